@@ -1,0 +1,457 @@
+/**
+ * Owns knob resolution for the `vigil` CLI client: dedicated flags and `--set key=value` >
+ * environment (`KNOBS[k].env`) > config file (`vigil.config.json`) > registry defaults, validated
+ * against schemas/knobs.ts. Every problem becomes one line of a user-facing `ConfigError`; all
+ * problems are collected and reported together. Also renders `vigil config --explain` (text, JSON).
+ *
+ * Client-only (reads files); never imported by workflow code.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { z } from 'zod';
+import { KNOBS, KNOB_NAMES, KnobsSchema, splitCommandLine, type KnobName, type Knobs } from '../schemas/knobs.js';
+
+export type KnobSource = 'flag' | 'env' | 'file' | 'default';
+
+/** Where a knob's value came from: e.g. `flag` + `--set maxIterations=5`, `env` + `VIGIL_TIER`. */
+export interface KnobOrigin {
+  source: KnobSource;
+  detail: string;
+}
+
+export interface ResolvedKnobs {
+  knobs: Knobs;
+  sources: Record<KnobName, KnobOrigin>;
+}
+
+export interface ResolveKnobsOptions {
+  /** Dedicated CLI flags (`--agent-command CMD`), raw strings keyed by knob; undefined = not given. */
+  flags: Partial<Record<KnobName, string>>;
+  /** Raw `--set key=value` entries, in command-line order (the last one for a key wins). */
+  sets: string[];
+  env: Record<string, string | undefined>;
+  /** Explicit config file (relative to `cwd`); must exist. Otherwise `cwd/vigil.config.json` if present. */
+  configFile?: string;
+  cwd: string;
+}
+
+/** One row of `vigil config --explain --json`. */
+export interface KnobExplanation {
+  name: KnobName;
+  value: Knobs[KnobName];
+  source: KnobSource;
+  detail: string;
+  env: string;
+  allowed: string;
+  doc: string;
+}
+
+export const CONFIG_FILE_NAME = 'vigil.config.json';
+
+/** A configuration problem the user must fix. `message` is one problem per line. */
+export class ConfigError extends Error {
+  readonly problems: readonly string[];
+
+  constructor(problems: string | readonly string[]) {
+    const list = typeof problems === 'string' ? [problems] : [...problems];
+    super(list.join('\n'));
+    this.name = 'ConfigError';
+    this.problems = list;
+  }
+}
+
+/** The registry entry seen without its per-knob value type. */
+interface KnobSpec {
+  readonly schema: z.ZodType;
+  readonly env: string;
+  readonly doc: string;
+  readonly allowed: string;
+  readonly fromString: (raw: string) => unknown;
+}
+
+function specOf(key: KnobName): KnobSpec {
+  return KNOBS[key] as KnobSpec;
+}
+
+function isKnobName(key: string): key is KnobName {
+  return Object.hasOwn(KNOBS, key);
+}
+
+/** `agentCommand` -> `--agent-command`. */
+export function flagNameOf(key: KnobName): string {
+  return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
+}
+
+/** A value as the user would recognise it: strings quoted, everything else as JSON. */
+function showValue(value: unknown, max = 100): string {
+  const text = value === undefined ? 'undefined' : (JSON.stringify(value) ?? String(value));
+  return truncate(text, max);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unknown-key suggestions
+
+/** Optimal string alignment distance (Levenshtein plus adjacent transpositions). */
+function editDistance(a: string, b: string): number {
+  const rows = a.length + 1;
+  const cols = b.length + 1;
+  const d: number[] = new Array<number>(rows * cols).fill(0);
+  const at = (i: number, j: number): number => d[i * cols + j] as number;
+  for (let i = 0; i < rows; i++) d[i * cols] = i;
+  for (let j = 0; j < cols; j++) d[j] = j;
+  for (let i = 1; i < rows; i++) {
+    for (let j = 1; j < cols; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        best = Math.min(best, at(i - 2, j - 2) + 1);
+      }
+      d[i * cols + j] = best;
+    }
+  }
+  return at(rows - 1, cols - 1);
+}
+
+/** Case, `-` and `_` do not matter for suggestions: `max_iterations` suggests `maxIterations`. */
+function normalizeKey(key: string): string {
+  return key.toLowerCase().replace(/[-_\s]/g, '');
+}
+
+function suggestKnobs(key: string): KnobName[] {
+  const wanted = normalizeKey(key);
+  if (wanted.length === 0) return [];
+  const limit = Math.max(2, Math.floor(wanted.length / 3));
+  const scored: { name: KnobName; score: number }[] = [];
+  for (const name of KNOB_NAMES) {
+    const candidate = normalizeKey(name);
+    const envName = normalizeKey(KNOBS[name].env);
+    const distance = Math.min(editDistance(wanted, candidate), editDistance(wanted, envName));
+    const contains = wanted.length >= 4 && (candidate.includes(wanted) || wanted.includes(candidate));
+    if (distance <= limit) scored.push({ name, score: distance });
+    else if (contains) scored.push({ name, score: limit + 1 });
+  }
+  scored.sort((x, y) => x.score - y.score);
+  return scored.slice(0, 3).map((s) => s.name);
+}
+
+function unknownKnobProblem(key: string, detail: string): string {
+  const suggestions = suggestKnobs(key);
+  const hint =
+    suggestions.length > 0
+      ? `did you mean ${suggestions.map((s) => JSON.stringify(s)).join(' or ')}?`
+      : `valid knobs are: ${KNOB_NAMES.join(', ')}`;
+  return `unknown knob ${JSON.stringify(key)} (from ${detail}); ${hint}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+
+/** Extra explanation for values whose failure is not obvious from the value itself. */
+function problemHint(key: KnobName, raw: unknown, issue: z.core.$ZodIssue | undefined): string {
+  if (key !== 'agentCommand') return '';
+  if (typeof raw === 'string') {
+    const t = raw.trim();
+    if (t.startsWith('[')) {
+      try {
+        JSON.parse(t);
+      } catch (err) {
+        return ` (not a valid JSON array: ${(err as Error).message})`;
+      }
+    } else {
+      try {
+        splitCommandLine(t);
+      } catch (err) {
+        return ` (${(err as Error).message})`;
+      }
+    }
+  }
+  const index = issue?.path[0];
+  if (issue === undefined || typeof index !== 'number') return '';
+  if (issue.code === 'too_small') return ` (word ${index + 1} is empty)`;
+  return ` (word ${index + 1}: ${issue.message})`;
+}
+
+/** A value that passed validation, with where it came from. */
+interface Accepted {
+  key: KnobName;
+  value: unknown;
+  origin: KnobOrigin;
+}
+
+/**
+ * Strings go through `fromString` (from any source); the result must pass the knob's schema.
+ * Valid values are appended to `into`; invalid ones become a problem line.
+ */
+function accept(key: KnobName, raw: unknown, origin: KnobOrigin, into: Accepted[], problems: string[]): void {
+  const spec = specOf(key);
+  let candidate: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      candidate = spec.fromString(raw);
+    } catch {
+      candidate = raw;
+    }
+  }
+  const parsed = spec.schema.safeParse(candidate);
+  if (parsed.success) {
+    into.push({ key, value: parsed.data, origin });
+    return;
+  }
+  problems.push(
+    `invalid value for knob ${JSON.stringify(key)} (from ${origin.detail}): ${showValue(raw)} is not allowed` +
+      `${problemHint(key, raw, parsed.error.issues[0])}; expected ${spec.allowed}`,
+  );
+}
+
+const SET_FORM = 'expected the form --set key=value, e.g. --set maxIterations=5';
+
+function parseSets(sets: readonly string[], problems: string[]): Accepted[] {
+  const given: Accepted[] = [];
+  for (const entry of sets) {
+    const eq = entry.indexOf('=');
+    if (eq < 0) {
+      problems.push(`invalid --set ${JSON.stringify(entry)}: there is no "="; ${SET_FORM}`);
+      continue;
+    }
+    const key = entry.slice(0, eq).trim();
+    const raw = entry.slice(eq + 1);
+    const detail = `--set ${entry}`;
+    if (key.length === 0) {
+      problems.push(`invalid --set ${JSON.stringify(entry)}: the key is empty; ${SET_FORM}`);
+    } else if (!isKnobName(key)) {
+      problems.push(unknownKnobProblem(key, detail));
+    } else {
+      accept(key, raw, { source: 'flag', detail }, given, problems);
+    }
+  }
+  return given;
+}
+
+function parseFlags(flags: Partial<Record<KnobName, string>>, problems: string[]): Accepted[] {
+  const given: Accepted[] = [];
+  for (const [key, raw] of Object.entries(flags) as [string, string | undefined][]) {
+    if (raw === undefined) continue;
+    if (!isKnobName(key)) {
+      problems.push(unknownKnobProblem(key, `flag ${key}`));
+      continue;
+    }
+    accept(key, raw, { source: 'flag', detail: flagNameOf(key) }, given, problems);
+  }
+  return given;
+}
+
+function readEnv(env: Record<string, string | undefined>, problems: string[]): Accepted[] {
+  const given: Accepted[] = [];
+  for (const key of KNOB_NAMES) {
+    const name = KNOBS[key].env;
+    const raw = Object.hasOwn(env, name) ? env[name] : undefined;
+    if (raw !== undefined) accept(key, raw, { source: 'env', detail: name }, given, problems);
+  }
+  return given;
+}
+
+const FILE_FORM = `a JSON object of knob name to value, e.g. {"maxIterations": 10, "agentCommand": ["my-agent", "--yes"]}`;
+
+function describeJsonKind(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
+}
+
+/** Reads the config file, if any. Problems with the file itself are reported, not thrown. */
+function readConfigFile(opts: ResolveKnobsOptions, problems: string[]): Accepted[] {
+  let file: string;
+  if (opts.configFile !== undefined) {
+    file = path.resolve(opts.cwd, opts.configFile);
+    if (!existsSync(file)) {
+      problems.push(
+        `config file not found: ${file}; check the path, or leave it out to use ${CONFIG_FILE_NAME} ` +
+          `from the current directory if there is one`,
+      );
+      return [];
+    }
+  } else {
+    file = path.resolve(opts.cwd, CONFIG_FILE_NAME);
+    if (!existsSync(file)) return [];
+  }
+
+  let text: string;
+  try {
+    if (!statSync(file).isFile()) {
+      problems.push(`config file ${file} is not a regular file; it must contain ${FILE_FORM}`);
+      return [];
+    }
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    problems.push(`cannot read config file ${file}: ${(err as Error).message}`);
+    return [];
+  }
+
+  let data: unknown;
+  try {
+    data = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch (err) {
+    problems.push(`invalid JSON in config file ${file}: ${(err as Error).message}; it must contain ${FILE_FORM}`);
+    return [];
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    problems.push(`config file ${file} contains ${describeJsonKind(data)}; it must contain ${FILE_FORM}`);
+    return [];
+  }
+
+  const given: Accepted[] = [];
+  for (const [key, raw] of Object.entries(data as Record<string, unknown>)) {
+    if (!isKnobName(key)) {
+      problems.push(unknownKnobProblem(key, file));
+      continue;
+    }
+    accept(key, raw, { source: 'file', detail: file }, given, problems);
+  }
+  return given;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resolution
+
+/**
+ * Resolves every knob. Precedence: dedicated flag > `--set` (last wins) > environment > config
+ * file > default. Every value given anywhere is validated, even one a higher source overrides,
+ * so a bad value never lies dormant. Throws one `ConfigError` listing every problem.
+ */
+export function resolveKnobs(opts: ResolveKnobsOptions): ResolvedKnobs {
+  const problems: string[] = [];
+
+  // Read highest priority first so problems are listed in that order.
+  const fromFlags = parseFlags(opts.flags, problems);
+  const fromSets = parseSets(opts.sets, problems);
+  const fromEnv = readEnv(opts.env, problems);
+  const fromFile = readConfigFile(opts, problems);
+
+  const values: Record<string, unknown> = {};
+  const sources = {} as Record<KnobName, KnobOrigin>;
+  for (const key of KNOB_NAMES) {
+    values[key] = KNOBS[key].default;
+    sources[key] = { source: 'default', detail: 'default' };
+  }
+
+  // Apply lowest priority first; later entries (a later --set, a dedicated flag) overwrite.
+  for (const layer of [fromFile, fromEnv, fromSets, fromFlags]) {
+    for (const { key, value, origin } of layer) {
+      values[key] = value;
+      sources[key] = { ...origin };
+    }
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const parsed = KnobsSchema.safeParse(values);
+  if (!parsed.success) {
+    // Unreachable unless the registry and KnobsSchema disagree; still say something useful.
+    throw new ConfigError(
+      parsed.error.issues.map((i) => `invalid knob ${JSON.stringify(i.path.join('.'))}: ${i.message}`),
+    );
+  }
+  return { knobs: parsed.data, sources };
+}
+
+/** For `vigil start`: the agent command must be set when the provider runs a command. */
+export function requireAgentCommand(resolved: ResolvedKnobs): string[] {
+  const { provider, agentCommand } = resolved.knobs;
+  if (provider === 'command' && agentCommand.length === 0) {
+    throw new ConfigError(
+      'no agent command: pass --agent-command CMD, set VIGIL_AGENT_COMMAND or agentCommand in vigil.config.json',
+    );
+  }
+  return agentCommand;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Explain
+
+const EXPLAIN_VALUE_MAX = 60;
+const EXPLAIN_VALUE_COLUMN_MAX = 32;
+
+export function explainKnobsJson(resolved: ResolvedKnobs): KnobExplanation[] {
+  return KNOB_NAMES.map((name) => {
+    const spec = specOf(name);
+    const value = resolved.knobs[name];
+    const origin = resolved.sources[name];
+    return {
+      name,
+      value: Array.isArray(value) ? [...value] : value,
+      source: origin.source,
+      detail: origin.detail,
+      env: spec.env,
+      allowed: spec.allowed,
+      doc: spec.doc,
+    };
+  });
+}
+
+function sourceText(origin: KnobOrigin): string {
+  return origin.source === 'default' || origin.detail === '' ? origin.source : `${origin.source} ${origin.detail}`;
+}
+
+/** Fits `text` into `max` columns; file paths keep their end, everything else its start. */
+function fitSource(origin: KnobOrigin, max: number): string {
+  const text = sourceText(origin);
+  if (text.length <= max || max <= 1) return text;
+  if (origin.source === 'file') {
+    const head = 'file …';
+    const room = max - head.length;
+    if (room > 0) return head + origin.detail.slice(origin.detail.length - room);
+  }
+  return truncate(text, max);
+}
+
+function wrap(text: string, width: number, indent: string): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/).filter((w) => w.length > 0)) {
+    if (line.length > 0 && indent.length + line.length + 1 + word.length > width) {
+      lines.push(indent + line);
+      line = word;
+    } else {
+      line = line.length > 0 ? `${line} ${word}` : word;
+    }
+  }
+  if (line.length > 0) lines.push(indent + line);
+  return lines;
+}
+
+/**
+ * The `vigil config --explain` table: per knob (registry order) a row `name  value  source`, then
+ * its doc line indented below. Values longer than the value column take their own row, with the
+ * source on the next line; values are cut at ~60 characters. Fits `width` columns (default 100).
+ */
+export function explainKnobs(resolved: ResolvedKnobs, options: { width?: number } = {}): string {
+  const width = options.width ?? 100;
+  const rows = explainKnobsJson(resolved).map((r) => ({
+    row: r,
+    value: truncate(showValue(r.value, Number.MAX_SAFE_INTEGER), EXPLAIN_VALUE_MAX),
+  }));
+  const nameW = Math.max('KNOB'.length, ...rows.map((r) => r.row.name.length));
+  const valueW = Math.max(
+    'VALUE'.length,
+    Math.min(EXPLAIN_VALUE_COLUMN_MAX, Math.max(...rows.map((r) => r.value.length))),
+  );
+  const sourceCol = nameW + 2 + valueW + 2;
+  const sourceW = Math.max(16, width - sourceCol);
+
+  const out: string[] = [`${'KNOB'.padEnd(nameW)}  ${'VALUE'.padEnd(valueW)}  SOURCE`];
+  for (const { row, value } of rows) {
+    const source = fitSource(row, sourceW);
+    if (value.length <= valueW) {
+      out.push(`${row.name.padEnd(nameW)}  ${value.padEnd(valueW)}  ${source}`);
+    } else {
+      out.push(`${row.name.padEnd(nameW)}  ${value}`);
+      out.push(`${' '.repeat(sourceCol)}${source}`);
+    }
+    out.push(...wrap(row.doc, width, '    '));
+  }
+  return out.join('\n');
+}

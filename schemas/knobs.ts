@@ -1,0 +1,192 @@
+/**
+ * Run knobs: every tunable of a run, with its type, allowed range, default, environment variable
+ * and one-line meaning. The client resolves knobs once (flags > env > config file > defaults) into
+ * the workflow input; the workflow never reads the environment.
+ *
+ * Sandbox-safe: imported by the workflow bundle.
+ */
+import { z } from 'zod';
+
+/** One knob's description, used for validation, `vigil config --explain` and the docs. */
+interface KnobSpecBase<T> {
+  readonly schema: z.ZodType<T>;
+  readonly default: T;
+  readonly env: string;
+  readonly doc: string;
+  /** Human-readable allowed values, quoted in error messages. */
+  readonly allowed: string;
+  /** Turns a string (from env or `--set key=value`) into a raw value for `schema`. */
+  readonly fromString: (raw: string) => unknown;
+}
+
+function intKnob(env: string, min: number, max: number, def: number, doc: string): KnobSpecBase<number> {
+  return {
+    schema: z.number().int().min(min).max(max),
+    default: def,
+    env,
+    doc,
+    allowed: `an integer from ${min} to ${max}`,
+    fromString: (raw) => (/^\s*-?\d+\s*$/.test(raw) ? Number(raw) : raw),
+  };
+}
+
+function boolKnob(env: string, def: boolean, doc: string): KnobSpecBase<boolean> {
+  return {
+    schema: z.boolean(),
+    default: def,
+    env,
+    doc,
+    allowed: 'true or false',
+    fromString: (raw) => {
+      const v = raw.trim().toLowerCase();
+      if (['true', '1', 'yes', 'on'].includes(v)) return true;
+      if (['false', '0', 'no', 'off'].includes(v)) return false;
+      return raw;
+    },
+  };
+}
+
+function stringKnob(env: string, def: string, maxLength: number, doc: string): KnobSpecBase<string> {
+  return {
+    schema: z.string().max(maxLength),
+    default: def,
+    env,
+    doc,
+    allowed: `text of at most ${maxLength} characters`,
+    fromString: (raw) => raw,
+  };
+}
+
+function enumKnob<const T extends readonly [string, ...string[]]>(
+  env: string,
+  values: T,
+  def: T[number],
+  doc: string,
+): KnobSpecBase<T[number]> {
+  return {
+    schema: z.enum(values) as unknown as z.ZodType<T[number]>,
+    default: def,
+    env,
+    doc,
+    allowed: `one of ${values.join(', ')}`,
+    fromString: (raw) => raw.trim().toLowerCase(),
+  };
+}
+
+/**
+ * Splits a command line into argv words; honours single and double quotes. No shell is involved.
+ * Backslash follows POSIX sh: outside quotes it escapes any character; inside double quotes only
+ * `"`, `\\`, `$` and backtick (elsewhere it stays literal, so `"C:\\dir"` keeps its backslash);
+ * inside single quotes nothing. Backslash-newline is a line continuation and disappears.
+ */
+export function splitCommandLine(line: string): string[] {
+  const words: string[] = [];
+  let current = '';
+  let inWord = false;
+  let quote: '"' | "'" | null = null;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i] as string;
+    const next = line[i + 1];
+    if (quote) {
+      if (ch === quote) quote = null;
+      else if (ch === '\\' && quote === '"' && next === '\n') i++;
+      else if (ch === '\\' && quote === '"' && next !== undefined && '"\\$`'.includes(next)) current += line[++i];
+      else current += ch;
+    } else if (ch === '"' || ch === "'") {
+      quote = ch;
+      inWord = true;
+    } else if (ch === '\\' && next === '\n') {
+      i++;
+    } else if (ch === '\\' && next !== undefined) {
+      current += line[++i];
+      inWord = true;
+    } else if (/\s/.test(ch)) {
+      if (inWord) words.push(current);
+      current = '';
+      inWord = false;
+    } else {
+      current += ch;
+      inWord = true;
+    }
+  }
+  if (quote) throw new Error(`unterminated ${quote} quote in command line`);
+  if (inWord) words.push(current);
+  return words;
+}
+
+const argvKnob: KnobSpecBase<string[]> = {
+  schema: z.array(z.string().min(1).max(4096)).max(256),
+  default: [],
+  env: 'VIGIL_AGENT_COMMAND',
+  doc: 'Agent command as argv (no shell); the prompt arrives on stdin. A string is split like a shell would, without expansion.',
+  allowed: 'a command line or a JSON array of strings (at most 256 words)',
+  fromString: (raw) => {
+    const t = raw.trim();
+    if (t.startsWith('[')) {
+      try {
+        return JSON.parse(t) as unknown;
+      } catch {
+        return raw;
+      }
+    }
+    try {
+      return splitCommandLine(t);
+    } catch {
+      return raw;
+    }
+  },
+};
+
+/**
+ * The registry. Order is the order of `vigil config --explain`.
+ * Defaults follow the original run loop (spec §1.10, §1.11, §1.4) unless noted.
+ */
+export const KNOBS = {
+  maxIterations: intKnob('VIGIL_MAX_ITERATIONS', 1, 1_000_000, 25, 'Iteration cap; the run ends with max_iterations_reached (exit 20) when reached.'),
+  maxDurationSeconds: intKnob('VIGIL_MAX_DURATION_SECONDS', 0, 31_536_000, 0, 'Wall-clock cap in seconds measured on workflow time from the run start; 0 turns it off.'),
+  maxRetries: intKnob('VIGIL_MAX_RETRIES', 1, 10_000, 50, 'Consecutive failed iterations before the run ends as failed (exit 1).'),
+  baseWaitSeconds: intKnob('VIGIL_BASE_WAIT_SECONDS', 0, 86_400, 60, 'Backoff base after a failed iteration: wait = min(base * 2^retry + jitter, max).'),
+  maxWaitSeconds: intKnob('VIGIL_MAX_WAIT_SECONDS', 0, 604_800, 3600, 'Backoff ceiling in seconds.'),
+  backoffJitterSeconds: intKnob('VIGIL_BACKOFF_JITTER_SECONDS', 0, 3600, 30, 'Random extra wait, 0 to this many seconds (replay-safe randomness).'),
+  provider: enumKnob('VIGIL_PROVIDER', ['command'] as const, 'command', 'Agent provider. `command` runs agentCommand.'),
+  agentCommand: argvKnob,
+  agentTimeoutSeconds: intKnob('VIGIL_AGENT_TIMEOUT_SECONDS', 1, 172_800, 7200, 'Hard cap on one agent call; the process tree is killed and the iteration fails (exit 124).'),
+  heartbeatTimeoutSeconds: intKnob('VIGIL_HEARTBEAT_TIMEOUT_SECONDS', 2, 600, 30, 'How long a silent worker may hold an agent call before Temporal retries it elsewhere (crash detection).'),
+  completionPromise: stringKnob('VIGIL_COMPLETION_PROMISE', 'COMPLETION PROMISE FULFILLED', 500, 'Text that, in the agent output, claims the work is complete. Empty turns promise matching off (the signal file still works).'),
+  testCommand: stringKnob('VIGIL_TEST_COMMAND', '', 4096, 'Shell command that runs the repository tests (exit 0 = green). Empty: no test evidence is required.'),
+  testTimeoutSeconds: intKnob('VIGIL_TEST_TIMEOUT_SECONDS', 1, 86_400, 1800, 'Hard cap on one test command run.'),
+  tier: enumKnob('VIGIL_TIER', ['planning', 'development', 'fast'] as const, 'development', 'Model tier pinned for the run (passed to the agent as VIGIL_TIER).'),
+  legacyTierRotation: boolKnob('VIGIL_LEGACY_TIER_ROTATION', false, 'Rotate the tier with the phase (REASON planning, ACT/REFLECT development, VERIFY fast).'),
+  continueAsNewEvery: intKnob('VIGIL_CONTINUE_AS_NEW_EVERY', 1, 100_000, 100, 'Start a fresh workflow history every K iterations (also when Temporal suggests it).'),
+  convergenceRingSize: intKnob('VIGIL_CONVERGENCE_RING_SIZE', 2, 100, 6, 'How many recent tree hashes the run remembers for oscillation checks.'),
+} as const;
+
+export type KnobName = keyof typeof KNOBS;
+export const KNOB_NAMES = Object.keys(KNOBS) as KnobName[];
+
+type KnobValue<K extends KnobName> = (typeof KNOBS)[K]['default'] extends infer D
+  ? D extends readonly string[]
+    ? string[]
+    : D extends number
+      ? number
+      : D extends boolean
+        ? boolean
+        : D
+  : never;
+
+/** The zod schema of a complete, validated knob set. */
+export const KnobsSchema = z.object(
+  Object.fromEntries(KNOB_NAMES.map((k) => [k, KNOBS[k].schema])) as {
+    [K in KnobName]: z.ZodType<KnobValue<K>>;
+  },
+);
+export type Knobs = z.infer<typeof KnobsSchema>;
+
+export function defaultKnobs(): Knobs {
+  return Object.fromEntries(
+    KNOB_NAMES.map((k) => {
+      const d = KNOBS[k].default;
+      return [k, Array.isArray(d) ? [...d] : d];
+    }),
+  ) as Knobs;
+}

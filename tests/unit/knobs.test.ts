@@ -1,0 +1,242 @@
+/**
+ * Owns the unit tests of schemas/knobs.ts: splitCommandLine, every knob's fromString (happy and
+ * sad paths, checked through the knob's own schema), the registry's shape, and defaultKnobs().
+ */
+import { describe, expect, it } from 'vitest';
+import { KNOBS, KNOB_NAMES, KnobsSchema, defaultKnobs, splitCommandLine, type KnobName } from '../../schemas/knobs.js';
+
+describe('splitCommandLine', () => {
+  it.each<[string, string[]]>([
+    ['', []],
+    ['   \t\n ', []],
+    ['claude', ['claude']],
+    ['a b  c', ['a', 'b', 'c']],
+    ['  a\tb\nc  ', ['a', 'b', 'c']],
+    [`'a b' "c d"`, ['a b', 'c d']],
+    [`ab"cd ef"gh`, ['abcd efgh']],
+    [`"" ''`, ['', '']],
+    [`a "" b`, ['a', '', 'b']],
+    [`"say \\"hi\\""`, ['say "hi"']],
+    [`"back\\\\slash"`, ['back\\slash']],
+    [`"\\$HOME and \\\`x\\\`"`, ['$HOME and `x`']],
+    [`"C:\\dir\\d+"`, ['C:\\dir\\d+']],
+    [`'no \\escapes\\ here'`, ['no \\escapes\\ here']],
+    [`'single "double" inside'`, ['single "double" inside']],
+    [`"double 'single' inside"`, [`double 'single' inside`]],
+    ['a\\ b', ['a b']],
+    ['\\"quoted\\"', ['"quoted"']],
+    ['trailing\\', ['trailing\\']],
+    ['a \\\n b', ['a', 'b']],
+    ['"a\\\nb"', ['ab']],
+    ['$HOME *.ts ~ $(rm -rf /)', ['$HOME', '*.ts', '~', '$(rm', '-rf', '/)']],
+    [
+      `claude -p "fix the \\"bug\\"" --model 'opus 4'`,
+      ['claude', '-p', 'fix the "bug"', '--model', 'opus 4'],
+    ],
+  ])('splits %j', (line, words) => {
+    expect(splitCommandLine(line)).toEqual(words);
+  });
+
+  it('rejects an unterminated double quote', () => {
+    expect(() => splitCommandLine('claude -p "fix it')).toThrow(/unterminated " quote/);
+  });
+
+  it('rejects an unterminated single quote', () => {
+    expect(() => splitCommandLine("claude -p 'fix it")).toThrow(/unterminated ' quote/);
+  });
+
+  it("has no escapes inside single quotes: 'it\\'s' leaves a quote open", () => {
+    expect(() => splitCommandLine(`'it\\'s'`)).toThrow(/unterminated ' quote/);
+  });
+
+  it('does not treat an escaped quote as an opening quote', () => {
+    expect(() => splitCommandLine('a\\"b')).not.toThrow();
+    expect(splitCommandLine('a\\"b')).toEqual(['a"b']);
+  });
+});
+
+/** What `fromString` + the knob's schema should accept (with the value) and refuse. */
+interface Cases {
+  good: [string, unknown][];
+  bad: string[];
+}
+
+function intCases(min: number, max: number): Cases {
+  return {
+    good: [
+      [String(min), min],
+      [String(max), max],
+      [` ${max} `, max],
+      [`0${min}`, min],
+    ],
+    bad: [String(min - 1), String(max + 1), 'abc', '1.5', '', ' ', '1e3', '0x10', '+5', '5 5', '9'.repeat(400)],
+  };
+}
+
+const boolCases: Cases = {
+  good: [
+    ['true', true],
+    ['TRUE', true],
+    [' yes ', true],
+    ['1', true],
+    ['on', true],
+    ['false', false],
+    ['False', false],
+    ['no', false],
+    ['0', false],
+    ['off', false],
+  ],
+  bad: ['maybe', '', '2', 'y', 'truee'],
+};
+
+const CASES: Record<KnobName, Cases> = {
+  maxIterations: intCases(1, 1_000_000),
+  maxDurationSeconds: intCases(0, 31_536_000),
+  maxRetries: intCases(1, 10_000),
+  baseWaitSeconds: intCases(0, 86_400),
+  maxWaitSeconds: intCases(0, 604_800),
+  backoffJitterSeconds: intCases(0, 3600),
+  provider: {
+    good: [
+      ['command', 'command'],
+      [' Command ', 'command'],
+    ],
+    bad: ['', 'claude', 'commands'],
+  },
+  agentCommand: {
+    good: [
+      ['', []],
+      ['claude -p', ['claude', '-p']],
+      [`my-agent --msg "two words" 'x y'`, ['my-agent', '--msg', 'two words', 'x y']],
+      ['["claude", "-p", "a b"]', ['claude', '-p', 'a b']],
+      [' [ "x" ] ', ['x']],
+      ['[]', []],
+    ],
+    bad: [
+      'claude "unterminated',
+      "claude 'unterminated",
+      '["claude", ',
+      '["claude", 5]',
+      '["claude", ""]',
+      'a ""',
+      JSON.stringify(Array.from({ length: 257 }, () => 'w')),
+      `["${'x'.repeat(4097)}"]`,
+    ],
+  },
+  agentTimeoutSeconds: intCases(1, 172_800),
+  heartbeatTimeoutSeconds: intCases(2, 600),
+  completionPromise: {
+    good: [
+      ['', ''],
+      ['DONE', 'DONE'],
+      ['  spaced  ', '  spaced  '],
+      ['x'.repeat(500), 'x'.repeat(500)],
+    ],
+    bad: ['x'.repeat(501)],
+  },
+  testCommand: {
+    good: [
+      ['', ''],
+      ['npm test -- --run', 'npm test -- --run'],
+      ['x'.repeat(4096), 'x'.repeat(4096)],
+    ],
+    bad: ['x'.repeat(4097)],
+  },
+  testTimeoutSeconds: intCases(1, 86_400),
+  tier: {
+    good: [
+      ['planning', 'planning'],
+      ['development', 'development'],
+      ['FAST', 'fast'],
+      [' fast ', 'fast'],
+    ],
+    bad: ['', 'turbo', 'dev'],
+  },
+  legacyTierRotation: boolCases,
+  continueAsNewEvery: intCases(1, 100_000),
+  convergenceRingSize: intCases(2, 100),
+};
+
+describe('knob fromString', () => {
+  for (const name of KNOB_NAMES) {
+    const spec = KNOBS[name];
+    const cases = CASES[name];
+
+    it.each(cases.good)(`${name}: accepts %j`, (raw, expected) => {
+      const parsed = spec.schema.safeParse(spec.fromString(raw));
+      expect(parsed.success).toBe(true);
+      expect(parsed.data).toEqual(expected);
+    });
+
+    it.each(cases.bad.map((b) => [b.length > 40 ? `${b.slice(0, 40)}… (${b.length} chars)` : b, b]))(
+      `${name}: refuses %j`,
+      (_label, raw) => {
+        expect(() => spec.fromString(raw)).not.toThrow();
+        expect(spec.schema.safeParse(spec.fromString(raw)).success).toBe(false);
+      },
+    );
+  }
+});
+
+describe('registry', () => {
+  it('has the expected knobs in explain order', () => {
+    expect(KNOB_NAMES).toEqual(Object.keys(CASES));
+  });
+
+  it('gives every knob a unique VIGIL_ environment variable, a doc line and an allowed text', () => {
+    const envs = KNOB_NAMES.map((k) => KNOBS[k].env);
+    expect(new Set(envs).size).toBe(envs.length);
+    for (const k of KNOB_NAMES) {
+      expect(KNOBS[k].env).toMatch(/^VIGIL_[A-Z_]+$/);
+      expect(KNOBS[k].doc.length).toBeGreaterThan(10);
+      expect(KNOBS[k].doc).not.toContain('\n');
+      expect(KNOBS[k].allowed.length).toBeGreaterThan(3);
+    }
+  });
+
+  it('states integer ranges in `allowed`', () => {
+    expect(KNOBS.maxIterations.allowed).toBe('an integer from 1 to 1000000');
+    expect(KNOBS.heartbeatTimeoutSeconds.allowed).toBe('an integer from 2 to 600');
+    expect(KNOBS.tier.allowed).toBe('one of planning, development, fast');
+    expect(KNOBS.legacyTierRotation.allowed).toBe('true or false');
+  });
+
+  it("accepts each knob's default with its own schema", () => {
+    for (const k of KNOB_NAMES) {
+      expect(KNOBS[k].schema.safeParse(KNOBS[k].default).success, k).toBe(true);
+    }
+  });
+});
+
+describe('defaultKnobs', () => {
+  it('passes KnobsSchema and holds every default', () => {
+    const knobs = defaultKnobs();
+    expect(KnobsSchema.parse(knobs)).toEqual(knobs);
+    expect(Object.keys(knobs)).toEqual(KNOB_NAMES);
+    for (const k of KNOB_NAMES) expect(knobs[k]).toEqual(KNOBS[k].default);
+  });
+
+  it('matches the documented run-loop defaults', () => {
+    expect(defaultKnobs()).toMatchObject({
+      maxIterations: 25,
+      maxRetries: 50,
+      provider: 'command',
+      agentCommand: [],
+      tier: 'development',
+      legacyTierRotation: false,
+      completionPromise: 'COMPLETION PROMISE FULFILLED',
+    });
+  });
+
+  it('returns fresh arrays, so callers cannot mutate the registry', () => {
+    const a = defaultKnobs();
+    a.agentCommand.push('mutated');
+    expect(defaultKnobs().agentCommand).toEqual([]);
+    expect(KNOBS.agentCommand.default).toEqual([]);
+  });
+
+  it('is refused by KnobsSchema when a knob is out of range', () => {
+    expect(KnobsSchema.safeParse({ ...defaultKnobs(), maxIterations: 0 }).success).toBe(false);
+    expect(KnobsSchema.safeParse({ ...defaultKnobs(), tier: 'turbo' }).success).toBe(false);
+  });
+});
