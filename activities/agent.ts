@@ -1,0 +1,78 @@
+/**
+ * The `command` agent provider: runs the configured argv (no shell) in the repository with the
+ * prompt on stdin and VIGIL_* variables, streams output to a per-iteration log, and reports facts:
+ * exit code, duration, log path, a short tail and whether completion was claimed (promise text in
+ * the output, or the `.vigil/signals/COMPLETION_REQUESTED` file, which is consumed).
+ */
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { FAILURE_TYPES, RunAgentInputSchema, type AgentResult, type RunAgentInput } from '../schemas/activities.js';
+import { ensureRunDir, pad, signalPath } from './artifacts.js';
+import { inheritedEnv, runProcess } from './process.js';
+
+const TAIL_CHARS = 2000;
+
+export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
+  const input = RunAgentInputSchema.parse(raw);
+  const { attempt } = Context.current().info;
+  const dir = ensureRunDir(input.repoPath, input.runId);
+  const label = input.role === 'iteration' ? `iteration-${pad(input.iteration)}` : `${input.role}-${pad(input.iteration)}${input.extraEnv.VIGIL_MEMBER ? `-m${input.extraEnv.VIGIL_MEMBER}` : ''}`;
+  const promptPath = path.join(dir, `${label}.prompt.md`);
+  const logPath = path.join(dir, `${label}.log`);
+  writeFileSync(promptPath, input.prompt);
+
+  const [file, ...args] = input.argv as [string, ...string[]];
+  const env = {
+    ...inheritedEnv(),
+    ...input.extraEnv,
+    VIGIL_ROLE: input.role,
+    VIGIL_RUN_ID: input.runId,
+    VIGIL_ITERATION: String(input.iteration),
+    VIGIL_PHASE: input.phase,
+    VIGIL_TIER: input.tier,
+    VIGIL_PROMPT_FILE: promptPath,
+  };
+  const proc = await runProcess({
+    file,
+    args,
+    cwd: input.repoPath,
+    env,
+    stdin: input.prompt,
+    timeoutMs: input.timeoutSeconds * 1000,
+    logPath,
+    pidFile: path.join(dir, `${label}.pid.json`),
+    header: `=== vigil: ${input.role} ${input.iteration}, attempt ${attempt}, started ${new Date().toISOString()}: ${input.argv.join(' ')} ===`,
+    watchFor: input.completionPromise,
+  });
+  if (proc.spawnError) {
+    throw ApplicationFailure.create({
+      type: FAILURE_TYPES.agentNotRunnable,
+      nonRetryable: true,
+      message: `agent command cannot be started: ${proc.spawnError}. Check the agentCommand knob (vigil config --explain).`,
+    });
+  }
+
+  // A claim by file is consumed when read: moved into the run folder as evidence.
+  let claimSource: AgentResult['claimSource'] = proc.sawWatched ? 'promise' : null;
+  const claimFile = signalPath(input.repoPath, 'COMPLETION_REQUESTED');
+  if (input.role === 'iteration' && existsSync(claimFile)) {
+    mkdirSync(dir, { recursive: true });
+    renameSync(claimFile, path.join(dir, `${label}.completion-requested`));
+    claimSource ??= 'signal-file';
+  }
+
+  return {
+    exitCode: proc.exitCode,
+    timedOut: proc.timedOut,
+    durationMs: proc.durationMs,
+    logPath,
+    promptPath,
+    tail: proc.tail.slice(-TAIL_CHARS),
+    outputBytes: proc.outputBytes,
+    claimed: claimSource !== null,
+    claimSource,
+    attempt,
+  };
+}

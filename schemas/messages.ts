@@ -1,0 +1,76 @@
+/**
+ * Payloads of the messages people and ops tools send to a run. Each message exists as an Update
+ * (validated; the caller gets a clear error) and as a Signal of the same name (for tools that can
+ * only signal; an invalid payload is ignored and reported in status).
+ *
+ * Sandbox-safe: imported by the workflow bundle.
+ */
+import { z } from 'zod';
+import { ActorSchema, LIMITS } from './run.js';
+
+const Reason = z.string().max(2000);
+
+export const PausePayloadSchema = z.strictObject({ reason: Reason.optional(), by: ActorSchema.optional() });
+export const ResumePayloadSchema = z.strictObject({ by: ActorSchema.optional() });
+export const StopPayloadSchema = z.strictObject({
+  reason: Reason.optional(),
+  by: ActorSchema.optional(),
+  /** Cancel the running agent call (its whole process tree) instead of letting it finish. */
+  now: z.boolean().optional(),
+});
+
+function utf8Length(s: string): number {
+  // Sandbox-safe byte count (no Buffer in the workflow sandbox).
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
+export const InputPayloadSchema = z.strictObject({
+  directive: z
+    .string()
+    .refine((s) => s.trim().length > 0, { message: 'must not be empty' })
+    .refine((s) => utf8Length(s) <= LIMITS.directiveBytes, {
+      message: `must be at most ${LIMITS.directiveBytes} bytes (1 MiB)`,
+    }),
+  by: ActorSchema.optional(),
+});
+
+export type PausePayload = z.infer<typeof PausePayloadSchema>;
+export type ResumePayload = z.infer<typeof ResumePayloadSchema>;
+export type StopPayload = z.infer<typeof StopPayloadSchema>;
+export type InputPayload = z.infer<typeof InputPayloadSchema>;
+
+export const MESSAGE_SCHEMAS = {
+  pause: PausePayloadSchema,
+  resume: ResumePayloadSchema,
+  stop: StopPayloadSchema,
+  input: InputPayloadSchema,
+} as const;
+export type MessageName = keyof typeof MESSAGE_SCHEMAS;
+
+/**
+ * Validates a message payload. A missing payload counts as `{}`. Returns the parsed payload or an
+ * error that names each bad field, e.g. `pause: field "reason": expected string, received number`.
+ */
+export function parseMessage<N extends MessageName>(
+  name: N,
+  payload: unknown,
+): { ok: true; value: z.infer<(typeof MESSAGE_SCHEMAS)[N]> } | { ok: false; error: string } {
+  const result = MESSAGE_SCHEMAS[name].safeParse(payload === undefined || payload === null ? {} : payload);
+  if (result.success) return { ok: true, value: result.data as z.infer<(typeof MESSAGE_SCHEMAS)[N]> };
+  const parts = result.error.issues.map((issue) => {
+    if (issue.code === 'unrecognized_keys') return `unknown field(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+    const path = issue.path.length ? issue.path.join('.') : '(payload)';
+    return `field "${path}": ${issue.message}`;
+  });
+  return { ok: false, error: `${name}: ${parts.join('; ')}` };
+}

@@ -1,0 +1,158 @@
+/**
+ * Contracts of one run: the workflow input, the state carried across continue-as-new, and the
+ * terminal outcome. Every array here is bounded so a run of 10,000 iterations stays as small as a
+ * run of 10.
+ *
+ * Sandbox-safe: imported by the workflow bundle.
+ */
+import { z } from 'zod';
+import { KnobsSchema } from './knobs.js';
+
+export const PHASES = ['REASON', 'ACT', 'REFLECT', 'VERIFY'] as const;
+export const PhaseSchema = z.enum(PHASES);
+export type Phase = z.infer<typeof PhaseSchema>;
+
+export const TIERS = ['planning', 'development', 'fast'] as const;
+export const TierSchema = z.enum(TIERS);
+export type Tier = z.infer<typeof TierSchema>;
+
+/** Bounds of the carried state. */
+export const LIMITS = {
+  directiveBytes: 1024 * 1024,
+  recentIterations: 20,
+  invalidMessages: 20,
+  findingChars: 2000,
+  tailChars: 2000,
+} as const;
+
+export const ActorSchema = z.string().trim().min(1).max(200);
+
+export const PauseInfoSchema = z.object({
+  reason: z.string().max(2000),
+  by: z.string().max(200),
+  /** ISO time, from workflow time. */
+  at: z.string(),
+});
+export type PauseInfo = z.infer<typeof PauseInfoSchema>;
+
+export const DirectiveSchema = z.object({
+  text: z.string(),
+  by: z.string().max(200),
+  at: z.string(),
+});
+export type Directive = z.infer<typeof DirectiveSchema>;
+
+export const ConvergenceStateSchema = z.object({
+  /** Tree hash seen after the previous iteration; null before the first. */
+  lastHash: z.string().nullable(),
+  consecutiveNoChange: z.number().int().min(0),
+  /** Most recent hashes, oldest first, at most `convergenceRingSize`. */
+  recentHashes: z.array(z.string()).max(100),
+});
+export type ConvergenceState = z.infer<typeof ConvergenceStateSchema>;
+
+export const CompletionVerdictSchema = z.object({
+  iteration: z.number().int(),
+  accepted: z.boolean(),
+  /** `accepted`, or why the claim was refused. */
+  reason: z.enum(['accepted', 'empty_diff', 'tests_red']),
+  testsConfigured: z.boolean(),
+  testsPassed: z.boolean().nullable(),
+  filesChangedSinceStart: z.number().int().min(0),
+  testLogPath: z.string().nullable(),
+});
+export type CompletionVerdict = z.infer<typeof CompletionVerdictSchema>;
+
+export const IterationRecordSchema = z.object({
+  iteration: z.number().int().min(1),
+  phase: PhaseSchema,
+  tier: TierSchema,
+  exitCode: z.number().int(),
+  durationMs: z.number().int().min(0),
+  logPath: z.string(),
+  attempts: z.number().int().min(1),
+  claimed: z.boolean(),
+  changed: z.boolean(),
+  filesChangedSinceStart: z.number().int().min(0),
+  treeHash: z.string().nullable(),
+  /** ISO time the iteration finished (workflow time). */
+  at: z.string(),
+});
+export type IterationRecord = z.infer<typeof IterationRecordSchema>;
+
+export const InvalidMessageSchema = z.object({
+  name: z.string(),
+  kind: z.enum(['signal', 'update']),
+  error: z.string().max(1000),
+  at: z.string(),
+});
+export type InvalidMessage = z.infer<typeof InvalidMessageSchema>;
+
+/** Everything the run must remember; carried whole across continue-as-new. */
+export const RunStateSchema = z.object({
+  /** Iterations started so far (the counter is incremented before an iteration runs). */
+  iteration: z.number().int().min(0),
+  /** Consecutive failed iterations; any successful iteration resets it. */
+  consecutiveFailures: z.number().int().min(0),
+  /** Epoch ms of the run start (workflow time), the wall-clock cap reference. */
+  startedAtMs: z.number().int(),
+  /** HEAD when the run started; null when the repository had no commits. Captured once per run. */
+  runStart: z
+    .object({ sha: z.string().nullable(), treeHash: z.string(), capturedAt: z.string() })
+    .nullable(),
+  convergence: ConvergenceStateSchema,
+  pendingDirectives: z.array(DirectiveSchema).max(50),
+  pause: PauseInfoSchema.nullable(),
+  lastCompletion: CompletionVerdictSchema.nullable(),
+  /** Findings of the previous iteration fed into the next prompt (bounded text). */
+  lastFindings: z.string().max(LIMITS.findingChars * 4).nullable(),
+  recentIterations: z.array(IterationRecordSchema).max(LIMITS.recentIterations),
+  invalidMessages: z.array(InvalidMessageSchema).max(LIMITS.invalidMessages),
+  invalidMessageCount: z.number().int().min(0),
+  /** How many times this run continued as new. */
+  generations: z.number().int().min(0),
+});
+export type RunState = z.infer<typeof RunStateSchema>;
+
+export const RunInputSchema = z.object({
+  /** Absolute path of the PRD file (read by the agent; Vigil passes the path, not the text). */
+  prdPath: z.string().min(1),
+  /** First heading of the PRD, for the UI. */
+  prdTitle: z.string().max(200),
+  /** Absolute path of the git repository the agent works in. */
+  repoPath: z.string().min(1),
+  knobs: KnobsSchema,
+  /** Present only when continuing as new. */
+  state: RunStateSchema.optional(),
+});
+export type RunInput = z.infer<typeof RunInputSchema>;
+
+export const OUTCOME_STATUSES = [
+  'completion_promise_fulfilled',
+  'stopped',
+  'max_iterations_reached',
+  'max_duration_reached',
+  'agent_not_runnable',
+  'failed',
+] as const;
+export const OutcomeStatusSchema = z.enum(OUTCOME_STATUSES);
+export type OutcomeStatus = z.infer<typeof OutcomeStatusSchema>;
+
+/** Exit codes of the process contract: 0 done or human-stopped, 20 deterministic terminal, 1 failed. */
+export const OUTCOME_EXIT_CODES: Record<OutcomeStatus, 0 | 1 | 20> = {
+  completion_promise_fulfilled: 0,
+  stopped: 0,
+  max_iterations_reached: 20,
+  max_duration_reached: 20,
+  agent_not_runnable: 20,
+  failed: 1,
+};
+
+export const OutcomeSchema = z.object({
+  status: OutcomeStatusSchema,
+  reason: z.string(),
+  exitCode: z.union([z.literal(0), z.literal(1), z.literal(20)]),
+  iteration: z.number().int().min(0),
+  at: z.string(),
+});
+export type Outcome = z.infer<typeof OutcomeSchema>;

@@ -1,0 +1,187 @@
+/**
+ * Shared test helpers: a client and worker against the suite's real Temporal server, a workflow
+ * bundle built once per file, throwaway git repositories, and scripted-agent scenarios.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
+import type { RunInput } from '../../schemas/run.js';
+import type { Scenario } from '../../schemas/scenario.js';
+import { statusQuery } from '../../workflows/messages.js';
+import type { StatusSnapshot } from '../../schemas/status.js';
+import { vigilRun } from '../../workflows/run-workflow.js';
+import { createVigilWorker, workflowsPath } from '../../workers/worker.js';
+import { packageRoot } from '../../workers/paths.js';
+
+export const NAMESPACE = 'default';
+export const ROOT = packageRoot();
+export const SCRIPTED_AGENT = path.join(ROOT, 'examples/agents/scripted-agent/scripted-agent');
+export const CLI = path.join(ROOT, 'bin/vigil.js');
+
+export function temporalAddress(): string {
+  return inject('temporalAddress');
+}
+
+export function assertBuilt(): void {
+  if (!existsSync(path.join(ROOT, 'dist/examples/agents/scripted-agent/main.js'))) {
+    throw new Error('dist/ is missing: run `npm run build` (npm test does it for you)');
+  }
+}
+
+export interface TestEnv {
+  client: Client;
+  connection: Connection;
+  nativeConnection: NativeConnection;
+  bundle: { code: string };
+  close(): Promise<void>;
+}
+
+let runtimeInstalled = false;
+
+export async function createTestEnv(): Promise<TestEnv> {
+  if (!runtimeInstalled) {
+    // Worker lifecycle chatter at INFO drowns test output; keep warnings and errors.
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+    runtimeInstalled = true;
+  }
+  const address = temporalAddress();
+  const connection = await Connection.connect({ address });
+  const nativeConnection = await NativeConnection.connect({ address });
+  const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietLogger });
+  return {
+    client: new Client({ connection, namespace: NAMESPACE }),
+    connection,
+    nativeConnection,
+    bundle,
+    async close() {
+      await connection.close();
+      await nativeConnection.close();
+    },
+  };
+}
+
+const noop = (): void => {};
+const quietLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: (m: string) => console.error(m), log: noop };
+
+export async function makeWorker(env: TestEnv, taskQueue: string): Promise<Worker> {
+  return createVigilWorker({ connection: env.nativeConnection, namespace: NAMESPACE, taskQueue, workflowBundle: env.bundle });
+}
+
+let seq = 0;
+export function uniqueId(prefix: string): string {
+  seq += 1;
+  return `${prefix}-${process.pid}-${Date.now().toString(36)}-${seq}`;
+}
+
+const git = (cwd: string, ...args: string[]): string =>
+  execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
+  }).trim();
+export { git };
+
+/** A fresh git repository with one commit (README.md) unless `commit` is false. */
+export function makeRepo(opts: { commit?: boolean; files?: Record<string, string> } = {}): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-repo-'));
+  git(dir, 'init', '-q', '-b', 'main');
+  const files = opts.files ?? { 'README.md': '# sample\n' };
+  for (const [rel, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    writeFileSync(path.join(dir, rel), content);
+  }
+  if (opts.commit !== false) {
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-q', '-m', 'initial');
+  }
+  return dir;
+}
+
+export function writeScenario(dir: string, scenario: Omit<Scenario, 'promiseText' | 'roles'> & Partial<Scenario>): string {
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-scenario-')), 'scenario.json');
+  writeFileSync(file, JSON.stringify(scenario, null, 2));
+  void dir;
+  return file;
+}
+
+export function writePrd(text = '# Sample PRD\n\nBuild the thing.\n'): string {
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-prd-')), 'PRD.md');
+  writeFileSync(file, text);
+  return file;
+}
+
+export function runInput(repoPath: string, scenarioFile: string, knobs: Partial<Knobs> = {}): RunInput {
+  return {
+    prdPath: writePrd(),
+    prdTitle: 'Sample PRD',
+    repoPath,
+    knobs: {
+      ...defaultKnobs(),
+      agentCommand: [SCRIPTED_AGENT, '--scenario', scenarioFile],
+      baseWaitSeconds: 1,
+      backoffJitterSeconds: 0,
+      heartbeatTimeoutSeconds: 5,
+      ...knobs,
+    },
+  };
+}
+
+export async function startRun(env: TestEnv, taskQueue: string, input: RunInput, workflowId = uniqueId('run')): Promise<WorkflowHandle<typeof vigilRun>> {
+  return env.client.workflow.start(vigilRun, { taskQueue, workflowId, args: [input] });
+}
+
+export async function status(handle: WorkflowHandle): Promise<StatusSnapshot> {
+  return handle.query(statusQuery);
+}
+
+/** Polls `predicate` over the status query until it holds (or throws after `timeoutMs`). */
+export async function waitForStatus(
+  handle: WorkflowHandle,
+  predicate: (s: StatusSnapshot) => boolean,
+  timeoutMs = 60_000,
+): Promise<StatusSnapshot> {
+  const deadline = Date.now() + timeoutMs;
+  let last: StatusSnapshot | undefined;
+  while (Date.now() < deadline) {
+    try {
+      last = await status(handle);
+      if (predicate(last)) return last;
+    } catch {
+      /* not queryable yet */
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`status condition not met within ${timeoutMs} ms; last status: ${JSON.stringify(last)}`);
+}
+
+export interface AgentCall {
+  role: string;
+  iteration: number | null;
+  pid: number;
+}
+
+/** The scripted agent's own record of every invocation in `repo`. */
+export function agentCalls(repo: string): AgentCall[] {
+  const file = path.join(repo, '.vigil/scripted-agent/calls.jsonl');
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as AgentCall);
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config';
+
+// The Temporal SDK loads a native module and a process-wide runtime: test files run in forked
+// processes, two at a time (the machines have two cores), against one dev server started by the
+// global setup. Timeouts are generous because the workflow tests drive real processes.
+export default defineConfig({
+  test: {
+    include: ['tests/**/*.test.ts'],
+    pool: 'forks',
+    poolOptions: { forks: { minForks: 1, maxForks: 2 } },
+    globalSetup: ['tests/support/global-setup.ts'],
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
+    reporters: ['default'],
+  },
+});

@@ -1,0 +1,165 @@
+/**
+ * Lifecycle of an embedded Temporal dev server (`temporal server start-dev`): persistent SQLite
+ * database in WAL mode with `synchronous=NORMAL` (durable across crashes, not fsync-bound), the
+ * namespace and Vigil's search attributes registered at start, readiness checked over gRPC.
+ */
+import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { execa, type ResultPromise } from 'execa';
+import { SEARCH_ATTRIBUTE_FLAGS } from '../schemas/search-attributes.js';
+
+export interface DevServerOptions {
+  cliPath: string;
+  /** SQLite database file; created when missing, reused (with all runs in it) when present. */
+  dbFile: string;
+  ip?: string;
+  port?: number;
+  /** Web UI port; default port + 1000. Ignored when headless. */
+  uiPort?: number;
+  headless?: boolean;
+  namespace?: string;
+  /** Server output goes here (default: next to the database). */
+  logFile?: string;
+  /** How long to wait for the server to answer (default 60 s). */
+  readyTimeoutMs?: number;
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl: string | null;
+  namespace: string;
+  pid: number;
+  logFile: string;
+  /** Resolves with the exit code (or null on a signal) when the server process ends. */
+  exited: Promise<number | null>;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** True when something accepts TCP connections on ip:port. */
+export function isListening(ip: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: ip, port });
+    socket.setTimeout(1000);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** A TCP port that was free a moment ago on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Polls until the frontend answers for `namespace`, or throws after `timeoutMs`. */
+export async function waitForServer(address: string, namespace: string, timeoutMs: number, alive: () => boolean = () => true): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError = '';
+  while (Date.now() < deadline) {
+    if (!alive()) throw new Error('the server process exited while starting');
+    try {
+      const conn = await Connection.connect({ address, connectTimeout: 2000 });
+      try {
+        await conn.workflowService.describeNamespace({ namespace });
+        return;
+      } finally {
+        await conn.close();
+      }
+    } catch (err) {
+      lastError = err instanceof Error ? err.message : String(err);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`the Temporal server at ${address} did not answer within ${timeoutMs} ms: ${lastError}`);
+}
+
+const lastLines = (file: string, n: number): string => {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-n).join('\n');
+  } catch {
+    return '';
+  }
+};
+
+export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
+  const ip = opts.ip ?? '127.0.0.1';
+  const port = opts.port ?? 7233;
+  const uiPort = opts.uiPort ?? port + 1000;
+  const namespace = opts.namespace ?? 'default';
+  const logFile = opts.logFile ?? path.join(path.dirname(opts.dbFile), 'temporal-server.log');
+  mkdirSync(path.dirname(opts.dbFile), { recursive: true });
+  mkdirSync(path.dirname(logFile), { recursive: true });
+
+  if (await isListening(ip, port)) {
+    throw new Error(`port ${ip}:${port} is already in use (another Temporal server? use --port, or point TEMPORAL_ADDRESS at it)`);
+  }
+  if (!opts.headless && (await isListening(ip, uiPort))) {
+    throw new Error(`UI port ${ip}:${uiPort} is already in use (use --ui-port, or --headless)`);
+  }
+
+  const args = [
+    'server', 'start-dev',
+    '--db-filename', opts.dbFile,
+    '--ip', ip,
+    '--port', String(port),
+    '--sqlite-pragma', 'journal_mode=WAL',
+    '--sqlite-pragma', 'synchronous=NORMAL',
+    '--log-level', 'warn',
+    ...(namespace !== 'default' ? ['--namespace', namespace] : []),
+    ...SEARCH_ATTRIBUTE_FLAGS.flatMap((sa) => ['--search-attribute', sa]),
+    ...(opts.headless ? ['--headless'] : ['--ui-port', String(uiPort), '--ui-ip', ip]),
+  ];
+  const out = createWriteStream(logFile, { flags: 'a' });
+  out.write(`--- ${new Date().toISOString()} ${opts.cliPath} ${args.join(' ')}\n`);
+  const child: ResultPromise = execa(opts.cliPath, args, { stdin: 'ignore', reject: false, buffer: false, all: true });
+  child.all?.pipe(out);
+  let running = true;
+  const exited = child.then((r) => {
+    running = false;
+    return typeof r.exitCode === 'number' ? r.exitCode : null;
+  });
+
+  const address = `${ip}:${port}`;
+  try {
+    await waitForServer(address, namespace, opts.readyTimeoutMs ?? 60_000, () => running);
+  } catch (err) {
+    child.kill('SIGKILL');
+    await exited;
+    const detail = lastLines(logFile, 15);
+    throw new Error(`${err instanceof Error ? err.message : String(err)}${detail ? `\nserver log (${logFile}):\n${detail}` : ''}`);
+  }
+
+  return {
+    address,
+    uiUrl: opts.headless ? null : `http://${ip === '0.0.0.0' ? 'localhost' : ip}:${uiPort}`,
+    namespace,
+    pid: child.pid ?? -1,
+    logFile,
+    exited,
+    async stop(graceMs = 10_000) {
+      if (!running) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export const dbFileExists = (dbFile: string): boolean => existsSync(dbFile);

@@ -1,0 +1,34 @@
+/**
+ * Message definitions shared by the workflow, the `vigil` CLI and any SDK client: updates (with
+ * validated payloads and an acknowledgement), signals of the same names for tools that can only
+ * signal (`temporal workflow signal --name pause --input '{"reason":"lunch"}'`), and the `status`
+ * query.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { InputPayload, PausePayload, ResumePayload, StopPayload } from '../schemas/messages.js';
+import type { RunStatus, StatusSnapshot } from '../schemas/status.js';
+
+/** What every update answers: whether it changed anything, and the run's state after it. */
+export interface MessageAck {
+  changed: boolean;
+  message: string;
+  status: RunStatus;
+  iteration: number;
+  paused: boolean;
+}
+
+export const pauseUpdate = defineUpdate<MessageAck, [PausePayload?]>('pause');
+export const resumeUpdate = defineUpdate<MessageAck, [ResumePayload?]>('resume');
+export const stopUpdate = defineUpdate<MessageAck, [StopPayload?]>('stop');
+export const inputUpdate = defineUpdate<MessageAck, [InputPayload]>('input');
+
+// Signals take `unknown`: whatever a tool sends is validated in the workflow, and an invalid
+// payload is ignored and reported in status instead of failing the run.
+export const pauseSignal = defineSignal<[unknown?]>('pause');
+export const resumeSignal = defineSignal<[unknown?]>('resume');
+export const stopSignal = defineSignal<[unknown?]>('stop');
+export const inputSignal = defineSignal<[unknown?]>('input');
+
+export const statusQuery = defineQuery<StatusSnapshot>('status');
+
+export const WORKFLOW_TYPE = 'vigilRun';

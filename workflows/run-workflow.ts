@@ -1,0 +1,482 @@
+/**
+ * The `vigilRun` workflow: one durable run of a coding agent against a repository.
+ *
+ * Each pass of the loop: human messages first (stop, pause), then caps, then an iteration:
+ * phase and tier, prompt, the agent activity, repository inspection, convergence tracking and the
+ * completion check; a failed iteration backs off on a durable timer that PAUSE and STOP interrupt.
+ * Judgement lives in `decisions/`; side effects in activities; this file only orchestrates.
+ */
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  isCancellation,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+  ActivityFailure,
+  allHandlersFinished,
+  ActivityCancellationType,
+} from '@temporalio/workflow';
+import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
+import type * as activities from '../activities/index.js';
+import { FAILURE_TYPES, type AgentResult, type RepoSnapshot } from '../schemas/activities.js';
+import { parseMessage, type MessageName } from '../schemas/messages.js';
+import {
+  LIMITS,
+  OUTCOME_EXIT_CODES,
+  RunInputSchema,
+  RunStateSchema,
+  type InvalidMessage,
+  type IterationRecord,
+  type Outcome,
+  type OutcomeStatus,
+  type Phase,
+  type RunInput,
+  type RunState,
+  type Tier,
+} from '../schemas/run.js';
+import { SA_ITERATION, SA_PROVIDER, SA_REPO, SA_STATUS } from '../schemas/search-attributes.js';
+import type { RunStatus, StatusSnapshot } from '../schemas/status.js';
+import { backoffSeconds } from './decisions/backoff.js';
+import { checkCaps } from './decisions/caps.js';
+import { describeRefusal, judgeCompletion } from './decisions/completion.js';
+import { trackConvergence } from './decisions/convergence.js';
+import { phaseFor, tierFor } from './decisions/phase.js';
+import { buildPrompt } from './decisions/prompt.js';
+import {
+  inputSignal,
+  inputUpdate,
+  pauseSignal,
+  pauseUpdate,
+  resumeSignal,
+  resumeUpdate,
+  statusQuery,
+  stopSignal,
+  stopUpdate,
+  type MessageAck,
+} from './messages.js';
+import { currentDetails } from './ui.js';
+
+// Workflow time: Date in the workflow sandbox is deterministic (frozen at the workflow task start).
+const nowMs = (): number => Date.now(); // deterministic: workflow clock
+const nowIso = (): string => new Date(nowMs()).toISOString(); // deterministic: workflow clock
+
+function initialState(): RunState {
+  return {
+    iteration: 0,
+    consecutiveFailures: 0,
+    startedAtMs: nowMs(),
+    runStart: null,
+    convergence: { lastHash: null, consecutiveNoChange: 0, recentHashes: [] },
+    pendingDirectives: [],
+    pause: null,
+    lastCompletion: null,
+    lastFindings: null,
+    recentIterations: [],
+    invalidMessages: [],
+    invalidMessageCount: 0,
+    generations: 0,
+  };
+}
+
+const tail = (s: string, n: number): string => (s.length <= n ? s : s.slice(s.length - n));
+
+export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
+  const parsed = RunInputSchema.safeParse(rawInput);
+  if (!parsed.success) {
+    throw ApplicationFailure.nonRetryable(`invalid run input: ${parsed.error.message}`, 'InvalidRunInput');
+  }
+  const input = parsed.data;
+  const knobs = input.knobs;
+  const state: RunState = input.state ? RunStateSchema.parse(input.state) : initialState();
+  const info = workflowInfo();
+
+  // ---- activity proxies, one per kind so a hung tool never shares a timeout with the agent ----
+  const agent = proxyActivities<typeof activities>({
+    // The activity enforces the agent timeout itself (kills the tree, exit 124); this is a backstop.
+    startToCloseTimeout: (knobs.agentTimeoutSeconds + 120) * 1000,
+    // Liveness bound: a worker that dies mid-call is detected this fast and the call retried.
+    heartbeatTimeout: knobs.heartbeatTimeoutSeconds * 1000,
+    // STOP --now waits until the agent's process tree is really gone.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    // Retried only on infrastructure loss (worker death, heartbeat timeout): an agent that exits
+    // non-zero returns a result, it does not throw.
+    retry: { maximumAttempts: 3, initialInterval: '1s', nonRetryableErrorTypes: [FAILURE_TYPES.agentNotRunnable] },
+  });
+  const repo = proxyActivities<typeof activities>({
+    // git inspection of a working tree: seconds normally, minutes for huge repositories.
+    startToCloseTimeout: '10m',
+    retry: { maximumAttempts: 5, initialInterval: '1s', nonRetryableErrorTypes: [FAILURE_TYPES.notAGitRepository] },
+  });
+  const tests = proxyActivities<typeof activities>({
+    startToCloseTimeout: (knobs.testTimeoutSeconds + 120) * 1000,
+    heartbeatTimeout: Math.max(knobs.heartbeatTimeoutSeconds, 10) * 1000,
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: { maximumAttempts: 3, initialInterval: '1s' },
+  });
+
+  // ---- transient (per execution) state ----
+  let status: RunStatus = state.iteration === 0 ? 'starting' : 'running';
+  let stopRequest: { reason: string; by: string; now: boolean } | null = null;
+  let agentScope: CancellationScope | null = null;
+  let backoffUntil: string | null = null;
+  let phase: Phase | null = state.recentIterations.at(-1)?.phase ?? null;
+  let tier: Tier | null = state.recentIterations.at(-1)?.tier ?? null;
+  let outcome: Outcome | null = null;
+  const published = { status: '', iteration: -1 };
+
+  const snapshot = (): StatusSnapshot => ({
+    workflowId: info.workflowId,
+    runId: info.runId,
+    status,
+    iteration: state.iteration,
+    maxIterations: knobs.maxIterations,
+    phase,
+    tier,
+    paused: state.pause !== null,
+    pause: state.pause,
+    consecutiveFailures: state.consecutiveFailures,
+    consecutiveNoChange: state.convergence.consecutiveNoChange,
+    recentHashes: state.convergence.recentHashes,
+    runStartSha: state.runStart?.sha ?? null,
+    pendingDirectives: state.pendingDirectives.length,
+    backoffUntil,
+    agentRunning: agentScope !== null,
+    lastIteration: state.recentIterations.at(-1) ?? null,
+    recentIterations: state.recentIterations,
+    lastCompletion: state.lastCompletion,
+    outcome: outcome ? { status: outcome.status, reason: outcome.reason, exitCode: outcome.exitCode } : null,
+    invalidMessages: state.invalidMessages,
+    invalidMessageCount: state.invalidMessageCount,
+    generations: state.generations,
+    repoPath: input.repoPath,
+    prdPath: input.prdPath,
+  });
+
+  /** Refreshes the UI details and the search attributes that changed. */
+  const publish = (): void => {
+    const visible: RunStatus = state.pause && status !== 'finished' ? 'paused' : status;
+    const saStatus = outcome ? outcome.status : visible;
+    const updates = [];
+    if (published.status !== saStatus) updates.push({ key: SA_STATUS, value: saStatus });
+    if (published.iteration !== state.iteration) updates.push({ key: SA_ITERATION, value: state.iteration });
+    if (updates.length) upsertSearchAttributes(updates);
+    published.status = saStatus;
+    published.iteration = state.iteration;
+    setCurrentDetails(currentDetails(snapshot()));
+  };
+
+  const ack = (changed: boolean, message: string): MessageAck => ({
+    changed,
+    message,
+    status: state.pause && status !== 'finished' ? 'paused' : status,
+    iteration: state.iteration,
+    paused: state.pause !== null,
+  });
+
+  // ---- message handling: one implementation per message, reached by update and by signal ----
+  const apply = {
+    pause: (p: { reason?: string; by?: string }, defaultBy: string): MessageAck => {
+      if (state.pause) return ack(false, `already paused by ${state.pause.by}`);
+      state.pause = { reason: p.reason ?? '', by: p.by ?? defaultBy, at: nowIso() };
+      log.info('run paused', { by: state.pause.by, reason: state.pause.reason });
+      publish();
+      return ack(true, 'paused; no new iteration starts until resumed (a running agent call finishes first)');
+    },
+    resume: (p: { by?: string }, defaultBy: string): MessageAck => {
+      if (!state.pause) return ack(false, 'not paused');
+      log.info('run resumed', { by: p.by ?? defaultBy, pausedBy: state.pause.by });
+      state.pause = null;
+      publish();
+      return ack(true, 'resumed');
+    },
+    stop: (p: { reason?: string; by?: string; now?: boolean }, defaultBy: string): MessageAck => {
+      const now = p.now === true;
+      if (stopRequest && !(now && !stopRequest.now)) return ack(false, 'already stopping');
+      stopRequest = { reason: p.reason ?? '', by: p.by ?? defaultBy, now };
+      status = 'stopping';
+      if (now && agentScope) agentScope.cancel();
+      publish();
+      return ack(true, now && agentScope ? 'stopping now; the running agent call is being cancelled' : 'stopping at the next boundary');
+    },
+    input: (p: { directive: string; by?: string }, defaultBy: string): MessageAck => {
+      if (state.pendingDirectives.length >= 50) {
+        throw ApplicationFailure.create({ message: 'too many pending directives (50); wait for the next iteration', nonRetryable: true });
+      }
+      state.pendingDirectives.push({ text: p.directive, by: p.by ?? defaultBy, at: nowIso() });
+      publish();
+      return ack(true, 'directive queued for the next prompt');
+    },
+  };
+
+  const finishedGuard = (name: MessageName): void => {
+    if (outcome) throw new Error(`${name}: the run has finished (${outcome.status})`);
+    if (stopRequest && name !== 'stop') throw new Error(`${name}: the run is stopping`);
+  };
+
+  const recordInvalid = (name: string, kind: 'signal' | 'update', error: string): void => {
+    const entry: InvalidMessage = { name, kind, error: error.slice(0, 1000), at: nowIso() };
+    state.invalidMessages = [...state.invalidMessages, entry].slice(-LIMITS.invalidMessages);
+    state.invalidMessageCount += 1;
+    log.warn('ignored invalid message', { name, error });
+  };
+
+  function wire<N extends MessageName, A extends unknown[]>(
+    name: N,
+    update: UpdateDefinition<MessageAck, A>,
+    signal: SignalDefinition<[unknown?]>,
+    handle: (payload: never, defaultBy: string) => MessageAck,
+  ): void {
+    setHandler(
+      update,
+      (...args: A) => {
+        const r = parseMessage(name, args[0]);
+        if (!r.ok) throw new Error(r.error); // unreachable: the validator ran first
+        return handle(r.value as never, 'unknown');
+      },
+      {
+        validator: (...args: A) => {
+          const r = parseMessage(name, args[0]);
+          if (!r.ok) throw new Error(r.error);
+          finishedGuard(name);
+        },
+        description: `${name} the run (validated; answers with an acknowledgement)`,
+      },
+    );
+    setHandler(
+      signal,
+      (payload?: unknown) => {
+        const r = parseMessage(name, payload);
+        if (!r.ok) return recordInvalid(name, 'signal', r.error);
+        if (outcome) return recordInvalid(name, 'signal', `${name}: the run has finished`);
+        try {
+          handle(r.value as never, 'signal');
+        } catch (err) {
+          recordInvalid(name, 'signal', err instanceof Error ? err.message : String(err));
+        }
+      },
+      { description: `${name} the run (signal form for tools that cannot send updates)` },
+    );
+  }
+
+  wire('pause', pauseUpdate, pauseSignal, apply.pause);
+  wire('resume', resumeUpdate, resumeSignal, apply.resume);
+  wire('stop', stopUpdate, stopSignal, apply.stop);
+  wire('input', inputUpdate, inputSignal, apply.input);
+  setHandler(statusQuery, snapshot, { description: 'The run snapshot (status, iteration, pause, outcome, ...)' });
+
+  // ---- terminal path ----
+  const finish = async (s: OutcomeStatus, reason: string): Promise<Outcome> => {
+    outcome = { status: s, reason, exitCode: OUTCOME_EXIT_CODES[s], iteration: state.iteration, at: nowIso() };
+    status = 'finished';
+    backoffUntil = null;
+    publish();
+    log.info('run finished', { status: s, reason, iteration: state.iteration });
+    // Let in-flight update handlers answer before the run closes; this must also work after a
+    // cancellation request, hence the non-cancellable scope.
+    await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+    return outcome;
+  };
+
+  const stopOutcome = (): Promise<Outcome> => {
+    const req = stopRequest ?? { reason: '', by: 'unknown', now: false };
+    return finish('stopped', `stopped by ${req.by}${req.reason ? `: ${req.reason}` : ''}${req.now ? ' (now)' : ''}`);
+  };
+
+  try {
+    if (!input.state) {
+      upsertSearchAttributes([
+        { key: SA_REPO, value: input.repoPath.slice(-255) },
+        { key: SA_PROVIDER, value: knobs.provider },
+      ]);
+    }
+    publish();
+
+    if (knobs.agentCommand.length === 0) {
+      return await finish('agent_not_runnable', 'no agent command configured (knob agentCommand)');
+    }
+
+    // Run-start commit and tree, captured once per run and carried across continue-as-new.
+    if (!state.runStart) {
+      const start = await repo.prepareRun.executeWithOptions({ summary: 'capture run-start commit' }, [
+        { repoPath: input.repoPath, runId: info.workflowId },
+      ]);
+      state.runStart = { sha: start.sha, treeHash: start.treeHash, capturedAt: nowIso() };
+      state.convergence = { ...state.convergence, lastHash: start.treeHash };
+      status = 'running';
+      publish();
+    }
+
+    let iterationsThisExecution = 0;
+    for (;;) {
+      // 1. Human messages first.
+      if (stopRequest) return await stopOutcome();
+      if (state.pause) {
+        publish();
+        await condition(() => state.pause === null || stopRequest !== null);
+        status = stopRequest ? 'stopping' : 'running';
+        continue;
+      }
+
+      // 2. Caps: consecutive failures, iteration count, wall clock.
+      const cap = checkCaps(
+        { iteration: state.iteration, consecutiveFailures: state.consecutiveFailures, startedAtMs: state.startedAtMs, nowMs: nowMs() },
+        knobs,
+      );
+      if (cap.kind !== 'continue') return await finish(cap.kind, cap.reason);
+
+      // 3. Long runs: a fresh history at an iteration boundary, carrying the whole state.
+      if (iterationsThisExecution >= knobs.continueAsNewEvery || workflowInfo().continueAsNewSuggested) {
+        await condition(allHandlersFinished);
+        if (stopRequest || state.pause) continue; // a message arrived meanwhile: honour it first
+        const carried = RunStateSchema.parse({ ...state, generations: state.generations + 1 });
+        log.info('continuing as new', { iteration: state.iteration, generation: carried.generations });
+        return await continueAsNew<typeof vigilRun>({ ...input, state: carried });
+      }
+
+      // 4. The iteration.
+      state.iteration += 1;
+      iterationsThisExecution += 1;
+      status = 'running';
+      phase = phaseFor(state.iteration);
+      tier = tierFor(state.iteration, knobs);
+      const directives = state.pendingDirectives;
+      const prompt = buildPrompt({
+        prdPath: input.prdPath,
+        prdTitle: input.prdTitle,
+        iteration: state.iteration,
+        maxIterations: knobs.maxIterations,
+        phase,
+        tier,
+        retry: state.consecutiveFailures,
+        directives,
+        findings: state.lastFindings,
+        completionPromise: knobs.completionPromise,
+      });
+      publish();
+
+      let result: AgentResult;
+      try {
+        const scope = new CancellationScope();
+        agentScope = scope;
+        result = await scope.run(() =>
+          agent.runAgent.executeWithOptions(
+            { summary: `iteration ${state.iteration} · ${phase} · tier ${tier}` },
+            [
+              {
+                runId: info.workflowId,
+                repoPath: input.repoPath,
+                argv: knobs.agentCommand,
+                prompt,
+                role: 'iteration',
+                iteration: state.iteration,
+                phase: phase ?? 'ACT',
+                tier: tier ?? 'development',
+                timeoutSeconds: knobs.agentTimeoutSeconds,
+                completionPromise: knobs.completionPromise,
+                extraEnv: {},
+              },
+            ],
+          ),
+        );
+      } catch (err) {
+        if (isCancellation(err) && stopRequest) return await stopOutcome();
+        if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FAILURE_TYPES.agentNotRunnable) {
+          return await finish('agent_not_runnable', err.cause.message);
+        }
+        throw err;
+      } finally {
+        agentScope = null;
+      }
+      // The directives reached the agent: they were one-shot. (New ones may have arrived meanwhile.)
+      state.pendingDirectives = state.pendingDirectives.slice(directives.length);
+
+      // 5. What did the iteration change?
+      const snap: RepoSnapshot = await repo.inspectRepo.executeWithOptions({ summary: `inspect repository after iteration ${state.iteration}` }, [
+        { repoPath: input.repoPath, runStartSha: state.runStart?.sha ?? null },
+      ]);
+      const conv = trackConvergence(state.convergence, snap.treeHash, knobs.convergenceRingSize);
+      state.convergence = conv.state;
+
+      const record: IterationRecord = {
+        iteration: state.iteration,
+        phase,
+        tier,
+        exitCode: result.exitCode,
+        durationMs: result.durationMs,
+        logPath: result.logPath,
+        attempts: result.attempt,
+        claimed: result.claimed,
+        changed: conv.changed,
+        filesChangedSinceStart: snap.changedCount,
+        treeHash: snap.treeHash,
+        at: nowIso(),
+      };
+      state.recentIterations = [...state.recentIterations, record].slice(-LIMITS.recentIterations);
+
+      // 6. Success: completion check on a claim. Failure: durable, interruptible backoff.
+      if (result.exitCode === 0) {
+        state.consecutiveFailures = 0;
+        state.lastFindings = null;
+        if (result.claimed) {
+          let testFacts: { passed: boolean; logPath: string } | null = null;
+          if (knobs.testCommand && snap.changedCount > 0) {
+            const t = await tests.runTests.executeWithOptions({ summary: `tests for the completion claim of iteration ${state.iteration}` }, [
+              {
+                runId: info.workflowId,
+                repoPath: input.repoPath,
+                command: knobs.testCommand,
+                iteration: state.iteration,
+                timeoutSeconds: knobs.testTimeoutSeconds,
+              },
+            ]);
+            testFacts = { passed: t.passed, logPath: t.logPath };
+          } else if (knobs.testCommand) {
+            testFacts = null; // empty diff decides; tests would not change the verdict
+          }
+          const verdict = judgeCompletion({ iteration: state.iteration, filesChangedSinceStart: snap.changedCount, tests: testFacts });
+          state.lastCompletion = verdict;
+          if (verdict.accepted) {
+            const evidence = knobs.testCommand ? 'tests green' : 'no test command configured, tests not verified';
+            return await finish(
+              'completion_promise_fulfilled',
+              `completion claim accepted at iteration ${state.iteration}: ${snap.changedCount} file(s) changed since run start, ${evidence}`,
+            );
+          }
+          state.lastFindings = describeRefusal(verdict);
+        }
+        publish();
+        continue;
+      }
+
+      state.lastFindings =
+        `Iteration ${state.iteration} failed with exit code ${result.exitCode}${result.timedOut ? ' (timed out)' : ''}. ` +
+        `Last output:\n${tail(result.tail, LIMITS.findingChars)}`;
+      const wait = backoffSeconds(state.consecutiveFailures, knobs, Math.random()); // deterministic: seeded workflow random
+      state.consecutiveFailures += 1;
+      if (wait > 0 && state.consecutiveFailures < knobs.maxRetries) {
+        status = 'backing_off';
+        backoffUntil = new Date(nowMs() + wait * 1000).toISOString(); // deterministic: workflow clock
+        publish();
+        await condition(() => state.pause !== null || stopRequest !== null, wait * 1000, {
+          summary: `backoff ${wait}s after failed iteration ${state.iteration}`,
+        });
+        backoffUntil = null;
+        status = 'running';
+      }
+      publish();
+    }
+  } catch (err) {
+    // A Temporal cancellation request (UI "Cancel", `temporal workflow cancel`) is a stop.
+    if (isCancellation(err)) {
+      stopRequest ??= { reason: 'workflow cancellation requested', by: 'temporal', now: true };
+      return await stopOutcome();
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * What the Temporal UI shows for a run: the static summary/details set at start and the short
+ * markdown "current details" refreshed every iteration. Pure text builders.
+ */
+import type { RunInput } from '../schemas/run.js';
+import type { StatusSnapshot } from '../schemas/status.js';
+
+const clip = (s: string, n: number): string => (s.length <= n ? s : `${s.slice(0, n - 1)}…`);
+
+/** At most 200 bytes: shown in the workflow list. */
+export function staticSummary(input: Pick<RunInput, 'prdTitle' | 'repoPath'>): string {
+  const repo = input.repoPath.split('/').filter(Boolean).pop() ?? input.repoPath;
+  return clip(`Vigil · ${input.prdTitle || 'untitled PRD'} · ${repo}`, 180);
+}
+
+export function staticDetails(input: Pick<RunInput, 'prdTitle' | 'prdPath' | 'repoPath' | 'knobs'>): string {
+  const k = input.knobs;
+  return [
+    `### ${clip(input.prdTitle || 'Untitled PRD', 150)}`,
+    '',
+    `- **PRD:** \`${input.prdPath}\``,
+    `- **Repository:** \`${input.repoPath}\``,
+    `- **Provider:** ${k.provider} \`${clip(k.agentCommand.join(' '), 300)}\``,
+    `- **Caps:** ${k.maxIterations} iterations, ${k.maxRetries} consecutive failures${k.maxDurationSeconds ? `, ${k.maxDurationSeconds}s wall clock` : ''}`,
+    `- **Tests:** ${k.testCommand ? `\`${clip(k.testCommand, 200)}\`` : 'none configured'}`,
+  ].join('\n');
+}
+
+export function currentDetails(s: StatusSnapshot): string {
+  const lines = [
+    `**${s.status.toUpperCase()}** · iteration ${s.iteration}/${s.maxIterations}` +
+      (s.phase ? ` · ${s.phase} · tier ${s.tier}` : ''),
+  ];
+  if (s.pause) lines.push(`Paused by ${s.pause.by} at ${s.pause.at}${s.pause.reason ? `: ${clip(s.pause.reason, 300)}` : ''}`);
+  if (s.backoffUntil) lines.push(`Backing off until ${s.backoffUntil} after ${s.consecutiveFailures} consecutive failure(s)`);
+  const last = s.lastIteration;
+  if (last) {
+    lines.push(
+      `Last iteration ${last.iteration}: exit ${last.exitCode} in ${Math.round(last.durationMs / 1000)}s` +
+        `${last.attempts > 1 ? ` (attempt ${last.attempts})` : ''} · ${last.changed ? 'changed files' : 'no change'}` +
+        ` · ${last.filesChangedSinceStart} file(s) differ from run start`,
+    );
+  }
+  lines.push(`No-change streak ${s.consecutiveNoChange} · failures in a row ${s.consecutiveFailures}`);
+  if (s.lastCompletion) {
+    lines.push(`Last completion claim (iteration ${s.lastCompletion.iteration}): ${s.lastCompletion.reason}`);
+  }
+  if (s.pendingDirectives) lines.push(`${s.pendingDirectives} human directive(s) waiting for the next prompt`);
+  if (s.outcome) lines.push(`Outcome: **${s.outcome.status}** (exit ${s.outcome.exitCode}) — ${clip(s.outcome.reason, 300)}`);
+  return lines.join('\n\n');
+}
