@@ -17,9 +17,9 @@ export interface MessageAck {
   paused: boolean;
 }
 
-export const pauseUpdate = defineUpdate<MessageAck, [PausePayload?]>('pause');
-export const resumeUpdate = defineUpdate<MessageAck, [ResumePayload?]>('resume');
-export const stopUpdate = defineUpdate<MessageAck, [StopPayload?]>('stop');
+export const pauseUpdate = defineUpdate<MessageAck, [PausePayload]>('pause');
+export const resumeUpdate = defineUpdate<MessageAck, [ResumePayload]>('resume');
+export const stopUpdate = defineUpdate<MessageAck, [StopPayload]>('stop');
 export const inputUpdate = defineUpdate<MessageAck, [InputPayload]>('input');
 
 // Signals take `unknown`: whatever a tool sends is validated in the workflow, and an invalid

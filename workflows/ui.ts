@@ -3,9 +3,23 @@
  * markdown "current details" refreshed every iteration. Pure text builders.
  */
 import type { RunInput } from '../schemas/run.js';
+import { utf8Length } from '../schemas/messages.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 
-const clip = (s: string, n: number): string => (s.length <= n ? s : `${s.slice(0, n - 1)}…`);
+/** At most `n` UTF-8 bytes, cut on a code point boundary, with an ellipsis when cut. */
+function clip(s: string, n: number): string {
+  if (utf8Length(s) <= n) return s;
+  const points = Array.from(s);
+  let out = '';
+  let bytes = 3; // the ellipsis
+  for (const p of points) {
+    const b = utf8Length(p);
+    if (bytes + b > n) break;
+    out += p;
+    bytes += b;
+  }
+  return `${out}…`;
+}
 
 /** At most 200 bytes: shown in the workflow list. */
 export function staticSummary(input: Pick<RunInput, 'prdTitle' | 'repoPath'>): string {

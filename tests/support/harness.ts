@@ -11,7 +11,8 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Work
 import { inject } from 'vitest';
 import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
 import type { RunInput } from '../../schemas/run.js';
-import type { Scenario } from '../../schemas/scenario.js';
+import type { ScenarioSchema } from '../../schemas/scenario.js';
+import type { z } from 'zod';
 import { statusQuery } from '../../workflows/messages.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { vigilRun } from '../../workflows/run-workflow.js';
@@ -102,7 +103,9 @@ export function makeRepo(opts: { commit?: boolean; files?: Record<string, string
   return dir;
 }
 
-export function writeScenario(dir: string, scenario: Omit<Scenario, 'promiseText' | 'roles'> & Partial<Scenario>): string {
+export type ScenarioInput = z.input<typeof ScenarioSchema>;
+
+export function writeScenario(dir: string, scenario: ScenarioInput): string {
   const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-scenario-')), 'scenario.json');
   writeFileSync(file, JSON.stringify(scenario, null, 2));
   void dir;

@@ -312,6 +312,15 @@ describe('scripted agent (compiled)', () => {
     expect(git(repo, ['log', '-1', '--format=%s'])).toBe('agent: nothing changed');
   });
 
+  it('commits when .vigil/ is already ignored (as Vigil sets it up via .git/info/exclude)', async () => {
+    const repo = makeRepo();
+    writeFileSync(join(repo, '.git/info/exclude'), '/.vigil/\n');
+    const result = await runAgent(repo, scenarioFile({ version: 1, iterations: [{ writes: { 'b.txt': 'b' }, claim: 'file', commit: 'agent: add b' }] }));
+    expect(result.code).toBe(0);
+    expect(git(repo, ['ls-files'])).toBe('b.txt');
+    expect(git(repo, ['log', '-1', '--format=%s'])).toBe('agent: add b');
+  });
+
   it('records every call in calls.jsonl', async () => {
     const repo = makeRepo();
     const scenario = scenarioFile({ version: 1, iterations: [{}, {}] });

@@ -324,8 +324,11 @@ function commitAll(repo: string, message: string): void {
       throw new Error(`git ${args[0] ?? ''} failed: ${detail}`);
     }
   };
-  // Vigil's own files (signals, this agent's bookkeeping) are never committed.
-  git(['add', '-A', '--', '.', ':(exclude).vigil']);
+  // Vigil's own files (signals, this agent's bookkeeping) are never committed. An exclude
+  // pathspec would make `git add` fail when .vigil/ is already ignored (Vigil ignores it via
+  // .git/info/exclude), so stage everything and then unstage .vigil/.
+  git(['add', '-A']);
+  git(['rm', '-r', '-q', '--cached', '--ignore-unmatch', '--', '.vigil']);
   git(['-c', 'commit.gpgsign=false', 'commit', '--allow-empty', '--no-verify', '--quiet', '-m', message]);
 }
 

@@ -1,0 +1,149 @@
+/**
+ * `vigil demo`: the whole product on one machine. Starts (or reuses) the embedded Temporal dev
+ * server with its persistent database and Web UI, runs a worker in this process, and drives the
+ * scripted demo agent over a fresh sample repository until the run completes, printing progress
+ * per iteration and the UI link. Interrupt it at any point and run it again: the same run carries
+ * on from where it was.
+ */
+import { cpSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { NativeConnection } from '@temporalio/worker';
+import { defaultKnobs, type Knobs } from '../schemas/knobs.js';
+import { isListening, type DevServer } from '../workers/dev-server.js';
+import { packageRoot, vigilHome } from '../workers/paths.js';
+import { createVigilWorker } from '../workers/worker.js';
+import { connect, runUrl, splitHostPort, type Endpoint } from './connection.js';
+import { followRun } from './follow.js';
+import { readPrd } from './prd.js';
+import { installRuntime, startServer, type ServerFlags } from './processes.js';
+import { startRun } from './runs.js';
+
+export const DEMO_RUN_ID = 'vigil-demo';
+
+const say = (line: string): void => {
+  process.stdout.write(`${line}\n`);
+};
+
+export function demoKnobs(root = packageRoot()): Knobs {
+  return {
+    ...defaultKnobs(),
+    agentCommand: [path.join(root, 'examples/agents/scripted-agent/scripted-agent'), '--scenario', path.join(root, 'examples/demo/scenario.json')],
+    testCommand: 'node --test',
+    maxIterations: 12,
+    baseWaitSeconds: 2,
+    backoffJitterSeconds: 0,
+    heartbeatTimeoutSeconds: 10,
+  };
+}
+
+/** A fresh git repository holding the sample project, under VIGIL_HOME/demo/. */
+export function createDemoRepo(home = vigilHome(), root = packageRoot()): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
+  const repo = path.join(home, 'demo', `repo-${stamp}`);
+  mkdirSync(path.dirname(repo), { recursive: true });
+  cpSync(path.join(root, 'examples/demo/sample-repo'), repo, { recursive: true });
+  const git = (...args: string[]): void => {
+    execFileSync('git', args, {
+      cwd: repo,
+      stdio: 'ignore',
+      env: { ...process.env, GIT_AUTHOR_NAME: 'Vigil Demo', GIT_AUTHOR_EMAIL: 'demo@vigil.invalid', GIT_COMMITTER_NAME: 'Vigil Demo', GIT_COMMITTER_EMAIL: 'demo@vigil.invalid' },
+    });
+  };
+  git('init', '-q', '-b', 'main');
+  git('add', '-A');
+  git('-c', 'commit.gpgsign=false', 'commit', '-q', '-m', 'Sample project');
+  return repo;
+}
+
+export interface DemoOptions extends ServerFlags {
+  keepServer?: boolean;
+}
+
+export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<number> {
+  installRuntime('WARN', false);
+  const root = packageRoot();
+  const [host, port] = splitHostPort(ep.address);
+
+  let server: DevServer | null = null;
+  if (await isListening(host, port)) say(`Using the Temporal server already answering at ${ep.address}.`);
+  else server = await startServer(ep, opts);
+  const address = server?.address ?? ep.address;
+  const endpoint: Endpoint = { ...ep, address };
+
+  const { client, connection } = await connect(endpoint);
+  const native = await NativeConnection.connect({ address });
+  const worker = await createVigilWorker({ connection: native, namespace: ep.namespace, taskQueue: ep.taskQueue });
+  const workerDone = worker.run();
+
+  let interrupted = false;
+  const onSignal = (): void => {
+    if (interrupted) return;
+    interrupted = true;
+    say('\nInterrupted. The run lives on in Temporal: run `vigil demo` again and it continues where it was.');
+    worker.shutdown();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const shutdown = async (): Promise<void> => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+    await workerDone.catch(() => undefined);
+    await native.close();
+    await connection.close();
+    if (server) await server.stop();
+  };
+
+  try {
+    const prd = readPrd(path.join(root, 'examples/demo/PRD.md'));
+    const repo = createDemoRepoIfNeeded(await client.workflow.getHandle(DEMO_RUN_ID).describe().catch(() => null));
+    const { attached } = await startRun(client, connection, endpoint, {
+      prd,
+      repoPath: repo ?? '',
+      knobs: demoKnobs(root),
+      workflowId: DEMO_RUN_ID,
+      attachIfRunning: true,
+    });
+    say('');
+    say(attached ? `Continuing the demo run already in progress: ${DEMO_RUN_ID}` : `Started run ${DEMO_RUN_ID}`);
+    if (!attached && repo) say(`  repository : ${repo}`);
+    say(`  PRD        : ${prd.path} ("${prd.title}")`);
+    say(`  history    : ${runUrl(endpoint, DEMO_RUN_ID)}`);
+    say(`  follow it  : vigil watch ${DEMO_RUN_ID}   (or: temporal workflow show -w ${DEMO_RUN_ID})`);
+    say('');
+
+    const result = await Promise.race([
+      followRun(client, DEMO_RUN_ID, { until: 'terminal', onLine: (l) => say(`  ${l}`) }),
+      workerDone.then(() => null),
+    ]);
+    if (!result) return 130;
+    say('');
+    const snap = result.view.snapshot;
+    if (snap) {
+      say(`Run ${DEMO_RUN_ID} ${result.exitCode === 0 ? 'completed' : 'ended'} after ${snap.iteration} iteration(s).`);
+      say(`Repository: ${snap.repoPath}`);
+      try {
+        const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: snap.repoPath, encoding: 'utf8' });
+        say(`Files: ${files.trim().split('\n').join(', ')}`);
+      } catch {
+        /* repository gone: nothing to list */
+      }
+    }
+    say(`Every step of the run is in the Temporal UI: ${runUrl(endpoint, DEMO_RUN_ID)}`);
+    if (opts.keepServer && server) {
+      say('The server and worker keep running (--keep-server); press Ctrl+C to stop them.');
+      await workerDone;
+    } else if (server) {
+      say(`The database keeps the run: start \`vigil server\` to browse it later at the link above.`);
+    }
+    return result.exitCode;
+  } finally {
+    await shutdown();
+  }
+
+  function createDemoRepoIfNeeded(desc: { status: { name: string } } | null): string | null {
+    return desc?.status.name === 'RUNNING' ? null : createDemoRepo(vigilHome(), root);
+  }
+}

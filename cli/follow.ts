@@ -1,0 +1,105 @@
+/**
+ * Following a run: `vigil watch` prints one line per iteration and every status change until the
+ * run finishes; `vigil wait` blocks until the run finishes or pauses. Both poll the status query
+ * and survive continue-as-new (the handle follows the workflow id to its latest run), worker
+ * restarts and server restarts (they keep polling and say what they are waiting for).
+ */
+import type { Client } from '@temporalio/client';
+import type { IterationRecord } from '../schemas/run.js';
+import type { StatusSnapshot } from '../schemas/status.js';
+import { CliError, EXIT } from './connection.js';
+import { exitCodeOf, viewRun, type RunView } from './runs.js';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export function iterationLine(r: IterationRecord): string {
+  const secs = (r.durationMs / 1000).toFixed(1);
+  const parts = [
+    `iteration ${r.iteration}`,
+    `${r.phase.padEnd(7)}`,
+    `exit ${r.exitCode}`,
+    `${secs}s`,
+    r.changed ? 'changed' : 'no change',
+    `${r.filesChangedSinceStart} file(s) vs start`,
+  ];
+  if (r.attempts > 1) parts.push(`attempt ${r.attempts}`);
+  if (r.claimed) parts.push('claimed completion');
+  return parts.join(' · ');
+}
+
+export function statusLine(s: StatusSnapshot): string {
+  if (s.outcome) return `finished: ${s.outcome.status} (exit ${s.outcome.exitCode}) — ${s.outcome.reason}`;
+  if (s.pause) return `paused by ${s.pause.by}${s.pause.reason ? `: ${s.pause.reason}` : ''} (resume with \`vigil resume ${s.workflowId}\`)`;
+  if (s.status === 'backing_off') return `backing off until ${s.backoffUntil} after ${s.consecutiveFailures} failure(s) in a row`;
+  if (s.status === 'stopping') return 'stopping';
+  if (s.agentRunning) return `iteration ${s.iteration} running (${s.phase}, tier ${s.tier})`;
+  return s.status;
+}
+
+export interface FollowOptions {
+  /** 'terminal': until the run finishes; 'paused': until it is paused (or finishes). */
+  until: 'terminal' | 'paused';
+  timeoutMs?: number;
+  onLine?: (line: string) => void;
+  pollMs?: number;
+}
+
+export interface FollowResult {
+  view: RunView;
+  exitCode: number;
+  reached: boolean;
+}
+
+export async function followRun(client: Client, workflowId: string, opts: FollowOptions): Promise<FollowResult> {
+  const say = opts.onLine ?? (() => {});
+  const deadline = opts.timeoutMs ? Date.now() + opts.timeoutMs : Infinity;
+  let lastIteration = 0;
+  let lastClaimIteration = 0;
+  let lastStatus = '';
+  let silentSince: number | null = null;
+  for (;;) {
+    let view: RunView | null = null;
+    try {
+      view = await viewRun(client, workflowId);
+    } catch (err) {
+      if (err instanceof CliError && err.exitCode === EXIT.noSuchRun) throw err;
+      // The server is restarting or unreachable: keep waiting, say so once.
+      if (lastStatus !== 'unreachable') say(`cannot reach Temporal (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); still waiting`);
+      lastStatus = 'unreachable';
+    }
+    if (view) {
+      const snap = view.snapshot;
+      if (snap) {
+        silentSince = null;
+        for (const r of snap.recentIterations) {
+          if (r.iteration > lastIteration) {
+            say(iterationLine(r));
+            lastIteration = r.iteration;
+          }
+        }
+        const claim = snap.lastCompletion;
+        if (claim && claim.iteration > lastClaimIteration) {
+          lastClaimIteration = claim.iteration;
+          if (!claim.accepted) say(`completion claim of iteration ${claim.iteration} refused: ${claim.reason}${claim.testLogPath ? ` (tests: ${claim.testLogPath})` : ''}`);
+        }
+        const line = statusLine(snap);
+        if (line !== lastStatus && !(view.kind === 'finished')) say(line);
+        lastStatus = line;
+      } else if (view.kind === 'running') {
+        silentSince ??= Date.now();
+        if (lastStatus !== 'no-worker') say(`run is ${view.searchStatus ?? 'running'} at iteration ${view.iteration ?? '?'}; no worker is answering yet (start one with \`vigil worker\`)`);
+        lastStatus = 'no-worker';
+      }
+      if (view.kind === 'finished') {
+        const o = view.outcome;
+        say(o ? `finished: ${o.status} (exit ${o.exitCode}) — ${o.reason}` : `finished: workflow ${view.temporalStatus.toLowerCase()}`);
+        return { view, exitCode: o ? exitCodeOf(o) : 1, reached: opts.until === 'terminal' };
+      }
+      if (opts.until === 'paused' && snap?.paused) return { view, exitCode: 0, reached: true };
+    }
+    if (Date.now() >= deadline) {
+      throw new CliError(`timed out after ${Math.round((opts.timeoutMs ?? 0) / 1000)} s waiting for run "${workflowId}" to ${opts.until === 'paused' ? 'pause' : 'finish'}`, EXIT.timeout);
+    }
+    await sleep(opts.pollMs ?? 1000);
+  }
+}

@@ -1,0 +1,401 @@
+/**
+ * The `vigil` command line: server and worker processes, the demo, and the client verbs that
+ * start, inspect and steer runs. Exit codes: a run's outcome code (0 done or stopped, 1 failed,
+ * 20 terminal without success) where a command follows a run; otherwise 0 ok, 2 bad input,
+ * 3 no such run, 4 Temporal or worker unreachable, 5 the run finished before the awaited state,
+ * 124 timed out.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import type { KnobName } from '../schemas/knobs.js';
+import { LIMITS } from '../schemas/run.js';
+import { SA_ITERATION, SA_REPO, SA_STATUS } from '../schemas/search-attributes.js';
+import { resolveTemporalCli } from '../workers/temporal-cli.js';
+import { ConfigError, explainKnobs, explainKnobsJson, requireAgentCommand, resolveKnobs } from './config.js';
+import { CliError, connect, endpointFromEnv, EXIT, runUrl } from './connection.js';
+import { demoCommand } from './demo.js';
+import { followRun, iterationLine, statusLine } from './follow.js';
+import { PrdError, readPrd } from './prd.js';
+import { serverCommand, upCommand, workerCommand, type ServerFlags } from './processes.js';
+import { checkRepo, defaultRunId, sendMessage, startRun, viewRun, type MessageKind } from './runs.js';
+
+const out = (line = ''): void => {
+  process.stdout.write(`${line}\n`);
+};
+
+function intArg(name: string, min: number, max: number) {
+  return (raw: string): number => {
+    if (!/^\d+$/.test(raw.trim())) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+    const n = Number(raw);
+    if (n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got ${n}`);
+    return n;
+  };
+}
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+function serverOptions(cmd: Command): Command {
+  return cmd
+    .option('--port <port>', 'gRPC port (default: from TEMPORAL_ADDRESS, else 7233)', intArg('--port', 1, 65535))
+    .option('--ui-port <port>', 'Web UI port (default: gRPC port + 1000)', intArg('--ui-port', 1, 65535))
+    .option('--headless', 'no Web UI')
+    .option('--db <file>', 'SQLite database file (default: $VIGIL_HOME/temporal.db)');
+}
+
+/** Knob flags given on the command line, keyed by knob (raw strings; resolved later). */
+function knobFlags(opts: Record<string, unknown>): Partial<Record<KnobName, string>> {
+  const flags: Partial<Record<KnobName, string>> = {};
+  if (typeof opts.provider === 'string') flags.provider = opts.provider;
+  if (typeof opts.agentCommand === 'string') flags.agentCommand = opts.agentCommand;
+  return flags;
+}
+
+function resolve(opts: Record<string, unknown>) {
+  return resolveKnobs({
+    flags: knobFlags(opts),
+    sets: (opts.set as string[] | undefined) ?? [],
+    env: process.env,
+    ...(typeof opts.config === 'string' ? { configFile: opts.config } : {}),
+    cwd: process.cwd(),
+  });
+}
+
+export function buildProgram(): Command {
+  const ep = endpointFromEnv();
+  const program = new Command('vigil')
+    .description('Durable, unattended autonomous coding runs on Temporal.')
+    .version('0.1.0')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  program.addHelpText(
+    'after',
+    `\nConnection: TEMPORAL_ADDRESS (${ep.address}), TEMPORAL_NAMESPACE (${ep.namespace}), VIGIL_TASK_QUEUE (${ep.taskQueue}), VIGIL_HOME.\n` +
+      'Exit codes: 0 done or stopped, 1 failed, 20 terminal without success, 2 bad input, 3 no such run,\n' +
+      '4 Temporal or worker unreachable, 5 run finished before the awaited state, 124 timed out.',
+  );
+
+  program
+    .command('setup')
+    .description('install what Vigil needs on this machine (the pinned temporal CLI) and print where it is')
+    .action(async () => {
+      const cli = await resolveTemporalCli({ log: out });
+      out(`temporal CLI: ${cli.path} (${cli.source}) — ${cli.version.split('\n')[0]}`);
+    });
+
+  serverOptions(program.command('server').description('start the embedded Temporal dev server (persistent SQLite under VIGIL_HOME, Web UI)')).action(
+    async (o: ServerFlags) => {
+      process.exitCode = await serverCommand(ep, o);
+    },
+  );
+
+  program
+    .command('worker')
+    .description('run a Vigil worker: the run workflow and its activities (agent calls, git, tests)')
+    .action(async () => {
+      process.exitCode = await workerCommand(ep);
+    });
+
+  serverOptions(program.command('up').description('start the dev server (unless one answers already) and a worker in one process')).action(
+    async (o: ServerFlags) => {
+      process.exitCode = await upCommand(ep, o);
+    },
+  );
+
+  serverOptions(program.command('demo').description('run the scripted demo end to end: server, worker and a real run over a sample repository'))
+    .option('--keep-server', 'keep the server and worker running after the run finishes')
+    .action(async (o: ServerFlags & { keepServer?: boolean }) => {
+      process.exitCode = await demoCommand(ep, o);
+    });
+
+  program
+    .command('start')
+    .description('start a run of the agent on a repository until the PRD is done')
+    .argument('<prd>', 'the PRD (product requirements) file')
+    .option('--repo <dir>', 'git repository the agent works in', '.')
+    .addOption(new Option('--provider <name>', 'agent provider').choices(['command']))
+    .option('--agent-command <cmd>', 'the agent command line (no shell; the prompt arrives on stdin)')
+    .option('--config <file>', 'JSON config file of knobs (default: ./vigil.config.json if present)')
+    .option('--set <key=value>', 'set a knob (repeatable); see `vigil config --explain`', collect, [])
+    .option('--id <id>', 'workflow id of the run (default: vigil-<prd name>-<time>)')
+    .option('--wait', 'follow the run until it finishes; exit with its outcome code')
+    .action(async (prdFile: string, o: Record<string, unknown>) => {
+      const prd = readPrd(prdFile);
+      const repoPath = checkRepo(String(o.repo));
+      const resolved = resolve(o);
+      requireAgentCommand(resolved);
+      const workflowId = typeof o.id === 'string' ? validateId(o.id) : defaultRunId(prd);
+      const { client, connection } = await connect(ep);
+      try {
+        await startRun(client, connection, ep, { prd, repoPath, knobs: resolved.knobs, workflowId });
+        out(`started run ${workflowId}`);
+        out(`  PRD        : ${prd.path} ("${prd.title}")`);
+        out(`  repository : ${repoPath}`);
+        out(`  history    : ${runUrl(ep, workflowId)}`);
+        out(`  follow     : vigil watch ${workflowId}`);
+        if (o.wait) {
+          const r = await followRun(client, workflowId, { until: 'terminal', onLine: (l) => out(`  ${l}`) });
+          process.exitCode = r.exitCode;
+        }
+      } finally {
+        await connection.close();
+      }
+    });
+
+  program
+    .command('status')
+    .description('show a run: status, iteration, pause, outcome')
+    .argument('<id>', 'workflow id of the run')
+    .option('--json', 'machine-readable output')
+    .action(async (id: string, o: { json?: boolean }) => {
+      const { client, connection } = await connect(ep);
+      try {
+        const view = await viewRun(client, id);
+        if (o.json) {
+          out(JSON.stringify(statusJson(view), null, 2));
+        } else {
+          printStatus(view);
+        }
+        if (view.kind === 'running' && !view.workerAnswered) process.exitCode = EXIT.unreachable;
+      } finally {
+        await connection.close();
+      }
+    });
+
+  const message = (kind: MessageKind, payload: (o: Record<string, unknown>, extra?: string) => Record<string, unknown>) => async (id: string, ...rest: unknown[]) => {
+    const hasText = kind === 'input';
+    const text = hasText ? (rest[0] as string | undefined) : undefined;
+    const o = (hasText ? rest[1] : rest[0]) as Record<string, unknown>;
+    const { client, connection } = await connect(ep);
+    try {
+      const ack = await sendMessage(client, ep, id, kind, payload(o, text), Boolean(o.signal));
+      out(ack ? `${id}: ${ack.message} (status ${ack.status}, iteration ${ack.iteration})` : `${id}: ${kind} signal recorded; it takes effect when a worker runs the workflow`);
+    } finally {
+      await connection.close();
+    }
+  };
+  const by = (o: Record<string, unknown>): { by?: string } => (typeof o.by === 'string' ? { by: o.by } : { by: defaultActor() });
+
+  program
+    .command('pause')
+    .description('pause a run at the next iteration boundary (the running agent call finishes first)')
+    .argument('<id>')
+    .option('--reason <text>', 'why (shown in status and the UI)')
+    .option('--by <name>', 'who is pausing (default: $USER)')
+    .option('--signal', 'send as a signal: recorded even when no worker is running, but not acknowledged')
+    .action(message('pause', (o) => ({ ...(typeof o.reason === 'string' ? { reason: o.reason } : {}), ...by(o) })));
+
+  program
+    .command('resume')
+    .description('resume a paused run')
+    .argument('<id>')
+    .option('--by <name>', 'who is resuming (default: $USER)')
+    .option('--signal', 'send as a signal (see pause --signal)')
+    .action(message('resume', (o) => by(o)));
+
+  program
+    .command('stop')
+    .description('stop a run: at the next boundary, or at once with --now (kills the running agent)')
+    .argument('<id>')
+    .option('--now', 'cancel the running agent call and kill its process tree')
+    .option('--reason <text>', 'why')
+    .option('--by <name>', 'who is stopping (default: $USER)')
+    .option('--signal', 'send as a signal (see pause --signal)')
+    .action(
+      message('stop', (o) => ({ ...(typeof o.reason === 'string' ? { reason: o.reason } : {}), ...(o.now ? { now: true } : {}), ...by(o) })),
+    );
+
+  program
+    .command('input')
+    .description('give the agent a one-shot directive, injected into the next prompt')
+    .argument('<id>')
+    .argument('[text]', 'the directive (or use --file)')
+    .option('--file <file>', 'read the directive from a file')
+    .option('--by <name>', 'who is speaking (default: $USER)')
+    .option('--signal', 'send as a signal (see pause --signal)')
+    .action(
+      message('input', (o, text) => {
+        let directive = text;
+        if (typeof o.file === 'string') {
+          if (text !== undefined) throw new CliError('give the directive as TEXT or with --file, not both', EXIT.usage);
+          directive = readDirective(o.file);
+        }
+        if (directive === undefined || directive.trim() === '') throw new CliError('no directive: pass TEXT or --file F', EXIT.usage);
+        return { directive, ...by(o) };
+      }),
+    );
+
+  program
+    .command('list')
+    .description('list runs, newest first')
+    .option('--json', 'machine-readable output')
+    .option('--limit <n>', 'at most this many', intArg('--limit', 1, 10000), 50)
+    .action(async (o: { json?: boolean; limit: number }) => {
+      const { client, connection } = await connect(ep);
+      try {
+        const rows: Record<string, unknown>[] = [];
+        for await (const wf of client.workflow.list({ query: "WorkflowType = 'vigilRun'" })) {
+          const sa = wf.typedSearchAttributes;
+          rows.push({
+            workflowId: wf.workflowId,
+            runId: wf.runId,
+            temporalStatus: wf.status.name,
+            status: sa.get(SA.status) ?? null,
+            iteration: sa.get(SA.iteration) ?? null,
+            repo: sa.get(SA.repo) ?? null,
+            startTime: wf.startTime.toISOString(),
+            closeTime: wf.closeTime?.toISOString() ?? null,
+          });
+          if (rows.length >= o.limit) break;
+        }
+        if (o.json) out(JSON.stringify(rows, null, 2));
+        else if (rows.length === 0) out('no runs yet (start one with `vigil start PRD.md --repo DIR`)');
+        else for (const r of rows) out(`${String(r.workflowId).padEnd(40)} ${String(r.status ?? r.temporalStatus).padEnd(30)} iter ${String(r.iteration ?? '-').padStart(4)}  ${r.startTime}  ${r.repo ?? ''}`);
+      } finally {
+        await connection.close();
+      }
+    });
+
+  program
+    .command('watch')
+    .description('follow a run live: one line per iteration and every status change, until it finishes')
+    .argument('<id>')
+    .action(async (id: string) => {
+      const { client, connection } = await connect(ep);
+      try {
+        out(`watching ${id} — ${runUrl(ep, id)}`);
+        const r = await followRun(client, id, { until: 'terminal', onLine: out });
+        process.exitCode = r.exitCode;
+      } finally {
+        await connection.close();
+      }
+    });
+
+  program
+    .command('wait')
+    .description('block until a run finishes (exit with its outcome code) or, with --for paused, until it pauses (exit 0)')
+    .argument('<id>')
+    .addOption(new Option('--for <state>', 'what to wait for').choices(['terminal', 'paused']).default('terminal'))
+    .option('--timeout <seconds>', 'give up after this many seconds (exit 124)', intArg('--timeout', 1, 31_536_000))
+    .action(async (id: string, o: { for: 'terminal' | 'paused'; timeout?: number }) => {
+      const { client, connection } = await connect(ep);
+      try {
+        const r = await followRun(client, id, { until: o.for, ...(o.timeout ? { timeoutMs: o.timeout * 1000 } : {}), pollMs: 500 });
+        if (o.for === 'paused' && !r.reached) {
+          process.stderr.write(`run "${id}" finished without pausing\n`);
+          process.exitCode = EXIT.notReached;
+        } else process.exitCode = r.exitCode;
+      } finally {
+        await connection.close();
+      }
+    });
+
+  program
+    .command('config')
+    .description('show the knobs a `vigil start` here would use')
+    .option('--explain', 'every knob, its value and where it came from (flag, env, config file, default)')
+    .option('--json', 'machine-readable output')
+    .option('--config <file>', 'JSON config file of knobs')
+    .option('--set <key=value>', 'set a knob (repeatable)', collect, [])
+    .option('--agent-command <cmd>', 'the agent command line')
+    .action((o: Record<string, unknown>) => {
+      const resolved = resolve(o);
+      if (o.json) out(JSON.stringify(explainKnobsJson(resolved), null, 2));
+      else if (o.explain) out(explainKnobs(resolved, { width: Math.max(80, Math.min(process.stdout.columns ?? 100, 140)) }));
+      else out(JSON.stringify(resolved.knobs, null, 2));
+    });
+
+  return program;
+}
+
+const SA = { status: SA_STATUS, iteration: SA_ITERATION, repo: SA_REPO };
+
+function validateId(id: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/.test(id)) {
+    throw new CliError(`--id "${id}" is not allowed: use 1-200 letters, digits, '.', '_', ':' or '-', starting with a letter or digit`, EXIT.usage);
+  }
+  return id;
+}
+
+function defaultActor(): string {
+  return process.env.USER?.trim() || process.env.LOGNAME?.trim() || 'cli';
+}
+
+function readDirective(file: string): string {
+  let buf: Buffer;
+  try {
+    buf = readFileSync(file);
+  } catch {
+    throw new CliError(`cannot read directive file ${file}`, EXIT.usage);
+  }
+  if (buf.length > LIMITS.directiveBytes) throw new CliError(`directive file ${file} is ${buf.length} bytes; at most ${LIMITS.directiveBytes} (1 MiB)`, EXIT.usage);
+  return buf.toString('utf8');
+}
+
+function statusJson(view: Awaited<ReturnType<typeof viewRun>>): Record<string, unknown> {
+  const snap = view.snapshot;
+  if (snap) {
+    return { ...snap, workerAnswered: true, temporalStatus: view.kind === 'finished' ? view.temporalStatus : 'RUNNING' };
+  }
+  // No worker answered: what Temporal itself knows (search attributes, the result).
+  return {
+    workflowId: view.workflowId,
+    status: view.kind === 'finished' ? 'finished' : (view.searchStatus ?? 'running'),
+    iteration: view.iteration,
+    phase: null,
+    tier: null,
+    paused: view.kind === 'running' ? view.searchStatus === 'paused' : false,
+    pause: null,
+    consecutiveNoChange: null,
+    outcome: view.kind === 'finished' && view.outcome ? { status: view.outcome.status, reason: view.outcome.reason, exitCode: view.outcome.exitCode } : null,
+    invalidMessages: [],
+    workerAnswered: false,
+    temporalStatus: view.kind === 'finished' ? view.temporalStatus : 'RUNNING',
+  };
+}
+
+function printStatus(view: Awaited<ReturnType<typeof viewRun>>): void {
+  const snap = view.snapshot;
+  out(`run ${view.workflowId}`);
+  if (view.kind === 'finished') {
+    const o = view.outcome;
+    out(`  finished  : ${o ? `${o.status} (exit ${o.exitCode}) — ${o.reason}` : `workflow ${view.temporalStatus.toLowerCase()}`}`);
+  } else if (!snap) {
+    out(`  status    : ${view.searchStatus ?? 'running'} at iteration ${view.iteration ?? '?'} (from search attributes)`);
+    out('  worker    : no worker is polling; start one with `vigil worker`');
+  }
+  if (!snap) return;
+  out(`  status    : ${statusLine(snap)}`);
+  out(`  iteration : ${snap.iteration} of at most ${snap.maxIterations}${snap.phase ? ` (${snap.phase}, tier ${snap.tier})` : ''}`);
+  out(`  repository: ${snap.repoPath}`);
+  out(`  no change : ${snap.consecutiveNoChange} iteration(s) in a row; failures in a row: ${snap.consecutiveFailures}`);
+  if (snap.pendingDirectives) out(`  directives: ${snap.pendingDirectives} waiting for the next prompt`);
+  if (snap.lastCompletion) out(`  last claim: iteration ${snap.lastCompletion.iteration}: ${snap.lastCompletion.reason}`);
+  if (snap.invalidMessageCount) out(`  ignored   : ${snap.invalidMessageCount} invalid message(s); last: ${snap.invalidMessages.at(-1)?.error ?? ''}`);
+  for (const r of snap.recentIterations.slice(-5)) out(`  ${iterationLine(r)}`);
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      return err.exitCode === 0 ? 0 : EXIT.usage;
+    }
+    if (err instanceof ConfigError || err instanceof PrdError) {
+      process.stderr.write(`vigil: ${err.message}\n`);
+      return EXIT.usage;
+    }
+    if (err instanceof CliError) {
+      process.stderr.write(`vigil: ${err.message}\n`);
+      return err.exitCode;
+    }
+    process.stderr.write(`vigil: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    return 1;
+  }
+}
+
+const code = await main(process.argv);
+process.exit(code);

@@ -1,0 +1,50 @@
+/**
+ * Reads and checks a PRD file before a run starts: it must be a readable regular file of UTF-8
+ * text, not empty, at most 1 MiB. Its first Markdown heading (or first line) becomes the title
+ * shown in the Temporal UI.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+export const MAX_PRD_BYTES = 1024 * 1024;
+
+export class PrdError extends Error {
+  override name = 'PrdError';
+}
+
+export interface Prd {
+  path: string;
+  title: string;
+  bytes: number;
+}
+
+export function readPrd(file: string, cwd = process.cwd()): Prd {
+  const abs = path.resolve(cwd, file);
+  let st;
+  try {
+    st = statSync(abs);
+  } catch {
+    throw new PrdError(`PRD file not found: ${abs}`);
+  }
+  if (!st.isFile()) throw new PrdError(`PRD path is not a regular file: ${abs}`);
+  if (st.size > MAX_PRD_BYTES) throw new PrdError(`PRD file is too large: ${st.size} bytes (at most ${MAX_PRD_BYTES}); trim it or split it`);
+  const buf = readFileSync(abs);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(buf);
+  } catch {
+    throw new PrdError(`PRD file is not UTF-8 text: ${abs}`);
+  }
+  if (text.includes('\0')) throw new PrdError(`PRD file looks binary (contains NUL bytes): ${abs}`);
+  if (text.trim().length === 0) throw new PrdError(`PRD file is empty: ${abs}; write the requirements first`);
+  return { path: abs, title: prdTitle(text) || path.basename(abs), bytes: buf.length };
+}
+
+/** First Markdown heading, else the first non-empty line, at most 200 characters. */
+export function prdTitle(text: string): string {
+  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
+  const heading = lines.find((l) => /^#{1,6}\s+\S/.test(l));
+  const first = heading ? heading.replace(/^#{1,6}\s+/, '') : (lines.find((l) => l.trim()) ?? '');
+  const t = first.replace(/\s+#*\s*$/, '').trim();
+  return t.length > 200 ? `${t.slice(0, 199)}…` : t;
+}

@@ -1,0 +1,186 @@
+/**
+ * Client-side operations on runs: start one, look one up (telling "no such run", "finished" and
+ * "no worker is polling" apart), send it messages, and follow it until it finishes or pauses.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import {
+  WorkflowIdConflictPolicy,
+  WorkflowNotFoundError,
+  type Client,
+  type Connection,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import type { Knobs } from '../schemas/knobs.js';
+import type { PausePayload } from '../schemas/messages.js';
+import { OUTCOME_EXIT_CODES, OutcomeSchema, type Outcome, type RunInput } from '../schemas/run.js';
+import { SA_ITERATION, SA_PROVIDER, SA_REPO, SA_STATUS } from '../schemas/search-attributes.js';
+import type { StatusSnapshot } from '../schemas/status.js';
+import { statusQuery, type MessageAck, pauseUpdate, resumeUpdate, stopUpdate, inputUpdate, pauseSignal, resumeSignal, stopSignal, inputSignal } from '../workflows/messages.js';
+import { vigilRun } from '../workflows/run-workflow.js';
+import { staticDetails, staticSummary } from '../workflows/ui.js';
+import { CliError, ensureSearchAttributes, EXIT, type Endpoint } from './connection.js';
+import type { Prd } from './prd.js';
+
+/** How long the CLI waits for a worker to answer a query or an update before saying none is polling. */
+export const WORKER_ANSWER_MS = 8000;
+
+export function checkRepo(repo: string): string {
+  const abs = path.resolve(repo);
+  if (!existsSync(abs) || !statSync(abs).isDirectory()) throw new CliError(`--repo ${abs} does not exist or is not a directory`, EXIT.usage);
+  try {
+    const inside = execFileSync('git', ['rev-parse', '--is-inside-work-tree'], { cwd: abs, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    if (inside !== 'true') throw new Error('no');
+  } catch {
+    throw new CliError(`--repo ${abs} is not a git working tree; run \`git init\` there first`, EXIT.usage);
+  }
+  return abs;
+}
+
+export function defaultRunId(prd: Prd, now = new Date()): string {
+  const slug = path.basename(prd.path).replace(/\.[^.]*$/, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 40) || 'run';
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
+  return `vigil-${slug}-${stamp}`;
+}
+
+export interface StartOptions {
+  prd: Prd;
+  repoPath: string;
+  knobs: Knobs;
+  workflowId: string;
+  /** When a run with this id is already running: attach to it instead of failing. */
+  attachIfRunning?: boolean;
+}
+
+export async function startRun(client: Client, connection: Connection, ep: Endpoint, opts: StartOptions): Promise<{ handle: WorkflowHandle<typeof vigilRun>; attached: boolean }> {
+  await ensureSearchAttributes(connection, ep.namespace);
+  const input: RunInput = { prdPath: opts.prd.path, prdTitle: opts.prd.title, repoPath: opts.repoPath, knobs: opts.knobs };
+  if (opts.attachIfRunning) {
+    const existing = client.workflow.getHandle<typeof vigilRun>(opts.workflowId);
+    const desc = await existing.describe().catch(() => null);
+    if (desc?.status.name === 'RUNNING') return { handle: existing, attached: true };
+  }
+  try {
+    const handle = await client.workflow.start(vigilRun, {
+      taskQueue: ep.taskQueue,
+      workflowId: opts.workflowId,
+      args: [input],
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
+      staticSummary: staticSummary(input),
+      staticDetails: staticDetails(input),
+      typedSearchAttributes: [
+        { key: SA_STATUS, value: 'starting' },
+        { key: SA_ITERATION, value: 0 },
+        { key: SA_REPO, value: input.repoPath.slice(-255) },
+        { key: SA_PROVIDER, value: input.knobs.provider },
+      ],
+    });
+    return { handle, attached: false };
+  } catch (err) {
+    if (err instanceof Error && /already (started|running)/i.test(err.message)) {
+      throw new CliError(`a run with id "${opts.workflowId}" is already running; choose another --id or follow it with \`vigil watch ${opts.workflowId}\``, EXIT.usage);
+    }
+    throw err;
+  }
+}
+
+export type RunView =
+  | { kind: 'running'; workflowId: string; snapshot: StatusSnapshot | null; workerAnswered: boolean; iteration: number | null; searchStatus: string | null }
+  | { kind: 'finished'; workflowId: string; temporalStatus: string; outcome: Outcome | null; snapshot: StatusSnapshot | null; iteration: number | null };
+
+const isNotFound = (err: unknown): boolean =>
+  err instanceof WorkflowNotFoundError || (err instanceof Error && /not found/i.test(err.message) && !/worker/i.test(err.message));
+
+function noSuchRun(workflowId: string): CliError {
+  return new CliError(`no such run: "${workflowId}" (list runs with \`vigil list\`)`, EXIT.noSuchRun);
+}
+
+/** Describes a run: finished or running, and whether a worker answers for it. */
+export async function viewRun(client: Client, workflowId: string): Promise<RunView> {
+  const handle = client.workflow.getHandle(workflowId);
+  let desc;
+  try {
+    desc = await handle.describe();
+  } catch (err) {
+    if (isNotFound(err)) throw noSuchRun(workflowId);
+    throw err;
+  }
+  const sa = desc.typedSearchAttributes;
+  const iteration = sa.get(SA_ITERATION) ?? null;
+  const searchStatus = sa.get(SA_STATUS) ?? null;
+  const snapshot = await queryStatus(client, handle, WORKER_ANSWER_MS).catch(() => null);
+  if (desc.status.name === 'RUNNING') {
+    return { kind: 'running', workflowId, snapshot, workerAnswered: snapshot !== null, iteration, searchStatus };
+  }
+  let outcome: Outcome | null = null;
+  if (desc.status.name === 'COMPLETED') {
+    const parsed = OutcomeSchema.safeParse(await handle.result().catch(() => null));
+    outcome = parsed.success ? parsed.data : null;
+  }
+  return { kind: 'finished', workflowId, temporalStatus: desc.status.name, outcome, snapshot, iteration };
+}
+
+export async function queryStatus(client: Client, handle: WorkflowHandle, timeoutMs: number): Promise<StatusSnapshot> {
+  return client.withDeadline(Date.now() + timeoutMs, () => handle.query(statusQuery));
+}
+
+export function noWorkerError(ep: Endpoint, workflowId: string): CliError {
+  return new CliError(
+    `run "${workflowId}" is running, but no worker is polling task queue "${ep.taskQueue}" (nothing answered within ${WORKER_ANSWER_MS / 1000} s).\n` +
+      'Start one with `vigil worker` (or `vigil up`). To record a message anyway, resend it with --signal: it takes effect when a worker picks the run up.',
+    EXIT.unreachable,
+  );
+}
+
+export function finishedError(view: Extract<RunView, { kind: 'finished' }>): CliError {
+  const what = view.outcome ? `${view.outcome.status}: ${view.outcome.reason}` : view.temporalStatus.toLowerCase();
+  return new CliError(`run "${view.workflowId}" has finished (${what}); there is nothing to change`, EXIT.notReached);
+}
+
+export type MessageKind = 'pause' | 'resume' | 'stop' | 'input';
+
+const UPDATES = { pause: pauseUpdate, resume: resumeUpdate, stop: stopUpdate, input: inputUpdate } as const;
+const SIGNALS = { pause: pauseSignal, resume: resumeSignal, stop: stopSignal, input: inputSignal } as const;
+
+/**
+ * Sends a message as an update (validated, acknowledged), after checking that the run exists, is
+ * running and has a worker. With `asSignal`, sends the signal form instead: durable even while no
+ * worker runs, but unacknowledged.
+ */
+export async function sendMessage(
+  client: Client,
+  ep: Endpoint,
+  workflowId: string,
+  kind: MessageKind,
+  payload: Record<string, unknown>,
+  asSignal = false,
+): Promise<MessageAck | null> {
+  const handle = client.workflow.getHandle(workflowId);
+  if (asSignal) {
+    try {
+      await handle.signal(SIGNALS[kind], payload);
+    } catch (err) {
+      if (isNotFound(err)) {
+        const view = await viewRun(client, workflowId);
+        if (view.kind === 'finished') throw finishedError(view);
+        throw noSuchRun(workflowId);
+      }
+      throw err;
+    }
+    return null;
+  }
+  const view = await viewRun(client, workflowId);
+  if (view.kind === 'finished') throw finishedError(view);
+  if (!view.workerAnswered) throw noWorkerError(ep, workflowId);
+  try {
+    return await client.withDeadline(Date.now() + 30_000, () => handle.executeUpdate(UPDATES[kind] as typeof pauseUpdate, { args: [payload as PausePayload] }));
+  } catch (err) {
+    const msg = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
+    throw new CliError(`${kind} rejected: ${msg}`, EXIT.usage);
+  }
+}
+
+export function exitCodeOf(outcome: Outcome | null): number {
+  return outcome ? OUTCOME_EXIT_CODES[outcome.status] : 1;
+}

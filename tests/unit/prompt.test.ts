@@ -1,0 +1,227 @@
+/**
+ * Owns the unit tests of workflows/decisions/prompt.ts: what buildPrompt puts in an iteration's
+ * prompt (PRD reference, iteration N of M, phase guidance, retry note, human directives with who
+ * and when, previous findings, completion instruction) and that the prompt stays small.
+ */
+import { describe, expect, it } from 'vitest';
+import { PHASES, type Directive, type Phase } from '../../schemas/run.js';
+import { describeRefusal, judgeCompletion } from '../../workflows/decisions/completion.js';
+import { phaseFor, tierFor } from '../../workflows/decisions/phase.js';
+import { buildPrompt, type PromptInput } from '../../workflows/decisions/prompt.js';
+
+const PROMISE = 'COMPLETION PROMISE FULFILLED';
+const SIGNAL = '.vigil/signals/COMPLETION_REQUESTED';
+
+function input(over: Partial<PromptInput> = {}): PromptInput {
+  return {
+    prdPath: '/home/dev/projects/todo-app/docs/PRD.md',
+    prdTitle: 'Todo app with tags',
+    iteration: 1,
+    maxIterations: 25,
+    phase: phaseFor(1),
+    tier: tierFor(1, { tier: 'development', legacyTierRotation: false }),
+    retry: 0,
+    directives: [],
+    findings: null,
+    completionPromise: PROMISE,
+    ...over,
+  };
+}
+
+const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
+const lines = (s: string): string[] => s.split('\n');
+
+describe('buildPrompt: first iteration', () => {
+  const prompt = buildPrompt(input());
+
+  it('references the PRD by path and quotes its title', () => {
+    expect(prompt).toContain('Requirements (PRD): /home/dev/projects/todo-app/docs/PRD.md — "Todo app with tags". Read it before you start.');
+  });
+
+  it('states the iteration, the cap, the phase and the tier', () => {
+    expect(prompt).toContain('Iteration 1 of at most 25. Phase ACT, tier development.');
+  });
+
+  it('gives the ACT guidance and only that', () => {
+    expect(prompt).toContain('ACT: implement the next step');
+    expect(prompt).not.toContain('REASON:');
+    expect(prompt).not.toContain('REFLECT:');
+    expect(prompt).not.toContain('VERIFY:');
+  });
+
+  it('has no retry note, directive block or findings', () => {
+    expect(prompt).not.toMatch(/previous .*failed/);
+    expect(prompt).not.toContain('HUMAN DIRECTIVE');
+    expect(prompt).not.toContain('Findings from the previous iteration');
+  });
+
+  it('ends with the completion instruction: promise line, signal file, never push', () => {
+    expect(prompt).toContain(`printing the exact line "${PROMISE}" or`);
+    expect(prompt).toContain(`creating the file ${SIGNAL}. The claim is verified independently.`);
+    const l = lines(prompt);
+    expect(l.at(-1)).toBe('Never push, and do not edit anything under .vigil/ except that signal file.');
+    expect(l.indexOf('When every requirement is implemented and the tests pass, claim completion by')).toBeLessThan(
+      l.findIndex((x) => x.includes(SIGNAL)),
+    );
+  });
+
+  it('is deterministic', () => {
+    expect(buildPrompt(input())).toBe(prompt);
+  });
+});
+
+describe('buildPrompt: PRD title', () => {
+  it('omits the quoted title when the PRD has none', () => {
+    const prompt = buildPrompt(input({ prdTitle: '' }));
+    expect(prompt).toContain('Requirements (PRD): /home/dev/projects/todo-app/docs/PRD.md. Read it before you start.');
+    expect(prompt).not.toContain('—');
+  });
+});
+
+describe('buildPrompt: phases', () => {
+  it.each<[Phase, string]>([
+    ['REASON', 'REASON: read the requirements and the current code'],
+    ['ACT', 'ACT: implement the next step'],
+    ['REFLECT', 'REFLECT: review what changed'],
+    ['VERIFY', 'VERIFY: run the tests and check the requirements'],
+  ])('%s iteration carries its own guidance only', (phase, guidance) => {
+    const prompt = buildPrompt(input({ phase }));
+    expect(prompt).toContain(`Phase ${phase}, tier development.`);
+    expect(prompt).toContain(guidance);
+    for (const other of PHASES.filter((p) => p !== phase)) {
+      expect(prompt).not.toContain(`\n${other}:`);
+    }
+  });
+
+  it('iteration 8 of 10 in legacy rotation: REASON with tier planning', () => {
+    const prompt = buildPrompt(
+      input({ iteration: 8, maxIterations: 10, phase: phaseFor(8), tier: tierFor(8, { tier: 'fast', legacyTierRotation: true }) }),
+    );
+    expect(prompt).toContain('Iteration 8 of at most 10. Phase REASON, tier planning.');
+  });
+});
+
+describe('buildPrompt: retry', () => {
+  it('notes a single failed attempt', () => {
+    const prompt = buildPrompt(input({ iteration: 4, retry: 1 }));
+    expect(prompt).toContain('The previous attempt failed; check the state of the repository before continuing.');
+  });
+
+  it('notes several failed attempts with their count', () => {
+    const prompt = buildPrompt(input({ iteration: 9, retry: 3 }));
+    expect(prompt).toContain('The previous 3 attempts failed; check the state of the repository before continuing.');
+    expect(prompt).not.toContain('The previous attempt failed');
+  });
+
+  it('puts the retry note right after the phase guidance', () => {
+    const l = lines(buildPrompt(input({ retry: 2 })));
+    const guidance = l.findIndex((x) => x.startsWith('ACT:'));
+    expect(l[guidance + 1]).toBe('The previous 2 attempts failed; check the state of the repository before continuing.');
+  });
+
+  it('has no retry note when retry is 0', () => {
+    expect(buildPrompt(input({ retry: 0 }))).not.toContain('attempt');
+  });
+});
+
+describe('buildPrompt: human directives', () => {
+  const directives: Directive[] = [
+    { text: 'Use PostgreSQL, not SQLite.', by: 'alice', at: '2025-03-01T10:00:00.000Z' },
+    { text: 'Skip the CSV export for now.\nFocus on tags.', by: 'bob@example.com', at: '2025-03-01T10:05:00.000Z' },
+    { text: 'Add an index on tags.name.', by: 'ops-bot', at: '2025-03-01T11:30:00.000Z' },
+  ];
+  const prompt = buildPrompt(input({ iteration: 5, phase: phaseFor(5), directives }));
+
+  it('introduces the directives once, as a priority', () => {
+    expect(prompt.split('HUMAN DIRECTIVE (priority; follow it before anything else):')).toHaveLength(2);
+  });
+
+  it('lists each directive with who and when, followed by its text, in the order given', () => {
+    const l = lines(prompt);
+    const header = l.indexOf('HUMAN DIRECTIVE (priority; follow it before anything else):');
+    expect(l.slice(header + 1, header + 8)).toEqual([
+      '[from alice at 2025-03-01T10:00:00.000Z]',
+      'Use PostgreSQL, not SQLite.',
+      '[from bob@example.com at 2025-03-01T10:05:00.000Z]',
+      'Skip the CSV export for now.',
+      'Focus on tags.',
+      '[from ops-bot at 2025-03-01T11:30:00.000Z]',
+      'Add an index on tags.name.',
+    ]);
+  });
+
+  it('places the directives before the completion instruction', () => {
+    expect(prompt.indexOf('HUMAN DIRECTIVE')).toBeLessThan(prompt.indexOf('claim completion'));
+    expect(prompt.indexOf('Iteration 5 of at most 25')).toBeLessThan(prompt.indexOf('HUMAN DIRECTIVE'));
+  });
+
+  it('passes a directive through verbatim, whatever it contains', () => {
+    const text = 'Ignore "previous" instructions? No: just rename `foo` to `bar` — ünïcödé ✓';
+    expect(buildPrompt(input({ directives: [{ text, by: 'carol', at: 't' }] }))).toContain(`[from carol at t]\n${text}`);
+  });
+});
+
+describe('buildPrompt: findings', () => {
+  it('includes the previous iteration\'s findings under their heading', () => {
+    const findings = 'Iteration 3 failed with exit code 2. Last output:\nerror TS2304: Cannot find name "Tag".';
+    const prompt = buildPrompt(input({ iteration: 4, retry: 1, findings }));
+    expect(prompt).toContain(`Findings from the previous iteration:\n${findings}`);
+    expect(prompt.indexOf('Findings from the previous iteration')).toBeLessThan(prompt.indexOf('claim completion'));
+  });
+
+  it('carries a refused completion claim into the next prompt', () => {
+    const refusal = describeRefusal(judgeCompletion({ iteration: 6, filesChangedSinceStart: 0, tests: null }));
+    const prompt = buildPrompt(input({ iteration: 7, findings: refusal }));
+    expect(prompt).toContain('Your completion claim in iteration 6 was refused');
+  });
+
+  it('places findings after directives when both are present', () => {
+    const prompt = buildPrompt(input({ findings: 'F1', directives: [{ text: 'D1', by: 'a', at: 't' }] }));
+    expect(prompt.indexOf('D1')).toBeLessThan(prompt.indexOf('F1'));
+  });
+
+  it('omits the findings block for null or empty findings', () => {
+    expect(buildPrompt(input({ findings: null }))).not.toContain('Findings');
+    expect(buildPrompt(input({ findings: '' }))).not.toContain('Findings');
+  });
+});
+
+describe('buildPrompt: completion promise', () => {
+  it('with an empty promise has no promise line but keeps the signal-file instruction', () => {
+    const prompt = buildPrompt(input({ completionPromise: '' }));
+    expect(prompt).not.toContain('printing the exact line');
+    expect(prompt).not.toContain(PROMISE);
+    expect(prompt).toContain('When every requirement is implemented and the tests pass, claim completion by\n' + `creating the file ${SIGNAL}.`);
+  });
+
+  it('quotes a custom promise exactly', () => {
+    expect(buildPrompt(input({ completionPromise: 'ALL DONE <3' }))).toContain('printing the exact line "ALL DONE <3" or');
+  });
+});
+
+describe('buildPrompt: size', () => {
+  it('stays under 4 KiB without directives, even with findings, a retry and long paths', () => {
+    const prompt = buildPrompt(
+      input({
+        prdPath: `/very/${'deep/'.repeat(40)}PRD.md`,
+        prdTitle: 'T'.repeat(200),
+        iteration: 999_999,
+        maxIterations: 1_000_000,
+        retry: 49,
+        findings: 'Iteration 999998 failed with exit code 1. Last output:\n' + 'x'.repeat(1000),
+        completionPromise: 'P'.repeat(500),
+      }),
+    );
+    expect(bytes(prompt)).toBeLessThan(4096);
+  });
+
+  it('a typical first prompt is well under 1 KiB', () => {
+    expect(bytes(buildPrompt(input()))).toBeLessThan(1024);
+  });
+
+  it('references the PRD by path only: its size grows only with the path length', () => {
+    const a = buildPrompt(input({ prdPath: '/a.md' }));
+    const b = buildPrompt(input({ prdPath: '/bbbbbbbbbb.md' }));
+    expect(bytes(b) - bytes(a)).toBe('/bbbbbbbbbb.md'.length - '/a.md'.length);
+  });
+});

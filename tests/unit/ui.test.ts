@@ -1,0 +1,288 @@
+/**
+ * Owns the unit tests of workflows/ui.ts: the Temporal UI texts of a run — the static summary
+ * (at most 200 bytes), the static details (PRD, repository, agent and test commands, caps) and the
+ * "current details" markdown built from a StatusSnapshot.
+ */
+import { describe, expect, it } from 'vitest';
+import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
+import { OUTCOME_EXIT_CODES, type IterationRecord } from '../../schemas/run.js';
+import { StatusSnapshotSchema, type StatusSnapshot } from '../../schemas/status.js';
+import { currentDetails, staticDetails, staticSummary } from '../../workflows/ui.js';
+
+const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
+
+const knobs = (over: Partial<Knobs> = {}): Knobs => ({
+  ...defaultKnobs(),
+  agentCommand: ['claude', '-p', '--model', 'sonnet'],
+  testCommand: 'npm test -- --run',
+  ...over,
+});
+
+describe('staticSummary', () => {
+  it('names the PRD title and the repository directory', () => {
+    expect(staticSummary({ prdTitle: 'Todo app', repoPath: '/home/dev/todo-app' })).toBe('Vigil · Todo app · todo-app');
+  });
+
+  it('ignores trailing slashes in the repository path', () => {
+    expect(staticSummary({ prdTitle: 'T', repoPath: '/srv/repos/api/' })).toBe('Vigil · T · api');
+  });
+
+  it('falls back to "untitled PRD" without a title', () => {
+    expect(staticSummary({ prdTitle: '', repoPath: '/r/x' })).toBe('Vigil · untitled PRD · x');
+  });
+
+  it('keeps the whole repository path when it has no segments', () => {
+    expect(staticSummary({ prdTitle: 'T', repoPath: '/' })).toBe('Vigil · T · /');
+  });
+
+  it.each([200, 1000, 10_000])('stays within 200 bytes for a %i-character title and marks the cut', (n) => {
+    const s = staticSummary({ prdTitle: 'A'.repeat(n), repoPath: `/home/dev/${'r'.repeat(300)}` });
+    expect(bytes(s)).toBeLessThanOrEqual(200);
+    expect(s.startsWith('Vigil · AAAA')).toBe(true);
+    expect(s.endsWith('…')).toBe(true);
+  });
+
+  it('stays within 200 bytes for a very long repository directory name', () => {
+    const s = staticSummary({ prdTitle: 'Short', repoPath: `/x/${'repo-'.repeat(100)}` });
+    expect(bytes(s)).toBeLessThanOrEqual(200);
+    expect(s.startsWith('Vigil · Short · repo-repo-')).toBe(true);
+  });
+
+  it('does not clip a summary that fits', () => {
+    const title = 'B'.repeat(150);
+    const s = staticSummary({ prdTitle: title, repoPath: '/r/repo' });
+    expect(s).toBe(`Vigil · ${title} · repo`);
+    expect(s).not.toContain('…');
+  });
+});
+
+describe('staticDetails', () => {
+  const input = {
+    prdTitle: 'Todo app with tags',
+    prdPath: '/home/dev/todo-app/docs/PRD.md',
+    repoPath: '/home/dev/todo-app',
+    knobs: knobs({ maxIterations: 40, maxRetries: 7, maxDurationSeconds: 7200 }),
+  };
+  const text = staticDetails(input);
+
+  it('is markdown headed by the PRD title', () => {
+    expect(text.split('\n')[0]).toBe('### Todo app with tags');
+  });
+
+  it('mentions the PRD path, the repository, the provider and agent command, and the test command', () => {
+    expect(text).toContain('- **PRD:** `/home/dev/todo-app/docs/PRD.md`');
+    expect(text).toContain('- **Repository:** `/home/dev/todo-app`');
+    expect(text).toContain('- **Provider:** command `claude -p --model sonnet`');
+    expect(text).toContain('- **Tests:** `npm test -- --run`');
+  });
+
+  it('lists the caps, with the wall clock when set', () => {
+    expect(text).toContain('- **Caps:** 40 iterations, 7 consecutive failures, 7200s wall clock');
+  });
+
+  it('leaves the wall clock out when the duration cap is off', () => {
+    const t = staticDetails({ ...input, knobs: knobs({ maxDurationSeconds: 0 }) });
+    expect(t).toContain('- **Caps:** 25 iterations, 50 consecutive failures\n');
+    expect(t).not.toContain('wall clock');
+  });
+
+  it('says when no test command is configured', () => {
+    expect(staticDetails({ ...input, knobs: knobs({ testCommand: '' }) })).toContain('- **Tests:** none configured');
+  });
+
+  it('falls back to "Untitled PRD" and clips a very long title and agent command', () => {
+    const t = staticDetails({ ...input, prdTitle: '' });
+    expect(t.split('\n')[0]).toBe('### Untitled PRD');
+    const long = staticDetails({ ...input, prdTitle: 'T'.repeat(500), knobs: knobs({ agentCommand: ['agent', 'x'.repeat(1000)] }) });
+    const heading = long.split('\n')[0] ?? '';
+    expect(Buffer.byteLength(heading)).toBe('### '.length + 150); // limits are in UTF-8 bytes
+    expect(heading.endsWith('…')).toBe(true);
+    const provider = long.split('\n').find((l) => l.startsWith('- **Provider:**')) ?? '';
+    expect(provider).toContain('`agent xxx');
+    expect(provider.length).toBeLessThan(350);
+  });
+});
+
+describe('currentDetails', () => {
+  const T = '2025-03-01T10:00:00.000Z';
+
+  const record = (over: Partial<IterationRecord> = {}): IterationRecord => ({
+    iteration: 3,
+    phase: 'VERIFY',
+    tier: 'development',
+    exitCode: 0,
+    durationMs: 12_400,
+    logPath: '/home/dev/todo-app/.vigil/logs/iteration-3.log',
+    attempts: 1,
+    claimed: false,
+    changed: true,
+    filesChangedSinceStart: 4,
+    treeHash: 'tree3',
+    at: T,
+    ...over,
+  });
+
+  const snapshot = (over: Partial<StatusSnapshot> = {}): StatusSnapshot =>
+    StatusSnapshotSchema.parse({
+      workflowId: 'vigil-todo-app-1',
+      runId: 'run-1',
+      status: 'running',
+      iteration: 3,
+      maxIterations: 25,
+      phase: 'VERIFY',
+      tier: 'development',
+      paused: false,
+      pause: null,
+      consecutiveFailures: 0,
+      consecutiveNoChange: 0,
+      recentHashes: ['tree1', 'tree2', 'tree3'],
+      runStartSha: 'abc1234',
+      pendingDirectives: 0,
+      backoffUntil: null,
+      agentRunning: false,
+      lastIteration: record(),
+      recentIterations: [record({ iteration: 1 }), record({ iteration: 2 }), record()],
+      lastCompletion: null,
+      outcome: null,
+      invalidMessages: [],
+      invalidMessageCount: 0,
+      generations: 0,
+      repoPath: '/home/dev/todo-app',
+      prdPath: '/home/dev/todo-app/docs/PRD.md',
+      ...over,
+    } satisfies StatusSnapshot);
+
+  const paras = (s: string): string[] => s.split('\n\n');
+
+  it('a running snapshot: headline, last iteration and streaks, one paragraph each', () => {
+    expect(paras(currentDetails(snapshot()))).toEqual([
+      '**RUNNING** · iteration 3/25 · VERIFY · tier development',
+      'Last iteration 3: exit 0 in 12s · changed files · 4 file(s) differ from run start',
+      'No-change streak 0 · failures in a row 0',
+    ]);
+  });
+
+  it('a starting snapshot without phase or last iteration', () => {
+    const text = currentDetails(snapshot({ status: 'starting', iteration: 0, phase: null, tier: null, lastIteration: null, recentIterations: [] }));
+    expect(paras(text)).toEqual(['**STARTING** · iteration 0/25', 'No-change streak 0 · failures in a row 0']);
+  });
+
+  it('a paused snapshot says who paused, when and why', () => {
+    const text = currentDetails(
+      snapshot({ status: 'paused', paused: true, pause: { reason: 'reviewing the schema change', by: 'alice', at: T }, pendingDirectives: 2 }),
+    );
+    const p = paras(text);
+    expect(p[0]).toBe('**PAUSED** · iteration 3/25 · VERIFY · tier development');
+    expect(p[1]).toBe(`Paused by alice at ${T}: reviewing the schema change`);
+    expect(text).toContain('2 human directive(s) waiting for the next prompt');
+    expect(text).not.toContain('Backing off');
+    expect(text).not.toContain('Outcome');
+  });
+
+  it('a pause without a reason has no trailing colon', () => {
+    const text = currentDetails(snapshot({ status: 'paused', paused: true, pause: { reason: '', by: 'ops', at: T } }));
+    expect(paras(text)[1]).toBe(`Paused by ops at ${T}`);
+  });
+
+  it('clips a very long pause reason', () => {
+    const text = currentDetails(snapshot({ status: 'paused', paused: true, pause: { reason: 'r'.repeat(2000), by: 'ops', at: T } }));
+    const line = paras(text)[1] ?? '';
+    expect(line.startsWith(`Paused by ops at ${T}: rrr`)).toBe(true);
+    expect(line.endsWith('…')).toBe(true);
+    expect(Buffer.byteLength(line)).toBe(Buffer.byteLength(`Paused by ops at ${T}: `) + 300);
+  });
+
+  it('a backing-off snapshot says until when and after how many failures, with the failed iteration', () => {
+    const until = '2025-03-01T10:02:00.000Z';
+    const text = currentDetails(
+      snapshot({
+        status: 'backing_off',
+        iteration: 7,
+        phase: 'VERIFY',
+        consecutiveFailures: 2,
+        consecutiveNoChange: 3,
+        backoffUntil: until,
+        lastIteration: record({ iteration: 7, exitCode: 1, durationMs: 90_600, attempts: 2, changed: false, filesChangedSinceStart: 0 }),
+      }),
+    );
+    expect(paras(text)).toEqual([
+      '**BACKING_OFF** · iteration 7/25 · VERIFY · tier development',
+      `Backing off until ${until} after 2 consecutive failure(s)`,
+      'Last iteration 7: exit 1 in 91s (attempt 2) · no change · 0 file(s) differ from run start',
+      'No-change streak 3 · failures in a row 2',
+    ]);
+  });
+
+  it('a finished snapshot shows the outcome with its exit code and the last completion claim', () => {
+    const text = currentDetails(
+      snapshot({
+        status: 'finished',
+        iteration: 25,
+        phase: 'ACT',
+        lastIteration: record({ iteration: 25, phase: 'ACT', claimed: true }),
+        lastCompletion: {
+          iteration: 24,
+          accepted: false,
+          reason: 'tests_red',
+          testsConfigured: true,
+          testsPassed: false,
+          filesChangedSinceStart: 4,
+          testLogPath: '/logs/tests-24.log',
+        },
+        outcome: {
+          status: 'max_iterations_reached',
+          reason: 'iteration cap reached: 25 of 25',
+          exitCode: OUTCOME_EXIT_CODES.max_iterations_reached,
+        },
+      }),
+    );
+    const p = paras(text);
+    expect(p[0]).toBe('**FINISHED** · iteration 25/25 · ACT · tier development');
+    expect(p).toContain('Last completion claim (iteration 24): tests_red');
+    expect(p.at(-1)).toBe('Outcome: **max_iterations_reached** (exit 20) — iteration cap reached: 25 of 25');
+  });
+
+  it('a finished snapshot with an accepted claim reports exit 0', () => {
+    const text = currentDetails(
+      snapshot({
+        status: 'finished',
+        outcome: { status: 'completion_promise_fulfilled', reason: 'claim accepted', exitCode: OUTCOME_EXIT_CODES.completion_promise_fulfilled },
+      }),
+    );
+    expect(text).toContain('Outcome: **completion_promise_fulfilled** (exit 0) — claim accepted');
+  });
+
+  it('clips a very long outcome reason', () => {
+    const text = currentDetails(snapshot({ status: 'finished', outcome: { status: 'failed', reason: 'e'.repeat(5000), exitCode: 1 } }));
+    const line = paras(text).at(-1) ?? '';
+    expect(line.startsWith('Outcome: **failed** (exit 1) — eee')).toBe(true);
+    expect(line.endsWith('…')).toBe(true);
+    expect(Buffer.byteLength(line)).toBe(Buffer.byteLength('Outcome: **failed** (exit 1) — ') + 300);
+  });
+
+  it('stays short for a snapshot with everything set', () => {
+    const text = currentDetails(
+      snapshot({
+        status: 'paused',
+        paused: true,
+        pause: { reason: 'p'.repeat(2000), by: 'x'.repeat(200), at: T },
+        backoffUntil: T,
+        consecutiveFailures: 49,
+        pendingDirectives: 50,
+        outcome: { status: 'stopped', reason: 's'.repeat(5000), exitCode: 0 },
+      }),
+    );
+    expect(bytes(text)).toBeLessThan(2048);
+  });
+});
+
+describe('byte limits with non-ASCII text', () => {
+  it('keeps staticSummary within 200 UTF-8 bytes and never splits a character', () => {
+    for (const title of ['é'.repeat(200), '漢'.repeat(200), '😀'.repeat(100)]) {
+      const summary = staticSummary({ prdTitle: title, repoPath: '/r/repo' });
+      expect(Buffer.byteLength(summary)).toBeLessThanOrEqual(200);
+      expect(summary).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
+      expect(summary.endsWith('…')).toBe(true);
+    }
+  });
+});
