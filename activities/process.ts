@@ -8,6 +8,7 @@ import { createWriteStream, readFileSync, rmSync, writeFileSync, type WriteStrea
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import { execa } from 'execa';
+import { StringDecoder } from 'node:string_decoder';
 
 export interface ProcessSpec {
   file: string;
@@ -109,18 +110,25 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     buffer: false,
     stripFinalNewline: false,
     all: true,
+    encoding: 'buffer',
   });
 
-  const onData = (chunk: Buffer | string): void => {
-    const text = typeof chunk === 'string' ? chunk : chunk.toString('utf8');
-    outputBytes += Buffer.byteLength(text);
-    log.write(text);
+  // The log gets the raw bytes; text (tail, promise search) is decoded across chunk boundaries
+  // so a multi-byte character split between two reads is not mangled.
+  const decoder = new StringDecoder('utf8');
+  const onText = (text: string): void => {
     tail = (tail + text).slice(-TAIL_KEEP);
     if (watch && !sawWatched) {
       const hay = carry + text;
       if (hay.includes(watch)) sawWatched = true;
-      carry = hay.slice(-Math.max(0, watch.length - 1));
+      carry = watch.length > 1 ? hay.slice(-(watch.length - 1)) : '';
     }
+  };
+  const onData = (chunk: Buffer | string): void => {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    outputBytes += buf.length;
+    log.write(buf);
+    onText(decoder.write(buf));
   };
   child.all?.on('data', onData);
 
@@ -151,6 +159,7 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   ctx.heartbeat({ pid, outputBytes });
 
   const result = await child;
+  onText(decoder.end());
   clearInterval(beat);
   clearTimeout(timeout);
   ctx.cancellationSignal.removeEventListener('abort', onAbort);

@@ -7,7 +7,7 @@
  * unstaged and untracked-but-not-ignored files, excludes `.vigil/`, and is content-addressed:
  * committing work does not change it, changing a file does.
  */
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
@@ -67,7 +67,13 @@ export async function workingTreeHash(repoPath: string): Promise<string> {
     const tmpIndex = path.join(tmp, 'index');
     const realIndex = path.resolve(repoPath, await git(repoPath, ['rev-parse', '--git-path', 'index']));
     // Starting from a copy of the real index lets git reuse its stat cache instead of rehashing.
-    if (existsSync(realIndex)) copyFileSync(realIndex, tmpIndex);
+    // The copy keeps the original's mtime: git re-reads "racily clean" entries (modified in the
+    // same second the index was written) only when the index looks no newer than them.
+    if (existsSync(realIndex)) {
+      const st = statSync(realIndex);
+      copyFileSync(realIndex, tmpIndex);
+      utimesSync(tmpIndex, st.atime, st.mtime);
+    }
     const env = { GIT_INDEX_FILE: tmpIndex };
     await git(repoPath, ['add', '-A'], env);
     await git(repoPath, ['rm', '-r', '-q', '--cached', '--ignore-unmatch', '--', VIGIL_DIR], env);

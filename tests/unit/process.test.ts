@@ -1,0 +1,412 @@
+/**
+ * Tests of activities/process.ts: runProcess inside a mocked activity context (exit codes, log,
+ * tail, watched text across chunk boundaries, timeout and cancellation killing the whole process
+ * group) and killSurvivor (pid file left by a crashed attempt).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CancelledFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
+import { afterEach, describe, expect, it } from 'vitest';
+import { killSurvivor, runProcess, type ProcessResult, type ProcessSpec } from '../../activities/process.js';
+
+const dirs: string[] = [];
+/** Processes started by a test, killed afterwards (if still the same process) in case an assertion failed first. */
+const started: { pid: number; startTime: string }[] = [];
+
+function track(pid: number): void {
+  const st = startTime(pid);
+  if (st !== null) started.push({ pid, startTime: st });
+}
+
+afterEach(() => {
+  for (const { pid, startTime: st } of started.splice(0)) {
+    if (startTime(pid) !== st) continue; // gone, or the pid was reused
+    for (const target of [-pid, pid]) {
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+  }
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-process-test-'));
+  dirs.push(dir);
+  return dir;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(cond: () => boolean, timeoutMs = 4000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (cond()) return true;
+    await sleep(25);
+  }
+  return cond();
+}
+
+/** /proc/<pid>/stat fields after the command name (field 3 onwards). */
+function statFields(pid: number): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/** A process is gone when it no longer exists or is a zombie waiting to be reaped. */
+function isGone(pid: number): boolean {
+  const fields = statFields(pid);
+  return fields === null || fields[0] === 'Z';
+}
+
+/** Start time in clock ticks since boot (field 22), as the module records it. */
+function startTime(pid: number): string | null {
+  return statFields(pid)?.[19] ?? null;
+}
+
+async function readPid(file: string): Promise<number> {
+  expect(await waitFor(() => existsSync(file) && /^\d+\s*$/.test(readFileSync(file, 'utf8')))).toBe(true);
+  const pid = Number(readFileSync(file, 'utf8').trim());
+  track(pid);
+  return pid;
+}
+
+interface TestEnv {
+  env: { run: (spec: ProcessSpec) => Promise<ProcessResult>; cancel: () => void };
+  heartbeats: unknown[];
+}
+
+/** A mocked activity context that records heartbeats, with a typed runner for runProcess. */
+function newEnv(): TestEnv {
+  const mock = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
+  const heartbeats: unknown[] = [];
+  mock.on('heartbeat', (d: unknown) => heartbeats.push(d));
+  return {
+    env: { run: (s) => mock.run(runProcess, s) as Promise<ProcessResult>, cancel: () => mock.cancel() },
+    heartbeats,
+  };
+}
+
+function spec(dir: string, script: string, over: Partial<ProcessSpec> = {}): ProcessSpec {
+  return {
+    file: '/bin/sh',
+    args: ['-c', script],
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    stdin: '',
+    timeoutMs: 10_000,
+    logPath: path.join(dir, 'out.log'),
+    header: '=== test header ===',
+    pidFile: path.join(dir, 'child.pid.json'),
+    ...over,
+  };
+}
+
+/** Spawns `sh -c script` detached (its own process group), as a crashed worker would have left it. */
+function spawnDetached(script: string): number {
+  const child = spawn('/bin/sh', ['-c', script], { detached: true, stdio: 'ignore' });
+  child.unref();
+  const pid = child.pid;
+  if (pid === undefined) throw new Error('spawn failed');
+  track(pid);
+  return pid;
+}
+
+describe('runProcess', () => {
+  it('returns the exit code, writes header, output and footer to the log, keeps a tail', async () => {
+    const dir = tempDir();
+    const { env, heartbeats } = newEnv();
+    const s = spec(dir, 'echo hello out; echo hello err >&2; exit 3');
+    const r = await env.run(s);
+    expect(r.exitCode).toBe(3);
+    expect(r.timedOut).toBe(false);
+    expect(r.spawnError).toBeNull();
+    expect(r.sawWatched).toBe(false);
+    expect(r.tail).toContain('hello out\n');
+    expect(r.tail).toContain('hello err\n');
+    expect(r.outputBytes).toBe('hello out\nhello err\n'.length);
+    expect(r.durationMs).toBeGreaterThanOrEqual(0);
+    const log = readFileSync(s.logPath, 'utf8');
+    expect(log.startsWith('=== test header ===\n')).toBe(true);
+    expect(log).toContain('hello out\n');
+    expect(log).toContain('hello err\n');
+    expect(log).toMatch(/\n=== vigil: exit 3 after \d+ ms ===\n$/);
+    expect(existsSync(s.pidFile)).toBe(false);
+    expect(heartbeats.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('appends to an existing log and returns 0 for a clean exit', async () => {
+    const dir = tempDir();
+    const { env } = newEnv();
+    const s = spec(dir, 'printf ok', { header: 'header with newline\n' });
+    writeFileSync(s.logPath, 'previous attempt\n');
+    const r = await env.run(s);
+    expect(r.exitCode).toBe(0);
+    const log = readFileSync(s.logPath, 'utf8');
+    expect(log.startsWith('previous attempt\nheader with newline\nok\n=== vigil: exit 0 ')).toBe(true);
+  });
+
+  it('passes stdin and only the given environment', async () => {
+    const dir = tempDir();
+    const { env } = newEnv();
+    const s = spec(dir, 'cat; echo; echo "FOO=$FOO HOME=${HOME:-unset}"; pwd', {
+      stdin: 'line one\nline two',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', FOO: 'bar baz' },
+    });
+    const r = await env.run(s);
+    expect(r.exitCode).toBe(0);
+    expect(r.tail).toContain('line one\nline two\n');
+    expect(r.tail).toContain('FOO=bar baz HOME=unset');
+    expect(r.tail).toContain(dir);
+  });
+
+  it('keeps only the last 8 KiB as the tail but counts all output', async () => {
+    const dir = tempDir();
+    const { env } = newEnv();
+    const s = spec(dir, "head -c 20000 /dev/zero | tr '\\0' x; printf END");
+    const r = await env.run(s);
+    expect(r.outputBytes).toBe(20003);
+    expect(r.tail).toHaveLength(8192);
+    expect(r.tail.endsWith('xEND')).toBe(true);
+    expect(readFileSync(s.logPath, 'utf8')).toContain(`${'x'.repeat(20000)}END`);
+  });
+
+  it('finds watched text split across two writes', async () => {
+    const dir = tempDir();
+    const { env } = newEnv();
+    const r = await env.run(spec(dir, 'printf COMPLE; sleep 0.2; printf TION; sleep 0.1; echo', { watchFor: 'COMPLETION' }));
+    expect(r.sawWatched).toBe(true);
+    expect(r.exitCode).toBe(0);
+  });
+
+  it('finds watched text split across three writes', async () => {
+    const dir = tempDir();
+    const { env } = newEnv();
+    const r = await env.run(spec(dir, 'printf "xx ALL "; sleep 0.15; printf D; sleep 0.15; printf "ONE yy"', { watchFor: 'ALL DONE' }));
+    expect(r.sawWatched).toBe(true);
+  });
+
+  it('does not report watched text that is absent, or spread with other text in between', async () => {
+    const dir = tempDir();
+    const { env } = newEnv();
+    const r = await env.run(spec(dir, 'printf COMPLE; sleep 0.15; printf xTION; echo COMPLETIO', { watchFor: 'COMPLETION' }));
+    expect(r.sawWatched).toBe(false);
+    const none = await env.run(spec(dir, 'echo COMPLETION', { watchFor: '' }));
+    expect(none.sawWatched).toBe(false);
+  });
+
+  it('records the child in the pid file while it runs and removes it afterwards', async () => {
+    const dir = tempDir();
+    const { env, heartbeats } = newEnv();
+    const s = spec(dir, 'sleep 0.6');
+    const run = env.run(s);
+    expect(await waitFor(() => existsSync(s.pidFile) && readFileSync(s.pidFile, 'utf8').length > 0)).toBe(true);
+    const rec = JSON.parse(readFileSync(s.pidFile, 'utf8')) as { pid: number; startTime: string; at: string };
+    expect(typeof rec.pid).toBe('number');
+    expect(rec.startTime).toBe(startTime(rec.pid));
+    expect(heartbeats[0]).toMatchObject({ pid: rec.pid });
+    const r = await run;
+    expect(r.exitCode).toBe(0);
+    expect(existsSync(s.pidFile)).toBe(false);
+  });
+
+  it('kills the whole process group on timeout: exit 124, child and grandchild gone', async () => {
+    const dir = tempDir();
+    const { env, heartbeats } = newEnv();
+    const gpidFile = path.join(dir, 'grandchild.pid');
+    const s = spec(dir, `sleep 30 & echo $! > "${gpidFile}"; wait`, { timeoutMs: 500 });
+    const t0 = Date.now();
+    const r = await env.run(s);
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(r.exitCode).toBe(124);
+    expect(r.timedOut).toBe(true);
+    expect(r.spawnError).toBeNull();
+    const childPid = (heartbeats[0] as { pid: number }).pid;
+    track(childPid);
+    const grandchild = await readPid(gpidFile);
+    expect(await waitFor(() => isGone(childPid))).toBe(true);
+    expect(await waitFor(() => isGone(grandchild))).toBe(true);
+    expect(readFileSync(s.logPath, 'utf8')).toMatch(/=== vigil: exit 124 \(timed out\) after \d+ ms ===\n$/);
+    expect(existsSync(s.pidFile)).toBe(false);
+  });
+
+  it('escalates to SIGKILL when the process group ignores SIGTERM', async () => {
+    const dir = tempDir();
+    const { env, heartbeats } = newEnv();
+    const gpidFile = path.join(dir, 'grandchild.pid');
+    const s = spec(dir, `trap '' TERM; sleep 30 & echo $! > "${gpidFile}"; wait; wait; wait`, { timeoutMs: 300 });
+    const t0 = Date.now();
+    const r = await env.run(s);
+    const elapsed = Date.now() - t0;
+    expect(r.exitCode).toBe(124);
+    expect(r.timedOut).toBe(true);
+    expect(elapsed).toBeGreaterThanOrEqual(3000); // the grace period
+    expect(elapsed).toBeLessThan(4800);
+    const childPid = (heartbeats[0] as { pid: number }).pid;
+    track(childPid);
+    const grandchild = await readPid(gpidFile);
+    expect(await waitFor(() => isGone(childPid), 1000)).toBe(true);
+    expect(await waitFor(() => isGone(grandchild), 1000)).toBe(true);
+  });
+
+  it('kills what the child left in its group when the child exits on its own', async () => {
+    const dir = tempDir();
+    const { env } = newEnv();
+    const gpidFile = path.join(dir, 'grandchild.pid');
+    // The background sleep does not hold the output pipe, so the child's exit ends the run.
+    const r = await env.run(spec(dir, `sleep 30 >/dev/null 2>&1 & echo $! > "${gpidFile}"; exit 0`));
+    expect(r.exitCode).toBe(0);
+    const grandchild = await readPid(gpidFile);
+    expect(await waitFor(() => isGone(grandchild))).toBe(true);
+  });
+
+  it('maps death by a signal to 128 + signal number', async () => {
+    const dir = tempDir();
+    const { env } = newEnv();
+    const r = await env.run(spec(dir, 'kill -TERM $$'));
+    expect(r.exitCode).toBe(143);
+    expect(r.timedOut).toBe(false);
+  });
+
+  it('on cancellation kills the tree and throws a CancelledFailure', async () => {
+    const dir = tempDir();
+    const { env, heartbeats } = newEnv();
+    const gpidFile = path.join(dir, 'grandchild.pid');
+    const s = spec(dir, `sleep 30 & echo $! > "${gpidFile}"; wait`, { timeoutMs: 60_000 });
+    const run = env.run(s);
+    const outcome = run.then(
+      () => null,
+      (error: unknown) => error,
+    );
+    const grandchild = await readPid(gpidFile);
+    const childPid = (heartbeats[0] as { pid: number }).pid;
+    track(childPid);
+    const t0 = Date.now();
+    env.cancel();
+    const error = await outcome;
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(error).toBeInstanceOf(CancelledFailure);
+    expect(await waitFor(() => isGone(childPid), 1000)).toBe(true);
+    expect(await waitFor(() => isGone(grandchild), 1000)).toBe(true);
+    expect(readFileSync(s.logPath, 'utf8')).toMatch(/\(cancelled\) after \d+ ms ===\n$/);
+    expect(existsSync(s.pidFile)).toBe(false);
+  });
+
+  it('reports a missing executable as a spawn error (exit 127), without throwing', async () => {
+    const dir = tempDir();
+    const { env } = newEnv();
+    const s = spec(dir, '', { file: path.join(dir, 'no-such-program'), args: [] });
+    const r = await env.run(s);
+    expect(r.exitCode).toBe(127);
+    expect(r.spawnError).toMatch(/no-such-program: command not found/);
+    expect(r.timedOut).toBe(false);
+    expect(existsSync(s.pidFile)).toBe(false);
+    const log = readFileSync(s.logPath, 'utf8');
+    expect(log.startsWith('=== test header ===\n')).toBe(true);
+    expect(log).toContain('command not found');
+  });
+
+  it('reports a missing command on PATH as a spawn error', async () => {
+    const dir = tempDir();
+    const { env } = newEnv();
+    const r = await env.run(spec(dir, '', { file: 'vigil-no-such-command-xyz', args: [] }));
+    expect(r.exitCode).toBe(127);
+    expect(r.spawnError).toContain('command not found');
+  });
+
+  it('reports a file that is not executable as a spawn error', async () => {
+    const dir = tempDir();
+    const { env } = newEnv();
+    const file = path.join(dir, 'not-executable.sh');
+    writeFileSync(file, '#!/bin/sh\necho hi\n', { mode: 0o644 });
+    const r = await env.run(spec(dir, '', { file, args: [] }));
+    expect(r.exitCode).toBe(127);
+    expect(r.spawnError).toContain('permission denied');
+  });
+});
+
+describe('killSurvivor', () => {
+  it('kills the recorded process group when the start time matches, and removes the file', async () => {
+    const dir = tempDir();
+    const gpidFile = path.join(dir, 'grandchild.pid');
+    const pid = spawnDetached(`sleep 30 & echo $! > "${gpidFile}"; wait`);
+    const grandchild = await readPid(gpidFile);
+    const pidFile = path.join(dir, 'survivor.pid.json');
+    const st = startTime(pid);
+    expect(st).not.toBeNull();
+    writeFileSync(pidFile, JSON.stringify({ pid, startTime: st, at: new Date().toISOString() }));
+    expect(killSurvivor(pidFile)).toBe(true);
+    expect(existsSync(pidFile)).toBe(false);
+    expect(await waitFor(() => isGone(pid))).toBe(true);
+    expect(await waitFor(() => isGone(grandchild))).toBe(true);
+  });
+
+  it('is what runProcess does first: a survivor recorded in its pid file is killed before the new child starts', async () => {
+    const dir = tempDir();
+    const pid = spawnDetached('sleep 30');
+    expect(await waitFor(() => startTime(pid) !== null)).toBe(true);
+    const s = spec(dir, 'echo second attempt');
+    writeFileSync(s.pidFile, JSON.stringify({ pid, startTime: startTime(pid), at: new Date().toISOString() }));
+    const { env } = newEnv();
+    const r = await env.run(s);
+    expect(r.exitCode).toBe(0);
+    expect(await waitFor(() => isGone(pid))).toBe(true);
+    expect(existsSync(s.pidFile)).toBe(false);
+  });
+
+  it('does nothing when the start time does not match (pid reused), but removes the stale file', async () => {
+    const dir = tempDir();
+    const pid = spawnDetached('sleep 30');
+    expect(await waitFor(() => startTime(pid) !== null)).toBe(true);
+    const pidFile = path.join(dir, 'stale.pid.json');
+    const wrong = String(Number(startTime(pid)) - 1);
+    writeFileSync(pidFile, JSON.stringify({ pid, startTime: wrong, at: new Date().toISOString() }));
+    expect(killSurvivor(pidFile)).toBe(false);
+    expect(existsSync(pidFile)).toBe(false);
+    await sleep(200);
+    expect(isGone(pid)).toBe(false);
+  });
+
+  it('does nothing for a process that is gone, a missing file, or a malformed file', async () => {
+    const dir = tempDir();
+    const child = spawn('/bin/sh', ['-c', 'exit 0'], { stdio: 'ignore' });
+    const pid = child.pid as number;
+    const st = startTime(pid) ?? '12345';
+    await new Promise((resolve) => child.on('exit', resolve));
+    expect(await waitFor(() => isGone(pid))).toBe(true);
+    const pidFile = path.join(dir, 'gone.pid.json');
+    writeFileSync(pidFile, JSON.stringify({ pid, startTime: st }));
+    expect(killSurvivor(pidFile)).toBe(false);
+    expect(existsSync(pidFile)).toBe(false);
+
+    expect(killSurvivor(path.join(dir, 'missing.pid.json'))).toBe(false);
+
+    const bad = path.join(dir, 'bad.pid.json');
+    writeFileSync(bad, '{not json');
+    expect(killSurvivor(bad)).toBe(false);
+    writeFileSync(bad, JSON.stringify({ pid: 'x', startTime: 1 }));
+    expect(killSurvivor(bad)).toBe(false);
+  });
+});
+
+describe('runProcess with multi-byte output split across reads', () => {
+  it('keeps UTF-8 intact in the log, the tail and the watched-text search', async () => {
+    const dir = tempDir();
+    const { env } = newEnv();
+    const r = await env.run(spec(dir, "printf 'DONE \\303'; sleep 0.2; printf '\\251T\\n'", { watchFor: 'DONE éT' }));
+    expect(r.sawWatched).toBe(true);
+    expect(r.tail).toBe('DONE éT\n');
+    expect(r.outputBytes).toBe(9);
+    expect(readFileSync(path.join(dir, 'out.log')).includes(Buffer.from('DONE éT\n'))).toBe(true);
+  });
+});

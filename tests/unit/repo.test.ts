@@ -1,0 +1,462 @@
+/**
+ * Tests of activities/repo.ts against real git repositories in temporary directories: the working
+ * tree hash (what it covers, what it ignores, that it never touches the user's index), the diff
+ * summary of inspectRepo and the checks and side effects of prepareRun.
+ */
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import { afterEach, describe, expect, it } from 'vitest';
+import { inspectRepo, prepareRun, workingTreeHash } from '../../activities/repo.js';
+
+const GIT_ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'Vigil Test',
+  GIT_AUTHOR_EMAIL: 'test@vigil.invalid',
+  GIT_COMMITTER_NAME: 'Vigil Test',
+  GIT_COMMITTER_EMAIL: 'test@vigil.invalid',
+  GIT_TERMINAL_PROMPT: '0',
+};
+
+const dirs: string[] = [];
+
+function tempDir(prefix = 'vigil-repo-test-'): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+}
+
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', ['-c', 'commit.gpgsign=false', '-c', 'core.autocrlf=false', ...args], {
+    cwd,
+    env: GIT_ENV,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }).trim();
+}
+
+function write(repo: string, rel: string, content: string | Buffer): void {
+  const file = path.join(repo, rel);
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, content);
+}
+
+function newRepo(): string {
+  const repo = tempDir();
+  git(repo, 'init', '-q', '-b', 'main');
+  return repo;
+}
+
+/** A repository with one commit: a.txt (3 lines), b.txt (2 lines), .gitignore ignoring *.log. */
+function committedRepo(): { repo: string; sha: string } {
+  const repo = newRepo();
+  write(repo, 'a.txt', 'one\ntwo\nthree\n');
+  write(repo, 'b.txt', 'bee\nbuzz\n');
+  write(repo, '.gitignore', '*.log\n');
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-q', '-m', 'initial');
+  return { repo, sha: git(repo, 'rev-parse', 'HEAD') };
+}
+
+/** Tree id of the working tree computed independently, from a fresh index (no stat cache). */
+function referenceTreeHash(repo: string): string {
+  const tmp = tempDir('vigil-ref-index-');
+  const env = { ...GIT_ENV, GIT_INDEX_FILE: path.join(tmp, 'index') };
+  execFileSync('git', ['add', '-A'], { cwd: repo, env, stdio: 'ignore' });
+  execFileSync('git', ['rm', '-r', '-q', '--cached', '--ignore-unmatch', '--', '.vigil'], { cwd: repo, env, stdio: 'ignore' });
+  return execFileSync('git', ['write-tree'], { cwd: repo, env, encoding: 'utf8' }).trim();
+}
+
+async function failureOf(p: Promise<unknown>): Promise<ApplicationFailure> {
+  try {
+    await p;
+  } catch (error) {
+    expect(error).toBeInstanceOf(ApplicationFailure);
+    return error as ApplicationFailure;
+  }
+  throw new Error('expected a failure');
+}
+
+describe('workingTreeHash', () => {
+  it('is a 40-hex tree id, stable when nothing changes, and equals the committed tree for a clean checkout', async () => {
+    const { repo } = committedRepo();
+    const h1 = await workingTreeHash(repo);
+    const h2 = await workingTreeHash(repo);
+    expect(h1).toMatch(/^[0-9a-f]{40}$/);
+    expect(h2).toBe(h1);
+    expect(h1).toBe(git(repo, 'rev-parse', 'HEAD^{tree}'));
+  });
+
+  it('changes when a tracked file is modified (unstaged)', async () => {
+    const { repo } = committedRepo();
+    const before = await workingTreeHash(repo);
+    appendFileSync(path.join(repo, 'a.txt'), 'four\n');
+    const after = await workingTreeHash(repo);
+    expect(after).not.toBe(before);
+    expect(after).toBe(referenceTreeHash(repo));
+  });
+
+  it('includes staged changes, and staging an already-counted change does not change it', async () => {
+    const { repo } = committedRepo();
+    const before = await workingTreeHash(repo);
+    write(repo, 'b.txt', 'bee\nbuzz\nhoney\n');
+    const unstaged = await workingTreeHash(repo);
+    git(repo, 'add', 'b.txt');
+    const staged = await workingTreeHash(repo);
+    expect(unstaged).not.toBe(before);
+    expect(staged).toBe(unstaged);
+    // Staged, then the working copy reverted: the working tree is what counts.
+    write(repo, 'b.txt', 'bee\nbuzz\n');
+    expect(await workingTreeHash(repo)).toBe(before);
+  });
+
+  it('changes when a file is staged that was not there before (staged new file)', async () => {
+    const { repo } = committedRepo();
+    const before = await workingTreeHash(repo);
+    write(repo, 'src/new.ts', 'export const x = 1;\n');
+    git(repo, 'add', 'src/new.ts');
+    const after = await workingTreeHash(repo);
+    expect(after).not.toBe(before);
+    expect(after).toBe(referenceTreeHash(repo));
+  });
+
+  it('changes on an untracked, not ignored, new file', async () => {
+    const { repo } = committedRepo();
+    const before = await workingTreeHash(repo);
+    write(repo, 'notes/untracked.md', '# hi\n');
+    const after = await workingTreeHash(repo);
+    expect(after).not.toBe(before);
+    expect(git(repo, 'ls-tree', '-r', '--name-only', after)).toContain('notes/untracked.md');
+  });
+
+  it('changes when a tracked file is deleted', async () => {
+    const { repo } = committedRepo();
+    const before = await workingTreeHash(repo);
+    unlinkSync(path.join(repo, 'b.txt'));
+    const after = await workingTreeHash(repo);
+    expect(after).not.toBe(before);
+    expect(git(repo, 'ls-tree', '-r', '--name-only', after).split('\n')).not.toContain('b.txt');
+  });
+
+  it('ignores gitignored files (.gitignore and .git/info/exclude)', async () => {
+    const { repo } = committedRepo();
+    const before = await workingTreeHash(repo);
+    write(repo, 'debug.log', 'noise\n');
+    write(repo, 'deep/dir/other.log', 'noise\n');
+    appendFileSync(path.join(repo, '.git/info/exclude'), 'scratch/\n');
+    write(repo, 'scratch/tmp.txt', 'scratch\n');
+    expect(await workingTreeHash(repo)).toBe(before);
+  });
+
+  it('ignores anything under .vigil/, even when it is not excluded by git', async () => {
+    const { repo } = committedRepo();
+    const before = await workingTreeHash(repo);
+    write(repo, '.vigil/runs/r1/iteration-0001.log', 'agent output\n');
+    write(repo, '.vigil/signals/COMPLETION_REQUESTED', '');
+    expect(await workingTreeHash(repo)).toBe(before);
+    write(repo, '.vigil/runs/r1/iteration-0001.log', 'more agent output\n');
+    expect(await workingTreeHash(repo)).toBe(before);
+    // A file merely named like the directory elsewhere is not excluded.
+    write(repo, 'docs/.vigil-notes.md', 'kept\n');
+    expect(await workingTreeHash(repo)).not.toBe(before);
+  });
+
+  it('ignores .vigil/ even if it was committed to the repository', async () => {
+    const { repo } = committedRepo();
+    const before = await workingTreeHash(repo);
+    write(repo, '.vigil/committed.txt', 'oops\n');
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-q', '-m', 'commit .vigil by mistake');
+    expect(await workingTreeHash(repo)).toBe(before);
+  });
+
+  it('is unchanged by committing the same content', async () => {
+    const { repo } = committedRepo();
+    write(repo, 'a.txt', 'one\n2\nthree\n');
+    write(repo, 'c.txt', 'new\n');
+    const dirty = await workingTreeHash(repo);
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-q', '-m', 'work');
+    const committed = await workingTreeHash(repo);
+    expect(committed).toBe(dirty);
+    expect(committed).toBe(git(repo, 'rev-parse', 'HEAD^{tree}'));
+  });
+
+  it('returns to the original hash when a change is reverted (A -> B -> A)', async () => {
+    const { repo } = committedRepo();
+    const a1 = await workingTreeHash(repo);
+    write(repo, 'a.txt', 'one\ntwo\nthree\nfour\n');
+    write(repo, 'extra.txt', 'extra\n');
+    const b = await workingTreeHash(repo);
+    write(repo, 'a.txt', 'one\ntwo\nthree\n');
+    rmSync(path.join(repo, 'extra.txt'));
+    const a2 = await workingTreeHash(repo);
+    expect(b).not.toBe(a1);
+    expect(a2).toBe(a1);
+  });
+
+  it('tracks executable-bit changes', async () => {
+    const { repo } = committedRepo();
+    const before = await workingTreeHash(repo);
+    execFileSync('chmod', ['+x', path.join(repo, 'a.txt')]);
+    expect(await workingTreeHash(repo)).not.toBe(before);
+  });
+
+  it('works in a repository without commits, and in an empty one', async () => {
+    const repo = newRepo();
+    const empty = await workingTreeHash(repo);
+    expect(empty).toBe('4b825dc642cb6eb9a060e54bf8d69288fbee4904'); // git's empty tree
+    write(repo, 'first.txt', 'hello\n');
+    const one = await workingTreeHash(repo);
+    expect(one).not.toBe(empty);
+    expect(one).toBe(referenceTreeHash(repo));
+    expect(existsSync(path.join(repo, '.git/index'))).toBe(false);
+  });
+
+  it('never modifies the real index', async () => {
+    const { repo } = committedRepo();
+    write(repo, 'staged.txt', 'staged\n');
+    git(repo, 'add', 'staged.txt');
+    appendFileSync(path.join(repo, 'a.txt'), 'unstaged\n');
+    write(repo, 'untracked.txt', 'untracked\n');
+    write(repo, '.vigil/x.txt', 'x\n');
+    const indexFile = path.join(repo, '.git/index');
+    const cachedBefore = git(repo, 'diff', '--cached', '--name-only');
+    const bytesBefore = readFileSync(indexFile);
+    await workingTreeHash(repo);
+    await inspectRepo({ repoPath: repo, runStartSha: null });
+    expect(readFileSync(indexFile).equals(bytesBefore)).toBe(true);
+    expect(git(repo, 'diff', '--cached', '--name-only')).toBe(cachedBefore);
+    expect(cachedBefore).toBe('staged.txt');
+    expect(git(repo, 'status', '--porcelain', '--untracked-files=all', '--', 'untracked.txt')).toBe('?? untracked.txt');
+  });
+
+  it('handles file names with spaces and unicode', async () => {
+    const { repo } = committedRepo();
+    const before = await workingTreeHash(repo);
+    write(repo, 'dir with space/file name.txt', 'spaced\n');
+    write(repo, 'ünïcødé – 文件.md', 'unicode\n');
+    const after = await workingTreeHash(repo);
+    expect(after).not.toBe(before);
+    expect(after).toBe(referenceTreeHash(repo));
+  });
+
+  it('throws for a directory that is not a git repository', async () => {
+    await expect(workingTreeHash(tempDir())).rejects.toThrow();
+  });
+});
+
+describe('inspectRepo', () => {
+  it('reports no changes right after the start', async () => {
+    const { repo, sha } = committedRepo();
+    const snap = await inspectRepo({ repoPath: repo, runStartSha: sha });
+    expect(snap).toEqual({
+      treeHash: git(repo, 'rev-parse', 'HEAD^{tree}'),
+      head: sha,
+      changedFiles: [],
+      changedCount: 0,
+      insertions: 0,
+      deletions: 0,
+    });
+  });
+
+  it('counts files, insertions and deletions vs the run start, including untracked files', async () => {
+    const { repo, sha } = committedRepo();
+    write(repo, 'a.txt', 'one\nTWO\nthree\nfour\n'); // 1 line changed, 1 added: +2 -1
+    write(repo, 'new.txt', 'n1\nn2\nn3\n'); // untracked: +3
+    write(repo, 'staged.txt', 's1\n'); // staged: +1
+    git(repo, 'add', 'staged.txt');
+    const snap = await inspectRepo({ repoPath: repo, runStartSha: sha });
+    expect([...snap.changedFiles].sort()).toEqual(['a.txt', 'new.txt', 'staged.txt']);
+    expect(snap.changedCount).toBe(3);
+    expect(snap.insertions).toBe(6);
+    expect(snap.deletions).toBe(1);
+    expect(snap.head).toBe(sha);
+    expect(snap.treeHash).toBe(await workingTreeHash(repo));
+  });
+
+  it('counts committed work since the start and reports the new head', async () => {
+    const { repo, sha } = committedRepo();
+    write(repo, 'b.txt', 'bee\n'); // -1
+    git(repo, 'commit', '-q', '-am', 'shrink b');
+    const head = git(repo, 'rev-parse', 'HEAD');
+    const snap = await inspectRepo({ repoPath: repo, runStartSha: sha });
+    expect(head).not.toBe(sha);
+    expect(snap.head).toBe(head);
+    expect(snap.changedFiles).toEqual(['b.txt']);
+    expect(snap.insertions).toBe(0);
+    expect(snap.deletions).toBe(1);
+  });
+
+  it('ignores .vigil/ and gitignored files', async () => {
+    const { repo, sha } = committedRepo();
+    write(repo, '.vigil/runs/r/iteration-0001.log', 'lots\nof\nlines\n');
+    write(repo, '.vigil/signals/COMPLETION_REQUESTED', '');
+    write(repo, 'build.log', 'ignored\n');
+    const snap = await inspectRepo({ repoPath: repo, runStartSha: sha });
+    expect(snap.changedFiles).toEqual([]);
+    expect(snap.changedCount).toBe(0);
+    expect(snap.insertions + snap.deletions).toBe(0);
+  });
+
+  it('handles a deleted file', async () => {
+    const { repo, sha } = committedRepo();
+    unlinkSync(path.join(repo, 'a.txt'));
+    const snap = await inspectRepo({ repoPath: repo, runStartSha: sha });
+    expect(snap.changedFiles).toEqual(['a.txt']);
+    expect(snap.insertions).toBe(0);
+    expect(snap.deletions).toBe(3);
+  });
+
+  it('handles a binary file (listed, no line counts)', async () => {
+    const { repo, sha } = committedRepo();
+    write(repo, 'image.bin', Buffer.from([0, 1, 2, 3, 0, 255, 254, 0, 10, 0]));
+    write(repo, 'b.txt', 'bee\nbuzz\nmore\n'); // +1
+    const snap = await inspectRepo({ repoPath: repo, runStartSha: sha });
+    expect([...snap.changedFiles].sort()).toEqual(['b.txt', 'image.bin']);
+    expect(snap.changedCount).toBe(2);
+    expect(snap.insertions).toBe(1);
+    expect(snap.deletions).toBe(0);
+  });
+
+  it('diffs against the empty tree when the run-start sha is null', async () => {
+    const repo = newRepo();
+    write(repo, 'x.txt', '1\n2\n');
+    write(repo, 'y/z.txt', '3\n');
+    write(repo, '.vigil/runs/r/p.md', 'prompt\n');
+    const snap = await inspectRepo({ repoPath: repo, runStartSha: null });
+    expect(snap.head).toBeNull();
+    expect([...snap.changedFiles].sort()).toEqual(['x.txt', 'y/z.txt']);
+    expect(snap.changedCount).toBe(2);
+    expect(snap.insertions).toBe(3);
+    expect(snap.deletions).toBe(0);
+  });
+
+  it('uses the empty tree for a null start sha even when the repository has commits', async () => {
+    const { repo, sha } = committedRepo();
+    const snap = await inspectRepo({ repoPath: repo, runStartSha: null });
+    expect(snap.head).toBe(sha);
+    expect([...snap.changedFiles].sort()).toEqual(['.gitignore', 'a.txt', 'b.txt']);
+    expect(snap.insertions).toBe(6);
+  });
+
+  it('reports names with spaces and unicode verbatim (no quoting)', async () => {
+    const { repo, sha } = committedRepo();
+    write(repo, 'dir with space/file name.txt', 'x\n');
+    write(repo, 'ünïcødé – 文件.md', 'y\n');
+    const snap = await inspectRepo({ repoPath: repo, runStartSha: sha });
+    expect([...snap.changedFiles].sort()).toEqual(['dir with space/file name.txt', 'ünïcødé – 文件.md'].sort());
+    expect(snap.insertions).toBe(2);
+  });
+
+  it('lists at most 50 files but counts all of them', async () => {
+    const { repo, sha } = committedRepo();
+    for (let i = 0; i < 60; i++) write(repo, `many/f${String(i).padStart(2, '0')}.txt`, `${i}\n`);
+    const snap = await inspectRepo({ repoPath: repo, runStartSha: sha });
+    expect(snap.changedFiles).toHaveLength(50);
+    expect(snap.changedCount).toBe(60);
+    expect(snap.insertions).toBe(60);
+  });
+
+  it('rejects a directory that is not a git repository with NotAGitRepository', async () => {
+    const failure = await failureOf(inspectRepo({ repoPath: tempDir(), runStartSha: null }));
+    expect(failure.type).toBe('NotAGitRepository');
+    expect(failure.nonRetryable).toBe(true);
+  });
+});
+
+describe('prepareRun', () => {
+  it('returns HEAD, the tree hash and the artifact directory', async () => {
+    const { repo, sha } = committedRepo();
+    write(repo, 'dirty.txt', 'dirty\n');
+    const result = await prepareRun({ repoPath: repo, runId: 'run-1' });
+    expect(result.sha).toBe(sha);
+    expect(result.treeHash).toBe(await workingTreeHash(repo));
+    expect(result.treeHash).not.toBe(git(repo, 'rev-parse', 'HEAD^{tree}'));
+    expect(result.artifactDir).toBe(path.join(repo, '.vigil', 'runs', 'run-1'));
+    expect(existsSync(result.artifactDir)).toBe(true);
+  });
+
+  it('returns a null sha for a repository without commits', async () => {
+    const repo = newRepo();
+    write(repo, 'a.txt', 'a\n');
+    const result = await prepareRun({ repoPath: repo, runId: 'r' });
+    expect(result.sha).toBeNull();
+    expect(result.treeHash).toBe(referenceTreeHash(repo));
+  });
+
+  it('keeps .vigil/ out of git status via info/exclude, written once after two calls', async () => {
+    const { repo } = committedRepo();
+    const exclude = path.join(repo, '.git/info/exclude');
+    await prepareRun({ repoPath: repo, runId: 'r1' });
+    const once = readFileSync(exclude, 'utf8');
+    await prepareRun({ repoPath: repo, runId: 'r2' });
+    const twice = readFileSync(exclude, 'utf8');
+    expect(twice).toBe(once);
+    expect(twice.split('\n').filter((l) => l.trim() === '/.vigil/')).toHaveLength(1);
+    write(repo, '.vigil/runs/r1/log.txt', 'x\n');
+    expect(git(repo, 'status', '--porcelain', '--untracked-files=all')).toBe('');
+  });
+
+  it('appends to an existing exclude file without a trailing newline, and creates a missing one', async () => {
+    const { repo } = committedRepo();
+    const exclude = path.join(repo, '.git/info/exclude');
+    writeFileSync(exclude, 'mine.tmp');
+    await prepareRun({ repoPath: repo, runId: 'r' });
+    const lines = readFileSync(exclude, 'utf8').split('\n');
+    expect(lines[0]).toBe('mine.tmp');
+    expect(lines).toContain('/.vigil/');
+
+    const { repo: repo2 } = committedRepo();
+    rmSync(path.join(repo2, '.git/info'), { recursive: true, force: true });
+    await prepareRun({ repoPath: repo2, runId: 'r' });
+    expect(readFileSync(path.join(repo2, '.git/info/exclude'), 'utf8')).toContain('/.vigil/\n');
+  });
+
+  it('does not touch the real index', async () => {
+    const { repo } = committedRepo();
+    write(repo, 'staged.txt', 'staged\n');
+    git(repo, 'add', 'staged.txt');
+    write(repo, 'untracked.txt', 'u\n');
+    const indexFile = path.join(repo, '.git/index');
+    const before = readFileSync(indexFile);
+    await prepareRun({ repoPath: repo, runId: 'r' });
+    expect(readFileSync(indexFile).equals(before)).toBe(true);
+    expect(git(repo, 'diff', '--cached', '--name-only')).toBe('staged.txt');
+  });
+
+  it('throws a non-retryable NotAGitRepository for a directory that is not a repository', async () => {
+    const dir = tempDir();
+    const failure = await failureOf(prepareRun({ repoPath: dir, runId: 'r' }));
+    expect(failure.type).toBe('NotAGitRepository');
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.message).toContain(dir);
+    expect(existsSync(path.join(dir, '.vigil'))).toBe(false);
+  });
+
+  it('throws a non-retryable NotAGitRepository for a missing directory', async () => {
+    const missing = path.join(tempDir(), 'does', 'not', 'exist');
+    const failure = await failureOf(prepareRun({ repoPath: missing, runId: 'r' }));
+    expect(failure.type).toBe('NotAGitRepository');
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.message).toContain(missing);
+    expect(existsSync(missing)).toBe(false);
+  });
+});
+
+describe('workingTreeHash and racily clean index entries', () => {
+  it('sees a same-size edit made in the same second the file was staged', async () => {
+    const repo = newRepo();
+    write(repo, 'f.txt', 'aaaa\n');
+    git(repo, 'add', 'f.txt');
+    write(repo, 'f.txt', 'bbbb\n'); // same size, same second: the index entry looks clean
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(await workingTreeHash(repo)).toBe(referenceTreeHash(repo));
+  });
+});
