@@ -84,6 +84,9 @@ function initialState(): RunState {
   };
 }
 
+/** Exit code recorded for an iteration whose agent call never completed on any worker. */
+const AGENT_CALL_LOST = 125;
+
 const tail = (s: string, n: number): string => (s.length <= n ? s : s.slice(s.length - n));
 
 export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
@@ -106,7 +109,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     // Retried only on infrastructure loss (worker death, heartbeat timeout): an agent that exits
     // non-zero returns a result, it does not throw.
-    retry: { maximumAttempts: 3, initialInterval: '1s', nonRetryableErrorTypes: [FAILURE_TYPES.agentNotRunnable] },
+    // After the last attempt the iteration counts as failed (the workflow backs off and goes on).
+    retry: { maximumAttempts: 5, initialInterval: '2s', nonRetryableErrorTypes: [FAILURE_TYPES.agentNotRunnable] },
   });
   const repo = proxyActivities<typeof activities>({
     // git inspection of a working tree: seconds normally, minutes for huge repositories.
@@ -389,7 +393,22 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FAILURE_TYPES.agentNotRunnable) {
           return await finish('agent_not_runnable', err.cause.message);
         }
-        throw err;
+        if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
+        // Every attempt was lost (worker deaths, heartbeat timeouts): a failed iteration, not a failed run.
+        const why = err.cause?.message ?? err.message;
+        log.warn('agent call failed after all attempts', { iteration: state.iteration, error: why });
+        result = {
+          exitCode: AGENT_CALL_LOST,
+          timedOut: false,
+          durationMs: 0,
+          logPath: '',
+          promptPath: '',
+          tail: `vigil: the agent call was lost after every retry: ${why}`,
+          outputBytes: 0,
+          claimed: false,
+          claimSource: null,
+          attempt: 5,
+        };
       } finally {
         agentScope = null;
       }
