@@ -349,7 +349,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       status = 'running';
       phase = phaseFor(state.iteration);
       tier = tierFor(state.iteration, knobs);
-      const directives = state.pendingDirectives;
+      const directives = [...state.pendingDirectives]; // a copy: handlers may push while the agent runs
       const prompt = buildPrompt({
         prdPath: input.prdPath,
         prdTitle: input.prdTitle,

@@ -1,0 +1,101 @@
+/**
+ * Long runs: with continueAsNewEvery = 2, a 7-iteration run rolls over to a fresh history three
+ * times and loses nothing: iteration counter, no-change streak, hash ring, a pending human
+ * directive and the run-start commit all cross the boundaries. Also: a Temporal cancellation
+ * request (UI "Cancel", `temporal workflow cancel`) ends the run as stopped.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { inputUpdate } from '../../workflows/messages.js';
+import {
+  agentCalls,
+  assertBuilt,
+  createTestEnv,
+  git,
+  makeRepo,
+  makeWorker,
+  runInput,
+  sleep,
+  startRun,
+  status,
+  uniqueId,
+  waitForStatus,
+  writeScenario,
+  type TestEnv,
+} from '../support/harness.js';
+
+let env: TestEnv;
+beforeAll(async () => {
+  assertBuilt();
+  env = await createTestEnv();
+});
+afterAll(async () => env?.close());
+
+it('continues as new every 2 iterations and carries the whole state', async () => {
+  const repo = makeRepo();
+  const startSha = git(repo, 'rev-parse', 'HEAD');
+  const scenario = writeScenario(repo, {
+    version: 1,
+    iterations: [
+      { writes: { 'f1.txt': '1' }, commit: 'one' },
+      { writes: { 'f2.txt': '2' }, commit: 'two', sleepBeforeMs: 2500 }, // the directive arrives during this call
+      { writes: { 'f3.txt': '3' }, commit: 'three' },
+      { writes: { 'f4.txt': '4' } },
+      {}, // no change
+      {}, // no change (crosses the boundary after iteration 6)
+      { claim: 'promise' }, // no change, claim: the diff since start is not empty
+    ],
+  });
+  const tq = uniqueId('can');
+  const worker = await makeWorker(env, tq);
+  await worker.runUntil(async () => {
+    const handle = await startRun(env, tq, runInput(repo, scenario, { continueAsNewEvery: 2 }));
+    const firstRunId = (await handle.describe()).runId;
+    await waitForStatus(handle, (s) => s.iteration === 2 && s.agentRunning);
+    await handle.executeUpdate(inputUpdate, { args: [{ directive: 'Prefer small commits.', by: 'carol' }] });
+
+    const outcome = await handle.result();
+    const snap = await status(handle);
+    expect(outcome.status).toBe('completion_promise_fulfilled');
+    expect(outcome.iteration).toBe(7);
+    expect(snap.iteration).toBe(7);
+    expect(snap.generations).toBe(3); // rolled over after iterations 2, 4 and 6
+    expect((await handle.describe()).runId).not.toBe(firstRunId);
+    expect(snap.runStartSha).toBe(startSha);
+    expect(git(repo, 'rev-parse', 'HEAD')).not.toBe(startSha);
+    expect(snap.consecutiveNoChange).toBe(3); // iterations 5, 6, 7 across the boundary
+    expect(snap.recentHashes).toHaveLength(6);
+    expect(new Set(snap.recentHashes.slice(-4)).size).toBe(1);
+    expect(snap.recentIterations.map((r) => r.iteration)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(agentCalls(repo).map((c) => c.iteration)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+
+    // The directive sent during iteration 2 crossed the rollover into iteration 3's prompt, once.
+    const runDir = path.join(repo, '.vigil/runs', readdirSync(path.join(repo, '.vigil/runs'))[0] as string);
+    const prompt = (n: number): string => readFileSync(path.join(runDir, `iteration-000${n}.prompt.md`), 'utf8');
+    expect(prompt(2)).not.toContain('Prefer small commits.');
+    expect(prompt(3)).toContain('Prefer small commits.');
+    expect(prompt(3)).toContain('[from carol at');
+    expect(prompt(4)).not.toContain('Prefer small commits.');
+  });
+});
+
+it('treats a Temporal cancellation request as a stop', async () => {
+  const repo = makeRepo();
+  const scenario = writeScenario(repo, { version: 1, iterations: [], default: { sleepMs: 30_000 } });
+  const tq = uniqueId('cancel');
+  const worker = await makeWorker(env, tq);
+  await worker.runUntil(async () => {
+    const handle = await startRun(env, tq, runInput(repo, scenario));
+    await waitForStatus(handle, (s) => s.agentRunning);
+    while (agentCalls(repo).length === 0) await sleep(50);
+    const started = Date.now();
+    await handle.cancel();
+    const outcome = await handle.result();
+    expect(outcome.status).toBe('stopped');
+    expect(outcome.exitCode).toBe(0);
+    expect(outcome.reason).toMatch(/cancellation/);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect((await handle.describe()).status.name).toBe('COMPLETED');
+  });
+});
