@@ -1,0 +1,79 @@
+/**
+ * Replay: the workflow code must replay every recorded history in `histories/` without a
+ * determinism error, so a deploy can never strand a running run. Histories are version-stamped
+ * (`<scenario>-v<package version>.json`) and never edited; a workflow change that alters history
+ * goes behind `patched()` and keeps the old fixtures replaying.
+ *
+ * The suite also records a fresh run of the demo scenario (with a failed iteration, a refused
+ * claim, a backoff timer, a directive and a pause) and replays that, so the current code replays
+ * its own histories too. `VIGIL_RECORD_HISTORY=1` saves that fresh history as a new fixture.
+ */
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { inputUpdate, pauseUpdate, resumeUpdate } from '../../workflows/messages.js';
+import { demoKnobs } from '../../cli/demo.js';
+import {
+  assertBuilt,
+  createTestEnv,
+  makeRepo,
+  makeWorker,
+  ROOT,
+  runInput,
+  startRun,
+  uniqueId,
+  waitForStatus,
+  type TestEnv,
+} from '../support/harness.js';
+
+const HISTORIES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'histories');
+const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+let env: TestEnv;
+beforeAll(async () => {
+  assertBuilt();
+  env = await createTestEnv();
+});
+afterAll(async () => env?.close());
+
+describe('replay', () => {
+  it('replays every committed history', async () => {
+    const files = readdirSync(HISTORIES).filter((f) => f.endsWith('.json'));
+    expect(files.length).toBeGreaterThan(0);
+    for (const file of files) {
+      const history = JSON.parse(readFileSync(path.join(HISTORIES, file), 'utf8')) as unknown;
+      await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, history, file), file).resolves.toBeUndefined();
+    }
+  });
+
+  it('replays a fresh recording of the demo scenario run', async () => {
+    const repo = makeRepo({ files: { 'package.json': '{"name":"sample","type":"module","private":true}\n', 'README.md': '# sample\n' } });
+    const knobs = demoKnobs(ROOT);
+    const input = { ...runInput(repo, '', knobs), knobs: { ...knobs, baseWaitSeconds: 1 } };
+    const tq = uniqueId('replay');
+    const worker = await makeWorker(env, tq);
+    const workflowId = uniqueId('demo-replay');
+    const history = await worker.runUntil(async () => {
+      const handle = await startRun(env, tq, input, workflowId);
+      await waitForStatus(handle, (s) => s.iteration >= 1 && s.agentRunning);
+      await handle.executeUpdate(inputUpdate, { args: [{ directive: 'Keep the README short.', by: 'replay-test' }] });
+      await waitForStatus(handle, (s) => s.iteration >= 4);
+      await handle.executeUpdate(pauseUpdate, { args: [{ reason: 'recording a pause', by: 'replay-test' }] });
+      await waitForStatus(handle, (s) => s.paused && !s.agentRunning);
+      await handle.executeUpdate(resumeUpdate, { args: [{ by: 'replay-test' }] });
+      const outcome = await handle.result();
+      expect(outcome.status).toBe('completion_promise_fulfilled');
+      return handle.fetchHistory();
+    });
+    await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, history, 'demo')).resolves.toBeUndefined();
+    if (process.env.VIGIL_RECORD_HISTORY === '1') {
+      // The official CLI's JSON export, the format the UI's download button gives too.
+      const json = execFileSync(inject('temporalCli'), ['workflow', 'show', '--workflow-id', workflowId, '--address', inject('temporalAddress'), '--output', 'json'], { encoding: 'utf8' });
+      await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, JSON.parse(json), 'demo-json')).resolves.toBeUndefined();
+      writeFileSync(path.join(HISTORIES, `demo-v${VERSION}.json`), json.endsWith('\n') ? json : `${json}\n`);
+    }
+  });
+});
