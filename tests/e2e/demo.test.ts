@@ -1,0 +1,77 @@
+/**
+ * The main job, as a newcomer runs it: `vigil demo` starts its own dev server (persistent
+ * database under VIGIL_HOME) and worker, and drives the scripted agent over a sample repository
+ * to completion. Interrupted half-way and started again, it carries on with the same run.
+ */
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execa, type ResultPromise } from 'execa';
+import { beforeAll, expect, it } from 'vitest';
+import { freePort } from '../../workers/dev-server.js';
+import { assertBuilt, CLI } from '../support/harness.js';
+
+beforeAll(() => assertBuilt());
+
+async function demoEnv(): Promise<Record<string, string>> {
+  const port = await freePort();
+  return {
+    VIGIL_HOME: mkdtempSync(path.join(os.tmpdir(), 'vigil-home-')),
+    TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+    VIGIL_TASK_QUEUE: 'vigil-demo-test',
+  };
+}
+
+function demo(env: Record<string, string>): ResultPromise<{ all: true; reject: false }> {
+  return execa('node', [CLI, 'demo', '--headless'], { env, all: true, reject: false, timeout: 240_000 });
+}
+
+function repoOf(output: string): string {
+  const m = /repository : (\S+)/.exec(output);
+  if (!m) throw new Error(`no repository line in:\n${output}`);
+  return m[1] as string;
+}
+
+it('runs the demo to completion and leaves the scenario files in the repository', async () => {
+  const env = await demoEnv();
+  const r = await demo(env);
+  expect(r.exitCode, r.all).toBe(0);
+  expect(r.all).toMatch(/Temporal dev server .* is up/);
+  expect(r.all).toMatch(/iteration 2 .*claimed completion/);
+  expect(r.all).toMatch(/completion claim of iteration 2 refused: tests_red/);
+  expect(r.all).toMatch(/iteration 3 .*exit 1/);
+  expect(r.all).toMatch(/finished: completion_promise_fulfilled \(exit 0\)/);
+  expect(r.all).toMatch(/Run vigil-demo completed after 5 iteration\(s\)/);
+  const repo = repoOf(r.all);
+  expect(readFileSync(path.join(repo, 'src/slugify.js'), 'utf8')).toContain("normalize('NFKD')");
+  expect(existsSync(path.join(repo, 'test/slugify.test.js'))).toBe(true);
+  expect(readFileSync(path.join(repo, 'README.md'), 'utf8')).toContain('## slugify');
+  expect(existsSync(path.join(env.VIGIL_HOME as string, 'temporal.db'))).toBe(true);
+});
+
+it('carries on with the same run when interrupted and started again', async () => {
+  const env = await demoEnv();
+  const first = demo(env);
+  let seen = '';
+  await new Promise<void>((resolve, reject) => {
+    first.all?.on('data', (d: Buffer) => {
+      seen += d.toString();
+      if (/iteration 2 · /.test(seen)) resolve();
+    });
+    void first.then(() => reject(new Error(`demo ended early:\n${seen}`)));
+  });
+  first.kill('SIGINT');
+  const r1 = await first;
+  expect(r1.all).toMatch(/Interrupted\. The run lives on in Temporal/);
+
+  const second = await demo(env);
+  expect(second.exitCode, second.all).toBe(0);
+  expect(second.all).toMatch(/Continuing the demo run already in progress: vigil-demo/);
+  expect(second.all).toMatch(/Run vigil-demo completed after 5 iteration\(s\)/);
+  const repo = repoOf(r1.all ?? '');
+  expect(readFileSync(path.join(repo, 'README.md'), 'utf8')).toContain('## slugify');
+  // The interrupted iteration was re-run at most once; no iteration ran more than twice.
+  const calls = readFileSync(path.join(repo, '.vigil/scripted-agent/calls.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { iteration: number }).iteration);
+  expect(new Set(calls)).toEqual(new Set([1, 2, 3, 4, 5]));
+  for (const i of [1, 2, 3, 4, 5]) expect(calls.filter((c) => c === i).length).toBeLessThanOrEqual(2);
+});
