@@ -166,9 +166,11 @@ export function buildProgram(): Command {
     const hasText = kind === 'input';
     const text = hasText ? (rest[0] as string | undefined) : undefined;
     const o = (hasText ? rest[1] : rest[0]) as Record<string, unknown>;
+    // Bad input is exit 2 whether or not Temporal answers: build the payload before connecting.
+    const body = payload(o, text);
     const { client, connection } = await connect(ep);
     try {
-      const ack = await sendMessage(client, ep, id, kind, payload(o, text), Boolean(o.signal));
+      const ack = await sendMessage(client, ep, id, kind, body, Boolean(o.signal));
       out(ack ? `${id}: ${ack.message} (status ${ack.status}, iteration ${ack.iteration})` : `${id}: ${kind} signal recorded; it takes effect when a worker runs the workflow`);
     } finally {
       await connection.close();
@@ -284,7 +286,12 @@ export function buildProgram(): Command {
         if (o.for === 'paused' && !r.reached) {
           process.stderr.write(`run "${id}" finished without pausing\n`);
           process.exitCode = EXIT.notReached;
-        } else process.exitCode = r.exitCode;
+        } else {
+          const snap = r.view.snapshot;
+          if (o.for === 'paused') out(`${id}: paused${snap?.pause ? ` by ${snap.pause.by}${snap.pause.reason ? `: ${snap.pause.reason}` : ''}` : ''}`);
+          else out(`${id}: finished${r.view.kind === 'finished' && r.view.outcome ? `: ${r.view.outcome.status} (exit ${r.view.outcome.exitCode})` : ''}`);
+          process.exitCode = r.exitCode;
+        }
       } finally {
         await connection.close();
       }

@@ -109,7 +109,8 @@ export async function viewRun(client: Client, workflowId: string): Promise<RunVi
   const sa = desc.typedSearchAttributes;
   const iteration = sa.get(SA_ITERATION) ?? null;
   const searchStatus = sa.get(SA_STATUS) ?? null;
-  const snapshot = await queryStatus(client, handle, WORKER_ANSWER_MS).catch(() => null);
+  // A finished run is answered by any worker from its cached or replayed state; do not wait long.
+  const snapshot = await queryStatus(client, handle, desc.status.name === 'RUNNING' ? WORKER_ANSWER_MS : 2000).catch(() => null);
   if (desc.status.name === 'RUNNING') {
     return { kind: 'running', workflowId, snapshot, workerAnswered: snapshot !== null, iteration, searchStatus };
   }

@@ -134,10 +134,12 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   let outcome: Outcome | null = null;
   const published = { status: '', iteration: -1 };
 
+  const visibleStatus = (): RunStatus => (state.pause && status !== 'finished' ? 'paused' : status);
+
   const snapshot = (): StatusSnapshot => ({
     workflowId: info.workflowId,
     runId: info.runId,
-    status,
+    status: visibleStatus(),
     iteration: state.iteration,
     maxIterations: knobs.maxIterations,
     phase,
@@ -164,8 +166,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
 
   /** Refreshes the UI details and the search attributes that changed. */
   const publish = (): void => {
-    const visible: RunStatus = state.pause && status !== 'finished' ? 'paused' : status;
-    const saStatus = outcome ? outcome.status : visible;
+    const saStatus = outcome ? outcome.status : visibleStatus();
     const updates = [];
     if (published.status !== saStatus) updates.push({ key: SA_STATUS, value: saStatus });
     if (published.iteration !== state.iteration) updates.push({ key: SA_ITERATION, value: state.iteration });
@@ -178,7 +179,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const ack = (changed: boolean, message: string): MessageAck => ({
     changed,
     message,
-    status: state.pause && status !== 'finished' ? 'paused' : status,
+    status: visibleStatus(),
     iteration: state.iteration,
     paused: state.pause !== null,
   });
