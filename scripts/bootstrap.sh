@@ -13,8 +13,11 @@ node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(
   || { echo "bootstrap: Node >= 20.3 is required (found $(node --version))" >&2; exit 2; }
 
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "bootstrap: installing npm packages (npm ci)"
-  npm ci --no-audit --no-fund --loglevel=error
+  # `npm install` with the committed lockfile installs exactly the locked versions. (`npm ci` is
+  # stricter than it needs to be here: it refuses a lockfile that lacks optional native packages
+  # for other platforms, which a registry mirror may not carry.)
+  echo "bootstrap: installing npm packages from package-lock.json"
+  npm install --no-audit --no-fund --loglevel=error
 fi
 
 echo "bootstrap: building"
