@@ -10,15 +10,24 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES, RunAgentInputSchema, type AgentResult, type RunAgentInput } from '../schemas/activities.js';
 import { ensureRunDir, pad, signalPath } from './artifacts.js';
+import { findDonePhrase } from '../workflows/decisions/scans.js';
+import { parseVote } from '../workflows/decisions/vote.js';
 import { inheritedEnv, runProcess } from './process.js';
 
 const TAIL_CHARS = 2000;
+/** How much of a council answer is read for the vote. */
+const VOTE_TEXT_KEEP = 512 * 1024;
 
 export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
   const input = RunAgentInputSchema.parse(raw);
   const { attempt } = Context.current().info;
   const dir = ensureRunDir(input.repoPath, input.runId);
-  const label = input.role === 'iteration' ? `iteration-${pad(input.iteration)}` : `${input.role}-${pad(input.iteration)}${input.extraEnv.VIGIL_MEMBER ? `-m${input.extraEnv.VIGIL_MEMBER}` : ''}`;
+  const round = input.extraEnv.VIGIL_COUNCIL_ROUND;
+  const member = input.extraEnv.VIGIL_MEMBER;
+  const label =
+    input.role === 'iteration'
+      ? `iteration-${pad(input.iteration)}`
+      : `${input.role}-${round ? `round-${pad(Number(round))}` : pad(input.iteration)}${member !== undefined && input.role === 'council' ? `-m${member}` : ''}`;
   const promptPath = path.join(dir, `${label}.prompt.md`);
   const logPath = path.join(dir, `${label}.log`);
   writeFileSync(promptPath, input.prompt);
@@ -45,6 +54,7 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
     pidFile: path.join(dir, `${label}.pid.json`),
     header: `=== vigil: ${input.role} ${input.iteration}, attempt ${attempt}, started ${new Date().toISOString()}: ${input.argv.join(' ')} ===`,
     watchFor: input.completionPromise,
+    ...(input.parseVote ? { keepHead: VOTE_TEXT_KEEP } : {}),
   });
   if (proc.spawnError) {
     throw ApplicationFailure.create({
@@ -74,5 +84,8 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
     claimed: claimSource !== null,
     claimSource,
     attempt,
+    donePhrase: findDonePhrase(proc.tail),
+    // The vote is the first VOTE line anywhere in the answer: read from the start of the output.
+    vote: input.parseVote ? parseVote(proc.head) : null,
   };
 }

@@ -24,13 +24,18 @@ export interface ProcessSpec {
   pidFile: string;
   /** Text searched for in the output, across chunk boundaries. Empty: no search. */
   watchFor?: string;
+  /** Keep up to this many characters from the start of the output (returned as `head`). */
+  keepHead?: number;
 }
 
 export interface ProcessResult {
   exitCode: number;
   timedOut: boolean;
   durationMs: number;
+  /** The last ~64 KiB of output. */
   tail: string;
+  /** The first `keepHead` characters of output ('' unless asked for). */
+  head: string;
   outputBytes: number;
   sawWatched: boolean;
   /** Set when the process could not be started at all (e.g. ENOENT, EACCES). */
@@ -45,7 +50,7 @@ export function inheritedEnv(): Record<string, string> {
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('TEMPORAL_')) env[k] = v;
   return env;
 }
-const TAIL_KEEP = 8192;
+const TAIL_KEEP = 64 * 1024;
 
 function killGroup(pid: number, signal: NodeJS.Signals): void {
   try {
@@ -95,6 +100,8 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   log.write(spec.header.endsWith('\n') ? spec.header : `${spec.header}\n`);
 
   let tail = '';
+  let head = '';
+  const keepHead = spec.keepHead ?? 0;
   let outputBytes = 0;
   let sawWatched = false;
   const watch = spec.watchFor ?? '';
@@ -118,6 +125,7 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const decoder = new StringDecoder('utf8');
   const onText = (text: string): void => {
     tail = (tail + text).slice(-TAIL_KEEP);
+    if (head.length < keepHead) head += text.slice(0, keepHead - head.length);
     if (watch && !sawWatched) {
       const hay = carry + text;
       if (hay.includes(watch)) sawWatched = true;
@@ -188,5 +196,5 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   await new Promise<void>((resolve) => log.end(footer, () => resolve()));
 
   if (cancelled) throw new CancelledFailure('the process was cancelled');
-  return { exitCode, timedOut, durationMs, tail, outputBytes, sawWatched, spawnError };
+  return { exitCode, timedOut, durationMs, tail, head, outputBytes, sawWatched, spawnError };
 }

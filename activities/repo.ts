@@ -23,9 +23,9 @@ import {
 } from '../schemas/activities.js';
 import { ensureRunDir, VIGIL_DIR } from './artifacts.js';
 
-const EXCLUDE = `:(exclude)${VIGIL_DIR}`;
+export const EXCLUDE = `:(exclude)${VIGIL_DIR}`;
 
-async function git(cwd: string, args: string[], env: Record<string, string> = {}, input?: string): Promise<string> {
+export async function git(cwd: string, args: string[], env: Record<string, string> = {}, input?: string): Promise<string> {
   const r = await execa('git', args, {
     cwd,
     env: { ...env, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0' },
@@ -39,14 +39,14 @@ async function git(cwd: string, args: string[], env: Record<string, string> = {}
   return String(r.stdout);
 }
 
-async function headSha(cwd: string): Promise<string | null> {
+export async function headSha(cwd: string): Promise<string | null> {
   // `--verify -q` prints nothing for a repository without commits (plain rev-parse prints "HEAD").
   const r = await execa('git', ['rev-parse', '--verify', '-q', 'HEAD^{commit}'], { cwd, reject: false, stdin: 'ignore' });
   const out = String(r.stdout).trim();
   return r.exitCode === 0 && out ? out : null;
 }
 
-async function assertGitRepo(repoPath: string): Promise<void> {
+export async function assertGitRepo(repoPath: string): Promise<void> {
   if (!existsSync(repoPath)) {
     throw ApplicationFailure.create({ type: FAILURE_TYPES.notAGitRepository, nonRetryable: true, message: `repository path does not exist: ${repoPath}` });
   }

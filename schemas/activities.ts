@@ -7,6 +7,12 @@
 import { z } from 'zod';
 import { PhaseSchema, TierSchema } from './run.js';
 
+export const ParsedVoteSchema = z.object({
+  vote: z.enum(['APPROVE', 'REJECT', 'CANNOT_VALIDATE']).nullable(),
+  reason: z.string().nullable(),
+  issues: z.array(z.object({ severity: z.enum(['low', 'medium', 'high', 'critical']), description: z.string() })).max(50),
+});
+
 export const AGENT_ROLES = ['iteration', 'council', 'devils-advocate', 'reviewer'] as const;
 export const AgentRoleSchema = z.enum(AGENT_ROLES);
 export type AgentRole = z.infer<typeof AgentRoleSchema>;
@@ -36,8 +42,11 @@ export const RunAgentInputSchema = z.object({
   completionPromise: z.string(),
   /** Extra environment for the agent (e.g. VIGIL_MEMBER for council members). */
   extraEnv: z.record(z.string(), z.string()).default({}),
+  /** Read a council vote from the output (council members and the devil's advocate). */
+  parseVote: z.boolean().default(false),
 });
-export type RunAgentInput = z.infer<typeof RunAgentInputSchema>;
+/** What callers pass (defaults filled in by the activity). */
+export type RunAgentInput = z.input<typeof RunAgentInputSchema>;
 
 export const AgentResultSchema = z.object({
   exitCode: z.number().int(),
@@ -54,6 +63,10 @@ export const AgentResultSchema = z.object({
   claimSource: z.enum(['promise', 'signal-file']).nullable(),
   /** Which attempt of this activity produced the result (> 1 after a worker crash). */
   attempt: z.number().int().min(1),
+  /** A done-phrase found in the last 200 lines of output ("all tests pass", ...), or null. */
+  donePhrase: z.string().nullable().default(null),
+  /** The vote read from the output, when asked for. */
+  vote: ParsedVoteSchema.nullable().default(null),
 });
 export type AgentResult = z.infer<typeof AgentResultSchema>;
 
@@ -100,3 +113,37 @@ export const FAILURE_TYPES = {
   agentNotRunnable: 'AgentNotRunnable',
   notAGitRepository: 'NotAGitRepository',
 } as const;
+
+export const CollectEvidenceInputSchema = z.object({
+  runId: z.string(),
+  repoPath: z.string(),
+  prdPath: z.string(),
+  round: z.number().int().min(1),
+  iteration: z.number().int().min(0),
+  runStartSha: z.string().nullable(),
+  runStartTree: z.string().nullable(),
+  secretScan: z.boolean(),
+  /** Markdown lines about the latest test run (written into the pack as is). */
+  testSummary: z.string().max(8000),
+  /** Convergence data for the pack; null in blind mode. */
+  convergenceSummary: z.string().max(4000).nullable(),
+});
+export type CollectEvidenceInput = z.infer<typeof CollectEvidenceInputSchema>;
+
+export const EvidenceFactsResultSchema = z.object({
+  evidencePath: z.string(),
+  baseline: z.enum(['run_start_commit', 'run_start_tree', 'base_unreachable']),
+  filesChanged: z.number().int().min(0),
+  changedFiles: z.array(z.string()).max(50),
+  secrets: z.array(z.object({ file: z.string(), line: z.number().int(), kind: z.string() })).max(20).nullable(),
+});
+export type EvidenceFactsResult = z.infer<typeof EvidenceFactsResultSchema>;
+
+export const WriteTranscriptInputSchema = z.object({
+  runId: z.string(),
+  repoPath: z.string(),
+  round: z.number().int().min(1),
+  /** The round's record, written as JSON; small by construction (bounded reasons). */
+  transcript: z.record(z.string(), z.unknown()),
+});
+export type WriteTranscriptInput = z.infer<typeof WriteTranscriptInputSchema>;

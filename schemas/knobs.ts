@@ -46,6 +46,17 @@ function boolKnob(env: string, def: boolean, doc: string): KnobSpecBase<boolean>
   };
 }
 
+function numberKnob(env: string, min: number, max: number, def: number, doc: string): KnobSpecBase<number> {
+  return {
+    schema: z.number().min(min).max(max),
+    default: def,
+    env,
+    doc,
+    allowed: `a number from ${min} to ${max}`,
+    fromString: (raw) => (/^\s*-?(\d+(\.\d*)?|\.\d+)\s*$/.test(raw) ? Number(raw) : raw),
+  };
+}
+
 function stringKnob(env: string, def: string, maxLength: number, doc: string): KnobSpecBase<string> {
   return {
     schema: z.string().max(maxLength),
@@ -159,6 +170,22 @@ export const KNOBS = {
   legacyTierRotation: boolKnob('VIGIL_LEGACY_TIER_ROTATION', false, 'Rotate the tier with the phase (REASON planning, ACT/REFLECT development, VERIFY fast).'),
   continueAsNewEvery: intKnob('VIGIL_CONTINUE_AS_NEW_EVERY', 1, 100_000, 100, 'Start a fresh workflow history every K iterations (also when Temporal suggests it).'),
   convergenceRingSize: intKnob('VIGIL_CONVERGENCE_RING_SIZE', 2, 100, 6, 'How many recent tree hashes the run remembers for oscillation checks.'),
+  // Completion council, circuit breaker and safety valves (spec §2).
+  councilEnabled: boolKnob('VIGIL_COUNCIL_ENABLED', true, 'Completion needs a council approval. Off: a completion claim that passes the evidence gate completes the run.'),
+  councilSize: intKnob('VIGIL_COUNCIL_SIZE', 1, 9, 3, 'Council members; each is an independent agent call (VIGIL_ROLE=council, VIGIL_MEMBER=index).'),
+  councilThreshold: intKnob('VIGIL_COUNCIL_THRESHOLD', 0, 9, 2, 'Approvals needed; can only tighten the floor ceil(2n/3) and is capped at the council size.'),
+  councilCheckInterval: intKnob('VIGIL_COUNCIL_CHECK_INTERVAL', 1, 10_000, 5, 'The council also convenes every this many iterations.'),
+  councilMinIterations: intKnob('VIGIL_COUNCIL_MIN_ITERATIONS', 1, 10_000, 3, 'No council round before this iteration, not even for a completion claim.'),
+  councilEarlyCheck: boolKnob('VIGIL_COUNCIL_EARLY_CHECK', true, 'Convene as soon as the tests pass on the current tree (past the minimum-iteration floor).'),
+  councilMemberTimeoutSeconds: intKnob('VIGIL_COUNCIL_MEMBER_TIMEOUT_SECONDS', 1, 7200, 600, 'A member that has not answered by then is killed and counts as REJECT.'),
+  councilBlind: boolKnob('VIGIL_COUNCIL_BLIND', true, 'Members do not see convergence data (no-change streaks, done signals) in the evidence pack.'),
+  councilSeverityThreshold: enumKnob('VIGIL_COUNCIL_SEVERITY_THRESHOLD', ['low', 'medium', 'high', 'critical'] as const, 'low', 'Above low, a REJECT listing only issues below this severity is reconsidered with the error budget.'),
+  councilErrorBudget: numberKnob('VIGIL_COUNCIL_ERROR_BUDGET', 0, 1, 0, 'Share of non-blocking issues a reconsidered REJECT may carry and still approve (0: any number).'),
+  stagnationLimit: intKnob('VIGIL_STAGNATION_LIMIT', 1, 10_000, 5, 'Iterations without any change that trip the circuit breaker (a forced council round); twice this after a rejection force-stops the run.'),
+  doneSignalLimit: intKnob('VIGIL_DONE_SIGNAL_LIMIT', 1, 10_000, 10, 'Total done signals (claims and done-phrases) after which a rejected round force-stops the run.'),
+  evidenceGate: boolKnob('VIGIL_EVIDENCE_GATE', true, 'Completion requires evidence: a diff since the run start, green tests, no secret in changed files.'),
+  evidenceSecretScan: boolKnob('VIGIL_EVIDENCE_SECRET_SCAN', true, 'Scan changed files for credentials as part of the evidence gate.'),
+  evidenceNoTestsAffirmative: boolKnob('VIGIL_EVIDENCE_NO_TESTS_AFFIRMATIVE', false, 'Count "no test command" as verified instead of inconclusive.'),
 } as const;
 
 export type KnobName = keyof typeof KNOBS;
@@ -174,10 +201,13 @@ type KnobValue<K extends KnobName> = (typeof KNOBS)[K]['default'] extends infer 
         : D
   : never;
 
-/** The zod schema of a complete, validated knob set. */
+/**
+ * The zod schema of a complete, validated knob set. A knob missing from the input takes its
+ * default, so runs started by an older client (or carried across a deploy) keep validating.
+ */
 export const KnobsSchema = z.object(
-  Object.fromEntries(KNOB_NAMES.map((k) => [k, KNOBS[k].schema])) as {
-    [K in KnobName]: z.ZodType<KnobValue<K>>;
+  Object.fromEntries(KNOB_NAMES.map((k) => [k, (KNOBS[k].schema as z.ZodType<unknown>).default(KNOBS[k].default)])) as {
+    [K in KnobName]: z.ZodDefault<z.ZodType<KnobValue<K>>>;
   },
 );
 export type Knobs = z.infer<typeof KnobsSchema>;

@@ -48,6 +48,9 @@ export const InputPayloadSchema = z.strictObject({
   by: ActorSchema.optional(),
 });
 
+export const ForceReviewPayloadSchema = z.strictObject({ reason: Reason.optional(), by: ActorSchema.optional() });
+
+export type ForceReviewPayload = z.infer<typeof ForceReviewPayloadSchema>;
 export type PausePayload = z.infer<typeof PausePayloadSchema>;
 export type ResumePayload = z.infer<typeof ResumePayloadSchema>;
 export type StopPayload = z.infer<typeof StopPayloadSchema>;
@@ -58,6 +61,7 @@ export const MESSAGE_SCHEMAS = {
   resume: ResumePayloadSchema,
   stop: StopPayloadSchema,
   input: InputPayloadSchema,
+  forceReview: ForceReviewPayloadSchema,
 } as const;
 export type MessageName = keyof typeof MESSAGE_SCHEMAS;
 

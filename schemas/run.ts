@@ -48,6 +48,9 @@ export const ConvergenceStateSchema = z.object({
   consecutiveNoChange: z.number().int().min(0),
   /** Most recent hashes, oldest first, at most `convergenceRingSize`. */
   recentHashes: z.array(z.string()).max(100),
+  /** Consecutive iterations with a done signal (a completion claim or a done-phrase). */
+  doneSignals: z.number().int().min(0).default(0),
+  totalDoneSignals: z.number().int().min(0).default(0),
 });
 export type ConvergenceState = z.infer<typeof ConvergenceStateSchema>;
 
@@ -62,6 +65,68 @@ export const CompletionVerdictSchema = z.object({
   testLogPath: z.string().nullable(),
 });
 export type CompletionVerdict = z.infer<typeof CompletionVerdictSchema>;
+
+export const VoteRecordSchema = z.object({
+  member: z.number().int().min(0),
+  role: z.string(),
+  /** How the call ended: the parsed vote, or why it counts as REJECT. */
+  recorded: z.enum(['APPROVE', 'REJECT', 'CANNOT_VALIDATE', 'UNPARSEABLE', 'EMPTY', 'TIMEOUT', 'PROVIDER_FAILURE']),
+  approves: z.boolean(),
+  /** True when the severity/error-budget rule turned this REJECT into an approval. */
+  overridden: z.boolean(),
+  reason: z.string().max(300),
+  issues: z.number().int().min(0),
+  logPath: z.string(),
+});
+export type VoteRecord = z.infer<typeof VoteRecordSchema>;
+
+export const EvidenceRecordSchema = z.object({
+  iteration: z.number().int().min(0),
+  pass: z.boolean(),
+  reason: z.string().nullable(),
+  failures: z.array(z.string()).max(5),
+  inconclusive: z.array(z.string()).max(10),
+  filesChanged: z.number().int().min(0),
+  testsPassed: z.boolean().nullable(),
+});
+export type EvidenceRecord = z.infer<typeof EvidenceRecordSchema>;
+
+export const VerdictSchema = z.object({
+  round: z.number().int().min(1),
+  iteration: z.number().int().min(0),
+  trigger: z.enum(['forced', 'circuit_breaker', 'claim', 'interval', 'tests_green']),
+  result: z.enum(['APPROVED', 'REJECTED', 'BLOCKED_BY_GATE']),
+  approve: z.number().int().min(0),
+  reject: z.number().int().min(0),
+  threshold: z.number().int().min(0),
+  size: z.number().int().min(1),
+  votes: z.array(VoteRecordSchema).max(9),
+  devilsAdvocate: z
+    .object({ triggered: z.boolean(), flipped: z.boolean(), recorded: VoteRecordSchema.shape.recorded, reason: z.string().max(300) })
+    .nullable(),
+  evidence: EvidenceRecordSchema,
+  transcriptPath: z.string(),
+  at: z.string(),
+});
+export type Verdict = z.infer<typeof VerdictSchema>;
+
+export const CouncilStateSchema = z.object({
+  rounds: z.number().int().min(0),
+  /** The most recent rounds, oldest first (bounded). */
+  verdicts: z.array(VerdictSchema).max(20),
+  forceReview: z.object({ by: z.string().max(200), reason: z.string().max(2000), at: z.string() }).nullable(),
+});
+export type CouncilState = z.infer<typeof CouncilStateSchema>;
+
+export const TestRunRecordSchema = z.object({
+  treeHash: z.string(),
+  iteration: z.number().int().min(0),
+  passed: z.boolean(),
+  timedOut: z.boolean(),
+  exitCode: z.number().int(),
+  logPath: z.string(),
+});
+export type TestRunRecord = z.infer<typeof TestRunRecordSchema>;
 
 export const IterationRecordSchema = z.object({
   iteration: z.number().int().min(1),
@@ -111,6 +176,10 @@ export const RunStateSchema = z.object({
   invalidMessageCount: z.number().int().min(0),
   /** How many times this run continued as new. */
   generations: z.number().int().min(0),
+  council: CouncilStateSchema.default({ rounds: 0, verdicts: [], forceReview: null }),
+  /** The latest test-command run, with the tree it ran on (re-run only when the tree changes). */
+  lastTests: TestRunRecordSchema.nullable().default(null),
+  lastEvidence: EvidenceRecordSchema.nullable().default(null),
 });
 export type RunState = z.infer<typeof RunStateSchema>;
 
@@ -128,7 +197,9 @@ export const RunInputSchema = z.object({
 export type RunInput = z.infer<typeof RunInputSchema>;
 
 export const OUTCOME_STATUSES = [
+  'council_approved',
   'completion_promise_fulfilled',
+  'force_stopped',
   'stopped',
   'max_iterations_reached',
   'max_duration_reached',
@@ -140,7 +211,9 @@ export type OutcomeStatus = z.infer<typeof OutcomeStatusSchema>;
 
 /** Exit codes of the process contract: 0 done or human-stopped, 20 deterministic terminal, 1 failed. */
 export const OUTCOME_EXIT_CODES: Record<OutcomeStatus, 0 | 1 | 20> = {
+  council_approved: 0,
   completion_promise_fulfilled: 0,
+  force_stopped: 20,
   stopped: 0,
   max_iterations_reached: 20,
   max_duration_reached: 20,
@@ -152,7 +225,9 @@ export const OutcomeSchema = z.object({
   status: OutcomeStatusSchema,
   reason: z.string(),
   exitCode: z.union([z.literal(0), z.literal(1), z.literal(20)]),
-  iteration: z.number().int().min(0),
+ iteration: z.number().int().min(0),
   at: z.string(),
+  /** What could not be verified independently (e.g. `no_test_runner`); empty when all was. */
+  notes: z.array(z.string()).default([]),
 });
 export type Outcome = z.infer<typeof OutcomeSchema>;

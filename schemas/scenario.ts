@@ -5,7 +5,7 @@
  *
  * A scenario lists one step per iteration (VIGIL_ITERATION 1 is `iterations[0]`), an optional
  * `default` step for iterations beyond the list, and optional per-role scripts for the council,
- * devil's advocate and reviewer calls. Every object is strict, so a typo in a scenario file is an
+ * devil's advocate and reviewer calls (the council's optionally per member, under `members`). Every object is strict, so a typo in a scenario file is an
  * error naming the field rather than a silently ignored key.
  *
  * Sandbox-safe: imports only zod, no Node APIs.
@@ -93,6 +93,38 @@ export const RoleScriptSchema = z.strictObject({
 });
 export type RoleScript = z.infer<typeof RoleScriptSchema>;
 
+/** A key of the council's `members`: a 0-based member index in plain decimal ("0", "1", "12"). */
+export const CouncilMemberKeySchema = z
+  .string()
+  .regex(/^(0|[1-9][0-9]*)$/, 'member key must be a non-negative integer in decimal (the 0-based VIGIL_MEMBER), e.g. "0"');
+
+/**
+ * The council's script: the shared `rounds`/`default` of a RoleScript for every member, plus
+ * optional per-member scripts keyed by the member index (`"0"`, `"1"`, ...). Member m's call n
+ * (n counted per member) runs `members[m].rounds[n]`, else `members[m].default`, else the shared
+ * `rounds[n]`, else the shared `default`, else nothing. Only the council accepts `members`.
+ */
+export const CouncilScriptSchema = RoleScriptSchema.extend({
+  /** Member index -> that member's own script, tried before the shared one. */
+  members: z.record(CouncilMemberKeySchema, RoleScriptSchema).optional(),
+});
+export type CouncilScript = z.infer<typeof CouncilScriptSchema>;
+
+/**
+ * The step of call `index` (0-based, counted per member for the council) of a role script, or
+ * undefined when the script has none. `member` picks the council member's own script first.
+ */
+export function roleStep(
+  script: RoleScript | CouncilScript | undefined,
+  index: number,
+  member: number | null = null,
+): ScenarioStep | undefined {
+  if (script === undefined) return undefined;
+  const members = 'members' in script ? script.members : undefined;
+  const own = member === null || members === undefined ? undefined : members[String(member)];
+  return own?.rounds[index] ?? own?.default ?? script.rounds[index] ?? script.default;
+}
+
 export const ScenarioSchema = z.strictObject({
   /** Format version; always 1. */
   version: z.literal(1),
@@ -108,7 +140,7 @@ export const ScenarioSchema = z.strictObject({
   /** Scripts for the non-iteration roles (VIGIL_ROLE); a role without a script does nothing. */
   roles: z
     .strictObject({
-      council: RoleScriptSchema.optional(),
+      council: CouncilScriptSchema.optional(),
       'devils-advocate': RoleScriptSchema.optional(),
       reviewer: RoleScriptSchema.optional(),
     })
@@ -129,16 +161,36 @@ function formatPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
+/** Like formatPath, but the last segment (a record key) is always quoted in brackets. */
+function formatKeyPath(path: readonly PropertyKey[]): string {
+  const key = path.at(-1);
+  if (key === undefined) return formatPath(path);
+  const parent = path.slice(0, -1);
+  return `${parent.length === 0 ? '' : formatPath(parent)}[${JSON.stringify(String(key))}]`;
+}
+
+/** Extra words for an unknown key that is valid elsewhere: `members` under a non-council role. */
+function unknownKeyHint(path: readonly PropertyKey[], key: string): string {
+  const [first, role] = path;
+  if (key === 'members' && path.length === 2 && first === 'roles' && role !== 'council') {
+    return ' (only roles.council accepts per-member scripts)';
+  }
+  return '';
+}
+
 /** One line per issue: `scenario: <path>: <message>`; unknown keys are named one by one. */
 export function formatScenarioIssues(error: z.ZodError): string[] {
   const lines: string[] = [];
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) lines.push(`scenario: ${formatPath([...issue.path, key])}: unknown key`);
+      for (const key of issue.keys) {
+        lines.push(`scenario: ${formatPath([...issue.path, key])}: unknown key${unknownKeyHint(issue.path, key)}`);
+      }
     } else if (issue.code === 'invalid_key') {
-      // A bad record key (a file path in writes/appends): the path names the key itself.
+      // A bad record key (a file path in writes/appends, a council member key): the path ends
+      // with the key itself, always shown quoted in brackets so it reads as a key, not a field.
       const messages = issue.issues.map((inner) => inner.message);
-      lines.push(`scenario: ${formatPath(issue.path)}: ${messages.join('; ') || issue.message}`);
+      lines.push(`scenario: ${formatKeyPath(issue.path)}: ${messages.join('; ') || issue.message}`);
     } else {
       lines.push(`scenario: ${formatPath(issue.path)}: ${issue.message}`);
     }

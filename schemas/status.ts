@@ -6,6 +6,9 @@
 import { z } from 'zod';
 import {
   CompletionVerdictSchema,
+  EvidenceRecordSchema,
+  TestRunRecordSchema,
+  VerdictSchema,
   InvalidMessageSchema,
   IterationRecordSchema,
   OutcomeSchema,
@@ -14,7 +17,7 @@ import {
   TierSchema,
 } from './run.js';
 
-export const RUN_STATUSES = ['starting', 'running', 'paused', 'backing_off', 'stopping', 'finished'] as const;
+export const RUN_STATUSES = ['starting', 'running', 'reviewing', 'paused', 'backing_off', 'stopping', 'finished'] as const;
 export const RunStatusSchema = z.enum(RUN_STATUSES);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
@@ -44,5 +47,19 @@ export const StatusSnapshotSchema = z.object({
   generations: z.number().int(),
   repoPath: z.string(),
   prdPath: z.string(),
+  /** Consecutive and total done signals (completion claims and done-phrases). */
+  doneSignals: z.number().int(),
+  totalDoneSignals: z.number().int(),
+  /** Why the circuit breaker is tripped right now, or null. */
+  breaker: z.enum(['stagnation', 'done_signals']).nullable(),
+  council: z.object({
+    enabled: z.boolean(),
+    rounds: z.number().int(),
+    /** Most recent rounds, oldest first. */
+    verdicts: z.array(VerdictSchema),
+    forceReviewPending: z.boolean(),
+  }),
+  lastEvidence: EvidenceRecordSchema.nullable(),
+  lastTests: TestRunRecordSchema.nullable(),
 });
 export type StatusSnapshot = z.infer<typeof StatusSnapshotSchema>;

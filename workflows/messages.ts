@@ -5,7 +5,7 @@
  * query.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { InputPayload, PausePayload, ResumePayload, StopPayload } from '../schemas/messages.js';
+import type { ForceReviewPayload, InputPayload, PausePayload, ResumePayload, StopPayload } from '../schemas/messages.js';
 import type { RunStatus, StatusSnapshot } from '../schemas/status.js';
 
 /** What every update answers: whether it changed anything, and the run's state after it. */
@@ -21,6 +21,8 @@ export const pauseUpdate = defineUpdate<MessageAck, [PausePayload]>('pause');
 export const resumeUpdate = defineUpdate<MessageAck, [ResumePayload]>('resume');
 export const stopUpdate = defineUpdate<MessageAck, [StopPayload]>('stop');
 export const inputUpdate = defineUpdate<MessageAck, [InputPayload]>('input');
+/** Convene the completion council at the next boundary, whatever the cadence. */
+export const forceReviewUpdate = defineUpdate<MessageAck, [ForceReviewPayload]>('forceReview');
 
 // Signals take `unknown`: whatever a tool sends is validated in the workflow, and an invalid
 // payload is ignored and reported in status instead of failing the run.
@@ -28,6 +30,7 @@ export const pauseSignal = defineSignal<[unknown?]>('pause');
 export const resumeSignal = defineSignal<[unknown?]>('resume');
 export const stopSignal = defineSignal<[unknown?]>('stop');
 export const inputSignal = defineSignal<[unknown?]>('input');
+export const forceReviewSignal = defineSignal<[unknown?]>('forceReview');
 
 export const statusQuery = defineQuery<StatusSnapshot>('status');
 

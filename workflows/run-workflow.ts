@@ -21,6 +21,7 @@ import {
   ActivityFailure,
   allHandlersFinished,
   ActivityCancellationType,
+  patched,
 } from '@temporalio/workflow';
 import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import type * as activities from '../activities/index.js';
@@ -38,17 +39,24 @@ import {
   type Phase,
   type RunInput,
   type RunState,
+  type TestRunRecord,
   type Tier,
 } from '../schemas/run.js';
 import { SA_ITERATION, SA_PROVIDER, SA_REPO, SA_STATUS } from '../schemas/search-attributes.js';
 import type { RunStatus, StatusSnapshot } from '../schemas/status.js';
 import { backoffSeconds } from './decisions/backoff.js';
+import { breakerTrip, safetyValve, trackDoneSignal } from './decisions/breaker.js';
+import { shouldConvene, type ConveneTrigger } from './decisions/convene.js';
+import { describeBlock } from './decisions/evidence.js';
+import { checkEvidence, describeRejection, evidenceRecord, runCouncilRound, type CouncilDeps, type EvidenceInput } from './council-round.js';
 import { checkCaps } from './decisions/caps.js';
 import { describeRefusal, judgeCompletion } from './decisions/completion.js';
-import { trackConvergence } from './decisions/convergence.js';
+import { initialConvergence, trackConvergence } from './decisions/convergence.js';
 import { phaseFor, tierFor } from './decisions/phase.js';
 import { buildPrompt } from './decisions/prompt.js';
 import {
+  forceReviewSignal,
+  forceReviewUpdate,
   inputSignal,
   inputUpdate,
   pauseSignal,
@@ -72,7 +80,10 @@ function initialState(): RunState {
     consecutiveFailures: 0,
     startedAtMs: nowMs(),
     runStart: null,
-    convergence: { lastHash: null, consecutiveNoChange: 0, recentHashes: [] },
+    convergence: initialConvergence(),
+    council: { rounds: 0, verdicts: [], forceReview: null },
+    lastTests: null,
+    lastEvidence: null,
     pendingDirectives: [],
     pause: null,
     lastCompletion: null,
@@ -83,6 +94,12 @@ function initialState(): RunState {
     generations: 0,
   };
 }
+
+/**
+ * Runs started before the completion council existed replay with the plain completion check;
+ * every newer run (and every run after continue-as-new) takes the council path.
+ */
+export const COUNCIL_PATCH = 'vigil-council-v1';
 
 /** Exit code recorded for an iteration whose agent call never completed on any worker. */
 const AGENT_CALL_LOST = 125;
@@ -98,6 +115,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const knobs = input.knobs;
   const state: RunState = input.state ? RunStateSchema.parse(input.state) : initialState();
   const info = workflowInfo();
+  const councilEra = patched(COUNCIL_PATCH);
 
   // ---- activity proxies, one per kind so a hung tool never shares a timeout with the agent ----
   const agent = proxyActivities<typeof activities>({
@@ -123,6 +141,17 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: { maximumAttempts: 3, initialInterval: '1s' },
   });
+
+  const members = proxyActivities<typeof activities>({
+    // A member that does not answer within its timeout is killed by the activity and counts as
+    // REJECT; this bound is the backstop.
+    startToCloseTimeout: (knobs.councilMemberTimeoutSeconds + 60) * 1000,
+    heartbeatTimeout: knobs.heartbeatTimeoutSeconds * 1000,
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    // One re-run on infrastructure loss; after that the member's vote is lost (REJECT).
+    retry: { maximumAttempts: 2, initialInterval: '2s', nonRetryableErrorTypes: [FAILURE_TYPES.agentNotRunnable] },
+  });
+  const councilDeps: CouncilDeps = { repo, members };
 
   // ---- transient (per execution) state ----
   let status: RunStatus = state.iteration === 0 ? 'starting' : 'running';
@@ -162,6 +191,17 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     generations: state.generations,
     repoPath: input.repoPath,
     prdPath: input.prdPath,
+    doneSignals: state.convergence.doneSignals,
+    totalDoneSignals: state.convergence.totalDoneSignals,
+    breaker: councilEra ? breakerTrip(state.convergence, knobs.stagnationLimit) : null,
+    council: {
+      enabled: councilEra && knobs.councilEnabled,
+      rounds: state.council.rounds,
+      verdicts: state.council.verdicts,
+      forceReviewPending: state.council.forceReview !== null,
+    },
+    lastEvidence: state.lastEvidence,
+    lastTests: state.lastTests,
   });
 
   /** Refreshes the UI details and the search attributes that changed. */
@@ -219,6 +259,16 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     },
   };
 
+  const applyForceReview = (p: { reason?: string; by?: string }, defaultBy: string): MessageAck => {
+    if (!councilEra || !knobs.councilEnabled) {
+      throw ApplicationFailure.create({ message: 'forceReview: the completion council is disabled for this run (knob councilEnabled)', nonRetryable: true });
+    }
+    if (state.council.forceReview) return ack(false, `a council review is already requested by ${state.council.forceReview.by}`);
+    state.council.forceReview = { by: p.by ?? defaultBy, reason: p.reason ?? '', at: nowIso() };
+    publish();
+    return ack(true, 'the council convenes at the next iteration boundary');
+  };
+
   const finishedGuard = (name: MessageName): void => {
     if (outcome) throw new Error(`${name}: the run has finished (${outcome.status})`);
     if (stopRequest && name !== 'stop') throw new Error(`${name}: the run is stopping`);
@@ -273,11 +323,12 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   wire('resume', resumeUpdate, resumeSignal, apply.resume);
   wire('stop', stopUpdate, stopSignal, apply.stop);
   wire('input', inputUpdate, inputSignal, apply.input);
+  wire('forceReview', forceReviewUpdate, forceReviewSignal, applyForceReview);
   setHandler(statusQuery, snapshot, { description: 'The run snapshot (status, iteration, pause, outcome, ...)' });
 
   // ---- terminal path ----
-  const finish = async (s: OutcomeStatus, reason: string): Promise<Outcome> => {
-    outcome = { status: s, reason, exitCode: OUTCOME_EXIT_CODES[s], iteration: state.iteration, at: nowIso() };
+  const finish = async (s: OutcomeStatus, reason: string, notes: string[] = []): Promise<Outcome> => {
+    outcome = { status: s, reason, exitCode: OUTCOME_EXIT_CODES[s], iteration: state.iteration, at: nowIso(), notes };
     status = 'finished';
     backoffUntil = null;
     publish();
@@ -291,6 +342,83 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const stopOutcome = (): Promise<Outcome> => {
     const req = stopRequest ?? { reason: '', by: 'unknown', now: false };
     return finish('stopped', `stopped by ${req.by}${req.reason ? `: ${req.reason}` : ''}${req.now ? ' (now)' : ''}`);
+  };
+
+  // ---- tests, evidence and council (council era) ----
+
+  /** The test command's verdict on `treeHash`, re-run only when the tree changed. */
+  const ensureTests = async (treeHash: string): Promise<TestRunRecord | null> => {
+    if (!knobs.testCommand) return null;
+    if (state.lastTests?.treeHash === treeHash) return state.lastTests;
+    const t = await tests.runTests.executeWithOptions({ summary: `tests on the tree of iteration ${state.iteration}` }, [
+      { runId: info.workflowId, repoPath: input.repoPath, command: knobs.testCommand, iteration: state.iteration, timeoutSeconds: knobs.testTimeoutSeconds },
+    ]);
+    state.lastTests = { treeHash, iteration: state.iteration, passed: t.passed, timedOut: t.timedOut, exitCode: t.exitCode, logPath: t.logPath };
+    return state.lastTests;
+  };
+
+  const evidenceInput = async (round: number): Promise<EvidenceInput> => {
+    const t = await ensureTests(state.convergence.lastHash ?? '');
+    const c = state.convergence;
+    return {
+      runId: info.workflowId,
+      repoPath: input.repoPath,
+      prdPath: input.prdPath,
+      round,
+      iteration: state.iteration,
+      knobs,
+      runStart: state.runStart,
+      tests: t ? { passed: t.passed, timedOut: t.timedOut, logPath: t.logPath } : null,
+      testSummary: t
+        ? `\`${knobs.testCommand}\` on the current tree (iteration ${t.iteration}): ${t.passed ? 'PASSED' : t.timedOut ? 'TIMED OUT' : `FAILED (exit ${t.exitCode})`}; log: ${t.logPath}`
+        : 'No test command is configured for this run.',
+      convergenceSummary: `No-change streak ${c.consecutiveNoChange}; done signals ${c.doneSignals} in a row, ${c.totalDoneSignals} in total; recent tree hashes: ${c.recentHashes.map((h) => h.slice(0, 8)).join(', ')}`,
+    };
+  };
+
+  const notesOf = (inconclusive: readonly string[]): string[] =>
+    inconclusive.map((r) => `completion not independently verified: ${r.replace(/_/g, ' ')}`);
+
+  /** A council round; returns the outcome when the run must end, else null (findings set). */
+  const councilRound = async (trigger: ConveneTrigger): Promise<Outcome | null> => {
+    const round = state.council.rounds + 1;
+    status = 'reviewing';
+    publish();
+    const r = await runCouncilRound(councilDeps, { ...(await evidenceInput(round)), trigger, at: nowIso() });
+    status = stopRequest ? 'stopping' : 'running';
+    state.council.rounds = round;
+    state.council.verdicts = [...state.council.verdicts, r.verdict].slice(-20);
+    state.lastEvidence = r.verdict.evidence;
+    if (trigger === 'forced') state.council.forceReview = null;
+    log.info('council round', { round, trigger, result: r.verdict.result, approve: r.verdict.approve, threshold: r.verdict.threshold });
+    if (r.approved) {
+      const v = r.verdict;
+      return finish(
+        'council_approved',
+        `council approved at iteration ${state.iteration} (round ${round}, ${v.approve} of ${v.size}, threshold ${v.threshold}${v.devilsAdvocate ? ", devil's advocate confirmed" : ''}): ${v.evidence.filesChanged} file(s) changed since run start`,
+        notesOf(r.evidence.inconclusive),
+      );
+    }
+    const valve = safetyValve(state.convergence, breakerTrip(state.convergence, knobs.stagnationLimit), knobs);
+    if (valve.fire) return finish('force_stopped', valve.reason);
+    state.lastFindings = describeRejection(r.verdict).slice(0, LIMITS.findingChars * 4);
+    return null;
+  };
+
+  /** Without a council, a claim completes the run when the evidence gate passes. */
+  const claimWithoutCouncil = async (): Promise<Outcome | null> => {
+    const round = state.council.rounds + 1;
+    const { facts, verdict } = await checkEvidence(councilDeps, await evidenceInput(round));
+    state.lastEvidence = evidenceRecord(state.iteration, verdict, facts, state.lastTests?.passed ?? null);
+    if (verdict.pass) {
+      return finish(
+        'completion_promise_fulfilled',
+        `completion claim accepted at iteration ${state.iteration}: ${facts.filesChanged} file(s) changed since run start${state.lastTests ? ', tests green' : ''}`,
+        notesOf(verdict.inconclusive),
+      );
+    }
+    state.lastFindings = describeBlock(verdict, state.iteration);
+    return null;
   };
 
   try {
@@ -325,6 +453,14 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         publish();
         await condition(() => state.pause === null || stopRequest !== null);
         status = stopRequest ? 'stopping' : 'running';
+        continue;
+      }
+
+      // A person asked for a council review: it happens now, at this boundary.
+      if (councilEra && state.council.forceReview && state.iteration >= 1) {
+        const ended = await councilRound('forced');
+        if (ended) return ended;
+        publish();
         continue;
       }
 
@@ -409,6 +545,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           claimed: false,
           claimSource: null,
           attempt: 5,
+          donePhrase: null,
+          vote: null,
         };
       } finally {
         agentScope = null;
@@ -421,7 +559,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         { repoPath: input.repoPath, runStartSha: state.runStart?.sha ?? null },
       ]);
       const conv = trackConvergence(state.convergence, snap.treeHash, knobs.convergenceRingSize);
-      state.convergence = conv.state;
+      state.convergence = councilEra ? trackDoneSignal(conv.state, result.claimed || result.donePhrase !== null) : conv.state;
 
       const record: IterationRecord = {
         iteration: state.iteration,
@@ -440,7 +578,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       state.recentIterations = [...state.recentIterations, record].slice(-LIMITS.recentIterations);
 
       // 6. Success: completion check on a claim. Failure: durable, interruptible backoff.
-      if (result.exitCode === 0) {
+      if (result.exitCode === 0 && !councilEra) {
+        // Runs from before the council: the plain completion check, unchanged for replay.
         state.consecutiveFailures = 0;
         state.lastFindings = null;
         if (result.claimed) {
@@ -469,6 +608,36 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             );
           }
           state.lastFindings = describeRefusal(verdict);
+        }
+        publish();
+        continue;
+      }
+
+      if (result.exitCode === 0) {
+        state.consecutiveFailures = 0;
+        state.lastFindings = null;
+        if (!knobs.councilEnabled) {
+          if (result.claimed) {
+            const ended = await claimWithoutCouncil();
+            if (ended) return ended;
+          }
+        } else {
+          const trip = breakerTrip(state.convergence, knobs.stagnationLimit);
+          const facts = { iteration: state.iteration, forced: false, circuitTripped: trip !== null, claimed: result.claimed };
+          let trigger = shouldConvene({ ...facts, testsGreen: null }, knobs);
+          const lastRoundTree = state.council.verdicts.at(-1)?.iteration;
+          const changedSinceRound = lastRoundTree === undefined || state.recentIterations.some((r) => r.iteration > lastRoundTree && r.changed);
+          if (!trigger && knobs.councilEarlyCheck && knobs.testCommand && state.iteration >= knobs.councilMinIterations && changedSinceRound) {
+            // Early check: green tests on a tree the council has not seen yet.
+            const t = await ensureTests(snap.treeHash);
+            trigger = shouldConvene({ ...facts, testsGreen: t?.passed ?? null }, knobs);
+          }
+          if (trigger) {
+            const ended = await councilRound(trigger);
+            if (ended) return ended;
+          } else if (result.claimed) {
+            state.lastFindings = `Your completion claim in iteration ${state.iteration} was noted; the completion council convenes from iteration ${knobs.councilMinIterations} on. Keep verifying the requirements.`;
+          }
         }
         publish();
         continue;

@@ -56,6 +56,16 @@ export function currentDetails(s: StatusSnapshot): string {
     );
   }
   lines.push(`No-change streak ${s.consecutiveNoChange} · failures in a row ${s.consecutiveFailures}`);
+  const v = s.council.verdicts.at(-1);
+  if (v) {
+    lines.push(
+      `Council round ${v.round} (iteration ${v.iteration}, ${v.trigger.replace(/_/g, ' ')}): **${v.result}**` +
+        (v.result === 'BLOCKED_BY_GATE' ? ` — ${v.evidence.reason}` : ` · ${v.approve}/${v.size} approve, ${v.threshold} needed`) +
+        (v.devilsAdvocate?.flipped ? " · devil's advocate objected" : ''),
+    );
+  }
+  if (s.breaker) lines.push(`Circuit breaker tripped (${s.breaker.replace(/_/g, ' ')}): the council convenes every iteration`);
+  if (s.council.forceReviewPending) lines.push('A council review was requested and convenes at the next boundary');
   if (s.lastCompletion) {
     lines.push(`Last completion claim (iteration ${s.lastCompletion.iteration}): ${s.lastCompletion.reason}`);
   }

@@ -5,7 +5,7 @@
  */
 import type { ConvergenceState } from '../../schemas/run.js';
 
-export const initialConvergence = (): ConvergenceState => ({ lastHash: null, consecutiveNoChange: 0, recentHashes: [] });
+export const initialConvergence = (): ConvergenceState => ({ lastHash: null, consecutiveNoChange: 0, recentHashes: [], doneSignals: 0, totalDoneSignals: 0 });
 
 export function trackConvergence(
   state: ConvergenceState,
@@ -19,6 +19,7 @@ export function trackConvergence(
   return {
     changed,
     state: {
+      ...state,
       lastHash: treeHash,
       consecutiveNoChange: changed ? 0 : state.consecutiveNoChange + 1,
       recentHashes: ring.slice(Math.max(0, ring.length - ringSize)),

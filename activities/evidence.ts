@@ -1,0 +1,133 @@
+/**
+ * Evidence for a council round or a completion claim: what changed since the run started (the
+ * union of committed, staged, unstaged and untracked-not-ignored changes, `.vigil/` excluded),
+ * credentials in the changed files' content, and the evidence pack the council members read
+ * (`.vigil/runs/<id>/council/round-NNNN/evidence.md`). Also writes each round's transcript.
+ */
+import { existsSync, mkdirSync, openSync, readSync, closeSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { execa } from 'execa';
+import {
+  CollectEvidenceInputSchema,
+  WriteTranscriptInputSchema,
+  type CollectEvidenceInput,
+  type EvidenceFactsResult,
+  type WriteTranscriptInput,
+} from '../schemas/activities.js';
+import { scanSecrets } from '../workflows/decisions/scans.js';
+import { ensureRunDir, pad } from './artifacts.js';
+import { assertGitRepo, EXCLUDE, git, workingTreeHash } from './repo.js';
+
+const MAX_SCANNED_FILES = 500;
+const MAX_SCANNED_BYTES = 1024 * 1024;
+
+function roundDir(repoPath: string, runId: string, round: number): string {
+  const dir = path.join(ensureRunDir(repoPath, runId), 'council', `round-${pad(round)}`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+async function objectExists(repoPath: string, spec: string): Promise<boolean> {
+  const r = await execa('git', ['cat-file', '-e', spec], { cwd: repoPath, reject: false, stdin: 'ignore' });
+  return r.exitCode === 0;
+}
+
+function looksBinary(file: string): boolean {
+  const fd = openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(8192);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    return buf.subarray(0, n).includes(0);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const firstLines = (text: string, n: number): string => text.split('\n').slice(0, n).join('\n');
+
+export async function collectEvidence(raw: CollectEvidenceInput): Promise<EvidenceFactsResult> {
+  const input = CollectEvidenceInputSchema.parse(raw);
+  const repo = input.repoPath;
+  await assertGitRepo(repo);
+  const tree = await workingTreeHash(repo);
+
+  let baseline: EvidenceFactsResult['baseline'];
+  let base: string;
+  if (input.runStartSha && (await objectExists(repo, `${input.runStartSha}^{commit}`))) {
+    baseline = 'run_start_commit';
+    base = input.runStartSha;
+  } else if (!input.runStartSha && input.runStartTree && (await objectExists(repo, `${input.runStartTree}^{tree}`))) {
+    baseline = 'run_start_tree';
+    base = input.runStartTree;
+  } else {
+    // The run-start point is gone (history rewritten, objects pruned): compare with HEAD instead.
+    baseline = 'base_unreachable';
+    base = (await objectExists(repo, 'HEAD^{commit}')) ? 'HEAD' : await git(repo, ['mktree'], {}, '');
+  }
+
+  const names = (await git(repo, ['diff', '--name-only', '-z', '--no-renames', base, tree, '--', '.', EXCLUDE])).split('\0').filter(Boolean);
+
+  let secrets: EvidenceFactsResult['secrets'] = null;
+  if (input.secretScan) {
+    secrets = [];
+    for (const rel of names.slice(0, MAX_SCANNED_FILES)) {
+      const file = path.join(repo, rel);
+      if (!existsSync(file)) continue; // deleted
+      const st = statSync(file);
+      if (!st.isFile() || st.size > MAX_SCANNED_BYTES || looksBinary(file)) continue;
+      for (const f of scanSecrets(readFileSync(file, 'utf8'), 5)) {
+        secrets.push({ file: rel, line: f.line, kind: f.kind });
+        if (secrets.length >= 20) break;
+      }
+      if (secrets.length >= 20) break;
+    }
+  }
+
+  // The pack: what a member reads before voting. Facts only; judgement is the members'.
+  const prd = existsSync(input.prdPath) ? firstLines(readFileSync(input.prdPath, 'utf8'), 100) : `(PRD not readable at ${input.prdPath})`;
+  const status = firstLines(await git(repo, ['status', '--short', '--', '.', EXCLUDE]), 200);
+  const log = (await objectExists(repo, 'HEAD^{commit}')) ? await git(repo, ['log', '--oneline', '-10']) : '(no commits)';
+  const stat = firstLines(await git(repo, ['diff', '--stat', '--no-renames', base, tree, '--', '.', EXCLUDE]), 60);
+  const sections = [
+    `# Evidence for council round ${input.round} (iteration ${input.iteration})`,
+    '',
+    '## PRD requirements (first 100 lines)',
+    '',
+    prd,
+    '',
+    '## Git status',
+    '',
+    '```',
+    status || '(clean)',
+    '```',
+    '',
+    '## Recent commits',
+    '',
+    '```',
+    log,
+    '```',
+    '',
+    `## Changes since the run started (${baseline.replace(/_/g, ' ')}; ${names.length} file(s))`,
+    '',
+    '```',
+    stat || '(none)',
+    '```',
+    '',
+    '## Test results',
+    '',
+    input.testSummary,
+  ];
+  if (input.convergenceSummary !== null) sections.push('', '## Convergence data', '', input.convergenceSummary);
+  if (secrets && secrets.length) sections.push('', '## Possible credentials in changed files', '', ...secrets.map((s) => `- ${s.kind} in ${s.file}:${s.line}`));
+  const evidencePath = path.join(roundDir(repo, input.runId, input.round), 'evidence.md');
+  writeFileSync(evidencePath, `${sections.join('\n')}\n`);
+
+  return { evidencePath, baseline, filesChanged: names.length, changedFiles: names.slice(0, 50), secrets };
+}
+
+export async function writeTranscript(raw: WriteTranscriptInput): Promise<string> {
+  const input = WriteTranscriptInputSchema.parse(raw);
+  const file = path.join(roundDir(input.repoPath, input.runId, input.round), 'transcript.json');
+  writeFileSync(file, `${JSON.stringify(input.transcript, null, 2)}\n`);
+  return file;
+}

@@ -1,0 +1,195 @@
+/**
+ * One completion-council round, orchestrated (spec §2.4): the evidence gate first (a block ends
+ * the round before anyone is asked), then every member votes in parallel, blind to each other,
+ * then the tally, then the devil's advocate on a unanimous approval, then the transcript. Also
+ * the evidence check alone, for completion claims judged without a council.
+ *
+ * Workflow code: deterministic, no I/O. The rules live in `decisions/`.
+ */
+import { ActivityFailure, type ActivityInterfaceFor } from '@temporalio/workflow';
+import type * as activities from '../activities/index.js';
+import type { AgentResult, EvidenceFactsResult } from '../schemas/activities.js';
+import type { Knobs } from '../schemas/knobs.js';
+import type { EvidenceRecord, Verdict, VoteRecord } from '../schemas/run.js';
+import { applyDevilsAdvocate, applySeverityBudget, devilsAdvocateDue, memberRole, tally } from './decisions/council.js';
+import { councilPrompt, devilsAdvocatePrompt } from './decisions/council-prompt.js';
+import type { ConveneTrigger } from './decisions/convene.js';
+import { judgeEvidence, type EvidenceVerdict } from './decisions/evidence.js';
+import { recordVote } from './decisions/vote.js';
+
+type Acts = ActivityInterfaceFor<typeof activities>;
+
+export interface CouncilDeps {
+  /** git and file activities (evidence, transcript). */
+  repo: Acts;
+  /** Council member and devil's advocate calls, bounded by the member timeout. */
+  members: Acts;
+}
+
+export interface EvidenceInput {
+  runId: string;
+  repoPath: string;
+  prdPath: string;
+  round: number;
+  iteration: number;
+  knobs: Knobs;
+  runStart: { sha: string | null; treeHash: string } | null;
+  tests: { passed: boolean; timedOut: boolean; logPath: string } | null;
+  testSummary: string;
+  convergenceSummary: string;
+}
+
+export interface RoundInput extends EvidenceInput {
+  trigger: ConveneTrigger;
+  at: string;
+}
+
+export interface RoundResult {
+  verdict: Verdict;
+  evidence: EvidenceVerdict;
+  approved: boolean;
+}
+
+export function evidenceRecord(iteration: number, v: EvidenceVerdict, facts: Pick<EvidenceFactsResult, 'filesChanged'>, testsPassed: boolean | null): EvidenceRecord {
+  return { iteration, pass: v.pass, reason: v.reason, failures: v.failures, inconclusive: v.inconclusive.slice(0, 10), filesChanged: facts.filesChanged, testsPassed };
+}
+
+/** Gathers the facts (diff, secrets, the evidence pack) and judges them. */
+export async function checkEvidence(deps: CouncilDeps, input: EvidenceInput): Promise<{ facts: EvidenceFactsResult; verdict: EvidenceVerdict }> {
+  const k = input.knobs;
+  const facts = await deps.repo.collectEvidence.executeWithOptions({ summary: `evidence for round ${input.round} (iteration ${input.iteration})` }, [
+    {
+      runId: input.runId,
+      repoPath: input.repoPath,
+      prdPath: input.prdPath,
+      round: input.round,
+      iteration: input.iteration,
+      runStartSha: input.runStart?.sha ?? null,
+      runStartTree: input.runStart?.treeHash ?? null,
+      secretScan: k.evidenceGate && k.evidenceSecretScan,
+      testSummary: input.testSummary,
+      convergenceSummary: k.councilBlind ? null : input.convergenceSummary,
+    },
+  ]);
+  const verdict = judgeEvidence(
+    { baseline: facts.baseline, filesChanged: facts.filesChanged, tests: input.tests, secrets: facts.secrets },
+    { evidenceGate: k.evidenceGate, evidenceNoTestsAffirmative: k.evidenceNoTestsAffirmative },
+  );
+  return { facts, verdict };
+}
+
+/** A member call that never completed counts as a lost call (REJECT), not as a failed round. */
+async function memberCall(call: () => Promise<AgentResult>): Promise<AgentResult | null> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof ActivityFailure) return null;
+    throw err;
+  }
+}
+
+export function voteRecord(member: number, role: string, r: AgentResult | null, k: Knobs): VoteRecord {
+  const parsed = r?.vote ?? { vote: null, reason: null, issues: [] };
+  const rec = recordVote({ exitCode: r?.exitCode ?? -1, timedOut: r?.timedOut ?? false, lost: r === null, outputBytes: r?.outputBytes ?? 0, parsed });
+  // Only a member that answered REJECT (or CANNOT_VALIDATE) is reconsidered; a failed call never is.
+  const reconsider = rec.recorded === 'REJECT' || rec.recorded === 'CANNOT_VALIDATE';
+  const budget = reconsider ? applySeverityBudget(rec.approves, parsed.issues, k.councilSeverityThreshold, k.councilErrorBudget) : { approves: rec.approves, overridden: false };
+  return {
+    member,
+    role,
+    recorded: rec.recorded,
+    approves: budget.approves,
+    overridden: budget.overridden,
+    reason: rec.reason.slice(0, 300),
+    issues: parsed.issues.length,
+    logPath: r?.logPath ?? '',
+  };
+}
+
+export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Promise<RoundResult> {
+  const k = input.knobs;
+  const { facts, verdict: evidence } = await checkEvidence(deps, input);
+  const testsPassed = input.tests ? input.tests.passed : null;
+  const base = {
+    round: input.round,
+    iteration: input.iteration,
+    trigger: input.trigger,
+    size: k.councilSize,
+    evidence: evidenceRecord(input.iteration, evidence, facts, testsPassed),
+    at: input.at,
+  };
+
+  let verdict: Omit<Verdict, 'transcriptPath'>;
+  if (!evidence.pass) {
+    // The gate blocks before anyone is asked: no member call is spent on disproven work.
+    verdict = { ...base, result: 'BLOCKED_BY_GATE', approve: 0, reject: 0, threshold: tally([], k.councilSize, k.councilThreshold).threshold, votes: [], devilsAdvocate: null };
+  } else {
+    const memberInput = (i: number) => ({
+      runId: input.runId,
+      repoPath: input.repoPath,
+      argv: k.agentCommand,
+      prompt: councilPrompt({
+        role: memberRole(i),
+        member: i,
+        size: k.councilSize,
+        iteration: input.iteration,
+        prdPath: input.prdPath,
+        evidencePath: facts.evidencePath,
+        severityThreshold: k.councilSeverityThreshold,
+      }),
+      role: 'council' as const,
+      iteration: input.round,
+      phase: 'VERIFY' as const,
+      tier: k.tier,
+      timeoutSeconds: k.councilMemberTimeoutSeconds,
+      completionPromise: '',
+      extraEnv: { VIGIL_MEMBER: String(i), VIGIL_COUNCIL_ROLE: memberRole(i), VIGIL_COUNCIL_ROUND: String(input.round), VIGIL_EVIDENCE_FILE: facts.evidencePath },
+      parseVote: true,
+    });
+    const results = await Promise.all(
+      Array.from({ length: k.councilSize }, (_, i) =>
+        memberCall(() => deps.members.runAgent.executeWithOptions({ summary: `council round ${input.round} · member ${i} (${memberRole(i)})` }, [memberInput(i)])),
+      ),
+    );
+    const votes = results.map((r, i) => voteRecord(i, memberRole(i), r, k));
+    let t = tally(
+      votes.map((v) => v.approves),
+      k.councilSize,
+      k.councilThreshold,
+    );
+    let devilsAdvocate: Verdict['devilsAdvocate'] = null;
+    if (devilsAdvocateDue(t)) {
+      const da = await memberCall(() =>
+        deps.members.runAgent.executeWithOptions({ summary: `council round ${input.round} · devil's advocate` }, [
+          {
+            ...memberInput(0),
+            prompt: devilsAdvocatePrompt({ size: k.councilSize, iteration: input.iteration, prdPath: input.prdPath, evidencePath: facts.evidencePath, severityThreshold: k.councilSeverityThreshold }),
+            role: 'devils-advocate',
+            extraEnv: { VIGIL_COUNCIL_ROUND: String(input.round), VIGIL_EVIDENCE_FILE: facts.evidencePath },
+          },
+        ]),
+      );
+      const rec = voteRecord(0, 'devils-advocate', da, { ...k, councilSeverityThreshold: 'low' });
+      const after = applyDevilsAdvocate(t, rec.recorded === 'APPROVE');
+      devilsAdvocate = { triggered: true, flipped: after.flipped, recorded: rec.recorded, reason: rec.reason };
+      t = after;
+    }
+    verdict = { ...base, result: t.verdict === 'COMPLETE' ? 'APPROVED' : 'REJECTED', approve: t.approve, reject: t.reject, threshold: t.threshold, votes, devilsAdvocate };
+  }
+
+  const transcriptPath = await deps.repo.writeTranscript.executeWithOptions({ summary: `transcript of council round ${input.round}` }, [
+    { runId: input.runId, repoPath: input.repoPath, round: input.round, transcript: { ...verdict, evidencePath: facts.evidencePath, changedFiles: facts.changedFiles, secrets: facts.secrets } },
+  ]);
+  return { verdict: { ...verdict, transcriptPath }, evidence, approved: verdict.result === 'APPROVED' };
+}
+
+/** One paragraph for the next prompt: why the council did not approve. */
+export function describeRejection(v: Verdict): string {
+  if (v.result === 'APPROVED') return '';
+  if (v.result === 'BLOCKED_BY_GATE') {
+    return `The completion council (round ${v.round}) was blocked by the evidence gate: ${v.evidence.reason}.\n${v.evidence.failures.map((f) => `- ${f}`).join('\n')}`;
+  }
+  const lines = v.votes.filter((x) => !x.approves).map((x) => `- member ${x.member} (${x.role}): ${x.recorded}${x.reason ? ` — ${x.reason}` : ''}`);
+  if (v.devilsAdvocate?.flipped) lines.push(`- devil's advocate: ${v.devilsAdvocate.recorded}${v.devilsAdvocate.reason ? ` — ${v.devilsAdvocate.reason}` : ''}`);
+  return `The completion council (round ${v.round}) did not approve: ${v.approve} of ${v.size} approved, ${v.threshold} needed.\n${lines.join('\n')}`;
+}
