@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PROMISE_TEXT, parseScenario, ScenarioSchema } from '../../schemas/scenario.js';
+import { DEFAULT_PROMISE_TEXT, parseScenario, roleStep, ScenarioSchema } from '../../schemas/scenario.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const AGENT = join(ROOT, 'dist/examples/agents/scripted-agent/main.js');
@@ -121,6 +121,83 @@ describe('scenario schema', () => {
     expect(message).toContain('scenario: iterations.0.sleepMs:');
     expect(message).toContain('scenario: roles.reviewer.rounds.0.commit:');
     expect(message).toMatch(/^invalid scenario \(4 problems\)/);
+  });
+
+  it('accepts per-member council scripts and keeps them', () => {
+    const scenario = parseScenario({
+      version: 1,
+      iterations: [],
+      roles: { council: { members: { '0': { rounds: [{ output: 'm0\n' }] }, '12': { default: {} } } } },
+    });
+    const council = scenario.roles.council;
+    expect(council?.rounds).toEqual([]);
+    expect(council?.members?.['0']?.rounds[0]?.output).toBe('m0\n');
+    expect(council?.members?.['12']?.rounds).toEqual([]);
+    expect(council?.members?.['12']?.default?.exitCode).toBe(0);
+  });
+
+  it('picks member step, member default, shared round, shared default, in that order', () => {
+    const step = (output: string) => ({ output });
+    const council = parseScenario({
+      version: 1,
+      iterations: [],
+      roles: {
+        council: {
+          rounds: [step('shared 0'), step('shared 1'), step('shared 2')],
+          default: step('shared default'),
+          members: {
+            '0': { rounds: [step('m0 r0')], default: step('m0 default') },
+            '1': { rounds: [step('m1 r0'), step('m1 r1')] },
+            '2': { default: step('m2 default') },
+            '3': {},
+          },
+        },
+      },
+    }).roles.council;
+    const pick = (member: number | null, index: number) => roleStep(council, index, member)?.output;
+    expect([0, 1, 5].map((n) => pick(0, n))).toEqual(['m0 r0', 'm0 default', 'm0 default']);
+    expect([0, 1, 2, 3].map((n) => pick(1, n))).toEqual(['m1 r0', 'm1 r1', 'shared 2', 'shared default']);
+    expect([0, 3].map((n) => pick(2, n))).toEqual(['m2 default', 'm2 default']);
+    // An empty member script and an unlisted member both fall back to the shared script.
+    expect([0, 2, 3].map((n) => pick(3, n))).toEqual(['shared 0', 'shared 2', 'shared default']);
+    expect([1, 9].map((n) => pick(7, n))).toEqual(['shared 1', 'shared default']);
+    expect(pick(null, 0)).toBe('shared 0');
+    expect(roleStep(undefined, 0, 0)).toBeUndefined();
+    expect(roleStep(parseScenario({ version: 1, iterations: [], roles: { council: { members: { '0': {} } } } }).roles.council, 0, 0)).toBeUndefined();
+  });
+
+  it('accepts members only under the council, naming the path', () => {
+    for (const role of ['devils-advocate', 'reviewer']) {
+      const message = parseError({ version: 1, iterations: [], roles: { [role]: { members: { '0': {} } } } });
+      expect(message).toContain(`scenario: roles.${role}.members: unknown key (only roles.council accepts per-member scripts)`);
+      expect(message).toMatch(/^invalid scenario \(1 problem\)/);
+    }
+    // Elsewhere an unknown key is just that.
+    expect(parseError({ version: 1, iterations: [{ members: {} }] })).toMatch(/scenario: iterations\.0\.members: unknown key$/);
+  });
+
+  it('rejects council member keys that are not non-negative integers', () => {
+    const message = parseError({
+      version: 1,
+      iterations: [],
+      roles: { council: { members: { x: {}, '-1': {}, '1.5': {}, '01': {}, ' 2': {}, '': {}, '3': {}, '10': {} } } },
+    });
+    for (const key of ['x', '-1', '1.5', '01', ' 2', '']) {
+      expect(message).toContain(`scenario: roles.council.members[${JSON.stringify(key)}]: member key must be a non-negative integer`);
+    }
+    expect(message).not.toContain('members["3"]');
+    expect(message).not.toContain('members["10"]');
+    expect(message).toMatch(/^invalid scenario \(6 problems\)/);
+  });
+
+  it('validates member scripts strictly, naming the path', () => {
+    const message = parseError({
+      version: 1,
+      iterations: [],
+      roles: { council: { members: { '1': { rounds: [{ exitCode: 'x' }], defualt: {} } } } },
+    });
+    expect(message).toContain('scenario: roles.council.members.1.rounds.0.exitCode: Invalid input: expected number');
+    expect(message).toContain('scenario: roles.council.members.1.defualt: unknown key');
   });
 
   it('rejects a non-object and a missing iterations list', () => {
@@ -439,6 +516,85 @@ describe('scripted agent (compiled)', () => {
     const state = JSON.parse(read(repo, '.vigil/scripted-agent/state.json')) as { counts: Record<string, number> };
     expect(state.counts).toEqual({ 'council:0': 3, 'council:1': 1, reviewer: 2, 'devils-advocate': 1 });
     expect(calls(repo).filter((c) => c.role === 'council').map((c) => c.member)).toEqual([0, 0, 1, 0]);
+  });
+
+  it('scripts council members per round, falling back to the shared rounds and default', async () => {
+    const repo = makeRepo();
+    const vote = (v: string, reason: string) => ({ output: `VOTE: ${v}\nREASON: ${reason}\n` });
+    const scenario = scenarioFile({
+      version: 1,
+      iterations: [],
+      roles: {
+        council: {
+          rounds: [vote('REJECT', 'shared 0'), vote('REJECT', 'shared 1')],
+          default: vote('APPROVE', 'shared default'),
+          members: {
+            '0': { rounds: [vote('APPROVE', 'm0 r0')] },
+            '1': { rounds: [vote('APPROVE', 'm1 r0'), { output: 'm1 r1\n', exitCode: 6 }], default: vote('CANNOT_VALIDATE', 'm1 default') },
+          },
+        },
+        'devils-advocate': { rounds: [vote('REJECT', 'da 0')], default: vote('APPROVE', 'da default') },
+      },
+    });
+    const council = (member: string): Promise<AgentRun> =>
+      runAgent(repo, scenario, { env: { VIGIL_ROLE: 'council', VIGIL_MEMBER: member } });
+    const say = async (member: string): Promise<string> => (await council(member)).stdout;
+
+    // Members advance independently: member 1 is called three times before member 0's second call.
+    expect(await say('1')).toBe('VOTE: APPROVE\nREASON: m1 r0\n');
+    const m1r1 = await council('1');
+    expect(m1r1.stdout).toBe('m1 r1\n');
+    expect(m1r1.code).toBe(6);
+    expect(await say('1')).toBe('VOTE: CANNOT_VALIDATE\nREASON: m1 default\n');
+    expect(await say('0')).toBe('VOTE: APPROVE\nREASON: m0 r0\n');
+    expect(await say('2')).toBe('VOTE: REJECT\nREASON: shared 0\n');
+    // Member 0 has no step 1 and no default: the shared round 1, then the shared default.
+    expect(await say('0')).toBe('VOTE: REJECT\nREASON: shared 1\n');
+    expect(await say('0')).toBe('VOTE: APPROVE\nREASON: shared default\n');
+    expect(await say('2')).toBe('VOTE: REJECT\nREASON: shared 1\n');
+    expect(await say('1')).toBe('VOTE: CANNOT_VALIDATE\nREASON: m1 default\n');
+
+    // The devil's advocate keeps one counter of its own, whatever VIGIL_MEMBER says.
+    const advocate = (member?: string): Promise<AgentRun> =>
+      runAgent(repo, scenario, { env: { VIGIL_ROLE: 'devils-advocate', ...(member === undefined ? {} : { VIGIL_MEMBER: member }) } });
+    expect((await advocate()).stdout).toBe('VOTE: REJECT\nREASON: da 0\n');
+    expect((await advocate('0')).stdout).toBe('VOTE: APPROVE\nREASON: da default\n');
+
+    const state = JSON.parse(read(repo, '.vigil/scripted-agent/state.json')) as { counts: Record<string, number> };
+    expect(state.counts).toEqual({ 'council:0': 3, 'council:1': 4, 'council:2': 2, 'devils-advocate': 2 });
+  });
+
+  it('runs a council whose members are all scripted and none shared, saying so past the script', async () => {
+    const repo = makeRepo();
+    const scenario = scenarioFile({
+      version: 1,
+      iterations: [],
+      roles: {
+        council: {
+          members: {
+            '0': { rounds: [{ output: 'VOTE: APPROVE\nREASON: done\n' }] },
+            '1': { rounds: [{ output: 'VOTE: APPROVE\nREASON: tests pass\n' }] },
+            '2': { rounds: [{ output: 'VOTE: REJECT\nREASON: docs missing\nISSUES: MEDIUM:no README section\n' }] },
+          },
+        },
+      },
+    });
+    const results = await Promise.all(
+      ['0', '1', '2'].map((member) => runAgent(repo, scenario, { env: { VIGIL_ROLE: 'council', VIGIL_MEMBER: member } })),
+    );
+    expect(results.map((r) => r.stdout.split('\n')[0])).toEqual(['VOTE: APPROVE', 'VOTE: APPROVE', 'VOTE: REJECT']);
+    expect(results[2]?.stdout).toContain('ISSUES: MEDIUM:no README section\n');
+    const again = await runAgent(repo, scenario, { env: { VIGIL_ROLE: 'council', VIGIL_MEMBER: '2' } });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toBe('scripted-agent: no step for council:2 call 2\n');
+  });
+
+  it('exits 2 when members appear under a non-council role', async () => {
+    const repo = makeRepo();
+    const scenario = scenarioFile({ version: 1, iterations: [], roles: { reviewer: { members: { '0': {} } } } });
+    const run = await runAgent(repo, scenario, { env: { VIGIL_ROLE: 'reviewer' } });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('scenario: roles.reviewer.members: unknown key (only roles.council accepts per-member scripts)');
   });
 
   it('keeps counters exact when council members run in parallel', async () => {

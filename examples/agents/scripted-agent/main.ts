@@ -11,7 +11,8 @@
  *   2. appends {"role","iteration","member","pid","startedAt"} to .vigil/scripted-agent/calls.jsonl
  *      so tests can count the calls;
  *   3. picks its step: iterations[VIGIL_ITERATION - 1] or `default` for the iteration role; for the
- *      other roles the step of the role's call counter, kept in .vigil/scripted-agent/state.json;
+ *      other roles the step of the role's call counter, kept in .vigil/scripted-agent/state.json
+ *      (per member for the council, whose member m tries roles.council.members[m] first);
  *   4. performs it: sleepBeforeMs, deletes, writes, appends, output, stderr, claim, commit,
  *      sleepMs, then exits with exitCode.
  *
@@ -36,6 +37,7 @@ import { parseArgs } from 'node:util';
 import {
   parseScenario,
   repoPathProblem,
+  roleStep,
   SCRIPTED_ROLES,
   type Scenario,
   type ScenarioStep,
@@ -308,8 +310,9 @@ function chooseStep(
   }
   const key = invocation.role === 'council' ? `council:${invocation.member ?? 0}` : invocation.role;
   const index = takeCallIndex(repo, key);
-  const script = scenario.roles[invocation.role];
-  const step = script?.rounds[index] ?? script?.default;
+  // The council tries the member's own script (roles.council.members[m]) before the shared one.
+  const member = invocation.role === 'council' ? (invocation.member ?? 0) : null;
+  const step = roleStep(scenario.roles[invocation.role], index, member);
   return step === undefined ? { none: `scripted-agent: no step for ${key} call ${index + 1}` } : { step };
 }
 
