@@ -31,6 +31,8 @@ export function demoKnobs(root = packageRoot()): Knobs {
     agentCommand: [path.join(root, 'examples/agents/scripted-agent/scripted-agent'), '--scenario', path.join(root, 'examples/demo/scenario.json')],
     testCommand: 'node --test',
     maxIterations: 12,
+    // A short demo: the council may convene from iteration 2.
+    councilMinIterations: 2,
     baseWaitSeconds: 2,
     backoffJitterSeconds: 0,
     heartbeatTimeoutSeconds: 10,

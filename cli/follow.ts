@@ -5,7 +5,7 @@
  * restarts and server restarts (they keep polling and say what they are waiting for).
  */
 import type { Client } from '@temporalio/client';
-import type { IterationRecord } from '../schemas/run.js';
+import type { IterationRecord, Verdict } from '../schemas/run.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 import { CliError, EXIT } from './connection.js';
 import { exitCodeOf, viewRun, type RunView } from './runs.js';
@@ -27,11 +27,18 @@ export function iterationLine(r: IterationRecord): string {
   return parts.join(' · ');
 }
 
+export function verdictLine(v: Verdict): string {
+  if (v.result === 'BLOCKED_BY_GATE') return `council round ${v.round} (iteration ${v.iteration}, ${v.trigger.replace(/_/g, ' ')}): blocked by the evidence gate: ${v.evidence.reason}`;
+  const da = v.devilsAdvocate ? ` · devil's advocate ${v.devilsAdvocate.flipped ? `objected (${v.devilsAdvocate.recorded})` : 'confirmed'}` : '';
+  return `council round ${v.round} (iteration ${v.iteration}, ${v.trigger.replace(/_/g, ' ')}): ${v.result} · ${v.approve} of ${v.size} approve, ${v.threshold} needed${da}`;
+}
+
 export function statusLine(s: StatusSnapshot): string {
   if (s.outcome) return `finished: ${s.outcome.status} (exit ${s.outcome.exitCode}) — ${s.outcome.reason}`;
   if (s.pause) return `paused by ${s.pause.by}${s.pause.reason ? `: ${s.pause.reason}` : ''} (resume with \`vigil resume ${s.workflowId}\`)`;
   if (s.status === 'backing_off') return `backing off until ${s.backoffUntil} after ${s.consecutiveFailures} failure(s) in a row`;
   if (s.status === 'stopping') return 'stopping';
+  if (s.status === 'reviewing') return `council round ${s.council.rounds + 1} in progress (iteration ${s.iteration})`;
   if (s.agentRunning) return `iteration ${s.iteration} running (${s.phase}, tier ${s.tier})`;
   return s.status;
 }
@@ -55,6 +62,8 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
   const deadline = opts.timeoutMs ? Date.now() + opts.timeoutMs : Infinity;
   let lastIteration = 0;
   let lastClaimIteration = 0;
+  let lastRound = 0;
+  let lastEvidenceIteration = 0;
   let lastStatus = '';
   let silentSince: number | null = null;
   for (;;) {
@@ -77,13 +86,25 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
             lastIteration = r.iteration;
           }
         }
-        const claim = snap.lastCompletion;
+        const claim = snap.lastCompletion; // runs from before the council
         if (claim && claim.iteration > lastClaimIteration) {
           lastClaimIteration = claim.iteration;
           if (!claim.accepted) say(`completion claim of iteration ${claim.iteration} refused: ${claim.reason}${claim.testLogPath ? ` (tests: ${claim.testLogPath})` : ''}`);
         }
+        for (const v of snap.council?.verdicts ?? []) {
+          if (v.round <= lastRound) continue;
+          lastRound = v.round;
+          lastEvidenceIteration = Math.max(lastEvidenceIteration, v.iteration);
+          say(verdictLine(v));
+        }
+        const ev = snap.lastEvidence;
+        if (ev && ev.iteration > lastEvidenceIteration) {
+          lastEvidenceIteration = ev.iteration;
+          if (!ev.pass) say(`completion claim of iteration ${ev.iteration} refused by the evidence gate: ${ev.reason}`);
+        }
         const line = statusLine(snap);
-        if (line !== lastStatus && !(view.kind === 'finished')) say(line);
+        // A bare "running" between two iterations says nothing new.
+        if (line !== lastStatus && view.kind !== 'finished' && line !== 'running') say(line);
         lastStatus = line;
       } else if (view.kind === 'running') {
         silentSince ??= Date.now();

@@ -6,10 +6,12 @@
  * 124 timed out.
  */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { KnobName } from '../schemas/knobs.js';
 import { LIMITS } from '../schemas/run.js';
 import { SA_ITERATION, SA_REPO, SA_STATUS } from '../schemas/search-attributes.js';
+import { packageRoot } from '../workers/paths.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
 import { ConfigError, explainKnobs, explainKnobsJson, requireAgentCommand, resolveKnobs } from './config.js';
 import { CliError, connect, endpointFromEnv, EXIT, runUrl } from './connection.js';
@@ -64,7 +66,7 @@ export function buildProgram(): Command {
   const ep = endpointFromEnv();
   const program = new Command('vigil')
     .description('Durable, unattended autonomous coding runs on Temporal.')
-    .version('0.1.0')
+    .version(packageVersion())
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
   program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
@@ -228,6 +230,15 @@ export function buildProgram(): Command {
     );
 
   program
+    .command('review')
+    .description('convene the completion council at the next iteration boundary, whatever the cadence')
+    .argument('<id>')
+    .option('--reason <text>', 'why')
+    .option('--by <name>', 'who is asking (default: $USER)')
+    .option('--signal', 'send as a signal (see pause --signal)')
+    .action(message('forceReview', (o) => ({ ...(typeof o.reason === 'string' ? { reason: o.reason } : {}), ...by(o) })));
+
+  program
     .command('list')
     .description('list runs, newest first')
     .option('--json', 'machine-readable output')
@@ -316,6 +327,10 @@ export function buildProgram(): Command {
 }
 
 const SA = { status: SA_STATUS, iteration: SA_ITERATION, repo: SA_REPO };
+
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+}
 
 function validateId(id: string): string {
   if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/.test(id)) {

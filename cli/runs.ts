@@ -17,7 +17,20 @@ import type { PausePayload } from '../schemas/messages.js';
 import { OUTCOME_EXIT_CODES, OutcomeSchema, type Outcome, type RunInput } from '../schemas/run.js';
 import { SA_ITERATION, SA_PROVIDER, SA_REPO, SA_STATUS } from '../schemas/search-attributes.js';
 import type { StatusSnapshot } from '../schemas/status.js';
-import { statusQuery, type MessageAck, pauseUpdate, resumeUpdate, stopUpdate, inputUpdate, pauseSignal, resumeSignal, stopSignal, inputSignal } from '../workflows/messages.js';
+import {
+  forceReviewSignal,
+  forceReviewUpdate,
+  inputSignal,
+  inputUpdate,
+  pauseSignal,
+  pauseUpdate,
+  resumeSignal,
+  resumeUpdate,
+  statusQuery,
+  stopSignal,
+  stopUpdate,
+  type MessageAck,
+} from '../workflows/messages.js';
 import { vigilRun } from '../workflows/run-workflow.js';
 import { staticDetails, staticSummary } from '../workflows/ui.js';
 import { CliError, ensureSearchAttributes, EXIT, type Endpoint } from './connection.js';
@@ -139,10 +152,10 @@ export function finishedError(view: Extract<RunView, { kind: 'finished' }>): Cli
   return new CliError(`run "${view.workflowId}" has finished (${what}); there is nothing to change`, EXIT.notReached);
 }
 
-export type MessageKind = 'pause' | 'resume' | 'stop' | 'input';
+export type MessageKind = 'pause' | 'resume' | 'stop' | 'input' | 'forceReview';
 
-const UPDATES = { pause: pauseUpdate, resume: resumeUpdate, stop: stopUpdate, input: inputUpdate } as const;
-const SIGNALS = { pause: pauseSignal, resume: resumeSignal, stop: stopSignal, input: inputSignal } as const;
+const UPDATES = { pause: pauseUpdate, resume: resumeUpdate, stop: stopUpdate, input: inputUpdate, forceReview: forceReviewUpdate } as const;
+const SIGNALS = { pause: pauseSignal, resume: resumeSignal, stop: stopSignal, input: inputSignal, forceReview: forceReviewSignal } as const;
 
 /**
  * Sends a message as an update (validated, acknowledged), after checking that the run exists, is

@@ -4,8 +4,9 @@
  * (`<scenario>-v<package version>.json`) and never edited; a workflow change that alters history
  * goes behind `patched()` and keeps the old fixtures replaying.
  *
- * The suite also records a fresh run of the demo scenario (with a failed iteration, a refused
- * claim, a backoff timer, a directive and a pause) and replays that, so the current code replays
+ * The suite also records a fresh run of the demo scenario (a failed iteration, a claim blocked by
+ * the evidence gate, a backoff timer, a directive, a pause, three council rounds and the devil's
+ * advocate) and replays that, so the current code replays
  * its own histories too. `VIGIL_RECORD_HISTORY=1` saves that fresh history as a new fixture.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -65,7 +66,7 @@ describe('replay', () => {
       await waitForStatus(handle, (s) => s.paused && !s.agentRunning);
       await handle.executeUpdate(resumeUpdate, { args: [{ by: 'replay-test' }] });
       const outcome = await handle.result();
-      expect(outcome.status).toBe('completion_promise_fulfilled');
+      expect(outcome.status).toBe('council_approved');
       return handle.fetchHistory();
     });
     await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, history, 'demo')).resolves.toBeUndefined();

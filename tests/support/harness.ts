@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { execa, type ResultPromise } from 'execa';
 import { inject } from 'vitest';
 import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
 import type { RunInput } from '../../schemas/run.js';
@@ -129,6 +130,9 @@ export function runInput(repoPath: string, scenarioFile: string, knobs: Partial<
       baseWaitSeconds: 1,
       backoffJitterSeconds: 0,
       heartbeatTimeoutSeconds: 5,
+      // The loop's own behaviour is tested with claims judged by the evidence gate alone;
+      // council tests turn the council on.
+      councilEnabled: false,
       ...knobs,
     },
   };
@@ -165,6 +169,8 @@ export async function waitForStatus(
 export interface AgentCall {
   role: string;
   iteration: number | null;
+  /** Council member index (council calls only). */
+  member: number | null;
   pid: number;
 }
 
@@ -186,5 +192,38 @@ export function pidAlive(pid: number): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** `vigil worker` processes started by a test (so a test can SIGKILL one), killed at the end. */
+export class WorkerProcesses {
+  private readonly children: ResultPromise[] = [];
+
+  /** Starts `vigil worker` on `taskQueue` and waits until it polls. Wrapped in an object: an
+   * execa child is a promise, and returning it bare from an async function would await its exit. */
+  async spawn(taskQueue: string): Promise<{ child: ResultPromise }> {
+    const child = execa('node', [CLI, 'worker'], {
+      env: { TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: NAMESPACE, VIGIL_TASK_QUEUE: taskQueue },
+      reject: false,
+      all: true,
+    });
+    this.children.push(child);
+    await new Promise<void>((resolve, reject) => {
+      let seen = '';
+      const timer = setTimeout(() => reject(new Error(`worker did not start: ${seen}`)), 60_000);
+      child.all?.on('data', (d: Buffer) => {
+        seen += d.toString();
+        if (seen.includes('polling')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      void child.then(() => reject(new Error(`worker exited: ${seen}`)));
+    });
+    return { child };
+  }
+
+  killAll(): void {
+    for (const c of this.children) c.kill('SIGKILL');
   }
 }

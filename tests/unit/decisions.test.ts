@@ -323,18 +323,18 @@ describe('trackConvergence', () => {
   };
 
   it('initial state has no hash, no streak and an empty ring', () => {
-    expect(initialConvergence()).toEqual({ lastHash: null, consecutiveNoChange: 0, recentHashes: [] });
+    expect(initialConvergence()).toEqual({ lastHash: null, consecutiveNoChange: 0, recentHashes: [], doneSignals: 0, totalDoneSignals: 0 });
     expect(initialConvergence()).not.toBe(initialConvergence());
   });
 
   it('counts the first observation (lastHash null) as a change', () => {
     const r = trackConvergence(initialConvergence(), 'aaa', 6);
     expect(r.changed).toBe(true);
-    expect(r.state).toEqual({ lastHash: 'aaa', consecutiveNoChange: 0, recentHashes: ['aaa'] });
+    expect(r.state).toEqual({ lastHash: 'aaa', consecutiveNoChange: 0, recentHashes: ['aaa'], doneSignals: 0, totalDoneSignals: 0 });
   });
 
   it('a null lastHash resets a stale streak too', () => {
-    const r = trackConvergence({ lastHash: null, consecutiveNoChange: 4, recentHashes: ['x'] }, 'x', 6);
+    const r = trackConvergence({ lastHash: null, consecutiveNoChange: 4, recentHashes: ['x'], doneSignals: 0, totalDoneSignals: 0 }, 'x', 6);
     expect(r.changed).toBe(true);
     expect(r.state.consecutiveNoChange).toBe(0);
   });
@@ -353,7 +353,7 @@ describe('trackConvergence', () => {
   });
 
   it('compares with the run-start hash stored as the initial lastHash', () => {
-    const start: ConvergenceState = { lastHash: 'start', consecutiveNoChange: 0, recentHashes: [] };
+    const start: ConvergenceState = { lastHash: 'start', consecutiveNoChange: 0, recentHashes: [], doneSignals: 0, totalDoneSignals: 0 };
     expect(feed(['start'], 6, start)).toMatchObject({ changes: [false], streaks: [1] });
     expect(feed(['other'], 6, start)).toMatchObject({ changes: [true], streaks: [0] });
   });
@@ -381,13 +381,13 @@ describe('trackConvergence', () => {
   });
 
   it('shrinks an oversized ring to ringSize when the knob got smaller', () => {
-    const start: ConvergenceState = { lastHash: 'f', consecutiveNoChange: 0, recentHashes: ['a', 'b', 'c', 'd', 'e', 'f'] };
+    const start: ConvergenceState = { lastHash: 'f', consecutiveNoChange: 0, recentHashes: ['a', 'b', 'c', 'd', 'e', 'f'], doneSignals: 0, totalDoneSignals: 0 };
     const r = trackConvergence(start, 'g', 2);
     expect(r.state.recentHashes).toEqual(['f', 'g']);
   });
 
   it('does not mutate the input state', () => {
-    const start: ConvergenceState = { lastHash: 'a', consecutiveNoChange: 2, recentHashes: ['a', 'a'] };
+    const start: ConvergenceState = { lastHash: 'a', consecutiveNoChange: 2, recentHashes: ['a', 'a'], doneSignals: 0, totalDoneSignals: 0 };
     const copy = structuredClone(start);
     trackConvergence(start, 'a', 6);
     trackConvergence(start, 'b', 1);
@@ -509,7 +509,9 @@ describe('describeRefusal', () => {
 describe('OUTCOME_EXIT_CODES', () => {
   it('maps every outcome to the process contract: 0 done/stopped, 20 deterministic terminal, 1 failed', () => {
     expect(OUTCOME_EXIT_CODES).toEqual({
+      council_approved: 0,
       completion_promise_fulfilled: 0,
+      force_stopped: 20,
       stopped: 0,
       max_iterations_reached: 20,
       max_duration_reached: 20,
@@ -537,7 +539,7 @@ describe('RunStateSchema', () => {
     consecutiveFailures: 1,
     startedAtMs: 1_700_000_000_000,
     runStart: { sha: 'abc123', treeHash: 'tree1', capturedAt: '2025-01-01T00:00:00.000Z' },
-    convergence: { lastHash: 'tree2', consecutiveNoChange: 0, recentHashes: ['tree1', 'tree2'] },
+    convergence: { lastHash: 'tree2', consecutiveNoChange: 0, recentHashes: ['tree1', 'tree2'], doneSignals: 0, totalDoneSignals: 0 },
     pendingDirectives: [{ text: 'use pnpm', by: 'alice', at: '2025-01-01T00:01:00.000Z' }],
     pause: null,
     lastCompletion: null,
@@ -546,6 +548,9 @@ describe('RunStateSchema', () => {
     invalidMessages: [],
     invalidMessageCount: 0,
     generations: 0,
+    council: { rounds: 0, verdicts: [], forceReview: null },
+    lastTests: null,
+    lastEvidence: null,
   });
 
   it('accepts a carried state and round-trips it', () => {

@@ -155,6 +155,38 @@ const CASES: Record<KnobName, Cases> = {
   legacyTierRotation: boolCases,
   continueAsNewEvery: intCases(1, 100_000),
   convergenceRingSize: intCases(2, 100),
+  councilEnabled: boolCases,
+  councilSize: intCases(1, 9),
+  councilThreshold: intCases(0, 9),
+  councilCheckInterval: intCases(1, 10_000),
+  councilMinIterations: intCases(1, 10_000),
+  councilEarlyCheck: boolCases,
+  councilMemberTimeoutSeconds: intCases(1, 7200),
+  councilBlind: boolCases,
+  councilSeverityThreshold: {
+    good: [
+      ['low', 'low'],
+      ['Medium', 'medium'],
+      [' HIGH ', 'high'],
+      ['critical', 'critical'],
+    ],
+    bad: ['', 'severe', 'lowest'],
+  },
+  councilErrorBudget: {
+    good: [
+      ['0', 0],
+      ['0.25', 0.25],
+      ['.5', 0.5],
+      [' 1 ', 1],
+      ['1.0', 1],
+    ],
+    bad: ['-0.1', '1.01', 'abc', '', '1e-3', '50%', '0,5'],
+  },
+  stagnationLimit: intCases(1, 10_000),
+  doneSignalLimit: intCases(1, 10_000),
+  evidenceGate: boolCases,
+  evidenceSecretScan: boolCases,
+  evidenceNoTestsAffirmative: boolCases,
 };
 
 describe('knob fromString', () => {

@@ -8,7 +8,7 @@ import { MESSAGE_SCHEMAS, parseMessage, type MessageName } from '../../schemas/m
 import { LIMITS } from '../../schemas/run.js';
 
 const MiB = 1024 * 1024;
-const NAMES: MessageName[] = ['pause', 'resume', 'stop', 'input'];
+const NAMES: MessageName[] = ['pause', 'resume', 'stop', 'input', 'forceReview'];
 
 /** Asserts a failed parse and returns its error text. */
 function errorOf(name: MessageName, payload: unknown): string {
@@ -25,7 +25,7 @@ function valueOf(name: MessageName, payload: unknown): unknown {
 }
 
 describe('parseMessage: registry', () => {
-  it('knows exactly pause, resume, stop and input', () => {
+  it('knows exactly pause, resume, stop, input and forceReview', () => {
     expect(Object.keys(MESSAGE_SCHEMAS).sort()).toEqual([...NAMES].sort());
   });
 

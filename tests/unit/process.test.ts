@@ -170,15 +170,16 @@ describe('runProcess', () => {
     expect(r.tail).toContain(dir);
   });
 
-  it('keeps only the last 8 KiB as the tail but counts all output', async () => {
+  it('keeps only the last 64 KiB as the tail but counts all output, and the head when asked', async () => {
     const dir = tempDir();
     const { env } = newEnv();
-    const s = spec(dir, "head -c 20000 /dev/zero | tr '\\0' x; printf END");
+    const s = spec(dir, "printf START; head -c 100000 /dev/zero | tr '\\0' x; printf END", { keepHead: 10 });
     const r = await env.run(s);
-    expect(r.outputBytes).toBe(20003);
-    expect(r.tail).toHaveLength(8192);
+    expect(r.outputBytes).toBe(100008);
+    expect(r.tail).toHaveLength(64 * 1024);
     expect(r.tail.endsWith('xEND')).toBe(true);
-    expect(readFileSync(s.logPath, 'utf8')).toContain(`${'x'.repeat(20000)}END`);
+    expect(r.head).toBe('STARTxxxxx');
+    expect(readFileSync(s.logPath, 'utf8')).toContain(`START${'x'.repeat(100000)}END`);
   });
 
   it('finds watched text split across two writes', async () => {

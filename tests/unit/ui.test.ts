@@ -149,6 +149,12 @@ describe('currentDetails', () => {
       generations: 0,
       repoPath: '/home/dev/todo-app',
       prdPath: '/home/dev/todo-app/docs/PRD.md',
+      doneSignals: 0,
+      totalDoneSignals: 0,
+      breaker: null,
+      council: { enabled: true, rounds: 0, verdicts: [], forceReviewPending: false },
+      lastEvidence: null,
+      lastTests: null,
       ...over,
     } satisfies StatusSnapshot);
 

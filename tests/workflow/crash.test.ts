@@ -5,12 +5,10 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   agentCalls,
   assertBuilt,
-  CLI,
   createTestEnv,
   makeRepo,
   pidAlive,
@@ -18,47 +16,23 @@ import {
   sleep,
   startRun,
   status,
-  temporalAddress,
   uniqueId,
+  WorkerProcesses,
   writeScenario,
   type TestEnv,
 } from '../support/harness.js';
 
 let env: TestEnv;
-const workers: ResultPromise[] = [];
+const workers = new WorkerProcesses();
 
 beforeAll(async () => {
   assertBuilt();
   env = await createTestEnv();
 });
 afterAll(async () => {
-  for (const w of workers) w.kill('SIGKILL');
+  workers.killAll();
   await env?.close();
 });
-
-/** Starts `vigil worker` as its own process and waits until it polls. */
-async function spawnWorker(taskQueue: string): Promise<{ child: ResultPromise }> {
-  const child = execa('node', [CLI, 'worker'], {
-    env: { TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: 'default', VIGIL_TASK_QUEUE: taskQueue },
-    reject: false,
-    all: true,
-  });
-  workers.push(child);
-  await new Promise<void>((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => reject(new Error(`worker did not start: ${seen}`)), 60_000);
-    child.all?.on('data', (d: Buffer) => {
-      seen += d.toString();
-      if (seen.includes('polling')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    void child.then(() => reject(new Error(`worker exited: ${seen}`)));
-  });
-  // Wrapped: an execa child is a promise, and returning it bare would await its exit.
-  return { child };
-}
 
 it('finishes the run on a new worker after the first is SIGKILLed mid-iteration', async () => {
   const repo = makeRepo();
@@ -72,7 +46,7 @@ it('finishes the run on a new worker after the first is SIGKILLed mid-iteration'
     ],
   });
   const tq = uniqueId('crash');
-  const { child: first } = await spawnWorker(tq);
+  const { child: first } = await workers.spawn(tq);
   const handle = await startRun(env, tq, runInput(repo, scenario, { heartbeatTimeoutSeconds: 4 }));
 
   // Wait until iteration 2's agent is running, then kill the worker without any chance to clean up.
@@ -87,7 +61,7 @@ it('finishes the run on a new worker after the first is SIGKILLed mid-iteration'
   await first;
   expect(pidAlive(orphan)).toBe(true); // the dead worker could not kill its agent
 
-  await spawnWorker(tq);
+  await workers.spawn(tq);
   const outcome = await handle.result();
   const snap = await status(handle);
 

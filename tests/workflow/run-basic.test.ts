@@ -44,7 +44,7 @@ describe('vigilRun', () => {
       const result = await handle.result();
       const s = await status(handle);
       expect(s.iteration).toBe(3);
-      expect(s.lastCompletion?.reason).toBe('accepted');
+      expect(s.lastEvidence).toMatchObject({ iteration: 3, pass: true, reason: null, testsPassed: true });
       expect(s.recentIterations.map((r) => r.phase)).toEqual(['ACT', 'REFLECT', 'VERIFY']);
       return result;
     });
@@ -71,17 +71,18 @@ describe('vigilRun', () => {
     const { outcome, verdicts } = await worker.runUntil(async () => {
       const handle = await startRun(env, tq, runInput(repo, scenario, { testCommand: 'test -f y.txt' }));
       const outcome = await handle.result();
-      return { outcome, verdicts: (await status(handle)).lastCompletion };
+      return { outcome, verdicts: (await status(handle)).lastEvidence };
     });
     expect(outcome.status).toBe('completion_promise_fulfilled');
     expect(outcome.iteration).toBe(3);
-    expect(verdicts?.iteration).toBe(3);
+    expect(verdicts).toMatchObject({ iteration: 3, pass: true });
     const runDir = path.join(repo, '.vigil/runs');
     const [id] = readdirSync(runDir);
     const prompt2 = readFileSync(path.join(runDir, id as string, 'iteration-0002.prompt.md'), 'utf8');
     const prompt3 = readFileSync(path.join(runDir, id as string, 'iteration-0003.prompt.md'), 'utf8');
-    expect(prompt2).toMatch(/no changes since the run started/);
-    expect(prompt3).toMatch(/test command failed/);
+    expect(prompt2).toMatch(/refused at iteration 1 by the evidence gate: nothing changed since the run started/);
+    expect(prompt3).toMatch(/refused at iteration 2 by the evidence gate: the tests fail/);
+    expect(prompt3).toMatch(/the test command failed \(log: .*tests-0002\.log\)/);
     // The claim file was consumed.
     expect(existsSync(path.join(repo, '.vigil/signals/COMPLETION_REQUESTED'))).toBe(false);
   });
