@@ -56,7 +56,8 @@ async function run(scenario: ScenarioInput, knobs: Partial<Knobs> = {}) {
   return worker.runUntil(async () => {
     const handle = await startRun(env, tq, runInput(repo, file, { ...COUNCIL, ...knobs }));
     const outcome = await handle.result();
-    return { outcome, snap: await status(handle), repo, handle };
+    const meta = (await handle.query('__temporal_workflow_metadata')) as { currentDetails?: string };
+    return { outcome, snap: await status(handle), repo, details: meta.currentDetails ?? '' };
   });
 }
 
@@ -92,6 +93,15 @@ describe('council votes', () => {
     // Blind by default: members do not see convergence data.
     expect(readFileSync(transcript.evidencePath, 'utf8')).not.toContain('## Convergence data');
     expect(councilCalls(repo).map((c) => c.role)).toEqual(['council', 'council', 'council']);
+  });
+
+  it('shows the latest round in the Temporal UI details', async () => {
+    const { details } = await run({
+      version: 1,
+      iterations: [{ writes: { 'a.txt': 'a' }, claim: 'promise' }],
+      roles: { council: { members: { '0': { default: vote('APPROVE') }, '1': { default: vote('APPROVE') }, '2': { default: vote('REJECT') } } } },
+    });
+    expect(details).toContain('Council round 1 (iteration 1, claim): **APPROVED** · 2/3 approve, 2 needed');
   });
 
   it('continues on 1 of 3, then completes on a unanimous vote the devil’s advocate confirms', async () => {
@@ -181,6 +191,25 @@ describe('evidence gate', () => {
     expect(snap.council.verdicts[2]?.evidence.failures.join('\n')).toMatch(/Anthropic API key in src\/client\.js:1/);
     // Blocked rounds asked nobody: 3 members + the devil's advocate, once, in round 4.
     expect(councilCalls(repo)).toHaveLength(4);
+  });
+
+  it('blocks a claim with an empty diff as empty_diff, and shows members convergence data when not blind', async () => {
+    const { outcome, snap } = await run(
+      {
+        version: 1,
+        iterations: [{ claim: 'promise' }, { writes: { 'a.txt': 'a' }, claim: 'promise' }],
+        roles: { council: { members: { '0': { default: vote('APPROVE') }, '1': { default: vote('APPROVE') }, '2': { default: vote('REJECT') } } } },
+      },
+      { councilBlind: false },
+    );
+    expect(outcome.status).toBe('council_approved');
+    expect(snap.council.verdicts.map((v) => [v.iteration, v.result, v.evidence.reason])).toEqual([
+      [1, 'BLOCKED_BY_GATE', 'empty_diff'],
+      [2, 'APPROVED', null],
+    ]);
+    expect(outcome.notes).toEqual(['completion not independently verified: no test runner']);
+    const transcript = JSON.parse(readFileSync(snap.council.verdicts[1]?.transcriptPath as string, 'utf8')) as { evidencePath: string };
+    expect(readFileSync(transcript.evidencePath, 'utf8')).toMatch(/## Convergence data\n\nNo-change streak 0; done signals 2 in a row, 2 in total/);
   });
 
   it('without a council, a claim that passes the gate completes; "no test command" is reported as unverified', async () => {
