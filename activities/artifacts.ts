@@ -5,17 +5,12 @@
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { runDirPath, safeSegment, VIGIL_DIR } from '../schemas/paths.js';
 
-export const VIGIL_DIR = '.vigil';
-
-/** A workflow id made safe as one path segment. */
-export function safeSegment(id: string): string {
-  const s = id.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_');
-  return s.slice(0, 200) || '_';
-}
+export { safeSegment, VIGIL_DIR };
 
 export function runDir(repoPath: string, runId: string): string {
-  return path.join(repoPath, VIGIL_DIR, 'runs', safeSegment(runId));
+  return path.normalize(runDirPath(repoPath, runId));
 }
 
 export function ensureRunDir(repoPath: string, runId: string): string {

@@ -21,6 +21,7 @@ import {
   type PrepareRunResult,
   type RepoSnapshot,
 } from '../schemas/activities.js';
+import { alwaysHigh, isDependencyManifest } from '../workflows/decisions/tier-ladder.js';
 import { ensureRunDir, VIGIL_DIR } from './artifacts.js';
 
 export const EXCLUDE = `:(exclude)${VIGIL_DIR}`;
@@ -98,7 +99,30 @@ export async function prepareRun(raw: PrepareRunInput): Promise<PrepareRunResult
   await assertGitRepo(input.repoPath);
   excludeVigilDir(input.repoPath, await git(input.repoPath, ['rev-parse', '--git-path', 'info/exclude']));
   const artifactDir = ensureRunDir(input.repoPath, input.runId);
-  return { sha: await headSha(input.repoPath), treeHash: await workingTreeHash(input.repoPath), artifactDir };
+  let prdHigh: string | null = null;
+  if (input.prdPath && existsSync(input.prdPath)) prdHigh = alwaysHigh(readFileSync(input.prdPath, 'utf8'));
+  return { sha: await headSha(input.repoPath), treeHash: await workingTreeHash(input.repoPath), artifactDir, alwaysHigh: prdHigh };
+}
+
+interface NumStat {
+  files: string[];
+  insertions: number;
+  deletions: number;
+}
+
+async function numstat(repoPath: string, from: string, to: string): Promise<NumStat> {
+  const out = await git(repoPath, ['diff', '--numstat', '-z', '--no-renames', from, to, '--', '.', EXCLUDE]);
+  const files: string[] = [];
+  let insertions = 0;
+  let deletions = 0;
+  for (const rec of out.split('\0')) {
+    const m = /^(\d+|-)\t(\d+|-)\t(.*)$/s.exec(rec);
+    if (!m) continue;
+    files.push(m[3] as string);
+    if (m[1] !== '-') insertions += Number(m[1]);
+    if (m[2] !== '-') deletions += Number(m[2]);
+  }
+  return { files, insertions, deletions };
 }
 
 export async function inspectRepo(raw: InspectRepoInput): Promise<RepoSnapshot> {
@@ -108,16 +132,14 @@ export async function inspectRepo(raw: InspectRepoInput): Promise<RepoSnapshot> 
   const head = await headSha(input.repoPath);
   // With no run-start commit, everything counts as new: diff against the empty tree.
   const base = input.runStartSha ?? (await git(input.repoPath, ['mktree'], {}, ''));
-  const numstat = await git(input.repoPath, ['diff', '--numstat', '-z', '--no-renames', base, treeHash, '--', '.', EXCLUDE]);
-  const files: string[] = [];
-  let insertions = 0;
-  let deletions = 0;
-  for (const rec of numstat.split('\0')) {
-    const m = /^(\d+|-)\t(\d+|-)\t(.*)$/s.exec(rec);
-    if (!m) continue;
-    files.push(m[3] as string);
-    if (m[1] !== '-') insertions += Number(m[1]);
-    if (m[2] !== '-') deletions += Number(m[2]);
+  const { files, insertions, deletions } = await numstat(input.repoPath, base, treeHash);
+  let sinceLast: RepoSnapshot['sinceLast'] = null;
+  if (input.previousTree) {
+    const prevOk = (await execa('git', ['cat-file', '-e', `${input.previousTree}^{tree}`], { cwd: input.repoPath, reject: false, stdin: 'ignore' })).exitCode === 0;
+    if (prevOk) {
+      const d = await numstat(input.repoPath, input.previousTree, treeHash);
+      sinceLast = { files: d.files.length, lines: d.insertions + d.deletions, manifestChanged: d.files.some(isDependencyManifest), paths: d.files.slice(0, 50) };
+    }
   }
-  return { treeHash, head, changedFiles: files.slice(0, 50), changedCount: files.length, insertions, deletions };
+  return { treeHash, head, changedFiles: files.slice(0, 50), changedCount: files.length, insertions, deletions, sinceLast };
 }

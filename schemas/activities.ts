@@ -17,7 +17,12 @@ export const AGENT_ROLES = ['iteration', 'council', 'devils-advocate', 'reviewer
 export const AgentRoleSchema = z.enum(AGENT_ROLES);
 export type AgentRole = z.infer<typeof AgentRoleSchema>;
 
-export const PrepareRunInputSchema = z.object({ repoPath: z.string(), runId: z.string() });
+export const PrepareRunInputSchema = z.object({
+  repoPath: z.string(),
+  runId: z.string(),
+  /** When given, the PRD is checked against the always-HIGH tier patterns. */
+  prdPath: z.string().optional(),
+});
 export type PrepareRunInput = z.infer<typeof PrepareRunInputSchema>;
 
 export const PrepareRunResultSchema = z.object({
@@ -26,6 +31,8 @@ export const PrepareRunResultSchema = z.object({
   /** Tree hash of the working tree at run start (see inspectRepo). */
   treeHash: z.string(),
   artifactDir: z.string(),
+  /** The always-HIGH category the PRD matches (security, architecture, ...), or null. */
+  alwaysHigh: z.string().nullable().default(null),
 });
 export type PrepareRunResult = z.infer<typeof PrepareRunResultSchema>;
 
@@ -73,6 +80,8 @@ export type AgentResult = z.infer<typeof AgentResultSchema>;
 export const InspectRepoInputSchema = z.object({
   repoPath: z.string(),
   runStartSha: z.string().nullable(),
+  /** Tree hash after the previous iteration: when given, this iteration's own changes are measured. */
+  previousTree: z.string().nullable().optional(),
 });
 export type InspectRepoInput = z.infer<typeof InspectRepoInputSchema>;
 
@@ -86,6 +95,11 @@ export const RepoSnapshotSchema = z.object({
   changedCount: z.number().int().min(0),
   insertions: z.number().int().min(0),
   deletions: z.number().int().min(0),
+  /** What this iteration changed (vs `previousTree`); null when no previous tree was given. */
+  sinceLast: z
+    .object({ files: z.number().int().min(0), lines: z.number().int().min(0), manifestChanged: z.boolean(), paths: z.array(z.string()).max(50) })
+    .nullable()
+    .default(null),
 });
 export type RepoSnapshot = z.infer<typeof RepoSnapshotSchema>;
 
@@ -147,3 +161,44 @@ export const WriteTranscriptInputSchema = z.object({
   transcript: z.record(z.string(), z.unknown()),
 });
 export type WriteTranscriptInput = z.infer<typeof WriteTranscriptInputSchema>;
+
+export const WriteHandoffInputSchema = z.object({
+  runId: z.string(),
+  repoPath: z.string(),
+  runStartSha: z.string().nullable(),
+  iteration: z.number().int().min(0),
+  reason: z.enum(['uncertainty', 'tier_exhausted', 'agent_request']),
+  /** One line saying why, for the title and the notification. */
+  headline: z.string().max(500),
+  /** Why Vigil believes the run is stuck (one line per signal). */
+  signals: z.array(z.string().max(500)).max(20),
+  mode: z.enum(['supervised', 'perpetual']),
+  paused: z.boolean(),
+  lastCouncil: z.string().max(2000).nullable(),
+  lastTests: z.string().max(1000).nullable(),
+  openQuestions: z.array(z.string().max(1000)).max(20),
+});
+export type WriteHandoffInput = z.infer<typeof WriteHandoffInputSchema>;
+
+export const HandoffResultSchema = z.object({
+  jsonPath: z.string(),
+  markdownPath: z.string(),
+  /** One paragraph for the next prompt and for notifications. */
+  summary: z.string().max(2000),
+});
+export type HandoffResult = z.infer<typeof HandoffResultSchema>;
+
+export const ReadSignalsInputSchema = z.object({ runId: z.string(), repoPath: z.string(), iteration: z.number().int().min(1) });
+export type ReadSignalsInput = z.infer<typeof ReadSignalsInputSchema>;
+
+export const AgentSignalsSchema = z.object({
+  humanReview: z
+    .object({ reason: z.string().max(1000), blocking: z.boolean(), questions: z.array(z.string().max(1000)).max(20) })
+    .nullable(),
+  /** DRIFT_DETECTED entries consumed this iteration (JSON lines). */
+  driftReports: z.number().int().min(0),
+  contextClearRequested: z.boolean(),
+  /** Signal files that could not be read (reported in status, never fatal). */
+  problems: z.array(z.string().max(500)).max(10),
+});
+export type AgentSignals = z.infer<typeof AgentSignalsSchema>;

@@ -57,6 +57,17 @@ function numberKnob(env: string, min: number, max: number, def: number, doc: str
   };
 }
 
+function urlKnob(env: string, doc: string): KnobSpecBase<string> {
+  return {
+    schema: z.union([z.literal(''), z.url({ protocol: /^https?$/ }).max(2048)]),
+    default: '',
+    env,
+    doc,
+    allowed: 'an http(s) URL, or empty to turn it off',
+    fromString: (raw) => raw.trim(),
+  };
+}
+
 function stringKnob(env: string, def: string, maxLength: number, doc: string): KnobSpecBase<string> {
   return {
     schema: z.string().max(maxLength),
@@ -186,6 +197,23 @@ export const KNOBS = {
   evidenceGate: boolKnob('VIGIL_EVIDENCE_GATE', true, 'Completion requires evidence: a diff since the run start, green tests, no secret in changed files.'),
   evidenceSecretScan: boolKnob('VIGIL_EVIDENCE_SECRET_SCAN', true, 'Scan changed files for credentials as part of the evidence gate.'),
   evidenceNoTestsAffirmative: boolKnob('VIGIL_EVIDENCE_NO_TESTS_AFFIRMATIVE', false, 'Count "no test command" as verified instead of inconclusive.'),
+  // Uncertainty-gated escalation, autonomy and notifications (spec §4, §7.4, §8.1).
+  autonomyMode: enumKnob('VIGIL_AUTONOMY_MODE', ['supervised', 'perpetual'] as const, 'supervised', 'supervised: an automatic escalation pauses until a person answers; perpetual: it only notifies. A person\'s pause always pauses.'),
+  uncertaintyEscalation: boolKnob('VIGIL_UNCERTAINTY_ESCALATION', true, 'Escalate to a person when at least 2 of 3 stuck signals (no change, oscillation, council split) co-occur.'),
+  uncertaintyRounds: intKnob('VIGIL_UNCERTAINTY_ROUNDS', 1, 100, 2, 'Consecutive iterations the signals must co-occur before escalating.'),
+  uncertaintyNoChangeMin: intKnob('VIGIL_UNCERTAINTY_NOCHANGE_MIN', 0, 10_000, 0, 'No-change streak that counts as a stuck signal; 0 means stagnationLimit - 1 (at least 1).'),
+  uncertaintySplitRounds: intKnob('VIGIL_UNCERTAINTY_SPLIT_ROUNDS', 1, 100, 2, 'Trailing council rounds rejected with at least one approval that count as a split.'),
+  notifyWebhookUrl: urlKnob('VIGIL_NOTIFY_WEBHOOK_URL', 'Generic webhook: JSON {event, run, title, message, severity, time, details}.'),
+  notifySlackWebhookUrl: urlKnob('VIGIL_NOTIFY_SLACK_WEBHOOK_URL', 'Slack incoming webhook URL.'),
+  notifyDiscordWebhookUrl: urlKnob('VIGIL_NOTIFY_DISCORD_WEBHOOK_URL', 'Discord webhook URL.'),
+  notifyFile: stringKnob('VIGIL_NOTIFY_FILE', '', 4096, 'Append every notification as a JSON line to this file (empty: off).'),
+  notifyDesktop: boolKnob('VIGIL_NOTIFY_DESKTOP', true, 'Desktop notification with notify-send, where it is installed.'),
+  tierLadder: boolKnob('VIGIL_TIER_LADDER', true, 'Climb the model tiers LOW -> MEDIUM -> HIGH on repeated failures or large changes, then escalate to a person; step down after steady single-file successes.'),
+  tierLowMaxFailures: intKnob('VIGIL_TIER_LOW_MAX_FAILURES', 0, 100, 2, 'Failures in a row tolerated at LOW before climbing to MEDIUM.'),
+  tierMediumMaxFailures: intKnob('VIGIL_TIER_MEDIUM_MAX_FAILURES', 0, 100, 3, 'Failures in a row tolerated at MEDIUM before climbing to HIGH.'),
+  tierHighMaxFailures: intKnob('VIGIL_TIER_HIGH_MAX_FAILURES', 0, 100, 5, 'Failures in a row tolerated at HIGH before escalating to a person.'),
+  tierDeescalateSuccesses: intKnob('VIGIL_TIER_DEESCALATE_SUCCESSES', 1, 1000, 5, 'Single-file successes in a row after which the tier steps down one level.'),
+  notifyTimeoutSeconds: intKnob('VIGIL_NOTIFY_TIMEOUT_SECONDS', 1, 120, 10, 'Bound on one notification request; a channel that never answers cannot delay the run longer.'),
 } as const;
 
 export type KnobName = keyof typeof KNOBS;

@@ -128,6 +128,50 @@ export const TestRunRecordSchema = z.object({
 });
 export type TestRunRecord = z.infer<typeof TestRunRecordSchema>;
 
+const ProxiesSchema = z.object({ p1: z.boolean(), p2: z.boolean(), p3: z.boolean() });
+
+/** Uncertainty-gated escalation (spec §4.1): co-occurrence streak, episode latch, hash ring. */
+export const UncertaintyStateSchema = z.object({
+  consecutiveCoOccur: z.number().int().min(0),
+  escalatedEpisode: z.boolean(),
+  escalatedAtIteration: z.number().int(),
+  ring: z.array(z.string()).max(6),
+  lastRoundIteration: z.number().int(),
+  lastProxies: ProxiesSchema,
+});
+
+export const LEVELS = ['LOW', 'MEDIUM', 'HIGH'] as const;
+export const LadderStateSchema = z.object({
+  level: z.enum(LEVELS),
+  failuresAtLevel: z.number().int().min(0),
+  successStreak: z.number().int().min(0),
+  pinnedHigh: z.boolean(),
+  humanEscalated: z.boolean(),
+  changes: z.array(z.object({ iteration: z.number().int(), from: z.enum(LEVELS), to: z.enum(LEVELS), trigger: z.string().max(300) })).max(20),
+});
+
+export const EscalationRecordSchema = z.object({
+  iteration: z.number().int().min(0),
+  reason: z.enum(['uncertainty', 'tier_exhausted', 'agent_request']),
+  detail: z.string().max(1000),
+  proxies: ProxiesSchema.nullable(),
+  handoffPath: z.string(),
+  handoffMarkdownPath: z.string(),
+  mode: z.enum(['supervised', 'perpetual']),
+  /** Whether the run paused for it (supervised, or a blocking agent request). */
+  paused: z.boolean(),
+  notified: z.object({ delivered: z.number().int().min(0), failed: z.number().int().min(0) }),
+  at: z.string(),
+});
+export type EscalationRecord = z.infer<typeof EscalationRecordSchema>;
+
+export const NotificationStatusSchema = z.object({
+  sent: z.number().int().min(0),
+  failed: z.number().int().min(0),
+  recentFailures: z.array(z.object({ event: z.string(), channel: z.string(), error: z.string().max(500), at: z.string() })).max(10),
+});
+export type NotificationStatus = z.infer<typeof NotificationStatusSchema>;
+
 export const IterationRecordSchema = z.object({
   iteration: z.number().int().min(1),
   phase: PhaseSchema,
@@ -180,6 +224,26 @@ export const RunStateSchema = z.object({
   /** The latest test-command run, with the tree it ran on (re-run only when the tree changes). */
   lastTests: TestRunRecordSchema.nullable().default(null),
   lastEvidence: EvidenceRecordSchema.nullable().default(null),
+  uncertainty: UncertaintyStateSchema.default({
+    consecutiveCoOccur: 0,
+    escalatedEpisode: false,
+    escalatedAtIteration: -1,
+    ring: [],
+    lastRoundIteration: -1,
+    lastProxies: { p1: false, p2: false, p3: false },
+  }),
+  /** The model-tier ladder; null until the first iteration of a run that uses it. */
+  ladder: LadderStateSchema.nullable().default(null),
+  escalations: z.array(EscalationRecordSchema).max(20).default([]),
+  notifications: NotificationStatusSchema.default({ sent: 0, failed: 0, recentFailures: [] }),
+  /** DRIFT_DETECTED reports from the agent in this run. */
+  driftReports: z.number().int().min(0).default(0),
+  /** The next agent call starts a fresh session with this handoff summary injected. */
+  contextClear: z.object({ reason: z.string().max(300), summary: z.string().max(4000) }).nullable().default(null),
+  /** The next prompt carries the latest handoff's summary (after an escalation). */
+  handoffContextPending: z.boolean().default(false),
+  /** The latest handoff, summarised for the prompt after an escalation pause or a restart. */
+  latestHandoff: z.object({ iteration: z.number().int(), path: z.string(), summary: z.string().max(2000) }).nullable().default(null),
 });
 export type RunState = z.infer<typeof RunStateSchema>;
 

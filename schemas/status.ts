@@ -6,6 +6,10 @@
 import { z } from 'zod';
 import {
   CompletionVerdictSchema,
+  EscalationRecordSchema,
+  LadderStateSchema,
+  NotificationStatusSchema,
+  UncertaintyStateSchema,
   EvidenceRecordSchema,
   TestRunRecordSchema,
   VerdictSchema,
@@ -61,5 +65,14 @@ export const StatusSnapshotSchema = z.object({
   }),
   lastEvidence: EvidenceRecordSchema.nullable(),
   lastTests: TestRunRecordSchema.nullable(),
+  autonomyMode: z.enum(['supervised', 'perpetual']),
+  /** Uncertainty-gated escalation: live proxies, co-occurrence streak, episode latch. */
+  uncertainty: UncertaintyStateSchema.extend({ enabled: z.boolean(), noChangeMin: z.number().int() }),
+  /** The model-tier ladder (null when off); `tier` above is what the agent gets. */
+  ladder: LadderStateSchema.nullable(),
+  escalations: z.array(EscalationRecordSchema),
+  notifications: NotificationStatusSchema,
+  driftReports: z.number().int(),
+  latestHandoff: z.object({ iteration: z.number().int(), path: z.string(), summary: z.string() }).nullable(),
 });
 export type StatusSnapshot = z.infer<typeof StatusSnapshotSchema>;

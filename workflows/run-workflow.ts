@@ -49,6 +49,10 @@ import { breakerTrip, safetyValve, trackDoneSignal } from './decisions/breaker.j
 import { shouldConvene, type ConveneTrigger } from './decisions/convene.js';
 import { describeBlock } from './decisions/evidence.js';
 import { checkEvidence, describeRejection, evidenceRecord, runCouncilRound, type CouncilDeps, type EvidenceInput } from './council-round.js';
+import { escalate, recordNotification, sendNotification } from './escalation.js';
+import { initialLadder, LEVEL_TIER, observeLadder } from './decisions/tier-ladder.js';
+import { describeProxies, evaluateUncertainty, noChangeMin, type Proxies } from './decisions/uncertainty.js';
+import { verdictSummary } from './ui.js';
 import { checkCaps } from './decisions/caps.js';
 import { describeRefusal, judgeCompletion } from './decisions/completion.js';
 import { initialConvergence, trackConvergence } from './decisions/convergence.js';
@@ -75,15 +79,13 @@ const nowMs = (): number => Date.now(); // deterministic: workflow clock
 const nowIso = (): string => new Date(nowMs()).toISOString(); // deterministic: workflow clock
 
 function initialState(): RunState {
-  return {
+  // Everything else (council, uncertainty, notifications, ...) takes its schema default.
+  return RunStateSchema.parse({
     iteration: 0,
     consecutiveFailures: 0,
     startedAtMs: nowMs(),
     runStart: null,
     convergence: initialConvergence(),
-    council: { rounds: 0, verdicts: [], forceReview: null },
-    lastTests: null,
-    lastEvidence: null,
     pendingDirectives: [],
     pause: null,
     lastCompletion: null,
@@ -92,7 +94,7 @@ function initialState(): RunState {
     invalidMessages: [],
     invalidMessageCount: 0,
     generations: 0,
-  };
+  });
 }
 
 /**
@@ -100,6 +102,12 @@ function initialState(): RunState {
  * every newer run (and every run after continue-as-new) takes the council path.
  */
 export const COUNCIL_PATCH = 'vigil-council-v1';
+
+/** Runs from before escalation, notifications, the tier ladder and agent signal files replay without them. */
+export const ESCALATION_PATCH = 'vigil-escalation-v1';
+
+/** Drift reports (DRIFT_DETECTED) in a run after which the agent gets a fresh session. */
+const DRIFT_CONTEXT_CLEAR = 3;
 
 /** Exit code recorded for an iteration whose agent call never completed on any worker. */
 const AGENT_CALL_LOST = 125;
@@ -116,6 +124,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const state: RunState = input.state ? RunStateSchema.parse(input.state) : initialState();
   const info = workflowInfo();
   const councilEra = patched(COUNCIL_PATCH);
+  const escalationEra = councilEra && patched(ESCALATION_PATCH);
 
   // ---- activity proxies, one per kind so a hung tool never shares a timeout with the agent ----
   const agent = proxyActivities<typeof activities>({
@@ -152,6 +161,14 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     retry: { maximumAttempts: 2, initialInterval: '2s', nonRetryableErrorTypes: [FAILURE_TYPES.agentNotRunnable] },
   });
   const councilDeps: CouncilDeps = { repo, members };
+  const people = proxyActivities<typeof activities>({
+    // Handoff files and notifications. A notification retries inside the activity (4 attempts,
+    // each bounded by notifyTimeoutSeconds); this bound keeps a dead channel from holding the run.
+    startToCloseTimeout: (knobs.notifyTimeoutSeconds * 4 + 20) * 1000,
+    // The activity heartbeats between attempts: a dead worker is noticed within one request's bound.
+    heartbeatTimeout: (knobs.notifyTimeoutSeconds + 10) * 1000,
+    retry: { maximumAttempts: 3, initialInterval: '2s' },
+  });
 
   // ---- transient (per execution) state ----
   let status: RunStatus = state.iteration === 0 ? 'starting' : 'running';
@@ -202,6 +219,13 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     },
     lastEvidence: state.lastEvidence,
     lastTests: state.lastTests,
+    autonomyMode: knobs.autonomyMode,
+    uncertainty: { ...state.uncertainty, enabled: escalationEra && knobs.uncertaintyEscalation, noChangeMin: noChangeMin(knobs) },
+    ladder: escalationEra && knobs.tierLadder ? state.ladder : null,
+    escalations: state.escalations,
+    notifications: state.notifications,
+    driftReports: state.driftReports,
+    latestHandoff: state.latestHandoff,
   });
 
   /** Refreshes the UI details and the search attributes that changed. */
@@ -333,6 +357,13 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     backoffUntil = null;
     publish();
     log.info('run finished', { status: s, reason, iteration: state.iteration });
+    if (escalationEra) {
+      const o = outcome;
+      await CancellationScope.nonCancellable(async () => {
+        const r = await notifyPeople('run_finished', `Run ${s === 'council_approved' || s === 'completion_promise_fulfilled' ? 'completed' : 'ended'}: ${s}`, `${reason}${notes.length ? `\n${notes.join('\n')}` : ''}`, o.exitCode === 0 ? 'info' : o.exitCode === 20 ? 'warning' : 'critical', { status: s, exitCode: o.exitCode, iteration: state.iteration }, `${info.workflowId}:run_finished`);
+        void r;
+      });
+    }
     // Let in-flight update handlers answer before the run closes; this must also work after a
     // cancellation request, hence the non-cancellable scope.
     await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
@@ -405,6 +436,104 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     return null;
   };
 
+  /** One notification to every configured channel; its delivery is recorded, never fatal. */
+  const notifyPeople = async (
+    event: 'escalation' | 'paused' | 'budget_exceeded' | 'run_finished' | 'rate_limited',
+    title: string,
+    message: string,
+    severity: 'info' | 'warning' | 'critical',
+    details: Record<string, unknown>,
+    dedupeKey: string,
+  ) => {
+    const at = nowIso();
+    const r = await sendNotification(people, { runId: info.workflowId, repoPath: input.repoPath, knobs, event, title, message, severity, details, dedupeKey, at });
+    state.notifications = recordNotification(state.notifications, r, event, at, r === null && hasChannel());
+    return r;
+  };
+  const hasChannel = (): boolean => Boolean(knobs.notifyWebhookUrl || knobs.notifySlackWebhookUrl || knobs.notifyDiscordWebhookUrl || knobs.notifyFile || knobs.notifyDesktop);
+
+  type EscalationReason = 'uncertainty' | 'tier_exhausted' | 'agent_request';
+  /** Handoff, notification, then the mode's consequence: a pause in supervised mode (or when asked to block). */
+  const escalateToPerson = async (reason: EscalationReason, headline: string, signals: string[], questions: string[], pause: boolean, proxies: Proxies | null): Promise<void> => {
+    const lastVerdict = state.council.verdicts.at(-1);
+    const t = state.lastTests;
+    const out = await escalate(people, {
+      knobs,
+      at: nowIso(),
+      proxies,
+      handoff: {
+        runId: info.workflowId,
+        repoPath: input.repoPath,
+        runStartSha: state.runStart?.sha ?? null,
+        iteration: state.iteration,
+        reason,
+        headline,
+        signals,
+        mode: knobs.autonomyMode,
+        paused: pause,
+        lastCouncil: lastVerdict ? verdictSummary(lastVerdict) : null,
+        lastTests: t ? `${t.passed ? 'passing' : t.timedOut ? 'timed out' : `failing (exit ${t.exitCode})`} at iteration ${t.iteration}; log ${t.logPath}` : null,
+        openQuestions: questions,
+      },
+    });
+    state.escalations = [...state.escalations, out.record].slice(-20);
+    state.notifications = recordNotification(state.notifications, out.notifyResult, 'escalation', out.record.at, out.notifyResult === null && hasChannel());
+    state.latestHandoff = { iteration: state.iteration, path: out.handoff.markdownPath, summary: out.handoff.summary };
+    state.handoffContextPending = true;
+    log.warn('escalated to a person', { reason, iteration: state.iteration, paused: pause });
+    if (pause && !state.pause) state.pause = { reason: `escalation (${reason.replace(/_/g, ' ')}): ${headline}`.slice(0, 2000), by: 'vigil', at: nowIso() };
+    publish();
+  };
+
+  /** After tracking: agent signal files, the tier ladder, the uncertainty decision; at most one escalation. */
+  const watchForTrouble = async (result: AgentResult, snap: RepoSnapshot): Promise<void> => {
+    const signals = await repo.readAgentSignals.executeWithOptions({ summary: `agent signal files after iteration ${state.iteration}` }, [
+      { runId: info.workflowId, repoPath: input.repoPath, iteration: state.iteration },
+    ]);
+    for (const p of signals.problems) log.warn('unreadable agent signal file', { problem: p });
+    const driftBefore = state.driftReports;
+    state.driftReports += signals.driftReports;
+    if (signals.contextClearRequested || (driftBefore < DRIFT_CONTEXT_CLEAR && state.driftReports >= DRIFT_CONTEXT_CLEAR)) {
+      const why = signals.contextClearRequested ? 'the agent asked for a context clear' : `${state.driftReports} drift reports`;
+      state.contextClear = { reason: why, summary: (state.latestHandoff?.summary ?? describeRunSoFar()).slice(0, 4000) };
+    }
+
+    let tierExhausted: string | null = null;
+    if (knobs.tierLadder) {
+      state.ladder ??= initialLadder(knobs.tier, null);
+      const since = snap.sinceLast;
+      const r = observeLadder(
+        state.ladder,
+        { iteration: state.iteration, failed: result.exitCode !== 0, filesModified: since?.files ?? 0, linesChanged: since?.lines ?? 0, dependencyManifestChanged: since?.manifestChanged ?? false, testFailures: null },
+        knobs,
+      );
+      state.ladder = r.state;
+      if (r.change) log.info('tier changed', { ...r.change });
+      if (r.escalateHuman) tierExhausted = `the agent failed ${r.state.failuresAtLevel} times in a row at the HIGH tier`;
+    }
+
+    let uncertain: { proxies: Proxies; lines: string[] } | null = null;
+    if (knobs.uncertaintyEscalation) {
+      const obs = { iteration: state.iteration, consecutiveNoChange: state.convergence.consecutiveNoChange, treeHash: snap.treeHash, verdicts: state.council.verdicts };
+      const r = evaluateUncertainty(state.uncertainty, obs, knobs);
+      state.uncertainty = r.state;
+      if (r.escalate) uncertain = { proxies: r.proxies, lines: describeProxies(r.proxies, obs, knobs) };
+    }
+
+    const hr = signals.humanReview;
+    if (hr) {
+      await escalateToPerson('agent_request', `the agent asked for a human review: ${hr.reason}`, [`the agent wrote HUMAN_REVIEW_NEEDED${hr.blocking ? ' (blocking)' : ''}: ${hr.reason}`, ...(uncertain?.lines ?? [])], hr.questions, hr.blocking || knobs.autonomyMode === 'supervised', uncertain?.proxies ?? null);
+    } else if (tierExhausted) {
+      await escalateToPerson('tier_exhausted', 'the highest model tier keeps failing', [tierExhausted, ...(uncertain?.lines ?? [])], [], knobs.autonomyMode === 'supervised', uncertain?.proxies ?? null);
+    } else if (uncertain) {
+      await escalateToPerson('uncertainty', 'the run looks stuck', uncertain.lines, [], knobs.autonomyMode === 'supervised', uncertain.proxies);
+    }
+  };
+
+  const describeRunSoFar = (): string =>
+    `Iteration ${state.iteration}; ${state.recentIterations.at(-1)?.filesChangedSinceStart ?? 0} file(s) changed since the run started; ` +
+    `${state.council.rounds} council round(s)${state.council.verdicts.at(-1) ? `, the last ${state.council.verdicts.at(-1)?.result}` : ''}.`;
+
   /** Without a council, a claim completes the run when the evidence gate passes. */
   const claimWithoutCouncil = async (): Promise<Outcome | null> => {
     const round = state.council.rounds + 1;
@@ -437,9 +566,10 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     // Run-start commit and tree, captured once per run and carried across continue-as-new.
     if (!state.runStart) {
       const start = await repo.prepareRun.executeWithOptions({ summary: 'capture run-start commit' }, [
-        { repoPath: input.repoPath, runId: info.workflowId },
+        { repoPath: input.repoPath, runId: info.workflowId, ...(escalationEra ? { prdPath: input.prdPath } : {}) },
       ]);
       state.runStart = { sha: start.sha, treeHash: start.treeHash, capturedAt: nowIso() };
+      if (escalationEra && knobs.tierLadder) state.ladder = initialLadder(knobs.tier, start.alwaysHigh ?? null);
       state.convergence = { ...state.convergence, lastHash: start.treeHash };
       status = 'running';
       publish();
@@ -451,6 +581,11 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       if (stopRequest) return await stopOutcome();
       if (state.pause) {
         publish();
+        if (escalationEra && state.pause.by !== 'vigil') {
+          // A person's or a tool's pause (an escalation already notified for its own).
+          const p = state.pause;
+          await notifyPeople('paused', `Run paused by ${p.by}`, p.reason || 'no reason given', 'info', { by: p.by, iteration: state.iteration }, `${info.workflowId}:paused:${p.at}`);
+        }
         await condition(() => state.pause === null || stopRequest !== null);
         status = stopRequest ? 'stopping' : 'running';
         continue;
@@ -485,7 +620,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       iterationsThisExecution += 1;
       status = 'running';
       phase = phaseFor(state.iteration);
-      tier = tierFor(state.iteration, knobs);
+      tier = escalationEra && knobs.tierLadder && state.ladder ? LEVEL_TIER[state.ladder.level] : tierFor(state.iteration, knobs);
+      const fresh = escalationEra ? state.contextClear : null;
+      const handoffContext = escalationEra && (state.handoffContextPending || fresh) ? (fresh?.summary ?? state.latestHandoff?.summary ?? null) : null;
       const directives = [...state.pendingDirectives]; // a copy: handlers may push while the agent runs
       const prompt = buildPrompt({
         prdPath: input.prdPath,
@@ -498,6 +635,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         directives,
         findings: state.lastFindings,
         completionPromise: knobs.completionPromise,
+        ...(handoffContext ? { handoffSummary: handoffContext } : {}),
+        ...(fresh ? { freshSession: true } : {}),
       });
       publish();
 
@@ -520,7 +659,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
                 tier: tier ?? 'development',
                 timeoutSeconds: knobs.agentTimeoutSeconds,
                 completionPromise: knobs.completionPromise,
-                extraEnv: {},
+                extraEnv: fresh ? { VIGIL_FRESH_SESSION: '1' } : {},
               },
             ],
           ),
@@ -553,10 +692,12 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       }
       // The directives reached the agent: they were one-shot. (New ones may have arrived meanwhile.)
       state.pendingDirectives = state.pendingDirectives.slice(directives.length);
+      if (handoffContext) state.handoffContextPending = false;
+      if (fresh) state.contextClear = null;
 
       // 5. What did the iteration change?
       const snap: RepoSnapshot = await repo.inspectRepo.executeWithOptions({ summary: `inspect repository after iteration ${state.iteration}` }, [
-        { repoPath: input.repoPath, runStartSha: state.runStart?.sha ?? null },
+        { repoPath: input.repoPath, runStartSha: state.runStart?.sha ?? null, ...(escalationEra ? { previousTree: state.convergence.lastHash } : {}) },
       ]);
       const conv = trackConvergence(state.convergence, snap.treeHash, knobs.convergenceRingSize);
       state.convergence = councilEra ? trackDoneSignal(conv.state, result.claimed || result.donePhrase !== null) : conv.state;
@@ -576,6 +717,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         at: nowIso(),
       };
       state.recentIterations = [...state.recentIterations, record].slice(-LIMITS.recentIterations);
+      if (escalationEra) await watchForTrouble(result, snap);
 
       // 6. Success: completion check on a claim. Failure: durable, interruptible backoff.
       if (result.exitCode === 0 && !councilEra) {

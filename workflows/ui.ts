@@ -2,7 +2,7 @@
  * What the Temporal UI shows for a run: the static summary/details set at start and the short
  * markdown "current details" refreshed every iteration. Pure text builders.
  */
-import type { RunInput } from '../schemas/run.js';
+import type { RunInput, Verdict } from '../schemas/run.js';
 import { utf8Length } from '../schemas/messages.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 
@@ -40,6 +40,13 @@ export function staticDetails(input: Pick<RunInput, 'prdTitle' | 'prdPath' | 're
   ].join('\n');
 }
 
+/** One line for a council round (handoffs, notifications). */
+export function verdictSummary(v: Verdict): string {
+  return v.result === 'BLOCKED_BY_GATE'
+    ? `round ${v.round} at iteration ${v.iteration} blocked by the evidence gate (${v.evidence.reason})`
+    : `round ${v.round} at iteration ${v.iteration} ${v.result.toLowerCase()}: ${v.approve} of ${v.size} approved, ${v.threshold} needed`;
+}
+
 export function currentDetails(s: StatusSnapshot): string {
   const lines = [
     `**${s.status.toUpperCase()}** · iteration ${s.iteration}/${s.maxIterations}` +
@@ -66,6 +73,18 @@ export function currentDetails(s: StatusSnapshot): string {
   }
   if (s.breaker) lines.push(`Circuit breaker tripped (${s.breaker.replace(/_/g, ' ')}): the council convenes every iteration`);
   if (s.council.forceReviewPending) lines.push('A council review was requested and convenes at the next boundary');
+  const p = s.uncertainty.lastProxies;
+  const hot = [p.p1 ? 'no change' : '', p.p2 ? 'oscillation' : '', p.p3 ? 'council split' : ''].filter(Boolean);
+  if (s.uncertainty.enabled && (hot.length > 0 || s.uncertainty.escalatedEpisode)) {
+    lines.push(`Stuck signals: ${hot.length ? hot.join(' + ') : 'none'} · co-occurring ${s.uncertainty.consecutiveCoOccur} round(s)${s.uncertainty.escalatedEpisode ? ' · escalated this episode' : ''}`);
+  }
+  if (s.ladder) {
+    const c = s.ladder.changes.at(-1);
+    lines.push(`Model tier ${s.ladder.level}${s.ladder.pinnedHigh ? ' (pinned: the PRD is always-HIGH)' : ''}${c ? ` since iteration ${c.iteration}: ${c.trigger}` : ''}`);
+  }
+  const e = s.escalations.at(-1);
+  if (e) lines.push(`Escalated to a person at iteration ${e.iteration} (${e.reason.replace(/_/g, ' ')}): ${clip(e.detail, 200)} — ${e.paused ? 'paused' : 'not paused'}; handoff \`${e.handoffMarkdownPath}\``);
+  if (s.notifications.failed) lines.push(`Notifications: ${s.notifications.sent} sent, ${s.notifications.failed} failed (last: ${clip(s.notifications.recentFailures.at(-1)?.error ?? '', 120)})`);
   if (s.lastCompletion) {
     lines.push(`Last completion claim (iteration ${s.lastCompletion.iteration}): ${s.lastCompletion.reason}`);
   }

@@ -534,7 +534,7 @@ describe('OUTCOME_EXIT_CODES', () => {
 });
 
 describe('RunStateSchema', () => {
-  const valid = (): RunState => ({
+  const valid = (): RunState => RunStateSchema.parse({
     iteration: 3,
     consecutiveFailures: 1,
     startedAtMs: 1_700_000_000_000,

@@ -89,6 +89,15 @@ const boolCases: Cases = {
   bad: ['maybe', '', '2', 'y', 'truee'],
 };
 
+const urlCases: Cases = {
+  good: [
+    ['', ''],
+    ['https://hooks.example.com/vigil', 'https://hooks.example.com/vigil'],
+    [' http://127.0.0.1:8080/hook ', 'http://127.0.0.1:8080/hook'],
+  ],
+  bad: ['hooks.example.com/x', 'ftp://example.com/x', 'not a url', `https://example.com/${'x'.repeat(2048)}`],
+};
+
 const CASES: Record<KnobName, Cases> = {
   maxIterations: intCases(1, 1_000_000),
   maxDurationSeconds: intCases(0, 31_536_000),
@@ -187,6 +196,34 @@ const CASES: Record<KnobName, Cases> = {
   evidenceGate: boolCases,
   evidenceSecretScan: boolCases,
   evidenceNoTestsAffirmative: boolCases,
+  autonomyMode: {
+    good: [
+      ['supervised', 'supervised'],
+      [' Perpetual ', 'perpetual'],
+    ],
+    bad: ['', 'checkpoint', 'auto'],
+  },
+  uncertaintyEscalation: boolCases,
+  uncertaintyRounds: intCases(1, 100),
+  uncertaintyNoChangeMin: intCases(0, 10_000),
+  uncertaintySplitRounds: intCases(1, 100),
+  notifyWebhookUrl: urlCases,
+  notifySlackWebhookUrl: urlCases,
+  notifyDiscordWebhookUrl: urlCases,
+  notifyFile: {
+    good: [
+      ['', ''],
+      ['/var/log/vigil/notifications.jsonl', '/var/log/vigil/notifications.jsonl'],
+    ],
+    bad: ['x'.repeat(4097)],
+  },
+  notifyDesktop: boolCases,
+  tierLadder: boolCases,
+  tierLowMaxFailures: intCases(0, 100),
+  tierMediumMaxFailures: intCases(0, 100),
+  tierHighMaxFailures: intCases(0, 100),
+  tierDeescalateSuccesses: intCases(1, 1000),
+  notifyTimeoutSeconds: intCases(1, 120),
 };
 
 describe('knob fromString', () => {

@@ -263,7 +263,20 @@ describe('inspectRepo', () => {
       changedCount: 0,
       insertions: 0,
       deletions: 0,
+      sinceLast: null,
     });
+  });
+
+  it('measures what one iteration changed against the previous tree, and spots dependency manifests', async () => {
+    const { repo, sha } = committedRepo();
+    const before = await workingTreeHash(repo);
+    write(repo, 'a.txt', 'one\ntwo\nTHREE\nfour\n'); // 1 deletion, 2 insertions
+    write(repo, 'package.json', '{"name":"x"}\n');
+    const snap = await inspectRepo({ repoPath: repo, runStartSha: sha, previousTree: before });
+    expect(snap.sinceLast).toEqual({ files: 2, lines: 4, manifestChanged: true, paths: ['a.txt', 'package.json'] });
+    // A tree that no longer exists (pruned) is no reason to fail: nothing is measured.
+    const gone = await inspectRepo({ repoPath: repo, runStartSha: sha, previousTree: '0'.repeat(40) });
+    expect(gone.sinceLast).toBeNull();
   });
 
   it('counts files, insertions and deletions vs the run start, including untracked files', async () => {

@@ -155,6 +155,22 @@ describe('currentDetails', () => {
       council: { enabled: true, rounds: 0, verdicts: [], forceReviewPending: false },
       lastEvidence: null,
       lastTests: null,
+      autonomyMode: 'supervised',
+      uncertainty: {
+        enabled: true,
+        noChangeMin: 4,
+        consecutiveCoOccur: 0,
+        escalatedEpisode: false,
+        escalatedAtIteration: -1,
+        ring: [],
+        lastRoundIteration: -1,
+        lastProxies: { p1: false, p2: false, p3: false },
+      },
+      ladder: null,
+      escalations: [],
+      notifications: { sent: 0, failed: 0, recentFailures: [] },
+      driftReports: 0,
+      latestHandoff: null,
       ...over,
     } satisfies StatusSnapshot);
 

@@ -17,6 +17,10 @@ export interface PromptInput {
   directives: readonly Directive[];
   findings: string | null;
   completionPromise: string;
+  /** Summary of the latest handoff, after an escalation or when a fresh session starts. */
+  handoffSummary?: string | null;
+  /** The agent starts a fresh session (context clear): say so. */
+  freshSession?: boolean;
 }
 
 const PHASE_GUIDANCE: Record<Phase, string> = {
@@ -37,6 +41,10 @@ export function buildPrompt(p: PromptInput): string {
   if (p.retry > 0) {
     lines.push(`The previous ${p.retry === 1 ? 'attempt' : `${p.retry} attempts`} failed; check the state of the repository before continuing.`);
   }
+  if (p.freshSession) {
+    lines.push('', 'This is a FRESH SESSION: earlier conversation context was cleared on request. Rebuild your picture of the work from the repository and the summary below.');
+  }
+  if (p.handoffSummary) lines.push('', 'Where things stand (latest handoff):', p.handoffSummary);
   if (p.directives.length > 0) {
     lines.push('', 'HUMAN DIRECTIVE (priority; follow it before anything else):');
     for (const d of p.directives) lines.push(`[from ${d.by} at ${d.at}]`, d.text);

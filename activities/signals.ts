@@ -1,0 +1,71 @@
+/**
+ * Signal files an agent writes in `.vigil/signals/` to talk to Vigil:
+ * - `HUMAN_REVIEW_NEEDED`: JSON `{reason, blocking?, questions?}`; Vigil escalates (and pauses when
+ *   blocking);
+ * - `DRIFT_DETECTED`: JSON lines, one per drift the agent noticed; counted per run;
+ * - `CONTEXT_CLEAR_REQUESTED`: the next agent call starts a fresh session.
+ * Each file is consumed exactly once: it is moved into the run folder under the iteration that
+ * consumed it, and a retried activity reads what an interrupted attempt already moved.
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { ReadSignalsInputSchema, type AgentSignals, type ReadSignalsInput } from '../schemas/activities.js';
+import { ensureRunDir, pad, signalPath } from './artifacts.js';
+
+export const SIGNAL_FILES = ['HUMAN_REVIEW_NEEDED', 'DRIFT_DETECTED', 'CONTEXT_CLEAR_REQUESTED'] as const;
+
+const HumanReviewSchema = z.object({
+  reason: z.string().min(1),
+  blocking: z.boolean().optional(),
+  questions: z.array(z.string()).optional(),
+});
+
+export async function readAgentSignals(raw: ReadSignalsInput): Promise<AgentSignals> {
+  const input = ReadSignalsInputSchema.parse(raw);
+  const consumed = path.join(ensureRunDir(input.repoPath, input.runId), 'signals', `iteration-${pad(input.iteration)}`);
+  for (const name of SIGNAL_FILES) {
+    const src = signalPath(input.repoPath, name);
+    if (!existsSync(src)) continue;
+    mkdirSync(consumed, { recursive: true });
+    renameSync(src, path.join(consumed, name)); // atomic: the file is either still there or consumed
+  }
+
+  const problems: string[] = [];
+  const read = (name: string): string | null => {
+    const file = path.join(consumed, name);
+    return existsSync(file) ? readFileSync(file, 'utf8') : null;
+  };
+
+  let humanReview: AgentSignals['humanReview'] = null;
+  const hr = read('HUMAN_REVIEW_NEEDED');
+  if (hr !== null) {
+    let parsed: z.infer<typeof HumanReviewSchema> | null = null;
+    try {
+      const r = HumanReviewSchema.safeParse(JSON.parse(hr));
+      if (r.success) parsed = r.data;
+      else problems.push(`HUMAN_REVIEW_NEEDED: ${r.error.issues.map((i) => `${i.path.join('.') || '(file)'}: ${i.message}`).join('; ')}`);
+    } catch (err) {
+      problems.push(`HUMAN_REVIEW_NEEDED is not JSON: ${err instanceof Error ? err.message : String(err)}`.slice(0, 500));
+    }
+    // An unreadable request still reaches a person: its text becomes the reason.
+    humanReview = parsed
+      ? { reason: parsed.reason.slice(0, 1000), blocking: parsed.blocking ?? false, questions: (parsed.questions ?? []).slice(0, 20).map((q) => q.slice(0, 1000)) }
+      : { reason: (hr.trim() || 'the agent asked for a human review').slice(0, 1000), blocking: false, questions: [] };
+  }
+
+  let driftReports = 0;
+  const drift = read('DRIFT_DETECTED');
+  if (drift !== null) {
+    for (const line of drift.split('\n').filter((l) => l.trim())) {
+      try {
+        JSON.parse(line);
+        driftReports += 1;
+      } catch {
+        if (problems.length < 10) problems.push(`DRIFT_DETECTED: a line is not JSON: ${line.slice(0, 200)}`);
+      }
+    }
+  }
+
+  return { humanReview, driftReports, contextClearRequested: read('CONTEXT_CLEAR_REQUESTED') !== null, problems: problems.slice(0, 10) };
+}

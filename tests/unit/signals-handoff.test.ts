@@ -1,0 +1,89 @@
+/**
+ * Agent signal files (consumed exactly once, even when an interrupted attempt already moved them)
+ * and handoff documents (what a person needs, at a stable path per iteration and reason).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { writeHandoff } from '../../activities/handoff.js';
+import { readAgentSignals } from '../../activities/signals.js';
+
+const GIT = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+function repo(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-signals-'));
+  const git = (...a: string[]) => execFileSync('git', a, { cwd: dir, env: { ...process.env, ...GIT }, encoding: 'utf8' }).trim();
+  git('init', '-q', '-b', 'main');
+  writeFileSync(path.join(dir, 'README.md'), '# r\n');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'start');
+  return dir;
+}
+const signal = (dir: string, name: string, content: string) => {
+  mkdirSync(path.join(dir, '.vigil/signals'), { recursive: true });
+  writeFileSync(path.join(dir, '.vigil/signals', name), content);
+};
+
+describe('readAgentSignals', () => {
+  it('consumes each file once, and a retried call sees what an earlier attempt moved', async () => {
+    const dir = repo();
+    signal(dir, 'HUMAN_REVIEW_NEEDED', JSON.stringify({ reason: 'Which DB?', blocking: true, questions: ['pg or sqlite?'] }));
+    signal(dir, 'DRIFT_DETECTED', '{"what":"scope creep"}\n{"what":"wrong file"}\nnot json\n');
+    signal(dir, 'CONTEXT_CLEAR_REQUESTED', '');
+    const first = await readAgentSignals({ runId: 'r1', repoPath: dir, iteration: 3 });
+    expect(first).toMatchObject({
+      humanReview: { reason: 'Which DB?', blocking: true, questions: ['pg or sqlite?'] },
+      driftReports: 2,
+      contextClearRequested: true,
+    });
+    expect(first.problems).toEqual(['DRIFT_DETECTED: a line is not JSON: not json']);
+    expect(existsSync(path.join(dir, '.vigil/signals/HUMAN_REVIEW_NEEDED'))).toBe(false);
+    // A retry of the same iteration (the first attempt's result was lost) reads the same signals.
+    expect(await readAgentSignals({ runId: 'r1', repoPath: dir, iteration: 3 })).toEqual(first);
+    // The next iteration sees nothing: consumed once.
+    expect(await readAgentSignals({ runId: 'r1', repoPath: dir, iteration: 4 })).toEqual({ humanReview: null, driftReports: 0, contextClearRequested: false, problems: [] });
+  });
+
+  it('still escalates an unreadable HUMAN_REVIEW_NEEDED, with its text as the reason', async () => {
+    const dir = repo();
+    signal(dir, 'HUMAN_REVIEW_NEEDED', 'please look at the auth flow');
+    const r = await readAgentSignals({ runId: 'r2', repoPath: dir, iteration: 1 });
+    expect(r.humanReview).toEqual({ reason: 'please look at the auth flow', blocking: false, questions: [] });
+    expect(r.problems[0]).toMatch(/^HUMAN_REVIEW_NEEDED is not JSON/);
+  });
+});
+
+describe('writeHandoff', () => {
+  it('writes JSON and Markdown with what was built, what fails, the questions and the exact commands', async () => {
+    const dir = repo();
+    const sha = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: dir, encoding: 'utf8' }).trim();
+    writeFileSync(path.join(dir, 'new.txt'), 'x\n');
+    const input = {
+      runId: 'vigil-x',
+      repoPath: dir,
+      runStartSha: sha,
+      iteration: 7,
+      reason: 'uncertainty' as const,
+      headline: 'the run looks stuck',
+      signals: ['no change for 4 iterations (limit 4)', 'the council split in the last 2 rounds'],
+      mode: 'supervised' as const,
+      paused: true,
+      lastCouncil: 'round 3 at iteration 7 rejected: 1 of 3 approved, 2 needed',
+      lastTests: 'failing (exit 1) at iteration 7',
+      openQuestions: ['Is the API versioned?'],
+    };
+    const r = await writeHandoff(input);
+    expect(r.jsonPath).toBe(path.join(dir, '.vigil/handoffs/iteration-0007-uncertainty.json'));
+    const json = JSON.parse(readFileSync(r.jsonPath, 'utf8')) as Record<string, unknown>;
+    expect(json).toMatchObject({ reason: 'uncertainty', iteration: 7, paused: true, filesChangedSinceStart: { count: 1, first: ['new.txt'] }, openQuestions: ['Is the API versioned?'] });
+    const md = readFileSync(r.markdownPath, 'utf8');
+    for (const text of ['# Handoff: the run looks stuck', 'no change for 4 iterations', '`new.txt`', 'round 3 at iteration 7 rejected', 'Is the API versioned?', 'vigil resume vigil-x', 'vigil stop vigil-x', 'vigil review vigil-x']) {
+      expect(md).toContain(text);
+    }
+    expect(r.summary).toMatch(/^Handoff at iteration 7 \(uncertainty\): the run looks stuck\./);
+    // The same escalation written again (a retried activity) rewrites the same two files.
+    const again = await writeHandoff(input);
+    expect([again.jsonPath, again.markdownPath]).toEqual([r.jsonPath, r.markdownPath]);
+  });
+});
