@@ -64,6 +64,8 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
   let lastClaimIteration = 0;
   let lastRound = 0;
   let lastEvidenceIteration = 0;
+  let seenEscalations = 0;
+  let seenTierChanges = -1;
   let lastStatus = '';
   let silentSince: number | null = null;
   for (;;) {
@@ -97,6 +99,14 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
           lastEvidenceIteration = Math.max(lastEvidenceIteration, v.iteration);
           say(verdictLine(v));
         }
+        const escalations = snap.escalations ?? [];
+        for (const e of escalations.slice(seenEscalations)) {
+          say(`escalated to a person at iteration ${e.iteration} (${e.reason.replace(/_/g, ' ')}): ${e.detail} — ${e.paused ? 'paused' : 'not paused'}; handoff ${e.handoffMarkdownPath}`);
+        }
+        seenEscalations = escalations.length;
+        const changes = snap.ladder?.changes ?? [];
+        if (seenTierChanges >= 0) for (const c of changes.slice(seenTierChanges)) say(`model tier ${c.from} -> ${c.to} at iteration ${c.iteration}: ${c.trigger}`);
+        seenTierChanges = changes.length;
         const ev = snap.lastEvidence;
         if (ev && ev.iteration > lastEvidenceIteration) {
           lastEvidenceIteration = ev.iteration;
