@@ -10,6 +10,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES, RunAgentInputSchema, type AgentResult, type RunAgentInput } from '../schemas/activities.js';
 import { ensureRunDir, pad, signalPath } from './artifacts.js';
+import { detectRateLimit } from '../workflows/decisions/rate-limit.js';
 import { findDonePhrase } from '../workflows/decisions/scans.js';
 import { parseVote } from '../workflows/decisions/vote.js';
 import { inheritedEnv, runProcess } from './process.js';
@@ -87,5 +88,6 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
     donePhrase: findDonePhrase(proc.tail),
     // The vote is the first VOTE line anywhere in the answer: read from the start of the output.
     vote: input.parseVote ? parseVote(proc.head) : null,
+    rateLimit: proc.exitCode !== 0 ? detectRateLimit(proc.tail, Date.now(), new Date().getTimezoneOffset(), input.rateLimitRpm) : null,
   };
 }

@@ -51,6 +51,8 @@ export const RunAgentInputSchema = z.object({
   extraEnv: z.record(z.string(), z.string()).default({}),
   /** Read a council vote from the output (council members and the devil's advocate). */
   parseVote: z.boolean().default(false),
+  /** Requests per minute assumed for the provider (rate-limit waits without a hint). */
+  rateLimitRpm: z.number().int().min(1).default(50),
 });
 /** What callers pass (defaults filled in by the activity). */
 export type RunAgentInput = z.input<typeof RunAgentInputSchema>;
@@ -74,6 +76,8 @@ export const AgentResultSchema = z.object({
   donePhrase: z.string().nullable().default(null),
   /** The vote read from the output, when asked for. */
   vote: ParsedVoteSchema.nullable().default(null),
+  /** A failed call that hit a provider rate limit, with how long to wait. */
+  rateLimit: z.object({ waitSeconds: z.number().int().min(0), source: z.enum(['reset_time', 'retry_after', 'rpm']) }).nullable().default(null),
 });
 export type AgentResult = z.infer<typeof AgentResultSchema>;
 

@@ -106,6 +106,9 @@ export const COUNCIL_PATCH = 'vigil-council-v1';
 /** Runs from before escalation, notifications, the tier ladder and agent signal files replay without them. */
 export const ESCALATION_PATCH = 'vigil-escalation-v1';
 
+/** Runs from before rate-limit waits back off exponentially on a rate limit too, as they did. */
+export const RATE_LIMIT_PATCH = 'vigil-rate-limit-v1';
+
 /** Drift reports (DRIFT_DETECTED) in a run after which the agent gets a fresh session. */
 const DRIFT_CONTEXT_CLEAR = 3;
 
@@ -499,7 +502,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     }
 
     let tierExhausted: string | null = null;
-    if (knobs.tierLadder) {
+    // A rate limit says nothing about the task's difficulty: it does not move the ladder.
+    if (knobs.tierLadder && result.rateLimit === null) {
       state.ladder ??= initialLadder(knobs.tier, null);
       const since = snap.sinceLast;
       const r = observeLadder(
@@ -660,6 +664,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
                 timeoutSeconds: knobs.agentTimeoutSeconds,
                 completionPromise: knobs.completionPromise,
                 extraEnv: fresh ? { VIGIL_FRESH_SESSION: '1' } : {},
+                rateLimitRpm: knobs.rateLimitRpm,
               },
             ],
           ),
@@ -686,6 +691,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           attempt: 5,
           donePhrase: null,
           vote: null,
+          rateLimit: null,
         };
       } finally {
         agentScope = null;
@@ -788,14 +794,23 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       state.lastFindings =
         `Iteration ${state.iteration} failed with exit code ${result.exitCode}${result.timedOut ? ' (timed out)' : ''}. ` +
         `Last output:\n${tail(result.tail, LIMITS.findingChars)}`;
-      const wait = backoffSeconds(state.consecutiveFailures, knobs, Math.random()); // deterministic: seeded workflow random
+      // A provider rate limit waits as long as the provider says (or its request rate implies);
+      // anything else backs off exponentially. Both count as a failed attempt.
+      const rateLimited = result.rateLimit !== null && patched(RATE_LIMIT_PATCH) ? result.rateLimit : null;
+      const wait = rateLimited ? rateLimited.waitSeconds : backoffSeconds(state.consecutiveFailures, knobs, Math.random()); // deterministic: seeded workflow random
       state.consecutiveFailures += 1;
+      if (rateLimited) {
+        state.lastFindings = `Iteration ${state.iteration} hit a provider rate limit; Vigil waited ${wait}s (${rateLimited.source.replace(/_/g, ' ')}) before this attempt.`;
+        if (knobs.rateLimitNotifySeconds > 0 && wait > knobs.rateLimitNotifySeconds) {
+          await notifyPeople('rate_limited', `Rate limited for ${wait}s`, `The agent hit a provider rate limit at iteration ${state.iteration}; the run waits ${wait}s before retrying.`, 'warning', { iteration: state.iteration, waitSeconds: wait, source: rateLimited.source }, `${info.workflowId}:rate_limited:${state.iteration}`);
+        }
+      }
       if (wait > 0 && state.consecutiveFailures < knobs.maxRetries) {
         status = 'backing_off';
         backoffUntil = new Date(nowMs() + wait * 1000).toISOString(); // deterministic: workflow clock
         publish();
         await condition(() => state.pause !== null || stopRequest !== null, wait * 1000, {
-          summary: `backoff ${wait}s after failed iteration ${state.iteration}`,
+          summary: rateLimited ? `rate limited: waiting ${wait}s (${rateLimited.source.replace(/_/g, ' ')}) after iteration ${state.iteration}` : `backoff ${wait}s after failed iteration ${state.iteration}`,
         });
         backoffUntil = null;
         status = 'running';

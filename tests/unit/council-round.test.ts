@@ -25,6 +25,7 @@ function result(over: Partial<AgentResult>): AgentResult {
     attempt: 1,
     donePhrase: null,
     vote: null,
+    rateLimit: null,
     ...over,
   };
 }

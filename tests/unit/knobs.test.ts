@@ -224,6 +224,8 @@ const CASES: Record<KnobName, Cases> = {
   tierHighMaxFailures: intCases(0, 100),
   tierDeescalateSuccesses: intCases(1, 1000),
   notifyTimeoutSeconds: intCases(1, 120),
+  rateLimitRpm: intCases(1, 100_000),
+  rateLimitNotifySeconds: intCases(0, 604_800),
 };
 
 describe('knob fromString', () => {

@@ -229,6 +229,38 @@ describe('agent signal files', () => {
   });
 });
 
+describe('rate limits', () => {
+  it('waits as the provider says instead of backing off, does not climb the ladder, and notifies a long wait', async () => {
+    const hook = await receiver();
+    receivers.push(hook);
+    const repo = makeRepo();
+    const scenario = writeScenario(repo, {
+      version: 1,
+      iterations: [
+        { stderr: 'API Error: rate limit exceeded (HTTP 429). retry-after: 2\n', exitCode: 1 },
+        { stderr: 'API Error: rate limit exceeded (HTTP 429). retry-after: 2\n', exitCode: 1 },
+        { stderr: 'API Error: rate limit exceeded (HTTP 429). retry-after: 2\n', exitCode: 1 },
+        { writes: { 'a.txt': 'a' }, claim: 'promise' },
+      ],
+    });
+    const tq = uniqueId('ratelimit');
+    const worker = await makeWorker(env, tq);
+    const { outcome, snap, history } = await worker.runUntil(async () => {
+      const handle = await startRun(env, tq, runInput(repo, scenario, { tier: 'fast', baseWaitSeconds: 600, rateLimitNotifySeconds: 1, notifyWebhookUrl: hook.url, notifyDesktop: false }));
+      return { outcome: await handle.result(), snap: await status(handle), history: await handle.fetchHistory() };
+    });
+    expect(outcome.status).toBe('completion_promise_fulfilled'); // baseWaitSeconds 600 was never used
+    const timers = (history.events ?? [])
+      .map((e) => e.userMetadata?.summary?.data)
+      .filter((d): d is Uint8Array => d instanceof Uint8Array)
+      .map((d) => JSON.parse(Buffer.from(d).toString('utf8')) as string)
+      .filter((t) => t.startsWith('rate limited'));
+    expect(timers).toEqual([1, 2, 3].map((i) => `rate limited: waiting 2s (retry after) after iteration ${i}`));
+    expect(snap.ladder?.level).toBe('LOW'); // three failures, but rate limits: no climb
+    expect(hook.got.filter((g) => g.body.event === 'rate_limited').map((g) => g.body.details.waitSeconds)).toEqual([2, 2, 2]);
+  });
+});
+
 describe('durability of an escalation', () => {
   it('delivers the escalation once per channel key and writes one handoff when the worker dies mid-delivery', async () => {
     const hook = await receiver(4000); // holds each answer: the worker dies while the request is open
