@@ -4,7 +4,7 @@
  * exit code, duration, log path, a short tail and whether completion was claimed (promise text in
  * the output, or the `.vigil/signals/COMPLETION_REQUESTED` file, which is consumed).
  */
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -74,6 +74,8 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
     claimSource ??= 'signal-file';
   }
 
+  const usage = consumeUsage(signalPath(input.repoPath, 'USAGE'), path.join(dir, `${label}.usage.json`));
+
   return {
     exitCode: proc.exitCode,
     timedOut: proc.timedOut,
@@ -88,6 +90,33 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
     donePhrase: findDonePhrase(proc.tail),
     // The vote is the first VOTE line anywhere in the answer: read from the start of the output.
     vote: input.parseVote ? parseVote(proc.head) : null,
+    usage,
     rateLimit: proc.exitCode !== 0 ? detectRateLimit(proc.tail, Date.now(), new Date().getTimezoneOffset(), input.rateLimitRpm) : null,
+  };
+}
+
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
+
+/**
+ * The agent's own report of what the call cost, `.vigil/signals/USAGE`: JSON with `costUsd` (or
+ * `cost_usd`), `inputTokens`/`input_tokens`, `outputTokens`/`output_tokens`, `model`. Consumed:
+ * moved next to the call's log. Unreadable reports count as no report.
+ */
+function consumeUsage(file: string, keepAs: string): AgentResult['usage'] {
+  if (!existsSync(file)) return null;
+  renameSync(file, keepAs);
+  let raw: Record<string, unknown>;
+  try {
+    raw = JSON.parse(readFileSync(keepAs, 'utf8')) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+  if (typeof raw !== 'object' || raw === null) return null;
+  const model = typeof raw.model === 'string' ? raw.model.slice(0, 200) : null;
+  return {
+    costUsd: num(raw.costUsd ?? raw.cost_usd),
+    inputTokens: Math.floor(num(raw.inputTokens ?? raw.input_tokens) ?? 0),
+    outputTokens: Math.floor(num(raw.outputTokens ?? raw.output_tokens) ?? 0),
+    model,
   };
 }

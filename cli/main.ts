@@ -239,6 +239,18 @@ export function buildProgram(): Command {
     .action(message('forceReview', (o) => ({ ...(typeof o.reason === 'string' ? { reason: o.reason } : {}), ...by(o) })));
 
   program
+    .command('budget')
+    .description('set the run\'s spend limit in USD (a run paused on its budget continues once resumed under it)')
+    .argument('<id>')
+    .requiredOption('--usd <amount>', 'the new limit for the whole run; 0 removes it', (raw: string) => {
+      if (!/^\d+(\.\d+)?$/.test(raw.trim())) throw new InvalidArgumentError(`--usd must be a number of dollars, e.g. 25 or 12.50, got "${raw}"`);
+      return Number(raw);
+    })
+    .option('--by <name>', 'who is changing it (default: $USER)')
+    .option('--signal', 'send as a signal (see pause --signal)')
+    .action(message('budget', (o) => ({ usd: o.usd as number, ...by(o) })));
+
+  program
     .command('list')
     .description('list runs, newest first')
     .option('--json', 'machine-readable output')

@@ -18,6 +18,8 @@ import { OUTCOME_EXIT_CODES, OutcomeSchema, type Outcome, type RunInput } from '
 import { SA_ITERATION, SA_PROVIDER, SA_REPO, SA_STATUS } from '../schemas/search-attributes.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 import {
+  budgetSignal,
+  budgetUpdate,
   forceReviewSignal,
   forceReviewUpdate,
   inputSignal,
@@ -152,10 +154,10 @@ export function finishedError(view: Extract<RunView, { kind: 'finished' }>): Cli
   return new CliError(`run "${view.workflowId}" has finished (${what}); there is nothing to change`, EXIT.notReached);
 }
 
-export type MessageKind = 'pause' | 'resume' | 'stop' | 'input' | 'forceReview';
+export type MessageKind = 'pause' | 'resume' | 'stop' | 'input' | 'forceReview' | 'budget';
 
-const UPDATES = { pause: pauseUpdate, resume: resumeUpdate, stop: stopUpdate, input: inputUpdate, forceReview: forceReviewUpdate } as const;
-const SIGNALS = { pause: pauseSignal, resume: resumeSignal, stop: stopSignal, input: inputSignal, forceReview: forceReviewSignal } as const;
+const UPDATES = { pause: pauseUpdate, resume: resumeUpdate, stop: stopUpdate, input: inputUpdate, forceReview: forceReviewUpdate, budget: budgetUpdate } as const;
+const SIGNALS = { pause: pauseSignal, resume: resumeSignal, stop: stopSignal, input: inputSignal, forceReview: forceReviewSignal, budget: budgetSignal } as const;
 
 /**
  * Sends a message as an update (validated, acknowledged), after checking that the run exists, is

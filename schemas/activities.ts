@@ -76,6 +76,11 @@ export const AgentResultSchema = z.object({
   donePhrase: z.string().nullable().default(null),
   /** The vote read from the output, when asked for. */
   vote: ParsedVoteSchema.nullable().default(null),
+  /** What the call cost, as the agent reported it in `.vigil/signals/USAGE` (consumed), or null. */
+  usage: z
+    .object({ costUsd: z.number().min(0).nullable(), inputTokens: z.number().int().min(0), outputTokens: z.number().int().min(0), model: z.string().max(200).nullable() })
+    .nullable()
+    .default(null),
   /** A failed call that hit a provider rate limit, with how long to wait. */
   rateLimit: z.object({ waitSeconds: z.number().int().min(0), source: z.enum(['reset_time', 'retry_after', 'rpm']) }).nullable().default(null),
 });

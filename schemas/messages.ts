@@ -48,6 +48,13 @@ export const InputPayloadSchema = z.strictObject({
   by: ActorSchema.optional(),
 });
 
+export const BudgetPayloadSchema = z.strictObject({
+  /** The new spend limit in USD for the whole run (0 removes the budget). */
+  usd: z.number().min(0).max(1_000_000),
+  by: ActorSchema.optional(),
+});
+export type BudgetPayload = z.infer<typeof BudgetPayloadSchema>;
+
 export const ForceReviewPayloadSchema = z.strictObject({ reason: Reason.optional(), by: ActorSchema.optional() });
 
 export type ForceReviewPayload = z.infer<typeof ForceReviewPayloadSchema>;
@@ -62,6 +69,7 @@ export const MESSAGE_SCHEMAS = {
   stop: StopPayloadSchema,
   input: InputPayloadSchema,
   forceReview: ForceReviewPayloadSchema,
+  budget: BudgetPayloadSchema,
 } as const;
 export type MessageName = keyof typeof MESSAGE_SCHEMAS;
 

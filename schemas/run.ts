@@ -240,6 +240,12 @@ export const RunStateSchema = z.object({
   driftReports: z.number().int().min(0).default(0),
   /** The next agent call starts a fresh session with this handoff summary injected. */
   contextClear: z.object({ reason: z.string().max(300), summary: z.string().max(4000) }).nullable().default(null),
+  /** What the agent calls cost so far (reported usage). */
+  spend: z
+    .object({ usd: z.number().min(0), inputTokens: z.number().int().min(0), outputTokens: z.number().int().min(0), calls: z.number().int().min(0) })
+    .default({ usd: 0, inputTokens: 0, outputTokens: 0, calls: 0 }),
+  /** A budget raised by a person (`budget` message) replaces the knob. */
+  budgetUsd: z.number().min(0).nullable().default(null),
   /** The next prompt carries the latest handoff's summary (after an escalation). */
   handoffContextPending: z.boolean().default(false),
   /** The latest handoff, summarised for the prompt after an escalation pause or a restart. */

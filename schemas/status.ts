@@ -74,5 +74,8 @@ export const StatusSnapshotSchema = z.object({
   notifications: NotificationStatusSchema,
   driftReports: z.number().int(),
   latestHandoff: z.object({ iteration: z.number().int(), path: z.string(), summary: z.string() }).nullable(),
+  spend: z.object({ usd: z.number(), inputTokens: z.number().int(), outputTokens: z.number().int(), calls: z.number().int() }),
+  /** The effective budget in USD (0: none). */
+  budgetUsd: z.number(),
 });
 export type StatusSnapshot = z.infer<typeof StatusSnapshotSchema>;

@@ -48,6 +48,8 @@ export interface RoundResult {
   verdict: Verdict;
   evidence: EvidenceVerdict;
   approved: boolean;
+  /** What the member and devil's advocate calls reported they cost. */
+  usages: NonNullable<AgentResult['usage']>[];
 }
 
 export function evidenceRecord(iteration: number, v: EvidenceVerdict, facts: Pick<EvidenceFactsResult, 'filesChanged'>, testsPassed: boolean | null): EvidenceRecord {
@@ -120,6 +122,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
   };
 
   let verdict: Omit<Verdict, 'transcriptPath'>;
+  const usages: NonNullable<AgentResult['usage']>[] = [];
   if (!evidence.pass) {
     // The gate blocks before anyone is asked: no member call is spent on disproven work.
     verdict = { ...base, result: 'BLOCKED_BY_GATE', approve: 0, reject: 0, threshold: tally([], k.councilSize, k.councilThreshold).threshold, votes: [], devilsAdvocate: null };
@@ -151,6 +154,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
         memberCall(() => deps.members.runAgent.executeWithOptions({ summary: `council round ${input.round} · member ${i} (${memberRole(i)})` }, [memberInput(i)])),
       ),
     );
+    for (const r of results) if (r?.usage) usages.push(r.usage);
     const votes = results.map((r, i) => voteRecord(i, memberRole(i), r, k));
     let t = tally(
       votes.map((v) => v.approves),
@@ -169,6 +173,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
           },
         ]),
       );
+      if (da?.usage) usages.push(da.usage);
       const rec = voteRecord(0, 'devils-advocate', da, { ...k, councilSeverityThreshold: 'low' });
       const after = applyDevilsAdvocate(t, rec.recorded === 'APPROVE');
       devilsAdvocate = { triggered: true, flipped: after.flipped, recorded: rec.recorded, reason: rec.reason };
@@ -180,7 +185,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
   const transcriptPath = await deps.repo.writeTranscript.executeWithOptions({ summary: `transcript of council round ${input.round}` }, [
     { runId: input.runId, repoPath: input.repoPath, round: input.round, transcript: { ...verdict, evidencePath: facts.evidencePath, changedFiles: facts.changedFiles, secrets: facts.secrets } },
   ]);
-  return { verdict: { ...verdict, transcriptPath }, evidence, approved: verdict.result === 'APPROVED' };
+  return { verdict: { ...verdict, transcriptPath }, evidence, approved: verdict.result === 'APPROVED', usages };
 }
 
 /** One paragraph for the next prompt: why the council did not approve. */

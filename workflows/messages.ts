@@ -5,7 +5,7 @@
  * query.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ForceReviewPayload, InputPayload, PausePayload, ResumePayload, StopPayload } from '../schemas/messages.js';
+import type { BudgetPayload, ForceReviewPayload, InputPayload, PausePayload, ResumePayload, StopPayload } from '../schemas/messages.js';
 import type { RunStatus, StatusSnapshot } from '../schemas/status.js';
 
 /** What every update answers: whether it changed anything, and the run's state after it. */
@@ -23,6 +23,8 @@ export const stopUpdate = defineUpdate<MessageAck, [StopPayload]>('stop');
 export const inputUpdate = defineUpdate<MessageAck, [InputPayload]>('input');
 /** Convene the completion council at the next boundary, whatever the cadence. */
 export const forceReviewUpdate = defineUpdate<MessageAck, [ForceReviewPayload]>('forceReview');
+/** Set the run's spend limit (USD); a run paused on its budget continues once resumed under it. */
+export const budgetUpdate = defineUpdate<MessageAck, [BudgetPayload]>('budget');
 
 // Signals take `unknown`: whatever a tool sends is validated in the workflow, and an invalid
 // payload is ignored and reported in status instead of failing the run.
@@ -31,6 +33,7 @@ export const resumeSignal = defineSignal<[unknown?]>('resume');
 export const stopSignal = defineSignal<[unknown?]>('stop');
 export const inputSignal = defineSignal<[unknown?]>('input');
 export const forceReviewSignal = defineSignal<[unknown?]>('forceReview');
+export const budgetSignal = defineSignal<[unknown?]>('budget');
 
 export const statusQuery = defineQuery<StatusSnapshot>('status');
 

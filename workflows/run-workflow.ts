@@ -45,6 +45,7 @@ import {
 import { SA_ITERATION, SA_PROVIDER, SA_REPO, SA_STATUS } from '../schemas/search-attributes.js';
 import type { RunStatus, StatusSnapshot } from '../schemas/status.js';
 import { backoffSeconds } from './decisions/backoff.js';
+import { addUsage, budgetExceeded } from './decisions/budget.js';
 import { breakerTrip, safetyValve, trackDoneSignal } from './decisions/breaker.js';
 import { shouldConvene, type ConveneTrigger } from './decisions/convene.js';
 import { describeBlock } from './decisions/evidence.js';
@@ -59,6 +60,8 @@ import { initialConvergence, trackConvergence } from './decisions/convergence.js
 import { phaseFor, tierFor } from './decisions/phase.js';
 import { buildPrompt } from './decisions/prompt.js';
 import {
+  budgetSignal,
+  budgetUpdate,
   forceReviewSignal,
   forceReviewUpdate,
   inputSignal,
@@ -229,6 +232,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     notifications: state.notifications,
     driftReports: state.driftReports,
     latestHandoff: state.latestHandoff,
+    spend: state.spend,
+    budgetUsd: state.budgetUsd ?? knobs.budgetUsd,
   });
 
   /** Refreshes the UI details and the search attributes that changed. */
@@ -296,6 +301,14 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     return ack(true, 'the council convenes at the next iteration boundary');
   };
 
+  const applyBudget = (p: { usd: number; by?: string }, defaultBy: string): MessageAck => {
+    state.budgetUsd = p.usd;
+    log.info('budget set', { usd: p.usd, by: p.by ?? defaultBy });
+    const over = budgetExceeded(state.spend.usd, p.usd);
+    publish();
+    return ack(true, `budget set to $${p.usd.toFixed(2)} (spent $${state.spend.usd.toFixed(2)})${over ? '; still exceeded: the run stays paused' : p.usd === 0 ? '; no budget' : ''}`);
+  };
+
   const finishedGuard = (name: MessageName): void => {
     if (outcome) throw new Error(`${name}: the run has finished (${outcome.status})`);
     if (stopRequest && name !== 'stop') throw new Error(`${name}: the run is stopping`);
@@ -351,6 +364,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   wire('stop', stopUpdate, stopSignal, apply.stop);
   wire('input', inputUpdate, inputSignal, apply.input);
   wire('forceReview', forceReviewUpdate, forceReviewSignal, applyForceReview);
+  wire('budget', budgetUpdate, budgetSignal, applyBudget);
   setHandler(statusQuery, snapshot, { description: 'The run snapshot (status, iteration, pause, outcome, ...)' });
 
   // ---- terminal path ----
@@ -419,6 +433,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     status = 'reviewing';
     publish();
     const r = await runCouncilRound(councilDeps, { ...(await evidenceInput(round)), trigger, at: nowIso() });
+    for (const u of r.usages) state.spend = addUsage(state.spend, u);
     status = stopRequest ? 'stopping' : 'running';
     state.council.rounds = round;
     state.council.verdicts = [...state.council.verdicts, r.verdict].slice(-20);
@@ -595,6 +610,16 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         continue;
       }
 
+      // Budget: reaching it pauses the run in every mode, until a person raises it.
+      const budget = state.budgetUsd ?? knobs.budgetUsd;
+      if (budgetExceeded(state.spend.usd, budget)) {
+        const spent = `$${state.spend.usd.toFixed(2)} of $${budget.toFixed(2)}`;
+        state.pause = { reason: `budget exceeded: ${spent}; raise it with \`vigil budget ${info.workflowId} --usd N\` and resume, or stop the run`, by: 'vigil', at: nowIso() };
+        await notifyPeople('budget_exceeded', `Budget exceeded: ${spent}`, `The run is paused at iteration ${state.iteration}. ${state.pause.reason}.`, 'critical', { spentUsd: state.spend.usd, budgetUsd: budget, iteration: state.iteration }, `${info.workflowId}:budget_exceeded:${state.iteration}:${budget}`);
+        publish();
+        continue;
+      }
+
       // A person asked for a council review: it happens now, at this boundary.
       if (councilEra && state.council.forceReview && state.iteration >= 1) {
         const ended = await councilRound('forced');
@@ -692,10 +717,12 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           donePhrase: null,
           vote: null,
           rateLimit: null,
+          usage: null,
         };
       } finally {
         agentScope = null;
       }
+      state.spend = addUsage(state.spend, result.usage);
       // The directives reached the agent: they were one-shot. (New ones may have arrived meanwhile.)
       state.pendingDirectives = state.pendingDirectives.slice(directives.length);
       if (handoffContext) state.handoffContextPending = false;

@@ -84,6 +84,7 @@ export function currentDetails(s: StatusSnapshot): string {
   }
   const e = s.escalations.at(-1);
   if (e) lines.push(`Escalated to a person at iteration ${e.iteration} (${e.reason.replace(/_/g, ' ')}): ${clip(e.detail, 200)} — ${e.paused ? 'paused' : 'not paused'}; handoff \`${e.handoffMarkdownPath}\``);
+  if (s.budgetUsd > 0 || s.spend.calls > 0) lines.push(`Spend $${s.spend.usd.toFixed(2)}${s.budgetUsd > 0 ? ` of $${s.budgetUsd.toFixed(2)} budget` : ''} (${s.spend.calls} reported call(s))`);
   if (s.notifications.failed) lines.push(`Notifications: ${s.notifications.sent} sent, ${s.notifications.failed} failed (last: ${clip(s.notifications.recentFailures.at(-1)?.error ?? '', 120)})`);
   if (s.lastCompletion) {
     lines.push(`Last completion claim (iteration ${s.lastCompletion.iteration}): ${s.lastCompletion.reason}`);

@@ -26,6 +26,7 @@ function result(over: Partial<AgentResult>): AgentResult {
     donePhrase: null,
     vote: null,
     rateLimit: null,
+    usage: null,
     ...over,
   };
 }

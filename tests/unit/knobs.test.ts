@@ -225,6 +225,14 @@ const CASES: Record<KnobName, Cases> = {
   tierDeescalateSuccesses: intCases(1, 1000),
   notifyTimeoutSeconds: intCases(1, 120),
   rateLimitRpm: intCases(1, 100_000),
+  budgetUsd: {
+    good: [
+      ['0', 0],
+      ['12.5', 12.5],
+      [' 1000000 ', 1_000_000],
+    ],
+    bad: ['-1', '1000000.01', 'ten', '$5', ''],
+  },
   rateLimitNotifySeconds: intCases(0, 604_800),
 };
 

@@ -8,7 +8,7 @@ import { MESSAGE_SCHEMAS, parseMessage, type MessageName } from '../../schemas/m
 import { LIMITS } from '../../schemas/run.js';
 
 const MiB = 1024 * 1024;
-const NAMES: MessageName[] = ['pause', 'resume', 'stop', 'input', 'forceReview'];
+const NAMES: MessageName[] = ['pause', 'resume', 'stop', 'input', 'forceReview', 'budget'];
 
 /** Asserts a failed parse and returns its error text. */
 function errorOf(name: MessageName, payload: unknown): string {
@@ -25,7 +25,7 @@ function valueOf(name: MessageName, payload: unknown): unknown {
 }
 
 describe('parseMessage: registry', () => {
-  it('knows exactly pause, resume, stop, input and forceReview', () => {
+  it('knows exactly pause, resume, stop, input, forceReview and budget', () => {
     expect(Object.keys(MESSAGE_SCHEMAS).sort()).toEqual([...NAMES].sort());
   });
 
@@ -212,5 +212,15 @@ describe('directive byte limit with malformed UTF-16', () => {
     expect(Buffer.byteLength(lone)).toBeGreaterThan(1024 * 1024);
     expect(parseMessage('input', { directive: lone }).ok).toBe(false);
     expect(parseMessage('input', { directive: '\uD800'.repeat(349_525) }).ok).toBe(true);
+  });
+});
+
+describe('budget payload', () => {
+  it('takes a non-negative amount of dollars and names a bad field', () => {
+    expect(parseMessage('budget', { usd: 12.5, by: 'ops' })).toEqual({ ok: true, value: { usd: 12.5, by: 'ops' } });
+    const bad = parseMessage('budget', { usd: -1 });
+    expect(bad.ok).toBe(false);
+    expect(!bad.ok && bad.error).toMatch(/^budget: field "usd"/);
+    expect(parseMessage('budget', {}).ok).toBe(false);
   });
 });

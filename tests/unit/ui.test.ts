@@ -171,6 +171,8 @@ describe('currentDetails', () => {
       notifications: { sent: 0, failed: 0, recentFailures: [] },
       driftReports: 0,
       latestHandoff: null,
+      spend: { usd: 0, inputTokens: 0, outputTokens: 0, calls: 0 },
+      budgetUsd: 0,
       ...over,
     } satisfies StatusSnapshot);
 

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Knobs } from '../../schemas/knobs.js';
-import { resumeUpdate, stopUpdate } from '../../workflows/messages.js';
+import { budgetUpdate, resumeUpdate, stopUpdate } from '../../workflows/messages.js';
 import {
   assertBuilt,
   createTestEnv,
@@ -258,6 +258,46 @@ describe('rate limits', () => {
     expect(timers).toEqual([1, 2, 3].map((i) => `rate limited: waiting 2s (retry after) after iteration ${i}`));
     expect(snap.ladder?.level).toBe('LOW'); // three failures, but rate limits: no climb
     expect(hook.got.filter((g) => g.body.event === 'rate_limited').map((g) => g.body.details.waitSeconds)).toEqual([2, 2, 2]);
+  });
+});
+
+describe('budget', () => {
+  it('pauses when the reported spend reaches the budget, stays paused until the budget is raised, then goes on', async () => {
+    const hook = await receiver();
+    receivers.push(hook);
+    const repo = makeRepo();
+    const usage = JSON.stringify({ costUsd: 0.4, inputTokens: 1000, outputTokens: 200, model: 'sonnet' });
+    const scenario = writeScenario(repo, {
+      version: 1,
+      iterations: [],
+      default: { appends: { 'log.txt': 'x\n' }, writes: { '.vigil/signals/USAGE': usage } },
+    });
+    const tq = uniqueId('budget');
+    const worker = await makeWorker(env, tq);
+    await worker.runUntil(async () => {
+      const handle = await startRun(env, tq, runInput(repo, scenario, { budgetUsd: 1, maxIterations: 5, autonomyMode: 'perpetual', notifyWebhookUrl: hook.url, notifyDesktop: false }));
+      const paused = await waitForStatus(handle, (s) => s.paused, 60_000);
+      expect(paused.iteration).toBe(3); // 0.4 x 3 = 1.2 >= 1.0, checked before iteration 4
+      expect(paused.spend).toMatchObject({ calls: 3, inputTokens: 3000, outputTokens: 600 });
+      expect(paused.spend.usd).toBeCloseTo(1.2);
+      expect(paused.pause?.reason).toMatch(/^budget exceeded: \$1\.20 of \$1\.00; raise it with `vigil budget /);
+      expect(hook.got.filter((g) => g.body.event === 'budget_exceeded')).toHaveLength(1);
+
+      // Resuming under the same budget pauses again, with no new notification.
+      await handle.executeUpdate(resumeUpdate, { args: [{ by: 'tester' }] });
+      await sleep(1500);
+      const still = await status(handle);
+      expect(still.paused).toBe(true);
+      expect(still.iteration).toBe(3);
+      expect(hook.got.filter((g) => g.body.event === 'budget_exceeded')).toHaveLength(1);
+
+      const ack = await handle.executeUpdate(budgetUpdate, { args: [{ usd: 5, by: 'tester' }] });
+      expect(ack.message).toMatch(/budget set to \$5\.00 \(spent \$1\.20\)/);
+      await handle.executeUpdate(resumeUpdate, { args: [{ by: 'tester' }] });
+      const outcome = await handle.result();
+      expect(outcome.status).toBe('max_iterations_reached');
+      expect((await status(handle)).budgetUsd).toBe(5);
+    });
   });
 });
 
