@@ -223,8 +223,6 @@ const CASES: Record<KnobName, Cases> = {
   tierMediumMaxFailures: intCases(0, 100),
   tierHighMaxFailures: intCases(0, 100),
   tierDeescalateSuccesses: intCases(1, 1000),
-  notifyTimeoutSeconds: intCases(1, 120),
-  rateLimitRpm: intCases(1, 100_000),
   budgetUsd: {
     good: [
       ['0', 0],
@@ -233,7 +231,9 @@ const CASES: Record<KnobName, Cases> = {
     ],
     bad: ['-1', '1000000.01', 'ten', '$5', ''],
   },
+  rateLimitRpm: intCases(1, 100_000),
   rateLimitNotifySeconds: intCases(0, 604_800),
+  notifyTimeoutSeconds: intCases(1, 120),
 };
 
 describe('knob fromString', () => {
