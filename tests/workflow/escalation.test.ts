@@ -149,7 +149,9 @@ describe('uncertainty-gated escalation', () => {
     const tq = uniqueId('perpetual');
     const worker = await makeWorker(env, tq);
     const { outcome, snap } = await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { ...STUCK, autonomyMode: 'perpetual', notifyWebhookUrl: hook.url, maxIterations: 6 }));
+      // A second channel that refuses connections: it fails, the run does not care, status says so.
+      const deadChannel = 'http://127.0.0.1:9/discord-webhook';
+      const handle = await startRun(env, tq, runInput(repo, scenario, { ...STUCK, autonomyMode: 'perpetual', notifyWebhookUrl: hook.url, notifyDiscordWebhookUrl: deadChannel, notifyTimeoutSeconds: 2, maxIterations: 6 }));
       return { outcome: await handle.result(), snap: await status(handle) };
     });
     expect(outcome.status).toBe('max_iterations_reached');
@@ -157,6 +159,10 @@ describe('uncertainty-gated escalation', () => {
     expect(readFileSync(snap.escalations[0]?.handoffMarkdownPath as string, 'utf8')).toContain('The run did **not** pause (autonomy mode `perpetual`');
     expect(escalations(hook.got)).toHaveLength(1);
     expect(escalations(hook.got)[0]?.body.details).toMatchObject({ paused: false, mode: 'perpetual' });
+    expect(snap.notifications.failed).toBeGreaterThanOrEqual(1);
+    expect(snap.notifications.recentFailures[0]).toMatchObject({ event: 'escalation', channel: 'discord' });
+    expect(snap.notifications.recentFailures[0]?.error).not.toContain('discord-webhook'); // no secret path in status
+    expect(snap.escalations[0]?.notified).toEqual({ delivered: 1, failed: 1 });
   });
 });
 
@@ -321,8 +327,10 @@ describe('durability of an escalation', () => {
     const paused = await waitForStatus(handle, (s) => s.paused, 90_000);
     expect(paused.escalations).toHaveLength(1);
     expect(handoffs(repo)).toEqual(['iteration-0004-uncertainty.json', 'iteration-0004-uncertainty.md']);
-    // At-least-once over HTTP, exactly once per idempotency key: the receiver can tell a retry.
+    // At-least-once over HTTP, exactly once per idempotency key: a request the dead worker left
+    // open may be sent again by the new one, and the receiver can tell it is the same event.
     expect(new Set(escalations(hook.got).map((g) => g.key))).toEqual(new Set([`${paused.workflowId}:escalation:4:uncertainty`]));
+    expect(escalations(hook.got).length).toBeLessThanOrEqual(2);
     await handle.executeUpdate(stopUpdate, { args: [{ by: 'tester' }] });
     await handle.result();
   });
