@@ -85,11 +85,14 @@ export interface EscalationOutput {
   notifyResult: NotifyResult | null;
 }
 
-/** Writes the handoff and sends the escalation notification. The caller pauses (or not). */
-export async function escalate(acts: Acts, e: EscalationInput): Promise<EscalationOutput> {
+/**
+ * Writes the handoff (with `files`: git and file activities) and sends the escalation
+ * notification (with `people`). The caller pauses (or not).
+ */
+export async function escalate(deps: { files: Acts; people: Acts }, e: EscalationInput): Promise<EscalationOutput> {
   const h = e.handoff;
-  const handoff = await acts.writeHandoff.executeWithOptions({ summary: `handoff: ${h.reason} at iteration ${h.iteration}` }, [h]);
-  const notifyResult = await sendNotification(acts, {
+  const handoff = await deps.files.writeHandoff.executeWithOptions({ summary: `handoff: ${h.reason} at iteration ${h.iteration}` }, [h]);
+  const notifyResult = await sendNotification(deps.people, {
     runId: h.runId,
     repoPath: h.repoPath,
     knobs: e.knobs,

@@ -168,7 +168,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   });
   const councilDeps: CouncilDeps = { repo, members };
   const people = proxyActivities<typeof activities>({
-    // Handoff files and notifications. A notification retries inside the activity (4 attempts,
+    // Notifications. A notification retries inside the activity (4 attempts,
     // each bounded by notifyTimeoutSeconds); this bound keeps a dead channel from holding the run.
     startToCloseTimeout: (knobs.notifyTimeoutSeconds * 4 + 20) * 1000,
     // The activity heartbeats between attempts: a dead worker is noticed within one request's bound.
@@ -475,7 +475,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const escalateToPerson = async (reason: EscalationReason, headline: string, signals: string[], questions: string[], pause: boolean, proxies: Proxies | null): Promise<void> => {
     const lastVerdict = state.council.verdicts.at(-1);
     const t = state.lastTests;
-    const out = await escalate(people, {
+    const out = await escalate({ files: repo, people }, {
       knobs,
       at: nowIso(),
       proxies,
