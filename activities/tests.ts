@@ -6,6 +6,7 @@ import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { RunTestsInputSchema, type RunTestsInput, type TestResult } from '../schemas/activities.js';
 import { ensureRunDir, pad } from './artifacts.js';
+import { countFailingTests } from '../workflows/decisions/test-output.js';
 import { inheritedEnv, runProcess } from './process.js';
 
 export async function runTests(raw: RunTestsInput): Promise<TestResult> {
@@ -31,5 +32,6 @@ export async function runTests(raw: RunTestsInput): Promise<TestResult> {
     durationMs: proc.durationMs,
     logPath,
     tail: proc.tail.slice(-2000),
+    failures: countFailingTests(proc.tail),
   };
 }

@@ -128,6 +128,8 @@ export const TestResultSchema = z.object({
   durationMs: z.number().int().min(0),
   logPath: z.string(),
   tail: z.string(),
+  /** Failing tests counted from the runner's summary; null when the output has none we know. */
+  failures: z.number().int().min(0).nullable().default(null),
 });
 export type TestResult = z.infer<typeof TestResultSchema>;
 

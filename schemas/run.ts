@@ -125,6 +125,8 @@ export const TestRunRecordSchema = z.object({
   timedOut: z.boolean(),
   exitCode: z.number().int(),
   logPath: z.string(),
+  /** Failing tests counted from the output (null: unknown). */
+  failures: z.number().int().min(0).nullable().default(null),
 });
 export type TestRunRecord = z.infer<typeof TestRunRecordSchema>;
 

@@ -401,7 +401,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     const t = await tests.runTests.executeWithOptions({ summary: `tests on the tree of iteration ${state.iteration}` }, [
       { runId: info.workflowId, repoPath: input.repoPath, command: knobs.testCommand, iteration: state.iteration, timeoutSeconds: knobs.testTimeoutSeconds },
     ]);
-    state.lastTests = { treeHash, iteration: state.iteration, passed: t.passed, timedOut: t.timedOut, exitCode: t.exitCode, logPath: t.logPath };
+    state.lastTests = { treeHash, iteration: state.iteration, passed: t.passed, timedOut: t.timedOut, exitCode: t.exitCode, logPath: t.logPath, failures: t.failures };
     return state.lastTests;
   };
 
@@ -523,7 +523,15 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       const since = snap.sinceLast;
       const r = observeLadder(
         state.ladder,
-        { iteration: state.iteration, failed: result.exitCode !== 0, filesModified: since?.files ?? 0, linesChanged: since?.lines ?? 0, dependencyManifestChanged: since?.manifestChanged ?? false, testFailures: null },
+        {
+          iteration: state.iteration,
+          failed: result.exitCode !== 0,
+          filesModified: since?.files ?? 0,
+          linesChanged: since?.lines ?? 0,
+          dependencyManifestChanged: since?.manifestChanged ?? false,
+          // The latest test run, if it is at most one iteration old (tests run when the tree changes).
+          testFailures: state.lastTests && state.lastTests.iteration >= state.iteration - 1 ? state.lastTests.failures : null,
+        },
         knobs,
       );
       state.ladder = r.state;
