@@ -70,6 +70,16 @@ export async function connect(ep: Endpoint): Promise<{ client: Client; connectio
   return { client: new Client({ connection, namespace: ep.namespace }), connection };
 }
 
+/** Runs `fn` with a connected client and closes the connection afterwards, whatever happens. */
+export async function withClient<T>(ep: Endpoint, fn: (client: Client, connection: Connection) => Promise<T>): Promise<T> {
+  const { client, connection } = await connect(ep);
+  try {
+    return await fn(client, connection);
+  } finally {
+    await connection.close();
+  }
+}
+
 /** Registers Vigil's search attributes in the namespace when they are missing (idempotent). */
 export async function ensureSearchAttributes(connection: Connection, namespace: string): Promise<string[]> {
   const existing = await connection.operatorService.listSearchAttributes({ namespace });

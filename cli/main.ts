@@ -14,7 +14,7 @@ import { SA_ITERATION, SA_REPO, SA_STATUS } from '../schemas/search-attributes.j
 import { packageRoot } from '../workers/paths.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
 import { ConfigError, explainKnobs, explainKnobsJson, requireAgentCommand, resolveKnobs } from './config.js';
-import { CliError, connect, endpointFromEnv, EXIT, runUrl } from './connection.js';
+import { CliError, endpointFromEnv, EXIT, runUrl, withClient } from './connection.js';
 import { demoCommand } from './demo.js';
 import { followRun, iterationLine, statusLine } from './follow.js';
 import { PrdError, readPrd } from './prd.js';
@@ -127,8 +127,7 @@ export function buildProgram(): Command {
       const resolved = resolve(o);
       requireAgentCommand(resolved);
       const workflowId = typeof o.id === 'string' ? validateId(o.id) : defaultRunId(prd);
-      const { client, connection } = await connect(ep);
-      try {
+      await withClient(ep, async (client, connection) => {
         await startRun(client, connection, ep, { prd, repoPath, knobs: resolved.knobs, workflowId });
         out(`started run ${workflowId}`);
         out(`  PRD        : ${prd.path} ("${prd.title}")`);
@@ -139,9 +138,7 @@ export function buildProgram(): Command {
           const r = await followRun(client, workflowId, { until: 'terminal', onLine: (l) => out(`  ${l}`) });
           process.exitCode = r.exitCode;
         }
-      } finally {
-        await connection.close();
-      }
+      });
     });
 
   program
@@ -150,8 +147,7 @@ export function buildProgram(): Command {
     .argument('<id>', 'workflow id of the run')
     .option('--json', 'machine-readable output')
     .action(async (id: string, o: { json?: boolean }) => {
-      const { client, connection } = await connect(ep);
-      try {
+      await withClient(ep, async (client) => {
         const view = await viewRun(client, id);
         if (o.json) {
           out(JSON.stringify(statusJson(view), null, 2));
@@ -159,9 +155,7 @@ export function buildProgram(): Command {
           printStatus(view);
         }
         if (view.kind === 'running' && !view.workerAnswered) process.exitCode = EXIT.unreachable;
-      } finally {
-        await connection.close();
-      }
+      });
     });
 
   const message = (kind: MessageKind, payload: (o: Record<string, unknown>, extra?: string) => Record<string, unknown>) => async (id: string, ...rest: unknown[]) => {
@@ -170,13 +164,10 @@ export function buildProgram(): Command {
     const o = (hasText ? rest[1] : rest[0]) as Record<string, unknown>;
     // Bad input is exit 2 whether or not Temporal answers: build the payload before connecting.
     const body = payload(o, text);
-    const { client, connection } = await connect(ep);
-    try {
+    await withClient(ep, async (client) => {
       const ack = await sendMessage(client, ep, id, kind, body, Boolean(o.signal));
       out(ack ? `${id}: ${ack.message} (status ${ack.status}, iteration ${ack.iteration})` : `${id}: ${kind} signal recorded; it takes effect when a worker runs the workflow`);
-    } finally {
-      await connection.close();
-    }
+    });
   };
   const by = (o: Record<string, unknown>): { by?: string } => (typeof o.by === 'string' ? { by: o.by } : { by: defaultActor() });
 
@@ -256,8 +247,7 @@ export function buildProgram(): Command {
     .option('--json', 'machine-readable output')
     .option('--limit <n>', 'at most this many', intArg('--limit', 1, 10000), 50)
     .action(async (o: { json?: boolean; limit: number }) => {
-      const { client, connection } = await connect(ep);
-      try {
+      await withClient(ep, async (client) => {
         const rows: Record<string, unknown>[] = [];
         for await (const wf of client.workflow.list({ query: "WorkflowType = 'vigilRun'" })) {
           const sa = wf.typedSearchAttributes;
@@ -276,9 +266,7 @@ export function buildProgram(): Command {
         if (o.json) out(JSON.stringify(rows, null, 2));
         else if (rows.length === 0) out('no runs yet (start one with `vigil start PRD.md --repo DIR`)');
         else for (const r of rows) out(`${String(r.workflowId).padEnd(40)} ${String(r.status ?? r.temporalStatus).padEnd(30)} iter ${String(r.iteration ?? '-').padStart(4)}  ${r.startTime}  ${r.repo ?? ''}`);
-      } finally {
-        await connection.close();
-      }
+      });
     });
 
   program
@@ -286,14 +274,11 @@ export function buildProgram(): Command {
     .description('follow a run live: one line per iteration and every status change, until it finishes')
     .argument('<id>')
     .action(async (id: string) => {
-      const { client, connection } = await connect(ep);
-      try {
+      await withClient(ep, async (client) => {
         out(`watching ${id} — ${runUrl(ep, id)}`);
         const r = await followRun(client, id, { until: 'terminal', onLine: out });
         process.exitCode = r.exitCode;
-      } finally {
-        await connection.close();
-      }
+      });
     });
 
   program
@@ -303,8 +288,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--for <state>', 'what to wait for').choices(['terminal', 'paused']).default('terminal'))
     .option('--timeout <seconds>', 'give up after this many seconds (exit 124)', intArg('--timeout', 1, 31_536_000))
     .action(async (id: string, o: { for: 'terminal' | 'paused'; timeout?: number }) => {
-      const { client, connection } = await connect(ep);
-      try {
+      await withClient(ep, async (client) => {
         const r = await followRun(client, id, { until: o.for, ...(o.timeout ? { timeoutMs: o.timeout * 1000 } : {}), pollMs: 500 });
         if (o.for === 'paused' && !r.reached) {
           process.stderr.write(`run "${id}" finished without pausing\n`);
@@ -315,9 +299,7 @@ export function buildProgram(): Command {
           else out(`${id}: finished${r.view.kind === 'finished' && r.view.outcome ? `: ${r.view.outcome.status} (exit ${r.view.outcome.exitCode})` : ''}`);
           process.exitCode = r.exitCode;
         }
-      } finally {
-        await connection.close();
-      }
+      });
     });
 
   program
