@@ -4,25 +4,28 @@
  * exit code, duration, log path, a short tail and whether completion was claimed (promise text in
  * the output, or the `.vigil/signals/COMPLETION_REQUESTED` file, which is consumed).
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES, RunAgentInputSchema, type AgentResult, type RunAgentInput } from '../schemas/activities.js';
-import { ensureRunDir, pad, signalPath } from './artifacts.js';
+import { ensureRunDir, pad, runDir, signalPath } from './artifacts.js';
+import { buildPrompt } from '../workflows/decisions/prompt.js';
+import { consumeFile, describeWriteError, isStorageError, readRegularFile, writePrivateFile } from './safe-files.js';
 import { detectRateLimit } from '../workflows/decisions/rate-limit.js';
 import { findDonePhrase } from '../workflows/decisions/scans.js';
 import { parseVote } from '../workflows/decisions/vote.js';
 import { inheritedEnv, runProcess } from './process.js';
 
 const TAIL_CHARS = 2000;
+/** Exit code of an iteration whose files could not be written before the agent started (EX_IOERR). */
+export const AGENT_IO_ERROR = 74;
 /** How much of a council answer is read for the vote. */
 const VOTE_TEXT_KEEP = 512 * 1024;
 
 export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
   const input = RunAgentInputSchema.parse(raw);
   const { attempt } = Context.current().info;
-  const dir = ensureRunDir(input.repoPath, input.runId);
+  const dir = runDir(input.repoPath, input.runId);
   const round = input.extraEnv.VIGIL_COUNCIL_ROUND;
   const member = input.extraEnv.VIGIL_MEMBER;
   const label =
@@ -31,7 +34,17 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
       : `${input.role}-${round ? `round-${pad(Number(round))}` : pad(input.iteration)}${member !== undefined && input.role === 'council' ? `-m${member}` : ''}`;
   const promptPath = path.join(dir, `${label}.prompt.md`);
   const logPath = path.join(dir, `${label}.log`);
-  writeFileSync(promptPath, input.prompt);
+  const prompt = input.prompt ?? (input.promptInput ? buildPrompt(input.promptInput) : null);
+  if (prompt === null) throw ApplicationFailure.nonRetryable('runAgent needs a prompt or promptInput', 'InvalidActivityInput');
+  try {
+    ensureRunDir(input.repoPath, input.runId);
+    writePrivateFile(promptPath, prompt);
+  } catch (err) {
+    if (!isStorageError(err)) throw err;
+    // A full disk fails this iteration with a clear reason; the run backs off and tries again.
+    const why = describeWriteError(`cannot write the prompt file ${promptPath}`, err);
+    return { ...failedBeforeStart(attempt, logPath, promptPath), tail: `vigil: ${why}; the agent was not started`, ioError: why };
+  }
 
   const [file, ...args] = input.argv as [string, ...string[]];
   const env = {
@@ -49,7 +62,7 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
     args,
     cwd: input.repoPath,
     env,
-    stdin: input.prompt,
+    stdin: prompt,
     timeoutMs: input.timeoutSeconds * 1000,
     logPath,
     pidFile: path.join(dir, `${label}.pid.json`),
@@ -65,12 +78,10 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
     });
   }
 
-  // A claim by file is consumed when read: moved into the run folder as evidence.
+  // A claim by file is consumed when read: moved into the run folder as evidence. (A link
+  // planted there is removed, never followed, and claims nothing.)
   let claimSource: AgentResult['claimSource'] = proc.sawWatched ? 'promise' : null;
-  const claimFile = signalPath(input.repoPath, 'COMPLETION_REQUESTED');
-  if (input.role === 'iteration' && existsSync(claimFile)) {
-    mkdirSync(dir, { recursive: true });
-    renameSync(claimFile, path.join(dir, `${label}.completion-requested`));
+  if (input.role === 'iteration' && consumeFile(signalPath(input.repoPath, 'COMPLETION_REQUESTED'), path.join(dir, `${label}.completion-requested`)) === 'moved') {
     claimSource ??= 'signal-file';
   }
 
@@ -82,8 +93,9 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
     durationMs: proc.durationMs,
     logPath,
     promptPath,
-    tail: proc.tail.slice(-TAIL_CHARS),
+    tail: (proc.logError ? `${proc.tail.slice(-(TAIL_CHARS - 300))}\nvigil: ${proc.logError}` : proc.tail).slice(-TAIL_CHARS),
     outputBytes: proc.outputBytes,
+    ioError: proc.logError,
     claimed: claimSource !== null,
     claimSource,
     attempt,
@@ -103,11 +115,12 @@ const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFi
  * moved next to the call's log. Unreadable reports count as no report.
  */
 function consumeUsage(file: string, keepAs: string): AgentResult['usage'] {
-  if (!existsSync(file)) return null;
-  renameSync(file, keepAs);
+  if (consumeFile(file, keepAs) !== 'moved') return null;
+  const read = readRegularFile(keepAs, 64 * 1024);
+  if (!read?.ok) return null;
   let raw: Record<string, unknown>;
   try {
-    raw = JSON.parse(readFileSync(keepAs, 'utf8')) as Record<string, unknown>;
+    raw = JSON.parse(read.text) as Record<string, unknown>;
   } catch {
     return null;
   }
@@ -118,5 +131,26 @@ function consumeUsage(file: string, keepAs: string): AgentResult['usage'] {
     inputTokens: Math.floor(num(raw.inputTokens ?? raw.input_tokens) ?? 0),
     outputTokens: Math.floor(num(raw.outputTokens ?? raw.output_tokens) ?? 0),
     model,
+  };
+}
+
+/** The result of a call that failed before the agent could start (its files could not be written). */
+function failedBeforeStart(attempt: number, logPath: string, promptPath: string): AgentResult {
+  return {
+    exitCode: AGENT_IO_ERROR,
+    timedOut: false,
+    durationMs: 0,
+    logPath,
+    promptPath,
+    tail: '',
+    outputBytes: 0,
+    ioError: null,
+    claimed: false,
+    claimSource: null,
+    attempt,
+    donePhrase: null,
+    vote: null,
+    usage: null,
+    rateLimit: null,
   };
 }

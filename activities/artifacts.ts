@@ -2,10 +2,15 @@
  * Where a run keeps its files inside the repository: `.vigil/runs/<workflowId>/` holds prompts,
  * per-iteration agent logs and test logs; `.vigil/signals/` holds files agents write to talk to
  * Vigil. `.vigil/` is excluded from tree hashes and diffs and added to `.git/info/exclude`.
+ * Folders are private and never links (see safe-files.ts): a repository that plants a link there
+ * is refused, not followed.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import { FAILURE_TYPES } from '../schemas/activities.js';
 import { runDirPath, safeSegment, VIGIL_DIR } from '../schemas/paths.js';
+import { ensurePrivateDir, UnsafePathError } from './safe-files.js';
 
 export { safeSegment, VIGIL_DIR };
 
@@ -13,10 +18,30 @@ export function runDir(repoPath: string, runId: string): string {
   return path.normalize(runDirPath(repoPath, runId));
 }
 
+/** Fails the activity for good (the workflow decides what a lost repository means for the run). */
+export function repositoryGone(repoPath: string): never {
+  throw ApplicationFailure.create({
+    type: FAILURE_TYPES.notAGitRepository,
+    nonRetryable: true,
+    message: `the repository is gone: ${repoPath} does not exist (moved or deleted?)`,
+  });
+}
+
+/** Creates (if needed) and returns a private folder under the repository, refusing links. */
+export function ensureRepoDir(repoPath: string, dir: string): string {
+  if (!existsSync(repoPath)) repositoryGone(repoPath);
+  try {
+    return ensurePrivateDir(path.resolve(repoPath), path.resolve(dir));
+  } catch (err) {
+    if (err instanceof UnsafePathError) {
+      throw ApplicationFailure.create({ type: FAILURE_TYPES.unsafeRepository, nonRetryable: true, message: err.message });
+    }
+    throw err;
+  }
+}
+
 export function ensureRunDir(repoPath: string, runId: string): string {
-  const dir = runDir(repoPath, runId);
-  mkdirSync(dir, { recursive: true });
-  return dir;
+  return ensureRepoDir(repoPath, runDir(repoPath, runId));
 }
 
 export function signalPath(repoPath: string, name: string): string {

@@ -4,7 +4,7 @@
  * credentials in the changed files' content, and the evidence pack the council members read
  * (`.vigil/runs/<id>/council/round-NNNN/evidence.md`). Also writes each round's transcript.
  */
-import { existsSync, mkdirSync, openSync, readSync, closeSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, openSync, readSync, closeSync, readFileSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import {
@@ -15,16 +15,15 @@ import {
   type WriteTranscriptInput,
 } from '../schemas/activities.js';
 import { scanSecrets } from '../workflows/decisions/scans.js';
-import { ensureRunDir, pad } from './artifacts.js';
+import { ensureRepoDir, ensureRunDir, pad } from './artifacts.js';
+import { writePrivateFile } from './safe-files.js';
 import { assertGitRepo, EXCLUDE, git, workingTreeHash } from './repo.js';
 
 const MAX_SCANNED_FILES = 500;
 const MAX_SCANNED_BYTES = 1024 * 1024;
 
 function roundDir(repoPath: string, runId: string, round: number): string {
-  const dir = path.join(ensureRunDir(repoPath, runId), 'council', `round-${pad(round)}`);
-  mkdirSync(dir, { recursive: true });
-  return dir;
+  return ensureRepoDir(repoPath, path.join(ensureRunDir(repoPath, runId), 'council', `round-${pad(round)}`));
 }
 
 async function objectExists(repoPath: string, spec: string): Promise<boolean> {
@@ -73,7 +72,7 @@ export async function collectEvidence(raw: CollectEvidenceInput): Promise<Eviden
     for (const rel of names.slice(0, MAX_SCANNED_FILES)) {
       const file = path.join(repo, rel);
       if (!existsSync(file)) continue; // deleted
-      const st = statSync(file);
+      const st = lstatSync(file); // a link's target is outside the change: not scanned
       if (!st.isFile() || st.size > MAX_SCANNED_BYTES || looksBinary(file)) continue;
       for (const f of scanSecrets(readFileSync(file, 'utf8'), 5)) {
         secrets.push({ file: rel, line: f.line, kind: f.kind });
@@ -120,7 +119,7 @@ export async function collectEvidence(raw: CollectEvidenceInput): Promise<Eviden
   if (input.convergenceSummary !== null) sections.push('', '## Convergence data', '', input.convergenceSummary);
   if (secrets && secrets.length) sections.push('', '## Possible credentials in changed files', '', ...secrets.map((s) => `- ${s.kind} in ${s.file}:${s.line}`));
   const evidencePath = path.join(roundDir(repo, input.runId, input.round), 'evidence.md');
-  writeFileSync(evidencePath, `${sections.join('\n')}\n`);
+  writePrivateFile(evidencePath, `${sections.join('\n')}\n`);
 
   return { evidencePath, baseline, filesChanged: names.length, changedFiles: names.slice(0, 50), secrets };
 }
@@ -128,6 +127,6 @@ export async function collectEvidence(raw: CollectEvidenceInput): Promise<Eviden
 export async function writeTranscript(raw: WriteTranscriptInput): Promise<string> {
   const input = WriteTranscriptInputSchema.parse(raw);
   const file = path.join(roundDir(input.repoPath, input.runId, input.round), 'transcript.json');
-  writeFileSync(file, `${JSON.stringify(input.transcript, null, 2)}\n`);
+  writePrivateFile(file, `${JSON.stringify(input.transcript, null, 2)}\n`);
   return file;
 }

@@ -5,10 +5,10 @@
  * Written as JSON and Markdown under `.vigil/handoffs/`, named by iteration and reason so a
  * retried activity rewrites the same two files instead of adding more.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { WriteHandoffInputSchema, type HandoffResult, type WriteHandoffInput } from '../schemas/activities.js';
-import { pad, VIGIL_DIR } from './artifacts.js';
+import { ensureRepoDir, pad, VIGIL_DIR } from './artifacts.js';
+import { writePrivateFile } from './safe-files.js';
 import { EXCLUDE, git, headSha, workingTreeHash } from './repo.js';
 
 export async function writeHandoff(raw: WriteHandoffInput): Promise<HandoffResult> {
@@ -80,13 +80,12 @@ export async function writeHandoff(raw: WriteHandoffInput): Promise<HandoffResul
     '',
   ].join('\n');
 
-  const dir = path.join(repo, VIGIL_DIR, 'handoffs');
-  mkdirSync(dir, { recursive: true });
+  const dir = ensureRepoDir(repo, path.join(repo, VIGIL_DIR, 'handoffs'));
   const stem = `iteration-${pad(input.iteration)}-${input.reason}`;
   const jsonPath = path.join(dir, `${stem}.json`);
   const markdownPath = path.join(dir, `${stem}.md`);
-  writeFileSync(jsonPath, `${JSON.stringify(doc, null, 2)}\n`);
-  writeFileSync(markdownPath, md);
+  writePrivateFile(jsonPath, `${JSON.stringify(doc, null, 2)}\n`);
+  writePrivateFile(markdownPath, md);
 
   const summary =
     `Handoff at iteration ${input.iteration} (${input.reason}): ${input.headline}. ` +

@@ -154,8 +154,12 @@ async function runChannel(channel: NotifyChannelName, send: () => Promise<Outcom
   }
   if (out.ok && !out.skipped && l.ledgerPath) {
     try {
-      await mkdir(path.dirname(l.ledgerPath), { recursive: true });
-      await appendFile(l.ledgerPath, `${JSON.stringify({ dedupeKey: l.dedupeKey, channel, ok: true, at: new Date().toISOString() })}\n`);
+      await mkdir(path.dirname(l.ledgerPath), { recursive: true, mode: 0o700 });
+      // Private, and never through a link planted at the ledger's path.
+      await appendFile(l.ledgerPath, `${JSON.stringify({ dedupeKey: l.dedupeKey, channel, ok: true, at: new Date().toISOString() })}\n`, {
+        flag: constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+        mode: 0o600,
+      });
     } catch (err) {
       out = { ...out, error: `delivered, but the ledger could not be written: ${describeError(err)}` };
     }

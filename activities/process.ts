@@ -1,14 +1,20 @@
 /**
- * Runs one child process for an activity: in its own process group (so the whole tree can be
- * killed), output streamed to a log file, a short tail kept, heartbeats while it runs, killed on
- * timeout, on activity cancellation (STOP --now, worker shutdown) and, via a pid file, when a later
- * attempt finds a survivor of a crashed worker.
+ * Runs one child process for an activity: in its own process group, output streamed to a log
+ * file (errors such as a full disk are reported, never thrown; size capped), a short tail kept,
+ * heartbeats while it runs. The call ends when the child exits: whatever it left behind — in its
+ * group or escaped with `setsid`, found by a per-call environment token — is killed and the pipes
+ * are closed after a short grace, so a background process holding the output cannot stretch the
+ * call. The timeout bounds the whole call. Cancellation (STOP --now, worker shutdown) kills the
+ * tree; a pid file lets a later attempt kill the survivors of a crashed worker.
  */
-import { createWriteStream, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync, rmSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
-import { execa } from 'execa';
-import { StringDecoder } from 'node:string_decoder';
+import { processStartTime, signalTree, TOKEN_VAR } from './process-tree.js';
+import { describeWriteError, LogSink, writePrivateFile } from './safe-files.js';
 
 export interface ProcessSpec {
   file: string;
@@ -26,6 +32,8 @@ export interface ProcessSpec {
   watchFor?: string;
   /** Keep up to this many characters from the start of the output (returned as `head`). */
   keepHead?: number;
+  /** Bytes of output written to the log at most (default 64 MiB); the rest is dropped with a notice. */
+  maxLogBytes?: number;
 }
 
 export interface ProcessResult {
@@ -40,63 +48,58 @@ export interface ProcessResult {
   sawWatched: boolean;
   /** Set when the process could not be started at all (e.g. ENOENT, EACCES). */
   spawnError: string | null;
+  /** Set when the log (or pid file) could not be written: the output is then only in `tail`. */
+  logError: string | null;
+  /** Processes the child left running (in its group or escaped from it) that were killed after it exited. */
+  strays: number;
 }
 
+/** SIGTERM → SIGKILL grace on timeout and cancellation. */
 const KILL_GRACE_MS = 3000;
+/** After the child exits, how long its output pipes may stay open (drained) before they are closed. */
+const PIPE_GRACE_MS = 500;
+const TAIL_KEEP = 64 * 1024;
+export const DEFAULT_MAX_LOG_BYTES = 64 * 1024 * 1024;
 
-/** The worker's environment for a child, minus the worker's own Temporal connection settings. */
+/** The worker's environment for a child, minus the worker's own Temporal and codec settings. */
 export function inheritedEnv(): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('TEMPORAL_')) env[k] = v;
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !k.startsWith('TEMPORAL_') && !k.startsWith('VIGIL_CODEC_') && k !== 'VIGIL_WORKER_SECRET') env[k] = v;
+  }
   return env;
 }
-const TAIL_KEEP = 64 * 1024;
 
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // Already gone, or not a group leader any more: try the process itself.
-    try {
-      process.kill(pid, signal);
-    } catch {
-      /* gone */
-    }
-  }
+interface PidRecord {
+  pid?: unknown;
+  startTime?: unknown;
+  token?: unknown;
 }
 
-/** Start time of a process in clock ticks since boot (field 22 of /proc/<pid>/stat), or null. */
-function processStartTime(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-
-/** Kills the process group recorded in `pidFile` if that exact process is still alive. */
+/** Kills the process tree recorded in `pidFile` if that exact process (or a token holder) is still alive. */
 export function killSurvivor(pidFile: string): boolean {
-  let rec: { pid?: unknown; startTime?: unknown };
+  let rec: PidRecord;
   try {
-    rec = JSON.parse(readFileSync(pidFile, 'utf8')) as { pid?: unknown; startTime?: unknown };
+    rec = JSON.parse(readFileSync(pidFile, 'utf8')) as PidRecord;
   } catch {
     return false;
   }
   rmSync(pidFile, { force: true });
   if (typeof rec.pid !== 'number' || typeof rec.startTime !== 'string') return false;
-  if (processStartTime(rec.pid) !== rec.startTime) return false; // gone, or the pid was reused
-  killGroup(rec.pid, 'SIGKILL');
-  return true;
+  const token = typeof rec.token === 'string' ? rec.token : '';
+  const alive = processStartTime(rec.pid) === rec.startTime; // else gone, or the pid was reused
+  const strays = signalTree(alive ? rec.pid : undefined, token, 'SIGKILL');
+  return alive || strays > 0;
 }
+
+const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
 
 export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const ctx = Context.current();
   const started = Date.now();
   killSurvivor(spec.pidFile);
 
-  const log: WriteStream = createWriteStream(spec.logPath, { flags: 'a' });
+  const log = new LogSink(spec.logPath, spec.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES);
   log.write(spec.header.endsWith('\n') ? spec.header : `${spec.header}\n`);
 
   let tail = '';
@@ -106,18 +109,14 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   let sawWatched = false;
   const watch = spec.watchFor ?? '';
   let carry = '';
+  let pidFileError: string | null = null;
 
-  const child = execa(spec.file, spec.args, {
+  const token = randomUUID();
+  const child = spawn(spec.file, spec.args, {
     cwd: spec.cwd,
-    env: spec.env,
-    extendEnv: false,
-    input: spec.stdin,
+    env: { ...spec.env, [TOKEN_VAR]: token },
     detached: true, // own process group: the whole tree can be signalled
-    reject: false,
-    buffer: false,
-    stripFinalNewline: false,
-    all: true,
-    encoding: 'buffer',
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
 
   // The log gets the raw bytes; text (tail, promise search) is decoded across chunk boundaries
@@ -132,26 +131,40 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       carry = watch.length > 1 ? hay.slice(-(watch.length - 1)) : '';
     }
   };
-  const onData = (chunk: Buffer | string): void => {
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    outputBytes += buf.length;
-    log.write(buf);
-    onText(decoder.write(buf));
+  const onData = (chunk: Buffer): void => {
+    outputBytes += chunk.length;
+    log.write(chunk);
+    onText(decoder.write(chunk));
   };
-  child.all?.on('data', onData);
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  // A child that does not read its input closes the pipe: EPIPE is not our failure.
+  child.stdin.on('error', () => {});
+  child.stdin.end(spec.stdin);
 
   const pid = child.pid;
   if (pid !== undefined) {
-    writeFileSync(spec.pidFile, JSON.stringify({ pid, startTime: processStartTime(pid), at: new Date().toISOString() }));
+    try {
+      writePrivateFile(spec.pidFile, JSON.stringify({ pid, startTime: processStartTime(pid), token, at: new Date().toISOString() }));
+    } catch (err) {
+      pidFileError = describeWriteError(`cannot write ${spec.pidFile}`, err);
+    }
   }
+
+  // Resolves when the child has exited (or could not start), not when its pipes close.
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error: NodeJS.ErrnoException | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal, error: null }));
+    child.once('error', (error: NodeJS.ErrnoException) => resolve({ code: null, signal: null, error }));
+  });
+  const pipesClosed = new Promise<void>((resolve) => child.once('close', () => resolve()));
 
   let timedOut = false;
   let cancelled = false;
   let killTimer: NodeJS.Timeout | undefined;
   const terminate = (): void => {
     if (pid === undefined || killTimer) return;
-    killGroup(pid, 'SIGTERM');
-    killTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
+    signalTree(pid, token, 'SIGTERM');
+    killTimer = setTimeout(() => signalTree(pid, token, 'SIGKILL'), KILL_GRACE_MS);
   };
   const timeout = setTimeout(() => {
     timedOut = true;
@@ -166,35 +179,38 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const beat = setInterval(() => ctx.heartbeat({ pid, outputBytes }), 1000);
   ctx.heartbeat({ pid, outputBytes });
 
-  const result = await child;
+  const exit = await exited;
+  clearTimeout(timeout);
+  // The direct child is gone; nothing it started may outlive the call (its group, and anything
+  // that escaped the group but carries the call's token).
+  const strays = pid !== undefined ? signalTree(pid, token, 'SIGKILL') : 0;
+  // Drain what is still in the pipes; a survivor that escaped every kill cannot hold the call open.
+  await Promise.race([pipesClosed, new Promise((r) => setTimeout(r, PIPE_GRACE_MS))]);
+  child.stdout.destroy();
+  child.stderr.destroy();
   onText(decoder.end());
   clearInterval(beat);
-  clearTimeout(timeout);
   ctx.cancellationSignal.removeEventListener('abort', onAbort);
-  // The direct child is gone; make sure nothing it started lingers in its group.
-  if (pid !== undefined) killGroup(pid, 'SIGKILL');
   if (killTimer) clearTimeout(killTimer);
   rmSync(spec.pidFile, { force: true });
 
   const durationMs = Date.now() - started;
   let exitCode: number;
   let spawnError: string | null = null;
-  const code = (result as { code?: string }).code;
-  if (pid === undefined || code === 'ENOENT' || code === 'EACCES') {
-    spawnError = `${spec.file}: ${code === 'ENOENT' ? 'command not found' : code === 'EACCES' ? 'permission denied' : (result.shortMessage ?? 'could not start')}`;
+  const code = exit.error?.code;
+  if (pid === undefined || exit.error) {
+    spawnError = `${spec.file}: ${code === 'ENOENT' ? 'command not found' : code === 'EACCES' ? 'permission denied' : (exit.error?.message ?? 'could not start')}`;
     exitCode = 127;
   } else if (timedOut) {
     exitCode = 124;
-  } else if (typeof result.exitCode === 'number') {
-    exitCode = result.exitCode;
+  } else if (typeof exit.code === 'number') {
+    exitCode = exit.code;
   } else {
-    const sig = result.signal ?? 'SIGKILL';
-    const num: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
-    exitCode = 128 + (num[sig] ?? 9);
+    exitCode = 128 + (SIGNAL_NUMBERS[exit.signal ?? 'SIGKILL'] ?? 9);
   }
-  const footer = `\n=== vigil: exit ${exitCode}${timedOut ? ' (timed out)' : ''}${cancelled ? ' (cancelled)' : ''}${spawnError ? ` (${spawnError})` : ''} after ${durationMs} ms ===\n`;
-  await new Promise<void>((resolve) => log.end(footer, () => resolve()));
+  const footer = `\n=== vigil: exit ${exitCode}${timedOut ? ' (timed out)' : ''}${cancelled ? ' (cancelled)' : ''}${spawnError ? ` (${spawnError})` : ''}${strays ? ` (${strays} leftover process(es) killed)` : ''} after ${durationMs} ms ===\n`;
+  await log.end(footer);
 
   if (cancelled) throw new CancelledFailure('the process was cancelled');
-  return { exitCode, timedOut, durationMs, tail, head, outputBytes, sawWatched, spawnError };
+  return { exitCode, timedOut, durationMs, tail, head, outputBytes, sawWatched, spawnError, logError: log.error ?? pidFileError, strays };
 }

@@ -7,11 +7,14 @@
  * Each file is consumed exactly once: it is moved into the run folder under the iteration that
  * consumed it, and a retried activity reads what an interrupted attempt already moved.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ReadSignalsInputSchema, type AgentSignals, type ReadSignalsInput } from '../schemas/activities.js';
-import { ensureRunDir, pad, signalPath } from './artifacts.js';
+import { ensureRepoDir, ensureRunDir, pad, signalPath } from './artifacts.js';
+import { consumeFile, readRegularFile } from './safe-files.js';
+
+/** A signal file is read up to this size; the rest is ignored. */
+const MAX_SIGNAL_BYTES = 256 * 1024;
 
 export const SIGNAL_FILES = ['HUMAN_REVIEW_NEEDED', 'DRIFT_DETECTED', 'CONTEXT_CLEAR_REQUESTED'] as const;
 
@@ -24,17 +27,24 @@ const HumanReviewSchema = z.object({
 export async function readAgentSignals(raw: ReadSignalsInput): Promise<AgentSignals> {
   const input = ReadSignalsInputSchema.parse(raw);
   const consumed = path.join(ensureRunDir(input.repoPath, input.runId), 'signals', `iteration-${pad(input.iteration)}`);
+  ensureRepoDir(input.repoPath, consumed);
+  const problems: string[] = [];
   for (const name of SIGNAL_FILES) {
-    const src = signalPath(input.repoPath, name);
-    if (!existsSync(src)) continue;
-    mkdirSync(consumed, { recursive: true });
-    renameSync(src, path.join(consumed, name)); // atomic: the file is either still there or consumed
+    // Atomic: the file is either still there or consumed. A link is removed unread: its target
+    // (any file on the machine) must never reach a notification or history.
+    if (consumeFile(signalPath(input.repoPath, name), path.join(consumed, name)) === 'link-removed') {
+      problems.push(`${name} was a symbolic link or not a regular file; removed unread`);
+    }
   }
 
-  const problems: string[] = [];
   const read = (name: string): string | null => {
-    const file = path.join(consumed, name);
-    return existsSync(file) ? readFileSync(file, 'utf8') : null;
+    const r = readRegularFile(path.join(consumed, name), MAX_SIGNAL_BYTES);
+    if (r === null) return null;
+    if (!r.ok) {
+      problems.push(r.problem);
+      return null;
+    }
+    return r.text;
   };
 
   let humanReview: AgentSignals['humanReview'] = null;

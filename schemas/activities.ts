@@ -5,7 +5,7 @@
  * Sandbox-safe: imported by the workflow bundle.
  */
 import { z } from 'zod';
-import { PhaseSchema, TierSchema } from './run.js';
+import { DirectiveSchema, PhaseSchema, TierSchema } from './run.js';
 
 export const ParsedVoteSchema = z.object({
   vote: z.enum(['APPROVE', 'REJECT', 'CANNOT_VALIDATE']).nullable(),
@@ -36,11 +36,37 @@ export const PrepareRunResultSchema = z.object({
 });
 export type PrepareRunResult = z.infer<typeof PrepareRunResultSchema>;
 
+/**
+ * The parts of an iteration prompt; the agent activity renders them (workflows/decisions/prompt.ts)
+ * into the prompt file, so the rendered text never enters history.
+ */
+export const PromptInputSchema = z.object({
+  prdPath: z.string(),
+  prdTitle: z.string(),
+  iteration: z.number().int().min(1),
+  maxIterations: z.number().int().min(1),
+  phase: PhaseSchema,
+  tier: TierSchema,
+  /** Consecutive failures before this iteration (> 0 means this is a retry). */
+  retry: z.number().int().min(0),
+  directives: z.array(DirectiveSchema),
+  findings: z.string().nullable(),
+  completionPromise: z.string(),
+  /** Summary of the latest handoff, after an escalation or when a fresh session starts. */
+  handoffSummary: z.string().nullable().optional(),
+  /** The agent starts a fresh session (context clear): say so. */
+  freshSession: z.boolean().optional(),
+});
+export type PromptInput = z.infer<typeof PromptInputSchema>;
+
 export const RunAgentInputSchema = z.object({
   runId: z.string(),
   repoPath: z.string(),
   argv: z.array(z.string()).min(1),
-  prompt: z.string(),
+  /** The prompt text (council and review calls, and iterations scheduled by older workers). */
+  prompt: z.string().optional(),
+  /** The prompt's parts, rendered by the activity (iterations). One of `prompt` and `promptInput` is required. */
+  promptInput: PromptInputSchema.optional(),
   role: AgentRoleSchema,
   iteration: z.number().int().min(1),
   phase: PhaseSchema,
@@ -64,9 +90,11 @@ export const AgentResultSchema = z.object({
   durationMs: z.number().int().min(0),
   logPath: z.string(),
   promptPath: z.string(),
-  /** Last lines of the output, at most ~2 KiB. */
+  /** Last lines of the output, at most ~2 KiB, with credentials redacted. */
   tail: z.string(),
   outputBytes: z.number().int().min(0),
+  /** The iteration log or another file of the call could not be written (e.g. disk full). */
+  ioError: z.string().max(1000).nullable().default(null),
   /** Completion claimed by promise text in the output or by the signal file (consumed). */
   claimed: z.boolean(),
   claimSource: z.enum(['promise', 'signal-file']).nullable(),
@@ -137,6 +165,8 @@ export type TestResult = z.infer<typeof TestResultSchema>;
 export const FAILURE_TYPES = {
   agentNotRunnable: 'AgentNotRunnable',
   notAGitRepository: 'NotAGitRepository',
+  /** The repository is unusable for Vigil: `.vigil` (or a folder under it) is a link or not a folder. */
+  unsafeRepository: 'UnsafeRepository',
 } as const;
 
 export const CollectEvidenceInputSchema = z.object({

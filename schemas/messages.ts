@@ -74,6 +74,18 @@ export const MESSAGE_SCHEMAS = {
 export type MessageName = keyof typeof MESSAGE_SCHEMAS;
 
 /**
+ * Key of the marker value the workers' payload converter returns for a payload it cannot decode
+ * (unknown encoding, malformed JSON): the message is then invalid, never a failed workflow task.
+ */
+export const UNDECODABLE_PAYLOAD = '__vigilUndecodablePayload';
+
+function undecodable(payload: unknown): string | null {
+  if (typeof payload !== 'object' || payload === null || !(UNDECODABLE_PAYLOAD in payload)) return null;
+  const why = (payload as Record<string, unknown>)[UNDECODABLE_PAYLOAD];
+  return typeof why === 'string' ? why : 'unknown reason';
+}
+
+/**
  * Validates a message payload. A missing payload counts as `{}`. Returns the parsed payload or an
  * error that names each bad field, e.g. `pause: field "reason": expected string, received number`.
  */
@@ -81,6 +93,8 @@ export function parseMessage<N extends MessageName>(
   name: N,
   payload: unknown,
 ): { ok: true; value: z.infer<(typeof MESSAGE_SCHEMAS)[N]> } | { ok: false; error: string } {
+  const notDecoded = undecodable(payload);
+  if (notDecoded !== null) return { ok: false, error: `${name}: the payload could not be decoded (${notDecoded}); send JSON (encoding json/plain)` };
   const result = MESSAGE_SCHEMAS[name].safeParse(payload === undefined || payload === null ? {} : payload);
   if (result.success) return { ok: true, value: result.data as z.infer<(typeof MESSAGE_SCHEMAS)[N]> };
   const parts = result.error.issues.map((issue) => {

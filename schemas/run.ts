@@ -19,6 +19,9 @@ export type Tier = z.infer<typeof TierSchema>;
 /** Bounds of the carried state. */
 export const LIMITS = {
   directiveBytes: 1024 * 1024,
+  /** All pending directives together: they travel in one activity input (payload limit 2 MiB). */
+  pendingDirectiveBytes: 1024 * 1024,
+  pendingDirectives: 50,
   recentIterations: 20,
   invalidMessages: 20,
   findingChars: 2000,
@@ -276,6 +279,7 @@ export const OUTCOME_STATUSES = [
   'max_iterations_reached',
   'max_duration_reached',
   'agent_not_runnable',
+  'repository_unavailable',
   'failed',
 ] as const;
 export const OutcomeStatusSchema = z.enum(OUTCOME_STATUSES);
@@ -290,6 +294,7 @@ export const OUTCOME_EXIT_CODES: Record<OutcomeStatus, 0 | 1 | 20> = {
   max_iterations_reached: 20,
   max_duration_reached: 20,
   agent_not_runnable: 20,
+  repository_unavailable: 20,
   failed: 1,
 };
 

@@ -4,35 +4,48 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import * as activities from '../activities/index.js';
 
 export const DEFAULT_TASK_QUEUE = 'vigil';
 
-/** The workflow entry point next to this file (`.ts` under vitest, `.js` in dist/). */
-export function workflowsPath(): string {
+/** A module under workflows/ next to this file (`.ts` under vitest, `.js` in dist/). */
+function workflowsModule(name: string): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-  return path.resolve(here, '..', 'workflows', `index${ext}`);
+  return path.resolve(here, '..', 'workflows', `${name}${ext}`);
 }
+
+/** The workflow entry point. */
+export const workflowsPath = (): string => workflowsModule('index');
+
+/** The payload converter (tolerant of undecodable payloads): bundle it with the workflows and give it to the worker. */
+export const payloadConverterPath = (): string => workflowsModule('payload-converter');
 
 export interface VigilWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  /** A prebuilt bundle (tests bundle once per file); default: bundle from `workflowsPath()`. */
+  /** A prebuilt bundle (tests bundle once per file); default: bundle `workflowsPath()` with `payloadConverterPath()`. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Agent calls this worker runs at once (council members run in parallel). */
   maxConcurrentActivities?: number;
   identity?: string;
 }
 
+const quiet = (): void => {};
+/** The bundler's progress chatter is noise in a worker's log; its errors are not. */
+const bundlerLogger = { trace: quiet, debug: quiet, info: quiet, warn: (m: string) => console.warn(m), error: (m: string) => console.error(m), log: quiet };
+
 export async function createVigilWorker(opts: VigilWorkerOptions): Promise<Worker> {
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowsPath() }),
+    // The bundle carries the tolerant payload converter (workflows/payload-converter.ts): the
+    // workflow sandbox is where an undecodable signal would otherwise fail every task. Activities
+    // only ever see payloads Vigil's own workflow wrote, with the default converter.
+    workflowBundle: opts.workflowBundle ?? (await bundleWorkflowCode({ workflowsPath: workflowsPath(), payloadConverterPath: payloadConverterPath(), logger: bundlerLogger })),
     activities,
     identity: opts.identity ?? `vigil-worker@${process.pid}`,
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 8,

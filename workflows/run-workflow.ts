@@ -25,7 +25,7 @@ import {
 } from '@temporalio/workflow';
 import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import type * as activities from '../activities/index.js';
-import { FAILURE_TYPES, type AgentResult, type RepoSnapshot } from '../schemas/activities.js';
+import { FAILURE_TYPES, type AgentResult, type PromptInput, type RepoSnapshot } from '../schemas/activities.js';
 import { parseMessage, type MessageName } from '../schemas/messages.js';
 import {
   LIMITS,
@@ -54,11 +54,12 @@ import { escalate, recordNotification, sendNotification } from './escalation.js'
 import { initialLadder, LEVEL_TIER, observeLadder } from './decisions/tier-ladder.js';
 import { describeProxies, evaluateUncertainty, noChangeMin, type Proxies } from './decisions/uncertainty.js';
 import { verdictSummary } from './ui.js';
-import { checkCaps } from './decisions/caps.js';
+import { checkCaps, waitWithinCaps } from './decisions/caps.js';
+import { onRepositoryTrouble, REPOSITORY_FAILURE_TYPES, repositoryTrouble } from './decisions/repository.js';
 import { describeRefusal, judgeCompletion } from './decisions/completion.js';
 import { initialConvergence, trackConvergence } from './decisions/convergence.js';
 import { phaseFor, tierFor } from './decisions/phase.js';
-import { buildPrompt } from './decisions/prompt.js';
+import { directiveRefusal } from './decisions/directives.js';
 import {
   budgetSignal,
   budgetUpdate,
@@ -112,6 +113,15 @@ export const ESCALATION_PATCH = 'vigil-escalation-v1';
 /** Runs from before rate-limit waits back off exponentially on a rate limit too, as they did. */
 export const RATE_LIMIT_PATCH = 'vigil-rate-limit-v1';
 
+/**
+ * Runs from before the hardening (repository trouble handled as an outcome or a pause, rollover
+ * on history size while the agent runs, backoff trimmed to the caps) replay as they ran.
+ */
+export const HARDENING_PATCH = 'vigil-hardening-v1';
+
+/** History size past which a run rolls over at once, even mid agent call (Temporal's hard limit is 50 MB). */
+const EMERGENCY_HISTORY_BYTES = 20 * 1024 * 1024;
+
 /** Drift reports (DRIFT_DETECTED) in a run after which the agent gets a fresh session. */
 const DRIFT_CONTEXT_CLEAR = 3;
 
@@ -131,6 +141,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const info = workflowInfo();
   const councilEra = patched(COUNCIL_PATCH);
   const escalationEra = councilEra && patched(ESCALATION_PATCH);
+  // Decided once per execution, before the first command (continue-as-new starts a fresh one).
+  const hardeningEra = escalationEra && patched(HARDENING_PATCH);
 
   // ---- activity proxies, one per kind so a hung tool never shares a timeout with the agent ----
   const agent = proxyActivities<typeof activities>({
@@ -184,6 +196,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   let phase: Phase | null = state.recentIterations.at(-1)?.phase ?? null;
   let tier: Tier | null = state.recentIterations.at(-1)?.tier ?? null;
   let outcome: Outcome | null = null;
+  /** Set when messages pushed the history near Temporal's limit: roll over at once. */
+  let rolloverNow = false;
   const published = { status: '', iteration: -1 };
 
   const visibleStatus = (): RunStatus => (state.pause && status !== 'finished' ? 'paused' : status);
@@ -282,9 +296,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       return ack(true, now && agentScope ? 'stopping now; the running agent call is being cancelled' : 'stopping at the next boundary');
     },
     input: (p: { directive: string; by?: string }, defaultBy: string): MessageAck => {
-      if (state.pendingDirectives.length >= 50) {
-        throw ApplicationFailure.create({ message: 'too many pending directives (50); wait for the next iteration', nonRetryable: true });
-      }
+      const refused = directiveRefusal(state.pendingDirectives, p.directive);
+      if (refused) throw ApplicationFailure.create({ message: `input: ${refused}`, nonRetryable: true });
       state.pendingDirectives.push({ text: p.directive, by: p.by ?? defaultBy, at: nowIso() });
       publish();
       return ack(true, 'directive queued for the next prompt');
@@ -314,6 +327,15 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     if (stopRequest && name !== 'stop') throw new Error(`${name}: the run is stopping`);
   };
 
+  /** Messages can grow history while an agent call runs for hours: past the emergency size, interrupt it and roll over. */
+  const watchHistorySize = (): void => {
+    if (!hardeningEra || rolloverNow || outcome) return;
+    if (workflowInfo().historySize < EMERGENCY_HISTORY_BYTES) return;
+    rolloverNow = true;
+    log.warn('history near its size limit: rolling over now', { historySize: workflowInfo().historySize });
+    agentScope?.cancel();
+  };
+
   const recordInvalid = (name: string, kind: 'signal' | 'update', error: string): void => {
     const entry: InvalidMessage = { name, kind, error: error.slice(0, 1000), at: nowIso() };
     state.invalidMessages = [...state.invalidMessages, entry].slice(-LIMITS.invalidMessages);
@@ -330,6 +352,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     setHandler(
       update,
       (...args: A) => {
+        watchHistorySize();
         const r = parseMessage(name, args[0]);
         if (!r.ok) throw new Error(r.error); // unreachable: the validator ran first
         return handle(r.value as never, 'unknown');
@@ -339,6 +362,11 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           const r = parseMessage(name, args[0]);
           if (!r.ok) throw new Error(r.error);
           finishedGuard(name);
+          // Rejected here, an oversized directive never enters history.
+          if (name === 'input') {
+            const refused = directiveRefusal(state.pendingDirectives, (r.value as { directive: string }).directive);
+            if (refused) throw new Error(`input: ${refused}`);
+          }
         },
         description: `${name} the run (validated; answers with an acknowledgement)`,
       },
@@ -346,6 +374,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     setHandler(
       signal,
       (payload?: unknown) => {
+        watchHistorySize();
         const r = parseMessage(name, payload);
         if (!r.ok) return recordInvalid(name, 'signal', r.error);
         if (outcome) return recordInvalid(name, 'signal', `${name}: the run has finished`);
@@ -561,6 +590,40 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     `Iteration ${state.iteration}; ${state.recentIterations.at(-1)?.filesChangedSinceStart ?? 0} file(s) changed since the run started; ` +
     `${state.council.rounds} council round(s)${state.council.verdicts.at(-1) ? `, the last ${state.council.verdicts.at(-1)?.result}` : ''}.`;
 
+  /** Continue as new, carrying the whole validated state. */
+  const rollOver = async (): Promise<never> => {
+    const carried = RunStateSchema.parse({ ...state, generations: state.generations + 1 });
+    log.info('continuing as new', { iteration: state.iteration, generation: carried.generations, historySize: workflowInfo().historySize });
+    return continueAsNew<typeof vigilRun>({ ...input, state: carried });
+  };
+
+  /**
+   * A repository activity failed for good (repository deleted, `.git` damaged, `.vigil` a link):
+   * pause and tell a person (supervised) or end with `repository_unavailable` (perpetual).
+   * Anything else is rethrown unchanged.
+   */
+  const handleRepositoryTrouble = async (err: unknown): Promise<Outcome | null> => {
+    if (!hardeningEra || !(err instanceof ActivityFailure) || isCancellation(err)) throw err;
+    const cause = err.cause;
+    const trouble = repositoryTrouble({
+      activityType: err.activityType ?? null,
+      failureType: cause instanceof ApplicationFailure ? (cause.type ?? null) : null,
+      message: (cause?.message ?? err.message).slice(0, 1000),
+    });
+    if (trouble === null) throw err;
+    log.warn('repository trouble', { ...trouble, iteration: state.iteration });
+    const action = onRepositoryTrouble(trouble, info.workflowId, knobs);
+    if (action.kind === 'end') return finish('repository_unavailable', action.reason);
+    if (!state.pause) {
+      state.pause = { reason: action.reason.slice(0, 2000), by: 'vigil', at: nowIso() };
+      const title = trouble.kind === 'disk_full' ? 'Disk full: the run is paused' : 'Repository unavailable: the run is paused';
+      await notifyPeople('escalation', title, action.reason, 'critical', { iteration: state.iteration, problem: trouble.problem }, `${info.workflowId}:repository:${state.iteration}:${trouble.kind}`);
+    }
+    status = 'running';
+    publish();
+    return null;
+  };
+
   /** Without a council, a claim completes the run when the evidence gate passes. */
   const claimWithoutCouncil = async (): Promise<Outcome | null> => {
     const round = state.council.rounds + 1;
@@ -590,267 +653,287 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       return await finish('agent_not_runnable', 'no agent command configured (knob agentCommand)');
     }
 
-    // Run-start commit and tree, captured once per run and carried across continue-as-new.
-    if (!state.runStart) {
-      const start = await repo.prepareRun.executeWithOptions({ summary: 'capture run-start commit' }, [
-        { repoPath: input.repoPath, runId: info.workflowId, ...(escalationEra ? { prdPath: input.prdPath } : {}) },
-      ]);
-      state.runStart = { sha: start.sha, treeHash: start.treeHash, capturedAt: nowIso() };
-      if (escalationEra && knobs.tierLadder) state.ladder = initialLadder(knobs.tier, start.alwaysHigh ?? null);
-      state.convergence = { ...state.convergence, lastHash: start.treeHash };
-      status = 'running';
-      publish();
-    }
-
     let iterationsThisExecution = 0;
     for (;;) {
-      // 1. Human messages first.
-      if (stopRequest) return await stopOutcome();
-      if (state.pause) {
-        publish();
-        if (escalationEra && state.pause.by !== 'vigil') {
-          // A person's or a tool's pause (an escalation already notified for its own).
-          const p = state.pause;
-          await notifyPeople('paused', `Run paused by ${p.by}`, p.reason || 'no reason given', 'info', { by: p.by, iteration: state.iteration }, `${info.workflowId}:paused:${p.at}`);
-        }
-        await condition(() => state.pause === null || stopRequest !== null);
-        status = stopRequest ? 'stopping' : 'running';
-        continue;
-      }
-
-      // Budget: reaching it pauses the run in every mode, until a person raises it.
-      const budget = state.budgetUsd ?? knobs.budgetUsd;
-      if (budgetExceeded(state.spend.usd, budget)) {
-        const spent = `$${state.spend.usd.toFixed(2)} of $${budget.toFixed(2)}`;
-        state.pause = { reason: `budget exceeded: ${spent}; raise it with \`vigil budget ${info.workflowId} --usd N\` and resume, or stop the run`, by: 'vigil', at: nowIso() };
-        await notifyPeople('budget_exceeded', `Budget exceeded: ${spent}`, `The run is paused at iteration ${state.iteration}. ${state.pause.reason}.`, 'critical', { spentUsd: state.spend.usd, budgetUsd: budget, iteration: state.iteration }, `${info.workflowId}:budget_exceeded:${state.iteration}:${budget}`);
-        publish();
-        continue;
-      }
-
-      // A person asked for a council review: it happens now, at this boundary.
-      if (councilEra && state.council.forceReview && state.iteration >= 1) {
-        const ended = await councilRound('forced');
-        if (ended) return ended;
-        publish();
-        continue;
-      }
-
-      // 2. Caps: consecutive failures, iteration count, wall clock.
-      const cap = checkCaps(
-        { iteration: state.iteration, consecutiveFailures: state.consecutiveFailures, startedAtMs: state.startedAtMs, nowMs: nowMs() },
-        knobs,
-      );
-      if (cap.kind !== 'continue') return await finish(cap.kind, cap.reason);
-
-      // 3. Long runs: a fresh history at an iteration boundary, carrying the whole state.
-      if (iterationsThisExecution >= knobs.continueAsNewEvery || workflowInfo().continueAsNewSuggested) {
-        await condition(allHandlersFinished);
-        if (stopRequest || state.pause) continue; // a message arrived meanwhile: honour it first
-        const carried = RunStateSchema.parse({ ...state, generations: state.generations + 1 });
-        log.info('continuing as new', { iteration: state.iteration, generation: carried.generations });
-        return await continueAsNew<typeof vigilRun>({ ...input, state: carried });
-      }
-
-      // 4. The iteration.
-      state.iteration += 1;
-      iterationsThisExecution += 1;
-      status = 'running';
-      phase = phaseFor(state.iteration);
-      tier = escalationEra && knobs.tierLadder && state.ladder ? LEVEL_TIER[state.ladder.level] : tierFor(state.iteration, knobs);
-      const fresh = escalationEra ? state.contextClear : null;
-      const handoffContext = escalationEra && (state.handoffContextPending || fresh) ? (fresh?.summary ?? state.latestHandoff?.summary ?? null) : null;
-      const directives = [...state.pendingDirectives]; // a copy: handlers may push while the agent runs
-      const prompt = buildPrompt({
-        prdPath: input.prdPath,
-        prdTitle: input.prdTitle,
-        iteration: state.iteration,
-        maxIterations: knobs.maxIterations,
-        phase,
-        tier,
-        retry: state.consecutiveFailures,
-        directives,
-        findings: state.lastFindings,
-        completionPromise: knobs.completionPromise,
-        ...(handoffContext ? { handoffSummary: handoffContext } : {}),
-        ...(fresh ? { freshSession: true } : {}),
-      });
-      publish();
-
-      let result: AgentResult;
       try {
-        const scope = new CancellationScope();
-        agentScope = scope;
-        result = await scope.run(() =>
-          agent.runAgent.executeWithOptions(
-            { summary: `iteration ${state.iteration} · ${phase} · tier ${tier}` },
-            [
-              {
-                runId: info.workflowId,
-                repoPath: input.repoPath,
-                argv: knobs.agentCommand,
-                prompt,
-                role: 'iteration',
-                iteration: state.iteration,
-                phase: phase ?? 'ACT',
-                tier: tier ?? 'development',
-                timeoutSeconds: knobs.agentTimeoutSeconds,
-                completionPromise: knobs.completionPromise,
-                extraEnv: fresh ? { VIGIL_FRESH_SESSION: '1' } : {},
-                rateLimitRpm: knobs.rateLimitRpm,
-              },
-            ],
-          ),
-        );
-      } catch (err) {
-        if (isCancellation(err) && stopRequest) return await stopOutcome();
-        if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FAILURE_TYPES.agentNotRunnable) {
-          return await finish('agent_not_runnable', err.cause.message);
+        // Run-start commit and tree, captured once per run and carried across continue-as-new.
+        if (!state.runStart) {
+          const start = await repo.prepareRun.executeWithOptions({ summary: 'capture run-start commit' }, [
+            { repoPath: input.repoPath, runId: info.workflowId, ...(escalationEra ? { prdPath: input.prdPath } : {}) },
+          ]);
+          state.runStart = { sha: start.sha, treeHash: start.treeHash, capturedAt: nowIso() };
+          if (escalationEra && knobs.tierLadder) state.ladder = initialLadder(knobs.tier, start.alwaysHigh ?? null);
+          state.convergence = { ...state.convergence, lastHash: start.treeHash };
+          status = 'running';
+          publish();
         }
-        if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
-        // Every attempt was lost (worker deaths, heartbeat timeouts): a failed iteration, not a failed run.
-        const why = err.cause?.message ?? err.message;
-        log.warn('agent call failed after all attempts', { iteration: state.iteration, error: why });
-        result = {
-          exitCode: AGENT_CALL_LOST,
-          timedOut: false,
-          durationMs: 0,
-          logPath: '',
-          promptPath: '',
-          tail: `vigil: the agent call was lost after every retry: ${why}`,
-          outputBytes: 0,
-          claimed: false,
-          claimSource: null,
-          attempt: 5,
-          donePhrase: null,
-          vote: null,
-          rateLimit: null,
-          usage: null,
-        };
-      } finally {
-        agentScope = null;
-      }
-      state.spend = addUsage(state.spend, result.usage);
-      // The directives reached the agent: they were one-shot. (New ones may have arrived meanwhile.)
-      state.pendingDirectives = state.pendingDirectives.slice(directives.length);
-      if (handoffContext) state.handoffContextPending = false;
-      if (fresh) state.contextClear = null;
 
-      // 5. What did the iteration change?
-      const snap: RepoSnapshot = await repo.inspectRepo.executeWithOptions({ summary: `inspect repository after iteration ${state.iteration}` }, [
-        { repoPath: input.repoPath, runStartSha: state.runStart?.sha ?? null, ...(escalationEra ? { previousTree: state.convergence.lastHash } : {}) },
-      ]);
-      const conv = trackConvergence(state.convergence, snap.treeHash, knobs.convergenceRingSize);
-      state.convergence = councilEra ? trackDoneSignal(conv.state, result.claimed || result.donePhrase !== null) : conv.state;
-
-      const record: IterationRecord = {
-        iteration: state.iteration,
-        phase,
-        tier,
-        exitCode: result.exitCode,
-        durationMs: result.durationMs,
-        logPath: result.logPath,
-        attempts: result.attempt,
-        claimed: result.claimed,
-        changed: conv.changed,
-        filesChangedSinceStart: snap.changedCount,
-        treeHash: snap.treeHash,
-        at: nowIso(),
-      };
-      state.recentIterations = [...state.recentIterations, record].slice(-LIMITS.recentIterations);
-      if (escalationEra) await watchForTrouble(result, snap);
-
-      // 6. Success: completion check on a claim. Failure: durable, interruptible backoff.
-      if (result.exitCode === 0 && !councilEra) {
-        // Runs from before the council: the plain completion check, unchanged for replay.
-        state.consecutiveFailures = 0;
-        state.lastFindings = null;
-        if (result.claimed) {
-          let testFacts: { passed: boolean; logPath: string } | null = null;
-          if (knobs.testCommand && snap.changedCount > 0) {
-            const t = await tests.runTests.executeWithOptions({ summary: `tests for the completion claim of iteration ${state.iteration}` }, [
-              {
-                runId: info.workflowId,
-                repoPath: input.repoPath,
-                command: knobs.testCommand,
-                iteration: state.iteration,
-                timeoutSeconds: knobs.testTimeoutSeconds,
-              },
-            ]);
-            testFacts = { passed: t.passed, logPath: t.logPath };
-          } else if (knobs.testCommand) {
-            testFacts = null; // empty diff decides; tests would not change the verdict
+        for (;;) {
+          // 1. Human messages first.
+          if (stopRequest) return await stopOutcome();
+          if (rolloverNow) {
+            // Messages filled the history (even while paused): a fresh one now, pause and all.
+            await condition(allHandlersFinished);
+            if (!stopRequest) return await rollOver();
+            continue;
           }
-          const verdict = judgeCompletion({ iteration: state.iteration, filesChangedSinceStart: snap.changedCount, tests: testFacts });
-          state.lastCompletion = verdict;
-          if (verdict.accepted) {
-            const evidence = knobs.testCommand ? 'tests green' : 'no test command configured, tests not verified';
-            return await finish(
-              'completion_promise_fulfilled',
-              `completion claim accepted at iteration ${state.iteration}: ${snap.changedCount} file(s) changed since run start, ${evidence}`,
+          if (state.pause) {
+            publish();
+            if (escalationEra && state.pause.by !== 'vigil') {
+              // A person's or a tool's pause (an escalation already notified for its own).
+              const p = state.pause;
+              await notifyPeople('paused', `Run paused by ${p.by}`, p.reason || 'no reason given', 'info', { by: p.by, iteration: state.iteration }, `${info.workflowId}:paused:${p.at}`);
+            }
+            await condition(() => state.pause === null || stopRequest !== null || rolloverNow);
+            status = stopRequest ? 'stopping' : 'running';
+            continue;
+          }
+
+          // Budget: reaching it pauses the run in every mode, until a person raises it.
+          const budget = state.budgetUsd ?? knobs.budgetUsd;
+          if (budgetExceeded(state.spend.usd, budget)) {
+            const spent = `$${state.spend.usd.toFixed(2)} of $${budget.toFixed(2)}`;
+            state.pause = { reason: `budget exceeded: ${spent}; raise it with \`vigil budget ${info.workflowId} --usd N\` and resume, or stop the run`, by: 'vigil', at: nowIso() };
+            await notifyPeople('budget_exceeded', `Budget exceeded: ${spent}`, `The run is paused at iteration ${state.iteration}. ${state.pause.reason}.`, 'critical', { spentUsd: state.spend.usd, budgetUsd: budget, iteration: state.iteration }, `${info.workflowId}:budget_exceeded:${state.iteration}:${budget}`);
+            publish();
+            continue;
+          }
+
+          // A person asked for a council review: it happens now, at this boundary.
+          if (councilEra && state.council.forceReview && state.iteration >= 1) {
+            const ended = await councilRound('forced');
+            if (ended) return ended;
+            publish();
+            continue;
+          }
+
+          // 2. Caps: consecutive failures, iteration count, wall clock.
+          const cap = checkCaps(
+            { iteration: state.iteration, consecutiveFailures: state.consecutiveFailures, startedAtMs: state.startedAtMs, nowMs: nowMs() },
+            knobs,
+          );
+          if (cap.kind !== 'continue') return await finish(cap.kind, cap.reason);
+
+          // 3. Long runs: a fresh history at an iteration boundary, carrying the whole state.
+          if (iterationsThisExecution >= knobs.continueAsNewEvery || workflowInfo().continueAsNewSuggested || rolloverNow) {
+            await condition(allHandlersFinished);
+            if (stopRequest || state.pause) continue; // a message arrived meanwhile: honour it first
+            return await rollOver();
+          }
+
+          // 4. The iteration.
+          state.iteration += 1;
+          iterationsThisExecution += 1;
+          status = 'running';
+          phase = phaseFor(state.iteration);
+          tier = escalationEra && knobs.tierLadder && state.ladder ? LEVEL_TIER[state.ladder.level] : tierFor(state.iteration, knobs);
+          const fresh = escalationEra ? state.contextClear : null;
+          const handoffContext = escalationEra && (state.handoffContextPending || fresh) ? (fresh?.summary ?? state.latestHandoff?.summary ?? null) : null;
+          const directives = [...state.pendingDirectives]; // a copy: handlers may push while the agent runs
+          const promptInput: PromptInput = {
+            prdPath: input.prdPath,
+            prdTitle: input.prdTitle,
+            iteration: state.iteration,
+            maxIterations: knobs.maxIterations,
+            phase,
+            tier,
+            retry: state.consecutiveFailures,
+            directives,
+            findings: state.lastFindings,
+            completionPromise: knobs.completionPromise,
+            ...(handoffContext ? { handoffSummary: handoffContext } : {}),
+            ...(fresh ? { freshSession: true } : {}),
+          };
+          publish();
+
+          let result: AgentResult;
+          try {
+            const scope = new CancellationScope();
+            agentScope = scope;
+            result = await scope.run(() =>
+              agent.runAgent.executeWithOptions(
+                { summary: `iteration ${state.iteration} · ${phase} · tier ${tier}` },
+                [
+                  {
+                    runId: info.workflowId,
+                    repoPath: input.repoPath,
+                    argv: knobs.agentCommand,
+                    promptInput,
+                    role: 'iteration',
+                    iteration: state.iteration,
+                    phase: phase ?? 'ACT',
+                    tier: tier ?? 'development',
+                    timeoutSeconds: knobs.agentTimeoutSeconds,
+                    completionPromise: knobs.completionPromise,
+                    extraEnv: fresh ? { VIGIL_FRESH_SESSION: '1' } : {},
+                    rateLimitRpm: knobs.rateLimitRpm,
+                  },
+                ],
+              ),
             );
+          } catch (err) {
+            if (isCancellation(err) && stopRequest) return await stopOutcome();
+            if (isCancellation(err) && rolloverNow) {
+              // Interrupted to keep the history under Temporal's limit: the next execution goes on.
+              state.lastFindings = `Iteration ${state.iteration} was interrupted: messages filled the run's history, so the run rolled over to a fresh one. Check the state of the repository and carry on.`;
+              continue;
+            }
+            if (hardeningEra && err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && REPOSITORY_FAILURE_TYPES.has(err.cause.type ?? '')) throw err;
+            if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FAILURE_TYPES.agentNotRunnable) {
+              return await finish('agent_not_runnable', err.cause.message);
+            }
+            if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
+            // Every attempt was lost (worker deaths, heartbeat timeouts): a failed iteration, not a failed run.
+            const why = err.cause?.message ?? err.message;
+            log.warn('agent call failed after all attempts', { iteration: state.iteration, error: why });
+            result = {
+              exitCode: AGENT_CALL_LOST,
+              timedOut: false,
+              durationMs: 0,
+              logPath: '',
+              promptPath: '',
+              tail: `vigil: the agent call was lost after every retry: ${why}`,
+              outputBytes: 0,
+              ioError: null,
+              claimed: false,
+              claimSource: null,
+              attempt: 5,
+              donePhrase: null,
+              vote: null,
+              rateLimit: null,
+              usage: null,
+            };
+          } finally {
+            agentScope = null;
           }
-          state.lastFindings = describeRefusal(verdict);
-        }
-        publish();
-        continue;
-      }
+          state.spend = addUsage(state.spend, result.usage);
+          // The directives reached the agent: they were one-shot. (New ones may have arrived meanwhile.)
+          state.pendingDirectives = state.pendingDirectives.slice(directives.length);
+          if (handoffContext) state.handoffContextPending = false;
+          if (fresh) state.contextClear = null;
 
-      if (result.exitCode === 0) {
-        state.consecutiveFailures = 0;
-        state.lastFindings = null;
-        if (!knobs.councilEnabled) {
-          if (result.claimed) {
-            const ended = await claimWithoutCouncil();
-            if (ended) return ended;
-          }
-        } else {
-          const trip = breakerTrip(state.convergence, knobs.stagnationLimit);
-          const facts = { iteration: state.iteration, forced: false, circuitTripped: trip !== null, claimed: result.claimed };
-          let trigger = shouldConvene({ ...facts, testsGreen: null }, knobs);
-          const lastRoundTree = state.council.verdicts.at(-1)?.iteration;
-          const changedSinceRound = lastRoundTree === undefined || state.recentIterations.some((r) => r.iteration > lastRoundTree && r.changed);
-          if (!trigger && knobs.councilEarlyCheck && knobs.testCommand && state.iteration >= knobs.councilMinIterations && changedSinceRound) {
-            // Early check: green tests on a tree the council has not seen yet.
-            const t = await ensureTests(snap.treeHash);
-            trigger = shouldConvene({ ...facts, testsGreen: t?.passed ?? null }, knobs);
-          }
-          if (trigger) {
-            const ended = await councilRound(trigger);
-            if (ended) return ended;
-          } else if (result.claimed) {
-            state.lastFindings = `Your completion claim in iteration ${state.iteration} was noted; the completion council convenes from iteration ${knobs.councilMinIterations} on. Keep verifying the requirements.`;
-          }
-        }
-        publish();
-        continue;
-      }
+          // 5. What did the iteration change?
+          const snap: RepoSnapshot = await repo.inspectRepo.executeWithOptions({ summary: `inspect repository after iteration ${state.iteration}` }, [
+            { repoPath: input.repoPath, runStartSha: state.runStart?.sha ?? null, ...(escalationEra ? { previousTree: state.convergence.lastHash } : {}) },
+          ]);
+          const conv = trackConvergence(state.convergence, snap.treeHash, knobs.convergenceRingSize);
+          state.convergence = councilEra ? trackDoneSignal(conv.state, result.claimed || result.donePhrase !== null) : conv.state;
 
-      state.lastFindings =
-        `Iteration ${state.iteration} failed with exit code ${result.exitCode}${result.timedOut ? ' (timed out)' : ''}. ` +
-        `Last output:\n${tail(result.tail, LIMITS.findingChars)}`;
-      // A provider rate limit waits as long as the provider says (or its request rate implies);
-      // anything else backs off exponentially. Both count as a failed attempt.
-      const rateLimited = result.rateLimit !== null && patched(RATE_LIMIT_PATCH) ? result.rateLimit : null;
-      const wait = rateLimited ? rateLimited.waitSeconds : backoffSeconds(state.consecutiveFailures, knobs, Math.random()); // deterministic: seeded workflow random
-      state.consecutiveFailures += 1;
-      if (rateLimited) {
-        state.lastFindings = `Iteration ${state.iteration} hit a provider rate limit; Vigil waited ${wait}s (${rateLimited.source.replace(/_/g, ' ')}) before this attempt.`;
-        if (knobs.rateLimitNotifySeconds > 0 && wait > knobs.rateLimitNotifySeconds) {
-          await notifyPeople('rate_limited', `Rate limited for ${wait}s`, `The agent hit a provider rate limit at iteration ${state.iteration}; the run waits ${wait}s before retrying.`, 'warning', { iteration: state.iteration, waitSeconds: wait, source: rateLimited.source }, `${info.workflowId}:rate_limited:${state.iteration}`);
+          const record: IterationRecord = {
+            iteration: state.iteration,
+            phase,
+            tier,
+            exitCode: result.exitCode,
+            durationMs: result.durationMs,
+            logPath: result.logPath,
+            attempts: result.attempt,
+            claimed: result.claimed,
+            changed: conv.changed,
+            filesChangedSinceStart: snap.changedCount,
+            treeHash: snap.treeHash,
+            at: nowIso(),
+          };
+          state.recentIterations = [...state.recentIterations, record].slice(-LIMITS.recentIterations);
+          if (escalationEra) await watchForTrouble(result, snap);
+
+          // 6. Success: completion check on a claim. Failure: durable, interruptible backoff.
+          if (result.exitCode === 0 && !councilEra) {
+            // Runs from before the council: the plain completion check, unchanged for replay.
+            state.consecutiveFailures = 0;
+            state.lastFindings = null;
+            if (result.claimed) {
+              let testFacts: { passed: boolean; logPath: string } | null = null;
+              if (knobs.testCommand && snap.changedCount > 0) {
+                const t = await tests.runTests.executeWithOptions({ summary: `tests for the completion claim of iteration ${state.iteration}` }, [
+                  {
+                    runId: info.workflowId,
+                    repoPath: input.repoPath,
+                    command: knobs.testCommand,
+                    iteration: state.iteration,
+                    timeoutSeconds: knobs.testTimeoutSeconds,
+                  },
+                ]);
+                testFacts = { passed: t.passed, logPath: t.logPath };
+              } else if (knobs.testCommand) {
+                testFacts = null; // empty diff decides; tests would not change the verdict
+              }
+              const verdict = judgeCompletion({ iteration: state.iteration, filesChangedSinceStart: snap.changedCount, tests: testFacts });
+              state.lastCompletion = verdict;
+              if (verdict.accepted) {
+                const evidence = knobs.testCommand ? 'tests green' : 'no test command configured, tests not verified';
+                return await finish(
+                  'completion_promise_fulfilled',
+                  `completion claim accepted at iteration ${state.iteration}: ${snap.changedCount} file(s) changed since run start, ${evidence}`,
+                );
+              }
+              state.lastFindings = describeRefusal(verdict);
+            }
+            publish();
+            continue;
+          }
+
+          if (result.exitCode === 0) {
+            state.consecutiveFailures = 0;
+            state.lastFindings = null;
+            if (!knobs.councilEnabled) {
+              if (result.claimed) {
+                const ended = await claimWithoutCouncil();
+                if (ended) return ended;
+              }
+            } else {
+              const trip = breakerTrip(state.convergence, knobs.stagnationLimit);
+              const facts = { iteration: state.iteration, forced: false, circuitTripped: trip !== null, claimed: result.claimed };
+              let trigger = shouldConvene({ ...facts, testsGreen: null }, knobs);
+              const lastRoundTree = state.council.verdicts.at(-1)?.iteration;
+              const changedSinceRound = lastRoundTree === undefined || state.recentIterations.some((r) => r.iteration > lastRoundTree && r.changed);
+              if (!trigger && knobs.councilEarlyCheck && knobs.testCommand && state.iteration >= knobs.councilMinIterations && changedSinceRound) {
+                // Early check: green tests on a tree the council has not seen yet.
+                const t = await ensureTests(snap.treeHash);
+                trigger = shouldConvene({ ...facts, testsGreen: t?.passed ?? null }, knobs);
+              }
+              if (trigger) {
+                const ended = await councilRound(trigger);
+                if (ended) return ended;
+              } else if (result.claimed) {
+                state.lastFindings = `Your completion claim in iteration ${state.iteration} was noted; the completion council convenes from iteration ${knobs.councilMinIterations} on. Keep verifying the requirements.`;
+              }
+            }
+            publish();
+            continue;
+          }
+
+          state.lastFindings =
+            `Iteration ${state.iteration} failed with exit code ${result.exitCode}${result.timedOut ? ' (timed out)' : ''}. ` +
+            `Last output:\n${tail(result.tail, LIMITS.findingChars)}`;
+          // A provider rate limit waits as long as the provider says (or its request rate implies);
+          // anything else backs off exponentially. Both count as a failed attempt.
+          const rateLimited = result.rateLimit !== null && patched(RATE_LIMIT_PATCH) ? result.rateLimit : null;
+          const rawWait = rateLimited ? rateLimited.waitSeconds : backoffSeconds(state.consecutiveFailures, knobs, Math.random()); // deterministic: seeded workflow random
+          state.consecutiveFailures += 1;
+          if (rateLimited) {
+            state.lastFindings = `Iteration ${state.iteration} hit a provider rate limit; Vigil waited ${rawWait}s (${rateLimited.source.replace(/_/g, ' ')}) before this attempt.`;
+            if (knobs.rateLimitNotifySeconds > 0 && rawWait > knobs.rateLimitNotifySeconds) {
+              await notifyPeople('rate_limited', `Rate limited for ${rawWait}s`, `The agent hit a provider rate limit at iteration ${state.iteration}; the run waits ${rawWait}s before retrying.`, 'warning', { iteration: state.iteration, waitSeconds: rawWait, source: rateLimited.source }, `${info.workflowId}:rate_limited:${state.iteration}`);
+            }
+          }
+          const capsNow = { iteration: state.iteration, consecutiveFailures: state.consecutiveFailures, startedAtMs: state.startedAtMs, nowMs: nowMs() };
+          const wait = hardeningEra ? waitWithinCaps(rawWait, capsNow, knobs) : rawWait;
+          if (wait > 0 && state.consecutiveFailures < knobs.maxRetries) {
+            status = 'backing_off';
+            backoffUntil = new Date(nowMs() + wait * 1000).toISOString(); // deterministic: workflow clock
+            publish();
+            await condition(() => state.pause !== null || stopRequest !== null || rolloverNow, wait * 1000, {
+              summary: rateLimited ? `rate limited: waiting ${wait}s (${rateLimited.source.replace(/_/g, ' ')}) after iteration ${state.iteration}` : `backoff ${wait}s after failed iteration ${state.iteration}`,
+            });
+            backoffUntil = null;
+            status = 'running';
+          }
+          publish();
         }
+      } catch (err) {
+        const ended = await handleRepositoryTrouble(err);
+        if (ended) return ended;
       }
-      if (wait > 0 && state.consecutiveFailures < knobs.maxRetries) {
-        status = 'backing_off';
-        backoffUntil = new Date(nowMs() + wait * 1000).toISOString(); // deterministic: workflow clock
-        publish();
-        await condition(() => state.pause !== null || stopRequest !== null, wait * 1000, {
-          summary: rateLimited ? `rate limited: waiting ${wait}s (${rateLimited.source.replace(/_/g, ' ')}) after iteration ${state.iteration}` : `backoff ${wait}s after failed iteration ${state.iteration}`,
-        });
-        backoffUntil = null;
-        status = 'running';
-      }
-      publish();
     }
   } catch (err) {
     // A Temporal cancellation request (UI "Cancel", `temporal workflow cancel`) is a stop.

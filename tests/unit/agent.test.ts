@@ -175,7 +175,7 @@ describe('runAgent', () => {
   it('makes the run id a safe path segment', async () => {
     const f = fixture();
     const r = await newEnv().agent(f.input({ runId: '../evil/run id' }));
-    expect(path.dirname(r.logPath)).toBe(path.join(f.repo, '.vigil', 'runs', '__evil_run_id'));
+    expect(path.dirname(r.logPath)).toBe(path.join(f.repo, '.vigil', 'runs', '%2E.%2Fevil%2Frun%20id'));
     expect(r.tail).toContain('RUN_ID=../evil/run id\n');
   });
 

@@ -20,6 +20,7 @@ function result(over: Partial<AgentResult>): AgentResult {
     promptPath: '/tmp/council.prompt.md',
     tail: '',
     outputBytes: 100,
+    ioError: null,
     claimed: false,
     claimSource: null,
     attempt: 1,

@@ -516,6 +516,7 @@ describe('OUTCOME_EXIT_CODES', () => {
       max_iterations_reached: 20,
       max_duration_reached: 20,
       agent_not_runnable: 20,
+      repository_unavailable: 20,
       failed: 1,
     });
     expect(Object.keys(OUTCOME_EXIT_CODES).sort()).toEqual([...OUTCOME_STATUSES].sort());

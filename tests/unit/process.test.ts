@@ -4,7 +4,7 @@
  * group) and killSurvivor (pid file left by a crashed attempt).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CancelledFailure } from '@temporalio/common';
@@ -409,5 +409,107 @@ describe('runProcess with multi-byte output split across reads', () => {
     expect(r.tail).toBe('DONE éT\n');
     expect(r.outputBytes).toBe(9);
     expect(readFileSync(path.join(dir, 'out.log')).includes(Buffer.from('DONE éT\n'))).toBe(true);
+  });
+});
+
+describe('runProcess against a hostile environment (full disk, escaped daemons, pipes held open)', () => {
+  it('survives a log write failing with ENOSPC: no throw, the exit code and tail kept, the error reported', async () => {
+    const dir = tempDir();
+    const { env } = newEnv();
+    // /dev/full accepts the open and fails every write with ENOSPC, as a full disk does.
+    const r = await env.run(spec(dir, 'for i in 1 2 3 4 5; do echo "line $i"; done; exit 2', { logPath: '/dev/full' }));
+    expect(r.exitCode).toBe(2);
+    expect(r.tail).toContain('line 5');
+    expect(r.logError).toMatch(/ENOSPC/);
+    expect(r.logError).toMatch(/disk or quota is full/);
+  });
+
+  it('caps the log: output past maxLogBytes is dropped with one notice, the footer still written', async () => {
+    const dir = tempDir();
+    const { env } = newEnv();
+    const s = spec(dir, 'head -c 200000 /dev/zero | tr "\\0" x; echo; echo END', { maxLogBytes: 10_000 });
+    const r = await env.run(s);
+    expect(r.exitCode).toBe(0);
+    expect(r.outputBytes).toBeGreaterThan(200_000);
+    expect(r.tail).toContain('END');
+    const log = readFileSync(s.logPath, 'utf8');
+    expect(log.length).toBeLessThan(11_000);
+    expect(log.match(/log truncated at 10000 bytes/g)).toHaveLength(1);
+    expect(log).toMatch(/=== vigil: exit 0 .*===\n$/);
+  });
+
+  it('does not follow a symbolic link planted at the log path', async () => {
+    const dir = tempDir();
+    const outside = path.join(tempDir(), 'outside.txt');
+    writeFileSync(outside, 'precious\n');
+    const s = spec(dir, 'echo agent output');
+    symlinkSync(outside, s.logPath);
+    const { env } = newEnv();
+    const r = await env.run(s);
+    expect(r.exitCode).toBe(0);
+    expect(readFileSync(outside, 'utf8')).toBe('precious\n');
+    expect(lstatSync(s.logPath).isSymbolicLink()).toBe(false);
+    expect(readFileSync(s.logPath, 'utf8')).toContain('agent output');
+  });
+
+  it('ends when the child exits even though a background child still holds its output, and kills that child', async () => {
+    const dir = tempDir();
+    const { env } = newEnv();
+    const gpidFile = path.join(dir, 'bg.pid');
+    const t0 = Date.now();
+    // A dev server started in the background that keeps stdout open: the agent itself is done.
+    const r = await env.run(spec(dir, `sleep 60 & echo $! > "${gpidFile}"; echo done; exit 0`, { timeoutMs: 30_000 }));
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(r.exitCode).toBe(0);
+    expect(r.timedOut).toBe(false);
+    expect(r.tail).toContain('done');
+    expect(r.strays).toBeGreaterThanOrEqual(1);
+    const bg = await readPid(gpidFile);
+    expect(await waitFor(() => isGone(bg))).toBe(true);
+  });
+
+  it('kills a setsid daemon that escaped the process group and holds the output, when the child exits', async () => {
+    const dir = tempDir();
+    const { env } = newEnv();
+    const dpidFile = path.join(dir, 'daemon.pid');
+    const t0 = Date.now();
+    const r = await env.run(spec(dir, `setsid sh -c 'echo $$ > "${dpidFile}"; exec sleep 60' & sleep 0.3; echo started; exit 0`, { timeoutMs: 30_000 }));
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(r.exitCode).toBe(0);
+    const daemon = await readPid(dpidFile);
+    expect(await waitFor(() => isGone(daemon))).toBe(true);
+    expect(readFileSync(path.join(dir, 'out.log'), 'utf8')).toMatch(/leftover process\(es\) killed/);
+  });
+
+  it('bounds the whole call by the timeout even when a setsid daemon holds the output', async () => {
+    const dir = tempDir();
+    const { env } = newEnv();
+    const dpidFile = path.join(dir, 'daemon.pid');
+    const t0 = Date.now();
+    const r = await env.run(spec(dir, `setsid sh -c 'echo $$ > "${dpidFile}"; exec sleep 60' & wait; sleep 60`, { timeoutMs: 500 }));
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(r.exitCode).toBe(124);
+    const daemon = await readPid(dpidFile);
+    expect(await waitFor(() => isGone(daemon))).toBe(true);
+  });
+
+  it('kills the setsid escapees of a crashed attempt by their token (killSurvivor)', async () => {
+    const dir = tempDir();
+    const dpidFile = path.join(dir, 'daemon.pid');
+    const token = 'test-token-' + String(process.pid) + '-' + String(Date.now());
+    const child = spawn('/bin/sh', ['-c', `setsid sh -c 'echo $$ > "${dpidFile}"; exec sleep 60' & sleep 60`], {
+      detached: true,
+      stdio: 'ignore',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', VIGIL_PROCESS_TOKEN: token },
+    });
+    child.unref();
+    const pid = child.pid as number;
+    track(pid);
+    const daemon = await readPid(dpidFile);
+    const pidFile = path.join(dir, 'crashed.pid.json');
+    writeFileSync(pidFile, JSON.stringify({ pid, startTime: startTime(pid), token }));
+    expect(killSurvivor(pidFile)).toBe(true);
+    expect(await waitFor(() => isGone(pid))).toBe(true);
+    expect(await waitFor(() => isGone(daemon))).toBe(true);
   });
 });

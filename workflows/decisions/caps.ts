@@ -37,3 +37,17 @@ export function checkCaps(s: CapsInput, knobs: CapsKnobs): CapVerdict {
   }
   return { kind: 'continue' };
 }
+
+/**
+ * The backoff after a failed iteration, trimmed so that no run waits for nothing: none when the
+ * caps will end the run anyway (the last allowed iteration failed, or `maxRetries` is reached),
+ * and never past the wall-clock cap.
+ */
+export function waitWithinCaps(waitSeconds: number, s: CapsInput, knobs: CapsKnobs): number {
+  if (s.iteration >= knobs.maxIterations || s.consecutiveFailures >= knobs.maxRetries) return 0;
+  if (knobs.maxDurationSeconds > 0) {
+    const left = knobs.maxDurationSeconds - Math.floor((s.nowMs - s.startedAtMs) / 1000);
+    return Math.max(0, Math.min(waitSeconds, left));
+  }
+  return waitSeconds;
+}

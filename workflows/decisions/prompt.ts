@@ -3,25 +3,10 @@
  * phase and tier, the pending human directives and the previous iteration's findings. The PRD is
  * referenced by path (the agent reads it), which keeps prompts, and so history, small.
  */
-import type { Directive, Phase, Tier } from '../../schemas/run.js';
+import type { PromptInput } from '../../schemas/activities.js';
+import type { Phase } from '../../schemas/run.js';
 
-export interface PromptInput {
-  prdPath: string;
-  prdTitle: string;
-  iteration: number;
-  maxIterations: number;
-  phase: Phase;
-  tier: Tier;
-  /** Consecutive failures before this iteration (> 0 means this is a retry). */
-  retry: number;
-  directives: readonly Directive[];
-  findings: string | null;
-  completionPromise: string;
-  /** Summary of the latest handoff, after an escalation or when a fresh session starts. */
-  handoffSummary?: string | null;
-  /** The agent starts a fresh session (context clear): say so. */
-  freshSession?: boolean;
-}
+export type { PromptInput };
 
 const PHASE_GUIDANCE: Record<Phase, string> = {
   REASON: 'REASON: read the requirements and the current code, decide the next most valuable step.',

@@ -1,0 +1,64 @@
+/**
+ * Finding and killing every process an agent call started, including those that left its process
+ * group (`setsid`, double-fork daemons). Each call gets a random token in its environment
+ * (`VIGIL_PROCESS_TOKEN`); descendants inherit it, so scanning `/proc/<pid>/environ` finds them
+ * wherever they moved. Linux only; elsewhere the process group is all that is killed.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+export const TOKEN_VAR = 'VIGIL_PROCESS_TOKEN';
+
+/** Pids (other than this process) whose environment carries `token`. */
+export function processesWithToken(token: string): number[] {
+  if (!token) return [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const needle = Buffer.from(`${TOKEN_VAR}=${token}\0`);
+  const found: number[] = [];
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    const pid = Number(e);
+    if (pid === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${e}/environ`).includes(needle)) found.push(pid);
+    } catch {
+      /* gone, or not ours */
+    }
+  }
+  return found;
+}
+
+function signal(target: number, sig: NodeJS.Signals): boolean {
+  try {
+    process.kill(target, sig);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Signals the process group led by `pid` (or the process itself) and every process carrying
+ * `token`. Returns how many token carriers (the child itself excluded) were found alive.
+ */
+export function signalTree(pid: number | undefined, token: string, sig: NodeJS.Signals): number {
+  const carriers = processesWithToken(token).filter((p) => p !== pid);
+  if (pid !== undefined && !signal(-pid, sig)) signal(pid, sig);
+  for (const p of carriers) signal(p, sig);
+  return carriers.length;
+}
+
+/** Start time of a process in clock ticks since boot (field 22 of /proc/<pid>/stat), or null. */
+export function processStartTime(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[19] ?? null;
+  } catch {
+    return null;
+  }
+}
