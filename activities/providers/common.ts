@@ -1,0 +1,269 @@
+/**
+ * Owns the helpers every provider preset shares, so no preset repeats another's logic: argv
+ * assembly (base argv override, advertised-flag checks, model and effort choice, read-only roles),
+ * tolerant reading of JSON and JSON-lines output (never throws), usage accumulation, and the
+ * building blocks of the human-readable transcript. Pure: no I/O.
+ */
+import type { InvocationRequest, InvocationRole, ParsedOutput, ProviderTier, ProviderUsage } from './types.js';
+
+// ---------------------------------------------------------------------------------------------
+// Building an invocation
+// ---------------------------------------------------------------------------------------------
+
+/** Roles that review instead of build: run without write permissions wherever the CLI allows. */
+const READ_ONLY_ROLES: ReadonlySet<InvocationRole> = new Set<InvocationRole>(['council', 'devils-advocate', 'reviewer', 'checklist-verifier']);
+
+export function isReadOnlyRole(role: InvocationRole): boolean {
+  return READ_ONLY_ROLES.has(role);
+}
+
+/** The user's base argv when given (non-empty), else the default binary; then `args`. */
+export function withBase(req: InvocationRequest, binary: string, args: string[]): string[] {
+  const base = req.baseArgv && req.baseArgv.length > 0 ? req.baseArgv : [binary];
+  return [...base, ...args];
+}
+
+/** True only when the CLI was probed and its help lists `flag`. */
+export function advertised(req: InvocationRequest, flag: string): boolean {
+  return req.advertisedFlags?.has(flag) ?? false;
+}
+
+export function resolveModel(req: InvocationRequest, defaults: Readonly<Record<ProviderTier, string>>): string {
+  const override = req.model?.trim();
+  return override ? override : defaults[req.tier];
+}
+
+export function resolveEffort(req: InvocationRequest, defaults: Readonly<Record<ProviderTier, string>>): string {
+  const override = req.effort?.trim();
+  return override ? override : defaults[req.tier];
+}
+
+/** Non-empty trimmed text, or null. */
+export function nonEmpty(s: string | null | undefined): string | null {
+  const t = s?.trim();
+  return t ? t : null;
+}
+
+/** Remaining budget as the CLIs take it (2 decimals), only when known and positive. */
+export function budgetArg(remaining: number | null): string | null {
+  if (remaining === null || !Number.isFinite(remaining)) return null;
+  const rounded = Math.floor(remaining * 100) / 100;
+  return rounded > 0 ? rounded.toFixed(2) : null;
+}
+
+/**
+ * A short instruction pointing at the prompt file, for CLIs that take the prompt as an argument
+ * but also read stdin (gemini `-p`, opencode's message): the full prompt goes on stdin, and a
+ * CLI version that ignores stdin still finds the task in the file.
+ */
+export function promptFileInstruction(promptPath: string): string {
+  return `Carry out the task described in the file ${promptPath} (its full text is also given on standard input).`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading output
+// ---------------------------------------------------------------------------------------------
+
+export type JsonRecord = Record<string, unknown>;
+
+export function isRecord(v: unknown): v is JsonRecord {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function str(v: unknown): string | null {
+  return typeof v === 'string' ? v : null;
+}
+
+/** A finite, non-negative number, else null. */
+export function num(v: unknown): number | null {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null;
+}
+
+/** A non-negative integer count (0 when absent or invalid). */
+export function count(v: unknown): number {
+  const n = num(v);
+  return n === null ? 0 : Math.floor(n);
+}
+
+export function rec(v: unknown): JsonRecord | null {
+  return isRecord(v) ? v : null;
+}
+
+/** Removes ANSI escape sequences and control characters other than tab and newline. */
+export function cleanText(s: string): string {
+  return (
+    s
+      // eslint-disable-next-line no-control-regex
+      .replace(/\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g, '')
+      .replace(/\r\n?/g, '\n')
+      // eslint-disable-next-line no-control-regex
+      .replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '')
+  );
+}
+
+export interface JsonLine {
+  /** The line as printed (cleaned of control characters). */
+  raw: string;
+  /** The parsed object when the line is a JSON object, else null. */
+  value: JsonRecord | null;
+}
+
+/** Splits output into lines, parsing each JSON-object line; anything else is kept as raw text. */
+export function jsonLines(text: string): JsonLine[] {
+  const out: JsonLine[] = [];
+  for (const line of cleanText(text).split('\n')) {
+    const t = line.trim();
+    if (!t) continue;
+    out.push({ raw: line, value: t.startsWith('{') ? parseObject(t) : null });
+  }
+  return out;
+}
+
+export function parseObject(s: string): JsonRecord | null {
+  try {
+    const v: unknown = JSON.parse(s);
+    return isRecord(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Finds one JSON object in output that may have other text around it (a banner before,
+ * pretty-printed over many lines): the whole text first, then from each line that starts with
+ * `{` to the last `}`. Bounded work; null when none parses.
+ */
+export function findJsonObject(text: string): { value: JsonRecord; start: number; end: number } | null {
+  const cleaned = cleanText(text);
+  const whole = parseObject(cleaned.trim());
+  if (whole) return { value: whole, start: 0, end: cleaned.length };
+  const last = cleaned.lastIndexOf('}');
+  if (last < 0) return null;
+  let tries = 0;
+  for (let i = cleaned.indexOf('{'); i >= 0 && i < last && tries < 64; i = cleaned.indexOf('{', i + 1)) {
+    if (i > 0 && cleaned[i - 1] !== '\n') continue;
+    tries++;
+    const value = parseObject(cleaned.slice(i, last + 1));
+    if (value) return { value, start: i, end: last + 1 };
+  }
+  return null;
+}
+
+/** Sums usage pieces; `costUsd` stays null unless some piece reported one. */
+export class UsageTotals {
+  private costUsd: number | null = null;
+  private inputTokens = 0;
+  private outputTokens = 0;
+  private cacheReadTokens = 0;
+  private cacheWriteTokens = 0;
+  private model: string | null = null;
+  private seen = false;
+
+  add(u: Partial<ProviderUsage>): void {
+    this.seen = true;
+    if (u.costUsd !== undefined && u.costUsd !== null) this.costUsd = (this.costUsd ?? 0) + u.costUsd;
+    this.inputTokens += u.inputTokens ?? 0;
+    this.outputTokens += u.outputTokens ?? 0;
+    this.cacheReadTokens += u.cacheReadTokens ?? 0;
+    this.cacheWriteTokens += u.cacheWriteTokens ?? 0;
+    if (u.model) this.model = u.model;
+  }
+
+  setModel(model: string | null): void {
+    if (model) this.model = model;
+  }
+
+  /** null when nothing was added. */
+  result(fallbackModel: string | null | undefined): ProviderUsage | null {
+    if (!this.seen) return null;
+    return {
+      costUsd: this.costUsd,
+      inputTokens: this.inputTokens,
+      outputTokens: this.outputTokens,
+      cacheReadTokens: this.cacheReadTokens,
+      cacheWriteTokens: this.cacheWriteTokens,
+      model: this.model ?? fallbackModel ?? null,
+    };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transcript
+// ---------------------------------------------------------------------------------------------
+
+export function clip(s: string, max: number): string {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+}
+
+/** Keys that best say what a tool call does, most telling first. */
+const TOOL_INPUT_KEYS = ['command', 'cmd', 'file_path', 'filePath', 'path', 'notebook_path', 'pattern', 'url', 'query', 'description', 'prompt'];
+
+/** `> tool Bash: npm test` — one line per tool call. */
+export function toolLine(name: string, input: unknown): string {
+  let detail = '';
+  if (Array.isArray(input)) detail = input.map(String).join(' ');
+  else if (typeof input === 'string') detail = input;
+  else if (isRecord(input)) {
+    const key = TOOL_INPUT_KEYS.find((k) => input[k] !== undefined && input[k] !== null);
+    const v = key === undefined ? undefined : input[key];
+    if (Array.isArray(v)) detail = v.map(String).join(' ');
+    else if (typeof v === 'string' || typeof v === 'number') detail = String(v);
+    else {
+      try {
+        detail = JSON.stringify(input);
+      } catch {
+        detail = '';
+      }
+    }
+  }
+  const d = clip(detail, 200);
+  return d ? `> tool ${name}: ${d}` : `> tool ${name}`;
+}
+
+/** `  < ok: first line (12 lines)` — the gist of a tool's result. */
+export function toolResultLine(content: unknown, isError: boolean): string {
+  const text = contentText(content);
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  const first = clip(lines[0] ?? '', 160);
+  const more = lines.length > 1 ? ` (${lines.length} lines)` : '';
+  return `  < ${isError ? 'error' : 'ok'}${first ? `: ${first}` : ''}${more}`;
+}
+
+/** Text of a content value: a string, or an array of `{type:'text', text}` blocks. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((b) => (typeof b === 'string' ? b : isRecord(b) && typeof b.text === 'string' ? b.text : ''))
+      .filter((s) => s !== '')
+      .join('\n');
+  }
+  return '';
+}
+
+export function usageLine(u: ProviderUsage | null): string | null {
+  if (!u) return null;
+  const parts = [`${u.inputTokens} in`, `${u.outputTokens} out`];
+  if (u.cacheReadTokens) parts.push(`${u.cacheReadTokens} cache read`);
+  if (u.cacheWriteTokens) parts.push(`${u.cacheWriteTokens} cache write`);
+  const cost = u.costUsd === null ? '' : ` · $${u.costUsd.toFixed(4)}`;
+  return `[usage: ${parts.join(', ')}${cost}${u.model ? ` · ${u.model}` : ''}]`;
+}
+
+export function joinTranscript(lines: (string | null)[]): string {
+  return lines.filter((l): l is string => l !== null).join('\n');
+}
+
+/** The result for output that is plain text (aider, opencode without --format json, command). */
+export function plainTextOutput(text: string, exitCode: number, usage: ProviderUsage | null): ParsedOutput {
+  const transcript = cleanText(text).replace(/\n+$/, '');
+  const trimmed = transcript.trim();
+  return {
+    usage,
+    isError: exitCode !== 0 || trimmed === '',
+    sessionId: null,
+    resultText: trimmed === '' ? null : trimmed,
+    transcript,
+  };
+}

@@ -1,0 +1,165 @@
+/**
+ * Owns the `opencode` preset (spec §1.5, §1.7): the argv of an `opencode run --model
+ * <provider/model>` call — the prompt on stdin (opencode appends piped stdin to the message) and a
+ * message pointing at the prompt file; `--format json` for raw JSON events, `--auto` for builders
+ * and `--agent plan` for reviewing roles, each when advertised; tool permissions set for the call
+ * through OPENCODE_PERMISSION (everything allowed for builders, no edits and read-only git for
+ * reviewers, since `run` rejects permission prompts) — and the reading of its output: JSON events
+ * (`text`, `tool_use`, `step_finish` with cost and tokens, `error`) or, without --format json,
+ * plain text.
+ */
+import {
+  UsageTotals,
+  advertised,
+  clip,
+  count,
+  isReadOnlyRole,
+  joinTranscript,
+  jsonLines,
+  nonEmpty,
+  num,
+  plainTextOutput,
+  promptFileInstruction,
+  rec,
+  resolveModel,
+  str,
+  toolLine,
+  toolResultLine,
+  usageLine,
+  withBase,
+  type JsonLine,
+} from './common.js';
+import type { Invocation, InvocationRequest, ParsedOutput, ProviderOutput, ProviderPreset } from './types.js';
+
+const DEFAULT_MODELS = {
+  planning: 'anthropic/claude-opus-4-1',
+  development: 'anthropic/claude-sonnet-4-5',
+  fast: 'anthropic/claude-haiku-4-5',
+} as const;
+
+export const OPENCODE_BUILDER_PERMISSION = JSON.stringify({ edit: 'allow', bash: 'allow', webfetch: 'allow' });
+export const OPENCODE_READ_ONLY_PERMISSION = JSON.stringify({
+  edit: 'deny',
+  bash: { '*': 'deny', 'git diff*': 'allow', 'git log*': 'allow', 'git show*': 'allow', 'git status*': 'allow' },
+  webfetch: 'deny',
+});
+
+function buildInvocation(req: InvocationRequest): Invocation {
+  const readOnly = isReadOnlyRole(req.role);
+  const args = ['run', '--model', resolveModel(req, DEFAULT_MODELS)];
+  if (advertised(req, '--format')) args.push('--format', 'json');
+  if (readOnly) {
+    if (advertised(req, '--agent')) args.push('--agent', 'plan');
+  } else if (advertised(req, '--auto')) {
+    args.push('--auto');
+  }
+  const session = nonEmpty(req.sessionId);
+  if (req.resume && session !== null && advertised(req, '--session')) args.push('--session', session);
+  const effort = nonEmpty(req.effort);
+  if (effort !== null && advertised(req, '--variant')) args.push('--variant', effort);
+  args.push(promptFileInstruction(req.promptPath));
+  return {
+    argv: withBase(req, 'opencode', args),
+    stdin: req.prompt,
+    env: { OPENCODE_PERMISSION: readOnly ? OPENCODE_READ_ONLY_PERMISSION : OPENCODE_BUILDER_PERMISSION },
+  };
+}
+
+const EVENT_TYPES = new Set(['step_start', 'step_finish', 'text', 'reasoning', 'tool_use', 'error', 'done']);
+
+function isEvent(l: JsonLine): boolean {
+  return l.value !== null && EVENT_TYPES.has(str(l.value.type) ?? '');
+}
+
+function parseOutput(out: ProviderOutput): ParsedOutput {
+  const lines = jsonLines(out.text);
+  if (!lines.some(isEvent)) return plainTextOutput(out.text, out.exitCode, null);
+
+  const transcript: (string | null)[] = [];
+  const totals = new UsageTotals();
+  let sessionId: string | null = null;
+  let sawError = false;
+  let stepTexts: string[] = [];
+  let finalTexts: string[] = [];
+
+  for (const line of lines) {
+    const v = line.value;
+    if (!v || !isEvent(line)) {
+      if (!v) transcript.push(line.raw);
+      continue;
+    }
+    sessionId = str(v.sessionID) ?? sessionId;
+    const part = rec(v.part);
+    switch (str(v.type)) {
+      case 'step_start':
+        stepTexts = [];
+        break;
+      case 'text': {
+        const text = str(part?.text);
+        if (text !== null && text.trim() !== '') {
+          stepTexts.push(text);
+          transcript.push(text);
+        }
+        break;
+      }
+      case 'reasoning': {
+        const text = str(part?.text);
+        if (text) transcript.push(`[reasoning] ${clip(text, 300)}`);
+        break;
+      }
+      case 'tool_use': {
+        const state = rec(part?.state);
+        transcript.push(toolLine(str(part?.tool) ?? '?', state?.input));
+        const failed = state?.status === 'error';
+        transcript.push(toolResultLine(failed ? state?.error : state?.output, failed));
+        break;
+      }
+      case 'step_finish': {
+        const tokens = rec(part?.tokens);
+        const cache = rec(tokens?.cache);
+        totals.add({
+          costUsd: num(part?.cost),
+          inputTokens: count(tokens?.input),
+          outputTokens: count(tokens?.output) + count(tokens?.reasoning),
+          cacheReadTokens: count(cache?.read),
+          cacheWriteTokens: count(cache?.write),
+        });
+        if (stepTexts.length > 0) finalTexts = stepTexts;
+        break;
+      }
+      case 'error': {
+        sawError = true;
+        const err = rec(v.error);
+        transcript.push(`error: ${str(rec(err?.data)?.message) ?? str(err?.message) ?? str(err?.name) ?? 'unknown'}`);
+        break;
+      }
+      default:
+        break; // done
+    }
+  }
+  const usage = totals.result(out.requestedModel);
+  transcript.unshift(`[opencode session ${sessionId ?? '?'}]`);
+  transcript.push(usageLine(usage));
+  // The last step that said something: the current one, else the last finished one that did.
+  const final = (stepTexts.length > 0 ? stepTexts : finalTexts).join('\n\n').trim();
+  return {
+    usage,
+    isError: out.exitCode !== 0 || sawError,
+    sessionId,
+    resultText: final === '' ? null : final,
+    transcript: joinTranscript(transcript),
+  };
+}
+
+export const opencodePreset: ProviderPreset = {
+  name: 'opencode',
+  binary: 'opencode',
+  credentialEnv: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY'],
+  installHint: 'npm install -g opencode-ai',
+  helpArgs: ['run', '--help'],
+  optionalFlags: ['--format', '--auto', '--agent', '--session', '--variant'],
+  defaultModels: DEFAULT_MODELS,
+  defaultEfforts: null,
+  buildInvocation,
+  parseOutput,
+};

@@ -1,0 +1,101 @@
+/**
+ * Owns the shared shapes of the provider presets (activities/providers/*): what a preset is
+ * asked to build (`InvocationRequest`), what it builds (`Invocation`: argv, stdin, extra env) and
+ * what it reads back from the CLI's output (`ParsedOutput`). Plain TypeScript, no zod and no
+ * I/O: presets are pure functions of these values.
+ */
+
+export const PROVIDER_NAMES = ['command', 'claude', 'codex', 'gemini', 'aider', 'opencode'] as const;
+export type ProviderName = (typeof PROVIDER_NAMES)[number];
+
+/** Model tier (same names as the `tier` knob and TierSchema). */
+export type ProviderTier = 'planning' | 'development' | 'fast';
+
+/** Who is calling the agent. The builders change the repository; every other role only reads. */
+export type InvocationRole = 'iteration' | 'council' | 'devils-advocate' | 'reviewer' | 'checklist' | 'checklist-verifier';
+
+export interface InvocationRequest {
+  /** The full prompt text (also saved at `promptPath`). */
+  prompt: string;
+  /** Absolute path of the prompt file, for CLIs that read a file or are told to read it. */
+  promptPath: string;
+  role: InvocationRole;
+  tier: ProviderTier;
+  /** Model override; null uses the preset's `defaultModels[tier]`. */
+  model: string | null;
+  /** Reasoning effort override; null/absent uses the preset's per-tier default (claude, codex). */
+  effort?: string | null;
+  /** Flags the installed CLI's --help lists (see help.ts); null = not probed: no optional flag. */
+  advertisedFlags: ReadonlySet<string> | null;
+  /** What is left of the run's budget in USD; null = no budget or unknown. */
+  remainingBudgetUsd: number | null;
+  /** Session id to stamp (new session) or resume; null = let the CLI choose. */
+  sessionId: string | null;
+  /** Resume `sessionId` instead of starting a new session. */
+  resume: boolean;
+  appendSystemPrompt: string | null;
+  fallbackModel: string | null;
+  /** The user's override of the binary and leading args (e.g. ["npx", "claude"]). */
+  baseArgv?: string[];
+}
+
+export interface Invocation {
+  /** argv[0] is the executable; run without a shell. */
+  argv: string[];
+  /** Text written to the child's stdin, or null for none (stdin closed / empty). */
+  stdin: string | null;
+  /** Extra environment for this call only (added to the inherited environment). */
+  env: Record<string, string>;
+}
+
+export interface ProviderUsage {
+  /** USD as the CLI reported it; null when it reports none (price from tokens). */
+  costUsd: number | null;
+  /** Input tokens not served from a cache. */
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  model: string | null;
+}
+
+export interface ParsedOutput {
+  /** What the call used, or null when the output reports nothing. */
+  usage: ProviderUsage | null;
+  /** The call failed: non-zero exit, or the CLI said so in its output. */
+  isError: boolean;
+  /** The session/thread id the CLI reported (to resume later), or null. */
+  sessionId: string | null;
+  /** The agent's final answer (vote parsing, completion-promise search), or null. */
+  resultText: string | null;
+  /** Human-readable rendering of the whole output, for the iteration log. */
+  transcript: string;
+}
+
+export interface ProviderOutput {
+  /** Everything the CLI printed (stdout and stderr, interleaved). */
+  text: string;
+  exitCode: number;
+  /** The model the call was made with, used when the output does not name one. */
+  requestedModel?: string | null;
+}
+
+export interface ProviderPreset {
+  readonly name: ProviderName;
+  /** Default executable name; null for `command` (the user's argv). */
+  readonly binary: string | null;
+  /** Environment variables, any one of which authenticates the CLI. */
+  readonly credentialEnv: string[];
+  /** How to install the CLI; null for `command`. */
+  readonly installHint: string | null;
+  /** Arguments after the binary that print the help listing `optionalFlags`. */
+  readonly helpArgs: string[];
+  /** Flags (and subcommands) passed only when the installed CLI's help lists them. */
+  readonly optionalFlags: string[];
+  readonly defaultModels: Readonly<Record<ProviderTier, string>>;
+  /** Reasoning effort per tier when the CLI takes one; null otherwise. */
+  readonly defaultEfforts: Readonly<Record<ProviderTier, string>> | null;
+  buildInvocation(req: InvocationRequest): Invocation;
+  /** Total: returns a result for any input, never throws. */
+  parseOutput(out: ProviderOutput): ParsedOutput;
+}
