@@ -1,8 +1,10 @@
 /**
- * Spend and budget (workflows/decisions/budget.ts, spec §1.12).
+ * Spend and budget (workflows/decisions/budget.ts, spec §1.12): reported cost or tokens priced by
+ * model (cache reads at 0.1 x, writes at 1.25 x the input price), accumulated spend with its cache
+ * counters, the budget limit, the one-time 80 % warning and the remaining budget.
  */
 import { describe, expect, it } from 'vitest';
-import { addUsage, budgetExceeded, costOf } from '../../workflows/decisions/budget.js';
+import { addUsage, budgetExceeded, budgetWarning, costOf, remainingBudget, type Spend } from '../../workflows/decisions/budget.js';
 
 describe('costOf', () => {
   it('prefers the reported cost, else prices tokens by model (per million)', () => {
@@ -14,17 +16,58 @@ describe('costOf', () => {
     expect(costOf({ costUsd: null, inputTokens: 1_000_000, outputTokens: 1_000_000, model: null })).toBe(18);
     expect(costOf({ costUsd: Number.NaN, inputTokens: 1_000_000, outputTokens: 0, model: 'mystery' })).toBe(3);
   });
+
+  it('prices cache reads at 0.1 x and cache writes at 1.25 x the input price', () => {
+    expect(costOf({ costUsd: null, inputTokens: 0, outputTokens: 0, model: 'opus', cacheReadTokens: 1_000_000 })).toBeCloseTo(0.5, 12);
+    expect(costOf({ costUsd: null, inputTokens: 0, outputTokens: 0, model: 'opus', cacheWriteTokens: 1_000_000 })).toBeCloseTo(6.25, 12);
+    expect(costOf({ costUsd: null, inputTokens: 1_000_000, outputTokens: 1_000_000, model: 'sonnet', cacheReadTokens: 2_000_000, cacheWriteTokens: 400_000 })).toBeCloseTo(3 + 15 + 0.6 + 1.5, 12);
+    // A reported cost already includes the cache.
+    expect(costOf({ costUsd: 0.1, inputTokens: 0, outputTokens: 0, model: 'opus', cacheReadTokens: 1_000_000 })).toBe(0.1);
+    // Nonsense cache counts count 0.
+    expect(costOf({ costUsd: null, inputTokens: 0, outputTokens: 0, model: 'opus', cacheReadTokens: -5, cacheWriteTokens: Number.NaN })).toBe(0);
+  });
 });
 
 describe('addUsage and budgetExceeded', () => {
   it('accumulates spend, ignores calls without a report, and trips at exactly the budget', () => {
-    let s = { usd: 0, inputTokens: 0, outputTokens: 0, calls: 0 };
+    let s: Spend = { usd: 0, inputTokens: 0, outputTokens: 0, calls: 0 };
     s = addUsage(s, { costUsd: 0.5, inputTokens: 10, outputTokens: 20, model: null });
     s = addUsage(s, null);
     s = addUsage(s, { costUsd: 0.5, inputTokens: 5, outputTokens: 5, model: null });
+    // No cache tokens seen: the original shape.
     expect(s).toEqual({ usd: 1, inputTokens: 15, outputTokens: 25, calls: 2 });
     expect(budgetExceeded(s.usd, 1)).toBe(true);
     expect(budgetExceeded(s.usd, 1.01)).toBe(false);
     expect(budgetExceeded(s.usd, 0)).toBe(false); // no budget
+  });
+
+  it('carries the cache counters once a call reports them', () => {
+    let s: Spend = { usd: 0, inputTokens: 0, outputTokens: 0, calls: 0 };
+    s = addUsage(s, { costUsd: null, inputTokens: 0, outputTokens: 0, model: 'opus', cacheReadTokens: 1_000_000 });
+    expect(s).toEqual({ usd: 0.5, inputTokens: 0, outputTokens: 0, calls: 1, cacheReadTokens: 1_000_000, cacheWriteTokens: 0 });
+    s = addUsage(s, { costUsd: 0, inputTokens: 1, outputTokens: 1, model: null, cacheWriteTokens: 10 });
+    s = addUsage(s, { costUsd: 0, inputTokens: 1, outputTokens: 1, model: null });
+    expect(s).toMatchObject({ calls: 3, cacheReadTokens: 1_000_000, cacheWriteTokens: 10 });
+  });
+});
+
+describe('budgetWarning', () => {
+  it('warns once, from 80 % of a non-zero budget until it is reached', () => {
+    expect(budgetWarning(7.99, 10, false)).toBe(false);
+    expect(budgetWarning(8, 10, false)).toBe(true);
+    expect(budgetWarning(2.4, 3, false)).toBe(true); // 0.8 x 3 is 2.4000000000000004 in floating point
+    expect(budgetWarning(9.99, 10, false)).toBe(true);
+    expect(budgetWarning(9.99, 10, true)).toBe(false); // already warned
+    expect(budgetWarning(10, 10, false)).toBe(false); // exceeded: budgetExceeded's case
+    expect(budgetWarning(100, 0, false)).toBe(false); // no budget
+  });
+});
+
+describe('remainingBudget', () => {
+  it('is what is left under a budget, never negative, and null without one', () => {
+    expect(remainingBudget(0.9, 1)).toBe(0.1);
+    expect(remainingBudget(0, 25)).toBe(25);
+    expect(remainingBudget(30, 25)).toBe(0);
+    expect(remainingBudget(3, 0)).toBeNull();
   });
 });

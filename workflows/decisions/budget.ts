@@ -1,14 +1,23 @@
 /**
  * Spend and budget (spec §1.12): what an agent call cost — its reported USD cost, else tokens
- * priced by model (USD per million tokens; unknown models are priced as `sonnet`) — and whether
- * the run's spend has reached its budget. A budget of 0 is no budget.
+ * priced by model (USD per million tokens; unknown models are priced as `sonnet`; cache reads at
+ * 0.1 x and cache writes at 1.25 x the model's input price) — whether the run's spend has reached
+ * its budget, the one-time warning at 80 % of it, and what remains. A budget of 0 is no budget.
  */
 export interface Usage {
   costUsd: number | null;
   inputTokens: number;
   outputTokens: number;
   model: string | null;
+  /** Prompt-cache reads (claude `cache_read_tokens`); absent is 0. */
+  cacheReadTokens?: number;
+  /** Prompt-cache writes (claude `cache_creation_tokens`); absent is 0. */
+  cacheWriteTokens?: number;
 }
+
+/** Cache reads and writes, priced relative to the model's input price. */
+export const CACHE_READ_PRICE_FACTOR = 0.1;
+export const CACHE_WRITE_PRICE_FACTOR = 1.25;
 
 /** USD per 1M input / output tokens. */
 export const PRICES: Readonly<Record<string, { input: number; output: number }>> = {
@@ -28,10 +37,14 @@ function priceOf(model: string | null): { input: number; output: number } {
   return PRICES[key ?? 'sonnet'] as { input: number; output: number };
 }
 
+/** A token count as reported: absent, negative or not a number counts 0. */
+const tokens = (n: number | undefined): number => (n !== undefined && Number.isFinite(n) && n > 0 ? n : 0);
+
 export function costOf(u: Usage): number {
   if (u.costUsd !== null && Number.isFinite(u.costUsd) && u.costUsd >= 0) return u.costUsd;
   const p = priceOf(u.model);
-  return (u.inputTokens * p.input + u.outputTokens * p.output) / 1_000_000;
+  const input = u.inputTokens * p.input + tokens(u.cacheReadTokens) * p.input * CACHE_READ_PRICE_FACTOR + tokens(u.cacheWriteTokens) * p.input * CACHE_WRITE_PRICE_FACTOR;
+  return (input + u.outputTokens * p.output) / 1_000_000;
 }
 
 export interface Spend {
@@ -39,13 +52,45 @@ export interface Spend {
   inputTokens: number;
   outputTokens: number;
   calls: number;
+  /** Absent is 0; carried once any call reported cache tokens. */
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
 }
 
+/**
+ * Spend after one more call (a call without a report adds nothing). The cache counters appear
+ * only once non-zero, so a spend that never saw cache tokens keeps its original shape.
+ */
 export function addUsage(s: Spend, u: Usage | null): Spend {
   if (!u) return s;
-  return { usd: s.usd + costOf(u), inputTokens: s.inputTokens + u.inputTokens, outputTokens: s.outputTokens + u.outputTokens, calls: s.calls + 1 };
+  const cacheReadTokens = tokens(s.cacheReadTokens) + tokens(u.cacheReadTokens);
+  const cacheWriteTokens = tokens(s.cacheWriteTokens) + tokens(u.cacheWriteTokens);
+  return {
+    usd: s.usd + costOf(u),
+    inputTokens: s.inputTokens + u.inputTokens,
+    outputTokens: s.outputTokens + u.outputTokens,
+    calls: s.calls + 1,
+    ...(cacheReadTokens > 0 || cacheWriteTokens > 0 ? { cacheReadTokens, cacheWriteTokens } : {}),
+  };
 }
 
 export function budgetExceeded(spendUsd: number, budgetUsd: number): boolean {
   return budgetUsd > 0 && spendUsd >= budgetUsd;
+}
+
+/**
+ * True once: when spend is at or past 80 % of a non-zero budget but has not reached it (reaching
+ * it is `budgetExceeded`'s), and the run has not been warned yet. The caller keeps `alreadyWarned`
+ * (and may clear it when the budget is raised).
+ */
+export function budgetWarning(spendUsd: number, budgetUsd: number, alreadyWarned: boolean): boolean {
+  if (alreadyWarned || !(budgetUsd > 0)) return false;
+  // spend >= 0.8 x budget, compared as 5 x spend >= 4 x budget to avoid 0.8's binary rounding.
+  return spendUsd * 5 >= budgetUsd * 4 && !budgetExceeded(spendUsd, budgetUsd);
+}
+
+/** USD left under a non-zero budget (never negative, to the micro-dollar), or null without one. */
+export function remainingBudget(spendUsd: number, budgetUsd: number): number | null {
+  if (!(budgetUsd > 0)) return null;
+  return Math.max(0, Math.round((budgetUsd - spendUsd) * 1e6) / 1e6);
 }
