@@ -8,3 +8,4 @@ export { notify } from './notify.js';
 export { inspectRepo, prepareRun } from './repo.js';
 export { readAgentSignals } from './signals.js';
 export { runTests } from './tests.js';
+export { askProviderBreaker } from './provider-breaker.js';
