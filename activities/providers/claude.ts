@@ -36,14 +36,13 @@ export const CLAUDE_READ_ONLY_TOOLS = [
   'Read',
   'Grep',
   'Glob',
-  'LS',
   'Bash(git diff:*)',
   'Bash(git log:*)',
   'Bash(git show:*)',
   'Bash(git status:*)',
 ];
 /** Tools that change files: never available to a reviewing role. */
-export const CLAUDE_WRITE_TOOLS = ['Edit', 'MultiEdit', 'Write', 'NotebookEdit'];
+export const CLAUDE_WRITE_TOOLS = ['Edit', 'Write', 'NotebookEdit'];
 
 const DEFAULT_MODELS = { planning: 'opus', development: 'sonnet', fast: 'haiku' } as const;
 /** Spec §1.4 loki_effort_for_tier. */

@@ -38,7 +38,9 @@ function buildInvocation(req: InvocationRequest): Invocation {
   }
   const session = nonEmpty(req.sessionId);
   if (req.resume && session !== null && advertised(req, '--resume')) args.push('--resume', session);
-  return { argv: withBase(req, 'gemini', args), stdin: req.prompt, env: {} };
+  // Headless gemini refuses to act in a folder it has not been told to trust (and silently drops
+  // the approval mode): the run's repository is trusted by the person who started the run.
+  return { argv: withBase(req, 'gemini', args), stdin: req.prompt, env: { GEMINI_CLI_TRUST_WORKSPACE: 'true' } };
 }
 
 function parseOutput(out: ProviderOutput): ParsedOutput {
@@ -103,7 +105,7 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
 export const geminiPreset: ProviderPreset = {
   name: 'gemini',
   binary: 'gemini',
-  credentialEnv: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
+  credentialEnv: ['GEMINI_API_KEY', 'GOOGLE_GENAI_USE_VERTEXAI', 'GOOGLE_GENAI_USE_GCA'],
   installHint: 'npm install -g @google/gemini-cli',
   helpArgs: ['--help'],
   optionalFlags: ['--approval-mode', '--resume'],

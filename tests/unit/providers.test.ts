@@ -79,7 +79,7 @@ describe('registry', () => {
   it('describes each CLI: binary, credentials, install hint, a model per tier', () => {
     expect(PROVIDERS.claude.credentialEnv).toEqual(['ANTHROPIC_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN']);
     expect(PROVIDERS.codex.credentialEnv).toEqual(['OPENAI_API_KEY', 'CODEX_API_KEY']);
-    expect(PROVIDERS.gemini.credentialEnv).toEqual(['GEMINI_API_KEY', 'GOOGLE_API_KEY']);
+    expect(PROVIDERS.gemini.credentialEnv).toEqual(['GEMINI_API_KEY', 'GOOGLE_GENAI_USE_VERTEXAI', 'GOOGLE_GENAI_USE_GCA']);
     expect(PROVIDERS.claude.installHint).toBe('npm install -g @anthropic-ai/claude-code');
     expect(PROVIDERS.command.binary).toBeNull();
     for (const name of PROVIDER_NAMES.filter((n) => n !== 'command')) {
@@ -284,7 +284,7 @@ describe('gemini invocation', () => {
   const head = ['gemini', '-p', promptFileInstruction(PROMPT_PATH), '--output-format', 'json', '--model'];
 
   it('builds the headless JSON call: prompt on stdin, -p pointing at the prompt file, yolo for builders', () => {
-    expect(gemini.buildInvocation(req())).toEqual({ argv: [...head, 'gemini-2.5-pro', '--yolo'], stdin: 'PROMPT', env: {} });
+    expect(gemini.buildInvocation(req())).toEqual({ argv: [...head, 'gemini-2.5-pro', '--yolo'], stdin: 'PROMPT', env: { GEMINI_CLI_TRUST_WORKSPACE: 'true' } });
     expect(promptFileInstruction(PROMPT_PATH)).toContain(PROMPT_PATH);
     expect(argv('gemini', { advertisedFlags: all(gemini) })).toEqual([...head, 'gemini-2.5-pro', '--approval-mode', 'yolo']);
     expect(argv('gemini', { tier: 'fast' })).toEqual([...head, 'gemini-2.5-flash', '--yolo']);

@@ -1,0 +1,292 @@
+/**
+ * Owns `vigil doctor [--provider P] [--json]`: is this machine ready for a run? One line per check
+ * (✓ or ✗, and the fix for every ✗): which agent CLIs are installed and their versions, which of
+ * each preset's optional flags the CLI advertises or lacks, whether its credential variables are
+ * set (names only, never values), whether Temporal answers and whether a worker polls the task
+ * queue. Exit 0 when everything the chosen provider needs is ok, 1 otherwise, 2 for an unknown
+ * provider. `temporalCheck` is the default Temporal probe, built on cli/connection.ts.
+ */
+import proto from '@temporalio/proto';
+import { isProviderName, PROVIDER_NAMES, PROVIDERS, type ProviderName, type ProviderPreset } from '../activities/providers/index.js';
+import { probeProvider, type ProbeResult } from '../activities/providers/probe.js';
+import { EXIT, withClient, type Endpoint } from './connection.js';
+
+export type TemporalStatus =
+  | { ok: true; address: string; namespace: string; pollers: number; taskQueue?: string }
+  | { ok: false; problem: string };
+
+export interface DoctorOptions {
+  /** Check only this provider (and require it); default: every agent CLI, at least one ready. */
+  provider?: string;
+  json: boolean;
+  /** Environment the CLIs are looked up and probed in; default process.env. */
+  env?: NodeJS.ProcessEnv;
+  connect: () => Promise<TemporalStatus>;
+  /** Where output lines go; default stdout. */
+  out?: (line: string) => void;
+  /** Per probed command; default 30 s (some CLIs take several seconds to print their help). */
+  timeoutMs?: number;
+  /** User id the worker would run as; default this process's (null where there is none). */
+  uid?: number | null;
+}
+
+export interface DoctorCheck {
+  /** `claude`, `claude.flags`, `claude.credentials`, `claude.root`, `agents`, `temporal`, `worker`. */
+  name: string;
+  ok: boolean;
+  /** Counts toward the exit code. */
+  required: boolean;
+  detail: string;
+  /** What to do about it; null when ok. */
+  fix: string | null;
+}
+
+export interface DoctorProvider extends ProbeResult {
+  installHint: string | null;
+  /** Installed, help readable, one credential variable set (when it has any), no other blocker. */
+  ready: boolean;
+}
+
+export interface DoctorReport {
+  ok: boolean;
+  /** The provider asked for, or null for all. */
+  provider: ProviderName | null;
+  providers: DoctorProvider[];
+  temporal: TemporalStatus;
+  checks: DoctorCheck[];
+}
+
+/**
+ * gemini 0.61 takes 6-12 s to print --version or --help on a busy two-core machine: probe with a
+ * longer timeout than the worker's default, and two CLIs at a time.
+ */
+const DOCTOR_PROBE_TIMEOUT_MS = 30_000;
+const PROBE_CONCURRENCY = 2;
+
+/** Maps with at most `limit` calls in flight, keeping the order. */
+async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return results;
+}
+
+/** Pollers seen within this window count as live (a long poll lasts about a minute). */
+const LIVE_POLLER_MS = 2 * 60_000;
+
+const tsMs = (ts: proto.google.protobuf.ITimestamp | null | undefined): number =>
+  ts ? Number(String(ts.seconds ?? 0)) * 1000 + Math.floor((ts.nanos ?? 0) / 1e6) : 0;
+
+/**
+ * The default `connect` of `vigil doctor`: connects like every other verb (cli/connection.ts)
+ * and counts the live pollers (distinct worker identities) of the task queue, workflow and
+ * activity sides. Never throws: an unreachable server or a missing namespace is `ok: false`.
+ */
+export async function temporalCheck(address: string, namespace: string, taskQueue: string): Promise<TemporalStatus> {
+  const ep: Endpoint = { address, namespace, taskQueue, uiUrl: '' };
+  try {
+    return await withClient(ep, async (_client, connection) => {
+      const T = proto.temporal.api.enums.v1.TaskQueueType;
+      const identities = new Set<string>();
+      const since = Date.now() - LIVE_POLLER_MS;
+      for (const taskQueueType of [T.TASK_QUEUE_TYPE_WORKFLOW, T.TASK_QUEUE_TYPE_ACTIVITY]) {
+        const r = await connection.withDeadline(Date.now() + 5000, () =>
+          connection.workflowService.describeTaskQueue({ namespace, taskQueue: { name: taskQueue }, taskQueueType }),
+        );
+        for (const p of r.pollers ?? []) {
+          if (p.lastAccessTime && tsMs(p.lastAccessTime) < since) continue;
+          identities.add(p.identity ?? `poller-${identities.size}`);
+        }
+      }
+      return { ok: true as const, address, namespace, taskQueue, pollers: identities.size };
+    });
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    const first = message.split('\n')[0] ?? message;
+    return { ok: false, problem: /cannot reach Temporal/.test(first) ? first : `Temporal at ${address} (namespace ${namespace}): ${first}` };
+  }
+}
+
+function joinOr(names: string[]): string {
+  if (names.length <= 1) return names.join('');
+  return `${names.slice(0, -1).join(', ')} or ${names.at(-1) ?? ''}`;
+}
+
+/**
+ * Claude Code refuses --dangerously-skip-permissions (passed to every builder call) as root unless
+ * IS_SANDBOX=1: "cannot be used with root/sudo privileges for security reasons" (2.1.x).
+ */
+function claudeRootCheck(uid: number | null, env: NodeJS.ProcessEnv, required: boolean): DoctorCheck | null {
+  if (uid !== 0) return null;
+  return env.IS_SANDBOX === '1'
+    ? { name: 'claude.root', ok: true, required, detail: 'running as root with IS_SANDBOX=1: builders may skip permission prompts', fix: null }
+    : {
+        name: 'claude.root',
+        ok: false,
+        required,
+        detail: 'running as root: claude refuses --dangerously-skip-permissions, so every building call would fail',
+        fix: 'run the worker as a non-root user, or set IS_SANDBOX=1 if this machine is a disposable sandbox',
+      };
+}
+
+function providerChecks(preset: ProviderPreset, p: ProbeResult, required: boolean): DoctorCheck[] {
+  const name = preset.name;
+  const hint = preset.installHint ?? `install ${name}`;
+  const checks: DoctorCheck[] = [];
+  if (p.binaryPath === null) {
+    checks.push({ name, ok: false, required, detail: `not installed (${p.problem ?? 'not found'})`, fix: `install it: ${hint}` });
+    return checks;
+  }
+  const version = p.version ?? 'version unknown (--version failed)';
+  if (!p.helpOk) {
+    checks.push({
+      name,
+      ok: false,
+      required,
+      detail: `${p.binaryPath}, ${version}; its help cannot be read: ${p.problem ?? 'unknown error'}`,
+      fix: `check that \`${[preset.binary ?? name, ...preset.helpArgs].join(' ')}\` works, or reinstall: ${hint}`,
+    });
+    return checks;
+  }
+  checks.push({ name, ok: true, required, detail: `${p.binaryPath}, ${version}`, fix: null });
+
+  const total = preset.optionalFlags.length;
+  if (total > 0) {
+    const has = p.advertised.length > 0 ? `advertises ${p.advertised.join(' ')}` : 'advertises none of them';
+    checks.push(
+      p.missing.length === 0
+        ? { name: `${name}.flags`, ok: true, required: false, detail: `all ${total} optional flag${total === 1 ? '' : 's'}: ${p.advertised.join(' ')}`, fix: null }
+        : {
+            name: `${name}.flags`,
+            ok: false,
+            required: false,
+            detail: `lacks ${p.missing.join(' ')} (${has}); Vigil runs without them`,
+            fix: `optional: upgrade for them: ${hint}`,
+          },
+    );
+  }
+
+  if (p.credentials.length > 0) {
+    const anySet = p.credentials.some((c) => c.set);
+    const states = p.credentials.map((c) => `${c.name} ${c.set ? 'set' : 'not set'}`).join(', ');
+    checks.push({
+      name: `${name}.credentials`,
+      ok: anySet,
+      required,
+      detail: anySet ? states : `none set (${states})`,
+      fix: anySet ? null : `set ${joinOr(p.credentials.map((c) => c.name))} in the environment the worker runs in`,
+    });
+  }
+  return checks;
+}
+
+function ready(p: ProbeResult, checks: DoctorCheck[]): boolean {
+  return p.binaryPath !== null && p.helpOk && checks.every((c) => c.ok || c.name.endsWith('.flags'));
+}
+
+function temporalChecks(t: TemporalStatus): DoctorCheck[] {
+  if (!t.ok) {
+    return [
+      {
+        name: 'temporal',
+        ok: false,
+        required: true,
+        detail: t.problem,
+        fix: 'start a server with `vigil server` (or `vigil up`), or set TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE to a running one',
+      },
+      {
+        name: 'worker',
+        ok: false,
+        required: true,
+        detail: 'cannot tell: Temporal is not reachable',
+        fix: 'once the server is up, start a worker with `vigil worker`',
+      },
+    ];
+  }
+  const queue = t.taskQueue === undefined ? 'the task queue' : `task queue "${t.taskQueue}"`;
+  return [
+    { name: 'temporal', ok: true, required: true, detail: `reachable at ${t.address}, namespace ${t.namespace}`, fix: null },
+    t.pollers > 0
+      ? { name: 'worker', ok: true, required: true, detail: `${t.pollers} worker${t.pollers === 1 ? '' : 's'} polling ${queue}`, fix: null }
+      : { name: 'worker', ok: false, required: true, detail: `no worker is polling ${queue}`, fix: 'start one with `vigil worker` (or `vigil up`)' },
+  ];
+}
+
+function line(c: DoctorCheck): string {
+  const label = c.name.replace('.', ' ');
+  return `  ${c.ok ? '✓' : '✗'} ${label}: ${c.detail}${c.ok || c.fix === null ? '' : ` — fix: ${c.fix}`}`;
+}
+
+/** Runs every check and prints them (or the JSON report). Returns the exit code. */
+export async function doctorCommand(opts: DoctorOptions): Promise<number> {
+  const out = opts.out ?? ((l: string): void => void process.stdout.write(`${l}\n`));
+  const env = opts.env ?? process.env;
+  const uid = opts.uid !== undefined ? opts.uid : (process.getuid?.() ?? null);
+  const chosen = opts.provider?.trim() || null;
+  if (chosen !== null && !isProviderName(chosen)) {
+    process.stderr.write(`vigil: unknown provider "${chosen}"; one of ${PROVIDER_NAMES.join(', ')}\n`);
+    return EXIT.usage;
+  }
+  const names: ProviderName[] = chosen !== null ? [chosen] : PROVIDER_NAMES.filter((n) => PROVIDERS[n].binary !== null);
+  const probeOpts = { env, timeoutMs: opts.timeoutMs ?? DOCTOR_PROBE_TIMEOUT_MS };
+  const [temporal, probes] = await Promise.all([
+    opts.connect().catch((err: unknown): TemporalStatus => ({ ok: false, problem: err instanceof Error ? (err.message.split('\n')[0] ?? err.message) : String(err) })),
+    mapLimit(names, PROBE_CONCURRENCY, (n) => probeProvider(PROVIDERS[n], probeOpts)),
+  ]);
+
+  const checks: DoctorCheck[] = [];
+  const providers: DoctorProvider[] = [];
+  names.forEach((n, i) => {
+    const preset = PROVIDERS[n];
+    const p = probes[i] as ProbeResult;
+    if (preset.binary === null) {
+      checks.push({ name: n, ok: true, required: false, detail: 'runs your agentCommand; no CLI of its own to check', fix: null });
+      return;
+    }
+    const own = providerChecks(preset, p, chosen !== null);
+    const root = n === 'claude' && p.binaryPath !== null ? claudeRootCheck(uid, env, chosen !== null) : null;
+    if (root !== null) own.push(root);
+    providers.push({ ...p, installHint: preset.installHint, ready: ready(p, own) });
+    checks.push(...own);
+  });
+  if (chosen === null) {
+    const usable = providers.filter((p) => p.ready).map((p) => p.provider);
+    checks.push(
+      usable.length > 0
+        ? { name: 'agents', ok: true, required: true, detail: `ready: ${usable.join(', ')}`, fix: null }
+        : {
+            name: 'agents',
+            ok: false,
+            required: true,
+            detail: 'no agent CLI is ready (installed, a credential variable set, nothing blocking it)',
+            fix: 'install one and set its credential variable (see the lines above), or use your own command: `vigil doctor --provider command`',
+          },
+    );
+  }
+  const agentChecks = checks.length;
+  checks.push(...temporalChecks(temporal));
+
+  const report: DoctorReport = {
+    ok: checks.every((c) => c.ok || !c.required),
+    provider: chosen,
+    providers,
+    temporal,
+    checks,
+  };
+  if (opts.json) {
+    out(JSON.stringify(report, null, 2));
+  } else {
+    out(chosen === null ? 'Agent CLIs' : `Agent CLI (${chosen})`);
+    for (const c of checks.slice(0, agentChecks)) out(line(c));
+    out('Temporal');
+    for (const c of checks.slice(agentChecks)) out(line(c));
+    out(report.ok ? 'ready' : 'not ready: fix the required ✗ above');
+  }
+  return report.ok ? 0 : 1;
+}
