@@ -1,12 +1,13 @@
 /**
- * Owns the unit tests of workflows/decisions/scans.ts: the done-phrase detector (spec §2.10) and
- * the secret scanner used on changed files by the evidence gate (spec §3.2, secret axis).
+ * Owns the unit tests of workflows/decisions/scans.ts: the done-phrase detector (spec §2.10), the
+ * secret scanner used on changed files by the evidence gate (spec §3.2, secret axis), and the
+ * redaction of secret values in agent output (`findSecrets`, `redactSecrets`).
  *
  * Secret-like fixtures are assembled at runtime from fragments so that no complete credential
  * literal appears in this file (secret scanners in tooling would flag it).
  */
 import { describe, expect, it } from 'vitest';
-import { findDonePhrase, scanSecrets, type SecretFinding } from '../../workflows/decisions/scans.js';
+import { findDonePhrase, findSecrets, redactSecrets, scanSecrets, type SecretFinding } from '../../workflows/decisions/scans.js';
 
 // ---------------------------------------------------------------------------------------------
 // findDonePhrase
@@ -270,5 +271,280 @@ describe('regressions', () => {
     for (const line of ['PASSWORD_FIELD = loginFormPasswordInput', 'api_key = getApiKeyFromVault()', 'API_KEY=${API_KEY}']) {
       expect(scanSecrets(line), line).toEqual([]);
     }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// New kinds: AWS secret keys, webhooks, GitLab, Hugging Face, npm, JWT, URL credentials, sk-
+// ---------------------------------------------------------------------------------------------
+
+const ALPHA = 'QrZmNbKxWtYpLcVhJdGsFaEu';
+const alpha = (n: number): string => Array.from({ length: n }, (_, i) => ALPHA[(i * 5 + 1) % ALPHA.length]).join('');
+
+const AWS_SECRET = alnum(18) + '/' + alnum(12) + '+' + alnum(8);
+const AWS_DOC_SECRET = 'wJalrXUtnFEMI' + '/K7MDENG/' + 'bPxRfiCY' + 'EXAMPLE' + 'KEY';
+const SLACK_HOOK_SECRET = alnum(24);
+const SLACK_HOOK = 'https://hooks.slack' + '.com/services/' + 'T1A2B3C4D' + '/' + 'B5E6F7G8H' + '/' + SLACK_HOOK_SECRET;
+const DISCORD_SECRET = alnum(30) + '-' + alnum(37);
+const DISCORD_HOOK = 'https://discord' + '.com/api/webhooks/' + '112233445566778899' + '/' + DISCORD_SECRET;
+const GITLAB = 'glpat' + '-' + alnum(20);
+const HF = 'hf' + '_' + alpha(34);
+const NPM = 'npm' + '_' + alnum(36);
+const JWT = 'eyJ' + 'hbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9' + '.' + 'eyJ' + 'zdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ' + '.' + alnum(20) + '_' + alnum(22);
+const SK20 = 'sk-' + alnum(24);
+const PW = 'Zq8' + 'mPw3xVt' + '9kLr';
+
+describe('scanSecrets: new kinds', () => {
+  it('builds fixtures of the intended shape', () => {
+    expect(AWS_SECRET).toMatch(/^[A-Za-z0-9/+]{40}$/);
+    expect(AWS_DOC_SECRET).toHaveLength(40);
+    expect(HF).toMatch(/^hf_[A-Za-z]{34}$/);
+    expect(NPM).toMatch(/^npm_[A-Za-z0-9]{36}$/);
+    expect(DISCORD_SECRET).toHaveLength(68);
+  });
+
+  it.each<[string, string, string]>([
+    ['aws_secret_access_key in a credentials file', `aws_secret_access_key = ${AWS_SECRET}`, 'AWS secret access key'],
+    ['AWS_SECRET_ACCESS_KEY in .env, quoted', `AWS_SECRET_ACCESS_KEY="${AWS_SECRET}"`, 'AWS secret access key'],
+    ['export with a prefix', `export MY_AWS_SECRET_ACCESS_KEY=${AWS_SECRET}`, 'AWS secret access key'],
+    ['SecretAccessKey in JSON', `"SecretAccessKey": "${AWS_SECRET}",`, 'AWS secret access key'],
+    ['Slack webhook URL', `curl -X POST ${SLACK_HOOK} -d @msg.json`, 'Slack webhook URL'],
+    ['Discord webhook URL', `webhook: "${DISCORD_HOOK}"`, 'Discord webhook URL'],
+    ['GitLab token', `CI_TOKEN=${GITLAB}`, 'GitLab token'],
+    ['Hugging Face token', `huggingface-cli login --token ${HF}`, 'Hugging Face token'],
+    ['npm token', `//registry.npmjs.org/:_authToken=${NPM}`, 'npm token'],
+    ['JWT in a header', `Authorization: Bearer ${JWT}`, 'JWT'],
+    ['sk- key of 24 characters', `KEY=${SK20}`, 'OpenAI API key'],
+    ['postgres URL', `DATABASE_URL=postgres://app:${PW}@db.internal:5432/app`, 'URL credential'],
+    ['postgresql URL', `url: "postgresql://app:${PW}@10.0.0.5/app?sslmode=require"`, 'URL credential'],
+    ['mysql URL', `mysql://root:${PW}@127.0.0.1:3306/shop`, 'URL credential'],
+    ['redis URL without a user', `REDIS_URL=redis://:${PW}@cache:6379/0`, 'URL credential'],
+    ['rediss URL', `rediss://default:${PW}@cache.corp.net:6380`, 'URL credential'],
+    ['mongodb+srv URL', `mongodb+srv://app:${PW}@cluster0.abcde.mongodb.net/db`, 'URL credential'],
+    ['amqp URL', `amqp://worker:${PW}@rabbit:5672/vhost`, 'URL credential'],
+    ['https URL with a token as password', `git clone https://oauth2:${PW}@gitlab.internal/team/repo.git`, 'URL credential'],
+    ['a password with an unescaped @', `postgres://app:${PW}@x@db:5432/app`, 'URL credential'],
+    ['jdbc prefix', `jdbc:postgresql://app:${PW}@db/app`, 'URL credential'],
+  ])('%s', (_label, line, kind) => {
+    expect(scanSecrets(line)).toEqual<SecretFinding[]>([{ kind, line: 1 }]);
+  });
+
+  it('finds an AWS secret next to its key id (reported as the key id, both found)', () => {
+    for (const line of [`${AWS_KEY},${AWS_SECRET}`, `${AWS_KEY} ${AWS_SECRET}`, `id=${AWS_KEY}; secret=${AWS_SECRET}`]) {
+      expect(scanSecrets(line), line).toEqual([{ kind: 'AWS access key id', line: 1 }]);
+      expect(findSecrets(line).map((f) => [f.kind, line.slice(f.start, f.end)]), line).toEqual([
+        ['AWS access key id', AWS_KEY],
+        ['AWS secret access key', AWS_SECRET],
+      ]);
+    }
+  });
+
+  it('a GitHub token inside a URL is reported as a GitHub token (pattern order)', () => {
+    expect(scanSecrets(`https://x-access-token:${GH_TOKEN}@github.com/o/r.git`)).toEqual([{ kind: 'GitHub token', line: 1 }]);
+  });
+});
+
+describe('scanSecrets: placeholders of the new kinds', () => {
+  it.each<[string, string]>([
+    ["AWS's documented example secret", `aws_secret_access_key = ${AWS_DOC_SECRET}`],
+    ['AWS secret from the environment', 'AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY}'],
+    ['AWS secret of one repeated character', `aws_secret_access_key = ${'A'.repeat(40)}`],
+    ['a 40-character lower-case word next to a key id', `${'AKIA' + 'XXXXXXXXXXXXXXXX'} ${'abcdefghij'.repeat(4)}`],
+    ["Slack's documented webhook", 'https://hooks.slack' + '.com/services/T00000000/B00000000/' + 'X'.repeat(24)],
+    ['GitLab token of x', 'glpat' + '-' + 'x'.repeat(20)],
+    ['GitLab prefix too short', 'glpat' + '-' + alnum(12)],
+    ['Hugging Face prefix with lower-case letters only (an identifier)', 'hf' + '_' + 'abcdefghijklmnopqrstuvwxyzabcdef'],
+    ['npm token of x', 'npm' + '_' + 'X'.repeat(36)],
+    ['npm token of the wrong length', 'npm' + '_' + alnum(30)],
+    ['a JWT-like string with a short signature', 'eyJ' + 'hbGciOiJIUzI1NiJ9' + '.' + 'eyJ' + 'zdWIiOiIxIn0' + '.' + 'abc'],
+    ['sk- with 19 characters', 'sk-' + alnum(19)],
+    ['sk- CSS class (lower case and dashes)', '.sk-fading-circle-container-outer { }'],
+    ['URL password "password"', 'postgres://user:password@localhost:5432/db'],
+    ['URL password "pass"', 'mysql://root:pass@localhost/db'],
+    ['URL password "secret"', 'redis://:secret@localhost:6379'],
+    ['URL password "changeme"', 'amqp://app:changeme@rabbit:5672'],
+    ['URL password "xxx"', 'postgresql://app:xxx@db/app'],
+    ['URL password "***"', 'postgres://app:***@db/app'],
+    ['URL password ${DB_PASS}', 'postgres://app:${DB_PASS}@db/app'],
+    ['URL password $DB_PASS', 'postgres://app:$DB_PASS@db/app'],
+    ['URL password <password>', 'postgres://user:<password>@host:5432/db'],
+    ['URL password equal to the user (a local default)', 'postgres://postgres:postgres@localhost:5432/postgres'],
+    ['URL password shorter than 4 characters', 'redis://:pw@localhost'],
+    ['URL with an example host', `postgres://app:${PW}@db.example.com/app`],
+    ['URL with a your- user', `postgres://your-user:${PW}@db/app`],
+    ['URL without a password', 'ssh://git@github.com/org/repo.git'],
+    ['an e-mail address', 'mailto:someone@company.io'],
+    ['a URL with @ in the path', 'https://npmjs.com/package/@scope:name@1.2.3'],
+  ])('%s', (_label, line) => {
+    expect(scanSecrets(line)).toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// findSecrets and redactSecrets
+// ---------------------------------------------------------------------------------------------
+
+describe('findSecrets', () => {
+  it('returns the value alone, with absolute offsets and 1-based lines', () => {
+    const text = `line one\nDATABASE_URL=postgres://app:${PW}@db/app\nGH=${GH_TOKEN}\n`;
+    const found = findSecrets(text);
+    expect(found.map((f) => ({ kind: f.kind, line: f.line, value: text.slice(f.start, f.end) }))).toEqual([
+      { kind: 'URL credential', line: 2, value: PW },
+      { kind: 'GitHub token', line: 3, value: GH_TOKEN },
+    ]);
+  });
+
+  it('reads lines longer than 4000 characters, which scanSecrets skips', () => {
+    const line = `${'a'.repeat(5000)} ${GH_TOKEN}`;
+    expect(scanSecrets(line)).toEqual([]);
+    expect(findSecrets(line)).toHaveLength(1);
+  });
+
+  it("a private key's value is its body; empty when only the header is there", () => {
+    const body = [alnum(64), alnum(64), alnum(20) + '=='];
+    const text = ['key:', PEM('RSA '), ...body, '-----END RSA PRIVATE KEY-----', 'done'].join('\n');
+    const [f] = findSecrets(text);
+    expect(f?.kind).toBe('private key');
+    expect(f?.line).toBe(2);
+    expect(text.slice(f?.start, f?.end)).toBe(body.join('\n'));
+    const bare = findSecrets(`found ${PEM('')} in a file`);
+    expect(bare).toHaveLength(1);
+    expect(bare[0]?.start).toBe(bare[0]?.end);
+  });
+});
+
+describe('redactSecrets', () => {
+  const R = (kind: string): string => `[REDACTED:${kind}]`;
+
+  it.each<[string, string, string]>([
+    ['a token, keeping the text around it', `export GH=${GH_TOKEN} # deploy`, `export GH=${R('GitHub token')} # deploy`],
+    ['the password inside a URL only', `connecting to postgres://app:${PW}@db:5432/app ...`, `connecting to postgres://app:${R('URL credential')}@db:5432/app ...`],
+    ['the value of an assignment only', `password = "${HEX20}";`, `password = "${R('credential assignment')}";`],
+    ['the secret segment of a Slack webhook', `POST ${SLACK_HOOK} ok`, `POST ${SLACK_HOOK.slice(0, -SLACK_HOOK_SECRET.length)}${R('Slack webhook URL')} ok`],
+    ['the token of a Discord webhook', DISCORD_HOOK, DISCORD_HOOK.slice(0, -DISCORD_SECRET.length) + R('Discord webhook URL')],
+    ['an AWS key pair', `${AWS_KEY},${AWS_SECRET}`, `${R('AWS access key id')},${R('AWS secret access key')}`],
+    ['a JWT', `Authorization: Bearer ${JWT}\r\n`, `Authorization: Bearer ${R('JWT')}\r\n`],
+    ['two secrets on one line', `a=${NPM} b=${HF}`, `a=${R('npm token')} b=${R('Hugging Face token')}`],
+  ])('replaces %s', (_label, text, expected) => {
+    const r = redactSecrets(text);
+    expect(r.text).toBe(expected);
+    expect(r.redactions).toBe((expected.match(/\[REDACTED:/g) ?? []).length);
+  });
+
+  it("replaces a private key's body and keeps its BEGIN and END lines", () => {
+    const body = [alnum(64), alnum(64), alnum(20) + '=='];
+    const text = ['log', PEM('OPENSSH '), ...body, '-----END OPENSSH PRIVATE KEY-----', 'after'].join('\n');
+    expect(redactSecrets(text)).toEqual({
+      text: ['log', PEM('OPENSSH '), R('private key'), '-----END OPENSSH PRIVATE KEY-----', 'after'].join('\n'),
+      redactions: 1,
+    });
+  });
+
+  it('replaces a private key body that is JSON-escaped on one line', () => {
+    const text = `{"key": "${PEM('EC ')}\\n${alnum(64)}\\n${alnum(12)}==\\n-----END EC PRIVATE KEY-----\\n"}`;
+    expect(redactSecrets(text).text).toBe(`{"key": "${PEM('EC ')}\\n${R('private key')}\\n-----END EC PRIVATE KEY-----\\n"}`);
+  });
+
+  it('replaces a private key body cut off by the end of the output (a tail)', () => {
+    const text = [PEM('RSA '), alnum(64), alnum(30)].join('\n');
+    expect(redactSecrets(text).text).toBe(`${PEM('RSA ')}\n${R('private key')}`);
+  });
+
+  it('replaces other occurrences of a detected value, even without context', () => {
+    const text = `DATABASE_URL=postgres://app:${PW}@db/app\nthe password is ${PW}.`;
+    expect(redactSecrets(text)).toEqual({
+      text: `DATABASE_URL=postgres://app:${R('URL credential')}@db/app\nthe password is ${R('URL credential')}.`,
+      redactions: 2,
+    });
+  });
+
+  it('redacts lines of any length', () => {
+    const text = `${'x '.repeat(3000)}${GH_TOKEN}`;
+    expect(redactSecrets(text).text).toBe(`${'x '.repeat(3000)}${R('GitHub token')}`);
+  });
+
+  it.each([
+    '',
+    'no secrets here\nat all\r\n',
+    'postgres://user:password@localhost/db',
+    'api_key = "your-api-key-here"',
+    `found ${PEM('')} mentioned in the docs`,
+    'AKIA' + 'IOSFODNN7' + 'EXAMPLE',
+  ])('leaves %j unchanged', (text) => {
+    expect(redactSecrets(text)).toEqual({ text, redactions: 0 });
+  });
+
+  const SAMPLES = [
+    `export GH=${GH_TOKEN} # deploy`,
+    `connecting to postgres://app:${PW}@db:5432/app and again ${PW}`,
+    `${AWS_KEY},${AWS_SECRET}\n${AWS_SECRET}`,
+    ['log', PEM('RSA '), alnum(64), '-----END RSA PRIVATE KEY-----'].join('\n'),
+    `https://x-access-token:${GH_TOKEN}@github.com/o/r.git`,
+    `postgres://credential:${'credential'}x@db/app`,
+    `password = "${HEX20}"\nAuthorization: Bearer ${JWT}\n${SLACK_HOOK}\n${DISCORD_HOOK}\n${GITLAB} ${HF} ${NPM} ${SK20} ${ANTHROPIC} ${STRIPE} ${GOOGLE} ${SLACK}`,
+  ];
+
+  it.each(SAMPLES)('is idempotent on %j', (text) => {
+    const once = redactSecrets(text);
+    expect(once.redactions).toBeGreaterThan(0);
+    expect(redactSecrets(once.text)).toEqual({ text: once.text, redactions: 0 });
+    expect(findSecrets(once.text).filter((f) => f.end > f.start)).toEqual([]);
+  });
+
+  it('leaves no detected value behind', () => {
+    for (const text of SAMPLES) {
+      const out = redactSecrets(text).text;
+      for (const f of findSecrets(text)) {
+        const value = text.slice(f.start, f.end);
+        if (value.length >= 8) expect(out.split(/\[REDACTED:[^\]]*\]/).some((part) => part.includes(value)), value).toBe(false);
+      }
+    }
+  });
+});
+
+describe('scans are linear on adversarial input', () => {
+  const N = 64 * 1024;
+  const fill = (s: string): string => s.repeat(Math.ceil(N / s.length)).slice(0, N);
+  const ADVERSARIAL: Record<string, string> = {
+    'one long word': fill('a'),
+    'spaces': fill(' '),
+    'newlines': fill('\n'),
+    'CRLF': fill('\r\n'),
+    'underscore runs': fill('_a'),
+    'password=password=': fill('password='),
+    'unterminated quotes': fill('api_key="'),
+    'sk- prefixes': fill('sk-'),
+    'sk- runs': fill('sk-A1'),
+    'eyJ- runs': fill('eyJ-'),
+    'JWT-like segments': fill('eyJabcdefgh1.'),
+    'scheme separators': fill('a://'),
+    'user:user:': `postgres://u:${fill('u:')}`,
+    'URL prefixes': fill('postgres://u:p'),
+    'at signs': `postgres://u:${fill('@')}`,
+    'xoxb- runs': fill('xoxb-'),
+    'PEM headers': fill('-----BEGIN PRIVATE KEY-----\n'),
+    'PEM headers on one line': fill('-----BEGIN PRIVATE KEY-----'),
+    'PEM escaped newlines': `${PEM('')}${fill('\\n')}`,
+    'angle brackets': fill('<'),
+    'AKIA ids': fill(`${AWS_KEY} `),
+    'AWS secret names': fill('aws_secret_access_key='),
+    'Slack hook prefixes': fill('hooks.slack.com/services/TAAAAAA/BAAAAAA/'),
+    'many secrets': fill(`token ${GH_TOKEN} `),
+    'many short assignment lines': fill(`password = "${HEX20}"\n`),
+    'dollar signs': fill('$'),
+    'lone surrogates and NULs': fill('\ud800a\u0000\udfff'),
+    'thousands of distinct URL passwords': Array.from({ length: 4000 }, (_, i) => `ab://:Zq8mPw${i.toString(36).padStart(3, '0')}@h `).join('').slice(0, N),
+    'thousands of distinct keys': Array.from({ length: 2500 }, (_, i) => ` sk-${alnum(24)}${i}`).join('').slice(0, N),
+  };
+
+  it.each(Object.keys(ADVERSARIAL))('%s (64 KiB): scan, find and redact in well under 2 s', (name) => {
+    const text = ADVERSARIAL[name] as string;
+    const started = Date.now();
+    scanSecrets(text);
+    findSecrets(text);
+    const r = redactSecrets(text);
+    findDonePhrase(text);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(redactSecrets(r.text).text).toBe(r.text);
   });
 });

@@ -21,9 +21,30 @@ export interface ParsedVote {
   issues: Issue[];
 }
 
-const VOTE_RE = /(^|[^A-Za-z0-9_])[*_>\s]*VOTE[*_\s]*:[*_>\s]*(APPROVE|REJECT|CANNOT_VALIDATE)(?=[^A-Za-z0-9_]|$)/;
-const REASON_RE = /^[*_>\s-]*REASON[*_\s]*:[*_\s]*(.*)$/m;
-const ISSUE_RE = /^[*_>\s-]*ISSUES?[*_\s]*:[*_\s]*(CRITICAL|HIGH|MEDIUM|LOW)\s*:\s*(.+)$/gim;
+// Linear-time forms (an agent's answer may be 512 KiB of anything): the vote regex is anchored on
+// the literal VOTE and its left context is checked by hand; line patterns never cross a newline.
+const VOTE_RE = /VOTE[*_ \t]*:[*_> \t]*(APPROVE|REJECT|CANNOT_VALIDATE)(?![A-Za-z0-9_])/g;
+const REASON_RE = /^[*_> \t-]*REASON[*_ \t]*:[*_ \t]*(.*)$/m;
+const ISSUE_RE = /^[*_> \t-]*ISSUES?[*_ \t]*:[*_ \t]*(CRITICAL|HIGH|MEDIUM|LOW)[ \t]*:[ \t]*(.+)$/gim;
+const WORD = /[A-Za-z0-9_]/;
+
+/**
+ * Whether the VOTE at `p` stands on its own: the start of the text or a non-word character may
+ * precede it, with underscores (markdown emphasis) in between; a letter or digit may not.
+ */
+function standsAlone(text: string, p: number): boolean {
+  for (let i = p - 1; ; i--) {
+    if (i < 0) return true;
+    const c = text[i] as string;
+    if (!WORD.test(c)) return true;
+    if (c !== '_') return false;
+  }
+}
+
+function firstVote(text: string): Vote | null {
+  for (const m of text.matchAll(VOTE_RE)) if (standsAlone(text, m.index)) return m[1] as Vote;
+  return null;
+}
 
 const clean = (s: string, max: number): string => {
   // Markdown emphasis and code marks go; underscores inside words (parse_config) stay.
@@ -36,14 +57,14 @@ const clean = (s: string, max: number): string => {
 };
 
 export function parseVote(text: string): ParsedVote {
-  const m = VOTE_RE.exec(text);
+  const vote = firstVote(text);
   const r = REASON_RE.exec(text);
   const issues: Issue[] = [];
   for (const im of text.matchAll(ISSUE_RE)) {
     issues.push({ severity: (im[1] as string).toLowerCase() as Severity, description: clean(im[2] as string, 300) });
     if (issues.length >= 50) break;
   }
-  return { vote: m ? (m[2] as Vote) : null, reason: r ? clean(r[1] as string, 300) || null : null, issues };
+  return { vote, reason: r ? clean(r[1] as string, 300) || null : null, issues };
 }
 
 /** How a member's call ended, as recorded in the verdict history. */
