@@ -1,0 +1,85 @@
+/**
+ * Encrypted history, on a real Temporal server: with a payload key, everything a run writes to
+ * history (its input with the agent command and webhook URLs, activity inputs and results, the
+ * tails of agent output) is AES-GCM ciphertext; the holder of the key reads it all back; and a
+ * message encrypted with a key the worker lacks is listed as invalid instead of wedging the run.
+ */
+import { randomBytes } from 'node:crypto';
+import { Client } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AesGcmCodec, defaultKeyId, ENCRYPTED_ENCODING } from '../../workers/codec.js';
+import { createVigilWorker } from '../../workers/worker.js';
+import { statusQuery, stopUpdate } from '../../workflows/messages.js';
+import { vigilRun } from '../../workflows/run-workflow.js';
+import { assertBuilt, createTestEnv, makeRepo, NAMESPACE, runInput, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
+
+let env: TestEnv;
+beforeAll(async () => {
+  assertBuilt();
+  env = await createTestEnv();
+});
+afterAll(async () => env?.close());
+
+const keyOf = (): { id: string; key: Uint8Array } => {
+  const key = new Uint8Array(randomBytes(32));
+  return { id: defaultKeyId(key), key };
+};
+
+describe('payload encryption', () => {
+  it('keeps a run\'s history encrypted end to end, readable with the key, and survives a message under a foreign key', async () => {
+    const codec = new AesGcmCodec(keyOf());
+    const foreign = new AesGcmCodec(keyOf());
+    const secretClient = new Client({ connection: env.connection, namespace: NAMESPACE, dataConverter: { payloadCodecs: [codec] } });
+    const foreignClient = new Client({ connection: env.connection, namespace: NAMESPACE, dataConverter: { payloadCodecs: [foreign] } });
+    const repo = makeRepo();
+    const scenario = writeScenario(repo, { version: 1, iterations: [], default: { writes: { 'a.txt': 'a\n' }, output: 'PLAINTEXT-AGENT-OUTPUT-7731\n', sleepMs: 300 } });
+    const tq = uniqueId('tq');
+    const worker = await createVigilWorker({ connection: env.nativeConnection, namespace: NAMESPACE, taskQueue: tq, workflowBundle: env.bundle, codec });
+    await worker.runUntil(async () => {
+      const input = runInput(repo, scenario, { maxIterations: 100, notifyWebhookUrl: 'https://hooks.example.invalid/T0/SECRET-HOOK-PATH', notifyDesktop: false, notifyTimeoutSeconds: 1 });
+      const handle = await secretClient.workflow.start(vigilRun, { taskQueue: tq, workflowId: uniqueId('enc'), args: [input] });
+      await waitForStatus(handle, (s) => s.iteration >= 2);
+
+      // A client with another key: its signal cannot be decrypted by the worker, and is listed.
+      await foreignClient.workflow.getHandle(handle.workflowId).signal('pause', { reason: 'from elsewhere' });
+      const s = await waitForStatus(handle, (x) => x.invalidMessageCount >= 1);
+      expect(s.paused).toBe(false);
+      expect(s.invalidMessages[0]?.error).toMatch(/^pause: the payload could not be decoded \(Unknown encoding: binary\/encrypted\)/);
+      await handle.executeUpdate(stopUpdate, { args: [{ by: 'ops' }] });
+      expect((await handle.result()).status).toBe('stopped');
+
+      // What the server stores: no payload in the clear.
+      const raw = await env.client.workflow.getHandle(handle.workflowId).fetchHistory();
+      const payloads: { metadata?: Record<string, Uint8Array> | null; data?: Uint8Array | null }[] = [];
+      const walk = (v: unknown): void => {
+        if (!v || typeof v !== 'object' || v instanceof Uint8Array) return;
+        if ('payloads' in v && Array.isArray((v as { payloads: unknown }).payloads)) payloads.push(...((v as { payloads: typeof payloads }).payloads));
+        Object.values(v).forEach(walk);
+      };
+      walk(raw.events);
+      expect(payloads.length).toBeGreaterThan(10);
+      // Only the SDK's own patch markers stay readable (they name a code version, nothing else).
+      const plain = payloads.filter((p) => new TextDecoder().decode(p.metadata?.encoding ?? new Uint8Array()) !== ENCRYPTED_ENCODING);
+      for (const p of plain) expect(Buffer.from(p.data ?? new Uint8Array()).toString()).toMatch(/^\{"id":"vigil-[a-z-]+-v\d+","deprecated":false\}$/);
+      // Nothing anywhere in the history (summaries and search attributes included) leaks output or URLs.
+      const bytes: string[] = [];
+      const all = (v: unknown): void => {
+        if (v instanceof Uint8Array) bytes.push(Buffer.from(v).toString('latin1'));
+        else if (v && typeof v === 'object') Object.values(v).forEach(all);
+        else if (typeof v === 'string') bytes.push(v);
+      };
+      all(raw.events);
+      expect(bytes.join('\n')).not.toContain('PLAINTEXT-AGENT-OUTPUT-7731');
+      expect(bytes.join('\n')).not.toContain('SECRET-HOOK-PATH');
+      const everything = payloads.map((p) => Buffer.from(p.data ?? new Uint8Array()).toString('latin1')).join('');
+      expect(everything).not.toContain('PLAINTEXT-AGENT-OUTPUT-7731');
+      expect(everything).not.toContain('SECRET-HOOK-PATH');
+      expect(everything).not.toContain(repo);
+
+      // The key holder reads everything back.
+      const status = await secretClient.workflow.getHandle(handle.workflowId).query(statusQuery);
+      expect(status.repoPath).toBe(repo);
+      expect(status.lastIteration?.exitCode).toBe(0);
+    });
+  });
+});
