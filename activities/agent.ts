@@ -1,30 +1,40 @@
 /**
- * The `command` agent provider: runs the configured argv (no shell) in the repository with the
- * prompt on stdin and VIGIL_* variables, streams output to a per-iteration log, and reports facts:
- * exit code, duration, log path, a short tail and whether completion was claimed (promise text in
- * the output, or the `.vigil/signals/COMPLETION_REQUESTED` file, which is consumed).
+ * The agent activity: one call of the run's agent CLI in the repository, through its provider
+ * preset (activities/provider-call.ts; `command` runs the configured argv as is). The prompt is
+ * rendered here from its parts and written to a private file; output streams to the call's log
+ * (a readable transcript next to it for CLIs that print JSON); facts come back: exit code,
+ * duration, paths, a short redacted tail, whether completion was claimed (promise text in the
+ * output, or the `.vigil/signals/COMPLETION_REQUESTED` file, consumed), usage and cost, the
+ * session id, an auth error, a rate limit. A reviewing call that changes the working tree is
+ * reported, so its vote can be voided.
  */
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { FAILURE_TYPES, RunAgentInputSchema, type AgentResult, type RunAgentInput } from '../schemas/activities.js';
+import { blankAgentResult, RunAgentInputSchema, type AgentResult, type RunAgentInput } from '../schemas/activities.js';
 import { ensureRunDir, pad, runDir, signalPath } from './artifacts.js';
 import { buildPrompt } from '../workflows/decisions/prompt.js';
 import { consumeFile, describeWriteError, isStorageError, readRegularFile, writePrivateFile } from './safe-files.js';
-import { detectRateLimit } from '../workflows/decisions/rate-limit.js';
-import { findDonePhrase } from '../workflows/decisions/scans.js';
+import { findDonePhrase, redactSecrets } from '../workflows/decisions/scans.js';
 import { parseVote } from '../workflows/decisions/vote.js';
 import { inheritedEnv, runProcess } from './process.js';
+import { interpretCall, prepareCall, SESSION_PATTERN } from './provider-call.js';
+import { changedPaths, workingTreeHash } from './repo.js';
 
 const TAIL_CHARS = 2000;
 /** Exit code of an iteration whose files could not be written before the agent started (EX_IOERR). */
 export const AGENT_IO_ERROR = 74;
 /** How much of a council answer is read for the vote. */
 const VOTE_TEXT_KEEP = 512 * 1024;
+/** How much of a structured CLI's output is kept in memory to parse (its final record is in the tail anyway). */
+const STRUCTURED_KEEP = 8 * 1024 * 1024;
+
+const REVIEWING_ROLES = new Set(['council', 'devils-advocate', 'reviewer']);
 
 export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
   const input = RunAgentInputSchema.parse(raw);
-  const { attempt } = Context.current().info;
+  const info = Context.current().info;
+  const { attempt } = info;
   const dir = runDir(input.repoPath, input.runId);
   const round = input.extraEnv.VIGIL_COUNCIL_ROUND;
   const member = input.extraEnv.VIGIL_MEMBER;
@@ -43,12 +53,33 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
     if (!isStorageError(err)) throw err;
     // A full disk fails this iteration with a clear reason; the run backs off and tries again.
     const why = describeWriteError(`cannot write the prompt file ${promptPath}`, err);
-    return { ...failedBeforeStart(attempt, logPath, promptPath), tail: `vigil: ${why}; the agent was not started`, ioError: why };
+    return blankAgentResult({ exitCode: AGENT_IO_ERROR, attempt, logPath, promptPath, provider: input.provider, tail: `vigil: ${why}; the agent was not started`, ioError: why });
   }
 
-  const [file, ...args] = input.argv as [string, ...string[]];
+  // A retry after a worker crash resumes the session the lost attempt started (from its heartbeats).
+  const previous = (info.heartbeatDetails as { session?: unknown } | undefined)?.session;
+  const call = await prepareCall({
+    provider: input.provider,
+    argv: input.argv,
+    prompt,
+    promptPath,
+    role: input.role,
+    tier: input.tier,
+    model: input.model,
+    effort: input.effort,
+    fallbackModel: input.fallbackModel,
+    remainingBudgetUsd: input.remainingBudgetUsd,
+    resumeSession: typeof previous === 'string' ? previous : null,
+    fresh: input.extraEnv.VIGIL_FRESH_SESSION === '1',
+  });
+  const reviewing = REVIEWING_ROLES.has(input.role);
+  // A reviewer's tree before and after its call (unknown where git cannot tell: not voided then).
+  const treeBefore = reviewing ? await workingTreeHash(input.repoPath).catch(() => null) : null;
+
+  const [file, ...args] = call.argv;
   const env = {
     ...inheritedEnv(),
+    ...call.env,
     ...input.extraEnv,
     VIGIL_ROLE: input.role,
     VIGIL_RUN_ID: input.runId,
@@ -56,54 +87,84 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
     VIGIL_PHASE: input.phase,
     VIGIL_TIER: input.tier,
     VIGIL_PROMPT_FILE: promptPath,
+    ...(call.model ? { VIGIL_MODEL: call.model } : {}),
   };
+  const keepHead = call.structured ? STRUCTURED_KEEP : input.parseVote ? VOTE_TEXT_KEEP : 0;
   const proc = await runProcess({
     file,
     args,
     cwd: input.repoPath,
     env,
-    stdin: prompt,
+    stdin: call.stdin,
     timeoutMs: input.timeoutSeconds * 1000,
     logPath,
     pidFile: path.join(dir, `${label}.pid.json`),
-    header: `=== vigil: ${input.role} ${input.iteration}, attempt ${attempt}, started ${new Date().toISOString()}: ${input.argv.join(' ')} ===`,
+    header: `=== vigil: ${input.role} ${input.iteration}, attempt ${attempt}, started ${new Date().toISOString()}: ${call.argv.map((a) => (a === prompt ? '<prompt>' : a)).join(' ')} ===`,
     watchFor: input.completionPromise,
-    ...(input.parseVote ? { keepHead: VOTE_TEXT_KEEP } : {}),
+    ...(keepHead ? { keepHead } : {}),
+    ...(call.sessionId ? { heartbeatDetails: { session: call.sessionId } } : {}),
+    ...(call.structured ? { sessionPattern: SESSION_PATTERN } : {}),
   });
   if (proc.spawnError) {
     throw ApplicationFailure.create({
-      type: FAILURE_TYPES.agentNotRunnable,
+      type: 'AgentNotRunnable',
       nonRetryable: true,
-      message: `agent command cannot be started: ${proc.spawnError}. Check the agentCommand knob (vigil config --explain).`,
+      message: `agent command cannot be started: ${proc.spawnError}. Check the provider and agentCommand knobs (vigil config --explain, vigil doctor).`,
     });
+  }
+
+  const output = proc.head.length < keepHead ? proc.head : keepHead ? `${proc.head}\n${proc.tail}` : proc.tail;
+  const facts = interpretCall(input.provider, output, proc.exitCode, call.model, input.rateLimitRpm, Date.now());
+  const parsed = facts.parsed;
+  let readable = proc.tail;
+  if (parsed) {
+    // The JSON stream stays in the log; people read the transcript.
+    readable = parsed.transcript;
+    try {
+      writePrivateFile(path.join(dir, `${label}.transcript.md`), `${parsed.transcript}\n`);
+    } catch {
+      /* the log holds the raw output; a missing transcript is not worth failing the call */
+    }
   }
 
   // A claim by file is consumed when read: moved into the run folder as evidence. (A link
   // planted there is removed, never followed, and claims nothing.)
-  let claimSource: AgentResult['claimSource'] = proc.sawWatched ? 'promise' : null;
+  let claimSource: AgentResult['claimSource'] = proc.sawWatched || (input.completionPromise !== '' && parsed?.resultText?.includes(input.completionPromise)) ? 'promise' : null;
   if (input.role === 'iteration' && consumeFile(signalPath(input.repoPath, 'COMPLETION_REQUESTED'), path.join(dir, `${label}.completion-requested`)) === 'moved') {
     claimSource ??= 'signal-file';
   }
+  const reported = consumeUsage(signalPath(input.repoPath, 'USAGE'), path.join(dir, `${label}.usage.json`));
 
-  const usage = consumeUsage(signalPath(input.repoPath, 'USAGE'), path.join(dir, `${label}.usage.json`));
+  let reviewChangedTree: string[] | null = null;
+  if (treeBefore !== null) {
+    const after = await workingTreeHash(input.repoPath).catch(() => null);
+    if (after !== null && after !== treeBefore) reviewChangedTree = (await changedPaths(input.repoPath, treeBefore, after).catch(() => ['(unknown paths)'])).slice(0, 50);
+  }
 
+  // Tails leave the activity (history, prompts, notifications) with credentials redacted.
+  const tailText = redactSecrets((proc.logError ? `${readable.slice(-(TAIL_CHARS - 300))}\nvigil: ${proc.logError}` : readable).slice(-TAIL_CHARS)).text;
   return {
-    exitCode: proc.exitCode,
+    exitCode: facts.exitCode,
     timedOut: proc.timedOut,
     durationMs: proc.durationMs,
     logPath,
     promptPath,
-    tail: (proc.logError ? `${proc.tail.slice(-(TAIL_CHARS - 300))}\nvigil: ${proc.logError}` : proc.tail).slice(-TAIL_CHARS),
+    tail: tailText,
     outputBytes: proc.outputBytes,
     ioError: proc.logError,
     claimed: claimSource !== null,
     claimSource,
     attempt,
-    donePhrase: findDonePhrase(proc.tail),
+    donePhrase: findDonePhrase(readable),
     // The vote is the first VOTE line anywhere in the answer: read from the start of the output.
-    vote: input.parseVote ? parseVote(proc.head) : null,
-    usage,
-    rateLimit: proc.exitCode !== 0 ? detectRateLimit(proc.tail, Date.now(), new Date().getTimezoneOffset(), input.rateLimitRpm) : null,
+    vote: input.parseVote ? parseVote(parsed?.resultText ?? proc.head) : null,
+    usage: facts.usage ?? reported,
+    rateLimit: facts.rateLimit,
+    provider: input.provider,
+    model: call.model,
+    sessionId: parsed?.sessionId ?? call.sessionId,
+    authError: facts.authError ? redactSecrets(facts.authError).text : null,
+    reviewChangedTree,
   };
 }
 
@@ -130,27 +191,9 @@ function consumeUsage(file: string, keepAs: string): AgentResult['usage'] {
     costUsd: num(raw.costUsd ?? raw.cost_usd),
     inputTokens: Math.floor(num(raw.inputTokens ?? raw.input_tokens) ?? 0),
     outputTokens: Math.floor(num(raw.outputTokens ?? raw.output_tokens) ?? 0),
+    cacheReadTokens: Math.floor(num(raw.cacheReadTokens ?? raw.cache_read_tokens) ?? 0),
+    cacheWriteTokens: Math.floor(num(raw.cacheWriteTokens ?? raw.cache_creation_tokens ?? raw.cache_write_tokens) ?? 0),
     model,
   };
 }
 
-/** The result of a call that failed before the agent could start (its files could not be written). */
-function failedBeforeStart(attempt: number, logPath: string, promptPath: string): AgentResult {
-  return {
-    exitCode: AGENT_IO_ERROR,
-    timedOut: false,
-    durationMs: 0,
-    logPath,
-    promptPath,
-    tail: '',
-    outputBytes: 0,
-    ioError: null,
-    claimed: false,
-    claimSource: null,
-    attempt,
-    donePhrase: null,
-    vote: null,
-    usage: null,
-    rateLimit: null,
-  };
-}

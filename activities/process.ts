@@ -34,6 +34,10 @@ export interface ProcessSpec {
   keepHead?: number;
   /** Bytes of output written to the log at most (default 64 MiB); the rest is dropped with a notice. */
   maxLogBytes?: number;
+  /** Sent with every heartbeat (e.g. the session id chosen for the call). */
+  heartbeatDetails?: Record<string, unknown>;
+  /** A session id in the output (first group), sent with heartbeats once seen, so a retry can resume it. */
+  sessionPattern?: RegExp;
 }
 
 export interface ProcessResult {
@@ -110,8 +114,13 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const watch = spec.watchFor ?? '';
   let carry = '';
   let pidFileError: string | null = null;
+  let session: string | null = null;
 
   const token = randomUUID();
+  // Called only once the child exists (from its output and the heartbeat timer).
+  function beatNow(): void {
+    ctx.heartbeat({ pid: child.pid, outputBytes, ...spec.heartbeatDetails, ...(session ? { session } : {}) });
+  }
   const child = spawn(spec.file, spec.args, {
     cwd: spec.cwd,
     env: { ...spec.env, [TOKEN_VAR]: token },
@@ -123,6 +132,13 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   // so a multi-byte character split between two reads is not mangled.
   const decoder = new StringDecoder('utf8');
   const onText = (text: string): void => {
+    if (spec.sessionPattern && session === null) {
+      const m = spec.sessionPattern.exec(tail.slice(-512) + text);
+      if (m?.[1]) {
+        session = m[1];
+        beatNow();
+      }
+    }
     tail = (tail + text).slice(-TAIL_KEEP);
     if (head.length < keepHead) head += text.slice(0, keepHead - head.length);
     if (watch && !sawWatched) {
@@ -176,8 +192,8 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   };
   ctx.cancellationSignal.addEventListener('abort', onAbort);
   // Heartbeat from a timer, not only on output: a silent agent is still alive.
-  const beat = setInterval(() => ctx.heartbeat({ pid, outputBytes }), 1000);
-  ctx.heartbeat({ pid, outputBytes });
+  const beat = setInterval(beatNow, 1000);
+  beatNow();
 
   const exit = await exited;
   clearTimeout(timeout);

@@ -104,6 +104,11 @@ export async function prepareRun(raw: PrepareRunInput): Promise<PrepareRunResult
   return { sha: await headSha(input.repoPath), treeHash: await workingTreeHash(input.repoPath), artifactDir, alwaysHigh: prdHigh };
 }
 
+/** Paths that differ between two trees (`.vigil/` excluded). */
+export async function changedPaths(repoPath: string, from: string, to: string): Promise<string[]> {
+  return (await git(repoPath, ['diff', '--name-only', '-z', '--no-renames', from, to, '--', '.', EXCLUDE])).split('\0').filter(Boolean);
+}
+
 interface NumStat {
   files: string[];
   insertions: number;

@@ -3,6 +3,7 @@
  * VIGIL_TASK_QUEUE, VIGIL_UI_URL), connecting with an error that says what to do, and making sure
  * Vigil's search attributes exist on the server.
  */
+import { codecFromEnv } from '../workers/codec.js';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { SEARCH_ATTRIBUTES } from '../schemas/search-attributes.js';
@@ -67,7 +68,9 @@ export async function connect(ep: Endpoint): Promise<{ client: Client; connectio
       EXIT.unreachable,
     );
   }
-  return { client: new Client({ connection, namespace: ep.namespace }), connection };
+  // With a codec key configured, what the CLI sends is encrypted and what it reads decrypted.
+  const codec = codecFromEnv();
+  return { client: new Client({ connection, namespace: ep.namespace, ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}) }), connection };
 }
 
 /** Runs `fn` with a connected client and closes the connection afterwards, whatever happens. */

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import type { KnobName } from '../schemas/knobs.js';
+import { PROVIDERS, type KnobName } from '../schemas/knobs.js';
 import { LIMITS } from '../schemas/run.js';
 import { SA_ITERATION, SA_REPO, SA_STATUS } from '../schemas/search-attributes.js';
 import { packageRoot } from '../workers/paths.js';
@@ -16,6 +16,10 @@ import { resolveTemporalCli } from '../workers/temporal-cli.js';
 import { ConfigError, explainKnobs, explainKnobsJson, requireAgentCommand, resolveKnobs } from './config.js';
 import { CliError, endpointFromEnv, EXIT, runUrl, withClient } from './connection.js';
 import { demoCommand } from './demo.js';
+import { doctorCommand, temporalCheck } from './doctor.js';
+import { codecFromEnv } from '../workers/codec.js';
+import { startCodecServer } from '../workers/codec-server.js';
+import { providersCommand } from './providers.js';
 import { followRun, iterationLine, statusLine } from './follow.js';
 import { PrdError, readPrd } from './prd.js';
 import { serverCommand, upCommand, workerCommand, type ServerFlags } from './processes.js';
@@ -115,7 +119,7 @@ export function buildProgram(): Command {
     .description('start a run of the agent on a repository until the PRD is done')
     .argument('<prd>', 'the PRD (product requirements) file')
     .option('--repo <dir>', 'git repository the agent works in', '.')
-    .addOption(new Option('--provider <name>', 'agent provider').choices(['command']))
+    .addOption(new Option('--provider <name>', 'agent CLI (see README: Providers)').choices([...PROVIDERS]))
     .option('--agent-command <cmd>', 'the agent command line (no shell; the prompt arrives on stdin)')
     .option('--config <file>', 'JSON config file of knobs (default: ./vigil.config.json if present)')
     .option('--set <key=value>', 'set a knob (repeatable); see `vigil config --explain`', collect, [])
@@ -299,6 +303,52 @@ export function buildProgram(): Command {
           else out(`${id}: finished${r.view.kind === 'finished' && r.view.outcome ? `: ${r.view.outcome.status} (exit ${r.view.outcome.exitCode})` : ''}`);
           process.exitCode = r.exitCode;
         }
+      });
+    });
+
+  program
+    .command('codec-server')
+    .description('serve /encode and /decode for the Temporal Web UI and CLI with the payload key (VIGIL_CODEC_KEY_FILE or VIGIL_CODEC_KEY)')
+    .option('--host <host>', 'address to listen on (keep it private: whoever reaches it can decrypt)', '127.0.0.1')
+    .option('--port <port>', 'port to listen on', intArg('--port', 1, 65_535), 8081)
+    .option('--cors-origin <url>', 'a Web UI origin allowed to call it (repeatable; default the UI of TEMPORAL_ADDRESS)', collect, [] as string[])
+    .action(async (o: { host: string; port: number; corsOrigin: string[] }) => {
+      const codec = codecFromEnv();
+      if (!codec) throw new CliError('no payload key: set VIGIL_CODEC_KEY_FILE (a file with a base64 or hex 32-byte key: `openssl rand -base64 32 > key`) or VIGIL_CODEC_KEY', EXIT.usage);
+      const origins = o.corsOrigin.length ? o.corsOrigin : [ep.uiUrl];
+      const server = await startCodecServer({ codec, host: o.host, port: o.port, corsOrigins: origins });
+      out(`vigil codec-server: ${server.url} (key id ${codec.keyId}); allowed UI origins: ${origins.join(', ')}`);
+      out(`In the Web UI: Settings → Data Encoder → ${server.url}; with the temporal CLI: --codec-endpoint ${server.url}`);
+      await new Promise<void>((resolve) => {
+        const stop = (): void => resolve();
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+      await server.close();
+    });
+
+  program
+    .command('doctor')
+    .description('check this machine: agent CLIs (versions, flags, credentials), Temporal, a polling worker')
+    .addOption(new Option('--provider <name>', 'check only this provider').choices([...PROVIDERS]))
+    .option('--json', 'machine-readable output')
+    .action(async (o: { provider?: string; json?: boolean }) => {
+      process.exitCode = await doctorCommand({
+        ...(o.provider ? { provider: o.provider } : {}),
+        json: Boolean(o.json),
+        connect: () => temporalCheck(ep.address, ep.namespace, ep.taskQueue),
+      });
+    });
+
+  program
+    .command('providers')
+    .description("the provider circuit breakers shared by every run (state, failures in window, open until); --reset P closes one")
+    .option('--json', 'machine-readable output')
+    .option('--reset <provider>', "close this provider's breaker now (operator override)")
+    .option('--by <name>', 'who is resetting (default: $USER)')
+    .action(async (o: { json?: boolean; reset?: string; by?: string }) => {
+      await withClient(ep, async (client) => {
+        process.exitCode = await providersCommand(client, { json: Boolean(o.json), ...(o.reset ? { reset: o.reset } : {}), by: o.by ?? defaultActor() });
       });
     });
 

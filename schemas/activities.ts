@@ -5,6 +5,7 @@
  * Sandbox-safe: imported by the workflow bundle.
  */
 import { z } from 'zod';
+import { PROVIDERS } from './knobs.js';
 import { DirectiveSchema, PhaseSchema, TierSchema } from './run.js';
 
 export const ParsedVoteSchema = z.object({
@@ -59,10 +60,22 @@ export const PromptInputSchema = z.object({
 });
 export type PromptInput = z.infer<typeof PromptInputSchema>;
 
+export const ProviderNameSchema = z.enum(PROVIDERS);
+
 export const RunAgentInputSchema = z.object({
   runId: z.string(),
   repoPath: z.string(),
-  argv: z.array(z.string()).min(1),
+  /** `command`: the agent's argv. Other providers: an optional override of the CLI's binary and leading words. */
+  argv: z.array(z.string()).default([]),
+  /** Which CLI preset builds the call and reads its output (activities/providers/). */
+  provider: ProviderNameSchema.default('command'),
+  /** Model override; null: the provider's model for `tier`. */
+  model: z.string().max(200).nullable().default(null),
+  /** Reasoning effort override; null: by tier. */
+  effort: z.string().max(20).nullable().default(null),
+  fallbackModel: z.string().max(200).nullable().default(null),
+  /** What is left of the run's budget (passed to CLIs with a budget flag); null: no budget. */
+  remainingBudgetUsd: z.number().min(0).nullable().default(null),
   /** The prompt text (council and review calls, and iterations scheduled by older workers). */
   prompt: z.string().optional(),
   /** The prompt's parts, rendered by the activity (iterations). One of `prompt` and `promptInput` is required. */
@@ -106,9 +119,25 @@ export const AgentResultSchema = z.object({
   vote: ParsedVoteSchema.nullable().default(null),
   /** What the call cost, as the agent reported it in `.vigil/signals/USAGE` (consumed), or null. */
   usage: z
-    .object({ costUsd: z.number().min(0).nullable(), inputTokens: z.number().int().min(0), outputTokens: z.number().int().min(0), model: z.string().max(200).nullable() })
+    .object({
+      costUsd: z.number().min(0).nullable(),
+      inputTokens: z.number().int().min(0),
+      outputTokens: z.number().int().min(0),
+      cacheReadTokens: z.number().int().min(0).default(0),
+      cacheWriteTokens: z.number().int().min(0).default(0),
+      model: z.string().max(200).nullable(),
+    })
     .nullable()
     .default(null),
+  /** Which provider ran the call, and the model it was asked for (null: the CLI's own default). */
+  provider: ProviderNameSchema.default('command'),
+  model: z.string().max(200).nullable().default(null),
+  /** The CLI's session id (resumable where the CLI supports it), or null. */
+  sessionId: z.string().max(200).nullable().default(null),
+  /** An authentication failure (invalid key, expired login, 401/403): never fixed by retrying. */
+  authError: z.string().max(500).nullable().default(null),
+  /** A reviewing call that changed the working tree: the paths (its vote is void), else null. */
+  reviewChangedTree: z.array(z.string()).max(50).nullable().default(null),
   /** A failed call that hit a provider rate limit, with how long to wait. */
   rateLimit: z.object({ waitSeconds: z.number().int().min(0), source: z.enum(['reset_time', 'retry_after', 'rpm']) }).nullable().default(null),
 });
@@ -243,3 +272,28 @@ export const AgentSignalsSchema = z.object({
   problems: z.array(z.string().max(500)).max(10),
 });
 export type AgentSignals = z.infer<typeof AgentSignalsSchema>;
+
+/** An agent result with every field at its neutral value; callers set what they know. */
+export function blankAgentResult(over: Partial<AgentResult> & Pick<AgentResult, 'exitCode' | 'attempt'>): AgentResult {
+  return {
+    timedOut: false,
+    durationMs: 0,
+    logPath: '',
+    promptPath: '',
+    tail: '',
+    outputBytes: 0,
+    ioError: null,
+    claimed: false,
+    claimSource: null,
+    donePhrase: null,
+    vote: null,
+    usage: null,
+    rateLimit: null,
+    provider: 'command',
+    model: null,
+    sessionId: null,
+    authError: null,
+    reviewChangedTree: null,
+    ...over,
+  };
+}

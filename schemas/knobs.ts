@@ -159,6 +159,10 @@ const argvKnob: KnobSpecBase<string[]> = {
   },
 };
 
+/** Agent providers (activities/providers/ holds one preset each). */
+export const PROVIDERS = ['command', 'claude', 'codex', 'gemini', 'aider', 'opencode'] as const;
+export type ProviderKnob = (typeof PROVIDERS)[number];
+
 /**
  * The registry. Order is the order of `vigil config --explain`.
  * Defaults follow the original run loop (spec §1.10, §1.11, §1.4) unless noted.
@@ -170,8 +174,22 @@ export const KNOBS = {
   baseWaitSeconds: intKnob('VIGIL_BASE_WAIT_SECONDS', 0, 86_400, 60, 'Backoff base after a failed iteration: wait = min(base * 2^retry + jitter, max).'),
   maxWaitSeconds: intKnob('VIGIL_MAX_WAIT_SECONDS', 0, 604_800, 3600, 'Backoff ceiling in seconds.'),
   backoffJitterSeconds: intKnob('VIGIL_BACKOFF_JITTER_SECONDS', 0, 3600, 30, 'Random extra wait, 0 to this many seconds (replay-safe randomness).'),
-  provider: enumKnob('VIGIL_PROVIDER', ['command'] as const, 'command', 'Agent provider. `command` runs agentCommand.'),
+  provider: enumKnob('VIGIL_PROVIDER', PROVIDERS, 'command', 'Agent CLI: claude, codex, gemini, aider, opencode (argv, model per tier, cost, rate limits and auth errors understood), or command (agentCommand as is).'),
   agentCommand: argvKnob,
+  model: stringKnob('VIGIL_MODEL', '', 200, "Model for every tier (overrides the per-tier models); empty: the tier's model."),
+  modelPlanning: stringKnob('VIGIL_MODEL_PLANNING', '', 200, "Model at the planning (HIGH) tier; empty: the provider's default (claude opus, codex gpt-5.3-codex with effort xhigh, ...)."),
+  modelDevelopment: stringKnob('VIGIL_MODEL_DEVELOPMENT', '', 200, "Model at the development (MEDIUM) tier; empty: the provider's default."),
+  modelFast: stringKnob('VIGIL_MODEL_FAST', '', 200, "Model at the fast (LOW) tier; empty: the provider's default."),
+  effort: stringKnob('VIGIL_EFFORT', '', 20, 'Reasoning effort passed to CLIs that take one (claude --effort, codex model_reasoning_effort); empty: by tier (planning xhigh, development high, fast low).'),
+  fallbackModel: stringKnob('VIGIL_FALLBACK_MODEL', '', 200, 'claude --fallback-model, where the installed CLI has it; empty: none.'),
+  councilProvider: enumKnob('VIGIL_COUNCIL_PROVIDER', ['', ...PROVIDERS] as const, '', 'Provider of council members and the devil\'s advocate (a reviewer on another model is a stronger check); empty: the builder\'s provider.'),
+  councilModel: stringKnob('VIGIL_COUNCIL_MODEL', '', 200, 'Model of council members and the devil\'s advocate; empty: the tier\'s model of their provider.'),
+  providerBreaker: boolKnob('VIGIL_PROVIDER_BREAKER', true, 'Share one circuit breaker per provider with every run (workflow vigil-provider-<name>): after repeated provider failures runs wait together instead of hammering it. Not used for `command`.'),
+  providerBreakerFailures: intKnob('VIGIL_PROVIDER_BREAKER_FAILURES', 1, 100, 3, 'Provider failures (rate limits included) within the window that open the breaker.'),
+  providerBreakerWindowSeconds: intKnob('VIGIL_PROVIDER_BREAKER_WINDOW_SECONDS', 1, 86_400, 60, 'The window in which those failures are counted.'),
+  providerBreakerCooldownSeconds: intKnob('VIGIL_PROVIDER_BREAKER_COOLDOWN_SECONDS', 1, 86_400, 300, 'How long an open breaker keeps every run waiting before it lets a probe through.'),
+  providerBreakerProbeSeconds: intKnob('VIGIL_PROVIDER_BREAKER_PROBE_SECONDS', 1, 3600, 10, 'While half-open: at most one probe call per this many seconds.'),
+  providerBreakerSuccesses: intKnob('VIGIL_PROVIDER_BREAKER_SUCCESSES', 1, 100, 3, 'Probe successes in a row that close the breaker again.'),
   agentTimeoutSeconds: intKnob('VIGIL_AGENT_TIMEOUT_SECONDS', 1, 172_800, 7200, 'Hard cap on one agent call; the process tree is killed and the iteration fails (exit 124).'),
   heartbeatTimeoutSeconds: intKnob('VIGIL_HEARTBEAT_TIMEOUT_SECONDS', 2, 600, 30, 'How long a silent worker may hold an agent call before Temporal retries it elsewhere (crash detection).'),
   completionPromise: stringKnob('VIGIL_COMPLETION_PROMISE', 'COMPLETION PROMISE FULFILLED', 500, 'Text that, in the agent output, claims the work is complete. Empty turns promise matching off (the signal file still works).'),

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 
-export const NOTIFY_EVENTS = ['escalation', 'paused', 'budget_exceeded', 'run_finished', 'rate_limited'] as const;
+export const NOTIFY_EVENTS = ['escalation', 'paused', 'budget_exceeded', 'budget_warning', 'auth_failed', 'run_finished', 'rate_limited'] as const;
 export const NotifyEventSchema = z.enum(NOTIFY_EVENTS);
 export type NotifyEvent = z.infer<typeof NotifyEventSchema>;
 

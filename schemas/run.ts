@@ -191,6 +191,11 @@ export const IterationRecordSchema = z.object({
   treeHash: z.string().nullable(),
   /** ISO time the iteration finished (workflow time). */
   at: z.string(),
+  /** Which provider and model ran it (absent in runs from before providers). */
+  provider: z.string().max(20).optional(),
+  model: z.string().max(200).nullable().optional(),
+  /** USD the call cost, when known. */
+  costUsd: z.number().min(0).nullable().optional(),
 });
 export type IterationRecord = z.infer<typeof IterationRecordSchema>;
 
@@ -247,8 +252,19 @@ export const RunStateSchema = z.object({
   contextClear: z.object({ reason: z.string().max(300), summary: z.string().max(4000) }).nullable().default(null),
   /** What the agent calls cost so far (reported usage). */
   spend: z
-    .object({ usd: z.number().min(0), inputTokens: z.number().int().min(0), outputTokens: z.number().int().min(0), calls: z.number().int().min(0) })
+    .object({
+      usd: z.number().min(0),
+      inputTokens: z.number().int().min(0),
+      outputTokens: z.number().int().min(0),
+      cacheReadTokens: z.number().int().min(0).optional(),
+      cacheWriteTokens: z.number().int().min(0).optional(),
+      calls: z.number().int().min(0),
+      /** Calls whose CLI reported no usage: their cost is unknown (not in `usd`). */
+      unpricedCalls: z.number().int().min(0).optional(),
+    })
     .default({ usd: 0, inputTokens: 0, outputTokens: 0, calls: 0 }),
+  /** The 80 % budget warning was sent (once per budget value). */
+  budgetWarnedAt: z.number().min(0).nullable().default(null),
   /** A budget raised by a person (`budget` message) replaces the knob. */
   budgetUsd: z.number().min(0).nullable().default(null),
   /** The next prompt carries the latest handoff's summary (after an escalation). */

@@ -21,7 +21,7 @@ import {
   TierSchema,
 } from './run.js';
 
-export const RUN_STATUSES = ['starting', 'running', 'reviewing', 'paused', 'backing_off', 'stopping', 'finished'] as const;
+export const RUN_STATUSES = ['starting', 'running', 'reviewing', 'paused', 'backing_off', 'waiting_for_provider', 'stopping', 'finished'] as const;
 export const RunStatusSchema = z.enum(RUN_STATUSES);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
@@ -74,7 +74,18 @@ export const StatusSnapshotSchema = z.object({
   notifications: NotificationStatusSchema,
   driftReports: z.number().int(),
   latestHandoff: z.object({ iteration: z.number().int(), path: z.string(), summary: z.string() }).nullable(),
-  spend: z.object({ usd: z.number(), inputTokens: z.number().int(), outputTokens: z.number().int(), calls: z.number().int() }),
+  /** While the provider's circuit breaker keeps this run waiting: which provider, until when, why. */
+  providerWait: z.object({ provider: z.string(), until: z.string(), reason: z.string() }).nullable().optional(),
+  spend: z.object({
+    usd: z.number(),
+    inputTokens: z.number().int(),
+    outputTokens: z.number().int(),
+    cacheReadTokens: z.number().int().optional(),
+    cacheWriteTokens: z.number().int().optional(),
+    calls: z.number().int(),
+    /** Calls whose cost is unknown (the CLI reported no usage). */
+    unpricedCalls: z.number().int().optional(),
+  }),
   /** The effective budget in USD (0: none). */
   budgetUsd: z.number(),
 });

@@ -13,6 +13,7 @@ import type { Knobs } from '../schemas/knobs.js';
 import type { EvidenceRecord, Verdict, VoteRecord } from '../schemas/run.js';
 import { applyDevilsAdvocate, applySeverityBudget, devilsAdvocateDue, memberRole, tally } from './decisions/council.js';
 import { councilPrompt, devilsAdvocatePrompt } from './decisions/council-prompt.js';
+import { chooseAgent } from './decisions/agent-choice.js';
 import type { ConveneTrigger } from './decisions/convene.js';
 import { judgeEvidence, type EvidenceVerdict } from './decisions/evidence.js';
 import { recordVote } from './decisions/vote.js';
@@ -91,6 +92,20 @@ async function memberCall(call: () => Promise<AgentResult>): Promise<AgentResult
 }
 
 export function voteRecord(member: number, role: string, r: AgentResult | null, k: Knobs): VoteRecord {
+  if (r?.reviewChangedTree && r.reviewChangedTree.length > 0) {
+    // A reviewer may read, never write: whatever it answered, its vote is void.
+    const files = r.reviewChangedTree;
+    return {
+      member,
+      role,
+      recorded: 'REJECT',
+      approves: false,
+      overridden: false,
+      reason: `vote void: the reviewer changed the working tree (${files.slice(0, 5).join(', ')}${files.length > 5 ? `, +${files.length - 5} more` : ''})`.slice(0, 300),
+      issues: 0,
+      logPath: r.logPath,
+    };
+  }
   const parsed = r?.vote ?? { vote: null, reason: null, issues: [] };
   const rec = recordVote({ exitCode: r?.exitCode ?? -1, timedOut: r?.timedOut ?? false, lost: r === null, outputBytes: r?.outputBytes ?? 0, parsed });
   // Only a member that answered REJECT (or CANNOT_VALIDATE) is reconsidered; a failed call never is.
@@ -130,7 +145,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
     const memberInput = (i: number) => ({
       runId: input.runId,
       repoPath: input.repoPath,
-      argv: k.agentCommand,
+      ...chooseAgent(k, 'council', k.tier),
       prompt: councilPrompt({
         role: memberRole(i),
         member: i,

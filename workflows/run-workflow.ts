@@ -22,10 +22,11 @@ import {
   allHandlersFinished,
   ActivityCancellationType,
   patched,
+  getExternalWorkflowHandle,
 } from '@temporalio/workflow';
 import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import type * as activities from '../activities/index.js';
-import { FAILURE_TYPES, type AgentResult, type PromptInput, type RepoSnapshot } from '../schemas/activities.js';
+import { blankAgentResult, FAILURE_TYPES, type AgentResult, type PromptInput, type RepoSnapshot } from '../schemas/activities.js';
 import { parseMessage, type MessageName } from '../schemas/messages.js';
 import {
   LIMITS,
@@ -42,10 +43,14 @@ import {
   type TestRunRecord,
   type Tier,
 } from '../schemas/run.js';
+import type { NotifyEvent } from '../schemas/notify.js';
 import { SA_ITERATION, SA_PROVIDER, SA_REPO, SA_STATUS } from '../schemas/search-attributes.js';
 import type { RunStatus, StatusSnapshot } from '../schemas/status.js';
 import { backoffSeconds } from './decisions/backoff.js';
-import { addUsage, budgetExceeded } from './decisions/budget.js';
+import { addUsage, budgetExceeded, budgetWarning, costOf, remainingBudget, spendAfterCall } from './decisions/budget.js';
+import { chooseAgent } from './decisions/agent-choice.js';
+import { providerOutcome } from './decisions/provider-outcome.js';
+import { breakerWorkflowId, INVALID_BREAKER_ASK, reportSignal } from './provider-breaker-messages.js';
 import { breakerTrip, safetyValve, trackDoneSignal } from './decisions/breaker.js';
 import { shouldConvene, type ConveneTrigger } from './decisions/convene.js';
 import { describeBlock } from './decisions/evidence.js';
@@ -119,6 +124,9 @@ export const RATE_LIMIT_PATCH = 'vigil-rate-limit-v1';
  */
 export const HARDENING_PATCH = 'vigil-hardening-v1';
 
+/** Runs from before provider presets replay without auth pauses and budget warnings. */
+export const PROVIDERS_PATCH = 'vigil-providers-v1';
+
 /** History size past which a run rolls over at once, even mid agent call (Temporal's hard limit is 50 MB). */
 const EMERGENCY_HISTORY_BYTES = 20 * 1024 * 1024;
 
@@ -143,6 +151,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const escalationEra = councilEra && patched(ESCALATION_PATCH);
   // Decided once per execution, before the first command (continue-as-new starts a fresh one).
   const hardeningEra = escalationEra && patched(HARDENING_PATCH);
+  const providersEra = hardeningEra && patched(PROVIDERS_PATCH);
 
   // ---- activity proxies, one per kind so a hung tool never shares a timeout with the agent ----
   const agent = proxyActivities<typeof activities>({
@@ -179,6 +188,12 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     retry: { maximumAttempts: 2, initialInterval: '2s', nonRetryableErrorTypes: [FAILURE_TYPES.agentNotRunnable] },
   });
   const councilDeps: CouncilDeps = { repo, members };
+  const breakers = proxyActivities<typeof activities>({
+    // One update-with-start round trip to the provider's breaker workflow (a worker must pick up
+    // the breaker's task too); a breaker that cannot be reached is no reason to stop the run.
+    startToCloseTimeout: '30s',
+    retry: { maximumAttempts: 5, initialInterval: '1s', maximumInterval: '10s', nonRetryableErrorTypes: [INVALID_BREAKER_ASK] },
+  });
   const people = proxyActivities<typeof activities>({
     // Notifications. A notification retries inside the activity (4 attempts,
     // each bounded by notifyTimeoutSeconds); this bound keeps a dead channel from holding the run.
@@ -196,6 +211,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   let phase: Phase | null = state.recentIterations.at(-1)?.phase ?? null;
   let tier: Tier | null = state.recentIterations.at(-1)?.tier ?? null;
   let outcome: Outcome | null = null;
+  /** While the provider's breaker keeps the run waiting. */
+  let providerWait: { provider: string; until: string; reason: string } | null = null;
+  let breakerAsks = 0;
   /** Set when messages pushed the history near Temporal's limit: roll over at once. */
   let rolloverNow = false;
   const published = { status: '', iteration: -1 };
@@ -248,6 +266,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     latestHandoff: state.latestHandoff,
     spend: state.spend,
     budgetUsd: state.budgetUsd ?? knobs.budgetUsd,
+    providerWait,
   });
 
   /** Refreshes the UI details and the search attributes that changed. */
@@ -485,7 +504,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
 
   /** One notification to every configured channel; its delivery is recorded, never fatal. */
   const notifyPeople = async (
-    event: 'escalation' | 'paused' | 'budget_exceeded' | 'run_finished' | 'rate_limited',
+    event: NotifyEvent,
     title: string,
     message: string,
     severity: 'info' | 'warning' | 'critical',
@@ -547,7 +566,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
 
     let tierExhausted: string | null = null;
     // A rate limit says nothing about the task's difficulty: it does not move the ladder.
-    if (knobs.tierLadder && result.rateLimit === null) {
+    if (knobs.tierLadder && result.rateLimit === null && result.authError === null) {
       state.ladder ??= initialLadder(knobs.tier, null);
       const since = snap.sinceLast;
       const r = observeLadder(
@@ -589,6 +608,91 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const describeRunSoFar = (): string =>
     `Iteration ${state.iteration}; ${state.recentIterations.at(-1)?.filesChangedSinceStart ?? 0} file(s) changed since the run started; ` +
     `${state.council.rounds} council round(s)${state.council.verdicts.at(-1) ? `, the last ${state.council.verdicts.at(-1)?.result}` : ''}.`;
+
+  /**
+   * Asks the provider's breaker before a call (null: no breaker applies, or it cannot be reached);
+   * while it is open the run waits on a durable timer, re-asking at least every minute.
+   */
+  const passBreaker = async (provider: string): Promise<{ probe: boolean; askId: string } | 'interrupted' | null> => {
+    if (!providersEra || !knobs.providerBreaker || provider === 'command') return null;
+    for (;;) {
+      breakerAsks += 1;
+      const askId = `${info.workflowId}/${info.runId}/${state.iteration + 1}/${breakerAsks}`;
+      let answer;
+      try {
+        answer = await breakers.askProviderBreaker.executeWithOptions({ summary: `ask the ${provider} circuit breaker` }, [
+          {
+            provider,
+            runId: info.workflowId,
+            askId,
+            // The call it lets out is reported within the agent call's bound (all attempts).
+            leaseMs: (knobs.agentTimeoutSeconds + 120) * 5 * 1000,
+            config: {
+              failureThreshold: knobs.providerBreakerFailures,
+              failureWindowMs: knobs.providerBreakerWindowSeconds * 1000,
+              cooldownMs: knobs.providerBreakerCooldownSeconds * 1000,
+              probeIntervalMs: knobs.providerBreakerProbeSeconds * 1000,
+              closeAfterSuccesses: knobs.providerBreakerSuccesses,
+            },
+          },
+        ]);
+      } catch (err) {
+        log.warn('provider circuit breaker unreachable; calling the agent anyway', { provider, error: err instanceof Error ? err.message : String(err) });
+        return null;
+      }
+      if (answer.allow) {
+        if (providerWait) status = 'running';
+        providerWait = null;
+        return { probe: answer.probe, askId };
+      }
+      const waitMs = Math.min(Math.max(answer.retryAtMs - nowMs(), 1000), 60_000);
+      providerWait = { provider, until: new Date(answer.retryAtMs).toISOString(), reason: answer.reason }; // deterministic: workflow clock
+      status = 'waiting_for_provider';
+      publish();
+      await condition(() => state.pause !== null || stopRequest !== null || rolloverNow, waitMs, {
+        summary: `provider ${provider} unavailable (breaker ${answer.reason.replace(/_/g, ' ')}): waiting until ${providerWait.until}`,
+      });
+      if (state.pause || stopRequest || rolloverNow) {
+        providerWait = null;
+        status = stopRequest ? 'stopping' : 'running';
+        return 'interrupted';
+      }
+    }
+  };
+
+  /** Tells the provider's breaker how the call it let out went (never fails the run). */
+  const reportToBreaker = async (provider: string, gate: { probe: boolean; askId: string }, result: AgentResult): Promise<void> => {
+    const o = providerOutcome({ exitCode: result.exitCode, timedOut: result.timedOut, rateLimited: result.rateLimit !== null, authError: result.authError !== null, tail: result.tail });
+    try {
+      await getExternalWorkflowHandle(breakerWorkflowId(provider)).signal(reportSignal, {
+        runId: info.workflowId,
+        outcome: o.outcome,
+        probe: gate.probe,
+        askId: gate.askId,
+        ...(o.reason ? { reason: o.reason } : {}),
+      });
+    } catch (err) {
+      log.warn('could not report to the provider circuit breaker', { provider, error: err instanceof Error ? err.message : String(err) });
+    }
+  };
+
+  /** Pauses the run on an authentication failure and tells people (once per iteration). */
+  const pauseForAuth = async (result: AgentResult): Promise<void> => {
+    const why = `authentication failed for provider ${result.provider}: ${result.authError ?? ''}`.slice(0, 800);
+    state.lastFindings = `Iteration ${state.iteration} could not reach the model: ${why}. The credentials were fixed before this attempt.`;
+    if (state.pause) return;
+    state.pause = { reason: `${why}. Fix the credentials where the worker runs (\`vigil doctor --provider ${result.provider}\`), then \`vigil resume ${info.workflowId}\``.slice(0, 2000), by: 'vigil', at: nowIso() };
+    await notifyPeople('auth_failed', `Authentication failed (${result.provider}): the run is paused`, state.pause.reason, 'critical', { iteration: state.iteration, provider: result.provider }, `${info.workflowId}:auth_failed:${state.iteration}`);
+  };
+
+  /** The 80 % budget warning, once per budget value. */
+  const warnOnBudget = async (): Promise<void> => {
+    const budget = state.budgetUsd ?? knobs.budgetUsd;
+    if (!budgetWarning(state.spend.usd, budget, state.budgetWarnedAt === budget)) return;
+    state.budgetWarnedAt = budget;
+    const spent = `$${state.spend.usd.toFixed(2)} of $${budget.toFixed(2)}`;
+    await notifyPeople('budget_warning', `80% of the budget spent: ${spent}`, `The run has spent ${spent} at iteration ${state.iteration}; it pauses when the budget is reached. Raise it with \`vigil budget ${info.workflowId} --usd N\`.`, 'warning', { spentUsd: state.spend.usd, budgetUsd: budget, iteration: state.iteration }, `${info.workflowId}:budget_warning:${budget}`);
+  };
 
   /** Continue as new, carrying the whole validated state. */
   const rollOver = async (): Promise<never> => {
@@ -649,8 +753,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     }
     publish();
 
-    if (knobs.agentCommand.length === 0) {
-      return await finish('agent_not_runnable', 'no agent command configured (knob agentCommand)');
+    if (knobs.provider === 'command' && knobs.agentCommand.length === 0) {
+      return await finish('agent_not_runnable', 'no agent command configured (knob agentCommand; or choose a --provider)');
     }
 
     let iterationsThisExecution = 0;
@@ -721,6 +825,11 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             return await rollOver();
           }
 
+          // The provider's shared circuit breaker lets the call out, or the run waits with every
+          // other run on that provider (pause and stop interrupt the wait).
+          const gate = await passBreaker(knobs.provider);
+          if (gate === 'interrupted') continue;
+
           // 4. The iteration.
           state.iteration += 1;
           iterationsThisExecution += 1;
@@ -757,7 +866,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
                   {
                     runId: info.workflowId,
                     repoPath: input.repoPath,
-                    argv: knobs.agentCommand,
+                    ...chooseAgent(knobs, 'iteration', tier ?? 'development'),
+                    remainingBudgetUsd: remainingBudget(state.spend.usd, state.budgetUsd ?? knobs.budgetUsd),
                     promptInput,
                     role: 'iteration',
                     iteration: state.iteration,
@@ -786,27 +896,13 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             // Every attempt was lost (worker deaths, heartbeat timeouts): a failed iteration, not a failed run.
             const why = err.cause?.message ?? err.message;
             log.warn('agent call failed after all attempts', { iteration: state.iteration, error: why });
-            result = {
-              exitCode: AGENT_CALL_LOST,
-              timedOut: false,
-              durationMs: 0,
-              logPath: '',
-              promptPath: '',
-              tail: `vigil: the agent call was lost after every retry: ${why}`,
-              outputBytes: 0,
-              ioError: null,
-              claimed: false,
-              claimSource: null,
-              attempt: 5,
-              donePhrase: null,
-              vote: null,
-              rateLimit: null,
-              usage: null,
-            };
+            result = blankAgentResult({ exitCode: AGENT_CALL_LOST, attempt: 5, tail: `vigil: the agent call was lost after every retry: ${why}` });
           } finally {
             agentScope = null;
           }
-          state.spend = addUsage(state.spend, result.usage);
+          if (gate) await reportToBreaker(knobs.provider, gate, result);
+          state.spend = spendAfterCall(state.spend, result.usage, result.provider);
+          if (providersEra) await warnOnBudget();
           // The directives reached the agent: they were one-shot. (New ones may have arrived meanwhile.)
           state.pendingDirectives = state.pendingDirectives.slice(directives.length);
           if (handoffContext) state.handoffContextPending = false;
@@ -832,9 +928,20 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             filesChangedSinceStart: snap.changedCount,
             treeHash: snap.treeHash,
             at: nowIso(),
+            provider: result.provider,
+            model: result.model,
+            costUsd: result.usage ? costOf(result.usage) : null,
           };
           state.recentIterations = [...state.recentIterations, record].slice(-LIMITS.recentIterations);
           if (escalationEra) await watchForTrouble(result, snap);
+
+          // An authentication failure never fixes itself: no backoff, no retry count, no tier
+          // climb — the run pauses in every mode until a person fixes the credentials and resumes.
+          if (providersEra && result.authError) {
+            await pauseForAuth(result);
+            publish();
+            continue;
+          }
 
           // 6. Success: completion check on a claim. Failure: durable, interruptible backoff.
           if (result.exitCode === 0 && !councilEra) {

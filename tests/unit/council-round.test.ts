@@ -5,31 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { defaultKnobs } from '../../schemas/knobs.js';
-import type { AgentResult } from '../../schemas/activities.js';
+import { blankAgentResult, type AgentResult } from '../../schemas/activities.js';
 import { voteRecord } from '../../workflows/council-round.js';
 
 const knobs = { ...defaultKnobs(), councilSeverityThreshold: 'medium' as const, councilErrorBudget: 0 };
 const lowIssue = [{ severity: 'low' as const, description: 'README typo' }];
 
 function result(over: Partial<AgentResult>): AgentResult {
-  return {
-    exitCode: 0,
-    timedOut: false,
-    durationMs: 10,
-    logPath: '/tmp/council.log',
-    promptPath: '/tmp/council.prompt.md',
-    tail: '',
-    outputBytes: 100,
-    ioError: null,
-    claimed: false,
-    claimSource: null,
-    attempt: 1,
-    donePhrase: null,
-    vote: null,
-    rateLimit: null,
-    usage: null,
-    ...over,
-  };
+  return blankAgentResult({ exitCode: 0, attempt: 1, durationMs: 10, logPath: '/tmp/council.log', promptPath: '/tmp/council.prompt.md', outputBytes: 100, ...over });
 }
 
 describe('voteRecord', () => {

@@ -98,6 +98,17 @@ const urlCases: Cases = {
   bad: ['hooks.example.com/x', 'ftp://example.com/x', 'not a url', `https://example.com/${'x'.repeat(2048)}`],
 };
 
+function modelCases(): Cases {
+  return {
+    good: [
+      ['', ''],
+      ['opus', 'opus'],
+      ['anthropic/claude-sonnet-4-5', 'anthropic/claude-sonnet-4-5'],
+    ],
+    bad: ['x'.repeat(201)],
+  };
+}
+
 const CASES: Record<KnobName, Cases> = {
   maxIterations: intCases(1, 1_000_000),
   maxDurationSeconds: intCases(0, 31_536_000),
@@ -109,8 +120,13 @@ const CASES: Record<KnobName, Cases> = {
     good: [
       ['command', 'command'],
       [' Command ', 'command'],
+      ['claude', 'claude'],
+      ['CODEX', 'codex'],
+      ['gemini', 'gemini'],
+      ['aider', 'aider'],
+      ['opencode', 'opencode'],
     ],
-    bad: ['', 'claude', 'commands'],
+    bad: ['', 'cline', 'commands', 'claude-code'],
   },
   agentCommand: {
     good: [
@@ -132,6 +148,33 @@ const CASES: Record<KnobName, Cases> = {
       `["${'x'.repeat(4097)}"]`,
     ],
   },
+  model: modelCases(),
+  modelPlanning: modelCases(),
+  modelDevelopment: modelCases(),
+  modelFast: modelCases(),
+  effort: {
+    good: [
+      ['', ''],
+      ['xhigh', 'xhigh'],
+    ],
+    bad: ['x'.repeat(21)],
+  },
+  fallbackModel: modelCases(),
+  councilProvider: {
+    good: [
+      ['', ''],
+      ['codex', 'codex'],
+      [' Claude ', 'claude'],
+    ],
+    bad: ['gpt', 'claude code'],
+  },
+  councilModel: modelCases(),
+  providerBreaker: boolCases,
+  providerBreakerFailures: intCases(1, 100),
+  providerBreakerWindowSeconds: intCases(1, 86_400),
+  providerBreakerCooldownSeconds: intCases(1, 86_400),
+  providerBreakerProbeSeconds: intCases(1, 3600),
+  providerBreakerSuccesses: intCases(1, 100),
   agentTimeoutSeconds: intCases(1, 172_800),
   heartbeatTimeoutSeconds: intCases(2, 600),
   completionPromise: {

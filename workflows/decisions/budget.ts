@@ -66,12 +66,23 @@ export function addUsage(s: Spend, u: Usage | null): Spend {
   const cacheReadTokens = tokens(s.cacheReadTokens) + tokens(u.cacheReadTokens);
   const cacheWriteTokens = tokens(s.cacheWriteTokens) + tokens(u.cacheWriteTokens);
   return {
+    ...s,
     usd: s.usd + costOf(u),
     inputTokens: s.inputTokens + u.inputTokens,
     outputTokens: s.outputTokens + u.outputTokens,
     calls: s.calls + 1,
     ...(cacheReadTokens > 0 || cacheWriteTokens > 0 ? { cacheReadTokens, cacheWriteTokens } : {}),
   };
+}
+
+/**
+ * The spend after one agent call: its usage priced in, or — when a CLI that should report usage
+ * reported none — counted as a call of unknown cost (`command` agents report by file or not at all).
+ */
+export function spendAfterCall(s: Spend & { unpricedCalls?: number }, u: Usage | null, provider: string): Spend & { unpricedCalls?: number } {
+  if (u) return addUsage(s, u);
+  if (provider === 'command') return s;
+  return { ...s, calls: s.calls + 1, unpricedCalls: (s.unpricedCalls ?? 0) + 1 };
 }
 
 export function budgetExceeded(spendUsd: number, budgetUsd: number): boolean {

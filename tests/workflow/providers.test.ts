@@ -1,0 +1,251 @@
+/**
+ * Real coding-agent providers end to end, on a real Temporal server, with the fake CLIs of
+ * examples/agents/fake-cli (same flags and output formats as claude, codex and gemini): cost and
+ * tokens reach status and stop a run at its budget, an auth error pauses, a rate limit waits what
+ * the provider said without climbing the tier ladder, a worker crash resumes the same session,
+ * and a reviewer that edits the tree has its vote voided.
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { resumeUpdate, stopUpdate } from '../../workflows/messages.js';
+import {
+  assertBuilt,
+  createTestEnv,
+  makeRepo,
+  makeWorker,
+  ROOT,
+  runInput,
+  sleep,
+  startRun,
+  status,
+  uniqueId,
+  waitForStatus,
+  WorkerProcesses,
+  writeScenario,
+  type TestEnv,
+} from '../support/harness.js';
+
+const FAKE = (name: string): string => path.join(ROOT, 'examples/agents/fake-cli', name);
+
+let env: TestEnv;
+const workers = new WorkerProcesses();
+beforeAll(async () => {
+  assertBuilt();
+  env = await createTestEnv();
+});
+afterAll(async () => {
+  workers.killAll();
+  await env?.close();
+});
+afterEach(() => {
+  delete process.env.FAKE_CLI_SCENARIO;
+  delete process.env.FAKE_CLI_LOG;
+});
+
+interface FakeCall {
+  provider: string;
+  call: number;
+  argv: string[];
+  sessionId: string | null;
+  readOnly: boolean;
+}
+
+/** Points the fake CLIs (run by in-process workers and spawned ones alike) at a scenario. */
+function fakeScenario(calls: Record<string, unknown>[]): { calls: () => FakeCall[] } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-fake-cli-'));
+  writeFileSync(path.join(dir, 'scenario.json'), JSON.stringify({ calls }));
+  process.env.FAKE_CLI_SCENARIO = path.join(dir, 'scenario.json');
+  process.env.FAKE_CLI_LOG = path.join(dir, 'calls.jsonl');
+  const log = process.env.FAKE_CLI_LOG;
+  return {
+    calls: () =>
+      existsSync(log)
+        ? readFileSync(log, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as FakeCall)
+        : [],
+  };
+}
+
+const noScenario = writeScenario('', { version: 1, iterations: [] });
+
+describe('providers', () => {
+  it('claude: cost and tokens reach status, the 80% warning goes out, the budget pauses the run at the right iteration', async () => {
+    const repo = makeRepo();
+    const fake = fakeScenario([
+      { writes: { 'a.txt': 'a\n' }, costUsd: 0.3, inputTokens: 1000, outputTokens: 100, cacheReadTokens: 500 },
+      { writes: { 'b.txt': 'b\n' }, costUsd: 0.3 },
+      { writes: { 'c.txt': 'c\n' }, costUsd: 0.3 },
+      { writes: { 'd.txt': 'd\n' }, costUsd: 0.3 },
+    ]);
+    const notifyFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-notify-')), 'n.jsonl');
+    const tq = uniqueId('tq');
+    const worker = await makeWorker(env, tq);
+    await worker.runUntil(async () => {
+      const input = runInput(repo, noScenario, { provider: 'claude', agentCommand: [FAKE('claude')], providerBreaker: false, budgetUsd: 0.7, maxIterations: 10, notifyFile, notifyDesktop: false, tierLadder: false });
+      const handle = await startRun(env, tq, input);
+      const s = await waitForStatus(handle, (x) => x.paused);
+      expect(s.iteration).toBe(3);
+      expect(s.pause?.reason).toMatch(/^budget exceeded: \$0\.90 of \$0\.70/);
+      expect(s.spend.usd).toBeCloseTo(0.9, 6);
+      expect(s.spend.calls).toBe(3);
+      expect(s.spend.cacheReadTokens).toBe(500);
+      expect(s.recentIterations.map((r) => [r.provider, r.model, r.costUsd])).toEqual([
+        ['claude', 'sonnet', 0.3],
+        ['claude', 'sonnet', 0.3],
+        ['claude', 'sonnet', 0.3],
+      ]);
+      await handle.executeUpdate(stopUpdate, { args: [{ by: 'test' }] });
+      await handle.result();
+    });
+    const calls = fake.calls();
+    expect(calls).toHaveLength(3);
+    expect(calls[0]?.argv).toEqual(expect.arrayContaining(['-p', '--output-format', 'stream-json', '--verbose', '--model', 'sonnet', '--dangerously-skip-permissions', '--session-id']));
+    // The remaining budget is handed to the CLI: $0.70 at first, $0.10 before the third call.
+    expect(calls[0]?.argv.join(' ')).toContain('--max-budget-usd 0.70');
+    expect(calls[2]?.argv.join(' ')).toContain('--max-budget-usd 0.10');
+    const events = readFileSync(notifyFile, 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { event: string }).event);
+    expect(events.filter((e) => e === 'budget_warning')).toHaveLength(1);
+    expect(events).toContain('budget_exceeded');
+    // People read a transcript, not the JSON stream.
+    const runDir = path.join(repo, '.vigil/runs', readdirSync(path.join(repo, '.vigil/runs'))[0] as string);
+    const transcript = readFileSync(path.join(runDir, 'iteration-0001.transcript.md'), 'utf8');
+    expect(transcript).toContain('a.txt');
+    expect(transcript).not.toContain('"type":"result"');
+    expect(readFileSync(path.join(runDir, 'iteration-0001.log'), 'utf8')).toContain('"type":"result"');
+  });
+
+  it('an authentication error pauses the run in every mode, without backoff or tier climb; resuming tries again', async () => {
+    const repo = makeRepo();
+    const fake = fakeScenario([{ error: 'auth' }, { writes: { 'a.txt': 'a\n' }, text: 'COMPLETION PROMISE FULFILLED' }]);
+    const tq = uniqueId('tq');
+    const worker = await makeWorker(env, tq);
+    const outcome = await worker.runUntil(async () => {
+      const handle = await startRun(env, tq, runInput(repo, noScenario, { provider: 'codex', agentCommand: [FAKE('codex')], providerBreaker: false, autonomyMode: 'perpetual', notifyDesktop: false }));
+      const s = await waitForStatus(handle, (x) => x.paused);
+      expect(s.pause?.by).toBe('vigil');
+      expect(s.pause?.reason).toMatch(/^authentication failed for provider codex: .*401/);
+      expect(s.pause?.reason).toContain('vigil doctor --provider codex');
+      expect(s.consecutiveFailures).toBe(0);
+      expect(s.backoffUntil).toBeNull();
+      expect(s.ladder?.changes ?? []).toEqual([]);
+      await handle.executeUpdate(resumeUpdate, { args: [{ by: 'ops' }] });
+      return handle.result();
+    });
+    expect(outcome.status).toBe('completion_promise_fulfilled');
+    const calls = fake.calls();
+    expect(calls).toHaveLength(2);
+    expect(calls[0]?.argv).toEqual(expect.arrayContaining(['exec', '--json', '--sandbox', 'workspace-write', '--skip-git-repo-check', '-c', 'model_reasoning_effort=high']));
+  });
+
+  it('a provider rate limit waits as long as the provider says, and does not climb the tier ladder', async () => {
+    const repo = makeRepo();
+    const fake = fakeScenario([
+      { error: 'rate_limit', errorText: 'API Error: 429 rate_limit_error: rate limit exceeded. retry-after: 3' },
+      { writes: { 'a.txt': 'a\n' }, text: 'COMPLETION PROMISE FULFILLED' },
+    ]);
+    const tq = uniqueId('tq');
+    const worker = await makeWorker(env, tq);
+    const t0 = Date.now();
+    const outcome = await worker.runUntil(async () => {
+      const handle = await startRun(env, tq, runInput(repo, noScenario, { provider: 'claude', agentCommand: [FAKE('claude')], providerBreaker: false, baseWaitSeconds: 600 }));
+      const s = await waitForStatus(handle, (x) => x.status === 'backing_off');
+      expect(s.backoffUntil).not.toBeNull();
+      const o = await handle.result();
+      const end = await status(handle);
+      expect(end.ladder?.changes ?? []).toEqual([]);
+      return o;
+    });
+    expect(outcome.status).toBe('completion_promise_fulfilled');
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(3000);
+    expect(Date.now() - t0).toBeLessThan(60_000);
+    expect(fake.calls()).toHaveLength(2);
+  });
+
+  it('a worker killed during a claude call: the retried attempt resumes the same session', async () => {
+    const repo = makeRepo();
+    const fake = fakeScenario([{ sleepMs: 8000, writes: { 'a.txt': 'a\n' } }, { writes: { 'a.txt': 'a\n' }, text: 'COMPLETION PROMISE FULFILLED' }]);
+    const tq = uniqueId('tq');
+    const first = await workers.spawn(tq);
+    const handle = await startRun(env, tq, runInput(repo, noScenario, { provider: 'claude', agentCommand: [FAKE('claude')], providerBreaker: false, heartbeatTimeoutSeconds: 3 }));
+    await waitForStatus(handle, (x) => x.agentRunning);
+    await sleep(2500); // the session id reached a heartbeat
+    first.child.kill('SIGKILL');
+    await workers.spawn(tq);
+    const outcome = await handle.result();
+    expect(outcome.status).toBe('completion_promise_fulfilled');
+    const calls = fake.calls();
+    expect(calls.length).toBeGreaterThanOrEqual(2);
+    const started = calls[0]?.argv[(calls[0]?.argv.indexOf('--session-id') ?? -2) + 1];
+    expect(started).toMatch(/^[0-9a-f-]{36}$/);
+    const resumed = calls[1]?.argv;
+    expect(resumed).toContain('--resume');
+    expect(resumed?.[(resumed?.indexOf('--resume') ?? -2) + 1]).toBe(started);
+  });
+
+  it('three runs share one provider circuit breaker: after three failures the others wait without calling, one probe goes through, all resume', async () => {
+    const repos = [makeRepo(), makeRepo(), makeRepo()];
+    const fake = fakeScenario([
+      { exit: 1, text: 'API Error: 503 service unavailable' },
+      { exit: 1, text: 'API Error: 503 service unavailable' },
+      { exit: 1, text: 'API Error: 503 service unavailable' },
+      { writes: { 'done.txt': 'ok\n' }, text: 'COMPLETION PROMISE FULFILLED' },
+    ]);
+    const provider = 'gemini' as const; // a breaker of its own in this suite
+    const tq = uniqueId('tq');
+    const worker = await makeWorker(env, tq);
+    const knobs = {
+      provider,
+      agentCommand: [FAKE('gemini')],
+      providerBreakerFailures: 3,
+      providerBreakerWindowSeconds: 60,
+      providerBreakerCooldownSeconds: 4,
+      providerBreakerProbeSeconds: 1,
+      providerBreakerSuccesses: 1,
+      baseWaitSeconds: 1,
+      tierLadder: false,
+      uncertaintyEscalation: false,
+    };
+    await worker.runUntil(async () => {
+      const handles = await Promise.all(repos.map((r) => startRun(env, tq, runInput(r, noScenario, knobs))));
+      // Three failures open the breaker: a run now waits without calling the agent.
+      const waiting = await Promise.any(handles.map((h) => waitForStatus(h, (x) => x.status === 'waiting_for_provider', 30_000)));
+      expect(waiting.providerWait).toMatchObject({ provider: 'gemini' });
+      expect(fake.calls()).toHaveLength(3);
+      const outcomes = await Promise.all(handles.map((h) => h.result()));
+      expect(outcomes.map((o) => o.status)).toEqual(['completion_promise_fulfilled', 'completion_promise_fulfilled', 'completion_promise_fulfilled']);
+    });
+    const calls = fake.calls();
+    // 3 failures, then exactly one call per run: nobody called while the breaker was open.
+    expect(calls).toHaveLength(6);
+  });
+
+  it('a reviewer that changes the working tree has its vote voided, whatever it answered', async () => {
+    const repo = makeRepo();
+    const scenario = writeScenario(repo, {
+      version: 1,
+      iterations: [{ writes: { 'a.txt': 'a\n' } }, { writes: { 'b.txt': 'b\n' }, claim: 'promise' }],
+      roles: {
+        council: {
+          default: { output: 'VOTE: APPROVE\nREASON: looks fine\n' },
+          members: { '1': { default: { output: 'VOTE: APPROVE\nREASON: fixed it myself\n', writes: { 'smuggled.txt': 'x\n' } } } },
+        },
+        'devils-advocate': { default: { output: 'VOTE: APPROVE\nREASON: fine\n' } },
+      },
+    });
+    const tq = uniqueId('tq');
+    const worker = await makeWorker(env, tq);
+    await worker.runUntil(async () => {
+      const handle = await startRun(env, tq, runInput(repo, scenario, { councilEnabled: true, councilMinIterations: 1, councilSize: 3, councilThreshold: 3, maxIterations: 2 }));
+      await handle.result();
+      const s = await status(handle);
+      const round = s.council.verdicts[0];
+      expect(round?.votes[1]).toMatchObject({ recorded: 'REJECT', approves: false });
+      expect(round?.votes[1]?.reason).toMatch(/^vote void: the reviewer changed the working tree \(smuggled\.txt\)/);
+      expect(round?.result).toBe('REJECTED');
+    });
+  });
+});

@@ -1,0 +1,46 @@
+/**
+ * Which provider, model and effort an agent call uses (spec §1.5): the builder uses `provider`
+ * with the tier's model — `model` pins one for every tier, else `modelPlanning` /
+ * `modelDevelopment` / `modelFast`, else the provider's own default for the tier (null here: the
+ * preset knows it). Council members and the devil's advocate may use another provider and model
+ * (`councilProvider`, `councilModel`), since a reviewer on a different model is a stronger check.
+ */
+import type { Knobs, ProviderKnob } from '../../schemas/knobs.js';
+import type { Tier } from '../../schemas/run.js';
+
+export interface AgentChoice {
+  provider: ProviderKnob;
+  /** null: the provider's default for the tier (or, for `command`, none). */
+  model: string | null;
+  effort: string | null;
+  fallbackModel: string | null;
+  /** The argv (`command`) or the binary override (other providers). */
+  argv: string[];
+}
+
+type ChoiceKnobs = Pick<
+  Knobs,
+  'provider' | 'agentCommand' | 'model' | 'modelPlanning' | 'modelDevelopment' | 'modelFast' | 'effort' | 'fallbackModel' | 'councilProvider' | 'councilModel'
+>;
+
+const orNull = (s: string): string | null => (s.trim() === '' ? null : s.trim());
+
+function tierModel(k: ChoiceKnobs, tier: Tier): string | null {
+  const perTier = { planning: k.modelPlanning, development: k.modelDevelopment, fast: k.modelFast }[tier];
+  return orNull(k.model) ?? orNull(perTier);
+}
+
+export function chooseAgent(k: ChoiceKnobs, role: 'iteration' | 'council' | 'devils-advocate' | 'reviewer', tier: Tier): AgentChoice {
+  const reviewing = role !== 'iteration';
+  const provider: ProviderKnob = reviewing && k.councilProvider !== '' ? k.councilProvider : k.provider;
+  // A reviewer on another provider has no use for the builder's argv or model names.
+  const sameProvider = provider === k.provider;
+  const model = reviewing ? (orNull(k.councilModel) ?? (sameProvider ? tierModel(k, tier) : null)) : tierModel(k, tier);
+  return {
+    provider,
+    model,
+    effort: sameProvider ? orNull(k.effort) : null,
+    fallbackModel: sameProvider ? orNull(k.fallbackModel) : null,
+    argv: sameProvider ? k.agentCommand : [],
+  };
+}

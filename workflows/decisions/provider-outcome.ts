@@ -1,0 +1,25 @@
+/**
+ * What an agent call says about its provider's health, for the provider circuit breaker: a rate
+ * limit, an auth error, or an API/network failure in the last lines of a failed call is the
+ * provider's failure; any other result (the agent ran, whatever it concluded) is a success. A
+ * failing test in the output is the agent's business, never the provider's.
+ */
+import { isTestRunnerLine, lastLines } from './runner-lines.js';
+
+const API_FAILURE = /\b(?:API Error|api_error|overloaded(?:_error)?|service unavailable|internal server error|bad gateway|gateway time-?out|HTTP (?:500|502|503|504|529)|status(?: code)?:? (?:500|502|503|504|529)|ECONNRESET|ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|socket hang up|network error|fetch failed|stream disconnected)\b/i;
+
+export interface CallHealthFacts {
+  exitCode: number;
+  timedOut: boolean;
+  rateLimited: boolean;
+  authError: boolean;
+  tail: string;
+}
+
+export function providerOutcome(f: CallHealthFacts): { outcome: 'success' | 'failure'; reason: string | null } {
+  if (f.rateLimited) return { outcome: 'failure', reason: 'rate limited' };
+  if (f.authError) return { outcome: 'failure', reason: 'authentication failed' };
+  if (f.exitCode === 0 || f.timedOut) return { outcome: 'success', reason: null };
+  const line = lastLines(f.tail).filter((l) => !isTestRunnerLine(l)).find((l) => API_FAILURE.test(l));
+  return line ? { outcome: 'failure', reason: `API failure: ${line.trim().slice(0, 200)}` } : { outcome: 'success', reason: null };
+}
