@@ -5,7 +5,9 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { PayloadCodec } from '@temporalio/common';
 import * as activities from '../activities/index.js';
+import { codecFromEnv, tolerantDecoding } from './codec.js';
 
 export const DEFAULT_TASK_QUEUE = 'vigil';
 
@@ -31,6 +33,8 @@ export interface VigilWorkerOptions {
   /** Agent calls this worker runs at once (council members run in parallel). */
   maxConcurrentActivities?: number;
   identity?: string;
+  /** Payload encryption; default from the environment (null: none). */
+  codec?: PayloadCodec | null;
 }
 
 const quiet = (): void => {};
@@ -38,6 +42,7 @@ const quiet = (): void => {};
 const bundlerLogger = { trace: quiet, debug: quiet, info: quiet, warn: (m: string) => console.warn(m), error: (m: string) => console.error(m), log: quiet };
 
 export async function createVigilWorker(opts: VigilWorkerOptions): Promise<Worker> {
+  const codec = opts.codec === undefined ? codecFromEnv() : opts.codec;
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
@@ -47,6 +52,8 @@ export async function createVigilWorker(opts: VigilWorkerOptions): Promise<Worke
     // only ever see payloads Vigil's own workflow wrote, with the default converter.
     workflowBundle: opts.workflowBundle ?? (await bundleWorkflowCode({ workflowsPath: workflowsPath(), payloadConverterPath: payloadConverterPath(), logger: bundlerLogger })),
     activities,
+    // Payloads encrypted when a codec key is configured (VIGIL_CODEC_KEY_FILE / VIGIL_CODEC_KEY).
+    ...(codec ? { dataConverter: { payloadCodecs: [tolerantDecoding(codec)] } } : {}),
     identity: opts.identity ?? `vigil-worker@${process.pid}`,
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 8,
     // Cancellation (STOP --now) reaches an activity only with a heartbeat: keep them frequent so
