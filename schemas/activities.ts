@@ -237,7 +237,7 @@ export const WriteHandoffInputSchema = z.object({
   repoPath: z.string(),
   runStartSha: z.string().nullable(),
   iteration: z.number().int().min(0),
-  reason: z.enum(['uncertainty', 'tier_exhausted', 'agent_request']),
+  reason: z.enum(['uncertainty', 'tier_exhausted', 'agent_request', 'dead_letter']),
   /** One line saying why, for the title and the notification. */
   headline: z.string().max(500),
   /** Why Vigil believes the run is stuck (one line per signal). */

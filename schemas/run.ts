@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { KnobsSchema } from './knobs.js';
+import { DeadLetterStateSchema } from './dead-letter.js';
 
 export const PHASES = ['REASON', 'ACT', 'REFLECT', 'VERIFY'] as const;
 export const PhaseSchema = z.enum(PHASES);
@@ -157,7 +158,7 @@ export const LadderStateSchema = z.object({
 
 export const EscalationRecordSchema = z.object({
   iteration: z.number().int().min(0),
-  reason: z.enum(['uncertainty', 'tier_exhausted', 'agent_request']),
+  reason: z.enum(['uncertainty', 'tier_exhausted', 'agent_request', 'dead_letter']),
   detail: z.string().max(1000),
   proxies: ProxiesSchema.nullable(),
   handoffPath: z.string(),
@@ -263,6 +264,8 @@ export const RunStateSchema = z.object({
       unpricedCalls: z.number().int().min(0).optional(),
     })
     .default({ usd: 0, inputTokens: 0, outputTokens: 0, calls: 0 }),
+  /** Iteration failures by fingerprint, and the ones that repeated too often (dead letters). */
+  deadLetter: DeadLetterStateSchema.default({ tracked: [], entries: [] }),
   /** The 80 % budget warning was sent (once per budget value). */
   budgetWarnedAt: z.number().min(0).nullable().default(null),
   /** A budget raised by a person (`budget` message) replaces the knob. */

@@ -4,6 +4,7 @@
  * Sandbox-safe: imported by the workflow bundle.
  */
 import { z } from 'zod';
+import { DeadLetterEntrySchema } from './dead-letter.js';
 import {
   CompletionVerdictSchema,
   EscalationRecordSchema,
@@ -74,6 +75,8 @@ export const StatusSnapshotSchema = z.object({
   notifications: NotificationStatusSchema,
   driftReports: z.number().int(),
   latestHandoff: z.object({ iteration: z.number().int(), path: z.string(), summary: z.string() }).nullable(),
+  /** Failures that repeated DEAD_LETTER_THRESHOLD times (fingerprint, attempts, iterations, tail). */
+  deadLetters: z.array(DeadLetterEntrySchema).optional(),
   /** While the provider's circuit breaker keeps this run waiting: which provider, until when, why. */
   providerWait: z.object({ provider: z.string(), until: z.string(), reason: z.string() }).nullable().optional(),
   spend: z.object({

@@ -50,6 +50,7 @@ import { backoffSeconds } from './decisions/backoff.js';
 import { addUsage, budgetExceeded, budgetWarning, costOf, remainingBudget, spendAfterCall } from './decisions/budget.js';
 import { chooseAgent } from './decisions/agent-choice.js';
 import { providerOutcome } from './decisions/provider-outcome.js';
+import { failureFingerprint, trackDeadLetter } from './decisions/dead-letter.js';
 import { breakerWorkflowId, INVALID_BREAKER_ASK, reportSignal } from './provider-breaker-messages.js';
 import { breakerTrip, safetyValve, trackDoneSignal } from './decisions/breaker.js';
 import { shouldConvene, type ConveneTrigger } from './decisions/convene.js';
@@ -267,6 +268,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     spend: state.spend,
     budgetUsd: state.budgetUsd ?? knobs.budgetUsd,
     providerWait,
+    deadLetters: state.deadLetter.entries,
   });
 
   /** Refreshes the UI details and the search attributes that changed. */
@@ -518,7 +520,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   };
   const hasChannel = (): boolean => Boolean(knobs.notifyWebhookUrl || knobs.notifySlackWebhookUrl || knobs.notifyDiscordWebhookUrl || knobs.notifyFile || knobs.notifyDesktop);
 
-  type EscalationReason = 'uncertainty' | 'tier_exhausted' | 'agent_request';
+  type EscalationReason = 'uncertainty' | 'tier_exhausted' | 'agent_request' | 'dead_letter';
   /** Handoff, notification, then the mode's consequence: a pause in supervised mode (or when asked to block). */
   const escalateToPerson = async (reason: EscalationReason, headline: string, signals: string[], questions: string[], pause: boolean, proxies: Proxies | null): Promise<void> => {
     const lastVerdict = state.council.verdicts.at(-1);
@@ -674,6 +676,22 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     } catch (err) {
       log.warn('could not report to the provider circuit breaker', { provider, error: err instanceof Error ? err.message : String(err) });
     }
+  };
+
+  /**
+   * Counts a failed iteration by its fingerprint (error class + normalised last lines); the
+   * `DEAD_LETTER_THRESHOLD`-th occurrence is recorded as a dead letter and escalated to a person
+   * (a pause in supervised mode). True when the run was paused for it.
+   */
+  const deadLetterFailure = async (result: AgentResult): Promise<boolean> => {
+    const errorClass = result.timedOut ? 'timeout' : `exit ${result.exitCode}`;
+    const r = trackDeadLetter(state.deadLetter, { fingerprint: failureFingerprint(errorClass, result.tail), errorClass, tail: result.tail, atIso: nowIso(), iteration: state.iteration });
+    state.deadLetter = r.state;
+    const dead = r.deadLettered;
+    if (!dead) return false;
+    const line = `the same failure (${dead.errorClass}) ${dead.attempts} times, at iterations ${dead.iterations.join(', ')}`;
+    await escalateToPerson('dead_letter', 'an iteration keeps failing the same way', [line, `last output: ${dead.tail.split('\n').filter(Boolean).slice(-3).join(' | ').slice(0, 400)}`], [], knobs.autonomyMode === 'supervised', null);
+    return state.pause !== null;
   };
 
   /** Pauses the run on an authentication failure and tells people (once per iteration). */
@@ -1012,6 +1030,11 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           state.lastFindings =
             `Iteration ${state.iteration} failed with exit code ${result.exitCode}${result.timedOut ? ' (timed out)' : ''}. ` +
             `Last output:\n${tail(result.tail, LIMITS.findingChars)}`;
+          // The same failure over and over is a dead letter: a person is told instead of retrying on.
+          if (providersEra && result.rateLimit === null && (await deadLetterFailure(result))) {
+            publish();
+            continue;
+          }
           // A provider rate limit waits as long as the provider says (or its request rate implies);
           // anything else backs off exponentially. Both count as a failed attempt.
           const rateLimited = result.rateLimit !== null && patched(RATE_LIMIT_PATCH) ? result.rateLimit : null;

@@ -223,6 +223,25 @@ describe('providers', () => {
     expect(calls).toHaveLength(6);
   });
 
+  it('the same failure five times is a dead letter: recorded with its attempts and escalated instead of retried on', async () => {
+    const repo = makeRepo();
+    const failing = (n: number) => ({ output: `Error: Cannot find module './db' (at 12:0${n}:44, pid ${1000 + n})\n`, exitCode: 1 });
+    const scenario = writeScenario(repo, { version: 1, iterations: [1, 2, 3, 4, 5, 6].map(failing) });
+    const tq = uniqueId('tq');
+    const worker = await makeWorker(env, tq);
+    await worker.runUntil(async () => {
+      const handle = await startRun(env, tq, runInput(repo, scenario, { baseWaitSeconds: 0, autonomyMode: 'supervised', tierLadder: false, uncertaintyEscalation: false, notifyDesktop: false }));
+      const s = await waitForStatus(handle, (x) => x.paused);
+      expect(s.iteration).toBe(5);
+      expect(s.deadLetters).toHaveLength(1);
+      expect(s.deadLetters?.[0]).toMatchObject({ errorClass: 'exit 1', attempts: 5, iterations: [1, 2, 3, 4, 5] });
+      expect(s.escalations.at(-1)?.reason).toBe('dead_letter');
+      expect(s.pause?.reason).toMatch(/an iteration keeps failing the same way/);
+      await handle.executeUpdate(stopUpdate, { args: [{ by: 'test' }] });
+      await handle.result();
+    });
+  });
+
   it('a reviewer that changes the working tree has its vote voided, whatever it answered', async () => {
     const repo = makeRepo();
     const scenario = writeScenario(repo, {

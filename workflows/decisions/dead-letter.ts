@@ -18,15 +18,22 @@
  *
  * Pure: times are ISO strings given by the caller; the input state is never mutated.
  */
-import { z } from 'zod';
+import {
+  DEAD_LETTER_THRESHOLD,
+  MAX_DEAD_LETTERS,
+  MAX_ENTRY_ITERATIONS,
+  MAX_ERROR_CLASS_CHARS,
+  MAX_TAIL_CHARS,
+  MAX_TRACKED_FINGERPRINTS,
+  type DeadLetterEntry,
+  type DeadLetterState,
+  type TrackedFailure,
+} from '../../schemas/dead-letter.js';
 
-export const DEAD_LETTER_THRESHOLD = 5;
-export const MAX_TRACKED_FINGERPRINTS = 50;
-export const MAX_DEAD_LETTERS = 20;
-export const MAX_ENTRY_ITERATIONS = 10;
-export const MAX_TAIL_CHARS = 1000;
+export { DEAD_LETTER_THRESHOLD, DeadLetterEntrySchema, DeadLetterStateSchema, MAX_DEAD_LETTERS, MAX_ENTRY_ITERATIONS, MAX_TAIL_CHARS, MAX_TRACKED_FINGERPRINTS } from '../../schemas/dead-letter.js';
+export type { DeadLetterEntry, DeadLetterState } from '../../schemas/dead-letter.js';
+
 const FINGERPRINT_LINES = 5;
-const MAX_ERROR_CLASS_CHARS = 60;
 
 // ---- Fingerprint --------------------------------------------------------------------------------
 
@@ -84,37 +91,7 @@ export function failureFingerprint(errorClass: string, tail: string): string {
 
 // ---- State ----------------------------------------------------------------------------------
 
-const fingerprintSchema = z.string().min(1).max(MAX_ERROR_CLASS_CHARS + 20);
-const isoSchema = z.string().max(64);
-const iterationsSchema = z.array(z.number().int().min(0)).max(MAX_ENTRY_ITERATIONS);
 
-export const DeadLetterEntrySchema = z.object({
-  fingerprint: fingerprintSchema,
-  errorClass: z.string().max(MAX_ERROR_CLASS_CHARS),
-  attempts: z.number().int().min(1),
-  firstAt: isoSchema,
-  lastAt: isoSchema,
-  iterations: iterationsSchema,
-  tail: z.string().max(MAX_TAIL_CHARS),
-});
-export type DeadLetterEntry = z.infer<typeof DeadLetterEntrySchema>;
-
-const TrackedFailureSchema = z.object({
-  fingerprint: fingerprintSchema,
-  count: z.number().int().min(1),
-  firstAt: isoSchema,
-  iterations: iterationsSchema,
-});
-
-type TrackedFailure = z.infer<typeof TrackedFailureSchema>;
-
-export const DeadLetterStateSchema = z.object({
-  /** Failure counts per fingerprint, least recently seen first. */
-  tracked: z.array(TrackedFailureSchema).max(MAX_TRACKED_FINGERPRINTS),
-  /** Dead-lettered failures, oldest first. */
-  entries: z.array(DeadLetterEntrySchema).max(MAX_DEAD_LETTERS),
-});
-export type DeadLetterState = z.infer<typeof DeadLetterStateSchema>;
 
 export function initialDeadLetterState(): DeadLetterState {
   return { tracked: [], entries: [] };
