@@ -34,7 +34,8 @@ export function staticDetails(input: Pick<RunInput, 'prdTitle' | 'prdPath' | 're
     '',
     `- **PRD:** \`${input.prdPath}\``,
     `- **Repository:** \`${input.repoPath}\``,
-    `- **Provider:** ${k.provider} \`${clip(k.agentCommand.join(' '), 300)}\``,
+    // The binary only: arguments may carry tokens, and the UI shows this to everyone.
+    `- **Provider:** ${k.provider}${k.agentCommand[0] ? ` \`${clip(k.agentCommand[0], 200)}\`` : ''}`,
     `- **Caps:** ${k.maxIterations} iterations, ${k.maxRetries} consecutive failures${k.maxDurationSeconds ? `, ${k.maxDurationSeconds}s wall clock` : ''}`,
     `- **Tests:** ${k.testCommand ? `\`${clip(k.testCommand, 200)}\`` : 'none configured'}`,
   ].join('\n');
@@ -47,17 +48,39 @@ export function verdictSummary(v: Verdict): string {
     : `round ${v.round} at iteration ${v.iteration} ${v.result.toLowerCase()}: ${v.approve} of ${v.size} approved, ${v.threshold} needed`;
 }
 
+/** What a person does next for a paused run: the `vigil` command and the raw signal any tool can send. */
+export function nextStep(s: Pick<StatusSnapshot, 'workflowId' | 'pause' | 'budgetUsd' | 'spend'>): string {
+  const id = s.workflowId;
+  const reason = s.pause?.reason ?? '';
+  if (/^budget exceeded/.test(reason)) {
+    const usd = Math.ceil(Math.max(s.spend.usd * 2, s.budgetUsd * 2, 1));
+    return `**Next step:** raise the budget and resume — \`vigil budget ${id} --usd ${usd}\` then \`vigil resume ${id}\` (or \`temporal workflow signal -w ${id} --name budget --input '{"usd":${usd}}'\` and \`--name resume\`); or \`vigil stop ${id}\``;
+  }
+  const advice = /^authentication failed/.test(reason)
+    ? 'fix the credentials where the worker runs (`vigil doctor`), then resume'
+    : /^(repository unavailable|disk full)/.test(reason)
+      ? 'restore the repository or free space, then resume'
+      : /^escalation/.test(reason)
+        ? 'read the handoff, optionally redirect (`vigil input ' + id + ' "…"`) or ask the council (`vigil review ' + id + '`), then resume'
+        : 'resume when ready';
+  return `**Next step:** ${advice} — \`vigil resume ${id}\` (or \`temporal workflow signal -w ${id} --name resume\`); to end it, \`vigil stop ${id}\``;
+}
+
 export function currentDetails(s: StatusSnapshot): string {
   const lines = [
     `**${s.status.toUpperCase()}** · iteration ${s.iteration}/${s.maxIterations}` +
       (s.phase ? ` · ${s.phase} · tier ${s.tier}` : ''),
   ];
-  if (s.pause) lines.push(`Paused by ${s.pause.by} at ${s.pause.at}${s.pause.reason ? `: ${clip(s.pause.reason, 300)}` : ''}`);
+  if (s.pause) {
+    lines.push(`Paused by ${s.pause.by} at ${s.pause.at}${s.pause.reason ? `: ${clip(s.pause.reason, 500)}` : ''}`);
+    lines.push(nextStep(s));
+  }
+  if (s.providerWait) lines.push(`Waiting for provider ${s.providerWait.provider} until ${s.providerWait.until} (circuit breaker: ${s.providerWait.reason.replace(/_/g, ' ')}); \`vigil providers\` shows it`);
   if (s.backoffUntil) lines.push(`Backing off until ${s.backoffUntil} after ${s.consecutiveFailures} consecutive failure(s)`);
   const last = s.lastIteration;
   if (last) {
     lines.push(
-      `Last iteration ${last.iteration}: exit ${last.exitCode} in ${Math.round(last.durationMs / 1000)}s` +
+      `Last iteration ${last.iteration}${last.exitCode !== 0 ? ' **FAILED**' : ''}: exit ${last.exitCode} in ${Math.round(last.durationMs / 1000)}s` +
         `${last.attempts > 1 ? ` (attempt ${last.attempts})` : ''} · ${last.changed ? 'changed files' : 'no change'}` +
         ` · ${last.filesChangedSinceStart} file(s) differ from run start`,
     );
@@ -83,6 +106,11 @@ export function currentDetails(s: StatusSnapshot): string {
     lines.push(`Model tier ${s.ladder.level}${s.ladder.pinnedHigh ? ' (pinned: the PRD is always-HIGH)' : ''}${c ? ` since iteration ${c.iteration}: ${c.trigger}` : ''}`);
   }
   const e = s.escalations.at(-1);
+  if (s.deadLetters?.length) {
+    const d = s.deadLetters.at(-1);
+    if (d) lines.push(`Dead letter: ${d.errorClass} ${d.attempts} times (iterations ${d.iterations.join(', ')}): ${clip(d.tail.split('\n').filter(Boolean).at(-1) ?? '', 200)}`);
+  }
+  if (e && s.latestHandoff) lines.push(`Latest handoff: ${clip(s.latestHandoff.summary, 600)}`);
   if (e) lines.push(`Escalated to a person at iteration ${e.iteration} (${e.reason.replace(/_/g, ' ')}): ${clip(e.detail, 200)} — ${e.paused ? 'paused' : 'not paused'}; handoff \`${e.handoffMarkdownPath}\``);
   if (s.budgetUsd > 0 || s.spend.calls > 0) lines.push(`Spend $${s.spend.usd.toFixed(2)}${s.budgetUsd > 0 ? ` of $${s.budgetUsd.toFixed(2)} budget` : ''} (${s.spend.calls} reported call(s))`);
   if (s.notifications.failed) lines.push(`Notifications: ${s.notifications.sent} sent, ${s.notifications.failed} failed (last: ${clip(s.notifications.recentFailures.at(-1)?.error ?? '', 120)})`);

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
 import { OUTCOME_EXIT_CODES, type IterationRecord } from '../../schemas/run.js';
 import { StatusSnapshotSchema, type StatusSnapshot } from '../../schemas/status.js';
-import { currentDetails, staticDetails, staticSummary } from '../../workflows/ui.js';
+import { currentDetails, nextStep, staticDetails, staticSummary } from '../../workflows/ui.js';
 
 const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
 
@@ -69,10 +69,11 @@ describe('staticDetails', () => {
     expect(text.split('\n')[0]).toBe('### Todo app with tags');
   });
 
-  it('mentions the PRD path, the repository, the provider and agent command, and the test command', () => {
+  it('mentions the PRD path, the repository, the provider and its binary (not the arguments, which may hold tokens), and the test command', () => {
     expect(text).toContain('- **PRD:** `/home/dev/todo-app/docs/PRD.md`');
     expect(text).toContain('- **Repository:** `/home/dev/todo-app`');
-    expect(text).toContain('- **Provider:** command `claude -p --model sonnet`');
+    expect(text).toContain('- **Provider:** command `claude`');
+    expect(text).not.toContain('--model sonnet');
     expect(text).toContain('- **Tests:** `npm test -- --run`');
   });
 
@@ -93,12 +94,13 @@ describe('staticDetails', () => {
   it('falls back to "Untitled PRD" and clips a very long title and agent command', () => {
     const t = staticDetails({ ...input, prdTitle: '' });
     expect(t.split('\n')[0]).toBe('### Untitled PRD');
-    const long = staticDetails({ ...input, prdTitle: 'T'.repeat(500), knobs: knobs({ agentCommand: ['agent', 'x'.repeat(1000)] }) });
+    const long = staticDetails({ ...input, prdTitle: 'T'.repeat(500), knobs: knobs({ agentCommand: [`agent${'x'.repeat(1000)}`, '--token', 's3cr3t'] }) });
     const heading = long.split('\n')[0] ?? '';
     expect(Buffer.byteLength(heading)).toBe('### '.length + 150); // limits are in UTF-8 bytes
     expect(heading.endsWith('…')).toBe(true);
     const provider = long.split('\n').find((l) => l.startsWith('- **Provider:**')) ?? '';
-    expect(provider).toContain('`agent xxx');
+    expect(provider).toContain('`agentxxx');
+    expect(provider).not.toContain('s3cr3t');
     expect(provider.length).toBeLessThan(350);
   });
 });
@@ -213,7 +215,9 @@ describe('currentDetails', () => {
     const line = paras(text)[1] ?? '';
     expect(line.startsWith(`Paused by ops at ${T}: rrr`)).toBe(true);
     expect(line.endsWith('…')).toBe(true);
-    expect(Buffer.byteLength(line)).toBe(Buffer.byteLength(`Paused by ops at ${T}: `) + 300);
+    expect(Buffer.byteLength(line)).toBe(Buffer.byteLength(`Paused by ops at ${T}: `) + 500);
+    // ... followed by what to do next, with the exact commands.
+    expect(paras(text)[2]).toBe(`**Next step:** resume when ready — \`vigil resume vigil-todo-app-1\` (or \`temporal workflow signal -w vigil-todo-app-1 --name resume\`); to end it, \`vigil stop vigil-todo-app-1\``);
   });
 
   it('a backing-off snapshot says until when and after how many failures, with the failed iteration', () => {
@@ -232,7 +236,7 @@ describe('currentDetails', () => {
     expect(paras(text)).toEqual([
       '**BACKING_OFF** · iteration 7/25 · VERIFY · tier development',
       `Backing off until ${until} after 2 consecutive failure(s)`,
-      'Last iteration 7: exit 1 in 91s (attempt 2) · no change · 0 file(s) differ from run start',
+      'Last iteration 7 **FAILED**: exit 1 in 91s (attempt 2) · no change · 0 file(s) differ from run start',
       'No-change streak 3 · failures in a row 2',
     ]);
   });
@@ -308,5 +312,19 @@ describe('byte limits with non-ASCII text', () => {
       expect(summary).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
       expect(summary.endsWith('…')).toBe(true);
     }
+  });
+});
+
+describe('nextStep', () => {
+  const base = { workflowId: 'r1', budgetUsd: 10, spend: { usd: 10.5, inputTokens: 0, outputTokens: 0, calls: 3 } };
+  const at = '2025-03-01T10:00:00.000Z';
+  it('gives the exact commands for every paused state', () => {
+    expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'budget exceeded: $10.50 of $10.00; raise it' } })).toBe(
+      "**Next step:** raise the budget and resume — `vigil budget r1 --usd 21` then `vigil resume r1` (or `temporal workflow signal -w r1 --name budget --input '{\"usd\":21}'` and `--name resume`); or `vigil stop r1`",
+    );
+    expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'authentication failed for provider claude: 401' } })).toMatch(/^\*\*Next step:\*\* fix the credentials where the worker runs \(`vigil doctor`\), then resume — `vigil resume r1`/);
+    expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'disk full under the repository: ENOSPC' } })).toMatch(/restore the repository or free space, then resume/);
+    expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'escalation (uncertainty): the run looks stuck' } })).toMatch(/read the handoff, optionally redirect \(`vigil input r1 "…"`\) or ask the council \(`vigil review r1`\), then resume/);
+    expect(nextStep({ ...base, pause: { by: 'ops', at, reason: 'lunch' } })).toMatch(/resume when ready — `vigil resume r1` \(or `temporal workflow signal -w r1 --name resume`\)/);
   });
 });
