@@ -19,6 +19,7 @@ import { findDonePhrase, redactSecrets } from '../workflows/decisions/scans.js';
 import { parseVote } from '../workflows/decisions/vote.js';
 import { inheritedEnv, runProcess } from './process.js';
 import { interpretCall, prepareCall, SESSION_PATTERN } from './provider-call.js';
+import { authorizeExecution } from './run-authorization.js';
 import { changedPaths, workingTreeHash } from './repo.js';
 
 const TAIL_CHARS = 2000;
@@ -56,6 +57,7 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
     return blankAgentResult({ exitCode: AGENT_IO_ERROR, attempt, logPath, promptPath, provider: input.provider, tail: `vigil: ${why}; the agent was not started`, ioError: why });
   }
 
+  authorizeExecution({ runId: input.runId, repoPath: input.repoPath, kind: { agent: { provider: input.provider, argv: input.argv } } }, input.authorization);
   // A retry after a worker crash resumes the session the lost attempt started (from its heartbeats).
   const previous = (info.heartbeatDetails as { session?: unknown } | undefined)?.session;
   const call = await prepareCall({

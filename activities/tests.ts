@@ -8,9 +8,11 @@ import { RunTestsInputSchema, type RunTestsInput, type TestResult } from '../sch
 import { ensureRunDir, pad } from './artifacts.js';
 import { countFailingTests } from '../workflows/decisions/test-output.js';
 import { inheritedEnv, runProcess } from './process.js';
+import { authorizeExecution } from './run-authorization.js';
 
 export async function runTests(raw: RunTestsInput): Promise<TestResult> {
   const input = RunTestsInputSchema.parse(raw);
+  authorizeExecution({ runId: input.runId, repoPath: input.repoPath, kind: { tests: input.command } }, input.authorization);
   const dir = ensureRunDir(input.repoPath, input.runId);
   const logPath = path.join(dir, `tests-${pad(input.iteration)}.log`);
   const env = inheritedEnv();

@@ -18,6 +18,7 @@ import { CliError, endpointFromEnv, EXIT, runUrl, withClient } from './connectio
 import { demoCommand } from './demo.js';
 import { doctorCommand, temporalCheck } from './doctor.js';
 import { codecFromEnv } from '../workers/codec.js';
+import { runSecret, runSecretPath } from '../activities/run-authorization.js';
 import { startCodecServer } from '../workers/codec-server.js';
 import { providersCommand } from './providers.js';
 import { followRun, iterationLine, statusLine } from './follow.js';
@@ -98,7 +99,13 @@ export function buildProgram(): Command {
   program
     .command('worker')
     .description('run a Vigil worker: the run workflow and its activities (agent calls, git, tests)')
-    .action(async () => {
+    .option('--require-signed-runs', "execute only runs signed with this installation's run secret (created now if missing); see README: Security")
+    .action(async (o: { requireSignedRuns?: boolean }) => {
+      if (o.requireSignedRuns) {
+        process.env.VIGIL_REQUIRE_SIGNED_RUNS = '1';
+        runSecret(process.env, true);
+        out(`vigil worker: executing only runs signed with ${runSecretPath()}`);
+      }
       process.exitCode = await workerCommand(ep);
     });
 

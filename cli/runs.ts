@@ -35,6 +35,7 @@ import {
 } from '../workflows/messages.js';
 import { vigilRun } from '../workflows/run-workflow.js';
 import { staticDetails, staticSummary } from '../workflows/ui.js';
+import { runSecret, signRun } from '../activities/run-authorization.js';
 import { CliError, ensureSearchAttributes, EXIT, type Endpoint } from './connection.js';
 import type { Prd } from './prd.js';
 
@@ -71,6 +72,13 @@ export interface StartOptions {
 export async function startRun(client: Client, connection: Connection, ep: Endpoint, opts: StartOptions): Promise<{ handle: WorkflowHandle<typeof vigilRun>; attached: boolean }> {
   await ensureSearchAttributes(connection, ep.namespace);
   const input: RunInput = { prdPath: opts.prd.path, prdTitle: opts.prd.title, repoPath: opts.repoPath, knobs: opts.knobs };
+  // Where the installation's run secret is readable, the run is signed: workers that require
+  // signed runs execute only what the operator's CLI started.
+  const secret = runSecret();
+  if (secret) {
+    const k = opts.knobs;
+    input.authorization = signRun(secret, { workflowId: opts.workflowId, repoPath: opts.repoPath, provider: k.provider, agentCommand: k.agentCommand, councilProvider: k.councilProvider || k.provider, testCommand: k.testCommand });
+  }
   if (opts.attachIfRunning) {
     const existing = client.workflow.getHandle<typeof vigilRun>(opts.workflowId);
     const desc = await existing.describe().catch(() => null);

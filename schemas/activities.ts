@@ -5,6 +5,7 @@
  * Sandbox-safe: imported by the workflow bundle.
  */
 import { z } from 'zod';
+import { RunAuthorizationSchema } from './authorization.js';
 import { PROVIDERS } from './knobs.js';
 import { DirectiveSchema, PhaseSchema, TierSchema } from './run.js';
 
@@ -76,6 +77,8 @@ export const RunAgentInputSchema = z.object({
   fallbackModel: z.string().max(200).nullable().default(null),
   /** What is left of the run's budget (passed to CLIs with a budget flag); null: no budget. */
   remainingBudgetUsd: z.number().min(0).nullable().default(null),
+  /** The run's signature (checked by workers that require signed runs). */
+  authorization: RunAuthorizationSchema.nullable().default(null),
   /** The prompt text (council and review calls, and iterations scheduled by older workers). */
   prompt: z.string().optional(),
   /** The prompt's parts, rendered by the activity (iterations). One of `prompt` and `promptInput` is required. */
@@ -175,8 +178,10 @@ export const RunTestsInputSchema = z.object({
   command: z.string().min(1),
   iteration: z.number().int().min(0),
   timeoutSeconds: z.number().int().min(1),
+  /** The run's signature (checked by workers that require signed runs). */
+  authorization: RunAuthorizationSchema.nullable().default(null),
 });
-export type RunTestsInput = z.infer<typeof RunTestsInputSchema>;
+export type RunTestsInput = z.input<typeof RunTestsInputSchema>;
 
 export const TestResultSchema = z.object({
   passed: z.boolean(),

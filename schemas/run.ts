@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { KnobsSchema } from './knobs.js';
 import { DeadLetterStateSchema } from './dead-letter.js';
+import { RunAuthorizationSchema } from './authorization.js';
 
 export const PHASES = ['REASON', 'ACT', 'REFLECT', 'VERIFY'] as const;
 export const PhaseSchema = z.enum(PHASES);
@@ -285,6 +286,8 @@ export const RunInputSchema = z.object({
   /** Absolute path of the git repository the agent works in. */
   repoPath: z.string().min(1),
   knobs: KnobsSchema,
+  /** The operator's signature on what the run may execute (workers that require signed runs check it). */
+  authorization: RunAuthorizationSchema.optional(),
   /** Present only when continuing as new. */
   state: RunStateSchema.optional(),
 });

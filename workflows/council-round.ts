@@ -14,6 +14,7 @@ import type { EvidenceRecord, Verdict, VoteRecord } from '../schemas/run.js';
 import { applyDevilsAdvocate, applySeverityBudget, devilsAdvocateDue, memberRole, tally } from './decisions/council.js';
 import { councilPrompt, devilsAdvocatePrompt } from './decisions/council-prompt.js';
 import { chooseAgent } from './decisions/agent-choice.js';
+import type { RunAuthorization } from '../schemas/authorization.js';
 import type { ConveneTrigger } from './decisions/convene.js';
 import { judgeEvidence, type EvidenceVerdict } from './decisions/evidence.js';
 import { recordVote } from './decisions/vote.js';
@@ -34,6 +35,8 @@ export interface EvidenceInput {
   round: number;
   iteration: number;
   knobs: Knobs;
+  /** The run's signature, handed to every member call (workers that require signed runs check it). */
+  authorization?: RunAuthorization | null;
   runStart: { sha: string | null; treeHash: string } | null;
   tests: { passed: boolean; timedOut: boolean; logPath: string } | null;
   testSummary: string;
@@ -146,6 +149,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
       runId: input.runId,
       repoPath: input.repoPath,
       ...chooseAgent(k, 'council', k.tier),
+      authorization: input.authorization ?? null,
       prompt: councilPrompt({
         role: memberRole(i),
         member: i,

@@ -449,7 +449,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     if (!knobs.testCommand) return null;
     if (state.lastTests?.treeHash === treeHash) return state.lastTests;
     const t = await tests.runTests.executeWithOptions({ summary: `tests on the tree of iteration ${state.iteration}` }, [
-      { runId: info.workflowId, repoPath: input.repoPath, command: knobs.testCommand, iteration: state.iteration, timeoutSeconds: knobs.testTimeoutSeconds },
+      { runId: info.workflowId, repoPath: input.repoPath, command: knobs.testCommand, iteration: state.iteration, timeoutSeconds: knobs.testTimeoutSeconds, authorization: input.authorization ?? null },
     ]);
     state.lastTests = { treeHash, iteration: state.iteration, passed: t.passed, timedOut: t.timedOut, exitCode: t.exitCode, logPath: t.logPath, failures: t.failures };
     return state.lastTests;
@@ -465,6 +465,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       round,
       iteration: state.iteration,
       knobs,
+      authorization: input.authorization ?? null,
       runStart: state.runStart,
       tests: t ? { passed: t.passed, timedOut: t.timedOut, logPath: t.logPath } : null,
       testSummary: t
@@ -886,6 +887,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
                     repoPath: input.repoPath,
                     ...chooseAgent(knobs, 'iteration', tier ?? 'development'),
                     remainingBudgetUsd: remainingBudget(state.spend.usd, state.budgetUsd ?? knobs.budgetUsd),
+                    authorization: input.authorization ?? null,
                     promptInput,
                     role: 'iteration',
                     iteration: state.iteration,

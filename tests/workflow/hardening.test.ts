@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSecret, signRun } from '../../activities/run-authorization.js';
 import { inputUpdate, resumeUpdate, stopUpdate } from '../../workflows/messages.js';
 import {
   agentCalls,
@@ -278,6 +279,40 @@ describe('a run survives', () => {
     });
     expect(outcome.status).toBe('max_iterations_reached');
     expect(Date.now() - t0).toBeLessThan(60_000);
+  });
+
+  it('a worker that requires signed runs refuses a run started by anyone else, and runs the signed one', async () => {
+    const secretFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-run-secret-')), 'run-secret');
+    const saved = { req: process.env.VIGIL_REQUIRE_SIGNED_RUNS, file: process.env.VIGIL_RUN_SECRET_FILE };
+    process.env.VIGIL_REQUIRE_SIGNED_RUNS = '1';
+    process.env.VIGIL_RUN_SECRET_FILE = secretFile;
+    try {
+      const secret = runSecret(process.env, true) as Buffer;
+      const repo = makeRepo();
+      const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a\n' }, claim: 'promise' }] });
+      const tq = uniqueId('tq');
+      const worker = await makeWorker(env, tq);
+      await worker.runUntil(async () => {
+        const unsigned = await startRun(env, tq, runInput(repo, scenario));
+        const o1 = await unsigned.result();
+        expect(o1).toMatchObject({ status: 'agent_not_runnable', exitCode: 20 });
+        expect(o1.reason).toMatch(/this one is unsigned/);
+        expect(agentCalls(repo)).toHaveLength(0);
+
+        const id = uniqueId('signed');
+        const input = runInput(repo, scenario);
+        const k = input.knobs;
+        input.authorization = signRun(secret, { workflowId: id, repoPath: repo, provider: k.provider, agentCommand: k.agentCommand, councilProvider: k.provider, testCommand: k.testCommand });
+        const signed = await startRun(env, tq, input, id);
+        expect((await signed.result()).status).toBe('completion_promise_fulfilled');
+        expect(agentCalls(repo)).toHaveLength(1);
+      });
+    } finally {
+      if (saved.req === undefined) delete process.env.VIGIL_REQUIRE_SIGNED_RUNS;
+      else process.env.VIGIL_REQUIRE_SIGNED_RUNS = saved.req;
+      if (saved.file === undefined) delete process.env.VIGIL_RUN_SECRET_FILE;
+      else process.env.VIGIL_RUN_SECRET_FILE = saved.file;
+    }
   });
 
   it('a flood of huge invalid signals while the agent works: the run rolls over before the history limit, and goes on', async () => {

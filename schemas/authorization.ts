@@ -1,0 +1,31 @@
+/**
+ * What an operator's signature on a run covers: the commands a worker will execute for it and
+ * where. A worker that requires signed runs checks, before every agent call and test run, that
+ * the call matches these claims and that the signature over them was made with the
+ * installation's secret (activities/run-authorization.ts).
+ *
+ * Sandbox-safe: imported by the workflow bundle.
+ */
+import { z } from 'zod';
+
+export const RunClaimsSchema = z.object({
+  workflowId: z.string(),
+  repoPath: z.string(),
+  provider: z.string(),
+  agentCommand: z.array(z.string()),
+  councilProvider: z.string(),
+  testCommand: z.string(),
+});
+export type RunClaims = z.infer<typeof RunClaimsSchema>;
+
+export const RunAuthorizationSchema = z.object({
+  claims: RunClaimsSchema,
+  /** HMAC-SHA256 (hex) of the canonical claims with the installation's run secret. */
+  signature: z.string().regex(/^[0-9a-f]{64}$/),
+});
+export type RunAuthorization = z.infer<typeof RunAuthorizationSchema>;
+
+/** The claims' canonical text: a fixed field order, JSON. */
+export function canonicalClaims(c: RunClaims): string {
+  return JSON.stringify([c.workflowId, c.repoPath, c.provider, c.agentCommand, c.councilProvider, c.testCommand]);
+}
