@@ -631,11 +631,11 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             // The call it lets out is reported within the agent call's bound (all attempts).
             leaseMs: (knobs.agentTimeoutSeconds + 120) * 5 * 1000,
             config: {
-              failureThreshold: knobs.providerBreakerFailures,
-              failureWindowMs: knobs.providerBreakerWindowSeconds * 1000,
-              cooldownMs: knobs.providerBreakerCooldownSeconds * 1000,
-              probeIntervalMs: knobs.providerBreakerProbeSeconds * 1000,
-              closeAfterSuccesses: knobs.providerBreakerSuccesses,
+              failureThreshold: knobs.breakerFailures,
+              failureWindowMs: knobs.breakerWindowSeconds * 1000,
+              cooldownMs: knobs.breakerCooldownSeconds * 1000,
+              probeIntervalMs: knobs.breakerProbeSeconds * 1000,
+              closeAfterSuccesses: knobs.breakerSuccesses,
             },
           },
         ]);
