@@ -20,6 +20,7 @@ import {
   NOTIFY_MAX_ATTEMPTS,
   NOTIFY_RETRY_AFTER_CAP_MS,
   NotifyInputSchema,
+  WORKER_ENV_REF,
   type ChannelResult,
   type Notification,
   type NotifyChannelName,
@@ -43,6 +44,11 @@ const ERROR_MAX = 500;
 const SNIPPET_MAX = 200;
 
 /** The activity registered with the worker. */
+/** A channel URL as the worker sees it: `env:NAME` read from its environment ('' when unset). */
+function workerUrl(v: string): string {
+  return WORKER_ENV_REF.test(v) ? (process.env[v.slice(4)] ?? '').trim() : v;
+}
+
 export async function notify(input: NotifyInput): Promise<NotifyResult> {
   return deliverNotification(input);
 }
@@ -67,12 +73,17 @@ export async function deliverNotification(raw: NotifyInput, options: NotifyOptio
   };
   const n = input.notification;
   const c = input.channels;
-  const secrets = [c.webhookUrl, c.slackWebhookUrl, c.discordWebhookUrl].filter(Boolean);
+  // `env:NAME` URLs are resolved here, on the worker: the URL itself never reaches history.
+  const webhook = workerUrl(c.webhookUrl);
+  const slack = workerUrl(c.slackWebhookUrl);
+  const discord = workerUrl(c.discordWebhookUrl);
+  const secrets = [webhook, slack, discord].filter(Boolean);
 
   const jobs: [NotifyChannelName, () => Promise<Outcome>][] = [];
-  if (c.webhookUrl) jobs.push(['webhook', () => postJson('webhook', c.webhookUrl, webhookBody(n), { 'Idempotency-Key': n.dedupeKey }, io)]);
-  if (c.slackWebhookUrl) jobs.push(['slack', () => postJson('slack', c.slackWebhookUrl, slackPayload(n), {}, io)]);
-  if (c.discordWebhookUrl) jobs.push(['discord', () => postJson('discord', c.discordWebhookUrl, discordPayload(n), {}, io)]);
+  const unresolved = (ref: string) => async (): Promise<Outcome> => ({ ok: false, attempts: 0, error: `${ref.slice(4)} is not set in the worker's environment (knob value ${ref})`, status: null });
+  if (c.webhookUrl) jobs.push(['webhook', webhook ? () => postJson('webhook', webhook, webhookBody(n), { 'Idempotency-Key': n.dedupeKey }, io) : unresolved(c.webhookUrl)]);
+  if (c.slackWebhookUrl) jobs.push(['slack', slack ? () => postJson('slack', slack, slackPayload(n), {}, io) : unresolved(c.slackWebhookUrl)]);
+  if (c.discordWebhookUrl) jobs.push(['discord', discord ? () => postJson('discord', discord, discordPayload(n), {}, io) : unresolved(c.discordWebhookUrl)]);
   if (c.file) jobs.push(['file', () => appendJsonLine(c.file, webhookBody(n))]);
   if (c.desktop) jobs.push(['desktop', () => desktopNotify(n)]);
 

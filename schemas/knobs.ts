@@ -59,11 +59,11 @@ function numberKnob(env: string, min: number, max: number, def: number, doc: str
 
 function urlKnob(env: string, doc: string): KnobSpecBase<string> {
   return {
-    schema: z.union([z.literal(''), z.url({ protocol: /^https?$/ }).max(2048)]),
+    schema: z.union([z.literal(''), z.url({ protocol: /^https?$/ }).max(2048), z.string().regex(/^env:[A-Za-z_][A-Za-z0-9_]*$/)]),
     default: '',
     env,
     doc,
-    allowed: 'an http(s) URL, or empty to turn it off',
+    allowed: 'an http(s) URL, env:NAME (read from the worker\'s environment, never stored in history), or empty to turn it off',
     fromString: (raw) => raw.trim(),
   };
 }

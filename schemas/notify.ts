@@ -35,7 +35,9 @@ export function notifyWorstCaseMs(timeoutMs: number): number {
   return NOTIFY_MAX_ATTEMPTS * timeoutMs + (NOTIFY_MAX_ATTEMPTS - 1) * NOTIFY_RETRY_AFTER_CAP_MS;
 }
 
-const webhookUrl = z.union([z.literal(''), z.url({ protocol: /^https?$/ }).max(2048)]);
+/** A URL, or `env:NAME`: the URL is read from the worker's environment, so it never enters history. */
+export const WORKER_ENV_REF = /^env:[A-Za-z_][A-Za-z0-9_]*$/;
+const webhookUrl = z.union([z.literal(''), z.url({ protocol: /^https?$/ }).max(2048), z.string().regex(WORKER_ENV_REF)]);
 
 export const NotifyChannelsSchema = z.object({
   /** Generic JSON webhook; '' = off. */

@@ -94,8 +94,9 @@ const urlCases: Cases = {
     ['', ''],
     ['https://hooks.example.com/vigil', 'https://hooks.example.com/vigil'],
     [' http://127.0.0.1:8080/hook ', 'http://127.0.0.1:8080/hook'],
+    ['env:SLACK_HOOK', 'env:SLACK_HOOK'],
   ],
-  bad: ['hooks.example.com/x', 'ftp://example.com/x', 'not a url', `https://example.com/${'x'.repeat(2048)}`],
+  bad: ['hooks.example.com/x', 'ftp://example.com/x', 'not a url', `https://example.com/${'x'.repeat(2048)}`, 'env:', 'env:1X', 'env:A-B'],
 };
 
 function modelCases(): Cases {

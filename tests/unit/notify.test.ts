@@ -127,6 +127,19 @@ describe('payloads', () => {
     });
   });
 
+  it('env:NAME channels are resolved from the worker\'s environment; an unset one is a failed channel that names the variable', async () => {
+    const rx = await receiver(ok);
+    process.env.VIGIL_TEST_HOOK_URL = `${rx.url}/from-env`;
+    try {
+      const r = await deliverNotification(input({ webhookUrl: 'env:VIGIL_TEST_HOOK_URL', slackWebhookUrl: 'env:VIGIL_TEST_UNSET_HOOK' }));
+      expect(rx.requests.map((q) => q.path)).toEqual(['/from-env']);
+      expect(r.results.find((c) => c.channel === 'webhook')).toMatchObject({ ok: true });
+      expect(r.results.find((c) => c.channel === 'slack')).toMatchObject({ ok: false, error: "VIGIL_TEST_UNSET_HOOK is not set in the worker's environment (knob value env:VIGIL_TEST_UNSET_HOOK)" });
+    } finally {
+      delete process.env.VIGIL_TEST_HOOK_URL;
+    }
+  });
+
   it('Slack gets { text } with the bolded title, the message and the run id; Discord gets { content }', async () => {
     const rx = await receiver(ok);
     const r = await deliverNotification(input({ slackWebhookUrl: `${rx.url}/services/T0/B0/secret`, discordWebhookUrl: `${rx.url}/api/webhooks/1/tok` }));
