@@ -423,6 +423,7 @@ function statusJson(view: Awaited<ReturnType<typeof viewRun>>): Record<string, u
     outcome: view.kind === 'finished' && view.outcome ? { status: view.outcome.status, reason: view.outcome.reason, exitCode: view.outcome.exitCode } : null,
     invalidMessages: [],
     workerAnswered: false,
+    workflowTaskFailing: view.kind === 'running' ? view.taskFailing : null,
     temporalStatus: view.kind === 'finished' ? view.temporalStatus : 'RUNNING',
   };
 }
@@ -435,7 +436,7 @@ function printStatus(view: Awaited<ReturnType<typeof viewRun>>): void {
     out(`  finished  : ${o ? `${o.status} (exit ${o.exitCode}) — ${o.reason}` : `workflow ${view.temporalStatus.toLowerCase()}`}`);
   } else if (!snap) {
     out(`  status    : ${view.searchStatus ?? 'running'} at iteration ${view.iteration ?? '?'} (from search attributes)`);
-    out('  worker    : no worker is polling; start one with `vigil worker`');
+    out(view.taskFailing ? `  worker    : the run's workflow task keeps failing: ${view.taskFailing} (see the worker's log)` : '  worker    : no worker is polling; start one with `vigil worker`');
   }
   if (!snap) return;
   out(`  status    : ${statusLine(snap)}`);

@@ -109,7 +109,16 @@ export async function startRun(client: Client, connection: Connection, ep: Endpo
 }
 
 export type RunView =
-  | { kind: 'running'; workflowId: string; snapshot: StatusSnapshot | null; workerAnswered: boolean; iteration: number | null; searchStatus: string | null }
+  | {
+      kind: 'running';
+      workflowId: string;
+      snapshot: StatusSnapshot | null;
+      workerAnswered: boolean;
+      iteration: number | null;
+      searchStatus: string | null;
+      /** Set when a worker polls but the run's workflow task keeps failing (the last failure's message). */
+      taskFailing: string | null;
+    }
   | { kind: 'finished'; workflowId: string; temporalStatus: string; outcome: Outcome | null; snapshot: StatusSnapshot | null; iteration: number | null };
 
 const isNotFound = (err: unknown): boolean =>
@@ -135,7 +144,8 @@ export async function viewRun(client: Client, workflowId: string): Promise<RunVi
   // A finished run is answered by any worker from its cached or replayed state; do not wait long.
   const snapshot = await queryStatus(client, handle, desc.status.name === 'RUNNING' ? WORKER_ANSWER_MS : 2000).catch(() => null);
   if (desc.status.name === 'RUNNING') {
-    return { kind: 'running', workflowId, snapshot, workerAnswered: snapshot !== null, iteration, searchStatus };
+    const taskFailing = snapshot === null ? await workflowTaskFailure(client, workflowId, desc.raw.pendingWorkflowTask?.attempt ?? 0) : null;
+    return { kind: 'running', workflowId, snapshot, workerAnswered: snapshot !== null, iteration, searchStatus, taskFailing };
   }
   let outcome: Outcome | null = null;
   if (desc.status.name === 'COMPLETED') {
@@ -149,7 +159,28 @@ export async function queryStatus(client: Client, handle: WorkflowHandle, timeou
   return client.withDeadline(Date.now() + timeoutMs, () => handle.query(statusQuery));
 }
 
-export function noWorkerError(ep: Endpoint, workflowId: string): CliError {
+/**
+ * A worker that polls but cannot complete the run's workflow task (attempt 2 and more) is not a
+ * missing worker: the last WorkflowTaskFailed event says why.
+ */
+async function workflowTaskFailure(client: Client, workflowId: string, attempt: number): Promise<string | null> {
+  if (attempt < 2) return null;
+  const page = await client.workflowService
+    .getWorkflowExecutionHistoryReverse({ namespace: client.options.namespace, execution: { workflowId }, maximumPageSize: 50 })
+    .catch(() => null);
+  const failed = page?.history?.events?.find((e) => e.workflowTaskFailedEventAttributes)?.workflowTaskFailedEventAttributes;
+  return `${failed?.failure?.message ?? 'unknown cause'} (attempt ${attempt})`.slice(0, 1000);
+}
+
+export function noWorkerError(ep: Endpoint, workflowId: string, taskFailing: string | null = null): CliError {
+  if (taskFailing) {
+    return new CliError(
+      `run "${workflowId}" is running, but its workflow task keeps failing on the worker: ${taskFailing}.\n` +
+        "A worker is polling; it cannot process this run (see the worker's log). Fix the cause and restart the worker, or end the run with `temporal workflow terminate -w " +
+        `${workflowId}\`.`,
+      EXIT.unreachable,
+    );
+  }
   return new CliError(
     `run "${workflowId}" is running, but no worker is polling task queue "${ep.taskQueue}" (nothing answered within ${WORKER_ANSWER_MS / 1000} s).\n` +
       'Start one with `vigil worker` (or `vigil up`). To record a message anyway, resend it with --signal: it takes effect when a worker picks the run up.',
@@ -196,7 +227,7 @@ export async function sendMessage(
   }
   const view = await viewRun(client, workflowId);
   if (view.kind === 'finished') throw finishedError(view);
-  if (!view.workerAnswered) throw noWorkerError(ep, workflowId);
+  if (!view.workerAnswered) throw noWorkerError(ep, workflowId, view.taskFailing);
   try {
     return await client.withDeadline(Date.now() + 30_000, () => handle.executeUpdate(UPDATES[kind] as typeof pauseUpdate, { args: [payload as PausePayload] }));
   } catch (err) {

@@ -274,6 +274,21 @@ describe.concurrent('vigil CLI', () => {
     await Promise.all([finishedRun(), workerlessRun(), noServer()]);
   });
 
+  it('a run whose workflow task keeps failing is reported as such, not as a missing worker', async ({ expect }) => {
+    // A workflow type the worker does not have: the worker polls, and fails every task of it.
+    const id = uniqueId('cli-failing-task');
+    started.add(id);
+    await client.workflow.start('noSuchWorkflowType', { taskQueue, workflowId: id, args: [] });
+    await waitUntil('the workflow task to fail twice', async () => Number((await client.workflow.getHandle(id).describe()).raw.pendingWorkflowTask?.attempt ?? 0) >= 2);
+    const s = await vigil(['status', id]);
+    expect(s.code, show(s)).toBe(4);
+    expect(s.stdout).toMatch(/workflow task keeps failing: .*noSuchWorkflowType.*\(attempt \d+\)/);
+    const p = await vigil(['pause', id]);
+    expect(p.code, show(p)).toBe(4);
+    expect(p.stderr).toMatch(/its workflow task keeps failing on the worker: .*noSuchWorkflowType/);
+    expect(p.stderr).not.toContain('no worker is polling');
+  });
+
   it('rejects bad input with exit 2 and a message that says what is wrong', async ({ expect }) => {
     const f = fixture('bad-input', longScenario(1000));
     const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-cli-bad-'));
