@@ -1,11 +1,21 @@
 /**
  * Every activity the Vigil worker registers. Activities report facts; the workflow decides.
+ * Repository activities heartbeat while they work (see heartbeat.ts).
  */
+import { collectEvidence as collect, writeTranscript as transcript } from './evidence.js';
+import { writeHandoff as handoff } from './handoff.js';
+import { heartbeating } from './heartbeat.js';
+import { inspectRepo as inspect, prepareRun as prepare } from './repo.js';
+import { readAgentSignals as signals } from './signals.js';
+
 export { runAgent } from './agent.js';
-export { collectEvidence, writeTranscript } from './evidence.js';
-export { writeHandoff } from './handoff.js';
 export { notify } from './notify.js';
-export { inspectRepo, prepareRun } from './repo.js';
-export { readAgentSignals } from './signals.js';
 export { runTests } from './tests.js';
 export { askProviderBreaker } from './provider-breaker.js';
+
+export const prepareRun = heartbeating(prepare);
+export const inspectRepo = heartbeating(inspect);
+export const readAgentSignals = heartbeating(signals);
+export const collectEvidence = heartbeating(collect);
+export const writeTranscript = heartbeating(transcript);
+export const writeHandoff = heartbeating(handoff);

@@ -231,6 +231,7 @@ export const KNOBS = {
   tierMediumMaxFailures: intKnob('VIGIL_TIER_MEDIUM_MAX_FAILURES', 0, 100, 3, 'Failures in a row tolerated at MEDIUM before climbing to HIGH.'),
   tierHighMaxFailures: intKnob('VIGIL_TIER_HIGH_MAX_FAILURES', 0, 100, 5, 'Failures in a row tolerated at HIGH before escalating to a person.'),
   tierDeescalateSuccesses: intKnob('VIGIL_TIER_DEESCALATE_SUCCESSES', 1, 1000, 5, 'Single-file successes in a row after which the tier steps down one level.'),
+  deadLetterAfter: intKnob('VIGIL_DEAD_LETTER_AFTER', 0, 1000, 5, 'The same iteration failure (error class + normalised last lines) this many times is a dead letter: recorded and escalated to a person instead of retried on. 0 turns it off.'),
   budgetUsd: numberKnob('VIGIL_BUDGET_USD', 0, 1_000_000, 0, 'Spend limit in USD for the run (agent-reported cost, else tokens x price); reaching it pauses the run in every mode. 0: no budget.'),
   rateLimitRpm: intKnob('VIGIL_RATE_LIMIT_RPM', 1, 100_000, 50, 'Requests per minute assumed for the provider: a rate limit without a retry hint waits clamp(7200 / rpm, 60, 300) seconds.'),
   rateLimitNotifySeconds: intKnob('VIGIL_RATE_LIMIT_NOTIFY_SECONDS', 0, 604_800, 600, 'Notify people when a rate-limit wait is longer than this (0: never).'),

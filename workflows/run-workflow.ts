@@ -170,6 +170,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const repo = proxyActivities<typeof activities>({
     // git inspection of a working tree: seconds normally, minutes for huge repositories.
     startToCloseTimeout: '10m',
+    // Liveness: the activities beat every second, so a dead worker costs seconds, not 10 minutes.
+    heartbeatTimeout: Math.max(knobs.heartbeatTimeoutSeconds, 10) * 1000,
     retry: { maximumAttempts: 5, initialInterval: '1s', nonRetryableErrorTypes: [FAILURE_TYPES.notAGitRepository] },
   });
   const tests = proxyActivities<typeof activities>({
@@ -681,12 +683,12 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
 
   /**
    * Counts a failed iteration by its fingerprint (error class + normalised last lines); the
-   * `DEAD_LETTER_THRESHOLD`-th occurrence is recorded as a dead letter and escalated to a person
+   * `deadLetterAfter`-th occurrence is recorded as a dead letter and escalated to a person
    * (a pause in supervised mode). True when the run was paused for it.
    */
   const deadLetterFailure = async (result: AgentResult): Promise<boolean> => {
     const errorClass = result.timedOut ? 'timeout' : `exit ${result.exitCode}`;
-    const r = trackDeadLetter(state.deadLetter, { fingerprint: failureFingerprint(errorClass, result.tail), errorClass, tail: result.tail, atIso: nowIso(), iteration: state.iteration });
+    const r = trackDeadLetter(state.deadLetter, { fingerprint: failureFingerprint(errorClass, result.tail), errorClass, tail: result.tail, atIso: nowIso(), iteration: state.iteration }, knobs.deadLetterAfter);
     state.deadLetter = r.state;
     const dead = r.deadLettered;
     if (!dead) return false;
@@ -1033,7 +1035,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             `Iteration ${state.iteration} failed with exit code ${result.exitCode}${result.timedOut ? ' (timed out)' : ''}. ` +
             `Last output:\n${tail(result.tail, LIMITS.findingChars)}`;
           // The same failure over and over is a dead letter: a person is told instead of retrying on.
-          if (providersEra && result.rateLimit === null && (await deadLetterFailure(result))) {
+          if (providersEra && knobs.deadLetterAfter > 0 && result.rateLimit === null && (await deadLetterFailure(result))) {
             publish();
             continue;
           }

@@ -267,6 +267,7 @@ const CASES: Record<KnobName, Cases> = {
   tierMediumMaxFailures: intCases(0, 100),
   tierHighMaxFailures: intCases(0, 100),
   tierDeescalateSuccesses: intCases(1, 1000),
+  deadLetterAfter: intCases(0, 1000),
   budgetUsd: {
     good: [
       ['0', 0],

@@ -184,7 +184,7 @@ describe('model-tier ladder', () => {
       const handle = await startRun(
         env,
         tq,
-        runInput(repo, scenario, { tier: 'fast', baseWaitSeconds: 0, maxRetries: 100, maxIterations: 18, uncertaintyEscalation: false, notifyDesktop: false }),
+        runInput(repo, scenario, { tier: 'fast', baseWaitSeconds: 0, maxRetries: 100, maxIterations: 18, uncertaintyEscalation: false, notifyDesktop: false, deadLetterAfter: 0 }),
       );
       const paused = await waitForStatus(handle, (s) => s.paused, 90_000);
       expect(paused.iteration).toBe(13);

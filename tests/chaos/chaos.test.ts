@@ -1,0 +1,199 @@
+/**
+ * The chaos suite: one run under fire. Its own dev server (so it can be killed), a `vigil worker`
+ * process (so it can be SIGKILLed), and a repository on a small real filesystem (so the disk can
+ * really fill up). While the run works through its iterations, the driver SIGKILLs the worker at
+ * random points (agent call, repository inspection, tests, council, between tasks), kills and
+ * restarts the server, and sends bursts of valid and invalid messages. (A full disk mid-run has its
+ * own regression test in tests/workflow/hardening.test.ts: it fails iterations by design, which
+ * would blur this suite's exact accounting.)
+ * At the end the run must have finished as the scenario says, and the agent's own record of its
+ * calls, the repository, the prompts and the notification ledger must show nothing lost and
+ * nothing doubled beyond the documented at-least-once bound (an agent call in flight when its
+ * worker died is run again).
+ *
+ * `npm test` runs the short mode; `npm run chaos` the long one (VIGIL_CHAOS_LONG=1: 20 worker
+ * kills, 3 server restarts, more iterations). VIGIL_CHAOS_SEED replays a given schedule.
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { execa, type ResultPromise } from 'execa';
+import { afterAll, expect, inject, it } from 'vitest';
+import { freePort, startDevServer, type DevServer } from '../../workers/dev-server.js';
+import { inputUpdate, pauseUpdate, resumeUpdate, statusQuery } from '../../workflows/messages.js';
+import { vigilRun } from '../../workflows/run-workflow.js';
+import type { StatusSnapshot } from '../../schemas/status.js';
+import { agentCalls, assertBuilt, CLI, makeRepo, runInput, sleep, uniqueId, writeScenario } from '../support/harness.js';
+
+const LONG = process.env.VIGIL_CHAOS_LONG === '1';
+const PLAN = LONG ? { iterations: 80, workerKills: 20, serverRestarts: 3, bursts: 6 } : { iterations: 24, workerKills: 5, serverRestarts: 1, bursts: 2 };
+let seed = Number(process.env.VIGIL_CHAOS_SEED ?? Date.now() % 100_000);
+/** Deterministic for a seed (mulberry32), so a failing schedule can be replayed. */
+function random(): number {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = seed;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+
+const cleanup: (() => Promise<void> | void)[] = [];
+afterAll(async () => {
+  for (const c of cleanup.reverse()) await c();
+});
+
+it(`survives ${PLAN.workerKills} worker SIGKILLs, ${PLAN.serverRestarts} server restart(s) and message bursts, losing and doubling nothing`, { timeout: LONG ? 1_800_000 : 600_000 }, async () => {
+  assertBuilt();
+  const startSeed = seed;
+  const log = (line: string): void => void process.stderr.write(`chaos[seed ${startSeed}]: ${line}\n`);
+
+  // ---- the server, on its own database so it can be killed and restarted ----
+  const dbFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-chaos-db-')), 'temporal.db');
+  const port = await freePort();
+  const boot = (): Promise<DevServer> => startDevServer({ cliPath: inject('temporalCli'), dbFile, port, headless: true });
+  let server = await boot();
+  cleanup.push(() => server.stop());
+  const address = server.address;
+
+  // ---- the repository ----
+  const repo = makeRepo();
+  const n = PLAN.iterations;
+  const scenario = writeScenario(repo, {
+    version: 1,
+    iterations: Array.from({ length: n }, (_, i) => ({
+      sleepBeforeMs: 300 + Math.floor(random() * 500),
+      appends: { 'progress.txt': `iteration ${i + 1}\n` },
+      output: `iteration ${i + 1} done\n`,
+      ...(i === n - 1 ? { claim: 'promise' as const } : {}),
+    })),
+    roles: { council: { default: { output: 'VOTE: APPROVE\nREASON: all iterations present\n' } }, 'devils-advocate': { default: { output: 'VOTE: APPROVE\nREASON: nothing missing\n' } } },
+  });
+  const notifyFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-chaos-notify-')), 'notifications.jsonl');
+
+  // ---- the worker, a separate process so it can be SIGKILLed ----
+  const taskQueue = uniqueId('chaos');
+  let worker: ResultPromise | null = null;
+  const startWorker = async (): Promise<void> => {
+    const child = execa(process.execPath, [CLI, 'worker'], { env: { TEMPORAL_ADDRESS: address, VIGIL_TASK_QUEUE: taskQueue }, reject: false, all: true });
+    worker = child;
+    await new Promise<void>((resolve, reject) => {
+      let seen = '';
+      const timer = setTimeout(() => reject(new Error(`worker did not start: ${seen}`)), 60_000);
+      child.all?.on('data', (d: Buffer) => {
+        seen += d.toString();
+        if (seen.includes('polling')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+  };
+  cleanup.push(() => void worker?.kill('SIGKILL'));
+  await startWorker();
+
+  let connection = await Connection.connect({ address });
+  let client = new Client({ connection });
+  const workflowId = uniqueId('chaos-run');
+  const knobs = {
+    maxIterations: n + 10,
+    testCommand: 'test -s progress.txt',
+    councilEnabled: true,
+    councilMinIterations: n,
+    councilSize: 2,
+    councilThreshold: 2,
+    notifyFile,
+    notifyDesktop: false,
+    uncertaintyEscalation: false,
+    tierLadder: false,
+    autonomyMode: 'perpetual' as const,
+  };
+  await client.workflow.start(vigilRun, { taskQueue, workflowId, args: [runInput(repo, scenario, knobs)] });
+  const handle = () => client.workflow.getHandle<typeof vigilRun>(workflowId);
+  const status = async (): Promise<StatusSnapshot | null> => client.withDeadline(Date.now() + 3000, () => handle().query(statusQuery)).catch(() => null);
+
+  // ---- the fire ----
+  const kills = { worker: 0, server: 0, bursts: 0 };
+  const directives: string[] = [];
+  let invalidSent = 0;
+  const deadline = Date.now() + (LONG ? 1_500_000 : 480_000);
+  while (Date.now() < deadline) {
+    const s = await status();
+    if (s?.outcome) break;
+    if (s?.paused) await handle().executeUpdate(resumeUpdate, { args: [{ by: 'chaos' }] }).catch(() => undefined);
+    const progress = s?.iteration ?? 0;
+    const due = (done: number, planned: number): boolean => done < planned && progress >= Math.floor(((done + 1) * n) / (planned + 1));
+    await sleep(200 + Math.floor(random() * 1500));
+    if (due(kills.worker, PLAN.workerKills)) {
+      log(`SIGKILL worker at iteration ${progress}${s?.agentRunning ? ' (agent call running)' : ''}${s?.status === 'reviewing' ? ' (council)' : ''}`);
+      (worker as ResultPromise | null)?.kill('SIGKILL');
+      await sleep(Math.floor(random() * 2000));
+      await startWorker();
+      kills.worker += 1;
+    } else if (due(kills.server, PLAN.serverRestarts)) {
+      log(`server kill and restart at iteration ${progress}`);
+      await connection.close().catch(() => undefined);
+      await server.stop();
+      await sleep(1000 + Math.floor(random() * 2000));
+      server = await boot();
+      connection = await Connection.connect({ address });
+      client = new Client({ connection });
+      kills.server += 1;
+    } else if (due(kills.bursts, PLAN.bursts)) {
+      log(`message burst at iteration ${progress}`);
+      const text = `chaos directive ${kills.bursts + 1}`;
+      const sent = await handle().executeUpdate(inputUpdate, { args: [{ directive: text, by: 'chaos' }] }).then(
+        () => true,
+        () => false,
+      );
+      if (sent) directives.push(text);
+      for (const bad of [{ reason: 5 }, { nonsense: true }, 'not an object']) {
+        await handle()
+          .signal('pause', bad)
+          .then(() => (invalidSent += 1))
+          .catch(() => undefined);
+      }
+      await handle().executeUpdate(pauseUpdate, { args: [{ by: 'chaos', reason: 'burst' }] }).catch(() => undefined);
+      await handle().executeUpdate(resumeUpdate, { args: [{ by: 'chaos' }] }).catch(() => undefined);
+      kills.bursts += 1;
+    }
+  }
+  // Whatever is still paused after the last action, an operator resumes.
+  for (let i = 0; i < 120; i++) {
+    const s = await status();
+    if (s?.outcome) break;
+    if (s?.paused) await handle().executeUpdate(resumeUpdate, { args: [{ by: 'chaos' }] }).catch(() => undefined);
+    await sleep(1000);
+  }
+  const outcome = await handle().result();
+  const final = (await status()) as StatusSnapshot;
+  log(`done: ${JSON.stringify(kills)}, outcome ${outcome.status} at iteration ${outcome.iteration}`);
+
+  // ---- nothing lost ----
+  expect(kills.worker).toBe(PLAN.workerKills);
+  expect(kills.server).toBe(PLAN.serverRestarts);
+  expect(outcome.status).toBe('council_approved');
+  const calls = agentCalls(repo).filter((c) => c.role === 'iteration');
+  const iterations = new Set(calls.map((c) => c.iteration));
+  // Every scenario step ran (the last one claims), in order, each recorded by the agent itself.
+  for (let i = 1; i <= n; i++) expect(iterations.has(i), `iteration ${i} never ran`).toBe(true);
+  const lines = readFileSync(path.join(repo, 'progress.txt'), 'utf8').split('\n').filter(Boolean);
+  expect(new Set(lines).size).toBe(n);
+  for (const d of directives) {
+    const prompts = readdirSync(path.join(repo, '.vigil/runs'))
+      .flatMap((f) => readdirSync(path.join(repo, '.vigil/runs', f)).map((p) => path.join(repo, '.vigil/runs', f, p)))
+      .filter((p) => p.endsWith('.prompt.md'));
+    expect(prompts.some((p) => readFileSync(p, 'utf8').includes(d)), `directive "${d}" never reached a prompt`).toBe(true);
+  }
+  expect(final.invalidMessageCount).toBeGreaterThanOrEqual(invalidSent);
+
+  // ---- nothing doubled beyond the at-least-once bound ----
+  // An agent call runs again only when its worker died (or the disk filled) while it was running.
+  expect(calls.length).toBeLessThanOrEqual(n + kills.worker + kills.server);
+  expect(lines.length).toBeLessThanOrEqual(n + kills.worker + kills.server);
+  const notes = existsSync(notifyFile) ? readFileSync(notifyFile, 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { dedupeKey: string }).dedupeKey) : [];
+  const finishedNotes = notes.filter((k) => k.endsWith(':run_finished'));
+  expect(finishedNotes.length).toBeGreaterThanOrEqual(1);
+  expect(finishedNotes.length).toBeLessThanOrEqual(1 + kills.worker);
+  await connection.close();
+});
