@@ -18,13 +18,13 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { execa, type ResultPromise } from 'execa';
+import type { ResultPromise } from 'execa';
 import { afterAll, expect, inject, it } from 'vitest';
 import { freePort, startDevServer, type DevServer } from '../../workers/dev-server.js';
 import { inputUpdate, pauseUpdate, resumeUpdate, statusQuery } from '../../workflows/messages.js';
 import { vigilRun } from '../../workflows/run-workflow.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
-import { agentCalls, assertBuilt, CLI, makeRepo, runInput, sleep, uniqueId, writeScenario } from '../support/harness.js';
+import { agentCalls, assertBuilt, makeRepo, runInput, sleep, uniqueId, WorkerProcesses, writeScenario } from '../support/harness.js';
 
 const LONG = process.env.VIGIL_CHAOS_LONG === '1';
 const PLAN = LONG ? { iterations: 80, workerKills: 20, serverRestarts: 3, bursts: 6 } : { iterations: 24, workerKills: 5, serverRestarts: 1, bursts: 2 };
@@ -73,23 +73,12 @@ it(`survives ${PLAN.workerKills} worker SIGKILLs, ${PLAN.serverRestarts} server 
 
   // ---- the worker, a separate process so it can be SIGKILLed ----
   const taskQueue = uniqueId('chaos');
+  const workers = new WorkerProcesses();
   let worker: ResultPromise | null = null;
   const startWorker = async (): Promise<void> => {
-    const child = execa(process.execPath, [CLI, 'worker'], { env: { TEMPORAL_ADDRESS: address, VIGIL_TASK_QUEUE: taskQueue }, reject: false, all: true });
-    worker = child;
-    await new Promise<void>((resolve, reject) => {
-      let seen = '';
-      const timer = setTimeout(() => reject(new Error(`worker did not start: ${seen}`)), 60_000);
-      child.all?.on('data', (d: Buffer) => {
-        seen += d.toString();
-        if (seen.includes('polling')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-    });
+    worker = (await workers.spawn(taskQueue, address)).child;
   };
-  cleanup.push(() => void worker?.kill('SIGKILL'));
+  cleanup.push(() => workers.killAll());
   await startWorker();
 
   let connection = await Connection.connect({ address });
