@@ -19,3 +19,4 @@ export const readAgentSignals = heartbeating(signals);
 export const collectEvidence = heartbeating(collect);
 export const writeTranscript = heartbeating(transcript);
 export const writeHandoff = heartbeating(handoff);
+export { providerHealth } from './provider-health.js';

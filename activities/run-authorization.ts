@@ -79,7 +79,8 @@ export function authorizeExecution(req: ExecutionRequest, auth: RunAuthorization
   }
   const { provider, argv } = req.kind.agent;
   const signedArgv = JSON.stringify(argv) === JSON.stringify(c.agentCommand) || argv.length === 0;
-  if (!(provider === c.provider && signedArgv) && !(provider === c.councilProvider && argv.length === 0)) {
+  const presetOnly = argv.length === 0 && (provider === c.councilProvider || (c.failover ?? []).includes(provider));
+  if (!(provider === c.provider && signedArgv) && !presetOnly) {
     refuse(`the agent command (${provider} ${argv.join(' ')}) is not the one the run was signed for`);
   }
 }

@@ -36,6 +36,7 @@ import {
 import { vigilRun } from '../workflows/run-workflow.js';
 import { staticDetails, staticSummary } from '../workflows/ui.js';
 import { runSecret, signRun } from '../activities/run-authorization.js';
+import { failoverChain } from '../workflows/decisions/failover.js';
 import { CliError, ensureSearchAttributes, EXIT, type Endpoint } from './connection.js';
 import type { Prd } from './prd.js';
 
@@ -77,7 +78,7 @@ export async function startRun(client: Client, connection: Connection, ep: Endpo
   const secret = runSecret();
   if (secret) {
     const k = opts.knobs;
-    input.authorization = signRun(secret, { workflowId: opts.workflowId, repoPath: opts.repoPath, provider: k.provider, agentCommand: k.agentCommand, councilProvider: k.councilProvider || k.provider, testCommand: k.testCommand });
+    input.authorization = signRun(secret, { workflowId: opts.workflowId, repoPath: opts.repoPath, provider: k.provider, agentCommand: k.agentCommand, councilProvider: k.councilProvider || k.provider, testCommand: k.testCommand, failover: failoverChain(k) });
   }
   if (opts.attachIfRunning) {
     const existing = client.workflow.getHandle<typeof vigilRun>(opts.workflowId);

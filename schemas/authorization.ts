@@ -15,6 +15,8 @@ export const RunClaimsSchema = z.object({
   agentCommand: z.array(z.string()),
   councilProvider: z.string(),
   testCommand: z.string(),
+  /** Providers that may take iterations over (knob providerFailover), with their own CLIs. */
+  failover: z.array(z.string()).optional(),
 });
 export type RunClaims = z.infer<typeof RunClaimsSchema>;
 
@@ -27,5 +29,5 @@ export type RunAuthorization = z.infer<typeof RunAuthorizationSchema>;
 
 /** The claims' canonical text: a fixed field order, JSON. */
 export function canonicalClaims(c: RunClaims): string {
-  return JSON.stringify([c.workflowId, c.repoPath, c.provider, c.agentCommand, c.councilProvider, c.testCommand]);
+  return JSON.stringify([c.workflowId, c.repoPath, c.provider, c.agentCommand, c.councilProvider, c.testCommand, c.failover ?? []]);
 }

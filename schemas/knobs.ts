@@ -184,6 +184,20 @@ export const KNOBS = {
   fallbackModel: stringKnob('VIGIL_FALLBACK_MODEL', '', 200, 'claude --fallback-model, where the installed CLI has it; empty: none.'),
   councilProvider: enumKnob('VIGIL_COUNCIL_PROVIDER', ['', ...PROVIDERS] as const, '', 'Provider of council members and the devil\'s advocate (a reviewer on another model is a stronger check); empty: the builder\'s provider.'),
   councilModel: stringKnob('VIGIL_COUNCIL_MODEL', '', 200, 'Model of council members and the devil\'s advocate; empty: the tier\'s model of their provider.'),
+  providerFailover: {
+    schema: z
+      .string()
+      .max(200)
+      .refine((v) => v.trim() === '' || v.split(',').every((p) => (PROVIDERS as readonly string[]).includes(p.trim()) && p.trim() !== 'command'), {
+        message: 'must be a comma-separated list of providers (claude, codex, gemini, aider, opencode)',
+      }),
+    default: '',
+    env: 'VIGIL_PROVIDER_FAILOVER',
+    doc: 'Providers that may take an iteration, in order, when the run\'s own is unavailable (breaker open, or rate-limited past failoverAfterSeconds) and they are healthy (binary installed, credentials set), e.g. "codex,gemini"; empty: no failover.',
+    allowed: 'a comma-separated list of claude, codex, gemini, aider, opencode, or empty',
+    fromString: (raw: string) => raw.trim().toLowerCase(),
+  } satisfies KnobSpecBase<string>,
+  failoverAfterSeconds: intKnob('VIGIL_FAILOVER_AFTER_SECONDS', 0, 604_800, 300, 'A rate-limit wait longer than this sends the next iteration to the failover chain instead of waiting.'),
   providerBreaker: boolKnob('VIGIL_PROVIDER_BREAKER', true, 'Share one circuit breaker per provider with every run (workflow vigil-provider-<name>): after repeated provider failures runs wait together instead of hammering it. Not used for `command`.'),
   breakerFailures: intKnob('VIGIL_BREAKER_FAILURES', 1, 100, 3, 'Provider failures (rate limits included) within the window that open the breaker.'),
   breakerWindowSeconds: intKnob('VIGIL_BREAKER_WINDOW_SECONDS', 1, 86_400, 60, 'The window in which those failures are counted.'),

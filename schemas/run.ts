@@ -267,6 +267,8 @@ export const RunStateSchema = z.object({
     .default({ usd: 0, inputTokens: 0, outputTokens: 0, calls: 0 }),
   /** Iteration failures by fingerprint, and the ones that repeated too often (dead letters). */
   deadLetter: DeadLetterStateSchema.default({ tracked: [], entries: [] }),
+  /** The run's own provider is rate-limited until then (workflow ms): failover providers take iterations. */
+  providerBlockedUntilMs: z.number().nullable().default(null),
   /** The 80 % budget warning was sent (once per budget value). */
   budgetWarnedAt: z.number().min(0).nullable().default(null),
   /** A budget raised by a person (`budget` message) replaces the knob. */

@@ -44,11 +44,13 @@ import {
   type Tier,
 } from '../schemas/run.js';
 import type { NotifyEvent } from '../schemas/notify.js';
+import type { ProviderKnob } from '../schemas/knobs.js';
 import { SA_ITERATION, SA_PROVIDER, SA_REPO, SA_STATUS } from '../schemas/search-attributes.js';
 import type { RunStatus, StatusSnapshot } from '../schemas/status.js';
 import { backoffSeconds } from './decisions/backoff.js';
 import { addUsage, budgetExceeded, budgetWarning, costOf, remainingBudget, spendAfterCall } from './decisions/budget.js';
 import { chooseAgent } from './decisions/agent-choice.js';
+import { failoverChain, failOverOnRateLimit, knobsFor } from './decisions/failover.js';
 import { providerOutcome } from './decisions/provider-outcome.js';
 import { failureFingerprint, trackDeadLetter } from './decisions/dead-letter.js';
 import { breakerWorkflowId, INVALID_BREAKER_ASK, reportSignal } from './provider-breaker-messages.js';
@@ -191,6 +193,11 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     retry: { maximumAttempts: 2, initialInterval: '2s', nonRetryableErrorTypes: [FAILURE_TYPES.agentNotRunnable] },
   });
   const councilDeps: CouncilDeps = { repo, members };
+  const checks = proxyActivities<typeof activities>({
+    // Probing a CLI's --help: seconds, up to 30 s for slow ones.
+    startToCloseTimeout: '90s',
+    retry: { maximumAttempts: 2, initialInterval: '1s' },
+  });
   const breakers = proxyActivities<typeof activities>({
     // One update-with-start round trip to the provider's breaker workflow (a worker must pick up
     // the breaker's task too); a breaker that cannot be reached is no reason to stop the run.
@@ -615,10 +622,56 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     `${state.council.rounds} council round(s)${state.council.verdicts.at(-1) ? `, the last ${state.council.verdicts.at(-1)?.result}` : ''}.`;
 
   /**
+   * The provider of the next iteration: the run's own, unless it is unavailable (breaker open, or
+   * rate-limited until `providerBlockedUntilMs`) and a healthy provider of the failover chain
+   * whose breaker allows takes over. With nobody to take over, the run waits for its own.
+   */
+  const pickProvider = async (): Promise<{ provider: ProviderKnob; gate: { probe: boolean; askId: string } | null } | 'interrupted'> => {
+    const primary = knobs.provider;
+    const chain = providersEra ? failoverChain(knobs) : [];
+    const blocked = state.providerBlockedUntilMs !== null && nowMs() < state.providerBlockedUntilMs;
+    if (!blocked) {
+      const gate = await passBreaker(primary, chain.length === 0);
+      if (gate === 'interrupted') return 'interrupted';
+      if (gate !== 'blocked') return { provider: primary, gate };
+    }
+    for (const alt of chain) {
+      const health = await checks.providerHealth.executeWithOptions({ summary: `is ${alt} ready to take over?` }, [{ provider: alt }]).catch(() => ({ ok: false, problem: 'health check failed' }));
+      if (!health.ok) {
+        log.info('failover provider not ready', { provider: alt, problem: health.problem });
+        continue;
+      }
+      const gate = await passBreaker(alt, false);
+      if (gate === 'interrupted') return 'interrupted';
+      if (gate === 'blocked') continue;
+      log.info('failing over', { from: primary, to: alt, iteration: state.iteration + 1 });
+      return { provider: alt, gate };
+    }
+    // Nobody can take over: the run's own provider, after its rate limit (a durable wait that
+    // pause and stop interrupt) and its breaker.
+    if (blocked && state.providerBlockedUntilMs !== null) {
+      const until = state.providerBlockedUntilMs;
+      status = 'backing_off';
+      backoffUntil = new Date(until).toISOString(); // deterministic: workflow clock
+      publish();
+      await condition(() => state.pause !== null || stopRequest !== null || rolloverNow, Math.max(until - nowMs(), 1), {
+        summary: `rate limited, no failover provider ready: waiting until ${backoffUntil}`,
+      });
+      backoffUntil = null;
+      status = 'running';
+      if (state.pause || stopRequest || rolloverNow) return 'interrupted';
+      state.providerBlockedUntilMs = null;
+    }
+    const gate = await passBreaker(primary, true);
+    if (gate === 'interrupted') return 'interrupted';
+    return { provider: primary, gate: gate === 'blocked' ? null : gate };
+  };
+
+  /**
    * Asks the provider's breaker before a call (null: no breaker applies, or it cannot be reached);
    * while it is open the run waits on a durable timer, re-asking at least every minute.
    */
-  const passBreaker = async (provider: string): Promise<{ probe: boolean; askId: string } | 'interrupted' | null> => {
+  const passBreaker = async (provider: string, waitIfOpen = true): Promise<{ probe: boolean; askId: string } | 'interrupted' | 'blocked' | null> => {
     if (!providersEra || !knobs.providerBreaker || provider === 'command') return null;
     for (;;) {
       breakerAsks += 1;
@@ -650,6 +703,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         providerWait = null;
         return { probe: answer.probe, askId };
       }
+      if (!waitIfOpen) return 'blocked';
       const waitMs = Math.min(Math.max(answer.retryAtMs - nowMs(), 1000), 60_000);
       providerWait = { provider, until: new Date(answer.retryAtMs).toISOString(), reason: answer.reason }; // deterministic: workflow clock
       status = 'waiting_for_provider';
@@ -848,8 +902,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
 
           // The provider's shared circuit breaker lets the call out, or the run waits with every
           // other run on that provider (pause and stop interrupt the wait).
-          const gate = await passBreaker(knobs.provider);
-          if (gate === 'interrupted') continue;
+          const pick = await pickProvider();
+          if (pick === 'interrupted') continue;
+          const { provider: iterationProvider, gate } = pick;
 
           // 4. The iteration.
           state.iteration += 1;
@@ -887,7 +942,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
                   {
                     runId: info.workflowId,
                     repoPath: input.repoPath,
-                    ...chooseAgent(knobs, 'iteration', tier ?? 'development'),
+                    ...chooseAgent(knobsFor(iterationProvider, knobs), 'iteration', tier ?? 'development'),
                     remainingBudgetUsd: remainingBudget(state.spend.usd, state.budgetUsd ?? knobs.budgetUsd),
                     authorization: input.authorization ?? null,
                     promptInput,
@@ -922,7 +977,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           } finally {
             agentScope = null;
           }
-          if (gate) await reportToBreaker(knobs.provider, gate, result);
+          if (gate) await reportToBreaker(iterationProvider, gate, result);
           state.spend = spendAfterCall(state.spend, result.usage, result.provider);
           if (providersEra) await warnOnBudget();
           // The directives reached the agent: they were one-shot. (New ones may have arrived meanwhile.)
@@ -1049,6 +1104,13 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             if (knobs.rateLimitNotifySeconds > 0 && rawWait > knobs.rateLimitNotifySeconds) {
               await notifyPeople('rate_limited', `Rate limited for ${rawWait}s`, `The agent hit a provider rate limit at iteration ${state.iteration}; the run waits ${rawWait}s before retrying.`, 'warning', { iteration: state.iteration, waitSeconds: rawWait, source: rateLimited.source }, `${info.workflowId}:rate_limited:${state.iteration}`);
             }
+          }
+          if (rateLimited && providersEra && result.provider === knobs.provider && failOverOnRateLimit(rawWait, knobs)) {
+            // The run's provider is out for a while: the next iteration goes to the failover chain.
+            state.providerBlockedUntilMs = nowMs() + rawWait * 1000;
+            state.lastFindings = `Iteration ${state.iteration} hit a ${result.provider} rate limit (${rawWait}s); the next iteration runs on a failover provider.`;
+            publish();
+            continue;
           }
           const capsNow = { iteration: state.iteration, consecutiveFailures: state.consecutiveFailures, startedAtMs: state.startedAtMs, nowMs: nowMs() };
           const wait = hardeningEra ? waitWithinCaps(rawWait, capsNow, knobs) : rawWait;

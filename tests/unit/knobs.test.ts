@@ -170,6 +170,15 @@ const CASES: Record<KnobName, Cases> = {
     bad: ['gpt', 'claude code'],
   },
   councilModel: modelCases(),
+  providerFailover: {
+    good: [
+      ['', ''],
+      ['codex', 'codex'],
+      [' Codex,gemini ', 'codex,gemini'],
+    ],
+    bad: ['command', 'codex,cline', 'x'.repeat(201)],
+  },
+  failoverAfterSeconds: intCases(0, 604_800),
   providerBreaker: boolCases,
   breakerFailures: intCases(1, 100),
   breakerWindowSeconds: intCases(1, 86_400),

@@ -223,6 +223,36 @@ describe('providers', () => {
     expect(calls).toHaveLength(6);
   });
 
+  it('failover: a long rate limit on claude sends the next iteration to a healthy codex, and the record says so', async () => {
+    const repo = makeRepo();
+    const fake = fakeScenario([
+      { error: 'rate_limit', errorText: 'Claude usage limit reached. retry-after: 7200' },
+      { writes: { 'a.txt': 'a\n' }, text: 'COMPLETION PROMISE FULFILLED' },
+    ]);
+    // codex must be found on PATH with a credential set: the worker's health check.
+    const saved = { path: process.env.PATH, key: process.env.OPENAI_API_KEY };
+    process.env.PATH = `${path.join(ROOT, 'examples/agents/fake-cli')}:${saved.path ?? ''}`;
+    process.env.OPENAI_API_KEY = 'test-not-a-real-key';
+    try {
+      const tq = uniqueId('tq');
+      const worker = await makeWorker(env, tq);
+      const t0 = Date.now();
+      await worker.runUntil(async () => {
+        const handle = await startRun(env, tq, runInput(repo, noScenario, { provider: 'claude', agentCommand: [FAKE('claude')], providerFailover: 'gemini,codex', failoverAfterSeconds: 60, providerBreaker: false, tierLadder: false }));
+        const outcome = await handle.result();
+        expect(outcome.status).toBe('completion_promise_fulfilled');
+        const s = await status(handle);
+        expect(s.recentIterations.map((r) => r.provider)).toEqual(['claude', 'codex']);
+      });
+      expect(Date.now() - t0).toBeLessThan(60_000);
+      expect(fake.calls().map((c) => c.provider)).toEqual(['claude', 'codex']);
+    } finally {
+      process.env.PATH = saved.path;
+      if (saved.key === undefined) delete process.env.OPENAI_API_KEY;
+      else process.env.OPENAI_API_KEY = saved.key;
+    }
+  });
+
   it('the same failure five times is a dead letter: recorded with its attempts and escalated instead of retried on', async () => {
     const repo = makeRepo();
     const failing = (n: number) => ({ output: `Error: Cannot find module './db' (at 12:0${n}:44, pid ${1000 + n})\n`, exitCode: 1 });
