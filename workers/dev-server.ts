@@ -3,7 +3,7 @@
  * database in WAL mode with `synchronous=NORMAL` (durable across crashes, not fsync-bound), the
  * namespace and Vigil's search attributes registered at start, readiness checked over gRPC.
  */
-import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -103,8 +103,11 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const uiPort = opts.uiPort ?? port + 1000;
   const namespace = opts.namespace ?? 'default';
   const logFile = opts.logFile ?? path.join(path.dirname(opts.dbFile), 'temporal-server.log');
-  mkdirSync(path.dirname(opts.dbFile), { recursive: true });
-  mkdirSync(path.dirname(logFile), { recursive: true });
+  // The database holds every run's history: private to the user who runs the server.
+  for (const dir of new Set([path.dirname(opts.dbFile), path.dirname(logFile)])) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700);
+  }
 
   if (await isListening(ip, port)) {
     throw new Error(`port ${ip}:${port} is already in use (another Temporal server? use --port, or point TEMPORAL_ADDRESS at it)`);

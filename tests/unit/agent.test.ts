@@ -3,7 +3,7 @@
  * (activities/tests.ts) in a mocked activity context, with a tiny shell agent written to a
  * temporary directory.
  */
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
@@ -170,6 +170,15 @@ describe('runAgent', () => {
     expect(one).toBe('=== vigil: '.length);
     expect(two).toBeGreaterThan(log.indexOf('first attempt'));
     expect(log.indexOf('second attempt')).toBeGreaterThan(two);
+  });
+
+  it('keeps its files private: folders 0700, prompt and log 0600', async () => {
+    const f = fixture();
+    const r = await newEnv().agent(f.input({}));
+    expect(statSync(path.join(f.repo, '.vigil')).mode & 0o777).toBe(0o700);
+    expect(statSync(path.dirname(r.logPath)).mode & 0o777).toBe(0o700);
+    expect(statSync(r.promptPath).mode & 0o777).toBe(0o600);
+    expect(statSync(r.logPath).mode & 0o777).toBe(0o600);
   });
 
   it('makes the run id a safe path segment', async () => {
