@@ -1098,7 +1098,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           // anything else backs off exponentially. Both count as a failed attempt.
           const rateLimited = result.rateLimit !== null && patched(RATE_LIMIT_PATCH) ? result.rateLimit : null;
           const rawWait = rateLimited ? rateLimited.waitSeconds : backoffSeconds(state.consecutiveFailures, knobs, Math.random()); // deterministic: seeded workflow random
-          state.consecutiveFailures += 1;
+          // A rate limit says nothing about the work: it is not a failure (no retry count, no tier climb).
+          if (!(providersEra && rateLimited)) state.consecutiveFailures += 1;
           if (rateLimited) {
             state.lastFindings = `Iteration ${state.iteration} hit a provider rate limit; Vigil waited ${rawWait}s (${rateLimited.source.replace(/_/g, ' ')}) before this attempt.`;
             if (knobs.rateLimitNotifySeconds > 0 && rawWait > knobs.rateLimitNotifySeconds) {
@@ -1123,6 +1124,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             });
             backoffUntil = null;
             status = 'running';
+            if (providersEra && rateLimited && knobs.rateLimitNotifySeconds > 0 && wait > knobs.rateLimitNotifySeconds && !stopRequest && !state.pause) {
+              await notifyPeople('rate_limited', 'Rate limit over: the run goes on', `The provider's rate-limit wait after iteration ${state.iteration} has ended; the run continues.`, 'info', { iteration: state.iteration, waitedSeconds: wait }, `${info.workflowId}:rate_limit_over:${state.iteration}`);
+            }
           }
           publish();
         }

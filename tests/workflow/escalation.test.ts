@@ -236,7 +236,7 @@ describe('agent signal files', () => {
 });
 
 describe('rate limits', () => {
-  it('waits as the provider says instead of backing off, does not climb the ladder, and notifies a long wait', async () => {
+  it('waits as the provider says instead of backing off, does not climb the ladder, and notifies a long wait and its end', async () => {
     const hook = await receiver();
     receivers.push(hook);
     const repo = makeRepo();
@@ -263,7 +263,11 @@ describe('rate limits', () => {
       .filter((t) => t.startsWith('rate limited'));
     expect(timers).toEqual([1, 2, 3].map((i) => `rate limited: waiting 2s (retry after) after iteration ${i}`));
     expect(snap.ladder?.level).toBe('LOW'); // three failures, but rate limits: no climb
-    expect(hook.got.filter((g) => g.body.event === 'rate_limited').map((g) => g.body.details.waitSeconds)).toEqual([2, 2, 2]);
+    const rateLimited = hook.got.filter((g) => g.body.event === 'rate_limited');
+    expect(rateLimited.filter((g) => g.body.title.startsWith('Rate limited for')).map((g) => g.body.details.waitSeconds)).toEqual([2, 2, 2]);
+    // ... and people are told when each wait is over; a rate limit is not a failure.
+    expect(rateLimited.filter((g) => g.body.title === 'Rate limit over: the run goes on')).toHaveLength(3);
+    expect(snap.recentIterations.slice(0, 3).map((r) => r.exitCode)).toEqual([1, 1, 1]);
   });
 });
 

@@ -154,6 +154,7 @@ describe('providers', () => {
       const handle = await startRun(env, tq, runInput(repo, noScenario, { provider: 'claude', agentCommand: [FAKE('claude')], providerBreaker: false, baseWaitSeconds: 600 }));
       const s = await waitForStatus(handle, (x) => x.status === 'backing_off');
       expect(s.backoffUntil).not.toBeNull();
+      expect(s.consecutiveFailures).toBe(0); // a rate limit is not a failure
       const o = await handle.result();
       const end = await status(handle);
       expect(end.ladder?.changes ?? []).toEqual([]);
