@@ -184,6 +184,8 @@ export const KNOBS = {
   fallbackModel: stringKnob('VIGIL_FALLBACK_MODEL', '', 200, 'claude --fallback-model, where the installed CLI has it; empty: none.'),
   councilProvider: enumKnob('VIGIL_COUNCIL_PROVIDER', ['', ...PROVIDERS] as const, '', 'Provider of council members and the devil\'s advocate (a reviewer on another model is a stronger check); empty: the builder\'s provider.'),
   councilModel: stringKnob('VIGIL_COUNCIL_MODEL', '', 200, 'Model of council members and the devil\'s advocate; empty: the tier\'s model of their provider.'),
+  devilsAdvocateProvider: enumKnob('VIGIL_DEVILS_ADVOCATE_PROVIDER', ['', ...PROVIDERS] as const, '', "Provider of the devil's advocate; empty: the council's."),
+  devilsAdvocateModel: stringKnob('VIGIL_DEVILS_ADVOCATE_MODEL', '', 200, "Model of the devil's advocate; empty: the council's (or its provider's default)."),
   providerFailover: {
     schema: z
       .string()

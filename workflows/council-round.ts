@@ -186,6 +186,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
         deps.members.runAgent.executeWithOptions({ summary: `council round ${input.round} · devil's advocate` }, [
           {
             ...memberInput(0),
+            ...chooseAgent(k, 'devils-advocate', k.tier),
             prompt: devilsAdvocatePrompt({ size: k.councilSize, iteration: input.iteration, prdPath: input.prdPath, evidencePath: facts.evidencePath, severityThreshold: k.councilSeverityThreshold }),
             role: 'devils-advocate',
             extraEnv: { VIGIL_COUNCIL_ROUND: String(input.round), VIGIL_EVIDENCE_FILE: facts.evidencePath },

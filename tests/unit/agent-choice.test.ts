@@ -33,4 +33,11 @@ describe('chooseAgent', () => {
     expect(chooseAgent(knobs, 'council', 'development')).toEqual({ provider: 'codex', model: 'gpt-x', effort: 'low', fallbackModel: null, argv: ['/opt/codex'] });
     expect(chooseAgent({ ...knobs, councilModel: 'gpt-review' }, 'council', 'development').model).toBe('gpt-review');
   });
+
+  it("gives the devil's advocate its own provider and model when set, else the council's", () => {
+    const knobs = k({ provider: 'claude', councilProvider: 'codex', councilModel: 'gpt-review', devilsAdvocateProvider: 'gemini', devilsAdvocateModel: 'gemini-2.5-pro' });
+    expect(chooseAgent(knobs, 'devils-advocate', 'development')).toMatchObject({ provider: 'gemini', model: 'gemini-2.5-pro', argv: [] });
+    expect(chooseAgent({ ...knobs, devilsAdvocateProvider: '', devilsAdvocateModel: '' }, 'devils-advocate', 'development')).toMatchObject({ provider: 'codex', model: 'gpt-review' });
+    expect(chooseAgent(knobs, 'council', 'development')).toMatchObject({ provider: 'codex', model: 'gpt-review' });
+  });
 });

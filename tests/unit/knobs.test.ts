@@ -170,6 +170,14 @@ const CASES: Record<KnobName, Cases> = {
     bad: ['gpt', 'claude code'],
   },
   councilModel: modelCases(),
+  devilsAdvocateProvider: {
+    good: [
+      ['', ''],
+      ['gemini', 'gemini'],
+    ],
+    bad: ['gpt'],
+  },
+  devilsAdvocateModel: modelCases(),
   providerFailover: {
     good: [
       ['', ''],

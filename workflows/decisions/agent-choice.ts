@@ -20,7 +20,18 @@ export interface AgentChoice {
 
 type ChoiceKnobs = Pick<
   Knobs,
-  'provider' | 'agentCommand' | 'model' | 'modelPlanning' | 'modelDevelopment' | 'modelFast' | 'effort' | 'fallbackModel' | 'councilProvider' | 'councilModel'
+  | 'provider'
+  | 'agentCommand'
+  | 'model'
+  | 'modelPlanning'
+  | 'modelDevelopment'
+  | 'modelFast'
+  | 'effort'
+  | 'fallbackModel'
+  | 'councilProvider'
+  | 'councilModel'
+  | 'devilsAdvocateProvider'
+  | 'devilsAdvocateModel'
 >;
 
 const orNull = (s: string): string | null => (s.trim() === '' ? null : s.trim());
@@ -32,10 +43,13 @@ function tierModel(k: ChoiceKnobs, tier: Tier): string | null {
 
 export function chooseAgent(k: ChoiceKnobs, role: 'iteration' | 'council' | 'devils-advocate' | 'reviewer', tier: Tier): AgentChoice {
   const reviewing = role !== 'iteration';
-  const provider: ProviderKnob = reviewing && k.councilProvider !== '' ? k.councilProvider : k.provider;
+  const devil = role === 'devils-advocate';
+  const councilProvider: ProviderKnob = k.councilProvider !== '' ? k.councilProvider : k.provider;
+  const provider: ProviderKnob = !reviewing ? k.provider : devil && k.devilsAdvocateProvider !== '' ? k.devilsAdvocateProvider : councilProvider;
   // A reviewer on another provider has no use for the builder's argv or model names.
   const sameProvider = provider === k.provider;
-  const model = reviewing ? (orNull(k.councilModel) ?? (sameProvider ? tierModel(k, tier) : null)) : tierModel(k, tier);
+  const reviewerModel = (devil ? orNull(k.devilsAdvocateModel) : null) ?? (provider === councilProvider ? orNull(k.councilModel) : null);
+  const model = reviewing ? (reviewerModel ?? (sameProvider ? tierModel(k, tier) : null)) : tierModel(k, tier);
   return {
     provider,
     model,
