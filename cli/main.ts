@@ -22,6 +22,7 @@ import { runSecret, runSecretPath } from '../activities/run-authorization.js';
 import { startCodecServer } from '../workers/codec-server.js';
 import { providersCommand } from './providers.js';
 import { followRun, iterationLine, statusLine } from './follow.js';
+import { spendText } from '../workflows/ui.js';
 import { PrdError, readPrd } from './prd.js';
 import { serverCommand, upCommand, workerCommand, type ServerFlags } from './processes.js';
 import { checkRepo, defaultRunId, sendMessage, startRun, viewRun, type MessageKind } from './runs.js';
@@ -443,6 +444,9 @@ function printStatus(view: Awaited<ReturnType<typeof viewRun>>): void {
   out(`  iteration : ${snap.iteration} of at most ${snap.maxIterations}${snap.phase ? ` (${snap.phase}, tier ${snap.tier})` : ''}`);
   out(`  repository: ${snap.repoPath}`);
   out(`  no change : ${snap.consecutiveNoChange} iteration(s) in a row; failures in a row: ${snap.consecutiveFailures}`);
+  if (snap.providerWait) out(`  provider  : waiting for ${snap.providerWait.provider} until ${snap.providerWait.until} (circuit breaker ${snap.providerWait.reason.replace(/_/g, ' ')})`);
+  if (snap.spend.calls > 0 || snap.budgetUsd > 0) out(`  spend     : ${spendText(snap)}`);
+  for (const d of snap.deadLetters ?? []) out(`  dead letter: ${d.errorClass} ${d.attempts} times (iterations ${d.iterations.join(', ')})`);
   if (snap.pendingDirectives) out(`  directives: ${snap.pendingDirectives} waiting for the next prompt`);
   if (snap.lastCompletion) out(`  last claim: iteration ${snap.lastCompletion.iteration}: ${snap.lastCompletion.reason}`);
   if (snap.invalidMessageCount) out(`  ignored   : ${snap.invalidMessageCount} invalid message(s); last: ${snap.invalidMessages.at(-1)?.error ?? ''}`);

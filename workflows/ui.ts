@@ -48,6 +48,12 @@ export function verdictSummary(v: Verdict): string {
     : `round ${v.round} at iteration ${v.iteration} ${v.result.toLowerCase()}: ${v.approve} of ${v.size} approved, ${v.threshold} needed`;
 }
 
+/** `$1.20 of $5.00 budget (4 call(s); cost unknown for 1)`: what the run spent, and what it cannot price. */
+export function spendText(s: Pick<StatusSnapshot, 'spend' | 'budgetUsd'>): string {
+  const unknown = s.spend.unpricedCalls ?? 0;
+  return `$${s.spend.usd.toFixed(2)}${s.budgetUsd > 0 ? ` of $${s.budgetUsd.toFixed(2)} budget` : ''} (${s.spend.calls} call(s)${unknown ? `; cost unknown for ${unknown}: the CLI reported no usage` : ''})`;
+}
+
 /** What a person does next for a paused run: the `vigil` command and the raw signal any tool can send. */
 export function nextStep(s: Pick<StatusSnapshot, 'workflowId' | 'pause' | 'budgetUsd' | 'spend'>): string {
   const id = s.workflowId;
@@ -112,7 +118,7 @@ export function currentDetails(s: StatusSnapshot): string {
   }
   if (e && s.latestHandoff) lines.push(`Latest handoff: ${clip(s.latestHandoff.summary, 600)}`);
   if (e) lines.push(`Escalated to a person at iteration ${e.iteration} (${e.reason.replace(/_/g, ' ')}): ${clip(e.detail, 200)} — ${e.paused ? 'paused' : 'not paused'}; handoff \`${e.handoffMarkdownPath}\``);
-  if (s.budgetUsd > 0 || s.spend.calls > 0) lines.push(`Spend $${s.spend.usd.toFixed(2)}${s.budgetUsd > 0 ? ` of $${s.budgetUsd.toFixed(2)} budget` : ''} (${s.spend.calls} reported call(s))`);
+  if (s.budgetUsd > 0 || s.spend.calls > 0) lines.push(`Spend ${spendText(s)}`);
   if (s.notifications.failed) lines.push(`Notifications: ${s.notifications.sent} sent, ${s.notifications.failed} failed (last: ${clip(s.notifications.recentFailures.at(-1)?.error ?? '', 120)})`);
   if (s.lastCompletion) {
     lines.push(`Last completion claim (iteration ${s.lastCompletion.iteration}): ${s.lastCompletion.reason}`);

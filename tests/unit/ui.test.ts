@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
 import { OUTCOME_EXIT_CODES, type IterationRecord } from '../../schemas/run.js';
 import { StatusSnapshotSchema, type StatusSnapshot } from '../../schemas/status.js';
-import { currentDetails, nextStep, staticDetails, staticSummary } from '../../workflows/ui.js';
+import { currentDetails, nextStep, spendText, staticDetails, staticSummary } from '../../workflows/ui.js';
 
 const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
 
@@ -326,5 +326,12 @@ describe('nextStep', () => {
     expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'disk full under the repository: ENOSPC' } })).toMatch(/restore the repository or free space, then resume/);
     expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'escalation (uncertainty): the run looks stuck' } })).toMatch(/read the handoff, optionally redirect \(`vigil input r1 "…"`\) or ask the council \(`vigil review r1`\), then resume/);
     expect(nextStep({ ...base, pause: { by: 'ops', at, reason: 'lunch' } })).toMatch(/resume when ready — `vigil resume r1` \(or `temporal workflow signal -w r1 --name resume`\)/);
+  });
+});
+
+describe('spendText', () => {
+  it('says what was spent and for how many calls the cost is unknown', () => {
+    expect(spendText({ budgetUsd: 5, spend: { usd: 1.2, inputTokens: 0, outputTokens: 0, calls: 4, unpricedCalls: 1 } })).toBe('$1.20 of $5.00 budget (4 call(s); cost unknown for 1: the CLI reported no usage)');
+    expect(spendText({ budgetUsd: 0, spend: { usd: 0.5, inputTokens: 0, outputTokens: 0, calls: 2 } })).toBe('$0.50 (2 call(s))');
   });
 });
