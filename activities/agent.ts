@@ -12,7 +12,9 @@ import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { blankAgentResult, RunAgentInputSchema, type AgentResult, type RunAgentInput } from '../schemas/activities.js';
-import { ensureRunDir, pad, runDir, signalPath } from './artifacts.js';
+import { ensurePrivateRunDir, ensureRunDir, pad, privateRunDir, runDir, safeSegment, signalPath } from './artifacts.js';
+import { reviewerRecord } from '../workflows/decisions/review.js';
+import { parseChecklistOutput, parseVerifierOutput } from '../workflows/decisions/checklist.js';
 import { buildPrompt } from '../workflows/decisions/prompt.js';
 import { consumeFile, describeWriteError, isStorageError, readRegularFile, writePrivateFile } from './safe-files.js';
 import { findDonePhrase, redactSecrets } from '../workflows/decisions/scans.js';
@@ -30,25 +32,31 @@ const VOTE_TEXT_KEEP = 512 * 1024;
 /** How much of a structured CLI's output is kept in memory to parse (its final record is in the tail anyway). */
 const STRUCTURED_KEEP = 8 * 1024 * 1024;
 
-const REVIEWING_ROLES = new Set(['council', 'devils-advocate', 'reviewer']);
+const REVIEWING_ROLES = new Set(['council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier']);
+const HIDDEN_ROLES = new Set(['checklist', 'checklist-verifier']);
 
 export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
   const input = RunAgentInputSchema.parse(raw);
   const info = Context.current().info;
   const { attempt } = info;
-  const dir = runDir(input.repoPath, input.runId);
-  const round = input.extraEnv.VIGIL_COUNCIL_ROUND;
+  // The checklist's prompts and answers name held-out items: they are kept out of the repository,
+  // where the builder could read them.
+  const hidden = HIDDEN_ROLES.has(input.role);
+  const dir = hidden ? privateRunDir(input.runId) : runDir(input.repoPath, input.runId);
+  const round = input.extraEnv.VIGIL_COUNCIL_ROUND ?? input.extraEnv.VIGIL_REVIEW_ROUND;
   const member = input.extraEnv.VIGIL_MEMBER;
+  const reviewer = input.extraEnv.VIGIL_REVIEWER;
   const label =
     input.role === 'iteration'
       ? `iteration-${pad(input.iteration)}`
-      : `${input.role}-${round ? `round-${pad(Number(round))}` : pad(input.iteration)}${member !== undefined && input.role === 'council' ? `-m${member}` : ''}`;
+      : `${input.role}-${round ? `round-${pad(Number(round))}` : pad(input.iteration)}${member !== undefined && input.role === 'council' ? `-m${member}` : ''}${reviewer ? `-${safeSegment(reviewer)}` : ''}`;
   const promptPath = path.join(dir, `${label}.prompt.md`);
   const logPath = path.join(dir, `${label}.log`);
   const prompt = input.prompt ?? (input.promptInput ? buildPrompt(input.promptInput) : null);
   if (prompt === null) throw ApplicationFailure.nonRetryable('runAgent needs a prompt or promptInput', 'InvalidActivityInput');
   try {
-    ensureRunDir(input.repoPath, input.runId);
+    if (hidden) ensurePrivateRunDir(input.runId);
+    else ensureRunDir(input.repoPath, input.runId);
     writePrivateFile(promptPath, prompt);
   } catch (err) {
     if (!isStorageError(err)) throw err;
@@ -91,7 +99,7 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
     VIGIL_PROMPT_FILE: promptPath,
     ...(call.model ? { VIGIL_MODEL: call.model } : {}),
   };
-  const keepHead = call.structured ? STRUCTURED_KEEP : input.parseVote ? VOTE_TEXT_KEEP : 0;
+  const keepHead = call.structured ? STRUCTURED_KEEP : input.parseVote || input.parse !== null ? VOTE_TEXT_KEEP : 0;
   const proc = await runProcess({
     file,
     args,
@@ -167,7 +175,29 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
     sessionId: parsed?.sessionId ?? call.sessionId,
     authError: facts.authError ? redactSecrets(facts.authError).text : null,
     reviewChangedTree,
+    ...readAnswer(input, parsed?.resultText ?? (proc.head.length < keepHead ? proc.head : `${proc.head}\n${proc.tail}`), facts.exitCode, logPath),
   };
+}
+
+/** A reviewing call's answer, read where the text is (only the facts travel back). */
+function readAnswer(
+  input: { parse: 'review' | 'checklist' | 'verification' | null; checklistIds: string[]; extraEnv: Record<string, string>; role: string },
+  text: string,
+  exitCode: number,
+  logPath: string,
+): Pick<AgentResult, 'review' | 'checklist' | 'verification'> {
+  const none = { review: null, checklist: null, verification: null };
+  if (input.parse === 'review') {
+    const rec = reviewerRecord({ reviewer: input.extraEnv.VIGIL_REVIEWER ?? input.role, exitCode, output: text, lost: false, logPath });
+    return { ...none, review: { ...rec, findings: rec.findings.map((l) => redactSecrets(l).text.slice(0, 300)) } };
+  }
+  if (input.parse === 'checklist') {
+    if (exitCode !== 0) return { ...none, checklist: { ok: false, items: [], dropped: 0, error: `the checklist agent exited with ${exitCode}` } };
+    const r = parseChecklistOutput(text);
+    return { ...none, checklist: r.ok ? { ok: true, items: r.items, dropped: r.dropped.length, error: null } : { ok: false, items: [], dropped: 0, error: r.error.slice(0, 500) } };
+  }
+  if (input.parse === 'verification') return { ...none, verification: exitCode === 0 ? parseVerifierOutput(text, input.checklistIds) : {} };
+  return none;
 }
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);

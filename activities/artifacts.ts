@@ -5,12 +5,13 @@
  * Folders are private and never links (see safe-files.ts): a repository that plants a link there
  * is refused, not followed.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES } from '../schemas/activities.js';
 import { runDirPath, safeSegment, VIGIL_DIR } from '../schemas/paths.js';
 import { ensurePrivateDir, UnsafePathError } from './safe-files.js';
+import { vigilHome } from '../workers/paths.js';
 
 export { safeSegment, VIGIL_DIR };
 
@@ -38,6 +39,20 @@ export function ensureRepoDir(repoPath: string, dir: string): string {
     }
     throw err;
   }
+}
+
+/**
+ * A run's private folder outside the repository (`$VIGIL_HOME/private/<run>/`), for what the
+ * builder must not read: the checklist extraction and the held-out items' verification.
+ */
+export function privateRunDir(runId: string): string {
+  return path.join(vigilHome(), 'private', safeSegment(runId));
+}
+
+export function ensurePrivateRunDir(runId: string): string {
+  const home = vigilHome();
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  return ensurePrivateDir(home, privateRunDir(runId));
 }
 
 export function ensureRunDir(repoPath: string, runId: string): string {

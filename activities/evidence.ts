@@ -4,7 +4,7 @@
  * credentials in the changed files' content, and the evidence pack the council members read
  * (`.vigil/runs/<id>/council/round-NNNN/evidence.md`). Also writes each round's transcript.
  */
-import { existsSync, openSync, readSync, closeSync, readFileSync, lstatSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import {
@@ -14,13 +14,10 @@ import {
   type EvidenceFactsResult,
   type WriteTranscriptInput,
 } from '../schemas/activities.js';
-import { scanSecrets } from '../workflows/decisions/scans.js';
+import { scanFilesForSecrets } from './gates/secret-scan.js';
 import { ensureRepoDir, ensureRunDir, pad } from './artifacts.js';
 import { writePrivateFile } from './safe-files.js';
 import { assertGitRepo, EXCLUDE, git, workingTreeHash } from './repo.js';
-
-const MAX_SCANNED_FILES = 500;
-const MAX_SCANNED_BYTES = 1024 * 1024;
 
 function roundDir(repoPath: string, runId: string, round: number): string {
   return ensureRepoDir(repoPath, path.join(ensureRunDir(repoPath, runId), 'council', `round-${pad(round)}`));
@@ -29,17 +26,6 @@ function roundDir(repoPath: string, runId: string, round: number): string {
 async function objectExists(repoPath: string, spec: string): Promise<boolean> {
   const r = await execa('git', ['cat-file', '-e', spec], { cwd: repoPath, reject: false, stdin: 'ignore' });
   return r.exitCode === 0;
-}
-
-function looksBinary(file: string): boolean {
-  const fd = openSync(file, 'r');
-  try {
-    const buf = Buffer.alloc(8192);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    return buf.subarray(0, n).includes(0);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 const firstLines = (text: string, n: number): string => text.split('\n').slice(0, n).join('\n');
@@ -66,21 +52,7 @@ export async function collectEvidence(raw: CollectEvidenceInput): Promise<Eviden
 
   const names = (await git(repo, ['diff', '--name-only', '-z', '--no-renames', base, tree, '--', '.', EXCLUDE])).split('\0').filter(Boolean);
 
-  let secrets: EvidenceFactsResult['secrets'] = null;
-  if (input.secretScan) {
-    secrets = [];
-    for (const rel of names.slice(0, MAX_SCANNED_FILES)) {
-      const file = path.join(repo, rel);
-      if (!existsSync(file)) continue; // deleted
-      const st = lstatSync(file); // a link's target is outside the change: not scanned
-      if (!st.isFile() || st.size > MAX_SCANNED_BYTES || looksBinary(file)) continue;
-      for (const f of scanSecrets(readFileSync(file, 'utf8'), 5)) {
-        secrets.push({ file: rel, line: f.line, kind: f.kind });
-        if (secrets.length >= 20) break;
-      }
-      if (secrets.length >= 20) break;
-    }
-  }
+  const secrets: EvidenceFactsResult['secrets'] = input.secretScan ? scanFilesForSecrets(repo, names, 20) : null;
 
   // The pack: what a member reads before voting. Facts only; judgement is the members'.
   const prd = existsSync(input.prdPath) ? firstLines(readFileSync(input.prdPath, 'utf8'), 100) : `(PRD not readable at ${input.prdPath})`;

@@ -7,6 +7,7 @@ import { writeHandoff as handoff } from './handoff.js';
 import { heartbeating } from './heartbeat.js';
 import { inspectRepo as inspect, prepareRun as prepare } from './repo.js';
 import { readAgentSignals as signals } from './signals.js';
+import { prepareReview as review, writeReviewReport as reviewReport } from './review.js';
 
 export { runAgent } from './agent.js';
 export { notify } from './notify.js';
@@ -20,3 +21,6 @@ export const collectEvidence = heartbeating(collect);
 export const writeTranscript = heartbeating(transcript);
 export const writeHandoff = heartbeating(handoff);
 export { providerHealth } from './provider-health.js';
+export { runGate } from './gates/index.js';
+export const prepareReview = heartbeating(review);
+export const writeReviewReport = heartbeating(reviewReport);

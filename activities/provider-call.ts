@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
-import { FAILURE_TYPES, type AgentResult } from '../schemas/activities.js';
+import { FAILURE_TYPES, type AgentResult, type AgentRole } from '../schemas/activities.js';
 import type { Tier } from '../schemas/run.js';
 import { detectAuthError } from '../workflows/decisions/auth-error.js';
 import { detectRateLimit, type RateLimitVerdict } from '../workflows/decisions/rate-limit.js';
@@ -21,7 +21,7 @@ export interface CallRequest {
   argv: string[];
   prompt: string;
   promptPath: string;
-  role: 'iteration' | 'council' | 'devils-advocate' | 'reviewer';
+  role: AgentRole;
   tier: Tier;
   model: string | null;
   effort: string | null;

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { RunAuthorizationSchema } from './authorization.js';
 import { PROVIDERS } from './knobs.js';
 import { DirectiveSchema, PhaseSchema, TierSchema } from './run.js';
+import { ChecklistItemSchema, MAX_CHECKLIST_ITEMS, ReviewerRecordSchema } from './gates.js';
 
 export const ParsedVoteSchema = z.object({
   vote: z.enum(['APPROVE', 'REJECT', 'CANNOT_VALIDATE']).nullable(),
@@ -15,7 +16,7 @@ export const ParsedVoteSchema = z.object({
   issues: z.array(z.object({ severity: z.enum(['low', 'medium', 'high', 'critical']), description: z.string() })).max(50),
 });
 
-export const AGENT_ROLES = ['iteration', 'council', 'devils-advocate', 'reviewer'] as const;
+export const AGENT_ROLES = ['iteration', 'council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier'] as const;
 export const AgentRoleSchema = z.enum(AGENT_ROLES);
 export type AgentRole = z.infer<typeof AgentRoleSchema>;
 
@@ -58,6 +59,10 @@ export const PromptInputSchema = z.object({
   handoffSummary: z.string().nullable().optional(),
   /** The agent starts a fresh session (context clear): say so. */
   freshSession: z.boolean().optional(),
+  /** Failing quality gates and advisory findings, rendered under "Quality gate failures". */
+  gateFindings: z.string().max(8000).nullable().optional(),
+  /** The PRD checklist as the builder may see it (held-out items left out). */
+  checklist: z.string().max(6000).nullable().optional(),
 });
 export type PromptInput = z.infer<typeof PromptInputSchema>;
 
@@ -93,6 +98,10 @@ export const RunAgentInputSchema = z.object({
   extraEnv: z.record(z.string(), z.string()).default({}),
   /** Read a council vote from the output (council members and the devil's advocate). */
   parseVote: z.boolean().default(false),
+  /** Read a code review (VERDICT line, severities), a checklist, or checklist verifications from the answer. */
+  parse: z.enum(['review', 'checklist', 'verification']).nullable().default(null),
+  /** The checklist ids a verifier answers for (parse: verification). */
+  checklistIds: z.array(z.string().max(64)).max(MAX_CHECKLIST_ITEMS).default([]),
   /** Requests per minute assumed for the provider (rate-limit waits without a hint). */
   rateLimitRpm: z.number().int().min(1).default(50),
 });
@@ -141,6 +150,15 @@ export const AgentResultSchema = z.object({
   authError: z.string().max(500).nullable().default(null),
   /** A reviewing call that changed the working tree: the paths (its vote is void), else null. */
   reviewChangedTree: z.array(z.string()).max(50).nullable().default(null),
+  /** A code reviewer's answer, read (parse: review): verdict, severities, the first finding lines. */
+  review: ReviewerRecordSchema.nullable().default(null),
+  /** The extracted checklist (parse: checklist). */
+  checklist: z
+    .object({ ok: z.boolean(), items: z.array(ChecklistItemSchema).max(MAX_CHECKLIST_ITEMS), dropped: z.number().int().min(0), error: z.string().max(500).nullable() })
+    .nullable()
+    .default(null),
+  /** Verified checklist items (parse: verification). */
+  verification: z.record(z.string(), z.object({ status: z.enum(['passing', 'failing']), evidence: z.string().max(300) })).nullable().default(null),
   /** A failed call that hit a provider rate limit, with how long to wait. */
   rateLimit: z.object({ waitSeconds: z.number().int().min(0), source: z.enum(['reset_time', 'retry_after', 'rpm']) }).nullable().default(null),
 });
@@ -175,7 +193,9 @@ export type RepoSnapshot = z.infer<typeof RepoSnapshotSchema>;
 export const RunTestsInputSchema = z.object({
   runId: z.string(),
   repoPath: z.string(),
-  command: z.string().min(1),
+  /** The configured test command; empty with `detect`: the runner is detected from the repository. */
+  command: z.string(),
+  detect: z.boolean().default(false),
   iteration: z.number().int().min(0),
   timeoutSeconds: z.number().int().min(1),
   /** The run's signature (checked by workers that require signed runs). */
@@ -192,6 +212,17 @@ export const TestResultSchema = z.object({
   tail: z.string(),
   /** Failing tests counted from the runner's summary; null when the output has none we know. */
   failures: z.number().int().min(0).nullable().default(null),
+  /** The runner (detected, or named from the command), `none` when nothing runnable was found. */
+  runner: z.string().max(100).nullable().default(null),
+  /** The command that ran ('' when none). */
+  command: z.string().max(4096).default(''),
+  passedCount: z.number().int().min(0).nullable().default(null),
+  /** Tests that ran, when the summary says (0: the runner ran nothing, which is never green). */
+  ran: z.number().int().min(0).nullable().default(null),
+  /** pass, fail, or inconclusive (nothing runnable, zero tests run). */
+  verdict: z.enum(['pass', 'fail', 'inconclusive']).default('pass'),
+  /** One line saying what happened. */
+  reason: z.string().max(500).default(''),
 });
 export type TestResult = z.infer<typeof TestResultSchema>;
 
@@ -242,7 +273,7 @@ export const WriteHandoffInputSchema = z.object({
   repoPath: z.string(),
   runStartSha: z.string().nullable(),
   iteration: z.number().int().min(0),
-  reason: z.enum(['uncertainty', 'tier_exhausted', 'agent_request', 'dead_letter']),
+  reason: z.enum(['uncertainty', 'tier_exhausted', 'agent_request', 'dead_letter', 'gate_failing']),
   /** One line saying why, for the title and the notification. */
   headline: z.string().max(500),
   /** Why Vigil believes the run is stuck (one line per signal). */
@@ -299,6 +330,9 @@ export function blankAgentResult(over: Partial<AgentResult> & Pick<AgentResult, 
     sessionId: null,
     authError: null,
     reviewChangedTree: null,
+    review: null,
+    checklist: null,
+    verification: null,
     ...over,
   };
 }

@@ -1,0 +1,175 @@
+/**
+ * Shared by the gate activities: find a checker binary that is already on this machine (the
+ * repository's `node_modules/.bin` first, then PATH — never fetched), and run it with a hard
+ * timeout, no input and capped output. Gates read tool output as facts; a tool that hangs, floods
+ * its output or is cancelled must not hold the activity, so every run is bounded in time and size
+ * and its whole process tree is killed when it ends.
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { accessSync, constants, statSync } from 'node:fs';
+import path from 'node:path';
+import { inheritedEnv } from '../process.js';
+import { signalTree, TOKEN_VAR } from '../process-tree.js';
+
+/** Output kept per stream by default: enough for any summary, small enough for the worker's memory. */
+export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+/** SIGTERM → SIGKILL grace on timeout and cancellation. */
+const KILL_GRACE_MS = 2000;
+/** After the tool exits, how long a leftover holder of its pipes may delay the end of the call. */
+const PIPE_GRACE_MS = 300;
+
+export interface ToolRunOptions {
+  cwd: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Variables set over the worker's inherited environment (e.g. a PATH, GOTOOLCHAIN). */
+  env?: Record<string, string>;
+  /** Bytes kept per stream (stdout, stderr); the rest is dropped and `truncated` set. */
+  maxOutputBytes?: number;
+}
+
+export interface ToolRun {
+  /** The exit code; null when the tool was killed by a signal or never started. */
+  exitCode: number | null;
+  timedOut: boolean;
+  /** The run was cancelled through `signal`. */
+  aborted: boolean;
+  stdout: string;
+  stderr: string;
+  /** Some output was dropped (over `maxOutputBytes`). */
+  truncated: boolean;
+  /** Set when the tool could not be started at all (ENOENT, EACCES, ...). */
+  spawnError: string | null;
+}
+
+/** True when `p` is an existing regular file (after symlinks) that this process may execute. */
+function isExecutable(p: string): boolean {
+  try {
+    if (!statSync(p).isFile()) return false;
+    accessSync(p, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The absolute path of `name`: `<repoPath>/node_modules/.bin/<name>` when it exists (the version the
+ * project pinned), else the first match in `pathEnv` (default: the worker's PATH). Relative PATH
+ * entries are skipped so that the checked repository cannot plant a binary through `.` in PATH.
+ * Null when the tool is not installed: the caller reports it, it never downloads it.
+ */
+export function findBinary(name: string, repoPath?: string, pathEnv: string | undefined = process.env.PATH): string | null {
+  if (repoPath) {
+    const local = path.join(repoPath, 'node_modules', '.bin', name);
+    if (isExecutable(local)) return local;
+  }
+  for (const dir of (pathEnv ?? '').split(path.delimiter)) {
+    if (!dir || !path.isAbsolute(dir)) continue;
+    const candidate = path.join(dir, name);
+    if (isExecutable(candidate)) return candidate;
+  }
+  return null;
+}
+
+/** Environment for a checker: the worker's (minus its secrets), non-interactive and colourless, so output parses. */
+export function toolEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env = inheritedEnv();
+  return { ...env, CI: env.CI ?? 'true', NO_COLOR: '1', FORCE_COLOR: '0', TERM: 'dumb', ...extra };
+}
+
+/** Keeps the first `max` bytes of a stream and counts what was dropped. */
+class CappedBuffer {
+  private readonly chunks: Buffer[] = [];
+  private kept = 0;
+  dropped = false;
+  constructor(private readonly max: number) {}
+  push(chunk: Buffer): void {
+    const room = this.max - this.kept;
+    if (room <= 0) {
+      this.dropped = true;
+      return;
+    }
+    const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+    if (part.length < chunk.length) this.dropped = true;
+    this.chunks.push(part);
+    this.kept += part.length;
+  }
+  text(): string {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
+}
+
+/**
+ * Runs `file args` in its own process group with stdin closed. On timeout or abort the group (and
+ * anything that escaped it carrying this run's token) gets SIGTERM, then SIGKILL after a grace; when
+ * the tool exits, whatever it left running is killed too. Never throws: a tool that cannot start
+ * is reported in `spawnError`.
+ */
+export async function runTool(file: string, args: readonly string[], opts: ToolRunOptions): Promise<ToolRun> {
+  const max = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  const out = new CappedBuffer(max);
+  const err = new CappedBuffer(max);
+  if (opts.signal?.aborted) return { exitCode: null, timedOut: false, aborted: true, stdout: '', stderr: '', truncated: false, spawnError: null };
+  if (opts.timeoutMs <= 0) return { exitCode: null, timedOut: true, aborted: false, stdout: '', stderr: '', truncated: false, spawnError: null };
+
+  const token = randomUUID();
+  const child = spawn(file, [...args], {
+    cwd: opts.cwd,
+    env: { ...toolEnv(opts.env), [TOKEN_VAR]: token },
+    detached: true, // own process group: the whole tree can be signalled
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout.on('data', (c: Buffer) => out.push(c));
+  child.stderr.on('data', (c: Buffer) => err.push(c));
+
+  const exited = new Promise<{ code: number | null; error: NodeJS.ErrnoException | null }>((resolve) => {
+    child.once('exit', (code) => resolve({ code, error: null }));
+    child.once('error', (error: NodeJS.ErrnoException) => resolve({ code: null, error }));
+  });
+  const pipesClosed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+
+  const pid = child.pid;
+  let timedOut = false;
+  let aborted = false;
+  let killTimer: NodeJS.Timeout | undefined;
+  const terminate = (): void => {
+    if (pid === undefined || killTimer) return;
+    signalTree(pid, token, 'SIGTERM');
+    killTimer = setTimeout(() => signalTree(pid, token, 'SIGKILL'), KILL_GRACE_MS);
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    terminate();
+  }, opts.timeoutMs);
+  const onAbort = (): void => {
+    aborted = true;
+    terminate();
+  };
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+  const exit = await exited;
+  clearTimeout(timer);
+  opts.signal?.removeEventListener('abort', onAbort);
+  if (pid !== undefined && !exit.error) signalTree(pid, token, 'SIGKILL'); // leftovers of a finished tool
+  await Promise.race([pipesClosed, new Promise((r) => setTimeout(r, PIPE_GRACE_MS))]);
+  child.stdout.destroy();
+  child.stderr.destroy();
+  if (killTimer) clearTimeout(killTimer);
+
+  let spawnError: string | null = null;
+  if (exit.error || pid === undefined) {
+    const code = exit.error?.code;
+    spawnError = `${path.basename(file)}: ${code === 'ENOENT' ? 'command not found' : code === 'EACCES' ? 'permission denied' : (exit.error?.message ?? 'could not start')}`;
+  }
+  return {
+    exitCode: timedOut || aborted ? null : exit.code,
+    timedOut,
+    aborted,
+    stdout: out.text(),
+    stderr: err.text(),
+    truncated: out.dropped || err.dropped,
+    spawnError,
+  };
+}
