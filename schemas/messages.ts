@@ -57,6 +57,14 @@ export type BudgetPayload = z.infer<typeof BudgetPayloadSchema>;
 
 export const ForceReviewPayloadSchema = z.strictObject({ reason: Reason.optional(), by: ActorSchema.optional() });
 
+export const WaivePayloadSchema = z.strictObject({
+  /** A checklist item id (`REQ-3`) or a held-out item's label from status (`held-out-1`). */
+  item: z.string().min(1).max(64),
+  reason: z.string().max(500).optional(),
+  by: ActorSchema.optional(),
+});
+export type WaivePayload = z.infer<typeof WaivePayloadSchema>;
+
 export type ForceReviewPayload = z.infer<typeof ForceReviewPayloadSchema>;
 export type PausePayload = z.infer<typeof PausePayloadSchema>;
 export type ResumePayload = z.infer<typeof ResumePayloadSchema>;
@@ -70,6 +78,7 @@ export const MESSAGE_SCHEMAS = {
   input: InputPayloadSchema,
   forceReview: ForceReviewPayloadSchema,
   budget: BudgetPayloadSchema,
+  waive: WaivePayloadSchema,
 } as const;
 export type MessageName = keyof typeof MESSAGE_SCHEMAS;
 

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { KnobsSchema } from './knobs.js';
 import { DeadLetterStateSchema } from './dead-letter.js';
 import { RunAuthorizationSchema } from './authorization.js';
+import { ChecklistSchema, ChecklistStateSchema, GATE_NAMES, GateNameSchema, GateResultSchema, GateTrackSchema, ReviewRecordSchema } from './gates.js';
 
 export const PHASES = ['REASON', 'ACT', 'REFLECT', 'VERIFY'] as const;
 export const PhaseSchema = z.enum(PHASES);
@@ -132,6 +133,11 @@ export const TestRunRecordSchema = z.object({
   logPath: z.string(),
   /** Failing tests counted from the output (null: unknown). */
   failures: z.number().int().min(0).nullable().default(null),
+  /** The runner that ran (null: the configured command of a run from before detection). */
+  runner: z.string().max(100).nullable().default(null),
+  /** pass, fail, or inconclusive (nothing runnable, zero tests): only a pass is green. */
+  verdict: z.enum(['pass', 'fail', 'inconclusive']).nullable().default(null),
+  reason: z.string().max(500).default(''),
 });
 export type TestRunRecord = z.infer<typeof TestRunRecordSchema>;
 
@@ -159,7 +165,7 @@ export const LadderStateSchema = z.object({
 
 export const EscalationRecordSchema = z.object({
   iteration: z.number().int().min(0),
-  reason: z.enum(['uncertainty', 'tier_exhausted', 'agent_request', 'dead_letter']),
+  reason: z.enum(['uncertainty', 'tier_exhausted', 'agent_request', 'dead_letter', 'gate_failing']),
   detail: z.string().max(1000),
   proxies: ProxiesSchema.nullable(),
   handoffPath: z.string(),
@@ -208,6 +214,30 @@ export const InvalidMessageSchema = z.object({
   at: z.string(),
 });
 export type InvalidMessage = z.infer<typeof InvalidMessageSchema>;
+
+/** What the run remembers of its quality gates, code reviews and PRD checklist. */
+export const GatesStateSchema = z.object({
+  /** Per gate: consecutive failures and the last failure reason (the ladder and the stuck rule). */
+  tracks: z.partialRecord(GateNameSchema, GateTrackSchema).default({}),
+  /** The latest result of every gate that ran (one per gate). */
+  latest: z.array(GateResultSchema).max(GATE_NAMES.length).default([]),
+  /** The tree the tool gates last ran on (they run again only when it changes). */
+  lastTree: z.string().nullable().default(null),
+  reviews: z.array(ReviewRecordSchema).max(5).default([]),
+  reviewRounds: z.number().int().min(0).default(0),
+  /** The PRD checklist (held-out ids inside); null until extracted or when unavailable. */
+  checklist: ChecklistStateSchema.nullable().default(null),
+  /** Why there is no checklist (extraction failed, turned off), for status. */
+  checklistProblem: z.string().max(500).nullable().default(null),
+  /** The checklist was extracted or loaded (tried once per run). */
+  checklistTried: z.boolean().default(false),
+  /** The latest completion refused before the council was asked: which gates, why. */
+  lastRefusal: z.object({ iteration: z.number().int(), gates: z.array(GateNameSchema), reason: z.string().max(500) }).nullable().default(null),
+});
+export type GatesState = z.infer<typeof GatesStateSchema>;
+export function emptyGatesState(): GatesState {
+  return { tracks: {}, latest: [], lastTree: null, reviews: [], reviewRounds: 0, checklist: null, checklistProblem: null, checklistTried: false, lastRefusal: null };
+}
 
 /** Everything the run must remember; carried whole across continue-as-new. */
 export const RunStateSchema = z.object({
@@ -277,6 +307,8 @@ export const RunStateSchema = z.object({
   handoffContextPending: z.boolean().default(false),
   /** The latest handoff, summarised for the prompt after an escalation pause or a restart. */
   latestHandoff: z.object({ iteration: z.number().int(), path: z.string(), summary: z.string().max(2000) }).nullable().default(null),
+  /** Quality gates, code reviews and the PRD checklist (gates era). */
+  gates: GatesStateSchema.default(emptyGatesState()),
 });
 export type RunState = z.infer<typeof RunStateSchema>;
 
@@ -290,6 +322,8 @@ export const RunInputSchema = z.object({
   knobs: KnobsSchema,
   /** The operator's signature on what the run may execute (workers that require signed runs check it). */
   authorization: RunAuthorizationSchema.optional(),
+  /** A checklist a person supplied (`--checklist FILE`) instead of the one extracted from the PRD. */
+  checklist: ChecklistSchema.optional(),
   /** Present only when continuing as new. */
   state: RunStateSchema.optional(),
 });
@@ -304,6 +338,7 @@ export const OUTCOME_STATUSES = [
   'max_duration_reached',
   'agent_not_runnable',
   'repository_unavailable',
+  'gate_stuck',
   'failed',
 ] as const;
 export const OutcomeStatusSchema = z.enum(OUTCOME_STATUSES);
@@ -319,6 +354,7 @@ export const OUTCOME_EXIT_CODES: Record<OutcomeStatus, 0 | 1 | 20> = {
   max_duration_reached: 20,
   agent_not_runnable: 20,
   repository_unavailable: 20,
+  gate_stuck: 20,
   failed: 1,
 };
 

@@ -20,7 +20,7 @@ export const DEFAULT_PROMISE_TEXT = 'COMPLETION PROMISE FULFILLED';
 export const MAX_SLEEP_MS = 24 * 60 * 60 * 1000;
 
 /** Roles other than `iteration` that a scenario can script (see `roles`). */
-export const SCRIPTED_ROLES = ['council', 'devils-advocate', 'reviewer'] as const;
+export const SCRIPTED_ROLES = ['council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier'] as const;
 export type ScriptedRole = (typeof SCRIPTED_ROLES)[number];
 
 /**
@@ -110,17 +110,30 @@ export const CouncilScriptSchema = RoleScriptSchema.extend({
 });
 export type CouncilScript = z.infer<typeof CouncilScriptSchema>;
 
+/** A reviewer name as Vigil passes it in VIGIL_REVIEWER (`security-sentinel`, `devils-advocate`, ...). */
+export const ReviewerKeySchema = z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, 'reviewer key must be a reviewer name such as "security-sentinel"');
+
+/**
+ * The code reviewers' script: a shared RoleScript plus optional per-reviewer scripts keyed by the
+ * reviewer's name (VIGIL_REVIEWER). Calls are counted per reviewer, so call n is review round n.
+ */
+export const ReviewerScriptSchema = RoleScriptSchema.extend({
+  /** Reviewer name -> that reviewer's own script, tried before the shared one. */
+  reviewers: z.record(ReviewerKeySchema, RoleScriptSchema).optional(),
+});
+export type ReviewerScript = z.infer<typeof ReviewerScriptSchema>;
+
 /**
  * The step of call `index` (0-based, counted per member for the council) of a role script, or
  * undefined when the script has none. `member` picks the council member's own script first.
  */
 export function roleStep(
-  script: RoleScript | CouncilScript | undefined,
+  script: RoleScript | CouncilScript | ReviewerScript | undefined,
   index: number,
-  member: number | null = null,
+  member: number | string | null = null,
 ): ScenarioStep | undefined {
   if (script === undefined) return undefined;
-  const members = 'members' in script ? script.members : undefined;
+  const members = 'members' in script ? script.members : 'reviewers' in script ? script.reviewers : undefined;
   const own = member === null || members === undefined ? undefined : members[String(member)];
   return own?.rounds[index] ?? own?.default ?? script.rounds[index] ?? script.default;
 }
@@ -142,7 +155,9 @@ export const ScenarioSchema = z.strictObject({
     .strictObject({
       council: CouncilScriptSchema.optional(),
       'devils-advocate': RoleScriptSchema.optional(),
-      reviewer: RoleScriptSchema.optional(),
+      reviewer: ReviewerScriptSchema.optional(),
+      checklist: RoleScriptSchema.optional(),
+      'checklist-verifier': RoleScriptSchema.optional(),
     })
     .default({}),
 });

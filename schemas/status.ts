@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { DeadLetterEntrySchema } from './dead-letter.js';
+import { GateResultSchema, ReviewRecordSchema } from './gates.js';
 import {
   CompletionVerdictSchema,
   EscalationRecordSchema,
@@ -22,7 +23,7 @@ import {
   TierSchema,
 } from './run.js';
 
-export const RUN_STATUSES = ['starting', 'running', 'reviewing', 'paused', 'backing_off', 'waiting_for_provider', 'stopping', 'finished'] as const;
+export const RUN_STATUSES = ['starting', 'running', 'gating', 'reviewing', 'paused', 'backing_off', 'waiting_for_provider', 'stopping', 'finished'] as const;
 export const RunStatusSchema = z.enum(RUN_STATUSES);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
@@ -91,5 +92,21 @@ export const StatusSnapshotSchema = z.object({
   }),
   /** The effective budget in USD (0: none). */
   budgetUsd: z.number(),
+  /** Quality gates, code reviews and the PRD checklist (held-out items masked); absent on older runs. */
+  quality: z
+    .object({
+      gates: z.array(GateResultSchema),
+      /** Consecutive failures per gate (only gates that are failing). */
+      failing: z.record(z.string(), z.number().int()),
+      lastReview: ReviewRecordSchema.nullable(),
+      reviewRounds: z.number().int(),
+      checklist: z
+        .array(z.object({ id: z.string(), title: z.string(), priority: z.string(), status: z.string(), waived: z.boolean(), heldOut: z.boolean() }))
+        .nullable(),
+      checklistProblem: z.string().nullable(),
+      /** The latest completion refused before the council was asked. */
+      lastRefusal: z.object({ iteration: z.number().int(), gates: z.array(z.string()), reason: z.string() }).nullable().optional(),
+    })
+    .optional(),
 });
 export type StatusSnapshot = z.infer<typeof StatusSnapshotSchema>;

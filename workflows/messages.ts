@@ -5,7 +5,7 @@
  * query.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { BudgetPayload, ForceReviewPayload, InputPayload, PausePayload, ResumePayload, StopPayload } from '../schemas/messages.js';
+import type { BudgetPayload, ForceReviewPayload, InputPayload, PausePayload, ResumePayload, StopPayload, WaivePayload } from '../schemas/messages.js';
 import type { RunStatus, StatusSnapshot } from '../schemas/status.js';
 
 /** What every update answers: whether it changed anything, and the run's state after it. */
@@ -25,6 +25,8 @@ export const inputUpdate = defineUpdate<MessageAck, [InputPayload]>('input');
 export const forceReviewUpdate = defineUpdate<MessageAck, [ForceReviewPayload]>('forceReview');
 /** Set the run's spend limit (USD); a run paused on its budget continues once resumed under it. */
 export const budgetUpdate = defineUpdate<MessageAck, [BudgetPayload]>('budget');
+/** Waive a PRD checklist item: its failure no longer blocks completion. */
+export const waiveUpdate = defineUpdate<MessageAck, [WaivePayload]>('waive');
 
 // Signals take `unknown`: whatever a tool sends is validated in the workflow, and an invalid
 // payload is ignored and reported in status instead of failing the run.
@@ -34,6 +36,7 @@ export const stopSignal = defineSignal<[unknown?]>('stop');
 export const inputSignal = defineSignal<[unknown?]>('input');
 export const forceReviewSignal = defineSignal<[unknown?]>('forceReview');
 export const budgetSignal = defineSignal<[unknown?]>('budget');
+export const waiveSignal = defineSignal<[unknown?]>('waive');
 
 export const statusQuery = defineQuery<StatusSnapshot>('status');
 

@@ -70,6 +70,8 @@ import { phaseFor, tierFor } from './decisions/phase.js';
 import { directiveRefusal } from './decisions/directives.js';
 import {
   budgetSignal,
+  waiveSignal,
+  waiveUpdate,
   budgetUpdate,
   forceReviewSignal,
   forceReviewUpdate,
@@ -85,6 +87,12 @@ import {
   type MessageAck,
 } from './messages.js';
 import { currentDetails } from './ui.js';
+import { blockingFailures, checklistGateResult, describeGateRefusal, gateFindingsForPrompt, gateLabel, gateLine, gatesDue, isToolGate, mergeLatest, reviewGateResult, stuckReason, trackGate } from './decisions/gates.js';
+import { builderChecklist, checklistExtractionPrompt, checklistVerifierPrompt, maskedChecklist, selectHeldOut, waive as waiveItem } from './decisions/checklist.js';
+import { reviewSummaryForPrompt } from './decisions/review.js';
+import { runToolGates } from './quality-gates.js';
+import { runReviewRound } from './review-round.js';
+import { MAX_CHECKLIST_ITEMS, type GateName, type GateResult, type ReviewRecord } from '../schemas/gates.js';
 
 // Workflow time: Date in the workflow sandbox is deterministic (frozen at the workflow task start).
 const nowMs = (): number => Date.now(); // deterministic: workflow clock
@@ -130,6 +138,9 @@ export const HARDENING_PATCH = 'vigil-hardening-v1';
 /** Runs from before provider presets replay without auth pauses and budget warnings. */
 export const PROVIDERS_PATCH = 'vigil-providers-v1';
 
+/** Runs from before quality gates, code review and the PRD checklist replay without them. */
+export const GATES_PATCH = 'vigil-gates-v1';
+
 /** History size past which a run rolls over at once, even mid agent call (Temporal's hard limit is 50 MB). */
 const EMERGENCY_HISTORY_BYTES = 20 * 1024 * 1024;
 
@@ -155,6 +166,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   // Decided once per execution, before the first command (continue-as-new starts a fresh one).
   const hardeningEra = escalationEra && patched(HARDENING_PATCH);
   const providersEra = hardeningEra && patched(PROVIDERS_PATCH);
+  const gatesEra = providersEra && patched(GATES_PATCH);
 
   // ---- activity proxies, one per kind so a hung tool never shares a timeout with the agent ----
   const agent = proxyActivities<typeof activities>({
@@ -197,6 +209,13 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     // Probing a CLI's --help: seconds, up to 30 s for slow ones.
     startToCloseTimeout: '90s',
     retry: { maximumAttempts: 2, initialInterval: '1s' },
+  });
+  const gateActs = proxyActivities<typeof activities>({
+    // The activity bounds its tools by gateTimeoutSeconds (then the gate is inconclusive); this is a backstop.
+    startToCloseTimeout: (knobs.gateTimeoutSeconds + 60) * 1000,
+    heartbeatTimeout: Math.max(knobs.heartbeatTimeoutSeconds, 10) * 1000,
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: { maximumAttempts: 3, initialInterval: '1s' },
   });
   const breakers = proxyActivities<typeof activities>({
     // One update-with-start round trip to the provider's breaker workflow (a worker must pick up
@@ -278,6 +297,19 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     budgetUsd: state.budgetUsd ?? knobs.budgetUsd,
     providerWait,
     deadLetters: state.deadLetter.entries,
+    ...(gatesEra
+      ? {
+          quality: {
+            gates: state.gates.latest,
+            failing: Object.fromEntries(Object.entries(state.gates.tracks).filter(([, t]) => (t?.consecutiveFailures ?? 0) > 0).map(([g, t]) => [g, t?.consecutiveFailures ?? 0])),
+            lastReview: state.gates.reviews.at(-1) ?? null,
+            reviewRounds: state.gates.reviewRounds,
+            checklist: state.gates.checklist ? maskedChecklist(state.gates.checklist) : null,
+            checklistProblem: state.gates.checklistProblem,
+            lastRefusal: state.gates.lastRefusal,
+          },
+        }
+      : {}),
   });
 
   /** Refreshes the UI details and the search attributes that changed. */
@@ -352,6 +384,25 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     return ack(true, `budget set to $${p.usd.toFixed(2)} (spent $${state.spend.usd.toFixed(2)})${over ? '; still exceeded: the run stays paused' : p.usd === 0 ? '; no budget' : ''}`);
   };
 
+  const applyWaive = (p: { item: string; reason?: string; by?: string }, defaultBy: string): MessageAck => {
+    const cl = state.gates.checklist;
+    if (!gatesEra || !cl) {
+      throw ApplicationFailure.create({ message: `waive: this run has no PRD checklist${state.gates.checklistProblem ? ` (${state.gates.checklistProblem})` : ''}`, nonRetryable: true });
+    }
+    const r = waiveItem(cl, p.item, p.by ?? defaultBy, p.reason ?? '', nowIso());
+    if (!r.ok) throw ApplicationFailure.create({ message: `waive: ${r.error}`, nonRetryable: true });
+    const changed = r.state.waivers.length !== cl.waivers.length;
+    state.gates.checklist = r.state;
+    if (changed) {
+      // The checklist gate's verdict is re-read at once: a waiver may lift its block.
+      const last = state.gates.latest.find((g) => g.gate === 'checklist');
+      if (last) state.gates.latest = mergeLatest(state.gates.latest, [checklistGateResult(r.state, last.treeHash, last.iteration)]);
+      log.info('checklist item waived', { by: p.by ?? defaultBy });
+    }
+    publish();
+    return ack(changed, changed ? `${p.item} waived: its failure no longer blocks completion` : `${p.item} was already waived`);
+  };
+
   const finishedGuard = (name: MessageName): void => {
     if (outcome) throw new Error(`${name}: the run has finished (${outcome.status})`);
     if (stopRequest && name !== 'stop') throw new Error(`${name}: the run is stopping`);
@@ -424,6 +475,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   wire('input', inputUpdate, inputSignal, apply.input);
   wire('forceReview', forceReviewUpdate, forceReviewSignal, applyForceReview);
   wire('budget', budgetUpdate, budgetSignal, applyBudget);
+  wire('waive', waiveUpdate, waiveSignal, applyWaive);
   setHandler(statusQuery, snapshot, { description: 'The run snapshot (status, iteration, pause, outcome, ...)' });
 
   // ---- terminal path ----
@@ -454,14 +506,35 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   // ---- tests, evidence and council (council era) ----
 
   /** The test command's verdict on `treeHash`, re-run only when the tree changed. */
+  const detectTests = gatesEra && knobs.qualityGates && knobs.gateTests;
   const ensureTests = async (treeHash: string): Promise<TestRunRecord | null> => {
-    if (!knobs.testCommand) return null;
-    if (state.lastTests?.treeHash === treeHash) return state.lastTests;
+    if (!knobs.testCommand && !detectTests) return null;
+    if (state.lastTests?.treeHash === treeHash) return state.lastTests.runner === 'none' ? null : state.lastTests;
     const t = await tests.runTests.executeWithOptions({ summary: `tests on the tree of iteration ${state.iteration}` }, [
-      { runId: info.workflowId, repoPath: input.repoPath, command: knobs.testCommand, iteration: state.iteration, timeoutSeconds: knobs.testTimeoutSeconds, authorization: input.authorization ?? null },
+      { runId: info.workflowId, repoPath: input.repoPath, command: knobs.testCommand, detect: detectTests, iteration: state.iteration, timeoutSeconds: knobs.testTimeoutSeconds, authorization: input.authorization ?? null },
     ]);
-    state.lastTests = { treeHash, iteration: state.iteration, passed: t.passed, timedOut: t.timedOut, exitCode: t.exitCode, logPath: t.logPath, failures: t.failures };
-    return state.lastTests;
+    state.lastTests = {
+      treeHash,
+      iteration: state.iteration,
+      passed: t.passed,
+      timedOut: t.timedOut,
+      exitCode: t.exitCode,
+      logPath: t.logPath,
+      failures: t.failures,
+      runner: t.runner,
+      verdict: t.verdict,
+      reason: t.reason,
+    };
+    return t.runner === 'none' ? null : state.lastTests;
+  };
+
+  /** What the evidence gate and the council read of the tests: an inconclusive run verifies nothing. */
+  const testEvidence = (t: TestRunRecord | null): { passed: boolean; timedOut: boolean; logPath: string } | null =>
+    t && t.verdict !== 'inconclusive' ? { passed: t.passed, timedOut: t.timedOut, logPath: t.logPath } : null;
+  const testLine = (t: TestRunRecord): string => {
+    const what = knobs.testCommand ? `\`${knobs.testCommand}\`` : `the detected ${t.runner ?? 'test'} runner`;
+    const verdict = t.verdict === 'inconclusive' ? `INCONCLUSIVE (${t.reason})` : t.passed ? 'PASSED' : t.timedOut ? 'TIMED OUT' : `FAILED (exit ${t.exitCode})`;
+    return `${what} on the current tree (iteration ${t.iteration}): ${verdict}; log: ${t.logPath}`;
   };
 
   const evidenceInput = async (round: number): Promise<EvidenceInput> => {
@@ -476,10 +549,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       knobs,
       authorization: input.authorization ?? null,
       runStart: state.runStart,
-      tests: t ? { passed: t.passed, timedOut: t.timedOut, logPath: t.logPath } : null,
-      testSummary: t
-        ? `\`${knobs.testCommand}\` on the current tree (iteration ${t.iteration}): ${t.passed ? 'PASSED' : t.timedOut ? 'TIMED OUT' : `FAILED (exit ${t.exitCode})`}; log: ${t.logPath}`
-        : 'No test command is configured for this run.',
+      tests: testEvidence(t),
+      testSummary: t ? testLine(t) : 'No test command is configured for this run, and no test runner was found.',
       convergenceSummary: `No-change streak ${c.consecutiveNoChange}; done signals ${c.doneSignals} in a row, ${c.totalDoneSignals} in total; recent tree hashes: ${c.recentHashes.map((h) => h.slice(0, 8)).join(', ')}`,
     };
   };
@@ -487,8 +558,226 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const notesOf = (inconclusive: readonly string[]): string[] =>
     inconclusive.map((r) => `completion not independently verified: ${r.replace(/_/g, ' ')}`);
 
+  // ---- quality gates, code review and the PRD checklist (gates era) ----
+
+  const interrupted = (): boolean => state.pause !== null || stopRequest !== null || rolloverNow;
+
+  /**
+   * A gate result against its failure ladder: the stuck-gate abort ends the run; the pause and the
+   * escalation happen once per streak. Returns the outcome when the run must end.
+   */
+  const trackGateResult = async (r: GateResult): Promise<Outcome | null> => {
+    const t = trackGate(state.gates.tracks[r.gate], r, knobs);
+    state.gates.tracks = { ...state.gates.tracks, [r.gate]: t.track };
+    const n = t.track.consecutiveFailures;
+    if (t.action === 'stuck') return finish('gate_stuck', stuckReason(r.gate, t.track));
+    if (t.action === 'pause' && !state.pause) {
+      state.pause = { reason: `the ${gateLabel(r.gate)} gate failed ${n} times in a row (${r.reason}); look at it, then \`vigil resume ${info.workflowId}\` or stop the run`.slice(0, 2000), by: 'vigil', at: nowIso() };
+      await notifyPeople('escalation', `Quality gate ${gateLabel(r.gate)} keeps failing: the run is paused`, state.pause.reason, 'critical', { gate: r.gate, failures: n, iteration: state.iteration }, `${info.workflowId}:gate_pause:${r.gate}:${state.iteration}`);
+    } else if (t.action === 'escalate') {
+      await escalateToPerson('gate_failing', `the ${gateLabel(r.gate)} gate failed ${n} times in a row`, [gateLine(r), `${n} consecutive failures; the run pauses at ${knobs.gatePauseAfter}`], [], false, null);
+    }
+    return null;
+  };
+
+  /** The tool gates on the current tree, when due; their results join the latest per gate. */
+  const qualityGates = async (judging: boolean, iterationSucceeded: boolean): Promise<Outcome | null> => {
+    const tree = state.convergence.lastHash ?? '';
+    if (!gatesEra || !gatesDue({ judging, iterationSucceeded, treeHash: tree, lastTree: state.gates.lastTree }, knobs)) return null;
+    status = 'gating';
+    publish();
+    const out = await runToolGates(gateActs, {
+      runId: info.workflowId,
+      repoPath: input.repoPath,
+      iteration: state.iteration,
+      knobs,
+      treeHash: tree,
+      runStartTree: state.runStart?.treeHash ?? null,
+      tracks: state.gates.tracks,
+      runTests: () => ensureTests(tree),
+      interrupted,
+    });
+    status = stopRequest ? 'stopping' : 'running';
+    state.gates.latest = mergeLatest(state.gates.latest, out.results);
+    if (!out.interrupted) state.gates.lastTree = tree;
+    log.info('quality gates', { iteration: state.iteration, results: out.results.map((r) => `${r.gate}:${r.verdict}`).join(' ') });
+    for (const r of out.results) {
+      const ended = await trackGateResult(r);
+      if (ended) return ended;
+    }
+    publish();
+    return null;
+  };
+
+  /** The code review of the current tree (a passing review of the same tree is not repeated). */
+  const codeReview = async (tree: string): Promise<ReviewRecord> => {
+    const last = state.gates.reviews.at(-1);
+    if (last && last.treeHash === tree && last.result === 'pass') return last;
+    const round = state.gates.reviewRounds + 1;
+    status = 'gating';
+    publish();
+    const t = state.lastTests?.treeHash === tree ? state.lastTests : null;
+    const r = await runReviewRound(
+      { repo, members },
+      {
+        runId: info.workflowId,
+        repoPath: input.repoPath,
+        prdPath: input.prdPath,
+        round,
+        iteration: state.iteration,
+        knobs,
+        authorization: input.authorization ?? null,
+        runStart: state.runStart,
+        testSummary: t ? testLine(t) : 'No test results for this tree.',
+        at: nowIso(),
+      },
+    );
+    status = stopRequest ? 'stopping' : 'running';
+    for (const u of r.usages) state.spend = addUsage(state.spend, u);
+    state.gates.reviewRounds = round;
+    state.gates.reviews = [...state.gates.reviews, r.record].slice(-5);
+    const asGate = reviewGateResult(r.record);
+    state.gates.latest = mergeLatest(state.gates.latest, [asGate]);
+    log.info('code review', { round, result: r.record.result, reviewers: r.record.reviewers.length });
+    return r.record;
+  };
+
+  /** Asks the verifier about every checklist item (held-out ones included) on the current tree. */
+  const verifyChecklist = async (tree: string): Promise<GateResult | null> => {
+    const cl = state.gates.checklist;
+    if (!cl) return null;
+    status = 'gating';
+    publish();
+    let answer: AgentResult | null = null;
+    try {
+      answer = await members.runAgent.executeWithOptions({ summary: `verify the PRD checklist (iteration ${state.iteration})` }, [
+        {
+          runId: info.workflowId,
+          repoPath: input.repoPath,
+          ...chooseAgent(knobs, 'checklist-verifier', knobs.tier),
+          authorization: input.authorization ?? null,
+          prompt: checklistVerifierPrompt({ items: cl.items, prdPath: input.prdPath, diffPath: null, testSummary: state.lastTests ? testLine(state.lastTests) : 'No test results.' }),
+          role: 'checklist-verifier',
+          iteration: state.iteration,
+          phase: 'VERIFY',
+          tier: knobs.tier,
+          timeoutSeconds: knobs.councilMemberTimeoutSeconds,
+          completionPromise: '',
+          parse: 'verification',
+          checklistIds: cl.items.map((i) => i.id),
+          rateLimitRpm: knobs.rateLimitRpm,
+        },
+      ]);
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+    }
+    status = stopRequest ? 'stopping' : 'running';
+    if (answer?.usage) state.spend = addUsage(state.spend, answer.usage);
+    const statuses = { ...cl.status };
+    for (const [id, v] of Object.entries(answer?.verification ?? {})) statuses[id] = { status: v.status, evidence: v.evidence, iteration: state.iteration };
+    state.gates.checklist = { ...cl, status: statuses };
+    const result = checklistGateResult(state.gates.checklist, tree, state.iteration);
+    state.gates.latest = mergeLatest(state.gates.latest, [result]);
+    return result;
+  };
+
+  /**
+   * Before completion is judged (the council, or the evidence gate alone): the tool gates on this
+   * tree, then the code review, then the PRD checklist. 'refused' (findings say what blocked and
+   * why) or 'interrupted' (a pause or stop came first) keep the run going; null lets the
+   * judgement go on; an outcome ends the run (a stuck gate).
+   */
+  const refuse = (gates: GateName[], reason: string): 'refused' => {
+    state.gates.lastRefusal = { iteration: state.iteration, gates, reason: reason.slice(0, 500) };
+    log.info('completion refused by the quality gates', { iteration: state.iteration, gates: gates.join(',') });
+    return 'refused';
+  };
+
+  const completionGuard = async (): Promise<Outcome | 'refused' | 'interrupted' | null> => {
+    if (!gatesEra) return null;
+    const ended = await qualityGates(true, true);
+    if (ended) return ended;
+    if (interrupted()) return 'interrupted';
+    const tree = state.convergence.lastHash ?? '';
+    const failing = blockingFailures(state.gates.latest.filter((r) => isToolGate(r.gate)), knobs, tree);
+    if (failing.length > 0) {
+      state.lastFindings = describeGateRefusal(failing, state.iteration).slice(0, LIMITS.findingChars * 4);
+      return refuse(failing.map((f) => f.gate), failing.map((f) => `${gateLabel(f.gate)}: ${f.reason}`).join('; '));
+    }
+    if (knobs.codeReview) {
+      const review = await codeReview(tree);
+      const ended2 = await trackGateResult(state.gates.latest.find((r) => r.gate === 'code_review') as GateResult);
+      if (ended2) return ended2;
+      if (review.result !== 'pass') {
+        state.lastFindings = `Completion at iteration ${state.iteration} was refused before the council was asked: the code review did not pass.\n${reviewSummaryForPrompt(review, LIMITS.findingChars * 3)}`.slice(0, LIMITS.findingChars * 4);
+        return refuse(['code_review'], `code review ${review.result}: ${review.reason}`);
+      }
+      if (interrupted()) return 'interrupted';
+    }
+    if (knobs.prdChecklist && state.gates.checklist) {
+      const r = await verifyChecklist(tree);
+      if (r) {
+        const ended3 = await trackGateResult(r);
+        if (ended3) return ended3;
+        if (r.verdict !== 'pass') {
+          state.lastFindings = `Completion at iteration ${state.iteration} was refused before the council was asked: the requirements checklist is not met.\n${r.findings.map((f) => `- ${f.message}`).join('\n')}`.slice(0, LIMITS.findingChars * 4);
+          return refuse(['checklist'], r.reason);
+        }
+      }
+    }
+    return null;
+  };
+
+  /** At run start, once: the PRD checklist from the person's file or extracted by an agent; held-out items chosen. */
+  const ensureChecklist = async (): Promise<void> => {
+    if (!gatesEra || !knobs.prdChecklist || state.gates.checklistTried) return;
+    state.gates.checklistTried = true;
+    let items = input.checklist ?? null;
+    const source = items ? 'file' : 'agent';
+    if (!items) {
+      let r: AgentResult | null = null;
+      try {
+        r = await members.runAgent.executeWithOptions({ summary: 'extract the PRD checklist' }, [
+          {
+            runId: info.workflowId,
+            repoPath: input.repoPath,
+            ...chooseAgent(knobs, 'checklist', knobs.tier),
+            authorization: input.authorization ?? null,
+            prompt: checklistExtractionPrompt({ prdPath: input.prdPath, maxItems: MAX_CHECKLIST_ITEMS }),
+            role: 'checklist',
+            iteration: 1,
+            phase: 'REASON',
+            tier: knobs.tier,
+            timeoutSeconds: knobs.councilMemberTimeoutSeconds,
+            completionPromise: '',
+            parse: 'checklist',
+            rateLimitRpm: knobs.rateLimitRpm,
+          },
+        ]);
+      } catch (err) {
+        if (!(err instanceof ActivityFailure)) throw err;
+        state.gates.checklistProblem = `the checklist could not be extracted: ${(err.cause?.message ?? err.message).slice(0, 300)}`;
+      }
+      if (r?.usage) state.spend = addUsage(state.spend, r.usage);
+      if (r?.checklist?.ok) items = r.checklist.items;
+      else if (r) state.gates.checklistProblem = `the checklist could not be extracted: ${r.checklist?.error ?? 'no answer'}`.slice(0, 500);
+    }
+    if (!items || items.length === 0) {
+      log.warn('no PRD checklist for this run', { problem: state.gates.checklistProblem });
+      return;
+    }
+    state.gates.checklist = { items, heldOut: knobs.checklistHeldOut ? selectHeldOut(items) : [], source, status: {}, waivers: [] };
+    log.info('PRD checklist ready', { items: items.length, source });
+  };
+
   /** A council round; returns the outcome when the run must end, else null (findings set). */
   const councilRound = async (trigger: ConveneTrigger): Promise<Outcome | null> => {
+    const guard = await completionGuard();
+    if (guard !== null) {
+      // A person's request is answered by the refusal: it is not asked again at every boundary.
+      if (trigger === 'forced') state.council.forceReview = null;
+      return typeof guard === 'string' ? null : guard;
+    }
     const round = state.council.rounds + 1;
     status = 'reviewing';
     publish();
@@ -530,7 +819,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   };
   const hasChannel = (): boolean => Boolean(knobs.notifyWebhookUrl || knobs.notifySlackWebhookUrl || knobs.notifyDiscordWebhookUrl || knobs.notifyFile || knobs.notifyDesktop);
 
-  type EscalationReason = 'uncertainty' | 'tier_exhausted' | 'agent_request' | 'dead_letter';
+  type EscalationReason = 'uncertainty' | 'tier_exhausted' | 'agent_request' | 'dead_letter' | 'gate_failing';
   /** Handoff, notification, then the mode's consequence: a pause in supervised mode (or when asked to block). */
   const escalateToPerson = async (reason: EscalationReason, headline: string, signals: string[], questions: string[], pause: boolean, proxies: Proxies | null): Promise<void> => {
     const lastVerdict = state.council.verdicts.at(-1);
@@ -805,6 +1094,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
 
   /** Without a council, a claim completes the run when the evidence gate passes. */
   const claimWithoutCouncil = async (): Promise<Outcome | null> => {
+    const guard = await completionGuard();
+    if (guard !== null) return typeof guard === 'string' ? null : guard;
     const round = state.council.rounds + 1;
     const { facts, verdict } = await checkEvidence(councilDeps, await evidenceInput(round));
     state.lastEvidence = evidenceRecord(state.iteration, verdict, facts, state.lastTests?.passed ?? null);
@@ -844,6 +1135,10 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           if (escalationEra && knobs.tierLadder) state.ladder = initialLadder(knobs.tier, start.alwaysHigh ?? null);
           state.convergence = { ...state.convergence, lastHash: start.treeHash };
           status = 'running';
+          publish();
+        }
+        if (gatesEra && knobs.prdChecklist && !state.gates.checklistTried) {
+          await ensureChecklist();
           publish();
         }
 
@@ -928,6 +1223,12 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             completionPromise: knobs.completionPromise,
             ...(handoffContext ? { handoffSummary: handoffContext } : {}),
             ...(fresh ? { freshSession: true } : {}),
+            ...(gatesEra
+              ? {
+                  gateFindings: gateFindingsForPrompt(state.gates.latest, knobs),
+                  checklist: state.gates.checklist ? builderChecklist(state.gates.checklist, 5000) : null,
+                }
+              : {}),
           };
           publish();
 
@@ -1059,6 +1360,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           if (result.exitCode === 0) {
             state.consecutiveFailures = 0;
             state.lastFindings = null;
+            // The quality gates look at every tree a good iteration leaves (gateCadence).
+            const gated = await qualityGates(false, true);
+            if (gated) return gated;
             if (!knobs.councilEnabled) {
               if (result.claimed) {
                 const ended = await claimWithoutCouncil();

@@ -72,6 +72,34 @@ export function nextStep(s: Pick<StatusSnapshot, 'workflowId' | 'pause' | 'budge
   return `**Next step:** ${advice} — \`vigil resume ${id}\` (or \`temporal workflow signal -w ${id} --name resume\`); to end it, \`vigil stop ${id}\``;
 }
 
+/** The quality gates, the latest code review and the PRD checklist (held-out items masked), a line each. */
+export function qualityLines(s: StatusSnapshot): string[] {
+  const lines: string[] = [];
+  const q = s.quality;
+  if (q && q.gates.length > 0) {
+    const mark = { pass: '✓', fail: '✗', inconclusive: '?' } as const;
+    lines.push(`Quality gates: ${q.gates.map((g) => `${mark[g.verdict]} ${g.gate.replace(/_/g, ' ')}${q.failing[g.gate] ? ` (${q.failing[g.gate]}× in a row)` : ''}`).join(' · ')}`);
+    for (const g of q.gates.filter((x) => x.verdict === 'fail').slice(0, 3)) lines.push(`- ${g.gate.replace(/_/g, ' ')}: ${clip(g.reason, 200)}`);
+  }
+  if (q?.lastReview) {
+    const r = q.lastReview;
+    lines.push(
+      `Code review ${r.round} (iteration ${r.iteration}): ${r.result.toUpperCase()} · ${r.reviewers.map((x) => `${x.reviewer} ${x.verdict}`).join(', ')}` +
+        `${r.devilsAdvocate ? ` · devil's advocate ${r.devilsAdvocate.verdict}` : ''} · mergeability ${r.mergeability} — ${clip(r.reason, 200)}`,
+    );
+  }
+  if (q?.checklist) {
+    const c = q.checklist;
+    const n = (st: string): number => c.filter((i) => i.status === st).length;
+    const waived = c.filter((i) => i.waived).length;
+    lines.push(`PRD checklist: ${c.length} item(s) · ${n('passing')} passing · ${n('failing')} failing · ${n('unverified')} unverified${waived ? ` · ${waived} waived` : ''}`);
+    for (const i of c.filter((x) => x.status === 'failing' && !x.waived).slice(0, 5)) lines.push(`- ${i.id} (${i.priority}) failing: ${clip(i.title, 120)}`);
+  } else if (q?.checklistProblem) {
+    lines.push(`PRD checklist: none (${clip(q.checklistProblem, 200)})`);
+  }
+  return lines;
+}
+
 export function currentDetails(s: StatusSnapshot): string {
   const lines = [
     `**${s.status.toUpperCase()}** · iteration ${s.iteration}/${s.maxIterations}` +
@@ -100,6 +128,7 @@ export function currentDetails(s: StatusSnapshot): string {
         (v.devilsAdvocate?.flipped ? " · devil's advocate objected" : ''),
     );
   }
+  lines.push(...qualityLines(s));
   if (s.breaker) lines.push(`Circuit breaker tripped (${s.breaker.replace(/_/g, ' ')}): the council convenes every iteration`);
   if (s.council.forceReviewPending) lines.push('A council review was requested and convenes at the next boundary');
   const p = s.uncertainty.lastProxies;

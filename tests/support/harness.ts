@@ -131,8 +131,11 @@ export function runInput(repoPath: string, scenarioFile: string, knobs: Partial<
       backoffJitterSeconds: 0,
       heartbeatTimeoutSeconds: 5,
       // The loop's own behaviour is tested with claims judged by the evidence gate alone;
-      // council tests turn the council on.
+      // council tests turn the council on, gate tests the quality gates, review and checklist.
       councilEnabled: false,
+      qualityGates: false,
+      codeReview: false,
+      prdChecklist: false,
       ...knobs,
     },
   };

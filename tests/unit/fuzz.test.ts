@@ -80,6 +80,7 @@ const FIELD_VALUES: Record<string, fc.Arbitrary<unknown>> = {
   by: fc.oneof({ weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 210 }) }, { weight: 1, arbitrary: fieldValue }),
   now: fc.oneof(fc.boolean(), fieldValue),
   directive: fc.oneof({ weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 500 }) }, { weight: 1, arbitrary: hugeString }, { weight: 1, arbitrary: fieldValue }),
+  item: fc.oneof({ weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 80 }) }, { weight: 1, arbitrary: fieldValue }),
   usd: fc.oneof({ weight: 4, arbitrary: fc.double({ min: 0, max: 1_000_000, noNaN: true }) }, { weight: 1, arbitrary: fc.double() }, { weight: 1, arbitrary: fieldValue }),
 };
 const FIELDS: Record<MessageName, string[]> = {
@@ -89,6 +90,7 @@ const FIELDS: Record<MessageName, string[]> = {
   input: ['directive', 'by'],
   forceReview: ['reason', 'by'],
   budget: ['usd', 'by'],
+  waive: ['item', 'reason', 'by'],
 };
 
 /** Payloads with the message's own fields (most valid, some not), sometimes an evil extra key,
@@ -96,7 +98,7 @@ const FIELDS: Record<MessageName, string[]> = {
 const nearValid = (name: MessageName): fc.Arbitrary<unknown> =>
   fc
     .tuple(
-      fc.record(Object.fromEntries(FIELDS[name].map((f) => [f, FIELD_VALUES[f] as fc.Arbitrary<unknown>])), { requiredKeys: name === 'input' ? ['directive'] : name === 'budget' ? ['usd'] : [] }),
+      fc.record(Object.fromEntries(FIELDS[name].map((f) => [f, FIELD_VALUES[f] as fc.Arbitrary<unknown>])), { requiredKeys: name === 'input' ? ['directive'] : name === 'budget' ? ['usd'] : name === 'waive' ? ['item'] : [] }),
       fc.option(fc.tuple(fc.constantFrom(...EVIL_KEYS), fieldValue), { freq: 5 }),
       fc.boolean(),
     )

@@ -296,6 +296,59 @@ const CASES: Record<KnobName, Cases> = {
   rateLimitRpm: intCases(1, 100_000),
   rateLimitNotifySeconds: intCases(0, 604_800),
   notifyTimeoutSeconds: intCases(1, 120),
+  qualityGates: boolCases,
+  gateCadence: {
+    good: [
+      ['changed', 'changed'],
+      [' Claim ', 'claim'],
+    ],
+    bad: ['', 'always', 'every'],
+  },
+  gateTimeoutSeconds: intCases(1, 86_400),
+  gateStaticAnalysis: boolCases,
+  gateSecretScan: boolCases,
+  gateTests: boolCases,
+  gateMockIntegrity: boolCases,
+  gateTestMutation: boolCases,
+  gateDocCoverage: boolCases,
+  gateCoverage: boolCases,
+  coverageThreshold: {
+    good: [
+      ['0', 0],
+      ['80', 80],
+      ['92.5', 92.5],
+      ['100', 100],
+    ],
+    bad: ['-1', '100.1', 'most', ''],
+  },
+  gateEscalateAfter: intCases(1, 1000),
+  gatePauseAfter: intCases(1, 1000),
+  gateStuckAfter: intCases(0, 1000),
+  gateFindingsInPrompt: intCases(0, 100),
+  codeReview: boolCases,
+  reviewComplexity: {
+    good: [
+      ['simple', 'simple'],
+      ['Standard', 'standard'],
+      [' complex ', 'complex'],
+    ],
+    bad: ['', 'hard'],
+  },
+  reviewMaxReviewers: intCases(0, 12),
+  reviewProvider: {
+    good: [
+      ['', ''],
+      ['codex', 'codex'],
+    ],
+    bad: ['gpt'],
+  },
+  reviewModel: modelCases(),
+  reviewDevilsAdvocate: boolCases,
+  reviewInconclusiveBlocks: boolCases,
+  reviewMergeabilityMin: intCases(0, 100),
+  reviewMaxDiffBytes: intCases(0, 10_000_000),
+  prdChecklist: boolCases,
+  checklistHeldOut: boolCases,
 };
 
 describe('knob fromString', () => {

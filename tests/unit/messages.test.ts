@@ -8,7 +8,7 @@ import { MESSAGE_SCHEMAS, parseMessage, type MessageName } from '../../schemas/m
 import { LIMITS } from '../../schemas/run.js';
 
 const MiB = 1024 * 1024;
-const NAMES: MessageName[] = ['pause', 'resume', 'stop', 'input', 'forceReview', 'budget'];
+const NAMES: MessageName[] = ['pause', 'resume', 'stop', 'input', 'forceReview', 'budget', 'waive'];
 
 /** Asserts a failed parse and returns its error text. */
 function errorOf(name: MessageName, payload: unknown): string {
@@ -25,7 +25,7 @@ function valueOf(name: MessageName, payload: unknown): unknown {
 }
 
 describe('parseMessage: registry', () => {
-  it('knows exactly pause, resume, stop, input, forceReview and budget', () => {
+  it('knows exactly pause, resume, stop, input, forceReview, budget and waive', () => {
     expect(Object.keys(MESSAGE_SCHEMAS).sort()).toEqual([...NAMES].sort());
   });
 
@@ -222,5 +222,17 @@ describe('budget payload', () => {
     expect(bad.ok).toBe(false);
     expect(!bad.ok && bad.error).toMatch(/^budget: field "usd"/);
     expect(parseMessage('budget', {}).ok).toBe(false);
+  });
+});
+
+describe('waive payload', () => {
+  it('takes a checklist item id (or a held-out label) and names a bad field', () => {
+    expect(parseMessage('waive', { item: 'REQ-3', reason: 'next release', by: 'ana' })).toEqual({ ok: true, value: { item: 'REQ-3', reason: 'next release', by: 'ana' } });
+    expect(parseMessage('waive', { item: 'held-out-1' }).ok).toBe(true);
+    for (const payload of [{}, { item: '' }, { item: 'x'.repeat(65) }, { item: 3 }, { item: 'REQ-1', extra: true }]) {
+      const r = parseMessage('waive', payload);
+      expect(r.ok, JSON.stringify(payload)).toBe(false);
+      expect(!r.ok && r.error).toMatch(/^waive: /);
+    }
   });
 });

@@ -3,10 +3,13 @@
  * with the tier's model — `model` pins one for every tier, else `modelPlanning` /
  * `modelDevelopment` / `modelFast`, else the provider's own default for the tier (null here: the
  * preset knows it). Council members and the devil's advocate may use another provider and model
- * (`councilProvider`, `councilModel`), since a reviewer on a different model is a stronger check.
+ * (`councilProvider`, `councilModel`), since a reviewer on a different model is a stronger check;
+ * code reviewers may have their own (`reviewProvider`, `reviewModel`). The checklist extractor and
+ * verifier are reviewers too: they run on the council's provider and model.
  */
 import type { Knobs, ProviderKnob } from '../../schemas/knobs.js';
 import type { Tier } from '../../schemas/run.js';
+import type { AgentRole } from '../../schemas/activities.js';
 
 export interface AgentChoice {
   provider: ProviderKnob;
@@ -32,6 +35,8 @@ type ChoiceKnobs = Pick<
   | 'councilModel'
   | 'devilsAdvocateProvider'
   | 'devilsAdvocateModel'
+  | 'reviewProvider'
+  | 'reviewModel'
 >;
 
 const orNull = (s: string): string | null => (s.trim() === '' ? null : s.trim());
@@ -41,14 +46,24 @@ function tierModel(k: ChoiceKnobs, tier: Tier): string | null {
   return orNull(k.model) ?? orNull(perTier);
 }
 
-export function chooseAgent(k: ChoiceKnobs, role: 'iteration' | 'council' | 'devils-advocate' | 'reviewer', tier: Tier): AgentChoice {
+export function chooseAgent(k: ChoiceKnobs, role: AgentRole, tier: Tier): AgentChoice {
   const reviewing = role !== 'iteration';
   const devil = role === 'devils-advocate';
+  const codeReviewer = role === 'reviewer';
   const councilProvider: ProviderKnob = k.councilProvider !== '' ? k.councilProvider : k.provider;
-  const provider: ProviderKnob = !reviewing ? k.provider : devil && k.devilsAdvocateProvider !== '' ? k.devilsAdvocateProvider : councilProvider;
+  const provider: ProviderKnob = !reviewing
+    ? k.provider
+    : devil && k.devilsAdvocateProvider !== ''
+      ? k.devilsAdvocateProvider
+      : codeReviewer && k.reviewProvider !== ''
+        ? k.reviewProvider
+        : councilProvider;
   // A reviewer on another provider has no use for the builder's argv or model names.
   const sameProvider = provider === k.provider;
-  const reviewerModel = (devil ? orNull(k.devilsAdvocateModel) : null) ?? (provider === councilProvider ? orNull(k.councilModel) : null);
+  const reviewerModel =
+    (devil ? orNull(k.devilsAdvocateModel) : null) ??
+    (codeReviewer ? orNull(k.reviewModel) : null) ??
+    (provider === councilProvider ? orNull(k.councilModel) : null);
   const model = reviewing ? (reviewerModel ?? (sameProvider ? tierModel(k, tier) : null)) : tierModel(k, tier);
   return {
     provider,

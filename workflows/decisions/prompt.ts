@@ -35,6 +35,8 @@ export function buildPrompt(p: PromptInput): string {
     for (const d of p.directives) lines.push(`[from ${d.by} at ${d.at}]`, d.text);
   }
   if (p.findings) lines.push('', 'Findings from the previous iteration:', p.findings);
+  if (p.gateFindings) lines.push('', 'QUALITY GATE FAILURES (fix these; a failing blocking gate refuses completion):', p.gateFindings);
+  if (p.checklist) lines.push('', 'Requirements checklist (verified independently before completion):', p.checklist);
   lines.push('', 'When every requirement is implemented and the tests pass, claim completion by');
   if (p.completionPromise) lines.push(`printing the exact line "${p.completionPromise}" or`);
   lines.push('creating the file .vigil/signals/COMPLETION_REQUESTED. The claim is verified independently.');

@@ -1,0 +1,268 @@
+/**
+ * Quality gates, the blind code review and the PRD checklist against a real Temporal server,
+ * with scripted agents and real tools (bash -n for static analysis): a failing gate refuses a
+ * claim and the next prompt names it, reviewer severities block or advise, an inconclusive
+ * review re-runs once then blocks, a stuck gate ends the run, a held-out item blocks without
+ * ever reaching the builder, and a waiver lifts the block.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Knobs } from '../../schemas/knobs.js';
+import { ChecklistItemSchema } from '../../schemas/gates.js';
+import { selectHeldOut } from '../../workflows/decisions/checklist.js';
+import { stopUpdate, waiveUpdate } from '../../workflows/messages.js';
+import {
+  agentCalls,
+  assertBuilt,
+  createTestEnv,
+  makeRepo,
+  makeWorker,
+  runInput,
+  startRun,
+  status,
+  uniqueId,
+  waitForStatus,
+  writeScenario,
+  type ScenarioInput,
+  type TestEnv,
+} from '../support/harness.js';
+
+let env: TestEnv;
+beforeAll(async () => {
+  assertBuilt();
+  env = await createTestEnv();
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+/** Every tool gate on; review and checklist per test. */
+const GATES: Partial<Knobs> = { qualityGates: true, gateTimeoutSeconds: 60, councilMemberTimeoutSeconds: 30 };
+
+const BAD_SH = '#!/bin/sh\nif [ -f x ]; then\n  echo broken\n'; // no `fi`: bash -n fails
+const GOOD_SH = '#!/bin/sh\nif [ -f x ]; then\n  echo fine\nfi\n';
+
+/** The prompts the builder was given, in order. */
+function builderPrompts(repo: string, runId: string): string[] {
+  const dir = path.join(repo, '.vigil/runs', runId);
+  return readdirSync(dir)
+    .filter((f) => /^iteration-\d+\.prompt\.md$/.test(f))
+    .sort()
+    .map((f) => readFileSync(path.join(dir, f), 'utf8'));
+}
+
+/** Every file under the repository's .vigil folder, concatenated (what the builder could read). */
+function everythingTheBuilderCanRead(repo: string): string {
+  const out: string[] = [];
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) out.push(readFileSync(p, 'utf8'));
+    }
+  };
+  walk(path.join(repo, '.vigil'));
+  return out.join('\n');
+}
+
+async function run(scenario: ScenarioInput, knobs: Partial<Knobs>, drive?: (h: Awaited<ReturnType<typeof startRun>>) => Promise<void>) {
+  const repo = makeRepo();
+  const file = writeScenario(repo, scenario);
+  const tq = uniqueId('gates');
+  const worker = await makeWorker(env, tq);
+  const runId = uniqueId('gated');
+  return worker.runUntil(async () => {
+    const handle = await startRun(env, tq, runInput(repo, file, { ...GATES, ...knobs }), runId);
+    if (drive) await drive(handle);
+    const outcome = await handle.result();
+    const meta = (await handle.query('__temporal_workflow_metadata')) as { currentDetails?: string };
+    return { outcome, snap: await status(handle), repo, runId, details: meta.currentDetails ?? '' };
+  });
+}
+
+describe('tool gates', () => {
+  it('a syntax error in a changed file refuses the claim; the next prompt names the file; the fix completes the run', async () => {
+    const { outcome, snap, repo, runId, details } = await run(
+      {
+        version: 1,
+        iterations: [
+          { writes: { 'scripts/deploy.sh': BAD_SH }, claim: 'file' },
+          { writes: { 'scripts/deploy.sh': GOOD_SH }, claim: 'file' },
+        ],
+      },
+      { codeReview: false, prdChecklist: false },
+    );
+    expect(outcome).toMatchObject({ status: 'completion_promise_fulfilled', iteration: 2 });
+    const prompts = builderPrompts(repo, runId);
+    expect(prompts[0]).not.toContain('QUALITY GATE FAILURES');
+    expect(prompts[1]).toContain('QUALITY GATE FAILURES');
+    expect(prompts[1]).toMatch(/static analysis FAILED \(blocks completion\)/);
+    expect(prompts[1]).toContain('scripts/deploy.sh');
+    expect(prompts[1]).toContain('refused before the council was asked');
+    const sa = snap.quality?.gates.find((g) => g.gate === 'static_analysis');
+    expect(sa).toMatchObject({ verdict: 'pass', iteration: 2 });
+    expect(snap.quality?.gates.map((g) => g.gate)).toEqual(expect.arrayContaining(['static_analysis', 'secret_scan', 'tests', 'mock_integrity', 'test_mutation', 'doc_coverage']));
+    expect(details).toContain('Quality gates: ✓ static analysis');
+  });
+
+  it('the same failure three times ends the run as gate_stuck (exit 20), naming the gate', async () => {
+    const { outcome, snap } = await run(
+      {
+        version: 1,
+        iterations: [],
+        // Each iteration changes the tree (a note) but never fixes the script.
+        default: { writes: { 'scripts/deploy.sh': BAD_SH }, appends: { 'notes.txt': 'tried again\n' } },
+      },
+      { codeReview: false, prdChecklist: false, maxIterations: 10 },
+    );
+    expect(outcome).toMatchObject({ status: 'gate_stuck', exitCode: 20, iteration: 3 });
+    expect(outcome.reason).toMatch(/^the static analysis gate failed 3 times in a row for the same reason: .*scripts\/deploy\.sh/);
+    expect(snap.quality?.failing.static_analysis).toBe(3);
+  });
+});
+
+const reviewerSays = (text: string) => ({ default: { output: text } });
+
+describe('blind code review', () => {
+  it("a reviewer's [High] blocks, [Medium] does not; the builder hears the finding", async () => {
+    const { outcome, snap, repo, runId } = await run(
+      {
+        version: 1,
+        iterations: [
+          // The sql/query keywords bring the security sentinel in (spec §5.4).
+          { writes: { 'src/sql.js': 'export const query = (id) => `SELECT * FROM t WHERE id = ${id}`;\n' }, claim: 'file' },
+          { writes: { 'src/sql.js': 'export const query = (id) => ["SELECT * FROM t WHERE id = ?", [id]];\n' }, claim: 'file' },
+        ],
+        roles: {
+          reviewer: {
+            default: { output: 'Reviewed.\nVERDICT: PASS\n- [Medium] the query helper needs a doc comment (src/sql.js:1)\n' },
+            reviewers: {
+              'security-sentinel': {
+                rounds: [{ output: 'VERDICT: FAIL\n- [High] SQL injection: id is interpolated into the query (src/sql.js:1)\n' }],
+                default: { output: 'VERDICT: PASS\n' },
+              },
+            },
+          },
+          'devils-advocate': reviewerSays('VERDICT: PASS\nNothing was missed.\n'),
+        },
+      },
+      { codeReview: true, prdChecklist: false, gateDocCoverage: false },
+    );
+    expect(outcome).toMatchObject({ status: 'completion_promise_fulfilled', iteration: 2 });
+    const prompts = builderPrompts(repo, runId);
+    expect(prompts[1]).toContain('the code review did not pass');
+    expect(prompts[1]).toContain('SQL injection');
+    const review = snap.quality?.lastReview;
+    expect(review).toMatchObject({ round: 2, result: 'pass' });
+    expect(review?.reviewers.map((r) => r.reviewer)).toEqual(expect.arrayContaining(['requirements-verifier', 'architecture-strategist', 'maintainer-mergeability', 'security-sentinel']));
+    expect(review?.devilsAdvocate?.verdict).toBe('PASS');
+    // 4 Medium findings (one per reviewer but security): 100 - 5 * n.
+    expect(review?.mergeability).toBe(100 - 5 * review!.reviewers.filter((r) => r.counts.medium > 0).length);
+    const calls = agentCalls(repo).filter((c) => c.role === 'reviewer');
+    expect(calls.filter((c) => (c as { reviewer?: string }).reviewer === 'security-sentinel')).toHaveLength(2);
+  });
+
+  it('an inconclusive review re-runs once, then blocks', async () => {
+    const { outcome, snap, repo } = await run(
+      {
+        version: 1,
+        iterations: [{ writes: { 'src/a.js': 'export const a = 1;\n' }, claim: 'file' }],
+        default: { appends: { 'notes.txt': 'waiting\n' } },
+        roles: { reviewer: reviewerSays('I looked at it and have opinions, but no verdict line.\n') },
+      },
+      { codeReview: true, prdChecklist: false, gateDocCoverage: false, maxIterations: 2 },
+    );
+    expect(outcome.status).toBe('max_iterations_reached');
+    const review = snap.quality?.lastReview;
+    expect(review).toMatchObject({ round: 1, result: 'inconclusive', rerun: true });
+    // Every reviewer was asked twice (the first time and the one re-run), no more.
+    const calls = agentCalls(repo).filter((c) => c.role === 'reviewer');
+    expect(calls.length).toBe(review!.reviewers.length * 2);
+    expect(snap.quality?.gates.find((g) => g.gate === 'code_review')).toMatchObject({ verdict: 'fail' });
+  });
+});
+
+describe('PRD checklist with held-out items', () => {
+  const items = [
+    { id: 'REQ-1', title: 'The CLI prints the sum of its arguments', priority: 'critical', verify: 'run it' },
+    { id: 'REQ-2', title: 'Negative numbers are accepted', priority: 'high', verify: 'run it' },
+    { id: 'REQ-3', title: 'Non-numbers give exit code 2', priority: 'medium', verify: 'run it' },
+    { id: 'REQ-4', title: 'A --help flag explains the usage in plain words', priority: 'low', verify: 'run it' },
+  ];
+  const [heldOutId] = selectHeldOut(items.map((i) => ChecklistItemSchema.parse(i)));
+  const heldOut = items.find((i) => i.id === heldOutId)!;
+
+  it('a failing held-out item blocks while no builder prompt carries its text; a waiver lifts the block', async () => {
+    const verdicts = items.map((i) => `ITEM ${i.id}: ${i.id === heldOutId ? 'FAIL - not implemented' : 'PASS - works'}`).join('\n');
+    const { outcome, snap, repo, runId } = await run(
+      {
+        version: 1,
+        iterations: [
+          { writes: { 'sum.js': 'console.log(1);\n' }, claim: 'file' },
+          { writes: { 'sum.js': 'console.log(2);\n' }, claim: 'file' },
+        ],
+        roles: {
+          checklist: { default: { output: `Here is the checklist:\n\`\`\`json\n${JSON.stringify(items)}\n\`\`\`\n` } },
+          'checklist-verifier': { default: { output: `${verdicts}\n` } },
+        },
+      },
+      { codeReview: false, prdChecklist: true, gateDocCoverage: false },
+      async (h) => {
+        // The first claim is refused on the held-out item; a person waives it by its label.
+        await waitForStatus(h, (s) => (s.quality?.checklist ?? []).some((i) => i.heldOut && i.status === 'failing'), 60_000);
+        const masked = (await status(h)).quality?.checklist ?? [];
+        const label = masked.find((i) => i.heldOut)?.id ?? '';
+        expect(label).toBe('held-out-1');
+        expect(JSON.stringify(masked)).not.toContain(heldOut.title);
+        const ack = await h.executeUpdate(waiveUpdate, { args: [{ item: label, reason: 'next release', by: 'ana' }] });
+        expect(ack.changed).toBe(true);
+      },
+    );
+    expect(outcome).toMatchObject({ status: 'completion_promise_fulfilled', iteration: 2 });
+    expect(snap.quality?.checklist).toHaveLength(4);
+    // The builder never saw the held-out item, in prompts or anywhere under .vigil/.
+    const prompts = builderPrompts(repo, runId);
+    expect(prompts.length).toBe(2);
+    for (const p of prompts) {
+      expect(p).not.toContain(heldOut.title);
+      expect(p).not.toMatch(/held.out/i);
+    }
+    expect(prompts[0]).toContain(items.find((i) => i.id !== heldOutId)!.title);
+    expect(prompts[1]).toContain('the requirements checklist is not met');
+    expect(everythingTheBuilderCanRead(repo)).not.toContain(heldOut.title);
+  });
+
+  it('without a waiver the held-out failure keeps blocking', async () => {
+    const verdicts = items.map((i) => `ITEM ${i.id}: ${i.id === heldOutId ? 'FAIL - not implemented' : 'PASS - works'}`).join('\n');
+    const { outcome, snap } = await run(
+      {
+        version: 1,
+        iterations: [],
+        default: { appends: { 'sum.js': '// more\n' }, claim: 'file' },
+        roles: {
+          checklist: { default: { output: JSON.stringify(items) } },
+          'checklist-verifier': { default: { output: `${verdicts}\n` } },
+        },
+      },
+      { codeReview: false, prdChecklist: true, gateDocCoverage: false, maxIterations: 2 },
+    );
+    expect(outcome.status).toBe('max_iterations_reached');
+    expect(snap.quality?.gates.find((g) => g.gate === 'checklist')).toMatchObject({ verdict: 'fail' });
+  });
+
+  it('a waiver of an unknown item is refused with a clear error', async () => {
+    await run(
+      { version: 1, iterations: [], default: { sleepMs: 300, appends: { 'x.txt': 'x\n' } }, roles: { checklist: { default: { output: JSON.stringify(items) } } } },
+      { codeReview: false, prdChecklist: true, maxIterations: 50 },
+      async (h) => {
+        await waitForStatus(h, (s) => (s.quality?.checklist?.length ?? 0) === 4, 60_000);
+        const err = await h.executeUpdate(waiveUpdate, { args: [{ item: 'REQ-99' }] }).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
+        expect((err as WorkflowUpdateFailedError).cause?.message).toMatch(/^waive: .*REQ-99/);
+        await h.executeUpdate(stopUpdate, { args: [{ by: 'test' }] });
+      },
+    );
+  });
+});

@@ -1,0 +1,137 @@
+/**
+ * One blind code review, orchestrated (spec §5.4, §5.5): the review diff is prepared (vs the run
+ * start, exclusions, size cap; a refused diff blocks), reviewers are chosen from the keywords in
+ * it, every reviewer answers in parallel without seeing another's answer, the answers are
+ * aggregated; an inconclusive review re-asks the silent reviewers once; a unanimous PASS is
+ * re-reviewed by the devil's advocate. The aggregate is written next to the reviewers' logs.
+ *
+ * Workflow code: deterministic, no I/O. The rules live in `decisions/review.ts`.
+ */
+import { ActivityFailure, type ActivityInterfaceFor } from '@temporalio/workflow';
+import type * as activities from '../activities/index.js';
+import type { AgentResult } from '../schemas/activities.js';
+import type { RunAuthorization } from '../schemas/authorization.js';
+import type { ReviewerRecord, ReviewRecord } from '../schemas/gates.js';
+import type { Knobs } from '../schemas/knobs.js';
+import { chooseAgent } from './decisions/agent-choice.js';
+import { aggregateReview, devilsAdvocateDue, devilsAdvocateReviewPrompt, reviewDiffCap, reviewerPrompt, selectReviewers, shouldRerun } from './decisions/review.js';
+
+type Acts = ActivityInterfaceFor<typeof activities>;
+
+export interface ReviewDeps {
+  repo: Acts;
+  /** Reviewer calls, bounded by the council member timeout. */
+  members: Acts;
+}
+
+export interface ReviewInput {
+  runId: string;
+  repoPath: string;
+  prdPath: string;
+  round: number;
+  iteration: number;
+  knobs: Knobs;
+  authorization: RunAuthorization | null;
+  runStart: { sha: string | null; treeHash: string } | null;
+  testSummary: string;
+  at: string;
+}
+
+export interface ReviewRoundResult {
+  record: ReviewRecord;
+  usages: NonNullable<AgentResult['usage']>[];
+}
+
+const NO_COUNTS = { critical: 0, high: 0, medium: 0, low: 0 };
+
+/** A reviewer's record from its call: lost calls have no output; a reviewer that wrote to the tree gave no verdict. */
+function recordOf(reviewer: string, r: AgentResult | null): ReviewerRecord {
+  if (r?.reviewChangedTree && r.reviewChangedTree.length > 0) {
+    const files = r.reviewChangedTree.slice(0, 3).join(', ');
+    return { reviewer, verdict: 'NO_VERDICT', blocking: false, counts: { ...NO_COUNTS }, findings: [`review void: the reviewer changed the working tree (${files})`.slice(0, 300)], logPath: r.logPath };
+  }
+  if (r === null || r.review === null) return { reviewer, verdict: 'NO_OUTPUT', blocking: false, counts: { ...NO_COUNTS }, findings: [], logPath: r?.logPath ?? '' };
+  return { ...r.review, reviewer };
+}
+
+export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Promise<ReviewRoundResult> {
+  const k = input.knobs;
+  const prepared = await deps.repo.prepareReview.executeWithOptions({ summary: `code review ${input.round}: prepare the diff (iteration ${input.iteration})` }, [
+    {
+      runId: input.runId,
+      repoPath: input.repoPath,
+      round: input.round,
+      runStartSha: input.runStart?.sha ?? null,
+      runStartTree: input.runStart?.treeHash ?? null,
+      maxDiffBytes: reviewDiffCap(null, k.reviewMaxDiffBytes > 0 ? k.reviewMaxDiffBytes : null),
+    },
+  ]);
+  const base = { round: input.round, iteration: input.iteration, treeHash: prepared.treeHash, at: input.at, devilsAdvocate: null, rerun: false };
+  const usages: NonNullable<AgentResult['usage']>[] = [];
+
+  if (prepared.refused) {
+    const record: ReviewRecord = { ...base, reviewers: [], result: 'refused', reason: prepared.refused, mergeability: 0 };
+    await deps.repo.writeReviewReport.executeWithOptions({ summary: `code review ${input.round}: report` }, [{ runId: input.runId, repoPath: input.repoPath, record }]);
+    return { record, usages };
+  }
+
+  const chosen = selectReviewers({ text: prepared.keywords.join('\n'), files: prepared.files, complexity: k.reviewComplexity, requirements: true, maxReviewers: k.reviewMaxReviewers });
+  const promptInput = (reviewer: string) => ({
+    reviewer,
+    diffPath: prepared.diffPath,
+    diffBytes: prepared.diffBytes,
+    files: prepared.files,
+    testSummary: input.testSummary,
+    prdPath: input.prdPath,
+    round: input.round,
+    iteration: input.iteration,
+  });
+  const ask = async (reviewer: string, devil: boolean): Promise<ReviewerRecord> => {
+    const role = devil ? 'devils-advocate' : 'reviewer';
+    let r: AgentResult | null;
+    try {
+      r = await deps.members.runAgent.executeWithOptions({ summary: `code review ${input.round}: ${reviewer}` }, [
+        {
+          runId: input.runId,
+          repoPath: input.repoPath,
+          ...chooseAgent(k, role, k.tier),
+          authorization: input.authorization,
+          prompt: devil ? devilsAdvocateReviewPrompt(promptInput(reviewer)) : reviewerPrompt(promptInput(reviewer)),
+          role,
+          iteration: input.iteration,
+          phase: 'VERIFY',
+          tier: k.tier,
+          timeoutSeconds: k.councilMemberTimeoutSeconds,
+          completionPromise: '',
+          extraEnv: { VIGIL_REVIEWER: reviewer, VIGIL_REVIEW_ROUND: String(input.round) },
+          parse: 'review',
+          rateLimitRpm: k.rateLimitRpm,
+        },
+      ]);
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      r = null;
+    }
+    if (r?.usage) usages.push(r.usage);
+    return recordOf(reviewer, r);
+  };
+
+  let reviewers = await Promise.all(chosen.map((c) => ask(c.reviewer, false)));
+  let outcome = aggregateReview(reviewers, null, { mergeabilityMin: k.reviewMergeabilityMin });
+  let rerun = false;
+  if (shouldRerun(outcome.result, false)) {
+    // One automatic re-run: the reviewers that gave no verdict are asked again.
+    rerun = true;
+    reviewers = await Promise.all(reviewers.map((r) => (r.verdict === 'PASS' || r.verdict === 'FAIL' ? r : ask(r.reviewer, false))));
+    outcome = aggregateReview(reviewers, null, { mergeabilityMin: k.reviewMergeabilityMin });
+  }
+  let devilsAdvocate: ReviewerRecord | null = null;
+  if (k.reviewDevilsAdvocate && outcome.result === 'pass' && devilsAdvocateDue(reviewers)) {
+    devilsAdvocate = await ask('devils-advocate', true);
+    outcome = aggregateReview(reviewers, devilsAdvocate, { mergeabilityMin: k.reviewMergeabilityMin });
+  }
+  const result = outcome.result === 'inconclusive' && !k.reviewInconclusiveBlocks ? 'pass' : outcome.result;
+  const record: ReviewRecord = { ...base, reviewers, devilsAdvocate, rerun, result, reason: outcome.reason, mergeability: outcome.mergeability };
+  await deps.repo.writeReviewReport.executeWithOptions({ summary: `code review ${input.round}: report` }, [{ runId: input.runId, repoPath: input.repoPath, record }]);
+  return { record, usages };
+}
