@@ -5,6 +5,7 @@
  * restarts and server restarts (they keep polling and say what they are waiting for).
  */
 import type { Client } from '@temporalio/client';
+import type { GateResult, ReviewRecord } from '../schemas/gates.js';
 import type { IterationRecord, Verdict } from '../schemas/run.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 import { CliError, EXIT } from './connection.js';
@@ -39,8 +40,23 @@ export function statusLine(s: StatusSnapshot): string {
   if (s.status === 'backing_off') return `backing off until ${s.backoffUntil} after ${s.consecutiveFailures} failure(s) in a row`;
   if (s.status === 'stopping') return 'stopping';
   if (s.status === 'reviewing') return `council round ${s.council.rounds + 1} in progress (iteration ${s.iteration})`;
+  if (s.status === 'gating') return `quality gates, code review and checklist on the tree of iteration ${s.iteration}`;
   if (s.agentRunning) return `iteration ${s.iteration} running (${s.phase}, tier ${s.tier})`;
   return s.status;
+}
+
+const MARK = { pass: '✓', fail: '✗', inconclusive: '?' } as const;
+
+/** The gates that ran on one iteration's tree, a mark each; failing ones with their reason. */
+export function gatesLine(gates: readonly GateResult[], iteration: number): string {
+  const these = gates.filter((g) => g.iteration === iteration && g.gate !== 'code_review' && g.gate !== 'checklist');
+  const failing = these.filter((g) => g.verdict === 'fail').map((g) => `${g.gate.replace(/_/g, ' ')}: ${g.reason}`);
+  return `quality gates on iteration ${iteration}: ${these.map((g) => `${MARK[g.verdict]} ${g.gate.replace(/_/g, ' ')}`).join(' · ')}${failing.length ? ` — ${failing.join('; ')}` : ''}`;
+}
+
+export function reviewLine(r: ReviewRecord): string {
+  const who = r.reviewers.map((x) => `${x.reviewer} ${x.verdict}`).join(', ');
+  return `code review ${r.round} (iteration ${r.iteration}): ${r.result.toUpperCase()} · ${who || 'no reviewer'}${r.devilsAdvocate ? ` · devil's advocate ${r.devilsAdvocate.verdict}` : ''} · mergeability ${r.mergeability}${r.result === 'pass' ? '' : ` — ${r.reason}`}`;
 }
 
 export interface FollowOptions {
@@ -66,6 +82,10 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
   let lastEvidenceIteration = 0;
   let seenEscalations = 0;
   let seenTierChanges = -1;
+  let lastGateIteration = 0;
+  let lastReview = 0;
+  let checklistSaid = false;
+  let lastRefusal = 0;
   let lastStatus = '';
   let silentSince: number | null = null;
   for (;;) {
@@ -92,6 +112,27 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
         if (claim && claim.iteration > lastClaimIteration) {
           lastClaimIteration = claim.iteration;
           if (!claim.accepted) say(`completion claim of iteration ${claim.iteration} refused: ${claim.reason}${claim.testLogPath ? ` (tests: ${claim.testLogPath})` : ''}`);
+        }
+        const q = snap.quality;
+        if (q) {
+          if (!checklistSaid && (q.checklist || q.checklistProblem)) {
+            checklistSaid = true;
+            say(q.checklist ? `PRD checklist: ${q.checklist.length} item(s), ${q.checklist.filter((i) => i.heldOut).length} held out from the agent` : `PRD checklist: none (${q.checklistProblem})`);
+          }
+          const gateIteration = Math.max(0, ...q.gates.filter((g) => g.gate !== 'code_review' && g.gate !== 'checklist').map((g) => g.iteration));
+          if (gateIteration > lastGateIteration) {
+            lastGateIteration = gateIteration;
+            say(gatesLine(q.gates, gateIteration));
+          }
+          if (q.lastReview && q.lastReview.round > lastReview) {
+            lastReview = q.lastReview.round;
+            say(reviewLine(q.lastReview));
+          }
+          const refusal = q.lastRefusal;
+          if (refusal && refusal.iteration > lastRefusal) {
+            lastRefusal = refusal.iteration;
+            say(`completion at iteration ${refusal.iteration} refused before the council was asked (${refusal.gates.map((g) => g.replace(/_/g, ' ')).join(', ')}): ${refusal.reason}`);
+          }
         }
         for (const v of snap.council?.verdicts ?? []) {
           if (v.round <= lastRound) continue;

@@ -22,8 +22,8 @@ import { runSecret, runSecretPath } from '../activities/run-authorization.js';
 import { startCodecServer } from '../workers/codec-server.js';
 import { providersCommand } from './providers.js';
 import { followRun, iterationLine, statusLine } from './follow.js';
-import { spendText } from '../workflows/ui.js';
-import { PrdError, readPrd } from './prd.js';
+import { qualityLines, spendText } from '../workflows/ui.js';
+import { PrdError, readChecklist, readPrd } from './prd.js';
 import { serverCommand, upCommand, workerCommand, type ServerFlags } from './processes.js';
 import { checkRepo, defaultRunId, sendMessage, startRun, viewRun, type MessageKind } from './runs.js';
 
@@ -132,15 +132,17 @@ export function buildProgram(): Command {
     .option('--config <file>', 'JSON config file of knobs (default: ./vigil.config.json if present)')
     .option('--set <key=value>', 'set a knob (repeatable); see `vigil config --explain`', collect, [])
     .option('--id <id>', 'workflow id of the run (default: vigil-<prd name>-<time>)')
+    .option('--checklist <file>', 'the PRD checklist to verify (JSON or Markdown) instead of one extracted from the PRD')
     .option('--wait', 'follow the run until it finishes; exit with its outcome code')
     .action(async (prdFile: string, o: Record<string, unknown>) => {
       const prd = readPrd(prdFile);
       const repoPath = checkRepo(String(o.repo));
       const resolved = resolve(o);
       requireAgentCommand(resolved);
+      const checklist = typeof o.checklist === 'string' ? readChecklist(o.checklist) : undefined;
       const workflowId = typeof o.id === 'string' ? validateId(o.id) : defaultRunId(prd);
       await withClient(ep, async (client, connection) => {
-        await startRun(client, connection, ep, { prd, repoPath, knobs: resolved.knobs, workflowId });
+        await startRun(client, connection, ep, { prd, repoPath, knobs: resolved.knobs, workflowId, ...(checklist ? { checklist } : {}) });
         out(`started run ${workflowId}`);
         out(`  PRD        : ${prd.path} ("${prd.title}")`);
         out(`  repository : ${repoPath}`);
@@ -252,6 +254,18 @@ export function buildProgram(): Command {
     .option('--by <name>', 'who is changing it (default: $USER)')
     .option('--signal', 'send as a signal (see pause --signal)')
     .action(message('budget', (o) => ({ usd: o.usd as number, ...by(o) })));
+
+  program
+    .command('waive')
+    .description('waive a PRD checklist item: its failure no longer blocks completion (held-out items by their status label, e.g. held-out-1)')
+    .argument('<id>')
+    .argument('<item>', 'the checklist item id, as `vigil status` shows it')
+    .option('--reason <text>', 'why (kept with the waiver)')
+    .option('--by <name>', 'who is waiving it (default: $USER)')
+    .option('--signal', 'send as a signal (see pause --signal)')
+    .action(async (id: string, item: string, o: Record<string, unknown>) =>
+      message('waive', () => ({ item, ...(typeof o.reason === 'string' ? { reason: o.reason } : {}), ...by(o) }))(id, o),
+    );
 
   program
     .command('list')
@@ -449,6 +463,7 @@ function printStatus(view: Awaited<ReturnType<typeof viewRun>>): void {
   for (const d of snap.deadLetters ?? []) out(`  dead letter: ${d.errorClass} ${d.attempts} times (iterations ${d.iterations.join(', ')})`);
   if (snap.pendingDirectives) out(`  directives: ${snap.pendingDirectives} waiting for the next prompt`);
   if (snap.lastCompletion) out(`  last claim: iteration ${snap.lastCompletion.iteration}: ${snap.lastCompletion.reason}`);
+  for (const line of qualityLines(snap)) out(`  ${line}`);
   if (snap.invalidMessageCount) out(`  ignored   : ${snap.invalidMessageCount} invalid message(s); last: ${snap.invalidMessages.at(-1)?.error ?? ''}`);
   for (const r of snap.recentIterations.slice(-5)) out(`  ${iterationLine(r)}`);
 }

@@ -5,6 +5,8 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import type { ChecklistItem } from '../schemas/gates.js';
+import { parseChecklistFile } from '../workflows/decisions/checklist.js';
 
 export const MAX_PRD_BYTES = 1024 * 1024;
 
@@ -47,4 +49,33 @@ export function prdTitle(text: string): string {
   const first = heading ? heading.replace(/^#{1,6}\s+/, '') : (lines.find((l) => l.trim()) ?? '');
   const t = first.replace(/\s+#*\s*$/, '').trim();
   return t.length > 200 ? `${t.slice(0, 199)}…` : t;
+}
+
+/** Largest checklist file read (the checklist itself is capped at 60 items). */
+export const MAX_CHECKLIST_BYTES = 256 * 1024;
+
+/**
+ * Reads a checklist a person supplied (`vigil start --checklist FILE`): JSON (an array, or
+ * `{ "items": [...] }`) or Markdown (`- [ ] REQ-1 (critical): title — how to verify`). Every
+ * problem is reported with the file and, where there is one, the line.
+ */
+export function readChecklist(file: string, cwd = process.cwd()): ChecklistItem[] {
+  const abs = path.resolve(cwd, file);
+  let st;
+  try {
+    st = statSync(abs);
+  } catch {
+    throw new PrdError(`checklist file not found: ${abs}`);
+  }
+  if (!st.isFile()) throw new PrdError(`checklist path is not a regular file: ${abs}`);
+  if (st.size > MAX_CHECKLIST_BYTES) throw new PrdError(`checklist file is too large: ${st.size} bytes (at most ${MAX_CHECKLIST_BYTES})`);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(abs));
+  } catch {
+    throw new PrdError(`checklist file is not UTF-8 text: ${abs}`);
+  }
+  const r = parseChecklistFile(text, abs);
+  if (!r.ok) throw new PrdError(r.error);
+  return r.items;
 }

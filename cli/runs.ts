@@ -12,6 +12,7 @@ import {
   type Connection,
   type WorkflowHandle,
 } from '@temporalio/client';
+import type { ChecklistItem } from '../schemas/gates.js';
 import type { Knobs } from '../schemas/knobs.js';
 import type { PausePayload } from '../schemas/messages.js';
 import { OUTCOME_EXIT_CODES, OutcomeSchema, type Outcome, type RunInput } from '../schemas/run.js';
@@ -19,6 +20,8 @@ import { SA_ITERATION, SA_PROVIDER, SA_REPO, SA_STATUS } from '../schemas/search
 import type { StatusSnapshot } from '../schemas/status.js';
 import {
   budgetSignal,
+  waiveSignal,
+  waiveUpdate,
   budgetUpdate,
   forceReviewSignal,
   forceReviewUpdate,
@@ -68,11 +71,13 @@ export interface StartOptions {
   workflowId: string;
   /** When a run with this id is already running: attach to it instead of failing. */
   attachIfRunning?: boolean;
+  /** A checklist a person supplied (`--checklist FILE`), validated. */
+  checklist?: ChecklistItem[];
 }
 
 export async function startRun(client: Client, connection: Connection, ep: Endpoint, opts: StartOptions): Promise<{ handle: WorkflowHandle<typeof vigilRun>; attached: boolean }> {
   await ensureSearchAttributes(connection, ep.namespace);
-  const input: RunInput = { prdPath: opts.prd.path, prdTitle: opts.prd.title, repoPath: opts.repoPath, knobs: opts.knobs };
+  const input: RunInput = { prdPath: opts.prd.path, prdTitle: opts.prd.title, repoPath: opts.repoPath, knobs: opts.knobs, ...(opts.checklist ? { checklist: opts.checklist } : {}) };
   // Where the installation's run secret is readable, the run is signed: workers that require
   // signed runs execute only what the operator's CLI started.
   const secret = runSecret();
@@ -194,10 +199,10 @@ export function finishedError(view: Extract<RunView, { kind: 'finished' }>): Cli
   return new CliError(`run "${view.workflowId}" has finished (${what}); there is nothing to change`, EXIT.notReached);
 }
 
-export type MessageKind = 'pause' | 'resume' | 'stop' | 'input' | 'forceReview' | 'budget';
+export type MessageKind = 'pause' | 'resume' | 'stop' | 'input' | 'forceReview' | 'budget' | 'waive';
 
-const UPDATES = { pause: pauseUpdate, resume: resumeUpdate, stop: stopUpdate, input: inputUpdate, forceReview: forceReviewUpdate, budget: budgetUpdate } as const;
-const SIGNALS = { pause: pauseSignal, resume: resumeSignal, stop: stopSignal, input: inputSignal, forceReview: forceReviewSignal, budget: budgetSignal } as const;
+const UPDATES = { pause: pauseUpdate, resume: resumeUpdate, stop: stopUpdate, input: inputUpdate, forceReview: forceReviewUpdate, budget: budgetUpdate, waive: waiveUpdate } as const;
+const SIGNALS = { pause: pauseSignal, resume: resumeSignal, stop: stopSignal, input: inputSignal, forceReview: forceReviewSignal, budget: budgetSignal, waive: waiveSignal } as const;
 
 /**
  * Sends a message as an update (validated, acknowledged), after checking that the run exists, is

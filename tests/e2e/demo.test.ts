@@ -38,10 +38,13 @@ it('runs the demo to completion and leaves the scenario files in the repository'
   expect(r.exitCode, r.all).toBe(0);
   expect(r.all).toMatch(/Temporal dev server .* is up/);
   expect(r.all).toMatch(/iteration 2 .*claimed completion/);
-  expect(r.all).toMatch(/council round 1 \(iteration 2, claim\): blocked by the evidence gate: tests_red/);
+  expect(r.all).toMatch(/PRD checklist: 5 item\(s\), 1 held out from the agent/);
+  expect(r.all).toMatch(/quality gates on iteration 2: ✓ static analysis · ✓ secret scan · ✗ tests .*— tests: node-test: 2 failed, 1 passed/);
+  expect(r.all).toMatch(/completion at iteration 2 refused before the council was asked \(tests\)/);
   expect(r.all).toMatch(/iteration 3 .*exit 1/);
-  expect(r.all).toMatch(/council round 2 \(iteration 4, tests green\): REJECTED · 1 of 3 approve, 2 needed/);
-  expect(r.all).toMatch(/council round 3 \(iteration 5, claim\): APPROVED · 3 of 3 approve, 2 needed · devil's advocate confirmed/);
+  expect(r.all).toMatch(/code review 1 \(iteration 4\): PASS · requirements-verifier PASS, architecture-strategist PASS, maintainer-mergeability PASS.* · devil's advocate PASS · mergeability 95/);
+  expect(r.all).toMatch(/council round 1 \(iteration 4, tests green\): REJECTED · 1 of 3 approve, 2 needed/);
+  expect(r.all).toMatch(/council round 2 \(iteration 5, claim\): APPROVED · 3 of 3 approve, 2 needed · devil's advocate confirmed/);
   expect(r.all).toMatch(/finished: council_approved \(exit 0\)/);
   expect(r.all).toMatch(/Run vigil-demo completed after 5 iteration\(s\)/);
   const repo = repoOf(r.all);

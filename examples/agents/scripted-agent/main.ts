@@ -6,13 +6,14 @@
  *
  * Vigil runs it in the repository (the working directory) with the prompt on stdin and VIGIL_ROLE,
  * VIGIL_RUN_ID, VIGIL_ITERATION, VIGIL_PHASE, VIGIL_TIER, VIGIL_PROMPT_FILE and, for council
- * members, VIGIL_MEMBER in the environment. Each invocation:
+ * members, VIGIL_MEMBER (for code reviewers VIGIL_REVIEWER) in the environment. Each invocation:
  *   1. reads stdin fully (the prompt; unused);
  *   2. appends {"role","iteration","member","pid","startedAt"} to .vigil/scripted-agent/calls.jsonl
  *      so tests can count the calls;
  *   3. picks its step: iterations[VIGIL_ITERATION - 1] or `default` for the iteration role; for the
  *      other roles the step of the role's call counter, kept in .vigil/scripted-agent/state.json
- *      (per member for the council, whose member m tries roles.council.members[m] first);
+ *      (per member for the council, whose member m tries roles.council.members[m] first; per
+ *      reviewer for code reviewers, who try roles.reviewer.reviewers[name] first);
  *   4. performs it: sleepBeforeMs, deletes, writes, appends, output, stderr, claim, commit,
  *      sleepMs, then exits with exitCode.
  *
@@ -73,6 +74,8 @@ interface Invocation {
   iteration: number | null;
   /** VIGIL_MEMBER; required for council members. */
   member: number | null;
+  /** VIGIL_REVIEWER; the code reviewer's name (reviewer role). */
+  reviewer: string | null;
   runId: string | null;
   scenarioPath: string;
 }
@@ -82,6 +85,7 @@ interface CallRecord {
   role: Role;
   iteration: number | null;
   member: number | null;
+  reviewer?: string;
   pid: number;
   startedAt: string;
 }
@@ -156,8 +160,9 @@ function readInvocation(argv: string[], env: NodeJS.ProcessEnv): Invocation | 'h
     throw new UsageError('VIGIL_MEMBER is not set (expected the 0-based council member index)');
   }
 
+  const reviewer = role === 'reviewer' && env.VIGIL_REVIEWER ? env.VIGIL_REVIEWER : null;
   const runId = env.VIGIL_RUN_ID === undefined || env.VIGIL_RUN_ID === '' ? null : env.VIGIL_RUN_ID;
-  return { role, iteration, member, runId, scenarioPath };
+  return { role, iteration, member, reviewer, runId, scenarioPath };
 }
 
 /** Reads and validates the scenario file; throws UsageError naming the file and every problem. */
@@ -288,6 +293,7 @@ function recordCall(repo: string, invocation: Invocation): void {
     role: invocation.role,
     iteration: invocation.iteration,
     member: invocation.member,
+    ...(invocation.reviewer !== null ? { reviewer: invocation.reviewer } : {}),
     pid: process.pid,
     startedAt: new Date().toISOString(),
   };
@@ -308,10 +314,12 @@ function chooseStep(
     const step = scenario.iterations[n - 1] ?? scenario.default;
     return step === undefined ? { none: `scripted-agent: no step for iteration ${n}` } : { step };
   }
-  const key = invocation.role === 'council' ? `council:${invocation.member ?? 0}` : invocation.role;
+  const key =
+    invocation.role === 'council' ? `council:${invocation.member ?? 0}` : invocation.reviewer !== null ? `reviewer:${invocation.reviewer}` : invocation.role;
   const index = takeCallIndex(repo, key);
-  // The council tries the member's own script (roles.council.members[m]) before the shared one.
-  const member = invocation.role === 'council' ? (invocation.member ?? 0) : null;
+  // The council tries the member's own script (roles.council.members[m]) before the shared one;
+  // a code reviewer its own (roles.reviewer.reviewers[name]).
+  const member = invocation.role === 'council' ? (invocation.member ?? 0) : invocation.reviewer;
   const step = roleStep(scenario.roles[invocation.role], index, member);
   return step === undefined ? { none: `scripted-agent: no step for ${key} call ${index + 1}` } : { step };
 }
