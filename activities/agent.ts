@@ -194,6 +194,14 @@ function readAnswer(
   if (input.parse === 'checklist') {
     if (exitCode !== 0) return { ...none, checklist: { ok: false, items: [], dropped: 0, error: `the checklist agent exited with ${exitCode}` } };
     const r = parseChecklistOutput(text);
+    if (r.ok) {
+      // The whole checklist, held-out items and all, next to the extraction log (outside the repository).
+      try {
+        writePrivateFile(logPath.replace(/\.log$/, '.checklist.json'), `${JSON.stringify(r.items, null, 2)}\n`);
+      } catch {
+        /* the run state holds the checklist; the file is a convenience for people */
+      }
+    }
     return { ...none, checklist: r.ok ? { ok: true, items: r.items, dropped: r.dropped.length, error: null } : { ok: false, items: [], dropped: 0, error: r.error.slice(0, 500) } };
   }
   if (input.parse === 'verification') return { ...none, verification: exitCode === 0 ? parseVerifierOutput(text, input.checklistIds) : {} };

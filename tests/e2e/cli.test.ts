@@ -17,7 +17,7 @@ import { runVigil, show, startWorkerProcess, waitUntil, type CliResult, type Vig
 
 const NAMESPACE = 'default';
 // The CLI's own behaviour, with claims judged by the evidence gate (council tests live elsewhere).
-const FAST = ['--set', 'baseWaitSeconds=1', '--set', 'backoffJitterSeconds=0', '--set', 'heartbeatTimeoutSeconds=5', '--set', 'councilEnabled=false'];
+const FAST = ['--set', 'baseWaitSeconds=1', '--set', 'backoffJitterSeconds=0', '--set', 'heartbeatTimeoutSeconds=5', '--set', 'councilEnabled=false', '--set', 'qualityGates=false', '--set', 'codeReview=false', '--set', 'prdChecklist=false'];
 
 let taskQueue: string;
 let worker: WorkerProcess | undefined;

@@ -234,7 +234,7 @@ describe('PRD checklist with held-out items', () => {
     expect(everythingTheBuilderCanRead(repo)).not.toContain(heldOut.title);
   });
 
-  it('without a waiver the held-out failure keeps blocking', async () => {
+  it('without a waiver the held-out failure keeps blocking, across continue-as-new', async () => {
     const verdicts = items.map((i) => `ITEM ${i.id}: ${i.id === heldOutId ? 'FAIL - not implemented' : 'PASS - works'}`).join('\n');
     const { outcome, snap } = await run(
       {
@@ -246,10 +246,14 @@ describe('PRD checklist with held-out items', () => {
           'checklist-verifier': { default: { output: `${verdicts}\n` } },
         },
       },
-      { codeReview: false, prdChecklist: true, gateDocCoverage: false, maxIterations: 2 },
+      { codeReview: false, prdChecklist: true, gateDocCoverage: false, maxIterations: 3, continueAsNewEvery: 1 },
     );
     expect(outcome.status).toBe('max_iterations_reached');
-    expect(snap.quality?.gates.find((g) => g.gate === 'checklist')).toMatchObject({ verdict: 'fail' });
+    expect(snap.generations).toBeGreaterThanOrEqual(2);
+    expect(snap.quality?.gates.find((g) => g.gate === 'checklist')).toMatchObject({ verdict: 'fail', iteration: 3 });
+    // The same single item is held out in every generation: chosen once, carried in the state.
+    expect(snap.quality?.checklist?.filter((i) => i.heldOut).map((i) => [i.id, i.status])).toEqual([['held-out-1', 'failing']]);
+    expect(snap.quality?.checklist?.filter((i) => !i.heldOut).map((i) => i.id)).toEqual(items.filter((i) => i.id !== heldOutId).map((i) => i.id));
   });
 
   it('a waiver of an unknown item is refused with a clear error', async () => {
