@@ -83,7 +83,7 @@ export async function startRun(client: Client, connection: Connection, ep: Endpo
   const secret = runSecret();
   if (secret) {
     const k = opts.knobs;
-    input.authorization = signRun(secret, { workflowId: opts.workflowId, repoPath: opts.repoPath, provider: k.provider, agentCommand: k.agentCommand, councilProvider: k.councilProvider || k.provider, testCommand: k.testCommand, failover: [...failoverChain(k), ...(k.devilsAdvocateProvider ? [k.devilsAdvocateProvider] : [])] });
+    input.authorization = signRun(secret, { workflowId: opts.workflowId, repoPath: opts.repoPath, provider: k.provider, agentCommand: k.agentCommand, councilProvider: k.councilProvider || k.provider, testCommand: k.testCommand, failover: [...failoverChain(k), ...(k.devilsAdvocateProvider ? [k.devilsAdvocateProvider] : []), ...(k.reviewProvider ? [k.reviewProvider] : [])] });
   }
   if (opts.attachIfRunning) {
     const existing = client.workflow.getHandle<typeof vigilRun>(opts.workflowId);
