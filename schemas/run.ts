@@ -175,6 +175,8 @@ export const EscalationRecordSchema = z.object({
   paused: z.boolean(),
   notified: z.object({ delivered: z.number().int().min(0), failed: z.number().int().min(0) }),
   at: z.string(),
+  /** The questions the agent left for a person (HUMAN_REVIEW_NEEDED), shown in status and the UI. */
+  questions: z.array(z.string().max(300)).max(5).default([]),
 });
 export type EscalationRecord = z.infer<typeof EscalationRecordSchema>;
 

@@ -118,6 +118,7 @@ export async function escalate(deps: { files: Acts; people: Acts }, e: Escalatio
       paused: h.paused,
       notified: { delivered: notifyResult?.delivered ?? 0, failed: notifyResult?.failed ?? 0 },
       at: e.at,
+      questions: h.openQuestions.slice(0, 5).map((q) => q.slice(0, 300)),
     },
   };
 }

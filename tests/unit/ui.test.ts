@@ -205,6 +205,49 @@ describe('currentDetails', () => {
     expect(text).not.toContain('Outcome');
   });
 
+  it("an escalation shows the agent's open questions and the handoff; quality gates and the checklist get a line each", () => {
+    const escalation = {
+      iteration: 3,
+      reason: 'agent_request' as const,
+      detail: 'the agent asked for a human review: schema choice',
+      proxies: null,
+      handoffPath: '/r/.vigil/handoffs/iteration-0003-agent_request.json',
+      handoffMarkdownPath: '/r/.vigil/handoffs/iteration-0003-agent_request.md',
+      mode: 'supervised' as const,
+      paused: true,
+      notified: { delivered: 1, failed: 0 },
+      at: T,
+      questions: ['Postgres or SQLite for the first release?', 'May I drop the legacy /v1 endpoints?'],
+    };
+    const gate = (g: string, verdict: string, reason: string) => ({ gate: g, verdict, reason, findings: [], findingCount: 0, missingTools: [], durationMs: 1, reportPath: null, treeHash: 't', iteration: 3 });
+    const text = currentDetails(
+      snapshot({
+        status: 'paused',
+        paused: true,
+        pause: { reason: 'escalation (agent request): schema choice', by: 'vigil', at: T },
+        escalations: [escalation],
+        latestHandoff: { iteration: 3, path: escalation.handoffMarkdownPath, summary: 'Handoff at iteration 3 (agent_request): schema choice.' },
+        quality: {
+          gates: [gate('static_analysis', 'pass', 'clean'), gate('tests', 'fail', 'node-test: 2 failed, 5 passed (exit 1)')],
+          failing: { tests: 2 },
+          lastReview: null,
+          reviewRounds: 0,
+          checklist: [
+            { id: 'REQ-1', title: 'Sum', priority: 'critical', status: 'failing', waived: false, heldOut: false },
+            { id: 'held-out-1', title: '(held out: verified at completion)', priority: 'low', status: 'unverified', waived: false, heldOut: true },
+          ],
+          checklistProblem: null,
+        },
+      } as Partial<StatusSnapshot>),
+    );
+    expect(text).toContain('Open questions from the agent:\n1. Postgres or SQLite for the first release?\n2. May I drop the legacy /v1 endpoints?');
+    expect(text).toContain('Latest handoff: Handoff at iteration 3 (agent_request): schema choice.');
+    expect(text).toContain('Quality gates: ✓ static analysis · ✗ tests (2× in a row)');
+    expect(text).toContain('- tests: node-test: 2 failed, 5 passed (exit 1)');
+    expect(text).toContain('PRD checklist: 2 item(s) · 0 passing · 1 failing · 1 unverified');
+    expect(text).toContain('- REQ-1 (critical) failing: Sum');
+  });
+
   it('a pause without a reason has no trailing colon', () => {
     const text = currentDetails(snapshot({ status: 'paused', paused: true, pause: { reason: '', by: 'ops', at: T } }));
     expect(paras(text)[1]).toBe(`Paused by ops at ${T}`);
