@@ -44,13 +44,18 @@ function random(): number {
 /**
  * What the full disk did, read from the run's history: iterations none of whose agent calls
  * succeeded (each completed `runAgent` reports its exit code and its log, `iteration-NNNN.log`),
- * and calls whose log could not be written (`ioError`).
+ * calls whose log could not be written (`ioError`), and activities that retried after an attempt
+ * the full disk failed (git could not write its objects: the retry absorbs a short full disk).
  */
-function diskEffects(history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>): { failed: Set<number>; ioErrors: number } {
+function diskEffects(history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>): { failed: Set<number>; ioErrors: number; retried: number } {
   const ok = new Set<number>();
   const seen = new Set<number>();
   let ioErrors = 0;
+  let retried = 0;
   for (const e of history.events ?? []) {
+    // An activity retried after the full disk failed an attempt (git could not write its objects).
+    const started = e.activityTaskStartedEventAttributes;
+    if ((started?.attempt ?? 1) > 1 && /no space left on device|ENOSPC/i.test(JSON.stringify(started?.lastFailure ?? {}))) retried += 1;
     const data = e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data;
     if (!data) continue;
     let r: { logPath?: unknown; exitCode?: unknown; ioError?: unknown };
@@ -66,7 +71,7 @@ function diskEffects(history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>
     if (r.exitCode === 0) ok.add(i);
     if (typeof r.ioError === 'string') ioErrors += 1;
   }
-  return { failed: new Set([...seen].filter((i) => !ok.has(i))), ioErrors };
+  return { failed: new Set([...seen].filter((i) => !ok.has(i))), ioErrors, retried };
 }
 
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -225,9 +230,9 @@ it(`survives ${PLAN.workerKills} worker SIGKILLs, ${PLAN.serverRestarts} server 
   expect(outcome.status).toBe('council_approved');
   // Iterations the full disk failed, from the run's own history: every agent call of theirs
   // ended with a non-zero exit (or never completed).
-  const { failed, ioErrors } = diskEffects(await handle().fetchHistory());
-  log(`iterations failed by the full disk: ${[...failed].join(', ') || 'none'}; calls whose log hit it: ${ioErrors}; disk-full pauses seen: ${diskPauses}`);
-  expect(failed.size + ioErrors + diskPauses, 'the full disk hit nothing').toBeGreaterThan(0);
+  const { failed, ioErrors, retried } = diskEffects(await handle().fetchHistory());
+  log(`full disk: iterations failed ${[...failed].join(', ') || 'none'}; calls whose log hit it ${ioErrors}; activities retried after ENOSPC ${retried}; pauses ${diskPauses}`);
+  expect(failed.size + ioErrors + retried + diskPauses, 'the full disk hit nothing').toBeGreaterThan(0);
   const calls = agentCalls(repo).filter((c) => c.role === 'iteration');
   const iterations = new Set(calls.map((c) => c.iteration));
   const lines = readFileSync(path.join(repo, 'progress.txt'), 'utf8').split('\n').filter(Boolean);
