@@ -1,0 +1,23 @@
+#!/bin/sh
+# Creates Vigil's event store database, `vigil_events`, and the role that owns it, `vigil`, next to
+# Temporal's databases on the compose deployment's Postgres. The postgres image runs this from
+# /docker-entrypoint-initdb.d/ once, when its data volume is new; it is idempotent, so for a volume
+# that predates it run it by hand:
+#   docker compose exec postgres sh /docker-entrypoint-initdb.d/10-vigil-events.sh
+# Environment: POSTGRES_USER (the superuser), VIGIL_DB_PASSWORD (the `vigil` role's password; the
+# workers' DATABASE_URL carries the same one).
+set -e
+
+: "${VIGIL_DB_PASSWORD:?set VIGIL_DB_PASSWORD, the password of the vigil role}"
+
+psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname postgres \
+  -v vigil_password="$VIGIL_DB_PASSWORD" <<'SQL'
+SELECT format('CREATE ROLE vigil LOGIN PASSWORD %L', :'vigil_password')
+ WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'vigil')
+\gexec
+SELECT 'CREATE DATABASE vigil_events OWNER vigil'
+ WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'vigil_events')
+\gexec
+-- Only its owner (and the superuser) may connect to the event store.
+REVOKE ALL ON DATABASE vigil_events FROM PUBLIC;
+SQL
