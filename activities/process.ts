@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { Context } from '@temporalio/activity';
+import { redactSecrets } from '../workflows/decisions/scans.js';
 import { CancelledFailure } from '@temporalio/common';
 import { processStartTime, signalTree, TOKEN_VAR } from './process-tree.js';
 import { describeWriteError, LogSink, writePrivateFile } from './safe-files.js';
@@ -65,11 +66,17 @@ const PIPE_GRACE_MS = 500;
 const TAIL_KEEP = 64 * 1024;
 export const DEFAULT_MAX_LOG_BYTES = 64 * 1024 * 1024;
 
-/** The worker's environment for a child, minus the worker's own Temporal and codec settings. */
+/** The worker's own settings, never handed to an agent, a test run or a gate's tools. */
+const WORKER_ONLY = new Set(['VIGIL_WORKER_SECRET', 'DATABASE_URL', 'VIGIL_DATABASE_URL']);
+
+/**
+ * The worker's environment for a child, minus the worker's own Temporal, codec and event-store
+ * settings (the store's URL holds its password).
+ */
 export function inheritedEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith('TEMPORAL_') && !k.startsWith('VIGIL_CODEC_') && k !== 'VIGIL_WORKER_SECRET') env[k] = v;
+    if (v !== undefined && !k.startsWith('TEMPORAL_') && !k.startsWith('VIGIL_CODEC_') && !WORKER_ONLY.has(k)) env[k] = v;
   }
   return env;
 }
@@ -98,6 +105,19 @@ export function killSurvivor(pidFile: string): boolean {
 
 const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
 
+/** The last non-empty line of `text` (from its last 2 KiB), at most 200 characters, redacted. */
+export function lastLine(text: string): string {
+  const lines = text.slice(-2048).split(/\r?\n/);
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const l = (lines[i] as string).trim();
+    if (!l) continue;
+    // Redacted before it is cut, so a key cut in half is still recognised.
+    const red = redactSecrets(l).text;
+    return red.length > 200 ? `${red.slice(0, 199)}…` : red;
+  }
+  return '';
+}
+
 export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const ctx = Context.current();
   const started = Date.now();
@@ -119,7 +139,16 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const token = randomUUID();
   // Called only once the child exists (from its output and the heartbeat timer).
   function beatNow(): void {
-    ctx.heartbeat({ pid: child.pid, outputBytes, ...spec.heartbeatDetails, ...(session ? { session } : {}) });
+    // What the UI's pending activity shows: how long the call has run and its last output line
+    // (credentials redacted, as everything that leaves the activity).
+    ctx.heartbeat({
+      pid: child.pid,
+      outputBytes,
+      elapsedSeconds: Math.round((Date.now() - started) / 1000),
+      lastLine: lastLine(tail),
+      ...spec.heartbeatDetails,
+      ...(session ? { session } : {}),
+    });
   }
   const child = spawn(spec.file, spec.args, {
     cwd: spec.cwd,

@@ -513,3 +513,38 @@ describe('runProcess against a hostile environment (full disk, escaped daemons, 
     expect(await waitFor(() => isGone(daemon))).toBe(true);
   });
 });
+
+describe('the heartbeat line', () => {
+  it('is the last non-empty output line, cut to 200 characters after redaction', async () => {
+    const { lastLine } = await import('../../activities/process.js');
+    expect(lastLine('compiling\nrunning tests\n\n  \n')).toBe('running tests');
+    expect(lastLine('')).toBe('');
+    expect(lastLine(`step\n${'x'.repeat(300)}`)).toBe(`${'x'.repeat(199)}…`);
+    const key = `sk-${'Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7'}`;
+    const line = lastLine(`${'.'.repeat(190)} OPENAI_API_KEY=${key}`);
+    expect(line).not.toContain(key.slice(0, 12));
+  });
+});
+
+describe("the child's environment", () => {
+  it("never carries the worker's Temporal, codec, secret or event-store settings", async () => {
+    const { inheritedEnv } = await import('../../activities/process.js');
+    const saved = { ...process.env };
+    try {
+      Object.assign(process.env, {
+        TEMPORAL_API_KEY: 'k',
+        VIGIL_CODEC_KEY: 'c',
+        VIGIL_WORKER_SECRET: 's',
+        DATABASE_URL: 'postgres://vigil:pw@db/vigil_events',
+        VIGIL_DATABASE_URL: 'postgres://vigil:pw@db/vigil_events',
+        PATH_LIKE_SETTING: 'kept',
+      });
+      const env = inheritedEnv();
+      for (const k of ['TEMPORAL_API_KEY', 'VIGIL_CODEC_KEY', 'VIGIL_WORKER_SECRET', 'DATABASE_URL', 'VIGIL_DATABASE_URL']) expect(env[k], k).toBeUndefined();
+      expect(env.PATH_LIKE_SETTING).toBe('kept');
+    } finally {
+      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+      Object.assign(process.env, saved);
+    }
+  });
+});

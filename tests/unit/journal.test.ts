@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { EventEnvelopeSchema, MAX_PENDING_EVENTS, RunEventSchema } from '../../schemas/events.js';
+import { IterationRecordSchema, TestRunRecordSchema } from '../../schemas/run.js';
+import { ackProjection, appendEvent, emptyJournal, iterationEvent, messageEvent } from '../../workflows/decisions/journal.js';
+
+const outcome = (n: number) => ({ kind: 'outcome' as const, status: 'stopped', exitCode: 0, reason: `r${n}`, iteration: n });
+
+describe('the run journal', () => {
+  it('numbers events 1, 2, 3 with the recording execution and time', () => {
+    let j = emptyJournal();
+    j = appendEvent(j, outcome(1), 'run-a', 't1');
+    j = appendEvent(j, outcome(2), 'run-b', 't2');
+    expect(j.pending.map((e) => [e.seq, e.runId, e.at])).toEqual([
+      [1, 'run-a', 't1'],
+      [2, 'run-b', 't2'],
+    ]);
+    expect(j.nextSeq).toBe(3);
+    for (const e of j.pending) expect(EventEnvelopeSchema.safeParse(e).success).toBe(true);
+  });
+
+  it('keeps at most MAX_PENDING_EVENTS waiting, dropping (and counting) the oldest', () => {
+    let j = emptyJournal();
+    for (let i = 1; i <= MAX_PENDING_EVENTS + 3; i++) j = appendEvent(j, outcome(i), 'r', 't');
+    expect(j.pending).toHaveLength(MAX_PENDING_EVENTS);
+    expect(j.dropped).toBe(3);
+    expect(j.pending[0]?.seq).toBe(4);
+  });
+
+  it('a projection removes what the store confirmed; a problem keeps everything', () => {
+    let j = emptyJournal();
+    for (let i = 1; i <= 5; i++) j = appendEvent(j, outcome(i), 'r', 't');
+    const down = ackProjection(j, { storedThrough: 0, written: 0, problem: 'connection refused' });
+    expect(down.pending).toHaveLength(5);
+    expect(down.problem).toBe('connection refused');
+    const up = ackProjection(down, { storedThrough: 3, written: 3, problem: null });
+    expect(up.pending.map((e) => e.seq)).toEqual([4, 5]);
+    expect(up).toMatchObject({ stored: 3, problem: null });
+    // A retry of an already stored batch writes nothing and still clears it.
+    expect(ackProjection(up, { storedThrough: 5, written: 0, problem: null })).toMatchObject({ pending: [], stored: 3 });
+  });
+
+  it('a directive is journaled by its size, never its text', () => {
+    const e = messageEvent('input', { directive: 'use the secret key sk-live-123 for payments', by: 'ana' }, 'ana', true);
+    expect(e).toEqual({ kind: 'message', name: 'input', by: 'ana', summary: 'directive of 43 characters', accepted: true });
+    expect(messageEvent('pause', null, 'signal', false, 'pause: field "reason": expected string')).toMatchObject({ accepted: false, summary: 'refused: pause: field "reason": expected string' });
+    expect(messageEvent('waive', { item: 'REQ-2', reason: 'later' }, 'ops', true)).toMatchObject({ summary: 'waived REQ-2: later' });
+    expect(messageEvent('budget', { usd: 12.5 }, 'ops', true)).toMatchObject({ summary: 'budget set to $12.50' });
+  });
+
+  it('an iteration carries the test verdict only when the tests ran on its tree', () => {
+    const rec = IterationRecordSchema.parse({
+      iteration: 4, phase: 'ACT', tier: 'development', exitCode: 0, durationMs: 1200, logPath: '/l', attempts: 1, claimed: true,
+      changed: true, filesChangedSinceStart: 3, treeHash: 'tree-4', at: 't',
+    });
+    const tests = TestRunRecordSchema.parse({ treeHash: 'tree-4', iteration: 4, passed: false, timedOut: false, exitCode: 1, logPath: '/t', verdict: 'fail' });
+    const e = iterationEvent(rec, tests);
+    expect(e).toMatchObject({ kind: 'iteration', iteration: 4, claimed: true, tests: 'fail', filesChangedSinceStart: 3 });
+    expect(iterationEvent(rec, { ...tests, treeHash: 'tree-3' })).toMatchObject({ tests: null });
+    expect(RunEventSchema.safeParse(e).success).toBe(true);
+  });
+});
