@@ -3,6 +3,9 @@
  * versioned migrations, idempotent projection (retries, overlapping batches, a store that goes
  * down and comes back), and every event kind in its typed view.
  */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeEventStore, ensureMigrated, migrate, MIGRATIONS, NO_STORE_PROBLEM, projectEvents, projectEventsTo } from '../../activities/event-store.js';
@@ -233,5 +236,28 @@ describe('the embedded Postgres', () => {
     expect(again.pid).toBe(tp.server.pid);
     await again.stop();
     expect((await db.query('select 1 as ok')).rows).toEqual([{ ok: 1 }]);
+  });
+
+  it('without its server file, finds the running server from Postgres\'s own pid file', async () => {
+    rmSync(path.join(tp.dataDir, 'server.json'));
+    const again = await startEmbeddedPostgres({ dataDir: tp.dataDir, durable: false });
+    expect(again).toMatchObject({ reused: true, url: tp.server.url, pid: tp.server.pid });
+  });
+
+  it('two starts at once on a new folder (mode 0700, owned by root when tests run as root) start one server', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-test-pg-race-'));
+    try {
+      const both = await Promise.all([startEmbeddedPostgres({ dataDir: dir, durable: false }), startEmbeddedPostgres({ dataDir: dir, durable: false })]);
+      expect(both.map((b) => b.reused).sort()).toEqual([false, true]);
+      expect(both[0].url).toBe(both[1].url);
+      const client = new pg.Client({ connectionString: both[0].url });
+      await client.connect();
+      expect((await client.query<{ db: string }>('select current_database() as db')).rows).toEqual([{ db: 'vigil_events' }]);
+      await client.end();
+      await Promise.all(both.map((b) => b.stop()));
+      expect(existsSync(path.join(dir, 'server.json'))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
