@@ -24,3 +24,4 @@ export { providerHealth } from './provider-health.js';
 export { runGate } from './gates/index.js';
 export const prepareReview = heartbeating(review);
 export const writeReviewReport = heartbeating(reviewReport);
+export { projectEvents } from './event-store.js';

@@ -1,0 +1,368 @@
+/**
+ * The event store: the run journal's envelopes (schemas/events.ts) projected into Postgres, for
+ * reports across runs and for a run's history outside Temporal.
+ *
+ * `projectEvents` is a local activity the workflow calls at iteration boundaries. It never blocks
+ * or fails a run: no DATABASE_URL on the worker, a store that is down or slow, a bad row — each
+ * comes back as `problem`, and the workflow keeps the events pending and tries again later.
+ *
+ * Idempotent by construction: `run_events` is keyed by (workflow id, run id, seq) and written with
+ * ON CONFLICT DO NOTHING, and every projection the reports read is a view over `run_events`, so a
+ * retried, replayed or overlapping batch never writes a row twice and derived rows cannot drift.
+ *
+ * The schema is versioned (`vigil_schema_migrations`) and migrated once per process and database,
+ * under a transaction-scoped advisory lock so that two workers starting at once do not collide.
+ */
+import pg from 'pg';
+import { EventEnvelopeSchema, RunEventSchema, type ProjectEventsInput, type ProjectEventsResult } from '../schemas/events.js';
+
+/** Queries the reports and migrations run on: a pool, or a connected client. */
+export type Db = pg.Pool | pg.ClientBase;
+
+/** How long to wait for a connection before telling the workflow the store is down. */
+export const CONNECT_TIMEOUT_MS = 3000;
+/** Server-side bound on one statement; the client gives up a little later (a frozen server). */
+export const STATEMENT_TIMEOUT_MS = 10_000;
+export const QUERY_TIMEOUT_MS = 15_000;
+const POOL_MAX = 3;
+const PROBLEM_MAX = 500;
+
+/** The advisory lock key migrations take (the bytes of "vigl"). */
+export const MIGRATION_LOCK_KEY = 0x7669676c;
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** Tier levels by strength: a tier change to a higher rank is a climb. Names and ladder levels both. */
+const TIER_RANK_SQL = (col: string): string =>
+  `case lower(${col}) when 'fast' then 0 when 'low' then 0 when 'development' then 1 when 'medium' then 1 when 'planning' then 2 when 'high' then 2 end`;
+
+/**
+ * Migration 1: the journal table and one typed view per event kind, plus `vigil_runs` (one row per
+ * workflow id). The views read only rows whose event passed RunEventSchema (an envelope whose event
+ * did not is kept with kind 'invalid'), so their casts cannot fail.
+ */
+const MIGRATION_1 = `
+create table run_events (
+  workflow_id text not null,
+  run_id text not null,
+  seq integer not null,
+  kind text not null,
+  at timestamptz,
+  data jsonb not null,
+  stored_at timestamptz not null default now(),
+  primary key (workflow_id, run_id, seq)
+);
+create index run_events_kind_idx on run_events (kind, workflow_id);
+comment on table run_events is 'Vigil run journal: one row per event envelope, written once (key: workflow id, Temporal run id, seq). data is the RunEvent.';
+
+create view vigil_run_starts as
+select workflow_id, run_id, seq, at,
+  data->>'prdPath' as prd_path, data->>'prdTitle' as prd_title, data->>'repoPath' as repo_path,
+  data->>'provider' as provider, (data->>'maxIterations')::int as max_iterations,
+  (data->>'budgetUsd')::numeric as budget_usd, data->>'autonomyMode' as autonomy_mode
+from run_events where kind = 'run_started';
+
+create view vigil_iterations as
+select workflow_id, run_id, seq, at,
+  (data->>'iteration')::int as iteration, data->>'phase' as phase, data->>'tier' as tier,
+  (data->>'exitCode')::int as exit_code, (data->>'durationMs')::int as duration_ms,
+  (data->>'changed')::boolean as changed, (data->>'filesChangedSinceStart')::int as files_changed_since_start,
+  (data->>'claimed')::boolean as claimed, data->>'tests' as tests,
+  data->>'provider' as provider, data->>'model' as model, (data->>'costUsd')::numeric as cost_usd,
+  (data->>'attempts')::int as attempts,
+  ((data->>'exitCode')::int <> 0 or data->>'tests' = 'fail') as failed
+from run_events where kind = 'iteration';
+
+create view vigil_council_rounds as
+select workflow_id, run_id, seq, at,
+  (data->>'round')::int as round, (data->>'iteration')::int as iteration, data->>'trigger' as trigger,
+  data->>'result' as result, (data->>'approve')::int as approve, (data->>'reject')::int as reject,
+  (data->>'threshold')::int as threshold, upper(data->>'result') = 'APPROVED' as approved
+from run_events where kind = 'council_round';
+
+create view vigil_votes as
+select e.workflow_id, e.run_id, e.seq, e.at,
+  (e.data->>'round')::int as round, (e.data->>'iteration')::int as iteration, v.ordinality::int as position,
+  (v.vote->>'member')::int as member, v.vote->>'recorded' as recorded,
+  (v.vote->>'approves')::boolean as approves, v.vote->>'reason' as reason
+from run_events e cross join lateral jsonb_array_elements(e.data->'votes') with ordinality as v(vote, ordinality)
+where e.kind = 'council_round';
+
+create view vigil_gates as
+select workflow_id, run_id, seq, at,
+  (data->>'iteration')::int as iteration, data->>'gate' as gate, data->>'verdict' as verdict,
+  data->>'reason' as reason, (data->>'findings')::int as findings
+from run_events where kind = 'gate';
+
+create view vigil_reviews as
+select workflow_id, run_id, seq, at,
+  (data->>'round')::int as round, (data->>'iteration')::int as iteration, data->>'result' as result,
+  (data->>'mergeability')::int as mergeability,
+  jsonb_array_length(data->'reviewers') as reviewers,
+  (select count(*)::int from jsonb_array_elements(data->'reviewers') r where (r->>'blocking')::boolean) as blocking
+from run_events where kind = 'review';
+
+create view vigil_reviewer_verdicts as
+select e.workflow_id, e.run_id, e.seq, e.at,
+  (e.data->>'round')::int as round, (e.data->>'iteration')::int as iteration,
+  r.value->>'reviewer' as reviewer, r.value->>'verdict' as verdict, (r.value->>'blocking')::boolean as blocking
+from run_events e cross join lateral jsonb_array_elements(e.data->'reviewers') as r
+where e.kind = 'review';
+
+create view vigil_escalations as
+select workflow_id, run_id, seq, at,
+  (data->>'iteration')::int as iteration, data->>'reason' as reason, data->>'detail' as detail,
+  (data->>'paused')::boolean as paused
+from run_events where kind = 'escalation';
+
+create view vigil_notifications as
+select workflow_id, run_id, seq, at,
+  data->>'event' as event, (data->>'delivered')::int as delivered, (data->>'failed')::int as failed
+from run_events where kind = 'notification';
+
+create view vigil_messages as
+select workflow_id, run_id, seq, at,
+  data->>'name' as name, data->>'by' as by, data->>'summary' as summary, (data->>'accepted')::boolean as accepted
+from run_events where kind = 'message';
+
+create view vigil_tier_changes as
+select workflow_id, run_id, seq, at,
+  (data->>'iteration')::int as iteration, data->>'from' as from_tier, data->>'to' as to_tier,
+  data->>'trigger' as trigger,
+  coalesce(${TIER_RANK_SQL("data->>'to'")} > ${TIER_RANK_SQL("data->>'from'")}, false) as climb
+from run_events where kind = 'tier_change';
+
+create view vigil_spend as
+select workflow_id, run_id, seq, at,
+  (data->>'iteration')::int as iteration, (data->>'usd')::numeric as usd, (data->>'calls')::int as calls,
+  (data->>'unpricedCalls')::int as unpriced_calls, (data->>'budgetUsd')::numeric as budget_usd
+from run_events where kind = 'spend';
+comment on view vigil_spend is 'Spend events are the run''s running totals at an iteration boundary: the latest one (highest seq) is what the run cost so far.';
+
+create view vigil_outcomes as
+select workflow_id, run_id, seq, at,
+  data->>'status' as status, (data->>'exitCode')::int as exit_code, data->>'reason' as reason,
+  (data->>'iteration')::int as iteration
+from run_events where kind = 'outcome';
+
+create view vigil_runs as
+select w.workflow_id,
+  coalesce(s.at, w.first_at) as started_at, s.prd_title, s.prd_path, s.repo_path as repo, s.provider,
+  s.max_iterations, s.budget_usd, s.autonomy_mode,
+  o.status as outcome, o.exit_code, o.reason as outcome_reason, o.at as finished_at,
+  coalesce(i.iterations, 0) as iterations, coalesce(i.failed, 0) as failed_iterations,
+  coalesce(sp.usd, i.cost_usd, 0) as spend_usd, coalesce(sp.unpriced_calls, 0) as unpriced_calls,
+  coalesce(c.rounds, 0) as council_rounds, coalesce(c.approved, 0) as approved_rounds,
+  coalesce(x.escalations, 0) as escalations, coalesce(t.climbs, 0) as tier_climbs,
+  w.events, w.first_at, w.last_at
+from (select workflow_id, count(*)::int as events, min(at) as first_at, max(at) as last_at from run_events group by workflow_id) w
+left join lateral (select * from vigil_run_starts s where s.workflow_id = w.workflow_id order by s.seq limit 1) s on true
+left join lateral (select * from vigil_outcomes o where o.workflow_id = w.workflow_id order by o.seq desc limit 1) o on true
+left join lateral (select count(distinct iteration)::int as iterations, (count(distinct iteration) filter (where failed))::int as failed, sum(cost_usd) as cost_usd
+                   from vigil_iterations i where i.workflow_id = w.workflow_id) i on true
+left join lateral (select usd, unpriced_calls from vigil_spend p where p.workflow_id = w.workflow_id order by p.seq desc limit 1) sp on true
+left join lateral (select count(*)::int as rounds, (count(*) filter (where approved))::int as approved from vigil_council_rounds c where c.workflow_id = w.workflow_id) c on true
+left join lateral (select count(*)::int as escalations from vigil_escalations x where x.workflow_id = w.workflow_id) x on true
+left join lateral (select (count(*) filter (where climb))::int as climbs from vigil_tier_changes t where t.workflow_id = w.workflow_id) t on true;
+comment on view vigil_runs is 'One row per workflow id (across continue-as-new): how it started, how it ended, iterations, spend, council, escalations, tier climbs.';
+`;
+
+export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'run events and their projections', sql: MIGRATION_1 }];
+
+/** Applies the migrations the database lacks, in order, each recorded in vigil_schema_migrations. Returns the versions applied now. */
+export async function migrate(db: Db, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  const client = db instanceof pg.Pool ? await db.connect() : db;
+  const applied: number[] = [];
+  try {
+    await client.query('begin');
+    try {
+      // Serialises concurrent migrators (two workers starting at once); released at commit.
+      await client.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+      await client.query('create table if not exists vigil_schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now())');
+      const have = new Set((await client.query<{ version: number }>('select version from vigil_schema_migrations')).rows.map((r) => r.version));
+      for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+        if (have.has(m.version)) continue;
+        await client.query(m.sql);
+        await client.query('insert into vigil_schema_migrations (version, name) values ($1, $2)', [m.version, m.name]);
+        applied.push(m.version);
+      }
+      await client.query('commit');
+    } catch (err) {
+      await client.query('rollback').catch(() => undefined);
+      throw err;
+    }
+  } finally {
+    if (db instanceof pg.Pool) (client as pg.PoolClient).release();
+  }
+  return applied;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pools and migrations, per database URL, for the life of the process.
+
+const pools = new Map<string, pg.Pool>();
+const migrated = new Map<string, Promise<void>>();
+
+/** A small pool for `url`, created on first use and kept for the process. Never throws on its own. */
+export function poolFor(url: string): pg.Pool {
+  let pool = pools.get(url);
+  if (!pool) {
+    pool = new pg.Pool({
+      connectionString: url,
+      max: POOL_MAX,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      idleTimeoutMillis: 30_000,
+      statement_timeout: STATEMENT_TIMEOUT_MS,
+      query_timeout: QUERY_TIMEOUT_MS,
+      application_name: 'vigil',
+      allowExitOnIdle: true,
+    });
+    // An idle connection the server closed (restart, shutdown) must not crash the worker.
+    pool.on('error', () => undefined);
+    pools.set(url, pool);
+  }
+  return pool;
+}
+
+/** Migrates the database at `url` once per process; a failed attempt is tried again next time. */
+export function ensureMigrated(url: string): Promise<void> {
+  let p = migrated.get(url);
+  if (!p) {
+    p = migrate(poolFor(url)).then(() => undefined);
+    migrated.set(url, p);
+    p.catch(() => migrated.delete(url));
+  }
+  return p;
+}
+
+/** Ends every pool and forgets what was migrated (worker shutdown, tests). */
+export async function closeEventStore(): Promise<void> {
+  const all = [...pools.values()];
+  pools.clear();
+  migrated.clear();
+  await Promise.all(all.map((p) => p.end().catch(() => undefined)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// projectEvents
+
+/** Postgres text and jsonb cannot hold NUL: drop it (recursively) rather than fail the batch forever. */
+function withoutNul(v: unknown): unknown {
+  if (typeof v === 'string') return v.includes('\u0000') ? v.split('\u0000').join('') : v;
+  if (Array.isArray(v)) return v.map(withoutNul);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [withoutNul(k) as string, withoutNul(x)]));
+  return v;
+}
+
+function isoOrNull(at: unknown): string | null {
+  if (typeof at !== 'string') return null;
+  const t = Date.parse(at);
+  return Number.isFinite(t) ? new Date(t).toISOString() : null;
+}
+
+interface Row {
+  runId: string;
+  seq: number;
+  kind: string;
+  at: string | null;
+  data: string;
+}
+
+/**
+ * An envelope as a row. One whose event fails RunEventSchema is still stored (kind 'invalid', the
+ * raw event and the error in data) so that it neither blocks the journal nor reaches the views;
+ * one without a usable key (seq, run id) cannot be stored at all.
+ */
+function toRow(raw: unknown): Row | null {
+  const env = EventEnvelopeSchema.safeParse(raw);
+  if (env.success) {
+    const e = env.data;
+    return { runId: e.runId, seq: e.seq, kind: e.event.kind, at: isoOrNull(e.at), data: JSON.stringify(withoutNul(e.event)) };
+  }
+  const r = (raw ?? {}) as { seq?: unknown; runId?: unknown; at?: unknown; event?: unknown };
+  if (typeof r.seq !== 'number' || !Number.isInteger(r.seq) || r.seq < 1 || r.seq > 2_147_483_647) return null;
+  if (typeof r.runId !== 'string' || r.runId === '') return null;
+  const event = RunEventSchema.safeParse(r.event);
+  const error = event.success ? env.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') : event.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+  let rawEvent: unknown = null;
+  try {
+    rawEvent = JSON.parse(JSON.stringify(r.event ?? null)) as unknown;
+  } catch {
+    rawEvent = null;
+  }
+  return { runId: r.runId, seq: r.seq, kind: 'invalid', at: isoOrNull(r.at), data: JSON.stringify(withoutNul({ error: error.slice(0, 1000), raw: rawEvent })) };
+}
+
+const problemText = (s: string): string => (s.length > PROBLEM_MAX ? `${s.slice(0, PROBLEM_MAX - 1)}…` : s);
+
+/** The store's address without a password, for messages. */
+export function describeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}${u.port ? `:${u.port}` : ''}${u.pathname}`;
+  } catch {
+    return 'DATABASE_URL (unparseable)';
+  }
+}
+
+const errorText = (err: unknown): string => {
+  if (err instanceof AggregateError && err.errors.length) return err.errors.map(errorText).join('; ');
+  if (err instanceof Error) return err.message || ((err as { code?: string }).code ?? err.name);
+  return String(err);
+};
+
+export const NO_STORE_PROBLEM = 'no event store on this worker (DATABASE_URL is not set)';
+
+/** The local activity: writes the envelopes once each, in one transaction. Never throws. */
+export async function projectEvents(raw: ProjectEventsInput): Promise<ProjectEventsResult> {
+  return projectEventsTo(process.env.DATABASE_URL, raw);
+}
+
+/** `projectEvents` against an explicit database URL (tests, tools). */
+export async function projectEventsTo(databaseUrl: string | undefined, raw: ProjectEventsInput): Promise<ProjectEventsResult> {
+  const url = databaseUrl?.trim();
+  if (!url) return { storedThrough: 0, written: 0, problem: NO_STORE_PROBLEM };
+  const workflowId = (raw as { workflowId?: unknown } | null | undefined)?.workflowId;
+  const events = (raw as { events?: unknown } | null | undefined)?.events;
+  if (typeof workflowId !== 'string' || workflowId === '' || !Array.isArray(events)) {
+    return { storedThrough: 0, written: 0, problem: 'invalid projection input (needs a workflow id and a list of events)' };
+  }
+  const rows: Row[] = [];
+  for (const e of events as unknown[]) {
+    const row = toRow(e);
+    if (row) rows.push(row);
+  }
+  if (rows.length === 0) return { storedThrough: 0, written: 0, problem: events.length ? 'no event in the batch has a usable seq and run id' : null };
+
+  const wf = withoutNul(workflowId) as string;
+  try {
+    await ensureMigrated(url);
+    const client = await poolFor(url).connect();
+    let release: boolean | Error = false;
+    try {
+      await client.query('begin');
+      const res = await client.query(
+        `insert into run_events (workflow_id, run_id, seq, kind, at, data)
+         select $1, r.run_id, r.seq, r.kind, r.at, r.data
+         from unnest($2::text[], $3::int[], $4::text[], $5::timestamptz[], $6::jsonb[]) as r(run_id, seq, kind, at, data)
+         on conflict do nothing`,
+        [wf, rows.map((r) => withoutNul(r.runId) as string), rows.map((r) => r.seq), rows.map((r) => r.kind), rows.map((r) => r.at), rows.map((r) => r.data)],
+      );
+      await client.query('commit');
+      return { storedThrough: Math.max(...rows.map((r) => r.seq)), written: res.rowCount ?? 0, problem: null };
+    } catch (err) {
+      await client.query('rollback').catch(() => undefined);
+      // A connection that failed mid-transaction is not given back to the pool.
+      release = err instanceof Error ? err : new Error(String(err));
+      throw err;
+    } finally {
+      client.release(release);
+    }
+  } catch (err) {
+    return { storedThrough: 0, written: 0, problem: problemText(`event store at ${describeUrl(url)} unavailable: ${errorText(err)}`) };
+  }
+}

@@ -1,0 +1,711 @@
+/**
+ * Reports from the event store (Postgres, DATABASE_URL): across runs (`vigil report`), one run's
+ * timeline of iterations and decisions (`vigil report <id>`), and a run's history as JSON lines or
+ * Markdown (`vigil history <id> --format jsonl|md`).
+ *
+ * The report functions take a connected `pg` pool or client and read the views of
+ * activities/event-store.ts; they do not print. The command functions connect, print text or JSON,
+ * and return the exit code; a missing DATABASE_URL or an unreachable store is a CliError with exit
+ * code 4 that says what to set.
+ *
+ * Definitions:
+ *   - done: outcome council_approved or completion_promise_fulfilled; iterations to done count the
+ *     distinct iteration numbers of done runs.
+ *   - a failed iteration: exit code other than 0, or its tests failed.
+ *   - approval rate: approved council rounds over all rounds (rounds blocked by a gate included);
+ *     the vote approval rate: approving votes over all votes.
+ *   - a tier climb: a tier change to a stronger tier (fast < development < planning; LOW < MEDIUM < HIGH).
+ *   - spend: spend events are the run's running totals, so a run cost what its latest one says
+ *     (without any, the sum of its iterations' costs).
+ *   - time waiting for people: from an accepted `pause` message or an escalation that paused the
+ *     run, to the next accepted `resume` (or the outcome; a run still paused counts until now).
+ */
+import path from 'node:path';
+import pg from 'pg';
+import { CONNECT_TIMEOUT_MS, describeUrl, migrate, MIGRATIONS, type Db } from '../activities/event-store.js';
+import type { RunEvent } from '../schemas/events.js';
+import { CliError, EXIT } from './connection.js';
+
+export const DONE_STATUSES: readonly string[] = ['council_approved', 'completion_promise_fulfilled'];
+
+const usd = (x: number): number => Math.round(x * 1e6) / 1e6;
+const rate = (n: number, d: number): number | null => (d > 0 ? Math.round((n / d) * 1e4) / 1e4 : null);
+const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
+const iso = (v: unknown): string | null => (v instanceof Date ? v.toISOString() : typeof v === 'string' ? v : null);
+const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim();
+
+// ---------------------------------------------------------------------------------------------
+// Waiting for people
+
+export interface PauseEvent {
+  at: Date;
+  event: RunEvent;
+}
+
+export interface Waiting {
+  ms: number;
+  pauses: number;
+  /** Still paused at the end of the journal (counted until `now`). */
+  pausedNow: boolean;
+}
+
+/** Time the run spent paused for a person, from its events in seq order. */
+export function waitingForPeople(events: readonly PauseEvent[], now: Date): Waiting {
+  let since: number | null = null;
+  let ms = 0;
+  let pauses = 0;
+  const close = (at: Date): void => {
+    if (since !== null) ms += Math.max(0, at.getTime() - since);
+    since = null;
+  };
+  for (const { at, event: e } of events) {
+    if ((e.kind === 'message' && e.name === 'pause' && e.accepted) || (e.kind === 'escalation' && e.paused)) {
+      if (since === null) {
+        since = at.getTime();
+        pauses += 1;
+      }
+    } else if ((e.kind === 'message' && e.name === 'resume' && e.accepted) || e.kind === 'outcome') {
+      close(at);
+    }
+  }
+  const pausedNow = since !== null;
+  close(now);
+  return { ms, pauses, pausedNow };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Across runs
+
+export interface RunSummary {
+  workflowId: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  prdTitle: string | null;
+  repo: string | null;
+  provider: string | null;
+  outcome: string | null;
+  exitCode: number | null;
+  iterations: number;
+  failedIterations: number;
+  councilRounds: number;
+  approvedRounds: number;
+  escalations: number;
+  tierClimbs: number;
+  spendUsd: number;
+  waitingMs: number;
+  pauses: number;
+  pausedNow: boolean;
+}
+
+export interface AcrossRunsReport {
+  since: string | null;
+  repo: string | null;
+  runs: number;
+  /** Runs by outcome; `running` for a run without one yet. */
+  outcomes: { status: string; exitCode: number | null; runs: number }[];
+  exitCodes: { exitCode: number | null; runs: number }[];
+  iterationsToDone: { runs: number; mean: number | null; median: number | null; min: number | null; max: number | null };
+  council: { rounds: number; approved: number; rejected: number; blocked: number; approvalRate: number | null; votes: number; approveVotes: number; voteApprovalRate: number | null };
+  escalations: { total: number; perRun: number | null; byReason: { reason: string; count: number }[]; runs: { workflowId: string; count: number; reasons: string[] }[] };
+  tierClimbs: { total: number; runs: number; byChange: { from: string; to: string; count: number }[] };
+  cost: { totalUsd: number; perRunUsd: number | null; doneRuns: number; perDoneRunUsd: number | null; allSpendPerDoneRunUsd: number | null; unpricedCalls: number };
+  waitingForPeople: { totalMs: number; pauses: number; perRunMs: number | null; pausedNow: string[] };
+  perRun: RunSummary[];
+}
+
+export interface AcrossRunsOptions {
+  /** Runs started at or after this time. */
+  since?: Date | string;
+  /** Runs on this repository (the absolute path the run recorded). */
+  repo?: string;
+  /** "Now" for runs still paused (default: the current time). */
+  now?: Date;
+}
+
+interface RunsViewRow {
+  workflow_id: string;
+  started_at: Date | null;
+  finished_at: Date | null;
+  prd_title: string | null;
+  repo: string | null;
+  provider: string | null;
+  outcome: string | null;
+  exit_code: number | null;
+  iterations: number;
+  failed_iterations: number;
+  council_rounds: number;
+  approved_rounds: number;
+  escalations: number;
+  tier_climbs: number;
+  spend_usd: string | null;
+  unpriced_calls: number;
+}
+
+async function pauseEvents(db: Db, workflowIds: string[]): Promise<Map<string, PauseEvent[]>> {
+  const rows = (
+    await db.query<{ workflow_id: string; at: Date; data: RunEvent }>(
+      `select workflow_id, at, data from run_events
+       where workflow_id = any($1::text[]) and at is not null
+         and (kind in ('escalation', 'outcome') or (kind = 'message' and data->>'name' in ('pause', 'resume')))
+       order by workflow_id, seq, at`,
+      [workflowIds],
+    )
+  ).rows;
+  const by = new Map<string, PauseEvent[]>();
+  for (const r of rows) {
+    const list = by.get(r.workflow_id) ?? [];
+    list.push({ at: r.at, event: r.data });
+    by.set(r.workflow_id, list);
+  }
+  return by;
+}
+
+function median(xs: number[]): number | null {
+  if (!xs.length) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+}
+
+function countBy<T>(items: T[], key: (t: T) => string): Map<string, { item: T; count: number }> {
+  const m = new Map<string, { item: T; count: number }>();
+  for (const it of items) {
+    const k = key(it);
+    const cur = m.get(k);
+    if (cur) cur.count += 1;
+    else m.set(k, { item: it, count: 1 });
+  }
+  return m;
+}
+
+export async function reportAcrossRuns(db: Db, opts: AcrossRunsOptions = {}): Promise<AcrossRunsReport> {
+  const now = opts.now ?? new Date();
+  const since = opts.since === undefined ? null : new Date(opts.since);
+  if (since && Number.isNaN(since.getTime())) throw new Error(`not a time: ${String(opts.since)}`);
+  const repo = opts.repo ?? null;
+
+  const runs = (
+    await db.query<RunsViewRow>(
+      `select workflow_id, started_at, finished_at, prd_title, repo, provider, outcome, exit_code, iterations, failed_iterations,
+              council_rounds, approved_rounds, escalations, tier_climbs, spend_usd, unpriced_calls
+       from vigil_runs
+       where ($1::timestamptz is null or started_at >= $1) and ($2::text is null or repo = $2)
+       order by started_at nulls last, workflow_id`,
+      [since, repo],
+    )
+  ).rows;
+  const ids = runs.map((r) => r.workflow_id);
+
+  const rounds = (await db.query<{ result: string; n: number }>(`select upper(result) as result, count(*)::int as n from vigil_council_rounds where workflow_id = any($1::text[]) group by 1`, [ids])).rows;
+  const votes = (await db.query<{ votes: number; approve: number }>(`select count(*)::int as votes, (count(*) filter (where approves))::int as approve from vigil_votes where workflow_id = any($1::text[])`, [ids])).rows[0];
+  const escalations = (await db.query<{ workflow_id: string; reason: string }>(`select workflow_id, reason from vigil_escalations where workflow_id = any($1::text[]) order by workflow_id, seq`, [ids])).rows;
+  const climbs = (await db.query<{ workflow_id: string; from_tier: string; to_tier: string }>(`select workflow_id, from_tier, to_tier from vigil_tier_changes where climb and workflow_id = any($1::text[]) order by workflow_id, seq`, [ids])).rows;
+  const pauses = await pauseEvents(db, ids);
+
+  const perRun: RunSummary[] = runs.map((r) => {
+    const w = waitingForPeople(pauses.get(r.workflow_id) ?? [], now);
+    return {
+      workflowId: r.workflow_id,
+      startedAt: iso(r.started_at),
+      finishedAt: iso(r.finished_at),
+      prdTitle: r.prd_title,
+      repo: r.repo,
+      provider: r.provider,
+      outcome: r.outcome,
+      exitCode: r.exit_code,
+      iterations: r.iterations,
+      failedIterations: r.failed_iterations,
+      councilRounds: r.council_rounds,
+      approvedRounds: r.approved_rounds,
+      escalations: r.escalations,
+      tierClimbs: r.tier_climbs,
+      spendUsd: usd(num(r.spend_usd)),
+      waitingMs: w.ms,
+      pauses: w.pauses,
+      pausedNow: w.pausedNow,
+    };
+  });
+
+  const n = perRun.length;
+  const done = perRun.filter((r) => r.outcome !== null && DONE_STATUSES.includes(r.outcome));
+  const doneIterations = done.map((r) => r.iterations);
+  const totalUsd = perRun.reduce((a, r) => a + r.spendUsd, 0);
+  const doneUsd = done.reduce((a, r) => a + r.spendUsd, 0);
+  const roundsBy = new Map(rounds.map((r) => [r.result, r.n]));
+  const allRounds = rounds.reduce((a, r) => a + r.n, 0);
+  const approved = roundsBy.get('APPROVED') ?? 0;
+  const totalWait = perRun.reduce((a, r) => a + r.waitingMs, 0);
+
+  return {
+    since: since ? since.toISOString() : null,
+    repo,
+    runs: n,
+    outcomes: [...countBy(perRun, (r) => `${r.outcome ?? 'running'}\u0000${r.exitCode ?? ''}`).values()]
+      .map(({ item, count }) => ({ status: item.outcome ?? 'running', exitCode: item.exitCode, runs: count }))
+      .sort((a, b) => b.runs - a.runs || a.status.localeCompare(b.status)),
+    exitCodes: [...countBy(perRun, (r) => String(r.exitCode)).values()]
+      .map(({ item, count }) => ({ exitCode: item.exitCode, runs: count }))
+      .sort((a, b) => (a.exitCode ?? Infinity) - (b.exitCode ?? Infinity)),
+    iterationsToDone: {
+      runs: done.length,
+      mean: doneIterations.length ? Math.round((doneIterations.reduce((a, b) => a + b, 0) / doneIterations.length) * 100) / 100 : null,
+      median: median(doneIterations),
+      min: doneIterations.length ? Math.min(...doneIterations) : null,
+      max: doneIterations.length ? Math.max(...doneIterations) : null,
+    },
+    council: {
+      rounds: allRounds,
+      approved,
+      rejected: roundsBy.get('REJECTED') ?? 0,
+      blocked: roundsBy.get('BLOCKED_BY_GATE') ?? 0,
+      approvalRate: rate(approved, allRounds),
+      votes: votes?.votes ?? 0,
+      approveVotes: votes?.approve ?? 0,
+      voteApprovalRate: rate(votes?.approve ?? 0, votes?.votes ?? 0),
+    },
+    escalations: {
+      total: escalations.length,
+      perRun: rate(escalations.length, n),
+      byReason: [...countBy(escalations, (e) => e.reason).values()].map(({ item, count }) => ({ reason: item.reason, count })).sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason)),
+      runs: [...countBy(escalations, (e) => e.workflow_id).values()].map(({ item, count }) => ({
+        workflowId: item.workflow_id,
+        count,
+        reasons: escalations.filter((e) => e.workflow_id === item.workflow_id).map((e) => e.reason),
+      })),
+    },
+    tierClimbs: {
+      total: climbs.length,
+      runs: new Set(climbs.map((c) => c.workflow_id)).size,
+      byChange: [...countBy(climbs, (c) => `${c.from_tier}\u0000${c.to_tier}`).values()].map(({ item, count }) => ({ from: item.from_tier, to: item.to_tier, count })).sort((a, b) => b.count - a.count),
+    },
+    cost: {
+      totalUsd: usd(totalUsd),
+      perRunUsd: n ? usd(totalUsd / n) : null,
+      doneRuns: done.length,
+      perDoneRunUsd: done.length ? usd(doneUsd / done.length) : null,
+      allSpendPerDoneRunUsd: done.length ? usd(totalUsd / done.length) : null,
+      unpricedCalls: runs.reduce((a, r) => a + num(r.unpriced_calls), 0),
+    },
+    waitingForPeople: {
+      totalMs: totalWait,
+      pauses: perRun.reduce((a, r) => a + r.pauses, 0),
+      perRunMs: n ? Math.round(totalWait / n) : null,
+      pausedNow: perRun.filter((r) => r.pausedNow).map((r) => r.workflowId),
+    },
+    perRun,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// One run
+
+export interface TimelineEntry {
+  seq: number;
+  at: string | null;
+  kind: string;
+  iteration: number | null;
+  text: string;
+}
+
+export interface TimelineIteration {
+  iteration: number;
+  seq: number;
+  at: string | null;
+  phase: string | null;
+  tier: string | null;
+  exitCode: number;
+  tests: string | null;
+  changed: boolean;
+  claimed: boolean;
+  durationMs: number;
+  costUsd: number | null;
+  provider: string | null;
+  model: string | null;
+  failed: boolean;
+  /** The iteration in one line. */
+  text: string;
+  /** What was decided about this iteration: gates, reviews, council rounds, escalations, tier changes. */
+  decisions: TimelineEntry[];
+}
+
+export interface RunReport {
+  workflowId: string;
+  runIds: string[];
+  prdTitle: string | null;
+  prdPath: string | null;
+  repo: string | null;
+  provider: string | null;
+  autonomyMode: string | null;
+  maxIterations: number | null;
+  budgetUsd: number | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  outcome: { status: string; exitCode: number; reason: string; iteration: number } | null;
+  iterations: number;
+  failedIterations: number;
+  councilRounds: number;
+  approvedRounds: number;
+  escalations: number;
+  tierClimbs: number;
+  spendUsd: number;
+  waitingMs: number;
+  pauses: number;
+  pausedNow: boolean;
+  timeline: TimelineIteration[];
+  /** Events not about one iteration: the start, messages, notifications, the outcome, anything else. */
+  notices: TimelineEntry[];
+}
+
+interface EventRow {
+  run_id: string;
+  seq: number;
+  at: Date | null;
+  kind: string;
+  data: unknown;
+}
+
+async function eventsOf(db: Db, workflowId: string): Promise<EventRow[]> {
+  return (await db.query<EventRow>('select run_id, seq, at, kind, data from run_events where workflow_id = $1 order by seq, at, run_id', [workflowId])).rows;
+}
+
+const money = (x: number): string => `${usd(x)} USD`;
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+export function duration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  return h ? `${h}h ${m}m ${s % 60}s` : `${m}m ${s % 60}s`;
+}
+
+/** One line about an event, for timelines and history. */
+export function describeEvent(e: RunEvent): string {
+  switch (e.kind) {
+    case 'run_started':
+      return `run started: "${e.prdTitle}" in ${e.repoPath} with ${e.provider}, up to ${e.maxIterations} iterations, budget ${money(e.budgetUsd)}, ${e.autonomyMode}`;
+    case 'iteration':
+      return [
+        `iteration ${e.iteration}`,
+        e.phase,
+        e.tier ? `tier ${e.tier}` : null,
+        `exit ${e.exitCode}`,
+        `tests ${e.tests ?? '—'}`,
+        seconds(e.durationMs),
+        e.changed ? 'changed' : 'no change',
+        e.claimed ? 'claimed completion' : null,
+        e.attempts > 1 ? `${e.attempts} attempts` : null,
+        e.costUsd !== null ? money(e.costUsd) : null,
+      ]
+        .filter((x): x is string => Boolean(x))
+        .join(' · ');
+    case 'council_round':
+      return `council round ${e.round} (${e.trigger}): ${e.result}, ${e.approve} of ${e.approve + e.reject} approve, ${e.threshold} needed`;
+    case 'gate':
+      return `gate ${e.gate}: ${e.verdict}${e.findings ? ` (${e.findings} finding(s))` : ''}${e.reason ? ` — ${e.reason}` : ''}`;
+    case 'review':
+      return `review ${e.round}: ${e.result}, mergeability ${e.mergeability}, ${e.reviewers.length} reviewer(s), ${e.reviewers.filter((r) => r.blocking).length} blocking`;
+    case 'escalation':
+      return `escalation (${e.reason})${e.paused ? ', paused for a person' : ''}: ${e.detail}`;
+    case 'notification':
+      return `notification ${e.event}: ${e.delivered} delivered, ${e.failed} failed`;
+    case 'message':
+      return `${e.name} by ${e.by}${e.accepted ? '' : ' (refused)'}${e.summary ? `: ${e.summary}` : ''}`;
+    case 'tier_change':
+      return `tier ${e.from} → ${e.to}: ${e.trigger}`;
+    case 'spend':
+      return `spend ${money(e.usd)} of ${money(e.budgetUsd)} (${e.calls} call(s)${e.unpricedCalls ? `, ${e.unpricedCalls} unpriced` : ''})`;
+    case 'outcome':
+      return `${e.status} (exit ${e.exitCode}) at iteration ${e.iteration}: ${e.reason}`;
+  }
+}
+
+const TIER_RANK: Record<string, number> = { fast: 0, low: 0, development: 1, medium: 1, planning: 2, high: 2 };
+const isClimb = (from: string, to: string): boolean => {
+  const a = TIER_RANK[from.toLowerCase()];
+  const b = TIER_RANK[to.toLowerCase()];
+  return a !== undefined && b !== undefined && b > a;
+};
+
+/** A run's timeline of iterations and decisions; null when the store has no event of it. */
+export async function reportRun(db: Db, workflowId: string, opts: { now?: Date } = {}): Promise<RunReport | null> {
+  const rows = await eventsOf(db, workflowId);
+  if (!rows.length) return null;
+  const valid = rows.filter((r) => r.kind !== 'invalid').map((r) => ({ ...r, event: r.data as RunEvent }));
+  const entry = (r: (typeof valid)[number]): TimelineEntry => ({
+    seq: r.seq,
+    at: iso(r.at),
+    kind: r.kind,
+    iteration: 'iteration' in r.event ? r.event.iteration : null,
+    text: oneLine(describeEvent(r.event)),
+  });
+
+  const start = valid.find((r) => r.event.kind === 'run_started')?.event as Extract<RunEvent, { kind: 'run_started' }> | undefined;
+  const outcomeRow = [...valid].reverse().find((r) => r.event.kind === 'outcome');
+  const outcome = outcomeRow?.event as Extract<RunEvent, { kind: 'outcome' }> | undefined;
+  const lastSpend = [...valid].reverse().find((r) => r.event.kind === 'spend')?.event as Extract<RunEvent, { kind: 'spend' }> | undefined;
+
+  const byIteration = new Map<number, TimelineIteration>();
+  for (const r of valid) {
+    if (r.event.kind !== 'iteration') continue;
+    const e = r.event;
+    byIteration.set(e.iteration, {
+      iteration: e.iteration,
+      seq: r.seq,
+      at: iso(r.at),
+      phase: e.phase,
+      tier: e.tier,
+      exitCode: e.exitCode,
+      tests: e.tests,
+      changed: e.changed,
+      claimed: e.claimed,
+      durationMs: e.durationMs,
+      costUsd: e.costUsd,
+      provider: e.provider,
+      model: e.model,
+      failed: e.exitCode !== 0 || e.tests === 'fail',
+      text: oneLine(describeEvent(e)),
+      decisions: [],
+    });
+  }
+  const notices: TimelineEntry[] = [];
+  for (const r of valid) {
+    const k = r.event.kind;
+    if (k === 'iteration' || k === 'spend') continue;
+    const it = k !== 'outcome' && 'iteration' in r.event ? byIteration.get(r.event.iteration) : undefined;
+    if (it) it.decisions.push(entry(r));
+    else notices.push(entry(r));
+  }
+  const timeline = [...byIteration.values()].sort((a, b) => a.iteration - b.iteration);
+  const rounds = valid.filter((r) => r.event.kind === 'council_round').map((r) => r.event as Extract<RunEvent, { kind: 'council_round' }>);
+  const w = waitingForPeople(
+    valid.filter((r) => r.at !== null).map((r) => ({ at: r.at as Date, event: r.event })),
+    opts.now ?? new Date(),
+  );
+  const iterationCost = timeline.reduce((a, t) => a + (t.costUsd ?? 0), 0);
+
+  return {
+    workflowId,
+    runIds: [...new Set(rows.map((r) => r.run_id))],
+    prdTitle: start?.prdTitle ?? null,
+    prdPath: start?.prdPath ?? null,
+    repo: start?.repoPath ?? null,
+    provider: start?.provider ?? null,
+    autonomyMode: start?.autonomyMode ?? null,
+    maxIterations: start?.maxIterations ?? null,
+    budgetUsd: start?.budgetUsd ?? null,
+    startedAt: iso(valid.find((r) => r.event.kind === 'run_started')?.at ?? rows[0]?.at ?? null),
+    finishedAt: outcomeRow ? iso(outcomeRow.at) : null,
+    outcome: outcome ? { status: outcome.status, exitCode: outcome.exitCode, reason: outcome.reason, iteration: outcome.iteration } : null,
+    iterations: timeline.length,
+    failedIterations: timeline.filter((t) => t.failed).length,
+    councilRounds: rounds.length,
+    approvedRounds: rounds.filter((r) => r.result.toUpperCase() === 'APPROVED').length,
+    escalations: valid.filter((r) => r.event.kind === 'escalation').length,
+    tierClimbs: valid.filter((r) => r.event.kind === 'tier_change' && isClimb(r.event.from, r.event.to)).length,
+    spendUsd: usd(lastSpend ? lastSpend.usd : iterationCost),
+    waitingMs: w.ms,
+    pauses: w.pauses,
+    pausedNow: w.pausedNow,
+    timeline,
+    notices,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// History export
+
+export type HistoryFormat = 'jsonl' | 'md';
+export const HISTORY_FORMATS: readonly HistoryFormat[] = ['jsonl', 'md'];
+
+function iterationLine(t: TimelineIteration): string {
+  return t.decisions.length ? `${t.text} — ${t.decisions.map((d) => d.text).join('; ')}` : t.text;
+}
+
+function summaryLines(r: RunReport): string[] {
+  const o = r.outcome;
+  return [
+    `repository: ${r.repo ?? 'unknown'}`,
+    `provider: ${r.provider ?? 'unknown'} · mode ${r.autonomyMode ?? 'unknown'} · up to ${r.maxIterations ?? '?'} iterations · budget ${r.budgetUsd !== null ? money(r.budgetUsd) : 'unknown'}`,
+    `started: ${r.startedAt ?? 'unknown'}${r.finishedAt ? ` · finished: ${r.finishedAt}` : ''}`,
+    `outcome: ${o ? `${o.status} (exit ${o.exitCode}) at iteration ${o.iteration} — ${oneLine(o.reason)}` : 'none yet (running)'}`,
+    `iterations: ${r.iterations} (${r.failedIterations} failed) · council rounds: ${r.councilRounds} (${r.approvedRounds} approved) · escalations: ${r.escalations} · tier climbs: ${r.tierClimbs} · spend: ${money(r.spendUsd)}`,
+    `waiting for people: ${duration(r.waitingMs)} over ${r.pauses} pause(s)${r.pausedNow ? ' (paused now)' : ''}`,
+  ];
+}
+
+/** Markdown: a summary, one line per iteration with its decisions, then the other events. */
+export function runMarkdown(r: RunReport): string {
+  const lines = [`# Run \`${r.workflowId}\`${r.prdTitle ? `: ${oneLine(r.prdTitle)}` : ''}`, '', ...summaryLines(r).map((l) => `- ${l}`), '', '## Iterations', ''];
+  for (const t of r.timeline) lines.push(`- ${iterationLine(t)}`);
+  if (!r.timeline.length) lines.push('(none yet)');
+  lines.push('', '## Messages and notices', '');
+  for (const n of r.notices) lines.push(`- ${n.at ?? '?'} ${n.text}`);
+  if (!r.notices.length) lines.push('(none)');
+  return `${lines.join('\n')}\n`;
+}
+
+/** Plain text for the terminal. */
+export function runText(r: RunReport): string {
+  const lines = [`run ${r.workflowId}${r.prdTitle ? `: ${oneLine(r.prdTitle)}` : ''}`, ...summaryLines(r).map((l) => `  ${l}`), 'timeline:'];
+  const all = [...r.timeline.map((t) => ({ seq: t.seq, line: `  ${iterationLine(t)}` })), ...r.notices.map((n) => ({ seq: n.seq, line: `  ${n.at ?? '?'} ${n.text}` }))].sort((a, b) => a.seq - b.seq);
+  for (const x of all) lines.push(x.line);
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * A run's history: `jsonl` is one event envelope per line ({seq, runId, at, event}, in seq order;
+ * an envelope stored aside as invalid carries its raw event and `invalid`); `md` is runMarkdown.
+ * Null when the store has no event of the run.
+ */
+export async function exportHistory(db: Db, workflowId: string, format: HistoryFormat, opts: { now?: Date } = {}): Promise<string | null> {
+  if (format === 'md') {
+    const r = await reportRun(db, workflowId, opts);
+    return r ? runMarkdown(r) : null;
+  }
+  const rows = await eventsOf(db, workflowId);
+  if (!rows.length) return null;
+  return rows
+    .map((r) => {
+      if (r.kind === 'invalid') {
+        const d = r.data as { raw?: unknown; error?: string };
+        return JSON.stringify({ seq: r.seq, runId: r.run_id, at: iso(r.at), event: d.raw ?? null, invalid: d.error ?? 'invalid' });
+      }
+      return JSON.stringify({ seq: r.seq, runId: r.run_id, at: iso(r.at), event: r.data });
+    })
+    .map((l) => `${l}\n`)
+    .join('');
+}
+
+// ---------------------------------------------------------------------------------------------
+// CLI commands (the commander lines live in cli/main.ts)
+
+export interface ReportFlags {
+  /** `vigil report <id>`: one run's timeline instead of the report across runs. */
+  id?: string;
+  /** An ISO date or time, or a duration back from now: 30m, 12h, 7d, 2w. */
+  since?: string;
+  /** A repository path (resolved to an absolute path). */
+  repo?: string;
+  json?: boolean;
+}
+
+export interface HistoryFlags {
+  format?: string;
+}
+
+export interface CommandIo {
+  out: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+  now: Date;
+}
+
+const defaultIo = (): CommandIo => ({ out: (t) => process.stdout.write(t), env: process.env, now: new Date() });
+
+/** `--since`: an ISO date/time, or `<n>m|h|d|w` back from `now`. */
+export function parseSince(s: string, now: Date = new Date()): Date {
+  const m = /^(\d+)\s*([mhdw])$/i.exec(s.trim());
+  if (m) {
+    const unit = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[(m[2] as string).toLowerCase() as 'm' | 'h' | 'd' | 'w'];
+    return new Date(now.getTime() - Number(m[1]) * unit);
+  }
+  const t = Date.parse(s);
+  if (!Number.isFinite(t)) throw new CliError(`--since ${s}: not a date (2026-01-31, 2026-01-31T12:00Z) or a duration (30m, 12h, 7d, 2w)`, EXIT.usage);
+  return new Date(t);
+}
+
+const STORE_HINT = 'Set DATABASE_URL to the event store the workers write to (postgres://user:password@host:port/database).';
+
+const isConnectionError = (err: unknown): boolean => {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') return /^(08|57P|53)/.test(code) || /^E[A-Z]+$/.test(code);
+  return err instanceof Error && /connection|terminated|timeout|timed out/i.test(err.message);
+};
+
+/** Connects to the store (DATABASE_URL), brings its schema up to date, runs `fn`, disconnects. */
+export async function withEventStore<T>(env: NodeJS.ProcessEnv, fn: (db: pg.Client) => Promise<T>): Promise<T> {
+  const url = env.DATABASE_URL?.trim();
+  if (!url) throw new CliError(`no event store: DATABASE_URL is not set. ${STORE_HINT}`, EXIT.unreachable);
+  const where = describeUrl(url);
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, statement_timeout: 60_000, query_timeout: 90_000, application_name: 'vigil-report' });
+  client.on('error', () => undefined);
+  const fail = (err: unknown): CliError =>
+    new CliError(`the event store at ${where} is unreachable: ${err instanceof Error ? err.message || (err as { code?: string }).code || err.name : String(err)}. Start it, or ${STORE_HINT.charAt(0).toLowerCase()}${STORE_HINT.slice(1)}`, EXIT.unreachable);
+  try {
+    await client.connect();
+  } catch (err) {
+    throw fail(err);
+  }
+  try {
+    const latest = Math.max(...MIGRATIONS.map((m) => m.version));
+    const exists = (await client.query<{ t: string | null }>(`select to_regclass('vigil_schema_migrations')::text as t`)).rows[0]?.t;
+    const have = exists ? ((await client.query<{ v: number | null }>('select max(version) as v from vigil_schema_migrations')).rows[0]?.v ?? 0) : 0;
+    if (have < latest) await migrate(client);
+    return await fn(client);
+  } catch (err) {
+    if (err instanceof CliError || !isConnectionError(err)) throw err;
+    throw fail(err);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+function acrossRunsText(r: AcrossRunsReport): string {
+  const pct = (x: number | null): string => (x === null ? '—' : `${Math.round(x * 100)}%`);
+  const scope = [r.since ? `since ${r.since}` : null, r.repo ? `repository ${r.repo}` : null].filter(Boolean).join(', ');
+  const lines = [`runs: ${r.runs}${scope ? ` (${scope})` : ''}`];
+  if (!r.runs) return `${lines.join('\n')}\n`;
+  lines.push(`outcomes: ${r.outcomes.map((o) => `${o.status} ${o.runs}${o.exitCode !== null ? ` (exit ${o.exitCode})` : ''}`).join(' · ')}`);
+  lines.push(`exit codes: ${r.exitCodes.map((e) => `${e.exitCode ?? 'none yet'}: ${e.runs}`).join(' · ')}`);
+  const d = r.iterationsToDone;
+  lines.push(d.runs ? `iterations to done: mean ${d.mean}, median ${d.median} (min ${d.min}, max ${d.max}) over ${d.runs} done run(s)` : 'iterations to done: no run done');
+  const c = r.council;
+  lines.push(`council: ${c.rounds} round(s), ${c.approved} approved, ${c.rejected} rejected, ${c.blocked} blocked by a gate; approval rate ${pct(c.approvalRate)}; votes ${c.approveVotes} of ${c.votes} approve (${pct(c.voteApprovalRate)})`);
+  const e = r.escalations;
+  lines.push(`escalations: ${e.total} (${e.perRun ?? 0} per run)${e.byReason.length ? ` — ${e.byReason.map((x) => `${x.reason} ${x.count}`).join(', ')}` : ''}`);
+  const t = r.tierClimbs;
+  lines.push(`tier climbs: ${t.total} in ${t.runs} run(s)${t.byChange.length ? ` — ${t.byChange.map((x) => `${x.from} → ${x.to} ${x.count}`).join(', ')}` : ''}`);
+  const k = r.cost;
+  lines.push(
+    `cost: ${money(k.totalUsd)} in all, ${money(k.perRunUsd ?? 0)} per run; ${k.doneRuns} done run(s)${k.doneRuns ? `: ${money(k.perDoneRunUsd ?? 0)} each, ${money(k.allSpendPerDoneRunUsd ?? 0)} of all spend per done run` : ''}${k.unpricedCalls ? `; ${k.unpricedCalls} unpriced call(s) not counted` : ''}`,
+  );
+  const w = r.waitingForPeople;
+  lines.push(`waiting for people: ${duration(w.totalMs)} over ${w.pauses} pause(s) (${duration(w.perRunMs ?? 0)} per run)${w.pausedNow.length ? `; paused now: ${w.pausedNow.join(', ')}` : ''}`);
+  lines.push('', 'runs:');
+  for (const p of r.perRun) {
+    lines.push(
+      `  ${p.workflowId} · ${p.startedAt ?? '?'} · ${p.repo ?? '?'} · ${p.outcome ?? 'running'}${p.exitCode !== null ? ` (exit ${p.exitCode})` : ''} · ${p.iterations} iteration(s), ${p.failedIterations} failed · council ${p.approvedRounds}/${p.councilRounds} · ${p.escalations} escalation(s) · ${p.tierClimbs} climb(s) · ${money(p.spendUsd)} · waited ${duration(p.waitingMs)}`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * `vigil report [--since D] [--repo R] [--json]` and `vigil report <id> [--json]`.
+ * Exit codes: 0, 2 bad --since, 3 no such run in the store, 4 no store (DATABASE_URL) or unreachable.
+ */
+export async function reportCommand(opts: ReportFlags, io: Partial<CommandIo> = {}): Promise<number> {
+  const { out, env, now } = { ...defaultIo(), ...io };
+  if (opts.id) {
+    const id = opts.id;
+    const r = await withEventStore(env, (db) => reportRun(db, id, { now }));
+    if (!r) throw new CliError(`the event store has no events of run ${id}`, EXIT.noSuchRun);
+    out(opts.json ? `${JSON.stringify(r, null, 2)}\n` : runText(r));
+    return 0;
+  }
+  const since = opts.since ? parseSince(opts.since, now) : undefined;
+  const repo = opts.repo ? path.resolve(opts.repo) : undefined;
+  const r = await withEventStore(env, (db) => reportAcrossRuns(db, { ...(since ? { since } : {}), ...(repo ? { repo } : {}), now }));
+  out(opts.json ? `${JSON.stringify(r, null, 2)}\n` : acrossRunsText(r));
+  return 0;
+}
+
+/** `vigil history <id> --format jsonl|md` (default jsonl). Exit codes as reportCommand. */
+export async function historyCommand(id: string, opts: HistoryFlags, io: Partial<CommandIo> = {}): Promise<number> {
+  const { out, env, now } = { ...defaultIo(), ...io };
+  const format = (opts.format ?? 'jsonl') as HistoryFormat;
+  if (!HISTORY_FORMATS.includes(format)) throw new CliError(`--format ${opts.format}: use jsonl or md`, EXIT.usage);
+  const text = await withEventStore(env, (db) => exportHistory(db, id, format, { now }));
+  if (text === null) throw new CliError(`the event store has no events of run ${id}`, EXIT.noSuchRun);
+  out(text);
+  return 0;
+}

@@ -1,0 +1,284 @@
+/**
+ * Reports and history from a real Postgres (the embedded one, started once for this file), checked
+ * number by number against hand-built journals of known runs (tests/support/journals.ts).
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeEventStore, projectEventsTo } from '../../activities/event-store.js';
+import { CliError, EXIT } from '../../cli/connection.js';
+import { exportHistory, historyCommand, parseSince, reportAcrossRuns, reportCommand, reportRun, waitingForPeople, type AcrossRunsReport } from '../../cli/report.js';
+import { failedRun, REPORT_NOW, runningRun, scriptedRun } from '../support/journals.js';
+import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+
+let tp: TestPostgres;
+let db: pg.Pool;
+
+beforeAll(async () => {
+  tp = await startTestPostgres();
+  for (const [workflowId, events] of [
+    ['run-scripted', scriptedRun()],
+    ['run-failed', failedRun()],
+    ['run-running', runningRun()],
+  ] as const) {
+    // In two batches that overlap, as the workflow would after a failed projection.
+    const half = Math.ceil(events.length / 2);
+    expect((await projectEventsTo(tp.server.url, { workflowId, events: events.slice(0, half + 1) })).problem).toBeNull();
+    expect((await projectEventsTo(tp.server.url, { workflowId, events: events.slice(half - 1) })).problem).toBeNull();
+  }
+  db = new pg.Pool({ connectionString: tp.server.url, max: 2 });
+  db.on('error', () => undefined);
+});
+
+afterAll(async () => {
+  await db?.end();
+  await closeEventStore();
+  await tp?.cleanup();
+});
+
+const MIN = 60_000;
+
+describe('reportRun', () => {
+  it('gives the scripted run its exact numbers and a timeline of iterations and decisions', async () => {
+    const r = await reportRun(db, 'run-scripted', { now: REPORT_NOW });
+    expect(r).not.toBeNull();
+    expect(r).toMatchObject({
+      workflowId: 'run-scripted',
+      runIds: ['r-scripted-1', 'r-scripted-2'],
+      prdTitle: 'Slugify helper',
+      repo: '/repos/slugify',
+      provider: 'claude',
+      autonomyMode: 'supervised',
+      maxIterations: 10,
+      budgetUsd: 2,
+      startedAt: '2026-01-05T10:00:00.000Z',
+      finishedAt: '2026-01-05T10:49:00.000Z',
+      outcome: { status: 'council_approved', exitCode: 0, reason: 'council approved at iteration 5 (round 2, 3 of 3)', iteration: 5 },
+      iterations: 5,
+      failedIterations: 1,
+      councilRounds: 2,
+      approvedRounds: 1,
+      escalations: 1,
+      tierClimbs: 1,
+      spendUsd: 0.42,
+      waitingMs: 40 * MIN,
+      pauses: 2,
+      pausedNow: false,
+    });
+    expect(r!.timeline.map((t) => [t.iteration, t.failed, t.tier, t.costUsd])).toEqual([
+      [1, false, 'fast', 0.05],
+      [2, false, 'fast', 0.07],
+      [3, true, 'fast', 0.03],
+      [4, false, 'development', 0.12],
+      [5, false, 'development', 0.15],
+    ]);
+    expect(r!.timeline.map((t) => t.decisions.map((d) => d.kind))).toEqual([['gate'], ['gate'], ['tier_change'], ['gate', 'review', 'council_round', 'escalation'], ['review', 'council_round']]);
+    expect(r!.timeline[3]!.decisions[2]!.text).toBe('council round 1 (tests green): REJECTED, 1 of 3 approve, 2 needed');
+    expect(r!.timeline[2]!.decisions[0]!.text).toBe('tier fast → development: 3 failures at LOW');
+    expect(r!.notices.map((n) => n.kind)).toEqual(['run_started', 'message', 'message', 'notification', 'message', 'outcome', 'notification']);
+  });
+
+  it('is null for a run the store has never seen', async () => {
+    expect(await reportRun(db, 'no-such-run')).toBeNull();
+  });
+});
+
+describe('reportAcrossRuns', () => {
+  it('over all runs: outcomes, exit codes, iterations to done, council, escalations, climbs, cost, waiting', async () => {
+    const r = await reportAcrossRuns(db, { now: REPORT_NOW });
+    expect(r).toEqual({
+      since: null,
+      repo: null,
+      runs: 3,
+      outcomes: [
+        { status: 'council_approved', exitCode: 0, runs: 1 },
+        { status: 'max_iterations_reached', exitCode: 20, runs: 1 },
+        { status: 'running', exitCode: null, runs: 1 },
+      ],
+      exitCodes: [
+        { exitCode: 0, runs: 1 },
+        { exitCode: 20, runs: 1 },
+        { exitCode: null, runs: 1 },
+      ],
+      iterationsToDone: { runs: 1, mean: 5, median: 5, min: 5, max: 5 },
+      council: { rounds: 2, approved: 1, rejected: 1, blocked: 0, approvalRate: 0.5, votes: 6, approveVotes: 4, voteApprovalRate: 0.6667 },
+      escalations: {
+        total: 3,
+        perRun: 1,
+        byReason: [
+          { reason: 'stuck', count: 1 },
+          { reason: 'tier_ladder', count: 1 },
+          { reason: 'uncertainty', count: 1 },
+        ],
+        runs: [
+          { workflowId: 'run-failed', count: 2, reasons: ['stuck', 'tier_ladder'] },
+          { workflowId: 'run-scripted', count: 1, reasons: ['uncertainty'] },
+        ],
+      },
+      tierClimbs: {
+        total: 2,
+        runs: 2,
+        byChange: [
+          { from: 'LOW', to: 'MEDIUM', count: 1 },
+          { from: 'fast', to: 'development', count: 1 },
+        ],
+      },
+      cost: { totalUsd: 0.82, perRunUsd: 0.273333, doneRuns: 1, perDoneRunUsd: 0.42, allSpendPerDoneRunUsd: 0.82, unpricedCalls: 1 },
+      waitingForPeople: { totalMs: 55 * MIN, pauses: 3, perRunMs: (55 * MIN) / 3, pausedNow: ['run-running'] },
+      perRun: [
+        {
+          workflowId: 'run-scripted',
+          startedAt: '2026-01-05T10:00:00.000Z',
+          finishedAt: '2026-01-05T10:49:00.000Z',
+          prdTitle: 'Slugify helper',
+          repo: '/repos/slugify',
+          provider: 'claude',
+          outcome: 'council_approved',
+          exitCode: 0,
+          iterations: 5,
+          failedIterations: 1,
+          councilRounds: 2,
+          approvedRounds: 1,
+          escalations: 1,
+          tierClimbs: 1,
+          spendUsd: 0.42,
+          waitingMs: 40 * MIN,
+          pauses: 2,
+          pausedNow: false,
+        },
+        expect.objectContaining({ workflowId: 'run-failed', outcome: 'max_iterations_reached', exitCode: 20, iterations: 3, failedIterations: 0, escalations: 2, tierClimbs: 1, spendUsd: 0.3, waitingMs: 0, pauses: 0 }),
+        expect.objectContaining({ workflowId: 'run-running', outcome: null, exitCode: null, finishedAt: null, iterations: 1, spendUsd: 0.1, waitingMs: 15 * MIN, pauses: 1, pausedNow: true }),
+      ] as unknown as AcrossRunsReport['perRun'],
+    });
+  });
+
+  it('--repo and --since narrow the runs', async () => {
+    const slug = await reportAcrossRuns(db, { repo: '/repos/slugify', now: REPORT_NOW });
+    expect(slug.perRun.map((p) => p.workflowId)).toEqual(['run-scripted', 'run-running']);
+    expect(slug.cost).toMatchObject({ totalUsd: 0.52, perRunUsd: 0.26, doneRuns: 1, perDoneRunUsd: 0.42, allSpendPerDoneRunUsd: 0.52 });
+    expect(slug.escalations.total).toBe(1);
+
+    const later = await reportAcrossRuns(db, { since: '2026-01-06T00:00:00Z', now: REPORT_NOW });
+    expect(later.since).toBe('2026-01-06T00:00:00.000Z');
+    expect(later.perRun.map((p) => p.workflowId)).toEqual(['run-failed', 'run-running']);
+    expect(later.iterationsToDone).toEqual({ runs: 0, mean: null, median: null, min: null, max: null });
+    expect(later.council.approvalRate).toBeNull();
+    expect(later.cost.perDoneRunUsd).toBeNull();
+
+    const none = await reportAcrossRuns(db, { repo: '/nowhere' });
+    expect(none.runs).toBe(0);
+    expect(none.cost.perRunUsd).toBeNull();
+  });
+});
+
+describe('waitingForPeople', () => {
+  const at = (m: number) => new Date(Date.UTC(2026, 0, 1) + m * MIN);
+  it('a second pause while paused is not a new pause; refused messages do not count; the outcome ends a pause', () => {
+    const w = waitingForPeople(
+      [
+        { at: at(0), event: { kind: 'message', name: 'pause', by: 'a', summary: '', accepted: true } },
+        { at: at(1), event: { kind: 'escalation', iteration: 1, reason: 'stuck', detail: '', paused: true } },
+        { at: at(2), event: { kind: 'message', name: 'resume', by: 'a', summary: '', accepted: false } },
+        { at: at(10), event: { kind: 'message', name: 'resume', by: 'a', summary: '', accepted: true } },
+        { at: at(11), event: { kind: 'message', name: 'pause', by: 'a', summary: '', accepted: false } },
+        { at: at(20), event: { kind: 'escalation', iteration: 2, reason: 'stuck', detail: '', paused: true } },
+        { at: at(25), event: { kind: 'outcome', status: 'stopped', exitCode: 0, reason: '', iteration: 2 } },
+      ],
+      at(100),
+    );
+    expect(w).toEqual({ ms: 15 * MIN, pauses: 2, pausedNow: false });
+  });
+});
+
+describe('exportHistory', () => {
+  it('jsonl parses back to the same envelopes, in seq order', async () => {
+    const text = await exportHistory(db, 'run-scripted', 'jsonl');
+    const lines = text!.trimEnd().split('\n');
+    expect(lines.map((l) => JSON.parse(l) as unknown)).toEqual(scriptedRun());
+  });
+
+  it('md has a summary and one line per iteration', async () => {
+    const md = (await exportHistory(db, 'run-scripted', 'md', { now: REPORT_NOW }))!;
+    expect(md.split('\n')[0]).toBe('# Run `run-scripted`: Slugify helper');
+    const iterationLines = md.split('\n').filter((l) => /^- iteration \d+/.test(l));
+    expect(iterationLines).toHaveLength(5);
+    expect(iterationLines[3]).toContain('council round 1 (tests green): REJECTED');
+    expect(iterationLines[3]).toContain('escalation (uncertainty), paused for a person');
+    expect(md).toContain('- outcome: council_approved (exit 0) at iteration 5');
+    expect(md).toContain('waiting for people: 40m 0s over 2 pause(s)');
+    expect(md).toContain('spend: 0.42 USD');
+  });
+
+  it('is null for an unknown run', async () => {
+    expect(await exportHistory(db, 'no-such-run', 'jsonl')).toBeNull();
+  });
+});
+
+describe('the commands', () => {
+  const capture = () => {
+    const chunks: string[] = [];
+    return { out: (t: string) => void chunks.push(t), text: () => chunks.join('') };
+  };
+  const env = () => ({ DATABASE_URL: tp.server.url });
+  const rejection = async (p: Promise<unknown>): Promise<CliError> => {
+    const err = await p.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(CliError);
+    return err as CliError;
+  };
+
+  it('report --json prints the report across runs', async () => {
+    const c = capture();
+    expect(await reportCommand({ json: true, repo: '/repos/slugify' }, { out: c.out, env: env(), now: REPORT_NOW })).toBe(0);
+    expect(JSON.parse(c.text())).toEqual(JSON.parse(JSON.stringify(await reportAcrossRuns(db, { repo: '/repos/slugify', now: REPORT_NOW }))));
+  });
+
+  it('report prints text; report <id> the timeline; --since takes a duration', async () => {
+    const c = capture();
+    expect(await reportCommand({ since: '2d' }, { out: c.out, env: env(), now: new Date('2026-01-07T13:00:00Z') })).toBe(0);
+    expect(c.text()).toMatch(/^runs: 2 \(since 2026-01-05T13:00:00\.000Z\)\n/);
+    expect(c.text()).toContain('cost: 0.4 USD in all');
+    const one = capture();
+    expect(await reportCommand({ id: 'run-scripted' }, { out: one.out, env: env(), now: REPORT_NOW })).toBe(0);
+    expect(one.text()).toContain('run run-scripted: Slugify helper');
+    expect(one.text().split('\n').filter((l) => /^ {2}iteration \d/.test(l))).toHaveLength(5);
+    const json = capture();
+    expect(await reportCommand({ id: 'run-scripted', json: true }, { out: json.out, env: env(), now: REPORT_NOW })).toBe(0);
+    expect(JSON.parse(json.text())).toMatchObject({ workflowId: 'run-scripted', iterations: 5, spendUsd: 0.42 });
+    expect(parseSince('90m', new Date('2026-01-01T02:00:00Z')).toISOString()).toBe('2026-01-01T00:30:00.000Z');
+  });
+
+  it('history --format md|jsonl prints the history', async () => {
+    const md = capture();
+    expect(await historyCommand('run-failed', { format: 'md' }, { out: md.out, env: env() })).toBe(0);
+    expect(md.text().split('\n').filter((l) => l.startsWith('- iteration '))).toHaveLength(3);
+    const jsonl = capture();
+    expect(await historyCommand('run-failed', {}, { out: jsonl.out, env: env() })).toBe(0);
+    expect(jsonl.text().trimEnd().split('\n')).toHaveLength(failedRun().length);
+  });
+
+  it('usage errors exit 2, an unknown run 3', async () => {
+    expect((await rejection(historyCommand('run-failed', { format: 'pdf' }, { env: env() }))).exitCode).toBe(EXIT.usage);
+    expect((await rejection(reportCommand({ since: 'last tuesday' }, { env: env() }))).exitCode).toBe(EXIT.usage);
+    expect((await rejection(reportCommand({ id: 'nope' }, { env: env() }))).exitCode).toBe(EXIT.noSuchRun);
+    expect((await rejection(historyCommand('nope', { format: 'md' }, { env: env() }))).exitCode).toBe(EXIT.noSuchRun);
+  });
+
+  it('without DATABASE_URL, or with the store unreachable, exit 4 and say what to set', async () => {
+    const missing = await rejection(reportCommand({}, { env: {} }));
+    expect(missing.exitCode).toBe(EXIT.unreachable);
+    expect(missing.message).toMatch(/DATABASE_URL is not set/);
+    const down = await rejection(historyCommand('run-scripted', { format: 'jsonl' }, { env: { DATABASE_URL: 'postgres://vigil:hunter2@127.0.0.1:1/vigil_events' } }));
+    expect(down.exitCode).toBe(EXIT.unreachable);
+    expect(down.message).toMatch(/^the event store at 127\.0\.0\.1:1\/vigil_events is unreachable: .*DATABASE_URL/s);
+    expect(down.message).not.toContain('hunter2');
+  });
+
+  it('a report on an empty store migrates it and finds no run', async () => {
+    const url = await tp.freshDatabase('empty_store');
+    const c = capture();
+    expect(await reportCommand({}, { out: c.out, env: { DATABASE_URL: url } })).toBe(0);
+    expect(c.text()).toBe('runs: 0\n');
+  });
+});
