@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { KnobsSchema } from './knobs.js';
 import { DeadLetterStateSchema } from './dead-letter.js';
 import { RunAuthorizationSchema } from './authorization.js';
+import { JournalStateSchema } from './events.js';
 import { ChecklistSchema, ChecklistStateSchema, GATE_NAMES, GateNameSchema, GateResultSchema, GateTrackSchema, ReviewRecordSchema } from './gates.js';
 
 export const PHASES = ['REASON', 'ACT', 'REFLECT', 'VERIFY'] as const;
@@ -311,6 +312,8 @@ export const RunStateSchema = z.object({
   latestHandoff: z.object({ iteration: z.number().int(), path: z.string(), summary: z.string().max(2000) }).nullable().default(null),
   /** Quality gates, code reviews and the PRD checklist (gates era). */
   gates: GatesStateSchema.default(emptyGatesState()),
+  /** Run events waiting for the event store, and what it confirmed (journal era). */
+  journal: JournalStateSchema.default({ nextSeq: 1, pending: [], dropped: 0, stored: 0, problem: null }),
 });
 export type RunState = z.infer<typeof RunStateSchema>;
 

@@ -92,6 +92,8 @@ export const StatusSnapshotSchema = z.object({
   }),
   /** The effective budget in USD (0: none). */
   budgetUsd: z.number(),
+  /** The event store journal: events stored, waiting, dropped, and the last problem (runs with eventStore). */
+  eventStore: z.object({ stored: z.number().int(), pending: z.number().int(), dropped: z.number().int(), problem: z.string().nullable() }).optional(),
   /** Quality gates, code reviews and the PRD checklist (held-out items masked); absent on older runs. */
   quality: z
     .object({

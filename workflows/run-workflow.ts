@@ -14,6 +14,7 @@ import {
   isCancellation,
   log,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -87,6 +88,8 @@ import {
   type MessageAck,
 } from './messages.js';
 import { currentDetails } from './ui.js';
+import type { RunEvent } from '../schemas/events.js';
+import { ackProjection, appendEvent, councilEvent, escalationEvent, gateEvent, iterationEvent, messageEvent, outcomeEvent, reviewEvent } from './decisions/journal.js';
 import { blockingFailures, checklistGateResult, describeGateRefusal, gateFindingsForPrompt, gateLabel, gateLine, gatesDue, isToolGate, mergeLatest, reviewGateResult, stuckReason, trackGate } from './decisions/gates.js';
 import { builderChecklist, checklistExtractionPrompt, checklistVerifierPrompt, maskedChecklist, selectHeldOut, waive as waiveItem } from './decisions/checklist.js';
 import { reviewSummaryForPrompt } from './decisions/review.js';
@@ -141,6 +144,9 @@ export const PROVIDERS_PATCH = 'vigil-providers-v1';
 /** Runs from before quality gates, code review and the PRD checklist replay without them. */
 export const GATES_PATCH = 'vigil-gates-v1';
 
+/** Runs from before the event store journal replay without it. */
+export const JOURNAL_PATCH = 'vigil-journal-v1';
+
 /** History size past which a run rolls over at once, even mid agent call (Temporal's hard limit is 50 MB). */
 const EMERGENCY_HISTORY_BYTES = 20 * 1024 * 1024;
 
@@ -167,6 +173,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const hardeningEra = escalationEra && patched(HARDENING_PATCH);
   const providersEra = hardeningEra && patched(PROVIDERS_PATCH);
   const gatesEra = providersEra && patched(GATES_PATCH);
+  const journalEra = gatesEra && patched(JOURNAL_PATCH);
+  /** Events are journaled and projected only when the run asks for the store: no extra activity otherwise. */
+  const journaling = journalEra && knobs.eventStore;
 
   // ---- activity proxies, one per kind so a hung tool never shares a timeout with the agent ----
   const agent = proxyActivities<typeof activities>({
@@ -216,6 +225,12 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     heartbeatTimeout: Math.max(knobs.heartbeatTimeoutSeconds, 10) * 1000,
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: { maximumAttempts: 3, initialInterval: '1s' },
+  });
+  const store = proxyLocalActivities<typeof activities>({
+    // A local activity: one marker event per projection. The store answers within seconds or
+    // the projection waits for the next boundary (the events stay in the journal meanwhile).
+    startToCloseTimeout: '15s',
+    retry: { maximumAttempts: 2, initialInterval: '1s' },
   });
   const breakers = proxyActivities<typeof activities>({
     // One update-with-start round trip to the provider's breaker workflow (a worker must pick up
@@ -297,6 +312,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     budgetUsd: state.budgetUsd ?? knobs.budgetUsd,
     providerWait,
     deadLetters: state.deadLetter.entries,
+    ...(journaling ? { eventStore: { stored: state.journal.stored, pending: state.journal.pending.length, dropped: state.journal.dropped, problem: state.journal.problem } } : {}),
     ...(gatesEra
       ? {
           quality: {
@@ -322,6 +338,25 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     published.status = saStatus;
     published.iteration = state.iteration;
     setCurrentDetails(currentDetails(snapshot()));
+  };
+
+  /** Journals one run event for the store (nothing when the run has no event store). */
+  const recordEvent = (event: RunEvent): void => {
+    if (journaling) state.journal = appendEvent(state.journal, event, info.runId, nowIso());
+  };
+
+  /** Projects the journaled events into the store; a store that is down leaves them for the next boundary. */
+  const flushJournal = async (): Promise<void> => {
+    if (!journaling || state.journal.pending.length === 0) return;
+    const batch = state.journal.pending;
+    try {
+      const r = await store.projectEvents({ workflowId: info.workflowId, events: batch });
+      state.journal = ackProjection(state.journal, r);
+      if (r.problem) log.warn('event store: events kept for later', { pending: state.journal.pending.length, problem: r.problem });
+    } catch (err) {
+      state.journal = { ...state.journal, problem: (err instanceof Error ? err.message : String(err)).slice(0, 500) };
+      log.warn('event store projection failed; events kept for later', { pending: state.journal.pending.length });
+    }
   };
 
   const ack = (changed: boolean, message: string): MessageAck => ({
@@ -436,7 +471,10 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         watchHistorySize();
         const r = parseMessage(name, args[0]);
         if (!r.ok) throw new Error(r.error); // unreachable: the validator ran first
-        return handle(r.value as never, 'unknown');
+        const answer = handle(r.value as never, 'unknown');
+        const p = r.value as Record<string, unknown>;
+        recordEvent(messageEvent(name, p, typeof p.by === 'string' ? p.by : 'unknown', true));
+        return answer;
       },
       {
         validator: (...args: A) => {
@@ -457,12 +495,20 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       (payload?: unknown) => {
         watchHistorySize();
         const r = parseMessage(name, payload);
-        if (!r.ok) return recordInvalid(name, 'signal', r.error);
+        if (!r.ok) {
+          recordEvent(messageEvent(name, null, 'signal', false, r.error));
+          return recordInvalid(name, 'signal', r.error);
+        }
         if (outcome) return recordInvalid(name, 'signal', `${name}: the run has finished`);
+        const p = r.value as Record<string, unknown>;
+        const by = typeof p.by === 'string' ? p.by : 'signal';
         try {
           handle(r.value as never, 'signal');
+          recordEvent(messageEvent(name, p, by, true));
         } catch (err) {
-          recordInvalid(name, 'signal', err instanceof Error ? err.message : String(err));
+          const why = err instanceof Error ? err.message : String(err);
+          recordEvent(messageEvent(name, p, by, false, why));
+          recordInvalid(name, 'signal', why);
         }
       },
       { description: `${name} the run (signal form for tools that cannot send updates)` },
@@ -481,6 +527,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   // ---- terminal path ----
   const finish = async (s: OutcomeStatus, reason: string, notes: string[] = []): Promise<Outcome> => {
     outcome = { status: s, reason, exitCode: OUTCOME_EXIT_CODES[s], iteration: state.iteration, at: nowIso(), notes };
+    recordEvent(outcomeEvent(outcome));
     status = 'finished';
     backoffUntil = null;
     publish();
@@ -495,6 +542,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     // Let in-flight update handlers answer before the run closes; this must also work after a
     // cancellation request, hence the non-cancellable scope.
     await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+    // The last events (the outcome, the final notification) reach the store before the run closes.
+    await CancellationScope.nonCancellable(flushJournal);
     return outcome;
   };
 
@@ -601,6 +650,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     state.gates.latest = mergeLatest(state.gates.latest, out.results);
     if (!out.interrupted) state.gates.lastTree = tree;
     log.info('quality gates', { iteration: state.iteration, results: out.results.map((r) => `${r.gate}:${r.verdict}`).join(' ') });
+    for (const r of out.results) recordEvent(gateEvent(r));
     for (const r of out.results) {
       const ended = await trackGateResult(r);
       if (ended) return ended;
@@ -636,6 +686,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     for (const u of r.usages) state.spend = addUsage(state.spend, u);
     state.gates.reviewRounds = round;
     state.gates.reviews = [...state.gates.reviews, r.record].slice(-5);
+    recordEvent(reviewEvent(r.record));
     const asGate = reviewGateResult(r.record);
     state.gates.latest = mergeLatest(state.gates.latest, [asGate]);
     log.info('code review', { round, result: r.record.result, reviewers: r.record.reviewers.length });
@@ -678,6 +729,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     state.gates.checklist = { ...cl, status: statuses };
     const result = checklistGateResult(state.gates.checklist, tree, state.iteration);
     state.gates.latest = mergeLatest(state.gates.latest, [result]);
+    recordEvent(gateEvent(result));
     return result;
   };
 
@@ -786,6 +838,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     status = stopRequest ? 'stopping' : 'running';
     state.council.rounds = round;
     state.council.verdicts = [...state.council.verdicts, r.verdict].slice(-20);
+    recordEvent(councilEvent(r.verdict));
     state.lastEvidence = r.verdict.evidence;
     if (trigger === 'forced') state.council.forceReview = null;
     log.info('council round', { round, trigger, result: r.verdict.result, approve: r.verdict.approve, threshold: r.verdict.threshold });
@@ -815,6 +868,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     const at = nowIso();
     const r = await sendNotification(people, { runId: info.workflowId, repoPath: input.repoPath, knobs, event, title, message, severity, details, dedupeKey, at });
     state.notifications = recordNotification(state.notifications, r, event, at, r === null && hasChannel());
+    if (r) recordEvent({ kind: 'notification', event, delivered: r.delivered, failed: r.failed });
     return r;
   };
   const hasChannel = (): boolean => Boolean(knobs.notifyWebhookUrl || knobs.notifySlackWebhookUrl || knobs.notifyDiscordWebhookUrl || knobs.notifyFile || knobs.notifyDesktop);
@@ -844,6 +898,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       },
     });
     state.escalations = [...state.escalations, out.record].slice(-20);
+    recordEvent(escalationEvent(out.record));
     state.notifications = recordNotification(state.notifications, out.notifyResult, 'escalation', out.record.at, out.notifyResult === null && hasChannel());
     state.latestHandoff = { iteration: state.iteration, path: out.handoff.markdownPath, summary: out.handoff.summary };
     state.handoffContextPending = true;
@@ -884,7 +939,10 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         knobs,
       );
       state.ladder = r.state;
-      if (r.change) log.info('tier changed', { ...r.change });
+      if (r.change) {
+        log.info('tier changed', { ...r.change });
+        recordEvent({ kind: 'tier_change', iteration: r.change.iteration, from: r.change.from, to: r.change.to, trigger: r.change.trigger.slice(0, 300) });
+      }
       if (r.escalateHuman) tierExhausted = `the agent failed ${r.state.failuresAtLevel} times in a row at the HIGH tier`;
     }
 
@@ -1137,12 +1195,17 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           status = 'running';
           publish();
         }
+        if (!input.state && state.iteration === 0 && state.journal.nextSeq === 1) {
+          recordEvent({ kind: 'run_started', prdPath: input.prdPath.slice(0, 4096), prdTitle: input.prdTitle, repoPath: input.repoPath.slice(0, 4096), provider: knobs.provider, maxIterations: knobs.maxIterations, budgetUsd: knobs.budgetUsd, autonomyMode: knobs.autonomyMode });
+        }
         if (gatesEra && knobs.prdChecklist && !state.gates.checklistTried) {
           await ensureChecklist();
           publish();
         }
 
         for (;;) {
+          // The events of the last iteration go to the store, batched, at the boundary.
+          await flushJournal();
           // 1. Human messages first.
           if (stopRequest) return await stopOutcome();
           if (rolloverNow) {
@@ -1311,6 +1374,11 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             costUsd: result.usage ? costOf(result.usage) : null,
           };
           state.recentIterations = [...state.recentIterations, record].slice(-LIMITS.recentIterations);
+          recordEvent(iterationEvent(record, state.lastTests));
+          if (result.usage || state.spend.calls > 0) {
+            const sp = state.spend;
+            recordEvent({ kind: 'spend', iteration: state.iteration, usd: sp.usd, calls: sp.calls, unpricedCalls: sp.unpricedCalls ?? 0, budgetUsd: state.budgetUsd ?? knobs.budgetUsd });
+          }
           if (escalationEra) await watchForTrouble(result, snap);
 
           // An authentication failure never fixes itself: no backoff, no retry count, no tier

@@ -204,9 +204,9 @@ export class WorkerProcesses {
 
   /** Starts `vigil worker` on `taskQueue` and waits until it polls. Wrapped in an object: an
    * execa child is a promise, and returning it bare from an async function would await its exit. */
-  async spawn(taskQueue: string, address: string = temporalAddress()): Promise<{ child: ResultPromise }> {
+  async spawn(taskQueue: string, address: string = temporalAddress(), extraEnv: Record<string, string> = {}): Promise<{ child: ResultPromise }> {
     const child = execa('node', [CLI, 'worker'], {
-      env: { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: NAMESPACE, VIGIL_TASK_QUEUE: taskQueue },
+      env: { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: NAMESPACE, VIGIL_TASK_QUEUE: taskQueue, ...extraEnv },
       reject: false,
       all: true,
     });

@@ -349,6 +349,7 @@ const CASES: Record<KnobName, Cases> = {
   reviewMaxDiffBytes: intCases(0, 10_000_000),
   prdChecklist: boolCases,
   checklistHeldOut: boolCases,
+  eventStore: boolCases,
 };
 
 describe('knob fromString', () => {
