@@ -22,10 +22,18 @@ export type Db = pg.Pool | pg.ClientBase;
 /** How long to wait for a connection before telling the workflow the store is down. */
 export const CONNECT_TIMEOUT_MS = 3000;
 /** Server-side bound on one statement; the client gives up a little later (a frozen server). */
-export const STATEMENT_TIMEOUT_MS = 10_000;
-export const QUERY_TIMEOUT_MS = 15_000;
+export const STATEMENT_TIMEOUT_MS = 5000;
+export const QUERY_TIMEOUT_MS = 8000;
+/**
+ * A projection answers within this, whatever the store does (milliseconds when it is well). One
+ * that commits after its caller was told it timed out is harmless: the batch comes again and
+ * writes nothing twice.
+ */
+export const PROJECTION_DEADLINE_MS = 10_000;
 const POOL_MAX = 3;
 const PROBLEM_MAX = 500;
+/** run_events.seq is a Postgres integer. */
+const MAX_SEQ = 2_147_483_647;
 
 /** The advisory lock key migrations take (the bytes of "vigl"). */
 export const MIGRATION_LOCK_KEY = 0x7669676c;
@@ -279,12 +287,13 @@ interface Row {
  */
 function toRow(raw: unknown): Row | null {
   const env = EventEnvelopeSchema.safeParse(raw);
+  if (env.success && env.data.seq > MAX_SEQ) return null;
   if (env.success) {
     const e = env.data;
     return { runId: e.runId, seq: e.seq, kind: e.event.kind, at: isoOrNull(e.at), data: JSON.stringify(withoutNul(e.event)) };
   }
   const r = (raw ?? {}) as { seq?: unknown; runId?: unknown; at?: unknown; event?: unknown };
-  if (typeof r.seq !== 'number' || !Number.isInteger(r.seq) || r.seq < 1 || r.seq > 2_147_483_647) return null;
+  if (typeof r.seq !== 'number' || !Number.isInteger(r.seq) || r.seq < 1 || r.seq > MAX_SEQ) return null;
   if (typeof r.runId !== 'string' || r.runId === '') return null;
   const event = RunEventSchema.safeParse(r.event);
   const error = event.success ? env.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') : event.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
@@ -323,7 +332,8 @@ export async function projectEvents(raw: ProjectEventsInput): Promise<ProjectEve
 }
 
 /** `projectEvents` against an explicit database URL (tests, tools). */
-export async function projectEventsTo(databaseUrl: string | undefined, raw: ProjectEventsInput): Promise<ProjectEventsResult> {
+export async function projectEventsTo(databaseUrl: string | undefined, raw: ProjectEventsInput, opts: { deadlineMs?: number } = {}): Promise<ProjectEventsResult> {
+  const deadlineMs = opts.deadlineMs ?? PROJECTION_DEADLINE_MS;
   const url = databaseUrl?.trim();
   if (!url) return { storedThrough: 0, written: 0, problem: NO_STORE_PROBLEM };
   const workflowId = (raw as { workflowId?: unknown } | null | undefined)?.workflowId;
@@ -338,7 +348,21 @@ export async function projectEventsTo(databaseUrl: string | undefined, raw: Proj
   }
   if (rows.length === 0) return { storedThrough: 0, written: 0, problem: events.length ? 'no event in the batch has a usable seq and run id' : null };
 
-  const wf = withoutNul(workflowId) as string;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<ProjectEventsResult>((resolve) => {
+    timer = setTimeout(
+      () => resolve({ storedThrough: 0, written: 0, problem: problemText(`event store at ${describeUrl(url)} unavailable: no answer within ${deadlineMs} ms`) }),
+      deadlineMs,
+    );
+  });
+  try {
+    return await Promise.race([write(url, withoutNul(workflowId) as string, rows), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function write(url: string, wf: string, rows: Row[]): Promise<ProjectEventsResult> {
   try {
     await ensureMigrated(url);
     const client = await poolFor(url).connect();

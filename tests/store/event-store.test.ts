@@ -3,7 +3,7 @@
  * versioned migrations, idempotent projection (retries, overlapping batches, a store that goes
  * down and comes back), and every event kind in its typed view.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -31,6 +31,23 @@ afterAll(async () => {
 
 const stored = async (workflowId: string): Promise<{ run_id: string; seq: number; kind: string }[]> =>
   (await db.query<{ run_id: string; seq: number; kind: string }>('select run_id, seq, kind from run_events where workflow_id = $1 order by seq, run_id', [workflowId])).rows;
+
+/** The postmaster and its children (each backend leads its own process group, so no group signal reaches them all). */
+function serverProcesses(postmaster: number): number[] {
+  const children = readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        // pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
+        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+  return [postmaster, ...children];
+}
 
 const keys = (events: EventEnvelope[]) => events.map((e) => ({ run_id: e.runId, seq: e.seq, kind: e.event.kind }));
 
@@ -142,6 +159,29 @@ describe('projectEvents', () => {
     // The workflow kept the batch pending and sends it again with what came since.
     expect(await projectEventsTo(tp.server.url, { workflowId: 'wf-down', events: journal.slice(5) })).toEqual({ storedThrough: journal.length, written: journal.length - 5, problem: null });
     expect(await stored('wf-down')).toEqual(keys(journal));
+  });
+
+  it('a frozen store (every server process stopped) answers with a problem by the deadline; the batch lands once it thaws', async () => {
+    const journal = scriptedRun();
+    expect((await projectEventsTo(tp.server.url, { workflowId: 'wf-frozen', events: journal.slice(0, 3) })).written).toBe(3);
+    const frozen = serverProcesses(tp.server.pid);
+    for (const pid of frozen) process.kill(pid, 'SIGSTOP');
+    try {
+      const t0 = Date.now();
+      const r = await projectEventsTo(tp.server.url, { workflowId: 'wf-frozen', events: journal.slice(3, 6) }, { deadlineMs: 1500 });
+      expect(r).toEqual({ storedThrough: 0, written: 0, problem: expect.stringMatching(/unavailable: no answer within 1500 ms$/) as unknown });
+      expect(Date.now() - t0).toBeLessThan(3000);
+    } finally {
+      for (const pid of frozen) process.kill(pid, 'SIGCONT');
+    }
+    // The timed-out write may still commit after the thaw; either way the batch sent again completes the journal.
+    let r = await projectEventsTo(tp.server.url, { workflowId: 'wf-frozen', events: journal.slice(3) });
+    for (let i = 0; r.problem && i < 20; i++) {
+      await new Promise((res) => setTimeout(res, 250));
+      r = await projectEventsTo(tp.server.url, { workflowId: 'wf-frozen', events: journal.slice(3) });
+    }
+    expect(r).toMatchObject({ storedThrough: journal.length, problem: null });
+    expect(await stored('wf-frozen')).toEqual(keys(journal));
   });
 
   it('an unreachable address answers within the connect timeout', async () => {
