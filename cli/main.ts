@@ -24,6 +24,7 @@ import { providersCommand } from './providers.js';
 import { followRun, iterationLine, statusLine } from './follow.js';
 import { qualityLines, spendText } from '../workflows/ui.js';
 import { PrdError, readChecklist, readPrd } from './prd.js';
+import { historyCommand, reportCommand } from './report.js';
 import { serverCommand, upCommand, workerCommand, type ServerFlags } from './processes.js';
 import { checkRepo, defaultRunId, sendMessage, startRun, viewRun, type MessageKind } from './runs.js';
 
@@ -266,6 +267,26 @@ export function buildProgram(): Command {
     .action(async (id: string, item: string, o: Record<string, unknown>) =>
       message('waive', () => ({ item, ...(typeof o.reason === 'string' ? { reason: o.reason } : {}), ...by(o) }))(id, o),
     );
+
+  program
+    .command('report')
+    .description('reports from the event store (DATABASE_URL): across runs, or one run\'s timeline of iterations and decisions')
+    .argument('[id]', 'a run: its timeline instead of the report across runs')
+    .option('--since <when>', 'runs started since a date (2026-01-31) or a duration back from now (30m, 12h, 7d, 2w)')
+    .option('--repo <dir>', 'runs on this repository only')
+    .option('--json', 'machine-readable output')
+    .action(async (id: string | undefined, o: { since?: string; repo?: string; json?: boolean }) => {
+      process.exitCode = await reportCommand({ ...(id ? { id } : {}), ...o });
+    });
+
+  program
+    .command('history')
+    .description('export a run from the event store, as JSON lines (every event) or Markdown (one line per iteration and decision)')
+    .argument('<id>')
+    .option('--format <format>', 'jsonl or md', 'jsonl')
+    .action(async (id: string, o: { format?: string }) => {
+      process.exitCode = await historyCommand(id, o);
+    });
 
   program
     .command('list')
