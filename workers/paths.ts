@@ -8,6 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** The name Vigil is published under (`vigil` on the registry is another project); the command stays `vigil`. */
+export const PACKAGE_NAME = 'vigil-temporal';
+
 let cachedRoot: string | undefined;
 
 export function packageRoot(): string {
@@ -17,13 +20,13 @@ export function packageRoot(): string {
     const pkg = path.join(dir, 'package.json');
     if (existsSync(pkg)) {
       try {
-        if ((JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'vigil') return (cachedRoot = dir);
+        if ((JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === PACKAGE_NAME) return (cachedRoot = dir);
       } catch {
         /* keep looking */
       }
     }
     const up = path.dirname(dir);
-    if (up === dir) throw new Error('cannot find the vigil package root');
+    if (up === dir) throw new Error(`cannot find the ${PACKAGE_NAME} package root`);
     dir = up;
   }
 }
