@@ -1,7 +1,7 @@
 /**
  * Well-known locations: the package root (works from sources and from dist/), VIGIL_HOME
- * (default ~/.vigil) for the dev server's database and demo files, and the project-local tools
- * folder where setup installs the Temporal CLI.
+ * (default ~/.vigil) for the dev server's database and demo files, and the tools folder where
+ * setup installs the Temporal CLI.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -36,6 +36,21 @@ export function vigilHome(env: NodeJS.ProcessEnv = process.env): string {
   return path.resolve(home || path.join(os.homedir(), '.vigil'));
 }
 
-export function toolsDir(): string {
-  return path.join(packageRoot(), '.tools');
+/** A git checkout of Vigil's sources (bootstrap, `npm test`), as opposed to an installed package. */
+export function isSourceCheckout(root = packageRoot()): boolean {
+  return existsSync(path.join(root, '.git'));
+}
+
+/**
+ * Where `vigil setup` installs tools: an installed package's folder may be read-only and is
+ * replaced on every upgrade, so tools go to VIGIL_HOME/tools; a source checkout keeps its own
+ * `.tools/` (ignored by git), as the bootstrap always has.
+ */
+export function toolsDir(env: NodeJS.ProcessEnv = process.env, root = packageRoot()): string {
+  return isSourceCheckout(root) ? path.join(root, '.tools') : path.join(vigilHome(env), 'tools');
+}
+
+/** Every folder a tool installed earlier may be in: toolsDir() first, then VIGIL_HOME/tools. */
+export function toolsDirs(env: NodeJS.ProcessEnv = process.env, root = packageRoot()): string[] {
+  return [...new Set([toolsDir(env, root), path.join(vigilHome(env), 'tools')])];
 }
