@@ -76,15 +76,8 @@ export function waitingForPeople(events: readonly PauseEvent[], now: Date): Wait
 // ---------------------------------------------------------------------------------------------
 // Across runs
 
-export interface RunSummary {
-  workflowId: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  prdTitle: string | null;
-  repo: string | null;
-  provider: string | null;
-  outcome: string | null;
-  exitCode: number | null;
+/** What both reports count for a run. */
+export interface RunCounts {
   iterations: number;
   failedIterations: number;
   councilRounds: number;
@@ -95,6 +88,17 @@ export interface RunSummary {
   waitingMs: number;
   pauses: number;
   pausedNow: boolean;
+}
+
+export interface RunSummary extends RunCounts {
+  workflowId: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  prdTitle: string | null;
+  repo: string | null;
+  provider: string | null;
+  outcome: string | null;
+  exitCode: number | null;
 }
 
 export interface AcrossRunsReport {
@@ -328,7 +332,7 @@ export interface TimelineIteration {
   decisions: TimelineEntry[];
 }
 
-export interface RunReport {
+export interface RunReport extends RunCounts {
   workflowId: string;
   runIds: string[];
   prdTitle: string | null;
@@ -341,16 +345,6 @@ export interface RunReport {
   startedAt: string | null;
   finishedAt: string | null;
   outcome: { status: string; exitCode: number; reason: string; iteration: number } | null;
-  iterations: number;
-  failedIterations: number;
-  councilRounds: number;
-  approvedRounds: number;
-  escalations: number;
-  tierClimbs: number;
-  spendUsd: number;
-  waitingMs: number;
-  pauses: number;
-  pausedNow: boolean;
   timeline: TimelineIteration[];
   /** Events not about one iteration: the start, messages, notifications, the outcome, anything else. */
   notices: TimelineEntry[];

@@ -7,7 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { accessSync, constants, statSync } from 'node:fs';
+import { isExecutableFile } from '../providers/probe.js';
 import path from 'node:path';
 import { inheritedEnv } from '../process.js';
 import { signalTree, TOKEN_VAR } from '../process-tree.js';
@@ -43,16 +43,6 @@ export interface ToolRun {
   spawnError: string | null;
 }
 
-/** True when `p` is an existing regular file (after symlinks) that this process may execute. */
-function isExecutable(p: string): boolean {
-  try {
-    if (!statSync(p).isFile()) return false;
-    accessSync(p, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * The absolute path of `name`: `<repoPath>/node_modules/.bin/<name>` when it exists (the version the
@@ -63,12 +53,12 @@ function isExecutable(p: string): boolean {
 export function findBinary(name: string, repoPath?: string, pathEnv: string | undefined = process.env.PATH): string | null {
   if (repoPath) {
     const local = path.join(repoPath, 'node_modules', '.bin', name);
-    if (isExecutable(local)) return local;
+    if (isExecutableFile(local)) return local;
   }
   for (const dir of (pathEnv ?? '').split(path.delimiter)) {
     if (!dir || !path.isAbsolute(dir)) continue;
     const candidate = path.join(dir, name);
-    if (isExecutable(candidate)) return candidate;
+    if (isExecutableFile(candidate)) return candidate;
   }
   return null;
 }

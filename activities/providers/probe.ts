@@ -54,7 +54,8 @@ export interface ProbeResult {
 // Finding the binary
 // ---------------------------------------------------------------------------------------------
 
-function isExecutableFile(p: string): boolean {
+/** True when `p` is an existing regular file (after symlinks) that this process may execute. */
+export function isExecutableFile(p: string): boolean {
   try {
     if (!statSync(p).isFile()) return false;
     accessSync(p, constants.X_OK);
