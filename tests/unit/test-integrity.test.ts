@@ -612,7 +612,7 @@ describe('adversarial 512 KiB inputs', () => {
         { file: 'src/a.ts', before: '', after: 'x' },
         { file, before: content, after: `${content.slice(0, SIZE / 2)}\n${content.slice(SIZE / 2 + 10)}` },
       ]);
-      expect(performance.now() - t0).toBeLessThan(1000);
+      expect(performance.now() - t0).toBeLessThan(4000);
     }
   });
 });
