@@ -88,8 +88,8 @@ const tsMs = (ts: proto.google.protobuf.ITimestamp | null | undefined): number =
  * and counts the live pollers (distinct worker identities) of the task queue, workflow and
  * activity sides. Never throws: an unreachable server or a missing namespace is `ok: false`.
  */
-export async function temporalCheck(address: string, namespace: string, taskQueue: string): Promise<TemporalStatus> {
-  const ep: Endpoint = { address, namespace, taskQueue, uiUrl: '' };
+export async function temporalCheck(ep: Endpoint): Promise<TemporalStatus> {
+  const { address, namespace, taskQueue } = ep;
   try {
     return await withClient(ep, async (_client, connection) => {
       const T = proto.temporal.api.enums.v1.TaskQueueType;
