@@ -5,7 +5,8 @@
  * TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS* and TEMPORAL_GRPC_META_*;
  * defaults 127.0.0.1:7233 and namespace `default`. Plus Vigil's own VIGIL_TASK_QUEUE and
  * VIGIL_UI_URL. Every connection, client or worker, takes its options from `connectionOptions`.
- * Also: making sure Vigil's search attributes exist on the server.
+ * Also: Vigil's search attributes, which only an explicit step registers (`vigil setup
+ * --search-attributes`; `vigil server` registers them in its own dev server).
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +14,7 @@ import { codecFromEnv } from '../workers/codec.js';
 import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import { loadClientConfigProfile, toClientOptions, type ClientConfigProfile, type ClientConnectConfig } from '@temporalio/envconfig';
 import proto from '@temporalio/proto';
-import { SEARCH_ATTRIBUTES } from '../schemas/search-attributes.js';
+import { SEARCH_ATTRIBUTES, SEARCH_ATTRIBUTE_FLAGS } from '../schemas/search-attributes.js';
 import { DEFAULT_TASK_QUEUE } from '../workers/worker.js';
 
 export const DEFAULT_ADDRESS = '127.0.0.1:7233';
@@ -224,8 +225,46 @@ export async function withClient<T>(ep: Endpoint, fn: (client: Client, connectio
   }
 }
 
-/** Registers Vigil's search attributes in the namespace when they are missing (idempotent). */
-export async function ensureSearchAttributes(connection: Connection, namespace: string): Promise<string[]> {
+/** Vigil's search attributes the namespace lacks; null when the server does not say (e.g. no right to list them). */
+export async function missingSearchAttributes(connection: Connection, namespace: string): Promise<string[] | null> {
+  try {
+    const existing = await connection.withDeadline(Date.now() + 10_000, () => connection.operatorService.listSearchAttributes({ namespace }));
+    const have = new Set(Object.keys(existing.customAttributes ?? {}));
+    return SEARCH_ATTRIBUTES.filter((k) => !have.has(k.name)).map((k) => k.name);
+  } catch {
+    return null;
+  }
+}
+
+const SA_TYPES: Record<string, string> = Object.fromEntries(SEARCH_ATTRIBUTE_FLAGS.map((f) => f.split('=') as [string, string]));
+
+/** The commands that add `names` to the endpoint's namespace: the temporal CLI's, one per attribute, then Temporal Cloud's. */
+export function searchAttributeCommands(names: readonly string[], ep: Endpoint): { temporal: string[]; cloud: string } {
+  const profile = ep.profile ? ` --profile ${ep.profile}` : '';
+  return {
+    temporal: names.map((n) => `temporal operator search-attribute create${profile} --namespace ${ep.namespace} --name ${n} --type ${SA_TYPES[n] ?? 'Keyword'}`),
+    cloud: `tcld namespace search-attributes add --namespace ${ep.namespace} ${names.map((n) => `--search-attribute ${n}=${SA_TYPES[n] ?? 'Keyword'}`).join(' ')}`,
+  };
+}
+
+/** What `vigil start` says, once, when the run started without Vigil's search attributes. */
+export function searchAttributeHint(missing: readonly string[], ep: Endpoint, refusal?: string): string {
+  const cmds = searchAttributeCommands(missing, ep);
+  return [
+    `vigil: namespace "${ep.namespace}" ${refusal ? `refused Vigil's search attributes (${refusal})` : `lacks Vigil's search attributes ${missing.join(', ')}`}; ` +
+      'the run started without them, so `vigil list` and the Web UI cannot show or filter runs by status.',
+    `Someone allowed to change the namespace adds them once, with \`vigil setup --search-attributes${ep.profile ? ` --profile ${ep.profile}` : ''}\`, or:`,
+    ...cmds.temporal.map((c) => `  ${c}`),
+    'or, on Temporal Cloud:',
+    `  ${cmds.cloud}`,
+  ].join('\n');
+}
+
+/**
+ * Registers Vigil's search attributes in the namespace when they are missing (idempotent); the
+ * names it added. Needs the right to change the namespace: without it, says how else to add them.
+ */
+export async function ensureSearchAttributes(connection: Connection, namespace: string, ep?: Endpoint): Promise<string[]> {
   const existing = await connection.operatorService.listSearchAttributes({ namespace });
   const have = new Set(Object.keys(existing.customAttributes ?? {}));
   const missing = SEARCH_ATTRIBUTES.filter((k) => !have.has(k.name));
@@ -240,9 +279,19 @@ export async function ensureSearchAttributes(connection: Connection, namespace: 
     DATETIME: T.INDEXED_VALUE_TYPE_DATETIME,
     KEYWORD_LIST: T.INDEXED_VALUE_TYPE_KEYWORD_LIST,
   };
-  await connection.operatorService.addSearchAttributes({
-    namespace,
-    searchAttributes: Object.fromEntries(missing.map((k) => [k.name, protoType[k.type] as proto.temporal.api.enums.v1.IndexedValueType])),
-  });
+  try {
+    await connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(missing.map((k) => [k.name, protoType[k.type] as proto.temporal.api.enums.v1.IndexedValueType])),
+    });
+  } catch (err) {
+    const names = missing.map((k) => k.name);
+    const cmds = searchAttributeCommands(names, ep ?? { address: '', namespace, taskQueue: '', uiUrl: '' });
+    throw new CliError(
+      `cannot add the search attributes ${names.join(', ')} to namespace "${namespace}": ${err instanceof Error ? err.message.split('\n')[0] : String(err)}\n` +
+        `Someone allowed to change the namespace adds them with:\n${cmds.temporal.map((c) => `  ${c}`).join('\n')}\nor, on Temporal Cloud (Cloud UI, or):\n  ${cmds.cloud}`,
+      1,
+    );
+  }
   return missing.map((k) => k.name);
 }

@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { defaultKnobs, type Knobs } from '../schemas/knobs.js';
 import { packageRoot, vigilHome } from '../workers/paths.js';
 import { createVigilWorker } from '../workers/worker.js';
-import { connect, runUrl, type Endpoint } from './connection.js';
+import { connect, runUrl, searchAttributeHint, type Endpoint } from './connection.js';
 import { followRun } from './follow.js';
 import { readPrd } from './prd.js';
 import { connectWorker, installRuntime, localServer, type ServerFlags } from './processes.js';
@@ -93,13 +93,14 @@ export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<numb
   try {
     const prd = readPrd(path.join(root, 'examples/demo/PRD.md'));
     const repo = createDemoRepoIfNeeded(await client.workflow.getHandle(DEMO_RUN_ID).describe().catch(() => null));
-    const { attached } = await startRun(client, connection, endpoint, {
+    const { attached, searchAttributes } = await startRun(client, connection, endpoint, {
       prd,
       repoPath: repo ?? '',
       knobs: demoKnobs(root),
       workflowId: DEMO_RUN_ID,
       attachIfRunning: true,
     });
+    if (searchAttributes.missing.length) process.stderr.write(`${searchAttributeHint(searchAttributes.missing, endpoint, searchAttributes.refusal)}\n`);
     say('');
     say(attached ? `Continuing the demo run already in progress: ${DEMO_RUN_ID}` : `Started run ${DEMO_RUN_ID}`);
     if (!attached && repo) say(`  repository : ${repo}`);

@@ -14,7 +14,7 @@ import { SA_ITERATION, SA_REPO, SA_STATUS } from '../schemas/search-attributes.j
 import { packageRoot } from '../workers/paths.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
 import { ConfigError, explainKnobs, explainKnobsJson, requireAgentCommand, resolveKnobs } from './config.js';
-import { CliError, describeEndpoint, endpointFromEnv, EXIT, runUrl, withClient, type Endpoint } from './connection.js';
+import { CliError, describeEndpoint, endpointFromEnv, ensureSearchAttributes, EXIT, runUrl, searchAttributeHint, withClient, type Endpoint } from './connection.js';
 import { demoCommand } from './demo.js';
 import { doctorCommand, temporalCheck } from './doctor.js';
 import { codecFromEnv } from '../workers/codec.js';
@@ -106,8 +106,17 @@ export function buildProgram(): Command {
 
   program
     .command('setup')
-    .description('install what Vigil needs on this machine (the pinned temporal CLI) and print where it is')
-    .action(async () => {
+    .description("install what Vigil needs on this machine (the pinned temporal CLI) and print where it is; with --search-attributes, register Vigil's search attributes in the namespace instead")
+    .option('--search-attributes', "register Vigil's search attributes (VigilStatus, ...) in the namespace: once per namespace, by someone allowed to change it")
+    .action(async (o: { searchAttributes?: boolean }) => {
+      if (o.searchAttributes) {
+        const ep = endpoint();
+        await withClient(ep, async (_client, connection) => {
+          const added = await ensureSearchAttributes(connection, ep.namespace, ep);
+          out(added.length ? `registered ${added.join(', ')} in namespace "${ep.namespace}" at ${describeEndpoint(ep)}` : `namespace "${ep.namespace}" has Vigil's search attributes already`);
+        });
+        return;
+      }
       const cli = await resolveTemporalCli({ log: out });
       out(`temporal CLI: ${cli.path} (${cli.source}) — ${cli.version.split('\n')[0]}`);
     });
@@ -164,7 +173,8 @@ export function buildProgram(): Command {
       const workflowId = typeof o.id === 'string' ? validateId(o.id) : defaultRunId(prd);
       const ep = endpoint();
       await withClient(ep, async (client, connection) => {
-        await startRun(client, connection, ep, { prd, repoPath, knobs: resolvedKnobs.knobs, workflowId, ...(checklist ? { checklist } : {}) });
+        const { searchAttributes } = await startRun(client, connection, ep, { prd, repoPath, knobs: resolvedKnobs.knobs, workflowId, ...(checklist ? { checklist } : {}) });
+        if (searchAttributes.missing.length) process.stderr.write(`${searchAttributeHint(searchAttributes.missing, ep, searchAttributes.refusal)}\n`);
         out(`started run ${workflowId}`);
         out(`  PRD        : ${prd.path} ("${prd.title}")`);
         out(`  repository : ${repoPath}`);

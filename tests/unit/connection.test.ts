@@ -8,8 +8,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CliError, connectionOptions, endpointFromEnv, EXIT, localEndpoint, uiUrlFor } from '../../cli/connection.js';
+import { CliError, connectionOptions, endpointFromEnv, EXIT, localEndpoint, searchAttributeCommands, searchAttributeHint, uiUrlFor, type Endpoint } from '../../cli/connection.js';
 import { devServerTarget } from '../../cli/processes.js';
+import { SEARCH_ATTRIBUTES } from '../../schemas/search-attributes.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-connection-'));
 const file = (name: string, content: string): string => {
@@ -211,3 +212,28 @@ describe('flags beat the environment', () => {
   });
 });
 
+describe('search attribute hint', () => {
+  const ep: Endpoint = { address: 'x:7233', namespace: 'team-ns', taskQueue: 'vigil', uiUrl: '' };
+  const names = SEARCH_ATTRIBUTES.map((k) => k.name);
+
+  it('names each missing attribute with the temporal CLI command that adds it, and the Temporal Cloud one', () => {
+    const cmds = searchAttributeCommands(names, ep);
+    expect(cmds.temporal).toEqual([
+      'temporal operator search-attribute create --namespace team-ns --name VigilStatus --type Keyword',
+      'temporal operator search-attribute create --namespace team-ns --name VigilIteration --type Int',
+      'temporal operator search-attribute create --namespace team-ns --name VigilRepo --type Keyword',
+      'temporal operator search-attribute create --namespace team-ns --name VigilProvider --type Keyword',
+    ]);
+    expect(cmds.cloud).toBe(
+      'tcld namespace search-attributes add --namespace team-ns --search-attribute VigilStatus=Keyword --search-attribute VigilIteration=Int --search-attribute VigilRepo=Keyword --search-attribute VigilProvider=Keyword',
+    );
+  });
+
+  it('repeats --profile for the temporal CLI and vigil setup when one was given', () => {
+    const hint = searchAttributeHint(['VigilRepo'], { ...ep, profile: 'team' });
+    expect(hint).toContain('lacks Vigil\'s search attributes VigilRepo');
+    expect(hint).toContain('vigil setup --search-attributes --profile team');
+    expect(hint).toContain('temporal operator search-attribute create --profile team --namespace team-ns --name VigilRepo --type Keyword');
+    expect(hint).not.toContain('VigilStatus');
+  });
+});
