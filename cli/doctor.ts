@@ -198,7 +198,7 @@ function temporalChecks(t: TemporalStatus): DoctorCheck[] {
         ok: false,
         required: true,
         detail: t.problem,
-        fix: 'start a server with `vigil server` (or `vigil up`), or set TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE to a running one',
+        fix: 'start a server with `vigil server` (or `vigil up`), or point Vigil at a running one: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, or a temporal.toml profile (--profile)',
       },
       {
         name: 'worker',
