@@ -1,19 +1,45 @@
 /**
- * Where the client finds Temporal and Vigil's task queue (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
- * VIGIL_TASK_QUEUE, VIGIL_UI_URL), connecting with an error that says what to do, and making sure
- * Vigil's search attributes exist on the server.
+ * Where the CLI and the worker find Temporal, resolved exactly as the `temporal` CLI resolves it
+ * (@temporalio/envconfig): a profile of temporal.toml (`--profile`, else TEMPORAL_PROFILE, else
+ * `default`; the file from TEMPORAL_CONFIG_FILE or the default location), overridden by
+ * TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS* and TEMPORAL_GRPC_META_*;
+ * defaults 127.0.0.1:7233 and namespace `default`. Plus Vigil's own VIGIL_TASK_QUEUE and
+ * VIGIL_UI_URL. Every connection, client or worker, takes its options from `connectionOptions`.
+ * Also: Vigil's search attributes, which only an explicit step registers (`vigil setup
+ * --search-attributes`; `vigil server` registers them in its own dev server).
  */
+import os from 'node:os';
+import path from 'node:path';
 import { codecFromEnv } from '../workers/codec.js';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type TLSConfig } from '@temporalio/client';
+import { loadClientConfigProfile, toClientOptions, type ClientConfigProfile, type ClientConnectConfig } from '@temporalio/envconfig';
 import proto from '@temporalio/proto';
-import { SEARCH_ATTRIBUTES } from '../schemas/search-attributes.js';
+import { SEARCH_ATTRIBUTES, SEARCH_ATTRIBUTE_FLAGS } from '../schemas/search-attributes.js';
 import { DEFAULT_TASK_QUEUE } from '../workers/worker.js';
+
+export const DEFAULT_ADDRESS = '127.0.0.1:7233';
+export const DEFAULT_NAMESPACE = 'default';
 
 export interface Endpoint {
   address: string;
   namespace: string;
   taskQueue: string;
   uiUrl: string;
+  /** TLS: off when absent or false; `true` with the system's roots; or a server CA, client cert and key, server name. */
+  tls?: TLSConfig | boolean;
+  /** Sent as a bearer token (TLS is on with it unless TLS was turned off explicitly). */
+  apiKey?: string;
+  /** gRPC headers sent with every call (TEMPORAL_GRPC_META_*, `grpc_meta` of a profile). */
+  metadata?: Record<string, string>;
+  /** The profile named by `--profile` (hints repeat it to the `temporal` CLI; TEMPORAL_PROFILE needs no repeating). */
+  profile?: string;
+  /** What the settings ask for that Vigil cannot do; said once, on stderr, when connecting. */
+  warnings?: string[];
+}
+
+export interface EndpointOptions {
+  /** `--profile NAME`: beats TEMPORAL_PROFILE. */
+  profile?: string;
 }
 
 export class CliError extends Error {
@@ -35,38 +61,154 @@ export const EXIT = {
   timeout: 124,
 } as const;
 
-export function endpointFromEnv(env: NodeJS.ProcessEnv = process.env): Endpoint {
-  const address = env.TEMPORAL_ADDRESS?.trim() || '127.0.0.1:7233';
-  const [host, port] = splitHostPort(address);
+/**
+ * The environment as envconfig reads it: defined values only, and a TEMPORAL_* setting that is
+ * empty or blank counts as unset (as it always did for Vigil), not as an empty address.
+ */
+function configEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) continue;
+    if (k.startsWith('TEMPORAL_') && !k.startsWith('TEMPORAL_GRPC_META_')) {
+      if (v.trim() === '') continue;
+      out[k] = k.endsWith('_DATA') ? v : v.trim();
+    } else {
+      out[k] = v;
+    }
+  }
+  return out;
+}
+
+/** Where envconfig looks for temporal.toml when TEMPORAL_CONFIG_FILE is unset (for messages). */
+export function configFileFor(env: Record<string, string>): string {
+  if (env.TEMPORAL_CONFIG_FILE) return env.TEMPORAL_CONFIG_FILE;
+  const home = env.HOME ?? os.homedir();
+  if (process.platform === 'win32') return path.join(env.APPDATA ?? home, 'temporalio', 'temporal.toml');
+  if (process.platform === 'darwin') return path.join(home, 'Library', 'Application Support', 'temporalio', 'temporal.toml');
+  const xdg = env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : path.join(home, '.config');
+  return path.join(xdg, 'temporalio', 'temporal.toml');
+}
+
+const truthy = (v: string | undefined): boolean => v === '1' || v === 'true';
+
+export function endpointFromEnv(env: NodeJS.ProcessEnv = process.env, opts: EndpointOptions = {}): Endpoint {
+  const vars = configEnv(env);
+  const profileName = opts.profile?.trim() || undefined;
+  let profile: ClientConfigProfile;
+  let config: ClientConnectConfig;
+  try {
+    profile = loadClientConfigProfile({ ...(profileName ? { profile: profileName } : {}), overrideEnvVars: vars });
+    // TLS files are read here: a missing CA or key is a settings error before anything connects.
+    config = toClientOptions(profile);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    const where = /profile '.*' not found/i.test(message) ? ` (config file: ${configFileFor(vars)}; set TEMPORAL_CONFIG_FILE to use another)` : '';
+    throw new CliError(`Temporal connection settings: ${message}${where}`, EXIT.usage);
+  }
+  const co = config.connectionOptions;
+  const address = co.address || DEFAULT_ADDRESS;
+  const warnings: string[] = [];
+  if (truthy(vars.TEMPORAL_TLS_DISABLE_HOST_VERIFICATION)) {
+    warnings.push(
+      "TEMPORAL_TLS_DISABLE_HOST_VERIFICATION is not supported by Temporal's TypeScript SDK: Vigil still checks the server's host name; " +
+        "set TEMPORAL_TLS_SERVER_NAME to a name in the server's certificate instead",
+    );
+  }
   return {
     address,
-    namespace: env.TEMPORAL_NAMESPACE?.trim() || 'default',
-    taskQueue: env.VIGIL_TASK_QUEUE?.trim() || DEFAULT_TASK_QUEUE,
-    uiUrl: (env.VIGIL_UI_URL?.trim() || `http://${host === '0.0.0.0' ? 'localhost' : host}:${port + 1000}`).replace(/\/+$/, ''),
+    namespace: config.namespace || DEFAULT_NAMESPACE,
+    taskQueue: vars.VIGIL_TASK_QUEUE?.trim() || DEFAULT_TASK_QUEUE,
+    uiUrl: uiUrlFor(address, vars),
+    ...(co.tls !== undefined && co.tls !== null ? { tls: co.tls } : {}),
+    ...(co.apiKey ? { apiKey: co.apiKey } : {}),
+    ...(profile.grpcMeta && Object.keys(profile.grpcMeta).length ? { metadata: profile.grpcMeta } : {}),
+    ...(profileName ? { profile: profileName } : {}),
+    ...(warnings.length ? { warnings } : {}),
   };
+}
+
+/** The Web UI for an address: VIGIL_UI_URL, Temporal Cloud's UI for a Cloud endpoint, else the dev server's (port + 1000). */
+export function uiUrlFor(address: string, env: NodeJS.ProcessEnv = process.env): string {
+  const explicit = env.VIGIL_UI_URL?.trim();
+  if (explicit) return explicit.replace(/\/+$/, '');
+  const [host, port] = splitHostPort(address);
+  if (/\.tmprl\.cloud$/i.test(host)) return 'https://cloud.temporal.io';
+  return `http://${host === '0.0.0.0' ? 'localhost' : host.includes(':') ? `[${host}]` : host}:${port + 1000}`;
+}
+
+/**
+ * The endpoint of a plain local dev server at `address` (one Vigil started, or one flags named):
+ * no TLS, API key or headers meant for another server, the namespace and task queue kept.
+ */
+export function localEndpoint(ep: Endpoint, address: string, uiUrl?: string | null): Endpoint {
+  return { address, namespace: ep.namespace, taskQueue: ep.taskQueue, uiUrl: uiUrl && !process.env.VIGIL_UI_URL?.trim() ? uiUrl : uiUrlFor(address) };
 }
 
 export function splitHostPort(address: string): [string, number] {
   const m = /^(.*):(\d+)$/.exec(address);
-  if (!m) return [address, 7233];
+  if (!m) return [address.replace(/^\[|\]$/g, ''), 7233];
   return [(m[1] as string).replace(/^\[|\]$/g, ''), Number(m[2])];
+}
+
+export function joinHostPort(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 export function runUrl(ep: Endpoint, workflowId: string): string {
   return `${ep.uiUrl}/namespaces/${encodeURIComponent(ep.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
 }
 
+/** Options shared by the client's `Connection.connect` and the worker's `NativeConnection.connect`. */
+export interface ConnectOptions {
+  address: string;
+  tls?: TLSConfig | boolean;
+  apiKey?: string;
+  metadata?: Record<string, string>;
+}
+
+/** The one place connection options come from: every client and worker connection uses this. */
+export function connectionOptions(ep: Endpoint): ConnectOptions {
+  return {
+    address: ep.address,
+    ...(ep.tls !== undefined ? { tls: ep.tls } : {}),
+    ...(ep.apiKey ? { apiKey: ep.apiKey } : {}),
+    ...(ep.metadata ? { metadata: { ...ep.metadata } } : {}),
+  };
+}
+
+/** The address with what secures it, for messages (never the key itself). */
+export function describeEndpoint(ep: Endpoint): string {
+  const how = [ep.tls ? 'TLS' : null, ep.apiKey ? 'API key' : null, ep.profile ? `profile ${ep.profile}` : null].filter(Boolean);
+  return how.length ? `${ep.address} (${how.join(', ')})` : ep.address;
+}
+
+const warned = new Set<string>();
+/** Says each of the endpoint's warnings once per process, on stderr. */
+export function sayWarnings(ep: Endpoint): void {
+  for (const w of ep.warnings ?? []) {
+    if (warned.has(w)) continue;
+    warned.add(w);
+    process.stderr.write(`vigil: warning: ${w}\n`);
+  }
+}
+
+export function unreachable(ep: Endpoint, err: unknown): CliError {
+  return new CliError(
+    `cannot reach Temporal at ${describeEndpoint(ep)} (${err instanceof Error ? err.message.split('\n')[0] : String(err)}).\n` +
+      'Start a server with `vigil server` (or `vigil up`), or point Vigil at yours: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, ' +
+      'or a temporal.toml profile (--profile NAME, TEMPORAL_PROFILE), as for the temporal CLI.',
+    EXIT.unreachable,
+  );
+}
+
 export async function connect(ep: Endpoint): Promise<{ client: Client; connection: Connection }> {
+  sayWarnings(ep);
   let connection: Connection;
   try {
-    connection = await Connection.connect({ address: ep.address, connectTimeout: 5000 });
+    connection = await Connection.connect({ ...connectionOptions(ep), connectTimeout: 5000 });
     await connection.withDeadline(Date.now() + 5000, () => connection.workflowService.getSystemInfo({}));
   } catch (err) {
-    throw new CliError(
-      `cannot reach Temporal at ${ep.address} (${err instanceof Error ? err.message.split('\n')[0] : String(err)}).\n` +
-        'Start a server with `vigil server` (or `vigil up`), or set TEMPORAL_ADDRESS.',
-      EXIT.unreachable,
-    );
+    throw unreachable(ep, err);
   }
   // With a codec key configured, what the CLI sends is encrypted and what it reads decrypted.
   const codec = codecFromEnv();
@@ -83,8 +225,46 @@ export async function withClient<T>(ep: Endpoint, fn: (client: Client, connectio
   }
 }
 
-/** Registers Vigil's search attributes in the namespace when they are missing (idempotent). */
-export async function ensureSearchAttributes(connection: Connection, namespace: string): Promise<string[]> {
+/** Vigil's search attributes the namespace lacks; null when the server does not say (e.g. no right to list them). */
+export async function missingSearchAttributes(connection: Connection, namespace: string): Promise<string[] | null> {
+  try {
+    const existing = await connection.withDeadline(Date.now() + 10_000, () => connection.operatorService.listSearchAttributes({ namespace }));
+    const have = new Set(Object.keys(existing.customAttributes ?? {}));
+    return SEARCH_ATTRIBUTES.filter((k) => !have.has(k.name)).map((k) => k.name);
+  } catch {
+    return null;
+  }
+}
+
+const SA_TYPES: Record<string, string> = Object.fromEntries(SEARCH_ATTRIBUTE_FLAGS.map((f) => f.split('=') as [string, string]));
+
+/** The commands that add `names` to the endpoint's namespace: the temporal CLI's, one per attribute, then Temporal Cloud's. */
+export function searchAttributeCommands(names: readonly string[], ep: Endpoint): { temporal: string[]; cloud: string } {
+  const profile = ep.profile ? ` --profile ${ep.profile}` : '';
+  return {
+    temporal: names.map((n) => `temporal operator search-attribute create${profile} --namespace ${ep.namespace} --name ${n} --type ${SA_TYPES[n] ?? 'Keyword'}`),
+    cloud: `tcld namespace search-attributes add --namespace ${ep.namespace} ${names.map((n) => `--search-attribute ${n}=${SA_TYPES[n] ?? 'Keyword'}`).join(' ')}`,
+  };
+}
+
+/** What `vigil start` says, once, when the run started without Vigil's search attributes. */
+export function searchAttributeHint(missing: readonly string[], ep: Endpoint, refusal?: string): string {
+  const cmds = searchAttributeCommands(missing, ep);
+  return [
+    `vigil: namespace "${ep.namespace}" ${refusal ? `refused Vigil's search attributes (${refusal})` : `lacks Vigil's search attributes ${missing.join(', ')}`}; ` +
+      'the run started without them, so `vigil list` and the Web UI cannot show or filter runs by status.',
+    `Someone allowed to change the namespace adds them once, with \`vigil setup --search-attributes${ep.profile ? ` --profile ${ep.profile}` : ''}\`, or:`,
+    ...cmds.temporal.map((c) => `  ${c}`),
+    'or, on Temporal Cloud:',
+    `  ${cmds.cloud}`,
+  ].join('\n');
+}
+
+/**
+ * Registers Vigil's search attributes in the namespace when they are missing (idempotent); the
+ * names it added. Needs the right to change the namespace: without it, says how else to add them.
+ */
+export async function ensureSearchAttributes(connection: Connection, namespace: string, ep?: Endpoint): Promise<string[]> {
   const existing = await connection.operatorService.listSearchAttributes({ namespace });
   const have = new Set(Object.keys(existing.customAttributes ?? {}));
   const missing = SEARCH_ATTRIBUTES.filter((k) => !have.has(k.name));
@@ -99,9 +279,19 @@ export async function ensureSearchAttributes(connection: Connection, namespace: 
     DATETIME: T.INDEXED_VALUE_TYPE_DATETIME,
     KEYWORD_LIST: T.INDEXED_VALUE_TYPE_KEYWORD_LIST,
   };
-  await connection.operatorService.addSearchAttributes({
-    namespace,
-    searchAttributes: Object.fromEntries(missing.map((k) => [k.name, protoType[k.type] as proto.temporal.api.enums.v1.IndexedValueType])),
-  });
+  try {
+    await connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(missing.map((k) => [k.name, protoType[k.type] as proto.temporal.api.enums.v1.IndexedValueType])),
+    });
+  } catch (err) {
+    const names = missing.map((k) => k.name);
+    const cmds = searchAttributeCommands(names, ep ?? { address: '', namespace, taskQueue: '', uiUrl: '' });
+    throw new CliError(
+      `cannot add the search attributes ${names.join(', ')} to namespace "${namespace}": ${err instanceof Error ? err.message.split('\n')[0] : String(err)}\n` +
+        `Someone allowed to change the namespace adds them with:\n${cmds.temporal.map((c) => `  ${c}`).join('\n')}\nor, on Temporal Cloud (Cloud UI, or):\n  ${cmds.cloud}`,
+      1,
+    );
+  }
   return missing.map((k) => k.name);
 }

@@ -8,15 +8,13 @@
 import { cpSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { NativeConnection } from '@temporalio/worker';
 import { defaultKnobs, type Knobs } from '../schemas/knobs.js';
-import { isListening, type DevServer } from '../workers/dev-server.js';
 import { packageRoot, vigilHome } from '../workers/paths.js';
 import { createVigilWorker } from '../workers/worker.js';
-import { connect, runUrl, splitHostPort, type Endpoint } from './connection.js';
+import { connect, runUrl, searchAttributeHint, type Endpoint } from './connection.js';
 import { followRun } from './follow.js';
 import { readPrd } from './prd.js';
-import { installRuntime, startServer, type ServerFlags } from './processes.js';
+import { connectWorker, installRuntime, localServer, type ServerFlags } from './processes.js';
 import { startRun } from './runs.js';
 
 export const DEMO_RUN_ID = 'vigil-demo';
@@ -65,17 +63,11 @@ export interface DemoOptions extends ServerFlags {
 export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<number> {
   installRuntime('WARN', false);
   const root = packageRoot();
-  const [host, port] = splitHostPort(ep.address);
-
-  let server: DevServer | null = null;
-  if (await isListening(host, port)) say(`Using the Temporal server already answering at ${ep.address}.`);
-  else server = await startServer(ep, opts);
-  const address = server?.address ?? ep.address;
-  const endpoint: Endpoint = { ...ep, address };
+  const { server, endpoint } = await localServer(ep, opts);
 
   const { client, connection } = await connect(endpoint);
-  const native = await NativeConnection.connect({ address });
-  const worker = await createVigilWorker({ connection: native, namespace: ep.namespace, taskQueue: ep.taskQueue });
+  const native = await connectWorker(endpoint);
+  const worker = await createVigilWorker({ connection: native, namespace: endpoint.namespace, taskQueue: endpoint.taskQueue });
   const workerDone = worker.run();
 
   let interrupted = false;
@@ -101,13 +93,14 @@ export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<numb
   try {
     const prd = readPrd(path.join(root, 'examples/demo/PRD.md'));
     const repo = createDemoRepoIfNeeded(await client.workflow.getHandle(DEMO_RUN_ID).describe().catch(() => null));
-    const { attached } = await startRun(client, connection, endpoint, {
+    const { attached, searchAttributes } = await startRun(client, connection, endpoint, {
       prd,
       repoPath: repo ?? '',
       knobs: demoKnobs(root),
       workflowId: DEMO_RUN_ID,
       attachIfRunning: true,
     });
+    if (searchAttributes.missing.length) process.stderr.write(`${searchAttributeHint(searchAttributes.missing, endpoint, searchAttributes.refusal)}\n`);
     say('');
     say(attached ? `Continuing the demo run already in progress: ${DEMO_RUN_ID}` : `Started run ${DEMO_RUN_ID}`);
     if (!attached && repo) say(`  repository : ${repo}`);

@@ -88,8 +88,8 @@ const tsMs = (ts: proto.google.protobuf.ITimestamp | null | undefined): number =
  * and counts the live pollers (distinct worker identities) of the task queue, workflow and
  * activity sides. Never throws: an unreachable server or a missing namespace is `ok: false`.
  */
-export async function temporalCheck(address: string, namespace: string, taskQueue: string): Promise<TemporalStatus> {
-  const ep: Endpoint = { address, namespace, taskQueue, uiUrl: '' };
+export async function temporalCheck(ep: Endpoint): Promise<TemporalStatus> {
+  const { address, namespace, taskQueue } = ep;
   try {
     return await withClient(ep, async (_client, connection) => {
       const T = proto.temporal.api.enums.v1.TaskQueueType;
@@ -198,7 +198,7 @@ function temporalChecks(t: TemporalStatus): DoctorCheck[] {
         ok: false,
         required: true,
         detail: t.problem,
-        fix: 'start a server with `vigil server` (or `vigil up`), or set TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE to a running one',
+        fix: 'start a server with `vigil server` (or `vigil up`), or point Vigil at a running one: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, or a temporal.toml profile (--profile)',
       },
       {
         name: 'worker',

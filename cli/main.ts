@@ -14,7 +14,7 @@ import { SA_ITERATION, SA_REPO, SA_STATUS } from '../schemas/search-attributes.j
 import { packageRoot } from '../workers/paths.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
 import { ConfigError, explainKnobs, explainKnobsJson, requireAgentCommand, resolveKnobs } from './config.js';
-import { CliError, endpointFromEnv, EXIT, runUrl, withClient } from './connection.js';
+import { CliError, describeEndpoint, endpointFromEnv, ensureSearchAttributes, EXIT, runUrl, searchAttributeHint, withClient, type Endpoint } from './connection.js';
 import { demoCommand } from './demo.js';
 import { doctorCommand, temporalCheck } from './doctor.js';
 import { codecFromEnv } from '../workers/codec.js';
@@ -45,7 +45,7 @@ const collect = (value: string, previous: string[]): string[] => [...previous, v
 
 function serverOptions(cmd: Command): Command {
   return cmd
-    .option('--port <port>', 'gRPC port (default: from TEMPORAL_ADDRESS, else 7233)', intArg('--port', 1, 65535))
+    .option('--port <port>', 'gRPC port of the local dev server, used even when TEMPORAL_ADDRESS or the profile point elsewhere (default: their port, else 7233)', intArg('--port', 1, 65535))
     .option('--ui-port <port>', 'Web UI port (default: gRPC port + 1000)', intArg('--ui-port', 1, 65535))
     .option('--headless', 'no Web UI')
     .option('--db <file>', 'SQLite database file (default: $VIGIL_HOME/temporal.db)');
@@ -70,31 +70,61 @@ function resolve(opts: Record<string, unknown>) {
 }
 
 export function buildProgram(): Command {
-  const ep = endpointFromEnv();
   const program = new Command('vigil')
     .description('Durable, unattended autonomous coding runs on Temporal.')
     .version(packageVersion())
+    .option('--profile <name>', 'the temporal.toml profile to connect with (beats TEMPORAL_PROFILE), as for the temporal CLI')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
   program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
-  program.addHelpText(
-    'after',
-    `\nConnection: TEMPORAL_ADDRESS (${ep.address}), TEMPORAL_NAMESPACE (${ep.namespace}), VIGIL_TASK_QUEUE (${ep.taskQueue}), VIGIL_HOME.\n` +
+
+  // Resolved when a command needs it, after parsing: `--profile` may come after the verb, and a
+  // broken temporal.toml must not stop commands that never connect.
+  let resolved: Endpoint | undefined;
+  const endpoint = (): Endpoint => {
+    if (!resolved) {
+      const profile = (program.opts() as { profile?: string }).profile;
+      resolved = endpointFromEnv(process.env, profile ? { profile } : {});
+    }
+    return resolved;
+  };
+  program.addHelpText('after', () => {
+    let now = '';
+    try {
+      const ep = endpoint();
+      now = `${describeEndpoint(ep)}, namespace ${ep.namespace}, task queue ${ep.taskQueue}`;
+    } catch (err) {
+      now = err instanceof Error ? err.message : String(err);
+    }
+    return (
+      '\nConnection, as for the temporal CLI: a temporal.toml profile (--profile, TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE),\n' +
+      'overridden by TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*; VIGIL_TASK_QUEUE, VIGIL_HOME.\n' +
+      `Now: ${now}.\n` +
       'Exit codes: 0 done or stopped, 1 failed, 20 terminal without success, 2 bad input, 3 no such run,\n' +
-      '4 Temporal or worker unreachable, 5 run finished before the awaited state, 124 timed out.',
-  );
+      '4 Temporal or worker unreachable, 5 run finished before the awaited state, 124 timed out.'
+    );
+  });
 
   program
     .command('setup')
-    .description('install what Vigil needs on this machine (the pinned temporal CLI) and print where it is')
-    .action(async () => {
+    .description("install what Vigil needs on this machine (the pinned temporal CLI) and print where it is; with --search-attributes, register Vigil's search attributes in the namespace instead")
+    .option('--search-attributes', "register Vigil's search attributes (VigilStatus, ...) in the namespace: once per namespace, by someone allowed to change it")
+    .action(async (o: { searchAttributes?: boolean }) => {
+      if (o.searchAttributes) {
+        const ep = endpoint();
+        await withClient(ep, async (_client, connection) => {
+          const added = await ensureSearchAttributes(connection, ep.namespace, ep);
+          out(added.length ? `registered ${added.join(', ')} in namespace "${ep.namespace}" at ${describeEndpoint(ep)}` : `namespace "${ep.namespace}" has Vigil's search attributes already`);
+        });
+        return;
+      }
       const cli = await resolveTemporalCli({ log: out });
       out(`temporal CLI: ${cli.path} (${cli.source}) — ${cli.version.split('\n')[0]}`);
     });
 
   serverOptions(program.command('server').description('start the embedded Temporal dev server (persistent SQLite under VIGIL_HOME, Web UI)')).action(
     async (o: ServerFlags) => {
-      process.exitCode = await serverCommand(ep, o);
+      process.exitCode = await serverCommand(endpoint(), o);
     },
   );
 
@@ -108,19 +138,19 @@ export function buildProgram(): Command {
         runSecret(process.env, true);
         out(`vigil worker: executing only runs signed with ${runSecretPath()}`);
       }
-      process.exitCode = await workerCommand(ep);
+      process.exitCode = await workerCommand(endpoint());
     });
 
   serverOptions(program.command('up').description('start the dev server (unless one answers already) and a worker in one process')).action(
     async (o: ServerFlags) => {
-      process.exitCode = await upCommand(ep, o);
+      process.exitCode = await upCommand(endpoint(), o);
     },
   );
 
   serverOptions(program.command('demo').description('run the scripted demo end to end: server, worker and a real run over a sample repository'))
     .option('--keep-server', 'keep the server and worker running after the run finishes')
     .action(async (o: ServerFlags & { keepServer?: boolean }) => {
-      process.exitCode = await demoCommand(ep, o);
+      process.exitCode = await demoCommand(endpoint(), o);
     });
 
   program
@@ -138,12 +168,14 @@ export function buildProgram(): Command {
     .action(async (prdFile: string, o: Record<string, unknown>) => {
       const prd = readPrd(prdFile);
       const repoPath = checkRepo(String(o.repo));
-      const resolved = resolve(o);
-      requireAgentCommand(resolved);
+      const resolvedKnobs = resolve(o);
+      requireAgentCommand(resolvedKnobs);
       const checklist = typeof o.checklist === 'string' ? readChecklist(o.checklist) : undefined;
       const workflowId = typeof o.id === 'string' ? validateId(o.id) : defaultRunId(prd);
+      const ep = endpoint();
       await withClient(ep, async (client, connection) => {
-        await startRun(client, connection, ep, { prd, repoPath, knobs: resolved.knobs, workflowId, ...(checklist ? { checklist } : {}) });
+        const { searchAttributes } = await startRun(client, connection, ep, { prd, repoPath, knobs: resolvedKnobs.knobs, workflowId, ...(checklist ? { checklist } : {}) });
+        if (searchAttributes.missing.length) process.stderr.write(`${searchAttributeHint(searchAttributes.missing, ep, searchAttributes.refusal)}\n`);
         out(`started run ${workflowId}`);
         out(`  PRD        : ${prd.path} ("${prd.title}")`);
         out(`  repository : ${repoPath}`);
@@ -162,7 +194,7 @@ export function buildProgram(): Command {
     .argument('<id>', 'workflow id of the run')
     .option('--json', 'machine-readable output')
     .action(async (id: string, o: { json?: boolean }) => {
-      await withClient(ep, async (client) => {
+      await withClient(endpoint(), async (client) => {
         const view = await viewRun(client, id);
         if (o.json) {
           out(JSON.stringify(statusJson(view), null, 2));
@@ -179,6 +211,7 @@ export function buildProgram(): Command {
     const o = (hasText ? rest[1] : rest[0]) as Record<string, unknown>;
     // Bad input is exit 2 whether or not Temporal answers: build the payload before connecting.
     const body = payload(o, text);
+    const ep = endpoint();
     await withClient(ep, async (client) => {
       const ack = await sendMessage(client, ep, id, kind, body, Boolean(o.signal));
       out(ack ? `${id}: ${ack.message} (status ${ack.status}, iteration ${ack.iteration})` : `${id}: ${kind} signal recorded; it takes effect when a worker runs the workflow`);
@@ -294,7 +327,7 @@ export function buildProgram(): Command {
     .option('--json', 'machine-readable output')
     .option('--limit <n>', 'at most this many', intArg('--limit', 1, 10000), 50)
     .action(async (o: { json?: boolean; limit: number }) => {
-      await withClient(ep, async (client) => {
+      await withClient(endpoint(), async (client) => {
         const rows: Record<string, unknown>[] = [];
         for await (const wf of client.workflow.list({ query: "WorkflowType = 'vigilRun'" })) {
           const sa = wf.typedSearchAttributes;
@@ -321,6 +354,7 @@ export function buildProgram(): Command {
     .description('follow a run live: one line per iteration and every status change, until it finishes')
     .argument('<id>')
     .action(async (id: string) => {
+      const ep = endpoint();
       await withClient(ep, async (client) => {
         out(`watching ${id} — ${runUrl(ep, id)}`);
         const r = await followRun(client, id, { until: 'terminal', onLine: out });
@@ -335,7 +369,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--for <state>', 'what to wait for').choices(['terminal', 'paused']).default('terminal'))
     .option('--timeout <seconds>', 'give up after this many seconds (exit 124)', intArg('--timeout', 1, 31_536_000))
     .action(async (id: string, o: { for: 'terminal' | 'paused'; timeout?: number }) => {
-      await withClient(ep, async (client) => {
+      await withClient(endpoint(), async (client) => {
         const r = await followRun(client, id, { until: o.for, ...(o.timeout ? { timeoutMs: o.timeout * 1000 } : {}), pollMs: 500 });
         if (o.for === 'paused' && !r.reached) {
           process.stderr.write(`run "${id}" finished without pausing\n`);
@@ -358,7 +392,7 @@ export function buildProgram(): Command {
     .action(async (o: { host: string; port: number; corsOrigin: string[] }) => {
       const codec = codecFromEnv();
       if (!codec) throw new CliError('no payload key: set VIGIL_CODEC_KEY_FILE (a file with a base64 or hex 32-byte key: `openssl rand -base64 32 > key`) or VIGIL_CODEC_KEY', EXIT.usage);
-      const origins = o.corsOrigin.length ? o.corsOrigin : [ep.uiUrl];
+      const origins = o.corsOrigin.length ? o.corsOrigin : [endpoint().uiUrl];
       const server = await startCodecServer({ codec, host: o.host, port: o.port, corsOrigins: origins });
       out(`vigil codec-server: ${server.url} (key id ${codec.keyId}); allowed UI origins: ${origins.join(', ')}`);
       out(`In the Web UI: Settings → Data Encoder → ${server.url}; with the temporal CLI: --codec-endpoint ${server.url}`);
@@ -379,7 +413,8 @@ export function buildProgram(): Command {
       process.exitCode = await doctorCommand({
         ...(o.provider ? { provider: o.provider } : {}),
         json: Boolean(o.json),
-        connect: () => temporalCheck(ep.address, ep.namespace, ep.taskQueue),
+        // A broken profile is a failed check, not a crash.
+        connect: async () => temporalCheck(endpoint()),
       });
     });
 
@@ -390,7 +425,7 @@ export function buildProgram(): Command {
     .option('--reset <provider>', "close this provider's breaker now (operator override)")
     .option('--by <name>', 'who is resetting (default: $USER)')
     .action(async (o: { json?: boolean; reset?: string; by?: string }) => {
-      await withClient(ep, async (client) => {
+      await withClient(endpoint(), async (client) => {
         process.exitCode = await providersCommand(client, { json: Boolean(o.json), ...(o.reset ? { reset: o.reset } : {}), by: o.by ?? defaultActor() });
       });
     });

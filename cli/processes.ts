@@ -1,7 +1,8 @@
 /**
  * Long-running commands: `vigil server` (embedded dev server with a persistent database under
  * VIGIL_HOME), `vigil worker`, and `vigil up` (both in one process, reusing a server that is
- * already answering at TEMPORAL_ADDRESS).
+ * already answering at the configured address). Server flags (`--port`) beat TEMPORAL_ADDRESS and
+ * the profile: they name a local dev server, never another one that happens to answer.
  */
 import path from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
@@ -9,7 +10,7 @@ import { isListening, startDevServer, type DevServer } from '../workers/dev-serv
 import { vigilHome } from '../workers/paths.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
 import { createVigilWorker } from '../workers/worker.js';
-import { CliError, EXIT, splitHostPort, type Endpoint } from './connection.js';
+import { CliError, connectionOptions, describeEndpoint, EXIT, joinHostPort, localEndpoint, sayWarnings, splitHostPort, unreachable, type Endpoint } from './connection.js';
 
 export interface ServerFlags {
   port?: number;
@@ -31,15 +32,30 @@ export function dbFileFor(flags: ServerFlags): string {
   return path.resolve(flags.db ?? path.join(vigilHome(), 'temporal.db'));
 }
 
-export async function startServer(ep: Endpoint, flags: ServerFlags): Promise<DevServer> {
+const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '0.0.0.0', '::1', '::']);
+
+/**
+ * Where the dev server of `vigil server`, `up` and `demo` listens: `--ip` and `--port` first, then
+ * the configured address. With a flag, the server is a local one (127.0.0.1 unless the configured
+ * host is local already), whatever TEMPORAL_ADDRESS or the profile point at.
+ */
+export function devServerTarget(ep: Endpoint, flags: ServerFlags): { host: string; port: number; address: string; explicit: boolean } {
   const [host, port] = splitHostPort(ep.address);
+  const explicit = flags.port !== undefined || flags.ip !== undefined;
+  const h = flags.ip ?? (explicit && !LOCAL_HOSTS.has(host) ? '127.0.0.1' : host);
+  const p = flags.port ?? port;
+  return { host: h, port: p, address: joinHostPort(h, p), explicit };
+}
+
+export async function startServer(ep: Endpoint, flags: ServerFlags): Promise<DevServer> {
+  const target = devServerTarget(ep, flags);
   const cli = await resolveTemporalCli({ log: say });
   const dbFile = dbFileFor(flags);
   const server = await startDevServer({
     cliPath: cli.path,
     dbFile,
-    ip: flags.ip ?? host,
-    port: flags.port ?? port,
+    ip: target.host,
+    port: target.port,
     ...(flags.uiPort !== undefined ? { uiPort: flags.uiPort } : {}),
     headless: flags.headless ?? false,
     namespace: ep.namespace,
@@ -74,17 +90,22 @@ export async function serverCommand(ep: Endpoint, flags: ServerFlags): Promise<n
   return 0;
 }
 
+/** The worker's connection: the same options as every client connection (address, TLS, API key, headers). */
+export async function connectWorker(ep: Endpoint): Promise<NativeConnection> {
+  sayWarnings(ep);
+  try {
+    return await NativeConnection.connect(connectionOptions(ep));
+  } catch (err) {
+    throw unreachable(ep, err);
+  }
+}
+
 export async function workerCommand(ep: Endpoint): Promise<number> {
   installRuntime('INFO');
-  let connection: NativeConnection;
-  try {
-    connection = await NativeConnection.connect({ address: ep.address });
-  } catch (err) {
-    throw new CliError(`cannot reach Temporal at ${ep.address}: ${err instanceof Error ? err.message : String(err)}\nStart one with \`vigil server\`, or set TEMPORAL_ADDRESS.`, EXIT.unreachable);
-  }
+  const connection = await connectWorker(ep);
   try {
     const worker = await createVigilWorker({ connection, namespace: ep.namespace, taskQueue: ep.taskQueue });
-    say(`vigil worker polling task queue "${ep.taskQueue}" (namespace "${ep.namespace}", ${ep.address}); Ctrl+C to stop`);
+    say(`vigil worker polling task queue "${ep.taskQueue}" (namespace "${ep.namespace}", ${describeEndpoint(ep)}); Ctrl+C to stop`);
     await worker.run();
     say('vigil worker stopped');
     return 0;
@@ -93,16 +114,33 @@ export async function workerCommand(ep: Endpoint): Promise<number> {
   }
 }
 
-export async function upCommand(ep: Endpoint, flags: ServerFlags): Promise<number> {
-  const [host, port] = splitHostPort(ep.address);
-  let server: DevServer | null = null;
-  if (await isListening(host, port)) {
-    say(`using the Temporal server already answering at ${ep.address}`);
-  } else {
-    server = await startServer(ep, flags);
+/**
+ * The server `vigil up` and `vigil demo` work with: the one answering at the target (flags first),
+ * else a dev server started there. A server named by flags or started here is a plain local one;
+ * without flags, the configured server is used as configured (TLS, API key).
+ */
+export async function localServer(ep: Endpoint, flags: ServerFlags): Promise<{ server: DevServer | null; endpoint: Endpoint }> {
+  const target = devServerTarget(ep, flags);
+  const endpoint = target.explicit ? localEndpoint(ep, target.address) : ep;
+  if (await isListening(target.host, target.port)) {
+    say(`using the Temporal server already answering at ${describeEndpoint(endpoint)}`);
+    return { server: null, endpoint };
   }
+  if (!target.explicit && (ep.tls || ep.apiKey)) {
+    throw new CliError(
+      `nothing answers at ${describeEndpoint(ep)}, a server configured with TLS or an API key, so not one to start here.\n` +
+        'Check TEMPORAL_ADDRESS or the profile, or pass --port to start a local dev server.',
+      EXIT.unreachable,
+    );
+  }
+  const server = await startServer(ep, flags);
+  return { server, endpoint: localEndpoint(ep, server.address, server.uiUrl) };
+}
+
+export async function upCommand(ep: Endpoint, flags: ServerFlags): Promise<number> {
+  const { server, endpoint } = await localServer(ep, flags);
   try {
-    return await workerCommand(server ? { ...ep, address: server.address } : ep);
+    return await workerCommand(endpoint);
   } finally {
     await server?.stop();
   }

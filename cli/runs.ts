@@ -16,7 +16,7 @@ import type { ChecklistItem } from '../schemas/gates.js';
 import type { Knobs } from '../schemas/knobs.js';
 import type { PausePayload } from '../schemas/messages.js';
 import { OUTCOME_EXIT_CODES, OutcomeSchema, type Outcome, type RunInput } from '../schemas/run.js';
-import { SA_ITERATION, SA_PROVIDER, SA_REPO, SA_STATUS } from '../schemas/search-attributes.js';
+import { SA_ITERATION, SA_PROVIDER, SA_REPO, SA_STATUS, SEARCH_ATTRIBUTES } from '../schemas/search-attributes.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 import {
   budgetSignal,
@@ -40,7 +40,7 @@ import { vigilRun } from '../workflows/run-workflow.js';
 import { staticDetails, staticSummary } from '../workflows/ui.js';
 import { runSecret, signRun } from '../activities/run-authorization.js';
 import { failoverChain } from '../workflows/decisions/failover.js';
-import { CliError, ensureSearchAttributes, EXIT, type Endpoint } from './connection.js';
+import { CliError, EXIT, missingSearchAttributes, type Endpoint } from './connection.js';
 import type { Prd } from './prd.js';
 
 /** How long the CLI waits for a worker to answer a query or an update before saying none is polling. */
@@ -75,8 +75,30 @@ export interface StartOptions {
   checklist?: ChecklistItem[];
 }
 
-export async function startRun(client: Client, connection: Connection, ep: Endpoint, opts: StartOptions): Promise<{ handle: WorkflowHandle<typeof vigilRun>; attached: boolean }> {
-  await ensureSearchAttributes(connection, ep.namespace);
+export interface StartResult {
+  handle: WorkflowHandle<typeof vigilRun>;
+  attached: boolean;
+  /**
+   * Vigil's search attributes the run goes without: `missing` names the ones the namespace lacks
+   * (empty: the run has them all); `refusal` is the server's reason when it refused them at start.
+   */
+  searchAttributes: { missing: string[]; refusal?: string };
+}
+
+/** The server refused a start because of a search attribute it does not know (INVALID_ARGUMENT). */
+function searchAttributeRefusal(err: unknown): string | null {
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return /search attribute/i.test(message) ? message.replace(/^\d+ [A-Z_]+: /, '').split('\n')[0] ?? message : null;
+}
+
+/**
+ * Starts a run. Needs no admin rights: where the namespace lacks Vigil's search attributes (or
+ * refuses them), the run starts without them, tells its workflow so (`searchAttributes: false`:
+ * an upsert of an unknown attribute would fail every workflow task), and the result says which
+ * are missing, for the caller to tell the person once.
+ */
+export async function startRun(client: Client, connection: Connection, ep: Endpoint, opts: StartOptions): Promise<StartResult> {
   const input: RunInput = { prdPath: opts.prd.path, prdTitle: opts.prd.title, repoPath: opts.repoPath, knobs: opts.knobs, ...(opts.checklist ? { checklist: opts.checklist } : {}) };
   // Where the installation's run secret is readable, the run is signed: workers that require
   // signed runs execute only what the operator's CLI started.
@@ -88,24 +110,40 @@ export async function startRun(client: Client, connection: Connection, ep: Endpo
   if (opts.attachIfRunning) {
     const existing = client.workflow.getHandle<typeof vigilRun>(opts.workflowId);
     const desc = await existing.describe().catch(() => null);
-    if (desc?.status.name === 'RUNNING') return { handle: existing, attached: true };
+    if (desc?.status.name === 'RUNNING') return { handle: existing, attached: true, searchAttributes: { missing: [] } };
   }
-  try {
-    const handle = await client.workflow.start(vigilRun, {
+  // null: the server would not say (no right to list them); try with them, and without on refusal.
+  const missing = await missingSearchAttributes(connection, ep.namespace);
+  const start = (withSearchAttributes: boolean): Promise<WorkflowHandle<typeof vigilRun>> => {
+    const args: RunInput = withSearchAttributes ? input : { ...input, searchAttributes: false };
+    return client.workflow.start(vigilRun, {
       taskQueue: ep.taskQueue,
       workflowId: opts.workflowId,
-      args: [input],
+      args: [args],
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
       staticSummary: staticSummary(input),
       staticDetails: staticDetails(input),
-      typedSearchAttributes: [
-        { key: SA_STATUS, value: 'starting' },
-        { key: SA_ITERATION, value: 0 },
-        { key: SA_REPO, value: input.repoPath.slice(-255) },
-        { key: SA_PROVIDER, value: input.knobs.provider },
-      ],
+      ...(withSearchAttributes
+        ? {
+            typedSearchAttributes: [
+              { key: SA_STATUS, value: 'starting' },
+              { key: SA_ITERATION, value: 0 },
+              { key: SA_REPO, value: input.repoPath.slice(-255) },
+              { key: SA_PROVIDER, value: input.knobs.provider },
+            ],
+          }
+        : {}),
     });
-    return { handle, attached: false };
+  };
+  try {
+    if (missing !== null && missing.length > 0) return { handle: await start(false), attached: false, searchAttributes: { missing } };
+    try {
+      return { handle: await start(true), attached: false, searchAttributes: { missing: [] } };
+    } catch (err) {
+      const refusal = searchAttributeRefusal(err);
+      if (refusal === null) throw err;
+      return { handle: await start(false), attached: false, searchAttributes: { missing: SEARCH_ATTRIBUTES.map((k) => k.name), refusal } };
+    }
   } catch (err) {
     if (err instanceof Error && /already (started|running)/i.test(err.message)) {
       throw new CliError(`a run with id "${opts.workflowId}" is already running; choose another --id or follow it with \`vigil watch ${opts.workflowId}\``, EXIT.usage);

@@ -329,6 +329,12 @@ export const RunInputSchema = z.object({
   authorization: RunAuthorizationSchema.optional(),
   /** A checklist a person supplied (`--checklist FILE`) instead of the one extracted from the PRD. */
   checklist: ChecklistSchema.optional(),
+  /**
+   * False when the run started in a namespace without Vigil's search attributes: the workflow sets
+   * none (an upsert of an unknown attribute fails the workflow task). Absent, as in every run
+   * started before it existed: the attributes are there.
+   */
+  searchAttributes: z.boolean().optional(),
   /** Present only when continuing as new. */
   state: RunStateSchema.optional(),
 });

@@ -1,7 +1,8 @@
 /**
- * Custom search attributes of a run, registered on the server before the first run starts
- * (`vigil server` passes them to the dev server; `vigil start` and the worker make sure they exist
- * on any other server). They make runs findable in the Temporal UI and `temporal workflow list`,
+ * Custom search attributes of a run. `vigil server` passes them to its dev server; on any other
+ * server they are registered once per namespace by someone allowed to (`vigil setup
+ * --search-attributes`, or the commands `vigil start` prints when they are missing; a run started
+ * without them sets none). They make runs findable in the Temporal UI and `temporal workflow list`,
  * e.g. `VigilStatus = 'paused'`.
  *
  * Sandbox-safe: imported by the workflow bundle.

@@ -147,6 +147,12 @@ export const GATES_PATCH = 'vigil-gates-v1';
 /** Runs from before the event store journal replay without it. */
 export const JOURNAL_PATCH = 'vigil-journal-v1';
 
+/**
+ * Runs started without Vigil's search attributes (input `searchAttributes: false`) upsert none.
+ * Only such runs record the marker; every other run, old or new, upserts as it always did.
+ */
+export const SEARCH_ATTRIBUTES_PATCH = 'vigil-search-attributes-v1';
+
 /** History size past which a run rolls over at once, even mid agent call (Temporal's hard limit is 50 MB). */
 const EMERGENCY_HISTORY_BYTES = 20 * 1024 * 1024;
 
@@ -176,6 +182,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const journalEra = gatesEra && patched(JOURNAL_PATCH);
   /** Events are journaled and projected only when the run asks for the store: no extra activity otherwise. */
   const journaling = journalEra && knobs.eventStore;
+  const upsertsSearchAttributes = input.searchAttributes !== false || !patched(SEARCH_ATTRIBUTES_PATCH);
 
   // ---- activity proxies, one per kind so a hung tool never shares a timeout with the agent ----
   const agent = proxyActivities<typeof activities>({
@@ -334,7 +341,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     const updates = [];
     if (published.status !== saStatus) updates.push({ key: SA_STATUS, value: saStatus });
     if (published.iteration !== state.iteration) updates.push({ key: SA_ITERATION, value: state.iteration });
-    if (updates.length) upsertSearchAttributes(updates);
+    if (updates.length && upsertsSearchAttributes) upsertSearchAttributes(updates);
     published.status = saStatus;
     published.iteration = state.iteration;
     setCurrentDetails(currentDetails(snapshot()));
@@ -1169,7 +1176,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   };
 
   try {
-    if (!input.state) {
+    if (!input.state && upsertsSearchAttributes) {
       upsertSearchAttributes([
         { key: SA_REPO, value: input.repoPath.slice(-255) },
         { key: SA_PROVIDER, value: knobs.provider },

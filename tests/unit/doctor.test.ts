@@ -362,7 +362,7 @@ describe('temporalCheck', () => {
   it('connects to the real server and counts the pollers of the task queue', async () => {
     const address = inject('temporalAddress');
     const taskQueue = `doctor-${process.pid}-${Date.now().toString(36)}`;
-    expect(await temporalCheck(address, 'default', taskQueue)).toEqual({ ok: true, address, namespace: 'default', taskQueue, pollers: 0 });
+    expect(await temporalCheck({ address, namespace: 'default', taskQueue, uiUrl: '' })).toEqual({ ok: true, address, namespace: 'default', taskQueue, pollers: 0 });
 
     Runtime.install({ logger: new DefaultLogger('WARN') });
     const connection = await NativeConnection.connect({ address });
@@ -370,11 +370,11 @@ describe('temporalCheck', () => {
       const worker = await Worker.create({ connection, namespace: 'default', taskQueue, activities: { noop: () => Promise.resolve() } });
       const seen = await worker.runUntil(async () => {
         for (let i = 0; i < 50; i++) {
-          const r = await temporalCheck(address, 'default', taskQueue);
+          const r = await temporalCheck({ address, namespace: 'default', taskQueue, uiUrl: '' });
           if (r.ok && r.pollers > 0) return r;
           await new Promise((res) => setTimeout(res, 200));
         }
-        return temporalCheck(address, 'default', taskQueue);
+        return temporalCheck({ address, namespace: 'default', taskQueue, uiUrl: '' });
       });
       expect(seen).toMatchObject({ ok: true, pollers: 1 });
     } finally {
@@ -383,10 +383,10 @@ describe('temporalCheck', () => {
   });
 
   it('an unreachable server or unknown namespace is ok: false with the problem, never a throw', async () => {
-    const down = await temporalCheck('127.0.0.1:1', 'default', 'vigil');
+    const down = await temporalCheck({ address: '127.0.0.1:1', namespace: 'default', taskQueue: 'vigil', uiUrl: '' });
     expect(down.ok).toBe(false);
     if (!down.ok) expect(down.problem).toMatch(/^cannot reach Temporal at 127\.0\.0\.1:1/);
-    const ns = await temporalCheck(inject('temporalAddress'), 'no-such-namespace-doctor', 'vigil');
+    const ns = await temporalCheck({ address: inject('temporalAddress'), namespace: 'no-such-namespace-doctor', taskQueue: 'vigil', uiUrl: '' });
     expect(ns.ok).toBe(false);
     if (!ns.ok) expect(ns.problem).toContain('no-such-namespace-doctor');
   });

@@ -3,12 +3,15 @@
  * typed search attributes kept current (status, iteration, repo, provider), the markdown current
  * details, and readable summaries on activities and timers.
  */
+import { Worker } from '@temporalio/worker';
+import type { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { endpointFromEnv } from '../../cli/connection.js';
 import { readPrd } from '../../cli/prd.js';
 import { startRun as cliStartRun } from '../../cli/runs.js';
 import { SA_ITERATION, SA_PROVIDER, SA_REPO, SA_STATUS } from '../../schemas/search-attributes.js';
 import { pauseUpdate, resumeUpdate } from '../../workflows/messages.js';
+import { SEARCH_ATTRIBUTES_PATCH } from '../../workflows/run-workflow.js';
 import {
   assertBuilt,
   createTestEnv,
@@ -16,6 +19,7 @@ import {
   makeWorker,
   runInput,
   sleep,
+  startRun,
   uniqueId,
   waitForStatus,
   writePrd,
@@ -88,5 +92,35 @@ it('keeps the UI informed: summary, details, search attributes, current details,
     expect(summaries).toContain('iteration 1 · ACT · tier development');
     expect(summaries).toContain('inspect repository after iteration 2');
     expect(summaries.some((s) => /^backoff \d+s after failed iteration 2$/.test(s))).toBe(true);
+    expect(patchIds(history)).not.toContain(SEARCH_ATTRIBUTES_PATCH);
   });
+});
+
+/** The ids of the patch markers in a history. */
+function patchIds(history: temporal.api.history.v1.IHistory): string[] {
+  return (history.events ?? [])
+    .map((e) => e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data)
+    .filter((d): d is Uint8Array => d instanceof Uint8Array)
+    .map((d) => (JSON.parse(Buffer.from(d).toString('utf8')) as { id: string }).id);
+}
+
+it('a run started without the search attributes (searchAttributes: false) upserts none, says so in a patch marker, and replays', async () => {
+  const repo = makeRepo();
+  const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a' } }, { writes: { 'b.txt': 'b' }, claim: 'promise' }] });
+  const tq = uniqueId('no-sa');
+  const worker = await makeWorker(env, tq);
+  const handle = await worker.runUntil(async () => {
+    const h = await startRun(env, tq, { ...runInput(repo, scenario), searchAttributes: false }, uniqueId('no-sa-run'));
+    expect((await h.result()).status).toBe('completion_promise_fulfilled');
+    return h;
+  });
+  const desc = await handle.describe();
+  for (const key of [SA_STATUS, SA_REPO, SA_PROVIDER]) expect(desc.typedSearchAttributes.get(key)).toBeUndefined();
+  expect(desc.typedSearchAttributes.get(SA_ITERATION)).toBeUndefined();
+  const history = await handle.fetchHistory();
+  // Patch markers upsert Temporal's own TemporalChangeVersion (in every namespace); nothing of Vigil's.
+  const upserted = (history.events ?? []).flatMap((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}));
+  expect(upserted.filter((k) => k !== 'TemporalChangeVersion')).toEqual([]);
+  expect(patchIds(history)).toContain(SEARCH_ATTRIBUTES_PATCH);
+  await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, history, 'no-search-attributes')).resolves.toBeUndefined();
 });
