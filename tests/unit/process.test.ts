@@ -232,6 +232,7 @@ describe('runProcess', () => {
     expect(r.exitCode).toBe(124);
     expect(r.timedOut).toBe(true);
     expect(r.spawnError).toBeNull();
+    expect(await waitFor(() => heartbeats.length > 0, 5000)).toBe(true);
     const childPid = (heartbeats[0] as { pid: number }).pid;
     track(childPid);
     const grandchild = await readPid(gpidFile);
@@ -253,6 +254,7 @@ describe('runProcess', () => {
     expect(r.timedOut).toBe(true);
     expect(elapsed).toBeGreaterThanOrEqual(3000); // the grace period
     expect(elapsed).toBeLessThan(4800);
+    expect(await waitFor(() => heartbeats.length > 0, 5000)).toBe(true);
     const childPid = (heartbeats[0] as { pid: number }).pid;
     track(childPid);
     const grandchild = await readPid(gpidFile);
@@ -290,6 +292,8 @@ describe('runProcess', () => {
       (error: unknown) => error,
     );
     const grandchild = await readPid(gpidFile);
+    // The first heartbeat may come after the grandchild wrote its pid on a busy machine.
+    expect(await waitFor(() => heartbeats.length > 0, 5000)).toBe(true);
     const childPid = (heartbeats[0] as { pid: number }).pid;
     track(childPid);
     const t0 = Date.now();
