@@ -75,6 +75,8 @@ export function buildProgram(): Command {
     .version(packageVersion())
     .option('--profile <name>', 'the temporal.toml profile to connect with (beats TEMPORAL_PROFILE), as for the temporal CLI')
     .showHelpAfterError('(run with --help for usage)')
+    // Every command's help lists --profile too.
+    .configureHelp({ showGlobalOptions: true })
     .exitOverride();
   program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
 
