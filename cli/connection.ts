@@ -16,6 +16,7 @@ import { loadClientConfigProfile, toClientOptions, type ClientConfigProfile, typ
 import proto from '@temporalio/proto';
 import { SEARCH_ATTRIBUTES, SEARCH_ATTRIBUTE_FLAGS } from '../schemas/search-attributes.js';
 import { DEFAULT_TASK_QUEUE } from '../workers/worker.js';
+import { logLine } from '../workers/logging.js';
 
 export const DEFAULT_ADDRESS = '127.0.0.1:7233';
 export const DEFAULT_NAMESPACE = 'default';
@@ -188,7 +189,7 @@ export function sayWarnings(ep: Endpoint): void {
   for (const w of ep.warnings ?? []) {
     if (warned.has(w)) continue;
     warned.add(w);
-    process.stderr.write(`vigil: warning: ${w}\n`);
+    logLine('WARN', `vigil: warning: ${w}`);
   }
 }
 
