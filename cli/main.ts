@@ -25,7 +25,11 @@ import { followRun, iterationLine, statusLine } from './follow.js';
 import { qualityLines, spendText } from '../workflows/ui.js';
 import { PrdError, readChecklist, readPrd } from './prd.js';
 import { historyCommand, reportCommand } from './report.js';
+import { logFormatOption, resolveOperations, workerOperationsOptions, type OperationsFlags } from './operations.js';
 import { serverCommand, upCommand, workerCommand, type ServerFlags } from './processes.js';
+import type { StoreFlags } from './store.js';
+import { eventStoreDefault } from '../workers/store-location.js';
+import { logLine, setLogFormat } from '../workers/logging.js';
 import { checkRepo, defaultRunId, sendMessage, startRun, viewRun, type MessageKind } from './runs.js';
 
 const out = (line = ''): void => {
@@ -51,21 +55,30 @@ function serverOptions(cmd: Command): Command {
     .option('--db <file>', 'SQLite database file (default: $VIGIL_HOME/temporal.db)');
 }
 
+/** `--no-store`: the long-running commands start no event store; `vigil start` journals nothing. */
+function storeOption(cmd: Command): Command {
+  return cmd.option('--no-store', 'no event store: do not start or use the embedded Postgres (also VIGIL_EVENT_STORE=0)');
+}
+
 /** Knob flags given on the command line, keyed by knob (raw strings; resolved later). */
 function knobFlags(opts: Record<string, unknown>): Partial<Record<KnobName, string>> {
   const flags: Partial<Record<KnobName, string>> = {};
   if (typeof opts.provider === 'string') flags.provider = opts.provider;
   if (typeof opts.agentCommand === 'string') flags.agentCommand = opts.agentCommand;
+  if (opts.store === false) flags.eventStore = 'false';
   return flags;
 }
 
 function resolve(opts: Record<string, unknown>) {
+  const storeDefault = eventStoreDefault(process.env);
   return resolveKnobs({
     flags: knobFlags(opts),
     sets: (opts.set as string[] | undefined) ?? [],
     env: process.env,
     ...(typeof opts.config === 'string' ? { configFile: opts.config } : {}),
     cwd: process.cwd(),
+    // eventStore is on by default where a store is configured or the local one exists.
+    ...(storeDefault ? { defaults: { eventStore: storeDefault } } : {}),
   });
 }
 
@@ -124,34 +137,34 @@ export function buildProgram(): Command {
       out(`temporal CLI: ${cli.path} (${cli.source}) — ${cli.version.split('\n')[0]}`);
     });
 
-  serverOptions(program.command('server').description('start the embedded Temporal dev server (persistent SQLite under VIGIL_HOME, Web UI)')).action(
-    async (o: ServerFlags) => {
-      process.exitCode = await serverCommand(endpoint(), o);
+  storeOption(logFormatOption(serverOptions(program.command('server').description('start the embedded Temporal dev server (persistent SQLite under VIGIL_HOME, Web UI) and the embedded event store')))).action(
+    async (o: ServerFlags & StoreFlags & OperationsFlags) => {
+      process.exitCode = await serverCommand(endpoint(), o, resolveOperations(o, process.env));
     },
   );
 
-  program
-    .command('worker')
-    .description('run a Vigil worker: the run workflow and its activities (agent calls, git, tests)')
+  storeOption(workerOperationsOptions(program.command('worker').description('run a Vigil worker: the run workflow and its activities (agent calls, git, tests)')))
     .option('--require-signed-runs', "execute only runs signed with this installation's run secret (created now if missing); see README: Security")
-    .action(async (o: { requireSignedRuns?: boolean }) => {
+    .action(async (o: { requireSignedRuns?: boolean } & StoreFlags & OperationsFlags) => {
+      const ops = resolveOperations(o, process.env);
+      setLogFormat(ops.logFormat);
       if (o.requireSignedRuns) {
         process.env.VIGIL_REQUIRE_SIGNED_RUNS = '1';
         runSecret(process.env, true);
-        out(`vigil worker: executing only runs signed with ${runSecretPath()}`);
+        logLine('INFO', `vigil worker: executing only runs signed with ${runSecretPath()}`);
       }
-      process.exitCode = await workerCommand(endpoint());
+      process.exitCode = await workerCommand(endpoint(), ops, o);
     });
 
-  serverOptions(program.command('up').description('start the dev server (unless one answers already) and a worker in one process')).action(
-    async (o: ServerFlags) => {
-      process.exitCode = await upCommand(endpoint(), o);
+  storeOption(workerOperationsOptions(serverOptions(program.command('up').description('start the dev server (unless one answers already), the event store and a worker in one process')))).action(
+    async (o: ServerFlags & StoreFlags & OperationsFlags) => {
+      process.exitCode = await upCommand(endpoint(), o, resolveOperations(o, process.env));
     },
   );
 
-  serverOptions(program.command('demo').description('run the scripted demo end to end: server, worker and a real run over a sample repository'))
+  storeOption(serverOptions(program.command('demo').description('run the scripted demo end to end: server, event store, worker and a real run over a sample repository')))
     .option('--keep-server', 'keep the server and worker running after the run finishes')
-    .action(async (o: ServerFlags & { keepServer?: boolean }) => {
+    .action(async (o: ServerFlags & StoreFlags & { keepServer?: boolean }) => {
       process.exitCode = await demoCommand(endpoint(), o);
     });
 
@@ -166,6 +179,7 @@ export function buildProgram(): Command {
     .option('--set <key=value>', 'set a knob (repeatable); see `vigil config --explain`', collect, [])
     .option('--id <id>', 'workflow id of the run (default: vigil-<prd name>-<time>)')
     .option('--checklist <file>', 'the PRD checklist to verify (JSON or Markdown) instead of one extracted from the PRD')
+    .option('--no-store', 'do not journal the run into the event store (on by default when one is configured or the local one exists)')
     .option('--wait', 'follow the run until it finishes; exit with its outcome code')
     .action(async (prdFile: string, o: Record<string, unknown>) => {
       const prd = readPrd(prdFile);
@@ -305,7 +319,7 @@ export function buildProgram(): Command {
 
   program
     .command('report')
-    .description('reports from the event store (DATABASE_URL): across runs, or one run\'s timeline of iterations and decisions')
+    .description('reports from the event store (DATABASE_URL, else the local one): across runs, or one run\'s timeline of iterations and decisions')
     .argument('[id]', 'a run: its timeline instead of the report across runs')
     .option('--since <when>', 'runs started since a date (2026-01-31) or a duration back from now (30m, 12h, 7d, 2w)')
     .option('--repo <dir>', 'runs on this repository only')
@@ -536,14 +550,14 @@ export async function main(argv: string[]): Promise<number> {
       return err.exitCode === 0 ? 0 : EXIT.usage;
     }
     if (err instanceof ConfigError || err instanceof PrdError) {
-      process.stderr.write(`vigil: ${err.message}\n`);
+      logLine('ERROR', `vigil: ${err.message}`);
       return EXIT.usage;
     }
     if (err instanceof CliError) {
-      process.stderr.write(`vigil: ${err.message}\n`);
+      logLine('ERROR', `vigil: ${err.message}`);
       return err.exitCode;
     }
-    process.stderr.write(`vigil: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    logLine('ERROR', `vigil: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     return 1;
   }
 }
