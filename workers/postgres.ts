@@ -391,42 +391,59 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
     }
 
     removeStalePostmasterPid(pgdata, log);
-    const args = [
-      '-D', pgdata,
-      '-p', String(port),
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'unix_socket_directories=',
-      '-c', 'max_connections=50',
-      ...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
-    ];
-    const out = openSync(logFile, 'a', 0o600);
-    writeFileSync(out, `--- ${new Date().toISOString()} postgres ${args.join(' ')}\n`);
-    const cmd = [...wrapper, bin.postgres, ...args];
-    const child: ChildProcess = spawn(cmd[0] as string, cmd.slice(1), { detached: true, stdio: ['ignore', out, out], env: { ...process.env, LC_ALL: 'C' } });
-    closeSync(out);
-    let running = true;
-    const exited = new Promise<void>((resolve) => {
-      child.once('exit', () => {
-        running = false;
-        resolve();
+
+    /** Spawns postgres on `port` and waits until it answers; `bind` when the port was taken meanwhile. */
+    const launch = async (p: number): Promise<{ child: ChildProcess; isRunning: () => boolean; exited: Promise<void> } | 'bind'> => {
+      const args = [
+        '-D', pgdata,
+        '-p', String(p),
+        '-c', 'listen_addresses=127.0.0.1',
+        '-c', 'unix_socket_directories=',
+        '-c', 'max_connections=50',
+        ...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+      ];
+      const out = openSync(logFile, 'a', 0o600);
+      writeFileSync(out, `--- ${new Date().toISOString()} postgres ${args.join(' ')}\n`);
+      const cmd = [...wrapper, bin.postgres, ...args];
+      const child: ChildProcess = spawn(cmd[0] as string, cmd.slice(1), { detached: true, stdio: ['ignore', out, out], env: { ...process.env, LC_ALL: 'C' } });
+      closeSync(out);
+      let running = true;
+      const exited = new Promise<void>((resolve) => {
+        child.once('exit', () => {
+          running = false;
+          resolve();
+        });
+        child.once('error', () => {
+          running = false;
+          resolve();
+        });
       });
-      child.once('error', () => {
-        running = false;
-        resolve();
-      });
-    });
-    child.unref();
+      child.unref();
+
+      const deadline = Date.now() + readyTimeoutMs;
+      const adminUrl = urlFor(password, p, 'postgres');
+      while (!(await canQuery(adminUrl))) {
+        if (!running || Date.now() > deadline) {
+          if (running) child.kill('SIGKILL');
+          const tail = lastLines(logFile, 15);
+          // Another process took the port between the check and the start: try a free one.
+          if (!running && opts.port === undefined && /could not bind|Address already in use/i.test(tail.split('--- ').at(-1) ?? '')) return 'bind';
+          throw new Error(`the embedded Postgres did not start (${running ? `no answer within ${readyTimeoutMs} ms` : 'it exited'}); log ${logFile}:\n${tail}`);
+        }
+        await sleep(100);
+      }
+      return { child, isRunning: () => running, exited };
+    };
+
+    let launched = await launch(port);
+    for (let attempt = 0; launched === 'bind' && attempt < 3; attempt++) {
+      port = await freePort();
+      launched = await launch(port);
+    }
+    if (launched === 'bind') throw new Error(`the embedded Postgres found no free port to listen on; log ${logFile}`);
+    const { child, isRunning, exited } = launched;
     const pid = child.pid ?? -1;
 
-    const deadline = Date.now() + readyTimeoutMs;
-    const adminUrl = urlFor(password, port, 'postgres');
-    while (!(await canQuery(adminUrl))) {
-      if (!running || Date.now() > deadline) {
-        if (running) child.kill('SIGKILL');
-        throw new Error(`the embedded Postgres did not start (${running ? `no answer within ${readyTimeoutMs} ms` : 'it exited'}); log ${logFile}:\n${lastLines(logFile, 15)}`);
-      }
-      await sleep(100);
-    }
     await ensureDatabase(password, port, database);
     writeFileAtomic(serverFile, `${JSON.stringify({ pid, port, startedAt: new Date().toISOString(), owner: process.pid } satisfies ServerFile)}\n`);
     const url = urlFor(password, port, database);
@@ -442,7 +459,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
       reused: false,
       owned: true,
       async stop(): Promise<void> {
-        if (running) {
+        if (isRunning()) {
           // SIGINT: fast shutdown (sessions are ended, the cluster is left consistent).
           child.kill('SIGINT');
           const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);

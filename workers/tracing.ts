@@ -12,7 +12,7 @@
  */
 import { createRequire } from 'node:module';
 import os from 'node:os';
-import { trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -59,8 +59,9 @@ export function startTracing(s: TracingSettings, env: NodeJS.ProcessEnv = proces
   });
   const processor = new BatchSpanProcessor(exporter);
   const provider = new BasicTracerProvider({ resource, spanProcessors: [processor] });
-  // The activity interceptors take their tracer from the global provider.
-  trace.setGlobalTracerProvider(provider);
+  // Global: the activity interceptors take their tracer, the W3C trace-context propagator (which
+  // reads the workflow's span from the activity's headers) and the active context from it.
+  provider.register({ contextManager: new AsyncLocalStorageContextManager().enable() });
   const require = createRequire(import.meta.url);
   return {
     interceptors: {

@@ -60,13 +60,18 @@ export function show(r: CliResult): string {
 }
 
 export interface WorkerProcess {
+  /** stdout and stderr as they came (the last 50 KB). */
   output(): string;
+  /** Each stream alone, in full. */
+  stdout(): string;
+  stderr(): string;
+  pid: number;
   stop(): Promise<void>;
 }
 
-/** Starts `vigil worker` as its own process and resolves once it says it is polling. */
-export async function startWorkerProcess(env: Record<string, string>, timeoutMs = 90_000): Promise<WorkerProcess> {
-  const child: ResultPromise = execa(process.execPath, [CLI, 'worker'], {
+/** Starts `vigil worker [args]` as its own process and resolves once it says it is polling. */
+export async function startWorkerProcess(env: Record<string, string>, timeoutMs = 90_000, args: string[] = []): Promise<WorkerProcess> {
+  const child: ResultPromise = execa(process.execPath, [CLI, 'worker', ...args], {
     env: cleanEnv(env),
     extendEnv: false,
     cwd: CLI_CWD,
@@ -75,9 +80,12 @@ export async function startWorkerProcess(env: Record<string, string>, timeoutMs 
     buffer: false,
   });
   let seen = '';
+  let stdout = '';
+  let stderr = '';
   let polling = false;
   let onPolling: (() => void) | null = null;
   child.stdout?.on('data', (d: Buffer) => {
+    stdout += d.toString();
     seen = (seen + d.toString()).slice(-50_000);
     if (!polling && seen.includes('polling')) {
       polling = true;
@@ -85,6 +93,7 @@ export async function startWorkerProcess(env: Record<string, string>, timeoutMs 
     }
   });
   child.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
     seen = (seen + d.toString()).slice(-50_000);
   });
   let exited = false;
@@ -105,6 +114,9 @@ export async function startWorkerProcess(env: Record<string, string>, timeoutMs 
   });
   return {
     output: () => seen,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    pid: child.pid ?? -1,
     async stop() {
       if (exited) return;
       child.kill('SIGTERM');
