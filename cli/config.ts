@@ -415,8 +415,15 @@ function sourceText(origin: KnobOrigin): string {
 function fitSource(origin: KnobOrigin, max: number): string {
   const text = sourceText(origin);
   if (text.length <= max || max <= 1) return text;
-  if (origin.source === 'file' || (origin.source === 'default' && origin.detail.includes(path.sep))) {
-    const head = `${origin.source} …`;
+  // A default explained with a path: keep the explanation and the path's end.
+  const withPath = origin.source === 'default' ? /^(.*?)(\/\S*?)(\)?)$/.exec(text) : null;
+  if (withPath) {
+    const [, before = '', p = '', after = ''] = withPath;
+    const room = max - before.length - after.length - 1;
+    if (room >= 8) return `${before}…${p.slice(p.length - room)}${after}`;
+  }
+  if (origin.source === 'file') {
+    const head = 'file …';
     const room = max - head.length;
     if (room > 0) return head + origin.detail.slice(origin.detail.length - room);
   }
