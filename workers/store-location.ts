@@ -71,7 +71,7 @@ export function storeLocation(env: NodeJS.ProcessEnv = process.env): StoreLocati
   const configured = configuredStoreUrl(env);
   if (configured) return { source: configured.name, url: configured.url, urlFile: null, detail: `${configured.name} is set` };
   const urlFile = localStoreUrlFile(env);
-  if (existsSync(urlFile)) return { source: 'local', url: readStoreUrlFile(urlFile), urlFile, detail: `the local event store (${urlFile})` };
+  if (existsSync(urlFile)) return { source: 'local', url: readStoreUrlFile(urlFile), urlFile, detail: `local store (${urlFile})` };
   return { source: 'none', url: null, urlFile, detail: 'no DATABASE_URL and no local event store' };
 }
 

@@ -64,15 +64,19 @@ function parseOne(spec: TuningSpec, raw: string, from: string): number {
 
 /** Flags beat the environment, which beats the defaults. Throws TuningError on a bad value. */
 export function resolveTuning(flags: TuningFlags, env: NodeJS.ProcessEnv): WorkerTuning {
-  const t: WorkerTuning = { ...DEFAULT_TUNING };
-  for (const spec of TUNING_SPECS) {
-    const flag = flags[spec.key];
+  const given = (key: keyof WorkerTuning): number | undefined => {
+    const spec = TUNING_SPECS.find((s) => s.key === key) as TuningSpec;
+    const flag = flags[key];
+    if (flag !== undefined) return parseOne(spec, flag, spec.flag);
     const fromEnv = env[spec.env];
-    let value: number | undefined;
-    if (flag !== undefined) value = parseOne(spec, flag, spec.flag);
-    else if (fromEnv !== undefined && fromEnv.trim() !== '') value = parseOne(spec, fromEnv, spec.env);
-    if (value !== undefined) (t as unknown as Record<string, number>)[spec.key] = value;
-  }
+    return fromEnv !== undefined && fromEnv.trim() !== '' ? parseOne(spec, fromEnv, spec.env) : undefined;
+  };
+  const t: WorkerTuning = {
+    activitySlots: given('activitySlots') ?? DEFAULT_TUNING.activitySlots,
+    workflowSlots: given('workflowSlots') ?? DEFAULT_TUNING.workflowSlots,
+    localActivitySlots: given('localActivitySlots') ?? DEFAULT_TUNING.localActivitySlots,
+    maxCachedWorkflows: given('maxCachedWorkflows') ?? DEFAULT_TUNING.maxCachedWorkflows,
+  };
   if (t.maxCachedWorkflows !== null) {
     if (t.maxCachedWorkflows === 1) throw new TuningError('--max-cached-workflows must be 0 (no cache) or at least 2, got 1');
     if (t.maxCachedWorkflows > 0 && t.workflowSlots > t.maxCachedWorkflows) {

@@ -34,7 +34,7 @@ it('vigil up starts the embedded store; runs started with vigil start land in it
     expect(server.owner).toBe(up.pid);
 
     const explain = await runVigil(['config', '--explain'], env);
-    expect(explain.stdout).toMatch(/^eventStore +true +default: the local event store/m);
+    expect(explain.stdout).toMatch(/^eventStore +true +default: local store \(…[^ ]*postgres\/url\)$/m);
 
     const repo = makeRepo();
     const scenario = writeScenario(repo, { version: 1, iterations: [{ appends: { 'a.txt': '1\n' } }, { appends: { 'a.txt': '2\n' }, claim: 'file' }] });
