@@ -18,14 +18,21 @@ export interface CliResult {
 /** A scratch working directory for CLI commands, so no `vigil.config.json` is picked up by accident. */
 export const CLI_CWD = mkdtempSync(path.join(os.tmpdir(), 'vigil-cli-cwd-'));
 
-/** The parent environment without any Vigil or Temporal settings, plus `extra`. */
+/**
+ * VIGIL_HOME of the CLI commands and workers of this test file (one for all of them, so they share
+ * the run secret): never the machine's ~/.vigil, whose local event store (say, after a demo) would
+ * turn every run's event store on.
+ */
+export const CLI_HOME = mkdtempSync(path.join(os.tmpdir(), 'vigil-cli-home-'));
+
+/** The parent environment without any Vigil, Temporal or store settings, plus `extra` (VIGIL_HOME: CLI_HOME unless given). */
 export function cleanEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v === undefined || k.startsWith('VIGIL_') || k.startsWith('TEMPORAL_')) continue;
+    if (v === undefined || k.startsWith('VIGIL_') || k.startsWith('TEMPORAL_') || k === 'DATABASE_URL' || k.startsWith('OTEL_')) continue;
     env[k] = v;
   }
-  return { ...env, ...extra };
+  return { ...env, VIGIL_HOME: CLI_HOME, ...extra };
 }
 
 export interface VigilOptions {
