@@ -57,7 +57,8 @@ export function jsonLogLine(level: LogLevel, message: string, meta?: Record<stri
  */
 export function logLine(level: LogLevel, message: string, meta?: Record<string, unknown>): void {
   if (format === 'json') {
-    process.stdout.write(`${jsonLogLine(level, message, meta)}\n`);
+    // Text alignment (a banner's indented lines) means nothing in a JSON field.
+    process.stdout.write(`${jsonLogLine(level, message.trim(), meta)}\n`);
     return;
   }
   const stream = level === 'WARN' || level === 'ERROR' ? process.stderr : process.stdout;
