@@ -251,7 +251,7 @@ function analyse(histories: History[]): Omit<RunFigures, 'iterations' | 'wallMs'
 /** Fails the bench when the run pauses (a paused run would hang it) — checked every few seconds. */
 async function watchForPause(handle: WorkflowHandle, done: () => boolean): Promise<void> {
   while (!done()) {
-    await new Promise((r) => setTimeout(r, 5000));
+    await new Promise((r) => setTimeout(r, 5000).unref());
     if (done()) return;
     try {
       const s = await handle.query(statusQuery);
@@ -274,10 +274,16 @@ async function measuredRun(client: Client, server: DevServer, knobs: Knobs, labe
       args: [{ prdPath: prd, prdTitle: 'Bench', repoPath: repo, knobs }],
     });
     let finished = false;
-    const [outcome] = await Promise.all([handle.result().finally(() => (finished = true)), watchForPause(handle, () => finished)]);
-    const wallMs = performance.now() - started;
-    const workerCpu = selfCpuSeconds() - cpu0;
-    const serverCpu = procCpuSeconds(server.pid) - srv0;
+    let wallMs = 0;
+    let workerCpu = 0;
+    let serverCpu = 0;
+    const ended = handle.result().finally(() => {
+      finished = true;
+      wallMs = performance.now() - started;
+      workerCpu = selfCpuSeconds() - cpu0;
+      serverCpu = procCpuSeconds(server.pid) - srv0;
+    });
+    const [outcome] = await Promise.all([ended, watchForPause(handle, () => finished)]);
     if (outcome.status !== 'max_iterations_reached' || outcome.iteration !== knobs.maxIterations) {
       throw new Error(`bench run ${label} ended at iteration ${outcome.iteration} of ${knobs.maxIterations}: ${outcome.status} (${outcome.reason})`);
     }
