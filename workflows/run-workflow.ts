@@ -27,7 +27,7 @@ import {
 } from '@temporalio/workflow';
 import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import type * as activities from '../activities/index.js';
-import { blankAgentResult, FAILURE_TYPES, type AgentResult, type PromptInput, type RepoSnapshot } from '../schemas/activities.js';
+import { blankAgentResult, FAILURE_TYPES, PROMPT_PART_MISSING, type AgentResult, type AgentSignals, type PromptInput, type RepoSnapshot } from '../schemas/activities.js';
 import { parseMessage, type MessageName } from '../schemas/messages.js';
 import {
   LIMITS,
@@ -97,6 +97,7 @@ import { runToolGates } from './quality-gates.js';
 import { installRewind } from './rewind.js';
 import { addCheckpoint, checkpointRows, planCheckpoint, sealCheckpoint } from './decisions/checkpoints.js';
 import { runReviewRound } from './review-round.js';
+import { PromptParts, runGatesPass } from './lean-iteration.js';
 import { MAX_CHECKLIST_ITEMS, type GateName, type GateResult, type ReviewRecord } from '../schemas/gates.js';
 
 // Workflow time: Date in the workflow sandbox is deterministic (frozen at the workflow task start).
@@ -158,6 +159,13 @@ export const SEARCH_ATTRIBUTES_PATCH = 'vigil-search-attributes-v1';
 /** Runs from before checkpoints replay without them (no checkpoint asked of the inspection, no rewind). */
 export const CHECKPOINTS_PATCH = 'vigil-checkpoints-v1';
 
+/**
+ * Runs from before the lean iteration (the inspection and the signal files as activities of their
+ * own, every prompt part in every agent call, one activity per quality gate, transient statuses
+ * in the VigilStatus search attribute) replay as they ran. See workflows/lean-iteration.ts.
+ */
+export const LEAN_PATCH = 'vigil-lean-iteration-v1';
+
 /** History size past which a run rolls over at once, even mid agent call (Temporal's hard limit is 50 MB). */
 const EMERGENCY_HISTORY_BYTES = 20 * 1024 * 1024;
 
@@ -186,6 +194,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const gatesEra = providersEra && patched(GATES_PATCH);
   const journalEra = gatesEra && patched(JOURNAL_PATCH);
   const checkpointsEra = journalEra && patched(CHECKPOINTS_PATCH);
+  const leanEra = journalEra && patched(LEAN_PATCH);
   /** Events are journaled and projected only when the run asks for the store: no extra activity otherwise. */
   const journaling = journalEra && knobs.eventStore;
   const upsertsSearchAttributes = input.searchAttributes !== false || !patched(SEARCH_ATTRIBUTES_PATCH);
@@ -264,6 +273,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   let status: RunStatus = state.iteration === 0 ? 'starting' : 'running';
   let stopRequest: { reason: string; by: string; now: boolean } | null = null;
   let agentScope: CancellationScope | null = null;
+  /** The running pass of the tool gates (lean runs): a PAUSE or STOP cancels it. */
+  let gatesScope: CancellationScope | null = null;
+  const promptParts = new PromptParts();
   let backoffUntil: string | null = null;
   let phase: Phase | null = state.recentIterations.at(-1)?.phase ?? null;
   let tier: Tier | null = state.recentIterations.at(-1)?.tier ?? null;
@@ -344,7 +356,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
 
   /** Refreshes the UI details and the search attributes that changed. */
   const publish = (): void => {
-    const saStatus = outcome ? outcome.status : visibleStatus();
+    const shown = visibleStatus();
+    // Lean runs keep the short-lived gating/reviewing steps out of the search attribute (an upsert event each).
+    const saStatus = outcome ? outcome.status : leanEra && (shown === 'gating' || shown === 'reviewing') ? 'running' : shown;
     const updates = [];
     if (published.status !== saStatus) updates.push({ key: SA_STATUS, value: saStatus });
     if (published.iteration !== state.iteration) updates.push({ key: SA_ITERATION, value: state.iteration });
@@ -386,6 +400,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     pause: (p: { reason?: string; by?: string }, defaultBy: string): MessageAck => {
       if (state.pause) return ack(false, `already paused by ${state.pause.by}`);
       state.pause = { reason: p.reason ?? '', by: p.by ?? defaultBy, at: nowIso() };
+      gatesScope?.cancel();
       log.info('run paused', { by: state.pause.by, reason: state.pause.reason });
       publish();
       return ack(true, 'paused; no new iteration starts until resumed (a running agent call finishes first)');
@@ -402,6 +417,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       if (stopRequest && !(now && !stopRequest.now)) return ack(false, 'already stopping');
       stopRequest = { reason: p.reason ?? '', by: p.by ?? defaultBy, now };
       status = 'stopping';
+      gatesScope?.cancel();
       if (now && agentScope) agentScope.cancel();
       publish();
       return ack(true, now && agentScope ? 'stopping now; the running agent call is being cancelled' : 'stopping at the next boundary');
@@ -464,6 +480,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     rolloverNow = true;
     log.warn('history near its size limit: rolling over now', { historySize: workflowInfo().historySize });
     agentScope?.cancel();
+    gatesScope?.cancel();
   };
 
   const recordInvalid = (name: string, kind: 'signal' | 'update', error: string): void => {
@@ -669,17 +686,19 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     if (!gatesEra || !gatesDue({ judging, iterationSucceeded, treeHash: tree, lastTree: state.gates.lastTree }, knobs)) return null;
     status = 'gating';
     publish();
-    const out = await runToolGates(gateActs, {
-      runId: info.workflowId,
-      repoPath: input.repoPath,
-      iteration: state.iteration,
-      knobs,
-      treeHash: tree,
-      runStartTree: state.runStart?.treeHash ?? null,
-      tracks: state.gates.tracks,
-      runTests: () => ensureTests(tree),
-      interrupted,
-    });
+    const out = leanEra
+      ? await leanGates(tree)
+      : await runToolGates(gateActs, {
+          runId: info.workflowId,
+          repoPath: input.repoPath,
+          iteration: state.iteration,
+          knobs,
+          treeHash: tree,
+          runStartTree: state.runStart?.treeHash ?? null,
+          tracks: state.gates.tracks,
+          runTests: () => ensureTests(tree),
+          interrupted,
+        });
     status = stopRequest ? 'stopping' : 'running';
     state.gates.latest = mergeLatest(state.gates.latest, out.results);
     if (!out.interrupted) state.gates.lastTree = tree;
@@ -691,6 +710,33 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     }
     publish();
     return null;
+  };
+
+  /** The tool gates of a lean run: one activity per pass, the test run remembered for the tree. */
+  const leanGates = async (tree: string): Promise<{ results: GateResult[]; interrupted: boolean }> => {
+    const out = await runGatesPass(gateActs, {
+      runId: info.workflowId,
+      repoPath: input.repoPath,
+      iteration: state.iteration,
+      knobs,
+      treeHash: tree,
+      runStartTree: state.runStart?.treeHash ?? null,
+      tracks: state.gates.tracks,
+      knownTests: state.lastTests,
+      testsInput: knobs.testCommand || detectTests ? { runId: info.workflowId, repoPath: input.repoPath, command: knobs.testCommand, detect: detectTests, iteration: state.iteration, timeoutSeconds: knobs.testTimeoutSeconds, authorization: input.authorization ?? null } : null,
+      run: async (call) => {
+        const scope = new CancellationScope();
+        gatesScope = scope;
+        try {
+          return await scope.run(call);
+        } finally {
+          gatesScope = null;
+        }
+      },
+      interrupted,
+    });
+    if (out.tests) state.lastTests = out.tests;
+    return out;
   };
 
   /** The code review of the current tree (a passing review of the same tree is not repeated). */
@@ -942,10 +988,12 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   };
 
   /** After tracking: agent signal files, the tier ladder, the uncertainty decision; at most one escalation. */
-  const watchForTrouble = async (result: AgentResult, snap: RepoSnapshot): Promise<void> => {
-    const signals = await repo.readAgentSignals.executeWithOptions({ summary: `agent signal files after iteration ${state.iteration}` }, [
-      { runId: info.workflowId, repoPath: input.repoPath, iteration: state.iteration },
-    ]);
+  const watchForTrouble = async (result: AgentResult, snap: RepoSnapshot, read: AgentSignals | null): Promise<void> => {
+    const signals =
+      read ??
+      (await repo.readAgentSignals.executeWithOptions({ summary: `agent signal files after iteration ${state.iteration}` }, [
+        { runId: info.workflowId, repoPath: input.repoPath, iteration: state.iteration },
+      ]));
     for (const p of signals.problems) log.warn('unreadable agent signal file', { problem: p });
     const driftBefore = state.driftReports;
     state.driftReports += signals.driftReports;
@@ -1335,11 +1383,16 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           };
           publish();
 
+          // Lean runs: long prompt parts by reference, and the inspection with the call.
+          // The tree after the call becomes this iteration's checkpoint when it changed.
+          const checkpoint = checkpointsEra ? planCheckpoint(state.checkpoints.list, info.workflowId, state.iteration, knobs.checkpointsKept) : null;
+          const inspect = { runStartSha: state.runStart?.sha ?? null, previousTree: state.convergence.lastHash, signals: true, ...(checkpoint ? { checkpoint } : {}) };
+          const leanArgs = (byRef: boolean) => (!leanEra ? { promptInput } : { ...(byRef ? promptParts.split(promptInput) : { promptInput }), inspect });
           let result: AgentResult;
           try {
             const scope = new CancellationScope();
             agentScope = scope;
-            result = await scope.run(() =>
+            const call = (byRef: boolean): Promise<AgentResult> =>
               agent.runAgent.executeWithOptions(
                 { summary: `iteration ${state.iteration} · ${phase} · tier ${tier}` },
                 [
@@ -1349,7 +1402,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
                     ...chooseAgent(knobsFor(iterationProvider, knobs), 'iteration', tier ?? 'development'),
                     remainingBudgetUsd: remainingBudget(state.spend.usd, state.budgetUsd ?? knobs.budgetUsd),
                     authorization: input.authorization ?? null,
-                    promptInput,
+                    ...leanArgs(byRef),
                     role: 'iteration',
                     iteration: state.iteration,
                     phase: phase ?? 'ACT',
@@ -1360,8 +1413,17 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
                     rateLimitRpm: knobs.rateLimitRpm,
                   },
                 ],
-              ),
-            );
+              );
+            result = await scope.run(async () => {
+              try {
+                return await call(true);
+              } catch (err) {
+                // A referenced prompt part is not stored where the call ran (the agent did not start): send the text.
+                if (!(leanEra && err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === PROMPT_PART_MISSING)) throw err;
+                promptParts.forget();
+                return await call(false);
+              }
+            });
           } catch (err) {
             if (isCancellation(err) && stopRequest) return await stopOutcome();
             if (isCancellation(err) && rewindPending()) continue; // the rewind happens at the boundary
@@ -1391,10 +1453,18 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           if (fresh) state.contextClear = null;
 
           // 5. What did the iteration change?
-          const checkpoint = checkpointsEra ? planCheckpoint(state.checkpoints.list, info.workflowId, state.iteration, knobs.checkpointsKept) : null;
-          const snap: RepoSnapshot = await repo.inspectRepo.executeWithOptions({ summary: `inspect repository after iteration ${state.iteration}` }, [
-            { repoPath: input.repoPath, runStartSha: state.runStart?.sha ?? null, ...(escalationEra ? { previousTree: state.convergence.lastHash } : {}), ...(checkpoint ? { checkpoint } : {}) },
-          ]);
+          let snap: RepoSnapshot;
+          let signalsRead: AgentSignals | null = null;
+          if (leanEra) {
+            const made = result.inspection && 'snapshot' in result.inspection ? result.inspection : null;
+            const got = made ?? (await repo.inspectIteration.executeWithOptions({ summary: `inspect repository after iteration ${state.iteration}` }, [{ runId: info.workflowId, repoPath: input.repoPath, iteration: state.iteration, inspect }]));
+            snap = got.snapshot;
+            signalsRead = got.signals;
+          } else {
+            snap = await repo.inspectRepo.executeWithOptions({ summary: `inspect repository after iteration ${state.iteration}` }, [
+              { repoPath: input.repoPath, runStartSha: state.runStart?.sha ?? null, ...(escalationEra ? { previousTree: state.convergence.lastHash } : {}), ...(checkpoint ? { checkpoint } : {}) },
+            ]);
+          }
           const conv = trackConvergence(state.convergence, snap.treeHash, knobs.convergenceRingSize);
           state.convergence = councilEra ? trackDoneSignal(conv.state, result.claimed || result.donePhrase !== null) : conv.state;
 
@@ -1426,7 +1496,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             const sp = state.spend;
             recordEvent({ kind: 'spend', iteration: state.iteration, usd: sp.usd, calls: sp.calls, unpricedCalls: sp.unpricedCalls ?? 0, budgetUsd: state.budgetUsd ?? knobs.budgetUsd });
           }
-          if (escalationEra) await watchForTrouble(result, snap);
+          if (escalationEra) await watchForTrouble(result, snap, signalsRead);
 
           // An authentication failure never fixes itself: no backoff, no retry count, no tier
           // climb — the run pauses in every mode until a person fixes the credentials and resumes.
