@@ -23,6 +23,7 @@ import {
 } from '../schemas/activities.js';
 import { alwaysHigh, isDependencyManifest } from '../workflows/decisions/tier-ladder.js';
 import { ensureRunDir, VIGIL_DIR } from './artifacts.js';
+import { readLearnings } from './agent-notes.js';
 
 export const EXCLUDE = `:(exclude)${VIGIL_DIR}`;
 
@@ -101,7 +102,8 @@ export async function prepareRun(raw: PrepareRunInput): Promise<PrepareRunResult
   const artifactDir = ensureRunDir(input.repoPath, input.runId);
   let prdHigh: string | null = null;
   if (input.prdPath && existsSync(input.prdPath)) prdHigh = alwaysHigh(readFileSync(input.prdPath, 'utf8'));
-  return { sha: await headSha(input.repoPath), treeHash: await workingTreeHash(input.repoPath), artifactDir, alwaysHigh: prdHigh };
+  const learnings = input.learnings ? readLearnings(input.repoPath).learnings : null;
+  return { sha: await headSha(input.repoPath), treeHash: await workingTreeHash(input.repoPath), artifactDir, alwaysHigh: prdHigh, learnings };
 }
 
 /** Paths that differ between two trees (`.vigil/` excluded). */
