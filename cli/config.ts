@@ -9,6 +9,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
+import { readPromptTemplate } from '../activities/prompt-template.js';
 import { KNOBS, KNOB_NAMES, KnobsSchema, splitCommandLine, type KnobName, type Knobs } from '../schemas/knobs.js';
 
 export type KnobSource = 'flag' | 'env' | 'file' | 'default';
@@ -356,6 +357,23 @@ export function resolveKnobs(opts: ResolveKnobsOptions): ResolvedKnobs {
     );
   }
   return { knobs: parsed.data, sources };
+}
+
+/**
+ * For `vigil start`: a prompt template file (knob `promptTemplate`) must exist and be a valid
+ * template; its path becomes absolute (relative paths are taken from `cwd`), since the worker
+ * reads it at every iteration.
+ */
+export function checkPromptTemplate(resolved: ResolvedKnobs, cwd: string): ResolvedKnobs {
+  const file = resolved.knobs.promptTemplate;
+  if (!file) return resolved;
+  const abs = path.resolve(cwd, file);
+  const r = readPromptTemplate(abs);
+  if (!r.ok) {
+    const from = resolved.sources.promptTemplate.detail;
+    throw new ConfigError(r.errors.map((e) => `prompt template (knob "promptTemplate" from ${from}): ${e}`));
+  }
+  return { ...resolved, knobs: { ...resolved.knobs, promptTemplate: abs } };
 }
 
 /** For `vigil start`: the agent command must be set when the provider runs a command. */

@@ -13,7 +13,7 @@ import { LIMITS } from '../schemas/run.js';
 import { SA_ITERATION, SA_REPO, SA_STATUS } from '../schemas/search-attributes.js';
 import { packageRoot } from '../workers/paths.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
-import { ConfigError, explainKnobs, explainKnobsJson, requireAgentCommand, resolveKnobs } from './config.js';
+import { checkPromptTemplate, ConfigError, explainKnobs, explainKnobsJson, requireAgentCommand, resolveKnobs } from './config.js';
 import { CliError, describeEndpoint, endpointFromEnv, ensureSearchAttributes, EXIT, runUrl, searchAttributeHint, withClient, type Endpoint } from './connection.js';
 import { demoCommand } from './demo.js';
 import { doctorCommand, temporalCheck } from './doctor.js';
@@ -170,7 +170,7 @@ export function buildProgram(): Command {
     .action(async (prdFile: string, o: Record<string, unknown>) => {
       const prd = readPrd(prdFile);
       const repoPath = checkRepo(String(o.repo));
-      const resolvedKnobs = resolve(o);
+      const resolvedKnobs = checkPromptTemplate(resolve(o), process.cwd());
       requireAgentCommand(resolvedKnobs);
       const checklist = typeof o.checklist === 'string' ? readChecklist(o.checklist) : undefined;
       const workflowId = typeof o.id === 'string' ? validateId(o.id) : defaultRunId(prd);
@@ -441,7 +441,7 @@ export function buildProgram(): Command {
     .option('--set <key=value>', 'set a knob (repeatable)', collect, [])
     .option('--agent-command <cmd>', 'the agent command line')
     .action((o: Record<string, unknown>) => {
-      const resolved = resolve(o);
+      const resolved = checkPromptTemplate(resolve(o), process.cwd());
       if (o.json) out(JSON.stringify(explainKnobsJson(resolved), null, 2));
       else if (o.explain) out(explainKnobs(resolved, { width: Math.max(80, Math.min(process.stdout.columns ?? 100, 140)) }));
       else out(JSON.stringify(resolved.knobs, null, 2));

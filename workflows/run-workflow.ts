@@ -89,7 +89,7 @@ import {
 } from './messages.js';
 import { currentDetails } from './ui.js';
 import type { RunEvent } from '../schemas/events.js';
-import { appendMemory, contextClearMemory, directiveMemory, iterationMemory, memoryFromEvent, promptMemory, refusalMemory } from './decisions/memory.js';
+import { appendMemory, contextClearMemory, directiveMemory, iterationMemory, memoryFromEvent, memorySummary, promptMemory, refusalMemory } from './decisions/memory.js';
 import type { MemoryEntry } from '../schemas/memory.js';
 import { ackProjection, appendEvent, councilEvent, escalationEvent, gateEvent, iterationEvent, messageEvent, outcomeEvent, reviewEvent } from './decisions/journal.js';
 import { blockingFailures, checklistGateResult, describeGateRefusal, gateFindingsForPrompt, gateLabel, gateLine, gatesDue, isToolGate, mergeLatest, reviewGateResult, stuckReason, trackGate } from './decisions/gates.js';
@@ -325,6 +325,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     budgetUsd: state.budgetUsd ?? knobs.budgetUsd,
     providerWait,
     deadLetters: state.deadLetter.entries,
+    ...(memoryEra ? { memory: memorySummary(state.memory) } : {}),
     ...(journaling ? { eventStore: { stored: state.journal.stored, pending: state.journal.pending.length, dropped: state.journal.dropped, problem: state.journal.problem } } : {}),
     ...(gatesEra
       ? {

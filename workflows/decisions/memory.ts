@@ -184,3 +184,14 @@ export function boundedLearnings(text: string | null): string | null {
   const nl = tail.indexOf('\n');
   return `(older learnings cut)\n${nl >= 0 && nl < 200 ? tail.slice(nl + 1) : tail}`;
 }
+
+/** What status shows of the memory: sizes, and whether the notes and learnings are carried. */
+export function memorySummary(m: RunMemory): { entries: number; dropped: number; chars: number; continuity: boolean; learnings: boolean } {
+  return {
+    entries: m.entries.length,
+    dropped: m.dropped,
+    chars: m.entries.reduce((n, e) => n + e.text.length, 0) + (m.continuity?.length ?? 0) + (m.learnings?.length ?? 0),
+    continuity: m.continuity !== null,
+    learnings: m.learnings !== null,
+  };
+}
