@@ -26,6 +26,7 @@ import { qualityLines, spendText } from '../workflows/ui.js';
 import { PrdError, readChecklist, readPrd } from './prd.js';
 import { historyCommand, reportCommand } from './report.js';
 import { serverCommand, upCommand, workerCommand, type ServerFlags } from './processes.js';
+import { addScheduleCommand } from './schedule.js';
 import { checkRepo, defaultRunId, sendMessage, startRun, viewRun, type MessageKind } from './runs.js';
 
 const out = (line = ''): void => {
@@ -431,6 +432,9 @@ export function buildProgram(): Command {
         process.exitCode = await providersCommand(client, { json: Boolean(o.json), ...(o.reset ? { reset: o.reset } : {}), by: o.by ?? defaultActor() });
       });
     });
+
+  // vigil schedule create|list|describe|pause|unpause|trigger|delete (cli/schedule.ts).
+  addScheduleCommand(program, { endpoint, resolve, out });
 
   program
     .command('config')
