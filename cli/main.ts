@@ -61,13 +61,16 @@ function knobFlags(opts: Record<string, unknown>): Partial<Record<KnobName, stri
 }
 
 function resolve(opts: Record<string, unknown>) {
-  return resolveKnobs({
+  const resolved = resolveKnobs({
     flags: knobFlags(opts),
     sets: (opts.set as string[] | undefined) ?? [],
     env: process.env,
     ...(typeof opts.config === 'string' ? { configFile: opts.config } : {}),
     cwd: process.cwd(),
   });
+  // loki-mode aliases (LOKI_*): one line each, on stderr, naming the knob.
+  for (const note of resolved.notes ?? []) process.stderr.write(`vigil: ${note}\n`);
+  return resolved;
 }
 
 export function buildProgram(): Command {
