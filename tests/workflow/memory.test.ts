@@ -3,7 +3,9 @@
  * iteration's facts and the agent's SUMMARY, and the agent's CONTINUITY.md, reach the next prompts;
  * after a context clear (the agent's CONTEXT_CLEAR_REQUESTED) the fresh session's prompt holds
  * the run so far; across continue-as-new the memory is carried and every prompt's "run so far"
- * stays within memoryBudgetChars; a prompt template file (knob promptTemplate) shapes the prompts.
+ * stays within memoryBudgetChars; the decisions around the iterations (a failing tests gate, a
+ * completion refused before the council, a rejected council round) join it; a prompt template
+ * file (knob promptTemplate) shapes the prompts.
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -114,6 +116,43 @@ it('carries the memory across continue-as-new and keeps every prompt within memo
   }
   const last = section(prompt(iterations), 'The run so far (newest first):') ?? '';
   expect(last).toMatch(/\n- … \d+ older entries not shown \(iteration \d+ and before\)$/);
+});
+
+it('remembers the decisions around the iterations: a failing gate, a refused completion, a rejected council round', async () => {
+  const repo = makeRepo();
+  const vote = (v: 'APPROVE' | 'REJECT', reason = `member says ${v.toLowerCase()}`) => ({ output: `Looked at the evidence.\nVOTE: ${v}\nREASON: ${reason}\n` });
+  const scenario = writeScenario(repo, {
+    version: 1,
+    iterations: [
+      { writes: { 'a.txt': 'a' }, claim: 'promise' }, // the tests gate fails: refused before the council
+      { writes: { 'b.txt': 'b' }, claim: 'promise' }, // green: the council rejects (1 of 3)
+      { writes: { 'c.txt': 'c' }, claim: 'promise' }, // the council approves
+    ],
+    roles: {
+      council: { rounds: [vote('REJECT', 'c.txt is missing'), vote('APPROVE')], members: { '0': { rounds: [vote('APPROVE')] } } },
+      'devils-advocate': { default: vote('APPROVE', 'found nothing') },
+    },
+  });
+  const only = { gateStaticAnalysis: false, gateSecretScan: false, gateMockIntegrity: false, gateTestMutation: false, gateDocCoverage: false };
+  const tq = uniqueId('memory-decisions');
+  const worker = await makeWorker(env, tq);
+  await worker.runUntil(async () => {
+    const handle = await startRun(
+      env,
+      tq,
+      runInput(repo, scenario, { ...only, qualityGates: true, testCommand: 'test -f b.txt', councilEnabled: true, councilMinIterations: 1, councilCheckInterval: 1000, councilEarlyCheck: false, councilMemberTimeoutSeconds: 30 }),
+    );
+    const outcome = await handle.result();
+    expect(outcome).toMatchObject({ status: 'council_approved', iteration: 3 });
+  });
+  const soFar = (section(prompts(repo)(3), 'The run so far (newest first):') ?? '').split('\n');
+  // Two claims in a row trip the circuit breaker, which is what convenes this round.
+  expect(soFar[0]).toBe('- iteration 2: council round 1 (circuit breaker): REJECTED · 1 of 3 approve, 2 needed — REJECT: c.txt is missing');
+  expect(soFar[1]).toBe('- iteration 2: gate tests passed');
+  expect(soFar[2]).toMatch(/^- iteration 2: REFLECT · exit 0 · changed 1 file\(s\): b\.txt .* · claimed completion$/);
+  expect(soFar[3]).toMatch(/^- iteration 1: completion refused before the council: tests: /);
+  expect(soFar[4]).toMatch(/^- iteration 1: gate tests fail: /);
+  expect(soFar[5]).toMatch(/^- iteration 1: ACT · exit 0 · changed 1 file\(s\): a\.txt .* · claimed completion$/);
 });
 
 it('renders the prompts with a template file (knob promptTemplate)', async () => {
