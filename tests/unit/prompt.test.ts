@@ -267,7 +267,7 @@ describe('buildPrompt: the default template with the run memory (pinned sections
       `The run so far (newest first):\n${memory.runSoFar}`,
       'Notes that outlive this session (a fresh session starts from them):',
       'When every requirement is implemented and the tests pass, claim completion by',
-      'Never push, and never wait for a person',
+      'Never push, and never stop to wait for an answer',
     ];
     const at = markers.map((m) => full.indexOf(m));
     for (const [i, pos] of at.entries()) expect(pos, markers[i]).toBeGreaterThanOrEqual(0);
@@ -284,7 +284,7 @@ describe('buildPrompt: the default template with the run memory (pinned sections
     expect(full).toContain('- .vigil/CONTINUITY.md:');
     expect(full).toContain('- .vigil/signals/SUMMARY:');
     expect(full).toContain('- .vigil/learnings.md:');
-    expect(lines(full).at(-1)).toBe('Never push, and never wait for a person: decide, note the assumption, go on. Under .vigil/ write only CONTINUITY.md, learnings.md and files in .vigil/signals/.');
+    expect(lines(full).at(-1)).toBe('Never push, and never stop to wait for an answer: decide, note the assumption, go on (for a real blocker, write .vigil/signals/HUMAN_REVIEW_NEEDED). Under .vigil/ write only CONTINUITY.md, learnings.md and files in .vigil/signals/.');
   });
 
   it('leaves out the memory sections when the memory has nothing in them', () => {

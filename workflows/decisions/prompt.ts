@@ -200,7 +200,7 @@ export function promptValues(p: PromptInput): Record<PromptPlaceholder, string> 
       : '',
     completion,
     rules: m
-      ? 'Never push, and never wait for a person: decide, note the assumption, go on. Under .vigil/ write only CONTINUITY.md, learnings.md and files in .vigil/signals/.'
+      ? 'Never push, and never stop to wait for an answer: decide, note the assumption, go on (for a real blocker, write .vigil/signals/HUMAN_REVIEW_NEEDED). Under .vigil/ write only CONTINUITY.md, learnings.md and files in .vigil/signals/.'
       : 'Never push, and do not edit anything under .vigil/ except that signal file.',
   };
 }
