@@ -7,6 +7,7 @@ import { writeHandoff as handoff } from './handoff.js';
 import { heartbeating } from './heartbeat.js';
 import { inspectRepo as inspect, prepareRun as prepare } from './repo.js';
 import { readAgentSignals as signals } from './signals.js';
+import { rewindRepo as rewind } from './checkpoints.js';
 import { prepareReview as review, writeReviewReport as reviewReport } from './review.js';
 
 export { runAgent } from './agent.js';
@@ -17,6 +18,7 @@ export { askProviderBreaker } from './provider-breaker.js';
 export const prepareRun = heartbeating(prepare);
 export const inspectRepo = heartbeating(inspect);
 export const readAgentSignals = heartbeating(signals);
+export const rewindRepo = heartbeating(rewind);
 export const collectEvidence = heartbeating(collect);
 export const writeTranscript = heartbeating(transcript);
 export const writeHandoff = heartbeating(handoff);

@@ -23,6 +23,7 @@ import {
 } from '../schemas/activities.js';
 import { alwaysHigh, isDependencyManifest } from '../workflows/decisions/tier-ladder.js';
 import { ensureRunDir, VIGIL_DIR } from './artifacts.js';
+import { createCheckpoint } from './checkpoints.js';
 import { readLearnings } from './agent-notes.js';
 
 export const EXCLUDE = `:(exclude)${VIGIL_DIR}`;
@@ -148,5 +149,8 @@ export async function inspectRepo(raw: InspectRepoInput): Promise<RepoSnapshot> 
       sinceLast = { files: d.files.length, lines: d.insertions + d.deletions, manifestChanged: d.files.some(isDependencyManifest), paths: d.files.slice(0, 50) };
     }
   }
-  return { treeHash, head, changedFiles: files.slice(0, 50), changedCount: files.length, insertions, deletions, sinceLast };
+  // A tree that changed becomes a checkpoint when the run asks for one.
+  const cp = input.checkpoint;
+  const checkpoint = cp && treeHash !== input.previousTree ? await createCheckpoint(input.repoPath, treeHash, cp.parent, cp.ref, cp.message, cp.prune) : null;
+  return { treeHash, head, changedFiles: files.slice(0, 50), changedCount: files.length, insertions, deletions, sinceLast, checkpoint };
 }

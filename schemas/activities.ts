@@ -173,13 +173,26 @@ export const AgentResultSchema = z.object({
 });
 export type AgentResult = z.infer<typeof AgentResultSchema>;
 
+/** A checkpoint to take of the inspected tree: where, on top of which commit, and which old refs to drop. */
+export const CheckpointRequestSchema = z.object({
+  ref: z.string().min(1).max(400),
+  /** The previous checkpoint's commit (null: the first checkpoint of the run). */
+  parent: z.string().max(64).nullable(),
+  message: z.string().max(2000),
+  /** Refs of checkpoints past the retention bound, deleted in the same transaction. */
+  prune: z.array(z.string().max(400)).max(200).default([]),
+});
+export type CheckpointRequest = z.input<typeof CheckpointRequestSchema>;
+
 export const InspectRepoInputSchema = z.object({
   repoPath: z.string(),
   runStartSha: z.string().nullable(),
   /** Tree hash after the previous iteration: when given, this iteration's own changes are measured. */
   previousTree: z.string().nullable().optional(),
+  /** When given and the tree differs from `previousTree`, the tree becomes a checkpoint commit (activities/checkpoints.ts). */
+  checkpoint: CheckpointRequestSchema.optional(),
 });
-export type InspectRepoInput = z.infer<typeof InspectRepoInputSchema>;
+export type InspectRepoInput = z.input<typeof InspectRepoInputSchema>;
 
 export const RepoSnapshotSchema = z.object({
   /** Git tree id of the working tree as `git add -A` would stage it (committed, staged, unstaged,
@@ -196,8 +209,35 @@ export const RepoSnapshotSchema = z.object({
     .object({ files: z.number().int().min(0), lines: z.number().int().min(0), manifestChanged: z.boolean(), paths: z.array(z.string()).max(50) })
     .nullable()
     .default(null),
+  /** The checkpoint taken of this tree (null: none asked for, or the tree did not change). */
+  checkpoint: z.object({ commit: z.string(), ref: z.string() }).nullable().default(null),
 });
 export type RepoSnapshot = z.infer<typeof RepoSnapshotSchema>;
+
+export const RewindRepoInputSchema = z.object({
+  repoPath: z.string(),
+  /** The tree the run last inspected: a working tree that differs holds changes made since. */
+  lastTree: z.string(),
+  /** The checkpoint to restore, and its tree. */
+  target: z.object({ commit: z.string(), tree: z.string() }),
+  /** Latest checkpoint (parent of the saved tree); null when the run has none after the target. */
+  latest: z.string().nullable(),
+  /** Where the tree before the rewind is kept (always written). */
+  savedRef: z.string().min(1).max(400),
+  message: z.string().max(2000),
+  /** Save changes made since the last inspection instead of refusing. */
+  force: z.boolean(),
+  /** Checkpoint refs after the target: the saved ref keeps their commits reachable; they are deleted. */
+  drop: z.array(z.string().max(400)).max(200).default([]),
+});
+export type RewindRepoInput = z.input<typeof RewindRepoInputSchema>;
+
+export const RewindRepoResultSchema = z.discriminatedUnion('ok', [
+  z.object({ ok: z.literal(true), savedCommit: z.string(), savedTree: z.string(), restoredTree: z.string(), changedFiles: z.number().int().min(0) }),
+  /** Refused, nothing changed: the tree has changes made since the last inspection (first 20 paths). */
+  z.object({ ok: z.literal(false), files: z.array(z.string()).max(20), count: z.number().int().min(0) }),
+]);
+export type RewindRepoResult = z.infer<typeof RewindRepoResultSchema>;
 
 export const RunTestsInputSchema = z.object({
   runId: z.string(),

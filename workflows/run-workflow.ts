@@ -96,6 +96,8 @@ import { blockingFailures, checklistGateResult, describeGateRefusal, gateFinding
 import { builderChecklist, checklistExtractionPrompt, checklistVerifierPrompt, maskedChecklist, selectHeldOut, waive as waiveItem } from './decisions/checklist.js';
 import { reviewSummaryForPrompt } from './decisions/review.js';
 import { runToolGates } from './quality-gates.js';
+import { installRewind } from './rewind.js';
+import { addCheckpoint, checkpointRows, planCheckpoint, sealCheckpoint } from './decisions/checkpoints.js';
 import { runReviewRound } from './review-round.js';
 import { MAX_CHECKLIST_ITEMS, type GateName, type GateResult, type ReviewRecord } from '../schemas/gates.js';
 
@@ -155,6 +157,9 @@ export const JOURNAL_PATCH = 'vigil-journal-v1';
  */
 export const SEARCH_ATTRIBUTES_PATCH = 'vigil-search-attributes-v1';
 
+/** Runs from before checkpoints replay without them (no checkpoint asked of the inspection, no rewind). */
+export const CHECKPOINTS_PATCH = 'vigil-checkpoints-v1';
+
 /** Runs from before the run memory (the run so far in every prompt, the agent's notes) replay without it. */
 export const MEMORY_PATCH = 'vigil-memory-v1';
 
@@ -185,7 +190,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const providersEra = hardeningEra && patched(PROVIDERS_PATCH);
   const gatesEra = providersEra && patched(GATES_PATCH);
   const journalEra = gatesEra && patched(JOURNAL_PATCH);
-  const memoryEra = journalEra && patched(MEMORY_PATCH);
+  const checkpointsEra = journalEra && patched(CHECKPOINTS_PATCH);
+  const memoryEra = checkpointsEra && patched(MEMORY_PATCH);
   /** Events are journaled and projected only when the run asks for the store: no extra activity otherwise. */
   const journaling = journalEra && knobs.eventStore;
   const upsertsSearchAttributes = input.searchAttributes !== false || !patched(SEARCH_ATTRIBUTES_PATCH);
@@ -325,6 +331,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     budgetUsd: state.budgetUsd ?? knobs.budgetUsd,
     providerWait,
     deadLetters: state.deadLetter.entries,
+    ...(checkpointsEra ? { checkpoints: { kept: knobs.checkpointsKept, list: checkpointRows(state), rewinds: state.checkpoints.rewinds, lastTree: state.convergence.lastHash } } : {}),
     ...(memoryEra ? { memory: memorySummary(state.memory) } : {}),
     ...(journaling ? { eventStore: { stored: state.journal.stored, pending: state.journal.pending.length, dropped: state.journal.dropped, problem: state.journal.problem } } : {}),
     ...(gatesEra
@@ -570,6 +577,25 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   wire('forceReview', forceReviewUpdate, forceReviewSignal, applyForceReview);
   wire('budget', budgetUpdate, budgetSignal, applyBudget);
   wire('waive', waiveUpdate, waiveSignal, applyWaive);
+  const rewinder = checkpointsEra
+    ? installRewind({
+        workflowId: info.workflowId,
+        repoPath: input.repoPath,
+        knobs,
+        state,
+        acts: repo,
+        nowIso,
+        closed: () => (outcome ? `the run has finished (${outcome.status}); start a new run from a checkpoint with \`vigil rewind ${info.workflowId} --to N --fork\`` : stopRequest ? 'the run is stopping' : null),
+        agentRunning: () => agentScope !== null,
+        cancelAgent: () => agentScope?.cancel(),
+        ack,
+        recordEvent: (e) => recordEvent(e),
+        recordInvalid: (name, error) => recordInvalid(name, 'signal', error),
+        publish: () => publish(),
+      })
+    : null;
+  /** A rewind waits for the loop: every wait of the loop ends on it. */
+  const rewindPending = (): boolean => rewinder?.pending() ?? false;
   setHandler(statusQuery, snapshot, { description: 'The run snapshot (status, iteration, pause, outcome, ...)' });
 
   // ---- terminal path ----
@@ -587,6 +613,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         void r;
       });
     }
+    rewinder?.abandon(`the run finished (${s}) before the rewind could happen`);
     // Let in-flight update handlers answer before the run closes; this must also work after a
     // cancellation request, hence the non-cancellable scope.
     await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
@@ -657,7 +684,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
 
   // ---- quality gates, code review and the PRD checklist (gates era) ----
 
-  const interrupted = (): boolean => state.pause !== null || stopRequest !== null || rolloverNow;
+  const interrupted = (): boolean => state.pause !== null || stopRequest !== null || rolloverNow || rewindPending();
 
   /**
    * A gate result against its failure ladder: the stuck-gate abort ends the run; the pause and the
@@ -1260,10 +1287,15 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           await flushJournal();
           // 1. Human messages first.
           if (stopRequest) return await stopOutcome();
+          if (rewindPending()) {
+            await rewinder?.perform();
+            publish();
+            continue;
+          }
           if (rolloverNow) {
             // Messages filled the history (even while paused): a fresh one now, pause and all.
-            await condition(allHandlersFinished);
-            if (!stopRequest) return await rollOver();
+            await condition(() => allHandlersFinished() || rewindPending());
+            if (!stopRequest && !rewindPending()) return await rollOver();
             continue;
           }
           if (state.pause) {
@@ -1273,7 +1305,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
               const p = state.pause;
               await notifyPeople('paused', `Run paused by ${p.by}`, p.reason || 'no reason given', 'info', { by: p.by, iteration: state.iteration }, `${info.workflowId}:paused:${p.at}`);
             }
-            await condition(() => state.pause === null || stopRequest !== null || rolloverNow);
+            await condition(() => state.pause === null || stopRequest !== null || rolloverNow || rewindPending());
             status = stopRequest ? 'stopping' : 'running';
             continue;
           }
@@ -1305,8 +1337,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
 
           // 3. Long runs: a fresh history at an iteration boundary, carrying the whole state.
           if (iterationsThisExecution >= knobs.continueAsNewEvery || workflowInfo().continueAsNewSuggested || rolloverNow) {
-            await condition(allHandlersFinished);
-            if (stopRequest || state.pause) continue; // a message arrived meanwhile: honour it first
+            await condition(() => allHandlersFinished() || rewindPending());
+            if (stopRequest || state.pause || rewindPending()) continue; // a message arrived meanwhile: honour it first
             return await rollOver();
           }
 
@@ -1316,7 +1348,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           if (pick === 'interrupted') continue;
           const { provider: iterationProvider, gate } = pick;
 
-          // 4. The iteration.
+          // 4. The iteration. The checkpoint of the last one is sealed with the state after it.
+          if (checkpointsEra) state.checkpoints.list = sealCheckpoint(state.checkpoints.list, state);
           state.iteration += 1;
           iterationsThisExecution += 1;
           status = 'running';
@@ -1378,6 +1411,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             );
           } catch (err) {
             if (isCancellation(err) && stopRequest) return await stopOutcome();
+            if (isCancellation(err) && rewindPending()) continue; // the rewind happens at the boundary
             if (isCancellation(err) && rolloverNow) {
               // Interrupted to keep the history under Temporal's limit: the next execution goes on.
               state.lastFindings = `Iteration ${state.iteration} was interrupted: messages filled the run's history, so the run rolled over to a fresh one. Check the state of the repository and carry on.`;
@@ -1405,8 +1439,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           if (fresh) state.contextClear = null;
 
           // 5. What did the iteration change?
+          const checkpoint = checkpointsEra ? planCheckpoint(state.checkpoints.list, info.workflowId, state.iteration, knobs.checkpointsKept) : null;
           const snap: RepoSnapshot = await repo.inspectRepo.executeWithOptions({ summary: `inspect repository after iteration ${state.iteration}` }, [
-            { repoPath: input.repoPath, runStartSha: state.runStart?.sha ?? null, ...(escalationEra ? { previousTree: state.convergence.lastHash } : {}) },
+            { repoPath: input.repoPath, runStartSha: state.runStart?.sha ?? null, ...(escalationEra ? { previousTree: state.convergence.lastHash } : {}), ...(checkpoint ? { checkpoint } : {}) },
           ]);
           const conv = trackConvergence(state.convergence, snap.treeHash, knobs.convergenceRingSize);
           state.convergence = councilEra ? trackDoneSignal(conv.state, result.claimed || result.donePhrase !== null) : conv.state;
@@ -1427,7 +1462,12 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             provider: result.provider,
             model: result.model,
             costUsd: result.usage ? costOf(result.usage) : null,
+            ...(checkpointsEra ? { checkpoint: snap.checkpoint?.commit ?? null } : {}),
           };
+          if (snap.checkpoint) {
+            const c = { iteration: state.iteration, commit: snap.checkpoint.commit, tree: snap.treeHash, ref: snap.checkpoint.ref, at: nowIso(), filesChanged: snap.sinceLast?.files ?? 0, filesSinceStart: snap.changedCount, exitCode: result.exitCode, tests: null, verdict: null, snapshot: null };
+            state.checkpoints.list = addCheckpoint(state.checkpoints.list, c, knobs.checkpointsKept);
+          }
           state.recentIterations = [...state.recentIterations, record].slice(-LIMITS.recentIterations);
           recordEvent(iterationEvent(record, state.lastTests));
           if (result.usage || state.spend.calls > 0) {
@@ -1546,7 +1586,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             status = 'backing_off';
             backoffUntil = new Date(nowMs() + wait * 1000).toISOString(); // deterministic: workflow clock
             publish();
-            await condition(() => state.pause !== null || stopRequest !== null || rolloverNow, wait * 1000, {
+            await condition(() => state.pause !== null || stopRequest !== null || rolloverNow || rewindPending(), wait * 1000, {
               summary: rateLimited ? `rate limited: waiting ${wait}s (${rateLimited.source.replace(/_/g, ' ')}) after iteration ${state.iteration}` : `backoff ${wait}s after failed iteration ${state.iteration}`,
             });
             backoffUntil = null;

@@ -350,6 +350,7 @@ const CASES: Record<KnobName, Cases> = {
   prdChecklist: boolCases,
   checklistHeldOut: boolCases,
   eventStore: boolCases,
+  checkpointsKept: intCases(0, 200),
   memoryBudgetChars: intCases(0, 100_000),
   promptTemplate: {
     good: [

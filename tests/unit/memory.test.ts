@@ -17,6 +17,7 @@ import {
   memoryFromEvent,
   promptMemory,
   renderRunSoFar,
+  rewindMemory,
   type IterationFacts,
 } from '../../workflows/decisions/memory.js';
 
@@ -223,5 +224,22 @@ describe('continuity and learnings bounds', () => {
     expect(l?.endsWith('- lesson 399')).toBe(true);
     expect(l?.length).toBeLessThanOrEqual(MEMORY_LIMITS.learningsChars);
     expect(boundedLearnings('- short')).toBe('- short');
+  });
+});
+
+describe('rewindMemory', () => {
+  const r = { from: 8, to: 4, by: 'alice', reason: 'the ORM was a mistake', savedRef: 'refs/vigil/run/before-rewind-1' };
+
+  it('forgets the iterations set aside and says in one line that they were', () => {
+    let m = emptyMemory();
+    for (let i = 1; i <= 8; i++) m = appendMemory(m, iterationMemory(facts({ iteration: i })));
+    const after = rewindMemory(m, r);
+    expect(after.entries.map((e) => e.iteration)).toEqual([1, 2, 3, 4, 4]);
+    expect(after.entries.at(-1)).toEqual({ iteration: 4, kind: 'note', text: 'rewound by alice from iteration 8 to 4 (the ORM was a mistake): iterations 5-8 set aside; that tree is kept under refs/vigil/run/before-rewind-1' });
+    expect(renderRunSoFar(after, 4000).split('\n')[0]).toBe(`- iteration 4: ${after.entries.at(-1)?.text}`);
+  });
+
+  it('leaves an empty memory (a run from before the memory) empty', () => {
+    expect(rewindMemory(emptyMemory(), r)).toEqual(emptyMemory());
   });
 });

@@ -264,6 +264,7 @@ describe('inspectRepo', () => {
       insertions: 0,
       deletions: 0,
       sinceLast: null,
+      checkpoint: null,
     });
   });
 

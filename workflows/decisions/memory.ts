@@ -195,3 +195,19 @@ export function memorySummary(m: RunMemory): { entries: number; dropped: number;
     learnings: m.learnings !== null,
   };
 }
+
+/**
+ * After a rewind to iteration `to`: the entries of the iterations set aside go, and one line says
+ * what happened, so the agent knows an approach was abandoned (and where its tree is kept).
+ * A memory with nothing in it (a run from before the memory) stays empty.
+ */
+export function rewindMemory(m: RunMemory, r: { from: number; to: number; by: string; reason: string; savedRef: string }): RunMemory {
+  if (m.entries.length === 0) return m;
+  const kept = { ...m, entries: m.entries.filter((e) => e.iteration <= r.to) };
+  const span = r.from > r.to + 1 ? `iterations ${r.to + 1}-${r.from}` : r.from === r.to + 1 ? `iteration ${r.from}` : 'nothing';
+  return appendMemory(kept, {
+    iteration: r.to,
+    kind: 'note',
+    text: `rewound by ${r.by} from iteration ${r.from} to ${r.to}${r.reason ? ` (${cut(oneLine(r.reason), 200)})` : ''}: ${span} set aside; that tree is kept under ${r.savedRef}`,
+  });
+}
