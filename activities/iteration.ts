@@ -82,7 +82,7 @@ export function resolvePromptParts(input: RunAgentInput): RunAgentInput {
 export async function inspectAfterAgent(base: { runId: string; repoPath: string; iteration: number }, raw: IterationInspectionInput): Promise<{ snapshot: RepoSnapshot; signals: AgentSignals | null }> {
   const i = IterationInspectionInputSchema.parse(raw);
   const snapshot = await inspectRepo({ repoPath: base.repoPath, runStartSha: i.runStartSha, previousTree: i.previousTree, ...(i.checkpoint ? { checkpoint: i.checkpoint } : {}) });
-  const signals = i.signals ? await readAgentSignals({ runId: base.runId, repoPath: base.repoPath, iteration: base.iteration }) : null;
+  const signals = i.signals ? await readAgentSignals({ runId: base.runId, repoPath: base.repoPath, iteration: base.iteration, ...(i.notes ? { notes: true } : {}) }) : null;
   return { snapshot, signals };
 }
 

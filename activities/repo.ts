@@ -26,6 +26,7 @@ import { alwaysHigh, isDependencyManifest } from '../workflows/decisions/tier-la
 import { ensureRunDir, VIGIL_DIR } from './artifacts.js';
 import { createCheckpoint } from './checkpoints.js';
 import { helperInspect, helperTreeHash, runGit } from './git-helper.js';
+import { readLearnings } from './agent-notes.js';
 
 export const EXCLUDE = `:(exclude)${VIGIL_DIR}`;
 
@@ -89,7 +90,8 @@ export async function prepareRun(raw: PrepareRunInput): Promise<PrepareRunResult
   const artifactDir = ensureRunDir(input.repoPath, input.runId);
   let prdHigh: string | null = null;
   if (input.prdPath && existsSync(input.prdPath)) prdHigh = alwaysHigh(readFileSync(input.prdPath, 'utf8'));
-  return { sha: await headSha(input.repoPath), treeHash: await workingTreeHash(input.repoPath), artifactDir, alwaysHigh: prdHigh };
+  const learnings = input.learnings ? readLearnings(input.repoPath).learnings : null;
+  return { sha: await headSha(input.repoPath), treeHash: await workingTreeHash(input.repoPath), artifactDir, alwaysHigh: prdHigh, learnings };
 }
 
 /** Paths that differ between two trees (`.vigil/` excluded). */

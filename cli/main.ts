@@ -13,7 +13,7 @@ import { LIMITS } from '../schemas/run.js';
 import { SA_ITERATION, SA_REPO, SA_STATUS } from '../schemas/search-attributes.js';
 import { packageRoot } from '../workers/paths.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
-import { ConfigError, explainKnobs, explainKnobsJson, requireAgentCommand, resolveKnobs } from './config.js';
+import { checkPromptTemplate, ConfigError, explainKnobs, explainKnobsJson, requireAgentCommand, resolveKnobs } from './config.js';
 import { CliError, describeEndpoint, endpointFromEnv, ensureSearchAttributes, EXIT, runUrl, searchAttributeHint, withClient, type Endpoint } from './connection.js';
 import { demoCommand } from './demo.js';
 import { doctorCommand, temporalCheck } from './doctor.js';
@@ -26,6 +26,7 @@ import { checkpointLines, qualityLines, spendText } from '../workflows/ui.js';
 import { PrdError, readChecklist, readPrd } from './prd.js';
 import { historyCommand, reportCommand } from './report.js';
 import { serverCommand, upCommand, workerCommand, type ServerFlags } from './processes.js';
+import { addScheduleCommand } from './schedule.js';
 import { checkRepo, defaultRunId, sendMessage, startRun, viewRun, type MessageKind } from './runs.js';
 
 const out = (line = ''): void => {
@@ -60,13 +61,16 @@ function knobFlags(opts: Record<string, unknown>): Partial<Record<KnobName, stri
 }
 
 function resolve(opts: Record<string, unknown>) {
-  return resolveKnobs({
+  const resolved = resolveKnobs({
     flags: knobFlags(opts),
     sets: (opts.set as string[] | undefined) ?? [],
     env: process.env,
     ...(typeof opts.config === 'string' ? { configFile: opts.config } : {}),
     cwd: process.cwd(),
   });
+  // loki-mode aliases (LOKI_*): one line each, on stderr, naming the knob.
+  for (const note of resolved.notes ?? []) process.stderr.write(`vigil: ${note}\n`);
+  return resolved;
 }
 
 export function buildProgram(): Command {
@@ -170,7 +174,7 @@ export function buildProgram(): Command {
     .action(async (prdFile: string, o: Record<string, unknown>) => {
       const prd = readPrd(prdFile);
       const repoPath = checkRepo(String(o.repo));
-      const resolvedKnobs = resolve(o);
+      const resolvedKnobs = checkPromptTemplate(resolve(o), process.cwd());
       requireAgentCommand(resolvedKnobs);
       const checklist = typeof o.checklist === 'string' ? readChecklist(o.checklist) : undefined;
       const workflowId = typeof o.id === 'string' ? validateId(o.id) : defaultRunId(prd);
@@ -471,6 +475,9 @@ export function buildProgram(): Command {
       });
     });
 
+  // vigil schedule create|list|describe|pause|unpause|trigger|delete (cli/schedule.ts).
+  addScheduleCommand(program, { endpoint, resolve, out });
+
   program
     .command('config')
     .description('show the knobs a `vigil start` here would use')
@@ -480,7 +487,7 @@ export function buildProgram(): Command {
     .option('--set <key=value>', 'set a knob (repeatable)', collect, [])
     .option('--agent-command <cmd>', 'the agent command line')
     .action((o: Record<string, unknown>) => {
-      const resolved = resolve(o);
+      const resolved = checkPromptTemplate(resolve(o), process.cwd());
       if (o.json) out(JSON.stringify(explainKnobsJson(resolved), null, 2));
       else if (o.explain) out(explainKnobs(resolved, { width: Math.max(80, Math.min(process.stdout.columns ?? 100, 140)) }));
       else out(JSON.stringify(resolved.knobs, null, 2));

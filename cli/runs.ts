@@ -100,15 +100,23 @@ function searchAttributeRefusal(err: unknown): string | null {
  * an upsert of an unknown attribute would fail every workflow task), and the result says which
  * are missing, for the caller to tell the person once.
  */
-export async function startRun(client: Client, connection: Connection, ep: Endpoint, opts: StartOptions): Promise<StartResult> {
+/**
+ * The workflow input of a run. Where the installation's run secret is readable, the run is signed:
+ * workers that require signed runs execute only what the operator's CLI started. A scheduled run's
+ * signature covers every run of the schedule (`<workflowId>-<scheduled time>`).
+ */
+export function runInputFor(opts: Pick<StartOptions, 'prd' | 'repoPath' | 'knobs' | 'workflowId' | 'checklist'>, scheduled = false): RunInput {
   const input: RunInput = { prdPath: opts.prd.path, prdTitle: opts.prd.title, repoPath: opts.repoPath, knobs: opts.knobs, ...(opts.checklist ? { checklist: opts.checklist } : {}) };
-  // Where the installation's run secret is readable, the run is signed: workers that require
-  // signed runs execute only what the operator's CLI started.
   const secret = runSecret();
   if (secret) {
     const k = opts.knobs;
-    input.authorization = signRun(secret, { workflowId: opts.workflowId, repoPath: opts.repoPath, provider: k.provider, agentCommand: k.agentCommand, councilProvider: k.councilProvider || k.provider, testCommand: k.testCommand, failover: [...failoverChain(k), ...(k.devilsAdvocateProvider ? [k.devilsAdvocateProvider] : []), ...(k.reviewProvider ? [k.reviewProvider] : [])] });
+    input.authorization = signRun(secret, { workflowId: opts.workflowId, repoPath: opts.repoPath, provider: k.provider, agentCommand: k.agentCommand, councilProvider: k.councilProvider || k.provider, testCommand: k.testCommand, failover: [...failoverChain(k), ...(k.devilsAdvocateProvider ? [k.devilsAdvocateProvider] : []), ...(k.reviewProvider ? [k.reviewProvider] : [])], ...(scheduled ? { scheduled: true } : {}) });
   }
+  return input;
+}
+
+export async function startRun(client: Client, connection: Connection, ep: Endpoint, opts: StartOptions): Promise<StartResult> {
+  const input = runInputFor(opts);
   if (opts.attachIfRunning) {
     const existing = client.workflow.getHandle<typeof vigilRun>(opts.workflowId);
     const desc = await existing.describe().catch(() => null);

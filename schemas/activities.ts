@@ -9,6 +9,7 @@ import { RunAuthorizationSchema } from './authorization.js';
 import { PROVIDERS } from './knobs.js';
 import { DirectiveSchema, PhaseSchema, TierSchema } from './run.js';
 import { ChecklistItemSchema, GateResultSchema, MAX_CHECKLIST_ITEMS, ReviewerRecordSchema, TOOL_GATES } from './gates.js';
+import { MEMORY_LIMITS, PromptMemorySchema } from './memory.js';
 
 export const ParsedVoteSchema = z.object({
   vote: z.enum(['APPROVE', 'REJECT', 'CANNOT_VALIDATE']).nullable(),
@@ -25,6 +26,8 @@ export const PrepareRunInputSchema = z.object({
   runId: z.string(),
   /** When given, the PRD is checked against the always-HIGH tier patterns. */
   prdPath: z.string().optional(),
+  /** Also read the repository's `.vigil/learnings.md` for the run memory. */
+  learnings: z.boolean().optional(),
 });
 export type PrepareRunInput = z.infer<typeof PrepareRunInputSchema>;
 
@@ -36,6 +39,8 @@ export const PrepareRunResultSchema = z.object({
   artifactDir: z.string(),
   /** The always-HIGH category the PRD matches (security, architecture, ...), or null. */
   alwaysHigh: z.string().nullable().default(null),
+  /** `.vigil/learnings.md`, bounded, when asked for (null: none). */
+  learnings: z.string().max(MEMORY_LIMITS.learningsChars).nullable().default(null),
 });
 export type PrepareRunResult = z.infer<typeof PrepareRunResultSchema>;
 
@@ -63,6 +68,10 @@ export const PromptInputSchema = z.object({
   gateFindings: z.string().max(8000).nullable().optional(),
   /** The PRD checklist as the builder may see it (held-out items left out). */
   checklist: z.string().max(6000).nullable().optional(),
+  /** The run memory (schemas/memory.ts): the run so far, the agent's continuity notes, the repository's learnings. */
+  memory: PromptMemorySchema.nullable().optional(),
+  /** A template file (knob promptTemplate) the activity renders the parts with; absent: the default template. */
+  templatePath: z.string().max(4096).optional(),
 });
 export type PromptInput = z.infer<typeof PromptInputSchema>;
 
@@ -98,6 +107,8 @@ export const IterationInspectionInputSchema = z.object({
   previousTree: z.string().nullable(),
   /** Consume the agent's signal files. */
   signals: z.boolean().default(true),
+  /** Also read the agent's notes (SUMMARY, CONTINUITY.md) for the run memory. */
+  notes: z.boolean().default(false),
   /** When given and the tree changed, the tree becomes a checkpoint commit (activities/checkpoints.ts). */
   checkpoint: CheckpointRequestSchema.optional(),
 });
@@ -394,7 +405,13 @@ export const HandoffResultSchema = z.object({
 });
 export type HandoffResult = z.infer<typeof HandoffResultSchema>;
 
-export const ReadSignalsInputSchema = z.object({ runId: z.string(), repoPath: z.string(), iteration: z.number().int().min(1) });
+export const ReadSignalsInputSchema = z.object({
+  runId: z.string(),
+  repoPath: z.string(),
+  iteration: z.number().int().min(1),
+  /** Also read the agent's notes for the run memory (SUMMARY, CONTINUITY.md). */
+  notes: z.boolean().optional(),
+});
 export type ReadSignalsInput = z.infer<typeof ReadSignalsInputSchema>;
 
 export const AgentSignalsSchema = z.object({
@@ -406,6 +423,10 @@ export const AgentSignalsSchema = z.object({
   contextClearRequested: z.boolean(),
   /** Signal files that could not be read (reported in status, never fatal). */
   problems: z.array(z.string().max(500)).max(10),
+  /** `.vigil/signals/SUMMARY` (consumed), when notes were asked for and the agent wrote one. */
+  summary: z.string().max(MEMORY_LIMITS.summaryChars).nullable().default(null),
+  /** `.vigil/CONTINUITY.md` as carried into the next prompt, when notes were asked for. */
+  continuity: z.string().max(MEMORY_LIMITS.continuityChars).nullable().default(null),
 });
 export type AgentSignals = z.infer<typeof AgentSignalsSchema>;
 

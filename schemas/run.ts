@@ -10,6 +10,7 @@ import { KnobsSchema } from './knobs.js';
 import { DeadLetterStateSchema } from './dead-letter.js';
 import { RunAuthorizationSchema } from './authorization.js';
 import { JournalStateSchema } from './events.js';
+import { RunMemorySchema, emptyMemory } from './memory.js';
 import { ChecklistSchema, ChecklistStateSchema, GATE_NAMES, GateNameSchema, GateResultSchema, GateTrackSchema, ReviewRecordSchema } from './gates.js';
 
 export const PHASES = ['REASON', 'ACT', 'REFLECT', 'VERIFY'] as const;
@@ -392,6 +393,8 @@ export const RunStateSchema = z.object({
   journal: JournalStateSchema.default({ nextSeq: 1, pending: [], dropped: 0, stored: 0, problem: null }),
   /** Per-iteration checkpoints and the rewinds (checkpoints era). */
   checkpoints: CheckpointsStateSchema.default({ list: [], rewinds: [], rewindCount: 0 }),
+  /** The run memory rendered into every prompt (memory era; not the event journal above). */
+  memory: RunMemorySchema.default(emptyMemory()),
 });
 export type RunState = z.infer<typeof RunStateSchema>;
 

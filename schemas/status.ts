@@ -96,6 +96,8 @@ export const StatusSnapshotSchema = z.object({
   budgetUsd: z.number(),
   /** The event store journal: events stored, waiting, dropped, and the last problem (runs with eventStore). */
   eventStore: z.object({ stored: z.number().int(), pending: z.number().int(), dropped: z.number().int(), problem: z.string().nullable() }).optional(),
+  /** The run memory (runs from the memory era on): entries kept and dropped, whether the agent's notes and the repository's learnings are carried. */
+  memory: z.object({ entries: z.number().int(), dropped: z.number().int(), chars: z.number().int(), continuity: z.boolean(), learnings: z.boolean() }).optional(),
   /** Quality gates, code reviews and the PRD checklist (held-out items masked); absent on older runs. */
   quality: z
     .object({

@@ -89,6 +89,8 @@ import {
 } from './messages.js';
 import { currentDetails } from './ui.js';
 import type { RunEvent } from '../schemas/events.js';
+import { appendMemory, contextClearMemory, directiveMemory, iterationMemory, memoryFromEvent, memorySummary, promptMemory, refusalMemory } from './decisions/memory.js';
+import type { MemoryEntry } from '../schemas/memory.js';
 import { ackProjection, appendEvent, councilEvent, escalationEvent, gateEvent, iterationEvent, messageEvent, outcomeEvent, reviewEvent } from './decisions/journal.js';
 import { blockingFailures, checklistGateResult, describeGateRefusal, gateFindingsForPrompt, gateLabel, gateLine, gatesDue, isToolGate, mergeLatest, reviewGateResult, stuckReason, trackGate } from './decisions/gates.js';
 import { builderChecklist, checklistExtractionPrompt, checklistVerifierPrompt, maskedChecklist, selectHeldOut, waive as waiveItem } from './decisions/checklist.js';
@@ -166,6 +168,9 @@ export const CHECKPOINTS_PATCH = 'vigil-checkpoints-v1';
  */
 export const LEAN_PATCH = 'vigil-lean-iteration-v1';
 
+/** Runs from before the run memory (the run so far in every prompt, the agent's notes) replay without it. */
+export const MEMORY_PATCH = 'vigil-memory-v1';
+
 /** History size past which a run rolls over at once, even mid agent call (Temporal's hard limit is 50 MB). */
 const EMERGENCY_HISTORY_BYTES = 20 * 1024 * 1024;
 
@@ -195,6 +200,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const journalEra = gatesEra && patched(JOURNAL_PATCH);
   const checkpointsEra = journalEra && patched(CHECKPOINTS_PATCH);
   const leanEra = journalEra && patched(LEAN_PATCH);
+  const memoryEra = checkpointsEra && patched(MEMORY_PATCH);
   /** Events are journaled and projected only when the run asks for the store: no extra activity otherwise. */
   const journaling = journalEra && knobs.eventStore;
   const upsertsSearchAttributes = input.searchAttributes !== false || !patched(SEARCH_ATTRIBUTES_PATCH);
@@ -338,6 +344,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     providerWait,
     deadLetters: state.deadLetter.entries,
     ...(checkpointsEra ? { checkpoints: { kept: knobs.checkpointsKept, list: checkpointRows(state), rewinds: state.checkpoints.rewinds, lastTree: state.convergence.lastHash } } : {}),
+    ...(memoryEra ? { memory: memorySummary(state.memory) } : {}),
     ...(journaling ? { eventStore: { stored: state.journal.stored, pending: state.journal.pending.length, dropped: state.journal.dropped, problem: state.journal.problem } } : {}),
     ...(gatesEra
       ? {
@@ -371,6 +378,40 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   /** Journals one run event for the store (nothing when the run has no event store). */
   const recordEvent = (event: RunEvent): void => {
     if (journaling) state.journal = appendEvent(state.journal, event, info.runId, nowIso());
+    // The decisions an event stands for (council, gates, review, escalation, tier) join the run memory.
+    const remembered = memoryEra ? memoryFromEvent(event) : null;
+    if (remembered) remember(remembered);
+  };
+
+  /** Adds an entry to the run memory (memory era), bounded. */
+  const remember = (entry: MemoryEntry): void => {
+    if (memoryEra) state.memory = appendMemory(state.memory, entry);
+  };
+
+  /** The iteration just inspected, with the agent's SUMMARY, joins the run memory; its CONTINUITY.md is kept. */
+  const rememberIteration = (result: AgentResult, snap: RepoSnapshot, signals: AgentSignals): void => {
+    if (!memoryEra) return;
+    const record = state.recentIterations.at(-1);
+    const tests = state.lastTests && state.lastTests.treeHash === snap.treeHash ? (state.lastTests.verdict ?? (state.lastTests.passed ? 'pass' : 'fail')) : null;
+    remember(
+      iterationMemory({
+        iteration: state.iteration,
+        phase: record?.phase ?? null,
+        exitCode: result.exitCode,
+        timedOut: result.timedOut,
+        changed: record?.changed ?? false,
+        paths: snap.sinceLast?.paths ?? null,
+        lines: snap.sinceLast?.lines ?? null,
+        filesChangedSinceStart: snap.changedCount,
+        insertions: snap.insertions,
+        deletions: snap.deletions,
+        tests,
+        claimed: result.claimed,
+        provider: result.provider,
+        summary: signals.summary,
+      }),
+    );
+    state.memory = { ...state.memory, continuity: signals.continuity };
   };
 
   /** Projects the journaled events into the store; a store that is down leaves them for the next boundary. */
@@ -821,6 +862,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
    */
   const refuse = (gates: GateName[], reason: string): 'refused' => {
     state.gates.lastRefusal = { iteration: state.iteration, gates, reason: reason.slice(0, 500) };
+    remember(refusalMemory(state.iteration, reason));
     log.info('completion refused by the quality gates', { iteration: state.iteration, gates: gates.join(',') });
     return 'refused';
   };
@@ -992,14 +1034,16 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     const signals =
       read ??
       (await repo.readAgentSignals.executeWithOptions({ summary: `agent signal files after iteration ${state.iteration}` }, [
-        { runId: info.workflowId, repoPath: input.repoPath, iteration: state.iteration },
+        { runId: info.workflowId, repoPath: input.repoPath, iteration: state.iteration, ...(memoryEra ? { notes: true } : {}) },
       ]));
+    rememberIteration(result, snap, signals);
     for (const p of signals.problems) log.warn('unreadable agent signal file', { problem: p });
     const driftBefore = state.driftReports;
     state.driftReports += signals.driftReports;
     if (signals.contextClearRequested || (driftBefore < DRIFT_CONTEXT_CLEAR && state.driftReports >= DRIFT_CONTEXT_CLEAR)) {
       const why = signals.contextClearRequested ? 'the agent asked for a context clear' : `${state.driftReports} drift reports`;
       state.contextClear = { reason: why, summary: (state.latestHandoff?.summary ?? describeRunSoFar()).slice(0, 4000) };
+      remember(contextClearMemory(state.iteration, why));
     }
 
     let tierExhausted: string | null = null;
@@ -1269,8 +1313,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         // Run-start commit and tree, captured once per run and carried across continue-as-new.
         if (!state.runStart) {
           const start = await repo.prepareRun.executeWithOptions({ summary: 'capture run-start commit' }, [
-            { repoPath: input.repoPath, runId: info.workflowId, ...(escalationEra ? { prdPath: input.prdPath } : {}) },
+            { repoPath: input.repoPath, runId: info.workflowId, ...(escalationEra ? { prdPath: input.prdPath } : {}), ...(memoryEra ? { learnings: true } : {}) },
           ]);
+          if (memoryEra) state.memory = { ...state.memory, learnings: start.learnings ?? null };
           state.runStart = { sha: start.sha, treeHash: start.treeHash, capturedAt: nowIso() };
           if (escalationEra && knobs.tierLadder) state.ladder = initialLadder(knobs.tier, start.alwaysHigh ?? null);
           state.convergence = { ...state.convergence, lastHash: start.treeHash };
@@ -1380,13 +1425,15 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
                   checklist: state.gates.checklist ? builderChecklist(state.gates.checklist, 5000) : null,
                 }
               : {}),
+            // The run so far: its own part of the prompt input, so a fresh session starts with it.
+            ...(memoryEra ? { memory: promptMemory(state.memory, knobs.memoryBudgetChars), ...(knobs.promptTemplate ? { templatePath: knobs.promptTemplate } : {}) } : {}),
           };
           publish();
 
           // Lean runs: long prompt parts by reference, and the inspection with the call.
           // The tree after the call becomes this iteration's checkpoint when it changed.
           const checkpoint = checkpointsEra ? planCheckpoint(state.checkpoints.list, info.workflowId, state.iteration, knobs.checkpointsKept) : null;
-          const inspect = { runStartSha: state.runStart?.sha ?? null, previousTree: state.convergence.lastHash, signals: true, ...(checkpoint ? { checkpoint } : {}) };
+          const inspect = { runStartSha: state.runStart?.sha ?? null, previousTree: state.convergence.lastHash, signals: true, ...(memoryEra ? { notes: true } : {}), ...(checkpoint ? { checkpoint } : {}) };
           const leanArgs = (byRef: boolean) => (!leanEra ? { promptInput } : { ...(byRef ? promptParts.split(promptInput) : { promptInput }), inspect });
           let result: AgentResult;
           try {
@@ -1449,6 +1496,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           if (providersEra) await warnOnBudget();
           // The directives reached the agent: they were one-shot. (New ones may have arrived meanwhile.)
           state.pendingDirectives = state.pendingDirectives.slice(directives.length);
+          for (const d of directives) remember(directiveMemory(state.iteration, d));
           if (handoffContext) state.handoffContextPending = false;
           if (fresh) state.contextClear = null;
 

@@ -167,6 +167,10 @@ export function currentDetails(s: StatusSnapshot): string {
   if (e && s.latestHandoff) lines.push(`Latest handoff: ${clip(s.latestHandoff.summary, 600)}`);
   if (e) lines.push(`Escalated to a person at iteration ${e.iteration} (${e.reason.replace(/_/g, ' ')}): ${clip(e.detail, 200)} — ${e.paused ? 'paused' : 'not paused'}; handoff \`${e.handoffMarkdownPath}\``);
   if (e && e.questions.length > 0) lines.push(`Open questions from the agent:\n${e.questions.map((q, i) => `${i + 1}. ${clip(q, 300)}`).join('\n')}`);
+  if (s.memory && (s.memory.entries > 0 || s.memory.learnings)) {
+    const m = s.memory;
+    lines.push(`Run memory: ${m.entries} entr${m.entries === 1 ? 'y' : 'ies'}${m.dropped ? ` (${m.dropped} older dropped)` : ''}, in every prompt${m.continuity ? ' · the agent keeps .vigil/CONTINUITY.md' : ''}${m.learnings ? ' · learnings.md read' : ''}`);
+  }
   if (s.budgetUsd > 0 || s.spend.calls > 0) lines.push(`Spend ${spendText(s)}`);
   if (s.notifications.failed) lines.push(`Notifications: ${s.notifications.sent} sent, ${s.notifications.failed} failed (last: ${clip(s.notifications.recentFailures.at(-1)?.error ?? '', 120)})`);
   if (s.lastCompletion) {

@@ -201,7 +201,12 @@ describe('checkpoints', () => {
     expect(prompt5).toContain('Try it without the ORM.');
     expect(prompt5).toMatch(/rewound by alice from iteration 8 to iteration 4/);
     const prompt6 = readFileSync(path.join(repo, '.vigil/runs', wf, 'iteration-0006.prompt.md'), 'utf8');
-    expect(prompt6).not.toContain('Try it without the ORM.');
+    // One-shot: no longer a directive in the next prompt; the run memory keeps that it was given,
+    // and that iterations 5-8 were set aside.
+    expect(prompt6).not.toContain('HUMAN DIRECTIVE');
+    expect(prompt6).toContain('- iteration 5: directive from alice: "Try it without the ORM."');
+    expect(prompt6).toMatch(/- iteration 4: rewound by alice from iteration 8 to 4 \(the ORM was a mistake\): iterations 5-8 set aside; that tree is kept under refs\/vigil\/\S+\/before-rewind-1/);
+    expect(prompt6).not.toMatch(/- iteration [78]: /);
   });
 
   it('a rewind of a running iteration cancels the agent call first and keeps its partial work', async () => {

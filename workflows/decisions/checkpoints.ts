@@ -9,6 +9,7 @@
  *
  * Sandbox-safe: pure functions, no I/O.
  */
+import { rewindMemory } from './memory.js';
 import type { CheckpointRequest } from '../../schemas/activities.js';
 import type { CheckpointRecord, CheckpointsState, RewindRecord, RewindSnapshot, RunState } from '../../schemas/run.js';
 import { sha256Hex } from './sha256.js';
@@ -210,6 +211,8 @@ export function rewindState(state: RunState, target: CheckpointRecord, record: R
       checklist,
       lastRefusal: state.gates.lastRefusal && state.gates.lastRefusal.iteration <= n ? state.gates.lastRefusal : null,
     },
+    // The run memory forgets the iterations set aside, and remembers that they were.
+    memory: rewindMemory(state.memory, record),
     checkpoints: {
       list: state.checkpoints.list.filter((c) => c.iteration <= n),
       rewinds: [...state.checkpoints.rewinds, record].slice(-20),
