@@ -16,6 +16,8 @@ import { ensurePrivateRunDir, ensureRunDir, pad, privateRunDir, runDir, safeSegm
 import { reviewerRecord } from '../workflows/decisions/review.js';
 import { parseChecklistOutput, parseVerifierOutput } from '../workflows/decisions/checklist.js';
 import { buildPrompt } from '../workflows/decisions/prompt.js';
+import { readPromptTemplate } from './prompt-template.js';
+import type { PromptInput } from '../schemas/activities.js';
 import { consumeFile, describeWriteError, isStorageError, readRegularFile, writePrivateFile } from './safe-files.js';
 import { findDonePhrase, redactSecrets } from '../workflows/decisions/scans.js';
 import { parseVote } from '../workflows/decisions/vote.js';
@@ -35,6 +37,22 @@ const STRUCTURED_KEEP = 8 * 1024 * 1024;
 const REVIEWING_ROLES = new Set(['council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier']);
 const HIDDEN_ROLES = new Set(['checklist', 'checklist-verifier']);
 
+/**
+ * An iteration's prompt from its parts, with the run's template file when it has one; a template
+ * that went bad since the run started is replaced by the built-in one (the log says why).
+ */
+export function renderIterationPrompt(p: PromptInput): string {
+  if (!p.templatePath) return buildPrompt(p);
+  const t = readPromptTemplate(p.templatePath);
+  if (t.ok) return buildPrompt(p, t.template);
+  try {
+    Context.current().log.warn('prompt template unusable; the built-in template is used', { problems: t.errors.join('; ') });
+  } catch {
+    // Outside an activity (tests): nobody to tell.
+  }
+  return buildPrompt(p);
+}
+
 export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
   const input = RunAgentInputSchema.parse(raw);
   const info = Context.current().info;
@@ -52,7 +70,7 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
       : `${input.role}-${round ? `round-${pad(Number(round))}` : pad(input.iteration)}${member !== undefined && input.role === 'council' ? `-m${member}` : ''}${reviewer ? `-${safeSegment(reviewer)}` : ''}`;
   const promptPath = path.join(dir, `${label}.prompt.md`);
   const logPath = path.join(dir, `${label}.log`);
-  const prompt = input.prompt ?? (input.promptInput ? buildPrompt(input.promptInput) : null);
+  const prompt = input.prompt ?? (input.promptInput ? renderIterationPrompt(input.promptInput) : null);
   if (prompt === null) throw ApplicationFailure.nonRetryable('runAgent needs a prompt or promptInput', 'InvalidActivityInput');
   try {
     if (hidden) ensurePrivateRunDir(input.runId);

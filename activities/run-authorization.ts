@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES } from '../schemas/activities.js';
-import { canonicalClaims, type RunAuthorization, type RunClaims } from '../schemas/authorization.js';
+import { canonicalClaims, claimsCoverRun, type RunAuthorization, type RunClaims } from '../schemas/authorization.js';
 import { vigilHome } from '../workers/paths.js';
 import { writePrivateFile } from './safe-files.js';
 
@@ -72,7 +72,7 @@ export function authorizeExecution(req: ExecutionRequest, auth: RunAuthorization
   const given = Buffer.from(auth.signature, 'hex');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return refuse('the run\'s signature does not match this installation\'s run secret');
   const c = auth.claims;
-  if (c.workflowId !== req.runId || c.repoPath !== req.repoPath) return refuse(`the signature covers run ${c.workflowId} in ${c.repoPath}, not this one`);
+  if (!claimsCoverRun(c, req.runId) || c.repoPath !== req.repoPath) return refuse(`the signature covers run ${c.workflowId} in ${c.repoPath}, not this one`);
   if ('tests' in req.kind) {
     if (req.kind.tests !== c.testCommand) refuse('the test command is not the one the run was signed for');
     return;

@@ -3,7 +3,8 @@
  * - `HUMAN_REVIEW_NEEDED`: JSON `{reason, blocking?, questions?}`; Vigil escalates (and pauses when
  *   blocking);
  * - `DRIFT_DETECTED`: JSON lines, one per drift the agent noticed; counted per run;
- * - `CONTEXT_CLEAR_REQUESTED`: the next agent call starts a fresh session.
+ * - `CONTEXT_CLEAR_REQUESTED`: the next agent call starts a fresh session;
+ * - with `notes`, the run memory's files too (agent-notes.ts): `SUMMARY`, `.vigil/CONTINUITY.md`.
  * Each file is consumed exactly once: it is moved into the run folder under the iteration that
  * consumed it, and a retried activity reads what an interrupted attempt already moved.
  */
@@ -12,6 +13,7 @@ import { z } from 'zod';
 import { ReadSignalsInputSchema, type AgentSignals, type ReadSignalsInput } from '../schemas/activities.js';
 import { ensureRepoDir, ensureRunDir, pad, signalPath } from './artifacts.js';
 import { consumeFile, readRegularFile } from './safe-files.js';
+import { readAgentNotes } from './agent-notes.js';
 
 /** A signal file is read up to this size; the rest is ignored. */
 const MAX_SIGNAL_BYTES = 256 * 1024;
@@ -77,5 +79,14 @@ export async function readAgentSignals(raw: ReadSignalsInput): Promise<AgentSign
     }
   }
 
-  return { humanReview, driftReports, contextClearRequested: read('CONTEXT_CLEAR_REQUESTED') !== null, problems: problems.slice(0, 10) };
+  const notes = input.notes ? readAgentNotes(input.repoPath, consumed) : { summary: null, continuity: null, problems: [] };
+  problems.push(...notes.problems);
+  return {
+    humanReview,
+    driftReports,
+    contextClearRequested: read('CONTEXT_CLEAR_REQUESTED') !== null,
+    problems: problems.slice(0, 10),
+    summary: notes.summary,
+    continuity: notes.continuity,
+  };
 }

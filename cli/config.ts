@@ -9,6 +9,8 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
+import { readPromptTemplate } from '../activities/prompt-template.js';
+import { aliasDetail, LOKI_ALIASES } from './loki-aliases.js';
 import { KNOBS, KNOB_NAMES, KnobsSchema, splitCommandLine, type KnobName, type Knobs } from '../schemas/knobs.js';
 
 export type KnobSource = 'flag' | 'env' | 'file' | 'default';
@@ -22,6 +24,8 @@ export interface KnobOrigin {
 export interface ResolvedKnobs {
   knobs: Knobs;
   sources: Record<KnobName, KnobOrigin>;
+  /** One line per loki-mode alias read or overridden (for stderr); see cli/loki-aliases.ts. */
+  notes?: string[];
 }
 
 export interface ResolveKnobsOptions {
@@ -252,12 +256,26 @@ function parseFlags(flags: Partial<Record<KnobName, string>>, problems: string[]
   return given;
 }
 
-function readEnv(env: Record<string, string | undefined>, problems: string[]): Accepted[] {
+/**
+ * The knobs' `VIGIL_*` variables, and the loki-mode `LOKI_*` aliases of those not set (a note
+ * says which knob an alias was read as, or that a `VIGIL_*` variable beat it).
+ */
+function readEnv(env: Record<string, string | undefined>, problems: string[], notes: string[]): Accepted[] {
   const given: Accepted[] = [];
+  const value = (name: string): string | undefined => (Object.hasOwn(env, name) ? env[name] : undefined);
   for (const key of KNOB_NAMES) {
     const name = KNOBS[key].env;
-    const raw = Object.hasOwn(env, name) ? env[name] : undefined;
-    if (raw !== undefined) accept(key, raw, { source: 'env', detail: name }, given, problems);
+    const raw = value(name);
+    const alias = LOKI_ALIASES[key];
+    const aliased = alias === undefined ? undefined : value(alias);
+    if (raw !== undefined) {
+      accept(key, raw, { source: 'env', detail: name }, given, problems);
+      if (aliased !== undefined) notes.push(`${alias} is ignored: ${name} is set (knob ${key})`);
+    } else if (alias !== undefined && aliased !== undefined) {
+      const before = problems.length;
+      accept(key, aliased, { source: 'env', detail: aliasDetail(alias, name) }, given, problems);
+      if (problems.length === before) notes.push(`${alias} is read as knob ${key} (${name}); loki-mode alias`);
+    }
   }
   return given;
 }
@@ -336,7 +354,8 @@ export function resolveKnobs(opts: ResolveKnobsOptions): ResolvedKnobs {
   // Read highest priority first so problems are listed in that order.
   const fromFlags = parseFlags(opts.flags, problems);
   const fromSets = parseSets(opts.sets, problems);
-  const fromEnv = readEnv(opts.env, problems);
+  const notes: string[] = [];
+  const fromEnv = readEnv(opts.env, problems, notes);
   const fromFile = readConfigFile(opts, problems);
 
   const values: Record<string, unknown> = {};
@@ -369,7 +388,24 @@ export function resolveKnobs(opts: ResolveKnobsOptions): ResolvedKnobs {
       parsed.error.issues.map((i) => `invalid knob ${JSON.stringify(i.path.join('.'))}: ${i.message}`),
     );
   }
-  return { knobs: parsed.data, sources };
+  return { knobs: parsed.data, sources, notes };
+}
+
+/**
+ * For `vigil start`: a prompt template file (knob `promptTemplate`) must exist and be a valid
+ * template; its path becomes absolute (relative paths are taken from `cwd`), since the worker
+ * reads it at every iteration.
+ */
+export function checkPromptTemplate(resolved: ResolvedKnobs, cwd: string): ResolvedKnobs {
+  const file = resolved.knobs.promptTemplate;
+  if (!file) return resolved;
+  const abs = path.resolve(cwd, file);
+  const r = readPromptTemplate(abs);
+  if (!r.ok) {
+    const from = resolved.sources.promptTemplate.detail;
+    throw new ConfigError(r.errors.map((e) => `prompt template (knob "promptTemplate" from ${from}): ${e}`));
+  }
+  return { ...resolved, knobs: { ...resolved.knobs, promptTemplate: abs } };
 }
 
 /** For `vigil start`: the agent command must be set when the provider runs a command. */

@@ -13,7 +13,7 @@ import { LIMITS } from '../schemas/run.js';
 import { SA_ITERATION, SA_REPO, SA_STATUS } from '../schemas/search-attributes.js';
 import { packageRoot } from '../workers/paths.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
-import { ConfigError, explainKnobs, explainKnobsJson, requireAgentCommand, resolveKnobs } from './config.js';
+import { checkPromptTemplate, ConfigError, explainKnobs, explainKnobsJson, requireAgentCommand, resolveKnobs } from './config.js';
 import { CliError, describeEndpoint, endpointFromEnv, ensureSearchAttributes, EXIT, runUrl, searchAttributeHint, withClient, type Endpoint } from './connection.js';
 import { demoCommand } from './demo.js';
 import { doctorCommand, temporalCheck } from './doctor.js';
@@ -22,11 +22,12 @@ import { runSecret, runSecretPath } from '../activities/run-authorization.js';
 import { startCodecServer } from '../workers/codec-server.js';
 import { providersCommand } from './providers.js';
 import { followRun, iterationLine, statusLine } from './follow.js';
-import { qualityLines, spendText } from '../workflows/ui.js';
+import { checkpointLines, qualityLines, spendText } from '../workflows/ui.js';
 import { PrdError, readChecklist, readPrd } from './prd.js';
 import { historyCommand, reportCommand } from './report.js';
 import { logFormatOption, resolveOperations, workerOperationsOptions, type OperationsFlags } from './operations.js';
 import { serverCommand, upCommand, workerCommand, type ServerFlags } from './processes.js';
+import { addScheduleCommand } from './schedule.js';
 import type { StoreFlags } from './store.js';
 import { eventStoreDefault } from '../workers/store-location.js';
 import { logLine, setLogFormat } from '../workers/logging.js';
@@ -71,7 +72,7 @@ function knobFlags(opts: Record<string, unknown>): Partial<Record<KnobName, stri
 
 function resolve(opts: Record<string, unknown>) {
   const storeDefault = eventStoreDefault(process.env);
-  return resolveKnobs({
+  const resolved = resolveKnobs({
     flags: knobFlags(opts),
     sets: (opts.set as string[] | undefined) ?? [],
     env: process.env,
@@ -80,6 +81,9 @@ function resolve(opts: Record<string, unknown>) {
     // eventStore is on by default where a store is configured or the local one exists.
     ...(storeDefault ? { defaults: { eventStore: storeDefault } } : {}),
   });
+  // loki-mode aliases (LOKI_*): one line each, on stderr, naming the knob.
+  for (const note of resolved.notes ?? []) process.stderr.write(`vigil: ${note}\n`);
+  return resolved;
 }
 
 export function buildProgram(): Command {
@@ -184,7 +188,7 @@ export function buildProgram(): Command {
     .action(async (prdFile: string, o: Record<string, unknown>) => {
       const prd = readPrd(prdFile);
       const repoPath = checkRepo(String(o.repo));
-      const resolvedKnobs = resolve(o);
+      const resolvedKnobs = checkPromptTemplate(resolve(o), process.cwd());
       requireAgentCommand(resolvedKnobs);
       const checklist = typeof o.checklist === 'string' ? readChecklist(o.checklist) : undefined;
       const workflowId = typeof o.id === 'string' ? validateId(o.id) : defaultRunId(prd);
@@ -318,6 +322,45 @@ export function buildProgram(): Command {
     );
 
   program
+    .command('checkpoints')
+    .description("list a run's checkpoints (iteration, time, commit, files changed, exit, tests, council verdict) and its rewinds")
+    .argument('<id>')
+    .option('--json', 'machine-readable output')
+    .action(async (id: string, o: { json?: boolean }) => {
+      const { checkpointsCommand } = await import('./checkpoints.js');
+      await withClient(endpoint(), async (client) => checkpointsCommand(client, endpoint(), id, Boolean(o.json), out));
+    });
+
+  program
+    .command('rewind')
+    .description('take a run back to just after iteration N: the tree restored to its checkpoint (the current tree kept first), the state as it was then; --fork starts a new run from checkpoint N of a finished run')
+    .argument('<id>')
+    .requiredOption('--to <n>', 'the iteration to go back to (one with a checkpoint: `vigil checkpoints <id>`)', intArg('--to', 1, 100_000_000))
+    .option('--reason <text>', 'why (shown in status and the UI)')
+    .option('--input <text>', 'a directive for the next prompt ("try it without the ORM")')
+    .option('--force', 'keep changes a person made to the tree since the run last looked in a checkpoint, instead of refusing')
+    .option('--fork', 'a finished run: start a new run (same PRD and knobs) from checkpoint N instead')
+    .option('--id <id>', 'with --fork: workflow id of the new run (default: <id>-fork-<N>-<time>)')
+    .option('--by <name>', 'who is rewinding (default: $USER)')
+    .action(async (id: string, o: Record<string, unknown>) => {
+      const { rewindCommand } = await import('./checkpoints.js');
+      if (o.id !== undefined && !o.fork) throw new CliError('--id names the new run of --fork; without --fork the run keeps its id', EXIT.usage);
+      const ep = endpoint();
+      await withClient(ep, async (client, connection) => {
+        const lines = await rewindCommand(client, connection, ep, id, {
+          to: o.to as number,
+          ...(typeof o.reason === 'string' ? { reason: o.reason } : {}),
+          ...(typeof o.input === 'string' ? { directive: o.input } : {}),
+          force: Boolean(o.force),
+          fork: Boolean(o.fork),
+          ...(typeof o.id === 'string' ? { forkId: validateId(o.id) } : {}),
+          by: by(o).by ?? defaultActor(),
+        });
+        for (const l of lines) out(l);
+      });
+    });
+
+  program
     .command('report')
     .description('reports from the event store (DATABASE_URL, else the local one): across runs, or one run\'s timeline of iterations and decisions')
     .argument('[id]', 'a run: its timeline instead of the report across runs')
@@ -446,6 +489,9 @@ export function buildProgram(): Command {
       });
     });
 
+  // vigil schedule create|list|describe|pause|unpause|trigger|delete (cli/schedule.ts).
+  addScheduleCommand(program, { endpoint, resolve, out });
+
   program
     .command('config')
     .description('show the knobs a `vigil start` here would use')
@@ -455,7 +501,7 @@ export function buildProgram(): Command {
     .option('--set <key=value>', 'set a knob (repeatable)', collect, [])
     .option('--agent-command <cmd>', 'the agent command line')
     .action((o: Record<string, unknown>) => {
-      const resolved = resolve(o);
+      const resolved = checkPromptTemplate(resolve(o), process.cwd());
       if (o.json) out(JSON.stringify(explainKnobsJson(resolved), null, 2));
       else if (o.explain) out(explainKnobs(resolved, { width: Math.max(80, Math.min(process.stdout.columns ?? 100, 140)) }));
       else out(JSON.stringify(resolved.knobs, null, 2));
@@ -536,6 +582,7 @@ function printStatus(view: Awaited<ReturnType<typeof viewRun>>): void {
   if (snap.pendingDirectives) out(`  directives: ${snap.pendingDirectives} waiting for the next prompt`);
   if (snap.lastCompletion) out(`  last claim: iteration ${snap.lastCompletion.iteration}: ${snap.lastCompletion.reason}`);
   for (const line of qualityLines(snap)) out(`  ${line}`);
+  for (const line of checkpointLines(snap)) out(`  ${line.replace(/`/g, '')}`);
   if (snap.invalidMessageCount) out(`  ignored   : ${snap.invalidMessageCount} invalid message(s); last: ${snap.invalidMessages.at(-1)?.error ?? ''}`);
   for (const r of snap.recentIterations.slice(-5)) out(`  ${iterationLine(r)}`);
 }

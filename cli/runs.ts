@@ -73,6 +73,8 @@ export interface StartOptions {
   attachIfRunning?: boolean;
   /** A checklist a person supplied (`--checklist FILE`), validated. */
   checklist?: ChecklistItem[];
+  /** A directive for the first prompt, delivered with the start (signal-with-start). */
+  directive?: { directive: string; by: string };
 }
 
 export interface StartResult {
@@ -98,15 +100,23 @@ function searchAttributeRefusal(err: unknown): string | null {
  * an upsert of an unknown attribute would fail every workflow task), and the result says which
  * are missing, for the caller to tell the person once.
  */
-export async function startRun(client: Client, connection: Connection, ep: Endpoint, opts: StartOptions): Promise<StartResult> {
+/**
+ * The workflow input of a run. Where the installation's run secret is readable, the run is signed:
+ * workers that require signed runs execute only what the operator's CLI started. A scheduled run's
+ * signature covers every run of the schedule (`<workflowId>-<scheduled time>`).
+ */
+export function runInputFor(opts: Pick<StartOptions, 'prd' | 'repoPath' | 'knobs' | 'workflowId' | 'checklist'>, scheduled = false): RunInput {
   const input: RunInput = { prdPath: opts.prd.path, prdTitle: opts.prd.title, repoPath: opts.repoPath, knobs: opts.knobs, ...(opts.checklist ? { checklist: opts.checklist } : {}) };
-  // Where the installation's run secret is readable, the run is signed: workers that require
-  // signed runs execute only what the operator's CLI started.
   const secret = runSecret();
   if (secret) {
     const k = opts.knobs;
-    input.authorization = signRun(secret, { workflowId: opts.workflowId, repoPath: opts.repoPath, provider: k.provider, agentCommand: k.agentCommand, councilProvider: k.councilProvider || k.provider, testCommand: k.testCommand, failover: [...failoverChain(k), ...(k.devilsAdvocateProvider ? [k.devilsAdvocateProvider] : []), ...(k.reviewProvider ? [k.reviewProvider] : [])] });
+    input.authorization = signRun(secret, { workflowId: opts.workflowId, repoPath: opts.repoPath, provider: k.provider, agentCommand: k.agentCommand, councilProvider: k.councilProvider || k.provider, testCommand: k.testCommand, failover: [...failoverChain(k), ...(k.devilsAdvocateProvider ? [k.devilsAdvocateProvider] : []), ...(k.reviewProvider ? [k.reviewProvider] : [])], ...(scheduled ? { scheduled: true } : {}) });
   }
+  return input;
+}
+
+export async function startRun(client: Client, connection: Connection, ep: Endpoint, opts: StartOptions): Promise<StartResult> {
+  const input = runInputFor(opts);
   if (opts.attachIfRunning) {
     const existing = client.workflow.getHandle<typeof vigilRun>(opts.workflowId);
     const desc = await existing.describe().catch(() => null);
@@ -116,11 +126,10 @@ export async function startRun(client: Client, connection: Connection, ep: Endpo
   const missing = await missingSearchAttributes(connection, ep.namespace);
   const start = (withSearchAttributes: boolean): Promise<WorkflowHandle<typeof vigilRun>> => {
     const args: RunInput = withSearchAttributes ? input : { ...input, searchAttributes: false };
-    return client.workflow.start(vigilRun, {
+    const common = {
       taskQueue: ep.taskQueue,
       workflowId: opts.workflowId,
-      args: [args],
-      workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
+      args: [args] as [RunInput],
       staticSummary: staticSummary(input),
       staticDetails: staticDetails(input),
       ...(withSearchAttributes
@@ -133,7 +142,12 @@ export async function startRun(client: Client, connection: Connection, ep: Endpo
             ],
           }
         : {}),
-    });
+    };
+    if (opts.directive) {
+      // The directive is in history before the run's first workflow task, so the first prompt has it.
+      return client.workflow.signalWithStart(vigilRun, { ...common, signal: inputSignal, signalArgs: [opts.directive] });
+    }
+    return client.workflow.start(vigilRun, { ...common, workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL });
   };
   try {
     if (missing !== null && missing.length > 0) return { handle: await start(false), attached: false, searchAttributes: { missing } };

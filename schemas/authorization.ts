@@ -17,6 +17,8 @@ export const RunClaimsSchema = z.object({
   testCommand: z.string(),
   /** Providers that may take iterations over (knob providerFailover), with their own CLIs. */
   failover: z.array(z.string()).optional(),
+  /** A schedule's runs: the signature covers `<workflowId>-<scheduled time>` (Temporal's id for each run). */
+  scheduled: z.boolean().optional(),
 });
 export type RunClaims = z.infer<typeof RunClaimsSchema>;
 
@@ -29,5 +31,12 @@ export type RunAuthorization = z.infer<typeof RunAuthorizationSchema>;
 
 /** The claims' canonical text: a fixed field order, JSON. */
 export function canonicalClaims(c: RunClaims): string {
-  return JSON.stringify([c.workflowId, c.repoPath, c.provider, c.agentCommand, c.councilProvider, c.testCommand, c.failover ?? []]);
+  return JSON.stringify([c.workflowId, c.repoPath, c.provider, c.agentCommand, c.councilProvider, c.testCommand, c.failover ?? [], ...(c.scheduled ? [true] : [])]);
+}
+
+/** Whether `runId` is a run the claims cover: the signed id, or for a schedule one of its runs. */
+export function claimsCoverRun(c: RunClaims, runId: string): boolean {
+  if (c.workflowId === runId) return true;
+  if (!c.scheduled || !runId.startsWith(`${c.workflowId}-`)) return false;
+  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(runId.slice(c.workflowId.length + 1));
 }

@@ -280,6 +280,18 @@ export const KNOBS = {
   prdChecklist: boolKnob('VIGIL_PRD_CHECKLIST', true, 'At run start an agent extracts a checklist of verifiable requirements from the PRD (or --checklist FILE); it is verified before completion.'),
   checklistHeldOut: boolKnob('VIGIL_CHECKLIST_HELD_OUT', true, 'Hold out a quarter of the checklist (1 to 5 items, from 4 items on) from the builder; they are verified only at completion.'),
   eventStore: boolKnob('VIGIL_EVENT_STORE', false, "Project the run's events into the event store (the worker's VIGIL_DATABASE_URL / DATABASE_URL, else the local one) at iteration boundaries; `vigil start` turns it on by default where a store is configured or the local one exists (--no-store: off). A store that is down never slows or fails the run."),
+  // Checkpoints and rewind (spec §8.3).
+  checkpointsKept: intKnob('VIGIL_CHECKPOINTS_KEPT', 0, 200, 50, 'Per-iteration checkpoints kept (a commit of the tree under refs/vigil/<run>/<iteration> after every iteration that changed it; the oldest is pruned); 0 turns checkpoints, and so rewind, off.'),
+  // The run memory and the prompt (issue: the run so far in every prompt).
+  memoryBudgetChars: intKnob('VIGIL_MEMORY_BUDGET_CHARS', 0, 100_000, 4000, 'Characters of "the run so far" (the run memory, newest first) in every prompt; 0 leaves it out (the memory is still kept).'),
+  promptTemplate: {
+    schema: z.string().max(4096),
+    default: '',
+    env: 'VIGIL_PROMPT_TEMPLATE',
+    doc: 'A prompt template file ({{placeholder}}s, see README: The prompt) used instead of the built-in one; checked at vigil start, read by the worker at every iteration. Empty: the built-in template.',
+    allowed: 'a path to a template file, or empty',
+    fromString: (raw: string) => raw.trim(),
+  } satisfies KnobSpecBase<string>,
 } as const;
 
 export type KnobName = keyof typeof KNOBS;

@@ -21,6 +21,8 @@ import {
   PauseInfoSchema,
   PhaseSchema,
   TierSchema,
+  CheckpointRecordSchema,
+  RewindRecordSchema,
 } from './run.js';
 
 export const RUN_STATUSES = ['starting', 'running', 'gating', 'reviewing', 'paused', 'backing_off', 'waiting_for_provider', 'stopping', 'finished'] as const;
@@ -94,6 +96,8 @@ export const StatusSnapshotSchema = z.object({
   budgetUsd: z.number(),
   /** The event store journal: events stored, waiting, dropped, and the last problem (runs with eventStore). */
   eventStore: z.object({ stored: z.number().int(), pending: z.number().int(), dropped: z.number().int(), problem: z.string().nullable() }).optional(),
+  /** The run memory (runs from the memory era on): entries kept and dropped, whether the agent's notes and the repository's learnings are carried. */
+  memory: z.object({ entries: z.number().int(), dropped: z.number().int(), chars: z.number().int(), continuity: z.boolean(), learnings: z.boolean() }).optional(),
   /** Quality gates, code reviews and the PRD checklist (held-out items masked); absent on older runs. */
   quality: z
     .object({
@@ -108,6 +112,16 @@ export const StatusSnapshotSchema = z.object({
       checklistProblem: z.string().nullable(),
       /** The latest completion refused before the council was asked. */
       lastRefusal: z.object({ iteration: z.number().int(), gates: z.array(z.string()), reason: z.string() }).nullable().optional(),
+    })
+    .optional(),
+  /** Checkpoints (oldest first, without their state snapshots) and rewinds; absent on older runs or with checkpoints off. */
+  checkpoints: z
+    .object({
+      kept: z.number().int(),
+      list: z.array(CheckpointRecordSchema.omit({ snapshot: true })),
+      rewinds: z.array(RewindRecordSchema),
+      /** The tree the run last inspected (a working tree that differs holds changes made since). */
+      lastTree: z.string().nullable(),
     })
     .optional(),
 });

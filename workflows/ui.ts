@@ -100,6 +100,24 @@ export function qualityLines(s: StatusSnapshot): string[] {
   return lines;
 }
 
+/** The latest checkpoint and the latest rewind (who, from where to where, why), a line each. */
+export function checkpointLines(s: StatusSnapshot): string[] {
+  const cp = s.checkpoints;
+  if (!cp) return [];
+  const lines: string[] = [];
+  const last = cp.list.at(-1);
+  if (last) lines.push(`Checkpoint of iteration ${last.iteration}: \`${last.commit.slice(0, 12)}\` (${last.ref}) · ${cp.list.length} kept of ${cp.kept} · \`vigil checkpoints ${s.workflowId}\``);
+  else if (cp.kept === 0) lines.push('Checkpoints off (checkpointsKept 0): the run cannot be rewound');
+  const r = cp.rewinds.at(-1);
+  if (r) {
+    lines.push(
+      `Rewound by ${r.by} at ${r.at} from iteration ${r.from} to iteration ${r.to}${r.reason ? `: ${clip(r.reason, 300)}` : ''}` +
+        `${r.directive ? ` · directive: "${clip(r.directive, 120)}"` : ''}${r.interruptedAgent ? ' · the running agent call was cancelled' : ''} · the tree before is kept as ${r.savedRef}`,
+    );
+  }
+  return lines;
+}
+
 export function currentDetails(s: StatusSnapshot): string {
   const lines = [
     `**${s.status.toUpperCase()}** · iteration ${s.iteration}/${s.maxIterations}` +
@@ -129,6 +147,7 @@ export function currentDetails(s: StatusSnapshot): string {
     );
   }
   lines.push(...qualityLines(s));
+  lines.push(...checkpointLines(s));
   if (s.breaker) lines.push(`Circuit breaker tripped (${s.breaker.replace(/_/g, ' ')}): the council convenes every iteration`);
   if (s.council.forceReviewPending) lines.push('A council review was requested and convenes at the next boundary');
   const p = s.uncertainty.lastProxies;
@@ -148,6 +167,10 @@ export function currentDetails(s: StatusSnapshot): string {
   if (e && s.latestHandoff) lines.push(`Latest handoff: ${clip(s.latestHandoff.summary, 600)}`);
   if (e) lines.push(`Escalated to a person at iteration ${e.iteration} (${e.reason.replace(/_/g, ' ')}): ${clip(e.detail, 200)} — ${e.paused ? 'paused' : 'not paused'}; handoff \`${e.handoffMarkdownPath}\``);
   if (e && e.questions.length > 0) lines.push(`Open questions from the agent:\n${e.questions.map((q, i) => `${i + 1}. ${clip(q, 300)}`).join('\n')}`);
+  if (s.memory && (s.memory.entries > 0 || s.memory.learnings)) {
+    const m = s.memory;
+    lines.push(`Run memory: ${m.entries} entr${m.entries === 1 ? 'y' : 'ies'}${m.dropped ? ` (${m.dropped} older dropped)` : ''}, in every prompt${m.continuity ? ' · the agent keeps .vigil/CONTINUITY.md' : ''}${m.learnings ? ' · learnings.md read' : ''}`);
+  }
   if (s.budgetUsd > 0 || s.spend.calls > 0) lines.push(`Spend ${spendText(s)}`);
   if (s.notifications.failed) lines.push(`Notifications: ${s.notifications.sent} sent, ${s.notifications.failed} failed (last: ${clip(s.notifications.recentFailures.at(-1)?.error ?? '', 120)})`);
   if (s.lastCompletion) {

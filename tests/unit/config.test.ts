@@ -1,7 +1,7 @@
 /**
  * Owns the unit tests of cli/config.ts: knob resolution (flags and --set > env > config file >
  * defaults), the reported sources, ConfigError messages, requireAgentCommand and the
- * `vigil config --explain` renderings. Config files live in fresh temp dirs.
+ * `vigil config --explain` renderings, the loki-mode LOKI_* aliases. Config files live in fresh temp dirs.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,6 +16,7 @@ import {
   type ResolveKnobsOptions,
 } from '../../cli/config.js';
 import { KNOBS, KNOB_NAMES, KnobsSchema, defaultKnobs } from '../../schemas/knobs.js';
+import { LOKI_ALIASES } from '../../cli/loki-aliases.js';
 
 const tempDirs: string[] = [];
 
@@ -509,5 +510,60 @@ describe('explain', () => {
     expect(agent?.value).toEqual(r.knobs.agentCommand);
     expect(agent?.detail).toBe('--agent-command');
     expect(JSON.parse(JSON.stringify(rows))).toEqual(rows);
+  });
+});
+
+describe('loki-mode aliases (LOKI_*)', () => {
+  it('reads a LOKI_ variable as its knob, says so in one line, and explain shows the alias as the source', () => {
+    const r = resolve({ env: { LOKI_MAX_ITERATIONS: '40', LOKI_COUNCIL_SIZE: '5', LOKI_HARD_GATES: 'false', LOKI_BUDGET_LIMIT: '12.5' } });
+    expect(r.knobs).toMatchObject({ maxIterations: 40, councilSize: 5, qualityGates: false, budgetUsd: 12.5 });
+    expect(r.sources.maxIterations).toEqual({ source: 'env', detail: 'LOKI_MAX_ITERATIONS (alias of VIGIL_MAX_ITERATIONS)' });
+    expect(r.notes).toEqual([
+      'LOKI_MAX_ITERATIONS is read as knob maxIterations (VIGIL_MAX_ITERATIONS); loki-mode alias',
+      'LOKI_COUNCIL_SIZE is read as knob councilSize (VIGIL_COUNCIL_SIZE); loki-mode alias',
+      'LOKI_BUDGET_LIMIT is read as knob budgetUsd (VIGIL_BUDGET_USD); loki-mode alias',
+      'LOKI_HARD_GATES is read as knob qualityGates (VIGIL_QUALITY_GATES); loki-mode alias',
+    ]);
+    expect(explainKnobs(r, { width: 140 })).toMatch(/^maxIterations +40 +env LOKI_MAX_ITERATIONS \(alias of VIGIL_MAX_ITERATIONS\)$/m);
+    expect(explainKnobsJson(r).find((x) => x.name === 'councilSize')).toMatchObject({ value: 5, source: 'env', detail: 'LOKI_COUNCIL_SIZE (alias of VIGIL_COUNCIL_SIZE)' });
+  });
+
+  it('a VIGIL_ variable beats its LOKI_ alias, and the note says the alias was ignored', () => {
+    const r = resolve({ env: { VIGIL_MAX_ITERATIONS: '7', LOKI_MAX_ITERATIONS: '40' } });
+    expect(r.knobs.maxIterations).toBe(7);
+    expect(r.sources.maxIterations).toEqual({ source: 'env', detail: 'VIGIL_MAX_ITERATIONS' });
+    expect(r.notes).toEqual(['LOKI_MAX_ITERATIONS is ignored: VIGIL_MAX_ITERATIONS is set (knob maxIterations)']);
+  });
+
+  it('keeps the precedence: flags and the config file around the environment, aliases included', () => {
+    const cwd = tempDir();
+    writeConfig(cwd, { maxRetries: 9, councilSize: 7 });
+    const r = resolve({ cwd, env: { LOKI_MAX_RETRIES: '20' }, sets: ['maxRetries=3'] });
+    expect(r.knobs.maxRetries).toBe(3); // --set beats the alias
+    expect(resolve({ cwd, env: { LOKI_COUNCIL_SIZE: '4' } }).knobs.councilSize).toBe(4); // the alias beats the file
+  });
+
+  it('rejects a bad alias value naming the alias, like any other value', () => {
+    const err = configError({ env: { LOKI_AUTONOMY_MODE: 'checkpoint' } });
+    expect(err.problems).toEqual([
+      'invalid value for knob "autonomyMode" (from LOKI_AUTONOMY_MODE (alias of VIGIL_AUTONOMY_MODE)): "checkpoint" is not allowed; expected one of supervised, perpetual',
+    ]);
+  });
+
+  it('maps only to existing knobs, one alias per knob, each in the README table with its VIGIL_ name', () => {
+    const readme = fs.readFileSync(path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../README.md'), 'utf8');
+    const names = Object.values(LOKI_ALIASES);
+    expect(new Set(names).size).toBe(names.length);
+    for (const [knob, alias] of Object.entries(LOKI_ALIASES)) {
+      expect(KNOB_NAMES).toContain(knob);
+      expect(alias).toMatch(/^LOKI_[A-Z0-9_]+$/);
+      expect(readme, alias).toContain(`| \`${alias}\` | \`${knob}\` | \`${KNOBS[knob as keyof typeof KNOBS].env}\` |`);
+    }
+  });
+
+  it('ignores LOKI_ variables that are no alias', () => {
+    const r = resolve({ env: { LOKI_SESSION_MODEL: 'opus', LOKI_FAILOVER: 'true' } });
+    expect(r.notes).toEqual([]);
+    expect(r.knobs).toEqual(defaultKnobs());
   });
 });

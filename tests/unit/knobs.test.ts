@@ -350,6 +350,16 @@ const CASES: Record<KnobName, Cases> = {
   prdChecklist: boolCases,
   checklistHeldOut: boolCases,
   eventStore: boolCases,
+  checkpointsKept: intCases(0, 200),
+  memoryBudgetChars: intCases(0, 100_000),
+  promptTemplate: {
+    good: [
+      ['', ''],
+      [' prompts/vigil.md ', 'prompts/vigil.md'],
+      ['/etc/vigil/prompt.md', '/etc/vigil/prompt.md'],
+    ],
+    bad: ['x'.repeat(4097)],
+  },
 };
 
 describe('knob fromString', () => {

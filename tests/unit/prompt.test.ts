@@ -1,13 +1,15 @@
 /**
  * Owns the unit tests of workflows/decisions/prompt.ts: what buildPrompt puts in an iteration's
  * prompt (PRD reference, iteration N of M, phase guidance, retry note, human directives with who
- * and when, previous findings, completion instruction) and that the prompt stays small.
+ * and when, previous findings, completion instruction), the default template's sections with the
+ * run memory (pinned order) and its size bound, and the checking of a person's template.
  */
 import { describe, expect, it } from 'vitest';
 import { PHASES, type Directive, type Phase } from '../../schemas/run.js';
 import { describeRefusal, judgeCompletion } from '../../workflows/decisions/completion.js';
 import { phaseFor, tierFor } from '../../workflows/decisions/phase.js';
-import { buildPrompt, type PromptInput } from '../../workflows/decisions/prompt.js';
+import { buildPrompt, DEFAULT_PROMPT_TEMPLATE, MAX_TEMPLATE_BYTES, parsePromptTemplate, SECTION_PLACEHOLDERS, type PromptInput } from '../../workflows/decisions/prompt.js';
+import { MEMORY_LIMITS } from '../../schemas/memory.js';
 
 const PROMISE = 'COMPLETION PROMISE FULFILLED';
 const SIGNAL = '.vigil/signals/COMPLETION_REQUESTED';
@@ -223,5 +225,168 @@ describe('buildPrompt: size', () => {
     const a = buildPrompt(input({ prdPath: '/a.md' }));
     const b = buildPrompt(input({ prdPath: '/bbbbbbbbbb.md' }));
     expect(bytes(b) - bytes(a)).toBe('/bbbbbbbbbb.md'.length - '/a.md'.length);
+  });
+});
+
+describe('buildPrompt: the default template with the run memory (pinned sections)', () => {
+  const memory = {
+    runSoFar: '- iteration 6: ACT · exit 0 · changed 1 file(s): src/tags.ts\n- iteration 5: council round 1 (claim): REJECTED',
+    continuity: 'Next: the tag filter. Decided: SQLite stays.',
+    learnings: 'Run the tests with `npm test -- --run`.',
+  };
+  const full = buildPrompt(
+    input({
+      iteration: 7,
+      phase: phaseFor(7),
+      retry: 1,
+      freshSession: true,
+      handoffSummary: 'HANDOFF-SUMMARY',
+      directives: [{ text: 'DIRECTIVE-TEXT', by: 'alice', at: 't' }],
+      findings: 'FINDINGS-TEXT',
+      gateFindings: 'GATE-FINDINGS',
+      checklist: 'CHECKLIST-TEXT',
+      memory,
+    }),
+  );
+
+  it('has every section, in this order', () => {
+    const markers = [
+      'You are an autonomous coding agent working in this git repository.',
+      'Requirements (PRD): ',
+      'Iteration 7 of at most 25. Phase VERIFY, tier development.',
+      'VERIFY: run the tests and check the requirements',
+      'The previous attempt failed',
+      'This is a FRESH SESSION',
+      'Where things stand (latest handoff):\nHANDOFF-SUMMARY',
+      'HUMAN DIRECTIVE (priority; follow it before anything else):\n[from alice at t]\nDIRECTIVE-TEXT',
+      'Findings from the previous iteration:\nFINDINGS-TEXT',
+      'QUALITY GATE FAILURES (fix these; a failing blocking gate refuses completion):\nGATE-FINDINGS',
+      'Requirements checklist (verified independently before completion):\nCHECKLIST-TEXT',
+      `Your continuity notes (.vigil/CONTINUITY.md, as you left them):\n${memory.continuity}`,
+      `Learnings about this repository from earlier runs (.vigil/learnings.md):\n${memory.learnings}`,
+      `The run so far (newest first):\n${memory.runSoFar}`,
+      'Notes that outlive this session (a fresh session starts from them):',
+      'When every requirement is implemented and the tests pass, claim completion by',
+      'Never push, and never stop to wait for an answer',
+    ];
+    const at = markers.map((m) => full.indexOf(m));
+    for (const [i, pos] of at.entries()) expect(pos, markers[i]).toBeGreaterThanOrEqual(0);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+  });
+
+  it('separates sections by exactly one blank line and never starts or ends with one', () => {
+    expect(full).not.toMatch(/\n\n\n/);
+    expect(full.startsWith('\n')).toBe(false);
+    expect(full.endsWith('\n')).toBe(false);
+  });
+
+  it('tells the agent which notes outlive the session and lets it write them under .vigil/', () => {
+    expect(full).toContain('- .vigil/CONTINUITY.md:');
+    expect(full).toContain('- .vigil/signals/SUMMARY:');
+    expect(full).toContain('- .vigil/learnings.md:');
+    expect(lines(full).at(-1)).toBe('Never push, and never stop to wait for an answer: decide, note the assumption, go on (for a real blocker, write .vigil/signals/HUMAN_REVIEW_NEEDED). Under .vigil/ write only CONTINUITY.md, learnings.md and files in .vigil/signals/.');
+  });
+
+  it('leaves out the memory sections when the memory has nothing in them', () => {
+    const p = buildPrompt(input({ memory: { runSoFar: '', continuity: null, learnings: null } }));
+    expect(p).not.toContain('The run so far');
+    expect(p).not.toContain('Your continuity notes');
+    expect(p).not.toContain('Learnings about this repository');
+    expect(p).toContain('Notes that outlive this session');
+  });
+
+  it('gives every phase its RARV meaning', () => {
+    expect(buildPrompt(input({ phase: 'REASON' }))).toContain('decide the next most valuable step and write it down in .vigil/CONTINUITY.md');
+    expect(buildPrompt(input({ phase: 'REFLECT' }))).toContain('note mistakes and what to do differently in .vigil/CONTINUITY.md');
+    expect(buildPrompt(input({ phase: 'VERIFY' }))).toContain('record what you learned about this repository in .vigil/learnings.md');
+  });
+});
+
+describe('buildPrompt: size bound of the default template', () => {
+  it('is at most 3 KiB of its own text plus its bounded parts, at their largest and with long paths', () => {
+    const budget = 4000;
+    const parts = {
+      findings: 'f'.repeat(8000),
+      gateFindings: 'g'.repeat(8000),
+      checklist: 'c'.repeat(6000),
+      handoffSummary: 'h'.repeat(4000),
+      memory: { runSoFar: 'r'.repeat(budget), continuity: 'n'.repeat(MEMORY_LIMITS.continuityChars), learnings: 'l'.repeat(MEMORY_LIMITS.learningsChars) },
+    };
+    const prompt = buildPrompt(
+      input({
+        prdPath: `/very/${'deep/'.repeat(40)}PRD.md`,
+        prdTitle: 'T'.repeat(200),
+        iteration: 999_999,
+        maxIterations: 1_000_000,
+        retry: 49,
+        freshSession: true,
+        completionPromise: 'P'.repeat(500),
+        ...parts,
+      }),
+    );
+    const bounded = 8000 + 8000 + 6000 + 4000 + budget + MEMORY_LIMITS.continuityChars + MEMORY_LIMITS.learningsChars;
+    const own = prompt.length - bounded;
+    expect(own).toBeLessThan(3 * 1024 + 200 + 500 + 250); // + the title, the promise and the path
+    expect(own).toBeGreaterThan(1000);
+  });
+
+  it('a first prompt with an empty memory stays under 2 KiB', () => {
+    expect(bytes(buildPrompt(input({ memory: { runSoFar: '', continuity: null, learnings: null } })))).toBeLessThan(2048);
+  });
+});
+
+describe('prompt templates', () => {
+  it('the default template parses and uses every section placeholder', () => {
+    const r = parsePromptTemplate(DEFAULT_PROMPT_TEMPLATE);
+    expect(r.ok).toBe(true);
+    if (r.ok) for (const s of SECTION_PLACEHOLDERS) expect(r.template.placeholders).toContain(s);
+  });
+
+  it('renders a custom template: scalars inline, empty sections gone with their line', () => {
+    const r = parsePromptTemplate('# Task {{ iteration }}/{{maxIterations}} ({{phase}})\nPRD at {{prdPath}}\n\n{{findings}}\n\n{{directives}}\n\n{{runSoFar}}\n{{completion}}\n');
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    const p = buildPrompt(input({ iteration: 3, memory: { runSoFar: '- iteration 2: exit 0', continuity: null, learnings: null } }), r.template);
+    expect(p).toBe(
+      [
+        '# Task 3/25 (ACT)',
+        'PRD at /home/dev/projects/todo-app/docs/PRD.md',
+        '',
+        'The run so far (newest first):',
+        '- iteration 2: exit 0',
+        'When every requirement is implemented and the tests pass, claim completion by',
+        `printing the exact line "${PROMISE}" or`,
+        `creating the file ${SIGNAL}. The claim is verified independently.`,
+      ].join('\n'),
+    );
+  });
+
+  it('refuses an unknown placeholder, naming the line and the nearest known one', () => {
+    const r = parsePromptTemplate('{{directives}}\n{{completion}}\nNow: {{iteraton}}\n{{bogus}}');
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors[0]).toMatch(/^line 3: unknown placeholder \{\{iteraton\}\}; did you mean \{\{iteration\}\}\? \(known: prd, prdPath/);
+    expect(r.errors[1]).toMatch(/^line 4: unknown placeholder \{\{bogus\}\} \(known: /);
+  });
+
+  it('refuses a template without the directives or the completion instruction, saying why', () => {
+    const r = parsePromptTemplate('Work on {{prdPath}}.');
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors).toEqual([
+      "the template has no {{directives}}: a person's directives (vigil input) would never reach the agent; add it on a line of its own",
+      'the template has no {{completion}}: the agent would never learn how to claim completion; add it on a line of its own',
+    ]);
+  });
+
+  it('refuses unpaired braces', () => {
+    const r = parsePromptTemplate('{{directives}}\n{{completion}}\nIteration {{iteration}');
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.errors).toEqual(['line 3: unpaired braces: write a placeholder as {{name}}, e.g. {{iteration}}']);
+  });
+
+  it('refuses a template larger than its bound', () => {
+    const r = parsePromptTemplate(`{{directives}}\n{{completion}}\n${'x'.repeat(MAX_TEMPLATE_BYTES)}`);
+    expect(r.ok).toBe(false);
   });
 });

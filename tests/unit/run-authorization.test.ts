@@ -64,6 +64,19 @@ describe('authorizeExecution', () => {
     expect(refusal(() => authorizeExecution(agent(['evil']), forged, env))).toMatch(/signature does not match/);
   });
 
+  it("a schedule's signature covers its runs (NAME-<scheduled time>) and nothing else", () => {
+    const { env, secret } = signedEnv();
+    const auth = signRun(secret, { ...claims, workflowId: 'nightly', scheduled: true });
+    const run = (runId: string) => ({ ...agent(['my-agent', '--yes']), runId });
+    expect(() => authorizeExecution(run('nightly-2026-11-23T02:00:00Z'), auth, env)).not.toThrow();
+    expect(() => authorizeExecution(run('nightly'), auth, env)).not.toThrow();
+    expect(refusal(() => authorizeExecution(run('nightly-evil'), auth, env))).toMatch(/covers run nightly/);
+    expect(refusal(() => authorizeExecution(run('nightly2-2026-11-23T02:00:00Z'), auth, env))).toMatch(/covers run nightly/);
+    // Without the scheduled claim the same id prefix covers nothing more; the claim itself is signed.
+    expect(refusal(() => authorizeExecution(run('nightly-2026-11-23T02:00:00Z'), signRun(secret, { ...claims, workflowId: 'nightly' }), env))).toMatch(/covers run nightly/);
+    expect(refusal(() => authorizeExecution(run('nightly-2026-11-23T02:00:00Z'), { ...signRun(secret, { ...claims, workflowId: 'nightly' }), claims: { ...claims, workflowId: 'nightly', scheduled: true } }, env))).toMatch(/signature does not match/);
+  });
+
   it('lets a reviewer on the signed council provider run with the preset binary', () => {
     const { env, secret } = signedEnv();
     const auth = signRun(secret, { ...claims, provider: 'claude', agentCommand: [], councilProvider: 'codex' });

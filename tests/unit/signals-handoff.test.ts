@@ -1,14 +1,18 @@
 /**
  * Agent signal files (consumed exactly once, even when an interrupted attempt already moved them)
- * and handoff documents (what a person needs, at a stable path per iteration and reason).
+ * and handoff documents (what a person needs, at a stable path per iteration and reason); the run
+ * memory's notes: SUMMARY consumed once, CONTINUITY.md read and kept, learnings.md bounded, links
+ * never followed.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeHandoff } from '../../activities/handoff.js';
 import { readAgentSignals } from '../../activities/signals.js';
+import { readLearnings } from '../../activities/agent-notes.js';
+import { MEMORY_LIMITS } from '../../schemas/memory.js';
 
 const GIT = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
 function repo(): string {
@@ -42,7 +46,7 @@ describe('readAgentSignals', () => {
     // A retry of the same iteration (the first attempt's result was lost) reads the same signals.
     expect(await readAgentSignals({ runId: 'r1', repoPath: dir, iteration: 3 })).toEqual(first);
     // The next iteration sees nothing: consumed once.
-    expect(await readAgentSignals({ runId: 'r1', repoPath: dir, iteration: 4 })).toEqual({ humanReview: null, driftReports: 0, contextClearRequested: false, problems: [] });
+    expect(await readAgentSignals({ runId: 'r1', repoPath: dir, iteration: 4 })).toEqual({ humanReview: null, driftReports: 0, contextClearRequested: false, problems: [], summary: null, continuity: null });
   });
 
   it('still escalates an unreadable HUMAN_REVIEW_NEEDED, with its text as the reason', async () => {
@@ -51,6 +55,43 @@ describe('readAgentSignals', () => {
     const r = await readAgentSignals({ runId: 'r2', repoPath: dir, iteration: 1 });
     expect(r.humanReview).toEqual({ reason: 'please look at the auth flow', blocking: false, questions: [] });
     expect(r.problems[0]).toMatch(/^HUMAN_REVIEW_NEEDED is not JSON/);
+  });
+});
+
+describe('the agent notes of the run memory', () => {
+  it('consumes SUMMARY once (a retry sees it again) and reads CONTINUITY.md without consuming it', async () => {
+    const dir = repo();
+    signal(dir, 'SUMMARY', 'Added the\nparser.  ');
+    writeFileSync(path.join(dir, '.vigil/CONTINUITY.md'), '# Notes\nNEXT: tests\n');
+    const first = await readAgentSignals({ runId: 'r3', repoPath: dir, iteration: 1, notes: true });
+    expect(first).toMatchObject({ summary: 'Added the parser.', continuity: '# Notes\nNEXT: tests', problems: [] });
+    expect(existsSync(path.join(dir, '.vigil/signals/SUMMARY'))).toBe(false);
+    expect(await readAgentSignals({ runId: 'r3', repoPath: dir, iteration: 1, notes: true })).toEqual(first);
+    const next = await readAgentSignals({ runId: 'r3', repoPath: dir, iteration: 2, notes: true });
+    expect(next).toMatchObject({ summary: null, continuity: '# Notes\nNEXT: tests' });
+    // Without notes (runs from before the memory), nothing of them is read.
+    expect(await readAgentSignals({ runId: 'r3', repoPath: dir, iteration: 3 })).toMatchObject({ summary: null, continuity: null });
+  });
+
+  it('bounds the notes and never follows a link', async () => {
+    const dir = repo();
+    signal(dir, 'SUMMARY', 'x'.repeat(10_000));
+    writeFileSync(path.join(dir, 'secret.txt'), 'TOKEN');
+    symlinkSync(path.join(dir, 'secret.txt'), path.join(dir, '.vigil/CONTINUITY.md'));
+    const r = await readAgentSignals({ runId: 'r4', repoPath: dir, iteration: 1, notes: true });
+    expect(r.summary).toHaveLength(MEMORY_LIMITS.summaryChars);
+    expect(r.continuity).toBeNull();
+    expect(r.problems).toEqual(['CONTINUITY.md is a symbolic link; ignored']);
+  });
+
+  it('reads the repository learnings bounded to their newest part', () => {
+    const dir = repo();
+    expect(readLearnings(dir)).toEqual({ learnings: null, problem: null });
+    mkdirSync(path.join(dir, '.vigil'), { recursive: true });
+    writeFileSync(path.join(dir, '.vigil/learnings.md'), Array.from({ length: 1000 }, (_, i) => `- lesson ${i}`).join('\n'));
+    const r = readLearnings(dir);
+    expect(r.learnings?.length).toBeLessThanOrEqual(MEMORY_LIMITS.learningsChars);
+    expect(r.learnings?.endsWith('- lesson 999')).toBe(true);
   });
 });
 

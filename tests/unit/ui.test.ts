@@ -188,6 +188,13 @@ describe('currentDetails', () => {
     ]);
   });
 
+  it('the run memory: its size and what it carries; nothing while it is empty', () => {
+    const withMemory = paras(currentDetails(snapshot({ memory: { entries: 80, dropped: 120, chars: 30_000, continuity: true, learnings: true } })));
+    expect(withMemory).toContain('Run memory: 80 entries (120 older dropped), in every prompt · the agent keeps .vigil/CONTINUITY.md · learnings.md read');
+    expect(paras(currentDetails(snapshot({ memory: { entries: 1, dropped: 0, chars: 100, continuity: false, learnings: false } })))).toContain('Run memory: 1 entry, in every prompt');
+    expect(currentDetails(snapshot({ memory: { entries: 0, dropped: 0, chars: 0, continuity: false, learnings: false } }))).not.toContain('Run memory');
+  });
+
   it('a starting snapshot without phase or last iteration', () => {
     const text = currentDetails(snapshot({ status: 'starting', iteration: 0, phase: null, tier: null, lastIteration: null, recentIterations: [] }));
     expect(paras(text)).toEqual(['**STARTING** · iteration 0/25', 'No-change streak 0 · failures in a row 0']);

@@ -76,7 +76,10 @@ it('continues as new every 2 iterations and carries the whole state', async () =
     expect(prompt(2)).not.toContain('Prefer small commits.');
     expect(prompt(3)).toContain('Prefer small commits.');
     expect(prompt(3)).toContain('[from carol at');
-    expect(prompt(4)).not.toContain('Prefer small commits.');
+    // Once given, it is no longer a directive; the run memory remembers it was given.
+    expect(prompt(4)).not.toContain('HUMAN DIRECTIVE');
+    expect(prompt(4)).not.toContain('[from carol at');
+    expect(prompt(4)).toContain('- iteration 3: directive from carol: "Prefer small commits."');
   });
 });
 

@@ -1,0 +1,65 @@
+/**
+ * The run memory: what a run has learned so far, kept in the run state (carried across
+ * continue-as-new) and rendered into every iteration prompt as "the run so far", so an agent that
+ * starts fresh (after a context clear, a provider switch, a crash) starts with it. Per iteration a
+ * few lines (files changed, exit, tests, claim, the agent's own SUMMARY), plus the decisions
+ * around it (council rounds, gate findings, code reviews, directives, escalations, context clears),
+ * the agent's `.vigil/CONTINUITY.md` notes and the repository's `.vigil/learnings.md`.
+ *
+ * Not the event journal (schemas/events.ts), which feeds the Postgres event store. Every part is
+ * bounded, so a run of 10,000 iterations carries as much memory as a run of 60.
+ *
+ * Sandbox-safe: imported by the workflow bundle.
+ */
+import { z } from 'zod';
+
+export const MEMORY_LIMITS = {
+  /** Entries kept (oldest dropped first). */
+  entries: 80,
+  /** One entry's text. */
+  entryChars: 400,
+  /** The agent's `.vigil/signals/SUMMARY`, as kept per iteration. */
+  summaryChars: 300,
+  /** `.vigil/CONTINUITY.md`, as carried into the next prompt (its beginning). */
+  continuityChars: 4000,
+  /** `.vigil/learnings.md`, as read at run start (its end: the newest lessons). */
+  learningsChars: 3000,
+  /** Files named per iteration. */
+  filesNamed: 5,
+} as const;
+
+export const MEMORY_KINDS = ['iteration', 'gates', 'review', 'council', 'refusal', 'directive', 'escalation', 'context', 'tier', 'note'] as const;
+export const MemoryKindSchema = z.enum(MEMORY_KINDS);
+export type MemoryKind = z.infer<typeof MemoryKindSchema>;
+
+export const MemoryEntrySchema = z.object({
+  iteration: z.number().int().min(0),
+  kind: MemoryKindSchema,
+  text: z.string().max(MEMORY_LIMITS.entryChars),
+});
+export type MemoryEntry = z.infer<typeof MemoryEntrySchema>;
+
+export const RunMemorySchema = z.object({
+  /** Oldest first; at most `MEMORY_LIMITS.entries`. */
+  entries: z.array(MemoryEntrySchema).max(MEMORY_LIMITS.entries).default([]),
+  /** Entries dropped from the front so far (the prompt says how much older history there was). */
+  dropped: z.number().int().min(0).default(0),
+  /** The latest `.vigil/CONTINUITY.md` the agent kept (null: none). */
+  continuity: z.string().max(MEMORY_LIMITS.continuityChars).nullable().default(null),
+  /** `.vigil/learnings.md` of the repository, read at run start (null: none). */
+  learnings: z.string().max(MEMORY_LIMITS.learningsChars).nullable().default(null),
+});
+export type RunMemory = z.infer<typeof RunMemorySchema>;
+
+export function emptyMemory(): RunMemory {
+  return { entries: [], dropped: 0, continuity: null, learnings: null };
+}
+
+/** What an iteration prompt carries of the memory: rendered text, each part bounded. */
+export const PromptMemorySchema = z.object({
+  /** "The run so far", newest first, within the `memoryBudgetChars` knob. */
+  runSoFar: z.string().max(100_000),
+  continuity: z.string().max(MEMORY_LIMITS.continuityChars).nullable(),
+  learnings: z.string().max(MEMORY_LIMITS.learningsChars).nullable(),
+});
+export type PromptMemory = z.infer<typeof PromptMemorySchema>;
