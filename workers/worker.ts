@@ -10,7 +10,7 @@ import * as activities from '../activities/index.js';
 import { codecFromEnv, tolerantDecoding } from './codec.js';
 import { checkPrebuiltBundle } from './workflow-bundle.js';
 
-export const DEFAULT_TASK_QUEUE = 'vigil';
+export { DEFAULT_TASK_QUEUE } from './paths.js';
 
 /** A module under workflows/ next to this file (`.ts` under vitest, `.js` in dist/). */
 function workflowsModule(name: string): string {
