@@ -10,7 +10,7 @@ import * as activities from '../activities/index.js';
 import { codecFromEnv, tolerantDecoding } from './codec.js';
 import { checkPrebuiltBundle } from './workflow-bundle.js';
 
-export const DEFAULT_TASK_QUEUE = 'vigil';
+export { DEFAULT_TASK_QUEUE } from './paths.js';
 
 /** A module under workflows/ next to this file (`.ts` under vitest, `.js` in dist/). */
 function workflowsModule(name: string): string {
@@ -77,10 +77,11 @@ export async function createVigilWorker(opts: VigilWorkerOptions): Promise<Worke
     ...(codec ? { dataConverter: { payloadCodecs: [tolerantDecoding(codec)] } } : {}),
     identity: opts.identity ?? `vigil-worker@${process.pid}`,
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 8,
-    // Cancellation (STOP --now) reaches an activity only with a heartbeat: keep them frequent so
-    // the agent's process tree dies within seconds, whatever the heartbeat timeout.
-    maxHeartbeatThrottleInterval: '2s',
-    defaultHeartbeatThrottleInterval: '2s',
+    // Cancellation (STOP --now) reaches an activity only in the answer to a heartbeat: a running
+    // agent call beats every 0.5 s (activities/process.ts) and each beat is sent, so a stop kills
+    // its tree within a second, whatever the heartbeat timeout. Two small calls a second per call.
+    maxHeartbeatThrottleInterval: '500ms',
+    defaultHeartbeatThrottleInterval: '500ms',
     // On SIGINT/SIGTERM, running agent calls are cancelled (their trees killed) and reported
     // before the process exits; Temporal re-runs the interrupted call on the next worker.
     shutdownGraceTime: '10s',

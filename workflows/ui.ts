@@ -3,7 +3,7 @@
  * markdown "current details" refreshed every iteration. Pure text builders.
  */
 import type { RunInput, Verdict } from '../schemas/run.js';
-import { utf8Length } from '../schemas/messages.js';
+import { utf8Length } from '../schemas/utf8.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 
 /** At most `n` UTF-8 bytes, cut on a code point boundary, with an ellipsis when cut. */
