@@ -25,3 +25,4 @@ export { runGate } from './gates/index.js';
 export const prepareReview = heartbeating(review);
 export const writeReviewReport = heartbeating(reviewReport);
 export { projectEvents } from './event-store.js';
+export { readRunLog } from './logs.js';

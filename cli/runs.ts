@@ -73,6 +73,8 @@ export interface StartOptions {
   attachIfRunning?: boolean;
   /** A checklist a person supplied (`--checklist FILE`), validated. */
   checklist?: ChecklistItem[];
+  /** The host holding the repository (normalised): its workers run the repository-bound activities. */
+  host?: string;
 }
 
 export interface StartResult {
@@ -99,7 +101,14 @@ function searchAttributeRefusal(err: unknown): string | null {
  * are missing, for the caller to tell the person once.
  */
 export async function startRun(client: Client, connection: Connection, ep: Endpoint, opts: StartOptions): Promise<StartResult> {
-  const input: RunInput = { prdPath: opts.prd.path, prdTitle: opts.prd.title, repoPath: opts.repoPath, knobs: opts.knobs, ...(opts.checklist ? { checklist: opts.checklist } : {}) };
+  const input: RunInput = {
+    prdPath: opts.prd.path,
+    prdTitle: opts.prd.title,
+    repoPath: opts.repoPath,
+    knobs: opts.knobs,
+    ...(opts.checklist ? { checklist: opts.checklist } : {}),
+    ...(opts.host ? { host: opts.host } : {}),
+  };
   // Where the installation's run secret is readable, the run is signed: workers that require
   // signed runs execute only what the operator's CLI started.
   const secret = runSecret();
@@ -165,10 +174,10 @@ export type RunView =
     }
   | { kind: 'finished'; workflowId: string; temporalStatus: string; outcome: Outcome | null; snapshot: StatusSnapshot | null; iteration: number | null };
 
-const isNotFound = (err: unknown): boolean =>
+export const isNotFound = (err: unknown): boolean =>
   err instanceof WorkflowNotFoundError || (err instanceof Error && /not found/i.test(err.message) && !/worker/i.test(err.message));
 
-function noSuchRun(workflowId: string): CliError {
+export function noSuchRun(workflowId: string): CliError {
   return new CliError(`no such run: "${workflowId}" (list runs with \`vigil list\`)`, EXIT.noSuchRun);
 }
 
