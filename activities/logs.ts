@@ -61,13 +61,15 @@ function unsafeFolder(repoPath: string, file: string): { problem: string | null;
  * chunk's bound): after its last whole line, so a credential is never split between two chunks
  * (redaction works on whole lines). A last line without its newline is held back unless `partial`
  * (the file is complete) — or the chunk is full and has no newline at all: a line longer than the
- * chunk is cut on a character boundary.
+ * chunk is cut after its last blank (credentials hold none), else on a character boundary.
  */
 export function cutPoint(buf: Buffer, full: boolean, partial: boolean): number {
   if (!full && partial) return buf.length;
   const nl = buf.lastIndexOf(0x0a);
   if (nl >= 0) return nl + 1;
   if (!full) return 0;
+  const blank = Math.max(buf.lastIndexOf(0x20), buf.lastIndexOf(0x09));
+  if (blank >= 0) return blank + 1;
   // Cut before the last character when its bytes are not all there.
   let lead = buf.length - 1;
   while (lead > 0 && buf.length - lead < 4 && ((buf[lead] ?? 0) & 0xc0) === 0x80) lead -= 1;
