@@ -4,6 +4,7 @@
  * worker polls a host's queue (for the hints of `start` and `status`).
  */
 import os from 'node:os';
+import path from 'node:path';
 import type { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { hostTaskQueue, parseHostName } from '../schemas/hosts.js';
@@ -17,6 +18,26 @@ export function resolveHost(flag: string | undefined, env: NodeJS.ProcessEnv = p
   if (r.ok) return r.host;
   const fix = from === '--host' ? 'pass another --host' : from === 'VIGIL_HOST' ? 'set VIGIL_HOST to another name' : 'set VIGIL_HOST (or pass --host NAME)';
   throw new CliError(`${from}: ${r.problem}; ${fix}`, EXIT.usage);
+}
+
+/** This machine's host name (VIGIL_HOST, else the system's), or null when it is not a valid one. */
+export function thisHost(env: NodeJS.ProcessEnv = process.env, machine: () => string = os.hostname): string | null {
+  try {
+    return resolveHost(undefined, env, machine);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A path on another host, for `vigil start --host` naming another machine: it cannot be checked
+ * from here, so it must at least be absolute (the worker there resolves nothing relative).
+ */
+export function pathOnHost(what: string, raw: string, host: string): string {
+  if (!path.isAbsolute(raw)) {
+    throw new CliError(`${what} "${raw}" must be an absolute path on host "${host}" (another machine: vigil start cannot look at it from here)`, EXIT.usage);
+  }
+  return path.normalize(raw).replace(/(.)\/+$/, '$1');
 }
 
 /** Pollers seen within this window count as live (a long poll lasts about a minute). */

@@ -23,11 +23,11 @@ import { startCodecServer } from '../workers/codec-server.js';
 import { providersCommand } from './providers.js';
 import { followRun, iterationLine, statusLine } from './follow.js';
 import { qualityLines, spendText } from '../workflows/ui.js';
-import { PrdError, readChecklist, readPrd } from './prd.js';
+import { PrdError, prdOnHost, readChecklist, readPrd } from './prd.js';
 import { historyCommand, reportCommand } from './report.js';
 import { serverCommand, upCommand, workerCommand, type ServerFlags } from './processes.js';
 import { checkRepo, defaultRunId, sendMessage, startRun, viewRun, type MessageKind } from './runs.js';
-import { hostPollers, noHostWorkerHint, resolveHost } from './hosts.js';
+import { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost } from './hosts.js';
 import { logsCommand } from './logs.js';
 import { hostTaskQueue } from '../schemas/hosts.js';
 
@@ -178,13 +178,15 @@ export function buildProgram(): Command {
     .option('--host <name>', "the machine that holds the repository: the workers started there run the agent, git and tests (default: VIGIL_HOST, else this machine's name)")
     .option('--wait', 'follow the run until it finishes; exit with its outcome code')
     .action(async (prdFile: string, o: Record<string, unknown>) => {
-      const prd = readPrd(prdFile);
-      const repoPath = checkRepo(String(o.repo));
+      const host = resolveHost(typeof o.host === 'string' ? o.host : undefined);
+      // The repository and the PRD are on the run's host: checked here only when that is this machine.
+      const remote = host !== thisHost();
+      const prd = remote ? prdOnHost(pathOnHost('the PRD', prdFile, host)) : readPrd(prdFile);
+      const repoPath = remote ? pathOnHost('--repo', String(o.repo), host) : checkRepo(String(o.repo));
       const resolvedKnobs = resolve(o);
       requireAgentCommand(resolvedKnobs);
       const checklist = typeof o.checklist === 'string' ? readChecklist(o.checklist) : undefined;
       const workflowId = typeof o.id === 'string' ? validateId(o.id) : defaultRunId(prd);
-      const host = resolveHost(typeof o.host === 'string' ? o.host : undefined);
       const ep = endpoint();
       await withClient(ep, async (client, connection) => {
         const { searchAttributes } = await startRun(client, connection, ep, { prd, repoPath, knobs: resolvedKnobs.knobs, workflowId, host, ...(checklist ? { checklist } : {}) });
@@ -192,7 +194,7 @@ export function buildProgram(): Command {
         out(`started run ${workflowId}`);
         out(`  PRD        : ${prd.path} ("${prd.title}")`);
         out(`  repository : ${repoPath}`);
-        out(`  host       : ${host} (task queue ${hostTaskQueue(ep.taskQueue, host)})`);
+        out(`  host       : ${host} (task queue ${hostTaskQueue(ep.taskQueue, host)})${remote ? '; the PRD and repository are there, unchecked from here' : ''}`);
         // Cheap to ask, and the one mistake that leaves a fresh run waiting silently.
         if ((await hostPollers(connection, ep.namespace, ep.taskQueue, host))?.length === 0) process.stderr.write(`vigil: ${noHostWorkerHint(ep.taskQueue, host, repoPath)}\n`);
         out(`  history    : ${runUrl(ep, workflowId)}`);

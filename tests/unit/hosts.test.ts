@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { HOST_NAME_MAX, hostTaskQueue, parseHostName } from '../../schemas/hosts.js';
 import { RunInputSchema } from '../../schemas/run.js';
 import { defaultKnobs } from '../../schemas/knobs.js';
-import { resolveHost } from '../../cli/hosts.js';
+import { pathOnHost, resolveHost, thisHost } from '../../cli/hosts.js';
+import { prdOnHost } from '../../cli/prd.js';
 import { CliError, EXIT } from '../../cli/connection.js';
 import { cutPoint, iterationLogPath, readLogChunk } from '../../activities/logs.js';
 import { describeQueues } from '../../workers/host-workers.js';
@@ -78,6 +79,28 @@ describe('which host a command means', () => {
     expect(flag.message).toBe(`--host: "my box" is not a host name: use 1-253 letters, digits, '.', '_' or '-', starting and ending with a letter or digit (case does not matter); pass another --host`);
     expect(fails(() => resolveHost(undefined, { VIGIL_HOST: 'a@b' }, machine)).message).toMatch(/^VIGIL_HOST: "a@b" is not a host name: .*; set VIGIL_HOST to another name$/);
     expect(fails(() => resolveHost(undefined, {}, () => 'weird name')).message).toMatch(/^this machine's name: "weird name" is not a host name: .*; set VIGIL_HOST \(or pass --host NAME\)$/);
+  });
+});
+
+describe('starting a run on another host', () => {
+  it("knows this machine's host, or that it has no valid name", () => {
+    expect(thisHost({ VIGIL_HOST: 'Alpha' }, () => 'x')).toBe('alpha');
+    expect(thisHost({}, () => 'Desk-01')).toBe('desk-01');
+    expect(thisHost({}, () => 'not valid')).toBeNull();
+  });
+
+  it('takes absolute paths there as they are, and refuses relative ones (exit 2)', () => {
+    expect(pathOnHost('--repo', '/srv/src/app/', 'beta')).toBe('/srv/src/app');
+    expect(pathOnHost('--repo', '/', 'beta')).toBe('/');
+    expect(prdOnHost('/srv/src/app/docs/PRD.md')).toEqual({ path: '/srv/src/app/docs/PRD.md', title: 'PRD', bytes: 0 });
+    try {
+      pathOnHost('--repo', '.', 'beta');
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(CliError);
+      expect((err as CliError).exitCode).toBe(EXIT.usage);
+      expect((err as CliError).message).toBe('--repo "." must be an absolute path on host "beta" (another machine: vigil start cannot look at it from here)');
+    }
   });
 });
 
