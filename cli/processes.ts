@@ -9,7 +9,7 @@ import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@tempor
 import { isListening, startDevServer, type DevServer } from '../workers/dev-server.js';
 import { vigilHome } from '../workers/paths.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
-import { createHostWorkers, describeQueues } from '../workers/host-workers.js';
+import { createHostWorkers, hostQueueLine } from '../workers/host-workers.js';
 import { CliError, connectionOptions, describeEndpoint, EXIT, joinHostPort, localEndpoint, sayWarnings, splitHostPort, unreachable, type Endpoint } from './connection.js';
 
 export interface ServerFlags {
@@ -106,7 +106,7 @@ export async function workerCommand(ep: Endpoint, host: string): Promise<number>
   const connection = await connectWorker(ep);
   try {
     const workers = await createHostWorkers({ connection, namespace: ep.namespace, taskQueue: ep.taskQueue, host });
-    say(`vigil worker on host "${host}" polling task queues ${describeQueues(workers.queues)} (namespace "${ep.namespace}", ${describeEndpoint(ep)}); Ctrl+C to stop`);
+    say(`vigil worker polling task queue "${ep.taskQueue}" (namespace "${ep.namespace}", ${describeEndpoint(ep)}) and ${hostQueueLine(workers.queues, host)}; Ctrl+C to stop`);
     await workers.run();
     say('vigil worker stopped');
     return 0;

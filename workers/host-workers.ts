@@ -70,7 +70,8 @@ export async function createHostWorkers(opts: HostWorkersOptions): Promise<HostW
   };
 }
 
-/** `"vigil" (workflows and activities) and "vigil@alpha" (activities)`: what a worker process polls. */
-export function describeQueues(queues: readonly PolledQueue[]): string {
-  return queues.map((q) => `"${q.name}" (${q.serves})`).join(' and ');
+/** `"vigil@alpha" (the activities of runs on host "alpha")`: the host's queue a worker process polls besides the shared one. */
+export function hostQueueLine(queues: readonly PolledQueue[], host: string): string {
+  const q = queues.find((x) => x.serves === 'activities');
+  return q ? `"${q.name}" (the activities of runs on host "${host}")` : 'no host queue';
 }

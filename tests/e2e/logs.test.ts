@@ -67,7 +67,7 @@ afterAll(async () => {
 
 describe('vigil logs', () => {
   it("follows a running iteration's log through the host's worker, then reads it whole", async () => {
-    expect(worker?.output()).toContain(`polling task queues "${taskQueue}" (workflows and activities) and "${taskQueue}@alpha" (activities)`);
+    expect(worker?.output()).toMatch(new RegExp(`polling task queue "${taskQueue}" \\(namespace "default", [^)]+\\) and "${taskQueue}@alpha" \\(the activities of runs on host "alpha"\\); Ctrl\\+C to stop`));
     const agent = blockingAgent(mkdtempSync(path.join(os.tmpdir(), 'vigil-agent-')));
     const { id, repo, r } = await startOn('ALPHA', agent.command);
     expect(r.stdout).toContain(`  host       : alpha (task queue ${taskQueue}@alpha)`);

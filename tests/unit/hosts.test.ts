@@ -13,7 +13,7 @@ import { pathOnHost, resolveHost, thisHost } from '../../cli/hosts.js';
 import { prdOnHost } from '../../cli/prd.js';
 import { CliError, EXIT } from '../../cli/connection.js';
 import { cutPoint, iterationLogPath, readLogChunk } from '../../activities/logs.js';
-import { describeQueues } from '../../workers/host-workers.js';
+import { hostQueueLine } from '../../workers/host-workers.js';
 
 describe('host names', () => {
   it('normalises to lower case and accepts what machines are called', () => {
@@ -41,8 +41,8 @@ describe('host names', () => {
   it('names the host queue after the shared one', () => {
     expect(hostTaskQueue('vigil', 'alpha')).toBe('vigil@alpha');
     expect(hostTaskQueue('team-runs', 'build-box-7')).toBe('team-runs@build-box-7');
-    expect(describeQueues([{ name: 'vigil', serves: 'workflows and activities' }, { name: 'vigil@alpha', serves: 'activities' }])).toBe(
-      '"vigil" (workflows and activities) and "vigil@alpha" (activities)',
+    expect(hostQueueLine([{ name: 'vigil', serves: 'workflows and activities' }, { name: 'vigil@alpha', serves: 'activities' }], 'alpha')).toBe(
+      '"vigil@alpha" (the activities of runs on host "alpha")',
     );
   });
 
