@@ -6,7 +6,6 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
 import {
   CollectEvidenceInputSchema,
   WriteTranscriptInputSchema,
@@ -17,15 +16,10 @@ import {
 import { scanFilesForSecrets } from './gates/secret-scan.js';
 import { ensureRepoDir, ensureRunDir, pad } from './artifacts.js';
 import { writePrivateFile } from './safe-files.js';
-import { assertGitRepo, EXCLUDE, git, workingTreeHash } from './repo.js';
+import { assertGitRepo, EXCLUDE, git, objectExists, workingTreeHash } from './repo.js';
 
 function roundDir(repoPath: string, runId: string, round: number): string {
   return ensureRepoDir(repoPath, path.join(ensureRunDir(repoPath, runId), 'council', `round-${pad(round)}`));
-}
-
-async function objectExists(repoPath: string, spec: string): Promise<boolean> {
-  const r = await execa('git', ['cat-file', '-e', spec], { cwd: repoPath, reject: false, stdin: 'ignore' });
-  return r.exitCode === 0;
 }
 
 const firstLines = (text: string, n: number): string => text.split('\n').slice(0, n).join('\n');

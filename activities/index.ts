@@ -7,9 +7,12 @@ import { writeHandoff as handoff } from './handoff.js';
 import { heartbeating } from './heartbeat.js';
 import { inspectRepo as inspect, prepareRun as prepare } from './repo.js';
 import { readAgentSignals as signals } from './signals.js';
+import { rewindRepo as rewind } from './checkpoints.js';
+import { inspectIteration as inspectAfter } from './iteration.js';
 import { prepareReview as review, writeReviewReport as reviewReport } from './review.js';
 
-export { runAgent } from './agent.js';
+// The agent call, with the lean iteration's prompt references and inspection (activities/iteration.ts).
+export { runAgent } from './iteration.js';
 export { notify } from './notify.js';
 export { runTests } from './tests.js';
 export { askProviderBreaker } from './provider-breaker.js';
@@ -17,11 +20,13 @@ export { askProviderBreaker } from './provider-breaker.js';
 export const prepareRun = heartbeating(prepare);
 export const inspectRepo = heartbeating(inspect);
 export const readAgentSignals = heartbeating(signals);
+export const rewindRepo = heartbeating(rewind);
 export const collectEvidence = heartbeating(collect);
 export const writeTranscript = heartbeating(transcript);
 export const writeHandoff = heartbeating(handoff);
 export { providerHealth } from './provider-health.js';
-export { runGate } from './gates/index.js';
+export { runGate, runGates } from './gates/index.js';
+export const inspectIteration = heartbeating(inspectAfter);
 export const prepareReview = heartbeating(review);
 export const writeReviewReport = heartbeating(reviewReport);
 export { projectEvents } from './event-store.js';

@@ -6,12 +6,13 @@
  * with a temporary index so the user's index is never touched. It covers committed, staged,
  * unstaged and untracked-but-not-ignored files, excludes `.vigil/`, and is content-addressed:
  * committing work does not change it, changing a file does.
+ *
+ * Every git command runs in the worker's git helper (activities/git-helper.ts, a small long-lived
+ * process), never spawned from the worker itself; an iteration's inspection is one round trip.
  */
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
-import os from 'node:os';
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import { execa } from 'execa';
 import {
   FAILURE_TYPES,
   InspectRepoInputSchema,
@@ -23,65 +24,52 @@ import {
 } from '../schemas/activities.js';
 import { alwaysHigh, isDependencyManifest } from '../workflows/decisions/tier-ladder.js';
 import { ensureRunDir, VIGIL_DIR } from './artifacts.js';
+import { createCheckpoint } from './checkpoints.js';
+import { helperInspect, helperTreeHash, runGit } from './git-helper.js';
 
 export const EXCLUDE = `:(exclude)${VIGIL_DIR}`;
 
 export async function git(cwd: string, args: string[], env: Record<string, string> = {}, input?: string): Promise<string> {
-  const r = await execa('git', args, {
-    cwd,
-    env: { ...env, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0' },
-    reject: false,
-    stripFinalNewline: true,
-    ...(input !== undefined ? { input } : { stdin: 'ignore' as const }),
-  });
+  const r = await runGit(cwd, args, env, input);
   if (r.exitCode !== 0) {
-    throw new Error(`git ${args.join(' ')} failed in ${cwd} (exit ${r.exitCode}): ${String(r.stderr).trim().slice(0, 1000)}`);
+    throw new Error(`git ${args.join(' ')} failed in ${cwd} (exit ${r.exitCode}): ${r.stderr.trim().slice(0, 1000)}`);
   }
-  return String(r.stdout);
+  return r.stdout;
+}
+
+/** True when `spec` names an object of the repository (`git cat-file -e`). */
+export async function objectExists(cwd: string, spec: string): Promise<boolean> {
+  return (await runGit(cwd, ['cat-file', '-e', spec])).exitCode === 0;
 }
 
 export async function headSha(cwd: string): Promise<string | null> {
   // `--verify -q` prints nothing for a repository without commits (plain rev-parse prints "HEAD").
-  const r = await execa('git', ['rev-parse', '--verify', '-q', 'HEAD^{commit}'], { cwd, reject: false, stdin: 'ignore' });
-  const out = String(r.stdout).trim();
+  const r = await runGit(cwd, ['rev-parse', '--verify', '-q', 'HEAD^{commit}']);
+  const out = r.stdout.trim();
   return r.exitCode === 0 && out ? out : null;
 }
 
-export async function assertGitRepo(repoPath: string): Promise<void> {
-  if (!existsSync(repoPath)) {
-    throw ApplicationFailure.create({ type: FAILURE_TYPES.notAGitRepository, nonRetryable: true, message: `repository path does not exist: ${repoPath}` });
-  }
-  const r = await execa('git', ['rev-parse', '--is-inside-work-tree'], { cwd: repoPath, reject: false, stdin: 'ignore' });
-  if (r.exitCode !== 0 || String(r.stdout).trim() !== 'true') {
-    throw ApplicationFailure.create({
-      type: FAILURE_TYPES.notAGitRepository,
-      nonRetryable: true,
-      message: `not a git working tree: ${repoPath} (run \`git init\` there, or point --repo at a repository)`,
-    });
-  }
+function notAGitRepository(repoPath: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: FAILURE_TYPES.notAGitRepository,
+    nonRetryable: true,
+    message: `not a git working tree: ${repoPath} (run \`git init\` there, or point --repo at a repository)`,
+  });
 }
 
-/** Git tree id of the working tree (see the file comment). */
+function missingRepository(repoPath: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: FAILURE_TYPES.notAGitRepository, nonRetryable: true, message: `repository path does not exist: ${repoPath}` });
+}
+
+export async function assertGitRepo(repoPath: string): Promise<void> {
+  if (!existsSync(repoPath)) throw missingRepository(repoPath);
+  const r = await runGit(repoPath, ['rev-parse', '--is-inside-work-tree']);
+  if (r.exitCode !== 0 || r.stdout.trim() !== 'true') throw notAGitRepository(repoPath);
+}
+
+/** Git tree id of the working tree (see the file comment; computed in the git helper). */
 export async function workingTreeHash(repoPath: string): Promise<string> {
-  const tmp = mkdtempSync(path.join(os.tmpdir(), 'vigil-index-'));
-  try {
-    const tmpIndex = path.join(tmp, 'index');
-    const realIndex = path.resolve(repoPath, await git(repoPath, ['rev-parse', '--git-path', 'index']));
-    // Starting from a copy of the real index lets git reuse its stat cache instead of rehashing.
-    // The copy keeps the original's mtime: git re-reads "racily clean" entries (modified in the
-    // same second the index was written) only when the index looks no newer than them.
-    if (existsSync(realIndex)) {
-      const st = statSync(realIndex);
-      copyFileSync(realIndex, tmpIndex);
-      utimesSync(tmpIndex, st.atime, st.mtime);
-    }
-    const env = { GIT_INDEX_FILE: tmpIndex };
-    await git(repoPath, ['add', '-A'], env);
-    await git(repoPath, ['rm', '-r', '-q', '--cached', '--ignore-unmatch', '--', VIGIL_DIR], env);
-    return await git(repoPath, ['write-tree'], env);
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
-  }
+  return helperTreeHash(repoPath);
 }
 
 /** Keeps `.vigil/` out of `git status` without touching the user's .gitignore. */
@@ -115,8 +103,8 @@ interface NumStat {
   deletions: number;
 }
 
-async function numstat(repoPath: string, from: string, to: string): Promise<NumStat> {
-  const out = await git(repoPath, ['diff', '--numstat', '-z', '--no-renames', from, to, '--', '.', EXCLUDE]);
+/** Reads `git diff --numstat -z` output. */
+function parseNumstat(out: string): NumStat {
   const files: string[] = [];
   let insertions = 0;
   let deletions = 0;
@@ -130,21 +118,20 @@ async function numstat(repoPath: string, from: string, to: string): Promise<NumS
   return { files, insertions, deletions };
 }
 
+/** The inspection after an iteration: one round trip to the git helper. */
 export async function inspectRepo(raw: InspectRepoInput): Promise<RepoSnapshot> {
   const input = InspectRepoInputSchema.parse(raw);
-  await assertGitRepo(input.repoPath);
-  const treeHash = await workingTreeHash(input.repoPath);
-  const head = await headSha(input.repoPath);
-  // With no run-start commit, everything counts as new: diff against the empty tree.
-  const base = input.runStartSha ?? (await git(input.repoPath, ['mktree'], {}, ''));
-  const { files, insertions, deletions } = await numstat(input.repoPath, base, treeHash);
+  if (!existsSync(input.repoPath)) throw missingRepository(input.repoPath);
+  const r = await helperInspect(input.repoPath, input.runStartSha, input.previousTree ?? null);
+  if (!r.repo || r.treeHash === undefined) throw notAGitRepository(input.repoPath);
+  const { files, insertions, deletions } = parseNumstat(r.sinceStart ?? '');
   let sinceLast: RepoSnapshot['sinceLast'] = null;
-  if (input.previousTree) {
-    const prevOk = (await execa('git', ['cat-file', '-e', `${input.previousTree}^{tree}`], { cwd: input.repoPath, reject: false, stdin: 'ignore' })).exitCode === 0;
-    if (prevOk) {
-      const d = await numstat(input.repoPath, input.previousTree, treeHash);
-      sinceLast = { files: d.files.length, lines: d.insertions + d.deletions, manifestChanged: d.files.some(isDependencyManifest), paths: d.files.slice(0, 50) };
-    }
+  if (input.previousTree && typeof r.sinceLast === 'string') {
+    const d = parseNumstat(r.sinceLast);
+    sinceLast = { files: d.files.length, lines: d.insertions + d.deletions, manifestChanged: d.files.some(isDependencyManifest), paths: d.files.slice(0, 50) };
   }
-  return { treeHash, head, changedFiles: files.slice(0, 50), changedCount: files.length, insertions, deletions, sinceLast };
+  // A tree that changed becomes a checkpoint when the run asks for one.
+  const cp = input.checkpoint;
+  const checkpoint = cp && r.treeHash !== input.previousTree ? await createCheckpoint(input.repoPath, r.treeHash, cp.parent, cp.ref, cp.message, cp.prune) : null;
+  return { treeHash: r.treeHash, head: r.head ?? null, changedFiles: files.slice(0, 50), changedCount: files.length, insertions, deletions, sinceLast, checkpoint };
 }

@@ -1,32 +1,65 @@
 /**
- * Benchmarks (not tests): what Vigil itself costs per iteration, against a real dev server.
+ * Benchmarks (not tests): what Vigil itself costs per iteration, against a real dev server started
+ * the way `vigil server` starts it (workers/dev-server.ts, its dynamic config included).
  *
  * 1. tree hash: `workingTreeHash` on a repository of N files, clean and after edits.
- * 2. iteration overhead: a run of K iterations of an agent that does nothing (`true`), i.e. the
- *    orchestration cost per iteration (activities, timers, history), and history growth.
- * 3. gates: an agent that edits a file every iteration, with the quality gates off and on: what
- *    the gates add per iteration beyond the time their own tools take.
+ * 2. iterations: one run each with the minimal and the default knobs, of an agent that changes
+ *    the tree every iteration (so no stagnation valve ends the run) and answers reviews (PASS)
+ *    and council votes (REJECT, so the run goes on). Per iteration: the orchestration overhead
+ *    (wall time minus the agent's own time), the CPU seconds of the worker (this process) and of
+ *    the server, the history events and bytes (every execution of the run, continue-as-new
+ *    included), and the overhead per window of 100 iterations (is it flat?). A run that ends
+ *    before its iteration count, or pauses, fails the bench.
+ * 3. load (`--concurrent 50,100,200`): that many runs at once on one worker (activity slots set
+ *    with `--slots`), each agent call sleeping `--agent-sleep` seconds: iterations per minute,
+ *    the fewest iterations any run made (starvation), worker and server RSS, and how fast a
+ *    status query and a pause/resume answer while loaded.
  *
- * Usage: npm run bench [-- --files 2000 --iterations 40 --gate-iterations 10]
+ * Usage: npm run bench [-- --iterations 1000] [-- --knobs minimal] [-- --concurrent 50,100,200]
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { workingTreeHash } from '../activities/repo.js';
 import { defaultKnobs, type Knobs } from '../schemas/knobs.js';
-import { freePort, startDevServer } from '../workers/dev-server.js';
+import { DEV_SERVER_DYNAMIC_CONFIG, freePort, startDevServer, type DevServer } from '../workers/dev-server.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
 import { createVigilWorker } from '../workers/worker.js';
+import { pauseUpdate, resumeUpdate, statusQuery } from '../workflows/messages.js';
 import { vigilRun } from '../workflows/run-workflow.js';
 
-const { values } = parseArgs({ options: { files: { type: 'string', default: '2000' }, iterations: { type: 'string', default: '40' }, 'gate-iterations': { type: 'string', default: '10' } } });
+const { values } = parseArgs({
+  options: {
+    files: { type: 'string', default: '2000' },
+    iterations: { type: 'string', default: '100' },
+    knobs: { type: 'string', default: 'minimal,default' },
+    concurrent: { type: 'string', default: '' },
+    'concurrent-seconds': { type: 'string', default: '90' },
+    'agent-sleep': { type: 'string', default: '5' },
+    slots: { type: 'string', default: '250' },
+    breakdown: { type: 'boolean', default: false },
+    'server-config': { type: 'string', default: 'tuned' },
+  },
+});
 const FILES = Number(values.files);
 const ITERATIONS = Number(values.iterations);
-const GATE_ITERATIONS = Number(values['gate-iterations']);
+const KNOB_SETS = values.knobs.split(',').filter(Boolean);
+const CONCURRENT = values.concurrent.split(',').filter(Boolean).map(Number);
+const LOAD_SECONDS = Number(values['concurrent-seconds']);
+const AGENT_SLEEP = Number(values['agent-sleep']);
+const SLOTS = Number(values.slots);
+
+/** `tuned`: the server's own dynamic config (DEV_SERVER_DYNAMIC_CONFIG); `none`: Temporal's defaults; or `key=json,...`. */
+function serverConfig(spec: string): Readonly<Record<string, number | boolean | string>> {
+  if (spec === 'tuned') return DEV_SERVER_DYNAMIC_CONFIG;
+  if (spec === 'none') return {};
+  return Object.fromEntries(spec.split(',').map((kv) => [kv.slice(0, kv.indexOf('=')), JSON.parse(kv.slice(kv.indexOf('=') + 1)) as number | boolean | string]));
+}
 
 const git = (cwd: string, ...args: string[]): void => {
   execFileSync('git', args, { cwd, stdio: 'ignore', env: { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' } });
@@ -70,51 +103,275 @@ async function benchTreeHash(): Promise<void> {
   }
 }
 
-interface RunFigures {
-  iterations: number;
-  ms: number;
-  events: number;
-  bytes: number;
-  /** Time the gate activities themselves reported (their tools), summed over the run. */
-  gateMs: number;
-  gatePasses: number;
+/** The bench's agent: changes the tree every iteration; reviewers pass, council members reject (the run goes on). */
+function writeAgent(dir: string): string {
+  const file = path.join(dir, 'bench-agent.sh');
+  writeFileSync(
+    file,
+    [
+      '#!/bin/sh',
+      'case "$VIGIL_ROLE" in',
+      '  iteration) echo "$VIGIL_ITERATION" >> notes.txt; if [ "${1:-0}" != 0 ]; then sleep "$1"; fi ;;',
+      '  reviewer|devils-advocate) echo "VERDICT: PASS"; echo "VOTE: REJECT" ;;',
+      '  council) echo "VOTE: REJECT"; echo "REASON: the bench never finishes" ;;',
+      'esac',
+      'exit 0',
+      '',
+    ].join('\n'),
+  );
+  chmodSync(file, 0o755);
+  return file;
 }
 
-/** One run on a fresh repository; the figures of its history. */
-async function measuredRun(client: Client, prd: string, knobs: Partial<Knobs>, label: string): Promise<RunFigures> {
+/** Every optional feature off: the loop itself. */
+const MINIMAL: Partial<Knobs> = {
+  qualityGates: false,
+  codeReview: false,
+  prdChecklist: false,
+  councilEnabled: false,
+  evidenceGate: false,
+  uncertaintyEscalation: false,
+  tierLadder: false,
+  providerBreaker: false,
+  notifyDesktop: false,
+  eventStore: false,
+};
+
+function knobSet(name: string, agent: string, sleepSeconds: number, iterations: number): Knobs {
+  const base = { ...defaultKnobs(), agentCommand: [agent, String(sleepSeconds)], maxIterations: iterations };
+  if (name === 'minimal') return { ...base, ...MINIMAL };
+  if (name === 'default') return base;
+  throw new Error(`unknown knob set ${name} (minimal, default)`);
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc. */
+function procCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
+function procRssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : 0;
+}
+
+const selfCpuSeconds = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+
+const { temporal } = proto;
+type History = proto.temporal.api.history.v1.IHistory;
+
+/** Every execution of a run, first to last (continue-as-new links them). */
+async function chainHistories(client: Client, workflowId: string, firstRunId: string): Promise<History[]> {
+  const out: History[] = [];
+  let runId: string | null = firstRunId;
+  while (runId) {
+    const h: History = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    out.push(h);
+    const last = h.events?.at(-1);
+    runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? null;
+  }
+  return out;
+}
+
+const payloadJson = (p: proto.temporal.api.common.v1.IPayloads | null | undefined): Record<string, unknown> | null => {
+  const data = p?.payloads?.[0]?.data;
+  if (!data) return null;
+  try {
+    return JSON.parse(Buffer.from(data).toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+};
+
+interface IterationTiming {
+  iteration: number;
+  scheduledMs: number;
+  agentMs: number;
+}
+
+interface RunFigures {
+  iterations: number;
+  wallMs: number;
+  agentMs: number;
+  workerCpu: number;
+  serverCpu: number;
+  events: number;
+  bytes: number;
+  executions: number;
+  timings: IterationTiming[];
+  byType: Map<string, { count: number; bytes: number }>;
+}
+
+const tsMs = (t: proto.temporal.api.history.v1.IHistoryEvent['eventTime']): number => Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
+
+function analyse(histories: History[]): Omit<RunFigures, 'iterations' | 'wallMs' | 'workerCpu' | 'serverCpu'> {
+  const timings: IterationTiming[] = [];
+  const byType = new Map<string, { count: number; bytes: number }>();
+  let events = 0;
+  let bytes = 0;
+  for (const h of histories) {
+    bytes += temporal.api.history.v1.History.encode(h).finish().byteLength;
+    const iterationOf = new Map<string, IterationTiming>();
+    for (const e of h.events ?? []) {
+      events += 1;
+      const type = temporal.api.enums.v1.EventType[e.eventType ?? 0] ?? String(e.eventType);
+      let label = type.replace(/^EVENT_TYPE_/, '');
+      const sched = e.activityTaskScheduledEventAttributes;
+      if (sched) label += `:${sched.activityType?.name ?? '?'}`;
+      const one = temporal.api.history.v1.HistoryEvent.encode(e).finish().byteLength;
+      const t = byType.get(label) ?? { count: 0, bytes: 0 };
+      byType.set(label, { count: t.count + 1, bytes: t.bytes + one });
+      if (sched?.activityType?.name === 'runAgent') {
+        const input = payloadJson(sched.input);
+        if (input?.role === 'iteration' && typeof input.iteration === 'number') {
+          const it = { iteration: input.iteration, scheduledMs: tsMs(e.eventTime), agentMs: 0 };
+          iterationOf.set(String(e.eventId), it);
+          timings.push(it);
+        }
+      }
+      const done = e.activityTaskCompletedEventAttributes;
+      if (done) {
+        const it = iterationOf.get(String(done.scheduledEventId));
+        const r = payloadJson(done.result);
+        if (it && typeof r?.durationMs === 'number') it.agentMs = r.durationMs;
+      }
+    }
+  }
+  // A re-scheduled iteration (after an interruption) counts once: its last call.
+  const last = new Map<number, IterationTiming>();
+  for (const t of timings) last.set(t.iteration, t);
+  const unique = [...last.values()].sort((a, b) => a.iteration - b.iteration);
+  return { agentMs: unique.reduce((a, t) => a + t.agentMs, 0), events, bytes, executions: histories.length, timings: unique, byType };
+}
+
+/** Fails the bench when the run pauses (a paused run would hang it) — checked every few seconds. */
+async function watchForPause(handle: WorkflowHandle, done: () => boolean): Promise<void> {
+  while (!done()) {
+    await new Promise((r) => setTimeout(r, 5000).unref());
+    if (done()) return;
+    try {
+      const s = await handle.query(statusQuery);
+      if (s.paused) throw new Error(`bench run ${handle.workflowId} paused at iteration ${s.iteration}: ${s.pause?.reason ?? ''}`);
+    } catch (err) {
+      if (err instanceof Error && err.message.startsWith('bench run')) throw err;
+    }
+  }
+}
+
+async function measuredRun(client: Client, server: DevServer, knobs: Knobs, label: string, prd: string): Promise<RunFigures> {
   const repo = repoWith(10);
   try {
+    const cpu0 = selfCpuSeconds();
+    const srv0 = procCpuSeconds(server.pid);
     const started = performance.now();
     const handle = await client.workflow.start(vigilRun, {
       taskQueue: 'bench',
       workflowId: `bench-${label}-${Date.now()}`,
-      args: [{ prdPath: prd, prdTitle: 'Bench', repoPath: repo, knobs: { ...defaultKnobs(), continueAsNewEvery: 1000, ...knobs } }],
+      args: [{ prdPath: prd, prdTitle: 'Bench', repoPath: repo, knobs }],
     });
-    const outcome = await handle.result();
-    const ms = performance.now() - started;
-    const history = await handle.fetchHistory();
-    const gateEvents = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runGate');
-    // Each gate reports how long its tools took; gates of one group run in parallel, so the
-    // tools' wall time is the slowest gate of each group (the tests gate is its own group).
-    const slowest = new Map<string, number>();
-    for (const e of history.events ?? []) {
-      const done = e.activityTaskCompletedEventAttributes;
-      if (!done?.result?.payloads?.[0]?.data) continue;
-      try {
-        const r = JSON.parse(Buffer.from(done.result.payloads[0].data).toString('utf8')) as { gate?: string; iteration?: number; durationMs?: number; verdict?: string; runner?: string };
-        if (typeof r.durationMs !== 'number') continue;
-        const group = r.gate === undefined ? (r.runner !== undefined ? 'tests' : null) : r.gate === 'static_analysis' || r.gate === 'secret_scan' ? 'static' : 'integrity';
-        if (group === null) continue;
-        const key = `${group}:${r.iteration ?? `t${slowest.size}`}`;
-        slowest.set(key, Math.max(slowest.get(key) ?? 0, r.durationMs));
-      } catch {
-        /* not JSON: not a gate */
-      }
+    let finished = false;
+    let wallMs = 0;
+    let workerCpu = 0;
+    let serverCpu = 0;
+    const ended = handle.result().finally(() => {
+      finished = true;
+      wallMs = performance.now() - started;
+      workerCpu = selfCpuSeconds() - cpu0;
+      serverCpu = procCpuSeconds(server.pid) - srv0;
+    });
+    const [outcome] = await Promise.all([ended, watchForPause(handle, () => finished)]);
+    if (outcome.status !== 'max_iterations_reached' || outcome.iteration !== knobs.maxIterations) {
+      throw new Error(`bench run ${label} ended at iteration ${outcome.iteration} of ${knobs.maxIterations}: ${outcome.status} (${outcome.reason})`);
     }
-    const gateMs = [...slowest.values()].reduce((a, b) => a + b, 0);
-    return { iterations: outcome.iteration, ms, events: history.events?.length ?? 0, bytes: JSON.stringify(history).length, gateMs, gatePasses: gateEvents.length };
+    const a = analyse(await chainHistories(client, handle.workflowId, handle.firstExecutionRunId));
+    return { ...a, iterations: outcome.iteration, wallMs, workerCpu, serverCpu };
   } finally {
     rmSync(repo, { recursive: true, force: true });
+  }
+}
+
+function report(label: string, f: RunFigures): void {
+  const n = f.iterations;
+  const overhead = (f.wallMs - f.agentMs) / n;
+  console.log(
+    `${label}: ${n} iterations (${f.executions} executions) in ${(f.wallMs / 1000).toFixed(1)} s; per iteration: ` +
+      `overhead ${(overhead / 1000).toFixed(3)} s (agent ${(f.agentMs / n / 1000).toFixed(3)} s), ` +
+      `CPU ${((f.workerCpu + f.serverCpu) / n).toFixed(3)} s (worker ${(f.workerCpu / n).toFixed(3)}, server ${(f.serverCpu / n).toFixed(3)}), ` +
+      `${(f.events / n).toFixed(1)} events, ${(f.bytes / n / 1024).toFixed(1)} KiB`,
+  );
+  // Flatness: the overhead per window of iterations (iteration i's call to iteration j's).
+  const w = n >= 400 ? 100 : Math.max(10, Math.floor(n / 5));
+  const windows: string[] = [];
+  for (let i = 0; i + w < f.timings.length; i += w) {
+    const a = f.timings[i] as IterationTiming;
+    const b = f.timings[i + w] as IterationTiming;
+    const agent = f.timings.slice(i, i + w).reduce((s, t) => s + t.agentMs, 0);
+    windows.push(`${a.iteration}-${b.iteration - 1}: ${((b.scheduledMs - a.scheduledMs - agent) / w / 1000).toFixed(3)}`);
+  }
+  if (windows.length) console.log(`  overhead per iteration by window (s): ${windows.join(' · ')}`);
+  if (values.breakdown) {
+    const rows = [...f.byType.entries()].sort((x, y) => y[1].bytes - x[1].bytes);
+    for (const [t, v] of rows) console.log(`    ${t.padEnd(60)} ${(v.count / n).toFixed(2).padStart(6)} events ${(v.bytes / n / 1024).toFixed(2).padStart(7)} KiB per iteration`);
+  }
+}
+
+async function benchLoad(client: Client, server: DevServer, agent: string, prd: string, runs: number): Promise<void> {
+  const repos: string[] = [];
+  const handles: WorkflowHandle<typeof vigilRun>[] = [];
+  const knobs = { ...knobSet('minimal', agent, AGENT_SLEEP, 100_000), continueAsNewEvery: 100 };
+  try {
+    for (let i = 0; i < runs; i++) {
+      const repo = repoWith(3);
+      repos.push(repo);
+      handles.push(await client.workflow.start(vigilRun, { taskQueue: 'bench', workflowId: `bench-load-${runs}-${i}-${Date.now()}`, args: [{ prdPath: prd, prdTitle: 'Bench', repoPath: repo, knobs }] }));
+    }
+    const iterationsOf = async (): Promise<number[]> => Promise.all(handles.map((h) => h.query(statusQuery).then((s) => s.iteration)));
+    // Warm up one agent call's time, then measure a window.
+    await new Promise((r) => setTimeout(r, (AGENT_SLEEP + 5) * 1000));
+    const before = await iterationsOf();
+    let rssWorker = 0;
+    let rssServer = 0;
+    const sample = setInterval(() => {
+      rssWorker = Math.max(rssWorker, process.memoryUsage().rss / 1024 / 1024);
+      rssServer = Math.max(rssServer, procRssMiB(server.pid));
+    }, 1000);
+    const t0 = performance.now();
+    const statusMs: number[] = [];
+    const pauseMs: number[] = [];
+    const deadline = t0 + LOAD_SECONDS * 1000;
+    let k = 0;
+    while (performance.now() < deadline - 3000) {
+      await new Promise((r) => setTimeout(r, 2500));
+      const h = handles[k++ % handles.length] as WorkflowHandle<typeof vigilRun>;
+      let t = performance.now();
+      await h.query(statusQuery);
+      statusMs.push(performance.now() - t);
+      t = performance.now();
+      await h.executeUpdate(pauseUpdate, { args: [{ reason: 'bench', by: 'bench' }] });
+      pauseMs.push(performance.now() - t);
+      await h.executeUpdate(resumeUpdate, { args: [{ by: 'bench' }] });
+    }
+    await new Promise((r) => setTimeout(r, Math.max(0, deadline - performance.now())));
+    const after = await iterationsOf();
+    const minutes = (performance.now() - t0) / 60_000;
+    clearInterval(sample);
+    const made = after.map((v, i) => v - (before[i] ?? 0));
+    const total = made.reduce((a, b) => a + b, 0);
+    const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
+    console.log(
+      `load, ${runs} runs (agent sleeps ${AGENT_SLEEP} s, ${SLOTS} activity slots): ${(total / minutes).toFixed(0)} iterations/min ` +
+        `(ideal ${((runs * 60) / AGENT_SLEEP).toFixed(0)}); fewest by one run ${Math.min(...made)}, most ${Math.max(...made)} in ${(minutes * 60).toFixed(0)} s; ` +
+        `RSS worker ${rssWorker.toFixed(0)} MiB + server ${rssServer.toFixed(0)} MiB; status median ${pct(statusMs, 0.5).toFixed(0)} ms (max ${Math.max(...statusMs).toFixed(0)}), ` +
+        `pause median ${pct(pauseMs, 0.5).toFixed(0)} ms (max ${Math.max(...pauseMs).toFixed(0)})`,
+    );
+    if (Math.min(...made) === 0) throw new Error(`load with ${runs} runs: a run made no iteration in ${LOAD_SECONDS} s (starved)`);
+  } finally {
+    await Promise.all(handles.map((h) => h.terminate('bench over').catch(() => undefined)));
+    for (const r of repos) rmSync(r, { recursive: true, force: true });
   }
 }
 
@@ -122,32 +379,19 @@ async function benchIterations(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const cli = await resolveTemporalCli();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-bench-server-'));
-  const server = await startDevServer({ cliPath: cli.path, dbFile: path.join(dir, 'temporal.db'), port: await freePort(), headless: true });
+  const server = await startDevServer({ cliPath: cli.path, dbFile: path.join(dir, 'temporal.db'), port: await freePort(), headless: true, dynamicConfig: serverConfig(values['server-config']) });
+  console.log(`server dynamic config: ${values['server-config']}`);
   const prd = path.join(dir, 'PRD.md');
-  writeFileSync(prd, '# Bench\n');
+  writeFileSync(prd, '# Bench\n\nAppend a line to notes.txt.\n');
+  const agent = writeAgent(dir);
   const native = await NativeConnection.connect({ address: server.address });
   const connection = await Connection.connect({ address: server.address });
   try {
-    const worker = await createVigilWorker({ connection: native, namespace: 'default', taskQueue: 'bench' });
+    const worker = await createVigilWorker({ connection: native, namespace: 'default', taskQueue: 'bench', maxConcurrentActivities: SLOTS, codec: null });
     await worker.runUntil(async () => {
       const client = new Client({ connection });
-      const noop = await measuredRun(client, prd, { agentCommand: ['true'], maxIterations: ITERATIONS, prdChecklist: false }, 'noop');
-      console.log(
-        `iterations: ${noop.iterations} no-op iterations in ${(noop.ms / 1000).toFixed(2)} s = ${(noop.ms / noop.iterations).toFixed(0)} ms each; ` +
-          `history ${noop.events} events (${(noop.events / noop.iterations).toFixed(1)} per iteration), ~${(noop.bytes / 1024).toFixed(0)} KiB (${(noop.bytes / noop.iterations / 1024).toFixed(1)} KiB per iteration)`,
-      );
-      // An agent that changes one file per iteration, with the tool gates off and on: what the
-      // gates cost beyond their own tools (orchestration), in time, events and history bytes.
-      const editing = { agentCommand: ['sh', '-c', 'echo "$VIGIL_ITERATION" >> notes.txt'], maxIterations: GATE_ITERATIONS, prdChecklist: false, codeReview: false, stagnationLimit: 1000, gatePauseAfter: 1000 };
-      const off = await measuredRun(client, prd, { ...editing, qualityGates: false }, 'gates-off');
-      const on = await measuredRun(client, prd, { ...editing, qualityGates: true }, 'gates-on');
-      const per = (f: RunFigures, v: number): number => v / f.iterations;
-      const overhead = per(on, on.ms - on.gateMs) - per(off, off.ms);
-      console.log(
-        `gates: ${on.iterations} editing iterations; off ${per(off, off.ms).toFixed(0)} ms, ${per(off, off.events).toFixed(1)} events, ${(per(off, off.bytes) / 1024).toFixed(1)} KiB per iteration; ` +
-          `on ${per(on, on.ms).toFixed(0)} ms (of which gate tools ${per(on, on.gateMs).toFixed(0)} ms), ${per(on, on.events).toFixed(1)} events, ${(per(on, on.bytes) / 1024).toFixed(1)} KiB per iteration ` +
-          `(${on.gatePasses} gate activities besides the tests); orchestration beyond the tools: ${overhead.toFixed(0)} ms per iteration`,
-      );
+      for (const name of KNOB_SETS) report(`iterations, ${name} knobs`, await measuredRun(client, server, knobSet(name, agent, 0, ITERATIONS), name, prd));
+      for (const runs of CONCURRENT) await benchLoad(client, server, agent, prd, runs);
     });
   } finally {
     await connection.close();

@@ -22,7 +22,7 @@ import { runSecret, runSecretPath } from '../activities/run-authorization.js';
 import { startCodecServer } from '../workers/codec-server.js';
 import { providersCommand } from './providers.js';
 import { followRun, iterationLine, statusLine } from './follow.js';
-import { qualityLines, spendText } from '../workflows/ui.js';
+import { checkpointLines, qualityLines, spendText } from '../workflows/ui.js';
 import { PrdError, prdOnHost, readChecklist, readPrd } from './prd.js';
 import { historyCommand, reportCommand } from './report.js';
 import { serverCommand, upCommand, workerCommand, type ServerFlags } from './processes.js';
@@ -325,6 +325,45 @@ export function buildProgram(): Command {
     );
 
   program
+    .command('checkpoints')
+    .description("list a run's checkpoints (iteration, time, commit, files changed, exit, tests, council verdict) and its rewinds")
+    .argument('<id>')
+    .option('--json', 'machine-readable output')
+    .action(async (id: string, o: { json?: boolean }) => {
+      const { checkpointsCommand } = await import('./checkpoints.js');
+      await withClient(endpoint(), async (client) => checkpointsCommand(client, endpoint(), id, Boolean(o.json), out));
+    });
+
+  program
+    .command('rewind')
+    .description('take a run back to just after iteration N: the tree restored to its checkpoint (the current tree kept first), the state as it was then; --fork starts a new run from checkpoint N of a finished run')
+    .argument('<id>')
+    .requiredOption('--to <n>', 'the iteration to go back to (one with a checkpoint: `vigil checkpoints <id>`)', intArg('--to', 1, 100_000_000))
+    .option('--reason <text>', 'why (shown in status and the UI)')
+    .option('--input <text>', 'a directive for the next prompt ("try it without the ORM")')
+    .option('--force', 'keep changes a person made to the tree since the run last looked in a checkpoint, instead of refusing')
+    .option('--fork', 'a finished run: start a new run (same PRD and knobs) from checkpoint N instead')
+    .option('--id <id>', 'with --fork: workflow id of the new run (default: <id>-fork-<N>-<time>)')
+    .option('--by <name>', 'who is rewinding (default: $USER)')
+    .action(async (id: string, o: Record<string, unknown>) => {
+      const { rewindCommand } = await import('./checkpoints.js');
+      if (o.id !== undefined && !o.fork) throw new CliError('--id names the new run of --fork; without --fork the run keeps its id', EXIT.usage);
+      const ep = endpoint();
+      await withClient(ep, async (client, connection) => {
+        const lines = await rewindCommand(client, connection, ep, id, {
+          to: o.to as number,
+          ...(typeof o.reason === 'string' ? { reason: o.reason } : {}),
+          ...(typeof o.input === 'string' ? { directive: o.input } : {}),
+          force: Boolean(o.force),
+          fork: Boolean(o.fork),
+          ...(typeof o.id === 'string' ? { forkId: validateId(o.id) } : {}),
+          by: by(o).by ?? defaultActor(),
+        });
+        for (const l of lines) out(l);
+      });
+    });
+
+  program
     .command('report')
     .description('reports from the event store (DATABASE_URL): across runs, or one run\'s timeline of iterations and decisions')
     .argument('[id]', 'a run: its timeline instead of the report across runs')
@@ -565,6 +604,7 @@ function printStatus(view: Awaited<ReturnType<typeof viewRun>>): void {
   if (snap.pendingDirectives) out(`  directives: ${snap.pendingDirectives} waiting for the next prompt`);
   if (snap.lastCompletion) out(`  last claim: iteration ${snap.lastCompletion.iteration}: ${snap.lastCompletion.reason}`);
   for (const line of qualityLines(snap)) out(`  ${line}`);
+  for (const line of checkpointLines(snap)) out(`  ${line.replace(/`/g, '')}`);
   if (snap.invalidMessageCount) out(`  ignored   : ${snap.invalidMessageCount} invalid message(s); last: ${snap.invalidMessages.at(-1)?.error ?? ''}`);
   for (const r of snap.recentIterations.slice(-5)) out(`  ${iterationLine(r)}`);
 }

@@ -75,6 +75,8 @@ export interface StartOptions {
   checklist?: ChecklistItem[];
   /** The host holding the repository (normalised): its workers run the repository-bound activities. */
   host?: string;
+  /** A directive for the first prompt, delivered with the start (signal-with-start). */
+  directive?: { directive: string; by: string };
 }
 
 export interface StartResult {
@@ -125,11 +127,10 @@ export async function startRun(client: Client, connection: Connection, ep: Endpo
   const missing = await missingSearchAttributes(connection, ep.namespace);
   const start = (withSearchAttributes: boolean): Promise<WorkflowHandle<typeof vigilRun>> => {
     const args: RunInput = withSearchAttributes ? input : { ...input, searchAttributes: false };
-    return client.workflow.start(vigilRun, {
+    const common = {
       taskQueue: ep.taskQueue,
       workflowId: opts.workflowId,
-      args: [args],
-      workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
+      args: [args] as [RunInput],
       staticSummary: staticSummary(input),
       staticDetails: staticDetails(input),
       ...(withSearchAttributes
@@ -142,7 +143,12 @@ export async function startRun(client: Client, connection: Connection, ep: Endpo
             ],
           }
         : {}),
-    });
+    };
+    if (opts.directive) {
+      // The directive is in history before the run's first workflow task, so the first prompt has it.
+      return client.workflow.signalWithStart(vigilRun, { ...common, signal: inputSignal, signalArgs: [opts.directive] });
+    }
+    return client.workflow.start(vigilRun, { ...common, workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL });
   };
   try {
     if (missing !== null && missing.length > 0) return { handle: await start(false), attached: false, searchAttributes: { missing } };

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { RunAuthorizationSchema } from './authorization.js';
 import { PROVIDERS } from './knobs.js';
 import { DirectiveSchema, PhaseSchema, TierSchema } from './run.js';
-import { ChecklistItemSchema, MAX_CHECKLIST_ITEMS, ReviewerRecordSchema } from './gates.js';
+import { ChecklistItemSchema, GateResultSchema, MAX_CHECKLIST_ITEMS, ReviewerRecordSchema, TOOL_GATES } from './gates.js';
 
 export const ParsedVoteSchema = z.object({
   vote: z.enum(['APPROVE', 'REJECT', 'CANNOT_VALIDATE']).nullable(),
@@ -66,6 +66,43 @@ export const PromptInputSchema = z.object({
 });
 export type PromptInput = z.infer<typeof PromptInputSchema>;
 
+/** The long parts of a prompt, which may travel by reference. */
+export const PROMPT_PART_NAMES = ['findings', 'gateFindings', 'checklist', 'handoffSummary'] as const;
+export type PromptPartName = (typeof PROMPT_PART_NAMES)[number];
+/** A part at least this long is stored by the agent activity and sent by reference afterwards. */
+export const PROMPT_PART_MIN_CHARS = 512;
+export const PromptRefsSchema = z.partialRecord(z.enum(PROMPT_PART_NAMES), z.string().regex(/^[0-9a-f]{64}$/));
+export type PromptRefs = z.infer<typeof PromptRefsSchema>;
+/** Failure type of an agent call whose prompt part was sent by reference but is not stored where the call runs. */
+export const PROMPT_PART_MISSING = 'PromptPartMissing';
+
+/**
+ * What the iteration's agent activity also does once the agent has exited (one activity instead of
+ * three): inspect the repository (as inspectRepo) and consume the agent's signal files (as
+ * readAgentSignals). An object so later steps can join it.
+ */
+/** A checkpoint to take of the inspected tree: where, on top of which commit, and which old refs to drop. */
+export const CheckpointRequestSchema = z.object({
+  ref: z.string().min(1).max(400),
+  /** The previous checkpoint's commit (null: the first checkpoint of the run). */
+  parent: z.string().max(64).nullable(),
+  message: z.string().max(2000),
+  /** Refs of checkpoints past the retention bound, deleted in the same transaction. */
+  prune: z.array(z.string().max(400)).max(200).default([]),
+});
+export type CheckpointRequest = z.input<typeof CheckpointRequestSchema>;
+
+export const IterationInspectionInputSchema = z.object({
+  runStartSha: z.string().nullable(),
+  /** Tree hash after the previous iteration: this iteration's own changes are measured against it. */
+  previousTree: z.string().nullable(),
+  /** Consume the agent's signal files. */
+  signals: z.boolean().default(true),
+  /** When given and the tree changed, the tree becomes a checkpoint commit (activities/checkpoints.ts). */
+  checkpoint: CheckpointRequestSchema.optional(),
+});
+export type IterationInspectionInput = z.input<typeof IterationInspectionInputSchema>;
+
 export const ProviderNameSchema = z.enum(PROVIDERS);
 
 export const RunAgentInputSchema = z.object({
@@ -88,6 +125,10 @@ export const RunAgentInputSchema = z.object({
   prompt: z.string().optional(),
   /** The prompt's parts, rendered by the activity (iterations). One of `prompt` and `promptInput` is required. */
   promptInput: PromptInputSchema.optional(),
+  /** Long prompt parts sent by reference: the sha256 of a text an earlier call of this run stored (see activities/iteration.ts). */
+  promptRefs: PromptRefsSchema.optional(),
+  /** After the agent: inspect the repository and read the signal files in the same activity (iterations). */
+  inspect: IterationInspectionInputSchema.nullable().optional(),
   role: AgentRoleSchema,
   iteration: z.number().int().min(1),
   phase: PhaseSchema,
@@ -161,16 +202,21 @@ export const AgentResultSchema = z.object({
   verification: z.record(z.string(), z.object({ status: z.enum(['passing', 'failing']), evidence: z.string().max(300) })).nullable().default(null),
   /** A failed call that hit a provider rate limit, with how long to wait. */
   rateLimit: z.object({ waitSeconds: z.number().int().min(0), source: z.enum(['reset_time', 'retry_after', 'rpm']) }).nullable().default(null),
+  /** The inspection after the agent (when asked for): the snapshot and the signals, or why it could not be made. */
+  inspection: z.lazy(() => IterationInspectionSchema).nullable().optional(),
 });
 export type AgentResult = z.infer<typeof AgentResultSchema>;
+
 
 export const InspectRepoInputSchema = z.object({
   repoPath: z.string(),
   runStartSha: z.string().nullable(),
   /** Tree hash after the previous iteration: when given, this iteration's own changes are measured. */
   previousTree: z.string().nullable().optional(),
+  /** When given and the tree differs from `previousTree`, the tree becomes a checkpoint commit (activities/checkpoints.ts). */
+  checkpoint: CheckpointRequestSchema.optional(),
 });
-export type InspectRepoInput = z.infer<typeof InspectRepoInputSchema>;
+export type InspectRepoInput = z.input<typeof InspectRepoInputSchema>;
 
 export const RepoSnapshotSchema = z.object({
   /** Git tree id of the working tree as `git add -A` would stage it (committed, staged, unstaged,
@@ -187,8 +233,35 @@ export const RepoSnapshotSchema = z.object({
     .object({ files: z.number().int().min(0), lines: z.number().int().min(0), manifestChanged: z.boolean(), paths: z.array(z.string()).max(50) })
     .nullable()
     .default(null),
+  /** The checkpoint taken of this tree (null: none asked for, or the tree did not change). */
+  checkpoint: z.object({ commit: z.string(), ref: z.string() }).nullable().default(null),
 });
 export type RepoSnapshot = z.infer<typeof RepoSnapshotSchema>;
+
+export const RewindRepoInputSchema = z.object({
+  repoPath: z.string(),
+  /** The tree the run last inspected: a working tree that differs holds changes made since. */
+  lastTree: z.string(),
+  /** The checkpoint to restore, and its tree. */
+  target: z.object({ commit: z.string(), tree: z.string() }),
+  /** Latest checkpoint (parent of the saved tree); null when the run has none after the target. */
+  latest: z.string().nullable(),
+  /** Where the tree before the rewind is kept (always written). */
+  savedRef: z.string().min(1).max(400),
+  message: z.string().max(2000),
+  /** Save changes made since the last inspection instead of refusing. */
+  force: z.boolean(),
+  /** Checkpoint refs after the target: the saved ref keeps their commits reachable; they are deleted. */
+  drop: z.array(z.string().max(400)).max(200).default([]),
+});
+export type RewindRepoInput = z.input<typeof RewindRepoInputSchema>;
+
+export const RewindRepoResultSchema = z.discriminatedUnion('ok', [
+  z.object({ ok: z.literal(true), savedCommit: z.string(), savedTree: z.string(), restoredTree: z.string(), changedFiles: z.number().int().min(0) }),
+  /** Refused, nothing changed: the tree has changes made since the last inspection (first 20 paths). */
+  z.object({ ok: z.literal(false), files: z.array(z.string()).max(20), count: z.number().int().min(0) }),
+]);
+export type RewindRepoResult = z.infer<typeof RewindRepoResultSchema>;
 
 export const RunTestsInputSchema = z.object({
   runId: z.string(),
@@ -225,6 +298,33 @@ export const TestResultSchema = z.object({
   reason: z.string().max(500).default(''),
 });
 export type TestResult = z.infer<typeof TestResultSchema>;
+
+/** One pass of the tool gates in one activity (lean runs; see activities/gates/index.ts). */
+export const RunGatesInputSchema = z.object({
+  runId: z.string(),
+  repoPath: z.string(),
+  iteration: z.number().int().min(0),
+  /** The groups in order; the gates of a group run in parallel. */
+  groups: z.array(z.array(z.enum(TOOL_GATES)).min(1)).max(TOOL_GATES.length),
+  /** Per gate, the tree it last passed on (its files are looked at since then); absent or null: the run start tree. */
+  sinceTrees: z.partialRecord(z.enum(TOOL_GATES), z.string().nullable()),
+  timeoutSeconds: z.number().int().min(1),
+  coverageThreshold: z.number().min(0).max(100),
+  /** The test suite, when the tests gate is in a group and this tree has no test result yet; null: not run here. */
+  tests: RunTestsInputSchema.nullable(),
+});
+export type RunGatesInput = z.input<typeof RunGatesInputSchema>;
+
+export interface RunGatesResult {
+  /** The tree the gates looked at. */
+  treeHash: string;
+  /** The tool gates' results (the tests gate excepted), in group order. */
+  results: z.infer<typeof GateResultSchema>[];
+  /** The test run, when it ran here. */
+  tests: TestResult | null;
+  /** A cancellation (pause or stop) cut the pass short: the groups after the last finished one did not run. */
+  interrupted: boolean;
+}
 
 /** Failure types thrown by activities as non-retryable ApplicationFailures. */
 export const FAILURE_TYPES = {
@@ -308,6 +408,13 @@ export const AgentSignalsSchema = z.object({
   problems: z.array(z.string().max(500)).max(10),
 });
 export type AgentSignals = z.infer<typeof AgentSignalsSchema>;
+
+export const IterationInspectionSchema = z.union([
+  z.object({ snapshot: RepoSnapshotSchema, signals: AgentSignalsSchema.nullable() }),
+  /** The inspection failed after the agent ran: the workflow inspects with its own activity (which reports the failure as such). */
+  z.object({ problem: z.string().max(1000) }),
+]);
+export type IterationInspection = z.infer<typeof IterationInspectionSchema>;
 
 /** An agent result with every field at its neutral value; callers set what they know. */
 export function blankAgentResult(over: Partial<AgentResult> & Pick<AgentResult, 'exitCode' | 'attempt'>): AgentResult {

@@ -65,6 +65,21 @@ export const WaivePayloadSchema = z.strictObject({
 });
 export type WaivePayload = z.infer<typeof WaivePayloadSchema>;
 
+/**
+ * Take the run back to just after iteration `to`: its working tree restored to that checkpoint (the
+ * current tree saved as a checkpoint first) and its state as it was then; `directive` goes into the
+ * next prompt. `force` saves changes a person made to the tree since the last inspection instead
+ * of refusing the rewind.
+ */
+export const RewindPayloadSchema = z.strictObject({
+  to: z.number().int().min(1).max(100_000_000),
+  reason: Reason.optional(),
+  directive: InputPayloadSchema.shape.directive.optional(),
+  force: z.boolean().optional(),
+  by: ActorSchema.optional(),
+});
+export type RewindPayload = z.infer<typeof RewindPayloadSchema>;
+
 export type ForceReviewPayload = z.infer<typeof ForceReviewPayloadSchema>;
 export type PausePayload = z.infer<typeof PausePayloadSchema>;
 export type ResumePayload = z.infer<typeof ResumePayloadSchema>;
@@ -79,6 +94,7 @@ export const MESSAGE_SCHEMAS = {
   forceReview: ForceReviewPayloadSchema,
   budget: BudgetPayloadSchema,
   waive: WaivePayloadSchema,
+  rewind: RewindPayloadSchema,
 } as const;
 export type MessageName = keyof typeof MESSAGE_SCHEMAS;
 

@@ -208,6 +208,8 @@ export const IterationRecordSchema = z.object({
   model: z.string().max(200).nullable().optional(),
   /** USD the call cost, when known. */
   costUsd: z.number().min(0).nullable().optional(),
+  /** The checkpoint commit of the tree this iteration left (null: no change, or checkpoints off). */
+  checkpoint: z.string().max(64).nullable().optional(),
 });
 export type IterationRecord = z.infer<typeof IterationRecordSchema>;
 
@@ -242,6 +244,80 @@ export type GatesState = z.infer<typeof GatesStateSchema>;
 export function emptyGatesState(): GatesState {
   return { tracks: {}, latest: [], lastTree: null, reviews: [], reviewRounds: 0, checklist: null, checklistProblem: null, checklistTried: false, lastRefusal: null };
 }
+
+/**
+ * What a rewind restores of the state after an iteration: the counters and small records only.
+ * The run's bounded lists (council verdicts, escalations, tier changes, iteration records, gate
+ * results, reviews) carry their iteration and are cut back to it instead; what was spent, sent or
+ * asked for (spend, budget, journal, notifications, checklist waivers, pending directives, a
+ * person's pause) is kept. Bounded: about 2 KiB per checkpoint.
+ */
+export const RewindSnapshotSchema = z.object({
+  iteration: z.number().int().min(0),
+  consecutiveFailures: z.number().int().min(0),
+  convergence: ConvergenceStateSchema,
+  councilRounds: z.number().int().min(0),
+  uncertainty: UncertaintyStateSchema,
+  ladder: LadderStateSchema.omit({ changes: true }).nullable(),
+  gateTracks: z.partialRecord(GateNameSchema, GateTrackSchema),
+  gatesLastTree: z.string().nullable(),
+  reviewRounds: z.number().int().min(0),
+  lastTests: TestRunRecordSchema.nullable(),
+  lastEvidence: EvidenceRecordSchema.nullable(),
+  lastCompletion: CompletionVerdictSchema.nullable(),
+  driftReports: z.number().int().min(0),
+});
+export type RewindSnapshot = z.infer<typeof RewindSnapshotSchema>;
+
+/** One checkpoint: a commit of the tree an iteration left, under `ref`, and what is known of it. */
+export const CheckpointRecordSchema = z.object({
+  iteration: z.number().int().min(1),
+  commit: z.string().max(64),
+  tree: z.string().max(64),
+  ref: z.string().max(400),
+  /** ISO time it was taken (workflow time). */
+  at: z.string(),
+  /** Files this iteration changed, and the files that differ from the run start. */
+  filesChanged: z.number().int().min(0),
+  filesSinceStart: z.number().int().min(0),
+  exitCode: z.number().int(),
+  /** The tests on this tree, and the council round held on it, once the iteration is over. */
+  tests: z.enum(['pass', 'fail', 'inconclusive']).nullable().default(null),
+  verdict: z.enum(['APPROVED', 'REJECTED', 'BLOCKED_BY_GATE']).nullable().default(null),
+  /** The state after the iteration, sealed when the next iteration starts (null until then). */
+  snapshot: RewindSnapshotSchema.nullable().default(null),
+});
+export type CheckpointRecord = z.infer<typeof CheckpointRecordSchema>;
+
+/** A rewind that happened: who, from where to where, why, and where the abandoned tree is kept. */
+export const RewindRecordSchema = z.object({
+  from: z.number().int().min(0),
+  to: z.number().int().min(1),
+  by: z.string().max(200),
+  reason: z.string().max(2000),
+  /** The directive it put into the next prompt (its first 300 characters). */
+  directive: z.string().max(300).nullable(),
+  /** The checkpoint the tree was restored to. */
+  checkpoint: z.string().max(64),
+  /** The tree as it was before the rewind (agent work and, with force, a person's changes), kept under `savedRef`. */
+  savedRef: z.string().max(400),
+  savedCommit: z.string().max(64),
+  /** Whether the rewind cancelled a running agent call. */
+  interruptedAgent: z.boolean(),
+  at: z.string(),
+});
+export type RewindRecord = z.infer<typeof RewindRecordSchema>;
+
+/** Checkpoints and rewinds of the run (checkpoints era). */
+export const CheckpointsStateSchema = z.object({
+  /** Oldest first; at most the `checkpointsKept` knob (200). */
+  list: z.array(CheckpointRecordSchema).max(200).default([]),
+  /** The most recent rewinds, oldest first. */
+  rewinds: z.array(RewindRecordSchema).max(20).default([]),
+  /** Rewinds ever (names the saved refs). */
+  rewindCount: z.number().int().min(0).default(0),
+});
+export type CheckpointsState = z.infer<typeof CheckpointsStateSchema>;
 
 /** Everything the run must remember; carried whole across continue-as-new. */
 export const RunStateSchema = z.object({
@@ -315,6 +391,8 @@ export const RunStateSchema = z.object({
   gates: GatesStateSchema.default(emptyGatesState()),
   /** Run events waiting for the event store, and what it confirmed (journal era). */
   journal: JournalStateSchema.default({ nextSeq: 1, pending: [], dropped: 0, stored: 0, problem: null }),
+  /** Per-iteration checkpoints and the rewinds (checkpoints era). */
+  checkpoints: CheckpointsStateSchema.default({ list: [], rewinds: [], rewindCount: 0 }),
 });
 export type RunState = z.infer<typeof RunStateSchema>;
 

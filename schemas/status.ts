@@ -21,6 +21,8 @@ import {
   PauseInfoSchema,
   PhaseSchema,
   TierSchema,
+  CheckpointRecordSchema,
+  RewindRecordSchema,
 } from './run.js';
 
 export const RUN_STATUSES = ['starting', 'running', 'gating', 'reviewing', 'paused', 'backing_off', 'waiting_for_provider', 'stopping', 'finished'] as const;
@@ -110,6 +112,16 @@ export const StatusSnapshotSchema = z.object({
       checklistProblem: z.string().nullable(),
       /** The latest completion refused before the council was asked. */
       lastRefusal: z.object({ iteration: z.number().int(), gates: z.array(z.string()), reason: z.string() }).nullable().optional(),
+    })
+    .optional(),
+  /** Checkpoints (oldest first, without their state snapshots) and rewinds; absent on older runs or with checkpoints off. */
+  checkpoints: z
+    .object({
+      kept: z.number().int(),
+      list: z.array(CheckpointRecordSchema.omit({ snapshot: true })),
+      rewinds: z.array(RewindRecordSchema),
+      /** The tree the run last inspected (a working tree that differs holds changes made since). */
+      lastTree: z.string().nullable(),
     })
     .optional(),
 });

@@ -1,7 +1,8 @@
 /**
  * Lifecycle of an embedded Temporal dev server (`temporal server start-dev`): persistent SQLite
  * database in WAL mode with `synchronous=NORMAL` (durable across crashes, not fsync-bound), the
- * namespace and Vigil's search attributes registered at start, readiness checked over gRPC.
+ * namespace and Vigil's search attributes registered at start, readiness checked over gRPC, and
+ * the dynamic config of `DEV_SERVER_DYNAMIC_CONFIG` (tuned for Vigil's workload).
  */
 import { chmodSync, createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -9,6 +10,32 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { execa, type ResultPromise } from 'execa';
 import { SEARCH_ATTRIBUTE_FLAGS } from '../schemas/search-attributes.js';
+
+/**
+ * Dynamic config of the embedded server, tuned for Vigil's workload: long chains of short tasks
+ * (an iteration is an agent call, a few workflow tasks and at most a couple more activities),
+ * one run per workflow, from one to a few hundred runs at once. The same values are in the
+ * compose deployment's `deploy/temporal/dynamicconfig/vigil.yaml` (tests/unit/deploy.test.ts
+ * keeps them equal); `npm run bench` measures them.
+ *
+ * - The history service's queue processors read at most `…MaxPollRPS` (default 20) batches per
+ *   second per shard, and the dev server has one shard: once a burst has used the budget up, every
+ *   task transfer (workflow task → matching, activity → matching) waits for the rate limiter, and
+ *   an iteration locks to ~0.3 s. Raised, the transfer of a task is immediate.
+ * - One task-queue partition (default 4): with one worker process, a task written to a partition
+ *   no poller is waiting on is forwarded or waits for a poll on it; with one partition every task
+ *   is matched to a waiting poll at once. One matching host and one shard need no partitioning.
+ */
+export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, number | boolean | string>> = {
+  'history.transferProcessorMaxPollRPS': 2000,
+  'history.transferProcessorMaxPollHostRPS': 2000,
+  'history.timerProcessorMaxPollRPS': 2000,
+  'history.timerProcessorMaxPollHostRPS': 2000,
+  'history.visibilityProcessorMaxPollRPS': 2000,
+  'history.visibilityProcessorMaxPollHostRPS': 2000,
+  'matching.numTaskqueueReadPartitions': 1,
+  'matching.numTaskqueueWritePartitions': 1,
+};
 
 export interface DevServerOptions {
   cliPath: string;
@@ -24,6 +51,8 @@ export interface DevServerOptions {
   logFile?: string;
   /** How long to wait for the server to answer (default 60 s). */
   readyTimeoutMs?: number;
+  /** Dynamic config values (default `DEV_SERVER_DYNAMIC_CONFIG`; the bench compares others). */
+  dynamicConfig?: Readonly<Record<string, number | boolean | string>>;
 }
 
 export interface DevServer {
@@ -126,6 +155,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     '--log-level', 'warn',
     ...(namespace !== 'default' ? ['--namespace', namespace] : []),
     ...SEARCH_ATTRIBUTE_FLAGS.flatMap((sa) => ['--search-attribute', sa]),
+    ...Object.entries(opts.dynamicConfig ?? DEV_SERVER_DYNAMIC_CONFIG).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${JSON.stringify(v)}`]),
     ...(opts.headless ? ['--headless'] : ['--ui-port', String(uiPort), '--ui-ip', ip]),
   ];
   const out = createWriteStream(logFile, { flags: 'a' });

@@ -5,7 +5,7 @@
  * query.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { BudgetPayload, ForceReviewPayload, InputPayload, PausePayload, ResumePayload, StopPayload, WaivePayload } from '../schemas/messages.js';
+import type { BudgetPayload, ForceReviewPayload, InputPayload, PausePayload, ResumePayload, RewindPayload, StopPayload, WaivePayload } from '../schemas/messages.js';
 import type { RunStatus, StatusSnapshot } from '../schemas/status.js';
 
 /** What every update answers: whether it changed anything, and the run's state after it. */
@@ -27,6 +27,11 @@ export const forceReviewUpdate = defineUpdate<MessageAck, [ForceReviewPayload]>(
 export const budgetUpdate = defineUpdate<MessageAck, [BudgetPayload]>('budget');
 /** Waive a PRD checklist item: its failure no longer blocks completion. */
 export const waiveUpdate = defineUpdate<MessageAck, [WaivePayload]>('waive');
+/**
+ * Take the run back to just after an iteration with a checkpoint: answered once done (a running
+ * agent call is cancelled first), or rejected with the reason, changing nothing.
+ */
+export const rewindUpdate = defineUpdate<MessageAck, [RewindPayload]>('rewind');
 
 // Signals take `unknown`: whatever a tool sends is validated in the workflow, and an invalid
 // payload is ignored and reported in status instead of failing the run.
@@ -37,6 +42,7 @@ export const inputSignal = defineSignal<[unknown?]>('input');
 export const forceReviewSignal = defineSignal<[unknown?]>('forceReview');
 export const budgetSignal = defineSignal<[unknown?]>('budget');
 export const waiveSignal = defineSignal<[unknown?]>('waive');
+export const rewindSignal = defineSignal<[unknown?]>('rewind');
 
 export const statusQuery = defineQuery<StatusSnapshot>('status');
 

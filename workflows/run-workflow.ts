@@ -27,7 +27,7 @@ import {
 } from '@temporalio/workflow';
 import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import type * as activities from '../activities/index.js';
-import { blankAgentResult, FAILURE_TYPES, type AgentResult, type PromptInput, type RepoSnapshot } from '../schemas/activities.js';
+import { blankAgentResult, FAILURE_TYPES, PROMPT_PART_MISSING, type AgentResult, type AgentSignals, type PromptInput, type RepoSnapshot } from '../schemas/activities.js';
 import { parseMessage, type MessageName } from '../schemas/messages.js';
 import {
   LIMITS,
@@ -95,7 +95,10 @@ import { blockingFailures, checklistGateResult, describeGateRefusal, gateFinding
 import { builderChecklist, checklistExtractionPrompt, checklistVerifierPrompt, maskedChecklist, selectHeldOut, waive as waiveItem } from './decisions/checklist.js';
 import { reviewSummaryForPrompt } from './decisions/review.js';
 import { runToolGates } from './quality-gates.js';
+import { installRewind } from './rewind.js';
+import { addCheckpoint, checkpointRows, planCheckpoint, sealCheckpoint } from './decisions/checkpoints.js';
 import { runReviewRound } from './review-round.js';
+import { PromptParts, runGatesPass } from './lean-iteration.js';
 import { MAX_CHECKLIST_ITEMS, type GateName, type GateResult, type ReviewRecord } from '../schemas/gates.js';
 
 // Workflow time: Date in the workflow sandbox is deterministic (frozen at the workflow task start).
@@ -154,6 +157,16 @@ export const JOURNAL_PATCH = 'vigil-journal-v1';
  */
 export const SEARCH_ATTRIBUTES_PATCH = 'vigil-search-attributes-v1';
 
+/** Runs from before checkpoints replay without them (no checkpoint asked of the inspection, no rewind). */
+export const CHECKPOINTS_PATCH = 'vigil-checkpoints-v1';
+
+/**
+ * Runs from before the lean iteration (the inspection and the signal files as activities of their
+ * own, every prompt part in every agent call, one activity per quality gate, transient statuses
+ * in the VigilStatus search attribute) replay as they ran. See workflows/lean-iteration.ts.
+ */
+export const LEAN_PATCH = 'vigil-lean-iteration-v1';
+
 /** History size past which a run rolls over at once, even mid agent call (Temporal's hard limit is 50 MB). */
 const EMERGENCY_HISTORY_BYTES = 20 * 1024 * 1024;
 
@@ -181,6 +194,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const providersEra = hardeningEra && patched(PROVIDERS_PATCH);
   const gatesEra = providersEra && patched(GATES_PATCH);
   const journalEra = gatesEra && patched(JOURNAL_PATCH);
+  const checkpointsEra = journalEra && patched(CHECKPOINTS_PATCH);
+  const leanEra = journalEra && patched(LEAN_PATCH);
   /** Events are journaled and projected only when the run asks for the store: no extra activity otherwise. */
   const journaling = journalEra && knobs.eventStore;
   const upsertsSearchAttributes = input.searchAttributes !== false || !patched(SEARCH_ATTRIBUTES_PATCH);
@@ -271,6 +286,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   let status: RunStatus = state.iteration === 0 ? 'starting' : 'running';
   let stopRequest: { reason: string; by: string; now: boolean } | null = null;
   let agentScope: CancellationScope | null = null;
+  /** The running pass of the tool gates (lean runs): a PAUSE or STOP cancels it. */
+  let gatesScope: CancellationScope | null = null;
+  const promptParts = new PromptParts();
   let backoffUntil: string | null = null;
   let phase: Phase | null = state.recentIterations.at(-1)?.phase ?? null;
   let tier: Tier | null = state.recentIterations.at(-1)?.tier ?? null;
@@ -333,6 +351,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     budgetUsd: state.budgetUsd ?? knobs.budgetUsd,
     providerWait,
     deadLetters: state.deadLetter.entries,
+    ...(checkpointsEra ? { checkpoints: { kept: knobs.checkpointsKept, list: checkpointRows(state), rewinds: state.checkpoints.rewinds, lastTree: state.convergence.lastHash } } : {}),
     ...(journaling ? { eventStore: { stored: state.journal.stored, pending: state.journal.pending.length, dropped: state.journal.dropped, problem: state.journal.problem } } : {}),
     ...(gatesEra
       ? {
@@ -351,7 +370,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
 
   /** Refreshes the UI details and the search attributes that changed. */
   const publish = (): void => {
-    const saStatus = outcome ? outcome.status : visibleStatus();
+    const shown = visibleStatus();
+    // Lean runs keep the short-lived gating/reviewing steps out of the search attribute (an upsert event each).
+    const saStatus = outcome ? outcome.status : leanEra && (shown === 'gating' || shown === 'reviewing') ? 'running' : shown;
     const updates = [];
     if (published.status !== saStatus) updates.push({ key: SA_STATUS, value: saStatus });
     if (published.iteration !== state.iteration) updates.push({ key: SA_ITERATION, value: state.iteration });
@@ -393,6 +414,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     pause: (p: { reason?: string; by?: string }, defaultBy: string): MessageAck => {
       if (state.pause) return ack(false, `already paused by ${state.pause.by}`);
       state.pause = { reason: p.reason ?? '', by: p.by ?? defaultBy, at: nowIso() };
+      gatesScope?.cancel();
       log.info('run paused', { by: state.pause.by, reason: state.pause.reason });
       publish();
       return ack(true, 'paused; no new iteration starts until resumed (a running agent call finishes first)');
@@ -409,6 +431,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       if (stopRequest && !(now && !stopRequest.now)) return ack(false, 'already stopping');
       stopRequest = { reason: p.reason ?? '', by: p.by ?? defaultBy, now };
       status = 'stopping';
+      gatesScope?.cancel();
       if (now && agentScope) agentScope.cancel();
       publish();
       return ack(true, now && agentScope ? 'stopping now; the running agent call is being cancelled' : 'stopping at the next boundary');
@@ -471,6 +494,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     rolloverNow = true;
     log.warn('history near its size limit: rolling over now', { historySize: workflowInfo().historySize });
     agentScope?.cancel();
+    gatesScope?.cancel();
   };
 
   const recordInvalid = (name: string, kind: 'signal' | 'update', error: string): void => {
@@ -543,6 +567,25 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   wire('forceReview', forceReviewUpdate, forceReviewSignal, applyForceReview);
   wire('budget', budgetUpdate, budgetSignal, applyBudget);
   wire('waive', waiveUpdate, waiveSignal, applyWaive);
+  const rewinder = checkpointsEra
+    ? installRewind({
+        workflowId: info.workflowId,
+        repoPath: input.repoPath,
+        knobs,
+        state,
+        acts: repo,
+        nowIso,
+        closed: () => (outcome ? `the run has finished (${outcome.status}); start a new run from a checkpoint with \`vigil rewind ${info.workflowId} --to N --fork\`` : stopRequest ? 'the run is stopping' : null),
+        agentRunning: () => agentScope !== null,
+        cancelAgent: () => agentScope?.cancel(),
+        ack,
+        recordEvent: (e) => recordEvent(e),
+        recordInvalid: (name, error) => recordInvalid(name, 'signal', error),
+        publish: () => publish(),
+      })
+    : null;
+  /** A rewind waits for the loop: every wait of the loop ends on it. */
+  const rewindPending = (): boolean => rewinder?.pending() ?? false;
   setHandler(statusQuery, snapshot, { description: 'The run snapshot (status, iteration, pause, outcome, ...)' });
 
   // ---- terminal path ----
@@ -560,6 +603,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         void r;
       });
     }
+    rewinder?.abandon(`the run finished (${s}) before the rewind could happen`);
     // Let in-flight update handlers answer before the run closes; this must also work after a
     // cancellation request, hence the non-cancellable scope.
     await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
@@ -630,7 +674,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
 
   // ---- quality gates, code review and the PRD checklist (gates era) ----
 
-  const interrupted = (): boolean => state.pause !== null || stopRequest !== null || rolloverNow;
+  const interrupted = (): boolean => state.pause !== null || stopRequest !== null || rolloverNow || rewindPending();
 
   /**
    * A gate result against its failure ladder: the stuck-gate abort ends the run; the pause and the
@@ -656,17 +700,19 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     if (!gatesEra || !gatesDue({ judging, iterationSucceeded, treeHash: tree, lastTree: state.gates.lastTree }, knobs)) return null;
     status = 'gating';
     publish();
-    const out = await runToolGates(gateActs, {
-      runId: info.workflowId,
-      repoPath: input.repoPath,
-      iteration: state.iteration,
-      knobs,
-      treeHash: tree,
-      runStartTree: state.runStart?.treeHash ?? null,
-      tracks: state.gates.tracks,
-      runTests: () => ensureTests(tree),
-      interrupted,
-    });
+    const out = leanEra
+      ? await leanGates(tree)
+      : await runToolGates(gateActs, {
+          runId: info.workflowId,
+          repoPath: input.repoPath,
+          iteration: state.iteration,
+          knobs,
+          treeHash: tree,
+          runStartTree: state.runStart?.treeHash ?? null,
+          tracks: state.gates.tracks,
+          runTests: () => ensureTests(tree),
+          interrupted,
+        });
     status = stopRequest ? 'stopping' : 'running';
     state.gates.latest = mergeLatest(state.gates.latest, out.results);
     if (!out.interrupted) state.gates.lastTree = tree;
@@ -678,6 +724,33 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     }
     publish();
     return null;
+  };
+
+  /** The tool gates of a lean run: one activity per pass, the test run remembered for the tree. */
+  const leanGates = async (tree: string): Promise<{ results: GateResult[]; interrupted: boolean }> => {
+    const out = await runGatesPass(gateActs, {
+      runId: info.workflowId,
+      repoPath: input.repoPath,
+      iteration: state.iteration,
+      knobs,
+      treeHash: tree,
+      runStartTree: state.runStart?.treeHash ?? null,
+      tracks: state.gates.tracks,
+      knownTests: state.lastTests,
+      testsInput: knobs.testCommand || detectTests ? { runId: info.workflowId, repoPath: input.repoPath, command: knobs.testCommand, detect: detectTests, iteration: state.iteration, timeoutSeconds: knobs.testTimeoutSeconds, authorization: input.authorization ?? null } : null,
+      run: async (call) => {
+        const scope = new CancellationScope();
+        gatesScope = scope;
+        try {
+          return await scope.run(call);
+        } finally {
+          gatesScope = null;
+        }
+      },
+      interrupted,
+    });
+    if (out.tests) state.lastTests = out.tests;
+    return out;
   };
 
   /** The code review of the current tree (a passing review of the same tree is not repeated). */
@@ -929,10 +1002,12 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   };
 
   /** After tracking: agent signal files, the tier ladder, the uncertainty decision; at most one escalation. */
-  const watchForTrouble = async (result: AgentResult, snap: RepoSnapshot): Promise<void> => {
-    const signals = await repo.readAgentSignals.executeWithOptions({ summary: `agent signal files after iteration ${state.iteration}` }, [
-      { runId: info.workflowId, repoPath: input.repoPath, iteration: state.iteration },
-    ]);
+  const watchForTrouble = async (result: AgentResult, snap: RepoSnapshot, read: AgentSignals | null): Promise<void> => {
+    const signals =
+      read ??
+      (await repo.readAgentSignals.executeWithOptions({ summary: `agent signal files after iteration ${state.iteration}` }, [
+        { runId: info.workflowId, repoPath: input.repoPath, iteration: state.iteration },
+      ]));
     for (const p of signals.problems) log.warn('unreadable agent signal file', { problem: p });
     const driftBefore = state.driftReports;
     state.driftReports += signals.driftReports;
@@ -1229,10 +1304,15 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           await flushJournal();
           // 1. Human messages first.
           if (stopRequest) return await stopOutcome();
+          if (rewindPending()) {
+            await rewinder?.perform();
+            publish();
+            continue;
+          }
           if (rolloverNow) {
             // Messages filled the history (even while paused): a fresh one now, pause and all.
-            await condition(allHandlersFinished);
-            if (!stopRequest) return await rollOver();
+            await condition(() => allHandlersFinished() || rewindPending());
+            if (!stopRequest && !rewindPending()) return await rollOver();
             continue;
           }
           if (state.pause) {
@@ -1242,7 +1322,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
               const p = state.pause;
               await notifyPeople('paused', `Run paused by ${p.by}`, p.reason || 'no reason given', 'info', { by: p.by, iteration: state.iteration }, `${info.workflowId}:paused:${p.at}`);
             }
-            await condition(() => state.pause === null || stopRequest !== null || rolloverNow);
+            await condition(() => state.pause === null || stopRequest !== null || rolloverNow || rewindPending());
             status = stopRequest ? 'stopping' : 'running';
             continue;
           }
@@ -1274,8 +1354,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
 
           // 3. Long runs: a fresh history at an iteration boundary, carrying the whole state.
           if (iterationsThisExecution >= knobs.continueAsNewEvery || workflowInfo().continueAsNewSuggested || rolloverNow) {
-            await condition(allHandlersFinished);
-            if (stopRequest || state.pause) continue; // a message arrived meanwhile: honour it first
+            await condition(() => allHandlersFinished() || rewindPending());
+            if (stopRequest || state.pause || rewindPending()) continue; // a message arrived meanwhile: honour it first
             return await rollOver();
           }
 
@@ -1285,7 +1365,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           if (pick === 'interrupted') continue;
           const { provider: iterationProvider, gate } = pick;
 
-          // 4. The iteration.
+          // 4. The iteration. The checkpoint of the last one is sealed with the state after it.
+          if (checkpointsEra) state.checkpoints.list = sealCheckpoint(state.checkpoints.list, state);
           state.iteration += 1;
           iterationsThisExecution += 1;
           status = 'running';
@@ -1316,11 +1397,16 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           };
           publish();
 
+          // Lean runs: long prompt parts by reference, and the inspection with the call.
+          // The tree after the call becomes this iteration's checkpoint when it changed.
+          const checkpoint = checkpointsEra ? planCheckpoint(state.checkpoints.list, info.workflowId, state.iteration, knobs.checkpointsKept) : null;
+          const inspect = { runStartSha: state.runStart?.sha ?? null, previousTree: state.convergence.lastHash, signals: true, ...(checkpoint ? { checkpoint } : {}) };
+          const leanArgs = (byRef: boolean) => (!leanEra ? { promptInput } : { ...(byRef ? promptParts.split(promptInput) : { promptInput }), inspect });
           let result: AgentResult;
           try {
             const scope = new CancellationScope();
             agentScope = scope;
-            result = await scope.run(() =>
+            const call = (byRef: boolean): Promise<AgentResult> =>
               agent.runAgent.executeWithOptions(
                 { summary: `iteration ${state.iteration} · ${phase} · tier ${tier}` },
                 [
@@ -1330,7 +1416,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
                     ...chooseAgent(knobsFor(iterationProvider, knobs), 'iteration', tier ?? 'development'),
                     remainingBudgetUsd: remainingBudget(state.spend.usd, state.budgetUsd ?? knobs.budgetUsd),
                     authorization: input.authorization ?? null,
-                    promptInput,
+                    ...leanArgs(byRef),
                     role: 'iteration',
                     iteration: state.iteration,
                     phase: phase ?? 'ACT',
@@ -1341,10 +1427,20 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
                     rateLimitRpm: knobs.rateLimitRpm,
                   },
                 ],
-              ),
-            );
+              );
+            result = await scope.run(async () => {
+              try {
+                return await call(true);
+              } catch (err) {
+                // A referenced prompt part is not stored where the call ran (the agent did not start): send the text.
+                if (!(leanEra && err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === PROMPT_PART_MISSING)) throw err;
+                promptParts.forget();
+                return await call(false);
+              }
+            });
           } catch (err) {
             if (isCancellation(err) && stopRequest) return await stopOutcome();
+            if (isCancellation(err) && rewindPending()) continue; // the rewind happens at the boundary
             if (isCancellation(err) && rolloverNow) {
               // Interrupted to keep the history under Temporal's limit: the next execution goes on.
               state.lastFindings = `Iteration ${state.iteration} was interrupted: messages filled the run's history, so the run rolled over to a fresh one. Check the state of the repository and carry on.`;
@@ -1371,9 +1467,18 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           if (fresh) state.contextClear = null;
 
           // 5. What did the iteration change?
-          const snap: RepoSnapshot = await repo.inspectRepo.executeWithOptions({ summary: `inspect repository after iteration ${state.iteration}` }, [
-            { repoPath: input.repoPath, runStartSha: state.runStart?.sha ?? null, ...(escalationEra ? { previousTree: state.convergence.lastHash } : {}) },
-          ]);
+          let snap: RepoSnapshot;
+          let signalsRead: AgentSignals | null = null;
+          if (leanEra) {
+            const made = result.inspection && 'snapshot' in result.inspection ? result.inspection : null;
+            const got = made ?? (await repo.inspectIteration.executeWithOptions({ summary: `inspect repository after iteration ${state.iteration}` }, [{ runId: info.workflowId, repoPath: input.repoPath, iteration: state.iteration, inspect }]));
+            snap = got.snapshot;
+            signalsRead = got.signals;
+          } else {
+            snap = await repo.inspectRepo.executeWithOptions({ summary: `inspect repository after iteration ${state.iteration}` }, [
+              { repoPath: input.repoPath, runStartSha: state.runStart?.sha ?? null, ...(escalationEra ? { previousTree: state.convergence.lastHash } : {}), ...(checkpoint ? { checkpoint } : {}) },
+            ]);
+          }
           const conv = trackConvergence(state.convergence, snap.treeHash, knobs.convergenceRingSize);
           state.convergence = councilEra ? trackDoneSignal(conv.state, result.claimed || result.donePhrase !== null) : conv.state;
 
@@ -1393,14 +1498,19 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             provider: result.provider,
             model: result.model,
             costUsd: result.usage ? costOf(result.usage) : null,
+            ...(checkpointsEra ? { checkpoint: snap.checkpoint?.commit ?? null } : {}),
           };
+          if (snap.checkpoint) {
+            const c = { iteration: state.iteration, commit: snap.checkpoint.commit, tree: snap.treeHash, ref: snap.checkpoint.ref, at: nowIso(), filesChanged: snap.sinceLast?.files ?? 0, filesSinceStart: snap.changedCount, exitCode: result.exitCode, tests: null, verdict: null, snapshot: null };
+            state.checkpoints.list = addCheckpoint(state.checkpoints.list, c, knobs.checkpointsKept);
+          }
           state.recentIterations = [...state.recentIterations, record].slice(-LIMITS.recentIterations);
           recordEvent(iterationEvent(record, state.lastTests));
           if (result.usage || state.spend.calls > 0) {
             const sp = state.spend;
             recordEvent({ kind: 'spend', iteration: state.iteration, usd: sp.usd, calls: sp.calls, unpricedCalls: sp.unpricedCalls ?? 0, budgetUsd: state.budgetUsd ?? knobs.budgetUsd });
           }
-          if (escalationEra) await watchForTrouble(result, snap);
+          if (escalationEra) await watchForTrouble(result, snap, signalsRead);
 
           // An authentication failure never fixes itself: no backoff, no retry count, no tier
           // climb — the run pauses in every mode until a person fixes the credentials and resumes.
@@ -1512,7 +1622,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             status = 'backing_off';
             backoffUntil = new Date(nowMs() + wait * 1000).toISOString(); // deterministic: workflow clock
             publish();
-            await condition(() => state.pause !== null || stopRequest !== null || rolloverNow, wait * 1000, {
+            await condition(() => state.pause !== null || stopRequest !== null || rolloverNow || rewindPending(), wait * 1000, {
               summary: rateLimited ? `rate limited: waiting ${wait}s (${rateLimited.source.replace(/_/g, ' ')}) after iteration ${state.iteration}` : `backoff ${wait}s after failed iteration ${state.iteration}`,
             });
             backoffUntil = null;

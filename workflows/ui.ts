@@ -101,6 +101,24 @@ export function qualityLines(s: StatusSnapshot): string[] {
   return lines;
 }
 
+/** The latest checkpoint and the latest rewind (who, from where to where, why), a line each. */
+export function checkpointLines(s: StatusSnapshot): string[] {
+  const cp = s.checkpoints;
+  if (!cp) return [];
+  const lines: string[] = [];
+  const last = cp.list.at(-1);
+  if (last) lines.push(`Checkpoint of iteration ${last.iteration}: \`${last.commit.slice(0, 12)}\` (${last.ref}) · ${cp.list.length} kept of ${cp.kept} · \`vigil checkpoints ${s.workflowId}\``);
+  else if (cp.kept === 0) lines.push('Checkpoints off (checkpointsKept 0): the run cannot be rewound');
+  const r = cp.rewinds.at(-1);
+  if (r) {
+    lines.push(
+      `Rewound by ${r.by} at ${r.at} from iteration ${r.from} to iteration ${r.to}${r.reason ? `: ${clip(r.reason, 300)}` : ''}` +
+        `${r.directive ? ` · directive: "${clip(r.directive, 120)}"` : ''}${r.interruptedAgent ? ' · the running agent call was cancelled' : ''} · the tree before is kept as ${r.savedRef}`,
+    );
+  }
+  return lines;
+}
+
 export function currentDetails(s: StatusSnapshot): string {
   const lines = [
     `**${s.status.toUpperCase()}** · iteration ${s.iteration}/${s.maxIterations}` +
@@ -130,6 +148,7 @@ export function currentDetails(s: StatusSnapshot): string {
     );
   }
   lines.push(...qualityLines(s));
+  lines.push(...checkpointLines(s));
   if (s.breaker) lines.push(`Circuit breaker tripped (${s.breaker.replace(/_/g, ' ')}): the council convenes every iteration`);
   if (s.council.forceReviewPending) lines.push('A council review was requested and convenes at the next boundary');
   const p = s.uncertainty.lastProxies;

@@ -1,12 +1,20 @@
 /**
- * The `runGate` activity: one tool gate on the working tree as it is now. It works out which
- * files changed since the tree the gates last saw, runs the gate (static analysis, secret scan,
- * mock integrity, test mutation, documentation, coverage; the test suite is `runTests`), writes
- * the full report under the run folder (`gates/<gate>-NNNN.json`) and returns the capped result.
- * A gate that overruns its timeout is inconclusive, never a pass.
+ * The gate activities. `runGates` (lean runs): every tool gate of one pass on the working tree as
+ * it is now, in one activity — the groups in order, the gates of a group in parallel, each bounded
+ * by its timeout, the test suite (`runTests`) where asked; the tree hash is computed once and the
+ * changed files once per starting tree. A cancellation (the workflow's answer to a PAUSE or STOP)
+ * aborts the running group and starts no other: the activity returns the results of the groups
+ * that finished, marked interrupted. `runGate` (older runs): one gate per activity.
+ *
+ * Each gate works out which files changed since the tree it last passed on (else the run start),
+ * runs (static analysis, secret scan, mock integrity, test mutation, documentation, coverage),
+ * writes its full report under the run folder (`gates/<gate>-NNNN.json`) and returns the capped
+ * result. A gate that overruns its timeout is inconclusive, never a pass.
  */
 import path from 'node:path';
-import { Context } from '@temporalio/activity';
+import { CancelledFailure, Context } from '@temporalio/activity';
+import { RunGatesInputSchema, type RunGatesInput, type RunGatesResult, type TestResult } from '../../schemas/activities.js';
+import { runTests } from '../tests.js';
 import { GateResultSchema, MAX_FINDINGS, RunGateInputSchema, type GateResult, type GateResultInput, type RunGateInput } from '../../schemas/gates.js';
 import { ensureRepoDir, ensureRunDir, pad } from '../artifacts.js';
 import { changedPaths, git, workingTreeHash } from '../repo.js';
@@ -42,43 +50,98 @@ async function evaluate(input: ReturnType<typeof RunGateInputSchema.parse>, file
   }
 }
 
+type GateInput = ReturnType<typeof RunGateInputSchema.parse>;
+
+/** One gate on `tree` (its changed files given): the capped result, its report written. */
+async function gateOnTree(input: GateInput, tree: string, files: string[], signal: AbortSignal): Promise<GateResult> {
+  const started = Date.now();
+  const timedOut = new Promise<GateResultInput>((resolve) => {
+    const done = (): void => resolve({ gate: input.gate, verdict: 'inconclusive', reason: `the ${input.gate.replace(/_/g, ' ')} gate did not finish within ${input.timeoutSeconds}s` });
+    if (signal.aborted) done();
+    else signal.addEventListener('abort', done);
+  });
+  const raw = await Promise.race([evaluate(input, files, signal), timedOut]);
+  const all = raw.findings ?? [];
+  const result: GateResultInput = {
+    ...raw,
+    findings: all.slice(0, MAX_FINDINGS),
+    findingCount: Math.max(raw.findingCount ?? 0, all.length),
+    durationMs: Date.now() - started,
+    treeHash: tree,
+    iteration: input.iteration,
+  };
+  const report = path.join(ensureRepoDir(input.repoPath, path.join(ensureRunDir(input.repoPath, input.runId), 'gates')), `${input.gate}-${pad(input.iteration)}.json`);
+  try {
+    writePrivateFile(report, `${JSON.stringify({ ...result, files, findings: all }, null, 2)}\n`);
+    result.reportPath = report;
+  } catch (err) {
+    if (!isStorageError(err)) throw err;
+    result.reason = `${result.reason ?? ''} (${describeWriteError('report not written', err)})`.slice(0, 500);
+  }
+  return GateResultSchema.parse({ ...result, reason: (result.reason ?? '').slice(0, 500) });
+}
+
 export async function runGate(raw: RunGateInput): Promise<GateResult> {
   const input = RunGateInputSchema.parse(raw);
   const ctx = Context.current();
-  const started = Date.now();
   const beat = setInterval(() => ctx.heartbeat(), 1000);
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(), input.timeoutSeconds * 1000);
   const signal = AbortSignal.any([timeout.signal, ctx.cancellationSignal]);
   try {
     const tree = await workingTreeHash(input.repoPath);
-    const files = await changedSince(input.repoPath, input.sinceTree, tree);
-    const timedOut = new Promise<GateResultInput>((resolve) => {
-      signal.addEventListener('abort', () =>
-        resolve({ gate: input.gate, verdict: 'inconclusive', reason: `the ${input.gate.replace(/_/g, ' ')} gate did not finish within ${input.timeoutSeconds}s` }),
-      );
-    });
-    const raw = await Promise.race([evaluate(input, files, signal), timedOut]);
-    const all = raw.findings ?? [];
-    const result: GateResultInput = {
-      ...raw,
-      findings: all.slice(0, MAX_FINDINGS),
-      findingCount: Math.max(raw.findingCount ?? 0, all.length),
-      durationMs: Date.now() - started,
-      treeHash: tree,
-      iteration: input.iteration,
-    };
-    const report = path.join(ensureRepoDir(input.repoPath, path.join(ensureRunDir(input.repoPath, input.runId), 'gates')), `${input.gate}-${pad(input.iteration)}.json`);
-    try {
-      writePrivateFile(report, `${JSON.stringify({ ...result, files, findings: all }, null, 2)}\n`);
-      result.reportPath = report;
-    } catch (err) {
-      if (!isStorageError(err)) throw err;
-      result.reason = `${result.reason ?? ''} (${describeWriteError('report not written', err)})`.slice(0, 500);
-    }
-    return GateResultSchema.parse({ ...result, reason: (result.reason ?? '').slice(0, 500) });
+    return await gateOnTree(input, tree, await changedSince(input.repoPath, input.sinceTree, tree), signal);
   } finally {
     clearInterval(beat);
     clearTimeout(timer);
+  }
+}
+
+/** Every tool gate of one pass (see the file comment). */
+export async function runGates(raw: RunGatesInput): Promise<RunGatesResult> {
+  const input = RunGatesInputSchema.parse(raw);
+  const ctx = Context.current();
+  ctx.heartbeat();
+  const beat = setInterval(() => ctx.heartbeat(), 1000);
+  try {
+    const tree = await workingTreeHash(input.repoPath);
+    const changed = new Map<string, Promise<string[]>>();
+    const filesSince = (since: string | null): Promise<string[]> => {
+      const key = since ?? '';
+      let p = changed.get(key);
+      if (!p) changed.set(key, (p = changedSince(input.repoPath, since, tree)));
+      return p;
+    };
+    const results: GateResult[] = [];
+    let tests: TestResult | null = null;
+    for (const group of input.groups) {
+      if (ctx.cancellationSignal.aborted) return { treeHash: tree, results, tests, interrupted: true };
+      const finished: GateResult[] = [];
+      let testsNow: TestResult | null = null;
+      await Promise.all(
+        group.map(async (gate) => {
+          if (gate === 'tests') {
+            if (!input.tests) return;
+            try {
+              testsNow = await runTests(input.tests);
+            } catch (err) {
+              if (!(err instanceof CancelledFailure)) throw err;
+            }
+            return;
+          }
+          const timeout = AbortSignal.timeout(input.timeoutSeconds * 1000);
+          const signal = AbortSignal.any([timeout, ctx.cancellationSignal]);
+          const one = { runId: input.runId, repoPath: input.repoPath, gate, iteration: input.iteration, sinceTree: input.sinceTrees[gate] ?? null, timeoutSeconds: input.timeoutSeconds, coverageThreshold: input.coverageThreshold };
+          finished.push(await gateOnTree(RunGateInputSchema.parse(one), tree, await filesSince(one.sinceTree), signal));
+        }),
+      );
+      // A group cut short by the cancellation does not count: it runs again on the next pass.
+      if (ctx.cancellationSignal.aborted) return { treeHash: tree, results, tests, interrupted: true };
+      results.push(...group.flatMap((g) => finished.filter((r) => r.gate === g)));
+      tests = testsNow ?? tests;
+    }
+    return { treeHash: tree, results, tests, interrupted: false };
+  } finally {
+    clearInterval(beat);
   }
 }

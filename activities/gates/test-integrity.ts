@@ -20,6 +20,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { MAX_FINDINGS, severityRank, type FindingInput, type GateName, type GateResultInput, type Severity } from '../../schemas/gates.js';
 import { readRegularFile } from '../safe-files.js';
+import { objectExists } from '../repo.js';
 
 // ---------------------------------------------------------------------------------------------
 // Limits and shared helpers
@@ -673,7 +674,7 @@ export async function testMutationGate(opts: { repoPath: string; files: string[]
   if (tree !== null) {
     const ok =
       TREEISH.test(tree) &&
-      (await execa('git', ['cat-file', '-e', `${tree}^{tree}`], { cwd: opts.repoPath, reject: false, stdin: 'ignore', env: { GIT_TERMINAL_PROMPT: '0' } })).exitCode === 0;
+      (await objectExists(opts.repoPath, `${tree}^{tree}`));
     if (!ok) {
       return { ...gateResult('test_mutation', [], '', startedAt), verdict: 'inconclusive', reason: 'previous tree not found in the repository; cannot compare test files' };
     }

@@ -7,7 +7,8 @@
  * The suite also records a fresh run of the demo scenario (a failed iteration, a claim blocked by
  * the evidence gate, a backoff timer, a directive, a pause, three council rounds and the devil's
  * advocate) and replays that, so the current code replays
- * its own histories too. `VIGIL_RECORD_HISTORY=1` saves that fresh history as a new fixture.
+ * its own histories too, and a run rewound from iteration 4 to 2 with a directive (checkpoints, the
+ * rewind update and its activity). `VIGIL_RECORD_HISTORY=1` saves those fresh histories as new fixtures.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -15,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { inputUpdate, pauseUpdate, resumeUpdate } from '../../workflows/messages.js';
+import { inputUpdate, pauseUpdate, resumeUpdate, rewindUpdate } from '../../workflows/messages.js';
 import { demoKnobs } from '../../cli/demo.js';
 import {
   assertBuilt,
@@ -23,6 +24,7 @@ import {
   makeRepo,
   makeWorker,
   ROOT,
+  writeScenario,
   runInput,
   startRun,
   uniqueId,
@@ -75,6 +77,33 @@ describe('replay', () => {
       const json = execFileSync(inject('temporalCli'), ['workflow', 'show', '--workflow-id', workflowId, '--address', inject('temporalAddress'), '--output', 'json'], { encoding: 'utf8' });
       await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, JSON.parse(json), 'demo-json')).resolves.toBeUndefined();
       writeFileSync(path.join(HISTORIES, `demo-v${VERSION}.json`), json.endsWith('\n') ? json : `${json}\n`);
+    }
+  });
+
+  it('replays a fresh recording of a rewound run', async () => {
+    const repo = makeRepo();
+    const step = (n: number) => ({ writes: { 'step.txt': `${n}\n` } });
+    const scenario = writeScenario(repo, { version: 1, iterations: [step(1), step(2), step(3), { ...step(4), sleepMs: 2000 }, step(5)] });
+    const tq = uniqueId('replay');
+    const worker = await makeWorker(env, tq);
+    const workflowId = uniqueId('rewind-replay');
+    const history = await worker.runUntil(async () => {
+      const handle = await startRun(env, tq, runInput(repo, scenario, { maxIterations: 4 }), workflowId);
+      await waitForStatus(handle, (s) => s.iteration === 4 && s.agentRunning);
+      await handle.executeUpdate(pauseUpdate, { args: [{ reason: 'recording a rewind', by: 'replay-test' }] });
+      await waitForStatus(handle, (s) => s.paused && !s.agentRunning);
+      await handle.executeUpdate(rewindUpdate, { args: [{ to: 2, by: 'replay-test', reason: 'back to 2', directive: 'Take another way.' }] });
+      await handle.executeUpdate(resumeUpdate, { args: [{ by: 'replay-test' }] });
+      const outcome = await handle.result();
+      expect(outcome.status).toBe('max_iterations_reached');
+      return handle.fetchHistory();
+    });
+    expect(history.events?.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'rewindRepo')).toBe(true);
+    await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, history, 'rewind')).resolves.toBeUndefined();
+    if (process.env.VIGIL_RECORD_HISTORY === '1') {
+      const json = execFileSync(inject('temporalCli'), ['workflow', 'show', '--workflow-id', workflowId, '--address', inject('temporalAddress'), '--output', 'json'], { encoding: 'utf8' });
+      await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, JSON.parse(json), 'rewind-json')).resolves.toBeUndefined();
+      writeFileSync(path.join(HISTORIES, `rewind-v${VERSION}.json`), json.endsWith('\n') ? json : `${json}\n`);
     }
   });
 });

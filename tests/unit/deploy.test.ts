@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { SEARCH_ATTRIBUTE_FLAGS } from '../../schemas/search-attributes.js';
 import { parseHostName } from '../../schemas/hosts.js';
+import { DEV_SERVER_DYNAMIC_CONFIG } from '../../workers/dev-server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const read = (file: string): string => readFileSync(path.join(ROOT, file), 'utf8');
@@ -291,6 +292,17 @@ describe('docker-compose.yml', () => {
     expect(script).toContain('for pair in $VIGIL_SEARCH_ATTRIBUTES');
     expect(script).toContain('--namespace "$ns"');
     expect(script).toContain('ns=$VIGIL_NAMESPACE');
+  });
+
+  it("gives the Temporal server the embedded server's tuned dynamic config (same keys, same values)", () => {
+    const temporal = service('temporal');
+    const file = hostFileOf(temporal, `/etc/temporal/${env(temporal).DYNAMIC_CONFIG_FILE_PATH}`);
+    const config = loadYaml(readFileSync(file, 'utf8')) as Record<string, { value: unknown; constraints?: Record<string, unknown> }[]>;
+    expect(Object.keys(DEV_SERVER_DYNAMIC_CONFIG).length).toBeGreaterThanOrEqual(4);
+    expect(DEV_SERVER_DYNAMIC_CONFIG['history.transferProcessorMaxPollRPS']).toBeGreaterThan(20);
+    for (const [key, value] of Object.entries(DEV_SERVER_DYNAMIC_CONFIG)) {
+      expect(config[key], `${key} in ${path.relative(ROOT, file)}`).toEqual([{ value, constraints: {} }]);
+    }
   });
 
   it("sets up Temporal's two databases with temporal-sql-tool before the server starts", () => {

@@ -81,6 +81,8 @@ const FIELD_VALUES: Record<string, fc.Arbitrary<unknown>> = {
   now: fc.oneof(fc.boolean(), fieldValue),
   directive: fc.oneof({ weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 500 }) }, { weight: 1, arbitrary: hugeString }, { weight: 1, arbitrary: fieldValue }),
   item: fc.oneof({ weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 80 }) }, { weight: 1, arbitrary: fieldValue }),
+  to: fc.oneof({ weight: 6, arbitrary: fc.integer({ min: -5, max: 1000 }) }, { weight: 1, arbitrary: fieldValue }),
+  force: fc.oneof({ weight: 4, arbitrary: fc.boolean() }, { weight: 1, arbitrary: fieldValue }),
   usd: fc.oneof({ weight: 4, arbitrary: fc.double({ min: 0, max: 1_000_000, noNaN: true }) }, { weight: 1, arbitrary: fc.double() }, { weight: 1, arbitrary: fieldValue }),
 };
 const FIELDS: Record<MessageName, string[]> = {
@@ -91,6 +93,7 @@ const FIELDS: Record<MessageName, string[]> = {
   forceReview: ['reason', 'by'],
   budget: ['usd', 'by'],
   waive: ['item', 'reason', 'by'],
+  rewind: ['to', 'reason', 'directive', 'force', 'by'],
 };
 
 /** Payloads with the message's own fields (most valid, some not), sometimes an evil extra key,
@@ -98,7 +101,7 @@ const FIELDS: Record<MessageName, string[]> = {
 const nearValid = (name: MessageName): fc.Arbitrary<unknown> =>
   fc
     .tuple(
-      fc.record(Object.fromEntries(FIELDS[name].map((f) => [f, FIELD_VALUES[f] as fc.Arbitrary<unknown>])), { requiredKeys: name === 'input' ? ['directive'] : name === 'budget' ? ['usd'] : name === 'waive' ? ['item'] : [] }),
+      fc.record(Object.fromEntries(FIELDS[name].map((f) => [f, FIELD_VALUES[f] as fc.Arbitrary<unknown>])), { requiredKeys: name === 'input' ? ['directive'] : name === 'budget' ? ['usd'] : name === 'waive' ? ['item'] : name === 'rewind' ? ['to'] : [] }),
       fc.option(fc.tuple(fc.constantFrom(...EVIL_KEYS), fieldValue), { freq: 5 }),
       fc.boolean(),
     )

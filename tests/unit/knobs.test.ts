@@ -350,6 +350,7 @@ const CASES: Record<KnobName, Cases> = {
   prdChecklist: boolCases,
   checklistHeldOut: boolCases,
   eventStore: boolCases,
+  checkpointsKept: intCases(0, 200),
 };
 
 describe('knob fromString', () => {

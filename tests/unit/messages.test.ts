@@ -8,7 +8,7 @@ import { MESSAGE_SCHEMAS, parseMessage, type MessageName } from '../../schemas/m
 import { LIMITS } from '../../schemas/run.js';
 
 const MiB = 1024 * 1024;
-const NAMES: MessageName[] = ['pause', 'resume', 'stop', 'input', 'forceReview', 'budget', 'waive'];
+const NAMES: MessageName[] = ['pause', 'resume', 'stop', 'input', 'forceReview', 'budget', 'waive', 'rewind'];
 
 /** Asserts a failed parse and returns its error text. */
 function errorOf(name: MessageName, payload: unknown): string {
@@ -25,7 +25,7 @@ function valueOf(name: MessageName, payload: unknown): unknown {
 }
 
 describe('parseMessage: registry', () => {
-  it('knows exactly pause, resume, stop, input, forceReview, budget and waive', () => {
+  it('knows exactly pause, resume, stop, input, forceReview, budget, waive and rewind', () => {
     expect(Object.keys(MESSAGE_SCHEMAS).sort()).toEqual([...NAMES].sort());
   });
 
@@ -52,6 +52,8 @@ describe('parseMessage: valid payloads', () => {
     ['input', { directive: 'use pnpm' }, { directive: 'use pnpm' }],
     ['input', { directive: 'use pnpm', by: 'carol' }, { directive: 'use pnpm', by: 'carol' }],
     ['input', { directive: '  keep surrounding space  ' }, { directive: '  keep surrounding space  ' }],
+    ['rewind', { to: 4 }, { to: 4 }],
+    ['rewind', { to: 12, reason: 'the ORM was a mistake', directive: 'try it without the ORM', force: true, by: 'dana' }, { to: 12, reason: 'the ORM was a mistake', directive: 'try it without the ORM', force: true, by: 'dana' }],
   ])('%s %j', (name, payload, expected) => {
     expect(parseMessage(name, payload)).toEqual({ ok: true, value: expected });
   });
@@ -79,6 +81,12 @@ describe('parseMessage: wrong types name the field', () => {
     ['stop', { now: null }, 'now'],
     ['input', { directive: 5 }, 'directive'],
     ['input', { directive: 'ok', by: {} }, 'by'],
+    ['rewind', {}, 'to'],
+    ['rewind', { to: 0 }, 'to'],
+    ['rewind', { to: 2.5 }, 'to'],
+    ['rewind', { to: '4' }, 'to'],
+    ['rewind', { to: 4, directive: '   ' }, 'directive'],
+    ['rewind', { to: 4, force: 'yes' }, 'force'],
   ])('%s %j -> error names "%s"', (name, payload, field) => {
     const error = errorOf(name, payload);
     expect(error.startsWith(`${name}: `)).toBe(true);

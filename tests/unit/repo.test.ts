@@ -1,7 +1,8 @@
 /**
  * Tests of activities/repo.ts against real git repositories in temporary directories: the working
  * tree hash (what it covers, what it ignores, that it never touches the user's index), the diff
- * summary of inspectRepo and the checks and side effects of prepareRun.
+ * summary of inspectRepo and the checks and side effects of prepareRun, and the git helper process
+ * they run git in (one process, reused, restarted when it dies).
  */
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -9,7 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterEach, describe, expect, it } from 'vitest';
-import { inspectRepo, prepareRun, workingTreeHash } from '../../activities/repo.js';
+import { git as gitCommand, inspectRepo, prepareRun, workingTreeHash } from '../../activities/repo.js';
+import { gitHelper } from '../../activities/git-helper.js';
 
 const GIT_ENV = {
   ...process.env,
@@ -264,6 +266,7 @@ describe('inspectRepo', () => {
       insertions: 0,
       deletions: 0,
       sinceLast: null,
+      checkpoint: null,
     });
   });
 
@@ -471,5 +474,67 @@ describe('workingTreeHash and racily clean index entries', () => {
     write(repo, 'f.txt', 'bbbb\n'); // same size, same second: the index entry looks clean
     await new Promise((r) => setTimeout(r, 1100));
     expect(await workingTreeHash(repo)).toBe(referenceTreeHash(repo));
+  });
+});
+
+describe('the git helper', () => {
+  it('runs every git command of an inspection in one long-lived process, reused across calls', async () => {
+    const { repo, sha } = committedRepo();
+    await inspectRepo({ repoPath: repo, runStartSha: sha });
+    const pid = gitHelper.pid;
+    const started = gitHelper.started;
+    expect(pid).not.toBeNull();
+    expect(pid).not.toBe(process.pid);
+    write(repo, 'c.txt', 'sea\n');
+    const snap = await inspectRepo({ repoPath: repo, runStartSha: sha });
+    await workingTreeHash(repo);
+    expect(snap.changedFiles).toEqual(['c.txt']);
+    expect(snap.treeHash).toBe(referenceTreeHash(repo));
+    expect(gitHelper.pid).toBe(pid);
+    expect(gitHelper.started).toBe(started);
+  });
+
+  it('answers concurrent requests, each with its own answer', async () => {
+    const a = committedRepo();
+    const b = committedRepo();
+    write(b.repo, 'only-b.txt', 'b\n');
+    const [ha, hb, sa, sb] = await Promise.all([workingTreeHash(a.repo), workingTreeHash(b.repo), inspectRepo({ repoPath: a.repo, runStartSha: a.sha }), inspectRepo({ repoPath: b.repo, runStartSha: b.sha })]);
+    expect(ha).toBe(referenceTreeHash(a.repo));
+    expect(hb).toBe(referenceTreeHash(b.repo));
+    expect(sa.changedCount).toBe(0);
+    expect(sb.changedFiles).toEqual(['only-b.txt']);
+  });
+
+  it('is restarted after it was killed, and the next inspection answers as before', async () => {
+    const { repo, sha } = committedRepo();
+    const first = await inspectRepo({ repoPath: repo, runStartSha: sha });
+    const pid = gitHelper.pid as number;
+    const started = gitHelper.started;
+    process.kill(pid, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(gitHelper.pid).toBeNull();
+    const again = await inspectRepo({ repoPath: repo, runStartSha: sha });
+    expect(again).toEqual(first);
+    expect(gitHelper.pid).not.toBeNull();
+    expect(gitHelper.pid).not.toBe(pid);
+    expect(gitHelper.started).toBe(started + 1);
+  });
+
+  it('sends a request lost with a killed helper again to the new one', async () => {
+    const { repo, sha } = committedRepo();
+    await inspectRepo({ repoPath: repo, runStartSha: sha });
+    const pid = gitHelper.pid as number;
+    const pending = inspectRepo({ repoPath: repo, runStartSha: sha });
+    process.kill(pid, 'SIGKILL');
+    const snap = await pending;
+    expect(snap.treeHash).toBe(referenceTreeHash(repo));
+    expect(gitHelper.pid).not.toBe(pid);
+  });
+
+  it('reports a git failure with the command and its message, and keeps running', async () => {
+    const { repo } = committedRepo();
+    const pid = (await workingTreeHash(repo), gitHelper.pid);
+    await expect(gitCommand(repo, ['cat-file', '-p', 'no-such-object'])).rejects.toThrow(/git cat-file -p no-such-object failed in .* \(exit 128\)/);
+    expect(gitHelper.pid).toBe(pid);
   });
 });

@@ -90,7 +90,9 @@ it('keeps the UI informed: summary, details, search attributes, current details,
       .map((d) => JSON.parse(Buffer.from(d).toString('utf8')) as string);
     expect(summaries).toContain('capture run-start commit');
     expect(summaries).toContain('iteration 1 · ACT · tier development');
-    expect(summaries).toContain('inspect repository after iteration 2');
+    expect(summaries).toContain('iteration 2 · REFLECT · tier development');
+    // The repository's inspection comes back with the agent call: no activity of its own.
+    expect(summaries).not.toContain('inspect repository after iteration 2');
     expect(summaries.some((s) => /^backoff \d+s after failed iteration 2$/.test(s))).toBe(true);
     expect(patchIds(history)).not.toContain(SEARCH_ATTRIBUTES_PATCH);
   });

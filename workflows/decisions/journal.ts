@@ -89,6 +89,7 @@ export function messageEvent(name: string, payload: Record<string, unknown> | nu
   else if (name === 'input') summary = `directive of ${str('directive').length} characters`;
   else if (name === 'budget') summary = `budget set to $${typeof p.usd === 'number' ? p.usd.toFixed(2) : '?'}`;
   else if (name === 'waive') summary = `waived ${str('item')}${str('reason') ? `: ${str('reason')}` : ''}`;
+  else if (name === 'rewind') summary = `rewind to iteration ${typeof p.to === 'number' ? p.to : '?'}${str('reason') ? `: ${str('reason')}` : ''}`;
   else if (name === 'stop') summary = `${p.now === true ? 'stop now' : 'stop'}${str('reason') ? `: ${str('reason')}` : ''}`;
   else summary = str('reason');
   return { kind: 'message', name: clip(name, 40), by: clip(by, 200), summary: clip(summary, 300), accepted };

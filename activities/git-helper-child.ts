@@ -1,0 +1,125 @@
+/**
+ * The git helper's own program: a tiny Node process (no imports beyond Node's own) that runs git
+ * commands for the worker and answers over stdio, one JSON line per request and per answer.
+ * Spawning from the worker, a large process, costs ~9 ms of blocked event loop per command; from
+ * this small one 1–2 ms, off the worker's loop. activities/git-helper.ts starts it (the source of
+ * `gitHelperMain` is passed to `node -e`, so it must stay self-contained: no closure over this
+ * module, only `require` of Node's modules) and restarts it when it dies.
+ *
+ * Requests: `{id, op: 'git', cwd, args, env?, input?}` → `{id, ok, exitCode, stdout, stderr}`;
+ * `{id, op: 'treeHash', cwd}` → `{id, ok, treeHash}`; `{id, op: 'inspect', cwd, runStartSha,
+ * previousTree}` → `{id, ok, repo: false}` or `{id, ok, repo: true, treeHash, head, sinceStart,
+ * sinceLast}` (numstat texts; `sinceLast` null when the previous tree is unknown or gone). A failure
+ * answers `{id, ok: false, error}`. The helper exits when its stdin closes (the worker is gone).
+ *
+ * The tree hash (see activities/repo.ts): the git tree id of the working tree as `git add -A` would
+ * stage it, computed with a temporary index that starts as a copy of the real one (its stat cache,
+ * with the original's mtime so "racily clean" entries are re-read), `.vigil/` removed from it; the
+ * user's index is never touched.
+ */
+export function gitHelperMain(): void {
+  /* eslint-disable @typescript-eslint/no-require-imports -- run by `node -e` as CommonJS */
+  const { spawn } = require('node:child_process') as typeof import('node:child_process');
+  const fs = require('node:fs') as typeof import('node:fs');
+  const os = require('node:os') as typeof import('node:os');
+  const path = require('node:path') as typeof import('node:path');
+  const readline = require('node:readline') as typeof import('node:readline');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  const VIGIL_DIR = '.vigil';
+  const EXCLUDE = `:(exclude)${VIGIL_DIR}`;
+
+  interface Ran {
+    exitCode: number;
+    stdout: string;
+    stderr: string;
+  }
+
+  const run = (cwd: string, args: string[], env: Record<string, string> = {}, input?: string): Promise<Ran> =>
+    new Promise((resolve) => {
+      const out: Buffer[] = [];
+      const err: Buffer[] = [];
+      let child;
+      try {
+        child = spawn('git', args, {
+          cwd,
+          env: { ...process.env, ...env, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0' },
+          stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+        });
+      } catch (e) {
+        resolve({ exitCode: -1, stdout: '', stderr: e instanceof Error ? e.message : String(e) });
+        return;
+      }
+      let failed: string | null = null;
+      child.on('error', (e) => (failed = e.message));
+      child.stdout?.on('data', (b: Buffer) => out.push(b));
+      child.stderr?.on('data', (b: Buffer) => err.push(b));
+      if (input !== undefined) child.stdin?.end(input);
+      child.on('close', (code) => {
+        const stdout = Buffer.concat(out).toString('utf8');
+        resolve({ exitCode: failed !== null ? -1 : (code ?? -1), stdout: stdout.endsWith('\n') ? stdout.slice(0, -1) : stdout, stderr: failed ?? Buffer.concat(err).toString('utf8') });
+      });
+    });
+
+  const ok = async (cwd: string, args: string[], env: Record<string, string> = {}, input?: string): Promise<string> => {
+    const r = await run(cwd, args, env, input);
+    if (r.exitCode !== 0) throw new Error(`git ${args.join(' ')} failed in ${cwd} (exit ${r.exitCode}): ${r.stderr.trim().slice(0, 1000)}`);
+    return r.stdout;
+  };
+
+  const treeHash = async (cwd: string): Promise<string> => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-index-'));
+    try {
+      const tmpIndex = path.join(tmp, 'index');
+      const realIndex = path.resolve(cwd, await ok(cwd, ['rev-parse', '--git-path', 'index']));
+      if (fs.existsSync(realIndex)) {
+        const st = fs.statSync(realIndex);
+        fs.copyFileSync(realIndex, tmpIndex);
+        fs.utimesSync(tmpIndex, st.atime, st.mtime);
+      }
+      const env = { GIT_INDEX_FILE: tmpIndex };
+      await ok(cwd, ['add', '-A'], env);
+      await ok(cwd, ['rm', '-r', '-q', '--cached', '--ignore-unmatch', '--', VIGIL_DIR], env);
+      return await ok(cwd, ['write-tree'], env);
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  };
+
+  const numstat = (cwd: string, from: string, to: string): Promise<string> => ok(cwd, ['diff', '--numstat', '-z', '--no-renames', from, to, '--', '.', EXCLUDE]);
+
+  type Request = { id: number; op: string; cwd: string; args?: string[]; env?: Record<string, string>; input?: string; runStartSha?: string | null; previousTree?: string | null };
+
+  const handle = async (req: Request): Promise<Record<string, unknown>> => {
+    if (req.op === 'git') return { ...(await run(req.cwd, req.args ?? [], req.env ?? {}, req.input)) };
+    if (req.op === 'treeHash') return { treeHash: await treeHash(req.cwd) };
+    if (req.op === 'inspect') {
+      const inside = await run(req.cwd, ['rev-parse', '--is-inside-work-tree']);
+      if (inside.exitCode !== 0 || inside.stdout.trim() !== 'true') return { repo: false };
+      const tree = await treeHash(req.cwd);
+      const head = await run(req.cwd, ['rev-parse', '--verify', '-q', 'HEAD^{commit}']);
+      // With no run-start commit, everything counts as new: diff against the empty tree.
+      const base = req.runStartSha ?? (await ok(req.cwd, ['mktree'], {}, ''));
+      const sinceStart = await numstat(req.cwd, base, tree);
+      let sinceLast: string | null = null;
+      if (req.previousTree === tree) sinceLast = '';
+      else if (req.previousTree && (await run(req.cwd, ['cat-file', '-e', `${req.previousTree}^{tree}`])).exitCode === 0) sinceLast = await numstat(req.cwd, req.previousTree, tree);
+      return { repo: true, treeHash: tree, head: head.exitCode === 0 && head.stdout.trim() ? head.stdout.trim() : null, sinceStart, sinceLast };
+    }
+    throw new Error(`unknown git helper operation ${req.op}`);
+  };
+
+  const lines = readline.createInterface({ input: process.stdin });
+  lines.on('line', (line) => {
+    let req: Request;
+    try {
+      req = JSON.parse(line) as Request;
+    } catch {
+      return;
+    }
+    handle(req).then(
+      (r) => process.stdout.write(`${JSON.stringify({ id: req.id, ok: true, ...r })}\n`),
+      (e: unknown) => process.stdout.write(`${JSON.stringify({ id: req.id, ok: false, error: e instanceof Error ? e.message : String(e) })}\n`),
+    );
+  });
+  lines.on('close', () => process.exit(0));
+}

@@ -1,0 +1,167 @@
+/**
+ * The worker's git helper: one small long-lived Node process (activities/git-helper-child.ts)
+ * that runs every git command of the activities, so the worker itself never spawns git. Started
+ * on first use, shared by every activity of the process, answered over stdio (requests in flight
+ * at once are answered as they finish), and restarted on the next request when it died — a
+ * request lost with it is sent again once (every operation is read-only for the repository).
+ * It holds the worker's event loop open only while a request is in flight, and exits when the
+ * worker does (its stdin closes).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
+import { gitHelperMain } from './git-helper-child.js';
+
+/** A request lasting longer than this is taken as a hung helper: it is killed (and restarted by the next request). */
+const REQUEST_TIMEOUT_MS = 15 * 60 * 1000;
+
+export interface GitRun {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface GitInspection {
+  repo: boolean;
+  treeHash?: string;
+  head?: string | null;
+  /** `git diff --numstat -z` from the run start (or the empty tree) to the working tree. */
+  sinceStart?: string;
+  /** The same from the previous tree; '' when unchanged, null when the previous tree is unknown or gone. */
+  sinceLast?: string | null;
+}
+
+type Request = { op: 'git'; cwd: string; args: string[]; env?: Record<string, string>; input?: string } | { op: 'treeHash'; cwd: string } | { op: 'inspect'; cwd: string; runStartSha: string | null; previousTree: string | null };
+
+interface Pending {
+  resolve: (answer: Record<string, unknown>) => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** The helper died with the request: it may be sent again. */
+class HelperLost extends Error {}
+
+class GitHelper {
+  private child: ChildProcess | null = null;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private buffered = '';
+  private starts = 0;
+
+  /** The helper's pid, or null while none runs. */
+  get pid(): number | null {
+    return this.child?.pid ?? null;
+  }
+
+  /** How many helper processes this worker has started (1 unless one died). */
+  get started(): number {
+    return this.starts;
+  }
+
+  private start(): ChildProcess {
+    const child = spawn(process.execPath, ['-e', `(${gitHelperMain.toString()})()`], { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.starts += 1;
+    this.buffered = '';
+    child.stdout?.setEncoding('utf8');
+    child.stdout?.on('data', (chunk: string) => this.receive(chunk));
+    // A write to a helper that just died fails here, and its exit handler answers the requests.
+    child.stdin?.on('error', () => {});
+    child.on('error', () => {});
+    child.on('exit', (code, signal) => {
+      if (this.child === child) this.child = null;
+      const why = new HelperLost(`the git helper exited (${signal ?? `code ${code}`})`);
+      for (const [id, p] of this.pending) {
+        clearTimeout(p.timer);
+        this.pending.delete(id);
+        p.reject(why);
+      }
+    });
+    this.child = child;
+    this.hold(false);
+    return child;
+  }
+
+  /** Keeps the event loop alive only while requests are in flight. */
+  private hold(on: boolean): void {
+    const c = this.child;
+    if (!c) return;
+    for (const s of [c.stdin, c.stdout] as (Socket | null)[]) {
+      if (on) s?.ref();
+      else s?.unref();
+    }
+    if (on) c.ref();
+    else c.unref();
+  }
+
+  private receive(chunk: string): void {
+    this.buffered += chunk;
+    let nl: number;
+    while ((nl = this.buffered.indexOf('\n')) >= 0) {
+      const line = this.buffered.slice(0, nl);
+      this.buffered = this.buffered.slice(nl + 1);
+      let answer: Record<string, unknown> & { id?: number; ok?: boolean; error?: string };
+      try {
+        answer = JSON.parse(line) as typeof answer;
+      } catch {
+        continue;
+      }
+      const p = this.pending.get(answer.id ?? -1);
+      if (!p) continue;
+      this.pending.delete(answer.id as number);
+      clearTimeout(p.timer);
+      if (this.pending.size === 0) this.hold(false);
+      if (answer.ok) p.resolve(answer);
+      else p.reject(new Error(answer.error ?? 'the git helper failed'));
+    }
+  }
+
+  private once(req: Request): Promise<Record<string, unknown>> {
+    const child = this.child ?? this.start();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`the git helper did not answer within ${REQUEST_TIMEOUT_MS / 1000}s (${req.op} in ${req.cwd}); it is restarted`));
+        child.kill('SIGKILL');
+      }, REQUEST_TIMEOUT_MS);
+      timer.unref();
+      if (this.pending.size === 0) this.hold(true);
+      this.pending.set(id, { resolve, reject, timer });
+      child.stdin?.write(`${JSON.stringify({ id, ...req })}\n`);
+    });
+  }
+
+  async request(req: Request): Promise<Record<string, unknown>> {
+    try {
+      return await this.once(req);
+    } catch (err) {
+      if (!(err instanceof HelperLost)) throw err;
+      return this.once(req);
+    }
+  }
+
+  /** Stops the helper (tests; a worker's helper simply ends with the worker). */
+  stop(): void {
+    this.child?.kill();
+    this.child = null;
+  }
+}
+
+/** The helper of this process. */
+export const gitHelper = new GitHelper();
+
+/** Runs git in `cwd` through the helper; the exit code is the caller's to judge. */
+export async function runGit(cwd: string, args: string[], env?: Record<string, string>, input?: string): Promise<GitRun> {
+  const r = await gitHelper.request({ op: 'git', cwd, args, ...(env ? { env } : {}), ...(input !== undefined ? { input } : {}) });
+  return { exitCode: Number(r.exitCode), stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? '') };
+}
+
+/** The tree hash of the working tree (see activities/repo.ts), in one round trip. */
+export async function helperTreeHash(cwd: string): Promise<string> {
+  return String((await gitHelper.request({ op: 'treeHash', cwd })).treeHash);
+}
+
+/** Everything an iteration's inspection needs from git, in one round trip. */
+export async function helperInspect(cwd: string, runStartSha: string | null, previousTree: string | null): Promise<GitInspection> {
+  return (await gitHelper.request({ op: 'inspect', cwd, runStartSha, previousTree })) as unknown as GitInspection;
+}

@@ -1,0 +1,112 @@
+/**
+ * The iteration's agent activity as the worker registers it (`runAgent`): the agent call of
+ * activities/agent.ts with, for iterations of lean runs, what keeps an iteration to one activity
+ * and its history small:
+ *
+ * - long prompt parts by reference: a part of at least PROMPT_PART_MIN_CHARS characters that
+ *   arrives as text is stored under the run folder (`prompt-parts/<sha256>.md`); a later call may
+ *   name it by its sha256 (`promptRefs`) instead of carrying it again. A reference that is not
+ *   stored here fails the call before the agent starts (PromptPartMissing: the workflow sends the
+ *   text);
+ * - after the agent: the repository's inspection (one round trip to the git helper) and the agent's
+ *   signal files (`inspect`), returned with the result; a failure there is reported in the result
+ *   (`inspection.problem`), never as a failed agent call;
+ * - the output's tail only when the call failed (a good call's tail is in its log).
+ *
+ * Also `inspectIteration`: the same inspection as an activity of its own, for an iteration whose
+ * agent activity could not inspect (its failures are the repository's, handled as such).
+ */
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import {
+  IterationInspectionInputSchema,
+  PROMPT_PART_MIN_CHARS,
+  PROMPT_PART_MISSING,
+  PROMPT_PART_NAMES,
+  type AgentResult,
+  type AgentSignals,
+  type IterationInspection,
+  type IterationInspectionInput,
+  type PromptInput,
+  type RepoSnapshot,
+  type RunAgentInput,
+} from '../schemas/activities.js';
+import { runAgent as callAgent } from './agent.js';
+import { ensureRepoDir, ensureRunDir } from './artifacts.js';
+import { inspectRepo } from './repo.js';
+import { isStorageError, readRegularFile, writePrivateFile } from './safe-files.js';
+import { readAgentSignals } from './signals.js';
+
+const MAX_PART_BYTES = 256 * 1024;
+
+const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+
+function partsDir(repoPath: string, runId: string): string {
+  return ensureRepoDir(repoPath, path.join(ensureRunDir(repoPath, runId), 'prompt-parts'));
+}
+
+/** The prompt input with every referenced part read back, and every long inline part stored for later references. */
+export function resolvePromptParts(input: RunAgentInput): RunAgentInput {
+  const p = input.promptInput;
+  if (!p) return input;
+  const refs = input.promptRefs ?? {};
+  const resolved: PromptInput = { ...p };
+  let dir: string | null = null;
+  const folder = (): string => (dir ??= partsDir(input.repoPath, input.runId));
+  for (const name of PROMPT_PART_NAMES) {
+    const ref = refs[name];
+    if (ref) {
+      const r = readRegularFile(path.join(folder(), `${ref}.md`), MAX_PART_BYTES);
+      if (!r?.ok || sha256(r.text) !== ref) {
+        throw ApplicationFailure.create({ type: PROMPT_PART_MISSING, nonRetryable: true, message: `prompt part ${name} (${ref.slice(0, 12)}) is not stored for run ${input.runId}` });
+      }
+      resolved[name] = r.text;
+      continue;
+    }
+    const text = p[name];
+    if (typeof text === 'string' && text.length >= PROMPT_PART_MIN_CHARS) {
+      try {
+        writePrivateFile(path.join(folder(), `${sha256(text)}.md`), text);
+      } catch (err) {
+        // Not stored: the next call finds it missing and gets the text again.
+        if (!isStorageError(err)) throw err;
+      }
+    }
+  }
+  return { ...input, promptInput: resolved };
+}
+
+/** The repository after an iteration and the agent's signal files (read once, consumed). */
+export async function inspectAfterAgent(base: { runId: string; repoPath: string; iteration: number }, raw: IterationInspectionInput): Promise<{ snapshot: RepoSnapshot; signals: AgentSignals | null }> {
+  const i = IterationInspectionInputSchema.parse(raw);
+  const snapshot = await inspectRepo({ repoPath: base.repoPath, runStartSha: i.runStartSha, previousTree: i.previousTree, ...(i.checkpoint ? { checkpoint: i.checkpoint } : {}) });
+  const signals = i.signals ? await readAgentSignals({ runId: base.runId, repoPath: base.repoPath, iteration: base.iteration }) : null;
+  return { snapshot, signals };
+}
+
+/** The `runAgent` activity (see the file comment). */
+export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
+  const lean = raw.role === 'iteration' && raw.inspect !== undefined && raw.inspect !== null;
+  const result = await callAgent(lean || raw.promptRefs ? resolvePromptParts(raw) : raw);
+  if (!lean || !raw.inspect) return result;
+  const ctx = Context.current();
+  ctx.heartbeat();
+  const beat = setInterval(() => ctx.heartbeat(), 1000);
+  let inspection: IterationInspection;
+  try {
+    inspection = await inspectAfterAgent({ runId: raw.runId, repoPath: raw.repoPath, iteration: raw.iteration }, raw.inspect);
+  } catch (err) {
+    inspection = { problem: (err instanceof Error ? err.message : String(err)).slice(0, 1000) };
+  } finally {
+    clearInterval(beat);
+  }
+  const failed = result.exitCode !== 0 || result.timedOut;
+  return { ...result, tail: failed ? result.tail : '', inspection };
+}
+
+/** The inspection as an activity of its own (when the agent activity could not make it). */
+export async function inspectIteration(raw: { runId: string; repoPath: string; iteration: number; inspect: IterationInspectionInput }): Promise<{ snapshot: RepoSnapshot; signals: AgentSignals | null }> {
+  return inspectAfterAgent(raw, raw.inspect);
+}

@@ -1,0 +1,145 @@
+/**
+ * The lean iteration (runs from `vigil-lean-iteration-v1` on): what keeps an iteration to a
+ * handful of small history events.
+ *
+ * - Prompt parts by reference (`PromptParts`): a long part (findings, gate findings, checklist,
+ *   handoff summary) travels as text the first time this execution sends it — the agent activity
+ *   stores it under the run folder — and afterwards as its sha256 only.
+ * - The repository's inspection and the agent's signal files come back with the agent call (one
+ *   activity instead of three); `inspectIteration` is the fallback when the call could not make it.
+ * - The tool gates of a pass in one activity (`runGatesPass`), the test suite included: the groups
+ *   still run in order, in parallel within a group; a PAUSE or STOP cancels the activity, which
+ *   reports the groups that finished (the interrupted pass runs again later).
+ *
+ * Workflow code: deterministic, no I/O.
+ */
+import { ActivityFailure, isCancellation, type ActivityInterfaceFor } from '@temporalio/workflow';
+import type * as activities from '../activities/index.js';
+import { PROMPT_PART_MIN_CHARS, PROMPT_PART_NAMES, type PromptInput, type PromptRefs, type RunGatesResult, type RunTestsInput } from '../schemas/activities.js';
+import { GateResultSchema, type GateResult, type GateTrack, type ToolGate } from '../schemas/gates.js';
+import type { Knobs } from '../schemas/knobs.js';
+import type { TestRunRecord } from '../schemas/run.js';
+import { gateGroups, gateLabel } from './decisions/gates.js';
+import { sha256Hex } from './decisions/sha256.js';
+import { testsGateResult } from './quality-gates.js';
+
+type Acts = ActivityInterfaceFor<typeof activities>;
+
+/** Which long prompt parts this execution has sent as text (so the activity has stored them). */
+export class PromptParts {
+  private readonly sent = new Set<string>();
+
+  /** The prompt input with every part sent before replaced by its reference. */
+  split(p: PromptInput): { promptInput: PromptInput; promptRefs: PromptRefs } {
+    const out: PromptInput = { ...p };
+    const refs: PromptRefs = {};
+    for (const name of PROMPT_PART_NAMES) {
+      const text = p[name];
+      if (typeof text !== 'string' || text.length < PROMPT_PART_MIN_CHARS) continue;
+      const hash = sha256Hex(text);
+      if (this.sent.has(hash)) {
+        refs[name] = hash;
+        out[name] = null;
+      } else {
+        this.sent.add(hash);
+      }
+    }
+    return { promptInput: out, promptRefs: refs };
+  }
+
+  /** The activity did not find a part where the call ran: send every part as text again. */
+  forget(): void {
+    this.sent.clear();
+  }
+}
+
+/** The test record of a run (as the workflow keeps it) from the activity's result. */
+export function testRecord(t: NonNullable<RunGatesResult['tests']>, treeHash: string, iteration: number): TestRunRecord {
+  return {
+    treeHash,
+    iteration,
+    passed: t.passed,
+    timedOut: t.timedOut,
+    exitCode: t.exitCode,
+    logPath: t.logPath,
+    failures: t.failures,
+    runner: t.runner,
+    verdict: t.verdict,
+    reason: t.reason,
+  };
+}
+
+export interface GatesPassInput {
+  runId: string;
+  repoPath: string;
+  iteration: number;
+  knobs: Knobs;
+  treeHash: string;
+  runStartTree: string | null;
+  tracks: Partial<Record<ToolGate, GateTrack>>;
+  /** The test run already made on `treeHash` (shared with the evidence gate), if any. */
+  knownTests: TestRunRecord | null;
+  /** How to run the suite when there is none for this tree (null: nothing to run). */
+  testsInput: RunTestsInput | null;
+  /** Runs the activity (in the scope the caller cancels on PAUSE or STOP). */
+  run: (call: () => Promise<RunGatesResult>) => Promise<RunGatesResult>;
+  /** True when a PAUSE or STOP arrived. */
+  interrupted: () => boolean;
+}
+
+export interface GatesPassOutcome {
+  /** Every gate that finished, in the spec's order (the tests gate included). */
+  results: GateResult[];
+  interrupted: boolean;
+  /** A test run made by this pass (to remember for the tree). */
+  tests: TestRunRecord | null;
+}
+
+/** One pass of the tool gates in one activity (see the file comment). */
+export async function runGatesPass(acts: Acts, input: GatesPassInput): Promise<GatesPassOutcome> {
+  const k = input.knobs;
+  const groups = gateGroups(k);
+  if (input.interrupted()) return { results: [], interrupted: true, tests: null };
+  const known = input.knownTests !== null && input.knownTests.treeHash === input.treeHash;
+  const wantsTests = groups.some((g) => g.includes('tests'));
+  let out: RunGatesResult;
+  try {
+    out = await input.run(() =>
+      acts.runGates.executeWithOptions({ summary: `quality gates (iteration ${input.iteration}): ${groups.map((g) => g.map(gateLabel).join(' + ')).join(' → ')}` }, [
+        {
+          runId: input.runId,
+          repoPath: input.repoPath,
+          iteration: input.iteration,
+          groups,
+          sinceTrees: Object.fromEntries(groups.flat().map((g) => [g, input.tracks[g]?.passTree ?? input.runStartTree])),
+          timeoutSeconds: k.gateTimeoutSeconds,
+          coverageThreshold: k.coverageThreshold,
+          tests: wantsTests && !known ? input.testsInput : null,
+        },
+      ]),
+    );
+  } catch (err) {
+    if (isCancellation(err) && input.interrupted()) return { results: [], interrupted: true, tests: null };
+    if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
+    // Lost after its retries: every gate of the pass is inconclusive, never a pass.
+    const why = err.cause?.message ?? err.message;
+    const lost = groups.flat().map((gate) => GateResultSchema.parse({ gate, verdict: 'inconclusive', reason: `the ${gateLabel(gate)} gate could not run: ${why}`.slice(0, 500), treeHash: input.treeHash, iteration: input.iteration }));
+    return { results: lost, interrupted: false, tests: null };
+  }
+  const ran = out.tests ? testRecord(out.tests, input.treeHash, input.iteration) : null;
+  const testsNow = known ? input.knownTests : ran;
+  // The tests gate counts once its group finished: it ran here, or the tree's run was known and the pass went past it.
+  const testsDone = ran !== null || (known && !out.interrupted) || (!input.testsInput && !out.interrupted);
+  const results: GateResult[] = [];
+  for (const group of groups) {
+    for (const gate of group) {
+      if (gate === 'tests') {
+        if (testsDone) results.push(testsGateResult(testsNow && testsNow.runner !== 'none' ? testsNow : null, input.treeHash, input.iteration));
+        continue;
+      }
+      const r = out.results.find((x) => x.gate === gate);
+      if (r) results.push(r);
+    }
+  }
+  return { results, interrupted: out.interrupted, tests: ran };
+}
