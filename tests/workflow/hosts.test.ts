@@ -65,6 +65,8 @@ const KNOBS: Partial<Knobs> = {
   councilCheckInterval: 1000,
   councilEarlyCheck: false,
   councilMemberTimeoutSeconds: 30,
+  codeReview: true,
+  reviewMaxReviewers: 2,
 };
 
 function scenarioFor(repo: string, who: string): string {
@@ -76,7 +78,8 @@ function scenarioFor(repo: string, who: string): string {
     ],
     roles: {
       council: { default: { output: 'VOTE: APPROVE\nREASON: the evidence holds\n' } },
-      'devils-advocate': { default: { output: 'VOTE: APPROVE\nREASON: nothing found against it\n' } },
+      'devils-advocate': { default: { output: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: nothing found against it\n' } },
+      reviewer: { default: { output: 'Reviewed the diff.\nVERDICT: PASS\nNo blocking issue.\n' } },
     },
   });
 }
@@ -140,10 +143,13 @@ describe('several hosts', () => {
       expect((await status(handle)).host).toBe(r.host);
       const { activities, events } = await placements(handle);
       const repoBound = activities.filter((a) => !ANYWHERE.has(a.type));
-      // The run did the repository work worth checking: agent, git, tests, gates, council, notification.
+      // The run did the repository work worth checking: agent calls (with the inspection), gates and
+      // tests, code review, council evidence and transcript, a notification.
       expect([...new Set(repoBound.map((a) => a.type))]).toEqual(
-        expect.arrayContaining(['prepareRun', 'runAgent', 'inspectRepo', 'readAgentSignals', 'runTests', 'runGate', 'collectEvidence', 'writeTranscript', 'notify']),
+        expect.arrayContaining(['prepareRun', 'runAgent', 'runGates', 'prepareReview', 'writeReviewReport', 'collectEvidence', 'writeTranscript', 'notify']),
       );
+      // Builder, reviewers and council members all ran on the host.
+      expect(repoBound.filter((a) => a.type === 'runAgent').length).toBeGreaterThanOrEqual(2 + 3 + 1);
       for (const a of repoBound) {
         expect(a, `${a.type} of the run on ${r.host}`).toEqual({ type: a.type, queue: hostTaskQueue(tq, r.host), identity: expect.stringMatching(identityOf(r.host)) });
       }
