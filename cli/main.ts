@@ -30,6 +30,8 @@ import type { ServerFlags } from './processes.js';
 import type { MessageKind } from './steer.js';
 import { addScheduleCommand } from './schedule.js';
 
+const HOST_WORKER_HELP = "this machine's name for runs: poll its task queue <queue>@<name> for the activities of runs started with --host <name>, besides the shared queue (default: VIGIL_HOST, else this machine's name)";
+
 const out = (line = ''): void => {
   process.stdout.write(`${line}\n`);
 };
@@ -143,23 +145,27 @@ export function buildProgram(): Command {
     .command('worker')
     .description('run a Vigil worker: the run workflow and its activities (agent calls, git, tests)')
     .option('--require-signed-runs', "execute only runs signed with this installation's run secret (created now if missing); see README: Security")
-    .action(async (o: { requireSignedRuns?: boolean }) => {
-      const { workerCommand } = await import('./processes.js');
+    .option('--host <name>', HOST_WORKER_HELP)
+    .action(async (o: { requireSignedRuns?: boolean; host?: string }) => {
+      const [{ workerCommand }, { resolveHost }] = await Promise.all([import('./processes.js'), import('./hosts.js')]);
+      const host = resolveHost(o.host);
       if (o.requireSignedRuns) {
         const { runSecret, runSecretPath } = await import('../activities/run-authorization.js');
         process.env.VIGIL_REQUIRE_SIGNED_RUNS = '1';
         runSecret(process.env, true);
         out(`vigil worker: executing only runs signed with ${runSecretPath()}`);
       }
-      process.exitCode = await workerCommand(endpoint());
+      process.exitCode = await workerCommand(endpoint(), host);
     });
 
-  serverOptions(program.command('up').description('start the dev server (unless one answers already) and a worker in one process')).action(
-    async (o: ServerFlags) => {
-      const { upCommand } = await import('./processes.js');
-      process.exitCode = await upCommand(endpoint(), o);
-    },
-  );
+  serverOptions(program.command('up').description('start the dev server (unless one answers already) and a worker in one process'))
+    .option('--host <name>', HOST_WORKER_HELP)
+    .action(async (o: ServerFlags & { host?: string }) => {
+      const [{ upCommand }, { resolveHost }] = await Promise.all([import('./processes.js'), import('./hosts.js')]);
+      const { host: hostFlag, ...flags } = o;
+      const host = resolveHost(hostFlag);
+      process.exitCode = await upCommand(endpoint(), flags, host);
+    });
 
   serverOptions(program.command('demo').description('run the scripted demo end to end: server, worker and a real run over a sample repository'))
     .option('--keep-server', 'keep the server and worker running after the run finishes')
@@ -179,28 +185,30 @@ export function buildProgram(): Command {
     .option('--set <key=value>', 'set a knob (repeatable); see `vigil config --explain`', collect, [])
     .option('--id <id>', 'workflow id of the run (default: vigil-<prd name>-<time>)')
     .option('--checklist <file>', 'the PRD checklist to verify (JSON or Markdown) instead of one extracted from the PRD')
+    .option('--host <name>', "the machine that holds the repository: the workers started there run the agent, git and tests (default: VIGIL_HOST, else this machine's name)")
     .option('--wait', 'follow the run until it finishes; exit with its outcome code')
     .action(async (prdFile: string, o: Record<string, unknown>) => {
-      const [{ readPrd, readChecklist }, { checkRepo, defaultRunId, startRun }, { checkPromptTemplate, requireAgentCommand }, { searchAttributeHint }, { followRun }] = await Promise.all([
-        import('./prd.js'),
-        import('./runs.js'),
-        import('./config.js'),
-        import('./connection.js'),
-        import('./follow.js'),
-      ]);
-      const prd = readPrd(prdFile);
-      const repoPath = checkRepo(String(o.repo));
+      const [{ readPrd, readChecklist, prdOnHost }, { checkRepo, defaultRunId, startRun }, { checkPromptTemplate, requireAgentCommand }, { searchAttributeHint }, { followRun }, { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost }, { hostTaskQueue }] =
+        await Promise.all([import('./prd.js'), import('./runs.js'), import('./config.js'), import('./connection.js'), import('./follow.js'), import('./hosts.js'), import('../schemas/host-names.js')]);
+      const host = resolveHost(typeof o.host === 'string' ? o.host : undefined);
+      // The repository and the PRD are on the run's host: checked here only when that is this machine.
+      const remote = host !== thisHost();
+      const prd = remote ? prdOnHost(pathOnHost('the PRD', prdFile, host)) : readPrd(prdFile);
+      const repoPath = remote ? pathOnHost('--repo', String(o.repo), host) : checkRepo(String(o.repo));
       const resolvedKnobs = checkPromptTemplate(await resolve(o), process.cwd());
       requireAgentCommand(resolvedKnobs);
       const checklist = typeof o.checklist === 'string' ? readChecklist(o.checklist) : undefined;
       const workflowId = typeof o.id === 'string' ? validateId(o.id) : defaultRunId(prd);
       const ep = endpoint();
       await withClient(ep, async (client, connection) => {
-        const { searchAttributes } = await startRun(client, connection, ep, { prd, repoPath, knobs: resolvedKnobs.knobs, workflowId, ...(checklist ? { checklist } : {}) });
+        const { searchAttributes } = await startRun(client, connection, ep, { prd, repoPath, knobs: resolvedKnobs.knobs, workflowId, host, ...(checklist ? { checklist } : {}) });
         if (searchAttributes.missing.length) process.stderr.write(`${searchAttributeHint(searchAttributes.missing, ep, searchAttributes.refusal)}\n`);
         out(`started run ${workflowId}`);
         out(`  PRD        : ${prd.path} ("${prd.title}")`);
         out(`  repository : ${repoPath}`);
+        out(`  host       : ${host} (task queue ${hostTaskQueue(ep.taskQueue, host)})${remote ? '; the PRD and repository are there, unchecked from here' : ''}`);
+        // Cheap to ask, and the one mistake that leaves a fresh run waiting silently.
+        if ((await hostPollers(connection, ep.namespace, ep.taskQueue, host))?.length === 0) process.stderr.write(`vigil: ${noHostWorkerHint(ep.taskQueue, host, repoPath)}\n`);
         out(`  history    : ${runUrl(ep, workflowId)}`);
         out(`  follow     : vigil watch ${workflowId}`);
         if (o.wait) {
@@ -217,12 +225,18 @@ export function buildProgram(): Command {
     .option('--json', 'machine-readable output')
     .action(async (id: string, o: { json?: boolean }) => {
       const [{ viewRun }, { printStatus, statusJson }] = await Promise.all([import('./steer.js'), import('./status.js')]);
-      await withClient(endpoint(), async (client) => {
+      const ep = endpoint();
+      await withClient(ep, async (client, connection) => {
         const view = await viewRun(client, id);
+        const host = view.kind === 'running' ? (view.snapshot?.host ?? null) : null;
+        // Only a running run with a host can be waiting for one: does any worker poll its queue?
+        const hosts = host ? await import('./hosts.js') : null;
+        const pollers = host && hosts ? await hosts.hostPollers(connection, ep.namespace, ep.taskQueue, host) : null;
         if (o.json) {
-          out(JSON.stringify(statusJson(view), null, 2));
+          out(JSON.stringify({ ...statusJson(view), ...(pollers ? { hostPollers: pollers } : {}) }, null, 2));
         } else {
           printStatus(view, out);
+          if (host && hosts && pollers?.length === 0) out(`  warning   : ${hosts.noHostWorkerHint(ep.taskQueue, host, view.snapshot?.repoPath ?? 'the repository').replace(/\n/g, '\n              ')}`);
         }
         if (view.kind === 'running' && !view.workerAnswered) process.exitCode = EXIT.unreachable;
       });
@@ -449,6 +463,28 @@ export function buildProgram(): Command {
           else out(`${id}: finished${r.view.kind === 'finished' && r.view.outcome ? `: ${r.view.outcome.status} (exit ${r.view.outcome.exitCode})` : ''}`);
           process.exitCode = r.exitCode;
         }
+      });
+    });
+
+  program
+    .command('logs')
+    .description("show an iteration's agent log, from any machine (read on the run's host by its worker); -f follows it while the agent runs")
+    .argument('<id>', 'workflow id of the run')
+    .option('--iteration <n>', 'which iteration (default: the current or last one)', intArg('--iteration', 1, 1_000_000))
+    .option('-f, --follow', 'keep printing what the agent writes until its call ends (Ctrl+C stops, exit 0)')
+    .option('--timeout <seconds>', "how long the run's host has to answer a read (exit 4 past it)", intArg('--timeout', 1, 300), 15)
+    .action(async (id: string, o: { iteration?: number; follow?: boolean; timeout: number }) => {
+      const { logsCommand } = await import('./logs.js');
+      await withClient(endpoint(), async (client) => {
+        process.exitCode = await logsCommand(client, id, {
+          ...(o.iteration !== undefined ? { iteration: o.iteration } : {}),
+          follow: Boolean(o.follow),
+          answerSeconds: o.timeout,
+          write: (text) => new Promise<void>((resolve) => process.stdout.write(text, () => resolve())),
+          note: (line) => process.stderr.write(`${line}\n`),
+          // Only following ends on Ctrl+C with exit 0; a plain read is interrupted as any command.
+          ...(o.follow ? { interrupted: new Promise<void>((resolve) => process.once('SIGINT', () => resolve())) } : {}),
+        });
       });
     });
 

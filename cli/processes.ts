@@ -9,7 +9,7 @@ import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@tempor
 import { isListening, startDevServer, type DevServer } from '../workers/dev-server.js';
 import { vigilHome } from '../workers/paths.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
-import { createVigilWorker } from '../workers/worker.js';
+import { createHostWorkers, hostQueueLine } from '../workers/host-workers.js';
 import { CliError, connectionOptions, describeEndpoint, EXIT, joinHostPort, localEndpoint, sayWarnings, splitHostPort, unreachable, type Endpoint } from './connection.js';
 
 export interface ServerFlags {
@@ -100,13 +100,14 @@ export async function connectWorker(ep: Endpoint): Promise<NativeConnection> {
   }
 }
 
-export async function workerCommand(ep: Endpoint): Promise<number> {
+/** `host`: this machine's name for runs (`--host`, VIGIL_HOST); its queue is polled next to the shared one. */
+export async function workerCommand(ep: Endpoint, host: string): Promise<number> {
   installRuntime('INFO');
   const connection = await connectWorker(ep);
   try {
-    const worker = await createVigilWorker({ connection, namespace: ep.namespace, taskQueue: ep.taskQueue });
-    say(`vigil worker polling task queue "${ep.taskQueue}" (namespace "${ep.namespace}", ${describeEndpoint(ep)}); Ctrl+C to stop`);
-    await worker.run();
+    const workers = await createHostWorkers({ connection, namespace: ep.namespace, taskQueue: ep.taskQueue, host });
+    say(`vigil worker polling task queue "${ep.taskQueue}" (namespace "${ep.namespace}", ${describeEndpoint(ep)}) and ${hostQueueLine(workers.queues, host)}; Ctrl+C to stop`);
+    await workers.run();
     say('vigil worker stopped');
     return 0;
   } finally {
@@ -137,10 +138,10 @@ export async function localServer(ep: Endpoint, flags: ServerFlags): Promise<{ s
   return { server, endpoint: localEndpoint(ep, server.address, server.uiUrl) };
 }
 
-export async function upCommand(ep: Endpoint, flags: ServerFlags): Promise<number> {
+export async function upCommand(ep: Endpoint, flags: ServerFlags, host: string): Promise<number> {
   const { server, endpoint } = await localServer(ep, flags);
   try {
-    return await workerCommand(endpoint);
+    return await workerCommand(endpoint, host);
   } finally {
     await server?.stop();
   }

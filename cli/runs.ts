@@ -44,6 +44,8 @@ export interface StartOptions {
   attachIfRunning?: boolean;
   /** A checklist a person supplied (`--checklist FILE`), validated. */
   checklist?: ChecklistItem[];
+  /** The host holding the repository (normalised): its workers run the repository-bound activities. */
+  host?: string;
   /** A directive for the first prompt, delivered with the start (signal-with-start). */
   directive?: { directive: string; by: string };
 }
@@ -76,8 +78,15 @@ function searchAttributeRefusal(err: unknown): string | null {
  * workers that require signed runs execute only what the operator's CLI started. A scheduled run's
  * signature covers every run of the schedule (`<workflowId>-<scheduled time>`).
  */
-export function runInputFor(opts: Pick<StartOptions, 'prd' | 'repoPath' | 'knobs' | 'workflowId' | 'checklist'>, scheduled = false): RunInput {
-  const input: RunInput = { prdPath: opts.prd.path, prdTitle: opts.prd.title, repoPath: opts.repoPath, knobs: opts.knobs, ...(opts.checklist ? { checklist: opts.checklist } : {}) };
+export function runInputFor(opts: Pick<StartOptions, 'prd' | 'repoPath' | 'knobs' | 'workflowId' | 'checklist' | 'host'>, scheduled = false): RunInput {
+  const input: RunInput = {
+    prdPath: opts.prd.path,
+    prdTitle: opts.prd.title,
+    repoPath: opts.repoPath,
+    knobs: opts.knobs,
+    ...(opts.checklist ? { checklist: opts.checklist } : {}),
+    ...(opts.host ? { host: opts.host } : {}),
+  };
   const secret = runSecret();
   if (secret) {
     const k = opts.knobs;

@@ -43,6 +43,7 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
   out(`  status    : ${statusLine(snap)}`);
   out(`  iteration : ${snap.iteration} of at most ${snap.maxIterations}${snap.phase ? ` (${snap.phase}, tier ${snap.tier})` : ''}`);
   out(`  repository: ${snap.repoPath}`);
+  if (snap.host) out(`  host      : ${snap.host}`);
   out(`  no change : ${snap.consecutiveNoChange} iteration(s) in a row; failures in a row: ${snap.consecutiveFailures}`);
   if (snap.providerWait) out(`  provider  : waiting for ${snap.providerWait.provider} until ${snap.providerWait.until} (circuit breaker ${snap.providerWait.reason.replace(/_/g, ' ')})`);
   if (snap.spend.calls > 0 || snap.budgetUsd > 0) out(`  spend     : ${spendText(snap)}`);

@@ -37,8 +37,11 @@ import { CliError, EXIT } from './errors.js';
 
 /** How long the CLI waits for a worker to answer a query or an update before saying none is polling. */
 export const WORKER_ANSWER_MS = 8000;
-/** How long a finished run's query may take (any worker answers it from a replay). */
-const FINISHED_ANSWER_MS = 2000;
+/**
+ * How long a finished run's query may take: a worker answers it by replaying the whole history,
+ * which takes seconds for a long run on a busy worker; without a worker the outcome alone is shown.
+ */
+const FINISHED_ANSWER_MS = 5000;
 
 export type RunView =
   | {

@@ -40,6 +40,8 @@ export interface VigilWorkerOptions {
   identity?: string;
   /** Payload encryption; default from the environment (null: none). */
   codec?: PayloadCodec | null;
+  /** False: activities only (a host's queue, see host-workers.ts); no workflow bundle is loaded. */
+  workflows?: boolean;
 }
 
 const quiet = (): void => {};
@@ -71,7 +73,7 @@ export async function createVigilWorker(opts: VigilWorkerOptions): Promise<Worke
     // The bundle carries the tolerant payload converter (workflows/payload-converter.ts): the
     // workflow sandbox is where an undecodable signal would otherwise fail every task. Activities
     // only ever see payloads Vigil's own workflow wrote, with the default converter.
-    workflowBundle: opts.workflowBundle ?? (await defaultWorkflowBundle()),
+    ...(opts.workflows === false ? {} : { workflowBundle: opts.workflowBundle ?? (await defaultWorkflowBundle()) }),
     activities,
     // Payloads encrypted when a codec key is configured (VIGIL_CODEC_KEY_FILE / VIGIL_CODEC_KEY).
     ...(codec ? { dataConverter: { payloadCodecs: [tolerantDecoding(codec)] } } : {}),
