@@ -30,3 +30,4 @@ export const inspectIteration = heartbeating(inspectAfter);
 export const prepareReview = heartbeating(review);
 export const writeReviewReport = heartbeating(reviewReport);
 export { projectEvents } from './event-store.js';
+export { readRunLog } from './logs.js';

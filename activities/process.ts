@@ -1,21 +1,34 @@
 /**
- * Runs one child process for an activity: in its own process group, output streamed to a log
- * file (errors such as a full disk are reported, never thrown; size capped), a short tail kept,
- * heartbeats while it runs. The call ends when the child exits: whatever it left behind — in its
- * group or escaped with `setsid`, found by a per-call environment token — is killed and the pipes
- * are closed after a short grace, so a background process holding the output cannot stretch the
- * call. The timeout bounds the whole call. Cancellation (STOP --now, worker shutdown) kills the
- * tree; a pid file lets a later attempt kill the survivors of a crashed worker.
+ * Runs one child process for an activity under a process supervisor (process-supervisor.ts): a
+ * small detached Node process that outlives the worker, puts the child in its own process group,
+ * writes its output to a log file (errors such as a full disk are reported, never thrown; size
+ * capped) and records the child's pid and exit status in a state file next to the log. The
+ * worker reads the output as it comes (a short tail, the head when asked, a watched text, a
+ * session id) and heartbeats while the child runs. The call ends when the child exits: whatever
+ * it left behind — in its group or escaped with `setsid`, found by a per-call environment token —
+ * is killed and the pipes are closed after a short grace. The timeout bounds the whole call.
+ * Cancellation (STOP --now, worker shutdown) kills the tree at once.
+ *
+ * A worker that crashes loses nothing: the attempt Temporal retries (same workflow run and
+ * activity, a later attempt) finds the state file, re-attaches to the child still running —
+ * following its log — or collects the result of a child that finished meanwhile, instead of
+ * killing it and running it again. Only a call whose supervisor is gone too (a machine restart)
+ * is killed and run again.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, readSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { redactSecrets } from '../workflows/decisions/scans.js';
-import { CancelledFailure } from '@temporalio/common';
-import { processStartTime, signalTree, TOKEN_VAR } from './process-tree.js';
-import { describeWriteError, LogSink, writePrivateFile } from './safe-files.js';
+import { packageRoot } from '../workers/paths.js';
+import { processStartTime, signalTree } from './process-tree.js';
+import { describeWriteError } from './safe-files.js';
+import { CANCEL_GRACE_MS, KILL_GRACE_MS, readState, writeState, type SupervisorExit, type SupervisorMessage, type SupervisorSpec, type SupervisorState } from './supervisor-state.js';
 
 export interface ProcessSpec {
   file: string;
@@ -27,7 +40,10 @@ export interface ProcessSpec {
   /** Output is appended here, after `header`. */
   logPath: string;
   header: string;
-  /** Records the child so a later attempt can kill a survivor of a crashed worker. */
+  /**
+   * The call's state file (kept by its supervisor: pid, exit status, log extent), so a later
+   * attempt re-attaches to it after a worker crash. An older pid record found there is killed.
+   */
   pidFile: string;
   /** Text searched for in the output, across chunk boundaries. Empty: no search. */
   watchFor?: string;
@@ -59,11 +75,17 @@ export interface ProcessResult {
   strays: number;
 }
 
-/** SIGTERM → SIGKILL grace on timeout and cancellation. */
-const KILL_GRACE_MS = 3000;
-/** After the child exits, how long its output pipes may stay open (drained) before they are closed. */
-const PIPE_GRACE_MS = 500;
 const TAIL_KEEP = 64 * 1024;
+/**
+ * How often a running call heartbeats. Cancellation (STOP --now) reaches an activity only in the
+ * answer to a heartbeat, so this (with the worker's heartbeat throttle, workers/worker.ts) bounds
+ * how long a stop waits: two small calls a second per running agent.
+ */
+export const HEARTBEAT_MS = 500;
+/** How often a re-attached call reads the log and the state file. */
+const ATTACH_POLL_MS = 250;
+/** After asking the supervisor to cancel, how long before the worker kills the tree itself. */
+const CANCEL_FORCE_MS = CANCEL_GRACE_MS + 1500;
 export const DEFAULT_MAX_LOG_BYTES = 64 * 1024 * 1024;
 
 /** The worker's own settings, never handed to an agent, a test run or a gate's tools. */
@@ -85,9 +107,18 @@ interface PidRecord {
   pid?: unknown;
   startTime?: unknown;
   token?: unknown;
+  supervisor?: { pid?: unknown; startTime?: unknown };
 }
 
-/** Kills the process tree recorded in `pidFile` if that exact process (or a token holder) is still alive. */
+/** Whether the process `pid` is still the one that started at `startTime`. */
+function sameProcess(pid: unknown, startTime: unknown): pid is number {
+  return typeof pid === 'number' && typeof startTime === 'string' && processStartTime(pid) === startTime;
+}
+
+/**
+ * Kills what the record in `pidFile` names, if still alive: the supervisor, the child's process
+ * group and every token holder (a pid reused by another process is left alone). Removes the file.
+ */
 export function killSurvivor(pidFile: string): boolean {
   let rec: PidRecord;
   try {
@@ -96,14 +127,14 @@ export function killSurvivor(pidFile: string): boolean {
     return false;
   }
   rmSync(pidFile, { force: true });
-  if (typeof rec.pid !== 'number' || typeof rec.startTime !== 'string') return false;
+  if (typeof rec !== 'object' || rec === null) return false;
+  const sup = sameProcess(rec.supervisor?.pid, rec.supervisor?.startTime);
+  if (sup) process.kill(rec.supervisor?.pid as number, 'SIGKILL');
   const token = typeof rec.token === 'string' ? rec.token : '';
-  const alive = processStartTime(rec.pid) === rec.startTime; // else gone, or the pid was reused
-  const strays = signalTree(alive ? rec.pid : undefined, token, 'SIGKILL');
-  return alive || strays > 0;
+  const alive = sameProcess(rec.pid, rec.startTime); // else gone, or the pid was reused
+  const strays = signalTree(alive ? (rec.pid as number) : undefined, token, 'SIGKILL');
+  return sup || alive || strays > 0;
 }
-
-const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
 
 /** The last non-empty line of `text` (from its last 2 KiB), at most 200 characters, redacted. */
 export function lastLine(text: string): string {
@@ -118,13 +149,229 @@ export function lastLine(text: string): string {
   return '';
 }
 
+/** The compiled supervisor script (from sources, as under the tests: the one `npm run build` wrote). */
+export function supervisorPath(): string {
+  const here = fileURLToPath(import.meta.url);
+  if (here.endsWith('.js')) return path.join(path.dirname(here), 'process-supervisor.js');
+  return path.join(packageRoot(), 'dist', 'activities', 'process-supervisor.js');
+}
+
+/** One supervised call, started here or re-attached to. */
+interface Call {
+  attached: boolean;
+  startedAt: number;
+  token: string;
+  supervisorPid: number | undefined;
+  /** The child's pid, once it runs. */
+  pid(): number | undefined;
+  /** How the child ended; null when the supervisor was lost without saying. */
+  ended: Promise<SupervisorExit | null>;
+  /** Asks the supervisor to kill the tree now. */
+  cancel(): void;
+  /** Kills supervisor and tree without asking. */
+  kill(): void;
+  stop(): void;
+}
+
+function alive(p: { pid: number; startTime: string | null }): boolean {
+  if (p.startTime !== null) return processStartTime(p.pid) === p.startTime;
+  try {
+    process.kill(p.pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function signal(pid: number | undefined, sig: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(pid, sig);
+  } catch {
+    /* gone */
+  }
+}
+
+/** Starts the supervisor for `spec`; output arrives on `onData`. */
+function launch(spec: ProcessSpec, key: string, attempt: number, onData: (chunk: Buffer) => void, onStarted: () => void): Call & { stateError: string | null } {
+  const token = randomUUID();
+  const startedAt = Date.now();
+  const sup = spawn(process.execPath, [supervisorPath()], {
+    cwd: '/',
+    // The child's environment travels in the spec: none of it (NODE_OPTIONS...) applies to the supervisor.
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    detached: true, // outlives the worker: its own session and process group
+    stdio: ['pipe', 'pipe', 'ignore', 'pipe'],
+  });
+  let stateError: string | null = null;
+  if (sup.pid !== undefined) {
+    try {
+      // Before the supervisor reads its spec: a retry never misses a call that was started.
+      writeState(spec.pidFile, { v: 2, key, attempt, supervisor: { pid: sup.pid, startTime: processStartTime(sup.pid) }, pid: null, startTime: null, token, startedAt, logStart: 0, state: 'starting' });
+    } catch (err) {
+      stateError = describeWriteError(`cannot write ${spec.pidFile}`, err);
+    }
+  }
+  let childPid: number | undefined;
+  let exit: SupervisorExit | null = null;
+  let pending = '';
+  const control = sup.stdio[3] as Readable;
+  control.setEncoding('utf8');
+  control.on('data', (d: string) => {
+    pending += d;
+    let nl: number;
+    while ((nl = pending.indexOf('\n')) >= 0) {
+      const line = pending.slice(0, nl);
+      pending = pending.slice(nl + 1);
+      let m: SupervisorMessage;
+      try {
+        m = JSON.parse(line) as SupervisorMessage;
+      } catch {
+        continue;
+      }
+      if (m.t === 'started') {
+        childPid = m.pid;
+        onStarted();
+      } else {
+        const { t: _t, ...rest } = m;
+        exit = rest;
+      }
+    }
+  });
+  sup.stdout?.on('data', onData);
+  sup.stdin?.on('error', () => {});
+  const handover: SupervisorSpec = {
+    file: spec.file,
+    args: spec.args,
+    cwd: spec.cwd,
+    env: spec.env,
+    stdin: spec.stdin,
+    logPath: spec.logPath,
+    header: spec.header,
+    maxLogBytes: spec.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES,
+    timeoutMs: spec.timeoutMs,
+    statePath: spec.pidFile,
+    key,
+    attempt,
+    token,
+  };
+  sup.stdin?.end(JSON.stringify(handover));
+  // 'close': the supervisor has exited and everything it wrote has been read.
+  const ended = new Promise<SupervisorExit | null>((resolve) => {
+    sup.once('close', () => resolve(exit ?? finishedState(spec.pidFile, key)));
+    sup.once('error', () => resolve(null));
+  });
+  return {
+    attached: false,
+    startedAt,
+    token,
+    supervisorPid: sup.pid,
+    stateError,
+    pid: () => childPid,
+    ended,
+    cancel: () => signal(sup.pid, 'SIGTERM'),
+    kill: () => {
+      signal(sup.pid, 'SIGKILL');
+      signalTree(childPid, token, 'SIGKILL');
+    },
+    stop: () => {},
+  };
+}
+
+/** The exit a state file records for this call, if it finished. */
+function finishedState(file: string, key: string): SupervisorExit | null {
+  const s = readState(file);
+  return s?.key === key && s.state === 'exited' && s.exit ? s.exit : null;
+}
+
+/** Follows a call a crashed attempt started: its log from where its output starts, and its state file. */
+function attach(spec: ProcessSpec, prev: SupervisorState, onData: (chunk: Buffer) => void, onStarted: () => void): Call {
+  let state = prev;
+  let offset = prev.logStart;
+  let fd: number | null = null;
+  const buf = Buffer.alloc(64 * 1024);
+  /** What the log holds past `offset`, up to `limit`, not delivered yet. */
+  const readLog = (limit = Infinity): Buffer[] => {
+    const got: Buffer[] = [];
+    try {
+      fd ??= openSync(spec.logPath, constants.O_RDONLY | constants.O_NOFOLLOW);
+      let at = offset;
+      while (at < limit) {
+        const n = readSync(fd, buf, 0, Math.min(buf.length, limit - at), at);
+        if (n <= 0) break;
+        at += n;
+        got.push(Buffer.from(buf.subarray(0, n)));
+      }
+    } catch {
+      /* no log (a full disk): the state file's tail stands in */
+    }
+    return got;
+  };
+  const deliver = (chunks: Buffer[], limit = Infinity): void => {
+    for (const c of chunks) {
+      const part = c.subarray(0, Math.max(0, Math.min(c.length, limit - offset)));
+      if (part.length === 0) break;
+      offset += part.length;
+      onData(part);
+    }
+  };
+  let started = false;
+  let timer: NodeJS.Timeout | undefined;
+  const ended = new Promise<SupervisorExit | null>((resolve) => {
+    const finish = (exit: SupervisorExit, chunks: Buffer[]): void => {
+      deliver(chunks, exit.logEnd);
+      deliver(readLog(exit.logEnd), exit.logEnd);
+      resolve(exit);
+    };
+    const tick = (): void => {
+      // The log before the state: the supervisor records the exit before it writes the footer, so
+      // what was read while the state still said "running" holds no footer.
+      const chunks = state.state === 'starting' ? [] : readLog();
+      state = readState(spec.pidFile) ?? state;
+      if (state.state !== 'starting' && !started) {
+        started = true;
+        offset = state.logStart;
+        onStarted();
+      }
+      if (state.state === 'exited' && state.exit) return finish(state.exit, chunks);
+      if (!alive(state.supervisor)) {
+        const last = readState(spec.pidFile);
+        if (last?.state === 'exited' && last.exit) {
+          state = last;
+          return finish(last.exit, chunks);
+        }
+        return resolve(null);
+      }
+      deliver(chunks);
+      timer = setTimeout(tick, ATTACH_POLL_MS);
+    };
+    tick();
+  });
+  void ended.finally(() => {
+    if (fd !== null) closeSync(fd);
+  });
+  return {
+    attached: true,
+    startedAt: prev.startedAt,
+    token: prev.token,
+    supervisorPid: prev.supervisor.pid,
+    pid: () => state.pid ?? undefined,
+    ended,
+    cancel: () => {
+      if (alive(state.supervisor)) signal(state.supervisor.pid, 'SIGTERM');
+    },
+    kill: () => {
+      if (alive(state.supervisor)) signal(state.supervisor.pid, 'SIGKILL');
+      signalTree(state.pid !== null && state.startTime !== null && processStartTime(state.pid) === state.startTime ? state.pid : undefined, state.token, 'SIGKILL');
+    },
+    stop: () => clearTimeout(timer),
+  };
+}
+
 export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const ctx = Context.current();
-  const started = Date.now();
-  killSurvivor(spec.pidFile);
-
-  const log = new LogSink(spec.logPath, spec.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES);
-  log.write(spec.header.endsWith('\n') ? spec.header : `${spec.header}\n`);
+  const { info } = ctx;
+  const key = `${info.workflowExecution?.workflowId ?? ''}/${info.workflowExecution?.runId ?? ''}/${info.activityId}`;
 
   let tail = '';
   let head = '';
@@ -133,32 +380,10 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   let sawWatched = false;
   const watch = spec.watchFor ?? '';
   let carry = '';
-  let pidFileError: string | null = null;
   let session: string | null = null;
 
-  const token = randomUUID();
-  // Called only once the child exists (from its output and the heartbeat timer).
-  function beatNow(): void {
-    // What the UI's pending activity shows: how long the call has run and its last output line
-    // (credentials redacted, as everything that leaves the activity).
-    ctx.heartbeat({
-      pid: child.pid,
-      outputBytes,
-      elapsedSeconds: Math.round((Date.now() - started) / 1000),
-      lastLine: lastLine(tail),
-      ...spec.heartbeatDetails,
-      ...(session ? { session } : {}),
-    });
-  }
-  const child = spawn(spec.file, spec.args, {
-    cwd: spec.cwd,
-    env: { ...spec.env, [TOKEN_VAR]: token },
-    detached: true, // own process group: the whole tree can be signalled
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-
-  // The log gets the raw bytes; text (tail, promise search) is decoded across chunk boundaries
-  // so a multi-byte character split between two reads is not mangled.
+  // The log gets the raw bytes (the supervisor writes it); text (tail, promise search) is decoded
+  // across chunk boundaries so a multi-byte character split between two reads is not mangled.
   const decoder = new StringDecoder('utf8');
   const onText = (text: string): void => {
     if (spec.sessionPattern && session === null) {
@@ -178,84 +403,95 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   };
   const onData = (chunk: Buffer): void => {
     outputBytes += chunk.length;
-    log.write(chunk);
     onText(decoder.write(chunk));
   };
-  child.stdout.on('data', onData);
-  child.stderr.on('data', onData);
-  // A child that does not read its input closes the pipe: EPIPE is not our failure.
-  child.stdin.on('error', () => {});
-  child.stdin.end(spec.stdin);
 
-  const pid = child.pid;
-  if (pid !== undefined) {
-    try {
-      writePrivateFile(spec.pidFile, JSON.stringify({ pid, startTime: processStartTime(pid), token, at: new Date().toISOString() }));
-    } catch (err) {
-      pidFileError = describeWriteError(`cannot write ${spec.pidFile}`, err);
-    }
+  let call: Call | undefined;
+  const started = Date.now();
+  function beatNow(): void {
+    const pid = call?.pid();
+    if (pid === undefined) return;
+    // What the UI's pending activity shows: how long the call has run and its last output line
+    // (credentials redacted, as everything that leaves the activity).
+    ctx.heartbeat({
+      pid,
+      outputBytes,
+      elapsedSeconds: Math.round((Date.now() - (call?.startedAt ?? started)) / 1000),
+      lastLine: lastLine(tail),
+      ...spec.heartbeatDetails,
+      ...(session ? { session } : {}),
+    });
   }
-
-  // Resolves when the child has exited (or could not start), not when its pipes close.
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error: NodeJS.ErrnoException | null }>((resolve) => {
-    child.once('exit', (code, signal) => resolve({ code, signal, error: null }));
-    child.once('error', (error: NodeJS.ErrnoException) => resolve({ code: null, signal: null, error }));
-  });
-  const pipesClosed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-
-  let timedOut = false;
-  let cancelled = false;
-  let killTimer: NodeJS.Timeout | undefined;
-  const terminate = (): void => {
-    if (pid === undefined || killTimer) return;
-    signalTree(pid, token, 'SIGTERM');
-    killTimer = setTimeout(() => signalTree(pid, token, 'SIGKILL'), KILL_GRACE_MS);
+  let beat: NodeJS.Timeout | undefined;
+  const onStarted = (): void => {
+    if (beat) return;
+    beatNow();
+    // Heartbeat from a timer, not only on output: a silent agent is still alive.
+    beat = setInterval(beatNow, HEARTBEAT_MS);
   };
-  const timeout = setTimeout(() => {
-    timedOut = true;
-    terminate();
-  }, spec.timeoutMs);
+
+  const prev = readState(spec.pidFile);
+  if (prev && prev.key === key && prev.attempt < info.attempt && (prev.state === 'exited' || alive(prev.supervisor))) {
+    call = attach(spec, prev, onData, onStarted);
+  } else {
+    // A survivor of an earlier call that cannot be collected (another call, or its supervisor died).
+    killSurvivor(spec.pidFile);
+    call = launch(spec, key, info.attempt, onData, onStarted);
+  }
+  const running = call;
+
+  let cancelled = false;
+  let forcedTimeout = false;
+  let force: NodeJS.Timeout | undefined;
   const onAbort = (): void => {
     cancelled = true;
-    terminate();
+    running.cancel();
+    force ??= setTimeout(() => running.kill(), CANCEL_FORCE_MS);
   };
   ctx.cancellationSignal.addEventListener('abort', onAbort);
-  // Heartbeat from a timer, not only on output: a silent agent is still alive.
-  const beat = setInterval(beatNow, 1000);
-  beatNow();
+  if (ctx.cancellationSignal.aborted) onAbort();
+  // The supervisor enforces the timeout; this is the backstop should it hang.
+  const backstop = setTimeout(
+    () => {
+      forcedTimeout = true;
+      running.kill();
+    },
+    Math.max(0, running.startedAt + spec.timeoutMs - Date.now()) + KILL_GRACE_MS + 5000,
+  );
 
-  const exit = await exited;
-  clearTimeout(timeout);
-  // The direct child is gone; nothing it started may outlive the call (its group, and anything
-  // that escaped the group but carries the call's token).
-  const strays = pid !== undefined ? signalTree(pid, token, 'SIGKILL') : 0;
-  // Drain what is still in the pipes; a survivor that escaped every kill cannot hold the call open.
-  await Promise.race([pipesClosed, new Promise((r) => setTimeout(r, PIPE_GRACE_MS))]);
-  child.stdout.destroy();
-  child.stderr.destroy();
-  onText(decoder.end());
+  const exit = await running.ended;
+  running.stop();
   clearInterval(beat);
+  clearTimeout(backstop);
+  if (force) clearTimeout(force);
   ctx.cancellationSignal.removeEventListener('abort', onAbort);
-  if (killTimer) clearTimeout(killTimer);
-  rmSync(spec.pidFile, { force: true });
-
-  const durationMs = Date.now() - started;
-  let exitCode: number;
-  let spawnError: string | null = null;
-  const code = exit.error?.code;
-  if (pid === undefined || exit.error) {
-    spawnError = `${spec.file}: ${code === 'ENOENT' ? 'command not found' : code === 'EACCES' ? 'permission denied' : (exit.error?.message ?? 'could not start')}`;
-    exitCode = 127;
-  } else if (timedOut) {
-    exitCode = 124;
-  } else if (typeof exit.code === 'number') {
-    exitCode = exit.code;
-  } else {
-    exitCode = 128 + (SIGNAL_NUMBERS[exit.signal ?? 'SIGKILL'] ?? 9);
-  }
-  const footer = `\n=== vigil: exit ${exitCode}${timedOut ? ' (timed out)' : ''}${cancelled ? ' (cancelled)' : ''}${spawnError ? ` (${spawnError})` : ''}${strays ? ` (${strays} leftover process(es) killed)` : ''} after ${durationMs} ms ===\n`;
-  await log.end(footer);
+  onText(decoder.end());
 
   if (cancelled) throw new CancelledFailure('the process was cancelled');
-  return { exitCode, timedOut, durationMs, tail, head, outputBytes, sawWatched, spawnError, logError: log.error ?? pidFileError, strays };
+  if (exit === null && !forcedTimeout) {
+    running.kill();
+    throw ApplicationFailure.create({
+      type: 'ProcessSupervisorLost',
+      message: `the supervisor of ${spec.file} ended without recording how the process ended (killed?); the call is run again`,
+    });
+  }
+  const stateError = 'stateError' in running ? (running as { stateError: string | null }).stateError : null;
+  if (exit === null) {
+    const durationMs = Date.now() - running.startedAt;
+    return { exitCode: 124, timedOut: true, durationMs, tail, head, outputBytes, sawWatched, spawnError: null, logError: stateError, strays: 0 };
+  }
+  // Re-attached to a call whose log is incomplete: the supervisor kept the tail.
+  if (running.attached && exit.tail !== undefined) tail = exit.tail;
+  return {
+    exitCode: exit.exitCode,
+    timedOut: exit.timedOut,
+    durationMs: exit.durationMs,
+    tail,
+    head,
+    outputBytes: running.attached ? exit.outputBytes : outputBytes,
+    sawWatched,
+    spawnError: exit.spawnError,
+    logError: exit.logError ?? stateError,
+    strays: exit.strays,
+  };
 }

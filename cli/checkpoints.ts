@@ -146,6 +146,8 @@ async function forkRun(client: Client, connection: Connection, ep: Endpoint, vie
     knobs: input.knobs,
     workflowId,
     ...(input.checklist ? { checklist: input.checklist } : {}),
+    // The fork works in the same repository, so on the same host.
+    ...(input.host ? { host: input.host } : {}),
     ...(o.directive !== undefined ? { directive: { directive: o.directive, by: o.by } } : {}),
   });
   if (searchAttributes.missing.length) process.stderr.write(`${searchAttributeHint(searchAttributes.missing, ep, searchAttributes.refusal)}\n`);

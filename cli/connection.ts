@@ -7,16 +7,18 @@
  * VIGIL_UI_URL. Every connection, client or worker, takes its options from `connectionOptions`.
  * Also: Vigil's search attributes, which only an explicit step registers (`vigil setup
  * --search-attributes`; `vigil server` registers them in its own dev server).
+ *
+ * Light to import (the CLI resolves the endpoint at startup): the client library, the protos
+ * and the codec are loaded when a connection is made.
  */
 import os from 'node:os';
 import path from 'node:path';
-import { codecFromEnv } from '../workers/codec.js';
-import { Client, Connection, type TLSConfig } from '@temporalio/client';
+import type { Client, Connection, TLSConfig } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 import { loadClientConfigProfile, toClientOptions, type ClientConfigProfile, type ClientConnectConfig } from '@temporalio/envconfig';
-import proto from '@temporalio/proto';
-import { SEARCH_ATTRIBUTES, SEARCH_ATTRIBUTE_FLAGS } from '../schemas/search-attributes.js';
-import { DEFAULT_TASK_QUEUE } from '../workers/worker.js';
+import { DEFAULT_TASK_QUEUE } from '../workers/paths.js';
 import { logLine } from '../workers/logging.js';
+import { CliError, EXIT } from './errors.js';
 
 export const DEFAULT_ADDRESS = '127.0.0.1:7233';
 export const DEFAULT_NAMESPACE = 'default';
@@ -43,24 +45,7 @@ export interface EndpointOptions {
   profile?: string;
 }
 
-export class CliError extends Error {
-  override name = 'CliError';
-  constructor(
-    message: string,
-    readonly exitCode: number,
-  ) {
-    super(message);
-  }
-}
-
-/** CLI exit codes beyond the run outcome codes (0 done/stopped, 1 failed, 20 terminal). */
-export const EXIT = {
-  usage: 2,
-  noSuchRun: 3,
-  unreachable: 4,
-  notReached: 5,
-  timeout: 124,
-} as const;
+export { CliError, EXIT } from './errors.js';
 
 /**
  * The environment as envconfig reads it: defined values only, and a TEMPORAL_* setting that is
@@ -204,15 +189,16 @@ export function unreachable(ep: Endpoint, err: unknown): CliError {
 
 export async function connect(ep: Endpoint): Promise<{ client: Client; connection: Connection }> {
   sayWarnings(ep);
+  const { Client, Connection } = await import('@temporalio/client');
   let connection: Connection;
   try {
+    // Connecting asks the server for its system info once: the one round trip that says it answers.
     connection = await Connection.connect({ ...connectionOptions(ep), connectTimeout: 5000 });
-    await connection.withDeadline(Date.now() + 5000, () => connection.workflowService.getSystemInfo({}));
   } catch (err) {
     throw unreachable(ep, err);
   }
   // With a codec key configured, what the CLI sends is encrypted and what it reads decrypted.
-  const codec = codecFromEnv();
+  const codec = process.env.VIGIL_CODEC_KEY_FILE || process.env.VIGIL_CODEC_KEY ? (await import('../workers/codec.js')).codecFromEnv() : null;
   return { client: new Client({ connection, namespace: ep.namespace, ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}) }), connection };
 }
 
@@ -228,6 +214,7 @@ export async function withClient<T>(ep: Endpoint, fn: (client: Client, connectio
 
 /** Vigil's search attributes the namespace lacks; null when the server does not say (e.g. no right to list them). */
 export async function missingSearchAttributes(connection: Connection, namespace: string): Promise<string[] | null> {
+  const { SEARCH_ATTRIBUTES } = await import('../schemas/search-attributes.js');
   try {
     const existing = await connection.withDeadline(Date.now() + 10_000, () => connection.operatorService.listSearchAttributes({ namespace }));
     const have = new Set(Object.keys(existing.customAttributes ?? {}));
@@ -237,7 +224,10 @@ export async function missingSearchAttributes(connection: Connection, namespace:
   }
 }
 
-const SA_TYPES: Record<string, string> = Object.fromEntries(SEARCH_ATTRIBUTE_FLAGS.map((f) => f.split('=') as [string, string]));
+/** Temporal's names of the search attribute types (as `temporal operator search-attribute create --type` takes them). */
+type IndexedValueType = temporal.api.enums.v1.IndexedValueType;
+
+const SA_TYPES: Record<string, string> = { VigilStatus: 'Keyword', VigilIteration: 'Int', VigilRepo: 'Keyword', VigilProvider: 'Keyword' };
 
 /** The commands that add `names` to the endpoint's namespace: the temporal CLI's, one per attribute, then Temporal Cloud's. */
 export function searchAttributeCommands(names: readonly string[], ep: Endpoint): { temporal: string[]; cloud: string } {
@@ -266,12 +256,13 @@ export function searchAttributeHint(missing: readonly string[], ep: Endpoint, re
  * names it added. Needs the right to change the namespace: without it, says how else to add them.
  */
 export async function ensureSearchAttributes(connection: Connection, namespace: string, ep?: Endpoint): Promise<string[]> {
+  const [{ SEARCH_ATTRIBUTES }, { default: proto }] = await Promise.all([import('../schemas/search-attributes.js'), import('@temporalio/proto')]);
   const existing = await connection.operatorService.listSearchAttributes({ namespace });
   const have = new Set(Object.keys(existing.customAttributes ?? {}));
   const missing = SEARCH_ATTRIBUTES.filter((k) => !have.has(k.name));
   if (missing.length === 0) return [];
   const T = proto.temporal.api.enums.v1.IndexedValueType;
-  const protoType: Record<string, proto.temporal.api.enums.v1.IndexedValueType> = {
+  const protoType: Record<string, IndexedValueType> = {
     KEYWORD: T.INDEXED_VALUE_TYPE_KEYWORD,
     INT: T.INDEXED_VALUE_TYPE_INT,
     TEXT: T.INDEXED_VALUE_TYPE_TEXT,
@@ -283,7 +274,7 @@ export async function ensureSearchAttributes(connection: Connection, namespace: 
   try {
     await connection.operatorService.addSearchAttributes({
       namespace,
-      searchAttributes: Object.fromEntries(missing.map((k) => [k.name, protoType[k.type] as proto.temporal.api.enums.v1.IndexedValueType])),
+      searchAttributes: Object.fromEntries(missing.map((k) => [k.name, protoType[k.type] as IndexedValueType])),
     });
   } catch (err) {
     const names = missing.map((k) => k.name);

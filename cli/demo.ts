@@ -10,7 +10,8 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { defaultKnobs, type Knobs } from '../schemas/knobs.js';
 import { packageRoot, vigilHome } from '../workers/paths.js';
-import { createVigilWorker } from '../workers/worker.js';
+import { createHostWorkers } from '../workers/host-workers.js';
+import { resolveHost } from './hosts.js';
 import { connect, runUrl, searchAttributeHint, type Endpoint } from './connection.js';
 import { followRun } from './follow.js';
 import { readPrd } from './prd.js';
@@ -64,6 +65,8 @@ export interface DemoOptions extends ServerFlags, StoreFlags {
 export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<number> {
   installRuntime('WARN', DEFAULT_OPERATIONS, false);
   const root = packageRoot();
+  // As `vigil up` and `vigil start` on one machine: the run names this host, whose queue the worker polls.
+  const host = resolveHost(undefined);
   const { server, endpoint } = await localServer(ep, opts);
   // The event store (embedded Postgres under VIGIL_HOME unless DATABASE_URL or --no-store): the
   // demo run's events land there, for `vigil report`.
@@ -73,7 +76,7 @@ export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<numb
 
   const { client, connection } = await connect(endpoint);
   const native = await connectWorker(endpoint);
-  const worker = await createVigilWorker({ connection: native, namespace: endpoint.namespace, taskQueue: endpoint.taskQueue });
+  const worker = await createHostWorkers({ connection: native, namespace: endpoint.namespace, taskQueue: endpoint.taskQueue, host });
   const workerDone = worker.run();
 
   let interrupted = false;
@@ -89,7 +92,7 @@ export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<numb
   const shutdown = async (): Promise<void> => {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    if (worker.getState() === 'RUNNING') worker.shutdown();
+    worker.shutdown();
     await workerDone.catch(() => undefined);
     await native.close();
     await connection.close();
@@ -106,6 +109,7 @@ export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<numb
       knobs: { ...demoKnobs(root), eventStore: store.url !== null },
       workflowId: DEMO_RUN_ID,
       attachIfRunning: true,
+      host,
     });
     if (searchAttributes.missing.length) process.stderr.write(`${searchAttributeHint(searchAttributes.missing, endpoint, searchAttributes.refusal)}\n`);
     say('');

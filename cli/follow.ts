@@ -8,8 +8,8 @@ import type { Client } from '@temporalio/client';
 import type { GateResult, ReviewRecord } from '../schemas/gates.js';
 import type { IterationRecord, Verdict } from '../schemas/run.js';
 import type { StatusSnapshot } from '../schemas/status.js';
-import { CliError, EXIT } from './connection.js';
-import { exitCodeOf, queryStatus, viewRun, type RunView } from './runs.js';
+import { CliError, EXIT } from './errors.js';
+import { exitCodeOf, queryStatus, viewRun, type RunView } from './steer.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

@@ -4,34 +4,38 @@
  * 20 terminal without success) where a command follows a run; otherwise 0 ok, 2 bad input,
  * 3 no such run, 4 Temporal or worker unreachable, 5 the run finished before the awaited state,
  * 124 timed out.
+ *
+ * Startup is kept light, so `vigil status` and friends answer fast: this file imports only
+ * commander and modules without dependencies (node built-ins; errors.ts, connection.ts for the
+ * endpoint, schemas/provider-names.ts; operations.ts, workers/logging.ts and
+ * workers/store-location.ts for the long-running commands' settings). Everything else — the Temporal client, the worker, zod
+ * schemas, the workflow code — is loaded by the action that needs it:
+ *
+ *     .action(async (id: string) => {
+ *       const { viewRun } = await import('./steer.js');
+ *       ...
+ *     });
+ *
+ * New verbs follow the same pattern; tests/unit/cli-startup.test.ts checks that `status` does not
+ * load the worker, the workflow code or zod.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { PROVIDERS, type KnobName } from '../schemas/knobs.js';
-import { LIMITS } from '../schemas/run.js';
-import { SA_ITERATION, SA_REPO, SA_STATUS } from '../schemas/search-attributes.js';
+import type { KnobName } from '../schemas/knobs.js';
+import { PROVIDERS } from '../schemas/provider-names.js';
 import { packageRoot } from '../workers/paths.js';
-import { resolveTemporalCli } from '../workers/temporal-cli.js';
-import { checkPromptTemplate, ConfigError, explainKnobs, explainKnobsJson, requireAgentCommand, resolveKnobs } from './config.js';
-import { CliError, describeEndpoint, endpointFromEnv, ensureSearchAttributes, EXIT, runUrl, searchAttributeHint, withClient, type Endpoint } from './connection.js';
-import { demoCommand } from './demo.js';
-import { doctorCommand, temporalCheck } from './doctor.js';
-import { codecFromEnv } from '../workers/codec.js';
-import { runSecret, runSecretPath } from '../activities/run-authorization.js';
-import { startCodecServer } from '../workers/codec-server.js';
-import { providersCommand } from './providers.js';
-import { followRun, iterationLine, statusLine } from './follow.js';
-import { checkpointLines, qualityLines, spendText } from '../workflows/ui.js';
-import { PrdError, readChecklist, readPrd } from './prd.js';
-import { historyCommand, reportCommand } from './report.js';
-import { logFormatOption, resolveOperations, workerOperationsOptions, type OperationsFlags } from './operations.js';
-import { serverCommand, upCommand, workerCommand, type ServerFlags } from './processes.js';
+import { describeEndpoint, endpointFromEnv, runUrl, withClient, type Endpoint } from './connection.js';
+import { CliError, EXIT } from './errors.js';
+import type { ServerFlags } from './processes.js';
+import type { MessageKind } from './steer.js';
 import { addScheduleCommand } from './schedule.js';
+import { logFormatOption, resolveOperations, workerOperationsOptions, type OperationsFlags } from './operations.js';
 import type { StoreFlags } from './store.js';
 import { eventStoreDefault } from '../workers/store-location.js';
 import { logLine, setLogFormat } from '../workers/logging.js';
-import { checkRepo, defaultRunId, sendMessage, startRun, viewRun, type MessageKind } from './runs.js';
+
+const HOST_WORKER_HELP = "this machine's name for runs: poll its task queue <queue>@<name> for the activities of runs started with --host <name>, besides the shared queue (default: VIGIL_HOST, else this machine's name)";
 
 const out = (line = ''): void => {
   process.stdout.write(`${line}\n`);
@@ -70,7 +74,8 @@ function knobFlags(opts: Record<string, unknown>): Partial<Record<KnobName, stri
   return flags;
 }
 
-function resolve(opts: Record<string, unknown>) {
+async function resolve(opts: Record<string, unknown>) {
+  const { resolveKnobs } = await import('./config.js');
   const storeDefault = eventStoreDefault(process.env);
   const resolved = resolveKnobs({
     flags: knobFlags(opts),
@@ -130,6 +135,7 @@ export function buildProgram(): Command {
     .option('--search-attributes', "register Vigil's search attributes (VigilStatus, ...) in the namespace: once per namespace, by someone allowed to change it")
     .action(async (o: { searchAttributes?: boolean }) => {
       if (o.searchAttributes) {
+        const { ensureSearchAttributes } = await import('./connection.js');
         const ep = endpoint();
         await withClient(ep, async (_client, connection) => {
           const added = await ensureSearchAttributes(connection, ep.namespace, ep);
@@ -137,38 +143,50 @@ export function buildProgram(): Command {
         });
         return;
       }
+      const { resolveTemporalCli } = await import('../workers/temporal-cli.js');
       const cli = await resolveTemporalCli({ log: out });
       out(`temporal CLI: ${cli.path} (${cli.source}) — ${cli.version.split('\n')[0]}`);
     });
 
   storeOption(logFormatOption(serverOptions(program.command('server').description('start the embedded Temporal dev server (persistent SQLite under VIGIL_HOME, Web UI) and the embedded event store')))).action(
     async (o: ServerFlags & StoreFlags & OperationsFlags) => {
-      process.exitCode = await serverCommand(endpoint(), o, resolveOperations(o, process.env));
+      const ops = resolveOperations(o, process.env);
+      const { serverCommand } = await import('./processes.js');
+      process.exitCode = await serverCommand(endpoint(), o, ops);
     },
   );
 
   storeOption(workerOperationsOptions(program.command('worker').description('run a Vigil worker: the run workflow and its activities (agent calls, git, tests)')))
     .option('--require-signed-runs', "execute only runs signed with this installation's run secret (created now if missing); see README: Security")
-    .action(async (o: { requireSignedRuns?: boolean } & StoreFlags & OperationsFlags) => {
+    .option('--host <name>', HOST_WORKER_HELP)
+    .action(async (o: { requireSignedRuns?: boolean; host?: string } & StoreFlags & OperationsFlags) => {
       const ops = resolveOperations(o, process.env);
       setLogFormat(ops.logFormat);
+      const [{ workerCommand }, { resolveHost }] = await Promise.all([import('./processes.js'), import('./hosts.js')]);
+      const host = resolveHost(o.host);
       if (o.requireSignedRuns) {
+        const { runSecret, runSecretPath } = await import('../activities/run-authorization.js');
         process.env.VIGIL_REQUIRE_SIGNED_RUNS = '1';
         runSecret(process.env, true);
         logLine('INFO', `vigil worker: executing only runs signed with ${runSecretPath()}`);
       }
-      process.exitCode = await workerCommand(endpoint(), ops, o);
+      process.exitCode = await workerCommand(endpoint(), host, ops, o);
     });
 
-  storeOption(workerOperationsOptions(serverOptions(program.command('up').description('start the dev server (unless one answers already), the event store and a worker in one process')))).action(
-    async (o: ServerFlags & StoreFlags & OperationsFlags) => {
-      process.exitCode = await upCommand(endpoint(), o, resolveOperations(o, process.env));
-    },
-  );
+  storeOption(workerOperationsOptions(serverOptions(program.command('up').description('start the dev server (unless one answers already), the event store and a worker in one process'))))
+    .option('--host <name>', HOST_WORKER_HELP)
+    .action(async (o: ServerFlags & StoreFlags & OperationsFlags & { host?: string }) => {
+      const ops = resolveOperations(o, process.env);
+      const [{ upCommand }, { resolveHost }] = await Promise.all([import('./processes.js'), import('./hosts.js')]);
+      const { host: hostFlag, ...flags } = o;
+      const host = resolveHost(hostFlag);
+      process.exitCode = await upCommand(endpoint(), flags, host, ops);
+    });
 
   storeOption(serverOptions(program.command('demo').description('run the scripted demo end to end: server, event store, worker and a real run over a sample repository')))
     .option('--keep-server', 'keep the server and worker running after the run finishes')
     .action(async (o: ServerFlags & StoreFlags & { keepServer?: boolean }) => {
+      const { demoCommand } = await import('./demo.js');
       process.exitCode = await demoCommand(endpoint(), o);
     });
 
@@ -183,22 +201,31 @@ export function buildProgram(): Command {
     .option('--set <key=value>', 'set a knob (repeatable); see `vigil config --explain`', collect, [])
     .option('--id <id>', 'workflow id of the run (default: vigil-<prd name>-<time>)')
     .option('--checklist <file>', 'the PRD checklist to verify (JSON or Markdown) instead of one extracted from the PRD')
+    .option('--host <name>', "the machine that holds the repository: the workers started there run the agent, git and tests (default: VIGIL_HOST, else this machine's name)")
     .option('--no-store', 'do not journal the run into the event store (on by default when one is configured or the local one exists)')
     .option('--wait', 'follow the run until it finishes; exit with its outcome code')
     .action(async (prdFile: string, o: Record<string, unknown>) => {
-      const prd = readPrd(prdFile);
-      const repoPath = checkRepo(String(o.repo));
-      const resolvedKnobs = checkPromptTemplate(resolve(o), process.cwd());
+      const [{ readPrd, readChecklist, prdOnHost }, { checkRepo, defaultRunId, startRun }, { checkPromptTemplate, requireAgentCommand }, { searchAttributeHint }, { followRun }, { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost }, { hostTaskQueue }] =
+        await Promise.all([import('./prd.js'), import('./runs.js'), import('./config.js'), import('./connection.js'), import('./follow.js'), import('./hosts.js'), import('../schemas/host-names.js')]);
+      const host = resolveHost(typeof o.host === 'string' ? o.host : undefined);
+      // The repository and the PRD are on the run's host: checked here only when that is this machine.
+      const remote = host !== thisHost();
+      const prd = remote ? prdOnHost(pathOnHost('the PRD', prdFile, host)) : readPrd(prdFile);
+      const repoPath = remote ? pathOnHost('--repo', String(o.repo), host) : checkRepo(String(o.repo));
+      const resolvedKnobs = checkPromptTemplate(await resolve(o), process.cwd());
       requireAgentCommand(resolvedKnobs);
       const checklist = typeof o.checklist === 'string' ? readChecklist(o.checklist) : undefined;
       const workflowId = typeof o.id === 'string' ? validateId(o.id) : defaultRunId(prd);
       const ep = endpoint();
       await withClient(ep, async (client, connection) => {
-        const { searchAttributes } = await startRun(client, connection, ep, { prd, repoPath, knobs: resolvedKnobs.knobs, workflowId, ...(checklist ? { checklist } : {}) });
+        const { searchAttributes } = await startRun(client, connection, ep, { prd, repoPath, knobs: resolvedKnobs.knobs, workflowId, host, ...(checklist ? { checklist } : {}) });
         if (searchAttributes.missing.length) process.stderr.write(`${searchAttributeHint(searchAttributes.missing, ep, searchAttributes.refusal)}\n`);
         out(`started run ${workflowId}`);
         out(`  PRD        : ${prd.path} ("${prd.title}")`);
         out(`  repository : ${repoPath}`);
+        out(`  host       : ${host} (task queue ${hostTaskQueue(ep.taskQueue, host)})${remote ? '; the PRD and repository are there, unchecked from here' : ''}`);
+        // Cheap to ask, and the one mistake that leaves a fresh run waiting silently.
+        if ((await hostPollers(connection, ep.namespace, ep.taskQueue, host))?.length === 0) process.stderr.write(`vigil: ${noHostWorkerHint(ep.taskQueue, host, repoPath)}\n`);
         out(`  history    : ${runUrl(ep, workflowId)}`);
         out(`  follow     : vigil watch ${workflowId}`);
         if (o.wait) {
@@ -214,12 +241,19 @@ export function buildProgram(): Command {
     .argument('<id>', 'workflow id of the run')
     .option('--json', 'machine-readable output')
     .action(async (id: string, o: { json?: boolean }) => {
-      await withClient(endpoint(), async (client) => {
+      const [{ viewRun }, { printStatus, statusJson }] = await Promise.all([import('./steer.js'), import('./status.js')]);
+      const ep = endpoint();
+      await withClient(ep, async (client, connection) => {
         const view = await viewRun(client, id);
+        const host = view.kind === 'running' ? (view.snapshot?.host ?? null) : null;
+        // Only a running run with a host can be waiting for one: does any worker poll its queue?
+        const hosts = host ? await import('./hosts.js') : null;
+        const pollers = host && hosts ? await hosts.hostPollers(connection, ep.namespace, ep.taskQueue, host) : null;
         if (o.json) {
-          out(JSON.stringify(statusJson(view), null, 2));
+          out(JSON.stringify({ ...statusJson(view), ...(pollers ? { hostPollers: pollers } : {}) }, null, 2));
         } else {
-          printStatus(view);
+          printStatus(view, out);
+          if (host && hosts && pollers?.length === 0) out(`  warning   : ${hosts.noHostWorkerHint(ep.taskQueue, host, view.snapshot?.repoPath ?? 'the repository').replace(/\n/g, '\n              ')}`);
         }
         if (view.kind === 'running' && !view.workerAnswered) process.exitCode = EXIT.unreachable;
       });
@@ -232,6 +266,7 @@ export function buildProgram(): Command {
     // Bad input is exit 2 whether or not Temporal answers: build the payload before connecting.
     const body = payload(o, text);
     const ep = endpoint();
+    const { sendMessage } = await import('./steer.js');
     await withClient(ep, async (client) => {
       const ack = await sendMessage(client, ep, id, kind, body, Boolean(o.signal));
       out(ack ? `${id}: ${ack.message} (status ${ack.status}, iteration ${ack.iteration})` : `${id}: ${kind} signal recorded; it takes effect when a worker runs the workflow`);
@@ -368,6 +403,7 @@ export function buildProgram(): Command {
     .option('--repo <dir>', 'runs on this repository only')
     .option('--json', 'machine-readable output')
     .action(async (id: string | undefined, o: { since?: string; repo?: string; json?: boolean }) => {
+      const { reportCommand } = await import('./report.js');
       process.exitCode = await reportCommand({ ...(id ? { id } : {}), ...o });
     });
 
@@ -377,6 +413,7 @@ export function buildProgram(): Command {
     .argument('<id>')
     .option('--format <format>', 'jsonl or md', 'jsonl')
     .action(async (id: string, o: { format?: string }) => {
+      const { historyCommand } = await import('./report.js');
       process.exitCode = await historyCommand(id, o);
     });
 
@@ -386,6 +423,8 @@ export function buildProgram(): Command {
     .option('--json', 'machine-readable output')
     .option('--limit <n>', 'at most this many', intArg('--limit', 1, 10000), 50)
     .action(async (o: { json?: boolean; limit: number }) => {
+      const { SA_ITERATION, SA_REPO, SA_STATUS } = await import('../schemas/search-attributes.js');
+      const SA = { status: SA_STATUS, iteration: SA_ITERATION, repo: SA_REPO };
       await withClient(endpoint(), async (client) => {
         const rows: Record<string, unknown>[] = [];
         for await (const wf of client.workflow.list({ query: "WorkflowType = 'vigilRun'" })) {
@@ -414,6 +453,7 @@ export function buildProgram(): Command {
     .argument('<id>')
     .action(async (id: string) => {
       const ep = endpoint();
+      const { followRun } = await import('./follow.js');
       await withClient(ep, async (client) => {
         out(`watching ${id} — ${runUrl(ep, id)}`);
         const r = await followRun(client, id, { until: 'terminal', onLine: out });
@@ -428,6 +468,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--for <state>', 'what to wait for').choices(['terminal', 'paused']).default('terminal'))
     .option('--timeout <seconds>', 'give up after this many seconds (exit 124)', intArg('--timeout', 1, 31_536_000))
     .action(async (id: string, o: { for: 'terminal' | 'paused'; timeout?: number }) => {
+      const { followRun } = await import('./follow.js');
       await withClient(endpoint(), async (client) => {
         const r = await followRun(client, id, { until: o.for, ...(o.timeout ? { timeoutMs: o.timeout * 1000 } : {}), pollMs: 500 });
         if (o.for === 'paused' && !r.reached) {
@@ -443,12 +484,35 @@ export function buildProgram(): Command {
     });
 
   program
+    .command('logs')
+    .description("show an iteration's agent log, from any machine (read on the run's host by its worker); -f follows it while the agent runs")
+    .argument('<id>', 'workflow id of the run')
+    .option('--iteration <n>', 'which iteration (default: the current or last one)', intArg('--iteration', 1, 1_000_000))
+    .option('-f, --follow', 'keep printing what the agent writes until its call ends (Ctrl+C stops, exit 0)')
+    .option('--timeout <seconds>', "how long the run's host has to answer a read (exit 4 past it)", intArg('--timeout', 1, 300), 15)
+    .action(async (id: string, o: { iteration?: number; follow?: boolean; timeout: number }) => {
+      const { logsCommand } = await import('./logs.js');
+      await withClient(endpoint(), async (client) => {
+        process.exitCode = await logsCommand(client, id, {
+          ...(o.iteration !== undefined ? { iteration: o.iteration } : {}),
+          follow: Boolean(o.follow),
+          answerSeconds: o.timeout,
+          write: (text) => new Promise<void>((resolve) => process.stdout.write(text, () => resolve())),
+          note: (line) => process.stderr.write(`${line}\n`),
+          // Only following ends on Ctrl+C with exit 0; a plain read is interrupted as any command.
+          ...(o.follow ? { interrupted: new Promise<void>((resolve) => process.once('SIGINT', () => resolve())) } : {}),
+        });
+      });
+    });
+
+  program
     .command('codec-server')
     .description('serve /encode and /decode for the Temporal Web UI and CLI with the payload key (VIGIL_CODEC_KEY_FILE or VIGIL_CODEC_KEY)')
     .option('--host <host>', 'address to listen on (keep it private: whoever reaches it can decrypt)', '127.0.0.1')
     .option('--port <port>', 'port to listen on', intArg('--port', 1, 65_535), 8081)
     .option('--cors-origin <url>', 'a Web UI origin allowed to call it (repeatable; default the UI of TEMPORAL_ADDRESS)', collect, [] as string[])
     .action(async (o: { host: string; port: number; corsOrigin: string[] }) => {
+      const [{ codecFromEnv }, { startCodecServer }] = await Promise.all([import('../workers/codec.js'), import('../workers/codec-server.js')]);
       const codec = codecFromEnv();
       if (!codec) throw new CliError('no payload key: set VIGIL_CODEC_KEY_FILE (a file with a base64 or hex 32-byte key: `openssl rand -base64 32 > key`) or VIGIL_CODEC_KEY', EXIT.usage);
       const origins = o.corsOrigin.length ? o.corsOrigin : [endpoint().uiUrl];
@@ -469,6 +533,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--provider <name>', 'check only this provider').choices([...PROVIDERS]))
     .option('--json', 'machine-readable output')
     .action(async (o: { provider?: string; json?: boolean }) => {
+      const { doctorCommand, temporalCheck } = await import('./doctor.js');
       process.exitCode = await doctorCommand({
         ...(o.provider ? { provider: o.provider } : {}),
         json: Boolean(o.json),
@@ -484,6 +549,7 @@ export function buildProgram(): Command {
     .option('--reset <provider>', "close this provider's breaker now (operator override)")
     .option('--by <name>', 'who is resetting (default: $USER)')
     .action(async (o: { json?: boolean; reset?: string; by?: string }) => {
+      const { providersCommand } = await import('./providers.js');
       await withClient(endpoint(), async (client) => {
         process.exitCode = await providersCommand(client, { json: Boolean(o.json), ...(o.reset ? { reset: o.reset } : {}), by: o.by ?? defaultActor() });
       });
@@ -500,8 +566,9 @@ export function buildProgram(): Command {
     .option('--config <file>', 'JSON config file of knobs')
     .option('--set <key=value>', 'set a knob (repeatable)', collect, [])
     .option('--agent-command <cmd>', 'the agent command line')
-    .action((o: Record<string, unknown>) => {
-      const resolved = checkPromptTemplate(resolve(o), process.cwd());
+    .action(async (o: Record<string, unknown>) => {
+      const { checkPromptTemplate, explainKnobs, explainKnobsJson } = await import('./config.js');
+      const resolved = checkPromptTemplate(await resolve(o), process.cwd());
       if (o.json) out(JSON.stringify(explainKnobsJson(resolved), null, 2));
       else if (o.explain) out(explainKnobs(resolved, { width: Math.max(80, Math.min(process.stdout.columns ?? 100, 140)) }));
       else out(JSON.stringify(resolved.knobs, null, 2));
@@ -509,8 +576,6 @@ export function buildProgram(): Command {
 
   return program;
 }
-
-const SA = { status: SA_STATUS, iteration: SA_ITERATION, repo: SA_REPO };
 
 function packageVersion(): string {
   return (JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
@@ -527,6 +592,9 @@ function defaultActor(): string {
   return process.env.USER?.trim() || process.env.LOGNAME?.trim() || 'cli';
 }
 
+/** The largest directive (schemas/run.ts LIMITS.directiveBytes, checked again by the run). */
+const DIRECTIVE_BYTES = 1024 * 1024;
+
 function readDirective(file: string): string {
   let buf: Buffer;
   try {
@@ -534,57 +602,8 @@ function readDirective(file: string): string {
   } catch {
     throw new CliError(`cannot read directive file ${file}`, EXIT.usage);
   }
-  if (buf.length > LIMITS.directiveBytes) throw new CliError(`directive file ${file} is ${buf.length} bytes; at most ${LIMITS.directiveBytes} (1 MiB)`, EXIT.usage);
+  if (buf.length > DIRECTIVE_BYTES) throw new CliError(`directive file ${file} is ${buf.length} bytes; at most ${DIRECTIVE_BYTES} (1 MiB)`, EXIT.usage);
   return buf.toString('utf8');
-}
-
-function statusJson(view: Awaited<ReturnType<typeof viewRun>>): Record<string, unknown> {
-  const snap = view.snapshot;
-  if (snap) {
-    return { ...snap, workerAnswered: true, temporalStatus: view.kind === 'finished' ? view.temporalStatus : 'RUNNING' };
-  }
-  // No worker answered: what Temporal itself knows (search attributes, the result).
-  return {
-    workflowId: view.workflowId,
-    status: view.kind === 'finished' ? 'finished' : (view.searchStatus ?? 'running'),
-    iteration: view.iteration,
-    phase: null,
-    tier: null,
-    paused: view.kind === 'running' ? view.searchStatus === 'paused' : false,
-    pause: null,
-    consecutiveNoChange: null,
-    outcome: view.kind === 'finished' && view.outcome ? { status: view.outcome.status, reason: view.outcome.reason, exitCode: view.outcome.exitCode } : null,
-    invalidMessages: [],
-    workerAnswered: false,
-    workflowTaskFailing: view.kind === 'running' ? view.taskFailing : null,
-    temporalStatus: view.kind === 'finished' ? view.temporalStatus : 'RUNNING',
-  };
-}
-
-function printStatus(view: Awaited<ReturnType<typeof viewRun>>): void {
-  const snap = view.snapshot;
-  out(`run ${view.workflowId}`);
-  if (view.kind === 'finished') {
-    const o = view.outcome;
-    out(`  finished  : ${o ? `${o.status} (exit ${o.exitCode}) — ${o.reason}` : `workflow ${view.temporalStatus.toLowerCase()}`}`);
-  } else if (!snap) {
-    out(`  status    : ${view.searchStatus ?? 'running'} at iteration ${view.iteration ?? '?'} (from search attributes)`);
-    out(view.taskFailing ? `  worker    : the run's workflow task keeps failing: ${view.taskFailing} (see the worker's log)` : '  worker    : no worker is polling; start one with `vigil worker`');
-  }
-  if (!snap) return;
-  out(`  status    : ${statusLine(snap)}`);
-  out(`  iteration : ${snap.iteration} of at most ${snap.maxIterations}${snap.phase ? ` (${snap.phase}, tier ${snap.tier})` : ''}`);
-  out(`  repository: ${snap.repoPath}`);
-  out(`  no change : ${snap.consecutiveNoChange} iteration(s) in a row; failures in a row: ${snap.consecutiveFailures}`);
-  if (snap.providerWait) out(`  provider  : waiting for ${snap.providerWait.provider} until ${snap.providerWait.until} (circuit breaker ${snap.providerWait.reason.replace(/_/g, ' ')})`);
-  if (snap.spend.calls > 0 || snap.budgetUsd > 0) out(`  spend     : ${spendText(snap)}`);
-  for (const d of snap.deadLetters ?? []) out(`  dead letter: ${d.errorClass} ${d.attempts} times (iterations ${d.iterations.join(', ')})`);
-  if (snap.pendingDirectives) out(`  directives: ${snap.pendingDirectives} waiting for the next prompt`);
-  if (snap.lastCompletion) out(`  last claim: iteration ${snap.lastCompletion.iteration}: ${snap.lastCompletion.reason}`);
-  for (const line of qualityLines(snap)) out(`  ${line}`);
-  for (const line of checkpointLines(snap)) out(`  ${line.replace(/`/g, '')}`);
-  if (snap.invalidMessageCount) out(`  ignored   : ${snap.invalidMessageCount} invalid message(s); last: ${snap.invalidMessages.at(-1)?.error ?? ''}`);
-  for (const r of snap.recentIterations.slice(-5)) out(`  ${iterationLine(r)}`);
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -596,7 +615,9 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) {
       return err.exitCode === 0 ? 0 : EXIT.usage;
     }
-    if (err instanceof ConfigError || err instanceof PrdError) {
+    // By name: the modules that define them are loaded only by the commands that throw them.
+    // On stderr as text, or as a JSON line with --log-format json.
+    if (err instanceof Error && (err.name === 'ConfigError' || err.name === 'PrdError')) {
       logLine('ERROR', `vigil: ${err.message}`);
       return EXIT.usage;
     }

@@ -4,12 +4,13 @@
  * HOST:PORT` (VIGIL_METRICS_BIND), `--otel [URL]` (OTEL_EXPORTER_OTLP_ENDPOINT or
  * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), and the worker's slots (workers/tuning.ts; worker, up).
  * Resolved and validated before anything starts: a bad value is exit 2 naming the flag or variable.
+ * Light (no SDK, no zod): cli/main.ts loads it at startup.
  */
 import { Option, type Command } from 'commander';
 import { parseLogFormat, type LogFormat } from '../workers/logging.js';
-import { MetricsBindError, parseMetricsBind } from '../workers/runtime.js';
+import { MetricsBindError, parseMetricsBind } from '../workers/metrics-bind.js';
 import { resolveTuning, TuningError, TUNING_SPECS, type WorkerTuning } from '../workers/tuning.js';
-import { CliError, EXIT } from './connection.js';
+import { CliError, EXIT } from './errors.js';
 
 /** Raw values as commander hands them over. */
 export interface OperationsFlags {

@@ -42,6 +42,11 @@ export function readPrd(file: string, cwd = process.cwd()): Prd {
   return { path: abs, title: prdTitle(text) || path.basename(abs), bytes: buf.length };
 }
 
+/** A PRD on another host (`vigil start --host`): its absolute path there, titled by its file name. */
+export function prdOnHost(abs: string): Prd {
+  return { path: abs, title: path.basename(abs).replace(/\.[^.]*$/, '') || path.basename(abs), bytes: 0 };
+}
+
 /** First Markdown heading, else the first non-empty line, at most 200 characters. */
 export function prdTitle(text: string): string {
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);

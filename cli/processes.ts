@@ -14,7 +14,8 @@ import { vigilHome } from '../workers/paths.js';
 import { installRuntime as installSdkRuntime, MetricsBindError } from '../workers/runtime.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
 import { DEFAULT_TUNING, describeTuning } from '../workers/tuning.js';
-import { createVigilWorker, workerIdentity } from '../workers/worker.js';
+import { createHostWorkers, hostQueueLine } from '../workers/host-workers.js';
+import { workerIdentity } from '../workers/worker.js';
 import { CliError, connectionOptions, describeEndpoint, EXIT, joinHostPort, localEndpoint, sayWarnings, splitHostPort, unreachable, type Endpoint } from './connection.js';
 import type { Operations } from './operations.js';
 import { configureWorkerStore, startProcessStore, type StoreFlags } from './store.js';
@@ -131,31 +132,33 @@ export async function connectWorker(ep: Endpoint): Promise<NativeConnection> {
   }
 }
 
-export async function workerCommand(ep: Endpoint, ops: Operations = DEFAULT_OPERATIONS, flags: StoreFlags = {}): Promise<number> {
+/** `host`: this machine's name for runs (`--host`, VIGIL_HOST); its queue is polled next to the shared one. */
+export async function workerCommand(ep: Endpoint, host: string, ops: Operations = DEFAULT_OPERATIONS, flags: StoreFlags = {}): Promise<number> {
   installRuntime('INFO', ops);
-  return runWorker(ep, ops, flags, true);
+  return runWorker(ep, host, ops, flags, true);
 }
 
-/** A worker in this process (the runtime installed), until SIGINT/SIGTERM. */
-async function runWorker(ep: Endpoint, ops: Operations, flags: StoreFlags, announceStore: boolean): Promise<number> {
+/** The workers of this process (the runtime installed), until SIGINT/SIGTERM. */
+async function runWorker(ep: Endpoint, host: string, ops: Operations, flags: StoreFlags, announceStore: boolean): Promise<number> {
   const store = configureWorkerStore(process.env, flags);
-  const identity = workerIdentity();
+  const identity = workerIdentity(host);
   // OpenTelemetry is loaded only when tracing is on.
   const tracing = ops.otel ? (await import('../workers/tracing.js')).startTracing({ endpoint: ops.otel.endpoint, identity }) : null;
   if (tracing) say(`tracing: spans to ${tracing.target}; bundling the workflows with the tracing interceptors`);
   const connection = await connectWorker(ep);
   try {
-    const worker = await createVigilWorker({ connection, namespace: ep.namespace, taskQueue: ep.taskQueue, identity, tuning: ops.tuning, tracing });
-    say(`vigil worker polling task queue "${ep.taskQueue}" (namespace "${ep.namespace}", ${describeEndpoint(ep)}); Ctrl+C to stop`, {
+    const workers = await createHostWorkers({ connection, namespace: ep.namespace, taskQueue: ep.taskQueue, host, identity, tuning: ops.tuning, tracing });
+    say(`vigil worker polling task queue "${ep.taskQueue}" (namespace "${ep.namespace}", ${describeEndpoint(ep)}) and ${hostQueueLine(workers.queues, host)}; Ctrl+C to stop`, {
       taskQueue: ep.taskQueue,
       namespace: ep.namespace,
+      queues: workers.queues.map((q) => q.name),
       identity,
     });
     say(`  identity     : ${identity}`);
-    say(`  slots        : ${describeTuning(ops.tuning)}`, { ...ops.tuning });
+    say(`  slots        : ${describeTuning(ops.tuning)} (per queue)`, { ...ops.tuning });
     if (ops.metricsBind) say(`  metrics      : http://${ops.metricsBind}/metrics`);
     if (announceStore) say(`  event store  : ${store}`);
-    await worker.run();
+    await workers.run();
     say('vigil worker stopped');
     return 0;
   } finally {
@@ -187,14 +190,14 @@ export async function localServer(ep: Endpoint, flags: ServerFlags): Promise<{ s
   return { server, endpoint: localEndpoint(ep, server.address, server.uiUrl) };
 }
 
-export async function upCommand(ep: Endpoint, flags: ServerFlags & StoreFlags, ops: Operations = DEFAULT_OPERATIONS): Promise<number> {
+export async function upCommand(ep: Endpoint, flags: ServerFlags & StoreFlags, host: string, ops: Operations = DEFAULT_OPERATIONS): Promise<number> {
   // First: a bad metrics address must fail before a server starts.
   installRuntime('INFO', ops);
   const { server, endpoint } = await localServer(ep, flags);
   let store: Awaited<ReturnType<typeof startStore>> | null = null;
   try {
     store = await startStore(flags);
-    return await runWorker(endpoint, ops, flags, false);
+    return await runWorker(endpoint, host, ops, flags, false);
   } finally {
     // The worker has stopped (its last projections done): then the store, then the server.
     await store?.stop();

@@ -1,50 +1,21 @@
 /**
- * Client-side operations on runs: start one, look one up (telling "no such run", "finished" and
- * "no worker is polling" apart), send it messages, and follow it until it finishes or pauses.
+ * Client-side operations on runs: start one (with the workflow's types and the knob schemas);
+ * looking one up and sending it messages is steer.ts, which loads neither.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import {
-  WorkflowIdConflictPolicy,
-  WorkflowNotFoundError,
-  type Client,
-  type Connection,
-  type WorkflowHandle,
-} from '@temporalio/client';
+import { WorkflowIdConflictPolicy, type Client, type Connection, type WorkflowHandle } from '@temporalio/client';
 import type { ChecklistItem } from '../schemas/gates.js';
 import type { Knobs } from '../schemas/knobs.js';
-import type { PausePayload } from '../schemas/messages.js';
-import { OUTCOME_EXIT_CODES, OutcomeSchema, type Outcome, type RunInput } from '../schemas/run.js';
+import type { RunInput } from '../schemas/run.js';
 import { SA_ITERATION, SA_PROVIDER, SA_REPO, SA_STATUS, SEARCH_ATTRIBUTES } from '../schemas/search-attributes.js';
-import type { StatusSnapshot } from '../schemas/status.js';
-import {
-  budgetSignal,
-  waiveSignal,
-  waiveUpdate,
-  budgetUpdate,
-  forceReviewSignal,
-  forceReviewUpdate,
-  inputSignal,
-  inputUpdate,
-  pauseSignal,
-  pauseUpdate,
-  resumeSignal,
-  resumeUpdate,
-  statusQuery,
-  stopSignal,
-  stopUpdate,
-  type MessageAck,
-} from '../workflows/messages.js';
-import { vigilRun } from '../workflows/run-workflow.js';
+import type { vigilRun } from '../workflows/run-workflow.js';
 import { staticDetails, staticSummary } from '../workflows/ui.js';
 import { runSecret, signRun } from '../activities/run-authorization.js';
 import { failoverChain } from '../workflows/decisions/failover.js';
 import { CliError, EXIT, missingSearchAttributes, type Endpoint } from './connection.js';
 import type { Prd } from './prd.js';
-
-/** How long the CLI waits for a worker to answer a query or an update before saying none is polling. */
-export const WORKER_ANSWER_MS = 8000;
 
 export function checkRepo(repo: string): string {
   const abs = path.resolve(repo);
@@ -73,6 +44,8 @@ export interface StartOptions {
   attachIfRunning?: boolean;
   /** A checklist a person supplied (`--checklist FILE`), validated. */
   checklist?: ChecklistItem[];
+  /** The host holding the repository (normalised): its workers run the repository-bound activities. */
+  host?: string;
   /** A directive for the first prompt, delivered with the start (signal-with-start). */
   directive?: { directive: string; by: string };
 }
@@ -105,8 +78,15 @@ function searchAttributeRefusal(err: unknown): string | null {
  * workers that require signed runs execute only what the operator's CLI started. A scheduled run's
  * signature covers every run of the schedule (`<workflowId>-<scheduled time>`).
  */
-export function runInputFor(opts: Pick<StartOptions, 'prd' | 'repoPath' | 'knobs' | 'workflowId' | 'checklist'>, scheduled = false): RunInput {
-  const input: RunInput = { prdPath: opts.prd.path, prdTitle: opts.prd.title, repoPath: opts.repoPath, knobs: opts.knobs, ...(opts.checklist ? { checklist: opts.checklist } : {}) };
+export function runInputFor(opts: Pick<StartOptions, 'prd' | 'repoPath' | 'knobs' | 'workflowId' | 'checklist' | 'host'>, scheduled = false): RunInput {
+  const input: RunInput = {
+    prdPath: opts.prd.path,
+    prdTitle: opts.prd.title,
+    repoPath: opts.repoPath,
+    knobs: opts.knobs,
+    ...(opts.checklist ? { checklist: opts.checklist } : {}),
+    ...(opts.host ? { host: opts.host } : {}),
+  };
   const secret = runSecret();
   if (secret) {
     const k = opts.knobs;
@@ -126,6 +106,7 @@ export async function startRun(client: Client, connection: Connection, ep: Endpo
   const missing = await missingSearchAttributes(connection, ep.namespace);
   const start = (withSearchAttributes: boolean): Promise<WorkflowHandle<typeof vigilRun>> => {
     const args: RunInput = withSearchAttributes ? input : { ...input, searchAttributes: false };
+    // By name: the CLI does not load the workflow code to start it.
     const common = {
       taskQueue: ep.taskQueue,
       workflowId: opts.workflowId,
@@ -145,9 +126,10 @@ export async function startRun(client: Client, connection: Connection, ep: Endpo
     };
     if (opts.directive) {
       // The directive is in history before the run's first workflow task, so the first prompt has it.
-      return client.workflow.signalWithStart(vigilRun, { ...common, signal: inputSignal, signalArgs: [opts.directive] });
+      // The `input` signal (workflows/messages.ts), by name for the same reason.
+      return client.workflow.signalWithStart<typeof vigilRun, [unknown?]>('vigilRun', { ...common, signal: 'input', signalArgs: [opts.directive] });
     }
-    return client.workflow.start(vigilRun, { ...common, workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL });
+    return client.workflow.start<typeof vigilRun>('vigilRun', { ...common, workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL });
   };
   try {
     if (missing !== null && missing.length > 0) return { handle: await start(false), attached: false, searchAttributes: { missing } };
@@ -166,134 +148,5 @@ export async function startRun(client: Client, connection: Connection, ep: Endpo
   }
 }
 
-export type RunView =
-  | {
-      kind: 'running';
-      workflowId: string;
-      snapshot: StatusSnapshot | null;
-      workerAnswered: boolean;
-      iteration: number | null;
-      searchStatus: string | null;
-      /** Set when a worker polls but the run's workflow task keeps failing (the last failure's message). */
-      taskFailing: string | null;
-    }
-  | { kind: 'finished'; workflowId: string; temporalStatus: string; outcome: Outcome | null; snapshot: StatusSnapshot | null; iteration: number | null };
-
-const isNotFound = (err: unknown): boolean =>
-  err instanceof WorkflowNotFoundError || (err instanceof Error && /not found/i.test(err.message) && !/worker/i.test(err.message));
-
-function noSuchRun(workflowId: string): CliError {
-  return new CliError(`no such run: "${workflowId}" (list runs with \`vigil list\`)`, EXIT.noSuchRun);
-}
-
-/** Describes a run: finished or running, and whether a worker answers for it. */
-export async function viewRun(client: Client, workflowId: string): Promise<RunView> {
-  const handle = client.workflow.getHandle(workflowId);
-  let desc;
-  try {
-    desc = await handle.describe();
-  } catch (err) {
-    if (isNotFound(err)) throw noSuchRun(workflowId);
-    throw err;
-  }
-  const sa = desc.typedSearchAttributes;
-  const iteration = sa.get(SA_ITERATION) ?? null;
-  const searchStatus = sa.get(SA_STATUS) ?? null;
-  // A finished run is answered by any worker from its cached or replayed state; do not wait long.
-  const snapshot = await queryStatus(client, handle, desc.status.name === 'RUNNING' ? WORKER_ANSWER_MS : 2000).catch(() => null);
-  if (desc.status.name === 'RUNNING') {
-    const taskFailing = snapshot === null ? await workflowTaskFailure(client, workflowId, desc.raw.pendingWorkflowTask?.attempt ?? 0) : null;
-    return { kind: 'running', workflowId, snapshot, workerAnswered: snapshot !== null, iteration, searchStatus, taskFailing };
-  }
-  let outcome: Outcome | null = null;
-  if (desc.status.name === 'COMPLETED') {
-    const parsed = OutcomeSchema.safeParse(await handle.result().catch(() => null));
-    outcome = parsed.success ? parsed.data : null;
-  }
-  return { kind: 'finished', workflowId, temporalStatus: desc.status.name, outcome, snapshot, iteration };
-}
-
-export async function queryStatus(client: Client, handle: WorkflowHandle, timeoutMs: number): Promise<StatusSnapshot> {
-  return client.withDeadline(Date.now() + timeoutMs, () => handle.query(statusQuery));
-}
-
-/**
- * A worker that polls but cannot complete the run's workflow task (attempt 2 and more) is not a
- * missing worker: the last WorkflowTaskFailed event says why.
- */
-async function workflowTaskFailure(client: Client, workflowId: string, attempt: number): Promise<string | null> {
-  if (attempt < 2) return null;
-  const page = await client.workflowService
-    .getWorkflowExecutionHistoryReverse({ namespace: client.options.namespace, execution: { workflowId }, maximumPageSize: 50 })
-    .catch(() => null);
-  const failed = page?.history?.events?.find((e) => e.workflowTaskFailedEventAttributes)?.workflowTaskFailedEventAttributes;
-  return `${failed?.failure?.message ?? 'unknown cause'} (attempt ${attempt})`.slice(0, 1000);
-}
-
-export function noWorkerError(ep: Endpoint, workflowId: string, taskFailing: string | null = null): CliError {
-  if (taskFailing) {
-    return new CliError(
-      `run "${workflowId}" is running, but its workflow task keeps failing on the worker: ${taskFailing}.\n` +
-        "A worker is polling; it cannot process this run (see the worker's log). Fix the cause and restart the worker, or end the run with `temporal workflow terminate -w " +
-        `${workflowId}\`.`,
-      EXIT.unreachable,
-    );
-  }
-  return new CliError(
-    `run "${workflowId}" is running, but no worker is polling task queue "${ep.taskQueue}" (nothing answered within ${WORKER_ANSWER_MS / 1000} s).\n` +
-      'Start one with `vigil worker` (or `vigil up`). To record a message anyway, resend it with --signal: it takes effect when a worker picks the run up.',
-    EXIT.unreachable,
-  );
-}
-
-export function finishedError(view: Extract<RunView, { kind: 'finished' }>): CliError {
-  const what = view.outcome ? `${view.outcome.status}: ${view.outcome.reason}` : view.temporalStatus.toLowerCase();
-  return new CliError(`run "${view.workflowId}" has finished (${what}); there is nothing to change`, EXIT.notReached);
-}
-
-export type MessageKind = 'pause' | 'resume' | 'stop' | 'input' | 'forceReview' | 'budget' | 'waive';
-
-const UPDATES = { pause: pauseUpdate, resume: resumeUpdate, stop: stopUpdate, input: inputUpdate, forceReview: forceReviewUpdate, budget: budgetUpdate, waive: waiveUpdate } as const;
-const SIGNALS = { pause: pauseSignal, resume: resumeSignal, stop: stopSignal, input: inputSignal, forceReview: forceReviewSignal, budget: budgetSignal, waive: waiveSignal } as const;
-
-/**
- * Sends a message as an update (validated, acknowledged), after checking that the run exists, is
- * running and has a worker. With `asSignal`, sends the signal form instead: durable even while no
- * worker runs, but unacknowledged.
- */
-export async function sendMessage(
-  client: Client,
-  ep: Endpoint,
-  workflowId: string,
-  kind: MessageKind,
-  payload: Record<string, unknown>,
-  asSignal = false,
-): Promise<MessageAck | null> {
-  const handle = client.workflow.getHandle(workflowId);
-  if (asSignal) {
-    try {
-      await handle.signal(SIGNALS[kind], payload);
-    } catch (err) {
-      if (isNotFound(err)) {
-        const view = await viewRun(client, workflowId);
-        if (view.kind === 'finished') throw finishedError(view);
-        throw noSuchRun(workflowId);
-      }
-      throw err;
-    }
-    return null;
-  }
-  const view = await viewRun(client, workflowId);
-  if (view.kind === 'finished') throw finishedError(view);
-  if (!view.workerAnswered) throw noWorkerError(ep, workflowId, view.taskFailing);
-  try {
-    return await client.withDeadline(Date.now() + 30_000, () => handle.executeUpdate(UPDATES[kind] as typeof pauseUpdate, { args: [payload as PausePayload] }));
-  } catch (err) {
-    const msg = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
-    throw new CliError(`${kind} rejected: ${msg}`, EXIT.usage);
-  }
-}
-
-export function exitCodeOf(outcome: Outcome | null): number {
-  return outcome ? OUTCOME_EXIT_CODES[outcome.status] : 1;
-}
+// Looking runs up and steering them lives in steer.ts (the CLI's fast path); re-exported here.
+export { exitCodeOf, finishedError, noWorkerError, queryStatus, sendMessage, viewRun, WORKER_ANSWER_MS, type MessageKind, type RunView } from './steer.js';

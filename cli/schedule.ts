@@ -8,23 +8,28 @@
  * not doubled, and `trigger` honours the policy too.
  */
 import { Option, type Command } from 'commander';
-import {
-  ScheduleAlreadyRunning,
-  ScheduleNotFoundError,
-  ScheduleOverlapPolicy,
-  type Client,
-  type ScheduleDescription,
-  type ScheduleHandle,
-} from '@temporalio/client';
-import { PROVIDERS } from '../schemas/knobs.js';
-import { SA_ITERATION, SA_PROVIDER, SA_REPO, SA_STATUS } from '../schemas/search-attributes.js';
-import { vigilRun } from '../workflows/run-workflow.js';
-import { staticDetails, staticSummary } from '../workflows/ui.js';
+import type { Client, ScheduleDescription, ScheduleHandle, ScheduleOverlapPolicy } from '@temporalio/client';
+import { PROVIDERS } from '../schemas/provider-names.js';
 import type { ResolvedKnobs } from './config.js';
-import { checkPromptTemplate, requireAgentCommand } from './config.js';
-import { CliError, EXIT, missingSearchAttributes, searchAttributeHint, withClient, type Endpoint } from './connection.js';
-import { readChecklist, readPrd } from './prd.js';
-import { checkRepo, runInputFor } from './runs.js';
+import type { Endpoint } from './connection.js';
+import { CliError, EXIT } from './errors.js';
+
+/**
+ * What the actions need, loaded when one runs: defining the commands stays light, so the CLI's
+ * start-up cost is not paid for the client, the schemas and the workflow's UI helpers (see cli/main.ts).
+ */
+async function load() {
+  const [client, searchAttributes, ui, config, connection, prd, runs] = await Promise.all([
+    import('@temporalio/client'),
+    import('../schemas/search-attributes.js'),
+    import('../workflows/ui.js'),
+    import('./config.js'),
+    import('./connection.js'),
+    import('./prd.js'),
+    import('./runs.js'),
+  ]);
+  return { ...client, ...searchAttributes, ...ui, ...config, ...connection, ...prd, ...runs };
+}
 
 const OVERLAPS = ['skip', 'buffer-one', 'buffer-all', 'cancel-other', 'terminate-other', 'allow-all'] as const;
 type Overlap = (typeof OVERLAPS)[number];
@@ -41,7 +46,7 @@ interface ScheduleMemo {
 export interface ScheduleDeps {
   endpoint: () => Endpoint;
   /** Resolves the knobs from the start flags (`--provider`, `--agent-command`, `--config`, `--set`). */
-  resolve: (opts: Record<string, unknown>) => ResolvedKnobs;
+  resolve: (opts: Record<string, unknown>) => Promise<ResolvedKnobs>;
   out: (line?: string) => void;
 }
 
@@ -72,7 +77,7 @@ export function checkCron(expr: string): string {
 }
 
 function isScheduleNotFound(err: unknown): boolean {
-  return err instanceof ScheduleNotFoundError || (err instanceof Error && /not found/i.test(err.message));
+  return err instanceof Error && (err.name === 'ScheduleNotFoundError' || /not found/i.test(err.message));
 }
 
 async function describeOrFail(client: Client, name: string): Promise<{ handle: ScheduleHandle; desc: ScheduleDescription }> {
@@ -101,7 +106,7 @@ function describeJson(name: string, desc: ScheduleDescription): Record<string, u
     prd: memo.vigilPrd ?? null,
     repo: memo.vigilRepo ?? null,
     workflowIdPrefix: desc.action.workflowId,
-    overlap: fromPolicy(desc.policies.overlap ?? ScheduleOverlapPolicy.SKIP),
+    overlap: fromPolicy(desc.policies.overlap ?? 'SKIP'),
     paused: desc.state.paused,
     note: desc.state.note ?? null,
     nextRuns: desc.info.nextActionTimes.slice(0, 5).map((d) => d.toISOString()),
@@ -133,11 +138,12 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
     .option('--checklist <file>', 'the PRD checklist to verify (JSON or Markdown), read now')
     .option('--note <text>', 'a note kept with the schedule (shown by describe)')
     .action(async (name: string, o: Record<string, unknown>) => {
+      const { readPrd, checkRepo, checkPromptTemplate, requireAgentCommand, readChecklist, withClient, runInputFor, missingSearchAttributes, staticSummary, staticDetails, SA_STATUS, SA_ITERATION, SA_REPO, SA_PROVIDER, searchAttributeHint } = await load();
       validateScheduleName(name);
       const cron = checkCron(String(o.cron));
       const prd = readPrd(String(o.prd));
       const repoPath = checkRepo(String(o.repo));
-      const resolved = checkPromptTemplate(deps.resolve(o), process.cwd());
+      const resolved = checkPromptTemplate(await deps.resolve(o), process.cwd());
       requireAgentCommand(resolved);
       const checklist = typeof o.checklist === 'string' ? readChecklist(o.checklist) : undefined;
       const overlap = o.overlap as Overlap;
@@ -154,7 +160,7 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
             spec: { cronExpressions: [cron], timezone: String(o.timezone) },
             action: {
               type: 'startWorkflow',
-              workflowType: vigilRun,
+              workflowType: 'vigilRun',
               workflowId: name,
               taskQueue: ep.taskQueue,
               args: [input],
@@ -176,7 +182,7 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
             state: { note: typeof o.note === 'string' ? o.note : `created by vigil schedule create (${cron})` },
           });
         } catch (err) {
-          if (err instanceof ScheduleAlreadyRunning) throw new CliError(`a schedule named "${name}" exists already; delete it first (\`vigil schedule delete ${name}\`) or choose another name`, EXIT.usage);
+          if (err instanceof Error && err.name === 'ScheduleAlreadyRunning') throw new CliError(`a schedule named "${name}" exists already; delete it first (\`vigil schedule delete ${name}\`) or choose another name`, EXIT.usage);
           const msg = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
           // The client rethrows the server's INVALID_ARGUMENT (a bad cron field, time zone) as a TypeError.
           if (err instanceof TypeError || /invalid|cron|time ?zone|argument/i.test(msg)) throw new CliError(`the server refused the schedule: ${msg.replace(/^\d+ [A-Z_]+: /, '')}`, EXIT.usage);
@@ -198,6 +204,7 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
     .description("Vigil's schedules: name, cron, state, next run, last run")
     .option('--json', 'machine-readable output')
     .action(async (o: { json?: boolean }) => {
+      const { withClient } = await load();
       await withClient(endpoint(), async (client) => {
         const rows: Record<string, unknown>[] = [];
         for await (const s of client.schedule.list()) {
@@ -225,6 +232,7 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
     .argument('<name>')
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: { json?: boolean }) => {
+      const { withClient } = await load();
       await withClient(endpoint(), async (client) => {
         const { desc } = await describeOrFail(client, name);
         const j = describeJson(name, desc);
@@ -251,6 +259,7 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
       .argument('<name>')
       .option('--reason <text>', 'why (kept as the schedule note)')
       .action(async (name: string, o: { reason?: string }) => {
+        const { withClient } = await load();
         await withClient(endpoint(), async (client) => {
           const { handle, desc } = await describeOrFail(client, name);
           if (verb === 'pause' && desc.state.paused) return out(`schedule ${name} is already paused`);
@@ -271,10 +280,11 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
     .description("start a run now, under the schedule's overlap policy (skip: nothing starts while one is still going)")
     .argument('<name>')
     .action(async (name: string) => {
+      const { withClient } = await load();
       await withClient(endpoint(), async (client) => {
         const { handle, desc } = await describeOrFail(client, name);
         const before = { taken: desc.info.numActionsTaken, skipped: desc.info.numActionsSkippedOverlap };
-        await handle.trigger(desc.policies.overlap ?? ScheduleOverlapPolicy.SKIP);
+        await handle.trigger(desc.policies.overlap ?? ('SKIP' as ScheduleOverlapPolicy));
         // The server takes the action asynchronously: wait (briefly) to say what happened.
         const deadline = Date.now() + 15_000;
         for (;;) {
@@ -287,7 +297,7 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
           }
           if (d.info.numActionsSkippedOverlap > before.skipped) {
             const running = workflowIdsOf(d.info.runningActions.map((a) => ({ action: a })));
-            out(`skipped: ${running.length ? `${running.join(', ')} is still going` : 'a run of this schedule is still going'} (overlap policy ${fromPolicy(d.policies.overlap ?? ScheduleOverlapPolicy.SKIP)})`);
+            out(`skipped: ${running.length ? `${running.join(', ')} is still going` : 'a run of this schedule is still going'} (overlap policy ${fromPolicy(d.policies.overlap ?? 'SKIP')})`);
             return;
           }
           if (Date.now() > deadline) {
@@ -304,6 +314,7 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
     .description('delete a schedule (runs it started go on)')
     .argument('<name>')
     .action(async (name: string) => {
+      const { withClient } = await load();
       await withClient(endpoint(), async (client) => {
         const { handle, desc } = await describeOrFail(client, name);
         await handle.delete();

@@ -6,6 +6,7 @@
  * Sandbox-safe: imported by the workflow bundle.
  */
 import { z } from 'zod';
+import { PROVIDERS } from './provider-names.js';
 
 /** One knob's description, used for validation, `vigil config --explain` and the docs. */
 interface KnobSpecBase<T> {
@@ -160,7 +161,7 @@ const argvKnob: KnobSpecBase<string[]> = {
 };
 
 /** Agent providers (activities/providers/ holds one preset each). */
-export const PROVIDERS = ['command', 'claude', 'codex', 'gemini', 'aider', 'opencode'] as const;
+export { PROVIDERS };
 export type ProviderKnob = (typeof PROVIDERS)[number];
 
 /**

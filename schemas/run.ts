@@ -11,6 +11,7 @@ import { DeadLetterStateSchema } from './dead-letter.js';
 import { RunAuthorizationSchema } from './authorization.js';
 import { JournalStateSchema } from './events.js';
 import { RunMemorySchema, emptyMemory } from './memory.js';
+import { HostNameSchema } from './hosts.js';
 import { ChecklistSchema, ChecklistStateSchema, GATE_NAMES, GateNameSchema, GateResultSchema, GateTrackSchema, ReviewRecordSchema } from './gates.js';
 
 export const PHASES = ['REASON', 'ACT', 'REFLECT', 'VERIFY'] as const;
@@ -416,6 +417,12 @@ export const RunInputSchema = z.object({
    * started before it existed: the attributes are there.
    */
   searchAttributes: z.boolean().optional(),
+  /**
+   * The machine holding the repository (`vigil start --host`, normalised): the run's
+   * repository-bound activities go to its task queue. Absent, as in every run started before
+   * hosts: everything runs on the workflow's own task queue.
+   */
+  host: HostNameSchema.optional(),
   /** Present only when continuing as new. */
   state: RunStateSchema.optional(),
 });

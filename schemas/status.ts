@@ -55,6 +55,8 @@ export const StatusSnapshotSchema = z.object({
   generations: z.number().int(),
   repoPath: z.string(),
   prdPath: z.string(),
+  /** The host holding the repository (its activities' task queue is `<queue>@<host>`); null: any worker. Absent from older workers. */
+  host: z.string().nullable().optional(),
   /** Consecutive and total done signals (completion claims and done-phrases). */
   doneSignals: z.number().int(),
   totalDoneSignals: z.number().int(),

@@ -54,3 +54,6 @@ export function toolsDir(env: NodeJS.ProcessEnv = process.env, root = packageRoo
 export function toolsDirs(env: NodeJS.ProcessEnv = process.env, root = packageRoot()): string[] {
   return [...new Set([toolsDir(env, root), path.join(vigilHome(env), 'tools')])];
 }
+
+/** The task queue workers poll and runs start on unless VIGIL_TASK_QUEUE says otherwise. */
+export const DEFAULT_TASK_QUEUE = 'vigil';

@@ -15,7 +15,7 @@ import type { Tracing } from './tracing.js';
 import { DEFAULT_TUNING, tuningWorkerOptions, type WorkerTuning } from './tuning.js';
 import { checkPrebuiltBundle } from './workflow-bundle.js';
 
-export const DEFAULT_TASK_QUEUE = 'vigil';
+export { DEFAULT_TASK_QUEUE } from './paths.js';
 
 /** A module under workflows/ next to this file (`.ts` under vitest, `.js` in dist/). */
 function workflowsModule(name: string): string {
@@ -48,11 +48,17 @@ export interface VigilWorkerOptions {
   codec?: PayloadCodec | null;
   /** OpenTelemetry interceptors and sinks (workers/tracing.ts); the workflows are then bundled with its workflow interceptors. */
   tracing?: Tracing | null;
+  /** False: activities only (a host's queue, see host-workers.ts); no workflow bundle is loaded. */
+  workflows?: boolean;
 }
 
-/** The worker's identity as Temporal shows it (UI, `temporal task-queue describe`): `vigil-worker@<host>:<pid>`. */
+/**
+ * The worker's identity as Temporal shows it (UI, `temporal task-queue describe`, and on every
+ * task it starts): `vigil-worker:<pid>@<host>`, the host being the one the worker serves runs for
+ * (`--host`), else this machine's name.
+ */
 export function workerIdentity(host: string = os.hostname(), pid: number = process.pid): string {
-  return `vigil-worker@${host}:${pid}`;
+  return `vigil-worker:${pid}@${host}`;
 }
 
 const quiet = (): void => {};
@@ -91,17 +97,18 @@ export async function createVigilWorker(opts: VigilWorkerOptions): Promise<Worke
     // The bundle carries the tolerant payload converter (workflows/payload-converter.ts): the
     // workflow sandbox is where an undecodable signal would otherwise fail every task. Activities
     // only ever see payloads Vigil's own workflow wrote, with the default converter.
-    workflowBundle: opts.workflowBundle ?? (await defaultWorkflowBundle(undefined, opts.tracing?.workflowInterceptorModules)),
+    ...(opts.workflows === false ? {} : { workflowBundle: opts.workflowBundle ?? (await defaultWorkflowBundle(undefined, opts.tracing?.workflowInterceptorModules)) }),
     activities,
     ...(opts.tracing ? { interceptors: opts.tracing.interceptors, sinks: opts.tracing.sinks } : {}),
     // Payloads encrypted when a codec key is configured (VIGIL_CODEC_KEY_FILE / VIGIL_CODEC_KEY).
     ...(codec ? { dataConverter: { payloadCodecs: [tolerantDecoding(codec)] } } : {}),
     identity: opts.identity ?? workerIdentity(),
     ...tuningWorkerOptions(opts.tuning ?? DEFAULT_TUNING),
-    // Cancellation (STOP --now) reaches an activity only with a heartbeat: keep them frequent so
-    // the agent's process tree dies within seconds, whatever the heartbeat timeout.
-    maxHeartbeatThrottleInterval: '2s',
-    defaultHeartbeatThrottleInterval: '2s',
+    // Cancellation (STOP --now) reaches an activity only in the answer to a heartbeat: a running
+    // agent call beats every 0.5 s (activities/process.ts) and each beat is sent, so a stop kills
+    // its tree within a second, whatever the heartbeat timeout. Two small calls a second per call.
+    maxHeartbeatThrottleInterval: '500ms',
+    defaultHeartbeatThrottleInterval: '500ms',
     // On SIGINT/SIGTERM, running agent calls are cancelled (their trees killed) and reported
     // before the process exits; Temporal re-runs the interrupted call on the next worker.
     shutdownGraceTime: '10s',

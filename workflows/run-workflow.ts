@@ -63,6 +63,7 @@ import { escalate, recordNotification, sendNotification } from './escalation.js'
 import { initialLadder, LEVEL_TIER, observeLadder } from './decisions/tier-ladder.js';
 import { describeProxies, evaluateUncertainty, noChangeMin, type Proxies } from './decisions/uncertainty.js';
 import { verdictSummary } from './ui.js';
+import { onRunHost } from './hosts.js';
 import { checkCaps, waitWithinCaps } from './decisions/caps.js';
 import { onRepositoryTrouble, REPOSITORY_FAILURE_TYPES, repositoryTrouble } from './decisions/repository.js';
 import { describeRefusal, judgeCompletion } from './decisions/completion.js';
@@ -204,9 +205,13 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   /** Events are journaled and projected only when the run asks for the store: no extra activity otherwise. */
   const journaling = journalEra && knobs.eventStore;
   const upsertsSearchAttributes = input.searchAttributes !== false || !patched(SEARCH_ATTRIBUTES_PATCH);
+  // Everything that touches the repository (or `.vigil/` in it, like the notification ledger, or
+  // needs the agent CLIs installed there, like the health check) runs on the run's host.
+  const onHost = onRunHost(input);
 
   // ---- activity proxies, one per kind so a hung tool never shares a timeout with the agent ----
   const agent = proxyActivities<typeof activities>({
+    ...onHost,
     // The activity enforces the agent timeout itself (kills the tree, exit 124); this is a backstop.
     startToCloseTimeout: (knobs.agentTimeoutSeconds + 120) * 1000,
     // Liveness bound: a worker that dies mid-call is detected this fast and the call retried.
@@ -219,6 +224,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     retry: { maximumAttempts: 5, initialInterval: '2s', nonRetryableErrorTypes: [FAILURE_TYPES.agentNotRunnable] },
   });
   const repo = proxyActivities<typeof activities>({
+    ...onHost,
     // git inspection of a working tree: seconds normally, minutes for huge repositories.
     startToCloseTimeout: '10m',
     // Liveness: the activities beat every second, so a dead worker costs seconds, not 10 minutes.
@@ -226,6 +232,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     retry: { maximumAttempts: 5, initialInterval: '1s', nonRetryableErrorTypes: [FAILURE_TYPES.notAGitRepository] },
   });
   const tests = proxyActivities<typeof activities>({
+    ...onHost,
     startToCloseTimeout: (knobs.testTimeoutSeconds + 120) * 1000,
     heartbeatTimeout: Math.max(knobs.heartbeatTimeoutSeconds, 10) * 1000,
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
@@ -233,6 +240,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   });
 
   const members = proxyActivities<typeof activities>({
+    ...onHost,
     // A member that does not answer within its timeout is killed by the activity and counts as
     // REJECT; this bound is the backstop.
     startToCloseTimeout: (knobs.councilMemberTimeoutSeconds + 60) * 1000,
@@ -243,11 +251,13 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   });
   const councilDeps: CouncilDeps = { repo, members };
   const checks = proxyActivities<typeof activities>({
+    ...onHost,
     // Probing a CLI's --help: seconds, up to 30 s for slow ones.
     startToCloseTimeout: '90s',
     retry: { maximumAttempts: 2, initialInterval: '1s' },
   });
   const gateActs = proxyActivities<typeof activities>({
+    ...onHost,
     // The activity bounds its tools by gateTimeoutSeconds (then the gate is inconclusive); this is a backstop.
     startToCloseTimeout: (knobs.gateTimeoutSeconds + 60) * 1000,
     heartbeatTimeout: Math.max(knobs.heartbeatTimeoutSeconds, 10) * 1000,
@@ -261,12 +271,15 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     retry: { maximumAttempts: 2, initialInterval: '1s' },
   });
   const breakers = proxyActivities<typeof activities>({
+    // On the workflow's own queue, whatever the run's host: the activity starts the breaker's
+    // workflow on the queue it runs on, and host queues serve activities only.
     // One update-with-start round trip to the provider's breaker workflow (a worker must pick up
     // the breaker's task too); a breaker that cannot be reached is no reason to stop the run.
     startToCloseTimeout: '30s',
     retry: { maximumAttempts: 5, initialInterval: '1s', maximumInterval: '10s', nonRetryableErrorTypes: [INVALID_BREAKER_ASK] },
   });
   const people = proxyActivities<typeof activities>({
+    ...onHost,
     // Notifications. A notification retries inside the activity (4 attempts,
     // each bounded by notifyTimeoutSeconds); this bound keeps a dead channel from holding the run.
     startToCloseTimeout: (knobs.notifyTimeoutSeconds * 4 + 20) * 1000,
@@ -321,6 +334,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     generations: state.generations,
     repoPath: input.repoPath,
     prdPath: input.prdPath,
+    host: input.host ?? null,
     doneSignals: state.convergence.doneSignals,
     totalDoneSignals: state.convergence.totalDoneSignals,
     breaker: councilEra ? breakerTrip(state.convergence, knobs.stagnationLimit) : null,

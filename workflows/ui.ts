@@ -3,7 +3,7 @@
  * markdown "current details" refreshed every iteration. Pure text builders.
  */
 import type { RunInput, Verdict } from '../schemas/run.js';
-import { utf8Length } from '../schemas/messages.js';
+import { utf8Length } from '../schemas/utf8.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 
 /** At most `n` UTF-8 bytes, cut on a code point boundary, with an ellipsis when cut. */
@@ -27,13 +27,14 @@ export function staticSummary(input: Pick<RunInput, 'prdTitle' | 'repoPath'>): s
   return clip(`Vigil · ${input.prdTitle || 'untitled PRD'} · ${repo}`, 180);
 }
 
-export function staticDetails(input: Pick<RunInput, 'prdTitle' | 'prdPath' | 'repoPath' | 'knobs'>): string {
+export function staticDetails(input: Pick<RunInput, 'prdTitle' | 'prdPath' | 'repoPath' | 'knobs' | 'host'>): string {
   const k = input.knobs;
   return [
     `### ${clip(input.prdTitle || 'Untitled PRD', 150)}`,
     '',
     `- **PRD:** \`${input.prdPath}\``,
     `- **Repository:** \`${input.repoPath}\``,
+    ...(input.host ? [`- **Host:** ${input.host} (its workers run the agent, git and tests)`] : []),
     // The binary only: arguments may carry tokens, and the UI shows this to everyone.
     `- **Provider:** ${k.provider}${k.agentCommand[0] ? ` \`${clip(k.agentCommand[0], 200)}\`` : ''}`,
     `- **Caps:** ${k.maxIterations} iterations, ${k.maxRetries} consecutive failures${k.maxDurationSeconds ? `, ${k.maxDurationSeconds}s wall clock` : ''}`,

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveHost } from '../../cli/hosts.js';
 import { freePort } from '../../workers/dev-server.js';
 import { assertBuilt, createTestEnv, makeRepo, NAMESPACE, runInput, startRun, temporalAddress, uniqueId, writeScenario, type TestEnv } from '../support/harness.js';
 import { runVigil, show, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
@@ -94,7 +95,8 @@ describe('vigil worker --metrics-bind', () => {
       taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
     });
     const identities = (described.pollers ?? []).map((p) => p.identity);
-    expect(identities).toContain(`vigil-worker@${os.hostname()}:${worker.pid}`);
+    // The host the worker serves (no --host, no VIGIL_HOST: this machine's name).
+    expect(identities).toContain(`vigil-worker:${worker.pid}@${resolveHost(undefined, {})}`);
   });
 });
 
@@ -190,7 +192,7 @@ describe('tracing with OpenTelemetry', () => {
       const all = receiver.spans.map((s) => `${s.name} ${s.traceId} ${s.spanId} <- ${s.parentSpanId ?? ''}`).join('\n');
       expect(agent.traceId, all).toBe(workflow.traceId);
       expect(agent.parentSpanId).toBe(scheduled.spanId);
-      expect(receiver.resources.some((r) => r['service.name'] === 'vigil-worker' && r['service.instance.id'] === `vigil-worker@${os.hostname()}:${worker.pid}`)).toBe(true);
+      expect(receiver.resources.some((r) => r['service.name'] === 'vigil-worker' && r['service.instance.id'] === `vigil-worker:${worker.pid}@${resolveHost(undefined, {})}`)).toBe(true);
     } finally {
       await receiver.close();
     }

@@ -156,12 +156,22 @@ describe('runAgent', () => {
     expect(log).toMatch(/=== vigil: exit 0 after \d+ ms ===\n$/);
     expect(r.outputBytes).toBeGreaterThan(0);
     expect(r.durationMs).toBeGreaterThanOrEqual(0);
-    expect(existsSync(path.join(f.repo, '.vigil', 'runs', 'run-1', 'iteration-0001.pid.json'))).toBe(false);
+    expect(existsSync(path.join(f.repo, '.vigil', 'runs', 'run-1', 'iteration-0001.pid.json'))).toBe(true);
   });
 
-  it('appends a later attempt to the same log, with its attempt number', async () => {
+  it('a later attempt collects the result of a finished call instead of running it again', async () => {
     const f = fixture();
     await newEnv(1).agent(f.input({}, { AGENT_SAY: 'first attempt' }));
+    const r = await newEnv(2).agent(f.input({}, { AGENT_SAY: 'second attempt' }));
+    expect(r.attempt).toBe(2);
+    expect(r.tail).toContain('first attempt');
+    expect(readFileSync(r.logPath, 'utf8')).not.toContain('second attempt');
+  });
+
+  it('appends a later attempt that runs again (its call was lost) to the same log, with its attempt number', async () => {
+    const f = fixture();
+    await newEnv(1).agent(f.input({}, { AGENT_SAY: 'first attempt' }));
+    rmSync(path.join(f.repo, '.vigil', 'runs', 'run-1', 'iteration-0001.pid.json'));
     const r = await newEnv(2).agent(f.input({}, { AGENT_SAY: 'second attempt' }));
     expect(r.attempt).toBe(2);
     const log = readFileSync(r.logPath, 'utf8');

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CliError, connectionOptions, endpointFromEnv, EXIT, localEndpoint, searchAttributeCommands, searchAttributeHint, uiUrlFor, type Endpoint } from '../../cli/connection.js';
 import { devServerTarget } from '../../cli/processes.js';
-import { SEARCH_ATTRIBUTES } from '../../schemas/search-attributes.js';
+import { SEARCH_ATTRIBUTE_FLAGS, SEARCH_ATTRIBUTES } from '../../schemas/search-attributes.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-connection-'));
 const file = (name: string, content: string): string => {
@@ -227,6 +227,10 @@ describe('search attribute hint', () => {
     expect(cmds.cloud).toBe(
       'tcld namespace search-attributes add --namespace team-ns --search-attribute VigilStatus=Keyword --search-attribute VigilIteration=Int --search-attribute VigilRepo=Keyword --search-attribute VigilProvider=Keyword',
     );
+  });
+
+  it("knows every search attribute's type as the schemas define it (the CLI does not load them to say so)", () => {
+    expect(searchAttributeCommands(names, ep).temporal.map((c) => c.replace(/^.* --name (\w+) --type (\w+)$/, '$1=$2')).sort()).toEqual([...SEARCH_ATTRIBUTE_FLAGS].sort());
   });
 
   it('repeats --profile for the temporal CLI and vigil setup when one was given', () => {

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { SEARCH_ATTRIBUTE_FLAGS } from '../../schemas/search-attributes.js';
 import { resolveOperations } from '../../cli/operations.js';
+import { parseHostName } from '../../schemas/hosts.js';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../workers/dev-server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -280,6 +281,12 @@ describe('docker-compose.yml', () => {
     expect(worker.ports).toBeUndefined();
     expect(asList(worker.command)).toEqual(['worker']);
     expect(worker.env_file, 'credentials come from an env file').toBeDefined();
+  });
+
+  it('makes every worker one host, as they share the repositories, with a valid default name', () => {
+    const host = /^\$\{VIGIL_HOST:-([^}]+)\}$/.exec(env(service('vigil-worker')).VIGIL_HOST ?? '');
+    expect(host, 'VIGIL_HOST: ${VIGIL_HOST:-<name>}').not.toBeNull();
+    expect(parseHostName(host?.[1] ?? '')).toEqual({ ok: true, host: host?.[1] });
   });
 
   it('mounts the repositories at /repos and one VIGIL_HOME volume for all workers', () => {

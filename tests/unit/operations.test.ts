@@ -146,8 +146,8 @@ describe('tracing', () => {
 
 describe('worker identity', () => {
   it('names the host and the process', () => {
-    expect(workerIdentity('build-7', 4242)).toBe('vigil-worker@build-7:4242');
-    expect(workerIdentity()).toBe(`vigil-worker@${os.hostname()}:${process.pid}`);
+    expect(workerIdentity('build-7', 4242)).toBe('vigil-worker:4242@build-7');
+    expect(workerIdentity()).toBe(`vigil-worker:${process.pid}@${os.hostname()}`);
   });
 });
 

@@ -1,17 +1,24 @@
 /**
  * Tests of activities/process.ts: runProcess inside a mocked activity context (exit codes, log,
  * tail, watched text across chunk boundaries, timeout and cancellation killing the whole process
- * group) and killSurvivor (pid file left by a crashed attempt).
+ * group), its supervisor (a later attempt of the same call re-attaches to the running child or
+ * collects its result instead of running it again; a lost supervisor; a deleted run folder) and
+ * killSurvivor (a record left by a crashed attempt). The supervisor runs from dist/: `npm run build`.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterEach, describe, expect, it } from 'vitest';
-import { killSurvivor, runProcess, type ProcessResult, type ProcessSpec } from '../../activities/process.js';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Info as ActivityInfo } from '@temporalio/activity';
+import { killSurvivor, runProcess, supervisorPath, type ProcessResult, type ProcessSpec } from '../../activities/process.js';
+import { readState, type SupervisorState } from '../../activities/supervisor-state.js';
+
+if (!existsSync(supervisorPath())) throw new Error(`${supervisorPath()} is missing: run \`npm run build\` (npm test does it for you)`);
 
 const dirs: string[] = [];
 /** Processes started by a test, killed afterwards (if still the same process) in case an assertion failed first. */
@@ -87,8 +94,8 @@ interface TestEnv {
 }
 
 /** A mocked activity context that records heartbeats, with a typed runner for runProcess. */
-function newEnv(): TestEnv {
-  const mock = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
+function newEnv(info?: Partial<ActivityInfo>): TestEnv {
+  const mock = new MockActivityEnvironment(info, { logger: new DefaultLogger('ERROR') });
   const heartbeats: unknown[] = [];
   mock.on('heartbeat', (d: unknown) => heartbeats.push(d));
   return {
@@ -141,7 +148,7 @@ describe('runProcess', () => {
     expect(log).toContain('hello out\n');
     expect(log).toContain('hello err\n');
     expect(log).toMatch(/\n=== vigil: exit 3 after \d+ ms ===\n$/);
-    expect(existsSync(s.pidFile)).toBe(false);
+    expect(readState(s.pidFile)).toMatchObject({ state: 'exited', exit: { exitCode: 3, outputBytes: 20 } });
     expect(heartbeats.length).toBeGreaterThanOrEqual(1);
   });
 
@@ -206,19 +213,24 @@ describe('runProcess', () => {
     expect(none.sawWatched).toBe(false);
   });
 
-  it('records the child in the pid file while it runs and removes it afterwards', async () => {
+  it('records the supervisor and the child in the state file while it runs, and how it ended afterwards', async () => {
     const dir = tempDir();
     const { env, heartbeats } = newEnv();
     const s = spec(dir, 'sleep 0.6');
     const run = env.run(s);
-    expect(await waitFor(() => existsSync(s.pidFile) && readFileSync(s.pidFile, 'utf8').length > 0)).toBe(true);
-    const rec = JSON.parse(readFileSync(s.pidFile, 'utf8')) as { pid: number; startTime: string; at: string };
+    expect(await waitFor(() => readState(s.pidFile)?.state === 'running')).toBe(true);
+    const rec = readState(s.pidFile) as SupervisorState;
     expect(typeof rec.pid).toBe('number');
-    expect(rec.startTime).toBe(startTime(rec.pid));
+    expect(rec.startTime).toBe(startTime(rec.pid as number));
+    expect(rec.supervisor.startTime).toBe(startTime(rec.supervisor.pid));
+    expect(rec.key).toBe('test/00000000-0000-0000-0000-000000000000/test');
+    expect(await waitFor(() => heartbeats.length > 0)).toBe(true);
     expect(heartbeats[0]).toMatchObject({ pid: rec.pid });
     const r = await run;
     expect(r.exitCode).toBe(0);
-    expect(existsSync(s.pidFile)).toBe(false);
+    expect(readState(s.pidFile)).toMatchObject({ state: 'exited', pid: rec.pid, exit: { exitCode: 0 } });
+    // The supervisor does not outlive its child.
+    expect(await waitFor(() => isGone(rec.supervisor.pid))).toBe(true);
   });
 
   it('kills the whole process group on timeout: exit 124, child and grandchild gone', async () => {
@@ -239,7 +251,7 @@ describe('runProcess', () => {
     expect(await waitFor(() => isGone(childPid))).toBe(true);
     expect(await waitFor(() => isGone(grandchild))).toBe(true);
     expect(readFileSync(s.logPath, 'utf8')).toMatch(/=== vigil: exit 124 \(timed out\) after \d+ ms ===\n$/);
-    expect(existsSync(s.pidFile)).toBe(false);
+    expect(readState(s.pidFile)?.exit).toMatchObject({ exitCode: 124, timedOut: true });
   });
 
   it('escalates to SIGKILL when the process group ignores SIGTERM', async () => {
@@ -304,7 +316,7 @@ describe('runProcess', () => {
     expect(await waitFor(() => isGone(childPid), 1000)).toBe(true);
     expect(await waitFor(() => isGone(grandchild), 1000)).toBe(true);
     expect(readFileSync(s.logPath, 'utf8')).toMatch(/\(cancelled\) after \d+ ms ===\n$/);
-    expect(existsSync(s.pidFile)).toBe(false);
+    expect(readState(s.pidFile)?.exit).toMatchObject({ cancelled: true });
   });
 
   it('reports a missing executable as a spawn error (exit 127), without throwing', async () => {
@@ -315,7 +327,7 @@ describe('runProcess', () => {
     expect(r.exitCode).toBe(127);
     expect(r.spawnError).toMatch(/no-such-program: command not found/);
     expect(r.timedOut).toBe(false);
-    expect(existsSync(s.pidFile)).toBe(false);
+    expect(readState(s.pidFile)?.exit).toMatchObject({ exitCode: 127 });
     const log = readFileSync(s.logPath, 'utf8');
     expect(log.startsWith('=== test header ===\n')).toBe(true);
     expect(log).toContain('command not found');
@@ -366,7 +378,7 @@ describe('killSurvivor', () => {
     const r = await env.run(s);
     expect(r.exitCode).toBe(0);
     expect(await waitFor(() => isGone(pid))).toBe(true);
-    expect(existsSync(s.pidFile)).toBe(false);
+    expect(readState(s.pidFile)?.pid).not.toBe(pid);
   });
 
   it('does nothing when the start time does not match (pid reused), but removes the stale file', async () => {
@@ -401,6 +413,100 @@ describe('killSurvivor', () => {
     expect(killSurvivor(bad)).toBe(false);
     writeFileSync(bad, JSON.stringify({ pid: 'x', startTime: 1 }));
     expect(killSurvivor(bad)).toBe(false);
+  });
+});
+
+describe('a call that outlives its worker (the supervisor)', () => {
+  /** A command that counts its runs in `counter`, prints, waits, prints again. */
+  const counted = (counter: string, ms: number): string => `echo run >> "${counter}"; echo first part; sleep ${ms / 1000}; echo second part; exit 7`;
+
+  it('a later attempt of the same call re-attaches to the running child: it runs once, and the retry returns its real result', async () => {
+    const dir = tempDir();
+    const counter = path.join(tempDir(), 'runs');
+    const s = spec(dir, counted(counter, 1500), { keepHead: 1000, watchFor: 'second part' });
+    // Attempt 1 starts the call, as a worker would before it crashed ...
+    const first = newEnv({ attempt: 1 });
+    const lost = first.env.run(s);
+    expect(await waitFor(() => readState(s.pidFile)?.state === 'running' && existsSync(counter))).toBe(true);
+    const rec = readState(s.pidFile) as SupervisorState;
+    track(rec.supervisor.pid);
+    // ... and the retried attempt finds it still running.
+    const second = newEnv({ attempt: 2 });
+    const r = await second.env.run(s);
+    expect(readFileSync(counter, 'utf8')).toBe('run\n');
+    expect(r.exitCode).toBe(7);
+    expect(r.head).toBe('first part\nsecond part\n');
+    expect(r.tail).toBe('first part\nsecond part\n');
+    expect(r.sawWatched).toBe(true);
+    expect(r.outputBytes).toBe(23);
+    expect(r.durationMs).toBeGreaterThanOrEqual(1500);
+    // The retry heartbeats with the same child.
+    expect(second.heartbeats[0]).toMatchObject({ pid: rec.pid });
+    expect((await lost).exitCode).toBe(7);
+    const log = readFileSync(s.logPath, 'utf8');
+    expect(log.match(/=== test header ===/g)).toHaveLength(1);
+    expect(log.match(/=== vigil: exit 7/g)).toHaveLength(1);
+  });
+
+  it('a later attempt collects the result of a child that finished while no worker watched, without running it again', async () => {
+    const dir = tempDir();
+    const counter = path.join(tempDir(), 'runs');
+    const s = spec(dir, counted(counter, 100));
+    const r1 = await newEnv({ attempt: 1 }).env.run(s);
+    expect(r1.exitCode).toBe(7);
+    const r2 = await newEnv({ attempt: 3 }).env.run(s);
+    expect(readFileSync(counter, 'utf8')).toBe('run\n');
+    expect(r2).toMatchObject({ exitCode: 7, tail: r1.tail, outputBytes: r1.outputBytes, durationMs: r1.durationMs });
+  });
+
+  it('runs again for another call, or for the same attempt (nothing of an earlier call is collected by mistake)', async () => {
+    const dir = tempDir();
+    const counter = path.join(tempDir(), 'runs');
+    const s = spec(dir, counted(counter, 50));
+    await newEnv({ attempt: 1 }).env.run(s);
+    await newEnv({ attempt: 1 }).env.run(s);
+    await newEnv({ attempt: 2, activityId: 'another' }).env.run(s);
+    expect(readFileSync(counter, 'utf8')).toBe('run\nrun\nrun\n');
+  });
+
+  it('a supervisor killed with its worker (a machine lost): the attempt fails retryably, the child is killed, the next attempt runs it again', async () => {
+    const dir = tempDir();
+    const counter = path.join(tempDir(), 'runs');
+    const s = spec(dir, counted(counter, 30_000));
+    const run = newEnv({ attempt: 1 }).env.run(s);
+    const outcome = run.then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(await waitFor(() => readState(s.pidFile)?.state === 'running')).toBe(true);
+    const rec = readState(s.pidFile) as SupervisorState;
+    track(rec.pid as number);
+    process.kill(rec.supervisor.pid, 'SIGKILL');
+    const error = await outcome;
+    expect(error).toBeInstanceOf(ApplicationFailure);
+    expect((error as ApplicationFailure).type).toBe('ProcessSupervisorLost');
+    expect((error as ApplicationFailure).nonRetryable).toBe(false);
+    expect(await waitFor(() => isGone(rec.pid as number))).toBe(true);
+    const again = await newEnv({ attempt: 2 }).env.run(spec(dir, `echo run >> "${counter}"`));
+    expect(again.exitCode).toBe(0);
+    expect(readFileSync(counter, 'utf8')).toBe('run\nrun\n');
+  });
+
+  it('an orphan whose run folder is gone kills its tree and ends', async () => {
+    const dir = tempDir();
+    const runFolder = path.join(dir, 'run');
+    mkdirSync(runFolder);
+    const s = spec(dir, 'sleep 60', { pidFile: path.join(runFolder, 'call.pid.json'), timeoutMs: 120_000 });
+    const run = newEnv().env.run(s);
+    expect(await waitFor(() => readState(s.pidFile)?.state === 'running')).toBe(true);
+    const rec = readState(s.pidFile) as SupervisorState;
+    track(rec.pid as number);
+    rmSync(runFolder, { recursive: true, force: true });
+    const t0 = Date.now();
+    const r = await run;
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(r.exitCode).toBe(137);
+    expect(await waitFor(() => isGone(rec.pid as number) && isGone(rec.supervisor.pid))).toBe(true);
   });
 });
 

@@ -235,6 +235,9 @@ describe('checkpoints', () => {
       const saved = s.checkpoints?.rewinds[0]?.savedRef ?? '';
       expect(git(repo, 'show', `${saved}:partial.txt`)).toBe('half done');
       await waitForStatus(handle, (x) => x.iteration === 3 && x.agentRunning, 120_000);
+      // The call is scheduled before its agent starts: stop once the agent has really begun.
+      const begun = Date.now() + 60_000;
+      while (agentCalls(repo).filter((c) => c.role === 'iteration').length < 5 && Date.now() < begun) await new Promise((r) => setTimeout(r, 100));
       await handle.executeUpdate(stopUpdate, { args: [{ now: true, by: 'bob' }] });
       expect((await handle.result()).status).toBe('stopped');
     });

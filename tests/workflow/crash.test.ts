@@ -1,15 +1,19 @@
 /**
- * Crash safety: SIGKILL the worker process while the agent is running. A new worker finishes the
- * run; the iteration count is exact, the interrupted iteration is re-run exactly once, and the
- * orphaned agent of the dead worker is killed before the re-run.
+ * Crash safety: SIGKILL the worker process while the agent is running. The agent runs under its
+ * supervisor, which outlives the worker: a new worker's retried attempt re-attaches to the running
+ * agent — or collects the result of an agent that finished while no worker was up — so the agent
+ * runs exactly once and the iteration records its real result. A worker killed during a
+ * repository inspection is noticed within the heartbeat timeout, not the activity's 10 minutes.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   agentCalls,
   assertBuilt,
   createTestEnv,
+  git,
   makeRepo,
   pidAlive,
   runInput,
@@ -34,14 +38,27 @@ afterAll(async () => {
   await env?.close();
 });
 
-it('finishes the run on a new worker after the first is SIGKILLed mid-iteration', async () => {
+async function until(what: string, cond: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await sleep(100);
+  }
+}
+
+function iterationLog(repo: string, n: number): string {
+  const [runDir] = readdirSync(path.join(repo, '.vigil/runs'));
+  return readFileSync(path.join(repo, '.vigil/runs', runDir as string, `iteration-${String(n).padStart(4, '0')}.log`), 'utf8');
+}
+
+it('a worker SIGKILLed mid agent call: the new worker re-attaches to the running agent, which runs exactly once, and records its real result', async () => {
   const repo = makeRepo();
   const scenario = writeScenario(repo, {
     version: 1,
     iterations: [
       { writes: { 'one.txt': '1' } },
-      // Long enough to kill the worker while this runs.
-      { writes: { 'two.txt': '2' }, sleepMs: 6000 },
+      // Still running when the worker dies; its own exit code and output are what must be recorded.
+      { sleepBeforeMs: 6000, appends: { 'two.txt': 'ran\n' }, output: 'iteration two finished its work\n', exitCode: 3 },
       { writes: { 'three.txt': '3' }, claim: 'promise' },
     ],
   });
@@ -49,33 +66,85 @@ it('finishes the run on a new worker after the first is SIGKILLed mid-iteration'
   const { child: first } = await workers.spawn(tq);
   const handle = await startRun(env, tq, runInput(repo, scenario, { heartbeatTimeoutSeconds: 4 }));
 
-  // Wait until iteration 2's agent is running, then kill the worker without any chance to clean up.
-  const deadline = Date.now() + 60_000;
-  while (!agentCalls(repo).some((c) => c.iteration === 2)) {
-    if (Date.now() > deadline) throw new Error('iteration 2 never started');
-    await sleep(100);
-  }
+  await until('iteration 2 started', () => agentCalls(repo).some((c) => c.iteration === 2));
   await sleep(500);
-  const orphan = agentCalls(repo).find((c) => c.iteration === 2)?.pid as number;
+  const agent = agentCalls(repo).find((c) => c.iteration === 2)?.pid as number;
   first.kill('SIGKILL');
   await first;
-  expect(pidAlive(orphan)).toBe(true); // the dead worker could not kill its agent
+  expect(pidAlive(agent)).toBe(true); // the agent outlives its worker
 
   await workers.spawn(tq);
   const outcome = await handle.result();
   const snap = await status(handle);
 
   expect(outcome.status).toBe('completion_promise_fulfilled');
+  // Iteration 2 was retried by Temporal (attempt 2), but its agent ran once: the retry re-attached.
+  expect(agentCalls(repo).map((c) => c.iteration)).toEqual([1, 2, 3]);
+  expect(readFileSync(path.join(repo, 'two.txt'), 'utf8')).toBe('ran\n');
+  const two = snap.recentIterations.find((r) => r.iteration === 2);
+  expect(two).toMatchObject({ exitCode: 3, attempts: 2, changed: true });
+  expect(two?.durationMs).toBeGreaterThanOrEqual(6000);
+  const log = iterationLog(repo, 2);
+  expect(log.match(/=== vigil: iteration 2, attempt \d+/g)).toEqual(['=== vigil: iteration 2, attempt 1']);
+  expect(log).toContain('iteration two finished its work');
+  expect(log.match(/=== vigil: exit 3 after/g)).toHaveLength(1);
+});
+
+it('an agent that finishes while no worker is up: the next worker collects its result instead of running it again', async () => {
+  const repo = makeRepo();
+  const scenario = writeScenario(repo, {
+    version: 1,
+    iterations: [{ sleepBeforeMs: 2500, writes: { 'done.txt': 'done\n' }, appends: { 'runs.txt': 'ran\n' }, claim: 'promise' }],
+  });
+  const tq = uniqueId('crash-finished');
+  const { child: first } = await workers.spawn(tq);
+  const handle = await startRun(env, tq, runInput(repo, scenario, { heartbeatTimeoutSeconds: 4 }));
+  await until('iteration 1 started', () => agentCalls(repo).some((c) => c.iteration === 1));
+  const agent = agentCalls(repo)[0]?.pid as number;
+  first.kill('SIGKILL');
+  await first;
+  await until('the orphaned agent finished', () => !pidAlive(agent), 30_000);
+
+  await workers.spawn(tq);
+  const outcome = await handle.result();
+  expect(outcome.status).toBe('completion_promise_fulfilled');
+  expect(outcome.iteration).toBe(1);
+  expect(agentCalls(repo)).toHaveLength(1);
+  expect(readFileSync(path.join(repo, 'runs.txt'), 'utf8')).toBe('ran\n');
+  expect((await status(handle)).recentIterations.map((r) => [r.iteration, r.exitCode, r.attempts])).toEqual([[1, 0, 2]]);
+});
+
+it('a worker SIGKILLed during a repository inspection is noticed within the heartbeat timeout, not the 10-minute bound', async () => {
+  // A clean filter makes hashing `slow.dat` take a while, once: the worker dies while inspectRepo
+  // waits for it. The filter script lives outside the repository.
+  const tools = mkdtempSync(path.join(os.tmpdir(), 'vigil-slow-filter-'));
+  const armed = path.join(tools, 'armed');
+  const inside = path.join(tools, 'inside');
+  const filter = path.join(tools, 'slow-clean');
+  writeFileSync(filter, `#!/bin/sh\nif [ -e "${armed}" ]; then rm -f "${armed}"; touch "${inside}"; sleep 30; fi\nexec cat\n`);
+  chmodSync(filter, 0o755);
+  const repo = makeRepo({ files: { 'README.md': '# sample\n', '.gitattributes': '*.dat filter=slow\n' } });
+  git(repo, 'config', 'filter.slow.clean', filter);
+  const scenario = writeScenario(repo, {
+    version: 1,
+    iterations: [{ writes: { 'a.txt': 'a' } }, { writes: { 'slow.dat': 'data\n' } }, { writes: { 'b.txt': 'b' }, claim: 'promise' }],
+  });
+  const tq = uniqueId('crash-inspect');
+  const { child: first } = await workers.spawn(tq);
+  const handle = await startRun(env, tq, runInput(repo, scenario, { heartbeatTimeoutSeconds: 4 }));
+  await until('iteration 1 recorded', () => agentCalls(repo).some((c) => c.iteration === 2));
+  writeFileSync(armed, '');
+  await until('the inspection of iteration 2 is under way', () => existsSync(inside));
+  first.kill('SIGKILL');
+  await first;
+  const killedAt = Date.now();
+  await workers.spawn(tq);
+  const outcome = await handle.result();
+  const noticed = Date.now() - killedAt;
+  process.stderr.write(`worker lost during inspectRepo: the run went on after ${(noticed / 1000).toFixed(1)} s\n`);
+  expect(outcome.status).toBe('completion_promise_fulfilled');
   expect(outcome.iteration).toBe(3);
-  expect(snap.recentIterations.map((r) => [r.iteration, r.attempts])).toEqual([
-    [1, 1],
-    [2, 2],
-    [3, 1],
-  ]);
-  // Iteration 2 ran twice (interrupted + re-run), every other iteration once.
-  expect(agentCalls(repo).map((c) => c.iteration)).toEqual([1, 2, 2, 3]);
-  expect(pidAlive(orphan)).toBe(false);
-  const [runDir] = readdirSync(path.join(repo, '.vigil/runs'));
-  const log = readFileSync(path.join(repo, '.vigil/runs', runDir as string, 'iteration-0002.log'), 'utf8');
-  expect(log.match(/=== vigil: iteration 2, attempt \d+/g)).toEqual(['=== vigil: iteration 2, attempt 1', '=== vigil: iteration 2, attempt 2']);
+  // The repository activities' heartbeat timeout is max(heartbeatTimeoutSeconds, 10) = 10 s.
+  expect(noticed).toBeLessThan(90_000);
+  expect(agentCalls(repo).map((c) => c.iteration)).toEqual([1, 2, 3]);
 });

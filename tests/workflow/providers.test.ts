@@ -166,7 +166,7 @@ describe('providers', () => {
     expect(fake.calls()).toHaveLength(2);
   });
 
-  it('a worker killed during a claude call: the retried attempt resumes the same session', async () => {
+  it('a machine lost during a claude call (worker and agent supervisor killed): the retried attempt resumes the same session', async () => {
     const repo = makeRepo();
     const fake = fakeScenario([{ sleepMs: 8000, writes: { 'a.txt': 'a\n' } }, { writes: { 'a.txt': 'a\n' }, text: 'COMPLETION PROMISE FULFILLED' }]);
     const tq = uniqueId('tq');
@@ -175,6 +175,11 @@ describe('providers', () => {
     await waitForStatus(handle, (x) => x.agentRunning);
     await sleep(2500); // the session id reached a heartbeat
     first.child.kill('SIGKILL');
+    // The agent's supervisor and the agent go with it, as when the machine restarts.
+    const runs = path.join(repo, '.vigil', 'runs');
+    const state = JSON.parse(readFileSync(path.join(runs, readdirSync(runs)[0] as string, 'iteration-0001.pid.json'), 'utf8')) as { pid: number; supervisor: { pid: number } };
+    process.kill(state.supervisor.pid, 'SIGKILL');
+    process.kill(-state.pid, 'SIGKILL');
     await workers.spawn(tq);
     const outcome = await handle.result();
     expect(outcome.status).toBe('completion_promise_fulfilled');

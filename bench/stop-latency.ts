@@ -1,0 +1,123 @@
+/**
+ * Benchmark (not a test): how long `stop --now` takes, from the update being sent to the run
+ * closed and the agent's whole process tree gone, at random points of the agent call, while
+ * `--runs` other runs keep their agents busy on the same worker (each heartbeating as usual).
+ *
+ * Usage: npm run build && node dist/bench/stop-latency.js [--runs 20] [--trials 10]
+ * (a dev server of its own; TEMPORAL_ADDRESS=host:port uses a running one instead)
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { defaultKnobs } from '../schemas/knobs.js';
+import type { RunInput } from '../schemas/run.js';
+import { freePort, startDevServer, type DevServer } from '../workers/dev-server.js';
+import { resolveTemporalCli } from '../workers/temporal-cli.js';
+import { DEFAULT_TUNING } from '../workers/tuning.js';
+import { createVigilWorker } from '../workers/worker.js';
+import { statusQuery, stopUpdate } from '../workflows/messages.js';
+import { vigilRun } from '../workflows/run-workflow.js';
+import { execFileSync } from 'node:child_process';
+
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' }, trials: { type: 'string', default: '10' } } });
+const RUNS = Number(values.runs);
+const TRIALS = Number(values.trials);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Alive, and not a zombie waiting to be reaped. */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+function repo(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-stop-bench-'));
+  const env = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' };
+  execFileSync('sh', ['-c', 'git init -q -b main && echo x > README.md && git add -A && git commit -qm init'], { cwd: dir, env });
+  return dir;
+}
+
+function input(repoPath: string, agentCommand: string[]): RunInput {
+  return {
+    prdPath: path.join(repoPath, 'README.md'),
+    prdTitle: 'bench',
+    repoPath,
+    knobs: { ...defaultKnobs(), agentCommand, councilEnabled: false, qualityGates: false, codeReview: false, prdChecklist: false, agentTimeoutSeconds: 3600 },
+  };
+}
+
+const stats = (xs: number[]): string => {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (q: number): number => s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
+  return `median ${at(0.5)} ms, p90 ${at(0.9)} ms, max ${s.at(-1)} ms`;
+};
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  let server: DevServer | null = null;
+  let address = process.env.TEMPORAL_ADDRESS;
+  if (!address) {
+    const cli = await resolveTemporalCli();
+    server = await startDevServer({ cliPath: cli.path, dbFile: path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-stop-bench-db-')), 'temporal.db'), port: await freePort(), headless: true });
+    address = server.address;
+  }
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection });
+  const native = await NativeConnection.connect({ address });
+  const taskQueue = `stop-bench-${process.pid}`;
+  const worker = await createVigilWorker({ connection: native, namespace: 'default', taskQueue, tuning: { ...DEFAULT_TUNING, activitySlots: RUNS + 20 } });
+  const start = (agent: string[], id: string): Promise<WorkflowHandle<typeof vigilRun>> => client.workflow.start(vigilRun, { taskQueue, workflowId: id, args: [input(repo(), agent)] });
+  const agentRunning = async (h: WorkflowHandle): Promise<void> => {
+    for (;;) {
+      const s = await h.query(statusQuery).catch(() => null);
+      if (s?.agentRunning) return;
+      await sleep(50);
+    }
+  };
+
+  await worker.runUntil(async () => {
+    const busy: WorkflowHandle[] = [];
+    for (let i = 0; i < RUNS; i++) busy.push(await start(['/bin/sh', '-c', 'sleep 3600'], `stop-bench-busy-${process.pid}-${i}`));
+    for (const h of busy) await agentRunning(h);
+    console.log(`${RUNS} busy run(s) with an agent running on the worker; ${TRIALS} trial(s) of stop --now at a random point of a call`);
+    const closed: number[] = [];
+    const gone: number[] = [];
+    for (let t = 0; t < TRIALS; t++) {
+      const pids = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-stop-pids-')), 'pids');
+      const h = await start(['/bin/sh', '-c', `sleep 600 & echo "$$ $!" > "${pids}"; wait`], `stop-bench-${process.pid}-${t}`);
+      await agentRunning(h);
+      let tree: number[] = [];
+      while (tree.length < 2) {
+        try {
+          tree = readFileSync(pids, 'utf8').trim().split(' ').map(Number);
+        } catch {
+          await sleep(20);
+        }
+      }
+      await sleep(Math.floor(Math.random() * 2000));
+      const t0 = performance.now();
+      await h.executeUpdate(stopUpdate, { args: [{ by: 'bench', now: true }] });
+      const result = h.result().then(() => performance.now() - t0);
+      while (tree.some(running)) await sleep(2);
+      gone.push(Math.round(performance.now() - t0));
+      closed.push(Math.round(await result));
+      console.log(`  trial ${t + 1}: run closed ${closed.at(-1)} ms, agent tree gone ${gone.at(-1)} ms`);
+    }
+    console.log(`stop --now, run closed: ${stats(closed)}`);
+    console.log(`stop --now, agent tree gone: ${stats(gone)}`);
+    await Promise.all(busy.map((h) => h.executeUpdate(stopUpdate, { args: [{ by: 'bench', now: true }] }).catch(() => undefined)));
+    await Promise.all(busy.map((h) => h.result().catch(() => undefined)));
+  });
+  await native.close();
+  await connection.close();
+  await server?.stop();
+}
+
+await main();

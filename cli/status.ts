@@ -1,0 +1,57 @@
+/**
+ * What `vigil status` prints: the run snapshot as text or JSON (what Temporal itself knows when no
+ * worker answered). Light: no schemas, no workflow code.
+ */
+import { checkpointLines, qualityLines, spendText } from '../workflows/ui.js';
+import { iterationLine, statusLine } from './follow.js';
+import type { RunView } from './steer.js';
+
+export function statusJson(view: RunView): Record<string, unknown> {
+  const snap = view.snapshot;
+  if (snap) {
+    return { ...snap, workerAnswered: true, temporalStatus: view.kind === 'finished' ? view.temporalStatus : 'RUNNING' };
+  }
+  // No worker answered: what Temporal itself knows (search attributes, the result).
+  return {
+    workflowId: view.workflowId,
+    status: view.kind === 'finished' ? 'finished' : (view.searchStatus ?? 'running'),
+    iteration: view.iteration,
+    phase: null,
+    tier: null,
+    paused: view.kind === 'running' ? view.searchStatus === 'paused' : false,
+    pause: null,
+    consecutiveNoChange: null,
+    outcome: view.kind === 'finished' && view.outcome ? { status: view.outcome.status, reason: view.outcome.reason, exitCode: view.outcome.exitCode } : null,
+    invalidMessages: [],
+    workerAnswered: false,
+    workflowTaskFailing: view.kind === 'running' ? view.taskFailing : null,
+    temporalStatus: view.kind === 'finished' ? view.temporalStatus : 'RUNNING',
+  };
+}
+
+export function printStatus(view: RunView, out: (line?: string) => void): void {
+  const snap = view.snapshot;
+  out(`run ${view.workflowId}`);
+  if (view.kind === 'finished') {
+    const o = view.outcome;
+    out(`  finished  : ${o ? `${o.status} (exit ${o.exitCode}) — ${o.reason}` : `workflow ${view.temporalStatus.toLowerCase()}`}`);
+  } else if (!snap) {
+    out(`  status    : ${view.searchStatus ?? 'running'} at iteration ${view.iteration ?? '?'} (from search attributes)`);
+    out(view.taskFailing ? `  worker    : the run's workflow task keeps failing: ${view.taskFailing} (see the worker's log)` : '  worker    : no worker is polling; start one with `vigil worker`');
+  }
+  if (!snap) return;
+  out(`  status    : ${statusLine(snap)}`);
+  out(`  iteration : ${snap.iteration} of at most ${snap.maxIterations}${snap.phase ? ` (${snap.phase}, tier ${snap.tier})` : ''}`);
+  out(`  repository: ${snap.repoPath}`);
+  if (snap.host) out(`  host      : ${snap.host}`);
+  out(`  no change : ${snap.consecutiveNoChange} iteration(s) in a row; failures in a row: ${snap.consecutiveFailures}`);
+  if (snap.providerWait) out(`  provider  : waiting for ${snap.providerWait.provider} until ${snap.providerWait.until} (circuit breaker ${snap.providerWait.reason.replace(/_/g, ' ')})`);
+  if (snap.spend.calls > 0 || snap.budgetUsd > 0) out(`  spend     : ${spendText(snap)}`);
+  for (const d of snap.deadLetters ?? []) out(`  dead letter: ${d.errorClass} ${d.attempts} times (iterations ${d.iterations.join(', ')})`);
+  if (snap.pendingDirectives) out(`  directives: ${snap.pendingDirectives} waiting for the next prompt`);
+  if (snap.lastCompletion) out(`  last claim: iteration ${snap.lastCompletion.iteration}: ${snap.lastCompletion.reason}`);
+  for (const line of qualityLines(snap)) out(`  ${line}`);
+  for (const line of checkpointLines(snap)) out(`  ${line.replace(/`/g, '')}`);
+  if (snap.invalidMessageCount) out(`  ignored   : ${snap.invalidMessageCount} invalid message(s); last: ${snap.invalidMessages.at(-1)?.error ?? ''}`);
+  for (const r of snap.recentIterations.slice(-5)) out(`  ${iterationLine(r)}`);
+}

@@ -1,0 +1,209 @@
+/**
+ * The CLI's fast path to a run: look one up (telling "no such run", "finished" and "no worker is
+ * polling" apart) and send it messages, in as few round trips as the answer allows. Loads the
+ * client library and the message definitions, never the workflow code or the schemas (zod).
+ *
+ * - status: describe and query at once (one round trip of wall time).
+ * - pause, resume, stop, input, ...: the Update alone (one round trip). Only when it fails does a
+ *   describe tell why: no such run (exit 3), the run has finished (exit 5), no worker answered
+ *   within WORKER_ANSWER_MS (exit 4; the update may still be applied when a worker picks the
+ *   run up, as Temporal keeps it until then), or a workflow task that keeps failing (exit 4).
+ */
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import type { PausePayload } from '../schemas/messages.js';
+import type { Outcome } from '../schemas/run.js';
+import { SA_ITERATION, SA_STATUS } from '../schemas/search-attributes.js';
+import type { StatusSnapshot } from '../schemas/status.js';
+import {
+  budgetSignal,
+  budgetUpdate,
+  forceReviewSignal,
+  forceReviewUpdate,
+  inputSignal,
+  inputUpdate,
+  pauseSignal,
+  pauseUpdate,
+  resumeSignal,
+  resumeUpdate,
+  statusQuery,
+  stopSignal,
+  stopUpdate,
+  waiveSignal,
+  waiveUpdate,
+  type MessageAck,
+} from '../workflows/messages.js';
+import type { Endpoint } from './connection.js';
+import { CliError, EXIT } from './errors.js';
+
+/** How long the CLI waits for a worker to answer a query or an update before saying none is polling. */
+export const WORKER_ANSWER_MS = 8000;
+/**
+ * How long a finished run's query may take: a worker answers it by replaying the whole history,
+ * which takes seconds for a long run on a busy worker; without a worker the outcome alone is shown.
+ */
+const FINISHED_ANSWER_MS = 5000;
+
+export type RunView =
+  | {
+      kind: 'running';
+      workflowId: string;
+      snapshot: StatusSnapshot | null;
+      workerAnswered: boolean;
+      iteration: number | null;
+      searchStatus: string | null;
+      /** Set when a worker polls but the run's workflow task keeps failing (the last failure's message). */
+      taskFailing: string | null;
+    }
+  | { kind: 'finished'; workflowId: string; temporalStatus: string; outcome: Outcome | null; snapshot: StatusSnapshot | null; iteration: number | null };
+
+export const isNotFound = (err: unknown): boolean =>
+  err instanceof WorkflowNotFoundError || (err instanceof Error && /not found/i.test(err.message) && !/worker/i.test(err.message));
+
+export function noSuchRun(workflowId: string): CliError {
+  return new CliError(`no such run: "${workflowId}" (list runs with \`vigil list\`)`, EXIT.noSuchRun);
+}
+
+/** A run's result as an outcome, checked by shape (the schemas stay unloaded). */
+function asOutcome(v: unknown): Outcome | null {
+  const o = v as Partial<Outcome> | null;
+  return o && typeof o === 'object' && typeof o.status === 'string' && typeof o.reason === 'string' && typeof o.exitCode === 'number' ? (o as Outcome) : null;
+}
+
+export async function queryStatus(client: Client, handle: WorkflowHandle, timeoutMs: number): Promise<StatusSnapshot> {
+  return client.withDeadline(Date.now() + timeoutMs, () => handle.query(statusQuery));
+}
+
+/** Describes a run: finished or running, and whether a worker answers for it. Describe and query go out together. */
+export async function viewRun(client: Client, workflowId: string): Promise<RunView> {
+  const handle = client.workflow.getHandle(workflowId);
+  const query = queryStatus(client, handle, WORKER_ANSWER_MS).catch(() => null);
+  let desc;
+  try {
+    desc = await handle.describe();
+  } catch (err) {
+    if (isNotFound(err)) throw noSuchRun(workflowId);
+    throw err;
+  }
+  const sa = desc.typedSearchAttributes;
+  const iteration = sa.get(SA_ITERATION) ?? null;
+  const searchStatus = sa.get(SA_STATUS) ?? null;
+  if (desc.status.name === 'RUNNING') {
+    const snapshot = await query;
+    const taskFailing = snapshot === null ? await workflowTaskFailure(client, workflowId, desc.raw.pendingWorkflowTask?.attempt ?? 0) : null;
+    return { kind: 'running', workflowId, snapshot, workerAnswered: snapshot !== null, iteration, searchStatus, taskFailing };
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const [snapshot, outcome] = await Promise.all([
+    // A finished run is answered by any worker from its cached or replayed state; do not wait long.
+    Promise.race([query, new Promise<null>((r) => (timer = setTimeout(() => r(null), FINISHED_ANSWER_MS)))]),
+    desc.status.name === 'COMPLETED' ? handle.result().then(asOutcome, () => null) : Promise.resolve(null),
+  ]);
+  clearTimeout(timer);
+  return { kind: 'finished', workflowId, temporalStatus: desc.status.name, outcome, snapshot, iteration };
+}
+
+/**
+ * A worker that polls but cannot complete the run's workflow task (attempt 2 and more) is not a
+ * missing worker: the last WorkflowTaskFailed event says why.
+ */
+async function workflowTaskFailure(client: Client, workflowId: string, attempt: number): Promise<string | null> {
+  if (attempt < 2) return null;
+  const page = await client.workflowService
+    .getWorkflowExecutionHistoryReverse({ namespace: client.options.namespace, execution: { workflowId }, maximumPageSize: 50 })
+    .catch(() => null);
+  const failed = page?.history?.events?.find((e) => e.workflowTaskFailedEventAttributes)?.workflowTaskFailedEventAttributes;
+  return `${failed?.failure?.message ?? 'unknown cause'} (attempt ${attempt})`.slice(0, 1000);
+}
+
+export function noWorkerError(ep: Endpoint, workflowId: string, taskFailing: string | null = null, sent = false): CliError {
+  if (taskFailing) {
+    return new CliError(
+      `run "${workflowId}" is running, but its workflow task keeps failing on the worker: ${taskFailing}.\n` +
+        "A worker is polling; it cannot process this run (see the worker's log). Fix the cause and restart the worker, or end the run with `temporal workflow terminate -w " +
+        `${workflowId}\`.`,
+      EXIT.unreachable,
+    );
+  }
+  return new CliError(
+    `run "${workflowId}" is running, but no worker is polling task queue "${ep.taskQueue}" (nothing answered within ${WORKER_ANSWER_MS / 1000} s).\n` +
+      (sent ? 'The message was not acknowledged; Temporal may still deliver it when a worker picks the run up. ' : '') +
+      'Start one with `vigil worker` (or `vigil up`). To record a message durably anyway, resend it with --signal: it takes effect when a worker picks the run up.',
+    EXIT.unreachable,
+  );
+}
+
+export function finishedError(view: Extract<RunView, { kind: 'finished' }>): CliError {
+  const what = view.outcome ? `${view.outcome.status}: ${view.outcome.reason}` : view.temporalStatus.toLowerCase();
+  return new CliError(`run "${view.workflowId}" has finished (${what}); there is nothing to change`, EXIT.notReached);
+}
+
+export type MessageKind = 'pause' | 'resume' | 'stop' | 'input' | 'forceReview' | 'budget' | 'waive';
+
+const UPDATES = { pause: pauseUpdate, resume: resumeUpdate, stop: stopUpdate, input: inputUpdate, forceReview: forceReviewUpdate, budget: budgetUpdate, waive: waiveUpdate } as const;
+const SIGNALS = { pause: pauseSignal, resume: resumeSignal, stop: stopSignal, input: inputSignal, forceReview: forceReviewSignal, budget: budgetSignal, waive: waiveSignal } as const;
+
+/** Why a message could not be delivered, once it failed: the run's state says. */
+async function whyNotDelivered(client: Client, ep: Endpoint, workflowId: string, sent: boolean): Promise<CliError> {
+  let desc;
+  try {
+    desc = await client.workflow.getHandle(workflowId).describe();
+  } catch (err) {
+    if (isNotFound(err)) return noSuchRun(workflowId);
+    throw err;
+  }
+  if (desc.status.name !== 'RUNNING') {
+    const outcome = desc.status.name === 'COMPLETED' ? await client.workflow.getHandle(workflowId).result().then(asOutcome, () => null) : null;
+    return finishedError({ kind: 'finished', workflowId, temporalStatus: desc.status.name, outcome, snapshot: null, iteration: null });
+  }
+  return noWorkerError(ep, workflowId, await workflowTaskFailure(client, workflowId, desc.raw.pendingWorkflowTask?.attempt ?? 0), sent);
+}
+
+const grpcCode = (err: unknown): unknown => {
+  const e = err as { code?: unknown; cause?: { code?: unknown } } | null;
+  return e?.code ?? e?.cause?.code;
+};
+/** gRPC DEADLINE_EXCEEDED (4): nothing answered in time. */
+const isDeadline = (err: unknown): boolean => grpcCode(err) === 4 || (err instanceof Error && /deadline/i.test(err.message));
+/** gRPC FAILED_PRECONDITION (9): the server refuses updates while the run's workflow task keeps failing. */
+const isTaskFailing = (err: unknown): boolean => grpcCode(err) === 9;
+
+/**
+ * Sends a message as an update (validated, acknowledged) in one round trip; on failure, says
+ * whether the run does not exist, has finished, or has no worker. With `asSignal`, sends the
+ * signal form instead: durable even while no worker runs, but unacknowledged.
+ */
+export async function sendMessage(
+  client: Client,
+  ep: Endpoint,
+  workflowId: string,
+  kind: MessageKind,
+  payload: Record<string, unknown>,
+  asSignal = false,
+): Promise<MessageAck | null> {
+  const handle = client.workflow.getHandle(workflowId);
+  if (asSignal) {
+    try {
+      await handle.signal(SIGNALS[kind], payload);
+    } catch (err) {
+      if (isNotFound(err)) throw await whyNotDelivered(client, ep, workflowId, false);
+      throw err;
+    }
+    return null;
+  }
+  try {
+    return await client.withDeadline(Date.now() + WORKER_ANSWER_MS, () => handle.executeUpdate(UPDATES[kind] as typeof pauseUpdate, { args: [payload as PausePayload] }));
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError) {
+      const msg = err.cause instanceof Error ? err.cause.message : err.message;
+      throw new CliError(`${kind} rejected: ${msg}`, EXIT.usage);
+    }
+    if (isNotFound(err) || isTaskFailing(err)) throw await whyNotDelivered(client, ep, workflowId, false);
+    if (isDeadline(err)) throw await whyNotDelivered(client, ep, workflowId, true);
+    const msg = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
+    throw new CliError(`${kind} rejected: ${msg}`, EXIT.usage);
+  }
+}
+
+export function exitCodeOf(outcome: Outcome | null): number {
+  return outcome ? outcome.exitCode : 1;
+}
