@@ -3,7 +3,7 @@
  * reports across runs and for a run's history outside Temporal.
  *
  * `projectEvents` is a local activity the workflow calls at iteration boundaries. It never blocks
- * or fails a run: no DATABASE_URL on the worker, a store that is down or slow, a bad row — each
+ * or fails a run: no store on the worker (workers/store-location.ts), a store that is down or slow, a bad row — each
  * comes back as `problem`, and the workflow keeps the events pending and tries again later.
  *
  * Idempotent by construction: `run_events` is keyed by (workflow id, run id, seq) and written with
@@ -14,6 +14,7 @@
  * under a transaction-scoped advisory lock so that two workers starting at once do not collide.
  */
 import pg from 'pg';
+import { configuredStoreUrl, readStoreUrlFile } from '../workers/store-location.js';
 import { EventEnvelopeSchema, RunEventSchema, type ProjectEventsInput, type ProjectEventsResult } from '../schemas/events.js';
 
 /** Queries the reports and migrations run on: a pool, or a connected client. */
@@ -326,9 +327,30 @@ const errorText = (err: unknown): string => {
 
 export const NO_STORE_PROBLEM = 'no event store on this worker (DATABASE_URL is not set)';
 
+let localUrlFile: string | null = null;
+
+/**
+ * The worker's local store: `vigil worker`, `up` and `demo` name the URL file of the embedded
+ * Postgres (workers/store-location.ts) when no URL is configured. The file is read at each
+ * projection, so a store started (or moved to another port) after the worker is found.
+ */
+export function useLocalEventStore(urlFile: string | null): void {
+  localUrlFile = urlFile;
+}
+
+/** The store this worker projects into: VIGIL_DATABASE_URL, DATABASE_URL, else the local store's URL file. */
+export function workerStoreUrl(env: NodeJS.ProcessEnv = process.env): { url: string | null; problem: string } {
+  const configured = configuredStoreUrl(env);
+  if (configured) return { url: configured.url, problem: '' };
+  if (!localUrlFile) return { url: null, problem: NO_STORE_PROBLEM };
+  return { url: readStoreUrlFile(localUrlFile), problem: `no event store on this worker yet (no ${localUrlFile}: \`vigil server\` or \`vigil up\` starts the local one)` };
+}
+
 /** The local activity: writes the envelopes once each, in one transaction. Never throws. */
 export async function projectEvents(raw: ProjectEventsInput): Promise<ProjectEventsResult> {
-  return projectEventsTo(process.env.DATABASE_URL, raw);
+  const where = workerStoreUrl();
+  if (!where.url) return { storedThrough: 0, written: 0, problem: where.problem };
+  return projectEventsTo(where.url, raw);
 }
 
 /** `projectEvents` against an explicit database URL (tests, tools). */

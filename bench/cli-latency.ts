@@ -17,6 +17,7 @@ import { defaultKnobs } from '../schemas/knobs.js';
 import { freePort, startDevServer } from '../workers/dev-server.js';
 import { packageRoot } from '../workers/paths.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
+import { DEFAULT_TUNING } from '../workers/tuning.js';
 import { createVigilWorker } from '../workers/worker.js';
 import { statusQuery } from '../workflows/messages.js';
 import { vigilRun } from '../workflows/run-workflow.js';
@@ -46,7 +47,7 @@ async function main(): Promise<void> {
   const client = new Client({ connection });
   const native = await NativeConnection.connect({ address: server.address });
   const taskQueue = `cli-bench-${process.pid}`;
-  const worker = await createVigilWorker({ connection: native, namespace: 'default', taskQueue, maxConcurrentActivities: TRIALS + 10 });
+  const worker = await createVigilWorker({ connection: native, namespace: 'default', taskQueue, tuning: { ...DEFAULT_TUNING, activitySlots: TRIALS + 10 } });
   const env = { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', VIGIL_TASK_QUEUE: taskQueue };
   const start = async (id: string): Promise<void> => {
     const r = repo();

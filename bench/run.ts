@@ -29,6 +29,7 @@ import { workingTreeHash } from '../activities/repo.js';
 import { defaultKnobs, type Knobs } from '../schemas/knobs.js';
 import { DEV_SERVER_DYNAMIC_CONFIG, freePort, startDevServer, type DevServer } from '../workers/dev-server.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
+import { DEFAULT_TUNING } from '../workers/tuning.js';
 import { createVigilWorker } from '../workers/worker.js';
 import { pauseUpdate, resumeUpdate, statusQuery } from '../workflows/messages.js';
 import { vigilRun } from '../workflows/run-workflow.js';
@@ -387,7 +388,7 @@ async function benchIterations(): Promise<void> {
   const native = await NativeConnection.connect({ address: server.address });
   const connection = await Connection.connect({ address: server.address });
   try {
-    const worker = await createVigilWorker({ connection: native, namespace: 'default', taskQueue: 'bench', maxConcurrentActivities: SLOTS, codec: null });
+    const worker = await createVigilWorker({ connection: native, namespace: 'default', taskQueue: 'bench', tuning: { ...DEFAULT_TUNING, activitySlots: SLOTS }, codec: null });
     await worker.runUntil(async () => {
       const client = new Client({ connection });
       for (const name of KNOB_SETS) report(`iterations, ${name} knobs`, await measuredRun(client, server, knobSet(name, agent, 0, ITERATIONS), name, prd));

@@ -16,6 +16,7 @@ import { defaultKnobs } from '../schemas/knobs.js';
 import type { RunInput } from '../schemas/run.js';
 import { freePort, startDevServer, type DevServer } from '../workers/dev-server.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
+import { DEFAULT_TUNING } from '../workers/tuning.js';
 import { createVigilWorker } from '../workers/worker.js';
 import { statusQuery, stopUpdate } from '../workflows/messages.js';
 import { vigilRun } from '../workflows/run-workflow.js';
@@ -71,7 +72,7 @@ async function main(): Promise<void> {
   const client = new Client({ connection });
   const native = await NativeConnection.connect({ address });
   const taskQueue = `stop-bench-${process.pid}`;
-  const worker = await createVigilWorker({ connection: native, namespace: 'default', taskQueue, maxConcurrentActivities: RUNS + 20 });
+  const worker = await createVigilWorker({ connection: native, namespace: 'default', taskQueue, tuning: { ...DEFAULT_TUNING, activitySlots: RUNS + 20 } });
   const start = (agent: string[], id: string): Promise<WorkflowHandle<typeof vigilRun>> => client.workflow.start(vigilRun, { taskQueue, workflowId: id, args: [input(repo(), agent)] });
   const agentRunning = async (h: WorkflowHandle): Promise<void> => {
     for (;;) {

@@ -37,6 +37,11 @@ export interface ResolveKnobsOptions {
   /** Explicit config file (relative to `cwd`); must exist. Otherwise `cwd/vigil.config.json` if present. */
   configFile?: string;
   cwd: string;
+  /**
+   * Defaults that depend on this machine, replacing the registry's (e.g. `eventStore` on where an
+   * event store is configured); `detail` says why, in `vigil config --explain`.
+   */
+  defaults?: Partial<Record<KnobName, { value: unknown; detail: string }>>;
 }
 
 /** One row of `vigil config --explain --json`. */
@@ -81,9 +86,12 @@ function isKnobName(key: string): key is KnobName {
   return Object.hasOwn(KNOBS, key);
 }
 
+/** Knobs whose dedicated flag is not named after them. */
+const FLAG_NAMES: Partial<Record<KnobName, string>> = { eventStore: '--no-store' };
+
 /** `agentCommand` -> `--agent-command`. */
 export function flagNameOf(key: KnobName): string {
-  return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  return FLAG_NAMES[key] ?? `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
 
 function truncate(text: string, max: number): string {
@@ -356,6 +364,12 @@ export function resolveKnobs(opts: ResolveKnobsOptions): ResolvedKnobs {
     values[key] = KNOBS[key].default;
     sources[key] = { source: 'default', detail: 'default' };
   }
+  for (const [key, d] of Object.entries(opts.defaults ?? {}) as [KnobName, { value: unknown; detail: string }][]) {
+    const parsed = specOf(key).schema.safeParse(d.value);
+    if (!parsed.success) throw new ConfigError(`internal: the default ${JSON.stringify(d.value)} of knob ${key} is not allowed (${specOf(key).allowed})`);
+    values[key] = parsed.data;
+    sources[key] = { source: 'default', detail: d.detail };
+  }
 
   // Apply lowest priority first; later entries (a later --set, a dedicated flag) overwrite.
   for (const layer of [fromFile, fromEnv, fromSets, fromFlags]) {
@@ -429,13 +443,21 @@ export function explainKnobsJson(resolved: ResolvedKnobs): KnobExplanation[] {
 }
 
 function sourceText(origin: KnobOrigin): string {
-  return origin.source === 'default' || origin.detail === '' ? origin.source : `${origin.source} ${origin.detail}`;
+  if (origin.source === 'default') return origin.detail === 'default' || origin.detail === '' ? 'default' : `default: ${origin.detail}`;
+  return origin.detail === '' ? origin.source : `${origin.source} ${origin.detail}`;
 }
 
 /** Fits `text` into `max` columns; file paths keep their end, everything else its start. */
 function fitSource(origin: KnobOrigin, max: number): string {
   const text = sourceText(origin);
   if (text.length <= max || max <= 1) return text;
+  // A default explained with a path: keep the explanation and the path's end.
+  const withPath = origin.source === 'default' ? /^(.*?)(\/\S*?)(\)?)$/.exec(text) : null;
+  if (withPath) {
+    const [, before = '', p = '', after = ''] = withPath;
+    const room = max - before.length - after.length - 1;
+    if (room >= 8) return `${before}…${p.slice(p.length - room)}${after}`;
+  }
   if (origin.source === 'file') {
     const head = 'file …';
     const room = max - head.length;

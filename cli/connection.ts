@@ -17,6 +17,7 @@ import type { Client, Connection, TLSConfig } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { loadClientConfigProfile, toClientOptions, type ClientConfigProfile, type ClientConnectConfig } from '@temporalio/envconfig';
 import { DEFAULT_TASK_QUEUE } from '../workers/paths.js';
+import { logLine } from '../workers/logging.js';
 import { CliError, EXIT } from './errors.js';
 
 export const DEFAULT_ADDRESS = '127.0.0.1:7233';
@@ -173,7 +174,7 @@ export function sayWarnings(ep: Endpoint): void {
   for (const w of ep.warnings ?? []) {
     if (warned.has(w)) continue;
     warned.add(w);
-    process.stderr.write(`vigil: warning: ${w}\n`);
+    logLine('WARN', `vigil: warning: ${w}`);
   }
 }
 

@@ -15,8 +15,9 @@ import { resolveHost } from './hosts.js';
 import { connect, runUrl, searchAttributeHint, type Endpoint } from './connection.js';
 import { followRun } from './follow.js';
 import { readPrd } from './prd.js';
-import { connectWorker, installRuntime, localServer, type ServerFlags } from './processes.js';
+import { connectWorker, DEFAULT_OPERATIONS, installRuntime, localServer, type ServerFlags } from './processes.js';
 import { startRun } from './runs.js';
+import { configureWorkerStore, startProcessStore, type StoreFlags } from './store.js';
 
 export const DEMO_RUN_ID = 'vigil-demo';
 
@@ -57,16 +58,21 @@ export function createDemoRepo(home = vigilHome(), root = packageRoot()): string
   return repo;
 }
 
-export interface DemoOptions extends ServerFlags {
+export interface DemoOptions extends ServerFlags, StoreFlags {
   keepServer?: boolean;
 }
 
 export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<number> {
-  installRuntime('WARN', false);
+  installRuntime('WARN', DEFAULT_OPERATIONS, false);
   const root = packageRoot();
   // As `vigil up` and `vigil start` on one machine: the run names this host, whose queue the worker polls.
   const host = resolveHost(undefined);
   const { server, endpoint } = await localServer(ep, opts);
+  // The event store (embedded Postgres under VIGIL_HOME unless DATABASE_URL or --no-store): the
+  // demo run's events land there, for `vigil report`.
+  const store = await startProcessStore(process.env, opts, (l) => process.stderr.write(`vigil: warning: ${l}\n`));
+  say(`  event store  : ${store.line}`);
+  configureWorkerStore(process.env, opts);
 
   const { client, connection } = await connect(endpoint);
   const native = await connectWorker(endpoint);
@@ -90,6 +96,7 @@ export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<numb
     await workerDone.catch(() => undefined);
     await native.close();
     await connection.close();
+    await store.stop();
     if (server) await server.stop();
   };
 
@@ -99,7 +106,7 @@ export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<numb
     const { attached, searchAttributes } = await startRun(client, connection, endpoint, {
       prd,
       repoPath: repo ?? '',
-      knobs: demoKnobs(root),
+      knobs: { ...demoKnobs(root), eventStore: store.url !== null },
       workflowId: DEMO_RUN_ID,
       attachIfRunning: true,
       host,
@@ -131,6 +138,7 @@ export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<numb
       }
     }
     say(`Every step of the run is in the Temporal UI: ${runUrl(endpoint, DEMO_RUN_ID)}`);
+    if (store.url) say(`Its events are in the event store: \`vigil report ${DEMO_RUN_ID}\` shows its timeline, \`vigil report\` every run.`);
     if (opts.keepServer && server) {
       say('The server and worker keep running (--keep-server); press Ctrl+C to stop them.');
       await workerDone;

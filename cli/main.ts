@@ -7,7 +7,8 @@
  *
  * Startup is kept light, so `vigil status` and friends answer fast: this file imports only
  * commander and modules without dependencies (node built-ins; errors.ts, connection.ts for the
- * endpoint, schemas/provider-names.ts). Everything else — the Temporal client, the worker, zod
+ * endpoint, schemas/provider-names.ts; operations.ts, workers/logging.ts and
+ * workers/store-location.ts for the long-running commands' settings). Everything else — the Temporal client, the worker, zod
  * schemas, the workflow code — is loaded by the action that needs it:
  *
  *     .action(async (id: string) => {
@@ -29,6 +30,10 @@ import { CliError, EXIT } from './errors.js';
 import type { ServerFlags } from './processes.js';
 import type { MessageKind } from './steer.js';
 import { addScheduleCommand } from './schedule.js';
+import { logFormatOption, resolveOperations, workerOperationsOptions, type OperationsFlags } from './operations.js';
+import type { StoreFlags } from './store.js';
+import { eventStoreDefault } from '../workers/store-location.js';
+import { logLine, setLogFormat } from '../workers/logging.js';
 
 const HOST_WORKER_HELP = "this machine's name for runs: poll its task queue <queue>@<name> for the activities of runs started with --host <name>, besides the shared queue (default: VIGIL_HOST, else this machine's name)";
 
@@ -55,22 +60,31 @@ function serverOptions(cmd: Command): Command {
     .option('--db <file>', 'SQLite database file (default: $VIGIL_HOME/temporal.db)');
 }
 
+/** `--no-store`: the long-running commands start no event store; `vigil start` journals nothing. */
+function storeOption(cmd: Command): Command {
+  return cmd.option('--no-store', 'no event store: do not start or use the embedded Postgres (also VIGIL_EVENT_STORE=0)');
+}
+
 /** Knob flags given on the command line, keyed by knob (raw strings; resolved later). */
 function knobFlags(opts: Record<string, unknown>): Partial<Record<KnobName, string>> {
   const flags: Partial<Record<KnobName, string>> = {};
   if (typeof opts.provider === 'string') flags.provider = opts.provider;
   if (typeof opts.agentCommand === 'string') flags.agentCommand = opts.agentCommand;
+  if (opts.store === false) flags.eventStore = 'false';
   return flags;
 }
 
 async function resolve(opts: Record<string, unknown>) {
   const { resolveKnobs } = await import('./config.js');
+  const storeDefault = eventStoreDefault(process.env);
   const resolved = resolveKnobs({
     flags: knobFlags(opts),
     sets: (opts.set as string[] | undefined) ?? [],
     env: process.env,
     ...(typeof opts.config === 'string' ? { configFile: opts.config } : {}),
     cwd: process.cwd(),
+    // eventStore is on by default where a store is configured or the local one exists.
+    ...(storeDefault ? { defaults: { eventStore: storeDefault } } : {}),
   });
   // loki-mode aliases (LOKI_*): one line each, on stderr, naming the knob.
   for (const note of resolved.notes ?? []) process.stderr.write(`vigil: ${note}\n`);
@@ -134,42 +148,44 @@ export function buildProgram(): Command {
       out(`temporal CLI: ${cli.path} (${cli.source}) — ${cli.version.split('\n')[0]}`);
     });
 
-  serverOptions(program.command('server').description('start the embedded Temporal dev server (persistent SQLite under VIGIL_HOME, Web UI)')).action(
-    async (o: ServerFlags) => {
+  storeOption(logFormatOption(serverOptions(program.command('server').description('start the embedded Temporal dev server (persistent SQLite under VIGIL_HOME, Web UI) and the embedded event store')))).action(
+    async (o: ServerFlags & StoreFlags & OperationsFlags) => {
+      const ops = resolveOperations(o, process.env);
       const { serverCommand } = await import('./processes.js');
-      process.exitCode = await serverCommand(endpoint(), o);
+      process.exitCode = await serverCommand(endpoint(), o, ops);
     },
   );
 
-  program
-    .command('worker')
-    .description('run a Vigil worker: the run workflow and its activities (agent calls, git, tests)')
+  storeOption(workerOperationsOptions(program.command('worker').description('run a Vigil worker: the run workflow and its activities (agent calls, git, tests)')))
     .option('--require-signed-runs', "execute only runs signed with this installation's run secret (created now if missing); see README: Security")
     .option('--host <name>', HOST_WORKER_HELP)
-    .action(async (o: { requireSignedRuns?: boolean; host?: string }) => {
+    .action(async (o: { requireSignedRuns?: boolean; host?: string } & StoreFlags & OperationsFlags) => {
+      const ops = resolveOperations(o, process.env);
+      setLogFormat(ops.logFormat);
       const [{ workerCommand }, { resolveHost }] = await Promise.all([import('./processes.js'), import('./hosts.js')]);
       const host = resolveHost(o.host);
       if (o.requireSignedRuns) {
         const { runSecret, runSecretPath } = await import('../activities/run-authorization.js');
         process.env.VIGIL_REQUIRE_SIGNED_RUNS = '1';
         runSecret(process.env, true);
-        out(`vigil worker: executing only runs signed with ${runSecretPath()}`);
+        logLine('INFO', `vigil worker: executing only runs signed with ${runSecretPath()}`);
       }
-      process.exitCode = await workerCommand(endpoint(), host);
+      process.exitCode = await workerCommand(endpoint(), host, ops, o);
     });
 
-  serverOptions(program.command('up').description('start the dev server (unless one answers already) and a worker in one process'))
+  storeOption(workerOperationsOptions(serverOptions(program.command('up').description('start the dev server (unless one answers already), the event store and a worker in one process'))))
     .option('--host <name>', HOST_WORKER_HELP)
-    .action(async (o: ServerFlags & { host?: string }) => {
+    .action(async (o: ServerFlags & StoreFlags & OperationsFlags & { host?: string }) => {
+      const ops = resolveOperations(o, process.env);
       const [{ upCommand }, { resolveHost }] = await Promise.all([import('./processes.js'), import('./hosts.js')]);
       const { host: hostFlag, ...flags } = o;
       const host = resolveHost(hostFlag);
-      process.exitCode = await upCommand(endpoint(), flags, host);
+      process.exitCode = await upCommand(endpoint(), flags, host, ops);
     });
 
-  serverOptions(program.command('demo').description('run the scripted demo end to end: server, worker and a real run over a sample repository'))
+  storeOption(serverOptions(program.command('demo').description('run the scripted demo end to end: server, event store, worker and a real run over a sample repository')))
     .option('--keep-server', 'keep the server and worker running after the run finishes')
-    .action(async (o: ServerFlags & { keepServer?: boolean }) => {
+    .action(async (o: ServerFlags & StoreFlags & { keepServer?: boolean }) => {
       const { demoCommand } = await import('./demo.js');
       process.exitCode = await demoCommand(endpoint(), o);
     });
@@ -186,6 +202,7 @@ export function buildProgram(): Command {
     .option('--id <id>', 'workflow id of the run (default: vigil-<prd name>-<time>)')
     .option('--checklist <file>', 'the PRD checklist to verify (JSON or Markdown) instead of one extracted from the PRD')
     .option('--host <name>', "the machine that holds the repository: the workers started there run the agent, git and tests (default: VIGIL_HOST, else this machine's name)")
+    .option('--no-store', 'do not journal the run into the event store (on by default when one is configured or the local one exists)')
     .option('--wait', 'follow the run until it finishes; exit with its outcome code')
     .action(async (prdFile: string, o: Record<string, unknown>) => {
       const [{ readPrd, readChecklist, prdOnHost }, { checkRepo, defaultRunId, startRun }, { checkPromptTemplate, requireAgentCommand }, { searchAttributeHint }, { followRun }, { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost }, { hostTaskQueue }] =
@@ -380,7 +397,7 @@ export function buildProgram(): Command {
 
   program
     .command('report')
-    .description('reports from the event store (DATABASE_URL): across runs, or one run\'s timeline of iterations and decisions')
+    .description('reports from the event store (DATABASE_URL, else the local one): across runs, or one run\'s timeline of iterations and decisions')
     .argument('[id]', 'a run: its timeline instead of the report across runs')
     .option('--since <when>', 'runs started since a date (2026-01-31) or a duration back from now (30m, 12h, 7d, 2w)')
     .option('--repo <dir>', 'runs on this repository only')
@@ -599,15 +616,16 @@ export async function main(argv: string[]): Promise<number> {
       return err.exitCode === 0 ? 0 : EXIT.usage;
     }
     // By name: the modules that define them are loaded only by the commands that throw them.
+    // On stderr as text, or as a JSON line with --log-format json.
     if (err instanceof Error && (err.name === 'ConfigError' || err.name === 'PrdError')) {
-      process.stderr.write(`vigil: ${err.message}\n`);
+      logLine('ERROR', `vigil: ${err.message}`);
       return EXIT.usage;
     }
     if (err instanceof CliError) {
-      process.stderr.write(`vigil: ${err.message}\n`);
+      logLine('ERROR', `vigil: ${err.message}`);
       return err.exitCode;
     }
-    process.stderr.write(`vigil: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    logLine('ERROR', `vigil: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     return 1;
   }
 }

@@ -1,16 +1,24 @@
 /**
  * Long-running commands: `vigil server` (embedded dev server with a persistent database under
- * VIGIL_HOME), `vigil worker`, and `vigil up` (both in one process, reusing a server that is
- * already answering at the configured address). Server flags (`--port`) beat TEMPORAL_ADDRESS and
- * the profile: they name a local dev server, never another one that happens to answer.
+ * VIGIL_HOME, and the embedded event store), `vigil worker`, and `vigil up` (both in one process,
+ * reusing a server that is already answering at the configured address). Server flags (`--port`)
+ * beat TEMPORAL_ADDRESS and the profile: they name a local dev server, never another one that
+ * happens to answer. Operations settings (log format, metrics, tracing, slots) come resolved from
+ * cli/operations.ts.
  */
 import path from 'node:path';
-import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
+import { NativeConnection, type LogLevel } from '@temporalio/worker';
 import { isListening, startDevServer, type DevServer } from '../workers/dev-server.js';
+import { logLine, setLogFormat } from '../workers/logging.js';
 import { vigilHome } from '../workers/paths.js';
+import { installRuntime as installSdkRuntime, MetricsBindError } from '../workers/runtime.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
+import { DEFAULT_TUNING, describeTuning } from '../workers/tuning.js';
 import { createHostWorkers, hostQueueLine } from '../workers/host-workers.js';
+import { workerIdentity } from '../workers/worker.js';
 import { CliError, connectionOptions, describeEndpoint, EXIT, joinHostPort, localEndpoint, sayWarnings, splitHostPort, unreachable, type Endpoint } from './connection.js';
+import type { Operations } from './operations.js';
+import { configureWorkerStore, startProcessStore, type StoreFlags } from './store.js';
 
 export interface ServerFlags {
   port?: number;
@@ -20,12 +28,26 @@ export interface ServerFlags {
   ip?: string;
 }
 
-const say = (line: string): void => {
-  process.stdout.write(`${line}\n`);
+const say = (line: string, meta?: Record<string, unknown>): void => logLine('INFO', line, meta);
+const warn = (line: string): void => logLine('WARN', `vigil: warning: ${line}`);
+
+/** Settings of a process without operations flags (the demo). */
+export const DEFAULT_OPERATIONS: Operations = {
+  logFormat: 'text',
+  metricsBind: null,
+  otel: null,
+  tuning: DEFAULT_TUNING,
 };
 
-export function installRuntime(level: LogLevel, handleSignals = true): void {
-  Runtime.install({ logger: new DefaultLogger(level), ...(handleSignals ? {} : { shutdownSignals: [] }) });
+/** The SDK runtime for this process (log format, metrics); a metrics address that cannot listen is exit 2. */
+export function installRuntime(level: LogLevel, ops: Pick<Operations, 'logFormat' | 'metricsBind'> = DEFAULT_OPERATIONS, handleSignals = true): void {
+  setLogFormat(ops.logFormat);
+  try {
+    installSdkRuntime({ level, logFormat: ops.logFormat, metricsBind: ops.metricsBind, handleSignals });
+  } catch (err) {
+    if (err instanceof MetricsBindError) throw new CliError(err.message, EXIT.usage);
+    throw err;
+  }
 }
 
 export function dbFileFor(flags: ServerFlags): string {
@@ -69,6 +91,13 @@ export async function startServer(ep: Endpoint, flags: ServerFlags): Promise<Dev
   return server;
 }
 
+/** The event store of this process (cli/store.ts), with its banner line. */
+async function startStore(flags: StoreFlags) {
+  const store = await startProcessStore(process.env, flags, warn);
+  say(`  event store  : ${store.line}`);
+  return store;
+}
+
 function untilSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
     const on = (sig: NodeJS.Signals): void => resolve(sig);
@@ -77,16 +106,19 @@ function untilSignal(): Promise<NodeJS.Signals> {
   });
 }
 
-export async function serverCommand(ep: Endpoint, flags: ServerFlags): Promise<number> {
+export async function serverCommand(ep: Endpoint, flags: ServerFlags & StoreFlags, ops: Pick<Operations, 'logFormat'> = DEFAULT_OPERATIONS): Promise<number> {
+  setLogFormat(ops.logFormat);
   const server = await startServer(ep, flags);
+  const store = await startStore(flags);
   say('Press Ctrl+C to stop the server.');
   const result = await Promise.race([untilSignal().then(() => 'signal' as const), server.exited.then(() => 'exited' as const)]);
+  await store.stop();
   if (result === 'exited') {
-    process.stderr.write(`the Temporal server exited unexpectedly; see ${server.logFile}\n`);
+    logLine('ERROR', `the Temporal server exited unexpectedly; see ${server.logFile}`);
     return 1;
   }
   await server.stop();
-  say('server stopped; the database keeps every run');
+  say(`server stopped; the database keeps every run${store.url ? ', the event store every event' : ''}`);
   return 0;
 }
 
@@ -101,16 +133,36 @@ export async function connectWorker(ep: Endpoint): Promise<NativeConnection> {
 }
 
 /** `host`: this machine's name for runs (`--host`, VIGIL_HOST); its queue is polled next to the shared one. */
-export async function workerCommand(ep: Endpoint, host: string): Promise<number> {
-  installRuntime('INFO');
+export async function workerCommand(ep: Endpoint, host: string, ops: Operations = DEFAULT_OPERATIONS, flags: StoreFlags = {}): Promise<number> {
+  installRuntime('INFO', ops);
+  return runWorker(ep, host, ops, flags, true);
+}
+
+/** The workers of this process (the runtime installed), until SIGINT/SIGTERM. */
+async function runWorker(ep: Endpoint, host: string, ops: Operations, flags: StoreFlags, announceStore: boolean): Promise<number> {
+  const store = configureWorkerStore(process.env, flags);
+  const identity = workerIdentity(host);
+  // OpenTelemetry is loaded only when tracing is on.
+  const tracing = ops.otel ? (await import('../workers/tracing.js')).startTracing({ endpoint: ops.otel.endpoint, identity }) : null;
+  if (tracing) say(`tracing: spans to ${tracing.target}; bundling the workflows with the tracing interceptors`);
   const connection = await connectWorker(ep);
   try {
-    const workers = await createHostWorkers({ connection, namespace: ep.namespace, taskQueue: ep.taskQueue, host });
-    say(`vigil worker polling task queue "${ep.taskQueue}" (namespace "${ep.namespace}", ${describeEndpoint(ep)}) and ${hostQueueLine(workers.queues, host)}; Ctrl+C to stop`);
+    const workers = await createHostWorkers({ connection, namespace: ep.namespace, taskQueue: ep.taskQueue, host, identity, tuning: ops.tuning, tracing });
+    say(`vigil worker polling task queue "${ep.taskQueue}" (namespace "${ep.namespace}", ${describeEndpoint(ep)}) and ${hostQueueLine(workers.queues, host)}; Ctrl+C to stop`, {
+      taskQueue: ep.taskQueue,
+      namespace: ep.namespace,
+      queues: workers.queues.map((q) => q.name),
+      identity,
+    });
+    say(`  identity     : ${identity}`);
+    say(`  slots        : ${describeTuning(ops.tuning)} (per queue)`, { ...ops.tuning });
+    if (ops.metricsBind) say(`  metrics      : http://${ops.metricsBind}/metrics`);
+    if (announceStore) say(`  event store  : ${store}`);
     await workers.run();
     say('vigil worker stopped');
     return 0;
   } finally {
+    await tracing?.shutdown();
     await connection.close();
   }
 }
@@ -138,11 +190,17 @@ export async function localServer(ep: Endpoint, flags: ServerFlags): Promise<{ s
   return { server, endpoint: localEndpoint(ep, server.address, server.uiUrl) };
 }
 
-export async function upCommand(ep: Endpoint, flags: ServerFlags, host: string): Promise<number> {
+export async function upCommand(ep: Endpoint, flags: ServerFlags & StoreFlags, host: string, ops: Operations = DEFAULT_OPERATIONS): Promise<number> {
+  // First: a bad metrics address must fail before a server starts.
+  installRuntime('INFO', ops);
   const { server, endpoint } = await localServer(ep, flags);
+  let store: Awaited<ReturnType<typeof startStore>> | null = null;
   try {
-    return await workerCommand(endpoint, host);
+    store = await startStore(flags);
+    return await runWorker(endpoint, host, ops, flags, false);
   } finally {
+    // The worker has stopped (its last projections done): then the store, then the server.
+    await store?.stop();
     await server?.stop();
   }
 }

@@ -1,12 +1,12 @@
 /**
- * Reports from the event store (Postgres, DATABASE_URL): across runs (`vigil report`), one run's
+ * Reports from the event store (Postgres: DATABASE_URL, or the local one): across runs (`vigil report`), one run's
  * timeline of iterations and decisions (`vigil report <id>`), and a run's history as JSON lines or
  * Markdown (`vigil history <id> --format jsonl|md`).
  *
  * The report functions take a connected `pg` pool or client and read the views of
  * activities/event-store.ts; they do not print. The command functions connect, print text or JSON,
- * and return the exit code; a missing DATABASE_URL or an unreachable store is a CliError with exit
- * code 4 that says what to set.
+ * and return the exit code; no store (no DATABASE_URL and no local store) or an unreachable one is
+ * a CliError with exit code 4 that says what to set.
  *
  * Definitions:
  *   - done: outcome council_approved or completion_promise_fulfilled; iterations to done count the
@@ -25,6 +25,7 @@ import pg from 'pg';
 import { CONNECT_TIMEOUT_MS, describeUrl, migrate, MIGRATIONS, type Db } from '../activities/event-store.js';
 import type { RunEvent } from '../schemas/events.js';
 import { CliError, EXIT } from './connection.js';
+import { reportStore } from './store.js';
 
 export const DONE_STATUSES: readonly string[] = ['council_approved', 'completion_promise_fulfilled'];
 
@@ -607,7 +608,6 @@ export function parseSince(s: string, now: Date = new Date()): Date {
   return new Date(t);
 }
 
-const STORE_HINT = 'Set DATABASE_URL to the event store the workers write to (postgres://user:password@host:port/database).';
 
 const isConnectionError = (err: unknown): boolean => {
   const code = (err as { code?: unknown } | null)?.code;
@@ -615,15 +615,25 @@ const isConnectionError = (err: unknown): boolean => {
   return err instanceof Error && /connection|terminated|timeout|timed out/i.test(err.message);
 };
 
-/** Connects to the store (DATABASE_URL), brings its schema up to date, runs `fn`, disconnects. */
+/**
+ * Connects to the store (VIGIL_DATABASE_URL / DATABASE_URL, else the local one: see cli/store.ts),
+ * brings its schema up to date, runs `fn`, disconnects.
+ */
 export async function withEventStore<T>(env: NodeJS.ProcessEnv, fn: (db: pg.Client) => Promise<T>): Promise<T> {
-  const url = env.DATABASE_URL?.trim();
-  if (!url) throw new CliError(`no event store: DATABASE_URL is not set. ${STORE_HINT}`, EXIT.unreachable);
+  const store = await reportStore(env);
+  try {
+    return await queryStore(store.url, store.hint, fn);
+  } finally {
+    await store.release();
+  }
+}
+
+async function queryStore<T>(url: string, hint: string, fn: (db: pg.Client) => Promise<T>): Promise<T> {
   const where = describeUrl(url);
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, statement_timeout: 60_000, query_timeout: 90_000, application_name: 'vigil-report' });
   client.on('error', () => undefined);
   const fail = (err: unknown): CliError =>
-    new CliError(`the event store at ${where} is unreachable: ${err instanceof Error ? err.message || (err as { code?: string }).code || err.name : String(err)}. Start it, or ${STORE_HINT.charAt(0).toLowerCase()}${STORE_HINT.slice(1)}`, EXIT.unreachable);
+    new CliError(`the event store at ${where} is unreachable: ${err instanceof Error ? err.message || (err as { code?: string }).code || err.name : String(err)}. Start it, or ${hint.charAt(0).toLowerCase()}${hint.slice(1)}`, EXIT.unreachable);
   try {
     await client.connect();
   } catch (err) {
@@ -675,7 +685,7 @@ function acrossRunsText(r: AcrossRunsReport): string {
 
 /**
  * `vigil report [--since D] [--repo R] [--json]` and `vigil report <id> [--json]`.
- * Exit codes: 0, 2 bad --since, 3 no such run in the store, 4 no store (DATABASE_URL) or unreachable.
+ * Exit codes: 0, 2 bad --since, 3 no such run in the store, 4 no store or unreachable.
  */
 export async function reportCommand(opts: ReportFlags, io: Partial<CommandIo> = {}): Promise<number> {
   const { out, env, now } = { ...defaultIo(), ...io };

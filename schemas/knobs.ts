@@ -280,7 +280,7 @@ export const KNOBS = {
   reviewMaxDiffBytes: intKnob('VIGIL_REVIEW_MAX_DIFF_BYTES', 0, 10_000_000, 0, 'Largest diff sent to reviewers (bigger: the review is refused and blocks); 0: from the context window (about 400 KB).'),
   prdChecklist: boolKnob('VIGIL_PRD_CHECKLIST', true, 'At run start an agent extracts a checklist of verifiable requirements from the PRD (or --checklist FILE); it is verified before completion.'),
   checklistHeldOut: boolKnob('VIGIL_CHECKLIST_HELD_OUT', true, 'Hold out a quarter of the checklist (1 to 5 items, from 4 items on) from the builder; they are verified only at completion.'),
-  eventStore: boolKnob('VIGIL_EVENT_STORE', false, "Project the run's events into the event store (Postgres at DATABASE_URL on the worker) at iteration boundaries; a store that is down never slows or fails the run."),
+  eventStore: boolKnob('VIGIL_EVENT_STORE', false, "Project the run's events into the event store (the worker's VIGIL_DATABASE_URL / DATABASE_URL, else the local one) at iteration boundaries; `vigil start` turns it on by default where a store is configured or the local one exists (--no-store: off). A store that is down never slows or fails the run."),
   // Checkpoints and rewind (spec §8.3).
   checkpointsKept: intKnob('VIGIL_CHECKPOINTS_KEPT', 0, 200, 50, 'Per-iteration checkpoints kept (a commit of the tree under refs/vigil/<run>/<iteration> after every iteration that changed it; the oldest is pruned); 0 turns checkpoints, and so rewind, off.'),
   // The run memory and the prompt (issue: the run so far in every prompt).

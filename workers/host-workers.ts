@@ -7,7 +7,7 @@
  */
 import type { Worker } from '@temporalio/worker';
 import { hostTaskQueue } from '../schemas/hosts.js';
-import { createVigilWorker, type VigilWorkerOptions } from './worker.js';
+import { createVigilWorker, workerIdentity, type VigilWorkerOptions } from './worker.js';
 
 export interface HostWorkersOptions extends Omit<VigilWorkerOptions, 'workflows'> {
   /** The host this process serves (a normalised host name); null: the shared queue only. */
@@ -30,9 +30,9 @@ export interface HostWorkers {
   shutdown(): void;
 }
 
-/** The worker identity Temporal records on every task it starts (ActivityTaskStarted): the host's name in it. */
+/** The worker identity Temporal records on every task it starts (ActivityTaskStarted): the host's name in it (workerIdentity). */
 export function hostIdentity(host: string, pid: number = process.pid): string {
-  return `vigil-worker:${pid}@${host}`;
+  return workerIdentity(host, pid);
 }
 
 export async function createHostWorkers(opts: HostWorkersOptions): Promise<HostWorkers> {

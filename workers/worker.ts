@@ -1,13 +1,18 @@
 /**
  * Builds the Vigil worker: the `vigilRun` workflow plus every activity, with options for long,
- * cancellable agent calls.
+ * cancellable agent calls, its concurrency (workers/tuning.ts) and optional tracing
+ * (workers/tracing.ts, loaded by the caller only when on).
  */
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { PayloadCodec } from '@temporalio/common';
 import * as activities from '../activities/index.js';
 import { codecFromEnv, tolerantDecoding } from './codec.js';
+import { logLine } from './logging.js';
+import type { Tracing } from './tracing.js';
+import { DEFAULT_TUNING, tuningWorkerOptions, type WorkerTuning } from './tuning.js';
 import { checkPrebuiltBundle } from './workflow-bundle.js';
 
 export { DEFAULT_TASK_QUEUE } from './paths.js';
@@ -35,18 +40,30 @@ export interface VigilWorkerOptions {
    * `payloadConverterPath()` now.
    */
   workflowBundle?: WorkerOptions['workflowBundle'];
-  /** Agent calls this worker runs at once (council members run in parallel). */
-  maxConcurrentActivities?: number;
+  /** Slots and cache (default DEFAULT_TUNING: 200 activity slots, so agent calls and council members never queue behind each other). */
+  tuning?: WorkerTuning;
+  /** Default workerIdentity(). */
   identity?: string;
   /** Payload encryption; default from the environment (null: none). */
   codec?: PayloadCodec | null;
+  /** OpenTelemetry interceptors and sinks (workers/tracing.ts); the workflows are then bundled with its workflow interceptors. */
+  tracing?: Tracing | null;
   /** False: activities only (a host's queue, see host-workers.ts); no workflow bundle is loaded. */
   workflows?: boolean;
 }
 
+/**
+ * The worker's identity as Temporal shows it (UI, `temporal task-queue describe`, and on every
+ * task it starts): `vigil-worker:<pid>@<host>`, the host being the one the worker serves runs for
+ * (`--host`), else this machine's name.
+ */
+export function workerIdentity(host: string = os.hostname(), pid: number = process.pid): string {
+  return `vigil-worker:${pid}@${host}`;
+}
+
 const quiet = (): void => {};
 /** The bundler's progress chatter is noise in a worker's log; its errors are not. */
-const bundlerLogger = { trace: quiet, debug: quiet, info: quiet, warn: (m: string) => console.warn(m), error: (m: string) => console.error(m), log: quiet };
+const bundlerLogger = { trace: quiet, debug: quiet, info: quiet, warn: (m: string) => logLine('WARN', m), error: (m: string) => logLine('ERROR', m), log: quiet };
 
 /**
  * The workflow bundle a worker started from this code uses: the prebuilt `dist/workflow-bundle.js`
@@ -54,8 +71,15 @@ const bundlerLogger = { trace: quiet, debug: quiet, info: quiet, warn: (m: strin
  * (see workflow-bundle.ts), else a fresh bundle of `workflowsPath()` with `payloadConverterPath()`.
  * Running from sources (`.ts`, under vitest) always bundles.
  */
-export async function defaultWorkflowBundle(log: (line: string) => void = (m) => console.warn(m)): Promise<NonNullable<WorkerOptions['workflowBundle']>> {
+export async function defaultWorkflowBundle(
+  log: (line: string) => void = (m) => logLine('WARN', m),
+  workflowInterceptorModules: readonly string[] = [],
+): Promise<NonNullable<WorkerOptions['workflowBundle']>> {
   const entry = workflowsPath();
+  // Workflow interceptors (tracing) are not in the prebuilt bundle: bundle with them.
+  if (workflowInterceptorModules.length) {
+    return bundleWorkflowCode({ workflowsPath: entry, payloadConverterPath: payloadConverterPath(), workflowInterceptorModules: [...workflowInterceptorModules], logger: bundlerLogger });
+  }
   if (entry.endsWith('.js')) {
     const check = checkPrebuiltBundle(path.resolve(path.dirname(entry), '..'));
     if (check.ok) return { codePath: check.codePath };
@@ -73,12 +97,13 @@ export async function createVigilWorker(opts: VigilWorkerOptions): Promise<Worke
     // The bundle carries the tolerant payload converter (workflows/payload-converter.ts): the
     // workflow sandbox is where an undecodable signal would otherwise fail every task. Activities
     // only ever see payloads Vigil's own workflow wrote, with the default converter.
-    ...(opts.workflows === false ? {} : { workflowBundle: opts.workflowBundle ?? (await defaultWorkflowBundle()) }),
+    ...(opts.workflows === false ? {} : { workflowBundle: opts.workflowBundle ?? (await defaultWorkflowBundle(undefined, opts.tracing?.workflowInterceptorModules)) }),
     activities,
+    ...(opts.tracing ? { interceptors: opts.tracing.interceptors, sinks: opts.tracing.sinks } : {}),
     // Payloads encrypted when a codec key is configured (VIGIL_CODEC_KEY_FILE / VIGIL_CODEC_KEY).
     ...(codec ? { dataConverter: { payloadCodecs: [tolerantDecoding(codec)] } } : {}),
-    identity: opts.identity ?? `vigil-worker@${process.pid}`,
-    maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 8,
+    identity: opts.identity ?? workerIdentity(),
+    ...tuningWorkerOptions(opts.tuning ?? DEFAULT_TUNING),
     // Cancellation (STOP --now) reaches an activity only in the answer to a heartbeat: a running
     // agent call beats every 0.5 s (activities/process.ts) and each beat is sent, so a stop kills
     // its tree within a second, whatever the heartbeat timeout. Two small calls a second per call.

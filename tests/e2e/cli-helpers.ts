@@ -18,14 +18,21 @@ export interface CliResult {
 /** A scratch working directory for CLI commands, so no `vigil.config.json` is picked up by accident. */
 export const CLI_CWD = mkdtempSync(path.join(os.tmpdir(), 'vigil-cli-cwd-'));
 
-/** The parent environment without any Vigil or Temporal settings, plus `extra`. */
+/**
+ * VIGIL_HOME of the CLI commands and workers of this test file (one for all of them, so they share
+ * the run secret): never the machine's ~/.vigil, whose local event store (say, after a demo) would
+ * turn every run's event store on.
+ */
+export const CLI_HOME = mkdtempSync(path.join(os.tmpdir(), 'vigil-cli-home-'));
+
+/** The parent environment without any Vigil, Temporal or store settings, plus `extra` (VIGIL_HOME: CLI_HOME unless given). */
 export function cleanEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v === undefined || k.startsWith('VIGIL_') || k.startsWith('TEMPORAL_')) continue;
+    if (v === undefined || k.startsWith('VIGIL_') || k.startsWith('TEMPORAL_') || k === 'DATABASE_URL' || k.startsWith('OTEL_')) continue;
     env[k] = v;
   }
-  return { ...env, ...extra };
+  return { ...env, VIGIL_HOME: CLI_HOME, ...extra };
 }
 
 export interface VigilOptions {
@@ -60,13 +67,18 @@ export function show(r: CliResult): string {
 }
 
 export interface WorkerProcess {
+  /** stdout and stderr as they came (the last 50 KB). */
   output(): string;
+  /** Each stream alone, in full. */
+  stdout(): string;
+  stderr(): string;
+  pid: number;
   stop(): Promise<void>;
 }
 
-/** Starts `vigil worker` as its own process and resolves once it says it is polling. */
-export async function startWorkerProcess(env: Record<string, string>, timeoutMs = 90_000): Promise<WorkerProcess> {
-  const child: ResultPromise = execa(process.execPath, [CLI, 'worker'], {
+/** Starts `vigil worker [args]` as its own process and resolves once it says it is polling. */
+export async function startWorkerProcess(env: Record<string, string>, timeoutMs = 90_000, args: string[] = []): Promise<WorkerProcess> {
+  const child: ResultPromise = execa(process.execPath, [CLI, 'worker', ...args], {
     env: cleanEnv(env),
     extendEnv: false,
     cwd: CLI_CWD,
@@ -75,9 +87,12 @@ export async function startWorkerProcess(env: Record<string, string>, timeoutMs 
     buffer: false,
   });
   let seen = '';
+  let stdout = '';
+  let stderr = '';
   let polling = false;
   let onPolling: (() => void) | null = null;
   child.stdout?.on('data', (d: Buffer) => {
+    stdout += d.toString();
     seen = (seen + d.toString()).slice(-50_000);
     if (!polling && seen.includes('polling')) {
       polling = true;
@@ -85,6 +100,7 @@ export async function startWorkerProcess(env: Record<string, string>, timeoutMs 
     }
   });
   child.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
     seen = (seen + d.toString()).slice(-50_000);
   });
   let exited = false;
@@ -105,6 +121,9 @@ export async function startWorkerProcess(env: Record<string, string>, timeoutMs 
   });
   return {
     output: () => seen,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    pid: child.pid ?? -1,
     async stop() {
       if (exited) return;
       child.kill('SIGTERM');

@@ -52,6 +52,15 @@ it('runs the demo to completion and leaves the scenario files in the repository'
   expect(existsSync(path.join(repo, 'test/slugify.test.js'))).toBe(true);
   expect(readFileSync(path.join(repo, 'README.md'), 'utf8')).toContain('## slugify');
   expect(existsSync(path.join(env.VIGIL_HOME as string, 'temporal.db'))).toBe(true);
+
+  // The run's events are in the embedded event store the demo started (and stopped again):
+  // `vigil report` finds it under VIGIL_HOME without any setting.
+  expect(r.all).toMatch(/event store {2}: 127\.0\.0\.1:\d+\/vigil_events \(embedded Postgres, started in [\d.]+ s/);
+  expect(r.all).toContain('`vigil report vigil-demo` shows its timeline');
+  const report = await execa('node', [CLI, 'report', 'vigil-demo'], { env, all: true, reject: false, timeout: 60_000 });
+  expect(report.exitCode, report.all).toBe(0);
+  expect(report.all).toMatch(/outcome: council_approved \(exit 0\) at iteration 5/);
+  expect(report.all).toMatch(/iterations: 5 \(1 failed\) · council rounds: 2 \(1 approved\)/);
 });
 
 it('carries on with the same run when interrupted and started again', async () => {

@@ -2,6 +2,9 @@
  * Reports and history from a real Postgres (the embedded one, started once for this file), checked
  * number by number against hand-built journals of known runs (tests/support/journals.ts).
  */
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeEventStore, projectEventsTo } from '../../activities/event-store.js';
@@ -266,9 +269,10 @@ describe('the commands', () => {
   });
 
   it('without DATABASE_URL, or with the store unreachable, exit 4 and say what to set', async () => {
-    const missing = await rejection(reportCommand({}, { env: {} }));
+    // No DATABASE_URL and no local store under VIGIL_HOME.
+    const missing = await rejection(reportCommand({}, { env: { VIGIL_HOME: mkdtempSync(path.join(os.tmpdir(), 'vigil-home-')) } }));
     expect(missing.exitCode).toBe(EXIT.unreachable);
-    expect(missing.message).toMatch(/DATABASE_URL is not set/);
+    expect(missing.message).toMatch(/DATABASE_URL is not set and there is no local store \(.*postgres\/url\)\. .*`vigil server` or `vigil up`/);
     const down = await rejection(historyCommand('run-scripted', { format: 'jsonl' }, { env: { DATABASE_URL: 'postgres://vigil:hunter2@127.0.0.1:1/vigil_events' } }));
     expect(down.exitCode).toBe(EXIT.unreachable);
     expect(down.message).toMatch(/^the event store at 127\.0\.0\.1:1\/vigil_events is unreachable: .*DATABASE_URL/s);

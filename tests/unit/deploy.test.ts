@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { SEARCH_ATTRIBUTE_FLAGS } from '../../schemas/search-attributes.js';
+import { resolveOperations } from '../../cli/operations.js';
 import { parseHostName } from '../../schemas/hosts.js';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../workers/dev-server.js';
 
@@ -40,6 +41,7 @@ interface Service {
   ports?: (string | number)[];
   restart?: string;
   container_name?: string;
+  expose?: (string | number)[];
 }
 interface Compose {
   services: Record<string, Service>;
@@ -250,6 +252,20 @@ describe('docker-compose.yml', () => {
     expect(user).toBe('vigil');
     // The same password the init script gives the vigil role.
     expect(password).toBe(env(service('postgres')).VIGIL_DB_PASSWORD);
+  });
+
+  it("gives the workers' operations settings by environment, with defaults the worker accepts", () => {
+    const worker = env(service('vigil-worker'));
+    // `${NAME:-default}` as compose resolves it when NAME is unset.
+    const defaults = Object.fromEntries(Object.entries(worker).map(([k, v]) => [k, v.replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1')]));
+    for (const k of ['VIGIL_METRICS_BIND', 'VIGIL_ACTIVITY_SLOTS', 'VIGIL_WORKFLOW_SLOTS', 'VIGIL_LOG_FORMAT', 'OTEL_EXPORTER_OTLP_ENDPOINT']) {
+      expect(worker[k], k).toMatch(new RegExp(`^\\$\\{${k}:-`));
+    }
+    const ops = resolveOperations({}, defaults);
+    expect(ops).toEqual({ logFormat: 'text', metricsBind: '0.0.0.0:9464', otel: null, tuning: { activitySlots: 200, workflowSlots: 40, localActivitySlots: 100, maxCachedWorkflows: null } });
+    // The metrics port is the one the service declares, on the compose network only.
+    expect((service('vigil-worker').expose ?? []).map(String)).toEqual(['9464']);
+    expect(resolveOperations({}, { ...defaults, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).otel).toEqual({ endpoint: null });
   });
 
   it('builds the worker from the Dockerfile and lets it scale', () => {
