@@ -100,7 +100,7 @@ import { runToolGates } from './quality-gates.js';
 import { installRewind } from './rewind.js';
 import { addCheckpoint, checkpointRows, planCheckpoint, sealCheckpoint } from './decisions/checkpoints.js';
 import { runReviewRound } from './review-round.js';
-import { PromptParts, runGatesPass } from './lean-iteration.js';
+import { PromptParts, runGatesPass, testRecord } from './lean-iteration.js';
 import { MAX_CHECKLIST_ITEMS, type GateName, type GateResult, type ReviewRecord } from '../schemas/gates.js';
 
 // Workflow time: Date in the workflow sandbox is deterministic (frozen at the workflow task start).
@@ -668,18 +668,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     const t = await tests.runTests.executeWithOptions({ summary: `tests on the tree of iteration ${state.iteration}` }, [
       { runId: info.workflowId, repoPath: input.repoPath, command: knobs.testCommand, detect: detectTests, iteration: state.iteration, timeoutSeconds: knobs.testTimeoutSeconds, authorization: input.authorization ?? null },
     ]);
-    state.lastTests = {
-      treeHash,
-      iteration: state.iteration,
-      passed: t.passed,
-      timedOut: t.timedOut,
-      exitCode: t.exitCode,
-      logPath: t.logPath,
-      failures: t.failures,
-      runner: t.runner,
-      verdict: t.verdict,
-      reason: t.reason,
-    };
+    state.lastTests = testRecord(t, treeHash, state.iteration);
     return t.runner === 'none' ? null : state.lastTests;
   };
 
