@@ -4,7 +4,7 @@
  * namespace and Vigil's search attributes registered at start, readiness checked over gRPC, and
  * the dynamic config of `DEV_SERVER_DYNAMIC_CONFIG` (tuned for Vigil's workload).
  */
-import { chmodSync, createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, createWriteStream, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -126,6 +126,33 @@ const lastLines = (file: string, n: number): string => {
   }
 };
 
+/**
+ * How many times a server that crashes with a Go panic while starting is started again. The
+ * server (1.32) has a start-up race: its worker service can begin serving gRPC on a listener
+ * that is not there yet and panic (`grpc.(*Server).Serve(…, {0x0, 0x0})`), seen about once in a
+ * few hundred starts on a loaded machine. Nothing is written to the database by then, so
+ * starting again is safe; any other failure (a port in use, a bad flag, a timeout) is reported
+ * at once.
+ */
+export const START_ATTEMPTS_ON_PANIC = 3;
+
+/** The server's output since `offset` shows a Go runtime panic. */
+const panickedSince = (logFile: string, offset: number): boolean => {
+  try {
+    return /^panic: /m.test(readFileSync(logFile, 'utf8').slice(offset));
+  } catch {
+    return false;
+  }
+};
+
+const fileSize = (file: string): number => {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+};
+
 export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
   const ip = opts.ip ?? '127.0.0.1';
   const port = opts.port ?? 7233;
@@ -158,41 +185,53 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     ...Object.entries(opts.dynamicConfig ?? DEV_SERVER_DYNAMIC_CONFIG).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${JSON.stringify(v)}`]),
     ...(opts.headless ? ['--headless'] : ['--ui-port', String(uiPort), '--ui-ip', ip]),
   ];
-  const out = createWriteStream(logFile, { flags: 'a' });
-  out.write(`--- ${new Date().toISOString()} ${opts.cliPath} ${args.join(' ')}\n`);
-  const child: ResultPromise = execa(opts.cliPath, args, { stdin: 'ignore', reject: false, buffer: false, all: true });
-  child.all?.pipe(out);
-  let running = true;
-  const exited = child.then((r) => {
-    running = false;
-    return typeof r.exitCode === 'number' ? r.exitCode : null;
-  });
-
   const address = `${ip}:${port}`;
-  try {
-    await waitForServer(address, namespace, opts.readyTimeoutMs ?? 60_000, () => running);
-  } catch (err) {
-    child.kill('SIGKILL');
-    await exited;
-    const detail = lastLines(logFile, 15);
-    throw new Error(`${err instanceof Error ? err.message : String(err)}${detail ? `\nserver log (${logFile}):\n${detail}` : ''}`);
-  }
 
-  return {
-    address,
-    uiUrl: opts.headless ? null : `http://${ip === '0.0.0.0' ? 'localhost' : ip}:${uiPort}`,
-    namespace,
-    pid: child.pid ?? -1,
-    logFile,
-    exited,
-    async stop(graceMs = 10_000) {
-      if (!running) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  for (let attempt = 1; ; attempt++) {
+    const offset = fileSize(logFile);
+    const out = createWriteStream(logFile, { flags: 'a' });
+    out.write(`--- ${new Date().toISOString()} ${opts.cliPath} ${args.join(' ')}\n`);
+    const child: ResultPromise = execa(opts.cliPath, args, { stdin: 'ignore', reject: false, buffer: false, all: true });
+    child.all?.pipe(out);
+    let running = true;
+    const exited = child.then((r) => {
+      running = false;
+      return typeof r.exitCode === 'number' ? r.exitCode : null;
+    });
+    const flushed = new Promise<void>((resolve) => out.once('close', () => resolve()));
+
+    try {
+      // A crash is noticed when it happens, not after the connection attempt in flight times out.
+      const ready = waitForServer(address, namespace, opts.readyTimeoutMs ?? 60_000, () => running);
+      ready.catch(() => undefined);
+      await Promise.race([ready, exited.then(() => Promise.reject(new Error('the server process exited while starting')))]);
+    } catch (err) {
+      const crashed = !running;
+      child.kill('SIGKILL');
       await exited;
-      clearTimeout(timer);
-    },
-  };
+      await flushed;
+      if (crashed && attempt < START_ATTEMPTS_ON_PANIC && panickedSince(logFile, offset)) continue;
+      const detail = lastLines(logFile, 15);
+      const tries = attempt > 1 ? ` (attempt ${attempt} of ${START_ATTEMPTS_ON_PANIC})` : '';
+      throw new Error(`${err instanceof Error ? err.message : String(err)}${tries}${detail ? `\nserver log (${logFile}):\n${detail}` : ''}`);
+    }
+
+    return {
+      address,
+      uiUrl: opts.headless ? null : `http://${ip === '0.0.0.0' ? 'localhost' : ip}:${uiPort}`,
+      namespace,
+      pid: child.pid ?? -1,
+      logFile,
+      exited,
+      async stop(graceMs = 10_000) {
+        if (!running) return;
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+        await exited;
+        clearTimeout(timer);
+      },
+    };
+  }
 }
 
 export const dbFileExists = (dbFile: string): boolean => existsSync(dbFile);
