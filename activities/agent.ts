@@ -8,11 +8,12 @@
  * session id, an auth error, a rate limit. A reviewing call that changes the working tree is
  * reported, so its vote can be voided.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { blankAgentResult, RunAgentInputSchema, type AgentResult, type RunAgentInput } from '../schemas/activities.js';
-import { ensurePrivateRunDir, ensureRunDir, pad, privateRunDir, runDir, safeSegment, signalPath } from './artifacts.js';
+import { ensurePrivateRunDir, ensureRunDir, pad, privateRunDir, repositoryGone, runDir, safeSegment, signalPath } from './artifacts.js';
 import { reviewerRecord } from '../workflows/decisions/review.js';
 import { parseChecklistOutput, parseVerifierOutput } from '../workflows/decisions/checklist.js';
 import { buildPrompt } from '../workflows/decisions/prompt.js';
@@ -134,6 +135,8 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
     ...(call.structured ? { sessionPattern: SESSION_PATTERN } : {}),
   });
   if (proc.spawnError) {
+    // The repository vanished under the call (its cwd is gone): the repository's trouble, not the agent's.
+    if (!existsSync(input.repoPath)) repositoryGone(input.repoPath);
     throw ApplicationFailure.create({
       type: 'AgentNotRunnable',
       nonRetryable: true,
