@@ -42,7 +42,7 @@ const { values } = parseArgs({
     concurrent: { type: 'string', default: '' },
     'concurrent-seconds': { type: 'string', default: '90' },
     'agent-sleep': { type: 'string', default: '5' },
-    slots: { type: 'string', default: '250' },
+    slots: { type: 'string', default: String(DEFAULT_TUNING.activitySlots) },
     breakdown: { type: 'boolean', default: false },
     'server-config': { type: 'string', default: 'tuned' },
   },
