@@ -43,6 +43,7 @@ const { values } = parseArgs({
     'concurrent-seconds': { type: 'string', default: '90' },
     'agent-sleep': { type: 'string', default: '5' },
     slots: { type: 'string', default: String(DEFAULT_TUNING.activitySlots) },
+    'workflow-slots': { type: 'string', default: String(DEFAULT_TUNING.workflowSlots) },
     breakdown: { type: 'boolean', default: false },
     'server-config': { type: 'string', default: 'tuned' },
   },
@@ -54,6 +55,7 @@ const CONCURRENT = values.concurrent.split(',').filter(Boolean).map(Number);
 const LOAD_SECONDS = Number(values['concurrent-seconds']);
 const AGENT_SLEEP = Number(values['agent-sleep']);
 const SLOTS = Number(values.slots);
+const WORKFLOW_SLOTS = Number(values['workflow-slots']);
 
 /** `tuned`: the server's own dynamic config (DEV_SERVER_DYNAMIC_CONFIG); `none`: Temporal's defaults; or `key=json,...`. */
 function serverConfig(spec: string): Readonly<Record<string, number | boolean | string>> {
@@ -330,7 +332,17 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
       repos.push(repo);
       handles.push(await client.workflow.start(vigilRun, { taskQueue: 'bench', workflowId: `bench-load-${runs}-${i}-${Date.now()}`, args: [{ prdPath: prd, prdTitle: 'Bench', repoPath: repo, knobs }] }));
     }
-    const iterationsOf = async (): Promise<number[]> => Promise.all(handles.map((h) => h.query(statusQuery).then((s) => s.iteration)));
+    // A run's iteration from its status query; a query the loaded worker does not answer in time is counted, not fatal.
+    let unanswered = 0;
+    const iterationsOf = async (): Promise<number[]> =>
+      Promise.all(
+        handles.map((h) =>
+          h.query(statusQuery).then(
+            (s) => s.iteration,
+            () => ((unanswered += 1), NaN),
+          ),
+        ),
+      );
     // Warm up one agent call's time, then measure a window.
     await new Promise((r) => setTimeout(r, (AGENT_SLEEP + 5) * 1000));
     const before = await iterationsOf();
@@ -348,26 +360,34 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
     while (performance.now() < deadline - 3000) {
       await new Promise((r) => setTimeout(r, 2500));
       const h = handles[k++ % handles.length] as WorkflowHandle<typeof vigilRun>;
+      // An unanswered query or pause counts at its timeout (the SDK's 10 s for a query).
       let t = performance.now();
-      await h.query(statusQuery);
+      await h.query(statusQuery).catch(() => (unanswered += 1));
       statusMs.push(performance.now() - t);
       t = performance.now();
-      await h.executeUpdate(pauseUpdate, { args: [{ reason: 'bench', by: 'bench' }] });
+      await h.executeUpdate(pauseUpdate, { args: [{ reason: 'bench', by: 'bench' }] }).catch(() => (unanswered += 1));
       pauseMs.push(performance.now() - t);
-      await h.executeUpdate(resumeUpdate, { args: [{ by: 'bench' }] });
+      await h.executeUpdate(resumeUpdate, { args: [{ by: 'bench' }] }).catch(() => undefined);
     }
     await new Promise((r) => setTimeout(r, Math.max(0, deadline - performance.now())));
     const after = await iterationsOf();
     const minutes = (performance.now() - t0) / 60_000;
     clearInterval(sample);
-    const made = after.map((v, i) => v - (before[i] ?? 0));
+    const made = after.map((v, i) => v - (before[i] ?? 0)).filter((v) => Number.isFinite(v));
+    // Workflow tasks that timed out (the worker took a task and did not finish it in time): a sign of too many slots for the CPU.
+    let taskTimeouts = 0;
+    for (const h of handles) {
+      const history = await h.fetchHistory().catch(() => null);
+      taskTimeouts += history?.events?.filter((e) => e.workflowTaskTimedOutEventAttributes).length ?? 0;
+    }
     const total = made.reduce((a, b) => a + b, 0);
     const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
     console.log(
-      `load, ${runs} runs (agent sleeps ${AGENT_SLEEP} s, ${SLOTS} activity slots): ${(total / minutes).toFixed(0)} iterations/min ` +
+      `load, ${runs} runs (agent sleeps ${AGENT_SLEEP} s, ${SLOTS} activity slots, ${WORKFLOW_SLOTS} workflow-task slots): ${(total / minutes).toFixed(0)} iterations/min ` +
         `(ideal ${((runs * 60) / AGENT_SLEEP).toFixed(0)}); fewest by one run ${Math.min(...made)}, most ${Math.max(...made)} in ${(minutes * 60).toFixed(0)} s; ` +
         `RSS worker ${rssWorker.toFixed(0)} MiB + server ${rssServer.toFixed(0)} MiB; status median ${pct(statusMs, 0.5).toFixed(0)} ms (max ${Math.max(...statusMs).toFixed(0)}), ` +
-        `pause median ${pct(pauseMs, 0.5).toFixed(0)} ms (max ${Math.max(...pauseMs).toFixed(0)})`,
+        `pause median ${pct(pauseMs, 0.5).toFixed(0)} ms (max ${Math.max(...pauseMs).toFixed(0)}); workflow-task timeouts ${taskTimeouts}` +
+        (unanswered ? `; ${unanswered} queries or pauses unanswered` : ''),
     );
     if (Math.min(...made) === 0) throw new Error(`load with ${runs} runs: a run made no iteration in ${LOAD_SECONDS} s (starved)`);
   } finally {
@@ -388,7 +408,7 @@ async function benchIterations(): Promise<void> {
   const native = await NativeConnection.connect({ address: server.address });
   const connection = await Connection.connect({ address: server.address });
   try {
-    const worker = await createVigilWorker({ connection: native, namespace: 'default', taskQueue: 'bench', tuning: { ...DEFAULT_TUNING, activitySlots: SLOTS }, codec: null });
+    const worker = await createVigilWorker({ connection: native, namespace: 'default', taskQueue: 'bench', tuning: { ...DEFAULT_TUNING, activitySlots: SLOTS, workflowSlots: WORKFLOW_SLOTS }, codec: null });
     await worker.runUntil(async () => {
       const client = new Client({ connection });
       for (const name of KNOB_SETS) report(`iterations, ${name} knobs`, await measuredRun(client, server, knobSet(name, agent, 0, ITERATIONS), name, prd));
