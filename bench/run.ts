@@ -375,10 +375,23 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
     clearInterval(sample);
     const made = after.map((v, i) => v - (before[i] ?? 0)).filter((v) => Number.isFinite(v));
     // Workflow tasks that timed out (the worker took a task and did not finish it in time): a sign of too many slots for the CPU.
+    // And how long the worker held each workflow task (started to completed), the first task of a run apart.
     let taskTimeouts = 0;
+    const firstTaskMs: number[] = [];
+    const taskMs: number[] = [];
     for (const h of handles) {
-      const history = await h.fetchHistory().catch(() => null);
-      taskTimeouts += history?.events?.filter((e) => e.workflowTaskTimedOutEventAttributes).length ?? 0;
+      const events = (await h.fetchHistory().catch(() => null))?.events ?? [];
+      taskTimeouts += events.filter((e) => e.workflowTaskTimedOutEventAttributes).length;
+      let startedMs: number | null = null;
+      let first = true;
+      for (const e of events) {
+        if (e.workflowTaskStartedEventAttributes) startedMs = tsMs(e.eventTime);
+        else if (e.workflowTaskCompletedEventAttributes && startedMs !== null) {
+          (first ? firstTaskMs : taskMs).push(tsMs(e.eventTime) - startedMs);
+          first = false;
+          startedMs = null;
+        }
+      }
     }
     const total = made.reduce((a, b) => a + b, 0);
     const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
@@ -386,7 +399,8 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
       `load, ${runs} runs (agent sleeps ${AGENT_SLEEP} s, ${SLOTS} activity slots, ${WORKFLOW_SLOTS} workflow-task slots): ${(total / minutes).toFixed(0)} iterations/min ` +
         `(ideal ${((runs * 60) / AGENT_SLEEP).toFixed(0)}); fewest by one run ${Math.min(...made)}, most ${Math.max(...made)} in ${(minutes * 60).toFixed(0)} s; ` +
         `RSS worker ${rssWorker.toFixed(0)} MiB + server ${rssServer.toFixed(0)} MiB; status median ${pct(statusMs, 0.5).toFixed(0)} ms (max ${Math.max(...statusMs).toFixed(0)}), ` +
-        `pause median ${pct(pauseMs, 0.5).toFixed(0)} ms (max ${Math.max(...pauseMs).toFixed(0)}); workflow-task timeouts ${taskTimeouts}` +
+        `pause median ${pct(pauseMs, 0.5).toFixed(0)} ms (max ${Math.max(...pauseMs).toFixed(0)}); workflow tasks held: first median ${pct(firstTaskMs, 0.5).toFixed(0)} ms (max ${Math.max(...firstTaskMs).toFixed(0)}), ` +
+        `others median ${pct(taskMs, 0.5).toFixed(0)} ms (p90 ${pct(taskMs, 0.9).toFixed(0)}, max ${Math.max(...taskMs).toFixed(0)}), ${taskTimeouts} timed out` +
         (unanswered ? `; ${unanswered} queries or pauses unanswered` : ''),
     );
     if (Math.min(...made) === 0) throw new Error(`load with ${runs} runs: a run made no iteration in ${LOAD_SECONDS} s (starved)`);

@@ -27,23 +27,23 @@ function usageError(fn: () => unknown): string {
 }
 
 describe('worker slots', () => {
-  it('default to 200 activity slots, the SDK defaults for the rest, and the SDK cache default', () => {
-    expect(resolveTuning({}, {})).toEqual({ activitySlots: 200, workflowSlots: 40, localActivitySlots: 100, maxCachedWorkflows: null });
+  it('default to 200 activity slots, 8 workflow-task slots, the SDK default for local activities and the cache', () => {
+    expect(resolveTuning({}, {})).toEqual({ activitySlots: 200, workflowSlots: 8, localActivitySlots: 100, maxCachedWorkflows: null });
     expect(tuningWorkerOptions(DEFAULT_TUNING)).toEqual({
       maxConcurrentActivityTaskExecutions: 200,
-      maxConcurrentWorkflowTaskExecutions: 40,
+      maxConcurrentWorkflowTaskExecutions: 8,
       maxConcurrentLocalActivityExecutions: 100,
     });
   });
 
   it('take flags over the environment, and map onto the SDK options', () => {
-    const env = { VIGIL_ACTIVITY_SLOTS: '50', VIGIL_WORKFLOW_SLOTS: '8', VIGIL_LOCAL_ACTIVITY_SLOTS: '20', VIGIL_MAX_CACHED_WORKFLOWS: '500' };
-    expect(resolveTuning({}, env)).toEqual({ activitySlots: 50, workflowSlots: 8, localActivitySlots: 20, maxCachedWorkflows: 500 });
+    const env = { VIGIL_ACTIVITY_SLOTS: '50', VIGIL_WORKFLOW_SLOTS: '12', VIGIL_LOCAL_ACTIVITY_SLOTS: '20', VIGIL_MAX_CACHED_WORKFLOWS: '500' };
+    expect(resolveTuning({}, env)).toEqual({ activitySlots: 50, workflowSlots: 12, localActivitySlots: 20, maxCachedWorkflows: 500 });
     const t = resolveTuning({ activitySlots: '400', maxCachedWorkflows: '0' }, env);
-    expect(t).toEqual({ activitySlots: 400, workflowSlots: 8, localActivitySlots: 20, maxCachedWorkflows: 0 });
+    expect(t).toEqual({ activitySlots: 400, workflowSlots: 12, localActivitySlots: 20, maxCachedWorkflows: 0 });
     expect(tuningWorkerOptions(t)).toEqual({
       maxConcurrentActivityTaskExecutions: 400,
-      maxConcurrentWorkflowTaskExecutions: 8,
+      maxConcurrentWorkflowTaskExecutions: 12,
       maxConcurrentLocalActivityExecutions: 20,
       maxCachedWorkflows: 0,
     });
