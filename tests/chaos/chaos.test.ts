@@ -7,9 +7,10 @@
  * messages, and fills the disk for a while.
  * At the end the run must have finished as the scenario says, and the agent's own record of its
  * calls, the repository, the prompts and the notification ledger must show nothing lost and
- * nothing doubled beyond the documented at-least-once bound (an agent call in flight when its
- * worker died is run again). A full disk fails the iterations it hits by design (their step is
- * not done; the run's history says which), pauses the run, and never kills the worker.
+ * nothing doubled: an agent call in flight when its worker died is re-attached to, not run again
+ * (only a call the full disk or a server restart interrupted may run twice). A full disk fails
+ * the iterations it hits by design (their step is not done; the run's history says which),
+ * pauses the run, and never kills the worker.
  *
  * `npm test` runs the short mode; `npm run chaos` the long one (VIGIL_CHAOS_LONG=1: 20 worker
  * kills, 3 server restarts, more iterations). VIGIL_CHAOS_SEED replays a given schedule.
@@ -252,9 +253,13 @@ it(`survives ${PLAN.workerKills} worker SIGKILLs, ${PLAN.serverRestarts} server 
   expect(final.invalidMessageCount).toBeGreaterThanOrEqual(invalidSent);
 
   // ---- nothing doubled beyond the at-least-once bound ----
-  // An agent call runs again only when its worker died (or the disk filled) while it was running.
-  expect(calls.length).toBeLessThanOrEqual(n + kills.worker + kills.server);
-  expect(lines.length).toBeLessThanOrEqual(n + kills.worker + kills.server);
+  // A worker SIGKILLed mid-call costs no second call: the agent runs under a supervisor that
+  // outlives the worker, and the retried attempt re-attaches to it (or collects its result). A
+  // call may run again only when the full disk failed an attempt, or the server was down across
+  // the call's heartbeat timeout.
+  log(`agent calls: ${calls.length} for ${n} iterations (${kills.worker} worker kills, ${kills.server} server restarts, ${retried} ENOSPC retries)`);
+  expect(calls.length).toBeLessThanOrEqual(n + kills.server + retried);
+  expect(lines.length).toBeLessThanOrEqual(n + kills.server + retried);
   const notes = existsSync(notifyFile) ? readFileSync(notifyFile, 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { dedupeKey: string }).dedupeKey) : [];
   const finishedNotes = notes.filter((k) => k.endsWith(':run_finished'));
   expect(finishedNotes.length).toBeGreaterThanOrEqual(1);
