@@ -9,7 +9,7 @@ import { RunAuthorizationSchema } from './authorization.js';
 import { PROVIDERS } from './knobs.js';
 import { DirectiveSchema, PhaseSchema, TierSchema } from './run.js';
 import { ChecklistItemSchema, GateResultSchema, MAX_CHECKLIST_ITEMS, ReviewerRecordSchema, TOOL_GATES } from './gates.js';
-import { MEMORY_LIMITS, PromptMemorySchema } from './memory.js';
+import { MEMORY_LIMITS, NoteRefSchema, PromptMemoryRefSchema, PromptMemorySchema } from './memory.js';
 
 export const ParsedVoteSchema = z.object({
   vote: z.enum(['APPROVE', 'REJECT', 'CANNOT_VALIDATE']).nullable(),
@@ -28,6 +28,8 @@ export const PrepareRunInputSchema = z.object({
   prdPath: z.string().optional(),
   /** Also read the repository's `.vigil/learnings.md` for the run memory. */
   learnings: z.boolean().optional(),
+  /** Keep the learnings with the activity (the run's prompt-parts store) and return a reference, not the text. */
+  learningsByRef: z.boolean().optional(),
 });
 export type PrepareRunInput = z.infer<typeof PrepareRunInputSchema>;
 
@@ -41,6 +43,8 @@ export const PrepareRunResultSchema = z.object({
   alwaysHigh: z.string().nullable().default(null),
   /** `.vigil/learnings.md`, bounded, when asked for (null: none). */
   learnings: z.string().max(MEMORY_LIMITS.learningsChars).nullable().default(null),
+  /** The learnings by reference, when asked for with `learningsByRef` (null: none). */
+  learningsRef: NoteRefSchema.nullable().default(null),
 });
 export type PrepareRunResult = z.infer<typeof PrepareRunResultSchema>;
 
@@ -109,6 +113,8 @@ export const IterationInspectionInputSchema = z.object({
   signals: z.boolean().default(true),
   /** Also read the agent's notes (SUMMARY, CONTINUITY.md) for the run memory. */
   notes: z.boolean().default(false),
+  /** CONTINUITY.md by reference (`continuityRef`): the text is kept in the run's prompt-parts store. */
+  notesByRef: z.boolean().optional(),
   /** When given and the tree changed, the tree becomes a checkpoint commit (activities/checkpoints.ts). */
   checkpoint: CheckpointRequestSchema.optional(),
 });
@@ -138,6 +144,8 @@ export const RunAgentInputSchema = z.object({
   promptInput: PromptInputSchema.optional(),
   /** Long prompt parts sent by reference: the sha256 of a text an earlier call of this run stored (see activities/iteration.ts). */
   promptRefs: PromptRefsSchema.optional(),
+  /** The run memory by reference (`promptInput.memory` is then rendered by the activity; see activities/prompt-memory.ts). */
+  memoryRef: PromptMemoryRefSchema.optional(),
   /** After the agent: inspect the repository and read the signal files in the same activity (iterations). */
   inspect: IterationInspectionInputSchema.nullable().optional(),
   role: AgentRoleSchema,
@@ -411,6 +419,8 @@ export const ReadSignalsInputSchema = z.object({
   iteration: z.number().int().min(1),
   /** Also read the agent's notes for the run memory (SUMMARY, CONTINUITY.md). */
   notes: z.boolean().optional(),
+  /** CONTINUITY.md by reference (see IterationInspectionInput). */
+  notesByRef: z.boolean().optional(),
 });
 export type ReadSignalsInput = z.infer<typeof ReadSignalsInputSchema>;
 
@@ -427,6 +437,8 @@ export const AgentSignalsSchema = z.object({
   summary: z.string().max(MEMORY_LIMITS.summaryChars).nullable().default(null),
   /** `.vigil/CONTINUITY.md` as carried into the next prompt, when notes were asked for. */
   continuity: z.string().max(MEMORY_LIMITS.continuityChars).nullable().default(null),
+  /** CONTINUITY.md by reference, when asked for with `notesByRef` (`continuity` is then null). */
+  continuityRef: NoteRefSchema.nullable().default(null),
 });
 export type AgentSignals = z.infer<typeof AgentSignalsSchema>;
 
