@@ -122,6 +122,35 @@ export type IterationInspectionInput = z.input<typeof IterationInspectionInputSc
 
 export const ProviderNameSchema = z.enum(PROVIDERS);
 
+const reviewerSpec = {
+  reviewer: z.string().max(200),
+  diffPath: z.string().max(4096),
+  diffBytes: z.number().int().min(0),
+  files: z.array(z.string().max(4096)).max(100_000),
+  testSummary: z.string().max(4000),
+  prdPath: z.string().max(4096).nullable(),
+  round: z.number().int().min(0),
+  iteration: z.number().int().min(0),
+};
+const councilSpec = {
+  size: z.number().int().min(1),
+  iteration: z.number().int().min(0),
+  prdPath: z.string().max(4096),
+  evidencePath: z.string().max(4096),
+  severityThreshold: z.enum(['low', 'medium', 'high', 'critical']),
+};
+/**
+ * A reviewing call's prompt as its parts (runs from `vigil-lean-prompt-v1` on): the activity
+ * renders it with the same functions the workflow used (workflows/decisions/call-prompt.ts).
+ */
+export const PromptSpecSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('reviewer'), ...reviewerSpec }),
+  z.object({ kind: z.literal('review-devils-advocate'), ...reviewerSpec }),
+  z.object({ kind: z.literal('council'), role: z.enum(['requirements-verifier', 'test-auditor', 'devils-advocate-minded']), member: z.number().int().min(0), ...councilSpec }),
+  z.object({ kind: z.literal('council-devils-advocate'), ...councilSpec }),
+]);
+export type PromptSpec = z.infer<typeof PromptSpecSchema>;
+
 export const RunAgentInputSchema = z.object({
   runId: z.string(),
   repoPath: z.string(),
@@ -140,7 +169,11 @@ export const RunAgentInputSchema = z.object({
   authorization: RunAuthorizationSchema.nullable().default(null),
   /** The prompt text (council and review calls, and iterations scheduled by older workers). */
   prompt: z.string().optional(),
-  /** The prompt's parts, rendered by the activity (iterations). One of `prompt` and `promptInput` is required. */
+  /** A reviewing call's prompt as its parts, rendered by the activity (instead of `prompt`). */
+  promptSpec: PromptSpecSchema.optional(),
+  /** The output's tail only when the call failed (the log holds it). */
+  tailOnFailure: z.boolean().optional(),
+  /** The prompt's parts, rendered by the activity (iterations). One of `prompt`, `promptSpec` and `promptInput` is required. */
   promptInput: PromptInputSchema.optional(),
   /** Long prompt parts sent by reference: the sha256 of a text an earlier call of this run stored (see activities/iteration.ts). */
   promptRefs: PromptRefsSchema.optional(),

@@ -41,6 +41,8 @@ export interface EvidenceInput {
   tests: { passed: boolean; timedOut: boolean; logPath: string } | null;
   testSummary: string;
   convergenceSummary: string;
+  /** Runs from `vigil-lean-prompt-v1` on: the prompts as their parts (the activity renders them), tails only of failed calls. */
+  leanPrompt?: boolean;
 }
 
 export interface RoundInput extends EvidenceInput {
@@ -145,20 +147,25 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
     // The gate blocks before anyone is asked: no member call is spent on disproven work.
     verdict = { ...base, result: 'BLOCKED_BY_GATE', approve: 0, reject: 0, threshold: tally([], k.councilSize, k.councilThreshold).threshold, votes: [], devilsAdvocate: null };
   } else {
+    const councilSpec = { size: k.councilSize, iteration: input.iteration, prdPath: input.prdPath, evidencePath: facts.evidencePath, severityThreshold: k.councilSeverityThreshold };
     const memberInput = (i: number) => ({
       runId: input.runId,
       repoPath: input.repoPath,
       ...chooseAgent(k, 'council', k.tier),
       authorization: input.authorization ?? null,
-      prompt: councilPrompt({
-        role: memberRole(i),
-        member: i,
-        size: k.councilSize,
-        iteration: input.iteration,
-        prdPath: input.prdPath,
-        evidencePath: facts.evidencePath,
-        severityThreshold: k.councilSeverityThreshold,
-      }),
+      ...(input.leanPrompt
+        ? { promptSpec: { kind: 'council' as const, role: memberRole(i), member: i, ...councilSpec }, tailOnFailure: true }
+        : {
+            prompt: councilPrompt({
+              role: memberRole(i),
+              member: i,
+              size: k.councilSize,
+              iteration: input.iteration,
+              prdPath: input.prdPath,
+              evidencePath: facts.evidencePath,
+              severityThreshold: k.councilSeverityThreshold,
+            }),
+          }),
       role: 'council' as const,
       iteration: input.round,
       phase: 'VERIFY' as const,
@@ -187,7 +194,9 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
           {
             ...memberInput(0),
             ...chooseAgent(k, 'devils-advocate', k.tier),
-            prompt: devilsAdvocatePrompt({ size: k.councilSize, iteration: input.iteration, prdPath: input.prdPath, evidencePath: facts.evidencePath, severityThreshold: k.councilSeverityThreshold }),
+            ...(input.leanPrompt
+              ? { promptSpec: { kind: 'council-devils-advocate' as const, ...councilSpec } }
+              : { prompt: devilsAdvocatePrompt({ size: k.councilSize, iteration: input.iteration, prdPath: input.prdPath, evidencePath: facts.evidencePath, severityThreshold: k.councilSeverityThreshold }) }),
             role: 'devils-advocate',
             extraEnv: { VIGIL_COUNCIL_ROUND: String(input.round), VIGIL_EVIDENCE_FILE: facts.evidencePath },
           },

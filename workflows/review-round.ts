@@ -35,6 +35,8 @@ export interface ReviewInput {
   runStart: { sha: string | null; treeHash: string } | null;
   testSummary: string;
   at: string;
+  /** Runs from `vigil-lean-prompt-v1` on: the prompts as their parts (the activity renders them), tails only of failed calls. */
+  leanPrompt?: boolean;
 }
 
 export interface ReviewRoundResult {
@@ -96,7 +98,9 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
           repoPath: input.repoPath,
           ...chooseAgent(k, role, k.tier),
           authorization: input.authorization,
-          prompt: devil ? devilsAdvocateReviewPrompt(promptInput(reviewer)) : reviewerPrompt(promptInput(reviewer)),
+          ...(input.leanPrompt
+            ? { promptSpec: { kind: devil ? ('review-devils-advocate' as const) : ('reviewer' as const), ...promptInput(reviewer) }, tailOnFailure: true }
+            : { prompt: devil ? devilsAdvocateReviewPrompt(promptInput(reviewer)) : reviewerPrompt(promptInput(reviewer)) }),
           role,
           iteration: input.iteration,
           phase: 'VERIFY',

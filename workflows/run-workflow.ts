@@ -707,6 +707,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       runStart: state.runStart,
       tests: testEvidence(t),
       testSummary: t ? testLine(t) : 'No test command is configured for this run, and no test runner was found.',
+      ...(leanPromptEra ? { leanPrompt: true } : {}),
       convergenceSummary: `No-change streak ${c.consecutiveNoChange}; done signals ${c.doneSignals} in a row, ${c.totalDoneSignals} in total; recent tree hashes: ${c.recentHashes.map((h) => h.slice(0, 8)).join(', ')}`,
     };
   };
@@ -816,6 +817,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         runStart: state.runStart,
         testSummary: t ? testLine(t) : 'No test results for this tree.',
         at: nowIso(),
+        ...(leanPromptEra ? { leanPrompt: true } : {}),
       },
     );
     status = stopRequest ? 'stopping' : 'running';
