@@ -23,6 +23,7 @@ import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import {
+  AGENT_RESULT_NULL_DEFAULTS,
   IterationInspectionInputSchema,
   PROMPT_PART_MIN_CHARS,
   PROMPT_PART_MISSING,
@@ -87,8 +88,20 @@ export async function inspectAfterAgent(base: { runId: string; repoPath: string;
   return { snapshot, signals };
 }
 
-/** The `runAgent` activity (see the file comment). */
+/** The `runAgent` activity (see the file comment); a compact result leaves out the fields at their default. */
 export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
+  const result = await runAgentCall(raw);
+  return raw.compact ? compactAgentResult(result) : result;
+}
+
+/** The result without its null defaults (the workflow parses it back with AgentResultSchema). */
+export function compactAgentResult(r: AgentResult): AgentResult {
+  const out: Record<string, unknown> = { ...r };
+  for (const k of AGENT_RESULT_NULL_DEFAULTS) if (out[k] === null) delete out[k];
+  return out as AgentResult; // the wire form: AgentResultSchema.parse restores the defaults
+}
+
+async function runAgentCall(raw: RunAgentInput): Promise<AgentResult> {
   const lean = raw.role === 'iteration' && raw.inspect !== undefined && raw.inspect !== null;
   const result = await callAgent(lean || raw.promptRefs || raw.memoryRef ? resolvePromptParts(raw) : raw);
   if (!lean || !raw.inspect) return result;

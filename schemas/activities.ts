@@ -173,6 +173,8 @@ export const RunAgentInputSchema = z.object({
   promptSpec: PromptSpecSchema.optional(),
   /** The output's tail only when the call failed (the log holds it). */
   tailOnFailure: z.boolean().optional(),
+  /** The result without the fields at their default null (the workflow parses it with AgentResultSchema). */
+  compact: z.boolean().optional(),
   /** The prompt's parts, rendered by the activity (iterations). One of `prompt`, `promptSpec` and `promptInput` is required. */
   promptInput: PromptInputSchema.optional(),
   /** Long prompt parts sent by reference: the sha256 of a text an earlier call of this run stored (see activities/iteration.ts). */
@@ -258,6 +260,9 @@ export const AgentResultSchema = z.object({
   inspection: z.lazy(() => IterationInspectionSchema).nullable().optional(),
 });
 export type AgentResult = z.infer<typeof AgentResultSchema>;
+
+/** Result fields a compact agent result leaves out when null (their default). */
+export const AGENT_RESULT_NULL_DEFAULTS = ['ioError', 'donePhrase', 'vote', 'usage', 'model', 'sessionId', 'authError', 'reviewChangedTree', 'review', 'checklist', 'verification', 'rateLimit'] as const;
 
 
 export const InspectRepoInputSchema = z.object({
@@ -364,18 +369,24 @@ export const RunGatesInputSchema = z.object({
   coverageThreshold: z.number().min(0).max(100),
   /** The test suite, when the tests gate is in a group and this tree has no test result yet; null: not run here. */
   tests: RunTestsInputSchema.nullable(),
+  /** Results without the fields at their default or equal to the pass's tree and iteration (the workflow fills them in). */
+  compact: z.boolean().optional(),
+  /** The tree of every gate `sinceTrees` leaves out (absent: the run start tree). */
+  sinceDefault: z.string().nullable().optional(),
 });
 export type RunGatesInput = z.input<typeof RunGatesInputSchema>;
 
 export interface RunGatesResult {
   /** The tree the gates looked at. */
   treeHash: string;
-  /** The tool gates' results (the tests gate excepted), in group order. */
-  results: z.infer<typeof GateResultSchema>[];
+  /** The tool gates' results (the tests gate excepted), in group order (compact: defaults left out). */
+  results: z.input<typeof GateResultSchema>[];
   /** The test run, when it ran here. */
   tests: TestResult | null;
   /** A cancellation (pause or stop) cut the pass short: the groups after the last finished one did not run. */
   interrupted: boolean;
+  /** Compact results: the folder of the gates' reports, `<gate>-<iteration, 4 digits>.json` (a result names its report only when it is elsewhere). */
+  reportDir?: string;
 }
 
 /** Failure types thrown by activities as non-retryable ApplicationFailures. */

@@ -18,6 +18,7 @@ import type { RunAuthorization } from '../schemas/authorization.js';
 import type { ConveneTrigger } from './decisions/convene.js';
 import { judgeEvidence, type EvidenceVerdict } from './decisions/evidence.js';
 import { recordVote } from './decisions/vote.js';
+import { agentResultOf } from './lean-prompt.js';
 
 type Acts = ActivityInterfaceFor<typeof activities>;
 
@@ -87,9 +88,9 @@ export async function checkEvidence(deps: CouncilDeps, input: EvidenceInput): Pr
 }
 
 /** A member call that never completed counts as a lost call (REJECT), not as a failed round. */
-async function memberCall(call: () => Promise<AgentResult>): Promise<AgentResult | null> {
+async function memberCall(call: () => Promise<AgentResult>, compact?: boolean): Promise<AgentResult | null> {
   try {
-    return await call();
+    return agentResultOf(await call(), compact);
   } catch (err) {
     if (err instanceof ActivityFailure) return null;
     throw err;
@@ -154,7 +155,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
       ...chooseAgent(k, 'council', k.tier),
       authorization: input.authorization ?? null,
       ...(input.leanPrompt
-        ? { promptSpec: { kind: 'council' as const, role: memberRole(i), member: i, ...councilSpec }, tailOnFailure: true }
+        ? { promptSpec: { kind: 'council' as const, role: memberRole(i), member: i, ...councilSpec }, tailOnFailure: true, compact: true }
         : {
             prompt: councilPrompt({
               role: memberRole(i),
@@ -177,7 +178,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
     });
     const results = await Promise.all(
       Array.from({ length: k.councilSize }, (_, i) =>
-        memberCall(() => deps.members.runAgent.executeWithOptions({ summary: `council round ${input.round} · member ${i} (${memberRole(i)})` }, [memberInput(i)])),
+        memberCall(() => deps.members.runAgent.executeWithOptions({ summary: `council round ${input.round} · member ${i} (${memberRole(i)})` }, [memberInput(i)]), input.leanPrompt),
       ),
     );
     for (const r of results) if (r?.usage) usages.push(r.usage);
@@ -201,6 +202,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
             extraEnv: { VIGIL_COUNCIL_ROUND: String(input.round), VIGIL_EVIDENCE_FILE: facts.evidencePath },
           },
         ]),
+        input.leanPrompt,
       );
       if (da?.usage) usages.push(da.usage);
       const rec = voteRecord(0, 'devils-advocate', da, { ...k, councilSeverityThreshold: 'low' });

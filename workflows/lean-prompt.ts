@@ -5,8 +5,14 @@
  *
  * Workflow code: deterministic, no I/O.
  */
+import { AgentResultSchema, type AgentResult } from '../schemas/activities.js';
 import type { PromptMemoryRef, RunMemory, MemoryWindow } from '../schemas/memory.js';
-import { memoryDelta, memoryWindow, windowHash } from './decisions/prompt-memory.js';
+import { memoryDelta, memoryWindow } from './decisions/prompt-memory.js';
+
+/** An agent call's result as the workflow uses it: a compact one (`compact: true` in the call) gets its defaults back. */
+export function agentResultOf(r: AgentResult, compact: boolean | undefined): AgentResult {
+  return compact ? AgentResultSchema.parse(r) : r;
+}
 
 /** Which memory window this execution sent last (so the activity has stored it). */
 export class MemoryParts {

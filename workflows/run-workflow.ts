@@ -101,7 +101,7 @@ import { installRewind } from './rewind.js';
 import { addCheckpoint, checkpointRows, planCheckpoint, sealCheckpoint } from './decisions/checkpoints.js';
 import { runReviewRound } from './review-round.js';
 import { PromptParts, runGatesPass, testRecord } from './lean-iteration.js';
-import { MemoryParts } from './lean-prompt.js';
+import { agentResultOf, MemoryParts } from './lean-prompt.js';
 import { keepContinuity, keepLearnings } from './decisions/prompt-memory.js';
 import { MAX_CHECKLIST_ITEMS, type GateName, type GateResult, type ReviewRecord } from '../schemas/gates.js';
 
@@ -791,6 +791,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         }
       },
       interrupted,
+      ...(leanPromptEra ? { compact: true } : {}),
     });
     if (out.tests) state.lastTests = out.tests;
     return out;
@@ -1477,9 +1478,10 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
                     completionPromise: knobs.completionPromise,
                     extraEnv: fresh ? { VIGIL_FRESH_SESSION: '1' } : {},
                     rateLimitRpm: knobs.rateLimitRpm,
+                    ...(leanPromptEra ? { compact: true } : {}),
                   },
                 ],
-              );
+              ).then((r) => agentResultOf(r, leanPromptEra));
             result = await scope.run(async () => {
               try {
                 return await call(true);
