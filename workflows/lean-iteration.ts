@@ -16,7 +16,7 @@
 import { ActivityFailure, isCancellation, type ActivityInterfaceFor } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
 import { PROMPT_PART_MIN_CHARS, PROMPT_PART_NAMES, type PromptInput, type PromptRefs, type RunGatesResult, type RunTestsInput } from '../schemas/activities.js';
-import { GateResultSchema, type GateResult, type GateTrack, type ToolGate } from '../schemas/gates.js';
+import { GateResultSchema, type GateResult, type GateResultInput, type GateTrack, type ToolGate } from '../schemas/gates.js';
 import type { Knobs } from '../schemas/knobs.js';
 import type { TestRunRecord } from '../schemas/run.js';
 import { gateGroups, gateLabel } from './decisions/gates.js';
@@ -97,6 +97,14 @@ export interface GatesPassOutcome {
   tests: TestRunRecord | null;
 }
 
+/** A compact gate result with what it left out: its defaults, the pass's tree and iteration, its report's usual path. */
+function gateResultOf(r: GateResultInput, out: RunGatesResult, iteration: number): GateResult {
+  const full = { findings: [], findingCount: 0, missingTools: [], durationMs: 0, treeHash: out.treeHash, iteration, reportPath: out.reportDir ? `${out.reportDir}/${r.gate}-${String(iteration).padStart(4, '0')}.json` : null, ...r };
+  const parsed = GateResultSchema.safeParse(full);
+  // A result the schema refuses (never expected) is kept as it came rather than failing the workflow task.
+  return parsed.success ? parsed.data : (full as GateResult);
+}
+
 /** Per gate, the tree it looks at changes since; compact: the most common one once (`sinceDefault`), the others by gate. */
 export function sinceTreesArg(gates: readonly ToolGate[], since: (g: ToolGate) => string | null, compact: boolean): { sinceTrees: Partial<Record<ToolGate, string | null>>; sinceDefault?: string | null } {
   const all = gates.map((g) => [g, since(g)] as const);
@@ -152,7 +160,7 @@ export async function runGatesPass(acts: Acts, input: GatesPassInput): Promise<G
       }
       const r = out.results.find((x) => x.gate === gate);
       // A compact result leaves out its defaults and the pass's tree and iteration.
-      if (r) results.push(input.compact ? GateResultSchema.parse({ treeHash: out.treeHash, iteration: input.iteration, reportPath: out.reportDir ? `${out.reportDir}/${gate}-${String(input.iteration).padStart(4, '0')}.json` : null, ...r }) : (r as GateResult));
+      if (r) results.push(input.compact ? gateResultOf(r, out, input.iteration) : (r as GateResult));
     }
   }
   return { results, interrupted: out.interrupted, tests: ran };
