@@ -46,8 +46,17 @@ export function readAgentNotes(repoPath: string, consumedDir: string): AgentNote
     return r.text;
   };
   const summary = text(kept, MAX_NOTES_BYTES)?.replace(/\s+/g, ' ').trim().slice(0, MEMORY_LIMITS.summaryChars) || null;
-  const continuity = boundedContinuity(text(path.join(repoPath, VIGIL_DIR, 'CONTINUITY.md'), MAX_NOTES_BYTES));
-  return { summary, continuity, problems };
+  const notes = readContinuity(repoPath);
+  if (notes.problem) problems.push(notes.problem);
+  return { summary, continuity: notes.continuity, problems };
+}
+
+/** `.vigil/CONTINUITY.md`, its beginning, bounded (null: none). */
+export function readContinuity(repoPath: string): { continuity: string | null; problem: string | null } {
+  const r = readRegularFile(path.join(repoPath, VIGIL_DIR, 'CONTINUITY.md'), MAX_NOTES_BYTES);
+  if (r === null) return { continuity: null, problem: null };
+  if (!r.ok) return { continuity: null, problem: r.problem };
+  return { continuity: boundedContinuity(r.text), problem: null };
 }
 
 /** At run start: the repository's `.vigil/learnings.md`, its newest part, bounded (null: none). */

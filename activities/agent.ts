@@ -17,6 +17,7 @@ import { ensurePrivateRunDir, ensureRunDir, pad, privateRunDir, repositoryGone, 
 import { reviewerRecord } from '../workflows/decisions/review.js';
 import { parseChecklistOutput, parseVerifierOutput } from '../workflows/decisions/checklist.js';
 import { buildPrompt } from '../workflows/decisions/prompt.js';
+import { renderPromptSpec } from '../workflows/decisions/call-prompt.js';
 import { readPromptTemplate } from './prompt-template.js';
 import type { PromptInput } from '../schemas/activities.js';
 import { consumeFile, describeWriteError, isStorageError, readRegularFile, writePrivateFile } from './safe-files.js';
@@ -71,8 +72,8 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
       : `${input.role}-${round ? `round-${pad(Number(round))}` : pad(input.iteration)}${member !== undefined && input.role === 'council' ? `-m${member}` : ''}${reviewer ? `-${safeSegment(reviewer)}` : ''}`;
   const promptPath = path.join(dir, `${label}.prompt.md`);
   const logPath = path.join(dir, `${label}.log`);
-  const prompt = input.prompt ?? (input.promptInput ? renderIterationPrompt(input.promptInput) : null);
-  if (prompt === null) throw ApplicationFailure.nonRetryable('runAgent needs a prompt or promptInput', 'InvalidActivityInput');
+  const prompt = input.prompt ?? (input.promptSpec ? renderPromptSpec(input.promptSpec) : input.promptInput ? renderIterationPrompt(input.promptInput) : null);
+  if (prompt === null) throw ApplicationFailure.nonRetryable('runAgent needs a prompt, a promptSpec or a promptInput', 'InvalidActivityInput');
   try {
     if (hidden) ensurePrivateRunDir(input.runId);
     else ensureRunDir(input.repoPath, input.runId);
@@ -180,7 +181,7 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
     durationMs: proc.durationMs,
     logPath,
     promptPath,
-    tail: tailText,
+    tail: input.tailOnFailure && facts.exitCode === 0 && !proc.timedOut ? '' : tailText,
     outputBytes: proc.outputBytes,
     ioError: proc.logError,
     claimed: claimSource !== null,

@@ -8,6 +8,8 @@
  *   name it by its sha256 (`promptRefs`) instead of carrying it again. A reference that is not
  *   stored here fails the call before the agent starts (PromptPartMissing: the workflow sends the
  *   text);
+ * - the run memory by reference (`memoryRef`, activities/prompt-memory.ts): the activity renders
+ *   "the run so far" and adds the agent's notes, so the prompt is the one the workflow would send;
  * - after the agent: the repository's inspection (one round trip to the git helper) and the agent's
  *   signal files (`inspect`), returned with the result; a failure there is reported in the result
  *   (`inspection.problem`), never as a failed agent call;
@@ -21,6 +23,7 @@ import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import {
+  AGENT_RESULT_NULL_DEFAULTS,
   IterationInspectionInputSchema,
   PROMPT_PART_MIN_CHARS,
   PROMPT_PART_MISSING,
@@ -34,7 +37,7 @@ import {
   type RunAgentInput,
 } from '../schemas/activities.js';
 import { runAgent as callAgent } from './agent.js';
-import { ensureRepoDir, ensureRunDir } from './artifacts.js';
+import { promptPartsDir, resolvePromptMemory } from './prompt-memory.js';
 import { inspectRepo } from './repo.js';
 import { isStorageError, readRegularFile, writePrivateFile } from './safe-files.js';
 import { readAgentSignals } from './signals.js';
@@ -43,9 +46,6 @@ const MAX_PART_BYTES = 256 * 1024;
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
-function partsDir(repoPath: string, runId: string): string {
-  return ensureRepoDir(repoPath, path.join(ensureRunDir(repoPath, runId), 'prompt-parts'));
-}
 
 /** The prompt input with every referenced part read back, and every long inline part stored for later references. */
 export function resolvePromptParts(input: RunAgentInput): RunAgentInput {
@@ -54,7 +54,7 @@ export function resolvePromptParts(input: RunAgentInput): RunAgentInput {
   const refs = input.promptRefs ?? {};
   const resolved: PromptInput = { ...p };
   let dir: string | null = null;
-  const folder = (): string => (dir ??= partsDir(input.repoPath, input.runId));
+  const folder = (): string => (dir ??= promptPartsDir(input.repoPath, input.runId));
   for (const name of PROMPT_PART_NAMES) {
     const ref = refs[name];
     if (ref) {
@@ -75,6 +75,8 @@ export function resolvePromptParts(input: RunAgentInput): RunAgentInput {
       }
     }
   }
+  // The run memory by reference (runs from vigil-lean-prompt-v1 on): rendered here, as the workflow would have.
+  if (input.memoryRef) resolved.memory = resolvePromptMemory(input.runId, input.repoPath, input.memoryRef);
   return { ...input, promptInput: resolved };
 }
 
@@ -82,14 +84,26 @@ export function resolvePromptParts(input: RunAgentInput): RunAgentInput {
 export async function inspectAfterAgent(base: { runId: string; repoPath: string; iteration: number }, raw: IterationInspectionInput): Promise<{ snapshot: RepoSnapshot; signals: AgentSignals | null }> {
   const i = IterationInspectionInputSchema.parse(raw);
   const snapshot = await inspectRepo({ repoPath: base.repoPath, runStartSha: i.runStartSha, previousTree: i.previousTree, ...(i.checkpoint ? { checkpoint: i.checkpoint } : {}) });
-  const signals = i.signals ? await readAgentSignals({ runId: base.runId, repoPath: base.repoPath, iteration: base.iteration, ...(i.notes ? { notes: true } : {}) }) : null;
+  const signals = i.signals ? await readAgentSignals({ runId: base.runId, repoPath: base.repoPath, iteration: base.iteration, ...(i.notes ? { notes: true } : {}), ...(i.notesByRef ? { notesByRef: true } : {}) }) : null;
   return { snapshot, signals };
 }
 
-/** The `runAgent` activity (see the file comment). */
+/** The `runAgent` activity (see the file comment); a compact result leaves out the fields at their default. */
 export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
+  const result = await runAgentCall(raw);
+  return raw.compact ? compactAgentResult(result) : result;
+}
+
+/** The result without its null defaults (the workflow parses it back with AgentResultSchema). */
+export function compactAgentResult(r: AgentResult): AgentResult {
+  const out: Record<string, unknown> = { ...r };
+  for (const k of AGENT_RESULT_NULL_DEFAULTS) if (out[k] === null) delete out[k];
+  return out as AgentResult; // the wire form: AgentResultSchema.parse restores the defaults
+}
+
+async function runAgentCall(raw: RunAgentInput): Promise<AgentResult> {
   const lean = raw.role === 'iteration' && raw.inspect !== undefined && raw.inspect !== null;
-  const result = await callAgent(lean || raw.promptRefs ? resolvePromptParts(raw) : raw);
+  const result = await callAgent(lean || raw.promptRefs || raw.memoryRef ? resolvePromptParts(raw) : raw);
   if (!lean || !raw.inspect) return result;
   const ctx = Context.current();
   ctx.heartbeat();

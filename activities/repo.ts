@@ -27,6 +27,7 @@ import { ensureRunDir, VIGIL_DIR } from './artifacts.js';
 import { createCheckpoint } from './checkpoints.js';
 import { helperInspect, helperTreeHash, runGit } from './git-helper.js';
 import { readLearnings } from './agent-notes.js';
+import { storeNote } from './prompt-memory.js';
 
 export const EXCLUDE = `:(exclude)${VIGIL_DIR}`;
 
@@ -91,7 +92,9 @@ export async function prepareRun(raw: PrepareRunInput): Promise<PrepareRunResult
   let prdHigh: string | null = null;
   if (input.prdPath && existsSync(input.prdPath)) prdHigh = alwaysHigh(readFileSync(input.prdPath, 'utf8'));
   const learnings = input.learnings ? readLearnings(input.repoPath).learnings : null;
-  return { sha: await headSha(input.repoPath), treeHash: await workingTreeHash(input.repoPath), artifactDir, alwaysHigh: prdHigh, learnings };
+  // By reference, the text stays in the run's prompt-parts store (activities/prompt-memory.ts).
+  const byRef = input.learningsByRef === true;
+  return { sha: await headSha(input.repoPath), treeHash: await workingTreeHash(input.repoPath), artifactDir, alwaysHigh: prdHigh, learnings: byRef ? null : learnings, learningsRef: byRef ? storeNote(input.repoPath, input.runId, learnings) : null };
 }
 
 /** Paths that differ between two trees (`.vigil/` excluded). */

@@ -14,6 +14,7 @@ import { ReadSignalsInputSchema, type AgentSignals, type ReadSignalsInput } from
 import { ensureRepoDir, ensureRunDir, pad, signalPath } from './artifacts.js';
 import { consumeFile, readRegularFile } from './safe-files.js';
 import { readAgentNotes } from './agent-notes.js';
+import { storeNote } from './prompt-memory.js';
 
 /** A signal file is read up to this size; the rest is ignored. */
 const MAX_SIGNAL_BYTES = 256 * 1024;
@@ -87,6 +88,8 @@ export async function readAgentSignals(raw: ReadSignalsInput): Promise<AgentSign
     contextClearRequested: read('CONTEXT_CLEAR_REQUESTED') !== null,
     problems: problems.slice(0, 10),
     summary: notes.summary,
-    continuity: notes.continuity,
+    // By reference, the text stays in the run's prompt-parts store (activities/prompt-memory.ts).
+    continuity: input.notesByRef ? null : notes.continuity,
+    continuityRef: input.notesByRef ? storeNote(input.repoPath, input.runId, notes.continuity) : null,
   };
 }

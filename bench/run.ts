@@ -16,6 +16,7 @@
  *    status query and a pause/resume answer while loaded.
  *
  * Usage: npm run bench [-- --iterations 1000] [-- --knobs minimal] [-- --concurrent 50,100,200]
+ *        [-- --breakdown] [-- --dump-histories DIR] (every execution's history as JSON, payloads base64)
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -45,6 +46,7 @@ const { values } = parseArgs({
     slots: { type: 'string', default: String(DEFAULT_TUNING.activitySlots) },
     'workflow-slots': { type: 'string', default: String(DEFAULT_TUNING.workflowSlots) },
     breakdown: { type: 'boolean', default: false },
+    'dump-histories': { type: 'string', default: '' },
     'server-config': { type: 'string', default: 'tuned' },
   },
 });
@@ -290,7 +292,13 @@ async function measuredRun(client: Client, server: DevServer, knobs: Knobs, labe
     if (outcome.status !== 'max_iterations_reached' || outcome.iteration !== knobs.maxIterations) {
       throw new Error(`bench run ${label} ended at iteration ${outcome.iteration} of ${knobs.maxIterations}: ${outcome.status} (${outcome.reason})`);
     }
-    const a = analyse(await chainHistories(client, handle.workflowId, handle.firstExecutionRunId));
+    const histories = await chainHistories(client, handle.workflowId, handle.firstExecutionRunId);
+    if (values['dump-histories']) {
+      // Every execution's history as JSON, to see what the events carry.
+      mkdirSync(values['dump-histories'], { recursive: true });
+      histories.forEach((h, i) => writeFileSync(path.join(values['dump-histories'], `${label}-${i}.json`), JSON.stringify(temporal.api.history.v1.History.toObject(h as proto.temporal.api.history.v1.History, { longs: String, enums: String, bytes: String }), null, 1)));
+    }
+    const a = analyse(histories);
     return { ...a, iterations: outcome.iteration, wallMs, workerCpu, serverCpu };
   } finally {
     rmSync(repo, { recursive: true, force: true });

@@ -9,7 +9,7 @@ import { RunAuthorizationSchema } from './authorization.js';
 import { PROVIDERS } from './knobs.js';
 import { DirectiveSchema, PhaseSchema, TierSchema } from './run.js';
 import { ChecklistItemSchema, GateResultSchema, MAX_CHECKLIST_ITEMS, ReviewerRecordSchema, TOOL_GATES } from './gates.js';
-import { MEMORY_LIMITS, PromptMemorySchema } from './memory.js';
+import { MEMORY_LIMITS, NoteRefSchema, PromptMemoryRefSchema, PromptMemorySchema } from './memory.js';
 
 export const ParsedVoteSchema = z.object({
   vote: z.enum(['APPROVE', 'REJECT', 'CANNOT_VALIDATE']).nullable(),
@@ -28,6 +28,8 @@ export const PrepareRunInputSchema = z.object({
   prdPath: z.string().optional(),
   /** Also read the repository's `.vigil/learnings.md` for the run memory. */
   learnings: z.boolean().optional(),
+  /** Keep the learnings with the activity (the run's prompt-parts store) and return a reference, not the text. */
+  learningsByRef: z.boolean().optional(),
 });
 export type PrepareRunInput = z.infer<typeof PrepareRunInputSchema>;
 
@@ -41,6 +43,8 @@ export const PrepareRunResultSchema = z.object({
   alwaysHigh: z.string().nullable().default(null),
   /** `.vigil/learnings.md`, bounded, when asked for (null: none). */
   learnings: z.string().max(MEMORY_LIMITS.learningsChars).nullable().default(null),
+  /** The learnings by reference, when asked for with `learningsByRef` (null: none). */
+  learningsRef: NoteRefSchema.nullable().default(null),
 });
 export type PrepareRunResult = z.infer<typeof PrepareRunResultSchema>;
 
@@ -109,12 +113,43 @@ export const IterationInspectionInputSchema = z.object({
   signals: z.boolean().default(true),
   /** Also read the agent's notes (SUMMARY, CONTINUITY.md) for the run memory. */
   notes: z.boolean().default(false),
+  /** CONTINUITY.md by reference (`continuityRef`): the text is kept in the run's prompt-parts store. */
+  notesByRef: z.boolean().optional(),
   /** When given and the tree changed, the tree becomes a checkpoint commit (activities/checkpoints.ts). */
   checkpoint: CheckpointRequestSchema.optional(),
 });
 export type IterationInspectionInput = z.input<typeof IterationInspectionInputSchema>;
 
 export const ProviderNameSchema = z.enum(PROVIDERS);
+
+const reviewerSpec = {
+  reviewer: z.string().max(200),
+  diffPath: z.string().max(4096),
+  diffBytes: z.number().int().min(0),
+  files: z.array(z.string().max(4096)).max(100_000),
+  testSummary: z.string().max(4000),
+  prdPath: z.string().max(4096).nullable(),
+  round: z.number().int().min(0),
+  iteration: z.number().int().min(0),
+};
+const councilSpec = {
+  size: z.number().int().min(1),
+  iteration: z.number().int().min(0),
+  prdPath: z.string().max(4096),
+  evidencePath: z.string().max(4096),
+  severityThreshold: z.enum(['low', 'medium', 'high', 'critical']),
+};
+/**
+ * A reviewing call's prompt as its parts (runs from `vigil-lean-prompt-v1` on): the activity
+ * renders it with the same functions the workflow used (workflows/decisions/call-prompt.ts).
+ */
+export const PromptSpecSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('reviewer'), ...reviewerSpec }),
+  z.object({ kind: z.literal('review-devils-advocate'), ...reviewerSpec }),
+  z.object({ kind: z.literal('council'), role: z.enum(['requirements-verifier', 'test-auditor', 'devils-advocate-minded']), member: z.number().int().min(0), ...councilSpec }),
+  z.object({ kind: z.literal('council-devils-advocate'), ...councilSpec }),
+]);
+export type PromptSpec = z.infer<typeof PromptSpecSchema>;
 
 export const RunAgentInputSchema = z.object({
   runId: z.string(),
@@ -134,10 +169,18 @@ export const RunAgentInputSchema = z.object({
   authorization: RunAuthorizationSchema.nullable().default(null),
   /** The prompt text (council and review calls, and iterations scheduled by older workers). */
   prompt: z.string().optional(),
-  /** The prompt's parts, rendered by the activity (iterations). One of `prompt` and `promptInput` is required. */
+  /** A reviewing call's prompt as its parts, rendered by the activity (instead of `prompt`). */
+  promptSpec: PromptSpecSchema.optional(),
+  /** The output's tail only when the call failed (the log holds it). */
+  tailOnFailure: z.boolean().optional(),
+  /** The result without the fields at their default null (the workflow parses it with AgentResultSchema). */
+  compact: z.boolean().optional(),
+  /** The prompt's parts, rendered by the activity (iterations). One of `prompt`, `promptSpec` and `promptInput` is required. */
   promptInput: PromptInputSchema.optional(),
   /** Long prompt parts sent by reference: the sha256 of a text an earlier call of this run stored (see activities/iteration.ts). */
   promptRefs: PromptRefsSchema.optional(),
+  /** The run memory by reference (`promptInput.memory` is then rendered by the activity; see activities/prompt-memory.ts). */
+  memoryRef: PromptMemoryRefSchema.optional(),
   /** After the agent: inspect the repository and read the signal files in the same activity (iterations). */
   inspect: IterationInspectionInputSchema.nullable().optional(),
   role: AgentRoleSchema,
@@ -217,6 +260,9 @@ export const AgentResultSchema = z.object({
   inspection: z.lazy(() => IterationInspectionSchema).nullable().optional(),
 });
 export type AgentResult = z.infer<typeof AgentResultSchema>;
+
+/** Result fields a compact agent result leaves out when null (their default). */
+export const AGENT_RESULT_NULL_DEFAULTS = ['ioError', 'donePhrase', 'vote', 'usage', 'model', 'sessionId', 'authError', 'reviewChangedTree', 'review', 'checklist', 'verification', 'rateLimit'] as const;
 
 
 export const InspectRepoInputSchema = z.object({
@@ -323,18 +369,24 @@ export const RunGatesInputSchema = z.object({
   coverageThreshold: z.number().min(0).max(100),
   /** The test suite, when the tests gate is in a group and this tree has no test result yet; null: not run here. */
   tests: RunTestsInputSchema.nullable(),
+  /** Results without the fields at their default or equal to the pass's tree and iteration (the workflow fills them in). */
+  compact: z.boolean().optional(),
+  /** The tree of every gate `sinceTrees` leaves out (absent: the run start tree). */
+  sinceDefault: z.string().nullable().optional(),
 });
 export type RunGatesInput = z.input<typeof RunGatesInputSchema>;
 
 export interface RunGatesResult {
   /** The tree the gates looked at. */
   treeHash: string;
-  /** The tool gates' results (the tests gate excepted), in group order. */
-  results: z.infer<typeof GateResultSchema>[];
+  /** The tool gates' results (the tests gate excepted), in group order (compact: defaults left out). */
+  results: z.input<typeof GateResultSchema>[];
   /** The test run, when it ran here. */
   tests: TestResult | null;
   /** A cancellation (pause or stop) cut the pass short: the groups after the last finished one did not run. */
   interrupted: boolean;
+  /** Compact results: the folder of the gates' reports, `<gate>-<iteration, 4 digits>.json` (a result names its report only when it is elsewhere). */
+  reportDir?: string;
 }
 
 /** Failure types thrown by activities as non-retryable ApplicationFailures. */
@@ -411,6 +463,8 @@ export const ReadSignalsInputSchema = z.object({
   iteration: z.number().int().min(1),
   /** Also read the agent's notes for the run memory (SUMMARY, CONTINUITY.md). */
   notes: z.boolean().optional(),
+  /** CONTINUITY.md by reference (see IterationInspectionInput). */
+  notesByRef: z.boolean().optional(),
 });
 export type ReadSignalsInput = z.infer<typeof ReadSignalsInputSchema>;
 
@@ -427,6 +481,8 @@ export const AgentSignalsSchema = z.object({
   summary: z.string().max(MEMORY_LIMITS.summaryChars).nullable().default(null),
   /** `.vigil/CONTINUITY.md` as carried into the next prompt, when notes were asked for. */
   continuity: z.string().max(MEMORY_LIMITS.continuityChars).nullable().default(null),
+  /** CONTINUITY.md by reference, when asked for with `notesByRef` (`continuity` is then null). */
+  continuityRef: NoteRefSchema.nullable().default(null),
 });
 export type AgentSignals = z.infer<typeof AgentSignalsSchema>;
 

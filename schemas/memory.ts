@@ -28,6 +28,20 @@ export const MEMORY_LIMITS = {
   filesNamed: 5,
 } as const;
 
+export const SHA256 = z.string().regex(/^[0-9a-f]{64}$/);
+
+/**
+ * A note of the agent's (`.vigil/CONTINUITY.md`, `.vigil/learnings.md`) as the workflow keeps it
+ * from `vigil-lean-prompt-v1` on: the activity that read it stored the bounded text under the run
+ * folder (`prompt-parts/<sha256>.md`); the workflow keeps what it decides with.
+ */
+export const NoteRefSchema = z.object({
+  sha256: SHA256,
+  /** Characters of the bounded text (status shows the memory's size). */
+  chars: z.number().int().min(0),
+});
+export type NoteRef = z.infer<typeof NoteRefSchema>;
+
 export const MEMORY_KINDS = ['iteration', 'gates', 'review', 'council', 'refusal', 'directive', 'escalation', 'context', 'tier', 'note'] as const;
 export const MemoryKindSchema = z.enum(MEMORY_KINDS);
 export type MemoryKind = z.infer<typeof MemoryKindSchema>;
@@ -48,11 +62,15 @@ export const RunMemorySchema = z.object({
   continuity: z.string().max(MEMORY_LIMITS.continuityChars).nullable().default(null),
   /** `.vigil/learnings.md` of the repository, read at run start (null: none). */
   learnings: z.string().max(MEMORY_LIMITS.learningsChars).nullable().default(null),
+  /** Runs from `vigil-lean-prompt-v1` on: the notes by reference (the text stays with the activity), instead of `continuity`. */
+  continuityRef: NoteRefSchema.nullable().default(null),
+  /** Runs from `vigil-lean-prompt-v1` on: the learnings by reference, instead of `learnings`. */
+  learningsRef: NoteRefSchema.nullable().default(null),
 });
 export type RunMemory = z.infer<typeof RunMemorySchema>;
 
 export function emptyMemory(): RunMemory {
-  return { entries: [], dropped: 0, continuity: null, learnings: null };
+  return { entries: [], dropped: 0, continuity: null, learnings: null, continuityRef: null, learningsRef: null };
 }
 
 /** What an iteration prompt carries of the memory: rendered text, each part bounded. */
@@ -63,3 +81,37 @@ export const PromptMemorySchema = z.object({
   learnings: z.string().max(MEMORY_LIMITS.learningsChars).nullable(),
 });
 export type PromptMemory = z.infer<typeof PromptMemorySchema>;
+
+/** The entries "the run so far" is rendered from: the fewest newest entries that render the same text. */
+export const MemoryWindowSchema = z.object({
+  entries: z.array(MemoryEntrySchema).max(MEMORY_LIMITS.entries),
+  /** Entries older than the window (the prompt says how many are not shown). */
+  dropped: z.number().int().min(0),
+});
+export type MemoryWindow = z.infer<typeof MemoryWindowSchema>;
+
+/**
+ * The run so far as an iteration call carries it from `vigil-lean-prompt-v1` on: the entries added
+ * since the window the previous call of this execution sent (`base`, stored by the activity), or
+ * the whole window (`base` null). The activity rebuilds the window, checks it against `sha256` and
+ * renders it with `budgetChars`, as the workflow would have.
+ */
+export const MemoryDeltaSchema = z.object({
+  sha256: SHA256,
+  base: SHA256.nullable(),
+  /** Entries of the base window left out at its start, then how many of it are kept. */
+  skip: z.number().int().min(0),
+  keep: z.number().int().min(0),
+  add: z.array(MemoryEntrySchema).max(MEMORY_LIMITS.entries),
+  dropped: z.number().int().min(0),
+});
+export type MemoryDelta = z.infer<typeof MemoryDeltaSchema>;
+
+/** The run memory's part of an iteration call by reference (the activity renders the PromptMemory). */
+export const PromptMemoryRefSchema = z.object({
+  window: MemoryDeltaSchema,
+  budgetChars: z.number().int().min(0),
+  continuity: NoteRefSchema.nullable(),
+  learnings: NoteRefSchema.nullable(),
+});
+export type PromptMemoryRef = z.infer<typeof PromptMemoryRefSchema>;

@@ -18,6 +18,7 @@ import type { RunAuthorization } from '../schemas/authorization.js';
 import type { ConveneTrigger } from './decisions/convene.js';
 import { judgeEvidence, type EvidenceVerdict } from './decisions/evidence.js';
 import { recordVote } from './decisions/vote.js';
+import { agentResultOf } from './lean-prompt.js';
 
 type Acts = ActivityInterfaceFor<typeof activities>;
 
@@ -41,6 +42,8 @@ export interface EvidenceInput {
   tests: { passed: boolean; timedOut: boolean; logPath: string } | null;
   testSummary: string;
   convergenceSummary: string;
+  /** Runs from `vigil-lean-prompt-v1` on: the prompts as their parts (the activity renders them), tails only of failed calls. */
+  leanPrompt?: boolean;
 }
 
 export interface RoundInput extends EvidenceInput {
@@ -85,9 +88,9 @@ export async function checkEvidence(deps: CouncilDeps, input: EvidenceInput): Pr
 }
 
 /** A member call that never completed counts as a lost call (REJECT), not as a failed round. */
-async function memberCall(call: () => Promise<AgentResult>): Promise<AgentResult | null> {
+async function memberCall(call: () => Promise<AgentResult>, compact?: boolean): Promise<AgentResult | null> {
   try {
-    return await call();
+    return agentResultOf(await call(), compact);
   } catch (err) {
     if (err instanceof ActivityFailure) return null;
     throw err;
@@ -145,20 +148,25 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
     // The gate blocks before anyone is asked: no member call is spent on disproven work.
     verdict = { ...base, result: 'BLOCKED_BY_GATE', approve: 0, reject: 0, threshold: tally([], k.councilSize, k.councilThreshold).threshold, votes: [], devilsAdvocate: null };
   } else {
+    const councilSpec = { size: k.councilSize, iteration: input.iteration, prdPath: input.prdPath, evidencePath: facts.evidencePath, severityThreshold: k.councilSeverityThreshold };
     const memberInput = (i: number) => ({
       runId: input.runId,
       repoPath: input.repoPath,
       ...chooseAgent(k, 'council', k.tier),
       authorization: input.authorization ?? null,
-      prompt: councilPrompt({
-        role: memberRole(i),
-        member: i,
-        size: k.councilSize,
-        iteration: input.iteration,
-        prdPath: input.prdPath,
-        evidencePath: facts.evidencePath,
-        severityThreshold: k.councilSeverityThreshold,
-      }),
+      ...(input.leanPrompt
+        ? { promptSpec: { kind: 'council' as const, role: memberRole(i), member: i, ...councilSpec }, tailOnFailure: true, compact: true }
+        : {
+            prompt: councilPrompt({
+              role: memberRole(i),
+              member: i,
+              size: k.councilSize,
+              iteration: input.iteration,
+              prdPath: input.prdPath,
+              evidencePath: facts.evidencePath,
+              severityThreshold: k.councilSeverityThreshold,
+            }),
+          }),
       role: 'council' as const,
       iteration: input.round,
       phase: 'VERIFY' as const,
@@ -170,7 +178,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
     });
     const results = await Promise.all(
       Array.from({ length: k.councilSize }, (_, i) =>
-        memberCall(() => deps.members.runAgent.executeWithOptions({ summary: `council round ${input.round} · member ${i} (${memberRole(i)})` }, [memberInput(i)])),
+        memberCall(() => deps.members.runAgent.executeWithOptions({ summary: `council round ${input.round} · member ${i} (${memberRole(i)})` }, [memberInput(i)]), input.leanPrompt),
       ),
     );
     for (const r of results) if (r?.usage) usages.push(r.usage);
@@ -187,11 +195,14 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
           {
             ...memberInput(0),
             ...chooseAgent(k, 'devils-advocate', k.tier),
-            prompt: devilsAdvocatePrompt({ size: k.councilSize, iteration: input.iteration, prdPath: input.prdPath, evidencePath: facts.evidencePath, severityThreshold: k.councilSeverityThreshold }),
+            ...(input.leanPrompt
+              ? { promptSpec: { kind: 'council-devils-advocate' as const, ...councilSpec } }
+              : { prompt: devilsAdvocatePrompt({ size: k.councilSize, iteration: input.iteration, prdPath: input.prdPath, evidencePath: facts.evidencePath, severityThreshold: k.councilSeverityThreshold }) }),
             role: 'devils-advocate',
             extraEnv: { VIGIL_COUNCIL_ROUND: String(input.round), VIGIL_EVIDENCE_FILE: facts.evidencePath },
           },
         ]),
+        input.leanPrompt,
       );
       if (da?.usage) usages.push(da.usage);
       const rec = voteRecord(0, 'devils-advocate', da, { ...k, councilSeverityThreshold: 'low' });

@@ -16,7 +16,7 @@
 import { ActivityFailure, isCancellation, type ActivityInterfaceFor } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
 import { PROMPT_PART_MIN_CHARS, PROMPT_PART_NAMES, type PromptInput, type PromptRefs, type RunGatesResult, type RunTestsInput } from '../schemas/activities.js';
-import { GateResultSchema, type GateResult, type GateTrack, type ToolGate } from '../schemas/gates.js';
+import { GateResultSchema, type GateResult, type GateResultInput, type GateTrack, type ToolGate } from '../schemas/gates.js';
 import type { Knobs } from '../schemas/knobs.js';
 import type { TestRunRecord } from '../schemas/run.js';
 import { gateGroups, gateLabel } from './decisions/gates.js';
@@ -85,6 +85,8 @@ export interface GatesPassInput {
   run: (call: () => Promise<RunGatesResult>) => Promise<RunGatesResult>;
   /** True when a PAUSE or STOP arrived. */
   interrupted: () => boolean;
+  /** Runs from `vigil-lean-prompt-v1` on: compact results. */
+  compact?: boolean;
 }
 
 export interface GatesPassOutcome {
@@ -93,6 +95,24 @@ export interface GatesPassOutcome {
   interrupted: boolean;
   /** A test run made by this pass (to remember for the tree). */
   tests: TestRunRecord | null;
+}
+
+/** A compact gate result with what it left out: its defaults, the pass's tree and iteration, its report's usual path. */
+function gateResultOf(r: GateResultInput, out: RunGatesResult, iteration: number): GateResult {
+  const full = { findings: [], findingCount: 0, missingTools: [], durationMs: 0, treeHash: out.treeHash, iteration, reportPath: out.reportDir ? `${out.reportDir}/${r.gate}-${String(iteration).padStart(4, '0')}.json` : null, ...r };
+  const parsed = GateResultSchema.safeParse(full);
+  // A result the schema refuses (never expected) is kept as it came rather than failing the workflow task.
+  return parsed.success ? parsed.data : (full as GateResult);
+}
+
+/** Per gate, the tree it looks at changes since; compact: the most common one once (`sinceDefault`), the others by gate. */
+export function sinceTreesArg(gates: readonly ToolGate[], since: (g: ToolGate) => string | null, compact: boolean): { sinceTrees: Partial<Record<ToolGate, string | null>>; sinceDefault?: string | null } {
+  const all = gates.map((g) => [g, since(g)] as const);
+  if (!compact || all.length === 0) return { sinceTrees: Object.fromEntries(all) };
+  const counts = new Map<string | null, number>();
+  for (const [, t] of all) counts.set(t, (counts.get(t) ?? 0) + 1);
+  const common = [...counts.entries()].reduce((a, b) => (b[1] > a[1] ? b : a))[0];
+  return { sinceTrees: Object.fromEntries(all.filter(([, t]) => t !== common)), sinceDefault: common };
 }
 
 /** One pass of the tool gates in one activity (see the file comment). */
@@ -111,10 +131,11 @@ export async function runGatesPass(acts: Acts, input: GatesPassInput): Promise<G
           repoPath: input.repoPath,
           iteration: input.iteration,
           groups,
-          sinceTrees: Object.fromEntries(groups.flat().map((g) => [g, input.tracks[g]?.passTree ?? input.runStartTree])),
+          ...sinceTreesArg(groups.flat(), (g) => input.tracks[g]?.passTree ?? input.runStartTree, input.compact === true),
           timeoutSeconds: k.gateTimeoutSeconds,
           coverageThreshold: k.coverageThreshold,
           tests: wantsTests && !known ? input.testsInput : null,
+          ...(input.compact ? { compact: true } : {}),
         },
       ]),
     );
@@ -138,7 +159,8 @@ export async function runGatesPass(acts: Acts, input: GatesPassInput): Promise<G
         continue;
       }
       const r = out.results.find((x) => x.gate === gate);
-      if (r) results.push(r);
+      // A compact result leaves out its defaults and the pass's tree and iteration.
+      if (r) results.push(input.compact ? gateResultOf(r, out, input.iteration) : (r as GateResult));
     }
   }
   return { results, interrupted: out.interrupted, tests: ran };

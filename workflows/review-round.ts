@@ -14,6 +14,7 @@ import type { RunAuthorization } from '../schemas/authorization.js';
 import type { ReviewerRecord, ReviewRecord } from '../schemas/gates.js';
 import type { Knobs } from '../schemas/knobs.js';
 import { chooseAgent } from './decisions/agent-choice.js';
+import { agentResultOf } from './lean-prompt.js';
 import { aggregateReview, devilsAdvocateDue, devilsAdvocateReviewPrompt, reviewDiffCap, reviewerPrompt, selectReviewers, shouldRerun } from './decisions/review.js';
 
 type Acts = ActivityInterfaceFor<typeof activities>;
@@ -35,6 +36,8 @@ export interface ReviewInput {
   runStart: { sha: string | null; treeHash: string } | null;
   testSummary: string;
   at: string;
+  /** Runs from `vigil-lean-prompt-v1` on: the prompts as their parts (the activity renders them), tails only of failed calls. */
+  leanPrompt?: boolean;
 }
 
 export interface ReviewRoundResult {
@@ -96,7 +99,9 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
           repoPath: input.repoPath,
           ...chooseAgent(k, role, k.tier),
           authorization: input.authorization,
-          prompt: devil ? devilsAdvocateReviewPrompt(promptInput(reviewer)) : reviewerPrompt(promptInput(reviewer)),
+          ...(input.leanPrompt
+            ? { promptSpec: { kind: devil ? ('review-devils-advocate' as const) : ('reviewer' as const), ...promptInput(reviewer) }, tailOnFailure: true, compact: true }
+            : { prompt: devil ? devilsAdvocateReviewPrompt(promptInput(reviewer)) : reviewerPrompt(promptInput(reviewer)) }),
           role,
           iteration: input.iteration,
           phase: 'VERIFY',
@@ -107,7 +112,7 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
           parse: 'review',
           rateLimitRpm: k.rateLimitRpm,
         },
-      ]);
+      ]).then((x) => agentResultOf(x, input.leanPrompt));
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
       r = null;

@@ -101,6 +101,8 @@ import { installRewind } from './rewind.js';
 import { addCheckpoint, checkpointRows, planCheckpoint, sealCheckpoint } from './decisions/checkpoints.js';
 import { runReviewRound } from './review-round.js';
 import { PromptParts, runGatesPass, testRecord } from './lean-iteration.js';
+import { agentResultOf, MemoryParts } from './lean-prompt.js';
+import { keepContinuity, keepLearnings } from './decisions/prompt-memory.js';
 import { MAX_CHECKLIST_ITEMS, type GateName, type GateResult, type ReviewRecord } from '../schemas/gates.js';
 
 // Workflow time: Date in the workflow sandbox is deterministic (frozen at the workflow task start).
@@ -172,6 +174,12 @@ export const LEAN_PATCH = 'vigil-lean-iteration-v1';
 /** Runs from before the run memory (the run so far in every prompt, the agent's notes) replay without it. */
 export const MEMORY_PATCH = 'vigil-memory-v1';
 
+/**
+ * Runs from before the lean prompt (the rendered run memory and the agent's notes as text in every
+ * iteration call and in the activities' results) replay as they ran. See workflows/lean-prompt.ts.
+ */
+export const LEAN_PROMPT_PATCH = 'vigil-lean-prompt-v1';
+
 /** History size past which a run rolls over at once, even mid agent call (Temporal's hard limit is 50 MB). */
 const EMERGENCY_HISTORY_BYTES = 20 * 1024 * 1024;
 
@@ -202,6 +210,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const checkpointsEra = journalEra && patched(CHECKPOINTS_PATCH);
   const leanEra = journalEra && patched(LEAN_PATCH);
   const memoryEra = checkpointsEra && patched(MEMORY_PATCH);
+  const leanPromptEra = memoryEra && leanEra && patched(LEAN_PROMPT_PATCH);
+  /** What the activities that read the agent's notes are asked for (lean prompt: references, not text). */
+  const notesAsk = memoryEra ? { notes: true, ...(leanPromptEra ? { notesByRef: true } : {}) } : {};
   /** Events are journaled and projected only when the run asks for the store: no extra activity otherwise. */
   const journaling = journalEra && knobs.eventStore;
   const upsertsSearchAttributes = input.searchAttributes !== false || !patched(SEARCH_ATTRIBUTES_PATCH);
@@ -295,6 +306,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   /** The running pass of the tool gates (lean runs): a PAUSE or STOP cancels it. */
   let gatesScope: CancellationScope | null = null;
   const promptParts = new PromptParts();
+  const memoryParts = new MemoryParts();
   let backoffUntil: string | null = null;
   let phase: Phase | null = state.recentIterations.at(-1)?.phase ?? null;
   let tier: Tier | null = state.recentIterations.at(-1)?.tier ?? null;
@@ -425,7 +437,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         summary: signals.summary,
       }),
     );
-    state.memory = { ...state.memory, continuity: signals.continuity };
+    state.memory = keepContinuity(state.memory, signals, leanPromptEra);
   };
 
   /** Projects the journaled events into the store; a store that is down leaves them for the next boundary. */
@@ -695,6 +707,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       runStart: state.runStart,
       tests: testEvidence(t),
       testSummary: t ? testLine(t) : 'No test command is configured for this run, and no test runner was found.',
+      ...(leanPromptEra ? { leanPrompt: true } : {}),
       convergenceSummary: `No-change streak ${c.consecutiveNoChange}; done signals ${c.doneSignals} in a row, ${c.totalDoneSignals} in total; recent tree hashes: ${c.recentHashes.map((h) => h.slice(0, 8)).join(', ')}`,
     };
   };
@@ -778,6 +791,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         }
       },
       interrupted,
+      ...(leanPromptEra ? { compact: true } : {}),
     });
     if (out.tests) state.lastTests = out.tests;
     return out;
@@ -804,6 +818,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         runStart: state.runStart,
         testSummary: t ? testLine(t) : 'No test results for this tree.',
         at: nowIso(),
+        ...(leanPromptEra ? { leanPrompt: true } : {}),
       },
     );
     status = stopRequest ? 'stopping' : 'running';
@@ -1037,7 +1052,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     const signals =
       read ??
       (await repo.readAgentSignals.executeWithOptions({ summary: `agent signal files after iteration ${state.iteration}` }, [
-        { runId: info.workflowId, repoPath: input.repoPath, iteration: state.iteration, ...(memoryEra ? { notes: true } : {}) },
+        { runId: info.workflowId, repoPath: input.repoPath, iteration: state.iteration, ...notesAsk },
       ]));
     rememberIteration(result, snap, signals);
     for (const p of signals.problems) log.warn('unreadable agent signal file', { problem: p });
@@ -1316,9 +1331,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         // Run-start commit and tree, captured once per run and carried across continue-as-new.
         if (!state.runStart) {
           const start = await repo.prepareRun.executeWithOptions({ summary: 'capture run-start commit' }, [
-            { repoPath: input.repoPath, runId: info.workflowId, ...(escalationEra ? { prdPath: input.prdPath } : {}), ...(memoryEra ? { learnings: true } : {}) },
+            { repoPath: input.repoPath, runId: info.workflowId, ...(escalationEra ? { prdPath: input.prdPath } : {}), ...(memoryEra ? { learnings: true, ...(leanPromptEra ? { learningsByRef: true } : {}) } : {}) },
           ]);
-          if (memoryEra) state.memory = { ...state.memory, learnings: start.learnings ?? null };
+          if (memoryEra) state.memory = keepLearnings(state.memory, start, leanPromptEra);
           state.runStart = { sha: start.sha, treeHash: start.treeHash, capturedAt: nowIso() };
           if (escalationEra && knobs.tierLadder) state.ladder = initialLadder(knobs.tier, start.alwaysHigh ?? null);
           state.convergence = { ...state.convergence, lastHash: start.treeHash };
@@ -1429,15 +1444,17 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
                 }
               : {}),
             // The run so far: its own part of the prompt input, so a fresh session starts with it.
-            ...(memoryEra ? { memory: promptMemory(state.memory, knobs.memoryBudgetChars), ...(knobs.promptTemplate ? { templatePath: knobs.promptTemplate } : {}) } : {}),
+            // (Lean prompt: by reference, `memoryRef` below; the activity renders the same text.)
+            ...(memoryEra ? { ...(leanPromptEra ? {} : { memory: promptMemory(state.memory, knobs.memoryBudgetChars) }), ...(knobs.promptTemplate ? { templatePath: knobs.promptTemplate } : {}) } : {}),
           };
           publish();
 
           // Lean runs: long prompt parts by reference, and the inspection with the call.
           // The tree after the call becomes this iteration's checkpoint when it changed.
           const checkpoint = checkpointsEra ? planCheckpoint(state.checkpoints.list, info.workflowId, state.iteration, knobs.checkpointsKept) : null;
-          const inspect = { runStartSha: state.runStart?.sha ?? null, previousTree: state.convergence.lastHash, signals: true, ...(memoryEra ? { notes: true } : {}), ...(checkpoint ? { checkpoint } : {}) };
-          const leanArgs = (byRef: boolean) => (!leanEra ? { promptInput } : { ...(byRef ? promptParts.split(promptInput) : { promptInput }), inspect });
+          const inspect = { runStartSha: state.runStart?.sha ?? null, previousTree: state.convergence.lastHash, signals: true, ...notesAsk, ...(checkpoint ? { checkpoint } : {}) };
+          const memoryRef = () => (leanPromptEra ? { memoryRef: memoryParts.ref(state.memory, knobs.memoryBudgetChars) } : {});
+          const leanArgs = (byRef: boolean) => (!leanEra ? { promptInput } : { ...(byRef ? promptParts.split(promptInput) : { promptInput }), inspect, ...memoryRef() });
           let result: AgentResult;
           try {
             const scope = new CancellationScope();
@@ -1461,9 +1478,10 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
                     completionPromise: knobs.completionPromise,
                     extraEnv: fresh ? { VIGIL_FRESH_SESSION: '1' } : {},
                     rateLimitRpm: knobs.rateLimitRpm,
+                    ...(leanPromptEra ? { compact: true } : {}),
                   },
                 ],
-              );
+              ).then((r) => agentResultOf(r, leanPromptEra));
             result = await scope.run(async () => {
               try {
                 return await call(true);
@@ -1471,6 +1489,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
                 // A referenced prompt part is not stored where the call ran (the agent did not start): send the text.
                 if (!(leanEra && err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === PROMPT_PART_MISSING)) throw err;
                 promptParts.forget();
+                memoryParts.forget();
                 return await call(false);
               }
             });

@@ -16,7 +16,7 @@ import { CancelledFailure, Context } from '@temporalio/activity';
 import { RunGatesInputSchema, type RunGatesInput, type RunGatesResult, type TestResult } from '../../schemas/activities.js';
 import { runTests } from '../tests.js';
 import { GateResultSchema, MAX_FINDINGS, RunGateInputSchema, type GateResult, type GateResultInput, type RunGateInput } from '../../schemas/gates.js';
-import { ensureRepoDir, ensureRunDir, pad } from '../artifacts.js';
+import { ensureRepoDir, ensureRunDir, pad, runDir } from '../artifacts.js';
 import { changedPaths, git, workingTreeHash } from '../repo.js';
 import { describeWriteError, isStorageError, writePrivateFile } from '../safe-files.js';
 import { coverageGate } from './coverage.js';
@@ -99,6 +99,29 @@ export async function runGate(raw: RunGateInput): Promise<GateResult> {
 
 /** Every tool gate of one pass (see the file comment). */
 export async function runGates(raw: RunGatesInput): Promise<RunGatesResult> {
+  const out = await runGatesPass(raw);
+  if (!raw.compact) return out;
+  const reportDir = path.join(runDir(raw.repoPath, raw.runId), 'gates');
+  return { ...out, reportDir, results: out.results.map((r) => compactGateResult(r, out.treeHash, raw.iteration, reportDir)) };
+}
+
+/** A gate result without what the workflow knows already (its defaults, the pass's tree and iteration, where its report is). */
+export function compactGateResult(r: GateResultInput, tree: string, iteration: number, reportDir: string): GateResultInput {
+  const { findings, findingCount, missingTools, treeHash, iteration: it, reportPath, ...rest } = r;
+  const usual = reportPath === path.join(reportDir, `${r.gate}-${pad(iteration)}.json`);
+  return {
+    ...rest,
+    ...(findings && findings.length > 0 ? { findings } : {}),
+    ...(findingCount ? { findingCount } : {}),
+    ...(missingTools && missingTools.length > 0 ? { missingTools } : {}),
+    ...(reportPath && !usual ? { reportPath } : {}),
+    ...(reportPath === null || reportPath === undefined ? { reportPath: null } : {}),
+    ...(treeHash !== undefined && treeHash !== tree ? { treeHash } : {}),
+    ...(it !== undefined && it !== iteration ? { iteration: it } : {}),
+  };
+}
+
+async function runGatesPass(raw: RunGatesInput): Promise<RunGatesResult> {
   const input = RunGatesInputSchema.parse(raw);
   const ctx = Context.current();
   ctx.heartbeat();
@@ -131,7 +154,7 @@ export async function runGates(raw: RunGatesInput): Promise<RunGatesResult> {
           }
           const timeout = AbortSignal.timeout(input.timeoutSeconds * 1000);
           const signal = AbortSignal.any([timeout, ctx.cancellationSignal]);
-          const one = { runId: input.runId, repoPath: input.repoPath, gate, iteration: input.iteration, sinceTree: input.sinceTrees[gate] ?? null, timeoutSeconds: input.timeoutSeconds, coverageThreshold: input.coverageThreshold };
+          const one = { runId: input.runId, repoPath: input.repoPath, gate, iteration: input.iteration, sinceTree: gate in input.sinceTrees ? (input.sinceTrees[gate] ?? null) : (input.sinceDefault ?? null), timeoutSeconds: input.timeoutSeconds, coverageThreshold: input.coverageThreshold };
           finished.push(await gateOnTree(RunGateInputSchema.parse(one), tree, await filesSince(one.sinceTree), signal));
         }),
       );

@@ -2,9 +2,10 @@
  * The lean iteration against a real Temporal server: an iteration is one agent activity (the
  * repository's inspection and the signal files come back with it), a gated iteration adds one
  * gates activity, long prompt parts travel once and by reference afterwards (every prompt still
- * holds them), and a PAUSE during the gates cuts the pass short and runs it again after RESUME.
+ * holds them), a default-knob iteration with the run memory stays within 15 events and 8 KiB (the
+ * memory and the agent's notes by reference, reviewing prompts as parts), and a PAUSE during the gates cuts the pass short and runs it again after RESUME.
  */
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import proto from '@temporalio/proto';
@@ -85,6 +86,87 @@ describe('the lean iteration', () => {
     const window = events.slice(calls[1], calls[3]);
     expect(window.length / 2).toBeLessThanOrEqual(15);
     expect(window.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes).length).toBeLessThanOrEqual(2);
+  });
+
+  it('a default-knob iteration with the run memory stays small: the memory and the notes travel by reference, every prompt holds them', async () => {
+    const repo = makeRepo();
+    mkdirSync(path.join(repo, '.vigil'), { recursive: true });
+    const LESSON = `- ${'Run the unit tests with node --test before committing; the old runner hangs on watch mode. '.repeat(8)}`;
+    writeFileSync(path.join(repo, '.vigil/learnings.md'), `${LESSON}\n`);
+    const NOTES = (i: number) => `# Notes\nIteration ${i}: ${'the parser handles the error paths next; keep the fixtures in tests/data. '.repeat(20)}\n`;
+    const scenario = writeScenario(repo, {
+      version: 1,
+      iterations: Array.from({ length: 7 }, (_, k) => ({
+        appends: { 'notes.txt': `${k + 1}\n` },
+        writes: { '.vigil/CONTINUITY.md': NOTES(k + 1), '.vigil/signals/SUMMARY': `Step ${k + 1}: ${'extended the notes file and checked the order of its lines '.repeat(3)}` },
+      })),
+      roles: {
+        council: { default: { output: 'VOTE: REJECT\nREASON: not yet\n' } },
+        'devils-advocate': { default: { output: 'VERDICT: PASS\nVOTE: REJECT\nREASON: not yet\n' } },
+        reviewer: { default: { output: 'Reviewed the diff.\nVERDICT: PASS\n' } },
+      },
+    });
+    const tq = uniqueId('tq');
+    const worker = await makeWorker(env, tq);
+    // The default knobs (council every 5 iterations, quality gates, code review; no test command, so no early council check), no checklist agent.
+    const input = runInput(repo, scenario, { councilEnabled: true, qualityGates: true, codeReview: true, maxIterations: 7 });
+    const { outcome, events } = await worker.runUntil(async () => {
+      const handle = await startRun(env, tq, input);
+      const outcome = await handle.result();
+      return { outcome, events: (await handle.fetchHistory()).events ?? [] };
+    });
+    expect(outcome.status).toBe('max_iterations_reached');
+
+    const acts = scheduled(events);
+    const iterations = acts.filter((a) => a.name === 'runAgent' && a.input.role === 'iteration');
+    expect(iterations).toHaveLength(7);
+    // No call carries the rendered memory or the notes' text; the notes come back as references.
+    for (const c of iterations) {
+      const i = c.input as { promptInput: { memory?: unknown }; memoryRef?: { window: { add: unknown[] }; continuity: unknown; learnings: unknown } };
+      expect(i.promptInput.memory).toBeUndefined();
+      expect(i.memoryRef?.learnings).toMatchObject({ sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      expect(JSON.stringify(c.input)).not.toContain('the parser handles the error paths');
+      expect(JSON.stringify(c.input)).not.toContain('Run the unit tests with node --test');
+    }
+    // From the 3rd call on (the 1st had an empty memory), only the entries added since the previous call (an iteration's line, its gates, a review, a council round).
+    for (const c of iterations.slice(2)) {
+      const w = (c.input as { memoryRef: { window: { base: string | null; add: unknown[] } } }).memoryRef.window;
+      expect(w.base).toMatch(/^[0-9a-f]{64}$/);
+      expect(w.add.length).toBeLessThanOrEqual(6);
+    }
+    const completed = events.filter((e) => e.activityTaskCompletedEventAttributes).map((e) => Buffer.from(e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8'));
+    for (const r of completed) expect(r).not.toContain('the parser handles the error paths');
+    // Reviewers and council members get their prompts as parts.
+    const reviewing = acts.filter((a) => a.name === 'runAgent' && a.input.role !== 'iteration');
+    expect(reviewing.length).toBeGreaterThanOrEqual(4);
+    for (const c of reviewing) expect(c.input.prompt).toBeUndefined();
+
+    // Every prompt the agent read holds the learnings; from the 2nd on, the notes and the run so far.
+    const runsDir = path.join(repo, '.vigil', 'runs');
+    const runDir = path.join(runsDir, readdirSync(runsDir)[0] as string);
+    const promptOf = (n: number): string => readFileSync(path.join(runDir, `iteration-000${n}.prompt.md`), 'utf8');
+    for (let n = 1; n <= 7; n++) expect(promptOf(n)).toContain(LESSON.slice(0, 200));
+    for (let n = 2; n <= 7; n++) {
+      expect(promptOf(n)).toContain(NOTES(n - 1).trim().slice(0, 300));
+      expect(promptOf(n)).toContain(`- iteration ${n - 1}: `);
+    }
+    const reviewerPrompt = readdirSync(runDir).find((f) => f.startsWith('reviewer-') && f.endsWith('.prompt.md'));
+    expect(readFileSync(path.join(runDir, reviewerPrompt as string), 'utf8')).toContain('VERDICT: PASS');
+
+    // Every gated iteration with the memory and the notes (from one iteration call to the next,
+    // council rounds aside): at most 15 events and 8 KiB of history (the test's long temporary paths, and after a council round its findings, included).
+    const at = (n: number) => events.findIndex((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runAgent' && scheduled([e])[0]?.input.iteration === n && scheduled([e])[0]?.input.role === 'iteration');
+    const sizes: { n: number; events: number; bytes: number }[] = [];
+    for (let n = 2; n < 7; n++) {
+      const window = events.slice(at(n), at(n + 1));
+      if (scheduled(window).some((a) => a.name !== 'runAgent' ? a.name !== 'runGates' : a.input.role !== 'iteration')) continue; // a council round
+      sizes.push({ n, events: window.length, bytes: window.reduce((b, e) => b + proto.temporal.api.history.v1.HistoryEvent.encode(e as proto.temporal.api.history.v1.HistoryEvent).finish().byteLength, 0) });
+    }
+    expect(sizes.length).toBeGreaterThanOrEqual(3);
+    for (const w of sizes) {
+      expect(w.events, `iteration ${w.n}`).toBeLessThanOrEqual(15);
+      expect(w.bytes, `iteration ${w.n}`).toBeLessThanOrEqual(8 * 1024);
+    }
   });
 
   it('a PAUSE during the gates cuts the pass short (the slow test run is killed); after RESUME the run goes on', async () => {

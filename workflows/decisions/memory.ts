@@ -190,9 +190,10 @@ export function memorySummary(m: RunMemory): { entries: number; dropped: number;
   return {
     entries: m.entries.length,
     dropped: m.dropped,
-    chars: m.entries.reduce((n, e) => n + e.text.length, 0) + (m.continuity?.length ?? 0) + (m.learnings?.length ?? 0),
-    continuity: m.continuity !== null,
-    learnings: m.learnings !== null,
+    chars: m.entries.reduce((n, e) => n + e.text.length, 0) + (m.continuity?.length ?? m.continuityRef?.chars ?? 0) + (m.learnings?.length ?? m.learningsRef?.chars ?? 0),
+    // Runs from `vigil-lean-prompt-v1` on keep the notes by reference: the same facts.
+    continuity: m.continuity !== null || (m.continuityRef ?? null) !== null,
+    learnings: m.learnings !== null || (m.learningsRef ?? null) !== null,
   };
 }
 
