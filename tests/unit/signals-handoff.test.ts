@@ -46,7 +46,7 @@ describe('readAgentSignals', () => {
     // A retry of the same iteration (the first attempt's result was lost) reads the same signals.
     expect(await readAgentSignals({ runId: 'r1', repoPath: dir, iteration: 3 })).toEqual(first);
     // The next iteration sees nothing: consumed once.
-    expect(await readAgentSignals({ runId: 'r1', repoPath: dir, iteration: 4 })).toEqual({ humanReview: null, driftReports: 0, contextClearRequested: false, problems: [], summary: null, continuity: null });
+    expect(await readAgentSignals({ runId: 'r1', repoPath: dir, iteration: 4 })).toEqual({ humanReview: null, driftReports: 0, contextClearRequested: false, problems: [], summary: null, continuity: null, continuityRef: null });
   });
 
   it('still escalates an unreadable HUMAN_REVIEW_NEEDED, with its text as the reason', async () => {
