@@ -205,8 +205,8 @@ export function buildProgram(): Command {
     .option('--no-store', 'do not journal the run into the event store (on by default when one is configured or the local one exists)')
     .option('--wait', 'follow the run until it finishes; exit with its outcome code')
     .action(async (prdFile: string, o: Record<string, unknown>) => {
-      const [{ readPrd, readChecklist, prdOnHost }, { checkRepo, defaultRunId, startRun }, { checkPromptTemplate, requireAgentCommand }, { searchAttributeHint }, { followRun }, { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost }, { hostTaskQueue }] =
-        await Promise.all([import('./prd.js'), import('./runs.js'), import('./config.js'), import('./connection.js'), import('./follow.js'), import('./hosts.js'), import('../schemas/host-names.js')]);
+      const [{ readPrd, readChecklist, prdOnHost }, { checkRepo, defaultRunId, startRun }, { checkPromptTemplate, requireAgentCommand }, { searchAttributeHint }, { followRun }, { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost }, { hostTaskQueue }, { sdkRunApi }] =
+        await Promise.all([import('./prd.js'), import('./runs.js'), import('./config.js'), import('./connection.js'), import('./follow.js'), import('./hosts.js'), import('../schemas/host-names.js'), import('./sdk-run-api.js')]);
       const host = resolveHost(typeof o.host === 'string' ? o.host : undefined);
       // The repository and the PRD are on the run's host: checked here only when that is this machine.
       const remote = host !== thisHost();
@@ -225,7 +225,7 @@ export function buildProgram(): Command {
         out(`  repository : ${repoPath}`);
         out(`  host       : ${host} (task queue ${hostTaskQueue(ep.taskQueue, host)})${remote ? '; the PRD and repository are there, unchecked from here' : ''}`);
         // Cheap to ask, and the one mistake that leaves a fresh run waiting silently.
-        if ((await hostPollers(connection, ep.namespace, ep.taskQueue, host))?.length === 0) process.stderr.write(`vigil: ${noHostWorkerHint(ep.taskQueue, host, repoPath)}\n`);
+        if ((await hostPollers(sdkRunApi(client), ep.taskQueue, host))?.length === 0) process.stderr.write(`vigil: ${noHostWorkerHint(ep.taskQueue, host, repoPath)}\n`);
         out(`  history    : ${runUrl(ep, workflowId)}`);
         out(`  follow     : vigil watch ${workflowId}`);
         if (o.wait) {
@@ -241,14 +241,14 @@ export function buildProgram(): Command {
     .argument('<id>', 'workflow id of the run')
     .option('--json', 'machine-readable output')
     .action(async (id: string, o: { json?: boolean }) => {
-      const [{ viewRun }, { printStatus, statusJson }] = await Promise.all([import('./steer.js'), import('./status.js')]);
+      const [{ viewRun }, { printStatus, statusJson }, { withRunApi }] = await Promise.all([import('./steer.js'), import('./status.js'), import('./run-api.js')]);
       const ep = endpoint();
-      await withClient(ep, async (client, connection) => {
-        const view = await viewRun(client, id);
+      await withRunApi(ep, async (api) => {
+        const view = await viewRun(api, id);
         const host = view.kind === 'running' ? (view.snapshot?.host ?? null) : null;
         // Only a running run with a host can be waiting for one: does any worker poll its queue?
         const hosts = host ? await import('./hosts.js') : null;
-        const pollers = host && hosts ? await hosts.hostPollers(connection, ep.namespace, ep.taskQueue, host) : null;
+        const pollers = host && hosts ? await hosts.hostPollers(api, ep.taskQueue, host) : null;
         if (o.json) {
           out(JSON.stringify({ ...statusJson(view), ...(pollers ? { hostPollers: pollers } : {}) }, null, 2));
         } else {
@@ -266,9 +266,9 @@ export function buildProgram(): Command {
     // Bad input is exit 2 whether or not Temporal answers: build the payload before connecting.
     const body = payload(o, text);
     const ep = endpoint();
-    const { sendMessage } = await import('./steer.js');
-    await withClient(ep, async (client) => {
-      const ack = await sendMessage(client, ep, id, kind, body, Boolean(o.signal));
+    const [{ sendMessage }, { withRunApi }] = await Promise.all([import('./steer.js'), import('./run-api.js')]);
+    await withRunApi(ep, async (api) => {
+      const ack = await sendMessage(api, ep, id, kind, body, Boolean(o.signal));
       out(ack ? `${id}: ${ack.message} (status ${ack.status}, iteration ${ack.iteration})` : `${id}: ${kind} signal recorded; it takes effect when a worker runs the workflow`);
     });
   };
