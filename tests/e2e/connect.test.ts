@@ -20,6 +20,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SEARCH_ATTRIBUTES, SA_STATUS } from '../../schemas/search-attributes.js';
 import { freePort } from '../../workers/dev-server.js';
+import { hasOpenssl, makeCertificates } from '../support/certificates.js';
 import { assertBuilt, CLI, makeRepo, SCRIPTED_AGENT, temporalAddress, uniqueId, writePrd, writeScenario } from '../support/harness.js';
 import { cleanEnv, runVigil, show, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
 
@@ -151,35 +152,6 @@ describe('vigil up --port', () => {
     }
   });
 });
-
-/** A self-signed CA, a server certificate for `vigil-test.local` and a client certificate, made with openssl. */
-function makeCertificates(): { dir: string; ca: string; serverCert: string; serverKey: string; clientCert: string; clientKey: string } {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-tls-'));
-  const f = (name: string): string => path.join(dir, name);
-  const openssl = (...args: string[]): void => {
-    execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  };
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl('req', '-x509', ...ec, '-keyout', f('ca.key'), '-out', f('ca.pem'), '-days', '2', '-subj', '/CN=Vigil Test CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
-  for (const [name, cn, ext] of [
-    ['server', 'vigil-test.local', 'subjectAltName=DNS:vigil-test.local\nextendedKeyUsage=serverAuth\n'],
-    ['client', 'vigil-worker', 'extendedKeyUsage=clientAuth\n'],
-  ] as const) {
-    writeFileSync(f(`${name}.ext`), `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n${ext}`);
-    openssl('req', ...ec, '-keyout', f(`${name}.key`), '-out', f(`${name}.csr`), '-subj', `/CN=${cn}`);
-    openssl('x509', '-req', '-in', f(`${name}.csr`), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f(`${name}.pem`), '-days', '2', '-extfile', f(`${name}.ext`));
-  }
-  return { dir, ca: f('ca.pem'), serverCert: f('server.pem'), serverKey: f('server.key'), clientCert: f('client.pem'), clientKey: f('client.key') };
-}
-
-const hasOpenssl = ((): boolean => {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'pipe' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 describe.skipIf(!hasOpenssl)('mutual TLS', () => {
   let proxy: tls.Server;
