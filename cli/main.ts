@@ -34,12 +34,10 @@ import { logFormatOption, resolveOperations, workerOperationsOptions, type Opera
 import type { StoreFlags } from './store.js';
 import { eventStoreDefault } from '../workers/store-location.js';
 import { logLine, setLogFormat } from '../workers/logging.js';
+import { by, defaultActor, messageCommand, out, PAYLOADS, reportFailure, statusCommand } from './steer-commands.js';
 
 const HOST_WORKER_HELP = "this machine's name for runs: poll its task queue <queue>@<name> for the activities of runs started with --host <name>, besides the shared queue (default: VIGIL_HOST, else this machine's name)";
 
-const out = (line = ''): void => {
-  process.stdout.write(`${line}\n`);
-};
 
 function intArg(name: string, min: number, max: number) {
   return (raw: string): number => {
@@ -241,22 +239,7 @@ export function buildProgram(): Command {
     .argument('<id>', 'workflow id of the run')
     .option('--json', 'machine-readable output')
     .action(async (id: string, o: { json?: boolean }) => {
-      const [{ viewRun }, { printStatus, statusJson }, { withRunApi }] = await Promise.all([import('./steer.js'), import('./status.js'), import('./run-api.js')]);
-      const ep = endpoint();
-      await withRunApi(ep, async (api) => {
-        const view = await viewRun(api, id);
-        const host = view.kind === 'running' ? (view.snapshot?.host ?? null) : null;
-        // Only a running run with a host can be waiting for one: does any worker poll its queue?
-        const hosts = host ? await import('./hosts.js') : null;
-        const pollers = host && hosts ? await hosts.hostPollers(api, ep.taskQueue, host) : null;
-        if (o.json) {
-          out(JSON.stringify({ ...statusJson(view), ...(pollers ? { hostPollers: pollers } : {}) }, null, 2));
-        } else {
-          printStatus(view, out);
-          if (host && hosts && pollers?.length === 0) out(`  warning   : ${hosts.noHostWorkerHint(ep.taskQueue, host, view.snapshot?.repoPath ?? 'the repository').replace(/\n/g, '\n              ')}`);
-        }
-        if (view.kind === 'running' && !view.workerAnswered) process.exitCode = EXIT.unreachable;
-      });
+      await statusCommand(endpoint(), id, Boolean(o.json));
     });
 
   const message = (kind: MessageKind, payload: (o: Record<string, unknown>, extra?: string) => Record<string, unknown>) => async (id: string, ...rest: unknown[]) => {
@@ -265,14 +248,8 @@ export function buildProgram(): Command {
     const o = (hasText ? rest[1] : rest[0]) as Record<string, unknown>;
     // Bad input is exit 2 whether or not Temporal answers: build the payload before connecting.
     const body = payload(o, text);
-    const ep = endpoint();
-    const [{ sendMessage }, { withRunApi }] = await Promise.all([import('./steer.js'), import('./run-api.js')]);
-    await withRunApi(ep, async (api) => {
-      const ack = await sendMessage(api, ep, id, kind, body, Boolean(o.signal));
-      out(ack ? `${id}: ${ack.message} (status ${ack.status}, iteration ${ack.iteration})` : `${id}: ${kind} signal recorded; it takes effect when a worker runs the workflow`);
-    });
+    await messageCommand(endpoint(), kind, id, body, Boolean(o.signal));
   };
-  const by = (o: Record<string, unknown>): { by?: string } => (typeof o.by === 'string' ? { by: o.by } : { by: defaultActor() });
 
   program
     .command('pause')
@@ -281,7 +258,7 @@ export function buildProgram(): Command {
     .option('--reason <text>', 'why (shown in status and the UI)')
     .option('--by <name>', 'who is pausing (default: $USER)')
     .option('--signal', 'send as a signal: recorded even when no worker is running, but not acknowledged')
-    .action(message('pause', (o) => ({ ...(typeof o.reason === 'string' ? { reason: o.reason } : {}), ...by(o) })));
+    .action(message('pause', PAYLOADS.pause));
 
   program
     .command('resume')
@@ -289,7 +266,7 @@ export function buildProgram(): Command {
     .argument('<id>')
     .option('--by <name>', 'who is resuming (default: $USER)')
     .option('--signal', 'send as a signal (see pause --signal)')
-    .action(message('resume', (o) => by(o)));
+    .action(message('resume', PAYLOADS.resume));
 
   program
     .command('stop')
@@ -299,9 +276,7 @@ export function buildProgram(): Command {
     .option('--reason <text>', 'why')
     .option('--by <name>', 'who is stopping (default: $USER)')
     .option('--signal', 'send as a signal (see pause --signal)')
-    .action(
-      message('stop', (o) => ({ ...(typeof o.reason === 'string' ? { reason: o.reason } : {}), ...(o.now ? { now: true } : {}), ...by(o) })),
-    );
+    .action(message('stop', PAYLOADS.stop));
 
   program
     .command('input')
@@ -311,17 +286,7 @@ export function buildProgram(): Command {
     .option('--file <file>', 'read the directive from a file')
     .option('--by <name>', 'who is speaking (default: $USER)')
     .option('--signal', 'send as a signal (see pause --signal)')
-    .action(
-      message('input', (o, text) => {
-        let directive = text;
-        if (typeof o.file === 'string') {
-          if (text !== undefined) throw new CliError('give the directive as TEXT or with --file, not both', EXIT.usage);
-          directive = readDirective(o.file);
-        }
-        if (directive === undefined || directive.trim() === '') throw new CliError('no directive: pass TEXT or --file F', EXIT.usage);
-        return { directive, ...by(o) };
-      }),
-    );
+    .action(message('input', PAYLOADS.input));
 
   program
     .command('review')
@@ -588,24 +553,6 @@ function validateId(id: string): string {
   return id;
 }
 
-function defaultActor(): string {
-  return process.env.USER?.trim() || process.env.LOGNAME?.trim() || 'cli';
-}
-
-/** The largest directive (schemas/run.ts LIMITS.directiveBytes, checked again by the run). */
-const DIRECTIVE_BYTES = 1024 * 1024;
-
-function readDirective(file: string): string {
-  let buf: Buffer;
-  try {
-    buf = readFileSync(file);
-  } catch {
-    throw new CliError(`cannot read directive file ${file}`, EXIT.usage);
-  }
-  if (buf.length > DIRECTIVE_BYTES) throw new CliError(`directive file ${file} is ${buf.length} bytes; at most ${DIRECTIVE_BYTES} (1 MiB)`, EXIT.usage);
-  return buf.toString('utf8');
-}
-
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   try {
@@ -615,18 +562,7 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) {
       return err.exitCode === 0 ? 0 : EXIT.usage;
     }
-    // By name: the modules that define them are loaded only by the commands that throw them.
-    // On stderr as text, or as a JSON line with --log-format json.
-    if (err instanceof Error && (err.name === 'ConfigError' || err.name === 'PrdError')) {
-      logLine('ERROR', `vigil: ${err.message}`);
-      return EXIT.usage;
-    }
-    if (err instanceof CliError) {
-      logLine('ERROR', `vigil: ${err.message}`);
-      return err.exitCode;
-    }
-    logLine('ERROR', `vigil: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    return 1;
+    return reportFailure(err);
   }
 }
 

@@ -11,7 +11,7 @@
  *
  * No dependencies at load time.
  */
-import type { Endpoint } from './connection.js';
+import type { Endpoint } from './endpoint.js';
 
 /** The names of Vigil's search attributes the CLI reads (schemas/search-attributes.ts; a unit test keeps them equal). */
 export const SA_ITERATION_NAME = 'VigilIteration';
@@ -73,7 +73,7 @@ export async function withRunApi<T>(ep: Endpoint, fn: (api: RunApi) => Promise<T
     const { client, connection } = await connect(ep);
     api = sdkRunApi(client, () => connection.close());
   } else {
-    const [{ lightRunApi }, { sayWarnings }] = await Promise.all([import('./wire/client.js'), import('./connection.js')]);
+    const [{ lightRunApi }, { sayWarnings }] = await Promise.all([import('./wire/client.js'), import('./endpoint.js')]);
     sayWarnings(ep);
     api = lightRunApi(ep);
   }

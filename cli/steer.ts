@@ -14,7 +14,7 @@
 import type { Outcome } from '../schemas/run.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 import type { MessageAck } from '../workflows/messages.js';
-import type { Endpoint } from './connection.js';
+import type { Endpoint } from './endpoint.js';
 import { CliError, EXIT } from './errors.js';
 import { UpdateRejectedError, type RunApi } from './run-api.js';
 

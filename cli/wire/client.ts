@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { unreachable, type Endpoint } from '../connection.js';
+import { unreachable, type Endpoint } from '../endpoint.js';
 import type { PollerSeen, RunApi, RunDescription } from '../run-api.js';
 import { SA_ITERATION_NAME, SA_STATUS_NAME, UpdateRejectedError } from '../run-api.js';
 import { GRPC, GrpcChannel, GrpcError } from './grpc.js';

@@ -100,6 +100,13 @@ export class ProtoError extends Error {
 }
 
 function readVarint(buf: Buffer, pos: number): [bigint, number] {
+  // Most varints (tags, lengths, small numbers) fit in 28 bits: read those without BigInt.
+  let small = 0;
+  for (let i = 0; i < 4 && pos + i < buf.length; i++) {
+    const b = buf[pos + i] as number;
+    small |= (b & 0x7f) << (7 * i);
+    if ((b & 0x80) === 0) return [BigInt(small), pos + i + 1];
+  }
   let result = 0n;
   let shift = 0n;
   for (;;) {

@@ -62,6 +62,20 @@ describe('the CLI loads only what a command needs', () => {
     });
   }
 
+  it('vigil status and pause in an environment without a profile, TLS or API key: neither commander nor envconfig (the bin entry runs them)', async () => {
+    const xdg = mkdtempSync(path.join(os.tmpdir(), 'vigil-cli-xdg-'));
+    for (const args of [['status', 'no-such-run-for-the-trace', '--json'], ['pause', 'no-such-run-for-the-trace', '--reason=x']]) {
+      const { modules, code } = await loaded(args, { XDG_CONFIG_HOME: xdg });
+      expect(code).toBe(3);
+      expect(modules.filter((m) => /\/node_modules\/(commander|@temporalio\/envconfig|smol-toml)\//.test(m) || m.endsWith('/cli/main.js'))).toEqual([]);
+      expect(modules.some((m) => m.endsWith('/cli/fast.js'))).toBe(true);
+    }
+    // With a profile named, envconfig reads it (and says it is missing).
+    const { modules, code } = await loaded(['--profile', 'nosuch', 'status', 'x'], { XDG_CONFIG_HOME: xdg });
+    expect(code).toBe(2);
+    expect(modules.some((m) => m.includes('/node_modules/@temporalio/envconfig/'))).toBe(true);
+  });
+
   it("vigil status with a payload codec key: the SDK's client and its codec (the light client cannot decrypt)", async () => {
     const { modules, code } = await loaded(['status', 'no-such-run-for-the-trace'], { VIGIL_CODEC_KEY: 'a'.repeat(64) });
     expect(code).toBe(3);
