@@ -218,11 +218,18 @@ describe.skipIf(!hasOpenssl)('mutual TLS', () => {
 
   it('without the client certificate, or without the server name the certificate holds, Vigil does not get in (exit 4)', async () => {
     const base = { TEMPORAL_ADDRESS: address, TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.ca, TEMPORAL_TLS_SERVER_NAME: 'vigil-test.local' };
-    const [noCert, noName, plain] = await Promise.all([
+    const [noCert, noName, plain, statusNoCert, statusPlain] = await Promise.all([
       runVigil(['list', '--limit', '1'], base),
       runVigil(['list', '--limit', '1'], { ...base, TEMPORAL_TLS_SERVER_NAME: '', TEMPORAL_TLS_CLIENT_CERT_PATH: certs.clientCert, TEMPORAL_TLS_CLIENT_KEY_PATH: certs.clientKey }),
       runVigil(['list', '--limit', '1'], { TEMPORAL_ADDRESS: address }),
+      // status goes through the CLI's light client, not the SDK's: the same refusal, the same message.
+      runVigil(['status', 'any-run'], base),
+      runVigil(['status', 'any-run'], { TEMPORAL_ADDRESS: address }),
     ]);
+    expect(statusNoCert.code, show(statusNoCert)).toBe(4);
+    expect(statusNoCert.stderr).toContain(`cannot reach Temporal at ${address} (TLS)`);
+    expect(statusPlain.code, show(statusPlain)).toBe(4);
+    expect(statusPlain.stderr).toContain(`cannot reach Temporal at ${address} (`);
     expect(noCert.code, show(noCert)).toBe(4);
     expect(noCert.stderr).toContain(`cannot reach Temporal at ${address} (TLS)`);
     expect(noName.code, show(noName)).toBe(4);
