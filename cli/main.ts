@@ -5,19 +5,23 @@
  * 3 no such run, 4 Temporal or worker unreachable, 5 the run finished before the awaited state,
  * 124 timed out.
  *
- * Startup is kept light, so `vigil status` and friends answer fast: this file imports only
+ * `vigil status`, `pause`, `resume`, `stop` and `input` with a plainly well-formed command line
+ * never reach this file: the bin entry runs them through cli/fast.ts (the same actions, in
+ * cli/steer-commands.ts), without commander. Every other command line comes here.
+ *
+ * Startup is kept light all the same: this file imports only
  * commander and modules without dependencies (node built-ins; errors.ts, connection.ts for the
  * endpoint, schemas/provider-names.ts; operations.ts, workers/logging.ts and
  * workers/store-location.ts for the long-running commands' settings). Everything else — the Temporal client, the worker, zod
  * schemas, the workflow code — is loaded by the action that needs it:
  *
  *     .action(async (id: string) => {
- *       const { viewRun } = await import('./steer.js');
+ *       const { checkpointsCommand } = await import('./checkpoints.js');
  *       ...
  *     });
  *
- * New verbs follow the same pattern; tests/unit/cli-startup.test.ts checks that `status` does not
- * load the worker, the workflow code or zod.
+ * New verbs follow the same pattern; tests/unit/cli-startup.test.ts checks that `status` loads
+ * neither commander nor Temporal's client library, the worker, the workflow code or zod.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
