@@ -26,7 +26,9 @@ export function lightRunApi(ep: Endpoint): RunApi {
     address: ep.address,
     ...(ep.tls !== undefined ? { tls: ep.tls } : {}),
     ...(ep.apiKey ? { apiKey: ep.apiKey } : {}),
-    ...(ep.metadata ? { metadata: ep.metadata } : {}),
+    // As the SDK's client: the endpoint's headers, and the namespace of the call as
+    // `temporal-namespace` (Temporal Cloud routes API-key calls by it).
+    metadata: { ...ep.metadata, 'temporal-namespace': ep.namespace },
   });
   const ns = ep.namespace;
 

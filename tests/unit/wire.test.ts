@@ -355,6 +355,18 @@ describe('over TLS, with an API key and gRPC headers', () => {
     }
   });
 
+  it('through the client: the namespace as `temporal-namespace`, as the SDK sends it', async () => {
+    const api = lightRunApi({ address, namespace: 'team-ns', taskQueue: 'q', uiUrl: '', tls: tls(), apiKey: 'good-key', metadata: { 'x-tenant': 'acme' } });
+    try {
+      expect((await api.describe('wf')).status).toBe('COMPLETED');
+    } finally {
+      await api.close();
+    }
+    const h = seen.at(-1) ?? {};
+    expect([h['temporal-namespace'], h['x-tenant'], h.authorization]).toEqual(['team-ns', 'acme', 'Bearer good-key']);
+    expect(h['grpc-timeout']).toBeUndefined(); // describe has no deadline, as with the SDK
+  });
+
   it('a trailers-only error: its code and its percent-decoded message; through the client, "cannot reach" (exit 4)', async () => {
     const ch = new GrpcChannel({ address, tls: tls(), apiKey: 'bad-key' });
     const err = await ch.unary('/temporal.api.workflowservice.v1.WorkflowService/DescribeWorkflowExecution', m.describeWorkflowRequest('ns', 'wf')).catch((e: unknown) => e);
