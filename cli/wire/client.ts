@@ -18,6 +18,12 @@ import * as m from './temporal.js';
 
 const SERVICE = '/temporal.api.workflowservice.v1.WorkflowService/';
 
+/** The codes the SDK's client retries (@temporalio/client grpc-retry: UNKNOWN, RESOURCE_EXHAUSTED, ABORTED, OUT_OF_RANGE, UNAVAILABLE, DATA_LOSS), as many times. */
+const RETRYABLE = new Set([2, 8, 10, 11, 14, 15]);
+const MAX_ATTEMPTS = 10;
+/** Its backoff: 100 ms (1 s on RESOURCE_EXHAUSTED) times 1.7 per attempt, at most 5 s, ±20 % jitter. */
+const backoffMs = (code: number, attempt: number): number => Math.min(1.7 ** (attempt - 1) * (code === 8 ? 1000 : 100), 5000) * (0.8 + Math.random() * 0.4);
+
 /** The identity the SDK's client sends by default. */
 const identity = (): string => `${process.pid}@${os.hostname()}`;
 
@@ -33,11 +39,24 @@ export function lightRunApi(ep: Endpoint): RunApi {
   const ns = ep.namespace;
 
   const call = async (method: string, request: Buffer, deadlineMs?: number): Promise<Buffer> => {
-    try {
-      return await channel.unary(SERVICE + method, request, deadlineMs);
-    } catch (err) {
-      if (err instanceof GrpcError && (err.transport || err.code === GRPC.UNAVAILABLE || err.code === GRPC.UNAUTHENTICATED)) throw unreachable(ep, err);
-      throw err;
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      const left = deadlineMs === undefined ? undefined : deadlineMs - (Date.now() - started);
+      try {
+        return await channel.unary(SERVICE + method, request, left);
+      } catch (err) {
+        // As the SDK's client retries: an answer of the server that says "try again" (not a
+        // connection that cannot be made: that is said at once), with backoff, within the deadline.
+        if (err instanceof GrpcError && !err.transport && RETRYABLE.has(err.code) && attempt < MAX_ATTEMPTS) {
+          const wait = backoffMs(err.code, attempt);
+          if (left === undefined || left - (Date.now() - started) > wait) {
+            await new Promise((r) => setTimeout(r, wait));
+            continue;
+          }
+        }
+        if (err instanceof GrpcError && (err.transport || err.code === GRPC.UNAVAILABLE || err.code === GRPC.UNAUTHENTICATED)) throw unreachable(ep, err);
+        throw err;
+      }
     }
   };
 

@@ -307,6 +307,7 @@ describe('against the real dev server', () => {
 describe('over TLS, with an API key and gRPC headers', () => {
   const certs = makeCertificates();
   const seen: http2.IncomingHttpHeaders[] = [];
+  const failures = new Map<string, number>();
   let server: http2.Http2SecureServer;
   let address: string;
 
@@ -319,6 +320,13 @@ describe('over TLS, with an API key and gRPC headers', () => {
       };
       stream.on('data', () => undefined);
       stream.on('end', () => {
+        // x-fail-key: the first two calls carrying it are answered UNAVAILABLE (the server says "try again").
+        const failKey = headers['x-fail-key'];
+        if (typeof failKey === 'string') {
+          const n = (failures.get(failKey) ?? 0) + 1;
+          failures.set(failKey, n);
+          if (n <= 2) return trailersOnly(GRPC.UNAVAILABLE, 'shard moving, try again');
+        }
         if (headers.authorization !== 'Bearer good-key') return trailersOnly(GRPC.UNAUTHENTICATED, 'bad API key: naïve 100% wrong');
         if (headers[':path'] !== '/temporal.api.workflowservice.v1.WorkflowService/DescribeWorkflowExecution') return trailersOnly(GRPC.UNIMPLEMENTED, 'unknown method');
         const body = ws.DescribeWorkflowExecutionResponse.encode({ workflowExecutionInfo: { status: 2 } }).finish();
@@ -365,6 +373,16 @@ describe('over TLS, with an API key and gRPC headers', () => {
     const h = seen.at(-1) ?? {};
     expect([h['temporal-namespace'], h['x-tenant'], h.authorization]).toEqual(['team-ns', 'acme', 'Bearer good-key']);
     expect(h['grpc-timeout']).toBeUndefined(); // describe has no deadline, as with the SDK
+  });
+
+  it('an answer that says "try again" (UNAVAILABLE) is retried with backoff, as by the SDK', async () => {
+    const api = lightRunApi({ address, namespace: 'ns', taskQueue: 'q', uiUrl: '', tls: tls(), apiKey: 'good-key', metadata: { 'x-fail-key': 'retry-1' } });
+    try {
+      expect((await api.describe('wf')).status).toBe('COMPLETED');
+    } finally {
+      await api.close();
+    }
+    expect(failures.get('retry-1')).toBe(3);
   });
 
   it('a trailers-only error: its code and its percent-decoded message; through the client, "cannot reach" (exit 4)', async () => {
