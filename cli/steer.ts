@@ -116,12 +116,12 @@ export function finishedError(view: Extract<RunView, { kind: 'finished' }>): Cli
   return new CliError(`run "${view.workflowId}" has finished (${what}); there is nothing to change`, EXIT.notReached);
 }
 
-export type MessageKind = 'pause' | 'resume' | 'stop' | 'input' | 'forceReview' | 'budget' | 'waive';
-
 /**
  * The message kinds are the names of the run's updates and signals (workflows/messages.ts: the
- * `pause` update and the `pause` signal, ...); by name here, so the workflow library stays unloaded.
+ * `pause` update and the `pause` signal, ...); by name here, so the workflow library stays unloaded
+ * (tests/unit/wire.test.ts checks the names).
  */
+export type MessageKind = 'pause' | 'resume' | 'stop' | 'input' | 'forceReview' | 'budget' | 'waive';
 
 /** Why a message could not be delivered, once it failed: the run's state says. */
 async function whyNotDelivered(api: RunApi, ep: Endpoint, workflowId: string, sent: boolean): Promise<CliError> {

@@ -22,7 +22,9 @@ import { lightRunApi } from '../../cli/wire/client.js';
 import { GRPC, GrpcChannel, GrpcError } from '../../cli/wire/grpc.js';
 import { fields, ProtoWriter } from '../../cli/wire/protobuf.js';
 import * as m from '../../cli/wire/temporal.js';
+import type { MessageKind } from '../../cli/steer.js';
 import { SA_ITERATION, SA_STATUS } from '../../schemas/search-attributes.js';
+import * as messages from '../../workflows/messages.js';
 import { makeCertificates } from '../support/certificates.js';
 
 const { temporal } = proto;
@@ -422,4 +424,18 @@ it('the enum values the light client writes are the protos\'', () => {
   }
   expect(SearchAttributeType.INT).toBe(SA_ITERATION.type);
   expect(defineSearchAttributeKey(SA_STATUS_NAME, SearchAttributeType.KEYWORD)).toEqual(SA_STATUS);
+});
+
+it("the message kinds the CLI sends by name are the run's update and signal names, and `status` its query's", () => {
+  const kinds: Record<MessageKind, [{ name: string }, { name: string }]> = {
+    pause: [messages.pauseUpdate, messages.pauseSignal],
+    resume: [messages.resumeUpdate, messages.resumeSignal],
+    stop: [messages.stopUpdate, messages.stopSignal],
+    input: [messages.inputUpdate, messages.inputSignal],
+    forceReview: [messages.forceReviewUpdate, messages.forceReviewSignal],
+    budget: [messages.budgetUpdate, messages.budgetSignal],
+    waive: [messages.waiveUpdate, messages.waiveSignal],
+  };
+  for (const [kind, [update, signal]] of Object.entries(kinds)) expect([update.name, signal.name]).toEqual([kind, kind]);
+  expect(messages.statusQuery.name).toBe('status');
 });
