@@ -1,6 +1,7 @@
 /**
- * Benchmark (not a test): wall time of `vigil status|pause|resume|input|stop` (and `--help`, the
- * startup alone) against a live run, each command a fresh process as a person runs it.
+ * Benchmark (not a test): wall time of `vigil status|pause|resume|input|stop` (and `status --help`,
+ * the commander program's startup alone, and `node -e 0`, node's own startup: the floor on this
+ * machine at this load) against a live run, each command a fresh process as a person runs it.
  *
  * Usage: npm run build && node dist/bench/cli-latency.js [--trials 10] [--bin path/to/bin/vigil.js]
  * (`--bin` times another build, e.g. an older checkout's; a dev server and worker of its own)
@@ -56,9 +57,9 @@ async function main(): Promise<void> {
     while (!(await h.query(statusQuery).catch(() => null))?.agentRunning) await sleep(50);
   };
   // Asynchronously: the worker in this process must go on answering while the command runs.
-  const time = async (args: string[]): Promise<number> => {
+  const time = async (args: string[], bin: string[] = [BIN]): Promise<number> => {
     const t0 = performance.now();
-    await promisify(execFile)(process.execPath, [BIN, ...args], { env, encoding: 'utf8' });
+    await promisify(execFile)(process.execPath, [...bin, ...args], { env, encoding: 'utf8' });
     return Math.round(performance.now() - t0);
   };
 
@@ -69,6 +70,7 @@ async function main(): Promise<void> {
     for (const s of stopIds) await start(s);
     console.log(`${BIN}: ${TRIALS} trial(s) per command, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     const rows: [string, number[]][] = [
+      ['node', []],
       ['--help', []],
       ['status', []],
       ['pause', []],
@@ -77,14 +79,16 @@ async function main(): Promise<void> {
       ['stop', []],
     ];
     for (let t = 0; t < TRIALS; t++) {
-      (rows[0] as [string, number[]])[1].push(await time(['status', '--help']));
-      (rows[1] as [string, number[]])[1].push(await time(['status', id]));
-      (rows[2] as [string, number[]])[1].push(await time(['pause', id, '--reason', 'bench']));
-      (rows[3] as [string, number[]])[1].push(await time(['resume', id]));
-      (rows[4] as [string, number[]])[1].push(await time(['input', id, 'a directive']));
-      (rows[5] as [string, number[]])[1].push(await time(['stop', stopIds[t] as string]));
+      (rows[0] as [string, number[]])[1].push(await time(['-e', '0'], []));
+      (rows[1] as [string, number[]])[1].push(await time(['status', '--help']));
+      (rows[2] as [string, number[]])[1].push(await time(['status', id]));
+      (rows[3] as [string, number[]])[1].push(await time(['pause', id, '--reason', 'bench']));
+      (rows[4] as [string, number[]])[1].push(await time(['resume', id]));
+      (rows[5] as [string, number[]])[1].push(await time(['input', id, 'a directive']));
+      (rows[6] as [string, number[]])[1].push(await time(['stop', stopIds[t] as string]));
     }
-    for (const [name, xs] of rows) console.log(`  vigil ${name.padEnd(7)} ${stats(xs)}`);
+    console.log(`  load average at the end ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    for (const [name, xs] of rows) console.log(`  ${name === 'node' ? 'node -e 0    ' : `vigil ${name.padEnd(7)}`} ${stats(xs)}`);
     for (const w of [id, ...stopIds]) await client.workflow.getHandle(w).terminate('bench done').catch(() => undefined);
   });
   await native.close();

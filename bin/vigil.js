@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Entry point of the `vigil` command. The CLI is written in TypeScript and compiled to dist/
 // by `npm run build` (the bootstrap script does this on a fresh checkout; the published package
-// ships dist/ already built).
+// ships dist/ already built). `vigil status`, `pause`, `resume`, `stop` and `input` with a plainly
+// well-formed command line are run by dist/cli/fast.js without loading the whole program; every
+// other command line goes to dist/cli/main.js (commander).
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -14,4 +16,7 @@ if (!existsSync(main)) {
   );
   process.exit(2);
 }
+const { parseFast, runFast } = await import(fileURLToPath(new URL('../dist/cli/fast.js', import.meta.url)));
+const fast = parseFast(process.argv.slice(2));
+if (fast) process.exit(await runFast(fast));
 await import(main);

@@ -15,6 +15,7 @@ import { runRefPrefix } from '../workflows/decisions/checkpoints.js';
 import { rewindUpdate, type MessageAck } from '../workflows/messages.js';
 import { CliError, EXIT, searchAttributeHint, type Endpoint } from './connection.js';
 import { checkRepo, finishedError, noWorkerError, startRun, viewRun, type RunView } from './runs.js';
+import { sdkRunApi } from './sdk-run-api.js';
 
 type Row = Omit<CheckpointRecord, 'snapshot'>;
 
@@ -44,7 +45,7 @@ export function checkpointTable(snap: StatusSnapshot): string[] {
 }
 
 export async function checkpointsCommand(client: Client, ep: Endpoint, id: string, json: boolean, out: (l: string) => void): Promise<void> {
-  const snap = snapshotOf(await viewRun(client, id), ep);
+  const snap = snapshotOf(await viewRun(sdkRunApi(client), id), ep);
   if (json) out(JSON.stringify({ workflowId: snap.workflowId, iteration: snap.iteration, repoPath: snap.repoPath, refPrefix: runRefPrefix(snap.workflowId), ...(snap.checkpoints ?? { kept: 0, list: [], rewinds: [], lastTree: null }) }, null, 2));
   else for (const l of checkpointTable(snap)) out(l);
 }
@@ -76,7 +77,7 @@ export async function rewindCommand(client: Client, connection: Connection, ep: 
   const payload = { to: o.to, ...(o.reason ? { reason: o.reason } : {}), ...(o.directive !== undefined ? { directive: o.directive } : {}), ...(o.force ? { force: true } : {}), by: o.by };
   const parsed = parseMessage('rewind', payload);
   if (!parsed.ok) throw new CliError(parsed.error, EXIT.usage);
-  const view = await viewRun(client, id);
+  const view = await viewRun(sdkRunApi(client), id);
   if (o.fork) {
     if (view.kind === 'running') throw new CliError(`run "${id}" is still running in ${view.snapshot?.repoPath ?? 'its repository'}: rewind it (without --fork), or stop it first and then fork`, EXIT.usage);
     return forkRun(client, connection, ep, view, o);

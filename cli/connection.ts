@@ -9,41 +9,30 @@
  * --search-attributes`; `vigil server` registers them in its own dev server).
  *
  * Light to import (the CLI resolves the endpoint at startup): the client library, the protos
- * and the codec are loaded when a connection is made.
+ * and the codec are loaded when a connection is made. What needs no envconfig (the Endpoint type,
+ * addresses, messages, the plain local endpoint) is in cli/endpoint.ts.
  */
-import os from 'node:os';
-import path from 'node:path';
 import type { Client, Connection, TLSConfig } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { loadClientConfigProfile, toClientOptions, type ClientConfigProfile, type ClientConnectConfig } from '@temporalio/envconfig';
 import { DEFAULT_TASK_QUEUE } from '../workers/paths.js';
-import { logLine } from '../workers/logging.js';
+import { configFileFor, DEFAULT_ADDRESS, DEFAULT_NAMESPACE, sayWarnings, unreachable, uiUrlFor, type Endpoint, type EndpointOptions } from './endpoint.js';
 import { CliError, EXIT } from './errors.js';
 
-export const DEFAULT_ADDRESS = '127.0.0.1:7233';
-export const DEFAULT_NAMESPACE = 'default';
-
-export interface Endpoint {
-  address: string;
-  namespace: string;
-  taskQueue: string;
-  uiUrl: string;
-  /** TLS: off when absent or false; `true` with the system's roots; or a server CA, client cert and key, server name. */
-  tls?: TLSConfig | boolean;
-  /** Sent as a bearer token (TLS is on with it unless TLS was turned off explicitly). */
-  apiKey?: string;
-  /** gRPC headers sent with every call (TEMPORAL_GRPC_META_*, `grpc_meta` of a profile). */
-  metadata?: Record<string, string>;
-  /** The profile named by `--profile` (hints repeat it to the `temporal` CLI; TEMPORAL_PROFILE needs no repeating). */
-  profile?: string;
-  /** What the settings ask for that Vigil cannot do; said once, on stderr, when connecting. */
-  warnings?: string[];
-}
-
-export interface EndpointOptions {
-  /** `--profile NAME`: beats TEMPORAL_PROFILE. */
-  profile?: string;
-}
+export {
+  configFileFor,
+  DEFAULT_ADDRESS,
+  DEFAULT_NAMESPACE,
+  describeEndpoint,
+  joinHostPort,
+  runUrl,
+  sayWarnings,
+  splitHostPort,
+  uiUrlFor,
+  unreachable,
+  type Endpoint,
+  type EndpointOptions,
+} from './endpoint.js';
 
 export { CliError, EXIT } from './errors.js';
 
@@ -63,16 +52,6 @@ function configEnv(env: NodeJS.ProcessEnv): Record<string, string> {
     }
   }
   return out;
-}
-
-/** Where envconfig looks for temporal.toml when TEMPORAL_CONFIG_FILE is unset (for messages). */
-export function configFileFor(env: Record<string, string>): string {
-  if (env.TEMPORAL_CONFIG_FILE) return env.TEMPORAL_CONFIG_FILE;
-  const home = env.HOME ?? os.homedir();
-  if (process.platform === 'win32') return path.join(env.APPDATA ?? home, 'temporalio', 'temporal.toml');
-  if (process.platform === 'darwin') return path.join(home, 'Library', 'Application Support', 'temporalio', 'temporal.toml');
-  const xdg = env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : path.join(home, '.config');
-  return path.join(xdg, 'temporalio', 'temporal.toml');
 }
 
 const truthy = (v: string | undefined): boolean => v === '1' || v === 'true';
@@ -113,35 +92,12 @@ export function endpointFromEnv(env: NodeJS.ProcessEnv = process.env, opts: Endp
   };
 }
 
-/** The Web UI for an address: VIGIL_UI_URL, Temporal Cloud's UI for a Cloud endpoint, else the dev server's (port + 1000). */
-export function uiUrlFor(address: string, env: NodeJS.ProcessEnv = process.env): string {
-  const explicit = env.VIGIL_UI_URL?.trim();
-  if (explicit) return explicit.replace(/\/+$/, '');
-  const [host, port] = splitHostPort(address);
-  if (/\.tmprl\.cloud$/i.test(host)) return 'https://cloud.temporal.io';
-  return `http://${host === '0.0.0.0' ? 'localhost' : host.includes(':') ? `[${host}]` : host}:${port + 1000}`;
-}
-
 /**
  * The endpoint of a plain local dev server at `address` (one Vigil started, or one flags named):
  * no TLS, API key or headers meant for another server, the namespace and task queue kept.
  */
 export function localEndpoint(ep: Endpoint, address: string, uiUrl?: string | null): Endpoint {
   return { address, namespace: ep.namespace, taskQueue: ep.taskQueue, uiUrl: uiUrl && !process.env.VIGIL_UI_URL?.trim() ? uiUrl : uiUrlFor(address) };
-}
-
-export function splitHostPort(address: string): [string, number] {
-  const m = /^(.*):(\d+)$/.exec(address);
-  if (!m) return [address.replace(/^\[|\]$/g, ''), 7233];
-  return [(m[1] as string).replace(/^\[|\]$/g, ''), Number(m[2])];
-}
-
-export function joinHostPort(host: string, port: number): string {
-  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
-}
-
-export function runUrl(ep: Endpoint, workflowId: string): string {
-  return `${ep.uiUrl}/namespaces/${encodeURIComponent(ep.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
 }
 
 /** Options shared by the client's `Connection.connect` and the worker's `NativeConnection.connect`. */
@@ -160,31 +116,6 @@ export function connectionOptions(ep: Endpoint): ConnectOptions {
     ...(ep.apiKey ? { apiKey: ep.apiKey } : {}),
     ...(ep.metadata ? { metadata: { ...ep.metadata } } : {}),
   };
-}
-
-/** The address with what secures it, for messages (never the key itself). */
-export function describeEndpoint(ep: Endpoint): string {
-  const how = [ep.tls ? 'TLS' : null, ep.apiKey ? 'API key' : null, ep.profile ? `profile ${ep.profile}` : null].filter(Boolean);
-  return how.length ? `${ep.address} (${how.join(', ')})` : ep.address;
-}
-
-const warned = new Set<string>();
-/** Says each of the endpoint's warnings once per process, on stderr. */
-export function sayWarnings(ep: Endpoint): void {
-  for (const w of ep.warnings ?? []) {
-    if (warned.has(w)) continue;
-    warned.add(w);
-    logLine('WARN', `vigil: warning: ${w}`);
-  }
-}
-
-export function unreachable(ep: Endpoint, err: unknown): CliError {
-  return new CliError(
-    `cannot reach Temporal at ${describeEndpoint(ep)} (${err instanceof Error ? err.message.split('\n')[0] : String(err)}).\n` +
-      'Start a server with `vigil server` (or `vigil up`), or point Vigil at yours: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, ' +
-      'or a temporal.toml profile (--profile NAME, TEMPORAL_PROFILE), as for the temporal CLI.',
-    EXIT.unreachable,
-  );
 }
 
 export async function connect(ep: Endpoint): Promise<{ client: Client; connection: Connection }> {

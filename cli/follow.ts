@@ -9,6 +9,7 @@ import type { GateResult, ReviewRecord } from '../schemas/gates.js';
 import type { IterationRecord, Verdict } from '../schemas/run.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 import { CliError, EXIT } from './errors.js';
+import { sdkRunApi } from './sdk-run-api.js';
 import { exitCodeOf, queryStatus, viewRun, type RunView } from './steer.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -75,6 +76,7 @@ export interface FollowResult {
 
 export async function followRun(client: Client, workflowId: string, opts: FollowOptions): Promise<FollowResult> {
   const say = opts.onLine ?? (() => {});
+  const api = sdkRunApi(client);
   const deadline = opts.timeoutMs ? Date.now() + opts.timeoutMs : Infinity;
   let lastIteration = 0;
   let lastClaimIteration = 0;
@@ -91,7 +93,7 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
   for (;;) {
     let view: RunView | null = null;
     try {
-      view = await viewRun(client, workflowId);
+      view = await viewRun(api, workflowId);
     } catch (err) {
       if (err instanceof CliError && err.exitCode === EXIT.noSuchRun) throw err;
       // The server is restarting or unreachable: keep waiting, say so once.
@@ -101,7 +103,7 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
     if (view?.kind === 'finished' && view.snapshot === null) {
       // A finished run answers its query by a replay of its whole history: give it time once, so
       // the last iteration and decisions are said before the outcome.
-      const snapshot = await queryStatus(client, client.workflow.getHandle(workflowId), 15_000).catch(() => null);
+      const snapshot = await queryStatus(api, workflowId, 15_000).catch(() => null);
       view = { ...view, snapshot };
     }
     if (view) {

@@ -5,10 +5,9 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import type { Connection } from '@temporalio/client';
-import proto from '@temporalio/proto';
 import { hostTaskQueue, parseHostName } from '../schemas/host-names.js';
 import { CliError, EXIT } from './errors.js';
+import type { RunApi } from './run-api.js';
 
 /** The host a command serves or names, normalised; a bad name is exit 2 with what to do. */
 export function resolveHost(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, machine: () => string = os.hostname): string {
@@ -43,24 +42,15 @@ export function pathOnHost(what: string, raw: string, host: string): string {
 /** Pollers seen within this window count as live (a long poll lasts about a minute). */
 const LIVE_POLLER_MS = 2 * 60_000;
 
-const tsMs = (ts: proto.google.protobuf.ITimestamp | null | undefined): number =>
-  ts ? Number(String(ts.seconds ?? 0)) * 1000 + Math.floor((ts.nanos ?? 0) / 1e6) : 0;
-
 /**
  * The identities of the workers polling `host`'s queue for activities lately; null when the server
  * would not say (no right to describe task queues, or it did not answer within 5 s).
  */
-export async function hostPollers(connection: Connection, namespace: string, taskQueue: string, host: string): Promise<string[] | null> {
+export async function hostPollers(api: Pick<RunApi, 'activityPollers'>, taskQueue: string, host: string): Promise<string[] | null> {
   try {
-    const r = await connection.withDeadline(Date.now() + 5000, () =>
-      connection.workflowService.describeTaskQueue({
-        namespace,
-        taskQueue: { name: hostTaskQueue(taskQueue, host) },
-        taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
-      }),
-    );
+    const pollers = await api.activityPollers(hostTaskQueue(taskQueue, host));
     const since = Date.now() - LIVE_POLLER_MS;
-    return (r.pollers ?? []).filter((p) => !p.lastAccessTime || tsMs(p.lastAccessTime) >= since).map((p) => p.identity ?? '?');
+    return pollers.filter((p) => p.lastAccessMs === null || p.lastAccessMs >= since).map((p) => p.identity || '?');
   } catch {
     return null;
   }

@@ -12,6 +12,7 @@ import type { ReadLogAnswer, ReadRunLogResult } from '../schemas/logs.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 import { vigilReadLog } from '../workflows/read-log.js';
 import { CliError, EXIT } from './connection.js';
+import { sdkRunApi } from './sdk-run-api.js';
 import { isNotFound, noSuchRun, queryStatus, viewRun, WORKER_ANSWER_MS } from './steer.js';
 
 export interface LogsOptions {
@@ -57,7 +58,7 @@ async function locate(client: Client, workflowId: string): Promise<Located> {
   if (desc.type !== 'vigilRun') throw new CliError(`"${workflowId}" is a ${desc.type} workflow, not a Vigil run`, EXIT.noSuchRun);
   const running = desc.status.name === 'RUNNING';
   const wait = running ? WORKER_ANSWER_MS : FINISHED_ANSWER_MS;
-  const snapshot = await queryStatus(client, handle, wait).catch(() => null);
+  const snapshot = await queryStatus(sdkRunApi(client), workflowId, wait).catch(() => null);
   if (!snapshot) {
     throw new CliError(
       `no worker answered for run "${workflowId}" within ${wait / 1000} s, so where its repository is remains unknown.\n` +
@@ -136,7 +137,7 @@ export async function logsCommand(client: Client, workflowId: string, opts: Logs
       continue;
     }
     // Nothing new for a while: is the iteration's agent call over?
-    const view = await viewRun(client, workflowId).catch(() => null);
+    const view = await viewRun(sdkRunApi(client), workflowId).catch(() => null);
     if (stop) return 0;
     const s = view?.snapshot ?? null;
     const over = view?.kind === 'finished' || (s !== null && (s.iteration > iteration || !s.agentRunning));

@@ -5,19 +5,23 @@
  * 3 no such run, 4 Temporal or worker unreachable, 5 the run finished before the awaited state,
  * 124 timed out.
  *
- * Startup is kept light, so `vigil status` and friends answer fast: this file imports only
+ * `vigil status`, `pause`, `resume`, `stop` and `input` with a plainly well-formed command line
+ * never reach this file: the bin entry runs them through cli/fast.ts (the same actions, in
+ * cli/steer-commands.ts), without commander. Every other command line comes here.
+ *
+ * Startup is kept light all the same: this file imports only
  * commander and modules without dependencies (node built-ins; errors.ts, connection.ts for the
  * endpoint, schemas/provider-names.ts; operations.ts, workers/logging.ts and
  * workers/store-location.ts for the long-running commands' settings). Everything else — the Temporal client, the worker, zod
  * schemas, the workflow code — is loaded by the action that needs it:
  *
  *     .action(async (id: string) => {
- *       const { viewRun } = await import('./steer.js');
+ *       const { checkpointsCommand } = await import('./checkpoints.js');
  *       ...
  *     });
  *
- * New verbs follow the same pattern; tests/unit/cli-startup.test.ts checks that `status` does not
- * load the worker, the workflow code or zod.
+ * New verbs follow the same pattern; tests/unit/cli-startup.test.ts checks that `status` loads
+ * neither commander nor Temporal's client library, the worker, the workflow code or zod.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -34,12 +38,10 @@ import { logFormatOption, resolveOperations, workerOperationsOptions, type Opera
 import type { StoreFlags } from './store.js';
 import { eventStoreDefault } from '../workers/store-location.js';
 import { logLine, setLogFormat } from '../workers/logging.js';
+import { by, defaultActor, messageCommand, out, PAYLOADS, reportFailure, statusCommand } from './steer-commands.js';
 
 const HOST_WORKER_HELP = "this machine's name for runs: poll its task queue <queue>@<name> for the activities of runs started with --host <name>, besides the shared queue (default: VIGIL_HOST, else this machine's name)";
 
-const out = (line = ''): void => {
-  process.stdout.write(`${line}\n`);
-};
 
 function intArg(name: string, min: number, max: number) {
   return (raw: string): number => {
@@ -205,8 +207,8 @@ export function buildProgram(): Command {
     .option('--no-store', 'do not journal the run into the event store (on by default when one is configured or the local one exists)')
     .option('--wait', 'follow the run until it finishes; exit with its outcome code')
     .action(async (prdFile: string, o: Record<string, unknown>) => {
-      const [{ readPrd, readChecklist, prdOnHost }, { checkRepo, defaultRunId, startRun }, { checkPromptTemplate, requireAgentCommand }, { searchAttributeHint }, { followRun }, { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost }, { hostTaskQueue }] =
-        await Promise.all([import('./prd.js'), import('./runs.js'), import('./config.js'), import('./connection.js'), import('./follow.js'), import('./hosts.js'), import('../schemas/host-names.js')]);
+      const [{ readPrd, readChecklist, prdOnHost }, { checkRepo, defaultRunId, startRun }, { checkPromptTemplate, requireAgentCommand }, { searchAttributeHint }, { followRun }, { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost }, { hostTaskQueue }, { sdkRunApi }] =
+        await Promise.all([import('./prd.js'), import('./runs.js'), import('./config.js'), import('./connection.js'), import('./follow.js'), import('./hosts.js'), import('../schemas/host-names.js'), import('./sdk-run-api.js')]);
       const host = resolveHost(typeof o.host === 'string' ? o.host : undefined);
       // The repository and the PRD are on the run's host: checked here only when that is this machine.
       const remote = host !== thisHost();
@@ -225,7 +227,7 @@ export function buildProgram(): Command {
         out(`  repository : ${repoPath}`);
         out(`  host       : ${host} (task queue ${hostTaskQueue(ep.taskQueue, host)})${remote ? '; the PRD and repository are there, unchecked from here' : ''}`);
         // Cheap to ask, and the one mistake that leaves a fresh run waiting silently.
-        if ((await hostPollers(connection, ep.namespace, ep.taskQueue, host))?.length === 0) process.stderr.write(`vigil: ${noHostWorkerHint(ep.taskQueue, host, repoPath)}\n`);
+        if ((await hostPollers(sdkRunApi(client), ep.taskQueue, host))?.length === 0) process.stderr.write(`vigil: ${noHostWorkerHint(ep.taskQueue, host, repoPath)}\n`);
         out(`  history    : ${runUrl(ep, workflowId)}`);
         out(`  follow     : vigil watch ${workflowId}`);
         if (o.wait) {
@@ -241,22 +243,7 @@ export function buildProgram(): Command {
     .argument('<id>', 'workflow id of the run')
     .option('--json', 'machine-readable output')
     .action(async (id: string, o: { json?: boolean }) => {
-      const [{ viewRun }, { printStatus, statusJson }] = await Promise.all([import('./steer.js'), import('./status.js')]);
-      const ep = endpoint();
-      await withClient(ep, async (client, connection) => {
-        const view = await viewRun(client, id);
-        const host = view.kind === 'running' ? (view.snapshot?.host ?? null) : null;
-        // Only a running run with a host can be waiting for one: does any worker poll its queue?
-        const hosts = host ? await import('./hosts.js') : null;
-        const pollers = host && hosts ? await hosts.hostPollers(connection, ep.namespace, ep.taskQueue, host) : null;
-        if (o.json) {
-          out(JSON.stringify({ ...statusJson(view), ...(pollers ? { hostPollers: pollers } : {}) }, null, 2));
-        } else {
-          printStatus(view, out);
-          if (host && hosts && pollers?.length === 0) out(`  warning   : ${hosts.noHostWorkerHint(ep.taskQueue, host, view.snapshot?.repoPath ?? 'the repository').replace(/\n/g, '\n              ')}`);
-        }
-        if (view.kind === 'running' && !view.workerAnswered) process.exitCode = EXIT.unreachable;
-      });
+      await statusCommand(endpoint(), id, Boolean(o.json));
     });
 
   const message = (kind: MessageKind, payload: (o: Record<string, unknown>, extra?: string) => Record<string, unknown>) => async (id: string, ...rest: unknown[]) => {
@@ -265,14 +252,8 @@ export function buildProgram(): Command {
     const o = (hasText ? rest[1] : rest[0]) as Record<string, unknown>;
     // Bad input is exit 2 whether or not Temporal answers: build the payload before connecting.
     const body = payload(o, text);
-    const ep = endpoint();
-    const { sendMessage } = await import('./steer.js');
-    await withClient(ep, async (client) => {
-      const ack = await sendMessage(client, ep, id, kind, body, Boolean(o.signal));
-      out(ack ? `${id}: ${ack.message} (status ${ack.status}, iteration ${ack.iteration})` : `${id}: ${kind} signal recorded; it takes effect when a worker runs the workflow`);
-    });
+    await messageCommand(endpoint(), kind, id, body, Boolean(o.signal));
   };
-  const by = (o: Record<string, unknown>): { by?: string } => (typeof o.by === 'string' ? { by: o.by } : { by: defaultActor() });
 
   program
     .command('pause')
@@ -281,7 +262,7 @@ export function buildProgram(): Command {
     .option('--reason <text>', 'why (shown in status and the UI)')
     .option('--by <name>', 'who is pausing (default: $USER)')
     .option('--signal', 'send as a signal: recorded even when no worker is running, but not acknowledged')
-    .action(message('pause', (o) => ({ ...(typeof o.reason === 'string' ? { reason: o.reason } : {}), ...by(o) })));
+    .action(message('pause', PAYLOADS.pause));
 
   program
     .command('resume')
@@ -289,7 +270,7 @@ export function buildProgram(): Command {
     .argument('<id>')
     .option('--by <name>', 'who is resuming (default: $USER)')
     .option('--signal', 'send as a signal (see pause --signal)')
-    .action(message('resume', (o) => by(o)));
+    .action(message('resume', PAYLOADS.resume));
 
   program
     .command('stop')
@@ -299,9 +280,7 @@ export function buildProgram(): Command {
     .option('--reason <text>', 'why')
     .option('--by <name>', 'who is stopping (default: $USER)')
     .option('--signal', 'send as a signal (see pause --signal)')
-    .action(
-      message('stop', (o) => ({ ...(typeof o.reason === 'string' ? { reason: o.reason } : {}), ...(o.now ? { now: true } : {}), ...by(o) })),
-    );
+    .action(message('stop', PAYLOADS.stop));
 
   program
     .command('input')
@@ -311,17 +290,7 @@ export function buildProgram(): Command {
     .option('--file <file>', 'read the directive from a file')
     .option('--by <name>', 'who is speaking (default: $USER)')
     .option('--signal', 'send as a signal (see pause --signal)')
-    .action(
-      message('input', (o, text) => {
-        let directive = text;
-        if (typeof o.file === 'string') {
-          if (text !== undefined) throw new CliError('give the directive as TEXT or with --file, not both', EXIT.usage);
-          directive = readDirective(o.file);
-        }
-        if (directive === undefined || directive.trim() === '') throw new CliError('no directive: pass TEXT or --file F', EXIT.usage);
-        return { directive, ...by(o) };
-      }),
-    );
+    .action(message('input', PAYLOADS.input));
 
   program
     .command('review')
@@ -588,24 +557,6 @@ function validateId(id: string): string {
   return id;
 }
 
-function defaultActor(): string {
-  return process.env.USER?.trim() || process.env.LOGNAME?.trim() || 'cli';
-}
-
-/** The largest directive (schemas/run.ts LIMITS.directiveBytes, checked again by the run). */
-const DIRECTIVE_BYTES = 1024 * 1024;
-
-function readDirective(file: string): string {
-  let buf: Buffer;
-  try {
-    buf = readFileSync(file);
-  } catch {
-    throw new CliError(`cannot read directive file ${file}`, EXIT.usage);
-  }
-  if (buf.length > DIRECTIVE_BYTES) throw new CliError(`directive file ${file} is ${buf.length} bytes; at most ${DIRECTIVE_BYTES} (1 MiB)`, EXIT.usage);
-  return buf.toString('utf8');
-}
-
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   try {
@@ -615,18 +566,7 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) {
       return err.exitCode === 0 ? 0 : EXIT.usage;
     }
-    // By name: the modules that define them are loaded only by the commands that throw them.
-    // On stderr as text, or as a JSON line with --log-format json.
-    if (err instanceof Error && (err.name === 'ConfigError' || err.name === 'PrdError')) {
-      logLine('ERROR', `vigil: ${err.message}`);
-      return EXIT.usage;
-    }
-    if (err instanceof CliError) {
-      logLine('ERROR', `vigil: ${err.message}`);
-      return err.exitCode;
-    }
-    logLine('ERROR', `vigil: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    return 1;
+    return reportFailure(err);
   }
 }
 

@@ -1,7 +1,9 @@
 /**
  * The CLI's fast path to a run: look one up (telling "no such run", "finished" and "no worker is
- * polling" apart) and send it messages, in as few round trips as the answer allows. Loads the
- * client library and the message definitions, never the workflow code or the schemas (zod).
+ * polling" apart) and send it messages, in as few round trips as the answer allows. Talks to
+ * Temporal through a RunApi (cli/run-api.ts): the light client for `vigil status` and the message
+ * verbs, the SDK's client where a command holds one. Loads no client library, no workflow code
+ * and no schemas (zod) itself.
  *
  * - status: describe and query at once (one round trip of wall time).
  * - pause, resume, stop, input, ...: the Update alone (one round trip). Only when it fails does a
@@ -9,31 +11,12 @@
  *   within WORKER_ANSWER_MS (exit 4; the update may still be applied when a worker picks the
  *   run up, as Temporal keeps it until then), or a workflow task that keeps failing (exit 4).
  */
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
-import type { PausePayload } from '../schemas/messages.js';
 import type { Outcome } from '../schemas/run.js';
-import { SA_ITERATION, SA_STATUS } from '../schemas/search-attributes.js';
 import type { StatusSnapshot } from '../schemas/status.js';
-import {
-  budgetSignal,
-  budgetUpdate,
-  forceReviewSignal,
-  forceReviewUpdate,
-  inputSignal,
-  inputUpdate,
-  pauseSignal,
-  pauseUpdate,
-  resumeSignal,
-  resumeUpdate,
-  statusQuery,
-  stopSignal,
-  stopUpdate,
-  waiveSignal,
-  waiveUpdate,
-  type MessageAck,
-} from '../workflows/messages.js';
-import type { Endpoint } from './connection.js';
+import type { MessageAck } from '../workflows/messages.js';
+import type { Endpoint } from './endpoint.js';
 import { CliError, EXIT } from './errors.js';
+import { UpdateRejectedError, type RunApi } from './run-api.js';
 
 /** How long the CLI waits for a worker to answer a query or an update before saying none is polling. */
 export const WORKER_ANSWER_MS = 8000;
@@ -56,8 +39,9 @@ export type RunView =
     }
   | { kind: 'finished'; workflowId: string; temporalStatus: string; outcome: Outcome | null; snapshot: StatusSnapshot | null; iteration: number | null };
 
+/** The SDK's WorkflowNotFoundError (by name: the client library stays unloaded), gRPC NOT_FOUND, or a message that says so. */
 export const isNotFound = (err: unknown): boolean =>
-  err instanceof WorkflowNotFoundError || (err instanceof Error && /not found/i.test(err.message) && !/worker/i.test(err.message));
+  err instanceof Error && (err.name === 'WorkflowNotFoundError' || grpcCode(err) === 5 || (/not found/i.test(err.message) && !/worker/i.test(err.message)));
 
 export function noSuchRun(workflowId: string): CliError {
   return new CliError(`no such run: "${workflowId}" (list runs with \`vigil list\`)`, EXIT.noSuchRun);
@@ -69,50 +53,45 @@ function asOutcome(v: unknown): Outcome | null {
   return o && typeof o === 'object' && typeof o.status === 'string' && typeof o.reason === 'string' && typeof o.exitCode === 'number' ? (o as Outcome) : null;
 }
 
-export async function queryStatus(client: Client, handle: WorkflowHandle, timeoutMs: number): Promise<StatusSnapshot> {
-  return client.withDeadline(Date.now() + timeoutMs, () => handle.query(statusQuery));
+/** The run's `status` query (workflows/messages.ts statusQuery), answered within `timeoutMs`. */
+export async function queryStatus(api: RunApi, workflowId: string, timeoutMs: number): Promise<StatusSnapshot> {
+  return (await api.query(workflowId, 'status', timeoutMs)) as StatusSnapshot;
 }
 
 /** Describes a run: finished or running, and whether a worker answers for it. Describe and query go out together. */
-export async function viewRun(client: Client, workflowId: string): Promise<RunView> {
-  const handle = client.workflow.getHandle(workflowId);
-  const query = queryStatus(client, handle, WORKER_ANSWER_MS).catch(() => null);
+export async function viewRun(api: RunApi, workflowId: string): Promise<RunView> {
+  const query = queryStatus(api, workflowId, WORKER_ANSWER_MS).catch(() => null);
   let desc;
   try {
-    desc = await handle.describe();
+    desc = await api.describe(workflowId);
   } catch (err) {
     if (isNotFound(err)) throw noSuchRun(workflowId);
     throw err;
   }
-  const sa = desc.typedSearchAttributes;
-  const iteration = sa.get(SA_ITERATION) ?? null;
-  const searchStatus = sa.get(SA_STATUS) ?? null;
-  if (desc.status.name === 'RUNNING') {
+  const { iteration, searchStatus } = desc;
+  if (desc.status === 'RUNNING') {
     const snapshot = await query;
-    const taskFailing = snapshot === null ? await workflowTaskFailure(client, workflowId, desc.raw.pendingWorkflowTask?.attempt ?? 0) : null;
+    const taskFailing = snapshot === null ? await workflowTaskFailure(api, workflowId, desc.pendingWorkflowTaskAttempt) : null;
     return { kind: 'running', workflowId, snapshot, workerAnswered: snapshot !== null, iteration, searchStatus, taskFailing };
   }
   let timer: NodeJS.Timeout | undefined;
   const [snapshot, outcome] = await Promise.all([
     // A finished run is answered by any worker from its cached or replayed state; do not wait long.
     Promise.race([query, new Promise<null>((r) => (timer = setTimeout(() => r(null), FINISHED_ANSWER_MS)))]),
-    desc.status.name === 'COMPLETED' ? handle.result().then(asOutcome, () => null) : Promise.resolve(null),
+    desc.status === 'COMPLETED' ? api.result(workflowId).then(asOutcome, () => null) : Promise.resolve(null),
   ]);
   clearTimeout(timer);
-  return { kind: 'finished', workflowId, temporalStatus: desc.status.name, outcome, snapshot, iteration };
+  return { kind: 'finished', workflowId, temporalStatus: desc.status, outcome, snapshot, iteration };
 }
 
 /**
  * A worker that polls but cannot complete the run's workflow task (attempt 2 and more) is not a
  * missing worker: the last WorkflowTaskFailed event says why.
  */
-async function workflowTaskFailure(client: Client, workflowId: string, attempt: number): Promise<string | null> {
+async function workflowTaskFailure(api: RunApi, workflowId: string, attempt: number): Promise<string | null> {
   if (attempt < 2) return null;
-  const page = await client.workflowService
-    .getWorkflowExecutionHistoryReverse({ namespace: client.options.namespace, execution: { workflowId }, maximumPageSize: 50 })
-    .catch(() => null);
-  const failed = page?.history?.events?.find((e) => e.workflowTaskFailedEventAttributes)?.workflowTaskFailedEventAttributes;
-  return `${failed?.failure?.message ?? 'unknown cause'} (attempt ${attempt})`.slice(0, 1000);
+  const message = await api.lastWorkflowTaskFailure(workflowId).catch(() => null);
+  return `${message ?? 'unknown cause'} (attempt ${attempt})`.slice(0, 1000);
 }
 
 export function noWorkerError(ep: Endpoint, workflowId: string, taskFailing: string | null = null, sent = false): CliError {
@@ -137,25 +116,27 @@ export function finishedError(view: Extract<RunView, { kind: 'finished' }>): Cli
   return new CliError(`run "${view.workflowId}" has finished (${what}); there is nothing to change`, EXIT.notReached);
 }
 
+/**
+ * The message kinds are the names of the run's updates and signals (workflows/messages.ts: the
+ * `pause` update and the `pause` signal, ...); by name here, so the workflow library stays unloaded
+ * (tests/unit/wire.test.ts checks the names).
+ */
 export type MessageKind = 'pause' | 'resume' | 'stop' | 'input' | 'forceReview' | 'budget' | 'waive';
 
-const UPDATES = { pause: pauseUpdate, resume: resumeUpdate, stop: stopUpdate, input: inputUpdate, forceReview: forceReviewUpdate, budget: budgetUpdate, waive: waiveUpdate } as const;
-const SIGNALS = { pause: pauseSignal, resume: resumeSignal, stop: stopSignal, input: inputSignal, forceReview: forceReviewSignal, budget: budgetSignal, waive: waiveSignal } as const;
-
 /** Why a message could not be delivered, once it failed: the run's state says. */
-async function whyNotDelivered(client: Client, ep: Endpoint, workflowId: string, sent: boolean): Promise<CliError> {
+async function whyNotDelivered(api: RunApi, ep: Endpoint, workflowId: string, sent: boolean): Promise<CliError> {
   let desc;
   try {
-    desc = await client.workflow.getHandle(workflowId).describe();
+    desc = await api.describe(workflowId);
   } catch (err) {
     if (isNotFound(err)) return noSuchRun(workflowId);
     throw err;
   }
-  if (desc.status.name !== 'RUNNING') {
-    const outcome = desc.status.name === 'COMPLETED' ? await client.workflow.getHandle(workflowId).result().then(asOutcome, () => null) : null;
-    return finishedError({ kind: 'finished', workflowId, temporalStatus: desc.status.name, outcome, snapshot: null, iteration: null });
+  if (desc.status !== 'RUNNING') {
+    const outcome = desc.status === 'COMPLETED' ? await api.result(workflowId).then(asOutcome, () => null) : null;
+    return finishedError({ kind: 'finished', workflowId, temporalStatus: desc.status, outcome, snapshot: null, iteration: null });
   }
-  return noWorkerError(ep, workflowId, await workflowTaskFailure(client, workflowId, desc.raw.pendingWorkflowTask?.attempt ?? 0), sent);
+  return noWorkerError(ep, workflowId, await workflowTaskFailure(api, workflowId, desc.pendingWorkflowTaskAttempt), sent);
 }
 
 const grpcCode = (err: unknown): unknown => {
@@ -173,32 +154,30 @@ const isTaskFailing = (err: unknown): boolean => grpcCode(err) === 9;
  * signal form instead: durable even while no worker runs, but unacknowledged.
  */
 export async function sendMessage(
-  client: Client,
+  api: RunApi,
   ep: Endpoint,
   workflowId: string,
   kind: MessageKind,
   payload: Record<string, unknown>,
   asSignal = false,
 ): Promise<MessageAck | null> {
-  const handle = client.workflow.getHandle(workflowId);
   if (asSignal) {
     try {
-      await handle.signal(SIGNALS[kind], payload);
+      await api.signal(workflowId, kind, payload);
     } catch (err) {
-      if (isNotFound(err)) throw await whyNotDelivered(client, ep, workflowId, false);
+      if (isNotFound(err)) throw await whyNotDelivered(api, ep, workflowId, false);
       throw err;
     }
     return null;
   }
   try {
-    return await client.withDeadline(Date.now() + WORKER_ANSWER_MS, () => handle.executeUpdate(UPDATES[kind] as typeof pauseUpdate, { args: [payload as PausePayload] }));
+    return (await api.update(workflowId, kind, payload, WORKER_ANSWER_MS)) as MessageAck;
   } catch (err) {
-    if (err instanceof WorkflowUpdateFailedError) {
-      const msg = err.cause instanceof Error ? err.cause.message : err.message;
-      throw new CliError(`${kind} rejected: ${msg}`, EXIT.usage);
-    }
-    if (isNotFound(err) || isTaskFailing(err)) throw await whyNotDelivered(client, ep, workflowId, false);
-    if (isDeadline(err)) throw await whyNotDelivered(client, ep, workflowId, true);
+    if (err instanceof UpdateRejectedError) throw new CliError(`${kind} rejected: ${err.message}`, EXIT.usage);
+    // Already said (the server cannot be reached).
+    if (err instanceof CliError) throw err;
+    if (isNotFound(err) || isTaskFailing(err)) throw await whyNotDelivered(api, ep, workflowId, false);
+    if (isDeadline(err)) throw await whyNotDelivered(api, ep, workflowId, true);
     const msg = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
     throw new CliError(`${kind} rejected: ${msg}`, EXIT.usage);
   }

@@ -346,6 +346,10 @@ describe.concurrent('vigil CLI', () => {
       const noText = await vigil(['input', f.id]);
       expect(noText.code, show(noText)).toBe(2);
       expect(noText.stderr).toContain('no directive');
+      // The run's own validator refuses a reason over 2000 characters: exit 2 with its words.
+      const longReason = await vigil(['pause', f.id, '--reason', 'x'.repeat(2001)]);
+      expect(longReason.code, show(longReason)).toBe(2);
+      expect(longReason.stderr).toMatch(/^vigil: pause rejected: .*"reason"/);
 
       const handle = client.workflow.getHandle(f.id);
       const err = await handle.executeUpdate('pause', { args: [{ reason: 5 }] }).then(

@@ -20,6 +20,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SEARCH_ATTRIBUTES, SA_STATUS } from '../../schemas/search-attributes.js';
 import { freePort } from '../../workers/dev-server.js';
+import { hasOpenssl, makeCertificates } from '../support/certificates.js';
 import { assertBuilt, CLI, makeRepo, SCRIPTED_AGENT, temporalAddress, uniqueId, writePrd, writeScenario } from '../support/harness.js';
 import { cleanEnv, runVigil, show, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
 
@@ -152,35 +153,6 @@ describe('vigil up --port', () => {
   });
 });
 
-/** A self-signed CA, a server certificate for `vigil-test.local` and a client certificate, made with openssl. */
-function makeCertificates(): { dir: string; ca: string; serverCert: string; serverKey: string; clientCert: string; clientKey: string } {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-tls-'));
-  const f = (name: string): string => path.join(dir, name);
-  const openssl = (...args: string[]): void => {
-    execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  };
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl('req', '-x509', ...ec, '-keyout', f('ca.key'), '-out', f('ca.pem'), '-days', '2', '-subj', '/CN=Vigil Test CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
-  for (const [name, cn, ext] of [
-    ['server', 'vigil-test.local', 'subjectAltName=DNS:vigil-test.local\nextendedKeyUsage=serverAuth\n'],
-    ['client', 'vigil-worker', 'extendedKeyUsage=clientAuth\n'],
-  ] as const) {
-    writeFileSync(f(`${name}.ext`), `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n${ext}`);
-    openssl('req', ...ec, '-keyout', f(`${name}.key`), '-out', f(`${name}.csr`), '-subj', `/CN=${cn}`);
-    openssl('x509', '-req', '-in', f(`${name}.csr`), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f(`${name}.pem`), '-days', '2', '-extfile', f(`${name}.ext`));
-  }
-  return { dir, ca: f('ca.pem'), serverCert: f('server.pem'), serverKey: f('server.key'), clientCert: f('client.pem'), clientKey: f('client.key') };
-}
-
-const hasOpenssl = ((): boolean => {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'pipe' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
 describe.skipIf(!hasOpenssl)('mutual TLS', () => {
   let proxy: tls.Server;
   let address: string;
@@ -246,11 +218,18 @@ describe.skipIf(!hasOpenssl)('mutual TLS', () => {
 
   it('without the client certificate, or without the server name the certificate holds, Vigil does not get in (exit 4)', async () => {
     const base = { TEMPORAL_ADDRESS: address, TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.ca, TEMPORAL_TLS_SERVER_NAME: 'vigil-test.local' };
-    const [noCert, noName, plain] = await Promise.all([
+    const [noCert, noName, plain, statusNoCert, statusPlain] = await Promise.all([
       runVigil(['list', '--limit', '1'], base),
       runVigil(['list', '--limit', '1'], { ...base, TEMPORAL_TLS_SERVER_NAME: '', TEMPORAL_TLS_CLIENT_CERT_PATH: certs.clientCert, TEMPORAL_TLS_CLIENT_KEY_PATH: certs.clientKey }),
       runVigil(['list', '--limit', '1'], { TEMPORAL_ADDRESS: address }),
+      // status goes through the CLI's light client, not the SDK's: the same refusal, the same message.
+      runVigil(['status', 'any-run'], base),
+      runVigil(['status', 'any-run'], { TEMPORAL_ADDRESS: address }),
     ]);
+    expect(statusNoCert.code, show(statusNoCert)).toBe(4);
+    expect(statusNoCert.stderr).toContain(`cannot reach Temporal at ${address} (TLS)`);
+    expect(statusPlain.code, show(statusPlain)).toBe(4);
+    expect(statusPlain.stderr).toContain(`cannot reach Temporal at ${address} (`);
     expect(noCert.code, show(noCert)).toBe(4);
     expect(noCert.stderr).toContain(`cannot reach Temporal at ${address} (TLS)`);
     expect(noName.code, show(noName)).toBe(4);

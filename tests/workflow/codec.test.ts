@@ -4,14 +4,16 @@
  * tails of agent output) is AES-GCM ciphertext; the holder of the key reads it all back; and a
  * message encrypted with a key the worker lacks is listed as invalid instead of wedging the run.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AesGcmCodec, defaultKeyId, ENCRYPTED_ENCODING } from '../../workers/codec.js';
 import { createVigilWorker } from '../../workers/worker.js';
 import { statusQuery, stopUpdate } from '../../workflows/messages.js';
 import { vigilRun } from '../../workflows/run-workflow.js';
-import { assertBuilt, createTestEnv, makeRepo, NAMESPACE, runInput, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
+import { assertBuilt, CLI, createTestEnv, makeRepo, NAMESPACE, runInput, temporalAddress, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -20,6 +22,13 @@ beforeAll(async () => {
 });
 afterAll(async () => env?.close());
 
+/** `vigil ARGS` with the payload key in its environment (the CLI then uses the SDK's client and its codec). */
+const vigilWithKey = (key: Uint8Array, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+  promisify(execFile)(process.execPath, [CLI, ...args], { env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: NAMESPACE, VIGIL_CODEC_KEY: Buffer.from(key).toString('base64') } }).then(
+    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+    (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }),
+  );
+
 const keyOf = (): { id: string; key: Uint8Array } => {
   const key = new Uint8Array(randomBytes(32));
   return { id: defaultKeyId(key), key };
@@ -27,7 +36,8 @@ const keyOf = (): { id: string; key: Uint8Array } => {
 
 describe('payload encryption', () => {
   it('keeps a run\'s history encrypted end to end, readable with the key, and survives a message under a foreign key', async () => {
-    const codec = new AesGcmCodec(keyOf());
+    const secret = keyOf();
+    const codec = new AesGcmCodec(secret);
     const foreign = new AesGcmCodec(keyOf());
     const secretClient = new Client({ connection: env.connection, namespace: NAMESPACE, dataConverter: { payloadCodecs: [codec] } });
     const foreignClient = new Client({ connection: env.connection, namespace: NAMESPACE, dataConverter: { payloadCodecs: [foreign] } });
@@ -45,6 +55,15 @@ describe('payload encryption', () => {
       const s = await waitForStatus(handle, (x) => x.invalidMessageCount >= 1);
       expect(s.paused).toBe(false);
       expect(s.invalidMessages[0]?.error).toMatch(/^pause: the payload could not be decoded \(Unknown encoding: binary\/encrypted\)/);
+
+      // The CLI with the key: status reads the encrypted snapshot, input sends an encrypted directive.
+      const st = await vigilWithKey(secret.key, ['status', handle.workflowId, '--json']);
+      expect(st.code, st.stderr).toBe(0);
+      expect(JSON.parse(st.stdout)).toMatchObject({ workflowId: handle.workflowId, repoPath: repo, workerAnswered: true });
+      const inp = await vigilWithKey(secret.key, ['input', handle.workflowId, 'ENCRYPTED-DIRECTIVE-5521']);
+      expect(inp.code, inp.stderr).toBe(0);
+      expect(inp.stdout).toContain('directive queued');
+
       await handle.executeUpdate(stopUpdate, { args: [{ by: 'ops' }] });
       expect((await handle.result()).status).toBe('stopped');
 
@@ -75,6 +94,7 @@ describe('payload encryption', () => {
       expect(everything).not.toContain('PLAINTEXT-AGENT-OUTPUT-7731');
       expect(everything).not.toContain('SECRET-HOOK-PATH');
       expect(everything).not.toContain(repo);
+      expect(everything).not.toContain('ENCRYPTED-DIRECTIVE-5521');
 
       // The key holder reads everything back.
       const status = await secretClient.workflow.getHandle(handle.workflowId).query(statusQuery);

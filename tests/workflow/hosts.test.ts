@@ -17,11 +17,11 @@ import { hostTaskQueue } from '../../schemas/hosts.js';
 import type { Knobs } from '../../schemas/knobs.js';
 import { HOSTS_PATCH } from '../../workflows/hosts.js';
 import { hostPollers } from '../../cli/hosts.js';
+import { sdkRunApi } from '../../cli/sdk-run-api.js';
 import {
   assertBuilt,
   createTestEnv,
   makeRepo,
-  NAMESPACE,
   runInput,
   sleep,
   startRun,
@@ -193,8 +193,9 @@ describe('several hosts', () => {
       expect(pending[0]?.lastStartedTime ?? null).toBeNull();
       const { activities } = await placements(handle);
       expect(activities).toEqual([{ type: 'prepareRun', queue: hostTaskQueue(tq, 'gamma'), identity: null }]);
-      expect(await hostPollers(env.connection, NAMESPACE, tq, 'gamma')).toEqual([]);
-      expect(await hostPollers(env.connection, NAMESPACE, tq, 'alpha')).toEqual([expect.stringMatching(identityOf('alpha'))]);
+      const api = sdkRunApi(env.client);
+      expect(await hostPollers(api, tq, 'gamma')).toEqual([]);
+      expect(await hostPollers(api, tq, 'alpha')).toEqual([expect.stringMatching(identityOf('alpha'))]);
     } finally {
       await handle.terminate('test over');
     }

@@ -1,0 +1,100 @@
+/**
+ * The actions of `vigil status` and the message verbs (pause, resume, stop, input, review, budget,
+ * waive), shared by the commander program (cli/main.ts) and the bin entry's pre-dispatch
+ * (cli/fast.ts), so both run the same code; and how the CLI reports a failure (message and exit
+ * code). Light to import: the client and the views are loaded by the action.
+ */
+import { readFileSync } from 'node:fs';
+import { logLine } from '../workers/logging.js';
+import type { Endpoint } from './endpoint.js';
+import { CliError, EXIT } from './errors.js';
+import type { MessageKind } from './steer.js';
+
+export const out = (line = ''): void => {
+  process.stdout.write(`${line}\n`);
+};
+
+export function defaultActor(): string {
+  return process.env.USER?.trim() || process.env.LOGNAME?.trim() || 'cli';
+}
+
+/** `--by NAME`, else the default actor. */
+export const by = (o: Record<string, unknown>): { by?: string } => (typeof o.by === 'string' ? { by: o.by } : { by: defaultActor() });
+
+/** The largest directive (schemas/run.ts LIMITS.directiveBytes, checked again by the run). */
+const DIRECTIVE_BYTES = 1024 * 1024;
+
+export function readDirective(file: string): string {
+  let buf: Buffer;
+  try {
+    buf = readFileSync(file);
+  } catch {
+    throw new CliError(`cannot read directive file ${file}`, EXIT.usage);
+  }
+  if (buf.length > DIRECTIVE_BYTES) throw new CliError(`directive file ${file} is ${buf.length} bytes; at most ${DIRECTIVE_BYTES} (1 MiB)`, EXIT.usage);
+  return buf.toString('utf8');
+}
+
+const reason = (o: Record<string, unknown>): { reason?: string } => (typeof o.reason === 'string' ? { reason: o.reason } : {});
+
+/** The payloads of the four everyday messages, from the parsed options (and input's TEXT). Bad input throws exit 2. */
+export const PAYLOADS = {
+  pause: (o: Record<string, unknown>) => ({ ...reason(o), ...by(o) }),
+  resume: (o: Record<string, unknown>) => by(o),
+  stop: (o: Record<string, unknown>) => ({ ...reason(o), ...(o.now ? { now: true } : {}), ...by(o) }),
+  input: (o: Record<string, unknown>, text?: string) => {
+    let directive = text;
+    if (typeof o.file === 'string') {
+      if (text !== undefined) throw new CliError('give the directive as TEXT or with --file, not both', EXIT.usage);
+      directive = readDirective(o.file);
+    }
+    if (directive === undefined || directive.trim() === '') throw new CliError('no directive: pass TEXT or --file F', EXIT.usage);
+    return { directive, ...by(o) };
+  },
+} as const;
+
+/** `vigil status ID [--json]`. */
+export async function statusCommand(ep: Endpoint, id: string, json: boolean): Promise<void> {
+  const [{ viewRun }, { printStatus, statusJson }, { withRunApi }] = await Promise.all([import('./steer.js'), import('./status.js'), import('./run-api.js')]);
+  await withRunApi(ep, async (api) => {
+    const view = await viewRun(api, id);
+    const host = view.kind === 'running' ? (view.snapshot?.host ?? null) : null;
+    // Only a running run with a host can be waiting for one: does any worker poll its queue?
+    const hosts = host ? await import('./hosts.js') : null;
+    const pollers = host && hosts ? await hosts.hostPollers(api, ep.taskQueue, host) : null;
+    if (json) {
+      out(JSON.stringify({ ...statusJson(view), ...(pollers ? { hostPollers: pollers } : {}) }, null, 2));
+    } else {
+      printStatus(view, out);
+      if (host && hosts && pollers?.length === 0) out(`  warning   : ${hosts.noHostWorkerHint(ep.taskQueue, host, view.snapshot?.repoPath ?? 'the repository').replace(/\n/g, '\n              ')}`);
+    }
+    if (view.kind === 'running' && !view.workerAnswered) process.exitCode = EXIT.unreachable;
+  });
+}
+
+/** Sends one message (its payload built already: bad input is exit 2 before anything connects). */
+export async function messageCommand(ep: Endpoint, kind: MessageKind, id: string, body: Record<string, unknown>, asSignal: boolean): Promise<void> {
+  const [{ sendMessage }, { withRunApi }] = await Promise.all([import('./steer.js'), import('./run-api.js')]);
+  await withRunApi(ep, async (api) => {
+    const ack = await sendMessage(api, ep, id, kind, body, asSignal);
+    out(ack ? `${id}: ${ack.message} (status ${ack.status}, iteration ${ack.iteration})` : `${id}: ${kind} signal recorded; it takes effect when a worker runs the workflow`);
+  });
+}
+
+/**
+ * Says why a command failed and returns its exit code (commander's own errors are handled by
+ * cli/main.ts). On stderr as text, or as a JSON line with --log-format json.
+ */
+export function reportFailure(err: unknown): number {
+  // By name: the modules that define them are loaded only by the commands that throw them.
+  if (err instanceof Error && (err.name === 'ConfigError' || err.name === 'PrdError')) {
+    logLine('ERROR', `vigil: ${err.message}`);
+    return EXIT.usage;
+  }
+  if (err instanceof CliError) {
+    logLine('ERROR', `vigil: ${err.message}`);
+    return err.exitCode;
+  }
+  logLine('ERROR', `vigil: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  return 1;
+}

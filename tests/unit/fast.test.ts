@@ -1,0 +1,131 @@
+/**
+ * The bin entry's pre-dispatch (cli/fast.ts) takes only plainly well-formed `status`, `pause`,
+ * `resume`, `stop` and `input` command lines, read as commander reads them; everything else goes
+ * to commander, whose usage errors and help are then the CLI's (the last test runs both ways).
+ * And the plain endpoint (cli/endpoint.ts) equals what envconfig makes of the same environment,
+ * or declines.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { endpointFromEnv } from '../../cli/connection.js';
+import { plainEndpoint } from '../../cli/endpoint.js';
+import { parseFast } from '../../cli/fast.js';
+import { assertBuilt, CLI } from '../support/harness.js';
+
+describe('parseFast', () => {
+  it('reads the five verbs, their options in any order, --opt=value, and --profile before or after the verb', () => {
+    expect(parseFast(['status', 'r1'])).toEqual({ verb: 'status', args: ['r1'], opts: {} });
+    expect(parseFast(['status', '--json', 'r1'])).toEqual({ verb: 'status', args: ['r1'], opts: { json: true } });
+    expect(parseFast(['pause', 'r1', '--reason', 'lunch break', '--by=alice', '--signal'])).toEqual({ verb: 'pause', args: ['r1'], opts: { reason: 'lunch break', by: 'alice', signal: true } });
+    expect(parseFast(['resume', 'r1', '--by', 'bob'])).toEqual({ verb: 'resume', args: ['r1'], opts: { by: 'bob' } });
+    expect(parseFast(['stop', '--now', 'r1', '--reason=', '--signal'])).toEqual({ verb: 'stop', args: ['r1'], opts: { now: true, reason: '', signal: true } });
+    expect(parseFast(['input', 'r1', 'use tabs'])).toEqual({ verb: 'input', args: ['r1', 'use tabs'], opts: {} });
+    expect(parseFast(['input', 'r1', '--file', 'd.md'])).toEqual({ verb: 'input', args: ['r1'], opts: { file: 'd.md' } });
+    expect(parseFast(['--profile', 'prod', 'status', 'r1'])).toEqual({ verb: 'status', args: ['r1'], opts: {}, profile: 'prod' });
+    expect(parseFast(['--profile=prod', 'pause', 'r1'])).toEqual({ verb: 'pause', args: ['r1'], opts: {}, profile: 'prod' });
+    expect(parseFast(['status', 'r1', '--profile', 'prod'])).toEqual({ verb: 'status', args: ['r1'], opts: {}, profile: 'prod' });
+  });
+
+  it('leaves everything else to commander', () => {
+    for (const argv of [
+      [],
+      ['--help'],
+      ['-h'],
+      ['--version'],
+      ['-V'],
+      ['status'],
+      ['status', '--help'],
+      ['status', 'r1', '-h'],
+      ['status', 'r1', 'r2'],
+      ['status', 'r1', '--signal'],
+      ['status', 'r1', '--json=yes'],
+      ['pause', 'r1', '--bogus'],
+      ['pause', 'r1', '--reason'],
+      ['pause', 'r1', '--reason', '-x'],
+      ['pause', 'r1', '--reason', 'a', '--reason', 'b'],
+      ['pause', 'r1', '--signal', '--signal'],
+      ['pause', '--', 'r1'],
+      ['pause', '-r', 'x', 'r1'],
+      ['resume', 'r1', '--now'],
+      ['input', 'r1', 'a', 'b'],
+      ['input', '-'],
+      ['--profile', 'a', '--profile', 'b', 'status', 'r1'],
+      ['--bogus', 'status', 'r1'],
+      ['list'],
+      ['watch', 'r1'],
+      ['review', 'r1'],
+      ['waive', 'r1', 'item'],
+      ['budget', 'r1', '--usd', '5'],
+      ['start', 'PRD.md'],
+      ['constructor', 'x'],
+      ['toString', 'x'],
+    ]) {
+      expect(parseFast(argv), argv.join(' ')).toBeNull();
+    }
+  });
+});
+
+describe('plainEndpoint', () => {
+  const home = mkdtempSync(path.join(os.tmpdir(), 'vigil-plain-home-'));
+  const base = { HOME: home, XDG_CONFIG_HOME: '' };
+
+  it('equals endpointFromEnv for an environment with at most an address, a namespace and a task queue', () => {
+    for (const env of [
+      { ...base },
+      { ...base, TEMPORAL_ADDRESS: ' 10.0.0.5:7233 ', TEMPORAL_NAMESPACE: 'team', VIGIL_TASK_QUEUE: 'q' },
+      { ...base, TEMPORAL_ADDRESS: '   ', TEMPORAL_API_KEY: '', TEMPORAL_TLS: ' ' },
+      { ...base, TEMPORAL_ADDRESS: 'my.tmprl.cloud:7233' },
+      { ...base, TEMPORAL_ADDRESS: '[::1]:7300', VIGIL_UI_URL: 'http://ui.example/' },
+    ]) {
+      expect(plainEndpoint(env), JSON.stringify(env)).toEqual(endpointFromEnv(env));
+    }
+  });
+
+  it('declines profiles, TLS, API keys, headers and a temporal.toml', () => {
+    expect(plainEndpoint(base, 'prod')).toBeNull();
+    for (const extra of [{ TEMPORAL_PROFILE: 'p' }, { TEMPORAL_CONFIG_FILE: '/nonexistent.toml' }, { TEMPORAL_API_KEY: 'k' }, { TEMPORAL_TLS: 'true' }, { TEMPORAL_TLS_SERVER_NAME: 'x' }, { TEMPORAL_GRPC_META_X: '' }, { TEMPORAL_CODEC_ENDPOINT: 'http://c' }]) {
+      expect(plainEndpoint({ ...base, ...extra }), JSON.stringify(extra)).toBeNull();
+    }
+    const withFile = mkdtempSync(path.join(os.tmpdir(), 'vigil-plain-home-'));
+    const dir = path.join(withFile, '.config', 'temporalio');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'temporal.toml'), '[profile.default]\naddress = "elsewhere:7233"\n');
+    expect(plainEndpoint({ HOME: withFile })).toBeNull();
+    expect(endpointFromEnv({ HOME: withFile }).address).toBe('elsewhere:7233');
+  });
+});
+
+describe('the CLI, both ways', () => {
+  assertBuilt();
+  const run = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+    promisify(execFile)(process.execPath, [CLI, ...args], { env: { ...process.env, TEMPORAL_ADDRESS: '127.0.0.1:1' } }).then(
+      (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+      (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }),
+    );
+
+  it('usage errors and help are commander\'s; bad input and an unreachable server are the actions\'', async () => {
+    const [missing, extra, unknown, help, noDirective, both, unreachable] = await Promise.all([
+      run(['pause']),
+      run(['status', 'a', 'b']),
+      run(['stop', 'a', '--bogus']),
+      run(['status', '--help']),
+      run(['input', 'a']),
+      run(['input', 'a', 'text', '--file', 'f']),
+      run(['status', 'a']),
+    ]);
+    expect([missing.code, missing.stderr]).toEqual([2, "error: missing required argument 'id'\n(run with --help for usage)\n"]);
+    expect(extra.code).toBe(2);
+    expect(extra.stderr).toContain("too many arguments for 'status'");
+    expect([unknown.code, unknown.stderr]).toEqual([2, "error: unknown option '--bogus'\n(run with --help for usage)\n"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: vigil status [options] <id>');
+    expect([noDirective.code, noDirective.stderr]).toEqual([2, 'vigil: no directive: pass TEXT or --file F\n']);
+    expect([both.code, both.stderr]).toEqual([2, 'vigil: give the directive as TEXT or with --file, not both\n']);
+    expect(unreachable.code).toBe(4);
+    expect(unreachable.stderr).toContain('vigil: cannot reach Temporal at 127.0.0.1:1 (');
+  });
+});
