@@ -22,6 +22,12 @@ describe('README', () => {
     else if (typeof d === 'string' && d !== '') expect(row).toContain(d);
   });
 
+  it('has each section once', () => {
+    const headings = README.split('\n').filter((l) => /^#{2,3} /.test(l));
+    const twice = headings.filter((h, i) => headings.indexOf(h) !== i);
+    expect(twice).toEqual([]);
+  });
+
   it('documents every CLI verb', () => {
     const verbs = [...CLI.matchAll(/\.command\('([a-z-]+)'\)/g)].map((m) => m[1] as string);
     expect(verbs.length).toBeGreaterThan(10);
