@@ -270,8 +270,8 @@ describe('runProcess', () => {
     const childPid = (heartbeats[0] as { pid: number }).pid;
     track(childPid);
     const grandchild = await readPid(gpidFile);
-    expect(await waitFor(() => isGone(childPid), 1000)).toBe(true);
-    expect(await waitFor(() => isGone(grandchild), 1000)).toBe(true);
+    expect(await waitFor(() => isGone(childPid), 10_000)).toBe(true);
+    expect(await waitFor(() => isGone(grandchild), 10_000)).toBe(true);
   });
 
   it('kills what the child left in its group when the child exits on its own', async () => {
@@ -313,8 +313,10 @@ describe('runProcess', () => {
     const error = await outcome;
     expect(Date.now() - t0).toBeLessThan(3000);
     expect(error).toBeInstanceOf(CancelledFailure);
-    expect(await waitFor(() => isGone(childPid), 1000)).toBe(true);
-    expect(await waitFor(() => isGone(grandchild), 1000)).toBe(true);
+    // The tree is killed; how fast is the stop bench's business (bench/stop-latency.ts), so the
+    // bound here only has to hold on a loaded machine.
+    expect(await waitFor(() => isGone(childPid), 10_000)).toBe(true);
+    expect(await waitFor(() => isGone(grandchild), 10_000)).toBe(true);
     expect(readFileSync(s.logPath, 'utf8')).toMatch(/\(cancelled\) after \d+ ms ===\n$/);
     expect(readState(s.pidFile)?.exit).toMatchObject({ cancelled: true });
   });
