@@ -138,6 +138,15 @@ async function supervise(): Promise<void> {
     }
   };
 
+  // The worker may cancel as soon as it hears the child started: listen before spawning. (A
+  // SIGTERM that came before the listener would end this process and orphan the tree.)
+  let cancelled = false;
+  let onCancel = (): void => {};
+  process.on('SIGTERM', () => {
+    cancelled = true;
+    onCancel();
+  });
+
   const child = spawn(spec.file, spec.args, {
     cwd: spec.cwd,
     env: { ...spec.env, [TOKEN_VAR]: spec.token },
@@ -172,7 +181,6 @@ async function supervise(): Promise<void> {
   const pipesClosed = new Promise<void>((resolve) => child.once('close', () => resolve()));
 
   let timedOut = false;
-  let cancelled = false;
   let killTimer: NodeJS.Timeout | undefined;
   const terminate = (graceMs: number): void => {
     if (pid === undefined || killTimer) return;
@@ -183,10 +191,8 @@ async function supervise(): Promise<void> {
     timedOut = true;
     terminate(KILL_GRACE_MS);
   }, spec.timeoutMs);
-  process.on('SIGTERM', () => {
-    cancelled = true;
-    terminate(CANCEL_GRACE_MS);
-  });
+  onCancel = () => terminate(CANCEL_GRACE_MS);
+  if (cancelled) onCancel();
   // Detached from any terminal; a hangup or interrupt meant for the worker is not for the call.
   process.on('SIGINT', () => {});
   process.on('SIGHUP', () => {});

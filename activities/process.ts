@@ -467,7 +467,11 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   ctx.cancellationSignal.removeEventListener('abort', onAbort);
   onText(decoder.end());
 
-  if (cancelled) throw new CancelledFailure('the process was cancelled');
+  if (cancelled) {
+    // Whatever of the tree outlived its supervisor (it should not) goes with the call.
+    running.kill();
+    throw new CancelledFailure('the process was cancelled');
+  }
   if (exit === null && !forcedTimeout) {
     running.kill();
     throw ApplicationFailure.create({
