@@ -1,105 +1,19 @@
 /**
- * The process supervisor: a small Node process (node built-ins only) that runs one child for an
- * activity and outlives the worker that started it. The worker spawns it detached (its own
- * session and process group) and writes the call's spec on its stdin; the supervisor starts the
- * child in a process group of its own, streams the child's output to the log file and to the
- * worker (fd 1), and records the child's pid, exit status and output extent in a small state
- * file next to the log, written atomically, so an attempt retried after a worker crash can
- * re-attach to the running child or collect its finished result instead of running it again
- * (activities/process.ts). Control messages for the worker go to fd 3, one JSON object a line.
- * Nothing may import this module: importing it runs the supervisor (shared parts: supervisor-state.ts).
+ * The per-call process supervisor: a small Node process (node built-ins only) that runs one child
+ * for an activity and outlives the worker that started it. It is the fallback for when the
+ * supervisor daemon (supervisor-daemon.ts, one process for all calls) cannot be reached; both
+ * supervise a call the same way (supervised-call.ts). The worker spawns it detached (its own
+ * session and process group) and writes the call's spec on its stdin; the child's output goes to
+ * the log and to the worker (fd 1), control messages to fd 3, one JSON object a line.
+ * Nothing may import this module: importing it runs the supervisor.
  *
  * It never lives longer than its child: it exits once the child has exited and its leftovers are
- * killed. The child is bounded by the call's timeout, enforced here (so an orphan cannot run on
- * forever when no worker is left to enforce it), and by its run folder: when the folder holding
- * the state file disappears (the repository was deleted), the tree is killed. SIGTERM (the
- * worker's cancellation: STOP --now, worker shutdown) kills the tree at once: SIGTERM, then
- * SIGKILL after a short grace.
+ * killed. SIGTERM (the worker's cancellation: STOP --now, worker shutdown) kills the tree at once.
  */
-import { spawn } from 'node:child_process';
 import { Socket } from 'node:net';
-import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, rmSync, writeSync } from 'node:fs';
-import path from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
-import { processStartTime, signalTree, TOKEN_VAR } from './process-tree.js';
-import { describeWriteError } from './safe-files.js';
-import { CANCEL_GRACE_MS, KILL_GRACE_MS, writeState, type SupervisorExit, type SupervisorMessage, type SupervisorSpec, type SupervisorState } from './supervisor-state.js';
-
-/** After the child exits, how long its output pipes may stay open (drained) before they are closed. */
-const PIPE_GRACE_MS = 500;
-const TAIL_KEEP = 64 * 1024;
-/** How often the supervisor checks that its run folder still exists. */
-const WATCHDOG_MS = 5000;
-const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
-
-/** An append-only, size-capped log written synchronously; a failed write is recorded, never thrown. */
-class SyncLog {
-  private fd: number | null = null;
-  private written = 0;
-  error: string | null = null;
-  truncated = false;
-
-  constructor(
-    readonly file: string,
-    private readonly maxBytes: number,
-  ) {
-    try {
-      try {
-        if (lstatSync(file).isSymbolicLink()) rmSync(file, { force: true });
-      } catch {
-        /* absent */
-      }
-      this.fd = openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
-    } catch (err) {
-      this.fail(err);
-    }
-  }
-
-  private fail(err: unknown): void {
-    this.error ??= describeWriteError(`cannot write ${this.file}`, err);
-    if (this.fd !== null) closeSync(this.fd);
-    this.fd = null;
-  }
-
-  size(): number {
-    if (this.fd === null) return 0;
-    try {
-      return fstatSync(this.fd).size;
-    } catch {
-      return 0;
-    }
-  }
-
-  private put(buf: Buffer): void {
-    if (this.fd === null) return;
-    try {
-      let off = 0;
-      while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off);
-    } catch (err) {
-      this.fail(err);
-    }
-  }
-
-  write(chunk: Buffer | string): void {
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    if (this.written + buf.length > this.maxBytes) {
-      if (!this.truncated) {
-        this.truncated = true;
-        this.put(Buffer.from(`\n=== vigil: log truncated at ${this.maxBytes} bytes; later output is dropped (the tail is kept in memory) ===\n`));
-      }
-      return;
-    }
-    this.written += buf.length;
-    this.put(buf);
-  }
-
-  /** Writes the footer (always, even past the cap) and closes. */
-  end(footer: string): void {
-    this.put(Buffer.from(footer));
-    if (this.fd !== null) closeSync(this.fd);
-    this.fd = null;
-  }
-}
+import { processStartTime } from './process-tree.js';
+import { superviseCall } from './supervised-call.js';
+import type { SupervisorMessage, SupervisorSpec } from './supervisor-state.js';
 
 function readStdin(): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -111,33 +25,6 @@ function readStdin(): Promise<string> {
 }
 
 async function supervise(): Promise<void> {
-  const spec = JSON.parse(await readStdin()) as SupervisorSpec;
-  const started = Date.now();
-  const self = { pid: process.pid, startTime: processStartTime(process.pid) };
-  // The worker is gone when these fail: the call goes on, recorded in the log and the state file.
-  const toWorker = new Socket({ fd: 3, readable: false, writable: true });
-  let workerGone = false;
-  const onGone = (): void => {
-    workerGone = true;
-  };
-  toWorker.on('error', onGone);
-  process.stdout.on('error', onGone);
-  const tell = (m: SupervisorMessage): void => {
-    if (!workerGone) toWorker.write(`${JSON.stringify(m)}\n`);
-  };
-
-  const log = new SyncLog(spec.logPath, spec.maxLogBytes);
-  log.write(spec.header.endsWith('\n') ? spec.header : `${spec.header}\n`);
-  const logStart = log.size();
-  let stateError: string | null = null;
-  const record = (s: Omit<SupervisorState, 'v' | 'key' | 'attempt' | 'supervisor' | 'token' | 'startedAt' | 'logStart'>): void => {
-    try {
-      writeState(spec.statePath, { v: 2, key: spec.key, attempt: spec.attempt, supervisor: self, token: spec.token, startedAt: started, logStart, ...s });
-    } catch (err) {
-      stateError ??= describeWriteError(`cannot write ${spec.statePath}`, err);
-    }
-  };
-
   // The worker may cancel as soon as it hears the child started: listen before spawning. (A
   // SIGTERM that came before the listener would end this process and orphan the tree.)
   let cancelled = false;
@@ -146,108 +33,31 @@ async function supervise(): Promise<void> {
     cancelled = true;
     onCancel();
   });
-
-  const child = spawn(spec.file, spec.args, {
-    cwd: spec.cwd,
-    env: { ...spec.env, [TOKEN_VAR]: spec.token },
-    detached: true, // own process group: the whole tree can be signalled
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const pid = child.pid;
-  const startTime = pid !== undefined ? processStartTime(pid) : null;
-  if (pid !== undefined) {
-    record({ pid, startTime, state: 'running' });
-    tell({ t: 'started', pid, startTime, logStart });
-  }
-
-  let outputBytes = 0;
-  let tail = Buffer.alloc(0);
-  const onData = (chunk: Buffer): void => {
-    outputBytes += chunk.length;
-    log.write(chunk);
-    tail = tail.length + chunk.length > TAIL_KEEP * 2 ? Buffer.concat([tail, chunk]).subarray(-TAIL_KEEP) : Buffer.concat([tail, chunk]);
-    if (!workerGone) process.stdout.write(chunk);
-  };
-  child.stdout.on('data', onData);
-  child.stderr.on('data', onData);
-  // A child that does not read its input closes the pipe: EPIPE is not our failure.
-  child.stdin.on('error', () => {});
-  child.stdin.end(spec.stdin);
-
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error: NodeJS.ErrnoException | null }>((resolve) => {
-    child.once('exit', (code, signal) => resolve({ code, signal, error: null }));
-    child.once('error', (error: NodeJS.ErrnoException) => resolve({ code: null, signal: null, error }));
-  });
-  const pipesClosed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-
-  let timedOut = false;
-  let killTimer: NodeJS.Timeout | undefined;
-  const terminate = (graceMs: number): void => {
-    if (pid === undefined || killTimer) return;
-    signalTree(pid, spec.token, graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
-    killTimer = setTimeout(() => signalTree(pid, spec.token, 'SIGKILL'), graceMs);
-  };
-  const timeout = setTimeout(() => {
-    timedOut = true;
-    terminate(KILL_GRACE_MS);
-  }, spec.timeoutMs);
-  onCancel = () => terminate(CANCEL_GRACE_MS);
-  if (cancelled) onCancel();
   // Detached from any terminal; a hangup or interrupt meant for the worker is not for the call.
   process.on('SIGINT', () => {});
   process.on('SIGHUP', () => {});
-  const watchdog = setInterval(() => {
-    if (!existsSync(path.dirname(spec.statePath))) terminate(0);
-  }, WATCHDOG_MS);
 
-  const exit = await exited;
-  clearTimeout(timeout);
-  clearInterval(watchdog);
-  // The direct child is gone; nothing it started may outlive the call (its group, and anything
-  // that escaped the group but carries the call's token).
-  const strays = pid !== undefined ? signalTree(pid, spec.token, 'SIGKILL') : 0;
-  // Drain what is still in the pipes; a survivor that escaped every kill cannot hold the call open.
-  let grace: NodeJS.Timeout | undefined;
-  await Promise.race([pipesClosed, new Promise((r) => (grace = setTimeout(r, PIPE_GRACE_MS)))]);
-  clearTimeout(grace);
-  child.stdout.destroy();
-  child.stderr.destroy();
-  if (killTimer) clearTimeout(killTimer);
-
-  const durationMs = Date.now() - started;
-  let exitCode: number;
-  let spawnError: string | null = null;
-  const code = exit.error?.code;
-  if (pid === undefined || exit.error) {
-    spawnError = `${spec.file}: ${code === 'ENOENT' ? 'command not found' : code === 'EACCES' ? 'permission denied' : (exit.error?.message ?? 'could not start')}`;
-    exitCode = 127;
-  } else if (timedOut) {
-    exitCode = 124;
-  } else if (typeof exit.code === 'number') {
-    exitCode = exit.code;
-  } else {
-    exitCode = 128 + (SIGNAL_NUMBERS[exit.signal ?? 'SIGKILL'] ?? 9);
-  }
-  const logEnd = log.size();
-  const footer = `\n=== vigil: exit ${exitCode}${timedOut ? ' (timed out)' : ''}${cancelled ? ' (cancelled)' : ''}${spawnError ? ` (${spawnError})` : ''}${strays ? ` (${strays} leftover process(es) killed)` : ''} after ${durationMs} ms ===\n`;
-  const incomplete = log.truncated || log.error !== null;
-  const result: SupervisorExit = {
-    exitCode,
-    timedOut,
-    cancelled,
-    spawnError,
-    outputBytes,
-    logError: log.error ?? stateError,
-    strays,
-    durationMs,
-    logEnd,
-    ...(incomplete ? { tail: new StringDecoder('utf8').end(tail.subarray(-TAIL_KEEP)) } : {}),
+  const spec = JSON.parse(await readStdin()) as SupervisorSpec;
+  // The worker is gone when these fail: the call goes on, recorded in the log and the state file.
+  const toWorker = new Socket({ fd: 3, readable: false, writable: true });
+  let workerGone = false;
+  const onGone = (): void => {
+    workerGone = true;
   };
-  // The state first, then the footer: a reader that saw the call still running after reading
-  // the log has not read the footer (activities/process.ts, attach).
-  record({ pid: pid ?? null, startTime, state: 'exited', exit: result });
-  log.end(footer);
-  tell({ t: 'exit', ...result });
+  toWorker.on('error', onGone);
+  process.stdout.on('error', onGone);
+
+  const call = superviseCall(spec, { pid: process.pid, startTime: processStartTime(process.pid) }, {
+    output: (chunk) => {
+      if (!workerGone) process.stdout.write(chunk);
+    },
+    tell: (m: SupervisorMessage) => {
+      if (!workerGone) toWorker.write(`${JSON.stringify(m)}\n`);
+    },
+  });
+  onCancel = () => call.cancel();
+  if (cancelled) onCancel();
+  await call.done;
   if (!workerGone) process.stdout.end();
   toWorker.end();
   // Nothing else may keep a finished supervisor alive.

@@ -57,6 +57,8 @@ export function processStartTime(pid: number): string | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // A zombie has ended; it only waits for its parent to collect its status.
+    if (fields[0] === 'Z' || fields[0] === 'X') return null;
     return fields[19] ?? null;
   } catch {
     return null;

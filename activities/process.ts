@@ -18,17 +18,15 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { closeSync, constants, openSync, readFileSync, readSync, rmSync } from 'node:fs';
-import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { redactSecrets } from '../workflows/decisions/scans.js';
-import { packageRoot } from '../workers/paths.js';
 import { processStartTime, signalTree } from './process-tree.js';
 import { describeWriteError } from './safe-files.js';
-import { CANCEL_GRACE_MS, KILL_GRACE_MS, readState, writeState, type SupervisorExit, type SupervisorMessage, type SupervisorSpec, type SupervisorState } from './supervisor-state.js';
+import { connectDaemon, compiledModule } from './supervisor-client.js';
+import { CANCEL_GRACE_MS, FRAME_DATA, FRAME_MESSAGE, KILL_GRACE_MS, lineReader, readState, writeState, type DaemonRequest, type SupervisorExit, type SupervisorMessage, type SupervisorSpec, type SupervisorState } from './supervisor-state.js';
 
 export interface ProcessSpec {
   file: string;
@@ -107,7 +105,7 @@ interface PidRecord {
   pid?: unknown;
   startTime?: unknown;
   token?: unknown;
-  supervisor?: { pid?: unknown; startTime?: unknown };
+  supervisor?: { pid?: unknown; startTime?: unknown; shared?: unknown };
 }
 
 /** Whether the process `pid` is still the one that started at `startTime`. */
@@ -128,7 +126,9 @@ export function killSurvivor(pidFile: string): boolean {
   }
   rmSync(pidFile, { force: true });
   if (typeof rec !== 'object' || rec === null) return false;
-  const sup = sameProcess(rec.supervisor?.pid, rec.supervisor?.startTime);
+  // A daemon supervises other calls too: it is left running (it records nothing for a call
+  // whose state file a later call took over, supervised-call.ts).
+  const sup = rec.supervisor?.shared !== true && sameProcess(rec.supervisor?.pid, rec.supervisor?.startTime);
   if (sup) process.kill(rec.supervisor?.pid as number, 'SIGKILL');
   const token = typeof rec.token === 'string' ? rec.token : '';
   const alive = sameProcess(rec.pid, rec.startTime); // else gone, or the pid was reused
@@ -149,11 +149,9 @@ export function lastLine(text: string): string {
   return '';
 }
 
-/** The compiled supervisor script (from sources, as under the tests: the one `npm run build` wrote). */
+/** The compiled per-call supervisor script (from sources, as under the tests: the one `npm run build` wrote). */
 export function supervisorPath(): string {
-  const here = fileURLToPath(import.meta.url);
-  if (here.endsWith('.js')) return path.join(path.dirname(here), 'process-supervisor.js');
-  return path.join(packageRoot(), 'dist', 'activities', 'process-supervisor.js');
+  return compiledModule('process-supervisor.js');
 }
 
 /** One supervised call, started here or re-attached to. */
@@ -192,55 +190,9 @@ function signal(pid: number | undefined, sig: NodeJS.Signals): void {
   }
 }
 
-/** Starts the supervisor for `spec`; output arrives on `onData`. */
-function launch(spec: ProcessSpec, key: string, attempt: number, onData: (chunk: Buffer) => void, onStarted: () => void): Call & { stateError: string | null } {
-  const token = randomUUID();
-  const startedAt = Date.now();
-  const sup = spawn(process.execPath, [supervisorPath()], {
-    cwd: '/',
-    // The child's environment travels in the spec: none of it (NODE_OPTIONS...) applies to the supervisor.
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-    detached: true, // outlives the worker: its own session and process group
-    stdio: ['pipe', 'pipe', 'ignore', 'pipe'],
-  });
-  let stateError: string | null = null;
-  if (sup.pid !== undefined) {
-    try {
-      // Before the supervisor reads its spec: a retry never misses a call that was started.
-      writeState(spec.pidFile, { v: 2, key, attempt, supervisor: { pid: sup.pid, startTime: processStartTime(sup.pid) }, pid: null, startTime: null, token, startedAt, logStart: 0, state: 'starting' });
-    } catch (err) {
-      stateError = describeWriteError(`cannot write ${spec.pidFile}`, err);
-    }
-  }
-  let childPid: number | undefined;
-  let exit: SupervisorExit | null = null;
-  let pending = '';
-  const control = sup.stdio[3] as Readable;
-  control.setEncoding('utf8');
-  control.on('data', (d: string) => {
-    pending += d;
-    let nl: number;
-    while ((nl = pending.indexOf('\n')) >= 0) {
-      const line = pending.slice(0, nl);
-      pending = pending.slice(nl + 1);
-      let m: SupervisorMessage;
-      try {
-        m = JSON.parse(line) as SupervisorMessage;
-      } catch {
-        continue;
-      }
-      if (m.t === 'started') {
-        childPid = m.pid;
-        onStarted();
-      } else {
-        const { t: _t, ...rest } = m;
-        exit = rest;
-      }
-    }
-  });
-  sup.stdout?.on('data', onData);
-  sup.stdin?.on('error', () => {});
-  const handover: SupervisorSpec = {
+/** The spec a supervisor is handed for `spec`. */
+function handover(spec: ProcessSpec, key: string, attempt: number, token: string): SupervisorSpec {
+  return {
     file: spec.file,
     args: spec.args,
     cwd: spec.cwd,
@@ -255,10 +207,105 @@ function launch(spec: ProcessSpec, key: string, attempt: number, onData: (chunk:
     attempt,
     token,
   };
-  sup.stdin?.end(JSON.stringify(handover));
+}
+
+/** Records a call as started before its supervisor hears of it: a retry never misses a call that was started. */
+function recordStarting(spec: ProcessSpec, key: string, attempt: number, token: string, startedAt: number, supervisor: SupervisorState['supervisor']): string | null {
+  try {
+    writeState(spec.pidFile, { v: 2, key, attempt, supervisor, pid: null, startTime: null, token, startedAt, logStart: 0, state: 'starting' });
+    return null;
+  } catch (err) {
+    return describeWriteError(`cannot write ${spec.pidFile}`, err);
+  }
+}
+
+/** Starts the call under the supervisor daemon, or under a supervisor of its own when the daemon cannot be used. */
+async function launch(spec: ProcessSpec, key: string, attempt: number, onData: (chunk: Buffer) => void, onStarted: () => void): Promise<Call & { stateError: string | null }> {
+  const token = randomUUID();
+  const startedAt = Date.now();
+  let childPid: number | undefined;
+  let exit: SupervisorExit | null = null;
+  const onMessage = (m: SupervisorMessage): void => {
+    if (m.t === 'started') {
+      childPid = m.pid;
+      onStarted();
+    } else {
+      const { t: _t, ...rest } = m;
+      exit = rest;
+    }
+  };
+  const conn = await connectDaemon((type, payload) => {
+    if (type === FRAME_DATA) onData(payload);
+    else if (type === FRAME_MESSAGE) onMessage(JSON.parse(payload.toString('utf8')) as SupervisorMessage);
+  });
+  if (conn === null) return launchPerCall(spec, key, attempt, token, startedAt, onData, onMessage, () => childPid, () => exit);
+  const { socket, hello } = conn;
+  const stateError = recordStarting(spec, key, attempt, token, startedAt, { pid: hello.pid, startTime: hello.startTime, shared: true });
+  socket.on('error', () => {});
+  const request = (r: DaemonRequest): void => {
+    if (socket.writable) socket.write(`${JSON.stringify(r)}\n`);
+  };
+  request({ t: 'run', spec: handover(spec, key, attempt, token) });
+  // 'close': the daemon has ended the call's connection after recording its exit, or died.
+  const ended = new Promise<SupervisorExit | null>((resolve) => {
+    socket.once('close', () => resolve(exit ?? finishedState(spec.pidFile, key)));
+  });
+  return {
+    attached: false,
+    startedAt,
+    token,
+    supervisorPid: hello.pid,
+    stateError,
+    pid: () => childPid,
+    ended,
+    cancel: () => request({ t: 'cancel' }),
+    // The daemon supervises other calls: only this call's tree is killed, and the call is no
+    // longer waited for (a daemon that hangs cannot hold it).
+    kill: () => {
+      signalTree(childPid, token, 'SIGKILL');
+      socket.destroy();
+    },
+    stop: () => socket.destroy(),
+  };
+}
+
+/** Starts a supervisor process for `spec` alone; output arrives on `onData`. */
+function launchPerCall(
+  spec: ProcessSpec,
+  key: string,
+  attempt: number,
+  token: string,
+  startedAt: number,
+  onData: (chunk: Buffer) => void,
+  onMessage: (m: SupervisorMessage) => void,
+  childPid: () => number | undefined,
+  exit: () => SupervisorExit | null,
+): Call & { stateError: string | null } {
+  const sup = spawn(process.execPath, [supervisorPath()], {
+    cwd: '/',
+    // The child's environment travels in the spec: none of it (NODE_OPTIONS...) applies to the supervisor.
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    detached: true, // outlives the worker: its own session and process group
+    stdio: ['pipe', 'pipe', 'ignore', 'pipe'],
+  });
+  const stateError = sup.pid !== undefined ? recordStarting(spec, key, attempt, token, startedAt, { pid: sup.pid, startTime: processStartTime(sup.pid) }) : null;
+  const control = sup.stdio[3] as Readable;
+  control.on(
+    'data',
+    lineReader((line) => {
+      try {
+        onMessage(JSON.parse(line) as SupervisorMessage);
+      } catch {
+        /* not a message */
+      }
+    }),
+  );
+  sup.stdout?.on('data', onData);
+  sup.stdin?.on('error', () => {});
+  sup.stdin?.end(JSON.stringify(handover(spec, key, attempt, token)));
   // 'close': the supervisor has exited and everything it wrote has been read.
   const ended = new Promise<SupervisorExit | null>((resolve) => {
-    sup.once('close', () => resolve(exit ?? finishedState(spec.pidFile, key)));
+    sup.once('close', () => resolve(exit() ?? finishedState(spec.pidFile, key)));
     sup.once('error', () => resolve(null));
   });
   return {
@@ -267,12 +314,12 @@ function launch(spec: ProcessSpec, key: string, attempt: number, onData: (chunk:
     token,
     supervisorPid: sup.pid,
     stateError,
-    pid: () => childPid,
+    pid: childPid,
     ended,
     cancel: () => signal(sup.pid, 'SIGTERM'),
     kill: () => {
       signal(sup.pid, 'SIGKILL');
-      signalTree(childPid, token, 'SIGKILL');
+      signalTree(childPid(), token, 'SIGKILL');
     },
     stop: () => {},
   };
@@ -350,6 +397,8 @@ function attach(spec: ProcessSpec, prev: SupervisorState, onData: (chunk: Buffer
   void ended.finally(() => {
     if (fd !== null) closeSync(fd);
   });
+  /** The child, while it is still the process the state file names. */
+  const child = (): number | undefined => (state.pid !== null && state.startTime !== null && processStartTime(state.pid) === state.startTime ? state.pid : undefined);
   return {
     attached: true,
     startedAt: prev.startedAt,
@@ -357,12 +406,14 @@ function attach(spec: ProcessSpec, prev: SupervisorState, onData: (chunk: Buffer
     supervisorPid: prev.supervisor.pid,
     pid: () => state.pid ?? undefined,
     ended,
+    // A daemon supervises other calls too: the tree is signalled, never the daemon.
     cancel: () => {
-      if (alive(state.supervisor)) signal(state.supervisor.pid, 'SIGTERM');
+      if (state.supervisor.shared) signalTree(child(), state.token, 'SIGTERM');
+      else if (alive(state.supervisor)) signal(state.supervisor.pid, 'SIGTERM');
     },
     kill: () => {
-      if (alive(state.supervisor)) signal(state.supervisor.pid, 'SIGKILL');
-      signalTree(state.pid !== null && state.startTime !== null && processStartTime(state.pid) === state.startTime ? state.pid : undefined, state.token, 'SIGKILL');
+      if (!state.supervisor.shared && alive(state.supervisor)) signal(state.supervisor.pid, 'SIGKILL');
+      signalTree(child(), state.token, 'SIGKILL');
     },
     stop: () => clearTimeout(timer),
   };
@@ -436,7 +487,7 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   } else {
     // A survivor of an earlier call that cannot be collected (another call, or its supervisor died).
     killSurvivor(spec.pidFile);
-    call = launch(spec, key, info.attempt, onData, onStarted);
+    call = await launch(spec, key, info.attempt, onData, onStarted);
   }
   const running = call;
 

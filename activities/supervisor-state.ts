@@ -4,6 +4,7 @@
  * the kill graces. Node built-ins only: the supervisor must start fast.
  */
 import { readFileSync, renameSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import { writePrivateFile } from './safe-files.js';
 
 /** What the worker writes on the supervisor's stdin. */
@@ -48,7 +49,8 @@ export interface SupervisorState {
   v: 2;
   key: string;
   attempt: number;
-  supervisor: { pid: number; startTime: string | null };
+  /** The supervising process; `shared`: a daemon supervising many calls (never killed for one). */
+  supervisor: { pid: number; startTime: string | null; shared?: boolean };
   /** The child, once started. */
   pid: number | null;
   startTime: string | null;
@@ -83,4 +85,56 @@ export function readState(file: string): SupervisorState | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The supervisor daemon's wire (supervisor-daemon.ts), over a unix socket, one connection per
+ * call. Worker → daemon: JSON lines (`run` once, then `cancel`). Daemon → worker: frames of a
+ * type byte, a 4-byte big-endian length and the payload: the child's output (`D`) or a control
+ * message (`M`, JSON: `hello` on connect, then `started` and `exit`).
+ */
+export type DaemonRequest = { t: 'run'; spec: SupervisorSpec } | { t: 'cancel' };
+export interface DaemonHello {
+  t: 'hello';
+  pid: number;
+  startTime: string | null;
+}
+export type DaemonMessage = DaemonHello | SupervisorMessage;
+export const FRAME_DATA = 0x44;
+export const FRAME_MESSAGE = 0x4d;
+
+export function frame(type: number, payload: Buffer): Buffer {
+  const head = Buffer.alloc(5);
+  head[0] = type;
+  head.writeUInt32BE(payload.length, 1);
+  return Buffer.concat([head, payload]);
+}
+
+/** Splits a byte stream into frames; calls `onFrame` for each complete one. */
+export function frameReader(onFrame: (type: number, payload: Buffer) => void): (chunk: Buffer) => void {
+  let pending: Buffer = Buffer.alloc(0);
+  return (chunk) => {
+    pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+    while (pending.length >= 5) {
+      const len = pending.readUInt32BE(1);
+      if (pending.length < 5 + len) break;
+      onFrame(pending[0] as number, pending.subarray(5, 5 + len));
+      pending = pending.subarray(5 + len);
+    }
+  };
+}
+
+/** Splits a byte stream into lines (without the newline). */
+export function lineReader(onLine: (line: string) => void): (chunk: Buffer) => void {
+  let pending = '';
+  const decoder = new StringDecoder('utf8');
+  return (chunk) => {
+    pending += decoder.write(chunk);
+    let nl: number;
+    while ((nl = pending.indexOf('\n')) >= 0) {
+      const line = pending.slice(0, nl);
+      pending = pending.slice(nl + 1);
+      onLine(line);
+    }
+  };
 }

@@ -19,7 +19,7 @@
  *        [-- --breakdown] [-- --dump-histories DIR] (every execution's history as JSON, payloads base64)
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -27,6 +27,7 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { workingTreeHash } from '../activities/repo.js';
+import { daemonSocketPath } from '../activities/supervisor-client.js';
 import { defaultKnobs, type Knobs } from '../schemas/knobs.js';
 import { DEV_SERVER_DYNAMIC_CONFIG, freePort, startDevServer, type DevServer } from '../workers/dev-server.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
@@ -161,6 +162,43 @@ function procRssMiB(pid: number): number {
   return m ? Number(m[1]) / 1024 : 0;
 }
 
+/**
+ * CPU seconds of the processes that supervise calls: the worker's reaped children (per-call
+ * supervisors, git, gate tools: this process's cutime and cstime) and the supervisor daemon with
+ * its reaped children (the agents, whose own share is a few ms of `sh`).
+ */
+function supervisionCpuSeconds(): number {
+  const fields = (pid: number | 'self'): string[] => {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  };
+  const self = fields('self');
+  let ticks = Number(self[13]) + Number(self[14]);
+  const daemon = supervisorDaemonPid();
+  if (daemon !== null) {
+    try {
+      const d = fields(daemon);
+      ticks += Number(d[11]) + Number(d[12]) + Number(d[13]) + Number(d[14]);
+    } catch {
+      /* gone */
+    }
+  }
+  return ticks / 100;
+}
+
+function supervisorDaemonPid(): number | null {
+  const sock = daemonSocketPath();
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0').includes(sock)) return Number(e);
+    } catch {
+      /* gone */
+    }
+  }
+  return null;
+}
+
 const selfCpuSeconds = (): number => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
@@ -204,6 +242,8 @@ interface RunFigures {
   agentMs: number;
   workerCpu: number;
   serverCpu: number;
+  /** Per-call supervisors or the supervisor daemon, git and gate tools (agents included). */
+  supervisionCpu: number;
   events: number;
   bytes: number;
   executions: number;
@@ -213,7 +253,7 @@ interface RunFigures {
 
 const tsMs = (t: proto.temporal.api.history.v1.IHistoryEvent['eventTime']): number => Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
 
-function analyse(histories: History[]): Omit<RunFigures, 'iterations' | 'wallMs' | 'workerCpu' | 'serverCpu'> {
+function analyse(histories: History[]): Omit<RunFigures, 'iterations' | 'wallMs' | 'workerCpu' | 'serverCpu' | 'supervisionCpu'> {
   const timings: IterationTiming[] = [];
   const byType = new Map<string, { count: number; bytes: number }>();
   let events = 0;
@@ -272,6 +312,7 @@ async function measuredRun(client: Client, server: DevServer, knobs: Knobs, labe
   try {
     const cpu0 = selfCpuSeconds();
     const srv0 = procCpuSeconds(server.pid);
+    const sup0 = supervisionCpuSeconds();
     const started = performance.now();
     const handle = await client.workflow.start(vigilRun, {
       taskQueue: 'bench',
@@ -282,11 +323,13 @@ async function measuredRun(client: Client, server: DevServer, knobs: Knobs, labe
     let wallMs = 0;
     let workerCpu = 0;
     let serverCpu = 0;
+    let supervisionCpu = 0;
     const ended = handle.result().finally(() => {
       finished = true;
       wallMs = performance.now() - started;
       workerCpu = selfCpuSeconds() - cpu0;
       serverCpu = procCpuSeconds(server.pid) - srv0;
+      supervisionCpu = supervisionCpuSeconds() - sup0;
     });
     const [outcome] = await Promise.all([ended, watchForPause(handle, () => finished)]);
     if (outcome.status !== 'max_iterations_reached' || outcome.iteration !== knobs.maxIterations) {
@@ -299,7 +342,7 @@ async function measuredRun(client: Client, server: DevServer, knobs: Knobs, labe
       histories.forEach((h, i) => writeFileSync(path.join(values['dump-histories'], `${label}-${i}.json`), JSON.stringify(temporal.api.history.v1.History.toObject(h as proto.temporal.api.history.v1.History, { longs: String, enums: String, bytes: String }), null, 1)));
     }
     const a = analyse(histories);
-    return { ...a, iterations: outcome.iteration, wallMs, workerCpu, serverCpu };
+    return { ...a, iterations: outcome.iteration, wallMs, workerCpu, serverCpu, supervisionCpu };
   } finally {
     rmSync(repo, { recursive: true, force: true });
   }
@@ -311,7 +354,7 @@ function report(label: string, f: RunFigures): void {
   console.log(
     `${label}: ${n} iterations (${f.executions} executions) in ${(f.wallMs / 1000).toFixed(1)} s; per iteration: ` +
       `overhead ${(overhead / 1000).toFixed(3)} s (agent ${(f.agentMs / n / 1000).toFixed(3)} s), ` +
-      `CPU ${((f.workerCpu + f.serverCpu) / n).toFixed(3)} s (worker ${(f.workerCpu / n).toFixed(3)}, server ${(f.serverCpu / n).toFixed(3)}), ` +
+      `CPU ${((f.workerCpu + f.serverCpu + f.supervisionCpu) / n).toFixed(3)} s (worker ${(f.workerCpu / n).toFixed(3)}, server ${(f.serverCpu / n).toFixed(3)}, supervision ${(f.supervisionCpu / n).toFixed(3)}), ` +
       `${(f.events / n).toFixed(1)} events, ${(f.bytes / n / 1024).toFixed(1)} KiB`,
   );
   // Flatness: the overhead per window of iterations (iteration i's call to iteration j's).

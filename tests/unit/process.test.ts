@@ -6,19 +6,49 @@
  * killSurvivor (a record left by a crashed attempt). The supervisor runs from dist/: `npm run build`.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Info as ActivityInfo } from '@temporalio/activity';
 import { killSurvivor, runProcess, supervisorPath, type ProcessResult, type ProcessSpec } from '../../activities/process.js';
+import { configureSupervisor, daemonSocketPath, type SupervisorMode } from '../../activities/supervisor-client.js';
 import { readState, type SupervisorState } from '../../activities/supervisor-state.js';
 
 if (!existsSync(supervisorPath())) throw new Error(`${supervisorPath()} is missing: run \`npm run build\` (npm test does it for you)`);
+
+// A daemon of this file's own: its tests kill it, which must not touch other files' calls.
+const daemonDir = mkdtempSync(path.join(os.tmpdir(), 'vigil-sup-'));
+configureSupervisor({ mode: 'daemon', dir: daemonDir });
+afterAll(() => {
+  const rec = daemonPid();
+  if (rec !== null) {
+    try {
+      process.kill(rec, 'SIGTERM');
+    } catch {
+      /* gone */
+    }
+  }
+  rmSync(daemonDir, { recursive: true, force: true });
+});
+
+/** The running daemon's pid, from /proc (the process listening with this file's socket path as argument). */
+function daemonPid(): number | null {
+  const sock = daemonSocketPath();
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0').includes(sock)) return Number(e);
+    } catch {
+      /* gone */
+    }
+  }
+  return null;
+}
 
 const dirs: string[] = [];
 /** Processes started by a test, killed afterwards (if still the same process) in case an assertion failed first. */
@@ -229,8 +259,11 @@ describe('runProcess', () => {
     const r = await run;
     expect(r.exitCode).toBe(0);
     expect(readState(s.pidFile)).toMatchObject({ state: 'exited', pid: rec.pid, exit: { exitCode: 0 } });
-    // The supervisor does not outlive its child.
-    expect(await waitFor(() => isGone(rec.supervisor.pid))).toBe(true);
+    // The daemon supervises the next call too.
+    expect(rec.supervisor).toMatchObject({ pid: daemonPid(), shared: true });
+    const next = spec(dir, 'exit 3', { pidFile: path.join(dir, 'next.pid.json') });
+    expect((await newEnv().env.run(next)).exitCode).toBe(3);
+    expect(readState(next.pidFile)?.supervisor.pid).toBe(rec.supervisor.pid);
   });
 
   it('kills the whole process group on timeout: exit 124, child and grandchild gone', async () => {
@@ -418,7 +451,9 @@ describe('killSurvivor', () => {
   });
 });
 
-describe('a call that outlives its worker (the supervisor)', () => {
+for (const mode of ['daemon', 'per-call'] as SupervisorMode[]) describe(`a call that outlives its worker (supervisor: ${mode})`, () => {
+  beforeAll(() => configureSupervisor({ mode }));
+  afterAll(() => configureSupervisor({ mode: 'daemon' }));
   /** A command that counts its runs in `counter`, prints, waits, prints again. */
   const counted = (counter: string, ms: number): string => `echo run >> "${counter}"; echo first part; sleep ${ms / 1000}; echo second part; exit 7`;
 
@@ -508,7 +543,105 @@ describe('a call that outlives its worker (the supervisor)', () => {
     const r = await run;
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(r.exitCode).toBe(137);
-    expect(await waitFor(() => isGone(rec.pid as number) && isGone(rec.supervisor.pid))).toBe(true);
+    expect(await waitFor(() => isGone(rec.pid as number))).toBe(true);
+    // A supervisor of its own ends with its call; the daemon goes on.
+    expect(await waitFor(() => isGone(rec.supervisor.pid) === (mode === 'per-call'))).toBe(true);
+  });
+
+  it('records the supervisor and the child in the state file; a supervisor of its own does not outlive its child', async () => {
+    const dir = tempDir();
+    const s = spec(dir, 'sleep 0.3');
+    const run = newEnv().env.run(s);
+    expect(await waitFor(() => readState(s.pidFile)?.state === 'running')).toBe(true);
+    const rec = readState(s.pidFile) as SupervisorState;
+    expect(rec.supervisor.startTime).toBe(startTime(rec.supervisor.pid));
+    expect(rec.supervisor.shared === true).toBe(mode === 'daemon');
+    expect((await run).exitCode).toBe(0);
+    expect(await waitFor(() => isGone(rec.supervisor.pid))).toBe(mode === 'per-call');
+  });
+
+  it('on cancellation kills the tree, leaves the daemon running, and records the call as cancelled', async () => {
+    const dir = tempDir();
+    const { env, heartbeats } = newEnv();
+    const s = spec(dir, 'sleep 30', { timeoutMs: 60_000 });
+    const outcome = env.run(s).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(await waitFor(() => heartbeats.length > 0, 5000)).toBe(true);
+    const rec = readState(s.pidFile) as SupervisorState;
+    track(rec.pid as number);
+    env.cancel();
+    expect(await outcome).toBeInstanceOf(CancelledFailure);
+    expect(await waitFor(() => isGone(rec.pid as number), 10_000)).toBe(true);
+    expect(readState(s.pidFile)?.exit).toMatchObject({ cancelled: true });
+    if (mode === 'daemon') expect(isGone(rec.supervisor.pid)).toBe(false);
+  });
+});
+
+describe('the supervisor daemon', () => {
+  it('supervises concurrent calls in one process: no Node process per call', async () => {
+    const dir = tempDir();
+    const specs = [0, 1, 2, 3].map((i) => spec(dir, `sleep 0.5; echo call ${i}`, { pidFile: path.join(dir, `c${i}.pid.json`), logPath: path.join(dir, `c${i}.log`) }));
+    const results = await Promise.all(specs.map((x) => newEnv().env.run(x)));
+    expect(results.map((r) => r.tail)).toEqual(['call 0\n', 'call 1\n', 'call 2\n', 'call 3\n']);
+    const supervisors = new Set(specs.map((x) => readState(x.pidFile)?.supervisor.pid));
+    expect([...supervisors]).toEqual([daemonPid()]);
+  });
+
+  it('a later call of the same state file takes over: the earlier tree is killed and records nothing over it', async () => {
+    const dir = tempDir();
+    const s = spec(dir, 'sleep 30', { timeoutMs: 60_000 });
+    const first = newEnv({ attempt: 1 }).env.run(s);
+    expect(await waitFor(() => readState(s.pidFile)?.state === 'running')).toBe(true);
+    const old = readState(s.pidFile) as SupervisorState;
+    track(old.pid as number);
+    // Another call (another activity id) with the same state file.
+    const r = await newEnv({ attempt: 1, activityId: 'another' }).env.run(spec(dir, 'echo second'));
+    expect(r.exitCode).toBe(0);
+    expect(await waitFor(() => isGone(old.pid as number))).toBe(true);
+    await first.catch(() => null);
+    await sleep(200);
+    expect(readState(s.pidFile)).toMatchObject({ key: 'test/00000000-0000-0000-0000-000000000000/another', state: 'exited', exit: { exitCode: 0 } });
+  });
+
+  it('SIGTERM to the daemon kills every call it supervises and records no exit: the attempts fail retryably', async () => {
+    const dir = tempDir();
+    const specs = [0, 1].map((i) => spec(dir, 'sleep 30', { timeoutMs: 60_000, pidFile: path.join(dir, `t${i}.pid.json`) }));
+    const outcomes = specs.map((x) =>
+      newEnv()
+        .env.run(x)
+        .then(
+          () => null,
+          (error: unknown) => error,
+        ),
+    );
+    expect(await waitFor(() => specs.every((x) => readState(x.pidFile)?.state === 'running'))).toBe(true);
+    const recs = specs.map((x) => readState(x.pidFile) as SupervisorState);
+    for (const r of recs) track(r.pid as number);
+    process.kill(recs[0]?.supervisor.pid as number, 'SIGTERM');
+    for (const o of outcomes) expect(await o).toMatchObject({ type: 'ProcessSupervisorLost', nonRetryable: false });
+    for (const r of recs) expect(await waitFor(() => isGone(r.pid as number))).toBe(true);
+    expect(await waitFor(() => isGone(recs[0]?.supervisor.pid as number))).toBe(true);
+    // The next call starts a daemon again.
+    expect((await newEnv().env.run(spec(dir, 'exit 0'))).exitCode).toBe(0);
+  });
+
+  it('a daemon folder others can enter is refused: the call gets a supervisor of its own', async () => {
+    const open = mkdtempSync(path.join(os.tmpdir(), 'vigil-sup-open-'));
+    dirs.push(open);
+    chmodSync(open, 0o777);
+    configureSupervisor({ dir: open });
+    try {
+      const dir = tempDir();
+      const s = spec(dir, 'echo fine');
+      const r = await newEnv().env.run(s);
+      expect(r).toMatchObject({ exitCode: 0, tail: 'fine\n' });
+      expect(readState(s.pidFile)?.supervisor.shared).toBeUndefined();
+      expect(readdirSync(open)).toEqual([]);
+    } finally {
+      configureSupervisor({ dir: daemonDir });
+    }
   });
 });
 
