@@ -1,8 +1,9 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirstSequencer from './tests/support/sequencer.js';
 
 // The Temporal SDK loads a native module and a process-wide runtime: test files run in forked
 // processes, two at a time (the machines have two cores), against one dev server started by the
-// global setup. Timeouts are generous because the workflow tests drive real processes.
+// global setup, longest first. Timeouts are generous because the workflow tests drive real processes.
 export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
@@ -12,5 +13,7 @@ export default defineConfig({
     testTimeout: 180_000,
     hookTimeout: 180_000,
     reporters: ['default'],
+    // Longest files first: the forks end together (tests/support/sequencer.ts).
+    sequence: { sequencer: LongestFirstSequencer },
   },
 });
