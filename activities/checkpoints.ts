@@ -2,6 +2,7 @@
  * Checkpoints in the repository: a commit of an inspected tree under a ref of the run, and the
  * restore of the working tree to one (for a rewind or a fork).
  *
+ * Git runs through the worker's git helper (git-helper.ts), never spawned from the worker itself.
  * Nothing here touches the user's branch, HEAD, index or stash: commits are made with
  * `git commit-tree` from trees already in the object store (the inspection's `write-tree`), refs
  * live under `refs/vigil/`, and files are written from a temporary index.
@@ -9,9 +10,9 @@
 import { existsSync, lstatSync, mkdtempSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execa } from 'execa';
 import { RewindRepoInputSchema, type RewindRepoInput, type RewindRepoResult } from '../schemas/activities.js';
-import { assertGitRepo, changedPaths, git, workingTreeHash } from './repo.js';
+import { runGit } from './git-helper.js';
+import { assertGitRepo, changedPaths, git, objectExists, workingTreeHash } from './repo.js';
 
 /** Who checkpoint commits are by (no user configuration needed, no signing). */
 const IDENTITY = {
@@ -21,14 +22,10 @@ const IDENTITY = {
   GIT_COMMITTER_EMAIL: 'vigil@vigil.invalid',
 };
 
-async function objectExists(repoPath: string, spec: string): Promise<boolean> {
-  return (await execa('git', ['cat-file', '-e', spec], { cwd: repoPath, reject: false, stdin: 'ignore' })).exitCode === 0;
-}
-
 /** The object a ref points at, or null when there is no such ref. */
 export async function refTarget(repoPath: string, ref: string): Promise<string | null> {
-  const r = await execa('git', ['rev-parse', '--verify', '-q', ref], { cwd: repoPath, reject: false, stdin: 'ignore' });
-  const out = String(r.stdout).trim();
+  const r = await runGit(repoPath, ['rev-parse', '--verify', '-q', ref]);
+  const out = r.stdout.trim();
   return r.exitCode === 0 && out ? out : null;
 }
 

@@ -3,8 +3,11 @@
  * repository's inspection and the signal files come back with it), a gated iteration adds one
  * gates activity, long prompt parts travel once and by reference afterwards (every prompt still
  * holds them), a default-knob iteration with the run memory stays within 15 events and 8 KiB (the
- * memory and the agent's notes by reference, reviewing prompts as parts), and a PAUSE during the gates cuts the pass short and runs it again after RESUME.
+ * memory and the agent's notes by reference, reviewing prompts as parts), a PAUSE during the gates
+ * cuts the pass short and runs it again after RESUME, and the worker itself spawns no process per
+ * iteration.
  */
+import { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -196,5 +199,32 @@ describe('the lean iteration', () => {
     const gates = scheduled(events).filter((a) => a.name === 'runGates');
     expect(gates.length).toBe(2);
     expect(events.some((e) => e.activityTaskCancelRequestedEventAttributes)).toBe(true);
+  });
+
+  it('the worker spawns no process per iteration: git goes through its helper, the agent through the supervisor daemon', async () => {
+    const repo = makeRepo();
+    const scenario = writeScenario(repo, {
+      version: 1,
+      iterations: [1, 2, 3, 4, 5, 6].map((i) => ({ appends: { 'notes.txt': `${i}\n` } })),
+    });
+    const tq = uniqueId('tq');
+    const worker = await makeWorker(env, tq);
+    // Every spawn of this process (spawn, execFile, execa all go through ChildProcess#spawn).
+    const spawned: string[] = [];
+    const target = ChildProcess.prototype as unknown as { spawn(options: { file: string }): unknown };
+    const original = target.spawn;
+    target.spawn = function (this: unknown, options: { file: string }) {
+      spawned.push(options.file);
+      return original.call(this, options);
+    };
+    try {
+      const outcome = await worker.runUntil(async () => (await startRun(env, tq, runInput(repo, scenario, { maxIterations: 6 }))).result());
+      expect(outcome).toMatchObject({ status: 'max_iterations_reached', iteration: 6 });
+    } finally {
+      target.spawn = original;
+    }
+    // At most the helper and the daemon, each started once (neither when this process has them running).
+    expect(spawned.filter((f) => f !== process.execPath)).toEqual([]);
+    expect(spawned.length).toBeLessThanOrEqual(2);
   });
 });
