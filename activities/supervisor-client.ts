@@ -10,7 +10,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, lstatSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -71,6 +71,26 @@ export function daemonSocketPath(): string {
     build = h.digest('hex').slice(0, 12);
   }
   return path.join(settings.dir, `sup-${build}.sock`);
+}
+
+/** The pid of the daemon serving this build's socket (the process whose command line names it), or null (Linux). */
+export function daemonPid(): number | null {
+  const sock = daemonSocketPath();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return null;
+  }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0').includes(sock)) return Number(e);
+    } catch {
+      /* gone */
+    }
+  }
+  return null;
 }
 
 /** Creates the daemon's folder owner-only, and refuses one that is not (another user could reach the socket). */

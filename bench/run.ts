@@ -19,7 +19,7 @@
  *        [-- --breakdown] [-- --dump-histories DIR] (every execution's history as JSON, payloads base64)
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -27,7 +27,7 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { workingTreeHash } from '../activities/repo.js';
-import { daemonSocketPath } from '../activities/supervisor-client.js';
+import { daemonPid } from '../activities/supervisor-client.js';
 import { defaultKnobs, type Knobs } from '../schemas/knobs.js';
 import { DEV_SERVER_DYNAMIC_CONFIG, freePort, startDevServer, type DevServer } from '../workers/dev-server.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
@@ -174,7 +174,7 @@ function supervisionCpuSeconds(): number {
   };
   const self = fields('self');
   let ticks = Number(self[13]) + Number(self[14]);
-  const daemon = supervisorDaemonPid();
+  const daemon = daemonPid();
   if (daemon !== null) {
     try {
       const d = fields(daemon);
@@ -184,19 +184,6 @@ function supervisionCpuSeconds(): number {
     }
   }
   return ticks / 100;
-}
-
-function supervisorDaemonPid(): number | null {
-  const sock = daemonSocketPath();
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      if (readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0').includes(sock)) return Number(e);
-    } catch {
-      /* gone */
-    }
-  }
-  return null;
 }
 
 const selfCpuSeconds = (): number => {
@@ -403,7 +390,7 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
     const sample = setInterval(() => {
       rssWorker = Math.max(rssWorker, process.memoryUsage().rss / 1024 / 1024);
       rssServer = Math.max(rssServer, procRssMiB(server.pid));
-      const daemon = supervisorDaemonPid();
+      const daemon = daemonPid();
       if (daemon !== null) rssSupervision = Math.max(rssSupervision, procRssMiB(daemon));
     }, 1000);
     const t0 = performance.now();

@@ -16,7 +16,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Info as ActivityInfo } from '@temporalio/activity';
 import { killSurvivor, runProcess, supervisorPath, type ProcessResult, type ProcessSpec } from '../../activities/process.js';
-import { configureSupervisor, daemonSocketPath, type SupervisorMode } from '../../activities/supervisor-client.js';
+import { configureSupervisor, daemonPid, type SupervisorMode } from '../../activities/supervisor-client.js';
 import { readState, type SupervisorState } from '../../activities/supervisor-state.js';
 
 if (!existsSync(supervisorPath())) throw new Error(`${supervisorPath()} is missing: run \`npm run build\` (npm test does it for you)`);
@@ -35,20 +35,6 @@ afterAll(() => {
   }
   rmSync(daemonDir, { recursive: true, force: true });
 });
-
-/** The running daemon's pid, from /proc (the process listening with this file's socket path as argument). */
-function daemonPid(): number | null {
-  const sock = daemonSocketPath();
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      if (readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0').includes(sock)) return Number(e);
-    } catch {
-      /* gone */
-    }
-  }
-  return null;
-}
 
 const dirs: string[] = [];
 /** Processes started by a test, killed afterwards (if still the same process) in case an assertion failed first. */
