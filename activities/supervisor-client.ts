@@ -24,6 +24,8 @@ export type SupervisorMode = 'daemon' | 'per-call';
 interface Settings {
   mode: SupervisorMode;
   dir: string;
+  /** How long a daemon this worker starts stays with nothing to do; null: its default (a minute). */
+  idleMs: number | null;
 }
 
 function defaults(): Settings {
@@ -31,6 +33,7 @@ function defaults(): Settings {
   return {
     mode: process.env.VIGIL_SUPERVISOR === 'per-call' ? 'per-call' : 'daemon',
     dir: process.env.VIGIL_SUPERVISOR_DIR || path.join(os.tmpdir(), `vigil-supervisor-${uid}`),
+    idleMs: null,
   };
 }
 
@@ -144,7 +147,8 @@ function startDaemon(socketPath: string): Promise<void> {
     const dir = path.dirname(socketPath);
     privateDir(dir);
     const errFd = openSync(path.join(dir, 'daemon.log'), 'a', 0o600);
-    const child = spawn(process.execPath, [compiledModule('supervisor-daemon.js'), socketPath], {
+    const idle = settings?.idleMs ?? null;
+    const child = spawn(process.execPath, [compiledModule('supervisor-daemon.js'), socketPath, ...(idle !== null ? [String(idle)] : [])], {
       cwd: '/',
       // The calls' environments travel in their specs: none of the worker's (NODE_OPTIONS...) applies here.
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },

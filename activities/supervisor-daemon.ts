@@ -7,9 +7,9 @@
  * re-attaches to the running child or collects its result from the call's state file
  * (activities/process.ts). Every call is supervised as supervised-call.ts does it.
  *
- * Usage (by the worker, supervisor-client.ts): `node supervisor-daemon.js <socket>`. It prints
+ * Usage (by the worker, supervisor-client.ts): `node supervisor-daemon.js <socket> [idle-ms]`. It prints
  * `ready` once it listens (or `running` when another daemon already answers on the socket, and
- * exits). It exits after IDLE_MS with no call and no connection. SIGTERM or SIGINT kill every
+ * exits). It exits after `idle-ms` (default a minute) with no call and no connection. SIGTERM or SIGINT kill every
  * call's tree without recording an exit (the calls are run again, as after a lost machine).
  * The socket is created owner-only inside an owner-only folder: whoever connects runs commands.
  * Nothing may import this module: importing it runs the daemon.
@@ -21,11 +21,12 @@ import { superviseCall, type SupervisedCall } from './supervised-call.js';
 import { frame, FRAME_DATA, FRAME_MESSAGE, lineReader, type DaemonMessage, type DaemonRequest } from './supervisor-state.js';
 
 /** With no call and no connection for this long, the daemon exits (the next call starts another). */
-const IDLE_MS = 60_000;
+const DEFAULT_IDLE_MS = 60_000;
 
 const socketPath = process.argv[2];
-if (!socketPath) {
-  process.stderr.write('usage: supervisor-daemon.js <socket>\n');
+const IDLE_MS = process.argv[3] ? Number(process.argv[3]) : DEFAULT_IDLE_MS;
+if (!socketPath || !(IDLE_MS > 0)) {
+  process.stderr.write('usage: supervisor-daemon.js <socket> [idle-ms]\n');
   process.exit(64);
 }
 const self = { pid: process.pid, startTime: processStartTime(process.pid), shared: true };

@@ -387,8 +387,11 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
     let rssWorker = 0;
     let rssServer = 0;
     let rssSupervision = 0;
+    let heapWorker = 0;
     const sample = setInterval(() => {
-      rssWorker = Math.max(rssWorker, process.memoryUsage().rss / 1024 / 1024);
+      const m = process.memoryUsage();
+      rssWorker = Math.max(rssWorker, m.rss / 1024 / 1024);
+      heapWorker = Math.max(heapWorker, m.heapUsed / 1024 / 1024);
       rssServer = Math.max(rssServer, procRssMiB(server.pid));
       const daemon = daemonPid();
       if (daemon !== null) rssSupervision = Math.max(rssSupervision, procRssMiB(daemon));
@@ -439,7 +442,7 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
     console.log(
       `load, ${runs} runs (agent sleeps ${AGENT_SLEEP} s, ${SLOTS} activity slots, ${WORKFLOW_SLOTS} workflow-task slots): ${(total / minutes).toFixed(0)} iterations/min ` +
         `(ideal ${((runs * 60) / AGENT_SLEEP).toFixed(0)}); fewest by one run ${Math.min(...made)}, most ${Math.max(...made)} in ${(minutes * 60).toFixed(0)} s; ` +
-        `RSS worker ${rssWorker.toFixed(0)} MiB + server ${rssServer.toFixed(0)} MiB + supervisor daemon ${rssSupervision.toFixed(0)} MiB; status median ${pct(statusMs, 0.5).toFixed(0)} ms (max ${Math.max(...statusMs).toFixed(0)}), ` +
+        `RSS worker ${rssWorker.toFixed(0)} MiB (JS heap ${heapWorker.toFixed(0)} MiB) + server ${rssServer.toFixed(0)} MiB + supervisor daemon ${rssSupervision.toFixed(0)} MiB; status median ${pct(statusMs, 0.5).toFixed(0)} ms (max ${Math.max(...statusMs).toFixed(0)}), ` +
         `pause median ${pct(pauseMs, 0.5).toFixed(0)} ms (max ${Math.max(...pauseMs).toFixed(0)}); workflow tasks held: first median ${pct(firstTaskMs, 0.5).toFixed(0)} ms (max ${Math.max(...firstTaskMs).toFixed(0)}), ` +
         `others median ${pct(taskMs, 0.5).toFixed(0)} ms (p90 ${pct(taskMs, 0.9).toFixed(0)}, max ${Math.max(...taskMs).toFixed(0)}), ${taskTimeouts} timed out` +
         (unanswered ? `; ${unanswered} queries or pauses unanswered` : ''),

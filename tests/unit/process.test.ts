@@ -16,7 +16,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Info as ActivityInfo } from '@temporalio/activity';
 import { killSurvivor, runProcess, supervisorPath, type ProcessResult, type ProcessSpec } from '../../activities/process.js';
-import { configureSupervisor, daemonPid, type SupervisorMode } from '../../activities/supervisor-client.js';
+import { configureSupervisor, daemonPid, daemonSocketPath, type SupervisorMode } from '../../activities/supervisor-client.js';
 import { readState, type SupervisorState } from '../../activities/supervisor-state.js';
 
 if (!existsSync(supervisorPath())) throw new Error(`${supervisorPath()} is missing: run \`npm run build\` (npm test does it for you)`);
@@ -611,6 +611,27 @@ describe('the supervisor daemon', () => {
     expect(await waitFor(() => isGone(recs[0]?.supervisor.pid as number))).toBe(true);
     // The next call starts a daemon again.
     expect((await newEnv().env.run(spec(dir, 'exit 0'))).exitCode).toBe(0);
+  });
+
+  it('exits when it has had nothing to do for its idle time, removing its socket; the next call starts another', async () => {
+    configureSupervisor({ idleMs: 500 });
+    try {
+      const dir = tempDir();
+      // A daemon of this file may still run (with the default idle time): this one must be new.
+      const old = daemonPid();
+      if (old !== null) process.kill(old, 'SIGTERM');
+      expect(await waitFor(() => daemonPid() === null)).toBe(true);
+      const s = spec(dir, 'exit 0');
+      expect((await newEnv().env.run(s)).exitCode).toBe(0);
+      const first = readState(s.pidFile)?.supervisor.pid as number;
+      expect(first).toBe(daemonPid());
+      expect(await waitFor(() => isGone(first) && !existsSync(daemonSocketPath()), 5000)).toBe(true);
+      expect((await newEnv().env.run(spec(dir, 'exit 0'))).exitCode).toBe(0);
+      expect(daemonPid()).not.toBe(first);
+      expect(daemonPid()).not.toBeNull();
+    } finally {
+      configureSupervisor({ idleMs: null });
+    }
   });
 
   it('a daemon folder others can enter is refused: the call gets a supervisor of its own', async () => {
