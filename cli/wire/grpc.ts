@@ -7,7 +7,9 @@
  * `grpc-status` / `grpc-message` trailers, or from the headers of a trailers-only answer.
  * No dependencies beyond node.
  */
+import { readFileSync } from 'node:fs';
 import http2 from 'node:http2';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 
 /** gRPC status codes used by name. */
@@ -93,6 +95,17 @@ function grpcTimeout(ms: number): string {
   return n < 1e8 ? `${n}m` : `${Math.ceil(n / 1000)}S`;
 }
 
+/** The version of Temporal's TypeScript client this package uses (its package.json: one small read). */
+function sdkVersion(): string {
+  try {
+    // Read, not imported: the light client loads nothing of Temporal's client.
+    const file = createRequire(import.meta.url).resolve('@temporalio/client/package.json');
+    return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+  } catch {
+    return '0.0.0';
+  }
+}
+
 /** One HTTP/2 connection to a gRPC server, opened on the first call. */
 export class GrpcChannel {
   private session: http2.ClientHttp2Session | null = null;
@@ -106,8 +119,12 @@ export class GrpcChannel {
     const name = tls && typeof tls === 'object' && tls.serverNameOverride ? tls.serverNameOverride : null;
     this.authority = name ?? `${host.includes(':') ? `[${host}]` : host}:${port}`;
     this.headers = {};
-    // As the SDK's client: the endpoint's headers (names in lower case, as HTTP/2 has them), then the key.
+    // As the SDK's client: the endpoint's headers (names in lower case, as HTTP/2 has them), the
+    // client's name and version unless they name their own (the server's compatibility check and
+    // metrics see the same client as from the full program), then the key.
     for (const [k, v] of Object.entries(opts.metadata ?? {})) this.headers[k.toLowerCase()] = v;
+    this.headers['client-name'] ??= 'temporal-typescript';
+    this.headers['client-version'] ??= sdkVersion();
     if (opts.apiKey) this.headers.authorization = `Bearer ${opts.apiKey}`;
   }
 

@@ -9,6 +9,7 @@
  * and the server name, and answers trailers-only errors.
  */
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
@@ -360,6 +361,8 @@ describe('over TLS, with an API key and gRPC headers', () => {
       expect(h.te).toBe('trailers');
       expect(h['grpc-timeout']).toMatch(/^\d+m$/);
       expect(h[':authority']).toBe('vigil-test.local');
+      // The client's name and version, as the SDK's client sends them.
+      expect([h['client-name'], h['client-version']]).toEqual(['temporal-typescript', (createRequire(import.meta.url)('@temporalio/client/package.json') as { version: string }).version]);
     } finally {
       ch.close();
     }
