@@ -484,6 +484,13 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const prev = readState(spec.pidFile);
   if (prev && prev.key === key && prev.attempt < info.attempt && (prev.state === 'exited' || alive(prev.supervisor))) {
     call = attach(spec, prev, onData, onStarted);
+  } else if (prev?.supervisor.shared && prev.state !== 'exited' && alive(prev.supervisor)) {
+    // Another call of a daemon still running: this call's record takes over the state file first
+    // (the daemon abandons the earlier call when this one reaches it: it records and reports
+    // nothing more, so its worker runs it again), then whatever of its tree is left is killed (a
+    // daemon of another build does not hear of this call).
+    call = await launch(spec, key, info.attempt, onData, onStarted);
+    signalTree(prev.pid !== null && prev.startTime !== null && processStartTime(prev.pid) === prev.startTime ? prev.pid : undefined, prev.token, 'SIGKILL');
   } else {
     // A survivor of an earlier call that cannot be collected (another call, or its supervisor died).
     killSurvivor(spec.pidFile);
