@@ -69,7 +69,7 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
   const label =
     input.role === 'iteration'
       ? `iteration-${pad(input.iteration)}`
-      : `${input.role}-${round ? `round-${pad(Number(round))}` : pad(input.iteration)}${member !== undefined && input.role === 'council' ? `-m${member}` : ''}${reviewer ? `-${safeSegment(reviewer)}` : ''}`;
+      : `${input.role}-${round ? `round-${pad(Number(round))}` : pad(input.iteration)}${member !== undefined && input.role === 'council' ? `-m${member}` : ''}${reviewer ? `-${safeSegment(reviewer)}` : ''}${input.extraEnv.VIGIL_REVIEW_RERUN ? '-rerun' : ''}`;
   const promptPath = path.join(dir, `${label}.prompt.md`);
   const logPath = path.join(dir, `${label}.log`);
   const prompt = input.prompt ?? (input.promptSpec ? renderPromptSpec(input.promptSpec) : input.promptInput ? renderIterationPrompt(input.promptInput) : null);
@@ -87,7 +87,8 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
 
   authorizeExecution({ runId: input.runId, repoPath: input.repoPath, kind: { agent: { provider: input.provider, argv: input.argv } } }, input.authorization);
   // A retry after a worker crash resumes the session the lost attempt started (from its heartbeats).
-  const previous = (info.heartbeatDetails as { session?: unknown } | undefined)?.session;
+  // Only an iteration's: the calls of a round share their activity's heartbeats.
+  const previous = input.role === 'iteration' ? (info.heartbeatDetails as { session?: unknown } | undefined)?.session : undefined;
   const call = await prepareCall({
     provider: input.provider,
     argv: input.argv,

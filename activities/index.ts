@@ -29,5 +29,6 @@ export { runGate, runGates } from './gates/index.js';
 export const inspectIteration = heartbeating(inspectAfter);
 export const prepareReview = heartbeating(review);
 export const writeReviewReport = heartbeating(reviewReport);
+export { councilRound, reviewRound } from './rounds.js';
 export { projectEvents } from './event-store.js';
 export { readRunLog } from './logs.js';

@@ -4,9 +4,12 @@
  * then the tally, then the devil's advocate on a unanimous approval, then the transcript. Also
  * the evidence check alone, for completion claims judged without a council.
  *
- * Workflow code: deterministic, no I/O. The rules live in `decisions/`.
+ * Deterministic, no I/O of its own: it runs as workflow code (each call an activity) and, from
+ * `vigil-round-activity-v1` on, inside the round's one activity (activities/rounds.ts). The rules
+ * live in `decisions/`.
  */
-import { ActivityFailure, type ActivityInterfaceFor } from '@temporalio/workflow';
+import { ActivityFailure } from '@temporalio/common';
+import type { ActivityInterfaceFor } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
 import type { AgentResult, EvidenceFactsResult } from '../schemas/activities.js';
 import type { Knobs } from '../schemas/knobs.js';
@@ -22,11 +25,12 @@ import { agentResultOf } from './lean-prompt.js';
 
 type Acts = ActivityInterfaceFor<typeof activities>;
 
+/** What a round calls: activities from the workflow, or the same functions in process inside the round's own activity (activities/rounds.ts). */
 export interface CouncilDeps {
   /** git and file activities (evidence, transcript). */
-  repo: Acts;
+  repo: Pick<Acts, 'collectEvidence' | 'writeTranscript'>;
   /** Council member and devil's advocate calls, bounded by the member timeout. */
-  members: Acts;
+  members: Pick<Acts, 'runAgent'>;
 }
 
 export interface EvidenceInput {

@@ -5,9 +5,12 @@
  * aggregated; an inconclusive review re-asks the silent reviewers once; a unanimous PASS is
  * re-reviewed by the devil's advocate. The aggregate is written next to the reviewers' logs.
  *
- * Workflow code: deterministic, no I/O. The rules live in `decisions/review.ts`.
+ * Deterministic, no I/O of its own: it runs as workflow code (each call an activity) and, from
+ * `vigil-round-activity-v1` on, inside the review's one activity (activities/rounds.ts). The
+ * rules live in `decisions/review.ts`.
  */
-import { ActivityFailure, type ActivityInterfaceFor } from '@temporalio/workflow';
+import { ActivityFailure } from '@temporalio/common';
+import type { ActivityInterfaceFor } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
 import type { AgentResult } from '../schemas/activities.js';
 import type { RunAuthorization } from '../schemas/authorization.js';
@@ -19,10 +22,11 @@ import { aggregateReview, devilsAdvocateDue, devilsAdvocateReviewPrompt, reviewD
 
 type Acts = ActivityInterfaceFor<typeof activities>;
 
+/** What a review calls: activities from the workflow, or the same functions in process inside the round's own activity (activities/rounds.ts). */
 export interface ReviewDeps {
-  repo: Acts;
+  repo: Pick<Acts, 'prepareReview' | 'writeReviewReport'>;
   /** Reviewer calls, bounded by the council member timeout. */
-  members: Acts;
+  members: Pick<Acts, 'runAgent'>;
 }
 
 export interface ReviewInput {
@@ -89,7 +93,8 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
     round: input.round,
     iteration: input.iteration,
   });
-  const ask = async (reviewer: string, devil: boolean): Promise<ReviewerRecord> => {
+  /** One reviewer's call; a re-run has its own prompt, log and state file (a retried round must not take the first answer for it). */
+  const ask = async (reviewer: string, devil: boolean, again = false): Promise<ReviewerRecord> => {
     const role = devil ? 'devils-advocate' : 'reviewer';
     let r: AgentResult | null;
     try {
@@ -108,7 +113,7 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
           tier: k.tier,
           timeoutSeconds: k.councilMemberTimeoutSeconds,
           completionPromise: '',
-          extraEnv: { VIGIL_REVIEWER: reviewer, VIGIL_REVIEW_ROUND: String(input.round) },
+          extraEnv: { VIGIL_REVIEWER: reviewer, VIGIL_REVIEW_ROUND: String(input.round), ...(again ? { VIGIL_REVIEW_RERUN: '1' } : {}) },
           parse: 'review',
           rateLimitRpm: k.rateLimitRpm,
         },
@@ -127,7 +132,7 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
   if (shouldRerun(outcome.result, false)) {
     // One automatic re-run: the reviewers that gave no verdict are asked again.
     rerun = true;
-    reviewers = await Promise.all(reviewers.map((r) => (r.verdict === 'PASS' || r.verdict === 'FAIL' ? r : ask(r.reviewer, false))));
+    reviewers = await Promise.all(reviewers.map((r) => (r.verdict === 'PASS' || r.verdict === 'FAIL' ? r : ask(r.reviewer, false, true))));
     outcome = aggregateReview(reviewers, null, { mergeabilityMin: k.reviewMergeabilityMin });
   }
   let devilsAdvocate: ReviewerRecord | null = null;

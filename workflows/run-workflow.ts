@@ -180,6 +180,12 @@ export const MEMORY_PATCH = 'vigil-memory-v1';
  */
 export const LEAN_PROMPT_PATCH = 'vigil-lean-prompt-v1';
 
+/**
+ * Runs from before the round activities (a council round and a code review as workflow code, one
+ * activity per member, reviewer and step) replay as they ran. See activities/rounds.ts.
+ */
+export const ROUNDS_PATCH = 'vigil-round-activity-v1';
+
 /** History size past which a run rolls over at once, even mid agent call (Temporal's hard limit is 50 MB). */
 const EMERGENCY_HISTORY_BYTES = 20 * 1024 * 1024;
 
@@ -211,6 +217,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const leanEra = journalEra && patched(LEAN_PATCH);
   const memoryEra = checkpointsEra && patched(MEMORY_PATCH);
   const leanPromptEra = memoryEra && leanEra && patched(LEAN_PROMPT_PATCH);
+  const roundsEra = leanPromptEra && patched(ROUNDS_PATCH);
   /** What the activities that read the agent's notes are asked for (lean prompt: references, not text). */
   const notesAsk = memoryEra ? { notes: true, ...(leanPromptEra ? { notesByRef: true } : {}) } : {};
   /** Events are journaled and projected only when the run asks for the store: no extra activity otherwise. */
@@ -261,6 +268,17 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     retry: { maximumAttempts: 2, initialInterval: '2s', nonRetryableErrorTypes: [FAILURE_TYPES.agentNotRunnable] },
   });
   const councilDeps: CouncilDeps = { repo, members };
+  const rounds = proxyActivities<typeof activities>({
+    ...onHost,
+    // A round: its evidence or diff, its members in parallel, a re-run and a devil's advocate, each
+    // call bounded by the member timeout inside the activity; this is the backstop.
+    startToCloseTimeout: (3 * (knobs.councilMemberTimeoutSeconds + 60) + 600) * 1000,
+    // The calls beat while they run, the git steps every second.
+    heartbeatTimeout: Math.max(knobs.heartbeatTimeoutSeconds, 10) * 1000,
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    // A retried round re-attaches to its calls (or collects their answers): no member runs twice.
+    retry: { maximumAttempts: 3, initialInterval: '2s', nonRetryableErrorTypes: [FAILURE_TYPES.notAGitRepository] },
+  });
   const checks = proxyActivities<typeof activities>({
     ...onHost,
     // Probing a CLI's --help: seconds, up to 30 s for slow ones.
@@ -805,22 +823,22 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     status = 'gating';
     publish();
     const t = state.lastTests?.treeHash === tree ? state.lastTests : null;
-    const r = await runReviewRound(
-      { repo, members },
-      {
-        runId: info.workflowId,
-        repoPath: input.repoPath,
-        prdPath: input.prdPath,
-        round,
-        iteration: state.iteration,
-        knobs,
-        authorization: input.authorization ?? null,
-        runStart: state.runStart,
-        testSummary: t ? testLine(t) : 'No test results for this tree.',
-        at: nowIso(),
-        ...(leanPromptEra ? { leanPrompt: true } : {}),
-      },
-    );
+    const reviewInput = {
+      runId: info.workflowId,
+      repoPath: input.repoPath,
+      prdPath: input.prdPath,
+      round,
+      iteration: state.iteration,
+      knobs,
+      authorization: input.authorization ?? null,
+      runStart: state.runStart,
+      testSummary: t ? testLine(t) : 'No test results for this tree.',
+      at: nowIso(),
+      ...(leanPromptEra ? { leanPrompt: true } : {}),
+    };
+    const r = roundsEra
+      ? await rounds.reviewRound.executeWithOptions({ summary: `code review ${round} (iteration ${state.iteration})` }, [reviewInput])
+      : await runReviewRound({ repo, members }, reviewInput);
     status = stopRequest ? 'stopping' : 'running';
     for (const u of r.usages) state.spend = addUsage(state.spend, u);
     state.gates.reviewRounds = round;
@@ -973,7 +991,10 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     const round = state.council.rounds + 1;
     status = 'reviewing';
     publish();
-    const r = await runCouncilRound(councilDeps, { ...(await evidenceInput(round)), trigger, at: nowIso() });
+    const roundInput = { ...(await evidenceInput(round)), trigger, at: nowIso() };
+    const r = roundsEra
+      ? await rounds.councilRound.executeWithOptions({ summary: `council round ${round} (iteration ${state.iteration}, ${trigger}): evidence, ${knobs.councilSize} members` }, [{ ...roundInput, authorization: roundInput.authorization ?? null }])
+      : await runCouncilRound(councilDeps, roundInput);
     for (const u of r.usages) state.spend = addUsage(state.spend, u);
     status = stopRequest ? 'stopping' : 'running';
     state.council.rounds = round;

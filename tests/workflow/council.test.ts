@@ -294,6 +294,12 @@ describe('durability of a round', () => {
     expect([byMember(0), byMember(1), byMember(2)]).toEqual([1, 1, 1]);
     const transcripts = snap.council.verdicts.map((v) => v.transcriptPath);
     expect(transcripts.every((p) => existsSync(p))).toBe(true);
+    // The round is one activity, which ran twice: its second attempt collected the three votes.
+    const events = (await handle.fetchHistory()).events ?? [];
+    const rounds = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'councilRound');
+    expect(rounds).toHaveLength(1);
+    const started = events.find((e) => String(e.activityTaskStartedEventAttributes?.scheduledEventId ?? '') === String(rounds[0]?.eventId));
+    expect(started?.activityTaskStartedEventAttributes?.attempt).toBe(2);
   });
 });
 

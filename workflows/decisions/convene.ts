@@ -4,7 +4,9 @@
  * breaker tripped, when completion was claimed, every `checkInterval` iterations, or early when
  * the tests are affirmatively green. A human's forced review ignores the floor.
  */
-export type ConveneTrigger = 'forced' | 'circuit_breaker' | 'claim' | 'interval' | 'tests_green';
+import type { CONVENE_TRIGGERS } from '../../schemas/rounds.js';
+
+export type ConveneTrigger = (typeof CONVENE_TRIGGERS)[number];
 
 export interface ConveneFacts {
   iteration: number;

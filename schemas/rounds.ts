@@ -1,0 +1,38 @@
+/**
+ * The inputs of the round activities (activities/rounds.ts): a council round and a code review,
+ * each one activity from `vigil-round-activity-v1` on. The workflow sends them; the activity
+ * checks them before it spends a member call.
+ */
+import { z } from 'zod';
+import { RunAuthorizationSchema } from './authorization.js';
+import { KnobsSchema } from './knobs.js';
+
+const RunStartSchema = z.object({ sha: z.string().nullable(), treeHash: z.string() }).nullable();
+
+const RoundCommon = {
+  runId: z.string().min(1),
+  repoPath: z.string().min(1),
+  prdPath: z.string().min(1),
+  round: z.number().int().positive(),
+  iteration: z.number().int().nonnegative(),
+  knobs: KnobsSchema,
+  authorization: RunAuthorizationSchema.nullable(),
+  runStart: RunStartSchema,
+  testSummary: z.string().max(20_000),
+  at: z.string().min(1),
+  /** The prompts as their parts (the activity renders them), tails only of failed calls. */
+  leanPrompt: z.boolean().optional(),
+};
+
+export const ReviewRoundInputSchema = z.object(RoundCommon);
+export type ReviewRoundInput = z.infer<typeof ReviewRoundInputSchema>;
+
+export const CONVENE_TRIGGERS = ['forced', 'circuit_breaker', 'claim', 'interval', 'tests_green'] as const;
+
+export const CouncilRoundInputSchema = z.object({
+  ...RoundCommon,
+  tests: z.object({ passed: z.boolean(), timedOut: z.boolean(), logPath: z.string() }).nullable(),
+  convergenceSummary: z.string().max(20_000),
+  trigger: z.enum(CONVENE_TRIGGERS),
+});
+export type CouncilRoundInput = z.infer<typeof CouncilRoundInputSchema>;
