@@ -14,8 +14,8 @@
  *
  * The tree hash (see activities/repo.ts): the git tree id of the working tree as `git add -A` would
  * stage it, computed with a temporary index that starts as a copy of the real one (its stat cache,
- * with the original's mtime so "racily clean" entries are re-read), `.vigil/` removed from it; the
- * user's index is never touched.
+ * with the original's mtime so "racily clean" entries are re-read), `.vigil/` removed from it
+ * (when it holds any); the user's index is never touched.
  */
 export function gitHelperMain(): void {
   /* eslint-disable @typescript-eslint/no-require-imports -- run by `node -e` as CommonJS */
@@ -66,11 +66,19 @@ export function gitHelperMain(): void {
     return r.stdout;
   };
 
-  const treeHash = async (cwd: string): Promise<string> => {
+  /** Where each repository's index is (asked once per repository; forgotten when a command there fails). */
+  const indexPaths = new Map<string, string>();
+  const indexPath = async (cwd: string): Promise<string> => {
+    let p = indexPaths.get(cwd);
+    if (p === undefined) indexPaths.set(cwd, (p = path.resolve(cwd, await ok(cwd, ['rev-parse', '--git-path', 'index']))));
+    return p;
+  };
+
+  const treeHash = async (cwd: string, knownIndex?: string): Promise<string> => {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-index-'));
     try {
       const tmpIndex = path.join(tmp, 'index');
-      const realIndex = path.resolve(cwd, await ok(cwd, ['rev-parse', '--git-path', 'index']));
+      const realIndex = knownIndex ?? (await indexPath(cwd));
       if (fs.existsSync(realIndex)) {
         const st = fs.statSync(realIndex);
         fs.copyFileSync(realIndex, tmpIndex);
@@ -78,11 +86,23 @@ export function gitHelperMain(): void {
       }
       const env = { GIT_INDEX_FILE: tmpIndex };
       await ok(cwd, ['add', '-A'], env);
-      await ok(cwd, ['rm', '-r', '-q', '--cached', '--ignore-unmatch', '--', VIGIL_DIR], env);
+      // `.vigil/` is usually ignored (info/exclude): only an index that holds some of it needs it removed.
+      if (!fs.existsSync(tmpIndex) || fs.readFileSync(tmpIndex).includes(`${VIGIL_DIR}/`)) await ok(cwd, ['rm', '-r', '-q', '--cached', '--ignore-unmatch', '--', VIGIL_DIR], env);
       return await ok(cwd, ['write-tree'], env);
+    } catch (e) {
+      indexPaths.delete(cwd);
+      throw e;
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });
     }
+  };
+
+  /** The empty tree of each repository (its id depends on the object format). */
+  const emptyTrees = new Map<string, string>();
+  const emptyTree = async (cwd: string): Promise<string> => {
+    let t = emptyTrees.get(cwd);
+    if (t === undefined) emptyTrees.set(cwd, (t = await ok(cwd, ['mktree'], {}, '')));
+    return t;
   };
 
   const numstat = (cwd: string, from: string, to: string): Promise<string> => ok(cwd, ['diff', '--numstat', '-z', '--no-renames', from, to, '--', '.', EXCLUDE]);
@@ -93,16 +113,20 @@ export function gitHelperMain(): void {
     if (req.op === 'git') return { ...(await run(req.cwd, req.args ?? [], req.env ?? {}, req.input)) };
     if (req.op === 'treeHash') return { treeHash: await treeHash(req.cwd) };
     if (req.op === 'inspect') {
-      const inside = await run(req.cwd, ['rev-parse', '--is-inside-work-tree']);
-      if (inside.exitCode !== 0 || inside.stdout.trim() !== 'true') return { repo: false };
-      const tree = await treeHash(req.cwd);
-      const head = await run(req.cwd, ['rev-parse', '--verify', '-q', 'HEAD^{commit}']);
-      // With no run-start commit, everything counts as new: diff against the empty tree.
-      const base = req.runStartSha ?? (await ok(req.cwd, ['mktree'], {}, ''));
-      const sinceStart = await numstat(req.cwd, base, tree);
-      let sinceLast: string | null = null;
-      if (req.previousTree === tree) sinceLast = '';
-      else if (req.previousTree && (await run(req.cwd, ['cat-file', '-e', `${req.previousTree}^{tree}`])).exitCode === 0) sinceLast = await numstat(req.cwd, req.previousTree, tree);
+      // One git call says whether this is a work tree and where its index is; after the tree hash,
+      // the head and the two diffs run side by side.
+      const where = await run(req.cwd, ['rev-parse', '--is-inside-work-tree', '--git-path', 'index']);
+      const [inside, index] = where.stdout.split('\n');
+      if (where.exitCode !== 0 || inside?.trim() !== 'true' || !index) return { repo: false };
+      const tree = await treeHash(req.cwd, path.resolve(req.cwd, index));
+      const previous = req.previousTree ?? null;
+      const [head, sinceStart, sinceLast] = await Promise.all([
+        run(req.cwd, ['rev-parse', '--verify', '-q', 'HEAD^{commit}']),
+        // With no run-start commit, everything counts as new: diff against the empty tree.
+        (async () => numstat(req.cwd, req.runStartSha ?? (await emptyTree(req.cwd)), tree))(),
+        // Null when the previous tree is unknown or gone (collected, or from another repository).
+        previous === null ? null : previous === tree ? '' : run(req.cwd, ['diff', '--numstat', '-z', '--no-renames', previous, tree, '--', '.', EXCLUDE]).then((r) => (r.exitCode === 0 ? r.stdout : null)),
+      ]);
       return { repo: true, treeHash: tree, head: head.exitCode === 0 && head.stdout.trim() ? head.stdout.trim() : null, sinceStart, sinceLast };
     }
     throw new Error(`unknown git helper operation ${req.op}`);
