@@ -87,7 +87,7 @@ export function logFormatOption(cmd: Command): Command {
 }
 
 const TUNING_HELP: Record<keyof WorkerTuning, string> = {
-  activitySlots: 'activity executions at once: agent calls, git, tests, gates, council members (default 200)',
+  activitySlots: 'activity executions at once: agent calls, git, tests, gates, council rounds and reviews (default 200)',
   workflowSlots: 'workflow tasks at once (default 40)',
   localActivitySlots: 'local activities at once, e.g. the event-store projection (default 100)',
   maxCachedWorkflows: "workflows kept in the worker's cache; 0 turns it off (default: the SDK's, from the heap size)",

@@ -22,7 +22,7 @@
 import type { WorkerOptions } from '@temporalio/worker';
 
 export interface WorkerTuning {
-  /** Activity executions at once (agent calls, git, tests, gates, council members). */
+  /** Activity executions at once (agent calls, git, tests, gates, council rounds and code reviews). */
   activitySlots: number;
   /** Workflow tasks at once. */
   workflowSlots: number;

@@ -40,7 +40,7 @@ export interface VigilWorkerOptions {
    * `payloadConverterPath()` now.
    */
   workflowBundle?: WorkerOptions['workflowBundle'];
-  /** Slots and cache (default DEFAULT_TUNING: 200 activity slots, so agent calls and council members never queue behind each other). */
+  /** Slots and cache (default DEFAULT_TUNING: 200 activity slots, so agent calls and rounds never queue behind each other). */
   tuning?: WorkerTuning;
   /** Default workerIdentity(). */
   identity?: string;
