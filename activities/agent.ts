@@ -55,7 +55,8 @@ export function renderIterationPrompt(p: PromptInput): string {
   return buildPrompt(p);
 }
 
-export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
+/** `cancelSignal`: what cancels the agent, when not the activity's cancellation (a call that carries a gate pass, activities/iteration.ts). */
+export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: AbortSignal } = {}): Promise<AgentResult> {
   const input = RunAgentInputSchema.parse(raw);
   const info = Context.current().info;
   const { attempt } = info;
@@ -135,6 +136,7 @@ export async function runAgent(raw: RunAgentInput): Promise<AgentResult> {
     ...(keepHead ? { keepHead } : {}),
     ...(call.sessionId ? { heartbeatDetails: { session: call.sessionId } } : {}),
     ...(call.structured ? { sessionPattern: SESSION_PATTERN } : {}),
+    ...(options.cancelSignal ? { cancelSignal: options.cancelSignal } : {}),
   });
   if (proc.spawnError) {
     // The repository vanished under the call (its cwd is gone): the repository's trouble, not the agent's.

@@ -35,8 +35,11 @@ import {
   type PromptInput,
   type RepoSnapshot,
   type RunAgentInput,
+  type RunGatesResult,
 } from '../schemas/activities.js';
+import { callCancelQuery, type CallCancel } from '../workflows/messages.js';
 import { runAgent as callAgent } from './agent.js';
+import { runGates } from './gates/index.js';
 import { promptPartsDir, resolvePromptMemory } from './prompt-memory.js';
 import { inspectRepo } from './repo.js';
 import { isStorageError, readRegularFile, writePrivateFile } from './safe-files.js';
@@ -101,9 +104,63 @@ export function compactAgentResult(r: AgentResult): AgentResult {
   return out as AgentResult; // the wire form: AgentResultSchema.parse restores the defaults
 }
 
+/** How often a call whose cancellation only skipped its gates asks again (a STOP --now may follow). */
+const CANCEL_RECHECK_MS = 2000;
+
+/**
+ * What the workflow means by cancelling this call (its `vigil.callCancel` query). Asked outside
+ * the activity's own abort signal, which has fired; when the workflow cannot say, the agent is
+ * killed (a stop must never be lost).
+ */
+async function cancellationMeant(ctx: Context): Promise<CallCancel> {
+  try {
+    const run = ctx.info.workflowExecution;
+    if (!run) return 'kill';
+    const client = ctx.client;
+    return await client.connection.withAbortSignal(AbortSignal.timeout(10_000), () => client.workflow.getHandle(run.workflowId, run.runId).query(callCancelQuery));
+  } catch (err) {
+    ctx.log.warn('the workflow could not say what the cancellation of the agent call means: the agent is stopped', { error: err instanceof Error ? err.message : String(err) });
+    return 'kill';
+  }
+}
+
+/**
+ * The agent of a call that carries a gate pass, cancelled only when the workflow means it: a
+ * cancellation that is for the gates alone (a PAUSE, a STOP that lets the call finish) lets the
+ * agent finish and skips the pass; the workflow is asked again every few seconds meanwhile.
+ */
+async function agentCarryingGates(raw: RunAgentInput): Promise<{ result: AgentResult; skipGates: boolean }> {
+  const ctx = Context.current();
+  const kill = new AbortController();
+  let skipGates = false;
+  let recheck: NodeJS.Timeout | undefined;
+  const ask = (): void => {
+    // (Called from the abort event, outside the activity's context: the context is passed.)
+    void cancellationMeant(ctx).then((meant) => {
+      if (meant === 'kill') kill.abort();
+      else if (!kill.signal.aborted) recheck = setTimeout(ask, CANCEL_RECHECK_MS);
+    });
+  };
+  const onCancel = (): void => {
+    skipGates = true;
+    ask();
+  };
+  ctx.cancellationSignal.addEventListener('abort', onCancel, { once: true });
+  if (ctx.cancellationSignal.aborted) onCancel();
+  try {
+    return { result: await callAgent(raw, { cancelSignal: kill.signal }), skipGates };
+  } finally {
+    ctx.cancellationSignal.removeEventListener('abort', onCancel);
+    clearTimeout(recheck);
+    kill.abort(); // stops the asking (the call is over)
+  }
+}
+
 async function runAgentCall(raw: RunAgentInput): Promise<AgentResult> {
   const lean = raw.role === 'iteration' && raw.inspect !== undefined && raw.inspect !== null;
-  const result = await callAgent(lean || raw.promptRefs || raw.memoryRef ? resolvePromptParts(raw) : raw);
+  const resolved = lean || raw.promptRefs || raw.memoryRef ? resolvePromptParts(raw) : raw;
+  const carried = lean && raw.gates ? raw.gates : null;
+  const { result, skipGates } = carried ? await agentCarryingGates(resolved) : { result: await callAgent(resolved), skipGates: false };
   if (!lean || !raw.inspect) return result;
   const ctx = Context.current();
   ctx.heartbeat();
@@ -117,7 +174,14 @@ async function runAgentCall(raw: RunAgentInput): Promise<AgentResult> {
     clearInterval(beat);
   }
   const failed = result.exitCode !== 0 || result.timedOut;
-  return { ...result, tail: failed ? result.tail : '', inspection };
+  // The carried gate pass, on the tree the call left: after a good call that changed it, unless a
+  // cancellation came first (the pass runs again later).
+  let gates: RunGatesResult | null = null;
+  const tree = 'snapshot' in inspection ? inspection.snapshot.treeHash : null;
+  if (carried && !failed && tree !== null && tree !== carried.lastTree && !skipGates && !ctx.cancellationSignal.aborted) {
+    gates = await runGates({ ...carried.pass, tests: tree === carried.knownTestsTree ? null : carried.pass.tests });
+  }
+  return { ...result, tail: failed ? result.tail : '', inspection, ...(gates ? { gates } : {}) };
 }
 
 /** The inspection as an activity of its own (when the agent activity could not make it). */

@@ -53,6 +53,8 @@ export interface ProcessSpec {
   heartbeatDetails?: Record<string, unknown>;
   /** A session id in the output (first group), sent with heartbeats once seen, so a retry can resume it. */
   sessionPattern?: RegExp;
+  /** What cancels the call (default: the activity's cancellation). */
+  cancelSignal?: AbortSignal;
 }
 
 export interface ProcessResult {
@@ -506,8 +508,9 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     running.cancel();
     force ??= setTimeout(() => running.kill(), CANCEL_FORCE_MS);
   };
-  ctx.cancellationSignal.addEventListener('abort', onAbort);
-  if (ctx.cancellationSignal.aborted) onAbort();
+  const cancelSignal = spec.cancelSignal ?? ctx.cancellationSignal;
+  cancelSignal.addEventListener('abort', onAbort);
+  if (cancelSignal.aborted) onAbort();
   // The supervisor enforces the timeout; this is the backstop should it hang.
   const backstop = setTimeout(
     () => {
@@ -522,7 +525,7 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   clearInterval(beat);
   clearTimeout(backstop);
   if (force) clearTimeout(force);
-  ctx.cancellationSignal.removeEventListener('abort', onAbort);
+  cancelSignal.removeEventListener('abort', onAbort);
   onText(decoder.end());
 
   if (cancelled) {

@@ -183,6 +183,8 @@ export const RunAgentInputSchema = z.object({
   memoryRef: PromptMemoryRefSchema.optional(),
   /** After the agent: inspect the repository and read the signal files in the same activity (iterations). */
   inspect: IterationInspectionInputSchema.nullable().optional(),
+  /** After a good call that changed the tree (and its inspection): this gate pass, in the same activity (iterations). */
+  gates: z.lazy(() => CarriedGatesSchema).nullable().optional(),
   role: AgentRoleSchema,
   iteration: z.number().int().min(1),
   phase: PhaseSchema,
@@ -258,6 +260,8 @@ export const AgentResultSchema = z.object({
   rateLimit: z.object({ waitSeconds: z.number().int().min(0), source: z.enum(['reset_time', 'retry_after', 'rpm']) }).nullable().default(null),
   /** The inspection after the agent (when asked for): the snapshot and the signals, or why it could not be made. */
   inspection: z.lazy(() => IterationInspectionSchema).nullable().optional(),
+  /** The gate pass the call made after the agent (`gates` in the input), when it made one. */
+  gates: z.lazy(() => RunGatesResultSchema).nullable().optional(),
 });
 export type AgentResult = z.infer<typeof AgentResultSchema>;
 
@@ -376,18 +380,31 @@ export const RunGatesInputSchema = z.object({
 });
 export type RunGatesInput = z.input<typeof RunGatesInputSchema>;
 
-export interface RunGatesResult {
+export const RunGatesResultSchema = z.object({
   /** The tree the gates looked at. */
-  treeHash: string;
+  treeHash: z.string(),
   /** The tool gates' results (the tests gate excepted), in group order (compact: defaults left out). */
-  results: z.input<typeof GateResultSchema>[];
+  results: z.array(z.custom<z.input<typeof GateResultSchema>>((v) => typeof v === 'object' && v !== null && typeof (v as { gate?: unknown }).gate === 'string')),
   /** The test run, when it ran here. */
-  tests: TestResult | null;
+  tests: TestResultSchema.nullable(),
   /** A cancellation (pause or stop) cut the pass short: the groups after the last finished one did not run. */
-  interrupted: boolean;
+  interrupted: z.boolean(),
   /** Compact results: the folder of the gates' reports, `<gate>-<iteration, 4 digits>.json` (a result names its report only when it is elsewhere). */
-  reportDir?: string;
-}
+  reportDir: z.string().optional(),
+});
+export type RunGatesResult = z.infer<typeof RunGatesResultSchema>;
+
+/**
+ * The gate pass an iteration's agent call makes after the agent (runs from
+ * `vigil-gates-with-call-v1` on): when the call succeeded and left a tree other than `lastTree`.
+ * Its tests are left out on `knownTestsTree`, the tree the run has a test result for.
+ */
+export const CarriedGatesSchema = z.object({
+  pass: RunGatesInputSchema,
+  lastTree: z.string().nullable(),
+  knownTestsTree: z.string().nullable(),
+});
+export type CarriedGates = z.input<typeof CarriedGatesSchema>;
 
 /** Failure types thrown by activities as non-retryable ApplicationFailures. */
 export const FAILURE_TYPES = {

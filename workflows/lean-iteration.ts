@@ -10,12 +10,17 @@
  * - The tool gates of a pass in one activity (`runGatesPass`), the test suite included: the groups
  *   still run in order, in parallel within a group; a PAUSE or STOP cancels the activity, which
  *   reports the groups that finished (the interrupted pass runs again later).
+ * - From `vigil-gates-with-call-v1` on, the pass rides with the agent call (`carriedGates`): the
+ *   call makes it after a good agent run that changed the tree, so a gated iteration is one
+ *   activity. A PAUSE or STOP cancels the call; the call asks the workflow what the cancellation
+ *   means (`vigil.callCancel`): the agent finishes and the pass is skipped or cut short, unless
+ *   the agent is to be killed (STOP --now, a rewind, a rollover, a cancelled workflow).
  *
  * Workflow code: deterministic, no I/O.
  */
 import { ActivityFailure, isCancellation, type ActivityInterfaceFor } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
-import { PROMPT_PART_MIN_CHARS, PROMPT_PART_NAMES, type PromptInput, type PromptRefs, type RunGatesResult, type RunTestsInput } from '../schemas/activities.js';
+import { PROMPT_PART_MIN_CHARS, PROMPT_PART_NAMES, type CarriedGates, type PromptInput, type PromptRefs, type RunGatesInput, type RunGatesResult, type RunTestsInput } from '../schemas/activities.js';
 import { GateResultSchema, type GateResult, type GateResultInput, type GateTrack, type ToolGate } from '../schemas/gates.js';
 import type { Knobs } from '../schemas/knobs.js';
 import type { TestRunRecord } from '../schemas/run.js';
@@ -87,6 +92,37 @@ export interface GatesPassInput {
   interrupted: () => boolean;
   /** Runs from `vigil-lean-prompt-v1` on: compact results. */
   compact?: boolean;
+  /** The pass the iteration's agent call made (`vigil-gates-with-call-v1`), used when it looked at this tree. */
+  carried?: RunGatesResult | null;
+}
+
+/** The gates activity's input for a pass (`tests`: the suite to run, or null). */
+export function gatesPassArgs(input: Omit<GatesPassInput, 'run' | 'interrupted' | 'carried' | 'treeHash' | 'knownTests' | 'testsInput'>, tests: RunTestsInput | null): RunGatesInput {
+  const k = input.knobs;
+  const groups = gateGroups(k);
+  return {
+    runId: input.runId,
+    repoPath: input.repoPath,
+    iteration: input.iteration,
+    groups,
+    ...sinceTreesArg(groups.flat(), (g) => input.tracks[g]?.passTree ?? input.runStartTree, input.compact === true),
+    timeoutSeconds: k.gateTimeoutSeconds,
+    coverageThreshold: k.coverageThreshold,
+    tests,
+    ...(input.compact ? { compact: true } : {}),
+  };
+}
+
+/**
+ * The pass an iteration's agent call carries (`vigil-gates-with-call-v1`): the same pass, made by
+ * the call after a good agent run that changed the tree. Null when the gates do not follow every
+ * good iteration (`gateCadence`) or there are none.
+ */
+export function carriedGates(input: Omit<GatesPassInput, 'run' | 'interrupted' | 'carried' | 'treeHash'>, lastTree: string | null): CarriedGates | null {
+  const groups = gateGroups(input.knobs);
+  if (groups.length === 0 || input.knobs.gateCadence !== 'changed') return null;
+  const wantsTests = groups.some((g) => g.includes('tests'));
+  return { pass: gatesPassArgs(input, wantsTests ? input.testsInput : null), lastTree, knownTestsTree: input.knownTests?.treeHash ?? null };
 }
 
 export interface GatesPassOutcome {
@@ -119,26 +155,19 @@ export function sinceTreesArg(gates: readonly ToolGate[], since: (g: ToolGate) =
 export async function runGatesPass(acts: Acts, input: GatesPassInput): Promise<GatesPassOutcome> {
   const k = input.knobs;
   const groups = gateGroups(k);
-  if (input.interrupted()) return { results: [], interrupted: true, tests: null };
+  const carried = input.carried && input.carried.treeHash === input.treeHash ? input.carried : null;
+  if (!carried && input.interrupted()) return { results: [], interrupted: true, tests: null };
   const known = input.knownTests !== null && input.knownTests.treeHash === input.treeHash;
   const wantsTests = groups.some((g) => g.includes('tests'));
   let out: RunGatesResult;
   try {
-    out = await input.run(() =>
-      acts.runGates.executeWithOptions({ summary: `quality gates (iteration ${input.iteration}): ${groups.map((g) => g.map(gateLabel).join(' + ')).join(' → ')}` }, [
-        {
-          runId: input.runId,
-          repoPath: input.repoPath,
-          iteration: input.iteration,
-          groups,
-          ...sinceTreesArg(groups.flat(), (g) => input.tracks[g]?.passTree ?? input.runStartTree, input.compact === true),
-          timeoutSeconds: k.gateTimeoutSeconds,
-          coverageThreshold: k.coverageThreshold,
-          tests: wantsTests && !known ? input.testsInput : null,
-          ...(input.compact ? { compact: true } : {}),
-        },
-      ]),
-    );
+    out =
+      carried ??
+      (await input.run(() =>
+        acts.runGates.executeWithOptions({ summary: `quality gates (iteration ${input.iteration}): ${groups.map((g) => g.map(gateLabel).join(' + ')).join(' → ')}` }, [
+          gatesPassArgs(input, wantsTests && !known ? input.testsInput : null),
+        ]),
+      ));
   } catch (err) {
     if (isCancellation(err) && input.interrupted()) return { results: [], interrupted: true, tests: null };
     if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;

@@ -46,4 +46,12 @@ export const rewindSignal = defineSignal<[unknown?]>('rewind');
 
 export const statusQuery = defineQuery<StatusSnapshot>('status');
 
+/**
+ * What a cancellation of the running agent call means (asked by the call when it is cancelled):
+ * `kill` the agent (STOP --now, a rewind, a rollover, a cancelled workflow), or only `skipGates`,
+ * the gate pass the call carries (a PAUSE, a STOP that lets the call finish).
+ */
+export type CallCancel = 'kill' | 'skipGates';
+export const callCancelQuery = defineQuery<CallCancel>('vigil.callCancel');
+
 export const WORKFLOW_TYPE = 'vigilRun';

@@ -27,7 +27,7 @@ import {
 } from '@temporalio/workflow';
 import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import type * as activities from '../activities/index.js';
-import { blankAgentResult, FAILURE_TYPES, PROMPT_PART_MISSING, type AgentResult, type AgentSignals, type PromptInput, type RepoSnapshot } from '../schemas/activities.js';
+import { blankAgentResult, FAILURE_TYPES, PROMPT_PART_MISSING, type AgentResult, type AgentSignals, type PromptInput, type RepoSnapshot, type RunGatesResult } from '../schemas/activities.js';
 import { parseMessage, type MessageName } from '../schemas/messages.js';
 import {
   LIMITS,
@@ -83,9 +83,11 @@ import {
   pauseUpdate,
   resumeSignal,
   resumeUpdate,
+  callCancelQuery,
   statusQuery,
   stopSignal,
   stopUpdate,
+  type CallCancel,
   type MessageAck,
 } from './messages.js';
 import { currentDetails } from './ui.js';
@@ -93,14 +95,14 @@ import type { RunEvent } from '../schemas/events.js';
 import { appendMemory, contextClearMemory, directiveMemory, iterationMemory, memoryFromEvent, memorySummary, promptMemory, refusalMemory } from './decisions/memory.js';
 import type { MemoryEntry } from '../schemas/memory.js';
 import { ackProjection, appendEvent, councilEvent, escalationEvent, gateEvent, iterationEvent, messageEvent, outcomeEvent, reviewEvent } from './decisions/journal.js';
-import { blockingFailures, checklistGateResult, describeGateRefusal, gateFindingsForPrompt, gateLabel, gateLine, gatesDue, isToolGate, mergeLatest, reviewGateResult, stuckReason, trackGate } from './decisions/gates.js';
+import { blockingFailures, checklistGateResult, describeGateRefusal, gateFindingsForPrompt, gateGroups, gateLabel, gateLine, gatesDue, isToolGate, mergeLatest, reviewGateResult, stuckReason, trackGate } from './decisions/gates.js';
 import { builderChecklist, checklistExtractionPrompt, checklistVerifierPrompt, maskedChecklist, selectHeldOut, waive as waiveItem } from './decisions/checklist.js';
 import { reviewSummaryForPrompt } from './decisions/review.js';
 import { runToolGates } from './quality-gates.js';
 import { installRewind } from './rewind.js';
 import { addCheckpoint, checkpointRows, planCheckpoint, sealCheckpoint } from './decisions/checkpoints.js';
 import { runReviewRound } from './review-round.js';
-import { PromptParts, runGatesPass, testRecord } from './lean-iteration.js';
+import { carriedGates, PromptParts, runGatesPass, testRecord } from './lean-iteration.js';
 import { agentResultOf, MemoryParts } from './lean-prompt.js';
 import { keepContinuity, keepLearnings } from './decisions/prompt-memory.js';
 import { MAX_CHECKLIST_ITEMS, type GateName, type GateResult, type ReviewRecord } from '../schemas/gates.js';
@@ -186,6 +188,12 @@ export const LEAN_PROMPT_PATCH = 'vigil-lean-prompt-v1';
  */
 export const ROUNDS_PATCH = 'vigil-round-activity-v1';
 
+/**
+ * Runs from before the gate pass rode with the agent call (a gated iteration as two activities)
+ * replay as they ran. See workflows/lean-iteration.ts.
+ */
+export const GATES_WITH_CALL_PATCH = 'vigil-gates-with-call-v1';
+
 /** History size past which a run rolls over at once, even mid agent call (Temporal's hard limit is 50 MB). */
 const EMERGENCY_HISTORY_BYTES = 20 * 1024 * 1024;
 
@@ -218,6 +226,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const memoryEra = checkpointsEra && patched(MEMORY_PATCH);
   const leanPromptEra = memoryEra && leanEra && patched(LEAN_PROMPT_PATCH);
   const roundsEra = leanPromptEra && patched(ROUNDS_PATCH);
+  const gatesWithCallEra = roundsEra && patched(GATES_WITH_CALL_PATCH);
+  /** The longest gate pass a call may carry (its groups one after the other, the suite among them). */
+  const carriedGatesSeconds = gatesWithCallEra ? gateGroups(knobs).length * knobs.gateTimeoutSeconds + knobs.testTimeoutSeconds : 0;
   /** What the activities that read the agent's notes are asked for (lean prompt: references, not text). */
   const notesAsk = memoryEra ? { notes: true, ...(leanPromptEra ? { notesByRef: true } : {}) } : {};
   /** Events are journaled and projected only when the run asks for the store: no extra activity otherwise. */
@@ -230,8 +241,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   // ---- activity proxies, one per kind so a hung tool never shares a timeout with the agent ----
   const agent = proxyActivities<typeof activities>({
     ...onHost,
-    // The activity enforces the agent timeout itself (kills the tree, exit 124); this is a backstop.
-    startToCloseTimeout: (knobs.agentTimeoutSeconds + 120) * 1000,
+    // The activity enforces the agent timeout itself (kills the tree, exit 124); this is a backstop
+    // (with the gate pass the call may carry).
+    startToCloseTimeout: (knobs.agentTimeoutSeconds + 120 + carriedGatesSeconds) * 1000,
     // Liveness bound: a worker that dies mid-call is detected this fast and the call retried.
     heartbeatTimeout: knobs.heartbeatTimeoutSeconds * 1000,
     // STOP --now waits until the agent's process tree is really gone.
@@ -321,6 +333,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   let status: RunStatus = state.iteration === 0 ? 'starting' : 'running';
   let stopRequest: { reason: string; by: string; now: boolean } | null = null;
   let agentScope: CancellationScope | null = null;
+  /** The running agent call carries a gate pass: a PAUSE or STOP cancels it (the call finishes its agent). */
+  let callCarriesGates = false;
   /** The running pass of the tool gates (lean runs): a PAUSE or STOP cancels it. */
   let gatesScope: CancellationScope | null = null;
   const promptParts = new PromptParts();
@@ -486,6 +500,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       if (state.pause) return ack(false, `already paused by ${state.pause.by}`);
       state.pause = { reason: p.reason ?? '', by: p.by ?? defaultBy, at: nowIso() };
       gatesScope?.cancel();
+      if (callCarriesGates) agentScope?.cancel();
       log.info('run paused', { by: state.pause.by, reason: state.pause.reason });
       publish();
       return ack(true, 'paused; no new iteration starts until resumed (a running agent call finishes first)');
@@ -503,7 +518,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       stopRequest = { reason: p.reason ?? '', by: p.by ?? defaultBy, now };
       status = 'stopping';
       gatesScope?.cancel();
-      if (now && agentScope) agentScope.cancel();
+      if ((now || callCarriesGates) && agentScope) agentScope.cancel();
       publish();
       return ack(true, now && agentScope ? 'stopping now; the running agent call is being cancelled' : 'stopping at the next boundary');
     },
@@ -658,6 +673,10 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   /** A rewind waits for the loop: every wait of the loop ends on it. */
   const rewindPending = (): boolean => rewinder?.pending() ?? false;
   setHandler(statusQuery, snapshot, { description: 'The run snapshot (status, iteration, pause, outcome, ...)' });
+  // Asked by an agent call that carries a gate pass when it is cancelled (activities/iteration.ts).
+  setHandler(callCancelQuery, (): CallCancel => (stopRequest?.now || rewindPending() || rolloverNow || CancellationScope.current().consideredCancelled ? 'kill' : 'skipGates'), {
+    description: "What cancelling the running agent call means: kill the agent, or only skip the gate pass it carries",
+  });
 
   // ---- terminal path ----
   const finish = async (s: OutcomeStatus, reason: string, notes: string[] = []): Promise<Outcome> => {
@@ -756,13 +775,13 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   };
 
   /** The tool gates on the current tree, when due; their results join the latest per gate. */
-  const qualityGates = async (judging: boolean, iterationSucceeded: boolean): Promise<Outcome | null> => {
+  const qualityGates = async (judging: boolean, iterationSucceeded: boolean, carried: RunGatesResult | null = null): Promise<Outcome | null> => {
     const tree = state.convergence.lastHash ?? '';
     if (!gatesEra || !gatesDue({ judging, iterationSucceeded, treeHash: tree, lastTree: state.gates.lastTree }, knobs)) return null;
     status = 'gating';
     publish();
     const out = leanEra
-      ? await leanGates(tree)
+      ? await leanGates(tree, carried)
       : await runToolGates(gateActs, {
           runId: info.workflowId,
           repoPath: input.repoPath,
@@ -788,17 +807,24 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   };
 
   /** The tool gates of a lean run: one activity per pass, the test run remembered for the tree. */
-  const leanGates = async (tree: string): Promise<{ results: GateResult[]; interrupted: boolean }> => {
+  /** What a gate pass needs to know of the run now (the tree aside). */
+  const gatesPassFacts = () => ({
+    runId: info.workflowId,
+    repoPath: input.repoPath,
+    iteration: state.iteration,
+    knobs,
+    runStartTree: state.runStart?.treeHash ?? null,
+    tracks: state.gates.tracks,
+    knownTests: state.lastTests,
+    testsInput: knobs.testCommand || detectTests ? { runId: info.workflowId, repoPath: input.repoPath, command: knobs.testCommand, detect: detectTests, iteration: state.iteration, timeoutSeconds: knobs.testTimeoutSeconds, authorization: input.authorization ?? null } : null,
+    ...(leanPromptEra ? { compact: true } : {}),
+  });
+
+  const leanGates = async (tree: string, carried: RunGatesResult | null): Promise<{ results: GateResult[]; interrupted: boolean }> => {
     const out = await runGatesPass(gateActs, {
-      runId: info.workflowId,
-      repoPath: input.repoPath,
-      iteration: state.iteration,
-      knobs,
+      ...gatesPassFacts(),
       treeHash: tree,
-      runStartTree: state.runStart?.treeHash ?? null,
-      tracks: state.gates.tracks,
-      knownTests: state.lastTests,
-      testsInput: knobs.testCommand || detectTests ? { runId: info.workflowId, repoPath: input.repoPath, command: knobs.testCommand, detect: detectTests, iteration: state.iteration, timeoutSeconds: knobs.testTimeoutSeconds, authorization: input.authorization ?? null } : null,
+      carried,
       run: async (call) => {
         const scope = new CancellationScope();
         gatesScope = scope;
@@ -809,7 +835,6 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         }
       },
       interrupted,
-      ...(leanPromptEra ? { compact: true } : {}),
     });
     if (out.tests) state.lastTests = out.tests;
     return out;
@@ -1475,11 +1500,14 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           const checkpoint = checkpointsEra ? planCheckpoint(state.checkpoints.list, info.workflowId, state.iteration, knobs.checkpointsKept) : null;
           const inspect = { runStartSha: state.runStart?.sha ?? null, previousTree: state.convergence.lastHash, signals: true, ...notesAsk, ...(checkpoint ? { checkpoint } : {}) };
           const memoryRef = () => (leanPromptEra ? { memoryRef: memoryParts.ref(state.memory, knobs.memoryBudgetChars) } : {});
-          const leanArgs = (byRef: boolean) => (!leanEra ? { promptInput } : { ...(byRef ? promptParts.split(promptInput) : { promptInput }), inspect, ...memoryRef() });
+          // The gate pass rides with the call (made after a good agent run that changed the tree).
+          const carried = gatesWithCallEra && gatesEra ? carriedGates(gatesPassFacts(), state.gates.lastTree) : null;
+          const leanArgs = (byRef: boolean) => (!leanEra ? { promptInput } : { ...(byRef ? promptParts.split(promptInput) : { promptInput }), inspect, ...memoryRef(), ...(carried ? { gates: carried } : {}) });
           let result: AgentResult;
           try {
             const scope = new CancellationScope();
             agentScope = scope;
+            callCarriesGates = carried !== null;
             const call = (byRef: boolean): Promise<AgentResult> =>
               agent.runAgent.executeWithOptions(
                 { summary: `iteration ${state.iteration} · ${phase} · tier ${tier}` },
@@ -1522,6 +1550,12 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
               state.lastFindings = `Iteration ${state.iteration} was interrupted: messages filled the run's history, so the run rolled over to a fresh one. Check the state of the repository and carry on.`;
               continue;
             }
+            if (isCancellation(err) && callCarriesGates && (state.pause || stopRequest)) {
+              // A call cancelled for its gate pass that ended anyway (it could not ask what the
+              // cancellation meant, or had not started): the pause or stop is honoured at the boundary.
+              state.lastFindings = `Iteration ${state.iteration} was interrupted by a ${state.pause ? 'pause' : 'stop'} before the agent finished. Check the state of the repository and carry on.`;
+              continue;
+            }
             if (hardeningEra && err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && REPOSITORY_FAILURE_TYPES.has(err.cause.type ?? '')) throw err;
             if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FAILURE_TYPES.agentNotRunnable) {
               return await finish('agent_not_runnable', err.cause.message);
@@ -1533,6 +1567,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             result = blankAgentResult({ exitCode: AGENT_CALL_LOST, attempt: 5, tail: `vigil: the agent call was lost after every retry: ${why}` });
           } finally {
             agentScope = null;
+            callCarriesGates = false;
           }
           if (gate) await reportToBreaker(iterationProvider, gate, result);
           state.spend = spendAfterCall(state.spend, result.usage, result.provider);
@@ -1637,7 +1672,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             state.consecutiveFailures = 0;
             state.lastFindings = null;
             // The quality gates look at every tree a good iteration leaves (gateCadence).
-            const gated = await qualityGates(false, true);
+            const gated = await qualityGates(false, true, result.gates ?? null);
             if (gated) return gated;
             if (!knobs.councilEnabled) {
               if (result.claimed) {

@@ -8,13 +8,13 @@
  * iteration.
  */
 import { ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import proto from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, createTestEnv, makeRepo, makeWorker, runInput, startRun, status, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
-import { pauseUpdate, resumeUpdate } from '../../workflows/messages.js';
+import { assertBuilt, createTestEnv, makeRepo, makeWorker, runInput, sleep, startRun, status, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
+import { pauseUpdate, resumeUpdate, stopUpdate } from '../../workflows/messages.js';
 
 type Event = proto.temporal.api.history.v1.IHistoryEvent;
 
@@ -34,6 +34,9 @@ const scheduled = (events: Event[]): { name: string; input: Record<string, unkno
       return { name: a.activityType?.name ?? '', input: data ? (JSON.parse(Buffer.from(data).toString('utf8')) as Record<string, unknown>) : {} };
     });
 
+/** Quality gates with the test suite and the secret scan only (fast, no tools needed). */
+const ONLY_TESTS_AND_SECRETS = { qualityGates: true, gateStaticAnalysis: false, gateDocCoverage: false, gateMockIntegrity: false, gateTestMutation: false };
+
 const CHECKLIST = Array.from({ length: 4 }, (_, i) => ({
   id: `REQ-${i + 1}`,
   title: `Requirement number ${i + 1}: the notes file keeps one line per iteration, in order, and nothing else is changed anywhere`,
@@ -42,7 +45,7 @@ const CHECKLIST = Array.from({ length: 4 }, (_, i) => ({
 }));
 
 describe('the lean iteration', () => {
-  it('makes one agent activity per iteration and one gates activity per gated one; long prompt parts travel once', async () => {
+  it('makes one agent activity per iteration, the gate pass riding with it; long prompt parts travel once', async () => {
     const repo = makeRepo();
     const scenario = writeScenario(repo, {
       version: 1,
@@ -64,10 +67,13 @@ describe('the lean iteration', () => {
 
     const acts = scheduled(events);
     const names = acts.map((a) => a.name);
-    for (const gone of ['inspectRepo', 'readAgentSignals', 'runGate', 'runTests', 'inspectIteration']) expect(names, gone).not.toContain(gone);
+    for (const gone of ['inspectRepo', 'readAgentSignals', 'runGate', 'runGates', 'runTests', 'inspectIteration']) expect(names, gone).not.toContain(gone);
     const agentCalls = acts.filter((a) => a.name === 'runAgent');
     expect(agentCalls).toHaveLength(4);
-    expect(names.filter((n) => n === 'runGates')).toHaveLength(4);
+    // Every call carries the pass and made it: the results came back with the call.
+    for (const c of agentCalls) expect(c.input.gates).toMatchObject({ pass: { groups: expect.any(Array) } });
+    const results = events.filter((e) => e.activityTaskCompletedEventAttributes).map((e) => JSON.parse(Buffer.from(e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8')) as { gates?: { interrupted: boolean; tests: unknown } });
+    expect(results.filter((r) => r.gates && !r.gates.interrupted && r.gates.tests)).toHaveLength(4);
     // Each call asks for the inspection; the checklist's text travels in the first call only.
     for (const c of agentCalls) expect(c.input.inspect).toMatchObject({ signals: true });
     const first = agentCalls[0]?.input as { promptInput: { checklist: string | null }; promptRefs?: Record<string, string> };
@@ -83,11 +89,11 @@ describe('the lean iteration', () => {
     const runDir = path.join(runsDir, readdirSync(runsDir)[0] as string);
     for (const n of [1, 2, 3, 4]) expect(readFileSync(path.join(runDir, `iteration-000${n}.prompt.md`), 'utf8')).toContain(CHECKLIST[3]?.title);
 
-    // A gated iteration in steady state (from the 2nd agent call to the 4th): its agent call, one
-    // gates activity, the workflow tasks between them and the iteration's search attribute.
+    // A gated iteration in steady state (from the 2nd agent call to the 4th): its agent call (with
+    // the pass), the workflow task after it and the iteration's search attribute.
     const calls = events.map((e, i) => (e.activityTaskScheduledEventAttributes?.activityType?.name === 'runAgent' ? i : -1)).filter((i) => i >= 0);
     const window = events.slice(calls[1], calls[3]);
-    expect(window.length / 2).toBeLessThanOrEqual(15);
+    expect(window.length / 2).toBeLessThanOrEqual(8);
     expect(window.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes).length).toBeLessThanOrEqual(2);
   });
 
@@ -180,33 +186,82 @@ describe('the lean iteration', () => {
     expect(events.slice(at(2)).length / 6).toBeLessThanOrEqual(17);
   });
 
-  it('a PAUSE during the gates cuts the pass short (the slow test run is killed); after RESUME the run goes on', async () => {
+  it('a PAUSE during the gate pass a call carries cuts the pass short (the slow test run is killed); after RESUME the run goes on', async () => {
     const repo = makeRepo();
     const marker = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-lean-')), 'slept');
     const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a\n' } }, { writes: { 'b.txt': 'b\n' } }] });
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
-    const input = runInput(repo, scenario, { qualityGates: true, gateStaticAnalysis: false, gateDocCoverage: false, gateMockIntegrity: false, gateTestMutation: false, testCommand: `if [ -e ${marker} ]; then true; else touch ${marker}; sleep 30; fi`, maxIterations: 2 });
+    const input = runInput(repo, scenario, { ...ONLY_TESTS_AND_SECRETS, testCommand: `if [ -e ${marker} ]; then true; else touch ${marker}; sleep 30; fi`, maxIterations: 2 });
     const { outcome, events, pausedAfterMs } = await worker.runUntil(async () => {
       const handle = await startRun(env, tq, input);
-      await waitForStatus(handle, (s) => s.status === 'gating' && s.iteration === 1, 90_000);
-      await new Promise((r) => setTimeout(r, 1000));
+      // The suite runs inside iteration 1's agent call, after the agent.
+      const deadline = Date.now() + 60_000;
+      while (!existsSync(marker)) {
+        if (Date.now() > deadline) throw new Error('the test run never started');
+        await sleep(100);
+      }
+      await sleep(1000);
       const t = Date.now();
       await handle.executeUpdate(pauseUpdate, { args: [{ reason: 'look', by: 'test' }] });
-      await waitForStatus(handle, (s) => s.status === 'paused', 60_000);
-      // The pass was cut short: the tests did not run their 30 s.
+      await waitForStatus(handle, (s) => s.status === 'paused' && !s.agentRunning, 60_000);
+      // The pass was cut short: the tests did not run their 30 s, and the iteration's agent result stands.
       const pausedAfterMs = Date.now() - t;
       const s = await status(handle);
       expect(s.quality?.gates.find((g) => g.gate === 'tests')).toBeUndefined();
+      expect(s.lastIteration).toMatchObject({ iteration: 1, exitCode: 0 });
       await handle.executeUpdate(resumeUpdate, { args: [{ by: 'test' }] });
       const outcome = await handle.result();
       return { outcome, events: (await handle.fetchHistory()).events ?? [], pausedAfterMs };
     });
     expect(pausedAfterMs).toBeLessThan(25_000);
     expect(outcome.status).toBe('max_iterations_reached');
-    const gates = scheduled(events).filter((a) => a.name === 'runGates');
-    expect(gates.length).toBe(2);
     expect(events.some((e) => e.activityTaskCancelRequestedEventAttributes)).toBe(true);
+    // Iteration 1's pass came back interrupted; iteration 2's ran the suite (green now).
+    const passes = events.filter((e) => e.activityTaskCompletedEventAttributes).map((e) => (JSON.parse(Buffer.from(e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8')) as { gates?: { interrupted: boolean; tests: { passed: boolean } | null } }).gates).filter((g) => g !== undefined);
+    expect(passes.map((g) => [g?.interrupted, g?.tests?.passed ?? null])).toEqual([
+      [true, null],
+      [false, true],
+    ]);
+  });
+
+  it('a PAUSE while the agent of a gate-carrying call runs lets the agent finish and skips the pass; STOP --now, even after a PAUSE, kills it', async () => {
+    const repo = makeRepo();
+    const scenario = writeScenario(repo, {
+      version: 1,
+      iterations: [
+        { sleepBeforeMs: 3000, writes: { 'a.txt': 'a\n' }, appends: { 'ran.txt': '1\n' } },
+        { sleepBeforeMs: 30_000, writes: { 'b.txt': 'b\n' }, appends: { 'ran.txt': '2\n' } },
+      ],
+    });
+    const tq = uniqueId('tq');
+    const worker = await makeWorker(env, tq);
+    const input = runInput(repo, scenario, { ...ONLY_TESTS_AND_SECRETS, testCommand: 'true', maxIterations: 2 });
+    const { outcome, snap } = await worker.runUntil(async () => {
+      const handle = await startRun(env, tq, input);
+      await waitForStatus(handle, (s) => s.agentRunning && s.iteration === 1, 60_000);
+      await handle.executeUpdate(pauseUpdate, { args: [{ reason: 'look', by: 'test' }] });
+      await waitForStatus(handle, (s) => s.status === 'paused' && !s.agentRunning, 60_000);
+      const paused = await status(handle);
+      // The agent finished its work (its own exit), and no gate looked at the tree.
+      expect(readFileSync(path.join(repo, 'ran.txt'), 'utf8')).toBe('1\n');
+      expect(paused.lastIteration).toMatchObject({ iteration: 1, exitCode: 0 });
+      expect(paused.quality?.gates ?? []).toEqual([]);
+      await handle.executeUpdate(resumeUpdate, { args: [{ by: 'test' }] });
+      await waitForStatus(handle, (s) => s.agentRunning && s.iteration === 2, 60_000);
+      // A PAUSE first (the call is cancelled for its pass only), then STOP --now: the call learns it within seconds.
+      await handle.executeUpdate(pauseUpdate, { args: [{ reason: 'again', by: 'test' }] });
+      await sleep(1000);
+      const t = Date.now();
+      await handle.executeUpdate(stopUpdate, { args: [{ reason: 'enough', by: 'test', now: true }] });
+      const outcome = await handle.result();
+      expect(Date.now() - t).toBeLessThan(10_000);
+      return { outcome, snap: await status(handle) };
+    });
+    expect(outcome.status).toBe('stopped');
+    // Iteration 2's agent was killed before it wrote anything.
+    expect(readFileSync(path.join(repo, 'ran.txt'), 'utf8')).toBe('1\n');
+    expect(snap.recentIterations.map((r) => r.iteration)).toEqual([1]);
   });
 
   it('the worker spawns no process per iteration: git goes through its helper, the agent through the supervisor daemon', async () => {
