@@ -3,7 +3,10 @@
  * closed and the agent's whole process tree gone, at random points of the agent call, while
  * `--runs` other runs keep their agents busy on the same worker (each heartbeating as usual).
  *
- * Usage: npm run build && node dist/bench/stop-latency.js [--runs 20] [--trials 10]
+ * `--gates`: the runs have their quality gates on, so each agent call carries its gate pass and a
+ * STOP --now reaches the agent through the call's question to the workflow (`vigil.callCancel`).
+ *
+ * Usage: npm run build && node dist/bench/stop-latency.js [--runs 20] [--trials 10] [--gates]
  * (a dev server of its own; TEMPORAL_ADDRESS=host:port uses a running one instead)
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -22,7 +25,7 @@ import { statusQuery, stopUpdate } from '../workflows/messages.js';
 import { vigilRun } from '../workflows/run-workflow.js';
 import { execFileSync } from 'node:child_process';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' }, trials: { type: 'string', default: '10' } } });
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' }, trials: { type: 'string', default: '10' }, gates: { type: 'boolean', default: false } } });
 const RUNS = Number(values.runs);
 const TRIALS = Number(values.trials);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -49,7 +52,7 @@ function input(repoPath: string, agentCommand: string[]): RunInput {
     prdPath: path.join(repoPath, 'README.md'),
     prdTitle: 'bench',
     repoPath,
-    knobs: { ...defaultKnobs(), agentCommand, councilEnabled: false, qualityGates: false, codeReview: false, prdChecklist: false, agentTimeoutSeconds: 3600 },
+    knobs: { ...defaultKnobs(), agentCommand, councilEnabled: false, qualityGates: values.gates, codeReview: false, prdChecklist: false, agentTimeoutSeconds: 3600 },
   };
 }
 
