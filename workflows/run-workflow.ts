@@ -730,18 +730,23 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     return `${what} on the current tree (iteration ${t.iteration}): ${verdict}; log: ${t.logPath}`;
   };
 
+  /** What a council round and a code review both start from. */
+  const roundBase = (round: number) => ({
+    runId: info.workflowId,
+    repoPath: input.repoPath,
+    prdPath: input.prdPath,
+    round,
+    iteration: state.iteration,
+    knobs,
+    authorization: input.authorization ?? null,
+    runStart: state.runStart,
+  });
+
   const evidenceInput = async (round: number): Promise<EvidenceInput> => {
     const t = await ensureTests(state.convergence.lastHash ?? '');
     const c = state.convergence;
     return {
-      runId: info.workflowId,
-      repoPath: input.repoPath,
-      prdPath: input.prdPath,
-      round,
-      iteration: state.iteration,
-      knobs,
-      authorization: input.authorization ?? null,
-      runStart: state.runStart,
+      ...roundBase(round),
       tests: testEvidence(t),
       testSummary: t ? testLine(t) : 'No test command is configured for this run, and no test runner was found.',
       ...(leanPromptEra ? { leanPrompt: true } : {}),
@@ -849,14 +854,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     publish();
     const t = state.lastTests?.treeHash === tree ? state.lastTests : null;
     const reviewInput = {
-      runId: info.workflowId,
-      repoPath: input.repoPath,
-      prdPath: input.prdPath,
-      round,
-      iteration: state.iteration,
-      knobs,
-      authorization: input.authorization ?? null,
-      runStart: state.runStart,
+      ...roundBase(round),
       testSummary: t ? testLine(t) : 'No test results for this tree.',
       at: nowIso(),
       ...(leanPromptEra ? { leanPrompt: true } : {}),

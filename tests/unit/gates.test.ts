@@ -15,6 +15,7 @@ import {
   stuckReason,
   trackGate,
 } from '../../workflows/decisions/gates.js';
+import { carriedGates } from '../../workflows/lean-iteration.js';
 
 const k = (over: Partial<Knobs> = {}): Knobs => ({ ...defaultKnobs(), ...over });
 const result = (over: Partial<GateResultInput> & { gate: GateName }): GateResult =>
@@ -228,5 +229,39 @@ describe('review and checklist as gates', () => {
     expect(JSON.stringify(r)).not.toContain('REQ-2');
     const waived = checklistGateResult({ ...state, waivers: [{ item: 'REQ-2', by: 'ana', reason: 'later', at: 'x' }] }, 'tree', 3);
     expect(waived.verdict).toBe('pass');
+  });
+});
+
+describe('the pass an agent call carries (vigil-gates-with-call-v1)', () => {
+  const facts = (over: Partial<Knobs> = {}, knownTree: string | null = null) => ({
+    runId: 'r',
+    repoPath: '/repo',
+    iteration: 4,
+    knobs: k(over),
+    runStartTree: 'start',
+    tracks: { secret_scan: { ...freshTrack('passed-here') } },
+    knownTests: knownTree ? { treeHash: knownTree, iteration: 3, passed: true, timedOut: false, exitCode: 0, logPath: '/l', failures: null, runner: 'command', verdict: 'pass' as const, reason: 'ok' } : null,
+    testsInput: { runId: 'r', repoPath: '/repo', command: 'npm test', detect: false, iteration: 4, timeoutSeconds: 60, authorization: null },
+    compact: true,
+  });
+
+  it('is the same pass the gates activity would make, with the suite, the tree each gate looks since and the trees to skip', () => {
+    const c = carriedGates(facts({}, 'tested-tree'), 'gated-tree');
+    expect(c).not.toBeNull();
+    expect(c?.pass.groups).toEqual(gateGroups(k()));
+    expect(c?.pass.tests).toMatchObject({ command: 'npm test', iteration: 4 });
+    expect(c?.pass).toMatchObject({ iteration: 4, compact: true, sinceDefault: 'start', sinceTrees: { secret_scan: 'passed-here' } });
+    expect(c?.lastTree).toBe('gated-tree');
+    expect(c?.knownTestsTree).toBe('tested-tree');
+  });
+
+  it('is not carried when the gates wait for a claim, or there are none', () => {
+    expect(carriedGates(facts({ gateCadence: 'claim' }), null)).toBeNull();
+    expect(carriedGates(facts({ qualityGates: false }), null)).toBeNull();
+  });
+
+  it('carries no suite when the run has none to run', () => {
+    const c = carriedGates({ ...facts(), testsInput: null }, null);
+    expect(c?.pass.tests).toBeNull();
   });
 });
