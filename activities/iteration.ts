@@ -179,7 +179,7 @@ async function runAgentCall(raw: RunAgentInput): Promise<AgentResult> {
   let gates: RunGatesResult | null = null;
   const tree = 'snapshot' in inspection ? inspection.snapshot.treeHash : null;
   if (carried && !failed && tree !== null && tree !== carried.lastTree && !skipGates && !ctx.cancellationSignal.aborted) {
-    gates = await runGates({ ...carried.pass, tests: tree === carried.knownTestsTree ? null : carried.pass.tests });
+    gates = await runGates({ ...carried.pass, tests: tree === carried.knownTestsTree ? null : carried.pass.tests }, tree);
   }
   return { ...result, tail: failed ? result.tail : '', inspection, ...(gates ? { gates } : {}) };
 }

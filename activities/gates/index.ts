@@ -98,8 +98,9 @@ export async function runGate(raw: RunGateInput): Promise<GateResult> {
 }
 
 /** Every tool gate of one pass (see the file comment). */
-export async function runGates(raw: RunGatesInput): Promise<RunGatesResult> {
-  const out = await runGatesPass(raw);
+/** `knownTree`: the working tree's hash just computed by the caller (an agent call's inspection), so the pass need not hash it again. */
+export async function runGates(raw: RunGatesInput, knownTree?: string): Promise<RunGatesResult> {
+  const out = await runGatesPass(raw, knownTree);
   if (!raw.compact) return out;
   const reportDir = path.join(runDir(raw.repoPath, raw.runId), 'gates');
   return { ...out, reportDir, results: out.results.map((r) => compactGateResult(r, out.treeHash, raw.iteration, reportDir)) };
@@ -121,13 +122,13 @@ export function compactGateResult(r: GateResultInput, tree: string, iteration: n
   };
 }
 
-async function runGatesPass(raw: RunGatesInput): Promise<RunGatesResult> {
+async function runGatesPass(raw: RunGatesInput, knownTree?: string): Promise<RunGatesResult> {
   const input = RunGatesInputSchema.parse(raw);
   const ctx = Context.current();
   ctx.heartbeat();
   const beat = setInterval(() => ctx.heartbeat(), 1000);
   try {
-    const tree = await workingTreeHash(input.repoPath);
+    const tree = knownTree ?? (await workingTreeHash(input.repoPath));
     const changed = new Map<string, Promise<string[]>>();
     const filesSince = (since: string | null): Promise<string[]> => {
       const key = since ?? '';
