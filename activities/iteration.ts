@@ -13,7 +13,11 @@
  * - after the agent: the repository's inspection (one round trip to the git helper) and the agent's
  *   signal files (`inspect`), returned with the result; a failure there is reported in the result
  *   (`inspection.problem`), never as a failed agent call;
- * - the output's tail only when the call failed (a good call's tail is in its log).
+ * - the output's tail only when the call failed (a good call's tail is in its log);
+ * - after a good agent run that changed the tree, the gate pass the call carries (`gates`, from
+ *   `vigil-gates-with-call-v1` on), on the tree the inspection hashed. A cancellation asks the run
+ *   what it means (`vigil.callCancel`): kill the agent, or let it finish and skip or cut short
+ *   the pass.
  *
  * Also `inspectIteration`: the same inspection as an activity of its own, for an iteration whose
  * agent activity could not inspect (its failures are the repository's, handled as such).
