@@ -5,23 +5,24 @@
  * Sandbox-safe: imported by the workflow bundle.
  */
 import { z } from 'zod';
+import { shared } from './shared.js';
 import { RunAuthorizationSchema } from './authorization.js';
 import { PROVIDERS } from './knobs.js';
 import { DirectiveSchema, PhaseSchema, TierSchema } from './run.js';
 import { ChecklistItemSchema, GateResultSchema, MAX_CHECKLIST_ITEMS, ReviewerRecordSchema, TOOL_GATES } from './gates.js';
 import { MEMORY_LIMITS, NoteRefSchema, PromptMemoryRefSchema, PromptMemorySchema } from './memory.js';
 
-export const ParsedVoteSchema = z.object({
+export const ParsedVoteSchema = shared('schemas/activities:ParsedVoteSchema', () => z.object({
   vote: z.enum(['APPROVE', 'REJECT', 'CANNOT_VALIDATE']).nullable(),
   reason: z.string().nullable(),
   issues: z.array(z.object({ severity: z.enum(['low', 'medium', 'high', 'critical']), description: z.string() })).max(50),
-});
+}));
 
 export const AGENT_ROLES = ['iteration', 'council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier'] as const;
-export const AgentRoleSchema = z.enum(AGENT_ROLES);
+export const AgentRoleSchema = shared('schemas/activities:AgentRoleSchema', () => z.enum(AGENT_ROLES));
 export type AgentRole = z.infer<typeof AgentRoleSchema>;
 
-export const PrepareRunInputSchema = z.object({
+export const PrepareRunInputSchema = shared('schemas/activities:PrepareRunInputSchema', () => z.object({
   repoPath: z.string(),
   runId: z.string(),
   /** When given, the PRD is checked against the always-HIGH tier patterns. */
@@ -30,10 +31,10 @@ export const PrepareRunInputSchema = z.object({
   learnings: z.boolean().optional(),
   /** Keep the learnings with the activity (the run's prompt-parts store) and return a reference, not the text. */
   learningsByRef: z.boolean().optional(),
-});
+}));
 export type PrepareRunInput = z.infer<typeof PrepareRunInputSchema>;
 
-export const PrepareRunResultSchema = z.object({
+export const PrepareRunResultSchema = shared('schemas/activities:PrepareRunResultSchema', () => z.object({
   /** HEAD at run start; null when the repository has no commits yet. */
   sha: z.string().nullable(),
   /** Tree hash of the working tree at run start (see inspectRepo). */
@@ -45,14 +46,14 @@ export const PrepareRunResultSchema = z.object({
   learnings: z.string().max(MEMORY_LIMITS.learningsChars).nullable().default(null),
   /** The learnings by reference, when asked for with `learningsByRef` (null: none). */
   learningsRef: NoteRefSchema.nullable().default(null),
-});
+}));
 export type PrepareRunResult = z.infer<typeof PrepareRunResultSchema>;
 
 /**
  * The parts of an iteration prompt; the agent activity renders them (workflows/decisions/prompt.ts)
  * into the prompt file, so the rendered text never enters history.
  */
-export const PromptInputSchema = z.object({
+export const PromptInputSchema = shared('schemas/activities:PromptInputSchema', () => z.object({
   prdPath: z.string(),
   prdTitle: z.string(),
   iteration: z.number().int().min(1),
@@ -76,7 +77,7 @@ export const PromptInputSchema = z.object({
   memory: PromptMemorySchema.nullable().optional(),
   /** A template file (knob promptTemplate) the activity renders the parts with; absent: the default template. */
   templatePath: z.string().max(4096).optional(),
-});
+}));
 export type PromptInput = z.infer<typeof PromptInputSchema>;
 
 /** The long parts of a prompt, which may travel by reference. */
@@ -84,7 +85,7 @@ export const PROMPT_PART_NAMES = ['findings', 'gateFindings', 'checklist', 'hand
 export type PromptPartName = (typeof PROMPT_PART_NAMES)[number];
 /** A part at least this long is stored by the agent activity and sent by reference afterwards. */
 export const PROMPT_PART_MIN_CHARS = 512;
-export const PromptRefsSchema = z.partialRecord(z.enum(PROMPT_PART_NAMES), z.string().regex(/^[0-9a-f]{64}$/));
+export const PromptRefsSchema = shared('schemas/activities:PromptRefsSchema', () => z.partialRecord(z.enum(PROMPT_PART_NAMES), z.string().regex(/^[0-9a-f]{64}$/)));
 export type PromptRefs = z.infer<typeof PromptRefsSchema>;
 /** Failure type of an agent call whose prompt part was sent by reference but is not stored where the call runs. */
 export const PROMPT_PART_MISSING = 'PromptPartMissing';
@@ -95,17 +96,17 @@ export const PROMPT_PART_MISSING = 'PromptPartMissing';
  * readAgentSignals). An object so later steps can join it.
  */
 /** A checkpoint to take of the inspected tree: where, on top of which commit, and which old refs to drop. */
-export const CheckpointRequestSchema = z.object({
+export const CheckpointRequestSchema = shared('schemas/activities:CheckpointRequestSchema', () => z.object({
   ref: z.string().min(1).max(400),
   /** The previous checkpoint's commit (null: the first checkpoint of the run). */
   parent: z.string().max(64).nullable(),
   message: z.string().max(2000),
   /** Refs of checkpoints past the retention bound, deleted in the same transaction. */
   prune: z.array(z.string().max(400)).max(200).default([]),
-});
+}));
 export type CheckpointRequest = z.input<typeof CheckpointRequestSchema>;
 
-export const IterationInspectionInputSchema = z.object({
+export const IterationInspectionInputSchema = shared('schemas/activities:IterationInspectionInputSchema', () => z.object({
   runStartSha: z.string().nullable(),
   /** Tree hash after the previous iteration: this iteration's own changes are measured against it. */
   previousTree: z.string().nullable(),
@@ -117,12 +118,12 @@ export const IterationInspectionInputSchema = z.object({
   notesByRef: z.boolean().optional(),
   /** When given and the tree changed, the tree becomes a checkpoint commit (activities/checkpoints.ts). */
   checkpoint: CheckpointRequestSchema.optional(),
-});
+}));
 export type IterationInspectionInput = z.input<typeof IterationInspectionInputSchema>;
 
-export const ProviderNameSchema = z.enum(PROVIDERS);
+export const ProviderNameSchema = shared('schemas/activities:ProviderNameSchema', () => z.enum(PROVIDERS));
 
-const reviewerSpec = {
+const reviewerSpec = shared('schemas/activities:reviewerSpec', () => ({
   reviewer: z.string().max(200),
   diffPath: z.string().max(4096),
   diffBytes: z.number().int().min(0),
@@ -131,27 +132,27 @@ const reviewerSpec = {
   prdPath: z.string().max(4096).nullable(),
   round: z.number().int().min(0),
   iteration: z.number().int().min(0),
-};
-const councilSpec = {
+}));
+const councilSpec = shared('schemas/activities:councilSpec', () => ({
   size: z.number().int().min(1),
   iteration: z.number().int().min(0),
   prdPath: z.string().max(4096),
   evidencePath: z.string().max(4096),
   severityThreshold: z.enum(['low', 'medium', 'high', 'critical']),
-};
+}));
 /**
  * A reviewing call's prompt as its parts (runs from `vigil-lean-prompt-v1` on): the activity
  * renders it with the same functions the workflow used (workflows/decisions/call-prompt.ts).
  */
-export const PromptSpecSchema = z.discriminatedUnion('kind', [
+export const PromptSpecSchema = shared('schemas/activities:PromptSpecSchema', () => z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('reviewer'), ...reviewerSpec }),
   z.object({ kind: z.literal('review-devils-advocate'), ...reviewerSpec }),
   z.object({ kind: z.literal('council'), role: z.enum(['requirements-verifier', 'test-auditor', 'devils-advocate-minded']), member: z.number().int().min(0), ...councilSpec }),
   z.object({ kind: z.literal('council-devils-advocate'), ...councilSpec }),
-]);
+]));
 export type PromptSpec = z.infer<typeof PromptSpecSchema>;
 
-export const RunAgentInputSchema = z.object({
+export const RunAgentInputSchema = shared('schemas/activities:RunAgentInputSchema', () => z.object({
   runId: z.string(),
   repoPath: z.string(),
   /** `command`: the agent's argv. Other providers: an optional override of the CLI's binary and leading words. */
@@ -201,11 +202,11 @@ export const RunAgentInputSchema = z.object({
   checklistIds: z.array(z.string().max(64)).max(MAX_CHECKLIST_ITEMS).default([]),
   /** Requests per minute assumed for the provider (rate-limit waits without a hint). */
   rateLimitRpm: z.number().int().min(1).default(50),
-});
+}));
 /** What callers pass (defaults filled in by the activity). */
 export type RunAgentInput = z.input<typeof RunAgentInputSchema>;
 
-export const AgentResultSchema = z.object({
+export const AgentResultSchema = shared('schemas/activities:AgentResultSchema', () => z.object({
   exitCode: z.number().int(),
   /** True when the agent was killed for exceeding its timeout (exit code 124). */
   timedOut: z.boolean(),
@@ -262,24 +263,24 @@ export const AgentResultSchema = z.object({
   inspection: z.lazy(() => IterationInspectionSchema).nullable().optional(),
   /** The gate pass the call made after the agent (`gates` in the input), when it made one. */
   gates: z.lazy(() => RunGatesResultSchema).nullable().optional(),
-});
+}));
 export type AgentResult = z.infer<typeof AgentResultSchema>;
 
 /** Result fields a compact agent result leaves out when null (their default). */
 export const AGENT_RESULT_NULL_DEFAULTS = ['ioError', 'donePhrase', 'vote', 'usage', 'model', 'sessionId', 'authError', 'reviewChangedTree', 'review', 'checklist', 'verification', 'rateLimit'] as const;
 
 
-export const InspectRepoInputSchema = z.object({
+export const InspectRepoInputSchema = shared('schemas/activities:InspectRepoInputSchema', () => z.object({
   repoPath: z.string(),
   runStartSha: z.string().nullable(),
   /** Tree hash after the previous iteration: when given, this iteration's own changes are measured. */
   previousTree: z.string().nullable().optional(),
   /** When given and the tree differs from `previousTree`, the tree becomes a checkpoint commit (activities/checkpoints.ts). */
   checkpoint: CheckpointRequestSchema.optional(),
-});
+}));
 export type InspectRepoInput = z.input<typeof InspectRepoInputSchema>;
 
-export const RepoSnapshotSchema = z.object({
+export const RepoSnapshotSchema = shared('schemas/activities:RepoSnapshotSchema', () => z.object({
   /** Git tree id of the working tree as `git add -A` would stage it (committed, staged, unstaged,
    * untracked-not-ignored), excluding `.vigil/`. Content-addressed: commits alone do not change it. */
   treeHash: z.string(),
@@ -296,10 +297,10 @@ export const RepoSnapshotSchema = z.object({
     .default(null),
   /** The checkpoint taken of this tree (null: none asked for, or the tree did not change). */
   checkpoint: z.object({ commit: z.string(), ref: z.string() }).nullable().default(null),
-});
+}));
 export type RepoSnapshot = z.infer<typeof RepoSnapshotSchema>;
 
-export const RewindRepoInputSchema = z.object({
+export const RewindRepoInputSchema = shared('schemas/activities:RewindRepoInputSchema', () => z.object({
   repoPath: z.string(),
   /** The tree the run last inspected: a working tree that differs holds changes made since. */
   lastTree: z.string(),
@@ -314,17 +315,17 @@ export const RewindRepoInputSchema = z.object({
   force: z.boolean(),
   /** Checkpoint refs after the target: the saved ref keeps their commits reachable; they are deleted. */
   drop: z.array(z.string().max(400)).max(200).default([]),
-});
+}));
 export type RewindRepoInput = z.input<typeof RewindRepoInputSchema>;
 
-export const RewindRepoResultSchema = z.discriminatedUnion('ok', [
+export const RewindRepoResultSchema = shared('schemas/activities:RewindRepoResultSchema', () => z.discriminatedUnion('ok', [
   z.object({ ok: z.literal(true), savedCommit: z.string(), savedTree: z.string(), restoredTree: z.string(), changedFiles: z.number().int().min(0) }),
   /** Refused, nothing changed: the tree has changes made since the last inspection (first 20 paths). */
   z.object({ ok: z.literal(false), files: z.array(z.string()).max(20), count: z.number().int().min(0) }),
-]);
+]));
 export type RewindRepoResult = z.infer<typeof RewindRepoResultSchema>;
 
-export const RunTestsInputSchema = z.object({
+export const RunTestsInputSchema = shared('schemas/activities:RunTestsInputSchema', () => z.object({
   runId: z.string(),
   repoPath: z.string(),
   /** The configured test command; empty with `detect`: the runner is detected from the repository. */
@@ -334,10 +335,10 @@ export const RunTestsInputSchema = z.object({
   timeoutSeconds: z.number().int().min(1),
   /** The run's signature (checked by workers that require signed runs). */
   authorization: RunAuthorizationSchema.nullable().default(null),
-});
+}));
 export type RunTestsInput = z.input<typeof RunTestsInputSchema>;
 
-export const TestResultSchema = z.object({
+export const TestResultSchema = shared('schemas/activities:TestResultSchema', () => z.object({
   passed: z.boolean(),
   exitCode: z.number().int(),
   timedOut: z.boolean(),
@@ -357,11 +358,11 @@ export const TestResultSchema = z.object({
   verdict: z.enum(['pass', 'fail', 'inconclusive']).default('pass'),
   /** One line saying what happened. */
   reason: z.string().max(500).default(''),
-});
+}));
 export type TestResult = z.infer<typeof TestResultSchema>;
 
 /** One pass of the tool gates in one activity (lean runs; see activities/gates/index.ts). */
-export const RunGatesInputSchema = z.object({
+export const RunGatesInputSchema = shared('schemas/activities:RunGatesInputSchema', () => z.object({
   runId: z.string(),
   repoPath: z.string(),
   iteration: z.number().int().min(0),
@@ -377,10 +378,10 @@ export const RunGatesInputSchema = z.object({
   compact: z.boolean().optional(),
   /** The tree of every gate `sinceTrees` leaves out (absent: the run start tree). */
   sinceDefault: z.string().nullable().optional(),
-});
+}));
 export type RunGatesInput = z.input<typeof RunGatesInputSchema>;
 
-export const RunGatesResultSchema = z.object({
+export const RunGatesResultSchema = shared('schemas/activities:RunGatesResultSchema', () => z.object({
   /** The tree the gates looked at. */
   treeHash: z.string(),
   /** The tool gates' results (the tests gate excepted), in group order (compact: defaults left out). */
@@ -391,7 +392,7 @@ export const RunGatesResultSchema = z.object({
   interrupted: z.boolean(),
   /** Compact results: the folder of the gates' reports, `<gate>-<iteration, 4 digits>.json` (a result names its report only when it is elsewhere). */
   reportDir: z.string().optional(),
-});
+}));
 export type RunGatesResult = z.infer<typeof RunGatesResultSchema>;
 
 /**
@@ -399,11 +400,11 @@ export type RunGatesResult = z.infer<typeof RunGatesResultSchema>;
  * `vigil-gates-with-call-v1` on): when the call succeeded and left a tree other than `lastTree`.
  * Its tests are left out on `knownTestsTree`, the tree the run has a test result for.
  */
-export const CarriedGatesSchema = z.object({
+export const CarriedGatesSchema = shared('schemas/activities:CarriedGatesSchema', () => z.object({
   pass: RunGatesInputSchema,
   lastTree: z.string().nullable(),
   knownTestsTree: z.string().nullable(),
-});
+}));
 export type CarriedGates = z.input<typeof CarriedGatesSchema>;
 
 /** Failure types thrown by activities as non-retryable ApplicationFailures. */
@@ -414,7 +415,7 @@ export const FAILURE_TYPES = {
   unsafeRepository: 'UnsafeRepository',
 } as const;
 
-export const CollectEvidenceInputSchema = z.object({
+export const CollectEvidenceInputSchema = shared('schemas/activities:CollectEvidenceInputSchema', () => z.object({
   runId: z.string(),
   repoPath: z.string(),
   prdPath: z.string(),
@@ -427,28 +428,28 @@ export const CollectEvidenceInputSchema = z.object({
   testSummary: z.string().max(8000),
   /** Convergence data for the pack; null in blind mode. */
   convergenceSummary: z.string().max(4000).nullable(),
-});
+}));
 export type CollectEvidenceInput = z.infer<typeof CollectEvidenceInputSchema>;
 
-export const EvidenceFactsResultSchema = z.object({
+export const EvidenceFactsResultSchema = shared('schemas/activities:EvidenceFactsResultSchema', () => z.object({
   evidencePath: z.string(),
   baseline: z.enum(['run_start_commit', 'run_start_tree', 'base_unreachable']),
   filesChanged: z.number().int().min(0),
   changedFiles: z.array(z.string()).max(50),
   secrets: z.array(z.object({ file: z.string(), line: z.number().int(), kind: z.string() })).max(20).nullable(),
-});
+}));
 export type EvidenceFactsResult = z.infer<typeof EvidenceFactsResultSchema>;
 
-export const WriteTranscriptInputSchema = z.object({
+export const WriteTranscriptInputSchema = shared('schemas/activities:WriteTranscriptInputSchema', () => z.object({
   runId: z.string(),
   repoPath: z.string(),
   round: z.number().int().min(1),
   /** The round's record, written as JSON; small by construction (bounded reasons). */
   transcript: z.record(z.string(), z.unknown()),
-});
+}));
 export type WriteTranscriptInput = z.infer<typeof WriteTranscriptInputSchema>;
 
-export const WriteHandoffInputSchema = z.object({
+export const WriteHandoffInputSchema = shared('schemas/activities:WriteHandoffInputSchema', () => z.object({
   runId: z.string(),
   repoPath: z.string(),
   runStartSha: z.string().nullable(),
@@ -463,18 +464,18 @@ export const WriteHandoffInputSchema = z.object({
   lastCouncil: z.string().max(2000).nullable(),
   lastTests: z.string().max(1000).nullable(),
   openQuestions: z.array(z.string().max(1000)).max(20),
-});
+}));
 export type WriteHandoffInput = z.infer<typeof WriteHandoffInputSchema>;
 
-export const HandoffResultSchema = z.object({
+export const HandoffResultSchema = shared('schemas/activities:HandoffResultSchema', () => z.object({
   jsonPath: z.string(),
   markdownPath: z.string(),
   /** One paragraph for the next prompt and for notifications. */
   summary: z.string().max(2000),
-});
+}));
 export type HandoffResult = z.infer<typeof HandoffResultSchema>;
 
-export const ReadSignalsInputSchema = z.object({
+export const ReadSignalsInputSchema = shared('schemas/activities:ReadSignalsInputSchema', () => z.object({
   runId: z.string(),
   repoPath: z.string(),
   iteration: z.number().int().min(1),
@@ -482,10 +483,10 @@ export const ReadSignalsInputSchema = z.object({
   notes: z.boolean().optional(),
   /** CONTINUITY.md by reference (see IterationInspectionInput). */
   notesByRef: z.boolean().optional(),
-});
+}));
 export type ReadSignalsInput = z.infer<typeof ReadSignalsInputSchema>;
 
-export const AgentSignalsSchema = z.object({
+export const AgentSignalsSchema = shared('schemas/activities:AgentSignalsSchema', () => z.object({
   humanReview: z
     .object({ reason: z.string().max(1000), blocking: z.boolean(), questions: z.array(z.string().max(1000)).max(20) })
     .nullable(),
@@ -500,14 +501,14 @@ export const AgentSignalsSchema = z.object({
   continuity: z.string().max(MEMORY_LIMITS.continuityChars).nullable().default(null),
   /** CONTINUITY.md by reference, when asked for with `notesByRef` (`continuity` is then null). */
   continuityRef: NoteRefSchema.nullable().default(null),
-});
+}));
 export type AgentSignals = z.infer<typeof AgentSignalsSchema>;
 
-export const IterationInspectionSchema = z.union([
+export const IterationInspectionSchema = shared('schemas/activities:IterationInspectionSchema', () => z.union([
   z.object({ snapshot: RepoSnapshotSchema, signals: AgentSignalsSchema.nullable() }),
   /** The inspection failed after the agent ran: the workflow inspects with its own activity (which reports the failure as such). */
   z.object({ problem: z.string().max(1000) }),
-]);
+]));
 export type IterationInspection = z.infer<typeof IterationInspectionSchema>;
 
 /** An agent result with every field at its neutral value; callers set what they know. */

@@ -7,8 +7,9 @@
  * Sandbox-safe: imported by the workflow bundle.
  */
 import { z } from 'zod';
+import { shared } from './shared.js';
 
-export const RunClaimsSchema = z.object({
+export const RunClaimsSchema = shared('schemas/authorization:RunClaimsSchema', () => z.object({
   workflowId: z.string(),
   repoPath: z.string(),
   provider: z.string(),
@@ -19,14 +20,14 @@ export const RunClaimsSchema = z.object({
   failover: z.array(z.string()).optional(),
   /** A schedule's runs: the signature covers `<workflowId>-<scheduled time>` (Temporal's id for each run). */
   scheduled: z.boolean().optional(),
-});
+}));
 export type RunClaims = z.infer<typeof RunClaimsSchema>;
 
-export const RunAuthorizationSchema = z.object({
+export const RunAuthorizationSchema = shared('schemas/authorization:RunAuthorizationSchema', () => z.object({
   claims: RunClaimsSchema,
   /** HMAC-SHA256 (hex) of the canonical claims with the installation's run secret. */
   signature: z.string().regex(/^[0-9a-f]{64}$/),
-});
+}));
 export type RunAuthorization = z.infer<typeof RunAuthorizationSchema>;
 
 /** The claims' canonical text: a fixed field order, JSON. */

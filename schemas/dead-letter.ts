@@ -6,6 +6,7 @@
  * Sandbox-safe: imported by the workflow bundle.
  */
 import { z } from 'zod';
+import { shared } from './shared.js';
 
 export const DEAD_LETTER_THRESHOLD = 5;
 export const MAX_TRACKED_FINGERPRINTS = 50;
@@ -14,11 +15,11 @@ export const MAX_ENTRY_ITERATIONS = 10;
 export const MAX_TAIL_CHARS = 1000;
 export const MAX_ERROR_CLASS_CHARS = 60;
 
-const fingerprintSchema = z.string().min(1).max(MAX_ERROR_CLASS_CHARS + 20);
-const isoSchema = z.string().max(64);
-const iterationsSchema = z.array(z.number().int().min(0)).max(MAX_ENTRY_ITERATIONS);
+const fingerprintSchema = shared('schemas/dead-letter:fingerprintSchema', () => z.string().min(1).max(MAX_ERROR_CLASS_CHARS + 20));
+const isoSchema = shared('schemas/dead-letter:isoSchema', () => z.string().max(64));
+const iterationsSchema = shared('schemas/dead-letter:iterationsSchema', () => z.array(z.number().int().min(0)).max(MAX_ENTRY_ITERATIONS));
 
-export const DeadLetterEntrySchema = z.object({
+export const DeadLetterEntrySchema = shared('schemas/dead-letter:DeadLetterEntrySchema', () => z.object({
   fingerprint: fingerprintSchema,
   errorClass: z.string().max(MAX_ERROR_CLASS_CHARS),
   attempts: z.number().int().min(1),
@@ -26,22 +27,22 @@ export const DeadLetterEntrySchema = z.object({
   lastAt: isoSchema,
   iterations: iterationsSchema,
   tail: z.string().max(MAX_TAIL_CHARS),
-});
+}));
 export type DeadLetterEntry = z.infer<typeof DeadLetterEntrySchema>;
 
-const TrackedFailureSchema = z.object({
+const TrackedFailureSchema = shared('schemas/dead-letter:TrackedFailureSchema', () => z.object({
   fingerprint: fingerprintSchema,
   count: z.number().int().min(1),
   firstAt: isoSchema,
   iterations: iterationsSchema,
-});
+}));
 
 export type TrackedFailure = z.infer<typeof TrackedFailureSchema>;
 
-export const DeadLetterStateSchema = z.object({
+export const DeadLetterStateSchema = shared('schemas/dead-letter:DeadLetterStateSchema', () => z.object({
   /** Failure counts per fingerprint, least recently seen first. */
   tracked: z.array(TrackedFailureSchema).max(MAX_TRACKED_FINGERPRINTS),
   /** Dead-lettered failures, oldest first. */
   entries: z.array(DeadLetterEntrySchema).max(MAX_DEAD_LETTERS),
-});
+}));
 export type DeadLetterState = z.infer<typeof DeadLetterStateSchema>;

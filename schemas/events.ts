@@ -8,8 +8,9 @@
  * files and history). Sandbox-safe: imported by the workflow bundle.
  */
 import { z } from 'zod';
+import { shared } from './shared.js';
 
-const short = (n: number) => z.string().max(n);
+const short = shared('schemas/events:short', () => (n: number) => z.string().max(n));
 
 export const RUN_EVENT_KINDS = [
   'run_started',
@@ -25,7 +26,7 @@ export const RUN_EVENT_KINDS = [
   'outcome',
 ] as const;
 
-export const RunEventSchema = z.discriminatedUnion('kind', [
+export const RunEventSchema = shared('schemas/events:RunEventSchema', () => z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('run_started'),
     prdPath: short(4096),
@@ -80,11 +81,11 @@ export const RunEventSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('tier_change'), iteration: z.number().int(), from: short(20), to: short(20), trigger: short(300) }),
   z.object({ kind: z.literal('spend'), iteration: z.number().int(), usd: z.number(), calls: z.number().int(), unpricedCalls: z.number().int(), budgetUsd: z.number() }),
   z.object({ kind: z.literal('outcome'), status: short(40), exitCode: z.number().int(), reason: short(1000), iteration: z.number().int() }),
-]);
+]));
 export type RunEvent = z.infer<typeof RunEventSchema>;
 export type RunEventKind = RunEvent['kind'];
 
-export const EventEnvelopeSchema = z.object({
+export const EventEnvelopeSchema = shared('schemas/events:EventEnvelopeSchema', () => z.object({
   /** 1, 2, 3, ... within the workflow id, across continue-as-new. */
   seq: z.number().int().min(1),
   /** The Temporal run id of the execution that recorded the event. */
@@ -92,14 +93,14 @@ export const EventEnvelopeSchema = z.object({
   /** Workflow time. */
   at: z.string(),
   event: RunEventSchema,
-});
+}));
 export type EventEnvelope = z.infer<typeof EventEnvelopeSchema>;
 
 /** Events waiting for the store at most; past this the oldest are dropped (and counted). */
 export const MAX_PENDING_EVENTS = 2000;
 
 /** The journal in the run state. */
-export const JournalStateSchema = z.object({
+export const JournalStateSchema = shared('schemas/events:JournalStateSchema', () => z.object({
   nextSeq: z.number().int().min(1).default(1),
   pending: z.array(EventEnvelopeSchema).max(MAX_PENDING_EVENTS).default([]),
   /** Events dropped because the store stayed unreachable too long. */
@@ -108,21 +109,21 @@ export const JournalStateSchema = z.object({
   stored: z.number().int().min(0).default(0),
   /** The last projection problem (store down, no DATABASE_URL on the worker), for status. */
   problem: z.string().max(500).nullable().default(null),
-});
+}));
 export type JournalState = z.infer<typeof JournalStateSchema>;
 
-export const ProjectEventsInputSchema = z.object({
+export const ProjectEventsInputSchema = shared('schemas/events:ProjectEventsInputSchema', () => z.object({
   workflowId: z.string(),
   events: z.array(EventEnvelopeSchema).max(MAX_PENDING_EVENTS),
-});
+}));
 export type ProjectEventsInput = z.input<typeof ProjectEventsInputSchema>;
 
-export const ProjectEventsResultSchema = z.object({
+export const ProjectEventsResultSchema = shared('schemas/events:ProjectEventsResultSchema', () => z.object({
   /** The highest seq now in the store for this workflow (every event up to it is stored). */
   storedThrough: z.number().int().min(0),
   /** Rows written this time (0 when all were there already: a retry or a replay). */
   written: z.number().int().min(0),
   /** Why nothing was written (no store configured on this worker, store unreachable), else null. */
   problem: z.string().max(500).nullable(),
-});
+}));
 export type ProjectEventsResult = z.infer<typeof ProjectEventsResultSchema>;

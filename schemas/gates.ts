@@ -6,6 +6,7 @@
  * Sandbox-safe: imported by the workflow bundle.
  */
 import { z } from 'zod';
+import { shared } from './shared.js';
 
 /**
  * The gates, in the order they run after an iteration that changed the tree (spec §5.1).
@@ -22,7 +23,7 @@ export const GATE_NAMES = [
   'code_review',
   'checklist',
 ] as const;
-export const GateNameSchema = z.enum(GATE_NAMES);
+export const GateNameSchema = shared('schemas/gates:GateNameSchema', () => z.enum(GATE_NAMES));
 export type GateName = z.infer<typeof GateNameSchema>;
 
 /** Gates that run as tools after an iteration (each one activity call). */
@@ -30,25 +31,25 @@ export const TOOL_GATES = ['static_analysis', 'secret_scan', 'tests', 'mock_inte
 export type ToolGate = (typeof TOOL_GATES)[number];
 
 export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const;
-export const SeveritySchema = z.enum(SEVERITIES);
+export const SeveritySchema = shared('schemas/gates:SeveritySchema', () => z.enum(SEVERITIES));
 export type Severity = z.infer<typeof SeveritySchema>;
 
 /** Severity rank: lower is worse (critical 0 ... info 4). */
 export const severityRank = (s: Severity): number => SEVERITIES.indexOf(s);
 
 /** One thing a gate found. `file` is relative to the repository; never a secret's value. */
-export const FindingSchema = z.object({
+export const FindingSchema = shared('schemas/gates:FindingSchema', () => z.object({
   gate: GateNameSchema,
   severity: SeveritySchema,
   file: z.string().max(500).nullable().default(null),
   line: z.number().int().min(0).nullable().default(null),
   message: z.string().max(500),
-});
+}));
 export type Finding = z.infer<typeof FindingSchema>;
 export type FindingInput = z.input<typeof FindingSchema>;
 
 export const GATE_VERDICTS = ['pass', 'fail', 'inconclusive'] as const;
-export const GateVerdictSchema = z.enum(GATE_VERDICTS);
+export const GateVerdictSchema = shared('schemas/gates:GateVerdictSchema', () => z.enum(GATE_VERDICTS));
 export type GateVerdict = z.infer<typeof GateVerdictSchema>;
 
 /** Findings kept in a gate result (the full list is in the report file). */
@@ -58,7 +59,7 @@ export const MAX_FINDINGS = 20;
  * One gate's result on one tree. `reason` is one stable line (the stuck-gate rule compares it
  * between runs of the gate); `reportPath` is the full report under the run folder.
  */
-export const GateResultSchema = z.object({
+export const GateResultSchema = shared('schemas/gates:GateResultSchema', () => z.object({
   gate: GateNameSchema,
   verdict: GateVerdictSchema,
   reason: z.string().max(500),
@@ -72,12 +73,12 @@ export const GateResultSchema = z.object({
   /** The tree the gate looked at. */
   treeHash: z.string().max(100).default(''),
   iteration: z.number().int().min(0).default(0),
-});
+}));
 export type GateResult = z.infer<typeof GateResultSchema>;
 export type GateResultInput = z.input<typeof GateResultSchema>;
 
 /** What the run remembers per gate (carried across continue-as-new). */
-export const GateTrackSchema = z.object({
+export const GateTrackSchema = shared('schemas/gates:GateTrackSchema', () => z.object({
   consecutiveFailures: z.number().int().min(0).default(0),
   /** The last failure's reason and how many failures in a row gave exactly that reason. */
   lastReason: z.string().max(500).nullable().default(null),
@@ -87,7 +88,7 @@ export const GateTrackSchema = z.object({
   pausedAt: z.number().int().min(0).default(0),
   /** The tree this gate last passed on: it looks at the files changed since (null: since the run start). */
   passTree: z.string().max(100).nullable().default(null),
-});
+}));
 export type GateTrack = z.infer<typeof GateTrackSchema>;
 
 // ---------------------------------------------------------------------------------------------
@@ -95,9 +96,9 @@ export type GateTrack = z.infer<typeof GateTrackSchema>;
 // ---------------------------------------------------------------------------------------------
 
 export const REVIEW_VERDICTS = ['PASS', 'FAIL', 'NO_VERDICT', 'NO_OUTPUT'] as const;
-export const ReviewVerdictSchema = z.enum(REVIEW_VERDICTS);
+export const ReviewVerdictSchema = shared('schemas/gates:ReviewVerdictSchema', () => z.enum(REVIEW_VERDICTS));
 
-export const ReviewerRecordSchema = z.object({
+export const ReviewerRecordSchema = shared('schemas/gates:ReviewerRecordSchema', () => z.object({
   reviewer: z.string().max(100),
   verdict: ReviewVerdictSchema,
   blocking: z.boolean(),
@@ -105,10 +106,10 @@ export const ReviewerRecordSchema = z.object({
   /** The first few blocking or notable finding lines (capped). */
   findings: z.array(z.string().max(300)).max(5).default([]),
   logPath: z.string().max(4096).default(''),
-});
+}));
 export type ReviewerRecord = z.infer<typeof ReviewerRecordSchema>;
 
-export const ReviewRecordSchema = z.object({
+export const ReviewRecordSchema = shared('schemas/gates:ReviewRecordSchema', () => z.object({
   round: z.number().int().min(1),
   iteration: z.number().int().min(0),
   treeHash: z.string().max(100),
@@ -121,21 +122,21 @@ export const ReviewRecordSchema = z.object({
   /** One automatic re-run happened (the first attempt was inconclusive). */
   rerun: z.boolean().default(false),
   at: z.string(),
-});
+}));
 export type ReviewRecord = z.infer<typeof ReviewRecordSchema>;
 
 // ---------------------------------------------------------------------------------------------
 // PRD checklist
 // ---------------------------------------------------------------------------------------------
 
-export const ChecklistPrioritySchema = z.enum(['critical', 'high', 'medium', 'low']);
+export const ChecklistPrioritySchema = shared('schemas/gates:ChecklistPrioritySchema', () => z.enum(['critical', 'high', 'medium', 'low']));
 
-export const ChecklistItemSchema = z.object({
+export const ChecklistItemSchema = shared('schemas/gates:ChecklistItemSchema', () => z.object({
   id: z.string().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'ids are letters, digits, _, . and - (e.g. REQ-1)'),
   title: z.string().min(1).max(300),
   priority: ChecklistPrioritySchema.default('medium'),
   verify: z.string().max(500).default(''),
-});
+}));
 export type ChecklistItem = z.infer<typeof ChecklistItemSchema>;
 
 export const MAX_CHECKLIST_ITEMS = 60;
@@ -146,9 +147,9 @@ export const ChecklistSchema = z
   .max(MAX_CHECKLIST_ITEMS)
   .refine((items) => new Set(items.map((i) => i.id)).size === items.length, { message: 'checklist ids must be unique' });
 
-export const ItemStatusSchema = z.enum(['unverified', 'passing', 'failing']);
+export const ItemStatusSchema = shared('schemas/gates:ItemStatusSchema', () => z.enum(['unverified', 'passing', 'failing']));
 
-export const ChecklistStateSchema = z.object({
+export const ChecklistStateSchema = shared('schemas/gates:ChecklistStateSchema', () => z.object({
   items: z.array(ChecklistItemSchema).max(MAX_CHECKLIST_ITEMS),
   /** Ids of the held-out items (never shown to the builder). */
   heldOut: z.array(z.string()).max(5),
@@ -156,14 +157,14 @@ export const ChecklistStateSchema = z.object({
   status: z.record(z.string(), z.object({ status: ItemStatusSchema, evidence: z.string().max(300), iteration: z.number().int().min(0) })).default({}),
   /** Waived item ids, with who waived them and why. */
   waivers: z.array(z.object({ item: z.string(), by: z.string().max(200), reason: z.string().max(500), at: z.string() })).max(MAX_CHECKLIST_ITEMS).default([]),
-});
+}));
 export type ChecklistState = z.infer<typeof ChecklistStateSchema>;
 
 // ---------------------------------------------------------------------------------------------
 // Activity inputs
 // ---------------------------------------------------------------------------------------------
 
-export const RunGateInputSchema = z.object({
+export const RunGateInputSchema = shared('schemas/gates:RunGateInputSchema', () => z.object({
   runId: z.string(),
   repoPath: z.string(),
   gate: z.enum(TOOL_GATES).exclude(['tests']),
@@ -172,10 +173,10 @@ export const RunGateInputSchema = z.object({
   sinceTree: z.string().nullable(),
   timeoutSeconds: z.number().int().min(1),
   coverageThreshold: z.number().min(0).max(100).default(80),
-});
+}));
 export type RunGateInput = z.input<typeof RunGateInputSchema>;
 
-export const PrepareReviewInputSchema = z.object({
+export const PrepareReviewInputSchema = shared('schemas/gates:PrepareReviewInputSchema', () => z.object({
   runId: z.string(),
   repoPath: z.string(),
   round: z.number().int().min(1),
@@ -183,10 +184,10 @@ export const PrepareReviewInputSchema = z.object({
   runStartTree: z.string().nullable(),
   /** Largest diff reviewers get; bigger is refused (the review blocks, fail-closed). */
   maxDiffBytes: z.number().int().min(1),
-});
+}));
 export type PrepareReviewInput = z.input<typeof PrepareReviewInputSchema>;
 
-export const PreparedReviewSchema = z.object({
+export const PreparedReviewSchema = shared('schemas/gates:PreparedReviewSchema', () => z.object({
   diffPath: z.string(),
   diffBytes: z.number().int().min(0),
   /** Changed files in the review's scope (capped). */
@@ -197,12 +198,12 @@ export const PreparedReviewSchema = z.object({
   treeHash: z.string(),
   /** Why the diff cannot be reviewed (too big, empty); null when it can. */
   refused: z.string().max(500).nullable(),
-});
+}));
 export type PreparedReview = z.infer<typeof PreparedReviewSchema>;
 
-export const WriteReviewReportInputSchema = z.object({
+export const WriteReviewReportInputSchema = shared('schemas/gates:WriteReviewReportInputSchema', () => z.object({
   runId: z.string(),
   repoPath: z.string(),
   record: ReviewRecordSchema,
-});
+}));
 export type WriteReviewReportInput = z.input<typeof WriteReviewReportInputSchema>;

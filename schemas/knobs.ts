@@ -6,6 +6,7 @@
  * Sandbox-safe: imported by the workflow bundle.
  */
 import { z } from 'zod';
+import { shared } from './shared.js';
 import { PROVIDERS } from './provider-names.js';
 
 /** One knob's description, used for validation, `vigil config --explain` and the docs. */
@@ -137,7 +138,7 @@ export function splitCommandLine(line: string): string[] {
   return words;
 }
 
-const argvKnob: KnobSpecBase<string[]> = {
+const argvKnob: KnobSpecBase<string[]> = shared('schemas/knobs:argvKnob', () => ({
   schema: z.array(z.string().min(1).max(4096)).max(256),
   default: [],
   env: 'VIGIL_AGENT_COMMAND',
@@ -158,7 +159,7 @@ const argvKnob: KnobSpecBase<string[]> = {
       return raw;
     }
   },
-};
+}));
 
 /** Agent providers (activities/providers/ holds one preset each). */
 export { PROVIDERS };
@@ -168,7 +169,7 @@ export type ProviderKnob = (typeof PROVIDERS)[number];
  * The registry. Order is the order of `vigil config --explain`.
  * Defaults follow the original run loop (spec §1.10, §1.11, §1.4) unless noted.
  */
-export const KNOBS = {
+export const KNOBS = shared('schemas/knobs:KNOBS', () => ({
   maxIterations: intKnob('VIGIL_MAX_ITERATIONS', 1, 1_000_000, 25, 'Iteration cap; the run ends with max_iterations_reached (exit 20) when reached.'),
   maxDurationSeconds: intKnob('VIGIL_MAX_DURATION_SECONDS', 0, 31_536_000, 0, 'Wall-clock cap in seconds measured on workflow time from the run start; 0 turns it off.'),
   maxRetries: intKnob('VIGIL_MAX_RETRIES', 1, 10_000, 50, 'Consecutive failed iterations before the run ends as failed (exit 1).'),
@@ -293,7 +294,7 @@ export const KNOBS = {
     allowed: 'a path to a template file, or empty',
     fromString: (raw: string) => raw.trim(),
   } satisfies KnobSpecBase<string>,
-} as const;
+} as const));
 
 export type KnobName = keyof typeof KNOBS;
 export const KNOB_NAMES = Object.keys(KNOBS) as KnobName[];
@@ -312,11 +313,11 @@ type KnobValue<K extends KnobName> = (typeof KNOBS)[K]['default'] extends infer 
  * The zod schema of a complete, validated knob set. A knob missing from the input takes its
  * default, so runs started by an older client (or carried across a deploy) keep validating.
  */
-export const KnobsSchema = z.object(
+export const KnobsSchema = shared('schemas/knobs:KnobsSchema', () => z.object(
   Object.fromEntries(KNOB_NAMES.map((k) => [k, (KNOBS[k].schema as z.ZodType<unknown>).default(KNOBS[k].default)])) as {
     [K in KnobName]: z.ZodDefault<z.ZodType<KnobValue<K>>>;
   },
-);
+));
 export type Knobs = z.infer<typeof KnobsSchema>;
 
 export function defaultKnobs(): Knobs {

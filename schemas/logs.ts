@@ -6,13 +6,14 @@
  * Sandbox-safe: imported by the workflow bundle.
  */
 import { z } from 'zod';
+import { shared } from './shared.js';
 
 /** The most one read returns (a workflow result, so well under Temporal's 2 MiB payload limit). */
 export const LOG_CHUNK_MAX = 256 * 1024;
 /** The longest a read waits for the log to grow (following); the request then answers empty. */
 export const LOG_WAIT_MAX_MS = 30_000;
 
-export const ReadRunLogInputSchema = z.object({
+export const ReadRunLogInputSchema = shared('schemas/logs:ReadRunLogInputSchema', () => z.object({
   repoPath: z.string().min(1).max(4096),
   /** The run's workflow id (its folder under `.vigil/runs/`). */
   runId: z.string().min(1).max(1000),
@@ -24,10 +25,10 @@ export const ReadRunLogInputSchema = z.object({
   waitMs: z.number().int().min(0).max(LOG_WAIT_MAX_MS).default(0),
   /** Include a last line that has no newline yet (false while following: it comes whole later). */
   partial: z.boolean().default(true),
-});
+}));
 export type ReadRunLogInput = z.input<typeof ReadRunLogInputSchema>;
 
-export const ReadRunLogResultSchema = z.object({
+export const ReadRunLogResultSchema = shared('schemas/logs:ReadRunLogResultSchema', () => z.object({
   /** False when the iteration has no log (yet) on this host. */
   found: z.boolean(),
   /** Why the log cannot be read (a missing repository, a link where a folder should be, ...). */
@@ -43,16 +44,16 @@ export const ReadRunLogResultSchema = z.object({
   /** The log's size when it was read. */
   size: z.number().int().min(0),
   redactions: z.number().int().min(0),
-});
+}));
 export type ReadRunLogResult = z.infer<typeof ReadRunLogResultSchema>;
 
-export const ReadLogWorkflowInputSchema = z.object({
+export const ReadLogWorkflowInputSchema = shared('schemas/logs:ReadLogWorkflowInputSchema', () => z.object({
   request: ReadRunLogInputSchema,
   /** The queue of the run's host; null: the workflow's own queue (a run started without a host). */
   hostQueue: z.string().min(1).max(1000).nullable(),
   /** How long a worker on that queue has to pick the read up before the answer is `no_worker`. */
   answerSeconds: z.number().int().min(1).max(300),
-});
+}));
 export type ReadLogWorkflowInput = z.input<typeof ReadLogWorkflowInputSchema>;
 
 export type ReadLogAnswer =

@@ -6,23 +6,24 @@
  * Sandbox-safe: imported by the workflow bundle.
  */
 import { z } from 'zod';
+import { shared } from './shared.js';
 import { ActorSchema, LIMITS } from './run.js';
 import { utf8Length } from './utf8.js';
 
-const Reason = z.string().max(2000);
+const Reason = shared('schemas/messages:Reason', () => z.string().max(2000));
 
-export const PausePayloadSchema = z.strictObject({ reason: Reason.optional(), by: ActorSchema.optional() });
-export const ResumePayloadSchema = z.strictObject({ by: ActorSchema.optional() });
-export const StopPayloadSchema = z.strictObject({
+export const PausePayloadSchema = shared('schemas/messages:PausePayloadSchema', () => z.strictObject({ reason: Reason.optional(), by: ActorSchema.optional() }));
+export const ResumePayloadSchema = shared('schemas/messages:ResumePayloadSchema', () => z.strictObject({ by: ActorSchema.optional() }));
+export const StopPayloadSchema = shared('schemas/messages:StopPayloadSchema', () => z.strictObject({
   reason: Reason.optional(),
   by: ActorSchema.optional(),
   /** Cancel the running agent call (its whole process tree) instead of letting it finish. */
   now: z.boolean().optional(),
-});
+}));
 
 export { utf8Length } from './utf8.js';
 
-export const InputPayloadSchema = z.strictObject({
+export const InputPayloadSchema = shared('schemas/messages:InputPayloadSchema', () => z.strictObject({
   directive: z
     .string()
     .refine((s) => s.trim().length > 0, { message: 'must not be empty' })
@@ -30,23 +31,23 @@ export const InputPayloadSchema = z.strictObject({
       message: `must be at most ${LIMITS.directiveBytes} bytes (1 MiB)`,
     }),
   by: ActorSchema.optional(),
-});
+}));
 
-export const BudgetPayloadSchema = z.strictObject({
+export const BudgetPayloadSchema = shared('schemas/messages:BudgetPayloadSchema', () => z.strictObject({
   /** The new spend limit in USD for the whole run (0 removes the budget). */
   usd: z.number().min(0).max(1_000_000),
   by: ActorSchema.optional(),
-});
+}));
 export type BudgetPayload = z.infer<typeof BudgetPayloadSchema>;
 
-export const ForceReviewPayloadSchema = z.strictObject({ reason: Reason.optional(), by: ActorSchema.optional() });
+export const ForceReviewPayloadSchema = shared('schemas/messages:ForceReviewPayloadSchema', () => z.strictObject({ reason: Reason.optional(), by: ActorSchema.optional() }));
 
-export const WaivePayloadSchema = z.strictObject({
+export const WaivePayloadSchema = shared('schemas/messages:WaivePayloadSchema', () => z.strictObject({
   /** A checklist item id (`REQ-3`) or a held-out item's label from status (`held-out-1`). */
   item: z.string().min(1).max(64),
   reason: z.string().max(500).optional(),
   by: ActorSchema.optional(),
-});
+}));
 export type WaivePayload = z.infer<typeof WaivePayloadSchema>;
 
 /**
@@ -55,13 +56,13 @@ export type WaivePayload = z.infer<typeof WaivePayloadSchema>;
  * next prompt. `force` saves changes a person made to the tree since the last inspection instead
  * of refusing the rewind.
  */
-export const RewindPayloadSchema = z.strictObject({
+export const RewindPayloadSchema = shared('schemas/messages:RewindPayloadSchema', () => z.strictObject({
   to: z.number().int().min(1).max(100_000_000),
   reason: Reason.optional(),
   directive: InputPayloadSchema.shape.directive.optional(),
   force: z.boolean().optional(),
   by: ActorSchema.optional(),
-});
+}));
 export type RewindPayload = z.infer<typeof RewindPayloadSchema>;
 
 export type ForceReviewPayload = z.infer<typeof ForceReviewPayloadSchema>;

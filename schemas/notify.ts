@@ -5,18 +5,19 @@
  * Sandbox-safe: imported by the workflow bundle (zod only).
  */
 import { z } from 'zod';
+import { shared } from './shared.js';
 
 export const NOTIFY_EVENTS = ['escalation', 'paused', 'budget_exceeded', 'budget_warning', 'auth_failed', 'run_finished', 'rate_limited'] as const;
-export const NotifyEventSchema = z.enum(NOTIFY_EVENTS);
+export const NotifyEventSchema = shared('schemas/notify:NotifyEventSchema', () => z.enum(NOTIFY_EVENTS));
 export type NotifyEvent = z.infer<typeof NotifyEventSchema>;
 
 export const NOTIFY_SEVERITIES = ['info', 'warning', 'critical'] as const;
-export const NotifySeveritySchema = z.enum(NOTIFY_SEVERITIES);
+export const NotifySeveritySchema = shared('schemas/notify:NotifySeveritySchema', () => z.enum(NOTIFY_SEVERITIES));
 export type NotifySeverity = z.infer<typeof NotifySeveritySchema>;
 
 /** Channels in the order they appear in results. */
 export const NOTIFY_CHANNEL_NAMES = ['webhook', 'slack', 'discord', 'file', 'desktop'] as const;
-export const NotifyChannelNameSchema = z.enum(NOTIFY_CHANNEL_NAMES);
+export const NotifyChannelNameSchema = shared('schemas/notify:NotifyChannelNameSchema', () => z.enum(NOTIFY_CHANNEL_NAMES));
 export type NotifyChannelName = z.infer<typeof NotifyChannelNameSchema>;
 
 /** The failure type thrown (non-retryable) when the input does not parse. */
@@ -37,9 +38,9 @@ export function notifyWorstCaseMs(timeoutMs: number): number {
 
 /** A URL, or `env:NAME`: the URL is read from the worker's environment, so it never enters history. */
 export const WORKER_ENV_REF = /^env:[A-Za-z_][A-Za-z0-9_]*$/;
-const webhookUrl = z.union([z.literal(''), z.url({ protocol: /^https?$/ }).max(2048), z.string().regex(WORKER_ENV_REF)]);
+const webhookUrl = shared('schemas/notify:webhookUrl', () => z.union([z.literal(''), z.url({ protocol: /^https?$/ }).max(2048), z.string().regex(WORKER_ENV_REF)]));
 
-export const NotifyChannelsSchema = z.object({
+export const NotifyChannelsSchema = shared('schemas/notify:NotifyChannelsSchema', () => z.object({
   /** Generic JSON webhook; '' = off. */
   webhookUrl,
   /** Slack incoming webhook; '' = off. */
@@ -50,10 +51,10 @@ export const NotifyChannelsSchema = z.object({
   file: z.string().max(4096),
   /** Desktop notification through notify-send, where installed. */
   desktop: z.boolean(),
-});
+}));
 export type NotifyChannels = z.infer<typeof NotifyChannelsSchema>;
 
-export const NotificationSchema = z.object({
+export const NotificationSchema = shared('schemas/notify:NotificationSchema', () => z.object({
   event: NotifyEventSchema,
   runId: z.string().min(1).max(1000),
   title: z.string().max(200),
@@ -67,21 +68,21 @@ export const NotificationSchema = z.object({
     .refine((d) => (JSON.stringify(d)?.length ?? 0) <= NOTIFY_DETAILS_MAX_CHARS, { message: `details must be at most ${NOTIFY_DETAILS_MAX_CHARS} characters as JSON` }),
   /** Deterministic key: the notification is delivered once per (dedupeKey, channel). */
   dedupeKey: z.string().min(1).max(500),
-});
+}));
 export type Notification = z.infer<typeof NotificationSchema>;
 
-export const NotifyInputSchema = z.object({
+export const NotifyInputSchema = shared('schemas/notify:NotifyInputSchema', () => z.object({
   notification: NotificationSchema,
   channels: NotifyChannelsSchema,
   /** Bound on one HTTP request (each attempt). */
   timeoutMs: z.number().int().min(1).max(600_000).default(10_000),
   /** JSONL idempotency ledger of delivered (dedupeKey, channel) pairs; '' = no ledger. */
   ledgerPath: z.string().max(4096).default(''),
-});
+}));
 /** What callers pass (defaults filled in by the activity). */
 export type NotifyInput = z.input<typeof NotifyInputSchema>;
 
-export const ChannelResultSchema = z.object({
+export const ChannelResultSchema = shared('schemas/notify:ChannelResultSchema', () => z.object({
   channel: NotifyChannelNameSchema,
   ok: z.boolean(),
   /** Not sent: already delivered (ledger), or the channel is unavailable here (no notify-send). */
@@ -92,10 +93,10 @@ export const ChannelResultSchema = z.object({
   error: z.string().max(500).nullable(),
   /** HTTP status of the last response; null for file and desktop, and when nothing answered. */
   status: z.number().int().nullable(),
-});
+}));
 export type ChannelResult = z.infer<typeof ChannelResultSchema>;
 
-export const NotifyResultSchema = z.object({
+export const NotifyResultSchema = shared('schemas/notify:NotifyResultSchema', () => z.object({
   dedupeKey: z.string(),
   /** One per configured channel, in NOTIFY_CHANNEL_NAMES order. */
   results: z.array(ChannelResultSchema),
@@ -103,5 +104,5 @@ export const NotifyResultSchema = z.object({
   delivered: z.number().int().min(0),
   /** Channels that failed (not ok). */
   failed: z.number().int().min(0),
-});
+}));
 export type NotifyResult = z.infer<typeof NotifyResultSchema>;

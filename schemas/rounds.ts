@@ -4,12 +4,13 @@
  * checks them before it spends a member call.
  */
 import { z } from 'zod';
+import { shared } from './shared.js';
 import { RunAuthorizationSchema } from './authorization.js';
 import { KnobsSchema } from './knobs.js';
 
-const RunStartSchema = z.object({ sha: z.string().nullable(), treeHash: z.string() }).nullable();
+const RunStartSchema = shared('schemas/rounds:RunStartSchema', () => z.object({ sha: z.string().nullable(), treeHash: z.string() }).nullable());
 
-const RoundCommon = {
+const RoundCommon = shared('schemas/rounds:RoundCommon', () => ({
   runId: z.string().min(1),
   repoPath: z.string().min(1),
   prdPath: z.string().min(1),
@@ -22,17 +23,17 @@ const RoundCommon = {
   at: z.string().min(1),
   /** The prompts as their parts (the activity renders them), tails only of failed calls. */
   leanPrompt: z.boolean().optional(),
-};
+}));
 
-export const ReviewRoundInputSchema = z.object(RoundCommon);
+export const ReviewRoundInputSchema = shared('schemas/rounds:ReviewRoundInputSchema', () => z.object(RoundCommon));
 export type ReviewRoundInput = z.infer<typeof ReviewRoundInputSchema>;
 
 export const CONVENE_TRIGGERS = ['forced', 'circuit_breaker', 'claim', 'interval', 'tests_green'] as const;
 
-export const CouncilRoundInputSchema = z.object({
+export const CouncilRoundInputSchema = shared('schemas/rounds:CouncilRoundInputSchema', () => z.object({
   ...RoundCommon,
   tests: z.object({ passed: z.boolean(), timedOut: z.boolean(), logPath: z.string() }).nullable(),
   convergenceSummary: z.string().max(20_000),
   trigger: z.enum(CONVENE_TRIGGERS),
-});
+}));
 export type CouncilRoundInput = z.infer<typeof CouncilRoundInputSchema>;

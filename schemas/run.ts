@@ -6,6 +6,7 @@
  * Sandbox-safe: imported by the workflow bundle.
  */
 import { z } from 'zod';
+import { shared } from './shared.js';
 import { KnobsSchema } from './knobs.js';
 import { DeadLetterStateSchema } from './dead-letter.js';
 import { RunAuthorizationSchema } from './authorization.js';
@@ -15,11 +16,11 @@ import { HostNameSchema } from './hosts.js';
 import { ChecklistSchema, ChecklistStateSchema, GATE_NAMES, GateNameSchema, GateResultSchema, GateTrackSchema, ReviewRecordSchema } from './gates.js';
 
 export const PHASES = ['REASON', 'ACT', 'REFLECT', 'VERIFY'] as const;
-export const PhaseSchema = z.enum(PHASES);
+export const PhaseSchema = shared('schemas/run:PhaseSchema', () => z.enum(PHASES));
 export type Phase = z.infer<typeof PhaseSchema>;
 
 export const TIERS = ['planning', 'development', 'fast'] as const;
-export const TierSchema = z.enum(TIERS);
+export const TierSchema = shared('schemas/run:TierSchema', () => z.enum(TIERS));
 export type Tier = z.infer<typeof TierSchema>;
 
 /** Bounds of the carried state. */
@@ -34,24 +35,24 @@ export const LIMITS = {
   tailChars: 2000,
 } as const;
 
-export const ActorSchema = z.string().trim().min(1).max(200);
+export const ActorSchema = shared('schemas/run:ActorSchema', () => z.string().trim().min(1).max(200));
 
-export const PauseInfoSchema = z.object({
+export const PauseInfoSchema = shared('schemas/run:PauseInfoSchema', () => z.object({
   reason: z.string().max(2000),
   by: z.string().max(200),
   /** ISO time, from workflow time. */
   at: z.string(),
-});
+}));
 export type PauseInfo = z.infer<typeof PauseInfoSchema>;
 
-export const DirectiveSchema = z.object({
+export const DirectiveSchema = shared('schemas/run:DirectiveSchema', () => z.object({
   text: z.string(),
   by: z.string().max(200),
   at: z.string(),
-});
+}));
 export type Directive = z.infer<typeof DirectiveSchema>;
 
-export const ConvergenceStateSchema = z.object({
+export const ConvergenceStateSchema = shared('schemas/run:ConvergenceStateSchema', () => z.object({
   /** Tree hash seen after the previous iteration; null before the first. */
   lastHash: z.string().nullable(),
   consecutiveNoChange: z.number().int().min(0),
@@ -60,10 +61,10 @@ export const ConvergenceStateSchema = z.object({
   /** Consecutive iterations with a done signal (a completion claim or a done-phrase). */
   doneSignals: z.number().int().min(0).default(0),
   totalDoneSignals: z.number().int().min(0).default(0),
-});
+}));
 export type ConvergenceState = z.infer<typeof ConvergenceStateSchema>;
 
-export const CompletionVerdictSchema = z.object({
+export const CompletionVerdictSchema = shared('schemas/run:CompletionVerdictSchema', () => z.object({
   iteration: z.number().int(),
   accepted: z.boolean(),
   /** `accepted`, or why the claim was refused. */
@@ -72,10 +73,10 @@ export const CompletionVerdictSchema = z.object({
   testsPassed: z.boolean().nullable(),
   filesChangedSinceStart: z.number().int().min(0),
   testLogPath: z.string().nullable(),
-});
+}));
 export type CompletionVerdict = z.infer<typeof CompletionVerdictSchema>;
 
-export const VoteRecordSchema = z.object({
+export const VoteRecordSchema = shared('schemas/run:VoteRecordSchema', () => z.object({
   member: z.number().int().min(0),
   role: z.string(),
   /** How the call ended: the parsed vote, or why it counts as REJECT. */
@@ -86,10 +87,10 @@ export const VoteRecordSchema = z.object({
   reason: z.string().max(300),
   issues: z.number().int().min(0),
   logPath: z.string(),
-});
+}));
 export type VoteRecord = z.infer<typeof VoteRecordSchema>;
 
-export const EvidenceRecordSchema = z.object({
+export const EvidenceRecordSchema = shared('schemas/run:EvidenceRecordSchema', () => z.object({
   iteration: z.number().int().min(0),
   pass: z.boolean(),
   reason: z.string().nullable(),
@@ -97,10 +98,10 @@ export const EvidenceRecordSchema = z.object({
   inconclusive: z.array(z.string()).max(10),
   filesChanged: z.number().int().min(0),
   testsPassed: z.boolean().nullable(),
-});
+}));
 export type EvidenceRecord = z.infer<typeof EvidenceRecordSchema>;
 
-export const VerdictSchema = z.object({
+export const VerdictSchema = shared('schemas/run:VerdictSchema', () => z.object({
   round: z.number().int().min(1),
   iteration: z.number().int().min(0),
   trigger: z.enum(['forced', 'circuit_breaker', 'claim', 'interval', 'tests_green']),
@@ -116,18 +117,18 @@ export const VerdictSchema = z.object({
   evidence: EvidenceRecordSchema,
   transcriptPath: z.string(),
   at: z.string(),
-});
+}));
 export type Verdict = z.infer<typeof VerdictSchema>;
 
-export const CouncilStateSchema = z.object({
+export const CouncilStateSchema = shared('schemas/run:CouncilStateSchema', () => z.object({
   rounds: z.number().int().min(0),
   /** The most recent rounds, oldest first (bounded). */
   verdicts: z.array(VerdictSchema).max(20),
   forceReview: z.object({ by: z.string().max(200), reason: z.string().max(2000), at: z.string() }).nullable(),
-});
+}));
 export type CouncilState = z.infer<typeof CouncilStateSchema>;
 
-export const TestRunRecordSchema = z.object({
+export const TestRunRecordSchema = shared('schemas/run:TestRunRecordSchema', () => z.object({
   treeHash: z.string(),
   iteration: z.number().int().min(0),
   passed: z.boolean(),
@@ -141,32 +142,32 @@ export const TestRunRecordSchema = z.object({
   /** pass, fail, or inconclusive (nothing runnable, zero tests): only a pass is green. */
   verdict: z.enum(['pass', 'fail', 'inconclusive']).nullable().default(null),
   reason: z.string().max(500).default(''),
-});
+}));
 export type TestRunRecord = z.infer<typeof TestRunRecordSchema>;
 
-const ProxiesSchema = z.object({ p1: z.boolean(), p2: z.boolean(), p3: z.boolean() });
+const ProxiesSchema = shared('schemas/run:ProxiesSchema', () => z.object({ p1: z.boolean(), p2: z.boolean(), p3: z.boolean() }));
 
 /** Uncertainty-gated escalation (spec §4.1): co-occurrence streak, episode latch, hash ring. */
-export const UncertaintyStateSchema = z.object({
+export const UncertaintyStateSchema = shared('schemas/run:UncertaintyStateSchema', () => z.object({
   consecutiveCoOccur: z.number().int().min(0),
   escalatedEpisode: z.boolean(),
   escalatedAtIteration: z.number().int(),
   ring: z.array(z.string()).max(6),
   lastRoundIteration: z.number().int(),
   lastProxies: ProxiesSchema,
-});
+}));
 
 export const LEVELS = ['LOW', 'MEDIUM', 'HIGH'] as const;
-export const LadderStateSchema = z.object({
+export const LadderStateSchema = shared('schemas/run:LadderStateSchema', () => z.object({
   level: z.enum(LEVELS),
   failuresAtLevel: z.number().int().min(0),
   successStreak: z.number().int().min(0),
   pinnedHigh: z.boolean(),
   humanEscalated: z.boolean(),
   changes: z.array(z.object({ iteration: z.number().int(), from: z.enum(LEVELS), to: z.enum(LEVELS), trigger: z.string().max(300) })).max(20),
-});
+}));
 
-export const EscalationRecordSchema = z.object({
+export const EscalationRecordSchema = shared('schemas/run:EscalationRecordSchema', () => z.object({
   iteration: z.number().int().min(0),
   reason: z.enum(['uncertainty', 'tier_exhausted', 'agent_request', 'dead_letter', 'gate_failing']),
   detail: z.string().max(1000),
@@ -180,17 +181,17 @@ export const EscalationRecordSchema = z.object({
   at: z.string(),
   /** The questions the agent left for a person (HUMAN_REVIEW_NEEDED), shown in status and the UI. */
   questions: z.array(z.string().max(300)).max(5).default([]),
-});
+}));
 export type EscalationRecord = z.infer<typeof EscalationRecordSchema>;
 
-export const NotificationStatusSchema = z.object({
+export const NotificationStatusSchema = shared('schemas/run:NotificationStatusSchema', () => z.object({
   sent: z.number().int().min(0),
   failed: z.number().int().min(0),
   recentFailures: z.array(z.object({ event: z.string(), channel: z.string(), error: z.string().max(500), at: z.string() })).max(10),
-});
+}));
 export type NotificationStatus = z.infer<typeof NotificationStatusSchema>;
 
-export const IterationRecordSchema = z.object({
+export const IterationRecordSchema = shared('schemas/run:IterationRecordSchema', () => z.object({
   iteration: z.number().int().min(1),
   phase: PhaseSchema,
   tier: TierSchema,
@@ -211,19 +212,19 @@ export const IterationRecordSchema = z.object({
   costUsd: z.number().min(0).nullable().optional(),
   /** The checkpoint commit of the tree this iteration left (null: no change, or checkpoints off). */
   checkpoint: z.string().max(64).nullable().optional(),
-});
+}));
 export type IterationRecord = z.infer<typeof IterationRecordSchema>;
 
-export const InvalidMessageSchema = z.object({
+export const InvalidMessageSchema = shared('schemas/run:InvalidMessageSchema', () => z.object({
   name: z.string(),
   kind: z.enum(['signal', 'update']),
   error: z.string().max(1000),
   at: z.string(),
-});
+}));
 export type InvalidMessage = z.infer<typeof InvalidMessageSchema>;
 
 /** What the run remembers of its quality gates, code reviews and PRD checklist. */
-export const GatesStateSchema = z.object({
+export const GatesStateSchema = shared('schemas/run:GatesStateSchema', () => z.object({
   /** Per gate: consecutive failures and the last failure reason (the ladder and the stuck rule). */
   tracks: z.partialRecord(GateNameSchema, GateTrackSchema).default({}),
   /** The latest result of every gate that ran (one per gate). */
@@ -240,7 +241,7 @@ export const GatesStateSchema = z.object({
   checklistTried: z.boolean().default(false),
   /** The latest completion refused before the council was asked: which gates, why. */
   lastRefusal: z.object({ iteration: z.number().int(), gates: z.array(GateNameSchema), reason: z.string().max(500) }).nullable().default(null),
-});
+}));
 export type GatesState = z.infer<typeof GatesStateSchema>;
 export function emptyGatesState(): GatesState {
   return { tracks: {}, latest: [], lastTree: null, reviews: [], reviewRounds: 0, checklist: null, checklistProblem: null, checklistTried: false, lastRefusal: null };
@@ -253,7 +254,7 @@ export function emptyGatesState(): GatesState {
  * asked for (spend, budget, journal, notifications, checklist waivers, pending directives, a
  * person's pause) is kept. Bounded: about 2 KiB per checkpoint.
  */
-export const RewindSnapshotSchema = z.object({
+export const RewindSnapshotSchema = shared('schemas/run:RewindSnapshotSchema', () => z.object({
   iteration: z.number().int().min(0),
   consecutiveFailures: z.number().int().min(0),
   convergence: ConvergenceStateSchema,
@@ -267,11 +268,11 @@ export const RewindSnapshotSchema = z.object({
   lastEvidence: EvidenceRecordSchema.nullable(),
   lastCompletion: CompletionVerdictSchema.nullable(),
   driftReports: z.number().int().min(0),
-});
+}));
 export type RewindSnapshot = z.infer<typeof RewindSnapshotSchema>;
 
 /** One checkpoint: a commit of the tree an iteration left, under `ref`, and what is known of it. */
-export const CheckpointRecordSchema = z.object({
+export const CheckpointRecordSchema = shared('schemas/run:CheckpointRecordSchema', () => z.object({
   iteration: z.number().int().min(1),
   commit: z.string().max(64),
   tree: z.string().max(64),
@@ -287,11 +288,11 @@ export const CheckpointRecordSchema = z.object({
   verdict: z.enum(['APPROVED', 'REJECTED', 'BLOCKED_BY_GATE']).nullable().default(null),
   /** The state after the iteration, sealed when the next iteration starts (null until then). */
   snapshot: RewindSnapshotSchema.nullable().default(null),
-});
+}));
 export type CheckpointRecord = z.infer<typeof CheckpointRecordSchema>;
 
 /** A rewind that happened: who, from where to where, why, and where the abandoned tree is kept. */
-export const RewindRecordSchema = z.object({
+export const RewindRecordSchema = shared('schemas/run:RewindRecordSchema', () => z.object({
   from: z.number().int().min(0),
   to: z.number().int().min(1),
   by: z.string().max(200),
@@ -306,22 +307,22 @@ export const RewindRecordSchema = z.object({
   /** Whether the rewind cancelled a running agent call. */
   interruptedAgent: z.boolean(),
   at: z.string(),
-});
+}));
 export type RewindRecord = z.infer<typeof RewindRecordSchema>;
 
 /** Checkpoints and rewinds of the run (checkpoints era). */
-export const CheckpointsStateSchema = z.object({
+export const CheckpointsStateSchema = shared('schemas/run:CheckpointsStateSchema', () => z.object({
   /** Oldest first; at most the `checkpointsKept` knob (200). */
   list: z.array(CheckpointRecordSchema).max(200).default([]),
   /** The most recent rewinds, oldest first. */
   rewinds: z.array(RewindRecordSchema).max(20).default([]),
   /** Rewinds ever (names the saved refs). */
   rewindCount: z.number().int().min(0).default(0),
-});
+}));
 export type CheckpointsState = z.infer<typeof CheckpointsStateSchema>;
 
 /** Everything the run must remember; carried whole across continue-as-new. */
-export const RunStateSchema = z.object({
+export const RunStateSchema = shared('schemas/run:RunStateSchema', () => z.object({
   /** Iterations started so far (the counter is incremented before an iteration runs). */
   iteration: z.number().int().min(0),
   /** Consecutive failed iterations; any successful iteration resets it. */
@@ -396,10 +397,10 @@ export const RunStateSchema = z.object({
   checkpoints: CheckpointsStateSchema.default({ list: [], rewinds: [], rewindCount: 0 }),
   /** The run memory rendered into every prompt (memory era; not the event journal above). */
   memory: RunMemorySchema.default(emptyMemory()),
-});
+}));
 export type RunState = z.infer<typeof RunStateSchema>;
 
-export const RunInputSchema = z.object({
+export const RunInputSchema = shared('schemas/run:RunInputSchema', () => z.object({
   /** Absolute path of the PRD file (read by the agent; Vigil passes the path, not the text). */
   prdPath: z.string().min(1),
   /** First heading of the PRD, for the UI. */
@@ -425,7 +426,7 @@ export const RunInputSchema = z.object({
   host: HostNameSchema.optional(),
   /** Present only when continuing as new. */
   state: RunStateSchema.optional(),
-});
+}));
 export type RunInput = z.infer<typeof RunInputSchema>;
 
 export const OUTCOME_STATUSES = [
@@ -440,7 +441,7 @@ export const OUTCOME_STATUSES = [
   'gate_stuck',
   'failed',
 ] as const;
-export const OutcomeStatusSchema = z.enum(OUTCOME_STATUSES);
+export const OutcomeStatusSchema = shared('schemas/run:OutcomeStatusSchema', () => z.enum(OUTCOME_STATUSES));
 export type OutcomeStatus = z.infer<typeof OutcomeStatusSchema>;
 
 /** Exit codes of the process contract: 0 done or human-stopped, 20 deterministic terminal, 1 failed. */
@@ -457,7 +458,7 @@ export const OUTCOME_EXIT_CODES: Record<OutcomeStatus, 0 | 1 | 20> = {
   failed: 1,
 };
 
-export const OutcomeSchema = z.object({
+export const OutcomeSchema = shared('schemas/run:OutcomeSchema', () => z.object({
   status: OutcomeStatusSchema,
   reason: z.string(),
   exitCode: z.union([z.literal(0), z.literal(1), z.literal(20)]),
@@ -465,5 +466,5 @@ export const OutcomeSchema = z.object({
   at: z.string(),
   /** What could not be verified independently (e.g. `no_test_runner`); empty when all was. */
   notes: z.array(z.string()).default([]),
-});
+}));
 export type Outcome = z.infer<typeof OutcomeSchema>;

@@ -11,6 +11,7 @@
  * Sandbox-safe: imports only zod, no Node APIs.
  */
 import { z } from 'zod';
+import { shared } from './shared.js';
 
 /** Completion promise printed by `claim: "promise"` when the scenario does not set `promiseText`.
  * Matches the default of the VIGIL_COMPLETION_PROMISE knob. */
@@ -41,13 +42,13 @@ export function repoPathProblem(path: string): string | null {
 }
 
 /** A file path relative to the repository root (the agent's working directory). */
-export const RepoRelativePathSchema = z.string().superRefine((path, ctx) => {
+export const RepoRelativePathSchema = shared('schemas/scenario:RepoRelativePathSchema', () => z.string().superRefine((path, ctx) => {
   const problem = repoPathProblem(path);
   if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
-});
+}));
 
 /** What the agent does in one invocation. Actions happen in the order the fields are listed. */
-export const ScenarioStepSchema = z.strictObject({
+export const ScenarioStepSchema = shared('schemas/scenario:ScenarioStepSchema', () => z.strictObject({
   /** Milliseconds to sleep first, before any other action (simulates a slow start). Default 0. */
   sleepBeforeMs: z.number().int().min(0).max(MAX_SLEEP_MS).default(0),
   /** Paths to delete; a missing file is fine. Directories are removed recursively. */
@@ -76,7 +77,7 @@ export const ScenarioStepSchema = z.strictObject({
   sleepMs: z.number().int().min(0).max(MAX_SLEEP_MS).default(0),
   /** Exit code of the process, 0..255. Default 0. */
   exitCode: z.number().int().min(0).max(255).default(0),
-});
+}));
 export type ScenarioStep = z.infer<typeof ScenarioStepSchema>;
 
 /**
@@ -85,12 +86,12 @@ export type ScenarioStep = z.infer<typeof ScenarioStepSchema>;
  * counter per member, key `council:<VIGIL_MEMBER>`): call n (0-based) runs `rounds[n]`, or
  * `default` beyond the list, or nothing when neither exists.
  */
-export const RoleScriptSchema = z.strictObject({
+export const RoleScriptSchema = shared('schemas/scenario:RoleScriptSchema', () => z.strictObject({
   /** Steps of the first, second, ... call of the role. */
   rounds: z.array(ScenarioStepSchema).default([]),
   /** Step for calls beyond `rounds`. */
   default: ScenarioStepSchema.optional(),
-});
+}));
 export type RoleScript = z.infer<typeof RoleScriptSchema>;
 
 /** A key of the council's `members`: a 0-based member index in plain decimal ("0", "1", "12"). */
@@ -104,23 +105,23 @@ export const CouncilMemberKeySchema = z
  * (n counted per member) runs `members[m].rounds[n]`, else `members[m].default`, else the shared
  * `rounds[n]`, else the shared `default`, else nothing. Only the council accepts `members`.
  */
-export const CouncilScriptSchema = RoleScriptSchema.extend({
+export const CouncilScriptSchema = shared('schemas/scenario:CouncilScriptSchema', () => RoleScriptSchema.extend({
   /** Member index -> that member's own script, tried before the shared one. */
   members: z.record(CouncilMemberKeySchema, RoleScriptSchema).optional(),
-});
+}));
 export type CouncilScript = z.infer<typeof CouncilScriptSchema>;
 
 /** A reviewer name as Vigil passes it in VIGIL_REVIEWER (`security-sentinel`, `devils-advocate`, ...). */
-export const ReviewerKeySchema = z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, 'reviewer key must be a reviewer name such as "security-sentinel"');
+export const ReviewerKeySchema = shared('schemas/scenario:ReviewerKeySchema', () => z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, 'reviewer key must be a reviewer name such as "security-sentinel"'));
 
 /**
  * The code reviewers' script: a shared RoleScript plus optional per-reviewer scripts keyed by the
  * reviewer's name (VIGIL_REVIEWER). Calls are counted per reviewer, so call n is review round n.
  */
-export const ReviewerScriptSchema = RoleScriptSchema.extend({
+export const ReviewerScriptSchema = shared('schemas/scenario:ReviewerScriptSchema', () => RoleScriptSchema.extend({
   /** Reviewer name -> that reviewer's own script, tried before the shared one. */
   reviewers: z.record(ReviewerKeySchema, RoleScriptSchema).optional(),
-});
+}));
 export type ReviewerScript = z.infer<typeof ReviewerScriptSchema>;
 
 /**
@@ -138,7 +139,7 @@ export function roleStep(
   return own?.rounds[index] ?? own?.default ?? script.rounds[index] ?? script.default;
 }
 
-export const ScenarioSchema = z.strictObject({
+export const ScenarioSchema = shared('schemas/scenario:ScenarioSchema', () => z.strictObject({
   /** Format version; always 1. */
   version: z.literal(1),
   /** Optional free text saying what the scenario exercises; ignored by the agent. */
@@ -160,7 +161,7 @@ export const ScenarioSchema = z.strictObject({
       'checklist-verifier': RoleScriptSchema.optional(),
     })
     .default({}),
-});
+}));
 export type Scenario = z.infer<typeof ScenarioSchema>;
 
 /** Dotted path of an issue (`iterations.2.exitCode`); keys that are not plain words, such as

@@ -4,6 +4,7 @@
  * Sandbox-safe: imported by the workflow bundle.
  */
 import { z } from 'zod';
+import { shared } from './shared.js';
 import { DeadLetterEntrySchema } from './dead-letter.js';
 import { GateResultSchema, ReviewRecordSchema } from './gates.js';
 import {
@@ -26,10 +27,10 @@ import {
 } from './run.js';
 
 export const RUN_STATUSES = ['starting', 'running', 'gating', 'reviewing', 'paused', 'backing_off', 'waiting_for_provider', 'stopping', 'finished'] as const;
-export const RunStatusSchema = z.enum(RUN_STATUSES);
+export const RunStatusSchema = shared('schemas/status:RunStatusSchema', () => z.enum(RUN_STATUSES));
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
-export const StatusSnapshotSchema = z.object({
+export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema', () => z.object({
   workflowId: z.string(),
   runId: z.string(),
   status: RunStatusSchema,
@@ -126,5 +127,5 @@ export const StatusSnapshotSchema = z.object({
       lastTree: z.string().nullable(),
     })
     .optional(),
-});
+}));
 export type StatusSnapshot = z.infer<typeof StatusSnapshotSchema>;

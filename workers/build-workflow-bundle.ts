@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from './paths.js';
-import { payloadConverterPath, workflowsPath } from './worker.js';
+import { workflowBundleOptions, workflowsPath } from './worker.js';
 import { BUNDLE_FILE, writePrebuiltBundle } from './workflow-bundle.js';
 
 const distDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -17,8 +17,7 @@ const quiet = (): void => {};
 const started = Date.now();
 const manifest = await writePrebuiltBundle({
   distDir,
-  workflowsPath: workflowsPath(),
-  payloadConverterPath: payloadConverterPath(),
+  ...workflowBundleOptions(),
   dependencies: Object.keys(pkg.dependencies ?? {}),
   logger: { trace: quiet, debug: quiet, info: quiet, log: quiet, warn: (m: string) => console.warn(m), error: (m: string) => console.error(m) },
 });

@@ -17,18 +17,27 @@ import { checkPrebuiltBundle } from './workflow-bundle.js';
 
 export { DEFAULT_TASK_QUEUE } from './paths.js';
 
-/** A module under workflows/ next to this file (`.ts` under vitest, `.js` in dist/). */
-function workflowsModule(name: string): string {
+/** A module of this package next to this file (`.ts` under vitest, `.js` in dist/). */
+function ownModule(folder: 'workflows' | 'schemas', name: string): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-  return path.resolve(here, '..', 'workflows', `${name}${ext}`);
+  return path.resolve(here, '..', folder, `${name}${ext}`);
 }
 
 /** The workflow entry point. */
-export const workflowsPath = (): string => workflowsModule('index');
+export const workflowsPath = (): string => ownModule('workflows', 'index');
 
 /** The payload converter (tolerant of undecodable payloads): bundle it with the workflows and give it to the worker. */
-export const payloadConverterPath = (): string => workflowsModule('payload-converter');
+export const payloadConverterPath = (): string => ownModule('workflows', 'payload-converter');
+
+/**
+ * What every bundle of Vigil's workflows is made of: the entry point, the payload converter, and
+ * the one module the workflows share (schemas/shared.ts: the schemas are built once per worker,
+ * not once per run).
+ */
+export function workflowBundleOptions(): { workflowsPath: string; payloadConverterPath: string; preloadModules: string[] } {
+  return { workflowsPath: workflowsPath(), payloadConverterPath: payloadConverterPath(), preloadModules: [ownModule('schemas', 'shared')] };
+}
 
 export interface VigilWorkerOptions {
   connection: NativeConnection;
@@ -78,14 +87,14 @@ export async function defaultWorkflowBundle(
   const entry = workflowsPath();
   // Workflow interceptors (tracing) are not in the prebuilt bundle: bundle with them.
   if (workflowInterceptorModules.length) {
-    return bundleWorkflowCode({ workflowsPath: entry, payloadConverterPath: payloadConverterPath(), workflowInterceptorModules: [...workflowInterceptorModules], logger: bundlerLogger });
+    return bundleWorkflowCode({ ...workflowBundleOptions(), workflowInterceptorModules: [...workflowInterceptorModules], logger: bundlerLogger });
   }
   if (entry.endsWith('.js')) {
     const check = checkPrebuiltBundle(path.resolve(path.dirname(entry), '..'));
     if (check.ok) return { codePath: check.codePath };
     if (check.reason) log(`vigil worker: not using the prebuilt workflow bundle (${check.reason}); bundling the workflows now — \`npm run build\` refreshes it`);
   }
-  return bundleWorkflowCode({ workflowsPath: entry, payloadConverterPath: payloadConverterPath(), logger: bundlerLogger });
+  return bundleWorkflowCode({ ...workflowBundleOptions(), logger: bundlerLogger });
 }
 
 export async function createVigilWorker(opts: VigilWorkerOptions): Promise<Worker> {

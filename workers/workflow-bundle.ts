@@ -94,6 +94,8 @@ export interface WriteBundleOptions {
   distDir: string;
   workflowsPath: string;
   payloadConverterPath: string;
+  /** Modules evaluated once and shared by every workflow (schemas/shared.ts). */
+  preloadModules: string[];
   /** Names of the package's direct dependencies (their versions are recorded when bundled). */
   dependencies: string[];
   logger?: Parameters<typeof bundleWorkflowCode>[0]['logger'];
@@ -111,6 +113,7 @@ export async function writePrebuiltBundle(opts: WriteBundleOptions): Promise<Bun
   const { code } = await bundleWorkflowCode({
     workflowsPath: opts.workflowsPath,
     payloadConverterPath: opts.payloadConverterPath,
+    preloadModules: opts.preloadModules,
     ...(opts.logger ? { logger: opts.logger } : {}),
     // Records every module webpack reads, to know what the bundle was built from.
     webpackConfigHook: (config) => ({

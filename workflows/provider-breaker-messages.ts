@@ -11,6 +11,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
+import { shared } from '../schemas/shared.js';
 import { UNDECODABLE_PAYLOAD } from '../schemas/messages.js';
 import { ActorSchema } from '../schemas/run.js';
 import {
@@ -68,16 +69,16 @@ export function breakerWorkflowId(provider: string): string {
   return `${BREAKER_WORKFLOW_ID_PREFIX}${provider}`;
 }
 
-const durationMs = z.number().int().min(0).max(MAX_DURATION_MS);
+const durationMs = shared('workflows/provider-breaker-messages:durationMs', () => z.number().int().min(0).max(MAX_DURATION_MS));
 
 /** Every field of the decision's `BreakerConfig`, validated (ms, whole numbers). */
-export const BreakerConfigSchema = z.strictObject({
+export const BreakerConfigSchema = shared('workflows/provider-breaker-messages:BreakerConfigSchema', () => z.strictObject({
   failureThreshold: z.number().int().min(1).max(MAX_FAILURE_TIMES),
   failureWindowMs: durationMs,
   cooldownMs: durationMs,
   probeIntervalMs: durationMs,
   closeAfterSuccesses: z.number().int().min(1).max(1000),
-});
+}));
 /** Overrides of `DEFAULT_BREAKER_CONFIG`; a missing field takes the seed's default. */
 export const BreakerConfigOverridesSchema = BreakerConfigSchema.partial();
 export type BreakerConfigOverrides = z.infer<typeof BreakerConfigOverridesSchema>;
@@ -86,14 +87,14 @@ type SameFields<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : fal
 const _configMatches: SameFields<z.infer<typeof BreakerConfigSchema>, BreakerConfig> = true;
 void _configMatches;
 
-const PhaseSchema = z.enum(['CLOSED', 'OPEN', 'HALF_OPEN']);
+const PhaseSchema = shared('workflows/provider-breaker-messages:PhaseSchema', () => z.enum(['CLOSED', 'OPEN', 'HALF_OPEN']));
 export type BreakerPhase = z.infer<typeof PhaseSchema>;
-const instant = z.number().min(0);
-const RunIdSchema = z.string().trim().min(1).max(300);
-const ReasonSchema = z.string().max(2000);
+const instant = shared('workflows/provider-breaker-messages:instant', () => z.number().min(0));
+const RunIdSchema = shared('workflows/provider-breaker-messages:RunIdSchema', () => z.string().trim().min(1).max(300));
+const ReasonSchema = shared('workflows/provider-breaker-messages:ReasonSchema', () => z.string().max(2000));
 
 /** A transition or an operator reset, with when, who and why. */
-export const BreakerEventSchema = z.object({
+export const BreakerEventSchema = shared('workflows/provider-breaker-messages:BreakerEventSchema', () => z.object({
   kind: z.enum(['transition', 'reset']),
   from: PhaseSchema,
   to: PhaseSchema,
@@ -103,35 +104,35 @@ export const BreakerEventSchema = z.object({
   /** The run that caused it, the operator who reset it, or `vigil` (a probe lease ran out). */
   by: z.string().max(300),
   why: z.string().max(500),
-});
+}));
 export type BreakerEvent = z.infer<typeof BreakerEventSchema>;
 
 /** Who holds the HALF_OPEN probe, so a retried ask gets the same answer and a lost probe expires. */
-export const ProbeHolderSchema = z.object({
+export const ProbeHolderSchema = shared('workflows/provider-breaker-messages:ProbeHolderSchema', () => z.object({
   runId: RunIdSchema,
   askId: z.string().max(500).nullable(),
   atMs: instant,
   leaseUntilMs: instant,
-});
+}));
 export type ProbeHolder = z.infer<typeof ProbeHolderSchema>;
 
 /** A run last told to wait (and not yet let through). */
-export const WaitingRunSchema = z.object({
+export const WaitingRunSchema = shared('workflows/provider-breaker-messages:WaitingRunSchema', () => z.object({
   runId: RunIdSchema,
   sinceMs: instant,
   retryAtMs: instant,
   reason: z.enum(['open', 'probe_in_flight', 'probe_interval']),
-});
+}));
 export type WaitingRun = z.infer<typeof WaitingRunSchema>;
 
-export const InvalidReportSchema = z.object({ atMs: instant, error: z.string().max(1000) });
+export const InvalidReportSchema = shared('workflows/provider-breaker-messages:InvalidReportSchema', () => z.object({ atMs: instant, error: z.string().max(1000) }));
 export type InvalidReport = z.infer<typeof InvalidReportSchema>;
 
 /**
  * Input of `vigilProviderBreaker`. A first start gives `provider` (and maybe `config`); a
  * continue-as-new carries everything else.
  */
-export const ProviderBreakerInputSchema = z.strictObject({
+export const ProviderBreakerInputSchema = shared('workflows/provider-breaker-messages:ProviderBreakerInputSchema', () => z.strictObject({
   provider: ProviderNameSchema,
   config: BreakerConfigOverridesSchema.optional(),
   state: ProviderBreakerStateSchema.optional(),
@@ -146,22 +147,22 @@ export const ProviderBreakerInputSchema = z.strictObject({
   probeLeaseMs: z.number().int().min(1).max(MAX_DURATION_MS).optional(),
   /** Executions before this one (continue-as-new count). */
   generation: z.number().int().min(0).optional(),
-});
+}));
 export type ProviderBreakerInput = z.input<typeof ProviderBreakerInputSchema>;
 
 // ---- message payloads ----
 
-export const AskPayloadSchema = z.strictObject({
+export const AskPayloadSchema = shared('workflows/provider-breaker-messages:AskPayloadSchema', () => z.strictObject({
   /** The asking run (its workflow id). */
   runId: RunIdSchema,
   /** Stable across retries of one ask (the activity uses its own workflow/run/activity id). */
   askId: z.string().trim().min(1).max(500).optional(),
   /** Longest the call this ask lets out can take before it is reported (probe lease). */
   leaseMs: z.number().int().min(1).max(MAX_DURATION_MS).optional(),
-});
+}));
 export type AskPayload = z.infer<typeof AskPayloadSchema>;
 
-export const ReportPayloadSchema = z.strictObject({
+export const ReportPayloadSchema = shared('workflows/provider-breaker-messages:ReportPayloadSchema', () => z.strictObject({
   runId: RunIdSchema,
   outcome: z.enum(['success', 'failure']),
   /** The `probe` flag of the decision that let the call out. */
@@ -170,10 +171,10 @@ export const ReportPayloadSchema = z.strictObject({
   reason: ReasonSchema.optional(),
   /** The `askId` of the ask that let the call out, when known. */
   askId: z.string().trim().min(1).max(500).optional(),
-});
+}));
 export type ReportPayload = z.infer<typeof ReportPayloadSchema>;
 
-export const ResetPayloadSchema = z.strictObject({ by: ActorSchema.optional(), reason: ReasonSchema.optional() });
+export const ResetPayloadSchema = shared('workflows/provider-breaker-messages:ResetPayloadSchema', () => z.strictObject({ by: ActorSchema.optional(), reason: ReasonSchema.optional() }));
 export type ResetPayload = z.infer<typeof ResetPayloadSchema>;
 
 /** `ask`'s answer: the decision, plus the breaker state after it. */
@@ -218,7 +219,7 @@ export const breakerStateQuery = defineQuery<BreakerView>('breakerState');
 
 // ---- the activity's contract ----
 
-export const AskProviderBreakerInputSchema = z.strictObject({
+export const AskProviderBreakerInputSchema = shared('workflows/provider-breaker-messages:AskProviderBreakerInputSchema', () => z.strictObject({
   provider: ProviderNameSchema,
   runId: RunIdSchema,
   /** Used only when this ask starts the breaker; a running breaker keeps the config it started with. */
@@ -226,7 +227,7 @@ export const AskProviderBreakerInputSchema = z.strictObject({
   leaseMs: AskPayloadSchema.shape.leaseMs,
   /** Default: the activity's workflow id, run id and activity id (stable across its retries). */
   askId: AskPayloadSchema.shape.askId,
-});
+}));
 export type AskProviderBreakerInput = z.input<typeof AskProviderBreakerInputSchema>;
 
 /** ApplicationFailure type of an ask the breaker (or the activity) refused as invalid: not retryable. */

@@ -17,7 +17,7 @@ import type { z } from 'zod';
 import { statusQuery } from '../../workflows/messages.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { vigilRun } from '../../workflows/run-workflow.js';
-import { createVigilWorker, payloadConverterPath, workflowsPath } from '../../workers/worker.js';
+import { createVigilWorker, workflowBundleOptions } from '../../workers/worker.js';
 import { packageRoot } from '../../workers/paths.js';
 
 export const NAMESPACE = 'default';
@@ -54,7 +54,7 @@ export async function createTestEnv(): Promise<TestEnv> {
   const address = temporalAddress();
   const connection = await Connection.connect({ address });
   const nativeConnection = await NativeConnection.connect({ address });
-  const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), payloadConverterPath: payloadConverterPath(), logger: quietLogger });
+  const bundle = await bundleWorkflowCode({ ...workflowBundleOptions(), logger: quietLogger });
   return {
     client: new Client({ connection, namespace: NAMESPACE }),
     connection,

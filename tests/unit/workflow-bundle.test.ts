@@ -95,6 +95,7 @@ describe('writePrebuiltBundle', () => {
       distDir: dist,
       workflowsPath: path.join(dist, 'workflows', 'index.js'),
       payloadConverterPath: path.join(dist, 'workflows', 'payload-converter.js'),
+      preloadModules: [path.join(dist, 'schemas', 'shared.js')],
       dependencies: ['@temporalio/workflow', '@temporalio/common', 'zod', 'execa'],
       logger: { trace: () => {}, debug: () => {}, info: () => {}, log: () => {}, warn: () => {}, error: (m: string) => console.error(m) },
     });

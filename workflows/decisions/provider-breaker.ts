@@ -25,6 +25,7 @@
  * Pure: time is a parameter; the input state is never mutated.
  */
 import { z } from 'zod';
+import { shared } from '../../schemas/shared.js';
 
 export interface BreakerConfig {
   failureThreshold: number;
@@ -46,9 +47,9 @@ export const DEFAULT_BREAKER_CONFIG: Readonly<BreakerConfig> = {
 /** Bound of the remembered failure times (and so of `failureThreshold`). */
 export const MAX_FAILURE_TIMES = 100;
 
-const instant = z.number().min(0);
+const instant = shared('workflows/decisions/provider-breaker:instant', () => z.number().min(0));
 
-export const ProviderBreakerStateSchema = z
+export const ProviderBreakerStateSchema = shared('workflows/decisions/provider-breaker:ProviderBreakerStateSchema', () => z
   .object({
     phase: z.enum(['CLOSED', 'OPEN', 'HALF_OPEN']),
     /** CLOSED: the most recent failures (at most `failureThreshold` are kept). */
@@ -69,7 +70,7 @@ export const ProviderBreakerStateSchema = z
   .refine((s) => s.phase === 'HALF_OPEN' || (!s.probeInFlight && s.probeSuccesses === 0 && s.lastProbeAtMs === null), {
     message: 'probe fields are only set in HALF_OPEN',
   })
-  .refine((s) => s.phase === 'CLOSED' || s.failureTimesMs.length === 0, { message: 'failure times are only kept in CLOSED' });
+  .refine((s) => s.phase === 'CLOSED' || s.failureTimesMs.length === 0, { message: 'failure times are only kept in CLOSED' }));
 export type ProviderBreakerState = z.infer<typeof ProviderBreakerStateSchema>;
 
 export type BreakerDecision =
