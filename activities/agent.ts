@@ -55,7 +55,7 @@ export function renderIterationPrompt(p: PromptInput): string {
   return buildPrompt(p);
 }
 
-/** `cancelSignal`: what cancels the agent, when not the activity's cancellation (a call that carries a gate pass, activities/iteration.ts). */
+/** `cancelSignal`: what cancels the agent, when not the activity's cancellation alone (an iteration's call, activities/iteration.ts). */
 export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: AbortSignal } = {}): Promise<AgentResult> {
   const input = RunAgentInputSchema.parse(raw);
   const info = Context.current().info;

@@ -17,7 +17,10 @@
  * - after a good agent run that changed the tree, the gate pass the call carries (`gates`, from
  *   `vigil-gates-with-call-v1` on), on the tree the inspection hashed. A cancellation asks the run
  *   what it means (`vigil.callCancel`): kill the agent, or let it finish and skip or cut short
- *   the pass.
+ *   the pass. The run also says so at once to the worker that processes its workflow task
+ *   (workflows/running-call.ts): when that is this process, the call hears it before Temporal's
+ *   cancellation arrives with its next heartbeat, and an agent killed that way ends the call with
+ *   a CallKilledByRun failure, which the workflow takes for the call's cancellation.
  *
  * Also `inspectIteration`: the same inspection as an activity of its own, for an iteration whose
  * agent activity could not inspect (its failures are the repository's, handled as such).
@@ -25,9 +28,10 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import {
   AGENT_RESULT_NULL_DEFAULTS,
+  FAILURE_TYPES,
   IterationInspectionInputSchema,
   PROMPT_PART_MIN_CHARS,
   PROMPT_PART_MISSING,
@@ -47,6 +51,7 @@ import { runGates } from './gates/index.js';
 import { promptPartsDir, resolvePromptMemory } from './prompt-memory.js';
 import { inspectRepo } from './repo.js';
 import { isStorageError, readRegularFile, writePrivateFile } from './safe-files.js';
+import { listenForRunCancel } from './running-calls.js';
 import { readAgentSignals } from './signals.js';
 
 const MAX_PART_BYTES = 256 * 1024;
@@ -129,11 +134,20 @@ async function cancellationMeant(ctx: Context): Promise<CallCancel> {
 }
 
 /**
+ * What the run has said about cancelling this call, in this process (activities/running-calls.ts):
+ * `killed` aborts when it means to kill the agent; `skipGates` when only the gate pass is off.
+ */
+interface RunWord {
+  killed: AbortSignal;
+  skipGates: () => boolean;
+}
+
+/**
  * The agent of a call that carries a gate pass, cancelled only when the workflow means it: a
  * cancellation that is for the gates alone (a PAUSE, a STOP that lets the call finish) lets the
  * agent finish and skips the pass; the workflow is asked again every few seconds meanwhile.
  */
-async function agentCarryingGates(raw: RunAgentInput): Promise<{ result: AgentResult; skipGates: boolean }> {
+async function agentCarryingGates(raw: RunAgentInput, word: RunWord): Promise<{ result: AgentResult; skipGates: boolean }> {
   const ctx = Context.current();
   const kill = new AbortController();
   let skipGates = false;
@@ -149,24 +163,63 @@ async function agentCarryingGates(raw: RunAgentInput): Promise<{ result: AgentRe
     skipGates = true;
     ask();
   };
+  const onKilled = (): void => kill.abort();
   ctx.cancellationSignal.addEventListener('abort', onCancel, { once: true });
+  word.killed.addEventListener('abort', onKilled, { once: true });
   if (ctx.cancellationSignal.aborted) onCancel();
+  if (word.killed.aborted) onKilled();
   try {
-    return { result: await callAgent(raw, { cancelSignal: kill.signal }), skipGates };
+    const result = await callAgent(raw, { cancelSignal: kill.signal });
+    return { result, skipGates: skipGates || word.skipGates() };
   } finally {
     ctx.cancellationSignal.removeEventListener('abort', onCancel);
+    word.killed.removeEventListener('abort', onKilled);
     clearTimeout(recheck);
     kill.abort(); // stops the asking (the call is over)
   }
 }
 
+/**
+ * An iteration's call hears the run's word in this process; a call the run killed that way
+ * before Temporal's cancellation arrived ends with CallKilledByRun (not retried).
+ */
+async function withRunWord<T>(raw: RunAgentInput, call: (word: RunWord) => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  const run = ctx.info.workflowExecution;
+  const killed = new AbortController();
+  let skipGates = false;
+  const stop =
+    raw.role === 'iteration' && run
+      ? listenForRunCancel(run, (meant) => {
+          if (meant === 'kill') killed.abort();
+          else skipGates = true;
+        })
+      : null;
+  try {
+    return await call({ killed: killed.signal, skipGates: () => skipGates });
+  } catch (err) {
+    if (err instanceof CancelledFailure && killed.signal.aborted && !ctx.cancellationSignal.aborted) {
+      throw ApplicationFailure.create({ type: FAILURE_TYPES.callKilledByRun, nonRetryable: true, message: 'the run killed its agent call (STOP --now, a rewind or a rollover)' });
+    }
+    throw err;
+  } finally {
+    stop?.();
+  }
+}
+
 async function runAgentCall(raw: RunAgentInput): Promise<AgentResult> {
+  return withRunWord(raw, (word) => runAgentCallHearing(raw, word));
+}
+
+async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<AgentResult> {
   const lean = raw.role === 'iteration' && raw.inspect !== undefined && raw.inspect !== null;
   const resolved = lean || raw.promptRefs || raw.memoryRef ? resolvePromptParts(raw) : raw;
   const carried = lean && raw.gates ? raw.gates : null;
-  const { result, skipGates } = carried ? await agentCarryingGates(resolved) : { result: await callAgent(resolved), skipGates: false };
-  if (!lean || !raw.inspect) return result;
   const ctx = Context.current();
+  const { result, skipGates } = carried
+    ? await agentCarryingGates(resolved, word)
+    : { result: await callAgent(resolved, { cancelSignal: AbortSignal.any([ctx.cancellationSignal, word.killed]) }), skipGates: false };
+  if (!lean || !raw.inspect) return result;
   ctx.heartbeat();
   const beat = setInterval(() => ctx.heartbeat(), 1000);
   let inspection: IterationInspection;
@@ -182,7 +235,8 @@ async function runAgentCall(raw: RunAgentInput): Promise<AgentResult> {
   // cancellation came first (the pass runs again later).
   let gates: RunGatesResult | null = null;
   const tree = 'snapshot' in inspection ? inspection.snapshot.treeHash : null;
-  if (carried && !failed && tree !== null && tree !== carried.lastTree && !skipGates && !ctx.cancellationSignal.aborted) {
+  const cancelled = skipGates || word.skipGates() || word.killed.aborted || ctx.cancellationSignal.aborted;
+  if (carried && !failed && tree !== null && tree !== carried.lastTree && !cancelled) {
     gates = await runGates({ ...carried.pass, tests: tree === carried.knownTestsTree ? null : carried.pass.tests }, tree);
   }
   return { ...result, tail: failed ? result.tail : '', inspection, ...(gates ? { gates } : {}) };

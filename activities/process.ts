@@ -77,11 +77,12 @@ export interface ProcessResult {
 
 const TAIL_KEEP = 64 * 1024;
 /**
- * How often a running call heartbeats. Cancellation (STOP --now) reaches an activity only in the
- * answer to a heartbeat, so this (with the worker's heartbeat throttle, workers/worker.ts) bounds
- * how long a stop waits: two small calls a second per running agent.
+ * How often a running call heartbeats: what the UI's pending activity shows (elapsed time, last
+ * output line) is at most this old when it is sent. The worker sends a call's heartbeats to
+ * Temporal less often (workers/worker.ts HEARTBEAT_SEND_MS); a STOP --now reaches the call at once
+ * through the run's word to its worker (workflows/running-call.ts), not with a heartbeat.
  */
-export const HEARTBEAT_MS = 500;
+export const HEARTBEAT_MS = 1000;
 /** How often a re-attached call reads the log and the state file. */
 const ATTACH_POLL_MS = 250;
 /** After asking the supervisor to cancel, how long before the worker kills the tree itself. */

@@ -413,6 +413,12 @@ export const FAILURE_TYPES = {
   notAGitRepository: 'NotAGitRepository',
   /** The repository is unusable for Vigil: `.vigil` (or a folder under it) is a link or not a folder. */
   unsafeRepository: 'UnsafeRepository',
+  /**
+   * The run killed its own agent call in the worker that hosts it (STOP --now, a rewind, a
+   * rollover: workflows/running-call.ts) before Temporal's cancellation reached the call. The
+   * workflow treats it as the call's cancellation.
+   */
+  callKilledByRun: 'CallKilledByRun',
 } as const;
 
 export const CollectEvidenceInputSchema = shared('schemas/activities:CollectEvidenceInputSchema', () => z.object({

@@ -6,9 +6,11 @@
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
 import type { PayloadCodec } from '@temporalio/common';
 import * as activities from '../activities/index.js';
+import { cancelRunningCalls } from '../activities/running-calls.js';
+import type { RunningCallSinks } from '../workflows/running-call.js';
 import { codecFromEnv, tolerantDecoding } from './codec.js';
 import { logLine } from './logging.js';
 import type { Tracing } from './tracing.js';
@@ -16,6 +18,9 @@ import { DEFAULT_TUNING, tuningWorkerOptions, type WorkerTuning } from './tuning
 import { checkPrebuiltBundle } from './workflow-bundle.js';
 
 export { DEFAULT_TASK_QUEUE } from './paths.js';
+
+/** How often a running activity's heartbeats are sent to Temporal (see createVigilWorker). */
+export const HEARTBEAT_SEND_MS = 5000;
 
 /** A module of this package next to this file (`.ts` under vitest, `.js` in dist/). */
 function ownModule(folder: 'workflows' | 'schemas', name: string): string {
@@ -59,6 +64,8 @@ export interface VigilWorkerOptions {
   tracing?: Tracing | null;
   /** False: activities only (a host's queue, see host-workers.ts); no workflow bundle is loaded. */
   workflows?: boolean;
+  /** How often a running activity's heartbeats are sent to Temporal; default HEARTBEAT_SEND_MS. */
+  heartbeatSendMs?: number;
 }
 
 /**
@@ -69,6 +76,14 @@ export interface VigilWorkerOptions {
 export function workerIdentity(host: string = os.hostname(), pid: number = process.pid): string {
   return `vigil-worker:${pid}@${host}`;
 }
+
+/**
+ * The run's word that it has cancelled its agent call (workflows/running-call.ts) reaches the call
+ * when it runs in this process, without waiting for the call's next heartbeat.
+ */
+const runningCallSinks: InjectedSinks<RunningCallSinks> = {
+  vigilRunningCall: { cancelled: { fn: (info, meant) => void cancelRunningCalls(info, meant), callDuringReplay: false } },
+};
 
 const quiet = (): void => {};
 /** The bundler's progress chatter is noise in a worker's log; its errors are not. */
@@ -108,16 +123,21 @@ export async function createVigilWorker(opts: VigilWorkerOptions): Promise<Worke
     // only ever see payloads Vigil's own workflow wrote, with the default converter.
     ...(opts.workflows === false ? {} : { workflowBundle: opts.workflowBundle ?? (await defaultWorkflowBundle(undefined, opts.tracing?.workflowInterceptorModules)) }),
     activities,
-    ...(opts.tracing ? { interceptors: opts.tracing.interceptors, sinks: opts.tracing.sinks } : {}),
+    ...(opts.tracing ? { interceptors: opts.tracing.interceptors } : {}),
+    sinks: { ...runningCallSinks, ...opts.tracing?.sinks },
     // Payloads encrypted when a codec key is configured (VIGIL_CODEC_KEY_FILE / VIGIL_CODEC_KEY).
     ...(codec ? { dataConverter: { payloadCodecs: [tolerantDecoding(codec)] } } : {}),
     identity: opts.identity ?? workerIdentity(),
     ...tuningWorkerOptions(opts.tuning ?? DEFAULT_TUNING),
-    // Cancellation (STOP --now) reaches an activity only in the answer to a heartbeat: a running
-    // agent call beats every 0.5 s (activities/process.ts) and each beat is sent, so a stop kills
-    // its tree within a second, whatever the heartbeat timeout. Two small calls a second per call.
-    maxHeartbeatThrottleInterval: '500ms',
-    defaultHeartbeatThrottleInterval: '500ms',
+    // A running call's heartbeats reach Temporal at most every HEARTBEAT_SEND_MS: they prove the
+    // worker alive (the heartbeat timeout, 30 s by default, notices a dead one) and bring back a
+    // cancellation. At two a second, 200 busy runs sent 400 heartbeats a second, which kept the
+    // server and this worker too busy to answer the runs' own workflow tasks (status and pause
+    // took seconds). A STOP --now does not wait for them: the run tells the worker that hosts its
+    // call at once (workflows/running-call.ts); only a call on another worker (a host's) hears it
+    // with its next heartbeat.
+    maxHeartbeatThrottleInterval: opts.heartbeatSendMs ?? HEARTBEAT_SEND_MS,
+    defaultHeartbeatThrottleInterval: opts.heartbeatSendMs ?? HEARTBEAT_SEND_MS,
     // On SIGINT/SIGTERM, running agent calls are cancelled (their trees killed) and reported
     // before the process exits; Temporal re-runs the interrupted call on the next worker.
     shutdownGraceTime: '10s',

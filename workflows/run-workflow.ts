@@ -100,6 +100,7 @@ import { builderChecklist, checklistExtractionPrompt, checklistVerifierPrompt, m
 import { reviewSummaryForPrompt } from './decisions/review.js';
 import { runToolGates } from './quality-gates.js';
 import { installRewind } from './rewind.js';
+import { callKilledByRun, tellRunningCall } from './running-call.js';
 import { addCheckpoint, checkpointRows, planCheckpoint, sealCheckpoint } from './decisions/checkpoints.js';
 import { runReviewRound } from './review-round.js';
 import { carriedGates, PromptParts, runGatesPass, testRecord } from './lean-iteration.js';
@@ -486,6 +487,15 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     }
   };
 
+  /** What cancelling the running agent call means: kill the agent, or only skip the gate pass it carries. */
+  const callCancelMeant = (): CallCancel => (stopRequest?.now || rewindPending() || rolloverNow || CancellationScope.current().consideredCancelled ? 'kill' : 'skipGates');
+  /** Cancels the running agent call, and tells the worker that hosts it at once (workflows/running-call.ts). */
+  const cancelAgentCall = (): void => {
+    if (!agentScope) return;
+    agentScope.cancel();
+    tellRunningCall(callCancelMeant());
+  };
+
   const ack = (changed: boolean, message: string): MessageAck => ({
     changed,
     message,
@@ -500,7 +510,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       if (state.pause) return ack(false, `already paused by ${state.pause.by}`);
       state.pause = { reason: p.reason ?? '', by: p.by ?? defaultBy, at: nowIso() };
       gatesScope?.cancel();
-      if (callCarriesGates) agentScope?.cancel();
+      if (callCarriesGates) cancelAgentCall();
       log.info('run paused', { by: state.pause.by, reason: state.pause.reason });
       publish();
       return ack(true, 'paused; no new iteration starts until resumed (a running agent call finishes first)');
@@ -518,7 +528,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       stopRequest = { reason: p.reason ?? '', by: p.by ?? defaultBy, now };
       status = 'stopping';
       gatesScope?.cancel();
-      if ((now || callCarriesGates) && agentScope) agentScope.cancel();
+      if (now || callCarriesGates) cancelAgentCall();
       publish();
       return ack(true, now && agentScope ? 'stopping now; the running agent call is being cancelled' : 'stopping at the next boundary');
     },
@@ -579,7 +589,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     if (workflowInfo().historySize < EMERGENCY_HISTORY_BYTES) return;
     rolloverNow = true;
     log.warn('history near its size limit: rolling over now', { historySize: workflowInfo().historySize });
-    agentScope?.cancel();
+    cancelAgentCall();
     gatesScope?.cancel();
   };
 
@@ -663,7 +673,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         nowIso,
         closed: () => (outcome ? `the run has finished (${outcome.status}); start a new run from a checkpoint with \`vigil rewind ${info.workflowId} --to N --fork\`` : stopRequest ? 'the run is stopping' : null),
         agentRunning: () => agentScope !== null,
-        cancelAgent: () => agentScope?.cancel(),
+        cancelAgent: () => cancelAgentCall(),
         ack,
         recordEvent: (e) => recordEvent(e),
         recordInvalid: (name, error) => recordInvalid(name, 'signal', error),
@@ -674,7 +684,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const rewindPending = (): boolean => rewinder?.pending() ?? false;
   setHandler(statusQuery, snapshot, { description: 'The run snapshot (status, iteration, pause, outcome, ...)' });
   // Asked by an agent call that carries a gate pass when it is cancelled (activities/iteration.ts).
-  setHandler(callCancelQuery, (): CallCancel => (stopRequest?.now || rewindPending() || rolloverNow || CancellationScope.current().consideredCancelled ? 'kill' : 'skipGates'), {
+  setHandler(callCancelQuery, callCancelMeant, {
     description: "What cancelling the running agent call means: kill the agent, or only skip the gate pass it carries",
   });
 
@@ -1541,14 +1551,16 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
               }
             });
           } catch (err) {
-            if (isCancellation(err) && stopRequest) return await stopOutcome();
-            if (isCancellation(err) && rewindPending()) continue; // the rewind happens at the boundary
-            if (isCancellation(err) && rolloverNow) {
+            // Cancelled by Temporal, or killed by the run in the worker that hosts it (running-call.ts).
+            const cancelled = isCancellation(err) || callKilledByRun(err);
+            if (cancelled && stopRequest) return await stopOutcome();
+            if (cancelled && rewindPending()) continue; // the rewind happens at the boundary
+            if (cancelled && rolloverNow) {
               // Interrupted to keep the history under Temporal's limit: the next execution goes on.
               state.lastFindings = `Iteration ${state.iteration} was interrupted: messages filled the run's history, so the run rolled over to a fresh one. Check the state of the repository and carry on.`;
               continue;
             }
-            if (isCancellation(err) && callCarriesGates && (state.pause || stopRequest)) {
+            if (cancelled && callCarriesGates && (state.pause || stopRequest)) {
               // A call cancelled for its gate pass that ended anyway (it could not ask what the
               // cancellation meant, or had not started): the pause or stop is honoured at the boundary.
               state.lastFindings = `Iteration ${state.iteration} was interrupted by a ${state.pause ? 'pause' : 'stop'} before the agent finished. Check the state of the repository and carry on.`;
@@ -1558,7 +1570,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FAILURE_TYPES.agentNotRunnable) {
               return await finish('agent_not_runnable', err.cause.message);
             }
-            if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
+            if (!(err instanceof ActivityFailure) || cancelled) throw err;
             // Every attempt was lost (worker deaths, heartbeat timeouts): a failed iteration, not a failed run.
             const why = err.cause?.message ?? err.message;
             log.warn('agent call failed after all attempts', { iteration: state.iteration, error: why });

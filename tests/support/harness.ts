@@ -17,7 +17,7 @@ import type { z } from 'zod';
 import { statusQuery } from '../../workflows/messages.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { vigilRun } from '../../workflows/run-workflow.js';
-import { createVigilWorker, workflowBundleOptions } from '../../workers/worker.js';
+import { createVigilWorker, workflowBundleOptions, type VigilWorkerOptions } from '../../workers/worker.js';
 import { packageRoot } from '../../workers/paths.js';
 
 export const NAMESPACE = 'default';
@@ -70,8 +70,8 @@ export async function createTestEnv(): Promise<TestEnv> {
 const noop = (): void => {};
 const quietLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: (m: string) => console.error(m), log: noop };
 
-export async function makeWorker(env: TestEnv, taskQueue: string): Promise<Worker> {
-  return createVigilWorker({ connection: env.nativeConnection, namespace: NAMESPACE, taskQueue, workflowBundle: env.bundle });
+export async function makeWorker(env: TestEnv, taskQueue: string, options: Pick<VigilWorkerOptions, 'heartbeatSendMs'> = {}): Promise<Worker> {
+  return createVigilWorker({ connection: env.nativeConnection, namespace: NAMESPACE, taskQueue, workflowBundle: env.bundle, ...options });
 }
 
 let seq = 0;

@@ -3,6 +3,10 @@
  * included) is gone and the run is closed as `stopped`, at any point of the call (the stop is
  * sent at a random offset into it). Prints the latency; `node dist/bench/stop-latency.js`
  * measures it properly (many trials, loaded worker).
+ *
+ * The stop does not wait for a heartbeat: the run tells the worker that hosts its call at once
+ * (workflows/running-call.ts), so a worker whose heartbeats reach Temporal only every minute still
+ * kills the agent and closes the run within seconds.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -30,6 +34,21 @@ afterAll(async () => {
   await env?.close();
 });
 
+/** The pids of an agent (a shell and its background grandchild) as it wrote them. */
+async function agentTree(pids: string): Promise<number[]> {
+  let tree: number[] = [];
+  for (let i = 0; i < 100 && tree.length < 2; i++) {
+    try {
+      tree = readFileSync(pids, 'utf8').trim().split(' ').map(Number);
+    } catch {
+      await sleep(50);
+    }
+  }
+  return tree;
+}
+
+const treeAgent = (pids: string): string[] => ['/bin/sh', '-c', `sleep 120 & echo "$$ $!" > "${pids}"; wait`];
+
 it('stop --now kills the agent tree and closes the run, wherever in the call it lands', async () => {
   const tq = uniqueId('stop-now');
   const worker = await makeWorker(env, tq);
@@ -37,17 +56,9 @@ it('stop --now kills the agent tree and closes the run, wherever in the call it 
     for (const offsetMs of [0, 700, 1300]) {
       const repo = makeRepo();
       const pids = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-stop-')), 'pids');
-      const agent = ['/bin/sh', '-c', `sleep 120 & echo "$$ $!" > "${pids}"; wait`];
-      const handle = await startRun(env, tq, runInput(repo, '/dev/null', { agentCommand: agent }));
+      const handle = await startRun(env, tq, runInput(repo, '/dev/null', { agentCommand: treeAgent(pids) }));
       await waitForStatus(handle, (s) => s.agentRunning);
-      let tree: number[] = [];
-      for (let i = 0; i < 100 && tree.length < 2; i++) {
-        try {
-          tree = readFileSync(pids, 'utf8').trim().split(' ').map(Number);
-        } catch {
-          await sleep(50);
-        }
-      }
+      const tree = await agentTree(pids);
       expect(tree).toHaveLength(2);
       await sleep(offsetMs + Math.floor(Math.random() * 500));
       const t0 = Date.now();
@@ -61,5 +72,34 @@ it('stop --now kills the agent tree and closes the run, wherever in the call it 
       expect(tree.filter(running)).toEqual([]);
       expect(closed).toBeLessThan(15_000);
     }
+  });
+});
+
+it('stop --now does not wait for the call to heartbeat: the run tells the worker that hosts it', async () => {
+  const tq = uniqueId('stop-word');
+  // Heartbeats that would bring Temporal's cancellation only after 24 s (0.8 of the 30 s timeout).
+  const worker = await makeWorker(env, tq, { heartbeatSendMs: 60_000 });
+  await worker.runUntil(async () => {
+    const repo = makeRepo();
+    const pids = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-stop-')), 'pids');
+    const handle = await startRun(env, tq, runInput(repo, '/dev/null', { agentCommand: treeAgent(pids) }));
+    await waitForStatus(handle, (s) => s.agentRunning);
+    const tree = await agentTree(pids);
+    expect(tree).toHaveLength(2);
+    // Past the call's first heartbeat, which is sent at once.
+    await sleep(1500);
+    const t0 = Date.now();
+    const ack = await handle.executeUpdate(stopUpdate, { args: [{ by: 'tester', now: true }] });
+    expect(ack.message).toMatch(/stopping now/);
+    const outcome = await handle.result();
+    const closed = Date.now() - t0;
+    expect(outcome.status).toBe('stopped');
+    expect(tree.filter(running)).toEqual([]);
+    expect(closed).toBeLessThan(15_000);
+    // The call ended because the run killed it in its worker, not with Temporal's cancellation.
+    const events = (await handle.fetchHistory()).events ?? [];
+    const ended = events.filter((e) => e.activityTaskFailedEventAttributes || e.activityTaskCanceledEventAttributes);
+    expect(ended).toHaveLength(1);
+    expect(ended[0]?.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type).toBe('CallKilledByRun');
   });
 });
