@@ -106,7 +106,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
   });
   const reviewing = REVIEWING_ROLES.has(input.role);
   // A reviewer's tree before and after its call (unknown where git cannot tell: not voided then).
-  const treeBefore = reviewing ? await workingTreeHash(input.repoPath).catch(() => null) : null;
+  const treeBefore = reviewing ? (input.treeBefore ?? (await workingTreeHash(input.repoPath).catch(() => null))) : null;
 
   const [file, ...args] = call.argv;
   const env = {

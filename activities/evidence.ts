@@ -87,7 +87,7 @@ export async function collectEvidence(raw: CollectEvidenceInput): Promise<Eviden
   const evidencePath = path.join(roundDir(repo, input.runId, input.round), 'evidence.md');
   writePrivateFile(evidencePath, `${sections.join('\n')}\n`);
 
-  return { evidencePath, baseline, filesChanged: names.length, changedFiles: names.slice(0, 50), secrets };
+  return { evidencePath, baseline, filesChanged: names.length, changedFiles: names.slice(0, 50), secrets, treeHash: tree };
 }
 
 export async function writeTranscript(raw: WriteTranscriptInput): Promise<string> {

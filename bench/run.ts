@@ -32,7 +32,7 @@ import { defaultKnobs, type Knobs } from '../schemas/knobs.js';
 import { DEV_SERVER_DYNAMIC_CONFIG, freePort, startDevServer, type DevServer } from '../workers/dev-server.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
 import { DEFAULT_TUNING } from '../workers/tuning.js';
-import { createVigilWorker } from '../workers/worker.js';
+import { createVigilWorker, HEARTBEAT_SEND_MS } from '../workers/worker.js';
 import { pauseUpdate, resumeUpdate, statusQuery } from '../workflows/messages.js';
 import { vigilRun } from '../workflows/run-workflow.js';
 
@@ -450,7 +450,10 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
     if (Math.min(...made) === 0) throw new Error(`load with ${runs} runs: a run made no iteration in ${LOAD_SECONDS} s (starved)`);
   } finally {
     await Promise.all(handles.map((h) => h.terminate('bench over').catch(() => undefined)));
-    for (const r of repos) rmSync(r, { recursive: true, force: true });
+    // A terminated run's agent call hears of it with its next heartbeat: let the calls end before
+    // their repositories go.
+    await new Promise((r) => setTimeout(r, HEARTBEAT_SEND_MS + 2000));
+    for (const r of repos) rmSync(r, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   }
 }
 

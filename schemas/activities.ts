@@ -198,6 +198,11 @@ export const RunAgentInputSchema = shared('schemas/activities:RunAgentInputSchem
   parseVote: z.boolean().default(false),
   /** Read a code review (VERDICT line, severities), a checklist, or checklist verifications from the answer. */
   parse: z.enum(['review', 'checklist', 'verification']).nullable().default(null),
+  /**
+   * A reviewing call's tree before it, when the caller hashed the tree just before (a round's
+   * evidence or diff, for the calls it makes first): the call does not hash it again.
+   */
+  treeBefore: z.string().optional(),
   /** The checklist ids a verifier answers for (parse: verification). */
   checklistIds: z.array(z.string().max(64)).max(MAX_CHECKLIST_ITEMS).default([]),
   /** Requests per minute assumed for the provider (rate-limit waits without a hint). */
@@ -443,6 +448,8 @@ export const EvidenceFactsResultSchema = shared('schemas/activities:EvidenceFact
   filesChanged: z.number().int().min(0),
   changedFiles: z.array(z.string()).max(50),
   secrets: z.array(z.object({ file: z.string(), line: z.number().int(), kind: z.string() })).max(20).nullable(),
+  /** The tree the evidence was gathered from (absent from older results). */
+  treeHash: z.string().optional(),
 }));
 export type EvidenceFactsResult = z.infer<typeof EvidenceFactsResultSchema>;
 

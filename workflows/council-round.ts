@@ -67,6 +67,12 @@ export function evidenceRecord(iteration: number, v: EvidenceVerdict, facts: Pic
   return { iteration, pass: v.pass, reason: v.reason, failures: v.failures, inconclusive: v.inconclusive.slice(0, 10), filesChanged: facts.filesChanged, testsPassed };
 }
 
+/** A call's input without the tree it starts on (a call after the members hashes its own: a member may have changed it). */
+function withoutTreeBefore<T extends { treeBefore?: string }>(input: T): Omit<T, 'treeBefore'> {
+  const { treeBefore: _known, ...rest } = input;
+  return rest;
+}
+
 /** Gathers the facts (diff, secrets, the evidence pack) and judges them. */
 export async function checkEvidence(deps: CouncilDeps, input: EvidenceInput): Promise<{ facts: EvidenceFactsResult; verdict: EvidenceVerdict }> {
   const k = input.knobs;
@@ -155,6 +161,8 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
     const councilSpec = { size: k.councilSize, iteration: input.iteration, prdPath: input.prdPath, evidencePath: facts.evidencePath, severityThreshold: k.councilSeverityThreshold };
     const memberInput = (i: number) => ({
       runId: input.runId,
+      // The members start together on the tree the evidence was just gathered from.
+      ...(facts.treeHash ? { treeBefore: facts.treeHash } : {}),
       repoPath: input.repoPath,
       ...chooseAgent(k, 'council', k.tier),
       authorization: input.authorization ?? null,
@@ -197,7 +205,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
       const da = await memberCall(() =>
         deps.members.runAgent.executeWithOptions({ summary: `council round ${input.round} · devil's advocate` }, [
           {
-            ...memberInput(0),
+            ...withoutTreeBefore(memberInput(0)),
             ...chooseAgent(k, 'devils-advocate', k.tier),
             ...(input.leanPrompt
               ? { promptSpec: { kind: 'council-devils-advocate' as const, ...councilSpec } }

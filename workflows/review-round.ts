@@ -102,6 +102,8 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
         {
           runId: input.runId,
           repoPath: input.repoPath,
+          // The first reviewers start together on the tree the diff was just taken from.
+          ...(!devil && !again ? { treeBefore: prepared.treeHash } : {}),
           ...chooseAgent(k, role, k.tier),
           authorization: input.authorization,
           ...(input.leanPrompt
