@@ -34,8 +34,16 @@ afterAll(async () => {
   await env?.close();
 });
 
-/** The pids of an agent (a shell and its background grandchild) as it wrote them. */
-async function agentTree(pids: string): Promise<number[]> {
+/**
+ * A run whose agent is a shell with a background grandchild, started and waited for until its
+ * agent runs; the agent's two pids as it wrote them.
+ */
+async function startTreeRun(tq: string): Promise<{ handle: Awaited<ReturnType<typeof startRun>>; tree: number[] }> {
+  const repo = makeRepo();
+  const pids = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-stop-')), 'pids');
+  const agent = ['/bin/sh', '-c', `sleep 120 & echo "$$ $!" > "${pids}"; wait`];
+  const handle = await startRun(env, tq, runInput(repo, '/dev/null', { agentCommand: agent }));
+  await waitForStatus(handle, (s) => s.agentRunning);
   let tree: number[] = [];
   for (let i = 0; i < 100 && tree.length < 2; i++) {
     try {
@@ -44,22 +52,16 @@ async function agentTree(pids: string): Promise<number[]> {
       await sleep(50);
     }
   }
-  return tree;
+  expect(tree).toHaveLength(2);
+  return { handle, tree };
 }
-
-const treeAgent = (pids: string): string[] => ['/bin/sh', '-c', `sleep 120 & echo "$$ $!" > "${pids}"; wait`];
 
 it('stop --now kills the agent tree and closes the run, wherever in the call it lands', async () => {
   const tq = uniqueId('stop-now');
   const worker = await makeWorker(env, tq);
   await worker.runUntil(async () => {
     for (const offsetMs of [0, 700, 1300]) {
-      const repo = makeRepo();
-      const pids = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-stop-')), 'pids');
-      const handle = await startRun(env, tq, runInput(repo, '/dev/null', { agentCommand: treeAgent(pids) }));
-      await waitForStatus(handle, (s) => s.agentRunning);
-      const tree = await agentTree(pids);
-      expect(tree).toHaveLength(2);
+      const { handle, tree } = await startTreeRun(tq);
       await sleep(offsetMs + Math.floor(Math.random() * 500));
       const t0 = Date.now();
       await handle.executeUpdate(stopUpdate, { args: [{ by: 'tester', now: true }] });
@@ -80,12 +82,7 @@ it('stop --now does not wait for the call to heartbeat: the run tells the worker
   // Heartbeats that would bring Temporal's cancellation only after 24 s (0.8 of the 30 s timeout).
   const worker = await makeWorker(env, tq, { heartbeatSendMs: 60_000 });
   await worker.runUntil(async () => {
-    const repo = makeRepo();
-    const pids = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-stop-')), 'pids');
-    const handle = await startRun(env, tq, runInput(repo, '/dev/null', { agentCommand: treeAgent(pids) }));
-    await waitForStatus(handle, (s) => s.agentRunning);
-    const tree = await agentTree(pids);
-    expect(tree).toHaveLength(2);
+    const { handle, tree } = await startTreeRun(tq);
     // Past the call's first heartbeat, which is sent at once.
     await sleep(1500);
     const t0 = Date.now();
