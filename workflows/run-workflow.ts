@@ -1570,7 +1570,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FAILURE_TYPES.agentNotRunnable) {
               return await finish('agent_not_runnable', err.cause.message);
             }
-            if (!(err instanceof ActivityFailure) || cancelled) throw err;
+            // (A call killed by the run for no reason left here is a lost call, not a failed run.)
+            if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
             // Every attempt was lost (worker deaths, heartbeat timeouts): a failed iteration, not a failed run.
             const why = err.cause?.message ?? err.message;
             log.warn('agent call failed after all attempts', { iteration: state.iteration, error: why });
