@@ -78,8 +78,16 @@ async function main(): Promise<void> {
       ['input', []],
       ['stop', []],
     ];
+    // Some environments point NODE_EXTRA_CA_CERTS at the whole system bundle: every node process
+    // then reads and parses it before any code runs. Show what that costs here.
+    const extraCa = process.env.NODE_EXTRA_CA_CERTS ? ([] as number[]) : null;
     for (let t = 0; t < TRIALS; t++) {
       (rows[0] as [string, number[]])[1].push(await time(['-e', '0'], []));
+      if (extraCa) {
+        const t0 = performance.now();
+        await promisify(execFile)(process.execPath, ['-e', '0'], { env: { ...env, NODE_EXTRA_CA_CERTS: '' } });
+        extraCa.push(Math.round(performance.now() - t0));
+      }
       (rows[1] as [string, number[]])[1].push(await time(['status', '--help']));
       (rows[2] as [string, number[]])[1].push(await time(['status', id]));
       (rows[3] as [string, number[]])[1].push(await time(['pause', id, '--reason', 'bench']));
@@ -89,6 +97,7 @@ async function main(): Promise<void> {
     }
     console.log(`  load average at the end ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     for (const [name, xs] of rows) console.log(`  ${name === 'node' ? 'node -e 0    ' : `vigil ${name.padEnd(7)}`} ${stats(xs)}`);
+    if (extraCa) console.log(`  node -e 0 without NODE_EXTRA_CA_CERTS (set here to ${process.env.NODE_EXTRA_CA_CERTS}) ${stats(extraCa)}`);
     for (const w of [id, ...stopIds]) await client.workflow.getHandle(w).terminate('bench done').catch(() => undefined);
   });
   await native.close();

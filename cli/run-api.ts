@@ -9,9 +9,10 @@
  *   runs with encrypted payloads keep going through the full client and its codec; and by the
  *   commands that hold an SDK client already (watch, wait, logs, checkpoints).
  *
- * No dependencies at load time.
+ * No dependencies at load time (cli/errors.ts has none).
  */
 import type { Endpoint } from './endpoint.js';
+import { matchesErrorName } from './errors.js';
 
 /** The names of Vigil's search attributes the CLI reads (schemas/search-attributes.ts; a unit test keeps them equal). */
 export const SA_ITERATION_NAME = 'VigilIteration';
@@ -38,6 +39,11 @@ export interface PollerSeen {
 
 /** The workflow's update handler or validator refused the update; `message` is its failure's. */
 export class UpdateRejectedError extends Error {
+  /** By name, as CliError (cli/errors.ts): the SDK's client path throws it from another copy of this module. */
+  static override [Symbol.hasInstance](err: unknown): boolean {
+    return matchesErrorName(err, 'UpdateRejectedError');
+  }
+
   override name = 'UpdateRejectedError';
 }
 

@@ -103,6 +103,7 @@ it('packs the compiled code, the workflow bundle, the launcher and the demo file
     'LICENSE',
     'bin/vigil.js',
     'dist/cli/main.js',
+    'dist/cli/fast.bundle.js',
     'dist/workers/worker.js',
     'dist/workflow-bundle.js',
     'dist/workflow-bundle.json',
@@ -117,6 +118,7 @@ it('packs the compiled code, the workflow bundle, the launcher and the demo file
   expect(files.filter((f) => /(^|\/)tests?\//.test(f) || f.includes('histories/'))).toEqual([]);
   expect(files.filter((f) => f.endsWith('.ts') || f.endsWith('.map'))).toEqual([]);
   expect(files.filter((f) => f.startsWith('dist/bench/') || f.startsWith('examples/agents/fake-cli/') || f === 'tsconfig.json' || f.startsWith('scripts/'))).toEqual([]);
+  expect(files.filter((f) => /build-(workflow|fast)-bundle/.test(f))).toEqual([]);
   const manifest = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as { name: string; bin: Record<string, string> };
   expect(manifest.name).toBe(PACKAGE_NAME);
   expect(manifest.bin).toEqual({ vigil: 'bin/vigil.js' });
@@ -158,6 +160,11 @@ it('installs a vigil command that runs from anywhere, keeps the temporal CLI und
   const repo = /repository : (\S+)/.exec(demo.all)?.[1] ?? '';
   expect(repo.startsWith(path.join(home, 'demo') + path.sep)).toBe(true);
   expect(readFileSync(path.join(repo, 'README.md'), 'utf8')).toContain('## slugify');
+
+  // The quick path of status and the messages runs from the installed bundle: with the server gone, exit 4.
+  const status = await vigil(['status', 'vigil-demo'], { TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
+  expect(status.exitCode, status.all).toBe(4);
+  expect(status.all).toMatch(/cannot reach Temporal at 127\.0\.0\.1:\d+/);
 
   // Setup and the demo wrote nothing into the package folder (which may be read-only and is replaced on upgrade).
   expect(packageFiles().sort()).toEqual(before);

@@ -3,7 +3,8 @@
  * `resume`, `stop` and `input` command lines, read as commander reads them; everything else goes
  * to commander, whose usage errors and help are then the CLI's (the last test runs both ways).
  * And the plain endpoint (cli/endpoint.ts) equals what envconfig makes of the same environment,
- * or declines.
+ * or declines. The pre-dispatch runs from a bundle with its own copies of the CLI's error classes,
+ * so those match by name.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -13,7 +14,9 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { endpointFromEnv } from '../../cli/connection.js';
 import { plainEndpoint } from '../../cli/endpoint.js';
+import { CliError } from '../../cli/errors.js';
 import { parseFast } from '../../cli/fast.js';
+import { UpdateRejectedError } from '../../cli/run-api.js';
 import { assertBuilt, CLI } from '../support/harness.js';
 
 describe('parseFast', () => {
@@ -66,6 +69,22 @@ describe('parseFast', () => {
     ]) {
       expect(parseFast(argv), argv.join(' ')).toBeNull();
     }
+  });
+});
+
+describe("the CLI's error classes across copies of their module", () => {
+  it('match an error of another copy by name (and CliError only with an exit code), nothing else', () => {
+    /** What another copy of cli/errors.ts or cli/run-api.ts throws: an Error subclass with the same name. */
+    const copy = (name: string, extra: object = {}): Error => Object.assign(new (class extends Error {})('m'), { name }, extra);
+    expect(copy('CliError', { exitCode: 4 }) instanceof CliError).toBe(true);
+    expect(new CliError('m', 2) instanceof CliError).toBe(true);
+    expect(copy('CliError') instanceof CliError).toBe(false);
+    expect(copy('Error', { exitCode: 4 }) instanceof CliError).toBe(false);
+    expect(copy('UpdateRejectedError') instanceof UpdateRejectedError).toBe(true);
+    expect(new UpdateRejectedError('m') instanceof UpdateRejectedError).toBe(true);
+    expect(new Error('m') instanceof UpdateRejectedError).toBe(false);
+    expect(new UpdateRejectedError('m') instanceof CliError).toBe(false);
+    for (const v of [null, undefined, 'CliError', { name: 'CliError', exitCode: 2 }]) expect(v instanceof CliError).toBe(false);
   });
 });
 
