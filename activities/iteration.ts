@@ -28,7 +28,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure, ApplicationFailureCategory, CancelledFailure } from '@temporalio/common';
 import {
   AGENT_RESULT_NULL_DEFAULTS,
   FAILURE_TYPES,
@@ -72,7 +72,8 @@ export function resolvePromptParts(input: RunAgentInput): RunAgentInput {
     if (ref) {
       const r = readRegularFile(path.join(folder(), `${ref}.md`), MAX_PART_BYTES);
       if (!r?.ok || sha256(r.text) !== ref) {
-        throw ApplicationFailure.create({ type: PROMPT_PART_MISSING, nonRetryable: true, message: `prompt part ${name} (${ref.slice(0, 12)}) is not stored for run ${input.runId}` });
+        // Benign: the run sends the part whole and calls again (a part stored by another worker, or lost).
+        throw ApplicationFailure.create({ type: PROMPT_PART_MISSING, nonRetryable: true, category: ApplicationFailureCategory.BENIGN, message: `prompt part ${name} (${ref.slice(0, 12)}) is not stored for run ${input.runId}` });
       }
       resolved[name] = r.text;
       continue;
@@ -199,7 +200,8 @@ async function withRunWord<T>(raw: RunAgentInput, call: (word: RunWord) => Promi
     return await call({ killed: killed.signal, skipGates: () => skipGates });
   } catch (err) {
     if (err instanceof CancelledFailure && killed.signal.aborted && !ctx.cancellationSignal.aborted) {
-      throw ApplicationFailure.create({ type: FAILURE_TYPES.callKilledByRun, nonRetryable: true, message: 'the run killed its agent call (STOP --now, a rewind or a rollover)' });
+      // Benign: what the run asked for, not a failure (the worker logs it at DEBUG, not as a failed activity).
+      throw ApplicationFailure.create({ type: FAILURE_TYPES.callKilledByRun, nonRetryable: true, category: ApplicationFailureCategory.BENIGN, message: 'the run killed its agent call (STOP --now, a rewind or a rollover)' });
     }
     throw err;
   } finally {
