@@ -109,8 +109,9 @@ async function originalInput(client: Client, id: string): Promise<RunInput> {
   const raw = await decodeFromPayloadsAtIndex<unknown>(client.options.loadedDataConverter, 0, started?.input?.payloads);
   const parsed = RunInputSchema.safeParse(raw);
   if (!parsed.success) throw new CliError(`run "${id}": its input could not be read (${parsed.error.message.slice(0, 300)})`, EXIT.usage);
-  const { state: _carried, ...input } = parsed.data;
+  const { state: _carried, packedState: _packed, ...input } = parsed.data;
   void _carried;
+  void _packed;
   return input;
 }
 

@@ -424,8 +424,19 @@ export const RunInputSchema = shared('schemas/run:RunInputSchema', () => z.objec
    * hosts: everything runs on the workflow's own task queue.
    */
   host: HostNameSchema.optional(),
-  /** Present only when continuing as new. */
+  /** Present only when continuing as new (runs from before the packed carry). */
   state: RunStateSchema.optional(),
+  /**
+   * Present only when continuing as new: the run state packed (workflows/carried-state.ts), its
+   * repeated strings and records written once. Validated as RunState once unpacked.
+   */
+  packedState: z
+    .object({
+      format: z.literal(1),
+      table: z.array(z.unknown()).max(1_000_000),
+      value: z.unknown(),
+    })
+    .optional(),
 }));
 export type RunInput = z.infer<typeof RunInputSchema>;
 

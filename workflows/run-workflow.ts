@@ -67,7 +67,8 @@ import { onRunHost } from './hosts.js';
 import { checkCaps, waitWithinCaps } from './decisions/caps.js';
 import { onRepositoryTrouble, REPOSITORY_FAILURE_TYPES, repositoryTrouble } from './decisions/repository.js';
 import { describeRefusal, judgeCompletion } from './decisions/completion.js';
-import { initialConvergence, trackConvergence } from './decisions/convergence.js';
+import { trackConvergence } from './decisions/convergence.js';
+import { initialRunState } from './initial-state.js';
 import { phaseFor, tierFor } from './decisions/phase.js';
 import { directiveRefusal } from './decisions/directives.js';
 import {
@@ -95,7 +96,7 @@ import type { RunEvent } from '../schemas/events.js';
 import { appendMemory, contextClearMemory, directiveMemory, iterationMemory, memoryFromEvent, memorySummary, promptMemory, refusalMemory } from './decisions/memory.js';
 import type { MemoryEntry } from '../schemas/memory.js';
 import { ackProjection, appendEvent, councilEvent, escalationEvent, gateEvent, iterationEvent, messageEvent, outcomeEvent, reviewEvent } from './decisions/journal.js';
-import { blockingFailures, checklistGateResult, describeGateRefusal, gateFindingsForPrompt, gateGroups, gateLabel, gateLine, gatesDue, isToolGate, mergeLatest, reviewGateResult, stuckReason, trackGate } from './decisions/gates.js';
+import { blockingFailures, checklistGateResult, describeGateRefusal, gateFindingsForPrompt, gateGroups, gateLabel, gateLine, gatesDue, isToolGate, mergeLatest, reviewGateResult, stuckReason, trackGate, type GateAction } from './decisions/gates.js';
 import { builderChecklist, checklistExtractionPrompt, checklistVerifierPrompt, maskedChecklist, selectHeldOut, waive as waiveItem } from './decisions/checklist.js';
 import { reviewSummaryForPrompt } from './decisions/review.js';
 import { runToolGates } from './quality-gates.js';
@@ -103,33 +104,17 @@ import { installRewind } from './rewind.js';
 import { callKilledByRun, tellRunningCall } from './running-call.js';
 import { addCheckpoint, checkpointRows, planCheckpoint, sealCheckpoint } from './decisions/checkpoints.js';
 import { runReviewRound } from './review-round.js';
+import { packValue, unpackValue, type Json } from './carried-state.js';
 import { carriedGates, PromptParts, runGatesPass, testRecord } from './lean-iteration.js';
 import { agentResultOf, MemoryParts } from './lean-prompt.js';
 import { keepContinuity, keepLearnings } from './decisions/prompt-memory.js';
-import { MAX_CHECKLIST_ITEMS, type GateName, type GateResult, type ReviewRecord } from '../schemas/gates.js';
+import { MAX_CHECKLIST_ITEMS, type GateName, type GateResult, type GateTrack, type ReviewRecord } from '../schemas/gates.js';
 
 // Workflow time: Date in the workflow sandbox is deterministic (frozen at the workflow task start).
 const nowMs = (): number => Date.now(); // deterministic: workflow clock
 const nowIso = (): string => new Date(nowMs()).toISOString(); // deterministic: workflow clock
 
-function initialState(): RunState {
-  // Everything else (council, uncertainty, notifications, ...) takes its schema default.
-  return RunStateSchema.parse({
-    iteration: 0,
-    consecutiveFailures: 0,
-    startedAtMs: nowMs(),
-    runStart: null,
-    convergence: initialConvergence(),
-    pendingDirectives: [],
-    pause: null,
-    lastCompletion: null,
-    lastFindings: null,
-    recentIterations: [],
-    invalidMessages: [],
-    invalidMessageCount: 0,
-    generations: 0,
-  });
-}
+const initialState = (): RunState => initialRunState(nowMs());
 
 /**
  * Runs started before the completion council existed replay with the plain completion check;
@@ -195,6 +180,30 @@ export const ROUNDS_PATCH = 'vigil-round-activity-v1';
  */
 export const GATES_WITH_CALL_PATCH = 'vigil-gates-with-call-v1';
 
+/** A gate's failure streak that asks for something: the stuck-gate abort, a pause or an escalation. */
+type GateStreak = { action: Exclude<GateAction, 'none' | 'block'>; track: GateTrack };
+
+/** Runs from before the packed carry hand the next execution their state as is (`state`, not `packedState`). */
+export const PACKED_CARRY_PATCH = 'vigil-packed-carry-v1';
+
+/** The state a continue-as-new carried in (null: the run starts here). A packed state that does not unpack to a valid one fails the run, as a bad input does. */
+function carriedState(input: RunInput): RunState | null {
+  if (input.state) return RunStateSchema.parse(input.state);
+  if (!input.packedState) return null;
+  let unpacked: unknown;
+  try {
+    unpacked = unpackValue(input.packedState);
+  } catch (err) {
+    throw ApplicationFailure.nonRetryable(`invalid run input: packedState: ${err instanceof Error ? err.message : String(err)}`, 'InvalidRunInput');
+  }
+  const parsed = RunStateSchema.safeParse(unpacked);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(the state)'}: ${i.message}`);
+    throw ApplicationFailure.nonRetryable(`invalid run input: packedState is not a run state: ${issues.slice(0, 5).join('; ')}${issues.length > 5 ? `; and ${issues.length - 5} more` : ''}`, 'InvalidRunInput');
+  }
+  return parsed.data;
+}
+
 /** History size past which a run rolls over at once, even mid agent call (Temporal's hard limit is 50 MB). */
 const EMERGENCY_HISTORY_BYTES = 20 * 1024 * 1024;
 
@@ -213,7 +222,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   }
   const input = parsed.data;
   const knobs = input.knobs;
-  const state: RunState = input.state ? RunStateSchema.parse(input.state) : initialState();
+  /** Whether this execution continues a run (carries its state) rather than starting it. */
+  const continued = input.state !== undefined || input.packedState !== undefined;
+  const state: RunState = carriedState(input) ?? initialState();
   const info = workflowInfo();
   const councilEra = patched(COUNCIL_PATCH);
   const escalationEra = councilEra && patched(ESCALATION_PATCH);
@@ -474,8 +485,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   };
 
   /** Projects the journaled events into the store; a store that is down leaves them for the next boundary. */
+  const journalPending = (): boolean => journaling && state.journal.pending.length > 0;
   const flushJournal = async (): Promise<void> => {
-    if (!journaling || state.journal.pending.length === 0) return;
+    if (!journalPending()) return;
     const batch = state.journal.pending;
     try {
       const r = await store.projectEvents({ workflowId: info.workflowId, events: batch });
@@ -772,27 +784,38 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const interrupted = (): boolean => state.pause !== null || stopRequest !== null || rolloverNow || rewindPending();
 
   /**
-   * A gate result against its failure ladder: the stuck-gate abort ends the run; the pause and the
-   * escalation happen once per streak. Returns the outcome when the run must end.
+   * A gate result against its failure ladder: its track moves on at once; what the streak asks
+   * for (the stuck-gate abort, or the pause and the escalation once per streak) is left to
+   * `actOnGateStreak`, null when nothing. Not async: the SDK records a stack trace for every
+   * promise a workflow creates (for the UI's stack trace), ~0.2 ms apiece here, and a pass of
+   * every gate in every iteration asks for nothing.
    */
-  const trackGateResult = async (r: GateResult): Promise<Outcome | null> => {
+  const trackGateResult = (r: GateResult): GateStreak | null => {
     const t = trackGate(state.gates.tracks[r.gate], r, knobs);
     state.gates.tracks = { ...state.gates.tracks, [r.gate]: t.track };
-    const n = t.track.consecutiveFailures;
-    if (t.action === 'stuck') return finish('gate_stuck', stuckReason(r.gate, t.track));
-    if (t.action === 'pause' && !state.pause) {
+    if (t.action === 'stuck' || t.action === 'escalate' || (t.action === 'pause' && !state.pause)) return { action: t.action, track: t.track };
+    return null;
+  };
+
+  /** What a gate's failure streak asks for; the outcome when the run must end. */
+  const actOnGateStreak = async (r: GateResult, streak: GateStreak): Promise<Outcome | null> => {
+    const n = streak.track.consecutiveFailures;
+    if (streak.action === 'stuck') return finish('gate_stuck', stuckReason(r.gate, streak.track));
+    if (streak.action === 'pause') {
       state.pause = { reason: `the ${gateLabel(r.gate)} gate failed ${n} times in a row (${r.reason}); look at it, then \`vigil resume ${info.workflowId}\` or stop the run`.slice(0, 2000), by: 'vigil', at: nowIso() };
       await notifyPeople('escalation', `Quality gate ${gateLabel(r.gate)} keeps failing: the run is paused`, state.pause.reason, 'critical', { gate: r.gate, failures: n, iteration: state.iteration }, `${info.workflowId}:gate_pause:${r.gate}:${state.iteration}`);
-    } else if (t.action === 'escalate') {
+    } else {
       await escalateToPerson('gate_failing', `the ${gateLabel(r.gate)} gate failed ${n} times in a row`, [gateLine(r), `${n} consecutive failures; the run pauses at ${knobs.gatePauseAfter}`], [], false, null);
     }
     return null;
   };
 
+  /** Whether the tool gates are due on the current tree. */
+  const gatesDueNow = (judging: boolean, iterationSucceeded: boolean): boolean => gatesEra && gatesDue({ judging, iterationSucceeded, treeHash: state.convergence.lastHash ?? '', lastTree: state.gates.lastTree }, knobs);
   /** The tool gates on the current tree, when due; their results join the latest per gate. */
   const qualityGates = async (judging: boolean, iterationSucceeded: boolean, carried: RunGatesResult | null = null): Promise<Outcome | null> => {
     const tree = state.convergence.lastHash ?? '';
-    if (!gatesEra || !gatesDue({ judging, iterationSucceeded, treeHash: tree, lastTree: state.gates.lastTree }, knobs)) return null;
+    if (!gatesDueNow(judging, iterationSucceeded)) return null;
     status = 'gating';
     publish();
     const out = leanEra
@@ -814,7 +837,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     log.info('quality gates', { iteration: state.iteration, results: out.results.map((r) => `${r.gate}:${r.verdict}`).join(' ') });
     for (const r of out.results) recordEvent(gateEvent(r));
     for (const r of out.results) {
-      const ended = await trackGateResult(r);
+      const streak = trackGateResult(r);
+      const ended = streak ? await actOnGateStreak(r, streak) : null;
       if (ended) return ended;
     }
     publish();
@@ -949,7 +973,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     }
     if (knobs.codeReview) {
       const review = await codeReview(tree);
-      const ended2 = await trackGateResult(state.gates.latest.find((r) => r.gate === 'code_review') as GateResult);
+      const reviewed = state.gates.latest.find((r) => r.gate === 'code_review') as GateResult;
+      const streak = trackGateResult(reviewed);
+      const ended2 = streak ? await actOnGateStreak(reviewed, streak) : null;
       if (ended2) return ended2;
       if (review.result !== 'pass') {
         state.lastFindings = `Completion at iteration ${state.iteration} was refused before the council was asked: the code review did not pass.\n${reviewSummaryForPrompt(review, LIMITS.findingChars * 3)}`.slice(0, LIMITS.findingChars * 4);
@@ -960,7 +986,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     if (knobs.prdChecklist && state.gates.checklist) {
       const r = await verifyChecklist(tree);
       if (r) {
-        const ended3 = await trackGateResult(r);
+        const streak = trackGateResult(r);
+        const ended3 = streak ? await actOnGateStreak(r, streak) : null;
         if (ended3) return ended3;
         if (r.verdict !== 'pass') {
           state.lastFindings = `Completion at iteration ${state.iteration} was refused before the council was asked: the requirements checklist is not met.\n${r.findings.map((f) => `- ${f.message}`).join('\n')}`.slice(0, LIMITS.findingChars * 4);
@@ -1101,13 +1128,11 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     publish();
   };
 
-  /** After tracking: agent signal files, the tier ladder, the uncertainty decision; at most one escalation. */
-  const watchForTrouble = async (result: AgentResult, snap: RepoSnapshot, read: AgentSignals | null): Promise<void> => {
-    const signals =
-      read ??
-      (await repo.readAgentSignals.executeWithOptions({ summary: `agent signal files after iteration ${state.iteration}` }, [
-        { runId: info.workflowId, repoPath: input.repoPath, iteration: state.iteration, ...notesAsk },
-      ]));
+  /**
+   * After tracking: agent signal files, the tier ladder, the uncertainty decision; the one
+   * escalation they ask for, if any (the caller makes it: deciding needs no promise).
+   */
+  const watchForTrouble = (result: AgentResult, snap: RepoSnapshot, signals: AgentSignals): Parameters<typeof escalateToPerson> | null => {
     rememberIteration(result, snap, signals);
     for (const p of signals.problems) log.warn('unreadable agent signal file', { problem: p });
     const driftBefore = state.driftReports;
@@ -1153,18 +1178,23 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     }
 
     const hr = signals.humanReview;
-    if (hr) {
-      await escalateToPerson('agent_request', `the agent asked for a human review: ${hr.reason}`, [`the agent wrote HUMAN_REVIEW_NEEDED${hr.blocking ? ' (blocking)' : ''}: ${hr.reason}`, ...(uncertain?.lines ?? [])], hr.questions, hr.blocking || knobs.autonomyMode === 'supervised', uncertain?.proxies ?? null);
-    } else if (tierExhausted) {
-      await escalateToPerson('tier_exhausted', 'the highest model tier keeps failing', [tierExhausted, ...(uncertain?.lines ?? [])], [], knobs.autonomyMode === 'supervised', uncertain?.proxies ?? null);
-    } else if (uncertain) {
-      await escalateToPerson('uncertainty', 'the run looks stuck', uncertain.lines, [], knobs.autonomyMode === 'supervised', uncertain.proxies);
-    }
+    if (hr) return ['agent_request', `the agent asked for a human review: ${hr.reason}`, [`the agent wrote HUMAN_REVIEW_NEEDED${hr.blocking ? ' (blocking)' : ''}: ${hr.reason}`, ...(uncertain?.lines ?? [])], hr.questions, hr.blocking || knobs.autonomyMode === 'supervised', uncertain?.proxies ?? null];
+    if (tierExhausted) return ['tier_exhausted', 'the highest model tier keeps failing', [tierExhausted, ...(uncertain?.lines ?? [])], [], knobs.autonomyMode === 'supervised', uncertain?.proxies ?? null];
+    if (uncertain) return ['uncertainty', 'the run looks stuck', uncertain.lines, [], knobs.autonomyMode === 'supervised', uncertain.proxies];
+    return null;
   };
 
   const describeRunSoFar = (): string =>
     `Iteration ${state.iteration}; ${state.recentIterations.at(-1)?.filesChangedSinceStart ?? 0} file(s) changed since the run started; ` +
     `${state.council.rounds} council round(s)${state.council.verdicts.at(-1) ? `, the last ${state.council.verdicts.at(-1)?.result}` : ''}.`;
+
+  /** Whether a call to `provider` asks a circuit breaker first. */
+  const breakerApplies = (provider: string): boolean => providersEra && knobs.providerBreaker && provider !== 'command';
+  /** The run's own provider, when neither a breaker nor a rate limit stands in its way (what pickProvider would answer at once). */
+  const providerAtOnce = (): { provider: ProviderKnob; gate: null } | null => {
+    const blocked = state.providerBlockedUntilMs !== null && nowMs() < state.providerBlockedUntilMs;
+    return blocked || breakerApplies(knobs.provider) ? null : { provider: knobs.provider, gate: null };
+  };
 
   /**
    * The provider of the next iteration: the run's own, unless it is unavailable (breaker open, or
@@ -1217,7 +1247,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
    * while it is open the run waits on a durable timer, re-asking at least every minute.
    */
   const passBreaker = async (provider: string, waitIfOpen = true): Promise<{ probe: boolean; askId: string } | 'interrupted' | 'blocked' | null> => {
-    if (!providersEra || !knobs.providerBreaker || provider === 'command') return null;
+    if (!breakerApplies(provider)) return null;
     for (;;) {
       breakerAsks += 1;
       const askId = `${info.workflowId}/${info.runId}/${state.iteration + 1}/${breakerAsks}`;
@@ -1306,19 +1336,24 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   };
 
   /** The 80 % budget warning, once per budget value. */
-  const warnOnBudget = async (): Promise<void> => {
+  const budgetWarningDue = (): boolean => {
     const budget = state.budgetUsd ?? knobs.budgetUsd;
-    if (!budgetWarning(state.spend.usd, budget, state.budgetWarnedAt === budget)) return;
+    return budgetWarning(state.spend.usd, budget, state.budgetWarnedAt === budget);
+  };
+  const warnOnBudget = async (): Promise<void> => {
+    if (!budgetWarningDue()) return;
+    const budget = state.budgetUsd ?? knobs.budgetUsd;
     state.budgetWarnedAt = budget;
     const spent = `$${state.spend.usd.toFixed(2)} of $${budget.toFixed(2)}`;
     await notifyPeople('budget_warning', `80% of the budget spent: ${spent}`, `The run has spent ${spent} at iteration ${state.iteration}; it pauses when the budget is reached. Raise it with \`vigil budget ${info.workflowId} --usd N\`.`, 'warning', { spentUsd: state.spend.usd, budgetUsd: budget, iteration: state.iteration }, `${info.workflowId}:budget_warning:${budget}`);
   };
 
-  /** Continue as new, carrying the whole validated state. */
+  /** Continue as new, carrying the whole validated state (packed: see workflows/carried-state.ts). */
   const rollOver = async (): Promise<never> => {
     const carried = RunStateSchema.parse({ ...state, generations: state.generations + 1 });
     log.info('continuing as new', { iteration: state.iteration, generation: carried.generations, historySize: workflowInfo().historySize });
-    return continueAsNew<typeof vigilRun>({ ...input, state: carried });
+    const { state: _state, packedState: _packed, ...fresh } = input;
+    return continueAsNew<typeof vigilRun>(patched(PACKED_CARRY_PATCH) ? { ...fresh, packedState: packValue(carried as Json) } : { ...fresh, state: carried });
   };
 
   /**
@@ -1367,7 +1402,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   };
 
   try {
-    if (!input.state && upsertsSearchAttributes) {
+    if (!continued && upsertsSearchAttributes) {
       upsertSearchAttributes([
         { key: SA_REPO, value: input.repoPath.slice(-255) },
         { key: SA_PROVIDER, value: knobs.provider },
@@ -1394,7 +1429,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           status = 'running';
           publish();
         }
-        if (!input.state && state.iteration === 0 && state.journal.nextSeq === 1) {
+        if (!continued && state.iteration === 0 && state.journal.nextSeq === 1) {
           recordEvent({ kind: 'run_started', prdPath: input.prdPath.slice(0, 4096), prdTitle: input.prdTitle, repoPath: input.repoPath.slice(0, 4096), provider: knobs.provider, maxIterations: knobs.maxIterations, budgetUsd: knobs.budgetUsd, autonomyMode: knobs.autonomyMode });
         }
         if (gatesEra && knobs.prdChecklist && !state.gates.checklistTried) {
@@ -1404,7 +1439,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
 
         for (;;) {
           // The events of the last iteration go to the store, batched, at the boundary.
-          await flushJournal();
+          if (journalPending()) await flushJournal();
           // 1. Human messages first.
           if (stopRequest) return await stopOutcome();
           if (rewindPending()) {
@@ -1464,7 +1499,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
 
           // The provider's shared circuit breaker lets the call out, or the run waits with every
           // other run on that provider (pause and stop interrupt the wait).
-          const pick = await pickProvider();
+          const pick = providerAtOnce() ?? (await pickProvider());
           if (pick === 'interrupted') continue;
           const { provider: iterationProvider, gate } = pick;
 
@@ -1582,7 +1617,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           }
           if (gate) await reportToBreaker(iterationProvider, gate, result);
           state.spend = spendAfterCall(state.spend, result.usage, result.provider);
-          if (providersEra) await warnOnBudget();
+          if (providersEra && budgetWarningDue()) await warnOnBudget();
           // The directives reached the agent: they were one-shot. (New ones may have arrived meanwhile.)
           state.pendingDirectives = state.pendingDirectives.slice(directives.length);
           for (const d of directives) remember(directiveMemory(state.iteration, d));
@@ -1633,7 +1668,15 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             const sp = state.spend;
             recordEvent({ kind: 'spend', iteration: state.iteration, usd: sp.usd, calls: sp.calls, unpricedCalls: sp.unpricedCalls ?? 0, budgetUsd: state.budgetUsd ?? knobs.budgetUsd });
           }
-          if (escalationEra) await watchForTrouble(result, snap, signalsRead);
+          if (escalationEra) {
+            const signals =
+              signalsRead ??
+              (await repo.readAgentSignals.executeWithOptions({ summary: `agent signal files after iteration ${state.iteration}` }, [
+                { runId: info.workflowId, repoPath: input.repoPath, iteration: state.iteration, ...notesAsk },
+              ]));
+            const trouble = watchForTrouble(result, snap, signals);
+            if (trouble) await escalateToPerson(...trouble);
+          }
 
           // An authentication failure never fixes itself: no backoff, no retry count, no tier
           // climb — the run pauses in every mode until a person fixes the credentials and resumes.
@@ -1683,7 +1726,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             state.consecutiveFailures = 0;
             state.lastFindings = null;
             // The quality gates look at every tree a good iteration leaves (gateCadence).
-            const gated = await qualityGates(false, true, result.gates ?? null);
+            const gated = gatesDueNow(false, true) ? await qualityGates(false, true, result.gates ?? null) : null;
             if (gated) return gated;
             if (!knobs.councilEnabled) {
               if (result.claimed) {

@@ -8,7 +8,8 @@
  * the evidence gate, a backoff timer, a directive, a pause, three council rounds and the devil's
  * advocate) and replays that, so the current code replays
  * its own histories too, and a run rewound from iteration 4 to 2 with a directive (checkpoints, the
- * rewind update and its activity). `VIGIL_RECORD_HISTORY=1` saves those fresh histories as new fixtures.
+ * rewind update and its activity), and a run that continues as new with its state packed.
+ * `VIGIL_RECORD_HISTORY=1` saves the first two fresh histories as new fixtures.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -105,5 +106,27 @@ describe('replay', () => {
       await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, JSON.parse(json), 'rewind-json')).resolves.toBeUndefined();
       writeFileSync(path.join(HISTORIES, `rewind-v${VERSION}.json`), json.endsWith('\n') ? json : `${json}\n`);
     }
+  });
+
+  it('replays a fresh recording of a run that continues as new: the execution that hands over its state packed, and the one that takes it', async () => {
+    const repo = makeRepo();
+    const step = (n: number) => ({ writes: { 'step.txt': `${n}\n` } });
+    const scenario = writeScenario(repo, { version: 1, iterations: [step(1), step(2), step(3)] });
+    const tq = uniqueId('replay');
+    const worker = await makeWorker(env, tq);
+    const histories = await worker.runUntil(async () => {
+      const handle = await startRun(env, tq, runInput(repo, scenario, { maxIterations: 3, continueAsNewEvery: 2 }), uniqueId('carry-replay'));
+      const firstRunId = (await handle.describe()).runId;
+      const outcome = await handle.result();
+      expect(outcome.status).toBe('max_iterations_reached');
+      const first = await env.client.workflow.getHandle(handle.workflowId, firstRunId).fetchHistory();
+      return [first, await handle.fetchHistory()];
+    });
+    const [handing, taking] = histories as [(typeof histories)[number], (typeof histories)[number]];
+    expect(handing.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
+    const patches = (handing.events ?? []).map((e) => Buffer.from(e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8'));
+    expect(patches.some((p) => p.includes('"vigil-packed-carry-v1"'))).toBe(true);
+    await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, handing, 'carry-1')).resolves.toBeUndefined();
+    await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, taking, 'carry-2')).resolves.toBeUndefined();
   });
 });

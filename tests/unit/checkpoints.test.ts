@@ -9,9 +9,10 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createCheckpoint, restoreWorkingTree, rewindRepo } from '../../activities/checkpoints.js';
 import { workingTreeHash } from '../../activities/repo.js';
-import { RunStateSchema, type CheckpointRecord, type RewindRecord, type RunState } from '../../schemas/run.js';
+import { type CheckpointRecord, type RewindRecord, type RunState } from '../../schemas/run.js';
 import { addCheckpoint, checkpointRef, planCheckpoint, refComponent, rewindProblem, rewindState, sealCheckpoint, snapshotOf } from '../../workflows/decisions/checkpoints.js';
 import { git, makeRepo } from '../support/harness.js';
+import { runState } from '../support/run-state.js';
 
 const legalRef = (ref: string): boolean => {
   try {
@@ -37,24 +38,7 @@ const record = (iteration: number, over: Partial<CheckpointRecord> = {}): Checkp
   ...over,
 });
 
-function state(over: Partial<RunState> = {}): RunState {
-  return RunStateSchema.parse({
-    iteration: 0,
-    consecutiveFailures: 0,
-    startedAtMs: 0,
-    runStart: null,
-    convergence: { lastHash: null, consecutiveNoChange: 0, recentHashes: [] },
-    pendingDirectives: [],
-    pause: null,
-    lastCompletion: null,
-    lastFindings: null,
-    recentIterations: [],
-    invalidMessages: [],
-    invalidMessageCount: 0,
-    generations: 0,
-    ...over,
-  });
-}
+const state = (over: Partial<RunState> = {}): RunState => runState(over);
 
 describe('refComponent', () => {
   it.each(['vigil-demo', 'a:b', '..', '.hidden', 'x.lock', 'a b', 'a~b^c:d?e*f[g\\h', 'a@{b', 'é日本', 'tab\there', 'end.', 'a/b', 'x'.repeat(400)])('%j is a legal, single ref component', (id) => {

@@ -7,7 +7,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MEMORY_LIMITS, emptyMemory, type RunMemory } from '../../schemas/memory.js';
-import { RunStateSchema } from '../../schemas/run.js';
 import {
   appendMemory,
   boundedContinuity,
@@ -20,6 +19,7 @@ import {
   rewindMemory,
   type IterationFacts,
 } from '../../workflows/decisions/memory.js';
+import { runState } from '../support/run-state.js';
 
 function facts(over: Partial<IterationFacts> = {}): IterationFacts {
   return {
@@ -143,22 +143,7 @@ describe('the memory over a 200-iteration run', () => {
   });
 
   it('stays a valid, bounded part of the state carried across continue-as-new', () => {
-    const state = RunStateSchema.parse({
-      iteration: 200,
-      consecutiveFailures: 0,
-      startedAtMs: 0,
-      runStart: null,
-      convergence: { lastHash: null, consecutiveNoChange: 0, recentHashes: [] },
-      pendingDirectives: [],
-      pause: null,
-      lastCompletion: null,
-      lastFindings: null,
-      recentIterations: [],
-      invalidMessages: [],
-      invalidMessageCount: 0,
-      generations: 2,
-      memory: m,
-    });
+    const state = runState({ iteration: 200, generations: 2, memory: m });
     expect(state.memory).toEqual(m);
     // 80 entries of at most 400 characters, the notes and the learnings: under 48 KB whatever the run length.
     expect(JSON.stringify(state.memory).length).toBeLessThan(48_000);

@@ -1,13 +1,20 @@
 /**
  * Long runs: with continueAsNewEvery = 2, a 7-iteration run rolls over to a fresh history three
  * times and loses nothing: iteration counter, no-change streak, hash ring, a pending human
- * directive and the run-start commit all cross the boundaries. Also: a Temporal cancellation
- * request (UI "Cancel", `temporal workflow cancel`) ends the run as stopped.
+ * directive and the run-start commit all cross the boundaries, in the packed form
+ * (workflows/carried-state.ts). A rewind to a checkpoint of an earlier execution restores the
+ * snapshot that crossed them. Also: a Temporal cancellation request (UI "Cancel", `temporal
+ * workflow cancel`) ends the run as stopped.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { inputUpdate } from '../../workflows/messages.js';
+import type { WorkflowHandle } from '@temporalio/client';
+import { workingTreeHash } from '../../activities/repo.js';
+import { RunInputSchema, RunStateSchema } from '../../schemas/run.js';
+import { unpackValue } from '../../workflows/carried-state.js';
+import { inputUpdate, pauseUpdate, rewindUpdate, stopUpdate } from '../../workflows/messages.js';
+import type { vigilRun } from '../../workflows/run-workflow.js';
 import {
   agentCalls,
   assertBuilt,
@@ -31,6 +38,19 @@ beforeAll(async () => {
   env = await createTestEnv();
 });
 afterAll(async () => env?.close());
+
+/** The input each execution of the run started with, first to last. */
+async function executionInputs(handle: WorkflowHandle<typeof vigilRun>): Promise<ReturnType<typeof RunInputSchema.parse>[]> {
+  const inputs: ReturnType<typeof RunInputSchema.parse>[] = [];
+  const seen = await env.client.workflowService.listWorkflowExecutions({ namespace: 'default', query: `WorkflowId = '${handle.workflowId}'` });
+  const runIds = (seen.executions ?? []).map((e) => ({ runId: e.execution?.runId ?? '', at: Number(e.startTime?.seconds ?? 0) * 1e9 + (e.startTime?.nanos ?? 0) }));
+  for (const { runId } of runIds.sort((a, b) => a.at - b.at)) {
+    const started = (await env.client.workflow.getHandle(handle.workflowId, runId).fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
+    const raw = JSON.parse(Buffer.from(started?.input?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8')) as unknown;
+    inputs.push(RunInputSchema.parse(raw));
+  }
+  return inputs;
+}
 
 it('continues as new every 2 iterations and carries the whole state', async () => {
   const repo = makeRepo();
@@ -70,6 +90,17 @@ it('continues as new every 2 iterations and carries the whole state', async () =
     expect(snap.recentIterations.map((r) => r.iteration)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(agentCalls(repo).map((c) => c.iteration)).toEqual([1, 2, 3, 4, 5, 6, 7]);
 
+    // Every execution after the first started with the packed state, and it unpacks to a valid one.
+    const inputs = await executionInputs(handle);
+    expect(inputs).toHaveLength(4);
+    expect(inputs.map((i) => [i.state !== undefined, i.packedState !== undefined])).toEqual([
+      [false, false],
+      [false, true],
+      [false, true],
+      [false, true],
+    ]);
+    expect(inputs.map((i) => (i.packedState ? RunStateSchema.parse(unpackValue(i.packedState)).iteration : 0))).toEqual([0, 2, 4, 6]);
+
     // The directive sent during iteration 2 crossed the rollover into iteration 3's prompt, once.
     const runDir = path.join(repo, '.vigil/runs', readdirSync(path.join(repo, '.vigil/runs'))[0] as string);
     const prompt = (n: number): string => readFileSync(path.join(runDir, `iteration-000${n}.prompt.md`), 'utf8');
@@ -80,6 +111,37 @@ it('continues as new every 2 iterations and carries the whole state', async () =
     expect(prompt(4)).not.toContain('HUMAN DIRECTIVE');
     expect(prompt(4)).not.toContain('[from carol at');
     expect(prompt(4)).toContain('- iteration 3: directive from carol: "Prefer small commits."');
+  });
+});
+
+it('rewinds to a checkpoint taken two executions earlier: its snapshot crossed the boundaries packed', async () => {
+  const repo = makeRepo();
+  const step = (n: number, extra: Record<string, unknown> = {}) => ({ writes: { 'step.txt': `${n}\n`, [`f${n}.txt`]: `${n}\n` }, ...extra });
+  const scenario = writeScenario(repo, { version: 1, iterations: [step(1), step(2), step(3, { exitCode: 1 }), step(4), step(5, { sleepMs: 3000 })] });
+  const tq = uniqueId('can-rewind');
+  const worker = await makeWorker(env, tq);
+  await worker.runUntil(async () => {
+    const handle = await startRun(env, tq, runInput(repo, scenario, { continueAsNewEvery: 2, maxIterations: 10 }));
+    await waitForStatus(handle, (s) => s.iteration === 5 && s.agentRunning, 120_000);
+    await handle.executeUpdate(pauseUpdate, { args: [{ reason: 'rewind', by: 'alice' }] });
+    const at5 = await waitForStatus(handle, (s) => s.paused && !s.agentRunning && s.lastIteration?.iteration === 5, 60_000);
+    expect(at5.generations).toBe(2); // after iterations 2 and 4
+    expect(at5.consecutiveFailures).toBe(0);
+    const c3 = at5.checkpoints?.list.find((c) => c.iteration === 3);
+    expect(at5.checkpoints?.list.map((c) => c.iteration)).toEqual([1, 2, 3, 4, 5]);
+
+    // Checkpoint 3 was sealed in the second execution and carried into the third.
+    const ack = await handle.executeUpdate(rewindUpdate, { args: [{ to: 3, by: 'alice', reason: 'back to 3' }] });
+    expect(ack.message).toMatch(/rewound from iteration 5 to iteration 3/);
+    const s = await status(handle);
+    expect(s.iteration).toBe(3);
+    expect(s.consecutiveFailures).toBe(1); // iteration 3 failed
+    expect(s.recentIterations.map((r) => r.iteration)).toEqual([1, 2, 3]);
+    expect(s.recentHashes.at(-1)).toBe(c3?.tree);
+    expect(s.checkpoints?.list.map((c) => c.iteration)).toEqual([1, 2, 3]);
+    expect(await workingTreeHash(repo)).toBe(c3?.tree);
+    await handle.executeUpdate(stopUpdate, { args: [{ by: 'alice' }] });
+    expect((await handle.result()).status).toBe('stopped');
   });
 });
 

@@ -2,14 +2,17 @@
  * Hostile inputs and unlucky operators, against a real Temporal server: a full disk under the
  * repository, maximum-size directives, undecodable signals, a repository deleted or booby-trapped
  * mid-run, run ids that differ only in punctuation, a last iteration that fails, and a flood of
- * huge signals while the agent works. Each case once wedged, killed or leaked a run.
+ * huge signals while the agent works, a forged carried state. Each case once wedged, killed or
+ * leaked a run, or could have.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSecret, signRun } from '../../activities/run-authorization.js';
+import type { RunInput } from '../../schemas/run.js';
 import { inputUpdate, resumeUpdate, stopUpdate } from '../../workflows/messages.js';
 import {
   agentCalls,
@@ -313,6 +316,31 @@ describe('a run survives', () => {
       if (saved.file === undefined) delete process.env.VIGIL_RUN_SECRET_FILE;
       else process.env.VIGIL_RUN_SECRET_FILE = saved.file;
     }
+  });
+
+  it('a forged carried state (a bad reference, a value bomb, not a run state) fails the run at once with what is wrong, before any agent call', async () => {
+    const repo = makeRepo();
+    const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a\n' }, claim: 'promise' }] });
+    const tq = uniqueId('tq');
+    const worker = await makeWorker(env, tq);
+    const bomb = Array.from({ length: 40 }, (_, i) => (i === 0 ? 'x' : [`~${(i - 1).toString(36)}`, `~${(i - 1).toString(36)}`]));
+    await worker.runUntil(async () => {
+      const forged: [NonNullable<RunInput['packedState']>, RegExp][] = [
+        [{ format: 1, table: [], value: '~0' }, /packedState: the packed value has a bad reference "~0"/],
+        [{ format: 1, table: bomb, value: `~${(39).toString(36)}` }, /packedState: the packed value unpacks to more than 4000000 values/],
+        [{ format: 1, table: ['~~x'], value: { iteration: '~0' } }, /packedState is not a run state: iteration: Invalid input: expected number, received string; .*; and \d+ more$/],
+      ];
+      for (const [packedState, why] of forged) {
+        const handle = await startRun(env, tq, { ...runInput(repo, scenario), packedState });
+        const err = await handle.result().then(
+          () => null,
+          (e: unknown) => e as WorkflowFailedError,
+        );
+        expect(err).toBeInstanceOf(WorkflowFailedError);
+        expect(err?.cause).toMatchObject({ type: 'InvalidRunInput', message: expect.stringMatching(why) });
+      }
+    });
+    expect(agentCalls(repo)).toHaveLength(0);
   });
 
   it('a flood of huge invalid signals while the agent works: the run rolls over before the history limit, and goes on', async () => {
