@@ -11,8 +11,8 @@ import { existsSync, lstatSync, mkdtempSync, readdirSync, rmdirSync, rmSync } fr
 import os from 'node:os';
 import path from 'node:path';
 import { RewindRepoInputSchema, type RewindRepoInput, type RewindRepoResult } from '../schemas/activities.js';
-import { runGit } from './git-helper.js';
-import { assertGitRepo, changedPaths, git, objectExists, workingTreeHash } from './repo.js';
+import { helperCheckpoint, runGit, type CheckpointAsk } from './git-helper.js';
+import { assertGitRepo, changedPaths, git, workingTreeHash } from './repo.js';
 
 /** Who checkpoint commits are by (no user configuration needed, no signing). */
 const IDENTITY = {
@@ -29,26 +29,19 @@ export async function refTarget(repoPath: string, ref: string): Promise<string |
   return r.exitCode === 0 && out ? out : null;
 }
 
-/** Sets and deletes refs in one transaction (all or nothing). */
-async function updateRefs(repoPath: string, set: Record<string, string>, remove: readonly string[]): Promise<void> {
-  const lines = [...Object.entries(set).map(([ref, sha]) => `update ${ref} ${sha}`), ...remove.filter((r) => !(r in set)).map((r) => `delete ${r}`)];
-  if (lines.length) await git(repoPath, ['update-ref', '--stdin'], {}, `${lines.join('\n')}\n`);
-}
-
-async function commitTree(repoPath: string, tree: string, parent: string | null, message: string): Promise<string> {
-  const parents = parent && (await objectExists(repoPath, `${parent}^{commit}`)) ? ['-p', parent] : [];
-  return git(repoPath, ['commit-tree', '--no-gpg-sign', tree, ...parents, '-F', '-'], IDENTITY, message);
-}
-
 /**
  * Makes `treeHash` a checkpoint: a commit (parent: `parent`, the previous checkpoint, when it
  * still exists) under `ref`, and deletes `prune` (checkpoints past the retention bound) in the same
  * ref transaction. Idempotent: a retry makes an equal commit and points the ref at it again.
+ * (An iteration's inspection makes its checkpoint in the same helper round trip: checkpointAsk.)
  */
 export async function createCheckpoint(repoPath: string, treeHash: string, parent: string | null, ref: string, message: string, prune: readonly string[] = []): Promise<{ commit: string; ref: string }> {
-  const commit = await commitTree(repoPath, treeHash, parent, message);
-  await updateRefs(repoPath, { [ref]: commit }, prune);
-  return { commit, ref };
+  return { commit: await helperCheckpoint(repoPath, treeHash, checkpointAsk(parent, ref, message, prune)), ref };
+}
+
+/** What the git helper needs to make a checkpoint. */
+export function checkpointAsk(parent: string | null, ref: string, message: string, prune: readonly string[] = []): CheckpointAsk {
+  return { parent, ref, message, prune, env: IDENTITY };
 }
 
 /**
@@ -141,8 +134,12 @@ export async function rewindRepo(raw: RewindRepoInput): Promise<RewindRepoResult
       return { ok: false, files: files.slice(0, 20), count: files.length };
     }
     const latestTree = input.latest ? await refTarget(input.repoPath, `${input.latest}^{tree}`) : null;
-    savedCommit = latestTree === current && input.latest ? input.latest : await commitTree(input.repoPath, current, input.latest, input.message);
-    await updateRefs(input.repoPath, { [input.savedRef]: savedCommit }, input.drop);
+    if (latestTree === current && input.latest) {
+      savedCommit = input.latest;
+      await git(input.repoPath, ['update-ref', '--stdin'], {}, `${[`update ${input.savedRef} ${savedCommit}`, ...input.drop.filter((r) => r !== input.savedRef).map((r) => `delete ${r}`)].join('\n')}\n`);
+    } else {
+      savedCommit = (await createCheckpoint(input.repoPath, current, input.latest, input.savedRef, input.message, input.drop)).commit;
+    }
   }
   const savedTree = (await refTarget(input.repoPath, `${savedCommit}^{tree}`)) ?? current;
   const changedFiles = await restoreWorkingTree(input.repoPath, input.target.tree, current);

@@ -8,9 +8,16 @@
  *
  * Requests: `{id, op: 'git', cwd, args, env?, input?}` → `{id, ok, exitCode, stdout, stderr}`;
  * `{id, op: 'treeHash', cwd}` → `{id, ok, treeHash}`; `{id, op: 'inspect', cwd, runStartSha,
- * previousTree}` → `{id, ok, repo: false}` or `{id, ok, repo: true, treeHash, head, sinceStart,
- * sinceLast}` (numstat texts; `sinceLast` null when the previous tree is unknown or gone). A failure
- * answers `{id, ok: false, error}`. The helper exits when its stdin closes (the worker is gone).
+ * previousTree, checkpoint?}` → `{id, ok, repo: false}` or `{id, ok, repo: true, treeHash, head,
+ * sinceStart, sinceLast, checkpoint}` (numstat texts; `sinceLast` null when the previous tree is
+ * unknown or gone; `checkpoint` the commit made when one was asked for and the tree is not the
+ * previous one, else null); `{id, op: 'checkpoint', cwd, tree, parent, ref, message, prune, env}` →
+ * `{id, ok, commit}`. A failure answers `{id, ok: false, error}`. The helper exits when its stdin
+ * closes (the worker is gone).
+ *
+ * A checkpoint: `git commit-tree` of the tree (parent: the previous checkpoint, when it still
+ * exists) and one `git update-ref --stdin` transaction that points the ref at it and deletes the
+ * pruned refs. In an inspection it runs beside the diffs, once the tree is known.
  *
  * The tree hash (see activities/repo.ts): the git tree id of the working tree as `git add -A` would
  * stage it, computed with a temporary index that starts as a copy of the real one (its stat cache,
@@ -107,27 +114,71 @@ export function gitHelperMain(): void {
 
   const numstat = (cwd: string, from: string, to: string): Promise<string> => ok(cwd, ['diff', '--numstat', '-z', '--no-renames', from, to, '--', '.', EXCLUDE]);
 
-  type Request = { id: number; op: string; cwd: string; args?: string[]; env?: Record<string, string>; input?: string; runStartSha?: string | null; previousTree?: string | null };
+  interface CheckpointAsk {
+    parent: string | null;
+    ref: string;
+    message: string;
+    prune: string[];
+    env: Record<string, string>;
+  }
+
+  /** A commit of `tree` under `ask.ref` (parent: `ask.parent` when that commit still exists), pruned refs deleted in the same transaction. */
+  const checkpoint = async (cwd: string, tree: string, ask: CheckpointAsk): Promise<string> => {
+    const commitTree = (parents: string[]): Promise<Ran> => run(cwd, ['commit-tree', '--no-gpg-sign', tree, ...parents, '-F', '-'], ask.env, ask.message);
+    let made = await commitTree(ask.parent ? ['-p', ask.parent] : []);
+    // A parent that is gone (collected, or from a rewound history) is left out; any other failure is one.
+    if (made.exitCode !== 0 && ask.parent && (await run(cwd, ['cat-file', '-e', `${ask.parent}^{commit}`])).exitCode !== 0) made = await commitTree([]);
+    if (made.exitCode !== 0) throw new Error(`git commit-tree failed in ${cwd} (exit ${made.exitCode}): ${made.stderr.trim().slice(0, 1000)}`);
+    const commit = made.stdout.trim();
+    const lines = [`update ${ask.ref} ${commit}`, ...ask.prune.filter((r) => r !== ask.ref).map((r) => `delete ${r}`)];
+    await ok(cwd, ['update-ref', '--stdin'], {}, `${lines.join('\n')}\n`);
+    return commit;
+  };
+
+  /** The working tree's hash, with the index path known from an earlier call when there is one; null when `cwd` is not a work tree. */
+  const inspectedTree = async (cwd: string): Promise<string | null> => {
+    const known = indexPaths.get(cwd);
+    if (known !== undefined) {
+      try {
+        return await treeHash(cwd, known);
+      } catch {
+        // Asked again below: the repository may have moved, gone, or stopped being one.
+      }
+    }
+    // One git call says whether this is a work tree and where its index is.
+    const where = await run(cwd, ['rev-parse', '--is-inside-work-tree', '--git-path', 'index']);
+    const [inside, index] = where.stdout.split('\n');
+    if (where.exitCode !== 0 || inside?.trim() !== 'true' || !index) return null;
+    const tree = await treeHash(cwd, path.resolve(cwd, index));
+    indexPaths.set(cwd, path.resolve(cwd, index));
+    return tree;
+  };
+
+  type Request = { id: number; op: string; cwd: string; args?: string[]; env?: Record<string, string>; input?: string; runStartSha?: string | null; previousTree?: string | null; tree?: string; checkpoint?: CheckpointAsk | null } & Partial<CheckpointAsk>;
 
   const handle = async (req: Request): Promise<Record<string, unknown>> => {
     if (req.op === 'git') return { ...(await run(req.cwd, req.args ?? [], req.env ?? {}, req.input)) };
     if (req.op === 'treeHash') return { treeHash: await treeHash(req.cwd) };
+    if (req.op === 'checkpoint') {
+      const { parent = null, ref = '', message = '', prune = [], env = {} } = req;
+      return { commit: await checkpoint(req.cwd, String(req.tree), { parent, ref, message, prune, env }) };
+    }
     if (req.op === 'inspect') {
-      // One git call says whether this is a work tree and where its index is; after the tree hash,
-      // the head and the two diffs run side by side.
-      const where = await run(req.cwd, ['rev-parse', '--is-inside-work-tree', '--git-path', 'index']);
-      const [inside, index] = where.stdout.split('\n');
-      if (where.exitCode !== 0 || inside?.trim() !== 'true' || !index) return { repo: false };
-      const tree = await treeHash(req.cwd, path.resolve(req.cwd, index));
+      // After the tree hash, the head, the two diffs and the checkpoint run side by side.
+      const tree = await inspectedTree(req.cwd);
+      if (tree === null) return { repo: false };
       const previous = req.previousTree ?? null;
-      const [head, sinceStart, sinceLast] = await Promise.all([
+      const ask = req.checkpoint ?? null;
+      const [head, sinceStart, sinceLast, made] = await Promise.all([
         run(req.cwd, ['rev-parse', '--verify', '-q', 'HEAD^{commit}']),
         // With no run-start commit, everything counts as new: diff against the empty tree.
         (async () => numstat(req.cwd, req.runStartSha ?? (await emptyTree(req.cwd)), tree))(),
         // Null when the previous tree is unknown or gone (collected, or from another repository).
         previous === null ? null : previous === tree ? '' : run(req.cwd, ['diff', '--numstat', '-z', '--no-renames', previous, tree, '--', '.', EXCLUDE]).then((r) => (r.exitCode === 0 ? r.stdout : null)),
+        // A tree that changed becomes a checkpoint when the run asks for one.
+        ask !== null && tree !== previous ? checkpoint(req.cwd, tree, ask) : null,
       ]);
-      return { repo: true, treeHash: tree, head: head.exitCode === 0 && head.stdout.trim() ? head.stdout.trim() : null, sinceStart, sinceLast };
+      return { repo: true, treeHash: tree, head: head.exitCode === 0 && head.stdout.trim() ? head.stdout.trim() : null, sinceStart, sinceLast, checkpoint: made };
     }
     throw new Error(`unknown git helper operation ${req.op}`);
   };

@@ -28,9 +28,24 @@ export interface GitInspection {
   sinceStart?: string;
   /** The same from the previous tree; '' when unchanged, null when the previous tree is unknown or gone. */
   sinceLast?: string | null;
+  /** The checkpoint commit made of the tree, when one was asked for and the tree is not the previous one. */
+  checkpoint?: string | null;
 }
 
-type Request = { op: 'git'; cwd: string; args: string[]; env?: Record<string, string>; input?: string } | { op: 'treeHash'; cwd: string } | { op: 'inspect'; cwd: string; runStartSha: string | null; previousTree: string | null };
+/** A checkpoint to make: a commit of the tree under `ref` (parent `parent` when it still exists), `prune` deleted with it; `env` the committer. */
+export interface CheckpointAsk {
+  parent: string | null;
+  ref: string;
+  message: string;
+  prune: readonly string[];
+  env: Readonly<Record<string, string>>;
+}
+
+type Request =
+  | { op: 'git'; cwd: string; args: string[]; env?: Record<string, string>; input?: string }
+  | { op: 'treeHash'; cwd: string }
+  | { op: 'inspect'; cwd: string; runStartSha: string | null; previousTree: string | null; checkpoint: CheckpointAsk | null }
+  | ({ op: 'checkpoint'; cwd: string; tree: string } & CheckpointAsk);
 
 interface Pending {
   resolve: (answer: Record<string, unknown>) => void;
@@ -161,7 +176,12 @@ export async function helperTreeHash(cwd: string): Promise<string> {
   return String((await gitHelper.request({ op: 'treeHash', cwd })).treeHash);
 }
 
-/** Everything an iteration's inspection needs from git, in one round trip. */
-export async function helperInspect(cwd: string, runStartSha: string | null, previousTree: string | null): Promise<GitInspection> {
-  return (await gitHelper.request({ op: 'inspect', cwd, runStartSha, previousTree })) as unknown as GitInspection;
+/** Everything an iteration's inspection needs from git, the checkpoint of a changed tree included, in one round trip. */
+export async function helperInspect(cwd: string, runStartSha: string | null, previousTree: string | null, checkpoint: CheckpointAsk | null = null): Promise<GitInspection> {
+  return (await gitHelper.request({ op: 'inspect', cwd, runStartSha, previousTree, checkpoint })) as unknown as GitInspection;
+}
+
+/** A checkpoint commit of `tree` (see CheckpointAsk), in one round trip. */
+export async function helperCheckpoint(cwd: string, tree: string, ask: CheckpointAsk): Promise<string> {
+  return String((await gitHelper.request({ op: 'checkpoint', cwd, tree, ...ask })).commit);
 }

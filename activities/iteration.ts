@@ -47,9 +47,9 @@ import {
 } from '../schemas/activities.js';
 import { callCancelQuery, type CallCancel } from '../workflows/messages.js';
 import { runAgent as callAgent } from './agent.js';
-import { runGates } from './gates/index.js';
+import { runGates, type KnownChanges } from './gates/index.js';
 import { promptPartsDir, resolvePromptMemory } from './prompt-memory.js';
-import { inspectRepo } from './repo.js';
+import { inspectRepoChanges } from './repo.js';
 import { isStorageError, readRegularFile, writePrivateFile } from './safe-files.js';
 import { listenForRunCancel } from './running-calls.js';
 import { readAgentSignals } from './signals.js';
@@ -95,10 +95,18 @@ export function resolvePromptParts(input: RunAgentInput): RunAgentInput {
 
 /** The repository after an iteration and the agent's signal files (read once, consumed). */
 export async function inspectAfterAgent(base: { runId: string; repoPath: string; iteration: number }, raw: IterationInspectionInput): Promise<{ snapshot: RepoSnapshot; signals: AgentSignals | null }> {
-  const i = IterationInspectionInputSchema.parse(raw);
-  const snapshot = await inspectRepo({ repoPath: base.repoPath, runStartSha: i.runStartSha, previousTree: i.previousTree, ...(i.checkpoint ? { checkpoint: i.checkpoint } : {}) });
-  const signals = i.signals ? await readAgentSignals({ runId: base.runId, repoPath: base.repoPath, iteration: base.iteration, ...(i.notes ? { notes: true } : {}), ...(i.notesByRef ? { notesByRef: true } : {}) }) : null;
+  const { snapshot, signals } = await inspectWithChanges(base, raw);
   return { snapshot, signals };
+}
+
+/** The inspection and the signal files side by side, with the paths changed since the previous tree (for the gate pass). */
+async function inspectWithChanges(base: { runId: string; repoPath: string; iteration: number }, raw: IterationInspectionInput): Promise<{ snapshot: RepoSnapshot; signals: AgentSignals | null; changes: KnownChanges | null }> {
+  const i = IterationInspectionInputSchema.parse(raw);
+  const [{ snapshot, sinceLastPaths }, signals] = await Promise.all([
+    inspectRepoChanges({ repoPath: base.repoPath, runStartSha: i.runStartSha, previousTree: i.previousTree, ...(i.checkpoint ? { checkpoint: i.checkpoint } : {}) }),
+    i.signals ? readAgentSignals({ runId: base.runId, repoPath: base.repoPath, iteration: base.iteration, ...(i.notes ? { notes: true } : {}), ...(i.notesByRef ? { notesByRef: true } : {}) }) : null,
+  ]);
+  return { snapshot, signals, changes: i.previousTree && sinceLastPaths ? { since: i.previousTree, paths: sinceLastPaths } : null };
 }
 
 /** The `runAgent` activity (see the file comment); a compact result leaves out the fields at their default. */
@@ -225,8 +233,11 @@ async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<A
   ctx.heartbeat();
   const beat = setInterval(() => ctx.heartbeat(), 1000);
   let inspection: IterationInspection;
+  let changes: KnownChanges | null = null;
   try {
-    inspection = await inspectAfterAgent({ runId: raw.runId, repoPath: raw.repoPath, iteration: raw.iteration }, raw.inspect);
+    const inspected = await inspectWithChanges({ runId: raw.runId, repoPath: raw.repoPath, iteration: raw.iteration }, raw.inspect);
+    inspection = { snapshot: inspected.snapshot, signals: inspected.signals };
+    changes = inspected.changes;
   } catch (err) {
     inspection = { problem: (err instanceof Error ? err.message : String(err)).slice(0, 1000) };
   } finally {
@@ -239,7 +250,7 @@ async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<A
   const tree = 'snapshot' in inspection ? inspection.snapshot.treeHash : null;
   const cancelled = skipGates || word.skipGates() || word.killed.aborted || ctx.cancellationSignal.aborted;
   if (carried && !failed && tree !== null && tree !== carried.lastTree && !cancelled) {
-    gates = await runGates({ ...carried.pass, tests: tree === carried.knownTestsTree ? null : carried.pass.tests }, tree);
+    gates = await runGates({ ...carried.pass, tests: tree === carried.knownTestsTree ? null : carried.pass.tests }, tree, changes);
   }
   return { ...result, tail: failed ? result.tail : '', inspection, ...(gates ? { gates } : {}) };
 }

@@ -24,7 +24,7 @@ import {
 } from '../schemas/activities.js';
 import { alwaysHigh, isDependencyManifest } from '../workflows/decisions/tier-ladder.js';
 import { ensureRunDir, VIGIL_DIR } from './artifacts.js';
-import { createCheckpoint } from './checkpoints.js';
+import { checkpointAsk } from './checkpoints.js';
 import { helperInspect, helperTreeHash, runGit } from './git-helper.js';
 import { readLearnings } from './agent-notes.js';
 import { storeNote } from './prompt-memory.js';
@@ -125,18 +125,25 @@ function parseNumstat(out: string): NumStat {
 
 /** The inspection after an iteration: one round trip to the git helper. */
 export async function inspectRepo(raw: InspectRepoInput): Promise<RepoSnapshot> {
+  return (await inspectRepoChanges(raw)).snapshot;
+}
+
+/** The inspection, with every path changed since the previous tree (null when that tree is unknown or gone): the gate pass after an agent call needs no diff of its own. */
+export async function inspectRepoChanges(raw: InspectRepoInput): Promise<{ snapshot: RepoSnapshot; sinceLastPaths: string[] | null }> {
   const input = InspectRepoInputSchema.parse(raw);
   if (!existsSync(input.repoPath)) throw missingRepository(input.repoPath);
-  const r = await helperInspect(input.repoPath, input.runStartSha, input.previousTree ?? null);
+  const cp = input.checkpoint;
+  const r = await helperInspect(input.repoPath, input.runStartSha, input.previousTree ?? null, cp ? checkpointAsk(cp.parent, cp.ref, cp.message, cp.prune) : null);
   if (!r.repo || r.treeHash === undefined) throw notAGitRepository(input.repoPath);
   const { files, insertions, deletions } = parseNumstat(r.sinceStart ?? '');
   let sinceLast: RepoSnapshot['sinceLast'] = null;
+  let sinceLastPaths: string[] | null = null;
   if (input.previousTree && typeof r.sinceLast === 'string') {
     const d = parseNumstat(r.sinceLast);
+    sinceLastPaths = d.files;
     sinceLast = { files: d.files.length, lines: d.insertions + d.deletions, manifestChanged: d.files.some(isDependencyManifest), paths: d.files.slice(0, 50) };
   }
-  // A tree that changed becomes a checkpoint when the run asks for one.
-  const cp = input.checkpoint;
-  const checkpoint = cp && r.treeHash !== input.previousTree ? await createCheckpoint(input.repoPath, r.treeHash, cp.parent, cp.ref, cp.message, cp.prune) : null;
-  return { treeHash: r.treeHash, head: r.head ?? null, changedFiles: files.slice(0, 50), changedCount: files.length, insertions, deletions, sinceLast, checkpoint };
+  // A tree that changed became a checkpoint when the run asked for one.
+  const checkpoint = cp && typeof r.checkpoint === 'string' ? { commit: r.checkpoint, ref: cp.ref } : null;
+  return { snapshot: { treeHash: r.treeHash, head: r.head ?? null, changedFiles: files.slice(0, 50), changedCount: files.length, insertions, deletions, sinceLast, checkpoint }, sinceLastPaths };
 }

@@ -97,10 +97,19 @@ export async function runGate(raw: RunGateInput): Promise<GateResult> {
   }
 }
 
-/** Every tool gate of one pass (see the file comment). */
-/** `knownTree`: the working tree's hash just computed by the caller (an agent call's inspection), so the pass need not hash it again. */
-export async function runGates(raw: RunGatesInput, knownTree?: string): Promise<RunGatesResult> {
-  const out = await runGatesPass(raw, knownTree);
+/** The paths that changed from `since` to the pass's tree, when the caller's inspection diffed them already. */
+export interface KnownChanges {
+  since: string;
+  paths: readonly string[];
+}
+
+/**
+ * Every tool gate of one pass (see the file comment). `knownTree`: the working tree's hash just
+ * computed by the caller (an agent call's inspection), so the pass need not hash it again;
+ * `known`: what that inspection found changed since a tree, so gates last run there need no diff.
+ */
+export async function runGates(raw: RunGatesInput, knownTree?: string, known: KnownChanges | null = null): Promise<RunGatesResult> {
+  const out = await runGatesPass(raw, knownTree, known);
   if (!raw.compact) return out;
   const reportDir = path.join(runDir(raw.repoPath, raw.runId), 'gates');
   return { ...out, reportDir, results: out.results.map((r) => compactGateResult(r, out.treeHash, raw.iteration, reportDir)) };
@@ -122,7 +131,7 @@ export function compactGateResult(r: GateResultInput, tree: string, iteration: n
   };
 }
 
-async function runGatesPass(raw: RunGatesInput, knownTree?: string): Promise<RunGatesResult> {
+async function runGatesPass(raw: RunGatesInput, knownTree: string | undefined, known: KnownChanges | null): Promise<RunGatesResult> {
   const input = RunGatesInputSchema.parse(raw);
   const ctx = Context.current();
   ctx.heartbeat();
@@ -130,6 +139,7 @@ async function runGatesPass(raw: RunGatesInput, knownTree?: string): Promise<Run
   try {
     const tree = knownTree ?? (await workingTreeHash(input.repoPath));
     const changed = new Map<string, Promise<string[]>>();
+    if (known && knownTree !== undefined) changed.set(known.since, Promise.resolve([...known.paths]));
     const filesSince = (since: string | null): Promise<string[]> => {
       const key = since ?? '';
       let p = changed.get(key);

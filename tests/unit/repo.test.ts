@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterEach, describe, expect, it } from 'vitest';
-import { git as gitCommand, inspectRepo, prepareRun, workingTreeHash } from '../../activities/repo.js';
+import { changedPaths, git as gitCommand, inspectRepo, inspectRepoChanges, prepareRun, workingTreeHash } from '../../activities/repo.js';
 import { gitHelper } from '../../activities/git-helper.js';
 
 const GIT_ENV = {
@@ -378,6 +378,58 @@ describe('inspectRepo', () => {
     expect(snap.changedFiles).toHaveLength(50);
     expect(snap.changedCount).toBe(60);
     expect(snap.insertions).toBe(60);
+  });
+
+  it('makes the checkpoint of a changed tree in the same round trip, leaving out a parent that is gone, and none of an unchanged tree', async () => {
+    const { repo, sha } = committedRepo();
+    write(repo, 'a.txt', 'changed\n');
+    const ask = (parent: string | null, n: number, prune: string[] = []) => ({ parent, ref: `refs/vigil/r/${n}`, message: `vigil checkpoint: run r, iteration ${n}\n`, prune });
+    const one = await inspectRepo({ repoPath: repo, runStartSha: sha, previousTree: git(repo, 'rev-parse', 'HEAD^{tree}'), checkpoint: ask(null, 1) });
+    expect(one.checkpoint).toEqual({ commit: git(repo, 'rev-parse', 'refs/vigil/r/1'), ref: 'refs/vigil/r/1' });
+    expect(git(repo, 'rev-parse', 'refs/vigil/r/1^{tree}')).toBe(one.treeHash);
+    expect(git(repo, 'log', '-1', '--format=%an <%ae>|%P', 'refs/vigil/r/1')).toBe('Vigil <vigil@vigil.invalid>|');
+
+    // Unchanged since the previous tree: no checkpoint.
+    const same = await inspectRepo({ repoPath: repo, runStartSha: sha, previousTree: one.treeHash, checkpoint: ask(one.checkpoint?.commit ?? null, 2) });
+    expect(same.checkpoint).toBeNull();
+    expect(git(repo, 'for-each-ref', '--format=%(refname)', 'refs/vigil/')).toBe('refs/vigil/r/1');
+
+    // The previous checkpoint as parent, the retention bound's ref pruned in the same transaction.
+    write(repo, 'b.txt', 'changed\n');
+    const two = await inspectRepo({ repoPath: repo, runStartSha: sha, previousTree: one.treeHash, checkpoint: ask(one.checkpoint?.commit ?? null, 2, ['refs/vigil/r/1']) });
+    expect(git(repo, 'rev-parse', `${two.checkpoint?.commit}^`)).toBe(one.checkpoint?.commit);
+    expect(git(repo, 'for-each-ref', '--format=%(refname)', 'refs/vigil/')).toBe('refs/vigil/r/2');
+
+    // A parent that no longer exists (a rewound history, collected): a root commit instead.
+    write(repo, 'c.txt', 'new\n');
+    const three = await inspectRepo({ repoPath: repo, runStartSha: sha, previousTree: two.treeHash, checkpoint: ask('0123456789abcdef0123456789abcdef01234567', 3) });
+    expect(git(repo, 'log', '-1', '--format=%P', three.checkpoint?.commit ?? '')).toBe('');
+    expect(git(repo, 'rev-parse', 'refs/vigil/r/3^{tree}')).toBe(three.treeHash);
+  });
+
+  it('lists every path changed since the previous tree as a diff of the two trees does (what the gate pass reuses)', async () => {
+    const { repo, sha } = committedRepo();
+    const before = await workingTreeHash(repo);
+    write(repo, 'a.txt', 'one\n');
+    unlinkSync(path.join(repo, 'b.txt'));
+    write(repo, 'bin.dat', Buffer.from([0, 1, 2, 0, 255]));
+    write(repo, 'dir with space/ünï.txt', 'x\n');
+    for (let i = 0; i < 60; i++) write(repo, `many/f${i}.txt`, `${i}\n`);
+    write(repo, 'ignored.log', 'no\n');
+    const { snapshot, sinceLastPaths } = await inspectRepoChanges({ repoPath: repo, runStartSha: sha, previousTree: before });
+    expect(sinceLastPaths).toHaveLength(64);
+    expect([...(sinceLastPaths ?? [])].sort()).toEqual((await changedPaths(repo, before, snapshot.treeHash)).sort());
+    expect((await inspectRepoChanges({ repoPath: repo, runStartSha: sha })).sinceLastPaths).toBeNull();
+  });
+
+  it('answers for a directory that stopped being a repository after an inspection, and for a new repository in its place', async () => {
+    const { repo, sha } = committedRepo();
+    expect((await inspectRepo({ repoPath: repo, runStartSha: sha })).treeHash).toBe(git(repo, 'rev-parse', 'HEAD^{tree}'));
+    rmSync(path.join(repo, '.git'), { recursive: true, force: true });
+    expect((await failureOf(inspectRepo({ repoPath: repo, runStartSha: null }))).type).toBe('NotAGitRepository');
+    git(repo, 'init', '-q', '-b', 'main');
+    write(repo, 'a.txt', 'again\n');
+    expect((await inspectRepo({ repoPath: repo, runStartSha: null })).treeHash).toBe(referenceTreeHash(repo));
   });
 
   it('rejects a directory that is not a git repository with NotAGitRepository', async () => {
