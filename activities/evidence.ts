@@ -27,8 +27,13 @@ const firstLines = (text: string, n: number): string => text.split('\n').slice(0
 export async function collectEvidence(raw: CollectEvidenceInput): Promise<EvidenceFactsResult> {
   const input = CollectEvidenceInputSchema.parse(raw);
   const repo = input.repoPath;
+  // Independent git questions go to the helper together; it answers each as it finishes.
+  const hashing = workingTreeHash(repo);
+  const headCommit = objectExists(repo, 'HEAD^{commit}');
+  const status = git(repo, ['status', '--short', '--', '.', EXCLUDE]);
+  for (const p of [hashing, headCommit, status]) p.catch(() => {}); // the repository check below speaks first
   await assertGitRepo(repo);
-  const tree = await workingTreeHash(repo);
+  const [tree, hasHead] = await Promise.all([hashing, headCommit]);
 
   let baseline: EvidenceFactsResult['baseline'];
   let base: string;
@@ -41,18 +46,22 @@ export async function collectEvidence(raw: CollectEvidenceInput): Promise<Eviden
   } else {
     // The run-start point is gone (history rewritten, objects pruned): compare with HEAD instead.
     baseline = 'base_unreachable';
-    base = (await objectExists(repo, 'HEAD^{commit}')) ? 'HEAD' : await git(repo, ['mktree'], {}, '');
+    base = hasHead ? 'HEAD' : await git(repo, ['mktree'], {}, '');
   }
 
-  const names = (await git(repo, ['diff', '--name-only', '-z', '--no-renames', base, tree, '--', '.', EXCLUDE])).split('\0').filter(Boolean);
+  const [namesOut, statusOut, log, statOut] = await Promise.all([
+    git(repo, ['diff', '--name-only', '-z', '--no-renames', base, tree, '--', '.', EXCLUDE]),
+    status,
+    hasHead ? git(repo, ['log', '--oneline', '-10']) : '(no commits)',
+    git(repo, ['diff', '--stat', '--no-renames', base, tree, '--', '.', EXCLUDE]),
+  ]);
+  const names = namesOut.split('\0').filter(Boolean);
 
   const secrets: EvidenceFactsResult['secrets'] = input.secretScan ? scanFilesForSecrets(repo, names, 20) : null;
 
   // The pack: what a member reads before voting. Facts only; judgement is the members'.
   const prd = existsSync(input.prdPath) ? firstLines(readFileSync(input.prdPath, 'utf8'), 100) : `(PRD not readable at ${input.prdPath})`;
-  const status = firstLines(await git(repo, ['status', '--short', '--', '.', EXCLUDE]), 200);
-  const log = (await objectExists(repo, 'HEAD^{commit}')) ? await git(repo, ['log', '--oneline', '-10']) : '(no commits)';
-  const stat = firstLines(await git(repo, ['diff', '--stat', '--no-renames', base, tree, '--', '.', EXCLUDE]), 60);
+  const stat = firstLines(statOut, 60);
   const sections = [
     `# Evidence for council round ${input.round} (iteration ${input.iteration})`,
     '',
@@ -63,7 +72,7 @@ export async function collectEvidence(raw: CollectEvidenceInput): Promise<Eviden
     '## Git status',
     '',
     '```',
-    status || '(clean)',
+    firstLines(statusOut, 200) || '(clean)',
     '```',
     '',
     '## Recent commits',

@@ -26,13 +26,16 @@ const objectOk = (repoPath: string, spec: string): Promise<boolean> => git(repoP
 export async function prepareReview(raw: PrepareReviewInput): Promise<PreparedReview> {
   const input = PrepareReviewInputSchema.parse(raw);
   const repo = input.repoPath;
-  const tree = await workingTreeHash(repo);
-  const base =
-    input.runStartSha && (await objectOk(repo, `${input.runStartSha}^{commit}`))
-      ? input.runStartSha
-      : input.runStartTree && (await objectOk(repo, `${input.runStartTree}^{tree}`))
-        ? input.runStartTree
-        : await git(repo, ['mktree'], {}, '');
+  // The tree and the base the diff starts from, asked side by side.
+  const [tree, base] = await Promise.all([
+    workingTreeHash(repo),
+    (async () =>
+      input.runStartSha && (await objectOk(repo, `${input.runStartSha}^{commit}`))
+        ? input.runStartSha
+        : input.runStartTree && (await objectOk(repo, `${input.runStartTree}^{tree}`))
+          ? input.runStartTree
+          : await git(repo, ['mktree'], {}, ''))(),
+  ]);
   const files = (await changedPaths(repo, base, tree)).filter(reviewPathIncluded);
   const diffPath = path.join(roundDir(repo, input.runId, input.round), 'diff.patch');
   // Batches keep each git command line well under the argument limit.
