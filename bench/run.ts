@@ -11,7 +11,9 @@
  *    included), and the overhead per window of 100 iterations (is it flat?). A run that ends
  *    before its iteration count, or pauses, fails the bench.
  * 3. load (`--concurrent 50,100,200`): that many runs at once on one worker (activity slots set
- *    with `--slots`), each agent call sleeping `--agent-sleep` seconds: iterations per minute,
+ *    with `--slots`), each agent call sleeping `--agent-sleep` seconds, spread by `--agent-jitter`
+ *    (0.5: uniformly from half to one and a half times, as real calls vary; 0: all alike, which
+ *    keeps the runs in step, so that their workflow tasks arrive in waves): iterations per minute,
  *    the fewest iterations any run made (starvation), worker and server RSS, and how fast a
  *    status query and a pause/resume answer while loaded.
  *
@@ -44,6 +46,7 @@ const { values } = parseArgs({
     concurrent: { type: 'string', default: '' },
     'concurrent-seconds': { type: 'string', default: '90' },
     'agent-sleep': { type: 'string', default: '5' },
+    'agent-jitter': { type: 'string', default: '0.5' },
     slots: { type: 'string', default: String(DEFAULT_TUNING.activitySlots) },
     'workflow-slots': { type: 'string', default: String(DEFAULT_TUNING.workflowSlots) },
     breakdown: { type: 'boolean', default: false },
@@ -57,6 +60,8 @@ const KNOB_SETS = values.knobs.split(',').filter(Boolean);
 const CONCURRENT = values.concurrent.split(',').filter(Boolean).map(Number);
 const LOAD_SECONDS = Number(values['concurrent-seconds']);
 const AGENT_SLEEP = Number(values['agent-sleep']);
+const AGENT_JITTER = Number(values['agent-jitter']);
+if (!(AGENT_JITTER >= 0 && AGENT_JITTER < 1)) throw new Error(`--agent-jitter must be at least 0 and below 1, got ${values['agent-jitter']}`);
 const SLOTS = Number(values.slots);
 const WORKFLOW_SLOTS = Number(values['workflow-slots']);
 
@@ -117,7 +122,9 @@ function writeAgent(dir: string): string {
     [
       '#!/bin/sh',
       'case "$VIGIL_ROLE" in',
-      '  iteration) echo "$VIGIL_ITERATION" >> notes.txt; if [ "${1:-0}" != 0 ]; then sleep "$1"; fi ;;',
+      // $1 seconds, spread by the fraction $2 (uniformly from $1 * (1 - $2) to $1 * (1 + $2)).
+      '  iteration) echo "$VIGIL_ITERATION" >> notes.txt',
+      '    if [ "${1:-0}" != 0 ]; then sleep "$(awk -v s="$1" -v j="${2:-0}" -v seed="$$" \'BEGIN { srand(seed); printf "%.3f", s * (1 - j + 2 * j * rand()) }\')"; fi ;;',
       '  reviewer|devils-advocate) echo "VERDICT: PASS"; echo "VOTE: REJECT" ;;',
       '  council) echo "VOTE: REJECT"; echo "REASON: the bench never finishes" ;;',
       'esac',
@@ -143,8 +150,8 @@ const MINIMAL: Partial<Knobs> = {
   eventStore: false,
 };
 
-function knobSet(name: string, agent: string, sleepSeconds: number, iterations: number): Knobs {
-  const base = { ...defaultKnobs(), agentCommand: [agent, String(sleepSeconds)], maxIterations: iterations };
+function knobSet(name: string, agent: string, sleepSeconds: number, iterations: number, jitter = 0): Knobs {
+  const base = { ...defaultKnobs(), agentCommand: [agent, String(sleepSeconds), String(jitter)], maxIterations: iterations };
   if (name === 'minimal') return { ...base, ...MINIMAL };
   if (name === 'default') return base;
   throw new Error(`unknown knob set ${name} (minimal, default)`);
@@ -363,7 +370,7 @@ function report(label: string, f: RunFigures): void {
 async function benchLoad(client: Client, server: DevServer, agent: string, prd: string, runs: number): Promise<void> {
   const repos: string[] = [];
   const handles: WorkflowHandle<typeof vigilRun>[] = [];
-  const knobs = { ...knobSet('minimal', agent, AGENT_SLEEP, 100_000), continueAsNewEvery: 100 };
+  const knobs = { ...knobSet('minimal', agent, AGENT_SLEEP, 100_000, AGENT_JITTER), continueAsNewEvery: 100 };
   try {
     for (let i = 0; i < runs; i++) {
       const repo = repoWith(3);
@@ -382,7 +389,7 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
         ),
       );
     // Warm up one agent call's time, then measure a window.
-    await new Promise((r) => setTimeout(r, (AGENT_SLEEP + 5) * 1000));
+    await new Promise((r) => setTimeout(r, (AGENT_SLEEP * (1 + AGENT_JITTER) + 5) * 1000));
     const before = await iterationsOf();
     let rssWorker = 0;
     let rssServer = 0;
@@ -440,7 +447,7 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
     const total = made.reduce((a, b) => a + b, 0);
     const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
     console.log(
-      `load, ${runs} runs (agent sleeps ${AGENT_SLEEP} s, ${SLOTS} activity slots, ${WORKFLOW_SLOTS} workflow-task slots): ${(total / minutes).toFixed(0)} iterations/min ` +
+      `load, ${runs} runs (agent sleeps ${AGENT_SLEEP} s${AGENT_JITTER ? ` ± ${AGENT_JITTER * 100} %` : ''}, ${SLOTS} activity slots, ${WORKFLOW_SLOTS} workflow-task slots): ${(total / minutes).toFixed(0)} iterations/min ` +
         `(ideal ${((runs * 60) / AGENT_SLEEP).toFixed(0)}); fewest by one run ${Math.min(...made)}, most ${Math.max(...made)} in ${(minutes * 60).toFixed(0)} s; ` +
         `RSS worker ${rssWorker.toFixed(0)} MiB (JS heap ${heapWorker.toFixed(0)} MiB) + server ${rssServer.toFixed(0)} MiB + supervisor daemon ${rssSupervision.toFixed(0)} MiB; status median ${pct(statusMs, 0.5).toFixed(0)} ms (max ${Math.max(...statusMs).toFixed(0)}), ` +
         `pause median ${pct(pauseMs, 0.5).toFixed(0)} ms (max ${Math.max(...pauseMs).toFixed(0)}); workflow tasks held: first median ${pct(firstTaskMs, 0.5).toFixed(0)} ms (max ${Math.max(...firstTaskMs).toFixed(0)}), ` +
