@@ -135,8 +135,10 @@ export async function rewindRepo(raw: RewindRepoInput): Promise<RewindRepoResult
     }
     const latestTree = input.latest ? await refTarget(input.repoPath, `${input.latest}^{tree}`) : null;
     if (latestTree === current && input.latest) {
+      // The latest checkpoint is the tree: the saved ref points at it, in one ref transaction with the drops.
       savedCommit = input.latest;
-      await git(input.repoPath, ['update-ref', '--stdin'], {}, `${[`update ${input.savedRef} ${savedCommit}`, ...input.drop.filter((r) => r !== input.savedRef).map((r) => `delete ${r}`)].join('\n')}\n`);
+      const lines = [`update ${input.savedRef} ${savedCommit}`, ...input.drop.filter((r) => r !== input.savedRef).map((r) => `delete ${r}`)];
+      await git(input.repoPath, ['update-ref', '--stdin'], {}, `${lines.join('\n')}\n`);
     } else {
       savedCommit = (await createCheckpoint(input.repoPath, current, input.latest, input.savedRef, input.message, input.drop)).commit;
     }

@@ -104,7 +104,7 @@ export function interpretCall(provider: ProviderName, text: string, exitCode: nu
   const parsed = provider === 'command' ? null : PROVIDERS[provider].parseOutput({ text, exitCode, requestedModel: model });
   const failed = exitCode !== 0 || parsed?.isError === true;
   const auth = failed ? detectAuthError(text, provider) : null;
-  // The local zone only for a failed call (an Intl.DateTimeFormat costs ~1 ms to make).
+  // The local zone only for a failed call (making an Intl.DateTimeFormat is not free).
   const rateLimit = failed && !auth ? detectRateLimit(text, nowMs, new Date(nowMs).getTimezoneOffset(), rpm, provider, Intl.DateTimeFormat().resolvedOptions().timeZone) : null;
   const u = parsed?.usage ?? null;
   return {
