@@ -430,12 +430,19 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
     let taskTimeouts = 0;
     const firstTaskMs: number[] = [];
     const taskMs: number[] = [];
+    // And how long tasks waited on the server before a worker took them (scheduled to started).
+    const taskWaitMs: number[] = [];
+    const activityWaitMs: number[] = [];
     for (const h of handles) {
       const events = (await h.fetchHistory().catch(() => null))?.events ?? [];
       taskTimeouts += events.filter((e) => e.workflowTaskTimedOutEventAttributes).length;
+      const scheduledAt = new Map<string, number>();
       let startedMs: number | null = null;
       let first = true;
       for (const e of events) {
+        if (e.workflowTaskScheduledEventAttributes || e.activityTaskScheduledEventAttributes) scheduledAt.set(String(e.eventId), tsMs(e.eventTime));
+        const waitedSince = scheduledAt.get(String(e.workflowTaskStartedEventAttributes?.scheduledEventId ?? e.activityTaskStartedEventAttributes?.scheduledEventId ?? ''));
+        if (waitedSince !== undefined) (e.activityTaskStartedEventAttributes ? activityWaitMs : taskWaitMs).push(tsMs(e.eventTime) - waitedSince);
         if (e.workflowTaskStartedEventAttributes) startedMs = tsMs(e.eventTime);
         else if (e.workflowTaskCompletedEventAttributes && startedMs !== null) {
           (first ? firstTaskMs : taskMs).push(tsMs(e.eventTime) - startedMs);
@@ -451,7 +458,8 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
         `(ideal ${((runs * 60) / AGENT_SLEEP).toFixed(0)}); fewest by one run ${Math.min(...made)}, most ${Math.max(...made)} in ${(minutes * 60).toFixed(0)} s; ` +
         `RSS worker ${rssWorker.toFixed(0)} MiB (JS heap ${heapWorker.toFixed(0)} MiB) + server ${rssServer.toFixed(0)} MiB + supervisor daemon ${rssSupervision.toFixed(0)} MiB; status median ${pct(statusMs, 0.5).toFixed(0)} ms (max ${Math.max(...statusMs).toFixed(0)}), ` +
         `pause median ${pct(pauseMs, 0.5).toFixed(0)} ms (max ${Math.max(...pauseMs).toFixed(0)}); workflow tasks held: first median ${pct(firstTaskMs, 0.5).toFixed(0)} ms (max ${Math.max(...firstTaskMs).toFixed(0)}), ` +
-        `others median ${pct(taskMs, 0.5).toFixed(0)} ms (p90 ${pct(taskMs, 0.9).toFixed(0)}, max ${Math.max(...taskMs).toFixed(0)}), ${taskTimeouts} timed out` +
+        `others median ${pct(taskMs, 0.5).toFixed(0)} ms (p90 ${pct(taskMs, 0.9).toFixed(0)}, max ${Math.max(...taskMs).toFixed(0)}), ${taskTimeouts} timed out; ` +
+        `waited on the server: workflow tasks median ${pct(taskWaitMs, 0.5).toFixed(0)} ms (p90 ${pct(taskWaitMs, 0.9).toFixed(0)}), activity tasks median ${pct(activityWaitMs, 0.5).toFixed(0)} ms (p90 ${pct(activityWaitMs, 0.9).toFixed(0)})` +
         (unanswered ? `; ${unanswered} queries or pauses unanswered` : ''),
     );
     if (Math.min(...made) === 0) throw new Error(`load with ${runs} runs: a run made no iteration in ${LOAD_SECONDS} s (starved)`);
