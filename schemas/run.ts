@@ -125,6 +125,11 @@ export const CouncilStateSchema = shared('schemas/run:CouncilStateSchema', () =>
   /** The most recent rounds, oldest first (bounded). */
   verdicts: z.array(VerdictSchema).max(20),
   forceReview: z.object({ by: z.string().max(200), reason: z.string().max(2000), at: z.string() }).nullable(),
+  /** A council trigger whose check a pause, stop, rollover or rewind interrupted: judged at the next boundary. */
+  heldClaim: z
+    .object({ trigger: z.enum(['circuit_breaker', 'claim', 'interval', 'tests_green']), iteration: z.number().int().min(0) })
+    .nullable()
+    .default(null),
 }));
 export type CouncilState = z.infer<typeof CouncilStateSchema>;
 
@@ -344,7 +349,7 @@ export const RunStateSchema = shared('schemas/run:RunStateSchema', () => z.objec
   invalidMessageCount: z.number().int().min(0),
   /** How many times this run continued as new. */
   generations: z.number().int().min(0),
-  council: CouncilStateSchema.default({ rounds: 0, verdicts: [], forceReview: null }),
+  council: CouncilStateSchema.default({ rounds: 0, verdicts: [], forceReview: null, heldClaim: null }),
   /** The latest test-command run, with the tree it ran on (re-run only when the tree changes). */
   lastTests: TestRunRecordSchema.nullable().default(null),
   lastEvidence: EvidenceRecordSchema.nullable().default(null),

@@ -69,6 +69,8 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
     /** Most recent rounds, oldest first. */
     verdicts: z.array(VerdictSchema),
     forceReviewPending: z.boolean(),
+    /** The iteration whose completion claim (or other trigger) was interrupted and waits for the next boundary. */
+    heldClaimIteration: z.number().int().nullable().optional(),
   }),
   lastEvidence: EvidenceRecordSchema.nullable(),
   lastTests: TestRunRecordSchema.nullable(),

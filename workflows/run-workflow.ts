@@ -183,6 +183,13 @@ export const GATES_WITH_CALL_PATCH = 'vigil-gates-with-call-v1';
 /** A gate's failure streak that asks for something: the stuck-gate abort, a pause or an escalation. */
 type GateStreak = { action: Exclude<GateAction, 'none' | 'block'>; track: GateTrack };
 
+/**
+ * A completion claim (or another council trigger) whose check a pause, stop, rollover or rewind
+ * interrupted is held and judged at the next boundary the run reaches, instead of being dropped
+ * until the agent claims again. Runs from before it drop the claim, unchanged for replay.
+ */
+export const CLAIMS_HELD_PATCH = 'vigil-claims-held-v1';
+
 /** Runs from before the packed carry hand the next execution their state as is (`state`, not `packedState`). */
 export const PACKED_CARRY_PATCH = 'vigil-packed-carry-v1';
 
@@ -239,6 +246,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const leanPromptEra = memoryEra && leanEra && patched(LEAN_PROMPT_PATCH);
   const roundsEra = leanPromptEra && patched(ROUNDS_PATCH);
   const gatesWithCallEra = roundsEra && patched(GATES_WITH_CALL_PATCH);
+  const claimsHeldEra = gatesEra && patched(CLAIMS_HELD_PATCH);
   /** The longest gate pass a call may carry (its groups one after the other, the suite among them). */
   const carriedGatesSeconds = gatesWithCallEra ? gateGroups(knobs).length * knobs.gateTimeoutSeconds + knobs.testTimeoutSeconds : 0;
   /** What the activities that read the agent's notes are asked for (lean prompt: references, not text). */
@@ -399,6 +407,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       rounds: state.council.rounds,
       verdicts: state.council.verdicts,
       forceReviewPending: state.council.forceReview !== null,
+      heldClaimIteration: state.council.heldClaim?.iteration ?? null,
     },
     lastEvidence: state.lastEvidence,
     lastTests: state.lastTests,
@@ -1040,9 +1049,28 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     log.info('PRD checklist ready', { items: items.length, source });
   };
 
+  /**
+   * A pause, stop, rollover or rewind came while a claim was checked: the claim is held (a forced
+   * review stays requested) and judged at the next boundary, after the message is honoured.
+   */
+  const holdClaim = (trigger: ConveneTrigger): null => {
+    if (trigger !== 'forced') state.council.heldClaim = { trigger, iteration: state.iteration };
+    log.info('completion check interrupted; the claim is held for the next boundary', { iteration: state.iteration, trigger });
+    return null;
+  };
+
+  /** The held claim, judged now: by the council, or by the evidence gate alone when the council is off. */
+  const answerHeldClaim = async (): Promise<Outcome | null> => {
+    const held = state.council.heldClaim;
+    if (!held) return null;
+    state.council.heldClaim = null;
+    return knobs.councilEnabled ? councilRound(held.trigger) : claimWithoutCouncil();
+  };
+
   /** A council round; returns the outcome when the run must end, else null (findings set). */
   const councilRound = async (trigger: ConveneTrigger): Promise<Outcome | null> => {
     const guard = await completionGuard();
+    if (guard === 'interrupted' && claimsHeldEra) return holdClaim(trigger);
     if (guard !== null) {
       // A person's request is answered by the refusal: it is not asked again at every boundary.
       if (trigger === 'forced') state.council.forceReview = null;
@@ -1386,6 +1414,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   /** Without a council, a claim completes the run when the evidence gate passes. */
   const claimWithoutCouncil = async (): Promise<Outcome | null> => {
     const guard = await completionGuard();
+    if (guard === 'interrupted' && claimsHeldEra) return holdClaim('claim');
     if (guard !== null) return typeof guard === 'string' ? null : guard;
     const round = state.council.rounds + 1;
     const { facts, verdict } = await checkEvidence(councilDeps, await evidenceInput(round));
@@ -1444,6 +1473,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           if (stopRequest) return await stopOutcome();
           if (rewindPending()) {
             await rewinder?.perform();
+            state.council.heldClaim = null; // the claimed tree is gone
             publish();
             continue;
           }
@@ -1478,6 +1508,14 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           // A person asked for a council review: it happens now, at this boundary.
           if (councilEra && state.council.forceReview && state.iteration >= 1) {
             const ended = await councilRound('forced');
+            if (ended) return ended;
+            publish();
+            continue;
+          }
+
+          // A claim whose check a message interrupted is judged before anything else happens.
+          if (state.council.heldClaim) {
+            const ended = await answerHeldClaim();
             if (ended) return ended;
             publish();
             continue;

@@ -151,6 +151,7 @@ export function currentDetails(s: StatusSnapshot): string {
   lines.push(...checkpointLines(s));
   if (s.breaker) lines.push(`Circuit breaker tripped (${s.breaker.replace(/_/g, ' ')}): the council convenes every iteration`);
   if (s.council.forceReviewPending) lines.push('A council review was requested and convenes at the next boundary');
+  if (typeof s.council.heldClaimIteration === 'number') lines.push(`The completion check of iteration ${s.council.heldClaimIteration} was interrupted and is judged at the next boundary`);
   const p = s.uncertainty.lastProxies;
   const hot = [p.p1 ? 'no change' : '', p.p2 ? 'oscillation' : '', p.p3 ? 'council split' : ''].filter(Boolean);
   if (s.uncertainty.enabled && (hot.length > 0 || s.uncertainty.escalatedEpisode)) {

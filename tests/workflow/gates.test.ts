@@ -5,14 +5,15 @@
  * review re-runs once then blocks, a stuck gate ends the run, a held-out item blocks without
  * ever reaching the builder, and a waiver lifts the block.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knobs } from '../../schemas/knobs.js';
 import { ChecklistItemSchema } from '../../schemas/gates.js';
 import { selectHeldOut } from '../../workflows/decisions/checklist.js';
-import { stopUpdate, waiveUpdate } from '../../workflows/messages.js';
+import { pauseUpdate, resumeUpdate, stopUpdate, waiveUpdate } from '../../workflows/messages.js';
 import {
   agentCalls,
   assertBuilt,
@@ -121,6 +122,47 @@ describe('tool gates', () => {
     expect(outcome.reason).toMatch(/^the static analysis gate failed 3 times in a row for the same reason: .*scripts\/deploy\.sh/);
     expect(snap.quality?.failing.static_analysis).toBe(3);
   });
+});
+
+describe('a completion claim interrupted while it is checked', () => {
+  // The test suite marks when it starts (outside the repository, so the tree stays the claimed
+  // one) and takes long enough for a pause to land while the claim's gates run.
+  const slowSuite = (): { marker: string; testCommand: string } => {
+    const marker = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-suite-')), 'started');
+    return { marker, testCommand: `touch '${marker}'; sleep 2; echo '1 passed'` };
+  };
+  const untilPresent = async (file: string): Promise<void> => {
+    const deadline = Date.now() + 60_000;
+    while (!existsSync(file)) {
+      if (Date.now() > deadline) throw new Error(`the test suite never started (${file})`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+  const claimOnce = { version: 1 as const, iterations: [{ writes: { 'notes.md': '# done\n' }, claim: 'file' as const }] };
+  const COUNCIL: Partial<Knobs> = { councilEnabled: true, councilMinIterations: 1, councilCheckInterval: 1000, councilEarlyCheck: false, councilSize: 1, councilThreshold: 1 };
+
+  for (const council of [true, false]) {
+    it(`is held through a pause and judged after the resume, not dropped (${council ? 'council' : 'no council'})`, async () => {
+      const { marker, testCommand } = slowSuite();
+      const scenario = council
+        ? { ...claimOnce, roles: { council: { default: { output: 'VOTE: APPROVE\nREASON: done\n' } }, 'devils-advocate': { default: { output: 'VOTE: APPROVE\nREASON: fine\n' } } } }
+        : claimOnce;
+      let held: number | null | undefined;
+      const { outcome, snap } = await run(scenario, { codeReview: false, prdChecklist: false, testCommand, maxIterations: 3, ...(council ? COUNCIL : { councilEnabled: false }) }, async (h) => {
+        await untilPresent(marker);
+        await h.executeUpdate(pauseUpdate, { args: [{ reason: 'look first', by: 'ana' }] });
+        // Paused at the boundary: the interrupted check is over (its call's gate pass was skipped).
+        const paused = await waitForStatus(h, (s) => s.status === 'paused' && !s.agentRunning);
+        held = paused.council.heldClaimIteration;
+        await h.executeUpdate(resumeUpdate, { args: [{ by: 'ana' }] });
+      });
+      expect(held).toBe(1);
+      // Judged on the resume, at the iteration that claimed: the agent never had to claim again.
+      expect(outcome).toMatchObject({ status: council ? 'council_approved' : 'completion_promise_fulfilled', iteration: 1 });
+      expect(snap.council.heldClaimIteration).toBeNull();
+      if (council) expect(snap.council.verdicts.map((v) => [v.iteration, v.trigger])).toEqual([[1, 'claim']]);
+    });
+  }
 });
 
 const reviewerSays = (text: string) => ({ default: { output: text } });

@@ -38,11 +38,9 @@ async function rows(url: string, workflowId: string): Promise<{ seq: number; kin
   }
 }
 
-// `slowStart`: the first two calls are long, so that messages sent once the run iterates land while
-// an agent works, not while the last iteration's claim is judged (a pause there puts the claim off).
-const scenario = (n: number, slowStart = false) => ({
+const scenario = (n: number) => ({
   version: 1 as const,
-  iterations: Array.from({ length: n }, (_, i) => ({ sleepBeforeMs: slowStart && i < 2 ? 2500 : 200, appends: { 'work.txt': `step ${i + 1}\n` }, ...(i === n - 1 ? { claim: 'file' as const } : {}) })),
+  iterations: Array.from({ length: n }, (_, i) => ({ sleepBeforeMs: 200, appends: { 'work.txt': `step ${i + 1}\n` }, ...(i === n - 1 ? { claim: 'file' as const } : {}) })),
   roles: { council: { default: { output: 'VOTE: APPROVE\nREASON: done\n' } }, 'devils-advocate': { default: { output: 'VOTE: APPROVE\nREASON: fine\n' } } },
 });
 
@@ -55,7 +53,7 @@ describe('the event store', () => {
     const worker = await makeWorker(env, tq);
     const workflowId = uniqueId('journaled');
     const outcome = await worker.runUntil(async () => {
-      const h = await startRun(env, tq, runInput(repo, writeScenario(repo, scenario(4, true)), STORE), workflowId);
+      const h = await startRun(env, tq, runInput(repo, writeScenario(repo, scenario(4)), STORE), workflowId);
       await waitForStatus(h, (s) => s.iteration >= 1);
       await h.executeUpdate(inputUpdate, { args: [{ directive: 'secret plan: use the blue database', by: 'ana' }] });
       await h.executeUpdate(pauseUpdate, { args: [{ reason: 'lunch', by: 'ana' }] });
