@@ -11,7 +11,6 @@ import { promisify } from 'node:util';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { defaultKnobs } from '../schemas/knobs.js';
@@ -21,10 +20,12 @@ import { resolveTemporalCli } from '../workers/temporal-cli.js';
 import { DEFAULT_TUNING } from '../workers/tuning.js';
 import { createVigilWorker } from '../workers/worker.js';
 import { statusQuery } from '../workflows/messages.js';
+import { benchArgs, numberArg } from './args.js';
 import { vigilRun } from '../workflows/run-workflow.js';
 
-const { values } = parseArgs({ options: { trials: { type: 'string', default: '10' }, bin: { type: 'string', default: path.join(packageRoot(), 'bin', 'vigil.js') } } });
-const TRIALS = Number(values.trials);
+const USAGE = 'usage: node dist/bench/cli-latency.js [--trials N (default 10)] [--bin path/to/bin/vigil.js]';
+const values = benchArgs('cli-latency', USAGE, { trials: { type: 'string', default: '10' }, bin: { type: 'string', default: path.join(packageRoot(), 'bin', 'vigil.js') } });
+const TRIALS = numberArg('cli-latency', USAGE, 'trials', values.trials, { min: 1, integer: true });
 const BIN = path.resolve(values.bin as string);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

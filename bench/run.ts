@@ -24,12 +24,12 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { workingTreeHash } from '../activities/repo.js';
 import { daemonPid } from '../activities/supervisor-client.js';
+import { benchArgs, fail, numberArg } from './args.js';
 import { defaultKnobs, type Knobs } from '../schemas/knobs.js';
 import { DEV_SERVER_DYNAMIC_CONFIG, freePort, startDevServer, type DevServer } from '../workers/dev-server.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
@@ -38,32 +38,44 @@ import { createVigilWorker, HEARTBEAT_SEND_MS } from '../workers/worker.js';
 import { pauseUpdate, resumeUpdate, statusQuery } from '../workflows/messages.js';
 import { vigilRun } from '../workflows/run-workflow.js';
 
-const { values } = parseArgs({
-  options: {
-    files: { type: 'string', default: '2000' },
-    iterations: { type: 'string', default: '100' },
-    knobs: { type: 'string', default: 'minimal,default' },
-    concurrent: { type: 'string', default: '' },
-    'concurrent-seconds': { type: 'string', default: '90' },
-    'agent-sleep': { type: 'string', default: '5' },
-    'agent-jitter': { type: 'string', default: '0.5' },
-    slots: { type: 'string', default: String(DEFAULT_TUNING.activitySlots) },
-    'workflow-slots': { type: 'string', default: String(DEFAULT_TUNING.workflowSlots) },
-    breakdown: { type: 'boolean', default: false },
-    'dump-histories': { type: 'string', default: '' },
-    'server-config': { type: 'string', default: 'tuned' },
-  },
+const USAGE = `usage: npm run bench [-- options]   (or: node dist/bench/run.js [options])
+  --iterations N          iterations per knob set (default 100)
+  --knobs LIST            knob sets, comma-separated: minimal, default (default both; '' for none)
+  --files N               files in the tree-hash repository (default 2000)
+  --concurrent LIST       load: runs at once, comma-separated, e.g. 50,100,200 (default: no load)
+  --concurrent-seconds S  how long each load level runs (default 90)
+  --agent-sleep S         load: each agent call's sleep (default 5)
+  --agent-jitter J        load: spread of the sleep, 0 <= J < 1 (default 0.5)
+  --slots N               worker activity slots (default ${DEFAULT_TUNING.activitySlots})
+  --workflow-slots N      worker workflow-task slots (default ${DEFAULT_TUNING.workflowSlots})
+  --breakdown             iterations: where the time of an iteration goes
+  --dump-histories DIR    every execution's history as JSON
+  --server-config SPEC    tuned (default), none, or key=json,...`;
+const values = benchArgs('bench', USAGE, {
+  files: { type: 'string', default: '2000' },
+  iterations: { type: 'string', default: '100' },
+  knobs: { type: 'string', default: 'minimal,default' },
+  concurrent: { type: 'string', default: '' },
+  'concurrent-seconds': { type: 'string', default: '90' },
+  'agent-sleep': { type: 'string', default: '5' },
+  'agent-jitter': { type: 'string', default: '0.5' },
+  slots: { type: 'string', default: String(DEFAULT_TUNING.activitySlots) },
+  'workflow-slots': { type: 'string', default: String(DEFAULT_TUNING.workflowSlots) },
+  breakdown: { type: 'boolean', default: false },
+  'dump-histories': { type: 'string', default: '' },
+  'server-config': { type: 'string', default: 'tuned' },
 });
-const FILES = Number(values.files);
-const ITERATIONS = Number(values.iterations);
+const num = (flag: keyof typeof values, bounds: Parameters<typeof numberArg>[4]): number => numberArg('bench', USAGE, flag, String(values[flag]), bounds);
+const FILES = num('files', { min: 1, integer: true });
+const ITERATIONS = num('iterations', { min: 1, integer: true });
 const KNOB_SETS = values.knobs.split(',').filter(Boolean);
-const CONCURRENT = values.concurrent.split(',').filter(Boolean).map(Number);
-const LOAD_SECONDS = Number(values['concurrent-seconds']);
-const AGENT_SLEEP = Number(values['agent-sleep']);
-const AGENT_JITTER = Number(values['agent-jitter']);
-if (!(AGENT_JITTER >= 0 && AGENT_JITTER < 1)) throw new Error(`--agent-jitter must be at least 0 and below 1, got ${values['agent-jitter']}`);
-const SLOTS = Number(values.slots);
-const WORKFLOW_SLOTS = Number(values['workflow-slots']);
+for (const k of KNOB_SETS) if (k !== 'minimal' && k !== 'default') fail('bench', USAGE, `--knobs: no knob set ${JSON.stringify(k)} (minimal, default)`);
+const CONCURRENT = values.concurrent.split(',').filter(Boolean).map((c) => numberArg('bench', USAGE, 'concurrent', c, { min: 1, integer: true }));
+const LOAD_SECONDS = num('concurrent-seconds', { min: 1 });
+const AGENT_SLEEP = num('agent-sleep', { min: 0 });
+const AGENT_JITTER = num('agent-jitter', { min: 0, max: 0.999 });
+const SLOTS = num('slots', { min: 1, integer: true });
+const WORKFLOW_SLOTS = num('workflow-slots', { min: 2, integer: true });
 
 /** `tuned`: the server's own dynamic config (DEV_SERVER_DYNAMIC_CONFIG); `none`: Temporal's defaults; or `key=json,...`. */
 function serverConfig(spec: string): Readonly<Record<string, number | boolean | string>> {
@@ -395,13 +407,19 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
     let rssServer = 0;
     let rssSupervision = 0;
     let heapWorker = 0;
+    // The daemon's pid is looked up (a scan of /proc, on the worker's own thread) once, and again only when it is gone.
+    let daemon: number | null = null;
     const sample = setInterval(() => {
       const m = process.memoryUsage();
       rssWorker = Math.max(rssWorker, m.rss / 1024 / 1024);
       heapWorker = Math.max(heapWorker, m.heapUsed / 1024 / 1024);
       rssServer = Math.max(rssServer, procRssMiB(server.pid));
-      const daemon = daemonPid();
-      if (daemon !== null) rssSupervision = Math.max(rssSupervision, procRssMiB(daemon));
+      try {
+        daemon ??= daemonPid();
+        if (daemon !== null) rssSupervision = Math.max(rssSupervision, procRssMiB(daemon));
+      } catch {
+        daemon = null;
+      }
     }, 1000);
     const t0 = performance.now();
     const statusMs: number[] = [];

@@ -12,7 +12,6 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { defaultKnobs } from '../schemas/knobs.js';
@@ -22,12 +21,14 @@ import { resolveTemporalCli } from '../workers/temporal-cli.js';
 import { DEFAULT_TUNING } from '../workers/tuning.js';
 import { createVigilWorker } from '../workers/worker.js';
 import { statusQuery, stopUpdate } from '../workflows/messages.js';
+import { benchArgs, numberArg } from './args.js';
 import { vigilRun } from '../workflows/run-workflow.js';
 import { execFileSync } from 'node:child_process';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' }, trials: { type: 'string', default: '10' }, gates: { type: 'boolean', default: false } } });
-const RUNS = Number(values.runs);
-const TRIALS = Number(values.trials);
+const USAGE = 'usage: node dist/bench/stop-latency.js [--runs N (default 20)] [--trials N (default 10)] [--gates]';
+const values = benchArgs('stop-latency', USAGE, { runs: { type: 'string', default: '20' }, trials: { type: 'string', default: '10' }, gates: { type: 'boolean', default: false } });
+const RUNS = numberArg('stop-latency', USAGE, 'runs', values.runs, { min: 1, integer: true });
+const TRIALS = numberArg('stop-latency', USAGE, 'trials', values.trials, { min: 1, integer: true });
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Alive, and not a zombie waiting to be reaped. */
