@@ -50,6 +50,8 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
   for (const d of snap.deadLetters ?? []) out(`  dead letter: ${d.errorClass} ${d.attempts} times (iterations ${d.iterations.join(', ')})`);
   if (snap.pendingDirectives) out(`  directives: ${snap.pendingDirectives} waiting for the next prompt`);
   if (snap.lastCompletion) out(`  last claim: iteration ${snap.lastCompletion.iteration}: ${snap.lastCompletion.reason}`);
+  if (typeof snap.council.heldClaimIteration === 'number') out(`  held claim: the completion claim of iteration ${snap.council.heldClaimIteration} is judged ${snap.pause ? 'once the run is resumed' : 'at the next boundary'}`);
+  if (snap.council.forceReviewPending) out('  review    : a council review was asked for and convenes at the next boundary');
   for (const line of qualityLines(snap)) out(`  ${line}`);
   for (const line of checkpointLines(snap)) out(`  ${line.replace(/`/g, '')}`);
   if (snap.invalidMessageCount) out(`  ignored   : ${snap.invalidMessageCount} invalid message(s); last: ${snap.invalidMessages.at(-1)?.error ?? ''}`);

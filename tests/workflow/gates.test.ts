@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knobs } from '../../schemas/knobs.js';
 import { ChecklistItemSchema } from '../../schemas/gates.js';
 import { selectHeldOut } from '../../workflows/decisions/checklist.js';
+import { printStatus } from '../../cli/status.js';
 import { pauseUpdate, resumeUpdate, stopUpdate, waiveUpdate } from '../../workflows/messages.js';
 import {
   agentCalls,
@@ -148,15 +149,18 @@ describe('a completion claim interrupted while it is checked', () => {
         ? { ...claimOnce, roles: { council: { default: { output: 'VOTE: APPROVE\nREASON: done\n' } }, 'devils-advocate': { default: { output: 'VOTE: APPROVE\nREASON: fine\n' } } } }
         : claimOnce;
       let held: number | null | undefined;
+      const said: string[] = [];
       const { outcome, snap } = await run(scenario, { codeReview: false, prdChecklist: false, testCommand, maxIterations: 3, ...(council ? COUNCIL : { councilEnabled: false }) }, async (h) => {
         await untilPresent(marker);
         await h.executeUpdate(pauseUpdate, { args: [{ reason: 'look first', by: 'ana' }] });
         // Paused at the boundary: the interrupted check is over (its call's gate pass was skipped).
         const paused = await waitForStatus(h, (s) => s.status === 'paused' && !s.agentRunning);
         held = paused.council.heldClaimIteration;
+        printStatus({ kind: 'running', workflowId: h.workflowId, snapshot: paused, workerAnswered: true, iteration: paused.iteration, searchStatus: 'paused', taskFailing: null }, (l = '') => said.push(l));
         await h.executeUpdate(resumeUpdate, { args: [{ by: 'ana' }] });
       });
       expect(held).toBe(1);
+      expect(said).toContain('  held claim: the completion claim of iteration 1 is judged once the run is resumed');
       // Judged on the resume, at the iteration that claimed: the agent never had to claim again.
       expect(outcome).toMatchObject({ status: council ? 'council_approved' : 'completion_promise_fulfilled', iteration: 1 });
       expect(snap.council.heldClaimIteration).toBeNull();
