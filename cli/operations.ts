@@ -9,7 +9,7 @@
 import { Option, type Command } from 'commander';
 import { parseLogFormat, type LogFormat } from '../workers/logging.js';
 import { MetricsBindError, parseMetricsBind } from '../workers/metrics-bind.js';
-import { resolveTuning, TuningError, TUNING_SPECS, type WorkerTuning } from '../workers/tuning.js';
+import { DEFAULT_TUNING, resolveTuning, TuningError, TUNING_SPECS, type WorkerTuning } from '../workers/tuning.js';
 import { CliError, EXIT } from './errors.js';
 
 /** Raw values as commander hands them over. */
@@ -87,9 +87,9 @@ export function logFormatOption(cmd: Command): Command {
 }
 
 const TUNING_HELP: Record<keyof WorkerTuning, string> = {
-  activitySlots: 'activity executions at once: agent calls, git, tests, gates, council rounds and reviews (default 200)',
-  workflowSlots: 'workflow tasks at once (default 40)',
-  localActivitySlots: 'local activities at once, e.g. the event-store projection (default 100)',
+  activitySlots: `activity executions at once: agent calls, git, tests, gates, council rounds and reviews (default ${DEFAULT_TUNING.activitySlots})`,
+  workflowSlots: `workflow tasks at once (default ${DEFAULT_TUNING.workflowSlots})`,
+  localActivitySlots: `local activities at once, e.g. the event-store projection (default ${DEFAULT_TUNING.localActivitySlots})`,
   maxCachedWorkflows: "workflows kept in the worker's cache; 0 turns it off (default: the SDK's, from the heap size)",
 };
 

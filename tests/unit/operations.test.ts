@@ -8,7 +8,8 @@ import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { explainKnobs, resolveKnobs } from '../../cli/config.js';
 import { CliError, EXIT } from '../../cli/connection.js';
-import { resolveOperations } from '../../cli/operations.js';
+import { Command } from 'commander';
+import { resolveOperations, workerOperationsOptions } from '../../cli/operations.js';
 import { jsonLogLine, parseLogFormat } from '../../workers/logging.js';
 import { parseMetricsBind, runtimeOptions } from '../../workers/runtime.js';
 import { tracesUrl } from '../../workers/tracing.js';
@@ -27,6 +28,13 @@ function usageError(fn: () => unknown): string {
 }
 
 describe('worker slots', () => {
+  it("the worker's --help gives the defaults it uses", () => {
+    const help = workerOperationsOptions(new Command('worker')).helpInformation().replace(/\s+/g, ' ');
+    expect(help).toContain(`workflow tasks at once (default ${DEFAULT_TUNING.workflowSlots})`);
+    expect(help).toContain(`reviews (default ${DEFAULT_TUNING.activitySlots})`);
+    expect(help).toContain(`event-store projection (default ${DEFAULT_TUNING.localActivitySlots})`);
+  });
+
   it('default to 200 activity slots, 8 workflow-task slots, the SDK default for local activities and the cache', () => {
     expect(resolveTuning({}, {})).toEqual({ activitySlots: 200, workflowSlots: 8, localActivitySlots: 100, maxCachedWorkflows: null });
     expect(tuningWorkerOptions(DEFAULT_TUNING)).toEqual({
