@@ -81,6 +81,16 @@ describe('packValue / unpackValue', () => {
     expect(RunStateSchema.parse(roundTrip(state as unknown as Json))).toEqual(state);
   });
 
+  it('carry a held completion claim to the next execution; a state carried from before held claims has none', () => {
+    const base = longRunState(5);
+    const held = RunStateSchema.parse({ ...base, council: { ...base.council, heldClaim: { trigger: 'claim', iteration: 5 } } });
+    expect(RunStateSchema.parse(roundTrip(held as unknown as Json)).council.heldClaim).toEqual({ trigger: 'claim', iteration: 5 });
+    const { heldClaim: _gone, ...older } = base.council;
+    expect(RunStateSchema.parse(roundTrip({ ...base, council: older } as unknown as Json)).council.heldClaim).toBeNull();
+    // A forced review is not held (it stays requested on its own): the schema has no such trigger.
+    expect(RunStateSchema.safeParse({ ...base, council: { ...base.council, heldClaim: { trigger: 'forced', iteration: 5 } } }).success).toBe(false);
+  });
+
   it('refuse a bad reference, a reference to a later entry (no loops) and an input that unpacks to millions of values', () => {
     expect(() => unpackValue({ table: [], value: '~0' })).toThrow(/bad reference "~0"/);
     expect(() => unpackValue({ table: ['x'], value: '~-1' })).toThrow(/bad reference/);
