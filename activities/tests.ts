@@ -31,7 +31,8 @@ function runnerOf(command: string): string {
   return 'command';
 }
 
-export async function runTests(raw: RunTestsInput): Promise<TestResult> {
+/** `heartbeatDetails`: sent with the suite's heartbeats (a gate pass says which step it is in). */
+export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<string, unknown>): Promise<TestResult> {
   const input = RunTestsInputSchema.parse(raw);
   authorizeExecution({ runId: input.runId, repoPath: input.repoPath, kind: { tests: input.command } }, input.authorization);
   const dir = ensureRunDir(input.repoPath, input.runId);
@@ -70,6 +71,7 @@ export async function runTests(raw: RunTestsInput): Promise<TestResult> {
     logPath,
     pidFile: path.join(dir, `tests-${pad(input.iteration)}.pid.json`),
     header: `=== vigil: tests for iteration ${input.iteration}, attempt ${Context.current().info.attempt}: ${command}${input.command ? '' : ` (detected: ${runner})`} ===`,
+    ...(heartbeatDetails ? { heartbeatDetails } : {}),
   });
   const summary = summarizeTestOutput(runner, proc.tail, proc.exitCode);
   // A configured command keeps its contract (exit 0 = green) unless it demonstrably ran nothing.

@@ -13,6 +13,7 @@
  */
 import path from 'node:path';
 import { CancelledFailure, Context } from '@temporalio/activity';
+import { GATES_STEP, type GatesStepDetails } from '../../schemas/call-step.js';
 import { RunGatesInputSchema, type RunGatesInput, type RunGatesResult, type TestResult } from '../../schemas/activities.js';
 import { runTests } from '../tests.js';
 import { GateResultSchema, MAX_FINDINGS, RunGateInputSchema, type GateResult, type GateResultInput, type RunGateInput } from '../../schemas/gates.js';
@@ -134,8 +135,10 @@ export function compactGateResult(r: GateResultInput, tree: string, iteration: n
 async function runGatesPass(raw: RunGatesInput, knownTree: string | undefined, known: KnownChanges | null): Promise<RunGatesResult> {
   const input = RunGatesInputSchema.parse(raw);
   const ctx = Context.current();
-  ctx.heartbeat();
-  const beat = setInterval(() => ctx.heartbeat(), 1000);
+  // The group running now, in the heartbeats: the UI's pending activity and `vigil status` show it.
+  let now: GatesStepDetails = { step: GATES_STEP, gates: [...(input.groups[0] ?? [])] };
+  ctx.heartbeat(now);
+  const beat = setInterval(() => ctx.heartbeat(now), 1000);
   try {
     const tree = knownTree ?? (await workingTreeHash(input.repoPath));
     const changed = new Map<string, Promise<string[]>>();
@@ -150,6 +153,7 @@ async function runGatesPass(raw: RunGatesInput, knownTree: string | undefined, k
     let tests: TestResult | null = null;
     for (const group of input.groups) {
       if (ctx.cancellationSignal.aborted) return { treeHash: tree, results, tests, interrupted: true };
+      if (group.join() !== now.gates.join()) ctx.heartbeat((now = { step: GATES_STEP, gates: [...group] }));
       const finished: GateResult[] = [];
       let testsNow: TestResult | null = null;
       await Promise.all(
@@ -157,7 +161,7 @@ async function runGatesPass(raw: RunGatesInput, knownTree: string | undefined, k
           if (gate === 'tests') {
             if (!input.tests) return;
             try {
-              testsNow = await runTests(input.tests);
+              testsNow = await runTests(input.tests, { ...now });
             } catch (err) {
               if (!(err instanceof CancelledFailure)) throw err;
             }
