@@ -35,13 +35,15 @@ export function verdictLine(v: Verdict): string {
   return `council round ${v.round} (iteration ${v.iteration}, ${v.trigger.replace(/_/g, ' ')}): ${v.result} · ${v.approve} of ${v.size} approve, ${v.threshold} needed${da}`;
 }
 
-export function statusLine(s: StatusSnapshot): string {
+/** `gatesRunning`: the gates a pass runs right now (from the run's describe), e.g. the pass an agent call carries after its agent. */
+export function statusLine(s: StatusSnapshot, gatesRunning: readonly string[] | null = null): string {
   if (s.outcome) return `finished: ${s.outcome.status} (exit ${s.outcome.exitCode}) — ${s.outcome.reason}`;
   if (s.pause) return `paused by ${s.pause.by}${s.pause.reason ? `: ${s.pause.reason}` : ''} (resume with \`vigil resume ${s.workflowId}\`)`;
   if (s.status === 'backing_off') return `backing off until ${s.backoffUntil} after ${s.consecutiveFailures} failure(s) in a row`;
   if (s.status === 'stopping') return 'stopping';
   if (s.status === 'reviewing') return `council round ${s.council.rounds + 1} in progress (iteration ${s.iteration})`;
   if (s.status === 'gating') return `quality gates, code review and checklist on the tree of iteration ${s.iteration}`;
+  if (s.agentRunning && gatesRunning && gatesRunning.length > 0) return `iteration ${s.iteration}: the agent is done, its quality gates run (${gatesRunning.map((g) => g.replace(/_/g, ' ')).join(', ')})`;
   if (s.agentRunning) return `iteration ${s.iteration} running (${s.phase}, tier ${s.tier})`;
   return s.status;
 }

@@ -28,6 +28,8 @@ export interface RunDescription {
   searchStatus: string | null;
   /** The attempt of the pending workflow task (0 when none is pending). */
   pendingWorkflowTaskAttempt: number;
+  /** The gates a pending activity's gate pass runs now (its last heartbeat, schemas/call-step.ts); null when none runs. */
+  gatesRunning: string[] | null;
 }
 
 /** A worker polling a task queue. */

@@ -8,6 +8,7 @@ import type { temporal } from '@temporalio/proto';
 import type { defineSearchAttributeKey } from '@temporalio/common';
 import type { PollerSeen, RunApi, RunDescription } from './run-api.js';
 import { SA_ITERATION_NAME, SA_STATUS_NAME, UpdateRejectedError } from './run-api.js';
+import { gatesRunning } from '../schemas/call-step.js';
 
 /** TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY (the enum's value; the protos stay unloaded here). */
 const TASK_QUEUE_TYPE_ACTIVITY = 2 as temporal.api.enums.v1.TaskQueueType;
@@ -19,6 +20,26 @@ const SA_STATUS: ReturnType<typeof defineSearchAttributeKey<'KEYWORD'>> = { name
 const tsMs = (ts: { seconds?: unknown; nanos?: number | null } | null | undefined): number | null =>
   ts ? Number(String(ts.seconds ?? 0)) * 1000 + Math.floor((ts.nanos ?? 0) / 1e6) : null;
 
+/** The gates a pending activity's gate pass runs now, from its last heartbeat (decoded as the client decodes, codec included). */
+async function gatesOfPending(client: Client, pending: readonly temporal.api.workflow.v1.IPendingActivityInfo[]): Promise<string[] | null> {
+  const { payloadCodecs, payloadConverter } = client.options.loadedDataConverter;
+  for (const a of pending) {
+    let payloads = a.heartbeatDetails?.payloads;
+    if (!payloads?.length) continue;
+    let details: unknown;
+    try {
+      // Codecs decode in the reverse order they encode (as the SDK's own decoding does).
+      for (const codec of [...payloadCodecs].reverse()) payloads = await codec.decode(payloads);
+      details = payloads[0] ? payloadConverter.fromPayload(payloads[0]) : undefined;
+    } catch {
+      continue; // not readable with this client's key: no gate pass to report
+    }
+    const gates = gatesRunning(details);
+    if (gates) return gates;
+  }
+  return null;
+}
+
 export function sdkRunApi(client: Client, close: () => Promise<void> = () => Promise.resolve()): RunApi {
   const namespace = client.options.namespace;
   return {
@@ -29,7 +50,13 @@ export function sdkRunApi(client: Client, close: () => Promise<void> = () => Pro
       const sa = desc.typedSearchAttributes;
       const iteration = sa.get(SA_ITERATION);
       const status = sa.get(SA_STATUS);
-      return { status: desc.status.name, iteration: iteration ?? null, searchStatus: status ?? null, pendingWorkflowTaskAttempt: desc.raw.pendingWorkflowTask?.attempt ?? 0 };
+      return {
+        status: desc.status.name,
+        iteration: iteration ?? null,
+        searchStatus: status ?? null,
+        pendingWorkflowTaskAttempt: desc.raw.pendingWorkflowTask?.attempt ?? 0,
+        gatesRunning: await gatesOfPending(client, desc.raw.pendingActivities ?? []),
+      };
     },
 
     query(workflowId: string, name: string, timeoutMs: number): Promise<unknown> {

@@ -9,7 +9,8 @@ import type { RunView } from './steer.js';
 export function statusJson(view: RunView): Record<string, unknown> {
   const snap = view.snapshot;
   if (snap) {
-    return { ...snap, workerAnswered: true, temporalStatus: view.kind === 'finished' ? view.temporalStatus : 'RUNNING' };
+    // gatesRunning: what a gate pass runs right now, from the run's describe (null when none).
+    return { ...snap, workerAnswered: true, temporalStatus: view.kind === 'finished' ? view.temporalStatus : 'RUNNING', gatesRunning: view.kind === 'running' ? (view.gatesRunning ?? null) : null };
   }
   // No worker answered: what Temporal itself knows (search attributes, the result).
   return {
@@ -40,7 +41,7 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
     out(view.taskFailing ? `  worker    : the run's workflow task keeps failing: ${view.taskFailing} (see the worker's log)` : '  worker    : no worker is polling; start one with `vigil worker`');
   }
   if (!snap) return;
-  out(`  status    : ${statusLine(snap)}`);
+  out(`  status    : ${statusLine(snap, view.kind === 'running' ? (view.gatesRunning ?? null) : null)}`);
   out(`  iteration : ${snap.iteration} of at most ${snap.maxIterations}${snap.phase ? ` (${snap.phase}, tier ${snap.tier})` : ''}`);
   out(`  repository: ${snap.repoPath}`);
   if (snap.host) out(`  host      : ${snap.host}`);

@@ -36,6 +36,8 @@ export type RunView =
       searchStatus: string | null;
       /** Set when a worker polls but the run's workflow task keeps failing (the last failure's message). */
       taskFailing: string | null;
+      /** The gates a gate pass runs right now (the one an agent call carries included); null when none. */
+      gatesRunning?: string[] | null;
     }
   | { kind: 'finished'; workflowId: string; temporalStatus: string; outcome: Outcome | null; snapshot: StatusSnapshot | null; iteration: number | null };
 
@@ -72,7 +74,7 @@ export async function viewRun(api: RunApi, workflowId: string): Promise<RunView>
   if (desc.status === 'RUNNING') {
     const snapshot = await query;
     const taskFailing = snapshot === null ? await workflowTaskFailure(api, workflowId, desc.pendingWorkflowTaskAttempt) : null;
-    return { kind: 'running', workflowId, snapshot, workerAnswered: snapshot !== null, iteration, searchStatus, taskFailing };
+    return { kind: 'running', workflowId, snapshot, workerAnswered: snapshot !== null, iteration, searchStatus, taskFailing, gatesRunning: desc.gatesRunning };
   }
   let timer: NodeJS.Timeout | undefined;
   const [snapshot, outcome] = await Promise.all([

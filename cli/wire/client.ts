@@ -13,6 +13,7 @@ import os from 'node:os';
 import { unreachable, type Endpoint } from '../endpoint.js';
 import type { PollerSeen, RunApi, RunDescription } from '../run-api.js';
 import { SA_ITERATION_NAME, SA_STATUS_NAME, UpdateRejectedError } from '../run-api.js';
+import { gatesRunning } from '../../schemas/call-step.js';
 import { GRPC, GrpcChannel, GrpcError } from './grpc.js';
 import * as m from './temporal.js';
 
@@ -72,6 +73,7 @@ export function lightRunApi(ep: Endpoint): RunApi {
         iteration: iteration?.type === 'Int' && typeof one(iteration.value) === 'number' ? (one(iteration.value) as number) : null,
         searchStatus: status?.type === 'Keyword' && typeof one(status.value) === 'string' ? (one(status.value) as string) : null,
         pendingWorkflowTaskAttempt: d.pendingWorkflowTaskAttempt,
+        gatesRunning: d.pendingActivities.map((a) => gatesRunning(a.heartbeat)).find((g) => g !== null) ?? null,
       };
     },
 

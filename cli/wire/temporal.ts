@@ -114,10 +114,12 @@ export interface WorkflowDescription {
   searchAttributes: Record<string, { type: string | null; value: unknown }>;
   /** The pending workflow task's attempt (0 when none is pending). */
   pendingWorkflowTaskAttempt: number;
+  /** The pending activities: type and the last heartbeat's details (undefined when none, or not readable here). */
+  pendingActivities: { type: string; heartbeat: unknown }[];
 }
 
 export function describeWorkflowResponse(buf: Buffer): WorkflowDescription {
-  const d: WorkflowDescription = { status: 'UNSPECIFIED', runId: '', searchAttributes: {}, pendingWorkflowTaskAttempt: 0 };
+  const d: WorkflowDescription = { status: 'UNSPECIFIED', runId: '', searchAttributes: {}, pendingWorkflowTaskAttempt: 0, pendingActivities: [] };
   for (const f of fields(buf)) {
     if (f.field === 2) {
       // workflow_execution_info (WorkflowExecutionInfo): execution = 1, status = 5, search_attributes = 11
@@ -142,6 +144,19 @@ export function describeWorkflowResponse(buf: Buffer): WorkflowDescription {
           }
         }
       }
+    } else if (f.field === 3) {
+      // pending_activities (PendingActivityInfo): activity_type = 2 (ActivityType: name = 1), heartbeat_details = 4 (Payloads)
+      const t = first(f.bytes, 2);
+      const name = t ? first(t.bytes, 1) : undefined;
+      const details = first(f.bytes, 4);
+      let heartbeat: unknown;
+      try {
+        const p = details ? readPayloads(details.bytes)[0] : undefined;
+        heartbeat = p ? fromPayload(p) : undefined;
+      } catch {
+        heartbeat = undefined;
+      }
+      d.pendingActivities.push({ type: name ? str(name) : '', heartbeat });
     } else if (f.field === 5) {
       // pending_workflow_task (PendingWorkflowTaskInfo): attempt = 5
       const a = first(f.bytes, 5);

@@ -24,6 +24,7 @@ import { GRPC, GrpcChannel, GrpcError } from '../../cli/wire/grpc.js';
 import { fields, ProtoWriter } from '../../cli/wire/protobuf.js';
 import * as m from '../../cli/wire/temporal.js';
 import type { MessageKind } from '../../cli/steer.js';
+import { gatesRunning, GATES_STEP } from '../../schemas/call-step.js';
 import { SA_ITERATION, SA_STATUS } from '../../schemas/search-attributes.js';
 import * as messages from '../../workflows/messages.js';
 import { makeCertificates } from '../support/certificates.js';
@@ -149,9 +150,26 @@ describe('answers, encoded by @temporalio/proto', () => {
         searchAttributes: { indexedFields: { VigilIteration: sa(7, 'Int'), VigilStatus: sa(['paused'], 'Keyword') } },
       },
       pendingWorkflowTask: { attempt: 3, state: E.PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED },
+      pendingActivities: [
+        { activityId: '7', activityType: { name: 'runAgent' }, heartbeatDetails: { payloads: [defaultPayloadConverter.toPayload({ step: GATES_STEP, gates: ['static_analysis', 'secret_scan'], pid: 42 })] } },
+        { activityId: '8', activityType: { name: 'notify' } },
+        { activityId: '9', activityType: { name: 'runTests' }, heartbeatDetails: { payloads: [{ metadata: { encoding: Buffer.from('binary/encrypted') }, data: Buffer.from('x') }] } },
+      ],
     }).finish();
     const d = m.describeWorkflowResponse(buf(b));
-    expect(d).toEqual({ status: 'CANCELLED', runId: 'run-1', pendingWorkflowTaskAttempt: 3, searchAttributes: { VigilIteration: { type: 'Int', value: 7 }, VigilStatus: { type: 'Keyword', value: ['paused'] } } });
+    expect(d).toEqual({
+      status: 'CANCELLED',
+      runId: 'run-1',
+      pendingWorkflowTaskAttempt: 3,
+      searchAttributes: { VigilIteration: { type: 'Int', value: 7 }, VigilStatus: { type: 'Keyword', value: ['paused'] } },
+      // An encoding the light client does not read is no heartbeat, not an error.
+      pendingActivities: [
+        { type: 'runAgent', heartbeat: { step: GATES_STEP, gates: ['static_analysis', 'secret_scan'], pid: 42 } },
+        { type: 'notify', heartbeat: undefined },
+        { type: 'runTests', heartbeat: undefined },
+      ],
+    });
+    expect(d.pendingActivities.map((a) => gatesRunning(a.heartbeat))).toEqual([['static_analysis', 'secret_scan'], null, null]);
   });
 
   it('QueryWorkflow: the result, or the rejection', () => {
@@ -240,6 +258,7 @@ describe('against the real dev server', () => {
         iteration: sdk.typedSearchAttributes.get(SA_ITERATION),
         searchStatus: sdk.typedSearchAttributes.get(SA_STATUS),
         pendingWorkflowTaskAttempt: sdk.raw.pendingWorkflowTask?.attempt ?? 0,
+        gatesRunning: null,
       });
       expect(d).toMatchObject({ status: 'RUNNING', iteration: 3, searchStatus: 'paused' });
       expect(d.pendingWorkflowTaskAttempt).toBeGreaterThanOrEqual(1);

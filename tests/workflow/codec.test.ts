@@ -59,7 +59,8 @@ describe('payload encryption', () => {
       // The CLI with the key: status reads the encrypted snapshot, input sends an encrypted directive.
       const st = await vigilWithKey(secret.key, ['status', handle.workflowId, '--json']);
       expect(st.code, st.stderr).toBe(0);
-      expect(JSON.parse(st.stdout)).toMatchObject({ workflowId: handle.workflowId, repoPath: repo, workerAnswered: true });
+      // The agent's heartbeats are read through the codec too: no gate pass runs (the agent does).
+      expect(JSON.parse(st.stdout)).toMatchObject({ workflowId: handle.workflowId, repoPath: repo, workerAnswered: true, gatesRunning: null });
       const inp = await vigilWithKey(secret.key, ['input', handle.workflowId, 'ENCRYPTED-DIRECTIVE-5521']);
       expect(inp.code, inp.stderr).toBe(0);
       expect(inp.stdout).toContain('directive queued');

@@ -13,7 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knobs } from '../../schemas/knobs.js';
 import { ChecklistItemSchema } from '../../schemas/gates.js';
 import { selectHeldOut } from '../../workflows/decisions/checklist.js';
-import { printStatus } from '../../cli/status.js';
+import { printStatus, statusJson } from '../../cli/status.js';
+import { viewRun } from '../../cli/steer.js';
+import { lightRunApi } from '../../cli/wire/client.js';
 import { pauseUpdate, resumeUpdate, stopUpdate, waiveUpdate } from '../../workflows/messages.js';
 import {
   agentCalls,
@@ -21,9 +23,11 @@ import {
   createTestEnv,
   makeRepo,
   makeWorker,
+  NAMESPACE,
   runInput,
   startRun,
   status,
+  temporalAddress,
   uniqueId,
   waitForStatus,
   writeScenario,
@@ -125,20 +129,21 @@ describe('tool gates', () => {
   });
 });
 
+// A test suite that marks when it starts (outside the repository, so the tree stays the agent's)
+// and takes long enough for a message, or a look at the run, to land while the gates run.
+const slowSuite = (seconds = 2): { marker: string; testCommand: string } => {
+  const marker = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-suite-')), 'started');
+  return { marker, testCommand: `touch '${marker}'; sleep ${seconds}; echo '1 passed'` };
+};
+const untilPresent = async (file: string): Promise<void> => {
+  const deadline = Date.now() + 60_000;
+  while (!existsSync(file)) {
+    if (Date.now() > deadline) throw new Error(`the test suite never started (${file})`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+};
+
 describe('a completion claim interrupted while it is checked', () => {
-  // The test suite marks when it starts (outside the repository, so the tree stays the claimed
-  // one) and takes long enough for a pause to land while the claim's gates run.
-  const slowSuite = (): { marker: string; testCommand: string } => {
-    const marker = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-suite-')), 'started');
-    return { marker, testCommand: `touch '${marker}'; sleep 2; echo '1 passed'` };
-  };
-  const untilPresent = async (file: string): Promise<void> => {
-    const deadline = Date.now() + 60_000;
-    while (!existsSync(file)) {
-      if (Date.now() > deadline) throw new Error(`the test suite never started (${file})`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  };
   const claimOnce = { version: 1 as const, iterations: [{ writes: { 'notes.md': '# done\n' }, claim: 'file' as const }] };
   const COUNCIL: Partial<Knobs> = { councilEnabled: true, councilMinIterations: 1, councilCheckInterval: 1000, councilEarlyCheck: false, councilSize: 1, councilThreshold: 1 };
 
@@ -167,6 +172,38 @@ describe('a completion claim interrupted while it is checked', () => {
       if (council) expect(snap.council.verdicts.map((v) => [v.iteration, v.trigger])).toEqual([[1, 'claim']]);
     });
   }
+});
+
+describe('what a run does right now', () => {
+  it("vigil status names the gates an agent call's carried pass runs once its agent is done", async () => {
+    const { marker, testCommand } = slowSuite(6);
+    const repo = makeRepo();
+    const file = writeScenario(repo, { version: 1, iterations: [{ writes: { 'notes.md': '# a start\n' } }] });
+    const tq = uniqueId('gates');
+    const worker = await makeWorker(env, tq, { heartbeatSendMs: 300 });
+    const runId = uniqueId('gating');
+    const api = lightRunApi({ address: temporalAddress(), namespace: NAMESPACE, taskQueue: tq, uiUrl: '' });
+    try {
+      const { outcome, line } = await worker.runUntil(async () => {
+        const h = await startRun(env, tq, runInput(repo, file, { ...GATES, codeReview: false, prdChecklist: false, testCommand, maxIterations: 1 }), runId);
+        await untilPresent(marker);
+        let view = await viewRun(api, runId);
+        for (const deadline = Date.now() + 5000; !(view.kind === 'running' && view.gatesRunning?.includes('tests')) && Date.now() < deadline; ) {
+          await new Promise((r) => setTimeout(r, 100));
+          view = await viewRun(api, runId);
+        }
+        const said: string[] = [];
+        printStatus(view, (l = '') => said.push(l));
+        expect(statusJson(view).gatesRunning).toContain('tests');
+        return { outcome: await h.result(), line: said.find((l) => l.startsWith('  status')) };
+      });
+      // The run itself says only that its agent call runs: the pass rides in the same activity.
+      expect(line).toMatch(/^ {2}status {4}: iteration 1: the agent is done, its quality gates run \((.+, )?tests(, .+)?\)$/);
+      expect(outcome.status).toBe('max_iterations_reached');
+    } finally {
+      await api.close();
+    }
+  });
 });
 
 const reviewerSays = (text: string) => ({ default: { output: text } });
