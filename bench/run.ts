@@ -15,15 +15,18 @@
  *    (0.5: uniformly from half to one and a half times, as real calls vary; 0: all alike, which
  *    keeps the runs in step, so that their workflow tasks arrive in waves): iterations per minute,
  *    the fewest iterations any run made (starvation), worker and server RSS, and how fast a
- *    status query and a pause/resume answer while loaded.
+ *    status query and a pause/resume answer while loaded, asked by the bench's own client (in the
+ *    worker's process) and by an outside client in a process of its own (bench/prober.ts), as
+ *    `vigil` asks.
  *
  * Usage: npm run bench [-- --iterations 1000] [-- --knobs minimal] [-- --concurrent 50,100,200]
  *        [-- --breakdown] [-- --dump-histories DIR] (every execution's history as JSON, payloads base64)
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
@@ -379,6 +382,25 @@ function report(label: string, f: RunFigures): void {
   }
 }
 
+/** Starts bench/prober.ts, which asks `workflowIds` in turn every `everyMs` for `forMs` from a process of its own; its timings. */
+function outsideClient(address: string, workflowIds: string[], everyMs: number, forMs: number): Promise<{ statusMs: number[]; pauseMs: number[]; unanswered: number }> {
+  const child = spawn(process.execPath, [path.join(path.dirname(fileURLToPath(import.meta.url)), 'prober.js')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  child.stdin.end(JSON.stringify({ address, namespace: 'default', workflowIds, everyMs, forMs }));
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      try {
+        if (code !== 0) throw new Error(`exit ${code}`);
+        resolve(JSON.parse(out) as { statusMs: number[]; pauseMs: number[]; unanswered: number });
+      } catch (err) {
+        reject(new Error(`the outside client (bench/prober.ts) failed: ${err instanceof Error ? err.message : String(err)}`));
+      }
+    });
+  });
+}
+
 async function benchLoad(client: Client, server: DevServer, agent: string, prd: string, runs: number): Promise<void> {
   const repos: string[] = [];
   const handles: WorkflowHandle<typeof vigilRun>[] = [];
@@ -425,6 +447,8 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
     const statusMs: number[] = [];
     const pauseMs: number[] = [];
     const deadline = t0 + LOAD_SECONDS * 1000;
+    // The same questions from a client in a process of its own (as `vigil` is), on other runs.
+    const outside = outsideClient(server.address, [...handles].reverse().map((h) => h.workflowId), 2500, LOAD_SECONDS * 1000);
     let k = 0;
     while (performance.now() < deadline - 3000) {
       await new Promise((r) => setTimeout(r, 2500));
@@ -440,6 +464,7 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
     }
     await new Promise((r) => setTimeout(r, Math.max(0, deadline - performance.now())));
     const after = await iterationsOf();
+    const probed = await outside;
     const minutes = (performance.now() - t0) / 60_000;
     clearInterval(sample);
     const made = after.map((v, i) => v - (before[i] ?? 0)).filter((v) => Number.isFinite(v));
@@ -475,7 +500,8 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
       `load, ${runs} runs (agent sleeps ${AGENT_SLEEP} s${AGENT_JITTER ? ` ± ${AGENT_JITTER * 100} %` : ''}, ${SLOTS} activity slots, ${WORKFLOW_SLOTS} workflow-task slots): ${(total / minutes).toFixed(0)} iterations/min ` +
         `(ideal ${((runs * 60) / AGENT_SLEEP).toFixed(0)}); fewest by one run ${Math.min(...made)}, most ${Math.max(...made)} in ${(minutes * 60).toFixed(0)} s; ` +
         `RSS worker ${rssWorker.toFixed(0)} MiB (JS heap ${heapWorker.toFixed(0)} MiB) + server ${rssServer.toFixed(0)} MiB + supervisor daemon ${rssSupervision.toFixed(0)} MiB; status median ${pct(statusMs, 0.5).toFixed(0)} ms (max ${Math.max(...statusMs).toFixed(0)}), ` +
-        `pause median ${pct(pauseMs, 0.5).toFixed(0)} ms (max ${Math.max(...pauseMs).toFixed(0)}); workflow tasks held: first median ${pct(firstTaskMs, 0.5).toFixed(0)} ms (max ${Math.max(...firstTaskMs).toFixed(0)}), ` +
+        `pause median ${pct(pauseMs, 0.5).toFixed(0)} ms (max ${Math.max(...pauseMs).toFixed(0)}); ` +
+        `from an outside client: status median ${pct(probed.statusMs, 0.5).toFixed(0)} ms (max ${Math.max(...probed.statusMs).toFixed(0)}), pause median ${pct(probed.pauseMs, 0.5).toFixed(0)} ms (max ${Math.max(...probed.pauseMs).toFixed(0)})${probed.unanswered ? `, ${probed.unanswered} unanswered` : ''}; workflow tasks held: first median ${pct(firstTaskMs, 0.5).toFixed(0)} ms (max ${Math.max(...firstTaskMs).toFixed(0)}), ` +
         `others median ${pct(taskMs, 0.5).toFixed(0)} ms (p90 ${pct(taskMs, 0.9).toFixed(0)}, max ${Math.max(...taskMs).toFixed(0)}), ${taskTimeouts} timed out; ` +
         `waited on the server: workflow tasks median ${pct(taskWaitMs, 0.5).toFixed(0)} ms (p90 ${pct(taskWaitMs, 0.9).toFixed(0)}), activity tasks median ${pct(activityWaitMs, 0.5).toFixed(0)} ms (p90 ${pct(activityWaitMs, 0.9).toFixed(0)})` +
         (unanswered ? `; ${unanswered} queries or pauses unanswered` : ''),
