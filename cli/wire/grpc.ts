@@ -106,6 +106,13 @@ function sdkVersion(): string {
   }
 }
 
+/**
+ * How early before its deadline a server's cancel of a call still counts as that deadline: the
+ * server measures the `grpc-timeout` from when it read the headers, this side from when it sent
+ * them, and the two timers round to the millisecond apart.
+ */
+const DEADLINE_SLACK_MS = 50;
+
 /** One HTTP/2 connection to a gRPC server, opened on the first call. */
 export class GrpcChannel {
   private session: http2.ClientHttp2Session | null = null;
@@ -178,6 +185,7 @@ export class GrpcChannel {
     const session = await this.connect();
     const left = deadlineMs === undefined ? undefined : deadlineMs - (Date.now() - started);
     if (left !== undefined && left <= 0) throw new GrpcError(GRPC.DEADLINE_EXCEEDED, 'Deadline exceeded before the call was sent');
+    const sentAt = Date.now();
     return new Promise<Buffer>((resolve, reject) => {
       let stream: http2.ClientHttp2Stream;
       try {
@@ -232,7 +240,14 @@ export class GrpcChannel {
       stream.on('close', () => {
         if (status === null) {
           if (httpStatus && httpStatus !== 200) return finish(new GrpcError(httpToGrpc(httpStatus), `Received HTTP status code ${httpStatus}`));
-          return finish(new GrpcError(stream.rstCode === http2.constants.NGHTTP2_CANCEL ? GRPC.CANCELLED : GRPC.UNAVAILABLE, `the stream closed without a gRPC status (HTTP/2 code ${stream.rstCode})`, true));
+          const cancelled = stream.rstCode === http2.constants.NGHTTP2_CANCEL;
+          // A server cancels a call at the deadline it was sent (Temporal's does, with RST_STREAM
+          // CANCEL and no status); that cancel can arrive a moment before this side's own timer
+          // fires. Either way the call ran out of time: said so, not "cannot reach the server".
+          if (cancelled && left !== undefined && Date.now() - sentAt >= left - DEADLINE_SLACK_MS) {
+            return finish(new GrpcError(GRPC.DEADLINE_EXCEEDED, `Deadline exceeded after ${(left / 1000).toFixed(3)}s (the server cancelled the call at its deadline)`));
+          }
+          return finish(new GrpcError(cancelled ? GRPC.CANCELLED : GRPC.UNAVAILABLE, `the stream closed without a gRPC status (HTTP/2 code ${stream.rstCode})`, true));
         }
         if (status !== GRPC.OK) return finish(new GrpcError(status, message));
         const body = Buffer.concat(chunks);

@@ -6,7 +6,8 @@
  * pending workflow task), not found, signal (read back through the SDK), an update and a query no
  * worker answers (deadline), the pollers of a task queue, the result of a finished run. Over TLS:
  * a node HTTP/2 server with a CA of its own checks the bearer key, the gRPC headers, the deadline
- * and the server name, and answers trailers-only errors.
+ * and the server name, and answers trailers-only errors. A server that cancels a call at its
+ * deadline (as Temporal's does) is a deadline, not a lost connection.
  */
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -432,6 +433,50 @@ describe('over TLS, with an API key and gRPC headers', () => {
       expect(err).toBeInstanceOf(GrpcError);
       expect((err as GrpcError).transport).toBe(true);
     }
+  });
+});
+
+describe('a call the server cancels', () => {
+  // As Temporal's frontend does at a call's deadline: RST_STREAM CANCEL, no gRPC status. Here the
+  // cancel comes a few milliseconds before the client's own timer, as it can on a loaded machine.
+  let server: http2.Http2Server;
+  let address: string;
+  beforeAll(async () => {
+    server = http2.createServer();
+    server.on('stream', (stream, headers) => {
+      stream.on('data', () => undefined);
+      const timeout = /^(\d+)m$/.exec(String(headers['grpc-timeout'] ?? ''));
+      const at = headers['x-cancel'] === 'at-deadline' && timeout ? Number(timeout[1]) - 10 : 20;
+      setTimeout(() => stream.close(http2.constants.NGHTTP2_CANCEL), at);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    address = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const path = '/temporal.api.workflowservice.v1.WorkflowService/QueryWorkflow';
+
+  it('at its deadline: DEADLINE_EXCEEDED, and through the client not "cannot reach"', async () => {
+    const ch = new GrpcChannel({ address, metadata: { 'x-cancel': 'at-deadline' } });
+    const err = await ch.unary(path, m.describeWorkflowRequest('ns', 'wf'), 400).catch((e: unknown) => e);
+    ch.close();
+    expect((err as GrpcError).code, String(err)).toBe(GRPC.DEADLINE_EXCEEDED);
+    expect((err as GrpcError).transport).toBe(false);
+
+    const api = lightRunApi({ address, namespace: 'ns', taskQueue: 'q', uiUrl: '', metadata: { 'x-cancel': 'at-deadline' } });
+    const viaApi = await api.query('wf', 'status', 400).catch((e: unknown) => e);
+    await api.close();
+    expect(viaApi).toBeInstanceOf(GrpcError);
+    expect((viaApi as GrpcError).code).toBe(GRPC.DEADLINE_EXCEEDED);
+  });
+
+  it('long before its deadline: CANCELLED, a broken call', async () => {
+    const ch = new GrpcChannel({ address });
+    const err = await ch.unary(path, m.describeWorkflowRequest('ns', 'wf'), 5000).catch((e: unknown) => e);
+    ch.close();
+    expect((err as GrpcError).code, String(err)).toBe(GRPC.CANCELLED);
+    expect((err as GrpcError).transport).toBe(true);
   });
 });
 
