@@ -10,12 +10,14 @@
  * 200 lets 200 runs each have their agent call in flight on one worker (slot-bound throughput was
  * the limit at the old 8). Fixed sizes rather than the SDK's resource-based tuner: that tuner
  * gates new slots on the whole machine's CPU and memory, which the agents' own children fill, so
- * it would throttle the worker on load it cannot shed; a fixed cap is predictable. Workflow tasks
- * are short and CPU-bound and run one at a time on the worker's workflow thread: a slot only moves
- * the wait from the server into the worker, where the task's timeout is already running. The
- * SDK's 40 let a burst of runs on a busy machine time tasks out (and the retries fed the backlog);
- * 8 keeps a task's time in the worker short (`npm run bench -- --concurrent N --workflow-slots`).
- * Local activities (the event-store projection,
+ * it would throttle the worker on load it cannot shed; a fixed cap is predictable. A workflow task
+ * holds its slot from when the worker takes it until the server has taken its completion; the
+ * workflow thread's own part is short, and on a loaded server the round trip is most of it. With
+ * 8, 200 busy runs queued their tasks on the server (~0.8 s median) and a pause waited behind
+ * them; 16 cut that wait to ~0.2 s and the pause median by a third, and 24 did no better. The
+ * SDK's 40 let a burst of runs on a busy machine hold tasks past their timeout (the timeout runs
+ * from when the worker took the task, and the retries fed the backlog)
+ * (`npm run bench -- --knobs '' --concurrent N --workflow-slots S`). Local activities (the event-store projection,
  * small reads) also keep the SDK's 100. The workflow cache keeps the SDK's default (sized from
  * the heap, ~1,000 for a 2 GiB heap), so 200 busy runs stay cached rather than replayed.
  */
@@ -32,7 +34,7 @@ export interface WorkerTuning {
   maxCachedWorkflows: number | null;
 }
 
-export const DEFAULT_TUNING: WorkerTuning = { activitySlots: 200, workflowSlots: 8, localActivitySlots: 100, maxCachedWorkflows: null };
+export const DEFAULT_TUNING: WorkerTuning = { activitySlots: 200, workflowSlots: 16, localActivitySlots: 100, maxCachedWorkflows: null };
 
 interface TuningSpec {
   key: keyof WorkerTuning;

@@ -262,7 +262,7 @@ describe('docker-compose.yml', () => {
       expect(worker[k], k).toMatch(new RegExp(`^\\$\\{${k}:-`));
     }
     const ops = resolveOperations({}, defaults);
-    expect(ops).toEqual({ logFormat: 'text', metricsBind: '0.0.0.0:9464', otel: null, tuning: { activitySlots: 200, workflowSlots: 8, localActivitySlots: 100, maxCachedWorkflows: null } });
+    expect(ops).toEqual({ logFormat: 'text', metricsBind: '0.0.0.0:9464', otel: null, tuning: { activitySlots: 200, workflowSlots: 16, localActivitySlots: 100, maxCachedWorkflows: null } });
     // The metrics port is the one the service declares, on the compose network only.
     expect((service('vigil-worker').expose ?? []).map(String)).toEqual(['9464']);
     expect(resolveOperations({}, { ...defaults, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).otel).toEqual({ endpoint: null });

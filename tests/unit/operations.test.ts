@@ -35,11 +35,11 @@ describe('worker slots', () => {
     expect(help).toContain(`event-store projection (default ${DEFAULT_TUNING.localActivitySlots})`);
   });
 
-  it('default to 200 activity slots, 8 workflow-task slots, the SDK default for local activities and the cache', () => {
-    expect(resolveTuning({}, {})).toEqual({ activitySlots: 200, workflowSlots: 8, localActivitySlots: 100, maxCachedWorkflows: null });
+  it('default to 200 activity slots, 16 workflow-task slots, the SDK default for local activities and the cache', () => {
+    expect(resolveTuning({}, {})).toEqual({ activitySlots: 200, workflowSlots: 16, localActivitySlots: 100, maxCachedWorkflows: null });
     expect(tuningWorkerOptions(DEFAULT_TUNING)).toEqual({
       maxConcurrentActivityTaskExecutions: 200,
-      maxConcurrentWorkflowTaskExecutions: 8,
+      maxConcurrentWorkflowTaskExecutions: 16,
       maxConcurrentLocalActivityExecutions: 100,
     });
   });
