@@ -28,6 +28,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
+import { beatWhileRunning } from './heartbeat.js';
 import { ApplicationFailure, ApplicationFailureCategory, CancelledFailure } from '@temporalio/common';
 import {
   AGENT_RESULT_NULL_DEFAULTS,
@@ -230,8 +231,7 @@ async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<A
     ? await agentCarryingGates(resolved, word)
     : { result: await callAgent(resolved, { cancelSignal: AbortSignal.any([ctx.cancellationSignal, word.killed]) }), skipGates: false };
   if (!lean || !raw.inspect) return result;
-  ctx.heartbeat();
-  const beat = setInterval(() => ctx.heartbeat(), 1000);
+  const stopBeats = beatWhileRunning(() => ctx.heartbeat(), ctx);
   let inspection: IterationInspection;
   let changes: KnownChanges | null = null;
   try {
@@ -241,7 +241,7 @@ async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<A
   } catch (err) {
     inspection = { problem: (err instanceof Error ? err.message : String(err)).slice(0, 1000) };
   } finally {
-    clearInterval(beat);
+    stopBeats();
   }
   const failed = result.exitCode !== 0 || result.timedOut;
   // The carried gate pass, on the tree the call left: after a good call that changed it, unless a

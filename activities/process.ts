@@ -24,6 +24,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { redactSecrets } from '../workflows/decisions/scans.js';
 import { processStartTime, signalTree } from './process-tree.js';
+import { beatWhileRunning } from './heartbeat.js';
 import { describeWriteError } from './safe-files.js';
 import { connectDaemon, compiledModule } from './supervisor-client.js';
 import { CANCEL_GRACE_MS, FRAME_DATA, FRAME_MESSAGE, KILL_GRACE_MS, lineReader, readState, writeState, type DaemonRequest, type SupervisorExit, type SupervisorMessage, type SupervisorSpec, type SupervisorState } from './supervisor-state.js';
@@ -76,13 +77,6 @@ export interface ProcessResult {
 }
 
 const TAIL_KEEP = 64 * 1024;
-/**
- * How often a running call heartbeats: what the UI's pending activity shows (elapsed time, last
- * output line) is at most this old when it is sent. The worker sends a call's heartbeats to
- * Temporal less often (workers/worker.ts HEARTBEAT_SEND_MS); a STOP --now reaches the call at once
- * through the run's word to its worker (workflows/running-call.ts), not with a heartbeat.
- */
-export const HEARTBEAT_MS = 1000;
 /** How often a re-attached call reads the log and the state file. */
 const ATTACH_POLL_MS = 250;
 /** After asking the supervisor to cancel, how long before the worker kills the tree itself. */
@@ -476,12 +470,11 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       ...(session ? { session } : {}),
     });
   }
-  let beat: NodeJS.Timeout | undefined;
+  let stopBeats: (() => void) | undefined;
   const onStarted = (): void => {
-    if (beat) return;
-    beatNow();
-    // Heartbeat from a timer, not only on output: a silent agent is still alive.
-    beat = setInterval(beatNow, HEARTBEAT_MS);
+    // Heartbeat from a timer, not only on output: a silent agent is still alive. From one send
+    // interval in (activities/heartbeat.ts): a call shorter than that costs the server none.
+    stopBeats ??= beatWhileRunning(beatNow, ctx);
   };
 
   const prev = readState(spec.pidFile);
@@ -523,7 +516,7 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
 
   const exit = await running.ended;
   running.stop();
-  clearInterval(beat);
+  stopBeats?.();
   clearTimeout(backstop);
   if (force) clearTimeout(force);
   cancelSignal.removeEventListener('abort', onAbort);

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, NativeConnection, Worker, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
 import type { PayloadCodec } from '@temporalio/common';
 import * as activities from '../activities/index.js';
+import { HEARTBEAT_SEND_MS, setHeartbeatSendMs } from '../activities/heartbeat.js';
 import { cancelRunningCalls } from '../activities/running-calls.js';
 import type { RunningCallSinks } from '../workflows/running-call.js';
 import { codecFromEnv, tolerantDecoding } from './codec.js';
@@ -20,7 +21,7 @@ import { checkPrebuiltBundle } from './workflow-bundle.js';
 export { DEFAULT_TASK_QUEUE } from './paths.js';
 
 /** How often a running activity's heartbeats are sent to Temporal (see createVigilWorker). */
-export const HEARTBEAT_SEND_MS = 5000;
+export { HEARTBEAT_SEND_MS };
 
 /** A module of this package next to this file (`.ts` under vitest, `.js` in dist/). */
 function ownModule(folder: 'workflows' | 'schemas', name: string): string {
@@ -114,6 +115,9 @@ export async function defaultWorkflowBundle(
 
 export async function createVigilWorker(opts: VigilWorkerOptions): Promise<Worker> {
   const codec = opts.codec === undefined ? codecFromEnv() : opts.codec;
+  const heartbeatSendMs = opts.heartbeatSendMs ?? HEARTBEAT_SEND_MS;
+  // The activities wait one send interval before their first beat (activities/heartbeat.ts).
+  setHeartbeatSendMs(opts.taskQueue, heartbeatSendMs);
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
@@ -136,8 +140,8 @@ export async function createVigilWorker(opts: VigilWorkerOptions): Promise<Worke
     // took seconds). A STOP --now does not wait for them: the run tells the worker that hosts its
     // call at once (workflows/running-call.ts); only a call on another worker (a host's) hears it
     // with its next heartbeat.
-    maxHeartbeatThrottleInterval: opts.heartbeatSendMs ?? HEARTBEAT_SEND_MS,
-    defaultHeartbeatThrottleInterval: opts.heartbeatSendMs ?? HEARTBEAT_SEND_MS,
+    maxHeartbeatThrottleInterval: heartbeatSendMs,
+    defaultHeartbeatThrottleInterval: heartbeatSendMs,
     // On SIGINT/SIGTERM, running agent calls are cancelled (their trees killed) and reported
     // before the process exits; Temporal re-runs the interrupted call on the next worker.
     shutdownGraceTime: '10s',

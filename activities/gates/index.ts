@@ -13,6 +13,7 @@
  */
 import path from 'node:path';
 import { CancelledFailure, Context } from '@temporalio/activity';
+import { beatWhileRunning } from '../heartbeat.js';
 import { GATES_STEP, type GatesStepDetails } from '../../schemas/call-step.js';
 import { RunGatesInputSchema, type RunGatesInput, type RunGatesResult, type TestResult } from '../../schemas/activities.js';
 import { runTests } from '../tests.js';
@@ -85,7 +86,7 @@ async function gateOnTree(input: GateInput, tree: string, files: string[], signa
 export async function runGate(raw: RunGateInput): Promise<GateResult> {
   const input = RunGateInputSchema.parse(raw);
   const ctx = Context.current();
-  const beat = setInterval(() => ctx.heartbeat(), 1000);
+  const stopBeats = beatWhileRunning(() => ctx.heartbeat(), ctx);
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(), input.timeoutSeconds * 1000);
   const signal = AbortSignal.any([timeout.signal, ctx.cancellationSignal]);
@@ -93,7 +94,7 @@ export async function runGate(raw: RunGateInput): Promise<GateResult> {
     const tree = await workingTreeHash(input.repoPath);
     return await gateOnTree(input, tree, await changedSince(input.repoPath, input.sinceTree, tree), signal);
   } finally {
-    clearInterval(beat);
+    stopBeats();
     clearTimeout(timer);
   }
 }
@@ -137,8 +138,7 @@ async function runGatesPass(raw: RunGatesInput, knownTree: string | undefined, k
   const ctx = Context.current();
   // The group running now, in the heartbeats: the UI's pending activity and `vigil status` show it.
   let now: GatesStepDetails = { step: GATES_STEP, gates: [...(input.groups[0] ?? [])] };
-  ctx.heartbeat(now);
-  const beat = setInterval(() => ctx.heartbeat(now), 1000);
+  const stopBeats = beatWhileRunning(() => ctx.heartbeat(now), ctx);
   try {
     const tree = knownTree ?? (await workingTreeHash(input.repoPath));
     const changed = new Map<string, Promise<string[]>>();
@@ -153,7 +153,7 @@ async function runGatesPass(raw: RunGatesInput, knownTree: string | undefined, k
     let tests: TestResult | null = null;
     for (const group of input.groups) {
       if (ctx.cancellationSignal.aborted) return { treeHash: tree, results, tests, interrupted: true };
-      if (group.join() !== now.gates.join()) ctx.heartbeat((now = { step: GATES_STEP, gates: [...group] }));
+      if (group.join() !== now.gates.join()) now = { step: GATES_STEP, gates: [...group] };
       const finished: GateResult[] = [];
       let testsNow: TestResult | null = null;
       await Promise.all(
@@ -180,6 +180,6 @@ async function runGatesPass(raw: RunGatesInput, knownTree: string | undefined, k
     }
     return { treeHash: tree, results, tests, interrupted: false };
   } finally {
-    clearInterval(beat);
+    stopBeats();
   }
 }

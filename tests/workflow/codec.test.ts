@@ -44,7 +44,8 @@ describe('payload encryption', () => {
     const repo = makeRepo();
     const scenario = writeScenario(repo, { version: 1, iterations: [], default: { writes: { 'a.txt': 'a\n' }, output: 'PLAINTEXT-AGENT-OUTPUT-7731\n', sleepMs: 300 } });
     const tq = uniqueId('tq');
-    const worker = await createVigilWorker({ connection: env.nativeConnection, namespace: NAMESPACE, taskQueue: tq, workflowBundle: env.bundle, codec });
+    // Heartbeats sent every 100 ms: the 300 ms agent calls heartbeat (encrypted details, which status reads).
+    const worker = await createVigilWorker({ connection: env.nativeConnection, namespace: NAMESPACE, taskQueue: tq, workflowBundle: env.bundle, codec, heartbeatSendMs: 100 });
     await worker.runUntil(async () => {
       const input = runInput(repo, scenario, { maxIterations: 100, notifyWebhookUrl: 'https://hooks.example.invalid/T0/SECRET-HOOK-PATH', notifyDesktop: false, notifyTimeoutSeconds: 1 });
       const handle = await secretClient.workflow.start(vigilRun, { taskQueue: tq, workflowId: uniqueId('enc'), args: [input] });

@@ -80,12 +80,13 @@ it('stop --now kills the agent tree and closes the run, wherever in the call it 
 
 it('stop --now does not wait for the call to heartbeat: the run tells the worker that hosts it', async () => {
   const tq = uniqueId('stop-word');
-  // Heartbeats that would bring Temporal's cancellation only after 24 s (0.8 of the 30 s timeout).
+  // Heartbeats, which bring Temporal's cancellation, sent at most every 4 s (0.8 of the runs' 5 s
+  // heartbeat timeout), the first 1.7 s into the call (a third of it: activities/heartbeat.ts).
   const worker = await makeWorker(env, tq, { heartbeatSendMs: 60_000 });
   await worker.runUntil(async () => {
     const { handle, tree } = await startTreeRun(tq);
-    // Past the call's first heartbeat, which is sent at once.
-    await sleep(1500);
+    // Between the call's first heartbeat and its next one.
+    await sleep(3200);
     const t0 = Date.now();
     const ack = await handle.executeUpdate(stopUpdate, { args: [{ by: 'tester', now: true }] });
     expect(ack.message).toMatch(/stopping now/);
