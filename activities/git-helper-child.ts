@@ -60,6 +60,10 @@ export function gitHelperMain(): void {
       child.on('error', (e) => (failed = e.message));
       child.stdout?.on('data', (b: Buffer) => out.push(b));
       child.stderr?.on('data', (b: Buffer) => err.push(b));
+      // git may exit before it reads its input (a commit-tree whose parent is gone fails at once):
+      // the write then fails with EPIPE, which is not the helper's failure (unheard, it would end
+      // the helper and every request in it); git's exit code says what happened.
+      child.stdin?.on('error', () => {});
       if (input !== undefined) child.stdin?.end(input);
       child.on('close', (code) => {
         const stdout = Buffer.concat(out).toString('utf8');

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterEach, describe, expect, it } from 'vitest';
 import { changedPaths, git as gitCommand, inspectRepo, inspectRepoChanges, prepareRun, workingTreeHash } from '../../activities/repo.js';
-import { gitHelper } from '../../activities/git-helper.js';
+import { gitHelper, runGit } from '../../activities/git-helper.js';
 
 const GIT_ENV = {
   ...process.env,
@@ -581,6 +581,19 @@ describe('the git helper', () => {
     const snap = await pending;
     expect(snap.treeHash).toBe(referenceTreeHash(repo));
     expect(gitHelper.pid).not.toBe(pid);
+  });
+
+  it('outlives a git that exits before reading its input (EPIPE): the failure is git\'s, the helper keeps running', async () => {
+    const { repo } = committedRepo();
+    const pid = (await workingTreeHash(repo), gitHelper.pid);
+    const started = gitHelper.started;
+    // More than a pipe holds, to a commit-tree that fails on its missing parent before reading any.
+    const r = await runGit(repo, ['commit-tree', '-p', '0123456789abcdef0123456789abcdef01234567', git(repo, 'rev-parse', 'HEAD^{tree}')], undefined, 'x'.repeat(1 << 20));
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toMatch(/0123456789abcdef/);
+    expect(gitHelper.pid).toBe(pid);
+    expect(gitHelper.started).toBe(started);
+    expect(await workingTreeHash(repo)).toBe(referenceTreeHash(repo));
   });
 
   it('reports a git failure with the command and its message, and keeps running', async () => {
