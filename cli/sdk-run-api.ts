@@ -9,6 +9,7 @@ import type { defineSearchAttributeKey } from '@temporalio/common';
 import type { PollerSeen, RunApi, RunDescription } from './run-api.js';
 import { SA_ITERATION_NAME, SA_STATUS_NAME, UpdateRejectedError } from './run-api.js';
 import { gatesRunning } from '../schemas/call-step.js';
+import { DEADLINE_SLACK_MS, GRPC, GrpcError } from './wire/grpc.js';
 
 /** TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY (the enum's value; the protos stay unloaded here). */
 const TASK_QUEUE_TYPE_ACTIVITY = 2 as temporal.api.enums.v1.TaskQueueType;
@@ -40,6 +41,31 @@ async function gatesOfPending(client: Client, pending: readonly temporal.api.wor
   return null;
 }
 
+/** The gRPC status code of a client error, its own or its cause's (the SDK wraps service errors). */
+function grpcCodeOf(err: unknown): unknown {
+  const e = err as { code?: unknown; cause?: { code?: unknown } } | null;
+  return e?.code ?? e?.cause?.code;
+}
+
+/**
+ * A call bounded by `timeoutMs`. Temporal's frontend ends a call at the deadline it was sent with
+ * RST_STREAM CANCEL and no gRPC status, and on a loaded machine that can reach the client before
+ * its own timer fires: grpc-js then reports CANCELLED (the SDK's update says
+ * "WorkflowUpdateRPCTimeoutOrCancelledError: Call cancelled"), which the CLI would take for a
+ * broken call. Nothing here cancels a call, so a CANCELLED at the deadline is the deadline.
+ */
+async function withinDeadline<T>(client: Client, timeoutMs: number, call: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  try {
+    return await client.withDeadline(deadline, call);
+  } catch (err) {
+    if (grpcCodeOf(err) === GRPC.CANCELLED && Date.now() >= deadline - DEADLINE_SLACK_MS) {
+      throw new GrpcError(GRPC.DEADLINE_EXCEEDED, `Deadline exceeded after ${(timeoutMs / 1000).toFixed(3)}s (the server cancelled the call at its deadline)`);
+    }
+    throw err;
+  }
+}
+
 export function sdkRunApi(client: Client, close: () => Promise<void> = () => Promise.resolve()): RunApi {
   const namespace = client.options.namespace;
   return {
@@ -60,12 +86,12 @@ export function sdkRunApi(client: Client, close: () => Promise<void> = () => Pro
     },
 
     query(workflowId: string, name: string, timeoutMs: number): Promise<unknown> {
-      return client.withDeadline(Date.now() + timeoutMs, () => client.workflow.getHandle(workflowId).query<unknown>(name));
+      return withinDeadline(client, timeoutMs, () => client.workflow.getHandle(workflowId).query<unknown>(name));
     },
 
     async update(workflowId: string, name: string, arg: unknown, timeoutMs: number): Promise<unknown> {
       try {
-        return await client.withDeadline(Date.now() + timeoutMs, () => client.workflow.getHandle(workflowId).executeUpdate<unknown, [unknown]>(name, { args: [arg] }));
+        return await withinDeadline(client, timeoutMs, () => client.workflow.getHandle(workflowId).executeUpdate<unknown, [unknown]>(name, { args: [arg] }));
       } catch (err) {
         // By name: the error classes stay in the client library.
         if (err instanceof Error && err.name === 'WorkflowUpdateFailedError') throw new UpdateRejectedError(err.cause instanceof Error ? err.cause.message : err.message);

@@ -111,7 +111,7 @@ function sdkVersion(): string {
  * server measures the `grpc-timeout` from when it read the headers, this side from when it sent
  * them, and the two timers round to the millisecond apart.
  */
-const DEADLINE_SLACK_MS = 50;
+export const DEADLINE_SLACK_MS = 50;
 
 /** One HTTP/2 connection to a gRPC server, opened on the first call. */
 export class GrpcChannel {

@@ -7,7 +7,8 @@
  * worker answers (deadline), the pollers of a task queue, the result of a finished run. Over TLS:
  * a node HTTP/2 server with a CA of its own checks the bearer key, the gRPC headers, the deadline
  * and the server name, and answers trailers-only errors. A server that cancels a call at its
- * deadline (as Temporal's does) is a deadline, not a lost connection.
+ * deadline (as Temporal's does) is a deadline, not a lost connection, through this client and
+ * through the SDK's (cli/sdk-run-api.ts, used with a codec key).
  */
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -20,6 +21,7 @@ import proto from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CliError, EXIT } from '../../cli/errors.js';
 import { SA_ITERATION_NAME, SA_STATUS_NAME, UpdateRejectedError } from '../../cli/run-api.js';
+import { sdkRunApi } from '../../cli/sdk-run-api.js';
 import { lightRunApi } from '../../cli/wire/client.js';
 import { GRPC, GrpcChannel, GrpcError } from '../../cli/wire/grpc.js';
 import { fields, ProtoWriter } from '../../cli/wire/protobuf.js';
@@ -446,7 +448,8 @@ describe('a call the server cancels', () => {
     server.on('stream', (stream, headers) => {
       stream.on('data', () => undefined);
       const timeout = /^(\d+)m$/.exec(String(headers['grpc-timeout'] ?? ''));
-      const at = headers['x-cancel'] === 'at-deadline' && timeout ? Number(timeout[1]) - 10 : 20;
+      const early = { 'at-deadline': 10, 'near-deadline': 30 }[String(headers['x-cancel'])];
+      const at = early !== undefined && timeout ? Number(timeout[1]) - early : 20;
       setTimeout(() => stream.close(http2.constants.NGHTTP2_CANCEL), at);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -469,6 +472,35 @@ describe('a call the server cancels', () => {
     await api.close();
     expect(viaApi).toBeInstanceOf(GrpcError);
     expect((viaApi as GrpcError).code).toBe(GRPC.DEADLINE_EXCEEDED);
+  });
+
+  it('at its deadline through the SDK client (a codec key): a deadline too, for an update and a query', async () => {
+    // grpc-js reports the server's cancel as CANCELLED when it comes before its own timer; the
+    // SDK's update wraps that as WorkflowUpdateRPCTimeoutOrCancelledError("Call cancelled").
+    // 30 ms early (within the slack) so the cancel comes first however long the call took to leave.
+    const connection = Connection.lazy({ address, metadata: { 'x-cancel': 'near-deadline' } });
+    const api = sdkRunApi(new Client({ connection }));
+    const codeOf = (e: unknown): unknown => (e as { code?: unknown }).code ?? (e as { cause?: { code?: unknown } }).cause?.code;
+    try {
+      for (const call of [() => api.update('wf', 'pause', {}, 400), () => api.query('wf', 'status', 400)]) {
+        const err = await call().catch((e: unknown) => e);
+        expect(codeOf(err), String(err)).toBe(GRPC.DEADLINE_EXCEEDED);
+      }
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('long before its deadline through the SDK client: still the SDK\'s own error', async () => {
+    const connection = Connection.lazy({ address });
+    const api = sdkRunApi(new Client({ connection }));
+    try {
+      const update = await api.update('wf', 'pause', {}, 5000).catch((e: unknown) => e);
+      expect(update).not.toBeInstanceOf(GrpcError);
+      expect((update as { cause?: { code?: unknown } }).cause?.code, String(update)).toBe(GRPC.CANCELLED);
+    } finally {
+      await connection.close();
+    }
   });
 
   it('long before its deadline: CANCELLED, a broken call', async () => {
