@@ -113,7 +113,8 @@ export async function reportStore(env: NodeJS.ProcessEnv): Promise<{ url: string
   }
   let server: EmbeddedPostgres;
   try {
-    server = await startEmbeddedPostgres({ dataDir: localStoreDir(env) });
+    // transient: a `vigil server` or `up` started meanwhile takes it over instead of losing it when this command ends.
+    server = await startEmbeddedPostgres({ dataDir: localStoreDir(env), transient: true });
   } catch (err) {
     throw new CliError(`the local event store (${localStoreDir(env)}) did not start: ${errText(err)}. ${STORE_HINT}`, EXIT.unreachable);
   }

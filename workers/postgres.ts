@@ -11,8 +11,9 @@
  * its output, `start.lock` while a process starts it.
  *
  * One server per dataDir: a process that finds one already answering (server.json, or Postgres's
- * own postmaster.pid) reuses it and does not stop it — unless its owner has died, in which case
- * it adopts it and stops it when it is done. The server is started detached, so it outlives a
+ * own postmaster.pid) reuses it and does not stop it — unless its owner has died, or started it
+ * for one short command (`transient`: `vigil report`) while the newcomer is long-lived (`vigil
+ * server`, `up`), in which cases it adopts it and stops it when it is done. The server is started detached, so it outlives a
  * crash (kill -9) of the process that started it; the next start adopts it. A postmaster.pid
  * left by a Postgres that was killed, whose pid now belongs to an unrelated process (after a
  * reboot, in a container), is removed before starting: Postgres would otherwise refuse to start.
@@ -54,6 +55,12 @@ export interface EmbeddedPostgresOptions {
   durable?: boolean;
   /** How long to wait for the server to accept connections (default 30 s). */
   readyTimeoutMs?: number;
+  /**
+   * Wanted for one short command only (`vigil report`, `history`): a long-lived process (`vigil
+   * server`, `up`) that finds the server while this one owns it takes it over, so this process's
+   * `stop()` does not pull it from under that process's runs.
+   */
+  transient?: boolean;
   log?: (line: string) => void;
 }
 
@@ -78,6 +85,8 @@ interface ServerFile {
   startedAt: string;
   /** The process that stops the server when it exits (absent in files of older versions). */
   owner?: number;
+  /** The owner wants it only for one short command: a long-lived process takes it over. */
+  transient?: boolean;
 }
 
 interface Binaries {
@@ -154,7 +163,13 @@ function readServerFile(file: string): ServerFile | null {
   try {
     const s = JSON.parse(readFileSync(file, 'utf8')) as Partial<ServerFile>;
     if (typeof s.pid !== 'number' || typeof s.port !== 'number') return null;
-    return { pid: s.pid, port: s.port, startedAt: String(s.startedAt ?? ''), ...(typeof s.owner === 'number' ? { owner: s.owner } : {}) };
+    return {
+      pid: s.pid,
+      port: s.port,
+      startedAt: String(s.startedAt ?? ''),
+      ...(typeof s.owner === 'number' ? { owner: s.owner } : {}),
+      ...(s.transient === true ? { transient: true } : {}),
+    };
   } catch {
     return null;
   }
@@ -336,6 +351,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
 
+  /** Another process took the server over while this one owned it (a transient owner also loses it to a long-lived process of the same pid). */
+  const tookOver = (recorded: ServerFile): boolean => recorded.owner !== process.pid || (opts.transient === true && recorded.transient !== true);
+
   const reuse = async (): Promise<EmbeddedPostgres | null> => {
     if (!existsSync(passwordFile)) return null;
     const password = readFileSync(passwordFile, 'utf8').trim();
@@ -346,12 +364,18 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
       await ensureDatabase(password, c.port, database);
       const url = urlFor(password, c.port, database);
       writeFileAtomic(urlFile, `${url}\n`);
-      // The server Vigil recorded, whose owner died (kill -9, a crash): this process takes it over.
-      const adopt = recorded !== null && recorded.pid === c.pid && !(recorded.owner !== undefined && alive(recorded.owner));
-      if (adopt) writeFileAtomic(serverFile, `${JSON.stringify({ ...recorded, owner: process.pid } satisfies ServerFile)}\n`);
+      // The server Vigil recorded, whose owner died (kill -9, a crash) or wants it only for one
+      // short command while this process is long-lived: this process takes it over.
+      const ownerAlive = recorded?.owner !== undefined && alive(recorded.owner);
+      const adopt = recorded !== null && recorded.pid === c.pid && (!ownerAlive || (recorded.transient === true && !opts.transient));
+      if (adopt) {
+        const { transient: _previous, ...rest } = recorded;
+        writeFileAtomic(serverFile, `${JSON.stringify({ ...rest, owner: process.pid, ...(opts.transient ? { transient: true } : {}) } satisfies ServerFile)}\n`);
+      }
       log(`${adopt ? 'taking over' : 'reusing'} the embedded Postgres (pid ${c.pid}) at 127.0.0.1:${c.port}`);
       const stop = async (): Promise<void> => {
-        if (readServerFile(serverFile)?.owner !== process.pid) return; // someone else took it over meanwhile
+        const now = readServerFile(serverFile);
+        if (!now || tookOver(now)) return;
         await stopPid(c.pid);
         rmSync(serverFile, { force: true });
       };
@@ -445,7 +469,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
     const pid = child.pid ?? -1;
 
     await ensureDatabase(password, port, database);
-    writeFileAtomic(serverFile, `${JSON.stringify({ pid, port, startedAt: new Date().toISOString(), owner: process.pid } satisfies ServerFile)}\n`);
+    writeFileAtomic(serverFile, `${JSON.stringify({ pid, port, startedAt: new Date().toISOString(), owner: process.pid, ...(opts.transient ? { transient: true } : {}) } satisfies ServerFile)}\n`);
     const url = urlFor(password, port, database);
     writeFileAtomic(urlFile, `${url}\n`);
     log(`embedded Postgres (pid ${pid}) at 127.0.0.1:${port}, cluster ${pgdata}`);
@@ -459,6 +483,8 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
       reused: false,
       owned: true,
       async stop(): Promise<void> {
+        const recorded = readServerFile(serverFile);
+        if (recorded?.pid === pid && tookOver(recorded)) return;
         if (isRunning()) {
           // SIGINT: fast shutdown (sessions are ended, the cluster is left consistent).
           child.kill('SIGINT');

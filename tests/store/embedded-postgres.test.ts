@@ -3,7 +3,8 @@
  * start`, `report` and workers find the local store by; a server whose owner died is taken over
  * and stopped by its new owner, with the data kept; a postmaster.pid left by a killed Postgres
  * whose pid now belongs to another process does not stop the next start; `vigil report` starts
- * the local store for its own length when it is not running.
+ * the local store for its own length when it is not running, and a `vigil server` or `up` that
+ * starts meanwhile takes it over rather than lose it when the report ends.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
@@ -98,6 +99,30 @@ describe('the local event store', () => {
     const again = await start(home);
     expect(await query<{ x: number }>(again.url, 'select x from kept')).toEqual([{ x: 42 }]);
     await again.stop();
+  });
+
+  it('started for one command (`vigil report`) and taken over by a long-lived one, stays up when that command ends', async () => {
+    const home = scratchHome();
+    const dataDir = path.join(home, 'postgres');
+    const file = path.join(dataDir, 'server.json');
+    const forReport = await startEmbeddedPostgres({ dataDir, transient: true });
+    servers.push(forReport);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ owner: process.pid, transient: true });
+    // Another short command meanwhile only reuses it.
+    const alsoShort = await startEmbeddedPostgres({ dataDir, transient: true });
+    expect(alsoShort).toMatchObject({ reused: true, owned: false });
+    // A long-lived process starting while the command runs (the same pid here; the file says who).
+    const longLived = await start(home);
+    expect(longLived).toMatchObject({ reused: true, owned: true, pid: forReport.pid });
+    expect(JSON.parse(readFileSync(file, 'utf8')).transient).toBeUndefined();
+
+    await forReport.stop(); // the command ends
+    await sleep(300);
+    expect(pidAlive(forReport.pid)).toBe(true);
+    expect(await query<{ one: number }>(longLived.url, 'select 1 as one')).toEqual([{ one: 1 }]);
+    // Without a long-lived taker, a transient owner stops it (the report test below).
+    await longLived.stop();
+    await untilDead(forReport.pid);
   });
 
   it('starts after a kill -9 whose postmaster.pid now names another live process', async () => {
