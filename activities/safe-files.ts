@@ -138,6 +138,9 @@ export function consumeFile(file: string, keepAs: string): 'moved' | 'link-remov
   return 'moved';
 }
 
+/** The line a capped log ends its output with once it reaches `maxBytes` (LogSink, and the supervisor's synchronous log). */
+export const logTruncatedNotice = (maxBytes: number): string => `\n=== vigil: log truncated at ${maxBytes} bytes; later output is dropped (the tail is kept in memory) ===\n`;
+
 /**
  * An append-only log that never throws: a failed write (disk full, quota, I/O error) is recorded
  * in `error` and later writes are dropped; output beyond `maxBytes` is dropped with one notice.
@@ -180,7 +183,7 @@ export class LogSink {
     if (this.written + len > this.maxBytes) {
       if (!this.truncated) {
         this.truncated = true;
-        this.stream.write(`\n=== vigil: log truncated at ${this.maxBytes} bytes; later output is dropped (the tail is kept in memory) ===\n`);
+        this.stream.write(logTruncatedNotice(this.maxBytes));
       }
       return;
     }

@@ -12,7 +12,7 @@ import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, rmSyn
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { processStartTime, signalTree, TOKEN_VAR } from './process-tree.js';
-import { describeWriteError } from './safe-files.js';
+import { describeWriteError, logTruncatedNotice } from './safe-files.js';
 import { CANCEL_GRACE_MS, KILL_GRACE_MS, readState, writeState, type SupervisorExit, type SupervisorMessage, type SupervisorSpec, type SupervisorState } from './supervisor-state.js';
 
 /** After the child exits, how long its output pipes may stay open (drained) before they are closed. */
@@ -22,7 +22,11 @@ const TAIL_KEEP = 64 * 1024;
 const WATCHDOG_MS = 5000;
 const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
 
-/** An append-only, size-capped log written synchronously; a failed write is recorded, never thrown. */
+/**
+ * An append-only, size-capped log written synchronously (the supervisor records the output's extent
+ * in its state file right after): safe-files.ts's LogSink, without the stream. A failed write is
+ * recorded, never thrown.
+ */
 class SyncLog {
   private fd: number | null = null;
   private written = 0;
@@ -75,7 +79,7 @@ class SyncLog {
     if (this.written + buf.length > this.maxBytes) {
       if (!this.truncated) {
         this.truncated = true;
-        this.put(Buffer.from(`\n=== vigil: log truncated at ${this.maxBytes} bytes; later output is dropped (the tail is kept in memory) ===\n`));
+        this.put(Buffer.from(logTruncatedNotice(this.maxBytes)));
       }
       return;
     }
