@@ -80,6 +80,33 @@ const AGENT_JITTER = num('agent-jitter', { min: 0, max: 0.999 });
 const SLOTS = num('slots', { min: 1, integer: true });
 const WORKFLOW_SLOTS = num('workflow-slots', { min: 2, integer: true });
 
+/**
+ * Everything the bench writes (its repositories, the server's database, the agent) goes under one
+ * folder, removed at the end — also on Ctrl+C or SIGTERM (the dev server is stopped first, at most
+ * 5 s), so a bench cut short does not leave hundreds of repositories behind.
+ */
+const SCRATCH = mkdtempSync(path.join(os.tmpdir(), 'vigil-bench-'));
+let runningServer: DevServer | null = null;
+let cleaningUp = false;
+for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  // `on`, not `once`: execa's exit hook re-raises a signal nobody else listens to any more, which
+  // would end the process before the cleanup. A second signal ends it at once.
+  process.on(sig, () => {
+    if (cleaningUp) process.exit(code);
+    cleaningUp = true;
+    process.stderr.write(`\nbench: ${sig}: stopping the server and removing ${SCRATCH}\n`);
+    void Promise.race([runningServer?.stop() ?? Promise.resolve(), new Promise((r) => setTimeout(r, 5000))]).finally(() => {
+      try {
+        // Agents still in flight may write into their repositories for a moment: retried.
+        rmSync(SCRATCH, { recursive: true, force: true, maxRetries: 10, retryDelay: 300 });
+      } catch (err) {
+        process.stderr.write(`bench: could not remove ${SCRATCH}: ${err instanceof Error ? err.message : String(err)}\n`);
+      }
+      process.exit(code);
+    });
+  });
+}
+
 /** `tuned`: the server's own dynamic config (DEV_SERVER_DYNAMIC_CONFIG); `none`: Temporal's defaults; or `key=json,...`. */
 function serverConfig(spec: string): Readonly<Record<string, number | boolean | string>> {
   if (spec === 'tuned') return DEV_SERVER_DYNAMIC_CONFIG;
@@ -92,7 +119,7 @@ const git = (cwd: string, ...args: string[]): void => {
 };
 
 function repoWith(files: number): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-bench-'));
+  const dir = mkdtempSync(path.join(SCRATCH, 'repo-'));
   git(dir, 'init', '-q', '-b', 'main');
   writeFileSync(path.join(dir, 'README.md'), '# bench\n');
   for (let i = 0; i < files; i++) {
@@ -519,8 +546,9 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
 async function benchIterations(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const cli = await resolveTemporalCli();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-bench-server-'));
+  const dir = mkdtempSync(path.join(SCRATCH, 'server-'));
   const server = await startDevServer({ cliPath: cli.path, dbFile: path.join(dir, 'temporal.db'), port: await freePort(), headless: true, dynamicConfig: serverConfig(values['server-config']) });
+  runningServer = server;
   console.log(`server dynamic config: ${values['server-config']}`);
   const prd = path.join(dir, 'PRD.md');
   writeFileSync(prd, '# Bench\n\nAppend a line to notes.txt.\n');
@@ -538,9 +566,14 @@ async function benchIterations(): Promise<void> {
     await connection.close();
     await native.close();
     await server.stop();
+    runningServer = null;
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-await benchTreeHash();
-await benchIterations();
+try {
+  await benchTreeHash();
+  await benchIterations();
+} finally {
+  rmSync(SCRATCH, { recursive: true, force: true, maxRetries: 10, retryDelay: 300 });
+}
