@@ -27,13 +27,14 @@ export interface AgentNotes {
 }
 
 /**
- * After an iteration: consumes `.vigil/signals/SUMMARY` into `consumedDir` and reads
- * `.vigil/CONTINUITY.md`. A retried activity reads the SUMMARY an interrupted attempt already moved.
+ * After an iteration: consumes `.vigil/signals/SUMMARY` into `consumedDir` (made by `makeDir`
+ * when there is one) and reads `.vigil/CONTINUITY.md`. A retried activity reads the SUMMARY an
+ * interrupted attempt already moved.
  */
-export function readAgentNotes(repoPath: string, consumedDir: string): AgentNotes {
+export function readAgentNotes(repoPath: string, consumedDir: string, makeDir: () => void): AgentNotes {
   const problems: string[] = [];
   const kept = path.join(consumedDir, 'SUMMARY');
-  if (consumeFile(path.join(repoPath, VIGIL_DIR, 'signals', 'SUMMARY'), kept) === 'link-removed') {
+  if (consumeFile(path.join(repoPath, VIGIL_DIR, 'signals', 'SUMMARY'), kept, makeDir) === 'link-removed') {
     problems.push('SUMMARY was a symbolic link or not a regular file; removed unread');
   }
   const text = (file: string, max: number): string | null => {

@@ -28,9 +28,14 @@ export function repositoryGone(repoPath: string): never {
   });
 }
 
+/** Fails the activity for good when the repository is gone. */
+export function requireRepository(repoPath: string): void {
+  if (!existsSync(repoPath)) repositoryGone(repoPath);
+}
+
 /** Creates (if needed) and returns a private folder under the repository, refusing links. */
 export function ensureRepoDir(repoPath: string, dir: string): string {
-  if (!existsSync(repoPath)) repositoryGone(repoPath);
+  requireRepository(repoPath);
   try {
     return ensurePrivateDir(path.resolve(repoPath), path.resolve(dir));
   } catch (err) {

@@ -121,9 +121,10 @@ export function readRegularFile(file: string, maxBytes: number): ReadResult {
 
 /**
  * Moves a file an agent wrote into Vigil's own folder, so it is consumed exactly once. A link is
- * removed instead of moved (and reported), so its target is never read.
+ * removed instead of moved (and reported), so its target is never read. `beforeMove` runs only
+ * when there is a file to move (it makes the folder `keepAs` goes into).
  */
-export function consumeFile(file: string, keepAs: string): 'moved' | 'link-removed' | 'absent' {
+export function consumeFile(file: string, keepAs: string, beforeMove?: () => void): 'moved' | 'link-removed' | 'absent' {
   let st;
   try {
     st = lstatSync(file);
@@ -134,6 +135,7 @@ export function consumeFile(file: string, keepAs: string): 'moved' | 'link-remov
     rmSync(file, { force: true, recursive: !st.isSymbolicLink() });
     return 'link-removed';
   }
+  beforeMove?.();
   renameSync(file, keepAs);
   return 'moved';
 }

@@ -11,7 +11,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { ReadSignalsInputSchema, type AgentSignals, type ReadSignalsInput } from '../schemas/activities.js';
-import { ensureRepoDir, ensureRunDir, pad, signalPath } from './artifacts.js';
+import { ensureRepoDir, pad, requireRepository, runDir, signalPath } from './artifacts.js';
 import { consumeFile, readRegularFile } from './safe-files.js';
 import { readAgentNotes } from './agent-notes.js';
 import { storeNote } from './prompt-memory.js';
@@ -29,13 +29,19 @@ const HumanReviewSchema = z.object({
 
 export async function readAgentSignals(raw: ReadSignalsInput): Promise<AgentSignals> {
   const input = ReadSignalsInputSchema.parse(raw);
-  const consumed = path.join(ensureRunDir(input.repoPath, input.runId), 'signals', `iteration-${pad(input.iteration)}`);
-  ensureRepoDir(input.repoPath, consumed);
+  requireRepository(input.repoPath);
+  const consumed = path.join(runDir(input.repoPath, input.runId), 'signals', `iteration-${pad(input.iteration)}`);
+  // Made when a file is consumed: most iterations send none, and leave no empty folder behind.
+  let made = false;
+  const makeConsumed = (): void => {
+    if (!made) ensureRepoDir(input.repoPath, consumed);
+    made = true;
+  };
   const problems: string[] = [];
   for (const name of SIGNAL_FILES) {
     // Atomic: the file is either still there or consumed. A link is removed unread: its target
     // (any file on the machine) must never reach a notification or history.
-    if (consumeFile(signalPath(input.repoPath, name), path.join(consumed, name)) === 'link-removed') {
+    if (consumeFile(signalPath(input.repoPath, name), path.join(consumed, name), makeConsumed) === 'link-removed') {
       problems.push(`${name} was a symbolic link or not a regular file; removed unread`);
     }
   }
@@ -80,7 +86,7 @@ export async function readAgentSignals(raw: ReadSignalsInput): Promise<AgentSign
     }
   }
 
-  const notes = input.notes ? readAgentNotes(input.repoPath, consumed) : { summary: null, continuity: null, problems: [] };
+  const notes = input.notes ? readAgentNotes(input.repoPath, consumed, makeConsumed) : { summary: null, continuity: null, problems: [] };
   problems.push(...notes.problems);
   return {
     humanReview,

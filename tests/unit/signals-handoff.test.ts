@@ -47,6 +47,14 @@ describe('readAgentSignals', () => {
     expect(await readAgentSignals({ runId: 'r1', repoPath: dir, iteration: 3 })).toEqual(first);
     // The next iteration sees nothing: consumed once.
     expect(await readAgentSignals({ runId: 'r1', repoPath: dir, iteration: 4 })).toEqual({ humanReview: null, driftReports: 0, contextClearRequested: false, problems: [], summary: null, continuity: null, continuityRef: null });
+    // What was consumed is kept under its iteration; an iteration with no signal leaves no folder.
+    expect(readFileSync(path.join(dir, '.vigil/runs/r1/signals/iteration-0003/DRIFT_DETECTED'), 'utf8')).toContain('scope creep');
+    expect(existsSync(path.join(dir, '.vigil/runs/r1/signals/iteration-0004'))).toBe(false);
+  });
+
+  it('fails for good when the repository is gone', async () => {
+    const gone = path.join(repo(), 'missing');
+    await expect(readAgentSignals({ runId: 'r3', repoPath: gone, iteration: 1 })).rejects.toMatchObject({ type: 'NotAGitRepository', nonRetryable: true });
   });
 
   it('still escalates an unreadable HUMAN_REVIEW_NEEDED, with its text as the reason', async () => {
