@@ -6,9 +6,16 @@
  * request lost with it is sent again once (every operation is read-only for the repository).
  * It holds the worker's event loop open only while a request is in flight, and exits when the
  * worker does (its stdin closes).
+ *
+ * It runs at a lower CPU priority than the worker (`configureGitHelper`; the worker's
+ * `--git-niceness`, workers/tuning.ts), and so do the git commands it starts: on a machine the runs
+ * keep busy, the worker answers its workflow tasks (a pause, a status) before the bookkeeping of
+ * the runs' repositories, instead of queueing behind it. Where the machine is idle, a niceness
+ * changes nothing.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
+import os from 'node:os';
 import { gitHelperMain } from './git-helper-child.js';
 
 /** A request lasting longer than this is taken as a hung helper: it is killed (and restarted by the next request). */
@@ -53,6 +60,15 @@ interface Pending {
   timer: NodeJS.Timeout;
 }
 
+/** The niceness of helpers started from now on (0: the worker's own priority). */
+let niceness = 0;
+
+/** Sets the niceness (0–19) of the git helper this process starts next; a running one keeps its own. */
+export function configureGitHelper(settings: { niceness: number }): void {
+  if (!Number.isInteger(settings.niceness) || settings.niceness < 0 || settings.niceness > 19) throw new RangeError(`the git helper's niceness must be an integer from 0 to 19, got ${settings.niceness}`);
+  niceness = settings.niceness;
+}
+
 /** The helper died with the request: it may be sent again. */
 class HelperLost extends Error {}
 
@@ -75,6 +91,15 @@ class GitHelper {
 
   private start(): ChildProcess {
     const child = spawn(process.execPath, ['-e', `(${gitHelperMain.toString()})()`], { stdio: ['pipe', 'pipe', 'inherit'] });
+    // Before the first request, so that every git it starts inherits the priority. Raising a
+    // niceness needs no privilege; a system that refuses it leaves the helper as it is.
+    if (niceness > 0 && child.pid !== undefined) {
+      try {
+        os.setPriority(child.pid, niceness);
+      } catch {
+        /* left at the worker's priority */
+      }
+    }
     this.starts += 1;
     this.buffered = '';
     child.stdout?.setEncoding('utf8');

@@ -1,8 +1,9 @@
 /**
- * How much a worker runs at once: flags of `vigil worker` and `vigil up` (`--activity-slots N`,
- * `--workflow-slots N`, `--local-activity-slots N`, `--max-cached-workflows N`), else the
- * environment (VIGIL_ACTIVITY_SLOTS, VIGIL_WORKFLOW_SLOTS, VIGIL_LOCAL_ACTIVITY_SLOTS,
- * VIGIL_MAX_CACHED_WORKFLOWS), else the defaults below.
+ * How much a worker runs at once, and at what priority: flags of `vigil worker` and `vigil up`
+ * (`--activity-slots N`, `--workflow-slots N`, `--local-activity-slots N`,
+ * `--max-cached-workflows N`, `--git-niceness N`), else the environment (VIGIL_ACTIVITY_SLOTS,
+ * VIGIL_WORKFLOW_SLOTS, VIGIL_LOCAL_ACTIVITY_SLOTS, VIGIL_MAX_CACHED_WORKFLOWS,
+ * VIGIL_GIT_NICENESS), else the defaults below.
  *
  * Why these defaults: an activity slot is held for the whole of an agent call, which mostly waits
  * on a child process (the agent CLI, the model behind it), and a council round holds one slot per
@@ -20,6 +21,11 @@
  * (`npm run bench -- --knobs '' --concurrent N --workflow-slots S`). Local activities (the event-store projection,
  * small reads) also keep the SDK's 100. The workflow cache keeps the SDK's default (sized from
  * the heap, ~1,000 for a 2 GiB heap), so 200 busy runs stay cached rather than replayed.
+ *
+ * The git helper runs at niceness 10: at 200 busy runs on two cores its git work (a process per
+ * git command, several per iteration) was a third of the machine's CPU, and the worker's workflow
+ * tasks waited for CPU behind it. Niced, a pause at that load took ~50–80 ms instead of ~100–150,
+ * at the same throughput; an idle machine sees no difference.
  */
 import type { WorkerOptions } from '@temporalio/worker';
 
@@ -32,9 +38,11 @@ export interface WorkerTuning {
   localActivitySlots: number;
   /** Workflows kept in the cache; null: the SDK's default (from the heap size). */
   maxCachedWorkflows: number | null;
+  /** The niceness of the git helper and the git commands it runs (0: the worker's own priority). */
+  gitNiceness: number;
 }
 
-export const DEFAULT_TUNING: WorkerTuning = { activitySlots: 200, workflowSlots: 16, localActivitySlots: 100, maxCachedWorkflows: null };
+export const DEFAULT_TUNING: WorkerTuning = { activitySlots: 200, workflowSlots: 16, localActivitySlots: 100, maxCachedWorkflows: null, gitNiceness: 10 };
 
 interface TuningSpec {
   key: keyof WorkerTuning;
@@ -49,6 +57,7 @@ export const TUNING_SPECS: readonly TuningSpec[] = [
   { key: 'workflowSlots', flag: '--workflow-slots', env: 'VIGIL_WORKFLOW_SLOTS', min: 2, max: 10_000 },
   { key: 'localActivitySlots', flag: '--local-activity-slots', env: 'VIGIL_LOCAL_ACTIVITY_SLOTS', min: 1, max: 10_000 },
   { key: 'maxCachedWorkflows', flag: '--max-cached-workflows', env: 'VIGIL_MAX_CACHED_WORKFLOWS', min: 0, max: 100_000 },
+  { key: 'gitNiceness', flag: '--git-niceness', env: 'VIGIL_GIT_NICENESS', min: 0, max: 19 },
 ];
 
 /** A tuning value that is not allowed; the message names the flag or variable and the range. */
@@ -82,6 +91,7 @@ export function resolveTuning(flags: TuningFlags, env: NodeJS.ProcessEnv): Worke
     workflowSlots: given('workflowSlots') ?? DEFAULT_TUNING.workflowSlots,
     localActivitySlots: given('localActivitySlots') ?? DEFAULT_TUNING.localActivitySlots,
     maxCachedWorkflows: given('maxCachedWorkflows') ?? DEFAULT_TUNING.maxCachedWorkflows,
+    gitNiceness: given('gitNiceness') ?? DEFAULT_TUNING.gitNiceness,
   };
   if (t.maxCachedWorkflows !== null) {
     if (t.maxCachedWorkflows === 1) throw new TuningError('--max-cached-workflows must be 0 (no cache) or at least 2, got 1');
@@ -104,5 +114,5 @@ export function tuningWorkerOptions(t: WorkerTuning): Pick<WorkerOptions, 'maxCo
 
 /** One line for the worker's banner. */
 export function describeTuning(t: WorkerTuning): string {
-  return `${t.activitySlots} activity slots, ${t.workflowSlots} workflow-task slots, ${t.localActivitySlots} local-activity slots, workflow cache ${t.maxCachedWorkflows ?? 'SDK default'}`;
+  return `${t.activitySlots} activity slots, ${t.workflowSlots} workflow-task slots, ${t.localActivitySlots} local-activity slots, workflow cache ${t.maxCachedWorkflows ?? 'SDK default'}, git at niceness ${t.gitNiceness}`;
 }

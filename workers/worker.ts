@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, NativeConnection, Worker, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
 import type { PayloadCodec } from '@temporalio/common';
 import * as activities from '../activities/index.js';
+import { configureGitHelper } from '../activities/git-helper.js';
 import { HEARTBEAT_SEND_MS, setHeartbeatSendMs } from '../activities/heartbeat.js';
 import { cancelRunningCalls } from '../activities/running-calls.js';
 import type { RunningCallSinks } from '../workflows/running-call.js';
@@ -118,6 +119,8 @@ export async function createVigilWorker(opts: VigilWorkerOptions): Promise<Worke
   const heartbeatSendMs = opts.heartbeatSendMs ?? HEARTBEAT_SEND_MS;
   // The activities wait one send interval before their first beat (activities/heartbeat.ts).
   setHeartbeatSendMs(opts.taskQueue, heartbeatSendMs);
+  const tuning = opts.tuning ?? DEFAULT_TUNING;
+  configureGitHelper({ niceness: tuning.gitNiceness });
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
@@ -132,7 +135,7 @@ export async function createVigilWorker(opts: VigilWorkerOptions): Promise<Worke
     // Payloads encrypted when a codec key is configured (VIGIL_CODEC_KEY_FILE / VIGIL_CODEC_KEY).
     ...(codec ? { dataConverter: { payloadCodecs: [tolerantDecoding(codec)] } } : {}),
     identity: opts.identity ?? workerIdentity(),
-    ...tuningWorkerOptions(opts.tuning ?? DEFAULT_TUNING),
+    ...tuningWorkerOptions(tuning),
     // A running call's heartbeats reach Temporal at most every HEARTBEAT_SEND_MS: they prove the
     // worker alive (the heartbeat timeout, 30 s by default, notices a dead one) and bring back a
     // cancellation. At two a second, 200 busy runs sent 400 heartbeats a second, which kept the

@@ -33,10 +33,11 @@ describe('worker slots', () => {
     expect(help).toContain(`workflow tasks at once (default ${DEFAULT_TUNING.workflowSlots})`);
     expect(help).toContain(`reviews (default ${DEFAULT_TUNING.activitySlots})`);
     expect(help).toContain(`event-store projection (default ${DEFAULT_TUNING.localActivitySlots})`);
+    expect(help).toContain(`0 runs it at the worker's priority (default ${DEFAULT_TUNING.gitNiceness}); env VIGIL_GIT_NICENESS`);
   });
 
-  it('default to 200 activity slots, 16 workflow-task slots, the SDK default for local activities and the cache', () => {
-    expect(resolveTuning({}, {})).toEqual({ activitySlots: 200, workflowSlots: 16, localActivitySlots: 100, maxCachedWorkflows: null });
+  it('default to 200 activity slots, 16 workflow-task slots, the SDK default for local activities and the cache, git at niceness 10', () => {
+    expect(resolveTuning({}, {})).toEqual({ activitySlots: 200, workflowSlots: 16, localActivitySlots: 100, maxCachedWorkflows: null, gitNiceness: 10 });
     expect(tuningWorkerOptions(DEFAULT_TUNING)).toEqual({
       maxConcurrentActivityTaskExecutions: 200,
       maxConcurrentWorkflowTaskExecutions: 16,
@@ -45,10 +46,10 @@ describe('worker slots', () => {
   });
 
   it('take flags over the environment, and map onto the SDK options', () => {
-    const env = { VIGIL_ACTIVITY_SLOTS: '50', VIGIL_WORKFLOW_SLOTS: '12', VIGIL_LOCAL_ACTIVITY_SLOTS: '20', VIGIL_MAX_CACHED_WORKFLOWS: '500' };
-    expect(resolveTuning({}, env)).toEqual({ activitySlots: 50, workflowSlots: 12, localActivitySlots: 20, maxCachedWorkflows: 500 });
-    const t = resolveTuning({ activitySlots: '400', maxCachedWorkflows: '0' }, env);
-    expect(t).toEqual({ activitySlots: 400, workflowSlots: 12, localActivitySlots: 20, maxCachedWorkflows: 0 });
+    const env = { VIGIL_ACTIVITY_SLOTS: '50', VIGIL_WORKFLOW_SLOTS: '12', VIGIL_LOCAL_ACTIVITY_SLOTS: '20', VIGIL_MAX_CACHED_WORKFLOWS: '500', VIGIL_GIT_NICENESS: '5' };
+    expect(resolveTuning({}, env)).toEqual({ activitySlots: 50, workflowSlots: 12, localActivitySlots: 20, maxCachedWorkflows: 500, gitNiceness: 5 });
+    const t = resolveTuning({ activitySlots: '400', maxCachedWorkflows: '0', gitNiceness: '0' }, env);
+    expect(t).toEqual({ activitySlots: 400, workflowSlots: 12, localActivitySlots: 20, maxCachedWorkflows: 0, gitNiceness: 0 });
     expect(tuningWorkerOptions(t)).toEqual({
       maxConcurrentActivityTaskExecutions: 400,
       maxConcurrentWorkflowTaskExecutions: 12,
@@ -66,6 +67,8 @@ describe('worker slots', () => {
       [{ localActivitySlots: 'lots' }, {}, '--local-activity-slots must be an integer from 1 to 10000, got "lots"'],
       [{ maxCachedWorkflows: '1' }, {}, '--max-cached-workflows must be 0 (no cache) or at least 2, got 1'],
       [{ maxCachedWorkflows: '10', workflowSlots: '20' }, {}, '--workflow-slots (20) cannot exceed --max-cached-workflows (10)'],
+      [{ gitNiceness: '20' }, {}, '--git-niceness must be an integer from 0 to 19, got "20"'],
+      [{}, { VIGIL_GIT_NICENESS: '-5' }, 'VIGIL_GIT_NICENESS must be an integer from 0 to 19, got "-5"'],
     ];
     for (const [flags, env, message] of cases) expect(usageError(() => resolveOperations(flags, env))).toContain(message);
   });

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterEach, describe, expect, it } from 'vitest';
 import { changedPaths, git as gitCommand, inspectRepo, inspectRepoChanges, prepareRun, workingTreeHash } from '../../activities/repo.js';
-import { gitHelper, runGit } from '../../activities/git-helper.js';
+import { configureGitHelper, gitHelper, runGit } from '../../activities/git-helper.js';
 
 const GIT_ENV = {
   ...process.env,
@@ -544,6 +544,27 @@ describe('the git helper', () => {
     expect(snap.treeHash).toBe(referenceTreeHash(repo));
     expect(gitHelper.pid).toBe(pid);
     expect(gitHelper.started).toBe(started);
+  });
+
+  it('runs at the niceness it was given, and so do the git commands it starts', async () => {
+    const { repo } = committedRepo();
+    const niceOf = (stat: string): number => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    configureGitHelper({ niceness: 7 });
+    try {
+      gitHelper.stop();
+      await workingTreeHash(repo);
+      expect(niceOf(readFileSync(`/proc/${gitHelper.pid}/stat`, 'utf8'))).toBe(7);
+      // A git alias run by a shell: the process it starts reads its own niceness.
+      const r = await runGit(repo, ['-c', "alias.nice=!cat /proc/self/stat", 'nice']);
+      expect(r.exitCode).toBe(0);
+      expect(niceOf(r.stdout)).toBe(7);
+    } finally {
+      configureGitHelper({ niceness: 0 });
+      gitHelper.stop();
+    }
+    await workingTreeHash(repo);
+    expect(niceOf(readFileSync(`/proc/${gitHelper.pid}/stat`, 'utf8'))).toBe(niceOf(readFileSync('/proc/self/stat', 'utf8')));
+    expect(() => configureGitHelper({ niceness: 20 })).toThrow(/from 0 to 19, got 20/);
   });
 
   it('answers concurrent requests, each with its own answer', async () => {
