@@ -63,10 +63,24 @@ interface Pending {
 /** The niceness of helpers started from now on (0: the worker's own priority). */
 let niceness = 0;
 
-/** Sets the niceness (0–19) of the git helper this process starts next; a running one keeps its own. */
+/**
+ * Sets the niceness (0–19) of the git helper, the running one included (the git it starts from
+ * then on inherits it). Lowering a running helper's niceness needs a privilege; without it, the
+ * running helper keeps its own and the next one started gets the new value.
+ */
 export function configureGitHelper(settings: { niceness: number }): void {
   if (!Number.isInteger(settings.niceness) || settings.niceness < 0 || settings.niceness > 19) throw new RangeError(`the git helper's niceness must be an integer from 0 to 19, got ${settings.niceness}`);
   niceness = settings.niceness;
+  const pid = gitHelper.pid;
+  if (pid !== null) renice(pid, niceness);
+}
+
+function renice(pid: number, value: number): void {
+  try {
+    os.setPriority(pid, value);
+  } catch {
+    /* a system that refuses it leaves the helper as it is */
+  }
 }
 
 /** The helper died with the request: it may be sent again. */
@@ -91,15 +105,9 @@ class GitHelper {
 
   private start(): ChildProcess {
     const child = spawn(process.execPath, ['-e', `(${gitHelperMain.toString()})()`], { stdio: ['pipe', 'pipe', 'inherit'] });
-    // Before the first request, so that every git it starts inherits the priority. Raising a
-    // niceness needs no privilege; a system that refuses it leaves the helper as it is.
-    if (niceness > 0 && child.pid !== undefined) {
-      try {
-        os.setPriority(child.pid, niceness);
-      } catch {
-        /* left at the worker's priority */
-      }
-    }
+    // Before the first request, so that every git it starts inherits the priority (raising a
+    // niceness needs no privilege).
+    if (niceness > 0 && child.pid !== undefined) renice(child.pid, niceness);
     this.starts += 1;
     this.buffered = '';
     child.stdout?.setEncoding('utf8');

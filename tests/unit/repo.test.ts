@@ -549,10 +549,13 @@ describe('the git helper', () => {
   it('runs at the niceness it was given, and so do the git commands it starts', async () => {
     const { repo } = committedRepo();
     const niceOf = (stat: string): number => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
-    configureGitHelper({ niceness: 7 });
     try {
       gitHelper.stop();
+      configureGitHelper({ niceness: 3 });
       await workingTreeHash(repo);
+      expect(niceOf(readFileSync(`/proc/${gitHelper.pid}/stat`, 'utf8'))).toBe(3);
+      // The running helper takes a new niceness at once.
+      configureGitHelper({ niceness: 7 });
       expect(niceOf(readFileSync(`/proc/${gitHelper.pid}/stat`, 'utf8'))).toBe(7);
       // A git alias run by a shell: the process it starts reads its own niceness.
       const r = await runGit(repo, ['-c', "alias.nice=!cat /proc/self/stat", 'nice']);
