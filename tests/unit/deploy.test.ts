@@ -258,11 +258,11 @@ describe('docker-compose.yml', () => {
     const worker = env(service('vigil-worker'));
     // `${NAME:-default}` as compose resolves it when NAME is unset.
     const defaults = Object.fromEntries(Object.entries(worker).map(([k, v]) => [k, v.replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1')]));
-    for (const k of ['VIGIL_METRICS_BIND', 'VIGIL_ACTIVITY_SLOTS', 'VIGIL_WORKFLOW_SLOTS', 'VIGIL_LOG_FORMAT', 'OTEL_EXPORTER_OTLP_ENDPOINT']) {
+    for (const k of ['VIGIL_METRICS_BIND', 'VIGIL_ACTIVITY_SLOTS', 'VIGIL_WORKFLOW_SLOTS', 'VIGIL_GIT_NICENESS', 'VIGIL_LOG_FORMAT', 'OTEL_EXPORTER_OTLP_ENDPOINT']) {
       expect(worker[k], k).toMatch(new RegExp(`^\\$\\{${k}:-`));
     }
     const ops = resolveOperations({}, defaults);
-    expect(ops).toEqual({ logFormat: 'text', metricsBind: '0.0.0.0:9464', otel: null, tuning: { activitySlots: 200, workflowSlots: 16, localActivitySlots: 100, maxCachedWorkflows: null } });
+    expect(ops).toEqual({ logFormat: 'text', metricsBind: '0.0.0.0:9464', otel: null, tuning: { activitySlots: 200, workflowSlots: 16, localActivitySlots: 100, maxCachedWorkflows: null, gitNiceness: 10 } });
     // The metrics port is the one the service declares, on the compose network only.
     expect((service('vigil-worker').expose ?? []).map(String)).toEqual(['9464']);
     expect(resolveOperations({}, { ...defaults, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).otel).toEqual({ endpoint: null });
