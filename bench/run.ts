@@ -51,6 +51,7 @@ const USAGE = `usage: npm run bench [-- options]   (or: node dist/bench/run.js [
   --agent-jitter J        load: spread of the sleep, 0 <= J < 1 (default 0.5)
   --slots N               worker activity slots (default ${DEFAULT_TUNING.activitySlots})
   --workflow-slots N      worker workflow-task slots (default ${DEFAULT_TUNING.workflowSlots})
+  --git-niceness N        niceness of the worker's git helper, 0-19 (default ${DEFAULT_TUNING.gitNiceness})
   --breakdown             iterations: where the time of an iteration goes
   --dump-histories DIR    every execution's history as JSON
   --server-config SPEC    tuned (default), none, or key=json,...`;
@@ -64,6 +65,7 @@ const values = benchArgs('bench', USAGE, {
   'agent-jitter': { type: 'string', default: '0.5' },
   slots: { type: 'string', default: String(DEFAULT_TUNING.activitySlots) },
   'workflow-slots': { type: 'string', default: String(DEFAULT_TUNING.workflowSlots) },
+  'git-niceness': { type: 'string', default: String(DEFAULT_TUNING.gitNiceness) },
   breakdown: { type: 'boolean', default: false },
   'dump-histories': { type: 'string', default: '' },
   'server-config': { type: 'string', default: 'tuned' },
@@ -79,6 +81,7 @@ const AGENT_SLEEP = num('agent-sleep', { min: 0 });
 const AGENT_JITTER = num('agent-jitter', { min: 0, max: 0.999 });
 const SLOTS = num('slots', { min: 1, integer: true });
 const WORKFLOW_SLOTS = num('workflow-slots', { min: 2, integer: true });
+const GIT_NICENESS = num('git-niceness', { min: 0, max: 19, integer: true });
 
 /**
  * Everything the bench writes (its repositories, the server's database, the agent) goes under one
@@ -524,7 +527,7 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
     const total = made.reduce((a, b) => a + b, 0);
     const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
     console.log(
-      `load, ${runs} runs (agent sleeps ${AGENT_SLEEP} s${AGENT_JITTER ? ` ± ${AGENT_JITTER * 100} %` : ''}, ${SLOTS} activity slots, ${WORKFLOW_SLOTS} workflow-task slots): ${(total / minutes).toFixed(0)} iterations/min ` +
+      `load, ${runs} runs (agent sleeps ${AGENT_SLEEP} s${AGENT_JITTER ? ` ± ${AGENT_JITTER * 100} %` : ''}, ${SLOTS} activity slots, ${WORKFLOW_SLOTS} workflow-task slots, git at niceness ${GIT_NICENESS}): ${(total / minutes).toFixed(0)} iterations/min ` +
         `(ideal ${((runs * 60) / AGENT_SLEEP).toFixed(0)}); fewest by one run ${Math.min(...made)}, most ${Math.max(...made)} in ${(minutes * 60).toFixed(0)} s; ` +
         `RSS worker ${rssWorker.toFixed(0)} MiB (JS heap ${heapWorker.toFixed(0)} MiB) + server ${rssServer.toFixed(0)} MiB + supervisor daemon ${rssSupervision.toFixed(0)} MiB; status median ${pct(statusMs, 0.5).toFixed(0)} ms (max ${Math.max(...statusMs).toFixed(0)}), ` +
         `pause median ${pct(pauseMs, 0.5).toFixed(0)} ms (max ${Math.max(...pauseMs).toFixed(0)}); ` +
@@ -573,7 +576,7 @@ async function benchIterations(): Promise<void> {
   const native = await NativeConnection.connect({ address: server.address });
   const connection = await Connection.connect({ address: server.address });
   try {
-    const worker = await createVigilWorker({ connection: native, namespace: 'default', taskQueue: 'bench', tuning: { ...DEFAULT_TUNING, activitySlots: SLOTS, workflowSlots: WORKFLOW_SLOTS }, codec: null });
+    const worker = await createVigilWorker({ connection: native, namespace: 'default', taskQueue: 'bench', tuning: { ...DEFAULT_TUNING, activitySlots: SLOTS, workflowSlots: WORKFLOW_SLOTS, gitNiceness: GIT_NICENESS }, codec: null });
     await worker.runUntil(async () => {
       const client = new Client({ connection });
       for (const name of KNOB_SETS) report(`iterations, ${name} knobs`, await measuredRun(client, server, knobSet(name, agent, 0, ITERATIONS), name, prd));

@@ -19,13 +19,14 @@ describe('bench flags', () => {
   it('--help prints every flag of the main bench and exits 0', () => {
     const r = bench('run', '--help');
     expect(r.code).toBe(0);
-    for (const flag of ['--iterations', '--knobs', '--concurrent', '--agent-jitter', '--slots', '--workflow-slots', '--dump-histories', '--server-config']) expect(r.stdout).toContain(flag);
+    for (const flag of ['--iterations', '--knobs', '--concurrent', '--agent-jitter', '--slots', '--workflow-slots', '--git-niceness', '--dump-histories', '--server-config']) expect(r.stdout).toContain(flag);
   });
 
   it.each([
     [['--iterations', 'ten'], /^bench: --iterations must be an integer, at least 1, got "ten"$/m],
     [['--agent-jitter', '1'], /^bench: --agent-jitter must be a number, at least 0, at most 0\.999, got "1"$/m],
     [['--knobs', 'fast'], /^bench: --knobs: no knob set "fast" \(minimal, default\)$/m],
+    [['--git-niceness', '20'], /^bench: --git-niceness must be an integer, at least 0, at most 19, got "20"$/m],
     [['--nope'], /^bench: Unknown option '--nope'/m],
   ])('%j ends the bench with exit 2 and says what is wrong', (args, message) => {
     const r = bench('run', ...args);
