@@ -8,7 +8,6 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -21,6 +20,7 @@ import { DEFAULT_TUNING } from '../workers/tuning.js';
 import { createVigilWorker } from '../workers/worker.js';
 import { statusQuery } from '../workflows/messages.js';
 import { benchArgs, numberArg } from './args.js';
+import { benchScratch } from './scratch.js';
 import { vigilRun } from '../workflows/run-workflow.js';
 
 const USAGE = 'usage: node dist/bench/cli-latency.js [--trials N (default 10)] [--bin path/to/bin/vigil.js]';
@@ -29,8 +29,10 @@ const TRIALS = numberArg('cli-latency', USAGE, 'trials', values.trials, { min: 1
 const BIN = path.resolve(values.bin as string);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+const SCRATCH = benchScratch('cli-bench');
+
 function repo(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-cli-bench-'));
+  const dir = SCRATCH.mkdir('repo-');
   const env = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' };
   execFileSync('sh', ['-c', 'git init -q -b main && echo x > README.md && git add -A && git commit -qm init'], { cwd: dir, env });
   return dir;
@@ -44,7 +46,8 @@ const stats = (xs: number[]): string => {
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const cli = await resolveTemporalCli();
-  const server = await startDevServer({ cliPath: cli.path, dbFile: path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-cli-bench-db-')), 'temporal.db'), port: await freePort(), headless: true });
+  const server = await startDevServer({ cliPath: cli.path, dbFile: path.join(SCRATCH.mkdir('server-'), 'temporal.db'), port: await freePort(), headless: true });
+  SCRATCH.server = server;
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
   const native = await NativeConnection.connect({ address: server.address });
@@ -104,6 +107,11 @@ async function main(): Promise<void> {
   await native.close();
   await connection.close();
   await server.stop();
+  SCRATCH.server = null;
 }
 
-await main();
+try {
+  await main();
+} finally {
+  SCRATCH.remove();
+}

@@ -23,8 +23,7 @@
  *        [-- --breakdown] [-- --dump-histories DIR] (every execution's history as JSON, payloads base64)
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
@@ -33,6 +32,7 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { workingTreeHash } from '../activities/repo.js';
 import { daemonPid } from '../activities/supervisor-client.js';
 import { benchArgs, fail, numberArg } from './args.js';
+import { benchScratch } from './scratch.js';
 import { defaultKnobs, type Knobs } from '../schemas/knobs.js';
 import { DEV_SERVER_DYNAMIC_CONFIG, freePort, startDevServer, type DevServer } from '../workers/dev-server.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
@@ -83,32 +83,7 @@ const SLOTS = num('slots', { min: 1, integer: true });
 const WORKFLOW_SLOTS = num('workflow-slots', { min: 2, integer: true });
 const GIT_NICENESS = num('git-niceness', { min: 0, max: 19, integer: true });
 
-/**
- * Everything the bench writes (its repositories, the server's database, the agent) goes under one
- * folder, removed at the end — also on Ctrl+C or SIGTERM (the dev server is stopped first, at most
- * 5 s), so a bench cut short does not leave hundreds of repositories behind.
- */
-const SCRATCH = mkdtempSync(path.join(os.tmpdir(), 'vigil-bench-'));
-let runningServer: DevServer | null = null;
-let cleaningUp = false;
-for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
-  // `on`, not `once`: execa's exit hook re-raises a signal nobody else listens to any more, which
-  // would end the process before the cleanup. A second signal ends it at once.
-  process.on(sig, () => {
-    if (cleaningUp) process.exit(code);
-    cleaningUp = true;
-    process.stderr.write(`\nbench: ${sig}: stopping the server and removing ${SCRATCH}\n`);
-    void Promise.race([runningServer?.stop() ?? Promise.resolve(), new Promise((r) => setTimeout(r, 5000))]).finally(() => {
-      try {
-        // Agents still in flight may write into their repositories for a moment: retried.
-        rmSync(SCRATCH, { recursive: true, force: true, maxRetries: 10, retryDelay: 300 });
-      } catch (err) {
-        process.stderr.write(`bench: could not remove ${SCRATCH}: ${err instanceof Error ? err.message : String(err)}\n`);
-      }
-      process.exit(code);
-    });
-  });
-}
+const SCRATCH = benchScratch('bench');
 
 /** `tuned`: the server's own dynamic config (DEV_SERVER_DYNAMIC_CONFIG); `none`: Temporal's defaults; or `key=json,...`. */
 function serverConfig(spec: string): Readonly<Record<string, number | boolean | string>> {
@@ -122,7 +97,7 @@ const git = (cwd: string, ...args: string[]): void => {
 };
 
 function repoWith(files: number): string {
-  const dir = mkdtempSync(path.join(SCRATCH, 'repo-'));
+  const dir = SCRATCH.mkdir('repo-');
   git(dir, 'init', '-q', '-b', 'main');
   writeFileSync(path.join(dir, 'README.md'), '# bench\n');
   for (let i = 0; i < files; i++) {
@@ -566,9 +541,9 @@ function benchLogger(): DefaultLogger {
 async function benchIterations(): Promise<void> {
   Runtime.install({ logger: benchLogger(), telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } } });
   const cli = await resolveTemporalCli();
-  const dir = mkdtempSync(path.join(SCRATCH, 'server-'));
+  const dir = SCRATCH.mkdir('server-');
   const server = await startDevServer({ cliPath: cli.path, dbFile: path.join(dir, 'temporal.db'), port: await freePort(), headless: true, dynamicConfig: serverConfig(values['server-config']) });
-  runningServer = server;
+  SCRATCH.server = server;
   console.log(`server dynamic config: ${values['server-config']}`);
   const prd = path.join(dir, 'PRD.md');
   writeFileSync(prd, '# Bench\n\nAppend a line to notes.txt.\n');
@@ -586,7 +561,7 @@ async function benchIterations(): Promise<void> {
     await connection.close();
     await native.close();
     await server.stop();
-    runningServer = null;
+    SCRATCH.server = null;
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -595,5 +570,5 @@ try {
   await benchTreeHash();
   await benchIterations();
 } finally {
-  rmSync(SCRATCH, { recursive: true, force: true, maxRetries: 10, retryDelay: 300 });
+  SCRATCH.remove();
 }

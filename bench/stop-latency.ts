@@ -9,8 +9,7 @@
  * Usage: npm run build && node dist/bench/stop-latency.js [--runs 20] [--trials 10] [--gates]
  * (a dev server of its own; TEMPORAL_ADDRESS=host:port uses a running one instead)
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
@@ -22,6 +21,7 @@ import { DEFAULT_TUNING } from '../workers/tuning.js';
 import { createVigilWorker } from '../workers/worker.js';
 import { statusQuery, stopUpdate } from '../workflows/messages.js';
 import { benchArgs, numberArg } from './args.js';
+import { benchScratch } from './scratch.js';
 import { vigilRun } from '../workflows/run-workflow.js';
 import { execFileSync } from 'node:child_process';
 
@@ -41,8 +41,10 @@ function running(pid: number): boolean {
   }
 }
 
+const SCRATCH = benchScratch('stop-bench');
+
 function repo(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-stop-bench-'));
+  const dir = SCRATCH.mkdir('repo-');
   const env = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' };
   execFileSync('sh', ['-c', 'git init -q -b main && echo x > README.md && git add -A && git commit -qm init'], { cwd: dir, env });
   return dir;
@@ -69,7 +71,8 @@ async function main(): Promise<void> {
   let address = process.env.TEMPORAL_ADDRESS;
   if (!address) {
     const cli = await resolveTemporalCli();
-    server = await startDevServer({ cliPath: cli.path, dbFile: path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-stop-bench-db-')), 'temporal.db'), port: await freePort(), headless: true });
+    server = await startDevServer({ cliPath: cli.path, dbFile: path.join(SCRATCH.mkdir('server-'), 'temporal.db'), port: await freePort(), headless: true });
+    SCRATCH.server = server;
     address = server.address;
   }
   const connection = await Connection.connect({ address });
@@ -94,7 +97,7 @@ async function main(): Promise<void> {
     const closed: number[] = [];
     const gone: number[] = [];
     for (let t = 0; t < TRIALS; t++) {
-      const pids = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-stop-pids-')), 'pids');
+      const pids = path.join(SCRATCH.mkdir('pids-'), 'pids');
       const h = await start(['/bin/sh', '-c', `sleep 600 & echo "$$ $!" > "${pids}"; wait`], `stop-bench-${process.pid}-${t}`);
       await agentRunning(h);
       let tree: number[] = [];
@@ -122,6 +125,11 @@ async function main(): Promise<void> {
   await native.close();
   await connection.close();
   await server?.stop();
+  SCRATCH.server = null;
 }
 
-await main();
+try {
+  await main();
+} finally {
+  SCRATCH.remove();
+}
