@@ -31,16 +31,18 @@ export async function collectEvidence(raw: CollectEvidenceInput): Promise<Eviden
   const hashing = workingTreeHash(repo);
   const headCommit = objectExists(repo, 'HEAD^{commit}');
   const status = git(repo, ['status', '--short', '--', '.', EXCLUDE]);
-  for (const p of [hashing, headCommit, status]) p.catch(() => {}); // the repository check below speaks first
+  // The run-start point, as a commit (or as a tree for a run that started without one).
+  const startPoint = input.runStartSha ? objectExists(repo, `${input.runStartSha}^{commit}`) : input.runStartTree ? objectExists(repo, `${input.runStartTree}^{tree}`) : Promise.resolve(false);
+  for (const p of [hashing, headCommit, status, startPoint]) p.catch(() => {}); // the repository check below speaks first
   await assertGitRepo(repo);
-  const [tree, hasHead] = await Promise.all([hashing, headCommit]);
+  const [tree, hasHead, startKnown] = await Promise.all([hashing, headCommit, startPoint]);
 
   let baseline: EvidenceFactsResult['baseline'];
   let base: string;
-  if (input.runStartSha && (await objectExists(repo, `${input.runStartSha}^{commit}`))) {
+  if (input.runStartSha && startKnown) {
     baseline = 'run_start_commit';
     base = input.runStartSha;
-  } else if (!input.runStartSha && input.runStartTree && (await objectExists(repo, `${input.runStartTree}^{tree}`))) {
+  } else if (!input.runStartSha && input.runStartTree && startKnown) {
     baseline = 'run_start_tree';
     base = input.runStartTree;
   } else {

@@ -20,13 +20,16 @@
  * pruned refs. In an inspection it runs beside the diffs, once the tree is known.
  *
  * The tree hash (see activities/repo.ts): the git tree id of the working tree as `git add -A` would
- * stage it, computed with a temporary index that starts as a copy of the real one (its stat cache,
+ * stage it, computed with a scratch index that starts as a copy of the real one (its stat cache,
  * with the original's mtime so "racily clean" entries are re-read), `.vigil/` removed from it
- * (when it holds any); the user's index is never touched.
+ * (when it holds any); the user's index is never touched. A repository's hashes run one at a
+ * time; a scratch index staged to the same bytes as the one the last tree was written from is
+ * that tree (a reviewer's check that the tree did not change costs one git command, not two).
  */
 export function gitHelperMain(): void {
   /* eslint-disable @typescript-eslint/no-require-imports -- run by `node -e` as CommonJS */
   const { spawn } = require('node:child_process') as typeof import('node:child_process');
+  const crypto = require('node:crypto') as typeof import('node:crypto');
   const fs = require('node:fs') as typeof import('node:fs');
   const os = require('node:os') as typeof import('node:os');
   const path = require('node:path') as typeof import('node:path');
@@ -77,35 +80,144 @@ export function gitHelperMain(): void {
     return r.stdout;
   };
 
-  /** Where each repository's index is (asked once per repository; forgotten when a command there fails). */
-  const indexPaths = new Map<string, string>();
-  const indexPath = async (cwd: string): Promise<string> => {
-    let p = indexPaths.get(cwd);
-    if (p === undefined) indexPaths.set(cwd, (p = path.resolve(cwd, await ok(cwd, ['rev-parse', '--git-path', 'index']))));
-    return p;
+  /** Where a repository keeps its index and its objects (asked once per repository; forgotten when a command there fails). */
+  interface Where {
+    index: string;
+    objects: string;
+  }
+  const wheres = new Map<string, Where>();
+  const whereFrom = (cwd: string, lines: string[]): Where | null => {
+    const [index, objects] = lines;
+    return index && objects ? { index: path.resolve(cwd, index), objects: path.resolve(cwd, objects) } : null;
+  };
+  const whereOf = async (cwd: string): Promise<Where> => {
+    let w = wheres.get(cwd);
+    if (w === undefined) {
+      w = whereFrom(cwd, (await ok(cwd, ['rev-parse', '--git-path', 'index', '--git-path', 'objects'])).split('\n')) ?? undefined;
+      if (w === undefined) throw new Error(`git rev-parse gave no index and objects paths in ${cwd}`);
+      wheres.set(cwd, w);
+    }
+    return w;
   };
 
-  const treeHash = async (cwd: string, knownIndex?: string): Promise<string> => {
-    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-index-'));
+  /**
+   * The scratch indexes: one file per repository in one folder of this helper, rewritten for
+   * every hash (a folder and a file made and removed per hash would make the file system's inode
+   * allocator step over ever more recently deleted inodes, which slows every file created on the
+   * machine). Removed when the helper exits; a folder left by a helper that was killed is removed
+   * by the next one.
+   */
+  const SCRATCH_PREFIX = 'vigil-git-helper-';
+  let scratchDir: string | null = null;
+  const scratchFiles = new Map<string, string>();
+  const MAX_SCRATCH_FILES = 512;
+  let scratchCount = 0;
+  /** The scratch folders of helpers that are gone (killed before they could remove their own). */
+  const removeOrphanScratch = (): void => {
     try {
-      const tmpIndex = path.join(tmp, 'index');
-      const realIndex = knownIndex ?? (await indexPath(cwd));
-      if (fs.existsSync(realIndex)) {
-        const st = fs.statSync(realIndex);
-        fs.copyFileSync(realIndex, tmpIndex);
-        fs.utimesSync(tmpIndex, st.atime, st.mtime);
+      for (const name of fs.readdirSync(os.tmpdir())) {
+        const pid = Number(new RegExp(`^${SCRATCH_PREFIX}(\\d+)-`).exec(name)?.[1] ?? NaN);
+        if (!Number.isInteger(pid) || pid === process.pid) continue;
+        try {
+          process.kill(pid, 0);
+        } catch (e) {
+          if ((e as { code?: string }).code === 'ESRCH') fs.rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
+        }
       }
-      const env = { GIT_INDEX_FILE: tmpIndex };
-      await ok(cwd, ['add', '-A'], env);
-      // `.vigil/` is usually ignored (info/exclude): only an index that holds some of it needs it removed.
-      if (!fs.existsSync(tmpIndex) || fs.readFileSync(tmpIndex).includes(`${VIGIL_DIR}/`)) await ok(cwd, ['rm', '-r', '-q', '--cached', '--ignore-unmatch', '--', VIGIL_DIR], env);
-      return await ok(cwd, ['write-tree'], env);
-    } catch (e) {
-      indexPaths.delete(cwd);
-      throw e;
-    } finally {
-      fs.rmSync(tmp, { recursive: true, force: true });
+    } catch {
+      /* an unreadable temporary folder: nothing to tidy */
     }
+  };
+  const scratchIndex = (cwd: string): string => {
+    if (scratchDir === null) {
+      removeOrphanScratch();
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${SCRATCH_PREFIX}${process.pid}-`));
+      process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+      // Stopped by a signal (a Ctrl+C reaches the worker's whole process group): the folder goes too.
+      for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => process.exit(128 + os.constants.signals[signal]));
+      scratchDir = dir;
+    }
+    let file = scratchFiles.get(cwd);
+    if (file === undefined) {
+      if (scratchFiles.size >= MAX_SCRATCH_FILES) {
+        // The least recently hashed repository gives its file up.
+        const [oldest, its] = scratchFiles.entries().next().value as [string, string];
+        scratchFiles.delete(oldest);
+        lastTrees.delete(oldest);
+        fs.rmSync(its, { force: true });
+      }
+      file = path.join(scratchDir, `index-${(scratchCount += 1)}`);
+    } else scratchFiles.delete(cwd); // re-inserted below: the map's order is the order of use
+    scratchFiles.set(cwd, file);
+    return file;
+  };
+
+  /**
+   * The last tree written per repository, with a digest of the scratch index it was written
+   * from (after `git add -A`, before `write-tree`). A scratch index whose bytes are the same
+   * holds the same entries, so it makes the same tree: `write-tree` is skipped while that tree's
+   * object is still there, loose (a tree packed or collected since is written again).
+   */
+  const lastTrees = new Map<string, { digest: string; tree: string }>();
+  const looseObject = (where: Where, id: string): boolean => fs.existsSync(path.join(where.objects, id.slice(0, 2), id.slice(2)));
+
+  const computeTree = async (cwd: string, where: Where): Promise<string> => {
+    const scratch = scratchIndex(cwd);
+    try {
+      if (fs.existsSync(where.index)) {
+        const st = fs.statSync(where.index);
+        fs.copyFileSync(where.index, scratch);
+        fs.utimesSync(scratch, st.atime, st.mtime);
+      } else fs.rmSync(scratch, { force: true });
+      const env = { GIT_INDEX_FILE: scratch };
+      await ok(cwd, ['add', '-A'], env);
+      const staged = fs.existsSync(scratch) ? fs.readFileSync(scratch) : null;
+      const digest = staged === null ? '' : crypto.createHash('sha1').update(staged).digest('hex');
+      const last = lastTrees.get(cwd);
+      if (last !== undefined && last.digest === digest && looseObject(where, last.tree)) return last.tree;
+      // `.vigil/` is usually ignored (info/exclude): only an index that holds some of it needs it removed.
+      if (staged === null || staged.includes(`${VIGIL_DIR}/`)) await ok(cwd, ['rm', '-r', '-q', '--cached', '--ignore-unmatch', '--', VIGIL_DIR], env);
+      const tree = await ok(cwd, ['write-tree'], env);
+      lastTrees.set(cwd, { digest, tree });
+      return tree;
+    } catch (e) {
+      wheres.delete(cwd);
+      lastTrees.delete(cwd);
+      throw e;
+    }
+  };
+
+  /**
+   * The hashes of each repository, one at a time (they share its scratch index). A request that
+   * comes while one runs joins the next one, which starts when it ends: every answer is a hash
+   * begun after its request, and reviewers finishing together share one.
+   */
+  const hashes = new Map<string, { current: Promise<string> | null; next: Promise<string> | null }>();
+  const treeHash = (cwd: string, known?: Where): Promise<string> => {
+    let queue = hashes.get(cwd);
+    if (queue === undefined) hashes.set(cwd, (queue = { current: null, next: null }));
+    const q = queue;
+    if (q.next !== null) return q.next;
+    const start = (): Promise<string> => {
+      const p = (async () => computeTree(cwd, known ?? (await whereOf(cwd))))();
+      q.current = p;
+      const settle = (): void => {
+        if (q.current === p) q.current = null;
+        if (q.current === null && q.next === null && hashes.get(cwd) === q) hashes.delete(cwd);
+      };
+      p.then(settle, settle);
+      return p;
+    };
+    if (q.current === null) return start();
+    const next = q.current.then(
+      () => undefined,
+      () => undefined,
+    ).then(() => {
+      q.next = null;
+      return start();
+    });
+    q.next = next;
+    return next;
   };
 
   /** The empty tree of each repository (its id depends on the object format). */
@@ -139,9 +251,9 @@ export function gitHelperMain(): void {
     return commit;
   };
 
-  /** The working tree's hash, with the index path known from an earlier call when there is one; null when `cwd` is not a work tree. */
+  /** The working tree's hash, with the paths known from an earlier call when there are; null when `cwd` is not a work tree. */
   const inspectedTree = async (cwd: string): Promise<string | null> => {
-    const known = indexPaths.get(cwd);
+    const known = wheres.get(cwd);
     if (known !== undefined) {
       try {
         return await treeHash(cwd, known);
@@ -149,12 +261,13 @@ export function gitHelperMain(): void {
         // Asked again below: the repository may have moved, gone, or stopped being one.
       }
     }
-    // One git call says whether this is a work tree and where its index is.
-    const where = await run(cwd, ['rev-parse', '--is-inside-work-tree', '--git-path', 'index']);
-    const [inside, index] = where.stdout.split('\n');
-    if (where.exitCode !== 0 || inside?.trim() !== 'true' || !index) return null;
-    const tree = await treeHash(cwd, path.resolve(cwd, index));
-    indexPaths.set(cwd, path.resolve(cwd, index));
+    // One git call says whether this is a work tree and where its index and objects are.
+    const asked = await run(cwd, ['rev-parse', '--is-inside-work-tree', '--git-path', 'index', '--git-path', 'objects']);
+    const [inside, ...paths] = asked.stdout.split('\n');
+    const where = whereFrom(cwd, paths);
+    if (asked.exitCode !== 0 || inside?.trim() !== 'true' || where === null) return null;
+    const tree = await treeHash(cwd, where);
+    wheres.set(cwd, where);
     return tree;
   };
 

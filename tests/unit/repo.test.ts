@@ -5,7 +5,7 @@
  * they run git in (one process, reused, restarted when it dies).
  */
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
@@ -579,6 +579,48 @@ describe('the git helper', () => {
     expect(hb).toBe(referenceTreeHash(b.repo));
     expect(sa.changedCount).toBe(0);
     expect(sb.changedFiles).toEqual(['only-b.txt']);
+  });
+
+  it('hashes an unchanged tree again without losing its object, and a tree changed while a hash runs afresh', async () => {
+    const { repo } = committedRepo();
+    write(repo, 'scratch.txt', 'one\n');
+    const first = await workingTreeHash(repo);
+    expect(first).toBe(referenceTreeHash(repo));
+    // The tree made of an untracked file is referenced by nothing: a collection removes it.
+    const loose = path.join(repo, '.git', 'objects', first.slice(0, 2), first.slice(2));
+    expect(existsSync(loose)).toBe(true);
+    unlinkSync(loose);
+    expect(await workingTreeHash(repo)).toBe(first);
+    expect(git(repo, 'cat-file', '-t', first)).toBe('tree');
+    // Requests that come while a hash runs get one begun after them: they see the change.
+    const before = workingTreeHash(repo);
+    write(repo, 'scratch.txt', 'two\n');
+    const [, after, again] = await Promise.all([before, workingTreeHash(repo), workingTreeHash(repo)]);
+    expect(after).toBe(referenceTreeHash(repo));
+    expect(again).toBe(after);
+    expect(after).not.toBe(first);
+    // A same-size edit in the same second is seen, though the index bytes before it were the same.
+    write(repo, 'scratch.txt', 'six\n');
+    expect(await workingTreeHash(repo)).toBe(referenceTreeHash(repo));
+  });
+
+  it('keeps its scratch indexes in one folder of its own, removed when it stops, and removes the folder of a helper that was killed', async () => {
+    const { repo } = committedRepo();
+    await workingTreeHash(repo);
+    const pid = gitHelper.pid as number;
+    const mine = (p: number): string[] => readdirSync(os.tmpdir()).filter((n) => n.startsWith(`vigil-git-helper-${p}-`));
+    expect(mine(pid)).toHaveLength(1);
+    // A pid above the kernel's limit is never running.
+    const orphan = path.join(os.tmpdir(), 'vigil-git-helper-4194305-left');
+    mkdirSync(orphan, { recursive: true });
+    writeFileSync(path.join(orphan, 'index-1'), 'stale');
+    process.kill(pid, 'SIGTERM');
+    for (let i = 0; i < 50 && gitHelper.pid === pid; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(mine(pid)).toEqual([]);
+    await workingTreeHash(repo);
+    expect(gitHelper.pid).not.toBe(pid);
+    expect(mine(gitHelper.pid as number)).toHaveLength(1);
+    expect(existsSync(orphan)).toBe(false);
   });
 
   it('is restarted after it was killed, and the next inspection answers as before', async () => {
