@@ -397,6 +397,8 @@ export const RunGatesResultSchema = shared('schemas/activities:RunGatesResultSch
   interrupted: z.boolean(),
   /** Compact results: the folder of the gates' reports, `<gate>-<iteration, 4 digits>.json` (a result names its report only when it is elsewhere). */
   reportDir: z.string().optional(),
+  /** Compact results from the one-report pass on: the pass's one report, which holds every gate's (a result names its report only when it is elsewhere). */
+  reportFile: z.string().optional(),
 }));
 export type RunGatesResult = z.infer<typeof RunGatesResultSchema>;
 

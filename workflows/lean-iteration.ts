@@ -133,9 +133,9 @@ export interface GatesPassOutcome {
   tests: TestRunRecord | null;
 }
 
-/** A compact gate result with what it left out: its defaults, the pass's tree and iteration, its report's usual path. */
-function gateResultOf(r: GateResultInput, out: RunGatesResult, iteration: number): GateResult {
-  const full = { findings: [], findingCount: 0, missingTools: [], durationMs: 0, treeHash: out.treeHash, iteration, reportPath: out.reportDir ? `${out.reportDir}/${r.gate}-${String(iteration).padStart(4, '0')}.json` : null, ...r };
+/** A compact gate result with what it left out: its defaults, the pass's tree and iteration, its report (the pass's one report, or its own file in older passes). */
+export function gateResultOf(r: GateResultInput, out: RunGatesResult, iteration: number): GateResult {
+  const full = { findings: [], findingCount: 0, missingTools: [], durationMs: 0, treeHash: out.treeHash, iteration, reportPath: out.reportFile ?? (out.reportDir ? `${out.reportDir}/${r.gate}-${String(iteration).padStart(4, '0')}.json` : null), ...r };
   const parsed = GateResultSchema.safeParse(full);
   // A result the schema refuses (never expected) is kept as it came rather than failing the workflow task.
   return parsed.success ? parsed.data : (full as GateResult);

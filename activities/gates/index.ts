@@ -7,9 +7,11 @@
  * that finished, marked interrupted. `runGate` (older runs): one gate per activity.
  *
  * Each gate works out which files changed since the tree it last passed on (else the run start),
- * runs (static analysis, secret scan, mock integrity, test mutation, documentation, coverage),
- * writes its full report under the run folder (`gates/<gate>-NNNN.json`) and returns the capped
- * result. A gate that overruns its timeout is inconclusive, never a pass.
+ * runs (static analysis, secret scan, mock integrity, test mutation, documentation, coverage) and
+ * returns the capped result; its full report (every finding, the files it looked at) goes under
+ * the run folder: with the pass's others in one file per pass (`gates/pass-NNNN.json`, compact
+ * passes), or in its own (`gates/<gate>-NNNN.json`, older runs and `runGate`). A gate that
+ * overruns its timeout is inconclusive, never a pass.
  */
 import path from 'node:path';
 import { CancelledFailure, Context } from '@temporalio/activity';
@@ -54,8 +56,11 @@ async function evaluate(input: ReturnType<typeof RunGateInputSchema.parse>, file
 
 type GateInput = ReturnType<typeof RunGateInputSchema.parse>;
 
-/** One gate on `tree` (its changed files given): the capped result, its report written. */
-async function gateOnTree(input: GateInput, tree: string, files: string[], signal: AbortSignal): Promise<GateResult> {
+/** A gate's full report: its result with every finding and the files it looked at. */
+type GateReport = Omit<GateResult, 'findings'> & { files: string[]; findings: GateResultInput['findings'] };
+
+/** One gate on `tree` (its changed files given): the capped result, and its full report (written to its own file unless `ownReport` is false). */
+async function gateOnTree(input: GateInput, tree: string, files: string[], signal: AbortSignal, ownReport = true): Promise<{ result: GateResult; report: GateReport }> {
   const started = Date.now();
   const timedOut = new Promise<GateResultInput>((resolve) => {
     const done = (): void => resolve({ gate: input.gate, verdict: 'inconclusive', reason: `the ${input.gate.replace(/_/g, ' ')} gate did not finish within ${input.timeoutSeconds}s` });
@@ -72,15 +77,30 @@ async function gateOnTree(input: GateInput, tree: string, files: string[], signa
     treeHash: tree,
     iteration: input.iteration,
   };
-  const report = path.join(ensureRepoDir(input.repoPath, path.join(ensureRunDir(input.repoPath, input.runId), 'gates')), `${input.gate}-${pad(input.iteration)}.json`);
+  if (ownReport) {
+    const report = path.join(gatesDir(input.repoPath, input.runId), `${input.gate}-${pad(input.iteration)}.json`);
+    const problem = writeReport(report, { ...result, files, findings: all });
+    if (problem === null) result.reportPath = report;
+    else result.reason = `${result.reason ?? ''} (${problem})`;
+  }
+  const parsed = GateResultSchema.parse({ ...result, reason: (result.reason ?? '').slice(0, 500) });
+  return { result: parsed, report: { ...parsed, files, findings: all } };
+}
+
+/** The run's folder of gate reports. */
+function gatesDir(repoPath: string, runId: string): string {
+  return ensureRepoDir(repoPath, path.join(ensureRunDir(repoPath, runId), 'gates'));
+}
+
+/** Writes a report; null when written, else what went wrong (a full disk costs the report, not the gate). */
+function writeReport(file: string, content: unknown): string | null {
   try {
-    writePrivateFile(report, `${JSON.stringify({ ...result, files, findings: all }, null, 2)}\n`);
-    result.reportPath = report;
+    writePrivateFile(file, `${JSON.stringify(content, null, 2)}\n`);
+    return null;
   } catch (err) {
     if (!isStorageError(err)) throw err;
-    result.reason = `${result.reason ?? ''} (${describeWriteError('report not written', err)})`.slice(0, 500);
+    return describeWriteError('report not written', err);
   }
-  return GateResultSchema.parse({ ...result, reason: (result.reason ?? '').slice(0, 500) });
 }
 
 export async function runGate(raw: RunGateInput): Promise<GateResult> {
@@ -92,7 +112,7 @@ export async function runGate(raw: RunGateInput): Promise<GateResult> {
   const signal = AbortSignal.any([timeout.signal, ctx.cancellationSignal]);
   try {
     const tree = await workingTreeHash(input.repoPath);
-    return await gateOnTree(input, tree, await changedSince(input.repoPath, input.sinceTree, tree), signal);
+    return (await gateOnTree(input, tree, await changedSince(input.repoPath, input.sinceTree, tree), signal)).result;
   } finally {
     stopBeats();
     clearTimeout(timer);
@@ -111,16 +131,17 @@ export interface KnownChanges {
  * `known`: what that inspection found changed since a tree, so gates last run there need no diff.
  */
 export async function runGates(raw: RunGatesInput, knownTree?: string, known: KnownChanges | null = null): Promise<RunGatesResult> {
-  const out = await runGatesPass(raw, knownTree, known);
-  if (!raw.compact) return out;
-  const reportDir = path.join(runDir(raw.repoPath, raw.runId), 'gates');
-  return { ...out, reportDir, results: out.results.map((r) => compactGateResult(r, out.treeHash, raw.iteration, reportDir)) };
+  if (!raw.compact) return runGatesPass(raw, knownTree, known, null);
+  // Compact passes (lean runs) write one report for the whole pass: one file made, not one per gate.
+  const reportFile = path.join(runDir(raw.repoPath, raw.runId), 'gates', `pass-${pad(raw.iteration)}.json`);
+  const out = await runGatesPass(raw, knownTree, known, reportFile);
+  return { ...out, reportFile, results: out.results.map((r) => compactGateResult(r, out.treeHash, raw.iteration, reportFile)) };
 }
 
-/** A gate result without what the workflow knows already (its defaults, the pass's tree and iteration, where its report is). */
-export function compactGateResult(r: GateResultInput, tree: string, iteration: number, reportDir: string): GateResultInput {
+/** A gate result without what the workflow knows already (its defaults, the pass's tree and iteration, the pass's report). */
+export function compactGateResult(r: GateResultInput, tree: string, iteration: number, reportFile: string): GateResultInput {
   const { findings, findingCount, missingTools, treeHash, iteration: it, reportPath, ...rest } = r;
-  const usual = reportPath === path.join(reportDir, `${r.gate}-${pad(iteration)}.json`);
+  const usual = reportPath === reportFile;
   return {
     ...rest,
     ...(findings && findings.length > 0 ? { findings } : {}),
@@ -133,7 +154,12 @@ export function compactGateResult(r: GateResultInput, tree: string, iteration: n
   };
 }
 
-async function runGatesPass(raw: RunGatesInput, knownTree: string | undefined, known: KnownChanges | null): Promise<RunGatesResult> {
+/**
+ * The pass. `reportFile`: every gate's full report goes into this one file (`{ iteration,
+ * treeHash, interrupted, gates: [...] }`, written when the pass ends, cut short or not), and
+ * each result names it; null: each gate writes its own (`<gate>-NNNN.json`, older runs).
+ */
+async function runGatesPass(raw: RunGatesInput, knownTree: string | undefined, known: KnownChanges | null, reportFile: string | null): Promise<RunGatesResult> {
   const input = RunGatesInputSchema.parse(raw);
   const ctx = Context.current();
   // The group running now, in the heartbeats: the UI's pending activity and `vigil status` show it.
@@ -151,6 +177,17 @@ async function runGatesPass(raw: RunGatesInput, knownTree: string | undefined, k
     };
     const results: GateResult[] = [];
     let tests: TestResult | null = null;
+    const reports = new Map<object, GateReport>();
+    /** The pass's one report (when it has one), named by every result it holds. */
+    const withPassReport = (out: RunGatesResult): RunGatesResult => {
+      if (reportFile === null || out.results.length === 0) return out;
+      gatesDir(input.repoPath, input.runId);
+      const problem = writeReport(reportFile, { iteration: input.iteration, treeHash: out.treeHash, interrupted: out.interrupted, gates: out.results.map((r) => reports.get(r)) });
+      return {
+        ...out,
+        results: out.results.map((r) => (problem === null ? { ...r, reportPath: reportFile } : { ...r, reason: `${r.reason} (${problem})`.slice(0, 500) })),
+      };
+    };
     for (const group of input.groups) {
       if (ctx.cancellationSignal.aborted) return { treeHash: tree, results, tests, interrupted: true };
       if (group.join() !== now.gates.join()) now = { step: GATES_STEP, gates: [...group] };
@@ -170,15 +207,17 @@ async function runGatesPass(raw: RunGatesInput, knownTree: string | undefined, k
           const timeout = AbortSignal.timeout(input.timeoutSeconds * 1000);
           const signal = AbortSignal.any([timeout, ctx.cancellationSignal]);
           const one = { runId: input.runId, repoPath: input.repoPath, gate, iteration: input.iteration, sinceTree: gate in input.sinceTrees ? (input.sinceTrees[gate] ?? null) : (input.sinceDefault ?? null), timeoutSeconds: input.timeoutSeconds, coverageThreshold: input.coverageThreshold };
-          finished.push(await gateOnTree(RunGateInputSchema.parse(one), tree, await filesSince(one.sinceTree), signal));
+          const { result, report } = await gateOnTree(RunGateInputSchema.parse(one), tree, await filesSince(one.sinceTree), signal, reportFile === null);
+          finished.push(result);
+          reports.set(result, report);
         }),
       );
       // A group cut short by the cancellation does not count: it runs again on the next pass.
-      if (ctx.cancellationSignal.aborted) return { treeHash: tree, results, tests, interrupted: true };
+      if (ctx.cancellationSignal.aborted) return withPassReport({ treeHash: tree, results, tests, interrupted: true });
       results.push(...group.flatMap((g) => finished.filter((r) => r.gate === g)));
       tests = testsNow ?? tests;
     }
-    return { treeHash: tree, results, tests, interrupted: false };
+    return withPassReport({ treeHash: tree, results, tests, interrupted: false });
   } finally {
     stopBeats();
   }
