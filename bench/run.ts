@@ -110,9 +110,10 @@ function repoWith(files: number): string {
   return dir;
 }
 
-async function timeIt(n: number, fn: () => Promise<unknown>): Promise<{ median: number; p90: number }> {
+async function timeIt(n: number, fn: () => Promise<unknown>, before?: () => void): Promise<{ median: number; p90: number }> {
   const samples: number[] = [];
   for (let i = 0; i < n; i++) {
+    before?.();
     const t = performance.now();
     await fn();
     samples.push(performance.now() - t);
@@ -124,11 +125,19 @@ async function timeIt(n: number, fn: () => Promise<unknown>): Promise<{ median: 
 async function benchTreeHash(): Promise<void> {
   const repo = repoWith(FILES);
   try {
-    const clean = await timeIt(10, () => workingTreeHash(repo));
-    for (let i = 0; i < 20; i++) writeFileSync(path.join(repo, `new-${i}.txt`), `new ${i}\n`);
-    writeFileSync(path.join(repo, 'd0', 'f0.txt'), 'changed\n');
-    const dirty = await timeIt(10, () => workingTreeHash(repo));
-    console.log(`tree hash, ${FILES} files: clean median ${clean.median.toFixed(1)} ms (p90 ${clean.p90.toFixed(1)}), 21 changes median ${dirty.median.toFixed(1)} ms (p90 ${dirty.p90.toFixed(1)})`);
+    // Every sample hashes a tree not hashed before (as after an agent's iteration), then the same
+    // tree again (as a reviewer's check that it did not change).
+    let round = 0;
+    const change = (files: number) => (): void => {
+      round += 1;
+      writeFileSync(path.join(repo, 'd0', 'f0.txt'), `changed ${round}\n`);
+      for (let i = 1; i < files; i++) writeFileSync(path.join(repo, `new-${i}.txt`), `new ${i} ${round}\n`);
+    };
+    const one = await timeIt(10, () => workingTreeHash(repo), change(1));
+    const many = await timeIt(10, () => workingTreeHash(repo), change(21));
+    const again = await timeIt(10, () => workingTreeHash(repo));
+    const ms = (t: { median: number; p90: number }): string => `median ${t.median.toFixed(1)} ms (p90 ${t.p90.toFixed(1)})`;
+    console.log(`tree hash, ${FILES} files: 1 file changed ${ms(one)}, 21 changed ${ms(many)}, unchanged since the last hash ${ms(again)}`);
   } finally {
     rmSync(repo, { recursive: true, force: true });
   }
