@@ -12,11 +12,8 @@
  * sinceStart, sinceLast, checkpoint}` (numstat texts; `sinceLast` null when the previous tree is
  * unknown or gone; `checkpoint` the commit made when one was asked for and the tree is not the
  * previous one, else null); `{id, op: 'checkpoint', cwd, tree, parent, ref, message, prune, env}` →
- * `{id, ok, commit}`. An inspection asked with `later: true` answers without waiting for its
- * checkpoint (`checkpoint: null, checkpointLater: true`), which `{id, op: 'checkpointMade', cwd,
- * tree}` then collects: `{id, ok, commit}` (`commit: null` when this helper holds none for that
- * tree, as after a restart). A failure answers `{id, ok: false, error}`. The helper exits when its
- * stdin closes (the worker is gone).
+ * `{id, ok, commit}`. A failure answers `{id, ok: false, error}`. The helper exits when its stdin
+ * closes (the worker is gone).
  *
  * A checkpoint: `git commit-tree` of the tree (parent: the previous checkpoint, when it still
  * exists) and one `git update-ref --stdin` transaction that points the ref at it and deletes the
@@ -274,21 +271,7 @@ export function gitHelperMain(): void {
     return tree;
   };
 
-  /**
-   * Checkpoints an inspection made without waiting (`later`), by repository and tree, until their
-   * caller collects them (`checkpointMade`); one nobody collects is dropped after ten minutes.
-   */
-  const later = new Map<string, Promise<string>>();
-  const keepForLater = (cwd: string, tree: string, making: Promise<string>): void => {
-    const key = `${cwd}\n${tree}`;
-    later.set(key, making);
-    making.catch(() => {}); // its caller hears the failure when it collects it
-    setTimeout(() => {
-      if (later.get(key) === making) later.delete(key);
-    }, 10 * 60_000).unref();
-  };
-
-  type Request = { id: number; op: string; cwd: string; args?: string[]; env?: Record<string, string>; input?: string; runStartSha?: string | null; previousTree?: string | null; tree?: string; checkpoint?: CheckpointAsk | null; later?: boolean } & Partial<CheckpointAsk>;
+  type Request = { id: number; op: string; cwd: string; args?: string[]; env?: Record<string, string>; input?: string; runStartSha?: string | null; previousTree?: string | null; tree?: string; checkpoint?: CheckpointAsk | null } & Partial<CheckpointAsk>;
 
   const handle = async (req: Request): Promise<Record<string, unknown>> => {
     if (req.op === 'git') return { ...(await run(req.cwd, req.args ?? [], req.env ?? {}, req.input)) };
@@ -303,26 +286,16 @@ export function gitHelperMain(): void {
       if (tree === null) return { repo: false };
       const previous = req.previousTree ?? null;
       const ask = req.checkpoint ?? null;
-      // A tree that changed becomes a checkpoint when the run asks for one; `later`: the answer
-      // does not wait for it (the caller collects it with `checkpointMade`).
-      const making = ask !== null && tree !== previous ? checkpoint(req.cwd, tree, ask) : null;
-      if (making !== null && req.later === true) keepForLater(req.cwd, tree, making);
       const [head, sinceStart, sinceLast, made] = await Promise.all([
         run(req.cwd, ['rev-parse', '--verify', '-q', 'HEAD^{commit}']),
         // With no run-start commit, everything counts as new: diff against the empty tree.
         (async () => numstat(req.cwd, req.runStartSha ?? (await emptyTree(req.cwd)), tree))(),
         // Null when the previous tree is unknown or gone (collected, or from another repository).
         previous === null ? null : previous === tree ? '' : run(req.cwd, ['diff', '--numstat', '-z', '--no-renames', previous, tree, '--', '.', EXCLUDE]).then((r) => (r.exitCode === 0 ? r.stdout : null)),
-        req.later === true ? null : making,
+        // A tree that changed becomes a checkpoint when the run asks for one.
+        ask !== null && tree !== previous ? checkpoint(req.cwd, tree, ask) : null,
       ]);
-      return { repo: true, treeHash: tree, head: head.exitCode === 0 && head.stdout.trim() ? head.stdout.trim() : null, sinceStart, sinceLast, checkpoint: made, ...(making !== null && req.later === true ? { checkpointLater: true } : {}) };
-    }
-    if (req.op === 'checkpointMade') {
-      const key = `${req.cwd}\n${String(req.tree)}`;
-      const kept = later.get(key);
-      if (kept === undefined) return { commit: null };
-      later.delete(key);
-      return { commit: await kept };
+      return { repo: true, treeHash: tree, head: head.exitCode === 0 && head.stdout.trim() ? head.stdout.trim() : null, sinceStart, sinceLast, checkpoint: made };
     }
     throw new Error(`unknown git helper operation ${req.op}`);
   };

@@ -37,8 +37,6 @@ export interface GitInspection {
   sinceLast?: string | null;
   /** The checkpoint commit made of the tree, when one was asked for and the tree is not the previous one. */
   checkpoint?: string | null;
-  /** Asked `later`: the checkpoint is being made; `helperCheckpointMade` collects it. */
-  checkpointLater?: boolean;
 }
 
 /** A checkpoint to make: a commit of the tree under `ref` (parent `parent` when it still exists), `prune` deleted with it; `env` the committer. */
@@ -53,8 +51,7 @@ export interface CheckpointAsk {
 type Request =
   | { op: 'git'; cwd: string; args: string[]; env?: Record<string, string>; input?: string }
   | { op: 'treeHash'; cwd: string }
-  | { op: 'inspect'; cwd: string; runStartSha: string | null; previousTree: string | null; checkpoint: CheckpointAsk | null; later?: boolean }
-  | { op: 'checkpointMade'; cwd: string; tree: string }
+  | { op: 'inspect'; cwd: string; runStartSha: string | null; previousTree: string | null; checkpoint: CheckpointAsk | null }
   | ({ op: 'checkpoint'; cwd: string; tree: string } & CheckpointAsk);
 
 interface Pending {
@@ -212,19 +209,9 @@ export async function helperTreeHash(cwd: string): Promise<string> {
   return String((await gitHelper.request({ op: 'treeHash', cwd })).treeHash);
 }
 
-/**
- * Everything an iteration's inspection needs from git, the checkpoint of a changed tree included,
- * in one round trip. `later`: the answer comes without waiting for the checkpoint, which
- * `helperCheckpointMade` collects (the caller works on meanwhile).
- */
-export async function helperInspect(cwd: string, runStartSha: string | null, previousTree: string | null, checkpoint: CheckpointAsk | null = null, later = false): Promise<GitInspection> {
-  return (await gitHelper.request({ op: 'inspect', cwd, runStartSha, previousTree, checkpoint, ...(later ? { later } : {}) })) as unknown as GitInspection;
-}
-
-/** The checkpoint an inspection asked `later` made of `tree`; null when the helper holds none (it was restarted since). */
-export async function helperCheckpointMade(cwd: string, tree: string): Promise<string | null> {
-  const { commit } = await gitHelper.request({ op: 'checkpointMade', cwd, tree });
-  return typeof commit === 'string' ? commit : null;
+/** Everything an iteration's inspection needs from git, the checkpoint of a changed tree included, in one round trip. */
+export async function helperInspect(cwd: string, runStartSha: string | null, previousTree: string | null, checkpoint: CheckpointAsk | null = null): Promise<GitInspection> {
+  return (await gitHelper.request({ op: 'inspect', cwd, runStartSha, previousTree, checkpoint })) as unknown as GitInspection;
 }
 
 /** A checkpoint commit of `tree` (see CheckpointAsk), in one round trip. */

@@ -50,7 +50,7 @@ import { callCancelQuery, type CallCancel } from '../workflows/messages.js';
 import { runAgent as callAgent } from './agent.js';
 import { runGates, type KnownChanges } from './gates/index.js';
 import { promptPartsDir, resolvePromptMemory } from './prompt-memory.js';
-import { inspectRepoChanges, type CheckpointMade } from './repo.js';
+import { inspectRepoChanges } from './repo.js';
 import { isStorageError, readRegularFile, writePrivateFile } from './safe-files.js';
 import { listenForRunCancel } from './running-calls.js';
 import { readAgentSignals } from './signals.js';
@@ -100,21 +100,14 @@ export async function inspectAfterAgent(base: { runId: string; repoPath: string;
   return { snapshot, signals };
 }
 
-/**
- * The inspection and the signal files side by side, with the paths changed since the previous tree
- * (for the gate pass). `checkpointLater`: the snapshot's checkpoint comes from `checkpointMade`.
- */
-async function inspectWithChanges(
-  base: { runId: string; repoPath: string; iteration: number },
-  raw: IterationInspectionInput,
-  options: { checkpointLater?: boolean } = {},
-): Promise<{ snapshot: RepoSnapshot; signals: AgentSignals | null; changes: KnownChanges | null; checkpointMade: CheckpointMade | null }> {
+/** The inspection and the signal files side by side, with the paths changed since the previous tree (for the gate pass). */
+async function inspectWithChanges(base: { runId: string; repoPath: string; iteration: number }, raw: IterationInspectionInput): Promise<{ snapshot: RepoSnapshot; signals: AgentSignals | null; changes: KnownChanges | null }> {
   const i = IterationInspectionInputSchema.parse(raw);
-  const [{ snapshot, sinceLastPaths, checkpointMade }, signals] = await Promise.all([
-    inspectRepoChanges({ repoPath: base.repoPath, runStartSha: i.runStartSha, previousTree: i.previousTree, ...(i.checkpoint ? { checkpoint: i.checkpoint } : {}) }, options),
+  const [{ snapshot, sinceLastPaths }, signals] = await Promise.all([
+    inspectRepoChanges({ repoPath: base.repoPath, runStartSha: i.runStartSha, previousTree: i.previousTree, ...(i.checkpoint ? { checkpoint: i.checkpoint } : {}) }),
     i.signals ? readAgentSignals({ runId: base.runId, repoPath: base.repoPath, iteration: base.iteration, ...(i.notes ? { notes: true } : {}), ...(i.notesByRef ? { notesByRef: true } : {}) }) : null,
   ]);
-  return { snapshot, signals, changes: i.previousTree && sinceLastPaths ? { since: i.previousTree, paths: sinceLastPaths } : null, checkpointMade };
+  return { snapshot, signals, changes: i.previousTree && sinceLastPaths ? { since: i.previousTree, paths: sinceLastPaths } : null };
 }
 
 /** The `runAgent` activity (see the file comment); a compact result leaves out the fields at their default. */
@@ -239,18 +232,14 @@ async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<A
     : { result: await callAgent(resolved, { cancelSignal: AbortSignal.any([ctx.cancellationSignal, word.killed]) }), skipGates: false };
   if (!lean || !raw.inspect) return result;
   const stopBeats = beatWhileRunning(() => ctx.heartbeat(), ctx);
-  const problem = (err: unknown): IterationInspection => ({ problem: (err instanceof Error ? err.message : String(err)).slice(0, 1000) });
   let inspection: IterationInspection;
   let changes: KnownChanges | null = null;
-  let checkpointMade: CheckpointMade | null = null;
   try {
-    // The checkpoint of a changed tree is made while the gate pass runs.
-    const inspected = await inspectWithChanges({ runId: raw.runId, repoPath: raw.repoPath, iteration: raw.iteration }, raw.inspect, { checkpointLater: true });
+    const inspected = await inspectWithChanges({ runId: raw.runId, repoPath: raw.repoPath, iteration: raw.iteration }, raw.inspect);
     inspection = { snapshot: inspected.snapshot, signals: inspected.signals };
     changes = inspected.changes;
-    checkpointMade = inspected.checkpointMade;
   } catch (err) {
-    inspection = problem(err);
+    inspection = { problem: (err instanceof Error ? err.message : String(err)).slice(0, 1000) };
   } finally {
     stopBeats();
   }
@@ -260,23 +249,8 @@ async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<A
   let gates: RunGatesResult | null = null;
   const tree = 'snapshot' in inspection ? inspection.snapshot.treeHash : null;
   const cancelled = skipGates || word.skipGates() || word.killed.aborted || ctx.cancellationSignal.aborted;
-  const checkpoint = checkpointMade?.();
-  checkpoint?.catch(() => {}); // heard below, after the pass
-  try {
-    if (carried && !failed && tree !== null && tree !== carried.lastTree && !cancelled) {
-      gates = await runGates({ ...carried.pass, tests: tree === carried.knownTestsTree ? null : carried.pass.tests }, tree, changes);
-    }
-  } finally {
-    // Made before the call ends, whatever the pass did.
-    if (checkpoint && 'snapshot' in inspection) {
-      try {
-        inspection = { ...inspection, snapshot: { ...inspection.snapshot, checkpoint: await checkpoint } };
-      } catch (err) {
-        // As when the inspection itself failed: the repository's trouble, the pass's verdicts dropped with it.
-        inspection = problem(err);
-        gates = null;
-      }
-    }
+  if (carried && !failed && tree !== null && tree !== carried.lastTree && !cancelled) {
+    gates = await runGates({ ...carried.pass, tests: tree === carried.knownTestsTree ? null : carried.pass.tests }, tree, changes);
   }
   return { ...result, tail: failed ? result.tail : '', inspection, ...(gates ? { gates } : {}) };
 }

@@ -25,7 +25,7 @@ import {
 import { alwaysHigh, isDependencyManifest } from '../workflows/decisions/tier-ladder.js';
 import { ensureRunDir, VIGIL_DIR } from './artifacts.js';
 import { checkpointAsk } from './checkpoints.js';
-import { helperCheckpoint, helperCheckpointMade, helperInspect, helperTreeHash, runGit } from './git-helper.js';
+import { helperInspect, helperTreeHash, runGit } from './git-helper.js';
 import { readLearnings } from './agent-notes.js';
 import { storeNote } from './prompt-memory.js';
 
@@ -128,21 +128,12 @@ export async function inspectRepo(raw: InspectRepoInput): Promise<RepoSnapshot> 
   return (await inspectRepoChanges(raw)).snapshot;
 }
 
-/** What an inspection asked to make its checkpoint later gives back: the snapshot's `checkpoint`, once made (it throws when making it failed). */
-export type CheckpointMade = () => Promise<RepoSnapshot['checkpoint']>;
-
-/**
- * The inspection, with every path changed since the previous tree (null when that tree is unknown
- * or gone): the gate pass after an agent call needs no diff of its own. `checkpointLater`: the
- * answer does not wait for the checkpoint of a changed tree (its `checkpoint` is null until
- * `checkpointMade` gives it), so that the caller's next work runs while it is made.
- */
-export async function inspectRepoChanges(raw: InspectRepoInput, options: { checkpointLater?: boolean } = {}): Promise<{ snapshot: RepoSnapshot; sinceLastPaths: string[] | null; checkpointMade: CheckpointMade | null }> {
+/** The inspection, with every path changed since the previous tree (null when that tree is unknown or gone): the gate pass after an agent call needs no diff of its own. */
+export async function inspectRepoChanges(raw: InspectRepoInput): Promise<{ snapshot: RepoSnapshot; sinceLastPaths: string[] | null }> {
   const input = InspectRepoInputSchema.parse(raw);
   if (!existsSync(input.repoPath)) throw missingRepository(input.repoPath);
   const cp = input.checkpoint;
-  const ask = cp ? checkpointAsk(cp.parent, cp.ref, cp.message, cp.prune) : null;
-  const r = await helperInspect(input.repoPath, input.runStartSha, input.previousTree ?? null, ask, options.checkpointLater === true);
+  const r = await helperInspect(input.repoPath, input.runStartSha, input.previousTree ?? null, cp ? checkpointAsk(cp.parent, cp.ref, cp.message, cp.prune) : null);
   if (!r.repo || r.treeHash === undefined) throw notAGitRepository(input.repoPath);
   const { files, insertions, deletions } = parseNumstat(r.sinceStart ?? '');
   let sinceLast: RepoSnapshot['sinceLast'] = null;
@@ -154,9 +145,5 @@ export async function inspectRepoChanges(raw: InspectRepoInput, options: { check
   }
   // A tree that changed became a checkpoint when the run asked for one.
   const checkpoint = cp && typeof r.checkpoint === 'string' ? { commit: r.checkpoint, ref: cp.ref } : null;
-  const tree = r.treeHash;
-  // A checkpoint the helper lost (it was restarted) is made again.
-  const checkpointMade: CheckpointMade | null =
-    cp && ask && r.checkpointLater === true ? async () => ({ commit: (await helperCheckpointMade(input.repoPath, tree)) ?? (await helperCheckpoint(input.repoPath, tree, ask)), ref: cp.ref }) : null;
-  return { snapshot: { treeHash: tree, head: r.head ?? null, changedFiles: files.slice(0, 50), changedCount: files.length, insertions, deletions, sinceLast, checkpoint }, sinceLastPaths, checkpointMade };
+  return { snapshot: { treeHash: r.treeHash, head: r.head ?? null, changedFiles: files.slice(0, 50), changedCount: files.length, insertions, deletions, sinceLast, checkpoint }, sinceLastPaths };
 }

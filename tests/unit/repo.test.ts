@@ -407,33 +407,6 @@ describe('inspectRepo', () => {
     expect(git(repo, 'rev-parse', 'refs/vigil/r/3^{tree}')).toBe(three.treeHash);
   });
 
-  it('answers before the checkpoint it was asked to make later, which is collected after, also from a restarted helper', async () => {
-    const { repo, sha } = committedRepo();
-    const ask = (parent: string | null, n: number) => ({ parent, ref: `refs/vigil/l/${n}`, message: `vigil checkpoint: run l, iteration ${n}\n`, prune: [] });
-    write(repo, 'a.txt', 'changed\n');
-    const start = git(repo, 'rev-parse', 'HEAD^{tree}');
-    const one = await inspectRepoChanges({ repoPath: repo, runStartSha: sha, previousTree: start, checkpoint: ask(null, 1) }, { checkpointLater: true });
-    expect(one.snapshot.checkpoint).toBeNull();
-    const made = await one.checkpointMade?.();
-    expect(made).toEqual({ commit: git(repo, 'rev-parse', 'refs/vigil/l/1'), ref: 'refs/vigil/l/1' });
-    expect(git(repo, 'rev-parse', 'refs/vigil/l/1^{tree}')).toBe(one.snapshot.treeHash);
-
-    // Nothing to make for an unchanged tree: nothing to collect.
-    const same = await inspectRepoChanges({ repoPath: repo, runStartSha: sha, previousTree: one.snapshot.treeHash, checkpoint: ask(made?.commit ?? null, 2) }, { checkpointLater: true });
-    expect(same.checkpointMade).toBeNull();
-
-    // The helper that held it died: the checkpoint is made again, on the same parent.
-    write(repo, 'b.txt', 'changed\n');
-    const two = await inspectRepoChanges({ repoPath: repo, runStartSha: sha, previousTree: one.snapshot.treeHash, checkpoint: ask(made?.commit ?? null, 2) }, { checkpointLater: true });
-    const pid = gitHelper.pid as number;
-    process.kill(pid, 'SIGKILL');
-    for (let i = 0; i < 50 && gitHelper.pid === pid; i++) await new Promise((r) => setTimeout(r, 20));
-    const again = await two.checkpointMade?.();
-    expect(again?.commit).toBe(git(repo, 'rev-parse', 'refs/vigil/l/2'));
-    expect(git(repo, 'rev-parse', 'refs/vigil/l/2^')).toBe(made?.commit);
-    expect(git(repo, 'rev-parse', 'refs/vigil/l/2^{tree}')).toBe(two.snapshot.treeHash);
-  });
-
   it('lists every path changed since the previous tree as a diff of the two trees does (what the gate pass reuses)', async () => {
     const { repo, sha } = committedRepo();
     const before = await workingTreeHash(repo);
