@@ -140,11 +140,14 @@ export function gitHelperMain(): void {
     let file = scratchFiles.get(cwd);
     if (file === undefined) {
       if (scratchFiles.size >= MAX_SCRATCH_FILES) {
-        // The least recently hashed repository gives its file up.
-        const [oldest, its] = scratchFiles.entries().next().value as [string, string];
-        scratchFiles.delete(oldest);
-        lastTrees.delete(oldest);
-        fs.rmSync(its, { force: true });
+        // The least recently hashed repository gives its file up (not one being hashed now).
+        for (const [oldest, its] of scratchFiles) {
+          if (hashes.has(oldest)) continue;
+          scratchFiles.delete(oldest);
+          lastTrees.delete(oldest);
+          fs.rmSync(its, { force: true });
+          break;
+        }
       }
       file = path.join(scratchDir, `index-${(scratchCount += 1)}`);
     } else scratchFiles.delete(cwd); // re-inserted below: the map's order is the order of use
