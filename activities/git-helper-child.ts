@@ -104,24 +104,31 @@ export function gitHelperMain(): void {
    * The scratch indexes: one file per repository in one folder of this helper, rewritten for
    * every hash (a folder and a file made and removed per hash would make the file system's inode
    * allocator step over ever more recently deleted inodes, which slows every file created on the
-   * machine). Removed when the helper exits; a folder left by a helper that was killed is removed
-   * by the next one.
+   * machine). Removed when the helper exits, and made again if something removes it meanwhile; a
+   * folder left by a helper that was killed is removed by a later one.
    */
   const SCRATCH_PREFIX = 'vigil-git-helper-';
   let scratchDir: string | null = null;
   const scratchFiles = new Map<string, string>();
   const MAX_SCRATCH_FILES = 512;
   let scratchCount = 0;
-  /** The scratch folders of helpers that are gone (killed before they could remove their own). */
+  let exitHooked = false;
+  /**
+   * The scratch folders of helpers that are gone (killed before they could remove their own):
+   * their pid runs nothing, and nothing was hashed in them for ten minutes (a helper of another
+   * pid namespace sharing this folder is not taken for a dead one while it works).
+   */
+  const ORPHAN_AFTER_MS = 10 * 60_000;
   const removeOrphanScratch = (): void => {
     try {
       for (const name of fs.readdirSync(os.tmpdir())) {
         const pid = Number(new RegExp(`^${SCRATCH_PREFIX}(\\d+)-`).exec(name)?.[1] ?? NaN);
         if (!Number.isInteger(pid) || pid === process.pid) continue;
+        const folder = path.join(os.tmpdir(), name);
         try {
           process.kill(pid, 0);
         } catch (e) {
-          if ((e as { code?: string }).code === 'ESRCH') fs.rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
+          if ((e as { code?: string }).code === 'ESRCH' && Date.now() - fs.statSync(folder).mtimeMs > ORPHAN_AFTER_MS) fs.rmSync(folder, { recursive: true, force: true });
         }
       }
     } catch {
@@ -129,12 +136,22 @@ export function gitHelperMain(): void {
     }
   };
   const scratchIndex = (cwd: string): string => {
+    if (scratchDir !== null && !fs.existsSync(scratchDir)) {
+      // Removed under the helper (a cleaner of old temporary files): made again.
+      scratchDir = null;
+      scratchFiles.clear();
+    }
     if (scratchDir === null) {
       removeOrphanScratch();
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${SCRATCH_PREFIX}${process.pid}-`));
-      process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
-      // Stopped by a signal (a Ctrl+C reaches the worker's whole process group): the folder goes too.
-      for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => process.exit(128 + os.constants.signals[signal]));
+      if (!exitHooked) {
+        exitHooked = true;
+        process.on('exit', () => {
+          if (scratchDir !== null) fs.rmSync(scratchDir, { recursive: true, force: true });
+        });
+        // Stopped by a signal (a Ctrl+C reaches the worker's whole process group): the folder goes too.
+        for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => process.exit(128 + os.constants.signals[signal]));
+      }
       scratchDir = dir;
     }
     let file = scratchFiles.get(cwd);

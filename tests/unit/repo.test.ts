@@ -5,7 +5,7 @@
  * they run git in (one process, reused, restarted when it dies).
  */
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
@@ -610,17 +610,34 @@ describe('the git helper', () => {
     const pid = gitHelper.pid as number;
     const mine = (p: number): string[] => readdirSync(os.tmpdir()).filter((n) => n.startsWith(`vigil-git-helper-${p}-`));
     expect(mine(pid)).toHaveLength(1);
-    // A pid above the kernel's limit is never running.
+    // Pids above the kernel's limit are never running: one folder untouched for 11 minutes, one just used.
     const orphan = path.join(os.tmpdir(), 'vigil-git-helper-4194305-left');
-    mkdirSync(orphan, { recursive: true });
-    writeFileSync(path.join(orphan, 'index-1'), 'stale');
-    process.kill(pid, 'SIGTERM');
-    for (let i = 0; i < 50 && gitHelper.pid === pid; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(mine(pid)).toEqual([]);
-    await workingTreeHash(repo);
-    expect(gitHelper.pid).not.toBe(pid);
-    expect(mine(gitHelper.pid as number)).toHaveLength(1);
-    expect(existsSync(orphan)).toBe(false);
+    const recent = path.join(os.tmpdir(), 'vigil-git-helper-4194306-busy');
+    for (const dir of [orphan, recent]) {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(path.join(dir, 'index-1'), 'stale');
+    }
+    const old = new Date(Date.now() - 11 * 60_000);
+    utimesSync(orphan, old, old);
+    try {
+      process.kill(pid, 'SIGTERM');
+      for (let i = 0; i < 50 && gitHelper.pid === pid; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(mine(pid)).toEqual([]);
+      await workingTreeHash(repo);
+      const next = gitHelper.pid as number;
+      expect(next).not.toBe(pid);
+      expect(mine(next)).toHaveLength(1);
+      expect(existsSync(orphan)).toBe(false);
+      // A folder used within the last ten minutes may be a live helper's of another pid namespace.
+      expect(existsSync(recent)).toBe(true);
+      // Its own folder removed under it (a cleaner of old temporary files): made again.
+      rmSync(path.join(os.tmpdir(), mine(next)[0] as string), { recursive: true, force: true });
+      write(repo, 'after-clean.txt', 'x\n');
+      expect(await workingTreeHash(repo)).toBe(referenceTreeHash(repo));
+      expect(mine(next)).toHaveLength(1);
+    } finally {
+      rmSync(recent, { recursive: true, force: true });
+    }
   });
 
   it('is restarted after it was killed, and the next inspection answers as before', async () => {
