@@ -244,12 +244,14 @@ it(`survives ${PLAN.workerKills} worker SIGKILLs, ${PLAN.serverRestarts} server 
     expect(lines, `iteration ${i} left no line`).toContain(`iteration ${i}`);
   }
   expect(new Set(lines).size).toBeGreaterThanOrEqual(n - failed.size);
-  for (const d of directives) {
-    const prompts = readdirSync(path.join(repo, '.vigil/runs'))
-      .flatMap((f) => readdirSync(path.join(repo, '.vigil/runs', f)).map((p) => path.join(repo, '.vigil/runs', f, p)))
-      .filter((p) => p.endsWith('.prompt.md'));
-    expect(prompts.some((p) => readFileSync(p, 'utf8').includes(d)), `directive "${d}" never reached a prompt`).toBe(true);
-  }
+  // Every directive reached a prompt, or the run ended before another prompt (a burst during the
+  // last iteration): then it is still pending in the final status. Either way it was not lost.
+  const prompts = readdirSync(path.join(repo, '.vigil/runs'))
+    .flatMap((f) => readdirSync(path.join(repo, '.vigil/runs', f)).map((p) => path.join(repo, '.vigil/runs', f, p)))
+    .filter((p) => p.endsWith('.prompt.md'))
+    .map((p) => readFileSync(p, 'utf8'));
+  const unseen = directives.filter((d) => !prompts.some((text) => text.includes(d)));
+  expect(unseen.length, `directives that reached no prompt (${unseen.join(', ') || 'none'}) are the ones still pending`).toBe(final.pendingDirectives);
   expect(final.invalidMessageCount).toBeGreaterThanOrEqual(invalidSent);
 
   // ---- nothing doubled beyond the at-least-once bound ----
