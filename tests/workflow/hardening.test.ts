@@ -180,7 +180,12 @@ describe('a run survives', () => {
     const outcome = await worker.runUntil(async () => {
       const handle = await startRun(env, tq, runInput(repo, scenario, { autonomyMode: 'perpetual', notifyDesktop: false }));
       await waitForStatus(handle, (x) => x.agentRunning);
-      rmSync(repo, { recursive: true, force: true });
+      // agentRunning is set when the call is scheduled: delete once the agent has really begun
+      // (its first write), and retry a removal that races a file the agent or its log creates.
+      const begun = Date.now() + 60_000;
+      while (!existsSync(path.join(repo, 'a.txt')) && Date.now() < begun) await new Promise((r) => setTimeout(r, 50));
+      rmSync(repo, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 });
+      expect(existsSync(repo)).toBe(false);
       const o = await handle.result();
       const s = await status(handle);
       expect(s.status).toBe('finished');
