@@ -178,7 +178,7 @@ export function currentDetails(s: StatusSnapshot): string {
   if (s.lastCompletion) {
     lines.push(`Last completion claim (iteration ${s.lastCompletion.iteration}): ${s.lastCompletion.reason}`);
   }
-  if (s.pendingDirectives) lines.push(`${s.pendingDirectives} human directive(s) waiting for the next prompt`);
+  if (s.pendingDirectives) lines.push(s.outcome ? `${s.pendingDirectives} human directive(s) never reached a prompt: the run ended first` : `${s.pendingDirectives} human directive(s) waiting for the next prompt`);
   if (s.outcome) lines.push(`Outcome: **${s.outcome.status}** (exit ${s.outcome.exitCode}) — ${clip(s.outcome.reason, 300)}`);
   return lines.join('\n\n');
 }

@@ -4,6 +4,7 @@
  * "current details" markdown built from a StatusSnapshot.
  */
 import { describe, expect, it } from 'vitest';
+import { printStatus } from '../../cli/status.js';
 import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
 import { OUTCOME_EXIT_CODES, type IterationRecord } from '../../schemas/run.js';
 import { StatusSnapshotSchema, type StatusSnapshot } from '../../schemas/status.js';
@@ -328,6 +329,35 @@ describe('currentDetails', () => {
       }),
     );
     expect(text).toContain('Outcome: **completion_promise_fulfilled** (exit 0) — claim accepted');
+  });
+
+  it('a finished snapshot says a directive that came too late never reached a prompt', () => {
+    const text = currentDetails(
+      snapshot({
+        status: 'finished',
+        pendingDirectives: 1,
+        outcome: { status: 'completion_promise_fulfilled', reason: 'claim accepted', exitCode: OUTCOME_EXIT_CODES.completion_promise_fulfilled },
+      }),
+    );
+    expect(paras(text)).toContain('1 human directive(s) never reached a prompt: the run ended first');
+    expect(text).not.toContain('waiting for the next prompt');
+
+    // `vigil status` says the same of a finished run, and "waiting" of a running one.
+    const outcome = { status: 'completion_promise_fulfilled' as const, reason: 'claim accepted', exitCode: OUTCOME_EXIT_CODES.completion_promise_fulfilled };
+    const said = (view: Parameters<typeof printStatus>[0]): string[] => {
+      const lines: string[] = [];
+      printStatus(view, (l = '') => lines.push(l));
+      return lines.filter((l) => l.startsWith('  directives'));
+    };
+    const snap = snapshot({ status: 'finished', pendingDirectives: 1, outcome });
+    const finished = { ...outcome, iteration: 3, at: T, notes: [] };
+    expect(said({ kind: 'finished', workflowId: 'r', temporalStatus: 'COMPLETED', outcome: finished, snapshot: snap, iteration: 3 })).toEqual([
+      '  directives: 1 never reached a prompt: the run ended first',
+    ]);
+    const running = snapshot({ pendingDirectives: 2 });
+    expect(said({ kind: 'running', workflowId: 'r', snapshot: running, workerAnswered: true, iteration: 3, searchStatus: 'running', taskFailing: null })).toEqual([
+      '  directives: 2 waiting for the next prompt',
+    ]);
   });
 
   it('clips a very long outcome reason', () => {
