@@ -175,6 +175,7 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
       if (view.kind === 'finished') {
         const o = view.outcome;
         say(o ? `finished: ${o.status} (exit ${o.exitCode}) — ${o.reason}` : `finished: workflow ${view.temporalStatus.toLowerCase()}`);
+        for (const note of o?.notes ?? []) say(`note: ${note}`);
         return { view, exitCode: o ? exitCodeOf(o) : 1, reached: opts.until === 'terminal' };
       }
       if (opts.until === 'paused' && snap?.paused) return { view, exitCode: 0, reached: true };

@@ -446,7 +446,11 @@ export function buildProgram(): Command {
         } else {
           const snap = r.view.snapshot;
           if (o.for === 'paused') out(`${id}: paused${snap?.pause ? ` by ${snap.pause.by}${snap.pause.reason ? `: ${snap.pause.reason}` : ''}` : ''}`);
-          else out(`${id}: finished${r.view.kind === 'finished' && r.view.outcome ? `: ${r.view.outcome.status} (exit ${r.view.outcome.exitCode})` : ''}`);
+          else {
+            const outcome = r.view.kind === 'finished' ? r.view.outcome : null;
+            out(`${id}: finished${outcome ? `: ${outcome.status} (exit ${outcome.exitCode})` : ''}`);
+            for (const note of outcome?.notes ?? []) out(`  note: ${note}`);
+          }
           process.exitCode = r.exitCode;
         }
       });

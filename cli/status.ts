@@ -36,6 +36,7 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
   if (view.kind === 'finished') {
     const o = view.outcome;
     out(`  finished  : ${o ? `${o.status} (exit ${o.exitCode}) — ${o.reason}` : `workflow ${view.temporalStatus.toLowerCase()}`}`);
+    for (const note of o?.notes ?? []) out(`  note      : ${note}`);
   } else if (!snap) {
     out(`  status    : ${view.searchStatus ?? 'running'} at iteration ${view.iteration ?? '?'} (from search attributes)`);
     out(view.taskFailing ? `  worker    : the run's workflow task keeps failing: ${view.taskFailing} (see the worker's log)` : '  worker    : no worker is polling; start one with `vigil worker`');

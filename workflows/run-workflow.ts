@@ -70,7 +70,7 @@ import { describeRefusal, judgeCompletion } from './decisions/completion.js';
 import { trackConvergence } from './decisions/convergence.js';
 import { initialRunState } from './initial-state.js';
 import { phaseFor, tierFor } from './decisions/phase.js';
-import { directiveRefusal } from './decisions/directives.js';
+import { directiveRefusal, undeliveredNote } from './decisions/directives.js';
 import {
   budgetSignal,
   waiveSignal,
@@ -189,6 +189,12 @@ type GateStreak = { action: Exclude<GateAction, 'none' | 'block'>; track: GateTr
  * until the agent claims again. Runs from before it drop the claim, unchanged for replay.
  */
 export const CLAIMS_HELD_PATCH = 'vigil-claims-held-v1';
+
+/**
+ * A run that ends with human directives no prompt carried says so in its outcome's notes (and so
+ * in the final notification). Runs from before it end without the note, unchanged for replay.
+ */
+export const UNDELIVERED_DIRECTIVES_PATCH = 'vigil-undelivered-directives-v1';
 
 /** Runs from before the packed carry hand the next execution their state as is (`state`, not `packedState`). */
 export const PACKED_CARRY_PATCH = 'vigil-packed-carry-v1';
@@ -711,6 +717,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
 
   // ---- terminal path ----
   const finish = async (s: OutcomeStatus, reason: string, notes: string[] = []): Promise<Outcome> => {
+    const undelivered = state.pendingDirectives.length;
+    if (undelivered > 0 && patched(UNDELIVERED_DIRECTIVES_PATCH)) notes = [...notes, undeliveredNote(state.pendingDirectives)];
     outcome = { status: s, reason, exitCode: OUTCOME_EXIT_CODES[s], iteration: state.iteration, at: nowIso(), notes };
     recordEvent(outcomeEvent(outcome));
     status = 'finished';

@@ -23,6 +23,7 @@ import { backoffSeconds, type BackoffKnobs } from '../../workflows/decisions/bac
 import { checkCaps, type CapsInput, type CapsKnobs, type CapVerdict } from '../../workflows/decisions/caps.js';
 import { describeRefusal, judgeCompletion, type CompletionFacts } from '../../workflows/decisions/completion.js';
 import { initialConvergence, trackConvergence } from '../../workflows/decisions/convergence.js';
+import { undeliveredNote } from '../../workflows/decisions/directives.js';
 import { phaseFor, tierFor } from '../../workflows/decisions/phase.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -505,6 +506,22 @@ describe('describeRefusal', () => {
 // ---------------------------------------------------------------------------------------------
 // Outcomes and carried state (schemas/run.ts)
 // ---------------------------------------------------------------------------------------------
+
+describe('undeliveredNote', () => {
+  const d = (by: string, text: string) => ({ by, text, at: '2026-01-02T03:04:05.000Z' });
+  it('names who sent each directive and its first words, on one line', () => {
+    expect(undeliveredNote([d('alice', 'Run   the\nlinter')])).toBe(
+      '1 human directive(s) never reached a prompt, the run ended first (alice at 2026-01-02T03:04:05.000Z: "Run the linter")',
+    );
+  });
+  it('clips a long directive to 60 characters and names only the first three', () => {
+    const note = undeliveredNote([d('a', 'x'.repeat(500)), d('b', 'two'), d('c', 'three'), d('d', 'four'), d('e', 'five')]);
+    expect(note).toContain(`"${'x'.repeat(59)}…"`);
+    expect(note.startsWith('5 human directive(s)')).toBe(true);
+    expect(note).toContain('c at 2026-01-02T03:04:05.000Z: "three"; and 2 more)');
+    expect(note).not.toContain('four');
+  });
+});
 
 describe('OUTCOME_EXIT_CODES', () => {
   it('maps every outcome to the process contract: 0 done/stopped, 20 deterministic terminal, 1 failed', () => {

@@ -15,9 +15,12 @@ import {
   startRun,
   status,
   uniqueId,
+  waitForStatus,
   writeScenario,
   type TestEnv,
 } from '../support/harness.js';
+import { followRun } from '../../cli/follow.js';
+import { inputUpdate } from '../../workflows/messages.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -95,6 +98,29 @@ describe('vigilRun', () => {
     const outcome = await worker.runUntil(async () => (await startRun(env, tq, runInput(repo, scenario, { maxIterations: 3 }))).result());
     expect(outcome).toMatchObject({ status: 'max_iterations_reached', exitCode: 20, iteration: 3 });
     expect(agentCalls(repo)).toHaveLength(3);
+  });
+
+  it("a directive sent during the last iteration is named in the outcome's notes, not lost silently", async () => {
+    const repo = makeRepo();
+    const scenario = writeScenario(repo, { version: 1, iterations: [], default: { writes: { 'a.txt': 'a\n' }, sleepMs: 1500 } });
+    const tq = uniqueId('tq');
+    const worker = await makeWorker(env, tq);
+    const outcomeId = uniqueId('undelivered');
+    const { outcome, pending } = await worker.runUntil(async () => {
+      const handle = await startRun(env, tq, runInput(repo, scenario, { maxIterations: 1 }), outcomeId);
+      await waitForStatus(handle, (x) => x.agentRunning);
+      await handle.executeUpdate(inputUpdate, { args: [{ directive: 'Also   update\nthe changelog', by: 'alice' }] });
+      const o = await handle.result();
+      return { outcome: o, pending: (await status(handle)).pendingDirectives };
+    });
+    expect(outcome).toMatchObject({ status: 'max_iterations_reached', iteration: 1 });
+    expect(pending).toBe(1);
+    expect(outcome.notes).toEqual([expect.stringMatching(/^1 human directive\(s\) never reached a prompt, the run ended first \(alice at \S+: "Also update the changelog"\)$/)]);
+    expect(agentCalls(repo)).toHaveLength(1);
+    // What `vigil watch` prints below the outcome line.
+    const lines: string[] = [];
+    await followRun(env.client, outcomeId, { until: 'terminal', onLine: (l) => lines.push(l) });
+    expect(lines.slice(-2)).toEqual([expect.stringMatching(/^finished: max_iterations_reached \(exit 20\)/), `note: ${outcome.notes[0]}`]);
   });
 
   it('backs off after failures, resets on success and fails after maxRetries in a row', async () => {
