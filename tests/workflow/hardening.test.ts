@@ -203,7 +203,7 @@ describe('a run survives', () => {
     await worker.runUntil(async () => {
       const handle = await startRun(env, tq, runInput(repo, scenario, { autonomyMode: 'supervised', notifyDesktop: false }));
       await waitForStatus(handle, (x) => x.agentRunning);
-      rmSync(path.join(repo, '.git'), { recursive: true, force: true });
+      rmSync(path.join(repo, '.git'), { recursive: true, force: true, maxRetries: 20, retryDelay: 50 });
       writeFileSync(path.join(repo, '.git'), 'gitdir: /nonexistent\n');
       const s = await waitForStatus(handle, (x) => x.paused, 60_000);
       expect(s.pause?.by).toBe('vigil');
