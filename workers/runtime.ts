@@ -4,7 +4,7 @@
  * the SDK's own worker, poller, slot, workflow-task and activity metrics, served at
  * http://HOST:PORT/metrics. Installed once, before any connection.
  */
-import { DefaultLogger, Runtime, type LogEntry, type Logger, type LogLevel, type RuntimeOptions } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type LogEntry, type Logger, type LogLevel, type LogMetadata, type RuntimeOptions } from '@temporalio/worker';
 import { jsonLogLine, type LogFormat } from './logging.js';
 import { MetricsBindError } from './metrics-bind.js';
 
@@ -23,9 +23,38 @@ const writeJsonEntry = (entry: LogEntry): void => {
   process.stdout.write(`${jsonLogLine(entry.level, entry.message, entry.meta, Number(entry.timestampNanos / 1_000_000n))}\n`);
 };
 
+/**
+ * SDK warnings about what Vigil does on purpose, logged at DEBUG instead: the worker of a host's
+ * task queue runs activities only (workers/worker.ts), and the SDK warns about every such worker.
+ */
+const INTENDED = new Set(['No workflows registered, not polling for workflow tasks']);
+
+/** `inner`, with the warnings in INTENDED lowered to DEBUG. */
+export class IntendedWarningsLogger implements Logger {
+  constructor(private readonly inner: Logger) {}
+  log(level: LogLevel, message: string, meta?: LogMetadata): void {
+    this.inner.log(level === 'WARN' && INTENDED.has(message) ? 'DEBUG' : level, message, meta);
+  }
+  trace(message: string, meta?: LogMetadata): void {
+    this.log('TRACE', message, meta);
+  }
+  debug(message: string, meta?: LogMetadata): void {
+    this.log('DEBUG', message, meta);
+  }
+  info(message: string, meta?: LogMetadata): void {
+    this.log('INFO', message, meta);
+  }
+  warn(message: string, meta?: LogMetadata): void {
+    this.log('WARN', message, meta);
+  }
+  error(message: string, meta?: LogMetadata): void {
+    this.log('ERROR', message, meta);
+  }
+}
+
 /** The SDK runtime's logger: the SDK's default (stderr) for text, JSON lines on stdout for json. */
 export function runtimeLogger(level: LogLevel, format: LogFormat): Logger {
-  return format === 'json' ? new DefaultLogger(level, writeJsonEntry) : new DefaultLogger(level);
+  return new IntendedWarningsLogger(format === 'json' ? new DefaultLogger(level, writeJsonEntry) : new DefaultLogger(level));
 }
 
 /** The runtime options for these settings (pure; tested). */

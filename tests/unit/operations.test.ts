@@ -6,12 +6,13 @@
  */
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { DefaultLogger } from '@temporalio/worker';
 import { explainKnobs, resolveKnobs } from '../../cli/config.js';
 import { CliError, EXIT } from '../../cli/connection.js';
 import { Command } from 'commander';
 import { resolveOperations, workerOperationsOptions } from '../../cli/operations.js';
 import { jsonLogLine, parseLogFormat } from '../../workers/logging.js';
-import { parseMetricsBind, runtimeOptions } from '../../workers/runtime.js';
+import { IntendedWarningsLogger, parseMetricsBind, runtimeOptions } from '../../workers/runtime.js';
 import { tracesUrl } from '../../workers/tracing.js';
 import { DEFAULT_TUNING, resolveTuning, tuningWorkerOptions } from '../../workers/tuning.js';
 import { workerIdentity } from '../../workers/worker.js';
@@ -122,6 +123,21 @@ describe('--log-format', () => {
     const json = runtimeOptions({ level: 'INFO', logFormat: 'json', metricsBind: null, handleSignals: true });
     expect(json.telemetryOptions?.logging).toEqual({ filter: { core: 'WARN', other: 'ERROR' }, forward: {} });
     expect(runtimeOptions({ level: 'INFO', logFormat: 'text', metricsBind: null, handleSignals: true }).telemetryOptions?.logging).toBeUndefined();
+  });
+
+  it("the SDK's warning about an activities-only worker (a host's queue) is lowered to DEBUG; other warnings stay", () => {
+    const seen = (level: 'INFO' | 'DEBUG'): string[] => {
+      const lines: string[] = [];
+      const logger = new IntendedWarningsLogger(new DefaultLogger(level, (e) => lines.push(`${e.level} ${e.message}`)));
+      logger.warn('No workflows registered, not polling for workflow tasks', { taskQueue: 'vigil@vm' });
+      logger.log('WARN', 'No workflows registered, not polling for workflow tasks');
+      logger.warn('Worker failed to poll');
+      logger.error('No workflows registered, not polling for workflow tasks');
+      return lines;
+    };
+    expect(seen('INFO')).toEqual(['WARN Worker failed to poll', 'ERROR No workflows registered, not polling for workflow tasks']);
+    expect(seen('DEBUG').slice(0, 2)).toEqual(['DEBUG No workflows registered, not polling for workflow tasks', 'DEBUG No workflows registered, not polling for workflow tasks']);
+    expect(runtimeOptions({ level: 'INFO', logFormat: 'text', metricsBind: null, handleSignals: true }).logger).toBeInstanceOf(IntendedWarningsLogger);
   });
 
   it('a JSON line: time, lower-case level, message, and meta that JSON can carry', () => {
