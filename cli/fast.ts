@@ -85,6 +85,8 @@ export function parseFast(argv: readonly string[]): FastCommand | null {
     }
   }
   if (args.length < g.required || args.length > g.required + g.optional) return null;
+  // An empty run id is commander's usage error, worded once (cli/main.ts runIdArg).
+  if ((args[0] ?? 'id').trim() === '') return null;
   return { verb: verb as keyof typeof VERBS, args, opts, ...(profile !== undefined ? { profile } : {}) };
 }
 

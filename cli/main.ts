@@ -52,6 +52,12 @@ function intArg(name: string, min: number, max: number) {
   };
 }
 
+/** A run's workflow id, as commander reads it: not empty (the server would refuse it with a bare gRPC error). */
+function runIdArg(raw: string): string {
+  if (raw.trim() === '') throw new InvalidArgumentError('a run id is not empty; `vigil list` shows the runs');
+  return raw;
+}
+
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
 function serverOptions(cmd: Command): Command {
@@ -240,7 +246,7 @@ export function buildProgram(): Command {
   program
     .command('status')
     .description('show a run: status, iteration, pause, outcome')
-    .argument('<id>', 'workflow id of the run')
+    .argument('<id>', 'workflow id of the run', runIdArg)
     .option('--json', 'machine-readable output')
     .action(async (id: string, o: { json?: boolean }) => {
       await statusCommand(endpoint(), id, Boolean(o.json));
@@ -258,7 +264,7 @@ export function buildProgram(): Command {
   program
     .command('pause')
     .description('pause a run at the next iteration boundary (the running agent call finishes first)')
-    .argument('<id>')
+    .argument('<id>', 'workflow id of the run', runIdArg)
     .option('--reason <text>', 'why (shown in status and the UI)')
     .option('--by <name>', 'who is pausing (default: $USER)')
     .option('--signal', 'send as a signal: recorded even when no worker is running, but not acknowledged')
@@ -267,7 +273,7 @@ export function buildProgram(): Command {
   program
     .command('resume')
     .description('resume a paused run')
-    .argument('<id>')
+    .argument('<id>', 'workflow id of the run', runIdArg)
     .option('--by <name>', 'who is resuming (default: $USER)')
     .option('--signal', 'send as a signal (see pause --signal)')
     .action(message('resume', PAYLOADS.resume));
@@ -275,7 +281,7 @@ export function buildProgram(): Command {
   program
     .command('stop')
     .description('stop a run: at the next boundary, or at once with --now (kills the running agent)')
-    .argument('<id>')
+    .argument('<id>', 'workflow id of the run', runIdArg)
     .option('--now', 'cancel the running agent call and kill its process tree')
     .option('--reason <text>', 'why')
     .option('--by <name>', 'who is stopping (default: $USER)')
@@ -285,7 +291,7 @@ export function buildProgram(): Command {
   program
     .command('input')
     .description('give the agent a one-shot directive, injected into the next prompt')
-    .argument('<id>')
+    .argument('<id>', 'workflow id of the run', runIdArg)
     .argument('[text]', 'the directive (or use --file)')
     .option('--file <file>', 'read the directive from a file')
     .option('--by <name>', 'who is speaking (default: $USER)')
@@ -295,7 +301,7 @@ export function buildProgram(): Command {
   program
     .command('review')
     .description('convene the completion council at the next iteration boundary, whatever the cadence')
-    .argument('<id>')
+    .argument('<id>', 'workflow id of the run', runIdArg)
     .option('--reason <text>', 'why')
     .option('--by <name>', 'who is asking (default: $USER)')
     .option('--signal', 'send as a signal (see pause --signal)')
@@ -304,7 +310,7 @@ export function buildProgram(): Command {
   program
     .command('budget')
     .description('set the run\'s spend limit in USD (a run paused on its budget continues once resumed under it)')
-    .argument('<id>')
+    .argument('<id>', 'workflow id of the run', runIdArg)
     .requiredOption('--usd <amount>', 'the new limit for the whole run; 0 removes it', (raw: string) => {
       if (!/^\d+(\.\d+)?$/.test(raw.trim())) throw new InvalidArgumentError(`--usd must be a number of dollars, e.g. 25 or 12.50, got "${raw}"`);
       return Number(raw);
@@ -316,7 +322,7 @@ export function buildProgram(): Command {
   program
     .command('waive')
     .description('waive a PRD checklist item: its failure no longer blocks completion (held-out items by their status label, e.g. held-out-1)')
-    .argument('<id>')
+    .argument('<id>', 'workflow id of the run', runIdArg)
     .argument('<item>', 'the checklist item id, as `vigil status` shows it')
     .option('--reason <text>', 'why (kept with the waiver)')
     .option('--by <name>', 'who is waiving it (default: $USER)')
@@ -328,7 +334,7 @@ export function buildProgram(): Command {
   program
     .command('checkpoints')
     .description("list a run's checkpoints (iteration, time, commit, files changed, exit, tests, council verdict) and its rewinds")
-    .argument('<id>')
+    .argument('<id>', 'workflow id of the run', runIdArg)
     .option('--json', 'machine-readable output')
     .action(async (id: string, o: { json?: boolean }) => {
       const { checkpointsCommand } = await import('./checkpoints.js');
@@ -338,7 +344,7 @@ export function buildProgram(): Command {
   program
     .command('rewind')
     .description('take a run back to just after iteration N: the tree restored to its checkpoint (the current tree kept first), the state as it was then; --fork starts a new run from checkpoint N of a finished run')
-    .argument('<id>')
+    .argument('<id>', 'workflow id of the run', runIdArg)
     .requiredOption('--to <n>', 'the iteration to go back to (one with a checkpoint: `vigil checkpoints <id>`)', intArg('--to', 1, 100_000_000))
     .option('--reason <text>', 'why (shown in status and the UI)')
     .option('--input <text>', 'a directive for the next prompt ("try it without the ORM")')
@@ -379,7 +385,7 @@ export function buildProgram(): Command {
   program
     .command('history')
     .description('export a run from the event store, as JSON lines (every event) or Markdown (one line per iteration and decision)')
-    .argument('<id>')
+    .argument('<id>', 'workflow id of the run', runIdArg)
     .option('--format <format>', 'jsonl or md', 'jsonl')
     .action(async (id: string, o: { format?: string }) => {
       const { historyCommand } = await import('./report.js');
@@ -419,7 +425,7 @@ export function buildProgram(): Command {
   program
     .command('watch')
     .description('follow a run live: one line per iteration and every status change, until it finishes')
-    .argument('<id>')
+    .argument('<id>', 'workflow id of the run', runIdArg)
     .action(async (id: string) => {
       const ep = endpoint();
       const { followRun } = await import('./follow.js');
@@ -433,7 +439,7 @@ export function buildProgram(): Command {
   program
     .command('wait')
     .description('block until a run finishes (exit with its outcome code) or, with --for paused, until it pauses (exit 0)')
-    .argument('<id>')
+    .argument('<id>', 'workflow id of the run', runIdArg)
     .addOption(new Option('--for <state>', 'what to wait for').choices(['terminal', 'paused']).default('terminal'))
     .option('--timeout <seconds>', 'give up after this many seconds (exit 124)', intArg('--timeout', 1, 31_536_000))
     .action(async (id: string, o: { for: 'terminal' | 'paused'; timeout?: number }) => {
@@ -459,7 +465,7 @@ export function buildProgram(): Command {
   program
     .command('logs')
     .description("show an iteration's agent log, from any machine (read on the run's host by its worker); -f follows it while the agent runs")
-    .argument('<id>', 'workflow id of the run')
+    .argument('<id>', 'workflow id of the run', runIdArg)
     .option('--iteration <n>', 'which iteration (default: the current or last one)', intArg('--iteration', 1, 1_000_000))
     .option('-f, --follow', 'keep printing what the agent writes until its call ends (Ctrl+C stops, exit 0)')
     .option('--timeout <seconds>', "how long the run's host has to answer a read (exit 4 past it)", intArg('--timeout', 1, 300), 15)
@@ -556,7 +562,8 @@ function packageVersion(): string {
 
 function validateId(id: string): string {
   if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/.test(id)) {
-    throw new CliError(`--id "${id}" is not allowed: use 1-200 letters, digits, '.', '_', ':' or '-', starting with a letter or digit`, EXIT.usage);
+    const shown = id.length > 60 ? `${JSON.stringify(id.slice(0, 60)).slice(0, -1)}…" (${id.length} characters)` : JSON.stringify(id);
+    throw new CliError(`--id ${shown} is not allowed: use 1-200 letters, digits, '.', '_', ':' or '-', starting with a letter or digit`, EXIT.usage);
   }
   return id;
 }

@@ -4,7 +4,7 @@
  * (cli/fast.ts), so both run the same code; and how the CLI reports a failure (message and exit
  * code). Light to import: the client and the views are loaded by the action.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { logLine } from '../workers/logging.js';
 import type { Endpoint } from './endpoint.js';
 import { CliError, EXIT } from './errors.js';
@@ -24,15 +24,44 @@ export const by = (o: Record<string, unknown>): { by?: string } => (typeof o.by 
 /** The largest directive (schemas/run.ts LIMITS.directiveBytes, checked again by the run). */
 const DIRECTIVE_BYTES = 1024 * 1024;
 
+/**
+ * A directive file's text: at most 1 MiB of UTF-8 text without NUL bytes. A regular file's size is
+ * checked before it is read; a pipe (`--file /dev/stdin`) is read up to the limit.
+ */
 export function readDirective(file: string): string {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a folder' : (err as Error).message;
+    throw new CliError(`cannot read directive file ${file}: ${why}`, EXIT.usage);
+  }
+  const tooBig = (size: string): CliError => new CliError(`directive file ${file} is ${size}; at most ${DIRECTIVE_BYTES} bytes (1 MiB)`, EXIT.usage);
   let buf: Buffer;
   try {
-    buf = readFileSync(file);
-  } catch {
-    throw new CliError(`cannot read directive file ${file}`, EXIT.usage);
+    const st = fstatSync(fd);
+    if (st.isDirectory()) throw new CliError(`cannot read directive file ${file}: it is a folder`, EXIT.usage);
+    if (st.isFile() && st.size > DIRECTIVE_BYTES) throw tooBig(`${st.size} bytes`);
+    const chunk = Buffer.alloc(DIRECTIVE_BYTES + 1);
+    let len = 0;
+    for (let n = -1; n !== 0 && len < chunk.length; len += n) n = readSync(fd, chunk, len, chunk.length - len, null);
+    if (len > DIRECTIVE_BYTES) throw tooBig(`more than ${DIRECTIVE_BYTES} bytes`);
+    buf = chunk.subarray(0, len);
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    throw new CliError(`cannot read directive file ${file}: ${(err as Error).message}`, EXIT.usage);
+  } finally {
+    closeSync(fd);
   }
-  if (buf.length > DIRECTIVE_BYTES) throw new CliError(`directive file ${file} is ${buf.length} bytes; at most ${DIRECTIVE_BYTES} (1 MiB)`, EXIT.usage);
-  return buf.toString('utf8');
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(buf);
+  } catch {
+    throw new CliError(`directive file ${file} is not UTF-8 text`, EXIT.usage);
+  }
+  if (text.includes('\0')) throw new CliError(`directive file ${file} looks binary (it holds NUL bytes); a directive is text`, EXIT.usage);
+  return text;
 }
 
 const reason = (o: Record<string, unknown>): { reason?: string } => (typeof o.reason === 'string' ? { reason: o.reason } : {});

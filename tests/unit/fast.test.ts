@@ -6,7 +6,7 @@
  * or declines. The pre-dispatch runs from a bundle with its own copies of the CLI's error classes,
  * so those match by name.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,6 +16,7 @@ import { endpointFromEnv } from '../../cli/connection.js';
 import { plainEndpoint } from '../../cli/endpoint.js';
 import { CliError } from '../../cli/errors.js';
 import { parseFast } from '../../cli/fast.js';
+import { readDirective } from '../../cli/steer-commands.js';
 import { UpdateRejectedError } from '../../cli/run-api.js';
 import { assertBuilt, CLI } from '../support/harness.js';
 
@@ -146,5 +147,58 @@ describe('the CLI, both ways', () => {
     expect([both.code, both.stderr]).toEqual([2, 'vigil: give the directive as TEXT or with --file, not both\n']);
     expect(unreachable.code).toBe(4);
     expect(unreachable.stderr).toContain('vigil: cannot reach Temporal at 127.0.0.1:1 (');
+  });
+
+  it('an empty run id is a usage error before any connection; a bad --id is shown clipped', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-ids-'));
+    execFileSync('git', ['init', '-q', dir]);
+    writeFileSync(path.join(dir, 'PRD.md'), '# A PRD\n');
+    const [status, pause, logs, start] = await Promise.all([
+      run(['status', '']),
+      run(['pause', ' ']),
+      run(['logs', '']),
+      run(['start', path.join(dir, 'PRD.md'), '--repo', dir, '--agent-command', 'true', '--id', `-${'a'.repeat(500)}`]),
+    ]);
+    const empty = (a: string) => `error: command-argument value '${a}' is invalid for argument 'id'. a run id is not empty; \`vigil list\` shows the runs\n(run with --help for usage)\n`;
+    expect([status.code, status.stderr]).toEqual([2, empty('')]);
+    expect([pause.code, pause.stderr]).toEqual([2, empty(' ')]);
+    expect([logs.code, logs.stderr]).toEqual([2, empty('')]);
+    expect([start.code, start.stderr]).toEqual([2, `vigil: --id "-${'a'.repeat(59)}…" (501 characters) is not allowed: use 1-200 letters, digits, '.', '_', ':' or '-', starting with a letter or digit\n`]);
+  });
+});
+
+describe('vigil input --file', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-directive-'));
+  const file = (name: string, data: string | Buffer): string => {
+    const f = path.join(dir, name);
+    writeFileSync(f, data);
+    return f;
+  };
+  const refusal = (f: string): string => {
+    try {
+      readDirective(f);
+    } catch (err) {
+      expect(err).toBeInstanceOf(CliError);
+      expect((err as CliError).exitCode).toBe(2);
+      return (err as Error).message;
+    }
+    throw new Error(`${f} was read`);
+  };
+
+  it('reads UTF-8 text up to 1 MiB', () => {
+    expect(readDirective(file('ok.md', 'Run the linter — then commit.\n'))).toBe('Run the linter — then commit.\n');
+    expect(readDirective(file('max.md', 'x'.repeat(1024 * 1024)))).toHaveLength(1024 * 1024);
+  });
+
+  it('refuses, saying why: a missing file, a folder, binary, not UTF-8, too large (a file or an endless stream)', () => {
+    expect(refusal(path.join(dir, 'nope.md'))).toBe(`cannot read directive file ${path.join(dir, 'nope.md')}: no such file`);
+    expect(refusal(dir)).toBe(`cannot read directive file ${dir}: it is a folder`);
+    const bin = file('a.out', Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 1]));
+    expect(refusal(bin)).toBe(`directive file ${bin} looks binary (it holds NUL bytes); a directive is text`);
+    const latin1 = file('latin1.txt', Buffer.from('caf\xe9\n', 'latin1'));
+    expect(refusal(latin1)).toBe(`directive file ${latin1} is not UTF-8 text`);
+    const big = file('big.md', 'x'.repeat(1024 * 1024 + 1));
+    expect(refusal(big)).toBe(`directive file ${big} is 1048577 bytes; at most 1048576 bytes (1 MiB)`);
+    expect(refusal('/dev/zero')).toBe('directive file /dev/zero is more than 1048576 bytes; at most 1048576 bytes (1 MiB)');
   });
 });
