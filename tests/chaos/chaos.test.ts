@@ -252,6 +252,10 @@ it(`survives ${PLAN.workerKills} worker SIGKILLs, ${PLAN.serverRestarts} server 
     .map((p) => readFileSync(p, 'utf8'));
   const unseen = directives.filter((d) => !prompts.some((text) => text.includes(d)));
   expect(unseen.length, `directives that reached no prompt (${unseen.join(', ') || 'none'}) are the ones still pending`).toBe(final.pendingDirectives);
+  // ... and the outcome names them.
+  const undelivered = outcome.notes.filter((n) => / human directive\(s\) never reached a prompt/.test(n));
+  expect(undelivered).toHaveLength(unseen.length > 0 ? 1 : 0);
+  if (unseen.length > 0) expect(undelivered[0]).toMatch(new RegExp(`^${unseen.length} human directive`));
   expect(final.invalidMessageCount).toBeGreaterThanOrEqual(invalidSent);
 
   // ---- nothing doubled beyond the at-least-once bound ----
