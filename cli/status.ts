@@ -2,6 +2,7 @@
  * What `vigil status` prints: the run snapshot as text or JSON (what Temporal itself knows when no
  * worker answered). Light: no schemas, no workflow code.
  */
+import { isUndeliveredNote } from '../workflows/decisions/undelivered-directives.js';
 import { checkpointLines, qualityLines, spendText } from '../workflows/ui.js';
 import { iterationLine, statusLine } from './follow.js';
 import type { RunView } from './steer.js';
@@ -50,7 +51,9 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
   if (snap.providerWait) out(`  provider  : waiting for ${snap.providerWait.provider} until ${snap.providerWait.until} (circuit breaker ${snap.providerWait.reason.replace(/_/g, ' ')})`);
   if (snap.spend.calls > 0 || snap.budgetUsd > 0) out(`  spend     : ${spendText(snap)}`);
   for (const d of snap.deadLetters ?? []) out(`  dead letter: ${d.errorClass} ${d.attempts} times (iterations ${d.iterations.join(', ')})`);
-  if (snap.pendingDirectives) out(`  directives: ${snap.pendingDirectives} ${view.kind === 'finished' ? 'never reached a prompt: the run ended first' : 'waiting for the next prompt'}`);
+  // A finished run's note names its undelivered directives (cli/status prints the notes above); older runs have no such note.
+  const noted = view.kind === 'finished' && (view.outcome?.notes ?? []).some(isUndeliveredNote);
+  if (snap.pendingDirectives && !noted) out(`  directives: ${snap.pendingDirectives} ${view.kind === 'finished' ? 'never reached a prompt: the run ended first' : 'waiting for the next prompt'}`);
   if (snap.lastCompletion) out(`  last claim: iteration ${snap.lastCompletion.iteration}: ${snap.lastCompletion.reason}`);
   if (typeof snap.council.heldClaimIteration === 'number') out(`  held claim: the completion claim of iteration ${snap.council.heldClaimIteration} is judged ${snap.pause ? 'once the run is resumed' : 'at the next boundary'}`);
   if (snap.council.forceReviewPending) out('  review    : a council review was asked for and convenes at the next boundary');

@@ -50,7 +50,7 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
   lastIteration: IterationRecordSchema.nullable(),
   recentIterations: z.array(IterationRecordSchema),
   lastCompletion: CompletionVerdictSchema.nullable(),
-  outcome: OutcomeSchema.pick({ status: true, reason: true, exitCode: true }).nullable(),
+  outcome: OutcomeSchema.pick({ status: true, reason: true, exitCode: true }).extend({ notes: z.array(z.string()).optional() }).nullable(),
   invalidMessages: z.array(InvalidMessageSchema),
   invalidMessageCount: z.number().int(),
   generations: z.number().int(),

@@ -70,7 +70,8 @@ import { describeRefusal, judgeCompletion } from './decisions/completion.js';
 import { trackConvergence } from './decisions/convergence.js';
 import { initialRunState } from './initial-state.js';
 import { phaseFor, tierFor } from './decisions/phase.js';
-import { directiveRefusal, undeliveredNote } from './decisions/directives.js';
+import { directiveRefusal } from './decisions/directives.js';
+import { undeliveredNote } from './decisions/undelivered-directives.js';
 import {
   budgetSignal,
   waiveSignal,
@@ -398,7 +399,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     lastIteration: state.recentIterations.at(-1) ?? null,
     recentIterations: state.recentIterations,
     lastCompletion: state.lastCompletion,
-    outcome: outcome ? { status: outcome.status, reason: outcome.reason, exitCode: outcome.exitCode } : null,
+    outcome: outcome ? { status: outcome.status, reason: outcome.reason, exitCode: outcome.exitCode, ...(outcome.notes.length ? { notes: outcome.notes } : {}) } : null,
     invalidMessages: state.invalidMessages,
     invalidMessageCount: state.invalidMessageCount,
     generations: state.generations,

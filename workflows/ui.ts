@@ -5,6 +5,7 @@
 import type { RunInput, Verdict } from '../schemas/run.js';
 import { utf8Length } from '../schemas/utf8.js';
 import type { StatusSnapshot } from '../schemas/status.js';
+import { isUndeliveredNote } from './decisions/undelivered-directives.js';
 
 /** At most `n` UTF-8 bytes, cut on a code point boundary, with an ellipsis when cut. */
 function clip(s: string, n: number): string {
@@ -178,7 +179,12 @@ export function currentDetails(s: StatusSnapshot): string {
   if (s.lastCompletion) {
     lines.push(`Last completion claim (iteration ${s.lastCompletion.iteration}): ${s.lastCompletion.reason}`);
   }
-  if (s.pendingDirectives) lines.push(s.outcome ? `${s.pendingDirectives} human directive(s) never reached a prompt: the run ended first` : `${s.pendingDirectives} human directive(s) waiting for the next prompt`);
+  const notes = s.outcome?.notes ?? [];
+  // A run that ended with directives pending names them in a note (runs from before the note do not).
+  if (s.pendingDirectives && !notes.some(isUndeliveredNote)) {
+    lines.push(s.outcome ? `${s.pendingDirectives} human directive(s) never reached a prompt: the run ended first` : `${s.pendingDirectives} human directive(s) waiting for the next prompt`);
+  }
   if (s.outcome) lines.push(`Outcome: **${s.outcome.status}** (exit ${s.outcome.exitCode}) — ${clip(s.outcome.reason, 300)}`);
+  for (const note of notes) lines.push(`Note: ${clip(note, 300)}`);
   return lines.join('\n\n');
 }

@@ -23,7 +23,7 @@ import { backoffSeconds, type BackoffKnobs } from '../../workflows/decisions/bac
 import { checkCaps, type CapsInput, type CapsKnobs, type CapVerdict } from '../../workflows/decisions/caps.js';
 import { describeRefusal, judgeCompletion, type CompletionFacts } from '../../workflows/decisions/completion.js';
 import { initialConvergence, trackConvergence } from '../../workflows/decisions/convergence.js';
-import { undeliveredNote } from '../../workflows/decisions/directives.js';
+import { isUndeliveredNote, undeliveredNote } from '../../workflows/decisions/undelivered-directives.js';
 import { phaseFor, tierFor } from '../../workflows/decisions/phase.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -520,6 +520,8 @@ describe('undeliveredNote', () => {
     expect(note.startsWith('5 human directive(s)')).toBe(true);
     expect(note).toContain('c at 2026-01-02T03:04:05.000Z: "three"; and 2 more)');
     expect(note).not.toContain('four');
+    expect(isUndeliveredNote(note)).toBe(true);
+    expect(isUndeliveredNote('completion not independently verified: no test runner')).toBe(false);
   });
 });
 

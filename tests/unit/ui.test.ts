@@ -342,6 +342,12 @@ describe('currentDetails', () => {
     expect(paras(text)).toContain('1 human directive(s) never reached a prompt: the run ended first');
     expect(text).not.toContain('waiting for the next prompt');
 
+    // A run with the outcome's note shows the note, under the outcome, and no second line.
+    const note = '1 human directive(s) never reached a prompt, the run ended first (alice at T: "x")';
+    const noted = paras(currentDetails(snapshot({ status: 'finished', pendingDirectives: 1, outcome: { status: 'stopped', reason: 'stopped by bob', exitCode: 0, notes: [note] } })));
+    expect(noted.slice(-2)).toEqual(['Outcome: **stopped** (exit 0) — stopped by bob', `Note: ${note}`]);
+    expect(noted.filter((p) => p.includes('never reached a prompt'))).toHaveLength(1);
+
     // `vigil status` says the same of a finished run, and "waiting" of a running one.
     const outcome = { status: 'completion_promise_fulfilled' as const, reason: 'claim accepted', exitCode: OUTCOME_EXIT_CODES.completion_promise_fulfilled };
     const said = (view: Parameters<typeof printStatus>[0]): string[] => {
@@ -354,6 +360,10 @@ describe('currentDetails', () => {
     expect(said({ kind: 'finished', workflowId: 'r', temporalStatus: 'COMPLETED', outcome: finished, snapshot: snap, iteration: 3 })).toEqual([
       '  directives: 1 never reached a prompt: the run ended first',
     ]);
+    // With the outcome's note (runs since it exists), the note says it: no directives line.
+    const lines: string[] = [];
+    printStatus({ kind: 'finished', workflowId: 'r', temporalStatus: 'COMPLETED', outcome: { ...finished, notes: [note] }, snapshot: snap, iteration: 3 }, (l = '') => lines.push(l));
+    expect(lines.filter((l) => l.includes('never reached a prompt'))).toEqual([`  note      : ${note}`]);
     const running = snapshot({ pendingDirectives: 2 });
     expect(said({ kind: 'running', workflowId: 'r', snapshot: running, workerAnswered: true, iteration: 3, searchStatus: 'running', taskFailing: null })).toEqual([
       '  directives: 2 waiting for the next prompt',

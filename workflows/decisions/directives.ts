@@ -21,14 +21,3 @@ export function directiveRefusal(pending: readonly Directive[], text: string): s
   }
   return null;
 }
-
-/** The outcome's note for directives no prompt carried: how many, and whose (the first three, clipped). */
-export function undeliveredNote(pending: readonly Directive[]): string {
-  const clip = (t: string): string => {
-    const line = t.replace(/\s+/g, ' ').trim();
-    return line.length > 60 ? `${line.slice(0, 59)}…` : line;
-  };
-  const shown = pending.slice(0, 3).map((d) => `${d.by} at ${d.at}: "${clip(d.text)}"`);
-  const more = pending.length > shown.length ? `; and ${pending.length - shown.length} more` : '';
-  return `${pending.length} human directive(s) never reached a prompt, the run ended first (${shown.join('; ')}${more})`;
-}
