@@ -42,6 +42,8 @@ import { pauseUpdate, resumeUpdate, statusQuery } from '../workflows/messages.js
 import { vigilRun } from '../workflows/run-workflow.js';
 
 const USAGE = `usage: npm run bench [-- options]   (or: node dist/bench/run.js [options])
+  (npm run bench without options runs every bench: this one with --concurrent 50,100,200, then
+  the CLI and stop latency benches; see bench/all.ts)
   --iterations N          iterations per knob set (default 100)
   --knobs LIST            knob sets, comma-separated: minimal, default (default both; '' for none)
   --files N               files in the tree-hash repository (default 2000)

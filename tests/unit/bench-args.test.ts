@@ -36,6 +36,15 @@ describe('bench flags', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
   });
 
+  it('npm run bench (bench/all.js) hands options to the main bench, its help and its refusals included', () => {
+    const help = bench('all', '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('npm run bench without options runs every bench');
+    const bad = bench('all', '--iterations', 'ten');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^bench: --iterations must be an integer, at least 1, got "ten"$/m);
+  });
+
   it('the latency benches check their numbers too', () => {
     const stop = bench('stop-latency', '--runs', '0');
     expect(stop.code).toBe(2);
