@@ -550,8 +550,8 @@ describe('loki-mode aliases (LOKI_*)', () => {
     ]);
   });
 
-  it('maps only to existing knobs, one alias per knob, each in the README table with its VIGIL_ name', () => {
-    const readme = fs.readFileSync(path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../README.md'), 'utf8');
+  it('maps only to existing knobs, one alias per knob, each in the docs/knobs.md table with its VIGIL_ name', () => {
+    const readme = fs.readFileSync(path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../docs/knobs.md'), 'utf8');
     const names = Object.values(LOKI_ALIASES);
     expect(new Set(names).size).toBe(names.length);
     for (const [knob, alias] of Object.entries(LOKI_ALIASES)) {

@@ -451,13 +451,13 @@ describe('Dockerfile', () => {
   });
 });
 
-describe('README', () => {
-  it('documents the team deployment before Development', () => {
-    const readme = read('README.md');
-    const at = readme.indexOf('\n## Team deployment (docker compose)\n');
+describe('docs/team-deployment.md', () => {
+  it('documents the compose deployment, and the README links to it', () => {
+    expect(read('README.md')).toContain('](docs/team-deployment.md)');
+    const doc = read('docs/team-deployment.md');
+    const at = doc.indexOf('\n## Docker compose\n');
     expect(at).toBeGreaterThan(0);
-    expect(at).toBeLessThan(readme.indexOf('\n## Development\n'));
-    const section = readme.slice(at, readme.indexOf('\n## ', at + 1));
+    const section = doc.slice(at, doc.indexOf('\n## ', at + 1));
     for (const s of ['docker compose up -d --build', '--scale vigil-worker=3', 'http://localhost:8233', 'TEMPORAL_ADDRESS=localhost:7233', 'AGENT_PACKAGES', 'vigil.env', 'vigil_events', '/repos']) {
       expect(section, s).toContain(s);
     }
