@@ -59,7 +59,7 @@ export async function collectEvidence(raw: CollectEvidenceInput): Promise<Eviden
   ]);
   const names = namesOut.split('\0').filter(Boolean);
 
-  const secrets: EvidenceFactsResult['secrets'] = input.secretScan ? scanFilesForSecrets(repo, names, 20) : null;
+  const secrets: EvidenceFactsResult['secrets'] = input.secretScan ? await scanFilesForSecrets(repo, names, 20) : null;
 
   // The pack: what a member reads before voting. Facts only; judgement is the members'.
   const prd = existsSync(input.prdPath) ? firstLines(readFileSync(input.prdPath, 'utf8'), 100) : `(PRD not readable at ${input.prdPath})`;
