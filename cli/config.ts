@@ -133,9 +133,12 @@ function normalizeKey(key: string): string {
   return key.toLowerCase().replace(/[-_\s]/g, '');
 }
 
+/** A key longer than this is near no knob name (the longest has 30 characters): no suggestion is looked for. */
+const MAX_SUGGESTED_KEY = 64;
+
 function suggestKnobs(key: string): KnobName[] {
   const wanted = normalizeKey(key);
-  if (wanted.length === 0) return [];
+  if (wanted.length === 0 || wanted.length > MAX_SUGGESTED_KEY) return [];
   const limit = Math.max(2, Math.floor(wanted.length / 3));
   const scored: { name: KnobName; score: number }[] = [];
   for (const name of KNOB_NAMES) {
@@ -150,13 +153,45 @@ function suggestKnobs(key: string): KnobName[] {
   return scored.slice(0, 3).map((s) => s.name);
 }
 
-function unknownKnobProblem(key: string, detail: string): string {
-  const suggestions = suggestKnobs(key);
-  const hint =
-    suggestions.length > 0
-      ? `did you mean ${suggestions.map((s) => JSON.stringify(s)).join(' or ')}?`
-      : `valid knobs are: ${KNOB_NAMES.join(', ')}`;
-  return `unknown knob ${JSON.stringify(key)} (from ${detail}); ${hint}`;
+/** Unknown keys named in full, per source (flags, --set, a config file); the rest are counted. */
+export const MAX_UNKNOWN_KEYS_SHOWN = 5;
+
+/**
+ * The unknown keys of one resolution. The first few of each source get a line of their own (with
+ * a suggestion, or the list of valid knobs, given once), the rest one line with their count: a
+ * file of 10,000 stray keys gives a short error, fast (suggestions are looked for only for the
+ * keys shown).
+ */
+class UnknownKeys {
+  private listed = false;
+  private readonly extra = new Map<string, number>();
+  private readonly shown = new Map<string, number>();
+
+  constructor(private readonly problems: string[]) {}
+
+  add(key: string, detail: string, source = detail): void {
+    const n = this.shown.get(source) ?? 0;
+    if (n >= MAX_UNKNOWN_KEYS_SHOWN) {
+      this.extra.set(source, (this.extra.get(source) ?? 0) + 1);
+      return;
+    }
+    this.shown.set(source, n + 1);
+    const suggestions = suggestKnobs(key);
+    let hint: string;
+    if (suggestions.length > 0) hint = `did you mean ${suggestions.map((s) => JSON.stringify(s)).join(' or ')}?`;
+    else if (!this.listed) {
+      hint = `valid knobs are: ${KNOB_NAMES.join(', ')}`;
+      this.listed = true;
+    } else hint = 'see the valid knobs above';
+    this.problems.push(`unknown knob ${showValue(key)} (from ${truncate(detail, 200)}); ${hint}`);
+  }
+
+  /** The count line of `source`, if it had more unknown keys than were shown. */
+  close(source: string): void {
+    const more = this.extra.get(source);
+    if (!more) return;
+    this.problems.push(`${more.toLocaleString('en-US')} more unknown knob${more === 1 ? '' : 's'} (from ${source}); \`vigil config --explain\` lists the valid ones`);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -221,7 +256,7 @@ function accept(key: KnobName, raw: unknown, origin: KnobOrigin, into: Accepted[
 
 const SET_FORM = 'expected the form --set key=value, e.g. --set maxIterations=5';
 
-function parseSets(sets: readonly string[], problems: string[]): Accepted[] {
+function parseSets(sets: readonly string[], problems: string[], unknown: UnknownKeys): Accepted[] {
   const given: Accepted[] = [];
   for (const entry of sets) {
     const eq = entry.indexOf('=');
@@ -235,24 +270,26 @@ function parseSets(sets: readonly string[], problems: string[]): Accepted[] {
     if (key.length === 0) {
       problems.push(`invalid --set ${JSON.stringify(entry)}: the key is empty; ${SET_FORM}`);
     } else if (!isKnobName(key)) {
-      problems.push(unknownKnobProblem(key, detail));
+      unknown.add(key, detail, '--set');
     } else {
       accept(key, raw, { source: 'flag', detail }, given, problems);
     }
   }
+  unknown.close('--set');
   return given;
 }
 
-function parseFlags(flags: Partial<Record<KnobName, string>>, problems: string[]): Accepted[] {
+function parseFlags(flags: Partial<Record<KnobName, string>>, problems: string[], unknown: UnknownKeys): Accepted[] {
   const given: Accepted[] = [];
   for (const [key, raw] of Object.entries(flags) as [string, string | undefined][]) {
     if (raw === undefined) continue;
     if (!isKnobName(key)) {
-      problems.push(unknownKnobProblem(key, `flag ${key}`));
+      unknown.add(key, `flag ${key}`, 'flags');
       continue;
     }
     accept(key, raw, { source: 'flag', detail: flagNameOf(key) }, given, problems);
   }
+  unknown.close('flags');
   return given;
 }
 
@@ -289,7 +326,7 @@ function describeJsonKind(value: unknown): string {
 }
 
 /** Reads the config file, if any. Problems with the file itself are reported, not thrown. */
-function readConfigFile(opts: ResolveKnobsOptions, problems: string[]): Accepted[] {
+function readConfigFile(opts: ResolveKnobsOptions, problems: string[], unknown: UnknownKeys): Accepted[] {
   let file: string;
   if (opts.configFile !== undefined) {
     file = path.resolve(opts.cwd, opts.configFile);
@@ -332,11 +369,12 @@ function readConfigFile(opts: ResolveKnobsOptions, problems: string[]): Accepted
   const given: Accepted[] = [];
   for (const [key, raw] of Object.entries(data as Record<string, unknown>)) {
     if (!isKnobName(key)) {
-      problems.push(unknownKnobProblem(key, file));
+      unknown.add(key, file);
       continue;
     }
     accept(key, raw, { source: 'file', detail: file }, given, problems);
   }
+  unknown.close(file);
   return given;
 }
 
@@ -350,13 +388,14 @@ function readConfigFile(opts: ResolveKnobsOptions, problems: string[]): Accepted
  */
 export function resolveKnobs(opts: ResolveKnobsOptions): ResolvedKnobs {
   const problems: string[] = [];
+  const unknown = new UnknownKeys(problems);
 
   // Read highest priority first so problems are listed in that order.
-  const fromFlags = parseFlags(opts.flags, problems);
-  const fromSets = parseSets(opts.sets, problems);
+  const fromFlags = parseFlags(opts.flags, problems, unknown);
+  const fromSets = parseSets(opts.sets, problems, unknown);
   const notes: string[] = [];
   const fromEnv = readEnv(opts.env, problems, notes);
-  const fromFile = readConfigFile(opts, problems);
+  const fromFile = readConfigFile(opts, problems, unknown);
 
   const values: Record<string, unknown> = {};
   const sources = {} as Record<KnobName, KnobOrigin>;
