@@ -81,6 +81,7 @@ export async function startServer(ep: Endpoint, flags: ServerFlags): Promise<Dev
     ...(flags.uiPort !== undefined ? { uiPort: flags.uiPort } : {}),
     headless: flags.headless ?? false,
     namespace: ep.namespace,
+    onWarning: warn,
   });
   say(`Temporal dev server (${cli.version.split('\n')[0]}) is up`);
   say(`  gRPC address : ${server.address}   (TEMPORAL_ADDRESS)`);

@@ -5,7 +5,7 @@
  * the dynamic config of `DEV_SERVER_DYNAMIC_CONFIG` (tuned for Vigil's workload).
  */
 import { chmodSync, createWriteStream, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import net from 'node:net';
+import net, { BlockList } from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { execa, type ResultPromise } from 'execa';
@@ -53,6 +53,39 @@ export interface DevServerOptions {
   readyTimeoutMs?: number;
   /** Dynamic config values (default `DEV_SERVER_DYNAMIC_CONFIG`; the bench compares others). */
   dynamicConfig?: Readonly<Record<string, number | boolean | string>>;
+  /** Where a warning goes, e.g. that the server listens beyond this machine (default: stderr). */
+  onWarning?: (line: string) => void;
+}
+
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+LOOPBACK.addSubnet('::ffff:127.0.0.0', 104, 'ipv6');
+
+/** True when `host` (an address, or `localhost`) is reachable from this machine only. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === 'localhost' || h.endsWith('.localhost')) return true;
+  const family = net.isIP(h);
+  return family !== 0 && LOOPBACK.check(h, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/**
+ * The warning for a dev server that listens on `ip` beyond this machine (every interface for
+ * 0.0.0.0 and ::, else that address's network), or null on a loopback address. The dev server
+ * has no authentication: whoever reaches it can start runs, whose agent commands workers execute.
+ */
+export function exposureWarning(ip: string, port: number, uiPort: number | null): string | null {
+  if (isLoopbackHost(ip)) return null;
+  const everywhere = ip === '0.0.0.0' || ip === '::' || ip === '[::]';
+  const where = everywhere ? `every network interface (${ip})` : `${ip}, which is not a loopback address`;
+  const ports = uiPort === null ? `port ${port}` : `port ${port} (and the Web UI on ${uiPort})`;
+  return (
+    `the Temporal dev server listens on ${where}: anyone who can reach this machine on ${ports} can start runs, ` +
+    `whose agent commands the workers execute, and read, signal or cancel every run; it has no authentication. ` +
+    `To keep it on this machine, set TEMPORAL_ADDRESS=127.0.0.1:${port} (or pass --ip 127.0.0.1). ` +
+    'To share it on purpose, keep the port behind a firewall and start workers with --require-signed-runs.'
+  );
 }
 
 export interface DevServer {
@@ -159,6 +192,8 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const uiPort = opts.uiPort ?? port + 1000;
   const namespace = opts.namespace ?? 'default';
   const logFile = opts.logFile ?? path.join(path.dirname(opts.dbFile), 'temporal-server.log');
+  const exposed = exposureWarning(ip, port, opts.headless ? null : uiPort);
+  if (exposed) (opts.onWarning ?? ((line: string) => process.stderr.write(`vigil: warning: ${line}\n`)))(exposed);
   // The database holds every run's history: private to the user who runs the server.
   for (const dir of new Set([path.dirname(opts.dbFile), path.dirname(logFile)])) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
