@@ -23,6 +23,7 @@ import type { PromptInput } from '../schemas/activities.js';
 import { consumeFile, describeWriteError, isStorageError, readRegularFile, writePrivateFile } from './safe-files.js';
 import { findDonePhrase, redactSecrets } from '../workflows/decisions/scans.js';
 import { parseVote } from '../workflows/decisions/vote.js';
+import { answerOf } from '../workflows/decisions/contract.js';
 import { inheritedEnv, runProcess } from './process.js';
 import { interpretCall, prepareCall, SESSION_PATTERN } from './provider-call.js';
 import { authorizeExecution } from './run-authorization.js';
@@ -114,6 +115,8 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     ...call.env,
     ...input.extraEnv,
     VIGIL_ROLE: input.role,
+    // The answer this call owes (docs/agent-contract.md): a command agent need not guess it from the prompt.
+    VIGIL_ANSWER: answerOf(input),
     VIGIL_RUN_ID: input.runId,
     VIGIL_ITERATION: String(input.iteration),
     VIGIL_PHASE: input.phase,

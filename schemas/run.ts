@@ -14,6 +14,7 @@ import { JournalStateSchema } from './events.js';
 import { RunMemorySchema, emptyMemory } from './memory.js';
 import { HostNameSchema } from './hosts.js';
 import { ChecklistSchema, ChecklistStateSchema, GATE_NAMES, GateNameSchema, GateResultSchema, GateTrackSchema, ReviewRecordSchema } from './gates.js';
+import { CONVENE_TRIGGERS } from './rounds.js';
 
 export const PHASES = ['REASON', 'ACT', 'REFLECT', 'VERIFY'] as const;
 export const PhaseSchema = shared('schemas/run:PhaseSchema', () => z.enum(PHASES));
@@ -326,6 +327,53 @@ export const CheckpointsStateSchema = shared('schemas/run:CheckpointsStateSchema
 }));
 export type CheckpointsState = z.infer<typeof CheckpointsStateSchema>;
 
+/** What refused (or approved) a completion check: the evidence gate, a tool gate, the code review, the checklist, the council, or an agent's answer in the wrong format. */
+export const CHECK_CAUSES = ['evidence', 'quality_gates', 'code_review', 'checklist', 'council', 'contract'] as const;
+export const CheckCauseSchema = shared('schemas/run:CheckCauseSchema', () => z.enum(CHECK_CAUSES));
+export type CheckCause = z.infer<typeof CheckCauseSchema>;
+
+/** One completion check (a claim, the breaker's forced check, an early or interval check, a person's review) and what it came to. */
+export const CompletionCheckSchema = shared('schemas/run:CompletionCheckSchema', () => z.object({
+  iteration: z.number().int().min(0),
+  trigger: z.enum(CONVENE_TRIGGERS),
+  approved: z.boolean(),
+  /** What refused it (null when approved). */
+  cause: CheckCauseSchema.nullable(),
+  reason: z.string().max(500),
+}));
+export type CompletionCheck = z.infer<typeof CompletionCheckSchema>;
+
+/** Every completion check of the run, counted: approve or not, whatever said no. */
+export const CompletionChecksSchema = shared('schemas/run:CompletionChecksSchema', () => z.object({
+  total: z.number().int().min(0),
+  refused: z.number().int().min(0),
+  /** Refusals by what refused them. */
+  byCause: z.partialRecord(CheckCauseSchema, z.number().int().min(0)),
+  last: CompletionCheckSchema.nullable(),
+}));
+export type CompletionChecks = z.infer<typeof CompletionChecksSchema>;
+export const emptyCompletionChecks = (): CompletionChecks => ({ total: 0, refused: 0, byCause: {}, last: null });
+
+/** An answer of a reviewing role that lacked the line its role must give (see the agent contract). */
+export const ContractBreachSchema = shared('schemas/run:ContractBreachSchema', () => z.object({
+  role: z.enum(['council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier']),
+  /** The reviewer or member that answered (e.g. `security-sentinel`, `member 2`). */
+  who: z.string().max(100),
+  /** The answer the role must give (VIGIL_ANSWER). */
+  answer: z.enum(['vote', 'verdict', 'checklist', 'items']),
+  iteration: z.number().int().min(0),
+  logPath: z.string().max(4096),
+}));
+export type ContractBreach = z.infer<typeof ContractBreachSchema>;
+
+/** Agent answers in the wrong format, in a row (a check whose answers all parse resets it). */
+export const ContractStateSchema = shared('schemas/run:ContractStateSchema', () => z.object({
+  consecutive: z.number().int().min(0),
+  total: z.number().int().min(0),
+  last: ContractBreachSchema.nullable(),
+}));
+export type ContractState = z.infer<typeof ContractStateSchema>;
+
 /** Everything the run must remember; carried whole across continue-as-new. */
 export const RunStateSchema = shared('schemas/run:RunStateSchema', () => z.object({
   /** Iterations started so far (the counter is incremented before an iteration runs). */
@@ -402,6 +450,10 @@ export const RunStateSchema = shared('schemas/run:RunStateSchema', () => z.objec
   checkpoints: CheckpointsStateSchema.default({ list: [], rewinds: [], rewindCount: 0 }),
   /** The run memory rendered into every prompt (memory era; not the event journal above). */
   memory: RunMemorySchema.default(emptyMemory()),
+  /** Every completion check and what refused it (completion-rule era). */
+  checks: CompletionChecksSchema.default(emptyCompletionChecks()),
+  /** Reviewing agents' answers that lacked their role's required line (completion-rule era). */
+  contract: ContractStateSchema.default({ consecutive: 0, total: 0, last: null }),
 }));
 export type RunState = z.infer<typeof RunStateSchema>;
 
@@ -455,6 +507,7 @@ export const OUTCOME_STATUSES = [
   'agent_not_runnable',
   'repository_unavailable',
   'gate_stuck',
+  'contract_error',
   'failed',
 ] as const;
 export const OutcomeStatusSchema = shared('schemas/run:OutcomeStatusSchema', () => z.enum(OUTCOME_STATUSES));
@@ -471,6 +524,7 @@ export const OUTCOME_EXIT_CODES: Record<OutcomeStatus, 0 | 1 | 20> = {
   agent_not_runnable: 20,
   repository_unavailable: 20,
   gate_stuck: 20,
+  contract_error: 20,
   failed: 1,
 };
 

@@ -24,9 +24,12 @@ import {
   TierSchema,
   CheckpointRecordSchema,
   RewindRecordSchema,
+  CompletionChecksSchema,
+  ContractStateSchema,
 } from './run.js';
 
-export const RUN_STATUSES = ['starting', 'running', 'gating', 'reviewing', 'paused', 'backing_off', 'waiting_for_provider', 'stopping', 'finished'] as const;
+/** `pausing`: a pause was asked for while an agent call runs; the call finishes first (the query's word; the search attribute says `paused`). */
+export const RUN_STATUSES = ['starting', 'running', 'gating', 'reviewing', 'paused', 'pausing', 'backing_off', 'waiting_for_provider', 'stopping', 'finished'] as const;
 export const RunStatusSchema = shared('schemas/status:RunStatusSchema', () => z.enum(RUN_STATUSES));
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
@@ -45,6 +48,8 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
   recentHashes: z.array(z.string()),
   runStartSha: z.string().nullable(),
   pendingDirectives: z.number().int(),
+  /** Directives the running agent call's prompt carries (no longer waiting); absent on older workers. */
+  directivesInCall: z.number().int().optional(),
   backoffUntil: z.string().nullable(),
   agentRunning: z.boolean(),
   lastIteration: IterationRecordSchema.nullable(),
@@ -71,6 +76,8 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
     forceReviewPending: z.boolean(),
     /** The iteration whose completion claim (or other trigger) was interrupted and waits for the next boundary. */
     heldClaimIteration: z.number().int().nullable().optional(),
+    /** What the held check was: a claim, or a check the run made itself (breaker, interval, tests green). */
+    heldClaimTrigger: z.string().nullable().optional(),
   }),
   lastEvidence: EvidenceRecordSchema.nullable(),
   lastTests: TestRunRecordSchema.nullable(),
@@ -129,5 +136,9 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
       lastTree: z.string().nullable(),
     })
     .optional(),
+  /** Every completion check and what refused the last one; absent on runs from before the completion rule. */
+  checks: CompletionChecksSchema.optional(),
+  /** Reviewing answers in the wrong format (the agent contract); absent on runs from before the completion rule. */
+  contract: ContractStateSchema.optional(),
 }));
 export type StatusSnapshot = z.infer<typeof StatusSnapshotSchema>;

@@ -668,8 +668,17 @@ describe('safetyValve', () => {
     expect(stag.fire && stag.reason).toContain('12');
     expect(stag.fire && stag.reason).toContain('stagnationLimit 5');
     const flood = safetyValve(conv({ totalDoneSignals: 11 }), null, knobs);
-    expect(flood.fire && flood.reason).toContain('11 times');
+    expect(flood.fire && flood.reason).toContain('11 completion claims without approval');
     expect(flood.fire && flood.reason).toContain('doneSignalLimit 10');
+  });
+
+  it('names both causes when both hold, and what refused the last check', () => {
+    const v = safetyValve(conv({ consecutiveNoChange: 10, totalDoneSignals: 10 }), 'stagnation', knobs, 'the evidence gate: no file changed since the run started');
+    expect(v.fire && v.reason).toBe(
+      'stopped without approval: no change for 10 iterations in a row (2 x stagnationLimit 5) and 10 completion claims without approval (doneSignalLimit 10); the last completion check was refused by the evidence gate: no file changed since the run started',
+    );
+    const council = safetyValve(conv({ totalDoneSignals: 10 }), null, knobs);
+    expect(council.fire && council.reason).toMatch(/and the council did not approve$/);
   });
 
   it('a stagnating run (no change every iteration) trips at the limit and the valve fires at twice it', () => {

@@ -239,6 +239,29 @@ describe('de-escalation', () => {
     expect(results.map((r) => r.state.successStreak)).toEqual([1, 2, 3, 4, 0, 1]);
     expect(results.every((r) => r.change === null)).toBe(true);
   });
+
+  it('an idle agent (exit 0, no change) is never stepped down, however long it idles', () => {
+    const idle = (i: number) => ok(i, { changed: false, filesModified: 0, linesChanged: 0 });
+    const results = run(at('MEDIUM'), Array.from({ length: 25 }, (_, i) => idle(i + 1)));
+    expect(results.every((r) => r.change === null)).toBe(true);
+    expect(results.every((r) => r.state.successStreak === 0 && r.state.level === 'MEDIUM')).toBe(true);
+  });
+
+  it('an idle iteration breaks a streak of single-file successes and keeps the failures counted', () => {
+    const results = run(at('MEDIUM'), [ok(1, { changed: true }), ok(2, { changed: true }), fail(3), ok(4, { changed: false, filesModified: 0 }), fail(5)]);
+    expect(results.map((r) => r.state.successStreak)).toEqual([1, 2, 0, 0, 0]);
+    expect(results.map((r) => r.state.failuresAtLevel)).toEqual([0, 0, 1, 1, 2]);
+  });
+
+  it('an idle iteration leaves a human hand-over latched (no success re-arms it)', () => {
+    const r = observeLadder(at('HIGH', { failuresAtLevel: 6, humanEscalated: true }), ok(9, { changed: false, filesModified: 0 }), KNOBS);
+    expect(r.state).toMatchObject({ humanEscalated: true, failuresAtLevel: 6, level: 'HIGH' });
+  });
+
+  it('without the changed fact (runs from before it) an exit 0 with no file counts as a single-file success, as it did', () => {
+    const results = run(at('MEDIUM'), Array.from({ length: 5 }, (_, i) => ok(i + 1, { filesModified: 0, linesChanged: 0 })));
+    expect(results[4]!.change?.to).toBe('LOW');
+  });
 });
 
 describe('bookkeeping', () => {

@@ -29,25 +29,28 @@ export function breakerTrip(state: ConvergenceState, stagnationLimit: number): B
 
 export type ValveVerdict = { fire: false } | { fire: true; valve: 'stagnation' | 'done_signal_flood'; reason: string };
 
-/** Checked only after a rejected (or gate-blocked) council round. */
+/**
+ * Checked only after a completion check that did not approve (the council's rejection, or a
+ * refusal before it: the evidence gate, a tool gate, the code review, the checklist). The reason
+ * names what the run could not get past (no change, or claims without approval; both when both
+ * hold) and, when given, what refused the last check.
+ */
 export function safetyValve(
   state: ConvergenceState,
   trip: BreakerTrip,
   knobs: { stagnationLimit: number; doneSignalLimit: number },
+  lastRefusal?: string,
 ): ValveVerdict {
-  if (trip !== null && state.consecutiveNoChange >= 2 * knobs.stagnationLimit) {
-    return {
-      fire: true,
-      valve: 'stagnation',
-      reason: `stopped without approval: no change for ${state.consecutiveNoChange} iterations in a row (2 x stagnationLimit ${knobs.stagnationLimit}) and the council did not approve`,
-    };
-  }
-  if (state.totalDoneSignals >= knobs.doneSignalLimit) {
-    return {
-      fire: true,
-      valve: 'done_signal_flood',
-      reason: `stopped without approval: the agent signalled done ${state.totalDoneSignals} times (doneSignalLimit ${knobs.doneSignalLimit}) and the council did not approve`,
-    };
-  }
-  return { fire: false };
+  const stagnant = trip !== null && state.consecutiveNoChange >= 2 * knobs.stagnationLimit;
+  const flooded = state.totalDoneSignals >= knobs.doneSignalLimit;
+  if (!stagnant && !flooded) return { fire: false };
+  const causes: string[] = [];
+  if (stagnant) causes.push(`no change for ${state.consecutiveNoChange} iterations in a row (2 x stagnationLimit ${knobs.stagnationLimit})`);
+  if (flooded) causes.push(`${state.totalDoneSignals} completion claims without approval (doneSignalLimit ${knobs.doneSignalLimit})`);
+  const last = lastRefusal ? `; the last completion check was refused by ${lastRefusal}` : ' and the council did not approve';
+  return {
+    fire: true,
+    valve: stagnant ? 'stagnation' : 'done_signal_flood',
+    reason: `stopped without approval: ${causes.join(' and ')}${last}`.slice(0, 1000),
+  };
 }

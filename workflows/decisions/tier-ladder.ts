@@ -19,6 +19,10 @@
  *   - De-escalation: `tierDeescalateSuccesses` (5) consecutive successful iterations that each
  *     modified at most 1 file step the level down by one (HIGH -> MEDIUM -> LOW), unless the PRD
  *     pinned HIGH. A success touching more files, or any failure, resets the streak.
+ *   - An idle iteration (exit 0 but the tree did not change; observed when `changed` is given) is
+ *     neither a success nor a failure: it resets the success streak and leaves the failure count
+ *     as it was, so an agent that does nothing is never stepped down. (Runs from before
+ *     `vigil-completion-rule-v1` give no `changed` and count it as a single-file success.)
  *   - Every level change resets failuresAtLevel and successStreak; `changes` keeps the last 20.
  *   - An always-HIGH PRD (security, architecture, production, compliance) starts and stays at HIGH:
  *     failures may still hand over to a human, but the ladder never steps down.
@@ -105,6 +109,8 @@ export interface LadderObservation {
   dependencyManifestChanged: boolean;
   /** Failing tests in the latest run; null when there was no test run. */
   testFailures: number | null;
+  /** Whether the iteration changed the tree; absent: not observed (older runs), an exit 0 is a success. */
+  changed?: boolean;
 }
 
 export interface LadderKnobs {
@@ -162,6 +168,10 @@ export function observeLadder(
         humanEscalated = true;
       }
     }
+  } else if (o.changed === false) {
+    // Idle: no work was done, so nothing is learned about the task's difficulty.
+    failuresAtLevel = s.failuresAtLevel;
+    successStreak = 0;
   } else {
     failuresAtLevel = 0;
     humanEscalated = false;
