@@ -4,14 +4,23 @@
  * of its stream-json output (one JSON object per line: `system` init, `assistant` and `user`
  * messages, a final `result` with cost, usage and session id).
  *
- * Builders (iteration, checklist) run with --dangerously-skip-permissions. Reviewing roles run
- * read-only: read tools and read-only git commands allowed, edit tools disallowed (each flag only
- * when advertised), else `--permission-mode plan` when advertised; without either, headless mode
- * still denies every tool that would need a permission prompt.
+ * The builder (iteration) runs with --dangerously-skip-permissions. Every reviewing role, checklist
+ * extraction included, runs read-only: read tools and read-only git commands allowed, edit tools
+ * disallowed (each flag only when advertised), else `--permission-mode plan` when advertised;
+ * without either, headless mode still denies every tool that would need a permission prompt.
+ *
+ * The CLI's own retries of a failed API request are bounded (CLAUDE_CODE_MAX_RETRIES): by default
+ * it retries a 401 or a 529 ten times over about three minutes before Vigil hears of it, and Vigil
+ * has its own backoff, rate-limit waits and provider breaker for that. Usage is the result
+ * record's `modelUsage` (every model the call used, the CLI's side requests included) when
+ * present; an API failure is read from the result's `api_error_status` / `api_error_type` and the
+ * last `api_retry` record (status, and the delay the provider asked for).
  */
 import {
   UsageTotals,
   advertised,
+  apiFailure,
+  apiFailureLine,
   budgetArg,
   count,
   isReadOnlyRole,
@@ -29,7 +38,10 @@ import {
   withBase,
   type JsonRecord,
 } from './common.js';
-import type { Invocation, InvocationRequest, ParsedOutput, ProviderOutput, ProviderPreset, ProviderUsage } from './types.js';
+import type { ApiFailure, Invocation, InvocationRequest, ParsedOutput, ProviderOutput, ProviderPreset, ProviderUsage } from './types.js';
+
+/** Retries the CLI makes of a failed API request before it gives up and reports it. */
+export const CLAUDE_MAX_RETRIES = 2;
 
 /** Tools a reviewing role may use without a prompt: reading, searching, read-only git. */
 export const CLAUDE_READ_ONLY_TOOLS = [
@@ -83,7 +95,7 @@ function buildInvocation(req: InvocationRequest): Invocation {
   const fallback = nonEmpty(req.fallbackModel);
   if (fallback !== null && fallback !== model && advertised(req, '--fallback-model')) args.push('--fallback-model', fallback);
 
-  return { argv: withBase(req, 'claude', args), stdin: req.prompt, env: {} };
+  return { argv: withBase(req, 'claude', args), stdin: req.prompt, env: { CLAUDE_CODE_MAX_RETRIES: String(CLAUDE_MAX_RETRIES) } };
 }
 
 function usageOf(u: JsonRecord | null): Partial<ProviderUsage> {
@@ -103,6 +115,8 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
   let sessionId: string | null = null;
   let model: string | null = null;
   let result: JsonRecord | null = null;
+  /** The last `system` / `api_retry` record: the status of the failing request and the delay asked. */
+  let retry: JsonRecord | null = null;
 
   for (const { raw, value } of jsonLines(out.text)) {
     if (!value) {
@@ -115,6 +129,12 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
       if (value.subtype === 'init') {
         model = str(value.model) ?? model;
         transcript.push(`[claude session ${str(value.session_id) ?? '?'} · model ${str(value.model) ?? '?'}]`);
+      } else if (value.subtype === 'api_retry') {
+        retry = value;
+        const delay = num(value.retry_delay_ms);
+        transcript.push(
+          `[api retry ${num(value.attempt) ?? '?'}/${num(value.max_retries) ?? '?'}${delay === null ? '' : ` in ${(delay / 1000).toFixed(1)}s`}: ${num(value.error_status) ?? '?'} ${str(value.error) ?? ''}]`.replace(' ]', ']'),
+        );
       }
     } else if (type === 'assistant' || type === 'user') {
       const message = rec(value.message);
@@ -152,16 +172,29 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
   }
 
   const totals = new UsageTotals();
-  if (result && (result.total_cost_usd !== undefined || rec(result.usage))) {
+  const perModel = Object.entries(rec(result?.modelUsage) ?? {}).flatMap(([name, v]) => {
+    const m = rec(v);
+    return m ? [{ name, m }] : [];
+  });
+  if (result && perModel.length > 0) {
+    // Every model the call used: the result's `usage` leaves out the CLI's side requests.
+    for (const { m } of perModel) {
+      totals.add({ inputTokens: count(m.inputTokens), outputTokens: count(m.outputTokens), cacheReadTokens: count(m.cacheReadInputTokens), cacheWriteTokens: count(m.cacheCreationInputTokens) });
+    }
+    totals.add({ costUsd: num(result.total_cost_usd) ?? perModel.reduce((sum, { m }) => sum + (num(m.costUSD) ?? 0), 0) });
+  } else if (result && (result.total_cost_usd !== undefined || rec(result.usage))) {
     totals.add({ ...usageOf(rec(result.usage)), costUsd: num(result.total_cost_usd) });
   } else {
     for (const u of messageUsage.values()) totals.add(u);
   }
-  totals.setModel(model);
+  // The model the CLI says it ran (init record), else the one that did most of the work.
+  const busiest = [...perModel].sort((a, b) => count(b.m.inputTokens) + count(b.m.outputTokens) - (count(a.m.inputTokens) + count(a.m.outputTokens)))[0]?.name ?? null;
+  totals.setModel(model !== null && model !== '<synthetic>' ? model : busiest);
   const usage = totals.result(out.requestedModel);
 
   const subtype = str(result?.subtype) ?? '';
   const isError = out.exitCode !== 0 || result === null || result.is_error === true || subtype.startsWith('error');
+  const failure = isError ? failureOf(result, retry) : null;
   const finalText = str(result?.result);
   if (result) {
     const turns = num(result.num_turns);
@@ -171,15 +204,35 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
     transcript.push('[no result record: the output ended early]');
   }
   transcript.push(usageLine(usage));
+  if (failure) transcript.push(apiFailureLine(failure));
 
   const joined = texts.join('\n\n').trim();
   return {
     usage,
     isError,
+    apiFailure: failure,
     sessionId,
     resultText: finalText !== null && finalText.trim() !== '' ? finalText : joined === '' ? null : joined,
     transcript: joinTranscript(transcript),
   };
+}
+
+/**
+ * The API failure behind a failed call: the result record's status and error type when it has
+ * them (`api_error_status`, `api_error_type`), else the last retry record's; the retry record's
+ * delay is what the provider asked to wait (its retry-after, as the CLI honoured it).
+ */
+function failureOf(result: JsonRecord | null, retry: JsonRecord | null): ApiFailure | null {
+  const status = num(result?.api_error_status) ?? num(retry?.error_status);
+  const text = str(result?.result);
+  // The error type ("overloaded_error", "rate_limit_error") helps classify a record without a status.
+  const words = [str(result?.api_error_type), str(retry?.error)].filter((w): w is string => w !== null && w !== '').join(' ');
+  if (status === null && words === '' && text === null) return null;
+  const message = text ?? `${str(retry?.error) ?? 'API error'} (the call ended while the CLI was retrying)`;
+  const f = apiFailure(status, status === null ? `${message} ${words}` : message);
+  if (f === null) return null;
+  const delay = num(retry?.retry_delay_ms);
+  return { ...f, retryAfterSeconds: f.kind === 'rate-limit' && delay !== null ? Math.ceil(delay / 1000) : null };
 }
 
 export const claudePreset: ProviderPreset = {

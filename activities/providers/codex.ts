@@ -4,11 +4,20 @@
  * override, sandbox (workspace-write for builders, read-only for reviewing roles), the prompt read
  * from stdin (`-`), and `exec resume <id>` when the CLI lists the `resume` subcommand — and the
  * reading of its JSONL events (`thread.started`, `item.*`, `turn.completed` with usage,
- * `turn.failed`, `error`), tolerating the older `{"msg":{...}}` event shape too.
+ * `turn.failed`, `error`), tolerating the older `{"msg":{...}}` event shape too. A failed turn's
+ * message says why (`exceeded retry limit, last status: 429 Too Many Requests`, `unexpected status
+ * 401 Unauthorized: ...`, `Selected model is at capacity`, `We're currently experiencing high
+ * demand`): it is classified as an API failure and closes the transcript in the common form.
+ *
+ * Codex retries a failed request itself (`Reconnecting... n/5` events). The built-in `openai`
+ * provider's retry counts cannot be changed from the command line (codex refuses to override a
+ * built-in provider), so the preset leaves them as they are.
  */
 import {
   UsageTotals,
   advertised,
+  apiFailure,
+  apiFailureLine,
   clip,
   count,
   isReadOnlyRole,
@@ -25,7 +34,17 @@ import {
   withBase,
   type JsonRecord,
 } from './common.js';
-import type { Invocation, InvocationRequest, ParsedOutput, ProviderOutput, ProviderPreset, ProviderUsage } from './types.js';
+import type { ApiFailure, Invocation, InvocationRequest, ParsedOutput, ProviderOutput, ProviderPreset, ProviderUsage } from './types.js';
+
+/** `Reconnecting... 2/5 (...)`: a retry codex makes itself, not the call's verdict. */
+const RECONNECTING = /^Reconnecting\.\.\./;
+
+/** The API failure a codex error message describes, with the status it names. */
+export function codexFailure(message: string): ApiFailure | null {
+  const status = /\b(?:last status|unexpected status|status(?: code)?)[:=]?\s*([1-5]\d\d)\b/i.exec(message)?.[1];
+  const wait = /\btry again in (\d+(?:\.\d+)?)\s*s\b/i.exec(message)?.[1];
+  return apiFailure(status === undefined ? null : Number(status), message, wait === undefined ? null : Math.ceil(Number(wait)));
+}
 
 /** The spec's price table names gpt-5.3-codex; the tier only changes the reasoning effort. */
 const DEFAULT_MODELS = { planning: 'gpt-5.3-codex', development: 'gpt-5.3-codex', fast: 'gpt-5.3-codex' } as const;
@@ -73,7 +92,9 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
     turnCompleted: boolean;
     failed: boolean;
     sawError: boolean;
-  } = { legacyTotal: null, sessionId: null, model: null, lastMessage: null, turnCompleted: false, failed: false, sawError: false };
+    /** The last error message that was not a retry notice. */
+    errorMessage: string | null;
+  } = { legacyTotal: null, sessionId: null, model: null, lastMessage: null, turnCompleted: false, failed: false, sawError: false, errorMessage: null };
   /** Commands started but not (yet) completed, by item id, rendered at the end if unfinished. */
   const running = new Map<string, string>();
 
@@ -164,10 +185,13 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
         break;
       }
       case 'error':
-      case 'stream_error':
+      case 'stream_error': {
         st.sawError = true;
-        transcript.push(`error: ${str(msg.message) ?? '?'}`);
+        const m = str(msg.message) ?? '?';
+        if (!RECONNECTING.test(m)) st.errorMessage = m;
+        transcript.push(`error: ${m}`);
         break;
+      }
       default:
         break;
     }
@@ -204,13 +228,18 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
         st.failed = true;
         const u = rec(value.usage);
         if (u) totals.add(usageOf(u));
-        transcript.push(`error: ${str(rec(value.error)?.message) ?? 'the turn failed'}`);
+        const m = str(rec(value.error)?.message);
+        if (m !== null) st.errorMessage = m;
+        transcript.push(`error: ${m ?? 'the turn failed'}`);
         break;
       }
-      case 'error':
+      case 'error': {
         st.sawError = true;
-        transcript.push(`error: ${str(value.message) ?? '?'}`);
+        const m = str(value.message) ?? '?';
+        if (!RECONNECTING.test(m)) st.errorMessage = m;
+        transcript.push(`error: ${m}`);
         break;
+      }
       default:
         break; // turn.started, item.updated, config echoes of old versions
     }
@@ -222,9 +251,13 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
   transcript.push(usageLine(usage));
 
   const final: string | null = st.lastMessage;
+  const isError = out.exitCode !== 0 || st.failed || (st.sawError && !st.turnCompleted) || (!st.turnCompleted && final === null);
+  const failure = isError && st.errorMessage !== null ? codexFailure(st.errorMessage) : null;
+  if (failure) transcript.push(apiFailureLine(failure));
   return {
     usage,
-    isError: out.exitCode !== 0 || st.failed || (st.sawError && !st.turnCompleted) || (!st.turnCompleted && final === null),
+    isError,
+    apiFailure: failure,
     sessionId: st.sessionId,
     resultText: final !== null && final.trim() !== '' ? final : null,
     transcript: joinTranscript(transcript),

@@ -4,14 +4,17 @@
  * tolerant reading of JSON and JSON-lines output (never throws), usage accumulation, and the
  * building blocks of the human-readable transcript. Pure: no I/O.
  */
-import type { InvocationRequest, InvocationRole, ParsedOutput, ProviderTier, ProviderUsage } from './types.js';
+import type { ApiFailure, ApiFailureKind, InvocationRequest, InvocationRole, ParsedOutput, ProviderTier, ProviderUsage } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
 // Building an invocation
 // ---------------------------------------------------------------------------------------------
 
-/** Roles that review instead of build: run without write permissions wherever the CLI allows. */
-const READ_ONLY_ROLES: ReadonlySet<InvocationRole> = new Set<InvocationRole>(['council', 'devils-advocate', 'reviewer', 'checklist-verifier']);
+/**
+ * Roles that review instead of build: run without write permissions wherever the CLI allows.
+ * Checklist extraction is one: it reads the PRD and answers with a JSON array, nothing more.
+ */
+const READ_ONLY_ROLES: ReadonlySet<InvocationRole> = new Set<InvocationRole>(['council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier']);
 
 export function isReadOnlyRole(role: InvocationRole): boolean {
   return READ_ONLY_ROLES.has(role);
@@ -188,6 +191,56 @@ export class UsageTotals {
 }
 
 // ---------------------------------------------------------------------------------------------
+// API failures
+// ---------------------------------------------------------------------------------------------
+
+const RATE_LIMIT_WORDS = /rate.?limit|too many requests|RESOURCE_EXHAUSTED|quota exceeded|usage limit/i;
+const AUTH_WORDS = /authenticat|invalid[ _-]?(?:x-)?api[ _-]?key|incorrect api key|api key not valid|unauthori[sz]ed|PERMISSION_DENIED|UNAUTHENTICATED|not logged in|oauth token (?:has )?expired/i;
+const OVERLOAD_WORDS = /overloaded|at capacity|high demand|service unavailable|ServiceUnavailable|servers are down/i;
+const SERVER_WORDS = /internal server error|InternalServerError|server_error|\bapi_error\b|bad gateway|gateway time-?out|server had an error/i;
+/** gemini's gRPC status names, upper case only (the words are common in prose). */
+const GRPC_OVERLOAD = /\bUNAVAILABLE\b/;
+const GRPC_SERVER = /\bINTERNAL\b/;
+
+/**
+ * What kind of API failure an HTTP status and the CLI's message describe, or null when they
+ * describe none. The status decides when there is one; otherwise the message's words.
+ */
+export function apiFailureKind(status: number | null, message: string): ApiFailureKind | null {
+  if (status === 429) return 'rate-limit';
+  if (status === 401 || status === 403) return 'auth';
+  if (status === 529 || status === 503) return 'overloaded';
+  if (status !== null && status >= 500 && status <= 599) return OVERLOAD_WORDS.test(message) ? 'overloaded' : 'server-error';
+  if (RATE_LIMIT_WORDS.test(message)) return 'rate-limit';
+  if (AUTH_WORDS.test(message)) return 'auth';
+  if (OVERLOAD_WORDS.test(message) || GRPC_OVERLOAD.test(message)) return 'overloaded';
+  if (SERVER_WORDS.test(message) || GRPC_SERVER.test(message)) return 'server-error';
+  return null;
+}
+
+export function apiFailure(status: number | null, message: string, retryAfterSeconds: number | null = null): ApiFailure | null {
+  const kind = apiFailureKind(status, message);
+  return kind === null ? null : { kind, status, message: clip(message, 300), retryAfterSeconds };
+}
+
+const KIND_WORDS: Readonly<Record<ApiFailureKind, string>> = {
+  'rate-limit': 'rate limit exceeded',
+  auth: 'authentication_error',
+  overloaded: 'overloaded',
+  'server-error': 'internal server error',
+};
+const KIND_STATUS: Readonly<Record<ApiFailureKind, number>> = { 'rate-limit': 429, auth: 401, overloaded: 529, 'server-error': 500 };
+
+/**
+ * The failure as one line in the form every provider's health reading knows
+ * (`API Error: 529 overloaded: ...`), closing the transcript so it sits in the tail.
+ */
+export function apiFailureLine(f: ApiFailure): string {
+  const wait = f.retryAfterSeconds === null ? '' : ` (retry-after: ${f.retryAfterSeconds})`;
+  return `API Error: ${f.status ?? KIND_STATUS[f.kind]} ${KIND_WORDS[f.kind]}${wait}: ${f.message}`;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Transcript
 // ---------------------------------------------------------------------------------------------
 
@@ -262,6 +315,7 @@ export function plainTextOutput(text: string, exitCode: number, usage: ProviderU
   return {
     usage,
     isError: exitCode !== 0 || trimmed === '',
+    apiFailure: null,
     sessionId: null,
     resultText: trimmed === '' ? null : trimmed,
     transcript,

@@ -6,10 +6,16 @@
  * needs a confirmation (no edits, no shell) — and the reading of its single JSON object
  * `{ session_id, response, stats: { models: { <name>: { tokens } }, tools }, error }`.
  * The spec notes the original dropped Gemini (§1.5); the preset follows the CLI's own docs.
+ * The error object's `code` is the HTTP status (400 for a key the API refuses, 429, 500, 503):
+ * classified as an API failure that closes the transcript in the common form. gemini retries a
+ * failing request itself, 10 attempts over about four minutes by default; only its settings file
+ * (`general.maxAttempts`) bounds that, no flag or variable.
  */
 import {
   UsageTotals,
   advertised,
+  apiFailure,
+  apiFailureLine,
   cleanText,
   count,
   findJsonObject,
@@ -47,7 +53,9 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
   const found = findJsonObject(out.text);
   if (!found) {
     const transcript = cleanText(out.text).trim();
-    return { usage: null, isError: true, sessionId: null, resultText: null, transcript: transcript || '[gemini: no JSON output]' };
+    // No JSON: the CLI died before writing its answer; its last error line says why.
+    const failure = apiFailure(null, transcript.split('\n').filter((l) => /error/i.test(l)).at(-1) ?? '');
+    return { usage: null, isError: true, apiFailure: failure, sessionId: null, resultText: null, transcript: [transcript || '[gemini: no JSON output]', failure ? apiFailureLine(failure) : null].filter((l) => l !== null).join('\n') };
   }
   const text = cleanText(out.text);
   const before = text.slice(0, found.start).trim();
@@ -92,10 +100,18 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
   if (error) transcript.push(`error: ${str(error.message) ?? str(error.type) ?? 'unknown'}${error.code !== undefined ? ` (code ${String(error.code)})` : ''}`);
   transcript.push(usageLine(usage));
   if (after) transcript.push(after);
+  const isError = out.exitCode !== 0 || error !== null;
+  const code = typeof error?.code === 'number' ? error.code : null;
+  const message = [str(error?.message), str(error?.type), str(error?.status)].filter((w) => w).join(' ');
+  // "Suggested retry after 3s." (gemini's reading of the 429's RetryInfo)
+  const wait = /\bretry (?:after|in) (\d+(?:\.\d+)?)\s*s\b/i.exec(message)?.[1];
+  const failure = isError && error ? apiFailure(code !== null && code >= 400 && code <= 599 ? code : null, message, wait === undefined ? null : Math.ceil(Number(wait))) : null;
+  if (failure) transcript.push(apiFailureLine(failure));
 
   return {
     usage,
-    isError: out.exitCode !== 0 || error !== null,
+    isError,
+    apiFailure: failure,
     sessionId,
     resultText: response !== null && response.trim() !== '' ? response : null,
     transcript: joinTranscript(transcript),

@@ -27,6 +27,8 @@ export function isProviderName(s: string): s is ProviderName {
 export { PROVIDER_NAMES };
 export { advertisedFlags } from './help.js';
 export type {
+  ApiFailure,
+  ApiFailureKind,
   Invocation,
   InvocationRequest,
   InvocationRole,

@@ -6,11 +6,15 @@
  * through OPENCODE_PERMISSION (everything allowed for builders, no edits and read-only git for
  * reviewers, since `run` rejects permission prompts) — and the reading of its output: JSON events
  * (`text`, `tool_use`, `step_finish` with cost and tokens, `error`) or, without --format json,
- * plain text.
+ * plain text. PWD is set to `.` for the call (OPENCODE_PWD says why). An `error` event's APIError (status, the provider's body, its retry-after header)
+ * is classified as an API failure and closes the transcript in the common form. opencode retries a
+ * failing request itself (about a minute and a half for a 5xx); no flag or variable bounds it.
  */
 import {
   UsageTotals,
   advertised,
+  apiFailure,
+  apiFailureLine,
   clip,
   count,
   isReadOnlyRole,
@@ -37,6 +41,13 @@ const DEFAULT_MODELS = {
   fast: 'anthropic/claude-haiku-4-5',
 } as const;
 
+/**
+ * opencode takes the project it works in from PWD before its working directory. PWD is inherited
+ * from the worker (the folder the worker was started in), not the repository the call runs in:
+ * opencode 1.18.33 wrote the builder's files there. `.` makes it resolve to its working directory.
+ */
+export const OPENCODE_PWD = '.';
+
 export const OPENCODE_BUILDER_PERMISSION = JSON.stringify({ edit: 'allow', bash: 'allow', webfetch: 'allow' });
 export const OPENCODE_READ_ONLY_PERMISSION = JSON.stringify({
   edit: 'deny',
@@ -61,7 +72,7 @@ function buildInvocation(req: InvocationRequest): Invocation {
   return {
     argv: withBase(req, 'opencode', args),
     stdin: req.prompt,
-    env: { OPENCODE_PERMISSION: readOnly ? OPENCODE_READ_ONLY_PERMISSION : OPENCODE_BUILDER_PERMISSION },
+    env: { OPENCODE_PERMISSION: readOnly ? OPENCODE_READ_ONLY_PERMISSION : OPENCODE_BUILDER_PERMISSION, PWD: OPENCODE_PWD },
   };
 }
 
@@ -79,6 +90,7 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
   const totals = new UsageTotals();
   let sessionId: string | null = null;
   let sawError = false;
+  let failure: ReturnType<typeof apiFailure> = null;
   let stepTexts: string[] = [];
   let finalTexts: string[] = [];
 
@@ -130,7 +142,13 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
       case 'error': {
         sawError = true;
         const err = rec(v.error);
-        transcript.push(`error: ${str(rec(err?.data)?.message) ?? str(err?.message) ?? str(err?.name) ?? 'unknown'}`);
+        const data = rec(err?.data);
+        const message = str(data?.message) ?? str(err?.message) ?? str(err?.name) ?? 'unknown';
+        transcript.push(`error: ${message}`);
+        // The AI SDK's APIError: the HTTP status, the provider's body and headers (retry-after).
+        const status = typeof data?.statusCode === 'number' ? data.statusCode : null;
+        const retryAfter = Number(str(rec(data?.responseHeaders)?.['retry-after']) ?? Number.NaN);
+        failure = apiFailure(status, `${message} ${str(data?.responseBody) ?? ''}`.trim(), Number.isFinite(retryAfter) && retryAfter >= 0 ? Math.ceil(retryAfter) : null) ?? failure;
         break;
       }
       default:
@@ -142,9 +160,13 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
   transcript.push(usageLine(usage));
   // The last step that said something: the current one, else the last finished one that did.
   const final = (stepTexts.length > 0 ? stepTexts : finalTexts).join('\n\n').trim();
+  const isError = out.exitCode !== 0 || sawError;
+  if (!isError) failure = null;
+  if (failure) transcript.push(apiFailureLine(failure));
   return {
     usage,
-    isError: out.exitCode !== 0 || sawError,
+    isError,
+    apiFailure: failure,
     sessionId,
     resultText: final === '' ? null : final,
     transcript: joinTranscript(transcript),

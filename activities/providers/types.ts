@@ -59,11 +59,34 @@ export interface ProviderUsage {
   model: string | null;
 }
 
+/**
+ * How a call's API request failed, as the CLI reported it: `rate-limit` (429, quota), `auth` (401,
+ * 403, a key refused), `overloaded` (529, 503, "at capacity", "high demand") or `server-error`
+ * (500 and other 5xx). Read from the CLI's structured error record where it prints one.
+ */
+export type ApiFailureKind = 'rate-limit' | 'auth' | 'overloaded' | 'server-error';
+
+export interface ApiFailure {
+  kind: ApiFailureKind;
+  /** The HTTP status the CLI reported, when it reported one. */
+  status: number | null;
+  /** The CLI's own words (one line, clipped). */
+  message: string;
+  /** How long the provider asked to wait (a 429's retry-after, as the CLI saw it), or null. */
+  retryAfterSeconds: number | null;
+}
+
 export interface ParsedOutput {
   /** What the call used, or null when the output reports nothing. */
   usage: ProviderUsage | null;
   /** The call failed: non-zero exit, or the CLI said so in its output. */
   isError: boolean;
+  /**
+   * The call failed because the model API refused or failed it (never set on success). Its
+   * canonical line (`apiFailureLine`) ends the transcript, where the provider-health reading of
+   * the tail finds it.
+   */
+  apiFailure: ApiFailure | null;
   /** The session/thread id the CLI reported (to resume later), or null. */
   sessionId: string | null;
   /** The agent's final answer (vote parsing, completion-promise search), or null. */

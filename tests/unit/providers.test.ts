@@ -33,8 +33,9 @@ const FAKE_CLI = path.join(ROOT, 'examples/agents/fake-cli');
 const PROMPT_PATH = '/runs/r1/iteration-001.prompt.md';
 const SESSION = '6f0c8f5e-1d7a-4c9b-9a57-2f1f3c2b8e11';
 
-const READ_ONLY_ROLES: InvocationRole[] = ['council', 'devils-advocate', 'reviewer', 'checklist-verifier'];
-const BUILDER_ROLES: InvocationRole[] = ['iteration', 'checklist'];
+// Checklist extraction only reads the PRD: a reading role (tests/unit/provider-real-outputs.test.ts).
+const READ_ONLY_ROLES: InvocationRole[] = ['council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier'];
+const BUILDER_ROLES: InvocationRole[] = ['iteration'];
 
 function req(overrides: Partial<InvocationRequest> = {}): InvocationRequest {
   return {
@@ -139,7 +140,7 @@ describe('claude invocation', () => {
     const inv = claude.buildInvocation(
       req({ remainingBudgetUsd: 10, sessionId: SESSION, appendSystemPrompt: 'be brief', fallbackModel: 'haiku', effort: 'low' }),
     );
-    expect(inv).toEqual({ argv: [...base, 'sonnet', '--dangerously-skip-permissions'], stdin: 'PROMPT', env: {} });
+    expect(inv).toEqual({ argv: [...base, 'sonnet', '--dangerously-skip-permissions'], stdin: 'PROMPT', env: { CLAUDE_CODE_MAX_RETRIES: '2' } });
   });
 
   it('picks opus / sonnet / haiku per tier, and the override over the tier', () => {
@@ -312,8 +313,9 @@ describe('aider invocation', () => {
     expect(aider.buildInvocation(req())).toEqual({ argv: [...head, 'sonnet'], stdin: null, env: {} });
     expect(argv('aider', { tier: 'planning' })).toEqual([...head, 'opus']);
     expect(argv('aider', { tier: 'fast', model: 'openrouter/deepseek/deepseek-v3.2' })).toEqual([...head, 'openrouter/deepseek/deepseek-v3.2']);
-    expect(argv('aider', { advertisedFlags: all(aider) })).toEqual([...head, 'sonnet', '--no-pretty', '--no-check-update', '--no-show-release-notes', '--no-analytics']);
-    expect(argv('aider', { advertisedFlags: all(aider, '--no-analytics', '--no-pretty') })).toEqual([...head, 'sonnet', '--no-check-update', '--no-show-release-notes']);
+    const keepOut = ['--no-gitignore', '--chat-history-file', '/runs/r1/iteration-001.aider.chat.history.md', '--input-history-file', '/runs/r1/iteration-001.aider.input.history'];
+    expect(argv('aider', { advertisedFlags: all(aider) })).toEqual([...head, 'sonnet', '--no-pretty', '--no-check-update', '--no-show-release-notes', '--no-analytics', ...keepOut]);
+    expect(argv('aider', { advertisedFlags: all(aider, '--no-analytics', '--no-pretty', '--no-gitignore', '--chat-history-file', '--input-history-file') })).toEqual([...head, 'sonnet', '--no-check-update', '--no-show-release-notes']);
   });
 
   it('runs reviewing roles as a dry run in ask mode, when advertised', () => {
@@ -562,6 +564,7 @@ describe('command output', () => {
     expect(parse('command', 'hello\nCOMPLETION PROMISE FULFILLED\n')).toEqual({
       usage: null,
       isError: false,
+      apiFailure: null,
       sessionId: null,
       resultText: 'hello\nCOMPLETION PROMISE FULFILLED',
       transcript: 'hello\nCOMPLETION PROMISE FULFILLED',

@@ -162,6 +162,11 @@ const CLIS = {
       opt(['--check-update', '--no-check-update'], 'bool', '', 'Check for new aider versions on launch [env var: AIDER_CHECK_UPDATE]'),
       opt(['--show-release-notes', '--no-show-release-notes'], 'bool', '', 'Show release notes on first run of new version (default: None, ask user) [env var: AIDER_SHOW_RELEASE_NOTES]'),
       opt(['--analytics', '--no-analytics'], 'bool', '', 'Enable/disable analytics for current session (default: random) [env var: AIDER_ANALYTICS]'),
+      // The next four as aider 0.86.2's --help words them.
+      opt(['--map-tokens'], 'one', 'MAP_TOKENS', 'Suggested number of tokens to use for repo map, use 0 to disable [env var: AIDER_MAP_TOKENS]'),
+      opt(['--input-history-file'], 'one', 'INPUT_HISTORY_FILE', 'Specify the chat input history file (default: .aider.input.history) [env var: AIDER_INPUT_HISTORY_FILE]'),
+      opt(['--chat-history-file'], 'one', 'CHAT_HISTORY_FILE', 'Specify the chat history file (default: .aider.chat.history.md) [env var: AIDER_CHAT_HISTORY_FILE]'),
+      opt(['--gitignore', '--no-gitignore'], 'bool', '', 'Enable/disable adding .aider* to .gitignore (default: True) [env var: AIDER_GITIGNORE]'),
     ],
   },
   opencode: {
