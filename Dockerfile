@@ -5,7 +5,7 @@
 #   docker run --rm -e TEMPORAL_ADDRESS=temporal.internal:7233 -v /srv/repos:/repos vigil
 #   docker run --rm -e TEMPORAL_ADDRESS=temporal.internal:7233 vigil status <id>
 #
-# docker-compose.yml builds it for its vigil-worker service (README: Team deployment).
+# docker-compose.yml builds it for its vigil-worker service (docs/team-deployment.md).
 #
 # Build stage: the locked dependencies, TypeScript compiled to dist/, then the dev dependencies
 # dropped so node_modules/ holds only what runs.

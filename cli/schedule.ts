@@ -131,7 +131,7 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
     .option('--timezone <tz>', 'time zone of the cron expression (IANA name, e.g. Europe/Paris)', 'UTC')
     .addOption(new Option('--overlap <policy>', 'when a run is still going at the next time').choices([...OVERLAPS]).default('skip'))
     .option('--repo <dir>', 'git repository the agent works in', '.')
-    .addOption(new Option('--provider <name>', 'agent CLI (see README: Providers)').choices([...PROVIDERS]))
+    .addOption(new Option('--provider <name>', 'agent CLI (see docs/agents-and-providers.md)').choices([...PROVIDERS]))
     .option('--agent-command <cmd>', 'the agent command line (no shell; the prompt arrives on stdin)')
     .option('--config <file>', 'JSON config file of knobs (default: ./vigil.config.json if present)')
     .option('--set <key=value>', 'set a knob (repeatable); see `vigil config --explain`', (v: string, p: string[]) => [...p, v], [] as string[])

@@ -290,7 +290,7 @@ export const KNOBS = shared('schemas/knobs:KNOBS', () => ({
     schema: z.string().max(4096),
     default: '',
     env: 'VIGIL_PROMPT_TEMPLATE',
-    doc: 'A prompt template file ({{placeholder}}s, see README: The prompt) used instead of the built-in one; checked at vigil start, read by the worker at every iteration. Empty: the built-in template.',
+    doc: 'A prompt template file ({{placeholder}}s, see docs/how-a-run-works.md, The prompt and the run memory) used instead of the built-in one; checked at vigil start, read by the worker at every iteration. Empty: the built-in template.',
     allowed: 'a path to a template file, or empty',
     fromString: (raw: string) => raw.trim(),
   } satisfies KnobSpecBase<string>,
