@@ -6,7 +6,8 @@
  */
 import type { Client } from '@temporalio/client';
 import type { GateResult, ReviewRecord } from '../schemas/gates.js';
-import type { IterationRecord, Verdict } from '../schemas/run.js';
+import type { CompletionCheck, IterationRecord, Verdict } from '../schemas/run.js';
+import { causeLabel } from '../workflows/decisions/completion-check.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 import { CliError, EXIT } from './errors.js';
 import { sdkRunApi } from './sdk-run-api.js';
@@ -29,6 +30,21 @@ export function iterationLine(r: IterationRecord): string {
   return parts.join(' · ');
 }
 
+/** What started a completion check, in words: only `claim` is the agent's claim. */
+export const CHECK_TRIGGER_WORDS: Record<CompletionCheck['trigger'], string> = {
+  claim: "the agent's completion claim",
+  circuit_breaker: "the circuit breaker's completion check",
+  interval: 'the scheduled completion check',
+  tests_green: 'the early completion check (tests green)',
+  forced: "a person's review",
+};
+
+/** One completion check and what came of it. */
+export function checkLine(c: CompletionCheck): string {
+  const what = c.approved ? 'approved' : `refused by ${c.cause ? causeLabel(c.cause) : 'an unknown check'}: ${c.reason}`;
+  return `${CHECK_TRIGGER_WORDS[c.trigger]} at iteration ${c.iteration}: ${what}`;
+}
+
 export function verdictLine(v: Verdict): string {
   if (v.result === 'BLOCKED_BY_GATE') return `council round ${v.round} (iteration ${v.iteration}, ${v.trigger.replace(/_/g, ' ')}): blocked by the evidence gate: ${v.evidence.reason}`;
   const da = v.devilsAdvocate ? ` · devil's advocate ${v.devilsAdvocate.flipped ? `objected (${v.devilsAdvocate.recorded})` : 'confirmed'}` : '';
@@ -38,6 +54,7 @@ export function verdictLine(v: Verdict): string {
 /** `gatesRunning`: the gates a pass runs right now (from the run's describe), e.g. the pass an agent call carries after its agent. */
 export function statusLine(s: StatusSnapshot, gatesRunning: readonly string[] | null = null): string {
   if (s.outcome) return `finished: ${s.outcome.status} (exit ${s.outcome.exitCode}) — ${s.outcome.reason}`;
+  if (s.pause && s.agentRunning) return `pausing: the current call finishes first (iteration ${s.iteration}; paused by ${s.pause.by}${s.pause.reason ? `: ${s.pause.reason}` : ''})`;
   if (s.pause) return `paused by ${s.pause.by}${s.pause.reason ? `: ${s.pause.reason}` : ''} (resume with \`vigil resume ${s.workflowId}\`)`;
   if (s.status === 'backing_off') return `backing off until ${s.backoffUntil} after ${s.consecutiveFailures} failure(s) in a row`;
   if (s.status === 'stopping') return 'stopping';
@@ -90,6 +107,7 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
   let lastReview = 0;
   let checklistSaid = false;
   let lastRefusal = 0;
+  let seenChecks = 0;
   let lastStatus = '';
   let silentSince: number | null = null;
   for (;;) {
@@ -138,7 +156,7 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
             lastReview = q.lastReview.round;
             say(reviewLine(q.lastReview));
           }
-          const refusal = q.lastRefusal;
+          const refusal = snap.checks ? null : q.lastRefusal;
           if (refusal && refusal.iteration > lastRefusal) {
             lastRefusal = refusal.iteration;
             say(`completion at iteration ${refusal.iteration} refused before the council was asked (${refusal.gates.map((g) => g.replace(/_/g, ' ')).join(', ')}): ${refusal.reason}`);
@@ -158,7 +176,13 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
         const changes = snap.ladder?.changes ?? [];
         if (seenTierChanges >= 0) for (const c of changes.slice(seenTierChanges)) say(`model tier ${c.from} -> ${c.to} at iteration ${c.iteration}: ${c.trigger}`);
         seenTierChanges = changes.length;
-        const ev = snap.lastEvidence;
+        const check = snap.checks?.last;
+        if (snap.checks && check && snap.checks.total > seenChecks) {
+          seenChecks = snap.checks.total;
+          // Council rounds have their own line (above).
+          if (check.cause !== 'council' && !check.approved) say(checkLine(check));
+        }
+        const ev = snap.checks ? null : snap.lastEvidence;
         if (ev && ev.iteration > lastEvidenceIteration) {
           lastEvidenceIteration = ev.iteration;
           if (!ev.pass) say(`completion claim of iteration ${ev.iteration} refused by the evidence gate: ${ev.reason}`);
@@ -178,7 +202,8 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
         for (const note of o?.notes ?? []) say(`note: ${note}`);
         return { view, exitCode: o ? exitCodeOf(o) : 1, reached: opts.until === 'terminal' };
       }
-      if (opts.until === 'paused' && snap?.paused) return { view, exitCode: 0, reached: true };
+      // Paused means no call runs: a pause asked for during a call is reached when the call has finished.
+      if (opts.until === 'paused' && snap?.paused && !snap.agentRunning) return { view, exitCode: 0, reached: true };
     }
     if (Date.now() >= deadline) {
       throw new CliError(`timed out after ${Math.round((opts.timeoutMs ?? 0) / 1000)} s waiting for run "${workflowId}" to ${opts.until === 'paused' ? 'pause' : 'finish'}`, EXIT.timeout);

@@ -4,7 +4,9 @@
  */
 import { isUndeliveredNote } from '../workflows/decisions/undelivered-directives.js';
 import { checkpointLines, qualityLines, spendText } from '../workflows/ui.js';
-import { iterationLine, statusLine } from './follow.js';
+import { checkLine, CHECK_TRIGGER_WORDS, iterationLine, statusLine } from './follow.js';
+import { LEVEL_TIER } from '../workflows/decisions/tier-ladder.js';
+import { describeBreach } from '../workflows/decisions/contract.js';
 import type { RunView } from './steer.js';
 
 export function statusJson(view: RunView): Record<string, unknown> {
@@ -44,7 +46,10 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
   }
   if (!snap) return;
   out(`  status    : ${statusLine(snap, view.kind === 'running' ? (view.gatesRunning ?? null) : null)}`);
-  out(`  iteration : ${snap.iteration} of at most ${snap.maxIterations}${snap.phase ? ` (${snap.phase}, tier ${snap.tier})` : ''}`);
+  // The ladder may have moved since the last iteration ran: the next one runs at its level's tier.
+  const nextTier = snap.ladder && view.kind === 'running' ? LEVEL_TIER[snap.ladder.level] : null;
+  const tierText = snap.tier ? `tier ${snap.tier}${nextTier && nextTier !== snap.tier ? `; the next iteration runs at tier ${nextTier} (ladder ${snap.ladder?.level})` : ''}` : '';
+  out(`  iteration : ${snap.iteration} of at most ${snap.maxIterations}${snap.phase ? ` (${snap.phase}, ${tierText})` : ''}`);
   out(`  repository: ${snap.repoPath}`);
   if (snap.host) out(`  host      : ${snap.host}`);
   out(`  no change : ${snap.consecutiveNoChange} iteration(s) in a row; failures in a row: ${snap.consecutiveFailures}`);
@@ -54,8 +59,15 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
   // A finished run's note names its undelivered directives (cli/status prints the notes above); older runs have no such note.
   const noted = view.kind === 'finished' && (view.outcome?.notes ?? []).some(isUndeliveredNote);
   if (snap.pendingDirectives && !noted) out(`  directives: ${snap.pendingDirectives} ${view.kind === 'finished' ? 'never reached a prompt: the run ended first' : 'waiting for the next prompt'}`);
+  if (snap.directivesInCall && view.kind === 'running') out(`  directives: ${snap.directivesInCall} in the prompt of the running call (iteration ${snap.iteration})`);
   if (snap.lastCompletion) out(`  last claim: iteration ${snap.lastCompletion.iteration}: ${snap.lastCompletion.reason}`);
-  if (typeof snap.council.heldClaimIteration === 'number') out(`  held claim: the completion claim of iteration ${snap.council.heldClaimIteration} is judged ${snap.pause ? 'once the run is resumed' : 'at the next boundary'}`);
+  if (typeof snap.council.heldClaimIteration === 'number') {
+    const trigger = snap.council.heldClaimTrigger;
+    const what = trigger && trigger !== 'claim' && trigger in CHECK_TRIGGER_WORDS ? CHECK_TRIGGER_WORDS[trigger as keyof typeof CHECK_TRIGGER_WORDS] : 'the completion claim';
+    out(`  held check: ${what} of iteration ${snap.council.heldClaimIteration} is judged ${snap.pause ? 'once the run is resumed' : 'at the next boundary'}`);
+  }
+  if (snap.checks?.last) out(`  checks    : ${snap.checks.total} completion check(s), ${snap.checks.refused} refused; last: ${checkLine(snap.checks.last)}`);
+  if (snap.contract?.last && snap.contract.consecutive > 0) out(`  contract  : ${snap.contract.consecutive} check(s) in a row with an answer in the wrong format: ${describeBreach(snap.contract.last)}`);
   if (snap.council.forceReviewPending) out('  review    : a council review was asked for and convenes at the next boundary');
   for (const line of qualityLines(snap)) out(`  ${line}`);
   for (const line of checkpointLines(snap)) out(`  ${line.replace(/`/g, '')}`);

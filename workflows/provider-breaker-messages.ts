@@ -164,7 +164,8 @@ export type AskPayload = z.infer<typeof AskPayloadSchema>;
 
 export const ReportPayloadSchema = shared('workflows/provider-breaker-messages:ReportPayloadSchema', () => z.strictObject({
   runId: RunIdSchema,
-  outcome: z.enum(['success', 'failure']),
+  /** `released`: the call was let out but not made (the run was stopped, paused or rewound first). */
+  outcome: z.enum(['success', 'failure', 'released']),
   /** The `probe` flag of the decision that let the call out. */
   probe: z.boolean(),
   /** Why it failed (rate limit, auth error, crash, ...): shown in the transition it causes. */

@@ -222,7 +222,7 @@ export async function vigilProviderBreaker(rawInput: ProviderBreakerInput): Prom
       }
       publish();
     },
-    { description: 'The outcome of a call this breaker let out: {runId, outcome: success|failure, probe, reason?}. Invalid payloads are ignored and counted.' },
+    { description: 'The outcome of a call this breaker let out: {runId, outcome: success|failure|released, probe, reason?}. Invalid payloads are ignored and counted.' },
   );
 
   setHandler(

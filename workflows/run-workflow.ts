@@ -36,6 +36,8 @@ import {
   RunStateSchema,
   type InvalidMessage,
   type IterationRecord,
+  type CheckCause,
+  type ContractBreach,
   type Outcome,
   type OutcomeStatus,
   type Phase,
@@ -67,11 +69,13 @@ import { onRunHost } from './hosts.js';
 import { checkCaps, waitWithinCaps } from './decisions/caps.js';
 import { onRepositoryTrouble, REPOSITORY_FAILURE_TYPES, repositoryTrouble } from './decisions/repository.js';
 import { describeRefusal, judgeCompletion } from './decisions/completion.js';
+import { afterRefusal, emptyDiffRefusal, recordCheck } from './decisions/completion-check.js';
+import { contractFindings, councilBreaches, describeBreach, reviewBreaches, trackContract, verifierBreach } from './decisions/contract.js';
 import { trackConvergence } from './decisions/convergence.js';
 import { initialRunState } from './initial-state.js';
 import { phaseFor, tierFor } from './decisions/phase.js';
 import { directiveRefusal } from './decisions/directives.js';
-import { undeliveredNote } from './decisions/undelivered-directives.js';
+import { interruptedNote, undeliveredNote } from './decisions/undelivered-directives.js';
 import {
   budgetSignal,
   waiveSignal,
@@ -200,6 +204,30 @@ export const UNDELIVERED_DIRECTIVES_PATCH = 'vigil-undelivered-directives-v1';
 /** Runs from before the packed carry hand the next execution their state as is (`state`, not `packedState`). */
 export const PACKED_CARRY_PATCH = 'vigil-packed-carry-v1';
 
+/**
+ * One rule for every completion check (decisions/completion-check.ts): an empty diff is refused
+ * first, by the evidence gate; any check that does not approve — a tool gate, the code review,
+ * the checklist, the council — is a rejected evaluation for the safety valves; a review or a
+ * checklist verification of a tree already judged is not asked again; a reviewing agent's
+ * answer without its role's line is a contract error, not a failing gate (decisions/contract.ts);
+ * an idle iteration never steps the tier ladder down. Runs from before it replay as they ran.
+ */
+export const COMPLETION_RULE_PATCH = 'vigil-completion-rule-v1';
+
+/**
+ * A rewind asked for while the run waits for its provider (a rate limit, an open circuit breaker)
+ * ends the wait, as a pause, a stop and a rollover do. Runs from before it held the rewind
+ * through the wait and a whole agent call.
+ */
+export const PROVIDER_WAIT_REWIND_PATCH = 'vigil-provider-wait-rewind-v1';
+
+/**
+ * A stop, pause, rewind or rollover that arrived while the provider was being asked (the breaker
+ * activity, a failover health check, a wait) is honoured before the agent call starts; a call the
+ * breaker let out is released, not made. Runs from before it started the call anyway.
+ */
+export const RECHECK_BEFORE_CALL_PATCH = 'vigil-recheck-before-call-v1';
+
 /** The state a continue-as-new carried in (null: the run starts here). A packed state that does not unpack to a valid one fails the run, as a bad input does. */
 function carriedState(input: RunInput): RunState | null {
   if (input.state) return RunStateSchema.parse(input.state);
@@ -216,6 +244,13 @@ function carriedState(input: RunInput): RunState | null {
     throw ApplicationFailure.nonRetryable(`invalid run input: packedState is not a run state: ${issues.slice(0, 5).join('; ')}${issues.length > 5 ? `; and ${issues.length - 5} more` : ''}`, 'InvalidRunInput');
   }
   return parsed.data;
+}
+
+/** The tests as a handoff states them: no runner and an inconclusive run are not failures. */
+function handoffTestsLine(t: TestRunRecord): string {
+  if (t.runner === 'none') return `no test runner found (iteration ${t.iteration})`;
+  if (t.verdict === 'inconclusive') return `inconclusive at iteration ${t.iteration}${t.reason ? ` (${t.reason})` : ''}; log ${t.logPath}`;
+  return `${t.passed ? 'passing' : t.timedOut ? 'timed out' : `failing (exit ${t.exitCode})`} at iteration ${t.iteration}; log ${t.logPath}`;
 }
 
 /** History size past which a run rolls over at once, even mid agent call (Temporal's hard limit is 50 MB). */
@@ -254,6 +289,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const roundsEra = leanPromptEra && patched(ROUNDS_PATCH);
   const gatesWithCallEra = roundsEra && patched(GATES_WITH_CALL_PATCH);
   const claimsHeldEra = gatesEra && patched(CLAIMS_HELD_PATCH);
+  const completionRuleEra = claimsHeldEra && patched(COMPLETION_RULE_PATCH);
+  const providerWaitRewindEra = checkpointsEra && providersEra && patched(PROVIDER_WAIT_REWIND_PATCH);
+  const recheckBeforeCallEra = providersEra && patched(RECHECK_BEFORE_CALL_PATCH);
   /** The longest gate pass a call may carry (its groups one after the other, the suite among them). */
   const carriedGatesSeconds = gatesWithCallEra ? gateGroups(knobs).length * knobs.gateTimeoutSeconds + knobs.testTimeoutSeconds : 0;
   /** What the activities that read the agent's notes are asked for (lean prompt: references, not text). */
@@ -378,11 +416,14 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const published = { status: '', iteration: -1 };
 
   const visibleStatus = (): RunStatus => (state.pause && status !== 'finished' ? 'paused' : status);
+  /** Directives the running call's prompt carries: delivered, no longer waiting. */
+  let directivesInCall = 0;
 
   const snapshot = (): StatusSnapshot => ({
     workflowId: info.workflowId,
     runId: info.runId,
-    status: visibleStatus(),
+    // A pause asked for during a call: the call finishes first (the search attribute says paused).
+    status: visibleStatus() === 'paused' && agentScope !== null ? 'pausing' : visibleStatus(),
     iteration: state.iteration,
     maxIterations: knobs.maxIterations,
     phase,
@@ -393,7 +434,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     consecutiveNoChange: state.convergence.consecutiveNoChange,
     recentHashes: state.convergence.recentHashes,
     runStartSha: state.runStart?.sha ?? null,
-    pendingDirectives: state.pendingDirectives.length,
+    pendingDirectives: state.pendingDirectives.length - directivesInCall,
+    directivesInCall,
     backoffUntil,
     agentRunning: agentScope !== null,
     lastIteration: state.recentIterations.at(-1) ?? null,
@@ -415,6 +457,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       verdicts: state.council.verdicts,
       forceReviewPending: state.council.forceReview !== null,
       heldClaimIteration: state.council.heldClaim?.iteration ?? null,
+      heldClaimTrigger: state.council.heldClaim?.trigger ?? null,
     },
     lastEvidence: state.lastEvidence,
     lastTests: state.lastTests,
@@ -431,6 +474,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     deadLetters: state.deadLetter.entries,
     ...(checkpointsEra ? { checkpoints: { kept: knobs.checkpointsKept, list: checkpointRows(state), rewinds: state.checkpoints.rewinds, lastTree: state.convergence.lastHash } } : {}),
     ...(memoryEra ? { memory: memorySummary(state.memory) } : {}),
+    ...(completionRuleEra ? { checks: state.checks, contract: state.contract } : {}),
     ...(journaling ? { eventStore: { stored: state.journal.stored, pending: state.journal.pending.length, dropped: state.journal.dropped, problem: state.journal.problem } } : {}),
     ...(gatesEra
       ? {
@@ -576,7 +620,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     if (state.council.forceReview) return ack(false, `a council review is already requested by ${state.council.forceReview.by}`);
     state.council.forceReview = { by: p.by ?? defaultBy, reason: p.reason ?? '', at: nowIso() };
     publish();
-    return ack(true, 'the council convenes at the next iteration boundary');
+    return ack(true, completionRuleEra && state.pause ? 'the council convenes now; the run stays paused' : 'the council convenes at the next iteration boundary');
   };
 
   const applyBudget = (p: { usd: number; by?: string }, defaultBy: string): MessageAck => {
@@ -742,9 +786,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     return outcome;
   };
 
-  const stopOutcome = (): Promise<Outcome> => {
+  const stopOutcome = (notes: string[] = []): Promise<Outcome> => {
     const req = stopRequest ?? { reason: '', by: 'unknown', now: false };
-    return finish('stopped', `stopped by ${req.by}${req.reason ? `: ${req.reason}` : ''}${req.now ? ' (now)' : ''}`);
+    return finish('stopped', `stopped by ${req.by}${req.reason ? `: ${req.reason}` : ''}${req.now ? ' (now)' : ''}`, notes);
   };
 
   // ---- tests, evidence and council (council era) ----
@@ -799,7 +843,11 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
 
   // ---- quality gates, code review and the PRD checklist (gates era) ----
 
-  const interrupted = (): boolean => state.pause !== null || stopRequest !== null || rolloverNow || rewindPending();
+  /** A person's review of a paused run is judged while the run stays paused (completion-rule era). */
+  let reviewWhilePaused = false;
+  const interrupted = (): boolean => (state.pause !== null && !reviewWhilePaused) || stopRequest !== null || rolloverNow || rewindPending();
+  /** A person asked for a council review of a paused run: it is judged now, the run stays paused. */
+  const reviewDueWhilePaused = (): boolean => completionRuleEra && councilEra && knobs.councilEnabled && state.pause !== null && state.council.forceReview !== null && state.iteration >= 1;
 
   /**
    * A gate result against its failure ladder: its track moves on at once; what the streak asks
@@ -815,10 +863,21 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     return null;
   };
 
+  /**
+   * While an iteration's own completion check is still to come (completion-rule era), a gate's
+   * pause waits for it: a check the safety valves end must not be held by the gate's pause.
+   */
+  let holdGatePause = false;
+  let heldGatePause: { r: GateResult; streak: GateStreak } | null = null;
+
   /** What a gate's failure streak asks for; the outcome when the run must end. */
   const actOnGateStreak = async (r: GateResult, streak: GateStreak): Promise<Outcome | null> => {
     const n = streak.track.consecutiveFailures;
     if (streak.action === 'stuck') return finish('gate_stuck', stuckReason(r.gate, streak.track));
+    if (streak.action === 'pause' && holdGatePause) {
+      heldGatePause = { r, streak };
+      return null;
+    }
     if (streak.action === 'pause') {
       state.pause = { reason: `the ${gateLabel(r.gate)} gate failed ${n} times in a row (${r.reason}); look at it, then \`vigil resume ${info.workflowId}\` or stop the run`.slice(0, 2000), by: 'vigil', at: nowIso() };
       await notifyPeople('escalation', `Quality gate ${gateLabel(r.gate)} keeps failing: the run is paused`, state.pause.reason, 'critical', { gate: r.gate, failures: n, iteration: state.iteration }, `${info.workflowId}:gate_pause:${r.gate}:${state.iteration}`);
@@ -925,6 +984,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     return r.record;
   };
 
+  /** What the checklist verifier's last call answered: whether it named any item (the contract). */
+  let lastVerifierAnswer: { exitCode: number; timedOut: boolean; answered: number; logPath: string } | null = null;
   /** Asks the verifier about every checklist item (held-out ones included) on the current tree. */
   const verifyChecklist = async (tree: string): Promise<GateResult | null> => {
     const cl = state.gates.checklist;
@@ -955,6 +1016,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       if (!(err instanceof ActivityFailure)) throw err;
     }
     status = stopRequest ? 'stopping' : 'running';
+    lastVerifierAnswer = answer ? { exitCode: answer.exitCode, timedOut: answer.timedOut, answered: Object.keys(answer.verification ?? {}).length, logPath: answer.logPath } : null;
     if (answer?.usage) state.spend = addUsage(state.spend, answer.usage);
     const statuses = { ...cl.status };
     for (const [id, v] of Object.entries(answer?.verification ?? {})) statuses[id] = { status: v.status, evidence: v.evidence, iteration: state.iteration };
@@ -971,7 +1033,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
    * why) or 'interrupted' (a pause or stop came first) keep the run going; null lets the
    * judgement go on; an outcome ends the run (a stuck gate).
    */
-  const refuse = (gates: GateName[], reason: string): 'refused' => {
+  let refusedBy: { cause: CheckCause; reason: string } = { cause: 'quality_gates', reason: '' };
+  const refuse = (gates: GateName[], reason: string, cause: CheckCause = gates[0] === 'code_review' ? 'code_review' : gates[0] === 'checklist' ? 'checklist' : 'quality_gates'): 'refused' => {
+    refusedBy = { cause, reason: reason.slice(0, 500) };
     state.gates.lastRefusal = { iteration: state.iteration, gates, reason: reason.slice(0, 500) };
     remember(refusalMemory(state.iteration, reason));
     log.info('completion refused by the quality gates', { iteration: state.iteration, gates: gates.join(',') });
@@ -989,7 +1053,11 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       state.lastFindings = describeGateRefusal(failing, state.iteration).slice(0, LIMITS.findingChars * 4);
       return refuse(failing.map((f) => f.gate), failing.map((f) => `${gateLabel(f.gate)}: ${f.reason}`).join('; '));
     }
-    if (knobs.codeReview) {
+    if (knobs.codeReview && completionRuleEra) {
+      const judged = await judgeReview(tree);
+      if (judged !== null) return judged;
+      if (interrupted()) return 'interrupted';
+    } else if (knobs.codeReview) {
       const review = await codeReview(tree);
       const reviewed = state.gates.latest.find((r) => r.gate === 'code_review') as GateResult;
       const streak = trackGateResult(reviewed);
@@ -1002,8 +1070,19 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       if (interrupted()) return 'interrupted';
     }
     if (knobs.prdChecklist && state.gates.checklist) {
-      const r = await verifyChecklist(tree);
-      if (r) {
+      // A tree whose checklist was verified is not verified again (waivers are read anew).
+      const known = completionRuleEra ? state.gates.latest.find((g) => g.gate === 'checklist' && g.treeHash === tree && g.iteration > 0) : undefined;
+      const r = known && state.gates.checklist ? checklistGateResult(state.gates.checklist, tree, known.iteration) : await verifyChecklist(tree);
+      if (completionRuleEra && !known) {
+        const breach = verifierBreach(lastVerifierAnswer, state.iteration, lastVerifierAnswer?.logPath ?? '');
+        const ended = await keepContract(breach ? [breach] : []);
+        if (ended) return ended;
+        if (breach) {
+          state.lastFindings = contractFindings(breach, state.iteration);
+          return refuse(['checklist'], `contract error: ${describeBreach(breach)}`, 'contract');
+        }
+      }
+      if (r && !known) {
         const streak = trackGateResult(r);
         const ended3 = streak ? await actOnGateStreak(r, streak) : null;
         if (ended3) return ended3;
@@ -1011,7 +1090,66 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           state.lastFindings = `Completion at iteration ${state.iteration} was refused before the council was asked: the requirements checklist is not met.\n${r.findings.map((f) => `- ${f.message}`).join('\n')}`.slice(0, LIMITS.findingChars * 4);
           return refuse(['checklist'], r.reason);
         }
+      } else if (r && r.verdict !== 'pass') {
+        state.lastFindings = `Completion at iteration ${state.iteration} was refused before the council was asked: the requirements checklist is not met.\n${r.findings.map((f) => `- ${f.message}`).join('\n')}`.slice(0, LIMITS.findingChars * 4);
+        return refuse(['checklist'], r.reason);
       }
+    }
+    return null;
+  };
+
+  /**
+   * The code review's part of a completion check (completion-rule era): a tree already reviewed
+   * is not reviewed again (nor counted again on the gate's streak); answers without a verdict
+   * line are a contract error, never a failing review. Null lets the check go on.
+   */
+  const judgeReview = async (tree: string): Promise<Outcome | 'refused' | null> => {
+    const last = state.gates.reviews.at(-1);
+    const reused = last && last.treeHash === tree ? last : null;
+    const review = reused ?? (await codeReview(tree));
+    const breaches = reviewBreaches(review);
+    const contractOnly = review.result === 'inconclusive' && breaches.length > 0;
+    if (!reused) {
+      const ended = await keepContract(breaches);
+      if (ended) return ended;
+      if (contractOnly) {
+        // Not a verdict on the work: the gate's streak and the builder's findings stay out of it.
+        const asGate = state.gates.latest.find((g) => g.gate === 'code_review');
+        if (asGate) state.gates.latest = mergeLatest(state.gates.latest, [{ ...asGate, verdict: 'inconclusive', reason: `contract error: ${breaches.length} reviewer answer(s) without a VERDICT line`.slice(0, 500), findings: [], findingCount: 0 }]);
+      } else {
+        const reviewed = state.gates.latest.find((g) => g.gate === 'code_review') as GateResult;
+        const streak = trackGateResult(reviewed);
+        const ended2 = streak ? await actOnGateStreak(reviewed, streak) : null;
+        if (ended2) return ended2;
+      }
+    }
+    if (review.result === 'pass') return null;
+    if (contractOnly) {
+      const first = breaches[0] as ContractBreach;
+      state.lastFindings = contractFindings(first, state.iteration);
+      return refuse(['code_review'], `contract error: ${describeBreach(first)}`, 'contract');
+    }
+    state.lastFindings = `Completion at iteration ${state.iteration} was refused before the council was asked: the code review did not pass.\n${reviewSummaryForPrompt(review, LIMITS.findingChars * 3)}`.slice(0, LIMITS.findingChars * 4);
+    return refuse(['code_review'], `code review ${review.result}: ${review.reason}`);
+  };
+
+  /**
+   * One check's reviewing answers against the agent contract (completion-rule era). The second
+   * check in a row with an answer in the wrong format stops the spending: supervised, a pause
+   * that names the role, the missing line and the fix; perpetual, the end (contract_error).
+   */
+  const keepContract = async (breaches: readonly ContractBreach[]): Promise<Outcome | null> => {
+    const t = trackContract(state.contract, breaches);
+    state.contract = t.state;
+    const first = breaches[0];
+    if (!first) return null;
+    log.warn('agent contract error', { role: first.role, who: first.who, answer: first.answer, inARow: t.state.consecutive });
+    if (!t.stop) return null;
+    const why = `contract error, ${t.state.consecutive} checks in a row: ${describeBreach(first)}`;
+    if (knobs.autonomyMode === 'perpetual') return finish('contract_error', why);
+    if (!state.pause) {
+      state.pause = { reason: why.slice(0, 2000), by: 'vigil', at: nowIso() };
+      await notifyPeople('escalation', `Agent contract error (${first.role}): the run is paused`, why, 'critical', { role: first.role, answer: first.answer, iteration: state.iteration }, `${info.workflowId}:contract:${state.iteration}`);
     }
     return null;
   };
@@ -1076,11 +1214,39 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     return knobs.councilEnabled ? councilRound(held.trigger) : claimWithoutCouncil();
   };
 
+  /** Files that differ from the run start, as the last inspection saw them. */
+  const filesSinceStart = (): number => state.recentIterations.at(-1)?.filesChangedSinceStart ?? 0;
+
+  /**
+   * A completion check that did not approve (completion-rule era): recorded, then the safety
+   * valves, whatever refused it. The outcome when a valve stops the run, else null.
+   */
+  const checkRefused = async (trigger: ConveneTrigger, cause: CheckCause, reason: string): Promise<Outcome | null> => {
+    if (trigger === 'forced') state.council.forceReview = null;
+    const after = afterRefusal(state.convergence, { iteration: state.iteration, trigger, cause, reason }, knobs);
+    state.checks = recordCheck(state.checks, after.check);
+    log.info('completion check refused', { iteration: state.iteration, trigger, cause });
+    return after.end ? finish('force_stopped', after.reason) : null;
+  };
+
+  /** The evidence gate's refusal of a tree that differs in nothing from the run start, before anything is spent on it. */
+  const refuseEmptyDiff = (trigger: ConveneTrigger): Promise<Outcome | null> | null => {
+    const empty = emptyDiffRefusal(filesSinceStart());
+    if (empty === null) return null;
+    state.lastFindings = `Completion at iteration ${state.iteration} was refused: ${empty}, so there is nothing to judge yet. Make the changes the PRD asks for, then claim again.`;
+    state.lastEvidence = { iteration: state.iteration, pass: false, reason: empty, failures: [empty], inconclusive: [], filesChanged: 0, testsPassed: state.lastTests?.passed ?? null };
+    remember(refusalMemory(state.iteration, `evidence gate: ${empty}`));
+    return checkRefused(trigger, 'evidence', empty);
+  };
+
   /** A council round; returns the outcome when the run must end, else null (findings set). */
   const councilRound = async (trigger: ConveneTrigger): Promise<Outcome | null> => {
+    const empty = completionRuleEra ? refuseEmptyDiff(trigger) : null;
+    if (empty) return empty;
     const guard = await completionGuard();
     if (guard === 'interrupted' && claimsHeldEra) return holdClaim(trigger);
     if (guard !== null) {
+      if (completionRuleEra && guard === 'refused') return checkRefused(trigger, refusedBy.cause, refusedBy.reason);
       // A person's request is answered by the refusal: it is not asked again at every boundary.
       if (trigger === 'forced') state.council.forceReview = null;
       return typeof guard === 'string' ? null : guard;
@@ -1100,13 +1266,23 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     state.lastEvidence = r.verdict.evidence;
     if (trigger === 'forced') state.council.forceReview = null;
     log.info('council round', { round, trigger, result: r.verdict.result, approve: r.verdict.approve, threshold: r.verdict.threshold });
+    if (completionRuleEra) {
+      const ended = await keepContract(councilBreaches(r.verdict));
+      if (ended) return ended;
+    }
     if (r.approved) {
       const v = r.verdict;
+      if (completionRuleEra) state.checks = recordCheck(state.checks, { iteration: state.iteration, trigger, approved: true, cause: null, reason: `council approved, ${v.approve} of ${v.size}` });
       return finish(
         'council_approved',
         `council approved at iteration ${state.iteration} (round ${round}, ${v.approve} of ${v.size}, threshold ${v.threshold}${v.devilsAdvocate ? ", devil's advocate confirmed" : ''}): ${v.evidence.filesChanged} file(s) changed since run start`,
         notesOf(r.evidence.inconclusive),
       );
+    }
+    if (completionRuleEra) {
+      state.lastFindings = describeRejection(r.verdict).slice(0, LIMITS.findingChars * 4);
+      const v = r.verdict;
+      return checkRefused(trigger, 'council', `${v.approve} of ${v.size} approve, ${v.threshold} needed${v.devilsAdvocate?.flipped ? "; the devil's advocate refused" : ''}`);
     }
     const valve = safetyValve(state.convergence, breakerTrip(state.convergence, knobs.stagnationLimit), knobs);
     if (valve.fire) return finish('force_stopped', valve.reason);
@@ -1151,7 +1327,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         mode: knobs.autonomyMode,
         paused: pause,
         lastCouncil: lastVerdict ? verdictSummary(lastVerdict) : null,
-        lastTests: t ? `${t.passed ? 'passing' : t.timedOut ? 'timed out' : `failing (exit ${t.exitCode})`} at iteration ${t.iteration}; log ${t.logPath}` : null,
+        lastTests: t ? handoffTestsLine(t) : null,
         openQuestions: questions,
       },
     });
@@ -1195,6 +1371,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           dependencyManifestChanged: since?.manifestChanged ?? false,
           // The latest test run, if it is at most one iteration old (tests run when the tree changes).
           testFailures: state.lastTests && state.lastTests.iteration >= state.iteration - 1 ? state.lastTests.failures : null,
+          // An idle iteration is no success: it never steps the run down.
+          ...(completionRuleEra ? { changed: state.recentIterations.at(-1)?.changed ?? true } : {}),
         },
         knobs,
       );
@@ -1266,12 +1444,12 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       status = 'backing_off';
       backoffUntil = new Date(until).toISOString(); // deterministic: workflow clock
       publish();
-      await condition(() => state.pause !== null || stopRequest !== null || rolloverNow, Math.max(until - nowMs(), 1), {
+      await condition(() => state.pause !== null || stopRequest !== null || rolloverNow || (providerWaitRewindEra && rewindPending()), Math.max(until - nowMs(), 1), {
         summary: `rate limited, no failover provider ready: waiting until ${backoffUntil}`,
       });
       backoffUntil = null;
       status = 'running';
-      if (state.pause || stopRequest || rolloverNow) return 'interrupted';
+      if (state.pause || stopRequest || rolloverNow || (providerWaitRewindEra && rewindPending())) return 'interrupted';
       state.providerBlockedUntilMs = null;
     }
     const gate = await passBreaker(primary, true);
@@ -1320,14 +1498,23 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
       providerWait = { provider, until: new Date(answer.retryAtMs).toISOString(), reason: answer.reason }; // deterministic: workflow clock
       status = 'waiting_for_provider';
       publish();
-      await condition(() => state.pause !== null || stopRequest !== null || rolloverNow, waitMs, {
+      await condition(() => state.pause !== null || stopRequest !== null || rolloverNow || (providerWaitRewindEra && rewindPending()), waitMs, {
         summary: `provider ${provider} unavailable (breaker ${answer.reason.replace(/_/g, ' ')}): waiting until ${providerWait.until}`,
       });
-      if (state.pause || stopRequest || rolloverNow) {
+      if (state.pause || stopRequest || rolloverNow || (providerWaitRewindEra && rewindPending())) {
         providerWait = null;
         status = stopRequest ? 'stopping' : 'running';
         return 'interrupted';
       }
+    }
+  };
+
+  /** Tells the provider's breaker that the call it let out was not made (never fails the run). */
+  const releaseBreakerCall = async (provider: string, gate: { probe: boolean; askId: string }): Promise<void> => {
+    try {
+      await getExternalWorkflowHandle(breakerWorkflowId(provider)).signal(reportSignal, { runId: info.workflowId, outcome: 'released', probe: gate.probe, askId: gate.askId, reason: 'the run was stopped, paused or rewound before the call' });
+    } catch (err) {
+      log.warn('could not release the provider circuit breaker call', { provider, error: err instanceof Error ? err.message : String(err) });
     }
   };
 
@@ -1422,8 +1609,16 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
 
   /** Without a council, a claim completes the run when the evidence gate passes. */
   const claimWithoutCouncil = async (): Promise<Outcome | null> => {
+    if (completionRuleEra && emptyDiffRefusal(filesSinceStart()) !== null) {
+      // The evidence gate refuses an empty diff before any gate or reviewer is asked.
+      const empty = emptyDiffRefusal(filesSinceStart()) ?? '';
+      state.lastFindings = `Completion at iteration ${state.iteration} was refused: ${empty}, so there is nothing to judge yet. Make the changes the PRD asks for, then claim again.`;
+      state.checks = recordCheck(state.checks, { iteration: state.iteration, trigger: 'claim', approved: false, cause: 'evidence', reason: empty });
+      return null;
+    }
     const guard = await completionGuard();
     if (guard === 'interrupted' && claimsHeldEra) return holdClaim('claim');
+    if (completionRuleEra && guard === 'refused') state.checks = recordCheck(state.checks, { iteration: state.iteration, trigger: 'claim', approved: false, cause: refusedBy.cause, reason: refusedBy.reason });
     if (guard !== null) return typeof guard === 'string' ? null : guard;
     const round = state.council.rounds + 1;
     const { facts, verdict } = await checkEvidence(councilDeps, await evidenceInput(round));
@@ -1492,6 +1687,17 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             if (!stopRequest && !rewindPending()) return await rollOver();
             continue;
           }
+          if (reviewDueWhilePaused()) {
+            reviewWhilePaused = true;
+            try {
+              const ended = await councilRound('forced');
+              if (ended) return ended;
+            } finally {
+              reviewWhilePaused = false;
+            }
+            publish();
+            continue;
+          }
           if (state.pause) {
             publish();
             if (escalationEra && state.pause.by !== 'vigil') {
@@ -1499,7 +1705,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
               const p = state.pause;
               await notifyPeople('paused', `Run paused by ${p.by}`, p.reason || 'no reason given', 'info', { by: p.by, iteration: state.iteration }, `${info.workflowId}:paused:${p.at}`);
             }
-            await condition(() => state.pause === null || stopRequest !== null || rolloverNow || rewindPending());
+            await condition(() => state.pause === null || stopRequest !== null || rolloverNow || rewindPending() || reviewDueWhilePaused());
             status = stopRequest ? 'stopping' : 'running';
             continue;
           }
@@ -1548,6 +1754,11 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           // other run on that provider (pause and stop interrupt the wait).
           const pick = providerAtOnce() ?? (await pickProvider());
           if (pick === 'interrupted') continue;
+          if (recheckBeforeCallEra && (stopRequest || state.pause || rewindPending() || rolloverNow)) {
+            // A message came while the provider was asked: honoured at the boundary, the call unmade.
+            if (pick.gate) await releaseBreakerCall(pick.provider, pick.gate);
+            continue;
+          }
           const { provider: iterationProvider, gate } = pick;
 
           // 4. The iteration. The checkpoint of the last one is sealed with the state after it.
@@ -1597,6 +1808,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           try {
             const scope = new CancellationScope();
             agentScope = scope;
+            directivesInCall = directives.length;
             callCarriesGates = carried !== null;
             const call = (byRef: boolean): Promise<AgentResult> =>
               agent.runAgent.executeWithOptions(
@@ -1635,6 +1847,11 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           } catch (err) {
             // Cancelled by Temporal, or killed by the run in the worker that hosts it (running-call.ts).
             const cancelled = isCancellation(err) || callKilledByRun(err);
+            if (cancelled && stopRequest && completionRuleEra && directives.length > 0) {
+              // The interrupted call's prompt carried them: not "never reached a prompt".
+              state.pendingDirectives = state.pendingDirectives.slice(directives.length);
+              return await stopOutcome([interruptedNote(directives, state.iteration)]);
+            }
             if (cancelled && stopRequest) return await stopOutcome();
             if (cancelled && rewindPending()) continue; // the rewind happens at the boundary
             if (cancelled && rolloverNow) {
@@ -1660,6 +1877,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             result = blankAgentResult({ exitCode: AGENT_CALL_LOST, attempt: 5, tail: `vigil: the agent call was lost after every retry: ${why}` });
           } finally {
             agentScope = null;
+            directivesInCall = 0;
             callCarriesGates = false;
           }
           if (gate) await reportToBreaker(iterationProvider, gate, result);
@@ -1773,6 +1991,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
             state.consecutiveFailures = 0;
             state.lastFindings = null;
             // The quality gates look at every tree a good iteration leaves (gateCadence).
+            holdGatePause = completionRuleEra;
             const gated = gatesDueNow(false, true) ? await qualityGates(false, true, result.gates ?? null) : null;
             if (gated) return gated;
             if (!knobs.councilEnabled) {
@@ -1798,6 +2017,10 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
                 state.lastFindings = `Your completion claim in iteration ${state.iteration} was noted; the completion council convenes from iteration ${knobs.councilMinIterations} on. Keep verifying the requirements.`;
               }
             }
+            holdGatePause = false;
+            const held = heldGatePause as { r: GateResult; streak: GateStreak } | null;
+            heldGatePause = null;
+            if (held && !state.pause) await actOnGateStreak(held.r, held.streak);
             publish();
             continue;
           }

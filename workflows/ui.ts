@@ -68,7 +68,9 @@ export function nextStep(s: Pick<StatusSnapshot, 'workflowId' | 'pause' | 'budge
     ? 'fix the credentials where the worker runs (`vigil doctor`), then resume'
     : /^(repository unavailable|disk full)/.test(reason)
       ? 'restore the repository or free space, then resume'
-      : /^escalation/.test(reason)
+      : /^contract error/.test(reason)
+        ? "fix the agent command's answer format (check it with `vigil doctor --agent-command CMD`; see docs/agent-contract.md), then resume"
+        : /^escalation/.test(reason)
         ? 'read the handoff, optionally redirect (`vigil input ' + id + ' "…"`) or ask the council (`vigil review ' + id + '`), then resume'
         : 'resume when ready';
   return `**Next step:** ${advice} — \`vigil resume ${id}\` (or \`temporal workflow signal -w ${id} --name resume\`); to end it, \`vigil stop ${id}\``;

@@ -36,6 +36,20 @@ function probing(): ProviderBreakerState {
   return r.state;
 }
 
+describe('released: a call let out but not made', () => {
+  it('frees the probe slot without counting anything; the probe interval still applies', () => {
+    const s = breakerReport(probing(), 'released', OPEN_UNTIL + S);
+    expect(s).toMatchObject({ phase: 'HALF_OPEN', probeInFlight: false, probeSuccesses: 0, trips: 1 });
+    expect(breakerAsk(s, OPEN_UNTIL + 2 * S).decision).toMatchObject({ allow: false, reason: 'probe_interval' });
+    expect(breakerAsk(s, OPEN_UNTIL + 10 * S).decision).toEqual({ allow: true, probe: true });
+  });
+
+  it('counts as nothing in CLOSED', () => {
+    const s = fail(initialBreaker(), T0, T0 + S);
+    expect(breakerReport(s, 'released', T0 + 2 * S)).toEqual(s);
+  });
+});
+
 describe('CLOSED', () => {
   it('lets every call out and stays closed under the threshold', () => {
     expect(DEFAULT_BREAKER_CONFIG).toEqual({ failureThreshold: 3, failureWindowMs: 60_000, cooldownMs: 300_000, probeIntervalMs: 10_000, closeAfterSuccesses: 3 });

@@ -370,6 +370,31 @@ describe('currentDetails', () => {
     ]);
   });
 
+  it('status tells the truth: pausing during a call, directives in the running prompt, a held check that was no claim, the next tier, the checks', () => {
+    const lines = (snap: StatusSnapshot): string[] => {
+      const out: string[] = [];
+      printStatus({ kind: 'running', workflowId: 'r', snapshot: snap, workerAnswered: true, iteration: snap.iteration, searchStatus: 'paused', taskFailing: null }, (l = '') => out.push(l));
+      return out;
+    };
+    const pausing = snapshot({ status: 'pausing', paused: true, pause: { by: 'alice', at: T, reason: 'lunch' }, agentRunning: true, pendingDirectives: 0, directivesInCall: 1 });
+    const said = lines(pausing);
+    expect(said).toContain('  status    : pausing: the current call finishes first (iteration 3; paused by alice: lunch)');
+    expect(said).toContain("  directives: 1 in the prompt of the running call (iteration 3)");
+    expect(said.some((l) => l.includes('waiting for the next prompt'))).toBe(false);
+
+    const held = snapshot({ council: { enabled: true, rounds: 1, verdicts: [], forceReviewPending: false, heldClaimIteration: 5, heldClaimTrigger: 'tests_green' } });
+    expect(lines(held)).toContain('  held check: the early completion check (tests green) of iteration 5 is judged at the next boundary');
+
+    const ladder = { level: 'LOW' as const, failuresAtLevel: 0, successStreak: 0, pinnedHigh: false, humanEscalated: false, changes: [{ iteration: 3, from: 'MEDIUM' as const, to: 'LOW' as const, trigger: '5 consecutive single-file successes at MEDIUM' }] };
+    expect(lines(snapshot({ ladder }))).toContain('  iteration : 3 of at most 25 (VERIFY, tier development; the next iteration runs at tier fast (ladder LOW))');
+    expect(lines(snapshot({ ladder: { ...ladder, level: 'MEDIUM' } }))).toContain('  iteration : 3 of at most 25 (VERIFY, tier development)');
+
+    const checks = { total: 4, refused: 4, byCause: { evidence: 4 }, last: { iteration: 6, trigger: 'circuit_breaker' as const, approved: false, cause: 'evidence' as const, reason: 'no file changed since the run started' } };
+    expect(lines(snapshot({ checks }))).toContain(
+      "  checks    : 4 completion check(s), 4 refused; last: the circuit breaker's completion check at iteration 6: refused by the evidence gate: no file changed since the run started",
+    );
+  });
+
   it('clips a very long outcome reason', () => {
     const text = currentDetails(snapshot({ status: 'finished', outcome: { status: 'failed', reason: 'e'.repeat(5000), exitCode: 1 } }));
     const line = paras(text).at(-1) ?? '';
@@ -415,6 +440,7 @@ describe('nextStep', () => {
     expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'authentication failed for provider claude: 401' } })).toMatch(/^\*\*Next step:\*\* fix the credentials where the worker runs \(`vigil doctor`\), then resume — `vigil resume r1`/);
     expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'disk full under the repository: ENOSPC' } })).toMatch(/restore the repository or free space, then resume/);
     expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'escalation (uncertainty): the run looks stuck' } })).toMatch(/read the handoff, optionally redirect \(`vigil input r1 "…"`\) or ask the council \(`vigil review r1`\), then resume/);
+    expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'contract error, 2 checks in a row: the code reviewer x answered without …' } })).toMatch(/fix the agent command's answer format \(check it with `vigil doctor --agent-command CMD`/);
     expect(nextStep({ ...base, pause: { by: 'ops', at, reason: 'lunch' } })).toMatch(/resume when ready — `vigil resume r1` \(or `temporal workflow signal -w r1 --name resume`\)/);
   });
 });

@@ -165,7 +165,7 @@ describe('a completion claim interrupted while it is checked', () => {
         await h.executeUpdate(resumeUpdate, { args: [{ by: 'ana' }] });
       });
       expect(held).toBe(1);
-      expect(said).toContain('  held claim: the completion claim of iteration 1 is judged once the run is resumed');
+      expect(said).toContain('  held check: the completion claim of iteration 1 is judged once the run is resumed');
       // Judged on the resume, at the iteration that claimed: the agent never had to claim again.
       expect(outcome).toMatchObject({ status: council ? 'council_approved' : 'completion_promise_fulfilled', iteration: 1 });
       expect(snap.council.heldClaimIteration).toBeNull();

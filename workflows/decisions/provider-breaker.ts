@@ -77,7 +77,8 @@ export type BreakerDecision =
   | { allow: true; probe: boolean }
   | { allow: false; retryAtMs: number; reason: 'open' | 'probe_in_flight' | 'probe_interval' };
 
-export type BreakerOutcome = 'success' | 'failure';
+/** `released`: the run let the allowed call go unmade (a stop, pause or rewind came first); it says nothing about the provider. */
+export type BreakerOutcome = 'success' | 'failure' | 'released';
 
 export function initialBreaker(): ProviderBreakerState {
   return { phase: 'CLOSED', failureTimesMs: [], openUntilMs: null, probeInFlight: false, lastProbeAtMs: null, probeSuccesses: 0, lastChangeAtMs: null, trips: 0 };
@@ -139,7 +140,7 @@ export function breakerAsk(
 }
 
 function reportClosed(state: ProviderBreakerState, outcome: BreakerOutcome, nowMs: number, cfg: BreakerConfig): ProviderBreakerState {
-  if (outcome === 'success') return state;
+  if (outcome !== 'failure') return state;
   const recent = [...state.failureTimesMs.filter((t) => nowMs - t <= cfg.failureWindowMs), nowMs].slice(-cfg.failureThreshold);
   if (recent.length >= cfg.failureThreshold) return opened(state, nowMs, cfg);
   return { ...state, failureTimesMs: recent };
@@ -147,6 +148,8 @@ function reportClosed(state: ProviderBreakerState, outcome: BreakerOutcome, nowM
 
 function reportProbe(state: ProviderBreakerState, outcome: BreakerOutcome, nowMs: number, cfg: BreakerConfig): ProviderBreakerState {
   if (outcome === 'failure') return opened(state, nowMs, cfg);
+  // An unmade probe frees the probe slot: nothing is counted (the probe interval still applies).
+  if (outcome === 'released') return { ...state, probeInFlight: false };
   const probeSuccesses = state.probeSuccesses + 1;
   if (probeSuccesses >= cfg.closeAfterSuccesses) return closed(state, nowMs);
   return { ...state, probeInFlight: false, probeSuccesses };

@@ -21,3 +21,12 @@ export function undeliveredNote(pending: readonly Directive[]): string {
   const more = pending.length > shown.length ? `; and ${pending.length - shown.length} more` : '';
   return `${pending.length} ${UNDELIVERED} (${shown.join('; ')}${more})`;
 }
+
+/**
+ * The outcome's note for directives the prompt of a call the run interrupted carried (stop
+ * --now): they reached a prompt, but the agent may not have acted on them.
+ */
+export function interruptedNote(carried: readonly Directive[], iteration: number): string {
+  const who = [...new Set(carried.map((d) => d.by))].slice(0, 3).join(', ');
+  return `${carried.length} human directive(s) (from ${who}) were in the prompt of iteration ${iteration}, which the stop interrupted: the agent may not have acted on them`;
+}

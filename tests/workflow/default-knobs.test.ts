@@ -1,0 +1,204 @@
+/**
+ * The safety nets together, as a new user gets them: every knob at the product's default (quality
+ * gates, code review, the PRD checklist, the council, escalation and the tier ladder all on), on a
+ * real Temporal server, with the scripted agent playing the builder and every reviewing role.
+ *
+ * The matrix: {no README, README} × {no test runner, passing tests} × {supervised, perpetual} ×
+ * {stagnant, claims without change, split council, oscillating tree, failing agent, wrong
+ * reviewer format}. Each cell asserts the original's outcome (spec §2.3, §2.10, §2.11, §7) and the
+ * iteration it happens at, that the tier never drops while the agent idles, and what status says.
+ *
+ * Knobs this file changes, and why (only time, never behaviour): the agent command (the scripted
+ * agent), and for the failing agent the backoff (base wait and jitter 0) so that 25 failed
+ * iterations do not wait out real minutes of backoff.
+ *
+ * A new default-on behaviour joins this matrix: add its dimension or its cell.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Worker } from '@temporalio/worker';
+import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
+import type { Outcome, RunInput } from '../../schemas/run.js';
+import type { StatusSnapshot } from '../../schemas/status.js';
+import { stopUpdate } from '../../workflows/messages.js';
+import {
+  assertBuilt,
+  createTestEnv,
+  makeRepo,
+  makeWorker,
+  SCRIPTED_AGENT,
+  startRun,
+  status,
+  uniqueId,
+  waitForStatus,
+  writePrd,
+  writeScenario,
+  type ScenarioInput,
+  type TestEnv,
+} from '../support/harness.js';
+
+const BEHAVIOURS = ['stagnant', 'claims without change', 'split council', 'oscillating tree', 'failing agent', 'wrong reviewer format'] as const;
+type Behaviour = (typeof BEHAVIOURS)[number];
+interface Cell {
+  readme: boolean;
+  tests: boolean;
+  mode: 'supervised' | 'perpetual';
+  behaviour: Behaviour;
+}
+
+let env: TestEnv;
+let worker: Worker;
+let running: Promise<void>;
+const TQ = uniqueId('default-knobs');
+beforeAll(async () => {
+  assertBuilt();
+  env = await createTestEnv();
+  worker = await makeWorker(env, TQ);
+  running = worker.run();
+});
+afterAll(async () => {
+  worker?.shutdown();
+  await running;
+  await env?.close();
+});
+
+const vote = (v: 'APPROVE' | 'REJECT') => ({ output: `Read the evidence.\nVOTE: ${v}\nREASON: member says ${v.toLowerCase()}\n` });
+
+/** Every reviewing role answers in its format unless the behaviour says otherwise. */
+function roles(behaviour: Behaviour): NonNullable<ScenarioInput['roles']> {
+  return {
+    checklist: { default: { output: '```json\n[{"id": "REQ-1", "title": "The feature exists in src/feature.js", "priority": "critical", "verify": "read src/feature.js"}]\n```\n' } },
+    'checklist-verifier': { default: { output: 'ITEM REQ-1: PASS - src/feature.js has it\n' } },
+    reviewer: { default: { output: behaviour === 'wrong reviewer format' ? 'Reviewed the diff. Looks fine to me.\n' : 'Reviewed the diff.\nVERDICT: PASS\n' } },
+    'devils-advocate': { default: { output: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing\n' } },
+    // Split: one member approves, two reject; never enough to approve.
+    council: { members: { '0': { default: vote('APPROVE') } }, default: vote('REJECT') },
+  };
+}
+
+const A = { writes: { 'src/feature.js': '/** The feature. */\nexport const feature = 1;\n' } };
+const B = { writes: { 'src/feature.js': '/** The feature, again. */\nexport const feature = 2;\n' } };
+
+function scenario(behaviour: Behaviour): ScenarioInput {
+  const base = { version: 1 as const, roles: roles(behaviour) };
+  switch (behaviour) {
+    case 'stagnant':
+      return { ...base, iterations: [], default: { output: 'Looked around; nothing to change.\n' } };
+    case 'claims without change':
+      return { ...base, iterations: [], default: { output: 'All done.\n', claim: 'file' } };
+    case 'split council':
+    case 'wrong reviewer format':
+      // Progress every iteration (a new line), and a claim every time.
+      return { ...base, iterations: [{ ...A, claim: 'file' }], default: { appends: { 'src/feature.js': '// more work\n' }, claim: 'file' } };
+    case 'oscillating tree':
+      return { ...base, iterations: Array.from({ length: 30 }, (_, i) => ({ ...(i % 2 === 0 ? A : B), claim: 'file' as const })) };
+    case 'failing agent':
+      return { ...base, iterations: [], default: { stderr: 'fatal: the build tool crashed\n', exitCode: 1 } };
+  }
+}
+
+function repoFiles(c: Cell): Record<string, string> {
+  const files: Record<string, string> = { 'src/index.js': '/** Entry point. */\nexport const name = "sample";\n' };
+  if (c.readme) files['README.md'] = '# sample\n\nA sample project.\n';
+  if (c.tests) {
+    files['package.json'] = '{"name":"sample","type":"module","private":true,"scripts":{"test":"node --test"}}\n';
+    files['test/index.test.js'] = "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n";
+  }
+  return files;
+}
+
+interface Expected {
+  /** The run ends so. */
+  outcome?: { status: Outcome['status']; iteration: number; reason: RegExp };
+  /** The run pauses for a person at this iteration, saying this. */
+  paused?: { iteration: number; reason: RegExp };
+  /** What refused the last completion check (when any check happened). */
+  lastCause?: string;
+}
+
+/** The original's outcome for each cell, and why. */
+function expected(c: Cell): Expected {
+  const checksRefusedByGates = !c.readme; // no README: the documentation gate refuses every check of a non-empty diff
+  switch (c.behaviour) {
+    case 'stagnant':
+      // The breaker trips at 5 iterations without change; each forced check is refused by the
+      // evidence gate (empty diff); the stagnation valve fires at 2 × 5.
+      return { outcome: { status: 'force_stopped', iteration: 10, reason: /^stopped without approval: no change for 10 iterations in a row/ }, lastCause: 'evidence' };
+    case 'claims without change':
+      // Claims from iteration 1; checks from the floor (3); both valves at 10.
+      return { outcome: { status: 'force_stopped', iteration: 10, reason: /no change for 10 iterations in a row .* and 10 completion claims without approval/ }, lastCause: 'evidence' };
+    case 'split council':
+      // A claim every iteration, each refused (gates, or the split council): the done-signal valve at 10.
+      return { outcome: { status: 'force_stopped', iteration: 10, reason: /10 completion claims without approval/ }, lastCause: checksRefusedByGates ? 'quality_gates' : 'council' };
+    case 'oscillating tree':
+      if (checksRefusedByGates) return { outcome: { status: 'force_stopped', iteration: 10, reason: /10 completion claims without approval/ }, lastCause: 'quality_gates' };
+      // Councils reject 1 of 3 from iteration 3 on; the tree returns to an earlier state from 3 on.
+      // Uncertainty is judged after each iteration from the rounds before it: two split rounds
+      // (3, 4) are seen at 5, the second co-occurring iteration is 6, and a person is asked then:
+      // supervised pauses, perpetual goes on.
+      if (c.mode === 'supervised') return { paused: { iteration: 6, reason: /escalation \(uncertainty\)/ } };
+      return { outcome: { status: 'force_stopped', iteration: 10, reason: /10 completion claims without approval/ }, lastCause: 'council' };
+    case 'failing agent':
+      // The same failure five times is a dead letter: a person is asked (supervised: a pause).
+      if (c.mode === 'supervised') return { paused: { iteration: 5, reason: /escalation \(dead letter\)/ } };
+      return { outcome: { status: 'max_iterations_reached', iteration: 25, reason: /iteration cap reached: 25 of 25/ } };
+    case 'wrong reviewer format':
+      // (The documentation gate has failed 10 times by then too: its pause waits for the check, which the valve ends.)
+      if (checksRefusedByGates) return { outcome: { status: 'force_stopped', iteration: 10, reason: /10 completion claims without approval/ }, lastCause: 'quality_gates' };
+      // The first check (iteration 3) and the second (4) have reviewers without a verdict line.
+      if (c.mode === 'supervised') return { paused: { iteration: 4, reason: /contract error, 2 checks in a row: the code reviewer .* answered without a line `VERDICT: PASS` or `VERDICT: FAIL`/ }, lastCause: 'contract' };
+      return { outcome: { status: 'contract_error', iteration: 4, reason: /contract error, 2 checks in a row: the code reviewer .*VERDICT: PASS/ }, lastCause: 'contract' };
+  }
+}
+
+function input(c: Cell, repo: string, scenarioFile: string): RunInput {
+  const knobs: Knobs = {
+    ...defaultKnobs(),
+    agentCommand: [SCRIPTED_AGENT, '--scenario', scenarioFile],
+    autonomyMode: c.mode,
+    // Time only: 25 failed iterations must not wait out minutes of backoff.
+    ...(c.behaviour === 'failing agent' ? { baseWaitSeconds: 0, backoffJitterSeconds: 0 } : {}),
+  };
+  return { prdPath: writePrd('# Feature\n\nAdd the feature to src/feature.js.\n'), prdTitle: 'Feature', repoPath: repo, knobs };
+}
+
+const LEVELS = ['LOW', 'MEDIUM', 'HIGH'];
+
+const cells: Cell[] = [];
+for (const readme of [false, true]) for (const tests of [false, true]) for (const mode of ['supervised', 'perpetual'] as const) for (const behaviour of BEHAVIOURS) cells.push({ readme, tests, mode, behaviour });
+const label = (c: Cell) => `${c.behaviour} · ${c.readme ? 'README' : 'no README'} · ${c.tests ? 'passing tests' : 'no test runner'} · ${c.mode}`;
+
+describe.concurrent('default knobs: every safety net together', () => {
+  it.each(cells.map((c) => [label(c), c] as const))('%s', async (_name, c) => {
+    const repo = makeRepo({ files: repoFiles(c) });
+    const file = writeScenario(repo, scenario(c.behaviour));
+    const handle = await startRun(env, TQ, input(c, repo, file), uniqueId('matrix'));
+    const want = expected(c);
+    let snap: StatusSnapshot;
+    if (want.paused) {
+      snap = await waitForStatus(handle, (s) => s.paused && !s.agentRunning && s.outcome === null && s.iteration >= (want.paused?.iteration ?? 0), 150_000);
+      expect(snap.iteration, 'paused at').toBe(want.paused.iteration);
+      expect(snap.pause?.by).toBe('vigil');
+      expect(snap.pause?.reason).toMatch(want.paused.reason);
+      expect(snap.status).toBe('paused');
+      await handle.executeUpdate(stopUpdate, { args: [{ reason: 'matrix cell checked', by: 'test' }] });
+      expect((await handle.result()).status).toBe('stopped');
+    } else {
+      const outcome = await handle.result();
+      snap = await status(handle);
+      expect({ status: outcome.status, iteration: outcome.iteration }).toEqual({ status: want.outcome?.status, iteration: want.outcome?.iteration });
+      expect(outcome.reason).toMatch(want.outcome?.reason ?? /./);
+      expect(outcome.exitCode).toBe(20);
+      // Status says the same as the outcome.
+      expect(snap.outcome?.reason).toBe(outcome.reason);
+    }
+    if (want.lastCause) expect(snap.checks?.last?.cause, JSON.stringify(snap.checks)).toBe(want.lastCause);
+    // An idle agent is never stepped down the tier ladder.
+    if (c.behaviour === 'stagnant' || c.behaviour === 'claims without change') {
+      const downs = (snap.ladder?.changes ?? []).filter((ch) => LEVELS.indexOf(ch.to) < LEVELS.indexOf(ch.from));
+      expect(downs).toEqual([]);
+      expect(snap.tier).toBe('development');
+    }
+    // A contract mistake is never counted as a failing gate.
+    if (c.behaviour === 'wrong reviewer format') expect(snap.quality?.failing.code_review ?? 0).toBe(0);
+  });
+});
