@@ -165,7 +165,7 @@ export function buildProgram(): Command {
   );
 
   storeOption(workerOperationsOptions(program.command('worker').description('run a Vigil worker: the run workflow and its activities (agent calls, git, tests)')))
-    .option('--require-signed-runs', "execute only runs signed with this installation's run secret (created now if missing); see README: Security")
+    .option('--require-signed-runs', "execute only runs signed with this installation's run secret (created now if missing); see docs/security.md")
     .option('--host <name>', HOST_WORKER_HELP)
     .action(async (o: { requireSignedRuns?: boolean; host?: string } & StoreFlags & OperationsFlags) => {
       const ops = resolveOperations(o, process.env);
@@ -203,7 +203,7 @@ export function buildProgram(): Command {
     .description('start a run of the agent on a repository until the PRD is done')
     .argument('<prd>', 'the PRD (product requirements) file')
     .option('--repo <dir>', 'git repository the agent works in', '.')
-    .addOption(new Option('--provider <name>', 'agent CLI (see README: Providers)').choices([...PROVIDERS]))
+    .addOption(new Option('--provider <name>', 'agent CLI (see docs/agents-and-providers.md)').choices([...PROVIDERS]))
     .option('--agent-command <cmd>', 'the agent command line (no shell; the prompt arrives on stdin)')
     .option('--config <file>', 'JSON config file of knobs (default: ./vigil.config.json if present)')
     .option('--set <key=value>', 'set a knob (repeatable); see `vigil config --explain`', collect, [])
@@ -510,8 +510,31 @@ export function buildProgram(): Command {
     .command('doctor')
     .description('check this machine: agent CLIs (versions, flags, credentials), Temporal, a polling worker')
     .addOption(new Option('--provider <name>', 'check only this provider').choices([...PROVIDERS]))
+    .option('--agent-command <cmd>', 'drive every role of the agent contract once with this command (in a scratch repository) and say which answers are wrong')
+    .option('--contract', 'with --provider: drive every role of the agent contract once through that CLI')
     .option('--json', 'machine-readable output')
-    .action(async (o: { provider?: string; json?: boolean }) => {
+    .action(async (o: { provider?: string; json?: boolean; agentCommand?: string; contract?: boolean }) => {
+      if (o.agentCommand !== undefined || o.contract) {
+        const provider = o.agentCommand !== undefined ? 'command' : o.provider;
+        if (!provider || (o.agentCommand !== undefined && o.provider && o.provider !== 'command')) {
+          process.stderr.write('vigil: doctor --contract needs --provider P; --agent-command CMD is the command provider\n');
+          process.exitCode = 2;
+          return;
+        }
+        const { splitCommandLine } = await import('../schemas/knobs.js');
+        const argv = o.agentCommand !== undefined ? splitCommandLine(o.agentCommand) : [];
+        if (o.agentCommand !== undefined && argv.length === 0) {
+          process.stderr.write('vigil: --agent-command is empty\n');
+          process.exitCode = 2;
+          return;
+        }
+        const { checkContract, contractLines } = await import('./doctor-contract.js');
+        const checks = await checkContract({ provider: provider as (typeof PROVIDERS)[number], argv, ...(o.json ? {} : { progress: (l: string) => void process.stderr.write(`${l}\n`) }) });
+        if (o.json) process.stdout.write(`${JSON.stringify({ ok: checks.every((c) => c.ok), checks }, null, 2)}\n`);
+        else for (const l of [`Agent contract (${provider === 'command' ? argv.join(' ') : provider})`, ...contractLines(checks)]) process.stdout.write(`${l}\n`);
+        process.exitCode = checks.every((c) => c.ok) ? 0 : 1;
+        return;
+      }
       const { doctorCommand, temporalCheck } = await import('./doctor.js');
       process.exitCode = await doctorCommand({
         ...(o.provider ? { provider: o.provider } : {}),

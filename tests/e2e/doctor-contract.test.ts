@@ -1,0 +1,71 @@
+/**
+ * `vigil doctor --agent-command CMD` drives every role of the agent contract once, as a user
+ * would run it: a command that answers by VIGIL_ANSWER passes; one that gives a reviewer no
+ * VERDICT line and a council member a lowercase vote is told exactly which roles are wrong.
+ */
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { assertBuilt } from '../support/harness.js';
+import { cleanEnv, runVigil, show } from './cli-helpers.js';
+
+function agent(name: string, body: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-contract-agent-'));
+  const file = path.join(dir, name);
+  writeFileSync(file, `#!/usr/bin/env bash\ncat > /dev/null\ncase "$VIGIL_ANSWER" in\n${body}\nesac\n`);
+  chmodSync(file, 0o755);
+  return file;
+}
+
+const GOOD = agent(
+  'good-agent',
+  [
+    '  work) echo "wrote src/greet.js" ;;',
+    '  vote) printf "VOTE: APPROVE\\nREASON: greet works\\n" ;;',
+    '  verdict) printf "Read the diff.\\nVERDICT: PASS\\n" ;;',
+    `  checklist) echo '[{"id": "REQ-1", "title": "greet exists", "priority": "critical", "verify": "call it"}]' ;;`,
+    '  items) grep -o "REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | sort -u | while read -r id; do echo "ITEM $id: PASS - checked"; done ;;',
+  ].join('\n'),
+);
+
+const WRONG = agent(
+  'wrong-agent',
+  [
+    '  work) echo "wrote src/greet.js" ;;',
+    '  vote) printf "VOTE: approve\\n" ;;',
+    '  verdict) echo "Looks good to me." ;;',
+    `  checklist) echo '[{"id": "REQ-1", "title": "greet exists", "priority": "critical", "verify": "call it"}]' ;;`,
+    '  items) grep -o "REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | sort -u | while read -r id; do echo "ITEM $id: PASS - checked"; done ;;',
+  ].join('\n'),
+);
+
+describe('vigil doctor --agent-command', () => {
+  it('passes a command that answers every role as the contract asks', async () => {
+    assertBuilt();
+    const r = await runVigil(['doctor', '--agent-command', GOOD], cleanEnv({}), { timeoutMs: 60_000 });
+    expect(r.code, show(r)).toBe(0);
+    for (const role of ['iteration', 'checklist', 'checklist-verifier', 'reviewer', 'devils-advocate (code review)', 'council', 'devils-advocate (council)']) {
+      expect(r.stdout, role).toMatch(new RegExp(`✓ ${role.replace(/[()]/g, '\\$&')}: VIGIL_ANSWER=`));
+    }
+    expect(r.stdout).toContain('every role answers as the agent contract asks');
+  });
+
+  it('names each role whose answer lacks its line, with the fix, and exits 1', async () => {
+    const r = await runVigil(['doctor', '--agent-command', WRONG, '--json'], cleanEnv({}), { timeoutMs: 60_000 });
+    expect(r.code, show(r)).toBe(1);
+    const report = JSON.parse(r.stdout) as { ok: boolean; checks: { role: string; ok: boolean; detail: string; fix: string | null }[] };
+    expect(report.ok).toBe(false);
+    const wrong = report.checks.filter((c) => !c.ok).map((c) => c.role);
+    expect(wrong).toEqual(['reviewer', 'devils-advocate (code review)', 'council', 'devils-advocate (council)']);
+    const reviewer = report.checks.find((c) => c.role === 'reviewer');
+    expect(reviewer?.detail).toContain('no `VERDICT: PASS` or `VERDICT: FAIL` line');
+    expect(reviewer?.fix).toContain('VIGIL_ROLE=reviewer and VIGIL_ANSWER=verdict');
+  });
+
+  it('refuses an empty command as a usage error', async () => {
+    const r = await runVigil(['doctor', '--agent-command', '  '], cleanEnv({}), { timeoutMs: 30_000 });
+    expect(r.code, show(r)).toBe(2);
+    expect(r.stderr).toContain('--agent-command is empty');
+  });
+});
