@@ -6,7 +6,9 @@
  *    load of 50, 100 and 200 runs on one worker;
  * 2. `cli-latency.js`: `vigil status`, `pause`, `resume`, `input` and `stop` as a person runs them;
  * 3. `stop-latency.js`: `stop --now` at random points of an agent call, with 20 busy runs on the
- *    worker, then with 200.
+ *    worker, then with 200;
+ * 4. `agent-calls.js`: agent calls by role for fixed scenarios with the default knobs (what
+ *    orchestration costs the user in model calls).
  *
  * With options (`npm run bench -- --knobs default`), only `run.js`, with them. A bench that fails
  * (a run that ends before its iteration count, a starved run, a stop over its bound) fails the
@@ -21,7 +23,7 @@ const args = process.argv.slice(2);
 const steps: string[][] =
   args.length > 0
     ? [['run.js', ...args]]
-    : [['run.js', '--concurrent', '50,100,200'], ['cli-latency.js'], ['stop-latency.js'], ['stop-latency.js', '--runs', '200']];
+    : [['run.js', '--concurrent', '50,100,200'], ['cli-latency.js'], ['stop-latency.js'], ['stop-latency.js', '--runs', '200'], ['agent-calls.js']];
 
 // Ctrl+C reaches the running bench too (same process group): it stops its server and removes its
 // scratch folder; this process waits for that, then runs nothing more.
