@@ -1,0 +1,264 @@
+/**
+ * Owns the real-CLI suite's tests, defined once and run per CLI (one spec file each, so the two
+ * forks run two CLIs at a time): one complete Vigil run through the real CLI against the local
+ * model server (tests/support/model-server) — builder, checklist extraction, code reviewers and
+ * the review's devil's advocate, council members and the council's devil's advocate, checklist
+ * verifier — asserting the outcome, cost and tokens, the session and what status says; then each
+ * API fault the server can play, and what Vigil makes of it:
+ *   - 429: a rate-limit wait, no failure counted;
+ *   - 401: the run pauses for the credentials;
+ *   - overloaded (529/503) and 500: a failed iteration the provider's circuit breaker counts
+ *     (the run waits for the provider), never a successful one.
+ * A CLI that is not installed (scripts/install-real-clis.sh) has its tests reported as skipped.
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Knobs } from '../../schemas/knobs.js';
+import type { StatusSnapshot } from '../../schemas/status.js';
+import { statusLine } from '../../cli/follow.js';
+import { stopUpdate } from '../../workflows/messages.js';
+import { breakerStateQuery, breakerWorkflowId, resetUpdate } from '../../workflows/provider-breaker-messages.js';
+import { createTestEnv, git, makeRepo, makeWorker, runInput, startRun, status, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
+import { BUILDER_FILE, type ScriptRole } from '../support/model-server/script.js';
+import { startModelServer, type ModelServer } from '../support/model-server/server.js';
+import { cliEnvironment, installedBinary, readPins, type RealCliName } from './clis.js';
+
+export interface CliExpectations {
+  /** Vigil's tokens equal the server's exactly (false: the CLI rounds them, e.g. aider's `2.7k sent`). */
+  exactTokens: boolean;
+  /** The CLI's usage report counts its own side requests (session titles) too. */
+  countsSideRequests: boolean;
+  /** The CLI reports a session or thread id. */
+  reportsSession: boolean;
+  /** The CLI reports what the call cost. */
+  reportsCost: boolean;
+  /** How long one faulty call may take before Vigil hears of it (the CLI's own retries). */
+  faultSeconds: number;
+  /** Model roles the full run must have sent through the CLI. */
+  roles: ScriptRole[];
+  /**
+   * Faults Vigil does not yet handle for this CLI, and why: their tests are expected to fail
+   * (vitest `it.fails`), and start failing, as they should, once Vigil handles the fault.
+   */
+  knownGaps: Partial<Record<'rate-limit' | 'auth', string>>;
+}
+
+const ALL_ROLES: ScriptRole[] = ['checklist', 'iteration', 'reviewer', 'review-devils-advocate', 'council', 'council-devils-advocate', 'checklist-verifier'];
+export const DEFAULT_EXPECTATIONS: CliExpectations = { exactTokens: true, countsSideRequests: true, reportsSession: true, reportsCost: true, faultSeconds: 60, roles: ALL_ROLES, knownGaps: {} };
+
+/** `it`, or `it.fails` with the gap in the title. */
+function testFor(title: string, gap: string | undefined): [string, typeof it | typeof it.fails] {
+  return gap === undefined ? [title, it] : [`${title} (known gap, expected to fail: ${gap})`, it.fails];
+}
+
+/** Every reviewing role on, sized to a few calls each. */
+const FULL_RUN: Partial<Knobs> = {
+  councilEnabled: true,
+  councilMinIterations: 1,
+  councilSize: 2,
+  councilEarlyCheck: false,
+  qualityGates: true,
+  gateDocCoverage: false,
+  gateStaticAnalysis: false,
+  gateTests: false,
+  codeReview: true,
+  reviewComplexity: 'simple',
+  reviewMaxReviewers: 2,
+  reviewDevilsAdvocate: true,
+  prdChecklist: true,
+  maxIterations: 3,
+  providerBreaker: false,
+  tierLadder: false,
+  uncertaintyEscalation: false,
+  agentTimeoutSeconds: 300,
+  councilMemberTimeoutSeconds: 300,
+  heartbeatTimeoutSeconds: 30,
+  notifyDesktop: false,
+};
+
+const noScenario = writeScenario('', { version: 1, iterations: [] });
+
+async function stop(handle: WorkflowHandle): Promise<void> {
+  await handle.executeUpdate(stopUpdate, { args: [{ by: 'test' }] }).catch(() => undefined);
+  await handle.result().catch(() => undefined);
+}
+
+/** Iterations were recorded, and none of them succeeded (a fault is never a successful iteration). */
+function failedOnly(s: StatusSnapshot): boolean {
+  return s.recentIterations.length > 0 && s.recentIterations.every((r) => r.exitCode !== 0);
+}
+
+/** The end of each iteration's transcript (or log), for a failure message. */
+function iterationTails(repo: string): string {
+  try {
+    const dir = runFolder(repo);
+    return readdirSync(dir)
+      .filter((f) => /^iteration-\d+\.(?:transcript\.md|log)$/.test(f))
+      .map((f) => `--- ${f}\n${readFileSync(path.join(dir, f), 'utf8').slice(-1500)}`)
+      .join('\n');
+  } catch {
+    return '(no run folder)';
+  }
+}
+
+const say = (name: string, what: string, s: StatusSnapshot): void => {
+  process.stderr.write(`${name} ${what}: status says "${statusLine(s)}"\n`);
+};
+
+function runFolder(repo: string): string {
+  const runs = path.join(repo, '.vigil', 'runs');
+  return path.join(runs, readdirSync(runs)[0] as string);
+}
+
+export function realCliSuite(name: RealCliName, expect_: Partial<CliExpectations> = {}): void {
+  const x = { ...DEFAULT_EXPECTATIONS, ...expect_ };
+  const pin = readPins().find((p) => p.provider === name);
+  const binary = pin ? installedBinary(pin) : null;
+
+  describe.skipIf(binary === null)(`${name} ${pin?.version ?? '(not pinned)'}, the real CLI`, () => {
+    let env: TestEnv;
+    let server: ModelServer;
+    let worker: Worker;
+    let running: Promise<void>;
+    let tq: string;
+    const bin = binary as string;
+
+    beforeAll(async () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), `vigil-real-${name}-`));
+      server = await startModelServer({ logFile: path.join(dir, 'requests.jsonl') });
+      // The worker runs in this process: the CLIs it starts inherit this environment.
+      Object.assign(process.env, cliEnvironment(server.url, path.join(dir, 'home')));
+      process.stderr.write(`${name}: model server ${server.url}, requests logged to ${dir}/requests.jsonl\n`);
+      env = await createTestEnv();
+      tq = uniqueId(`real-${name}`);
+      worker = await makeWorker(env, tq);
+      running = worker.run();
+    });
+    afterAll(async () => {
+      worker?.shutdown();
+      await running?.catch(() => undefined);
+      await server?.close();
+      await env?.close();
+    });
+    afterEach(() => server.clearFaults());
+
+    const knobs = (more: Partial<Knobs> = {}): Partial<Knobs> => ({ ...FULL_RUN, provider: name, agentCommand: [bin], ...more });
+
+    it('a complete run: builder and every reviewing role through the CLI; outcome, cost, tokens, session, status', async () => {
+      const repo = makeRepo();
+      const gitignoreBefore = existsSync(path.join(repo, '.gitignore'));
+      const handle = await startRun(env, tq, runInput(repo, noScenario, knobs()));
+      const outcome = await handle.result();
+      const s = await status(handle);
+      const detail = `${JSON.stringify({ outcome, refusal: s.quality?.lastRefusal, requests: server.requests().map((r) => `${r.role}:${r.status}`) })}\n${iterationTails(repo)}`;
+      say(name, 'complete run', s);
+      expect(outcome.status, detail).toBe('council_approved');
+      expect(outcome.iteration).toBe(1);
+
+      // The builder wrote the file with the CLI's own tool.
+      expect(readFileSync(path.join(repo, BUILDER_FILE), 'utf8')).toContain('written by the builder');
+      // Every role went through the CLI to the model.
+      const roles = new Set(server.requests().map((r) => r.role));
+      for (const role of x.roles) expect([...roles], `role ${role}`).toContain(role);
+
+      // No reviewing call touched the tree (a vote voided for it would say so), nothing of the CLI's in the repository.
+      expect(s.council.verdicts.at(-1)?.result).toBe('APPROVED');
+      for (const v of s.council.verdicts.at(-1)?.votes ?? []) expect(v.reason ?? '').not.toMatch(/vote void/);
+      expect(s.quality?.lastReview?.result).toBe('pass');
+      expect(s.quality?.checklist?.length ?? 0).toBeGreaterThan(0);
+      expect(s.quality?.checklist?.every((i) => i.status === 'passing')).toBe(true);
+      expect(statusLine(s)).toMatch(/^finished: council_approved \(exit 0\) — council approved at iteration 1/);
+      expect(existsSync(path.join(repo, '.gitignore'))).toBe(gitignoreBefore);
+      const untracked = git(repo, 'status', '--porcelain', '--untracked-files=all').split('\n').filter(Boolean).map((l) => l.slice(3));
+      expect(untracked.filter((f) => f !== BUILDER_FILE && !f.startsWith('.aider.tags.cache'))).toEqual([]);
+
+      // Cost and tokens: what the CLI reported of what the server answered.
+      const served = server.tokens(undefined, x.countsSideRequests);
+      const perRequest = server
+        .requests()
+        .map((r) => `${r.role}${r.fault ? `(${r.fault})` : ''}:${r.inputTokens}/${r.outputTokens}`)
+        .join(' ');
+      expect(s.spend.calls).toBeGreaterThanOrEqual(x.roles.length);
+      if (x.exactTokens) {
+        expect(s.spend.inputTokens + (s.spend.cacheReadTokens ?? 0), perRequest).toBe(served.input);
+        expect(s.spend.outputTokens, perRequest).toBe(served.output);
+      } else {
+        expect(s.spend.inputTokens).toBeGreaterThan(served.input * 0.9);
+        expect(s.spend.inputTokens).toBeLessThan(served.input * 1.1);
+      }
+      if (x.reportsCost) expect(s.spend.usd).toBeGreaterThan(0);
+      const it1 = s.recentIterations[0];
+      expect(it1).toMatchObject({ iteration: 1, exitCode: 0, provider: name, claimed: true, changed: true });
+      if (x.reportsCost) expect(it1?.costUsd).toBeGreaterThan(0);
+
+      // The session the CLI reported, in the iteration's transcript.
+      const transcript = readFileSync(path.join(runFolder(repo), 'iteration-0001.transcript.md'), 'utf8');
+      if (x.reportsSession) expect(transcript).toMatch(/\[\w+ (?:session|thread) [0-9a-zA-Z_-]{8,}/);
+    });
+
+    const [rlTitle, rlTest] = testFor('429: the run waits out the rate limit and counts no failure', x.knownGaps['rate-limit']);
+    rlTest(rlTitle, async () => {
+      server.fail({ kind: 'rate-limit', retryAfterSeconds: 2, roles: ['iteration'] });
+      const repo = makeRepo();
+      const handle = await startRun(env, tq, runInput(repo, noScenario, knobs({ prdChecklist: false, codeReview: false, qualityGates: false })));
+      try {
+        const s = await waitForStatus(handle, (v) => v.status === 'backing_off', x.faultSeconds * 1000 + 60_000);
+        say(name, '429', s);
+        expect(s.consecutiveFailures, iterationTails(repo)).toBe(0);
+        expect(statusLine(s)).toMatch(/^backing off until \S+ after 0 failure\(s\) in a row$/);
+        expect(failedOnly(s)).toBe(true);
+        expect(server.requests().some((r) => r.fault === 'rate-limit')).toBe(true);
+      } finally {
+        await stop(handle);
+      }
+    });
+
+    const [authTitle, authTest] = testFor('401: the run pauses for the credentials', x.knownGaps.auth);
+    authTest(authTitle, async () => {
+      server.fail({ kind: 'auth', roles: ['iteration'] });
+      const repo = makeRepo();
+      const handle = await startRun(env, tq, runInput(repo, noScenario, knobs({ prdChecklist: false, codeReview: false, qualityGates: false })));
+      try {
+        const s = await waitForStatus(handle, (v) => v.paused, x.faultSeconds * 1000 + 60_000);
+        say(name, '401', s);
+        expect(s.pause?.reason).toMatch(new RegExp(`^authentication failed for provider ${name}: `));
+        expect(statusLine(s)).toMatch(new RegExp(`^paused by vigil: authentication failed for provider ${name}: `));
+        expect(s.consecutiveFailures).toBe(0);
+        expect(failedOnly(s)).toBe(true);
+      } finally {
+        await stop(handle);
+      }
+    });
+
+    for (const kind of ['overloaded', 'server-error'] as const) {
+      it(`${kind === 'overloaded' ? '529/503 overloaded' : '500'}: a failed iteration the provider breaker counts, the run waits for the provider`, async () => {
+        server.fail({ kind, roles: ['iteration'] });
+        const repo = makeRepo();
+        const handle = await startRun(
+          env,
+          tq,
+          runInput(repo, noScenario, knobs({ prdChecklist: false, codeReview: false, qualityGates: false, providerBreaker: true, breakerFailures: 1, breakerCooldownSeconds: 600, baseWaitSeconds: 1 })),
+        );
+        const breaker = env.client.workflow.getHandle(breakerWorkflowId(name));
+        try {
+          const s: StatusSnapshot = await waitForStatus(handle, (v) => v.status === 'waiting_for_provider', x.faultSeconds * 1000 + 60_000);
+          say(name, kind, s);
+          expect(s.providerWait?.provider).toBe(name);
+          expect(s.consecutiveFailures).toBe(1);
+          expect(s.providerWait?.reason).toBeTruthy();
+          expect(statusLine(s)).toBe('waiting_for_provider');
+          expect(failedOnly(s)).toBe(true);
+          const view = await breaker.query(breakerStateQuery);
+          expect(JSON.stringify(view)).toMatch(/API failure/);
+        } finally {
+          await stop(handle);
+          await breaker.executeUpdate(resetUpdate, { args: [{ by: 'test', reason: 'next test' }] }).catch(() => undefined);
+        }
+      });
+    }
+  });
+}

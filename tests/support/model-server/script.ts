@@ -1,0 +1,156 @@
+/**
+ * Owns what the local model server answers, whatever the wire format: a conversation reduced to
+ * the few facts the script needs (`Conversation`), the Vigil role the prompt belongs to (read from
+ * the prompt Vigil wrote: workflows/decisions/*-prompt and checklist.ts), and the scripted reply
+ * (`Reply`: text and tool calls) for it.
+ *
+ * The builder's session: first turn, a call of the CLI's own file-writing tool (or shell) that
+ * creates `BUILDER_FILE`, then, once the tool's result is in the conversation, a final text that
+ * carries the completion promise. A CLI with no tools (aider) gets a SEARCH/REPLACE block instead.
+ * Reviewing roles answer in their role's format at once: `VERDICT: PASS` for code reviewers and
+ * the review's devil's advocate, `VOTE: APPROVE` for council members and the council's devil's
+ * advocate, a JSON array for checklist extraction, `ITEM <id>: PASS - ...` lines for the verifier.
+ * Anything else (a CLI's side request: titles, summaries, quota checks) gets a short plain text.
+ *
+ * Pure: no I/O.
+ */
+import { z } from 'zod';
+
+export const ROLES = ['iteration', 'council', 'council-devils-advocate', 'reviewer', 'review-devils-advocate', 'checklist', 'checklist-verifier', 'side'] as const;
+export type ScriptRole = (typeof ROLES)[number];
+
+export const BUILDER_FILE = 'real-cli-proof.txt';
+export const COMPLETION_PROMISE = 'COMPLETION PROMISE FULFILLED';
+
+export const ToolSchema = z.object({ name: z.string(), parameters: z.unknown().optional() });
+export type Tool = z.infer<typeof ToolSchema>;
+
+export interface Conversation {
+  /** System instructions, joined. */
+  system: string;
+  /** Text of every user turn, in order (tool results excluded). */
+  userTexts: string[];
+  /** Tool results (function outputs) seen in the conversation. */
+  toolResults: number;
+  tools: Tool[];
+  /** The model the CLI asked for. */
+  model: string;
+}
+
+export interface ToolCall {
+  name: string;
+  /** Arguments as an object (JSON tools) or a string (freeform tools such as codex's apply_patch). */
+  input: Record<string, unknown> | string;
+}
+
+export interface Reply {
+  role: ScriptRole;
+  text: string;
+  toolCalls: ToolCall[];
+}
+
+/** Markers of the prompts Vigil writes, most specific first. */
+const ROLE_MARKERS: readonly [ScriptRole, RegExp][] = [
+  ['checklist', /extract a checklist of its verifiable requirements/],
+  ['checklist-verifier', /Verify each requirement below against the repository/],
+  ['council-devils-advocate', /The completion council voted UNANIMOUSLY/],
+  ['council', /You are member \d+ of \d+ of a completion council/],
+  ['review-devils-advocate', /^Code review, round \d+, iteration \d+\.[\s\S]*Unanimous approval is suspicious/m],
+  ['reviewer', /^Code review, round \d+, iteration \d+\./m],
+];
+
+/** A CLI's own side request (a title for the session, a summary): it quotes the prompt but is not the role's call. */
+const SIDE_SYSTEM = /title generator|generate a (?:short |brief )?title|summari[sz]e (?:this|the) conversation/i;
+
+/** The Vigil role a conversation belongs to: the first user turn holds Vigil's prompt. */
+export function roleOf(c: Conversation): ScriptRole {
+  if (SIDE_SYSTEM.test(c.system) && c.tools.length === 0) return 'side';
+  const prompt = c.userTexts.join('\n');
+  for (const [role, re] of ROLE_MARKERS) if (re.test(prompt)) return role;
+  // An iteration prompt names the completion promise; anything else is a CLI's own side request.
+  return prompt.includes(COMPLETION_PROMISE) ? 'iteration' : 'side';
+}
+
+/** The working directory the CLI told the model about, when it did. */
+export function workingDirectoryOf(c: Conversation): string | null {
+  const all = [c.system, ...c.userTexts].join('\n');
+  const m =
+    /<cwd>([^<\n]+)<\/cwd>/.exec(all) ??
+    /[Ww]orking directory:\s*(\/[^\s<]+)/.exec(all) ??
+    /working in the directory:?\s*(\/[^\s<]+)/.exec(all) ??
+    /current working directory (?:is )?[`'"]?(\/[^\s`'"<]+)/i.exec(all);
+  return m?.[1] ?? null;
+}
+
+const hasTool = (c: Conversation, name: string): boolean => c.tools.some((t) => t.name === name);
+
+/** Property names of a JSON-schema tool's parameters. */
+function paramNames(t: Tool | undefined): string[] {
+  const props = z.object({ properties: z.record(z.string(), z.unknown()) }).safeParse(t?.parameters);
+  return props.success ? Object.keys(props.data.properties) : [];
+}
+
+const CONTENT = 'written by the builder through the CLI\'s own tool\n';
+
+/** The builder's first move: the CLI's write tool when it has one, else its shell. */
+export function builderToolCall(c: Conversation): ToolCall | null {
+  const cwd = workingDirectoryOf(c);
+  const abs = (p: string): string => (cwd ? `${cwd.replace(/\/$/, '')}/${p}` : p);
+  for (const name of ['Write', 'write_file', 'write']) {
+    const tool = c.tools.find((t) => t.name === name);
+    if (!tool) continue;
+    const params = paramNames(tool);
+    const pathKey = params.find((p) => /^(file_?path|path|absolute_path)$/i.test(p)) ?? 'file_path';
+    return { name, input: { [pathKey]: abs(BUILDER_FILE), content: CONTENT } };
+  }
+  if (hasTool(c, 'apply_patch')) {
+    const patch = `*** Begin Patch\n*** Add File: ${BUILDER_FILE}\n+${CONTENT.trimEnd()}\n*** End Patch\n`;
+    const tool = c.tools.find((t) => t.name === 'apply_patch');
+    return { name: 'apply_patch', input: paramNames(tool).includes('input') ? { input: patch } : patch };
+  }
+  const script = `printf '%s\\n' "${CONTENT.trimEnd().replace(/'/g, '')}" > ${BUILDER_FILE}`;
+  if (hasTool(c, 'shell')) return { name: 'shell', input: { command: ['bash', '-lc', script] } };
+  if (hasTool(c, 'exec_command')) return { name: 'exec_command', input: { cmd: script } };
+  for (const name of ['Bash', 'bash', 'run_shell_command']) if (hasTool(c, name)) return { name, input: { command: script, description: 'write the proof file' } };
+  return null;
+}
+
+const CHECKLIST = [
+  { id: 'REQ-1', title: `The file ${BUILDER_FILE} exists`, priority: 'high', verify: `ls ${BUILDER_FILE}` },
+  { id: 'REQ-2', title: 'The README is kept', priority: 'medium', verify: 'ls README.md' },
+];
+
+export function reply(c: Conversation): Reply {
+  const role = roleOf(c);
+  switch (role) {
+    case 'iteration': {
+      if (c.toolResults > 0) return { role, text: `I created ${BUILDER_FILE}. ${COMPLETION_PROMISE}`, toolCalls: [] };
+      if (c.tools.length === 0 || /SEARCH\/REPLACE/.test(c.system)) {
+        // aider: edits are fenced SEARCH/REPLACE blocks in the answer, applied by aider itself.
+        const block = [BUILDER_FILE, '```', '<<<<<<< SEARCH', '=======', CONTENT.trimEnd(), '>>>>>>> REPLACE', '```'].join('\n');
+        return { role, text: `I will create the file.\n\n${block}\n\n${COMPLETION_PROMISE}`, toolCalls: [] };
+      }
+      const call = builderToolCall(c);
+      return call ? { role, text: 'Creating the file.', toolCalls: [call] } : { role, text: `No tool to write with. ${COMPLETION_PROMISE}`, toolCalls: [] };
+    }
+    case 'reviewer':
+    case 'review-devils-advocate':
+      return { role, text: '- [Low] the proof file could say more (real-cli-proof.txt:1)\nVERDICT: PASS', toolCalls: [] };
+    case 'council':
+    case 'council-devils-advocate':
+      return { role, text: `VOTE: APPROVE\nREASON: ${BUILDER_FILE} exists as required\nISSUES: LOW: nothing blocking`, toolCalls: [] };
+    case 'checklist':
+      return { role, text: JSON.stringify(CHECKLIST), toolCalls: [] };
+    case 'checklist-verifier': {
+      const ids = [...new Set([...c.userTexts.join('\n').matchAll(/^- ([A-Za-z0-9][A-Za-z0-9_.-]*) \((?:critical|high|medium|low)\):/gm)].map((m) => m[1] as string))];
+      return { role, text: ids.map((id) => `ITEM ${id}: PASS - checked ${BUILDER_FILE} in the working tree`).join('\n'), toolCalls: [] };
+    }
+    case 'side':
+      return { role, text: 'Real CLI proof', toolCalls: [] };
+  }
+}
+
+/** Deterministic token counts: about four characters a token, at least one. */
+export function tokensOf(s: string): number {
+  return Math.max(1, Math.ceil(s.length / 4));
+}
