@@ -31,4 +31,4 @@ export const prepareReview = heartbeating(review);
 export const writeReviewReport = heartbeating(reviewReport);
 export { councilRound, reviewRound } from './rounds.js';
 export { projectEvents } from './event-store.js';
-export { readRunLog } from './logs.js';
+export { readRunHandoff, readRunLog } from './logs.js';

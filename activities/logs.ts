@@ -1,13 +1,17 @@
 /**
  * The `readRunLog` activity: one bounded chunk of an iteration's agent log
  * (`<repo>/.vigil/runs/<run>/iteration-NNNN.log`), read on the host that holds the repository, for
- * `vigil logs` on any machine. Read-only: it creates nothing, follows no link, and what leaves the
- * host is whole lines with credentials redacted, as the heartbeat's last line is.
+ * `vigil logs` on any machine; and `readRunHandoff`: a run's handoff document
+ * (`<repo>/.vigil/handoffs/*.md`) for `vigil handoff`. Both run as standalone activities the CLI
+ * starts on the host's queue (no workflow: see cli/host-read.ts). Read-only: they create nothing,
+ * follow no link, and what leaves the host is whole lines with credentials redacted, as the
+ * heartbeat's last line is.
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
-import { ReadRunLogInputSchema, type ReadRunLogInput, type ReadRunLogResult } from '../schemas/logs.js';
+import { HANDOFF_MAX, ReadRunHandoffInputSchema, ReadRunLogInputSchema, type ReadRunHandoffInput, type ReadRunLogInput, type ReadRunLogResult } from '../schemas/logs.js';
+import { VIGIL_DIR } from '../schemas/paths.js';
 import { redactSecrets } from '../workflows/decisions/scans.js';
 import { pad, runDir } from './artifacts.js';
 
@@ -30,6 +34,21 @@ export async function readRunLog(raw: ReadRunLogInput): Promise<ReadRunLogResult
     // Cancellation-aware: a cancelled read stops waiting at once.
     await ctx.sleep(Math.min(WAIT_STEP_MS, Math.max(deadline - Date.now(), 1)));
   }
+}
+
+/**
+ * A run's handoff document, whole (up to HANDOFF_MAX), credentials redacted. Only a Markdown file
+ * directly in `<repo>/.vigil/handoffs/` is read: the path comes from the run's status, and a path
+ * anywhere else is refused rather than read.
+ */
+export function readRunHandoff(raw: ReadRunHandoffInput): ReadRunLogResult {
+  const input = ReadRunHandoffInputSchema.parse(raw);
+  const folder = path.join(path.resolve(input.repoPath), VIGIL_DIR, 'handoffs');
+  const file = path.resolve(input.path);
+  if (path.dirname(file) !== folder || !file.endsWith('.md')) {
+    return { found: false, problem: `${input.path} is not a handoff document under ${folder}`, path: input.path, text: '', offset: 0, nextOffset: 0, size: 0, redactions: 0 };
+  }
+  return readLogChunk(input.repoPath, file, 0, HANDOFF_MAX, true);
 }
 
 /** Why a folder on the way to the log cannot be used: a link, or not a folder; null when fine or absent. */

@@ -2,7 +2,8 @@
  * Following a run: `vigil watch` prints one line per iteration and every status change until the
  * run finishes; `vigil wait` blocks until the run finishes or pauses. Both poll the status query
  * and survive continue-as-new (the handle follows the workflow id to its latest run), worker
- * restarts and server restarts (they keep polling and say what they are waiting for).
+ * restarts and server restarts (they keep polling and say what they are waiting for). Each line
+ * is terminal-safe: control characters in the agent's words are shown, not sent to the terminal.
  */
 import type { Client } from '@temporalio/client';
 import type { GateResult, ReviewRecord } from '../schemas/gates.js';
@@ -12,6 +13,7 @@ import type { StatusSnapshot } from '../schemas/status.js';
 import { CliError, EXIT } from './errors.js';
 import { sdkRunApi } from './sdk-run-api.js';
 import { exitCodeOf, queryStatus, viewRun, type RunView } from './steer.js';
+import { neutraliseLine } from './terminal-text.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -94,7 +96,9 @@ export interface FollowResult {
 }
 
 export async function followRun(client: Client, workflowId: string, opts: FollowOptions): Promise<FollowResult> {
-  const say = opts.onLine ?? (() => {});
+  // Every line may carry agent text (a reason, a signal's words): terminal-safe, one line each.
+  const onLine = opts.onLine ?? (() => {});
+  const say = (line: string): void => onLine(neutraliseLine(line));
   const api = sdkRunApi(client);
   const deadline = opts.timeoutMs ? Date.now() + opts.timeoutMs : Infinity;
   let lastIteration = 0;

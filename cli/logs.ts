@@ -1,19 +1,26 @@
 /**
  * `vigil logs <id> [--iteration N] [-f]`: an iteration's agent log, from any machine. The log lives
- * in the repository on the run's host, so each read is a short `vigilReadLog` workflow whose one
- * activity runs on that host's queue and returns a bounded, redacted chunk. Following reads from the
- * last offset (each read waits up to 10 s for the log to grow) until the log stops growing and the
- * run has moved past the iteration or finished; Ctrl+C ends it with exit 0.
+ * in the repository on the run's host, so each read is one standalone activity (`readRunLog`) the
+ * CLI starts on that host's queue; it returns a bounded, redacted chunk. No workflow is created and
+ * nothing is added to the run's history (cli/host-read.ts says why and what it costs); a server
+ * without standalone activities gets one short `vigilReadLog` workflow per read, as before.
+ * Following reads from the last offset (each read waits on the host up to 10 s for the log to
+ * grow); when an iteration's agent call is over it goes on with the next iteration's log, and when
+ * the run finishes it says so and ends (exit 0); Ctrl+C ends it with exit 0 too. What is printed
+ * is terminal-safe: escape sequences and other control characters from the agent are shown
+ * visibly (cli/terminal-text.ts), never interpreted by the terminal.
  */
 import { randomBytes } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { hostTaskQueue } from '../schemas/hosts.js';
-import type { ReadLogAnswer, ReadRunLogResult } from '../schemas/logs.js';
+import type { ReadLogAnswer, ReadRunLogInput, ReadRunLogResult } from '../schemas/logs.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 import { vigilReadLog } from '../workflows/read-log.js';
 import { CliError, EXIT } from './connection.js';
+import { readOnHost } from './host-read.js';
 import { sdkRunApi } from './sdk-run-api.js';
-import { isNotFound, noSuchRun, queryStatus, viewRun, WORKER_ANSWER_MS } from './steer.js';
+import { isNotFound, noSuchRun, queryStatus, viewRun, WORKER_ANSWER_MS, type RunView } from './steer.js';
+import { neutraliseLine, neutraliseText } from './terminal-text.js';
 
 export interface LogsOptions {
   /** Default: the run's current (or last) iteration. */
@@ -27,26 +34,33 @@ export interface LogsOptions {
   note: (line: string) => void;
   /** Resolves when the person interrupts (Ctrl+C): a following read stops, exit 0. */
   interrupted?: Promise<void>;
+  /** How often a follower between two iterations asks the run's status (default 1000 ms). */
+  pollMs?: number;
 }
 
-/** How long one following read waits for the log to grow. */
+/** How long one following read waits on the host for the log to grow. */
 const FOLLOW_WAIT_MS = 10_000;
-/** At least this long between following reads (a busy agent's output arrives in batches, not a workflow per line). */
+/** At least this long between following reads (a busy agent's output arrives in batches, not a read per line). */
 const FOLLOW_MIN_INTERVAL_MS = 1000;
 /** A finished run answers its status from a replay of its history: give a long one time. */
 const FINISHED_ANSWER_MS = 30_000;
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, Math.max(ms, 0)));
 
-interface Located {
+export interface Located {
   handle: WorkflowHandle;
   running: boolean;
-  /** The run's workflow queue (where `vigilReadLog` runs). */
+  /** The run's workflow queue (where a fallback `vigilReadLog` runs). */
   taskQueue: string;
   snapshot: StatusSnapshot;
+  /** Where its repository-bound reads go: the host's queue, or the run's own for a run without a host. */
+  readQueue: string;
+  /** `host "alpha"` or `any worker`, for messages. */
+  where: string;
 }
 
-async function locate(client: Client, workflowId: string): Promise<Located> {
+/** The run, its status (answered by a worker) and where its files are read. */
+export async function locate(client: Client, workflowId: string): Promise<Located> {
   const handle = client.workflow.getHandle(workflowId);
   let desc;
   try {
@@ -66,96 +80,177 @@ async function locate(client: Client, workflowId: string): Promise<Located> {
       EXIT.unreachable,
     );
   }
-  return { handle, running, taskQueue: desc.taskQueue, snapshot };
+  const host = snapshot.host ?? null;
+  return {
+    handle,
+    running,
+    taskQueue: desc.taskQueue,
+    snapshot,
+    readQueue: host ? hostTaskQueue(desc.taskQueue, host) : desc.taskQueue,
+    where: host ? `host "${host}"` : 'any worker',
+  };
+}
+
+/** The error for a host whose worker did not pick a read up. */
+export function noWorkerError(run: Located, answerSeconds: number): CliError {
+  const host = run.snapshot.host;
+  return new CliError(
+    host
+      ? `no worker on host "${host}" picked the read up within ${answerSeconds} s: nothing polls task queue "${run.readQueue}".\n` +
+          `Start \`vigil worker --host ${host}\` (or \`vigil up --host ${host}\`) on the machine that holds ${run.snapshot.repoPath}.`
+      : `no worker picked the read up within ${answerSeconds} s on task queue "${run.taskQueue}"; start one with \`vigil worker\``,
+    EXIT.unreachable,
+  );
+}
+
+/** What the person is told when a followed run has finished. */
+export function finishedNote(workflowId: string, view: RunView): string {
+  if (view.kind !== 'finished') return `==> run ${workflowId} is still running`;
+  const o = view.outcome;
+  return neutraliseLine(`==> run ${workflowId} finished: ${o ? `${o.status} (exit ${o.exitCode}) — ${o.reason}` : `workflow ${view.temporalStatus.toLowerCase()}`}`);
+}
+
+/**
+ * Which iteration a follower that has shown iteration `shown` goes on with, from the run's view:
+ * the next one once it has begun (its agent runs, or it is recorded, or a later one began), the
+ * next one of a finished run that ran it, `finished` when there is none, null to wait.
+ */
+export function nextIteration(view: RunView, shown: number): number | 'finished' | null {
+  const s = view.snapshot;
+  const last = Math.max(s?.iteration ?? 0, view.iteration ?? 0);
+  if (view.kind === 'finished') return last > shown ? shown + 1 : 'finished';
+  if (!s) return null;
+  const next = shown + 1;
+  if (s.iteration > next) return next;
+  if (s.iteration === next && (s.agentRunning || s.recentIterations.some((r) => r.iteration === next))) return next;
+  return null;
 }
 
 export async function logsCommand(client: Client, workflowId: string, opts: LogsOptions): Promise<number> {
   const run = await locate(client, workflowId);
   const snap = run.snapshot;
-  const host = snap.host ?? null;
   const current = snap.iteration;
-  const iteration = opts.iteration ?? current;
-  if (iteration < 1) throw new CliError(`run "${workflowId}" has not started an iteration yet; try again once \`vigil status ${workflowId}\` shows iteration 1`, EXIT.noSuchRun);
-  if (iteration > current) throw new CliError(`run "${workflowId}" has run ${current} iteration(s) so far; there is no iteration ${iteration}${run.running ? ' yet' : ''}`, EXIT.noSuchRun);
-  const hostQueue = host ? hostTaskQueue(run.taskQueue, host) : null;
-  const where = host ? `host "${host}"` : 'any worker';
-
-  const read = (offset: number, waitMs: number, partial: boolean): Promise<ReadRunLogResult> =>
-    readChunk(client, run, { repoPath: snap.repoPath, runId: workflowId, iteration, offset, waitMs, partial }, hostQueue, opts.answerSeconds);
-  const missing = (chunk: ReadRunLogResult): CliError =>
-    new CliError(
-      `iteration ${iteration} of run "${workflowId}" has no log on ${where} (${chunk.path})${iteration === current && run.running ? '; its agent has not started yet' : ''}`,
-      EXIT.noSuchRun,
-    );
-
-  let offset = 0;
-  let announced = false;
-  const show = async (chunk: ReadRunLogResult): Promise<void> => {
-    if (!announced) {
-      opts.note(`==> iteration ${iteration} of ${workflowId} on ${where}: ${chunk.path}`);
-      announced = true;
-    }
-    if (chunk.offset < offset) opts.note('==> the log was replaced; reading it from the start');
-    await opts.write(chunk.text);
-    offset = chunk.nextOffset;
-  };
-  /** Everything from `offset` to the end, the last line too. */
-  const drain = async (): Promise<ReadRunLogResult | null> => {
-    let last: ReadRunLogResult | null = null;
-    for (;;) {
-      const chunk = await read(offset, 0, true);
-      if (chunk.problem) throw new CliError(`cannot read the log of iteration ${iteration} on ${where}: ${chunk.problem}`, EXIT.noSuchRun);
-      if (!chunk.found) return last;
-      const before = offset;
-      await show(chunk);
-      last = chunk;
-      if (offset >= chunk.size || offset === before) return last;
-    }
-  };
-
-  // An iteration that is over needs no following: its log grows no more.
-  if (!opts.follow || !run.running || iteration < current || !snap.agentRunning) {
-    const chunk = await drain();
-    if (!chunk) throw missing(await read(0, 0, true));
-    return 0;
-  }
+  const first = opts.iteration ?? current;
+  if (first < 1) throw new CliError(`run "${workflowId}" has not started an iteration yet; try again once \`vigil status ${workflowId}\` shows iteration 1`, EXIT.noSuchRun);
+  if (first > current) throw new CliError(`run "${workflowId}" has run ${current} iteration(s) so far; there is no iteration ${first}${run.running ? ' yet' : ''}`, EXIT.noSuchRun);
+  const reader = hostLogReader(client, run, opts.answerSeconds);
 
   let stop = false;
   void opts.interrupted?.then(() => {
     stop = true;
   });
   const interrupted = opts.interrupted ?? new Promise<void>(() => {});
-  for (;;) {
-    const started = Date.now();
-    const chunk = await Promise.race([read(offset, FOLLOW_WAIT_MS, false), interrupted.then(() => null)]);
-    if (stop || !chunk) return 0;
-    if (chunk.problem) throw new CliError(`cannot read the log of iteration ${iteration} on ${where}: ${chunk.problem}`, EXIT.noSuchRun);
-    if (chunk.found && chunk.text !== '') {
-      await show(chunk);
-      const more = offset < chunk.size && chunk.nextOffset - chunk.offset >= 64 * 1024;
-      if (!more) await Promise.race([sleep(FOLLOW_MIN_INTERVAL_MS - (Date.now() - started)), interrupted]);
-      continue;
+
+  /** Shows iteration `iteration` from the start: followed while `live`, else read to its end. 'stopped' on Ctrl+C. */
+  const showIteration = async (iteration: number, live: boolean, mustExist: boolean): Promise<'done' | 'stopped'> => {
+    let offset = 0;
+    let announced = false;
+    const read = (waitMs: number, partial: boolean): Promise<ReadRunLogResult> =>
+      reader({ repoPath: snap.repoPath, runId: workflowId, iteration, offset, waitMs, partial });
+    const failed = (chunk: ReadRunLogResult): CliError => new CliError(`cannot read the log of iteration ${iteration} on ${run.where}: ${chunk.problem ?? ''}`, EXIT.noSuchRun);
+    const show = async (chunk: ReadRunLogResult): Promise<void> => {
+      if (!announced) {
+        opts.note(`==> iteration ${iteration} of ${workflowId} on ${run.where}: ${chunk.path}`);
+        announced = true;
+      }
+      if (chunk.offset < offset) opts.note('==> the log was replaced; reading it from the start');
+      await opts.write(neutraliseText(chunk.text));
+      offset = chunk.nextOffset;
+    };
+    /** Everything from `offset` to the end, the last line too; done when the log is missing or read. */
+    const drain = async (): Promise<'done'> => {
+      for (;;) {
+        const chunk = await read(0, true);
+        if (chunk.problem) throw failed(chunk);
+        if (!chunk.found) {
+          if (offset > 0) return 'done';
+          const why = `iteration ${iteration} of run "${workflowId}" has no log on ${run.where} (${chunk.path})`;
+          if (mustExist) throw new CliError(`${why}${iteration === current && run.running ? '; its agent has not started yet' : ''}`, EXIT.noSuchRun);
+          opts.note(`==> ${why}`);
+          return 'done';
+        }
+        const before = offset;
+        await show(chunk);
+        if (offset >= chunk.size || offset === before) return 'done';
+      }
+    };
+    if (!live) return drain();
+    for (;;) {
+      const started = Date.now();
+      const chunk = await Promise.race([read(FOLLOW_WAIT_MS, false), interrupted.then(() => null)]);
+      if (stop || !chunk) return 'stopped';
+      if (chunk.problem) throw failed(chunk);
+      if (chunk.found && chunk.text !== '') {
+        await show(chunk);
+        const more = offset < chunk.size && chunk.nextOffset - chunk.offset >= 64 * 1024;
+        if (!more) await Promise.race([sleep(FOLLOW_MIN_INTERVAL_MS - (Date.now() - started)), interrupted]);
+        continue;
+      }
+      // Nothing new for a while: is the iteration's agent call over?
+      const view = await viewRun(sdkRunApi(client), workflowId).catch(() => null);
+      if (stop) return 'stopped';
+      const s = view?.snapshot ?? null;
+      const over = view?.kind === 'finished' || (s !== null && (s.iteration > iteration || !s.agentRunning));
+      if (over) return drain();
     }
-    // Nothing new for a while: is the iteration's agent call over?
-    const view = await viewRun(sdkRunApi(client), workflowId).catch(() => null);
-    if (stop) return 0;
-    const s = view?.snapshot ?? null;
-    const over = view?.kind === 'finished' || (s !== null && (s.iteration > iteration || !s.agentRunning));
-    if (!over) continue;
-    const last = await drain();
-    if (!last && offset === 0) throw missing(chunk);
+  };
+
+  // A plain read: one iteration, whole.
+  if (!opts.follow) {
+    await showIteration(first, false, true);
     return 0;
+  }
+  // Following: this iteration, then each next one as it begins, until the run finishes.
+  let iteration = first;
+  let live = run.running && first === current && snap.agentRunning;
+  let mustExist = true;
+  for (;;) {
+    if ((await showIteration(iteration, live, mustExist)) === 'stopped') return 0;
+    mustExist = false;
+    for (;;) {
+      let view = await viewRun(sdkRunApi(client), workflowId).catch(() => null);
+      if (stop) return 0;
+      if (view?.kind === 'finished' && view.snapshot === null) {
+        // A finished run answers its status from a replay of its history.
+        view = { ...view, snapshot: await queryStatus(sdkRunApi(client), workflowId, FINISHED_ANSWER_MS).catch(() => null) };
+      }
+      const next = view ? nextIteration(view, iteration) : null;
+      if (view && next === 'finished') {
+        opts.note(finishedNote(workflowId, view));
+        return 0;
+      }
+      if (typeof next === 'number') {
+        iteration = next;
+        const s = view?.snapshot ?? null;
+        live = view?.kind === 'running' && s !== null && s.iteration === next && s.agentRunning;
+        break;
+      }
+      await Promise.race([sleep(opts.pollMs ?? 1000), interrupted]);
+      if (stop) return 0;
+    }
   }
 }
 
-/** One read through a `vigilReadLog` workflow on the run's queue; its activity on the host's queue. */
-async function readChunk(
-  client: Client,
-  run: Located,
-  request: { repoPath: string; runId: string; iteration: number; offset: number; waitMs: number; partial: boolean },
-  hostQueue: string | null,
-  answerSeconds: number,
-): Promise<ReadRunLogResult> {
+/**
+ * Reads one chunk through a standalone activity on the run's host queue; once the server has said
+ * it takes none, every read goes through a `vigilReadLog` workflow instead (the same chunk).
+ */
+function hostLogReader(client: Client, run: Located, answerSeconds: number): (request: ReadRunLogInput & { waitMs: number }) => Promise<ReadRunLogResult> {
+  let standalone = true;
+  return async (request) => {
+    if (standalone) {
+      const answer = await readOnHost<ReadRunLogResult>(client, { activity: 'readRunLog', input: request, taskQueue: run.readQueue, answerSeconds, waitMs: request.waitMs, runId: request.runId });
+      if (answer.kind === 'result') return answer.result;
+      if (answer.kind === 'no_worker') throw noWorkerError(run, answerSeconds);
+      standalone = false;
+    }
+    return readThroughWorkflow(client, run, request, answerSeconds);
+  };
+}
+
+/** One read through a `vigilReadLog` workflow on the run's queue; its activity on the host's queue (servers before standalone activities). */
+async function readThroughWorkflow(client: Client, run: Located, request: ReadRunLogInput & { waitMs: number }, answerSeconds: number): Promise<ReadRunLogResult> {
+  const hostQueue = run.snapshot.host ? run.readQueue : null;
   // A worker on the shared queue takes the workflow task, one on the host's queue the read.
   const limitMs = 2 * answerSeconds * 1000 + request.waitMs + 15_000;
   const handle = await client.workflow.start(vigilReadLog, {
@@ -164,7 +259,7 @@ async function readChunk(
     args: [{ request, hostQueue, answerSeconds }],
     // Never lingers: a read nobody answers is gone a minute after the CLI gave up on it.
     workflowExecutionTimeout: limitMs + 60_000,
-    staticSummary: `vigil logs ${request.runId} --iteration ${request.iteration} (offset ${request.offset})`,
+    staticSummary: `vigil logs ${request.runId} --iteration ${request.iteration} (offset ${request.offset ?? 0})`,
   });
   let timer: NodeJS.Timeout | undefined;
   const answer: ReadLogAnswer | null = await Promise.race([
@@ -178,15 +273,6 @@ async function readChunk(
     throw new CliError(`no worker answered on task queue "${run.taskQueue}" within ${Math.round(limitMs / 1000)} s; start one with \`vigil worker\``, EXIT.unreachable);
   }
   if (answer.kind === 'chunk') return answer.chunk;
-  if (answer.kind === 'no_worker') {
-    const host = run.snapshot.host;
-    throw new CliError(
-      host
-        ? `no worker on host "${host}" picked the read up within ${answerSeconds} s: nothing polls task queue "${answer.queue}".\n` +
-            `Start \`vigil worker --host ${host}\` (or \`vigil up --host ${host}\`) on the machine that holds ${run.snapshot.repoPath}.`
-        : `no worker picked the read up within ${answerSeconds} s on task queue "${run.taskQueue}"; start one with \`vigil worker\``,
-      EXIT.unreachable,
-    );
-  }
+  if (answer.kind === 'no_worker') throw noWorkerError(run, answerSeconds);
   throw new CliError(`reading the log failed on the run's host: ${answer.message}`, EXIT.unreachable);
 }

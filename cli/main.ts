@@ -464,7 +464,7 @@ export function buildProgram(): Command {
 
   program
     .command('logs')
-    .description("show an iteration's agent log, from any machine (read on the run's host by its worker); -f follows it while the agent runs")
+    .description("show an iteration's agent log, from any machine (read on the run's host by its worker, no workflow per read); -f follows the run from iteration to iteration until it finishes")
     .argument('<id>', 'workflow id of the run', runIdArg)
     .option('--iteration <n>', 'which iteration (default: the current or last one)', intArg('--iteration', 1, 1_000_000))
     .option('-f, --follow', 'keep printing what the agent writes until its call ends (Ctrl+C stops, exit 0)')
@@ -480,6 +480,23 @@ export function buildProgram(): Command {
           note: (line) => process.stderr.write(`${line}\n`),
           // Only following ends on Ctrl+C with exit 0; a plain read is interrupted as any command.
           ...(o.follow ? { interrupted: new Promise<void>((resolve) => process.once('SIGINT', () => resolve())) } : {}),
+        });
+      });
+    });
+
+  program
+    .command('handoff')
+    .description("print a run's latest handoff (the document Vigil wrote when it asked a person for help), from any machine")
+    .argument('<id>', 'workflow id of the run', runIdArg)
+    .option('--json', 'the document with its run, iteration, path and summary, as JSON')
+    .option('--timeout <seconds>', "how long the run's host has to answer the read (exit 4 past it)", intArg('--timeout', 1, 300), 15)
+    .action(async (id: string, o: { json?: boolean; timeout: number }) => {
+      const { handoffCommand } = await import('./handoff.js');
+      await withClient(endpoint(), async (client) => {
+        process.exitCode = await handoffCommand(client, id, {
+          json: Boolean(o.json),
+          answerSeconds: o.timeout,
+          write: (text) => new Promise<void>((resolve) => process.stdout.write(text, () => resolve())),
         });
       });
     });

@@ -1,7 +1,8 @@
 /**
- * Reading a run's iteration log from any machine (`vigil logs`): the `readRunLog` activity, run by
- * a worker on the host that holds the repository, returns one bounded, redacted chunk; the short
- * `vigilReadLog` workflow carries the request to that host's queue and the chunk back.
+ * Reading a run's files from any machine (`vigil logs`, `vigil handoff`): the `readRunLog` and
+ * `readRunHandoff` activities, run by a worker on the host that holds the repository, return one
+ * bounded, redacted chunk. The CLI starts them as standalone activities on that host's queue; on a
+ * server without standalone activities the short `vigilReadLog` workflow carries a log read there.
  *
  * Sandbox-safe: imported by the workflow bundle.
  */
@@ -61,3 +62,13 @@ export type ReadLogAnswer =
   /** No worker polling the queue picked the read up within `answerSeconds`. */
   | { kind: 'no_worker'; queue: string | null }
   | { kind: 'failed'; message: string };
+
+/** The most of a handoff document `vigil handoff` prints (the writer keeps them far smaller). */
+export const HANDOFF_MAX = 256 * 1024;
+
+export const ReadRunHandoffInputSchema = shared('schemas/logs:ReadRunHandoffInputSchema', () => z.object({
+  repoPath: z.string().min(1).max(4096),
+  /** The handoff's Markdown file as the run's status names it (`latestHandoff.path`); read only under `<repo>/.vigil/handoffs/`. */
+  path: z.string().min(1).max(4096),
+}));
+export type ReadRunHandoffInput = z.input<typeof ReadRunHandoffInputSchema>;

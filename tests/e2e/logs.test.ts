@@ -4,7 +4,10 @@
  * iteration followed with -f (the agent blocks until the test lets it go, so what the follower
  * prints was read while the agent ran), a finished one read whole, credentials redacted, and the
  * errors: no such run or iteration (exit 3), the run's host without a worker (exit 4, naming its
- * queue). `vigil start` and `vigil status` say when nothing polls a run's host.
+ * queue). `vigil start` and `vigil status` say when nothing polls a run's host. `logs -f` follows
+ * a run across its iterations to its end with no workflow created (each read is a standalone
+ * activity) and nothing added to the run's history; escape sequences from the agent arrive shown,
+ * not interpreted, in `logs`, `handoff` and `watch`; `vigil handoff` prints an escalated run's handoff.
  */
 import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -148,6 +151,92 @@ describe('vigil logs', () => {
     const early = await vigil(['logs', id]);
     expect(early.code, show(early)).toBe(3);
     expect(early.stderr).toContain('has not started an iteration yet');
+  });
+
+  it('follows a run across three iterations with -f, creates no workflow, and prints agent escape sequences visibly', async () => {
+    // Each iteration: a line with a screen clear and a window title, a pause (so the follower reads it live), a change.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-agent-'));
+    const script = path.join(dir, 'agent.sh');
+    writeFileSync(
+      script,
+      `#!/bin/sh\ncat > /dev/null\nprintf 'agent %s: \\033[2J\\033]0;owned\\007 tidy\\r\\n' "$VIGIL_ITERATION"\nsleep 2\necho "step $VIGIL_ITERATION" >> work.txt\necho "iteration $VIGIL_ITERATION done"\n`,
+    );
+    chmodSync(script, 0o755);
+    const { id } = await startOn('alpha', script, ['--set', 'maxIterations=3']);
+    await waitUntil('iteration 1 to run', async () => (await query(id)).agentRunning, 60_000);
+    const others = async (): Promise<number> => (await client.workflow.count(`TaskQueue="${taskQueue}" AND WorkflowType!="vigilRun"`)).count;
+    const readWorkflows = async (): Promise<number> => (await client.workflow.count(`WorkflowType="vigilReadLog"`)).count;
+    const before = { others: await others(), reads: await readWorkflows() };
+
+    const follower = await vigil(['logs', id, '-f'], { timeoutMs: 150_000 });
+    expect(follower.code, show(follower)).toBe(0);
+    const out = `${follower.stdout}\n`;
+    for (const n of [1, 2, 3]) {
+      expect(follower.stderr).toContain(`==> iteration ${n} of ${id} on host "alpha"`);
+      expect(out).toContain(`agent ${n}: ␛[2J␛]0;owned␇ tidy\n`);
+      expect(out).toContain(`iteration ${n} done`);
+    }
+    expect(out.indexOf('iteration 1 done')).toBeLessThan(out.indexOf('agent 2:'));
+    expect(out.indexOf('iteration 2 done')).toBeLessThan(out.indexOf('agent 3:'));
+    // Nothing reaches the terminal as a control character but newlines.
+    expect([...out].filter((c) => c !== '\n' && c !== '\t' && (c < ' ' || (c >= '\u007f' && c <= '\u009f')))).toEqual([]);
+    expect(follower.stderr).toMatch(new RegExp(`==> run ${id} finished: max_iterations_reached \\(exit \\d+\\)`));
+
+    // Every read was a standalone activity: no workflow was created for them.
+    expect(await others()).toBe(before.others);
+    expect(await readWorkflows()).toBe(before.reads);
+    expect((await client.workflow.count(`WorkflowId STARTS_WITH "vigil-logs/${id}"`)).count).toBe(0);
+    // A read adds nothing to the run's history.
+    const events = async (): Promise<number> => ((await client.workflow.getHandle(id).fetchHistory()).events ?? []).length;
+    const length = await events();
+    const one = await vigil(['logs', id, '--iteration', '2']);
+    expect(one.code, show(one)).toBe(0);
+    expect(one.stdout).toContain('agent 2: ␛[2J');
+    expect(await events()).toBe(length);
+  });
+
+  it('prints the handoff of a run that asked for a person, and shows its escape sequences in watch visibly', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-agent-'));
+    const script = path.join(dir, 'agent.sh');
+    writeFileSync(
+      script,
+      `#!/bin/sh\ncat > /dev/null\nmkdir -p .vigil/signals\ncat > .vigil/signals/HUMAN_REVIEW_NEEDED <<'EOF'\n{"reason":"which database? \\u001b[2J\\u001b[1Afinished: completed (exit 0)","blocking":true,"questions":["Postgres or SQLite?"]}\nEOF\necho "asked for a person"\n`,
+    );
+    chmodSync(script, 0o755);
+    const { id } = await startOn('alpha', script, ['--set', 'maxIterations=3', '--set', 'autonomyMode=supervised']);
+    const none = await vigil(['handoff', id]);
+    if (none.code !== 0) expect(none.stderr).toMatch(/has no handoff|not escalated/);
+    await waitUntil('the run to escalate', async () => (await query(id)).latestHandoff, 90_000);
+
+    const md = await vigil(['handoff', id]);
+    expect(md.code, show(md)).toBe(0);
+    expect(md.stdout).toMatch(/^# Handoff: /);
+    expect(md.stdout).toContain('Postgres or SQLite?');
+    expect(md.stdout).toContain('which database? ␛[2J␛[1Afinished: completed (exit 0)');
+    expect(md.stdout).not.toContain('\u001b');
+    const js = await vigil(['handoff', id, '--json']);
+    expect(js.code, show(js)).toBe(0);
+    const doc = JSON.parse(js.stdout) as { workflowId: string; host: string; iteration: number; path: string; summary: string; markdown: string };
+    const latest = (await query(id)).latestHandoff;
+    expect(doc).toMatchObject({ workflowId: id, host: 'alpha', iteration: latest?.iteration, path: latest?.path, summary: latest?.summary });
+    expect(doc.markdown).toContain('Postgres or SQLite?');
+
+    // watch: the escalation line carries the agent's reason, its controls shown, on one line.
+    const watcher = execa(process.execPath, [CLI, 'watch', id], { env: cleanEnv(baseEnv()), extendEnv: false, cwd: CLI_CWD, stdin: 'ignore', reject: false, buffer: false });
+    let seen = '';
+    watcher.stdout?.on('data', (d: Buffer) => (seen += d.toString()));
+    try {
+      await waitUntil('watch to print the escalation', () => seen.includes('escalated to a person'), 60_000);
+    } finally {
+      watcher.kill('SIGKILL');
+    }
+    const line = seen.split('\n').find((l) => l.includes('escalated to a person')) ?? '';
+    expect(line).toContain('which database? ␛[2J␛[1Afinished: completed (exit 0)');
+    expect(seen).not.toContain('\u001b');
+    expect(seen.split('\n').filter((l) => l.startsWith('finished:'))).toEqual([]);
+
+    const missing = await vigil(['handoff', 'no-such-run-here']);
+    expect(missing.code, show(missing)).toBe(3);
   });
 
   it("exits 4 naming the host's queue when the run's host has no worker", async () => {
