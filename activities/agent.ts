@@ -27,7 +27,7 @@ import { answerOf } from '../workflows/decisions/contract.js';
 import { inheritedEnv, runProcess } from './process.js';
 import { interpretCall, prepareCall, SESSION_PATTERN } from './provider-call.js';
 import { authorizeExecution } from './run-authorization.js';
-import { changedPaths, workingTreeHash } from './repo.js';
+import { changedPaths, workingTreeHash } from './git.js';
 
 const TAIL_CHARS = 2000;
 /** Exit code of an iteration whose files could not be written before the agent started (EX_IOERR). */

@@ -11,16 +11,8 @@ import { existsSync, lstatSync, mkdtempSync, readdirSync, rmdirSync, rmSync } fr
 import os from 'node:os';
 import path from 'node:path';
 import { RewindRepoInputSchema, type RewindRepoInput, type RewindRepoResult } from '../schemas/activities.js';
-import { helperCheckpoint, runGit, type CheckpointAsk } from './git-helper.js';
-import { assertGitRepo, changedPaths, git, workingTreeHash } from './repo.js';
-
-/** Who checkpoint commits are by (no user configuration needed, no signing). */
-const IDENTITY = {
-  GIT_AUTHOR_NAME: 'Vigil',
-  GIT_AUTHOR_EMAIL: 'vigil@vigil.invalid',
-  GIT_COMMITTER_NAME: 'Vigil',
-  GIT_COMMITTER_EMAIL: 'vigil@vigil.invalid',
-};
+import { helperCheckpoint, runGit } from './git-helper.js';
+import { assertGitRepo, changedPaths, checkpointAsk, git, workingTreeHash } from './git.js';
 
 /** The object a ref points at, or null when there is no such ref. */
 export async function refTarget(repoPath: string, ref: string): Promise<string | null> {
@@ -37,11 +29,6 @@ export async function refTarget(repoPath: string, ref: string): Promise<string |
  */
 export async function createCheckpoint(repoPath: string, treeHash: string, parent: string | null, ref: string, message: string, prune: readonly string[] = []): Promise<{ commit: string; ref: string }> {
   return { commit: await helperCheckpoint(repoPath, treeHash, checkpointAsk(parent, ref, message, prune)), ref };
-}
-
-/** What the git helper needs to make a checkpoint. */
-export function checkpointAsk(parent: string | null, ref: string, message: string, prune: readonly string[] = []): CheckpointAsk {
-  return { parent, ref, message, prune, env: IDENTITY };
 }
 
 /**

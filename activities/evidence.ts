@@ -16,7 +16,7 @@ import {
 import { scanFilesForSecrets } from './gates/secret-scan.js';
 import { ensureRepoDir, ensureRunDir, pad } from './artifacts.js';
 import { writePrivateFile } from './safe-files.js';
-import { assertGitRepo, EXCLUDE, git, objectExists, workingTreeHash } from './repo.js';
+import { assertGitRepo, EXCLUDE, git, objectExists, workingTreeHash } from './git.js';
 
 function roundDir(repoPath: string, runId: string, round: number): string {
   return ensureRepoDir(repoPath, path.join(ensureRunDir(repoPath, runId), 'council', `round-${pad(round)}`));

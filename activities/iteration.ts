@@ -46,7 +46,7 @@ import {
   type RunAgentInput,
   type RunGatesResult,
 } from '../schemas/activities.js';
-import { callCancelQuery, type CallCancel } from '../workflows/messages.js';
+import { CALL_CANCEL_QUERY, type CallCancel } from '../schemas/messages.js';
 import { runAgent as callAgent } from './agent.js';
 import { runGates, type KnownChanges } from './gates/index.js';
 import { promptPartsDir, resolvePromptMemory } from './prompt-memory.js';
@@ -136,7 +136,7 @@ async function cancellationMeant(ctx: Context): Promise<CallCancel> {
     const run = ctx.info.workflowExecution;
     if (!run) return 'kill';
     const client = ctx.client;
-    return await client.connection.withAbortSignal(AbortSignal.timeout(10_000), () => client.workflow.getHandle(run.workflowId, run.runId).query(callCancelQuery));
+    return await client.connection.withAbortSignal(AbortSignal.timeout(10_000), () => client.workflow.getHandle(run.workflowId, run.runId).query<CallCancel>(CALL_CANCEL_QUERY));
   } catch (err) {
     ctx.log.warn('the workflow could not say what the cancellation of the agent call means: the agent is stopped', { error: err instanceof Error ? err.message : String(err) });
     return 'kill';

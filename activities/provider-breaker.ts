@@ -13,21 +13,22 @@
  * continue-as-new by the same id).
  *
  * Reporting an outcome is not an activity: the run workflow signals the entity directly
- * (`reportSignal` in workflows/provider-breaker-messages.ts).
+ * (`reportSignal` in workflows/provider-breaker-messages.ts). The ask goes by its name (schemas/provider-breaker.ts).
  */
 import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import {
-  askUpdate,
   AskProviderBreakerInputSchema,
+  BREAKER_MESSAGE_NAMES,
   BREAKER_WORKFLOW_TYPE,
   breakerWorkflowId,
   INVALID_BREAKER_ASK,
   parseBreakerPayload,
   type AskAnswer,
+  type AskPayload,
   type AskProviderBreakerInput,
-} from '../workflows/provider-breaker-messages.js';
+} from '../schemas/provider-breaker.js';
 import type { vigilProviderBreaker } from '../workflows/provider-breaker-workflow.js';
 
 export async function askProviderBreaker(raw: AskProviderBreakerInput): Promise<AskAnswer> {
@@ -50,7 +51,7 @@ export async function askProviderBreaker(raw: AskProviderBreakerInput): Promise<
     staticDetails: `Shared by every Vigil run using \`${input.provider}\`. \`vigil providers\` lists it; \`vigil providers --reset ${input.provider}\` closes it.`,
   });
   try {
-    return await ctx.client.workflow.executeUpdateWithStart(askUpdate, {
+    return await ctx.client.workflow.executeUpdateWithStart<typeof vigilProviderBreaker, AskAnswer, [AskPayload]>(BREAKER_MESSAGE_NAMES.ask, {
       args: [{ runId: input.runId, askId, ...(input.leaseMs !== undefined ? { leaseMs: input.leaseMs } : {}) }],
       // Deduplicated by the server within one execution of the entity: a retried attempt gets the first answer.
       updateId: `ask:${askId}`.slice(0, 1000),

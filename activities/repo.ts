@@ -12,9 +12,7 @@
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ApplicationFailure } from '@temporalio/common';
 import {
-  FAILURE_TYPES,
   InspectRepoInputSchema,
   PrepareRunInputSchema,
   type InspectRepoInput,
@@ -24,55 +22,13 @@ import {
 } from '../schemas/activities.js';
 import { alwaysHigh, isDependencyManifest } from '../workflows/decisions/tier-ladder.js';
 import { ensureRunDir, VIGIL_DIR } from './artifacts.js';
-import { checkpointAsk } from './checkpoints.js';
-import { helperInspect, helperTreeHash, runGit } from './git-helper.js';
+import { helperInspect } from './git-helper.js';
+import { assertGitRepo, checkpointAsk, git, headSha, missingRepository, notAGitRepository, workingTreeHash } from './git.js';
 import { readLearnings } from './agent-notes.js';
 import { storeNote } from './prompt-memory.js';
 
-export const EXCLUDE = `:(exclude)${VIGIL_DIR}`;
-
-export async function git(cwd: string, args: string[], env: Record<string, string> = {}, input?: string): Promise<string> {
-  const r = await runGit(cwd, args, env, input);
-  if (r.exitCode !== 0) {
-    throw new Error(`git ${args.join(' ')} failed in ${cwd} (exit ${r.exitCode}): ${r.stderr.trim().slice(0, 1000)}`);
-  }
-  return r.stdout;
-}
-
-/** True when `spec` names an object of the repository (`git cat-file -e`). */
-export async function objectExists(cwd: string, spec: string): Promise<boolean> {
-  return (await runGit(cwd, ['cat-file', '-e', spec])).exitCode === 0;
-}
-
-export async function headSha(cwd: string): Promise<string | null> {
-  // `--verify -q` prints nothing for a repository without commits (plain rev-parse prints "HEAD").
-  const r = await runGit(cwd, ['rev-parse', '--verify', '-q', 'HEAD^{commit}']);
-  const out = r.stdout.trim();
-  return r.exitCode === 0 && out ? out : null;
-}
-
-function notAGitRepository(repoPath: string): ApplicationFailure {
-  return ApplicationFailure.create({
-    type: FAILURE_TYPES.notAGitRepository,
-    nonRetryable: true,
-    message: `not a git working tree: ${repoPath} (run \`git init\` there, or point --repo at a repository)`,
-  });
-}
-
-function missingRepository(repoPath: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: FAILURE_TYPES.notAGitRepository, nonRetryable: true, message: `repository path does not exist: ${repoPath}` });
-}
-
-export async function assertGitRepo(repoPath: string): Promise<void> {
-  if (!existsSync(repoPath)) throw missingRepository(repoPath);
-  const r = await runGit(repoPath, ['rev-parse', '--is-inside-work-tree']);
-  if (r.exitCode !== 0 || r.stdout.trim() !== 'true') throw notAGitRepository(repoPath);
-}
-
-/** Git tree id of the working tree (see the file comment; computed in the git helper). */
-export async function workingTreeHash(repoPath: string): Promise<string> {
-  return helperTreeHash(repoPath);
-}
+/** The working tree's hash lives with the other git primitives (git.ts); re-exported for the tests that read it from here. */
+export { workingTreeHash } from './git.js';
 
 /** Keeps `.vigil/` out of `git status` without touching the user's .gitignore. */
 function excludeVigilDir(repoPath: string, excludeFile: string): void {
@@ -95,11 +51,6 @@ export async function prepareRun(raw: PrepareRunInput): Promise<PrepareRunResult
   // By reference, the text stays in the run's prompt-parts store (activities/prompt-memory.ts).
   const byRef = input.learningsByRef === true;
   return { sha: await headSha(input.repoPath), treeHash: await workingTreeHash(input.repoPath), artifactDir, alwaysHigh: prdHigh, learnings: byRef ? null : learnings, learningsRef: byRef ? storeNote(input.repoPath, input.runId, learnings) : null };
-}
-
-/** Paths that differ between two trees (`.vigil/` excluded). */
-export async function changedPaths(repoPath: string, from: string, to: string): Promise<string[]> {
-  return (await git(repoPath, ['diff', '--name-only', '-z', '--no-renames', from, to, '--', '.', EXCLUDE])).split('\0').filter(Boolean);
 }
 
 interface NumStat {

@@ -1,6 +1,6 @@
 /**
  * A council round and a code review, each as one activity (runs from `vigil-round-activity-v1`
- * on): the round's own orchestration (workflows/council-round.ts, workflows/review-round.ts, the
+ * on): the round's own orchestration (rounds/council-round.ts, rounds/review-round.ts, the
  * same code older runs execute as workflow code) runs here with its calls made in process — the
  * evidence or the review diff, every member or reviewer in parallel, the re-run and the devil's
  * advocate where the rules ask for them, the transcript or the report. The history holds one
@@ -20,8 +20,8 @@ import { ActivityFailure, CancelledFailure, RetryState } from '@temporalio/commo
 import { Context } from '@temporalio/activity';
 import type { ActivityFunctionWithOptions } from '@temporalio/workflow';
 import { CouncilRoundInputSchema, ReviewRoundInputSchema, type CouncilRoundInput, type ReviewRoundInput } from '../schemas/rounds.js';
-import { runCouncilRound, type CouncilDeps, type RoundResult } from '../workflows/council-round.js';
-import { runReviewRound, type ReviewDeps, type ReviewRoundResult } from '../workflows/review-round.js';
+import { runCouncilRound, type CouncilDeps, type RoundResult } from '../rounds/council-round.js';
+import { runReviewRound, type ReviewDeps, type ReviewRoundResult } from '../rounds/review-round.js';
 import { collectEvidence as collect, writeTranscript as transcript } from './evidence.js';
 import { heartbeating } from './heartbeat.js';
 import { runAgent as iterationAgent } from './iteration.js';

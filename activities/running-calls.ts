@@ -3,7 +3,7 @@
  * cancelled its call (workflows/running-call.ts, a workflow sink) reaches the call, without
  * waiting for Temporal's cancellation to arrive with the call's next heartbeat.
  */
-import type { CallCancel } from '../workflows/messages.js';
+import type { CallCancel } from '../schemas/messages.js';
 
 export interface RunRef {
   workflowId: string;

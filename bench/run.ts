@@ -29,7 +29,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { workingTreeHash } from '../activities/repo.js';
+import { workingTreeHash } from '../activities/git.js';
 import { daemonPid } from '../activities/supervisor-client.js';
 import { benchArgs, fail, numberArg } from './args.js';
 import { benchScratch } from './scratch.js';

@@ -1,6 +1,6 @@
 /**
- * What the CLI's fast path (cli/steer.ts: status, pause, resume, stop, input, ...) asks of Temporal
- * about one run, as one small interface with two implementations:
+ * The contract of what the CLI's fast path (cli/steer.ts: status, pause, resume, stop, input, ...)
+ * asks of Temporal about one run, as one small interface with two implementations:
  *
  * - the light client (cli/wire/client.ts): hand-encoded protobuf over node:http2, a few
  *   milliseconds to load, used whenever payloads are plain JSON (plaintext, TLS, API key, profiles);
@@ -9,9 +9,9 @@
  *   runs with encrypted payloads keep going through the full client and its codec; and by the
  *   commands that hold an SDK client already (watch, wait, logs, checkpoints).
  *
+ * Which of them a command gets is cli/open-run-api.ts's choice; both import only this contract.
  * No dependencies at load time (cli/errors.ts has none).
  */
-import type { Endpoint } from './endpoint.js';
 import { matchesErrorName } from './errors.js';
 
 /** The names of Vigil's search attributes the CLI reads (schemas/search-attributes.ts; a unit test keeps them equal). */
@@ -65,29 +65,4 @@ export interface RunApi {
   /** The workers that polled `taskQueue` for activities lately, within 5 s. */
   activityPollers(taskQueue: string): Promise<PollerSeen[]>;
   close(): Promise<void>;
-}
-
-/** True when payloads are encrypted: the light client cannot read or write them. */
-export const codecConfigured = (env: NodeJS.ProcessEnv = process.env): boolean => Boolean(env.VIGIL_CODEC_KEY_FILE || env.VIGIL_CODEC_KEY);
-
-/**
- * Runs `fn` with a RunApi for the endpoint and closes it afterwards. The light client unless a
- * payload codec key is configured; then the full client (with its codec), as `connect` makes it.
- */
-export async function withRunApi<T>(ep: Endpoint, fn: (api: RunApi) => Promise<T>): Promise<T> {
-  let api: RunApi;
-  if (codecConfigured()) {
-    const [{ connect }, { sdkRunApi }] = await Promise.all([import('./connection.js'), import('./sdk-run-api.js')]);
-    const { client, connection } = await connect(ep);
-    api = sdkRunApi(client, () => connection.close());
-  } else {
-    const [{ lightRunApi }, { sayWarnings }] = await Promise.all([import('./wire/client.js'), import('./endpoint.js')]);
-    sayWarnings(ep);
-    api = lightRunApi(ep);
-  }
-  try {
-    return await fn(api);
-  } finally {
-    await api.close();
-  }
 }

@@ -84,7 +84,7 @@ export const PAYLOADS = {
 
 /** `vigil status ID [--json]`. */
 export async function statusCommand(ep: Endpoint, id: string, json: boolean): Promise<void> {
-  const [{ viewRun }, { printStatus, statusJson }, { withRunApi }] = await Promise.all([import('./steer.js'), import('./status.js'), import('./run-api.js')]);
+  const [{ viewRun }, { printStatus, statusJson }, { withRunApi }] = await Promise.all([import('./steer.js'), import('./status.js'), import('./open-run-api.js')]);
   await withRunApi(ep, async (api) => {
     const view = await viewRun(api, id);
     const host = view.kind === 'running' ? (view.snapshot?.host ?? null) : null;
@@ -103,7 +103,7 @@ export async function statusCommand(ep: Endpoint, id: string, json: boolean): Pr
 
 /** Sends one message (its payload built already: bad input is exit 2 before anything connects). */
 export async function messageCommand(ep: Endpoint, kind: MessageKind, id: string, body: Record<string, unknown>, asSignal: boolean): Promise<void> {
-  const [{ sendMessage }, { withRunApi }] = await Promise.all([import('./steer.js'), import('./run-api.js')]);
+  const [{ sendMessage }, { withRunApi }] = await Promise.all([import('./steer.js'), import('./open-run-api.js')]);
   await withRunApi(ep, async (api) => {
     const ack = await sendMessage(api, ep, id, kind, body, asSignal);
     out(ack ? `${id}: ${ack.message} (status ${ack.status}, iteration ${ack.iteration})` : `${id}: ${kind} signal recorded; it takes effect when a worker runs the workflow`);

@@ -6,31 +6,28 @@
  *
  * Deterministic, no I/O of its own: it runs as workflow code (each call an activity) and, from
  * `vigil-round-activity-v1` on, inside the round's one activity (activities/rounds.ts). The rules
- * live in `decisions/`.
+ * live in `workflows/decisions/`.
  */
 import { ActivityFailure } from '@temporalio/common';
-import type { ActivityInterfaceFor } from '@temporalio/workflow';
-import type * as activities from '../activities/index.js';
 import type { AgentResult, EvidenceFactsResult } from '../schemas/activities.js';
 import type { Knobs } from '../schemas/knobs.js';
 import type { EvidenceRecord, Verdict, VoteRecord } from '../schemas/run.js';
-import { applyDevilsAdvocate, applySeverityBudget, devilsAdvocateDue, memberRole, tally } from './decisions/council.js';
-import { councilPrompt, devilsAdvocatePrompt } from './decisions/council-prompt.js';
-import { chooseAgent } from './decisions/agent-choice.js';
+import { applyDevilsAdvocate, applySeverityBudget, devilsAdvocateDue, memberRole, tally } from '../workflows/decisions/council.js';
+import { councilPrompt, devilsAdvocatePrompt } from '../workflows/decisions/council-prompt.js';
+import { chooseAgent } from '../workflows/decisions/agent-choice.js';
 import type { RunAuthorization } from '../schemas/authorization.js';
-import type { ConveneTrigger } from './decisions/convene.js';
-import { judgeEvidence, type EvidenceVerdict } from './decisions/evidence.js';
-import { recordVote } from './decisions/vote.js';
-import { agentResultOf } from './lean-prompt.js';
-
-type Acts = ActivityInterfaceFor<typeof activities>;
+import type { ConveneTrigger } from '../workflows/decisions/convene.js';
+import { judgeEvidence, type EvidenceVerdict } from '../workflows/decisions/evidence.js';
+import { recordVote } from '../workflows/decisions/vote.js';
+import { agentResultOf } from './agent-result.js';
+import type { RoundCalls } from './calls.js';
 
 /** What a round calls: activities from the workflow, or the same functions in process inside the round's own activity (activities/rounds.ts). */
 export interface CouncilDeps {
   /** git and file activities (evidence, transcript). */
-  repo: Pick<Acts, 'collectEvidence' | 'writeTranscript'>;
+  repo: Pick<RoundCalls, 'collectEvidence' | 'writeTranscript'>;
   /** Council member and devil's advocate calls, bounded by the member timeout. */
-  members: Pick<Acts, 'runAgent'>;
+  members: Pick<RoundCalls, 'runAgent'>;
 }
 
 export interface EvidenceInput {

@@ -7,26 +7,23 @@
  *
  * Deterministic, no I/O of its own: it runs as workflow code (each call an activity) and, from
  * `vigil-round-activity-v1` on, inside the review's one activity (activities/rounds.ts). The
- * rules live in `decisions/review.ts`.
+ * rules live in `workflows/decisions/review.ts`.
  */
 import { ActivityFailure } from '@temporalio/common';
-import type { ActivityInterfaceFor } from '@temporalio/workflow';
-import type * as activities from '../activities/index.js';
 import type { AgentResult } from '../schemas/activities.js';
 import type { RunAuthorization } from '../schemas/authorization.js';
 import type { ReviewerRecord, ReviewRecord } from '../schemas/gates.js';
 import type { Knobs } from '../schemas/knobs.js';
-import { chooseAgent } from './decisions/agent-choice.js';
-import { agentResultOf } from './lean-prompt.js';
-import { aggregateReview, devilsAdvocateDue, devilsAdvocateReviewPrompt, reviewDiffCap, reviewerPrompt, selectReviewers, shouldRerun } from './decisions/review.js';
-
-type Acts = ActivityInterfaceFor<typeof activities>;
+import { chooseAgent } from '../workflows/decisions/agent-choice.js';
+import { agentResultOf } from './agent-result.js';
+import type { RoundCalls } from './calls.js';
+import { aggregateReview, devilsAdvocateDue, devilsAdvocateReviewPrompt, reviewDiffCap, reviewerPrompt, selectReviewers, shouldRerun } from '../workflows/decisions/review.js';
 
 /** What a review calls: activities from the workflow, or the same functions in process inside the round's own activity (activities/rounds.ts). */
 export interface ReviewDeps {
-  repo: Pick<Acts, 'prepareReview' | 'writeReviewReport'>;
+  repo: Pick<RoundCalls, 'prepareReview' | 'writeReviewReport'>;
   /** Reviewer calls, bounded by the council member timeout. */
-  members: Pick<Acts, 'runAgent'>;
+  members: Pick<RoundCalls, 'runAgent'>;
 }
 
 export interface ReviewInput {

@@ -114,3 +114,12 @@ export function parseMessage<N extends MessageName>(
   });
   return { ok: false, error: `${name}: ${parts.join('; ')}` };
 }
+
+/**
+ * What a cancellation of the running agent call means (asked by the call when it is cancelled):
+ * `kill` the agent (STOP --now, a rewind, a rollover, a cancelled workflow), or only `skipGates`,
+ * the gate pass the call carries (a PAUSE, a STOP that lets the call finish).
+ */
+export type CallCancel = 'kill' | 'skipGates';
+/** The name of the run's query that answers a CallCancel (workflows/messages.ts `callCancelQuery`; the agent call asks it by name). */
+export const CALL_CANCEL_QUERY = 'vigil.callCancel';

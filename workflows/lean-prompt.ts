@@ -5,17 +5,11 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { AGENT_RESULT_NULL_DEFAULTS, AgentResultSchema, type AgentResult } from '../schemas/activities.js';
 import type { PromptMemoryRef, RunMemory, MemoryWindow } from '../schemas/memory.js';
 import { memoryDelta, memoryWindow } from './decisions/prompt-memory.js';
 
-/** An agent call's result as the workflow uses it: a compact one (`compact: true` in the call) gets its defaults back. */
-export function agentResultOf(r: AgentResult, compact: boolean | undefined): AgentResult {
-  if (!compact) return r;
-  const parsed = AgentResultSchema.safeParse(r);
-  // A result the schema refuses (never expected) still gets its null fields back rather than failing the workflow task.
-  return parsed.success ? parsed.data : { ...(Object.fromEntries(AGENT_RESULT_NULL_DEFAULTS.map((k) => [k, null])) as Partial<AgentResult>), ...r };
-}
+/** Moved beside the round drivers, which use it too (rounds/agent-result.ts); re-exported for the run workflow. */
+export { agentResultOf } from '../rounds/agent-result.js';
 
 /** Which memory window this execution sent last (so the activity has stored it). */
 export class MemoryParts {

@@ -5,7 +5,7 @@
  * query.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { BudgetPayload, ForceReviewPayload, InputPayload, PausePayload, ResumePayload, RewindPayload, StopPayload, WaivePayload } from '../schemas/messages.js';
+import { CALL_CANCEL_QUERY, type BudgetPayload, type CallCancel, type ForceReviewPayload, type InputPayload, type PausePayload, type ResumePayload, type RewindPayload, type StopPayload, type WaivePayload } from '../schemas/messages.js';
 import type { RunStatus, StatusSnapshot } from '../schemas/status.js';
 
 /** What every update answers: whether it changed anything, and the run's state after it. */
@@ -46,12 +46,8 @@ export const rewindSignal = defineSignal<[unknown?]>('rewind');
 
 export const statusQuery = defineQuery<StatusSnapshot>('status');
 
-/**
- * What a cancellation of the running agent call means (asked by the call when it is cancelled):
- * `kill` the agent (STOP --now, a rewind, a rollover, a cancelled workflow), or only `skipGates`,
- * the gate pass the call carries (a PAUSE, a STOP that lets the call finish).
- */
-export type CallCancel = 'kill' | 'skipGates';
-export const callCancelQuery = defineQuery<CallCancel>('vigil.callCancel');
+/** What a cancellation of the running agent call means (schemas/messages.ts `CallCancel`, with the query's name). */
+export type { CallCancel };
+export const callCancelQuery = defineQuery<CallCancel>(CALL_CANCEL_QUERY);
 
 export const WORKFLOW_TYPE = 'vigilRun';

@@ -60,7 +60,7 @@ import { breakerWorkflowId, INVALID_BREAKER_ASK, reportSignal } from './provider
 import { breakerTrip, safetyValve, trackDoneSignal } from './decisions/breaker.js';
 import { shouldConvene, type ConveneTrigger } from './decisions/convene.js';
 import { describeBlock } from './decisions/evidence.js';
-import { checkEvidence, describeRejection, evidenceRecord, runCouncilRound, type CouncilDeps, type EvidenceInput } from './council-round.js';
+import { checkEvidence, describeRejection, evidenceRecord, runCouncilRound, type CouncilDeps, type EvidenceInput } from '../rounds/council-round.js';
 import { escalate, recordNotification, sendNotification } from './escalation.js';
 import { initialLadder, LEVEL_TIER, observeLadder } from './decisions/tier-ladder.js';
 import { describeProxies, evaluateUncertainty, noChangeMin, type Proxies } from './decisions/uncertainty.js';
@@ -108,7 +108,7 @@ import { runToolGates } from './quality-gates.js';
 import { installRewind } from './rewind.js';
 import { callKilledByRun, tellRunningCall } from './running-call.js';
 import { addCheckpoint, checkpointRows, planCheckpoint, sealCheckpoint } from './decisions/checkpoints.js';
-import { runReviewRound } from './review-round.js';
+import { runReviewRound } from '../rounds/review-round.js';
 import { packValue, unpackValue, type Json } from './carried-state.js';
 import { carriedGates, PromptParts, runGatesPass, testRecord } from './lean-iteration.js';
 import { agentResultOf, MemoryParts } from './lean-prompt.js';

@@ -21,7 +21,7 @@ import { RunGatesInputSchema, type RunGatesInput, type RunGatesResult, type Test
 import { runTests } from '../tests.js';
 import { GateResultSchema, MAX_FINDINGS, RunGateInputSchema, type GateResult, type GateResultInput, type RunGateInput } from '../../schemas/gates.js';
 import { ensureRepoDir, ensureRunDir, pad, runDir } from '../artifacts.js';
-import { changedPaths, git, workingTreeHash } from '../repo.js';
+import { changedPaths, git, workingTreeHash } from '../git.js';
 import { describeWriteError, isStorageError, writePrivateFile } from '../safe-files.js';
 import { coverageGate } from './coverage.js';
 import { docCoverageGate } from './doc-coverage.js';

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { MAX_FINDINGS, severityRank, type FindingInput, type GateName, type GateResultInput, type Severity } from '../../schemas/gates.js';
 import { readRegularFile } from '../safe-files.js';
-import { objectExists } from '../repo.js';
+import { objectExists } from '../git.js';
 
 // ---------------------------------------------------------------------------------------------
 // Limits and shared helpers

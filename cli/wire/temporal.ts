@@ -6,7 +6,7 @@
  *
  * Payloads are the SDK's default JSON payload converter's: metadata `encoding: json/plain` and the
  * value as JSON bytes, `binary/null` for undefined. Runs whose payloads are encrypted (a codec key
- * configured) never come here: the CLI uses the full client for them (cli/run-api.ts).
+ * configured) never come here: the CLI uses the full client for them (cli/open-run-api.ts).
  */
 import { fields, int32, int64, mapEntry, ProtoWriter, str, type ProtoField } from './protobuf.js';
 

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createCheckpoint, restoreWorkingTree, rewindRepo } from '../../activities/checkpoints.js';
-import { workingTreeHash } from '../../activities/repo.js';
+import { workingTreeHash } from '../../activities/git.js';
 import { type CheckpointRecord, type RewindRecord, type RunState } from '../../schemas/run.js';
 import { addCheckpoint, checkpointRef, planCheckpoint, refComponent, rewindProblem, rewindState, sealCheckpoint, snapshotOf } from '../../workflows/decisions/checkpoints.js';
 import { git, makeRepo } from '../support/harness.js';

@@ -140,7 +140,7 @@ describe('docs/agent-contract.md matches the code', () => {
   it('documents every variable a call gets', () => {
     const agent = readFileSync(path.join(ROOT, 'activities/agent.ts'), 'utf8');
     const vars = new Set([...agent.matchAll(/\b(VIGIL_[A-Z_]+):/g)].map((m) => m[1] as string));
-    for (const round of ['workflows/review-round.ts', 'workflows/council-round.ts']) {
+    for (const round of ['rounds/review-round.ts', 'rounds/council-round.ts']) {
       for (const m of readFileSync(path.join(ROOT, round), 'utf8').matchAll(/\b(VIGIL_[A-Z_]+):/g)) vars.add(m[1] as string);
     }
     expect(vars.size).toBeGreaterThan(8);

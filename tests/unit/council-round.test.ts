@@ -1,12 +1,12 @@
 /**
- * How one member's call becomes a recorded vote (workflows/council-round.ts `voteRecord`): the
+ * How one member's call becomes a recorded vote (rounds/council-round.ts `voteRecord`): the
  * severity/error-budget rule reconsiders only a member that answered REJECT or CANNOT_VALIDATE,
  * never a call that failed, timed out or gave no vote.
  */
 import { describe, expect, it } from 'vitest';
 import { defaultKnobs } from '../../schemas/knobs.js';
 import { blankAgentResult, type AgentResult } from '../../schemas/activities.js';
-import { voteRecord } from '../../workflows/council-round.js';
+import { voteRecord } from '../../rounds/council-round.js';
 
 const knobs = { ...defaultKnobs(), councilSeverityThreshold: 'medium' as const, councilErrorBudget: 0 };
 const lowIssue = [{ severity: 'low' as const, description: 'README typo' }];

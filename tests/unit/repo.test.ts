@@ -10,7 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterEach, describe, expect, it } from 'vitest';
-import { changedPaths, git as gitCommand, inspectRepo, inspectRepoChanges, prepareRun, workingTreeHash } from '../../activities/repo.js';
+import { changedPaths, git as gitCommand, workingTreeHash } from '../../activities/git.js';
+import { inspectRepo, inspectRepoChanges, prepareRun } from '../../activities/repo.js';
 import { configureGitHelper, gitHelper, runGit } from '../../activities/git-helper.js';
 
 const GIT_ENV = {

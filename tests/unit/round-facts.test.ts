@@ -10,7 +10,7 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterEach, describe, expect, it } from 'vitest';
 import { collectEvidence } from '../../activities/evidence.js';
-import { workingTreeHash } from '../../activities/repo.js';
+import { workingTreeHash } from '../../activities/git.js';
 import { prepareReview } from '../../activities/review.js';
 import { git, makeRepo, writePrd } from '../support/harness.js';
 

@@ -86,10 +86,10 @@ describe('writePrebuiltBundle', () => {
   beforeAll(() => assertBuilt());
 
   it('records the compiled workflows and the embedded dependencies, and a recompile invalidates it', async () => {
-    // A copy of the compiled workflows and schemas, resolving packages from this checkout.
+    // A copy of the compiled workflows, round drivers and schemas, resolving packages from this checkout.
     const root = tempDir('vigil-bundle-real-');
     const dist = path.join(root, 'dist');
-    for (const d of ['workflows', 'schemas']) cpSync(path.join(ROOT, 'dist', d), path.join(dist, d), { recursive: true });
+    for (const d of ['workflows', 'rounds', 'schemas']) cpSync(path.join(ROOT, 'dist', d), path.join(dist, d), { recursive: true });
     symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'));
     const manifest = await writePrebuiltBundle({
       distDir: dist,

@@ -1,7 +1,8 @@
 /**
  * The provider circuit breaker (seed 001 "Circuit Breaker System"): whether the next call to an
- * agent provider may go out. Owns the CLOSED / OPEN / HALF_OPEN state machine, its defaults and
- * the schema of its carried state (one state per provider; keying them is the caller's).
+ * agent provider may go out. Owns the CLOSED / OPEN / HALF_OPEN state machine and its defaults
+ * (the schema of its carried state is schemas/provider-breaker-state.ts; one state per provider,
+ * keying them is the caller's).
  *
  *   CLOSED    every call goes out. A failure is remembered; when `failureThreshold` (3) failures
  *             fall within `failureWindowMs` (60 s: the oldest of them at most 60 s before the
@@ -24,16 +25,10 @@
  *
  * Pure: time is a parameter; the input state is never mutated.
  */
-import { z } from 'zod';
-import { shared } from '../../schemas/shared.js';
+import { MAX_FAILURE_TIMES, type BreakerConfig, type BreakerDecision, type ProviderBreakerState } from '../../schemas/provider-breaker-state.js';
 
-export interface BreakerConfig {
-  failureThreshold: number;
-  failureWindowMs: number;
-  cooldownMs: number;
-  probeIntervalMs: number;
-  closeAfterSuccesses: number;
-}
+/** The carried state's schema and the config's shape are contracts (schemas/provider-breaker-state.ts); re-exported for the rules' callers. */
+export { MAX_FAILURE_TIMES, ProviderBreakerStateSchema, type BreakerConfig, type BreakerDecision, type ProviderBreakerState } from '../../schemas/provider-breaker-state.js';
 
 /** Seed 001's numbers. */
 export const DEFAULT_BREAKER_CONFIG: Readonly<BreakerConfig> = {
@@ -43,39 +38,6 @@ export const DEFAULT_BREAKER_CONFIG: Readonly<BreakerConfig> = {
   probeIntervalMs: 10_000,
   closeAfterSuccesses: 3,
 };
-
-/** Bound of the remembered failure times (and so of `failureThreshold`). */
-export const MAX_FAILURE_TIMES = 100;
-
-const instant = shared('workflows/decisions/provider-breaker:instant', () => z.number().min(0));
-
-export const ProviderBreakerStateSchema = shared('workflows/decisions/provider-breaker:ProviderBreakerStateSchema', () => z
-  .object({
-    phase: z.enum(['CLOSED', 'OPEN', 'HALF_OPEN']),
-    /** CLOSED: the most recent failures (at most `failureThreshold` are kept). */
-    failureTimesMs: z.array(instant).max(MAX_FAILURE_TIMES),
-    /** OPEN: when the cooldown ends. */
-    openUntilMs: instant.nullable(),
-    /** HALF_OPEN: a probe is out and not yet reported. */
-    probeInFlight: z.boolean(),
-    /** HALF_OPEN: when the last probe went out. */
-    lastProbeAtMs: instant.nullable(),
-    /** HALF_OPEN: successful probes in a row. */
-    probeSuccesses: z.number().int().min(0),
-    lastChangeAtMs: instant.nullable(),
-    /** How many times the breaker has opened (trips and re-opens). */
-    trips: z.number().int().min(0),
-  })
-  .refine((s) => (s.phase === 'OPEN') === (s.openUntilMs !== null), { message: 'openUntilMs is set exactly when OPEN' })
-  .refine((s) => s.phase === 'HALF_OPEN' || (!s.probeInFlight && s.probeSuccesses === 0 && s.lastProbeAtMs === null), {
-    message: 'probe fields are only set in HALF_OPEN',
-  })
-  .refine((s) => s.phase === 'CLOSED' || s.failureTimesMs.length === 0, { message: 'failure times are only kept in CLOSED' }));
-export type ProviderBreakerState = z.infer<typeof ProviderBreakerStateSchema>;
-
-export type BreakerDecision =
-  | { allow: true; probe: boolean }
-  | { allow: false; retryAtMs: number; reason: 'open' | 'probe_in_flight' | 'probe_interval' };
 
 /** `released`: the run let the allowed call go unmade (a stop, pause or rewind came first); it says nothing about the provider. */
 export type BreakerOutcome = 'success' | 'failure' | 'released';
