@@ -10,6 +10,10 @@
  * its own histories too, and a run rewound from iteration 4 to 2 with a directive (checkpoints, the
  * rewind update and its activity), and a run that continues as new with its state packed.
  * `VIGIL_RECORD_HISTORY=1` saves the first two fresh histories as new fixtures.
+ *
+ * Every era is pinned too: eras.ts names, for each patch id declared in workflows/, the
+ * `before-<patch>*.json` histories recorded by the code from just before it, each replayed by a
+ * test of its own; a patch id without an entry there fails the suite.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -32,6 +36,8 @@ import {
   waitForStatus,
   type TestEnv,
 } from '../support/harness.js';
+import { patchIds } from './command-sequence.js';
+import { eraFixtures, ERAS } from './eras.js';
 
 const HISTORIES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'histories');
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -45,7 +51,8 @@ afterAll(async () => env?.close());
 
 describe('replay', () => {
   it('replays every committed history', async () => {
-    const files = readdirSync(HISTORIES).filter((f) => f.endsWith('.json'));
+    // The era fixtures (before-*.json) have a test each, below.
+    const files = readdirSync(HISTORIES).filter((f) => f.endsWith('.json') && !f.startsWith('before-'));
     expect(files.length).toBeGreaterThan(0);
     for (const file of files) {
       const history = JSON.parse(readFileSync(path.join(HISTORIES, file), 'utf8')) as unknown;
@@ -129,4 +136,40 @@ describe('replay', () => {
     await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, handing, 'carry-1')).resolves.toBeUndefined();
     await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, taking, 'carry-2')).resolves.toBeUndefined();
   });
+});
+
+/** The patch ids the workflow code declares (`export const X_PATCH = '...'`), read from its sources. */
+function declaredPatchIds(): string[] {
+  const ids: string[] = [];
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.ts')) for (const m of readFileSync(p, 'utf8').matchAll(/\b[A-Z][A-Z0-9_]*_PATCH\s*=\s*'([^']+)'/g)) ids.push(m[1] as string);
+    }
+  };
+  walk(path.join(ROOT, 'workflows'));
+  return ids;
+}
+
+describe('replay of every era', () => {
+  it('has a recorded history from before every patch the workflow declares, and every era fixture is in the table', () => {
+    const declared = declaredPatchIds();
+    expect(declared.length).toBeGreaterThan(10);
+    const pinned = new Set(ERAS.filter((e) => e.fixtures.length > 0).map((e) => e.patch));
+    expect(declared.filter((id) => !pinned.has(id)), 'patch ids without a fixture in tests/replay/eras.ts').toEqual([]);
+    const files = new Set(readdirSync(HISTORIES));
+    const listed = eraFixtures().map(({ fixture }) => fixture.file);
+    expect(listed.filter((f) => !files.has(f)), 'fixtures named in eras.ts but missing from histories/').toEqual([]);
+    expect([...files].filter((f) => f.startsWith('before-') && !listed.includes(f)), 'before-*.json files not in eras.ts').toEqual([]);
+  });
+
+  for (const { fixture, eras } of eraFixtures().filter(({ fixture }) => fixture.file.startsWith('before-'))) {
+    it(`replays a run from before ${eras.map((e) => e.before).join(', ')}: ${fixture.pins} (${fixture.scenario}, ${fixture.commit})`, async () => {
+      const history = JSON.parse(readFileSync(path.join(HISTORIES, fixture.file), 'utf8')) as { events?: Record<string, unknown>[] };
+      // Recorded before the patch: its marker is nowhere in the history.
+      expect(patchIds(history).filter((id) => eras.some((e) => e.patch === id))).toEqual([]);
+      await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, history, fixture.file)).resolves.toBeUndefined();
+    });
+  }
 });

@@ -1,0 +1,243 @@
+/**
+ * The eras of the run workflow: for every `patched()` id declared in workflows/, the committed
+ * histories (in histories/) recorded by the code from just before that patch landed, and what
+ * each one pins. replay.test.ts replays each with the current code and fails when a patch id
+ * declared in workflows/ has no entry here, so a new patch comes with its fixture.
+ *
+ * `before-<patch>[-<scenario>].json` files were recorded with the official CLI's JSON export by
+ * the test harness of the commit named (the parent of the commit that introduced the patch; for
+ * memory also main just before it was merged), each scenario as that commit's own
+ * tests/replay/replay.test.ts records it (`demo`, `rewind`) or as a small recorder written
+ * against that commit's harness (`carry-1`/`carry-2`, `paused-claim`, `late-directive`,
+ * `stagnant`, `provider-wait-rewind`, `breaker-ask-stop`). Where several patches share a parent
+ * commit, they share its recordings. The patched point of vigil-hosts-v1 and
+ * vigil-search-attributes-v1 is reached only by runs whose input names a host or turns search
+ * attributes off, which no run from before them could do: their recordings are demo runs. The
+ * two races of 9261af5 were recorded at its parent 13d7881 with the fake opencode CLI, as that
+ * commit's tests/workflow/races.test.ts drives them. d5260eb (before the gates) does not
+ * type-check on its own (its knobs arrive with d552a55); tsc emits it all the same and it ran.
+ */
+
+export interface EraFixture {
+  /** File under tests/replay/histories/. */
+  file: string;
+  /** The commit whose code recorded it (abbreviated). */
+  commit: string;
+  /** What ran: demo, rewind, carry-1 (the execution that continued as new), carry-2, ... */
+  scenario: string;
+  /** The behaviour of that era this recording pins, one line. */
+  pins: string;
+}
+
+export interface Era {
+  /** The patch id, as `patched()` is called with it. */
+  patch: string;
+  /** The commit that introduced the patch (abbreviated). */
+  introducedBy: string;
+  /** Completes "replays a run from before ...". */
+  before: string;
+  fixtures: EraFixture[];
+}
+
+/** What the demo fixtures pin in each era: the demo run as that era's code ran it. */
+const DEMO = 'the demo (a claim refused, a crash and its backoff, a directive, a pause, the council split then approving) as that era ran it';
+const REWIND = 'a rewind from 4 to 2 with a directive, paused during the agent call, as that era ran it';
+
+const demo = (patch: string, commit: string, pins: string, file = `before-${patch}-demo.json`): EraFixture => ({ file, commit, scenario: 'demo', pins });
+const rewind = (patch: string, commit: string, pins: string): EraFixture => ({ file: `before-${patch}-rewind.json`, commit, scenario: 'rewind', pins });
+
+/** Recorded at 48e8ebf, the parent of the memory, checkpoints and hosts commits alike (three branches forked there). */
+const BEFORE_MEMORY_CHECKPOINTS_HOSTS: EraFixture = {
+  file: 'before-vigil-checkpoints-v1.json',
+  commit: '48e8ebf',
+  scenario: 'demo',
+  pins: 'no checkpoint asked of the inspection, no run memory in the prompts, activities on the run queue',
+};
+
+/**
+ * Recorded at a075efe. The three patches of 9261af5 landed together; its parent 13d7881 differs
+ * from a075efe in no file of the run workflow but pure decisions the older path does not call.
+ */
+const BEFORE_COMPLETION_RULE_DEMO = demo('vigil-completion-rule-v1', 'a075efe', DEMO);
+const BEFORE_COMPLETION_RULE_REWIND = rewind('vigil-completion-rule-v1', 'a075efe', REWIND);
+
+export const ERAS: Era[] = [
+  {
+    patch: 'vigil-council-v1',
+    introducedBy: 'd332aec',
+    before: 'the completion council',
+    fixtures: [{ file: 'demo-v0.1.0.json', commit: 'b3e14e6', scenario: 'demo', pins: 'a claim is judged by the plain completion check' }],
+  },
+  {
+    patch: 'vigil-escalation-v1',
+    introducedBy: 'ca5bf01',
+    before: 'escalation',
+    fixtures: [{ file: 'demo-v0.2.0.json', commit: '7262249', scenario: 'demo', pins: 'no escalation, notifications, tier ladder or signal files' }],
+  },
+  {
+    patch: 'vigil-rate-limit-v1',
+    introducedBy: '2ccd55c',
+    before: 'provider-aware rate-limit waits',
+    fixtures: [demo('vigil-rate-limit-v1', '315d21e', 'a failed agent call backs off exponentially, a rate limit too', 'before-vigil-rate-limit-v1.json')],
+  },
+  {
+    patch: 'vigil-hardening-v1',
+    introducedBy: '8f6bde1',
+    before: 'the hardening',
+    fixtures: [demo('vigil-hardening-v1', 'efd5f49', 'backoff not trimmed to the caps, no rollover while the agent runs', 'before-vigil-hardening-v1.json')],
+  },
+  {
+    patch: 'vigil-providers-v1',
+    introducedBy: '71d2cfd',
+    before: 'provider presets',
+    fixtures: [demo('vigil-providers-v1', '8ff4793', 'no provider breaker, auth pause or budget warning', 'before-vigil-providers-v1.json')],
+  },
+  {
+    patch: 'vigil-gates-v1',
+    introducedBy: 'd552a55',
+    before: 'quality gates',
+    fixtures: [demo('vigil-gates-v1', 'd5260eb', 'no quality gates, code review or PRD checklist before the council', 'before-vigil-gates-v1.json')],
+  },
+  {
+    patch: 'vigil-search-attributes-v1',
+    introducedBy: '1d35986',
+    before: 'runs without search attributes',
+    fixtures: [demo('vigil-search-attributes-v1', '67b9771', 'every run upserts its search attributes (no input can turn them off)', 'before-vigil-search-attributes-v1.json')],
+  },
+  {
+    patch: 'vigil-journal-v1',
+    introducedBy: 'bafa10e',
+    before: 'the event journal',
+    fixtures: [demo('vigil-journal-v1', 'b2fb71f', 'no journal and no projection into the event store', 'before-vigil-journal-v1.json')],
+  },
+  {
+    patch: 'vigil-checkpoints-v1',
+    introducedBy: '719e275',
+    before: 'checkpoints',
+    fixtures: [BEFORE_MEMORY_CHECKPOINTS_HOSTS],
+  },
+  {
+    patch: 'vigil-memory-v1',
+    introducedBy: 'c54217b',
+    before: 'the run memory',
+    fixtures: [
+      BEFORE_MEMORY_CHECKPOINTS_HOSTS,
+      demo('vigil-memory-v1', 'b12c3be', 'main with checkpoints and the lean iteration, before the memory merged: prompts without the run so far'),
+      rewind('vigil-memory-v1', 'b12c3be', 'a rewind that restores no run memory'),
+    ],
+  },
+  {
+    patch: 'vigil-hosts-v1',
+    introducedBy: '1ac6343',
+    before: 'host task queues',
+    fixtures: [BEFORE_MEMORY_CHECKPOINTS_HOSTS],
+  },
+  {
+    patch: 'vigil-lean-iteration-v1',
+    introducedBy: '9a98b13',
+    before: 'the lean iteration',
+    fixtures: [demo('vigil-lean-iteration-v1', '9651252', 'inspection and signal files as activities of their own, one activity per gate', 'before-vigil-lean-iteration-v1.json')],
+  },
+  {
+    patch: 'vigil-lean-prompt-v1',
+    introducedBy: 'bec016b',
+    before: 'the lean prompt',
+    fixtures: [
+      demo('vigil-lean-prompt-v1', 'caddedf', 'the run memory and the notes travel as text in every call'),
+      rewind('vigil-lean-prompt-v1', 'caddedf', 'a rewind whose next prompts carry the memory as text'),
+    ],
+  },
+  {
+    patch: 'vigil-packed-carry-v1',
+    introducedBy: '17ca4b4',
+    before: 'the packed carry',
+    fixtures: [
+      demo('vigil-packed-carry-v1', 'd0c0e1e', DEMO),
+      rewind('vigil-packed-carry-v1', 'd0c0e1e', REWIND),
+      { file: 'before-vigil-packed-carry-v1-carry-1.json', commit: 'd0c0e1e', scenario: 'carry-1', pins: 'continue-as-new hands the state over as is (`state`, not `packedState`)' },
+      { file: 'before-vigil-packed-carry-v1-carry-2.json', commit: 'd0c0e1e', scenario: 'carry-2', pins: 'the execution that took an unpacked state' },
+    ],
+  },
+  {
+    patch: 'vigil-round-activity-v1',
+    introducedBy: 'd1e6b3c',
+    before: 'round activities',
+    fixtures: [
+      demo('vigil-round-activity-v1', '7e37ab0', 'a council round and a code review as workflow code, one activity per member and reviewer'),
+      rewind('vigil-round-activity-v1', '7e37ab0', REWIND),
+    ],
+  },
+  {
+    patch: 'vigil-gates-with-call-v1',
+    introducedBy: 'ef41f4b',
+    before: 'the gate pass rode with the call',
+    fixtures: [
+      demo('vigil-gates-with-call-v1', 'aec9556', 'a gated iteration as two activities: the agent call, then the gate pass'),
+      rewind('vigil-gates-with-call-v1', 'aec9556', REWIND),
+    ],
+  },
+  {
+    patch: 'vigil-claims-held-v1',
+    introducedBy: '8f2fa9c',
+    before: 'claims were held',
+    fixtures: [
+      demo('vigil-claims-held-v1', '8cdba70', DEMO),
+      rewind('vigil-claims-held-v1', '8cdba70', REWIND),
+      { file: 'before-vigil-claims-held-v1-paused-claim.json', commit: '8cdba70', scenario: 'paused-claim', pins: 'a claim a pause interrupted is dropped (no council)' },
+      { file: 'before-vigil-claims-held-v1-paused-claim-council.json', commit: '8cdba70', scenario: 'paused-claim-council', pins: 'a claim a pause interrupted is dropped (council)' },
+    ],
+  },
+  {
+    patch: 'vigil-undelivered-directives-v1',
+    introducedBy: '750edcd',
+    before: 'undelivered directives were named',
+    fixtures: [
+      demo('vigil-undelivered-directives-v1', 'd096cba', DEMO),
+      rewind('vigil-undelivered-directives-v1', 'd096cba', REWIND),
+      { file: 'before-vigil-undelivered-directives-v1-late-directive.json', commit: 'd096cba', scenario: 'late-directive', pins: 'a directive sent during the last iteration ends the run without a note' },
+    ],
+  },
+  {
+    patch: 'vigil-completion-rule-v1',
+    introducedBy: '9261af5',
+    before: 'the completion rule',
+    fixtures: [
+      BEFORE_COMPLETION_RULE_DEMO,
+      { file: 'before-vigil-completion-rule-v1-stagnant.json', commit: 'a075efe', scenario: 'stagnant', pins: 'an unchanged tree claimed every iteration under default knobs: each claim reviewed and refused' },
+      BEFORE_COMPLETION_RULE_REWIND,
+      { file: 'before-vigil-completion-rule-v1-carry-1.json', commit: 'a075efe', scenario: 'carry-1', pins: 'continue-as-new hands the state over packed' },
+      { file: 'before-vigil-completion-rule-v1-carry-2.json', commit: 'a075efe', scenario: 'carry-2', pins: 'the execution that took a packed state' },
+    ],
+  },
+  {
+    patch: 'vigil-provider-wait-rewind-v1',
+    introducedBy: '9261af5',
+    before: 'a rewind ended a provider wait',
+    fixtures: [
+      { file: 'before-vigil-provider-wait-rewind-v1.json', commit: '13d7881', scenario: 'provider-wait-rewind', pins: 'a rewind asked during a provider wait is held through the wait and a whole agent call' },
+      BEFORE_COMPLETION_RULE_DEMO,
+    ],
+  },
+  {
+    patch: 'vigil-recheck-before-call-v1',
+    introducedBy: '9261af5',
+    before: 'messages were rechecked before the call',
+    fixtures: [
+      { file: 'before-vigil-recheck-before-call-v1.json', commit: '13d7881', scenario: 'breaker-ask-stop', pins: 'a stop --now that came while the breaker was asked lets the agent call start first' },
+      BEFORE_COMPLETION_RULE_DEMO,
+    ],
+  },
+];
+
+/** Every fixture file of the table once, with the eras that list it. */
+export function eraFixtures(): { fixture: EraFixture; eras: Era[] }[] {
+  const byFile = new Map<string, { fixture: EraFixture; eras: Era[] }>();
+  for (const era of ERAS) {
+    for (const fixture of era.fixtures) {
+      const entry = byFile.get(fixture.file) ?? { fixture, eras: [] };
+      entry.eras.push(era);
+      byFile.set(fixture.file, entry);
+    }
+  }
+  return [...byFile.values()];
+}
