@@ -14,6 +14,7 @@ import { detectAuthError } from '../workflows/decisions/auth-error.js';
 import { detectRateLimit, type RateLimitVerdict } from '../workflows/decisions/rate-limit.js';
 import { PROVIDERS, type ParsedOutput, type ProviderName } from './providers/index.js';
 import { probeCached } from './providers/probe.js';
+import { apiFailureLine } from './providers/common.js';
 
 export interface CallRequest {
   provider: ProviderName;
@@ -103,9 +104,13 @@ export interface CallFacts {
 export function interpretCall(provider: ProviderName, text: string, exitCode: number, model: string | null, rpm: number, nowMs: number): CallFacts {
   const parsed = provider === 'command' ? null : PROVIDERS[provider].parseOutput({ text, exitCode, requestedModel: model });
   const failed = exitCode !== 0 || parsed?.isError === true;
-  const auth = failed ? detectAuthError(text, provider) : null;
+  // The preset's own reading of the CLI's error record comes first (its status, its retry-after);
+  // the text patterns are the fallback for CLIs and failures the preset cannot read.
+  const api = failed ? (parsed?.apiFailure ?? null) : null;
+  const auth = api?.kind === 'auth' ? { evidence: apiFailureLine(api) } : failed && api === null ? detectAuthError(text, provider) : null;
+  const rateText = api === null ? text : api.kind === 'rate-limit' ? apiFailureLine(api) : null;
   // The local zone only for a failed call (making an Intl.DateTimeFormat is not free).
-  const rateLimit = failed && !auth ? detectRateLimit(text, nowMs, new Date(nowMs).getTimezoneOffset(), rpm, provider, Intl.DateTimeFormat().resolvedOptions().timeZone) : null;
+  const rateLimit = failed && !auth && rateText !== null ? detectRateLimit(rateText, nowMs, new Date(nowMs).getTimezoneOffset(), rpm, provider, Intl.DateTimeFormat().resolvedOptions().timeZone) : null;
   const u = parsed?.usage ?? null;
   return {
     parsed,

@@ -58,7 +58,10 @@ export function statusLine(s: StatusSnapshot, gatesRunning: readonly string[] | 
   if (s.outcome) return `finished: ${s.outcome.status} (exit ${s.outcome.exitCode}) — ${s.outcome.reason}`;
   if (s.pause && s.agentRunning) return `pausing: the current call finishes first (iteration ${s.iteration}; paused by ${s.pause.by}${s.pause.reason ? `: ${s.pause.reason}` : ''})`;
   if (s.pause) return `paused by ${s.pause.by}${s.pause.reason ? `: ${s.pause.reason}` : ''} (resume with \`vigil resume ${s.workflowId}\`)`;
+  // A rate limit is no failure: a backoff with none in a row is a provider's rate-limit wait.
+  if (s.status === 'backing_off' && s.consecutiveFailures === 0) return `rate limited by ${s.lastIteration?.provider ?? 'the provider'} until ${s.backoffUntil}`;
   if (s.status === 'backing_off') return `backing off until ${s.backoffUntil} after ${s.consecutiveFailures} failure(s) in a row`;
+  if (s.status === 'waiting_for_provider' && s.providerWait) return `waiting for ${s.providerWait.provider} until ${s.providerWait.until} (circuit breaker ${s.providerWait.reason.replace(/_/g, ' ')})`;
   if (s.status === 'stopping') return 'stopping';
   if (s.status === 'reviewing') return `council round ${s.council.rounds + 1} in progress (iteration ${s.iteration})`;
   if (s.status === 'gating') return `quality gates, code review and checklist on the tree of iteration ${s.iteration}`;
@@ -160,7 +163,7 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
             lastReview = q.lastReview.round;
             say(reviewLine(q.lastReview));
           }
-          const refusal = snap.checks ? null : q.lastRefusal;
+          const refusal = q.lastRefusal;
           if (refusal && refusal.iteration > lastRefusal) {
             lastRefusal = refusal.iteration;
             say(`completion at iteration ${refusal.iteration} refused before the council was asked (${refusal.gates.map((g) => g.replace(/_/g, ' ')).join(', ')}): ${refusal.reason}`);
@@ -183,8 +186,9 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
         const check = snap.checks?.last;
         if (snap.checks && check && snap.checks.total > seenChecks) {
           seenChecks = snap.checks.total;
-          // Council rounds have their own line (above).
-          if (check.cause !== 'council' && !check.approved) say(checkLine(check));
+          // Council rounds and the refusals before them have their own lines; the evidence gate's
+          // refusal of an empty diff has none.
+          if (check.cause === 'evidence' && !check.approved) say(checkLine(check));
         }
         const ev = snap.checks ? null : snap.lastEvidence;
         if (ev && ev.iteration > lastEvidenceIteration) {

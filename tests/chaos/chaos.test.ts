@@ -26,7 +26,7 @@ import { freePort, startDevServer, type DevServer } from '../../workers/dev-serv
 import { inputUpdate, pauseUpdate, resumeUpdate, statusQuery } from '../../workflows/messages.js';
 import { vigilRun } from '../../workflows/run-workflow.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
-import { agentCalls, assertBuilt, makeRepo, runInput, sleep, uniqueId, WorkerProcesses, writeScenario } from '../support/harness.js';
+import { agentCalls, assertBuilt, makeRepo, loopInput, sleep, uniqueId, WorkerProcesses, writeScenario } from '../support/harness.js';
 
 const LONG = process.env.VIGIL_CHAOS_LONG === '1';
 const PLAN = LONG
@@ -143,7 +143,7 @@ it(`survives ${PLAN.workerKills} worker SIGKILLs, ${PLAN.serverRestarts} server 
     tierLadder: false,
     autonomyMode: 'perpetual' as const,
   };
-  await client.workflow.start(vigilRun, { taskQueue, workflowId, args: [runInput(repo, scenario, knobs)] });
+  await client.workflow.start(vigilRun, { taskQueue, workflowId, args: [loopInput(repo, scenario, knobs)] });
   const handle = () => client.workflow.getHandle<typeof vigilRun>(workflowId);
   const status = async (): Promise<StatusSnapshot | null> => client.withDeadline(Date.now() + 3000, () => handle().query(statusQuery)).catch(() => null);
 

@@ -15,7 +15,7 @@ import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveHost } from '../../cli/hosts.js';
 import { freePort } from '../../workers/dev-server.js';
-import { assertBuilt, createTestEnv, makeRepo, NAMESPACE, runInput, startRun, temporalAddress, uniqueId, writeScenario, type TestEnv } from '../support/harness.js';
+import { assertBuilt, createTestEnv, makeRepo, NAMESPACE, loopInput, startRun, temporalAddress, uniqueId, writeScenario, type TestEnv } from '../support/harness.js';
 import { runVigil, show, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
 
 let env: TestEnv;
@@ -47,7 +47,7 @@ async function shortRun(taskQueue: string): Promise<string> {
   const repo = makeRepo();
   const scenario = writeScenario(repo, { version: 1, iterations: [{ appends: { 'work.txt': 'done\n' }, claim: 'file' }] });
   const workflowId = uniqueId('ops');
-  const handle = await startRun(env, taskQueue, runInput(repo, scenario), workflowId);
+  const handle = await startRun(env, taskQueue, loopInput(repo, scenario), workflowId);
   const outcome = (await handle.result()) as { status: string };
   expect(outcome.status).toBe('completion_promise_fulfilled');
   return workflowId;

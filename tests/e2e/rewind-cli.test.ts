@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workingTreeHash } from '../../activities/repo.js';
 import { runRefPrefix } from '../../workflows/decisions/checkpoints.js';
-import { agentCalls, assertBuilt, createTestEnv, git, makeRepo, makeWorker, runInput, startRun, status, temporalAddress, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
+import { agentCalls, assertBuilt, createTestEnv, git, makeRepo, makeWorker, loopInput, startRun, status, temporalAddress, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
 import { runVigil, show } from './cli-helpers.js';
 
 let env: TestEnv;
@@ -29,7 +29,7 @@ describe('vigil checkpoints and vigil rewind', () => {
     const base = { TEMPORAL_ADDRESS: temporalAddress(), VIGIL_TASK_QUEUE: tq, USER: 'carol' };
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { maxIterations: 4 }), wf);
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { maxIterations: 4 }), wf);
       expect((await handle.result()).status).toBe('max_iterations_reached');
       const snap = await status(handle);
 

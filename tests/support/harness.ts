@@ -119,26 +119,42 @@ export function writePrd(text = '# Sample PRD\n\nBuild the thing.\n'): string {
   return file;
 }
 
+/**
+ * The time knobs every test shortens: they change how long a test waits, never what a run does
+ * (backoff 1 s without jitter; a dead worker noticed within 5 s).
+ */
+const TEST_TIMING: Partial<Knobs> = { baseWaitSeconds: 1, backoffJitterSeconds: 0, heartbeatTimeoutSeconds: 5 };
+
+/**
+ * A run as users get it: every knob at the product's default (quality gates, code review, the PRD
+ * checklist, the council, escalation and the tier ladder on), the scripted agent as the agent,
+ * and only the test timing shortened. Workflow and e2e tests start here; a test that turns a knob
+ * off says why.
+ */
 export function runInput(repoPath: string, scenarioFile: string, knobs: Partial<Knobs> = {}): RunInput {
   return {
     prdPath: writePrd(),
     prdTitle: 'Sample PRD',
     repoPath,
-    knobs: {
-      ...defaultKnobs(),
-      agentCommand: [SCRIPTED_AGENT, '--scenario', scenarioFile],
-      baseWaitSeconds: 1,
-      backoffJitterSeconds: 0,
-      heartbeatTimeoutSeconds: 5,
-      // The loop's own behaviour is tested with claims judged by the evidence gate alone;
-      // council tests turn the council on, gate tests the quality gates, review and checklist.
-      councilEnabled: false,
-      qualityGates: false,
-      codeReview: false,
-      prdChecklist: false,
-      ...knobs,
-    },
+    knobs: { ...defaultKnobs(), agentCommand: [SCRIPTED_AGENT, '--scenario', scenarioFile], ...TEST_TIMING, ...knobs },
   };
+}
+
+/**
+ * The completion machinery switched off — council, quality gates, code review and the PRD
+ * checklist — so that a claim is judged by the evidence gate alone.
+ */
+export const LOOP_ONLY = { councilEnabled: false, qualityGates: false, codeReview: false, prdChecklist: false } as const satisfies Partial<Knobs>;
+
+/**
+ * For tests that pin the loop's own mechanics — messages, crashes, restarts, rollover, rewinds,
+ * providers, hosts, the journal — where the completion machinery would only add agent calls and
+ * time without touching what they check. Their claims are judged by the evidence gate alone
+ * (`LOOP_ONLY`); a test turns any of it back on by passing the knob. How the safety nets behave
+ * together is tested with the product's defaults (`runInput`, tests/workflow/default-knobs.test.ts).
+ */
+export function loopInput(repoPath: string, scenarioFile: string, knobs: Partial<Knobs> = {}): RunInput {
+  return runInput(repoPath, scenarioFile, { ...LOOP_ONLY, ...knobs });
 }
 
 export async function startRun(env: TestEnv, taskQueue: string, input: RunInput, workflowId = uniqueId('run')): Promise<WorkflowHandle<typeof vigilRun>> {

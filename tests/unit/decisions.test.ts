@@ -537,6 +537,7 @@ describe('OUTCOME_EXIT_CODES', () => {
       agent_not_runnable: 20,
       repository_unavailable: 20,
       gate_stuck: 20,
+      contract_error: 20,
       failed: 1,
     });
     expect(Object.keys(OUTCOME_EXIT_CODES).sort()).toEqual([...OUTCOME_STATUSES].sort());

@@ -395,6 +395,18 @@ describe('currentDetails', () => {
     );
   });
 
+  it("status says why the run waits: a rate limit, or the provider's circuit breaker", () => {
+    const lines = (snap: StatusSnapshot): string[] => {
+      const out: string[] = [];
+      printStatus({ kind: 'running', workflowId: 'r', snapshot: snap, workerAnswered: true, iteration: snap.iteration, searchStatus: 'running', taskFailing: null }, (l = '') => out.push(l));
+      return out.filter((l) => l.startsWith('  status'));
+    };
+    const until = '2026-11-26T20:30:00.000Z';
+    expect(lines(snapshot({ status: 'backing_off', backoffUntil: until, consecutiveFailures: 0, lastIteration: record({ provider: 'claude' }) }))).toEqual([`  status    : rate limited by claude until ${until}`]);
+    expect(lines(snapshot({ status: 'backing_off', backoffUntil: until, consecutiveFailures: 2 }))).toEqual([`  status    : backing off until ${until} after 2 failure(s) in a row`]);
+    expect(lines(snapshot({ status: 'waiting_for_provider', providerWait: { provider: 'codex', until, reason: 'probe_in_flight' } }))).toEqual([`  status    : waiting for codex until ${until} (circuit breaker probe in flight)`]);
+  });
+
   it('clips a very long outcome reason', () => {
     const text = currentDetails(snapshot({ status: 'finished', outcome: { status: 'failed', reason: 'e'.repeat(5000), exitCode: 1 } }));
     const line = paras(text).at(-1) ?? '';

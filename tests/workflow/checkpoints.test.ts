@@ -14,7 +14,7 @@ import { workingTreeHash } from '../../activities/repo.js';
 import type { RewindPayload } from '../../schemas/messages.js';
 import { checkpointRef, runRefPrefix } from '../../workflows/decisions/checkpoints.js';
 import { pauseUpdate, resumeUpdate, rewindUpdate, stopUpdate } from '../../workflows/messages.js';
-import { agentCalls, assertBuilt, createTestEnv, git, makeRepo, makeWorker, runInput, startRun, status, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
+import { agentCalls, assertBuilt, createTestEnv, git, makeRepo, makeWorker, loopInput, startRun, status, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -70,7 +70,7 @@ describe('checkpoints', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     const snap = await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { maxIterations: 6, checkpointsKept: 3 }), wf);
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { maxIterations: 6, checkpointsKept: 3 }), wf);
       const outcome = await handle.result();
       expect(outcome.status).toBe('max_iterations_reached');
       return status(handle);
@@ -118,7 +118,7 @@ describe('checkpoints', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { maxIterations: 10 }), wf);
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { maxIterations: 10 }), wf);
       await waitForStatus(handle, (s) => s.iteration === 8 && s.agentRunning, 120_000);
       await handle.executeUpdate(pauseUpdate, { args: [{ reason: 'looking at it', by: 'alice' }] });
       const at8 = await waitForStatus(handle, (s) => s.paused && !s.agentRunning && s.lastIteration?.iteration === 8, 60_000);
@@ -219,7 +219,7 @@ describe('checkpoints', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { maxIterations: 10 }), wf);
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { maxIterations: 10 }), wf);
       await waitForStatus(handle, (s) => s.iteration === 3 && s.agentRunning, 120_000);
       // The agent has written its partial work before it sleeps.
       const deadline = Date.now() + 30_000;

@@ -13,7 +13,7 @@ import { AesGcmCodec, defaultKeyId, ENCRYPTED_ENCODING } from '../../workers/cod
 import { createVigilWorker } from '../../workers/worker.js';
 import { statusQuery, stopUpdate } from '../../workflows/messages.js';
 import { vigilRun } from '../../workflows/run-workflow.js';
-import { assertBuilt, CLI, createTestEnv, makeRepo, NAMESPACE, runInput, temporalAddress, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
+import { assertBuilt, CLI, createTestEnv, makeRepo, NAMESPACE, loopInput, temporalAddress, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -47,7 +47,7 @@ describe('payload encryption', () => {
     // Heartbeats sent every 100 ms: the 300 ms agent calls heartbeat (encrypted details, which status reads).
     const worker = await createVigilWorker({ connection: env.nativeConnection, namespace: NAMESPACE, taskQueue: tq, workflowBundle: env.bundle, codec, heartbeatSendMs: 100 });
     await worker.runUntil(async () => {
-      const input = runInput(repo, scenario, { maxIterations: 100, notifyWebhookUrl: 'https://hooks.example.invalid/T0/SECRET-HOOK-PATH', notifyDesktop: false, notifyTimeoutSeconds: 1 });
+      const input = loopInput(repo, scenario, { maxIterations: 100, notifyWebhookUrl: 'https://hooks.example.invalid/T0/SECRET-HOOK-PATH', notifyDesktop: false, notifyTimeoutSeconds: 1 });
       const handle = await secretClient.workflow.start(vigilRun, { taskQueue: tq, workflowId: uniqueId('enc'), args: [input] });
       await waitForStatus(handle, (s) => s.iteration >= 2);
 

@@ -22,7 +22,7 @@ import {
   git,
   makeRepo,
   makeWorker,
-  runInput,
+  loopInput,
   sleep,
   startRun,
   status,
@@ -70,7 +70,7 @@ it('continues as new every 2 iterations and carries the whole state', async () =
   const tq = uniqueId('can');
   const worker = await makeWorker(env, tq);
   await worker.runUntil(async () => {
-    const handle = await startRun(env, tq, runInput(repo, scenario, { continueAsNewEvery: 2 }));
+    const handle = await startRun(env, tq, loopInput(repo, scenario, { continueAsNewEvery: 2 }));
     const firstRunId = (await handle.describe()).runId;
     await waitForStatus(handle, (s) => s.iteration === 2 && s.agentRunning);
     await handle.executeUpdate(inputUpdate, { args: [{ directive: 'Prefer small commits.', by: 'carol' }] });
@@ -121,7 +121,7 @@ it('rewinds to a checkpoint taken two executions earlier: its snapshot crossed t
   const tq = uniqueId('can-rewind');
   const worker = await makeWorker(env, tq);
   await worker.runUntil(async () => {
-    const handle = await startRun(env, tq, runInput(repo, scenario, { continueAsNewEvery: 2, maxIterations: 10 }));
+    const handle = await startRun(env, tq, loopInput(repo, scenario, { continueAsNewEvery: 2, maxIterations: 10 }));
     await waitForStatus(handle, (s) => s.iteration === 5 && s.agentRunning, 120_000);
     await handle.executeUpdate(pauseUpdate, { args: [{ reason: 'rewind', by: 'alice' }] });
     const at5 = await waitForStatus(handle, (s) => s.paused && !s.agentRunning && s.lastIteration?.iteration === 5, 60_000);
@@ -151,7 +151,7 @@ it('treats a Temporal cancellation request as a stop', async () => {
   const tq = uniqueId('cancel');
   const worker = await makeWorker(env, tq);
   await worker.runUntil(async () => {
-    const handle = await startRun(env, tq, runInput(repo, scenario));
+    const handle = await startRun(env, tq, loopInput(repo, scenario));
     await waitForStatus(handle, (s) => s.agentRunning);
     while (agentCalls(repo).length === 0) await sleep(50);
     const started = Date.now();

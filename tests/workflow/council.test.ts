@@ -14,7 +14,7 @@ import {
   makeRepo,
   makeWorker,
   pidAlive,
-  runInput,
+  loopInput,
   sleep,
   startRun,
   status,
@@ -54,7 +54,7 @@ async function run(scenario: ScenarioInput, knobs: Partial<Knobs> = {}) {
   const tq = uniqueId('council');
   const worker = await makeWorker(env, tq);
   return worker.runUntil(async () => {
-    const handle = await startRun(env, tq, runInput(repo, file, { ...COUNCIL, ...knobs }));
+    const handle = await startRun(env, tq, loopInput(repo, file, { ...COUNCIL, ...knobs }));
     const outcome = await handle.result();
     const meta = (await handle.query('__temporal_workflow_metadata')) as { currentDetails?: string };
     return { outcome, snap: await status(handle), repo, details: meta.currentDetails ?? '' };
@@ -182,18 +182,19 @@ describe('evidence gate', () => {
     );
     expect(outcome.status).toBe('council_approved');
     expect(outcome.iteration).toBe(4);
+    // Nothing changed at 1: the evidence gate refuses it before any round (and before the tests run).
+    expect(snap.checks?.byCause).toEqual({ evidence: 1, council: 2 });
     expect(snap.council.verdicts.map((v) => [v.iteration, v.result, v.evidence.reason])).toEqual([
-      [1, 'BLOCKED_BY_GATE', 'empty_diff_and_tests_red'], // nothing changed, and y.txt is missing
       [2, 'BLOCKED_BY_GATE', 'tests_red'],
       [3, 'BLOCKED_BY_GATE', 'secret_leak_in_changed_files'],
       [4, 'APPROVED', null],
     ]);
-    expect(snap.council.verdicts[2]?.evidence.failures.join('\n')).toMatch(/Anthropic API key in src\/client\.js:1/);
+    expect(snap.council.verdicts[1]?.evidence.failures.join('\n')).toMatch(/Anthropic API key in src\/client\.js:1/);
     // Blocked rounds asked nobody: 3 members + the devil's advocate, once, in round 4.
     expect(councilCalls(repo)).toHaveLength(4);
   });
 
-  it('blocks a claim with an empty diff as empty_diff, and shows members convergence data when not blind', async () => {
+  it('refuses a claim with an empty diff before any round, and shows members convergence data when not blind', async () => {
     const { outcome, snap } = await run(
       {
         version: 1,
@@ -203,12 +204,10 @@ describe('evidence gate', () => {
       { councilBlind: false },
     );
     expect(outcome.status).toBe('council_approved');
-    expect(snap.council.verdicts.map((v) => [v.iteration, v.result, v.evidence.reason])).toEqual([
-      [1, 'BLOCKED_BY_GATE', 'empty_diff'],
-      [2, 'APPROVED', null],
-    ]);
+    expect(snap.council.verdicts.map((v) => [v.iteration, v.result, v.evidence.reason])).toEqual([[2, 'APPROVED', null]]);
+    expect(snap.checks).toMatchObject({ total: 2, refused: 1, byCause: { evidence: 1 }, last: { iteration: 2, approved: true } });
     expect(outcome.notes).toEqual(['completion not independently verified: no test runner']);
-    const transcript = JSON.parse(readFileSync(snap.council.verdicts[1]?.transcriptPath as string, 'utf8')) as { evidencePath: string };
+    const transcript = JSON.parse(readFileSync(snap.council.verdicts[0]?.transcriptPath as string, 'utf8')) as { evidencePath: string };
     expect(readFileSync(transcript.evidencePath, 'utf8')).toMatch(/## Convergence data\n\nNo-change streak 0; done signals 2 in a row, 2 in total/);
   });
 
@@ -229,12 +228,11 @@ describe('circuit breaker and safety valves', () => {
     expect(outcome.exitCode).toBe(20);
     expect(outcome.iteration).toBe(4);
     expect(outcome.reason).toMatch(/^stopped without approval: no change for 4 iterations/);
-    // No round before the limit; one per iteration once tripped (all blocked: nothing changed).
-    expect(snap.council.verdicts.map((v) => [v.iteration, v.trigger, v.result])).toEqual([
-      [2, 'circuit_breaker', 'BLOCKED_BY_GATE'],
-      [3, 'circuit_breaker', 'BLOCKED_BY_GATE'],
-      [4, 'circuit_breaker', 'BLOCKED_BY_GATE'],
-    ]);
+    // No check before the limit; one per iteration once tripped, each refused by the evidence gate
+    // (nothing changed) before any round or agent call.
+    expect(snap.council.verdicts).toEqual([]);
+    expect(snap.checks).toMatchObject({ total: 3, refused: 3, byCause: { evidence: 3 }, last: { iteration: 4, trigger: 'circuit_breaker', cause: 'evidence' } });
+    expect(outcome.reason).toContain('the last completion check was refused by the evidence gate: no file changed since the run started');
     expect(snap.breaker).toBe('stagnation');
     expect(agentCalls(repo).filter((c) => c.role === 'iteration')).toHaveLength(4);
   });
@@ -246,7 +244,7 @@ describe('circuit breaker and safety valves', () => {
     );
     // Done-phrases every iteration: the breaker trips at 2 in a row, the flood valve at 3 in total.
     expect(outcome.status).toBe('force_stopped');
-    expect(outcome.reason).toMatch(/signalled done 3 times/);
+    expect(outcome.reason).toMatch(/3 completion claims without approval \(doneSignalLimit 3\); the last completion check was refused by the council: 0 of 3 approve, 2 needed$/);
     expect(snap.totalDoneSignals).toBe(3);
     expect(snap.council.verdicts.map((v) => [v.iteration, v.trigger, v.result])).toEqual([
       [2, 'circuit_breaker', 'REJECTED'],
@@ -273,7 +271,7 @@ describe('durability of a round', () => {
     });
     const tq = uniqueId('council-crash');
     const { child } = await workers.spawn(tq);
-    const handle = await startRun(env, tq, runInput(repo, scenario, { ...COUNCIL, heartbeatTimeoutSeconds: 4 }));
+    const handle = await startRun(env, tq, loopInput(repo, scenario, { ...COUNCIL, heartbeatTimeoutSeconds: 4 }));
     const deadline = Date.now() + 60_000;
     while (councilCalls(repo).length < 3) {
       if (Date.now() > deadline) throw new Error('the council never convened');
@@ -315,7 +313,7 @@ describe('forceReview', () => {
     const tq = uniqueId('force');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { ...COUNCIL, councilMinIterations: 50, maxIterations: 40 }));
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { ...COUNCIL, councilMinIterations: 50, maxIterations: 40 }));
       await waitForStatus(handle, (s) => s.agentRunning && s.iteration === 1);
       const ack = await handle.executeUpdate(forceReviewUpdate, { args: [{ by: 'erin', reason: 'looks done to me' }] });
       expect(ack.changed).toBe(true);

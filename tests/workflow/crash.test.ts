@@ -16,7 +16,7 @@ import {
   git,
   makeRepo,
   pidAlive,
-  runInput,
+  loopInput,
   sleep,
   startRun,
   status,
@@ -64,7 +64,7 @@ it('a worker SIGKILLed mid agent call: the new worker re-attaches to the running
   });
   const tq = uniqueId('crash');
   const { child: first } = await workers.spawn(tq);
-  const handle = await startRun(env, tq, runInput(repo, scenario, { heartbeatTimeoutSeconds: 4 }));
+  const handle = await startRun(env, tq, loopInput(repo, scenario, { heartbeatTimeoutSeconds: 4 }));
 
   await until('iteration 2 started', () => agentCalls(repo).some((c) => c.iteration === 2));
   await sleep(500);
@@ -98,7 +98,7 @@ it('an agent that finishes while no worker is up: the next worker collects its r
   });
   const tq = uniqueId('crash-finished');
   const { child: first } = await workers.spawn(tq);
-  const handle = await startRun(env, tq, runInput(repo, scenario, { heartbeatTimeoutSeconds: 4 }));
+  const handle = await startRun(env, tq, loopInput(repo, scenario, { heartbeatTimeoutSeconds: 4 }));
   await until('iteration 1 started', () => agentCalls(repo).some((c) => c.iteration === 1));
   const agent = agentCalls(repo)[0]?.pid as number;
   first.kill('SIGKILL');
@@ -131,7 +131,7 @@ it('a worker SIGKILLed during a repository inspection is noticed within the hear
   });
   const tq = uniqueId('crash-inspect');
   const { child: first } = await workers.spawn(tq);
-  const handle = await startRun(env, tq, runInput(repo, scenario, { heartbeatTimeoutSeconds: 4 }));
+  const handle = await startRun(env, tq, loopInput(repo, scenario, { heartbeatTimeoutSeconds: 4 }));
   await until('iteration 1 recorded', () => agentCalls(repo).some((c) => c.iteration === 2));
   writeFileSync(armed, '');
   await until('the inspection of iteration 2 is under way', () => existsSync(inside));

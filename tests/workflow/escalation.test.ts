@@ -16,7 +16,7 @@ import {
   createTestEnv,
   makeRepo,
   makeWorker,
-  runInput,
+  loopInput,
   sleep,
   startRun,
   status,
@@ -106,7 +106,7 @@ describe('uncertainty-gated escalation', () => {
     const tq = uniqueId('stuck');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { ...STUCK, notifyWebhookUrl: hook.url, maxIterations: 30 }));
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { ...STUCK, notifyWebhookUrl: hook.url, maxIterations: 30 }));
       const paused = await waitForStatus(handle, (s) => s.paused, 90_000);
       expect(paused.iteration).toBe(4);
       expect(paused.pause).toMatchObject({ by: 'vigil' });
@@ -151,7 +151,7 @@ describe('uncertainty-gated escalation', () => {
     const { outcome, snap } = await worker.runUntil(async () => {
       // A second channel that refuses connections: it fails, the run does not care, status says so.
       const deadChannel = 'http://127.0.0.1:9/discord-webhook';
-      const handle = await startRun(env, tq, runInput(repo, scenario, { ...STUCK, autonomyMode: 'perpetual', notifyWebhookUrl: hook.url, notifyDiscordWebhookUrl: deadChannel, notifyTimeoutSeconds: 2, maxIterations: 6 }));
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { ...STUCK, autonomyMode: 'perpetual', notifyWebhookUrl: hook.url, notifyDiscordWebhookUrl: deadChannel, notifyTimeoutSeconds: 2, maxIterations: 6 }));
       return { outcome: await handle.result(), snap: await status(handle) };
     });
     expect(outcome.status).toBe('max_iterations_reached');
@@ -184,7 +184,7 @@ describe('model-tier ladder', () => {
       const handle = await startRun(
         env,
         tq,
-        runInput(repo, scenario, { tier: 'fast', baseWaitSeconds: 0, maxRetries: 100, maxIterations: 18, uncertaintyEscalation: false, notifyDesktop: false, deadLetterAfter: 0 }),
+        loopInput(repo, scenario, { tier: 'fast', baseWaitSeconds: 0, maxRetries: 100, maxIterations: 18, uncertaintyEscalation: false, notifyDesktop: false, deadLetterAfter: 0 }),
       );
       const paused = await waitForStatus(handle, (s) => s.paused, 90_000);
       expect(paused.iteration).toBe(13);
@@ -220,7 +220,7 @@ describe('agent signal files', () => {
     const tq = uniqueId('hrn');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { autonomyMode: 'perpetual', maxIterations: 4, notifyDesktop: false }));
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { autonomyMode: 'perpetual', maxIterations: 4, notifyDesktop: false }));
       const paused = await waitForStatus(handle, (s) => s.paused, 60_000);
       expect(paused.iteration).toBe(2);
       expect(paused.pause?.reason).toContain('Which database should the cache use?');
@@ -252,7 +252,7 @@ describe('rate limits', () => {
     const tq = uniqueId('ratelimit');
     const worker = await makeWorker(env, tq);
     const { outcome, snap, history } = await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { tier: 'fast', baseWaitSeconds: 600, rateLimitNotifySeconds: 1, notifyWebhookUrl: hook.url, notifyDesktop: false }));
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { tier: 'fast', baseWaitSeconds: 600, rateLimitNotifySeconds: 1, notifyWebhookUrl: hook.url, notifyDesktop: false }));
       return { outcome: await handle.result(), snap: await status(handle), history: await handle.fetchHistory() };
     });
     expect(outcome.status).toBe('completion_promise_fulfilled'); // baseWaitSeconds 600 was never used
@@ -285,7 +285,7 @@ describe('budget', () => {
     const tq = uniqueId('budget');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { budgetUsd: 1, maxIterations: 5, autonomyMode: 'perpetual', notifyWebhookUrl: hook.url, notifyDesktop: false }));
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { budgetUsd: 1, maxIterations: 5, autonomyMode: 'perpetual', notifyWebhookUrl: hook.url, notifyDesktop: false }));
       const paused = await waitForStatus(handle, (s) => s.paused, 60_000);
       expect(paused.iteration).toBe(3); // 0.4 x 3 = 1.2 >= 1.0, checked before iteration 4
       expect(paused.spend).toMatchObject({ calls: 3, inputTokens: 3000, outputTokens: 600 });
@@ -319,7 +319,7 @@ describe('durability of an escalation', () => {
     const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a' } }], default: {}, roles: SPLIT });
     const tq = uniqueId('esc-crash');
     const { child } = await workers.spawn(tq);
-    const handle = await startRun(env, tq, runInput(repo, scenario, { ...STUCK, notifyWebhookUrl: hook.url, notifyTimeoutSeconds: 5, heartbeatTimeoutSeconds: 4, maxIterations: 30 }));
+    const handle = await startRun(env, tq, loopInput(repo, scenario, { ...STUCK, notifyWebhookUrl: hook.url, notifyTimeoutSeconds: 5, heartbeatTimeoutSeconds: 4, maxIterations: 30 }));
     const deadline = Date.now() + 90_000;
     while (escalations(hook.got).length === 0) {
       if (Date.now() > deadline) throw new Error('no escalation reached the receiver');

@@ -24,7 +24,7 @@ import {
   makeRepo,
   makeWorker,
   NAMESPACE,
-  runInput,
+  loopInput,
   startRun,
   status,
   temporalAddress,
@@ -80,7 +80,7 @@ async function run(scenario: ScenarioInput, knobs: Partial<Knobs>, drive?: (h: A
   const worker = await makeWorker(env, tq);
   const runId = uniqueId('gated');
   return worker.runUntil(async () => {
-    const handle = await startRun(env, tq, runInput(repo, file, { ...GATES, ...knobs }), runId);
+    const handle = await startRun(env, tq, loopInput(repo, file, { ...GATES, ...knobs }), runId);
     if (drive) await drive(handle);
     const outcome = await handle.result();
     const meta = (await handle.query('__temporal_workflow_metadata')) as { currentDetails?: string };
@@ -185,7 +185,7 @@ describe('what a run does right now', () => {
     const api = lightRunApi({ address: temporalAddress(), namespace: NAMESPACE, taskQueue: tq, uiUrl: '' });
     try {
       const { outcome, line } = await worker.runUntil(async () => {
-        const h = await startRun(env, tq, runInput(repo, file, { ...GATES, codeReview: false, prdChecklist: false, testCommand, maxIterations: 1 }), runId);
+        const h = await startRun(env, tq, loopInput(repo, file, { ...GATES, codeReview: false, prdChecklist: false, testCommand, maxIterations: 1 }), runId);
         await untilPresent(marker);
         let view = await viewRun(api, runId);
         for (const deadline = Date.now() + 5000; !(view.kind === 'running' && view.gatesRunning?.includes('tests')) && Date.now() < deadline; ) {
@@ -247,7 +247,7 @@ describe('blind code review', () => {
     expect(calls.filter((c) => (c as { reviewer?: string }).reviewer === 'security-sentinel')).toHaveLength(2);
   });
 
-  it('an inconclusive review re-runs once, then blocks', async () => {
+  it('a review without verdict lines re-runs once, then refuses completion as a contract error, never a failing gate', async () => {
     const { outcome, snap, repo } = await run(
       {
         version: 1,
@@ -263,7 +263,11 @@ describe('blind code review', () => {
     // Every reviewer was asked twice (the first time and the one re-run), no more.
     const calls = agentCalls(repo).filter((c) => c.role === 'reviewer');
     expect(calls.length).toBe(review!.reviewers.length * 2);
-    expect(snap.quality?.gates.find((g) => g.gate === 'code_review')).toMatchObject({ verdict: 'fail' });
+    // The reviewers' format, not the work: no failure on the gate's streak, and the contract counts it.
+    expect(snap.quality?.gates.find((g) => g.gate === 'code_review')).toMatchObject({ verdict: 'inconclusive' });
+    expect(snap.quality?.failing.code_review ?? 0).toBe(0);
+    expect(snap.contract).toMatchObject({ consecutive: 1, total: 1, last: { role: 'reviewer', answer: 'verdict' } });
+    expect(snap.checks?.last).toMatchObject({ cause: 'contract' });
   });
 });
 

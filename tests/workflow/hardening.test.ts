@@ -21,7 +21,7 @@ import {
   makeRepo,
   makeWorker,
   NAMESPACE,
-  runInput,
+  loopInput,
   startRun,
   status,
   uniqueId,
@@ -102,7 +102,7 @@ describe('a run survives', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     const outcome = await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { maxIterations: 10 }));
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { maxIterations: 10 }));
       // The iteration log filled the disk; git cannot store the tree either: the run pauses
       // (in every mode) and says why, instead of failing or killing the worker.
       const s = await waitForStatus(handle, (x) => x.paused, 60_000);
@@ -129,7 +129,7 @@ describe('a run survives', () => {
     const worker = await makeWorker(env, tq);
     const big = 'd'.repeat(1024 * 1024 - 16);
     await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { maxIterations: 5 }));
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { maxIterations: 5 }));
       await waitForStatus(handle, (x) => x.agentRunning);
       const first = await handle.executeUpdate(inputUpdate, { args: [{ directive: `FIRST ${big}`, by: 'ops' }] });
       expect(first.changed).toBe(true);
@@ -157,7 +157,7 @@ describe('a run survives', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { maxIterations: 1000 }));
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { maxIterations: 1000 }));
       await waitForStatus(handle, (x) => x.iteration >= 1);
       await rawSignal(handle.workflowId, 'pause', 'x/y', 'whatever');
       await rawSignal(handle.workflowId, 'input', 'json/plain', '{"directive": not json');
@@ -178,7 +178,7 @@ describe('a run survives', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     const outcome = await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { autonomyMode: 'perpetual', notifyDesktop: false }));
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { autonomyMode: 'perpetual', notifyDesktop: false }));
       await waitForStatus(handle, (x) => x.agentRunning);
       // agentRunning is set when the call is scheduled: delete once the agent has really begun
       // (its first write), and retry a removal that races a file the agent or its log creates.
@@ -201,7 +201,7 @@ describe('a run survives', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { autonomyMode: 'supervised', notifyDesktop: false }));
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { autonomyMode: 'supervised', notifyDesktop: false }));
       await waitForStatus(handle, (x) => x.agentRunning);
       rmSync(path.join(repo, '.git'), { recursive: true, force: true, maxRetries: 20, retryDelay: 50 });
       writeFileSync(path.join(repo, '.git'), 'gitdir: /nonexistent\n');
@@ -233,13 +233,13 @@ describe('a run survives', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
-      const h1 = await startRun(env, tq, runInput(trapped, s1, { autonomyMode: 'perpetual', notifyDesktop: false }));
+      const h1 = await startRun(env, tq, loopInput(trapped, s1, { autonomyMode: 'perpetual', notifyDesktop: false }));
       const o1 = await h1.result();
       expect(o1).toMatchObject({ status: 'repository_unavailable', exitCode: 20 });
       expect(o1.reason).toMatch(/\.vigil is a symbolic link/);
       expect(readdirSync(outside).sort()).toEqual(['secret.txt']);
 
-      const h2 = await startRun(env, tq, runInput(repo, s2, { notifyFile, notifyDesktop: false }));
+      const h2 = await startRun(env, tq, loopInput(repo, s2, { notifyFile, notifyDesktop: false }));
       expect((await h2.result()).status).toBe('completion_promise_fulfilled');
       const s = await status(h2);
       expect(s.escalations).toHaveLength(0);
@@ -258,9 +258,9 @@ describe('a run survives', () => {
     const worker = await makeWorker(env, tq);
     const base = uniqueId('pair');
     await worker.runUntil(async () => {
-      const a = await startRun(env, tq, runInput(repo, scenario, { maxIterations: 3 }), `${base}:1`);
+      const a = await startRun(env, tq, loopInput(repo, scenario, { maxIterations: 3 }), `${base}:1`);
       await waitForStatus(a, (x) => x.agentRunning);
-      const b = await startRun(env, tq, runInput(repo, scenario, { maxIterations: 3 }), `${base}_1`);
+      const b = await startRun(env, tq, loopInput(repo, scenario, { maxIterations: 3 }), `${base}_1`);
       const [oa, ob] = await Promise.all([a.result(), b.result()]);
       expect(oa.status).toBe('completion_promise_fulfilled');
       expect(ob.status).toBe('completion_promise_fulfilled');
@@ -282,7 +282,7 @@ describe('a run survives', () => {
     const worker = await makeWorker(env, tq);
     const t0 = Date.now();
     const outcome = await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { maxIterations: 2, baseWaitSeconds: 600 }));
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { maxIterations: 2, baseWaitSeconds: 600 }));
       return handle.result();
     });
     expect(outcome.status).toBe('max_iterations_reached');
@@ -301,14 +301,14 @@ describe('a run survives', () => {
       const tq = uniqueId('tq');
       const worker = await makeWorker(env, tq);
       await worker.runUntil(async () => {
-        const unsigned = await startRun(env, tq, runInput(repo, scenario));
+        const unsigned = await startRun(env, tq, loopInput(repo, scenario));
         const o1 = await unsigned.result();
         expect(o1).toMatchObject({ status: 'agent_not_runnable', exitCode: 20 });
         expect(o1.reason).toMatch(/this one is unsigned/);
         expect(agentCalls(repo)).toHaveLength(0);
 
         const id = uniqueId('signed');
-        const input = runInput(repo, scenario);
+        const input = loopInput(repo, scenario);
         const k = input.knobs;
         input.authorization = signRun(secret, { workflowId: id, repoPath: repo, provider: k.provider, agentCommand: k.agentCommand, councilProvider: k.provider, testCommand: k.testCommand });
         const signed = await startRun(env, tq, input, id);
@@ -336,7 +336,7 @@ describe('a run survives', () => {
         [{ format: 1, table: ['~~x'], value: { iteration: '~0' } }, /packedState is not a run state: iteration: Invalid input: expected number, received string; .*; and \d+ more$/],
       ];
       for (const [packedState, why] of forged) {
-        const handle = await startRun(env, tq, { ...runInput(repo, scenario), packedState });
+        const handle = await startRun(env, tq, { ...loopInput(repo, scenario), packedState });
         const err = await handle.result().then(
           () => null,
           (e: unknown) => e as WorkflowFailedError,
@@ -354,7 +354,7 @@ describe('a run survives', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { maxIterations: 1000 }));
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { maxIterations: 1000 }));
       await waitForStatus(handle, (x) => x.agentRunning);
       const junk = { nonsense: 'z'.repeat(1536 * 1024) };
       for (let i = 0; i < 16; i++) await handle.signal('pause', junk);

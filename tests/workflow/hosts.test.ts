@@ -23,7 +23,7 @@ import {
   assertBuilt,
   createTestEnv,
   makeRepo,
-  runInput,
+  loopInput,
   sleep,
   startRun,
   status,
@@ -126,7 +126,7 @@ describe('several hosts', () => {
     const runs = ['alpha', 'beta'].map((host) => {
       const repo = makeRepo();
       const notifyFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-notify-')), 'notifications.jsonl');
-      return { host, repo, notifyFile, input: { ...runInput(repo, scenarioFor(repo, host), { ...KNOBS, notifyFile }), host } };
+      return { host, repo, notifyFile, input: { ...loopInput(repo, scenarioFor(repo, host), { ...KNOBS, notifyFile }), host } };
     });
     const handles = await Promise.all(runs.map((r) => startRun(env, tq, r.input)));
     // On a timeout, say where the runs stand instead of only that they did not finish.
@@ -166,7 +166,7 @@ describe('several hosts', () => {
   it('keeps everything on the shared queue for a run without a host, with no marker', async () => {
     const repo = makeRepo();
     const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'src/a.txt': 'x\n' }, claim: 'promise' }] });
-    const handle = await startRun(env, tq, runInput(repo, scenario, { testCommand: 'test -f src/a.txt' }));
+    const handle = await startRun(env, tq, loopInput(repo, scenario, { testCommand: 'test -f src/a.txt' }));
     expect((await handle.result()).status).toBe('completion_promise_fulfilled');
     expect((await status(handle)).host).toBeNull();
     const { activities, events } = await placements(handle);
@@ -181,7 +181,7 @@ describe('several hosts', () => {
   it('leaves a run on a host no worker serves waiting for one, and says so', async () => {
     const repo = makeRepo();
     const scenario = writeScenario(repo, { version: 1, iterations: [{ claim: 'promise' }] });
-    const handle = await startRun(env, tq, { ...runInput(repo, scenario), host: 'gamma' });
+    const handle = await startRun(env, tq, { ...loopInput(repo, scenario), host: 'gamma' });
     try {
       const s = await waitForStatus(handle, (x) => x.host === 'gamma');
       expect(s.runStartSha).toBeNull();

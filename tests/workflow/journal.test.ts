@@ -8,7 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knobs } from '../../schemas/knobs.js';
 import { pauseUpdate, resumeUpdate, inputUpdate } from '../../workflows/messages.js';
-import { assertBuilt, createTestEnv, makeRepo, makeWorker, runInput, startRun, status, uniqueId, waitForStatus, WorkerProcesses, writeScenario, type TestEnv } from '../support/harness.js';
+import { assertBuilt, createTestEnv, makeRepo, makeWorker, loopInput, startRun, status, uniqueId, waitForStatus, WorkerProcesses, writeScenario, type TestEnv } from '../support/harness.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 
 let env: TestEnv;
@@ -53,7 +53,7 @@ describe('the event store', () => {
     const worker = await makeWorker(env, tq);
     const workflowId = uniqueId('journaled');
     const outcome = await worker.runUntil(async () => {
-      const h = await startRun(env, tq, runInput(repo, writeScenario(repo, scenario(4)), STORE), workflowId);
+      const h = await startRun(env, tq, loopInput(repo, writeScenario(repo, scenario(4)), STORE), workflowId);
       await waitForStatus(h, (s) => s.iteration >= 1);
       await h.executeUpdate(inputUpdate, { args: [{ directive: 'secret plan: use the blue database', by: 'ana' }] });
       await h.executeUpdate(pauseUpdate, { args: [{ reason: 'lunch', by: 'ana' }] });
@@ -93,7 +93,7 @@ describe('the event store', () => {
     const worker = await makeWorker(env, tq);
     const workflowId = uniqueId('journal-down');
     const outcome = await worker.runUntil(async () => {
-      const h = await startRun(env, tq, runInput(repo, writeScenario(repo, scenario(6)), STORE), workflowId);
+      const h = await startRun(env, tq, loopInput(repo, writeScenario(repo, scenario(6)), STORE), workflowId);
       const down = await waitForStatus(h, (s) => s.iteration >= 3 && (s.eventStore?.pending ?? 0) > 0, 60_000);
       expect(down.eventStore?.problem).toMatch(/ECONNREFUSED|connect|unreachable|refused/i);
       expect(down.outcome).toBeNull();
@@ -114,7 +114,7 @@ describe('the event store', () => {
     process.env.DATABASE_URL = url;
     const first = await workers.spawn(tq, undefined, { DATABASE_URL: url });
     const workflowId = uniqueId('journal-kill');
-    const h = await startRun(env, tq, runInput(repo, writeScenario(repo, scenario(5)), STORE), workflowId);
+    const h = await startRun(env, tq, loopInput(repo, writeScenario(repo, scenario(5)), STORE), workflowId);
     await waitForStatus(h, (s) => s.iteration >= 3 && (s.eventStore?.stored ?? 0) > 0, 60_000);
     first.child.kill('SIGKILL');
     await workers.spawn(tq, undefined, { DATABASE_URL: url });
@@ -132,7 +132,7 @@ describe('the event store', () => {
     const tq = uniqueId('journal-off');
     const worker = await makeWorker(env, tq);
     const history = await worker.runUntil(async () => {
-      const h = await startRun(env, tq, runInput(repo, writeScenario(repo, scenario(2)), { ...STORE, eventStore: false }));
+      const h = await startRun(env, tq, loopInput(repo, writeScenario(repo, scenario(2)), { ...STORE, eventStore: false }));
       await h.result();
       expect((await status(h)).eventStore).toBeUndefined();
       return h.fetchHistory();

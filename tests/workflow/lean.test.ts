@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import proto from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, createTestEnv, makeRepo, makeWorker, runInput, sleep, startRun, status, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
+import { assertBuilt, createTestEnv, makeRepo, makeWorker, loopInput, sleep, startRun, status, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
 import { pauseUpdate, resumeUpdate, stopUpdate } from '../../workflows/messages.js';
 
 type Event = proto.temporal.api.history.v1.IHistoryEvent;
@@ -54,7 +54,7 @@ describe('the lean iteration', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     const input = {
-      ...runInput(repo, scenario, { qualityGates: true, gateStaticAnalysis: false, gateDocCoverage: false, testCommand: 'true', maxIterations: 4, prdChecklist: true, checklistHeldOut: false }),
+      ...loopInput(repo, scenario, { qualityGates: true, gateStaticAnalysis: false, gateDocCoverage: false, testCommand: 'true', maxIterations: 4, prdChecklist: true, checklistHeldOut: false }),
       checklist: CHECKLIST,
     };
     const { outcome, events } = await worker.runUntil(async () => {
@@ -118,7 +118,7 @@ describe('the lean iteration', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     // The default knobs (council every 5 iterations, quality gates, code review; no test command, so no early council check), no checklist agent.
-    const input = runInput(repo, scenario, { councilEnabled: true, qualityGates: true, codeReview: true, maxIterations: 7 });
+    const input = loopInput(repo, scenario, { councilEnabled: true, qualityGates: true, codeReview: true, maxIterations: 7 });
     const { outcome, events, final } = await worker.runUntil(async () => {
       const handle = await startRun(env, tq, input);
       const outcome = await handle.result();
@@ -192,7 +192,7 @@ describe('the lean iteration', () => {
     const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a\n' } }, { writes: { 'b.txt': 'b\n' } }] });
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
-    const input = runInput(repo, scenario, { ...ONLY_TESTS_AND_SECRETS, testCommand: `if [ -e ${marker} ]; then true; else touch ${marker}; sleep 30; fi`, maxIterations: 2 });
+    const input = loopInput(repo, scenario, { ...ONLY_TESTS_AND_SECRETS, testCommand: `if [ -e ${marker} ]; then true; else touch ${marker}; sleep 30; fi`, maxIterations: 2 });
     const { outcome, events, pausedAfterMs } = await worker.runUntil(async () => {
       const handle = await startRun(env, tq, input);
       // The suite runs inside iteration 1's agent call, after the agent.
@@ -236,7 +236,7 @@ describe('the lean iteration', () => {
     });
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
-    const input = runInput(repo, scenario, { ...ONLY_TESTS_AND_SECRETS, testCommand: 'true', maxIterations: 2 });
+    const input = loopInput(repo, scenario, { ...ONLY_TESTS_AND_SECRETS, testCommand: 'true', maxIterations: 2 });
     const { outcome, snap } = await worker.runUntil(async () => {
       const handle = await startRun(env, tq, input);
       await waitForStatus(handle, (s) => s.agentRunning && s.iteration === 1, 60_000);
@@ -281,7 +281,7 @@ describe('the lean iteration', () => {
       return original.call(this, options);
     };
     try {
-      const outcome = await worker.runUntil(async () => (await startRun(env, tq, runInput(repo, scenario, { maxIterations: 6 }))).result());
+      const outcome = await worker.runUntil(async () => (await startRun(env, tq, loopInput(repo, scenario, { maxIterations: 6 }))).result());
       expect(outcome).toMatchObject({ status: 'max_iterations_reached', iteration: 6 });
     } finally {
       target.spawn = original;

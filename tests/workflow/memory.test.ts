@@ -10,7 +10,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { assertBuilt, createTestEnv, makeRepo, makeWorker, runInput, startRun, status, uniqueId, writeScenario, type TestEnv } from '../support/harness.js';
+import { assertBuilt, createTestEnv, makeRepo, makeWorker, loopInput, startRun, status, uniqueId, writeScenario, type TestEnv } from '../support/harness.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -48,7 +48,7 @@ it('after a context clear the fresh session starts with the run so far, the cont
   const tq = uniqueId('memory');
   const worker = await makeWorker(env, tq);
   await worker.runUntil(async () => {
-    const handle = await startRun(env, tq, runInput(repo, scenario));
+    const handle = await startRun(env, tq, loopInput(repo, scenario));
     const outcome = await handle.result();
     expect(outcome.status).toBe('completion_promise_fulfilled');
     const snap = await status(handle);
@@ -98,7 +98,7 @@ it('carries the memory across continue-as-new and keeps every prompt within memo
   const tq = uniqueId('memory-can');
   const worker = await makeWorker(env, tq);
   await worker.runUntil(async () => {
-    const handle = await startRun(env, tq, runInput(repo, scenario, { continueAsNewEvery: 2, memoryBudgetChars: budget }));
+    const handle = await startRun(env, tq, loopInput(repo, scenario, { continueAsNewEvery: 2, memoryBudgetChars: budget }));
     const outcome = await handle.result();
     expect(outcome.iteration).toBe(iterations);
     const snap = await status(handle);
@@ -140,7 +140,7 @@ it('remembers the decisions around the iterations: a failing gate, a refused com
     const handle = await startRun(
       env,
       tq,
-      runInput(repo, scenario, { ...only, qualityGates: true, testCommand: 'test -f b.txt', councilEnabled: true, councilMinIterations: 1, councilCheckInterval: 1000, councilEarlyCheck: false, councilMemberTimeoutSeconds: 30 }),
+      loopInput(repo, scenario, { ...only, qualityGates: true, testCommand: 'test -f b.txt', councilEnabled: true, councilMinIterations: 1, councilCheckInterval: 1000, councilEarlyCheck: false, councilMemberTimeoutSeconds: 30 }),
     );
     const outcome = await handle.result();
     expect(outcome).toMatchObject({ status: 'council_approved', iteration: 3 });
@@ -165,7 +165,7 @@ it('renders the prompts with a template file (knob promptTemplate)', async () =>
   const tq = uniqueId('memory-template');
   const worker = await makeWorker(env, tq);
   await worker.runUntil(async () => {
-    const handle = await startRun(env, tq, runInput(repo, scenario, { promptTemplate: template }));
+    const handle = await startRun(env, tq, loopInput(repo, scenario, { promptTemplate: template }));
     expect((await handle.result()).status).toBe('completion_promise_fulfilled');
   });
   const prompt = prompts(repo);

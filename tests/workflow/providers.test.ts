@@ -16,7 +16,7 @@ import {
   makeRepo,
   makeWorker,
   ROOT,
-  runInput,
+  loopInput,
   sleep,
   startRun,
   status,
@@ -85,7 +85,7 @@ describe('providers', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
-      const input = runInput(repo, noScenario, { provider: 'claude', agentCommand: [FAKE('claude')], providerBreaker: false, budgetUsd: 0.7, maxIterations: 10, notifyFile, notifyDesktop: false, tierLadder: false });
+      const input = loopInput(repo, noScenario, { provider: 'claude', agentCommand: [FAKE('claude')], providerBreaker: false, budgetUsd: 0.7, maxIterations: 10, notifyFile, notifyDesktop: false, tierLadder: false });
       const handle = await startRun(env, tq, input);
       const s = await waitForStatus(handle, (x) => x.paused);
       expect(s.iteration).toBe(3);
@@ -124,7 +124,7 @@ describe('providers', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     const outcome = await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, noScenario, { provider: 'codex', agentCommand: [FAKE('codex')], providerBreaker: false, autonomyMode: 'perpetual', notifyDesktop: false }));
+      const handle = await startRun(env, tq, loopInput(repo, noScenario, { provider: 'codex', agentCommand: [FAKE('codex')], providerBreaker: false, autonomyMode: 'perpetual', notifyDesktop: false }));
       const s = await waitForStatus(handle, (x) => x.paused);
       expect(s.pause?.by).toBe('vigil');
       expect(s.pause?.reason).toMatch(/^authentication failed for provider codex: .*401/);
@@ -151,7 +151,7 @@ describe('providers', () => {
     const worker = await makeWorker(env, tq);
     const t0 = Date.now();
     const outcome = await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, noScenario, { provider: 'claude', agentCommand: [FAKE('claude')], providerBreaker: false, baseWaitSeconds: 600 }));
+      const handle = await startRun(env, tq, loopInput(repo, noScenario, { provider: 'claude', agentCommand: [FAKE('claude')], providerBreaker: false, baseWaitSeconds: 600 }));
       const s = await waitForStatus(handle, (x) => x.status === 'backing_off');
       expect(s.backoffUntil).not.toBeNull();
       expect(s.consecutiveFailures).toBe(0); // a rate limit is not a failure
@@ -171,7 +171,7 @@ describe('providers', () => {
     const fake = fakeScenario([{ sleepMs: 8000, writes: { 'a.txt': 'a\n' } }, { writes: { 'a.txt': 'a\n' }, text: 'COMPLETION PROMISE FULFILLED' }]);
     const tq = uniqueId('tq');
     const first = await workers.spawn(tq);
-    const handle = await startRun(env, tq, runInput(repo, noScenario, { provider: 'claude', agentCommand: [FAKE('claude')], providerBreaker: false, heartbeatTimeoutSeconds: 3 }));
+    const handle = await startRun(env, tq, loopInput(repo, noScenario, { provider: 'claude', agentCommand: [FAKE('claude')], providerBreaker: false, heartbeatTimeoutSeconds: 3 }));
     await waitForStatus(handle, (x) => x.agentRunning);
     await sleep(2500); // the session id reached a heartbeat
     first.child.kill('SIGKILL');
@@ -216,7 +216,7 @@ describe('providers', () => {
       uncertaintyEscalation: false,
     };
     await worker.runUntil(async () => {
-      const handles = await Promise.all(repos.map((r) => startRun(env, tq, runInput(r, noScenario, knobs))));
+      const handles = await Promise.all(repos.map((r) => startRun(env, tq, loopInput(r, noScenario, knobs))));
       // Three failures open the breaker: a run now waits without calling the agent.
       const waiting = await Promise.any(handles.map((h) => waitForStatus(h, (x) => x.status === 'waiting_for_provider', 30_000)));
       expect(waiting.providerWait).toMatchObject({ provider: 'gemini' });
@@ -244,7 +244,7 @@ describe('providers', () => {
       const worker = await makeWorker(env, tq);
       const t0 = Date.now();
       await worker.runUntil(async () => {
-        const handle = await startRun(env, tq, runInput(repo, noScenario, { provider: 'claude', agentCommand: [FAKE('claude')], providerFailover: 'gemini,codex', failoverAfterSeconds: 60, providerBreaker: false, tierLadder: false }));
+        const handle = await startRun(env, tq, loopInput(repo, noScenario, { provider: 'claude', agentCommand: [FAKE('claude')], providerFailover: 'gemini,codex', failoverAfterSeconds: 60, providerBreaker: false, tierLadder: false }));
         const outcome = await handle.result();
         expect(outcome.status).toBe('completion_promise_fulfilled');
         const s = await status(handle);
@@ -266,7 +266,7 @@ describe('providers', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { baseWaitSeconds: 0, autonomyMode: 'supervised', tierLadder: false, uncertaintyEscalation: false, notifyDesktop: false }));
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { baseWaitSeconds: 0, autonomyMode: 'supervised', tierLadder: false, uncertaintyEscalation: false, notifyDesktop: false }));
       const s = await waitForStatus(handle, (x) => x.paused);
       expect(s.iteration).toBe(5);
       expect(s.deadLetters).toHaveLength(1);
@@ -294,7 +294,7 @@ describe('providers', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { councilEnabled: true, councilMinIterations: 1, councilSize: 3, councilThreshold: 3, maxIterations: 2 }));
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { councilEnabled: true, councilMinIterations: 1, councilSize: 3, councilThreshold: 3, maxIterations: 2 }));
       await handle.result();
       const s = await status(handle);
       const round = s.council.verdicts[0];

@@ -20,7 +20,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { rewindUpdate, stopUpdate } from '../../workflows/messages.js';
 import { breakerStateQuery, breakerWorkflowId, type BreakerView } from '../../workflows/provider-breaker-messages.js';
 import { vigilProviderBreaker } from '../../workflows/provider-breaker-workflow.js';
-import { assertBuilt, createTestEnv, makeRepo, makeWorker, ROOT, runInput, sleep, startRun, uniqueId, waitForStatus, type TestEnv } from '../support/harness.js';
+import { assertBuilt, createTestEnv, makeRepo, makeWorker, ROOT, loopInput, sleep, startRun, uniqueId, waitForStatus, type TestEnv } from '../support/harness.js';
 
 const FAKE_OPENCODE = path.join(ROOT, 'examples/agents/fake-cli/opencode');
 const BREAKER_ID = breakerWorkflowId('opencode');
@@ -66,7 +66,7 @@ describe('boundary races', () => {
     await worker.runUntil(async () => {
       // One failure opens the breaker for two minutes: the run then waits for the provider.
       const knobs = { ...LOOP, breakerFailures: 1, breakerCooldownSeconds: 120 };
-      const handle = await startRun(env, tq, runInput(makeRepo(), noScenario, { ...knobs, councilEnabled: false, qualityGates: false, codeReview: false, prdChecklist: false }));
+      const handle = await startRun(env, tq, loopInput(makeRepo(), noScenario, { ...knobs, councilEnabled: false, qualityGates: false, codeReview: false, prdChecklist: false }));
       await waitForStatus(handle, (s) => s.status === 'waiting_for_provider' && s.iteration === 3, 60_000);
       expect(calls()).toBe(3);
       const ack = await within(15_000, handle.executeUpdate(rewindUpdate, { args: [{ to: 1, by: 'test', reason: 'back to the first step' }] }), 'the rewind');
@@ -88,7 +88,7 @@ describe('boundary races', () => {
     const tq = uniqueId('races');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(makeRepo(), noScenario, { ...LOOP, councilEnabled: false, qualityGates: false, codeReview: false, prdChecklist: false }));
+      const handle = await startRun(env, tq, loopInput(makeRepo(), noScenario, { ...LOOP, councilEnabled: false, qualityGates: false, codeReview: false, prdChecklist: false }));
       await waitUntilAsking(handle.workflowId);
       const ack = await handle.executeUpdate(stopUpdate, { args: [{ by: 'test', reason: 'stop now', now: true }] });
       expect(ack.changed).toBe(true);

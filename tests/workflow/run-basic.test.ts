@@ -11,7 +11,7 @@ import {
   createTestEnv,
   makeRepo,
   makeWorker,
-  runInput,
+  loopInput,
   startRun,
   status,
   uniqueId,
@@ -43,7 +43,7 @@ describe('vigilRun', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     const outcome = await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { testCommand: 'test -f src/a.txt && test -f src/b.txt' }));
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { testCommand: 'test -f src/a.txt && test -f src/b.txt' }));
       const result = await handle.result();
       const s = await status(handle);
       expect(s.iteration).toBe(3);
@@ -72,7 +72,7 @@ describe('vigilRun', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     const { outcome, verdicts } = await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { testCommand: 'test -f y.txt' }));
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { testCommand: 'test -f y.txt' }));
       const outcome = await handle.result();
       return { outcome, verdicts: (await status(handle)).lastEvidence };
     });
@@ -95,7 +95,7 @@ describe('vigilRun', () => {
     const scenario = writeScenario(repo, { version: 1, iterations: [], default: { output: 'thinking\n' } });
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
-    const outcome = await worker.runUntil(async () => (await startRun(env, tq, runInput(repo, scenario, { maxIterations: 3 }))).result());
+    const outcome = await worker.runUntil(async () => (await startRun(env, tq, loopInput(repo, scenario, { maxIterations: 3 }))).result());
     expect(outcome).toMatchObject({ status: 'max_iterations_reached', exitCode: 20, iteration: 3 });
     expect(agentCalls(repo)).toHaveLength(3);
   });
@@ -107,7 +107,7 @@ describe('vigilRun', () => {
     const worker = await makeWorker(env, tq);
     const outcomeId = uniqueId('undelivered');
     const { outcome, pending } = await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { maxIterations: 1 }), outcomeId);
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { maxIterations: 1 }), outcomeId);
       await waitForStatus(handle, (x) => x.agentRunning);
       await handle.executeUpdate(inputUpdate, { args: [{ directive: 'Also   update\nthe changelog', by: 'alice' }] });
       const o = await handle.result();
@@ -133,7 +133,7 @@ describe('vigilRun', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     const { outcome, snap, history } = await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { maxRetries: 3, baseWaitSeconds: 1, maxWaitSeconds: 2 }));
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { maxRetries: 3, baseWaitSeconds: 1, maxWaitSeconds: 2 }));
       const outcome = await handle.result();
       return { outcome, snap: await status(handle), history: await handle.fetchHistory() };
     });
@@ -150,7 +150,7 @@ describe('vigilRun', () => {
     const repo = makeRepo();
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
-    const input = runInput(repo, 'unused');
+    const input = loopInput(repo, 'unused');
     input.knobs.agentCommand = ['/nonexistent/agent-binary'];
     const outcome = await worker.runUntil(async () => (await startRun(env, tq, input)).result());
     expect(outcome.status).toBe('agent_not_runnable');

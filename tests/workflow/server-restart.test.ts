@@ -10,7 +10,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { freePort, startDevServer, type DevServer } from '../../workers/dev-server.js';
 import { createVigilWorker } from '../../workers/worker.js';
-import { agentCalls, assertBuilt, makeRepo, runInput, sleep, uniqueId, writeScenario } from '../support/harness.js';
+import { agentCalls, assertBuilt, makeRepo, loopInput, sleep, uniqueId, writeScenario } from '../support/harness.js';
 import { vigilRun } from '../../workflows/run-workflow.js';
 import { statusQuery } from '../../workflows/messages.js';
 
@@ -49,7 +49,7 @@ it('completes a run across a stop and restart of the server on the same database
   const workflowId = uniqueId('restart-run');
   try {
     let connection = await Connection.connect({ address });
-    await new Client({ connection }).workflow.start(vigilRun, { taskQueue: tq, workflowId, args: [runInput(repo, scenario)] });
+    await new Client({ connection }).workflow.start(vigilRun, { taskQueue: tq, workflowId, args: [loopInput(repo, scenario)] });
     await connection.close();
 
     // Mid-run: after iteration 2 has finished.

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { temporal } from '@temporalio/proto';
 import { stopUpdate } from '../../workflows/messages.js';
-import { assertBuilt, createTestEnv, makeRepo, makeWorker, runInput, sleep, startRun, uniqueId, waitForStatus, type TestEnv } from '../support/harness.js';
+import { assertBuilt, createTestEnv, makeRepo, makeWorker, loopInput, sleep, startRun, uniqueId, waitForStatus, type TestEnv } from '../support/harness.js';
 
 /** Alive, and not a zombie waiting for its parent (or init) to reap it. */
 function running(pid: number): boolean {
@@ -43,7 +43,7 @@ async function startTreeRun(tq: string): Promise<{ handle: Awaited<ReturnType<ty
   const repo = makeRepo();
   const pids = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-stop-')), 'pids');
   const agent = ['/bin/sh', '-c', `sleep 120 & echo "$$ $!" > "${pids}"; wait`];
-  const handle = await startRun(env, tq, runInput(repo, '/dev/null', { agentCommand: agent }));
+  const handle = await startRun(env, tq, loopInput(repo, '/dev/null', { agentCommand: agent }));
   await waitForStatus(handle, (s) => s.agentRunning);
   let tree: number[] = [];
   for (let i = 0; i < 100 && tree.length < 2; i++) {

@@ -17,7 +17,7 @@ import {
   createTestEnv,
   makeRepo,
   makeWorker,
-  runInput,
+  loopInput,
   sleep,
   startRun,
   uniqueId,
@@ -57,7 +57,7 @@ it('keeps the UI informed: summary, details, search attributes, current details,
   const ep = { ...endpointFromEnv({}), taskQueue: tq };
   const worker = await makeWorker(env, tq);
   await worker.runUntil(async () => {
-    const { handle } = await cliStartRun(env.client, env.connection, ep, { prd, repoPath: repo, knobs: runInput(repo, scenario).knobs, workflowId });
+    const { handle } = await cliStartRun(env.client, env.connection, ep, { prd, repoPath: repo, knobs: loopInput(repo, scenario).knobs, workflowId });
     await waitForStatus(handle, (s) => s.agentRunning);
     await searchAttribute(workflowId, (d) => d.typedSearchAttributes.get(SA_STATUS), 'running');
 
@@ -112,7 +112,7 @@ it('a run started without the search attributes (searchAttributes: false) upsert
   const tq = uniqueId('no-sa');
   const worker = await makeWorker(env, tq);
   const handle = await worker.runUntil(async () => {
-    const h = await startRun(env, tq, { ...runInput(repo, scenario), searchAttributes: false }, uniqueId('no-sa-run'));
+    const h = await startRun(env, tq, { ...loopInput(repo, scenario), searchAttributes: false }, uniqueId('no-sa-run'));
     expect((await h.result()).status).toBe('completion_promise_fulfilled');
     return h;
   });
