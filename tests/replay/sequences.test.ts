@@ -42,6 +42,12 @@ interface Reference {
 }
 
 const step = (n: number) => ({ writes: { 'step.txt': `${n}\n` } });
+/**
+ * The rewind and continue-as-new scenarios pin the loop's own mechanics: claims judged by the
+ * evidence gate alone, whatever the harness's defaults are. (With the gates on, a pause during an
+ * agent call cancels the gate pass it carries.)
+ */
+const LOOP_ONLY = { councilEnabled: false, qualityGates: false, codeReview: false, prdChecklist: false } as const;
 
 /** Each scenario returns the histories of its executions, first to last. */
 const SCENARIOS: { name: string; title: string; record: () => Promise<HistoryLike[]> }[] = [
@@ -78,7 +84,7 @@ const SCENARIOS: { name: string; title: string; record: () => Promise<HistoryLik
       const tq = uniqueId('sequence');
       const worker = await makeWorker(env, tq);
       return worker.runUntil(async () => {
-        const handle = await startRun(env, tq, runInput(repo, scenario, { maxIterations: 4 }), uniqueId('sequence-rewind'));
+        const handle = await startRun(env, tq, runInput(repo, scenario, { ...LOOP_ONLY, maxIterations: 4 }), uniqueId('sequence-rewind'));
         await waitForStatus(handle, (s) => s.iteration === 4 && s.agentRunning);
         await handle.executeUpdate(pauseUpdate, { args: [{ reason: 'recording a rewind', by: 'sequence-test' }] });
         await waitForStatus(handle, (s) => s.paused && !s.agentRunning);
@@ -98,7 +104,7 @@ const SCENARIOS: { name: string; title: string; record: () => Promise<HistoryLik
       const tq = uniqueId('sequence');
       const worker = await makeWorker(env, tq);
       return worker.runUntil(async () => {
-        const handle = await startRun(env, tq, runInput(repo, scenario, { maxIterations: 3, continueAsNewEvery: 2 }), uniqueId('sequence-carry'));
+        const handle = await startRun(env, tq, runInput(repo, scenario, { ...LOOP_ONLY, maxIterations: 3, continueAsNewEvery: 2 }), uniqueId('sequence-carry'));
         const firstRunId = (await handle.describe()).runId;
         expect((await handle.result()).status).toBe('max_iterations_reached');
         return [await env.client.workflow.getHandle(handle.workflowId, firstRunId).fetchHistory(), await handle.fetchHistory()];
