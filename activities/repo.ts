@@ -31,13 +31,24 @@ import { storeNote } from './prompt-memory.js';
 export { workingTreeHash } from './git.js';
 
 /** Keeps `.vigil/` out of `git status` without touching the user's .gitignore. */
+/**
+ * Kept out of the tree hash, the evidence diff and any commit, in `.git/info/exclude` (never the
+ * user's .gitignore): Vigil's own folder, and the repository map aider writes even for a
+ * read-only call (its chat histories go beside the prompt instead, activities/providers/aider.ts).
+ */
+const EXCLUDED = [{ line: `/${VIGIL_DIR}/`, why: '# Vigil run artifacts' }, { line: '/.aider.tags.cache.v*/', why: "# aider's repository map (an agent CLI's cache)" }];
+
 function excludeVigilDir(repoPath: string, excludeFile: string): void {
   const file = path.resolve(repoPath, excludeFile);
-  const line = `/${VIGIL_DIR}/`;
-  const current = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  if (current.split('\n').some((l) => l.trim() === line)) return;
-  mkdirSync(path.dirname(file), { recursive: true });
-  appendFileSync(file, `${current && !current.endsWith('\n') ? '\n' : ''}# Vigil run artifacts\n${line}\n`);
+  let current = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const present = new Set(current.split('\n').map((l) => l.trim()));
+  for (const { line, why } of EXCLUDED) {
+    if (present.has(line)) continue;
+    mkdirSync(path.dirname(file), { recursive: true });
+    const add = `${current && !current.endsWith('\n') ? '\n' : ''}${why}\n${line}\n`;
+    appendFileSync(file, add);
+    current += add;
+  }
 }
 
 export async function prepareRun(raw: PrepareRunInput): Promise<PrepareRunResult> {

@@ -1233,7 +1233,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const refuseEmptyDiff = (trigger: ConveneTrigger): Promise<Outcome | null> | null => {
     const empty = emptyDiffRefusal(filesSinceStart());
     if (empty === null) return null;
-    state.lastFindings = `Completion at iteration ${state.iteration} was refused: ${empty}, so there is nothing to judge yet. Make the changes the PRD asks for, then claim again.`;
+    state.lastFindings = `Completion was refused at iteration ${state.iteration} by the evidence gate: nothing changed since the run started (${empty}), so there is nothing to judge yet. Make the changes the PRD asks for, then claim again.`;
     state.lastEvidence = { iteration: state.iteration, pass: false, reason: empty, failures: [empty], inconclusive: [], filesChanged: 0, testsPassed: state.lastTests?.passed ?? null };
     remember(refusalMemory(state.iteration, `evidence gate: ${empty}`));
     return checkRefused(trigger, 'evidence', empty);
@@ -1612,7 +1612,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     if (completionRuleEra && emptyDiffRefusal(filesSinceStart()) !== null) {
       // The evidence gate refuses an empty diff before any gate or reviewer is asked.
       const empty = emptyDiffRefusal(filesSinceStart()) ?? '';
-      state.lastFindings = `Completion at iteration ${state.iteration} was refused: ${empty}, so there is nothing to judge yet. Make the changes the PRD asks for, then claim again.`;
+      state.lastFindings = `Completion was refused at iteration ${state.iteration} by the evidence gate: nothing changed since the run started (${empty}), so there is nothing to judge yet. Make the changes the PRD asks for, then claim again.`;
       state.checks = recordCheck(state.checks, { iteration: state.iteration, trigger: 'claim', approved: false, cause: 'evidence', reason: empty });
       return null;
     }

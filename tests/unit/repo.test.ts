@@ -473,6 +473,19 @@ describe('prepareRun', () => {
     expect(git(repo, 'status', '--porcelain', '--untracked-files=all')).toBe('');
   });
 
+  it("keeps aider's repository map out of the tree too, added to an exclude file written before it existed", async () => {
+    const { repo } = committedRepo();
+    const exclude = path.join(repo, '.git/info/exclude');
+    writeFileSync(exclude, '# Vigil run artifacts\n/.vigil/\n');
+    await prepareRun({ repoPath: repo, runId: 'r1' });
+    await prepareRun({ repoPath: repo, runId: 'r2' });
+    const lines = readFileSync(exclude, 'utf8').split('\n');
+    expect(lines.filter((l) => l === '/.vigil/')).toHaveLength(1);
+    expect(lines.filter((l) => l === '/.aider.tags.cache.v*/')).toHaveLength(1);
+    write(repo, '.aider.tags.cache.v4/cache.db', 'x\n');
+    expect(git(repo, 'status', '--porcelain', '--untracked-files=all')).toBe('');
+  });
+
   it('appends to an existing exclude file without a trailing newline, and creates a missing one', async () => {
     const { repo } = committedRepo();
     const exclude = path.join(repo, '.git/info/exclude');
