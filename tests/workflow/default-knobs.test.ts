@@ -14,7 +14,7 @@
  *
  * A new default-on behaviour joins this matrix: add its dimension or its cell.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '@temporalio/worker';
 import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
 import type { Outcome, RunInput } from '../../schemas/run.js';
@@ -44,10 +44,6 @@ interface Cell {
   mode: 'supervised' | 'perpetual';
   behaviour: Behaviour;
 }
-
-// The cells mostly wait on Temporal and their agents' processes, not on the CPU: twelve at a time
-// finish the matrix in about half the time of vitest's default five.
-vi.setConfig({ maxConcurrency: 12 });
 
 let env: TestEnv;
 let worker: Worker;
