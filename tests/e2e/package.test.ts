@@ -71,7 +71,7 @@ beforeAll(async () => {
   mkdirSync(out);
   // Packing (tsc, webpack) and installing run niced: they must not starve the timing-sensitive
   // tests running beside this file.
-  const pack = await execa('nice', ['-n', '10', 'npm', 'pack', '--pack-destination', out, '--loglevel=error'], { cwd: src, env: baseEnv(), extendEnv: false, all: true, reject: false, timeout: 150_000 });
+  const pack = await execa('nice', ['-n', '10', 'npm', 'pack', '--pack-destination', out, '--loglevel=error'], { cwd: src, env: baseEnv(), extendEnv: false, all: true, reject: false, timeout: 240_000 });
   expect(pack.exitCode, pack.all).toBe(0);
   const name = readdirSync(out).find((f) => f.endsWith('.tgz'));
   expect(name, pack.all).toBeDefined();
@@ -89,7 +89,7 @@ beforeAll(async () => {
     timeout: 150_000,
   });
   expect(install.exitCode, install.all).toBe(0);
-}, 300_000);
+}, 420_000);
 
 afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
