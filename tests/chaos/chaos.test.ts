@@ -12,7 +12,7 @@
  * the iterations it hits by design (their step is not done; the run's history says which),
  * pauses the run, and never kills the worker.
  *
- * `npm test` runs the short mode; `npm run chaos` the long one (VIGIL_CHAOS_LONG=1: 20 worker
+ * `npm run test:slow` runs the short mode; `npm run chaos` the long one (VIGIL_CHAOS_LONG=1: 20 worker
  * kills, 3 server restarts, more iterations). VIGIL_CHAOS_SEED replays a given schedule.
  */
 import { execFileSync } from 'node:child_process';

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The slow tier (npm run test:slow), which .ci/run runs after `npm test`: the files of
+# tests/support/tiers.ts one at a time (vitest.slow.config.ts), then the real-CLI suite
+# (scripts/test-real-clis.sh: installs the pinned agent CLIs into a cache, then one run per CLI
+# against the local model server). Installs what it needs first, like `npm test`.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+bash scripts/bootstrap.sh || exit $?
+
+status=0
+echo "test:slow: package and chaos"
+npx --no-install vitest run --config vitest.slow.config.ts "$@" || status=$?
+echo "test:slow: real agent CLIs"
+bash scripts/test-real-clis.sh || status=$?
+exit "$status"

@@ -1,0 +1,8 @@
+/**
+ * The suite's tiers. `npm test` (the README's test command) runs every `tests/**\/*.test.ts` file
+ * but these; `npm run test:slow` runs these alone, then the real-CLI suite; `.ci/run` runs both.
+ * A file belongs here when it spends minutes on one long external job (packing and installing the
+ * package, a chaos schedule of kills and restarts) that would starve the timing-sensitive workflow
+ * tests running beside it on a two-core machine, and that nothing else in the main suite depends on.
+ */
+export const SLOW_TIER: readonly string[] = ['tests/e2e/package.test.ts', 'tests/chaos/chaos.test.ts'];
