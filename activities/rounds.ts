@@ -22,6 +22,7 @@ import type { ActivityFunctionWithOptions } from '@temporalio/workflow';
 import { CouncilRoundInputSchema, ReviewRoundInputSchema, type CouncilRoundInput, type ReviewRoundInput } from '../schemas/rounds.js';
 import { runCouncilRound, type CouncilDeps, type RoundResult } from '../rounds/council-round.js';
 import { runReviewRound, type ReviewDeps, type ReviewRoundResult } from '../rounds/review-round.js';
+import { observedAgentCall } from './call-observers.js';
 import { collectEvidence as collect, writeTranscript as transcript } from './evidence.js';
 import { heartbeating } from './heartbeat.js';
 import { runAgent as iterationAgent } from './iteration.js';
@@ -49,7 +50,8 @@ export function inProcess<F extends Fn>(name: string, fn: F, lostAs: 'vote' | 'r
   return Object.assign(call, { executeWithOptions: (_options: unknown, args: Parameters<F>) => call(...args) }) as unknown as ActivityFunctionWithOptions<F>;
 }
 
-const members = { runAgent: inProcess('runAgent', iterationAgent, 'vote') };
+// Observed (activities/call-observers.ts): the worker's metrics and log see each member call, not only the round.
+const members = { runAgent: inProcess('runAgent', observedAgentCall(iterationAgent), 'vote') };
 
 /** One completion-council round: evidence, members, tally, devil's advocate, transcript. */
 export async function councilRound(raw: CouncilRoundInput): Promise<RoundResult> {
