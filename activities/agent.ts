@@ -199,7 +199,9 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     usage: facts.usage ?? reported,
     rateLimit: facts.rateLimit,
     provider: input.provider,
-    model: call.model,
+    // The model the CLI reports it used (a requested alias such as `sonnet` resolves to a full
+    // name), else the one requested.
+    model: (facts.usage ?? reported)?.model ?? call.model,
     sessionId: parsed?.sessionId ?? call.sessionId,
     authError: facts.authError ? redactSecrets(facts.authError).text : null,
     reviewChangedTree,

@@ -6,8 +6,8 @@
  * 2. iterations: one run each with the minimal and the default knobs, of an agent that changes
  *    the tree every iteration (so no stagnation valve ends the run) and answers reviews (PASS)
  *    and council votes (REJECT, so the run goes on). Per iteration: the orchestration overhead
- *    (wall time minus the agent's own time), the CPU seconds of the worker (this process) and of
- *    the server, the history events and bytes (every execution of the run, continue-as-new
+ *    (wall time minus the agent's own time), the CPU seconds of the worker (this process), of
+ *    the server and of every other process Vigil starts (git helper, supervisors, daemon, agents), the history events and bytes (every execution of the run, continue-as-new
  *    included), and the overhead per window of 100 iterations (is it flat?). A run that ends
  *    before its iteration count, or pauses, fails the bench.
  * 3. load (`--concurrent 50,100,200`): that many runs at once on one worker (activity slots set
@@ -23,7 +23,7 @@
  *        [-- --breakdown] [-- --dump-histories DIR] (every execution's history as JSON, payloads base64)
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
@@ -200,26 +200,56 @@ function procRssMiB(pid: number): number {
   return m ? Number(m[1]) / 1024 : 0;
 }
 
-/**
- * CPU seconds of the processes that supervise calls: the worker's reaped children (per-call
- * supervisors, git, gate tools: this process's cutime and cstime) and the supervisor daemon with
- * its reaped children (the agents, whose own share is a few ms of `sh`).
- */
-function supervisionCpuSeconds(): number {
-  const fields = (pid: number | 'self'): string[] => {
+/** utime, stime, cutime and cstime of a process in clock ticks, and its parent, from /proc; null when it is gone. */
+function procTicks(pid: number | 'self'): { ppid: number; own: number; reaped: number } | null {
+  try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  };
-  const self = fields('self');
-  let ticks = Number(self[13]) + Number(self[14]);
-  const daemon = daemonPid();
-  if (daemon !== null) {
-    try {
-      const d = fields(daemon);
-      ticks += Number(d[11]) + Number(d[12]) + Number(d[13]) + Number(d[14]);
-    } catch {
-      /* gone */
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { ppid: Number(f[1]), own: Number(f[11]) + Number(f[12]), reaped: Number(f[13]) + Number(f[14]) };
+  } catch {
+    return null;
+  }
+}
+
+/** The live processes below `roots` (their children, grandchildren, …), from /proc. */
+function descendants(roots: readonly number[]): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const t = procTicks(Number(name));
+    if (t) children.set(t.ppid, [...(children.get(t.ppid) ?? []), Number(name)]);
+  }
+  const out: number[] = [];
+  const queue = [...roots];
+  for (let pid = queue.shift(); pid !== undefined; pid = queue.shift()) {
+    for (const c of children.get(pid) ?? []) {
+      out.push(c);
+      queue.push(c);
     }
+  }
+  return out;
+}
+
+/**
+ * CPU seconds of every process Vigil starts besides the worker and the server: the git helper
+ * (long-lived, with the git commands it runs), per-call supervisors, gate tools, the supervisor
+ * daemon (a session of its own, not the worker's child) and the agents under it. Live processes
+ * count with what they reaped; processes already gone count through the parent that reaped
+ * them (this process's cutime and cstime, or a live descendant's), so nothing is counted twice
+ * and nothing short-lived is missed. The server's own tree (`exclude`) is counted apart.
+ */
+function supervisionCpuSeconds(exclude: number): number {
+  const self = procTicks('self');
+  let ticks = self?.reaped ?? 0;
+  const daemon = daemonPid();
+  const roots = [process.pid, ...(daemon !== null ? [daemon] : [])];
+  const skip = new Set([exclude, ...descendants([exclude])]);
+  const seen = new Set<number>();
+  for (const pid of [...(daemon !== null ? [daemon] : []), ...descendants(roots)]) {
+    if (skip.has(pid) || seen.has(pid) || pid === process.pid) continue;
+    seen.add(pid);
+    const t = procTicks(pid);
+    if (t) ticks += t.own + t.reaped;
   }
   return ticks / 100;
 }
@@ -337,7 +367,7 @@ async function measuredRun(client: Client, server: DevServer, knobs: Knobs, labe
   try {
     const cpu0 = selfCpuSeconds();
     const srv0 = procCpuSeconds(server.pid);
-    const sup0 = supervisionCpuSeconds();
+    const sup0 = supervisionCpuSeconds(server.pid);
     const started = performance.now();
     const handle = await client.workflow.start(vigilRun, {
       taskQueue: 'bench',
@@ -354,7 +384,7 @@ async function measuredRun(client: Client, server: DevServer, knobs: Knobs, labe
       wallMs = performance.now() - started;
       workerCpu = selfCpuSeconds() - cpu0;
       serverCpu = procCpuSeconds(server.pid) - srv0;
-      supervisionCpu = supervisionCpuSeconds() - sup0;
+      supervisionCpu = supervisionCpuSeconds(server.pid) - sup0;
     });
     const [outcome] = await Promise.all([ended, watchForPause(handle, () => finished)]);
     if (outcome.status !== 'max_iterations_reached' || outcome.iteration !== knobs.maxIterations) {
@@ -379,7 +409,7 @@ function report(label: string, f: RunFigures): void {
   console.log(
     `${label}: ${n} iterations (${f.executions} executions) in ${(f.wallMs / 1000).toFixed(1)} s; per iteration: ` +
       `overhead ${(overhead / 1000).toFixed(3)} s (agent ${(f.agentMs / n / 1000).toFixed(3)} s), ` +
-      `CPU ${((f.workerCpu + f.serverCpu + f.supervisionCpu) / n).toFixed(3)} s (worker ${(f.workerCpu / n).toFixed(3)}, server ${(f.serverCpu / n).toFixed(3)}, supervision ${(f.supervisionCpu / n).toFixed(3)}), ` +
+      `CPU ${((f.workerCpu + f.serverCpu + f.supervisionCpu) / n).toFixed(3)} s (worker ${(f.workerCpu / n).toFixed(3)}, server ${(f.serverCpu / n).toFixed(3)}, other processes ${(f.supervisionCpu / n).toFixed(3)}), ` +
       `${(f.events / n).toFixed(1)} events, ${(f.bytes / n / 1024).toFixed(1)} KiB`,
   );
   // Flatness: the overhead per window of iterations (iteration i's call to iteration j's).

@@ -194,6 +194,9 @@ export function realCliSuite(name: RealCliName, expect_: Partial<CliExpectations
       const it1 = s.recentIterations[0];
       expect(it1).toMatchObject({ iteration: 1, exitCode: 0, provider: name, claimed: true, changed: true });
       if (x.reportsCost) expect(it1?.costUsd).toBeGreaterThan(0);
+      // The model recorded is the one the CLI used, as its requests to the server named it (no
+      // model knob is set: the CLI's default, which only the CLI knows).
+      expect([...new Set(server.requests().map((r) => r.model))]).toContain(it1?.model);
 
       // The session the CLI reported, in the iteration's transcript.
       const transcript = readFileSync(path.join(runFolder(repo), 'iteration-0001.transcript.md'), 'utf8');
