@@ -89,6 +89,20 @@ export type MessageName = keyof typeof MESSAGE_SCHEMAS;
  */
 export const UNDECODABLE_PAYLOAD = '__vigilUndecodablePayload';
 
+/**
+ * Beside the marker, for a payload still encrypted (`binary/encrypted`) when it reached the
+ * workflow: the id of the key that encrypted it (its `encryption-key-id` metadata; null when it
+ * has none). Such a payload means this worker lacks that key (workers/codec.ts).
+ */
+export const ENCRYPTED_WITH_KEY = '__vigilEncryptedWithKey';
+
+/** The key id of a payload the worker could not decrypt (`undefined` when it was not encrypted, null when the id is unknown). */
+export function encryptedWithKey(payload: unknown): string | null | undefined {
+  if (typeof payload !== 'object' || payload === null || !(UNDECODABLE_PAYLOAD in payload) || !(ENCRYPTED_WITH_KEY in payload)) return undefined;
+  const id = (payload as Record<string, unknown>)[ENCRYPTED_WITH_KEY];
+  return typeof id === 'string' ? id : null;
+}
+
 function undecodable(payload: unknown): string | null {
   if (typeof payload !== 'object' || payload === null || !(UNDECODABLE_PAYLOAD in payload)) return null;
   const why = (payload as Record<string, unknown>)[UNDECODABLE_PAYLOAD];

@@ -199,19 +199,39 @@ export function codecFromEnv(env: NodeJS.ProcessEnv = process.env): AesGcmCodec 
 }
 
 /**
- * The worker's view of a codec: a payload it cannot decrypt (a key it lacks, a tampered payload)
- * stays as it is, so the workflow's tolerant payload converter turns it into an invalid message
- * (`invalidMessages` in status) instead of a workflow task that fails on every retry.
+ * The worker's view of a codec (or of none): a payload it cannot decrypt (a key it lacks, a
+ * tampered payload) stays as it is, so the workflow's tolerant payload converter turns it into a
+ * marker naming the key: an invalid message for a signal or update, a run that waits for a worker
+ * with the key for the run's input (workflows/decisions/payload-key.ts), instead of a workflow
+ * task that fails on every retry with a misleading error. Each key this worker lacks is named
+ * once in its log, with what to do. A worker without any codec still gets this view, so that it
+ * says why it cannot read an encrypted run.
  */
-export function tolerantDecoding(codec: PayloadCodec): PayloadCodec {
+export function tolerantDecoding(codec: PayloadCodec | null, warn: (line: string) => void = (m) => process.stderr.write(`${m}\n`)): PayloadCodec {
+  const named = new Set<string>();
+  const lacks = (p: Payload, why: string): void => {
+    const keyId = fromUtf8(p.metadata?.[METADATA_KEY_ID]) ?? '(none)';
+    if (named.has(keyId) || named.size >= 16) return;
+    named.add(keyId);
+    warn(
+      `vigil worker: this worker lacks the payload key "${keyId.slice(0, 64)}" (${why}): runs encrypted with it wait for a worker that has it, ` +
+        'and messages under it are listed as invalid. Start the worker with VIGIL_CODEC_KEY_FILE (or VIGIL_CODEC_KEY) set to that key.',
+    );
+  };
   return {
-    encode: (payloads) => codec.encode(payloads),
+    encode: (payloads) => (codec ? codec.encode(payloads) : Promise.resolve(payloads)),
     decode: async (payloads) =>
       Promise.all(
         payloads.map(async (p) => {
+          if (fromUtf8(p.metadata?.[METADATA_ENCODING_KEY]) !== ENCRYPTED_ENCODING) return p;
+          if (!codec) {
+            lacks(p, 'it has no codec key at all');
+            return p;
+          }
           try {
             return ((await codec.decode([p])) as Payload[])[0] ?? p;
-          } catch {
+          } catch (err) {
+            lacks(p, err instanceof Error ? err.message.slice(0, 200) : String(err));
             return p;
           }
         }),
