@@ -140,8 +140,11 @@ export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<numb
     say(`Every step of the run is in the Temporal UI: ${runUrl(endpoint, DEMO_RUN_ID)}`);
     if (store.url) say(`Its events are in the event store: \`vigil report ${DEMO_RUN_ID}\` shows its timeline, \`vigil report\` every run.`);
     if (opts.keepServer && server) {
+      // The operator console beside them (cli/console/command.ts; VIGIL_CONSOLE=0 turns it off).
+      const stopConsole = await (await import('./console/command.js')).sideConsole(endpoint, say, (l) => process.stderr.write(`vigil: warning: ${l}\n`));
       say('The server and worker keep running (--keep-server); press Ctrl+C to stop them.');
       await workerDone;
+      await stopConsole();
     } else if (server) {
       say(`The database keeps the run: start \`vigil server\` to browse it later at the link above.`);
     }

@@ -502,6 +502,17 @@ export function buildProgram(): Command {
     });
 
   program
+    .command('console')
+    .description('serve the operator console: every run waiting for a person with its handoff and the actions that answer it, every run with its timeline, charts and live log, and the reports (see docs/console.md)')
+    .option('--host <host>', 'address to listen on; any but a loopback address needs the console token (made once, printed once, kept in VIGIL_HOME)', '127.0.0.1')
+    .option('--port <port>', 'port to listen on, 0 for any free one (default: 8237)', intArg('--port', 0, 65_535))
+    .option('--by <name>', 'who the actions are sent by (default: $USER); a person can set another name in the page')
+    .action(async (o: { host: string; port?: number; by?: string }) => {
+      const { consoleCommand, DEFAULT_CONSOLE_PORT } = await import('./console/command.js');
+      process.exitCode = await consoleCommand(endpoint(), { host: o.host, port: o.port ?? DEFAULT_CONSOLE_PORT, by: o.by ?? defaultActor() }, out);
+    });
+
+  program
     .command('codec-server')
     .description('serve /encode and /decode for the Temporal Web UI and CLI with the payload key (VIGIL_CODEC_KEY_FILE or VIGIL_CODEC_KEY)')
     .option('--host <host>', 'address to listen on (keep it private: whoever reaches it can decrypt)', '127.0.0.1')

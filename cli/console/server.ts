@@ -1,0 +1,365 @@
+/**
+ * The operator console (`vigil console`, also started by `vigil up` and `vigil demo --keep-server`):
+ * one web page for every run that waits for a person, every run, and the reports, fed by Temporal
+ * (visibility, the `status` query, updates) and the event store, usable without the Temporal UI.
+ *
+ * Libraries, each well kept and small, none of their protocol or drawing code written here:
+ * - Hono (`hono`, with `@hono/node-server` to run it on Node's http server): routing, the
+ *   `html` template that escapes every value, cookies, its `csrf()` middleware and `streamSSE`
+ *   (server-sent events for the live agent log). Chosen over Fastify for its size (no dependencies)
+ *   and because the middleware the console needs (CSRF, cookies, SSE) ships with it.
+ * - htmx (`htmx.org`, with `htmx-ext-sse`): the page is server-rendered HTML; htmx polls the parts
+ *   that change, posts the action forms and appends the log as it streams, so the console needs no
+ *   front-end build and no client-side framework.
+ * - uPlot (`uplot`): the charts, drawn on a canvas from the numbers the server renders into the page.
+ * All three front-end files are served from node_modules by the console itself (no CDN: a console
+ * on a machine without internet works the same), under a Content-Security-Policy that allows
+ * scripts from the console only.
+ *
+ * Access: cli/console/access.ts. Actions: cli/console/actions.ts (the CLI's messages).
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { Client, Connection } from '@temporalio/client';
+import { serve, type ServerType } from '@hono/node-server';
+import { Hono, type Context } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
+import { html } from 'hono/html';
+import { streamSSE } from 'hono/streaming';
+import { ActorSchema } from '../../schemas/run.js';
+import type { Endpoint } from '../endpoint.js';
+import { nextIteration } from '../logs.js';
+import type { RunView } from '../steer.js';
+import { accessGuard, consoleToken, isLoopback } from './access.js';
+import { ActionFormSchema, ActionSchema, perform } from './actions.js';
+import { CONSOLE_CSS, CONSOLE_JS } from './client-script.js';
+import { chartsFromSnapshot, waitingFor } from './model.js';
+import {
+  ackHtml,
+  actionsPanel,
+  chartsSection,
+  checkpointsSection,
+  handoffSection,
+  inboxCards,
+  inboxPage,
+  layout,
+  messagesSection,
+  reportsPage,
+  runPage,
+  runsPage,
+  runsTable,
+  runSummary,
+  shown,
+  timelineSection,
+  type RunsFilter,
+} from './pages.js';
+import { inbox, listRuns, messagesFromHistory, readHandoff, readLogChunk, runView, storedReport, storedRun, withStore, type RunRow } from './sources.js';
+
+export interface ConsoleOptions {
+  client: Client;
+  connection: Connection;
+  ep: Endpoint;
+  host: string;
+  /** 0: any free port. */
+  port: number;
+  /** VIGIL_HOME: where the token is kept. */
+  home: string;
+  /** Who the actions are sent by, unless the person sets another name in the page. */
+  operator: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface RunningConsole {
+  url: string;
+  host: string;
+  port: number;
+  /** Required (not loopback): the token, and whether it was made now (then it is printed, once). */
+  token: { value: string; file: string; created: boolean } | null;
+  close(): Promise<void>;
+}
+
+const OPERATOR_COOKIE = 'vigil_operator';
+
+/** The front-end files, from node_modules. */
+function assets(): Map<string, { body: string; type: string }> {
+  const require = createRequire(import.meta.url);
+  const dir = (pkg: string): string => path.dirname(require.resolve(`${pkg}/package.json`));
+  const js = 'text/javascript; charset=utf-8';
+  const css = 'text/css; charset=utf-8';
+  return new Map([
+    ['htmx.min.js', { body: readFileSync(path.join(dir('htmx.org'), 'dist/htmx.min.js'), 'utf8'), type: js }],
+    ['sse.js', { body: readFileSync(path.join(dir('htmx-ext-sse'), 'dist/sse.min.js'), 'utf8'), type: js }],
+    ['uPlot.iife.min.js', { body: readFileSync(path.join(dir('uplot'), 'dist/uPlot.iife.min.js'), 'utf8'), type: js }],
+    ['uPlot.min.css', { body: readFileSync(path.join(dir('uplot'), 'dist/uPlot.min.css'), 'utf8'), type: css }],
+    ['console.js', { body: CONSOLE_JS, type: js }],
+    ['console.css', { body: CONSOLE_CSS, type: css }],
+  ]);
+}
+
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
+
+export function consoleApp(opts: ConsoleOptions, port: () => number, token: string | null, tokenFile: string): Hono {
+  const { client, ep } = opts;
+  const env = opts.env ?? process.env;
+  const files = assets();
+  const app = new Hono();
+  app.use('*', async (c, next) => {
+    await next();
+    c.header('Content-Security-Policy', CSP);
+    c.header('X-Content-Type-Options', 'nosniff');
+    c.header('Referrer-Policy', 'no-referrer');
+    c.header('Cache-Control', 'no-store');
+  });
+  app.use('*', ...accessGuard({ host: opts.host, port, token, tokenFile }));
+  app.onError((err, c) => {
+    if ('getResponse' in err && typeof err.getResponse === 'function') return err.getResponse() as Response;
+    return c.text(`the console could not answer: ${(err instanceof Error ? err.message : String(err)).split('\n')[0] ?? ''}`, 502);
+  });
+
+  const operator = (c: Context): string => {
+    const named = ActorSchema.safeParse(getCookie(c, OPERATOR_COOKIE) ?? '');
+    return named.success ? named.data : opts.operator;
+  };
+  const page = (c: Context, title: string, body: ReturnType<typeof html>): Response | Promise<Response> => c.html(layout(title, operator(c), body));
+
+  app.get('/assets/:name', (c) => {
+    const f = files.get(c.req.param('name'));
+    if (!f) return c.text('no such asset', 404);
+    return c.body(f.body, 200, { 'Content-Type': f.type });
+  });
+
+  app.post('/operator', async (c) => {
+    const body = await c.req.parseBody();
+    const named = ActorSchema.safeParse(typeof body.operator === 'string' ? body.operator : '');
+    if (named.success) setCookie(c, OPERATOR_COOKIE, named.data, { httpOnly: true, sameSite: 'Strict', path: '/' });
+    return c.redirect(c.req.header('referer') && new URL(c.req.header('referer') as string).host === new URL(c.req.url).host ? new URL(c.req.header('referer') as string).pathname : '/', 303);
+  });
+
+  // ------------------------------------------------------------------------------ inbox
+  const inboxFragment = async (): Promise<ReturnType<typeof html>> => {
+    const now = new Date();
+    const entries = await inbox(client, now);
+    const withHandoffs = await Promise.all(entries.map(async (entry) => ({ entry, handoff: await readHandoff(client, ep.taskQueue, entry.snapshot).catch(() => null) })));
+    return inboxCards(withHandoffs, now);
+  };
+  app.get('/', async (c) => page(c, 'Inbox', inboxPage(await inboxFragment())));
+  app.get('/fragments/inbox', async (c) => c.html(await inboxFragment()));
+
+  // ------------------------------------------------------------------------------ runs
+  const filtered = async (f: RunsFilter): Promise<{ rows: RunRow[]; cost: Map<string, number> }> => {
+    const all = await listRuns(client, { limit: 200 });
+    const rows = all.filter(
+      (r) =>
+        (!f.status || r.status === f.status || (f.status === 'paused' && r.status === 'pausing')) &&
+        (!f.repo || (r.repo ?? '').includes(f.repo)) &&
+        (!f.provider || (r.provider ?? '') === f.provider),
+    );
+    const cost = new Map<string, number>();
+    const stored = await storedReport(env, new Date());
+    if (stored.ok) for (const p of stored.value.perRun) cost.set(p.workflowId, p.spendUsd);
+    // Running runs answer their status at once: their cost so far, where the store has none.
+    await Promise.all(
+      rows
+        .filter((r) => r.temporalStatus === 'RUNNING' && !cost.has(r.workflowId))
+        .slice(0, 50)
+        .map(async (r) => {
+          const v = await runView(client, r.workflowId).catch(() => null);
+          if (v?.snapshot) cost.set(r.workflowId, v.snapshot.spend.usd);
+        }),
+    );
+    return { rows, cost };
+  };
+  const filterOf = (c: Context): RunsFilter => {
+    const q = (k: string): string | undefined => c.req.query(k)?.trim() || undefined;
+    return { ...(q('status') ? { status: q('status') } : {}), ...(q('repo') ? { repo: q('repo') } : {}), ...(q('provider') ? { provider: q('provider') } : {}) };
+  };
+  app.get('/runs', async (c) => {
+    const f = filterOf(c);
+    const { rows, cost } = await filtered(f);
+    return page(c, 'Runs', runsPage(f, runsTable(rows, cost, new Date())));
+  });
+  app.get('/fragments/runs', async (c) => {
+    const { rows, cost } = await filtered(filterOf(c));
+    return c.html(runsTable(rows, cost, new Date()));
+  });
+
+  // ------------------------------------------------------------------------------ one run
+  const viewOf = async (c: Context): Promise<RunView | Response> => {
+    try {
+      return await runView(client, c.req.param('id') as string);
+    } catch (err) {
+      return c.html(html`<p class="muted">${err instanceof Error ? err.message : String(err)}</p>`, 404);
+    }
+  };
+  const rowOf = async (id: string): Promise<RunRow | null> => (await listRuns(client, { limit: 1, workflowId: id }))[0] ?? null;
+  const charts = async (view: RunView): Promise<ReturnType<typeof html>> => {
+    const s = view.snapshot;
+    const stored = await storedRun(env, view.workflowId, new Date(), s ? s.budgetUsd : null);
+    if (stored.ok && stored.value) return chartsSection(view.workflowId, stored.value.charts, '');
+    if (!s) return chartsSection(view.workflowId, null, 'no worker answered the status query, and the event store has no events of this run');
+    return chartsSection(view.workflowId, chartsFromSnapshot(s, new Date()), stored.ok ? 'The event store has no events of this run.' : `${stored.why}.`);
+  };
+  const timeline = async (view: RunView): Promise<ReturnType<typeof html>> => {
+    const stored = await storedRun(env, view.workflowId, new Date(), null);
+    return timelineSection(view.workflowId, view.snapshot, stored.ok && stored.value ? stored.value.report : null);
+  };
+  const messages = async (id: string): Promise<ReturnType<typeof html>> => {
+    const msgs = await messagesFromHistory(client, id).catch((err: unknown) => (err instanceof Error ? err.message : String(err)));
+    return typeof msgs === 'string' ? messagesSection(id, null, `the run's history could not be read: ${msgs}`) : messagesSection(id, msgs, '');
+  };
+  app.get('/runs/:id', async (c) => {
+    const view = await viewOf(c);
+    if (view instanceof Response) return view;
+    const s = view.snapshot;
+    const now = new Date();
+    const waiting = s && view.kind === 'running' ? waitingFor(s, now) : null;
+    const running = view.kind === 'running';
+    const doc = s ? await readHandoff(client, ep.taskQueue, s).catch(() => null) : null;
+    return page(
+      c,
+      view.workflowId,
+      runPage(
+        view.workflowId,
+        runSummary(view, (await rowOf(view.workflowId).catch(() => null)) ?? null, waiting, now),
+        s && running ? actionsPanel(s, 'run') : null,
+        handoffSection(s, doc),
+        await charts(view),
+        checkpointsSection(s, running),
+        await timeline(view),
+        await messages(view.workflowId),
+        running,
+      ),
+    );
+  });
+  app.get('/runs/:id/fragments/:part', async (c) => {
+    const view = await viewOf(c);
+    if (view instanceof Response) return view;
+    const s = view.snapshot;
+    switch (c.req.param('part')) {
+      case 'summary':
+        return c.html(runSummary(view, (await rowOf(view.workflowId).catch(() => null)) ?? null, s && view.kind === 'running' ? waitingFor(s, new Date()) : null, new Date()));
+      case 'charts':
+        return c.html(await charts(view));
+      case 'checkpoints':
+        return c.html(checkpointsSection(s, view.kind === 'running'));
+      case 'timeline':
+        return c.html(await timeline(view));
+      case 'messages':
+        return c.html(await messages(view.workflowId));
+      default:
+        return c.text('no such part', 404);
+    }
+  });
+
+  app.post('/runs/:id/actions', async (c) => {
+    const id = c.req.param('id');
+    const body = await c.req.parseBody();
+    const action = ActionSchema.safeParse(body.action);
+    if (!action.success) return c.html(ackHtml(id, { ok: false, lines: [`unknown action "${String(body.action)}"`] }), 400);
+    const form = ActionFormSchema.parse(Object.fromEntries(Object.entries(body).filter(([, v]) => typeof v === 'string')));
+    const result = await perform({ client, connection: opts.connection, ep, by: operator(c) }, id, action.data, form);
+    return c.html(ackHtml(id, result), result.ok ? 200 : 422);
+  });
+
+  // The live agent log, as server-sent events: the current iteration from its start, then each
+  // next one as it begins, until the run finishes (event `end`). An event's id is
+  // `<iteration>:<offset>`: a reconnecting browser goes on where it was.
+  app.get('/runs/:id/log/stream', (c) =>
+    streamSSE(c, async (stream) => {
+      const id = c.req.param('id');
+      let aborted = false;
+      stream.onAbort(() => {
+        aborted = true;
+      });
+      const send = async (event: 'log' | 'end', text: string, eventId?: string): Promise<void> => {
+        const data = String(await html`${text}`);
+        await stream.writeSSE({ event, data, ...(eventId ? { id: eventId } : {}) });
+      };
+      let view = await runView(client, id).catch(() => null);
+      let snap = view?.snapshot ?? null;
+      while (!aborted && (!view || !snap || snap.iteration < 1)) {
+        if (view?.kind === 'finished') break;
+        await stream.sleep(2000);
+        view = await runView(client, id).catch(() => view);
+        snap = view?.snapshot ?? snap;
+      }
+      if (!view || !snap) {
+        await send('end', '==> no worker answered for this run; its log cannot be read now\n');
+        return;
+      }
+      const resume = /^(\d+):(\d+)$/.exec(c.req.header('last-event-id') ?? '');
+      let iteration = resume ? Number(resume[1]) : Math.max(1, snap.iteration);
+      let offset = resume ? Number(resume[2]) : 0;
+      if (!resume) await send('log', `==> iteration ${iteration}\n`);
+      while (!aborted) {
+        const live = view.kind === 'running' && snap.iteration === iteration && snap.agentRunning;
+        const chunk = await readLogChunk(client, ep.taskQueue, snap, iteration, offset, live ? 10_000 : 0, !live).catch((err: unknown) => ({ problem: err instanceof Error ? err.message : String(err) }));
+        if (!('found' in chunk) || chunk.problem) {
+          await send('log', `==> ${chunk.problem ?? 'the log could not be read'}\n`);
+          await stream.sleep(5000);
+        } else if (chunk.found && chunk.text !== '') {
+          offset = chunk.nextOffset;
+          await send('log', shown(chunk.text), `${iteration}:${offset}`);
+          if (!live && offset < chunk.size) continue;
+        }
+        if (live && 'found' in chunk && chunk.found && chunk.text !== '') continue;
+        const fresh = await runView(client, id).catch(() => null);
+        if (fresh) {
+          view = fresh;
+          snap = fresh.snapshot ?? snap;
+        }
+        const next = nextIteration(view, iteration);
+        if (next === 'finished') {
+          await send('end', '');
+          await send('log', `==> the run has finished\n`);
+          return;
+        }
+        if (typeof next === 'number') {
+          iteration = next;
+          offset = 0;
+          await send('log', `==> iteration ${iteration}\n`, `${iteration}:0`);
+        } else if (!live) {
+          await stream.sleep(1000);
+        }
+      }
+    }),
+  );
+
+  app.get('/reports', async (c) => {
+    const r = await storedReport(env, new Date());
+    return page(c, 'Reports', reportsPage(r.ok ? r.value : null, r.ok ? '' : `${r.why}. Reports read the event store: set DATABASE_URL, or run \`vigil up\`, which starts the local one.`));
+  });
+
+  app.get('/healthz', async (c) => c.json({ ok: true, store: (await withStore(env, async () => true)).ok }));
+  return app;
+}
+
+/** Starts the console; resolves once it listens. */
+export async function startConsole(opts: ConsoleOptions): Promise<RunningConsole> {
+  const loopback = isLoopback(opts.host);
+  const t = loopback ? null : consoleToken(opts.home);
+  let bound = opts.port;
+  const app = consoleApp(opts, () => bound, t ? t.token : null, t ? t.file : '');
+  const server: ServerType = await new Promise<ServerType>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port }, (info: AddressInfo) => {
+      bound = info.port;
+      resolve(s);
+    });
+    s.once('error', reject);
+  });
+  const hostPart = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  return {
+    url: `http://${hostPart}:${bound}/`,
+    host: opts.host,
+    port: bound,
+    token: t ? { value: t.token, file: t.file, created: t.created } : null,
+    close: () =>
+      new Promise<void>((resolve) => {
+        const s = server as { closeAllConnections?: () => void; close: (cb: () => void) => void };
+        s.closeAllConnections?.();
+        s.close(() => resolve());
+      }),
+  };
+}
