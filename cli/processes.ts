@@ -8,7 +8,10 @@
  */
 import path from 'node:path';
 import { NativeConnection, type LogLevel } from '@temporalio/worker';
+import { wrapInProcessAgentCalls } from '../activities/call-observers.js';
+import { activityObserver } from '../workers/activity-observer.js';
 import { isListening, startDevServer, type DevServer } from '../workers/dev-server.js';
+import type { MetricsEndpoint } from '../workers/metrics-server.js';
 import { logLine, setLogFormat } from '../workers/logging.js';
 import { vigilHome } from '../workers/paths.js';
 import { installRuntime as installSdkRuntime, MetricsBindError } from '../workers/runtime.js';
@@ -38,6 +41,22 @@ export const DEFAULT_OPERATIONS: Operations = {
   otel: null,
   tuning: DEFAULT_TUNING,
 };
+
+/**
+ * The worker's metrics endpoint (workers/metrics-server.ts: Vigil's metrics and the SDK's,
+ * /healthz, /readyz) at --metrics-bind, listening before the runtime is installed (the SDK then
+ * serves its own on the loopback port the endpoint names); an address it cannot use is exit 2.
+ */
+async function openMetrics(ops: Pick<Operations, 'metricsBind'>): Promise<MetricsEndpoint | null> {
+  if (!ops.metricsBind) return null;
+  const { serveMetrics } = await import('../workers/metrics-server.js');
+  try {
+    return await serveMetrics(ops.metricsBind);
+  } catch (err) {
+    if (err instanceof MetricsBindError) throw new CliError(err.message, EXIT.usage);
+    throw err;
+  }
+}
 
 /** The SDK runtime for this process (log format, metrics); a metrics address that cannot listen is exit 2. */
 export function installRuntime(level: LogLevel, ops: Pick<Operations, 'logFormat' | 'metricsBind'> = DEFAULT_OPERATIONS, handleSignals = true): void {
@@ -135,20 +154,29 @@ export async function connectWorker(ep: Endpoint): Promise<NativeConnection> {
 
 /** `host`: this machine's name for runs (`--host`, VIGIL_HOST); its queue is polled next to the shared one. */
 export async function workerCommand(ep: Endpoint, host: string, ops: Operations = DEFAULT_OPERATIONS, flags: StoreFlags = {}): Promise<number> {
-  installRuntime('INFO', ops);
-  return runWorker(ep, host, ops, flags, true);
+  const metrics = await openMetrics(ops);
+  try {
+    installRuntime('INFO', { ...ops, metricsBind: metrics?.sdkBind ?? null });
+    return await runWorker(ep, host, ops, flags, true, metrics);
+  } finally {
+    await metrics?.close();
+  }
 }
 
 /** The workers of this process (the runtime installed), until SIGINT/SIGTERM. */
-async function runWorker(ep: Endpoint, host: string, ops: Operations, flags: StoreFlags, announceStore: boolean): Promise<number> {
+async function runWorker(ep: Endpoint, host: string, ops: Operations, flags: StoreFlags, announceStore: boolean, metrics: MetricsEndpoint | null): Promise<number> {
   const store = configureWorkerStore(process.env, flags);
   const identity = workerIdentity(host);
   // OpenTelemetry is loaded only when tracing is on.
   const tracing = ops.otel ? (await import('../workers/tracing.js')).startTracing({ endpoint: ops.otel.endpoint, identity }) : null;
   if (tracing) say(`tracing: spans to ${tracing.target}; bundling the workflows with the tracing interceptors`);
+  // Each agent call's metrics, log line and span attributes (workers/activity-observer.ts).
+  const observer = activityObserver({ sink: metrics?.metrics ?? null, spans: tracing?.spans ?? null, onTask: () => metrics?.readiness.taskTaken() });
+  const unwrap = wrapInProcessAgentCalls(observer.inProcess);
   const connection = await connectWorker(ep);
   try {
-    const workers = await createHostWorkers({ connection, namespace: ep.namespace, taskQueue: ep.taskQueue, host, identity, tuning: ops.tuning, tracing });
+    const workers = await createHostWorkers({ connection, namespace: ep.namespace, taskQueue: ep.taskQueue, host, identity, tuning: ops.tuning, tracing, activityInterceptors: [observer.interceptors] });
+    metrics?.attach(workers.workers, connection, ep.namespace);
     say(`vigil worker polling task queue "${ep.taskQueue}" (namespace "${ep.namespace}", ${describeEndpoint(ep)}) and ${hostQueueLine(workers.queues, host)}; Ctrl+C to stop`, {
       taskQueue: ep.taskQueue,
       namespace: ep.namespace,
@@ -157,12 +185,13 @@ async function runWorker(ep: Endpoint, host: string, ops: Operations, flags: Sto
     });
     say(`  identity     : ${identity}`);
     say(`  slots        : ${describeTuning(ops.tuning)} (per queue)`, { ...ops.tuning });
-    if (ops.metricsBind) say(`  metrics      : http://${ops.metricsBind}/metrics`);
+    if (metrics) say(`  metrics      : http://${ops.metricsBind}/metrics (also /healthz, /readyz)`);
     if (announceStore) say(`  event store  : ${store}`);
     await workers.run();
     say('vigil worker stopped');
     return 0;
   } finally {
+    unwrap();
     await tracing?.shutdown();
     await connection.close();
   }
@@ -193,19 +222,20 @@ export async function localServer(ep: Endpoint, flags: ServerFlags): Promise<{ s
 
 export async function upCommand(ep: Endpoint, flags: ServerFlags & StoreFlags, host: string, ops: Operations = DEFAULT_OPERATIONS): Promise<number> {
   // First: a bad metrics address must fail before a server starts.
-  installRuntime('INFO', ops);
-  const { server, endpoint } = await localServer(ep, flags);
+  const metrics = await openMetrics(ops);
+  let server: DevServer | null = null;
   let store: Awaited<ReturnType<typeof startStore>> | null = null;
-  let stopConsole: (() => Promise<void>) | null = null;
   try {
+    installRuntime('INFO', { ...ops, metricsBind: metrics?.sdkBind ?? null });
+    const local = await localServer(ep, flags);
+    server = local.server;
+    const endpoint = local.endpoint;
     store = await startStore(flags);
-    // The operator console beside the worker (cli/console/command.ts; VIGIL_CONSOLE=0 turns it off).
-    stopConsole = await (await import('./console/command.js')).sideConsole(endpoint, say, warn);
-    return await runWorker(endpoint, host, ops, flags, false);
+    return await runWorker(endpoint, host, ops, flags, false, metrics);
   } finally {
-    // The worker has stopped (its last projections done): then the console, the store, the server.
-    await stopConsole?.();
+    // The worker has stopped (its last projections done): then the store, then the server.
     await store?.stop();
     await server?.stop();
+    await metrics?.close();
   }
 }

@@ -12,12 +12,14 @@
  */
 import { createRequire } from 'node:module';
 import os from 'node:os';
+import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } from '@temporalio/interceptors-opentelemetry';
 import type { WorkerOptions } from '@temporalio/worker';
+import type { SpanHooks } from './activity-observer.js';
 
 export interface TracingSettings {
   /** The OTLP/HTTP base URL given with --otel (`/v1/traces` is appended); null: the OTEL_EXPORTER_OTLP_* variables, else http://localhost:4318. */
@@ -31,6 +33,8 @@ export interface Tracing {
   sinks: NonNullable<WorkerOptions['sinks']>;
   /** Modules to bundle as workflow interceptors. */
   workflowInterceptorModules: string[];
+  /** Vigil's attributes on the activity spans and a span per in-process agent call (workers/activity-observer.ts). */
+  spans: SpanHooks;
   /** Where spans go, for the banner. */
   target: string;
   /** Flushes what is buffered and stops exporting (at worker shutdown). */
@@ -68,10 +72,33 @@ export function startTracing(s: TracingSettings, env: NodeJS.ProcessEnv = proces
       activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
     },
     sinks: { exporter: makeWorkflowExporter(processor, resource) },
+    spans: vigilSpans(),
     workflowInterceptorModules: [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')],
     target: url ?? envTarget(env),
     async shutdown() {
       await provider.shutdown().catch(() => undefined);
+    },
+  };
+}
+
+/** Attributes on the active span, and child spans of it, through the global tracer provider registered above. */
+function vigilSpans(): SpanHooks {
+  const tracer = trace.getTracer('vigil-worker');
+  return {
+    annotate(attrs) {
+      trace.getActiveSpan()?.setAttributes(attrs);
+    },
+    child(name, attrs, fn) {
+      return tracer.startActiveSpan(name, { attributes: attrs }, async (span) => {
+        try {
+          return await fn();
+        } catch (err) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+          throw err;
+        } finally {
+          span.end();
+        }
+      });
     },
   };
 }

@@ -6,7 +6,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, NativeConnection, Worker, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker, type ActivityInterceptorsFactory, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
 import type { PayloadCodec } from '@temporalio/common';
 import * as activities from '../activities/index.js';
 import { configureGitHelper } from '../activities/git-helper.js';
@@ -68,6 +68,8 @@ export interface VigilWorkerOptions {
   workflows?: boolean;
   /** How often a running activity's heartbeats are sent to Temporal; default HEARTBEAT_SEND_MS. */
   heartbeatSendMs?: number;
+  /** More activity interceptors, inside the tracing ones (workers/activity-observer.ts: metrics, the per-call log line, span attributes). */
+  activityInterceptors?: ActivityInterceptorsFactory[];
 }
 
 /**
@@ -130,7 +132,9 @@ export async function createVigilWorker(opts: VigilWorkerOptions): Promise<Worke
     // only ever see payloads Vigil's own workflow wrote, with the default converter.
     ...(opts.workflows === false ? {} : { workflowBundle: opts.workflowBundle ?? (await defaultWorkflowBundle(undefined, opts.tracing?.workflowInterceptorModules)) }),
     activities,
-    ...(opts.tracing ? { interceptors: opts.tracing.interceptors } : {}),
+    ...(opts.tracing || opts.activityInterceptors?.length
+      ? { interceptors: { ...opts.tracing?.interceptors, activity: [...(opts.tracing?.interceptors.activity ?? []), ...(opts.activityInterceptors ?? [])] } }
+      : {}),
     sinks: { ...runningCallSinks, ...opts.tracing?.sinks },
     // Payloads encrypted when a codec key is configured (VIGIL_CODEC_KEY_FILE / VIGIL_CODEC_KEY).
     ...(codec ? { dataConverter: { payloadCodecs: [tolerantDecoding(codec)] } } : {}),
