@@ -1,0 +1,129 @@
+/**
+ * The operator console's rules without a browser: which runs the inbox shows and why
+ * (cli/console/model.ts `waitingFor`), the chart series from a status snapshot and from the event
+ * store's report, the token kept under VIGIL_HOME, and the messages an action sends (the CLI's own
+ * payloads and schemas, cli/console/actions.ts).
+ */
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { consoleToken, isLoopback, sameToken } from '../../cli/console/access.js';
+import { stepsOf } from '../../cli/console/actions.js';
+import { chartsFromReport, chartsFromSnapshot, pauseLengths, waitingFor } from '../../cli/console/model.js';
+import type { PauseEvent, RunReport } from '../../cli/report.js';
+import type { RunEvent } from '../../schemas/events.js';
+import type { StatusSnapshot } from '../../schemas/status.js';
+
+const NOW = new Date('2026-11-22T12:00:00Z');
+const pause = (reason: string, by = 'vigil') => ({ reason, by, at: '2026-11-22T11:00:00Z' });
+const base = { status: 'paused' as const, escalations: [], providerWait: null };
+
+describe('waitingFor', () => {
+  it('names each kind of pause Vigil makes, and leaves a person’s pause out', () => {
+    const kind = (reason: string) => waitingFor({ ...base, pause: pause(reason) }, NOW)?.kind;
+    expect(kind('escalation (agent request): Which database?')).toBe('escalation');
+    expect(kind('escalation (dead letter): the same failure 3 times')).toBe('dead_letter');
+    expect(kind('budget exceeded: $1.20 of $1.00; raise it with `vigil budget x --usd N`')).toBe('budget');
+    expect(kind('the tests gate failed 3 times in a row (red); look at it')).toBe('gate');
+    expect(kind('contract error, 3 checks in a row: council member 0 answered without a VOTE line')).toBe('contract');
+    expect(kind('authentication failed for claude. Fix the credentials where the worker runs')).toBe('auth');
+    expect(kind('repository unavailable: /src/app is gone')).toBe('repository');
+    expect(kind('something else')).toBe('paused_by_vigil');
+    expect(waitingFor({ ...base, pause: pause('escalation (agent request): x') }, NOW)).toMatchObject({ since: '2026-11-22T11:00:00Z', why: 'escalation (agent request): x' });
+    expect(waitingFor({ ...base, pause: pause('reviewing', 'alice') }, NOW)).toBeNull();
+    expect(waitingFor({ ...base, status: 'finished', pause: pause('budget exceeded') }, NOW)).toBeNull();
+  });
+
+  it('shows a provider wait only past an hour', () => {
+    const wait = (ms: number) => waitingFor({ status: 'waiting_for_provider', pause: null, escalations: [], providerWait: { provider: 'claude', until: new Date(NOW.getTime() + ms).toISOString(), reason: 'rate_limit' } }, NOW);
+    expect(wait(30 * 60_000)).toBeNull();
+    expect(wait(2 * 3600_000)).toMatchObject({ kind: 'rate_limit', why: expect.stringContaining('waiting for claude until') });
+  });
+});
+
+const iteration = (n: number, cost: number | null, files: number) => ({
+  iteration: n, phase: 'ACT' as const, tier: 'development' as const, exitCode: 0, durationMs: 1000, logPath: '', attempts: 1, claimed: false, changed: true,
+  filesChangedSinceStart: files, treeHash: null, at: NOW.toISOString(), costUsd: cost,
+});
+
+describe('charts', () => {
+  it('from the status query: running cost, files, tests of the checkpoints, the pause going on', () => {
+    const snap = {
+      recentIterations: [iteration(1, 0.3, 1), iteration(2, 0.3, 2), iteration(3, 0.5, 2)],
+      spend: { usd: 1.1, inputTokens: 0, outputTokens: 0, calls: 3 },
+      budgetUsd: 1,
+      pause: pause('budget exceeded'),
+      lastTests: null,
+      checkpoints: { kept: 200, lastTree: null, rewinds: [], list: [{ iteration: 1, tests: 'fail' }, { iteration: 2, tests: 'pass' }] },
+    } as unknown as StatusSnapshot;
+    const c = chartsFromSnapshot(snap, NOW);
+    expect(c).toMatchObject({ source: 'status query', iterations: [1, 2, 3], costUsd: [0.3, 0.6, 1.1], budgetUsd: 1, filesChanged: [1, 2, 2], testsPassing: [0, 1, null], waits: { pauses: [1], minutes: [60] } });
+    // Iterations the query no longer keeps: the running total starts from what they cost.
+    const later = chartsFromSnapshot({ ...snap, recentIterations: [iteration(30, 0.5, 4)], spend: { ...snap.spend, usd: 10 }, pause: null } as StatusSnapshot, NOW);
+    expect(later).toMatchObject({ iterations: [30], costUsd: [10], waits: { pauses: [], minutes: [] } });
+  });
+
+  it('from the event store: every iteration, the spend events, every pause', () => {
+    const report = {
+      budgetUsd: 2,
+      timeline: [
+        { iteration: 1, costUsd: 0.25, tests: 'fail' },
+        { iteration: 2, costUsd: 0.25, tests: 'pass' },
+      ],
+    } as unknown as RunReport;
+    const at = (m: number): Date => new Date(NOW.getTime() - m * 60_000);
+    const ev = (m: number, event: unknown): PauseEvent => ({ at: at(m), event: event as RunEvent });
+    const pauses = [
+      ev(50, { kind: 'escalation', paused: true }),
+      ev(40, { kind: 'message', name: 'resume', accepted: true }),
+      ev(10, { kind: 'message', name: 'pause', accepted: true }),
+    ];
+    expect(pauseLengths(pauses, NOW)).toEqual([10 * 60_000, 10 * 60_000]);
+    const c = chartsFromReport(report, new Map([[2, 0.9]]), new Map([[1, 3], [2, 5]]), pauses, NOW, null);
+    expect(c).toMatchObject({ source: 'event store', iterations: [1, 2], costUsd: [0.25, 0.9], budgetUsd: 2, filesChanged: [3, 5], testsPassing: [0, 1], waits: { pauses: [1, 2], minutes: [10, 10] } });
+  });
+});
+
+describe('access', () => {
+  it('makes the token once, keeps it private, and compares it in constant time', () => {
+    const home = mkdtempSync(path.join(os.tmpdir(), 'vigil-console-'));
+    const first = consoleToken(home);
+    expect(first.created).toBe(true);
+    expect(first.token.length).toBeGreaterThanOrEqual(40);
+    expect(statSync(first.file).mode & 0o777).toBe(0o600);
+    expect(readFileSync(first.file, 'utf8').trim()).toBe(first.token);
+    const again = consoleToken(home);
+    expect(again).toMatchObject({ token: first.token, created: false });
+    expect(sameToken(first.token, first.token)).toBe(true);
+    expect(sameToken(`${first.token}x`, first.token)).toBe(false);
+    expect(sameToken(undefined, first.token)).toBe(false);
+  });
+
+  it('knows loopback addresses', () => {
+    for (const h of ['127.0.0.1', '127.1.2.3', 'localhost', '::1', '[::1]']) expect(isLoopback(h), h).toBe(true);
+    for (const h of ['0.0.0.0', '192.168.1.5', '::', 'example.com']) expect(isLoopback(h), h).toBe(false);
+  });
+});
+
+describe('actions', () => {
+  it('send the CLI’s payloads, by the operator', () => {
+    expect(stepsOf('input-resume', { directive: 'use SQLite' }, 'alice')).toEqual([
+      { kind: 'input', payload: { directive: 'use SQLite', by: 'alice' } },
+      { kind: 'resume', payload: { by: 'alice' } },
+    ]);
+    expect(stepsOf('budget-resume', { usd: '12.50' }, 'alice')).toEqual([
+      { kind: 'budget', payload: { usd: 12.5, by: 'alice' } },
+      { kind: 'resume', payload: { by: 'alice' } },
+    ]);
+    expect(stepsOf('waive', { item: 'REQ-1', reason: 'done by hand' }, 'alice')).toEqual([{ kind: 'waive', payload: { item: 'REQ-1', reason: 'done by hand', by: 'alice' } }]);
+    expect(stepsOf('review', { reason: '' }, 'alice')).toEqual([{ kind: 'forceReview', payload: { by: 'alice' } }]);
+    expect(stepsOf('stop', { now: '1', reason: 'enough' }, 'alice')).toEqual([{ kind: 'stop', payload: { reason: 'enough', now: true, by: 'alice' } }]);
+  });
+
+  it('refuse bad input before anything is sent, as the CLI does', () => {
+    expect(() => stepsOf('input', { directive: '  ' }, 'alice')).toThrow(/no directive/);
+    expect(() => stepsOf('budget', { usd: 'lots' }, 'alice')).toThrow(/must be a number of dollars/);
+    expect(() => stepsOf('waive', { item: '' }, 'alice')).toThrow(/choose the checklist item/);
+  });
+});
