@@ -11,6 +11,7 @@ import { PROVIDERS } from './knobs.js';
 import { DirectiveSchema, PhaseSchema, TierSchema } from './run.js';
 import { ChecklistItemSchema, GateResultSchema, MAX_CHECKLIST_ITEMS, ReviewerRecordSchema, TOOL_GATES } from './gates.js';
 import { MEMORY_LIMITS, NoteRefSchema, PromptMemoryRefSchema, PromptMemorySchema } from './memory.js';
+import { SandboxModeSchema, SandboxReportSchema } from './sandbox.js';
 
 export const ParsedVoteSchema = shared('schemas/activities:ParsedVoteSchema', () => z.object({
   vote: z.enum(['APPROVE', 'REJECT', 'CANNOT_VALIDATE']).nullable(),
@@ -168,6 +169,9 @@ export const RunAgentInputSchema = shared('schemas/activities:RunAgentInputSchem
   remainingBudgetUsd: z.number().min(0).nullable().default(null),
   /** The run's signature (checked by workers that require signed runs). */
   authorization: RunAuthorizationSchema.nullable().default(null),
+  /** The run's sandbox and sandboxRegistries knobs; absent: the worker's settings (VIGIL_SANDBOX, VIGIL_SANDBOX_REGISTRIES). */
+  sandbox: SandboxModeSchema.optional(),
+  sandboxRegistries: z.boolean().optional(),
   /** The prompt text (council and review calls, and iterations scheduled by older workers). */
   prompt: z.string().optional(),
   /** A reviewing call's prompt as its parts, rendered by the activity (instead of `prompt`). */
@@ -268,6 +272,8 @@ export const AgentResultSchema = shared('schemas/activities:AgentResultSchema', 
   inspection: z.lazy(() => IterationInspectionSchema).nullable().optional(),
   /** The gate pass the call made after the agent (`gates` in the input), when it made one. */
   gates: z.lazy(() => RunGatesResultSchema).nullable().optional(),
+  /** How the call was isolated (docs/security.md, The agent's sandbox) and the escape attempts the sandbox refused. */
+  sandbox: SandboxReportSchema.nullable().optional(),
 }));
 export type AgentResult = z.infer<typeof AgentResultSchema>;
 
@@ -340,6 +346,9 @@ export const RunTestsInputSchema = shared('schemas/activities:RunTestsInputSchem
   timeoutSeconds: z.number().int().min(1),
   /** The run's signature (checked by workers that require signed runs). */
   authorization: RunAuthorizationSchema.nullable().default(null),
+  /** The run's sandbox and sandboxRegistries knobs; absent: the worker's settings. */
+  sandbox: SandboxModeSchema.optional(),
+  sandboxRegistries: z.boolean().optional(),
 }));
 export type RunTestsInput = z.input<typeof RunTestsInputSchema>;
 
@@ -363,6 +372,8 @@ export const TestResultSchema = shared('schemas/activities:TestResultSchema', ()
   verdict: z.enum(['pass', 'fail', 'inconclusive']).default('pass'),
   /** One line saying what happened. */
   reason: z.string().max(500).default(''),
+  /** How the test run was isolated and what the sandbox refused. */
+  sandbox: SandboxReportSchema.nullable().optional(),
 }));
 export type TestResult = z.infer<typeof TestResultSchema>;
 

@@ -349,6 +349,15 @@ const CASES: Record<KnobName, Cases> = {
   reviewMaxDiffBytes: intCases(0, 10_000_000),
   prdChecklist: boolCases,
   checklistHeldOut: boolCases,
+  sandbox: {
+    good: [
+      ['auto', 'auto'],
+      [' Strict ', 'strict'],
+      ['off', 'off'],
+    ],
+    bad: ['', 'on', 'true', 'bwrap'],
+  },
+  sandboxRegistries: boolCases,
   eventStore: boolCases,
   checkpointsKept: intCases(0, 200),
   memoryBudgetChars: intCases(0, 100_000),

@@ -1,0 +1,269 @@
+/**
+ * The sandbox's rules (activities/sandbox-policy.ts, activities/sandbox-net.ts) fed facts and
+ * checked verdict by verdict: the mode, the platform verdict, the endpoints a call may reach, the
+ * mount plan by role, what is never shown, and the refusals an output shows. The sandbox itself,
+ * against bubblewrap and a hostile agent: tests/unit/sandbox.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { MAX_SANDBOX_DENIALS, SandboxReportSchema } from '../../schemas/sandbox.js';
+import { defaultKnobs, KNOBS } from '../../schemas/knobs.js';
+import {
+  addDenial,
+  allowedEndpoints,
+  allowedTarget,
+  bridgePorts,
+  deniedInOutput,
+  effectiveSandboxMode,
+  parseEndpoint,
+  sandboxEnv,
+  sandboxPlan,
+  sandboxVerdict,
+  SANDBOX_PROXY_DIR,
+  SANDBOX_ROOT_UID,
+  type SandboxFacts,
+} from '../../activities/sandbox-policy.js';
+import { MAX_DENIALS } from '../../activities/sandbox-net.js';
+
+const OK = { bwrap: '/usr/bin/bwrap', version: '0.8.0', problem: null };
+const NONE = { bwrap: null, version: null, problem: 'bubblewrap (bwrap) is not installed' };
+
+describe('the mode', () => {
+  it('is the run\'s when it says, else the worker\'s; a strict worker is never lowered', () => {
+    expect(effectiveSandboxMode(undefined, 'auto')).toBe('auto');
+    expect(effectiveSandboxMode(null, 'off')).toBe('off');
+    expect(effectiveSandboxMode('off', 'auto')).toBe('off');
+    expect(effectiveSandboxMode('strict', 'off')).toBe('strict');
+    expect(effectiveSandboxMode('off', 'strict')).toBe('strict');
+    expect(effectiveSandboxMode('auto', 'strict')).toBe('strict');
+  });
+
+  it('is a knob, auto by default, with registries off by default', () => {
+    expect(defaultKnobs().sandbox).toBe('auto');
+    expect(defaultKnobs().sandboxRegistries).toBe(false);
+    expect(KNOBS.sandbox.env).toBe('VIGIL_SANDBOX');
+  });
+
+  it('auto sandboxes where it can and says why not elsewhere; strict refuses, saying what to do; off says so', () => {
+    expect(sandboxVerdict('auto', OK)).toEqual({ run: 'sandboxed' });
+    expect(sandboxVerdict('strict', OK)).toEqual({ run: 'sandboxed' });
+    const auto = sandboxVerdict('auto', NONE);
+    expect(auto.run).toBe('unsandboxed');
+    expect(auto.run !== 'sandboxed' && auto.reason).toContain('bubblewrap (bwrap) is not installed');
+    const strict = sandboxVerdict('strict', NONE);
+    expect(strict.run).toBe('refused');
+    expect(strict.run !== 'sandboxed' && strict.reason).toMatch(/install-sandbox\.sh/);
+    const off = sandboxVerdict('off', OK);
+    expect(off).toEqual({ run: 'unsandboxed', reason: expect.stringContaining('sandbox=off') });
+    // A platform that has bwrap but cannot make namespaces is not a sandbox.
+    expect(sandboxVerdict('strict', { ...OK, problem: 'user namespaces refused' }).run).toBe('refused');
+  });
+});
+
+describe('the network', () => {
+  it('parses endpoints from host:port and URLs, and nothing else', () => {
+    expect(parseEndpoint('api.anthropic.com:443')).toEqual({ host: 'api.anthropic.com', port: 443 });
+    expect(parseEndpoint('https://API.example.com/v1')).toEqual({ host: 'api.example.com', port: 443 });
+    expect(parseEndpoint('http://127.0.0.1:4010/v1')).toEqual({ host: '127.0.0.1', port: 4010 });
+    expect(parseEndpoint('[::1]:8080')).toEqual({ host: '::1', port: 8080 });
+    expect(parseEndpoint('ftp://x')).toBeNull();
+    expect(parseEndpoint('example.com')).toBeNull();
+    expect(parseEndpoint('x:99999')).toBeNull();
+  });
+
+  it('a builder reaches its provider, the base URLs its environment configures and the operator\'s extras; registries only when asked', () => {
+    const env = { ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010', HOME: '/root', DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/x' };
+    const hosts = (o: Parameters<typeof allowedEndpoints>[0]): string[] => allowedEndpoints(o).map((e) => `${e.host}:${e.port}`);
+    expect(hosts({ kind: 'builder', provider: 'claude', env, extra: ['gw.internal:8443'], registries: false })).toEqual(['api.anthropic.com:443', '127.0.0.1:4010', 'gw.internal:8443']);
+    expect(hosts({ kind: 'reviewer', provider: 'command', env: {}, extra: [], registries: false })).toEqual([]);
+    expect(hosts({ kind: 'builder', provider: 'codex', env: {}, extra: [], registries: false })).toContain('api.openai.com:443');
+    // The test command reaches no model; with the registries, npm and PyPI (and a configured mirror).
+    expect(hosts({ kind: 'tests', provider: null, env, extra: ['gw.internal:8443'], registries: false })).toEqual([]);
+    const reg = hosts({ kind: 'tests', provider: null, env: { npm_config_registry: 'https://npm.mirror.local/' }, extra: [], registries: true });
+    expect(reg).toEqual(expect.arrayContaining(['registry.npmjs.org:443', 'pypi.org:443', 'npm.mirror.local:443']));
+    expect(hosts({ kind: 'gate', provider: 'claude', env, extra: ['x:1'], registries: true })).toEqual([]);
+    // The event store's URL is no base URL.
+    expect(hosts({ kind: 'builder', provider: 'command', env, extra: [], registries: false })).not.toContain('127.0.0.1:5432');
+  });
+
+  it('lets through exact endpoints, and loopback names as one host, nothing else', () => {
+    const allow = [
+      { host: 'api.anthropic.com', port: 443 },
+      { host: 'localhost', port: 4010 },
+    ];
+    expect(allowedTarget('API.anthropic.com', 443, allow)).toEqual(allow[0]);
+    expect(allowedTarget('api.anthropic.com', 80, allow)).toBeNull();
+    expect(allowedTarget('evil.example', 443, allow)).toBeNull();
+    expect(allowedTarget('127.0.0.1', 4010, allow)).toEqual(allow[1]);
+    expect(allowedTarget('[::1]', 4010, allow)).toEqual(allow[1]);
+    expect(allowedTarget('127.0.0.1', 7233, allow)).toBeNull();
+    // A loopback endpoint does not open other hosts on its port.
+    expect(allowedTarget('10.0.0.1', 4010, allow)).toBeNull();
+  });
+
+  it('the bridge listens on allowed loopback ports and the watched ones, the proxy on a port apart', () => {
+    expect(bridgePorts([{ host: '127.0.0.1', port: 3128 }, { host: 'api.x', port: 443 }], [7233, 5432])).toEqual({ listen: [3128, 5432, 7233], proxyPort: 3129 });
+    expect(bridgePorts([], [])).toEqual({ listen: [], proxyPort: 3128 });
+  });
+
+  it('gives the proxy to the process only when it has a network, and PWD always', () => {
+    expect(sandboxEnv({ cwd: '/r', home: '/root', proxyPort: null })).toEqual({ PWD: '/r', HOME: '/root', TMPDIR: '/tmp', TMP: '/tmp', TEMP: '/tmp' });
+    const env = sandboxEnv({ cwd: '/r', home: '/root', proxyPort: 3128 });
+    expect(env.HTTPS_PROXY).toBe('http://127.0.0.1:3128');
+    expect(env.http_proxy).toBe('http://127.0.0.1:3128');
+    expect(env.NO_PROXY).toBe('');
+  });
+});
+
+function facts(over: Partial<SandboxFacts> = {}): SandboxFacts {
+  return {
+    kind: 'builder',
+    repo: '/work/repo',
+    cwd: '/work/repo',
+    uid: 0,
+    gid: 0,
+    system: [
+      { path: '/usr', linkTo: null },
+      { path: '/bin', linkTo: 'usr/bin' },
+      { path: '/etc', linkTo: null },
+    ],
+    secrets: [{ path: '/etc/shadow', dir: false }, { path: '/etc/ssh', dir: true }],
+    home: '/root',
+    homeSource: '/root/.vigil/private/run-1/sandbox-home/claude',
+    vigilReadable: [{ path: '/opt/vigil/dist/activities/sandbox-bridge.js', dir: false }],
+    readable: [],
+    writable: [],
+    denied: [{ path: '/root/.vigil', dir: true }, { path: '/root/.ssh', dir: true }],
+    vigilDirs: { root: true, runs: true, handoffs: true, signals: true },
+    gitControl: [{ path: '/work/repo/.git/config', dir: false }, { path: '/work/repo/.git/hooks', dir: true }],
+    proxyDir: '/tmp/vigil-sbx-abc',
+    ...over,
+  };
+}
+
+/** The plan's mounts as `op src dest` triples (and `--tmpfs dest`), in order. */
+function mounts(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] as string;
+    if (a === '--bind' || a === '--ro-bind' || a === '--symlink') out.push(`${a} ${args[++i]} ${args[++i]}`);
+    else if (a === '--tmpfs') out.push(`${a} ${args[++i]}`);
+  }
+  return out;
+}
+
+describe('the mount plan', () => {
+  it('isolates every namespace, drops every capability, runs root as an unprivileged uid, ends with the working directory', () => {
+    const { args } = sandboxPlan(facts());
+    for (const f of ['--unshare-user', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--die-with-parent', '--new-session']) expect(args).toContain(f);
+    expect(args.join(' ')).toContain(`--uid ${SANDBOX_ROOT_UID} --gid ${SANDBOX_ROOT_UID}`);
+    expect(args.join(' ')).toContain('--cap-drop ALL');
+    expect(args.slice(-3)).toEqual(['--chdir', '/work/repo', '--']);
+    expect(sandboxPlan(facts({ uid: 1234, gid: 99 })).args.join(' ')).toContain('--uid 1234 --gid 99');
+  });
+
+  it('the builder writes the repository, never Vigil\'s records or the git files Vigil\'s own commands would run', () => {
+    const plan = sandboxPlan(facts());
+    const m = mounts(plan.args);
+    expect(plan.repoWritable).toBe(true);
+    expect(m).toContain('--bind /work/repo /work/repo');
+    expect(m).toContain('--ro-bind /work/repo/.vigil/runs /work/repo/.vigil/runs');
+    expect(m).toContain('--ro-bind /work/repo/.vigil/handoffs /work/repo/.vigil/handoffs');
+    expect(m).not.toContain('--ro-bind /work/repo/.vigil/signals /work/repo/.vigil/signals');
+    expect(m).toContain('--ro-bind /work/repo/.git/config /work/repo/.git/config');
+    expect(m).toContain('--ro-bind /work/repo/.git/hooks /work/repo/.git/hooks');
+    // Parents first: the repository before what covers parts of it.
+    expect(m.indexOf('--bind /work/repo /work/repo')).toBeLessThan(m.indexOf('--ro-bind /work/repo/.vigil/runs /work/repo/.vigil/runs'));
+  });
+
+  it('a reviewing role reads the tree, may keep notes in .vigil/, but neither claims completion nor touches the records', () => {
+    const plan = sandboxPlan(facts({ kind: 'reviewer' }));
+    const m = mounts(plan.args);
+    expect(plan.repoWritable).toBe(false);
+    expect(m).toContain('--ro-bind /work/repo /work/repo');
+    expect(m).not.toContain('--bind /work/repo /work/repo');
+    expect(m).toContain('--bind /work/repo/.vigil /work/repo/.vigil');
+    expect(m).toContain('--ro-bind /work/repo/.vigil/signals /work/repo/.vigil/signals');
+    expect(m).toContain('--ro-bind /work/repo/.vigil/runs /work/repo/.vigil/runs');
+    expect(m.indexOf('--bind /work/repo/.vigil /work/repo/.vigil')).toBeLessThan(m.indexOf('--ro-bind /work/repo/.vigil/signals /work/repo/.vigil/signals'));
+  });
+
+  it('a gate reads the repository only and has no network at all', () => {
+    const plan = sandboxPlan(facts({ kind: 'gate', proxyDir: null, vigilDirs: { root: false, runs: false, handoffs: false, signals: false } }));
+    expect(plan.repoWritable).toBe(false);
+    expect(mounts(plan.args).some((x) => x.includes(SANDBOX_PROXY_DIR))).toBe(false);
+    expect(plan.args).toContain('--unshare-net');
+  });
+
+  it('shows the system read-only with its secrets hidden, a private /tmp, HOME from Vigil\'s folder, the proxy\'s folder', () => {
+    const m = mounts(sandboxPlan(facts()).args);
+    expect(m).toContain('--ro-bind /usr /usr');
+    expect(m).toContain('--symlink usr/bin /bin');
+    expect(m).toContain('--ro-bind /dev/null /etc/shadow');
+    expect(m).toContain('--tmpfs /etc/ssh');
+    expect(m).toContain('--tmpfs /tmp');
+    expect(m).toContain('--bind /root/.vigil/private/run-1/sandbox-home/claude /root');
+    expect(m).toContain(`--bind /tmp/vigil-sbx-abc ${SANDBOX_PROXY_DIR}`);
+    expect(m.indexOf('--ro-bind /etc /etc')).toBeLessThan(m.indexOf('--ro-bind /dev/null /etc/shadow'));
+  });
+
+  it('never mounts what lies inside a denied path, hides a denied path inside a mount, refuses a folder holding HOME', () => {
+    const plan = sandboxPlan(
+      facts({
+        readable: [
+          { path: '/root/.vigil/tools', dir: true },
+          { path: '/root/.ssh/id_ed25519', dir: false },
+          { path: '/opt/agent', dir: true },
+          { path: '/root', dir: true },
+          { path: '/root/.cache/clis/claude', dir: true },
+          { path: '/usr/local/bin', dir: true },
+          { path: '/work/repo/node_modules/.bin', dir: true },
+        ],
+        writable: [{ path: '/root/.vigil', dir: true }, { path: '/srv/cache', dir: true }],
+        denied: [{ path: '/root/.vigil', dir: true }, { path: '/root/.ssh', dir: true }, { path: '/opt/agent/run-secret', dir: false }],
+      }),
+    );
+    const m = mounts(plan.args);
+    expect(plan.refused.map((r) => r.path)).toEqual(['/root/.vigil/tools', '/root/.ssh/id_ed25519', '/root', '/root/.vigil']);
+    expect(plan.refused.find((r) => r.path === '/root')?.why).toContain('HOME');
+    expect(m).toContain('--ro-bind /opt/agent /opt/agent');
+    expect(m).toContain('--ro-bind /dev/null /opt/agent/run-secret');
+    expect(m).toContain('--ro-bind /root/.cache/clis/claude /root/.cache/clis/claude');
+    expect(m).toContain('--bind /srv/cache /srv/cache');
+    // Already read-only as part of the system; inside the repository, the repository's mount decides.
+    expect(m).not.toContain('--ro-bind /usr/local/bin /usr/local/bin');
+    expect(m.some((x) => x.includes('node_modules/.bin'))).toBe(false);
+    // Nothing of the denied paths, except hidden.
+    expect(m.filter((x) => x.includes('/root/.vigil') && !x.includes('sandbox-home'))).toEqual([]);
+    // The .ssh of a HOME the sandbox replaces is not mounted at all.
+    expect(m.some((x) => x.includes('.ssh'))).toBe(false);
+  });
+});
+
+describe('the refusals an output shows', () => {
+  it('reads read-only writes and refused accesses from the usual error messages', () => {
+    const out = [
+      "Error: EROFS: read-only file system, open '/work/repo/src/a.ts'",
+      'sh: 1: cannot create /work/repo/b.txt: Read-only file system',
+      "touch: cannot touch '/usr/bin/x': Read-only file system",
+      "PermissionError: [Errno 13] Permission denied: '/etc/shadow'",
+      'all good here',
+      "Error: EROFS: read-only file system, open '/work/repo/src/a.ts'",
+    ].join('\n');
+    expect(deniedInOutput(out)).toEqual([
+      { kind: 'write', target: '/work/repo/src/a.ts', count: 2 },
+      { kind: 'write', target: '/work/repo/b.txt', count: 1 },
+      { kind: 'write', target: '/usr/bin/x', count: 1 },
+      { kind: 'access', target: '/etc/shadow', count: 1 },
+    ]);
+    expect(deniedInOutput('nothing refused\n')).toEqual([]);
+  });
+
+  it('counts repeats and keeps a bounded list that the report schema accepts', () => {
+    expect(MAX_DENIALS).toBe(MAX_SANDBOX_DENIALS);
+    const list: Parameters<typeof addDenial>[0] = [];
+    for (let i = 0; i < 100; i++) addDenial(list, { kind: 'connect', target: `h${i % 40}:1` });
+    expect(list).toHaveLength(MAX_SANDBOX_DENIALS);
+    expect(list[0]?.count).toBe(3);
+    expect(SandboxReportSchema.safeParse({ mode: 'auto', applied: true, isolation: 'x', reason: null, denied: list }).success).toBe(true);
+  });
+});
