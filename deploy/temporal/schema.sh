@@ -5,9 +5,15 @@
 # database is kept, applied versions are skipped), so it runs on every `docker compose up`, and
 # after moving the server and admin-tools images to a new version it migrates the schema before
 # the server starts.
-# Environment: POSTGRES_SEEDS (host), DB_PORT, POSTGRES_USER, SQL_PASSWORD (read by temporal-sql-tool).
+# Environment: POSTGRES_SEEDS (host), DB_PORT, POSTGRES_USER, SQL_PASSWORD_FILE (the compose
+# secret; refused when missing or a default) or SQL_PASSWORD (read by temporal-sql-tool).
 set -eu
 
+if [ -n "${SQL_PASSWORD_FILE:-}" ]; then
+  . /vigil-deploy/lib/secrets.sh
+  SQL_PASSWORD=$(require_secret "$SQL_PASSWORD_FILE" "Temporal's database password (secret postgres_password)") || exit 1
+  export SQL_PASSWORD
+fi
 : "${POSTGRES_SEEDS:?}" "${POSTGRES_USER:?}" "${SQL_PASSWORD:?}"
 port=${DB_PORT:-5432}
 versioned=/etc/temporal/schema/postgresql/v12
