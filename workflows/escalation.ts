@@ -42,7 +42,7 @@ export interface NotifyRequest {
 }
 
 /** Sends a notification; returns null when nothing is configured or the activity itself failed. */
-export async function sendNotification(acts: Acts, r: NotifyRequest): Promise<NotifyResult | null> {
+export async function sendNotification(acts: Pick<Acts, 'notify'>, r: NotifyRequest): Promise<NotifyResult | null> {
   const channels = channelsOf(r.knobs);
   if (!anyChannel(channels)) return null;
   try {
@@ -89,7 +89,7 @@ export interface EscalationOutput {
  * Writes the handoff (with `files`: git and file activities) and sends the escalation
  * notification (with `people`). The caller pauses (or not).
  */
-export async function escalate(deps: { files: Acts; people: Acts }, e: EscalationInput): Promise<EscalationOutput> {
+export async function escalate(deps: { files: Pick<Acts, 'writeHandoff'>; people: Pick<Acts, 'notify'> }, e: EscalationInput): Promise<EscalationOutput> {
   const h = e.handoff;
   const handoff = await deps.files.writeHandoff.executeWithOptions({ summary: `handoff: ${h.reason} at iteration ${h.iteration}` }, [h]);
   const notifyResult = await sendNotification(deps.people, {

@@ -152,7 +152,7 @@ export function sinceTreesArg(gates: readonly ToolGate[], since: (g: ToolGate) =
 }
 
 /** One pass of the tool gates in one activity (see the file comment). */
-export async function runGatesPass(acts: Acts, input: GatesPassInput): Promise<GatesPassOutcome> {
+export async function runGatesPass(acts: Pick<Acts, 'runGates'>, input: GatesPassInput): Promise<GatesPassOutcome> {
   const k = input.knobs;
   const groups = gateGroups(k);
   const carried = input.carried && input.carried.treeHash === input.treeHash ? input.carried : null;

@@ -62,7 +62,7 @@ function lost(gate: ToolGate, err: unknown, treeHash: string, iteration: number)
   return GateResultSchema.parse({ gate, verdict: 'inconclusive', reason: `the ${gateLabel(gate)} gate could not run: ${why}`.slice(0, 500), treeHash, iteration });
 }
 
-export async function runToolGates(gates: Acts, input: ToolGatesInput): Promise<ToolGatesOutcome> {
+export async function runToolGates(gates: Pick<Acts, 'runGate'>, input: ToolGatesInput): Promise<ToolGatesOutcome> {
   const k = input.knobs;
   const results: GateResult[] = [];
   for (const group of gateGroups(k)) {

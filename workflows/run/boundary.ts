@@ -1,0 +1,155 @@
+/**
+ * The boundary: what the run does before its first iteration and between two iterations. Messages
+ * first (stop, rewind, rollover, a review while paused, a pause), then the budget, a forced review,
+ * a held claim, the caps, and a fresh history for a long run. Every step answers AGAIN (the loop
+ * goes round), `end(outcome)`, or GO (the next iteration may start).
+ *
+ * Workflow code: deterministic, no I/O.
+ */
+import { condition, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { SA_PROVIDER, SA_REPO } from '../../schemas/search-attributes.js';
+import { budgetExceeded } from '../decisions/budget.js';
+import { checkCaps } from '../decisions/caps.js';
+import { keepLearnings } from '../decisions/prompt-memory.js';
+import { initialLadder } from '../decisions/tier-ladder.js';
+import { answerHeldClaim, councilRound } from './completion.js';
+import { finish, rollOver, stopOutcome } from './ending.js';
+import { ensureChecklist } from './gates.js';
+import { notifyPeople } from './people.js';
+import { type Again, AGAIN, end, type End, nowIso, nowMs, type Run } from './run.js';
+
+/** The next iteration may start. */
+export const GO = 'go';
+
+/** Before the loop: the search attributes a run starts with, and a run that has no agent to call ends at once. */
+export async function begin(run: Run): Promise<End | null> {
+  const { knobs, input } = run;
+  const { upsertsSearchAttributes } = run.eras;
+  if (!run.continued && upsertsSearchAttributes) {
+    upsertSearchAttributes([
+      { key: SA_REPO, value: input.repoPath.slice(-255) },
+      { key: SA_PROVIDER, value: knobs.provider },
+    ]);
+  }
+  run.publish();
+
+  if (knobs.provider === 'command' && knobs.agentCommand.length === 0) {
+    return end(await finish(run, 'agent_not_runnable', 'no agent command configured (knob agentCommand; or choose a --provider)'));
+  }
+  return null;
+}
+
+/** Once per execution, and again after repository trouble: the run-start commit, the run-started event, the PRD checklist. */
+export async function prepareExecution(run: Run): Promise<void> {
+  const { state, knobs, input, info } = run;
+  const { escalationEra, gatesEra, memoryEra, leanPromptEra } = run.eras;
+  const { repo } = run.acts;
+  // Run-start commit and tree, captured once per run and carried across continue-as-new.
+  if (!state.runStart) {
+    const start = await repo.prepareRun.executeWithOptions({ summary: 'capture run-start commit' }, [
+      { repoPath: input.repoPath, runId: info.workflowId, ...(escalationEra ? { prdPath: input.prdPath } : {}), ...(memoryEra ? { learnings: true, ...(leanPromptEra ? { learningsByRef: true } : {}) } : {}) },
+    ]);
+    if (memoryEra) state.memory = keepLearnings(state.memory, start, leanPromptEra);
+    state.runStart = { sha: start.sha, treeHash: start.treeHash, capturedAt: nowIso() };
+    if (escalationEra && knobs.tierLadder) state.ladder = initialLadder(knobs.tier, start.alwaysHigh ?? null);
+    state.convergence = { ...state.convergence, lastHash: start.treeHash };
+    run.status = 'running';
+    run.publish();
+  }
+  if (!run.continued && state.iteration === 0 && state.journal.nextSeq === 1) {
+    run.recordEvent({ kind: 'run_started', prdPath: input.prdPath.slice(0, 4096), prdTitle: input.prdTitle, repoPath: input.repoPath.slice(0, 4096), provider: knobs.provider, maxIterations: knobs.maxIterations, budgetUsd: knobs.budgetUsd, autonomyMode: knobs.autonomyMode });
+  }
+  if (gatesEra && knobs.prdChecklist && !state.gates.checklistTried) {
+    await ensureChecklist(run);
+    run.publish();
+  }
+}
+
+/**
+ * The boundary between two iterations: the journal flushed, then messages (stop, rewind, rollover,
+ * a review while paused, a pause), the budget, a forced review, a held claim, the caps and the
+ * rollover of a long history. `GO` when the next iteration may start.
+ */
+export async function atBoundary(run: Run): Promise<End | Again | typeof GO> {
+  const { state, knobs, info } = run;
+  const { councilEra, escalationEra } = run.eras;
+  // The events of the last iteration go to the store, batched, at the boundary.
+  if (run.journalPending()) await run.flushJournal();
+  // 1. Human messages first.
+  if (run.stopRequest) return end(await stopOutcome(run));
+  if (run.rewindPending()) {
+    await run.rewinder?.perform();
+    state.council.heldClaim = null; // the claimed tree is gone
+    run.publish();
+    return AGAIN;
+  }
+  if (run.rolloverNow) {
+    // Messages filled the history (even while paused): a fresh one now, pause and all.
+    await condition(() => run.handlersDone());
+    if (!run.stopRequest && !run.rewindPending()) return await rollOver(run);
+    return AGAIN;
+  }
+  if (run.reviewDueWhilePaused()) {
+    run.reviewWhilePaused = true;
+    try {
+      const ended = await councilRound(run, 'forced');
+      if (ended) return end(ended);
+    } finally {
+      run.reviewWhilePaused = false;
+    }
+    run.publish();
+    return AGAIN;
+  }
+  if (state.pause) {
+    run.publish();
+    if (escalationEra && state.pause.by !== 'vigil') {
+      // A person's or a tool's pause (an escalation already notified for its own).
+      const p = state.pause;
+      await notifyPeople(run, 'paused', `Run paused by ${p.by}`, p.reason || 'no reason given', 'info', { by: p.by, iteration: state.iteration }, `${info.workflowId}:paused:${p.at}`);
+    }
+    await condition(() => run.pauseOver());
+    run.status = run.stopRequest ? 'stopping' : 'running';
+    return AGAIN;
+  }
+
+  // Budget: reaching it pauses the run in every mode, until a person raises it.
+  const budget = state.budgetUsd ?? knobs.budgetUsd;
+  if (budgetExceeded(state.spend.usd, budget)) {
+    const spent = `$${state.spend.usd.toFixed(2)} of $${budget.toFixed(2)}`;
+    state.pause = { reason: `budget exceeded: ${spent}; raise it with \`vigil budget ${info.workflowId} --usd N\` and resume, or stop the run`, by: 'vigil', at: nowIso() };
+    await notifyPeople(run, 'budget_exceeded', `Budget exceeded: ${spent}`, `The run is paused at iteration ${state.iteration}. ${state.pause.reason}.`, 'critical', { spentUsd: state.spend.usd, budgetUsd: budget, iteration: state.iteration }, `${info.workflowId}:budget_exceeded:${state.iteration}:${budget}`);
+    run.publish();
+    return AGAIN;
+  }
+
+  // A person asked for a council review: it happens now, at this boundary.
+  if (councilEra && state.council.forceReview && state.iteration >= 1) {
+    const ended = await councilRound(run, 'forced');
+    if (ended) return end(ended);
+    run.publish();
+    return AGAIN;
+  }
+
+  // A claim whose check a message interrupted is judged before anything else happens.
+  if (state.council.heldClaim) {
+    const ended = await answerHeldClaim(run);
+    if (ended) return end(ended);
+    run.publish();
+    return AGAIN;
+  }
+
+  // 2. Caps: consecutive failures, iteration count, wall clock.
+  const cap = checkCaps(
+    { iteration: state.iteration, consecutiveFailures: state.consecutiveFailures, startedAtMs: state.startedAtMs, nowMs: nowMs() },
+    knobs,
+  );
+  if (cap.kind !== 'continue') return end(await finish(run, cap.kind, cap.reason));
+
+  // 3. Long runs: a fresh history at an iteration boundary, carrying the whole state.
+  if (run.iterationsThisExecution >= knobs.continueAsNewEvery || workflowInfo().continueAsNewSuggested || run.rolloverNow) {
+    await condition(() => run.handlersDone());
+    if (run.stopRequest || state.pause || run.rewindPending()) return AGAIN; // a message arrived meanwhile: honour it first
+    return await rollOver(run);
+  }
+  return GO;
+}

@@ -1,0 +1,185 @@
+/**
+ * Calling the agent: the iteration's number, phase, tier and prompt, the call itself in its own
+ * cancellation scope (a stop --now, a rewind or an emergency rollover kill it; a pause or a stop
+ * only skip the gate pass it carries), what an interrupted or lost call means, then what the call
+ * cost and which directives it delivered.
+ *
+ * Workflow code: deterministic, no I/O.
+ */
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, log } from '@temporalio/workflow';
+import { type AgentResult, blankAgentResult, type CheckpointRequest, FAILURE_TYPES, type IterationInspectionInput, PROMPT_PART_MISSING, type PromptInput } from '../../schemas/activities.js';
+import type { Phase, Tier } from '../../schemas/run.js';
+import { chooseAgent } from '../decisions/agent-choice.js';
+import { remainingBudget, spendAfterCall } from '../decisions/budget.js';
+import { builderChecklist } from '../decisions/checklist.js';
+import { planCheckpoint, sealCheckpoint } from '../decisions/checkpoints.js';
+import { knobsFor } from '../decisions/failover.js';
+import { gateFindingsForPrompt } from '../decisions/gates.js';
+import { directiveMemory, promptMemory } from '../decisions/memory.js';
+import { phaseFor, tierFor } from '../decisions/phase.js';
+import { REPOSITORY_FAILURE_TYPES } from '../decisions/repository.js';
+import { LEVEL_TIER } from '../decisions/tier-ladder.js';
+import { interruptedNote } from '../decisions/undelivered-directives.js';
+import { carriedGates } from '../lean-iteration.js';
+import { agentResultOf } from '../lean-prompt.js';
+import { callKilledByRun } from '../running-call.js';
+import { finish, stopOutcome } from './ending.js';
+import { gatesPassFacts } from './gates.js';
+import { budgetWarningDue, warnOnBudget } from './people.js';
+import { type ProviderPick, reportToBreaker } from './provider.js';
+import { type Again, AGAIN, end, type End, type Run } from './run.js';
+
+/** Exit code recorded for an iteration whose agent call never completed on any worker. */
+const AGENT_CALL_LOST = 125;
+
+/** What the agent call leaves for the steps after it. */
+export interface AgentCall {
+  result: AgentResult;
+  /** The checkpoint asked of the inspection (the tree after the call, when it changed). */
+  checkpoint: CheckpointRequest | null;
+  /** What the inspection after the call is asked for (lean runs: with the call). */
+  inspect: IterationInspectionInput;
+  /** The iteration's phase and tier, as its record keeps them. */
+  phase: Phase;
+  tier: Tier;
+}
+
+/**
+ * The iteration: its number, phase and tier, its prompt, and the agent call (the inspection and
+ * the gate pass ride with it in lean runs), cancelled by a stop --now, a pause or stop of the gate
+ * pass it carries, a rewind or an emergency rollover. Then what the call cost and delivered.
+ */
+export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall | End | Again> {
+  const { state, knobs, input, info } = run;
+  const { escalationEra, hardeningEra, providersEra, gatesEra, checkpointsEra, leanEra, memoryEra, leanPromptEra, gatesWithCallEra, completionRuleEra } = run.eras;
+  const { agent } = run.acts;
+  const { provider: iterationProvider, gate } = pick;
+  // 4. The iteration. The checkpoint of the last one is sealed with the state after it.
+  if (checkpointsEra) state.checkpoints.list = sealCheckpoint(state.checkpoints.list, state);
+  state.iteration += 1;
+  run.iterationsThisExecution += 1;
+  run.status = 'running';
+  run.phase = phaseFor(state.iteration);
+  run.tier = escalationEra && knobs.tierLadder && state.ladder ? LEVEL_TIER[state.ladder.level] : tierFor(state.iteration, knobs);
+  const fresh = escalationEra ? state.contextClear : null;
+  const handoffContext = escalationEra && (state.handoffContextPending || fresh) ? (fresh?.summary ?? state.latestHandoff?.summary ?? null) : null;
+  const directives = [...state.pendingDirectives]; // a copy: handlers may push while the agent runs
+  const promptInput: PromptInput = {
+    prdPath: input.prdPath,
+    prdTitle: input.prdTitle,
+    iteration: state.iteration,
+    maxIterations: knobs.maxIterations,
+    phase: run.phase,
+    tier: run.tier,
+    retry: state.consecutiveFailures,
+    directives,
+    findings: state.lastFindings,
+    completionPromise: knobs.completionPromise,
+    ...(handoffContext ? { handoffSummary: handoffContext } : {}),
+    ...(fresh ? { freshSession: true } : {}),
+    ...(gatesEra
+      ? {
+          gateFindings: gateFindingsForPrompt(state.gates.latest, knobs),
+          checklist: state.gates.checklist ? builderChecklist(state.gates.checklist, 5000) : null,
+        }
+      : {}),
+    // The run so far: its own part of the prompt input, so a fresh session starts with it.
+    // (Lean prompt: by reference, `memoryRef` below; the activity renders the same text.)
+    ...(memoryEra ? { ...(leanPromptEra ? {} : { memory: promptMemory(state.memory, knobs.memoryBudgetChars) }), ...(knobs.promptTemplate ? { templatePath: knobs.promptTemplate } : {}) } : {}),
+  };
+  run.publish();
+
+  // Lean runs: long prompt parts by reference, and the inspection with the call.
+  // The tree after the call becomes this iteration's checkpoint when it changed.
+  const checkpoint = checkpointsEra ? planCheckpoint(state.checkpoints.list, info.workflowId, state.iteration, knobs.checkpointsKept) : null;
+  const inspect = { runStartSha: state.runStart?.sha ?? null, previousTree: state.convergence.lastHash, signals: true, ...run.notesAsk, ...(checkpoint ? { checkpoint } : {}) };
+  const memoryRef = () => (leanPromptEra ? { memoryRef: run.memoryParts.ref(state.memory, knobs.memoryBudgetChars) } : {});
+  // The gate pass rides with the call (made after a good agent run that changed the tree).
+  const carried = gatesWithCallEra && gatesEra ? carriedGates(gatesPassFacts(run), state.gates.lastTree) : null;
+  const leanArgs = (byRef: boolean) => (!leanEra ? { promptInput } : { ...(byRef ? run.promptParts.split(promptInput) : { promptInput }), inspect, ...memoryRef(), ...(carried ? { gates: carried } : {}) });
+  let result: AgentResult;
+  try {
+    const scope = new CancellationScope();
+    run.agentScope = scope;
+    run.directivesInCall = directives.length;
+    run.callCarriesGates = carried !== null;
+    const call = (byRef: boolean): Promise<AgentResult> =>
+      agent.runAgent.executeWithOptions(
+        { summary: `iteration ${state.iteration} · ${run.phase} · tier ${run.tier}` },
+        [
+          {
+            runId: info.workflowId,
+            repoPath: input.repoPath,
+            ...chooseAgent(knobsFor(iterationProvider, knobs), 'iteration', run.tier ?? 'development'),
+            remainingBudgetUsd: remainingBudget(state.spend.usd, state.budgetUsd ?? knobs.budgetUsd),
+            authorization: input.authorization ?? null,
+            ...leanArgs(byRef),
+            role: 'iteration',
+            iteration: state.iteration,
+            phase: run.phase ?? 'ACT',
+            tier: run.tier ?? 'development',
+            timeoutSeconds: knobs.agentTimeoutSeconds,
+            completionPromise: knobs.completionPromise,
+            extraEnv: fresh ? { VIGIL_FRESH_SESSION: '1' } : {},
+            rateLimitRpm: knobs.rateLimitRpm,
+            ...(leanPromptEra ? { compact: true } : {}),
+          },
+        ],
+      ).then((r) => agentResultOf(r, leanPromptEra));
+    result = await scope.run(async () => {
+      try {
+        return await call(true);
+      } catch (err) {
+        // A referenced prompt part is not stored where the call ran (the agent did not start): send the text.
+        if (!(leanEra && err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === PROMPT_PART_MISSING)) throw err;
+        run.promptParts.forget();
+        run.memoryParts.forget();
+        return await call(false);
+      }
+    });
+  } catch (err) {
+    // Cancelled by Temporal, or killed by the run in the worker that hosts it (running-call.ts).
+    const cancelled = isCancellation(err) || callKilledByRun(err);
+    if (cancelled && run.stopRequest && completionRuleEra && directives.length > 0) {
+      // The interrupted call's prompt carried them: not "never reached a prompt".
+      state.pendingDirectives = state.pendingDirectives.slice(directives.length);
+      return end(await stopOutcome(run, [interruptedNote(directives, state.iteration)]));
+    }
+    if (cancelled && run.stopRequest) return end(await stopOutcome(run));
+    if (cancelled && run.rewindPending()) return AGAIN; // the rewind happens at the boundary
+    if (cancelled && run.rolloverNow) {
+      // Interrupted to keep the history under Temporal's limit: the next execution goes on.
+      state.lastFindings = `Iteration ${state.iteration} was interrupted: messages filled the run's history, so the run rolled over to a fresh one. Check the state of the repository and carry on.`;
+      return AGAIN;
+    }
+    if (cancelled && run.callCarriesGates && (state.pause || run.stopRequest)) {
+      // A call cancelled for its gate pass that ended anyway (it could not ask what the
+      // cancellation meant, or had not started): the pause or stop is honoured at the boundary.
+      state.lastFindings = `Iteration ${state.iteration} was interrupted by a ${state.pause ? 'pause' : 'stop'} before the agent finished. Check the state of the repository and carry on.`;
+      return AGAIN;
+    }
+    if (hardeningEra && err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && REPOSITORY_FAILURE_TYPES.has(err.cause.type ?? '')) throw err;
+    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FAILURE_TYPES.agentNotRunnable) {
+      return end(await finish(run, 'agent_not_runnable', err.cause.message));
+    }
+    // (A call killed by the run for no reason left here is a lost call, not a failed run.)
+    if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
+    // Every attempt was lost (worker deaths, heartbeat timeouts): a failed iteration, not a failed run.
+    const why = err.cause?.message ?? err.message;
+    log.warn('agent call failed after all attempts', { iteration: state.iteration, error: why });
+    result = blankAgentResult({ exitCode: AGENT_CALL_LOST, attempt: 5, tail: `vigil: the agent call was lost after every retry: ${why}` });
+  } finally {
+    run.agentScope = null;
+    run.directivesInCall = 0;
+    run.callCarriesGates = false;
+  }
+  if (gate) await reportToBreaker(run, iterationProvider, gate, result);
+  state.spend = spendAfterCall(state.spend, result.usage, result.provider);
+  if (providersEra && budgetWarningDue(run)) await warnOnBudget(run);
+  // The directives reached the agent: they were one-shot. (New ones may have arrived meanwhile.)
+  state.pendingDirectives = state.pendingDirectives.slice(directives.length);
+  for (const d of directives) run.remember(directiveMemory(state.iteration, d));
+  if (handoffContext) state.handoffContextPending = false;
+  if (fresh) state.contextClear = null;
+  return { result, checkpoint, inspect, phase: run.phase, tier: run.tier };
+}

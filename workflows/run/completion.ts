@@ -1,0 +1,311 @@
+/**
+ * Completion: a claim (or a forced review, a tripped breaker, an early check) is judged by the
+ * evidence gate, the quality gates, the code review and the checklist, then the council (or the
+ * evidence gate alone without one); a check a message interrupted is held for the next boundary;
+ * a refusal goes through the safety valves (completion-rule era).
+ *
+ * Workflow code: deterministic, no I/O.
+ */
+import { log } from '@temporalio/workflow';
+import { checkEvidence, describeRejection, type EvidenceInput, evidenceRecord, runCouncilRound } from '../../rounds/council-round.js';
+import type { GateName, GateResult } from '../../schemas/gates.js';
+import { type CheckCause, type ContractBreach, LIMITS, type Outcome } from '../../schemas/run.js';
+import { breakerTrip, safetyValve } from '../decisions/breaker.js';
+import { addUsage } from '../decisions/budget.js';
+import { afterRefusal, emptyDiffRefusal, recordCheck } from '../decisions/completion-check.js';
+import { contractFindings, councilBreaches, describeBreach, reviewBreaches, trackContract, verifierBreach } from '../decisions/contract.js';
+import type { ConveneTrigger } from '../decisions/convene.js';
+import { describeBlock } from '../decisions/evidence.js';
+import { blockingFailures, checklistGateResult, describeGateRefusal, gateLabel, isToolGate, mergeLatest } from '../decisions/gates.js';
+import { councilEvent } from '../decisions/journal.js';
+import { refusalMemory } from '../decisions/memory.js';
+import { reviewSummaryForPrompt } from '../decisions/review.js';
+import { finish } from './ending.js';
+import { actOnGateStreak, codeReview, ensureTests, qualityGates, roundBase, testEvidence, testLine, trackGateResult, verifyChecklist } from './gates.js';
+import { notifyPeople } from './people.js';
+import { nowIso, type Run } from './run.js';
+
+/** What the evidence gate and a council round read: the round's base, the tests on the current tree, the convergence so far. */
+export async function evidenceInput(run: Run, round: number): Promise<EvidenceInput> {
+  const { state } = run;
+  const { leanPromptEra } = run.eras;
+  const t = await ensureTests(run, state.convergence.lastHash ?? '');
+  const c = state.convergence;
+  return {
+    ...roundBase(run, round),
+    tests: testEvidence(t),
+    testSummary: t ? testLine(run, t) : 'No test command is configured for this run, and no test runner was found.',
+    ...(leanPromptEra ? { leanPrompt: true } : {}),
+    convergenceSummary: `No-change streak ${c.consecutiveNoChange}; done signals ${c.doneSignals} in a row, ${c.totalDoneSignals} in total; recent tree hashes: ${c.recentHashes.map((h) => h.slice(0, 8)).join(', ')}`,
+  };
+}
+
+export function notesOf(inconclusive: readonly string[]): string[] {
+  return inconclusive.map((r) => `completion not independently verified: ${r.replace(/_/g, ' ')}`);
+}
+
+export function refuse(run: Run, gates: GateName[], reason: string, cause: CheckCause = gates[0] === 'code_review' ? 'code_review' : gates[0] === 'checklist' ? 'checklist' : 'quality_gates'): 'refused' {
+  const { state } = run;
+  run.refusedBy = { cause, reason: reason.slice(0, 500) };
+  state.gates.lastRefusal = { iteration: state.iteration, gates, reason: reason.slice(0, 500) };
+  run.remember(refusalMemory(state.iteration, reason));
+  log.info('completion refused by the quality gates', { iteration: state.iteration, gates: gates.join(',') });
+  return 'refused';
+}
+
+/**
+ * Before completion is judged (the council, or the evidence gate alone): the tool gates on this
+ * tree, then the code review, then the PRD checklist. 'refused' (findings say what blocked and
+ * why) or 'interrupted' (a pause or stop came first) keep the run going; null lets the
+ * judgement go on; an outcome ends the run (a stuck gate).
+ */
+export async function completionGuard(run: Run): Promise<Outcome | 'refused' | 'interrupted' | null> {
+  const { state, knobs } = run;
+  const { gatesEra, completionRuleEra } = run.eras;
+  if (!gatesEra) return null;
+  const ended = await qualityGates(run, true, true);
+  if (ended) return ended;
+  if (run.interrupted()) return 'interrupted';
+  const tree = state.convergence.lastHash ?? '';
+  const failing = blockingFailures(state.gates.latest.filter((r) => isToolGate(r.gate)), knobs, tree);
+  if (failing.length > 0) {
+    state.lastFindings = describeGateRefusal(failing, state.iteration).slice(0, LIMITS.findingChars * 4);
+    return refuse(run, failing.map((f) => f.gate), failing.map((f) => `${gateLabel(f.gate)}: ${f.reason}`).join('; '));
+  }
+  if (knobs.codeReview && completionRuleEra) {
+    const judged = await judgeReview(run, tree);
+    if (judged !== null) return judged;
+    if (run.interrupted()) return 'interrupted';
+  } else if (knobs.codeReview) {
+    const review = await codeReview(run, tree);
+    const reviewed = state.gates.latest.find((r) => r.gate === 'code_review') as GateResult;
+    const streak = trackGateResult(run, reviewed);
+    const ended2 = streak ? await actOnGateStreak(run, reviewed, streak) : null;
+    if (ended2) return ended2;
+    if (review.result !== 'pass') {
+      state.lastFindings = `Completion at iteration ${state.iteration} was refused before the council was asked: the code review did not pass.\n${reviewSummaryForPrompt(review, LIMITS.findingChars * 3)}`.slice(0, LIMITS.findingChars * 4);
+      return refuse(run, ['code_review'], `code review ${review.result}: ${review.reason}`);
+    }
+    if (run.interrupted()) return 'interrupted';
+  }
+  if (knobs.prdChecklist && state.gates.checklist) {
+    // A tree whose checklist was verified is not verified again (waivers are read anew).
+    const known = completionRuleEra ? state.gates.latest.find((g) => g.gate === 'checklist' && g.treeHash === tree && g.iteration > 0) : undefined;
+    const r = known && state.gates.checklist ? checklistGateResult(state.gates.checklist, tree, known.iteration) : await verifyChecklist(run, tree);
+    if (completionRuleEra && !known) {
+      const breach = verifierBreach(run.lastVerifierAnswer, state.iteration, run.lastVerifierAnswer?.logPath ?? '');
+      const ended = await keepContract(run, breach ? [breach] : []);
+      if (ended) return ended;
+      if (breach) {
+        state.lastFindings = contractFindings(breach, state.iteration);
+        return refuse(run, ['checklist'], `contract error: ${describeBreach(breach)}`, 'contract');
+      }
+    }
+    if (r && !known) {
+      const streak = trackGateResult(run, r);
+      const ended3 = streak ? await actOnGateStreak(run, r, streak) : null;
+      if (ended3) return ended3;
+      if (r.verdict !== 'pass') {
+        state.lastFindings = `Completion at iteration ${state.iteration} was refused before the council was asked: the requirements checklist is not met.\n${r.findings.map((f) => `- ${f.message}`).join('\n')}`.slice(0, LIMITS.findingChars * 4);
+        return refuse(run, ['checklist'], r.reason);
+      }
+    } else if (r && r.verdict !== 'pass') {
+      state.lastFindings = `Completion at iteration ${state.iteration} was refused before the council was asked: the requirements checklist is not met.\n${r.findings.map((f) => `- ${f.message}`).join('\n')}`.slice(0, LIMITS.findingChars * 4);
+      return refuse(run, ['checklist'], r.reason);
+    }
+  }
+  return null;
+}
+
+/**
+ * The code review's part of a completion check (completion-rule era): a tree already reviewed
+ * is not reviewed again (nor counted again on the gate's streak); answers without a verdict
+ * line are a contract error, never a failing review. Null lets the check go on.
+ */
+export async function judgeReview(run: Run, tree: string): Promise<Outcome | 'refused' | null> {
+  const { state } = run;
+  const last = state.gates.reviews.at(-1);
+  const reused = last && last.treeHash === tree ? last : null;
+  const review = reused ?? (await codeReview(run, tree));
+  const breaches = reviewBreaches(review);
+  const contractOnly = review.result === 'inconclusive' && breaches.length > 0;
+  if (!reused) {
+    const ended = await keepContract(run, breaches);
+    if (ended) return ended;
+    if (contractOnly) {
+      // Not a verdict on the work: the gate's streak and the builder's findings stay out of it.
+      const asGate = state.gates.latest.find((g) => g.gate === 'code_review');
+      if (asGate) state.gates.latest = mergeLatest(state.gates.latest, [{ ...asGate, verdict: 'inconclusive', reason: `contract error: ${breaches.length} reviewer answer(s) without a VERDICT line`.slice(0, 500), findings: [], findingCount: 0 }]);
+    } else {
+      const reviewed = state.gates.latest.find((g) => g.gate === 'code_review') as GateResult;
+      const streak = trackGateResult(run, reviewed);
+      const ended2 = streak ? await actOnGateStreak(run, reviewed, streak) : null;
+      if (ended2) return ended2;
+    }
+  }
+  if (review.result === 'pass') return null;
+  if (contractOnly) {
+    const first = breaches[0] as ContractBreach;
+    state.lastFindings = contractFindings(first, state.iteration);
+    return refuse(run, ['code_review'], `contract error: ${describeBreach(first)}`, 'contract');
+  }
+  state.lastFindings = `Completion at iteration ${state.iteration} was refused before the council was asked: the code review did not pass.\n${reviewSummaryForPrompt(review, LIMITS.findingChars * 3)}`.slice(0, LIMITS.findingChars * 4);
+  return refuse(run, ['code_review'], `code review ${review.result}: ${review.reason}`);
+}
+
+/**
+ * One check's reviewing answers against the agent contract (completion-rule era). The second
+ * check in a row with an answer in the wrong format stops the spending: supervised, a pause
+ * that names the role, the missing line and the fix; perpetual, the end (contract_error).
+ */
+export async function keepContract(run: Run, breaches: readonly ContractBreach[]): Promise<Outcome | null> {
+  const { state, knobs, info } = run;
+  const t = trackContract(state.contract, breaches);
+  state.contract = t.state;
+  const first = breaches[0];
+  if (!first) return null;
+  log.warn('agent contract error', { role: first.role, who: first.who, answer: first.answer, inARow: t.state.consecutive });
+  if (!t.stop) return null;
+  const why = `contract error, ${t.state.consecutive} checks in a row: ${describeBreach(first)}`;
+  if (knobs.autonomyMode === 'perpetual') return finish(run, 'contract_error', why);
+  if (!state.pause) {
+    state.pause = { reason: why.slice(0, 2000), by: 'vigil', at: nowIso() };
+    await notifyPeople(run, 'escalation', `Agent contract error (${first.role}): the run is paused`, why, 'critical', { role: first.role, answer: first.answer, iteration: state.iteration }, `${info.workflowId}:contract:${state.iteration}`);
+  }
+  return null;
+}
+
+/**
+ * A pause, stop, rollover or rewind came while a claim was checked: the claim is held (a forced
+ * review stays requested) and judged at the next boundary, after the message is honoured.
+ */
+export function holdClaim(run: Run, trigger: ConveneTrigger): null {
+  const { state } = run;
+  if (trigger !== 'forced') state.council.heldClaim = { trigger, iteration: state.iteration };
+  log.info('completion check interrupted; the claim is held for the next boundary', { iteration: state.iteration, trigger });
+  return null;
+}
+
+/** The held claim, judged now: by the council, or by the evidence gate alone when the council is off. */
+export async function answerHeldClaim(run: Run): Promise<Outcome | null> {
+  const { state, knobs } = run;
+  const held = state.council.heldClaim;
+  if (!held) return null;
+  state.council.heldClaim = null;
+  return knobs.councilEnabled ? councilRound(run, held.trigger) : claimWithoutCouncil(run);
+}
+
+/** Files that differ from the run start, as the last inspection saw them. */
+export function filesSinceStart(run: Run): number {
+  const { state } = run;
+  return state.recentIterations.at(-1)?.filesChangedSinceStart ?? 0;
+}
+
+/**
+ * A completion check that did not approve (completion-rule era): recorded, then the safety
+ * valves, whatever refused it. The outcome when a valve stops the run, else null.
+ */
+export async function checkRefused(run: Run, trigger: ConveneTrigger, cause: CheckCause, reason: string): Promise<Outcome | null> {
+  const { state, knobs } = run;
+  if (trigger === 'forced') state.council.forceReview = null;
+  const after = afterRefusal(state.convergence, { iteration: state.iteration, trigger, cause, reason }, knobs);
+  state.checks = recordCheck(state.checks, after.check);
+  log.info('completion check refused', { iteration: state.iteration, trigger, cause });
+  return after.end ? finish(run, 'force_stopped', after.reason) : null;
+}
+
+/** The evidence gate's refusal of a tree that differs in nothing from the run start, before anything is spent on it. */
+export function refuseEmptyDiff(run: Run, trigger: ConveneTrigger): Promise<Outcome | null> | null {
+  const { state } = run;
+  const empty = emptyDiffRefusal(filesSinceStart(run));
+  if (empty === null) return null;
+  state.lastFindings = `Completion was refused at iteration ${state.iteration} by the evidence gate: nothing changed since the run started (${empty}), so there is nothing to judge yet. Make the changes the PRD asks for, then claim again.`;
+  state.lastEvidence = { iteration: state.iteration, pass: false, reason: empty, failures: [empty], inconclusive: [], filesChanged: 0, testsPassed: state.lastTests?.passed ?? null };
+  run.remember(refusalMemory(state.iteration, `evidence gate: ${empty}`));
+  return checkRefused(run, trigger, 'evidence', empty);
+}
+
+/** A council round; returns the outcome when the run must end, else null (findings set). */
+export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<Outcome | null> {
+  const { state, knobs } = run;
+  const { roundsEra, claimsHeldEra, completionRuleEra } = run.eras;
+  const { rounds } = run.acts;
+  const empty = completionRuleEra ? refuseEmptyDiff(run, trigger) : null;
+  if (empty) return empty;
+  const guard = await completionGuard(run);
+  if (guard === 'interrupted' && claimsHeldEra) return holdClaim(run, trigger);
+  if (guard !== null) {
+    if (completionRuleEra && guard === 'refused') return checkRefused(run, trigger, run.refusedBy.cause, run.refusedBy.reason);
+    // A person's request is answered by the refusal: it is not asked again at every boundary.
+    if (trigger === 'forced') state.council.forceReview = null;
+    return typeof guard === 'string' ? null : guard;
+  }
+  const round = state.council.rounds + 1;
+  run.status = 'reviewing';
+  run.publish();
+  const roundInput = { ...(await evidenceInput(run, round)), trigger, at: nowIso() };
+  const r = roundsEra
+    ? await rounds.councilRound.executeWithOptions({ summary: `council round ${round} (iteration ${state.iteration}, ${trigger}): evidence, ${knobs.councilSize} members` }, [{ ...roundInput, authorization: roundInput.authorization ?? null }])
+    : await runCouncilRound(run.councilDeps, roundInput);
+  for (const u of r.usages) state.spend = addUsage(state.spend, u);
+  run.status = run.stopRequest ? 'stopping' : 'running';
+  state.council.rounds = round;
+  state.council.verdicts = [...state.council.verdicts, r.verdict].slice(-20);
+  run.recordEvent(councilEvent(r.verdict));
+  state.lastEvidence = r.verdict.evidence;
+  if (trigger === 'forced') state.council.forceReview = null;
+  log.info('council round', { round, trigger, result: r.verdict.result, approve: r.verdict.approve, threshold: r.verdict.threshold });
+  if (completionRuleEra) {
+    const ended = await keepContract(run, councilBreaches(r.verdict));
+    if (ended) return ended;
+  }
+  if (r.approved) {
+    const v = r.verdict;
+    if (completionRuleEra) state.checks = recordCheck(state.checks, { iteration: state.iteration, trigger, approved: true, cause: null, reason: `council approved, ${v.approve} of ${v.size}` });
+    return finish(
+      run,
+      'council_approved',
+      `council approved at iteration ${state.iteration} (round ${round}, ${v.approve} of ${v.size}, threshold ${v.threshold}${v.devilsAdvocate ? ", devil's advocate confirmed" : ''}): ${v.evidence.filesChanged} file(s) changed since run start`,
+      notesOf(r.evidence.inconclusive),
+    );
+  }
+  if (completionRuleEra) {
+    state.lastFindings = describeRejection(r.verdict).slice(0, LIMITS.findingChars * 4);
+    const v = r.verdict;
+    return checkRefused(run, trigger, 'council', `${v.approve} of ${v.size} approve, ${v.threshold} needed${v.devilsAdvocate?.flipped ? "; the devil's advocate refused" : ''}`);
+  }
+  const valve = safetyValve(state.convergence, breakerTrip(state.convergence, knobs.stagnationLimit), knobs);
+  if (valve.fire) return finish(run, 'force_stopped', valve.reason);
+  state.lastFindings = describeRejection(r.verdict).slice(0, LIMITS.findingChars * 4);
+  return null;
+}
+
+/** Without a council, a claim completes the run when the evidence gate passes. */
+export async function claimWithoutCouncil(run: Run): Promise<Outcome | null> {
+  const { state } = run;
+  const { claimsHeldEra, completionRuleEra } = run.eras;
+  if (completionRuleEra && emptyDiffRefusal(filesSinceStart(run)) !== null) {
+    // The evidence gate refuses an empty diff before any gate or reviewer is asked.
+    const empty = emptyDiffRefusal(filesSinceStart(run)) ?? '';
+    state.lastFindings = `Completion was refused at iteration ${state.iteration} by the evidence gate: nothing changed since the run started (${empty}), so there is nothing to judge yet. Make the changes the PRD asks for, then claim again.`;
+    state.checks = recordCheck(state.checks, { iteration: state.iteration, trigger: 'claim', approved: false, cause: 'evidence', reason: empty });
+    return null;
+  }
+  const guard = await completionGuard(run);
+  if (guard === 'interrupted' && claimsHeldEra) return holdClaim(run, 'claim');
+  if (completionRuleEra && guard === 'refused') state.checks = recordCheck(state.checks, { iteration: state.iteration, trigger: 'claim', approved: false, cause: run.refusedBy.cause, reason: run.refusedBy.reason });
+  if (guard !== null) return typeof guard === 'string' ? null : guard;
+  const round = state.council.rounds + 1;
+  const { facts, verdict } = await checkEvidence(run.councilDeps, await evidenceInput(run, round));
+  state.lastEvidence = evidenceRecord(state.iteration, verdict, facts, state.lastTests?.passed ?? null);
+  if (verdict.pass) {
+    return finish(
+      run,
+      'completion_promise_fulfilled',
+      `completion claim accepted at iteration ${state.iteration}: ${facts.filesChanged} file(s) changed since run start${state.lastTests ? ', tests green' : ''}`,
+      notesOf(verdict.inconclusive),
+    );
+  }
+  state.lastFindings = describeBlock(verdict, state.iteration);
+  return null;
+}

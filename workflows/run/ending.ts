@@ -1,0 +1,86 @@
+/**
+ * How a run ends: its outcome (the final notification, every update answered and the journal
+ * flushed before it closes), a stop, continue-as-new carrying the whole state, and repository
+ * trouble (a pause, or the end in perpetual mode).
+ *
+ * Workflow code: deterministic, no I/O.
+ */
+import { ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, continueAsNew, isCancellation, log, workflowInfo } from '@temporalio/workflow';
+import { type Outcome, OUTCOME_EXIT_CODES, type OutcomeStatus, RunStateSchema } from '../../schemas/run.js';
+import { type Json, packValue } from '../carried-state.js';
+import { outcomeEvent } from '../decisions/journal.js';
+import { onRepositoryTrouble, repositoryTrouble } from '../decisions/repository.js';
+import { undeliveredNote } from '../decisions/undelivered-directives.js';
+import { packedCarryEra, undeliveredDirectivesEra } from './eras.js';
+import { notifyPeople } from './people.js';
+import { nowIso, type Run, type VigilRun } from './run.js';
+
+export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: string[] = []): Promise<Outcome> {
+  const { state, info } = run;
+  const { escalationEra } = run.eras;
+  const undelivered = state.pendingDirectives.length;
+  if (undelivered > 0 && undeliveredDirectivesEra()) notes = [...notes, undeliveredNote(state.pendingDirectives)];
+  run.outcome = { status: s, reason, exitCode: OUTCOME_EXIT_CODES[s], iteration: state.iteration, at: nowIso(), notes };
+  run.recordEvent(outcomeEvent(run.outcome));
+  run.status = 'finished';
+  run.backoffUntil = null;
+  run.publish();
+  log.info('run finished', { status: s, reason, iteration: state.iteration });
+  if (escalationEra) {
+    const o = run.outcome;
+    await CancellationScope.nonCancellable(async () => {
+      const r = await notifyPeople(run, 'run_finished', `Run ${s === 'council_approved' || s === 'completion_promise_fulfilled' ? 'completed' : 'ended'}: ${s}`, `${reason}${notes.length ? `\n${notes.join('\n')}` : ''}`, o.exitCode === 0 ? 'info' : o.exitCode === 20 ? 'warning' : 'critical', { status: s, exitCode: o.exitCode, iteration: state.iteration }, `${info.workflowId}:run_finished`);
+      void r;
+    });
+  }
+  run.rewinder?.abandon(`the run finished (${s}) before the rewind could happen`);
+  // Let in-flight update handlers answer before the run closes; this must also work after a
+  // cancellation request, hence the non-cancellable scope.
+  await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+  // The last events (the outcome, the final notification) reach the store before the run closes.
+  await CancellationScope.nonCancellable(() => run.flushJournal());
+  return run.outcome;
+}
+
+export function stopOutcome(run: Run, notes: string[] = []): Promise<Outcome> {
+  const req = run.stopRequest ?? { reason: '', by: 'unknown', now: false };
+  return finish(run, 'stopped', `stopped by ${req.by}${req.reason ? `: ${req.reason}` : ''}${req.now ? ' (now)' : ''}`, notes);
+}
+
+/** Continue as new, carrying the whole validated state (packed: see workflows/carried-state.ts). */
+export async function rollOver(run: Run): Promise<never> {
+  const { state, input } = run;
+  const carried = RunStateSchema.parse({ ...state, generations: state.generations + 1 });
+  log.info('continuing as new', { iteration: state.iteration, generation: carried.generations, historySize: workflowInfo().historySize });
+  const { state: _state, packedState: _packed, ...fresh } = input;
+  return continueAsNew<VigilRun>(packedCarryEra() ? { ...fresh, packedState: packValue(carried as Json) } : { ...fresh, state: carried });
+}
+
+/**
+ * A repository activity failed for good (repository deleted, `.git` damaged, `.vigil` a link):
+ * pause and tell a person (supervised) or end with `repository_unavailable` (perpetual).
+ * Anything else is rethrown unchanged.
+ */
+export async function handleRepositoryTrouble(run: Run, err: unknown): Promise<Outcome | null> {
+  const { state, knobs, info } = run;
+  const { hardeningEra } = run.eras;
+  if (!hardeningEra || !(err instanceof ActivityFailure) || isCancellation(err)) throw err;
+  const cause = err.cause;
+  const trouble = repositoryTrouble({
+    activityType: err.activityType ?? null,
+    failureType: cause instanceof ApplicationFailure ? (cause.type ?? null) : null,
+    message: (cause?.message ?? err.message).slice(0, 1000),
+  });
+  if (trouble === null) throw err;
+  log.warn('repository trouble', { ...trouble, iteration: state.iteration });
+  const action = onRepositoryTrouble(trouble, info.workflowId, knobs);
+  if (action.kind === 'end') return finish(run, 'repository_unavailable', action.reason);
+  if (!state.pause) {
+    state.pause = { reason: action.reason.slice(0, 2000), by: 'vigil', at: nowIso() };
+    const title = trouble.kind === 'disk_full' ? 'Disk full: the run is paused' : 'Repository unavailable: the run is paused';
+    await notifyPeople(run, 'escalation', title, action.reason, 'critical', { iteration: state.iteration, problem: trouble.problem }, `${info.workflowId}:repository:${state.iteration}:${trouble.kind}`);
+  }
+  run.status = 'running';
+  run.publish();
+  return null;
+}

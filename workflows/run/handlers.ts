@@ -1,0 +1,236 @@
+/**
+ * The run's messages: one implementation per message (pause, resume, stop, input, forceReview,
+ * budget, waive), reached by its update (validated before it enters history, answered with an
+ * acknowledgement) and by its signal (for tools that cannot send updates: an invalid one is logged
+ * and listed in status); the rewind step's update and signal (workflows/rewind.ts); the status and
+ * call-cancel queries. Installed before the first `await`, so a message that came with the start
+ * is handled by them.
+ *
+ * Workflow code: deterministic, no I/O.
+ */
+import { ApplicationFailure, log, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
+import { parseMessage, type MessageName } from '../../schemas/messages.js';
+import { LIMITS, type InvalidMessage } from '../../schemas/run.js';
+import type { RunEvent } from '../../schemas/events.js';
+import { budgetExceeded } from '../decisions/budget.js';
+import { checklistGateResult, mergeLatest } from '../decisions/gates.js';
+import { waive as waiveItem } from '../decisions/checklist.js';
+import { directiveRefusal } from '../decisions/directives.js';
+import { messageEvent } from '../decisions/journal.js';
+import {
+  budgetSignal,
+  waiveSignal,
+  waiveUpdate,
+  budgetUpdate,
+  forceReviewSignal,
+  forceReviewUpdate,
+  inputSignal,
+  inputUpdate,
+  pauseSignal,
+  pauseUpdate,
+  resumeSignal,
+  resumeUpdate,
+  callCancelQuery,
+  statusQuery,
+  stopSignal,
+  stopUpdate,
+  type MessageAck,
+} from '../messages.js';
+import { installRewind } from '../rewind.js';
+import { nowIso, type Run } from './run.js';
+
+/** History size past which a run rolls over at once, even mid agent call (Temporal's hard limit is 50 MB). */
+const EMERGENCY_HISTORY_BYTES = 20 * 1024 * 1024;
+
+/** Registers every message handler and query of the run. Call before the first `await`. */
+export function installHandlers(run: Run): void {
+  const { state, knobs, input, info } = run;
+  const { councilEra, hardeningEra, gatesEra, checkpointsEra, completionRuleEra } = run.eras;
+  const publish = (): void => run.publish();
+  const recordEvent = (event: RunEvent): void => run.recordEvent(event);
+  const ack = (changed: boolean, message: string): MessageAck => run.ack(changed, message);
+  const cancelAgentCall = (): void => run.cancelAgentCall();
+
+  // ---- message handling: one implementation per message, reached by update and by signal ----
+  const apply = {
+    pause: (p: { reason?: string; by?: string }, defaultBy: string): MessageAck => {
+      if (state.pause) return ack(false, `already paused by ${state.pause.by}`);
+      state.pause = { reason: p.reason ?? '', by: p.by ?? defaultBy, at: nowIso() };
+      run.gatesScope?.cancel();
+      if (run.callCarriesGates) cancelAgentCall();
+      log.info('run paused', { by: state.pause.by, reason: state.pause.reason });
+      publish();
+      return ack(true, 'paused; no new iteration starts until resumed (a running agent call finishes first)');
+    },
+    resume: (p: { by?: string }, defaultBy: string): MessageAck => {
+      if (!state.pause) return ack(false, 'not paused');
+      log.info('run resumed', { by: p.by ?? defaultBy, pausedBy: state.pause.by });
+      state.pause = null;
+      publish();
+      return ack(true, 'resumed');
+    },
+    stop: (p: { reason?: string; by?: string; now?: boolean }, defaultBy: string): MessageAck => {
+      const now = p.now === true;
+      if (run.stopRequest && !(now && !run.stopRequest.now)) return ack(false, 'already stopping');
+      run.stopRequest = { reason: p.reason ?? '', by: p.by ?? defaultBy, now };
+      run.status = 'stopping';
+      run.gatesScope?.cancel();
+      if (now || run.callCarriesGates) cancelAgentCall();
+      publish();
+      return ack(true, now && run.agentScope ? 'stopping now; the running agent call is being cancelled' : 'stopping at the next boundary');
+    },
+    input: (p: { directive: string; by?: string }, defaultBy: string): MessageAck => {
+      const refused = directiveRefusal(state.pendingDirectives, p.directive);
+      if (refused) throw ApplicationFailure.create({ message: `input: ${refused}`, nonRetryable: true });
+      state.pendingDirectives.push({ text: p.directive, by: p.by ?? defaultBy, at: nowIso() });
+      publish();
+      return ack(true, 'directive queued for the next prompt');
+    },
+  };
+
+  const applyForceReview = (p: { reason?: string; by?: string }, defaultBy: string): MessageAck => {
+    if (!councilEra || !knobs.councilEnabled) {
+      throw ApplicationFailure.create({ message: 'forceReview: the completion council is disabled for this run (knob councilEnabled)', nonRetryable: true });
+    }
+    if (state.council.forceReview) return ack(false, `a council review is already requested by ${state.council.forceReview.by}`);
+    state.council.forceReview = { by: p.by ?? defaultBy, reason: p.reason ?? '', at: nowIso() };
+    publish();
+    return ack(true, completionRuleEra && state.pause ? 'the council convenes now; the run stays paused' : 'the council convenes at the next iteration boundary');
+  };
+
+  const applyBudget = (p: { usd: number; by?: string }, defaultBy: string): MessageAck => {
+    state.budgetUsd = p.usd;
+    log.info('budget set', { usd: p.usd, by: p.by ?? defaultBy });
+    const over = budgetExceeded(state.spend.usd, p.usd);
+    publish();
+    return ack(true, `budget set to $${p.usd.toFixed(2)} (spent $${state.spend.usd.toFixed(2)})${over ? '; still exceeded: the run stays paused' : p.usd === 0 ? '; no budget' : ''}`);
+  };
+
+  const applyWaive = (p: { item: string; reason?: string; by?: string }, defaultBy: string): MessageAck => {
+    const cl = state.gates.checklist;
+    if (!gatesEra || !cl) {
+      throw ApplicationFailure.create({ message: `waive: this run has no PRD checklist${state.gates.checklistProblem ? ` (${state.gates.checklistProblem})` : ''}`, nonRetryable: true });
+    }
+    const r = waiveItem(cl, p.item, p.by ?? defaultBy, p.reason ?? '', nowIso());
+    if (!r.ok) throw ApplicationFailure.create({ message: `waive: ${r.error}`, nonRetryable: true });
+    const changed = r.state.waivers.length !== cl.waivers.length;
+    state.gates.checklist = r.state;
+    if (changed) {
+      // The checklist gate's verdict is re-read at once: a waiver may lift its block.
+      const last = state.gates.latest.find((g) => g.gate === 'checklist');
+      if (last) state.gates.latest = mergeLatest(state.gates.latest, [checklistGateResult(r.state, last.treeHash, last.iteration)]);
+      log.info('checklist item waived', { by: p.by ?? defaultBy });
+    }
+    publish();
+    return ack(changed, changed ? `${p.item} waived: its failure no longer blocks completion` : `${p.item} was already waived`);
+  };
+
+  const finishedGuard = (name: MessageName): void => {
+    if (run.outcome) throw new Error(`${name}: the run has finished (${run.outcome.status})`);
+    if (run.stopRequest && name !== 'stop') throw new Error(`${name}: the run is stopping`);
+  };
+
+  /** Messages can grow history while an agent call runs for hours: past the emergency size, interrupt it and roll over. */
+  const watchHistorySize = (): void => {
+    if (!hardeningEra || run.rolloverNow || run.outcome) return;
+    if (workflowInfo().historySize < EMERGENCY_HISTORY_BYTES) return;
+    run.rolloverNow = true;
+    log.warn('history near its size limit: rolling over now', { historySize: workflowInfo().historySize });
+    cancelAgentCall();
+    run.gatesScope?.cancel();
+  };
+
+  const recordInvalid = (name: string, kind: 'signal' | 'update', error: string): void => {
+    const entry: InvalidMessage = { name, kind, error: error.slice(0, 1000), at: nowIso() };
+    state.invalidMessages = [...state.invalidMessages, entry].slice(-LIMITS.invalidMessages);
+    state.invalidMessageCount += 1;
+    log.warn('ignored invalid message', { name, error });
+  };
+
+  function wire<N extends MessageName, A extends unknown[]>(
+    name: N,
+    update: UpdateDefinition<MessageAck, A>,
+    signal: SignalDefinition<[unknown?]>,
+    handle: (payload: never, defaultBy: string) => MessageAck,
+  ): void {
+    setHandler(
+      update,
+      (...args: A) => {
+        watchHistorySize();
+        const r = parseMessage(name, args[0]);
+        if (!r.ok) throw new Error(r.error); // unreachable: the validator ran first
+        const answer = handle(r.value as never, 'unknown');
+        const p = r.value as Record<string, unknown>;
+        recordEvent(messageEvent(name, p, typeof p.by === 'string' ? p.by : 'unknown', true));
+        return answer;
+      },
+      {
+        validator: (...args: A) => {
+          const r = parseMessage(name, args[0]);
+          if (!r.ok) throw new Error(r.error);
+          finishedGuard(name);
+          // Rejected here, an oversized directive never enters history.
+          if (name === 'input') {
+            const refused = directiveRefusal(state.pendingDirectives, (r.value as { directive: string }).directive);
+            if (refused) throw new Error(`input: ${refused}`);
+          }
+        },
+        description: `${name} the run (validated; answers with an acknowledgement)`,
+      },
+    );
+    setHandler(
+      signal,
+      (payload?: unknown) => {
+        watchHistorySize();
+        const r = parseMessage(name, payload);
+        if (!r.ok) {
+          recordEvent(messageEvent(name, null, 'signal', false, r.error));
+          return recordInvalid(name, 'signal', r.error);
+        }
+        if (run.outcome) return recordInvalid(name, 'signal', `${name}: the run has finished`);
+        const p = r.value as Record<string, unknown>;
+        const by = typeof p.by === 'string' ? p.by : 'signal';
+        try {
+          handle(r.value as never, 'signal');
+          recordEvent(messageEvent(name, p, by, true));
+        } catch (err) {
+          const why = err instanceof Error ? err.message : String(err);
+          recordEvent(messageEvent(name, p, by, false, why));
+          recordInvalid(name, 'signal', why);
+        }
+      },
+      { description: `${name} the run (signal form for tools that cannot send updates)` },
+    );
+  }
+
+  wire('pause', pauseUpdate, pauseSignal, apply.pause);
+  wire('resume', resumeUpdate, resumeSignal, apply.resume);
+  wire('stop', stopUpdate, stopSignal, apply.stop);
+  wire('input', inputUpdate, inputSignal, apply.input);
+  wire('forceReview', forceReviewUpdate, forceReviewSignal, applyForceReview);
+  wire('budget', budgetUpdate, budgetSignal, applyBudget);
+  wire('waive', waiveUpdate, waiveSignal, applyWaive);
+  run.rewinder = checkpointsEra
+    ? installRewind({
+        workflowId: info.workflowId,
+        repoPath: input.repoPath,
+        knobs,
+        state,
+        acts: run.acts.repo,
+        nowIso,
+        closed: () => (run.outcome ? `the run has finished (${run.outcome.status}); start a new run from a checkpoint with \`vigil rewind ${info.workflowId} --to N --fork\`` : run.stopRequest ? 'the run is stopping' : null),
+        agentRunning: () => run.agentScope !== null,
+        cancelAgent: () => cancelAgentCall(),
+        ack,
+        recordEvent: (e) => recordEvent(e),
+        recordInvalid: (name, error) => recordInvalid(name, 'signal', error),
+        publish: () => publish(),
+      })
+    : null;
+  setHandler(statusQuery, () => run.snapshot(), { description: 'The run snapshot (status, iteration, pause, outcome, ...)' });
+  // Asked by an agent call that carries a gate pass when it is cancelled (activities/iteration.ts).
+  setHandler(callCancelQuery, () => run.callCancelMeant(), {
+    description: "What cancelling the running agent call means: kill the agent, or only skip the gate pass it carries",
+  });
+}

@@ -1,0 +1,181 @@
+/**
+ * What an iteration changed: the inspection of the repository (with the call in lean runs), the
+ * convergence, its record and checkpoint, its events, the run memory, then the agent's signal
+ * files, the tier ladder and the uncertainty decision, and the escalation they ask for.
+ *
+ * Workflow code: deterministic, no I/O.
+ */
+import { log } from '@temporalio/workflow';
+import type { AgentResult, AgentSignals, RepoSnapshot } from '../../schemas/activities.js';
+import { type IterationRecord, LIMITS } from '../../schemas/run.js';
+import { trackDoneSignal } from '../decisions/breaker.js';
+import { costOf } from '../decisions/budget.js';
+import { addCheckpoint } from '../decisions/checkpoints.js';
+import { trackConvergence } from '../decisions/convergence.js';
+import { iterationEvent } from '../decisions/journal.js';
+import { contextClearMemory, iterationMemory } from '../decisions/memory.js';
+import { keepContinuity } from '../decisions/prompt-memory.js';
+import { initialLadder, observeLadder } from '../decisions/tier-ladder.js';
+import { describeProxies, evaluateUncertainty, type Proxies } from '../decisions/uncertainty.js';
+import type { AgentCall } from './call-agent.js';
+import { escalateToPerson, type EscalationArgs } from './people.js';
+import { nowIso, type Run } from './run.js';
+
+/** What the iteration changed: the inspection, convergence, its record and checkpoint, its events, the signal files and what they escalate. */
+export async function observeIteration(run: Run, call: AgentCall): Promise<RepoSnapshot> {
+  const { state, knobs, input, info } = run;
+  const { councilEra, escalationEra, checkpointsEra, leanEra } = run.eras;
+  const { repo } = run.acts;
+  const { result, checkpoint, inspect } = call;
+  // 5. What did the iteration change?
+  let snap: RepoSnapshot;
+  let signalsRead: AgentSignals | null = null;
+  if (leanEra) {
+    const made = result.inspection && 'snapshot' in result.inspection ? result.inspection : null;
+    const got = made ?? (await repo.inspectIteration.executeWithOptions({ summary: `inspect repository after iteration ${state.iteration}` }, [{ runId: info.workflowId, repoPath: input.repoPath, iteration: state.iteration, inspect }]));
+    snap = got.snapshot;
+    signalsRead = got.signals;
+  } else {
+    snap = await repo.inspectRepo.executeWithOptions({ summary: `inspect repository after iteration ${state.iteration}` }, [
+      { repoPath: input.repoPath, runStartSha: state.runStart?.sha ?? null, ...(escalationEra ? { previousTree: state.convergence.lastHash } : {}), ...(checkpoint ? { checkpoint } : {}) },
+    ]);
+  }
+  const conv = trackConvergence(state.convergence, snap.treeHash, knobs.convergenceRingSize);
+  state.convergence = councilEra ? trackDoneSignal(conv.state, result.claimed || result.donePhrase !== null) : conv.state;
+
+  const record: IterationRecord = {
+    iteration: state.iteration,
+    phase: call.phase,
+    tier: call.tier,
+    exitCode: result.exitCode,
+    durationMs: result.durationMs,
+    logPath: result.logPath,
+    attempts: result.attempt,
+    claimed: result.claimed,
+    changed: conv.changed,
+    filesChangedSinceStart: snap.changedCount,
+    treeHash: snap.treeHash,
+    at: nowIso(),
+    provider: result.provider,
+    model: result.model,
+    costUsd: result.usage ? costOf(result.usage) : null,
+    ...(checkpointsEra ? { checkpoint: snap.checkpoint?.commit ?? null } : {}),
+  };
+  if (snap.checkpoint) {
+    const c = { iteration: state.iteration, commit: snap.checkpoint.commit, tree: snap.treeHash, ref: snap.checkpoint.ref, at: nowIso(), filesChanged: snap.sinceLast?.files ?? 0, filesSinceStart: snap.changedCount, exitCode: result.exitCode, tests: null, verdict: null, snapshot: null };
+    state.checkpoints.list = addCheckpoint(state.checkpoints.list, c, knobs.checkpointsKept);
+  }
+  state.recentIterations = [...state.recentIterations, record].slice(-LIMITS.recentIterations);
+  run.recordEvent(iterationEvent(record, state.lastTests));
+  if (result.usage || state.spend.calls > 0) {
+    const sp = state.spend;
+    run.recordEvent({ kind: 'spend', iteration: state.iteration, usd: sp.usd, calls: sp.calls, unpricedCalls: sp.unpricedCalls ?? 0, budgetUsd: state.budgetUsd ?? knobs.budgetUsd });
+  }
+  if (escalationEra) {
+    const signals =
+      signalsRead ??
+      (await repo.readAgentSignals.executeWithOptions({ summary: `agent signal files after iteration ${state.iteration}` }, [
+        { runId: info.workflowId, repoPath: input.repoPath, iteration: state.iteration, ...run.notesAsk },
+      ]));
+    const trouble = watchForTrouble(run, result, snap, signals);
+    if (trouble) await escalateToPerson(run, ...trouble);
+  }
+  return snap;
+}
+
+/** Drift reports (DRIFT_DETECTED) in a run after which the agent gets a fresh session. */
+const DRIFT_CONTEXT_CLEAR = 3;
+
+/** The iteration just inspected, with the agent's SUMMARY, joins the run memory; its CONTINUITY.md is kept. */
+export function rememberIteration(run: Run, result: AgentResult, snap: RepoSnapshot, signals: AgentSignals): void {
+  const { state } = run;
+  const { memoryEra, leanPromptEra } = run.eras;
+  if (!memoryEra) return;
+  const record = state.recentIterations.at(-1);
+  const tests = state.lastTests && state.lastTests.treeHash === snap.treeHash ? (state.lastTests.verdict ?? (state.lastTests.passed ? 'pass' : 'fail')) : null;
+  run.remember(
+    iterationMemory({
+      iteration: state.iteration,
+      phase: record?.phase ?? null,
+      exitCode: result.exitCode,
+      timedOut: result.timedOut,
+      changed: record?.changed ?? false,
+      paths: snap.sinceLast?.paths ?? null,
+      lines: snap.sinceLast?.lines ?? null,
+      filesChangedSinceStart: snap.changedCount,
+      insertions: snap.insertions,
+      deletions: snap.deletions,
+      tests,
+      claimed: result.claimed,
+      provider: result.provider,
+      summary: signals.summary,
+    }),
+  );
+  state.memory = keepContinuity(state.memory, signals, leanPromptEra);
+}
+
+/**
+ * After tracking: agent signal files, the tier ladder, the uncertainty decision; the one
+ * escalation they ask for, if any (the caller makes it: deciding needs no promise).
+ */
+export function watchForTrouble(run: Run, result: AgentResult, snap: RepoSnapshot, signals: AgentSignals): EscalationArgs | null {
+  const { state, knobs } = run;
+  const { completionRuleEra } = run.eras;
+  rememberIteration(run, result, snap, signals);
+  for (const p of signals.problems) log.warn('unreadable agent signal file', { problem: p });
+  const driftBefore = state.driftReports;
+  state.driftReports += signals.driftReports;
+  if (signals.contextClearRequested || (driftBefore < DRIFT_CONTEXT_CLEAR && state.driftReports >= DRIFT_CONTEXT_CLEAR)) {
+    const why = signals.contextClearRequested ? 'the agent asked for a context clear' : `${state.driftReports} drift reports`;
+    state.contextClear = { reason: why, summary: (state.latestHandoff?.summary ?? describeRunSoFar(run)).slice(0, 4000) };
+    run.remember(contextClearMemory(state.iteration, why));
+  }
+
+  let tierExhausted: string | null = null;
+  // A rate limit says nothing about the task's difficulty: it does not move the ladder.
+  if (knobs.tierLadder && result.rateLimit === null && result.authError === null) {
+    state.ladder ??= initialLadder(knobs.tier, null);
+    const since = snap.sinceLast;
+    const r = observeLadder(
+      state.ladder,
+      {
+        iteration: state.iteration,
+        failed: result.exitCode !== 0,
+        filesModified: since?.files ?? 0,
+        linesChanged: since?.lines ?? 0,
+        dependencyManifestChanged: since?.manifestChanged ?? false,
+        // The latest test run, if it is at most one iteration old (tests run when the tree changes).
+        testFailures: state.lastTests && state.lastTests.iteration >= state.iteration - 1 ? state.lastTests.failures : null,
+        // An idle iteration is no success: it never steps the run down.
+        ...(completionRuleEra ? { changed: state.recentIterations.at(-1)?.changed ?? true } : {}),
+      },
+      knobs,
+    );
+    state.ladder = r.state;
+    if (r.change) {
+      log.info('tier changed', { ...r.change });
+      run.recordEvent({ kind: 'tier_change', iteration: r.change.iteration, from: r.change.from, to: r.change.to, trigger: r.change.trigger.slice(0, 300) });
+    }
+    if (r.escalateHuman) tierExhausted = `the agent failed ${r.state.failuresAtLevel} times in a row at the HIGH tier`;
+  }
+
+  let uncertain: { proxies: Proxies; lines: string[] } | null = null;
+  if (knobs.uncertaintyEscalation) {
+    const obs = { iteration: state.iteration, consecutiveNoChange: state.convergence.consecutiveNoChange, treeHash: snap.treeHash, verdicts: state.council.verdicts };
+    const r = evaluateUncertainty(state.uncertainty, obs, knobs);
+    state.uncertainty = r.state;
+    if (r.escalate) uncertain = { proxies: r.proxies, lines: describeProxies(r.proxies, obs, knobs) };
+  }
+
+  const hr = signals.humanReview;
+  if (hr) return ['agent_request', `the agent asked for a human review: ${hr.reason}`, [`the agent wrote HUMAN_REVIEW_NEEDED${hr.blocking ? ' (blocking)' : ''}: ${hr.reason}`, ...(uncertain?.lines ?? [])], hr.questions, hr.blocking || knobs.autonomyMode === 'supervised', uncertain?.proxies ?? null];
+  if (tierExhausted) return ['tier_exhausted', 'the highest model tier keeps failing', [tierExhausted, ...(uncertain?.lines ?? [])], [], knobs.autonomyMode === 'supervised', uncertain?.proxies ?? null];
+  if (uncertain) return ['uncertainty', 'the run looks stuck', uncertain.lines, [], knobs.autonomyMode === 'supervised', uncertain.proxies];
+  return null;
+}
+
+export function describeRunSoFar(run: Run): string {
+  const { state } = run;
+  return `Iteration ${state.iteration}; ${state.recentIterations.at(-1)?.filesChangedSinceStart ?? 0} file(s) changed since the run started; ` +
+    `${state.council.rounds} council round(s)${state.council.verdicts.at(-1) ? `, the last ${state.council.verdicts.at(-1)?.result}` : ''}.`;
+}

@@ -1,0 +1,101 @@
+/**
+ * Telling people: a notification to every configured channel (recorded, never fatal), an
+ * escalation (a handoff, a notification, then a pause in supervised mode), the budget warning.
+ *
+ * Workflow code: deterministic, no I/O.
+ */
+import { log } from '@temporalio/workflow';
+import type { NotifyEvent } from '../../schemas/notify.js';
+import type { TestRunRecord } from '../../schemas/run.js';
+import { budgetWarning } from '../decisions/budget.js';
+import { escalationEvent } from '../decisions/journal.js';
+import type { Proxies } from '../decisions/uncertainty.js';
+import { escalate, recordNotification, sendNotification } from '../escalation.js';
+import { verdictSummary } from '../ui.js';
+import { nowIso, type Run } from './run.js';
+
+/** The tests as a handoff states them: no runner and an inconclusive run are not failures. */
+export function handoffTestsLine(t: TestRunRecord): string {
+  if (t.runner === 'none') return `no test runner found (iteration ${t.iteration})`;
+  if (t.verdict === 'inconclusive') return `inconclusive at iteration ${t.iteration}${t.reason ? ` (${t.reason})` : ''}; log ${t.logPath}`;
+  return `${t.passed ? 'passing' : t.timedOut ? 'timed out' : `failing (exit ${t.exitCode})`} at iteration ${t.iteration}; log ${t.logPath}`;
+}
+
+/** One notification to every configured channel; its delivery is recorded, never fatal. */
+export async function notifyPeople(
+  run: Run,
+  event: NotifyEvent,
+  title: string,
+  message: string,
+  severity: 'info' | 'warning' | 'critical',
+  details: Record<string, unknown>,
+  dedupeKey: string,
+) {
+  const { state, knobs, input, info } = run;
+  const { people } = run.acts;
+  const at = nowIso();
+  const r = await sendNotification(people, { runId: info.workflowId, repoPath: input.repoPath, knobs, event, title, message, severity, details, dedupeKey, at });
+  state.notifications = recordNotification(state.notifications, r, event, at, r === null && hasChannel(run));
+  if (r) run.recordEvent({ kind: 'notification', event, delivered: r.delivered, failed: r.failed });
+  return r;
+}
+
+export function hasChannel(run: Run): boolean {
+  const { knobs } = run;
+  return Boolean(knobs.notifyWebhookUrl || knobs.notifySlackWebhookUrl || knobs.notifyDiscordWebhookUrl || knobs.notifyFile || knobs.notifyDesktop);
+}
+
+export type EscalationReason = 'uncertainty' | 'tier_exhausted' | 'agent_request' | 'dead_letter' | 'gate_failing';
+/** What an escalation is about: the reason, a headline, the signals, open questions, whether to pause, the uncertainty proxies. */
+export type EscalationArgs = [reason: EscalationReason, headline: string, signals: string[], questions: string[], pause: boolean, proxies: Proxies | null];
+
+/** Handoff, notification, then the mode's consequence: a pause in supervised mode (or when asked to block). */
+export async function escalateToPerson(run: Run, ...[reason, headline, signals, questions, pause, proxies]: EscalationArgs): Promise<void> {
+  const { state, knobs, input, info } = run;
+  const { repo, people } = run.acts;
+  const lastVerdict = state.council.verdicts.at(-1);
+  const t = state.lastTests;
+  const out = await escalate({ files: repo, people }, {
+    knobs,
+    at: nowIso(),
+    proxies,
+    handoff: {
+      runId: info.workflowId,
+      repoPath: input.repoPath,
+      runStartSha: state.runStart?.sha ?? null,
+      iteration: state.iteration,
+      reason,
+      headline,
+      signals,
+      mode: knobs.autonomyMode,
+      paused: pause,
+      lastCouncil: lastVerdict ? verdictSummary(lastVerdict) : null,
+      lastTests: t ? handoffTestsLine(t) : null,
+      openQuestions: questions,
+    },
+  });
+  state.escalations = [...state.escalations, out.record].slice(-20);
+  run.recordEvent(escalationEvent(out.record));
+  state.notifications = recordNotification(state.notifications, out.notifyResult, 'escalation', out.record.at, out.notifyResult === null && hasChannel(run));
+  state.latestHandoff = { iteration: state.iteration, path: out.handoff.markdownPath, summary: out.handoff.summary };
+  state.handoffContextPending = true;
+  log.warn('escalated to a person', { reason, iteration: state.iteration, paused: pause });
+  if (pause && !state.pause) state.pause = { reason: `escalation (${reason.replace(/_/g, ' ')}): ${headline}`.slice(0, 2000), by: 'vigil', at: nowIso() };
+  run.publish();
+}
+
+/** The 80 % budget warning, once per budget value. */
+export function budgetWarningDue(run: Run): boolean {
+  const { state, knobs } = run;
+  const budget = state.budgetUsd ?? knobs.budgetUsd;
+  return budgetWarning(state.spend.usd, budget, state.budgetWarnedAt === budget);
+}
+
+export async function warnOnBudget(run: Run): Promise<void> {
+  const { state, knobs, info } = run;
+  if (!budgetWarningDue(run)) return;
+  const budget = state.budgetUsd ?? knobs.budgetUsd;
+  state.budgetWarnedAt = budget;
+  const spent = `$${state.spend.usd.toFixed(2)} of $${budget.toFixed(2)}`;
+  await notifyPeople(run, 'budget_warning', `80% of the budget spent: ${spent}`, `The run has spent ${spent} at iteration ${state.iteration}; it pauses when the budget is reached. Raise it with \`vigil budget ${info.workflowId} --usd N\`.`, 'warning', { spentUsd: state.spend.usd, budgetUsd: budget, iteration: state.iteration }, `${info.workflowId}:budget_warning:${budget}`);
+}

@@ -1,0 +1,311 @@
+/**
+ * The run of one execution of `vigilRun`: the carried state (validated, handed to the next
+ * execution on continue-as-new), the per-execution fields (status, the running call's scope, the
+ * stop request, ...), the named conditions the loop waits on, and what every step shares:
+ * publishing the status and search attributes, journaling an event, the run memory.
+ *
+ * The steps of the loop (the other modules of this folder) are plain functions of a `Run`; each
+ * returns what the loop does next as a value: `AGAIN` (back to the boundary), `end(outcome)`, or
+ * what the next step needs.
+ *
+ * Workflow code: deterministic, no I/O.
+ */
+import { allHandlersFinished, CancellationScope, log, setCurrentDetails, upsertSearchAttributes, type WorkflowInfo } from '@temporalio/workflow';
+import type { GateResult } from '../../schemas/gates.js';
+import type { RunEvent } from '../../schemas/events.js';
+import type { Knobs } from '../../schemas/knobs.js';
+import type { MemoryEntry } from '../../schemas/memory.js';
+import type { CheckCause, Outcome, Phase, RunInput, RunState, Tier } from '../../schemas/run.js';
+import { SA_ITERATION, SA_STATUS } from '../../schemas/search-attributes.js';
+import type { RunStatus, StatusSnapshot } from '../../schemas/status.js';
+import type { CouncilDeps } from '../../rounds/council-round.js';
+import { breakerTrip } from '../decisions/breaker.js';
+import { checkpointRows } from '../decisions/checkpoints.js';
+import { maskedChecklist } from '../decisions/checklist.js';
+import type { GateAction } from '../decisions/gates.js';
+import { ackProjection, appendEvent } from '../decisions/journal.js';
+import { appendMemory, memoryFromEvent, memorySummary } from '../decisions/memory.js';
+import { noChangeMin } from '../decisions/uncertainty.js';
+import type { GateTrack } from '../../schemas/gates.js';
+import { PromptParts } from '../lean-iteration.js';
+import { MemoryParts } from '../lean-prompt.js';
+import type { CallCancel, MessageAck } from '../messages.js';
+import type { Rewinder } from '../rewind.js';
+import { tellRunningCall } from '../running-call.js';
+import { currentDetails } from '../ui.js';
+import type { Eras } from './eras.js';
+import type { Proxies } from './proxies.js';
+
+// Workflow time: Date in the workflow sandbox is deterministic (frozen at the workflow task start).
+export const nowMs = (): number => Date.now(); // deterministic: workflow clock
+export const nowIso = (): string => new Date(nowMs()).toISOString(); // deterministic: workflow clock
+
+/** The loop goes round again, from the boundary. */
+export const AGAIN = 'again';
+export type Again = typeof AGAIN;
+/** The run ends with this outcome. */
+export interface End {
+  end: Outcome;
+}
+export const end = (outcome: Outcome): End => ({ end: outcome });
+export const isEnd = <T>(next: T | End): next is End => typeof next === 'object' && next !== null && 'end' in next;
+
+/** The `vigilRun` workflow function's type, for continue-as-new. */
+export type VigilRun = (input: RunInput) => Promise<Outcome>;
+
+/** A gate's failure streak that asks for something: the stuck-gate abort, a pause or an escalation. */
+export type GateStreak = { action: Exclude<GateAction, 'none' | 'block'>; track: GateTrack };
+
+export class Run {
+  readonly knobs: Knobs;
+  /** Whether this execution continues a run (carries its state) rather than starting it. */
+  readonly continued: boolean;
+  /** What the activities that read the agent's notes are asked for (lean prompt: references, not text). */
+  readonly notesAsk: { notes?: boolean; notesByRef?: boolean };
+  /** Events are journaled and projected only when the run asks for the store: no extra activity otherwise. */
+  readonly journaling: boolean;
+  /** The test runner is detected when no test command is configured (gates era, tests gate on). */
+  readonly detectTests: boolean;
+  readonly councilDeps: CouncilDeps;
+
+  // ---- transient (per execution) state ----
+  status: RunStatus;
+  stopRequest: { reason: string; by: string; now: boolean } | null = null;
+  agentScope: CancellationScope | null = null;
+  /** The running agent call carries a gate pass: a PAUSE or STOP cancels it (the call finishes its agent). */
+  callCarriesGates = false;
+  /** The running pass of the tool gates (lean runs): a PAUSE or STOP cancels it. */
+  gatesScope: CancellationScope | null = null;
+  readonly promptParts = new PromptParts();
+  readonly memoryParts = new MemoryParts();
+  backoffUntil: string | null = null;
+  phase: Phase | null;
+  tier: Tier | null;
+  outcome: Outcome | null = null;
+  /** While the provider's breaker keeps the run waiting. */
+  providerWait: { provider: string; until: string; reason: string } | null = null;
+  breakerAsks = 0;
+  /** Set when messages pushed the history near Temporal's limit: roll over at once. */
+  rolloverNow = false;
+  readonly published = { status: '', iteration: -1 };
+  /** Directives the running call's prompt carries: delivered, no longer waiting. */
+  directivesInCall = 0;
+  /** A person's review of a paused run is judged while the run stays paused (completion-rule era). */
+  reviewWhilePaused = false;
+  /**
+   * While an iteration's own completion check is still to come (completion-rule era), a gate's
+   * pause waits for it: a check the safety valves end must not be held by the gate's pause.
+   */
+  holdGatePause = false;
+  heldGatePause: { r: GateResult; streak: GateStreak } | null = null;
+  /** What the checklist verifier's last call answered: whether it named any item (the contract). */
+  lastVerifierAnswer: { exitCode: number; timedOut: boolean; answered: number; logPath: string } | null = null;
+  /** What refused the last completion check before the council was asked (workflows/run/completion.ts). */
+  refusedBy: { cause: CheckCause; reason: string } = { cause: 'quality_gates', reason: '' };
+  iterationsThisExecution = 0;
+  /** The rewind step (checkpoints era), installed with the message handlers. */
+  rewinder: Rewinder | null = null;
+
+  constructor(
+    readonly input: RunInput,
+    readonly state: RunState,
+    readonly info: WorkflowInfo,
+    readonly eras: Eras,
+    readonly acts: Proxies,
+  ) {
+    this.knobs = input.knobs;
+    this.continued = input.state !== undefined || input.packedState !== undefined;
+    this.notesAsk = eras.memoryEra ? { notes: true, ...(eras.leanPromptEra ? { notesByRef: true } : {}) } : {};
+    this.journaling = eras.journalEra && this.knobs.eventStore;
+    this.detectTests = eras.gatesEra && this.knobs.qualityGates && this.knobs.gateTests;
+    this.councilDeps = { repo: acts.repo, members: acts.members };
+    this.status = state.iteration === 0 ? 'starting' : 'running';
+    this.phase = state.recentIterations.at(-1)?.phase ?? null;
+    this.tier = state.recentIterations.at(-1)?.tier ?? null;
+  }
+
+  visibleStatus(): RunStatus {
+    return this.state.pause && this.status !== 'finished' ? 'paused' : this.status;
+  }
+
+  // ---- named conditions ----
+
+  /** A rewind waits for the loop: every wait of the loop ends on it. */
+  rewindPending(): boolean {
+    return this.rewinder?.pending() ?? false;
+  }
+  /** A message the loop must honour at its boundary ends a wait: pause, stop, rollover, rewind. */
+  messageWaiting(): boolean {
+    return this.state.pause !== null || this.stopRequest !== null || this.rolloverNow || this.rewindPending();
+  }
+  /** The same for a wait for the provider: a rewind ends it only from the provider-wait-rewind era on. */
+  providerWaitInterrupted(): boolean {
+    return this.state.pause !== null || this.stopRequest !== null || this.rolloverNow || (this.eras.providerWaitRewindEra && this.rewindPending());
+  }
+  /** A paused run goes on: resumed, stopped, rolled over, rewound, or a review to judge while paused. */
+  pauseOver(): boolean {
+    return this.state.pause === null || this.stopRequest !== null || this.rolloverNow || this.rewindPending() || this.reviewDueWhilePaused();
+  }
+  /** Every update handler answered (before the run closes or rolls over), or a rewind came first. */
+  handlersDone(): boolean {
+    return allHandlersFinished() || this.rewindPending();
+  }
+  /** A completion check stops for a message (a person's review of a paused run aside). */
+  interrupted(): boolean {
+    return (this.state.pause !== null && !this.reviewWhilePaused) || this.stopRequest !== null || this.rolloverNow || this.rewindPending();
+  }
+  /** A person asked for a council review of a paused run: it is judged now, the run stays paused. */
+  reviewDueWhilePaused(): boolean {
+    const { state, knobs } = this;
+    return this.eras.completionRuleEra && this.eras.councilEra && knobs.councilEnabled && state.pause !== null && state.council.forceReview !== null && state.iteration >= 1;
+  }
+
+  // ---- the running agent call ----
+
+  /** What cancelling the running agent call means: kill the agent, or only skip the gate pass it carries. */
+  callCancelMeant(): CallCancel {
+    return this.stopRequest?.now || this.rewindPending() || this.rolloverNow || CancellationScope.current().consideredCancelled ? 'kill' : 'skipGates';
+  }
+  /** Cancels the running agent call, and tells the worker that hosts it at once (workflows/running-call.ts). */
+  cancelAgentCall(): void {
+    if (!this.agentScope) return;
+    this.agentScope.cancel();
+    tellRunningCall(this.callCancelMeant());
+  }
+
+  ack(changed: boolean, message: string): MessageAck {
+    return {
+      changed,
+      message,
+      status: this.visibleStatus(),
+      iteration: this.state.iteration,
+      paused: this.state.pause !== null,
+    };
+  }
+
+  // ---- status, journal and memory ----
+
+  snapshot(): StatusSnapshot {
+    const { state, knobs, input, info } = this;
+    const { councilEra, escalationEra, checkpointsEra, completionRuleEra, gatesEra } = this.eras;
+    const outcome = this.outcome;
+    return {
+      workflowId: info.workflowId,
+      runId: info.runId,
+      // A pause asked for during a call: the call finishes first (the search attribute says paused).
+      status: this.visibleStatus() === 'paused' && this.agentScope !== null ? 'pausing' : this.visibleStatus(),
+      iteration: state.iteration,
+      maxIterations: knobs.maxIterations,
+      phase: this.phase,
+      tier: this.tier,
+      paused: state.pause !== null,
+      pause: state.pause,
+      consecutiveFailures: state.consecutiveFailures,
+      consecutiveNoChange: state.convergence.consecutiveNoChange,
+      recentHashes: state.convergence.recentHashes,
+      runStartSha: state.runStart?.sha ?? null,
+      pendingDirectives: state.pendingDirectives.length - this.directivesInCall,
+      directivesInCall: this.directivesInCall,
+      backoffUntil: this.backoffUntil,
+      agentRunning: this.agentScope !== null,
+      lastIteration: state.recentIterations.at(-1) ?? null,
+      recentIterations: state.recentIterations,
+      lastCompletion: state.lastCompletion,
+      outcome: outcome ? { status: outcome.status, reason: outcome.reason, exitCode: outcome.exitCode, ...(outcome.notes.length ? { notes: outcome.notes } : {}) } : null,
+      invalidMessages: state.invalidMessages,
+      invalidMessageCount: state.invalidMessageCount,
+      generations: state.generations,
+      repoPath: input.repoPath,
+      prdPath: input.prdPath,
+      host: input.host ?? null,
+      doneSignals: state.convergence.doneSignals,
+      totalDoneSignals: state.convergence.totalDoneSignals,
+      breaker: councilEra ? breakerTrip(state.convergence, knobs.stagnationLimit) : null,
+      council: {
+        enabled: councilEra && knobs.councilEnabled,
+        rounds: state.council.rounds,
+        verdicts: state.council.verdicts,
+        forceReviewPending: state.council.forceReview !== null,
+        heldClaimIteration: state.council.heldClaim?.iteration ?? null,
+        heldClaimTrigger: state.council.heldClaim?.trigger ?? null,
+      },
+      lastEvidence: state.lastEvidence,
+      lastTests: state.lastTests,
+      autonomyMode: knobs.autonomyMode,
+      uncertainty: { ...state.uncertainty, enabled: escalationEra && knobs.uncertaintyEscalation, noChangeMin: noChangeMin(knobs) },
+      ladder: escalationEra && knobs.tierLadder ? state.ladder : null,
+      escalations: state.escalations,
+      notifications: state.notifications,
+      driftReports: state.driftReports,
+      latestHandoff: state.latestHandoff,
+      spend: state.spend,
+      budgetUsd: state.budgetUsd ?? knobs.budgetUsd,
+      providerWait: this.providerWait,
+      deadLetters: state.deadLetter.entries,
+      ...(checkpointsEra ? { checkpoints: { kept: knobs.checkpointsKept, list: checkpointRows(state), rewinds: state.checkpoints.rewinds, lastTree: state.convergence.lastHash } } : {}),
+      ...(this.eras.memoryEra ? { memory: memorySummary(state.memory) } : {}),
+      ...(completionRuleEra ? { checks: state.checks, contract: state.contract } : {}),
+      ...(this.journaling ? { eventStore: { stored: state.journal.stored, pending: state.journal.pending.length, dropped: state.journal.dropped, problem: state.journal.problem } } : {}),
+      ...(gatesEra
+        ? {
+            quality: {
+              gates: state.gates.latest,
+              failing: Object.fromEntries(Object.entries(state.gates.tracks).filter(([, t]) => (t?.consecutiveFailures ?? 0) > 0).map(([g, t]) => [g, t?.consecutiveFailures ?? 0])),
+              lastReview: state.gates.reviews.at(-1) ?? null,
+              reviewRounds: state.gates.reviewRounds,
+              checklist: state.gates.checklist ? maskedChecklist(state.gates.checklist) : null,
+              checklistProblem: state.gates.checklistProblem,
+              lastRefusal: state.gates.lastRefusal,
+            },
+          }
+        : {}),
+    };
+  }
+
+  /** Refreshes the UI details and the search attributes that changed. */
+  publish(): void {
+    const { state, outcome, published } = this;
+    const shown = this.visibleStatus();
+    // Lean runs keep the short-lived gating/reviewing steps out of the search attribute (an upsert event each).
+    const saStatus = outcome ? outcome.status : this.eras.leanEra && (shown === 'gating' || shown === 'reviewing') ? 'running' : shown;
+    const updates = [];
+    if (published.status !== saStatus) updates.push({ key: SA_STATUS, value: saStatus });
+    if (published.iteration !== state.iteration) updates.push({ key: SA_ITERATION, value: state.iteration });
+    if (updates.length && this.eras.upsertsSearchAttributes) upsertSearchAttributes(updates);
+    published.status = saStatus;
+    published.iteration = state.iteration;
+    setCurrentDetails(currentDetails(this.snapshot()));
+  }
+
+  /** Journals one run event for the store (nothing when the run has no event store). */
+  recordEvent(event: RunEvent): void {
+    const { state } = this;
+    if (this.journaling) state.journal = appendEvent(state.journal, event, this.info.runId, nowIso());
+    // The decisions an event stands for (council, gates, review, escalation, tier) join the run memory.
+    const remembered = this.eras.memoryEra ? memoryFromEvent(event) : null;
+    if (remembered) this.remember(remembered);
+  }
+
+  /** Adds an entry to the run memory (memory era), bounded. */
+  remember(entry: MemoryEntry): void {
+    const { state } = this;
+    if (this.eras.memoryEra) state.memory = appendMemory(state.memory, entry);
+  }
+
+  /** Projects the journaled events into the store; a store that is down leaves them for the next boundary. */
+  journalPending(): boolean {
+    return this.journaling && this.state.journal.pending.length > 0;
+  }
+  async flushJournal(): Promise<void> {
+    const { state, info } = this;
+    if (!this.journalPending()) return;
+    const batch = state.journal.pending;
+    try {
+      const r = await this.acts.store.projectEvents({ workflowId: info.workflowId, events: batch });
+      state.journal = ackProjection(state.journal, r);
+      if (r.problem) log.warn('event store: events kept for later', { pending: state.journal.pending.length, problem: r.problem });
+    } catch (err) {
+      state.journal = { ...state.journal, problem: (err instanceof Error ? err.message : String(err)).slice(0, 500) };
+      log.warn('event store projection failed; events kept for later', { pending: state.journal.pending.length });
+    }
+  }}
