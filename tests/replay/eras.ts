@@ -16,7 +16,12 @@
  * two races of 9261af5 were recorded at its parent 13d7881 with the fake opencode CLI, as that
  * commit's tests/workflow/races.test.ts drives them. d5260eb (before the gates) does not
  * type-check on its own (its knobs arrive with d552a55); tsc emits it all the same and it ran.
+ *
+ * The patch ids are the workflow's own (`PatchId`, workflows/run/eras.ts, where every `patched()`
+ * of the loop is asked); tests/unit/architecture.test.ts checks that this table and `PATCH_IDS`
+ * list the same ids.
  */
+import type { PatchId } from '../../workflows/run/eras.js';
 
 export interface EraFixture {
   /** File under tests/replay/histories/. */
@@ -30,7 +35,7 @@ export interface EraFixture {
 }
 
 export interface Era {
-  /** The patch id, as `patched()` is called with it. */
+  /** The patch id, as `patched()` is called with it (one of `PatchId`: the table is checked against it). */
   patch: string;
   /** The commit that introduced the patch (abbreviated). */
   introducedBy: string;
@@ -227,7 +232,7 @@ export const ERAS: Era[] = [
       BEFORE_COMPLETION_RULE_DEMO,
     ],
   },
-];
+] satisfies (Era & { patch: PatchId })[];
 
 /** Every fixture file of the table once, with the eras that list it. */
 export function eraFixtures(): { fixture: EraFixture; eras: Era[] }[] {

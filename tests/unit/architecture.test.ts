@@ -4,7 +4,10 @@
  * import no workflow code by value but the pure rules (workflows/decisions/) and, for the CLI, the
  * message definitions a client sends, and workflow code imports no activity by value. The round
  * drivers (rounds/) are typed from the contracts; the last check keeps their call signatures the
- * registered activities' own.
+ * registered activities' own. The run loop stays in named steps: `vigilRun` fits in about 200
+ * lines and its file in 300, no file of workflows/ outside decisions/ is over 450 lines (but the
+ * frozen era module), every `patched()` of the loop is asked in workflows/run/eras.ts, and the
+ * patch ids there are the ones the replay fixture table (tests/replay/eras.ts) pins.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -15,6 +18,8 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import type * as activities from '../../activities/index.js';
 import type { RoundCalls } from '../../rounds/calls.js';
+import { PATCH_IDS } from '../../workflows/run/eras.js';
+import { ERAS } from '../replay/eras.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -92,6 +97,51 @@ function violations(dirs: string[], forbidden: (target: string, file: string) =>
 const CLI_WORKFLOW_MODULES = new Set(['workflows/messages', 'workflows/provider-breaker-messages', 'workflows/ui', 'workflows/read-log']);
 
 const fromWorkflows = (t: string): boolean => t.startsWith('workflows/') && !t.startsWith('workflows/decisions/');
+
+/** Lines of a file (a final newline ends the last line, it does not start another). */
+const lineCount = (file: string): number => readFileSync(path.join(ROOT, file), 'utf8').replace(/\n$/, '').split('\n').length;
+
+/** Lines of the top-level function `name` of `file`, from `export async function` to its closing brace. */
+function functionLines(file: string, name: string): number {
+  const text = readFileSync(path.join(ROOT, file), 'utf8');
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
+  const fn = source.statements.find((s): s is ts.FunctionDeclaration => ts.isFunctionDeclaration(s) && s.name?.text === name);
+  if (!fn) throw new Error(`${file} has no function ${name}`);
+  return source.getLineAndCharacterOfPosition(fn.getEnd()).line - source.getLineAndCharacterOfPosition(fn.getStart()).line + 1;
+}
+
+/** Code only runs from before an era take, kept as it ran: exempt from the size limit. */
+const FROZEN_ERA_MODULES = new Set(['workflows/run/before-council.ts']);
+
+describe('the run loop as named steps', () => {
+  it('vigilRun fits in about 200 lines and its file in 300', () => {
+    expect(functionLines('workflows/run-workflow.ts', 'vigilRun')).toBeLessThanOrEqual(200);
+    expect(lineCount('workflows/run-workflow.ts')).toBeLessThanOrEqual(300);
+  });
+
+  it('no file of workflows/ outside decisions/ is over 450 lines, but a frozen era module', () => {
+    const long = tsFiles('workflows')
+      .filter((f) => !f.startsWith('workflows/decisions/') && !FROZEN_ERA_MODULES.has(f))
+      .map((f) => ({ f, lines: lineCount(f) }))
+      .filter(({ lines }) => lines > 450);
+    expect(long).toEqual([]);
+  });
+
+  it('every patched() of the run loop is asked in workflows/run/eras.ts (the hosts patch in workflows/hosts.ts)', () => {
+    const callsPatched = (file: string): boolean => {
+      const source = ts.createSourceFile(file, readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.ES2022, false, ts.ScriptKind.TS);
+      const visit = (node: ts.Node): boolean => (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'patched') || (ts.forEachChild(node, visit) ?? false);
+      return visit(source);
+    };
+    const callers = tsFiles('workflows').filter(callsPatched);
+    expect(callers.sort()).toEqual(['workflows/hosts.ts', 'workflows/run/eras.ts']);
+  });
+
+  it('the patch ids of workflows/run/eras.ts are the ones the replay fixture table pins', () => {
+    expect(new Set(PATCH_IDS).size).toBe(PATCH_IDS.length);
+    expect([...new Set(ERAS.map((e) => e.patch))].sort()).toEqual([...PATCH_IDS].sort());
+  });
+});
 
 describe('architecture', () => {
   it('has no import circle', async () => {
