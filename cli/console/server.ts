@@ -321,7 +321,8 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
           offset = 0;
           await send('log', `==> iteration ${iteration}\n`, `${iteration}:0`);
         } else if (!live) {
-          await stream.sleep(1000);
+          // Paused or between calls: look again in a while (each look is one read on the host).
+          await stream.sleep(3000);
         }
       }
     }),
