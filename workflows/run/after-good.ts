@@ -13,6 +13,7 @@ import { claimWithoutCouncil, councilRound } from './completion.js';
 import { actOnGateStreak, ensureTests, gatesDueNow, qualityGates } from './gates.js';
 import { type Again, AGAIN, end, type End, type GateStreak, type Run } from './run.js';
 
+/** After a good iteration (exit 0) of a council-era run: the gates, then the completion check it asks for. */
 export async function afterGoodIteration(run: Run, result: AgentResult, snap: RepoSnapshot): Promise<End | Again> {
   const { state, knobs } = run;
   const { completionRuleEra } = run.eras;

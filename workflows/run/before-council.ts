@@ -10,6 +10,7 @@ import { describeRefusal, judgeCompletion } from '../decisions/completion.js';
 import { finish } from './ending.js';
 import { type Again, AGAIN, end, type End, type Run } from './run.js';
 
+/** After a good iteration of a run from before the council: a claim judged by the plain completion check. */
 export async function beforeCouncilCheck(run: Run, result: AgentResult, snap: RepoSnapshot): Promise<End | Again> {
   const { state, knobs, input, info } = run;
   const { tests } = run.acts;
