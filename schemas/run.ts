@@ -428,6 +428,8 @@ export const RunStateSchema = shared('schemas/run:RunStateSchema', () => z.objec
       calls: z.number().int().min(0),
       /** Calls whose CLI reported no usage: their cost is unknown (not in `usd`). */
       unpricedCalls: z.number().int().min(0).optional(),
+      /** The part of it orchestration cost: every reported call but the builder's (decisions/budget.ts). */
+      orchestration: z.object({ calls: z.number().int().min(0), usd: z.number().min(0) }).optional(),
     })
     .default({ usd: 0, inputTokens: 0, outputTokens: 0, calls: 0 }),
   /** Iteration failures by fingerprint, and the ones that repeated too often (dead letters). */

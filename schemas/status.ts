@@ -103,6 +103,8 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
     calls: z.number().int(),
     /** Calls whose cost is unknown (the CLI reported no usage). */
     unpricedCalls: z.number().int().optional(),
+    /** What orchestration cost of it: every reported call but the builder's (reviewers, checklist roles, council). */
+    orchestration: z.object({ calls: z.number().int(), usd: z.number() }).optional(),
   }),
   /** The effective budget in USD (0: none). */
   budgetUsd: z.number(),

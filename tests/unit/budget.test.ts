@@ -4,7 +4,7 @@
  * counters, the budget limit, the one-time 80 % warning and the remaining budget.
  */
 import { describe, expect, it } from 'vitest';
-import { addUsage, budgetExceeded, budgetWarning, costOf, remainingBudget, type Spend } from '../../workflows/decisions/budget.js';
+import { addOrchestrationUsage, addUsage, budgetExceeded, budgetWarning, costOf, orchestrationShare, remainingBudget, type Spend } from '../../workflows/decisions/budget.js';
 
 describe('costOf', () => {
   it('prefers the reported cost, else prices tokens by model (per million)', () => {
@@ -69,5 +69,28 @@ describe('remainingBudget', () => {
     expect(remainingBudget(0, 25)).toBe(25);
     expect(remainingBudget(30, 25)).toBe(0);
     expect(remainingBudget(3, 0)).toBeNull();
+  });
+});
+
+describe('orchestration spend', () => {
+  const zero: Spend = { usd: 0, inputTokens: 0, outputTokens: 0, calls: 0 };
+  const call = (costUsd: number | null) => ({ costUsd, inputTokens: 1000, outputTokens: 100, model: 'sonnet' });
+
+  it('counts a reviewing call in the totals and in orchestration; the builder only in the totals', () => {
+    let s = addUsage(zero, call(0.3)); // the builder
+    expect(s.orchestration).toBeUndefined();
+    s = addOrchestrationUsage(s, call(0.1));
+    s = addOrchestrationUsage(s, call(null)); // priced by tokens: 1000 x 3 + 100 x 15 per million
+    expect(s.calls).toBe(3);
+    expect(s.usd).toBeCloseTo(0.4045, 10);
+    expect(s.orchestration).toEqual({ calls: 2, usd: expect.closeTo(0.1045, 10) as number });
+    expect(addOrchestrationUsage(s, null)).toBe(s);
+  });
+
+  it('gives orchestration\'s share by cost, by calls while nothing is priced, none before a call', () => {
+    expect(orchestrationShare(zero)).toBeNull();
+    const s = addOrchestrationUsage(addUsage(zero, call(0.3)), call(0.1));
+    expect(orchestrationShare(s)).toBeCloseTo(0.25, 10);
+    expect(orchestrationShare({ ...zero, calls: 4, orchestration: { calls: 3, usd: 0 } })).toBe(0.75);
   });
 });

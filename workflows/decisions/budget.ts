@@ -55,6 +55,11 @@ export interface Spend {
   /** Absent is 0; carried once any call reported cache tokens. */
   cacheReadTokens?: number;
   cacheWriteTokens?: number;
+  /**
+   * The part of it that orchestration cost (every call but the builder's: reviewers, the devil's
+   * advocate, the checklist roles, council members); absent until the first such call.
+   */
+  orchestration?: { calls: number; usd: number };
 }
 
 /**
@@ -73,6 +78,20 @@ export function addUsage(s: Spend, u: Usage | null): Spend {
     calls: s.calls + 1,
     ...(cacheReadTokens > 0 || cacheWriteTokens > 0 ? { cacheReadTokens, cacheWriteTokens } : {}),
   };
+}
+
+/** Spend after one orchestration call (anyone's but the builder's): counted in the totals and in `orchestration`. */
+export function addOrchestrationUsage<S extends Spend>(s: S, u: Usage | null): S {
+  if (!u) return s;
+  const o = s.orchestration ?? { calls: 0, usd: 0 };
+  return { ...s, ...addUsage(s, u), orchestration: { calls: o.calls + 1, usd: o.usd + costOf(u) } };
+}
+
+/** Orchestration's share of the spend, 0 to 1 (by cost; by calls while nothing was priced); null before any call. */
+export function orchestrationShare(s: Spend): number | null {
+  const o = s.orchestration ?? { calls: 0, usd: 0 };
+  if (s.usd > 0) return Math.min(1, o.usd / s.usd);
+  return s.calls > 0 ? Math.min(1, o.calls / s.calls) : null;
 }
 
 /**

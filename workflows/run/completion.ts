@@ -11,7 +11,7 @@ import { checkEvidence, describeRejection, type EvidenceInput, evidenceRecord, r
 import type { GateName, GateResult } from '../../schemas/gates.js';
 import { type CheckCause, type ContractBreach, LIMITS, type Outcome } from '../../schemas/run.js';
 import { breakerTrip, safetyValve } from '../decisions/breaker.js';
-import { addUsage } from '../decisions/budget.js';
+import { addOrchestrationUsage } from '../decisions/budget.js';
 import { afterRefusal, emptyDiffRefusal, recordCheck } from '../decisions/completion-check.js';
 import { contractFindings, councilBreaches, describeBreach, reviewBreaches, trackContract, verifierBreach } from '../decisions/contract.js';
 import type { ConveneTrigger } from '../decisions/convene.js';
@@ -247,7 +247,7 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
   const r = roundsEra
     ? await rounds.councilRound.executeWithOptions({ summary: `council round ${round} (iteration ${state.iteration}, ${trigger}): evidence, ${knobs.councilSize} members` }, [{ ...roundInput, authorization: roundInput.authorization ?? null }])
     : await runCouncilRound(run.councilDeps, roundInput);
-  for (const u of r.usages) state.spend = addUsage(state.spend, u);
+  for (const u of r.usages) state.spend = addOrchestrationUsage(state.spend, u);
   run.status = run.stopRequest ? 'stopping' : 'running';
   state.council.rounds = round;
   state.council.verdicts = [...state.council.verdicts, r.verdict].slice(-20);

@@ -10,7 +10,7 @@ import type { AgentResult, RunGatesResult } from '../../schemas/activities.js';
 import { type GateResult, MAX_CHECKLIST_ITEMS, type ReviewRecord } from '../../schemas/gates.js';
 import type { Outcome, TestRunRecord } from '../../schemas/run.js';
 import { chooseAgent } from '../decisions/agent-choice.js';
-import { addUsage } from '../decisions/budget.js';
+import { addOrchestrationUsage } from '../decisions/budget.js';
 import { checklistExtractionPrompt, checklistVerifierPrompt, selectHeldOut } from '../decisions/checklist.js';
 import { checklistGateResult, gateLabel, gateLine, gatesDue, mergeLatest, reviewGateResult, stuckReason, trackGate } from '../decisions/gates.js';
 import { gateEvent, reviewEvent } from '../decisions/journal.js';
@@ -197,7 +197,7 @@ export async function codeReview(run: Run, tree: string): Promise<ReviewRecord> 
     ? await rounds.reviewRound.executeWithOptions({ summary: `code review ${round} (iteration ${state.iteration})` }, [reviewInput])
     : await runReviewRound({ repo, members }, reviewInput);
   run.status = run.stopRequest ? 'stopping' : 'running';
-  for (const u of r.usages) state.spend = addUsage(state.spend, u);
+  for (const u of r.usages) state.spend = addOrchestrationUsage(state.spend, u);
   state.gates.reviewRounds = round;
   state.gates.reviews = [...state.gates.reviews, r.record].slice(-5);
   run.recordEvent(reviewEvent(r.record));
@@ -240,7 +240,7 @@ export async function verifyChecklist(run: Run, tree: string): Promise<GateResul
   }
   run.status = run.stopRequest ? 'stopping' : 'running';
   run.lastVerifierAnswer = answer ? { exitCode: answer.exitCode, timedOut: answer.timedOut, answered: Object.keys(answer.verification ?? {}).length, logPath: answer.logPath } : null;
-  if (answer?.usage) state.spend = addUsage(state.spend, answer.usage);
+  if (answer?.usage) state.spend = addOrchestrationUsage(state.spend, answer.usage);
   const statuses = { ...cl.status };
   for (const [id, v] of Object.entries(answer?.verification ?? {})) statuses[id] = { status: v.status, evidence: v.evidence, iteration: state.iteration };
   state.gates.checklist = { ...cl, status: statuses };
@@ -283,7 +283,7 @@ export async function ensureChecklist(run: Run): Promise<void> {
       if (!(err instanceof ActivityFailure)) throw err;
       state.gates.checklistProblem = `the checklist could not be extracted: ${(err.cause?.message ?? err.message).slice(0, 300)}`;
     }
-    if (r?.usage) state.spend = addUsage(state.spend, r.usage);
+    if (r?.usage) state.spend = addOrchestrationUsage(state.spend, r.usage);
     if (r?.checklist?.ok) items = r.checklist.items;
     else if (r) state.gates.checklistProblem = `the checklist could not be extracted: ${r.checklist?.error ?? 'no answer'}`.slice(0, 500);
   }
