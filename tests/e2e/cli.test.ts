@@ -12,7 +12,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { StatusSnapshot } from '../../schemas/status.js';
-import { agentCalls, assertBuilt, makeRepo, pidAlive, SCRIPTED_AGENT, sleep, temporalAddress, uniqueId, writePrd, writeScenario, type ScenarioInput } from '../support/harness.js';
+import { agentAlive, agentCalls, assertBuilt, makeRepo, SCRIPTED_AGENT, sleep, temporalAddress, uniqueId, writePrd, writeScenario, type ScenarioInput } from '../support/harness.js';
 import { runVigil, show, startWorkerProcess, waitUntil, type CliResult, type VigilOptions, type WorkerProcess } from './cli-helpers.js';
 
 const NAMESPACE = 'default';
@@ -200,11 +200,11 @@ describe.concurrent('vigil CLI', () => {
     await start(f);
     try {
       const call = await waitUntil('the agent to start', () => agentCalls(f.repo)[0], 60_000);
-      expect(pidAlive(call.pid)).toBe(true);
+      expect(agentAlive(call)).toBe(true);
       const t0 = Date.now();
       const st = await vigil(['stop', f.id, '--now', '--reason', 'enough']);
       expect(st.code, show(st)).toBe(0);
-      await waitUntil(`agent pid ${call.pid} to exit`, () => !pidAlive(call.pid), 10_000);
+      await waitUntil(`agent pid ${call.pid} to exit`, () => !agentAlive(call), 10_000);
       expect(Date.now() - t0).toBeLessThan(30_000); // well before the agent's own 60 s sleep would end
 
       const wt = await vigil(['wait', f.id, '--timeout', '60']);

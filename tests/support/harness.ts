@@ -2,6 +2,7 @@
  * Shared test helpers: a client and worker against the suite's real Temporal server, a workflow
  * bundle built once per file, throwaway git repositories, and scripted-agent scenarios.
  */
+import { processesWithToken } from '../../activities/process-tree.js';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -190,7 +191,10 @@ export interface AgentCall {
   iteration: number | null;
   /** Council member index (council calls only). */
   member: number | null;
+  /** The pid the agent saw: inside the agent sandbox, a pid of its own pid namespace (use agentAlive). */
   pid: number;
+  /** The call's process token (VIGIL_PROCESS_TOKEN). */
+  token?: string;
 }
 
 /** The scripted agent's own record of every invocation in `repo`. */
@@ -204,6 +208,15 @@ export function agentCalls(repo: string): AgentCall[] {
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Whether any process of an agent call is still running, seen from the host: found by the call's
+ * process token in its environment (the agent's own pid is that of the sandbox's pid namespace).
+ */
+export function agentAlive(call: AgentCall): boolean {
+  if (call.token) return processesWithToken(call.token).length > 0;
+  return pidAlive(call.pid);
+}
 
 export function pidAlive(pid: number): boolean {
   try {

@@ -13,7 +13,7 @@ import {
   createTestEnv,
   makeRepo,
   makeWorker,
-  pidAlive,
+  agentAlive,
   loopInput,
   sleep,
   startRun,
@@ -160,7 +160,7 @@ describe('council votes', () => {
     expect(snap.council.verdicts[0]?.votes[2]).toMatchObject({ recorded: 'TIMEOUT', approves: false });
     expect(Date.now() - started).toBeLessThan(60_000);
     const hung = councilCalls(repo).find((c) => c.role === 'council' && c.member === 2);
-    expect(hung && pidAlive(hung.pid)).toBe(false);
+    expect(hung && agentAlive(hung)).toBe(false);
   });
 });
 

@@ -15,7 +15,8 @@ import {
   createTestEnv,
   git,
   makeRepo,
-  pidAlive,
+  agentAlive,
+  type AgentCall,
   loopInput,
   sleep,
   startRun,
@@ -68,10 +69,10 @@ it('a worker SIGKILLed mid agent call: the new worker re-attaches to the running
 
   await until('iteration 2 started', () => agentCalls(repo).some((c) => c.iteration === 2));
   await sleep(500);
-  const agent = agentCalls(repo).find((c) => c.iteration === 2)?.pid as number;
+  const agent = agentCalls(repo).find((c) => c.iteration === 2) as AgentCall;
   first.kill('SIGKILL');
   await first;
-  expect(pidAlive(agent)).toBe(true); // the agent outlives its worker
+  expect(agentAlive(agent)).toBe(true); // the agent outlives its worker
 
   await workers.spawn(tq);
   const outcome = await handle.result();
@@ -100,10 +101,10 @@ it('an agent that finishes while no worker is up: the next worker collects its r
   const { child: first } = await workers.spawn(tq);
   const handle = await startRun(env, tq, loopInput(repo, scenario, { heartbeatTimeoutSeconds: 4 }));
   await until('iteration 1 started', () => agentCalls(repo).some((c) => c.iteration === 1));
-  const agent = agentCalls(repo)[0]?.pid as number;
+  const agent = agentCalls(repo)[0] as AgentCall;
   first.kill('SIGKILL');
   await first;
-  await until('the orphaned agent finished', () => !pidAlive(agent), 30_000);
+  await until('the orphaned agent finished', () => !agentAlive(agent), 30_000);
 
   await workers.spawn(tq);
   const outcome = await handle.result();

@@ -42,6 +42,7 @@ afterAll(async () => {
 afterEach(() => {
   delete process.env.FAKE_CLI_SCENARIO;
   delete process.env.FAKE_CLI_LOG;
+  delete process.env.VIGIL_SANDBOX_WRITABLE;
 });
 
 interface FakeCall {
@@ -58,6 +59,9 @@ function fakeScenario(calls: Record<string, unknown>[]): { calls: () => FakeCall
   writeFileSync(path.join(dir, 'scenario.json'), JSON.stringify({ calls }));
   process.env.FAKE_CLI_SCENARIO = path.join(dir, 'scenario.json');
   process.env.FAKE_CLI_LOG = path.join(dir, 'calls.jsonl');
+  // The fake CLIs log their calls outside the repository, which the sandbox shows only when the
+  // worker's operator names it (docs/security.md, The agent's sandbox); the workers here inherit it.
+  process.env.VIGIL_SANDBOX_WRITABLE = dir;
   const log = process.env.FAKE_CLI_LOG;
   return {
     calls: () =>

@@ -34,6 +34,7 @@ beforeAll(async () => {
 afterEach(async () => {
   delete process.env.FAKE_CLI_SCENARIO;
   delete process.env.FAKE_CLI_LOG;
+  delete process.env.VIGIL_SANDBOX_WRITABLE;
   await env.client.workflow.getHandle(BREAKER_ID).terminate('test finished').catch(() => undefined);
 });
 afterAll(async () => env?.close());
@@ -44,6 +45,9 @@ function fakeScenario(calls: Record<string, unknown>[]): () => number {
   writeFileSync(path.join(dir, 'scenario.json'), JSON.stringify({ calls }));
   process.env.FAKE_CLI_SCENARIO = path.join(dir, 'scenario.json');
   process.env.FAKE_CLI_LOG = path.join(dir, 'calls.jsonl');
+  // The fake CLIs log their calls outside the repository, which the sandbox shows only when the
+  // worker's operator names it (docs/security.md, The agent's sandbox); the workers here inherit it.
+  process.env.VIGIL_SANDBOX_WRITABLE = dir;
   const log = process.env.FAKE_CLI_LOG;
   return () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0);
 }

@@ -86,7 +86,10 @@ interface CallRecord {
   iteration: number | null;
   member: number | null;
   reviewer?: string;
+  /** The pid as the agent sees it (inside the agent sandbox's pid namespace, not the host's). */
   pid: number;
+  /** Vigil's per-call process token (VIGIL_PROCESS_TOKEN), by which the call's processes are found from outside any namespace. */
+  token?: string;
   startedAt: string;
 }
 
@@ -295,6 +298,7 @@ function recordCall(repo: string, invocation: Invocation): void {
     member: invocation.member,
     ...(invocation.reviewer !== null ? { reviewer: invocation.reviewer } : {}),
     pid: process.pid,
+    ...(process.env.VIGIL_PROCESS_TOKEN ? { token: process.env.VIGIL_PROCESS_TOKEN } : {}),
     startedAt: new Date().toISOString(),
   };
   const path = resolve(repo, CALLS_FILE);
