@@ -28,6 +28,8 @@ import { inheritedEnv, runProcess } from './process.js';
 import { interpretCall, prepareCall, SESSION_PATTERN } from './provider-call.js';
 import { authorizeExecution } from './run-authorization.js';
 import { changedPaths, workingTreeHash } from './git.js';
+import { prepareSandbox, sandboxReport } from './sandbox.js';
+import { workerStoreUrl } from './event-store.js';
 
 const TAIL_CHARS = 2000;
 /** Exit code of an iteration whose files could not be written before the agent started (EX_IOERR). */
@@ -125,11 +127,30 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     ...(call.model ? { VIGIL_MODEL: call.model } : {}),
   };
   const keepHead = call.structured ? STRUCTURED_KEEP : input.parseVote || input.parse !== null ? VOTE_TEXT_KEEP : 0;
-  const proc = await runProcess({
-    file,
-    args,
+  // Every call in the sandbox (activities/sandbox.ts): the repository writable for the builder
+  // only, the provider's model endpoints only, nothing of the worker's. PWD is the repository
+  // (some CLIs read $PWD, not their working directory).
+  const sandbox = prepareSandbox({
+    kind: reviewing ? 'reviewer' : 'builder',
+    runId: input.runId,
+    repoPath: input.repoPath,
     cwd: input.repoPath,
+    file: file as string,
+    args,
     env,
+    provider: input.provider,
+    runMode: input.sandbox,
+    registries: input.sandboxRegistries,
+    files: [promptPath, ...(input.extraEnv.VIGIL_EVIDENCE_FILE ? [input.extraEnv.VIGIL_EVIDENCE_FILE] : [])],
+    promptPath,
+    storeUrl: workerStoreUrl().url,
+  });
+  const proc = await runProcess({
+    file: sandbox.file,
+    args: sandbox.args,
+    cwd: input.repoPath,
+    env: sandbox.env,
+    sandboxProxy: sandbox.proxy,
     stdin: call.stdin,
     timeoutMs: input.timeoutSeconds * 1000,
     logPath,
@@ -141,6 +162,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     ...(call.structured ? { sessionPattern: SESSION_PATTERN } : {}),
     ...(options.cancelSignal ? { cancelSignal: options.cancelSignal } : {}),
   });
+  const sandboxed = sandboxReport(sandbox, proc.sandboxDenials, proc.head.length < keepHead ? proc.head : `${proc.head}\n${proc.tail}`);
   if (proc.spawnError) {
     // The repository vanished under the call (its cwd is gone): the repository's trouble, not the agent's.
     if (!existsSync(input.repoPath)) repositoryGone(input.repoPath);
@@ -205,6 +227,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     sessionId: parsed?.sessionId ?? call.sessionId,
     authError: facts.authError ? redactSecrets(facts.authError).text : null,
     reviewChangedTree,
+    sandbox: sandboxed,
     ...readAnswer(input, parsed?.resultText ?? (proc.head.length < keepHead ? proc.head : `${proc.head}\n${proc.tail}`), facts.exitCode, logPath),
   };
 }

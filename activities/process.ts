@@ -27,6 +27,8 @@ import { processStartTime, signalTree } from './process-tree.js';
 import { beatWhileRunning } from './heartbeat.js';
 import { describeWriteError } from './safe-files.js';
 import { connectDaemon, compiledModule } from './supervisor-client.js';
+import type { SandboxProxySpec } from './sandbox-proxy.js';
+import type { Denial } from './sandbox-net.js';
 import { CANCEL_GRACE_MS, FRAME_DATA, FRAME_MESSAGE, KILL_GRACE_MS, lineReader, readState, writeState, type DaemonRequest, type SupervisorExit, type SupervisorMessage, type SupervisorSpec, type SupervisorState } from './supervisor-state.js';
 
 export interface ProcessSpec {
@@ -56,6 +58,8 @@ export interface ProcessSpec {
   sessionPattern?: RegExp;
   /** What cancels the call (default: the activity's cancellation). */
   cancelSignal?: AbortSignal;
+  /** A sandboxed call's network proxy (activities/sandbox.ts), run by the call's supervisor. */
+  sandboxProxy?: SandboxProxySpec | null;
 }
 
 export interface ProcessResult {
@@ -74,6 +78,8 @@ export interface ProcessResult {
   logError: string | null;
   /** Processes the child left running (in its group or escaped from it) that were killed after it exited. */
   strays: number;
+  /** What a sandboxed call's network proxy refused (empty unsandboxed). */
+  sandboxDenials: Denial[];
 }
 
 const TAIL_KEEP = 64 * 1024;
@@ -203,6 +209,7 @@ function handover(spec: ProcessSpec, key: string, attempt: number, token: string
     key,
     attempt,
     token,
+    ...(spec.sandboxProxy ? { sandboxProxy: spec.sandboxProxy } : {}),
   };
 }
 
@@ -537,7 +544,7 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const stateError = 'stateError' in running ? (running as { stateError: string | null }).stateError : null;
   if (exit === null) {
     const durationMs = Date.now() - running.startedAt;
-    return { exitCode: 124, timedOut: true, durationMs, tail, head, outputBytes, sawWatched, spawnError: null, logError: stateError, strays: 0 };
+    return { exitCode: 124, timedOut: true, durationMs, tail, head, outputBytes, sawWatched, spawnError: null, logError: stateError, strays: 0, sandboxDenials: [] };
   }
   // Re-attached to a call whose log is incomplete: the supervisor kept the tail.
   if (running.attached && exit.tail !== undefined) tail = exit.tail;
@@ -552,5 +559,6 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     spawnError: exit.spawnError,
     logError: exit.logError ?? stateError,
     strays: exit.strays,
+    sandboxDenials: exit.sandboxDenials ?? [],
   };
 }

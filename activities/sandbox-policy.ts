@@ -138,6 +138,8 @@ export interface SandboxFacts {
   homeSource: string;
   /** Read-only extras that Vigil itself chose (the bridge, node, the prompt file, gate tools): not checked against `denied`. */
   vigilReadable: PathFact[];
+  /** The call's own files (its prompt and evidence read-only, what its CLI writes beside the prompt writable), each at `dest` inside. */
+  callFiles: { src: string; dest: string; writable: boolean }[];
   /** Read-only extras derived from the call (PATH folders, the agent's program, files its argv names): dropped when denied. */
   readable: PathFact[];
   /** Writable extras the worker's operator named (VIGIL_SANDBOX_WRITABLE): dropped when denied. */
@@ -152,6 +154,8 @@ export interface SandboxFacts {
   proxyDir: string | null;
 }
 
+/** Where the call's files that live outside the repository (a hidden role's prompt) appear inside the sandbox. */
+export const SANDBOX_FILES_DIR = '/run/vigil-files';
 /** Where the proxy's socket folder appears inside the sandbox. */
 export const SANDBOX_PROXY_DIR = '/run/vigil-proxy';
 export const SANDBOX_PROXY_SOCKET = `${SANDBOX_PROXY_DIR}/proxy.sock`;
@@ -202,6 +206,7 @@ export function sandboxPlan(facts: SandboxFacts): SandboxPlan {
   for (const p of facts.readable) extra(p, '--ro-bind', true);
   for (const p of facts.writable) extra(p, '--bind', true);
   if (facts.proxyDir !== null) mounts.push({ op: '--bind', src: facts.proxyDir, dest: SANDBOX_PROXY_DIR });
+  for (const f of facts.callFiles) mounts.push({ op: f.writable ? '--bind' : '--ro-bind', src: f.src, dest: f.dest });
 
   const repoWritable = facts.kind === 'builder' || facts.kind === 'tests';
   mounts.push({ op: repoWritable ? '--bind' : '--ro-bind', src: facts.repo, dest: facts.repo });
@@ -257,7 +262,9 @@ export function sandboxPlan(facts: SandboxFacts): SandboxPlan {
     else if (m.op === '--mask-file') args.push('--ro-bind', '/dev/null', m.dest);
     else args.push(m.op, m.src, m.dest);
   }
-  args.push('--chdir', facts.cwd, '--');
+  // The sandbox's own root (a tmpfs holding the mount points) read-only: outside its mounts, a
+  // write fails (EROFS) instead of landing in a folder nobody sees.
+  args.push('--remount-ro', '/', '--chdir', facts.cwd, '--');
   return { args, refused, repoWritable };
 }
 

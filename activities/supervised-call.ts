@@ -8,10 +8,11 @@
  * Node built-ins only: both must start fast.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, rmdirSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { processStartTime, signalTree, TOKEN_VAR } from './process-tree.js';
+import { startSandboxProxy, type SandboxProxy } from './sandbox-proxy.js';
 import { describeWriteError, logTruncatedNotice } from './safe-files.js';
 import { CANCEL_GRACE_MS, KILL_GRACE_MS, readState, writeState, type SupervisorExit, type SupervisorMessage, type SupervisorSpec, type SupervisorState } from './supervisor-state.js';
 
@@ -126,6 +127,18 @@ export interface SupervisedCall {
   done: Promise<SupervisorExit>;
 }
 
+/** Removes the per-call folder of a sandbox proxy's socket (made by activities/sandbox.ts; only a `vigil-sbx-` folder, only when empty). */
+function removeProxyDir(socketPath: string): void {
+  const dir = path.dirname(socketPath);
+  if (!path.basename(dir).startsWith('vigil-sbx-')) return;
+  try {
+    rmSync(socketPath, { force: true });
+    rmdirSync(dir);
+  } catch {
+    /* not empty, or gone */
+  }
+}
+
 /** Starts `spec`'s child under supervision. */
 export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, channel: CallChannel): SupervisedCall {
   const started = Date.now();
@@ -149,6 +162,11 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
       stateError ??= describeWriteError(`cannot write ${spec.statePath}`, err);
     }
   };
+
+  // A sandboxed call's network: its proxy lives as long as the call (the sandbox's bridge waits
+  // for its socket). A proxy that cannot listen leaves the call without a network, and says so.
+  let proxy: SandboxProxy | null = null;
+  if (spec.sandboxProxy) proxy = startSandboxProxy(spec.sandboxProxy, (m) => log.write(`\n=== vigil: ${m} ===\n`));
 
   const child = spawn(spec.file, spec.args, {
     cwd: spec.cwd,
@@ -214,6 +232,9 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
     child.stderr.destroy();
     if (killTimer) clearTimeout(killTimer);
 
+    const sandboxDenials = proxy?.denials() ?? [];
+    proxy?.close();
+    if (spec.sandboxProxy) removeProxyDir(spec.sandboxProxy.socketPath);
     const durationMs = Date.now() - started;
     let exitCode: number;
     let spawnError: string | null = null;
@@ -242,6 +263,7 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
       durationMs,
       logEnd,
       ...(incomplete ? { tail: new StringDecoder('utf8').end(tail.subarray(-TAIL_KEEP)) } : {}),
+      ...(spec.sandboxProxy ? { sandboxDenials } : {}),
     };
     // The state first, then the footer: a reader that saw the call still running after reading
     // the log has not read the footer (activities/process.ts, attach).

@@ -62,7 +62,7 @@ export function compiledModule(name: string): string {
 }
 
 /** The modules the daemon runs: a change to any of them is another build. */
-const DAEMON_MODULES = ['supervisor-daemon.js', 'supervised-call.js', 'supervisor-state.js', 'process-tree.js', 'safe-files.js'];
+const DAEMON_MODULES = ['supervisor-daemon.js', 'supervised-call.js', 'supervisor-state.js', 'process-tree.js', 'safe-files.js', 'sandbox-proxy.js', 'sandbox-net.js'];
 let build: string | undefined;
 
 /** The daemon's socket for this build. */

@@ -3,6 +3,8 @@
  * hands over, the state file the supervisor keeps next to the log, the control messages, and
  * the kill graces. Node built-ins only: the supervisor must start fast.
  */
+import type { SandboxProxySpec } from './sandbox-proxy.js';
+import type { Denial } from './sandbox-net.js';
 import { readFileSync, renameSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { writePrivateFile } from './safe-files.js';
@@ -26,6 +28,8 @@ export interface SupervisorSpec {
   attempt: number;
   /** Put in the child's environment; finds descendants that left its process group. */
   token: string;
+  /** A sandboxed call's network proxy, run by the supervisor for as long as the call (sandbox-proxy.ts). */
+  sandboxProxy?: SandboxProxySpec | null;
 }
 
 /** How the child ended, as the supervisor saw it. */
@@ -42,6 +46,8 @@ export interface SupervisorExit {
   logEnd: number;
   /** The last 64 KiB of output, when the log does not hold all of it (truncated or unwritable). */
   tail?: string;
+  /** What a sandboxed call's proxy refused. */
+  sandboxDenials?: Denial[];
 }
 
 /** The state file (`<label>.pid.json`). */

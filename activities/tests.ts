@@ -13,6 +13,8 @@ import { countFailingTests } from '../workflows/decisions/test-output.js';
 import { detectTestRunner, summarizeTestOutput } from './gates/test-runner.js';
 import { inheritedEnv, runProcess } from './process.js';
 import { authorizeExecution } from './run-authorization.js';
+import { prepareSandbox, sandboxReport } from './sandbox.js';
+import { workerStoreUrl } from './event-store.js';
 
 /** A runner name read from a configured command's text. */
 function runnerOf(command: string): string {
@@ -61,11 +63,27 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     };
   }
   const env = inheritedEnv();
-  const proc = await runProcess({
+  // The test command runs code the agent wrote: in the sandbox, as the builder would (the
+  // repository writable, no network but the registries when allowed, nothing of the worker's).
+  const sandbox = prepareSandbox({
+    kind: 'tests',
+    runId: input.runId,
+    repoPath: input.repoPath,
+    cwd: input.repoPath,
     file: '/bin/sh',
     args: ['-c', command],
-    cwd: input.repoPath,
     env: { ...env, CI: env.CI ?? 'true' },
+    provider: null,
+    runMode: input.sandbox,
+    registries: input.sandboxRegistries,
+    storeUrl: workerStoreUrl().url,
+  });
+  const proc = await runProcess({
+    file: sandbox.file,
+    args: sandbox.args,
+    cwd: input.repoPath,
+    env: sandbox.env,
+    sandboxProxy: sandbox.proxy,
     stdin: '',
     timeoutMs: input.timeoutSeconds * 1000,
     logPath,
@@ -90,5 +108,6 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     ran: summary.ran,
     verdict,
     reason: proc.timedOut ? `${runner}: timed out after ${input.timeoutSeconds}s` : summary.reason,
+    sandbox: sandboxReport(sandbox, proc.sandboxDenials, proc.tail),
   };
 }

@@ -3,13 +3,15 @@
  * (✓ or ✗, and the fix for every ✗): which agent CLIs are installed and their versions, which of
  * each preset's optional flags the CLI advertises or lacks, whether its credential variables are
  * set (names only, never values), whether Temporal answers and whether a worker polls the task
- * queue. Exit 0 when everything the chosen provider needs is ok, 1 otherwise, 2 for an unknown
+ * queue, and which sandbox a worker here would run agents in (and why not). Exit 0 when everything the chosen provider needs is ok, 1 otherwise, 2 for an unknown
  * provider. `temporalCheck` is the default Temporal probe, built on cli/connection.ts.
  */
 import proto from '@temporalio/proto';
 import { isProviderName, PROVIDER_NAMES, PROVIDERS, type ProviderName, type ProviderPreset } from '../activities/providers/index.js';
 import { probeProvider, type ProbeResult } from '../activities/providers/probe.js';
 import { EXIT, withClient, type Endpoint } from './connection.js';
+import { describeSandbox } from '../activities/sandbox.js';
+import type { SandboxMode } from '../schemas/sandbox.js';
 
 export type TemporalStatus =
   | { ok: true; address: string; namespace: string; pollers: number; taskQueue?: string }
@@ -53,6 +55,8 @@ export interface DoctorReport {
   provider: ProviderName | null;
   providers: DoctorProvider[];
   temporal: TemporalStatus;
+  /** The isolation a worker on this machine would apply to agent calls (docs/security.md, The agent's sandbox). */
+  sandbox: { mode: SandboxMode; applies: boolean; detail: string };
   checks: DoctorCheck[];
 }
 
@@ -122,8 +126,9 @@ function joinOr(names: string[]): string {
  * Claude Code refuses --dangerously-skip-permissions (passed to every builder call) as root unless
  * IS_SANDBOX=1: "cannot be used with root/sudo privileges for security reasons" (2.1.x).
  */
-function claudeRootCheck(uid: number | null, env: NodeJS.ProcessEnv, required: boolean): DoctorCheck | null {
+function claudeRootCheck(uid: number | null, env: NodeJS.ProcessEnv, required: boolean, sandboxed: boolean): DoctorCheck | null {
   if (uid !== 0) return null;
+  if (sandboxed) return { name: 'claude.root', ok: true, required, detail: 'the worker runs as root, but agents run as an unprivileged user in the sandbox', fix: null };
   return env.IS_SANDBOX === '1'
     ? { name: 'claude.root', ok: true, required, detail: 'running as root with IS_SANDBOX=1: builders may skip permission prompts', fix: null }
     : {
@@ -218,6 +223,17 @@ function temporalChecks(t: TemporalStatus): DoctorCheck[] {
   ];
 }
 
+/**
+ * Which isolation a worker started here would apply to agent calls, test runs and gates, and why
+ * not where it cannot. Required only under VIGIL_SANDBOX=strict, where a worker without it runs
+ * nothing; under auto a worker without it runs agents unsandboxed (a ✗ that does not block).
+ */
+function sandboxCheck(s: ReturnType<typeof describeSandbox>): DoctorCheck {
+  if (s.applies) return { name: 'sandbox', ok: s.problem === null, required: false, detail: s.problem ? `${s.line} (${s.problem})` : s.line, fix: s.problem ? 'set VIGIL_SANDBOX to auto, strict or off' : null };
+  if (s.mode === 'off') return { name: 'sandbox', ok: true, required: false, detail: s.line, fix: null };
+  return { name: 'sandbox', ok: false, required: s.mode === 'strict', detail: s.line, fix: 'install bubblewrap (scripts/install-sandbox.sh, or apt-get install bubblewrap) where user namespaces are allowed, or set VIGIL_SANDBOX=off to run agents as the worker on purpose' };
+}
+
 function line(c: DoctorCheck): string {
   const label = c.name.replace('.', ' ');
   return `  ${c.ok ? '✓' : '✗'} ${label}: ${c.detail}${c.ok || c.fix === null ? '' : ` — fix: ${c.fix}`}`;
@@ -240,6 +256,7 @@ export async function doctorCommand(opts: DoctorOptions): Promise<number> {
     mapLimit(names, PROBE_CONCURRENCY, (n) => probeProvider(PROVIDERS[n], probeOpts)),
   ]);
 
+  const sandbox = describeSandbox(env);
   const checks: DoctorCheck[] = [];
   const providers: DoctorProvider[] = [];
   names.forEach((n, i) => {
@@ -250,7 +267,7 @@ export async function doctorCommand(opts: DoctorOptions): Promise<number> {
       return;
     }
     const own = providerChecks(preset, p, chosen !== null);
-    const root = n === 'claude' && p.binaryPath !== null ? claudeRootCheck(uid, env, chosen !== null) : null;
+    const root = n === 'claude' && p.binaryPath !== null ? claudeRootCheck(uid, env, chosen !== null, sandbox.applies) : null;
     if (root !== null) own.push(root);
     providers.push({ ...p, installHint: preset.installHint, ready: ready(p, own) });
     checks.push(...own);
@@ -270,6 +287,7 @@ export async function doctorCommand(opts: DoctorOptions): Promise<number> {
     );
   }
   const agentChecks = checks.length;
+  checks.push(sandboxCheck(sandbox));
   checks.push(...temporalChecks(temporal));
 
   const report: DoctorReport = {
@@ -277,6 +295,7 @@ export async function doctorCommand(opts: DoctorOptions): Promise<number> {
     provider: chosen,
     providers,
     temporal,
+    sandbox: { mode: sandbox.mode, applies: sandbox.applies, detail: sandbox.line },
     checks,
   };
   if (opts.json) {
@@ -284,8 +303,10 @@ export async function doctorCommand(opts: DoctorOptions): Promise<number> {
   } else {
     out(chosen === null ? 'Agent CLIs' : `Agent CLI (${chosen})`);
     for (const c of checks.slice(0, agentChecks)) out(line(c));
+    out('Sandbox');
+    out(line(checks[agentChecks] as DoctorCheck));
     out('Temporal');
-    for (const c of checks.slice(agentChecks)) out(line(c));
+    for (const c of checks.slice(agentChecks + 1)) out(line(c));
     out(report.ok ? 'ready' : 'not ready: fix the required ✗ above');
   }
   return report.ok ? 0 : 1;

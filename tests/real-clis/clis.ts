@@ -103,5 +103,9 @@ export function cliEnvironment(serverUrl: string, home: string): Record<string, 
     OPENCODE_DISABLE_MODELS_FETCH: 'true',
     OPENCODE_DISABLE_AUTOUPDATE: 'true',
     NO_COLOR: '1',
+    // The agent sandbox lets the CLIs reach the model server: ANTHROPIC_BASE_URL and
+    // GOOGLE_GEMINI_BASE_URL name it, but codex and opencode read it from their own configuration
+    // files, so the worker names it as an endpoint (docs/security.md, The agent's sandbox).
+    VIGIL_SANDBOX_ALLOW: serverUrl,
   };
 }

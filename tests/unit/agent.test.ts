@@ -82,6 +82,9 @@ interface Fixture {
 function fixture(): Fixture {
   const repo = tempDir('vigil-agent-repo-');
   const out = tempDir('vigil-agent-out-');
+  // The agent reports what it saw into a folder outside the repository, which the sandbox shows
+  // only when the worker's operator names it (docs/security.md, The agent's sandbox).
+  process.env.VIGIL_SANDBOX_WRITABLE = out;
   return {
     repo,
     out,
@@ -230,7 +233,8 @@ describe('runAgent', () => {
 
   it('leaves the signal file alone for roles other than iteration, and names the log after role and member', async () => {
     const f = fixture();
-    const r = await newEnv().agent(f.input({ role: 'council', iteration: 2, extraEnv: { VIGIL_MEMBER: '3' } }, { AGENT_CLAIM_FILE: '1' }));
+    // Sandboxed, a reviewing role cannot write a claim at all (below); off, Vigil still leaves it alone.
+    const r = await newEnv().agent(f.input({ role: 'council', iteration: 2, extraEnv: { VIGIL_MEMBER: '3' }, sandbox: 'off' }, { AGENT_CLAIM_FILE: '1' }));
     expect(r.logPath).toBe(path.join(f.repo, '.vigil', 'runs', 'run-1', 'council-0002-m3.log'));
     expect(r.promptPath).toBe(path.join(f.repo, '.vigil', 'runs', 'run-1', 'council-0002-m3.prompt.md'));
     expect(r.tail).toContain('ROLE=council\nRUN_ID=run-1\nITERATION=2\n');
@@ -238,6 +242,12 @@ describe('runAgent', () => {
     expect(readFileSync(r.logPath, 'utf8')).toMatch(/^=== vigil: council 2, attempt 1, /);
     expect(r.claimed).toBe(false);
     expect(existsSync(path.join(f.repo, '.vigil', 'signals', 'COMPLETION_REQUESTED'))).toBe(true);
+    rmSync(path.join(f.repo, '.vigil', 'signals', 'COMPLETION_REQUESTED'));
+    const sandboxed = await newEnv().agent(f.input({ role: 'council', iteration: 3, extraEnv: { VIGIL_MEMBER: '3' } }, { AGENT_CLAIM_FILE: '1' }));
+    if (sandboxed.sandbox?.applied) {
+      expect(sandboxed.claimed).toBe(false);
+      expect(existsSync(path.join(f.repo, '.vigil', 'signals', 'COMPLETION_REQUESTED'))).toBe(false);
+    }
   });
 
   it('returns a non-zero exit code instead of throwing', async () => {

@@ -15,6 +15,7 @@ import { advertisedFlags } from '../../activities/providers/help.js';
 import { PROVIDERS, type ProviderName } from '../../activities/providers/index.js';
 import { clearProbeCache, presetFlags, probeCached, probeProvider } from '../../activities/providers/probe.js';
 import { doctorCommand, temporalCheck, type DoctorReport, type TemporalStatus } from '../../cli/doctor.js';
+import { sandboxPlatform } from '../../activities/sandbox.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const FAKE_CLI = path.join(ROOT, 'examples/agents/fake-cli/fake-cli.mjs');
@@ -282,10 +283,11 @@ describe('doctorCommand', () => {
 
   it('--json prints the structured report', async () => {
     const bin = binDir('doc-json', ['claude']);
-    const { code, text } = await doctor({ provider: 'claude', json: true, env: { PATH: bin, ANTHROPIC_API_KEY: SECRET, FAKE_CLI_HELP_OMIT: '--resume' } });
+    const { code, text } = await doctor({ provider: 'claude', json: true, env: { PATH: bin, ANTHROPIC_API_KEY: SECRET, FAKE_CLI_HELP_OMIT: '--resume', VIGIL_SANDBOX: 'off' } });
     expect(code).toBe(0);
     const report = JSON.parse(text) as DoctorReport;
-    expect(Object.keys(report).sort()).toEqual(['checks', 'ok', 'provider', 'providers', 'temporal']);
+    expect(Object.keys(report).sort()).toEqual(['checks', 'ok', 'provider', 'providers', 'sandbox', 'temporal']);
+    expect(report.sandbox).toEqual({ mode: 'off', applies: false, detail: expect.stringContaining('sandbox=off') });
     expect(report.ok).toBe(true);
     expect(report.provider).toBe('claude');
     expect(report.temporal).toEqual({ ok: true, address: '127.0.0.1:7233', namespace: 'default', pollers: 1, taskQueue: 'vigil' });
@@ -309,6 +311,7 @@ describe('doctorCommand', () => {
       ['claude', true, true],
       ['claude.flags', false, false],
       ['claude.credentials', true, true],
+      ['sandbox', true, false],
       ['temporal', true, true],
       ['worker', true, true],
     ]);
@@ -341,20 +344,45 @@ describe('doctorCommand', () => {
     expect(command.text).toContain('✓ command: runs your agentCommand');
   });
 
-  it('as root, claude builders need IS_SANDBOX=1 (claude refuses --dangerously-skip-permissions)', async () => {
+  it('as root without the sandbox, claude builders need IS_SANDBOX=1 (claude refuses --dangerously-skip-permissions)', async () => {
     const bin = binDir('doc-root', ['claude']);
-    const root = await doctor({ provider: 'claude', uid: 0, env: { PATH: bin, ANTHROPIC_API_KEY: SECRET } });
+    // Off: claude would run as root itself (in the sandbox it runs as an unprivileged user, below).
+    const off = { VIGIL_SANDBOX: 'off' };
+    const root = await doctor({ provider: 'claude', uid: 0, env: { PATH: bin, ANTHROPIC_API_KEY: SECRET, ...off } });
     expect(root.code).toBe(1);
     expect(root.lines).toContain(
       '  ✗ claude root: running as root: claude refuses --dangerously-skip-permissions, so every building call would fail — fix: run the worker as a non-root user, or set IS_SANDBOX=1 if this machine is a disposable sandbox',
     );
-    const sandbox = await doctor({ provider: 'claude', uid: 0, env: { PATH: bin, ANTHROPIC_API_KEY: SECRET, IS_SANDBOX: '1' } });
+    const sandbox = await doctor({ provider: 'claude', uid: 0, env: { PATH: bin, ANTHROPIC_API_KEY: SECRET, IS_SANDBOX: '1', ...off } });
     expect(sandbox.code).toBe(0);
     expect(sandbox.text).toContain('✓ claude root: running as root with IS_SANDBOX=1');
     // Without --provider, claude is then not counted as ready.
-    const all = await doctor({ uid: 0, env: { PATH: bin, ANTHROPIC_API_KEY: SECRET } });
+    const all = await doctor({ uid: 0, env: { PATH: bin, ANTHROPIC_API_KEY: SECRET, ...off } });
     expect(all.code).toBe(1);
     expect(all.text).toContain('✗ agents: no agent CLI is ready (installed, a credential variable set, nothing blocking it)');
+  });
+
+  it('says which sandbox a worker here would apply, and why not where it cannot', async () => {
+    const bin = binDir('doc-sandbox', ['claude']);
+    const base = { PATH: bin, ANTHROPIC_API_KEY: SECRET };
+    const off = await doctor({ provider: 'claude', env: { ...base, VIGIL_SANDBOX: 'off' } });
+    expect(off.lines).toContain('Sandbox');
+    expect(off.text).toContain('✓ sandbox: sandbox=off: the agent runs as the worker');
+    // A machine without bubblewrap: auto warns (not blocking), strict blocks, both say what to do.
+    const none = { ...base, VIGIL_SANDBOX_BWRAP: '/nonexistent/bwrap' };
+    const auto = await doctor({ provider: 'claude', env: none });
+    expect(auto.code).toBe(0);
+    expect(auto.text).toContain('✗ sandbox: sandbox=auto and the sandbox cannot run on this worker: VIGIL_SANDBOX_BWRAP=/nonexistent/bwrap is not an executable file — fix: install bubblewrap');
+    const strict = await doctor({ provider: 'claude', env: { ...none, VIGIL_SANDBOX: 'strict' } });
+    expect(strict.code).toBe(1);
+    expect(strict.text).toContain('✗ sandbox: sandbox=strict and the sandbox cannot run on this worker');
+    // Where bubblewrap works (CI installs it), the sandbox applies, and claude as root is no blocker.
+    if (sandboxPlatform().problem === null) {
+      const on = await doctor({ provider: 'claude', uid: 0, env: base });
+      expect(on.code).toBe(0);
+      expect(on.text).toMatch(/✓ sandbox: sandbox=auto: agents and test runs run in bubblewrap/);
+      expect(on.text).toContain('✓ claude root: the worker runs as root, but agents run as an unprivileged user in the sandbox');
+    }
   });
 });
 

@@ -130,6 +130,7 @@ function facts(over: Partial<SandboxFacts> = {}): SandboxFacts {
     home: '/root',
     homeSource: '/root/.vigil/private/run-1/sandbox-home/claude',
     vigilReadable: [{ path: '/opt/vigil/dist/activities/sandbox-bridge.js', dir: false }],
+    callFiles: [],
     readable: [],
     writable: [],
     denied: [{ path: '/root/.vigil', dir: true }, { path: '/root/.ssh', dir: true }],
@@ -157,7 +158,7 @@ describe('the mount plan', () => {
     for (const f of ['--unshare-user', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--die-with-parent', '--new-session']) expect(args).toContain(f);
     expect(args.join(' ')).toContain(`--uid ${SANDBOX_ROOT_UID} --gid ${SANDBOX_ROOT_UID}`);
     expect(args.join(' ')).toContain('--cap-drop ALL');
-    expect(args.slice(-3)).toEqual(['--chdir', '/work/repo', '--']);
+    expect(args.slice(-5)).toEqual(['--remount-ro', '/', '--chdir', '/work/repo', '--']);
     expect(sandboxPlan(facts({ uid: 1234, gid: 99 })).args.join(' ')).toContain('--uid 1234 --gid 99');
   });
 
@@ -173,6 +174,25 @@ describe('the mount plan', () => {
     expect(m).toContain('--ro-bind /work/repo/.git/hooks /work/repo/.git/hooks');
     // Parents first: the repository before what covers parts of it.
     expect(m.indexOf('--bind /work/repo /work/repo')).toBeLessThan(m.indexOf('--ro-bind /work/repo/.vigil/runs /work/repo/.vigil/runs'));
+  });
+
+  it('mounts the call\'s own files over Vigil\'s read-only records: the prompt read-only, what the CLI writes beside it writable', () => {
+    const m = mounts(
+      sandboxPlan(
+        facts({
+          kind: 'reviewer',
+          callFiles: [
+            { src: '/work/repo/.vigil/runs/r/reviewer-0001.prompt.md', dest: '/work/repo/.vigil/runs/r/reviewer-0001.prompt.md', writable: false },
+            { src: '/work/repo/.vigil/runs/r/reviewer-0001.aider.chat.history.md', dest: '/work/repo/.vigil/runs/r/reviewer-0001.aider.chat.history.md', writable: true },
+            { src: '/root/.vigil/private/r/checklist-0001.prompt.md', dest: '/run/vigil-files/checklist-0001.prompt.md', writable: false },
+          ],
+        }),
+      ).args,
+    );
+    const runs = m.indexOf('--ro-bind /work/repo/.vigil/runs /work/repo/.vigil/runs');
+    expect(m.indexOf('--ro-bind /work/repo/.vigil/runs/r/reviewer-0001.prompt.md /work/repo/.vigil/runs/r/reviewer-0001.prompt.md')).toBeGreaterThan(runs);
+    expect(m.indexOf('--bind /work/repo/.vigil/runs/r/reviewer-0001.aider.chat.history.md /work/repo/.vigil/runs/r/reviewer-0001.aider.chat.history.md')).toBeGreaterThan(runs);
+    expect(m).toContain('--ro-bind /root/.vigil/private/r/checklist-0001.prompt.md /run/vigil-files/checklist-0001.prompt.md');
   });
 
   it('a reviewing role reads the tree, may keep notes in .vigil/, but neither claims completion nor touches the records', () => {

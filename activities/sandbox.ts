@@ -1,0 +1,464 @@
+/**
+ * The agent sandbox, on the activity's side (docs/security.md, The agent's sandbox): finds out
+ * what the platform offers (bubblewrap and user namespaces, probed once per process), decides by
+ * the mode whether a call runs sandboxed, unsandboxed or not at all, gathers the facts the policy
+ * (sandbox-policy.ts) turns into bubblewrap's command line — the system folders, the agent's own
+ * program, the paths that must never be visible — prepares the folder Vigil owns that the call
+ * sees as HOME (a per-run copy of the provider CLI's configuration) and the folder of the call's
+ * network proxy, and turns the process's command into the sandboxed one. The proxy itself runs in
+ * the call's supervisor (sandbox-proxy.ts), which reports what it refused; `sandboxReport` adds
+ * what the output shows and makes the call's report.
+ */
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readSync, closeSync, readlinkSync, realpathSync, rmdirSync, rmSync, statSync, accessSync, constants } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import { FAILURE_TYPES } from '../schemas/activities.js';
+import { SandboxModeSchema, type SandboxDenial, type SandboxMode, type SandboxReport } from '../schemas/sandbox.js';
+import { vigilHome } from '../workers/paths.js';
+import { privateRunDir } from './artifacts.js';
+import { ensurePrivateDir, writePrivateFile } from './safe-files.js';
+import { runSecretPath } from './run-authorization.js';
+import { daemonSocketPath, compiledModule } from './supervisor-client.js';
+import { addDenial, allowedEndpoints, bridgePorts, deniedInOutput, effectiveSandboxMode, endpointText, isWithin, parseEndpoint, sandboxEnv, sandboxPlan, sandboxVerdict, SANDBOX_FILES_DIR, SANDBOX_PROXY_SOCKET, type Endpoint, type PathFact, type SandboxKind, type SandboxPlatform } from './sandbox-policy.js';
+import type { SandboxProxySpec } from './sandbox-proxy.js';
+import type { Denial } from './sandbox-net.js';
+
+/** The system folders every sandbox sees read-only (those that exist). */
+const SYSTEM = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
+/** Secrets inside them, hidden. */
+const SYSTEM_SECRETS = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/ssh', '/etc/sudoers', '/etc/sudoers.d', '/etc/ssl/private', '/etc/security/opasswd'];
+
+/**
+ * The provider CLIs' own configuration and credentials, relative to HOME: copied into the call's
+ * HOME (a folder Vigil owns per run and provider) when newer than the copy, so the CLI signs in as
+ * it does outside, while what the agent writes there (settings, hooks) never reaches the person's
+ * own configuration.
+ */
+const PROVIDER_CONFIG: Record<string, readonly string[]> = {
+  claude: ['.claude.json', '.claude/settings.json', '.claude/.credentials.json', '.claude/CLAUDE.md'],
+  codex: ['.codex/config.toml', '.codex/auth.json', '.codex/AGENTS.md'],
+  gemini: ['.gemini/settings.json', '.gemini/oauth_creds.json', '.gemini/google_accounts.json', '.gemini/.env', '.gemini/GEMINI.md'],
+  aider: ['.aider.conf.yml', '.aider.model.settings.yml', '.aider.model.metadata.json', '.env'],
+  opencode: ['.config/opencode', '.local/share/opencode/auth.json'],
+  command: [],
+};
+
+/** The worker's setting (VIGIL_SANDBOX): auto by default; a value that is not a mode fails closed (strict) and says so. */
+export function workerSandboxMode(env: NodeJS.ProcessEnv = process.env): { mode: SandboxMode; problem: string | null } {
+  const raw = env.VIGIL_SANDBOX?.trim().toLowerCase();
+  if (!raw) return { mode: 'auto', problem: null };
+  const parsed = SandboxModeSchema.safeParse(raw);
+  return parsed.success ? { mode: parsed.data, problem: null } : { mode: 'strict', problem: `VIGIL_SANDBOX=${env.VIGIL_SANDBOX} is not auto, strict or off (taken as strict)` };
+}
+
+let probed: { key: string; platform: SandboxPlatform } | null = null;
+
+function findOnPath(name: string, pathVar: string | undefined): string | null {
+  if (name.includes('/')) return isExecutable(name) ? path.resolve(name) : null;
+  for (const dir of (pathVar ?? '/usr/local/bin:/usr/bin:/bin').split(':')) {
+    if (!dir) continue;
+    const p = path.join(dir, name);
+    if (isExecutable(p)) return p;
+  }
+  return null;
+}
+
+function isExecutable(p: string): boolean {
+  try {
+    accessSync(p, constants.X_OK);
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** What this machine offers: bubblewrap, and whether it can make the namespaces the sandbox needs (probed once). */
+export function sandboxPlatform(env: NodeJS.ProcessEnv = process.env): SandboxPlatform {
+  // VIGIL_SANDBOX_BWRAP names the binary where it is not on PATH (and nothing else is tried then).
+  const named = env.VIGIL_SANDBOX_BWRAP?.trim();
+  const bwrap = process.platform !== 'linux' ? null : named ? findOnPath(path.resolve(named), undefined) : (findOnPath('bwrap', env.PATH) ?? findOnPath('/usr/bin/bwrap', undefined));
+  const key = `${process.platform}:${named ?? ''}:${bwrap ?? ''}`;
+  if (probed?.key === key) return probed.platform;
+  let platform: SandboxPlatform;
+  if (process.platform !== 'linux') platform = { bwrap: null, version: null, problem: `the sandbox needs Linux (bubblewrap); this is ${process.platform}` };
+  else if (!bwrap) platform = { bwrap: null, version: null, problem: named ? `VIGIL_SANDBOX_BWRAP=${named} is not an executable file` : 'bubblewrap (bwrap) is not installed: run scripts/install-sandbox.sh, or apt-get install bubblewrap' };
+  else {
+    const v = spawnSync(bwrap, ['--version'], { encoding: 'utf8', timeout: 5000 });
+    const version = /bubblewrap\s+(\S+)/.exec(v.stdout ?? '')?.[1] ?? null;
+    const trial = spawnSync(bwrap, ['--unshare-user', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--die-with-parent', '--cap-drop', 'ALL', ...systemArgs(), '--proc', '/proc', '--dev', '/dev', '--', '/bin/sh', '-c', 'exit 0'], { encoding: 'utf8', timeout: 10_000 });
+    const problem =
+      trial.status === 0
+        ? null
+        : `bubblewrap cannot make the sandbox's namespaces here (${(trial.stderr || trial.error?.message || `exit ${trial.status}`).trim().slice(0, 200)}): unprivileged user namespaces may be turned off (sysctl kernel.unprivileged_userns_clone=1, or an AppArmor profile for bwrap), or a container refuses them`;
+    platform = { bwrap, version, problem };
+  }
+  probed = { key, platform };
+  return platform;
+}
+
+function systemArgs(): string[] {
+  const out: string[] = [];
+  for (const s of systemFolders()) out.push(...(s.linkTo !== null ? ['--symlink', s.linkTo, s.path] : ['--ro-bind', s.path, s.path]));
+  return out;
+}
+
+function systemFolders(): { path: string; linkTo: string | null }[] {
+  const out: { path: string; linkTo: string | null }[] = [];
+  for (const p of SYSTEM) {
+    try {
+      const st = lstatSync(p);
+      if (st.isSymbolicLink()) out.push({ path: p, linkTo: readlinkSync(p) });
+      else if (st.isDirectory()) out.push({ path: p, linkTo: null });
+    } catch {
+      /* absent */
+    }
+  }
+  return out;
+}
+
+function fact(p: string): PathFact | null {
+  try {
+    return { path: p, dir: statSync(p).isDirectory() };
+  } catch {
+    return null;
+  }
+}
+
+const facts = (paths: readonly (string | null | undefined)[]): PathFact[] => {
+  const seen = new Set<string>();
+  const out: PathFact[] = [];
+  for (const p of paths) {
+    if (!p || !path.isAbsolute(p)) continue;
+    const norm = path.normalize(p);
+    if (seen.has(norm)) continue;
+    seen.add(norm);
+    const f = fact(norm);
+    if (f) out.push(f);
+  }
+  return out;
+};
+
+/**
+ * The folder an executable belongs to, so it runs with what it needs beside it: the install
+ * prefix of a package in node_modules, else the nearest folder with a package.json or a Python
+ * venv's pyvenv.cfg (up to six levels), else the prefix of a `bin` folder, else its own folder.
+ */
+export function programRoot(file: string): string {
+  const nm = file.indexOf(`${path.sep}node_modules${path.sep}`);
+  if (nm > 0) return file.slice(0, nm);
+  let dir = path.dirname(file);
+  for (let i = 0; i < 6 && dir !== path.dirname(dir); i++, dir = path.dirname(dir)) {
+    if (dir === os.homedir()) break;
+    if (existsSync(path.join(dir, 'package.json')) || existsSync(path.join(dir, 'pyvenv.cfg'))) return dir;
+  }
+  const own = path.dirname(file);
+  return path.basename(own) === 'bin' && path.dirname(own) !== '/' ? path.dirname(own) : own;
+}
+
+/** The interpreter a script's first line names (`#!/usr/bin/env node` → node on PATH), or null. */
+function interpreterOf(file: string, pathVar: string | undefined): string | null {
+  let line = '';
+  try {
+    const fd = openSync(file, 'r');
+    const buf = Buffer.alloc(256);
+    const n = readSync(fd, buf, 0, 256, 0);
+    closeSync(fd);
+    line = buf.subarray(0, n).toString('utf8').split('\n')[0] ?? '';
+  } catch {
+    return null;
+  }
+  if (!line.startsWith('#!')) return null;
+  const words = line.slice(2).trim().split(/\s+/);
+  const first = words[0] ?? '';
+  if (path.basename(first) === 'env') {
+    const name = words.slice(1).find((w) => !w.startsWith('-'));
+    return name ? findOnPath(name, pathVar) : null;
+  }
+  return first || null;
+}
+
+const real = (p: string): string => {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+};
+
+/** What the sandbox lets the program and its interpreter read: their program roots (links followed), and the PATH folders. */
+function programPaths(file: string, args: readonly string[], env: Record<string, string>): string[] {
+  const out: string[] = [];
+  for (const dir of (env.PATH ?? '').split(':')) if (dir && path.isAbsolute(dir) && dir !== '/') out.push(dir);
+  const exe = findOnPath(file, env.PATH);
+  if (exe) {
+    out.push(programRoot(exe), programRoot(real(exe)));
+    const interp = interpreterOf(real(exe), env.PATH);
+    if (interp && path.isAbsolute(interp)) out.push(programRoot(interp), programRoot(real(interp)));
+  }
+  // Files the command line names (a scenario, a configuration): readable, unless denied.
+  for (const a of args) {
+    const v = a.startsWith('--') && a.includes('=') ? a.slice(a.indexOf('=') + 1) : a;
+    if (path.isAbsolute(v) && fact(v)?.dir === false) out.push(v);
+  }
+  return out;
+}
+
+/** Paths the sandbox never shows, whatever a call asks for (those that exist). */
+export function deniedPaths(env: NodeJS.ProcessEnv = process.env): PathFact[] {
+  const list: (string | undefined)[] = [vigilHome(env), runSecretPath(env), env.VIGIL_CODEC_KEY_FILE, path.join(os.homedir(), '.ssh')];
+  for (const [k, v] of Object.entries(env)) if (v && (k.startsWith('TEMPORAL_TLS') || k.startsWith('VIGIL_TLS')) && path.isAbsolute(v)) list.push(v);
+  try {
+    list.push(path.dirname(daemonSocketPath()));
+  } catch {
+    /* no compiled daemon: no socket to hide */
+  }
+  if (env.VIGIL_SUPERVISOR_DIR) list.push(env.VIGIL_SUPERVISOR_DIR);
+  return facts(list.map((p) => (p ? path.resolve(p) : p)));
+}
+
+/** The worker's own service ports on loopback (Temporal frontend and UI, the event store, the codec server): watched in the sandbox's namespace. */
+export function watchedPorts(env: NodeJS.ProcessEnv = process.env, storeUrl: string | null = null): number[] {
+  const ports = new Set<number>([7233, 8233, 5432, 8081]);
+  for (const v of [env.TEMPORAL_ADDRESS, env.VIGIL_DATABASE_URL, env.DATABASE_URL, storeUrl, ...(env.VIGIL_SANDBOX_WATCH ?? '').split(',')]) {
+    if (!v) continue;
+    const e = parseEndpoint(v.replace(/^postgres(ql)?:/, 'http:')) ?? parseEndpoint(`http://${v}`);
+    if (e) ports.add(e.port);
+    else if (/^\d+$/.test(v.trim())) ports.add(Number(v));
+  }
+  return [...ports].filter((p) => p > 0 && p < 65536);
+}
+
+/** One process the sandbox is asked to run. */
+export interface SandboxCall {
+  kind: SandboxKind;
+  runId: string;
+  repoPath: string;
+  cwd: string;
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  /** The provider whose model endpoints the network reaches (null: none, for tests and gates). */
+  provider: string | null;
+  /** The run's sandbox knob, when the run passes one (else the worker's setting decides). */
+  runMode?: SandboxMode | null | undefined;
+  /** The run's sandboxRegistries knob, when passed (else VIGIL_SANDBOX_REGISTRIES on the worker). */
+  registries?: boolean | null | undefined;
+  /** Files Vigil hands the call (its prompt, the evidence): readable. Those outside the repository (a hidden role's prompt) appear under /run/vigil-files. */
+  files?: string[];
+  /**
+   * The call's prompt: files its command line names beside it (aider's histories) are the call's
+   * own, writable (created empty when missing), everything else in Vigil's records stays read-only.
+   */
+  promptPath?: string;
+  /** The event store's URL (its port is watched), when the worker has one. */
+  storeUrl?: string | null;
+}
+
+export interface PreparedSandbox {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  /** The network proxy the supervisor runs for the call; null: no network (or unsandboxed). */
+  proxy: SandboxProxySpec | null;
+  /** The report so far (denials are added when the call ends, sandboxReport). */
+  report: SandboxReport;
+}
+
+const flag = (v: string | undefined): boolean => ['1', 'true', 'yes', 'on'].includes((v ?? '').trim().toLowerCase());
+
+function list(v: string | undefined, sep: RegExp): string[] {
+  return (v ?? '')
+    .split(sep)
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** Copies the provider's configuration from the worker's HOME into the call's HOME where the copy is missing or older. */
+function seedHome(provider: string | null, from: string, to: string): void {
+  for (const rel of PROVIDER_CONFIG[provider ?? 'command'] ?? []) {
+    const src = path.join(from, rel);
+    const dst = path.join(to, rel);
+    try {
+      const s = statSync(src);
+      if (s.isDirectory()) {
+        cpSync(src, dst, { recursive: true, force: true, dereference: true, preserveTimestamps: true, filter: (f) => !lstatSync(f).isSymbolicLink() || statSync(f).isFile() });
+        continue;
+      }
+      let newer = true;
+      try {
+        newer = statSync(dst).mtimeMs < s.mtimeMs;
+      } catch {
+        /* no copy yet */
+      }
+      if (!newer) continue;
+      mkdirSync(path.dirname(dst), { recursive: true, mode: 0o700 });
+      copyFileSync(src, dst);
+    } catch {
+      /* nothing to copy */
+    }
+  }
+}
+
+/** The worker's HOME as the call's environment names it. */
+function homeOf(env: Record<string, string>): string {
+  const h = env.HOME?.trim();
+  return h && path.isAbsolute(h) && h !== '/' ? path.normalize(h) : os.homedir();
+}
+
+/**
+ * The command that runs `call` in the sandbox, or the command as is (with the reason) when the
+ * mode or the platform says so. Throws a non-retryable AgentNotRunnable failure when the mode is
+ * strict and the sandbox cannot run here. A command that cannot be found is passed through as is
+ * (its start fails as it always did, and nothing runs).
+ */
+export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv = process.env): PreparedSandbox {
+  const worker = workerSandboxMode(workerEnv);
+  const mode = effectiveSandboxMode(call.runMode, worker.mode);
+  const platform = mode === 'off' ? { bwrap: null, version: null, problem: null } : sandboxPlatform(workerEnv);
+  const verdict = sandboxVerdict(mode, platform);
+  const withPwd = { ...call.env, PWD: call.cwd };
+  if (verdict.run === 'refused') {
+    // The agent cannot be run here, as a missing binary cannot: the run ends agent_not_runnable with the reason.
+    throw ApplicationFailure.create({ type: FAILURE_TYPES.agentNotRunnable, nonRetryable: true, message: worker.problem ? `${worker.problem}; ${verdict.reason}` : verdict.reason });
+  }
+  if (verdict.run === 'unsandboxed') return { file: call.file, args: call.args, env: withPwd, proxy: null, report: { mode, applied: false, isolation: 'none', reason: verdict.reason, denied: [] } };
+  if (findOnPath(call.file, call.env.PATH) === null) return { file: call.file, args: call.args, env: withPwd, proxy: null, report: { mode, applied: false, isolation: 'none', reason: `${call.file} cannot be found or run`, denied: [] } };
+
+  const repo = path.resolve(call.repoPath);
+  const home = homeOf(call.env);
+  const sandboxHome = path.join(privateRunDir(call.runId), 'sandbox-home', call.provider ?? call.kind);
+  mkdirSync(vigilHome(workerEnv), { recursive: true, mode: 0o700 });
+  ensurePrivateDir(vigilHome(workerEnv), sandboxHome);
+  seedHome(call.provider, home, sandboxHome);
+
+  const registries = call.registries ?? flag(workerEnv.VIGIL_SANDBOX_REGISTRIES);
+  const allow: Endpoint[] = allowedEndpoints({ kind: call.kind, provider: call.provider, env: call.env, extra: list(workerEnv.VIGIL_SANDBOX_ALLOW, /[\s,]+/), registries });
+  const network = call.kind !== 'gate';
+  const proxyDir = network ? mkdtempSync(path.join(existsSync('/tmp') ? '/tmp' : os.tmpdir(), 'vigil-sbx-')) : null;
+  const ports = bridgePorts(allow, watchedPorts(workerEnv, call.storeUrl ?? null));
+  const bridge = compiledModule('sandbox-bridge.js');
+  const node = real(process.execPath);
+
+  // The call's own files: at their path when inside the repository, else under /run/vigil-files
+  // (the command line and the environment are rewritten to name them there).
+  const callFiles: { src: string; dest: string; writable: boolean }[] = [];
+  const rename = new Map<string, string>();
+  const place = (src: string, writable: boolean): void => {
+    const abs = path.resolve(src);
+    if (callFiles.some((f) => f.src === abs)) return;
+    const dest = isWithin(abs, repo) ? abs : path.join(SANDBOX_FILES_DIR, `${callFiles.length}-${path.basename(abs)}`);
+    if (dest !== abs) rename.set(abs, dest);
+    callFiles.push({ src: abs, dest, writable });
+  };
+  for (const f of call.files ?? []) if (fact(path.resolve(f))?.dir === false) place(f, false);
+  if (call.promptPath) {
+    const beside = path.dirname(path.resolve(call.promptPath));
+    for (const a of call.args) {
+      if (!path.isAbsolute(a) || path.dirname(a) !== beside || a === call.promptPath || /\.(log|pid\.json|prompt\.md)$/.test(a)) continue;
+      try {
+        if (!existsSync(a)) writePrivateFile(a, '');
+        place(a, true);
+      } catch {
+        /* cannot be made: the CLI says so itself */
+      }
+    }
+  }
+  const renamed = (text: string): string => {
+    let out = text;
+    for (const [from, to] of rename) out = out.split(from).join(to);
+    return out;
+  };
+  const callArgs = call.args.map(renamed);
+  const callEnv = Object.fromEntries(Object.entries(call.env).map(([k, v]) => [k, renamed(v)]));
+
+  const vigil = path.join(repo, '.vigil');
+  // The folders the plan makes read-only must exist, or an agent could create them (and plant a
+  // completion claim or a handoff there).
+  if (existsSync(vigil)) {
+    for (const d of ['runs', 'handoffs', 'signals']) {
+      try {
+        ensurePrivateDir(repo, path.join(vigil, d));
+      } catch {
+        /* a link or a file there: the repository's own checks refuse it */
+      }
+    }
+  }
+  const plan = sandboxPlan({
+    kind: call.kind,
+    repo,
+    cwd: path.resolve(call.cwd),
+    uid: process.getuid?.() ?? 0,
+    gid: process.getgid?.() ?? 0,
+    system: systemFolders(),
+    secrets: facts(SYSTEM_SECRETS),
+    home,
+    homeSource: sandboxHome,
+    callFiles,
+    vigilReadable: facts(network ? [bridge, programRoot(node)] : []),
+    readable: facts([...programPaths(call.file, call.args, call.env), ...list(workerEnv.VIGIL_SANDBOX_READABLE, /:/)]),
+    writable: facts(list(workerEnv.VIGIL_SANDBOX_WRITABLE, /:/)),
+    denied: deniedPaths(workerEnv),
+    vigilDirs: { root: existsSync(vigil), runs: existsSync(path.join(vigil, 'runs')), handoffs: existsSync(path.join(vigil, 'handoffs')), signals: existsSync(path.join(vigil, 'signals')) },
+    gitControl: facts([path.join(repo, '.git', 'config'), path.join(repo, '.git', 'hooks')]),
+    proxyDir,
+  });
+  const env: Record<string, string> = {
+    ...callEnv,
+    ...sandboxEnv({ cwd: path.resolve(call.cwd), home, proxyPort: network ? ports.proxyPort : null }),
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+    XDG_DATA_HOME: path.join(home, '.local', 'share'),
+    XDG_STATE_HOME: path.join(home, '.local', 'state'),
+    XDG_CACHE_HOME: path.join(home, '.cache'),
+    // Claude Code: no telemetry or update traffic the proxy would refuse (and record) on every call.
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  };
+  const inner = network ? [node, bridge, SANDBOX_PROXY_SOCKET, String(ports.proxyPort), ports.listen.join(','), '--', call.file, ...callArgs] : [call.file, ...callArgs];
+  const refusedNote = plan.refused.length ? `; not shown: ${plan.refused.map((r) => r.path).join(', ')}` : '';
+  const isolation = `bubblewrap ${platform.version ?? ''}`.trim() + `; repository ${plan.repoWritable ? 'writable' : 'read-only'}; network: ${network ? (allow.length ? allow.map(endpointText).join(', ') : 'none') : 'none'}${refusedNote}`;
+  return {
+    file: platform.bwrap as string,
+    args: [...plan.args, ...inner],
+    env,
+    proxy: proxyDir !== null ? { socketPath: path.join(proxyDir, 'proxy.sock'), allow } : null,
+    report: { mode, applied: true, isolation: isolation.slice(0, 300), reason: null, denied: [] },
+  };
+}
+
+/** The call's report: what the proxy refused, and the refused writes and accesses its output shows. */
+export function sandboxReport(prepared: PreparedSandbox, proxyDenials: readonly Denial[], output: string): SandboxReport {
+  // The proxy's folder, when its supervisor did not remove it (a call re-attached to after a worker crash never used this one).
+  if (prepared.proxy) {
+    try {
+      rmSync(prepared.proxy.socketPath, { force: true });
+      rmdirSync(path.dirname(prepared.proxy.socketPath));
+    } catch {
+      /* gone, or in use */
+    }
+  }
+  if (!prepared.report.applied) return prepared.report;
+  const denied: SandboxDenial[] = [];
+  for (const d of proxyDenials) addDenial(denied, d);
+  for (const d of deniedInOutput(output)) addDenial(denied, d);
+  return { ...prepared.report, denied };
+}
+
+/** What `vigil doctor` says about this worker's sandbox: the mode, whether it would apply, and why not. */
+export function describeSandbox(env: NodeJS.ProcessEnv = process.env): { mode: SandboxMode; applies: boolean; line: string; problem: string | null } {
+  const worker = workerSandboxMode(env);
+  const platform = sandboxPlatform(env);
+  const verdict = sandboxVerdict(worker.mode, platform);
+  const uid = process.getuid?.() ?? 0;
+  if (verdict.run === 'sandboxed') {
+    return {
+      mode: worker.mode,
+      applies: true,
+      line: `sandbox=${worker.mode}: agents and test runs run in bubblewrap ${platform.version ?? ''} (${platform.bwrap}): own user, pid and network namespaces${uid === 0 ? `, uid ${1000} inside instead of root` : ''}; the repository writable for the builder and tests, read-only for reviewing roles; network only to the provider's model endpoints through a proxy${flag(env.VIGIL_SANDBOX_REGISTRIES) ? ' and the package registries' : ''}; never VIGIL_HOME, the run secret, keys or the worker's services`,
+      problem: worker.problem,
+    };
+  }
+  return { mode: worker.mode, applies: false, line: verdict.reason, problem: worker.problem ?? (verdict.run === 'refused' ? verdict.reason : null) };
+}
+
+export { isWithin };
