@@ -10,6 +10,8 @@ import type { GateResult, ReviewRecord } from '../schemas/gates.js';
 import type { CompletionCheck, IterationRecord, Verdict } from '../schemas/run.js';
 import { causeLabel } from '../workflows/decisions/completion-check.js';
 import type { StatusSnapshot } from '../schemas/status.js';
+import type { FollowEvent } from '../schemas/cli-output.js';
+import { voteLines } from '../workflows/ui.js';
 import { CliError, EXIT } from './errors.js';
 import { sdkRunApi } from './sdk-run-api.js';
 import { exitCodeOf, queryStatus, viewRun, type RunView } from './steer.js';
@@ -89,6 +91,8 @@ export interface FollowOptions {
   until: 'terminal' | 'paused';
   timeoutMs?: number;
   onLine?: (line: string) => void;
+  /** Each thing said as a record (`watch --json`); its `text` is the line `onLine` gets first. */
+  onEvent?: (event: FollowEvent) => void;
   pollMs?: number;
 }
 
@@ -101,7 +105,15 @@ export interface FollowResult {
 export async function followRun(client: Client, workflowId: string, opts: FollowOptions): Promise<FollowResult> {
   // Every line may carry agent text (a reason, a signal's words): terminal-safe, one line each.
   const onLine = opts.onLine ?? (() => {});
-  const say = (line: string): void => onLine(neutraliseLine(line));
+  const onEvent = opts.onEvent ?? (() => {});
+  /** Says an event: its line (then `more` lines, indented) to onLine, the record to onEvent. */
+  const emit = (event: FollowEvent, more: readonly string[] = []): void => {
+    const text = neutraliseLine(event.text);
+    onLine(text);
+    for (const l of more) onLine(neutraliseLine(`  ${l}`));
+    onEvent({ ...event, text });
+  };
+  const say = (text: string, kind: 'unreachable' = 'unreachable'): void => emit({ kind, text });
   const api = sdkRunApi(client);
   const deadline = opts.timeoutMs ? Date.now() + opts.timeoutMs : Infinity;
   let lastIteration = 0;
@@ -139,76 +151,106 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
         silentSince = null;
         for (const r of snap.recentIterations) {
           if (r.iteration > lastIteration) {
-            say(iterationLine(r));
+            emit({ kind: 'iteration', iteration: r, text: iterationLine(r) });
             lastIteration = r.iteration;
           }
         }
         const claim = snap.lastCompletion; // runs from before the council
         if (claim && claim.iteration > lastClaimIteration) {
           lastClaimIteration = claim.iteration;
-          if (!claim.accepted) say(`completion claim of iteration ${claim.iteration} refused: ${claim.reason}${claim.testLogPath ? ` (tests: ${claim.testLogPath})` : ''}`);
+          if (!claim.accepted) emit({ kind: 'claim_refused', completion: claim, text: `completion claim of iteration ${claim.iteration} refused: ${claim.reason}${claim.testLogPath ? ` (tests: ${claim.testLogPath})` : ''}` });
         }
         const q = snap.quality;
         if (q) {
           if (!checklistSaid && (q.checklist || q.checklistProblem)) {
             checklistSaid = true;
-            say(q.checklist ? `PRD checklist: ${q.checklist.length} item(s), ${q.checklist.filter((i) => i.heldOut).length} held out from the agent` : `PRD checklist: none (${q.checklistProblem})`);
+            const heldOut = q.checklist ? q.checklist.filter((i) => i.heldOut).length : null;
+            emit({
+              kind: 'checklist',
+              items: q.checklist ? q.checklist.length : null,
+              heldOut,
+              problem: q.checklist ? null : q.checklistProblem,
+              text: q.checklist ? `PRD checklist: ${q.checklist.length} item(s), ${heldOut} held out from the agent` : `PRD checklist: none (${q.checklistProblem})`,
+            });
           }
           const gateIteration = Math.max(0, ...q.gates.filter((g) => g.gate !== 'code_review' && g.gate !== 'checklist').map((g) => g.iteration));
           if (gateIteration > lastGateIteration) {
             lastGateIteration = gateIteration;
-            say(gatesLine(q.gates, gateIteration));
+            emit({ kind: 'gates', iteration: gateIteration, gates: q.gates.filter((g) => g.iteration === gateIteration), text: gatesLine(q.gates, gateIteration) });
           }
           if (q.lastReview && q.lastReview.round > lastReview) {
             lastReview = q.lastReview.round;
-            say(reviewLine(q.lastReview));
+            emit({ kind: 'review', review: q.lastReview, text: reviewLine(q.lastReview) });
           }
           const refusal = q.lastRefusal;
           if (refusal && refusal.iteration > lastRefusal) {
             lastRefusal = refusal.iteration;
-            say(`completion at iteration ${refusal.iteration} refused before the council was asked (${refusal.gates.map((g) => g.replace(/_/g, ' ')).join(', ')}): ${refusal.reason}`);
+            emit({
+              kind: 'refused_before_council',
+              ...refusal,
+              text: `completion at iteration ${refusal.iteration} refused before the council was asked (${refusal.gates.map((g) => g.replace(/_/g, ' ')).join(', ')}): ${refusal.reason}`,
+            });
           }
         }
         for (const v of snap.council?.verdicts ?? []) {
           if (v.round <= lastRound) continue;
           lastRound = v.round;
           lastEvidenceIteration = Math.max(lastEvidenceIteration, v.iteration);
-          say(verdictLine(v));
+          // Each member's vote and reason, under the round's line.
+          const votes = voteLines(v);
+          emit({ kind: 'council', verdict: v, votes: votes.map(neutraliseLine), text: verdictLine(v) }, votes);
         }
         const escalations = snap.escalations ?? [];
         for (const e of escalations.slice(seenEscalations)) {
-          say(`escalated to a person at iteration ${e.iteration} (${e.reason.replace(/_/g, ' ')}): ${e.detail} — ${e.paused ? 'paused' : 'not paused'}; handoff ${e.handoffMarkdownPath}`);
+          emit({ kind: 'escalation', escalation: e, text: `escalated to a person at iteration ${e.iteration} (${e.reason.replace(/_/g, ' ')}): ${e.detail} — ${e.paused ? 'paused' : 'not paused'}; handoff ${e.handoffMarkdownPath}` });
         }
         seenEscalations = escalations.length;
         const changes = snap.ladder?.changes ?? [];
-        if (seenTierChanges >= 0) for (const c of changes.slice(seenTierChanges)) say(`model tier ${c.from} -> ${c.to} at iteration ${c.iteration}: ${c.trigger}`);
+        if (seenTierChanges >= 0) for (const c of changes.slice(seenTierChanges)) emit({ kind: 'tier_change', change: c, text: `model tier ${c.from} -> ${c.to} at iteration ${c.iteration}: ${c.trigger}` });
         seenTierChanges = changes.length;
         const check = snap.checks?.last;
         if (snap.checks && check && snap.checks.total > seenChecks) {
           seenChecks = snap.checks.total;
           // Council rounds and the refusals before them have their own lines; the evidence gate's
           // refusal of an empty diff has none.
-          if (check.cause === 'evidence' && !check.approved) say(checkLine(check));
+          if (check.cause === 'evidence' && !check.approved) emit({ kind: 'check', check, text: checkLine(check) });
         }
         const ev = snap.checks ? null : snap.lastEvidence;
         if (ev && ev.iteration > lastEvidenceIteration) {
           lastEvidenceIteration = ev.iteration;
-          if (!ev.pass) say(`completion claim of iteration ${ev.iteration} refused by the evidence gate: ${ev.reason}`);
+          if (!ev.pass) emit({ kind: 'evidence', evidence: ev, text: `completion claim of iteration ${ev.iteration} refused by the evidence gate: ${ev.reason}` });
         }
         const line = statusLine(snap);
         // A bare "running" between two iterations says nothing new.
-        if (line !== lastStatus && view.kind !== 'finished' && line !== 'running') say(line);
+        if (line !== lastStatus && view.kind !== 'finished' && line !== 'running') emit({ kind: 'status', status: snap.status, paused: snap.paused, text: line });
         lastStatus = line;
       } else if (view.kind === 'running') {
         silentSince ??= Date.now();
-        if (lastStatus !== 'no-worker') say(`run is ${view.searchStatus ?? 'running'} at iteration ${view.iteration ?? '?'}; no worker is answering yet (start one with \`vigil worker\`)`);
+        if (lastStatus !== 'no-worker') {
+          emit({
+            kind: 'no_worker',
+            status: view.searchStatus,
+            iteration: view.iteration,
+            text: `run is ${view.searchStatus ?? 'running'} at iteration ${view.iteration ?? '?'}; no worker is answering yet (start one with \`vigil worker\`)`,
+          });
+        }
         lastStatus = 'no-worker';
       }
       if (view.kind === 'finished') {
         const o = view.outcome;
-        say(o ? `finished: ${o.status} (exit ${o.exitCode}) — ${o.reason}` : `finished: workflow ${view.temporalStatus.toLowerCase()}`);
-        for (const note of o?.notes ?? []) say(`note: ${note}`);
-        return { view, exitCode: o ? exitCodeOf(o) : 1, reached: opts.until === 'terminal' };
+        const exitCode = o ? exitCodeOf(o) : 1;
+        emit(
+          {
+            kind: 'finished',
+            outcome: o ? { status: o.status, reason: o.reason, exitCode: o.exitCode, notes: o.notes } : null,
+            temporalStatus: view.temporalStatus,
+            exitCode,
+            text: o ? `finished: ${o.status} (exit ${o.exitCode}) — ${o.reason}` : `finished: workflow ${view.temporalStatus.toLowerCase()}`,
+          },
+          [],
+        );
+        for (const note of o?.notes ?? []) onLine(neutraliseLine(`note: ${note}`));
+        return { view, exitCode, reached: opts.until === 'terminal' };
       }
       // Paused means no call runs: a pause asked for during a call is reached when the call has finished.
       if (opts.until === 'paused' && snap?.paused && !snap.agentRunning) return { view, exitCode: 0, reached: true };

@@ -26,6 +26,8 @@ import { CONNECT_TIMEOUT_MS, describeUrl, migrate, MIGRATIONS, type Db } from '.
 import type { RunEvent } from '../schemas/events.js';
 import { CliError, EXIT } from './connection.js';
 import { reportStore } from './store.js';
+import { neutraliseLine } from './terminal-text.js';
+import { voteLine } from '../workflows/ui.js';
 
 export const DONE_STATUSES: readonly string[] = ['council_approved', 'completion_promise_fulfilled'];
 
@@ -310,6 +312,8 @@ export interface TimelineEntry {
   kind: string;
   iteration: number | null;
   text: string;
+  /** Lines under it: a council round's votes, each member's with its reason. */
+  details?: string[];
 }
 
 export interface TimelineIteration {
@@ -414,6 +418,11 @@ export function describeEvent(e: RunEvent): string {
   }
 }
 
+/** Each member's vote and reason in a journalled council round, a line each. */
+function councilDetails(e: Extract<RunEvent, { kind: 'council_round' }>): string[] {
+  return e.votes.map((v) => `council round ${e.round}, ${voteLine(v)}`);
+}
+
 const TIER_RANK: Record<string, number> = { fast: 0, low: 0, development: 1, medium: 1, planning: 2, high: 2 };
 const isClimb = (from: string, to: string): boolean => {
   const a = TIER_RANK[from.toLowerCase()];
@@ -432,6 +441,7 @@ export async function reportRun(db: Db, workflowId: string, opts: { now?: Date }
     kind: r.kind,
     iteration: 'iteration' in r.event ? r.event.iteration : null,
     text: oneLine(describeEvent(r.event)),
+    ...(r.event.kind === 'council_round' && r.event.votes.length ? { details: councilDetails(r.event) } : {}),
   });
 
   const start = valid.find((r) => r.event.kind === 'run_started')?.event as Extract<RunEvent, { kind: 'run_started' }> | undefined;
@@ -531,10 +541,11 @@ function summaryLines(r: RunReport): string[] {
 /** Markdown: a summary, one line per iteration with its decisions, then the other events. */
 export function runMarkdown(r: RunReport): string {
   const lines = [`# Run \`${r.workflowId}\`${r.prdTitle ? `: ${oneLine(r.prdTitle)}` : ''}`, '', ...summaryLines(r).map((l) => `- ${l}`), '', '## Iterations', ''];
-  for (const t of r.timeline) lines.push(`- ${iterationLine(t)}`);
+  const details = (entries: readonly TimelineEntry[]): string[] => entries.flatMap((d) => d.details ?? []).map((l) => `  - ${l}`);
+  for (const t of r.timeline) lines.push(`- ${iterationLine(t)}`, ...details(t.decisions));
   if (!r.timeline.length) lines.push('(none yet)');
   lines.push('', '## Messages and notices', '');
-  for (const n of r.notices) lines.push(`- ${n.at ?? '?'} ${n.text}`);
+  for (const n of r.notices) lines.push(`- ${n.at ?? '?'} ${n.text}`, ...details([n]));
   if (!r.notices.length) lines.push('(none)');
   return `${lines.join('\n')}\n`;
 }
@@ -542,8 +553,12 @@ export function runMarkdown(r: RunReport): string {
 /** Plain text for the terminal. */
 export function runText(r: RunReport): string {
   const lines = [`run ${r.workflowId}${r.prdTitle ? `: ${oneLine(r.prdTitle)}` : ''}`, ...summaryLines(r).map((l) => `  ${l}`), 'timeline:'];
-  const all = [...r.timeline.map((t) => ({ seq: t.seq, line: `  ${iterationLine(t)}` })), ...r.notices.map((n) => ({ seq: n.seq, line: `  ${n.at ?? '?'} ${n.text}` }))].sort((a, b) => a.seq - b.seq);
-  for (const x of all) lines.push(x.line);
+  const under = (entries: readonly TimelineEntry[]): string[] => entries.flatMap((d) => d.details ?? []).map((l) => neutraliseLine(`    ${l}`));
+  const all = [
+    ...r.timeline.map((t) => ({ seq: t.seq, lines: [`  ${iterationLine(t)}`, ...under(t.decisions)] })),
+    ...r.notices.map((n) => ({ seq: n.seq, lines: [`  ${n.at ?? '?'} ${n.text}`, ...under([n])] })),
+  ].sort((a, b) => a.seq - b.seq);
+  for (const x of all) lines.push(...x.lines);
   return `${lines.join('\n')}\n`;
 }
 

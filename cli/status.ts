@@ -3,17 +3,19 @@
  * worker answered). Light: no schemas, no workflow code.
  */
 import { isUndeliveredNote } from '../workflows/decisions/undelivered-directives.js';
-import { checkpointLines, qualityLines, spendText } from '../workflows/ui.js';
-import { checkLine, CHECK_TRIGGER_WORDS, iterationLine, statusLine } from './follow.js';
+import { checkpointLines, qualityLines, spendText, voteLines } from '../workflows/ui.js';
+import { checkLine, CHECK_TRIGGER_WORDS, iterationLine, statusLine, verdictLine } from './follow.js';
+import { neutraliseLine } from './terminal-text.js';
 import { LEVEL_TIER } from '../workflows/decisions/tier-ladder.js';
 import { describeBreach } from '../workflows/decisions/contract.js';
 import type { RunView } from './steer.js';
+import type { StatusJson } from '../schemas/cli-output.js';
 
-export function statusJson(view: RunView): Record<string, unknown> {
+export function statusJson(view: RunView): StatusJson {
   const snap = view.snapshot;
   if (snap) {
     // gatesRunning: what a gate pass runs right now, from the run's describe (null when none).
-    return { ...snap, workerAnswered: true, temporalStatus: view.kind === 'finished' ? view.temporalStatus : 'RUNNING', gatesRunning: view.kind === 'running' ? (view.gatesRunning ?? null) : null };
+    return { ...snap, workerAnswered: true as const, temporalStatus: view.kind === 'finished' ? view.temporalStatus : 'RUNNING', gatesRunning: view.kind === 'running' ? (view.gatesRunning ?? null) : null };
   }
   // No worker answered: what Temporal itself knows (search attributes, the result).
   return {
@@ -27,8 +29,9 @@ export function statusJson(view: RunView): Record<string, unknown> {
     consecutiveNoChange: null,
     outcome: view.kind === 'finished' && view.outcome ? { status: view.outcome.status, reason: view.outcome.reason, exitCode: view.outcome.exitCode } : null,
     invalidMessages: [],
-    workerAnswered: false,
+    workerAnswered: false as const,
     workflowTaskFailing: view.kind === 'running' ? view.taskFailing : null,
+    gatesRunning: null,
     temporalStatus: view.kind === 'finished' ? view.temporalStatus : 'RUNNING',
   };
 }
@@ -68,6 +71,12 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
   }
   if (snap.checks?.last) out(`  checks    : ${snap.checks.total} completion check(s), ${snap.checks.refused} refused; last: ${checkLine(snap.checks.last)}`);
   if (snap.contract?.last && snap.contract.consecutive > 0) out(`  contract  : ${snap.contract.consecutive} check(s) in a row with an answer in the wrong format: ${describeBreach(snap.contract.last)}`);
+  const round = snap.council.verdicts.at(-1);
+  if (round) {
+    // The latest round with each member's vote and reason: agent text, shown terminal-safe.
+    out(`  council   : ${verdictLine(round)}`);
+    for (const l of voteLines(round)) out(neutraliseLine(`              ${l}`));
+  }
   if (snap.council.forceReviewPending) out('  review    : a council review was asked for and convenes at the next boundary');
   for (const line of qualityLines(snap)) out(`  ${line}`);
   for (const line of checkpointLines(snap)) out(`  ${line.replace(/`/g, '')}`);

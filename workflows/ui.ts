@@ -50,6 +50,35 @@ export function verdictSummary(v: Verdict): string {
     : `round ${v.round} at iteration ${v.iteration} ${v.result.toLowerCase()}: ${v.approve} of ${v.size} approved, ${v.threshold} needed`;
 }
 
+/** A council member's vote as the status snapshot (with its role) and the event journal (without) both carry it. */
+export interface VoteLike {
+  /** 0-based, as the round numbers its members. */
+  member: number;
+  role?: string;
+  recorded: string;
+  approves: boolean;
+  overridden?: boolean;
+  reason: string;
+}
+
+/** One member's vote and why, on one line: `member 2 (security): REJECT — no test covers the empty string`. */
+export function voteLine(v: VoteLike): string {
+  const vote = v.overridden ? `${v.recorded} (counted as approval: its issues are below the severity threshold)` : v.recorded;
+  const reason = v.reason.replace(/\s+/g, ' ').trim();
+  return `member ${v.member + 1}${v.role ? ` (${v.role})` : ''}: ${vote}${reason ? ` — ${clip(reason, 300)}` : ''}`;
+}
+
+/** Each member's vote and reason in a round, then the devil's advocate's, a line each. */
+export function voteLines(v: Pick<Verdict, 'votes' | 'devilsAdvocate'>): string[] {
+  const lines = v.votes.map(voteLine);
+  const da = v.devilsAdvocate;
+  if (da?.triggered) {
+    const reason = da.reason.replace(/\s+/g, ' ').trim();
+    lines.push(`devil's advocate: ${da.recorded}${da.flipped ? ' (overturned the approval)' : ''}${reason ? ` — ${clip(reason, 300)}` : ''}`);
+  }
+  return lines;
+}
+
 /** `$1.20 of $5.00 budget (4 call(s); cost unknown for 1)`: what the run spent, and what it cannot price. */
 export function spendText(s: Pick<StatusSnapshot, 'spend' | 'budgetUsd'>): string {
   const unknown = s.spend.unpricedCalls ?? 0;

@@ -206,6 +206,15 @@ describe('exportHistory', () => {
     expect(iterationLines).toHaveLength(5);
     expect(iterationLines[3]).toContain('council round 1 (tests green): REJECTED');
     expect(iterationLines[3]).toContain('escalation (uncertainty), paused for a person');
+    // Each member's vote and reason, under the iteration of its round.
+    const lines = md.split('\n');
+    const at = lines.indexOf(iterationLines[3]!);
+    expect(lines.slice(at + 1, at + 4)).toEqual([
+      '  - council round 1, member 1: APPROVE — PRD met',
+      '  - council round 1, member 2: REJECT — README lacks docs',
+      '  - council round 1, member 3: REJECT — README lacks docs',
+    ]);
+    expect(md).toContain('  - council round 2, member 3: APPROVE — PRD met');
     expect(md).toContain('- outcome: council_approved (exit 0) at iteration 5');
     expect(md).toContain('waiting for people: 40m 0s over 2 pause(s)');
     expect(md).toContain('spend: 0.42 USD');

@@ -42,7 +42,7 @@ const iteration = (n: number, over: Partial<Extract<RunEvent, { kind: 'iteration
 });
 
 const votes = (approving: number, of: number) =>
-  Array.from({ length: of }, (_, i) => ({ member: i + 1, recorded: 'vote', approves: i < approving, reason: i < approving ? 'PRD met' : 'README lacks docs' }));
+  Array.from({ length: of }, (_, i) => ({ member: i, recorded: i < approving ? 'APPROVE' : 'REJECT', approves: i < approving, reason: i < approving ? 'PRD met' : 'README lacks docs' }));
 
 export const SCRIPTED_START = Date.parse('2026-01-05T10:00:00.000Z');
 

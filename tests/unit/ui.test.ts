@@ -6,9 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { printStatus } from '../../cli/status.js';
 import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
-import { OUTCOME_EXIT_CODES, type IterationRecord } from '../../schemas/run.js';
+import { OUTCOME_EXIT_CODES, type IterationRecord, type Verdict } from '../../schemas/run.js';
 import { StatusSnapshotSchema, type StatusSnapshot } from '../../schemas/status.js';
-import { currentDetails, nextStep, spendText, staticDetails, staticSummary } from '../../workflows/ui.js';
+import { currentDetails, nextStep, spendText, staticDetails, staticSummary, voteLines } from '../../workflows/ui.js';
 
 const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
 
@@ -405,6 +405,52 @@ describe('currentDetails', () => {
     expect(lines(snapshot({ status: 'backing_off', backoffUntil: until, consecutiveFailures: 0, lastIteration: record({ provider: 'claude' }) }))).toEqual([`  status    : rate limited by claude until ${until}`]);
     expect(lines(snapshot({ status: 'backing_off', backoffUntil: until, consecutiveFailures: 2 }))).toEqual([`  status    : backing off until ${until} after 2 failure(s) in a row`]);
     expect(lines(snapshot({ status: 'waiting_for_provider', providerWait: { provider: 'codex', until, reason: 'probe_in_flight' } }))).toEqual([`  status    : waiting for codex until ${until} (circuit breaker probe in flight)`]);
+  });
+
+  it("status shows the latest council round with each member's vote and reason, terminal-safe", () => {
+    const vote = (member: number, role: string, recorded: 'APPROVE' | 'REJECT', reason: string, over: Partial<Verdict['votes'][number]> = {}): Verdict['votes'][number] => ({
+      member,
+      role,
+      recorded,
+      approves: recorded === 'APPROVE',
+      overridden: false,
+      reason,
+      issues: recorded === 'APPROVE' ? 0 : 1,
+      logPath: `/l/${member}.log`,
+      ...over,
+    });
+    const round = (n: number, votes: Verdict['votes']): Verdict => ({
+      round: n,
+      iteration: 4 + n,
+      trigger: 'claim',
+      result: 'REJECTED',
+      approve: votes.filter((v) => v.approves).length,
+      reject: votes.filter((v) => !v.approves).length,
+      threshold: 2,
+      size: votes.length,
+      votes,
+      devilsAdvocate: null,
+      evidence: { iteration: 4 + n, pass: true, reason: null, failures: [], inconclusive: [], filesChanged: 2, testsPassed: true },
+      transcriptPath: '/t',
+      at: T,
+    });
+    const latest = round(2, [
+      vote(0, 'requirements', 'APPROVE', 'every requirement met'),
+      vote(1, 'security', 'REJECT', 'token logged\u001b[2J in plain text\nsee src/log.ts'),
+      vote(2, 'tests', 'REJECT', 'one flaky test', { approves: true, overridden: true }),
+    ]);
+    const snap = snapshot({ council: { enabled: true, rounds: 2, verdicts: [round(1, [vote(0, 'requirements', 'REJECT', 'older round')]), latest], forceReviewPending: false } });
+    const out: string[] = [];
+    printStatus({ kind: 'running', workflowId: 'r', snapshot: snap, workerAnswered: true, iteration: snap.iteration, searchStatus: 'running', taskFailing: null }, (l = '') => out.push(l));
+    const at = out.findIndex((l) => l.startsWith('  council   :'));
+    expect(out[at]).toBe('  council   : council round 2 (iteration 6, claim): REJECTED · 2 of 3 approve, 2 needed');
+    expect(out.slice(at + 1, at + 4)).toEqual([
+      '              member 1 (requirements): APPROVE — every requirement met',
+      '              member 2 (security): REJECT — token logged␛[2J in plain text see src/log.ts',
+      '              member 3 (tests): REJECT (counted as approval: its issues are below the severity threshold) — one flaky test',
+    ]);
+    expect(out.join('\n')).not.toContain('older round');
+    expect(voteLines({ ...latest, devilsAdvocate: { triggered: true, flipped: true, recorded: 'REJECT', reason: 'the docs example fails' } }).at(-1)).toBe("devil's advocate: REJECT (overturned the approval) — the docs example fails");
   });
 
   it('clips a very long outcome reason', () => {
