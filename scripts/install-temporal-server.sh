@@ -35,7 +35,7 @@ if answers; then
 fi
 
 command -v go >/dev/null 2>&1 ||
-  fail "go is not installed: install Go (https://go.dev/doc/install; Debian: apt-get install golang, if its version is recent enough for go.temporal.io/server v$version) and run this again"
+  fail "go is not installed: install Go 1.21 or newer (https://go.dev/doc/install, or Debian's golang-go), which fetches the toolchain go.temporal.io/server v$version asks for from the module proxy itself, and run this again"
 
 # The module's own go.mod decides the toolchain; the build cache goes where Go puts it.
 export GOFLAGS=-buildvcs=false
