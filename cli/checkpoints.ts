@@ -16,6 +16,7 @@ import { rewindUpdate, type MessageAck } from '../workflows/messages.js';
 import { CliError, EXIT, searchAttributeHint, type Endpoint } from './connection.js';
 import { checkRepo, finishedError, noWorkerError, startRun, viewRun, type RunView } from './runs.js';
 import { sdkRunApi } from './sdk-run-api.js';
+import type { CheckpointsJson, RewindJson } from '../schemas/cli-output.js';
 
 type Row = Omit<CheckpointRecord, 'snapshot'>;
 
@@ -46,7 +47,10 @@ export function checkpointTable(snap: StatusSnapshot): string[] {
 
 export async function checkpointsCommand(client: Client, ep: Endpoint, id: string, json: boolean, out: (l: string) => void): Promise<void> {
   const snap = snapshotOf(await viewRun(sdkRunApi(client), id), ep);
-  if (json) out(JSON.stringify({ workflowId: snap.workflowId, iteration: snap.iteration, repoPath: snap.repoPath, refPrefix: runRefPrefix(snap.workflowId), ...(snap.checkpoints ?? { kept: 0, list: [], rewinds: [], lastTree: null }) }, null, 2));
+  if (json) {
+    const answer: CheckpointsJson = { workflowId: snap.workflowId, iteration: snap.iteration, repoPath: snap.repoPath, refPrefix: runRefPrefix(snap.workflowId), ...(snap.checkpoints ?? { kept: 0, list: [], rewinds: [], lastTree: null }) };
+    out(JSON.stringify(answer, null, 2));
+  }
   else for (const l of checkpointTable(snap)) out(l);
 }
 
@@ -71,8 +75,19 @@ function checkpointFor(snap: StatusSnapshot, to: number): Row {
   return c;
 }
 
+/** What a rewind or fork did: the lines to print, and the same as `--json` prints it. */
+export interface RewindResult {
+  lines: string[];
+  json: RewindJson;
+}
+
 /** Rewinds a running run (the `rewind` update), or forks a finished one (`--fork`). Returns the lines to print. */
 export async function rewindCommand(client: Client, connection: Connection, ep: Endpoint, id: string, o: RewindOptions): Promise<string[]> {
+  return (await rewindRun(client, connection, ep, id, o)).lines;
+}
+
+/** As rewindCommand, with what was done as `vigil rewind --json` prints it. */
+export async function rewindRun(client: Client, connection: Connection, ep: Endpoint, id: string, o: RewindOptions): Promise<RewindResult> {
   // Bad input is exit 2 before anything is asked of the run.
   const payload = { to: o.to, ...(o.reason ? { reason: o.reason } : {}), ...(o.directive !== undefined ? { directive: o.directive } : {}), ...(o.force ? { force: true } : {}), by: o.by };
   const parsed = parseMessage('rewind', payload);
@@ -99,7 +114,10 @@ export async function rewindCommand(client: Client, connection: Connection, ep: 
     if (/deadline|timed? ?out/i.test(msg)) throw new CliError(`the rewind of "${id}" was not answered within 15 minutes; it happens at the run's next iteration boundary (see \`vigil status ${id}\`)`, EXIT.timeout);
     throw new CliError(msg.startsWith('rewind') ? msg.replace(/^rewind: /, 'rewind rejected: ') : `rewind rejected: ${msg}`, EXIT.usage);
   }
-  return [`${id}: ${ack.message}`, `  status     : vigil status ${id}   (iteration ${ack.iteration}, ${ack.status})`];
+  return {
+    lines: [`${id}: ${ack.message}`, `  status     : vigil status ${id}   (iteration ${ack.iteration}, ${ack.status})`],
+    json: { kind: 'rewound', workflowId: id, to: o.to, by: o.by, ack: { changed: ack.changed, message: ack.message, status: ack.status, iteration: ack.iteration, paused: ack.paused } },
+  };
 }
 
 /** The input the run was started with (its first execution's, or the latest's without the carried state). */
@@ -115,7 +133,7 @@ async function originalInput(client: Client, id: string): Promise<RunInput> {
   return input;
 }
 
-async function forkRun(client: Client, connection: Connection, ep: Endpoint, view: Extract<RunView, { kind: 'finished' }>, o: RewindOptions): Promise<string[]> {
+async function forkRun(client: Client, connection: Connection, ep: Endpoint, view: Extract<RunView, { kind: 'finished' }>, o: RewindOptions): Promise<RewindResult> {
   const id = view.workflowId;
   const snap = snapshotOf(view, ep);
   const target = checkpointFor(snap, o.to);
@@ -153,9 +171,12 @@ async function forkRun(client: Client, connection: Connection, ep: Endpoint, vie
     ...(o.directive !== undefined ? { directive: { directive: o.directive, by: o.by } } : {}),
   });
   if (searchAttributes.missing.length) process.stderr.write(`${searchAttributeHint(searchAttributes.missing, ep, searchAttributes.refusal)}\n`);
-  return [
-    `forked run ${id} at iteration ${o.to}: started run ${workflowId}`,
-    `  tree       : checkpoint ${target.commit.slice(0, 12)} (${restored} path(s) restored); the tree before is kept as ${saved}`,
-    `  follow     : vigil watch ${workflowId}`,
-  ];
+  return {
+    lines: [
+      `forked run ${id} at iteration ${o.to}: started run ${workflowId}`,
+      `  tree       : checkpoint ${target.commit.slice(0, 12)} (${restored} path(s) restored); the tree before is kept as ${saved}`,
+      `  follow     : vigil watch ${workflowId}`,
+    ],
+    json: { kind: 'forked', workflowId: id, to: o.to, by: o.by, forkId: workflowId, commit: target.commit, restoredPaths: restored, savedRef: saved },
+  };
 }

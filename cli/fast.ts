@@ -22,10 +22,10 @@ interface Grammar {
 
 const VERBS: Record<'status' | 'pause' | 'resume' | 'stop' | 'input', Grammar> = {
   status: { required: 1, optional: 0, flags: ['json'], values: [] },
-  pause: { required: 1, optional: 0, flags: ['signal'], values: ['reason', 'by'] },
-  resume: { required: 1, optional: 0, flags: ['signal'], values: ['by'] },
-  stop: { required: 1, optional: 0, flags: ['now', 'signal'], values: ['reason', 'by'] },
-  input: { required: 1, optional: 1, flags: ['signal'], values: ['file', 'by'] },
+  pause: { required: 1, optional: 0, flags: ['signal', 'json'], values: ['reason', 'by'] },
+  resume: { required: 1, optional: 0, flags: ['signal', 'json'], values: ['by'] },
+  stop: { required: 1, optional: 0, flags: ['now', 'signal', 'json'], values: ['reason', 'by'] },
+  input: { required: 1, optional: 1, flags: ['signal', 'json'], values: ['file', 'by'] },
 };
 
 export interface FastCommand {
@@ -104,7 +104,7 @@ export async function runFast(cmd: FastCommand): Promise<number> {
     } else {
       // As the program: the payload first (bad input is exit 2 whatever Temporal says), then the endpoint.
       const body = cmd.verb === 'input' ? PAYLOADS.input(cmd.opts, cmd.args[1]) : PAYLOADS[cmd.verb](cmd.opts);
-      await messageCommand(await endpoint(), cmd.verb as MessageKind, id, body, cmd.opts.signal === true);
+      await messageCommand(await endpoint(), cmd.verb as MessageKind, id, body, cmd.opts.signal === true, cmd.opts.json === true);
     }
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {

@@ -21,6 +21,7 @@ import { readOnHost } from './host-read.js';
 import { sdkRunApi } from './sdk-run-api.js';
 import { isNotFound, noSuchRun, queryStatus, viewRun, WORKER_ANSWER_MS, type RunView } from './steer.js';
 import { neutraliseLine, neutraliseText } from './terminal-text.js';
+import type { LogEvent } from '../schemas/cli-output.js';
 
 export interface LogsOptions {
   /** Default: the run's current (or last) iteration. */
@@ -36,6 +37,8 @@ export interface LogsOptions {
   interrupted?: Promise<void>;
   /** How often a follower between two iterations asks the run's status (default 1000 ms). */
   pollMs?: number;
+  /** `--json`: every announcement, chunk, note and the end as a record here (JSON lines), instead of `write` and `note`. */
+  event?: (e: LogEvent) => Promise<void>;
 }
 
 /** How long one following read waits on the host for the log to grow. */
@@ -134,6 +137,13 @@ export async function logsCommand(client: Client, workflowId: string, opts: Logs
   if (first < 1) throw new CliError(`run "${workflowId}" has not started an iteration yet; try again once \`vigil status ${workflowId}\` shows iteration 1`, EXIT.noSuchRun);
   if (first > current) throw new CliError(`run "${workflowId}" has run ${current} iteration(s) so far; there is no iteration ${first}${run.running ? ' yet' : ''}`, EXIT.noSuchRun);
   const reader = hostLogReader(client, run, opts.answerSeconds);
+  /** A note: on stderr, or a `note` record with --json. */
+  const note = async (text: string): Promise<void> => (opts.event ? opts.event({ kind: 'note', text }) : opts.note(text));
+  const finished = async (view: RunView): Promise<void> => {
+    if (!opts.event) return opts.note(finishedNote(workflowId, view));
+    const o = view.kind === 'finished' ? view.outcome : null;
+    await opts.event({ kind: 'finished', workflowId, outcome: o ? { status: o.status, reason: o.reason, exitCode: o.exitCode, notes: o.notes } : null, temporalStatus: view.kind === 'finished' ? view.temporalStatus : 'RUNNING' });
+  };
 
   let stop = false;
   void opts.interrupted?.then(() => {
@@ -150,11 +160,14 @@ export async function logsCommand(client: Client, workflowId: string, opts: Logs
     const failed = (chunk: ReadRunLogResult): CliError => new CliError(`cannot read the log of iteration ${iteration} on ${run.where}: ${chunk.problem ?? ''}`, EXIT.noSuchRun);
     const show = async (chunk: ReadRunLogResult): Promise<void> => {
       if (!announced) {
-        opts.note(`==> iteration ${iteration} of ${workflowId} on ${run.where}: ${chunk.path}`);
+        if (opts.event) await opts.event({ kind: 'iteration', workflowId, iteration, where: run.where, path: chunk.path });
+        else opts.note(`==> iteration ${iteration} of ${workflowId} on ${run.where}: ${chunk.path}`);
         announced = true;
       }
-      if (chunk.offset < offset) opts.note('==> the log was replaced; reading it from the start');
-      await opts.write(neutraliseText(chunk.text));
+      if (chunk.offset < offset) await note('==> the log was replaced; reading it from the start');
+      // As read: JSON escapes control characters itself; text for a terminal shows them.
+      if (opts.event) await opts.event({ kind: 'text', iteration, offset: chunk.offset, text: chunk.text });
+      else await opts.write(neutraliseText(chunk.text));
       offset = chunk.nextOffset;
     };
     /** Everything from `offset` to the end, the last line too; done when the log is missing or read. */
@@ -166,7 +179,7 @@ export async function logsCommand(client: Client, workflowId: string, opts: Logs
           if (offset > 0) return 'done';
           const why = `iteration ${iteration} of run "${workflowId}" has no log on ${run.where} (${chunk.path})`;
           if (mustExist) throw new CliError(`${why}${iteration === current && run.running ? '; its agent has not started yet' : ''}`, EXIT.noSuchRun);
-          opts.note(`==> ${why}`);
+          await note(`==> ${why}`);
           return 'done';
         }
         const before = offset;
@@ -216,7 +229,7 @@ export async function logsCommand(client: Client, workflowId: string, opts: Logs
       }
       const next = view ? nextIteration(view, iteration) : null;
       if (view && next === 'finished') {
-        opts.note(finishedNote(workflowId, view));
+        await finished(view);
         return 0;
       }
       if (typeof next === 'number') {

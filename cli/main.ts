@@ -39,6 +39,10 @@ import type { StoreFlags } from './store.js';
 import { eventStoreDefault } from '../workers/store-location.js';
 import { logLine, setLogFormat } from '../workers/logging.js';
 import { by, defaultActor, messageCommand, out, PAYLOADS, reportFailure, statusCommand } from './steer-commands.js';
+import type { ListRow, StartedJson, WaitJson } from '../schemas/cli-output.js';
+
+/** One JSON line of a streaming command's `--json` output (`watch`, `start --wait`, `logs`). */
+const jsonLine = (value: unknown): void => out(JSON.stringify(value));
 
 const HOST_WORKER_HELP = "this machine's name for runs: poll its task queue <queue>@<name> for the activities of runs started with --host <name>, besides the shared queue (default: VIGIL_HOST, else this machine's name)";
 
@@ -212,6 +216,7 @@ export function buildProgram(): Command {
     .option('--host <name>', "the machine that holds the repository: the workers started there run the agent, git and tests (default: VIGIL_HOST, else this machine's name)")
     .option('--no-store', 'do not journal the run into the event store (on by default when one is configured or the local one exists)')
     .option('--wait', 'follow the run until it finishes; exit with its outcome code')
+    .option('--json', 'print the started run as a JSON line; with --wait, then a JSON line per event as `watch --json`')
     .action(async (prdFile: string, o: Record<string, unknown>) => {
       const [{ readPrd, readChecklist, prdOnHost }, { checkRepo, defaultRunId, startRun }, { checkPromptTemplate, requireAgentCommand }, { searchAttributeHint }, { followRun }, { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost }, { hostTaskQueue }, { sdkRunApi }] =
         await Promise.all([import('./prd.js'), import('./runs.js'), import('./config.js'), import('./connection.js'), import('./follow.js'), import('./hosts.js'), import('../schemas/host-names.js'), import('./sdk-run-api.js')]);
@@ -228,16 +233,35 @@ export function buildProgram(): Command {
       await withClient(ep, async (client, connection) => {
         const { searchAttributes } = await startRun(client, connection, ep, { prd, repoPath, knobs: resolvedKnobs.knobs, workflowId, host, ...(checklist ? { checklist } : {}) });
         if (searchAttributes.missing.length) process.stderr.write(`${searchAttributeHint(searchAttributes.missing, ep, searchAttributes.refusal)}\n`);
-        out(`started run ${workflowId}`);
-        out(`  PRD        : ${prd.path} ("${prd.title}")`);
-        out(`  repository : ${repoPath}`);
-        out(`  host       : ${host} (task queue ${hostTaskQueue(ep.taskQueue, host)})${remote ? '; the PRD and repository are there, unchecked from here' : ''}`);
         // Cheap to ask, and the one mistake that leaves a fresh run waiting silently.
-        if ((await hostPollers(sdkRunApi(client), ep.taskQueue, host))?.length === 0) process.stderr.write(`vigil: ${noHostWorkerHint(ep.taskQueue, host, repoPath)}\n`);
-        out(`  history    : ${runUrl(ep, workflowId)}`);
-        out(`  follow     : vigil watch ${workflowId}`);
+        const pollers = await hostPollers(sdkRunApi(client), ep.taskQueue, host);
+        if (o.json) {
+          const started: StartedJson = {
+            kind: 'started',
+            workflowId,
+            prd: { path: prd.path, title: prd.title },
+            repoPath,
+            host,
+            hostTaskQueue: hostTaskQueue(ep.taskQueue, host),
+            remote,
+            historyUrl: runUrl(ep, workflowId),
+            missingSearchAttributes: [...searchAttributes.missing],
+            hostWorkerMissing: pollers === null ? null : pollers.length === 0,
+          };
+          out(JSON.stringify(started));
+        } else {
+          out(`started run ${workflowId}`);
+          out(`  PRD        : ${prd.path} ("${prd.title}")`);
+          out(`  repository : ${repoPath}`);
+          out(`  host       : ${host} (task queue ${hostTaskQueue(ep.taskQueue, host)})${remote ? '; the PRD and repository are there, unchecked from here' : ''}`);
+        }
+        if (pollers?.length === 0) process.stderr.write(`vigil: ${noHostWorkerHint(ep.taskQueue, host, repoPath)}\n`);
+        if (!o.json) {
+          out(`  history    : ${runUrl(ep, workflowId)}`);
+          out(`  follow     : vigil watch ${workflowId}`);
+        }
         if (o.wait) {
-          const r = await followRun(client, workflowId, { until: 'terminal', onLine: (l) => out(`  ${l}`) });
+          const r = await followRun(client, workflowId, { until: 'terminal', ...(o.json ? { onEvent: jsonLine } : { onLine: (l: string) => out(`  ${l}`) }) });
           process.exitCode = r.exitCode;
         }
       });
@@ -258,24 +282,27 @@ export function buildProgram(): Command {
     const o = (hasText ? rest[1] : rest[0]) as Record<string, unknown>;
     // Bad input is exit 2 whether or not Temporal answers: build the payload before connecting.
     const body = payload(o, text);
-    await messageCommand(endpoint(), kind, id, body, Boolean(o.signal));
+    await messageCommand(endpoint(), kind, id, body, Boolean(o.signal), Boolean(o.json));
   };
+  const MESSAGE_JSON = 'print the acknowledgement (or, with --signal, that the signal was recorded) as JSON';
 
   program
     .command('pause')
     .description('pause a run at the next iteration boundary (the running agent call finishes first)')
     .argument('<id>', 'workflow id of the run', runIdArg)
     .option('--reason <text>', 'why (shown in status and the UI)')
-    .option('--by <name>', 'who is pausing (default: $USER)')
+    .option('--by <name>', 'who is pausing (default: your OS user name)')
     .option('--signal', 'send as a signal: recorded even when no worker is running, but not acknowledged')
+    .option('--json', MESSAGE_JSON)
     .action(message('pause', PAYLOADS.pause));
 
   program
     .command('resume')
     .description('resume a paused run')
     .argument('<id>', 'workflow id of the run', runIdArg)
-    .option('--by <name>', 'who is resuming (default: $USER)')
+    .option('--by <name>', 'who is resuming (default: your OS user name)')
     .option('--signal', 'send as a signal (see pause --signal)')
+    .option('--json', MESSAGE_JSON)
     .action(message('resume', PAYLOADS.resume));
 
   program
@@ -284,8 +311,9 @@ export function buildProgram(): Command {
     .argument('<id>', 'workflow id of the run', runIdArg)
     .option('--now', 'cancel the running agent call and kill its process tree')
     .option('--reason <text>', 'why')
-    .option('--by <name>', 'who is stopping (default: $USER)')
+    .option('--by <name>', 'who is stopping (default: your OS user name)')
     .option('--signal', 'send as a signal (see pause --signal)')
+    .option('--json', MESSAGE_JSON)
     .action(message('stop', PAYLOADS.stop));
 
   program
@@ -294,8 +322,9 @@ export function buildProgram(): Command {
     .argument('<id>', 'workflow id of the run', runIdArg)
     .argument('[text]', 'the directive (or use --file)')
     .option('--file <file>', 'read the directive from a file')
-    .option('--by <name>', 'who is speaking (default: $USER)')
+    .option('--by <name>', 'who is speaking (default: your OS user name)')
     .option('--signal', 'send as a signal (see pause --signal)')
+    .option('--json', MESSAGE_JSON)
     .action(message('input', PAYLOADS.input));
 
   program
@@ -303,8 +332,9 @@ export function buildProgram(): Command {
     .description('convene the completion council at the next iteration boundary, whatever the cadence')
     .argument('<id>', 'workflow id of the run', runIdArg)
     .option('--reason <text>', 'why')
-    .option('--by <name>', 'who is asking (default: $USER)')
+    .option('--by <name>', 'who is asking (default: your OS user name)')
     .option('--signal', 'send as a signal (see pause --signal)')
+    .option('--json', MESSAGE_JSON)
     .action(message('forceReview', (o) => ({ ...(typeof o.reason === 'string' ? { reason: o.reason } : {}), ...by(o) })));
 
   program
@@ -315,8 +345,9 @@ export function buildProgram(): Command {
       if (!/^\d+(\.\d+)?$/.test(raw.trim())) throw new InvalidArgumentError(`--usd must be a number of dollars, e.g. 25 or 12.50, got "${raw}"`);
       return Number(raw);
     })
-    .option('--by <name>', 'who is changing it (default: $USER)')
+    .option('--by <name>', 'who is changing it (default: your OS user name)')
     .option('--signal', 'send as a signal (see pause --signal)')
+    .option('--json', MESSAGE_JSON)
     .action(message('budget', (o) => ({ usd: o.usd as number, ...by(o) })));
 
   program
@@ -325,8 +356,9 @@ export function buildProgram(): Command {
     .argument('<id>', 'workflow id of the run', runIdArg)
     .argument('<item>', 'the checklist item id, as `vigil status` shows it')
     .option('--reason <text>', 'why (kept with the waiver)')
-    .option('--by <name>', 'who is waiving it (default: $USER)')
+    .option('--by <name>', 'who is waiving it (default: your OS user name)')
     .option('--signal', 'send as a signal (see pause --signal)')
+    .option('--json', MESSAGE_JSON)
     .action(async (id: string, item: string, o: Record<string, unknown>) =>
       message('waive', () => ({ item, ...(typeof o.reason === 'string' ? { reason: o.reason } : {}), ...by(o) }))(id, o),
     );
@@ -351,13 +383,14 @@ export function buildProgram(): Command {
     .option('--force', 'keep changes a person made to the tree since the run last looked in a checkpoint, instead of refusing')
     .option('--fork', 'a finished run: start a new run (same PRD and knobs) from checkpoint N instead')
     .option('--id <id>', 'with --fork: workflow id of the new run (default: <id>-fork-<N>-<time>)')
-    .option('--by <name>', 'who is rewinding (default: $USER)')
+    .option('--by <name>', 'who is rewinding (default: your OS user name)')
+    .option('--json', 'what was done (the acknowledgement, or the forked run), as JSON')
     .action(async (id: string, o: Record<string, unknown>) => {
-      const { rewindCommand } = await import('./checkpoints.js');
+      const { rewindRun } = await import('./checkpoints.js');
       if (o.id !== undefined && !o.fork) throw new CliError('--id names the new run of --fork; without --fork the run keeps its id', EXIT.usage);
       const ep = endpoint();
       await withClient(ep, async (client, connection) => {
-        const lines = await rewindCommand(client, connection, ep, id, {
+        const done = await rewindRun(client, connection, ep, id, {
           to: o.to as number,
           ...(typeof o.reason === 'string' ? { reason: o.reason } : {}),
           ...(typeof o.input === 'string' ? { directive: o.input } : {}),
@@ -366,7 +399,8 @@ export function buildProgram(): Command {
           ...(typeof o.id === 'string' ? { forkId: validateId(o.id) } : {}),
           by: by(o).by ?? defaultActor(),
         });
-        for (const l of lines) out(l);
+        if (o.json) out(JSON.stringify(done.json, null, 2));
+        else for (const l of done.lines) out(l);
       });
     });
 
@@ -394,31 +428,38 @@ export function buildProgram(): Command {
 
   program
     .command('list')
-    .description('list runs, newest first')
+    .description('list runs, newest first: id, status, iteration, started, repository')
     .option('--json', 'machine-readable output')
     .option('--limit <n>', 'at most this many', intArg('--limit', 1, 10000), 50)
-    .action(async (o: { json?: boolean; limit: number }) => {
-      const { SA_ITERATION, SA_REPO, SA_STATUS } = await import('../schemas/search-attributes.js');
-      const SA = { status: SA_STATUS, iteration: SA_ITERATION, repo: SA_REPO };
+    .option('--status <status>', 'only runs whose VigilStatus is this: running, paused, backing_off, ... or an outcome (council_approved, stopped, failed, ...)')
+    .option('--repo <dir>', 'only runs on this repository (its VigilRepo: the absolute path)')
+    .action(async (o: { json?: boolean; limit: number; status?: string; repo?: string }) => {
+      const [{ SA_ITERATION, SA_REPO, SA_STATUS }, { listQuery }] = await Promise.all([import('../schemas/search-attributes.js'), import('./runs.js')]);
+      const query = listQuery({ ...(o.status !== undefined ? { status: o.status } : {}), ...(o.repo !== undefined ? { repo: o.repo } : {}) });
       await withClient(endpoint(), async (client) => {
-        const rows: Record<string, unknown>[] = [];
-        for await (const wf of client.workflow.list({ query: "WorkflowType = 'vigilRun'" })) {
+        const rows: ListRow[] = [];
+        for await (const wf of client.workflow.list({ query })) {
           const sa = wf.typedSearchAttributes;
           rows.push({
             workflowId: wf.workflowId,
             runId: wf.runId,
             temporalStatus: wf.status.name,
-            status: sa.get(SA.status) ?? null,
-            iteration: sa.get(SA.iteration) ?? null,
-            repo: sa.get(SA.repo) ?? null,
+            status: sa.get(SA_STATUS) ?? null,
+            iteration: sa.get(SA_ITERATION) ?? null,
+            repo: sa.get(SA_REPO) ?? null,
             startTime: wf.startTime.toISOString(),
             closeTime: wf.closeTime?.toISOString() ?? null,
           });
           if (rows.length >= o.limit) break;
         }
+        const filtered = o.status !== undefined || o.repo !== undefined;
         if (o.json) out(JSON.stringify(rows, null, 2));
-        else if (rows.length === 0) out('no runs yet (start one with `vigil start PRD.md --repo DIR`)');
-        else for (const r of rows) out(`${String(r.workflowId).padEnd(40)} ${String(r.status ?? r.temporalStatus).padEnd(30)} iter ${String(r.iteration ?? '-').padStart(4)}  ${r.startTime}  ${r.repo ?? ''}`);
+        else if (rows.length === 0) out(filtered ? 'no run matches (runs started without search attributes are found by neither filter)' : 'no runs yet (start one with `vigil start PRD.md --repo DIR`)');
+        else {
+          const row = (id: string, status: string, iteration: string, started: string, repo: string): string => `${id.padEnd(40)} ${status.padEnd(30)} ${iteration.padStart(4)}  ${started.padEnd(24)}  ${repo}`;
+          out(row('RUN', 'STATUS', 'ITER', 'STARTED', 'REPOSITORY'));
+          for (const r of rows) out(row(r.workflowId, r.status ?? r.temporalStatus.toLowerCase(), String(r.iteration ?? '-'), r.startTime, r.repo ?? ''));
+        }
       });
     });
 
@@ -426,12 +467,15 @@ export function buildProgram(): Command {
     .command('watch')
     .description('follow a run live: one line per iteration and every status change, until it finishes')
     .argument('<id>', 'workflow id of the run', runIdArg)
-    .action(async (id: string) => {
+    .option('--json', 'a JSON line per event (an iteration, a gate pass, a council round with its votes, a status change, the end) instead of text')
+    .action(async (id: string, o: { json?: boolean }) => {
       const ep = endpoint();
       const { followRun } = await import('./follow.js');
       await withClient(ep, async (client) => {
-        out(`watching ${id} — ${runUrl(ep, id)}`);
-        const r = await followRun(client, id, { until: 'terminal', onLine: out });
+        const text = `watching ${id} — ${runUrl(ep, id)}`;
+        if (o.json) jsonLine({ kind: 'watching', workflowId: id, historyUrl: runUrl(ep, id), text });
+        else out(text);
+        const r = await followRun(client, id, { until: 'terminal', ...(o.json ? { onEvent: jsonLine } : { onLine: out }) });
         process.exitCode = r.exitCode;
       });
     });
@@ -442,11 +486,27 @@ export function buildProgram(): Command {
     .argument('<id>', 'workflow id of the run', runIdArg)
     .addOption(new Option('--for <state>', 'what to wait for').choices(['terminal', 'paused']).default('terminal'))
     .option('--timeout <seconds>', 'give up after this many seconds (exit 124)', intArg('--timeout', 1, 31_536_000))
-    .action(async (id: string, o: { for: 'terminal' | 'paused'; timeout?: number }) => {
+    .option('--json', 'what was awaited and what came of it (pause or outcome, exit code), as JSON')
+    .action(async (id: string, o: { for: 'terminal' | 'paused'; timeout?: number; json?: boolean }) => {
       const { followRun } = await import('./follow.js');
       await withClient(endpoint(), async (client) => {
         const r = await followRun(client, id, { until: o.for, ...(o.timeout ? { timeoutMs: o.timeout * 1000 } : {}), pollMs: 500 });
-        if (o.for === 'paused' && !r.reached) {
+        const notReached = o.for === 'paused' && !r.reached;
+        if (o.json) {
+          const outcome = r.view.kind === 'finished' ? r.view.outcome : null;
+          const answer: WaitJson = {
+            workflowId: id,
+            for: o.for,
+            reached: !notReached,
+            status: r.view.kind === 'finished' ? 'finished' : 'paused',
+            pause: r.view.snapshot?.pause ?? null,
+            outcome: outcome ? { status: outcome.status, reason: outcome.reason, exitCode: outcome.exitCode, notes: outcome.notes } : null,
+            exitCode: notReached ? EXIT.notReached : r.exitCode,
+          };
+          out(JSON.stringify(answer, null, 2));
+          if (notReached) process.stderr.write(`run "${id}" finished without pausing\n`);
+          process.exitCode = answer.exitCode;
+        } else if (notReached) {
           process.stderr.write(`run "${id}" finished without pausing\n`);
           process.exitCode = EXIT.notReached;
         } else {
@@ -469,7 +529,8 @@ export function buildProgram(): Command {
     .option('--iteration <n>', 'which iteration (default: the current or last one)', intArg('--iteration', 1, 1_000_000))
     .option('-f, --follow', 'keep printing what the agent writes until its call ends (Ctrl+C stops, exit 0)')
     .option('--timeout <seconds>', "how long the run's host has to answer a read (exit 4 past it)", intArg('--timeout', 1, 300), 15)
-    .action(async (id: string, o: { iteration?: number; follow?: boolean; timeout: number }) => {
+    .option('--json', 'JSON lines: the iteration read, its text as chunks, notes, and (with -f) the end of the run')
+    .action(async (id: string, o: { iteration?: number; follow?: boolean; timeout: number; json?: boolean }) => {
       const { logsCommand } = await import('./logs.js');
       await withClient(endpoint(), async (client) => {
         process.exitCode = await logsCommand(client, id, {
@@ -478,6 +539,7 @@ export function buildProgram(): Command {
           answerSeconds: o.timeout,
           write: (text) => new Promise<void>((resolve) => process.stdout.write(text, () => resolve())),
           note: (line) => process.stderr.write(`${line}\n`),
+          ...(o.json ? { event: (e: unknown) => new Promise<void>((resolve) => process.stdout.write(`${JSON.stringify(e)}\n`, () => resolve())) } : {}),
           // Only following ends on Ctrl+C with exit 0; a plain read is interrupted as any command.
           ...(o.follow ? { interrupted: new Promise<void>((resolve) => process.once('SIGINT', () => resolve())) } : {}),
         });
@@ -506,7 +568,7 @@ export function buildProgram(): Command {
     .description('serve the operator console: every run waiting for a person with its handoff and the actions that answer it, every run with its timeline, charts and live log, and the reports (see docs/console.md)')
     .option('--host <host>', 'address to listen on; any but a loopback address needs the console token (made once, printed once, kept in VIGIL_HOME)', '127.0.0.1')
     .option('--port <port>', 'port to listen on, 0 for any free one (default: 8237)', intArg('--port', 0, 65_535))
-    .option('--by <name>', 'who the actions are sent by (default: $USER); a person can set another name in the page')
+    .option('--by <name>', 'who the actions are sent by (default: your OS user name); a person can set another name in the page')
     .action(async (o: { host: string; port?: number; by?: string }) => {
       const { consoleCommand, DEFAULT_CONSOLE_PORT } = await import('./console/command.js');
       process.exitCode = await consoleCommand(endpoint(), { host: o.host, port: o.port ?? DEFAULT_CONSOLE_PORT, by: o.by ?? defaultActor() }, out);
@@ -577,7 +639,7 @@ export function buildProgram(): Command {
     .description("the provider circuit breakers shared by every run (state, failures in window, open until); --reset P closes one")
     .option('--json', 'machine-readable output')
     .option('--reset <provider>', "close this provider's breaker now (operator override)")
-    .option('--by <name>', 'who is resetting (default: $USER)')
+    .option('--by <name>', 'who is resetting (default: your OS user name)')
     .action(async (o: { json?: boolean; reset?: string; by?: string }) => {
       const { providersCommand } = await import('./providers.js');
       await withClient(endpoint(), async (client) => {

@@ -5,6 +5,7 @@
  * 2 bad provider name, 3 no such breaker, 4 no worker answered.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { defaultActor } from './steer-commands.js';
 import {
   BREAKER_WORKFLOW_ID_PREFIX,
   BREAKER_WORKFLOW_TYPE,
@@ -181,6 +182,3 @@ function firstLine(e: unknown): string {
   return (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';
 }
 
-function defaultActor(): string {
-  return process.env.USER?.trim() || process.env.LOGNAME?.trim() || 'cli';
-}

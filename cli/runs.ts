@@ -8,7 +8,8 @@ import path from 'node:path';
 import { WorkflowIdConflictPolicy, type Client, type Connection, type WorkflowHandle } from '@temporalio/client';
 import type { ChecklistItem } from '../schemas/gates.js';
 import type { Knobs } from '../schemas/knobs.js';
-import type { RunInput } from '../schemas/run.js';
+import { OUTCOME_STATUSES, type RunInput } from '../schemas/run.js';
+import { RUN_STATUSES } from '../schemas/status.js';
 import { SA_ITERATION, SA_PROVIDER, SA_REPO, SA_STATUS, SEARCH_ATTRIBUTES } from '../schemas/search-attributes.js';
 import type { vigilRun } from '../workflows/run-workflow.js';
 import { staticDetails, staticSummary } from '../workflows/ui.js';
@@ -27,6 +28,33 @@ export function checkRepo(repo: string): string {
     throw new CliError(`--repo ${abs} is not a git working tree; run \`git init\` there first`, EXIT.usage);
   }
   return abs;
+}
+
+/** The VigilStatus values `vigil list --status` takes: a run's status while it runs (a pausing run shows as paused), or its outcome. */
+export const LIST_STATUSES: readonly string[] = [
+  ...RUN_STATUSES.filter((st) => st !== 'pausing' && st !== 'finished'),
+  ...OUTCOME_STATUSES,
+];
+
+/** A visibility query string literal: backslashes and quotes escaped. */
+const literal = (value: string): string => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+/**
+ * The visibility query of `vigil list`: Vigil's runs, with `status` their VigilStatus and `repo`
+ * their VigilRepo (the absolute path, as `vigil start` records it: the last 255 characters).
+ */
+export function listQuery(filters: { status?: string; repo?: string }): string {
+  const terms = ["WorkflowType = 'vigilRun'"];
+  if (filters.status !== undefined) {
+    const status = filters.status.trim().toLowerCase();
+    if (!LIST_STATUSES.includes(status)) throw new CliError(`--status ${filters.status}: use one of ${LIST_STATUSES.join(', ')}`, EXIT.usage);
+    terms.push(`${SA_STATUS.name} = ${literal(status)}`);
+  }
+  if (filters.repo !== undefined) {
+    if (filters.repo.trim() === '') throw new CliError('--repo is empty: give the repository folder, e.g. --repo .', EXIT.usage);
+    terms.push(`${SA_REPO.name} = ${literal(path.resolve(filters.repo).slice(-255))}`);
+  }
+  return terms.join(' AND ');
 }
 
 export function defaultRunId(prd: Prd, now = new Date()): string {

@@ -13,6 +13,8 @@ import { PROVIDERS } from '../schemas/provider-names.js';
 import type { ResolvedKnobs } from './config.js';
 import type { Endpoint } from './connection.js';
 import { CliError, EXIT } from './errors.js';
+import { defaultActor } from './steer-commands.js';
+import type { ScheduleDeleteJson, ScheduleJson, ScheduleRow, ScheduleStateJson, ScheduleTriggerJson } from '../schemas/cli-output.js';
 
 /**
  * What the actions need, loaded when one runs: defining the commands stays light, so the CLI's
@@ -97,7 +99,7 @@ const memoOf = (desc: { memo?: Record<string, unknown> | undefined }): Partial<S
 const workflowIdsOf = (actions: readonly { action: { workflow: { workflowId: string } } }[]): string[] => actions.map((a) => a.action.workflow.workflowId);
 
 /** One schedule as `describe --json` prints it. */
-function describeJson(name: string, desc: ScheduleDescription): Record<string, unknown> {
+function describeJson(name: string, desc: ScheduleDescription): ScheduleJson {
   const memo = memoOf(desc);
   return {
     name,
@@ -137,6 +139,7 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
     .option('--set <key=value>', 'set a knob (repeatable); see `vigil config --explain`', (v: string, p: string[]) => [...p, v], [] as string[])
     .option('--checklist <file>', 'the PRD checklist to verify (JSON or Markdown), read now')
     .option('--note <text>', 'a note kept with the schedule (shown by describe)')
+    .option('--json', 'the schedule created, as `schedule describe --json` prints it')
     .action(async (name: string, o: Record<string, unknown>) => {
       const { readPrd, checkRepo, checkPromptTemplate, requireAgentCommand, readChecklist, withClient, runInputFor, missingSearchAttributes, staticSummary, staticDetails, SA_STATUS, SA_ITERATION, SA_REPO, SA_PROVIDER, searchAttributeHint } = await load();
       validateScheduleName(name);
@@ -190,6 +193,7 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
         }
         if (!withAttributes) process.stderr.write(`${searchAttributeHint(missing ?? [], ep)}\n`);
         const { desc } = await describeOrFail(client, name);
+        if (o.json) return out(JSON.stringify(describeJson(name, desc), null, 2));
         out(`created schedule ${name}: ${cron} (${String(o.timezone)}), overlap ${overlap}`);
         out(`  PRD        : ${prd.path} (read by each run when it starts)`);
         out(`  repository : ${repoPath}`);
@@ -206,7 +210,7 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
     .action(async (o: { json?: boolean }) => {
       const { withClient } = await load();
       await withClient(endpoint(), async (client) => {
-        const rows: Record<string, unknown>[] = [];
+        const rows: ScheduleRow[] = [];
         for await (const s of client.schedule.list()) {
           if (s.action?.workflowType !== 'vigilRun') continue;
           const memo = memoOf(s);
@@ -219,7 +223,7 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
             repo: memo.vigilRepo ?? null,
           });
         }
-        rows.sort((a, b) => String(a.name).localeCompare(String(b.name)));
+        rows.sort((a, b) => a.name.localeCompare(b.name));
         if (o.json) out(JSON.stringify(rows, null, 2));
         else if (rows.length === 0) out('no schedules (create one with `vigil schedule create NAME --cron "0 2 * * *" --prd PRD.md --repo DIR`)');
         else for (const r of rows) out(`${String(r.name).padEnd(24)} ${String(r.cron ?? '?').padEnd(16)} ${(r.paused ? 'paused' : 'active').padEnd(7)} next ${String(r.next ?? '-').padEnd(24)} last ${String(r.last ?? '-')}  ${String(r.repo ?? '')}`);
@@ -241,14 +245,14 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
           return;
         }
         out(`schedule ${name}${desc.state.paused ? ' (paused)' : ''}`);
-        out(`  cron       : ${String(j.cron ?? '?')} (${String(j.timezone)}), overlap ${String(j.overlap)}`);
-        out(`  PRD        : ${String(j.prd ?? '?')}`);
-        out(`  repository : ${String(j.repo ?? '?')}`);
+        out(`  cron       : ${j.cron ?? '?'} (${j.timezone}), overlap ${j.overlap}`);
+        out(`  PRD        : ${j.prd ?? '?'}`);
+        out(`  repository : ${j.repo ?? '?'}`);
         if (desc.state.note) out(`  note       : ${desc.state.note}`);
-        out(`  next       : ${(j.nextRuns as string[]).slice(0, 3).join(', ') || '(none)'}`);
-        out(`  running    : ${(j.running as string[]).join(', ') || '(none)'}`);
-        out(`  runs       : ${String(j.runs)} started, ${String(j.skippedOverlap)} skipped because one was still going`);
-        for (const r of (j.recent as { scheduledAt: string; workflowId: string }[]).slice(-5)) out(`  recent     : ${r.workflowId}  (vigil status ${r.workflowId})`);
+        out(`  next       : ${j.nextRuns.slice(0, 3).join(', ') || '(none)'}`);
+        out(`  running    : ${j.running.join(', ') || '(none)'}`);
+        out(`  runs       : ${j.runs} started, ${j.skippedOverlap} skipped because one was still going`);
+        for (const r of j.recent.slice(-5)) out(`  recent     : ${r.workflowId}  (vigil status ${r.workflowId})`);
       });
     });
 
@@ -258,16 +262,19 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
       .description(verb === 'pause' ? 'pause a schedule: no run starts until unpaused (a run already going goes on)' : 'unpause (resume) a schedule')
       .argument('<name>')
       .option('--reason <text>', 'why (kept as the schedule note)')
-      .action(async (name: string, o: { reason?: string }) => {
+      .option('--json', 'the state the schedule is in and whether it changed, as JSON')
+      .action(async (name: string, o: { reason?: string; json?: boolean }) => {
         const { withClient } = await load();
         await withClient(endpoint(), async (client) => {
           const { handle, desc } = await describeOrFail(client, name);
-          if (verb === 'pause' && desc.state.paused) return out(`schedule ${name} is already paused`);
-          if (verb === 'unpause' && !desc.state.paused) return out(`schedule ${name} is not paused`);
-          const note = o.reason ?? `${verb}d by ${process.env.USER?.trim() || 'cli'} with vigil schedule ${verb}`;
+          const say = (answer: ScheduleStateJson, text: string): void => out(o.json ? JSON.stringify(answer, null, 2) : text);
+          const unchanged: ScheduleStateJson = { name, paused: desc.state.paused, changed: false, note: desc.state.note ?? null };
+          if (verb === 'pause' && desc.state.paused) return say(unchanged, `schedule ${name} is already paused`);
+          if (verb === 'unpause' && !desc.state.paused) return say(unchanged, `schedule ${name} is not paused`);
+          const note = o.reason ?? `${verb}d by ${defaultActor()} with vigil schedule ${verb}`;
           if (verb === 'pause') await handle.pause(note);
           else await handle.unpause(note);
-          out(`schedule ${name} ${verb}d`);
+          say({ name, paused: verb === 'pause', changed: true, note }, `schedule ${name} ${verb}d`);
         });
       });
     for (const a of aliases) c.alias(a);
@@ -279,9 +286,14 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
     .command('trigger')
     .description("start a run now, under the schedule's overlap policy (skip: nothing starts while one is still going)")
     .argument('<name>')
-    .action(async (name: string) => {
+    .option('--json', 'what came of it (started and its run, skipped and the runs still going, or not started yet), as JSON')
+    .action(async (name: string, o: { json?: boolean }) => {
       const { withClient } = await load();
       await withClient(endpoint(), async (client) => {
+        const say = (answer: ScheduleTriggerJson, ...text: string[]): void => {
+          if (o.json) out(JSON.stringify(answer, null, 2));
+          else for (const t of text) out(t);
+        };
         const { handle, desc } = await describeOrFail(client, name);
         const before = { taken: desc.info.numActionsTaken, skipped: desc.info.numActionsSkippedOverlap };
         await handle.trigger(desc.policies.overlap ?? ('SKIP' as ScheduleOverlapPolicy));
@@ -290,18 +302,17 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
         for (;;) {
           const d = await handle.describe();
           if (d.info.numActionsTaken > before.taken) {
-            const id = d.info.recentActions.at(-1)?.action.workflow.workflowId ?? '?';
-            out(`started run ${id}`);
-            out(`  follow     : vigil watch ${id}`);
+            const id = d.info.recentActions.at(-1)?.action.workflow.workflowId ?? null;
+            say({ name, result: 'started', workflowId: id, running: workflowIdsOf(d.info.runningActions.map((a) => ({ action: a }))) }, `started run ${id ?? '?'}`, `  follow     : vigil watch ${id ?? '?'}`);
             return;
           }
           if (d.info.numActionsSkippedOverlap > before.skipped) {
             const running = workflowIdsOf(d.info.runningActions.map((a) => ({ action: a })));
-            out(`skipped: ${running.length ? `${running.join(', ')} is still going` : 'a run of this schedule is still going'} (overlap policy ${fromPolicy(d.policies.overlap ?? 'SKIP')})`);
+            say({ name, result: 'skipped', workflowId: null, running }, `skipped: ${running.length ? `${running.join(', ')} is still going` : 'a run of this schedule is still going'} (overlap policy ${fromPolicy(d.policies.overlap ?? 'SKIP')})`);
             return;
           }
           if (Date.now() > deadline) {
-            out(`triggered schedule ${name}; the server has not started the run yet (see \`vigil schedule describe ${name}\`)`);
+            say({ name, result: 'pending', workflowId: null, running: workflowIdsOf(d.info.runningActions.map((a) => ({ action: a }))) }, `triggered schedule ${name}; the server has not started the run yet (see \`vigil schedule describe ${name}\`)`);
             return;
           }
           await new Promise((r) => setTimeout(r, 250));
@@ -313,12 +324,15 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
     .command('delete')
     .description('delete a schedule (runs it started go on)')
     .argument('<name>')
-    .action(async (name: string) => {
+    .option('--json', 'the schedule deleted and the runs it started that go on, as JSON')
+    .action(async (name: string, o: { json?: boolean }) => {
       const { withClient } = await load();
       await withClient(endpoint(), async (client) => {
         const { handle, desc } = await describeOrFail(client, name);
         await handle.delete();
         const running = workflowIdsOf(desc.info.runningActions.map((a) => ({ action: a })));
+        const answer: ScheduleDeleteJson = { name, deleted: true, running };
+        if (o.json) return out(JSON.stringify(answer, null, 2));
         out(`deleted schedule ${name}${running.length ? `; ${running.join(', ')} goes on (vigil stop ${running[0]} to end it)` : ''}`);
       });
     });

@@ -5,17 +5,26 @@
  * code). Light to import: the client and the views are loaded by the action.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { logLine } from '../workers/logging.js';
 import type { Endpoint } from './endpoint.js';
 import { CliError, EXIT } from './errors.js';
 import type { MessageKind } from './steer.js';
+import type { MessageJson } from '../schemas/cli-output.js';
 
 export const out = (line = ''): void => {
   process.stdout.write(`${line}\n`);
 };
 
+/** Who a message is from when `--by` is not given: this machine's user (the account, whatever USER says), else USER or LOGNAME. */
 export function defaultActor(): string {
-  return process.env.USER?.trim() || process.env.LOGNAME?.trim() || 'cli';
+  let name = '';
+  try {
+    name = userInfo().username.trim();
+  } catch {
+    // A uid without a passwd entry (some containers): the environment may still name it.
+  }
+  return name || process.env.USER?.trim() || process.env.LOGNAME?.trim() || 'cli';
 }
 
 /** `--by NAME`, else the default actor. */
@@ -101,12 +110,15 @@ export async function statusCommand(ep: Endpoint, id: string, json: boolean): Pr
   });
 }
 
-/** Sends one message (its payload built already: bad input is exit 2 before anything connects). */
-export async function messageCommand(ep: Endpoint, kind: MessageKind, id: string, body: Record<string, unknown>, asSignal: boolean): Promise<void> {
+/** Sends one message (its payload built already: bad input is exit 2 before anything connects); `json`: the answer as MessageJson. */
+export async function messageCommand(ep: Endpoint, kind: MessageKind, id: string, body: Record<string, unknown>, asSignal: boolean, json = false): Promise<void> {
   const [{ sendMessage }, { withRunApi }] = await Promise.all([import('./steer.js'), import('./open-run-api.js')]);
   await withRunApi(ep, async (api) => {
     const ack = await sendMessage(api, ep, id, kind, body, asSignal);
-    out(ack ? `${id}: ${ack.message} (status ${ack.status}, iteration ${ack.iteration})` : `${id}: ${kind} signal recorded; it takes effect when a worker runs the workflow`);
+    if (json) {
+      const answer: MessageJson = { workflowId: id, message: kind, by: typeof body.by === 'string' ? body.by : defaultActor(), acknowledged: ack !== null, ack: ack ? { changed: ack.changed, message: ack.message, status: ack.status, iteration: ack.iteration, paused: ack.paused } : null };
+      out(JSON.stringify(answer, null, 2));
+    } else out(ack ? `${id}: ${ack.message} (status ${ack.status}, iteration ${ack.iteration})` : `${id}: ${kind} signal recorded; it takes effect when a worker runs the workflow`);
   });
 }
 

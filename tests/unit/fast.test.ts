@@ -32,6 +32,9 @@ describe('parseFast', () => {
     expect(parseFast(['--profile', 'prod', 'status', 'r1'])).toEqual({ verb: 'status', args: ['r1'], opts: {}, profile: 'prod' });
     expect(parseFast(['--profile=prod', 'pause', 'r1'])).toEqual({ verb: 'pause', args: ['r1'], opts: {}, profile: 'prod' });
     expect(parseFast(['status', 'r1', '--profile', 'prod'])).toEqual({ verb: 'status', args: ['r1'], opts: {}, profile: 'prod' });
+    // --json on the four messages too (their acknowledgement as JSON).
+    expect(parseFast(['pause', 'r1', '--json'])).toEqual({ verb: 'pause', args: ['r1'], opts: { json: true } });
+    expect(parseFast(['input', 'r1', 'use tabs', '--json', '--signal'])).toEqual({ verb: 'input', args: ['r1', 'use tabs'], opts: { json: true, signal: true } });
   });
 
   it('leaves everything else to commander', () => {
@@ -47,6 +50,7 @@ describe('parseFast', () => {
       ['status', 'r1', 'r2'],
       ['status', 'r1', '--signal'],
       ['status', 'r1', '--json=yes'],
+      ['stop', 'r1', '--json', '--json'],
       ['pause', 'r1', '--bogus'],
       ['pause', 'r1', '--reason'],
       ['pause', 'r1', '--reason', '-x'],
