@@ -413,6 +413,9 @@ describe('scripted agent (compiled)', () => {
       expect(typeof line.pid).toBe('number');
       expect(Number.isNaN(Date.parse(String(line.startedAt)))).toBe(false);
     }
+    // Run by Vigil, the call's process token too (tests find the call's processes by it).
+    await runAgent(repo, scenario, { env: { VIGIL_ITERATION: '2', VIGIL_PROCESS_TOKEN: 'call-token-1' } });
+    expect(calls(repo).at(-1)).toMatchObject({ iteration: 2, token: 'call-token-1' });
   });
 
   it('uses default beyond the list, and does nothing when there is no default', async () => {

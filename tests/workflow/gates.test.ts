@@ -133,6 +133,9 @@ describe('tool gates', () => {
 // and takes long enough for a message, or a look at the run, to land while the gates run.
 const slowSuite = (seconds = 2): { marker: string; testCommand: string } => {
   const marker = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-suite-')), 'started');
+  // The sandboxed test run writes its marker outside the repository only where the worker's
+  // operator names the folder (docs/security.md, The agent's sandbox); the in-process workers read it.
+  process.env.VIGIL_SANDBOX_WRITABLE = path.dirname(marker);
   return { marker, testCommand: `touch '${marker}'; sleep ${seconds}; echo '1 passed'` };
 };
 const untilPresent = async (file: string): Promise<void> => {

@@ -189,6 +189,9 @@ describe('the lean iteration', () => {
   it('a PAUSE during the gate pass a call carries cuts the pass short (the slow test run is killed); after RESUME the run goes on', async () => {
     const repo = makeRepo();
     const marker = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-lean-')), 'slept');
+    // The sandboxed test run writes its marker outside the repository only where the worker's
+    // operator names the folder (docs/security.md, The agent's sandbox).
+    process.env.VIGIL_SANDBOX_WRITABLE = path.dirname(marker);
     const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a\n' } }, { writes: { 'b.txt': 'b\n' } }] });
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);

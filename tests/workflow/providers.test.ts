@@ -5,6 +5,7 @@
  * the provider said without climbing the tier ladder, a worker crash resumes the same session,
  * and a reviewer that edits the tree has its vote voided.
  */
+import { sandboxPlatform } from '../../activities/sandbox.js';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -297,14 +298,47 @@ describe('providers', () => {
     });
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
+    // Sandbox off: the read-only mount keeps a reviewer from writing at all (below); this pins the
+    // second line behind it, the tree-hash check, on its own.
+    process.env.VIGIL_SANDBOX = 'off';
+    try {
+      await worker.runUntil(async () => {
+        const handle = await startRun(env, tq, loopInput(repo, scenario, { councilEnabled: true, councilMinIterations: 1, councilSize: 3, councilThreshold: 3, maxIterations: 2 }));
+        await handle.result();
+        const s = await status(handle);
+        const round = s.council.verdicts[0];
+        expect(round?.votes[1]).toMatchObject({ recorded: 'REJECT', approves: false });
+        expect(round?.votes[1]?.reason).toMatch(/^vote void: the reviewer changed the working tree \(smuggled\.txt\)/);
+        expect(round?.result).toBe('REJECTED');
+      });
+    } finally {
+      delete process.env.VIGIL_SANDBOX;
+    }
+  });
+
+  it.runIf(sandboxPlatform().problem === null)('in the sandbox, a reviewer cannot change the working tree at all', async () => {
+    const repo = makeRepo();
+    const scenario = writeScenario(repo, {
+      version: 1,
+      iterations: [{ writes: { 'a.txt': 'a\n' } }, { writes: { 'b.txt': 'b\n' }, claim: 'promise' }],
+      roles: {
+        council: {
+          default: { output: 'VOTE: APPROVE\nREASON: looks fine\n' },
+          members: { '1': { default: { output: 'VOTE: APPROVE\nREASON: fixed it myself\n', writes: { 'smuggled.txt': 'x\n' } } } },
+        },
+        'devils-advocate': { default: { output: 'VOTE: APPROVE\nREASON: fine\n' } },
+      },
+    });
+    const tq = uniqueId('tq');
+    const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
       const handle = await startRun(env, tq, loopInput(repo, scenario, { councilEnabled: true, councilMinIterations: 1, councilSize: 3, councilThreshold: 3, maxIterations: 2 }));
       await handle.result();
       const s = await status(handle);
-      const round = s.council.verdicts[0];
-      expect(round?.votes[1]).toMatchObject({ recorded: 'REJECT', approves: false });
-      expect(round?.votes[1]?.reason).toMatch(/^vote void: the reviewer changed the working tree \(smuggled\.txt\)/);
-      expect(round?.result).toBe('REJECTED');
+      expect(existsSync(path.join(repo, 'smuggled.txt'))).toBe(false);
+      // Its call failed on the read-only repository: not an approval, and no voided vote either.
+      expect(s.council.verdicts[0]?.votes[1]?.approves).toBe(false);
+      expect(s.council.verdicts[0]?.votes[1]?.reason ?? '').not.toMatch(/vote void/);
     });
   });
 });
