@@ -25,7 +25,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { KnobName } from '../schemas/knobs.js';
 import { PROVIDERS } from '../schemas/provider-names.js';
 import { packageRoot } from '../workers/paths.js';
@@ -645,6 +645,15 @@ export function buildProgram(): Command {
       await withClient(endpoint(), async (client) => {
         process.exitCode = await providersCommand(client, { json: Boolean(o.json), ...(o.reset ? { reset: o.reset } : {}), by: o.by ?? defaultActor() });
       });
+    });
+
+  program
+    .command('completion')
+    .description('print a shell completion script made from this command tree: `source <(vigil completion bash)` (or zsh); fish: `vigil completion fish > ~/.config/fish/completions/vigil.fish`')
+    .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh', 'fish']))
+    .action(async (shell: string) => {
+      const { completionScript } = await import('./completion.js');
+      process.stdout.write(completionScript(program, shell));
     });
 
   // vigil schedule create|list|describe|pause|unpause|trigger|delete (cli/schedule.ts).
