@@ -6,6 +6,8 @@
  * queue, and which sandbox a worker here would run agents in (and why not). Exit 0 when everything the chosen provider needs is ok, 1 otherwise, 2 for an unknown
  * provider. `temporalCheck` is the default Temporal probe, built on cli/connection.ts.
  */
+import { accessSync, constants as fsConstants, existsSync, statSync } from 'node:fs';
+import path from 'node:path';
 import proto from '@temporalio/proto';
 import { isProviderName, PROVIDER_NAMES, PROVIDERS, type ProviderName, type ProviderPreset } from '../activities/providers/index.js';
 import { probeProvider, type ProbeResult } from '../activities/providers/probe.js';
@@ -30,6 +32,8 @@ export interface DoctorOptions {
   timeoutMs?: number;
   /** User id the worker would run as; default this process's (null where there is none). */
   uid?: number | null;
+  /** The `command` provider's agent command (the agentCommand knob as a start here would resolve it). */
+  agentCommand?: readonly string[];
 }
 
 export interface DoctorCheck {
@@ -234,6 +238,46 @@ function sandboxCheck(s: ReturnType<typeof describeSandbox>): DoctorCheck {
   return { name: 'sandbox', ok: false, required: s.mode === 'strict', detail: s.line, fix: 'install bubblewrap (scripts/install-sandbox.sh, or apt-get install bubblewrap) where user namespaces are allowed, or set VIGIL_SANDBOX=off to run agents as the worker on purpose' };
 }
 
+/** Where `argv0` resolves (a path, or the first executable of that name on PATH), or why it does not. */
+function resolveExecutable(argv0: string, env: NodeJS.ProcessEnv): { path: string } | { problem: string } {
+  const executable = (file: string): boolean => {
+    try {
+      if (!statSync(file).isFile()) return false;
+      accessSync(file, fsConstants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (argv0.includes('/')) {
+    const file = path.resolve(argv0);
+    if (!existsSync(file)) return { problem: `${file} does not exist` };
+    return executable(file) ? { path: file } : { problem: `${file} is not an executable file (chmod +x it, or start the command with its interpreter: node ${argv0})` };
+  }
+  for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+    const file = path.join(dir, argv0);
+    if (executable(file)) return { path: file };
+  }
+  return { problem: `no executable "${argv0}" on PATH` };
+}
+
+/**
+ * The `command` provider's checks: an agent command is set, and its program resolves to an
+ * executable file here. It is not run: an agent command reads a prompt and may change a
+ * repository, so what it answers is checked by `vigil doctor --agent-command CMD` in a scratch one.
+ */
+export function agentCommandChecks(argv: readonly string[], env: NodeJS.ProcessEnv): DoctorCheck[] {
+  const where = 'set it with --set agentCommand="…" on start, VIGIL_AGENT_COMMAND, or "agentCommand" in vigil.config.json';
+  if (argv.length === 0) return [{ name: 'command', ok: false, required: true, detail: 'no agent command is set for the command provider', fix: `${where} (or choose a provider: --provider claude, ...)` }];
+  const found = resolveExecutable(argv[0] as string, env);
+  const shown = argv.join(' ').slice(0, 200);
+  if ('problem' in found) return [{ name: 'command', ok: false, required: true, detail: `agent command \`${shown}\`: ${found.problem}`, fix: `install it or fix the path; ${where}` }];
+  return [
+    { name: 'command', ok: true, required: true, detail: `agent command \`${shown}\`: ${found.path} is executable`, fix: null },
+    { name: 'command.contract', ok: true, required: false, detail: `not run here; check its answers to every role with \`vigil doctor --agent-command ${JSON.stringify(shown)}\``, fix: null },
+  ];
+}
+
 function line(c: DoctorCheck): string {
   const label = c.name.replace('.', ' ');
   return `  ${c.ok ? '✓' : '✗'} ${label}: ${c.detail}${c.ok || c.fix === null ? '' : ` — fix: ${c.fix}`}`;
@@ -263,7 +307,9 @@ export async function doctorCommand(opts: DoctorOptions): Promise<number> {
     const preset = PROVIDERS[n];
     const p = probes[i] as ProbeResult;
     if (preset.binary === null) {
-      checks.push({ name: n, ok: true, required: false, detail: 'runs your agentCommand; no CLI of its own to check', fix: null });
+      // The command provider runs the agentCommand as it is: that command is what must be there.
+      if (chosen === 'command') checks.push(...agentCommandChecks(opts.agentCommand ?? [], env));
+      else checks.push({ name: n, ok: true, required: false, detail: 'runs your agentCommand; no CLI of its own to check', fix: null });
       return;
     }
     const own = providerChecks(preset, p, chosen !== null);

@@ -602,8 +602,9 @@ export function buildProgram(): Command {
     .addOption(new Option('--provider <name>', 'check only this provider').choices([...PROVIDERS]))
     .option('--agent-command <cmd>', 'drive every role of the agent contract once with this command (in a scratch repository) and say which answers are wrong')
     .option('--contract', 'with --provider: drive every role of the agent contract once through that CLI')
+    .option('--config <file>', 'JSON config file of knobs whose provider and agentCommand are checked (default: ./vigil.config.json if present)')
     .option('--json', 'machine-readable output')
-    .action(async (o: { provider?: string; json?: boolean; agentCommand?: string; contract?: boolean }) => {
+    .action(async (o: { provider?: string; json?: boolean; agentCommand?: string; contract?: boolean; config?: string }) => {
       if (o.agentCommand !== undefined || o.contract) {
         const provider = o.agentCommand !== undefined ? 'command' : o.provider;
         if (!provider || (o.agentCommand !== undefined && o.provider && o.provider !== 'command')) {
@@ -626,8 +627,14 @@ export function buildProgram(): Command {
         return;
       }
       const { doctorCommand, temporalCheck } = await import('./doctor.js');
+      // The provider and agent command a start here would use (vigil.config.json, VIGIL_*): a
+      // configured command provider is checked as such, not the vendor CLIs.
+      const { knobs, sources } = await resolve({ ...(o.config ? { config: o.config } : {}) });
+      const configured = sources.provider.source !== 'default' || sources.agentCommand.source !== 'default' ? knobs.provider : undefined;
+      const provider = o.provider ?? configured;
       process.exitCode = await doctorCommand({
-        ...(o.provider ? { provider: o.provider } : {}),
+        ...(provider ? { provider } : {}),
+        agentCommand: knobs.agentCommand,
         json: Boolean(o.json),
         // A broken profile is a failed check, not a crash.
         connect: async () => temporalCheck(endpoint()),

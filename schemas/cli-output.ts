@@ -22,6 +22,7 @@ import {
   RewindRecordSchema,
   VerdictSchema,
 } from './run.js';
+import { SandboxModeSchema } from './sandbox.js';
 import { RunStatusSchema, StatusSnapshotSchema } from './status.js';
 
 /** What a finished run ended with, as the CLI shows it. */
@@ -286,6 +287,8 @@ export const DoctorJsonSchema = z.object({
     z.object({ ok: z.literal(false), problem: z.string() }),
   ]),
   checks: z.array(DoctorCheckSchema),
+  /** The isolation a worker on this machine would apply to agent calls. */
+  sandbox: z.object({ mode: SandboxModeSchema, applies: z.boolean(), detail: z.string() }),
 });
 
 /** `vigil doctor --agent-command CMD --json` (or `--provider P --contract --json`): each role's check. */

@@ -65,6 +65,7 @@ async function doctor(o: {
   env: NodeJS.ProcessEnv;
   connect?: () => Promise<TemporalStatus>;
   uid?: number;
+  agentCommand?: string[];
 }): Promise<{ code: number; text: string; lines: string[] }> {
   const lines: string[] = [];
   const code = await doctorCommand({
@@ -75,6 +76,7 @@ async function doctor(o: {
     out: (l) => lines.push(l),
     // Not root unless a test says so (the suite may run as root).
     uid: o.uid ?? 1000,
+    ...(o.agentCommand ? { agentCommand: o.agentCommand } : {}),
   });
   return { code, text: lines.join('\n'), lines };
 }
@@ -339,9 +341,30 @@ describe('doctorCommand', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.lines).toEqual([]);
 
-    const command = await doctor({ provider: 'command', env: { PATH: binDir('doc-cmd', []) } });
+    // The command provider: its agent command is what must be there (found on PATH, executable).
+    const cmdBin = binDir('doc-cmd', []);
+    writeFileSync(path.join(cmdBin, 'my-agent'), '#!/bin/sh\nexit 0\n');
+    chmodSync(path.join(cmdBin, 'my-agent'), 0o755);
+    const command = await doctor({ provider: 'command', env: { PATH: cmdBin }, agentCommand: ['my-agent', '--fast'] });
     expect(command.code).toBe(0);
-    expect(command.text).toContain('✓ command: runs your agentCommand');
+    expect(command.text).toContain(`✓ command: agent command \`my-agent --fast\`: ${path.join(cmdBin, 'my-agent')} is executable`);
+    expect(command.text).toContain('vigil doctor --agent-command');
+    expect(command.text).not.toContain('claude');
+  });
+
+  it('the command provider: no agent command, one not on PATH, a path that is not executable → 1 with the fix', async () => {
+    const bin = binDir('doc-cmd-bad', []);
+    const none = await doctor({ provider: 'command', env: { PATH: bin }, agentCommand: [] });
+    expect(none.code).toBe(1);
+    expect(none.text).toContain('✗ command: no agent command is set for the command provider — fix: set it with --set agentCommand=');
+    const missing = await doctor({ provider: 'command', env: { PATH: bin }, agentCommand: ['no-such-agent'] });
+    expect(missing.code).toBe(1);
+    expect(missing.text).toContain('✗ command: agent command `no-such-agent`: no executable "no-such-agent" on PATH — fix: install it or fix the path');
+    const plain = path.join(bin, 'agent.js');
+    writeFileSync(plain, 'console.log(1)\n');
+    const notExec = await doctor({ provider: 'command', env: { PATH: bin }, agentCommand: [plain] });
+    expect(notExec.code).toBe(1);
+    expect(notExec.text).toContain(`${plain} is not an executable file (chmod +x it, or start the command with its interpreter: node ${plain})`);
   });
 
   it('as root without the sandbox, claude builders need IS_SANDBOX=1 (claude refuses --dangerously-skip-permissions)', async () => {
