@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, rmdirSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { processStartTime, signalTree, TOKEN_VAR } from './process-tree.js';
+import { processesWithToken, processStartTime, signalTree, TOKEN_VAR } from './process-tree.js';
 import { startSandboxProxy, type SandboxProxy } from './sandbox-proxy.js';
 import { describeWriteError, logTruncatedNotice } from './safe-files.js';
 import { CANCEL_GRACE_MS, KILL_GRACE_MS, readState, writeState, type SupervisorExit, type SupervisorMessage, type SupervisorSpec, type SupervisorState } from './supervisor-state.js';
@@ -127,6 +127,15 @@ export interface SupervisedCall {
   done: Promise<SupervisorExit>;
 }
 
+/** How long a sandboxed call's namespace may take to empty after bubblewrap exits. */
+const SANDBOX_SETTLE_MS = 500;
+
+/** Resolves once no process carries `token`, or after `ms`. */
+async function settled(token: string, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (processesWithToken(token).length > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+}
+
 /** Removes the per-call folder of a sandbox proxy's socket (made by activities/sandbox.ts; only a `vigil-sbx-` folder, only when empty). */
 function removeProxyDir(socketPath: string): void {
   const dir = path.dirname(socketPath);
@@ -221,6 +230,9 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
     const exit = await exited;
     clearTimeout(timeout);
     clearInterval(watchdog);
+    // A sandboxed call's processes die with its pid namespace as bubblewrap exits; those still
+    // being torn down are not leftovers (a short wait, so they are not counted as such).
+    if (spec.sandboxProxy && pid !== undefined) await settled(spec.token, SANDBOX_SETTLE_MS);
     // The direct child is gone; nothing it started may outlive the call (its group, and anything
     // that escaped the group but carries the call's token).
     const strays = pid !== undefined ? signalTree(pid, spec.token, 'SIGKILL') : 0;
