@@ -136,8 +136,9 @@ export async function createVigilWorker(opts: VigilWorkerOptions): Promise<Worke
       ? { interceptors: { ...opts.tracing?.interceptors, activity: [...(opts.tracing?.interceptors.activity ?? []), ...(opts.activityInterceptors ?? [])] } }
       : {}),
     sinks: { ...runningCallSinks, ...opts.tracing?.sinks },
-    // Payloads encrypted when a codec key is configured (VIGIL_CODEC_KEY_FILE / VIGIL_CODEC_KEY).
-    ...(codec ? { dataConverter: { payloadCodecs: [tolerantDecoding(codec)] } } : {}),
+    // Payloads encrypted when a codec key is configured (VIGIL_CODEC_KEY_FILE / VIGIL_CODEC_KEY);
+    // without one, encrypted payloads are still recognised, and the key the worker lacks named.
+    dataConverter: { payloadCodecs: [tolerantDecoding(codec, (m) => logLine('WARN', m))] },
     identity: opts.identity ?? workerIdentity(),
     ...tuningWorkerOptions(tuning),
     // A running call's heartbeats reach Temporal at most every HEARTBEAT_SEND_MS: they prove the

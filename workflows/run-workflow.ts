@@ -13,11 +13,12 @@
 import { ApplicationFailure, isCancellation, workflowInfo } from '@temporalio/workflow';
 import { RunInputSchema, RunStateSchema, type Outcome, type RunInput, type RunState } from '../schemas/run.js';
 import { unpackValue } from './carried-state.js';
+import { missingPayloadKey } from './decisions/payload-key.js';
 import { initialRunState } from './initial-state.js';
 import { afterFailedIteration } from './run/after-failed.js';
 import { afterGoodIteration } from './run/after-good.js';
 import { beforeCouncilCheck } from './run/before-council.js';
-import { atBoundary, begin, GO, prepareExecution } from './run/boundary.js';
+import { atBoundary, begin, GO, holdPreparation, prepareExecution } from './run/boundary.js';
 import { callAgent } from './run/call-agent.js';
 import { handleRepositoryTrouble, stopOutcome } from './run/ending.js';
 import { decideEras } from './run/eras.js';
@@ -71,6 +72,12 @@ function carriedState(input: RunInput): RunState | null {
 }
 
 export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
+  // Ciphertext this worker cannot read: the task fails with what to do, and Temporal retries it
+  // until a worker with the key takes it (workflows/decisions/payload-key.ts). Not behind a patch:
+  // a worker without the key replays a keyed run's history with no marker to find, and must not
+  // take an old branch there; nothing of a run is decided or written on this path.
+  const lacksKey = missingPayloadKey(rawInput);
+  if (lacksKey !== null) throw new Error(lacksKey);
   const parsed = RunInputSchema.safeParse(rawInput);
   if (!parsed.success) {
     throw ApplicationFailure.nonRetryable(`invalid run input: ${parsed.error.message}`, 'InvalidRunInput');
@@ -90,6 +97,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
     if (refused) return refused.end;
     for (;;) {
       try {
+        // A failed preparation's pause waits for a person before preparing again.
+        const held = await holdPreparation(run);
+        if (held) return held.end;
         await prepareExecution(run);
         for (;;) {
           // The boundary: messages, the budget, a forced review or a held claim, the caps, a fresh history.

@@ -232,6 +232,19 @@ export const ERAS: Era[] = [
       BEFORE_COMPLETION_RULE_DEMO,
     ],
   },
+  {
+    patch: 'vigil-prepare-waits-v1',
+    introducedBy: 'INTRODUCED',
+    before: 'a failed preparation waited for a person',
+    fixtures: [
+      {
+        file: 'before-vigil-prepare-waits-v1.json',
+        commit: '2e7e78b',
+        scenario: 'prepare-paused',
+        pins: 'a supervised run whose committed .vigil link failed its preparation paused and prepared again at once, in a loop, until terminated',
+      },
+    ],
+  },
 ] satisfies (Era & { patch: PatchId })[];
 
 /** Every fixture file of the table once, with the eras that list it. */

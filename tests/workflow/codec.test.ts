@@ -2,12 +2,14 @@
  * Encrypted history, on a real Temporal server: with a payload key, everything a run writes to
  * history (its input with the agent command and webhook URLs, activity inputs and results, the
  * tails of agent output) is AES-GCM ciphertext; the holder of the key reads it all back; and a
- * message encrypted with a key the worker lacks is listed as invalid instead of wedging the run.
+ * message encrypted with a key the worker lacks is listed as invalid instead of wedging the run;
+ * a run reaching a worker without its key waits, says why, and goes on when a worker with the key
+ * arrives.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { Client } from '@temporalio/client';
+import { Client, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AesGcmCodec, defaultKeyId, ENCRYPTED_ENCODING } from '../../workers/codec.js';
 import { createVigilWorker } from '../../workers/worker.js';
@@ -103,5 +105,52 @@ describe('payload encryption', () => {
       expect(status.repoPath).toBe(repo);
       expect(status.lastIteration?.exitCode).toBe(0);
     });
+  });
+
+  it('a run that reaches a worker without its key waits, says why, and completes on a worker that has it', async () => {
+    const secret = keyOf();
+    const codec = new AesGcmCodec(secret);
+    const secretClient = new Client({ connection: env.connection, namespace: NAMESPACE, dataConverter: { payloadCodecs: [codec] } });
+    const repo = makeRepo();
+    const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a\n' }, output: 'done <promise>COMPLETION PROMISE FULFILLED</promise>\n' }], default: { writes: {}, output: 'idle\n' } });
+    const tq = uniqueId('tq');
+    const warnings: string[] = [];
+    const original = process.stderr.write.bind(process.stderr);
+    // Without a codec at all: the worker still recognises the ciphertext and names the key it lacks.
+    const keyless = await createVigilWorker({ connection: env.nativeConnection, namespace: NAMESPACE, taskQueue: tq, workflowBundle: env.bundle, codec: null });
+    const input = loopInput(repo, scenario, { maxIterations: 3 });
+    const handle = await secretClient.workflow.start(vigilRun, { taskQueue: tq, workflowId: uniqueId('key'), args: [input] });
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+      warnings.push(String(chunk));
+      return original(chunk, ...rest);
+    }) as typeof process.stderr.write;
+    try {
+      await keyless.runUntil(async () => {
+        // The workflow task fails (and is retried) with what to do; the run itself stays open.
+        for (let i = 0; i < 100; i++) {
+          const events = (await handle.fetchHistory()).events ?? [];
+          if (events.some((e) => e.workflowTaskFailedEventAttributes)) break;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        const events = (await handle.fetchHistory()).events ?? [];
+        const failed = events.find((e) => e.workflowTaskFailedEventAttributes)?.workflowTaskFailedEventAttributes;
+        expect(failed?.failure?.message).toMatch(new RegExp(`^this worker lacks the payload key "${secret.id}" that encrypted the run's input`));
+        expect((await handle.describe()).status.name).toBe('RUNNING');
+        // Nothing can be read of it here: a status query this worker would answer fails too.
+        await expect(handle.query(statusQuery)).rejects.toThrow();
+      });
+    } finally {
+      process.stderr.write = original;
+    }
+    expect(warnings.join('')).toContain(`this worker lacks the payload key "${secret.id}" (it has no codec key at all)`);
+
+    // A worker with the key takes the retried task: the run goes on and completes.
+    const keyed = await createVigilWorker({ connection: env.nativeConnection, namespace: NAMESPACE, taskQueue: tq, workflowBundle: env.bundle, codec });
+    const outcome = await keyed.runUntil(handle.result().catch((err: unknown) => {
+      throw err instanceof WorkflowFailedError ? new Error(`the run failed: ${err.cause?.message ?? err.message}`) : err;
+    }));
+    expect(outcome.status).toBe('completion_promise_fulfilled');
+    // Bounded: a handful of events, not a loop of failed tasks in history.
+    expect((await handle.fetchHistory()).events?.length ?? 0).toBeLessThan(120);
   });
 });

@@ -214,6 +214,30 @@ describe('a run survives', () => {
     });
   });
 
+  it('a repository that cannot be prepared before the first iteration (supervised): the run waits quietly for a person; stop --now ends it', async () => {
+    const outside = mkdtempSync(path.join(os.tmpdir(), 'vigil-outside-'));
+    const repo = makeRepo();
+    symlinkSync(outside, path.join(repo, '.vigil'));
+    const scenario = writeScenario(makeRepo(), { version: 1, iterations: [{ writes: { 'a.txt': 'a\n' } }] });
+    const tq = uniqueId('tq');
+    const worker = await makeWorker(env, tq);
+    await worker.runUntil(async () => {
+      const handle = await startRun(env, tq, loopInput(repo, scenario, { autonomyMode: 'supervised', notifyDesktop: false }));
+      const s = await waitForStatus(handle, (x) => x.paused, 60_000);
+      expect(s.pause?.by).toBe('vigil');
+      expect(s.pause?.reason).toMatch(/\.vigil is a symbolic link/);
+      // Paused means paused: no preparation is scheduled again while it waits.
+      const events = async (): Promise<number> => (await handle.fetchHistory()).events?.length ?? 0;
+      const before = await events();
+      await new Promise((r) => setTimeout(r, 3000));
+      expect(await events()).toBe(before);
+      await handle.executeUpdate(stopUpdate, { args: [{ by: 'ops', now: true }] });
+      expect((await handle.result()).status).toBe('stopped');
+      expect(await events()).toBeLessThan(80);
+    });
+    expect(readdirSync(outside)).toEqual([]);
+  });
+
   it('links planted under .vigil/ are never followed: a linked .vigil ends the run, a linked signal file is removed unread', async () => {
     const outside = mkdtempSync(path.join(os.tmpdir(), 'vigil-outside-'));
     const secretFile = path.join(outside, 'secret.txt');

@@ -14,6 +14,7 @@ import { keepLearnings } from '../decisions/prompt-memory.js';
 import { initialLadder } from '../decisions/tier-ladder.js';
 import { answerHeldClaim, councilRound } from './completion.js';
 import { finish, rollOver, stopOutcome } from './ending.js';
+import { prepareWaitsEra } from './eras.js';
 import { ensureChecklist } from './gates.js';
 import { notifyPeople } from './people.js';
 import { type Again, AGAIN, end, type End, nowIso, nowMs, type Run } from './run.js';
@@ -40,6 +41,29 @@ export async function begin(run: Run): Promise<End | null> {
 }
 
 /** Once per execution, and again after repository trouble: the run-start commit, the run-started event, the PRD checklist. */
+/**
+ * Before preparing: a run that a failed preparation paused (a repository gone, a committed
+ * `.vigil` link; ending.ts `handleRepositoryTrouble`) waits for a person here, as at the boundary,
+ * instead of preparing again at once. A resume prepares again; a stop ends the run; a history
+ * filled by messages rolls over, still paused.
+ */
+export async function holdPreparation(run: Run): Promise<End | null> {
+  const { state } = run;
+  const unprepared = !state.runStart || (run.eras.gatesEra && run.knobs.prdChecklist && !state.gates.checklistTried);
+  if (state.pause === null || !unprepared || !prepareWaitsEra()) return null;
+  run.publish();
+  // Not `pauseOver()`: a rewind or a review has nothing to act on before the first iteration.
+  await condition(() => state.pause === null || run.stopRequest !== null || run.rolloverNow);
+  if (run.stopRequest) return end(await stopOutcome(run));
+  if (run.rolloverNow) {
+    // Messages filled the history while it waited: a fresh one, pause and all.
+    await condition(() => run.handlersDone());
+    if (!run.stopRequest) return await rollOver(run);
+    return end(await stopOutcome(run));
+  }
+  return null;
+}
+
 export async function prepareExecution(run: Run): Promise<void> {
   const { state, knobs, input, info } = run;
   const { escalationEra, gatesEra, memoryEra, leanPromptEra } = run.eras;

@@ -122,6 +122,13 @@ export const PROVIDER_WAIT_REWIND_PATCH = 'vigil-provider-wait-rewind-v1';
  */
 export const RECHECK_BEFORE_CALL_PATCH = 'vigil-recheck-before-call-v1';
 
+/**
+ * A run paused because its repository could not be prepared (before its first iteration: a
+ * repository gone, a committed `.vigil` link) waits for a person before preparing again, as every
+ * other pause does. Runs from before it prepared again at once, paused, in a loop of activities.
+ */
+export const PREPARE_WAITS_PATCH = 'vigil-prepare-waits-v1';
+
 
 /** Every patch id of the run workflow, in the order an execution first asks for it. */
 export const PATCH_IDS = [
@@ -146,6 +153,7 @@ export const PATCH_IDS = [
   RATE_LIMIT_PATCH,
   UNDELIVERED_DIRECTIVES_PATCH,
   PACKED_CARRY_PATCH,
+  PREPARE_WAITS_PATCH,
 ] as const;
 export type PatchId = (typeof PATCH_IDS)[number];
 
@@ -229,3 +237,6 @@ export const undeliveredDirectivesEra = (): boolean => patched(UNDELIVERED_DIREC
 
 /** Asked where the run continues as new (PACKED_CARRY_PATCH). */
 export const packedCarryEra = (): boolean => patched(PACKED_CARRY_PATCH);
+
+/** Asked where a paused run would prepare its repository again, and only then (PREPARE_WAITS_PATCH). */
+export const prepareWaitsEra = (): boolean => patched(PREPARE_WAITS_PATCH);
