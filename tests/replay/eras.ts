@@ -234,7 +234,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-prepare-waits-v1',
-    introducedBy: 'INTRODUCED',
+    introducedBy: 'da3d62e',
     before: 'a failed preparation waited for a person',
     fixtures: [
       {
