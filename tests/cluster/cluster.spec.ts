@@ -230,9 +230,13 @@ it('runs the demo scenario on one host and a second run on another, through a se
   // Mid-run: once the demo's first iteration is recorded, the server dies without a word.
   await waitUntil('the demo to record iteration 1', () => /iteration 1 · /.test(demoOut) || demoStart.exitCode !== null, 240_000, 200);
   expect(demoStart.exitCode, demoOut).toBeNull();
+  const killedPid = cluster().pid();
   await cluster().kill9();
   expect(await isListening('127.0.0.1', cluster().ports.frontend)).toBe(false);
+  const restartStarted = Date.now();
   const restarted = await cluster().start();
+  expect(cluster().pid()).not.toBe(killedPid);
+  process.stderr.write(`cluster: server ${killedPid} killed after the demo's iteration 1; ${cluster().pid()} serving again in ${((Date.now() - restartStarted) / 1000).toFixed(1)} s\n`);
   expect(restarted.persistenceStore).toBe('postgres12');
 
   // Pause (the workers reconnect on their own; until then the update has no one to answer it).
