@@ -82,7 +82,11 @@ export function voteLines(v: Pick<Verdict, 'votes' | 'devilsAdvocate'>): string[
 /** `$1.20 of $5.00 budget (4 call(s); cost unknown for 1)`: what the run spent, and what it cannot price. */
 export function spendText(s: Pick<StatusSnapshot, 'spend' | 'budgetUsd'>): string {
   const unknown = s.spend.unpricedCalls ?? 0;
-  return `$${s.spend.usd.toFixed(2)}${s.budgetUsd > 0 ? ` of $${s.budgetUsd.toFixed(2)} budget` : ''} (${s.spend.calls} call(s)${unknown ? `; cost unknown for ${unknown}: the CLI reported no usage` : ''})`;
+  const o = s.spend.orchestration;
+  // What orchestration (reviewers, checklist roles, council) cost of it, beside the builder's calls.
+  const share = o && s.spend.usd > 0 ? ` (${Math.round((o.usd / s.spend.usd) * 100)}%)` : '';
+  const orchestration = o ? `; orchestration ${o.calls} call(s), $${o.usd.toFixed(2)}${share}` : '';
+  return `$${s.spend.usd.toFixed(2)}${s.budgetUsd > 0 ? ` of $${s.budgetUsd.toFixed(2)} budget` : ''} (${s.spend.calls} call(s)${orchestration}${unknown ? `; cost unknown for ${unknown}: the CLI reported no usage` : ''})`;
 }
 
 /** What a person does next for a paused run: the `vigil` command and the raw signal any tool can send. */

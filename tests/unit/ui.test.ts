@@ -507,5 +507,7 @@ describe('spendText', () => {
   it('says what was spent and for how many calls the cost is unknown', () => {
     expect(spendText({ budgetUsd: 5, spend: { usd: 1.2, inputTokens: 0, outputTokens: 0, calls: 4, unpricedCalls: 1 } })).toBe('$1.20 of $5.00 budget (4 call(s); cost unknown for 1: the CLI reported no usage)');
     expect(spendText({ budgetUsd: 0, spend: { usd: 0.5, inputTokens: 0, outputTokens: 0, calls: 2 } })).toBe('$0.50 (2 call(s))');
+    // What orchestration cost, beside the builder's calls.
+    expect(spendText({ budgetUsd: 0, spend: { usd: 0.8, inputTokens: 0, outputTokens: 0, calls: 5, orchestration: { calls: 4, usd: 0.2 } } })).toBe('$0.80 (5 call(s); orchestration 4 call(s), $0.20 (25%))');
   });
 });
