@@ -189,10 +189,14 @@ export function buildProgram(): Command {
     .option('--host <name>', HOST_WORKER_HELP)
     .action(async (o: ServerFlags & StoreFlags & OperationsFlags & { host?: string }) => {
       const ops = resolveOperations(o, process.env);
-      const [{ upCommand }, { resolveHost }] = await Promise.all([import('./processes.js'), import('./hosts.js')]);
+      const [{ devServerTarget, upCommand }, { resolveHost }] = await Promise.all([import('./processes.js'), import('./hosts.js')]);
       const { host: hostFlag, ...flags } = o;
       const host = resolveHost(hostFlag);
-      process.exitCode = await upCommand(endpoint(), flags, host, ops);
+      // What another terminal needs to reach this server (the address it starts at, or the one answering there).
+      const ep = endpoint();
+      setLogFormat(ops.logFormat);
+      logLine('INFO', `other terminals: export TEMPORAL_ADDRESS=${devServerTarget(ep, flags).address}${ep.namespace !== 'default' ? ` TEMPORAL_NAMESPACE=${ep.namespace}` : ''}`);
+      process.exitCode = await upCommand(ep, flags, host, ops);
     });
 
   storeOption(serverOptions(program.command('demo').description('run the scripted demo end to end: server, event store, worker and a real run over a sample repository')))

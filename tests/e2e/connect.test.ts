@@ -144,6 +144,8 @@ describe('vigil up --port', () => {
     try {
       await waitUntil('vigil up to poll', () => out.includes('polling') || up.exitCode !== null, 90_000, 200);
       expect(out).toContain(`gRPC address : 127.0.0.1:${port}`);
+      // What another terminal needs, said before anything else.
+      expect(out).toContain(`other terminals: export TEMPORAL_ADDRESS=127.0.0.1:${port}`);
       expect(out).toMatch(new RegExp(`polling task queue "up-[^"]+" \\(namespace "default", 127\\.0\\.0\\.1:${port}\\)`));
       expect(out).not.toContain('already answering');
     } finally {
