@@ -5,24 +5,34 @@
  * built CLI (`npm run build`).
  */
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assertBuilt, CLI } from '../support/harness.js';
 
 const vigil = (...args: string[]): string => execFileSync(process.execPath, [CLI, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
+/** The script as a file that bash sources, as `source <(vigil completion bash)` would. */
+function scriptFile(script: string): string {
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-completion-')), 'vigil.bash');
+  writeFileSync(file, script);
+  return file;
+}
+
 /** The candidates bash offers for a command line whose last word is being completed. */
-function candidates(script: string, line: string[]): string[] {
+function candidates(file: string, line: string[]): string[] {
   const words = line.map((w) => `'${w.replace(/'/g, `'\\''`)}'`).join(' ');
-  const out = execFileSync('bash', ['--norc', '--noprofile', '-c', `source /dev/stdin; COMP_WORDS=(${words}); COMP_CWORD=${line.length - 1}; _vigil_complete; printf '%s\\n' "\${COMPREPLY[@]}"`], { input: script, encoding: 'utf8' });
+  const out = execFileSync('bash', ['--norc', '--noprofile', '-c', `source "$0"; COMP_WORDS=(${words}); COMP_CWORD=${line.length - 1}; _vigil_complete; printf '%s\\n' "\${COMPREPLY[@]}"`, file], { encoding: 'utf8' });
   return out.split('\n').filter(Boolean);
 }
 
 describe('vigil completion', () => {
   assertBuilt();
-  const bash = vigil('completion', 'bash');
+  const bash = scriptFile(vigil('completion', 'bash'));
 
   it('loads in bash and registers itself for vigil', () => {
-    const registered = execFileSync('bash', ['--norc', '--noprofile', '-c', 'source /dev/stdin; complete -p vigil'], { input: bash, encoding: 'utf8' });
+    const registered = execFileSync('bash', ['--norc', '--noprofile', '-c', 'source "$0"; complete -p vigil', bash], { encoding: 'utf8' });
     expect(registered.trim()).toBe('complete -o default -F _vigil_complete vigil');
   });
 
