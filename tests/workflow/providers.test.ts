@@ -98,10 +98,11 @@ describe('providers', () => {
       expect(s.spend.usd).toBeCloseTo(0.9, 6);
       expect(s.spend.calls).toBe(3);
       expect(s.spend.cacheReadTokens).toBe(500);
+      // The model the CLI reports it used (the `sonnet` alias resolved), not the alias asked for.
       expect(s.recentIterations.map((r) => [r.provider, r.model, r.costUsd])).toEqual([
-        ['claude', 'sonnet', 0.3],
-        ['claude', 'sonnet', 0.3],
-        ['claude', 'sonnet', 0.3],
+        ['claude', 'claude-sonnet-4-5-20250929', 0.3],
+        ['claude', 'claude-sonnet-4-5-20250929', 0.3],
+        ['claude', 'claude-sonnet-4-5-20250929', 0.3],
       ]);
       await handle.executeUpdate(stopUpdate, { args: [{ by: 'test' }] });
       await handle.result();
