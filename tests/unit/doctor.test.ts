@@ -392,7 +392,7 @@ describe('doctorCommand', () => {
     expect(off.lines).toContain('Sandbox');
     expect(off.text).toContain('✓ sandbox: sandbox=off: the agent runs as the worker');
     // A machine without bubblewrap: auto warns (not blocking), strict blocks, both say what to do.
-    const none = { ...base, VIGIL_SANDBOX_BWRAP: '/nonexistent/bwrap' };
+    const none = { ...base, VIGIL_SANDBOX: 'auto', VIGIL_SANDBOX_BWRAP: '/nonexistent/bwrap' };
     const auto = await doctor({ provider: 'claude', env: none });
     expect(auto.code).toBe(0);
     expect(auto.text).toContain('✗ sandbox: sandbox=auto and the sandbox cannot run on this worker: VIGIL_SANDBOX_BWRAP=/nonexistent/bwrap is not an executable file — fix: install bubblewrap');
@@ -401,7 +401,7 @@ describe('doctorCommand', () => {
     expect(strict.text).toContain('✗ sandbox: sandbox=strict and the sandbox cannot run on this worker');
     // Where bubblewrap works (CI installs it), the sandbox applies, and claude as root is no blocker.
     if (sandboxPlatform().problem === null) {
-      const on = await doctor({ provider: 'claude', uid: 0, env: base });
+      const on = await doctor({ provider: 'claude', uid: 0, env: { ...base, VIGIL_SANDBOX: 'auto' } });
       expect(on.code).toBe(0);
       expect(on.text).toMatch(/✓ sandbox: sandbox=auto: agents and test runs run in bubblewrap/);
       expect(on.text).toContain('✓ claude root: the worker runs as root, but agents run as an unprivileged user in the sandbox');

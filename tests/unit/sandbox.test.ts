@@ -79,7 +79,7 @@ beforeAll(async () => {
     HOSTILE_MODEL: `http://127.0.0.1:${modelPort}`,
     HOSTILE_MARK: MARK,
   });
-  delete process.env.VIGIL_SANDBOX;
+  process.env.VIGIL_SANDBOX = 'auto';
 });
 
 afterAll(() => {
@@ -243,7 +243,7 @@ describe.runIf(sandboxable)('the sandbox against a hostile agent', () => {
       const res = await agent({ ...input(ROLES[0], 21), sandbox: 'off' });
       expect(res.sandbox?.applied).toBe(true);
     } finally {
-      delete process.env.VIGIL_SANDBOX;
+      process.env.VIGIL_SANDBOX = 'auto';
     }
     // A worker without bubblewrap (VIGIL_SANDBOX_BWRAP names a binary that is not there).
     process.env.VIGIL_SANDBOX_BWRAP = path.join(root, 'no-bwrap');
@@ -262,7 +262,7 @@ describe.runIf(sandboxable)('the sandbox against a hostile agent', () => {
 });
 
 it('says where the sandbox cannot run and why (this machine)', () => {
-  const d = describeSandbox();
+  const d = describeSandbox({ ...process.env, VIGIL_SANDBOX: 'auto' });
   if (!sandboxable) expect(d.line).toMatch(/cannot run on this worker/);
   else expect(d.applies).toBe(true);
 });

@@ -332,6 +332,8 @@ describe('providers', () => {
     });
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
+    // The sandbox is the worker's choice (VIGIL_SANDBOX), off by default: this worker asks for it.
+    process.env.VIGIL_SANDBOX = 'auto';
     await worker.runUntil(async () => {
       const handle = await startRun(env, tq, loopInput(repo, scenario, { councilEnabled: true, councilMinIterations: 1, councilSize: 3, councilThreshold: 3, maxIterations: 2 }));
       await handle.result();
@@ -340,6 +342,8 @@ describe('providers', () => {
       // Its call failed on the read-only repository: not an approval, and no voided vote either.
       expect(s.council.verdicts[0]?.votes[1]?.approves).toBe(false);
       expect(s.council.verdicts[0]?.votes[1]?.reason ?? '').not.toMatch(/vote void/);
+    }).finally(() => {
+      delete process.env.VIGIL_SANDBOX;
     });
   });
 });

@@ -60,7 +60,7 @@ describe.runIf(sandboxPlatform().problem === null)('a run whose agent is hostile
       HOSTILE_MARK: MARK,
       HOSTILE_PROMISE: 'COMPLETION PROMISE FULFILLED',
     });
-    delete process.env.VIGIL_SANDBOX;
+    process.env.VIGIL_SANDBOX = 'auto';
     env = await createTestEnv();
     tq = uniqueId('sandbox');
     worker = await makeWorker(env, tq);
