@@ -225,15 +225,19 @@ export async function upCommand(ep: Endpoint, flags: ServerFlags & StoreFlags, h
   const metrics = await openMetrics(ops);
   let server: DevServer | null = null;
   let store: Awaited<ReturnType<typeof startStore>> | null = null;
+  let stopConsole: (() => Promise<void>) | null = null;
   try {
     installRuntime('INFO', { ...ops, metricsBind: metrics?.sdkBind ?? null });
     const local = await localServer(ep, flags);
     server = local.server;
     const endpoint = local.endpoint;
     store = await startStore(flags);
+    // The operator console beside the worker (cli/console/command.ts; VIGIL_CONSOLE=0 turns it off).
+    stopConsole = await (await import('./console/command.js')).sideConsole(endpoint, say, warn);
     return await runWorker(endpoint, host, ops, flags, false, metrics);
   } finally {
-    // The worker has stopped (its last projections done): then the store, then the server.
+    // The worker has stopped (its last projections done): then the console, the store, the server.
+    await stopConsole?.();
     await store?.stop();
     await server?.stop();
     await metrics?.close();
