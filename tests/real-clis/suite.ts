@@ -11,7 +11,7 @@
  *     (the run waits for the provider), never a successful one.
  * A CLI that is not installed (scripts/install-real-clis.sh) has its tests reported as skipped.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -131,7 +131,11 @@ export function realCliSuite(name: RealCliName, expect_: Partial<CliExpectations
       const dir = mkdtempSync(path.join(os.tmpdir(), `vigil-real-${name}-`));
       server = await startModelServer({ logFile: path.join(dir, 'requests.jsonl') });
       // The worker runs in this process: the CLIs it starts inherit this environment.
-      Object.assign(process.env, cliEnvironment(server.url, path.join(dir, 'home')));
+      // The CLIs' HOME outside the temporary folder: codex refuses to set up its helper binaries
+      // (apply_patch among them) under a temporary folder, and its edits then never run.
+      const homes = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'vigil', 'real-cli-homes');
+      mkdirSync(homes, { recursive: true });
+      Object.assign(process.env, cliEnvironment(server.url, mkdtempSync(path.join(homes, `${name}-`))));
       process.stderr.write(`${name}: model server ${server.url}, requests logged to ${dir}/requests.jsonl\n`);
       env = await createTestEnv();
       tq = uniqueId(`real-${name}`);
