@@ -155,11 +155,38 @@ export function checkpointLines(s: StatusSnapshot): string[] {
   return lines;
 }
 
+/**
+ * What Temporal's own buttons do to this run, shown in the card the UI puts beside them: they act on
+ * the workflow, not on Vigil's run (tests/workflow/temporal-buttons.test.ts pins what each does).
+ */
+export function temporalButtons(s: Pick<StatusSnapshot, 'workflowId' | 'outcome'>): string {
+  const id = s.workflowId;
+  if (s.outcome) {
+    return `**Temporal's Reset** replays this run's history from the chosen event but leaves the repository's files as they are now; to go back, \`vigil rewind ${id} --to N --fork\` starts a new run from checkpoint N with its tree restored`;
+  }
+  return (
+    "**Temporal's buttons act on the workflow, not on the run:** " +
+    `**Cancel** stops it at once, as \`vigil stop ${id} --now\` (the agent call is killed; outcome stopped); ` +
+    '**Terminate** ends it with no outcome, handoff or final record; ' +
+    `**Reset** replays its history but leaves the repository's files as they are (\`vigil rewind ${id} --to N\` restores both); ` +
+    `**Pause** on the agent call's activity does not pause the run (the agent goes on, or is killed and its iteration counted as failed): use \`vigil pause ${id}\``
+  );
+}
+
+/**
+ * The card: a finished run's outcome first (the UI shows the workflow as Completed whatever it
+ * came to), then what the run is doing or did, and last what Temporal's own buttons would do to it.
+ */
 export function currentDetails(s: StatusSnapshot): string {
-  const lines = [
-    `**${s.status.toUpperCase()}** · iteration ${s.iteration}/${s.maxIterations}` +
-      (s.phase ? ` · ${s.phase} · tier ${s.tier}` : ''),
-  ];
+  const where = `iteration ${s.iteration}/${s.maxIterations}` + (s.phase ? ` · ${s.phase} · tier ${s.tier}` : '');
+  const notes = s.outcome?.notes ?? [];
+  const lines = s.outcome
+    ? [
+        `**${s.outcome.status.toUpperCase()}** (exit ${s.outcome.exitCode}) — ${clip(s.outcome.reason, 300)}`,
+        ...notes.map((note) => `Note: ${clip(note, 300)}`),
+        `Finished at ${where}`,
+      ]
+    : [`**${s.status.toUpperCase()}** · ${where}`];
   if (s.pause) {
     lines.push(`Paused by ${s.pause.by} at ${s.pause.at}${s.pause.reason ? `: ${clip(s.pause.reason, 500)}` : ''}`);
     lines.push(nextStep(s));
@@ -214,12 +241,10 @@ export function currentDetails(s: StatusSnapshot): string {
   if (s.lastCompletion) {
     lines.push(`Last completion claim (iteration ${s.lastCompletion.iteration}): ${s.lastCompletion.reason}`);
   }
-  const notes = s.outcome?.notes ?? [];
   // A run that ended with directives pending names them in a note (runs from before the note do not).
   if (s.pendingDirectives && !notes.some(isUndeliveredNote)) {
     lines.push(s.outcome ? `${s.pendingDirectives} human directive(s) never reached a prompt: the run ended first` : `${s.pendingDirectives} human directive(s) waiting for the next prompt`);
   }
-  if (s.outcome) lines.push(`Outcome: **${s.outcome.status}** (exit ${s.outcome.exitCode}) — ${clip(s.outcome.reason, 300)}`);
-  for (const note of notes) lines.push(`Note: ${clip(note, 300)}`);
+  lines.push(temporalButtons(s));
   return lines.join('\n\n');
 }

@@ -181,11 +181,19 @@ describe('currentDetails', () => {
 
   const paras = (s: string): string[] => s.split('\n\n');
 
+  /** The last paragraph of a running run's card: what Temporal's own buttons would do to it. */
+  const RUNNING_BUTTONS =
+    "**Temporal's buttons act on the workflow, not on the run:** **Cancel** stops it at once, as `vigil stop vigil-todo-app-1 --now` (the agent call is killed; outcome stopped); " +
+    '**Terminate** ends it with no outcome, handoff or final record; ' +
+    "**Reset** replays its history but leaves the repository's files as they are (`vigil rewind vigil-todo-app-1 --to N` restores both); " +
+    "**Pause** on the agent call's activity does not pause the run (the agent goes on, or is killed and its iteration counted as failed): use `vigil pause vigil-todo-app-1`";
+
   it('a running snapshot: headline, last iteration and streaks, one paragraph each', () => {
     expect(paras(currentDetails(snapshot()))).toEqual([
       '**RUNNING** · iteration 3/25 · VERIFY · tier development',
       'Last iteration 3: exit 0 in 12s · changed files · 4 file(s) differ from run start',
       'No-change streak 0 · failures in a row 0',
+      RUNNING_BUTTONS,
     ]);
   });
 
@@ -198,7 +206,7 @@ describe('currentDetails', () => {
 
   it('a starting snapshot without phase or last iteration', () => {
     const text = currentDetails(snapshot({ status: 'starting', iteration: 0, phase: null, tier: null, lastIteration: null, recentIterations: [] }));
-    expect(paras(text)).toEqual(['**STARTING** · iteration 0/25', 'No-change streak 0 · failures in a row 0']);
+    expect(paras(text)).toEqual(['**STARTING** · iteration 0/25', 'No-change streak 0 · failures in a row 0', RUNNING_BUTTONS]);
   });
 
   it('a paused snapshot says who paused, when and why', () => {
@@ -289,6 +297,7 @@ describe('currentDetails', () => {
       `Backing off until ${until} after 2 consecutive failure(s)`,
       'Last iteration 7 **FAILED**: exit 1 in 91s (attempt 2) · no change · 0 file(s) differ from run start',
       'No-change streak 3 · failures in a row 2',
+      RUNNING_BUTTONS,
     ]);
   });
 
@@ -316,9 +325,15 @@ describe('currentDetails', () => {
       }),
     );
     const p = paras(text);
-    expect(p[0]).toBe('**FINISHED** · iteration 25/25 · ACT · tier development');
+    // The outcome first: the UI shows every finished run as Completed, whatever it came to.
+    expect(p[0]).toBe('**MAX_ITERATIONS_REACHED** (exit 20) — iteration cap reached: 25 of 25');
+    expect(p[1]).toBe('Finished at iteration 25/25 · ACT · tier development');
     expect(p).toContain('Last completion claim (iteration 24): tests_red');
-    expect(p.at(-1)).toBe('Outcome: **max_iterations_reached** (exit 20) — iteration cap reached: 25 of 25');
+    expect(p.filter((x) => x.includes('iteration cap reached'))).toHaveLength(1);
+    // Last, beside Temporal's buttons: what its Reset would do to this run.
+    expect(p.at(-1)).toBe(
+      "**Temporal's Reset** replays this run's history from the chosen event but leaves the repository's files as they are now; to go back, `vigil rewind vigil-todo-app-1 --to N --fork` starts a new run from checkpoint N with its tree restored",
+    );
   });
 
   it('a finished snapshot with an accepted claim reports exit 0', () => {
@@ -328,7 +343,7 @@ describe('currentDetails', () => {
         outcome: { status: 'completion_promise_fulfilled', reason: 'claim accepted', exitCode: OUTCOME_EXIT_CODES.completion_promise_fulfilled },
       }),
     );
-    expect(text).toContain('Outcome: **completion_promise_fulfilled** (exit 0) — claim accepted');
+    expect(paras(text)[0]).toBe('**COMPLETION_PROMISE_FULFILLED** (exit 0) — claim accepted');
   });
 
   it('a finished snapshot says a directive that came too late never reached a prompt', () => {
@@ -345,7 +360,7 @@ describe('currentDetails', () => {
     // A run with the outcome's note shows the note, under the outcome, and no second line.
     const note = '1 human directive(s) never reached a prompt, the run ended first (alice at T: "x")';
     const noted = paras(currentDetails(snapshot({ status: 'finished', pendingDirectives: 1, outcome: { status: 'stopped', reason: 'stopped by bob', exitCode: 0, notes: [note] } })));
-    expect(noted.slice(-2)).toEqual(['Outcome: **stopped** (exit 0) — stopped by bob', `Note: ${note}`]);
+    expect(noted.slice(0, 3)).toEqual(['**STOPPED** (exit 0) — stopped by bob', `Note: ${note}`, 'Finished at iteration 3/25 · VERIFY · tier development']);
     expect(noted.filter((p) => p.includes('never reached a prompt'))).toHaveLength(1);
 
     // `vigil status` says the same of a finished run, and "waiting" of a running one.
@@ -455,10 +470,10 @@ describe('currentDetails', () => {
 
   it('clips a very long outcome reason', () => {
     const text = currentDetails(snapshot({ status: 'finished', outcome: { status: 'failed', reason: 'e'.repeat(5000), exitCode: 1 } }));
-    const line = paras(text).at(-1) ?? '';
-    expect(line.startsWith('Outcome: **failed** (exit 1) — eee')).toBe(true);
+    const line = paras(text)[0] ?? '';
+    expect(line.startsWith('**FAILED** (exit 1) — eee')).toBe(true);
     expect(line.endsWith('…')).toBe(true);
-    expect(Buffer.byteLength(line)).toBe(Buffer.byteLength('Outcome: **failed** (exit 1) — ') + 300);
+    expect(Buffer.byteLength(line)).toBe(Buffer.byteLength('**FAILED** (exit 1) — ') + 300);
   });
 
   it('stays short for a snapshot with everything set', () => {
