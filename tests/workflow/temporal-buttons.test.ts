@@ -4,13 +4,14 @@
  * the run (with the product's defaults the agent goes on and its iteration counts; without a gate
  * pass riding on the call the agent is killed at once, the run waits for the Unpause, and the
  * iteration counts as failed); "Cancel" stops the run at once, and the card of the stopped run
- * puts its outcome first.
+ * puts its outcome first. The saved-view queries docs/messages.md gives find a paused run.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { assertBuilt, createTestEnv, loopInput, makeRepo, makeWorker, NAMESPACE, runInput, sleep, startRun, status, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
+import { pauseUpdate } from '../../workflows/messages.js';
+import { assertBuilt, createTestEnv, ROOT, loopInput, makeRepo, makeWorker, NAMESPACE, runInput, sleep, startRun, status, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -96,5 +97,37 @@ it("Cancel stops the run at once, and the stopped run's card starts with its out
     expect(paragraphs[0]).toMatch(/cancellation/);
     expect(paragraphs.at(-1)).toContain("**Temporal's Reset** replays this run's history");
     expect(paragraphs.at(-1)).toContain(`vigil rewind ${handle.workflowId} --to N --fork`);
+  });
+});
+
+/** The saved-view queries of docs/messages.md ("A saved view with Vigil's columns"), as written there. */
+function savedViewQueries(): string[] {
+  const doc = readFileSync(path.join(ROOT, 'docs/messages.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('**A saved view'));
+  const block = /```\n([\s\S]*?)\n```/.exec(section)?.[1] ?? '';
+  return block.split('\n').filter(Boolean);
+}
+
+it("the saved views docs/messages.md gives list the runs, and a paused run among those waiting for a person", async () => {
+  const [all, waiting] = savedViewQueries();
+  expect(all).toBe("WorkflowType = 'vigilRun'");
+  expect(waiting).toMatch(/VigilStatus IN \('paused'/);
+  const repo = makeRepo();
+  const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a' } }], default: { sleepMs: 30_000 } });
+  const tq = uniqueId('ui-view');
+  const worker = await makeWorker(env, tq);
+  await worker.runUntil(async () => {
+    const handle = await startRun(env, tq, runInput(repo, scenario));
+    const ids = async (query: string): Promise<string[]> => {
+      const found: string[] = [];
+      for await (const wf of env.client.workflow.list({ query: `${query} AND WorkflowId = '${handle.workflowId}'` })) found.push(wf.workflowId);
+      return found;
+    };
+    await waitForStatus(handle, (s) => s.agentRunning);
+    await expect.poll(async () => ids(all ?? ''), { timeout: 20_000 }).toEqual([handle.workflowId]);
+    expect(await ids(waiting ?? '')).toEqual([]);
+    await handle.executeUpdate(pauseUpdate, { args: [{ reason: 'lunch', by: 'dave' }] });
+    await expect.poll(async () => ids(waiting ?? ''), { timeout: 60_000 }).toEqual([handle.workflowId]);
+    await handle.terminate('the test is over');
   });
 });
