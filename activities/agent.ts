@@ -225,6 +225,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     // name), else the one requested.
     model: (facts.usage ?? reported)?.model ?? call.model,
     sessionId: parsed?.sessionId ?? call.sessionId,
+    modelOutput: parsed?.modelOutput ?? null,
     authError: facts.authError ? redactSecrets(facts.authError).text : null,
     reviewChangedTree,
     sandbox: sandboxed,

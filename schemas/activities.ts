@@ -253,6 +253,12 @@ export const AgentResultSchema = shared('schemas/activities:AgentResultSchema', 
   model: z.string().max(200).nullable().default(null),
   /** The CLI's session id (resumable where the CLI supports it), or null. */
   sessionId: z.string().max(200).nullable().default(null),
+  /**
+   * Whether the CLI's output shows anything from the model (a message, a tool call, a finished
+   * turn); null: the provider's output cannot tell (the command provider, CLIs that print at the
+   * end). A timed-out call with false never heard from the model: a hung stream.
+   */
+  modelOutput: z.boolean().nullable().default(null),
   /** An authentication failure (invalid key, expired login, 401/403): never fixed by retrying. */
   authError: z.string().max(500).nullable().default(null),
   /** A reviewing call that changed the working tree: the paths (its vote is void), else null. */
@@ -278,7 +284,7 @@ export const AgentResultSchema = shared('schemas/activities:AgentResultSchema', 
 export type AgentResult = z.infer<typeof AgentResultSchema>;
 
 /** Result fields a compact agent result leaves out when null (their default). */
-export const AGENT_RESULT_NULL_DEFAULTS = ['ioError', 'donePhrase', 'vote', 'usage', 'model', 'sessionId', 'authError', 'reviewChangedTree', 'review', 'checklist', 'verification', 'rateLimit'] as const;
+export const AGENT_RESULT_NULL_DEFAULTS = ['ioError', 'donePhrase', 'vote', 'usage', 'model', 'sessionId', 'authError', 'reviewChangedTree', 'review', 'checklist', 'verification', 'rateLimit', 'modelOutput'] as const;
 
 
 export const InspectRepoInputSchema = shared('schemas/activities:InspectRepoInputSchema', () => z.object({
@@ -556,6 +562,7 @@ export function blankAgentResult(over: Partial<AgentResult> & Pick<AgentResult, 
     provider: 'command',
     model: null,
     sessionId: null,
+    modelOutput: null,
     authError: null,
     reviewChangedTree: null,
     review: null,

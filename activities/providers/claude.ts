@@ -117,6 +117,8 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
   let result: JsonRecord | null = null;
   /** The last `system` / `api_retry` record: the status of the failing request and the delay asked. */
   let retry: JsonRecord | null = null;
+  /** An `assistant` record or the result: the model answered something (init and retry records are the CLI's own). */
+  let modelOutput = false;
 
   for (const { raw, value } of jsonLines(out.text)) {
     if (!value) {
@@ -140,6 +142,7 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
       const message = rec(value.message);
       const content = message?.content;
       if (type === 'assistant') {
+        modelOutput = true;
         const id = str(message?.id);
         const usage = rec(message?.usage);
         if (usage) messageUsage.set(id ?? `#${messageUsage.size}`, { ...usageOf(usage), model: str(message?.model) });
@@ -166,6 +169,7 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
       }
     } else if (type === 'result') {
       result = value;
+      modelOutput ||= result.is_error !== true;
     } else if (type === null) {
       transcript.push(raw);
     }
@@ -214,6 +218,7 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
     sessionId,
     resultText: finalText !== null && finalText.trim() !== '' ? finalText : joined === '' ? null : joined,
     transcript: joinTranscript(transcript),
+    modelOutput,
   };
 }
 

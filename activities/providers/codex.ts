@@ -94,7 +94,9 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
     sawError: boolean;
     /** The last error message that was not a retry notice. */
     errorMessage: string | null;
-  } = { legacyTotal: null, sessionId: null, model: null, lastMessage: null, turnCompleted: false, failed: false, sawError: false, errorMessage: null };
+    /** An item (message, reasoning, command, edit) or a finished turn: the model answered something. */
+    modelOutput: boolean;
+  } = { legacyTotal: null, sessionId: null, model: null, lastMessage: null, turnCompleted: false, failed: false, sawError: false, errorMessage: null, modelOutput: false };
   /** Commands started but not (yet) completed, by item id, rendered at the end if unfinished. */
   const running = new Map<string, string>();
 
@@ -140,6 +142,7 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
 
   /** The pre-2025-10 event shape: `{"id": "...", "msg": {"type": ..., ...}}`. */
   const legacy = (msg: JsonRecord): void => {
+    if (/^(?:agent_|exec_command_|patch_apply_|task_complete)/.test(str(msg.type) ?? '')) st.modelOutput = true;
     switch (str(msg.type)) {
       case 'session_configured':
         st.sessionId = str(msg.session_id) ?? st.sessionId;
@@ -215,11 +218,13 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
       case 'item.started':
       case 'item.completed': {
         const it = rec(value.item);
+        if (it && str(it.type) !== 'error') st.modelOutput = true;
         if (it) item(it, value.type === 'item.completed');
         break;
       }
       case 'turn.completed': {
         st.turnCompleted = true;
+        st.modelOutput = true;
         const u = rec(value.usage);
         if (u) totals.add(usageOf(u));
         break;
@@ -261,6 +266,7 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
     sessionId: st.sessionId,
     resultText: final !== null && final.trim() !== '' ? final : null,
     transcript: joinTranscript(transcript),
+    modelOutput: st.modelOutput,
   };
 }
 

@@ -93,6 +93,8 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
   let failure: ReturnType<typeof apiFailure> = null;
   let stepTexts: string[] = [];
   let finalTexts: string[] = [];
+  /** Text, reasoning, a tool call or a finished step: the model answered something (step_start is opencode's own). */
+  let modelOutput = false;
 
   for (const line of lines) {
     const v = line.value;
@@ -102,6 +104,7 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
     }
     sessionId = str(v.sessionID) ?? sessionId;
     const part = rec(v.part);
+    if (['text', 'reasoning', 'tool_use', 'step_finish'].includes(str(v.type) ?? '')) modelOutput = true;
     switch (str(v.type)) {
       case 'step_start':
         stepTexts = [];
@@ -170,6 +173,7 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
     sessionId,
     resultText: final === '' ? null : final,
     transcript: joinTranscript(transcript),
+    modelOutput,
   };
 }
 

@@ -93,6 +93,13 @@ export interface ParsedOutput {
   resultText: string | null;
   /** Human-readable rendering of the whole output, for the iteration log. */
   transcript: string;
+  /**
+   * Whether the output shows anything the model produced (a message, reasoning, a tool call, a
+   * finished turn), beyond the CLI's own start-up records. Absent: the preset cannot tell (a CLI
+   * that prints everything at the end, or plain text). A call killed at its timeout with `false`
+   * never heard from the model: a hung stream, the provider's failure (provider-outcome.ts).
+   */
+  modelOutput?: boolean;
 }
 
 export interface ProviderOutput {

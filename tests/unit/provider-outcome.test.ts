@@ -1,6 +1,6 @@
 /** providerOutcome (workflows/decisions/provider-outcome.ts): what the circuit breaker hears about a call. */
 import { describe, expect, it } from 'vitest';
-import { providerOutcome } from '../../workflows/decisions/provider-outcome.js';
+import { HUNG_STREAM_REASON, providerOutcome } from '../../workflows/decisions/provider-outcome.js';
 
 const base = { exitCode: 1, timedOut: false, rateLimited: false, authError: false, tail: '' };
 
@@ -16,6 +16,23 @@ describe('providerOutcome', () => {
     expect(providerOutcome({ ...base, exitCode: 0 }).outcome).toBe('success');
     expect(providerOutcome({ ...base, tail: 'npm ERR! Test failed.\n' }).outcome).toBe('success');
     expect(providerOutcome({ ...base, timedOut: true, exitCode: 124, tail: 'API Error: 500' }).outcome).toBe('success');
+  });
+
+  it('counts a call that timed out without a word from the model (a hung stream) as the provider failing', () => {
+    expect(providerOutcome({ ...base, timedOut: true, exitCode: 124, modelOutput: false })).toEqual({ outcome: 'failure', reason: HUNG_STREAM_REASON });
+    // The CLI's own start-up records are no answer: the preset says so with modelOutput false,
+    // whatever the tail holds.
+    expect(providerOutcome({ ...base, timedOut: true, exitCode: 124, modelOutput: false, tail: '[claude session abc · model sonnet]\n[no result record: the output ended early]' }).outcome).toBe('failure');
+  });
+
+  it('does not blame the provider for a timeout after the model answered, or where the output cannot tell', () => {
+    // The model answered, then a tool (a test run) took the rest of the time: the agent's business.
+    expect(providerOutcome({ ...base, timedOut: true, exitCode: 124, modelOutput: true }).outcome).toBe('success');
+    // The command provider and CLIs that print only at the end cannot tell: not the provider's failure.
+    expect(providerOutcome({ ...base, timedOut: true, exitCode: 124, modelOutput: null }).outcome).toBe('success');
+    expect(providerOutcome({ ...base, timedOut: true, exitCode: 124 }).outcome).toBe('success');
+    // A call that finished is judged by its exit and tail, whatever modelOutput says.
+    expect(providerOutcome({ ...base, exitCode: 0, modelOutput: false }).outcome).toBe('success');
   });
 
   it('does not blame the provider for a failing test that mentions a 503', () => {

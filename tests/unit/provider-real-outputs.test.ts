@@ -308,3 +308,31 @@ describe('apiFailureKind', () => {
     expect(apiFailureLine({ kind: 'rate-limit', status: 429, message: 'slow down', retryAfterSeconds: 9 })).toBe('API Error: 429 rate limit exceeded (retry-after: 9): slow down');
   });
 });
+
+describe('a hung stream: the real outputs up to the first word of the model', () => {
+  // What each CLI had printed when the model's stream stopped before its first event (the CLI's
+  // own start-up records), and the whole output of a call that went on: a call killed at its
+  // timeout with the former is the provider's failure (a hung stream), with the latter the agent's.
+  const cases: { cli: ProviderName; file: string; startupLines: number }[] = [
+    { cli: 'claude', file: 'real-2.1.332-success.jsonl', startupLines: 1 },
+    // The warning, thread.started, codex's own error item (model metadata) and turn.started.
+    { cli: 'codex', file: 'real-0.171.0-success.jsonl', startupLines: 4 },
+    // step_start (opencode's own, as the response begins); with no event at all opencode's output reads as plain text, which cannot tell.
+    { cli: 'opencode', file: 'real-1.18.33-success.jsonl', startupLines: 1 },
+  ];
+  for (const { cli, file, startupLines } of cases) {
+    it(`${cli}: start-up records are no answer from the model; a message or tool call is`, () => {
+      const lines = fixture(cli, file).split('\n');
+      const hung = PROVIDERS[cli].parseOutput({ text: lines.slice(0, startupLines).join('\n'), exitCode: 124, requestedModel: null });
+      expect(hung.modelOutput).toBe(false);
+      expect(providerOutcome({ exitCode: 124, timedOut: true, rateLimited: false, authError: false, tail: hung.transcript, modelOutput: hung.modelOutput }).outcome).toBe('failure');
+      const answered = PROVIDERS[cli].parseOutput({ text: lines.slice(0, startupLines + 2).join('\n'), exitCode: 124, requestedModel: null });
+      expect(answered.modelOutput).toBe(true);
+      expect(providerOutcome({ exitCode: 124, timedOut: true, rateLimited: false, authError: false, tail: answered.transcript, modelOutput: answered.modelOutput }).outcome).toBe('success');
+    });
+  }
+  it('gemini and aider print their answer at the end (or as plain text): they cannot tell, so a timeout is never blamed on the provider', () => {
+    expect(PROVIDERS.gemini.parseOutput({ text: '', exitCode: 124, requestedModel: null }).modelOutput).toBeUndefined();
+    expect(PROVIDERS.aider.parseOutput({ text: '', exitCode: 124, requestedModel: null }).modelOutput).toBeUndefined();
+  });
+});

@@ -1,8 +1,11 @@
 /**
  * What an agent call says about its provider's health, for the provider circuit breaker: a rate
- * limit, an auth error, or an API/network failure in the last lines of a failed call is the
- * provider's failure; any other result (the agent ran, whatever it concluded) is a success. A
- * failing test in the output is the agent's business, never the provider's.
+ * limit, an auth error, an API/network failure in the last lines of a failed call, or a call that
+ * hit its timeout without a word from the model (a hung stream: the CLI printed nothing the model
+ * produced, as its preset reads the output) is the provider's failure; any other result (the
+ * agent ran, whatever it concluded, however long it took) is a success. A failing test in the
+ * output is the agent's business, never the provider's, and so is a timeout after the model
+ * answered (a slow test, a long tool run).
  */
 import { isTestRunnerLine, lastLines } from './runner-lines.js';
 
@@ -14,11 +17,17 @@ export interface CallHealthFacts {
   rateLimited: boolean;
   authError: boolean;
   tail: string;
+  /** Whether the output shows anything from the model; null or absent: the preset cannot tell. */
+  modelOutput?: boolean | null;
 }
+
+/** The breaker's reason for a timed-out call that never heard from the model. */
+export const HUNG_STREAM_REASON = 'no answer from the model before the call timed out (a hung stream or a stalled API)';
 
 export function providerOutcome(f: CallHealthFacts): { outcome: 'success' | 'failure'; reason: string | null } {
   if (f.rateLimited) return { outcome: 'failure', reason: 'rate limited' };
   if (f.authError) return { outcome: 'failure', reason: 'authentication failed' };
+  if (f.timedOut && f.modelOutput === false) return { outcome: 'failure', reason: HUNG_STREAM_REASON };
   if (f.exitCode === 0 || f.timedOut) return { outcome: 'success', reason: null };
   const line = lastLines(f.tail).filter((l) => !isTestRunnerLine(l)).find((l) => API_FAILURE.test(l));
   return line ? { outcome: 'failure', reason: `API failure: ${line.trim().slice(0, 200)}` } : { outcome: 'success', reason: null };

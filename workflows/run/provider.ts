@@ -145,7 +145,7 @@ export async function releaseBreakerCall(run: Run, provider: string, gate: { pro
 /** Tells the provider's breaker how the call it let out went (never fails the run). */
 export async function reportToBreaker(run: Run, provider: string, gate: { probe: boolean; askId: string }, result: AgentResult): Promise<void> {
   const { info } = run;
-  const o = providerOutcome({ exitCode: result.exitCode, timedOut: result.timedOut, rateLimited: result.rateLimit !== null, authError: result.authError !== null, tail: result.tail });
+  const o = providerOutcome({ exitCode: result.exitCode, timedOut: result.timedOut, rateLimited: result.rateLimit !== null, authError: result.authError !== null, tail: result.tail, modelOutput: result.modelOutput });
   try {
     await getExternalWorkflowHandle(breakerWorkflowId(provider)).signal(reportSignal, {
       runId: info.workflowId,
