@@ -4,7 +4,9 @@
  * each preset's optional flags the CLI advertises or lacks, whether its credential variables are
  * set (names only, never values), whether Temporal answers and whether a worker polls the task
  * queue, and which sandbox a worker here would run agents in (and why not). Exit 0 when everything the chosen provider needs is ok, 1 otherwise, 2 for an unknown
- * provider. `temporalCheck` is the default Temporal probe, built on cli/connection.ts.
+ * provider. `temporalCheck` is the default Temporal probe, built on cli/connection.ts. Where each
+ * provider's calls go and whether its key is accepted: offline, not checked (it says so); with
+ * `--deep`, one request for one token each (cli/doctor-deep.ts).
  */
 import { accessSync, constants as fsConstants, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -14,6 +16,7 @@ import { probeProvider, type ProbeResult } from '../activities/providers/probe.j
 import { EXIT, withClient, type Endpoint } from './connection.js';
 import { describeSandbox } from '../activities/sandbox.js';
 import type { SandboxMode } from '../schemas/sandbox.js';
+import { endpointLine, endpointTarget, NOT_CHECKED, probeEndpoint, type EndpointAnswer, type EndpointTarget } from './doctor-deep.js';
 
 export type TemporalStatus =
   | { ok: true; address: string; namespace: string; pollers: number; taskQueue?: string }
@@ -34,6 +37,8 @@ export interface DoctorOptions {
   uid?: number | null;
   /** The `command` provider's agent command (the agentCommand knob as a start here would resolve it). */
   agentCommand?: readonly string[];
+  /** Send each provider's endpoint a one-token request with the key (cli/doctor-deep.ts); default: offline. */
+  deep?: boolean;
 }
 
 export interface DoctorCheck {
@@ -62,6 +67,10 @@ export interface DoctorReport {
   /** The isolation a worker on this machine would apply to agent calls (docs/security.md, The agent's sandbox). */
   sandbox: { mode: SandboxMode; applies: boolean; detail: string };
   checks: DoctorCheck[];
+  /** Whether requests were sent to the providers' endpoints (--deep). */
+  deep: boolean;
+  /** What the doctor did not check, said plainly. */
+  notChecked: string[];
 }
 
 /**
@@ -278,6 +287,24 @@ export function agentCommandChecks(argv: readonly string[], env: NodeJS.ProcessE
   ];
 }
 
+/**
+ * A provider's endpoint lines: what its configuration gets wrong (codex), and where its calls go,
+ * not checked offline, or what the one-token request of --deep found.
+ */
+function endpointChecks(n: ProviderName, where: ReturnType<typeof endpointTarget>, answer: EndpointAnswer | null, deep: boolean, required: boolean): DoctorCheck[] {
+  const checks: DoctorCheck[] = [...where.problems.map((c) => ({ ...c, required: c.required && required }))];
+  if (where.configLine !== null) checks.push({ name: `${n}.config`, ok: true, required: false, detail: where.configLine, fix: null });
+  const t = where.target;
+  if (t === null) {
+    checks.push({ name: `${n}.endpoint`, ok: true, required: false, detail: `not checked: ${where.why ?? 'unknown endpoint'}`, fix: null });
+  } else if (t.key === null) {
+    checks.push({ name: `${n}.endpoint`, ok: true, required: false, detail: `not checked: calls go to ${t.baseUrl} (${t.urlSource}), but ${t.keySource} is not set${deep ? '' : ' (and no request is sent without --deep)'}`, fix: null });
+  } else {
+    checks.push(endpointLine(t, deep ? answer : null, required));
+  }
+  return checks;
+}
+
 function line(c: DoctorCheck): string {
   const label = c.name.replace('.', ' ');
   return `  ${c.ok ? '✓' : '✗'} ${label}: ${c.detail}${c.ok || c.fix === null ? '' : ` — fix: ${c.fix}`}`;
@@ -295,9 +322,14 @@ export async function doctorCommand(opts: DoctorOptions): Promise<number> {
   }
   const names: ProviderName[] = chosen !== null ? [chosen] : PROVIDER_NAMES.filter((n) => PROVIDERS[n].binary !== null);
   const probeOpts = { env, timeoutMs: opts.timeoutMs ?? DOCTOR_PROBE_TIMEOUT_MS };
-  const [temporal, probes] = await Promise.all([
+  const deep = opts.deep === true;
+  // Where each provider's calls go, as its CLI reads its configuration; with --deep, one request each.
+  const targets = names.map((n) => endpointTarget(n, env));
+  const ask = async (t: EndpointTarget | null): Promise<EndpointAnswer | null> => (deep && t !== null && t.key !== null ? probeEndpoint(t, t.key) : null);
+  const [temporal, probes, answers] = await Promise.all([
     opts.connect().catch((err: unknown): TemporalStatus => ({ ok: false, problem: err instanceof Error ? (err.message.split('\n')[0] ?? err.message) : String(err) })),
     mapLimit(names, PROBE_CONCURRENCY, (n) => probeProvider(PROVIDERS[n], probeOpts)),
+    Promise.all(targets.map((t) => ask(t.target))),
   ]);
 
   const sandbox = describeSandbox(env);
@@ -315,6 +347,7 @@ export async function doctorCommand(opts: DoctorOptions): Promise<number> {
     const own = providerChecks(preset, p, chosen !== null);
     const root = n === 'claude' && p.binaryPath !== null ? claudeRootCheck(uid, env, chosen !== null, sandbox.applies) : null;
     if (root !== null) own.push(root);
+    own.push(...endpointChecks(n, targets[i] as ReturnType<typeof endpointTarget>, answers[i] ?? null, deep, chosen !== null));
     providers.push({ ...p, installHint: preset.installHint, ready: ready(p, own) });
     checks.push(...own);
   });
@@ -336,6 +369,7 @@ export async function doctorCommand(opts: DoctorOptions): Promise<number> {
   checks.push(sandboxCheck(sandbox));
   checks.push(...temporalChecks(temporal));
 
+  const notChecked = deep ? [...NOT_CHECKED] : ['the providers’ endpoints and keys: no request was sent (`vigil doctor --deep` sends each a one-token request with its key)'];
   const report: DoctorReport = {
     ok: checks.every((c) => c.ok || !c.required),
     provider: chosen,
@@ -343,6 +377,8 @@ export async function doctorCommand(opts: DoctorOptions): Promise<number> {
     temporal,
     sandbox: { mode: sandbox.mode, applies: sandbox.applies, detail: sandbox.line },
     checks,
+    deep,
+    notChecked,
   };
   if (opts.json) {
     out(JSON.stringify(report, null, 2));
@@ -353,6 +389,8 @@ export async function doctorCommand(opts: DoctorOptions): Promise<number> {
     out(line(checks[agentChecks] as DoctorCheck));
     out('Temporal');
     for (const c of checks.slice(agentChecks + 1)) out(line(c));
+    out('Not checked');
+    for (const n of notChecked) out(`  - ${n}`);
     out(report.ok ? 'ready' : 'not ready: fix the required ✗ above');
   }
   return report.ok ? 0 : 1;

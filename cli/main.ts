@@ -607,8 +607,9 @@ export function buildProgram(): Command {
     .option('--agent-command <cmd>', 'drive every role of the agent contract once with this command (in a scratch repository) and say which answers are wrong')
     .option('--contract', 'with --provider: drive every role of the agent contract once through that CLI')
     .option('--config <file>', 'JSON config file of knobs whose provider and agentCommand are checked (default: ./vigil.config.json if present)')
+    .option('--deep', "also send each provider's endpoint a one-token request with its key (reachable? key accepted?); without it nothing is sent")
     .option('--json', 'machine-readable output')
-    .action(async (o: { provider?: string; json?: boolean; agentCommand?: string; contract?: boolean; config?: string }) => {
+    .action(async (o: { provider?: string; json?: boolean; agentCommand?: string; contract?: boolean; config?: string; deep?: boolean }) => {
       if (o.agentCommand !== undefined || o.contract) {
         const provider = o.agentCommand !== undefined ? 'command' : o.provider;
         if (!provider || (o.agentCommand !== undefined && o.provider && o.provider !== 'command')) {
@@ -640,6 +641,7 @@ export function buildProgram(): Command {
         ...(provider ? { provider } : {}),
         agentCommand: knobs.agentCommand,
         json: Boolean(o.json),
+        deep: Boolean(o.deep),
         // A broken profile is a failed check, not a crash.
         connect: async () => temporalCheck(endpoint()),
       });

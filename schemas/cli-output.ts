@@ -289,6 +289,10 @@ export const DoctorJsonSchema = z.object({
   checks: z.array(DoctorCheckSchema),
   /** The isolation a worker on this machine would apply to agent calls. */
   sandbox: z.object({ mode: SandboxModeSchema, applies: z.boolean(), detail: z.string() }),
+  /** Whether each provider's endpoint was sent a one-token request with its key (--deep). */
+  deep: z.boolean(),
+  /** What the doctor did not check, in words (offline: the endpoints and keys). */
+  notChecked: z.array(z.string()).min(1),
 });
 
 /** `vigil doctor --agent-command CMD --json` (or `--provider P --contract --json`): each role's check. */

@@ -288,7 +288,11 @@ describe('doctorCommand', () => {
     const { code, text } = await doctor({ provider: 'claude', json: true, env: { PATH: bin, ANTHROPIC_API_KEY: SECRET, FAKE_CLI_HELP_OMIT: '--resume', VIGIL_SANDBOX: 'off' } });
     expect(code).toBe(0);
     const report = JSON.parse(text) as DoctorReport;
-    expect(Object.keys(report).sort()).toEqual(['checks', 'ok', 'provider', 'providers', 'sandbox', 'temporal']);
+    expect(Object.keys(report).sort()).toEqual(['checks', 'deep', 'notChecked', 'ok', 'provider', 'providers', 'sandbox', 'temporal']);
+    // Offline (no --deep): nothing was sent, and the report says what that left unchecked.
+    expect(report.deep).toBe(false);
+    expect(report.notChecked).toEqual([expect.stringContaining('no request was sent')]);
+    expect(report.checks.find((c) => c.name === 'claude.endpoint')?.detail).toMatch(/^not checked \(offline\): calls go to https:\/\/api\.anthropic\.com \(the default\) with ANTHROPIC_API_KEY/);
     expect(report.sandbox).toEqual({ mode: 'off', applies: false, detail: expect.stringContaining('sandbox=off') });
     expect(report.ok).toBe(true);
     expect(report.provider).toBe('claude');
@@ -313,6 +317,7 @@ describe('doctorCommand', () => {
       ['claude', true, true],
       ['claude.flags', false, false],
       ['claude.credentials', true, true],
+      ['claude.endpoint', true, false],
       ['sandbox', true, false],
       ['temporal', true, true],
       ['worker', true, true],
