@@ -164,7 +164,7 @@ export function codexTarget(env: NodeJS.ProcessEnv): { target: EndpointTarget | 
       ok: false,
       required: false,
       detail: `OPENAI_BASE_URL is ${envUrl}, but codex ignores it and goes to ${target.baseUrl} (${target.urlSource})`,
-      fix: `declare the endpoint in ${file}: model_provider = "mine" and [model_providers.mine] with base_url = "${envUrl}", env_key = "OPENAI_API_KEY", wire_api = "responses"`,
+      fix: `name the endpoint in ${file}: openai_base_url = "${envUrl}" (the built-in provider), or model_provider = "mine" and [model_providers.mine] with base_url = "${envUrl}", env_key = "OPENAI_API_KEY", wire_api = "responses", request_max_retries = 2`,
     });
   }
   return { target, problems, configLine };
