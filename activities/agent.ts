@@ -26,7 +26,7 @@ import { parseVote } from '../workflows/decisions/vote.js';
 import { answerOf } from '../workflows/decisions/contract.js';
 import { inheritedEnv, runProcess } from './process.js';
 import { interpretCall, prepareCall, SESSION_PATTERN } from './provider-call.js';
-import { authorizeExecution } from './run-authorization.js';
+import { authorizeCall } from './run-authorization.js';
 import { changedPaths, workingTreeHash } from './git.js';
 import { prepareSandbox, sandboxReport } from './sandbox.js';
 import { workerStoreUrl } from './event-store.js';
@@ -89,7 +89,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     return blankAgentResult({ exitCode: AGENT_IO_ERROR, attempt, logPath, promptPath, provider: input.provider, tail: `vigil: ${why}; the agent was not started`, ioError: why });
   }
 
-  authorizeExecution({ runId: input.runId, repoPath: input.repoPath, kind: { agent: { provider: input.provider, argv: input.argv } } }, input.authorization);
+  await authorizeCall({ runId: input.runId, repoPath: input.repoPath, kind: { agent: { provider: input.provider, argv: input.argv } } }, input.authorization);
   // A retry after a worker crash resumes the session the lost attempt started (from its heartbeats).
   // Only an iteration's: the calls of a round share their activity's heartbeats.
   const previous = input.role === 'iteration' ? (info.heartbeatDetails as { session?: unknown } | undefined)?.session : undefined;

@@ -32,3 +32,4 @@ export const writeReviewReport = heartbeating(reviewReport);
 export { councilRound, reviewRound } from './rounds.js';
 export { projectEvents } from './event-store.js';
 export { readRunHandoff, readRunLog } from './logs.js';
+export { admitRun } from './run-authorization.js';

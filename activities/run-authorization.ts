@@ -5,8 +5,11 @@
  * - **Signed runs** (`vigil worker --require-signed-runs`, or VIGIL_REQUIRE_SIGNED_RUNS=1): the
  *   installation's run secret (`$VIGIL_HOME/run-secret`, or the file in VIGIL_RUN_SECRET_FILE;
  *   created private on first use) signs what a run may execute — agent command, provider,
- *   test command, repository, run id — when the operator's CLI starts it. The worker checks every
- *   agent call and test run against the signed claims and refuses anything else.
+ *   test command, repository, run id, the PRD's path and digest, the knobs' digest, a nonce and
+ *   an expiry — when the operator's CLI starts it. The worker admits the run once, at its start
+ *   (`admitRun`: not expired, the PRD and knobs it got are the signed ones, the nonce used by no
+ *   other run), recording the admission for the run's first execution; then it checks every agent
+ *   call and test run against the signed claims and the admission, and refuses anything else.
  * - **An allow-list** (VIGIL_AGENT_ALLOW, comma-separated): the worker refuses to run an agent
  *   binary not on it. The binary is found the way the call will execute it — a path against the
  *   repository (the call's working directory), a bare name on PATH (relative PATH entries against
@@ -18,12 +21,14 @@
  *   two can run their own; a digest entry pins content, a path entry does not.)
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, linkSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES } from '../schemas/activities.js';
-import { canonicalClaims, claimsCoverRun, type RunAuthorization, type RunClaims } from '../schemas/authorization.js';
+import { AdmitRunInputSchema, canonicalClaims, canonicalKnobs, claimsAdmittable, claimsCoverRun, RUN_SIGNATURE_TTL_MS, type AdmitRunInput, type AdmitRunResult, type RunAuthorization, type RunClaims } from '../schemas/authorization.js';
+import type { Knobs } from '../schemas/knobs.js';
 import { vigilHome } from '../workers/paths.js';
+import { configuredStoreUrl, storeOptedOut } from '../workers/store-location.js';
 import { isProviderName, PROVIDERS } from './providers/index.js';
 import { writePrivateFile } from './safe-files.js';
 
@@ -51,6 +56,37 @@ export function signClaims(secret: Buffer, claims: RunClaims): string {
 
 export function signRun(secret: Buffer, claims: RunClaims): RunAuthorization {
   return { claims, signature: signClaims(secret, claims) };
+}
+
+const sha256Hex = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
+
+/** The digest of the knobs a signature binds (schemas/authorization.ts `canonicalKnobs`). */
+export function knobsDigest(knobs: Knobs): string {
+  return sha256Hex(canonicalKnobs(knobs));
+}
+
+/**
+ * What a current CLI adds to a run's claims: the PRD (its path, and its digest when the CLI can
+ * read it: null for a PRD on another host), the knobs' digest, a fresh nonce and the expiry
+ * (`RUN_SIGNATURE_TTL_MS` from now; none for a schedule's template, whose runs start later).
+ */
+export function startClaims(opts: { prdPath: string; prdSha256: string | null; knobs: Knobs; scheduled: boolean; now?: number }): Pick<RunClaims, 'prdPath' | 'prdSha256' | 'knobsSha256' | 'nonce' | 'expiresAt'> {
+  return {
+    prdPath: opts.prdPath,
+    prdSha256: opts.prdSha256,
+    knobsSha256: knobsDigest(opts.knobs),
+    nonce: randomBytes(16).toString('hex'),
+    expiresAt: opts.scheduled ? null : new Date((opts.now ?? Date.now()) + RUN_SIGNATURE_TTL_MS).toISOString(),
+  };
+}
+
+/** The sha256 of a PRD file's bytes, or null when it cannot be read here. */
+export function prdDigest(file: string): string | null {
+  try {
+    return sha256Hex(readFileSync(file));
+  } catch {
+    return null;
+  }
 }
 
 const refuse = (message: string): never => {
@@ -143,6 +179,24 @@ export function checkAgentAllowed(bin: string, entries: readonly string[], cwd: 
   return { ok: false, reason: `the agent binary "${bin}" (${real}) is not on this worker's allow-list (${listed}; entries match the real path a name has on the worker's PATH, an absolute path, or sha256:<hex> of the file)` };
 }
 
+const requiresSignedRuns = (env: NodeJS.ProcessEnv): boolean => /^(1|true|yes)$/i.test(env.VIGIL_REQUIRE_SIGNED_RUNS ?? '');
+
+const RESIGN = 'start it again with a current `vigil start` (or create the schedule again), which signs the PRD, the knobs, a nonce and an expiry';
+
+/**
+ * The signature's verdict on its own: null when `auth` was made with this installation's secret
+ * over claims a current CLI signs, else the refusal.
+ */
+function signatureProblem(auth: RunAuthorization | null | undefined, env: NodeJS.ProcessEnv): string | null {
+  const secret = runSecret(env, true) as Buffer;
+  if (!auth) return 'this worker runs only runs signed by its installation (started with `vigil start` where the run secret is readable); this one is unsigned';
+  const expected = Buffer.from(signClaims(secret, auth.claims), 'hex');
+  const given = Buffer.from(auth.signature, 'hex');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'the run\'s signature does not match this installation\'s run secret';
+  if (!claimsAdmittable(auth.claims)) return `the run's signature is from an older vigil and binds neither its PRD, its knobs, a nonce nor an expiry, so this worker does not run it: ${RESIGN}`;
+  return null;
+}
+
 /** Throws (non-retryable) when this worker must not execute the request; returns otherwise. */
 export function authorizeExecution(req: ExecutionRequest, auth: RunAuthorization | null | undefined, env: NodeJS.ProcessEnv = process.env): void {
   const allow = (env.VIGIL_AGENT_ALLOW ?? '').split(',').map((s) => s.trim()).filter(Boolean);
@@ -153,12 +207,9 @@ export function authorizeExecution(req: ExecutionRequest, auth: RunAuthorization
     const verdict = checkAgentAllowed(bin, allow, req.repoPath, env);
     if (!verdict.ok) refuse(verdict.reason);
   }
-  if (!/^(1|true|yes)$/i.test(env.VIGIL_REQUIRE_SIGNED_RUNS ?? '')) return;
-  const secret = runSecret(env, true) as Buffer;
-  if (!auth) return refuse('this worker runs only runs signed by its installation (started with `vigil start` where the run secret is readable); this one is unsigned');
-  const expected = Buffer.from(signClaims(secret, auth.claims), 'hex');
-  const given = Buffer.from(auth.signature, 'hex');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return refuse('the run\'s signature does not match this installation\'s run secret');
+  if (!requiresSignedRuns(env)) return;
+  const problem = signatureProblem(auth, env);
+  if (problem !== null || !auth) return refuse(problem ?? 'unsigned');
   const c = auth.claims;
   if (!claimsCoverRun(c, req.runId) || c.repoPath !== req.repoPath) return refuse(`the signature covers run ${c.workflowId} in ${c.repoPath}, not this one`);
   if ('tests' in req.kind) {
@@ -171,4 +222,149 @@ export function authorizeExecution(req: ExecutionRequest, auth: RunAuthorization
   if (!(provider === c.provider && signedArgv) && !presetOnly) {
     refuse(`the agent command (${provider} ${argv.join(' ')}) is not the one the run was signed for`);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The admission: once per run, at its start
+
+/**
+ * Where this worker records the runs it admitted, one row per nonce (and scheduled run id): the
+ * event store's Postgres when one is configured (VIGIL_DATABASE_URL / DATABASE_URL), which every
+ * worker of the deployment shares; else files under `$VIGIL_HOME/admissions/`, which the workers
+ * of this machine share.
+ */
+export function admissionStore(env: NodeJS.ProcessEnv = process.env): { kind: 'postgres'; url: string } | { kind: 'files'; dir: string } {
+  const configured = storeOptedOut(env) ? null : configuredStoreUrl(env);
+  if (configured) return { kind: 'postgres', url: configured.url };
+  return { kind: 'files', dir: path.join(vigilHome(env), 'admissions') };
+}
+
+const tableReady = new Map<string, Promise<void>>();
+
+async function admissionsTable(url: string): Promise<import('pg').Pool> {
+  const { poolFor } = await import('./event-store.js');
+  const pool = poolFor(url);
+  let ready = tableReady.get(url);
+  if (!ready) {
+    ready = pool
+      .query('create table if not exists vigil_run_admissions (admission_key text primary key, first_run_id text not null, workflow_id text not null, admitted_at timestamptz not null default now())')
+      .then(() => undefined);
+    tableReady.set(url, ready);
+    ready.catch(() => tableReady.delete(url));
+  }
+  await ready;
+  return pool;
+}
+
+/** The store cannot be reached: retryable, the run waits for it rather than running unchecked. */
+const storeDown = (where: string, err: unknown): never => {
+  throw ApplicationFailure.create({ type: 'AdmissionStoreUnavailable', message: `the record of admitted runs (${where}) cannot be reached: ${err instanceof Error ? err.message : String(err)}` });
+};
+
+/** The first execution an admission key was recorded for; with `claimFor`, records it for that one when none is. */
+async function admissionHolder(key: string, env: NodeJS.ProcessEnv, claimFor?: { firstRunId: string; workflowId: string }): Promise<string | null> {
+  const store = admissionStore(env);
+  if (store.kind === 'postgres') {
+    const { describeUrl } = await import('./event-store.js');
+    try {
+      const pool = await admissionsTable(store.url);
+      if (claimFor) await pool.query('insert into vigil_run_admissions (admission_key, first_run_id, workflow_id) values ($1, $2, $3) on conflict do nothing', [key, claimFor.firstRunId, claimFor.workflowId]);
+      const row = await pool.query<{ first_run_id: string }>('select first_run_id from vigil_run_admissions where admission_key = $1', [key]);
+      return row.rows[0]?.first_run_id ?? null;
+    } catch (err) {
+      return storeDown(`the event store at ${describeUrl(store.url)}`, err);
+    }
+  }
+  const file = path.join(store.dir, `${key}.json`);
+  const read = (): string | null => {
+    try {
+      return (JSON.parse(readFileSync(file, 'utf8')) as { firstExecutionRunId: string }).firstExecutionRunId;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      return storeDown(file, err);
+    }
+  };
+  if (!claimFor) return read();
+  try {
+    mkdirSync(store.dir, { recursive: true, mode: 0o700 });
+    // Written aside, then linked into place: the first run to link holds the key, and no reader sees half a file.
+    const tmp = path.join(store.dir, `.${key}.${process.pid}.${randomBytes(4).toString('hex')}`);
+    writePrivateFile(tmp, `${JSON.stringify({ firstExecutionRunId: claimFor.firstRunId, workflowId: claimFor.workflowId, at: new Date().toISOString() })}\n`);
+    try {
+      linkSync(tmp, file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    } finally {
+      rmSync(tmp, { force: true });
+    }
+  } catch (err) {
+    return storeDown(store.dir, err);
+  }
+  return read();
+}
+
+/** The key of one run's admission: its nonce, and the run id (a schedule's template admits each of its runs once). */
+const admissionKey = (nonce: string, runId: string): string => sha256Hex(`${nonce}\0${runId}`);
+
+/**
+ * The run's admission, at its start (the workflow asks once per run, before anything else): on a
+ * worker that requires signed runs, the signature must be this installation's over current claims
+ * covering this run, unexpired (a schedule's template has no expiry), over the PRD and the knobs
+ * this run got, with a nonce no other run was admitted with. The admission is recorded for the
+ * run's first execution, so a retry, a continue-as-new or a second preparation of the same run is
+ * admitted again (without the expiry: the run was admitted in time) and a replay of its
+ * authorization by another run is not. `refused`: why not, for the run's outcome.
+ */
+export async function checkAdmission(input: AdmitRunInput, env: NodeJS.ProcessEnv = process.env, now: number = Date.now()): Promise<AdmitRunResult> {
+  if (!requiresSignedRuns(env)) return { refused: null };
+  const auth = input.authorization;
+  const problem = signatureProblem(auth, env);
+  if (problem !== null || !auth) return { refused: problem ?? 'unsigned' };
+  const c = auth.claims;
+  if (!claimsAdmittable(c)) return { refused: RESIGN };
+  if (!claimsCoverRun(c, input.runId) || c.repoPath !== input.repoPath) return { refused: `the signature covers run ${c.workflowId} in ${c.repoPath}, not this one` };
+  const first = auth.firstExecutionRunId;
+  if (!first) return { refused: 'the run did not say which execution it started as, so it cannot be admitted' };
+  const key = admissionKey(c.nonce, input.runId);
+  const holder = await admissionHolder(key, env);
+  if (holder === first) return { refused: null };
+  if (holder !== null) return { refused: `this signature was already used to start another run (first execution ${holder}); a signature admits one run: ${RESIGN}` };
+  if (c.expiresAt !== null && c.expiresAt !== undefined) {
+    const expires = Date.parse(c.expiresAt);
+    if (!Number.isFinite(expires) || now > expires) return { refused: `the run's signature expired at ${c.expiresAt} (a signature admits a run start for ${RUN_SIGNATURE_TTL_MS / 60_000} minutes): ${RESIGN}` };
+  }
+  if (input.prdPath !== c.prdPath) return { refused: `the run's PRD (${input.prdPath}) is not the one it was signed for (${c.prdPath})` };
+  if (c.prdSha256 !== null && c.prdSha256 !== undefined) {
+    const digest = prdDigest(input.prdPath);
+    if (digest === null) return { refused: `the run's PRD ${input.prdPath} cannot be read on this worker, so it cannot be checked against its signature` };
+    if (digest !== c.prdSha256) return { refused: `the run's PRD ${input.prdPath} is not the text it was signed for (sha256 ${digest.slice(0, 12)}…, signed ${c.prdSha256.slice(0, 12)}…): it changed after \`vigil start\`, or the signature is being replayed; ${RESIGN}` };
+  }
+  if (knobsDigest(input.knobs) !== c.knobsSha256) return { refused: `the run's knobs are not the ones it was signed for: ${RESIGN}` };
+  const admitted = await admissionHolder(key, env, { firstRunId: first, workflowId: input.runId });
+  if (admitted !== first) return { refused: `this signature was already used to start another run (first execution ${admitted}); a signature admits one run: ${RESIGN}` };
+  return { refused: null };
+}
+
+/** The activity: `checkAdmission` with this worker's environment and clock. */
+export async function admitRun(raw: AdmitRunInput): Promise<AdmitRunResult> {
+  return checkAdmission(AdmitRunInputSchema.parse(raw));
+}
+
+/**
+ * Before every agent call and test run: `authorizeExecution`, then, on a worker that requires
+ * signed runs, that the run was admitted at its start as the execution the call belongs to. A run
+ * that skipped its admission (a forged carried state) or replays another run's signature is refused.
+ */
+export async function authorizeCall(req: ExecutionRequest, auth: RunAuthorization | null | undefined, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  authorizeExecution(req, auth, env);
+  if (!requiresSignedRuns(env) || !auth || !claimsAdmittable(auth.claims)) return;
+  const first = auth.firstExecutionRunId;
+  const holder = first ? await admissionHolder(admissionKey(auth.claims.nonce, req.runId), env) : null;
+  if (holder !== null && holder === first) return;
+  const store = admissionStore(env);
+  refuse(
+    holder !== null
+      ? `this signature was already used to start another run (first execution ${holder}); a signature admits one run: ${RESIGN}`
+      : `this run was not admitted at its start on this worker (no record in ${store.kind === 'postgres' ? 'the event store' : store.dir}); workers that share runs need a shared event store (VIGIL_DATABASE_URL) to share that record`,
+  );
 }

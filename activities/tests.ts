@@ -12,7 +12,7 @@ import { ensureRunDir, pad } from './artifacts.js';
 import { countFailingTests } from '../workflows/decisions/test-output.js';
 import { detectTestRunner, summarizeTestOutput } from './gates/test-runner.js';
 import { inheritedEnv, runProcess } from './process.js';
-import { authorizeExecution } from './run-authorization.js';
+import { authorizeCall } from './run-authorization.js';
 import { prepareSandbox, sandboxReport } from './sandbox.js';
 import { workerStoreUrl } from './event-store.js';
 
@@ -36,7 +36,7 @@ function runnerOf(command: string): string {
 /** `heartbeatDetails`: sent with the suite's heartbeats (a gate pass says which step it is in). */
 export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<string, unknown>): Promise<TestResult> {
   const input = RunTestsInputSchema.parse(raw);
-  authorizeExecution({ runId: input.runId, repoPath: input.repoPath, kind: { tests: input.command } }, input.authorization);
+  await authorizeCall({ runId: input.runId, repoPath: input.repoPath, kind: { tests: input.command } }, input.authorization);
   const dir = ensureRunDir(input.repoPath, input.runId);
   const logPath = path.join(dir, `tests-${pad(input.iteration)}.log`);
   let command = input.command;

@@ -3,6 +3,7 @@
  * text, not empty, at most 1 MiB. Its first Markdown heading (or first line) becomes the title
  * shown in the Temporal UI.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { ChecklistItem } from '../schemas/gates.js';
@@ -18,6 +19,8 @@ export interface Prd {
   path: string;
   title: string;
   bytes: number;
+  /** sha256 (hex) of the PRD's bytes as read here (the run's signature binds it); null: a PRD on another host, not read here. */
+  sha256?: string | null;
 }
 
 export function readPrd(file: string, cwd = process.cwd()): Prd {
@@ -39,12 +42,12 @@ export function readPrd(file: string, cwd = process.cwd()): Prd {
   }
   if (text.includes('\0')) throw new PrdError(`PRD file looks binary (contains NUL bytes): ${abs}`);
   if (text.trim().length === 0) throw new PrdError(`PRD file is empty: ${abs}; write the requirements first`);
-  return { path: abs, title: prdTitle(text) || path.basename(abs), bytes: buf.length };
+  return { path: abs, title: prdTitle(text) || path.basename(abs), bytes: buf.length, sha256: createHash('sha256').update(buf).digest('hex') };
 }
 
 /** A PRD on another host (`vigil start --host`): its absolute path there, titled by its file name. */
 export function prdOnHost(abs: string): Prd {
-  return { path: abs, title: path.basename(abs).replace(/\.[^.]*$/, '') || path.basename(abs), bytes: 0 };
+  return { path: abs, title: path.basename(abs).replace(/\.[^.]*$/, '') || path.basename(abs), bytes: 0, sha256: null };
 }
 
 /** First Markdown heading, else the first non-empty line, at most 200 characters. */

@@ -13,7 +13,7 @@ import { RUN_STATUSES } from '../schemas/status.js';
 import { SA_ITERATION, SA_PROVIDER, SA_REPO, SA_STATUS, SEARCH_ATTRIBUTES } from '../schemas/search-attributes.js';
 import type { vigilRun } from '../workflows/run-workflow.js';
 import { staticDetails, staticSummary } from '../workflows/ui.js';
-import { runSecret, signRun } from '../activities/run-authorization.js';
+import { prdDigest, runSecret, signRun, startClaims } from '../activities/run-authorization.js';
 import { failoverChain } from '../workflows/decisions/failover.js';
 import { CliError, EXIT, missingSearchAttributes, type Endpoint } from './connection.js';
 import type { Prd } from './prd.js';
@@ -103,8 +103,9 @@ function searchAttributeRefusal(err: unknown): string | null {
  */
 /**
  * The workflow input of a run. Where the installation's run secret is readable, the run is signed:
- * workers that require signed runs execute only what the operator's CLI started. A scheduled run's
- * signature covers every run of the schedule (`<workflowId>-<scheduled time>`).
+ * workers that require signed runs execute only what the operator's CLI started, with this PRD and
+ * these knobs, once, within an hour. A scheduled run's signature covers every run of the schedule
+ * (`<workflowId>-<scheduled time>`), each admitted once, with no expiry.
  */
 export function runInputFor(opts: Pick<StartOptions, 'prd' | 'repoPath' | 'knobs' | 'workflowId' | 'checklist' | 'host'>, scheduled = false): RunInput {
   const input: RunInput = {
@@ -118,7 +119,19 @@ export function runInputFor(opts: Pick<StartOptions, 'prd' | 'repoPath' | 'knobs
   const secret = runSecret();
   if (secret) {
     const k = opts.knobs;
-    input.authorization = signRun(secret, { workflowId: opts.workflowId, repoPath: opts.repoPath, provider: k.provider, agentCommand: k.agentCommand, councilProvider: k.councilProvider || k.provider, testCommand: k.testCommand, failover: [...failoverChain(k), ...(k.devilsAdvocateProvider ? [k.devilsAdvocateProvider] : []), ...(k.reviewProvider ? [k.reviewProvider] : [])], ...(scheduled ? { scheduled: true } : {}) });
+    // The PRD as read here (a PRD on another host: by its path only), the knobs, a nonce and an expiry (none for a schedule).
+    const prdSha256 = opts.prd.sha256 !== undefined ? opts.prd.sha256 : prdDigest(opts.prd.path);
+    input.authorization = signRun(secret, {
+      workflowId: opts.workflowId,
+      repoPath: opts.repoPath,
+      provider: k.provider,
+      agentCommand: k.agentCommand,
+      councilProvider: k.councilProvider || k.provider,
+      testCommand: k.testCommand,
+      failover: [...failoverChain(k), ...(k.devilsAdvocateProvider ? [k.devilsAdvocateProvider] : []), ...(k.reviewProvider ? [k.reviewProvider] : [])],
+      ...(scheduled ? { scheduled: true } : {}),
+      ...startClaims({ prdPath: opts.prd.path, prdSha256, knobs: k, scheduled }),
+    });
   }
   return input;
 }

@@ -85,6 +85,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   const input = parsed.data;
   const state: RunState = carriedState(input) ?? initialState();
   const info = workflowInfo();
+  // What the run hands its activities names the execution it started as, whatever the input said:
+  // the admission is recorded for it, and every call must belong to it (activities/run-authorization.ts).
+  if (input.authorization) input.authorization = { ...input.authorization, firstExecutionRunId: info.firstExecutionRunId };
   // Decided once per execution, before the first command (continue-as-new starts a fresh one).
   const eras = decideEras(input);
   // ---- activity proxies, one per kind so a hung tool never shares a timeout with the agent ----

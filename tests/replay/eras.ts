@@ -245,6 +245,19 @@ export const ERAS: Era[] = [
       },
     ],
   },
+  {
+    patch: 'vigil-run-admission-v1',
+    introducedBy: 'the commit after 08ba0a1',
+    before: 'a signed run went to its preparation without an admission',
+    fixtures: [
+      {
+        file: 'before-vigil-run-admission-v1.json',
+        commit: '08ba0a1',
+        scenario: 'signed',
+        pins: 'a signed run (loop only) on a worker that requires signed runs: no admission activity, straight to its preparation, completed by its promise',
+      },
+    ],
+  },
 ] satisfies (Era & { patch: PatchId })[];
 
 /** Every fixture file of the table once, with the eras that list it. */

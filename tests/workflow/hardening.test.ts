@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runSecret, signRun } from '../../activities/run-authorization.js';
+import { runSecret, signRun, startClaims } from '../../activities/run-authorization.js';
 import type { RunInput } from '../../schemas/run.js';
 import { inputUpdate, resumeUpdate, stopUpdate } from '../../workflows/messages.js';
 import {
@@ -334,7 +334,7 @@ describe('a run survives', () => {
         const id = uniqueId('signed');
         const input = loopInput(repo, scenario);
         const k = input.knobs;
-        input.authorization = signRun(secret, { workflowId: id, repoPath: repo, provider: k.provider, agentCommand: k.agentCommand, councilProvider: k.provider, testCommand: k.testCommand });
+        input.authorization = signRun(secret, { workflowId: id, repoPath: repo, provider: k.provider, agentCommand: k.agentCommand, councilProvider: k.provider, testCommand: k.testCommand, ...startClaims({ prdPath: input.prdPath, prdSha256: null, knobs: k, scheduled: false }) });
         const signed = await startRun(env, tq, input, id);
         expect((await signed.result()).status).toBe('completion_promise_fulfilled');
         expect(agentCalls(repo)).toHaveLength(1);

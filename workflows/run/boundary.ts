@@ -14,7 +14,7 @@ import { keepLearnings } from '../decisions/prompt-memory.js';
 import { initialLadder } from '../decisions/tier-ladder.js';
 import { answerHeldClaim, councilRound } from './completion.js';
 import { finish, rollOver, stopOutcome } from './ending.js';
-import { prepareWaitsEra } from './eras.js';
+import { admissionEra, prepareWaitsEra } from './eras.js';
 import { ensureChecklist } from './gates.js';
 import { notifyPeople } from './people.js';
 import { type Again, AGAIN, end, type End, nowIso, nowMs, type Run } from './run.js';
@@ -36,6 +36,14 @@ export async function begin(run: Run): Promise<End | null> {
 
   if (knobs.provider === 'command' && knobs.agentCommand.length === 0) {
     return end(await finish(run, 'agent_not_runnable', 'no agent command configured (knob agentCommand; or choose a --provider)'));
+  }
+  // A signed run is admitted once, at its start (activities/run-authorization.ts): a worker that
+  // requires signed runs refuses an expired signature, another PRD or knobs, or a nonce another run used.
+  if (input.authorization && !run.continued && admissionEra()) {
+    const { refused } = await run.acts.admission.admitRun.executeWithOptions({ summary: 'admit the signed run' }, [
+      { runId: run.info.workflowId, repoPath: input.repoPath, prdPath: input.prdPath, knobs: input.knobs, authorization: input.authorization },
+    ]);
+    if (refused !== null) return end(await finish(run, 'agent_not_runnable', `this worker does not run it: ${refused}`));
   }
   return null;
 }

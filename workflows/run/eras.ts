@@ -129,6 +129,13 @@ export const RECHECK_BEFORE_CALL_PATCH = 'vigil-recheck-before-call-v1';
  */
 export const PREPARE_WAITS_PATCH = 'vigil-prepare-waits-v1';
 
+/**
+ * A signed run is admitted once, at its start, by an activity of its own (`admitRun`: expiry, the
+ * PRD's and the knobs' digests, a nonce no other run used) and ends `agent_not_runnable` when
+ * refused. Only signed runs ask. Signed runs from before it went straight to their preparation.
+ */
+export const RUN_ADMISSION_PATCH = 'vigil-run-admission-v1';
+
 
 /** Every patch id of the run workflow, in the order an execution first asks for it. */
 export const PATCH_IDS = [
@@ -154,6 +161,7 @@ export const PATCH_IDS = [
   UNDELIVERED_DIRECTIVES_PATCH,
   PACKED_CARRY_PATCH,
   PREPARE_WAITS_PATCH,
+  RUN_ADMISSION_PATCH,
 ] as const;
 export type PatchId = (typeof PATCH_IDS)[number];
 
@@ -240,3 +248,6 @@ export const packedCarryEra = (): boolean => patched(PACKED_CARRY_PATCH);
 
 /** Asked where a paused run would prepare its repository again, and only then (PREPARE_WAITS_PATCH). */
 export const prepareWaitsEra = (): boolean => patched(PREPARE_WAITS_PATCH);
+
+/** Asked where a signed run starts, and only then (RUN_ADMISSION_PATCH). */
+export const admissionEra = (): boolean => patched(RUN_ADMISSION_PATCH);

@@ -98,6 +98,14 @@ export function makeProxies(knobs: Knobs, eras: Pick<Eras, 'gatesWithCallEra' | 
     startToCloseTimeout: '30s',
     retry: { maximumAttempts: 5, initialInterval: '1s', maximumInterval: '10s', nonRetryableErrorTypes: [INVALID_BREAKER_ASK] },
   });
+  const admission = proxyActivities<Pick<Acts, 'admitRun'>>({
+    // On the run's host: the admission is recorded where its calls check it (a file store is per machine).
+    ...onHost,
+    // A signature check, a PRD read and one row (or file) of the admission record: seconds.
+    startToCloseTimeout: '1m',
+    // A record that cannot be reached (the event store down) is waited for, not skipped.
+    retry: { initialInterval: '2s', maximumInterval: '1m' },
+  });
   const people = proxyActivities<Pick<Acts, 'notify'>>({
     ...onHost,
     // Notifications. A notification retries inside the activity (4 attempts,
@@ -107,7 +115,7 @@ export function makeProxies(knobs: Knobs, eras: Pick<Eras, 'gatesWithCallEra' | 
     heartbeatTimeout: (knobs.notifyTimeoutSeconds + 10) * 1000,
     retry: { maximumAttempts: 3, initialInterval: '2s' },
   });
-  return { agent, repo, tests, members, rounds, checks, gateActs, store, breakers, people };
+  return { agent, repo, tests, members, rounds, checks, gateActs, store, breakers, people, admission };
 }
 
 export type Proxies = ReturnType<typeof makeProxies>;
