@@ -247,7 +247,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-run-admission-v1',
-    introducedBy: 'the commit after 08ba0a1',
+    introducedBy: '1c748e1',
     before: 'a signed run went to its preparation without an admission',
     fixtures: [
       {
