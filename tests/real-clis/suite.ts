@@ -8,7 +8,10 @@
  *   - 429: a rate-limit wait, no failure counted;
  *   - 401: the run pauses for the credentials;
  *   - overloaded (529/503) and 500: a failed iteration the provider's circuit breaker counts
- *     (the run waits for the provider), never a successful one.
+ *     (the run waits for the provider), never a successful one, after a bounded number of the
+ *     CLI's own retries where the preset or the CLI's configuration bounds them;
+ *   - a hung stream (claude and codex; presets that read whether the model said anything):
+ *     the call times out silently, a failure the breaker counts, never a success.
  * A CLI that is not installed (scripts/install-real-clis.sh) has its tests reported as skipped.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -38,6 +41,17 @@ export interface CliExpectations {
   reportsCost: boolean;
   /** How long one faulty call may take before Vigil hears of it (the CLI's own retries). */
   faultSeconds: number;
+  /**
+   * At most this many requests of one call reach the server when every one is refused (529): the
+   * CLI's own retries, bounded by the preset (claude: CLAUDE_CODE_MAX_RETRIES) or by its provider
+   * configuration (codex: request_max_retries in tests/real-clis/clis.ts); null: no bound is set.
+   */
+  faultRequests: number | null;
+  /**
+   * Run the hung-stream case: the preset reads from the output whether the model said anything
+   * (ParsedOutput.modelOutput), so a call that times out on a hung stream is a provider failure.
+   */
+  readsHangs: boolean;
   /** Model roles the full run must have sent through the CLI. */
   roles: ScriptRole[];
   /**
@@ -48,7 +62,7 @@ export interface CliExpectations {
 }
 
 const ALL_ROLES: ScriptRole[] = ['checklist', 'iteration', 'reviewer', 'review-devils-advocate', 'council', 'council-devils-advocate', 'checklist-verifier'];
-export const DEFAULT_EXPECTATIONS: CliExpectations = { exactTokens: true, countsSideRequests: true, reportsSession: true, reportsCost: true, faultSeconds: 60, roles: ALL_ROLES, knownGaps: {} };
+export const DEFAULT_EXPECTATIONS: CliExpectations = { exactTokens: true, countsSideRequests: true, reportsSession: true, reportsCost: true, faultSeconds: 60, faultRequests: null, readsHangs: false, roles: ALL_ROLES, knownGaps: {} };
 
 /** `it`, or `it.fails` with the gap in the title. */
 function testFor(title: string, gap: string | undefined): [string, typeof it | typeof it.fails] {
@@ -252,9 +266,14 @@ export function realCliSuite(name: RealCliName, expect_: Partial<CliExpectations
           runInput(repo, noScenario, knobs({ prdChecklist: false, codeReview: false, qualityGates: false, providerBreaker: true, breakerFailures: 1, breakerCooldownSeconds: 600, baseWaitSeconds: 1 })),
         );
         const breaker = env.client.workflow.getHandle(breakerWorkflowId(name));
+        const started = Date.now();
         try {
           const s: StatusSnapshot = await waitForStatus(handle, (v) => v.status === 'waiting_for_provider', x.faultSeconds * 1000 + 60_000);
           say(name, kind, s);
+          const refused = server.requests().filter((r) => r.fault === kind && r.role === 'iteration').length;
+          process.stderr.write(`${name} ${kind}: ${refused} refused request(s) of the iteration, the run waiting for the provider after ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+          // The CLI's own retries are bounded: Vigil hears of the outage after a few requests, not ten.
+          if (x.faultRequests !== null) expect(refused).toBeLessThanOrEqual(x.faultRequests);
           expect(s.providerWait?.provider).toBe(name);
           expect(s.consecutiveFailures).toBe(1);
           expect(s.providerWait?.reason).toBeTruthy();
@@ -268,5 +287,32 @@ export function realCliSuite(name: RealCliName, expect_: Partial<CliExpectations
         }
       });
     }
+
+    it.runIf(x.readsHangs)('a hung stream: the call times out without a word from the model, a failure the provider breaker counts', async () => {
+      server.fail({ kind: 'hang', roles: ['iteration'] });
+      const repo = makeRepo();
+      // agentTimeoutSeconds shortened (from 7200) to keep the suite in budget: the hang lasts until
+      // Vigil's timeout, shorter than the CLIs' own idle timeouts (codex's 20 s in clis.ts, claude's minutes).
+      const handle = await startRun(
+        env,
+        tq,
+        runInput(repo, noScenario, knobs({ prdChecklist: false, codeReview: false, qualityGates: false, providerBreaker: true, breakerFailures: 1, breakerCooldownSeconds: 600, baseWaitSeconds: 1, agentTimeoutSeconds: 15 })),
+      );
+      const breaker = env.client.workflow.getHandle(breakerWorkflowId(name));
+      try {
+        const s: StatusSnapshot = await waitForStatus(handle, (v) => v.status === 'waiting_for_provider', 120_000);
+        say(name, 'hung stream', s);
+        expect(server.requests().some((r) => r.fault === 'hang' && r.role === 'iteration')).toBe(true);
+        expect(s.recentIterations[0], iterationTails(repo)).toMatchObject({ exitCode: 124 });
+        expect(s.consecutiveFailures).toBe(1);
+        expect(s.providerWait?.provider).toBe(name);
+        expect(statusLine(s)).toMatch(new RegExp(`^waiting for ${name} until \\S+`));
+        const view = await breaker.query(breakerStateQuery);
+        expect(JSON.stringify(view)).toMatch(/no answer from the model before the call timed out/);
+      } finally {
+        await stop(handle);
+        await breaker.executeUpdate(resetUpdate, { args: [{ by: 'test', reason: 'next test' }] }).catch(() => undefined);
+      }
+    });
   });
 }
