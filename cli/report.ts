@@ -23,6 +23,8 @@
 import path from 'node:path';
 import pg from 'pg';
 import { CONNECT_TIMEOUT_MS, describeUrl, migrate, MIGRATIONS, type Db } from '../activities/event-store.js';
+import type { z } from 'zod';
+import type { AcrossRunsReportSchema, RunCountsSchema, RunReportSchema, RunSummarySchema, TimelineEntrySchema, TimelineIterationSchema } from '../schemas/cli-output-reports.js';
 import type { RunEvent } from '../schemas/events.js';
 import { CliError, EXIT } from './connection.js';
 import { reportStore } from './store.js';
@@ -79,46 +81,10 @@ export function waitingForPeople(events: readonly PauseEvent[], now: Date): Wait
 // ---------------------------------------------------------------------------------------------
 // Across runs
 
-/** What both reports count for a run. */
-export interface RunCounts {
-  iterations: number;
-  failedIterations: number;
-  councilRounds: number;
-  approvedRounds: number;
-  escalations: number;
-  tierClimbs: number;
-  spendUsd: number;
-  waitingMs: number;
-  pauses: number;
-  pausedNow: boolean;
-}
-
-export interface RunSummary extends RunCounts {
-  workflowId: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  prdTitle: string | null;
-  repo: string | null;
-  provider: string | null;
-  outcome: string | null;
-  exitCode: number | null;
-}
-
-export interface AcrossRunsReport {
-  since: string | null;
-  repo: string | null;
-  runs: number;
-  /** Runs by outcome; `running` for a run without one yet. */
-  outcomes: { status: string; exitCode: number | null; runs: number }[];
-  exitCodes: { exitCode: number | null; runs: number }[];
-  iterationsToDone: { runs: number; mean: number | null; median: number | null; min: number | null; max: number | null };
-  council: { rounds: number; approved: number; rejected: number; blocked: number; approvalRate: number | null; votes: number; approveVotes: number; voteApprovalRate: number | null };
-  escalations: { total: number; perRun: number | null; byReason: { reason: string; count: number }[]; runs: { workflowId: string; count: number; reasons: string[] }[] };
-  tierClimbs: { total: number; runs: number; byChange: { from: string; to: string; count: number }[] };
-  cost: { totalUsd: number; perRunUsd: number | null; doneRuns: number; perDoneRunUsd: number | null; allSpendPerDoneRunUsd: number | null; unpricedCalls: number };
-  waitingForPeople: { totalMs: number; pauses: number; perRunMs: number | null; pausedNow: string[] };
-  perRun: RunSummary[];
-}
+/** What both reports count for a run, one run of the report across runs, and that report (their schemas: schemas/cli-output-reports.ts). */
+export type RunCounts = z.infer<typeof RunCountsSchema>;
+export type RunSummary = z.infer<typeof RunSummarySchema>;
+export type AcrossRunsReport = z.infer<typeof AcrossRunsReportSchema>;
 
 export interface AcrossRunsOptions {
   /** Runs started at or after this time. */
@@ -306,54 +272,10 @@ export async function reportAcrossRuns(db: Db, opts: AcrossRunsOptions = {}): Pr
 // ---------------------------------------------------------------------------------------------
 // One run
 
-export interface TimelineEntry {
-  seq: number;
-  at: string | null;
-  kind: string;
-  iteration: number | null;
-  text: string;
-  /** Lines under it: a council round's votes, each member's with its reason. */
-  details?: string[];
-}
-
-export interface TimelineIteration {
-  iteration: number;
-  seq: number;
-  at: string | null;
-  phase: string | null;
-  tier: string | null;
-  exitCode: number;
-  tests: string | null;
-  changed: boolean;
-  claimed: boolean;
-  durationMs: number;
-  costUsd: number | null;
-  provider: string | null;
-  model: string | null;
-  failed: boolean;
-  /** The iteration in one line. */
-  text: string;
-  /** What was decided about this iteration: gates, reviews, council rounds, escalations, tier changes. */
-  decisions: TimelineEntry[];
-}
-
-export interface RunReport extends RunCounts {
-  workflowId: string;
-  runIds: string[];
-  prdTitle: string | null;
-  prdPath: string | null;
-  repo: string | null;
-  provider: string | null;
-  autonomyMode: string | null;
-  maxIterations: number | null;
-  budgetUsd: number | null;
-  startedAt: string | null;
-  finishedAt: string | null;
-  outcome: { status: string; exitCode: number; reason: string; iteration: number } | null;
-  timeline: TimelineIteration[];
-  /** Events not about one iteration: the start, messages, notifications, the outcome, anything else. */
-  notices: TimelineEntry[];
-}
+/** A run's timeline and report (`vigil report <id>`; their schemas: schemas/cli-output-reports.ts). */
+export type TimelineEntry = z.infer<typeof TimelineEntrySchema>;
+export type TimelineIteration = z.infer<typeof TimelineIterationSchema>;
+export type RunReport = z.infer<typeof RunReportSchema>;
 
 interface EventRow {
   run_id: string;

@@ -26,6 +26,8 @@ import {
   StatusJsonSchema,
   WaitJsonSchema,
 } from '../../schemas/cli-output.js';
+import { ConfigJsonSchema, ProviderResetJsonSchema, ProvidersJsonSchema } from '../../schemas/cli-output-reports.js';
+import { breakerWorkflowId, BREAKER_WORKFLOW_TYPE } from '../../workflows/provider-breaker-messages.js';
 import { agentCalls, assertBuilt, makeRepo, SCRIPTED_AGENT, temporalAddress, uniqueId, writePrd, writeScenario, type ScenarioInput } from '../support/harness.js';
 import { runVigil, show, startWorkerProcess, waitUntil, type CliResult, type VigilOptions, type WorkerProcess } from './cli-helpers.js';
 
@@ -207,5 +209,24 @@ describe.concurrent('--json', () => {
     expect(cmd.provider).toBe('command');
     expect(cmd.providers).toEqual([]);
     expect(cmd.checks.find((c) => c.name === 'command')).toMatchObject({ ok: true, detail: expect.stringContaining(`${SCRIPTED_AGENT} is executable`) });
+  });
+
+  it('config, and providers with a reset', async ({ expect }) => {
+    const knobs = parsed(await vigil(['config', '--json', '--set', 'maxIterations=7'], { env: { VIGIL_TIER: 'fast' } }), ConfigJsonSchema);
+    expect(knobs.find((k) => k.name === 'maxIterations')).toMatchObject({ value: 7, source: 'flag' });
+    expect(knobs.find((k) => k.name === 'tier')).toMatchObject({ value: 'fast', source: 'env', env: 'VIGIL_TIER' });
+    expect(knobs.find((k) => k.name === 'councilEnabled')).toMatchObject({ value: true, source: 'default' });
+
+    // A breaker of this file's own (a provider name no other test uses), served by this file's worker.
+    const provider = uniqueId('jsonp').slice(0, 60);
+    const workflowId = breakerWorkflowId(provider);
+    started.add(workflowId);
+    await client.workflow.start(BREAKER_WORKFLOW_TYPE, { taskQueue, workflowId, args: [{ provider }] });
+    // Other files' breakers on the suite's server may have no worker left (exit 4); the document is printed all the same.
+    const list = await vigil(['providers', '--json'], { timeoutMs: 120_000 });
+    const rows = parsed(list, ProvidersJsonSchema, list.code === 4 ? 4 : 0);
+    expect(rows.find((r) => r.provider === provider)).toMatchObject({ workflowId, workerAnswered: true, phase: 'CLOSED', error: null });
+    const reset = parsed(await vigil(['providers', '--reset', provider, '--by', 'carol', '--json']), ProviderResetJsonSchema);
+    expect(reset).toMatchObject({ provider, workflowId, reset: true, by: 'carol', state: { phase: 'CLOSED' } });
   });
 });

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeEventStore, projectEventsTo } from '../../activities/event-store.js';
 import { CliError, EXIT } from '../../cli/connection.js';
 import { exportHistory, historyCommand, parseSince, reportAcrossRuns, reportCommand, reportRun, waitingForPeople, type AcrossRunsReport } from '../../cli/report.js';
+import { AcrossRunsReportSchema, HistoryLineSchema, RunReportSchema } from '../../schemas/cli-output-reports.js';
 import { failedRun, REPORT_NOW, runningRun, scriptedRun } from '../support/journals.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 
@@ -244,6 +245,11 @@ describe('the commands', () => {
     const c = capture();
     expect(await reportCommand({ json: true, repo: '/repos/slugify' }, { out: c.out, env: env(), now: REPORT_NOW })).toBe(0);
     expect(JSON.parse(c.text())).toEqual(JSON.parse(JSON.stringify(await reportAcrossRuns(db, { repo: '/repos/slugify', now: REPORT_NOW }))));
+    // Its schema (schemas/cli-output-reports.ts) takes it as printed, across every run too.
+    expect(AcrossRunsReportSchema.parse(JSON.parse(c.text()))).toMatchObject({ repo: '/repos/slugify' });
+    const all = capture();
+    expect(await reportCommand({ json: true }, { out: all.out, env: env(), now: REPORT_NOW })).toBe(0);
+    expect(AcrossRunsReportSchema.parse(JSON.parse(all.text())).perRun.length).toBeGreaterThanOrEqual(3);
   });
 
   it('report prints text; report <id> the timeline; --since takes a duration', async () => {
@@ -257,7 +263,7 @@ describe('the commands', () => {
     expect(one.text().split('\n').filter((l) => /^ {2}iteration \d/.test(l))).toHaveLength(5);
     const json = capture();
     expect(await reportCommand({ id: 'run-scripted', json: true }, { out: json.out, env: env(), now: REPORT_NOW })).toBe(0);
-    expect(JSON.parse(json.text())).toMatchObject({ workflowId: 'run-scripted', iterations: 5, spendUsd: 0.42 });
+    expect(RunReportSchema.parse(JSON.parse(json.text()))).toMatchObject({ workflowId: 'run-scripted', iterations: 5, spendUsd: 0.42 });
     expect(parseSince('90m', new Date('2026-01-01T02:00:00Z')).toISOString()).toBe('2026-01-01T00:30:00.000Z');
   });
 
@@ -268,6 +274,10 @@ describe('the commands', () => {
     const jsonl = capture();
     expect(await historyCommand('run-failed', {}, { out: jsonl.out, env: env() })).toBe(0);
     expect(jsonl.text().trimEnd().split('\n')).toHaveLength(failedRun().length);
+    // Every line an event envelope of its schema, in seq order.
+    const envelopes = jsonl.text().trimEnd().split('\n').map((l) => HistoryLineSchema.parse(JSON.parse(l)));
+    expect(envelopes.map((e) => e.seq)).toEqual(failedRun().map((_, i) => i + 1));
+    expect(envelopes.every((e) => !('invalid' in e))).toBe(true);
   });
 
   it('usage errors exit 2, an unknown run 3', async () => {

@@ -1,0 +1,179 @@
+/**
+ * What the `vigil` commands that read the event store, the knobs and the provider breakers print
+ * with `--json` (the others are in schemas/cli-output.ts): `report`, `report <id>`, `history`
+ * (JSON lines), `config --json`, `providers --json` and `providers --reset P --json`. The CLI's
+ * report types are inferred from these (cli/report.ts); tests/store/report.test.ts and
+ * tests/e2e/json-output.test.ts parse real output with them.
+ * Not bundled into the workflow sandbox: no workflow code imports this module.
+ */
+import { z } from 'zod';
+import { RunEventSchema } from './events.js';
+import { KNOB_NAMES, KnobsSchema } from './knobs.js';
+import { BreakerEventSchema } from './provider-breaker.js';
+import { ProviderBreakerStateSchema } from './provider-breaker-state.js';
+
+/** What both reports count for a run. */
+export const RunCountsSchema = z.object({
+  iterations: z.number().int(),
+  failedIterations: z.number().int(),
+  councilRounds: z.number().int(),
+  approvedRounds: z.number().int(),
+  escalations: z.number().int(),
+  tierClimbs: z.number().int(),
+  spendUsd: z.number(),
+  waitingMs: z.number(),
+  pauses: z.number().int(),
+  pausedNow: z.boolean(),
+});
+
+/** One run in `vigil report --json`. */
+export const RunSummarySchema = RunCountsSchema.extend({
+  workflowId: z.string(),
+  startedAt: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+  prdTitle: z.string().nullable(),
+  repo: z.string().nullable(),
+  provider: z.string().nullable(),
+  outcome: z.string().nullable(),
+  exitCode: z.number().int().nullable(),
+});
+
+/** `vigil report [--since D] [--repo R] --json`: across the runs in the store. */
+export const AcrossRunsReportSchema = z.object({
+  since: z.string().nullable(),
+  repo: z.string().nullable(),
+  runs: z.number().int(),
+  /** Runs by outcome; `running` for a run without one yet. */
+  outcomes: z.array(z.object({ status: z.string(), exitCode: z.number().int().nullable(), runs: z.number().int() })),
+  exitCodes: z.array(z.object({ exitCode: z.number().int().nullable(), runs: z.number().int() })),
+  iterationsToDone: z.object({ runs: z.number().int(), mean: z.number().nullable(), median: z.number().nullable(), min: z.number().nullable(), max: z.number().nullable() }),
+  council: z.object({
+    rounds: z.number().int(),
+    approved: z.number().int(),
+    rejected: z.number().int(),
+    blocked: z.number().int(),
+    approvalRate: z.number().nullable(),
+    votes: z.number().int(),
+    approveVotes: z.number().int(),
+    voteApprovalRate: z.number().nullable(),
+  }),
+  escalations: z.object({
+    total: z.number().int(),
+    perRun: z.number().nullable(),
+    byReason: z.array(z.object({ reason: z.string(), count: z.number().int() })),
+    runs: z.array(z.object({ workflowId: z.string(), count: z.number().int(), reasons: z.array(z.string()) })),
+  }),
+  tierClimbs: z.object({ total: z.number().int(), runs: z.number().int(), byChange: z.array(z.object({ from: z.string(), to: z.string(), count: z.number().int() })) }),
+  cost: z.object({
+    totalUsd: z.number(),
+    perRunUsd: z.number().nullable(),
+    doneRuns: z.number().int(),
+    perDoneRunUsd: z.number().nullable(),
+    allSpendPerDoneRunUsd: z.number().nullable(),
+    unpricedCalls: z.number().int(),
+  }),
+  waitingForPeople: z.object({ totalMs: z.number(), pauses: z.number().int(), perRunMs: z.number().nullable(), pausedNow: z.array(z.string()) }),
+  perRun: z.array(RunSummarySchema),
+});
+
+/** A decision or notice in a run's timeline. */
+export const TimelineEntrySchema = z.object({
+  seq: z.number().int(),
+  at: z.string().nullable(),
+  kind: z.string(),
+  iteration: z.number().int().nullable(),
+  text: z.string(),
+  /** Lines under it: a council round's votes, each member's with its reason. */
+  details: z.array(z.string()).optional(),
+});
+
+/** One iteration of a run's timeline, with what was decided about it. */
+export const TimelineIterationSchema = z.object({
+  iteration: z.number().int(),
+  seq: z.number().int(),
+  at: z.string().nullable(),
+  phase: z.string().nullable(),
+  tier: z.string().nullable(),
+  exitCode: z.number().int(),
+  tests: z.string().nullable(),
+  changed: z.boolean(),
+  claimed: z.boolean(),
+  durationMs: z.number(),
+  costUsd: z.number().nullable(),
+  provider: z.string().nullable(),
+  model: z.string().nullable(),
+  failed: z.boolean(),
+  /** The iteration in one line. */
+  text: z.string(),
+  /** What was decided about this iteration: gates, reviews, council rounds, escalations, tier changes. */
+  decisions: z.array(TimelineEntrySchema),
+});
+
+/** `vigil report <id> --json`: one run's summary and timeline. */
+export const RunReportSchema = RunCountsSchema.extend({
+  workflowId: z.string(),
+  runIds: z.array(z.string()),
+  prdTitle: z.string().nullable(),
+  prdPath: z.string().nullable(),
+  repo: z.string().nullable(),
+  provider: z.string().nullable(),
+  autonomyMode: z.string().nullable(),
+  maxIterations: z.number().int().nullable(),
+  budgetUsd: z.number().nullable(),
+  startedAt: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+  outcome: z.object({ status: z.string(), exitCode: z.number().int(), reason: z.string(), iteration: z.number().int() }).nullable(),
+  timeline: z.array(TimelineIterationSchema),
+  /** Events not about one iteration: the start, messages, notifications, the outcome, anything else. */
+  notices: z.array(TimelineEntrySchema),
+});
+
+/**
+ * A line of `vigil history <id>` (`--format jsonl`, the default): an event envelope in seq order;
+ * an event the store holds but this version cannot read comes as it was stored, with why.
+ */
+export const HistoryLineSchema = z.union([
+  z.object({ seq: z.number().int().min(1), runId: z.string(), at: z.string(), event: RunEventSchema }).strict(),
+  z.object({ seq: z.number().int().min(1), runId: z.string(), at: z.string(), event: z.unknown(), invalid: z.string() }).strict(),
+]);
+
+/** `vigil config --json`: every knob, its value (one its schema accepts) and where the value came from. */
+export const ConfigJsonSchema = z.array(
+  z
+    .object({
+      name: z.enum(KNOB_NAMES),
+      value: z.unknown(),
+      source: z.enum(['flag', 'env', 'file', 'default']),
+      detail: z.string(),
+      env: z.string(),
+      allowed: z.string(),
+      doc: z.string(),
+    })
+    .superRefine((row, ctx) => {
+      const checked = KnobsSchema.shape[row.name].safeParse(row.value);
+      if (!checked.success) ctx.addIssue({ code: 'custom', path: ['value'], message: `not a value of knob ${row.name}: ${checked.error.message}` });
+    }),
+);
+
+const BreakerPhaseSchema = z.enum(['CLOSED', 'OPEN', 'HALF_OPEN']);
+
+/** One provider circuit breaker in `vigil providers --json`; without a worker's answer the fields after it are null. */
+export const ProviderRowSchema = z.object({
+  provider: z.string(),
+  workflowId: z.string(),
+  workerAnswered: z.boolean(),
+  phase: BreakerPhaseSchema.nullable(),
+  failuresInWindow: z.number().int().nullable(),
+  failureThreshold: z.number().int().nullable(),
+  openUntil: z.string().nullable(),
+  lastTransition: BreakerEventSchema.nullable(),
+  runsWaiting: z.number().int().nullable(),
+  invalidReportCount: z.number().int().nullable(),
+  /** The breaker's whole `breakerState` answer. */
+  view: z.looseObject({ provider: z.string(), workflowId: z.string(), state: ProviderBreakerStateSchema, effectivePhase: BreakerPhaseSchema }).nullable(),
+  error: z.string().nullable(),
+});
+export const ProvidersJsonSchema = z.array(ProviderRowSchema);
+
+/** `vigil providers --reset P --json`: the breaker closed, and its state now. */
+export const ProviderResetJsonSchema = z.object({ provider: z.string(), workflowId: z.string(), reset: z.literal(true), by: z.string(), state: ProviderBreakerStateSchema });
