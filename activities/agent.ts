@@ -32,7 +32,7 @@ import { prepareSandbox, sandboxReport } from './sandbox.js';
 import { workerStoreUrl } from './event-store.js';
 
 const TAIL_CHARS = 2000;
-/** Exit code of an iteration whose files could not be written before the agent started (EX_IOERR). */
+/** Exit code of a call whose files could not be written: its prompt before the agent started, or its log while it ran (EX_IOERR). */
 export const AGENT_IO_ERROR = 74;
 /** How much of a council answer is read for the vote. */
 const VOTE_TEXT_KEEP = 512 * 1024;
@@ -203,13 +203,16 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
 
   // Tails leave the activity (history, prompts, notifications) with credentials redacted.
   const tailText = redactSecrets((proc.logError ? `${readable.slice(-(TAIL_CHARS - 300))}\nvigil: ${proc.logError}` : readable).slice(-TAIL_CHARS)).text;
+  // A log that could not be written (a full disk) lost the call's output: the call failed, visibly
+  // (exit AGENT_IO_ERROR, the tail ending with why), whatever the agent's own exit code said.
+  const exitCode = proc.logError !== null && facts.exitCode === 0 && !proc.timedOut ? AGENT_IO_ERROR : facts.exitCode;
   return {
-    exitCode: facts.exitCode,
+    exitCode,
     timedOut: proc.timedOut,
     durationMs: proc.durationMs,
     logPath,
     promptPath,
-    tail: input.tailOnFailure && facts.exitCode === 0 && !proc.timedOut ? '' : tailText,
+    tail: input.tailOnFailure && exitCode === 0 && !proc.timedOut ? '' : tailText,
     outputBytes: proc.outputBytes,
     ioError: proc.logError,
     claimed: claimSource !== null,

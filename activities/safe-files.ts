@@ -32,8 +32,8 @@ export function isStorageError(err: unknown): boolean {
 export function describeWriteError(what: string, err: unknown): string {
   const code = (err as { code?: string } | null)?.code;
   const msg = err instanceof Error ? err.message : String(err);
-  const hint = code === 'ENOSPC' || code === 'EDQUOT' ? ' (the disk or quota is full: free space, the run carries on)' : '';
-  return `${what}: ${msg}${hint}`;
+  const full = code === 'ENOSPC' || code === 'EDQUOT';
+  return full ? `disk full: ${what}: ${msg} (the disk or quota is full: free space, the run carries on)` : `${what}: ${msg}`;
 }
 
 /**

@@ -3,6 +3,7 @@
  * (activities/tests.ts) in a mocked activity context, with a tiny shell agent written to a
  * temporary directory.
  */
+import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -116,6 +117,21 @@ async function failureOf(p: Promise<unknown>): Promise<ApplicationFailure> {
 }
 
 describe('runAgent', () => {
+  // The fault seam: the call's log is a character device that fails every write with ENOSPC, as a
+  // full disk does (/dev/full's device numbers); making one needs root, as CI runs.
+  it.runIf(process.getuid?.() === 0)('a log the disk cannot take fails the call visibly: exit 74, the tail saying "disk full", never exit 0', async () => {
+    const f = fixture();
+    const first = await newEnv().agent(f.input({}, { AGENT_SAY: 'did the work' }));
+    expect(first).toMatchObject({ exitCode: 0, ioError: null });
+    rmSync(first.logPath);
+    execFileSync('mknod', [first.logPath, 'c', '1', '7']);
+    const r = await newEnv().agent(f.input({}, { AGENT_SAY: 'did the work' }));
+    expect(r.exitCode).toBe(74);
+    expect(r.ioError).toMatch(/^disk full: cannot write .*iteration-0*1\.log: .*ENOSPC.*\(the disk or quota is full: free space, the run carries on\)$/);
+    expect(r.tail).toMatch(/did the work\n[^]*vigil: disk full: cannot write/);
+    expect(existsSync(path.join(f.repo, 'agent-was-here.txt'))).toBe(true); // the agent ran; its output was lost
+  });
+
   it('runs the argv without a shell, with the VIGIL_* environment, prompt on stdin and in the prompt file', async () => {
     const f = fixture();
     process.env.TEMPORAL_VIGIL_TEST_LEAK = 'leaked';
