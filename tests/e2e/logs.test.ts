@@ -15,6 +15,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HandoffOutputSchema } from '../../cli/handoff.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { assertBuilt, CLI, makeRepo, temporalAddress, uniqueId, writePrd } from '../support/harness.js';
 import { CLI_CWD, cleanEnv, runVigil, show, startWorkerProcess, waitUntil, type CliResult, type VigilOptions, type WorkerProcess } from './cli-helpers.js';
@@ -216,7 +217,7 @@ describe('vigil logs', () => {
     expect(md.stdout).not.toContain('\u001b');
     const js = await vigil(['handoff', id, '--json']);
     expect(js.code, show(js)).toBe(0);
-    const doc = JSON.parse(js.stdout) as { workflowId: string; host: string; iteration: number; path: string; summary: string; markdown: string };
+    const doc = HandoffOutputSchema.parse(JSON.parse(js.stdout));
     const latest = (await query(id)).latestHandoff;
     expect(doc).toMatchObject({ workflowId: id, host: 'alpha', iteration: latest?.iteration, path: latest?.path, summary: latest?.summary });
     expect(doc.markdown).toContain('Postgres or SQLite?');
