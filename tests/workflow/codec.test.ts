@@ -138,6 +138,14 @@ describe('payload encryption', () => {
         expect((await handle.describe()).status.name).toBe('RUNNING');
         // Nothing can be read of it here: a status query this worker would answer fails too.
         await expect(handle.query(statusQuery)).rejects.toThrow();
+        // `vigil status` says why from the run's last failed workflow task: this worker lacks the key.
+        const lacks = new RegExp(`this worker lacks the payload key "${secret.id}" that encrypted the run's input.*\\(attempt \\d+\\)`);
+        const text = await vigilWithKey(secret.key, ['status', handle.workflowId]);
+        expect(text.code, text.stderr).toBe(4);
+        expect(text.stdout).toMatch(new RegExp(`worker    : the run's workflow task keeps failing: ${lacks.source}`));
+        const json = await vigilWithKey(secret.key, ['status', handle.workflowId, '--json']);
+        expect(json.code, json.stderr).toBe(4);
+        expect((JSON.parse(json.stdout) as { workflowTaskFailing: string | null }).workflowTaskFailing).toMatch(lacks);
       });
     } finally {
       process.stderr.write = original;
