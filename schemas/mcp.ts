@@ -1,0 +1,112 @@
+/**
+ * What `vigil mcp` (cli/mcp.ts) takes and answers: the tools' inputs, their structured outputs
+ * (the CLI's own `--json` shapes from schemas/cli-output.ts and cli-output-reports.ts; where that
+ * shape is not a JSON object, as MCP requires of a tool's output, it sits under one key), and the
+ * completion claim `vigil_task_complete` writes for the run it is called from.
+ * Not bundled into the workflow sandbox: no workflow code imports this module.
+ */
+import { z } from 'zod';
+import { AcrossRunsReportSchema, RunReportSchema } from './cli-output-reports.js';
+import { RewindJsonSchema, StatusJsonSchema } from './cli-output.js';
+
+// ---------------------------------------------------------------------------------------------
+// Tool inputs. Loose where the CLI checks the value itself (an empty directive, a bad run id): the
+// refusal then comes in the CLI's words, not as a schema error.
+
+const runId = z.string().describe('the run (its workflow id), as `vigil list` shows it');
+const by = z.string().optional().describe('who is acting (default: the OS user running `vigil mcp`)');
+const reason = z.string().optional().describe('why (shown in status and the UI)');
+const signal = z.boolean().optional().describe('send as a Temporal signal: recorded even when no worker runs, but not acknowledged');
+
+export const McpStartInput = {
+  prd: z.string().describe('the PRD file (relative paths from the directory `vigil mcp` runs in)'),
+  repo: z.string().optional().describe('the git repository the agent works in (default: the directory `vigil mcp` runs in)'),
+  provider: z.string().optional().describe('the agent CLI: claude, codex, gemini, aider, opencode or command'),
+  agentCommand: z.string().optional().describe('the agent command line (the command provider)'),
+  config: z.string().optional().describe('a JSON config file of knobs (default: ./vigil.config.json if present)'),
+  set: z.array(z.string()).optional().describe('knobs as key=value, as `vigil start --set`'),
+  id: z.string().optional().describe('workflow id of the run (default: vigil-<prd name>-<time>)'),
+  checklist: z.string().optional().describe('the PRD checklist (JSON or Markdown file) instead of one extracted from the PRD'),
+  host: z.string().optional().describe("the machine that holds the repository (default: VIGIL_HOST, else this machine's name)"),
+  noStore: z.boolean().optional().describe('do not journal the run into the event store'),
+};
+
+export const McpRunInput = { id: runId };
+export const McpPauseInput = { id: runId, reason, by, signal };
+export const McpResumeInput = { id: runId, by, signal };
+export const McpStopInput = { id: runId, now: z.boolean().optional().describe('cancel the running agent call and kill its process tree'), reason, by, signal };
+export const McpInputInput = { id: runId, directive: z.string().describe('the one-shot directive for the next prompt (at most 1 MiB of UTF-8 text)'), by, signal };
+export const McpWaiveInput = { id: runId, item: z.string().describe('the checklist item id, as status shows it (held-out-N for a held-out item)'), reason, by, signal };
+export const McpRewindInput = {
+  id: runId,
+  to: z.number().int().describe('the iteration to go back to (one with a checkpoint: vigil_checkpoints)'),
+  reason,
+  input: z.string().optional().describe('a directive for the next prompt'),
+  force: z.boolean().optional().describe('keep changes a person made to the tree since the run last looked, instead of refusing'),
+  fork: z.boolean().optional().describe('a finished run: start a new run from checkpoint `to` instead'),
+  forkId: z.string().optional().describe('with fork: workflow id of the new run'),
+  by,
+};
+export const McpReportInput = {
+  id: z.string().optional().describe('a run: its timeline; without it, the report across runs'),
+  since: z.string().optional().describe('across runs: since a date (2026-01-31) or a duration back (30m, 12h, 7d, 2w)'),
+  repo: z.string().optional().describe('across runs: only runs on this repository'),
+};
+
+/** The most evidence lines a claim carries, and the longest of each. */
+export const CLAIM_LIMITS = { summaryChars: 4000, evidenceItems: 50, evidenceChars: 2000 } as const;
+
+export const McpTaskCompleteInput = {
+  summary: z.string().min(1).max(CLAIM_LIMITS.summaryChars).describe('what was done, in a few sentences'),
+  evidence: z
+    .array(z.string().min(1).max(CLAIM_LIMITS.evidenceChars))
+    .min(1)
+    .max(CLAIM_LIMITS.evidenceItems)
+    .describe('what shows it is done: tests run and their result, files, commands, requirement by requirement'),
+  confidence: z.number().min(0).max(1).describe('how sure the agent is that the task is complete, from 0 to 1'),
+};
+
+// ---------------------------------------------------------------------------------------------
+// Structured outputs that are not the CLI's object as it is.
+
+/** `vigil_status`: `vigil status --json` under `run`. */
+export const McpStatusOutputSchema = z.object({ run: StatusJsonSchema });
+export type McpStatusOutput = z.infer<typeof McpStatusOutputSchema>;
+
+/** `vigil_rewind`: `vigil rewind --json` under `rewind`. */
+export const McpRewindOutputSchema = z.object({ rewind: RewindJsonSchema });
+export type McpRewindOutput = z.infer<typeof McpRewindOutputSchema>;
+
+/** `vigil_report`: `vigil report <id> --json` under `run`, or `vigil report --json` under `acrossRuns`. */
+export const McpReportOutputSchema = z.object({ run: RunReportSchema.optional(), acrossRuns: AcrossRunsReportSchema.optional() });
+export type McpReportOutput = z.infer<typeof McpReportOutputSchema>;
+
+/**
+ * The body of `.vigil/signals/COMPLETION_REQUESTED` as `vigil_task_complete` writes it: the run
+ * treats the file as a completion claim (docs/agent-contract.md) and keeps the body as evidence in
+ * the run's folder; the run's own checks judge the claim.
+ */
+export const TaskCompleteClaimSchema = z.object({
+  by: z.literal('vigil_task_complete'),
+  runId: z.string(),
+  role: z.literal('iteration'),
+  iteration: z.number().int().min(1),
+  at: z.string(),
+  summary: z.string(),
+  evidence: z.array(z.string()),
+  confidence: z.number().min(0).max(1),
+});
+export type TaskCompleteClaim = z.infer<typeof TaskCompleteClaimSchema>;
+
+/** `vigil_task_complete`'s answer. */
+export const McpTaskCompleteOutputSchema = z.object({
+  claimed: z.literal(true),
+  runId: z.string(),
+  iteration: z.number().int(),
+  /** The claim file written (consumed by Vigil when this agent call ends). */
+  path: z.string(),
+  /** A claim was already waiting from this call and was replaced. */
+  replaced: z.boolean(),
+  note: z.string(),
+});
+export type McpTaskCompleteOutput = z.infer<typeof McpTaskCompleteOutputSchema>;
