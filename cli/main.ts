@@ -579,6 +579,17 @@ export function buildProgram(): Command {
     });
 
   program
+    .command('mcp')
+    .description("serve Vigil's tools and resources to an MCP client (Claude Code, Cursor, an agent inside a run) over stdio, or with --http over streamable HTTP on loopback (see docs/mcp.md)")
+    .option('--http', 'streamable HTTP at http://127.0.0.1:<port>/mcp instead of stdio')
+    .option('--port <port>', 'with --http: the port, 0 for any free one (default: 8238)', intArg('--port', 0, 65_535))
+    .action(async (o: { http?: boolean; port?: number }) => {
+      if (o.port !== undefined && !o.http) throw new CliError('--port is for --http; over stdio there is no port', EXIT.usage);
+      const { mcpCommand } = await import('./mcp.js');
+      process.exitCode = await mcpCommand({ endpoint, resolve, validateId }, { http: Boolean(o.http), ...(o.port !== undefined ? { port: o.port } : {}) });
+    });
+
+  program
     .command('codec-server')
     .description('serve /encode and /decode for the Temporal Web UI and CLI with the payload key (VIGIL_CODEC_KEY_FILE or VIGIL_CODEC_KEY)')
     .option('--host <host>', 'address to listen on (keep it private: whoever reaches it can decrypt)', '127.0.0.1')

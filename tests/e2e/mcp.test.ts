@@ -1,0 +1,241 @@
+/**
+ * `vigil mcp` as an MCP client meets it: the official SDK's client spawns `node bin/vigil.js mcp`
+ * (stdio) against the suite's dev server and a `vigil worker` process, and drives a run with the
+ * product's default knobs end to end — start, status, a directive, pause, resume, report — while
+ * the run's own agent (the scripted agent, then a small script) calls `vigil_task_complete` through
+ * its own `vigil mcp` at iteration 3: the run judges that claim (code review, checklist, council)
+ * and the council approves it. Refusals come back as tool errors in the CLI's words. Then the same
+ * server over streamable HTTP on loopback.
+ */
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { request } from 'node:http';
+import { execa, type ResultPromise } from 'execa';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MessageJsonSchema, StartedJsonSchema } from '../../schemas/cli-output.js';
+import { McpReportOutputSchema, McpStatusOutputSchema, TaskCompleteClaimSchema } from '../../schemas/mcp.js';
+import { runDirPath } from '../../schemas/paths.js';
+import { assertBuilt, CLI, makeRepo, ROOT, SCRIPTED_AGENT, temporalAddress, uniqueId, writePrd, writeScenario } from '../support/harness.js';
+import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+import { CLI_CWD, cleanEnv, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
+
+let pg: TestPostgres;
+let worker: WorkerProcess;
+let env: Record<string, string>;
+let mcp: Client;
+const TOOLS = ['vigil_start', 'vigil_status', 'vigil_pause', 'vigil_resume', 'vigil_stop', 'vigil_input', 'vigil_waive', 'vigil_rewind', 'vigil_checkpoints', 'vigil_report', 'vigil_task_complete'];
+
+beforeAll(async () => {
+  assertBuilt();
+  pg = await startTestPostgres();
+  // A store configured: runs are journalled into it (the default then), and vigil_report reads it.
+  env = { TEMPORAL_ADDRESS: temporalAddress(), VIGIL_TASK_QUEUE: uniqueId('mcp'), VIGIL_DATABASE_URL: await pg.freshDatabase('vigil_mcp') };
+  worker = await startWorkerProcess(env);
+  mcp = new Client({ name: 'vigil-e2e', version: '1.0.0' });
+  await mcp.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: cleanEnv(env), cwd: CLI_CWD, stderr: 'pipe' }));
+}, 180_000);
+
+afterAll(async () => {
+  await mcp?.close();
+  await worker?.stop();
+  await pg?.cleanup();
+});
+
+const call = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> => (await mcp.callTool({ name, arguments: args })) as CallToolResult;
+const text = (r: CallToolResult): string => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+/** A tool's structured output, failing the test with the tool's error when it refused. */
+async function ok(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const r = await call(name, args);
+  expect(r.isError ?? false, text(r)).toBe(false);
+  return r.structuredContent as Record<string, unknown>;
+}
+const status = async (id: string) => McpStatusOutputSchema.parse(await ok('vigil_status', { id })).run;
+
+const vote = { output: 'Read the evidence.\nVOTE: APPROVE\nREASON: the feature is there and documented\n' };
+
+/**
+ * The run's agent: the scripted agent for every call, then at iteration 3 a script that claims
+ * completion through its own `vigil mcp` (the variables Vigil set for the call are all it has).
+ */
+function agentCommand(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-mcp-agent-'));
+  const scenario = writeScenario(dir, {
+    version: 1,
+    iterations: [
+      // Long enough for a directive and a pause to arrive while it works.
+      { writes: { 'src/feature.js': '/** The feature. */\nexport const feature = 1;\n' }, sleepMs: 6000 },
+      { appends: { 'src/feature.js': '/** More of it. */\nexport const more = 2;\n' } },
+      { appends: { 'README.md': '\n## feature\n\n`feature` is exported from src/feature.js.\n' } },
+    ],
+    default: { appends: { 'src/feature.js': '// more work\n' } },
+    roles: {
+      checklist: { default: { output: '```json\n[{"id": "REQ-1", "title": "The feature exists in src/feature.js", "priority": "critical", "verify": "read src/feature.js"}]\n```\n' } },
+      'checklist-verifier': { default: { output: 'ITEM REQ-1: PASS - src/feature.js has it\n' } },
+      reviewer: { default: { output: 'Reviewed the diff.\nVERDICT: PASS\n' } },
+      'devils-advocate': { default: { output: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing\n' } },
+      council: { default: vote },
+    },
+  });
+  const sdk = (p: string): string => pathToFileURL(path.join(ROOT, 'node_modules/@modelcontextprotocol/sdk/dist/esm', p)).href;
+  const claim = path.join(dir, 'claim.mjs');
+  writeFileSync(
+    claim,
+    `import { Client } from ${JSON.stringify(sdk('client/index.js'))};
+import { StdioClientTransport } from ${JSON.stringify(sdk('client/stdio.js'))};
+const client = new Client({ name: 'builder', version: '1.0.0' });
+await client.connect(new StdioClientTransport({ command: process.execPath, args: [${JSON.stringify(CLI)}, 'mcp'], env: process.env }));
+const r = await client.callTool({ name: 'vigil_task_complete', arguments: { summary: 'The feature is exported and documented.', evidence: ['src/feature.js exports feature', 'README.md documents it'], confidence: 0.85 } });
+process.stdout.write('vigil_task_complete: ' + JSON.stringify(r) + '\\n');
+await client.close();
+process.exit(r.isError ? 1 : 0);
+`,
+  );
+  const agent = path.join(dir, 'agent.sh');
+  writeFileSync(
+    agent,
+    `#!/bin/sh\n${JSON.stringify(SCRIPTED_AGENT)} --scenario ${JSON.stringify(scenario)} || exit $?\n` +
+      `if [ "$VIGIL_ROLE" = iteration ] && [ "$VIGIL_ITERATION" = 3 ]; then exec ${JSON.stringify(process.execPath)} ${JSON.stringify(claim)}; fi\n`,
+  );
+  chmodSync(agent, 0o755);
+  return agent;
+}
+
+describe('vigil mcp over stdio', () => {
+  let runId = '';
+
+  it('lists the tools and the resource templates', async () => {
+    const tools = (await mcp.listTools()).tools;
+    expect(tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
+    for (const t of tools) expect(t.outputSchema?.type, t.name).toBe('object');
+    const templates = (await mcp.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate).sort();
+    expect(templates).toEqual(['vigil://runs/{id}/handoff', 'vigil://runs/{id}/report', 'vigil://runs/{id}/status']);
+  });
+
+  it('drives a run with the default knobs: start, status, a directive, pause, resume; the agent claims through vigil_task_complete and the council approves the claim; the report reads it', async () => {
+    const repo = makeRepo();
+    const prd = writePrd('# MCP PRD\n\nExport `feature` from src/feature.js and document it.\n');
+    const id = uniqueId('mcp-run');
+    const started = StartedJsonSchema.parse(await ok('vigil_start', { prd, repo, provider: 'command', agentCommand: agentCommand(), set: ['baseWaitSeconds=1'], id }));
+    runId = id;
+    expect(started).toMatchObject({ kind: 'started', workflowId: id, repoPath: repo, prd: { title: 'MCP PRD' }, hostWorkerMissing: false });
+
+    await waitUntil('iteration 1 to run', async () => (await status(id)).iteration === 1, 90_000, 300);
+    const directive = `Keep feature a named export (${id})`;
+    const input = MessageJsonSchema.parse(await ok('vigil_input', { id, directive }));
+    expect(input).toMatchObject({ workflowId: id, message: 'input', by: os.userInfo().username, acknowledged: true });
+    const pause = MessageJsonSchema.parse(await ok('vigil_pause', { id, reason: 'reviewing from MCP', by: 'mcp-tester' }));
+    expect(pause).toMatchObject({ message: 'pause', by: 'mcp-tester', acknowledged: true, ack: { changed: true } });
+    const paused = await waitUntil('the run to pause', async () => {
+      const s = await status(id);
+      return s.workerAnswered && s.status === 'paused' ? s : null;
+    }, 60_000, 300);
+    expect(paused.pause).toMatchObject({ by: 'mcp-tester', reason: 'reviewing from MCP' });
+    expect(paused.iteration).toBe(1);
+    expect(MessageJsonSchema.parse(await ok('vigil_resume', { id }))).toMatchObject({ message: 'resume', acknowledged: true, ack: { changed: true } });
+
+    const done = await waitUntil('the run to finish', async () => {
+      const s = await status(id);
+      return s.status === 'finished' && s.workerAnswered ? s : null;
+    }, 240_000, 500);
+    if (!done.workerAnswered) throw new Error('unreachable');
+    expect(done.outcome, JSON.stringify(done.outcome)).toMatchObject({ status: 'council_approved', exitCode: 0 });
+    // The claim of iteration 3 came only from vigil_task_complete (the scenario claims nothing): judged as a claim.
+    expect(done.recentIterations.find((r) => r.iteration === 3)).toMatchObject({ claimed: true });
+    expect(done.recentIterations.filter((r) => r.claimed).map((r) => r.iteration)).toEqual([3]);
+    expect(done.checks?.last).toMatchObject({ iteration: 3, trigger: 'claim', approved: true });
+    expect(done.council.verdicts.at(-1)).toMatchObject({ iteration: 3, trigger: 'claim', result: 'APPROVED' });
+    // The claim's body is kept as the run's evidence: the agent's summary, evidence and confidence.
+    const runDir = runDirPath(repo, id);
+    const kept = TaskCompleteClaimSchema.parse(JSON.parse(readFileSync(path.join(runDir, 'iteration-0003.completion-requested'), 'utf8')));
+    expect(kept).toMatchObject({ runId: id, iteration: 3, summary: 'The feature is exported and documented.', confidence: 0.85 });
+    expect(existsSync(path.join(repo, '.vigil', 'signals', 'COMPLETION_REQUESTED'))).toBe(false);
+    // The directive reached the next prompt.
+    const prompts = readdirSync(runDir).filter((f) => /^iteration-\d+\.prompt\.md$/.test(f)).sort();
+    expect(readFileSync(path.join(runDir, prompts[0] ?? ''), 'utf8')).not.toContain(directive);
+    expect(readFileSync(path.join(runDir, 'iteration-0002.prompt.md'), 'utf8')).toContain(directive);
+
+    // The report from the event store, as a tool and as a resource.
+    const report = await waitUntil('the report to have the outcome', async () => {
+      const r = McpReportOutputSchema.parse(await ok('vigil_report', { id })).run;
+      return r?.outcome ? r : null;
+    }, 30_000, 500);
+    expect(report).toMatchObject({ workflowId: id, prdTitle: 'MCP PRD', outcome: { status: 'council_approved', exitCode: 0, iteration: 3 } });
+    expect(report.timeline.find((t) => t.iteration === 3)?.text).toMatch(/claimed completion/);
+    const resource = await mcp.readResource({ uri: `vigil://runs/${encodeURIComponent(id)}/report` });
+    expect(JSON.parse(String((resource.contents[0] as { text: string }).text))).toMatchObject({ workflowId: id, outcome: { status: 'council_approved' } });
+    const statusResource = await mcp.readResource({ uri: `vigil://runs/${encodeURIComponent(id)}/status` });
+    expect(JSON.parse(String((statusResource.contents[0] as { text: string }).text))).toMatchObject({ workflowId: id, status: 'finished' });
+  }, 420_000);
+
+  it("refuses what the CLI refuses, in the CLI's words", async () => {
+    const empty = await call('vigil_input', { id: runId || 'any', directive: '   ' });
+    expect(empty.isError).toBe(true);
+    expect(text(empty)).toBe('no directive: pass TEXT or --file F');
+
+    const missing = await call('vigil_status', { id: 'no-such-run-mcp' });
+    expect(missing.isError).toBe(true);
+    expect(text(missing)).toBe('no such run: "no-such-run-mcp" (list runs with `vigil list`)');
+
+    const blank = await call('vigil_pause', { id: ' ' });
+    expect(text(blank)).toBe('a run id is not empty; `vigil list` shows the runs');
+
+    const badId = await call('vigil_start', { prd: writePrd(), repo: makeRepo(), provider: 'command', agentCommand: SCRIPTED_AGENT, id: '../evil' });
+    expect(badId.isError).toBe(true);
+    expect(text(badId)).toMatch(/^--id "\.\.\/evil" is not allowed: use 1-200 letters/);
+
+    // A finished run takes no message.
+    const late = await call('vigil_pause', { id: runId });
+    expect(late.isError).toBe(true);
+    expect(text(late)).toMatch(new RegExp(`^run "${runId}" has finished \\(council_approved: .*\\); there is nothing to change$`));
+
+    // Outside a run there is no claim to make.
+    const outside = await call('vigil_task_complete', { summary: 'done', evidence: ['trust me'], confidence: 1 });
+    expect(outside.isError).toBe(true);
+    expect(text(outside)).toMatch(/VIGIL_RUN_ID is not set/);
+  }, 60_000);
+});
+
+describe('vigil mcp --http', () => {
+  let server: ResultPromise | undefined;
+  afterAll(async () => {
+    server?.kill('SIGTERM');
+    await server?.catch(() => undefined);
+  });
+
+  it('serves the same tools over streamable HTTP on loopback, and refuses a foreign Host header', async () => {
+    server = execa(process.execPath, [CLI, 'mcp', '--http', '--port', '0'], { env: cleanEnv(env), extendEnv: false, cwd: CLI_CWD, reject: false, buffer: false, stdin: 'ignore' });
+    let err = '';
+    server.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+    const url = await waitUntil('the HTTP address', () => /streamable HTTP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err)?.[1], 30_000, 100);
+    const client = new Client({ name: 'vigil-e2e-http', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
+      const r = (await client.callTool({ name: 'vigil_status', arguments: { id: 'no-such-run-http' } })) as CallToolResult;
+      expect(r.isError).toBe(true);
+      expect(text(r)).toBe('no such run: "no-such-run-http" (list runs with `vigil list`)');
+      const across = McpReportOutputSchema.parse((await client.callTool({ name: 'vigil_report', arguments: {} })).structuredContent);
+      expect(across.acrossRuns?.runs).toBeGreaterThanOrEqual(1);
+    } finally {
+      await client.close();
+    }
+    // DNS rebinding: a page that resolves its own name to 127.0.0.1 sends its own Host header.
+    const port = Number(new URL(url).port);
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'page', version: '1' } } });
+    const code = await new Promise<number>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers: { host: `evil.example:${port}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+    expect(code).toBe(403);
+  }, 90_000);
+});
