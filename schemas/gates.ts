@@ -91,6 +91,29 @@ export const GateTrackSchema = shared('schemas/gates:GateTrackSchema', () => z.o
 }));
 export type GateTrack = z.infer<typeof GateTrackSchema>;
 
+/**
+ * The tree a judgement (a council round, a passing review, a checklist verification) was made on,
+ * and what changed since (workflows/decisions/lean-rounds.ts). Carried across continue-as-new.
+ */
+export const ChangeMarkSchema = shared('schemas/gates:ChangeMarkSchema', () => z.object({
+  tree: z.string().max(100),
+  iteration: z.number().int().min(0),
+  /** The run's changed files (vs its start) on that tree; null when the inspection listed only some. */
+  files: z.array(z.string().max(4096)).max(50).nullable(),
+  /** Paths changed since, along an unbroken chain of inspected trees; null: not known in full. */
+  since: z.array(z.string().max(4096)).max(100).nullable(),
+  /** The last tree the chain reached. */
+  head: z.string().max(100),
+}));
+export type ChangeMark = z.infer<typeof ChangeMarkSchema>;
+
+export const ChangeMarksSchema = shared('schemas/gates:ChangeMarksSchema', () => z.object({
+  round: ChangeMarkSchema.nullable().default(null),
+  review: ChangeMarkSchema.nullable().default(null),
+  checklist: ChangeMarkSchema.nullable().default(null),
+}));
+export type ChangeMarks = z.infer<typeof ChangeMarksSchema>;
+
 // ---------------------------------------------------------------------------------------------
 // Blind code review
 // ---------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import { RunAuthorizationSchema } from './authorization.js';
 import { JournalStateSchema } from './events.js';
 import { RunMemorySchema, emptyMemory } from './memory.js';
 import { HostNameSchema } from './hosts.js';
-import { ChecklistSchema, ChecklistStateSchema, GATE_NAMES, GateNameSchema, GateResultSchema, GateTrackSchema, ReviewRecordSchema } from './gates.js';
+import { ChangeMarksSchema, ChecklistSchema, ChecklistStateSchema, GATE_NAMES, GateNameSchema, GateResultSchema, GateTrackSchema, ReviewRecordSchema } from './gates.js';
 import { CONVENE_TRIGGERS } from './rounds.js';
 
 export const PHASES = ['REASON', 'ACT', 'REFLECT', 'VERIFY'] as const;
@@ -245,12 +245,14 @@ export const GatesStateSchema = shared('schemas/run:GatesStateSchema', () => z.o
   checklistProblem: z.string().max(500).nullable().default(null),
   /** The checklist was extracted or loaded (tried once per run). */
   checklistTried: z.boolean().default(false),
+  /** A checklist extraction a provider's trouble spoiled: asked again at the first boundary after `atMs` (patch vigil-checklist-retry-v1). */
+  checklistRetry: z.object({ attempt: z.number().int().min(1), atMs: z.number(), reason: z.string().max(300) }).nullable().default(null),
   /** The latest completion refused before the council was asked: which gates, why. */
   lastRefusal: z.object({ iteration: z.number().int(), gates: z.array(GateNameSchema), reason: z.string().max(500) }).nullable().default(null),
 }));
 export type GatesState = z.infer<typeof GatesStateSchema>;
 export function emptyGatesState(): GatesState {
-  return { tracks: {}, latest: [], lastTree: null, reviews: [], reviewRounds: 0, checklist: null, checklistProblem: null, checklistTried: false, lastRefusal: null };
+  return { tracks: {}, latest: [], lastTree: null, reviews: [], reviewRounds: 0, checklist: null, checklistProblem: null, checklistTried: false, checklistRetry: null, lastRefusal: null };
 }
 
 /**
@@ -456,6 +458,8 @@ export const RunStateSchema = shared('schemas/run:RunStateSchema', () => z.objec
   checks: CompletionChecksSchema.default(emptyCompletionChecks()),
   /** Reviewing agents' answers that lacked their role's required line (completion-rule era). */
   contract: ContractStateSchema.default({ consecutive: 0, total: 0, last: null }),
+  /** Where the run's last council round, passing review and checklist verification were made, and what changed since (patch vigil-lean-rounds-v1). */
+  marks: ChangeMarksSchema.default({ round: null, review: null, checklist: null }),
 }));
 export type RunState = z.infer<typeof RunStateSchema>;
 

@@ -258,6 +258,32 @@ export const ERAS: Era[] = [
       },
     ],
   },
+  {
+    patch: 'vigil-lean-rounds-v1',
+    introducedBy: 'HEAD',
+    before: 'every green tree was convened, reviewed and verified again',
+    fixtures: [
+      {
+        file: 'before-vigil-lean-rounds-v1.json',
+        commit: '08ba0a1',
+        scenario: 'green-rounds',
+        pins: 'green iterations that only appended to a reviewed file, each an early check with a full review, checklist verification and council round, then two refused claims',
+      },
+    ],
+  },
+  {
+    patch: 'vigil-checklist-retry-v1',
+    introducedBy: 'HEAD',
+    before: 'a checklist extraction a provider spoiled was not asked again',
+    fixtures: [
+      {
+        file: 'before-vigil-checklist-retry-v1.json',
+        commit: '08ba0a1',
+        scenario: 'checklist-rate-limited',
+        pins: 'a run whose checklist extraction hit a 429 at its start went on without a checklist, never asking again',
+      },
+    ],
+  },
 ] satisfies (Era & { patch: PatchId })[];
 
 /** Every fixture file of the table once, with the eras that list it. */

@@ -10,6 +10,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ChecklistSchema, ChecklistStateSchema, MAX_CHECKLIST_ITEMS, type ChecklistItem, type ChecklistState } from '../../schemas/gates.js';
 import {
+  afterChecklistFailure,
+  CHECKLIST_ATTEMPTS,
   builderChecklist,
   checklistBlock,
   HELD_OUT_BUILDER_REASON,
@@ -744,5 +746,17 @@ describe('checklistVerifierPrompt', () => {
       'REQ-1': { status: 'passing', evidence: 'tests/e2e/signin.spec.ts passes' },
       'REQ-2': { status: 'failing', evidence: 'no theme toggle' },
     });
+  });
+});
+
+describe('a checklist extraction that failed', () => {
+  it('is asked again after the provider’s wait, else the base wait times the attempt, up to three attempts', () => {
+    expect(afterChecklistFailure({ attempt: 1, providerReason: 'rate limited', rateLimitWaitSeconds: 2, baseWaitSeconds: 30 })).toEqual({ kind: 'retry', attempt: 1, waitSeconds: 2, reason: 'rate limited' });
+    expect(afterChecklistFailure({ attempt: 2, providerReason: 'API failure: overloaded', rateLimitWaitSeconds: null, baseWaitSeconds: 30 })).toEqual({ kind: 'retry', attempt: 2, waitSeconds: 60, reason: 'API failure: overloaded' });
+    expect(afterChecklistFailure({ attempt: CHECKLIST_ATTEMPTS, providerReason: 'rate limited', rateLimitWaitSeconds: 2, baseWaitSeconds: 30 })).toEqual({ kind: 'give_up', attempts: 3, reason: 'rate limited' });
+  });
+
+  it('is final at once when the provider is not to blame (an answer without a checklist)', () => {
+    expect(afterChecklistFailure({ attempt: 1, providerReason: null, rateLimitWaitSeconds: null, baseWaitSeconds: 30 })).toEqual({ kind: 'none' });
   });
 });

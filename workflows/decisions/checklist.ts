@@ -897,3 +897,28 @@ export function checklistVerifierPrompt(opts: { items: readonly ChecklistItem[];
     'ITEM <id>: FAIL - <what is missing or wrong>',
   ].join('\n');
 }
+
+/** Extractions a provider's trouble may spoil before the run stops asking (the first included). */
+export const CHECKLIST_ATTEMPTS = 3;
+
+/** What a failed checklist extraction says about what to do next. */
+export type ChecklistRetry =
+  /** Ask again once `waitSeconds` have passed (the provider's trouble may be over). */
+  | { kind: 'retry'; attempt: number; waitSeconds: number; reason: string }
+  /** The provider kept failing: stop asking and tell a person (supervised: pause and ask). */
+  | { kind: 'give_up'; attempts: number; reason: string }
+  /** Not the provider's doing (an answer without a checklist): the run goes on without one, as it says. */
+  | { kind: 'none' };
+
+/**
+ * After the `attempt`-th extraction failed: a failure for a provider reason (a rate limit, an
+ * auth error, an API failure, a hung call, an activity that failed outright) is asked again after
+ * the wait the provider named (else `baseWaitSeconds` times the attempt), up to
+ * `CHECKLIST_ATTEMPTS`; then a person is told. Any other failure is final at once.
+ */
+export function afterChecklistFailure(f: { attempt: number; providerReason: string | null; rateLimitWaitSeconds: number | null; baseWaitSeconds: number }): ChecklistRetry {
+  if (f.providerReason === null) return { kind: 'none' };
+  if (f.attempt >= CHECKLIST_ATTEMPTS) return { kind: 'give_up', attempts: f.attempt, reason: f.providerReason };
+  const waitSeconds = Math.max(1, f.rateLimitWaitSeconds ?? f.baseWaitSeconds * f.attempt);
+  return { kind: 'retry', attempt: f.attempt, waitSeconds, reason: f.providerReason };
+}

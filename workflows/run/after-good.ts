@@ -5,10 +5,12 @@
  *
  * Workflow code: deterministic, no I/O.
  */
+import { log } from '@temporalio/workflow';
 import type { AgentResult, RepoSnapshot } from '../../schemas/activities.js';
 import type { GateResult } from '../../schemas/gates.js';
 import { breakerTrip } from '../decisions/breaker.js';
 import { shouldConvene } from '../decisions/convene.js';
+import { earlyCheckDue, flaggedTexts } from '../decisions/lean-rounds.js';
 import { claimWithoutCouncil, councilRound } from './completion.js';
 import { actOnGateStreak, ensureTests, gatesDueNow, qualityGates } from './gates.js';
 import { type Again, AGAIN, end, type End, type GateStreak, type Run } from './run.js';
@@ -35,9 +37,14 @@ export async function afterGoodIteration(run: Run, result: AgentResult, snap: Re
     const lastRoundTree = state.council.verdicts.at(-1)?.iteration;
     const changedSinceRound = lastRoundTree === undefined || state.recentIterations.some((r) => r.iteration > lastRoundTree && r.changed);
     if (!trigger && knobs.councilEarlyCheck && knobs.testCommand && state.iteration >= knobs.councilMinIterations && changedSinceRound) {
-      // Early check: green tests on a tree the council has not seen yet.
-      const t = await ensureTests(run, snap.treeHash);
-      trigger = shouldConvene({ ...facts, testsGreen: t?.passed ?? null }, knobs);
+      // Early check: green tests on a tree the council has not seen yet, when what changed could flip its verdict.
+      const due = run.eras.leanRoundsEra ? earlyCheckDue(state.marks.round, flaggedTexts(state.council.verdicts.at(-1), state.gates.reviews.at(-1), state.gates.checklist)) : null;
+      if (due && !due.again) {
+        log.info('early check not due', { iteration: state.iteration, why: due.why });
+      } else {
+        const t = await ensureTests(run, snap.treeHash);
+        trigger = shouldConvene({ ...facts, testsGreen: t?.passed ?? null }, knobs);
+      }
     }
     if (trigger) {
       const ended = await councilRound(run, trigger);

@@ -14,8 +14,8 @@ import { keepLearnings } from '../decisions/prompt-memory.js';
 import { initialLadder } from '../decisions/tier-ladder.js';
 import { answerHeldClaim, councilRound } from './completion.js';
 import { finish, rollOver, stopOutcome } from './ending.js';
-import { admissionEra, prepareWaitsEra } from './eras.js';
-import { ensureChecklist } from './gates.js';
+import { admissionEra, checklistRetryEra, prepareWaitsEra } from './eras.js';
+import { ensureChecklist, retryChecklist } from './gates.js';
 import { notifyPeople } from './people.js';
 import { type Again, AGAIN, end, type End, nowIso, nowMs, type Run } from './run.js';
 
@@ -182,6 +182,14 @@ export async function atBoundary(run: Run): Promise<End | Again | typeof GO> {
     await condition(() => run.handlersDone());
     if (run.stopRequest || state.pause || run.rewindPending()) return AGAIN; // a message arrived meanwhile: honour it first
     return await rollOver(run);
+  }
+
+  // 4. A PRD checklist a provider's trouble kept from being extracted: asked again once the wait is over.
+  const retry = state.gates.checklistRetry;
+  if (retry && nowMs() >= retry.atMs && checklistRetryEra()) {
+    await retryChecklist(run);
+    run.publish();
+    return AGAIN;
   }
   return GO;
 }

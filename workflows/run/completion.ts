@@ -18,6 +18,7 @@ import type { ConveneTrigger } from '../decisions/convene.js';
 import { describeBlock } from '../decisions/evidence.js';
 import { blockingFailures, checklistGateResult, describeGateRefusal, gateLabel, isToolGate, mergeLatest } from '../decisions/gates.js';
 import { councilEvent } from '../decisions/journal.js';
+import { itemsToRecheck, reviewStands } from '../decisions/lean-rounds.js';
 import { refusalMemory } from '../decisions/memory.js';
 import { reviewSummaryForPrompt } from '../decisions/review.js';
 import { finish } from './ending.js';
@@ -90,8 +91,15 @@ export async function completionGuard(run: Run): Promise<Outcome | 'refused' | '
   }
   if (knobs.prdChecklist && state.gates.checklist) {
     // A tree whose checklist was verified is not verified again (waivers are read anew).
-    const known = completionRuleEra ? state.gates.latest.find((g) => g.gate === 'checklist' && g.treeHash === tree && g.iteration > 0) : undefined;
-    const r = known && state.gates.checklist ? checklistGateResult(state.gates.checklist, tree, known.iteration) : await verifyChecklist(run, tree);
+    let known = completionRuleEra ? state.gates.latest.find((g) => g.gate === 'checklist' && g.treeHash === tree && g.iteration > 0) : undefined;
+    // Lean rounds: only the items whose files changed since the last verification are asked again.
+    const recheck = !known && run.eras.leanRoundsEra ? itemsToRecheck(state.gates.checklist, state.marks.checklist, tree) : null;
+    if (recheck && recheck.ids.length === 0) {
+      log.info('checklist not verified again', { iteration: state.iteration, why: recheck.why });
+      known = checklistGateResult(state.gates.checklist, tree, state.iteration);
+      state.gates.latest = mergeLatest(state.gates.latest, [known]);
+    }
+    const r = known && state.gates.checklist ? checklistGateResult(state.gates.checklist, tree, known.iteration) : await verifyChecklist(run, tree, recheck?.ids);
     if (completionRuleEra && !known) {
       const breach = verifierBreach(run.lastVerifierAnswer, state.iteration, run.lastVerifierAnswer?.logPath ?? '');
       const ended = await keepContract(run, breach ? [breach] : []);
@@ -125,7 +133,9 @@ export async function completionGuard(run: Run): Promise<Outcome | 'refused' | '
 export async function judgeReview(run: Run, tree: string): Promise<Outcome | 'refused' | null> {
   const { state } = run;
   const last = state.gates.reviews.at(-1);
-  const reused = last && last.treeHash === tree ? last : null;
+  const stands = run.eras.leanRoundsEra && last ? reviewStands(last, state.marks.review, tree) : null;
+  if (stands && !stands.again && last && last.treeHash !== tree) log.info('code review not repeated', { iteration: state.iteration, why: stands.why });
+  const reused = last && (last.treeHash === tree || (stands !== null && !stands.again)) ? last : null;
   const review = reused ?? (await codeReview(run, tree));
   const breaches = reviewBreaches(review);
   const contractOnly = review.result === 'inconclusive' && breaches.length > 0;
@@ -225,6 +235,11 @@ export function refuseEmptyDiff(run: Run, trigger: ConveneTrigger): Promise<Outc
   return checkRefused(run, trigger, 'evidence', empty);
 }
 
+/** The completion check just judged the current tree: the early check counts what changes from here (lean-rounds era). */
+function markCheck(run: Run): void {
+  if (run.eras.leanRoundsEra) run.state.marks = { ...run.state.marks, round: run.markHere(run.state.convergence.lastHash ?? '') };
+}
+
 /** A council round; returns the outcome when the run must end, else null (findings set). */
 export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<Outcome | null> {
   const { state, knobs } = run;
@@ -234,6 +249,7 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
   if (empty) return empty;
   const guard = await completionGuard(run);
   if (guard === 'interrupted' && claimsHeldEra) return holdClaim(run, trigger);
+  if (guard === 'refused') markCheck(run);
   if (guard !== null) {
     if (completionRuleEra && guard === 'refused') return checkRefused(run, trigger, run.refusedBy.cause, run.refusedBy.reason);
     // A person's request is answered by the refusal: it is not asked again at every boundary.
@@ -251,6 +267,7 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
   run.status = run.stopRequest ? 'stopping' : 'running';
   state.council.rounds = round;
   state.council.verdicts = [...state.council.verdicts, r.verdict].slice(-20);
+  markCheck(run);
   run.recordEvent(councilEvent(r.verdict));
   state.lastEvidence = r.verdict.evidence;
   if (trigger === 'forced') state.council.forceReview = null;

@@ -16,7 +16,6 @@ import { patched } from '@temporalio/workflow';
 import type { RunInput } from '../../schemas/run.js';
 import { HOSTS_PATCH, onRunHost } from '../hosts.js';
 
-
 /**
  * Runs started before the completion council existed replay with the plain completion check;
  * every newer run (and every run after continue-as-new) takes the council path.
@@ -81,7 +80,6 @@ export const ROUNDS_PATCH = 'vigil-round-activity-v1';
  */
 export const GATES_WITH_CALL_PATCH = 'vigil-gates-with-call-v1';
 
-
 /**
  * A completion claim (or another council trigger) whose check a pause, stop, rollover or rewind
  * interrupted is held and judged at the next boundary the run reaches, instead of being dropped
@@ -136,6 +134,21 @@ export const PREPARE_WAITS_PATCH = 'vigil-prepare-waits-v1';
  */
 export const RUN_ADMISSION_PATCH = 'vigil-run-admission-v1';
 
+/**
+ * Orchestration does not pay again for a judgement that cannot have changed
+ * (workflows/decisions/lean-rounds.ts): the early check convenes only on a change that could flip
+ * a verdict, a passing review stands for later trees that differ only in reviewed files nobody
+ * flagged, and the checklist verifier asks only about items whose files changed. Runs from before
+ * it convened, reviewed and verified everything on every green tree.
+ */
+export const LEAN_ROUNDS_PATCH = 'vigil-lean-rounds-v1';
+
+/**
+ * A PRD checklist extraction a provider's trouble spoiled (a rate limit, an overload, an auth
+ * error, a hung call) is asked again at a later boundary, after the wait, up to three times; then
+ * a supervised run pauses and asks. Runs from before it went on without a checklist at once.
+ */
+export const CHECKLIST_RETRY_PATCH = 'vigil-checklist-retry-v1';
 
 /** Every patch id of the run workflow, in the order an execution first asks for it. */
 export const PATCH_IDS = [
@@ -162,6 +175,8 @@ export const PATCH_IDS = [
   PACKED_CARRY_PATCH,
   PREPARE_WAITS_PATCH,
   RUN_ADMISSION_PATCH,
+  LEAN_ROUNDS_PATCH,
+  CHECKLIST_RETRY_PATCH,
 ] as const;
 export type PatchId = (typeof PATCH_IDS)[number];
 
@@ -183,6 +198,8 @@ export interface Eras {
   completionRuleEra: boolean;
   providerWaitRewindEra: boolean;
   recheckBeforeCallEra: boolean;
+  /** Judgements that still hold are not paid for again (LEAN_ROUNDS_PATCH). */
+  leanRoundsEra: boolean;
   /** Runs started without Vigil's search attributes upsert none (SEARCH_ATTRIBUTES_PATCH). */
   upsertsSearchAttributes: boolean;
   /** Spread into every repository-bound proxy (workflows/hosts.ts). */
@@ -211,6 +228,7 @@ export function decideEras(input: RunInput): Eras {
   const completionRuleEra = claimsHeldEra && patched(COMPLETION_RULE_PATCH);
   const providerWaitRewindEra = checkpointsEra && providersEra && patched(PROVIDER_WAIT_REWIND_PATCH);
   const recheckBeforeCallEra = providersEra && patched(RECHECK_BEFORE_CALL_PATCH);
+  const leanRoundsEra = completionRuleEra && roundsEra && patched(LEAN_ROUNDS_PATCH);
   const upsertsSearchAttributes = input.searchAttributes !== false || !patched(SEARCH_ATTRIBUTES_PATCH);
   // Everything that touches the repository (or `.vigil/` in it, like the notification ledger, or
   // needs the agent CLIs installed there, like the health check) runs on the run's host.
@@ -232,6 +250,7 @@ export function decideEras(input: RunInput): Eras {
     completionRuleEra,
     providerWaitRewindEra,
     recheckBeforeCallEra,
+    leanRoundsEra,
     upsertsSearchAttributes,
     onHost,
   };
@@ -251,3 +270,6 @@ export const prepareWaitsEra = (): boolean => patched(PREPARE_WAITS_PATCH);
 
 /** Asked where a signed run starts, and only then (RUN_ADMISSION_PATCH). */
 export const admissionEra = (): boolean => patched(RUN_ADMISSION_PATCH);
+
+/** Asked where a spoiled checklist extraction is due again, and only then (CHECKLIST_RETRY_PATCH). */
+export const checklistRetryEra = (): boolean => patched(CHECKLIST_RETRY_PATCH);

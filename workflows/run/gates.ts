@@ -11,14 +11,15 @@ import { type GateResult, MAX_CHECKLIST_ITEMS, type ReviewRecord } from '../../s
 import type { Outcome, TestRunRecord } from '../../schemas/run.js';
 import { chooseAgent } from '../decisions/agent-choice.js';
 import { addOrchestrationUsage } from '../decisions/budget.js';
-import { checklistExtractionPrompt, checklistVerifierPrompt, selectHeldOut } from '../decisions/checklist.js';
+import { afterChecklistFailure, CHECKLIST_ATTEMPTS, type ChecklistRetry, checklistExtractionPrompt, checklistVerifierPrompt, selectHeldOut } from '../decisions/checklist.js';
 import { checklistGateResult, gateLabel, gateLine, gatesDue, mergeLatest, reviewGateResult, stuckReason, trackGate } from '../decisions/gates.js';
 import { gateEvent, reviewEvent } from '../decisions/journal.js';
+import { providerOutcome } from '../decisions/provider-outcome.js';
 import { runGatesPass, testRecord } from '../lean-iteration.js';
 import { runToolGates } from '../quality-gates.js';
 import { finish } from './ending.js';
 import { escalateToPerson, notifyPeople } from './people.js';
-import { type GateStreak, nowIso, type Run } from './run.js';
+import { type GateStreak, nowIso, nowMs, type Run } from './run.js';
 
 /** The test command's verdict on `treeHash`, re-run only when the tree changed. */
 export async function ensureTests(run: Run, treeHash: string): Promise<TestRunRecord | null> {
@@ -198,6 +199,7 @@ export async function codeReview(run: Run, tree: string): Promise<ReviewRecord> 
     : await runReviewRound({ repo, members }, reviewInput);
   run.status = run.stopRequest ? 'stopping' : 'running';
   for (const u of r.usages) state.spend = addOrchestrationUsage(state.spend, u);
+  if (run.eras.leanRoundsEra) state.marks = { ...state.marks, review: r.record.result === 'pass' ? run.markHere(tree) : null };
   state.gates.reviewRounds = round;
   state.gates.reviews = [...state.gates.reviews, r.record].slice(-5);
   run.recordEvent(reviewEvent(r.record));
@@ -207,23 +209,27 @@ export async function codeReview(run: Run, tree: string): Promise<ReviewRecord> 
   return r.record;
 }
 
-/** Asks the verifier about every checklist item (held-out ones included) on the current tree. */
-export async function verifyChecklist(run: Run, tree: string): Promise<GateResult | null> {
+/**
+ * Asks the verifier about the checklist items (held-out ones included) on the current tree: all of
+ * them, or only `only` (lean rounds: the others keep what the last verification found).
+ */
+export async function verifyChecklist(run: Run, tree: string, only?: readonly string[]): Promise<GateResult | null> {
   const { state, knobs, input, info } = run;
   const { members } = run.acts;
   const cl = state.gates.checklist;
   if (!cl) return null;
+  const asked = only ? cl.items.filter((i) => only.includes(i.id)) : cl.items;
   run.status = 'gating';
   run.publish();
   let answer: AgentResult | null = null;
   try {
-    answer = await members.runAgent.executeWithOptions({ summary: `verify the PRD checklist (iteration ${state.iteration})` }, [
+    answer = await members.runAgent.executeWithOptions({ summary: `verify the PRD checklist (iteration ${state.iteration}${asked.length < cl.items.length ? `, ${asked.length} of ${cl.items.length} items whose files changed` : ''})` }, [
       {
         runId: info.workflowId,
         repoPath: input.repoPath,
         ...chooseAgent(knobs, 'checklist-verifier', knobs.tier),
         authorization: input.authorization ?? null,
-        prompt: checklistVerifierPrompt({ items: cl.items, prdPath: input.prdPath, diffPath: null, testSummary: state.lastTests ? testLine(run, state.lastTests) : 'No test results.' }),
+        prompt: checklistVerifierPrompt({ items: asked, prdPath: input.prdPath, diffPath: null, testSummary: state.lastTests ? testLine(run, state.lastTests) : 'No test results.' }),
         role: 'checklist-verifier',
         iteration: state.iteration,
         phase: 'VERIFY',
@@ -231,7 +237,7 @@ export async function verifyChecklist(run: Run, tree: string): Promise<GateResul
         timeoutSeconds: knobs.councilMemberTimeoutSeconds,
         completionPromise: '',
         parse: 'verification',
-        checklistIds: cl.items.map((i) => i.id),
+        checklistIds: asked.map((i) => i.id),
         rateLimitRpm: knobs.rateLimitRpm,
       },
     ]);
@@ -244,21 +250,28 @@ export async function verifyChecklist(run: Run, tree: string): Promise<GateResul
   const statuses = { ...cl.status };
   for (const [id, v] of Object.entries(answer?.verification ?? {})) statuses[id] = { status: v.status, evidence: v.evidence, iteration: state.iteration };
   state.gates.checklist = { ...cl, status: statuses };
+  if (run.eras.leanRoundsEra) state.marks = { ...state.marks, checklist: answer ? run.markHere(tree) : null };
   const result = checklistGateResult(state.gates.checklist, tree, state.iteration);
   state.gates.latest = mergeLatest(state.gates.latest, [result]);
   run.recordEvent(gateEvent(result));
   return result;
 }
 
-/** At run start, once: the PRD checklist from the person's file or extracted by an agent; held-out items chosen. */
-export async function ensureChecklist(run: Run): Promise<void> {
+/**
+ * At run start, once: the PRD checklist from the person's file or extracted by an agent; held-out
+ * items chosen. An extraction a provider's trouble spoiled is asked again at a later boundary
+ * (`retryChecklist`): what comes next is returned (null when there is nothing to decide).
+ */
+export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> {
   const { state, knobs, input, info } = run;
   const { gatesEra } = run.eras;
   const { members } = run.acts;
-  if (!gatesEra || !knobs.prdChecklist || state.gates.checklistTried) return;
+  if (!gatesEra || !knobs.prdChecklist || state.gates.checklistTried) return null;
   state.gates.checklistTried = true;
   let items = input.checklist ?? null;
   const source = items ? 'file' : 'agent';
+  let providerReason: string | null = null;
+  let rateLimitWait: number | null = null;
   if (!items) {
     let r: AgentResult | null = null;
     try {
@@ -281,16 +294,46 @@ export async function ensureChecklist(run: Run): Promise<void> {
       ]);
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
+      providerReason = `the call failed: ${(err.cause?.message ?? err.message).slice(0, 200)}`;
       state.gates.checklistProblem = `the checklist could not be extracted: ${(err.cause?.message ?? err.message).slice(0, 300)}`;
     }
     if (r?.usage) state.spend = addOrchestrationUsage(state.spend, r.usage);
     if (r?.checklist?.ok) items = r.checklist.items;
-    else if (r) state.gates.checklistProblem = `the checklist could not be extracted: ${r.checklist?.error ?? 'no answer'}`.slice(0, 500);
+    else if (r) {
+      state.gates.checklistProblem = `the checklist could not be extracted: ${r.checklist?.error ?? 'no answer'}`.slice(0, 500);
+      const health = providerOutcome({ exitCode: r.exitCode, timedOut: r.timedOut, rateLimited: r.rateLimit !== null, authError: r.authError !== null, tail: r.tail, modelOutput: r.modelOutput });
+      providerReason = health.outcome === 'failure' ? health.reason : null;
+      rateLimitWait = r.rateLimit?.waitSeconds ?? null;
+    }
   }
   if (!items || items.length === 0) {
+    const attempt = (state.gates.checklistRetry?.attempt ?? 0) + 1;
+    const next = afterChecklistFailure({ attempt, providerReason, rateLimitWaitSeconds: rateLimitWait, baseWaitSeconds: knobs.baseWaitSeconds });
+    state.gates.checklistRetry = next.kind === 'retry' ? { attempt, atMs: nowMs() + next.waitSeconds * 1000, reason: next.reason.slice(0, 300) } : null;
+    if (next.kind === 'retry') state.gates.checklistProblem = `${state.gates.checklistProblem ?? 'the checklist could not be extracted'} (${next.reason}; asked again in ${next.waitSeconds} s, attempt ${attempt} of ${CHECKLIST_ATTEMPTS})`.slice(0, 500);
+    if (next.kind === 'give_up') state.gates.checklistProblem = `${state.gates.checklistProblem ?? 'the checklist could not be extracted'} (${next.reason}; gave up after ${attempt} attempts)`.slice(0, 500);
     log.warn('no PRD checklist for this run', { problem: state.gates.checklistProblem });
-    return;
+    return next;
   }
   state.gates.checklist = { items, heldOut: knobs.checklistHeldOut ? selectHeldOut(items) : [], source, status: {}, waivers: [] };
+  state.gates.checklistRetry = null;
+  state.gates.checklistProblem = null;
   log.info('PRD checklist ready', { items: items.length, source });
+  return null;
+}
+
+/**
+ * The extraction asked again, once the wait a provider's trouble called for is over (checklist-retry
+ * era). When the provider kept failing, the run does not go on silently without its checklist:
+ * supervised, it pauses and asks; perpetual, it goes on and says so.
+ */
+export async function retryChecklist(run: Run): Promise<void> {
+  const { state, knobs, info } = run;
+  state.gates.checklistTried = false;
+  const next = await ensureChecklist(run);
+  if (next?.kind !== 'give_up') return;
+  const why = `No PRD checklist for this run: its extraction failed ${next.attempts} times for a provider reason (${next.reason}), so the checklist gate and the held-out items are off.`;
+  const asks = knobs.autonomyMode === 'supervised';
+  if (asks && !state.pause) state.pause = { reason: `${why} Resume to go on without a checklist, or stop and start again with --checklist FILE.`.slice(0, 2000), by: 'vigil', at: nowIso() };
+  await notifyPeople(run, 'escalation', asks ? 'No PRD checklist: the run is paused' : 'No PRD checklist: the run goes on without one', why, asks ? 'critical' : 'warning', { attempts: next.attempts, reason: next.reason, iteration: state.iteration }, `${info.workflowId}:checklist:${next.attempts}`);
 }

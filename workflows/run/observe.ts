@@ -13,6 +13,7 @@ import { costOf } from '../decisions/budget.js';
 import { addCheckpoint } from '../decisions/checkpoints.js';
 import { trackConvergence } from '../decisions/convergence.js';
 import { iterationEvent } from '../decisions/journal.js';
+import { advanceMark, stepPaths } from '../decisions/lean-rounds.js';
 import { contextClearMemory, iterationMemory } from '../decisions/memory.js';
 import { keepContinuity } from '../decisions/prompt-memory.js';
 import { initialLadder, observeLadder } from '../decisions/tier-ladder.js';
@@ -27,6 +28,7 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
   const { councilEra, escalationEra, checkpointsEra, leanEra } = run.eras;
   const { repo } = run.acts;
   const { result, checkpoint, inspect } = call;
+  const treeBefore = state.convergence.lastHash;
   // 5. What did the iteration change?
   let snap: RepoSnapshot;
   let signalsRead: AgentSignals | null = null;
@@ -40,6 +42,7 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
       { repoPath: input.repoPath, runStartSha: state.runStart?.sha ?? null, ...(escalationEra ? { previousTree: state.convergence.lastHash } : {}), ...(checkpoint ? { checkpoint } : {}) },
     ]);
   }
+  if (run.eras.leanRoundsEra) followMarks(run, treeBefore, snap);
   const conv = trackConvergence(state.convergence, snap.treeHash, knobs.convergenceRingSize);
   state.convergence = councilEra ? trackDoneSignal(conv.state, result.claimed || result.donePhrase !== null) : conv.state;
 
@@ -81,6 +84,15 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
     if (trouble) await escalateToPerson(run, ...trouble);
   }
   return snap;
+}
+
+/** What this inspection changed joins what changed since each judgement's tree (lean-rounds era). */
+export function followMarks(run: Run, treeBefore: string | null, snap: RepoSnapshot): void {
+  const { state } = run;
+  const step = { from: treeBefore, to: snap.treeHash, paths: stepPaths(snap.sinceLast) };
+  const m = state.marks;
+  state.marks = { round: advanceMark(m.round, step), review: advanceMark(m.review, step), checklist: advanceMark(m.checklist, step) };
+  run.lastFiles = { tree: snap.treeHash, files: snap.changedCount <= snap.changedFiles.length ? snap.changedFiles : null };
 }
 
 /** Drift reports (DRIFT_DETECTED) in a run after which the agent gets a fresh session. */

@@ -11,7 +11,7 @@
  * Workflow code: deterministic, no I/O.
  */
 import { allHandlersFinished, CancellationScope, log, setCurrentDetails, upsertSearchAttributes, type WorkflowInfo } from '@temporalio/workflow';
-import type { GateResult } from '../../schemas/gates.js';
+import type { ChangeMark, GateResult } from '../../schemas/gates.js';
 import type { RunEvent } from '../../schemas/events.js';
 import type { Knobs } from '../../schemas/knobs.js';
 import type { MemoryEntry } from '../../schemas/memory.js';
@@ -21,6 +21,7 @@ import type { RunStatus, StatusSnapshot } from '../../schemas/status.js';
 import type { CouncilDeps } from '../../rounds/council-round.js';
 import { breakerTrip } from '../decisions/breaker.js';
 import { checkpointRows } from '../decisions/checkpoints.js';
+import { markTree } from '../decisions/lean-rounds.js';
 import { maskedChecklist } from '../decisions/checklist.js';
 import type { GateAction } from '../decisions/gates.js';
 import { ackProjection, appendEvent } from '../decisions/journal.js';
@@ -100,6 +101,8 @@ export class Run {
   heldGatePause: { r: GateResult; streak: GateStreak } | null = null;
   /** What the checklist verifier's last call answered: whether it named any item (the contract). */
   lastVerifierAnswer: { exitCode: number; timedOut: boolean; answered: number; logPath: string } | null = null;
+  /** The last inspection's changed files (vs the run start) and its tree, when it listed all of them: what a judgement's mark records (lean-rounds era). */
+  lastFiles: { tree: string; files: string[] | null } | null = null;
   /** What refused the last completion check before the council was asked (workflows/run/completion.ts). */
   refusedBy: { cause: CheckCause; reason: string } = { cause: 'quality_gates', reason: '' };
   iterationsThisExecution = 0;
@@ -284,6 +287,12 @@ export class Run {
     // The decisions an event stands for (council, gates, review, escalation, tier) join the run memory.
     const remembered = this.eras.memoryEra ? memoryFromEvent(event) : null;
     if (remembered) this.remember(remembered);
+  }
+
+  /** A mark on `tree`, where a judgement was just made (lean-rounds era): null in older eras. */
+  markHere(tree: string): ChangeMark | null {
+    if (!this.eras.leanRoundsEra || !tree) return null;
+    return markTree(tree, this.state.iteration, this.lastFiles?.tree === tree ? this.lastFiles.files : null);
   }
 
   /** Adds an entry to the run memory (memory era), bounded. */
