@@ -260,7 +260,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-lean-rounds-v1',
-    introducedBy: 'HEAD',
+    introducedBy: '0ef09ec',
     before: 'every green tree was convened, reviewed and verified again',
     fixtures: [
       {
@@ -273,7 +273,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-checklist-retry-v1',
-    introducedBy: 'HEAD',
+    introducedBy: '0ef09ec',
     before: 'a checklist extraction a provider spoiled was not asked again',
     fixtures: [
       {
