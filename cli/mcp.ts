@@ -198,6 +198,8 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal): McpServer {
     },
     async (o) => {
       const id = runId(o.id);
+      // `--to` as commander reads it (cli/main.ts intArg), before anything connects.
+      if (!Number.isInteger(o.to) || o.to < 1 || o.to > 100_000_000) throw new CliError(`--to must be an integer from 1 to 100000000, got ${o.to}`, EXIT.usage);
       if (o.forkId !== undefined && !o.fork) throw new CliError('--id names the new run of --fork; without --fork the run keeps its id', EXIT.usage);
       const forkId = o.forkId !== undefined ? deps.validateId(o.forkId) : undefined;
       const { rewindRun } = await import('./checkpoints.js');

@@ -18,7 +18,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MessageJsonSchema, StartedJsonSchema } from '../../schemas/cli-output.js';
+import { CheckpointsJsonSchema, MessageJsonSchema, StartedJsonSchema } from '../../schemas/cli-output.js';
 import { McpReportOutputSchema, McpStatusOutputSchema, TaskCompleteClaimSchema } from '../../schemas/mcp.js';
 import { runDirPath } from '../../schemas/paths.js';
 import { assertBuilt, CLI, makeRepo, ROOT, SCRIPTED_AGENT, temporalAddress, uniqueId, writePrd, writeScenario } from '../support/harness.js';
@@ -160,6 +160,12 @@ describe('vigil mcp over stdio', () => {
     expect(readFileSync(path.join(runDir, prompts[0] ?? ''), 'utf8')).not.toContain(directive);
     expect(readFileSync(path.join(runDir, 'iteration-0002.prompt.md'), 'utf8')).toContain(directive);
 
+    // Its checkpoints: one per iteration that changed the tree.
+    const cps = CheckpointsJsonSchema.parse(await ok('vigil_checkpoints', { id }));
+    expect(cps.list.map((c) => c.iteration)).toEqual([1, 2, 3]);
+    // It never asked a person for help: no handoff to read.
+    await expect(mcp.readResource({ uri: `vigil://runs/${encodeURIComponent(id)}/handoff` })).rejects.toThrow(`run "${id}" has no handoff: it has not escalated to a person`);
+
     // The report from the event store, as a tool and as a resource.
     const report = await waitUntil('the report to have the outcome', async () => {
       const r = McpReportOutputSchema.parse(await ok('vigil_report', { id })).run;
@@ -189,6 +195,15 @@ describe('vigil mcp over stdio', () => {
     expect(badId.isError).toBe(true);
     expect(text(badId)).toMatch(/^--id "\.\.\/evil" is not allowed: use 1-200 letters/);
 
+    const to = await call('vigil_rewind', { id: runId, to: 0 });
+    expect(text(to)).toBe('--to must be an integer from 1 to 100000000, got 0');
+    const forkId = await call('vigil_rewind', { id: runId, to: 1, forkId: 'other' });
+    expect(text(forkId)).toBe('--id names the new run of --fork; without --fork the run keeps its id');
+
+    // A finished run takes no message, and is not rewound (it is forked).
+    const rewind = await call('vigil_rewind', { id: runId, to: 1 });
+    expect(rewind.isError).toBe(true);
+    expect(text(rewind)).toContain(`a finished run cannot be rewound. Start a new run from its checkpoint 1 instead: \`vigil rewind ${runId} --to 1 --fork\``);
     // A finished run takes no message.
     const late = await call('vigil_pause', { id: runId });
     expect(late.isError).toBe(true);
