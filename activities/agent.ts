@@ -28,7 +28,7 @@ import { inheritedEnv, runProcess } from './process.js';
 import { interpretCall, prepareCall, SESSION_PATTERN } from './provider-call.js';
 import { authorizeCall } from './run-authorization.js';
 import { changedPaths, workingTreeHash } from './git.js';
-import { prepareSandbox, sandboxReport } from './sandbox.js';
+import { callSignalPath, discardCallSignals, prepareSandbox, sandboxReport } from './sandbox.js';
 import { workerStoreUrl } from './event-store.js';
 
 const TAIL_CHARS = 2000;
@@ -193,7 +193,9 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
   if (input.role === 'iteration' && consumeFile(signalPath(input.repoPath, 'COMPLETION_REQUESTED'), path.join(dir, `${label}.completion-requested`)) === 'moved') {
     claimSource ??= 'signal-file';
   }
-  const reported = consumeUsage(signalPath(input.repoPath, 'USAGE'), path.join(dir, `${label}.usage.json`));
+  // A sandboxed reviewing call reports its cost in a signals folder of its own (no call can take another's report).
+  const reported = consumeUsage(callSignalPath(sandbox, signalPath(input.repoPath, 'USAGE')), path.join(dir, `${label}.usage.json`));
+  discardCallSignals(sandbox);
 
   let reviewChangedTree: string[] | null = null;
   if (treeBefore !== null) {

@@ -148,6 +148,14 @@ export interface SandboxFacts {
   denied: PathFact[];
   /** Folders of the repository's `.vigil/` that exist: runs, handoffs, signals. */
   vigilDirs: { runs: boolean; handoffs: boolean; signals: boolean; root: boolean };
+  /**
+   * A reviewing call's own signals folder (a folder Vigil owns), mounted writable at
+   * `.vigil/signals` in place of the repository's: the cost report it writes there (`USAGE`) reaches
+   * Vigil from it, and nothing it writes there (a completion claim, a request for a person)
+   * reaches the repository's signals. Null: the repository's signals, read-only for every role
+   * but the builder.
+   */
+  signalsSource?: string | null;
   /** The repository's git files that, written, would run code in Vigil's own git commands (config, hooks): that exist. */
   gitControl: PathFact[];
   /** The network: a folder holding the proxy's socket, mounted at SANDBOX_PROXY_DIR; null: no network at all. */
@@ -213,11 +221,13 @@ export function sandboxPlan(facts: SandboxFacts): SandboxPlan {
   const vigil = path.join(facts.repo, '.vigil');
   // `.vigil/` is not part of the tree: a reviewing agent may keep its own notes there (a scripted
   // agent its counters), but Vigil's records (runs: prompts, logs, call state; handoffs) are
-  // read-only for every role, and the signals (a completion claim) for every role but the builder.
+  // read-only for every role, and the repository's signals (a completion claim) for every role but
+  // the builder; a reviewing call writes its cost report in a signals folder of its own.
   if (facts.vigilDirs.root && facts.kind === 'reviewer') mounts.push({ op: '--bind', src: vigil, dest: vigil });
   if (facts.vigilDirs.runs) mounts.push({ op: '--ro-bind', src: path.join(vigil, 'runs'), dest: path.join(vigil, 'runs') });
   if (facts.vigilDirs.handoffs) mounts.push({ op: '--ro-bind', src: path.join(vigil, 'handoffs'), dest: path.join(vigil, 'handoffs') });
-  if (facts.vigilDirs.signals && facts.kind !== 'builder') mounts.push({ op: '--ro-bind', src: path.join(vigil, 'signals'), dest: path.join(vigil, 'signals') });
+  if (facts.vigilDirs.signals && facts.kind === 'reviewer' && facts.signalsSource) mounts.push({ op: '--bind', src: facts.signalsSource, dest: path.join(vigil, 'signals') });
+  else if (facts.vigilDirs.signals && facts.kind !== 'builder') mounts.push({ op: '--ro-bind', src: path.join(vigil, 'signals'), dest: path.join(vigil, 'signals') });
   if (repoWritable) for (const g of facts.gitControl) mounts.push({ op: '--ro-bind', src: g.path, dest: g.path });
 
   // Secrets: the system's, and whatever denied path a mount's source holds.

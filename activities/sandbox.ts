@@ -268,6 +268,21 @@ export interface PreparedSandbox {
   proxy: SandboxProxySpec | null;
   /** The report so far (denials are added when the call ends, sandboxReport). */
   report: SandboxReport;
+  /**
+   * Where this call's `.vigil/signals` writes land when they are not the repository's: a reviewing
+   * call's own folder (its `USAGE` is read from there, callSignalPath); null: the repository's.
+   */
+  signalsDir: string | null;
+}
+
+/** Where the call's signal file `name` is read: its own signals folder when the sandbox gave it one, else the repository's. */
+export function callSignalPath(prepared: PreparedSandbox, repoSignal: string): string {
+  return prepared.signalsDir ? path.join(prepared.signalsDir, path.basename(repoSignal)) : repoSignal;
+}
+
+/** Removes a reviewing call's own signals folder once its signals are read (what else the call left there goes nowhere). */
+export function discardCallSignals(prepared: PreparedSandbox): void {
+  if (prepared.signalsDir) rmSync(prepared.signalsDir, { recursive: true, force: true });
 }
 
 const flag = (v: string | undefined): boolean => ['1', 'true', 'yes', 'on'].includes((v ?? '').trim().toLowerCase());
@@ -327,8 +342,8 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     // The agent cannot be run here, as a missing binary cannot: the run ends agent_not_runnable with the reason.
     throw ApplicationFailure.create({ type: FAILURE_TYPES.agentNotRunnable, nonRetryable: true, message: worker.problem ? `${worker.problem}; ${verdict.reason}` : verdict.reason });
   }
-  if (verdict.run === 'unsandboxed') return { file: call.file, args: call.args, env: withPwd, proxy: null, report: { mode, applied: false, isolation: 'none', reason: verdict.reason, denied: [] } };
-  if (findOnPath(call.file, call.env.PATH) === null) return { file: call.file, args: call.args, env: withPwd, proxy: null, report: { mode, applied: false, isolation: 'none', reason: `${call.file} cannot be found or run`, denied: [] } };
+  if (verdict.run === 'unsandboxed') return { file: call.file, args: call.args, env: withPwd, proxy: null, report: { mode, applied: false, isolation: 'none', reason: verdict.reason, denied: [] }, signalsDir: null };
+  if (findOnPath(call.file, call.env.PATH) === null) return { file: call.file, args: call.args, env: withPwd, proxy: null, report: { mode, applied: false, isolation: 'none', reason: `${call.file} cannot be found or run`, denied: [] }, signalsDir: null };
 
   const repo = path.resolve(call.repoPath);
   const home = homeOf(call.env);
@@ -389,6 +404,14 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
       }
     }
   }
+  // A reviewing call's signals folder of its own, named after its prompt (so the attempt that
+  // re-attaches to it after a worker crash reads the same folder).
+  let signalsDir: string | null = null;
+  if (call.kind === 'reviewer' && existsSync(path.join(vigil, 'signals'))) {
+    const label = call.promptPath ? path.basename(call.promptPath).replace(/\.prompt\.md$/, '') : call.kind;
+    signalsDir = path.join(privateRunDir(call.runId), 'call-signals', label);
+    ensurePrivateDir(vigilHome(workerEnv), signalsDir);
+  }
   const plan = sandboxPlan({
     kind: call.kind,
     repo,
@@ -407,6 +430,7 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     vigilDirs: { root: existsSync(vigil), runs: existsSync(path.join(vigil, 'runs')), handoffs: existsSync(path.join(vigil, 'handoffs')), signals: existsSync(path.join(vigil, 'signals')) },
     gitControl: facts([path.join(repo, '.git', 'config'), path.join(repo, '.git', 'hooks')]),
     proxyDir,
+    signalsSource: signalsDir,
   });
   const env: Record<string, string> = {
     ...callEnv,
@@ -427,6 +451,7 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     env,
     proxy: proxyDir !== null ? { socketPath: path.join(proxyDir, 'proxy.sock'), allow } : null,
     report: { mode, applied: true, isolation: isolation.slice(0, 300), reason: null, denied: [] },
+    signalsDir,
   };
 }
 

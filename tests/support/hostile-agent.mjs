@@ -4,7 +4,8 @@
 // the run secret, the codec key and another run's repository, to connect to the Temporal frontend
 // and the event store on loopback (directly and through the proxy) and to a host outside the
 // allow-list, to write outside the repository and into the system, to write in the repository,
-// and to leave a process behind. Each attempt prints one line
+// to plant a completion claim for the builder as a reviewer, and to leave a process behind. Each
+// attempt prints one line
 //   ATTEMPT <name> ok|refused <detail>
 // then it answers as its role owes (VIGIL_ANSWER), so a run with it in every role completes.
 // Its targets come from HOSTILE_* variables of the worker's environment.
@@ -116,6 +117,11 @@ trySync('write-system', () => writeFileSync('/usr/local/vigil-hostile-was-here',
 trySync('write-program', () => writeFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), 'hostile-was-here'), 'escaped'));
 trySync('write-repo', () => writeFileSync(path.join(process.cwd(), `hostile-${env.VIGIL_ROLE ?? 'tests'}.txt`), 'written'));
 trySync('write-git-hooks', () => writeFileSync(path.join(process.cwd(), '.git', 'hooks', 'post-commit'), '#!/bin/sh\necho escaped\n', { mode: 0o755 }));
+// A cost report, as every role may write one (docs/how-a-run-works.md, Budget); reviewing, a
+// completion claim planted for the builder's next call to consume.
+const signals = path.join(process.cwd(), '.vigil', 'signals');
+trySync('report-usage', () => writeFileSync(path.join(signals, 'USAGE'), JSON.stringify({ costUsd: 0.02 })));
+if (env.VIGIL_ROLE && env.VIGIL_ROLE !== 'iteration') trySync('plant-claim', () => writeFileSync(path.join(signals, 'COMPLETION_REQUESTED'), `planted by ${env.VIGIL_ROLE}\n`));
 trySync('read-repo', () => readFileSync(path.join(process.cwd(), 'README.md'), 'utf8').split('\n')[0]);
 await connectDirect('connect-temporal', env.HOSTILE_TEMPORAL);
 await connectDirect('connect-store', env.HOSTILE_STORE);

@@ -207,6 +207,16 @@ describe('the mount plan', () => {
     expect(m.indexOf('--bind /work/repo/.vigil /work/repo/.vigil')).toBeLessThan(m.indexOf('--ro-bind /work/repo/.vigil/signals /work/repo/.vigil/signals'));
   });
 
+  it('a reviewing call with a signals folder of its own writes its cost report there, never in the repository\'s signals', () => {
+    const m = mounts(sandboxPlan(facts({ kind: 'reviewer', signalsSource: '/root/.vigil/private/run-1/call-signals/council-round-0001-m0' })).args);
+    expect(m).toContain('--bind /root/.vigil/private/run-1/call-signals/council-round-0001-m0 /work/repo/.vigil/signals');
+    expect(m).not.toContain('--ro-bind /work/repo/.vigil/signals /work/repo/.vigil/signals');
+    expect(m.indexOf('--bind /work/repo/.vigil /work/repo/.vigil')).toBeLessThan(m.indexOf('--bind /root/.vigil/private/run-1/call-signals/council-round-0001-m0 /work/repo/.vigil/signals'));
+    // Only a reviewing call gets one: the builder writes the repository's signals, a test run reads them.
+    expect(mounts(sandboxPlan(facts({ kind: 'tests', signalsSource: '/x' })).args)).toContain('--ro-bind /work/repo/.vigil/signals /work/repo/.vigil/signals');
+    expect(mounts(sandboxPlan(facts({ kind: 'builder', signalsSource: '/x' })).args).some((x) => x.endsWith('/.vigil/signals'))).toBe(false);
+  });
+
   it('a gate reads the repository only and has no network at all', () => {
     const plan = sandboxPlan(facts({ kind: 'gate', proxyDir: null, vigilDirs: { root: false, runs: false, handoffs: false, signals: false } }));
     expect(plan.repoWritable).toBe(false);

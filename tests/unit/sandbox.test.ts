@@ -192,6 +192,18 @@ describe.runIf(sandboxable)('the sandbox against a hostile agent', () => {
       }
       expect(readFileSync(path.join(repo, 'README.md'), 'utf8')).toBe(before);
 
+      // Every role reports its cost; a reviewing role does it in a signals folder of its own, so
+      // the claim it planted there reaches neither the repository nor the builder's next call.
+      expect(a['report-usage']?.ok, a['report-usage']?.detail).toBe(true);
+      expect(res.usage?.costUsd).toBe(0.02);
+      expect(existsSync(path.join(repo, '.vigil', 'signals', 'USAGE'))).toBe(false);
+      if (r.role !== 'iteration') {
+        expect(a['plant-claim']?.ok, a['plant-claim']?.detail).toBe(true);
+        expect(existsSync(path.join(repo, '.vigil', 'signals', 'COMPLETION_REQUESTED'))).toBe(false);
+        expect(res.claimed).toBe(false);
+        expect(readdirSync(path.join(process.env.VIGIL_HOME as string, 'private', 'hostile-run', 'call-signals'))).toEqual([]);
+      }
+
       // The refusals a person should see.
       const connects = denied(res.sandbox, 'connect');
       expect(connects).toEqual(expect.arrayContaining([`127.0.0.1:${inject('temporalAddress').split(':').pop()}`, storeAddress, 'example.com:443']));
@@ -232,6 +244,9 @@ describe.runIf(sandboxable)('the sandbox against a hostile agent', () => {
     expect(marked()).toEqual([]);
     rmSync(path.join(root, 'outside', 'escaped.txt'), { force: true });
     rmSync(path.join(repo, 'hostile-council.txt'), { force: true });
+    // Unsandboxed, the council's planted claim lands in the repository's signals.
+    expect(existsSync(path.join(repo, '.vigil', 'signals', 'COMPLETION_REQUESTED'))).toBe(true);
+    rmSync(path.join(repo, '.vigil', 'signals', 'COMPLETION_REQUESTED'), { force: true });
     rmSync(path.join(repo, '.git', 'hooks', 'post-commit'), { force: true });
     rmSync('/usr/local/vigil-hostile-was-here', { force: true });
     rmSync(path.join(ROOT, 'tests/support/hostile-was-here'), { force: true });
@@ -256,7 +271,7 @@ describe.runIf(sandboxable)('the sandbox against a hostile agent', () => {
       expect(describeSandbox().applies).toBe(false);
     } finally {
       delete process.env.VIGIL_SANDBOX_BWRAP;
-      for (const f of [path.join(root, 'outside', 'escaped.txt'), path.join(repo, 'hostile-council.txt'), path.join(repo, '.git', 'hooks', 'post-commit'), '/usr/local/vigil-hostile-was-here', path.join(ROOT, 'tests/support/hostile-was-here')]) rmSync(f, { force: true });
+      for (const f of [path.join(root, 'outside', 'escaped.txt'), path.join(repo, 'hostile-council.txt'), path.join(repo, '.vigil', 'signals', 'COMPLETION_REQUESTED'), path.join(repo, '.git', 'hooks', 'post-commit'), '/usr/local/vigil-hostile-was-here', path.join(ROOT, 'tests/support/hostile-was-here')]) rmSync(f, { force: true });
     }
   });
 });
