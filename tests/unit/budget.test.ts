@@ -4,7 +4,7 @@
  * counters, the budget limit, the one-time 80 % warning and the remaining budget.
  */
 import { describe, expect, it } from 'vitest';
-import { addOrchestrationUsage, addUsage, budgetExceeded, budgetWarning, costOf, orchestrationShare, remainingBudget, type Spend } from '../../workflows/decisions/budget.js';
+import { addOrchestrationUsage, addUsage, budgetExceeded, budgetWarning, costOf, orchestrationCapped, orchestrationShare, remainingBudget, type Spend } from '../../workflows/decisions/budget.js';
 
 describe('costOf', () => {
   it('prefers the reported cost, else prices tokens by model (per million)', () => {
@@ -92,5 +92,21 @@ describe('orchestration spend', () => {
     const s = addOrchestrationUsage(addUsage(zero, call(0.3)), call(0.1));
     expect(orchestrationShare(s)).toBeCloseTo(0.25, 10);
     expect(orchestrationShare({ ...zero, calls: 4, orchestration: { calls: 3, usd: 0 } })).toBe(0.75);
+  });
+});
+
+describe('the orchestration cap', () => {
+  it('holds a completion check that would take orchestration past its share of the budget', () => {
+    // $10 budget, 30 %: $3 for reviewers, checklist roles and council; two checks cost $2.40 so far.
+    expect(orchestrationCapped(2.4, 2, 10, 0.3)).toEqual({ capped: true, capUsd: 3, nextUsd: 1.2 });
+    expect(orchestrationCapped(1.2, 2, 10, 0.3)).toEqual({ capped: false, capUsd: 3, nextUsd: 0.6 });
+    // Already at the cap: held even before the first check is priced.
+    expect(orchestrationCapped(3, 0, 10, 0.3).capped).toBe(true);
+    expect(orchestrationCapped(2.99, 0, 10, 0.3).capped).toBe(false);
+  });
+
+  it('is off without a share or without a budget', () => {
+    expect(orchestrationCapped(100, 5, 10, 0).capped).toBe(false);
+    expect(orchestrationCapped(100, 5, 0, 0.3)).toEqual({ capped: false, capUsd: 0, nextUsd: 20 });
   });
 });

@@ -293,6 +293,14 @@ const CASES: Record<KnobName, Cases> = {
     ],
     bad: ['-1', '1000000.01', 'ten', '$5', ''],
   },
+  orchestrationBudgetShare: {
+    good: [
+      ['0', 0],
+      ['0.3', 0.3],
+      [' 1 ', 1],
+    ],
+    bad: ['-0.1', '1.5', '30%', ''],
+  },
   rateLimitRpm: intCases(1, 100_000),
   rateLimitNotifySeconds: intCases(0, 604_800),
   notifyTimeoutSeconds: intCases(1, 120),

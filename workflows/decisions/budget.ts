@@ -124,3 +124,15 @@ export function remainingBudget(spendUsd: number, budgetUsd: number): number | n
   if (!(budgetUsd > 0)) return null;
   return Math.max(0, Math.round((budgetUsd - spendUsd) * 1e6) / 1e6);
 }
+
+/**
+ * The orchestration cap (knob `orchestrationBudgetShare`): reviewers, checklist roles and council
+ * members may spend at most `share` of the budget. A completion check is not started when what
+ * orchestration has spent, plus what one check has cost on average so far, would pass the cap —
+ * the run pauses before the cap is exceeded, not after. Off when the share or the budget is 0.
+ */
+export function orchestrationCapped(spentUsd: number, checksSoFar: number, budgetUsd: number, share: number): { capped: boolean; capUsd: number; nextUsd: number } {
+  const capUsd = budgetUsd > 0 && share > 0 ? Math.round(budgetUsd * share * 1e6) / 1e6 : 0;
+  const nextUsd = checksSoFar > 0 ? spentUsd / checksSoFar : 0;
+  return { capped: capUsd > 0 && (spentUsd >= capUsd || spentUsd + nextUsd > capUsd), capUsd, nextUsd };
+}

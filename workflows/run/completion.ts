@@ -11,7 +11,7 @@ import { checkEvidence, describeRejection, type EvidenceInput, evidenceRecord, r
 import type { GateName, GateResult } from '../../schemas/gates.js';
 import { type CheckCause, type ContractBreach, LIMITS, type Outcome } from '../../schemas/run.js';
 import { breakerTrip, safetyValve } from '../decisions/breaker.js';
-import { addOrchestrationUsage } from '../decisions/budget.js';
+import { addOrchestrationUsage, orchestrationCapped } from '../decisions/budget.js';
 import { afterRefusal, emptyDiffRefusal, recordCheck } from '../decisions/completion-check.js';
 import { contractFindings, councilBreaches, describeBreach, reviewBreaches, trackContract, verifierBreach } from '../decisions/contract.js';
 import type { ConveneTrigger } from '../decisions/convene.js';
@@ -240,6 +240,27 @@ function markCheck(run: Run): void {
   if (run.eras.leanRoundsEra) run.state.marks = { ...run.state.marks, round: run.markHere(run.state.convergence.lastHash ?? '') };
 }
 
+/**
+ * The orchestration cap (knob `orchestrationBudgetShare`, off by default): a completion check that
+ * would take orchestration's spend past its share of the budget pauses the run first (the claim is
+ * held and judged after the resume). True when the run paused (or was already paused) for it.
+ */
+async function pauseAtOrchestrationCap(run: Run): Promise<boolean> {
+  const { state, knobs, info } = run;
+  const budget = state.budgetUsd ?? knobs.budgetUsd;
+  const spent = state.spend.orchestration?.usd ?? 0;
+  const cap = orchestrationCapped(spent, state.checks.total, budget, knobs.orchestrationBudgetShare);
+  if (!cap.capped) return false;
+  if (!state.pause) {
+    const share = `${Math.round(knobs.orchestrationBudgetShare * 100)} % of the $${budget.toFixed(2)} budget`;
+    const why = `orchestration cap: reviewers, checklist roles and council members spent $${spent.toFixed(2)} of the $${cap.capUsd.toFixed(2)} they may (${share}), and a completion check costs about $${cap.nextUsd.toFixed(2)}`;
+    state.pause = { reason: `${why}; raise the budget with \`vigil budget ${info.workflowId} --usd N\` and resume, or stop the run`, by: 'vigil', at: nowIso() };
+    await notifyPeople(run, 'budget_exceeded', 'Orchestration cap reached', `The run is paused at iteration ${state.iteration} before its next completion check: ${why}.`, 'critical', { orchestrationUsd: spent, capUsd: cap.capUsd, budgetUsd: budget, iteration: state.iteration }, `${info.workflowId}:orchestration_cap:${budget}`);
+  }
+  log.info('completion check held at the orchestration cap', { iteration: state.iteration, spent, cap: cap.capUsd });
+  return true;
+}
+
 /** A council round; returns the outcome when the run must end, else null (findings set). */
 export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<Outcome | null> {
   const { state, knobs } = run;
@@ -247,6 +268,7 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
   const { rounds } = run.acts;
   const empty = completionRuleEra ? refuseEmptyDiff(run, trigger) : null;
   if (empty) return empty;
+  if (trigger !== 'forced' && (await pauseAtOrchestrationCap(run))) return holdClaim(run, trigger);
   const guard = await completionGuard(run);
   if (guard === 'interrupted' && claimsHeldEra) return holdClaim(run, trigger);
   if (guard === 'refused') markCheck(run);
