@@ -479,9 +479,14 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   }
   let stopBeats: (() => void) | undefined;
   const onStarted = (): void => {
+    if (stopBeats) return;
     // Heartbeat from a timer, not only on output: a silent agent is still alive. From one send
     // interval in (activities/heartbeat.ts): a call shorter than that costs the server none.
-    stopBeats ??= beatWhileRunning(beatNow, ctx);
+    stopBeats = beatWhileRunning(beatNow, ctx);
+    // A session chosen for the call is recorded as soon as the call runs, not when the CLI first
+    // prints (which a sandbox's start delays by a second or more): a machine lost at any point of
+    // the call lets its retry resume that session.
+    if (spec.heartbeatDetails?.session !== undefined) beatNow();
   };
 
   const prev = readState(spec.pidFile);

@@ -174,6 +174,16 @@ describe('runProcess', () => {
     expect(heartbeats).toEqual([]);
   });
 
+  it('records a session chosen for the call in a heartbeat as soon as the call runs, before the first beat of the timer', async () => {
+    const dir = tempDir();
+    // The usual 5 s interval: without a session this call would send no heartbeat at all (above).
+    const { env, heartbeats } = newEnv({ taskQueue: 'usual-heartbeats' });
+    const r = await env.run(spec(dir, 'sleep 0.3; echo done', { heartbeatDetails: { session: 'chosen-session' } }));
+    expect(r.exitCode).toBe(0);
+    expect(heartbeats.length).toBeGreaterThanOrEqual(1);
+    expect(heartbeats[0]).toMatchObject({ session: 'chosen-session', pid: expect.any(Number) });
+  });
+
   it('appends to an existing log and returns 0 for a clean exit', async () => {
     const dir = tempDir();
     const { env } = newEnv();
