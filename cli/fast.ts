@@ -25,7 +25,7 @@ const VERBS: Record<'status' | 'pause' | 'resume' | 'stop' | 'input', Grammar> =
   pause: { required: 1, optional: 0, flags: ['signal', 'json'], values: ['reason', 'by'] },
   resume: { required: 1, optional: 0, flags: ['signal', 'json'], values: ['by'] },
   stop: { required: 1, optional: 0, flags: ['now', 'signal', 'json'], values: ['reason', 'by'] },
-  input: { required: 1, optional: 1, flags: ['signal', 'json'], values: ['file', 'by'] },
+  input: { required: 1, optional: 1, flags: ['signal', 'json'], values: ['file', 'by', 'id'] },
 };
 
 export interface FastCommand {

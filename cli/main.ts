@@ -327,6 +327,7 @@ export function buildProgram(): Command {
     .argument('[text]', 'the directive (or use --file)')
     .option('--file <file>', 'read the directive from a file')
     .option('--by <name>', 'who is speaking (default: your OS user name)')
+    .option('--id <id>', "the directive's id, to resend one (the run takes a directive with an id it has seen once; default: a new one)")
     .option('--signal', 'send as a signal (see pause --signal)')
     .option('--json', MESSAGE_JSON)
     .action(message('input', PAYLOADS.input));

@@ -4,6 +4,7 @@
  * (cli/fast.ts), so both run the same code; and how the CLI reports a failure (message and exit
  * code). Light to import: the client and the views are loaded by the action.
  */
+import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { logLine } from '../workers/logging.js';
@@ -73,6 +74,9 @@ export function readDirective(file: string): string {
   return text;
 }
 
+/** A directive id, as the run's input message takes it (schemas/messages.ts). */
+const DIRECTIVE_ID = /^[A-Za-z0-9._:-]{1,100}$/;
+
 const reason = (o: Record<string, unknown>): { reason?: string } => (typeof o.reason === 'string' ? { reason: o.reason } : {});
 
 /** The payloads of the four everyday messages, from the parsed options (and input's TEXT). Bad input throws exit 2. */
@@ -87,7 +91,10 @@ export const PAYLOADS = {
       directive = readDirective(o.file);
     }
     if (directive === undefined || directive.trim() === '') throw new CliError('no directive: pass TEXT or --file F', EXIT.usage);
-    return { directive, ...by(o) };
+    // Its id: given (a resend), else a fresh one; the run takes a directive with an id it has seen once.
+    const id = typeof o.id === 'string' ? o.id : `d-${randomBytes(6).toString('hex')}`;
+    if (!DIRECTIVE_ID.test(id)) throw new CliError(`--id ${id}: letters, digits, . _ : - only, at most 100`, EXIT.usage);
+    return { directive, ...by(o), id };
   },
 } as const;
 
@@ -113,12 +120,22 @@ export async function statusCommand(ep: Endpoint, id: string, json: boolean): Pr
 /** Sends one message (its payload built already: bad input is exit 2 before anything connects); `json`: the answer as MessageJson. */
 export async function messageCommand(ep: Endpoint, kind: MessageKind, id: string, body: Record<string, unknown>, asSignal: boolean, json = false): Promise<void> {
   const [{ sendMessage }, { withRunApi }] = await Promise.all([import('./steer.js'), import('./open-run-api.js')]);
+  const directiveId = kind === 'input' && typeof body.id === 'string' ? body.id : null;
   await withRunApi(ep, async (api) => {
-    const ack = await sendMessage(api, ep, id, kind, body, asSignal);
+    let ack;
+    try {
+      ack = await sendMessage(api, ep, id, kind, body, asSignal);
+    } catch (err) {
+      // An unanswered directive may still reach the run: resent with its id, it is taken once.
+      if (directiveId && err instanceof CliError && err.exitCode === EXIT.unreachable) {
+        throw new CliError(`${err.message}\nTo resend this directive without it reaching the run twice, give it its id: vigil input ${id} --signal --id ${directiveId} (with the same text).`, err.exitCode);
+      }
+      throw err;
+    }
     if (json) {
-      const answer: MessageJson = { workflowId: id, message: kind, by: typeof body.by === 'string' ? body.by : defaultActor(), acknowledged: ack !== null, ack: ack ? { changed: ack.changed, message: ack.message, status: ack.status, iteration: ack.iteration, paused: ack.paused } : null };
+      const answer: MessageJson = { workflowId: id, message: kind, by: typeof body.by === 'string' ? body.by : defaultActor(), acknowledged: ack !== null, ack: ack ? { changed: ack.changed, message: ack.message, status: ack.status, iteration: ack.iteration, paused: ack.paused } : null, ...(directiveId ? { directiveId } : {}) };
       out(JSON.stringify(answer, null, 2));
-    } else out(ack ? `${id}: ${ack.message} (status ${ack.status}, iteration ${ack.iteration})` : `${id}: ${kind} signal recorded; it takes effect when a worker runs the workflow`);
+    } else out(ack ? `${id}: ${ack.message} (status ${ack.status}, iteration ${ack.iteration})` : `${id}: ${kind} signal recorded${directiveId ? ` (directive ${directiveId})` : ''}; it takes effect when a worker runs the workflow`);
   });
 }
 

@@ -154,6 +154,8 @@ export const MessageJsonSchema = z.object({
   /** The run acknowledged it (an update); false for a signal, recorded but unacknowledged. */
   acknowledged: z.boolean(),
   ack: MessageAckSchema.nullable(),
+  /** `vigil input`: the directive's id (resend it with `--id` to have it taken once). */
+  directiveId: z.string().optional(),
 });
 export type MessageJson = z.infer<typeof MessageJsonSchema>;
 

@@ -31,6 +31,11 @@ export const InputPayloadSchema = shared('schemas/messages:InputPayloadSchema', 
       message: `must be at most ${LIMITS.directiveBytes} bytes (1 MiB)`,
     }),
   by: ActorSchema.optional(),
+  /**
+   * The directive's id (`vigil input` makes one and prints it): the run queues a directive with an
+   * id it has seen once, so resending it (with --signal after an unanswered update) never delivers it twice.
+   */
+  id: z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/, 'letters, digits, . _ : - only, at most 100').optional(),
 }));
 
 export const BudgetPayloadSchema = shared('schemas/messages:BudgetPayloadSchema', () => z.strictObject({

@@ -46,10 +46,15 @@ export const PauseInfoSchema = shared('schemas/run:PauseInfoSchema', () => z.obj
 }));
 export type PauseInfo = z.infer<typeof PauseInfoSchema>;
 
+/** How many directive ids a run remembers: a resend comes within minutes, long before 200 more directives. */
+export const DIRECTIVE_IDS_KEPT = 200;
+
 export const DirectiveSchema = shared('schemas/run:DirectiveSchema', () => z.object({
   text: z.string(),
   by: z.string().max(200),
   at: z.string(),
+  /** The id its sender gave it (`vigil input` makes one): a resend with the same id is not queued again. */
+  id: z.string().max(100).optional(),
 }));
 export type Directive = z.infer<typeof DirectiveSchema>;
 
@@ -390,6 +395,8 @@ export const RunStateSchema = shared('schemas/run:RunStateSchema', () => z.objec
     .nullable(),
   convergence: ConvergenceStateSchema,
   pendingDirectives: z.array(DirectiveSchema).max(50),
+  /** The ids of the latest directives received (queued or delivered), so that a resend is taken once (patch vigil-directive-ids-v1). */
+  directiveIds: z.array(z.string().max(100)).max(DIRECTIVE_IDS_KEPT).default([]),
   pause: PauseInfoSchema.nullable(),
   lastCompletion: CompletionVerdictSchema.nullable(),
   /** Findings of the previous iteration fed into the next prompt (bounded text). */

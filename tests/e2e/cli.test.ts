@@ -250,6 +250,15 @@ describe.concurrent('vigil CLI', () => {
         expect(ps.code, show(ps)).toBe(0);
         expect(ps.stdout).toContain('signal recorded');
 
+        // An unanswered directive says how to resend it so that the run takes it once: with its id.
+        const pi = await vigil(['input', orphan.id, 'Keep it short.'], { env: noWorkerEnv });
+        expect(pi.code, show(pi)).toBe(4);
+        const resend = /vigil input (\S+) --signal --id (d-[0-9a-f]{12}) \(with the same text\)/.exec(pi.stderr);
+        expect(resend?.[1], show(pi)).toBe(orphan.id);
+        const si = await vigil(['input', orphan.id, 'Keep it short.', '--signal', '--id', resend?.[2] ?? '', '--json'], { env: noWorkerEnv });
+        expect(si.code, show(si)).toBe(0);
+        expect(JSON.parse(si.stdout)).toMatchObject({ workflowId: orphan.id, message: 'input', acknowledged: false, directiveId: resend?.[2] });
+
         const { r: sr, json } = await statusJson(orphan.id);
         expect(sr.code, show(sr)).toBe(4);
         expect(json).toMatchObject({ workflowId: orphan.id, workerAnswered: false, temporalStatus: 'RUNNING' });

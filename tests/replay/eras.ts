@@ -272,6 +272,19 @@ export const ERAS: Era[] = [
     ],
   },
   {
+    patch: 'vigil-directive-ids-v1',
+    introducedBy: 'the next commit after 84fb9de',
+    before: 'a resent directive was taken once',
+    fixtures: [
+      {
+        file: 'before-vigil-directive-ids-v1.json',
+        commit: '84fb9de',
+        scenario: 'resent-directive',
+        pins: 'a directive sent by update and resent by signal while the agent worked, both queued: the next prompt carried it twice',
+      },
+    ],
+  },
+  {
     patch: 'vigil-checklist-retry-v1',
     introducedBy: '0ef09ec',
     before: 'a checklist extraction a provider spoiled was not asked again',

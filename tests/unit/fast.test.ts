@@ -16,7 +16,8 @@ import { endpointFromEnv } from '../../cli/connection.js';
 import { plainEndpoint } from '../../cli/endpoint.js';
 import { CliError } from '../../cli/errors.js';
 import { parseFast } from '../../cli/fast.js';
-import { readDirective } from '../../cli/steer-commands.js';
+import { PAYLOADS, readDirective } from '../../cli/steer-commands.js';
+import { parseMessage } from '../../schemas/messages.js';
 import { UpdateRejectedError } from '../../cli/run-api.js';
 import { assertBuilt, CLI } from '../support/harness.js';
 
@@ -35,6 +36,7 @@ describe('parseFast', () => {
     // --json on the four messages too (their acknowledgement as JSON).
     expect(parseFast(['pause', 'r1', '--json'])).toEqual({ verb: 'pause', args: ['r1'], opts: { json: true } });
     expect(parseFast(['input', 'r1', 'use tabs', '--json', '--signal'])).toEqual({ verb: 'input', args: ['r1', 'use tabs'], opts: { json: true, signal: true } });
+    expect(parseFast(['input', 'r1', 'use tabs', '--signal', '--id', 'd-0a1b2c3d4e5f'])).toEqual({ verb: 'input', args: ['r1', 'use tabs'], opts: { signal: true, id: 'd-0a1b2c3d4e5f' } });
   });
 
   it('leaves everything else to commander', () => {
@@ -168,6 +170,26 @@ describe('the CLI, both ways', () => {
     expect([pause.code, pause.stderr]).toEqual([2, empty(' ')]);
     expect([logs.code, logs.stderr]).toEqual([2, empty('')]);
     expect([start.code, start.stderr]).toEqual([2, `vigil: --id "-${'a'.repeat(59)}…" (501 characters) is not allowed: use 1-200 letters, digits, '.', '_', ':' or '-', starting with a letter or digit\n`]);
+  });
+});
+
+describe("vigil input's directive id", () => {
+  it('is a fresh one for each directive, or the one given to resend it; a bad one is exit 2', () => {
+    const a = PAYLOADS.input({ by: 'ana' }, 'use tabs');
+    const b = PAYLOADS.input({ by: 'ana' }, 'use tabs');
+    expect(a).toMatchObject({ directive: 'use tabs', by: 'ana', id: expect.stringMatching(/^d-[0-9a-f]{12}$/) });
+    expect(b.id).not.toBe(a.id); // the same text twice is two directives
+    expect(PAYLOADS.input({ id: a.id }, 'use tabs')).toMatchObject({ id: a.id });
+    // What the CLI sends is what the run's input message takes.
+    expect(parseMessage('input', a)).toMatchObject({ ok: true });
+    let err: unknown;
+    try {
+      PAYLOADS.input({ id: 'no spaces please' }, 'use tabs');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(CliError);
+    expect(err).toMatchObject({ exitCode: 2, message: '--id no spaces please: letters, digits, . _ : - only, at most 100' });
   });
 });
 

@@ -135,6 +135,12 @@ export const PREPARE_WAITS_PATCH = 'vigil-prepare-waits-v1';
 export const RUN_ADMISSION_PATCH = 'vigil-run-admission-v1';
 
 /**
+ * A directive that comes with an id the run has seen (a resend of one whose update went
+ * unanswered) is acknowledged and not queued again. Runs from before it queued every directive.
+ */
+export const DIRECTIVE_IDS_PATCH = 'vigil-directive-ids-v1';
+
+/**
  * Orchestration does not pay again for a judgement that cannot have changed
  * (workflows/decisions/lean-rounds.ts): the early check convenes only on a change that could flip
  * a verdict, a passing review stands for later trees that differ only in reviewed files nobody
@@ -175,6 +181,7 @@ export const PATCH_IDS = [
   PACKED_CARRY_PATCH,
   PREPARE_WAITS_PATCH,
   RUN_ADMISSION_PATCH,
+  DIRECTIVE_IDS_PATCH,
   LEAN_ROUNDS_PATCH,
   CHECKLIST_RETRY_PATCH,
 ] as const;
@@ -270,6 +277,9 @@ export const prepareWaitsEra = (): boolean => patched(PREPARE_WAITS_PATCH);
 
 /** Asked where a signed run starts, and only then (RUN_ADMISSION_PATCH). */
 export const admissionEra = (): boolean => patched(RUN_ADMISSION_PATCH);
+
+/** Asked where a directive with an id arrives, and only then (DIRECTIVE_IDS_PATCH). */
+export const directiveIdsEra = (): boolean => patched(DIRECTIVE_IDS_PATCH);
 
 /** Asked where a spoiled checklist extraction is due again, and only then (CHECKLIST_RETRY_PATCH). */
 export const checklistRetryEra = (): boolean => patched(CHECKLIST_RETRY_PATCH);

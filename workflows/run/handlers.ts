@@ -11,7 +11,7 @@
 import { ApplicationFailure, log, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import { parseMessage, type MessageName } from '../../schemas/messages.js';
-import { LIMITS, type InvalidMessage } from '../../schemas/run.js';
+import { DIRECTIVE_IDS_KEPT, LIMITS, type InvalidMessage } from '../../schemas/run.js';
 import type { RunEvent } from '../../schemas/events.js';
 import { budgetExceeded } from '../decisions/budget.js';
 import { checklistGateResult, mergeLatest } from '../decisions/gates.js';
@@ -38,6 +38,7 @@ import {
   type MessageAck,
 } from '../messages.js';
 import { installRewind } from '../rewind.js';
+import { directiveIdsEra } from './eras.js';
 import { nowIso, type Run } from './run.js';
 
 /** History size past which a run rolls over at once, even mid agent call (Temporal's hard limit is 50 MB). */
@@ -80,12 +81,16 @@ export function installHandlers(run: Run): void {
       publish();
       return ack(true, now && run.agentScope ? 'stopping now; the running agent call is being cancelled' : 'stopping at the next boundary');
     },
-    input: (p: { directive: string; by?: string }, defaultBy: string): MessageAck => {
+    input: (p: { directive: string; by?: string; id?: string }, defaultBy: string): MessageAck => {
+      // A resend of a directive the run already has (its update went unanswered, then --signal): taken once.
+      const idsEra = p.id !== undefined && directiveIdsEra();
+      if (idsEra && state.directiveIds.includes(p.id as string)) return ack(false, `directive ${p.id} was already received; it is not queued again`);
       const refused = directiveRefusal(state.pendingDirectives, p.directive);
       if (refused) throw ApplicationFailure.create({ message: `input: ${refused}`, nonRetryable: true });
-      state.pendingDirectives.push({ text: p.directive, by: p.by ?? defaultBy, at: nowIso() });
+      state.pendingDirectives.push({ text: p.directive, by: p.by ?? defaultBy, at: nowIso(), ...(idsEra ? { id: p.id } : {}) });
+      if (idsEra) state.directiveIds = [...state.directiveIds, p.id as string].slice(-DIRECTIVE_IDS_KEPT);
       publish();
-      return ack(true, 'directive queued for the next prompt');
+      return ack(true, idsEra ? `directive queued for the next prompt (id ${p.id})` : 'directive queued for the next prompt');
     },
   };
 
