@@ -273,7 +273,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-directive-ids-v1',
-    introducedBy: 'the next commit after 84fb9de',
+    introducedBy: '3d3641d',
     before: 'a resent directive was taken once',
     fixtures: [
       {
