@@ -430,6 +430,7 @@ export async function reportRun(db: Db, workflowId: string, opts: { now?: Date }
     escalations: valid.filter((r) => r.event.kind === 'escalation').length,
     tierClimbs: valid.filter((r) => r.event.kind === 'tier_change' && isClimb(r.event.from, r.event.to)).length,
     spendUsd: usd(lastSpend ? lastSpend.usd : iterationCost),
+    orchestration: lastSpend?.orchestrationCalls !== undefined ? { calls: lastSpend.orchestrationCalls, usd: usd(lastSpend.orchestrationUsd ?? 0) } : null,
     waitingMs: w.ms,
     pauses: w.pauses,
     pausedNow: w.pausedNow,
@@ -455,7 +456,7 @@ function summaryLines(r: RunReport): string[] {
     `provider: ${r.provider ?? 'unknown'} · mode ${r.autonomyMode ?? 'unknown'} · up to ${r.maxIterations ?? '?'} iterations · budget ${r.budgetUsd !== null ? money(r.budgetUsd) : 'unknown'}`,
     `started: ${r.startedAt ?? 'unknown'}${r.finishedAt ? ` · finished: ${r.finishedAt}` : ''}`,
     `outcome: ${o ? `${o.status} (exit ${o.exitCode}) at iteration ${o.iteration} — ${oneLine(o.reason)}` : 'none yet (running)'}`,
-    `iterations: ${r.iterations} (${r.failedIterations} failed) · council rounds: ${r.councilRounds} (${r.approvedRounds} approved) · escalations: ${r.escalations} · tier climbs: ${r.tierClimbs} · spend: ${money(r.spendUsd)}`,
+    `iterations: ${r.iterations} (${r.failedIterations} failed) · council rounds: ${r.councilRounds} (${r.approvedRounds} approved) · escalations: ${r.escalations} · tier climbs: ${r.tierClimbs} · spend: ${money(r.spendUsd)}${r.orchestration ? ` (orchestration ${r.orchestration.calls} call(s), ${money(r.orchestration.usd)}${r.spendUsd > 0 ? `, ${Math.round((r.orchestration.usd / r.spendUsd) * 100)}%` : ''})` : ''}`,
     `waiting for people: ${duration(r.waitingMs)} over ${r.pauses} pause(s)${r.pausedNow ? ' (paused now)' : ''}`,
   ];
 }

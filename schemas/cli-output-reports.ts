@@ -123,6 +123,8 @@ export const RunReportSchema = RunCountsSchema.extend({
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),
   outcome: z.object({ status: z.string(), exitCode: z.number().int(), reason: z.string(), iteration: z.number().int() }).nullable(),
+  /** What orchestration (reviewers, checklist roles, council members) cost of the spend, as the last spend event says; null before any was recorded. */
+  orchestration: z.object({ calls: z.number().int(), usd: z.number() }).nullable(),
   timeline: z.array(TimelineIterationSchema),
   /** Events not about one iteration: the start, messages, notifications, the outcome, anything else. */
   notices: z.array(TimelineEntrySchema),

@@ -79,7 +79,7 @@ export const RunEventSchema = shared('schemas/events:RunEventSchema', () => z.di
   /** A message a person or tool sent: who, what (the message name and a short summary, never a directive's text). */
   z.object({ kind: z.literal('message'), name: short(40), by: short(200), summary: short(300), accepted: z.boolean() }),
   z.object({ kind: z.literal('tier_change'), iteration: z.number().int(), from: short(20), to: short(20), trigger: short(300) }),
-  z.object({ kind: z.literal('spend'), iteration: z.number().int(), usd: z.number(), calls: z.number().int(), unpricedCalls: z.number().int(), budgetUsd: z.number() }),
+  z.object({ kind: z.literal('spend'), iteration: z.number().int(), usd: z.number(), calls: z.number().int(), unpricedCalls: z.number().int(), budgetUsd: z.number(), orchestrationCalls: z.number().int().optional(), orchestrationUsd: z.number().optional() }),
   z.object({ kind: z.literal('outcome'), status: short(40), exitCode: z.number().int(), reason: short(1000), iteration: z.number().int() }),
 ]));
 export type RunEvent = z.infer<typeof RunEventSchema>;

@@ -218,7 +218,7 @@ describe('exportHistory', () => {
     expect(md).toContain('  - council round 2, member 3: APPROVE — PRD met');
     expect(md).toContain('- outcome: council_approved (exit 0) at iteration 5');
     expect(md).toContain('waiting for people: 40m 0s over 2 pause(s)');
-    expect(md).toContain('spend: 0.42 USD');
+    expect(md).toContain('spend: 0.42 USD (orchestration 7 call(s), 0.14 USD, 33%)');
   });
 
   it('is null for an unknown run', async () => {
@@ -263,7 +263,7 @@ describe('the commands', () => {
     expect(one.text().split('\n').filter((l) => /^ {2}iteration \d/.test(l))).toHaveLength(5);
     const json = capture();
     expect(await reportCommand({ id: 'run-scripted', json: true }, { out: json.out, env: env(), now: REPORT_NOW })).toBe(0);
-    expect(RunReportSchema.parse(JSON.parse(json.text()))).toMatchObject({ workflowId: 'run-scripted', iterations: 5, spendUsd: 0.42 });
+    expect(RunReportSchema.parse(JSON.parse(json.text()))).toMatchObject({ workflowId: 'run-scripted', iterations: 5, spendUsd: 0.42, orchestration: { calls: 7, usd: 0.14 } });
     expect(parseSince('90m', new Date('2026-01-01T02:00:00Z')).toISOString()).toBe('2026-01-01T00:30:00.000Z');
   });
 

@@ -50,7 +50,7 @@ export const SCRIPTED_START = Date.parse('2026-01-05T10:00:00.000Z');
  * The scripted run `run-scripted` on /repos/slugify: 5 iterations (the 3rd fails with exit 1), a
  * tier climb fast -> development after it, council round 1 rejected (1 of 3) and round 2 approved
  * (3 of 3), one escalation that paused the run for 30 minutes until alice resumed it, a pause by
- * bob for 10 minutes, spend 0.42 USD, outcome council_approved (exit 0). A continue-as-new after
+ * bob for 10 minutes, spend 0.42 USD (orchestration 7 calls, 0.14 USD), outcome council_approved (exit 0). A continue-as-new after
  * iteration 3 changes the run id.
  */
 export function scriptedRun(): EventEnvelope[] {
@@ -79,7 +79,7 @@ export function scriptedRun(): EventEnvelope[] {
     .add(48, iteration(5, { tier: 'development', claimed: true, costUsd: 0.15 }))
     .add(48, { kind: 'review', round: 2, iteration: 5, result: 'PASS', mergeability: 98, reviewers: [{ reviewer: 'requirements-verifier', verdict: 'PASS', blocking: false }] })
     .add(49, { kind: 'council_round', round: 2, iteration: 5, trigger: 'claim', result: 'APPROVED', approve: 3, reject: 0, threshold: 2, votes: votes(3, 3) })
-    .add(49, { kind: 'spend', iteration: 5, usd: 0.42, calls: 5, unpricedCalls: 0, budgetUsd: 2 })
+    .add(49, { kind: 'spend', iteration: 5, usd: 0.42, calls: 12, unpricedCalls: 0, budgetUsd: 2, orchestrationCalls: 7, orchestrationUsd: 0.14 })
     .add(49, { kind: 'outcome', status: 'council_approved', exitCode: 0, reason: 'council approved at iteration 5 (round 2, 3 of 3)', iteration: 5 })
     .add(49, { kind: 'notification', event: 'run_finished', delivered: 1, failed: 0 }).events;
 }

@@ -21,6 +21,8 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   const undelivered = state.pendingDirectives.length;
   if (undelivered > 0 && undeliveredDirectivesEra()) notes = [...notes, undeliveredNote(state.pendingDirectives)];
   run.outcome = { status: s, reason, exitCode: OUTCOME_EXIT_CODES[s], iteration: state.iteration, at: nowIso(), notes };
+  // The spend as it ends, the last round's reviewers and members included.
+  if (state.spend.calls > 0) run.recordSpend();
   run.recordEvent(outcomeEvent(run.outcome));
   run.status = 'finished';
   run.backoffUntil = null;

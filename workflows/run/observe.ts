@@ -63,6 +63,8 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
     model: result.model,
     costUsd: result.usage ? costOf(result.usage) : null,
     ...(checkpointsEra ? { checkpoint: snap.checkpoint?.commit ?? null } : {}),
+    // A full disk says so where a person looks (status, watch), not only in the next prompt.
+    ...(result.ioError ? { ioError: result.ioError.slice(0, 1000) } : {}),
   };
   if (snap.checkpoint) {
     const c = { iteration: state.iteration, commit: snap.checkpoint.commit, tree: snap.treeHash, ref: snap.checkpoint.ref, at: nowIso(), filesChanged: snap.sinceLast?.files ?? 0, filesSinceStart: snap.changedCount, exitCode: result.exitCode, tests: null, verdict: null, snapshot: null };
@@ -70,10 +72,7 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
   }
   state.recentIterations = [...state.recentIterations, record].slice(-LIMITS.recentIterations);
   run.recordEvent(iterationEvent(record, state.lastTests));
-  if (result.usage || state.spend.calls > 0) {
-    const sp = state.spend;
-    run.recordEvent({ kind: 'spend', iteration: state.iteration, usd: sp.usd, calls: sp.calls, unpricedCalls: sp.unpricedCalls ?? 0, budgetUsd: state.budgetUsd ?? knobs.budgetUsd });
-  }
+  if (result.usage || state.spend.calls > 0) run.recordSpend();
   if (escalationEra) {
     const signals =
       signalsRead ??

@@ -295,6 +295,14 @@ export class Run {
     return markTree(tree, this.state.iteration, this.lastFiles?.tree === tree ? this.lastFiles.files : null);
   }
 
+  /** The run's spend so far as an event (its running totals, orchestration apart). */
+  recordSpend(): void {
+    const { state, knobs } = this;
+    const sp = state.spend;
+    const o = sp.orchestration ?? { calls: 0, usd: 0 };
+    this.recordEvent({ kind: 'spend', iteration: state.iteration, usd: sp.usd, calls: sp.calls, unpricedCalls: sp.unpricedCalls ?? 0, budgetUsd: state.budgetUsd ?? knobs.budgetUsd, orchestrationCalls: o.calls, orchestrationUsd: o.usd });
+  }
+
   /** Adds an entry to the run memory (memory era), bounded. */
   remember(entry: MemoryEntry): void {
     const { state } = this;
