@@ -45,14 +45,10 @@ const PROVIDER_CONFIG: Record<string, readonly string[]> = {
   command: [],
 };
 
-/**
- * The worker's setting (VIGIL_SANDBOX): off unless asked for — under auto, three behaviours of a
- * default run still differ (docs/security.md, The agent's sandbox) — a value that is not a mode
- * fails closed (strict) and says so.
- */
+/** The worker's setting (VIGIL_SANDBOX): auto by default; a value that is not a mode fails closed (strict) and says so. */
 export function workerSandboxMode(env: NodeJS.ProcessEnv = process.env): { mode: SandboxMode; problem: string | null } {
   const raw = env.VIGIL_SANDBOX?.trim().toLowerCase();
-  if (!raw) return { mode: 'off', problem: null };
+  if (!raw) return { mode: 'auto', problem: null };
   const parsed = SandboxModeSchema.safeParse(raw);
   return parsed.success ? { mode: parsed.data, problem: null } : { mode: 'strict', problem: `VIGIL_SANDBOX=${env.VIGIL_SANDBOX} is not auto, strict or off (taken as strict)` };
 }

@@ -37,8 +37,8 @@ describe('the mode', () => {
     expect(effectiveSandboxMode('auto', 'strict')).toBe('strict');
   });
 
-  it('is a knob, off by default until auto behaves as an unsandboxed run does (docs/security.md), with registries off by default', () => {
-    expect(defaultKnobs().sandbox).toBe('off');
+  it('is a knob, auto by default, with registries off by default', () => {
+    expect(defaultKnobs().sandbox).toBe('auto');
     expect(defaultKnobs().sandboxRegistries).toBe(false);
     expect(KNOBS.sandbox.env).toBe('VIGIL_SANDBOX');
   });

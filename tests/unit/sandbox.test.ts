@@ -18,7 +18,7 @@ import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runAgent } from '../../activities/agent.js';
 import { runTests } from '../../activities/tests.js';
-import { describeSandbox, sandboxPlatform } from '../../activities/sandbox.js';
+import { describeSandbox, sandboxPlatform, workerSandboxMode } from '../../activities/sandbox.js';
 import { supervisorPath } from '../../activities/process.js';
 import type { AgentResult, RunAgentInput, RunTestsInput, TestResult } from '../../schemas/activities.js';
 import type { SandboxReport } from '../../schemas/sandbox.js';
@@ -274,6 +274,12 @@ describe.runIf(sandboxable)('the sandbox against a hostile agent', () => {
       for (const f of [path.join(root, 'outside', 'escaped.txt'), path.join(repo, 'hostile-council.txt'), path.join(repo, '.vigil', 'signals', 'COMPLETION_REQUESTED'), path.join(repo, '.git', 'hooks', 'post-commit'), '/usr/local/vigil-hostile-was-here', path.join(ROOT, 'tests/support/hostile-was-here')]) rmSync(f, { force: true });
     }
   });
+});
+
+it('is the worker\'s default: auto without VIGIL_SANDBOX, and a value that is not a mode is taken as strict', () => {
+  expect(workerSandboxMode({})).toEqual({ mode: 'auto', problem: null });
+  expect(workerSandboxMode({ VIGIL_SANDBOX: ' OFF ' })).toEqual({ mode: 'off', problem: null });
+  expect(workerSandboxMode({ VIGIL_SANDBOX: 'maybe' })).toMatchObject({ mode: 'strict', problem: expect.stringContaining('taken as strict') });
 });
 
 it('says where the sandbox cannot run and why (this machine)', () => {

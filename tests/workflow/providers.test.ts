@@ -332,7 +332,8 @@ describe('providers', () => {
     });
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
-    // The sandbox is the worker's choice (VIGIL_SANDBOX), off by default: this worker asks for it.
+    // The sandbox is the worker's choice (VIGIL_SANDBOX), auto by default: this worker asks for it
+    // whatever the environment running the suite says.
     process.env.VIGIL_SANDBOX = 'auto';
     await worker.runUntil(async () => {
       const handle = await startRun(env, tq, loopInput(repo, scenario, { councilEnabled: true, councilMinIterations: 1, councilSize: 3, councilThreshold: 3, maxIterations: 2 }));
