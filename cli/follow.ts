@@ -31,6 +31,7 @@ export function iterationLine(r: IterationRecord): string {
   ];
   if (r.attempts > 1) parts.push(`attempt ${r.attempts}`);
   if (r.claimed) parts.push('claimed completion');
+  if (r.ioError) parts.push(r.ioError);
   return parts.join(' · ');
 }
 

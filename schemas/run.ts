@@ -223,6 +223,8 @@ export const IterationRecordSchema = shared('schemas/run:IterationRecordSchema',
   costUsd: z.number().min(0).nullable().optional(),
   /** The checkpoint commit of the tree this iteration left (null: no change, or checkpoints off). */
   checkpoint: z.string().max(64).nullable().optional(),
+  /** Why the call's prompt or log could not be written (`disk full: cannot write …`); absent when they were. */
+  ioError: z.string().max(1000).optional(),
 }));
 export type IterationRecord = z.infer<typeof IterationRecordSchema>;
 
