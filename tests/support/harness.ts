@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { execa, type ResultPromise } from 'execa';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
 import type { RunInput } from '../../schemas/run.js';
 import type { ScenarioSchema } from '../../schemas/scenario.js';
@@ -76,6 +76,30 @@ export async function makeWorker(env: TestEnv, taskQueue: string, options: Pick<
 }
 
 let seq = 0;
+/**
+ * One test environment and one worker, on a queue of its own, for the whole test file: started
+ * before its first test (after `before`, for settings the worker must inherit) and shut down
+ * after its last. Read `env` and `taskQueue` inside the tests.
+ */
+export function fileWorker(prefix: string, before?: () => void): { readonly env: TestEnv; readonly taskQueue: string } {
+  const shared = { env: undefined as unknown as TestEnv, taskQueue: uniqueId(prefix) };
+  let worker: Worker | undefined;
+  let running: Promise<void> | undefined;
+  beforeAll(async () => {
+    assertBuilt();
+    before?.();
+    shared.env = await createTestEnv();
+    worker = await makeWorker(shared.env, shared.taskQueue);
+    running = worker.run();
+  });
+  afterAll(async () => {
+    worker?.shutdown();
+    await running;
+    await shared.env?.close();
+  });
+  return shared;
+}
+
 export function uniqueId(prefix: string): string {
   seq += 1;
   return `${prefix}-${process.pid}-${Date.now().toString(36)}-${seq}`;

@@ -5,26 +5,11 @@
  * silently without its checklist. Default knobs, with the council and the code review off in the
  * first case only because they would add calls without touching what it checks.
  */
-import type { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { stopUpdate } from '../../workflows/messages.js';
-import { agentCalls, assertBuilt, createTestEnv, makeRepo, makeWorker, runInput, startRun, status, type TestEnv, uniqueId, waitForStatus, writeScenario } from '../support/harness.js';
+import { agentCalls, makeRepo, fileWorker, runInput, startRun, status, uniqueId, waitForStatus, writeScenario } from '../support/harness.js';
 
-let env: TestEnv;
-let worker: Worker;
-let running: Promise<void>;
-const TQ = uniqueId('checklist-retry');
-beforeAll(async () => {
-  assertBuilt();
-  env = await createTestEnv();
-  worker = await makeWorker(env, TQ);
-  running = worker.run();
-});
-afterAll(async () => {
-  worker?.shutdown();
-  await running;
-  await env?.close();
-});
+const shared = fileWorker('checklist-retry');
 
 const LIMITED = { stderr: 'API Error: rate limit exceeded (HTTP 429). retry-after: 2\n', exitCode: 1 };
 const CHECKLIST = { output: '[{"id": "REQ-1", "title": "a.txt exists", "priority": "critical", "verify": "read a.txt"}]\n' };
@@ -38,7 +23,7 @@ describe.concurrent('a checklist extraction the provider spoiled', () => {
       iterations: [write(1), write(2), write(3), write(4), write(5, true)],
       roles: { checklist: { rounds: [LIMITED], default: CHECKLIST }, 'checklist-verifier': { default: { output: 'ITEM REQ-1: PASS - a.txt exists\n' } } },
     });
-    const handle = await startRun(env, TQ, runInput(repo, scenario, { maxIterations: 5, councilEnabled: false, codeReview: false }), uniqueId('retry'));
+    const handle = await startRun(shared.env, shared.taskQueue, runInput(repo, scenario, { maxIterations: 5, councilEnabled: false, codeReview: false }), uniqueId('retry'));
     const outcome = await handle.result();
     expect(outcome.status).toBe('completion_promise_fulfilled');
     const snap = await status(handle);
@@ -53,7 +38,7 @@ describe.concurrent('a checklist extraction the provider spoiled', () => {
   it('pauses a supervised run that could not get one after three tries, and says why', async () => {
     const repo = makeRepo({ files: { 'README.md': '# sample\n' } });
     const scenario = writeScenario(repo, { version: 1, iterations: [], default: write(0), roles: { checklist: { default: LIMITED } } });
-    const handle = await startRun(env, TQ, runInput(repo, scenario, { maxIterations: 30 }), uniqueId('give-up'));
+    const handle = await startRun(shared.env, shared.taskQueue, runInput(repo, scenario, { maxIterations: 30 }), uniqueId('give-up'));
     const snap = await waitForStatus(handle, (s) => s.paused, 90_000);
     expect(snap.pause?.reason).toMatch(/^No PRD checklist for this run: its extraction failed 3 times for a provider reason \(rate limited\).*Resume to go on without a checklist/);
     expect(snap.quality?.checklistProblem).toMatch(/gave up after 3 attempts/);

@@ -10,26 +10,11 @@
  * - a long green run without a claim convenes at the first green tree and then at the interval
  *   (`councilCheckInterval`) only, because nothing that changed could flip the verdict.
  */
-import type { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Outcome } from '../../schemas/run.js';
-import { agentCalls, assertBuilt, createTestEnv, makeRepo, makeWorker, runInput, startRun, type ScenarioInput, type TestEnv, uniqueId, writeScenario } from '../support/harness.js';
+import { agentCalls, makeRepo, fileWorker, runInput, startRun, type ScenarioInput, uniqueId, writeScenario } from '../support/harness.js';
 
-let env: TestEnv;
-let worker: Worker;
-let running: Promise<void>;
-const TQ = uniqueId('orchestration-calls');
-beforeAll(async () => {
-  assertBuilt();
-  env = await createTestEnv();
-  worker = await makeWorker(env, TQ);
-  running = worker.run();
-});
-afterAll(async () => {
-  worker?.shutdown();
-  await running;
-  await env?.close();
-});
+const shared = fileWorker('orchestration-calls');
 
 const vote = (v: 'APPROVE' | 'REJECT') => ({ output: `VOTE: ${v}\nREASON: member says ${v.toLowerCase()}\n` });
 const ROLES = {
@@ -45,7 +30,7 @@ const FAILING = "import { test } from 'node:test';\nimport assert from 'node:ass
 
 async function run(sc: ScenarioInput, opts: { tests: string; maxIterations: number }): Promise<{ outcome: Outcome; byRole: Record<string, number> }> {
   const repo = makeRepo({ files: { 'README.md': '# notes\n\nOne line per step.\n', 'package.json': '{"name":"s","type":"module","private":true,"scripts":{"test":"node --test"}}\n', 'test/ok.test.js': opts.tests } });
-  const handle = await startRun(env, TQ, runInput(repo, writeScenario(repo, sc), { testCommand: 'node --test', maxIterations: opts.maxIterations }), uniqueId('calls'));
+  const handle = await startRun(shared.env, shared.taskQueue, runInput(repo, writeScenario(repo, sc), { testCommand: 'node --test', maxIterations: opts.maxIterations }), uniqueId('calls'));
   const outcome = await handle.result();
   const byRole: Record<string, number> = {};
   for (const c of agentCalls(repo)) byRole[c.role] = (byRole[c.role] ?? 0) + 1;

@@ -8,18 +8,13 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { budgetUpdate, resumeUpdate, stopUpdate } from '../../workflows/messages.js';
-import { assertBuilt, createTestEnv, makeRepo, makeWorker, ROOT, runInput, startRun, type TestEnv, uniqueId, waitForStatus, writeScenario } from '../support/harness.js';
+import { fileWorker, makeRepo, ROOT, runInput, startRun, uniqueId, waitForStatus, writeScenario } from '../support/harness.js';
 
-let env: TestEnv;
-let worker: Worker;
-let running: Promise<void>;
-const TQ = uniqueId('orchestration-cap');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-fake-cli-'));
-beforeAll(async () => {
-  assertBuilt();
+// Set before the worker starts: the fake CLIs it runs read them.
+const shared = fileWorker('orchestration-cap', () => {
   // Call 0 is the checklist extraction ($0.50, an answer without a checklist); then the builder.
   writeFileSync(path.join(dir, 'scenario.json'), JSON.stringify({
     calls: [
@@ -33,14 +28,6 @@ beforeAll(async () => {
   process.env.FAKE_CLI_SCENARIO = path.join(dir, 'scenario.json');
   process.env.FAKE_CLI_LOG = path.join(dir, 'calls.jsonl');
   process.env.VIGIL_SANDBOX_WRITABLE = dir;
-  env = await createTestEnv();
-  worker = await makeWorker(env, TQ);
-  running = worker.run();
-});
-afterAll(async () => {
-  worker?.shutdown();
-  await running;
-  await env?.close();
 });
 
 const calls = (): number => readFileSync(path.join(dir, 'calls.jsonl'), 'utf8').split('\n').filter(Boolean).length;
@@ -56,7 +43,7 @@ it('pauses before the completion check that would pass the cap, and goes on once
     maxIterations: 4,
     notifyDesktop: false,
   });
-  const handle = await startRun(env, TQ, input, uniqueId('cap'));
+  const handle = await startRun(shared.env, shared.taskQueue, input, uniqueId('cap'));
   const s = await waitForStatus(handle, (x) => x.paused, 90_000);
   expect(s.iteration).toBe(3);
   expect(s.pause?.reason).toMatch(/^orchestration cap: reviewers, checklist roles and council members spent \$0\.50 of the \$0\.40 they may \(20 % of the \$2\.00 budget\)/);
