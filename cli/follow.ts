@@ -11,7 +11,7 @@ import type { CompletionCheck, IterationRecord, Verdict } from '../schemas/run.j
 import { causeLabel } from '../workflows/decisions/completion-check.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 import type { FollowEvent } from '../schemas/cli-output.js';
-import { voteLines } from '../workflows/ui.js';
+import { providerWaitText, voteLines } from '../workflows/ui.js';
 import { CliError, EXIT } from './errors.js';
 import { sdkRunApi } from './sdk-run-api.js';
 import { exitCodeOf, queryStatus, viewRun, type RunView } from './steer.js';
@@ -64,7 +64,7 @@ export function statusLine(s: StatusSnapshot, gatesRunning: readonly string[] | 
   // A rate limit is no failure: a backoff with none in a row is a provider's rate-limit wait.
   if (s.status === 'backing_off' && s.consecutiveFailures === 0) return `rate limited by ${s.lastIteration?.provider ?? 'the provider'} until ${s.backoffUntil}`;
   if (s.status === 'backing_off') return `backing off until ${s.backoffUntil} after ${s.consecutiveFailures} failure(s) in a row`;
-  if (s.status === 'waiting_for_provider' && s.providerWait) return `waiting for ${s.providerWait.provider} until ${s.providerWait.until} (circuit breaker ${s.providerWait.reason.replace(/_/g, ' ')})`;
+  if (s.status === 'waiting_for_provider' && s.providerWait) return providerWaitText(s.providerWait);
   if (s.status === 'stopping') return 'stopping';
   if (s.status === 'reviewing') return `council round ${s.council.rounds + 1} in progress (iteration ${s.iteration})`;
   if (s.status === 'gating') return `quality gates, code review and checklist on the tree of iteration ${s.iteration}`;

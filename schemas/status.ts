@@ -93,7 +93,8 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
   /** Failures that repeated DEAD_LETTER_THRESHOLD times (fingerprint, attempts, iterations, tail). */
   deadLetters: z.array(DeadLetterEntrySchema).optional(),
   /** While the provider's circuit breaker keeps this run waiting: which provider, until when, why. */
-  providerWait: z.object({ provider: z.string(), until: z.string(), reason: z.string() }).nullable().optional(),
+  /** Waiting for the provider's circuit breaker: until when, its state, and why this run's last call to it failed (when it did). */
+  providerWait: z.object({ provider: z.string(), until: z.string(), reason: z.string(), why: z.string().optional() }).nullable().optional(),
   spend: z.object({
     usd: z.number(),
     inputTokens: z.number().int(),

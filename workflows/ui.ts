@@ -248,3 +248,8 @@ export function currentDetails(s: StatusSnapshot): string {
   lines.push(temporalButtons(s));
   return lines.join('\n\n');
 }
+
+/** What a run waiting for its provider's breaker waits for, in one line (status, watch, the console). */
+export function providerWaitText(w: { provider: string; until: string; reason: string; why?: string }): string {
+  return `waiting for ${w.provider} until ${w.until} (circuit breaker ${w.reason.replace(/_/g, ' ')}${w.why ? `; this run's last call to it: ${w.why}` : ''})`;
+}

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import type { PauseEvent, RunReport } from '../report.js';
 import { waitingForPeople } from '../report.js';
+import { providerWaitText } from '../../workflows/ui.js';
 
 /** Why a run waits for a person: the kinds of pause Vigil makes itself, and long provider waits. */
 export const WAIT_KINDS = ['escalation', 'gate', 'budget', 'auth', 'contract', 'dead_letter', 'repository', 'rate_limit', 'paused_by_vigil'] as const;
@@ -61,7 +62,7 @@ export function waitingFor(s: Pick<StatusSnapshot, 'status' | 'pause' | 'escalat
   }
   const w = s.providerWait;
   if (w && Date.parse(w.until) - now.getTime() > LONG_RATE_LIMIT_MS) {
-    return { kind: 'rate_limit', why: `waiting for ${w.provider} until ${w.until} (circuit breaker ${w.reason.replace(/_/g, ' ')})`, since: now.toISOString() };
+    return { kind: 'rate_limit', why: providerWaitText(w), since: now.toISOString() };
   }
   return null;
 }

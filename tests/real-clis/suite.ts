@@ -307,6 +307,8 @@ export function realCliSuite(name: RealCliName, expect_: Partial<CliExpectations
         expect(s.consecutiveFailures).toBe(1);
         expect(s.providerWait?.provider).toBe(name);
         expect(statusLine(s)).toMatch(new RegExp(`^waiting for ${name} until \\S+`));
+        // Status says why: this run's own call heard nothing from the model.
+        expect(statusLine(s)).toContain("this run's last call to it: no answer from the model before the call timed out");
         const view = await breaker.query(breakerStateQuery);
         expect(JSON.stringify(view)).toMatch(/no answer from the model before the call timed out/);
       } finally {

@@ -420,6 +420,9 @@ describe('currentDetails', () => {
     expect(lines(snapshot({ status: 'backing_off', backoffUntil: until, consecutiveFailures: 0, lastIteration: record({ provider: 'claude' }) }))).toEqual([`  status    : rate limited by claude until ${until}`]);
     expect(lines(snapshot({ status: 'backing_off', backoffUntil: until, consecutiveFailures: 2 }))).toEqual([`  status    : backing off until ${until} after 2 failure(s) in a row`]);
     expect(lines(snapshot({ status: 'waiting_for_provider', providerWait: { provider: 'codex', until, reason: 'probe_in_flight' } }))).toEqual([`  status    : waiting for codex until ${until} (circuit breaker probe in flight)`]);
+    // Why this run's own last call failed, when it did (a hung stream here).
+    const why = 'no answer from the model before the call timed out (a hung stream or a stalled API)';
+    expect(lines(snapshot({ status: 'waiting_for_provider', providerWait: { provider: 'claude', until, reason: 'open', why } }))).toEqual([`  status    : waiting for claude until ${until} (circuit breaker open; this run's last call to it: ${why})`]);
   });
 
   it("status shows the latest council round with each member's vote and reason, terminal-safe", () => {

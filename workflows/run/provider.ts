@@ -118,7 +118,8 @@ export async function passBreaker(run: Run, provider: string, waitIfOpen = true)
     }
     if (!waitIfOpen) return 'blocked';
     const waitMs = Math.min(Math.max(answer.retryAtMs - nowMs(), 1000), 60_000);
-    run.providerWait = { provider, until: new Date(answer.retryAtMs).toISOString(), reason: answer.reason }; // deterministic: workflow clock
+    const why = run.lastProviderFailure.get(provider);
+    run.providerWait = { provider, until: new Date(answer.retryAtMs).toISOString(), reason: answer.reason, ...(why ? { why } : {}) }; // deterministic: workflow clock
     run.status = 'waiting_for_provider';
     run.publish();
     await condition(() => run.providerWaitInterrupted(), waitMs, {
@@ -146,6 +147,8 @@ export async function releaseBreakerCall(run: Run, provider: string, gate: { pro
 export async function reportToBreaker(run: Run, provider: string, gate: { probe: boolean; askId: string }, result: AgentResult): Promise<void> {
   const { info } = run;
   const o = providerOutcome({ exitCode: result.exitCode, timedOut: result.timedOut, rateLimited: result.rateLimit !== null, authError: result.authError !== null, tail: result.tail, modelOutput: result.modelOutput });
+  if (o.outcome === 'failure' && o.reason) run.lastProviderFailure.set(provider, o.reason);
+  else run.lastProviderFailure.delete(provider);
   try {
     await getExternalWorkflowHandle(breakerWorkflowId(provider)).signal(reportSignal, {
       runId: info.workflowId,

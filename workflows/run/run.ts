@@ -84,7 +84,9 @@ export class Run {
   tier: Tier | null;
   outcome: Outcome | null = null;
   /** While the provider's breaker keeps the run waiting. */
-  providerWait: { provider: string; until: string; reason: string } | null = null;
+  providerWait: { provider: string; until: string; reason: string; why?: string } | null = null;
+  /** Why this run's last call to each provider failed, as its breaker was told (this execution). */
+  readonly lastProviderFailure = new Map<string, string>();
   breakerAsks = 0;
   /** Set when messages pushed the history near Temporal's limit: roll over at once. */
   rolloverNow = false;
