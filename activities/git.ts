@@ -61,7 +61,7 @@ export async function changedPaths(repoPath: string, from: string, to: string): 
 }
 
 /** Who checkpoint commits are by (no user configuration needed, no signing). */
-const IDENTITY = {
+export const IDENTITY = {
   GIT_AUTHOR_NAME: 'Vigil',
   GIT_AUTHOR_EMAIL: 'vigil@vigil.invalid',
   GIT_COMMITTER_NAME: 'Vigil',

@@ -297,6 +297,19 @@ export const ERAS: Era[] = [
       },
     ],
   },
+  {
+    patch: 'vigil-delivery-v1',
+    introducedBy: 'HEAD',
+    before: 'a run that ended done left its work uncommitted',
+    fixtures: [
+      {
+        file: 'before-vigil-delivery-v1.json',
+        commit: '9af4b34',
+        scenario: 'approved',
+        pins: 'a default run approved by the council at iteration 3 recorded its outcome without a delivery activity',
+      },
+    ],
+  },
 ] satisfies (Era & { patch: PatchId })[];
 
 /** Every fixture file of the table once, with the eras that list it. */

@@ -264,6 +264,13 @@ const CASES: Record<KnobName, Cases> = {
     ],
     bad: ['', 'checkpoint', 'auto'],
   },
+  deliver: {
+    good: [
+      ['branch', 'branch'],
+      [' None ', 'none'],
+    ],
+    bad: ['pr', 'main', ''],
+  },
   uncertaintyEscalation: boolCases,
   uncertaintyRounds: intCases(1, 100),
   uncertaintyNoChangeMin: intCases(0, 10_000),

@@ -8,10 +8,11 @@
 import { ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, continueAsNew, isCancellation, log, workflowInfo } from '@temporalio/workflow';
 import { type Outcome, OUTCOME_EXIT_CODES, type OutcomeStatus, RunStateSchema } from '../../schemas/run.js';
 import { type Json, packValue } from '../carried-state.js';
+import { delivers, deliveryMessage } from '../decisions/delivery.js';
 import { outcomeEvent } from '../decisions/journal.js';
 import { onRepositoryTrouble, repositoryTrouble } from '../decisions/repository.js';
 import { undeliveredNote } from '../decisions/undelivered-directives.js';
-import { packedCarryEra, undeliveredDirectivesEra } from './eras.js';
+import { deliveryEra, packedCarryEra, undeliveredDirectivesEra } from './eras.js';
 import { notifyPeople } from './people.js';
 import { nowIso, type Run, type VigilRun } from './run.js';
 
@@ -20,6 +21,7 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   const { escalationEra } = run.eras;
   const undelivered = state.pendingDirectives.length;
   if (undelivered > 0 && undeliveredDirectivesEra()) notes = [...notes, undeliveredNote(state.pendingDirectives)];
+  if (delivers(s, run.knobs.deliver) && deliveryEra()) notes = [...notes, await deliver(run, s, reason, notes)];
   run.outcome = { status: s, reason, exitCode: OUTCOME_EXIT_CODES[s], iteration: state.iteration, at: nowIso(), notes };
   // The spend as it ends, the last round's reviewers and members included.
   if (state.spend.calls > 0) run.recordSpend();
@@ -42,6 +44,23 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   // The last events (the outcome, the final notification) reach the store before the run closes.
   await CancellationScope.nonCancellable(() => run.flushJournal());
   return run.outcome;
+}
+
+/** The work of a run that ended done, committed on its run branch; the note says where (or why not). Never fails the run. */
+async function deliver(run: Run, s: OutcomeStatus, reason: string, notes: readonly string[]): Promise<string> {
+  const { state, input, info } = run;
+  const message = deliveryMessage({ prdTitle: input.prdTitle, workflowId: info.workflowId, status: s, reason, iterations: state.iteration, spendUsd: state.spend.usd, calls: state.spend.calls, notes });
+  try {
+    const d = await CancellationScope.nonCancellable(() =>
+      run.acts.repo.deliverRun.executeWithOptions({ summary: `deliver the work on its run branch` }, [{ repoPath: input.repoPath, runId: info.workflowId, message }]),
+    );
+    if (!d.branch) return `not delivered: ${d.skipped ?? 'nothing to deliver'}`;
+    return `delivered on branch ${d.branch} (commit ${(d.commit ?? '').slice(0, 12)}, ${d.files} file(s)); the current branch and the working tree are as the run left them`;
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    log.warn('delivery failed', { error: err.cause?.message ?? err.message });
+    return `not delivered: ${(err.cause?.message ?? err.message).slice(0, 300)}`;
+  }
 }
 
 export function stopOutcome(run: Run, notes: string[] = []): Promise<Outcome> {

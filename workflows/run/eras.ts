@@ -156,6 +156,12 @@ export const LEAN_ROUNDS_PATCH = 'vigil-lean-rounds-v1';
  */
 export const CHECKLIST_RETRY_PATCH = 'vigil-checklist-retry-v1';
 
+/**
+ * A run that ends done commits its work on its run branch (knob `deliver`, activity `deliverRun`)
+ * before its outcome is recorded. Runs from before it left the work uncommitted.
+ */
+export const DELIVERY_PATCH = 'vigil-delivery-v1';
+
 /** Every patch id of the run workflow, in the order an execution first asks for it. */
 export const PATCH_IDS = [
   COUNCIL_PATCH,
@@ -184,6 +190,7 @@ export const PATCH_IDS = [
   DIRECTIVE_IDS_PATCH,
   LEAN_ROUNDS_PATCH,
   CHECKLIST_RETRY_PATCH,
+  DELIVERY_PATCH,
 ] as const;
 export type PatchId = (typeof PATCH_IDS)[number];
 
@@ -283,3 +290,6 @@ export const directiveIdsEra = (): boolean => patched(DIRECTIVE_IDS_PATCH);
 
 /** Asked where a spoiled checklist extraction is due again, and only then (CHECKLIST_RETRY_PATCH). */
 export const checklistRetryEra = (): boolean => patched(CHECKLIST_RETRY_PATCH);
+
+/** Asked where a run that ended done would deliver its work, and only then (DELIVERY_PATCH). */
+export const deliveryEra = (): boolean => patched(DELIVERY_PATCH);
