@@ -299,7 +299,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-delivery-v1',
-    introducedBy: 'HEAD',
+    introducedBy: 'd105dee',
     before: 'a run that ended done left its work uncommitted',
     fixtures: [
       {
