@@ -7,7 +7,7 @@
  * and the council approves it. Refusals come back as tool errors in the CLI's words. Then the same
  * server over streamable HTTP on loopback.
  */
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -26,6 +26,7 @@ import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { CLI_CWD, cleanEnv, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
 
 let pg: TestPostgres;
+const AGENT_DIR = mkdtempSync(path.join(os.tmpdir(), 'vigil-mcp-agent-'));
 let worker: WorkerProcess;
 let env: Record<string, string>;
 let mcp: Client;
@@ -35,7 +36,10 @@ beforeAll(async () => {
   assertBuilt();
   pg = await startTestPostgres();
   // A store configured: runs are journalled into it (the default then), and vigil_report reads it.
-  env = { TEMPORAL_ADDRESS: temporalAddress(), VIGIL_TASK_QUEUE: uniqueId('mcp'), VIGIL_DATABASE_URL: await pg.freshDatabase('vigil_mcp') };
+  // The agent's scripts, the scripted agent they call and the vigil it claims through live outside
+  // the repository: the worker's operator shows them to the agent's sandbox read-only, as
+  // docs/security.md says for tools outside PATH.
+  env = { TEMPORAL_ADDRESS: temporalAddress(), VIGIL_TASK_QUEUE: uniqueId('mcp'), VIGIL_DATABASE_URL: await pg.freshDatabase('vigil_mcp'), VIGIL_SANDBOX_READABLE: [AGENT_DIR, ROOT].join(':') };
   worker = await startWorkerProcess(env);
   mcp = new Client({ name: 'vigil-e2e', version: '1.0.0' });
   await mcp.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: cleanEnv(env), cwd: CLI_CWD, stderr: 'pipe' }));
@@ -64,7 +68,7 @@ const vote = { output: 'Read the evidence.\nVOTE: APPROVE\nREASON: the feature i
  * completion through its own `vigil mcp` (the variables Vigil set for the call are all it has).
  */
 function agentCommand(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-mcp-agent-'));
+  const dir = AGENT_DIR;
   const scenario = writeScenario(dir, {
     version: 1,
     iterations: [
@@ -82,6 +86,9 @@ function agentCommand(): string {
       council: { default: vote },
     },
   });
+  // Beside the scripts, where the agent's sandbox shows it.
+  const scenarioFile = path.join(dir, 'scenario.json');
+  copyFileSync(scenario, scenarioFile);
   const sdk = (p: string): string => pathToFileURL(path.join(ROOT, 'node_modules/@modelcontextprotocol/sdk/dist/esm', p)).href;
   const claim = path.join(dir, 'claim.mjs');
   writeFileSync(
@@ -99,7 +106,7 @@ process.exit(r.isError ? 1 : 0);
   const agent = path.join(dir, 'agent.sh');
   writeFileSync(
     agent,
-    `#!/bin/sh\n${JSON.stringify(SCRIPTED_AGENT)} --scenario ${JSON.stringify(scenario)} || exit $?\n` +
+    `#!/bin/sh\n${JSON.stringify(SCRIPTED_AGENT)} --scenario ${JSON.stringify(scenarioFile)} || exit $?\n` +
       `if [ "$VIGIL_ROLE" = iteration ] && [ "$VIGIL_ITERATION" = 3 ]; then exec ${JSON.stringify(process.execPath)} ${JSON.stringify(claim)}; fi\n`,
   );
   chmodSync(agent, 0o755);

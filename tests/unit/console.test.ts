@@ -109,7 +109,8 @@ describe('access', () => {
 describe('actions', () => {
   it('send the CLI’s payloads, by the operator', () => {
     expect(stepsOf('input-resume', { directive: 'use SQLite' }, 'alice')).toEqual([
-      { kind: 'input', payload: { directive: 'use SQLite', by: 'alice' } },
+      // Every directive has an id, as `vigil input` gives one (a resend is taken once).
+      { kind: 'input', payload: { directive: 'use SQLite', by: 'alice', id: expect.stringMatching(/^d-[0-9a-f]{12}$/) } },
       { kind: 'resume', payload: { by: 'alice' } },
     ]);
     expect(stepsOf('budget-resume', { usd: '12.50' }, 'alice')).toEqual([

@@ -92,7 +92,7 @@ describe('starting a run on another host', () => {
   it('takes absolute paths there as they are, and refuses relative ones (exit 2)', () => {
     expect(pathOnHost('--repo', '/srv/src/app/', 'beta')).toBe('/srv/src/app');
     expect(pathOnHost('--repo', '/', 'beta')).toBe('/');
-    expect(prdOnHost('/srv/src/app/docs/PRD.md')).toEqual({ path: '/srv/src/app/docs/PRD.md', title: 'PRD', bytes: 0 });
+    expect(prdOnHost('/srv/src/app/docs/PRD.md')).toEqual({ path: '/srv/src/app/docs/PRD.md', title: 'PRD', bytes: 0, sha256: null });
     try {
       pathOnHost('--repo', '.', 'beta');
       expect.unreachable();

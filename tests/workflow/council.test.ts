@@ -76,7 +76,8 @@ describe('council votes', () => {
     expect(outcome.status).toBe('council_approved');
     expect(outcome.exitCode).toBe(0);
     expect(outcome.iteration).toBe(1);
-    expect(outcome.notes).toEqual([]);
+    // The approved run's work is delivered on its run branch (deliver=branch, the default).
+    expect(outcome.notes).toEqual([expect.stringMatching(/^delivered on branch vigil\//)]);
     const [v] = snap.council.verdicts;
     expect(v).toMatchObject({ round: 1, iteration: 1, trigger: 'claim', result: 'APPROVED', approve: 2, reject: 1, threshold: 2, size: 3, devilsAdvocate: null });
     expect(v?.votes.map((x) => [x.member, x.role, x.recorded])).toEqual([
@@ -206,7 +207,7 @@ describe('evidence gate', () => {
     expect(outcome.status).toBe('council_approved');
     expect(snap.council.verdicts.map((v) => [v.iteration, v.result, v.evidence.reason])).toEqual([[2, 'APPROVED', null]]);
     expect(snap.checks).toMatchObject({ total: 2, refused: 1, byCause: { evidence: 1 }, last: { iteration: 2, approved: true } });
-    expect(outcome.notes).toEqual(['completion not independently verified: no test runner']);
+    expect(outcome.notes).toEqual(['completion not independently verified: no test runner', expect.stringMatching(/^delivered on branch vigil\//)]);
     const transcript = JSON.parse(readFileSync(snap.council.verdicts[0]?.transcriptPath as string, 'utf8')) as { evidencePath: string };
     expect(readFileSync(transcript.evidencePath, 'utf8')).toMatch(/## Convergence data\n\nNo-change streak 0; done signals 2 in a row, 2 in total/);
   });
@@ -214,7 +215,7 @@ describe('evidence gate', () => {
   it('without a council, a claim that passes the gate completes; "no test command" is reported as unverified', async () => {
     const { outcome } = await run({ version: 1, iterations: [{ writes: { 'a.txt': 'a' }, claim: 'promise' }] }, { councilEnabled: false });
     expect(outcome.status).toBe('completion_promise_fulfilled');
-    expect(outcome.notes).toEqual(['completion not independently verified: no test runner']);
+    expect(outcome.notes).toEqual(['completion not independently verified: no test runner', expect.stringMatching(/^delivered on branch vigil\//)]);
   });
 });
 
