@@ -10,7 +10,7 @@
  * what the output shows and makes the call's report.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readSync, closeSync, readlinkSync, realpathSync, rmdirSync, rmSync, statSync, accessSync, constants } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, writeFileSync, lstatSync, mkdirSync, mkdtempSync, openSync, readSync, closeSync, readlinkSync, realpathSync, rmdirSync, rmSync, statSync, accessSync, constants } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
@@ -316,6 +316,30 @@ function seedHome(provider: string | null, from: string, to: string): void {
   }
 }
 
+/**
+ * The call's HOME gets a `.gitconfig` with the worker's git identity (user.name and user.email
+ * only, never its credential helpers or URL rewrites), or Vigil's when it has none: a CLI that
+ * needs an identity and finds none writes one into the repository's `.git/config` (aider does,
+ * "Your Name"), which the sandbox keeps read-only, and the call fails.
+ */
+function seedGitIdentity(from: string, to: string): void {
+  const target = path.join(to, '.gitconfig');
+  if (existsSync(target)) return;
+  const get = (key: string): string | null => {
+    const r = spawnSync('git', ['config', '--global', '--get', key], { encoding: 'utf8', env: { ...process.env, HOME: from }, timeout: 5000 });
+    const v = r.status === 0 ? r.stdout.trim() : '';
+    return v && !/[\n\r]/.test(v) ? v : null;
+  };
+  const name = get('user.name') ?? 'Vigil agent';
+  const email = get('user.email') ?? 'agent@vigil.invalid';
+  const quote = (v: string): string => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  try {
+    writeFileSync(target, `[user]\n\tname = ${quote(name)}\n\temail = ${quote(email)}\n`, { mode: 0o600 });
+  } catch {
+    /* the call goes on without one */
+  }
+}
+
 /** The worker's HOME as the call's environment names it. */
 function homeOf(env: Record<string, string>): string {
   const h = env.HOME?.trim();
@@ -347,6 +371,7 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
   mkdirSync(vigilHome(workerEnv), { recursive: true, mode: 0o700 });
   ensurePrivateDir(vigilHome(workerEnv), sandboxHome);
   seedHome(call.provider, home, sandboxHome);
+  seedGitIdentity(home, sandboxHome);
 
   const registries = call.registries ?? flag(workerEnv.VIGIL_SANDBOX_REGISTRIES);
   const allow: Endpoint[] = allowedEndpoints({ kind: call.kind, provider: call.provider, env: call.env, extra: list(workerEnv.VIGIL_SANDBOX_ALLOW, /[\s,]+/), registries });
