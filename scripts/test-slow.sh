@@ -11,7 +11,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/bootstrap.sh || exit $?
 
 status=0
-echo "test:slow: package and chaos"
+echo "test:slow: package, chaos, the default-knobs matrix, escalation"
 npx --no-install vitest run --config vitest.slow.config.ts "$@" || status=$?
 echo "test:slow: real agent CLIs"
 bash scripts/test-real-clis.sh || status=$?

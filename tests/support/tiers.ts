@@ -3,6 +3,10 @@
  * but these; `npm run test:slow` runs these alone, then the real-CLI suite; `.ci/run` runs both.
  * A file belongs here when it spends minutes on one long external job (packing and installing the
  * package, a chaos schedule of kills and restarts) that would starve the timing-sensitive workflow
- * tests running beside it on a two-core machine, and that nothing else in the main suite depends on.
+ * tests running beside it on a two-core machine, and that nothing else in the main suite depends on;
+ * or when it is a whole matrix of complete runs whose minutes would push `npm test` well past a
+ * quarter of an hour (the default-knobs matrix, about 6.5 minutes; the escalation runs, which wait
+ * out real notification and pause timers, about 3.5): those run here, one file at a time, and
+ * `.ci/run` still runs them on every change.
  */
-export const SLOW_TIER: readonly string[] = ['tests/e2e/package.test.ts', 'tests/chaos/chaos.test.ts'];
+export const SLOW_TIER: readonly string[] = ['tests/e2e/package.test.ts', 'tests/chaos/chaos.test.ts', 'tests/workflow/default-knobs.test.ts', 'tests/workflow/escalation.test.ts'];
