@@ -235,7 +235,8 @@ export const KNOBS = shared('schemas/knobs:KNOBS', () => ({
   evidenceNoTestsAffirmative: boolKnob('VIGIL_EVIDENCE_NO_TESTS_AFFIRMATIVE', false, 'Count "no test command" as verified instead of inconclusive.'),
   // Uncertainty-gated escalation, autonomy and notifications (spec §4, §7.4, §8.1).
   autonomyMode: enumKnob('VIGIL_AUTONOMY_MODE', ['supervised', 'perpetual'] as const, 'supervised', 'supervised: an automatic escalation pauses until a person answers; perpetual: it only notifies. A person\'s pause always pauses.'),
-  deliver: enumKnob('VIGIL_DELIVER', ['branch', 'none'] as const, 'branch', 'branch: a run that ends done commits its work on the branch vigil/<run id> (the current branch, index and working tree untouched); none: the work stays uncommitted.'),
+  deliver: enumKnob('VIGIL_DELIVER', ['branch', 'pr', 'none'] as const, 'branch', 'branch: a run that ends done commits its work on the branch vigil/<run id> (the current branch, index and working tree untouched); pr: the same, then the branch is pushed and a pull request opened with gh (its body the run\'s report) where gh is installed and logged in; none: the work stays uncommitted.'),
+  deliverToCurrent: boolKnob('VIGIL_DELIVER_TO_CURRENT', false, 'Deliver on the current branch instead of vigil/<run id>: the work is committed there and the index set to it (vigil start --deliver-to-current).'),
   uncertaintyEscalation: boolKnob('VIGIL_UNCERTAINTY_ESCALATION', true, 'Escalate to a person when at least 2 of 3 stuck signals (no change, oscillation, council split) co-occur.'),
   uncertaintyRounds: intKnob('VIGIL_UNCERTAINTY_ROUNDS', 1, 100, 2, 'Consecutive iterations the signals must co-occur before escalating.'),
   uncertaintyNoChangeMin: intKnob('VIGIL_UNCERTAINTY_NOCHANGE_MIN', 0, 10_000, 0, 'No-change streak that counts as a stuck signal; 0 means stagnationLimit - 1 (at least 1).'),

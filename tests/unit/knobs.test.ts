@@ -267,10 +267,12 @@ const CASES: Record<KnobName, Cases> = {
   deliver: {
     good: [
       ['branch', 'branch'],
+      [' PR ', 'pr'],
       [' None ', 'none'],
     ],
-    bad: ['pr', 'main', ''],
+    bad: ['pull-request', 'main', ''],
   },
+  deliverToCurrent: boolCases,
   uncertaintyEscalation: boolCases,
   uncertaintyRounds: intCases(1, 100),
   uncertaintyNoChangeMin: intCases(0, 10_000),

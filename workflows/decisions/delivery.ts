@@ -5,8 +5,18 @@
 import type { OutcomeStatus } from '../../schemas/run.js';
 
 /** Only a run that ended done delivers; a force-stopped, capped or stopped run leaves its work as it is. */
-export function delivers(status: OutcomeStatus, deliver: 'branch' | 'none'): boolean {
-  return deliver === 'branch' && (status === 'council_approved' || status === 'completion_promise_fulfilled');
+export function delivers(status: OutcomeStatus, deliver: 'branch' | 'pr' | 'none'): boolean {
+  return deliver !== 'none' && (status === 'council_approved' || status === 'completion_promise_fulfilled');
+}
+
+/** A pull request is asked for only with `deliver=pr`, and only once the work is on a branch. */
+export function opensPullRequest(deliver: 'branch' | 'pr' | 'none', deliveredBranch: string | null): boolean {
+  return deliver === 'pr' && deliveredBranch !== null;
+}
+
+/** The pull request's title: the PRD's title, on one line (GitHub shows about 256 characters). */
+export function pullRequestTitle(prdTitle: string): string {
+  return (prdTitle.trim() || 'Vigil run').replace(/\s+/g, ' ').slice(0, 200);
 }
 
 export interface DeliveryFacts {
