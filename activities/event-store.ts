@@ -16,6 +16,7 @@
 import pg from 'pg';
 import { configuredStoreUrl, readStoreUrlFile } from '../workers/store-location.js';
 import { EventEnvelopeSchema, RunEventSchema, type ProjectEventsInput, type ProjectEventsResult } from '../schemas/events.js';
+import { LASTING_MEMORY_MIGRATION } from './lasting-memory-sql.js';
 
 /** Queries the reports and migrations run on: a pool, or a connected client. */
 export type Db = pg.Pool | pg.ClientBase;
@@ -180,7 +181,10 @@ left join lateral (select (count(*) filter (where climb))::int as climbs from vi
 comment on view vigil_runs is 'One row per workflow id (across continue-as-new): how it started, how it ended, iterations, spend, council, escalations, tier climbs.';
 `;
 
-export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'run events and their projections', sql: MIGRATION_1 }];
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'run events and their projections', sql: MIGRATION_1 },
+  { version: 2, name: 'the memory that outlives a run', sql: LASTING_MEMORY_MIGRATION },
+];
 
 /** Applies the migrations the database lacks, in order, each recorded in vigil_schema_migrations. Returns the versions applied now. */
 export async function migrate(db: Db, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
@@ -377,12 +381,45 @@ export async function projectEventsTo(databaseUrl: string | undefined, raw: Proj
       deadlineMs,
     );
   });
+  let result: ProjectEventsResult;
   try {
-    return await Promise.race([write(url, withoutNul(workflowId) as string, rows), deadline]);
+    result = await Promise.race([write(url, withoutNul(workflowId) as string, rows), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+  if (result.problem === null && rows.some((r) => r.kind === 'outcome')) await afterRunEnded(url, withoutNul(workflowId) as string);
+  return result;
+}
+
+/**
+ * What runs once a run's outcome is stored (the memory's consolidation, activities/lasting-memory.ts).
+ * Registered by the worker's activities rather than imported, so the store does not depend on memory.
+ */
+type RunEndedHook = (url: string, workflowId: string) => Promise<void>;
+let runEndedHook: RunEndedHook | null = null;
+export function onRunEnded(hook: RunEndedHook | null): void {
+  runEndedHook = hook;
+}
+
+/**
+ * "After each run", without racing the workflow: the batch that holds the outcome is the run's
+ * last (the workflow records nothing after it but the final notification, which this batch
+ * carries too), and it is written before the workflow closes. So when it has committed, the
+ * journal of the run is whole, and the hook sees all of it; a retried batch runs it again, which
+ * consolidation allows (it is idempotent). Bounded, and never the projection's problem.
+ */
+async function afterRunEnded(url: string, workflowId: string): Promise<void> {
+  if (!runEndedHook) return;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([runEndedHook(url, workflowId).catch(() => undefined), new Promise<void>((r) => (timer = setTimeout(r, RUN_ENDED_DEADLINE_MS)))]);
   } finally {
     clearTimeout(timer);
   }
 }
+
+/** The run-end hook's bound: the run's last projection waits at most this long for it. */
+export const RUN_ENDED_DEADLINE_MS = 15_000;
 
 async function write(url: string, wf: string, rows: Row[]): Promise<ProjectEventsResult> {
   try {

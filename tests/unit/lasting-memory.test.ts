@@ -1,0 +1,171 @@
+/**
+ * The memory that outlives a run, as rules (workflows/decisions/lasting-memory.ts and
+ * memory-retrieval.ts): a journal and its traces become one episode per iteration (outcome,
+ * signatures, findings, council reasons, redacted texts); a test that failed three times for the
+ * same reason becomes an anti-pattern naming it and the reason, its fix a pattern that supersedes
+ * it; a signature in two repositories an installation-wide pattern; a run that ended done a skill;
+ * forgotten items never come back; retrieval keeps each layer within its budget and ranks by the
+ * task's keywords.
+ */
+import { describe, expect, it } from 'vitest';
+import { EventEnvelopeSchema, type EventEnvelope, type RunEvent } from '../../schemas/events.js';
+import { consolidate, episodesOf, errorLine, failingTest, forgetKey, normalizeReason, type IterationTrace, type RunEnd } from '../../workflows/decisions/lasting-memory.js';
+import { CHARS_PER_TOKEN, retrieve, type StoredItem } from '../../workflows/decisions/memory-retrieval.js';
+
+const GH_TOKEN = 'ghp_' + 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8';
+
+function journal(runId: string, t0: number, events: RunEvent[]): EventEnvelope[] {
+  return events.map((event, i) => EventEnvelopeSchema.parse({ seq: i + 1, runId, at: new Date(t0 + i * 60_000).toISOString(), event }));
+}
+
+const it_ = (n: number, over: Partial<Extract<RunEvent, { kind: 'iteration' }>> = {}): RunEvent => ({
+  kind: 'iteration', iteration: n, phase: 'ACT', tier: 'development', exitCode: 0, durationMs: 1000, changed: true, filesChangedSinceStart: n, claimed: false, tests: null, provider: 'command', model: null, costUsd: null, attempts: 1, ...over,
+});
+const testsFail = (n: number, name = 'adds two numbers'): RunEvent => ({ kind: 'gate', iteration: n, gate: 'tests', verdict: 'fail', reason: `npm-test: 1 failed, 2 passed (exit 1); first: ${name}`, findings: 1 });
+const testsPass = (n: number): RunEvent => ({ kind: 'gate', iteration: n, gate: 'tests', verdict: 'pass', reason: 'npm-test: 3 passed', findings: 0 });
+const trace = (n: number, over: Partial<IterationTrace> = {}): IterationTrace => ({ iteration: n, files: ['src/add.js'], errors: [], testFailure: 'Expected values to be strictly equal: 3 !== 4 (12ms)', summary: null, retrieved: [], ...over });
+
+/** Run 1 on /repo/a: the test fails in iterations 1-3 for the same reason, passes in 4; the run ends done. */
+function runA(): { events: EventEnvelope[]; traces: IterationTrace[]; end: RunEnd } {
+  const events = journal('r1', Date.parse('2026-03-01T10:00:00Z'), [
+    { kind: 'run_started', prdPath: '/repo/a/PRD.md', prdTitle: 'Add numbers', repoPath: '/repo/a', provider: 'command', maxIterations: 10, budgetUsd: 0, autonomyMode: 'perpetual' },
+    it_(1), testsFail(1),
+    it_(2), testsFail(2),
+    it_(3), testsFail(3),
+    it_(4, { tests: 'pass', claimed: true }), testsPass(4),
+    { kind: 'council_round', round: 1, iteration: 4, trigger: 'claim', result: 'APPROVED', approve: 3, reject: 0, threshold: 2, votes: [] },
+    { kind: 'outcome', status: 'council_approved', exitCode: 0, reason: 'approved', iteration: 4 },
+  ]);
+  const traces = [trace(1, { summary: `Tried the loop; token ${GH_TOKEN}` }), trace(2), trace(3), trace(4, { testFailure: null, files: ['src/add.js', 'src/carry.js'], summary: 'Fixed the carry.' })];
+  return { events, traces, end: { workflowId: 'wf-a', repo: '/repo/a', prdTitle: 'Add numbers', exitCode: 0, status: 'council_approved' } };
+}
+
+describe('episodes', () => {
+  it('one per iteration, with its outcome, signatures, findings and redacted texts', () => {
+    const a = runA();
+    const eps = episodesOf({ workflowId: 'wf-a', repo: '/repo/a', events: a.events, traces: a.traces });
+    expect(eps.map((e) => [e.iteration, e.outcome])).toEqual([[1, 'failure'], [2, 'failure'], [3, 'failure'], [4, 'success']]);
+    expect(eps[0]?.signatures).toEqual(['tests:adds two numbers:Expected values to be strictly equal: N !== N']);
+    expect(eps[0]?.findings[0]).toContain('tests: npm-test: 1 failed');
+    expect(eps[3]?.passed).toContain('tests');
+    expect(eps[3]?.files).toEqual(['src/add.js', 'src/carry.js']);
+    expect(eps[0]?.summary).not.toContain(GH_TOKEN);
+    expect(eps[0]?.summary).toContain('[REDACTED');
+    // Surprise: the first success after failures weighs more than a plain success.
+    expect(eps[3]?.importance).toBeGreaterThan(0.4);
+  });
+
+  it('an agent that exits non-zero and a council that refuses are signatures too; the latest record of an iteration wins', () => {
+    const events = journal('r', 0, [
+      { kind: 'run_started', prdPath: '/p', prdTitle: 't', repoPath: '/r', provider: 'command', maxIterations: 5, budgetUsd: 0, autonomyMode: 'perpetual' },
+      it_(1, { exitCode: 2, changed: false }),
+      it_(1, { exitCode: 0 }),
+      it_(2),
+      { kind: 'council_round', round: 1, iteration: 2, trigger: 'claim', result: 'REJECTED', approve: 1, reject: 2, threshold: 2, votes: [{ member: 0, recorded: 'REJECT', approves: false, reason: 'README lacks usage' }] },
+    ]);
+    const eps = episodesOf({ workflowId: 'w', repo: '/r', events, traces: [{ iteration: 1, files: [], errors: ['Error: cannot find module x'], testFailure: null, summary: null, retrieved: [] }] });
+    expect(eps).toHaveLength(2);
+    expect(eps[0]?.outcome).toBe('success');
+    expect(eps[1]?.outcome).toBe('partial');
+    expect(eps[1]?.councilReasons).toEqual(['README lacks usage']);
+    expect(eps[1]?.signatures).toEqual(['council:README lacks usage']);
+  });
+});
+
+describe('consolidation', () => {
+  it('three failures of one test for the same reason make an anti-pattern naming the test and the reason; the fix a pattern that supersedes it', () => {
+    const a = runA();
+    const eps = episodesOf({ workflowId: 'wf-a', repo: '/repo/a', events: a.events, traces: a.traces });
+    const out = consolidate(eps, [a.end]);
+    const anti = out.patterns.find((p) => p.kind === 'anti_pattern');
+    expect(anti).toBeDefined();
+    expect(anti?.title).toBe('Test "adds two numbers" failed 3 times for the same reason: Expected values to be strictly equal: N !== N');
+    expect(anti?.body).toContain('What fixed it: iteration 4 changed src/add.js, src/carry.js ("Fixed the carry.")');
+    expect(anti?.from.map((f) => f.iteration)).toEqual([1, 2, 3]);
+    expect(anti?.repo).toBe('/repo/a');
+    const fix = out.patterns.find((p) => p.kind === 'pattern');
+    expect(fix?.title).toContain('passed again after it failed');
+    expect(out.links).toContainEqual({ relation: 'supersedes', from: { repo: '/repo/a', kind: 'pattern', signature: anti?.signature }, to: { repo: '/repo/a', kind: 'anti_pattern', signature: anti?.signature } });
+    // The run ended done: a skill with its steps.
+    expect(out.skills).toHaveLength(1);
+    expect(out.skills[0]?.taskKind).toBe('add numbers');
+    expect(out.skills[0]?.steps.join('\n')).toContain('Fixed the carry. (fixed adds two numbers)');
+  });
+
+  it('two failures are not yet an anti-pattern; different reasons do not group', () => {
+    const events = journal('r', 0, [
+      { kind: 'run_started', prdPath: '/p', prdTitle: 't', repoPath: '/r', provider: 'command', maxIterations: 5, budgetUsd: 0, autonomyMode: 'perpetual' },
+      it_(1), testsFail(1), it_(2), testsFail(2), it_(3), testsFail(3),
+    ]);
+    const traces = [trace(1), trace(2), trace(3, { testFailure: 'TypeError: x is not a function' })];
+    const out = consolidate(episodesOf({ workflowId: 'w', repo: '/r', events, traces }), []);
+    expect(out.patterns).toEqual([]);
+  });
+
+  it('the same signature in two repositories is also remembered across repositories, derived from both', () => {
+    const a = runA();
+    const b = { ...runA(), end: { ...runA().end, workflowId: 'wf-b', repo: '/repo/b' } };
+    const eps = [...episodesOf({ workflowId: 'wf-a', repo: '/repo/a', events: a.events, traces: a.traces }), ...episodesOf({ workflowId: 'wf-b', repo: '/repo/b', events: b.events, traces: b.traces })];
+    const out = consolidate(eps, [a.end, b.end]);
+    const global = out.patterns.filter((p) => p.repo === null);
+    expect(global.map((p) => p.kind).sort()).toEqual(['anti_pattern', 'pattern']);
+    expect(global.find((p) => p.kind === 'anti_pattern')?.evidence).toBe(6);
+    expect(out.links.filter((l) => l.relation === 'derived_from' && l.from.repo === null && l.from.kind === 'anti_pattern').map((l) => l.to.repo).sort()).toEqual(['/repo/a', '/repo/b']);
+  });
+
+  it('a forgotten item is never consolidated again', () => {
+    const a = runA();
+    const eps = episodesOf({ workflowId: 'wf-a', repo: '/repo/a', events: a.events, traces: a.traces });
+    const sig = eps[0]?.signatures[0] as string;
+    const out = consolidate(eps, [a.end], new Set([forgetKey('/repo/a', 'anti_pattern', sig), forgetKey('/repo/a', 'skill', 'add numbers')]));
+    expect(out.patterns.map((p) => p.kind)).toEqual(['pattern']);
+    expect(out.skills).toEqual([]);
+  });
+});
+
+describe('signature helpers', () => {
+  it('reasons compare without their counts, durations and hashes', () => {
+    expect(normalizeReason('failed after 12ms (34 ms) at deadbeefcafe')).toBe(normalizeReason('failed after 99ms (1 ms) at 0123456789ab'));
+    expect(failingTest('vitest: 1 failed (exit 1); first: src/a.test.ts > adds')).toBe('src/a.test.ts > adds');
+    expect(failingTest('vitest: zero tests ran')).toBeNull();
+  });
+  it('the error line of a TAP block, of a stack, or none', () => {
+    expect(errorLine("not ok 1 - adds\n  ---\n  error: |-\n    Expected values to be strictly equal:\n  code: 'ERR_ASSERTION'")).toBe('Expected values to be strictly equal:');
+    expect(errorLine('ok\nTypeError: x is not a function\n    at y')).toBe('TypeError: x is not a function');
+    expect(errorLine('all good')).toBeNull();
+  });
+});
+
+describe('retrieval by layer', () => {
+  const item = (id: number, kind: string, body: string, keywords: string[], repo: string | null = '/r', importance = 0.6): StoredItem => ({ ref: { kind: kind === 'skill' ? 'skill' : 'pattern', id }, repo, kind, topic: kind === 'skill' ? 'skills' : 'tests', title: body.slice(0, 40), body, keywords, evidence: 3, importance });
+  const items = [
+    item(1, 'anti_pattern', 'Test "parses dates" failed 3 times: Invalid time value', ['parses', 'dates', 'invalid', 'time']),
+    item(2, 'anti_pattern', 'Test "adds numbers" failed 3 times: 3 !== 4', ['adds', 'numbers', 'carry']),
+    item(3, 'skill', 'How "Add numbers" got done here: ACT: changed src/add.js', ['add', 'numbers']),
+    item(4, 'pattern', 'x'.repeat(2000), ['numbers'], null),
+  ];
+  const timeline = Array.from({ length: 30 }, (_, i) => ({ workflowId: `w${i}`, startedAt: '2026-03-01T00:00:00Z', prdTitle: `Run ${i}`, iterations: 4, status: 'council_approved', failures: [{ what: 'test "adds numbers"', count: 3 }] }));
+
+  it('each layer within its budget; the task decides which entries come first', () => {
+    const budgets = { indexTokens: 40, timelineTokens: 60, entriesTokens: 60 };
+    const r = retrieve({ repo: '/r', task: 'Add numbers with carry', budgets, items, timeline, episodes: { count: 40, runs: 30 } });
+    expect(r.chars.index).toBeGreaterThan(0);
+    expect(r.chars.index).toBeLessThanOrEqual(40 * CHARS_PER_TOKEN);
+    expect(r.chars.timeline).toBeLessThanOrEqual(60 * CHARS_PER_TOKEN);
+    expect(r.chars.entries).toBeLessThanOrEqual(60 * CHARS_PER_TOKEN);
+    expect(r.text).toContain('Index: 4 item(s) from 30 earlier run(s), 40 episode(s).');
+    expect(r.text).toContain('- tests: 2 anti-patterns, 1 pattern');
+    const entries = r.text.slice(r.text.indexOf('Entries'));
+    expect(entries.split('\n')[1]).toContain('#2');
+    expect(entries).not.toContain('#4'); // too long for the budget
+    expect(r.refs.map((x) => x.id)).toContain(2);
+    expect(r.refs.map((x) => x.id)).not.toContain(4);
+  });
+
+  it('a layer at 0 is left out; no memory says nothing', () => {
+    const r = retrieve({ repo: '/r', task: 'dates', budgets: { indexTokens: 0, timelineTokens: 0, entriesTokens: 500 }, items, timeline, episodes: { count: 1, runs: 1 } });
+    expect(r.text.startsWith('Entries')).toBe(true);
+    expect(r.text.split('\n')[1]).toContain('#1');
+    expect(retrieve({ repo: '/r', task: 'x', budgets: { indexTokens: 100, timelineTokens: 100, entriesTokens: 100 }, items: [], timeline: [], episodes: { count: 0, runs: 0 } }).text).toBe('');
+  });
+});

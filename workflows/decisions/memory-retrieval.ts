@@ -1,0 +1,149 @@
+/**
+ * Retrieval of the memory that outlives a run into an iteration's prompt (docs/memory.md), by
+ * layer, each within its token budget (a token counted as four characters):
+ *
+ * - the index: topics and counts (what there is to know);
+ * - the timeline: the repository's earlier runs, newest first, one line each;
+ * - the entries: the patterns, anti-patterns and skills themselves, the most relevant first —
+ *   relevance is the keywords they share with the task at hand (the PRD, the checklist, the
+ *   failing gates), then their importance and whether they are this repository's own.
+ *
+ * Keyword retrieval only: no embedding model is downloaded or run. Pure; the store activity
+ * (activities/lasting-memory.ts) reads the candidates and writes what was retrieved.
+ */
+import type { MemoryLayers, MemoryRef } from '../../schemas/lasting-memory.js';
+import { keywordsOf } from './lasting-memory.js';
+
+export const CHARS_PER_TOKEN = 4;
+
+export interface StoredItem {
+  ref: MemoryRef;
+  /** null: across repositories. */
+  repo: string | null;
+  /** `pattern`, `anti_pattern`, `skill`. */
+  kind: string;
+  topic: string;
+  title: string;
+  body: string;
+  keywords: readonly string[];
+  evidence: number;
+  importance: number;
+}
+
+export interface TimelineRun {
+  workflowId: string;
+  startedAt: string | null;
+  prdTitle: string | null;
+  iterations: number;
+  status: string | null;
+  /** Failure signatures of the run with their counts, most frequent first. */
+  failures: { what: string; count: number }[];
+}
+
+export interface RetrievalInput {
+  repo: string;
+  task: string;
+  budgets: MemoryLayers;
+  items: readonly StoredItem[];
+  timeline: readonly TimelineRun[];
+  episodes: { count: number; runs: number };
+}
+
+export interface Retrieved {
+  /** The prompt section's body ('' when there is nothing to say). */
+  text: string;
+  refs: MemoryRef[];
+  /** Characters per layer (each within its budget). */
+  chars: { index: number; timeline: number; entries: number };
+}
+
+const KIND_LABEL: Record<string, string> = { anti_pattern: 'anti-pattern', pattern: 'pattern', skill: 'skill' };
+
+/** Lines that fit in `budget` characters, joined by newlines (a first line too long is cut to fit). */
+function fit(lines: readonly string[], budget: number): { text: string; taken: number } {
+  const out: string[] = [];
+  let used = 0;
+  for (const l of lines) {
+    const add = (out.length ? 1 : 0) + l.length;
+    if (used + add > budget) {
+      if (out.length === 0 && budget > 20) {
+        out.push(`${l.slice(0, budget - 1)}…`);
+        used = budget;
+      }
+      break;
+    }
+    out.push(l);
+    used += add;
+  }
+  return { text: out.join('\n'), taken: out.length };
+}
+
+/** How well an item fits the task: shared keywords first, then importance, then being this repository's own. */
+export function relevance(item: StoredItem, task: ReadonlySet<string>, repo: string): number {
+  const shared = item.keywords.filter((k) => task.has(k)).length;
+  return shared * 1.0 + item.importance + (item.repo === repo ? 0.5 : 0) + (item.kind === 'anti_pattern' ? 0.2 : 0);
+}
+
+export function retrieve(input: RetrievalInput): Retrieved {
+  const task = new Set(keywordsOf(input.task, 400));
+  const b = input.budgets;
+  const sections: string[] = [];
+  const chars = { index: 0, timeline: 0, entries: 0 };
+  const refs: MemoryRef[] = [];
+  if (input.items.length === 0 && input.timeline.length === 0) return { text: '', refs, chars };
+
+  if (b.indexTokens > 0) {
+    const topics = new Map<string, Map<string, number>>();
+    for (const i of input.items) {
+      const t = topics.get(i.topic) ?? new Map<string, number>();
+      t.set(i.kind, (t.get(i.kind) ?? 0) + 1);
+      topics.set(i.topic, t);
+    }
+    const lines = [
+      `Index: ${input.items.length} item(s) from ${input.episodes.runs} earlier run(s), ${input.episodes.count} episode(s).`,
+      ...[...topics.entries()]
+        .sort((a, c) => [...c[1].values()].reduce((x, y) => x + y, 0) - [...a[1].values()].reduce((x, y) => x + y, 0) || a[0].localeCompare(c[0]))
+        .map(([topic, kinds]) => `- ${topic}: ${[...kinds.entries()].map(([k, n]) => `${n} ${KIND_LABEL[k] ?? k}${n === 1 ? '' : 's'}`).join(', ')}`),
+    ];
+    const f = fit(lines, b.indexTokens * CHARS_PER_TOKEN);
+    if (f.text) {
+      sections.push(f.text);
+      chars.index = f.text.length;
+    }
+  }
+
+  if (b.timelineTokens > 0 && input.timeline.length > 0) {
+    const lines = [
+      'Timeline (earlier runs on this repository, newest first):',
+      ...input.timeline.map((r) => {
+        const fails = r.failures.slice(0, 3).map((x) => `${x.what} ×${x.count}`).join('; ');
+        return `- ${(r.startedAt ?? '').slice(0, 10) || '?'} "${r.prdTitle ?? r.workflowId}": ${r.iterations} iteration(s), ${r.status ?? 'not ended'}${fails ? `; failed: ${fails}` : ''}`;
+      }),
+    ];
+    const f = fit(lines, b.timelineTokens * CHARS_PER_TOKEN);
+    if (f.taken > 1) {
+      sections.push(f.text);
+      chars.timeline = f.text.length;
+    }
+  }
+
+  if (b.entriesTokens > 0 && input.items.length > 0) {
+    const budget = b.entriesTokens * CHARS_PER_TOKEN;
+    const ranked = [...input.items].sort((x, y) => relevance(y, task, input.repo) - relevance(x, task, input.repo) || y.evidence - x.evidence || x.ref.id - y.ref.id);
+    const lines: string[] = ['Entries (most relevant to this task first):'];
+    let used = lines[0]?.length ?? 0;
+    for (const i of ranked) {
+      const line = `- [${KIND_LABEL[i.kind] ?? i.kind} #${i.ref.id}, ${i.topic}${i.repo === null ? ', across repositories' : ''}] ${i.body}`;
+      if (used + 1 + line.length > budget) continue;
+      lines.push(line);
+      used += 1 + line.length;
+      refs.push(i.ref);
+    }
+    if (lines.length > 1) {
+      const text = lines.join('\n');
+      sections.push(text);
+      chars.entries = text.length;
+    }
+  }
+  return { text: sections.join('\n'), refs, chars };
+}
