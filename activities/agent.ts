@@ -58,6 +58,19 @@ export function renderIterationPrompt(p: PromptInput): string {
   return buildPrompt(p);
 }
 
+/**
+ * The name of a call's files in the run folder (`<label>.prompt.md`, `.log`, `.transcript.md`):
+ * an iteration's number, or a reviewing role with its round, member or reviewer, `-rerun` for a
+ * reviewer asked again, `-batch` for a round's members asked in one call.
+ */
+export function callLabel(input: { role: string; iteration: number; extraEnv: Record<string, string>; subAgents?: unknown }): string {
+  if (input.role === 'iteration') return `iteration-${pad(input.iteration)}`;
+  const round = input.extraEnv.VIGIL_COUNCIL_ROUND ?? input.extraEnv.VIGIL_REVIEW_ROUND;
+  const member = input.extraEnv.VIGIL_MEMBER;
+  const reviewer = input.extraEnv.VIGIL_REVIEWER;
+  return `${input.role}-${round ? `round-${pad(Number(round))}` : pad(input.iteration)}${member !== undefined && input.role === 'council' ? `-m${member}` : ''}${reviewer ? `-${safeSegment(reviewer)}` : ''}${input.extraEnv.VIGIL_REVIEW_RERUN ? '-rerun' : ''}${input.subAgents ? '-batch' : ''}`;
+}
+
 /** `cancelSignal`: what cancels the agent, when not the activity's cancellation alone (an iteration's call, activities/iteration.ts). */
 export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: AbortSignal } = {}): Promise<AgentResult> {
   const input = RunAgentInputSchema.parse(raw);
@@ -67,13 +80,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
   // where the builder could read them.
   const hidden = HIDDEN_ROLES.has(input.role);
   const dir = hidden ? privateRunDir(input.runId) : runDir(input.repoPath, input.runId);
-  const round = input.extraEnv.VIGIL_COUNCIL_ROUND ?? input.extraEnv.VIGIL_REVIEW_ROUND;
-  const member = input.extraEnv.VIGIL_MEMBER;
-  const reviewer = input.extraEnv.VIGIL_REVIEWER;
-  const label =
-    input.role === 'iteration'
-      ? `iteration-${pad(input.iteration)}`
-      : `${input.role}-${round ? `round-${pad(Number(round))}` : pad(input.iteration)}${member !== undefined && input.role === 'council' ? `-m${member}` : ''}${reviewer ? `-${safeSegment(reviewer)}` : ''}${input.extraEnv.VIGIL_REVIEW_RERUN ? '-rerun' : ''}`;
+  const label = callLabel(input);
   const promptPath = path.join(dir, `${label}.prompt.md`);
   const logPath = path.join(dir, `${label}.log`);
   const prompt = input.prompt ?? (input.promptSpec ? renderPromptSpec(input.promptSpec) : input.promptInput ? renderIterationPrompt(input.promptInput) : null);
@@ -106,6 +113,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     remainingBudgetUsd: input.remainingBudgetUsd,
     resumeSession: typeof previous === 'string' ? previous : null,
     fresh: input.extraEnv.VIGIL_FRESH_SESSION === '1',
+    ...(input.subAgents ? { subAgents: { agents: input.subAgents.agents, schema: input.subAgents.schema } } : {}),
   });
   const reviewing = REVIEWING_ROLES.has(input.role);
   // A reviewer's tree before and after its call (unknown where git cannot tell: not voided then).

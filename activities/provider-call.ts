@@ -32,6 +32,8 @@ export interface CallRequest {
   resumeSession: string | null;
   /** Start a fresh session whatever happened before (context clear). */
   fresh: boolean;
+  /** A batched round's call (claude): its sub-agents and the schema of its answer. */
+  subAgents?: { agents: string; schema: string } | null;
 }
 
 export interface PreparedCall {
@@ -85,6 +87,7 @@ export async function prepareCall(req: CallRequest): Promise<PreparedCall> {
     appendSystemPrompt: null,
     fallbackModel: req.fallbackModel,
     ...(base ? { baseArgv: base } : {}),
+    ...(req.subAgents ? { subAgents: req.subAgents } : {}),
   });
   const [file, ...args] = inv.argv;
   if (file === undefined) return notRunnable(`provider ${req.provider} built an empty command line`);

@@ -15,6 +15,10 @@
  * - a failure of the evidence or the review diff fails the round, with its type (the repository's
  *   trouble is handled by the workflow as before);
  * - a cancellation (STOP --now, a cancelled workflow) kills every call of the round.
+ *
+ * What is new here: where the members' provider can run sub-agents (claude `--agents`), the
+ * members, or the reviewers, go out as one call (activities/round-batch.ts), split back into
+ * their own records; a failed batched call asks each member, and the record says so.
  */
 import { ActivityFailure, CancelledFailure, RetryState } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
@@ -27,6 +31,7 @@ import { collectEvidence as collect, writeTranscript as transcript } from './evi
 import { heartbeating } from './heartbeat.js';
 import { runAgent as iterationAgent } from './iteration.js';
 import { prepareReview as review, writeReviewReport as reviewReport } from './review.js';
+import { makeBatchCall } from './round-batch.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the shape of any activity function
 type Fn = (...args: any[]) => Promise<any>;
@@ -51,7 +56,9 @@ export function inProcess<F extends Fn>(name: string, fn: F, lostAs: 'vote' | 'r
 }
 
 // Observed (activities/call-observers.ts): the worker's metrics and log see each member call, not only the round.
-const members = { runAgent: inProcess('runAgent', observedAgentCall(iterationAgent), 'vote') };
+const runAgent = inProcess('runAgent', observedAgentCall(iterationAgent), 'vote');
+// Where the provider can (claude --agents), a round's members as one call (activities/round-batch.ts).
+const members = { runAgent, batch: makeBatchCall((input) => runAgent(input)) };
 
 /** One completion-council round: evidence, members, tally, devil's advocate, transcript. */
 export async function councilRound(raw: CouncilRoundInput): Promise<RoundResult> {

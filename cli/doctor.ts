@@ -190,6 +190,16 @@ function providerChecks(preset: ProviderPreset, p: ProbeResult, required: boolea
     );
   }
 
+  if (name === 'claude') {
+    // Batched rounds (activities/round-batch.ts): a round's members as one call with declared sub-agents.
+    const can = p.advertised.includes('--agents') && p.advertised.includes('--json-schema');
+    checks.push(
+      can
+        ? { name: `${name}.batch`, ok: true, required: false, detail: "batched rounds: --agents and --json-schema: a council round's members and a review's reviewers go out as one call each", fix: null }
+        : { name: `${name}.batch`, ok: false, required: false, detail: 'no batched rounds (needs --agents and --json-schema): one call per council member and reviewer', fix: `optional: upgrade for them: ${hint}` },
+    );
+  }
+
   if (p.credentials.length > 0) {
     const anySet = p.credentials.some((c) => c.set);
     const states = p.credentials.map((c) => `${c.name} ${c.set ? 'set' : 'not set'}`).join(', ');
@@ -205,7 +215,7 @@ function providerChecks(preset: ProviderPreset, p: ProbeResult, required: boolea
 }
 
 function ready(p: ProbeResult, checks: DoctorCheck[]): boolean {
-  return p.binaryPath !== null && p.helpOk && checks.every((c) => c.ok || c.name.endsWith('.flags'));
+  return p.binaryPath !== null && p.helpOk && checks.every((c) => c.ok || c.name.endsWith('.flags') || c.name.endsWith('.batch'));
 }
 
 function temporalChecks(t: TemporalStatus): DoctorCheck[] {

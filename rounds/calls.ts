@@ -7,7 +7,7 @@
  */
 import type { ActivityFunctionWithOptions } from '@temporalio/workflow';
 import type { AgentResult, CollectEvidenceInput, EvidenceFactsResult, RunAgentInput, WriteTranscriptInput } from '../schemas/activities.js';
-import type { PreparedReview, PrepareReviewInput, WriteReviewReportInput } from '../schemas/gates.js';
+import type { PreparedReview, PrepareReviewInput, RoundBatch, WriteReviewReportInput } from '../schemas/gates.js';
 
 /** One call: its input, and what it resolves to. */
 type Call<I, O> = ActivityFunctionWithOptions<(input: I) => Promise<O>>;
@@ -24,3 +24,29 @@ export interface RoundCalls {
   /** A review's report file; resolves to its path (activities/review.ts). */
   writeReviewReport: Call<WriteReviewReportInput, string>;
 }
+
+/**
+ * A round's members (or reviewers) asked in one call, where the provider can run sub-agents
+ * (claude `--agents`, activities/round-batch.ts). Not an activity: only the round activities
+ * (activities/rounds.ts) have it; rounds run as workflow code ask each member.
+ */
+export interface BatchRequest {
+  kind: 'council' | 'review';
+  round: number;
+  iteration: number;
+  /** Each member's own call, as the round would make it. */
+  inputs: RunAgentInput[];
+  /** Who each member is, in a few words (the same order as `inputs`). */
+  labels: string[];
+}
+
+export interface BatchOutcome {
+  /** One result per input, in order; null: the batched call failed, ask each member (and say why in `note`). */
+  results: AgentResult[] | null;
+  /** What the batched call cost (counted once, as one call). */
+  usage: AgentResult['usage'];
+  note: RoundBatch;
+}
+
+/** null: the round's provider cannot batch (another CLI, or one without `--agents`): ask each member. */
+export type BatchCall = (request: BatchRequest) => Promise<BatchOutcome | null>;

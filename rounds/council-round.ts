@@ -20,14 +20,14 @@ import type { ConveneTrigger } from '../workflows/decisions/convene.js';
 import { judgeEvidence, type EvidenceVerdict } from '../workflows/decisions/evidence.js';
 import { recordVote } from '../workflows/decisions/vote.js';
 import { agentResultOf } from './agent-result.js';
-import type { RoundCalls } from './calls.js';
+import type { BatchCall, RoundCalls } from './calls.js';
 
 /** What a round calls: activities from the workflow, or the same functions in process inside the round's own activity (activities/rounds.ts). */
 export interface CouncilDeps {
   /** git and file activities (evidence, transcript). */
   repo: Pick<RoundCalls, 'collectEvidence' | 'writeTranscript'>;
-  /** Council member and devil's advocate calls, bounded by the member timeout. */
-  members: Pick<RoundCalls, 'runAgent'>;
+  /** Council member and devil's advocate calls, bounded by the member timeout; `batch`: the members as one call where the provider can (round activities only). */
+  members: Pick<RoundCalls, 'runAgent'> & { batch?: BatchCall };
 }
 
 export interface EvidenceInput {
@@ -185,11 +185,24 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
       extraEnv: { VIGIL_MEMBER: String(i), VIGIL_COUNCIL_ROLE: memberRole(i), VIGIL_COUNCIL_ROUND: String(input.round), VIGIL_EVIDENCE_FILE: facts.evidencePath },
       parseVote: true,
     });
-    const results = await Promise.all(
-      Array.from({ length: k.councilSize }, (_, i) =>
-        memberCall(() => deps.members.runAgent.executeWithOptions({ summary: `council round ${input.round} · member ${i} (${memberRole(i)})` }, [memberInput(i)]), input.leanPrompt),
-      ),
-    );
+    // Where the provider runs sub-agents (claude --agents), the members go out as one call; a failed one asks each member.
+    const batch = deps.members.batch
+      ? await deps.members.batch({
+          kind: 'council',
+          round: input.round,
+          iteration: input.iteration,
+          inputs: Array.from({ length: k.councilSize }, (_, i) => memberInput(i)),
+          labels: Array.from({ length: k.councilSize }, (_, i) => `council member ${i} (${memberRole(i)})`),
+        })
+      : null;
+    if (batch?.usage) usages.push(batch.usage);
+    const results =
+      batch?.results ??
+      (await Promise.all(
+        Array.from({ length: k.councilSize }, (_, i) =>
+          memberCall(() => deps.members.runAgent.executeWithOptions({ summary: `council round ${input.round} · member ${i} (${memberRole(i)})` }, [memberInput(i)]), input.leanPrompt),
+        ),
+      ));
     for (const r of results) if (r?.usage) usages.push(r.usage);
     const votes = results.map((r, i) => voteRecord(i, memberRole(i), r, k));
     let t = tally(
@@ -219,7 +232,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
       devilsAdvocate = { triggered: true, flipped: after.flipped, recorded: rec.recorded, reason: rec.reason };
       t = after;
     }
-    verdict = { ...base, result: t.verdict === 'COMPLETE' ? 'APPROVED' : 'REJECTED', approve: t.approve, reject: t.reject, threshold: t.threshold, votes, devilsAdvocate };
+    verdict = { ...base, result: t.verdict === 'COMPLETE' ? 'APPROVED' : 'REJECTED', approve: t.approve, reject: t.reject, threshold: t.threshold, votes, devilsAdvocate, ...(batch ? { batch: batch.note } : {}) };
   }
 
   const transcriptPath = await deps.repo.writeTranscript.executeWithOptions({ summary: `transcript of council round ${input.round}` }, [

@@ -10,20 +10,20 @@
  * rules live in `workflows/decisions/review.ts`.
  */
 import { ActivityFailure } from '@temporalio/common';
-import type { AgentResult } from '../schemas/activities.js';
+import type { AgentResult, RunAgentInput } from '../schemas/activities.js';
 import type { RunAuthorization } from '../schemas/authorization.js';
 import type { ReviewerRecord, ReviewRecord } from '../schemas/gates.js';
 import type { Knobs } from '../schemas/knobs.js';
 import { chooseAgent } from '../workflows/decisions/agent-choice.js';
 import { agentResultOf } from './agent-result.js';
-import type { RoundCalls } from './calls.js';
+import type { BatchCall, RoundCalls } from './calls.js';
 import { aggregateReview, devilsAdvocateDue, devilsAdvocateReviewPrompt, reviewDiffCap, reviewerPrompt, selectReviewers, shouldRerun } from '../workflows/decisions/review.js';
 
 /** What a review calls: activities from the workflow, or the same functions in process inside the round's own activity (activities/rounds.ts). */
 export interface ReviewDeps {
   repo: Pick<RoundCalls, 'prepareReview' | 'writeReviewReport'>;
-  /** Reviewer calls, bounded by the council member timeout. */
-  members: Pick<RoundCalls, 'runAgent'>;
+  /** Reviewer calls, bounded by the council member timeout; `batch`: the reviewers as one call where the provider can (round activities only). */
+  members: Pick<RoundCalls, 'runAgent'> & { batch?: BatchCall };
 }
 
 export interface ReviewInput {
@@ -90,33 +90,34 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
     round: input.round,
     iteration: input.iteration,
   });
-  /** One reviewer's call; a re-run has its own prompt, log and state file (a retried round must not take the first answer for it). */
-  const ask = async (reviewer: string, devil: boolean, again = false): Promise<ReviewerRecord> => {
+  /** One reviewer's call input; a re-run has its own prompt, log and state file (a retried round must not take the first answer for it). */
+  const callInput = (reviewer: string, devil: boolean, again: boolean): RunAgentInput => {
     const role = devil ? 'devils-advocate' : 'reviewer';
+    return {
+      runId: input.runId,
+      repoPath: input.repoPath,
+      // The first reviewers start together on the tree the diff was just taken from.
+      ...(!devil && !again ? { treeBefore: prepared.treeHash } : {}),
+      ...chooseAgent(k, role, k.tier),
+      authorization: input.authorization,
+      ...(input.leanPrompt
+        ? { promptSpec: { kind: devil ? ('review-devils-advocate' as const) : ('reviewer' as const), ...promptInput(reviewer) }, tailOnFailure: true, compact: true }
+        : { prompt: devil ? devilsAdvocateReviewPrompt(promptInput(reviewer)) : reviewerPrompt(promptInput(reviewer)) }),
+      role,
+      iteration: input.iteration,
+      phase: 'VERIFY',
+      tier: k.tier,
+      timeoutSeconds: k.councilMemberTimeoutSeconds,
+      completionPromise: '',
+      extraEnv: { VIGIL_REVIEWER: reviewer, VIGIL_REVIEW_ROUND: String(input.round), ...(again ? { VIGIL_REVIEW_RERUN: '1' } : {}) },
+      parse: 'review',
+      rateLimitRpm: k.rateLimitRpm,
+    };
+  };
+  const ask = async (reviewer: string, devil: boolean, again = false): Promise<ReviewerRecord> => {
     let r: AgentResult | null;
     try {
-      r = await deps.members.runAgent.executeWithOptions({ summary: `code review ${input.round}: ${reviewer}` }, [
-        {
-          runId: input.runId,
-          repoPath: input.repoPath,
-          // The first reviewers start together on the tree the diff was just taken from.
-          ...(!devil && !again ? { treeBefore: prepared.treeHash } : {}),
-          ...chooseAgent(k, role, k.tier),
-          authorization: input.authorization,
-          ...(input.leanPrompt
-            ? { promptSpec: { kind: devil ? ('review-devils-advocate' as const) : ('reviewer' as const), ...promptInput(reviewer) }, tailOnFailure: true, compact: true }
-            : { prompt: devil ? devilsAdvocateReviewPrompt(promptInput(reviewer)) : reviewerPrompt(promptInput(reviewer)) }),
-          role,
-          iteration: input.iteration,
-          phase: 'VERIFY',
-          tier: k.tier,
-          timeoutSeconds: k.councilMemberTimeoutSeconds,
-          completionPromise: '',
-          extraEnv: { VIGIL_REVIEWER: reviewer, VIGIL_REVIEW_ROUND: String(input.round), ...(again ? { VIGIL_REVIEW_RERUN: '1' } : {}) },
-          parse: 'review',
-          rateLimitRpm: k.rateLimitRpm,
-        },
-      ]).then((x) => agentResultOf(x, input.leanPrompt));
+      r = await deps.members.runAgent.executeWithOptions({ summary: `code review ${input.round}: ${reviewer}` }, [callInput(reviewer, devil, again)]).then((x) => agentResultOf(x, input.leanPrompt));
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
       r = null;
@@ -125,7 +126,20 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
     return recordOf(reviewer, r);
   };
 
-  let reviewers = await Promise.all(chosen.map((c) => ask(c.reviewer, false)));
+  // Where the provider runs sub-agents (claude --agents), the reviewers go out as one call; a failed one asks each reviewer.
+  const batch =
+    deps.members.batch && chosen.length > 1
+      ? await deps.members.batch({
+          kind: 'review',
+          round: input.round,
+          iteration: input.iteration,
+          inputs: chosen.map((c) => callInput(c.reviewer, false, false)),
+          labels: chosen.map((c) => `${c.reviewer} reviewer`),
+        })
+      : null;
+  if (batch?.usage) usages.push(batch.usage);
+  const batched = batch?.results ?? null;
+  let reviewers = batched ? chosen.map((c, i) => recordOf(c.reviewer, batched[i] ?? null)) : await Promise.all(chosen.map((c) => ask(c.reviewer, false)));
   let outcome = aggregateReview(reviewers, null, { mergeabilityMin: k.reviewMergeabilityMin });
   let rerun = false;
   if (shouldRerun(outcome.result, false)) {
@@ -140,7 +154,7 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
     outcome = aggregateReview(reviewers, devilsAdvocate, { mergeabilityMin: k.reviewMergeabilityMin });
   }
   const result = outcome.result === 'inconclusive' && !k.reviewInconclusiveBlocks ? 'pass' : outcome.result;
-  const record: ReviewRecord = { ...base, reviewers, devilsAdvocate, rerun, result, reason: outcome.reason, mergeability: outcome.mergeability };
+  const record: ReviewRecord = { ...base, reviewers, devilsAdvocate, rerun, result, reason: outcome.reason, mergeability: outcome.mergeability, ...(batch ? { batch: batch.note } : {}) };
   await deps.repo.writeReviewReport.executeWithOptions({ summary: `code review ${input.round}: report` }, [{ runId: input.runId, repoPath: input.repoPath, record }]);
   return { record, usages };
 }

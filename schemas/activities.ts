@@ -211,6 +211,11 @@ export const RunAgentInputSchema = shared('schemas/activities:RunAgentInputSchem
   checklistIds: z.array(z.string().max(64)).max(MAX_CHECKLIST_ITEMS).default([]),
   /** Requests per minute assumed for the provider (rate-limit waits without a hint). */
   rateLimitRpm: z.number().int().min(1).default(50),
+  /**
+   * A batched round's call (claude only, activities/round-batch.ts): the sub-agents it declares
+   * (`--agents` JSON) and the schema of its one answer (`--json-schema`).
+   */
+  subAgents: z.object({ agents: z.string().max(200_000), schema: z.string().max(50_000), members: z.number().int().min(1) }).optional(),
 }));
 /** What callers pass (defaults filled in by the activity). */
 export type RunAgentInput = z.input<typeof RunAgentInputSchema>;

@@ -132,6 +132,22 @@ export const ReviewerRecordSchema = shared('schemas/gates:ReviewerRecordSchema',
 }));
 export type ReviewerRecord = z.infer<typeof ReviewerRecordSchema>;
 
+/**
+ * How a round's members were asked when the provider could batch them (claude `--agents`): in one
+ * call (`batched`), or one call each after the batched call failed (`batched: false`, and why).
+ * Absent: one call per member, as every provider that cannot batch.
+ */
+export const RoundBatchSchema = shared('schemas/gates:RoundBatchSchema', () => z.object({
+  batched: z.boolean(),
+  /** How many members the one call answered for. */
+  members: z.number().int().min(0),
+  /** One line: what happened (the fallback's reason). */
+  note: z.string().max(300),
+  /** The batched call's log. */
+  logPath: z.string().max(4096),
+}));
+export type RoundBatch = z.infer<typeof RoundBatchSchema>;
+
 export const ReviewRecordSchema = shared('schemas/gates:ReviewRecordSchema', () => z.object({
   round: z.number().int().min(1),
   iteration: z.number().int().min(0),
@@ -144,6 +160,8 @@ export const ReviewRecordSchema = shared('schemas/gates:ReviewRecordSchema', () 
   mergeability: z.number().int().min(0).max(100),
   /** One automatic re-run happened (the first attempt was inconclusive). */
   rerun: z.boolean().default(false),
+  /** The reviewers went out as one call (or tried to); absent when each had its own. */
+  batch: RoundBatchSchema.optional(),
   at: z.string(),
 }));
 export type ReviewRecord = z.infer<typeof ReviewRecordSchema>;

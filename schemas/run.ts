@@ -13,7 +13,7 @@ import { RunAuthorizationSchema } from './authorization.js';
 import { JournalStateSchema } from './events.js';
 import { RunMemorySchema, emptyMemory } from './memory.js';
 import { HostNameSchema } from './hosts.js';
-import { ChangeMarksSchema, ChecklistSchema, ChecklistStateSchema, GATE_NAMES, GateNameSchema, GateResultSchema, GateTrackSchema, ReviewRecordSchema } from './gates.js';
+import { ChangeMarksSchema, ChecklistSchema, ChecklistStateSchema, GATE_NAMES, GateNameSchema, GateResultSchema, GateTrackSchema, ReviewRecordSchema, RoundBatchSchema } from './gates.js';
 import { CONVENE_TRIGGERS } from './rounds.js';
 
 export const PHASES = ['REASON', 'ACT', 'REFLECT', 'VERIFY'] as const;
@@ -122,6 +122,8 @@ export const VerdictSchema = shared('schemas/run:VerdictSchema', () => z.object(
     .nullable(),
   evidence: EvidenceRecordSchema,
   transcriptPath: z.string(),
+  /** The members went out as one call (or tried to); absent when each had its own. */
+  batch: RoundBatchSchema.optional(),
   at: z.string(),
 }));
 export type Verdict = z.infer<typeof VerdictSchema>;

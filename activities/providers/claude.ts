@@ -22,7 +22,9 @@ import {
   apiFailure,
   apiFailureLine,
   budgetArg,
+  contentText,
   count,
+  findJsonObject,
   isReadOnlyRole,
   joinTranscript,
   jsonLines,
@@ -53,6 +55,8 @@ export const CLAUDE_READ_ONLY_TOOLS = [
   'Bash(git show:*)',
   'Bash(git status:*)',
 ];
+/** What the main agent of a batched round uses besides reading: its declared agents, its structured answer. */
+export const CLAUDE_BATCH_TOOLS = ['Agent', 'Task', 'StructuredOutput'];
 /** Tools that change files: never available to a reviewing role. */
 export const CLAUDE_WRITE_TOOLS = ['Edit', 'Write', 'NotebookEdit'];
 
@@ -64,12 +68,14 @@ function buildInvocation(req: InvocationRequest): Invocation {
   const model = resolveModel(req, DEFAULT_MODELS);
   const args = ['-p', '--output-format', 'stream-json', '--verbose', '--model', model];
 
+  const batch = req.subAgents && advertised(req, '--agents') && advertised(req, '--json-schema') ? req.subAgents : null;
   if (!isReadOnlyRole(req.role)) {
     args.push('--dangerously-skip-permissions');
   } else {
     const allow = advertised(req, '--allowedTools');
     const deny = advertised(req, '--disallowedTools');
-    if (allow) args.push('--allowedTools', ...CLAUDE_READ_ONLY_TOOLS);
+    // A batched round's main agent also runs its declared agents (the Agent tool, Task before 2.1) and returns the structured answer.
+    if (allow) args.push('--allowedTools', ...CLAUDE_READ_ONLY_TOOLS, ...(batch ? CLAUDE_BATCH_TOOLS : []));
     if (deny) args.push('--disallowedTools', ...CLAUDE_WRITE_TOOLS);
     if (!allow && !deny && advertised(req, '--permission-mode')) args.push('--permission-mode', 'plan');
   }
@@ -86,6 +92,8 @@ function buildInvocation(req: InvocationRequest): Invocation {
       args.push('--session-id', session);
     }
   }
+
+  if (batch) args.push('--agents', batch.agents, '--json-schema', batch.schema);
 
   if (advertised(req, '--effort')) args.push('--effort', resolveEffort(req, DEFAULT_EFFORTS));
 
@@ -256,9 +264,66 @@ export const claudePreset: ProviderPreset = {
     '--allowedTools',
     '--disallowedTools',
     '--permission-mode',
+    '--agents',
+    '--json-schema',
   ],
   defaultModels: DEFAULT_MODELS,
   defaultEfforts: DEFAULT_EFFORTS,
   buildInvocation,
   parseOutput,
 };
+
+/** What the stream of a batched round's call (`--agents`, `--json-schema`) holds beyond a call's usual output. */
+export interface BatchStream {
+  /** The structured answer: the result's `structured_output`, else the input of the StructuredOutput tool call, else the result text as JSON; null when none. */
+  structured: unknown;
+  /** Per declared agent (the Agent tool's `subagent_type`): its part of the transcript, and its own final report. */
+  agents: Record<string, { transcript: string[]; report: string | null }>;
+}
+
+/** Reads a batched call's stream-json output: the structured answer and each sub-agent's part of it. Total: never throws. */
+export function readBatchStream(text: string): BatchStream {
+  const byToolUse = new Map<string, string>();
+  const agents: BatchStream['agents'] = {};
+  let structured: unknown = null;
+  let toolAnswer: unknown = null;
+  let resultText: string | null = null;
+  const partOf = (name: string) => (agents[name] ??= { transcript: [], report: null });
+  for (const { value } of jsonLines(text)) {
+    if (!value) continue;
+    const type = str(value.type);
+    if (type === 'result') {
+      if (value.structured_output !== undefined && value.structured_output !== null) structured = value.structured_output;
+      resultText = str(value.result);
+      continue;
+    }
+    if (type !== 'assistant' && type !== 'user') continue;
+    const parent = str(value.parent_tool_use_id);
+    const owner = parent === null ? null : (byToolUse.get(parent) ?? null);
+    const content = rec(value.message)?.content;
+    const blocks = Array.isArray(content) ? content.map(rec).filter((b): b is JsonRecord => b !== null) : typeof content === 'string' ? [{ type: 'text', text: content }] : [];
+    for (const b of blocks) {
+      if (b.type === 'tool_use' && owner === null) {
+        const input = rec(b.input);
+        const name = str(b.name);
+        if ((name === 'Agent' || name === 'Task') && str(b.id) !== null && str(input?.subagent_type) !== null) byToolUse.set(str(b.id) as string, str(input?.subagent_type) as string);
+        if (name === 'StructuredOutput' && input) toolAnswer = input;
+        continue;
+      }
+      if (b.type === 'tool_result' && owner === null) {
+        // The sub-agent's own final report, as the main agent received it.
+        const agent = byToolUse.get(str(b.tool_use_id) ?? '');
+        if (agent !== undefined) partOf(agent).report = contentText(b.content);
+        continue;
+      }
+      if (owner === null) continue;
+      const part = partOf(owner).transcript;
+      if (b.type === 'text' && typeof b.text === 'string' && type === 'assistant') part.push(b.text);
+      else if (b.type === 'tool_use') part.push(toolLine(str(b.name) ?? '?', b.input));
+      else if (b.type === 'tool_result') part.push(toolResultLine(b.content, b.is_error === true));
+    }
+  }
+  if (structured === null) structured = toolAnswer;
+  if (structured === null && resultText !== null) structured = findJsonObject(resultText)?.value ?? null;
+  return { structured, agents };
+}

@@ -267,6 +267,8 @@ export function presetFlags(preset: ProviderPreset, advertised: ReadonlySet<stri
           resume,
           appendSystemPrompt: 'SYSTEM',
           fallbackModel: 'vigil-probe-fallback-model',
+          // A batched round's call (claude): its sub-agents and the schema of its answer.
+          subAgents: role === 'council' || role === 'reviewer' ? { agents: '{}', schema: '{}' } : null,
         };
         const argv = preset.buildInvocation(req).argv.slice(1);
         for (const arg of argv) {

@@ -37,6 +37,11 @@ export interface InvocationRequest {
   fallbackModel: string | null;
   /** The user's override of the binary and leading args (e.g. ["npx", "claude"]). */
   baseArgv?: string[];
+  /**
+   * A batched round (claude): the sub-agents to declare (`--agents` JSON) and the schema of the
+   * one structured answer (`--json-schema`); passed only when the CLI advertises both flags.
+   */
+  subAgents?: { agents: string; schema: string } | null;
 }
 
 export interface Invocation {

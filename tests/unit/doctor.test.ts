@@ -231,7 +231,8 @@ describe('doctorCommand', () => {
     const { code, lines, text } = await doctor({ provider: 'claude', env: { PATH: bin, ANTHROPIC_API_KEY: SECRET } });
     expect(code).toBe(0);
     expect(lines).toContain(`  ✓ claude: ${path.join(bin, 'claude')}, 2.0.99 (Claude Code, fake)`);
-    expect(text).toContain(`  ✓ claude flags: all 9 optional flags: ${PROVIDERS.claude.optionalFlags.join(' ')}`);
+    expect(text).toContain(`  ✓ claude flags: all 11 optional flags: ${PROVIDERS.claude.optionalFlags.join(' ')}`);
+    expect(lines).toContain("  ✓ claude batch: batched rounds: --agents and --json-schema: a council round's members and a review's reviewers go out as one call each");
     expect(lines).toContain('  ✓ claude credentials: ANTHROPIC_API_KEY set, CLAUDE_CODE_OAUTH_TOKEN not set');
     expect(lines).toContain('  ✓ temporal: reachable at 127.0.0.1:7233, namespace default');
     expect(lines).toContain('  ✓ worker: 1 worker polling task queue "vigil"');
@@ -247,6 +248,13 @@ describe('doctorCommand', () => {
     expect(code).toBe(0);
     const flags = lines.find((l) => l.includes('claude flags'));
     expect(flags).toMatch(/^ {2}✗ claude flags: lacks --effort \(advertises --max-budget-usd .*\); Vigil runs without them — fix: optional: upgrade for them: npm install -g @anthropic-ai\/claude-code$/);
+  });
+
+  it('a claude without --agents: no batched rounds, said without failing the exit code', async () => {
+    const bin = binDir('doc-no-agents', ['claude']);
+    const { code, lines } = await doctor({ provider: 'claude', env: { PATH: bin, ANTHROPIC_API_KEY: SECRET, FAKE_CLI_HELP_OMIT: '--agents' } });
+    expect(code).toBe(0);
+    expect(lines).toContain('  ✗ claude batch: no batched rounds (needs --agents and --json-schema): one call per council member and reviewer — fix: optional: upgrade for them: npm install -g @anthropic-ai/claude-code');
   });
 
   it('a provider not on PATH: ✗ with the install hint, exit 1', async () => {
@@ -316,6 +324,7 @@ describe('doctorCommand', () => {
     expect(report.checks.map((c) => [c.name, c.ok, c.required])).toEqual([
       ['claude', true, true],
       ['claude.flags', false, false],
+      ['claude.batch', true, false],
       ['claude.credentials', true, true],
       ['claude.endpoint', true, false],
       ['sandbox', true, false],

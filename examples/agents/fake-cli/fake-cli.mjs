@@ -70,6 +70,8 @@ const CLIS = {
       opt(['--add-dir'], 'many', '<directories...>', 'Additional directories to allow tool access to'),
       opt(['--session-id'], 'one', '<uuid>', 'Use a specific session ID for the conversation (must be a valid UUID)'),
       opt(['--setting-sources'], 'one', '<sources>', 'Comma-separated list of setting sources to load (user, project, local)'),
+      opt(['--agents'], 'one', '<json-or-file>', 'JSON object defining custom agents, or a path to a JSON file (e.g. \'{"reviewer": {"description": "Reviews code", "prompt": "You are a code reviewer"}}\')'),
+      opt(['--json-schema'], 'one', '<schema>', 'JSON Schema for structured output validation. Example: {"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}'),
     ],
   },
   codex: {
@@ -357,7 +359,48 @@ function figures(call) {
     error: call.error === 'auth' || call.error === 'rate_limit' ? call.error : null,
     errorText: typeof call.errorText === 'string' ? call.errorText : null,
     exit: typeof call.exit === 'number' ? call.exit : null,
+    agents: typeof call.agents === 'object' && call.agents !== null ? call.agents : {},
+    structuredOutput: call.structuredOutput !== false,
+    dropFinding: call.dropFinding === true,
   };
+}
+
+/** The declared agents of a claude call (`--agents`: JSON, or a file holding it), or null. */
+function declaredAgents(opts) {
+  const v = opts.get('--agents');
+  if (v === undefined) return null;
+  let parsed;
+  try {
+    parsed = JSON.parse(v.trim().startsWith('{') ? v : readFileSync(v, 'utf8'));
+  } catch (e) {
+    throw new UsageError(`error: --agents: ${e.message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError('error: --agents must be a JSON object');
+  return parsed;
+}
+
+/**
+ * What one declared agent answers: the call's `agents[<name>]` when given, else the first
+ * `agents` key the name contains (e.g. "test-auditor"), else the call's `text`.
+ */
+function agentAnswer(f, name) {
+  if (typeof f.agents[name] === 'string') return f.agents[name];
+  const key = Object.keys(f.agents).find((k) => name.includes(k));
+  return key !== undefined ? String(f.agents[key]) : f.text;
+}
+
+/** An agent's answer read into the finding the schema asks for (a vote, or a review verdict). */
+function findingOf(name, answer, schema) {
+  const props = schema?.properties?.findings?.items?.properties ?? {};
+  if ('vote' in props) {
+    const vote = /VOTE\s*:\s*(APPROVE|REJECT|CANNOT_VALIDATE)/.exec(answer)?.[1] ?? 'CANNOT_VALIDATE';
+    const reason = /REASON\s*:\s*(.*)/.exec(answer)?.[1]?.trim() ?? '';
+    const issues = [...answer.matchAll(/ISSUES\s*:\s*(CRITICAL|HIGH|MEDIUM|LOW)\s*:\s*(.*)/gi)].map((m) => ({ severity: m[1].toLowerCase(), description: m[2].trim() }));
+    return { agent: name, vote, reason, issues };
+  }
+  const verdict = /^\s*[*#>]*\s*VERDICT\s*:\s*(PASS|FAIL)/im.exec(answer)?.[1]?.toUpperCase() ?? 'NONE';
+  const findings = [...answer.matchAll(/\[(Critical|High|Medium|Low)\]\s*(.*)/gi)].map((m) => ({ severity: m[1].toLowerCase(), text: m[2].trim() }));
+  return { agent: name, verdict, findings };
 }
 
 /** Performs the writes (relative paths only) unless read-only; returns what happened to each. */
@@ -389,10 +432,20 @@ function claude(ctx) {
   const alias = opts.get('--model') ?? 'sonnet';
   const model = CLAUDE_MODELS[alias] ?? alias;
   const readOnly = !opts.has('--dangerously-skip-permissions');
+  const agents = declaredAgents(opts);
+  let schema = null;
+  if (opts.has('--json-schema')) {
+    try {
+      schema = JSON.parse(opts.get('--json-schema'));
+    } catch (e) {
+      throw new UsageError(`error: --json-schema: ${e.message}`);
+    }
+  }
   return {
     prompt,
     sessionId,
     readOnly,
+    agents: agents === null ? null : Object.keys(agents),
     head() {
       if (opts.get('--output-format') !== 'stream-json') return;
       line({
@@ -442,6 +495,34 @@ function claude(ctx) {
           session_id: sessionId,
         });
       });
+      if (agents !== null) {
+        // Every declared agent once, through the Agent tool; each answers in its own context (its messages carry the tool use as parent).
+        const names = Object.keys(agents);
+        assistant('msg_fake_dispatch', names.map((n, i) => ({ type: 'tool_use', id: `toolu_fake_agent_${i}`, name: 'Agent', input: { subagent_type: n, description: `run ${n}`, prompt: 'Carry out your instructions on this repository and answer in the format they ask for.' } })));
+        const findings = names.map((n, i) => {
+          const answer = agentAnswer(f, n);
+          line({ type: 'assistant', message: { id: `msg_fake_sub_${i}`, type: 'message', role: 'assistant', model, content: [{ type: 'text', text: answer }], usage }, parent_tool_use_id: `toolu_fake_agent_${i}`, session_id: sessionId });
+          line({ type: 'user', message: { role: 'user', content: [{ tool_use_id: `toolu_fake_agent_${i}`, type: 'tool_result', content: [{ type: 'text', text: answer }] }] }, parent_tool_use_id: null, session_id: sessionId });
+          return findingOf(n, answer, schema);
+        });
+        if (f.dropFinding) findings.pop();
+        const structured = schema !== null && f.structuredOutput ? { findings } : null;
+        if (structured) assistant('msg_fake_structured', [{ type: 'tool_use', id: 'toolu_fake_structured', name: 'StructuredOutput', input: structured }]);
+        const text = structured ? 'Every agent answered.' : 'The agents answered, but I have nothing structured to give.';
+        assistant('msg_fake_final', [{ type: 'text', text }]);
+        line({
+          type: 'result',
+          subtype: 'success',
+          is_error: false,
+          num_turns: names.length + 2,
+          result: text,
+          session_id: sessionId,
+          total_cost_usd: f.costUsd ?? 0,
+          usage,
+          ...(structured ? { structured_output: structured } : {}),
+        });
+        return 0;
+      }
       assistant('msg_fake_final', [{ type: 'text', text: f.text }]);
       result(false, f.text, writes.length + 1);
       return 0;
@@ -704,6 +785,7 @@ async function main() {
         prompt: run.prompt,
         sessionId: run.sessionId,
         readOnly: run.readOnly,
+        ...(run.agents ? { agents: run.agents } : {}),
         env,
         credentials: CREDENTIALS[provider].filter((k) => process.env[k]),
         at: new Date().toISOString(),

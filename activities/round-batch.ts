@@ -1,0 +1,169 @@
+/**
+ * A round's members (or reviewers) in one call (spec §2.5 A), for the round activities
+ * (activities/rounds.ts): when every member's call would go to the claude preset with the same
+ * CLI, model and timeout, and the installed `claude` advertises `--agents` and `--json-schema`,
+ * the round makes one `claude -p` call that declares one sub-agent per member (the member's own
+ * prompt as its instructions, read-only tools) and asks for one structured answer with a finding
+ * per member (workflows/decisions/round-batch.ts). Each sub-agent has its own context: the
+ * members stay blind to each other by construction.
+ *
+ * The one answer is split back into what each member's own call would have left: its prompt, its
+ * log and transcript (the sub-agent's part of the stream, then its answer in its role's format)
+ * under the member's usual name in the run folder, and its result (the vote or the review read by
+ * the usual parsers), so tallies, records and status read them as before. The call's cost is
+ * counted once.
+ *
+ * A batched call that fails (non-zero exit, no answer, an answer that does not parse, a member
+ * missing) asks each member on its own, and the round's record says so (`batch.batched: false`,
+ * with why). A batched call that ran out of time counts every member as timed out, as each would
+ * have been on its own: asking them again would double the round's wait. A batched call that
+ * changed the tree voids every member's answer, as it would each member's own.
+ */
+import path from 'node:path';
+import { ActivityFailure } from '@temporalio/common';
+import { blankAgentResult, type AgentResult, type RunAgentInput } from '../schemas/activities.js';
+import type { RoundBatch } from '../schemas/gates.js';
+import type { BatchCall, BatchOutcome, BatchRequest } from '../rounds/calls.js';
+import { renderPromptSpec } from '../workflows/decisions/call-prompt.js';
+import { reviewerRecord } from '../workflows/decisions/review.js';
+import { agentsArgument, batchPrompt, BATCH_ARGS_MAX_CHARS, findingsSchema, splitFindings, subAgentName, type BatchMember } from '../workflows/decisions/round-batch.js';
+import { redactSecrets } from '../workflows/decisions/scans.js';
+import { parseVote } from '../workflows/decisions/vote.js';
+import { callLabel } from './agent.js';
+import { CLAUDE_READ_ONLY_TOOLS, claudePreset, readBatchStream } from './providers/claude.js';
+import { probeCached } from './providers/probe.js';
+import { readRegularFile, writePrivateFile } from './safe-files.js';
+
+/** How much of a batched call's log is read for its answer (its result record closes it). */
+const LOG_READ_MAX = 16 * 1024 * 1024;
+
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+
+/** The members can go out as one call: all claude, the same CLI, model, tier, timeout and role, each with a prompt of its own. */
+export function batchable(inputs: RunAgentInput[]): boolean {
+  const first = inputs[0];
+  if (first === undefined || inputs.length < 2) return false;
+  return inputs.every(
+    (i) =>
+      i.provider === 'claude' &&
+      same(i.argv, first.argv) &&
+      same(i.model, first.model) &&
+      same(i.effort, first.effort) &&
+      same(i.fallbackModel, first.fallbackModel) &&
+      i.tier === first.tier &&
+      i.role === first.role &&
+      i.timeoutSeconds === first.timeoutSeconds &&
+      (i.prompt !== undefined || i.promptSpec !== undefined),
+  );
+}
+
+/** Whether the installed claude (or the binary the knobs name) can run declared agents with a structured answer. */
+export async function claudeCanBatch(argv: string[]): Promise<boolean> {
+  // Several words (`npx claude`) cannot be probed: no optional flag is passed to them (provider-call.ts).
+  const binary = argv.length === 0 ? claudePreset.binary : argv.length === 1 ? argv[0] : null;
+  if (!binary) return false;
+  const probe = await probeCached(claudePreset, { binary });
+  return probe.helpOk && probe.advertised.includes('--agents') && probe.advertised.includes('--json-schema');
+}
+
+function memberPrompt(i: RunAgentInput): string {
+  return i.prompt ?? (i.promptSpec ? renderPromptSpec(i.promptSpec) : '');
+}
+
+/** Distinct sub-agent names, one per member. */
+function namesOf(req: BatchRequest): string[] {
+  const seen = new Set<string>();
+  return req.labels.map((label, i) => {
+    let name = subAgentName('vigil', label);
+    if (seen.has(name)) name = subAgentName('vigil', `${label} ${i}`);
+    seen.add(name);
+    return name;
+  });
+}
+
+/** What a member's own call would have read from its answer. */
+function memberAnswer(kind: BatchRequest['kind'], input: RunAgentInput, answer: string, logPath: string): Pick<AgentResult, 'vote' | 'review'> {
+  if (kind === 'council') return { vote: parseVote(answer), review: null };
+  const rec = reviewerRecord({ reviewer: input.extraEnv?.VIGIL_REVIEWER ?? input.role, exitCode: 0, output: answer, lost: false, logPath });
+  return { vote: null, review: { ...rec, findings: rec.findings.map((l) => redactSecrets(l).text.slice(0, 300)) } };
+}
+
+/** A batched call with the round's own agent call (observed and failing as a member's call would: ActivityFailure). */
+export function makeBatchCall(run: (input: RunAgentInput) => Promise<AgentResult>): BatchCall {
+  return async (req: BatchRequest): Promise<BatchOutcome | null> => {
+    const first = req.inputs[0];
+    if (first === undefined || !batchable(req.inputs) || !(await claudeCanBatch(first.argv ?? []))) return null;
+    const names = namesOf(req);
+    const members: BatchMember[] = req.inputs.map((input, i) => ({ name: names[i] as string, description: `Vigil ${req.labels[i] ?? ''}: follow your instructions and answer in their format`, prompt: memberPrompt(input) }));
+    const agents = agentsArgument(members, CLAUDE_READ_ONLY_TOOLS);
+    const schema = JSON.stringify(findingsSchema(req.kind, names));
+    const note = (batched: boolean, text: string, logPath: string): RoundBatch => ({ batched, members: names.length, note: text.slice(0, 300), logPath: logPath.slice(0, 4096) });
+    if (agents.length + schema.length > BATCH_ARGS_MAX_CHARS) return { results: null, usage: null, note: note(false, `the members' prompts are too long for one call (${agents.length} characters): one call per member`, '') };
+
+    const { prompt: _p, promptSpec: _s, compact: _c, extraEnv, parseVote: _v, parse: _r, ...common } = first;
+    const roundEnv: Record<string, string> = req.kind === 'council' ? { VIGIL_COUNCIL_ROUND: String(req.round), ...(extraEnv?.VIGIL_EVIDENCE_FILE ? { VIGIL_EVIDENCE_FILE: extraEnv.VIGIL_EVIDENCE_FILE } : {}) } : { VIGIL_REVIEW_ROUND: String(req.round) };
+    const batchInput: RunAgentInput = {
+      ...common,
+      prompt: batchPrompt({ kind: req.kind, round: req.round, iteration: req.iteration, names }),
+      extraEnv: { ...roundEnv, VIGIL_BATCH: names.join(',') },
+      tailOnFailure: true,
+      subAgents: { agents, schema, members: names.length },
+    };
+    let r: AgentResult;
+    try {
+      r = await run(batchInput);
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      return { results: null, usage: null, note: note(false, `the batched call failed (${(err.cause?.message ?? err.message).slice(0, 150)}): one call per member`, '') };
+    }
+    const fallback = (why: string): BatchOutcome => ({ results: null, usage: r.usage, note: note(false, `the batched call ${why}: one call per member`, r.logPath) });
+    if (r.timedOut) {
+      const timedOut = req.inputs.map(() => blankAgentResult({ exitCode: r.exitCode, attempt: r.attempt, timedOut: true, durationMs: r.durationMs, logPath: r.logPath, promptPath: r.promptPath, provider: 'claude', tail: r.tail }));
+      return { results: timedOut, usage: r.usage, note: note(true, `one call for ${names.length} members timed out after ${first.timeoutSeconds} s: every member counts as timed out`, r.logPath) };
+    }
+    if (r.exitCode !== 0) return fallback(`exited with ${r.exitCode}`);
+    const log = readRegularFile(r.logPath, LOG_READ_MAX);
+    if (!log?.ok) return fallback('left no readable log');
+    const stream = readBatchStream(log.text);
+    const split = splitFindings(req.kind, names, stream.structured);
+    if (!split.ok) return fallback(`gave no usable answer (${split.why})`);
+
+    const dir = path.dirname(r.logPath);
+    const results = req.inputs.map((input, i): AgentResult => {
+      const name = names[i] as string;
+      const answer = split.answers[name] as string;
+      const label = callLabel({ role: input.role, iteration: input.iteration, extraEnv: input.extraEnv ?? {} });
+      const promptPath = path.join(dir, `${label}.prompt.md`);
+      const logPath = path.join(dir, `${label}.log`);
+      const part = stream.agents[name];
+      const transcript = [
+        `[answered as agent ${name} of one call for ${names.length} members: ${path.basename(r.logPath)}]`,
+        ...(part?.transcript ?? []),
+        ...(part?.report ? ['[its report]', part.report] : []),
+        '[its finding, as the round reads it]',
+        answer,
+      ].join('\n');
+      try {
+        writePrivateFile(promptPath, members[i]?.prompt ?? '');
+        writePrivateFile(logPath, `${transcript}\n`);
+        writePrivateFile(path.join(dir, `${label}.transcript.md`), `${transcript}\n`);
+      } catch {
+        /* the batched call's log holds every answer; a missing copy is not worth the round */
+      }
+      return {
+        ...blankAgentResult({ exitCode: 0, attempt: r.attempt, provider: 'claude' }),
+        durationMs: r.durationMs,
+        logPath,
+        promptPath,
+        outputBytes: Buffer.byteLength(answer),
+        model: r.model,
+        sessionId: r.sessionId,
+        modelOutput: r.modelOutput,
+        reviewChangedTree: r.reviewChangedTree,
+        sandbox: r.sandbox ?? null,
+        ...memberAnswer(req.kind, input, answer, logPath),
+      };
+    });
+    return { results, usage: r.usage, note: note(true, `one call for ${names.length} members (claude --agents)`, r.logPath) };
+  };
+}

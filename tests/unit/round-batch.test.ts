@@ -1,0 +1,161 @@
+/**
+ * Batched rounds (claude --agents): the pure parts (workflows/decisions/round-batch.ts) — the
+ * sub-agents declared, the schema of the one answer, and its split into per-member answers that
+ * the usual parsers read — the claude preset's argv for a batched call, its reading of the
+ * call's stream, and which rounds can be batched (activities/round-batch.ts).
+ */
+import { describe, expect, it } from 'vitest';
+import { batchable } from '../../activities/round-batch.js';
+import { claudePreset, readBatchStream } from '../../activities/providers/claude.js';
+import type { InvocationRequest } from '../../activities/providers/index.js';
+import { presetFlags } from '../../activities/providers/probe.js';
+import type { RunAgentInput } from '../../schemas/activities.js';
+import { agentsArgument, batchPrompt, findingsSchema, splitFindings, subAgentName } from '../../workflows/decisions/round-batch.js';
+import { reviewerRecord } from '../../workflows/decisions/review.js';
+import { parseVote } from '../../workflows/decisions/vote.js';
+
+const names = ['vigil-council-member-0-requirements-verifier', 'vigil-council-member-1-test-auditor', 'vigil-council-member-2-devils-advocate-minded'];
+
+describe('the batched call', () => {
+  it('declares one read-only sub-agent per member, with the member prompt as its instructions', () => {
+    const json = JSON.parse(agentsArgument([{ name: 'vigil-a', description: 'member a', prompt: 'You are member 0 of 3' }, { name: 'vigil-b', description: 'member b', prompt: 'You are member 1 of 3' }], ['Read', 'Grep'])) as Record<string, { prompt: string; tools: string[] }>;
+    expect(Object.keys(json)).toEqual(['vigil-a', 'vigil-b']);
+    expect(json['vigil-b']).toMatchObject({ prompt: 'You are member 1 of 3', tools: ['Read', 'Grep'] });
+  });
+
+  it('names sub-agents as the CLI takes them', () => {
+    expect(subAgentName('vigil', 'council member 0 (requirements-verifier)')).toBe('vigil-council-member-0-requirements-verifier');
+    expect(subAgentName('vigil', 'Security reviewer')).toBe('vigil-security-reviewer');
+  });
+
+  it('asks for one finding per declared agent, by name', () => {
+    const schema = findingsSchema('council', names) as { properties: { findings: { items: { properties: { agent: { enum: string[] }; vote: { enum: string[] } } }; minItems: number } } };
+    expect(schema.properties.findings.items.properties.agent.enum).toEqual(names);
+    expect(schema.properties.findings.items.properties.vote.enum).toEqual(['APPROVE', 'REJECT', 'CANNOT_VALIDATE']);
+    expect(schema.properties.findings.minItems).toBe(3);
+    const prompt = batchPrompt({ kind: 'review', round: 2, iteration: 5, names: ['vigil-a', 'vigil-b'] });
+    expect(prompt).toMatch(/^Code review round 2, iteration 5: one call for 2 code reviewers/);
+    expect(prompt).toContain('- vigil-b');
+  });
+});
+
+describe('splitting the one answer', () => {
+  it('renders each member finding as its own call would have answered', () => {
+    const split = splitFindings('council', names, {
+      findings: [
+        { agent: names[1], vote: 'REJECT', reason: 'no test covers the empty input', issues: [{ severity: 'high', description: 'empty input crashes' }] },
+        { agent: names[0], vote: 'APPROVE', reason: 'every requirement is met' },
+        { agent: names[2], vote: 'maybe', reason: 'cannot tell' },
+        { agent: 'someone-else', vote: 'APPROVE', reason: 'not declared' },
+      ],
+    });
+    expect(split.ok).toBe(true);
+    if (!split.ok) return;
+    expect(parseVote(split.answers[names[0] as string] as string)).toEqual({ vote: 'APPROVE', reason: 'every requirement is met', issues: [] });
+    expect(parseVote(split.answers[names[1] as string] as string)).toEqual({ vote: 'REJECT', reason: 'no test covers the empty input', issues: [{ severity: 'high', description: 'empty input crashes' }] });
+    // A vote outside the contract cannot approve.
+    expect(parseVote(split.answers[names[2] as string] as string).vote).toBe('CANNOT_VALIDATE');
+  });
+
+  it('renders a reviewer finding with its verdict and severities', () => {
+    const split = splitFindings('review', ['vigil-a', 'vigil-b', 'vigil-c'], {
+      findings: [
+        { agent: 'vigil-a', verdict: 'PASS', findings: [{ severity: 'low', text: 'a name could be clearer' }] },
+        { agent: 'vigil-b', verdict: 'PASS', findings: [{ severity: 'critical', text: 'the secret is logged' }] },
+        { agent: 'vigil-c', verdict: 'whatever' },
+      ],
+    });
+    expect(split.ok).toBe(true);
+    if (!split.ok) return;
+    const rec = (name: string) => reviewerRecord({ reviewer: name, exitCode: 0, output: split.answers[name] as string, lost: false, logPath: '' });
+    expect(rec('vigil-a')).toMatchObject({ verdict: 'PASS', blocking: false, counts: { low: 1 } });
+    // A critical finding blocks even under PASS, as in a reviewer's own answer.
+    expect(rec('vigil-b')).toMatchObject({ verdict: 'FAIL', blocking: true, counts: { critical: 1 } });
+    expect(rec('vigil-c').verdict).toBe('NO_VERDICT');
+  });
+
+  it('refuses an answer that misses a member, has no findings, or is none', () => {
+    expect(splitFindings('council', names, { findings: [{ agent: names[0], vote: 'APPROVE', reason: 'ok' }] })).toEqual({ ok: false, why: `no finding for ${names[1]}, ${names[2]}` });
+    expect(splitFindings('council', names, { findings: [] })).toEqual({ ok: false, why: 'no finding for any member' });
+    expect(splitFindings('council', names, { verdict: 'ok' })).toEqual({ ok: false, why: 'the answer has no findings list' });
+    expect(splitFindings('review', names, null)).toEqual({ ok: false, why: 'no structured answer' });
+  });
+});
+
+const request = (over: Partial<InvocationRequest>): InvocationRequest => ({
+  prompt: 'P',
+  promptPath: '/tmp/p.md',
+  role: 'council',
+  tier: 'development',
+  model: null,
+  advertisedFlags: new Set(claudePreset.optionalFlags),
+  remainingBudgetUsd: null,
+  sessionId: null,
+  resume: false,
+  appendSystemPrompt: null,
+  fallbackModel: null,
+  ...over,
+});
+
+describe('the claude preset', () => {
+  it('passes --agents and --json-schema only when the CLI advertises both, and lets the main agent run its agents', () => {
+    const subAgents = { agents: '{"vigil-a":{}}', schema: '{"type":"object"}' };
+    const argv = claudePreset.buildInvocation(request({ subAgents })).argv;
+    expect(argv.slice(argv.indexOf('--agents'), argv.indexOf('--agents') + 4)).toEqual(['--agents', subAgents.agents, '--json-schema', subAgents.schema]);
+    expect(argv).toContain('Agent');
+    expect(argv).toContain('StructuredOutput');
+    expect(argv).not.toContain('--dangerously-skip-permissions');
+    const older = claudePreset.buildInvocation(request({ subAgents, advertisedFlags: new Set(claudePreset.optionalFlags.filter((f) => f !== '--json-schema')) })).argv;
+    expect(older).not.toContain('--agents');
+    expect(older).not.toContain('Agent');
+    expect(claudePreset.buildInvocation(request({})).argv).not.toContain('--agents');
+    expect(presetFlags(claudePreset)).toEqual(expect.arrayContaining(['--agents', '--json-schema']));
+  });
+
+  it("reads the structured answer and each sub-agent's part of the stream", () => {
+    const lines = [
+      { type: 'system', subtype: 'init', session_id: 's1', model: 'claude-sonnet' },
+      { type: 'assistant', message: { id: 'm1', content: [{ type: 'tool_use', id: 'tu_a', name: 'Agent', input: { subagent_type: 'vigil-a', prompt: 'go' } }, { type: 'tool_use', id: 'tu_b', name: 'Task', input: { subagent_type: 'vigil-b', prompt: 'go' } }] }, parent_tool_use_id: null },
+      { type: 'assistant', message: { id: 'm2', content: [{ type: 'tool_use', id: 'x1', name: 'Read', input: { file_path: '/r/README.md' } }] }, parent_tool_use_id: 'tu_a' },
+      { type: 'assistant', message: { id: 'm3', content: [{ type: 'text', text: 'VOTE: APPROVE' }] }, parent_tool_use_id: 'tu_a' },
+      { type: 'assistant', message: { id: 'm4', content: [{ type: 'text', text: 'VOTE: REJECT' }] }, parent_tool_use_id: 'tu_b' },
+      { type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: 'tu_a', content: [{ type: 'text', text: 'VOTE: APPROVE\nREASON: fine' }] }] }, parent_tool_use_id: null },
+      { type: 'assistant', message: { id: 'm5', content: [{ type: 'tool_use', id: 'so', name: 'StructuredOutput', input: { findings: [{ agent: 'vigil-a', vote: 'APPROVE', reason: 'from the tool' }] } }] }, parent_tool_use_id: null },
+      { type: 'result', subtype: 'success', is_error: false, result: 'done', structured_output: { findings: [{ agent: 'vigil-a', vote: 'APPROVE', reason: 'fine' }] } },
+    ];
+    const text = `=== vigil: header ===\n${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
+    const s = readBatchStream(text);
+    expect(s.structured).toEqual({ findings: [{ agent: 'vigil-a', vote: 'APPROVE', reason: 'fine' }] });
+    expect(s.agents['vigil-a']).toEqual({ transcript: ['> tool Read: /r/README.md', 'VOTE: APPROVE'], report: 'VOTE: APPROVE\nREASON: fine' });
+    expect(s.agents['vigil-b']).toEqual({ transcript: ['VOTE: REJECT'], report: null });
+    // Without structured_output in the result: the StructuredOutput tool's input, else the result text as JSON.
+    expect(readBatchStream(lines.slice(0, -1).map((l) => JSON.stringify(l)).join('\n')).structured).toEqual({ findings: [{ agent: 'vigil-a', vote: 'APPROVE', reason: 'from the tool' }] });
+    expect(readBatchStream(JSON.stringify({ type: 'result', result: 'Here it is:\n{"findings": []}' })).structured).toEqual({ findings: [] });
+    expect(readBatchStream('not json at all').structured).toBeNull();
+  });
+});
+
+describe('which rounds can be batched', () => {
+  const member = (over: Partial<RunAgentInput>): RunAgentInput => ({
+    runId: 'r',
+    repoPath: '/r',
+    provider: 'claude',
+    argv: [],
+    prompt: 'You are member 0',
+    role: 'council',
+    iteration: 1,
+    phase: 'VERIFY',
+    tier: 'development',
+    timeoutSeconds: 600,
+    completionPromise: '',
+    ...over,
+  });
+  it('only several claude calls alike in CLI, model, role and timeout', () => {
+    expect(batchable([member({}), member({ prompt: 'You are member 1' })])).toBe(true);
+    expect(batchable([member({})])).toBe(false);
+    expect(batchable([member({ provider: 'codex' }), member({ provider: 'codex' })])).toBe(false);
+    expect(batchable([member({}), member({ model: 'opus' })])).toBe(false);
+    expect(batchable([member({}), member({ argv: ['/opt/claude'] })])).toBe(false);
+    expect(batchable([member({}), member({ timeoutSeconds: 60 })])).toBe(false);
+  });
+});

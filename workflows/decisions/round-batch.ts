@@ -1,0 +1,169 @@
+/**
+ * Batched rounds (a CLI that runs sub-agents, Claude Code's `--agents`, spec §2.5 A): what one
+ * call for a whole council round or code review is made of, and how its one answer is split back
+ * into the per-member answers the rest of Vigil reads.
+ *
+ * - every member (or reviewer) is one declared sub-agent whose instructions are that member's own
+ *   prompt, so each has its own context and sees no other's answer (blind by construction);
+ * - the main agent is told to run each declared agent once and report each one's answer, as is,
+ *   in a structured document (`--json-schema`): `{ "findings": [ { "agent", ... } ] }`;
+ * - each finding is rendered in its role's answer format (`VOTE:`/`REASON:`/`ISSUES:` for a
+ *   member, `VERDICT:` and `[Severity]` lines for a reviewer, docs/agent-contract.md) and read by
+ *   the same parsers as a member's own call. A document that does not parse, or that misses a
+ *   member, is a failed batch: the round asks each member on its own instead.
+ *
+ * Pure: no I/O (the activity, activities/round-batch.ts, makes the call and writes the files).
+ */
+import { z } from 'zod';
+
+export type BatchKind = 'council' | 'review';
+
+/** One member of a batched call: its sub-agent's name, and the prompt its own call would have had. */
+export interface BatchMember {
+  name: string;
+  /** Who it is, in a few words (the sub-agent's description). */
+  description: string;
+  prompt: string;
+}
+
+/**
+ * The most the `--agents` and `--json-schema` arguments may hold together: one argument of the
+ * command line is limited to 128 KiB on Linux. A round whose prompts are longer asks each member.
+ */
+export const BATCH_ARGS_MAX_CHARS = 120_000;
+
+/** Votes a member may give (anything else in the document is read as CANNOT_VALIDATE). */
+const VOTES = ['APPROVE', 'REJECT', 'CANNOT_VALIDATE'] as const;
+const VERDICTS = ['PASS', 'FAIL'] as const;
+const SEVERITIES = ['critical', 'high', 'medium', 'low'] as const;
+
+/** A sub-agent's name: lower-case letters, digits and dashes (what the CLI accepts as an agent type). */
+export function subAgentName(prefix: string, label: string): string {
+  const clean = `${prefix}-${label}`
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+  return clean.slice(0, 64);
+}
+
+/** The `--agents` JSON: one sub-agent per member, read-only tools, the model of the call. */
+export function agentsArgument(members: BatchMember[], tools: string[]): string {
+  return JSON.stringify(Object.fromEntries(members.map((m) => [m.name, { description: m.description, prompt: m.prompt, tools, model: 'inherit' }])));
+}
+
+/** The `--json-schema` of the answer: one finding per declared agent. */
+export function findingsSchema(kind: BatchKind, names: string[]): Record<string, unknown> {
+  const agent = { type: 'string', enum: names, description: 'the name of the declared agent this finding is from' };
+  const finding =
+    kind === 'council'
+      ? {
+          type: 'object',
+          properties: {
+            agent,
+            vote: { type: 'string', enum: [...VOTES] },
+            reason: { type: 'string', description: "the agent's one-line reason" },
+            issues: {
+              type: 'array',
+              items: { type: 'object', properties: { severity: { type: 'string', enum: [...SEVERITIES] }, description: { type: 'string' } }, required: ['severity', 'description'] },
+            },
+          },
+          required: ['agent', 'vote', 'reason'],
+        }
+      : {
+          type: 'object',
+          properties: {
+            agent,
+            verdict: { type: 'string', enum: [...VERDICTS] },
+            findings: {
+              type: 'array',
+              items: { type: 'object', properties: { severity: { type: 'string', enum: [...SEVERITIES] }, text: { type: 'string' } }, required: ['severity', 'text'] },
+            },
+          },
+          required: ['agent', 'verdict'],
+        };
+  return { type: 'object', properties: { findings: { type: 'array', items: finding, minItems: names.length } }, required: ['findings'] };
+}
+
+/** What the main agent of a batched call is asked: run every declared agent, report each answer as given. */
+export function batchPrompt(p: { kind: BatchKind; round: number; iteration: number; names: string[] }): string {
+  const what = p.kind === 'council' ? `Completion council round ${p.round}, iteration ${p.iteration}` : `Code review round ${p.round}, iteration ${p.iteration}`;
+  const answer =
+    p.kind === 'council'
+      ? "its vote (APPROVE, REJECT or CANNOT_VALIDATE), its one-line reason and its issues with their severities"
+      : 'its verdict (PASS or FAIL) and its findings with their severities';
+  return [
+    `${what}: one call for ${p.names.length} ${p.kind === 'council' ? 'council members' : 'code reviewers'}, each declared as an agent.`,
+    '',
+    'Run every one of these agents exactly once, each with the Agent tool and its own name as the agent type, in the foreground (they may run at the same time):',
+    ...p.names.map((n) => `- ${n}`),
+    '',
+    'Give each agent the same short task: "Carry out your instructions on this repository and answer in the format they ask for." Tell no agent what another found.',
+    'Do not review the work yourself and do not change any file. When every agent has answered, return the structured output: one finding per agent,',
+    `with the agent's name and ${answer}, exactly as that agent gave them.`,
+    '',
+  ].join('\n');
+}
+
+const CouncilFindingSchema = z.object({
+  agent: z.string(),
+  vote: z.string(),
+  reason: z.string().default(''),
+  issues: z.array(z.object({ severity: z.string(), description: z.string() })).default([]),
+});
+const ReviewFindingSchema = z.object({
+  agent: z.string(),
+  verdict: z.string(),
+  findings: z.array(z.object({ severity: z.string(), text: z.string() })).default([]),
+});
+
+const oneLine = (s: string, max: number): string => s.replace(/\s+/g, ' ').trim().slice(0, max);
+const severityWord = (s: string): string => {
+  const l = s.trim().toLowerCase();
+  return (SEVERITIES as readonly string[]).includes(l) ? l : 'medium';
+};
+
+/** A member's finding as its own call would have answered (docs/agent-contract.md). */
+function councilAnswer(f: z.infer<typeof CouncilFindingSchema>): string {
+  const vote = f.vote.trim().toUpperCase();
+  const lines = [`VOTE: ${(VOTES as readonly string[]).includes(vote) ? vote : 'CANNOT_VALIDATE'}`, `REASON: ${oneLine(f.reason, 300) || '(none given)'}`];
+  for (const i of f.issues.slice(0, 50)) lines.push(`ISSUES: ${severityWord(i.severity).toUpperCase()}: ${oneLine(i.description, 300)}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function reviewAnswer(f: z.infer<typeof ReviewFindingSchema>): string {
+  const verdict = f.verdict.trim().toUpperCase();
+  const sev = (s: string): string => {
+    const w = severityWord(s);
+    return w.charAt(0).toUpperCase() + w.slice(1);
+  };
+  const lines = f.findings.slice(0, 50).map((x) => `- [${sev(x.severity)}] ${oneLine(x.text, 300)}`);
+  // An unknown verdict stays unknown: the reviewer gave no verdict (NO_VERDICT), as its own call would have.
+  lines.push((VERDICTS as readonly string[]).includes(verdict) ? `VERDICT: ${verdict}` : `(verdict given: ${oneLine(f.verdict, 40)})`);
+  return `${lines.join('\n')}\n`;
+}
+
+export type SplitAnswer = { ok: true; answers: Record<string, string> } | { ok: false; why: string };
+
+/**
+ * The batched call's structured answer split into one answer per member, in its role's format;
+ * or why it cannot be (not the document asked for, a member missing). A member named twice keeps
+ * its first finding; findings for agents that were not declared are ignored.
+ */
+export function splitFindings(kind: BatchKind, names: string[], structured: unknown): SplitAnswer {
+  if (structured === null || structured === undefined) return { ok: false, why: 'no structured answer' };
+  const doc = z.object({ findings: z.array(z.unknown()) }).safeParse(structured);
+  if (!doc.success) return { ok: false, why: 'the answer has no findings list' };
+  const answers: Record<string, string> = {};
+  for (const raw of doc.data.findings) {
+    if (kind === 'council') {
+      const f = CouncilFindingSchema.safeParse(raw);
+      if (f.success && names.includes(f.data.agent) && answers[f.data.agent] === undefined) answers[f.data.agent] = councilAnswer(f.data);
+    } else {
+      const f = ReviewFindingSchema.safeParse(raw);
+      if (f.success && names.includes(f.data.agent) && answers[f.data.agent] === undefined) answers[f.data.agent] = reviewAnswer(f.data);
+    }
+  }
+  const missing = names.filter((n) => answers[n] === undefined);
+  if (missing.length > 0) return { ok: false, why: `no finding for ${missing.length === names.length ? 'any member' : missing.join(', ')}`.slice(0, 200) };
+  return { ok: true, answers };
+}
