@@ -5,15 +5,29 @@
  * tree are not touched: the commit is made from the working tree's hash (as `git add -A` would
  * stage it, `.vigil/` excluded — the tree the council judged) with HEAD as its parent, and only
  * the run branch's ref is written. The person merges, rebases or opens a pull request from it.
+ *
+ * With `deliverToCurrent` (opt-in, `vigil start --deliver-to-current`) the same commit goes on the
+ * current branch instead, and the index is set to it (the working tree already is).
+ *
+ * With `deliver=pr`, `openPullRequest` then pushes the branch to the repository's remote and opens
+ * a pull request through `gh`, when gh is installed and logged in (`gh auth status`); otherwise it
+ * says why not, and the branch stays delivered. Its body is the run's report.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { execa } from 'execa';
 import { z } from 'zod';
+import { ensureRunDir } from './artifacts.js';
 import { IDENTITY, git, headSha, objectExists, workingTreeHash } from './git.js';
+import { runGit } from './git-helper.js';
 
 export const DeliverRunInputSchema = z.object({
   repoPath: z.string(),
   runId: z.string(),
   /** The commit message: what the run did, from the workflow's state. */
   message: z.string().min(1).max(20_000),
+  /** Commit on the current branch (and set the index to it) instead of the run branch. */
+  toCurrent: z.boolean().optional(),
 });
 export type DeliverRunInput = z.infer<typeof DeliverRunInputSchema>;
 
@@ -38,7 +52,13 @@ export async function deliverRun(raw: DeliverRunInput): Promise<DeliveryResult> 
   const tree = await workingTreeHash(repoPath);
   const head = await headSha(repoPath);
   const headTree = head ? (await git(repoPath, ['rev-parse', `${head}^{tree}`])).trim() : null;
+  // A retried delivery on the current branch finds its own commit at HEAD.
+  if (input.toCurrent && head && tree === headTree && (await isOwnCommit(repoPath, head, input.message))) {
+    const parent = (await runGit(repoPath, ['rev-parse', '--verify', '-q', `${head}^`])).stdout.trim() || null;
+    return { branch: await currentBranch(repoPath), commit: head, files: await filesBetween(repoPath, parent, tree), skipped: null };
+  }
   if (tree === headTree) return { branch: null, commit: null, files: 0, skipped: 'the working tree is the same as HEAD: nothing to deliver' };
+  if (input.toCurrent) return deliverToCurrent(repoPath, head, tree, input);
   const branch = runBranch(input.runId);
   const ref = `refs/heads/${branch}`;
   // A retried delivery finds its own commit: the same tree on the same parent is not committed twice.
@@ -55,4 +75,117 @@ export async function deliverRun(raw: DeliverRunInput): Promise<DeliveryResult> 
 async function filesBetween(repoPath: string, head: string | null, tree: string): Promise<number> {
   const from = head ?? (await git(repoPath, ['hash-object', '-t', 'tree', '/dev/null'])).trim();
   return (await git(repoPath, ['diff', '--name-only', '-z', '--no-renames', from, tree])).split('\0').filter(Boolean).length;
+}
+
+/** The current branch's short name, or `HEAD` when it is detached. */
+async function currentBranch(repoPath: string): Promise<string> {
+  const r = await runGit(repoPath, ['symbolic-ref', '-q', '--short', 'HEAD']);
+  return r.exitCode === 0 && r.stdout.trim() ? r.stdout.trim() : 'HEAD';
+}
+
+/** Whether `commit` is Vigil's delivery commit with this message. */
+async function isOwnCommit(repoPath: string, commit: string, message: string): Promise<boolean> {
+  const out = await git(repoPath, ['log', '-1', '--format=%an%x00%B', commit]);
+  const [author, body] = out.split('\0');
+  return author === IDENTITY.GIT_AUTHOR_NAME && (body ?? '').trim() === message.trim();
+}
+
+/** The opt-in delivery on the current branch: the commit moves the branch (or a detached HEAD), and the index follows. */
+async function deliverToCurrent(repoPath: string, head: string | null, tree: string, input: DeliverRunInput): Promise<DeliveryResult> {
+  const commit = (await git(repoPath, ['commit-tree', tree, ...(head ? ['-p', head] : []), '-F', '-'], IDENTITY, input.message)).trim();
+  // Moves the branch HEAD points at, only if it is still where the run left it.
+  await git(repoPath, ['update-ref', '-m', `vigil: deliver run ${input.runId}`, 'HEAD', commit, head ?? '0'.repeat(40)]);
+  // The index as the commit has it; the working tree already is the commit's tree.
+  await git(repoPath, ['reset', '-q', '--mixed', 'HEAD']);
+  return { branch: await currentBranch(repoPath), commit, files: await filesBetween(repoPath, head, tree), skipped: null };
+}
+
+export const OpenPullRequestInputSchema = z.object({
+  repoPath: z.string(),
+  runId: z.string(),
+  /** The branch the work was delivered on (the head of the pull request). */
+  branch: z.string().min(1).max(400),
+  title: z.string().min(1).max(300),
+  /** The run's report as the workflow knows it (used when the event store has no report of the run). */
+  body: z.string().max(60_000),
+  /** The run journals into the event store: its report there (what `vigil report <id>` renders) is the body. */
+  reportFromStore: z.boolean().optional(),
+});
+export type OpenPullRequestInput = z.infer<typeof OpenPullRequestInputSchema>;
+
+export const PullRequestResultSchema = z.object({
+  /** The pull request's address, or null when none was opened (`skipped` says why). */
+  url: z.string().nullable(),
+  skipped: z.string().nullable(),
+  /** Where the body was written (the run's folder). */
+  bodyPath: z.string().nullable(),
+});
+export type PullRequestResult = z.infer<typeof PullRequestResultSchema>;
+
+const GH_TIMEOUT_MS = 120_000;
+
+async function gh(repoPath: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ exitCode: number; stdout: string; stderr: string; missing: boolean }> {
+  const r = await execa('gh', args, { cwd: repoPath, reject: false, timeout: GH_TIMEOUT_MS, stdin: 'ignore', extendEnv: false, env: { ...env, GH_PROMPT_DISABLED: '1', GH_NO_UPDATE_NOTIFIER: '1' } });
+  const missing = (r as { code?: string }).code === 'ENOENT';
+  return { exitCode: r.exitCode ?? (missing ? 127 : 1), stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), missing };
+}
+
+const firstLine = (s: string): string => (s.trim().split('\n').find((l) => l.trim()) ?? '').trim().slice(0, 300);
+
+/** Whether gh is installed and logged in here, and if not, what to do (also what `vigil doctor` reports). */
+export async function ghReady(cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<{ ok: boolean; problem: string | null; version: string | null }> {
+  const v = await gh(cwd, ['--version'], env);
+  if (v.missing || v.exitCode !== 0) return { ok: false, problem: 'gh is not installed (https://cli.github.com)', version: null };
+  const version = firstLine(v.stdout) || null;
+  const auth = await gh(cwd, ['auth', 'status'], env);
+  const said = firstLine(auth.stderr || auth.stdout);
+  if (auth.exitCode !== 0) return { ok: false, problem: `gh is not logged in (\`gh auth login\`)${said ? `: ${said}` : ''}`, version };
+  return { ok: true, problem: null, version };
+}
+
+/** The run's report from the event store, as `vigil report <id> --format md` renders it; null when the store has none. */
+async function storeReport(runId: string): Promise<string | null> {
+  const { withEventStore, reportRun, runMarkdown } = await import('../cli/report.js');
+  return withEventStore(process.env, async (db) => {
+    const r = await reportRun(db, runId);
+    return r ? runMarkdown(r) : null;
+  });
+}
+
+/**
+ * Pushes the delivered branch to the repository's remote and opens a pull request from it with
+ * gh. Idempotent: a pull request already open for the branch is returned, not opened again.
+ * Never throws for gh's or the remote's refusal: the result says why there is no pull request.
+ */
+export async function openPullRequest(raw: OpenPullRequestInput): Promise<PullRequestResult> {
+  const input = OpenPullRequestInputSchema.parse(raw);
+  const { repoPath, branch } = input;
+  const ready = await ghReady(repoPath);
+  if (!ready.ok) return { url: null, skipped: `${ready.problem ?? 'gh is not ready'} on the run's host, so no pull request was opened`, bodyPath: null };
+  const remotes = (await git(repoPath, ['remote'])).split('\n').map((r) => r.trim()).filter(Boolean);
+  const remote = remotes.includes('origin') ? 'origin' : remotes[0];
+  if (!remote) return { url: null, skipped: 'the repository has no remote to push the branch to: no pull request was opened', bodyPath: null };
+  let body = input.body;
+  if (input.reportFromStore) {
+    try {
+      body = (await storeReport(input.runId)) ?? body;
+    } catch (err) {
+      body = `${body}\n\n_The event store's report was not available: ${firstLine(err instanceof Error ? err.message : String(err))}_\n`;
+    }
+  }
+  const dir = ensureRunDir(repoPath, input.runId);
+  mkdirSync(dir, { recursive: true });
+  const bodyPath = path.join(dir, 'pull-request.md');
+  writeFileSync(bodyPath, body);
+  const push = await runGit(repoPath, ['push', '--quiet', remote, `refs/heads/${branch}:refs/heads/${branch}`], { GIT_TERMINAL_PROMPT: '0' });
+  if (push.exitCode !== 0) return { url: null, skipped: `the branch could not be pushed to ${remote}: ${firstLine(push.stderr)}`, bodyPath };
+  const open = await gh(repoPath, ['pr', 'list', '--head', branch, '--state', 'open', '--json', 'url', '--jq', '.[0].url']);
+  if (open.exitCode === 0 && /^https?:\/\//.test(open.stdout.trim())) return { url: open.stdout.trim(), skipped: null, bodyPath };
+  // Into the branch the person is on (the run's starting point), unless the work was delivered on it: then the remote's default.
+  const current = await currentBranch(repoPath);
+  const base = current !== 'HEAD' && current !== branch ? current : null;
+  const created = await gh(repoPath, ['pr', 'create', '--head', branch, ...(base ? ['--base', base] : []), '--title', input.title, '--body-file', bodyPath]);
+  if (created.exitCode !== 0) return { url: null, skipped: `gh pr create failed: ${firstLine(created.stderr || created.stdout)}`, bodyPath };
+  const url = created.stdout.trim().split('\n').reverse().find((l) => /^https?:\/\//.test(l.trim()))?.trim() ?? firstLine(created.stdout);
+  return { url: url || null, skipped: url ? null : 'gh pr create printed no address', bodyPath };
 }

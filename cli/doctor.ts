@@ -15,6 +15,7 @@ import { isProviderName, PROVIDER_NAMES, PROVIDERS, type ProviderName, type Prov
 import { probeProvider, type ProbeResult } from '../activities/providers/probe.js';
 import { EXIT, withClient, type Endpoint } from './connection.js';
 import { describeSandbox } from '../activities/sandbox.js';
+import { ghReady } from '../activities/deliver.js';
 import type { SandboxMode } from '../schemas/sandbox.js';
 import { endpointLine, endpointTarget, NOT_CHECKED, probeEndpoint, type EndpointAnswer, type EndpointTarget } from './doctor-deep.js';
 
@@ -39,6 +40,8 @@ export interface DoctorOptions {
   agentCommand?: readonly string[];
   /** Send each provider's endpoint a one-token request with the key (cli/doctor-deep.ts); default: offline. */
   deep?: boolean;
+  /** The deliver knob a start here would use: with `pr`, gh must be installed and logged in. */
+  deliver?: 'branch' | 'pr' | 'none';
 }
 
 export interface DoctorCheck {
@@ -377,6 +380,7 @@ export async function doctorCommand(opts: DoctorOptions): Promise<number> {
   }
   const agentChecks = checks.length;
   checks.push(sandboxCheck(sandbox));
+  if (opts.deliver === 'pr') checks.push(await ghCheck(env));
   checks.push(...temporalChecks(temporal));
 
   const notChecked = deep ? [...NOT_CHECKED] : ['the providers’ endpoints and keys: no request was sent (`vigil doctor --deep` sends each a one-token request with its key)'];
@@ -404,4 +408,12 @@ export async function doctorCommand(opts: DoctorOptions): Promise<number> {
     out(report.ok ? 'ready' : 'not ready: fix the required ✗ above');
   }
   return report.ok ? 0 : 1;
+}
+
+/** deliver=pr: a run that ends done opens its pull request through gh, which must be installed and logged in. */
+export async function ghCheck(env: NodeJS.ProcessEnv): Promise<DoctorCheck> {
+  const r = await ghReady(process.cwd(), env);
+  return r.ok
+    ? { name: 'gh', ok: true, required: true, detail: `${r.version ?? 'gh'}, logged in: deliver=pr opens pull requests`, fix: null }
+    : { name: 'gh', ok: false, required: true, detail: `deliver=pr, but ${r.problem ?? 'gh is not ready'}: runs would deliver their branch without a pull request`, fix: r.version ? 'run `gh auth login` as the worker\'s user' : 'install gh (https://cli.github.com), then `gh auth login`' };
 }

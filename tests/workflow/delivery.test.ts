@@ -4,10 +4,34 @@
  * and says so in its outcome; a run that ends without approval delivers nothing.
  */
 import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fileWorker, makeRepo, runInput, startRun, uniqueId, writeScenario } from '../support/harness.js';
 
-const shared = fileWorker('delivery');
+// A fake gh first on the worker's PATH (the worker runs in this process): it records every call's
+// argv as a JSON line and answers as an installed, logged-in gh would.
+const ghDir = mkdtempSync(path.join(os.tmpdir(), 'vigil-fake-gh-'));
+const ghCalls = path.join(ghDir, 'calls.jsonl');
+writeFileSync(
+  path.join(ghDir, 'gh'),
+  `#!/usr/bin/env node
+const fs = require('node:fs');
+const a = process.argv.slice(2);
+fs.appendFileSync(${JSON.stringify(ghCalls)}, JSON.stringify({ cwd: process.cwd(), argv: a }) + '\\n');
+if (a[0] === '--version') { console.log('gh version 2.0.0-fake'); process.exit(0); }
+if (a[0] === 'auth') { console.log('Logged in to github.com'); process.exit(0); }
+if (a[0] === 'pr' && a[1] === 'list') process.exit(0);
+if (a[0] === 'pr' && a[1] === 'create') { console.log('https://github.com/o/r/pull/42'); process.exit(0); }
+process.exit(2);
+`,
+);
+chmodSync(path.join(ghDir, 'gh'), 0o755);
+const shared = fileWorker('delivery', () => {
+  process.env.PATH = `${ghDir}${path.delimiter}${process.env.PATH ?? ''}`;
+});
+const recordedGh = (): { cwd: string; argv: string[] }[] => (existsSync(ghCalls) ? readFileSync(ghCalls, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { cwd: string; argv: string[] }) : []);
 const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
 
 const ROLES = {
@@ -35,6 +59,36 @@ describe.concurrent('delivery of a done run', () => {
     expect(git(repo, 'status', '--porcelain', '--', '.', ':(exclude).vigil')).toBe('?? a.txt');
     expect(git(repo, 'show', `${branch}:a.txt`)).toBe('3');
     expect(git(repo, 'log', '-1', '--format=%s%n%b', branch)).toMatch(/^Sample PRD\nDelivered by Vigil run .*: council_approved after 3 iteration\(s\)\./);
+  });
+
+  it('deliver=pr: pushes the run branch and opens a pull request through gh, its body the run’s report', async () => {
+    const repo = makeRepo({ files: { 'README.md': '# s\n\nNotes.\n' } });
+    const remote = mkdtempSync(path.join(os.tmpdir(), 'vigil-origin-'));
+    git(remote, 'init', '-q', '--bare');
+    git(repo, 'remote', 'add', 'origin', remote);
+    const head = git(repo, 'rev-parse', 'HEAD');
+    const scenario = writeScenario(repo, {
+      version: 1,
+      iterations: [{ writes: { 'a.txt': '1\n' } }, { writes: { 'a.txt': '2\n' } }, { writes: { 'a.txt': '3\n' }, claim: 'file' }],
+      roles: { ...ROLES, council: { default: { output: 'VOTE: APPROVE\nREASON: done\n' } } },
+    });
+    const id = uniqueId('deliver-pr');
+    const outcome = await (await startRun(shared.env, shared.taskQueue, runInput(repo, scenario, { maxIterations: 5, deliver: 'pr' }), id)).result();
+    expect(outcome.status).toBe('council_approved');
+    const branch = `vigil/${id}`;
+    expect(outcome.notes).toContainEqual(expect.stringMatching(new RegExp(`^delivered on branch ${branch} `)));
+    expect(outcome.notes).toContain('pull request opened: https://github.com/o/r/pull/42');
+    const bodyPath = path.join(repo, '.vigil/runs', id, 'pull-request.md');
+    const mine = recordedGh().filter((c) => c.cwd === repo);
+    expect(mine.find((c) => c.argv[1] === 'create')?.argv).toEqual(['pr', 'create', '--head', branch, '--base', 'main', '--title', 'Sample PRD', '--body-file', bodyPath]);
+    const body = readFileSync(bodyPath, 'utf8');
+    expect(body.split('\n').slice(0, 3)).toEqual(['# Sample PRD', '', `Vigil run \`${id}\`: **council_approved** after 3 iteration(s).`]);
+    expect(body).toContain('- council: APPROVED (3 approve, 0 reject of 3)');
+    expect(body).toContain('- [x] REQ-1: a.txt exists (passing)');
+    expect(git(remote, 'rev-parse', branch)).toBe(git(repo, 'rev-parse', branch));
+    // The person's branch, index and working tree as the run left them.
+    expect(git(repo, 'rev-parse', 'HEAD')).toBe(head);
+    expect(git(repo, 'status', '--porcelain', '--', '.', ':(exclude).vigil')).toBe('?? a.txt');
   });
 
   it('delivers nothing when the run ends without approval', async () => {

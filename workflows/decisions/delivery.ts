@@ -44,3 +44,36 @@ export function deliveryMessage(f: DeliveryFacts): string {
   ];
   return `${subject}\n\n${body.join('\n').slice(0, 19_000)}\n`;
 }
+
+export interface ReportFacts extends DeliveryFacts {
+  /** The latest council round: its result and tally, or null when none was held. */
+  council: { result: string; approve: number; reject: number; size: number } | null;
+  /** Every gate's latest verdict. */
+  gates: readonly { gate: string; verdict: string; reason: string }[];
+  /** The PRD checklist: its items and each item's last known status. */
+  checklist: readonly { id: string; title: string; status: string }[];
+}
+
+/**
+ * The run's report as the workflow knows it, in Markdown: the pull request's body when the event
+ * store has no report of the run (with the store, `vigil report <id>`'s Markdown is used instead).
+ */
+export function runReportMarkdown(f: ReportFacts): string {
+  const line = (s: string): string => s.replace(/\s+/g, ' ').trim();
+  const lines = [
+    `# ${line(f.prdTitle) || 'Vigil run'}`,
+    '',
+    `Vigil run \`${f.workflowId}\`: **${f.status}** after ${f.iterations} iteration(s).`,
+    '',
+    line(f.reason).slice(0, 2000),
+    '',
+    '## Judgement',
+    '',
+    f.council ? `- council: ${f.council.result} (${f.council.approve} approve, ${f.council.reject} reject of ${f.council.size})` : '- council: no round held',
+    ...(f.gates.length ? f.gates.map((g) => `- gate ${g.gate}: ${g.verdict}${g.reason ? ` — ${line(g.reason).slice(0, 200)}` : ''}`) : ['- quality gates: none ran']),
+  ];
+  if (f.checklist.length) lines.push('', '## Checklist', '', ...f.checklist.slice(0, 60).map((i) => `- [${i.status === 'passing' ? 'x' : ' '}] ${i.id}: ${line(i.title)} (${i.status})`));
+  if (f.notes.length) lines.push('', '## Notes', '', ...f.notes.map((n) => `- ${line(n).slice(0, 500)}`));
+  lines.push('', `Spend: $${f.spendUsd.toFixed(2)} over ${f.calls} priced agent call(s). The full report: \`vigil report ${f.workflowId}\`.`);
+  return `${lines.join('\n').slice(0, 50_000)}\n`;
+}

@@ -8,7 +8,7 @@
 import { ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, continueAsNew, isCancellation, log, workflowInfo } from '@temporalio/workflow';
 import { type Outcome, OUTCOME_EXIT_CODES, type OutcomeStatus, RunStateSchema } from '../../schemas/run.js';
 import { type Json, packValue } from '../carried-state.js';
-import { delivers, deliveryMessage } from '../decisions/delivery.js';
+import { delivers, type DeliveryFacts, deliveryMessage, opensPullRequest, pullRequestTitle, runReportMarkdown } from '../decisions/delivery.js';
 import { outcomeEvent } from '../decisions/journal.js';
 import { onRepositoryTrouble, repositoryTrouble } from '../decisions/repository.js';
 import { undeliveredNote } from '../decisions/undelivered-directives.js';
@@ -21,11 +21,21 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   const { escalationEra } = run.eras;
   const undelivered = state.pendingDirectives.length;
   if (undelivered > 0 && undeliveredDirectivesEra()) notes = [...notes, undeliveredNote(state.pendingDirectives)];
-  if (delivers(s, run.knobs.deliver) && deliveryEra()) notes = [...notes, await deliver(run, s, reason, notes)];
+  let delivered: string | null = null;
+  if (delivers(s, run.knobs.deliver) && deliveryEra()) {
+    const d = await deliver(run, s, reason, notes);
+    delivered = d.branch;
+    notes = [...notes, d.note];
+  }
   run.outcome = { status: s, reason, exitCode: OUTCOME_EXIT_CODES[s], iteration: state.iteration, at: nowIso(), notes };
   // The spend as it ends, the last round's reviewers and members included.
   if (state.spend.calls > 0) run.recordSpend();
   run.recordEvent(outcomeEvent(run.outcome));
+  // deliver=pr: the pull request's body is the run's report, its outcome included (knobs no older run has: nothing to patch).
+  if (opensPullRequest(run.knobs.deliver, delivered)) {
+    notes = [...notes, await pullRequest(run, s, reason, notes, delivered ?? '')];
+    run.outcome = { ...run.outcome, notes };
+  }
   run.status = 'finished';
   run.backoffUntil = null;
   run.publish();
@@ -46,20 +56,52 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   return run.outcome;
 }
 
-/** The work of a run that ended done, committed on its run branch; the note says where (or why not). Never fails the run. */
-async function deliver(run: Run, s: OutcomeStatus, reason: string, notes: readonly string[]): Promise<string> {
+const deliveryFacts = (run: Run, s: OutcomeStatus, reason: string, notes: readonly string[]): DeliveryFacts => {
   const { state, input, info } = run;
-  const message = deliveryMessage({ prdTitle: input.prdTitle, workflowId: info.workflowId, status: s, reason, iterations: state.iteration, spendUsd: state.spend.usd, calls: state.spend.calls, notes });
+  return { prdTitle: input.prdTitle, workflowId: info.workflowId, status: s, reason, iterations: state.iteration, spendUsd: state.spend.usd, calls: state.spend.calls, notes };
+};
+
+/** The work of a run that ended done, committed on its run branch (or, opted in, the current one); the note says where (or why not). Never fails the run. */
+async function deliver(run: Run, s: OutcomeStatus, reason: string, notes: readonly string[]): Promise<{ note: string; branch: string | null }> {
+  const { input, info } = run;
+  const message = deliveryMessage(deliveryFacts(run, s, reason, notes));
+  const toCurrent = run.knobs.deliverToCurrent;
   try {
     const d = await CancellationScope.nonCancellable(() =>
-      run.acts.repo.deliverRun.executeWithOptions({ summary: `deliver the work on its run branch` }, [{ repoPath: input.repoPath, runId: info.workflowId, message }]),
+      run.acts.repo.deliverRun.executeWithOptions({ summary: toCurrent ? 'deliver the work on the current branch' : `deliver the work on its run branch` }, [{ repoPath: input.repoPath, runId: info.workflowId, message, ...(toCurrent ? { toCurrent } : {}) }]),
     );
-    if (!d.branch) return `not delivered: ${d.skipped ?? 'nothing to deliver'}`;
-    return `delivered on branch ${d.branch} (commit ${(d.commit ?? '').slice(0, 12)}, ${d.files} file(s)); the current branch and the working tree are as the run left them`;
+    if (!d.branch) return { note: `not delivered: ${d.skipped ?? 'nothing to deliver'}`, branch: null };
+    const where = toCurrent ? 'the current branch moved to it and the index follows' : 'the current branch and the working tree are as the run left them';
+    return { note: `delivered on branch ${d.branch} (commit ${(d.commit ?? '').slice(0, 12)}, ${d.files} file(s)); ${where}`, branch: d.branch };
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
     log.warn('delivery failed', { error: err.cause?.message ?? err.message });
-    return `not delivered: ${(err.cause?.message ?? err.message).slice(0, 300)}`;
+    return { note: `not delivered: ${(err.cause?.message ?? err.message).slice(0, 300)}`, branch: null };
+  }
+}
+
+/** deliver=pr: the delivered branch pushed and a pull request opened through gh; the note says where (or why there is none). Never fails the run. */
+async function pullRequest(run: Run, s: OutcomeStatus, reason: string, notes: readonly string[], branch: string): Promise<string> {
+  const { state, input, info } = run;
+  // The event store's report of the run includes its outcome once the journal is flushed.
+  if (run.journaling) await CancellationScope.nonCancellable(() => run.flushJournal());
+  const last = state.council.verdicts.at(-1);
+  const checklist = state.gates.checklist;
+  const body = runReportMarkdown({
+    ...deliveryFacts(run, s, reason, notes),
+    council: last ? { result: last.result, approve: last.approve, reject: last.reject, size: last.size } : null,
+    gates: state.gates.latest.map((g) => ({ gate: g.gate, verdict: g.verdict, reason: g.reason })),
+    checklist: checklist ? checklist.items.map((i) => ({ id: i.id, title: i.title, status: checklist.status[i.id]?.status ?? 'unverified' })) : [],
+  });
+  try {
+    const pr = await CancellationScope.nonCancellable(() =>
+      run.acts.repo.openPullRequest.executeWithOptions({ summary: 'open a pull request with gh' }, [{ repoPath: input.repoPath, runId: info.workflowId, branch, title: pullRequestTitle(input.prdTitle), body, ...(run.journaling ? { reportFromStore: true } : {}) }]),
+    );
+    return pr.url ? `pull request opened: ${pr.url}` : `no pull request: ${pr.skipped ?? 'gh gave no address'}; the branch ${branch} is delivered`;
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    log.warn('pull request failed', { error: err.cause?.message ?? err.message });
+    return `no pull request: ${(err.cause?.message ?? err.message).slice(0, 300)}; the branch ${branch} is delivered`;
   }
 }
 
