@@ -329,6 +329,21 @@ function nextCallIndex() {
   }
 }
 
+/** The scenario's answer for this call's Vigil role (`roles[VIGIL_ROLE]`), or null: such a call takes no place in `calls`. */
+function roleCall() {
+  const file = process.env.FAKE_CLI_SCENARIO;
+  const role = process.env.VIGIL_ROLE;
+  if (!file || !role) return null;
+  let scenario;
+  try {
+    scenario = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return null; // loadCall says why
+  }
+  const call = scenario?.roles?.[role];
+  return typeof call === 'object' && call !== null ? call : null;
+}
+
 function loadCall(index) {
   const file = process.env.FAKE_CLI_SCENARIO;
   if (!file) return {};
@@ -768,8 +783,9 @@ async function main() {
     return 0;
   }
   const { opts, positionals } = parseArgs(cli, args);
-  const index = nextCallIndex();
-  const f = figures(loadCall(index));
+  const byRole = roleCall();
+  const index = byRole ? null : nextCallIndex();
+  const f = figures(byRole ?? loadCall(index));
   const run = PRINTERS[provider]({ provider, opts, positionals, f });
 
   if (process.env.FAKE_CLI_LOG) {

@@ -1,0 +1,145 @@
+/**
+ * Batched rounds with the claude preset, against the fake claude CLI of examples/agents/fake-cli
+ * (which declares an `--agents` and answers a `--json-schema` the way the real CLI does): a
+ * council round is one call for its three members and a code review one call for its reviewers,
+ * with each member's vote, reason and log in status as if it had been asked alone; a batched
+ * call that gives no usable answer asks each member instead, and the round's record says why.
+ * Default knobs otherwise.
+ */
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect, it } from 'vitest';
+import { fileWorker, makeRepo, ROOT, runInput, startRun, status, uniqueId, writeScenario } from '../support/harness.js';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-round-batch-'));
+// Set before the worker starts: the fake CLIs it runs read them.
+const shared = fileWorker('round-batch', () => {
+  process.env.FAKE_CLI_LOG = path.join(dir, 'calls.jsonl');
+  process.env.VIGIL_SANDBOX_WRITABLE = dir;
+});
+
+interface LoggedCall {
+  call: number | null;
+  agents?: string[];
+  env: Record<string, string>;
+}
+
+const CHECKLIST = '[{"id": "REQ-1", "title": "the three files exist", "priority": "critical", "verify": "ls a.txt b.txt c.txt"}]';
+/** The builder's three iterations: a file each, the third claims. */
+const BUILDER = [{ writes: { 'a.txt': 'a\n' } }, { writes: { 'b.txt': 'b\n' } }, { writes: { 'c.txt': 'c\n' }, text: 'COMPLETION PROMISE FULFILLED' }];
+
+function scenario(name: string, roles: Record<string, unknown>): string {
+  const file = path.join(dir, `${name}.json`);
+  writeFileSync(file, JSON.stringify({ calls: BUILDER, roles: { checklist: { text: CHECKLIST }, 'checklist-verifier': { text: 'ITEM REQ-1: PASS - a.txt, b.txt and c.txt are there' }, ...roles } }));
+  return file;
+}
+
+/** A run on its own scenario and builder call counter; the calls it made, from the shared log. */
+async function run(name: string, roles: Record<string, unknown>) {
+  const file = scenario(name, roles);
+  const repo = makeRepo();
+  const input = runInput(repo, writeScenario('', { version: 1, iterations: [] }), {
+    provider: 'claude',
+    agentCommand: [path.join(ROOT, 'examples/agents/fake-cli', 'claude')],
+    // The fake CLI's failures are scripted; the breaker would only add waits.
+    providerBreaker: false,
+    maxIterations: 6,
+    notifyDesktop: false,
+  });
+  // The fake CLI reads its scenario from the worker's environment at each call: one run at a time in this file.
+  process.env.FAKE_CLI_SCENARIO = file;
+  process.env.FAKE_CLI_STATE = path.join(dir, `${name}.count`);
+  const before = existsSync(path.join(dir, 'calls.jsonl')) ? readFileSync(path.join(dir, 'calls.jsonl'), 'utf8').split('\n').filter(Boolean).length : 0;
+  const handle = await startRun(shared.env, shared.taskQueue, input, uniqueId(name));
+  const outcome = await handle.result();
+  const s = await status(handle);
+  const calls = readFileSync(path.join(dir, 'calls.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .slice(before)
+    .map((l) => JSON.parse(l) as LoggedCall);
+  return { outcome, s, calls, repo };
+}
+
+const byRole = (calls: LoggedCall[], role: string) => calls.filter((c) => c.env.VIGIL_ROLE === role);
+
+it('a council round is one call for its three members, a code review one call for its reviewers; each keeps its own verdict', async () => {
+  const { outcome, s, calls } = await run('batched', {
+    reviewer: { text: 'VERDICT: PASS\n- [Low] a name could be clearer' },
+    'devils-advocate': { text: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing' },
+    // The test auditor rejects; the other two approve (2 of 3 is the threshold).
+    council: { text: 'VOTE: APPROVE\nREASON: every file is there', agents: { 'test-auditor': 'VOTE: REJECT\nREASON: no test covers the files\nISSUES: MEDIUM: no tests' } },
+  });
+  expect(outcome.status, JSON.stringify(s.council.verdicts)).toBe('council_approved');
+
+  // Every council call was a batched one, one per round, declaring the three members.
+  const council = byRole(calls, 'council');
+  expect(s.council.rounds).toBeGreaterThanOrEqual(1);
+  expect(council).toHaveLength(s.council.rounds);
+  for (const c of council) expect(c.agents).toEqual(['vigil-council-member-0-requirements-verifier', 'vigil-council-member-1-test-auditor', 'vigil-council-member-2-devils-advocate-minded']);
+  const v = s.council.verdicts.at(-1);
+  expect(v?.batch).toMatchObject({ batched: true, members: 3, note: 'one call for 3 members (claude --agents)' });
+  expect(v?.batch?.logPath).toMatch(/council-round-\d{4}-batch\.log$/);
+  expect(v?.votes.map((x) => [x.member, x.recorded, x.reason])).toEqual([
+    [0, 'APPROVE', 'every file is there'],
+    [1, 'REJECT', 'no test covers the files'],
+    [2, 'APPROVE', 'every file is there'],
+  ]);
+  expect(v).toMatchObject({ result: 'APPROVED', approve: 2, reject: 1 });
+  // Each member's own log and transcript hold its part of the one call and its finding.
+  for (const [i, vote] of (v?.votes ?? []).entries()) {
+    expect(vote.logPath).toMatch(new RegExp(`council-round-\\d{4}-m${i}\\.log$`));
+    const log = readFileSync(vote.logPath, 'utf8');
+    expect(log).toContain('[answered as agent vigil-council-member-');
+    expect(log).toContain(i === 1 ? 'VOTE: REJECT' : 'VOTE: APPROVE');
+    expect(existsSync(vote.logPath.replace(/\.log$/, '.transcript.md'))).toBe(true);
+    expect(readFileSync(vote.logPath.replace(/\.log$/, '.prompt.md'), 'utf8')).toContain(`You are member ${i + 1} of 3 of a completion council`);
+  }
+
+  // Every code review was one call for its reviewers; its devil's advocate a call of its own.
+  const review = s.quality?.lastReview;
+  expect(review?.result).toBe('pass');
+  expect(review?.batch).toMatchObject({ batched: true, members: review?.reviewers.length });
+  expect(review?.reviewers.length).toBeGreaterThanOrEqual(3);
+  for (const r of review?.reviewers ?? []) {
+    expect(r).toMatchObject({ verdict: 'PASS', blocking: false, counts: { low: 1 } });
+    expect(readFileSync(r.logPath, 'utf8')).toContain('VERDICT: PASS');
+  }
+  const reviewers = byRole(calls, 'reviewer');
+  expect(reviewers).toHaveLength(s.quality?.reviewRounds ?? -1);
+  for (const c of reviewers) expect(c.agents?.length).toBe(review?.reviewers.length);
+  expect(review?.devilsAdvocate?.verdict).toBe('PASS');
+  expect(byRole(calls, 'devils-advocate').every((c) => c.agents === undefined)).toBe(true);
+
+  // Orchestration counts each batched call once.
+  const orchestration = calls.filter((c) => c.env.VIGIL_ROLE !== 'iteration').length;
+  expect(s.spend.orchestration?.calls).toBe(orchestration);
+});
+
+it('a batched call without a usable answer asks each member instead, and the round says why', async () => {
+  const { outcome, s, calls } = await run('fallback', {
+    // The review's answer misses a reviewer; the council's has no structured answer at all.
+    reviewer: { text: 'VERDICT: PASS', dropFinding: true },
+    'devils-advocate': { text: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing' },
+    council: { text: 'VOTE: APPROVE\nREASON: every file is there', structuredOutput: false },
+  });
+  expect(outcome.status, JSON.stringify(s.council.verdicts)).toBe('council_approved');
+
+  const v = s.council.verdicts.at(-1);
+  expect(v?.batch).toMatchObject({ batched: false, members: 3, note: 'the batched call gave no usable answer (no structured answer): one call per member' });
+  expect(v?.votes.map((x) => x.recorded)).toEqual(['APPROVE', 'APPROVE', 'APPROVE']);
+  for (const vote of v?.votes ?? []) expect(readFileSync(vote.logPath, 'utf8')).not.toContain('[answered as agent');
+  // Each round: the batched call, then one call per member (and the devil's advocate on the unanimous approval).
+  const council = byRole(calls, 'council');
+  expect(council.filter((c) => c.agents !== undefined)).toHaveLength(s.council.rounds);
+  expect(council.filter((c) => c.agents === undefined && c.env.VIGIL_MEMBER !== undefined)).toHaveLength(3 * s.council.rounds);
+
+  const review = s.quality?.lastReview;
+  expect(review?.result).toBe('pass');
+  expect(review?.batch?.batched).toBe(false);
+  expect(review?.batch?.note).toMatch(/^the batched call gave no usable answer \(no finding for vigil-[a-z-]+\): one call per member$/);
+  const reviewers = byRole(calls, 'reviewer');
+  expect(reviewers.filter((c) => c.agents !== undefined)).toHaveLength(s.quality?.reviewRounds ?? -1);
+  expect(reviewers.filter((c) => c.agents === undefined)).toHaveLength((review?.reviewers.length ?? 0) * (s.quality?.reviewRounds ?? 0));
+});
