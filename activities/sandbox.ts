@@ -205,6 +205,27 @@ function programPaths(file: string, args: readonly string[], env: Record<string,
   return out;
 }
 
+/** The worker's Go module cache: downloaded dependencies, which a test run or a gate reads but never changes. */
+function goModCache(home: string): string {
+  const set = process.env.GOMODCACHE?.trim();
+  if (set && path.isAbsolute(set)) return set;
+  const gopath = process.env.GOPATH?.split(':')[0]?.trim();
+  return path.join(gopath && path.isAbsolute(gopath) ? gopath : path.join(home, 'go'), 'pkg', 'mod');
+}
+
+/** Dependency caches a test run or a gate tool may read (those that exist): the Go module cache. */
+function dependencyCaches(kind: SandboxKind, home: string): string[] {
+  if (kind !== 'tests' && kind !== 'gate') return [];
+  const go = goModCache(home);
+  return existsSync(go) ? [go] : [];
+}
+
+/** Go inside the sandbox reads the worker's module cache and fetches nothing unless the registries are allowed. */
+function goCacheEnv(home: string, fetch: boolean): Record<string, string> {
+  const go = goModCache(home);
+  return existsSync(go) ? { GOMODCACHE: go, ...(fetch ? {} : { GOPROXY: 'off' }) } : {};
+}
+
 /** Paths the sandbox never shows, whatever a call asks for (those that exist). */
 export function deniedPaths(env: NodeJS.ProcessEnv = process.env): PathFact[] {
   const list: (string | undefined)[] = [vigilHome(env), runSecretPath(env), env.VIGIL_CODEC_KEY_FILE, path.join(os.homedir(), '.ssh')];
@@ -445,7 +466,7 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     homeSource: sandboxHome,
     callFiles,
     vigilReadable: facts(network ? [bridge, programRoot(node)] : []),
-    readable: facts([...programPaths(call.file, call.args, call.env), ...list(workerEnv.VIGIL_SANDBOX_READABLE, /:/)]),
+    readable: facts([...programPaths(call.file, call.args, call.env), ...dependencyCaches(call.kind, home), ...list(workerEnv.VIGIL_SANDBOX_READABLE, /:/)]),
     writable: facts(list(workerEnv.VIGIL_SANDBOX_WRITABLE, /:/)),
     denied: deniedPaths(workerEnv),
     vigilDirs: { root: existsSync(vigil), runs: existsSync(path.join(vigil, 'runs')), handoffs: existsSync(path.join(vigil, 'handoffs')), signals: existsSync(path.join(vigil, 'signals')) },
@@ -462,6 +483,8 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     XDG_CACHE_HOME: path.join(home, '.cache'),
     // Claude Code: no telemetry or update traffic the proxy would refuse (and record) on every call.
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    // Go: the worker's module cache, read-only (dependencies already downloaded), and no fetching without the registries.
+    ...(call.kind === 'tests' || call.kind === 'gate' ? goCacheEnv(home, network && registries) : {}),
   };
   const inner = network ? [node, bridge, SANDBOX_PROXY_SOCKET, String(ports.proxyPort), ports.listen.join(','), '--', call.file, ...callArgs] : [call.file, ...callArgs];
   const refusedNote = plan.refused.length ? `; not shown: ${plan.refused.map((r) => r.path).join(', ')}` : '';

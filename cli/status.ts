@@ -3,7 +3,7 @@
  * worker answered). Light: no schemas, no workflow code.
  */
 import { isUndeliveredNote } from '../workflows/decisions/undelivered-directives.js';
-import { checkpointLines, providerWaitText, qualityLines, spendText, voteLines } from '../workflows/ui.js';
+import { checkpointLines, deniedLines, providerWaitText, qualityLines, sandboxLine, spendText, voteLines } from '../workflows/ui.js';
 import { checkLine, CHECK_TRIGGER_WORDS, iterationLine, statusLine, verdictLine } from './follow.js';
 import { neutraliseLine } from './terminal-text.js';
 import { LEVEL_TIER } from '../workflows/decisions/tier-ladder.js';
@@ -58,6 +58,11 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
   out(`  no change : ${snap.consecutiveNoChange} iteration(s) in a row; failures in a row: ${snap.consecutiveFailures}`);
   if (snap.providerWait) out(`  provider  : ${providerWaitText(snap.providerWait)}`);
   if (snap.spend.calls > 0 || snap.budgetUsd > 0) out(`  spend     : ${spendText(snap)}`);
+  if (snap.sandbox) {
+    out(`  sandbox   : ${sandboxLine(snap.sandbox, snap.sandbox.mode)}`);
+    // What the agent tried and the sandbox refused: agent-chosen targets, shown terminal-safe.
+    for (const l of deniedLines(snap.sandbox)) out(neutraliseLine(`  refused   : ${l}`));
+  }
   for (const d of snap.deadLetters ?? []) out(`  dead letter: ${d.errorClass} ${d.attempts} times (iterations ${d.iterations.join(', ')})`);
   // A finished run's note names its undelivered directives (cli/status prints the notes above); older runs have no such note.
   const noted = view.kind === 'finished' && (view.outcome?.notes ?? []).some(isUndeliveredNote);

@@ -405,6 +405,8 @@ export const RunGatesInputSchema = shared('schemas/activities:RunGatesInputSchem
   compact: z.boolean().optional(),
   /** The tree of every gate `sinceTrees` leaves out (absent: the run start tree). */
   sinceDefault: z.string().nullable().optional(),
+  /** The run's sandbox knob for the gate tools (absent: the worker's setting); the tests take theirs from `tests`. */
+  sandbox: SandboxModeSchema.optional(),
 }));
 export type RunGatesInput = z.input<typeof RunGatesInputSchema>;
 
@@ -421,6 +423,8 @@ export const RunGatesResultSchema = shared('schemas/activities:RunGatesResultSch
   reportDir: z.string().optional(),
   /** Compact results from the one-report pass on: the pass's one report, which holds every gate's (a result names its report only when it is elsewhere). */
   reportFile: z.string().optional(),
+  /** How the gate tools were isolated and what the sandbox refused them (absent: no tool ran). */
+  sandbox: SandboxReportSchema.nullable().optional(),
 }));
 export type RunGatesResult = z.infer<typeof RunGatesResultSchema>;
 

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { shared } from './shared.js';
+import { SandboxModeSchema } from './sandbox.js';
 
 /**
  * The gates, in the order they run after an iteration that changed the tree (spec §5.1).
@@ -214,6 +215,8 @@ export const RunGateInputSchema = shared('schemas/gates:RunGateInputSchema', () 
   sinceTree: z.string().nullable(),
   timeoutSeconds: z.number().int().min(1),
   coverageThreshold: z.number().min(0).max(100).default(80),
+  /** The run's sandbox knob for the gate's tools (absent: the worker's setting). */
+  sandbox: SandboxModeSchema.optional(),
 }));
 export type RunGateInput = z.input<typeof RunGateInputSchema>;
 

@@ -15,6 +15,7 @@ import { RunMemorySchema, emptyMemory } from './memory.js';
 import { HostNameSchema } from './hosts.js';
 import { ChangeMarksSchema, ChecklistSchema, ChecklistStateSchema, GATE_NAMES, GateNameSchema, GateResultSchema, GateTrackSchema, ReviewRecordSchema, RoundBatchSchema } from './gates.js';
 import { CONVENE_TRIGGERS } from './rounds.js';
+import { SandboxDenialSchema, SandboxStateSchema } from './sandbox.js';
 
 export const PHASES = ['REASON', 'ACT', 'REFLECT', 'VERIFY'] as const;
 export const PhaseSchema = shared('schemas/run:PhaseSchema', () => z.enum(PHASES));
@@ -227,6 +228,8 @@ export const IterationRecordSchema = shared('schemas/run:IterationRecordSchema',
   checkpoint: z.string().max(64).nullable().optional(),
   /** Why the call's prompt or log could not be written (`disk full: cannot write …`); absent when they were. */
   ioError: z.string().max(1000).optional(),
+  /** The escape attempts the sandbox refused the builder's call (and the test run on its tree); absent: none. */
+  denied: z.array(SandboxDenialSchema).max(10).optional(),
 }));
 export type IterationRecord = z.infer<typeof IterationRecordSchema>;
 
@@ -471,6 +474,8 @@ export const RunStateSchema = shared('schemas/run:RunStateSchema', () => z.objec
   contract: ContractStateSchema.default({ consecutive: 0, total: 0, last: null }),
   /** Where the run's last council round, passing review and checklist verification were made, and what changed since (patch vigil-lean-rounds-v1). */
   marks: ChangeMarksSchema.default({ round: null, review: null, checklist: null }),
+  /** How the run's calls were isolated, and the escape attempts the sandbox refused them (docs/security.md). */
+  sandbox: SandboxStateSchema.default({ last: null, denied: [], deniedTotal: 0, unsandboxedCalls: 0 }),
 }));
 export type RunState = z.infer<typeof RunStateSchema>;
 

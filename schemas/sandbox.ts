@@ -48,3 +48,32 @@ export const SandboxReportSchema = shared('schemas/sandbox:SandboxReportSchema',
   }),
 );
 export type SandboxReport = z.infer<typeof SandboxReportSchema>;
+
+/** A refused escape attempt as the run remembers it: which call made it. */
+export const SandboxDenialSeenSchema = shared('schemas/sandbox:SandboxDenialSeenSchema', () =>
+  SandboxDenialSchema.extend({
+    /** The iteration whose call (or test run, gate or round) made it. */
+    iteration: z.number().int().min(0),
+    /** builder, tests, gates, reviewer, council, devils-advocate, checklist, checklist-verifier. */
+    role: z.string().max(40),
+  }),
+);
+export type SandboxDenialSeen = z.infer<typeof SandboxDenialSeenSchema>;
+
+/** The refused attempts a run keeps (newest, merged by role, kind and target). */
+export const MAX_RUN_DENIALS = 30;
+
+/** What a run knows of its isolation: how its latest call ran, and the escape attempts refused so far. */
+export const SandboxStateSchema = shared('schemas/sandbox:SandboxStateSchema', () =>
+  z.object({
+    /** How the latest reported call ran (null: no call has reported yet). */
+    last: SandboxReportSchema.omit({ denied: true }).nullable(),
+    /** The latest refused attempts, merged by role, kind and target (the count adds up). */
+    denied: z.array(SandboxDenialSeenSchema).max(MAX_RUN_DENIALS),
+    /** Every refused attempt of the run, counted (the list above is bounded). */
+    deniedTotal: z.number().int().min(0),
+    /** Calls that ran outside the sandbox (mode off, or the platform could not). */
+    unsandboxedCalls: z.number().int().min(0),
+  }),
+);
+export type SandboxState = z.infer<typeof SandboxStateSchema>;

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { shared } from './shared.js';
 import { DeadLetterEntrySchema } from './dead-letter.js';
+import { SandboxModeSchema, SandboxStateSchema } from './sandbox.js';
 import { GateResultSchema, ReviewRecordSchema } from './gates.js';
 import {
   CompletionVerdictSchema,
@@ -143,5 +144,7 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
   checks: CompletionChecksSchema.optional(),
   /** Reviewing answers in the wrong format (the agent contract); absent on runs from before the completion rule. */
   contract: ContractStateSchema.optional(),
+  /** The run's sandbox knob, how its latest call was isolated and the escape attempts refused so far (docs/security.md). */
+  sandbox: SandboxStateSchema.extend({ mode: SandboxModeSchema }).optional(),
 }));
 export type StatusSnapshot = z.infer<typeof StatusSnapshotSchema>;

@@ -27,6 +27,7 @@ import type { TestRunRecord } from '../schemas/run.js';
 import { gateGroups, gateLabel } from './decisions/gates.js';
 import { sha256Hex } from './decisions/sha256.js';
 import { testsGateResult } from './quality-gates.js';
+import type { SandboxReport } from '../schemas/sandbox.js';
 
 type Acts = ActivityInterfaceFor<typeof activities>;
 
@@ -110,6 +111,7 @@ export function gatesPassArgs(input: Omit<GatesPassInput, 'run' | 'interrupted' 
     coverageThreshold: k.coverageThreshold,
     tests,
     ...(input.compact ? { compact: true } : {}),
+    ...(k.sandbox !== 'auto' ? { sandbox: k.sandbox } : {}),
   };
 }
 
@@ -131,6 +133,8 @@ export interface GatesPassOutcome {
   interrupted: boolean;
   /** A test run made by this pass (to remember for the tree). */
   tests: TestRunRecord | null;
+  /** How the pass's test run and gate tools were isolated, and what the sandbox refused them. */
+  sandbox?: { tests: SandboxReport | null; gates: SandboxReport | null };
 }
 
 /** A compact gate result with what it left out: its defaults, the pass's tree and iteration, its report (the pass's one report, or its own file in older passes). */
@@ -192,5 +196,5 @@ export async function runGatesPass(acts: Pick<Acts, 'runGates'>, input: GatesPas
       if (r) results.push(input.compact ? gateResultOf(r, out, input.iteration) : (r as GateResult));
     }
   }
-  return { results, interrupted: out.interrupted, tests: ran };
+  return { results, interrupted: out.interrupted, tests: ran, sandbox: { tests: out.tests?.sandbox ?? null, gates: out.sandbox ?? null } };
 }

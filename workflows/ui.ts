@@ -5,6 +5,7 @@
 import type { RunInput, Verdict } from '../schemas/run.js';
 import { utf8Length } from '../schemas/utf8.js';
 import type { StatusSnapshot } from '../schemas/status.js';
+import type { SandboxState } from '../schemas/sandbox.js';
 import { isUndeliveredNote } from './decisions/undelivered-directives.js';
 
 /** At most `n` UTF-8 bytes, cut on a code point boundary, with an ellipsis when cut. */
@@ -237,6 +238,11 @@ export function currentDetails(s: StatusSnapshot): string {
     lines.push(`Run memory: ${m.entries} entr${m.entries === 1 ? 'y' : 'ies'}${m.dropped ? ` (${m.dropped} older dropped)` : ''}, in every prompt${m.continuity ? ' · the agent keeps .vigil/CONTINUITY.md' : ''}${m.learnings ? ' · learnings.md read' : ''}`);
   }
   if (s.budgetUsd > 0 || s.spend.calls > 0) lines.push(`Spend ${spendText(s)}`);
+  if (s.sandbox) {
+    // Isolation off, or escape attempts refused: things a person should see on the card.
+    if (s.sandbox.last && !s.sandbox.last.applied) lines.push(`**Agent not isolated**: ${sandboxLine(s.sandbox, s.sandbox.mode)}`);
+    else if (s.sandbox.deniedTotal > 0) lines.push(`**Sandbox refused ${s.sandbox.deniedTotal} escape attempt${s.sandbox.deniedTotal === 1 ? '' : 's'}**: ${deniedLines(s.sandbox, 3).join('; ')}`);
+  }
   if (s.notifications.failed) lines.push(`Notifications: ${s.notifications.sent} sent, ${s.notifications.failed} failed (last: ${clip(s.notifications.recentFailures.at(-1)?.error ?? '', 120)})`);
   if (s.lastCompletion) {
     lines.push(`Last completion claim (iteration ${s.lastCompletion.iteration}): ${s.lastCompletion.reason}`);
@@ -252,4 +258,24 @@ export function currentDetails(s: StatusSnapshot): string {
 /** What a run waiting for its provider's breaker waits for, in one line (status, watch, the console). */
 export function providerWaitText(w: { provider: string; until: string; reason: string; why?: string }): string {
   return `waiting for ${w.provider} until ${w.until} (circuit breaker ${w.reason.replace(/_/g, ' ')}${w.why ? `; this run's last call to it: ${w.why}` : ''})`;
+}
+
+/** One line per refused attempt, newest first, for status and watch ("connect 127.0.0.1:7233 ×3 (builder, iteration 2)"). */
+export function deniedLines(state: SandboxState, max = 8): string[] {
+  const lines = [...state.denied]
+    .reverse()
+    .slice(0, max)
+    .map((d) => `${d.kind} ${d.target}${d.count > 1 ? ` ×${d.count}` : ''} (${d.role}, iteration ${d.iteration})`);
+  const shown = state.denied.slice(-max).reduce((n, d) => n + d.count, 0);
+  if (state.deniedTotal > shown) lines.push(`… ${state.deniedTotal - shown} more refused attempt${state.deniedTotal - shown === 1 ? '' : 's'} (each call's log has them)`);
+  return lines;
+}
+
+/** The sandbox in one line: how the latest call ran, or why it ran outside it. */
+export function sandboxLine(state: SandboxState, mode: string): string {
+  const l = state.last;
+  if (!l) return `sandbox=${mode}: no call has run yet`;
+  if (!l.applied) return `sandbox=${l.mode}: NOT isolated — ${l.reason ?? 'unknown reason'}${state.unsandboxedCalls > 1 ? ` (${state.unsandboxedCalls} calls ran outside it)` : ''}`;
+  const refused = state.deniedTotal > 0 ? `; ${state.deniedTotal} escape attempt${state.deniedTotal === 1 ? '' : 's'} refused` : '';
+  return `sandbox=${l.mode}: ${l.isolation}${refused}`;
 }

@@ -19,6 +19,8 @@ import { beatWhileRunning } from '../heartbeat.js';
 import { GATES_STEP, type GatesStepDetails } from '../../schemas/call-step.js';
 import { RunGatesInputSchema, type RunGatesInput, type RunGatesResult, type TestResult } from '../../schemas/activities.js';
 import { runTests } from '../tests.js';
+import { addDenial } from '../sandbox-policy.js';
+import type { SandboxReport } from '../../schemas/sandbox.js';
 import { GateResultSchema, MAX_FINDINGS, RunGateInputSchema, type GateResult, type GateResultInput, type RunGateInput } from '../../schemas/gates.js';
 import { ensureRepoDir, ensureRunDir, pad, runDir } from '../artifacts.js';
 import { changedPaths, git, workingTreeHash } from '../git.js';
@@ -36,11 +38,12 @@ async function changedSince(repoPath: string, sinceTree: string | null, tree: st
   return changedPaths(repoPath, ok ? base : await git(repoPath, ['mktree'], {}, ''), tree);
 }
 
-async function evaluate(input: ReturnType<typeof RunGateInputSchema.parse>, files: string[], signal: AbortSignal): Promise<GateResultInput> {
+async function evaluate(input: ReturnType<typeof RunGateInputSchema.parse>, files: string[], signal: AbortSignal, onSandbox?: (r: SandboxReport) => void): Promise<GateResultInput> {
   const timeoutMs = input.timeoutSeconds * 1000;
   switch (input.gate) {
     case 'static_analysis':
-      return staticAnalysis({ repoPath: input.repoPath, files, timeoutMs, signal });
+      // The checkers read code the agent wrote (an eslint config is a program): in the sandbox, repository read-only, no network.
+      return staticAnalysis({ repoPath: input.repoPath, files, timeoutMs, signal, sandbox: { runId: input.runId, repoPath: input.repoPath, mode: input.sandbox, ...(onSandbox ? { report: onSandbox } : {}) } });
     case 'secret_scan':
       return secretScanGate({ repoPath: input.repoPath, files });
     case 'mock_integrity':
@@ -60,14 +63,14 @@ type GateInput = ReturnType<typeof RunGateInputSchema.parse>;
 type GateReport = Omit<GateResult, 'findings'> & { files: string[]; findings: GateResultInput['findings'] };
 
 /** One gate on `tree` (its changed files given): the capped result, and its full report (written to its own file unless `ownReport` is false). */
-async function gateOnTree(input: GateInput, tree: string, files: string[], signal: AbortSignal, ownReport = true): Promise<{ result: GateResult; report: GateReport }> {
+async function gateOnTree(input: GateInput, tree: string, files: string[], signal: AbortSignal, ownReport = true, onSandbox?: (r: SandboxReport) => void): Promise<{ result: GateResult; report: GateReport }> {
   const started = Date.now();
   const timedOut = new Promise<GateResultInput>((resolve) => {
     const done = (): void => resolve({ gate: input.gate, verdict: 'inconclusive', reason: `the ${input.gate.replace(/_/g, ' ')} gate did not finish within ${input.timeoutSeconds}s` });
     if (signal.aborted) done();
     else signal.addEventListener('abort', done);
   });
-  const raw = await Promise.race([evaluate(input, files, signal), timedOut]);
+  const raw = await Promise.race([evaluate(input, files, signal, onSandbox), timedOut]);
   const all = raw.findings ?? [];
   const result: GateResultInput = {
     ...raw,
@@ -178,6 +181,8 @@ async function runGatesPass(raw: RunGatesInput, knownTree: string | undefined, k
     const results: GateResult[] = [];
     let tests: TestResult | null = null;
     const reports = new Map<object, GateReport>();
+    const toolReports: SandboxReport[] = [];
+    const isolation = (): { sandbox?: SandboxReport } => (toolReports.length ? { sandbox: passSandbox(toolReports) } : {});
     /** The pass's one report (when it has one), named by every result it holds. */
     const withPassReport = (out: RunGatesResult): RunGatesResult => {
       if (reportFile === null || out.results.length === 0) return out;
@@ -189,7 +194,7 @@ async function runGatesPass(raw: RunGatesInput, knownTree: string | undefined, k
       };
     };
     for (const group of input.groups) {
-      if (ctx.cancellationSignal.aborted) return { treeHash: tree, results, tests, interrupted: true };
+      if (ctx.cancellationSignal.aborted) return { treeHash: tree, results, tests, interrupted: true, ...isolation() };
       if (group.join() !== now.gates.join()) now = { step: GATES_STEP, gates: [...group] };
       const finished: GateResult[] = [];
       let testsNow: TestResult | null = null;
@@ -206,19 +211,27 @@ async function runGatesPass(raw: RunGatesInput, knownTree: string | undefined, k
           }
           const timeout = AbortSignal.timeout(input.timeoutSeconds * 1000);
           const signal = AbortSignal.any([timeout, ctx.cancellationSignal]);
-          const one = { runId: input.runId, repoPath: input.repoPath, gate, iteration: input.iteration, sinceTree: gate in input.sinceTrees ? (input.sinceTrees[gate] ?? null) : (input.sinceDefault ?? null), timeoutSeconds: input.timeoutSeconds, coverageThreshold: input.coverageThreshold };
-          const { result, report } = await gateOnTree(RunGateInputSchema.parse(one), tree, await filesSince(one.sinceTree), signal, reportFile === null);
+          const one = { runId: input.runId, repoPath: input.repoPath, gate, iteration: input.iteration, sinceTree: gate in input.sinceTrees ? (input.sinceTrees[gate] ?? null) : (input.sinceDefault ?? null), timeoutSeconds: input.timeoutSeconds, coverageThreshold: input.coverageThreshold, ...(input.sandbox ? { sandbox: input.sandbox } : {}) };
+          const { result, report } = await gateOnTree(RunGateInputSchema.parse(one), tree, await filesSince(one.sinceTree), signal, reportFile === null, (r) => toolReports.push(r));
           finished.push(result);
           reports.set(result, report);
         }),
       );
       // A group cut short by the cancellation does not count: it runs again on the next pass.
-      if (ctx.cancellationSignal.aborted) return withPassReport({ treeHash: tree, results, tests, interrupted: true });
+      if (ctx.cancellationSignal.aborted) return withPassReport({ treeHash: tree, results, tests, interrupted: true, ...isolation() });
       results.push(...group.flatMap((g) => finished.filter((r) => r.gate === g)));
       tests = testsNow ?? tests;
     }
-    return withPassReport({ treeHash: tree, results, tests, interrupted: false });
+    return withPassReport({ treeHash: tree, results, tests, interrupted: false, ...isolation() });
   } finally {
     stopBeats();
   }
+}
+
+/** The gate tools' runs of one pass as one report: isolated as the first that ran outside (or the last), with every refusal. */
+function passSandbox(runs: readonly SandboxReport[]): SandboxReport {
+  const shown = runs.find((r) => !r.applied) ?? (runs.at(-1) as SandboxReport);
+  const denied: SandboxReport['denied'] = [];
+  for (const r of runs) for (const d of r.denied) addDenial(denied, d);
+  return { ...shown, denied };
 }

@@ -16,7 +16,7 @@ import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } fro
 import path from 'node:path';
 import { z } from 'zod';
 import { MAX_FINDINGS, severityRank, type FindingInput, type GateResultInput, type Severity } from '../../schemas/gates.js';
-import { findBinary, runTool, type ToolRun } from './tools.js';
+import { findBinary, runTool, type ToolRun, type ToolSandbox } from './tools.js';
 
 export interface StaticAnalysisOptions {
   repoPath: string;
@@ -30,6 +30,8 @@ export interface StaticAnalysisOptions {
    * test) pin which installed tools count, e.g. to exercise the "not installed" path.
    */
   pathEnv?: string;
+  /** Run every tool in the agent sandbox (the run's gates do; a config file in the repository is code the agent wrote). */
+  sandbox?: ToolSandbox;
 }
 
 const JS_EXT = new Set(['.js', '.jsx', '.mjs', '.cjs', '.ts', '.tsx', '.mts', '.cts']);
@@ -93,10 +95,13 @@ class Runner {
   async run(tool: string, file: string, args: string[], cwd: string, extra: { env?: Record<string, string>; maxOutputBytes?: number } = {}): Promise<ToolRun | null> {
     const env: Record<string, string> = { ...extra.env };
     if (this.opts.pathEnv !== undefined) env.PATH = this.opts.pathEnv;
+    // The sandbox keeps the repository read-only for a gate: cargo builds in the sandbox's own /tmp.
+    if (this.opts.sandbox && tool === 'cargo check') env.CARGO_TARGET_DIR = '/tmp/vigil-cargo-target';
     const r = await runTool(file, args, {
       cwd,
       timeoutMs: this.deadline - Date.now(),
       env,
+      ...(this.opts.sandbox ? { sandbox: this.opts.sandbox } : {}),
       ...(this.opts.signal ? { signal: this.opts.signal } : {}),
       ...(extra.maxOutputBytes ? { maxOutputBytes: extra.maxOutputBytes } : {}),
     });

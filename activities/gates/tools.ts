@@ -11,6 +11,9 @@ import { isExecutableFile } from '../providers/probe.js';
 import path from 'node:path';
 import { inheritedEnv } from '../process.js';
 import { signalTree, TOKEN_VAR } from '../process-tree.js';
+import { workerStoreUrl } from '../event-store.js';
+import { prepareSandbox, sandboxReport, type PreparedSandbox } from '../sandbox.js';
+import type { SandboxMode, SandboxReport } from '../../schemas/sandbox.js';
 
 /** Output kept per stream by default: enough for any summary, small enough for the worker's memory. */
 export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
@@ -27,6 +30,21 @@ export interface ToolRunOptions {
   env?: Record<string, string>;
   /** Bytes kept per stream (stdout, stderr); the rest is dropped and `truncated` set. */
   maxOutputBytes?: number;
+  /** Run the tool in the agent sandbox (a gate reads code the agent wrote: an eslint config is a program). */
+  sandbox?: ToolSandbox;
+}
+
+/**
+ * A gate tool's sandbox: the run's repository read-only, no network, nothing of the worker's
+ * (docs/security.md, The agent's sandbox). `report` receives how each run was isolated and what
+ * it was refused.
+ */
+export interface ToolSandbox {
+  runId: string;
+  repoPath: string;
+  /** The run's sandbox knob (absent: the worker's setting). */
+  mode?: SandboxMode | undefined;
+  report?: (r: SandboxReport) => void;
 }
 
 export interface ToolRun {
@@ -105,9 +123,20 @@ export async function runTool(file: string, args: readonly string[], opts: ToolR
   if (opts.timeoutMs <= 0) return { exitCode: null, timedOut: true, aborted: false, stdout: '', stderr: '', truncated: false, spawnError: null };
 
   const token = randomUUID();
-  const child = spawn(file, [...args], {
+  let run = { file, args: [...args], env: toolEnv(opts.env) };
+  let sandbox: PreparedSandbox | null = null;
+  if (opts.sandbox) {
+    try {
+      sandbox = prepareSandbox({ kind: 'gate', runId: opts.sandbox.runId, repoPath: opts.sandbox.repoPath, cwd: opts.cwd, file, args: [...args], env: run.env, provider: null, runMode: opts.sandbox.mode, registries: false, storeUrl: workerStoreUrl().url });
+    } catch (e) {
+      // strict, and the sandbox cannot run here: the tool does not run unsandboxed.
+      return { exitCode: null, timedOut: false, aborted: false, stdout: '', stderr: '', truncated: false, spawnError: `${path.basename(file)}: ${e instanceof Error ? e.message : String(e)}`.slice(0, 500) };
+    }
+    run = { file: sandbox.file, args: sandbox.args, env: sandbox.env };
+  }
+  const child = spawn(run.file, run.args, {
     cwd: opts.cwd,
-    env: { ...toolEnv(opts.env), [TOKEN_VAR]: token },
+    env: { ...run.env, [TOKEN_VAR]: token },
     detached: true, // own process group: the whole tree can be signalled
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -153,6 +182,7 @@ export async function runTool(file: string, args: readonly string[], opts: ToolR
     const code = exit.error?.code;
     spawnError = `${path.basename(file)}: ${code === 'ENOENT' ? 'command not found' : code === 'EACCES' ? 'permission denied' : (exit.error?.message ?? 'could not start')}`;
   }
+  if (sandbox && opts.sandbox?.report) opts.sandbox.report(sandboxReport(sandbox, [], `${err.text().slice(-8192)}\n${out.text().slice(-8192)}`));
   return {
     exitCode: timedOut || aborted ? null : exit.code,
     timedOut,

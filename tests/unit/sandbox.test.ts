@@ -18,6 +18,7 @@ import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runAgent } from '../../activities/agent.js';
 import { runTests } from '../../activities/tests.js';
+import { runTool } from '../../activities/gates/tools.js';
 import { describeSandbox, sandboxPlatform, workerSandboxMode } from '../../activities/sandbox.js';
 import { supervisorPath } from '../../activities/process.js';
 import type { AgentResult, RunAgentInput, RunTestsInput, TestResult } from '../../schemas/activities.js';
@@ -228,6 +229,23 @@ describe.runIf(sandboxable)('the sandbox against a hostile agent', () => {
     }
     expect(a['write-repo']?.ok).toBe(true);
     expect(denied(res.sandbox, 'connect')).toEqual(expect.arrayContaining([storeAddress, 'example.com:443']));
+    expect(marked()).toEqual([]);
+  });
+
+  it('runs a gate\'s tools in the sandbox: the repository read-only, no network at all, nothing of the worker\'s', async () => {
+    // A checker reads code the agent wrote (an eslint config is a program): the hostile script plays that code.
+    copyFileSync(HOSTILE, path.join(repo, 'hostile-gate.mjs'));
+    const reports: SandboxReport[] = [];
+    const r = await runTool(process.execPath, ['hostile-gate.mjs'], { cwd: repo, timeoutMs: 60_000, env: { PATH: process.env.PATH ?? '' }, sandbox: { runId: 'hostile-run', repoPath: repo, report: (x) => reports.push(x) } });
+    const a = attempts(`${r.stdout}\n${r.stderr}`);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(reports).toHaveLength(1);
+    expect(reports[0]).toMatchObject({ applied: true, isolation: expect.stringContaining('repository read-only; network: none') });
+    for (const name of ['read-vigil-home', 'read-run-secret', 'read-codec-key', 'read-other-repo', 'write-outside', 'write-repo', 'connect-temporal', 'connect-store', 'model-direct']) {
+      expect(a[name]?.ok, `${name}: ${a[name]?.detail}`).toBe(false);
+    }
+    expect(denied(reports[0], 'write').length, JSON.stringify(reports[0])).toBeGreaterThan(0);
+    expect(existsSync(path.join(root, 'outside', 'escaped.txt'))).toBe(false);
     expect(marked()).toEqual([]);
   });
 

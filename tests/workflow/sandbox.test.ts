@@ -14,7 +14,8 @@ import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxPlatform } from '../../activities/sandbox.js';
 import { AgentResultSchema } from '../../schemas/activities.js';
-import { assertBuilt, createTestEnv, git, makeRepo, makeWorker, ROOT, runInput, startRun, temporalAddress, uniqueId, writeScenario, type TestEnv } from '../support/harness.js';
+import { currentDetails } from '../../workflows/ui.js';
+import { assertBuilt, createTestEnv, git, makeRepo, makeWorker, ROOT, runInput, SCRIPTED_AGENT, startRun, status, temporalAddress, uniqueId, writeScenario, type TestEnv } from '../support/harness.js';
 
 const HOSTILE = path.join(ROOT, 'tests/support/hostile-agent.mjs');
 const MARK = `vigil-hostile-run-${process.pid}-${Date.now()}`;
@@ -121,6 +122,18 @@ describe.runIf(sandboxPlatform().problem === null)('a run whose agent is hostile
       expect(connects).toEqual(expect.arrayContaining([`127.0.0.1:${temporalAddress().split(':').pop()}`, storeAddress, 'example.com:443']));
     }
 
+    // Status lists what the sandbox refused, with the call that tried it: the builder and the
+    // checklist roles (the round roles' calls report through their round; this run's test
+    // command is benign, the test command's refusals are tests/unit/sandbox.test.ts's).
+    const snap = await status(handle);
+    expect(snap.sandbox?.last?.applied, JSON.stringify(snap.sandbox)).toBe(true);
+    expect(snap.sandbox?.deniedTotal).toBeGreaterThan(0);
+    const seen = snap.sandbox?.denied ?? [];
+    expect([...new Set(seen.map((d) => d.role))]).toEqual(expect.arrayContaining(['builder', 'checklist', 'checklist-verifier']));
+    expect(seen.filter((d) => d.role === 'builder' && d.kind === 'connect').map((d) => d.target)).toEqual(expect.arrayContaining([storeAddress, 'example.com:443']));
+    expect(snap.recentIterations.some((r) => (r.denied ?? []).some((d) => d.target === storeAddress)), JSON.stringify(snap.recentIterations)).toBe(true);
+    expect(currentDetails(snap)).toMatch(/Sandbox refused \d+ escape attempts/);
+
     // Nothing the agent started outlived its calls.
     const left = readdirSync('/proc').filter((p) => {
       try {
@@ -130,6 +143,39 @@ describe.runIf(sandboxPlatform().problem === null)('a run whose agent is hostile
       }
     });
     expect(left).toEqual([]);
+  });
+});
+
+describe('a run with the sandbox knob off', () => {
+  let offEnv: TestEnv;
+  let offWorker: Worker;
+  let offRunning: Promise<void>;
+  let offTq: string;
+  beforeAll(async () => {
+    assertBuilt();
+    offEnv = await createTestEnv();
+    offTq = uniqueId('sandbox-off');
+    offWorker = await makeWorker(offEnv, offTq);
+    offRunning = offWorker.run();
+  });
+  afterAll(async () => {
+    offWorker?.shutdown();
+    await offRunning?.catch(() => undefined);
+    await offEnv?.close();
+  });
+
+  it('runs its agent outside the sandbox on a worker at the default, and says so in status and on the card', async () => {
+    const repo = makeRepo({ commit: true, files: { 'README.md': '# hello\n' } });
+    const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a\n' }, claim: 'promise' }] });
+    // The knob under test; the round roles are not what this test is about, so they are off to keep it short.
+    const input = runInput(repo, scenario, { sandbox: 'off', councilEnabled: false, codeReview: false, prdChecklist: false });
+    expect(input.knobs.agentCommand?.[0]).toBe(SCRIPTED_AGENT);
+    const handle = await startRun(offEnv, offTq, input);
+    await handle.result();
+    const snap = await status(handle);
+    expect(snap.sandbox).toMatchObject({ mode: 'off', last: { mode: 'off', applied: false, reason: expect.stringContaining('off') } });
+    expect(snap.sandbox?.unsandboxedCalls).toBeGreaterThan(0);
+    expect(currentDetails(snap)).toMatch(/\*\*Agent not isolated\*\*: sandbox=off: NOT isolated/);
   });
 });
 

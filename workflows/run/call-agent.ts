@@ -28,6 +28,7 @@ import { gatesPassFacts } from './gates.js';
 import { budgetWarningDue, warnOnBudget } from './people.js';
 import { type ProviderPick, reportToBreaker } from './provider.js';
 import { type Again, AGAIN, end, type End, type Run } from './run.js';
+import { sandboxArgs } from '../decisions/sandbox.js';
 
 /** Exit code recorded for an iteration whose agent call never completed on any worker. */
 const AGENT_CALL_LOST = 125;
@@ -122,6 +123,7 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
             completionPromise: knobs.completionPromise,
             extraEnv: fresh ? { VIGIL_FRESH_SESSION: '1' } : {},
             rateLimitRpm: knobs.rateLimitRpm,
+            ...sandboxArgs(knobs),
             ...(leanPromptEra ? { compact: true } : {}),
           },
         ],

@@ -15,6 +15,7 @@ import { afterChecklistFailure, CHECKLIST_ATTEMPTS, type ChecklistRetry, checkli
 import { checklistGateResult, gateLabel, gateLine, gatesDue, mergeLatest, reviewGateResult, stuckReason, trackGate } from '../decisions/gates.js';
 import { gateEvent, reviewEvent } from '../decisions/journal.js';
 import { providerOutcome } from '../decisions/provider-outcome.js';
+import { noteSandbox, sandboxArgs } from '../decisions/sandbox.js';
 import { runGatesPass, testRecord } from '../lean-iteration.js';
 import { runToolGates } from '../quality-gates.js';
 import { finish } from './ending.js';
@@ -28,9 +29,10 @@ export async function ensureTests(run: Run, treeHash: string): Promise<TestRunRe
   if (!knobs.testCommand && !run.detectTests) return null;
   if (state.lastTests?.treeHash === treeHash) return state.lastTests.runner === 'none' ? null : state.lastTests;
   const t = await tests.runTests.executeWithOptions({ summary: `tests on the tree of iteration ${state.iteration}` }, [
-    { runId: info.workflowId, repoPath: input.repoPath, command: knobs.testCommand, detect: run.detectTests, iteration: state.iteration, timeoutSeconds: knobs.testTimeoutSeconds, authorization: input.authorization ?? null },
+    { runId: info.workflowId, repoPath: input.repoPath, command: knobs.testCommand, detect: run.detectTests, iteration: state.iteration, timeoutSeconds: knobs.testTimeoutSeconds, authorization: input.authorization ?? null, ...sandboxArgs(knobs) },
   ]);
   state.lastTests = testRecord(t, treeHash, state.iteration);
+  state.sandbox = noteSandbox(state.sandbox, t.sandbox, { iteration: state.iteration, role: 'tests' });
   return t.runner === 'none' ? null : state.lastTests;
 }
 
@@ -149,7 +151,7 @@ export function gatesPassFacts(run: Run) {
     runStartTree: state.runStart?.treeHash ?? null,
     tracks: state.gates.tracks,
     knownTests: state.lastTests,
-    testsInput: knobs.testCommand || run.detectTests ? { runId: info.workflowId, repoPath: input.repoPath, command: knobs.testCommand, detect: run.detectTests, iteration: state.iteration, timeoutSeconds: knobs.testTimeoutSeconds, authorization: input.authorization ?? null } : null,
+    testsInput: knobs.testCommand || run.detectTests ? { runId: info.workflowId, repoPath: input.repoPath, command: knobs.testCommand, detect: run.detectTests, iteration: state.iteration, timeoutSeconds: knobs.testTimeoutSeconds, authorization: input.authorization ?? null, ...sandboxArgs(knobs) } : null,
     ...(leanPromptEra ? { compact: true } : {}),
   };
 }
@@ -174,6 +176,8 @@ export async function leanGates(run: Run, tree: string, carried: RunGatesResult 
     interrupted: () => run.interrupted(),
   });
   if (out.tests) state.lastTests = out.tests;
+  state.sandbox = noteSandbox(state.sandbox, out.sandbox?.tests, { iteration: state.iteration, role: 'tests' });
+  state.sandbox = noteSandbox(state.sandbox, out.sandbox?.gates, { iteration: state.iteration, role: 'gates' });
   return out;
 }
 
@@ -239,6 +243,7 @@ export async function verifyChecklist(run: Run, tree: string, only?: readonly st
         parse: 'verification',
         checklistIds: asked.map((i) => i.id),
         rateLimitRpm: knobs.rateLimitRpm,
+        ...sandboxArgs(knobs),
       },
     ]);
   } catch (err) {
@@ -247,6 +252,7 @@ export async function verifyChecklist(run: Run, tree: string, only?: readonly st
   run.status = run.stopRequest ? 'stopping' : 'running';
   run.lastVerifierAnswer = answer ? { exitCode: answer.exitCode, timedOut: answer.timedOut, answered: Object.keys(answer.verification ?? {}).length, logPath: answer.logPath } : null;
   if (answer?.usage) state.spend = addOrchestrationUsage(state.spend, answer.usage);
+  state.sandbox = noteSandbox(state.sandbox, answer?.sandbox, { iteration: state.iteration, role: 'checklist-verifier' });
   const statuses = { ...cl.status };
   for (const [id, v] of Object.entries(answer?.verification ?? {})) statuses[id] = { status: v.status, evidence: v.evidence, iteration: state.iteration };
   state.gates.checklist = { ...cl, status: statuses };
@@ -290,6 +296,7 @@ export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> 
           completionPromise: '',
           parse: 'checklist',
           rateLimitRpm: knobs.rateLimitRpm,
+          ...sandboxArgs(knobs),
         },
       ]);
     } catch (err) {
@@ -298,6 +305,7 @@ export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> 
       state.gates.checklistProblem = `the checklist could not be extracted: ${(err.cause?.message ?? err.message).slice(0, 300)}`;
     }
     if (r?.usage) state.spend = addOrchestrationUsage(state.spend, r.usage);
+    state.sandbox = noteSandbox(state.sandbox, r?.sandbox, { iteration: state.iteration, role: 'checklist' });
     if (r?.checklist?.ok) items = r.checklist.items;
     else if (r) {
       state.gates.checklistProblem = `the checklist could not be extracted: ${r.checklist?.error ?? 'no answer'}`.slice(0, 500);

@@ -16,6 +16,7 @@ import { iterationEvent } from '../decisions/journal.js';
 import { advanceMark, stepPaths } from '../decisions/lean-rounds.js';
 import { contextClearMemory, iterationMemory } from '../decisions/memory.js';
 import { keepContinuity } from '../decisions/prompt-memory.js';
+import { mergedDenials, noteSandbox } from '../decisions/sandbox.js';
 import { initialLadder, observeLadder } from '../decisions/tier-ladder.js';
 import { describeProxies, evaluateUncertainty, type Proxies } from '../decisions/uncertainty.js';
 import type { AgentCall } from './call-agent.js';
@@ -65,7 +66,10 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
     ...(checkpointsEra ? { checkpoint: snap.checkpoint?.commit ?? null } : {}),
     // A full disk says so where a person looks (status, watch), not only in the next prompt.
     ...(result.ioError ? { ioError: result.ioError.slice(0, 1000) } : {}),
+    // An escape attempt the sandbox refused is a finding a person should see.
+    ...(result.sandbox?.denied.length ? { denied: mergedDenials([result.sandbox]) } : {}),
   };
+  state.sandbox = noteSandbox(state.sandbox, result.sandbox, { iteration: state.iteration, role: 'builder' });
   if (snap.checkpoint) {
     const c = { iteration: state.iteration, commit: snap.checkpoint.commit, tree: snap.treeHash, ref: snap.checkpoint.ref, at: nowIso(), filesChanged: snap.sinceLast?.files ?? 0, filesSinceStart: snap.changedCount, exitCode: result.exitCode, tests: null, verdict: null, snapshot: null };
     state.checkpoints.list = addCheckpoint(state.checkpoints.list, c, knobs.checkpointsKept);

@@ -250,6 +250,7 @@ export class Run {
       ...(checkpointsEra ? { checkpoints: { kept: knobs.checkpointsKept, list: checkpointRows(state), rewinds: state.checkpoints.rewinds, lastTree: state.convergence.lastHash } } : {}),
       ...(this.eras.memoryEra ? { memory: memorySummary(state.memory) } : {}),
       ...(completionRuleEra ? { checks: state.checks, contract: state.contract } : {}),
+      sandbox: { mode: knobs.sandbox, ...state.sandbox },
       ...(this.journaling ? { eventStore: { stored: state.journal.stored, pending: state.journal.pending.length, dropped: state.journal.dropped, problem: state.journal.problem } } : {}),
       ...(gatesEra
         ? {

@@ -1,0 +1,61 @@
+/**
+ * What a run remembers of its sandbox: how its latest call ran, and the escape attempts the
+ * sandbox refused its calls — the builder's, the test runs, the gate tools and every reviewing
+ * role's (docs/security.md, The agent's sandbox). A refused attempt is a finding a person should
+ * see: status, watch and the console list them with the call that made them.
+ *
+ * Sandbox-safe: pure functions, no I/O.
+ */
+import { MAX_RUN_DENIALS, type SandboxDenial, type SandboxDenialSeen, type SandboxReport, type SandboxState } from '../../schemas/sandbox.js';
+
+/** Where a report came from: the iteration and the role of the call (builder, tests, gates, reviewer, council, ...). */
+export interface SandboxSource {
+  iteration: number;
+  role: string;
+}
+
+/**
+ * The run's sandbox state after one more call's report: the call's isolation becomes the latest,
+ * its refusals join the list (an attempt already listed for the same role, kind and target adds
+ * to its count and moves to the end, so the newest stay when the list is full).
+ */
+export function noteSandbox(state: SandboxState, report: SandboxReport | null | undefined, from: SandboxSource): SandboxState {
+  if (!report) return state;
+  const { denied, ...last } = report;
+  let list = state.denied;
+  let total = state.deniedTotal;
+  for (const d of denied) {
+    total += d.count;
+    const same = list.find((x) => x.role === from.role && x.kind === d.kind && x.target === d.target);
+    const seen: SandboxDenialSeen = same ? { ...same, count: same.count + d.count, iteration: from.iteration } : { ...d, iteration: from.iteration, role: from.role.slice(0, 40) };
+    list = [...list.filter((x) => x !== same), seen];
+  }
+  return {
+    last,
+    denied: list.slice(-MAX_RUN_DENIALS),
+    deniedTotal: total,
+    unsandboxedCalls: state.unsandboxedCalls + (report.applied ? 0 : 1),
+  };
+}
+
+/** The refusals of several reports (the builder's call and the test run on its tree), merged by kind and target, at most `max`. */
+export function mergedDenials(reports: readonly (SandboxReport | null | undefined)[], max = 10): SandboxDenial[] {
+  const out: SandboxDenial[] = [];
+  for (const r of reports) {
+    for (const d of r?.denied ?? []) {
+      const same = out.find((x) => x.kind === d.kind && x.target === d.target);
+      if (same) same.count += d.count;
+      else if (out.length < max) out.push({ ...d });
+    }
+  }
+  return out;
+}
+
+/**
+ * What a call's input says of the run's sandbox knobs: the mode when the run chose one other than
+ * the default (auto defers to the worker's setting, so an operator's VIGIL_SANDBOX=off or strict
+ * on the worker decides for runs that did not ask), and the registries when the run allows them.
+ */
+export function sandboxArgs(k: { sandbox: 'auto' | 'strict' | 'off'; sandboxRegistries: boolean }): { sandbox?: 'strict' | 'off'; sandboxRegistries?: true } {
+  return { ...(k.sandbox !== 'auto' ? { sandbox: k.sandbox } : {}), ...(k.sandboxRegistries ? { sandboxRegistries: true as const } : {}) };
+}
