@@ -55,6 +55,12 @@ export interface CliExpectations {
   /** Model roles the full run must have sent through the CLI. */
   roles: ScriptRole[];
   /**
+   * The CLI runs declared sub-agents (claude `--agents` with `--json-schema`): the full run's
+   * council round and code review each go out as one call whose main agent runs every member as
+   * an agent of its own, and the records say so.
+   */
+  batchesRounds: boolean;
+  /**
    * Faults Vigil does not yet handle for this CLI, and why: their tests are expected to fail
    * (vitest `it.fails`), and start failing, as they should, once Vigil handles the fault.
    */
@@ -62,7 +68,7 @@ export interface CliExpectations {
 }
 
 const ALL_ROLES: ScriptRole[] = ['checklist', 'iteration', 'reviewer', 'review-devils-advocate', 'council', 'council-devils-advocate', 'checklist-verifier'];
-export const DEFAULT_EXPECTATIONS: CliExpectations = { exactTokens: true, countsSideRequests: true, reportsSession: true, reportsCost: true, faultSeconds: 60, faultRequests: null, readsHangs: false, roles: ALL_ROLES, knownGaps: {} };
+export const DEFAULT_EXPECTATIONS: CliExpectations = { exactTokens: true, countsSideRequests: true, reportsSession: true, reportsCost: true, faultSeconds: 60, faultRequests: null, readsHangs: false, roles: ALL_ROLES, batchesRounds: false, knownGaps: {} };
 
 /** `it`, or `it.fails` with the gap in the title. */
 function testFor(title: string, gap: string | undefined): [string, typeof it | typeof it.fails] {
@@ -193,6 +199,26 @@ export function realCliSuite(name: RealCliName, expect_: Partial<CliExpectations
       expect(existsSync(path.join(repo, '.gitignore'))).toBe(gitignoreBefore);
       const untracked = git(repo, 'status', '--porcelain', '--untracked-files=all').split('\n').filter(Boolean).map((l) => l.slice(3));
       expect(untracked.filter((f) => f !== BUILDER_FILE && !f.startsWith('.aider.tags.cache'))).toEqual([]);
+
+      if (x.batchesRounds) {
+        // One call for the council's two members and one for the two reviewers: each main agent ran
+        // every member as a declared agent (its own conversation with the server, its member prompt
+        // as its instructions) and answered with one structured document; the devil's advocates are
+        // calls of their own.
+        const requests = server.requests();
+        const count = (role: ScriptRole) => requests.filter((r) => r.role === role && r.fault === null).length;
+        expect(count('council-batch'), detail).toBeGreaterThanOrEqual(2);
+        expect(count('review-batch'), detail).toBeGreaterThanOrEqual(2);
+        const verdict = s.council.verdicts.at(-1);
+        const review = s.quality?.lastReview;
+        // Each member and reviewer one conversation of its own, within the batched calls.
+        expect(count('council'), detail).toBe(2);
+        expect(count('reviewer'), detail).toBe(review?.reviewers.length);
+        expect(verdict?.batch, detail).toMatchObject({ batched: true, members: 2, note: 'one call for 2 members (claude --agents)' });
+        expect(verdict?.votes.map((v) => v.recorded)).toEqual(['APPROVE', 'APPROVE']);
+        expect(review?.batch, detail).toMatchObject({ batched: true, members: review?.reviewers.length });
+        for (const v of verdict?.votes ?? []) expect(readFileSync(v.logPath, 'utf8')).toMatch(/^\[answered as agent vigil-council-member-\d-/);
+      }
 
       // Cost and tokens: what the CLI reported of what the server answered.
       const served = server.tokens(undefined, x.countsSideRequests);

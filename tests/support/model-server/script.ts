@@ -10,13 +10,16 @@
  * Reviewing roles answer in their role's format at once: `VERDICT: PASS` for code reviewers and
  * the review's devil's advocate, `VOTE: APPROVE` for council members and the council's devil's
  * advocate, a JSON array for checklist extraction, `ITEM <id>: PASS - ...` lines for the verifier.
+ * A batched round's main agent (claude `--agents`) runs every declared agent with the Agent tool,
+ * then returns their findings through the StructuredOutput tool; each declared agent, whose
+ * instructions (its system prompt) are Vigil's member prompt, answers as that member.
  * Anything else (a CLI's side request: titles, summaries, quota checks) gets a short plain text.
  *
  * Pure: no I/O.
  */
 import { z } from 'zod';
 
-export const ROLES = ['iteration', 'council', 'council-devils-advocate', 'reviewer', 'review-devils-advocate', 'checklist', 'checklist-verifier', 'side'] as const;
+export const ROLES = ['iteration', 'council', 'council-devils-advocate', 'reviewer', 'review-devils-advocate', 'checklist', 'checklist-verifier', 'council-batch', 'review-batch', 'side'] as const;
 export type ScriptRole = (typeof ROLES)[number];
 
 export const BUILDER_FILE = 'real-cli-proof.txt';
@@ -35,6 +38,8 @@ export interface Conversation {
   tools: Tool[];
   /** The model the CLI asked for. */
   model: string;
+  /** The tool calls of earlier turns, and the text of each one's result, in order (only the Anthropic wire reads them). */
+  toolExchanges?: { name: string; input: unknown; result: string | null }[];
 }
 
 export interface ToolCall {
@@ -51,6 +56,9 @@ export interface Reply {
 
 /** Markers of the prompts Vigil writes, most specific first. */
 const ROLE_MARKERS: readonly [ScriptRole, RegExp][] = [
+  // A batched round's main agent (workflows/decisions/round-batch.ts): it runs the declared agents.
+  ['council-batch', /^Completion council round \d+, iteration \d+: one call for \d+ council members/m],
+  ['review-batch', /^Code review round \d+, iteration \d+: one call for \d+ code reviewers/m],
   ['checklist', /extract a checklist of its verifiable requirements/],
   ['checklist-verifier', /Verify each requirement below against the repository/],
   ['council-devils-advocate', /The completion council voted UNANIMOUSLY/],
@@ -67,8 +75,54 @@ export function roleOf(c: Conversation): ScriptRole {
   if (SIDE_SYSTEM.test(c.system) && c.tools.length === 0) return 'side';
   const prompt = c.userTexts.join('\n');
   for (const [role, re] of ROLE_MARKERS) if (re.test(prompt)) return role;
-  // An iteration prompt names the completion promise; anything else is a CLI's own side request.
-  return prompt.includes(COMPLETION_PROMISE) ? 'iteration' : 'side';
+  // An iteration prompt names the completion promise.
+  if (prompt.includes(COMPLETION_PROMISE)) return 'iteration';
+  // A declared agent of a batched round: Vigil's member prompt is its system prompt (its instructions).
+  for (const [role, re] of ROLE_MARKERS) if (role !== 'council-batch' && role !== 'review-batch' && re.test(c.system)) return role;
+  // Anything else is a CLI's own side request.
+  return 'side';
+}
+
+/** The agents a batched round's prompt names (`- vigil-…` lines). */
+function declaredAgents(c: Conversation): string[] {
+  return [...c.userTexts.join('\n').matchAll(/^- (vigil-[a-z0-9-]+)$/gm)].map((m) => m[1] as string);
+}
+
+/**
+ * A batched round's main agent: first every declared agent through the Agent tool (in the
+ * foreground); once each has answered, the structured answer (the StructuredOutput tool) with
+ * each agent's finding read from its report; then a short closing text.
+ */
+function batchReply(role: 'council-batch' | 'review-batch', c: Conversation): Reply {
+  const names = declaredAgents(c);
+  const exchanges = c.toolExchanges ?? [];
+  if (exchanges.some((x) => x.name === 'StructuredOutput')) return { role, text: 'Every agent answered; the findings are in the structured output.', toolCalls: [] };
+  const answered = new Map<string, string>();
+  for (const x of exchanges) {
+    const agent = z.object({ subagent_type: z.string() }).safeParse(x.input);
+    if (x.name === 'Agent' && agent.success && x.result !== null) answered.set(agent.data.subagent_type, x.result);
+  }
+  const pending = names.filter((n) => !answered.has(n));
+  if (pending.length > 0) {
+    return {
+      role,
+      text: `Running ${pending.length} agent(s).`,
+      toolCalls: pending.map((n) => ({ name: 'Agent', input: { subagent_type: n, description: `run ${n}`, prompt: 'Carry out your instructions on this repository and answer in the format they ask for.', run_in_background: false } })),
+    };
+  }
+  const findings = names.map((n) => {
+    const report = answered.get(n) ?? '';
+    if (role === 'council-batch') {
+      const vote = /VOTE:\s*(APPROVE|REJECT|CANNOT_VALIDATE)/.exec(report)?.[1] ?? 'CANNOT_VALIDATE';
+      const reason = /REASON:\s*(.*)/.exec(report)?.[1]?.trim() ?? '';
+      const issues = [...report.matchAll(/ISSUES:\s*(CRITICAL|HIGH|MEDIUM|LOW):\s*(.*)/g)].map((m) => ({ severity: (m[1] as string).toLowerCase(), description: (m[2] as string).trim() }));
+      return { agent: n, vote, reason, issues };
+    }
+    const verdict = /VERDICT:\s*(PASS|FAIL)/.exec(report)?.[1] ?? 'FAIL';
+    const found = [...report.matchAll(/\[(Critical|High|Medium|Low)\]\s*(.*)/g)].map((m) => ({ severity: (m[1] as string).toLowerCase(), text: (m[2] as string).trim() }));
+    return { agent: n, verdict, findings: found };
+  });
+  return { role, text: '', toolCalls: [{ name: 'StructuredOutput', input: { findings } }] };
 }
 
 /** The working directory the CLI told the model about, when it did. */
@@ -145,6 +199,9 @@ export function reply(c: Conversation): Reply {
       const ids = [...new Set([...c.userTexts.join('\n').matchAll(/^- ([A-Za-z0-9][A-Za-z0-9_.-]*) \((?:critical|high|medium|low)\):/gm)].map((m) => m[1] as string))];
       return { role, text: ids.map((id) => `ITEM ${id}: PASS - checked ${BUILDER_FILE} in the working tree`).join('\n'), toolCalls: [] };
     }
+    case 'council-batch':
+    case 'review-batch':
+      return batchReply(role, c);
     case 'side':
       return { role, text: 'Real CLI proof', toolCalls: [] };
   }

@@ -55,19 +55,28 @@ export function anthropicConversation(body: Obj): Conversation {
   const messages = asArr(body.messages).map(asObj).filter((m): m is Obj => m !== null);
   const userTexts: string[] = [];
   let toolResults = 0;
+  const exchanges = new Map<string, { name: string; input: unknown; result: string | null }>();
   for (const m of messages) {
+    if (m.role === 'assistant') {
+      for (const b of asArr(m.content).map(asObj)) if (b?.type === 'tool_use') exchanges.set(asStr(b.id), { name: asStr(b.name), input: b.input, result: null });
+      continue;
+    }
     if (m.role !== 'user') continue;
     if (typeof m.content === 'string') userTexts.push(m.content);
     for (const b of asArr(m.content).map(asObj)) {
       if (b?.type === 'text') userTexts.push(asStr(b.text));
-      if (b?.type === 'tool_result') toolResults++;
+      if (b?.type === 'tool_result') {
+        toolResults++;
+        const x = exchanges.get(asStr(b.tool_use_id));
+        if (x) x.result = textOf(b.content);
+      }
     }
   }
   const tools: Tool[] = asArr(body.tools)
     .map(asObj)
     .filter((t): t is Obj => t !== null && typeof t.name === 'string')
     .map((t) => ({ name: asStr(t.name), parameters: t.input_schema }));
-  return { system: textOf(body.system), userTexts, toolResults, tools, model: asStr(body.model) };
+  return { system: textOf(body.system), userTexts, toolResults, tools, model: asStr(body.model), toolExchanges: [...exchanges.values()] };
 }
 
 function anthropicContent(r: Reply): Obj[] {
