@@ -15,6 +15,7 @@ import { RunMemorySchema, emptyMemory } from './memory.js';
 import { HostNameSchema } from './hosts.js';
 import { ChangeMarksSchema, ChecklistSchema, ChecklistStateSchema, GATE_NAMES, GateNameSchema, GateResultSchema, GateTrackSchema, ReviewRecordSchema, RoundBatchSchema } from './gates.js';
 import { CONVENE_TRIGGERS } from './rounds.js';
+import { TaskListSchema, TaskQueueSchema } from './tasks.js';
 import { SandboxDenialSchema, SandboxStateSchema } from './sandbox.js';
 
 export const PHASES = ['REASON', 'ACT', 'REFLECT', 'VERIFY'] as const;
@@ -476,6 +477,8 @@ export const RunStateSchema = shared('schemas/run:RunStateSchema', () => z.objec
   marks: ChangeMarksSchema.default({ round: null, review: null, checklist: null }),
   /** How the run's calls were isolated, and the escape attempts the sandbox refused them (docs/security.md). */
   sandbox: SandboxStateSchema.default({ last: null, denied: [], deniedTotal: 0, unsandboxedCalls: 0 }),
+  /** The task queue of a run split into parallel streams (patch vigil-streams-v1); null: no streams. */
+  tasks: TaskQueueSchema.nullable().default(null),
 }));
 export type RunState = z.infer<typeof RunStateSchema>;
 
@@ -503,6 +506,10 @@ export const RunInputSchema = shared('schemas/run:RunInputSchema', () => z.objec
    * hosts: everything runs on the workflow's own task queue.
    */
   host: HostNameSchema.optional(),
+  /** Tasks a person gave (`vigil start --tasks FILE`): with parallelStreams above 1, each runs as a stream of its own. */
+  tasks: TaskListSchema.optional(),
+  /** Present in a stream's run (a child of a run split into tasks): the run that started it, its task, and what its first prompt says of it. */
+  stream: z.object({ parentId: z.string().max(300), task: z.string().max(40), directive: z.string().max(4000) }).optional(),
   /** Present only when continuing as new (runs from before the packed carry). */
   state: RunStateSchema.optional(),
   /**

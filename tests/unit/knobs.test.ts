@@ -273,6 +273,14 @@ const CASES: Record<KnobName, Cases> = {
     bad: ['pull-request', 'main', ''],
   },
   deliverToCurrent: boolCases,
+  parallelStreams: intCases(1, 8),
+  mergeConflicts: {
+    good: [
+      ['agent', 'agent'],
+      [' Person ', 'person'],
+    ],
+    bad: ['', 'human', 'auto'],
+  },
   uncertaintyEscalation: boolCases,
   uncertaintyRounds: intCases(1, 100),
   uncertaintyNoChangeMin: intCases(0, 10_000),

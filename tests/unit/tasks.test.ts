@@ -1,0 +1,151 @@
+/**
+ * The task queue of parallel streams: task files (JSON and Markdown) and what they refuse, tasks
+ * from the PRD checklist and from a planner's answer, which tasks are ready (dependencies done and
+ * merged, at most N at once), how a stream's end moves its task (done, failed and retried, dead
+ * letter, and its dependents with it), the merge order, the budget share and the stream's ids.
+ */
+import { describe, expect, it } from 'vitest';
+import { TaskListSchema, type TaskList } from '../../schemas/tasks.js';
+import {
+  nextMerge,
+  newTaskQueue,
+  parsePlannerAnswer,
+  parseTasksFile,
+  readyTasks,
+  streamBudget,
+  streamId,
+  streamsSettled,
+  taskChecklist,
+  taskDirective,
+  taskEnded,
+  taskMerged,
+  tasksFromChecklist,
+  taskStarted,
+} from '../../workflows/decisions/tasks.js';
+
+const list = (...specs: [string, string[]?][]): TaskList => TaskListSchema.parse(specs.map(([id, deps]) => ({ id, title: `task ${id}`, dependsOn: deps ?? [] })));
+const ids = (ts: readonly { id: string }[]): string[] => ts.map((t) => t.id);
+const approved = { status: 'council_approved', reason: 'ok', spendUsd: 0.5 };
+const failed = { status: 'max_iterations_reached', reason: 'cap', spendUsd: 0.25 };
+
+describe('task files', () => {
+  it('reads JSON: an array, or {"tasks": [...]}, items as in a checklist', () => {
+    const json = JSON.stringify([{ id: 'a', title: 'A', items: [{ id: 'REQ-1', title: 'one' }] }, { id: 'b', title: 'B', dependsOn: ['a'] }]);
+    const r = parseTasksFile(json, 'tasks.json');
+    expect(r).toEqual({ ok: true, tasks: [{ id: 'a', title: 'A', items: [{ id: 'REQ-1', title: 'one', priority: 'medium', verify: '' }], dependsOn: [] }, { id: 'b', title: 'B', items: [], dependsOn: ['a'] }] });
+    expect(parseTasksFile(JSON.stringify({ tasks: [{ id: 'x', title: 'X' }] }), 't.json')).toMatchObject({ ok: true, tasks: [{ id: 'x' }] });
+  });
+
+  it('reads Markdown: a heading per task, its dependencies, its checklist lines', () => {
+    const md = ['# Tasks', '', '## api: Build the API', 'Depends on: db, `auth`', '- [ ] REQ-1 (critical): GET /items answers — curl it', '- [ ] list is paged', '', '## db — The schema', '- [high] tables exist', '', '## auth: Login'].join('\n');
+    const r = parseTasksFile(md, 'TASKS.md');
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.tasks.map((t) => [t.id, t.title, t.dependsOn, t.items.map((i) => `${i.id}:${i.priority}:${i.title}`)])).toEqual([
+      ['api', 'Build the API', ['db', 'auth'], ['REQ-1:critical:GET /items answers', 'REQ-2:medium:list is paged']],
+      ['db', 'The schema', [], ['REQ-1:high:tables exist']],
+      ['auth', 'Login', [], []],
+    ]);
+  });
+
+  it('refuses unknown dependencies, repeated ids, cycles, bad ids and empty files, naming the file', () => {
+    expect(parseTasksFile(JSON.stringify([{ id: 'a', title: 'A', dependsOn: ['z'] }]), 'f.json')).toEqual({ ok: false, error: 'f.json: task 0.dependsOn: task "a" depends on "z", which is not a task of the list' });
+    expect(parseTasksFile(JSON.stringify([{ id: 'a', title: 'A' }, { id: 'a', title: 'B' }]), 'f.json')).toEqual({ ok: false, error: 'f.json: task 1.id: task id "a" is used twice' });
+    expect(parseTasksFile(JSON.stringify([{ id: 'a', title: 'A', dependsOn: ['b'] }, { id: 'b', title: 'B', dependsOn: ['a'] }, { id: 'c', title: 'C' }]), 'f.json')).toEqual({ ok: false, error: 'f.json: the dependencies of "a", "b" form a cycle' });
+    expect(parseTasksFile(JSON.stringify([{ id: 'a', title: 'A', dependsOn: ['a'] }]), 'f.json')).toEqual({ ok: false, error: 'f.json: task 0.dependsOn: task "a" depends on itself' });
+    expect(parseTasksFile(JSON.stringify([{ id: 'a b', title: 'A' }]), 'f.json')).toMatchObject({ ok: false, error: expect.stringContaining('task ids are letters') });
+    expect(parseTasksFile('just prose\n', 'T.md')).toEqual({ ok: false, error: 'T.md: no task found (one "## <id>: <title>" heading per task)' });
+    expect(parseTasksFile('## no title here\n', 'T.md')).toEqual({ ok: false, error: 'T.md:1: a task heading is "## <id>: <title>"' });
+    expect(parseTasksFile('[', 'f.json')).toMatchObject({ ok: false, error: expect.stringMatching(/^f\.json: not valid JSON/) });
+  });
+});
+
+describe('tasks from the checklist and from a planner', () => {
+  it('makes each checklist item a task of its own', () => {
+    const t = tasksFromChecklist([{ id: 'REQ-1', title: 'one', priority: 'high', verify: 'v' }, { id: 'REQ-2', title: 'two', priority: 'low', verify: '' }]);
+    expect(t).toEqual([
+      { id: 'REQ-1', title: 'one', items: [{ id: 'REQ-1', title: 'one', priority: 'high', verify: 'v' }], dependsOn: [] },
+      { id: 'REQ-2', title: 'two', items: [{ id: 'REQ-2', title: 'two', priority: 'low', verify: '' }], dependsOn: [] },
+    ]);
+  });
+
+  it('reads the planner’s last JSON block, or its last array', () => {
+    const fenced = 'Plan:\n```json\n[{"id": "old", "title": "x"}]\n```\nbetter:\n```json\n[{"id": "a", "title": "A"}, {"id": "b", "title": "B", "dependsOn": ["a"]}]\n```\n';
+    expect(parsePlannerAnswer(fenced)).toMatchObject({ ok: true, tasks: [{ id: 'a' }, { id: 'b', dependsOn: ['a'] }] });
+    expect(parsePlannerAnswer('tasks: [{"id": "only", "title": "O"}] done')).toMatchObject({ ok: true, tasks: [{ id: 'only' }] });
+    expect(parsePlannerAnswer('no idea')).toEqual({ ok: false, error: 'the planner answered no JSON task list' });
+  });
+});
+
+describe('the queue', () => {
+  it('starts ready tasks up to N at once, dependencies done and merged first', () => {
+    let q = newTaskQueue(list(['a'], ['b'], ['c', ['a']], ['d']), 'file', 'base0');
+    expect(ids(readyTasks(q, 2))).toEqual(['a', 'b']);
+    q = taskStarted(q, 'a', 'run--a', 'vigil/run--a');
+    q = taskStarted(q, 'b', 'run--b', 'vigil/run--b');
+    expect(q.tasks[0]).toMatchObject({ state: 'in_progress', attempts: 1, childId: 'run--a', branch: 'vigil/run--a' });
+    expect(ids(readyTasks(q, 2))).toEqual([]);
+    expect(ids(readyTasks(q, 3))).toEqual(['d']);
+    q = taskEnded(q, 'a', approved);
+    // a is done but not merged: c still waits.
+    expect(ids(readyTasks(q, 3))).toEqual(['d']);
+    expect(nextMerge(q)?.id).toBe('a');
+    q = taskMerged(q, 'a', 'm1');
+    expect(q.merged).toBe('m1');
+    expect(ids(readyTasks(q, 3))).toEqual(['c', 'd']);
+    expect(streamsSettled(q)).toBe(false);
+  });
+
+  it('retries a failed stream once, then dead-letters the task and every task that waits for it', () => {
+    let q = newTaskQueue(list(['a'], ['b', ['a']], ['c', ['b']], ['d']), 'file', null);
+    q = taskStarted(q, 'a', 'r--a', 'vigil/r--a');
+    q = taskEnded(q, 'a', failed);
+    expect(q.tasks[0]).toMatchObject({ state: 'failed', attempts: 1, spendUsd: 0.25, outcome: { status: 'max_iterations_reached' } });
+    expect(ids(readyTasks(q, 4))).toEqual(['a', 'd']);
+    q = taskStarted(q, 'a', 'r--a', 'vigil/r--a');
+    q = taskEnded(q, 'a', failed);
+    expect(q.tasks.map((t) => [t.id, t.state, t.deadLetter])).toEqual([
+      ['a', 'dead_letter', 'its stream ended max_iterations_reached after 2 attempt(s): cap'],
+      ['b', 'dead_letter', 'it depends on a, a dead letter'],
+      ['c', 'dead_letter', 'it depends on b, a dead letter'],
+      ['d', 'pending', null],
+    ]);
+    expect(q.tasks[0]?.spendUsd).toBe(0.5);
+    // d still runs, and the run settles once it is done and merged.
+    q = taskStarted(q, 'd', 'r--d', 'vigil/r--d');
+    q = taskEnded(q, 'd', approved);
+    expect(streamsSettled(q)).toBe(false);
+    q = taskMerged(q, 'd', 'm');
+    expect(streamsSettled(q)).toBe(true);
+  });
+
+  it('does not retry a stopped stream, and ignores the end of a task that is not running', () => {
+    let q = newTaskQueue(list(['a']), 'file', null);
+    expect(taskEnded(q, 'a', approved)).toBe(q);
+    q = taskStarted(q, 'a', 'r--a', 'b');
+    expect(taskEnded(q, 'a', { status: 'stopped', reason: 'stopped by p', spendUsd: 0 }).tasks[0]?.state).toBe('dead_letter');
+  });
+
+  it('merges in dependency order and holds merges and starts while a conflict waits', () => {
+    let q = newTaskQueue(list(['a'], ['b'], ['c', ['b']]), 'file', 'base');
+    for (const id of ['a', 'b']) q = taskEnded(taskStarted(q, id, `r--${id}`, `vigil/r--${id}`), id, approved);
+    expect(nextMerge(q)?.id).toBe('a');
+    q = { ...q, conflict: { task: 'a', files: ['x.txt'], note: 'both edit x.txt' } };
+    expect(nextMerge(q)).toBeNull();
+    expect(readyTasks(q, 3)).toEqual([]);
+    q = taskMerged(q, 'a', 'm1');
+    expect(q.conflict).toBeNull();
+    expect(nextMerge(q)?.id).toBe('b');
+  });
+
+  it('names streams after the run and shares what is left of the budget', () => {
+    expect(streamId('vigil-prd-1', 'api')).toBe('vigil-prd-1--api');
+    const q = newTaskQueue(list(['a'], ['b'], ['c'], ['d']), 'file', null);
+    expect(streamBudget(0, 0, q)).toBe(0);
+    expect(streamBudget(10, 2, q)).toBe(2);
+    const t = list(['a'])[0];
+    if (!t) throw new Error('no task');
+    expect(taskChecklist(t)).toEqual([{ id: 'a-1', title: 'task a', priority: 'high', verify: '' }]);
+    expect(taskDirective(t, 'run')).toContain('Your task: a — task a');
+  });
+});
