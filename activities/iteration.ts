@@ -54,6 +54,8 @@ import { inspectRepoChanges } from './repo.js';
 import { isStorageError, readRegularFile, writePrivateFile } from './safe-files.js';
 import { listenForRunCancel } from './running-calls.js';
 import { readAgentSignals } from './signals.js';
+import { workerStoreUrl } from './event-store.js';
+import { bestEffort, failureLine, recordTrace, retrieveForPrompt, taskText } from './lasting-memory.js';
 
 const MAX_PART_BYTES = 256 * 1024;
 
@@ -224,7 +226,7 @@ async function runAgentCall(raw: RunAgentInput): Promise<AgentResult> {
 
 async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<AgentResult> {
   const lean = raw.role === 'iteration' && raw.inspect !== undefined && raw.inspect !== null;
-  const resolved = lean || raw.promptRefs || raw.memoryRef ? resolvePromptParts(raw) : raw;
+  const resolved = await withEarlierRuns(lean || raw.promptRefs || raw.memoryRef ? resolvePromptParts(raw) : raw);
   const carried = lean && raw.gates ? raw.gates : null;
   const ctx = Context.current();
   const { result, skipGates } = carried
@@ -252,7 +254,44 @@ async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<A
   if (carried && !failed && tree !== null && tree !== carried.lastTree && !cancelled) {
     gates = await runGates({ ...carried.pass, tests: tree === carried.knownTestsTree ? null : carried.pass.tests }, tree, changes);
   }
+  await traceForMemory(raw, result, inspection, gates);
   return { ...result, tail: failed ? result.tail : '', inspection, ...(gates ? { gates } : {}) };
+}
+
+/**
+ * The memory from earlier runs in an iteration's prompt (activities/lasting-memory.ts), when the
+ * run asked for it and this worker has an event store: best effort, within a few seconds.
+ */
+async function withEarlierRuns(input: RunAgentInput): Promise<RunAgentInput> {
+  const p = input.promptInput;
+  const layers = input.memoryLayers;
+  if (input.role !== 'iteration' || !p || !layers || layers.indexTokens + layers.timelineTokens + layers.entriesTokens === 0) return input;
+  const url = workerStoreUrl().url;
+  if (!url) return input;
+  const got = await bestEffort(() => retrieveForPrompt(url, { workflowId: input.runId, iteration: input.iteration, repoPath: input.repoPath, task: taskText(p), budgets: layers }));
+  return got?.text ? { ...input, promptInput: { ...p, earlierRuns: got.text } } : input;
+}
+
+/** What the journal does not hold of this iteration, for its episode (best effort). */
+async function traceForMemory(raw: RunAgentInput, result: AgentResult, inspection: IterationInspection, gates: RunGatesResult | null): Promise<void> {
+  if (!raw.memoryLayers) return;
+  const url = workerStoreUrl().url;
+  if (!url) return;
+  const snapshot = 'snapshot' in inspection ? inspection.snapshot : null;
+  const signals = 'signals' in inspection ? inspection.signals : null;
+  const failed = result.exitCode !== 0 || result.timedOut;
+  const errorsSeen = failed ? [failureLine(result.tail) ?? result.tail.split('\n').filter((l) => l.trim()).slice(-1)[0] ?? `exit ${result.exitCode}`] : [];
+  const tests = gates?.tests ?? null;
+  await bestEffort(() =>
+    recordTrace(url, {
+      workflowId: raw.runId,
+      iteration: raw.iteration,
+      files: snapshot?.sinceLast?.paths ?? [],
+      errors: errorsSeen,
+      testFailure: tests && !tests.passed ? failureLine(tests.tail) : null,
+      summary: signals?.summary ?? null,
+    }),
+  );
 }
 
 /** The inspection as an activity of its own (when the agent activity could not make it). */

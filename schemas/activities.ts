@@ -12,6 +12,7 @@ import { DirectiveSchema, PhaseSchema, TierSchema } from './run.js';
 import { ChecklistItemSchema, GateResultSchema, MAX_CHECKLIST_ITEMS, ReviewerRecordSchema, TOOL_GATES } from './gates.js';
 import { MEMORY_LIMITS, NoteRefSchema, PromptMemoryRefSchema, PromptMemorySchema } from './memory.js';
 import { SandboxModeSchema, SandboxReportSchema } from './sandbox.js';
+import { MAX_EARLIER_RUNS_CHARS, MemoryLayersSchema } from './lasting-memory.js';
 
 export const ParsedVoteSchema = shared('schemas/activities:ParsedVoteSchema', () => z.object({
   vote: z.enum(['APPROVE', 'REJECT', 'CANNOT_VALIDATE']).nullable(),
@@ -78,6 +79,8 @@ export const PromptInputSchema = shared('schemas/activities:PromptInputSchema', 
   memory: PromptMemorySchema.nullable().optional(),
   /** A template file (knob promptTemplate) the activity renders the parts with; absent: the default template. */
   templatePath: z.string().max(4096).optional(),
+  /** Memory from earlier runs (docs/memory.md), retrieved by the agent activity within the layer budgets. */
+  earlierRuns: z.string().max(MAX_EARLIER_RUNS_CHARS).nullable().optional(),
 }));
 export type PromptInput = z.infer<typeof PromptInputSchema>;
 
@@ -186,6 +189,8 @@ export const RunAgentInputSchema = shared('schemas/activities:RunAgentInputSchem
   promptRefs: PromptRefsSchema.optional(),
   /** The run memory by reference (`promptInput.memory` is then rendered by the activity; see activities/prompt-memory.ts). */
   memoryRef: PromptMemoryRefSchema.optional(),
+  /** The memory from earlier runs: each layer's token budget (absent: none is retrieved; docs/memory.md). */
+  memoryLayers: MemoryLayersSchema.optional(),
   /** After the agent: inspect the repository and read the signal files in the same activity (iterations). */
   inspect: IterationInspectionInputSchema.nullable().optional(),
   /** After a good call that changed the tree (and its inspection): this gate pass, in the same activity (iterations). */

@@ -295,6 +295,10 @@ export const KNOBS = shared('schemas/knobs:KNOBS', () => ({
   checkpointsKept: intKnob('VIGIL_CHECKPOINTS_KEPT', 0, 200, 50, 'Per-iteration checkpoints kept (a commit of the tree under refs/vigil/<run>/<iteration> after every iteration that changed it; the oldest is pruned); 0 turns checkpoints, and so rewind, off.'),
   // The run memory and the prompt (issue: the run so far in every prompt).
   memoryBudgetChars: intKnob('VIGIL_MEMORY_BUDGET_CHARS', 0, 100_000, 4000, 'Characters of "the run so far" (the run memory, newest first) in every prompt; 0 leaves it out (the memory is still kept).'),
+  // The memory that outlives a run (docs/memory.md): each retrieval layer's budget in every prompt.
+  memoryIndexTokens: intKnob('VIGIL_MEMORY_INDEX_TOKENS', 0, 20_000, 150, "Tokens (four characters each) of the memory index in every prompt: topics and counts of what earlier runs left in the event store's memory; 0 leaves it out."),
+  memoryTimelineTokens: intKnob('VIGIL_MEMORY_TIMELINE_TOKENS', 0, 20_000, 250, "Tokens of the memory timeline in every prompt: the repository's earlier runs, newest first, one line each; 0 leaves it out."),
+  memoryEntriesTokens: intKnob('VIGIL_MEMORY_ENTRIES_TOKENS', 0, 20_000, 800, 'Tokens of memory entries in every prompt: the patterns, anti-patterns and skills of earlier runs that share most keywords with the task, whole; 0 leaves them out (all three 0: no memory is retrieved).'),
   promptTemplate: {
     schema: z.string().max(4096),
     default: '',

@@ -386,6 +386,9 @@ const CASES: Record<KnobName, Cases> = {
   eventStore: boolCases,
   checkpointsKept: intCases(0, 200),
   memoryBudgetChars: intCases(0, 100_000),
+  memoryIndexTokens: intCases(0, 20_000),
+  memoryTimelineTokens: intCases(0, 20_000),
+  memoryEntriesTokens: intCases(0, 20_000),
   promptTemplate: {
     good: [
       ['', ''],

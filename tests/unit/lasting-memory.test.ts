@@ -131,6 +131,7 @@ describe('signature helpers', () => {
   });
   it('the error line of a TAP block, of a stack, or none', () => {
     expect(errorLine("not ok 1 - adds\n  ---\n  error: |-\n    Expected values to be strictly equal:\n  code: 'ERR_ASSERTION'")).toBe('Expected values to be strictly equal:');
+    expect(errorLine("not ok 1 - adds\n  ---\n  error: |-\n    Expected values to be strictly equal:\n\n    4 !== 3\n\n  code: 'ERR_ASSERTION'")).toBe('Expected values to be strictly equal: 4 !== 3');
     expect(errorLine('ok\nTypeError: x is not a function\n    at y')).toBe('TypeError: x is not a function');
     expect(errorLine('all good')).toBeNull();
   });

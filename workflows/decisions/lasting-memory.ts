@@ -71,13 +71,22 @@ export function errorLine(output: string): string | null {
     const l = lines[i] as string;
     if (!ERROR_LINE.test(l) || /^(failureType|code|stack|duration_ms):/.test(l) || /^not ok\b/.test(l)) continue;
     if (/^error:\s*\|-?$/.test(l) || /^error:\s*$/.test(l)) {
-      const next = lines.slice(i + 1).find((x) => x !== '');
-      if (next) return cut(oneLine(next.replace(/^['"]|['"]$/g, '')), 250);
+      const at = lines.findIndex((x, k) => k > i && x !== '');
+      if (at > 0) return withFollowing(lines, at);
       continue;
     }
-    return cut(oneLine(l.replace(/^error:\s*/, '').replace(/^['"]|['"]$/g, '')), 250);
+    return withFollowing(lines, i);
   }
   return null;
+}
+
+/** A line that ends with a colon says what follows: the next non-empty line joins it (`… strictly equal: 4 !== 3`), unless it is a YAML key. */
+function withFollowing(lines: readonly string[], i: number): string {
+  const unquote = (s: string): string => s.replace(/^error:\s*/, '').replace(/^['"]|['"]$/g, '');
+  const l = unquote(lines[i] as string);
+  const next = lines.slice(i + 1).find((x) => x !== '');
+  const joined = l.endsWith(':') && next && !/^[A-Za-z_]+:(\s|$)/.test(next) ? `${l} ${unquote(next)}` : l;
+  return cut(oneLine(joined), 250);
 }
 
 type Ev<K extends RunEvent['kind']> = Extract<RunEvent, { kind: K }>;

@@ -39,6 +39,7 @@ export const SECTION_PLACEHOLDERS = [
   'checklist',
   'continuity',
   'learnings',
+  'earlierRuns',
   'runSoFar',
   'notes',
   'completion',
@@ -80,6 +81,8 @@ Iteration {{iteration}} of at most {{maxIterations}}. Phase {{phase}}, tier {{ti
 
 {{learnings}}
 
+{{earlierRuns}}
+
 {{runSoFar}}
 
 {{notes}}
@@ -87,6 +90,9 @@ Iteration {{iteration}} of at most {{maxIterations}}. Phase {{phase}}, tier {{ti
 {{completion}}
 {{rules}}
 `;
+
+/** The heading of the memory from earlier runs (docs/memory.md). */
+export const EARLIER_RUNS_HEADING = "Memory from earlier runs on this repository (Vigil's memory: what worked and what failed before; weigh it, it may be out of date):";
 
 /** A checked template: its text and the placeholders it uses. */
 export interface PromptTemplate {
@@ -189,6 +195,7 @@ export function promptValues(p: PromptInput): Record<PromptPlaceholder, string> 
     checklist: section('Requirements checklist (verified independently before completion):', p.checklist),
     continuity: section('Your continuity notes (.vigil/CONTINUITY.md, as you left them):', m?.continuity),
     learnings: section('Learnings about this repository from earlier runs (.vigil/learnings.md):', m?.learnings),
+    earlierRuns: section(EARLIER_RUNS_HEADING, p.earlierRuns),
     runSoFar: section('The run so far (newest first):', m?.runSoFar),
     notes: m
       ? [

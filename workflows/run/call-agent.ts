@@ -125,6 +125,8 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
             rateLimitRpm: knobs.rateLimitRpm,
             ...sandboxArgs(knobs),
             ...(leanPromptEra ? { compact: true } : {}),
+            // The memory of earlier runs lives in the event store: a run that journals there reads it (docs/memory.md).
+            ...(memoryEra && run.journaling ? { memoryLayers: { indexTokens: knobs.memoryIndexTokens, timelineTokens: knobs.memoryTimelineTokens, entriesTokens: knobs.memoryEntriesTokens } } : {}),
           },
         ],
       ).then((r) => agentResultOf(r, leanPromptEra));

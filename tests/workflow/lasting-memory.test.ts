@@ -1,0 +1,155 @@
+/**
+ * The memory that outlives a run, end to end on the real dev server and a real Postgres: run 1 on
+ * a repository fails its test three times for the same reason, then fixes it and is approved; its
+ * end consolidates the anti-pattern; run 2's first prompt carries it within the layer budgets
+ * (and the episode records that it did); `vigil memory forget` removes it, and run 3's first
+ * prompt no longer has it; a secret the agent printed and wrote in its summary never reaches a
+ * table of the store.
+ *
+ * Knobs: the product's defaults, with the event store on — what `vigil start` sets wherever a
+ * store is configured (here: DATABASE_URL, a fresh database of the embedded Postgres).
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { defaultKnobs } from '../../schemas/knobs.js';
+import { EARLIER_RUNS_HEADING } from '../../workflows/decisions/prompt.js';
+import { stopUpdate } from '../../workflows/messages.js';
+import { CLI, fileWorker, makeRepo, runInput, startRun, uniqueId, waitForStatus, writePrd, writeScenario, type ScenarioInput } from '../support/harness.js';
+import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+
+const run = promisify(execFile);
+let store: TestPostgres;
+let url = '';
+const w = fileWorker('lasting-memory', () => {
+  // The worker projects into (and reads memory from) the store DATABASE_URL names; set before it starts.
+  process.env.DATABASE_URL = url;
+});
+beforeAll(async () => {
+  store = await startTestPostgres();
+  url = await store.freshDatabase('lasting_memory');
+  process.env.DATABASE_URL = url;
+}, 120_000);
+afterAll(async () => {
+  delete process.env.DATABASE_URL;
+  await store?.cleanup();
+});
+
+const GH_TOKEN = 'ghp_' + 'Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8';
+
+const FILES = {
+  'README.md': '# calc\n\nAdds numbers.\n',
+  'package.json': '{"name":"calc","type":"module","private":true,"scripts":{"test":"node --test"}}\n',
+  'src/add.js': '/** Adds two numbers. */\nexport const add = (a, b) => 0;\n',
+  'test/add.test.js': "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from '../src/add.js';\ntest('adds two numbers', () => assert.strictEqual(add(1, 2), 3));\n",
+};
+const wrong = (n: number) => ({ writes: { 'src/add.js': `/** Adds two numbers. */\nexport const add = (a, b) => a + b + ${n};\n`, '.vigil/signals/SUMMARY': `Tried an offset of ${n}.` } });
+const ROLES: NonNullable<ScenarioInput['roles']> = {
+  checklist: { default: { output: '```json\n[{"id": "REQ-1", "title": "add(a, b) adds two numbers in src/add.js", "priority": "critical", "verify": "read src/add.js"}]\n```\n' } },
+  'checklist-verifier': { default: { output: 'ITEM REQ-1: PASS - src/add.js adds\n' } },
+  reviewer: { default: { output: 'Reviewed the diff.\nVERDICT: PASS\n' } },
+  'devils-advocate': { default: { output: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing\n' } },
+  council: { default: { output: 'VOTE: APPROVE\nREASON: the test passes\n' } },
+};
+const PRD = '# Calc\n\nadd(a, b) in src/add.js adds two numbers; the test "adds two numbers" passes.\n';
+
+async function q<T extends pg.QueryResultRow>(sql: string, args: unknown[] = []): Promise<T[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query<T>(sql, args)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+const STORE_ON = { eventStore: true };
+const knobs = { ...defaultKnobs(), ...STORE_ON };
+const firstPrompt = (repo: string, id: string): string => readFileSync(path.join(repo, '.vigil/runs', id, 'iteration-0001.prompt.md'), 'utf8');
+/** The memory section of a prompt: from its heading to the next blank line. */
+function memorySection(prompt: string): string | null {
+  const at = prompt.indexOf(`${EARLIER_RUNS_HEADING}\n`);
+  if (at < 0) return null;
+  const rest = prompt.slice(at + EARLIER_RUNS_HEADING.length + 1);
+  const end = rest.indexOf('\n\n');
+  return end < 0 ? rest : rest.slice(0, end);
+}
+
+/** A short run whose first prompt is all we look at: started, its first iteration done, stopped. */
+async function briefRun(repo: string): Promise<string> {
+  const id = uniqueId('memory-run');
+  const scenario = writeScenario(repo, { version: 1, roles: ROLES, iterations: [], default: { appends: { 'notes.txt': 'looked\n' }, sleepMs: 300 } });
+  const input = runInput(repo, scenario, STORE_ON);
+  const h = await startRun(w.env, w.taskQueue, { ...input, prdPath: writePrd(PRD) }, id);
+  // Iteration 2 has started: the first one's prompt is written and its trace recorded.
+  await waitForStatus(h, (s) => s.iteration >= 2, 120_000);
+  await h.executeUpdate(stopUpdate, { args: [{ now: true, by: 'test', reason: 'the first prompt is all this run is for' }] });
+  await h.result();
+  return id;
+}
+
+it('run 2 starts with the anti-pattern run 1 consolidated, within the layer budgets; forget removes it; no secret is stored', async () => {
+  const repo = makeRepo({ files: FILES });
+  const scenario = writeScenario(repo, {
+    version: 1,
+    roles: ROLES,
+    iterations: [
+      // The agent fails once, printing a secret; then the test fails three times for the same reason.
+      { stderr: `deploy failed: GITHUB_TOKEN=${GH_TOKEN}\n`, exitCode: 1 },
+      { ...wrong(1), output: `export GITHUB_TOKEN=${GH_TOKEN}\n`, writes: { ...wrong(1).writes, '.vigil/signals/SUMMARY': `Tried an offset; pushed with ${GH_TOKEN}.` } },
+      wrong(2),
+      wrong(3),
+      { writes: { 'src/add.js': '/** Adds two numbers. */\nexport const add = (a, b) => a + b;\n', '.vigil/signals/SUMMARY': 'Removed the offset: add returns a + b.' }, claim: 'file' },
+    ],
+  });
+  const first = uniqueId('memory-run');
+  const h1 = await startRun(w.env, w.taskQueue, { ...runInput(repo, scenario, STORE_ON), prdPath: writePrd(PRD) }, first);
+  const o1 = await h1.result();
+  expect(o1.status, o1.reason).toBe('council_approved');
+
+  // Run 1's end consolidated: episodes, and the anti-pattern naming the test and the reason.
+  const episodes = await q<{ iteration: number; outcome: string }>('select iteration, outcome from memory_episodes where workflow_id = $1 order by iteration', [first]);
+  expect(episodes.map((e) => e.outcome)).toEqual(['failure', 'failure', 'failure', 'failure', 'success']);
+  const anti = await q<{ id: string; title: string }>("select id, title from memory_patterns where kind = 'anti_pattern'");
+  expect(anti).toHaveLength(1);
+  expect(anti[0]?.title).toMatch(/^Test "adds two numbers" failed 3 times for the same reason: Expected values to be strictly equal: N !== N$/);
+  const antiId = Number(anti[0]?.id);
+
+  // Run 2: its first prompt carries it, each layer within its budget.
+  const second = await briefRun(repo);
+  const section = memorySection(firstPrompt(repo, second));
+  expect(section).not.toBeNull();
+  expect(section).toContain(`[anti-pattern #${antiId}, tests] Test "adds two numbers" failed 3 times`);
+  expect(section).toContain('What fixed it: iteration 5 changed src/add.js ("Removed the offset: add returns a + b.")');
+  const trace = (await q<{ retrieved: { kind: string; id: number }[]; retrieved_chars: { index: number; timeline: number; entries: number } }>('select retrieved, retrieved_chars from memory_traces where workflow_id = $1 and iteration = 1', [second]))[0];
+  expect(trace?.retrieved).toContainEqual({ kind: 'pattern', id: antiId });
+  expect(trace?.retrieved_chars.index).toBeGreaterThan(0);
+  expect(trace?.retrieved_chars.index).toBeLessThanOrEqual(knobs.memoryIndexTokens * 4);
+  expect(trace?.retrieved_chars.timeline).toBeLessThanOrEqual(knobs.memoryTimelineTokens * 4);
+  expect(trace?.retrieved_chars.entries).toBeLessThanOrEqual(knobs.memoryEntriesTokens * 4);
+  expect(section?.length).toBeLessThanOrEqual((knobs.memoryIndexTokens + knobs.memoryTimelineTokens + knobs.memoryEntriesTokens) * 4 + 2);
+  // Retrieval counted as reuse, and the episode of run 2's iteration says what it carried.
+  expect((await q<{ access_count: number }>('select access_count from memory_patterns where id = $1', [antiId]))[0]?.access_count).toBeGreaterThanOrEqual(1);
+  expect((await q<{ retrieved: unknown[] }>('select retrieved from memory_episodes where workflow_id = $1 and iteration = 1', [second]))[0]?.retrieved).toContainEqual({ kind: 'pattern', id: antiId });
+
+  // `vigil memory forget`: gone, and run 3's first prompt no longer has it.
+  const forgot = await run('node', [CLI, 'memory', 'forget', 'anti-pattern', String(antiId)], { env: { ...process.env, DATABASE_URL: url } });
+  expect(forgot.stdout).toContain(`forgot anti_pattern ${antiId}: Test "adds two numbers" failed 3 times`);
+  const third = await briefRun(repo);
+  const later = memorySection(firstPrompt(repo, third)) ?? '';
+  expect(later).not.toContain('failed 3 times');
+  expect(await q("select id from memory_patterns where kind = 'anti_pattern'")).toEqual([]);
+
+  // The secret the agent printed and wrote never reached the store.
+  for (const t of ['run_events', 'memory_traces', 'memory_episodes', 'memory_patterns', 'memory_skills', 'memory_links']) {
+    const dump = (await q<{ t: string | null }>(`select string_agg(x::text, ' ') as t from ${t} x`))[0]?.t ?? '';
+    expect(dump, t).not.toContain(GH_TOKEN);
+  }
+  // What was redacted is there as redacted: the failed call's error line and the summary.
+  const traces = (await q<{ t: string }>("select string_agg(x::text, ' ') as t from memory_traces x where workflow_id = $1", [first]))[0]?.t ?? '';
+  expect(traces).toContain('deploy failed: GITHUB_TOKEN=[REDACTED');
+  expect(traces).toContain('Tried an offset; pushed with [REDACTED');
+}, 300_000);
