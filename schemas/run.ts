@@ -565,5 +565,7 @@ export const OutcomeSchema = shared('schemas/run:OutcomeSchema', () => z.object(
   at: z.string(),
   /** What could not be verified independently (e.g. `no_test_runner`); empty when all was. */
   notes: z.array(z.string()).default([]),
+  /** A stream's run (a task of a run split into parallel streams): what it spent, for the run that started it to sum. */
+  spendUsd: z.number().min(0).optional(),
 }));
 export type Outcome = z.infer<typeof OutcomeSchema>;

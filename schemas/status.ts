@@ -8,6 +8,7 @@ import { shared } from './shared.js';
 import { DeadLetterEntrySchema } from './dead-letter.js';
 import { SandboxModeSchema, SandboxStateSchema } from './sandbox.js';
 import { GateResultSchema, ReviewRecordSchema } from './gates.js';
+import { TaskStateSchema } from './tasks.js';
 import {
   CompletionVerdictSchema,
   EscalationRecordSchema,
@@ -93,6 +94,10 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
   latestHandoff: z.object({ iteration: z.number().int(), path: z.string(), summary: z.string() }).nullable(),
   /** Failures that repeated DEAD_LETTER_THRESHOLD times (fingerprint, attempts, iterations, tail). */
   deadLetters: z.array(DeadLetterEntrySchema).optional(),
+  /** A run split into parallel streams: each task's state, its stream (child run) and branch, whether it is merged, its dead letter; absent for a run without streams. */
+  streams: z
+    .array(z.object({ task: z.string(), title: z.string(), state: TaskStateSchema, dependsOn: z.array(z.string()), attempts: z.number().int(), childId: z.string().nullable(), branch: z.string().nullable(), merged: z.boolean(), spendUsd: z.number(), outcome: z.string().nullable(), deadLetter: z.string().nullable() }))
+    .optional(),
   /** While the provider's circuit breaker keeps this run waiting: which provider, until when, why. */
   /** Waiting for the provider's circuit breaker: until when, its state, and why this run's last call to it failed (when it did). */
   providerWait: z.object({ provider: z.string(), until: z.string(), reason: z.string(), why: z.string().optional() }).nullable().optional(),

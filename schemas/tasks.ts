@@ -98,10 +98,13 @@ export const TaskQueueSchema = shared('schemas/tasks:TaskQueueSchema', () =>
     base: z.string().max(64).nullable(),
     /** The integration line's latest commit: the base with every merged task. */
     merged: z.string().max(64).nullable(),
-    /** A merge that conflicted, waiting for the merge iteration (or a person). */
-    conflict: z
-      .object({ task: z.string().max(40), files: z.array(z.string().max(500)).max(50), note: z.string().max(2000) })
-      .nullable(),
+    /** Merges that collided: committed with their conflict markers, resolved by the run's merge iteration (or a person). */
+    conflicts: z
+      .array(z.object({ task: z.string().max(40), files: z.array(z.string().max(500)).max(50), sidesPath: z.string().max(4096), summary: z.string().max(2000) }))
+      .max(MAX_TASKS)
+      .default([]),
+    /** The merged tree was written into the run's working tree: the streams are over. */
+    applied: z.boolean().default(false),
   }),
 );
 export type TaskQueue = z.infer<typeof TaskQueueSchema>;

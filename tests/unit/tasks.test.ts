@@ -126,16 +126,16 @@ describe('the queue', () => {
     expect(taskEnded(q, 'a', { status: 'stopped', reason: 'stopped by p', spendUsd: 0 }).tasks[0]?.state).toBe('dead_letter');
   });
 
-  it('merges in dependency order and holds merges and starts while a conflict waits', () => {
-    let q = newTaskQueue(list(['a'], ['b'], ['c', ['b']]), 'file', 'base');
-    for (const id of ['a', 'b']) q = taskEnded(taskStarted(q, id, `r--${id}`, `vigil/r--${id}`), id, approved);
-    expect(nextMerge(q)?.id).toBe('a');
-    q = { ...q, conflict: { task: 'a', files: ['x.txt'], note: 'both edit x.txt' } };
-    expect(nextMerge(q)).toBeNull();
-    expect(readyTasks(q, 3)).toEqual([]);
-    q = taskMerged(q, 'a', 'm1');
-    expect(q.conflict).toBeNull();
+  it('merges in dependency order', () => {
+    let q = newTaskQueue(list(['a', ['b']], ['b'], ['c']), 'file', 'base');
+    for (const id of ['c', 'b']) q = taskEnded(taskStarted(q, id, `r--${id}`, `vigil/r--${id}`), id, approved);
     expect(nextMerge(q)?.id).toBe('b');
+    q = taskMerged(q, 'b', 'm1');
+    expect(nextMerge(q)?.id).toBe('c');
+    q = taskMerged(q, 'c', 'm2');
+    expect(nextMerge(q)).toBeNull();
+    expect(ids(readyTasks(q, 3))).toEqual(['a']);
+    expect(q.merged).toBe('m2');
   });
 
   it('names streams after the run and shares what is left of the budget', () => {

@@ -117,7 +117,8 @@ export function newTaskQueue(tasks: TaskList, source: TaskQueue['source'], base:
     tasks: tasks.map((t) => ({ ...t, state: 'pending', attempts: 0, childId: null, branch: null, outcome: null, merged: false, spendUsd: 0, deadLetter: null })),
     base,
     merged: base,
-    conflict: null,
+    conflicts: [],
+    applied: false,
   };
 }
 
@@ -128,7 +129,7 @@ export function readyTasks(q: TaskQueue, n: number): TaskRecord[] {
   const tasks = byId(q);
   const running = q.tasks.filter((t) => t.state === 'in_progress').length;
   const room = Math.max(0, n - running);
-  if (room === 0 || q.conflict) return [];
+  if (room === 0) return [];
   return q.tasks.filter((t) => (t.state === 'pending' || t.state === 'failed') && t.dependsOn.every((d) => tasks.get(d)?.state === 'done' && tasks.get(d)?.merged === true)).slice(0, room);
 }
 
@@ -170,16 +171,15 @@ export function deadLetter(q: TaskQueue, id: string, why: string): TaskQueue {
   return next;
 }
 
-/** The next done task to merge: done, not merged, its dependencies merged, in list order (none while a conflict waits). */
+/** The next done task to merge: done, not merged, its dependencies merged, in list order. */
 export function nextMerge(q: TaskQueue): TaskRecord | null {
-  if (q.conflict) return null;
   const tasks = byId(q);
   return q.tasks.find((t) => t.state === 'done' && !t.merged && t.dependsOn.every((d) => tasks.get(d)?.merged === true)) ?? null;
 }
 
 /** A task's branch is merged: the integration line moves to `commit`. */
 export function taskMerged(q: TaskQueue, id: string, commit: string): TaskQueue {
-  return { ...update(q, id, (t) => ({ ...t, merged: true })), merged: commit, conflict: null };
+  return { ...update(q, id, (t) => ({ ...t, merged: true })), merged: commit };
 }
 
 /** Every stream is over: nothing pending or in progress, every done task merged. */
