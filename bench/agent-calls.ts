@@ -9,12 +9,17 @@
  *   - five refused claims, then done: claims at 3 to 7 refused by the council, the claim at 8 approved;
  *   - claims on an unchanged tree: the agent claims every iteration and changes nothing (force-stopped at 10);
  *   - long green run, no claim: 10 iterations with passing tests;
- *   - no tests: 10 iterations, no test runner, no claim.
+ *   - no tests: 10 iterations, no test runner, no claim;
+ *   - a claim refused by the council: the claim at 4 refused, the one at 5 approved (against the
+ *     short run, what one refused claim costs);
+ * and, with the claude preset against the fake claude CLI (examples/agents/fake-cli), the short
+ * run, the refused claim and the five refused claims, where each council round and code review is
+ * one call for all its members (claude --agents): calls counted by role from the fake CLI's log.
  *
  * A change that adds calls shows here. Usage: node dist/bench/agent-calls.js [--json]
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
@@ -48,7 +53,29 @@ interface Case {
   tests: boolean;
   maxIterations: number;
   scenario: Scenario;
+  /** The claude preset against the fake claude CLI (examples/agents/fake-cli) with this scenario, instead of the scripted agent. */
+  claude?: FakeScenario;
 }
+
+/** The fake claude CLI's scenario: the builder's calls in turn, the reviewing roles' answers by role (a list: in turn). */
+interface FakeScenario {
+  calls: Record<string, unknown>[];
+  roles: Record<string, Record<string, unknown> | Record<string, unknown>[]>;
+}
+
+const FAKE_CLAUDE = path.join(packageRoot(), 'examples/agents/fake-cli/fake-cli.mjs');
+/** The fake claude's wrappers, scenarios and call logs. */
+const FAKE_DIR = SCRATCH.mkdir('claude-');
+const notes = (n: number) => ({ 'notes.txt': Array.from({ length: n }, (_, i) => `line ${i + 1}\n`).join('') });
+/** The builder's call n (1-based) of the fake claude: notes.txt with n lines, a claim where asked. */
+const fakeStep = (n: number, claim = false) => ({ writes: notes(n), ...(claim ? { text: 'COMPLETION PROMISE FULFILLED' } : {}) });
+const fakeVote = (v: 'APPROVE' | 'REJECT') => ({ text: `VOTE: ${v}\nREASON: member says ${v.toLowerCase()}\n` });
+const FAKE_ROLES = {
+  checklist: { text: ROLES.checklist.default.output },
+  'checklist-verifier': { text: ROLES['checklist-verifier'].default.output },
+  reviewer: { text: ROLES.reviewer.default.output },
+  'devils-advocate': { text: ROLES['devils-advocate'].default.output },
+};
 
 const CASES: Case[] = [
   {
@@ -70,6 +97,18 @@ const CASES: Case[] = [
     },
   },
   {
+    name: 'a claim refused by the council, then done (4 refused, 5 approved)',
+    tests: true,
+    maxIterations: 10,
+    scenario: {
+      version: 1,
+      iterations: [step(1), step(2), step(3), step(4, true), step(5, true)],
+      default: step(9),
+      // The early check at 3 approves nothing, the claim at 4 is refused, the one at 5 approved.
+      roles: { ...ROLES, council: { rounds: [vote('REJECT'), vote('REJECT')], default: vote('APPROVE') } },
+    },
+  },
+  {
     name: 'claims on an unchanged tree',
     tests: true,
     maxIterations: 25,
@@ -88,6 +127,59 @@ const CASES: Case[] = [
     scenario: { version: 1, iterations: [], default: step(0), roles: { ...ROLES, council: { default: vote('REJECT') } } },
   },
 ];
+
+// The same runs with the claude preset, where a council round's members and a review's reviewers go out as one call each (claude --agents).
+CASES.push(
+  {
+    name: 'claude: short run to done (claim at 4, approved)',
+    tests: true,
+    maxIterations: 10,
+    scenario: { version: 1, iterations: [] },
+    claude: { calls: [fakeStep(1), fakeStep(2), fakeStep(3), fakeStep(4, true)], roles: { ...FAKE_ROLES, council: fakeVote('APPROVE') } },
+  },
+  {
+    name: 'claude: a claim refused by the council, then done',
+    tests: true,
+    maxIterations: 10,
+    scenario: { version: 1, iterations: [] },
+    claude: { calls: [fakeStep(1), fakeStep(2), fakeStep(3), fakeStep(4, true), fakeStep(5, true)], roles: { ...FAKE_ROLES, council: [fakeVote('REJECT'), fakeVote('REJECT'), fakeVote('APPROVE')] } },
+  },
+  {
+    name: 'claude: five refused claims, then done',
+    tests: true,
+    maxIterations: 12,
+    scenario: { version: 1, iterations: [] },
+    claude: {
+      calls: Array.from({ length: 8 }, (_, i) => fakeStep(i + 1, i >= 2)),
+      roles: { ...FAKE_ROLES, council: [...Array.from({ length: 5 }, () => fakeVote('REJECT')), fakeVote('APPROVE')] },
+    },
+  },
+);
+
+/** A `claude` for one case: the fake CLI with the case's scenario and call log (the worker's environment is shared by every case). */
+function fakeClaude(c: Case, scenario: FakeScenario): { binary: string; log: string } {
+  // The wrapper in a folder of its own: the sandbox shows a program's folder read-only, and the log must stay writable.
+  const dir = mkdtempSync(path.join(FAKE_DIR, 'case-'));
+  writeFileSync(path.join(dir, 'scenario.json'), JSON.stringify(scenario));
+  const binary = path.join(mkdtempSync(path.join(FAKE_DIR, 'bin-')), 'claude');
+  const log = path.join(dir, 'calls.jsonl');
+  writeFileSync(binary, `#!/bin/sh\n# ${c.name}\nFAKE_CLI_SCENARIO='${dir}/scenario.json' FAKE_CLI_LOG='${log}' exec node '${FAKE_CLAUDE}' claude "$@"\n`, { mode: 0o755 });
+  return { binary, log };
+}
+
+/** Calls by role from the fake CLI's log, and how many of them were batched rounds. */
+function countFakeCalls(log: string): { byRole: Record<string, number>; batched: number } {
+  const byRole: Record<string, number> = {};
+  let batched = 0;
+  if (!existsSync(log)) return { byRole, batched };
+  for (const line of readFileSync(log, 'utf8').split('\n').filter(Boolean)) {
+    const call = JSON.parse(line) as { env: Record<string, string>; agents?: string[] };
+    const role = call.env.VIGIL_ROLE ?? '?';
+    byRole[role] = (byRole[role] ?? 0) + 1;
+    if (call.agents) batched++;
+  }
+  return { byRole, batched };
+}
 
 const git = (cwd: string, ...args: string[]): void => {
   execFileSync('git', args, { cwd, stdio: 'ignore', env: { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' } });
@@ -113,6 +205,8 @@ interface Counted {
   iterations: number;
   byRole: Record<string, number>;
   orchestration: number;
+  /** Calls that asked a whole council round or code review at once (claude --agents). */
+  batched: number;
 }
 
 function countCalls(repo: string): Record<string, number> {
@@ -127,6 +221,10 @@ function countCalls(repo: string): Record<string, number> {
 }
 
 async function main(): Promise<void> {
+  // The fake claude's wrappers and logs sit in the scratch folder, its program in the package: shown to the agent's sandbox.
+  process.env.VIGIL_SANDBOX_READABLE = [process.env.VIGIL_SANDBOX_READABLE, path.dirname(FAKE_CLAUDE)].filter(Boolean).join(':');
+  // (Its own folder: a writable folder above the repositories would be refused.)
+  process.env.VIGIL_SANDBOX_WRITABLE = [process.env.VIGIL_SANDBOX_WRITABLE, FAKE_DIR].filter(Boolean).join(':');
   Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
   const cli = await resolveTemporalCli();
   const server = await startDevServer({ cliPath: cli.path, dbFile: path.join(SCRATCH.mkdir('server-'), 'temporal.db'), port: await freePort(), headless: true });
@@ -145,16 +243,18 @@ async function main(): Promise<void> {
           writeFileSync(scenarioFile, JSON.stringify(c.scenario));
           const prdPath = path.join(SCRATCH.mkdir('prd-'), 'PRD.md');
           writeFileSync(prdPath, '# Notes\n\nAppend a line to notes.txt for every step.\n');
+          const fake = c.claude ? fakeClaude(c, c.claude) : null;
+          const agent = fake ? { provider: 'claude' as const, agentCommand: [fake.binary] } : { agentCommand: [SCRIPTED_AGENT, '--scenario', scenarioFile] };
           const input: RunInput = {
             prdPath,
             prdTitle: 'Notes',
             repoPath: repo,
-            knobs: { ...defaultKnobs(), agentCommand: [SCRIPTED_AGENT, '--scenario', scenarioFile], maxIterations: c.maxIterations, ...(c.tests ? { testCommand: 'node --test' } : {}) },
+            knobs: { ...defaultKnobs(), ...agent, maxIterations: c.maxIterations, ...(c.tests ? { testCommand: 'node --test' } : {}) },
           };
           const handle = await client.workflow.start(vigilRun, { taskQueue: 'agent-calls', workflowId: `agent-calls-${i}`, args: [input] });
           const outcome: Outcome = await handle.result();
-          const byRole = countCalls(repo);
-          results[i] = { name: c.name, outcome: `${outcome.status} at ${outcome.iteration}`, iterations: outcome.iteration, byRole, orchestration: Object.entries(byRole).filter(([r]) => r !== 'iteration').reduce((n, [, v]) => n + v, 0) };
+          const { byRole, batched } = fake ? countFakeCalls(fake.log) : { byRole: countCalls(repo), batched: 0 };
+          results[i] = { name: c.name, outcome: `${outcome.status} at ${outcome.iteration}`, iterations: outcome.iteration, byRole, batched, orchestration: Object.entries(byRole).filter(([r]) => r !== 'iteration').reduce((n, [, v]) => n + v, 0) };
         }),
       );
     });
@@ -169,10 +269,10 @@ async function main(): Promise<void> {
     return;
   }
   const roles = ['iteration', 'checklist', 'reviewer', 'devils-advocate', 'checklist-verifier', 'council'];
-  console.log('agent calls by role, default knobs, command provider');
-  console.log(['scenario'.padEnd(44), 'outcome'.padEnd(28), ...roles.map((r) => r.padStart(9)), 'orchestration'.padStart(14)].join(' '));
+  console.log('agent calls by role, default knobs, command provider (claude: the claude preset, its rounds batched)');
+  console.log(['scenario'.padEnd(66), 'outcome'.padEnd(28), ...roles.map((r) => r.padStart(9)), 'orchestration'.padStart(14), 'batched'.padStart(8)].join(' '));
   for (const r of results) {
-    console.log([r.name.padEnd(44), r.outcome.padEnd(28), ...roles.map((x) => String(r.byRole[x] ?? 0).padStart(9)), String(r.orchestration).padStart(14)].join(' '));
+    console.log([r.name.padEnd(66), r.outcome.padEnd(28), ...roles.map((x) => String(r.byRole[x] ?? 0).padStart(9)), String(r.orchestration).padStart(14), String(r.batched).padStart(8)].join(' '));
   }
 }
 

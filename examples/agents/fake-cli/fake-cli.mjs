@@ -300,8 +300,9 @@ function readStdin() {
 }
 
 /** Next call index, kept in a counter file under a lock (council members call in parallel). */
-function nextCallIndex() {
-  const state = process.env.FAKE_CLI_STATE || (process.env.FAKE_CLI_LOG ? `${process.env.FAKE_CLI_LOG}.count` : '');
+function nextCallIndex(counter = '') {
+  const base = process.env.FAKE_CLI_STATE || (process.env.FAKE_CLI_LOG ? `${process.env.FAKE_CLI_LOG}.count` : '');
+  const state = base && counter ? `${base}.${counter}` : base;
   if (!state) return 0;
   const lock = `${state}.lock`;
   const deadline = Date.now() + 10_000;
@@ -340,8 +341,10 @@ function roleCall() {
   } catch {
     return null; // loadCall says why
   }
-  const call = scenario?.roles?.[role];
-  return typeof call === 'object' && call !== null ? call : null;
+  const entry = scenario?.roles?.[role];
+  // A list: the role's n-th call uses its n-th entry (counted per role), beyond the last the last.
+  const call = Array.isArray(entry) && entry.length > 0 ? entry[Math.min(nextCallIndex(`role-${role}`), entry.length - 1)] : entry;
+  return typeof call === 'object' && call !== null && !Array.isArray(call) ? call : null;
 }
 
 function loadCall(index) {
