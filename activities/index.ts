@@ -10,6 +10,7 @@ import { readAgentSignals as signals } from './signals.js';
 import { rewindRepo as rewind } from './checkpoints.js';
 import { inspectIteration as inspectAfter } from './iteration.js';
 import { deliverRun as deliver, openPullRequest as pullRequest } from './deliver.js';
+import { releaseRunFiles as release } from './sandbox.js';
 import { prepareReview as review, writeReviewReport as reviewReport } from './review.js';
 
 // The agent call, with the lean iteration's prompt references and inspection (activities/iteration.ts).
@@ -32,6 +33,7 @@ export const prepareReview = heartbeating(review);
 export const writeReviewReport = heartbeating(reviewReport);
 export const deliverRun = heartbeating(deliver);
 export const openPullRequest = heartbeating(pullRequest);
+export const releaseRunFiles = heartbeating(release);
 export { councilRound, reviewRound } from './rounds.js';
 export { projectEvents } from './event-store.js';
 export { readRunHandoff, readRunLog } from './logs.js';

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES } from '../schemas/activities.js';
-import { SandboxModeSchema, type SandboxDenial, type SandboxMode, type SandboxReport } from '../schemas/sandbox.js';
+import { ReleaseRunFilesInputSchema, SandboxModeSchema, type ReleaseRunFilesInput, type ReleaseRunFilesResult, type SandboxDenial, type SandboxMode, type SandboxReport } from '../schemas/sandbox.js';
 import { vigilHome } from '../workers/paths.js';
 import { privateRunDir } from './artifacts.js';
 import { ensurePrivateDir, writePrivateFile } from './safe-files.js';
@@ -532,6 +532,32 @@ export function describeSandbox(env: NodeJS.ProcessEnv = process.env): { mode: S
     };
   }
   return { mode: worker.mode, applies: false, line: verdict.reason, problem: worker.problem ?? (verdict.run === 'refused' ? verdict.reason : null) };
+}
+
+/**
+ * At a run's end: the folders its sandboxed calls kept in VIGIL_HOME — each provider's sandbox
+ * home (a per-run copy of the CLI's configuration and credentials, its caches and sessions) and
+ * the reviewing calls' signal folders — are removed. The hidden roles' logs beside them stay (the
+ * run's record). Idempotent: a retried call finds nothing and says so.
+ */
+export async function releaseRunFiles(raw: ReleaseRunFilesInput): Promise<ReleaseRunFilesResult> {
+  const { runId } = ReleaseRunFilesInputSchema.parse(raw);
+  const dir = privateRunDir(runId);
+  const removed: string[] = [];
+  const problems: string[] = [];
+  for (const name of ['sandbox-home', 'call-signals']) {
+    const target = path.join(dir, name);
+    if (!existsSync(target)) continue;
+    try {
+      // A CLI may leave read-only files (a Go module cache): make them writable before removing.
+      spawnSync('chmod', ['-R', 'u+w', target], { stdio: 'ignore', timeout: 60_000 });
+      rmSync(target, { recursive: true, force: true, maxRetries: 3 });
+      removed.push(path.relative(vigilHome(), target));
+    } catch (e) {
+      problems.push(`${path.relative(vigilHome(), target)}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  return { removed, problem: problems.length ? problems.join('; ').slice(0, 500) : null };
 }
 
 export { isWithin };

@@ -77,3 +77,17 @@ export const SandboxStateSchema = shared('schemas/sandbox:SandboxStateSchema', (
   }),
 );
 export type SandboxState = z.infer<typeof SandboxStateSchema>;
+
+/** At a run's end: the files its sandboxed calls kept on the worker's disk are removed (activity releaseRunFiles). */
+export const ReleaseRunFilesInputSchema = shared('schemas/sandbox:ReleaseRunFilesInputSchema', () => z.object({ runId: z.string().min(1) }));
+export type ReleaseRunFilesInput = z.input<typeof ReleaseRunFilesInputSchema>;
+
+export const ReleaseRunFilesResultSchema = shared('schemas/sandbox:ReleaseRunFilesResultSchema', () =>
+  z.object({
+    /** The folders removed (VIGIL_HOME-relative). */
+    removed: z.array(z.string().max(300)).max(10),
+    /** What could not be removed, and why (null: nothing left behind). */
+    problem: z.string().max(500).nullable(),
+  }),
+);
+export type ReleaseRunFilesResult = z.infer<typeof ReleaseRunFilesResultSchema>;

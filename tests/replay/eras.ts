@@ -310,6 +310,32 @@ export const ERAS: Era[] = [
       },
     ],
   },
+  {
+    patch: 'vigil-streams-v1',
+    introducedBy: 'HEAD',
+    before: 'a run with tasks and parallelStreams above 1 ran as one stream',
+    fixtures: [
+      {
+        file: 'before-vigil-streams-v1.json',
+        commit: '6cbed54',
+        scenario: 'tasks',
+        pins: 'a default run given two tasks (one depending on the other) and parallelStreams=3, approved at iteration 3 and delivered, with no child workflow and no worktree',
+      },
+    ],
+  },
+  {
+    patch: 'vigil-run-files-released-v1',
+    introducedBy: 'HEAD',
+    before: "a run that ended left its sandbox homes in VIGIL_HOME",
+    fixtures: [
+      {
+        file: 'before-vigil-run-files-released-v1.json',
+        commit: 'c0c51d7',
+        scenario: 'demo',
+        pins: 'the demo run, approved and delivered, closed after flushing its journal with no activity after it',
+      },
+    ],
+  },
 ] satisfies (Era & { patch: PatchId })[];
 
 /** Every fixture file of the table once, with the eras that list it. */

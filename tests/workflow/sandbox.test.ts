@@ -134,6 +134,12 @@ describe.runIf(sandboxPlatform().problem === null)('a run whose agent is hostile
     expect(snap.recentIterations.some((r) => (r.denied ?? []).some((d) => d.target === storeAddress)), JSON.stringify(snap.recentIterations)).toBe(true);
     expect(currentDetails(snap)).toMatch(/Sandbox refused \d+ escape attempts/);
 
+    // The run's sandbox homes (each a copy of the CLI's configuration) went with the run; its hidden roles' logs stay.
+    const privateDir = path.join(process.env.VIGIL_HOME as string, 'private', handle.workflowId);
+    expect(existsSync(privateDir)).toBe(true);
+    expect(readdirSync(privateDir).filter((f) => f === 'sandbox-home' || f === 'call-signals')).toEqual([]);
+    expect(readdirSync(privateDir).some((f) => f.endsWith('.log'))).toBe(true);
+
     // Nothing the agent started outlived its calls.
     const left = readdirSync('/proc').filter((p) => {
       try {

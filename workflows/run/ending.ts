@@ -12,7 +12,7 @@ import { delivers, type DeliveryFacts, deliveryMessage, opensPullRequest, pullRe
 import { outcomeEvent } from '../decisions/journal.js';
 import { onRepositoryTrouble, repositoryTrouble } from '../decisions/repository.js';
 import { undeliveredNote } from '../decisions/undelivered-directives.js';
-import { deliveryEra, packedCarryEra, undeliveredDirectivesEra } from './eras.js';
+import { deliveryEra, packedCarryEra, runFilesEra, undeliveredDirectivesEra } from './eras.js';
 import { notifyPeople } from './people.js';
 import { nowIso, type Run, type VigilRun } from './run.js';
 
@@ -53,7 +53,19 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
   // The last events (the outcome, the final notification) reach the store before the run closes.
   await CancellationScope.nonCancellable(() => run.flushJournal());
+  if (runFilesEra()) await CancellationScope.nonCancellable(() => releaseRunFiles(run));
   return run.outcome;
+}
+
+/** The sandbox's per-run files go (credentials copied into a sandbox home among them); a failure is logged, never the run's. */
+async function releaseRunFiles(run: Run): Promise<void> {
+  try {
+    const r = await run.acts.repo.releaseRunFiles.executeWithOptions({ summary: "remove the run's sandbox homes" }, [{ runId: run.info.workflowId }]);
+    if (r.problem) log.warn('run files left behind', { problem: r.problem });
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    log.warn('run files left behind', { error: err.cause?.message ?? err.message });
+  }
 }
 
 const deliveryFacts = (run: Run, s: OutcomeStatus, reason: string, notes: readonly string[]): DeliveryFacts => {

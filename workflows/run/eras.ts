@@ -162,6 +162,21 @@ export const CHECKLIST_RETRY_PATCH = 'vigil-checklist-retry-v1';
  */
 export const DELIVERY_PATCH = 'vigil-delivery-v1';
 
+/**
+ * A run split into tasks with parallelStreams above 1 runs each task as a child run in a worktree
+ * of its own and merges them before its own loop (workflows/run/streams.ts). Asked only by such
+ * runs: a run with one stream records nothing new. Runs from before it ran as one stream.
+ */
+export const STREAMS_PATCH = 'vigil-streams-v1';
+
+/**
+ * A run that ends (any outcome) removes the files its sandboxed calls kept in VIGIL_HOME (each
+ * provider's sandbox home, with its copy of the CLI's credentials; the reviewing calls' signal
+ * folders) with the activity `releaseRunFiles`, after its journal is flushed. Runs from before it
+ * left them.
+ */
+export const RUN_FILES_PATCH = 'vigil-run-files-released-v1';
+
 /** Every patch id of the run workflow, in the order an execution first asks for it. */
 export const PATCH_IDS = [
   COUNCIL_PATCH,
@@ -191,6 +206,8 @@ export const PATCH_IDS = [
   LEAN_ROUNDS_PATCH,
   CHECKLIST_RETRY_PATCH,
   DELIVERY_PATCH,
+  STREAMS_PATCH,
+  RUN_FILES_PATCH,
 ] as const;
 export type PatchId = (typeof PATCH_IDS)[number];
 
@@ -293,3 +310,9 @@ export const checklistRetryEra = (): boolean => patched(CHECKLIST_RETRY_PATCH);
 
 /** Asked where a run that ended done would deliver its work, and only then (DELIVERY_PATCH). */
 export const deliveryEra = (): boolean => patched(DELIVERY_PATCH);
+
+/** Asked where a run with tasks and parallelStreams above 1 would start its streams, and only then (STREAMS_PATCH). */
+export const streamsEra = (): boolean => patched(STREAMS_PATCH);
+
+/** Asked as a run ends, after its journal is flushed (RUN_FILES_PATCH). */
+export const runFilesEra = (): boolean => patched(RUN_FILES_PATCH);

@@ -200,7 +200,7 @@ export async function codeReview(run: Run, tree: string): Promise<ReviewRecord> 
   };
   const r = roundsEra
     ? await rounds.reviewRound.executeWithOptions({ summary: `code review ${round} (iteration ${state.iteration})` }, [reviewInput])
-    : await runReviewRound({ repo, members }, reviewInput);
+    : await runReviewRound({ repo, members: { runAgent: members.runAgent } }, reviewInput); // no `batch` in workflow code (see Run.councilDeps)
   run.status = run.stopRequest ? 'stopping' : 'running';
   for (const u of r.usages) state.spend = addOrchestrationUsage(state.spend, u);
   if (run.eras.leanRoundsEra) state.marks = { ...state.marks, review: r.record.result === 'pass' ? run.markHere(tree) : null };

@@ -123,7 +123,8 @@ export class Run {
     this.notesAsk = eras.memoryEra ? { notes: true, ...(eras.leanPromptEra ? { notesByRef: true } : {}) } : {};
     this.journaling = eras.journalEra && this.knobs.eventStore;
     this.detectTests = eras.gatesEra && this.knobs.qualityGates && this.knobs.gateTests;
-    this.councilDeps = { repo: acts.repo, members: acts.members };
+    // Only runAgent: a proxy answers any name, and rounds run as workflow code must not find a `batch` (a command no history has).
+    this.councilDeps = { repo: acts.repo, members: { runAgent: acts.members.runAgent } };
     this.status = state.iteration === 0 ? 'starting' : 'running';
     this.phase = state.recentIterations.at(-1)?.phase ?? null;
     this.tier = state.recentIterations.at(-1)?.tier ?? null;
@@ -247,6 +248,11 @@ export class Run {
       budgetUsd: state.budgetUsd ?? knobs.budgetUsd,
       providerWait: this.providerWait,
       deadLetters: state.deadLetter.entries,
+      ...(state.tasks
+        ? {
+            streams: state.tasks.tasks.map((t) => ({ task: t.id, title: t.title, state: t.state, dependsOn: t.dependsOn, attempts: t.attempts, childId: t.childId, branch: t.branch, merged: t.merged, spendUsd: t.spendUsd, outcome: t.outcome ? `${t.outcome.status}: ${t.outcome.reason}`.slice(0, 300) : null, deadLetter: t.deadLetter })),
+          }
+        : {}),
       ...(checkpointsEra ? { checkpoints: { kept: knobs.checkpointsKept, list: checkpointRows(state), rewinds: state.checkpoints.rewinds, lastTree: state.convergence.lastHash } } : {}),
       ...(this.eras.memoryEra ? { memory: memorySummary(state.memory) } : {}),
       ...(completionRuleEra ? { checks: state.checks, contract: state.contract } : {}),
