@@ -312,7 +312,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-streams-v1',
-    introducedBy: 'HEAD',
+    introducedBy: '6c76332',
     before: 'a run with tasks and parallelStreams above 1 ran as one stream',
     fixtures: [
       {
@@ -325,7 +325,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-run-files-released-v1',
-    introducedBy: 'HEAD',
+    introducedBy: '6c76332',
     before: "a run that ended left its sandbox homes in VIGIL_HOME",
     fixtures: [
       {
