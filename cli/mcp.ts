@@ -9,7 +9,8 @@
  * comes back as the tool's structured output, typed by the same schemas (schemas/mcp.ts).
  *
  * `vigil_task_complete` is for an agent inside a run: it writes the run's completion claim
- * (cli/mcp-claim.ts). Memory search is not here: Vigil has no memory store yet.
+ * (cli/mcp-claim.ts). `vigil_memory_search` searches the memory that outlives a run (docs/memory.md)
+ * as `vigil memory search --json` does.
  *
  * Over stdio, stdout carries the protocol alone: anything else the CLI's code would print there
  * goes to stderr. Temporal is connected on the first call that needs it (an agent's server inside
@@ -30,6 +31,8 @@ import { RunReportSchema, AcrossRunsReportSchema } from '../schemas/cli-output-r
 import { CheckpointsJsonSchema, MessageJsonSchema, StartedJsonSchema, type CheckpointsJson, type MessageJson, type StartedJson, type StatusJson } from '../schemas/cli-output.js';
 import {
   McpInputInput,
+  McpMemorySearchInput,
+  McpMemorySearchOutputSchema,
   McpPauseInput,
   McpReportInput,
   McpReportOutputSchema,
@@ -43,6 +46,7 @@ import {
   McpTaskCompleteInput,
   McpTaskCompleteOutputSchema,
   McpWaiveInput,
+  type McpMemorySearchOutput,
   type McpReportOutput,
 } from '../schemas/mcp.js';
 import { packageRoot } from '../workers/paths.js';
@@ -236,6 +240,19 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal): McpServer {
   );
 
   server.registerTool(
+    'vigil_memory_search',
+    {
+      title: 'Search the memory',
+      description:
+        "The memory of earlier runs in the event store: patterns, anti-patterns (a test that kept failing for the same reason, and what fixed it) and skills whose words match the query, best first (`vigil memory search --json`).",
+      inputSchema: McpMemorySearchInput,
+      outputSchema: McpMemorySearchOutputSchema,
+      annotations: { readOnlyHint: true },
+    },
+    async (o) => answer(await memorySearch(env, o)),
+  );
+
+  server.registerTool(
     'vigil_task_complete',
     {
       title: 'Claim the task complete',
@@ -300,6 +317,12 @@ async function report(env: NodeJS.ProcessEnv, o: { id?: string | undefined; sinc
   }
   await reportCommand({ ...(o.since !== undefined ? { since: o.since } : {}), ...(o.repo !== undefined ? { repo: o.repo } : {}), json: true }, { out: c.write, env });
   return { acrossRuns: AcrossRunsReportSchema.parse(JSON.parse(c.text())) };
+}
+
+async function memorySearch(env: NodeJS.ProcessEnv, o: { query: string; repo?: string | undefined; limit?: number | undefined }): Promise<McpMemorySearchOutput> {
+  const [{ withEventStore }, { searchMemory }] = await Promise.all([import('./report.js'), import('../activities/lasting-memory.js')]);
+  const hits = await withEventStore(env, (db) => searchMemory(db, o.query, { repo: o.repo ?? null, limit: o.limit ?? 20 }));
+  return McpMemorySearchOutputSchema.parse({ query: o.query, hits });
 }
 
 type StartArgs = { prd: string; repo?: string | undefined; provider?: string | undefined; agentCommand?: string | undefined; config?: string | undefined; set?: string[] | undefined; id?: string | undefined; checklist?: string | undefined; host?: string | undefined; noStore?: boolean | undefined };

@@ -53,6 +53,27 @@ export const McpReportInput = {
   repo: z.string().optional().describe('across runs: only runs on this repository'),
 };
 
+/** `vigil_memory_search`: `vigil memory search --json` (docs/memory.md). */
+export const McpMemorySearchInput = {
+  query: z.string().min(1).max(2000).describe('words to look for in the memory of earlier runs (keyword search)'),
+  repo: z.string().optional().describe("a repository: its memory and the installation's; without it, all of the memory"),
+  limit: z.number().int().min(1).max(1000).optional().describe('at most this many hits (default 20)'),
+};
+export const McpMemoryHitSchema = z.object({
+  kind: z.enum(['pattern', 'anti_pattern', 'skill', 'episode']),
+  id: z.number().int(),
+  repo: z.string().nullable(),
+  topic: z.string(),
+  title: z.string(),
+  body: z.string(),
+  evidence: z.number().int(),
+  importance: z.number(),
+  accessCount: z.number().int(),
+  score: z.number(),
+});
+export const McpMemorySearchOutputSchema = z.object({ query: z.string(), hits: z.array(McpMemoryHitSchema) });
+export type McpMemorySearchOutput = z.infer<typeof McpMemorySearchOutputSchema>;
+
 /** The most evidence lines a claim carries, and the longest of each. */
 export const CLAIM_LIMITS = { summaryChars: 4000, evidenceItems: 50, evidenceChars: 2000 } as const;
 

@@ -16,6 +16,7 @@ import { neutraliseLine, neutraliseText } from '../terminal-text.js';
 import type { ActionResult } from './actions.js';
 import { age, WAIT_LABELS, type ChartData, type Waiting } from './model.js';
 import type { InboxEntry, RunRow, SentMessage, HostText } from './sources.js';
+import type { MemoryItem } from '../../activities/lasting-memory.js';
 
 export type Html = ReturnType<typeof html>;
 
@@ -55,6 +56,7 @@ export function layout(title: string, operator: string, body: Html): Html {
   <a href="/">Inbox</a>
   <a href="/runs">Runs</a>
   <a href="/reports">Reports</a>
+  <a href="/memory">Memory</a>
   <form class="who" method="post" action="/operator">acting as <input name="operator" value="${operator}" aria-label="operator name" maxlength="200"> <button>set</button></form>
 </header>
 <main>${body}</main>
@@ -302,4 +304,22 @@ export function reportsPage(r: AcrossRunsReport | null, why: string): Html {
 </dl>
 <table><thead><tr><th>run</th><th>started</th><th>repository</th><th>outcome</th><th>iterations</th><th>council</th><th>escalations</th><th>cost</th><th>waited</th></tr></thead>
 <tbody>${r.perRun.map((p) => html`<tr><td><a href="/runs/${enc(p.workflowId)}">${p.workflowId}</a></td><td>${p.startedAt ?? '—'}</td><td>${p.repo ?? '—'}</td><td>${p.outcome ?? 'running'}${p.exitCode !== null ? ` (exit ${p.exitCode})` : ''}</td><td>${p.iterations} (${p.failedIterations} failed)</td><td>${p.approvedRounds}/${p.councilRounds}</td><td>${p.escalations}</td><td>${usd(p.spendUsd)}</td><td>${duration(p.waitingMs)}</td></tr>`)}</tbody></table>`;
+}
+
+/** The memory page (docs/memory.md): what earlier runs left, most important first, and a keyword search. */
+export function memoryPage(items: readonly MemoryItem[] | null, query: string, hits: readonly (MemoryItem & { body: string })[] | null, why: string): Html {
+  const head = html`<h1>Memory</h1>
+<p class="muted">What earlier runs left in the event store: patterns, anti-patterns and skills (\`vigil memory list\`). Each prompt carries the most relevant of them.</p>
+<form method="get" action="/memory" id="memory-search"><input name="q" value="${query}" aria-label="search the memory" maxlength="500" placeholder="words to look for"> <button>search</button></form>`;
+  if (!items) return html`${head}<p class="muted">${why}</p>`;
+  const row = (i: MemoryItem): Html =>
+    html`<tr><td>${i.kind.replace('_', '-')}</td><td>${i.id}</td><td>${i.topic}</td><td>${line(i.title)}</td><td>${i.evidence}</td><td>${i.importance.toFixed(2)}</td><td>${i.accessCount}</td><td>${i.repo ?? 'all repositories'}</td></tr>`;
+  const found = hits
+    ? html`<h2>Matching "${line(query)}"</h2>${hits.length ? html`<ul id="memory-hits">${hits.map((h) => html`<li><strong>${h.kind.replace('_', '-')} ${h.id}</strong> ${line(h.body)}</li>`)}</ul>` : html`<p class="muted" id="memory-hits">nothing matches</p>`}`
+    : html``;
+  return html`${head}${found}
+<h2>All of it</h2>
+${items.length
+  ? html`<table id="memory-items"><thead><tr><th>kind</th><th>id</th><th>topic</th><th>title</th><th>evidence</th><th>importance</th><th>used</th><th>repository</th></tr></thead><tbody>${items.map(row)}</tbody></table>`
+  : html`<p class="muted">No memory yet: runs that journal into the event store leave it when they end.</p>`}`;
 }

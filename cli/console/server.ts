@@ -46,6 +46,7 @@ import {
   inboxPage,
   layout,
   messagesSection,
+  memoryPage,
   reportsPage,
   runPage,
   runsPage,
@@ -331,6 +332,13 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
   app.get('/reports', async (c) => {
     const r = await storedReport(env, new Date());
     return page(c, 'Reports', reportsPage(r.ok ? r.value : null, r.ok ? '' : `${r.why}. Reports read the event store: set DATABASE_URL, or run \`vigil up\`, which starts the local one.`));
+  });
+
+  app.get('/memory', async (c) => {
+    const q = (c.req.query('q') ?? '').slice(0, 500).trim();
+    const { listMemory, searchMemory } = await import('../../activities/lasting-memory.js');
+    const r = await withStore(env, async (db) => ({ items: await listMemory(db, { limit: 500 }), hits: q ? await searchMemory(db, q, { limit: 50 }) : null }));
+    return page(c, 'Memory', memoryPage(r.ok ? r.value.items : null, q, r.ok ? r.value.hits : null, r.ok ? '' : `${r.why}. The memory is in the event store: set DATABASE_URL, or run \`vigil up\`, which starts the local one.`));
   });
 
   app.get('/healthz', async (c) => c.json({ ok: true, store: (await withStore(env, async () => true)).ok }));

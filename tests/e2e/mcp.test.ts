@@ -19,7 +19,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CheckpointsJsonSchema, MessageJsonSchema, StartedJsonSchema } from '../../schemas/cli-output.js';
-import { McpReportOutputSchema, McpStatusOutputSchema, TaskCompleteClaimSchema } from '../../schemas/mcp.js';
+import { McpMemorySearchOutputSchema, McpReportOutputSchema, McpStatusOutputSchema, TaskCompleteClaimSchema } from '../../schemas/mcp.js';
 import { runDirPath } from '../../schemas/paths.js';
 import { assertBuilt, CLI, makeRepo, ROOT, SCRIPTED_AGENT, temporalAddress, uniqueId, writePrd, writeScenario } from '../support/harness.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
@@ -30,7 +30,7 @@ const AGENT_DIR = mkdtempSync(path.join(os.tmpdir(), 'vigil-mcp-agent-'));
 let worker: WorkerProcess;
 let env: Record<string, string>;
 let mcp: Client;
-const TOOLS = ['vigil_start', 'vigil_status', 'vigil_pause', 'vigil_resume', 'vigil_stop', 'vigil_input', 'vigil_waive', 'vigil_rewind', 'vigil_checkpoints', 'vigil_report', 'vigil_task_complete'];
+const TOOLS = ['vigil_start', 'vigil_status', 'vigil_pause', 'vigil_resume', 'vigil_stop', 'vigil_input', 'vigil_waive', 'vigil_rewind', 'vigil_checkpoints', 'vigil_report', 'vigil_memory_search', 'vigil_task_complete'];
 
 beforeAll(async () => {
   assertBuilt();
@@ -182,6 +182,9 @@ describe('vigil mcp over stdio', () => {
     expect(report.timeline.find((t) => t.iteration === 3)?.text).toMatch(/claimed completion/);
     const resource = await mcp.readResource({ uri: `vigil://runs/${encodeURIComponent(id)}/report` });
     expect(JSON.parse(String((resource.contents[0] as { text: string }).text))).toMatchObject({ workflowId: id, outcome: { status: 'council_approved' } });
+    // The run's end left memory in the store (docs/memory.md): the skill of its kind of task, found by a search.
+    const memory = McpMemorySearchOutputSchema.parse(await ok('vigil_memory_search', { query: 'MCP PRD' }));
+    expect(memory.hits.map((h) => `${h.kind}: ${h.title}`)).toContain('skill: How "MCP PRD" got done here');
     const statusResource = await mcp.readResource({ uri: `vigil://runs/${encodeURIComponent(id)}/status` });
     expect(JSON.parse(String((statusResource.contents[0] as { text: string }).text))).toMatchObject({ workflowId: id, status: 'finished' });
   }, 420_000);
