@@ -7,9 +7,13 @@
  *    the tree every iteration (so no stagnation valve ends the run) and answers reviews (PASS)
  *    and council votes (REJECT, so the run goes on). Per iteration: the orchestration overhead
  *    (wall time minus the agent's own time), the CPU seconds of the worker (this process), of
- *    the server and of every other process Vigil starts (git helper, supervisors, daemon, agents), the history events and bytes (every execution of the run, continue-as-new
- *    included), and the overhead per window of 100 iterations (is it flat?). A run that ends
- *    before its iteration count, or pauses, fails the bench.
+ *    the server, of the event store (an embedded Postgres the default knob set's run projects its
+ *    events into, as `vigil start` does where a store is configured; `--store off`: none) and of
+ *    every other process Vigil starts (git helper, supervisor daemon and per-call supervisors with
+ *    their sandbox proxies, bubblewrap and its bridge, gate tools, agents), the history events and
+ *    bytes (every execution of the run, continue-as-new included), and the overhead per window of
+ *    100 iterations (is it flat?). A run that ends before its iteration count, or pauses, fails the
+ *    bench.
  * 3. load (`--concurrent 50,100,200`): that many runs at once on one worker (activity slots set
  *    with `--slots`), each agent call sleeping `--agent-sleep` seconds, spread by `--agent-jitter`
  *    (0.5: uniformly from half to one and a half times, as real calls vary; 0: all alike, which
@@ -35,6 +39,7 @@ import { benchArgs, fail, numberArg } from './args.js';
 import { benchScratch } from './scratch.js';
 import { defaultKnobs, type Knobs } from '../schemas/knobs.js';
 import { DEV_SERVER_DYNAMIC_CONFIG, freePort, startDevServer, type DevServer } from '../workers/dev-server.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../workers/postgres.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
 import { DEFAULT_TUNING } from '../workers/tuning.js';
 import { createVigilWorker, HEARTBEAT_SEND_MS } from '../workers/worker.js';
@@ -56,7 +61,8 @@ const USAGE = `usage: npm run bench [-- options]   (or: node dist/bench/run.js [
   --git-niceness N        niceness of the worker's git helper, 0-19 (default ${DEFAULT_TUNING.gitNiceness})
   --breakdown             iterations: where the time of an iteration goes
   --dump-histories DIR    every execution's history as JSON
-  --server-config SPEC    tuned (default), none, or key=json,...`;
+  --server-config SPEC    tuned (default), none, or key=json,...
+  --store on|off          on (default): the default knob set's runs project into an embedded Postgres, counted apart`;
 const values = benchArgs('bench', USAGE, {
   files: { type: 'string', default: '2000' },
   iterations: { type: 'string', default: '100' },
@@ -71,6 +77,7 @@ const values = benchArgs('bench', USAGE, {
   breakdown: { type: 'boolean', default: false },
   'dump-histories': { type: 'string', default: '' },
   'server-config': { type: 'string', default: 'tuned' },
+  store: { type: 'string', default: 'on' },
 });
 const num = (flag: keyof typeof values, bounds: Parameters<typeof numberArg>[4]): number => numberArg('bench', USAGE, flag, String(values[flag]), bounds);
 const FILES = num('files', { min: 1, integer: true });
@@ -84,6 +91,8 @@ const AGENT_JITTER = num('agent-jitter', { min: 0, max: 0.999 });
 const SLOTS = num('slots', { min: 1, integer: true });
 const WORKFLOW_SLOTS = num('workflow-slots', { min: 2, integer: true });
 const GIT_NICENESS = num('git-niceness', { min: 0, max: 19, integer: true });
+if (values.store !== 'on' && values.store !== 'off') fail('bench', USAGE, `--store: ${JSON.stringify(values.store)} is not on or off`);
+const STORE = values.store === 'on';
 
 const SCRATCH = benchScratch('bench');
 
@@ -184,7 +193,8 @@ const MINIMAL: Partial<Knobs> = {
 function knobSet(name: string, agent: string, sleepSeconds: number, iterations: number, jitter = 0): Knobs {
   const base = { ...defaultKnobs(), agentCommand: [agent, String(sleepSeconds), String(jitter)], maxIterations: iterations };
   if (name === 'minimal') return { ...base, ...MINIMAL };
-  if (name === 'default') return base;
+  // With a store configured, `vigil start` turns the event store on (--no-store: off).
+  if (name === 'default') return { ...base, eventStore: STORE };
   throw new Error(`unknown knob set ${name} (minimal, default)`);
 }
 
@@ -236,18 +246,33 @@ function descendants(roots: readonly number[]): number[] {
  * daemon (a session of its own, not the worker's child) and the agents under it. Live processes
  * count with what they reaped; processes already gone count through the parent that reaped
  * them (this process's cutime and cstime, or a live descendant's), so nothing is counted twice
- * and nothing short-lived is missed. The server's own tree (`exclude`) is counted apart.
+ * and nothing short-lived is missed. The server's and the event store's trees (`exclude`) are
+ * counted apart (treeCpuSeconds).
  */
-function supervisionCpuSeconds(exclude: number): number {
+function supervisionCpuSeconds(exclude: readonly number[]): number {
   const self = procTicks('self');
   let ticks = self?.reaped ?? 0;
   const daemon = daemonPid();
   const roots = [process.pid, ...(daemon !== null ? [daemon] : [])];
-  const skip = new Set([exclude, ...descendants([exclude])]);
+  const skip = new Set([...exclude, ...descendants(exclude)]);
   const seen = new Set<number>();
   for (const pid of [...(daemon !== null ? [daemon] : []), ...descendants(roots)]) {
     if (skip.has(pid) || seen.has(pid) || pid === process.pid) continue;
     seen.add(pid);
+    const t = procTicks(pid);
+    if (t) ticks += t.own + t.reaped;
+  }
+  return ticks / 100;
+}
+
+/**
+ * CPU seconds of a process and everything below it, live or reaped: the event store's postmaster
+ * and its backends (a backend that ended counts through the postmaster that reaped it).
+ */
+function treeCpuSeconds(root: number | null): number {
+  if (root === null) return 0;
+  let ticks = 0;
+  for (const pid of [root, ...descendants([root])]) {
     const t = procTicks(pid);
     if (t) ticks += t.own + t.reaped;
   }
@@ -299,6 +324,8 @@ interface RunFigures {
   serverCpu: number;
   /** Per-call supervisors or the supervisor daemon, git and gate tools (agents included). */
   supervisionCpu: number;
+  /** The event store's Postgres (0 without one). */
+  storeCpu: number;
   events: number;
   bytes: number;
   executions: number;
@@ -308,7 +335,7 @@ interface RunFigures {
 
 const tsMs = (t: proto.temporal.api.history.v1.IHistoryEvent['eventTime']): number => Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
 
-function analyse(histories: History[]): Omit<RunFigures, 'iterations' | 'wallMs' | 'workerCpu' | 'serverCpu' | 'supervisionCpu'> {
+function analyse(histories: History[]): Omit<RunFigures, 'iterations' | 'wallMs' | 'workerCpu' | 'serverCpu' | 'supervisionCpu' | 'storeCpu'> {
   const timings: IterationTiming[] = [];
   const byType = new Map<string, { count: number; bytes: number }>();
   let events = 0;
@@ -362,12 +389,15 @@ async function watchForPause(handle: WorkflowHandle, done: () => boolean): Promi
   }
 }
 
-async function measuredRun(client: Client, server: DevServer, knobs: Knobs, label: string, prd: string): Promise<RunFigures> {
+async function measuredRun(client: Client, server: DevServer, store: EmbeddedPostgres | null, knobs: Knobs, label: string, prd: string): Promise<RunFigures> {
   const repo = repoWith(10);
+  const storePid = knobs.eventStore && store ? store.pid : null;
+  const apart = [server.pid, ...(store ? [store.pid] : [])];
   try {
     const cpu0 = selfCpuSeconds();
     const srv0 = procCpuSeconds(server.pid);
-    const sup0 = supervisionCpuSeconds(server.pid);
+    const sup0 = supervisionCpuSeconds(apart);
+    const store0 = treeCpuSeconds(storePid);
     const started = performance.now();
     const handle = await client.workflow.start(vigilRun, {
       taskQueue: 'bench',
@@ -379,12 +409,14 @@ async function measuredRun(client: Client, server: DevServer, knobs: Knobs, labe
     let workerCpu = 0;
     let serverCpu = 0;
     let supervisionCpu = 0;
+    let storeCpu = 0;
     const ended = handle.result().finally(() => {
       finished = true;
       wallMs = performance.now() - started;
       workerCpu = selfCpuSeconds() - cpu0;
       serverCpu = procCpuSeconds(server.pid) - srv0;
-      supervisionCpu = supervisionCpuSeconds(server.pid) - sup0;
+      supervisionCpu = supervisionCpuSeconds(apart) - sup0;
+      storeCpu = treeCpuSeconds(storePid) - store0;
     });
     const [outcome] = await Promise.all([ended, watchForPause(handle, () => finished)]);
     if (outcome.status !== 'max_iterations_reached' || outcome.iteration !== knobs.maxIterations) {
@@ -397,7 +429,7 @@ async function measuredRun(client: Client, server: DevServer, knobs: Knobs, labe
       histories.forEach((h, i) => writeFileSync(path.join(values['dump-histories'], `${label}-${i}.json`), JSON.stringify(temporal.api.history.v1.History.toObject(h as proto.temporal.api.history.v1.History, { longs: String, enums: String, bytes: String }), null, 1)));
     }
     const a = analyse(histories);
-    return { ...a, iterations: outcome.iteration, wallMs, workerCpu, serverCpu, supervisionCpu };
+    return { ...a, iterations: outcome.iteration, wallMs, workerCpu, serverCpu, supervisionCpu, storeCpu };
   } finally {
     rmSync(repo, { recursive: true, force: true });
   }
@@ -409,7 +441,7 @@ function report(label: string, f: RunFigures): void {
   console.log(
     `${label}: ${n} iterations (${f.executions} executions) in ${(f.wallMs / 1000).toFixed(1)} s; per iteration: ` +
       `overhead ${(overhead / 1000).toFixed(3)} s (agent ${(f.agentMs / n / 1000).toFixed(3)} s), ` +
-      `CPU ${((f.workerCpu + f.serverCpu + f.supervisionCpu) / n).toFixed(3)} s (worker ${(f.workerCpu / n).toFixed(3)}, server ${(f.serverCpu / n).toFixed(3)}, other processes ${(f.supervisionCpu / n).toFixed(3)}), ` +
+      `CPU ${((f.workerCpu + f.serverCpu + f.storeCpu + f.supervisionCpu) / n).toFixed(3)} s (worker ${(f.workerCpu / n).toFixed(3)}, server ${(f.serverCpu / n).toFixed(3)}, event store ${(f.storeCpu / n).toFixed(3)}, other processes ${(f.supervisionCpu / n).toFixed(3)}), ` +
       `${(f.events / n).toFixed(1)} events, ${(f.bytes / n / 1024).toFixed(1)} KiB`,
   );
   // Flatness: the overhead per window of iterations (iteration i's call to iteration j's).
@@ -589,19 +621,23 @@ async function benchIterations(): Promise<void> {
   const prd = path.join(dir, 'PRD.md');
   writeFileSync(prd, '# Bench\n\nAppend a line to notes.txt.\n');
   const agent = writeAgent(dir);
+  // The event store the default knob set's runs project into (the worker reads VIGIL_DATABASE_URL), started here as `vigil up` would.
+  const store = STORE ? await startEmbeddedPostgres({ dataDir: SCRATCH.mkdir('store-'), durable: false, port: await freePort() }) : null;
+  if (store) process.env.VIGIL_DATABASE_URL = store.url;
   const native = await NativeConnection.connect({ address: server.address });
   const connection = await Connection.connect({ address: server.address });
   try {
     const worker = await createVigilWorker({ connection: native, namespace: 'default', taskQueue: 'bench', tuning: { ...DEFAULT_TUNING, activitySlots: SLOTS, workflowSlots: WORKFLOW_SLOTS, gitNiceness: GIT_NICENESS }, codec: null });
     await worker.runUntil(async () => {
       const client = new Client({ connection });
-      for (const name of KNOB_SETS) report(`iterations, ${name} knobs`, await measuredRun(client, server, knobSet(name, agent, 0, ITERATIONS), name, prd));
+      for (const name of KNOB_SETS) report(`iterations, ${name} knobs${name === 'default' && STORE ? ' (event store on)' : ''}`, await measuredRun(client, server, store, knobSet(name, agent, 0, ITERATIONS), name, prd));
       for (const runs of CONCURRENT) await benchLoad(client, server, agent, prd, runs);
     });
   } finally {
     await connection.close();
     await native.close();
     await server.stop();
+    await store?.stop();
     SCRATCH.server = null;
     rmSync(dir, { recursive: true, force: true });
   }
