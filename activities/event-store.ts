@@ -406,7 +406,9 @@ export function onRunEnded(hook: RunEndedHook | null): void {
  * last (the workflow records nothing after it but the final notification, which this batch
  * carries too), and it is written before the workflow closes. So when it has committed, the
  * journal of the run is whole, and the hook sees all of it; a retried batch runs it again, which
- * consolidation allows (it is idempotent). Bounded, and never the projection's problem.
+ * consolidation allows (it is idempotent). Never the projection's problem, and bounded: the
+ * projection waits for it at most RUN_ENDED_DEADLINE_MS (its local activity has 15 s in all); a
+ * longer one goes on in the worker and commits when it is done.
  */
 async function afterRunEnded(url: string, workflowId: string): Promise<void> {
   if (!runEndedHook) return;
@@ -419,7 +421,7 @@ async function afterRunEnded(url: string, workflowId: string): Promise<void> {
 }
 
 /** The run-end hook's bound: the run's last projection waits at most this long for it. */
-export const RUN_ENDED_DEADLINE_MS = 15_000;
+export const RUN_ENDED_DEADLINE_MS = 4000;
 
 async function write(url: string, wf: string, rows: Row[]): Promise<ProjectEventsResult> {
   try {
