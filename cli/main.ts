@@ -219,13 +219,14 @@ export function buildProgram(): Command {
     .option('--set <key=value>', 'set a knob (repeatable); see `vigil config --explain`', collect, [])
     .option('--id <id>', 'workflow id of the run (default: vigil-<prd name>-<time>)')
     .option('--checklist <file>', 'the PRD checklist to verify (JSON or Markdown) instead of one extracted from the PRD')
+    .option('--tasks <file>', 'split the run into tasks (JSON or Markdown: id, title, checklist items, dependencies); with --set parallelStreams=N each runs as a stream of its own')
     .option('--host <name>', "the machine that holds the repository: the workers started there run the agent, git and tests (default: VIGIL_HOST, else this machine's name)")
     .option('--no-store', 'do not journal the run into the event store (on by default when one is configured or the local one exists)')
     .option('--deliver-to-current', 'deliver a done run on the current branch (committed there, the index set to it) instead of vigil/<run id>')
     .option('--wait', 'follow the run until it finishes; exit with its outcome code')
     .option('--json', 'print the started run as a JSON line; with --wait, then a JSON line per event as `watch --json`')
     .action(async (prdFile: string, o: Record<string, unknown>) => {
-      const [{ readPrd, readChecklist, prdOnHost }, { checkRepo, defaultRunId, startRun }, { checkPromptTemplate, requireAgentCommand }, { searchAttributeHint }, { followRun }, { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost }, { hostTaskQueue }, { sdkRunApi }] =
+      const [{ readPrd, readChecklist, readTasks, prdOnHost }, { checkRepo, defaultRunId, startRun }, { checkPromptTemplate, requireAgentCommand }, { searchAttributeHint }, { followRun }, { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost }, { hostTaskQueue }, { sdkRunApi }] =
         await Promise.all([import('./prd.js'), import('./runs.js'), import('./config.js'), import('./connection.js'), import('./follow.js'), import('./hosts.js'), import('../schemas/host-names.js'), import('./sdk-run-api.js')]);
       const host = resolveHost(typeof o.host === 'string' ? o.host : undefined);
       // The repository and the PRD are on the run's host: checked here only when that is this machine.
@@ -235,10 +236,11 @@ export function buildProgram(): Command {
       const resolvedKnobs = checkPromptTemplate(await resolve(o), process.cwd());
       requireAgentCommand(resolvedKnobs);
       const checklist = typeof o.checklist === 'string' ? readChecklist(o.checklist) : undefined;
+      const tasks = typeof o.tasks === 'string' ? readTasks(o.tasks) : undefined;
       const workflowId = typeof o.id === 'string' ? validateId(o.id) : defaultRunId(prd);
       const ep = endpoint();
       await withClient(ep, async (client, connection) => {
-        const { searchAttributes } = await startRun(client, connection, ep, { prd, repoPath, knobs: resolvedKnobs.knobs, workflowId, host, ...(checklist ? { checklist } : {}) });
+        const { searchAttributes } = await startRun(client, connection, ep, { prd, repoPath, knobs: resolvedKnobs.knobs, workflowId, host, ...(checklist ? { checklist } : {}), ...(tasks ? { tasks } : {}) });
         if (searchAttributes.missing.length) process.stderr.write(`${searchAttributeHint(searchAttributes.missing, ep, searchAttributes.refusal)}\n`);
         // Cheap to ask, and the one mistake that leaves a fresh run waiting silently.
         const pollers = await hostPollers(sdkRunApi(client), ep.taskQueue, host);

@@ -8,6 +8,8 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { ChecklistItem } from '../schemas/gates.js';
 import { parseChecklistFile } from '../workflows/decisions/checklist.js';
+import type { TaskList } from '../schemas/tasks.js';
+import { parseTasksFile } from '../workflows/decisions/tasks.js';
 
 export const MAX_PRD_BYTES = 1024 * 1024;
 
@@ -86,4 +88,30 @@ export function readChecklist(file: string, cwd = process.cwd()): ChecklistItem[
   const r = parseChecklistFile(text, abs);
   if (!r.ok) throw new PrdError(r.error);
   return r.items;
+}
+
+/**
+ * Reads a task list a person supplied (`vigil start --tasks FILE`): JSON or Markdown (see
+ * parseTasksFile in workflows/decisions/tasks.ts), at most 256 KiB of UTF-8 text. Every problem
+ * names the file.
+ */
+export function readTasks(file: string, cwd = process.cwd()): TaskList {
+  const abs = path.resolve(cwd, file);
+  let st;
+  try {
+    st = statSync(abs);
+  } catch {
+    throw new PrdError(`tasks file not found: ${abs}`);
+  }
+  if (!st.isFile()) throw new PrdError(`tasks path is not a regular file: ${abs}`);
+  if (st.size > MAX_CHECKLIST_BYTES) throw new PrdError(`tasks file is too large: ${st.size} bytes (at most ${MAX_CHECKLIST_BYTES})`);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(abs));
+  } catch {
+    throw new PrdError(`tasks file is not UTF-8 text: ${abs}`);
+  }
+  const r = parseTasksFile(text, abs);
+  if (!r.ok) throw new PrdError(r.error);
+  return r.tasks;
 }

@@ -7,6 +7,7 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { WorkflowIdConflictPolicy, type Client, type Connection, type WorkflowHandle } from '@temporalio/client';
 import type { ChecklistItem } from '../schemas/gates.js';
+import type { TaskList } from '../schemas/tasks.js';
 import type { Knobs } from '../schemas/knobs.js';
 import { OUTCOME_STATUSES, type RunInput } from '../schemas/run.js';
 import { RUN_STATUSES } from '../schemas/status.js';
@@ -72,6 +73,8 @@ export interface StartOptions {
   attachIfRunning?: boolean;
   /** A checklist a person supplied (`--checklist FILE`), validated. */
   checklist?: ChecklistItem[];
+  /** Tasks a person supplied (`--tasks FILE`), validated: with parallelStreams above 1, each a stream. */
+  tasks?: TaskList;
   /** The host holding the repository (normalised): its workers run the repository-bound activities. */
   host?: string;
   /** A directive for the first prompt, delivered with the start (signal-with-start). */
@@ -107,13 +110,14 @@ function searchAttributeRefusal(err: unknown): string | null {
  * these knobs, once, within an hour. A scheduled run's signature covers every run of the schedule
  * (`<workflowId>-<scheduled time>`), each admitted once, with no expiry.
  */
-export function runInputFor(opts: Pick<StartOptions, 'prd' | 'repoPath' | 'knobs' | 'workflowId' | 'checklist' | 'host'>, scheduled = false): RunInput {
+export function runInputFor(opts: Pick<StartOptions, 'prd' | 'repoPath' | 'knobs' | 'workflowId' | 'checklist' | 'host' | 'tasks'>, scheduled = false): RunInput {
   const input: RunInput = {
     prdPath: opts.prd.path,
     prdTitle: opts.prd.title,
     repoPath: opts.repoPath,
     knobs: opts.knobs,
     ...(opts.checklist ? { checklist: opts.checklist } : {}),
+    ...(opts.tasks ? { tasks: opts.tasks } : {}),
     ...(opts.host ? { host: opts.host } : {}),
   };
   const secret = runSecret();

@@ -27,6 +27,7 @@ import { observeIteration } from './run/observe.js';
 import { afterAuthFailure, chooseProvider } from './run/provider.js';
 import { makeProxies } from './run/proxies.js';
 import { AGAIN, isEnd, nowMs, Run } from './run/run.js';
+import { runStreams } from './run/streams.js';
 
 export {
   CHECKPOINTS_PATCH,
@@ -48,6 +49,7 @@ export {
   RECHECK_BEFORE_CALL_PATCH,
   ROUNDS_PATCH,
   SEARCH_ATTRIBUTES_PATCH,
+  STREAMS_PATCH,
   UNDELIVERED_DIRECTIVES_PATCH,
 } from './run/eras.js';
 
@@ -104,6 +106,9 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         const held = await holdPreparation(run);
         if (held) return held.end;
         await prepareExecution(run);
+        // A run split into tasks: its parallel streams first, merged into its tree.
+        const streamed = await runStreams(run);
+        if (streamed) return streamed.end;
         for (;;) {
           // The boundary: messages, the budget, a forced review or a held claim, the caps, a fresh history.
           const boundary = await atBoundary(run);

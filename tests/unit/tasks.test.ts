@@ -4,7 +4,11 @@
  * merged, at most N at once), how a stream's end moves its task (done, failed and retried, dead
  * letter, and its dependents with it), the merge order, the budget share and the stream's ids.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { readTasks } from '../../cli/prd.js';
 import { TaskListSchema, type TaskList } from '../../schemas/tasks.js';
 import {
   nextMerge,
@@ -57,6 +61,17 @@ describe('task files', () => {
     expect(parseTasksFile('just prose\n', 'T.md')).toEqual({ ok: false, error: 'T.md: no task found (one "## <id>: <title>" heading per task)' });
     expect(parseTasksFile('## no title here\n', 'T.md')).toEqual({ ok: false, error: 'T.md:1: a task heading is "## <id>: <title>"' });
     expect(parseTasksFile('[', 'f.json')).toMatchObject({ ok: false, error: expect.stringMatching(/^f\.json: not valid JSON/) });
+  });
+});
+
+describe('vigil start --tasks FILE', () => {
+  it('reads a Markdown or JSON file, and names the file in what it refuses', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-tasks-'));
+    writeFileSync(path.join(dir, 'TASKS.md'), '## a: A\n- [ ] one\n\n## b: B\nDepends on: a\n');
+    expect(readTasks('TASKS.md', dir).map((t) => [t.id, t.dependsOn, t.items.length])).toEqual([['a', [], 1], ['b', ['a'], 0]]);
+    writeFileSync(path.join(dir, 'bad.json'), '[{"id": "a", "title": "A", "dependsOn": ["a"]}]');
+    expect(() => readTasks('bad.json', dir)).toThrow(`${path.join(dir, 'bad.json')}: task 0.dependsOn: task "a" depends on itself`);
+    expect(() => readTasks('missing.md', dir)).toThrow(`tasks file not found: ${path.join(dir, 'missing.md')}`);
   });
 });
 

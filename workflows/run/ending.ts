@@ -27,7 +27,7 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
     delivered = d.branch;
     notes = [...notes, d.note];
   }
-  run.outcome = { status: s, reason, exitCode: OUTCOME_EXIT_CODES[s], iteration: state.iteration, at: nowIso(), notes };
+  run.outcome = { status: s, reason, exitCode: OUTCOME_EXIT_CODES[s], iteration: state.iteration, at: nowIso(), notes, ...(run.input.stream ? { spendUsd: state.spend.usd } : {}) };
   // The spend as it ends, the last round's reviewers and members included.
   if (state.spend.calls > 0) run.recordSpend();
   run.recordEvent(outcomeEvent(run.outcome));

@@ -115,7 +115,15 @@ export function makeProxies(knobs: Knobs, eras: Pick<Eras, 'gatesWithCallEra' | 
     heartbeatTimeout: (knobs.notifyTimeoutSeconds + 10) * 1000,
     retry: { maximumAttempts: 3, initialInterval: '2s' },
   });
-  return { agent, repo, tests, members, rounds, checks, gateActs, store, breakers, people, admission };
+  const streams = proxyActivities<Pick<Acts, 'streamBase' | 'addWorktree' | 'removeWorktree' | 'mergeStream' | 'applyStreams'>>({
+    ...onHost,
+    // Parallel streams' git: a worktree added or removed, a merge-tree, the merged tree written out: seconds, minutes for huge repositories.
+    startToCloseTimeout: '10m',
+    // They beat every second: a dead worker costs seconds, and the retry finds what the first attempt did.
+    heartbeatTimeout: Math.max(knobs.heartbeatTimeoutSeconds, 10) * 1000,
+    retry: { maximumAttempts: 5, initialInterval: '1s', nonRetryableErrorTypes: [FAILURE_TYPES.notAGitRepository] },
+  });
+  return { agent, repo, tests, members, rounds, checks, gateActs, store, breakers, people, admission, streams };
 }
 
 export type Proxies = ReturnType<typeof makeProxies>;

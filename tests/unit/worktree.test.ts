@@ -1,0 +1,106 @@
+/**
+ * The git of parallel streams against real repositories: the streams' base commit (the run-start
+ * tree, uncommitted changes included), a task's worktree (idempotent, removed cleanly), merging a
+ * stream's branch into the integration line with merge-tree (clean, conflicting with both sides
+ * written out, a retry finding its own merge, an empty stream), and the merged tree written into
+ * the working tree with the person's branch and index untouched.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { deliverRun } from '../../activities/deliver.js';
+import { addWorktree, applyStreams, integrationRef, mergeStream, removeWorktree, streamBase, worktreePath } from '../../activities/worktree.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+const ENV = { ...process.env, GIT_AUTHOR_NAME: 'P', GIT_AUTHOR_EMAIL: 'p@example.invalid', GIT_COMMITTER_NAME: 'P', GIT_COMMITTER_EMAIL: 'p@example.invalid' };
+const git = (cwd: string, ...args: string[]): string => execFileSync('git', ['-c', 'commit.gpgsign=false', ...args], { cwd, env: ENV, encoding: 'utf8' }).trim();
+
+function repo(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-worktree-'));
+  dirs.push(dir);
+  git(dir, 'init', '-q', '-b', 'main');
+  writeFileSync(path.join(dir, 'README.md'), '# sample\n');
+  writeFileSync(path.join(dir, 'shared.txt'), 'line one\n');
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'initial');
+  return dir;
+}
+
+/** A stream's work: its worktree changed, then delivered on its run branch as a done stream does. */
+async function streamWork(dir: string, run: string, task: string, base: string, files: Record<string, string>): Promise<string> {
+  const wt = await addWorktree({ repoPath: dir, runId: run, task, base });
+  for (const [f, c] of Object.entries(files)) writeFileSync(path.join(wt.path, f), c);
+  const d = await deliverRun({ repoPath: wt.path, runId: `${run}--${task}`, message: `task ${task}\n` });
+  return d.commit ?? '';
+}
+
+describe('streams in worktrees', () => {
+  it('starts from the run-start tree, gives each task an idempotent worktree, merges clean streams, writes the result into the working tree only', async () => {
+    const dir = repo();
+    const head = git(dir, 'rev-parse', 'HEAD');
+    writeFileSync(path.join(dir, 'wip.txt'), 'the person’s uncommitted work\n');
+    // The run-start tree as Vigil hashes it: README, shared.txt and wip.txt.
+    git(dir, 'add', '-A');
+    const startTree = git(dir, 'write-tree');
+    git(dir, 'reset', '-q');
+    const base = await streamBase({ repoPath: dir, runId: 'r1', tree: startTree, parent: head });
+    expect(await streamBase({ repoPath: dir, runId: 'r1', tree: startTree, parent: head })).toEqual(base);
+    expect(git(dir, 'rev-parse', integrationRef('r1'))).toBe(base.commit);
+    expect(git(dir, 'rev-parse', `${base.commit}^`)).toBe(head);
+
+    const a = await addWorktree({ repoPath: dir, runId: 'r1', task: 'a', base: base.commit });
+    expect(a).toEqual({ path: worktreePath(dir, 'r1', 'a'), created: true });
+    expect(await addWorktree({ repoPath: dir, runId: 'r1', task: 'a', base: base.commit })).toEqual({ path: a.path, created: false });
+    expect(readFileSync(path.join(a.path, 'wip.txt'), 'utf8')).toBe('the person’s uncommitted work\n');
+
+    const aCommit = await streamWork(dir, 'r1', 'a', base.commit, { 'a.txt': 'A\n' });
+    const bCommit = await streamWork(dir, 'r1', 'b', base.commit, { 'b.txt': 'B\n' });
+    const m1 = await mergeStream({ repoPath: dir, runId: 'r1', task: 'a', childId: 'r1--a', into: base.commit });
+    expect(m1).toMatchObject({ empty: false, conflict: null });
+    expect(git(dir, 'rev-parse', `${m1.commit}^1`, `${m1.commit}^2`).split('\n')).toEqual([base.commit, aCommit]);
+    // A retry of the same merge finds it on the line.
+    expect(await mergeStream({ repoPath: dir, runId: 'r1', task: 'a', childId: 'r1--a', into: base.commit })).toEqual(m1);
+    const m2 = await mergeStream({ repoPath: dir, runId: 'r1', task: 'b', childId: 'r1--b', into: m1.commit });
+    expect(m2.conflict).toBeNull();
+    expect(git(dir, 'rev-parse', `${m2.commit}^2`)).toBe(bCommit);
+    expect(git(dir, 'rev-parse', integrationRef('r1'))).toBe(m2.commit);
+    // A stream that delivered nothing has nothing to merge.
+    expect(await mergeStream({ repoPath: dir, runId: 'r1', task: 'c', childId: 'r1--c', into: m2.commit })).toEqual({ commit: m2.commit, empty: true, conflict: null });
+
+    for (const t of ['a', 'b']) expect(await removeWorktree({ repoPath: dir, runId: 'r1', task: t })).toEqual({ removed: true });
+    expect(await removeWorktree({ repoPath: dir, runId: 'r1', task: 'a' })).toEqual({ removed: false });
+    expect(git(dir, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree '))).toEqual([`worktree ${dir}`]);
+
+    const statusBefore = git(dir, 'status', '--porcelain');
+    expect(await applyStreams({ repoPath: dir, runId: 'r1', commit: m2.commit })).toMatchObject({ files: expect.any(Number) });
+    expect(['a.txt', 'b.txt', 'wip.txt'].map((f) => readFileSync(path.join(dir, f), 'utf8'))).toEqual(['A\n', 'B\n', 'the person’s uncommitted work\n']);
+    expect(git(dir, 'rev-parse', 'HEAD')).toBe(head);
+    expect(git(dir, 'diff', '--cached', '--name-only')).toBe('');
+    expect(git(dir, 'status', '--porcelain')).toBe([statusBefore, '?? a.txt', '?? b.txt'].filter(Boolean).sort().join('\n'));
+  });
+
+  it('a conflicting stream is merged with its markers, both sides written out for the merge iteration', async () => {
+    const dir = repo();
+    const head = git(dir, 'rev-parse', 'HEAD');
+    const base = await streamBase({ repoPath: dir, runId: 'r2', tree: git(dir, 'rev-parse', 'HEAD^{tree}'), parent: head });
+    await streamWork(dir, 'r2', 'x', base.commit, { 'shared.txt': 'x was here\n' });
+    await streamWork(dir, 'r2', 'y', base.commit, { 'shared.txt': 'y was here\n' });
+    const mx = await mergeStream({ repoPath: dir, runId: 'r2', task: 'x', childId: 'r2--x', into: base.commit });
+    const my = await mergeStream({ repoPath: dir, runId: 'r2', task: 'y', childId: 'r2--y', into: mx.commit });
+    expect(my.conflict?.files).toEqual(['shared.txt']);
+    expect(my.conflict?.summary).toBe('merging task y conflicted in shared.txt');
+    expect(git(dir, 'show', `${my.commit}:shared.txt`)).toMatch(/^<<<<<<< [0-9a-f]+\nx was here\n=======\ny was here\n>>>>>>> [0-9a-f]+$/);
+    const sides = readFileSync(my.conflict?.sidesPath ?? '', 'utf8');
+    expect(my.conflict?.sidesPath).toBe(path.join(dir, '.vigil/runs/r2/merge-y.md'));
+    expect(sides).toContain('### the run so far (ours)\n\n```\nx was here\n');
+    expect(sides).toContain('### task y (theirs)\n\n```\ny was here\n');
+    expect(sides).toContain('### where both started (base)\n\n```\nline one\n');
+    expect(my.conflict?.excerpt).toBe(sides);
+    expect(existsSync(path.join(dir, '.vigil/worktrees/r2/x'))).toBe(true);
+  });
+});
