@@ -377,20 +377,27 @@ async function consolidateAll(db: Db, runsNow: number): Promise<ConsolidationRes
   await db.query('delete from memory_skills where not imported and not (id = any($1))', [skillIds]);
 
   await db.query('delete from memory_links');
-  let links = 0;
-  const link = async (relation: string, fromKind: string, fromId: number | undefined, toKind: string, toId: number | undefined): Promise<void> => {
-    if (!fromId || !toId) return;
-    const r = await db.query('insert into memory_links (relation, from_kind, from_id, to_kind, to_id) values ($1,$2,$3,$4,$5) on conflict do nothing', [relation, fromKind, fromId, toKind, toId]);
-    links += r.rowCount ?? 0;
+  const rowsOf: [string, string, number, string, number][] = [];
+  const link = (relation: string, fromKind: string, fromId: number | undefined, toKind: string, toId: number | undefined): void => {
+    if (fromId && toId) rowsOf.push([relation, fromKind, fromId, toKind, toId]);
   };
   for (const p of out.patterns) {
     const from = patternId.get(`${p.repo ?? ''}\u0000${p.kind}\u0000${p.signature}`);
     if (p.repo === null) continue; // its derivation is from the repositories' patterns (below)
-    for (const e of p.from) await link('derived_from', 'pattern', from, 'episode', episodeId.get(`${e.workflowId}\u0000${e.iteration}`));
+    for (const e of p.from) link('derived_from', 'pattern', from, 'episode', episodeId.get(`${e.workflowId}\u0000${e.iteration}`));
   }
   for (const l of out.links) {
-    await link(l.relation, 'pattern', patternId.get(`${l.from.repo ?? ''}\u0000${l.from.kind}\u0000${l.from.signature}`), 'pattern', patternId.get(`${l.to.repo ?? ''}\u0000${l.to.kind}\u0000${l.to.signature}`));
+    link(l.relation, 'pattern', patternId.get(`${l.from.repo ?? ''}\u0000${l.from.kind}\u0000${l.from.signature}`), 'pattern', patternId.get(`${l.to.repo ?? ''}\u0000${l.to.kind}\u0000${l.to.signature}`));
   }
+  // One statement for all of them (thousands of links one by one took seconds).
+  const inserted = rowsOf.length
+    ? await db.query(
+        `insert into memory_links (relation, from_kind, from_id, to_kind, to_id)
+         select * from unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[]) on conflict do nothing`,
+        [rowsOf.map((r) => r[0]), rowsOf.map((r) => r[1]), rowsOf.map((r) => r[2]), rowsOf.map((r) => r[3]), rowsOf.map((r) => r[4])],
+      )
+    : { rowCount: 0 };
+  const links = inserted.rowCount ?? 0;
   return {
     runs: runsNow,
     episodes: episodes.length,
