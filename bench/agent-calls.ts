@@ -97,14 +97,14 @@ const CASES: Case[] = [
     },
   },
   {
-    name: 'a claim refused by the council, then done (4 refused, 5 approved)',
+    name: 'a claim refused by the council, then done (claim at 4 refused, at 5 approved)',
     tests: true,
     maxIterations: 10,
     scenario: {
       version: 1,
       iterations: [step(1), step(2), step(3), step(4, true), step(5, true)],
       default: step(9),
-      // The early check at 3 approves nothing, the claim at 4 is refused, the one at 5 approved.
+      // The early check at 3 and the claim at 4 are refused, the claim at 5 approved.
       roles: { ...ROLES, council: { rounds: [vote('REJECT'), vote('REJECT')], default: vote('APPROVE') } },
     },
   },
@@ -270,9 +270,9 @@ async function main(): Promise<void> {
   }
   const roles = ['iteration', 'checklist', 'reviewer', 'devils-advocate', 'checklist-verifier', 'council'];
   console.log('agent calls by role, default knobs, command provider (claude: the claude preset, its rounds batched)');
-  console.log(['scenario'.padEnd(66), 'outcome'.padEnd(28), ...roles.map((r) => r.padStart(9)), 'orchestration'.padStart(14), 'batched'.padStart(8)].join(' '));
+  console.log(['scenario'.padEnd(72), 'outcome'.padEnd(28), ...roles.map((r) => r.padStart(9)), 'orchestration'.padStart(14), 'batched'.padStart(8)].join(' '));
   for (const r of results) {
-    console.log([r.name.padEnd(66), r.outcome.padEnd(28), ...roles.map((x) => String(r.byRole[x] ?? 0).padStart(9)), String(r.orchestration).padStart(14), String(r.batched).padStart(8)].join(' '));
+    console.log([r.name.padEnd(72), r.outcome.padEnd(28), ...roles.map((x) => String(r.byRole[x] ?? 0).padStart(9)), String(r.orchestration).padStart(14), String(r.batched).padStart(8)].join(' '));
   }
 }
 

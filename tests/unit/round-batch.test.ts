@@ -4,11 +4,16 @@
  * the usual parsers read — the claude preset's argv for a batched call, its reading of the
  * call's stream, and which rounds can be batched (activities/round-batch.ts).
  */
+import path from 'node:path';
+import { ActivityFailure, RetryState } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { batchable } from '../../activities/round-batch.js';
+import { batchable, makeBatchCall } from '../../activities/round-batch.js';
+import { clearProbeCache, presetFlags } from '../../activities/providers/probe.js';
+import type { BatchRequest } from '../../rounds/calls.js';
+import { blankAgentResult, type AgentResult } from '../../schemas/activities.js';
+import { ROOT } from '../support/harness.js';
 import { claudePreset, readBatchStream } from '../../activities/providers/claude.js';
 import type { InvocationRequest } from '../../activities/providers/index.js';
-import { presetFlags } from '../../activities/providers/probe.js';
 import type { RunAgentInput } from '../../schemas/activities.js';
 import { agentsArgument, batchPrompt, findingsSchema, splitFindings, subAgentName } from '../../workflows/decisions/round-batch.js';
 import { reviewerRecord } from '../../workflows/decisions/review.js';
@@ -157,5 +162,70 @@ describe('which rounds can be batched', () => {
     expect(batchable([member({}), member({ model: 'opus' })])).toBe(false);
     expect(batchable([member({}), member({ argv: ['/opt/claude'] })])).toBe(false);
     expect(batchable([member({}), member({ timeoutSeconds: 60 })])).toBe(false);
+  });
+});
+
+describe('the batched call as the round activity makes it (the installed CLI probed, the call injected)', () => {
+  const fake = path.join(ROOT, 'examples/agents/fake-cli/claude');
+  const input = (i: number, over: Partial<RunAgentInput> = {}): RunAgentInput => ({
+    runId: 'r',
+    repoPath: '/r',
+    provider: 'claude',
+    argv: [fake],
+    prompt: `You are member ${i + 1} of 3`,
+    role: 'council',
+    iteration: 1,
+    phase: 'VERIFY',
+    tier: 'development',
+    timeoutSeconds: 600,
+    completionPromise: '',
+    extraEnv: { VIGIL_MEMBER: String(i), VIGIL_COUNCIL_ROUND: '2', VIGIL_EVIDENCE_FILE: '/r/evidence.md' },
+    ...over,
+  });
+  const request = (over: Partial<RunAgentInput> = {}): BatchRequest => ({ kind: 'council', round: 2, iteration: 4, inputs: [0, 1, 2].map((i) => input(i, over)), labels: ['council member 0 (a)', 'council member 1 (b)', 'council member 2 (c)'] });
+  const result = (over: Partial<AgentResult>): AgentResult => ({ ...blankAgentResult({ exitCode: 0, attempt: 1, provider: 'claude', logPath: '/r/.vigil/runs/r/council-round-0002-batch.log' }), usage: { costUsd: 0.3, inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, model: 'sonnet' }, ...over });
+
+  it('makes one call declaring every member, with the round in its environment', async () => {
+    const seen: RunAgentInput[] = [];
+    const out = await makeBatchCall(async (i) => {
+      seen.push(i);
+      return result({ exitCode: 1 });
+    })(request());
+    expect(seen).toHaveLength(1);
+    expect(Object.keys(JSON.parse(seen[0]?.subAgents?.agents ?? '{}') as object)).toEqual(['vigil-council-member-0-a', 'vigil-council-member-1-b', 'vigil-council-member-2-c']);
+    expect(seen[0]?.extraEnv).toEqual({ VIGIL_COUNCIL_ROUND: '2', VIGIL_EVIDENCE_FILE: '/r/evidence.md', VIGIL_BATCH: 'vigil-council-member-0-a,vigil-council-member-1-b,vigil-council-member-2-c' });
+    expect(seen[0]?.prompt).toMatch(/^Completion council round 2, iteration 4: one call for 3 council members/);
+    // A failed batch: each member is asked, its cost still counted once.
+    expect(out).toEqual({ results: null, usage: result({}).usage, note: { batched: false, members: 3, note: 'the batched call exited with 1: one call per member', logPath: '/r/.vigil/runs/r/council-round-0002-batch.log' } });
+  });
+
+  it('a batch that timed out counts every member as timed out; a lost one asks each member; other CLIs are not batched', async () => {
+    const timedOut = await makeBatchCall(async () => result({ exitCode: 124, timedOut: true }))(request());
+    expect(timedOut?.results?.map((r) => [r.timedOut, r.exitCode])).toEqual([
+      [true, 124],
+      [true, 124],
+      [true, 124],
+    ]);
+    expect(timedOut?.note).toMatchObject({ batched: true, note: 'one call for 3 members timed out after 600 s: every member counts as timed out' });
+    const lost = await makeBatchCall(async () => {
+      throw new ActivityFailure('runAgent failed: boom', 'runAgent', undefined, RetryState.NON_RETRYABLE_FAILURE, undefined, new Error('boom'));
+    })(request());
+    expect(lost).toMatchObject({ results: null, usage: null, note: { batched: false, note: 'the batched call failed (boom): one call per member' } });
+    let called = false;
+    const spy = async (): Promise<AgentResult> => {
+      called = true;
+      return result({});
+    };
+    expect(await makeBatchCall(spy)(request({ provider: 'codex' }))).toBeNull();
+    // A claude without --agents (an older CLI): one call per member.
+    process.env.FAKE_CLI_HELP_OMIT = '--agents';
+    try {
+      clearProbeCache();
+      expect(await makeBatchCall(spy)(request())).toBeNull();
+    } finally {
+      delete process.env.FAKE_CLI_HELP_OMIT;
+      clearProbeCache();
+    }
+    expect(called).toBe(false);
   });
 });
