@@ -18,6 +18,7 @@ import { readPrd } from './prd.js';
 import { connectWorker, DEFAULT_OPERATIONS, installRuntime, localServer, type ServerFlags } from './processes.js';
 import { startRun } from './runs.js';
 import { configureWorkerStore, startProcessStore, type StoreFlags } from './store.js';
+import { sandboxLine } from '../workflows/ui.js';
 
 export const DEMO_RUN_ID = 'vigil-demo';
 
@@ -130,6 +131,8 @@ export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<numb
     if (snap) {
       say(`Run ${DEMO_RUN_ID} ${result.exitCode === 0 ? 'completed' : 'ended'} after ${snap.iteration} iteration(s).`);
       say(`Repository: ${snap.repoPath}`);
+      // How its agents were isolated (docs/security.md, The agent's sandbox).
+      if (snap.sandbox) say(`Agents: ${sandboxLine(snap.sandbox, snap.sandbox.mode)}`);
       try {
         const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: snap.repoPath, encoding: 'utf8' });
         say(`Files: ${files.trim().split('\n').join(', ')}`);

@@ -21,6 +21,8 @@ import { judgeEvidence, type EvidenceVerdict } from '../workflows/decisions/evid
 import { recordVote } from '../workflows/decisions/vote.js';
 import { agentResultOf } from './agent-result.js';
 import type { BatchCall, RoundCalls } from './calls.js';
+import { sandboxArgs } from '../workflows/decisions/sandbox.js';
+import type { RoleSandbox } from '../schemas/sandbox.js';
 
 /** What a round calls: activities from the workflow, or the same functions in process inside the round's own activity (activities/rounds.ts). */
 export interface CouncilDeps {
@@ -58,6 +60,8 @@ export interface RoundResult {
   approved: boolean;
   /** What the member and devil's advocate calls reported they cost. */
   usages: NonNullable<AgentResult['usage']>[];
+  /** How the calls were isolated and what the sandbox refused them, by role (a batched call once). */
+  sandbox?: RoleSandbox[];
 }
 
 export function evidenceRecord(iteration: number, v: EvidenceVerdict, facts: Pick<EvidenceFactsResult, 'filesChanged'>, testsPassed: boolean | null): EvidenceRecord {
@@ -151,6 +155,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
 
   let verdict: Omit<Verdict, 'transcriptPath'>;
   const usages: NonNullable<AgentResult['usage']>[] = [];
+  const sandbox: RoleSandbox[] = [];
   if (!evidence.pass) {
     // The gate blocks before anyone is asked: no member call is spent on disproven work.
     verdict = { ...base, result: 'BLOCKED_BY_GATE', approve: 0, reject: 0, threshold: tally([], k.councilSize, k.councilThreshold).threshold, votes: [], devilsAdvocate: null };
@@ -184,6 +189,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
       completionPromise: '',
       extraEnv: { VIGIL_MEMBER: String(i), VIGIL_COUNCIL_ROLE: memberRole(i), VIGIL_COUNCIL_ROUND: String(input.round), VIGIL_EVIDENCE_FILE: facts.evidencePath },
       parseVote: true,
+      ...sandboxArgs(k),
     });
     // Where the provider runs sub-agents (claude --agents), the members go out as one call; a failed one asks each member.
     const batch = deps.members.batch
@@ -204,6 +210,8 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
         ),
       ));
     for (const r of results) if (r?.usage) usages.push(r.usage);
+    // A batched call is one process: its report once.
+    for (const r of batch?.results ? results.slice(0, 1) : results) if (r?.sandbox) sandbox.push({ role: 'council', report: r.sandbox });
     const votes = results.map((r, i) => voteRecord(i, memberRole(i), r, k));
     let t = tally(
       votes.map((v) => v.approves),
@@ -227,6 +235,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
         input.leanPrompt,
       );
       if (da?.usage) usages.push(da.usage);
+      if (da?.sandbox) sandbox.push({ role: 'devils-advocate', report: da.sandbox });
       const rec = voteRecord(0, 'devils-advocate', da, { ...k, councilSeverityThreshold: 'low' });
       const after = applyDevilsAdvocate(t, rec.recorded === 'APPROVE');
       devilsAdvocate = { triggered: true, flipped: after.flipped, recorded: rec.recorded, reason: rec.reason };
@@ -238,7 +247,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
   const transcriptPath = await deps.repo.writeTranscript.executeWithOptions({ summary: `transcript of council round ${input.round}` }, [
     { runId: input.runId, repoPath: input.repoPath, round: input.round, transcript: { ...verdict, evidencePath: facts.evidencePath, changedFiles: facts.changedFiles, secrets: facts.secrets } },
   ]);
-  return { verdict: { ...verdict, transcriptPath }, evidence, approved: verdict.result === 'APPROVED', usages };
+  return { verdict: { ...verdict, transcriptPath }, evidence, approved: verdict.result === 'APPROVED', usages, ...(sandbox.length ? { sandbox } : {}) };
 }
 
 /** One paragraph for the next prompt: why the council did not approve. */

@@ -18,6 +18,8 @@ import { chooseAgent } from '../workflows/decisions/agent-choice.js';
 import { agentResultOf } from './agent-result.js';
 import type { BatchCall, RoundCalls } from './calls.js';
 import { aggregateReview, devilsAdvocateDue, devilsAdvocateReviewPrompt, reviewDiffCap, reviewerPrompt, selectReviewers, shouldRerun } from '../workflows/decisions/review.js';
+import { sandboxArgs } from '../workflows/decisions/sandbox.js';
+import type { RoleSandbox } from '../schemas/sandbox.js';
 
 /** What a review calls: activities from the workflow, or the same functions in process inside the round's own activity (activities/rounds.ts). */
 export interface ReviewDeps {
@@ -44,6 +46,8 @@ export interface ReviewInput {
 export interface ReviewRoundResult {
   record: ReviewRecord;
   usages: NonNullable<AgentResult['usage']>[];
+  /** How the calls were isolated and what the sandbox refused them, by role (a batched call once). */
+  sandbox?: RoleSandbox[];
 }
 
 const NO_COUNTS = { critical: 0, high: 0, medium: 0, low: 0 };
@@ -72,6 +76,7 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
   ]);
   const base = { round: input.round, iteration: input.iteration, treeHash: prepared.treeHash, at: input.at, devilsAdvocate: null, rerun: false };
   const usages: NonNullable<AgentResult['usage']>[] = [];
+  const sandbox: RoleSandbox[] = [];
 
   if (prepared.refused) {
     const record: ReviewRecord = { ...base, reviewers: [], result: 'refused', reason: prepared.refused, mergeability: 0 };
@@ -112,6 +117,7 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
       extraEnv: { VIGIL_REVIEWER: reviewer, VIGIL_REVIEW_ROUND: String(input.round), ...(again ? { VIGIL_REVIEW_RERUN: '1' } : {}) },
       parse: 'review',
       rateLimitRpm: k.rateLimitRpm,
+      ...sandboxArgs(k),
     };
   };
   const ask = async (reviewer: string, devil: boolean, again = false): Promise<ReviewerRecord> => {
@@ -123,6 +129,7 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
       r = null;
     }
     if (r?.usage) usages.push(r.usage);
+    if (r?.sandbox) sandbox.push({ role: devil ? 'devils-advocate' : 'reviewer', report: r.sandbox });
     return recordOf(reviewer, r);
   };
 
@@ -139,6 +146,9 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
       : null;
   if (batch?.usage) usages.push(batch.usage);
   const batched = batch?.results ?? null;
+  // A batched call is one process: its report once.
+  const batchSandbox = batched?.find((r) => r?.sandbox)?.sandbox;
+  if (batchSandbox) sandbox.push({ role: 'reviewer', report: batchSandbox });
   let reviewers = batched ? chosen.map((c, i) => recordOf(c.reviewer, batched[i] ?? null)) : await Promise.all(chosen.map((c) => ask(c.reviewer, false)));
   let outcome = aggregateReview(reviewers, null, { mergeabilityMin: k.reviewMergeabilityMin });
   let rerun = false;
@@ -156,5 +166,5 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
   const result = outcome.result === 'inconclusive' && !k.reviewInconclusiveBlocks ? 'pass' : outcome.result;
   const record: ReviewRecord = { ...base, reviewers, devilsAdvocate, rerun, result, reason: outcome.reason, mergeability: outcome.mergeability, ...(batch ? { batch: batch.note } : {}) };
   await deps.repo.writeReviewReport.executeWithOptions({ summary: `code review ${input.round}: report` }, [{ runId: input.runId, repoPath: input.repoPath, record }]);
-  return { record, usages };
+  return { record, usages, ...(sandbox.length ? { sandbox } : {}) };
 }

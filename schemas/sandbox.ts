@@ -91,3 +91,9 @@ export const ReleaseRunFilesResultSchema = shared('schemas/sandbox:ReleaseRunFil
   }),
 );
 export type ReleaseRunFilesResult = z.infer<typeof ReleaseRunFilesResultSchema>;
+
+/** A round's call report with the role that made it (reviewer, council, devils-advocate). */
+export interface RoleSandbox {
+  role: string;
+  report: SandboxReport;
+}

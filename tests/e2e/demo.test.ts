@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { beforeAll, expect, it } from 'vitest';
+import { sandboxPlatform } from '../../activities/sandbox.js';
 import { freePort } from '../../workers/dev-server.js';
 import { assertBuilt, CLI } from '../support/harness.js';
 
@@ -52,6 +53,8 @@ it('runs the demo to completion and leaves the scenario files in the repository'
   expect(existsSync(path.join(repo, 'test/slugify.test.js'))).toBe(true);
   expect(readFileSync(path.join(repo, 'README.md'), 'utf8')).toContain('## slugify');
   expect(existsSync(path.join(env.VIGIL_HOME as string, 'temporal.db'))).toBe(true);
+  // Its agents ran in the sandbox where this machine can make one (the bootstrap installs bubblewrap), and it says which.
+  expect(r.all).toMatch(sandboxPlatform().problem === null ? /Agents: sandbox=auto: bubblewrap [\d.]+; repository / : /Agents: sandbox=auto: NOT isolated — /);
 
   // The run's events are in the embedded event store the demo started (and stopped again):
   // `vigil report` finds it under VIGIL_HOME without any setting.

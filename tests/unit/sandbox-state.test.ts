@@ -53,6 +53,15 @@ describe('noteSandbox', () => {
     ]);
   });
 
+  it('keeps every role that tried listed when the list is full: a role listed more than once gives up its oldest first', () => {
+    let s = noteSandbox(empty, applied([{ kind: 'write', target: '/checklist-tried', count: 1 }]), { iteration: 1, role: 'checklist' });
+    for (let i = 1; i <= MAX_RUN_DENIALS + 3; i++) s = noteSandbox(s, applied([{ kind: 'access', target: `/b/${i}`, count: 1 }]), { iteration: i, role: 'builder' });
+    expect(s.denied).toHaveLength(MAX_RUN_DENIALS);
+    expect(s.denied[0]).toMatchObject({ role: 'checklist', target: '/checklist-tried' });
+    expect(s.denied.at(-1)?.target).toBe(`/b/${MAX_RUN_DENIALS + 3}`);
+    expect(s.deniedTotal).toBe(MAX_RUN_DENIALS + 4);
+  });
+
   it('counts the calls that ran outside the sandbox and says so in its line', () => {
     const off: SandboxReport = { mode: 'off', applied: false, isolation: 'none', reason: 'sandbox=off: the run or the worker turned it off', denied: [] };
     let s = noteSandbox(empty, off, { iteration: 1, role: 'builder' });

@@ -122,15 +122,16 @@ describe.runIf(sandboxPlatform().problem === null)('a run whose agent is hostile
       expect(connects).toEqual(expect.arrayContaining([`127.0.0.1:${temporalAddress().split(':').pop()}`, storeAddress, 'example.com:443']));
     }
 
-    // Status lists what the sandbox refused, with the call that tried it: the builder and the
-    // checklist roles (the round roles' calls report through their round; this run's test
-    // command is benign, the test command's refusals are tests/unit/sandbox.test.ts's).
+    // Status lists what the sandbox refused, with the call that tried it: every role (this run's
+    // test command is benign; the test command's refusals are tests/unit/sandbox.test.ts's).
     const snap = await status(handle);
     expect(snap.sandbox?.last?.applied, JSON.stringify(snap.sandbox)).toBe(true);
     expect(snap.sandbox?.deniedTotal).toBeGreaterThan(0);
     const seen = snap.sandbox?.denied ?? [];
-    expect([...new Set(seen.map((d) => d.role))]).toEqual(expect.arrayContaining(['builder', 'checklist', 'checklist-verifier']));
-    expect(seen.filter((d) => d.role === 'builder' && d.kind === 'connect').map((d) => d.target)).toEqual(expect.arrayContaining([storeAddress, 'example.com:443']));
+    expect([...new Set(seen.map((d) => d.role))]).toEqual(expect.arrayContaining(['builder', 'checklist', 'checklist-verifier', 'reviewer', 'council', 'devils-advocate']));
+    // Six roles of a dozen attempts each overflow the 30 kept (at least one per role stays); the total counts them all.
+    expect(snap.sandbox?.deniedTotal).toBeGreaterThan(seen.length);
+    expect(seen.filter((d) => d.kind === 'connect').map((d) => d.target)).toEqual(expect.arrayContaining([storeAddress, 'example.com:443']));
     expect(snap.recentIterations.some((r) => (r.denied ?? []).some((d) => d.target === storeAddress)), JSON.stringify(snap.recentIterations)).toBe(true);
     expect(currentDetails(snap)).toMatch(/Sandbox refused \d+ escape attempts/);
 

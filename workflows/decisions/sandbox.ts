@@ -17,7 +17,8 @@ export interface SandboxSource {
 /**
  * The run's sandbox state after one more call's report: the call's isolation becomes the latest,
  * its refusals join the list (an attempt already listed for the same role, kind and target adds
- * to its count and moves to the end, so the newest stay when the list is full).
+ * to its count and moves to the end). A full list drops the oldest attempt of a role listed more
+ * than once, so every role that tried stays listed; the total counts them all.
  */
 export function noteSandbox(state: SandboxState, report: SandboxReport | null | undefined, from: SandboxSource): SandboxState {
   if (!report) return state;
@@ -30,9 +31,16 @@ export function noteSandbox(state: SandboxState, report: SandboxReport | null | 
     const seen: SandboxDenialSeen = same ? { ...same, count: same.count + d.count, iteration: from.iteration } : { ...d, iteration: from.iteration, role: from.role.slice(0, 40) };
     list = [...list.filter((x) => x !== same), seen];
   }
+  // Full: the oldest attempt of a role listed more than once goes first, so every role that tried stays listed.
+  while (list.length > MAX_RUN_DENIALS) {
+    const roles = new Map<string, number>();
+    for (const x of list) roles.set(x.role, (roles.get(x.role) ?? 0) + 1);
+    const i = list.findIndex((x) => (roles.get(x.role) ?? 0) > 1);
+    list = list.filter((_, j) => j !== (i === -1 ? 0 : i));
+  }
   return {
     last,
-    denied: list.slice(-MAX_RUN_DENIALS),
+    denied: list,
     deniedTotal: total,
     unsandboxedCalls: state.unsandboxedCalls + (report.applied ? 0 : 1),
   };

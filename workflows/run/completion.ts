@@ -25,6 +25,7 @@ import { finish } from './ending.js';
 import { actOnGateStreak, codeReview, ensureTests, qualityGates, roundBase, testEvidence, testLine, trackGateResult, verifyChecklist } from './gates.js';
 import { notifyPeople } from './people.js';
 import { nowIso, type Run } from './run.js';
+import { noteSandbox } from '../decisions/sandbox.js';
 
 /** What the evidence gate and a council round read: the round's base, the tests on the current tree, the convergence so far. */
 export async function evidenceInput(run: Run, round: number): Promise<EvidenceInput> {
@@ -286,6 +287,7 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
     ? await rounds.councilRound.executeWithOptions({ summary: `council round ${round} (iteration ${state.iteration}, ${trigger}): evidence, ${knobs.councilSize} members` }, [{ ...roundInput, authorization: roundInput.authorization ?? null }])
     : await runCouncilRound(run.councilDeps, roundInput);
   for (const u of r.usages) state.spend = addOrchestrationUsage(state.spend, u);
+  for (const c of r.sandbox ?? []) state.sandbox = noteSandbox(state.sandbox, c.report, { iteration: state.iteration, role: c.role });
   run.status = run.stopRequest ? 'stopping' : 'running';
   state.council.rounds = round;
   state.council.verdicts = [...state.council.verdicts, r.verdict].slice(-20);

@@ -203,6 +203,7 @@ export async function codeReview(run: Run, tree: string): Promise<ReviewRecord> 
     : await runReviewRound({ repo, members: { runAgent: members.runAgent } }, reviewInput); // no `batch` in workflow code (see Run.councilDeps)
   run.status = run.stopRequest ? 'stopping' : 'running';
   for (const u of r.usages) state.spend = addOrchestrationUsage(state.spend, u);
+  for (const c of r.sandbox ?? []) state.sandbox = noteSandbox(state.sandbox, c.report, { iteration: state.iteration, role: c.role });
   if (run.eras.leanRoundsEra) state.marks = { ...state.marks, review: r.record.result === 'pass' ? run.markHere(tree) : null };
   state.gates.reviewRounds = round;
   state.gates.reviews = [...state.gates.reviews, r.record].slice(-5);
