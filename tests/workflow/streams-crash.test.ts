@@ -1,0 +1,113 @@
+/**
+ * Parallel streams under a worker SIGKILL during the fan-out: the streams are child workflows with
+ * ids derived from the run's, so the next worker starts none of them again; each stream's agent
+ * runs its iterations once, and the run merges, judges and delivers as if nothing happened.
+ */
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { TaskList } from '../../schemas/tasks.js';
+import { assertBuilt, createTestEnv, git, makeRepo, ROOT, runInput, SCRIPTED_AGENT, sleep, startRun, status, uniqueId, WorkerProcesses, type ScenarioInput, type TestEnv } from '../support/harness.js';
+
+let env: TestEnv;
+const workers = new WorkerProcesses();
+beforeAll(async () => {
+  assertBuilt();
+  env = await createTestEnv();
+});
+afterAll(async () => {
+  workers.killAll();
+  await env?.close();
+});
+
+const LOGS = mkdtempSync(path.join(os.tmpdir(), 'vigil-streams-crash-log-'));
+// The scenarios live beside the wrapper: the sandbox shows the agent program's folder (read-only).
+const WRAPPER = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-streams-crash-agent-')), 'stream-agent.cjs');
+writeFileSync(
+  WRAPPER,
+  `#!/usr/bin/env node
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+const [agent, scenarios] = process.argv.slice(2);
+const m = /[\\\\/]worktrees[\\\\/][^\\\\/]+[\\\\/]([^\\\\/]+)$/.exec(process.cwd());
+// The log is named after the run's repository (a stream's worktree lies in it), in a folder the worker shows the sandbox writable.
+const repo = process.cwd().replace(/[\\\\/]\\.vigil[\\\\/]worktrees[\\\\/].*$/, '');
+const logFile = path.join(${JSON.stringify(LOGS)}, path.basename(repo) + '.jsonl');
+const who = m ? m[1] : 'parent';
+const start = Date.now();
+fs.appendFileSync(logFile, JSON.stringify({ who, role: process.env.VIGIL_ROLE || 'iteration', iteration: process.env.VIGIL_ITERATION || null, at: 'start', t: start }) + '\\n');
+const r = spawnSync(agent, ['--scenario', path.join(scenarios, who + '.json')], { stdio: 'inherit' });
+fs.appendFileSync(logFile, JSON.stringify({ who, role: process.env.VIGIL_ROLE || 'iteration', iteration: process.env.VIGIL_ITERATION || null, at: 'end', t: Date.now() }) + '\\n');
+process.exit(r.status === null ? 1 : r.status);
+`,
+  { mode: 0o755 },
+);
+
+const ROLES = {
+  checklist: { default: { output: '[{"id": "REQ-1", "title": "the work exists", "priority": "critical", "verify": "read the files"}]\n' } },
+  'checklist-verifier': { default: { output: 'ITEM REQ-1: PASS - it is there\n' } },
+  reviewer: { default: { output: 'VERDICT: PASS\n' } },
+  'devils-advocate': { default: { output: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing\n' } },
+  council: { default: { output: 'VOTE: APPROVE\nREASON: done\n' } },
+};
+const builder = (files: Record<string, string>, ms = 0): ScenarioInput => ({
+  version: 1,
+  iterations: [{ writes: files, sleepMs: ms }, { appends: { 'notes.md': '' } }, { claim: 'file' }],
+  default: { claim: 'file' },
+  roles: ROLES,
+});
+const task = (id: string, dependsOn: string[] = []): TaskList[number] => ({ id, title: `task ${id}`, items: [{ id: 'REQ-1', title: `${id}.txt exists`, priority: 'high', verify: '' }], dependsOn });
+
+interface Mark {
+  who: string;
+  role: string;
+  iteration: string | null;
+  at: 'start' | 'end';
+}
+
+it('a worker SIGKILLed while two streams run: no stream starts twice, each stream’s agent runs each iteration once, the run merges and delivers', async () => {
+  const repo = makeRepo({ files: { 'README.md': '# s\n' } });
+  const dir = mkdtempSync(path.join(path.dirname(WRAPPER), 'scenarios-'));
+  const scenarios: Record<string, ScenarioInput> = { a: builder({ 'a.txt': 'A\n' }, 4000), b: builder({ 'b.txt': 'B\n' }, 4000), c: builder({ 'c.txt': 'C\n' }), parent: builder({}) };
+  for (const [who, s] of Object.entries(scenarios)) writeFileSync(path.join(dir, `${who}.json`), JSON.stringify(s));
+  const log = path.join(LOGS, `${path.basename(repo)}.jsonl`);
+  const marks = (): Mark[] => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Mark) : []);
+  const tq = uniqueId('streams-crash');
+  // The worker shows the agent's sandbox the scripted agent's build (the wrapper runs it from an argument) and the call log.
+  const workerEnv = { VIGIL_SANDBOX_WRITABLE: LOGS, VIGIL_SANDBOX_READABLE: ROOT };
+  const { child: first } = await workers.spawn(tq, undefined, workerEnv);
+  const id = uniqueId('streams-crash');
+  // The speed knob heartbeatTimeoutSeconds is shortened so the lost worker is noticed in seconds.
+  const input = { ...runInput(repo, path.join(dir, 'parent.json'), { parallelStreams: 2, maxIterations: 6, heartbeatTimeoutSeconds: 4, agentCommand: [WRAPPER, SCRIPTED_AGENT, dir] }), tasks: [task('a'), task('b'), task('c', ['a'])] };
+  const handle = await startRun(env, tq, input, id);
+
+  const deadline = Date.now() + 120_000;
+  while (!(['a', 'b'].every((w) => marks().some((m) => m.who === w && m.iteration === '1' && m.at === 'start')))) {
+    if (Date.now() > deadline) throw new Error('the two streams did not start');
+    await sleep(100);
+  }
+  first.kill('SIGKILL');
+  await first;
+  await workers.spawn(tq, undefined, workerEnv);
+  const outcome = await handle.result();
+  expect(outcome.status).toBe('council_approved');
+
+  const s = await status(handle);
+  expect(s.streams?.map((t) => [t.task, t.state, t.attempts, t.merged])).toEqual([
+    ['a', 'done', 1, true],
+    ['b', 'done', 1, true],
+    ['c', 'done', 1, true],
+  ]);
+  // Each stream was started once: one StartChildWorkflowExecutionInitiated per task in the run's history.
+  const history = await handle.fetchHistory();
+  const starts = (history.events ?? []).map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId).filter((w): w is string => typeof w === 'string');
+  expect(starts.sort()).toEqual([`${id}--a`, `${id}--b`, `${id}--c`]);
+  // Each stream's iterations ran once each (the killed worker's agents were re-attached to, not run again).
+  for (const w of ['a', 'b', 'c']) {
+    const its = marks().filter((m) => m.who === w && m.role === 'iteration' && m.at === 'start').map((m) => m.iteration);
+    expect(its).toEqual([...new Set(its)]);
+  }
+  expect(['a.txt', 'b.txt', 'c.txt'].map((f) => git(repo, 'show', `vigil/${id}:${f}`))).toEqual(['A', 'B', 'C']);
+});
