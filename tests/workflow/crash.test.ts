@@ -95,13 +95,16 @@ it('an agent that finishes while no worker is up: the next worker collects its r
   const repo = makeRepo();
   const scenario = writeScenario(repo, {
     version: 1,
-    iterations: [{ sleepBeforeMs: 2500, writes: { 'done.txt': 'done\n' }, appends: { 'runs.txt': 'ran\n' }, claim: 'promise' }],
+    // Long enough that the worker is killed before the agent finishes, even on a loaded machine
+    // (2.5 s was not: the kill came after the call had completed, and the next worker had nothing to collect).
+    iterations: [{ sleepBeforeMs: 8000, writes: { 'done.txt': 'done\n' }, appends: { 'runs.txt': 'ran\n' }, claim: 'promise' }],
   });
   const tq = uniqueId('crash-finished');
   const { child: first } = await workers.spawn(tq);
   const handle = await startRun(env, tq, loopInput(repo, scenario, { heartbeatTimeoutSeconds: 4 }));
   await until('iteration 1 started', () => agentCalls(repo).some((c) => c.iteration === 1));
   const agent = agentCalls(repo)[0] as AgentCall;
+  expect(agentAlive(agent), 'the agent is still working when its worker dies').toBe(true);
   first.kill('SIGKILL');
   await first;
   await until('the orphaned agent finished', () => !agentAlive(agent), 30_000);
