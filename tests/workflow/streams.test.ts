@@ -2,9 +2,10 @@
  * Parallel streams with the default knobs but `parallelStreams`: a run split into tasks runs each
  * as a child run in a git worktree of its own, at once, merges them into its tree, judges the
  * merged tree with its own completion check and delivers it on its run branch as one commit. Two
- * tasks that change the same lines reach a merge iteration that resolves them; a task waits for
- * the tasks it depends on to be merged; a task whose stream fails is retried once, then
- * dead-lettered, while the others finish; a pause and a stop of the run reach every stream.
+ * tasks that change the same lines reach a merge iteration that resolves them (with
+ * mergeConflicts=person, a pause that shows both sides); a task waits for the tasks it depends on
+ * to be merged; a task whose stream fails is retried once, then dead-lettered, while the others
+ * finish; a pause and a stop of the run reach every stream.
  *
  * The agent is the scripted one behind a small wrapper that picks each stream's scenario by its
  * worktree (`<task>.json`, `parent.json` for the run itself) and records every call's start and
@@ -164,6 +165,24 @@ describe('parallel streams', () => {
     expect(prompt).toContain('Merge iteration: merging the parallel streams into this tree collided.');
     expect(prompt).toContain('y says goodbye');
     expect(git(repo, 'show', `vigil/${id}:shared.txt`)).toBe('x says hello\ny says goodbye');
+  });
+
+  it('with mergeConflicts=person in supervised mode, a merge that collides pauses the run with both sides shown', async () => {
+    const { input } = streamsRun(
+      { x: builder({ 'shared.txt': 'x says hello\n' }), y: builder({ 'shared.txt': 'y says goodbye\n' }), parent: builder({ 'shared.txt': 'x says hello\ny says goodbye\n' }) },
+      [task('x'), task('y')],
+      { parallelStreams: 2, mergeConflicts: 'person' },
+    );
+    const id = uniqueId('streams-person');
+    const handle = await startRun(shared.env, shared.taskQueue, input, id);
+    const s = await waitForStatus(handle, (x) => x.paused && (x.streams ?? []).every((t) => t.merged), 180_000);
+    expect(s.pause?.by).toBe('vigil');
+    expect(s.pause?.reason).toMatch(/^Merging the streams left conflict markers in the run's tree:\n- task [xy]: shared\.txt \(both sides: .*merge-[xy]\.md\)\n/);
+    expect(s.pause?.reason).toContain('x says hello');
+    expect(s.pause?.reason).toContain('y says goodbye');
+    expect(s.iteration).toBe(0);
+    await handle.executeUpdate(stopUpdate, { args: [{ reason: 'seen', by: 'tester' }] });
+    expect((await handle.result()).status).toBe('stopped');
   });
 
   it('a task starts after the task it depends on is merged; a task whose stream fails is retried once, then dead-lettered, and the others finish', async () => {

@@ -174,7 +174,8 @@ function handConflicts(run: Run, excerpts: readonly string[]): void {
   if (!conflicts.length) return;
   const lines = conflicts.map((c) => `- task ${c.task}: ${c.files.join(', ')} (both sides: ${c.sidesPath})`);
   if (knobs.mergeConflicts === 'person' && knobs.autonomyMode === 'supervised') {
-    state.pause = { reason: `Merging the streams left conflict markers in the run's tree:\n${lines.join('\n')}\nResolve them (or leave them to the agent) and resume.`.slice(0, 2000), by: 'vigil', at: nowIso() };
+    const head = `Merging the streams left conflict markers in the run's tree:\n${lines.join('\n')}\nResolve them (or leave them to the agent) and resume.`;
+    state.pause = { reason: `${head}\n\n${excerpts.join('\n')}`.slice(0, 2000), by: 'vigil', at: nowIso() };
     return;
   }
   const text = [
