@@ -6,6 +6,7 @@ import { isUndeliveredNote } from '../workflows/decisions/undelivered-directives
 import { checkpointLines, deniedLines, providerWaitText, qualityLines, sandboxLine, spendText, voteLines } from '../workflows/ui.js';
 import { checkLine, CHECK_TRIGGER_WORDS, iterationLine, statusLine, verdictLine } from './follow.js';
 import { neutraliseLine } from './terminal-text.js';
+import type { StatusSnapshot } from '../schemas/status.js';
 import { LEVEL_TIER } from '../workflows/decisions/tier-ladder.js';
 import { describeBreach } from '../workflows/decisions/contract.js';
 import type { RunView } from './steer.js';
@@ -64,6 +65,8 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
     for (const l of deniedLines(snap.sandbox)) out(neutraliseLine(`  refused   : ${l}`));
   }
   for (const d of snap.deadLetters ?? []) out(`  dead letter: ${d.errorClass} ${d.attempts} times (iterations ${d.iterations.join(', ')})`);
+  // A run split into parallel streams: one line per task (titles are the person's or the planner's text: terminal-safe).
+  for (const t of snap.streams ?? []) out(neutraliseLine(`  stream    : ${streamLine(t)}`));
   // A finished run's note names its undelivered directives (cli/status prints the notes above); older runs have no such note.
   const noted = view.kind === 'finished' && (view.outcome?.notes ?? []).some(isUndeliveredNote);
   if (snap.pendingDirectives && !noted) out(`  directives: ${snap.pendingDirectives} ${view.kind === 'finished' ? 'never reached a prompt: the run ended first' : 'waiting for the next prompt'}`);
@@ -87,4 +90,17 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
   for (const line of checkpointLines(snap)) out(`  ${line.replace(/`/g, '')}`);
   if (snap.invalidMessageCount) out(`  ignored   : ${snap.invalidMessageCount} invalid message(s); last: ${snap.invalidMessages.at(-1)?.error ?? ''}`);
   for (const r of snap.recentIterations.slice(-5)) out(`  ${iterationLine(r)}`);
+}
+
+/** One task of a run split into streams: its state, its child run and branch, what it cost, why it failed. */
+export function streamLine(t: NonNullable<StatusSnapshot['streams']>[number]): string {
+  const parts = [`${t.task} (${t.title})`, t.state.replace(/_/g, ' ')];
+  if (t.dependsOn.length) parts.push(`after ${t.dependsOn.join(', ')}`);
+  if (t.childId) parts.push(`run ${t.childId}`);
+  if (t.branch) parts.push(`${t.branch}${t.merged ? ', merged' : ''}`);
+  if (t.attempts > 1) parts.push(`attempt ${t.attempts}`);
+  if (t.spendUsd > 0) parts.push(`$${t.spendUsd.toFixed(2)}`);
+  if (t.outcome) parts.push(t.outcome);
+  if (t.deadLetter) parts.push(`dead letter: ${t.deadLetter}`);
+  return parts.join(' · ');
 }

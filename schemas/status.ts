@@ -98,7 +98,6 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
   streams: z
     .array(z.object({ task: z.string(), title: z.string(), state: TaskStateSchema, dependsOn: z.array(z.string()), attempts: z.number().int(), childId: z.string().nullable(), branch: z.string().nullable(), merged: z.boolean(), spendUsd: z.number(), outcome: z.string().nullable(), deadLetter: z.string().nullable() }))
     .optional(),
-  /** While the provider's circuit breaker keeps this run waiting: which provider, until when, why. */
   /** Waiting for the provider's circuit breaker: until when, its state, and why this run's last call to it failed (when it did). */
   providerWait: z.object({ provider: z.string(), until: z.string(), reason: z.string(), why: z.string().optional() }).nullable().optional(),
   spend: z.object({

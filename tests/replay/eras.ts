@@ -312,7 +312,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-streams-v1',
-    introducedBy: '6c76332',
+    introducedBy: 'fc03a0a',
     before: 'a run with tasks and parallelStreams above 1 ran as one stream',
     fixtures: [
       {
