@@ -6,7 +6,16 @@
  * tests running beside it on a two-core machine, and that nothing else in the main suite depends on;
  * or when it is a whole matrix of complete runs whose minutes would push `npm test` well past a
  * quarter of an hour (the default-knobs matrix, about 6.5 minutes; the escalation runs, which wait
- * out real notification and pause timers, about 3.5): those run here, one file at a time, and
+ * out real notification and pause timers, about 3.5; the parallel streams, whose child runs keep
+ * both cores busy): those run here, one file at a time, and
  * `.ci/run` still runs them on every change.
  */
-export const SLOW_TIER: readonly string[] = ['tests/e2e/package.test.ts', 'tests/chaos/chaos.test.ts', 'tests/workflow/default-knobs.test.ts', 'tests/workflow/escalation.test.ts'];
+export const SLOW_TIER: readonly string[] = [
+  'tests/e2e/package.test.ts',
+  'tests/chaos/chaos.test.ts',
+  'tests/workflow/default-knobs.test.ts',
+  'tests/workflow/escalation.test.ts',
+  // Parallel streams: three child runs' agents at once, and a worker SIGKILLed mid fan-out (about 3 minutes).
+  'tests/workflow/streams.test.ts',
+  'tests/workflow/streams-crash.test.ts',
+];
