@@ -9,7 +9,7 @@
  * Usage: npm run build && node dist/bench/stop-latency.js [--runs 20] [--trials 10] [--gates]
  * (a dev server of its own; TEMPORAL_ADDRESS=host:port uses a running one instead)
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
@@ -39,6 +39,20 @@ function running(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Processes whose command line holds `text` (the shell running it, and the command itself). */
+function marked(text: string): number[] {
+  const found: number[] = [];
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e) || Number(e) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${e}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(text)) found.push(Number(e));
+    } catch {
+      /* gone */
+    }
+  }
+  return found;
 }
 
 const SCRATCH = benchScratch('stop-bench');
@@ -97,16 +111,16 @@ async function main(): Promise<void> {
     const closed: number[] = [];
     const gone: number[] = [];
     for (let t = 0; t < TRIALS; t++) {
-      const pids = path.join(SCRATCH.mkdir('pids-'), 'pids');
-      const h = await start(['/bin/sh', '-c', `sleep 600 & echo "$$ $!" > "${pids}"; wait`], `stop-bench-${process.pid}-${t}`);
+      // The agent's tree (a shell and its sleep) is found from outside by a duration no other process
+      // has: the agent runs in the sandbox by default, where it can neither write outside its
+      // repository nor know the pids the worker's machine gives it.
+      const mark = `${600_000 + process.pid * 100 + t}`;
+      const h = await start(['/bin/sh', '-c', `sleep ${mark} & wait`], `stop-bench-${process.pid}-${t}`);
       await agentRunning(h);
       let tree: number[] = [];
       while (tree.length < 2) {
-        try {
-          tree = readFileSync(pids, 'utf8').trim().split(' ').map(Number);
-        } catch {
-          await sleep(20);
-        }
+        tree = marked(`sleep ${mark}`);
+        if (tree.length < 2) await sleep(20);
       }
       await sleep(Math.floor(Math.random() * 2000));
       const t0 = performance.now();
