@@ -20,7 +20,8 @@ import { vigilHome } from '../workers/paths.js';
 import { privateRunDir } from './artifacts.js';
 import { ensurePrivateDir, writePrivateFile } from './safe-files.js';
 import { runSecretPath } from './run-authorization.js';
-import { daemonSocketPath, compiledModule } from './supervisor-client.js';
+import { daemonSocketPath } from './supervisor-client.js';
+import { sandboxBridge } from './sandbox-bridge-choice.js';
 import { addDenial, allowedEndpoints, bridgePorts, deniedInOutput, effectiveSandboxMode, endpointText, isWithin, parseEndpoint, sandboxEnv, sandboxPlan, sandboxVerdict, SANDBOX_FILES_DIR, SANDBOX_PROXY_SOCKET, type Endpoint, type PathFact, type SandboxKind, type SandboxPlatform } from './sandbox-policy.js';
 import type { SandboxProxySpec } from './sandbox-proxy.js';
 import type { Denial } from './sandbox-net.js';
@@ -399,8 +400,7 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
   const network = call.kind !== 'gate';
   const proxyDir = network ? mkdtempSync(path.join(existsSync('/tmp') ? '/tmp' : os.tmpdir(), 'vigil-sbx-')) : null;
   const ports = bridgePorts(allow, watchedPorts(workerEnv, call.storeUrl ?? null));
-  const bridge = compiledModule('sandbox-bridge.js');
-  const node = real(process.execPath);
+  const bridge = sandboxBridge(workerEnv);
 
   // The call's own files: at their path when inside the repository, else under /run/vigil-files
   // (the command line and the environment are rewritten to name them there).
@@ -465,7 +465,7 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     home,
     homeSource: sandboxHome,
     callFiles,
-    vigilReadable: facts(network ? [bridge, programRoot(node)] : []),
+    vigilReadable: facts(network ? [...bridge.readable, ...(bridge.interpreter ? [programRoot(bridge.interpreter)] : [])] : []),
     readable: facts([...programPaths(call.file, call.args, call.env), ...dependencyCaches(call.kind, home), ...list(workerEnv.VIGIL_SANDBOX_READABLE, /:/)]),
     writable: facts(list(workerEnv.VIGIL_SANDBOX_WRITABLE, /:/)),
     denied: deniedPaths(workerEnv),
@@ -486,7 +486,7 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     // Go: the worker's module cache, read-only (dependencies already downloaded), and no fetching without the registries.
     ...(call.kind === 'tests' || call.kind === 'gate' ? goCacheEnv(home, network && registries) : {}),
   };
-  const inner = network ? [node, bridge, SANDBOX_PROXY_SOCKET, String(ports.proxyPort), ports.listen.join(','), '--', call.file, ...callArgs] : [call.file, ...callArgs];
+  const inner = network ? [...bridge.command, SANDBOX_PROXY_SOCKET, String(ports.proxyPort), ports.listen.join(','), '--', call.file, ...callArgs] : [call.file, ...callArgs];
   const refusedNote = plan.refused.length ? `; not shown: ${plan.refused.map((r) => r.path).join(', ')}` : '';
   const isolation = `bubblewrap ${platform.version ?? ''}`.trim() + `; repository ${plan.repoWritable ? 'writable' : 'read-only'}; network: ${network ? (allow.length ? allow.map(endpointText).join(', ') : 'none') : 'none'}${refusedNote}`;
   return {
@@ -527,7 +527,7 @@ export function describeSandbox(env: NodeJS.ProcessEnv = process.env): { mode: S
     return {
       mode: worker.mode,
       applies: true,
-      line: `sandbox=${worker.mode}: agents and test runs run in bubblewrap ${platform.version ?? ''} (${platform.bwrap}): own user, pid and network namespaces${uid === 0 ? `, uid ${1000} inside instead of root` : ''}; the repository writable for the builder and tests, read-only for reviewing roles; network only to the provider's model endpoints through a proxy${flag(env.VIGIL_SANDBOX_REGISTRIES) ? ' and the package registries' : ''}; never VIGIL_HOME, the run secret, keys or the worker's services`,
+      line: `sandbox=${worker.mode}: agents and test runs run in bubblewrap ${platform.version ?? ''} (${platform.bwrap}): own user, pid and network namespaces${uid === 0 ? `, uid ${1000} inside instead of root` : ''}; the repository writable for the builder and tests, read-only for reviewing roles; network only to the provider's model endpoints through a proxy${flag(env.VIGIL_SANDBOX_REGISTRIES) ? ' and the package registries' : ''}; never VIGIL_HOME, the run secret, keys or the worker's services; network bridge: ${sandboxBridge(env).note}`,
       problem: worker.problem,
     };
   }

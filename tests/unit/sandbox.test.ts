@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { runAgent } from '../../activities/agent.js';
 import { runTests } from '../../activities/tests.js';
 import { runTool } from '../../activities/gates/tools.js';
@@ -153,10 +153,18 @@ describe.runIf(sandboxable)('the sandbox against a hostile agent', () => {
     const d = describeSandbox();
     expect(d.applies).toBe(true);
     expect(d.line).toContain('bubblewrap');
+    expect(d.line).toMatch(/network bridge: (a static Go program|Node)/);
   });
 
-  for (const [i, r] of ROLES.entries()) {
-    it(`refuses every escape in the ${r.role} role, and the call still completes with the refusals recorded`, async () => {
+  // Every role with the bridge this worker picks (the Go one where it is built), and the builder
+  // once more with the Node bridge an installed package runs (tests/unit/sandbox-bridge.test.ts).
+  const cases = [...ROLES.map((r, i) => ({ r, i, bridge: null })), { r: ROLES[0], i: ROLES.length, bridge: 'node' }];
+  for (const { r, i, bridge } of cases) {
+    it(`refuses every escape in the ${r.role} role${bridge ? ` (the ${bridge} bridge)` : ''}, and the call still completes with the refusals recorded`, async () => {
+      if (bridge) {
+        process.env.VIGIL_SANDBOX_BRIDGE = bridge;
+        onTestFinished(() => void delete process.env.VIGIL_SANDBOX_BRIDGE);
+      }
       const before = readFileSync(path.join(repo, 'README.md'), 'utf8');
       const res = await agent(input(r, i + 1));
       const log = readFileSync(res.logPath, 'utf8');
