@@ -10,7 +10,8 @@
  *    the server, of the event store (an embedded Postgres the default knob set's run projects its
  *    events into, as `vigil start` does where a store is configured; `--store off`: none) and of
  *    every other process Vigil starts (git helper, supervisor daemon and per-call supervisors with
- *    their sandbox proxies, bubblewrap and its bridge, gate tools, agents), the history events and
+ *    their sandbox proxies, bubblewrap and its bridge, gate tools, agents: counted in a cgroup of
+ *    the bench's own where one can be made, bench/cgroup-cpu.ts), the history events and
  *    bytes (every execution of the run, continue-as-new included), and the overhead per window of
  *    100 iterations (is it flat?). A run that ends before its iteration count, or pauses, fails the
  *    bench.
@@ -37,6 +38,7 @@ import { workingTreeHash } from '../activities/git.js';
 import { daemonPid } from '../activities/supervisor-client.js';
 import { benchArgs, fail, numberArg } from './args.js';
 import { benchScratch } from './scratch.js';
+import { openCpuCgroup } from './cgroup-cpu.js';
 import { defaultKnobs, type Knobs } from '../schemas/knobs.js';
 import { DEV_SERVER_DYNAMIC_CONFIG, freePort, startDevServer, type DevServer } from '../workers/dev-server.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../workers/postgres.js';
@@ -95,6 +97,12 @@ if (values.store !== 'on' && values.store !== 'off') fail('bench', USAGE, `--sto
 const STORE = values.store === 'on';
 
 const SCRATCH = benchScratch('bench');
+// Every process the bench starts is counted in a cgroup of its own where one can be made
+// (bench/cgroup-cpu.ts: /proc misses what runs in the sandbox); the supervisor daemon is the
+// bench's own (a daemon another worker of this build started would be counted elsewhere).
+const CGROUP = openCpuCgroup();
+process.env.VIGIL_SUPERVISOR_DIR ??= SCRATCH.mkdir('supervisor-');
+console.log(CGROUP ? `CPU counted in cgroup ${CGROUP.path}: every process the bench starts` : 'CPU counted from /proc (no cgroup could be made here): processes inside the sandbox are not all seen');
 
 /** `tuned`: the server's own dynamic config (DEV_SERVER_DYNAMIC_CONFIG); `none`: Temporal's defaults; or `key=json,...`. */
 function serverConfig(spec: string): Readonly<Record<string, number | boolean | string>> {
@@ -398,6 +406,7 @@ async function measuredRun(client: Client, server: DevServer, store: EmbeddedPos
     const srv0 = procCpuSeconds(server.pid);
     const sup0 = supervisionCpuSeconds(apart);
     const store0 = treeCpuSeconds(storePid);
+    const all0 = CGROUP?.seconds() ?? 0;
     const started = performance.now();
     const handle = await client.workflow.start(vigilRun, {
       taskQueue: 'bench',
@@ -417,6 +426,8 @@ async function measuredRun(client: Client, server: DevServer, store: EmbeddedPos
       serverCpu = procCpuSeconds(server.pid) - srv0;
       supervisionCpu = supervisionCpuSeconds(apart) - sup0;
       storeCpu = treeCpuSeconds(storePid) - store0;
+      // With the cgroup, "other processes" is everything the bench's tree used besides the three counted apart.
+      if (CGROUP) supervisionCpu = Math.max(0, CGROUP.seconds() - all0 - workerCpu - serverCpu - storeCpu);
     });
     const [outcome] = await Promise.all([ended, watchForPause(handle, () => finished)]);
     if (outcome.status !== 'max_iterations_reached' || outcome.iteration !== knobs.maxIterations) {
@@ -647,5 +658,6 @@ try {
   await benchTreeHash();
   await benchIterations();
 } finally {
+  CGROUP?.close();
   SCRATCH.remove();
 }
