@@ -156,7 +156,7 @@ function claudeRootCheck(uid: number | null, env: NodeJS.ProcessEnv, required: b
       };
 }
 
-function providerChecks(preset: ProviderPreset, p: ProbeResult, required: boolean): DoctorCheck[] {
+function providerChecks(preset: ProviderPreset, p: ProbeResult, required: boolean, env: NodeJS.ProcessEnv = {}): DoctorCheck[] {
   const name = preset.name;
   const hint = preset.installHint ?? `install ${name}`;
   const checks: DoctorCheck[] = [];
@@ -195,11 +195,15 @@ function providerChecks(preset: ProviderPreset, p: ProbeResult, required: boolea
 
   if (name === 'claude') {
     // Batched rounds (activities/round-batch.ts): a round's members as one call with declared sub-agents.
+    // The knob (batchRounds, VIGIL_BATCH_ROUNDS) can turn them off where the CLI could batch.
     const can = p.advertised.includes('--agents') && p.advertised.includes('--json-schema');
+    const off = env.VIGIL_BATCH_ROUNDS?.trim().toLowerCase() === 'off';
     checks.push(
-      can
-        ? { name: `${name}.batch`, ok: true, required: false, detail: "batched rounds: --agents and --json-schema: a council round's members and a review's reviewers go out as one call each", fix: null }
-        : { name: `${name}.batch`, ok: false, required: false, detail: 'no batched rounds (needs --agents and --json-schema): one call per council member and reviewer', fix: `optional: upgrade for them: ${hint}` },
+      can && off
+        ? { name: `${name}.batch`, ok: true, required: false, detail: 'batched rounds turned off (VIGIL_BATCH_ROUNDS=off): one call per council member and reviewer, though this claude could batch them', fix: null }
+        : can
+          ? { name: `${name}.batch`, ok: true, required: false, detail: "batched rounds: --agents and --json-schema: a council round's members and a review's reviewers go out as one call each (knob batchRounds=off: one call each)", fix: null }
+          : { name: `${name}.batch`, ok: false, required: false, detail: 'no batched rounds (needs --agents and --json-schema): one call per council member and reviewer', fix: `optional: upgrade for them: ${hint}` },
     );
   }
 
@@ -357,7 +361,7 @@ export async function doctorCommand(opts: DoctorOptions): Promise<number> {
       else checks.push({ name: n, ok: true, required: false, detail: 'runs your agentCommand; no CLI of its own to check', fix: null });
       return;
     }
-    const own = providerChecks(preset, p, chosen !== null);
+    const own = providerChecks(preset, p, chosen !== null, env);
     const root = n === 'claude' && p.binaryPath !== null ? claudeRootCheck(uid, env, chosen !== null, sandbox.applies) : null;
     if (root !== null) own.push(root);
     own.push(...endpointChecks(n, targets[i] as ReturnType<typeof endpointTarget>, answers[i] ?? null, deep, chosen !== null));

@@ -22,6 +22,7 @@ import { recordVote } from '../workflows/decisions/vote.js';
 import { agentResultOf } from './agent-result.js';
 import type { BatchCall, RoundCalls } from './calls.js';
 import { sandboxArgs } from '../workflows/decisions/sandbox.js';
+import { roundMayBatch } from '../workflows/decisions/round-batch.js';
 import type { RoleSandbox } from '../schemas/sandbox.js';
 
 /** What a round calls: activities from the workflow, or the same functions in process inside the round's own activity (activities/rounds.ts). */
@@ -192,15 +193,16 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
       ...sandboxArgs(k),
     });
     // Where the provider runs sub-agents (claude --agents), the members go out as one call; a failed one asks each member.
-    const batch = deps.members.batch
-      ? await deps.members.batch({
-          kind: 'council',
-          round: input.round,
-          iteration: input.iteration,
-          inputs: Array.from({ length: k.councilSize }, (_, i) => memberInput(i)),
-          labels: Array.from({ length: k.councilSize }, (_, i) => `council member ${i} (${memberRole(i)})`),
-        })
-      : null;
+    const batch =
+      deps.members.batch && roundMayBatch(k)
+        ? await deps.members.batch({
+            kind: 'council',
+            round: input.round,
+            iteration: input.iteration,
+            inputs: Array.from({ length: k.councilSize }, (_, i) => memberInput(i)),
+            labels: Array.from({ length: k.councilSize }, (_, i) => `council member ${i} (${memberRole(i)})`),
+          })
+        : null;
     if (batch?.usage) usages.push(batch.usage);
     const results =
       batch?.results ??

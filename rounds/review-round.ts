@@ -19,6 +19,7 @@ import { agentResultOf } from './agent-result.js';
 import type { BatchCall, RoundCalls } from './calls.js';
 import { aggregateReview, devilsAdvocateDue, devilsAdvocateReviewPrompt, reviewDiffCap, reviewerPrompt, selectReviewers, shouldRerun } from '../workflows/decisions/review.js';
 import { sandboxArgs } from '../workflows/decisions/sandbox.js';
+import { roundMayBatch } from '../workflows/decisions/round-batch.js';
 import type { RoleSandbox } from '../schemas/sandbox.js';
 
 /** What a review calls: activities from the workflow, or the same functions in process inside the round's own activity (activities/rounds.ts). */
@@ -135,7 +136,7 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
 
   // Where the provider runs sub-agents (claude --agents), the reviewers go out as one call; a failed one asks each reviewer.
   const batch =
-    deps.members.batch && chosen.length > 1
+    deps.members.batch && chosen.length > 1 && roundMayBatch(k)
       ? await deps.members.batch({
           kind: 'review',
           round: input.round,

@@ -232,7 +232,7 @@ describe('doctorCommand', () => {
     expect(code).toBe(0);
     expect(lines).toContain(`  ✓ claude: ${path.join(bin, 'claude')}, 2.0.99 (Claude Code, fake)`);
     expect(text).toContain(`  ✓ claude flags: all 11 optional flags: ${PROVIDERS.claude.optionalFlags.join(' ')}`);
-    expect(lines).toContain("  ✓ claude batch: batched rounds: --agents and --json-schema: a council round's members and a review's reviewers go out as one call each");
+    expect(lines).toContain("  ✓ claude batch: batched rounds: --agents and --json-schema: a council round's members and a review's reviewers go out as one call each (knob batchRounds=off: one call each)");
     expect(lines).toContain('  ✓ claude credentials: ANTHROPIC_API_KEY set, CLAUDE_CODE_OAUTH_TOKEN not set');
     expect(lines).toContain('  ✓ temporal: reachable at 127.0.0.1:7233, namespace default');
     expect(lines).toContain('  ✓ worker: 1 worker polling task queue "vigil"');
@@ -255,6 +255,13 @@ describe('doctorCommand', () => {
     const { code, lines } = await doctor({ provider: 'claude', env: { PATH: bin, ANTHROPIC_API_KEY: SECRET, FAKE_CLI_HELP_OMIT: '--agents' } });
     expect(code).toBe(0);
     expect(lines).toContain('  ✗ claude batch: no batched rounds (needs --agents and --json-schema): one call per council member and reviewer — fix: optional: upgrade for them: npm install -g @anthropic-ai/claude-code');
+  });
+
+  it('batched rounds turned off by the knob: said, where claude could batch them', async () => {
+    const bin = binDir('doc-batch-off', ['claude']);
+    const { code, lines } = await doctor({ provider: 'claude', env: { PATH: bin, ANTHROPIC_API_KEY: SECRET, VIGIL_BATCH_ROUNDS: 'off' } });
+    expect(code).toBe(0);
+    expect(lines).toContain('  ✓ claude batch: batched rounds turned off (VIGIL_BATCH_ROUNDS=off): one call per council member and reviewer, though this claude could batch them');
   });
 
   it('a provider not on PATH: ✗ with the install hint, exit 1', async () => {

@@ -15,7 +15,8 @@ import { ROOT } from '../support/harness.js';
 import { claudePreset, readBatchStream } from '../../activities/providers/claude.js';
 import type { InvocationRequest } from '../../activities/providers/index.js';
 import type { RunAgentInput } from '../../schemas/activities.js';
-import { agentsArgument, batchPrompt, findingsSchema, splitFindings, subAgentName } from '../../workflows/decisions/round-batch.js';
+import { agentsArgument, batchPrompt, findingsSchema, roundMayBatch, splitFindings, subAgentName } from '../../workflows/decisions/round-batch.js';
+import { defaultKnobs, KnobsSchema } from '../../schemas/knobs.js';
 import { reviewerRecord } from '../../workflows/decisions/review.js';
 import { parseVote } from '../../workflows/decisions/vote.js';
 
@@ -162,6 +163,14 @@ describe('which rounds can be batched', () => {
     expect(batchable([member({}), member({ model: 'opus' })])).toBe(false);
     expect(batchable([member({}), member({ argv: ['/opt/claude'] })])).toBe(false);
     expect(batchable([member({}), member({ timeoutSeconds: 60 })])).toBe(false);
+  });
+
+  it('only while the batchRounds knob is auto, its default (a run from before the knob has it)', () => {
+    expect(defaultKnobs().batchRounds).toBe('auto');
+    expect(roundMayBatch(defaultKnobs())).toBe(true);
+    expect(roundMayBatch({ ...defaultKnobs(), batchRounds: 'off' })).toBe(false);
+    const { batchRounds: _left, ...older } = defaultKnobs();
+    expect(roundMayBatch(KnobsSchema.parse(older))).toBe(true);
   });
 });
 

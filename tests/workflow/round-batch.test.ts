@@ -3,8 +3,8 @@
  * (which declares an `--agents` and answers a `--json-schema` the way the real CLI does): a
  * council round is one call for its three members and a code review one call for its reviewers,
  * with each member's vote, reason and log in status as if it had been asked alone; a batched
- * call that gives no usable answer asks each member instead, and the round's record says why.
- * Default knobs otherwise.
+ * call that gives no usable answer asks each member instead, and the round's record says why;
+ * with `batchRounds: off` each member is asked in a call of its own. Default knobs otherwise.
  */
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -36,7 +36,7 @@ function scenario(name: string, roles: Record<string, unknown>): string {
 }
 
 /** A run on its own scenario and builder call counter; the calls it made, from the shared log. */
-async function run(name: string, roles: Record<string, unknown>) {
+async function run(name: string, roles: Record<string, unknown>, knobs: Record<string, unknown> = {}) {
   const file = scenario(name, roles);
   const repo = makeRepo();
   const input = runInput(repo, writeScenario('', { version: 1, iterations: [] }), {
@@ -46,6 +46,7 @@ async function run(name: string, roles: Record<string, unknown>) {
     providerBreaker: false,
     maxIterations: 6,
     notifyDesktop: false,
+    ...knobs,
   });
   // The fake CLI reads its scenario from the worker's environment at each call: one run at a time in this file.
   process.env.FAKE_CLI_SCENARIO = file;
@@ -142,4 +143,35 @@ it('a batched call without a usable answer asks each member instead, and the rou
   const reviewers = byRole(calls, 'reviewer');
   expect(reviewers.filter((c) => c.agents !== undefined)).toHaveLength(s.quality?.reviewRounds ?? -1);
   expect(reviewers.filter((c) => c.agents === undefined)).toHaveLength((review?.reviewers.length ?? 0) * (s.quality?.reviewRounds ?? 0));
+});
+
+it('with batchRounds off, every member and reviewer is asked in a call of its own, though claude could batch', async () => {
+  // The knob under test: the same claude that batched above, told not to.
+  const { outcome, s, calls } = await run(
+    'off',
+    {
+      reviewer: { text: 'VERDICT: PASS\n- [Low] a name could be clearer' },
+      'devils-advocate': { text: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing' },
+      council: { text: 'VOTE: APPROVE\nREASON: every file is there', agents: { 'test-auditor': 'VOTE: REJECT\nREASON: no test covers the files\nISSUES: MEDIUM: no tests' } },
+    },
+    { batchRounds: 'off' },
+  );
+  expect(outcome.status, JSON.stringify(s.council.verdicts)).toBe('council_approved');
+  expect(calls.filter((c) => c.agents !== undefined)).toEqual([]);
+
+  const v = s.council.verdicts.at(-1);
+  expect(v?.batch).toBeUndefined();
+  // Each member answered from its own call: the fake's answer for all (its per-agent answers only apply to a batched call).
+  expect(v?.votes.map((x) => x.recorded)).toEqual(['APPROVE', 'APPROVE', 'APPROVE']);
+  const council = byRole(calls, 'council');
+  expect(council).toHaveLength(3 * s.council.rounds);
+  expect(council.map((c) => c.env.VIGIL_MEMBER).slice(0, 3).sort()).toEqual(['0', '1', '2']);
+
+  const review = s.quality?.lastReview;
+  expect(review?.result).toBe('pass');
+  expect(review?.batch).toBeUndefined();
+  expect(byRole(calls, 'reviewer')).toHaveLength((review?.reviewers.length ?? 0) * (s.quality?.reviewRounds ?? 0));
+  expect(review?.reviewers.length).toBeGreaterThanOrEqual(3);
+  const orchestration = calls.filter((c) => c.env.VIGIL_ROLE !== 'iteration').length;
+  expect(s.spend.orchestration?.calls).toBe(orchestration);
 });

@@ -15,8 +15,17 @@
  * Pure: no I/O (the activity, activities/round-batch.ts, makes the call and writes the files).
  */
 import { z } from 'zod';
+import type { Knobs } from '../../schemas/knobs.js';
 
 export type BatchKind = 'council' | 'review';
+
+/**
+ * Whether a round may ask its members in one call: the `batchRounds` knob is `auto` (the default:
+ * batched where the provider can, which the activity finds out); `off` asks each member.
+ */
+export function roundMayBatch(knobs: Pick<Knobs, 'batchRounds'>): boolean {
+  return knobs.batchRounds !== 'off';
+}
 
 /** One member of a batched call: its sub-agent's name, and the prompt its own call would have had. */
 export interface BatchMember {
