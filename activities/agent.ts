@@ -24,6 +24,7 @@ import { consumeFile, describeWriteError, isStorageError, readRegularFile, write
 import { findDonePhrase, redactSecrets } from '../workflows/decisions/scans.js';
 import { parseVote } from '../workflows/decisions/vote.js';
 import { answerOf } from '../workflows/decisions/contract.js';
+import { parsePlannerAnswer } from '../workflows/decisions/tasks.js';
 import { inheritedEnv, runProcess } from './process.js';
 import { interpretCall, prepareCall, SESSION_PATTERN } from './provider-call.js';
 import { authorizeCall } from './run-authorization.js';
@@ -39,7 +40,7 @@ const VOTE_TEXT_KEEP = 512 * 1024;
 /** How much of a structured CLI's output is kept in memory to parse (its final record is in the tail anyway). */
 const STRUCTURED_KEEP = 8 * 1024 * 1024;
 
-const REVIEWING_ROLES = new Set(['council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier']);
+const REVIEWING_ROLES = new Set(['council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier', 'planner']);
 const HIDDEN_ROLES = new Set(['checklist', 'checklist-verifier']);
 
 /**
@@ -248,12 +249,12 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
 
 /** A reviewing call's answer, read where the text is (only the facts travel back). */
 function readAnswer(
-  input: { parse: 'review' | 'checklist' | 'verification' | null; checklistIds: string[]; extraEnv: Record<string, string>; role: string },
+  input: { parse: 'review' | 'checklist' | 'verification' | 'tasks' | null; checklistIds: string[]; extraEnv: Record<string, string>; role: string },
   text: string,
   exitCode: number,
   logPath: string,
-): Pick<AgentResult, 'review' | 'checklist' | 'verification'> {
-  const none = { review: null, checklist: null, verification: null };
+): Pick<AgentResult, 'review' | 'checklist' | 'plan' | 'verification'> {
+  const none = { review: null, checklist: null, plan: null, verification: null };
   if (input.parse === 'review') {
     const rec = reviewerRecord({ reviewer: input.extraEnv.VIGIL_REVIEWER ?? input.role, exitCode, output: text, lost: false, logPath });
     return { ...none, review: { ...rec, findings: rec.findings.map((l) => redactSecrets(l).text.slice(0, 300)) } };
@@ -270,6 +271,11 @@ function readAnswer(
       }
     }
     return { ...none, checklist: r.ok ? { ok: true, items: r.items, dropped: r.dropped.length, error: null } : { ok: false, items: [], dropped: 0, error: r.error.slice(0, 500) } };
+  }
+  if (input.parse === 'tasks') {
+    if (exitCode !== 0) return { ...none, plan: { ok: false, tasks: [], error: `the planner exited with ${exitCode}` } };
+    const r = parsePlannerAnswer(text, input.checklistIds);
+    return { ...none, plan: r.ok ? { ok: true, tasks: r.tasks, error: null } : { ok: false, tasks: [], error: redactSecrets(r.error).text.slice(0, 500) } };
   }
   if (input.parse === 'verification') return { ...none, verification: exitCode === 0 ? parseVerifierOutput(text, input.checklistIds) : {} };
   return none;

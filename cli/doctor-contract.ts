@@ -18,6 +18,7 @@ import { answerOf, REQUIRED_ANSWER, type Answer } from '../workflows/decisions/c
 import { checklistExtractionPrompt, checklistVerifierPrompt, parseChecklistOutput, parseVerifierOutput } from '../workflows/decisions/checklist.js';
 import { councilPrompt, devilsAdvocatePrompt } from '../workflows/decisions/council-prompt.js';
 import { devilsAdvocateReviewPrompt, reviewerPrompt, reviewerRecord } from '../workflows/decisions/review.js';
+import { parsePlannerAnswer, plannerPrompt } from '../workflows/decisions/tasks.js';
 import { parseVote } from '../workflows/decisions/vote.js';
 
 export interface ContractCheck {
@@ -69,7 +70,7 @@ function scratchRepository(): { repo: string; prdPath: string; diffPath: string;
 interface RoleCase {
   label: string;
   role: AgentRole;
-  parse: 'review' | 'checklist' | 'verification' | null;
+  parse: 'review' | 'checklist' | 'verification' | 'tasks' | null;
   parseVote: boolean;
   prompt: string;
   extraEnv: Record<string, string>;
@@ -110,6 +111,18 @@ function cases(s: ReturnType<typeof scratchRepository>): RoleCase[] {
         const got = parseVerifierOutput(text, SAMPLE_ITEMS.map((i) => i.id));
         const missing = SAMPLE_ITEMS.filter((i) => !(i.id in got)).map((i) => i.id);
         return missing.length === 0 ? null : `no \`ITEM <id>: PASS|FAIL\` line for ${missing.join(', ')}`;
+      },
+    },
+    {
+      label: 'planner',
+      role: 'planner',
+      parse: 'tasks',
+      parseVote: false,
+      prompt: plannerPrompt({ prdPath: s.prdPath, items: SAMPLE_ITEMS, parallelStreams: 2 }),
+      extraEnv: {},
+      judge: (text) => {
+        const r = parsePlannerAnswer(text, SAMPLE_ITEMS.map((i) => i.id));
+        return r.ok ? null : r.error;
       },
     },
     { label: 'reviewer', role: 'reviewer', parse: 'review', parseVote: false, prompt: reviewerPrompt({ ...reviewInput, reviewer: 'requirements-verifier' }), extraEnv: { VIGIL_REVIEWER: 'requirements-verifier', VIGIL_REVIEW_ROUND: '1' }, judge: verdict },

@@ -66,6 +66,7 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
   }
   for (const d of snap.deadLetters ?? []) out(`  dead letter: ${d.errorClass} ${d.attempts} times (iterations ${d.iterations.join(', ')})`);
   // A run split into parallel streams: one line per task (titles are the person's or the planner's text: terminal-safe).
+  if (snap.tasks) out(neutraliseLine(`  tasks     : ${tasksLine(snap.tasks)}`));
   for (const t of snap.streams ?? []) out(neutraliseLine(`  stream    : ${streamLine(t)}`));
   // A finished run's note names its undelivered directives (cli/status prints the notes above); older runs have no such note.
   const noted = view.kind === 'finished' && (view.outcome?.notes ?? []).some(isUndeliveredNote);
@@ -92,6 +93,14 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
   for (const r of snap.recentIterations.slice(-5)) out(`  ${iterationLine(r)}`);
 }
 
+const TASK_SOURCES = { file: 'the person’s task list', checklist: 'the PRD checklist, one task per item', planner: 'the planner' } as const;
+
+/** Where a run's tasks came from, how many, and why when the plan was refused or kept as one (the planner's text: terminal-safe). */
+export function tasksLine(t: NonNullable<StatusSnapshot['tasks']>): string {
+  const head = t.count ? `${t.count} from ${TASK_SOURCES[t.source]}` : 'none: the run is one stream';
+  return t.note ? `${head} (${t.note})` : head;
+}
+
 /** One task of a run split into streams: its state, its child run and branch, what it cost, why it failed. */
 export function streamLine(t: NonNullable<StatusSnapshot['streams']>[number]): string {
   const parts = [`${t.task} (${t.title})`, t.state.replace(/_/g, ' ')];
@@ -102,5 +111,6 @@ export function streamLine(t: NonNullable<StatusSnapshot['streams']>[number]): s
   if (t.spendUsd > 0) parts.push(`$${t.spendUsd.toFixed(2)}`);
   if (t.outcome) parts.push(t.outcome);
   if (t.deadLetter) parts.push(`dead letter: ${t.deadLetter}`);
+  if (t.waiting) parts.push(`WAITS FOR A PERSON since ${t.waiting.at}: ${t.waiting.reason.split('\n')[0]} (vigil resume ${t.childId ?? ''}, or resume this run)`);
   return parts.join(' · ');
 }

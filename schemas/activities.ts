@@ -13,6 +13,7 @@ import { ChecklistItemSchema, GateResultSchema, MAX_CHECKLIST_ITEMS, ReviewerRec
 import { MEMORY_LIMITS, NoteRefSchema, PromptMemoryRefSchema, PromptMemorySchema } from './memory.js';
 import { SandboxModeSchema, SandboxReportSchema } from './sandbox.js';
 import { MAX_EARLIER_RUNS_CHARS, MemoryLayersSchema } from './lasting-memory.js';
+import { MAX_TASKS, PlannedTaskSchema } from './tasks.js';
 
 export const ParsedVoteSchema = shared('schemas/activities:ParsedVoteSchema', () => z.object({
   vote: z.enum(['APPROVE', 'REJECT', 'CANNOT_VALIDATE']).nullable(),
@@ -20,7 +21,7 @@ export const ParsedVoteSchema = shared('schemas/activities:ParsedVoteSchema', ()
   issues: z.array(z.object({ severity: z.enum(['low', 'medium', 'high', 'critical']), description: z.string() })).max(50),
 }));
 
-export const AGENT_ROLES = ['iteration', 'council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier'] as const;
+export const AGENT_ROLES = ['iteration', 'council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier', 'planner'] as const;
 export const AgentRoleSchema = shared('schemas/activities:AgentRoleSchema', () => z.enum(AGENT_ROLES));
 export type AgentRole = z.infer<typeof AgentRoleSchema>;
 
@@ -205,14 +206,14 @@ export const RunAgentInputSchema = shared('schemas/activities:RunAgentInputSchem
   extraEnv: z.record(z.string(), z.string()).default({}),
   /** Read a council vote from the output (council members and the devil's advocate). */
   parseVote: z.boolean().default(false),
-  /** Read a code review (VERDICT line, severities), a checklist, or checklist verifications from the answer. */
-  parse: z.enum(['review', 'checklist', 'verification']).nullable().default(null),
+  /** Read a code review (VERDICT line, severities), a checklist, checklist verifications, or a planner's task list from the answer. */
+  parse: z.enum(['review', 'checklist', 'verification', 'tasks']).nullable().default(null),
   /**
    * A reviewing call's tree before it, when the caller hashed the tree just before (a round's
    * evidence or diff, for the calls it makes first): the call does not hash it again.
    */
   treeBefore: z.string().optional(),
-  /** The checklist ids a verifier answers for (parse: verification). */
+  /** The checklist ids a verifier answers for (parse: verification), or a planner splits into tasks (parse: tasks). */
   checklistIds: z.array(z.string().max(64)).max(MAX_CHECKLIST_ITEMS).default([]),
   /** Requests per minute assumed for the provider (rate-limit waits without a hint). */
   rateLimitRpm: z.number().int().min(1).default(50),
@@ -280,6 +281,11 @@ export const AgentResultSchema = shared('schemas/activities:AgentResultSchema', 
     .object({ ok: z.boolean(), items: z.array(ChecklistItemSchema).max(MAX_CHECKLIST_ITEMS), dropped: z.number().int().min(0), error: z.string().max(500).nullable() })
     .nullable()
     .default(null),
+  /** A planner's task list, its checklist items by id (parse: tasks), or why it was refused. */
+  plan: z
+    .object({ ok: z.boolean(), tasks: z.array(PlannedTaskSchema).max(MAX_TASKS), error: z.string().max(500).nullable() })
+    .nullable()
+    .default(null),
   /** Verified checklist items (parse: verification). */
   verification: z.record(z.string(), z.object({ status: z.enum(['passing', 'failing']), evidence: z.string().max(300) })).nullable().default(null),
   /** A failed call that hit a provider rate limit, with how long to wait. */
@@ -294,7 +300,7 @@ export const AgentResultSchema = shared('schemas/activities:AgentResultSchema', 
 export type AgentResult = z.infer<typeof AgentResultSchema>;
 
 /** Result fields a compact agent result leaves out when null (their default). */
-export const AGENT_RESULT_NULL_DEFAULTS = ['ioError', 'donePhrase', 'vote', 'usage', 'model', 'sessionId', 'authError', 'reviewChangedTree', 'review', 'checklist', 'verification', 'rateLimit', 'modelOutput'] as const;
+export const AGENT_RESULT_NULL_DEFAULTS = ['ioError', 'donePhrase', 'vote', 'usage', 'model', 'sessionId', 'authError', 'reviewChangedTree', 'review', 'checklist', 'plan', 'verification', 'rateLimit', 'modelOutput'] as const;
 
 
 export const InspectRepoInputSchema = shared('schemas/activities:InspectRepoInputSchema', () => z.object({
@@ -581,6 +587,7 @@ export function blankAgentResult(over: Partial<AgentResult> & Pick<AgentResult, 
     reviewChangedTree: null,
     review: null,
     checklist: null,
+    plan: null,
     verification: null,
     ...over,
   };

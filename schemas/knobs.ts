@@ -240,6 +240,7 @@ export const KNOBS = shared('schemas/knobs:KNOBS', () => ({
   // Parallel streams (docs/how-a-run-works.md, Parallel streams).
   parallelStreams: intKnob('VIGIL_PARALLEL_STREAMS', 1, 8, 1, 'With tasks (vigil start --tasks FILE, else the PRD checklist), at most this many run at once, each a child run in its own git worktree, merged back in dependency order; 1: one run, no streams.'),
   mergeConflicts: enumKnob('VIGIL_MERGE_CONFLICTS', ['agent', 'person'] as const, 'agent', "agent: a stream's merge that conflicts becomes an iteration of the run's agent with the conflict and both sides in its prompt; person: a supervised run pauses and shows both sides."),
+  taskPlanner: enumKnob('VIGIL_TASK_PLANNER', ['agent', 'checklist'] as const, 'agent', "Where a run's tasks come from when it has parallelStreams above 1 and no task list of a person's: agent: one planner call groups the PRD checklist's items into tasks with dependencies (a refused answer falls back to the checklist); checklist: each checklist item is a task of its own."),
   uncertaintyEscalation: boolKnob('VIGIL_UNCERTAINTY_ESCALATION', true, 'Escalate to a person when at least 2 of 3 stuck signals (no change, oscillation, council split) co-occur.'),
   uncertaintyRounds: intKnob('VIGIL_UNCERTAINTY_ROUNDS', 1, 100, 2, 'Consecutive iterations the signals must co-occur before escalating.'),
   uncertaintyNoChangeMin: intKnob('VIGIL_UNCERTAINTY_NOCHANGE_MIN', 0, 10_000, 0, 'No-change streak that counts as a stuck signal; 0 means stagnationLimit - 1 (at least 1).'),
@@ -285,7 +286,6 @@ export const KNOBS = shared('schemas/knobs:KNOBS', () => ({
   reviewInconclusiveBlocks: boolKnob('VIGIL_REVIEW_INCONCLUSIVE_BLOCKS', true, 'A review still missing verdicts after its one automatic re-run blocks completion.'),
   reviewMergeabilityMin: intKnob('VIGIL_REVIEW_MERGEABILITY_MIN', 0, 100, 0, 'Block when the mergeability score (100 - 5 per Medium - 2 per Low) is below this; 0: never.'),
   reviewMaxDiffBytes: intKnob('VIGIL_REVIEW_MAX_DIFF_BYTES', 0, 10_000_000, 0, 'Largest diff sent to reviewers (bigger: the review is refused and blocks); 0: from the context window (about 400 KB).'),
-  batchRounds: enumKnob('VIGIL_BATCH_ROUNDS', ['auto', 'off'] as const, 'auto', "A council round's members, and a review's reviewers, as one call with a sub-agent each where the provider can (claude with --agents and --json-schema): auto; off asks each member in a call of its own."),
   prdChecklist: boolKnob('VIGIL_PRD_CHECKLIST', true, 'At run start an agent extracts a checklist of verifiable requirements from the PRD (or --checklist FILE); it is verified before completion.'),
   checklistHeldOut: boolKnob('VIGIL_CHECKLIST_HELD_OUT', true, 'Hold out a quarter of the checklist (1 to 5 items, from 4 items on) from the builder; they are verified only at completion.'),
   // The agent's sandbox (docs/security.md, The agent's sandbox).

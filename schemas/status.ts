@@ -96,8 +96,10 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
   deadLetters: z.array(DeadLetterEntrySchema).optional(),
   /** A run split into parallel streams: each task's state, its stream (child run) and branch, whether it is merged, its dead letter; absent for a run without streams. */
   streams: z
-    .array(z.object({ task: z.string(), title: z.string(), state: TaskStateSchema, dependsOn: z.array(z.string()), attempts: z.number().int(), childId: z.string().nullable(), branch: z.string().nullable(), merged: z.boolean(), spendUsd: z.number(), outcome: z.string().nullable(), deadLetter: z.string().nullable() }))
+    .array(z.object({ task: z.string(), title: z.string(), state: TaskStateSchema, dependsOn: z.array(z.string()), attempts: z.number().int(), childId: z.string().nullable(), branch: z.string().nullable(), merged: z.boolean(), spendUsd: z.number(), outcome: z.string().nullable(), deadLetter: z.string().nullable(), waiting: z.object({ reason: z.string(), at: z.string() }).nullable().optional() }))
     .optional(),
+  /** Where a run's tasks came from (a person's file, the checklist, the planner), and why when it is worth saying (a refused plan); absent for a run without tasks. */
+  tasks: z.object({ source: z.enum(['file', 'checklist', 'planner']), count: z.number().int(), note: z.string().nullable() }).optional(),
   /** Waiting for the provider's circuit breaker: until when, its state, and why this run's last call to it failed (when it did). */
   providerWait: z.object({ provider: z.string(), until: z.string(), reason: z.string(), why: z.string().optional() }).nullable().optional(),
   spend: z.object({

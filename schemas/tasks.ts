@@ -36,7 +36,7 @@ export const TaskSpecSchema = shared('schemas/tasks:TaskSpecSchema', () =>
 export type TaskSpec = z.infer<typeof TaskSpecSchema>;
 
 /** Unique ids, known dependencies, none on itself, no cycle. */
-function checkTaskList(tasks: readonly TaskSpec[], ctx: z.RefinementCtx): void {
+function checkTaskList(tasks: readonly { id: string; dependsOn: readonly string[] }[], ctx: z.RefinementCtx): void {
   const ids = new Set<string>();
   tasks.forEach((t, i) => {
     if (ids.has(t.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `task id "${t.id}" is used twice` });
@@ -62,6 +62,22 @@ function checkTaskList(tasks: readonly TaskSpec[], ctx: z.RefinementCtx): void {
   if (pending.size) ctx.addIssue({ code: 'custom', path: [], message: `the dependencies of ${[...pending.keys()].map((id) => `"${id}"`).join(', ')} form a cycle` });
 }
 
+/**
+ * A planning agent's task (role `planner`, docs/agent-contract.md): the run's checklist items it
+ * covers named by their ids, resolved against the run's checklist by the workflow.
+ */
+export const PlannedTaskSchema = shared('schemas/tasks:PlannedTaskSchema', () =>
+  z.object({
+    id: TaskIdSchema,
+    title: z.string().trim().min(1).max(300),
+    items: z.array(z.string().min(1).max(64)).max(MAX_CHECKLIST_ITEMS).default([]),
+    dependsOn: z.array(TaskIdSchema).max(MAX_TASKS).default([]),
+  }),
+);
+export type PlannedTask = z.infer<typeof PlannedTaskSchema>;
+
+export const PlanSchema = shared('schemas/tasks:PlanSchema', () => z.array(PlannedTaskSchema).min(1).max(MAX_TASKS).superRefine(checkTaskList));
+
 export const TaskListSchema = shared('schemas/tasks:TaskListSchema', () => z.array(TaskSpecSchema).min(1).max(MAX_TASKS).superRefine(checkTaskList));
 export type TaskList = z.infer<typeof TaskListSchema>;
 
@@ -86,9 +102,20 @@ export const TaskRecordSchema = shared('schemas/tasks:TaskRecordSchema', () =>
     spendUsd: z.number().min(0),
     /** Why it was given up on (dead_letter), or why its merge stopped. */
     deadLetter: z.string().max(500).nullable(),
+    /** Its stream waits for a person (paused by Vigil: an escalation, a gate, its budget), as the stream told the run; null: it does not. */
+    waiting: z.object({ reason: z.string().max(600), at: z.string().max(40) }).nullable().default(null),
   }),
 );
 export type TaskRecord = z.infer<typeof TaskRecordSchema>;
+
+/** What a stream tells its run when it starts or stops waiting for a person (signal `streamWaiting`). */
+export const StreamWaitingSchema = shared('schemas/tasks:StreamWaitingSchema', () =>
+  z.object({
+    task: TaskIdSchema,
+    waiting: z.object({ reason: z.string().max(600), at: z.string().max(40) }).nullable(),
+  }),
+);
+export type StreamWaiting = z.infer<typeof StreamWaitingSchema>;
 
 export const TaskQueueSchema = shared('schemas/tasks:TaskQueueSchema', () =>
   z.object({
@@ -105,6 +132,8 @@ export const TaskQueueSchema = shared('schemas/tasks:TaskQueueSchema', () =>
       .default([]),
     /** The merged tree was written into the run's working tree: the streams are over. */
     applied: z.boolean().default(false),
+    /** How the tasks came to be, when it is worth saying (a planner's answer refused, so the checklist's items are the tasks). */
+    note: z.string().max(600).nullable().default(null),
   }),
 );
 export type TaskQueue = z.infer<typeof TaskQueueSchema>;

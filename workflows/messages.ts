@@ -43,6 +43,8 @@ export const forceReviewSignal = defineSignal<[unknown?]>('forceReview');
 export const budgetSignal = defineSignal<[unknown?]>('budget');
 export const waiveSignal = defineSignal<[unknown?]>('waive');
 export const rewindSignal = defineSignal<[unknown?]>('rewind');
+/** From a stream (a child run of a run split into tasks) to its run: it waits for a person now, or no longer (schemas/tasks.ts StreamWaiting). */
+export const streamWaitingSignal = defineSignal<[unknown?]>('streamWaiting');
 
 export const statusQuery = defineQuery<StatusSnapshot>('status');
 

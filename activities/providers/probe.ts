@@ -238,7 +238,7 @@ export function clearProbeCache(): void {
 // The flags a preset may pass
 // ---------------------------------------------------------------------------------------------
 
-const ROLES: InvocationRole[] = ['iteration', 'council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier'];
+const ROLES: InvocationRole[] = ['iteration', 'council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier', 'planner'];
 const TIERS: ProviderTier[] = ['planning', 'development', 'fast'];
 
 /**

@@ -11,7 +11,7 @@ import { waitingForPeople } from '../report.js';
 import { providerWaitText } from '../../workflows/ui.js';
 
 /** Why a run waits for a person: the kinds of pause Vigil makes itself, and long provider waits. */
-export const WAIT_KINDS = ['escalation', 'gate', 'budget', 'auth', 'contract', 'dead_letter', 'repository', 'rate_limit', 'paused_by_vigil'] as const;
+export const WAIT_KINDS = ['escalation', 'gate', 'budget', 'auth', 'contract', 'dead_letter', 'repository', 'rate_limit', 'stream', 'paused_by_vigil'] as const;
 export const WaitKindSchema = z.enum(WAIT_KINDS);
 export type WaitKind = z.infer<typeof WaitKindSchema>;
 
@@ -24,6 +24,7 @@ export const WAIT_LABELS: Record<WaitKind, string> = {
   dead_letter: 'the same failure keeps repeating (dead letter)',
   repository: 'repository unavailable',
   rate_limit: 'rate-limited for over an hour',
+  stream: 'one of its parallel streams waits for a person',
   paused_by_vigil: 'paused by Vigil',
 };
 
@@ -42,9 +43,10 @@ export const LONG_RATE_LIMIT_MS = 60 * 60 * 1000;
 /**
  * Whether the run waits for a person: paused by Vigil (escalation, gate, budget, auth, contract
  * error, dead letter, repository), or kept waiting by a provider's rate limit for over an hour.
- * A pause a person made is not in the inbox (they know); a run that is not running never is.
+ * A run one of whose parallel streams waits so is too. A pause a person made is not in the inbox
+ * (they know); a run that is not running never is.
  */
-export function waitingFor(s: Pick<StatusSnapshot, 'status' | 'pause' | 'escalations' | 'providerWait'>, now: Date): Waiting | null {
+export function waitingFor(s: Pick<StatusSnapshot, 'status' | 'pause' | 'escalations' | 'providerWait' | 'streams'>, now: Date): Waiting | null {
   if (s.status === 'finished') return null;
   const p = s.pause;
   if (p && p.by === 'vigil') {
@@ -60,6 +62,9 @@ export function waitingFor(s: Pick<StatusSnapshot, 'status' | 'pause' | 'escalat
     else if (/^(repository unavailable|disk full)/i.test(r)) kind = 'repository';
     return { kind, why: r, since: p.at };
   }
+  // A run split into parallel streams, one of which waits for a person (the stream is in the inbox too, on its own).
+  const stream = (s.streams ?? []).find((t) => t.waiting);
+  if (stream?.waiting) return { kind: 'stream', why: `stream ${stream.task} (${stream.childId ?? ''}): ${stream.waiting.reason}`, since: stream.waiting.at };
   const w = s.providerWait;
   if (w && Date.parse(w.until) - now.getTime() > LONG_RATE_LIMIT_MS) {
     return { kind: 'rate_limit', why: providerWaitText(w), since: now.toISOString() };

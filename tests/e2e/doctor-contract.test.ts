@@ -1,5 +1,6 @@
 /**
- * `vigil doctor --agent-command CMD` drives every role of the agent contract once, as a user
+ * `vigil doctor --agent-command CMD` drives every role of the agent contract once (the planner's
+ * task list included), as a user
  * would run it: a command that answers by VIGIL_ANSWER passes; one that gives a reviewer no
  * VERDICT line and a council member a lowercase vote is told exactly which roles are wrong.
  */
@@ -26,6 +27,7 @@ const GOOD = agent(
     '  verdict) printf "Read the diff.\\nVERDICT: PASS\\n" ;;',
     `  checklist) echo '[{"id": "REQ-1", "title": "greet exists", "priority": "critical", "verify": "call it"}]' ;;`,
     '  items) grep -o "REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | sort -u | while read -r id; do echo "ITEM $id: PASS - checked"; done ;;',
+    '  tasks) ids=$(grep -o "^- REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | cut -c3- | sort -u | sed \'s/.*/"&"/\' | paste -sd,); printf \'```json\\n[{"id": "all", "title": "everything", "items": [%s]}]\\n```\\n\' "$ids" ;;',
   ].join('\n'),
 );
 
@@ -37,6 +39,7 @@ const WRONG = agent(
     '  verdict) echo "Looks good to me." ;;',
     `  checklist) echo '[{"id": "REQ-1", "title": "greet exists", "priority": "critical", "verify": "call it"}]' ;;`,
     '  items) grep -o "REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | sort -u | while read -r id; do echo "ITEM $id: PASS - checked"; done ;;',
+    '  tasks) ids=$(grep -o "^- REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | cut -c3- | sort -u | sed \'s/.*/"&"/\' | paste -sd,); printf \'```json\\n[{"id": "all", "title": "everything", "items": [%s]}]\\n```\\n\' "$ids" ;;',
   ].join('\n'),
 );
 
@@ -45,7 +48,7 @@ describe('vigil doctor --agent-command', () => {
     assertBuilt();
     const r = await runVigil(['doctor', '--agent-command', GOOD], cleanEnv({}), { timeoutMs: 60_000 });
     expect(r.code, show(r)).toBe(0);
-    for (const role of ['iteration', 'checklist', 'checklist-verifier', 'reviewer', 'devils-advocate (code review)', 'council', 'devils-advocate (council)']) {
+    for (const role of ['iteration', 'checklist', 'checklist-verifier', 'planner', 'reviewer', 'devils-advocate (code review)', 'council', 'devils-advocate (council)']) {
       expect(r.stdout, role).toMatch(new RegExp(`✓ ${role.replace(/[()]/g, '\\$&')}: VIGIL_ANSWER=`));
     }
     expect(r.stdout).toContain('every role answers as the agent contract asks');

@@ -336,6 +336,38 @@ export const ERAS: Era[] = [
       },
     ],
   },
+  {
+    patch: 'vigil-stream-planner-v1',
+    introducedBy: 'HEAD',
+    before: "a run split into parallel streams without a task list took each checklist item as a task",
+    fixtures: [
+      {
+        file: 'before-vigil-stream-planner-v1.json',
+        commit: 'c6e6124',
+        scenario: 'streams-by-checklist',
+        pins: 'a default run with parallelStreams=2 and no task list, its two checklist items run as two streams (child runs), merged, approved and delivered, with no planner call',
+      },
+    ],
+  },
+  {
+    patch: 'vigil-stream-waits-v1',
+    introducedBy: 'HEAD',
+    before: 'a stream waited for a person without telling its run',
+    fixtures: [
+      {
+        file: 'before-vigil-stream-planner-v1.json',
+        commit: 'c6e6124',
+        scenario: 'streams-by-checklist',
+        pins: 'a default run with parallelStreams=2 and no task list, its two checklist items run as two streams (child runs), merged, approved and delivered, with no planner call',
+      },
+      {
+        file: 'before-vigil-stream-waits-v1-stream.json',
+        commit: 'c6e6124',
+        scenario: 'streams-by-checklist',
+        pins: 'one stream (child run) of that run: its task as a directive in its first prompt, approved at iteration 3 and delivered on its branch, telling its run nothing but its outcome',
+      },
+    ],
+  },
 ] satisfies (Era & { patch: PatchId })[];
 
 /** Every fixture file of the table once, with the eras that list it. */

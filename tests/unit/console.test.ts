@@ -35,6 +35,17 @@ describe('waitingFor', () => {
     expect(waitingFor({ ...base, status: 'finished', pause: pause('budget exceeded') }, NOW)).toBeNull();
   });
 
+  it('puts a run whose parallel stream waits for a person in the inbox, naming the stream', () => {
+    const stream = { task: 'api', title: 'The API', state: 'in_progress' as const, dependsOn: [], attempts: 1, childId: 'r--api', branch: 'vigil/r--api', merged: false, spendUsd: 0, outcome: null, deadLetter: null };
+    const running = { status: 'running' as const, pause: null, escalations: [], providerWait: null };
+    expect(waitingFor({ ...running, streams: [stream] }, NOW)).toBeNull();
+    expect(waitingFor({ ...running, streams: [stream, { ...stream, task: 'db', childId: 'r--db', waiting: { reason: 'escalation (dead letter): x', at: '2026-11-22T11:30:00Z' } }] }, NOW)).toEqual({
+      kind: 'stream',
+      why: 'stream db (r--db): escalation (dead letter): x',
+      since: '2026-11-22T11:30:00Z',
+    });
+  });
+
   it('shows a provider wait only past an hour', () => {
     const wait = (ms: number) => waitingFor({ status: 'waiting_for_provider', pause: null, escalations: [], providerWait: { provider: 'claude', until: new Date(NOW.getTime() + ms).toISOString(), reason: 'rate_limit' } }, NOW);
     expect(wait(30 * 60_000)).toBeNull();

@@ -281,6 +281,13 @@ const CASES: Record<KnobName, Cases> = {
     ],
     bad: ['', 'human', 'auto'],
   },
+  taskPlanner: {
+    good: [
+      ['agent', 'agent'],
+      [' Checklist ', 'checklist'],
+    ],
+    bad: ['', 'planner', 'file'],
+  },
   uncertaintyEscalation: boolCases,
   uncertaintyRounds: intCases(1, 100),
   uncertaintyNoChangeMin: intCases(0, 10_000),
@@ -372,13 +379,6 @@ const CASES: Record<KnobName, Cases> = {
   reviewInconclusiveBlocks: boolCases,
   reviewMergeabilityMin: intCases(0, 100),
   reviewMaxDiffBytes: intCases(0, 10_000_000),
-  batchRounds: {
-    good: [
-      ['auto', 'auto'],
-      [' OFF ', 'off'],
-    ],
-    bad: ['', 'on', 'true', 'batched'],
-  },
   prdChecklist: boolCases,
   checklistHeldOut: boolCases,
   sandbox: {

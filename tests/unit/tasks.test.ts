@@ -14,6 +14,8 @@ import {
   nextMerge,
   newTaskQueue,
   parsePlannerAnswer,
+  plannerPrompt,
+  tasksFromPlan,
   parseTasksFile,
   readyTasks,
   streamBudget,
@@ -25,6 +27,9 @@ import {
   taskMerged,
   tasksFromChecklist,
   taskStarted,
+  taskWaiting,
+  streamWaitingOf,
+  waitingTasks,
 } from '../../workflows/decisions/tasks.js';
 
 const list = (...specs: [string, string[]?][]): TaskList => TaskListSchema.parse(specs.map(([id, deps]) => ({ id, title: `task ${id}`, dependsOn: deps ?? [] })));
@@ -86,9 +91,47 @@ describe('tasks from the checklist and from a planner', () => {
 
   it('reads the planner’s last JSON block, or its last array', () => {
     const fenced = 'Plan:\n```json\n[{"id": "old", "title": "x"}]\n```\nbetter:\n```json\n[{"id": "a", "title": "A"}, {"id": "b", "title": "B", "dependsOn": ["a"]}]\n```\n';
-    expect(parsePlannerAnswer(fenced)).toMatchObject({ ok: true, tasks: [{ id: 'a' }, { id: 'b', dependsOn: ['a'] }] });
-    expect(parsePlannerAnswer('tasks: [{"id": "only", "title": "O"}] done')).toMatchObject({ ok: true, tasks: [{ id: 'only' }] });
-    expect(parsePlannerAnswer('no idea')).toEqual({ ok: false, error: 'the planner answered no JSON task list' });
+    expect(parsePlannerAnswer(fenced, [])).toMatchObject({ ok: true, tasks: [{ id: 'a' }, { id: 'b', dependsOn: ['a'] }] });
+    expect(parsePlannerAnswer('tasks: [{"id": "only", "title": "O"}] done', [])).toMatchObject({ ok: true, tasks: [{ id: 'only' }] });
+    expect(parsePlannerAnswer('{"tasks": [{"id": "x", "title": "X"}]}', [])).toMatchObject({ ok: true, tasks: [{ id: 'x' }] });
+    expect(parsePlannerAnswer('no idea', [])).toEqual({ ok: false, error: 'the planner answered no JSON task list' });
+  });
+
+  it('holds the planner to the checklist: every item in exactly one task, none made up', () => {
+    const ids3 = ['REQ-1', 'REQ-2', 'REQ-3'];
+    const good = '```json\n[{"id": "api", "title": "API", "items": ["REQ-1", "REQ-2"]}, {"id": "cli", "title": "CLI", "items": ["REQ-3"], "dependsOn": ["api"]}]\n```';
+    expect(parsePlannerAnswer(good, ids3)).toEqual({
+      ok: true,
+      tasks: [
+        { id: 'api', title: 'API', items: ['REQ-1', 'REQ-2'], dependsOn: [] },
+        { id: 'cli', title: 'CLI', items: ['REQ-3'], dependsOn: ['api'] },
+      ],
+    });
+    const miss = parsePlannerAnswer('[{"id": "api", "title": "API", "items": ["REQ-1"]}, {"id": "b", "title": "B", "items": ["REQ-2"]}]', ids3);
+    expect(miss).toEqual({ ok: false, error: 'the planner answer: checklist item REQ-3 is in no task' });
+    const twice = parsePlannerAnswer('[{"id": "a", "title": "A", "items": ["REQ-1", "REQ-2"]}, {"id": "b", "title": "B", "items": ["REQ-2", "REQ-3"]}]', ids3);
+    expect(twice).toEqual({ ok: false, error: 'the planner answer: checklist item "REQ-2" is in task "a" and in task "b" (each item belongs to one task)' });
+    const madeUp = parsePlannerAnswer('[{"id": "a", "title": "A", "items": ["REQ-1", "REQ-2", "REQ-3", "REQ-9"]}]', ids3);
+    expect(madeUp.ok ? '' : madeUp.error).toMatch(/names "REQ-9", which is not an item of the checklist/);
+    const noChecklist = parsePlannerAnswer('[{"id": "a", "title": "A", "items": ["REQ-1"]}]', []);
+    expect(noChecklist.ok ? '' : noChecklist.error).toMatch(/this run has no checklist/);
+    const cycle = parsePlannerAnswer('[{"id": "a", "title": "A", "items": ["REQ-1", "REQ-2"], "dependsOn": ["b"]}, {"id": "b", "title": "B", "items": ["REQ-3"], "dependsOn": ["a"]}]', ids3);
+    expect(cycle.ok ? '' : cycle.error).toMatch(/form a cycle/);
+    expect(parsePlannerAnswer('[{"id": "../x", "title": "A"}]', []).ok).toBe(false);
+  });
+
+  it('resolves the planner’s item ids into the checklist’s items, and tells the planner what to answer', () => {
+    const items = [
+      { id: 'REQ-1', title: 'one', priority: 'high' as const, verify: 'v' },
+      { id: 'REQ-2', title: 'two', priority: 'low' as const, verify: '' },
+    ];
+    expect(tasksFromPlan([{ id: 'p', title: 'P', items: ['REQ-2', 'REQ-1'], dependsOn: [] }], items)).toEqual([{ id: 'p', title: 'P', items: [items[1], items[0]], dependsOn: [] }]);
+    const prompt = plannerPrompt({ prdPath: '/r/PRD.md', items, parallelStreams: 3 });
+    expect(prompt).toContain('/r/PRD.md');
+    expect(prompt).toContain('- REQ-1 (high): one');
+    expect(prompt).toContain('Up to 3 tasks run at once');
+    expect(prompt).toContain('"dependsOn"');
+    expect(plannerPrompt({ prdPath: 'P.md', items: [], parallelStreams: 2 })).toContain('leave "items" empty');
   });
 });
 
@@ -162,5 +205,25 @@ describe('the queue', () => {
     if (!t) throw new Error('no task');
     expect(taskChecklist(t)).toEqual([{ id: 'a-1', title: 'task a', priority: 'high', verify: '' }]);
     expect(taskDirective(t, 'run')).toContain('Your task: a — task a');
+  });
+});
+
+describe('streams that wait for a person', () => {
+  it('records what a running stream says, and forgets it when the stream ends', () => {
+    let q = taskStarted(newTaskQueue(list(['a'], ['b']), 'file', 'base0'), 'a', 'run--a', 'vigil/run--a');
+    const w = { reason: 'escalation (dead letter): x', at: '2026-11-27T09:00:00Z' };
+    expect(taskWaiting(q, 'b', w)).toBe(q);
+    q = taskWaiting(q, 'a', w);
+    expect(waitingTasks(q).map((t) => [t.id, t.waiting])).toEqual([['a', w]]);
+    expect(waitingTasks(taskWaiting(q, 'a', null))).toEqual([]);
+    q = taskEnded(q, 'a', { status: 'stopped', reason: 'x', spendUsd: 0 });
+    expect(q.tasks[0]?.waiting).toBeNull();
+    expect(taskWaiting(q, 'a', w)).toBe(q);
+  });
+
+  it('counts only a pause Vigil made as waiting for a person', () => {
+    expect(streamWaitingOf(null)).toBeNull();
+    expect(streamWaitingOf({ reason: 'the run is paused: lunch', by: 'alice', at: 't' })).toBeNull();
+    expect(streamWaitingOf({ reason: 'escalation (dead letter): x', by: 'vigil', at: 't' })).toEqual({ reason: 'escalation (dead letter): x', at: 't' });
   });
 });

@@ -17,7 +17,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Knobs } from '../../schemas/knobs.js';
 import type { TaskList } from '../../schemas/tasks.js';
-import { pauseUpdate, stopUpdate } from '../../workflows/messages.js';
+import { waitingFor } from '../../cli/console/model.js';
+import { pauseUpdate, resumeUpdate, rewindUpdate, stopUpdate } from '../../workflows/messages.js';
 import { fileWorker, git, makeRepo, ROOT, runInput, SCRIPTED_AGENT, startRun, status, uniqueId, waitForStatus, type ScenarioInput } from '../support/harness.js';
 
 // Where the wrapper records its calls: writable from inside the agent's sandbox (the default, auto).
@@ -211,6 +212,85 @@ describe('parallel streams', () => {
     expect(bFirst?.seen).toContain('a.txt');
     expect(git(repo, 'show', `vigil/${id}:a.txt`)).toBe('A');
     expect(git(repo, 'show', `vigil/${id}:b.txt`)).toBe('B');
+  });
+
+  it('without a task list, one planner call groups the checklist into tasks with a dependency; a refused plan falls back to one task per item', async () => {
+    const items = ['REQ-1', 'REQ-2', 'REQ-3'].map((id, i) => ({ id, title: `part ${i + 1} exists`, priority: 'high', verify: 'read it' }));
+    const verifier = { default: { output: `${items.map((i) => `ITEM ${i.id}: PASS - there`).join('\n')}\n` } };
+    const planned = (plan: unknown): ScenarioInput => ({ ...builder({}), roles: { ...ROLES, checklist: { default: { output: `${JSON.stringify(items)}\n` } }, 'checklist-verifier': verifier, planner: { default: { output: `Grouped by the files they touch.\n\`\`\`json\n${JSON.stringify(plan)}\n\`\`\`\n` } } } });
+    const stream = (files: Record<string, string>): ScenarioInput => ({ ...builder(files), roles: { ...ROLES, 'checklist-verifier': verifier } });
+
+    // The plan: REQ-1 and REQ-2 in one task, REQ-3 after it.
+    const plan = [
+      { id: 'core', title: 'the core parts', items: ['REQ-1', 'REQ-2'], dependsOn: [] },
+      { id: 'docs', title: 'the documentation', items: ['REQ-3'], dependsOn: ['core'] },
+    ];
+    const one = streamsRun({ core: stream({ 'core.txt': 'core\n' }), docs: stream({ 'docs.txt': 'docs\n' }), parent: planned(plan) }, [], { parallelStreams: 2 });
+    delete (one.input as { tasks?: unknown }).tasks;
+    const id = uniqueId('streams-planner');
+    const handle = await startRun(shared.env, shared.taskQueue, one.input, id);
+    expect((await handle.result()).status).toBe('council_approved');
+    const s = await status(handle);
+    expect(s.tasks).toEqual({ source: 'planner', count: 2, note: null });
+    expect(s.streams?.map((t) => [t.task, t.title, t.state, t.merged, t.dependsOn])).toEqual([
+      ['core', 'the core parts', 'done', true, []],
+      ['docs', 'the documentation', 'done', true, ['core']],
+    ]);
+    const calls = callsOf(one.log);
+    expect(calls.filter((c) => c.role === 'planner').map((c) => c.who)).toEqual(['parent']);
+    const coreEnd = Math.max(...calls.filter((c) => c.who === 'core').map((c) => c.end));
+    const docsFirst = calls.find((c) => c.who === 'docs' && c.role === 'iteration');
+    expect(docsFirst?.start).toBeGreaterThan(coreEnd);
+    expect(docsFirst?.seen).toContain('core.txt');
+    // Each stream's checklist is its task's items.
+    const child = async (t: string): Promise<string[]> => ((await status(shared.env.client.workflow.getHandle(`${id}--${t}`))).quality?.checklist ?? []).map((i) => i.id);
+    expect(await child('core')).toEqual(['REQ-1', 'REQ-2']);
+    expect(await child('docs')).toEqual(['REQ-3']);
+
+    // A plan that leaves REQ-3 out is refused: each checklist item is a task of its own, and status says why.
+    const bad = streamsRun(
+      { 'REQ-1': stream({ 'r1.txt': '1\n' }), 'REQ-2': stream({ 'r2.txt': '2\n' }), 'REQ-3': stream({ 'r3.txt': '3\n' }), parent: planned(plan.map((t) => (t.id === 'docs' ? { ...t, items: [] } : t))) },
+      [],
+      { parallelStreams: 3 },
+    );
+    delete (bad.input as { tasks?: unknown }).tasks;
+    const badId = uniqueId('streams-planner-refused');
+    const badHandle = await startRun(shared.env, shared.taskQueue, bad.input, badId);
+    expect((await badHandle.result()).status).toBe('council_approved');
+    const b = await status(badHandle);
+    expect(b.tasks).toEqual({ source: 'checklist', count: 3, note: 'the planner answer: checklist item REQ-3 is in no task; each checklist item is a task of its own' });
+    expect(b.streams?.map((t) => [t.task, t.state, t.merged])).toEqual(['REQ-1', 'REQ-2', 'REQ-3'].map((t) => [t, 'done', true]));
+    expect(git(bad.repo, 'show', `vigil/${badId}:r3.txt`)).toBe('3');
+  });
+
+  it('a stream that waits for a person shows on the run and in its inbox; the run’s resume reaches it; a rewind of the run names the streams to rewind', async () => {
+    const failing: ScenarioInput = { version: 1, iterations: [], default: { exitCode: 3, stderr: 'cannot\n' }, roles: ROLES };
+    const slow: ScenarioInput = { version: 1, iterations: [], default: { appends: { 'slow.txt': '.\n' }, sleepMs: 1500 }, roles: ROLES };
+    const { input } = streamsRun({ w: failing, s: slow, parent: builder({}) }, [task('w'), task('s')], { parallelStreams: 2, maxIterations: 50 });
+    const id = uniqueId('streams-waits');
+    const handle = await startRun(shared.env, shared.taskQueue, input, id);
+    // The failing stream escalates (the same failure again and again: a dead letter) and pauses; the run is told.
+    const st = await waitForStatus(handle, (x) => (x.streams ?? []).some((t) => t.waiting), 180_000);
+    const w = st.streams?.find((t) => t.task === 'w');
+    expect(w?.waiting?.reason).toMatch(/^escalation \(/);
+    expect(st.paused).toBe(false);
+    expect(waitingFor(st, new Date())).toMatchObject({ kind: 'stream', why: expect.stringContaining(`stream w (${id}--w): escalation (`) });
+    const child = shared.env.client.workflow.getHandle(`${id}--w`);
+    expect((await status(child)).pause?.by).toBe('vigil');
+    // A rewind of the run while its streams run says which runs to rewind instead.
+    const rewind = await handle.executeUpdate(rewindUpdate, { args: [{ to: 1, by: 'tester' }] }).then(() => null, (err: unknown) => String((err as Error & { cause?: Error }).cause?.message ?? err));
+    expect(rewind).toContain(`rewind a stream instead (\`vigil rewind ${id}--<task> --to N\``);
+    // The run is not paused, yet its resume reaches the stream that waits (and only it).
+    const ack = await handle.executeUpdate(resumeUpdate, { args: [{ by: 'tester' }] });
+    expect(ack).toMatchObject({ changed: true, message: 'resumed 1 stream(s) waiting for a person: w' });
+    const resumedBy = async (h: typeof child): Promise<string[]> =>
+      (await h.fetchHistory()).events
+        ?.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'resume')
+        .map((e) => new TextDecoder().decode(e.workflowExecutionSignaledEventAttributes?.input?.payloads?.[0]?.data ?? new Uint8Array())) ?? [];
+    await expect.poll(() => resumedBy(child), { timeout: 30_000 }).toEqual(['{"by":"tester"}']);
+    expect(await resumedBy(shared.env.client.workflow.getHandle(`${id}--s`))).toEqual([]);
+    await handle.executeUpdate(stopUpdate, { args: [{ reason: 'seen', by: 'tester', now: true }] });
+    expect((await handle.result()).status).toBe('stopped');
   });
 
   it('a pause of the run pauses every stream, and stop --now stops them all', async () => {

@@ -5,7 +5,8 @@
  * command agent never has to guess from the prompt: `work` for the builder (its answer is the
  * tree it leaves), `vote` for council members and the council's devil's advocate, `verdict` for
  * code reviewers and the review's devil's advocate, `checklist` for the checklist extraction,
- * `items` for the checklist verifier. docs/agent-contract.md is the page people read; a test
+ * `items` for the checklist verifier, `tasks` for the planner of a run split into parallel streams.
+ * docs/agent-contract.md is the page people read; a test
  * holds it to this module.
  *
  * An answer that came back (exit 0, some output) without its role's required line is a contract
@@ -19,16 +20,17 @@
 import type { ContractBreach, ContractState, Verdict } from '../../schemas/run.js';
 import type { ReviewRecord, ReviewerRecord } from '../../schemas/gates.js';
 
-export const ANSWERS = ['work', 'vote', 'verdict', 'checklist', 'items'] as const;
+export const ANSWERS = ['work', 'vote', 'verdict', 'checklist', 'items', 'tasks'] as const;
 export type Answer = (typeof ANSWERS)[number];
 type Owed = Exclude<Answer, 'work'>;
 
 /** The answer a call owes, from what its caller will parse (the devil's advocate votes in a council round and gives a verdict in a code review). */
-export function answerOf(call: { role: string; parse: 'review' | 'checklist' | 'verification' | null; parseVote: boolean }): Answer {
+export function answerOf(call: { role: string; parse: 'review' | 'checklist' | 'verification' | 'tasks' | null; parseVote: boolean }): Answer {
   if (call.parseVote) return 'vote';
   if (call.parse === 'review') return 'verdict';
   if (call.parse === 'checklist') return 'checklist';
   if (call.parse === 'verification') return 'items';
+  if (call.parse === 'tasks') return 'tasks';
   return 'work';
 }
 
@@ -38,6 +40,7 @@ export const REQUIRED_ANSWER: Record<Owed, string> = {
   verdict: 'a line `VERDICT: PASS` or `VERDICT: FAIL`',
   checklist: 'a JSON array of `{"id", "title", "priority", "verify"}` items',
   items: 'one line `ITEM <id>: PASS - <evidence>` (or `FAIL`) per checklist item',
+  tasks: 'a JSON array of `{"id", "title", "items", "dependsOn"}` tasks (the last fenced json block, else the last top-level array)',
 };
 
 const shortLine: Record<Owed, string> = {
@@ -45,6 +48,7 @@ const shortLine: Record<Owed, string> = {
   verdict: 'VERDICT: PASS|FAIL',
   checklist: 'a JSON checklist array',
   items: 'ITEM <id>: PASS|FAIL',
+  tasks: 'a JSON task array',
 };
 
 /** A reviewer's answer that came back without a verdict line (a voided answer — the reviewer changed the tree — or a failed call is not one). */

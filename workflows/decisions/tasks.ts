@@ -6,7 +6,7 @@
  * done tasks are merged. Pure functions: no I/O, imported by the workflow and the CLI.
  */
 import type { ChecklistItem } from '../../schemas/gates.js';
-import { MAX_TASKS, TaskListSchema, type TaskList, type TaskQueue, type TaskRecord, type TaskSpec } from '../../schemas/tasks.js';
+import { MAX_TASKS, PlanSchema, type PlannedTask, TaskListSchema, type TaskList, type TaskQueue, type TaskRecord, type TaskSpec } from '../../schemas/tasks.js';
 import { parseChecklistFile } from './checklist.js';
 
 /** Streams a task gets before it is a dead letter: one retry after a failed stream. */
@@ -88,12 +88,72 @@ export function tasksFromChecklist(items: readonly ChecklistItem[]): TaskList {
   return items.slice(0, MAX_TASKS).map((i) => ({ id: i.id, title: i.title, items: [i], dependsOn: [] }));
 }
 
-/** A planning agent's answer (role `planner`): the last fenced `json` block, else the last top-level array, read as a task list. */
-export function parsePlannerAnswer(text: string): TasksParse {
+export type PlanParse = { ok: true; tasks: PlannedTask[] } | { ok: false; error: string };
+
+/**
+ * A planning agent's answer (role `planner`, docs/agent-contract.md): the last fenced `json`
+ * block, else the last top-level array, read as tasks whose `items` name the run's checklist
+ * items by id. With a checklist (`checklistIds` not empty) every item must be in exactly one
+ * task and no task may name an item the checklist does not have; without one, tasks carry no
+ * items (each task's title is its one requirement).
+ */
+export function parsePlannerAnswer(text: string, checklistIds: readonly string[]): PlanParse {
   const fenced = [...text.matchAll(/```json\s*\n([\s\S]*?)```/g)].at(-1)?.[1];
   const candidate = fenced ?? lastTopLevelArray(text);
-  if (candidate === null) return { ok: false, error: 'the planner answered no JSON task list' };
-  return parseTasksFile(candidate.trim(), 'the planner answer');
+  if (candidate === undefined || candidate === null) return { ok: false, error: 'the planner answered no JSON task list' };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(candidate.trim());
+  } catch (err) {
+    return { ok: false, error: `the planner answer: not valid JSON: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  if (raw && typeof raw === 'object' && !Array.isArray(raw)) raw = (raw as { tasks?: unknown }).tasks;
+  const parsed = PlanSchema.safeParse(raw);
+  if (!parsed.success) return { ok: false, error: zodProblems(parsed.error.issues, 'the planner answer') };
+  const known = new Set(checklistIds);
+  const owner = new Map<string, string>();
+  for (const t of parsed.data) {
+    for (const item of t.items) {
+      if (!known.size) return { ok: false, error: `the planner answer: task "${t.id}" names checklist item "${item}", and this run has no checklist (leave "items" empty)` };
+      if (!known.has(item)) return { ok: false, error: `the planner answer: task "${t.id}" names "${item}", which is not an item of the checklist (${[...known].slice(0, 12).join(', ')})` };
+      const other = owner.get(item);
+      if (other !== undefined) return { ok: false, error: `the planner answer: checklist item "${item}" is in task "${other}" and in task "${t.id}" (each item belongs to one task)` };
+      owner.set(item, t.id);
+    }
+  }
+  const missing = [...known].filter((id) => !owner.has(id));
+  if (missing.length) return { ok: false, error: `the planner answer: checklist item${missing.length > 1 ? 's' : ''} ${missing.slice(0, 12).join(', ')} ${missing.length > 1 ? 'are' : 'is'} in no task` };
+  return { ok: true, tasks: parsed.data };
+}
+
+/** A planner's tasks with their checklist items resolved (parsePlannerAnswer checked every id). */
+export function tasksFromPlan(plan: readonly PlannedTask[], items: readonly ChecklistItem[]): TaskList {
+  const byItem = new Map(items.map((i) => [i.id, i]));
+  return plan.map((t) => ({ id: t.id, title: t.title, items: t.items.flatMap((id) => byItem.get(id) ?? []), dependsOn: [...t.dependsOn] }));
+}
+
+/**
+ * The planner's prompt: the PRD's path (it reads the PRD itself), the checklist items it splits
+ * (held-out items are never shown), how many streams run at once, and the answer format.
+ */
+export function plannerPrompt(p: { prdPath: string; items: readonly ChecklistItem[]; parallelStreams: number; maxTasks?: number }): string {
+  const max = p.maxTasks ?? MAX_TASKS;
+  const itemLines = p.items.map((i) => `- ${i.id} (${i.priority}): ${i.title}`);
+  return [
+    'You are planning how a coding run is split into tasks that separate agents build in parallel, each in its own git worktree and branch, merged back in dependency order.',
+    `Read the PRD at ${p.prdPath} and the repository. Do not change any file.`,
+    '',
+    p.items.length ? 'The requirements checklist (every item must go to exactly one task):' : 'This run has no requirements checklist: give each task a title that says what it must deliver, and leave "items" empty.',
+    ...itemLines,
+    '',
+    `Up to ${p.parallelStreams} tasks run at once. Group items that touch the same files or depend on each other into one task, so that parallel tasks rarely edit the same lines; make a task depend on another (dependsOn) only when it needs that task's work merged first. At most ${max} tasks; fewer, larger tasks are better than many small ones.`,
+    '',
+    'Answer with a JSON array in a ```json block, last in your answer:',
+    '```json',
+    '[{"id": "api", "title": "the HTTP API", "items": ["REQ-1", "REQ-2"], "dependsOn": []}, {"id": "cli", "title": "the command line", "items": ["REQ-3"], "dependsOn": ["api"]}]',
+    '```',
+    'Task ids are short: letters, digits, _, . and - (they name branches).',
+  ].join('\n');
 }
 
 function lastTopLevelArray(text: string): string | null {
@@ -114,11 +174,12 @@ function lastTopLevelArray(text: string): string | null {
 export function newTaskQueue(tasks: TaskList, source: TaskQueue['source'], base: string | null): TaskQueue {
   return {
     source,
-    tasks: tasks.map((t) => ({ ...t, state: 'pending', attempts: 0, childId: null, branch: null, outcome: null, merged: false, spendUsd: 0, deadLetter: null })),
+    tasks: tasks.map((t) => ({ ...t, state: 'pending', attempts: 0, childId: null, branch: null, outcome: null, merged: false, spendUsd: 0, deadLetter: null, waiting: null })),
     base,
     merged: base,
     conflicts: [],
     applied: false,
+    note: null,
   };
 }
 
@@ -148,10 +209,30 @@ export function taskStarted(q: TaskQueue, id: string, childId: string, branch: s
 export function taskEnded(q: TaskQueue, id: string, outcome: { status: string; reason: string; spendUsd: number }, attempts = TASK_ATTEMPTS): TaskQueue {
   const t = byId(q).get(id);
   if (!t || t.state !== 'in_progress') return q;
-  const spend = { spendUsd: t.spendUsd + Math.max(0, outcome.spendUsd), outcome: { status: outcome.status.slice(0, 60), reason: outcome.reason.slice(0, 500) } };
+  const spend = { spendUsd: t.spendUsd + Math.max(0, outcome.spendUsd), outcome: { status: outcome.status.slice(0, 60), reason: outcome.reason.slice(0, 500) }, waiting: null };
   if (DONE_STATUSES.includes(outcome.status)) return update(q, id, (x) => ({ ...x, ...spend, state: 'done' }));
   if (t.attempts < attempts && outcome.status !== 'stopped') return update(q, id, (x) => ({ ...x, ...spend, state: 'failed' }));
   return deadLetter(update(q, id, (x) => ({ ...x, ...spend })), id, `its stream ended ${outcome.status} after ${t.attempts} attempt(s): ${outcome.reason}`.slice(0, 500));
+}
+
+/**
+ * A stream told its run it waits for a person, or no longer does: recorded on its task while the
+ * task is in progress (a late word from a stream that already ended changes nothing).
+ */
+export function taskWaiting(q: TaskQueue, id: string, waiting: { reason: string; at: string } | null): TaskQueue {
+  const t = byId(q).get(id);
+  if (!t || t.state !== 'in_progress') return q;
+  return update(q, id, (x) => ({ ...x, waiting: waiting ? { reason: waiting.reason.slice(0, 600), at: waiting.at } : null }));
+}
+
+/** The streams that wait for a person now: the run's resume reaches them. */
+export function waitingTasks(q: TaskQueue): TaskRecord[] {
+  return q.tasks.filter((t) => t.state === 'in_progress' && t.waiting !== null && t.childId !== null);
+}
+
+/** What a stream tells its run about waiting for a person: a pause Vigil made (an escalation, a gate, its budget), or none (a person's pause is theirs to know). */
+export function streamWaitingOf(pause: { reason: string; by: string; at: string } | null): { reason: string; at: string } | null {
+  return pause && pause.by === 'vigil' ? { reason: pause.reason.slice(0, 600), at: pause.at } : null;
 }
 
 /** A task given up on, and with it every task that waits for it. */

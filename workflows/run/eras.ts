@@ -177,6 +177,21 @@ export const STREAMS_PATCH = 'vigil-streams-v1';
  */
 export const RUN_FILES_PATCH = 'vigil-run-files-released-v1';
 
+/**
+ * A run split into parallel streams without a person's task list asks one planner call
+ * (taskPlanner=agent, role `planner`) to group the checklist's items into tasks with
+ * dependencies, instead of taking each item as a task. Asked only where such a call is due.
+ */
+export const STREAM_PLANNER_PATCH = 'vigil-stream-planner-v1';
+
+/**
+ * A stream (a child run) tells its run when it starts or stops waiting for a person; the run
+ * shows it, a resume of the run that is not paused reaches its waiting streams, and a rewind of
+ * the run waits until its streams are over. Asked by a stream as it starts and by a run as its
+ * streams start.
+ */
+export const STREAM_WAITS_PATCH = 'vigil-stream-waits-v1';
+
 /** Every patch id of the run workflow, in the order an execution first asks for it. */
 export const PATCH_IDS = [
   COUNCIL_PATCH,
@@ -208,6 +223,8 @@ export const PATCH_IDS = [
   DELIVERY_PATCH,
   STREAMS_PATCH,
   RUN_FILES_PATCH,
+  STREAM_PLANNER_PATCH,
+  STREAM_WAITS_PATCH,
 ] as const;
 export type PatchId = (typeof PATCH_IDS)[number];
 
@@ -316,3 +333,9 @@ export const streamsEra = (): boolean => patched(STREAMS_PATCH);
 
 /** Asked as a run ends, after its journal is flushed (RUN_FILES_PATCH). */
 export const runFilesEra = (): boolean => patched(RUN_FILES_PATCH);
+
+/** Asked where a run's parallel streams would have their tasks planned by an agent, and only then (STREAM_PLANNER_PATCH). */
+export const streamPlannerEra = (): boolean => patched(STREAM_PLANNER_PATCH);
+
+/** Asked by a stream as it starts and by a run as its streams start, and only there (STREAM_WAITS_PATCH). */
+export const streamWaitsEra = (): boolean => patched(STREAM_WAITS_PATCH);

@@ -18,6 +18,8 @@ import { checklistGateResult, mergeLatest } from '../decisions/gates.js';
 import { waive as waiveItem } from '../decisions/checklist.js';
 import { directiveRefusal } from '../decisions/directives.js';
 import { messageEvent } from '../decisions/journal.js';
+import { taskWaiting, waitingTasks } from '../decisions/tasks.js';
+import { StreamWaitingSchema } from '../../schemas/tasks.js';
 import {
   budgetSignal,
   waiveSignal,
@@ -35,6 +37,7 @@ import {
   statusQuery,
   stopSignal,
   stopUpdate,
+  streamWaitingSignal,
   type MessageAck,
 } from '../messages.js';
 import { installRewind } from '../rewind.js';
@@ -65,7 +68,14 @@ export function installHandlers(run: Run): void {
       return ack(true, 'paused; no new iteration starts until resumed (a running agent call finishes first)');
     },
     resume: (p: { by?: string }, defaultBy: string): MessageAck => {
-      if (!state.pause) return ack(false, 'not paused');
+      if (!state.pause) {
+        // A run whose streams wait for a person: its resume reaches them (the fan-out loop sends it).
+        const waiting = run.fanOut && state.tasks ? waitingTasks(state.tasks) : [];
+        if (!waiting.length) return ack(false, 'not paused');
+        run.resumeStreams = { by: p.by ?? defaultBy };
+        log.info('streams resumed', { by: p.by ?? defaultBy, tasks: waiting.map((t) => t.id) });
+        return ack(true, `resumed ${waiting.length} stream(s) waiting for a person: ${waiting.map((t) => t.id).join(', ')}`);
+      }
       log.info('run resumed', { by: p.by ?? defaultBy, pausedBy: state.pause.by });
       state.pause = null;
       publish();
@@ -224,7 +234,14 @@ export function installHandlers(run: Run): void {
         state,
         acts: run.acts.repo,
         nowIso,
-        closed: () => (run.outcome ? `the run has finished (${run.outcome.status}); start a new run from a checkpoint with \`vigil rewind ${info.workflowId} --to N --fork\`` : run.stopRequest ? 'the run is stopping' : null),
+        closed: () =>
+          run.outcome
+            ? `the run has finished (${run.outcome.status}); start a new run from a checkpoint with \`vigil rewind ${info.workflowId} --to N --fork\``
+            : run.stopRequest
+              ? 'the run is stopping'
+              : run.fanOut
+                ? `the run's parallel streams are running and its own checkpoints start once they are merged; rewind a stream instead (\`vigil rewind ${info.workflowId}--<task> --to N\`; \`vigil status ${info.workflowId}\` lists them)`
+                : null,
         agentRunning: () => run.agentScope !== null,
         cancelAgent: () => cancelAgentCall(),
         ack,
@@ -233,6 +250,18 @@ export function installHandlers(run: Run): void {
         publish: () => publish(),
       })
     : null;
+  // A stream of this run tells it when it starts or stops waiting for a person (stream-waits era; workflows/run/streams.ts).
+  setHandler(
+    streamWaitingSignal,
+    (payload?: unknown) => {
+      const r = StreamWaitingSchema.safeParse(payload);
+      if (!r.success) return recordInvalid('streamWaiting', 'signal', `streamWaiting: ${r.error.issues[0]?.message ?? 'invalid'}`);
+      if (!state.tasks) return recordInvalid('streamWaiting', 'signal', 'streamWaiting: this run has no streams');
+      state.tasks = taskWaiting(state.tasks, r.data.task, r.data.waiting);
+      publish();
+    },
+    { description: 'From a stream of this run: it waits for a person now, or no longer' },
+  );
   setHandler(statusQuery, () => run.snapshot(), { description: 'The run snapshot (status, iteration, pause, outcome, ...)' });
   // Asked by an agent call that carries a gate pass when it is cancelled (activities/iteration.ts).
   setHandler(callCancelQuery, () => run.callCancelMeant(), {

@@ -110,6 +110,12 @@ export class Run {
   iterationsThisExecution = 0;
   /** The rewind step (checkpoints era), installed with the message handlers. */
   rewinder: Rewinder | null = null;
+  /** A stream's watch that tells its run when it waits for a person runs (once per execution; stream-waits era). */
+  streamWatch = false;
+  /** The run's parallel streams are running (stream-waits era): a rewind waits for them, a resume reaches the waiting ones. */
+  fanOut = false;
+  /** A person's resume of a run that is not paused, for its streams that wait for a person (sent by the fan-out loop). */
+  resumeStreams: { by: string } | null = null;
 
   constructor(
     readonly input: RunInput,
@@ -250,7 +256,8 @@ export class Run {
       deadLetters: state.deadLetter.entries,
       ...(state.tasks
         ? {
-            streams: state.tasks.tasks.map((t) => ({ task: t.id, title: t.title, state: t.state, dependsOn: t.dependsOn, attempts: t.attempts, childId: t.childId, branch: t.branch, merged: t.merged, spendUsd: t.spendUsd, outcome: t.outcome ? `${t.outcome.status}: ${t.outcome.reason}`.slice(0, 300) : null, deadLetter: t.deadLetter })),
+            tasks: { source: state.tasks.source, count: state.tasks.tasks.length, note: state.tasks.note ?? null },
+            streams: state.tasks.tasks.map((t) => ({ task: t.id, title: t.title, state: t.state, dependsOn: t.dependsOn, attempts: t.attempts, childId: t.childId, branch: t.branch, merged: t.merged, spendUsd: t.spendUsd, outcome: t.outcome ? `${t.outcome.status}: ${t.outcome.reason}`.slice(0, 300) : null, deadLetter: t.deadLetter, waiting: t.waiting ?? null })),
           }
         : {}),
       ...(checkpointsEra ? { checkpoints: { kept: knobs.checkpointsKept, list: checkpointRows(state), rewinds: state.checkpoints.rewinds, lastTree: state.convergence.lastHash } } : {}),

@@ -14,13 +14,18 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { type ChildWorkflowHandle, condition, getExternalWorkflowHandle, isCancellation, log, ParentClosePolicy, startChild } from '@temporalio/workflow';
+import { ActivityFailure, type ChildWorkflowHandle, condition, getExternalWorkflowHandle, isCancellation, log, ParentClosePolicy, startChild } from '@temporalio/workflow';
 import type { Outcome, RunInput } from '../../schemas/run.js';
-import type { TaskQueue, TaskRecord } from '../../schemas/tasks.js';
-import { newTaskQueue, nextMerge, readyTasks, streamBudget, streamId, streamsSettled, taskChecklist, taskDirective, taskEnded, taskMerged, tasksFromChecklist, taskStarted } from '../decisions/tasks.js';
-import { budgetSignal, pauseSignal, resumeSignal, stopSignal } from '../messages.js';
+import type { AgentResult } from '../../schemas/activities.js';
+import type { ChecklistItem } from '../../schemas/gates.js';
+import { MAX_TASKS, type TaskQueue, type TaskRecord } from '../../schemas/tasks.js';
+import { chooseAgent } from '../decisions/agent-choice.js';
+import { addOrchestrationUsage } from '../decisions/budget.js';
+import { noteSandbox, sandboxArgs } from '../decisions/sandbox.js';
+import { newTaskQueue, nextMerge, plannerPrompt, readyTasks, streamBudget, streamId, streamsSettled, taskChecklist, taskDirective, taskEnded, taskMerged, tasksFromChecklist, tasksFromPlan, taskStarted, streamWaitingOf, waitingTasks } from '../decisions/tasks.js';
+import { budgetSignal, pauseSignal, resumeSignal, stopSignal, streamWaitingSignal } from '../messages.js';
 import { stopOutcome } from './ending.js';
-import { streamsEra } from './eras.js';
+import { streamPlannerEra, streamsEra, streamWaitsEra } from './eras.js';
 import { end, type End, nowIso, type Run, type VigilRun } from './run.js';
 
 const STREAM_DIRECTIVE_ID = 'vigil-stream-task';
@@ -33,13 +38,77 @@ function seedStreamDirective(run: Run): void {
   state.directiveIds = [...state.directiveIds, STREAM_DIRECTIVE_ID];
 }
 
-/** The tasks this run is split into: a person's list, else the PRD checklist's items (held-out ones stay with the run's own check). */
-function initialTasks(run: Run): { tasks: NonNullable<RunInput['tasks']>; source: TaskQueue['source'] } | null {
-  const { input, state } = run;
+type Initial = { tasks: NonNullable<RunInput['tasks']>; source: TaskQueue['source'] };
+
+/** The PRD checklist's items a run's streams share out (held-out ones stay with the run's own check). */
+function shownItems(run: Run): ChecklistItem[] {
+  const cl = run.state.gates.checklist;
+  return cl ? cl.items.filter((i) => !cl.heldOut.includes(i.id)) : [];
+}
+
+/** The tasks this run is split into without asking anyone: a person's list, else the PRD checklist's items. */
+function initialTasks(run: Run): Initial | null {
+  const { input } = run;
   if (input.tasks?.length) return { tasks: input.tasks, source: 'file' };
-  const cl = state.gates.checklist;
-  const items = cl ? cl.items.filter((i) => !cl.heldOut.includes(i.id)) : [];
+  const items = shownItems(run);
   return items.length > 1 ? { tasks: tasksFromChecklist(items), source: 'checklist' } : null;
+}
+
+/** A planner call is due: taskPlanner=agent, no person's list, and not a checklist of one item (nothing to split). */
+function plannerDue(run: Run): boolean {
+  return run.knobs.taskPlanner === 'agent' && !run.input.tasks?.length && shownItems(run).length !== 1;
+}
+
+/**
+ * With taskPlanner=agent and no person's list: one planner call groups the checklist's items
+ * into tasks with dependencies (docs/agent-contract.md, role `planner`). An answer that is
+ * refused (not JSON, an item in no task or in two, a dependency cycle), or a call that failed,
+ * falls back to the checklist's items, and the queue says why. A plan of one task is no split:
+ * the run goes on as one run. Behind STREAM_PLANNER_PATCH, asked only where a planner is due.
+ */
+async function plannedTasks(run: Run): Promise<{ tasks: Initial | null; note: string | null }> {
+  const { input, knobs, state, info } = run;
+  const fallback = initialTasks(run);
+  if (!plannerDue(run) || !streamPlannerEra()) return { tasks: fallback, note: null };
+  const items = shownItems(run);
+  let r: AgentResult | null = null;
+  let failure: string | null = null;
+  try {
+    r = await run.acts.members.runAgent.executeWithOptions({ summary: 'plan the tasks of the parallel streams' }, [
+      {
+        runId: info.workflowId,
+        repoPath: input.repoPath,
+        ...chooseAgent(knobs, 'planner', knobs.tier),
+        authorization: input.authorization ?? null,
+        prompt: plannerPrompt({ prdPath: input.prdPath, items, parallelStreams: knobs.parallelStreams, maxTasks: MAX_TASKS }),
+        role: 'planner',
+        iteration: 1,
+        phase: 'REASON',
+        tier: knobs.tier,
+        timeoutSeconds: knobs.councilMemberTimeoutSeconds,
+        completionPromise: '',
+        parse: 'tasks',
+        checklistIds: items.map((i) => i.id),
+        rateLimitRpm: knobs.rateLimitRpm,
+        ...sandboxArgs(knobs),
+      },
+    ]);
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    failure = `the planner call failed: ${(err.cause?.message ?? err.message).slice(0, 300)}`;
+  }
+  if (r?.usage) state.spend = addOrchestrationUsage(state.spend, r.usage);
+  else if (r) state.spend = { ...state.spend, orchestration: { calls: (state.spend.orchestration?.calls ?? 0) + 1, usd: state.spend.orchestration?.usd ?? 0 } };
+  state.sandbox = noteSandbox(state.sandbox, r?.sandbox, { iteration: state.iteration, role: 'planner' });
+  const plan = r?.plan ?? null;
+  if (plan?.ok) {
+    if (plan.tasks.length < 2) return { tasks: null, note: `the planner kept the work as one task ("${plan.tasks[0]?.title ?? ''}"): no parallel streams`.slice(0, 600) };
+    return { tasks: { tasks: tasksFromPlan(plan.tasks, items), source: 'planner' }, note: null };
+  }
+  const why = failure ?? plan?.error ?? `the planner answered nothing usable (exit ${r?.exitCode ?? '?'})`;
+  log.warn('the planner’s tasks were refused', { why });
+  const note = fallback ? `${why}; each checklist item is a task of its own` : `${why}; without a checklist to fall back on, no parallel streams`;
+  return { tasks: fallback, note: note.slice(0, 600) };
 }
 
 /** What a stream's run is given: the run's input, on its worktree, with its task's checklist and a share of the budget. */
@@ -58,6 +127,29 @@ function streamInput(run: Run, t: TaskRecord, worktree: string, q: TaskQueue): R
   };
 }
 
+/**
+ * A stream tells its run each time it starts or stops waiting for a person (a pause Vigil made:
+ * an escalation, a gate, its budget), so the run shows it and a resume of the run reaches it.
+ * Runs beside the stream's loop for the rest of the execution (stream-waits era).
+ */
+function watchStreamWaits(run: Run, stream: NonNullable<RunInput['stream']>): void {
+  if (run.streamWatch) return;
+  run.streamWatch = true;
+  if (!streamWaitsEra()) return;
+  const parent = getExternalWorkflowHandle(stream.parentId);
+  const keyOf = (w: ReturnType<typeof streamWaitingOf>): string => (w ? `${w.at} ${w.reason}` : '');
+  let told = '';
+  void (async () => {
+    for (;;) {
+      await condition(() => run.outcome !== null || keyOf(streamWaitingOf(run.state.pause)) !== told);
+      if (run.outcome) return;
+      const waiting = streamWaitingOf(run.state.pause);
+      told = keyOf(waiting);
+      await parent.signal(streamWaitingSignal, { task: stream.task, waiting }).catch((err: unknown) => log.warn('the run could not be told that this stream waits', { error: String(err) }));
+    }
+  })();
+}
+
 type Ended = { status: string; reason: string; spendUsd: number };
 
 function endedOf(outcome: Outcome): Ended {
@@ -73,19 +165,38 @@ export async function runStreams(run: Run): Promise<End | null> {
   const { state, knobs, input, info } = run;
   if (input.stream) {
     seedStreamDirective(run);
+    watchStreamWaits(run, input.stream);
     return null;
   }
   if (knobs.parallelStreams <= 1 || state.tasks?.applied) return null;
-  if (!state.tasks && !initialTasks(run)) return null;
+  if (!state.tasks && !initialTasks(run) && !plannerDue(run)) return null;
   if (!streamsEra()) return null;
   const acts = run.acts.streams;
   if (!state.tasks) {
-    const first = initialTasks(run);
-    if (!first || !state.runStart) return null;
+    if (!state.runStart) return null;
+    const first = await plannedTasks(run);
+    if (!first.tasks) {
+      // Nothing to split: the run goes on as one run, and never asks again (continued-as-new too).
+      state.tasks = { ...newTaskQueue([], 'planner', null), applied: true, note: first.note };
+      run.publish();
+      return null;
+    }
     const base = await acts.streamBase.executeWithOptions({ summary: 'the commit the streams start from' }, [{ repoPath: input.repoPath, runId: info.workflowId, tree: state.runStart.treeHash, parent: state.runStart.sha }]);
-    state.tasks = newTaskQueue(first.tasks, first.source, base.commit);
+    state.tasks = { ...newTaskQueue(first.tasks.tasks, first.tasks.source, base.commit), note: first.note };
     run.publish();
   }
+  run.fanOut = streamWaitsEra();
+  try {
+    return await fanOut(run);
+  } finally {
+    run.fanOut = false;
+  }
+}
+
+/** Starts, tells, merges and waits for the streams until every one is over, then writes the merged tree into the run's (null), or ends the run when it was stopped. */
+async function fanOut(run: Run): Promise<End | null> {
+  const { state, knobs, input, info } = run;
+  const acts = run.acts.streams;
   const handles = new Map<string, ChildWorkflowHandle<VigilRun>>();
   const excerpts: string[] = [];
   const results = new Map<string, Ended>();
@@ -131,6 +242,13 @@ export async function runStreams(run: Run): Promise<End | null> {
       const pause = state.pause;
       await tell((id) => (pause ? getExternalWorkflowHandle(id).signal(pauseSignal, { reason: `the run is paused: ${pause.reason}`.slice(0, 2000), by: pause.by }) : getExternalWorkflowHandle(id).signal(resumeSignal, { by: 'vigil' })));
     }
+    // A person's resume of the run (not paused itself) reaches the streams that wait for a person.
+    if (run.resumeStreams) {
+      const by = run.resumeStreams.by;
+      run.resumeStreams = null;
+      const waiting = new Set(waitingTasks(q()).map((t) => t.id));
+      await Promise.all([...handles.keys()].filter((t) => waiting.has(t)).map(async (t) => getExternalWorkflowHandle(streamId(info.workflowId, t)).signal(resumeSignal, { by }).catch((err: unknown) => log.warn('a stream could not be resumed', { task: t, error: String(err) }))));
+    }
     const budget = state.budgetUsd ?? knobs.budgetUsd;
     if (budget !== toldBudget) {
       toldBudget = budget;
@@ -156,7 +274,7 @@ export async function runStreams(run: Run): Promise<End | null> {
       }
       run.publish();
     }
-    await condition(() => results.size > 0 || run.stopRequest !== null || (state.pause !== null) !== toldPaused || (state.budgetUsd ?? knobs.budgetUsd) !== toldBudget);
+    await condition(() => results.size > 0 || run.stopRequest !== null || (state.pause !== null) !== toldPaused || (state.budgetUsd ?? knobs.budgetUsd) !== toldBudget || run.resumeStreams !== null);
   }
   // Every stream is over: the merged tree into the run's working tree, conflicts to the agent or a person.
   const merged = q().merged;
