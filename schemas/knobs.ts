@@ -286,6 +286,7 @@ export const KNOBS = shared('schemas/knobs:KNOBS', () => ({
   reviewInconclusiveBlocks: boolKnob('VIGIL_REVIEW_INCONCLUSIVE_BLOCKS', true, 'A review still missing verdicts after its one automatic re-run blocks completion.'),
   reviewMergeabilityMin: intKnob('VIGIL_REVIEW_MERGEABILITY_MIN', 0, 100, 0, 'Block when the mergeability score (100 - 5 per Medium - 2 per Low) is below this; 0: never.'),
   reviewMaxDiffBytes: intKnob('VIGIL_REVIEW_MAX_DIFF_BYTES', 0, 10_000_000, 0, 'Largest diff sent to reviewers (bigger: the review is refused and blocks); 0: from the context window (about 400 KB).'),
+  batchRounds: enumKnob('VIGIL_BATCH_ROUNDS', ['auto', 'off'] as const, 'auto', "A council round's members, and a review's reviewers, as one call with a sub-agent each where the provider can (claude with --agents and --json-schema): auto; off asks each member in a call of its own."),
   prdChecklist: boolKnob('VIGIL_PRD_CHECKLIST', true, 'At run start an agent extracts a checklist of verifiable requirements from the PRD (or --checklist FILE); it is verified before completion.'),
   checklistHeldOut: boolKnob('VIGIL_CHECKLIST_HELD_OUT', true, 'Hold out a quarter of the checklist (1 to 5 items, from 4 items on) from the builder; they are verified only at completion.'),
   // The agent's sandbox (docs/security.md, The agent's sandbox).

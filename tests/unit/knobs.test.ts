@@ -379,6 +379,13 @@ const CASES: Record<KnobName, Cases> = {
   reviewInconclusiveBlocks: boolCases,
   reviewMergeabilityMin: intCases(0, 100),
   reviewMaxDiffBytes: intCases(0, 10_000_000),
+  batchRounds: {
+    good: [
+      ['auto', 'auto'],
+      [' OFF ', 'off'],
+    ],
+    bad: ['', 'on', 'true', 'batched'],
+  },
   prdChecklist: boolCases,
   checklistHeldOut: boolCases,
   sandbox: {
