@@ -40,8 +40,8 @@ const VOTE_TEXT_KEEP = 512 * 1024;
 /** How much of a structured CLI's output is kept in memory to parse (its final record is in the tail anyway). */
 const STRUCTURED_KEEP = 8 * 1024 * 1024;
 
-const REVIEWING_ROLES = new Set(['council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier', 'planner']);
-const HIDDEN_ROLES = new Set(['checklist', 'checklist-verifier']);
+const REVIEWING_ROLES = new Set(['council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier', 'planner', 'memory']);
+const HIDDEN_ROLES = new Set(['checklist', 'checklist-verifier', 'memory']);
 
 /**
  * An iteration's prompt from its parts, with the run's template file when it has one; a template

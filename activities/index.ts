@@ -12,6 +12,7 @@ import { inspectIteration as inspectAfter } from './iteration.js';
 import { deliverRun as deliver, openPullRequest as pullRequest } from './deliver.js';
 import * as streams from './worktree.js';
 import { releaseRunFiles as release } from './sandbox.js';
+import { judgeMemory as judge } from './memory-judge.js';
 import { prepareReview as review, writeReviewReport as reviewReport } from './review.js';
 
 // The agent call, with the lean iteration's prompt references and inspection (activities/iteration.ts).
@@ -40,6 +41,8 @@ export const removeWorktree = heartbeating(streams.removeWorktree);
 export const mergeStream = heartbeating(streams.mergeStream);
 export const applyStreams = heartbeating(streams.applyStreams);
 export const releaseRunFiles = heartbeating(release);
+// The memory judge as a run ends (activities/memory-judge.ts): it beats while the store consolidates; its agent call beats too.
+export const judgeMemory = heartbeating(judge);
 export { councilRound, reviewRound } from './rounds.js';
 export { projectEvents } from './event-store.js';
 export { readRunHandoff, readRunLog } from './logs.js';

@@ -102,3 +102,31 @@ create table memory_consolidations (
   consolidated_at timestamptz not null default now()
 );
 `;
+
+/**
+ * Migration 3: the memory judge's work (docs/memory.md, Judgement). A pattern's lesson (one line
+ * the judge phrased) and the item it was merged into (a merged item is no longer retrieved); the
+ * links the judge made (`judged`), which consolidation keeps; and each run's judgement with what
+ * it cost, for the reports.
+ */
+export const MEMORY_JUDGE_MIGRATION = `
+alter table memory_patterns add column lesson text, add column lesson_by text, add column merged_into bigint;
+alter table memory_links add column judged boolean not null default false;
+create table memory_judgements (
+  workflow_id text primary key,
+  judged_at timestamptz not null default now(),
+  provider text,
+  model text,
+  items integer not null,
+  lessons integer not null,
+  merges integer not null,
+  calls integer not null,
+  usd double precision not null,
+  input_tokens bigint not null default 0,
+  output_tokens bigint not null default 0,
+  unpriced boolean not null default false,
+  problem text,
+  log_path text
+);
+comment on table memory_judgements is 'One row per run whose memory the judge (role memory) was asked about: what it applied, what the call cost, and why nothing was applied when so.';
+`;

@@ -64,7 +64,7 @@ const withDeadline = async <T>(p: Promise<T>, ms: number): Promise<T | null> => 
   }
 };
 
-async function inTransaction<T>(url: string, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(url: string, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   await ensureMigrated(url);
   const c = await poolFor(url).connect();
   let broken: Error | boolean = false;
@@ -94,18 +94,42 @@ export interface RetrievalRequest {
   budgets: MemoryLayers;
 }
 
-/** The candidates of a repository: its own items and the installation's, and its earlier runs. */
+interface PatternRow {
+  id: string;
+  repo: string | null;
+  kind: string;
+  topic: string;
+  title: string;
+  body: string;
+  keywords: string[];
+  evidence: number;
+  importance: number;
+  lesson: string | null;
+}
+const PATTERN_COLUMNS = 'id, repo, kind, topic, title, body, keywords, evidence, importance, lesson';
+
+/** A pattern as retrieval and search see it: the judge's lesson (docs/memory.md, Judgement) first, then what consolidation wrote. */
+const patternItem = (r: PatternRow): StoredItem => ({
+  ref: { kind: 'pattern', id: Number(r.id) },
+  repo: r.repo,
+  kind: r.kind,
+  topic: r.topic,
+  title: r.title,
+  body: r.lesson ? `Lesson: ${r.lesson} (${r.body})` : r.body,
+  keywords: r.keywords,
+  evidence: r.evidence,
+  importance: r.importance,
+});
+
+/** The candidates of a repository: its own items and the installation's (not those merged into another), and its earlier runs. */
 async function candidates(db: Db, repo: string, workflowId: string): Promise<{ items: StoredItem[]; timeline: TimelineRun[]; episodes: { count: number; runs: number } }> {
-  const pats = await db.query<{ id: string; repo: string | null; kind: string; topic: string; title: string; body: string; keywords: string[]; evidence: number; importance: number }>(
-    'select id, repo, kind, topic, title, body, keywords, evidence, importance from memory_patterns where repo = $1 or repo is null order by id',
-    [repo],
-  );
+  const pats = await db.query<PatternRow>(`select ${PATTERN_COLUMNS} from memory_patterns where (repo = $1 or repo is null) and merged_into is null order by id`, [repo]);
   const skills = await db.query<{ id: string; repo: string | null; title: string; steps: string[]; keywords: string[]; evidence: number; importance: number }>(
     'select id, repo, title, steps, keywords, evidence, importance from memory_skills where repo = $1 or repo is null order by id',
     [repo],
   );
   const items: StoredItem[] = [
-    ...pats.rows.map((r) => ({ ref: { kind: 'pattern' as const, id: Number(r.id) }, repo: r.repo, kind: r.kind, topic: r.topic, title: r.title, body: r.body, keywords: r.keywords, evidence: r.evidence, importance: r.importance })),
+    ...pats.rows.map(patternItem),
     ...skills.rows.map((r) => ({ ref: { kind: 'skill' as const, id: Number(r.id) }, repo: r.repo, kind: 'skill', topic: 'skills', title: r.title, body: `${r.title}: ${r.steps.join('; ')}`, keywords: r.keywords, evidence: r.evidence, importance: r.importance })),
   ];
   const runs = await db.query<{ workflow_id: string; started: Date | null; iterations: number; sigs: string[][] }>(
@@ -376,7 +400,12 @@ async function consolidateAll(db: Db, runsNow: number): Promise<ConsolidationRes
   }
   await db.query('delete from memory_skills where not imported and not (id = any($1))', [skillIds]);
 
-  await db.query('delete from memory_links');
+  // The judge's links (its merges) stay while both items do; consolidation's own are made again.
+  await db.query('delete from memory_links where not judged');
+  await db.query(
+    `delete from memory_links l where judged and (not exists (select 1 from memory_patterns p where p.id = l.from_id) or not exists (select 1 from memory_patterns p where p.id = l.to_id))`,
+  );
+  await db.query('update memory_patterns p set merged_into = null where merged_into is not null and not exists (select 1 from memory_patterns k where k.id = p.merged_into)');
   const rowsOf: [string, string, number, string, number][] = [];
   const link = (relation: string, fromKind: string, fromId: number | undefined, toKind: string, toId: number | undefined): void => {
     if (fromId && toId) rowsOf.push([relation, fromKind, fromId, toKind, toId]);
@@ -460,6 +489,26 @@ export async function listMemory(db: Db, opts: { repo?: string | null; episodes?
   return items.sort((a, b) => b.importance - a.importance || a.kind.localeCompare(b.kind) || a.id - b.id).slice(0, limit);
 }
 
+/** What the memory judge (docs/memory.md, Judgement) did and cost, over every run it was asked about. */
+export interface JudgementTotals {
+  runs: number;
+  calls: number;
+  usd: number;
+  lessons: number;
+  merges: number;
+  /** Runs whose answer (or call) changed nothing. */
+  refused: number;
+}
+
+export async function judgementTotals(db: Db): Promise<JudgementTotals> {
+  const r = await db.query<{ runs: number; calls: number; usd: number; lessons: number; merges: number; refused: number }>(
+    `select count(*)::int as runs, coalesce(sum(calls), 0)::int as calls, coalesce(sum(usd), 0)::float8 as usd, coalesce(sum(lessons), 0)::int as lessons,
+            coalesce(sum(merges), 0)::int as merges, (count(*) filter (where problem is not null))::int as refused from memory_judgements`,
+  );
+  const t = r.rows[0] ?? { runs: 0, calls: 0, usd: 0, lessons: 0, merges: 0, refused: 0 };
+  return { ...t, usd: Math.round(t.usd * 1e6) / 1e6 };
+}
+
 export type MemoryKindName = 'pattern' | 'skill' | 'episode';
 
 /** One item whole, with its links. */
@@ -507,11 +556,11 @@ export async function searchMemory(db: Db, query: string, opts: { repo?: string 
 }
 
 async function allItems(db: Db): Promise<{ items: StoredItem[] }> {
-  const pats = await db.query<{ id: string; repo: string | null; kind: string; topic: string; title: string; body: string; keywords: string[]; evidence: number; importance: number }>('select id, repo, kind, topic, title, body, keywords, evidence, importance from memory_patterns order by id');
+  const pats = await db.query<PatternRow>(`select ${PATTERN_COLUMNS} from memory_patterns where merged_into is null order by id`);
   const skills = await db.query<{ id: string; repo: string | null; title: string; steps: string[]; keywords: string[]; evidence: number; importance: number }>('select id, repo, title, steps, keywords, evidence, importance from memory_skills order by id');
   return {
     items: [
-      ...pats.rows.map((r) => ({ ref: { kind: 'pattern' as const, id: Number(r.id) }, repo: r.repo, kind: r.kind, topic: r.topic, title: r.title, body: r.body, keywords: r.keywords, evidence: r.evidence, importance: r.importance })),
+      ...pats.rows.map(patternItem),
       ...skills.rows.map((r) => ({ ref: { kind: 'skill' as const, id: Number(r.id) }, repo: r.repo, kind: 'skill', topic: 'skills', title: r.title, body: `${r.title}: ${r.steps.join('; ')}`, keywords: r.keywords, evidence: r.evidence, importance: r.importance })),
     ],
   };

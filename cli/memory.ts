@@ -5,7 +5,7 @@
  * are activities/lasting-memory.ts's, shared with the MCP tool and the console.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { consolidateMemory, exportMemory, forgetMemory, importMemory, listMemory, searchMemory, showMemory, type MemoryItem, type MemoryKindName } from '../activities/lasting-memory.js';
+import { consolidateMemory, exportMemory, forgetMemory, importMemory, judgementTotals, listMemory, searchMemory, showMemory, type MemoryItem, type MemoryKindName } from '../activities/lasting-memory.js';
 import { closeEventStore, describeUrl } from '../activities/event-store.js';
 import { CliError, EXIT } from './connection.js';
 import { reportStore } from './store.js';
@@ -48,10 +48,14 @@ const itemLine = (i: MemoryItem): string =>
   neutraliseLine(`${i.kind.padEnd(12)} ${String(i.id).padStart(5)}  ${i.topic.padEnd(16).slice(0, 16)} ×${String(i.evidence).padEnd(3)} imp ${i.importance.toFixed(2)} used ${i.accessCount}  ${i.title}${i.repo === null ? '  (across repositories)' : ''}`);
 
 export async function memoryListCommand(o: { repo?: string; episodes?: boolean; limit?: number; json?: boolean }): Promise<number> {
-  const items = await withEventStore(process.env, (db) => listMemory(db, { repo: o.repo ?? null, episodes: Boolean(o.episodes), limit: o.limit ?? 100 }));
-  if (o.json) out(JSON.stringify({ items }, null, 2));
+  const { items, judgement } = await withEventStore(process.env, async (db) => ({ items: await listMemory(db, { repo: o.repo ?? null, episodes: Boolean(o.episodes), limit: o.limit ?? 100 }), judgement: await judgementTotals(db) }));
+  if (o.json) out(JSON.stringify({ items, judgement }, null, 2));
   else if (items.length === 0) out('no memory yet: runs that journal into the event store leave it when they end (vigil memory consolidate builds it from the runs stored so far)');
   else for (const i of items) out(itemLine(i));
+  // What judgement cost (the memory judge's calls as runs ended, in this installation), apart from the runs' spend.
+  if (!o.json && judgement.runs > 0) {
+    out(`memory judgement: ${judgement.calls} call(s) over ${judgement.runs} run(s), ${judgement.usd} USD; ${judgement.lessons} lesson(s), ${judgement.merges} merge(s)${judgement.refused ? `; ${judgement.refused} answer(s) changed nothing` : ''}`);
+  }
   return 0;
 }
 

@@ -352,6 +352,17 @@ const isClimb = (from: string, to: string): boolean => {
   return a !== undefined && b !== undefined && b > a;
 };
 
+/** The memory judge's call as the run ended (table memory_judgements), or null: not asked, or a store from before it. */
+async function memoryJudgementOf(db: Db, workflowId: string): Promise<RunReport['memoryJudgement'] | null> {
+  try {
+    const r = await db.query<{ calls: number; usd: number; lessons: number; merges: number; problem: string | null }>('select calls, usd, lessons, merges, problem from memory_judgements where workflow_id = $1', [workflowId]);
+    const j = r.rows[0];
+    return j ? { calls: j.calls, usd: usd(j.usd), lessons: j.lessons, merges: j.merges, problem: j.problem } : null;
+  } catch {
+    return null;
+  }
+}
+
 /** A run's timeline of iterations and decisions; null when the store has no event of it. */
 export async function reportRun(db: Db, workflowId: string, opts: { now?: Date } = {}): Promise<RunReport | null> {
   const rows = await eventsOf(db, workflowId);
@@ -409,6 +420,7 @@ export async function reportRun(db: Db, workflowId: string, opts: { now?: Date }
     opts.now ?? new Date(),
   );
   const iterationCost = timeline.reduce((a, t) => a + (t.costUsd ?? 0), 0);
+  const judgement = await memoryJudgementOf(db, workflowId);
 
   return {
     workflowId,
@@ -431,6 +443,7 @@ export async function reportRun(db: Db, workflowId: string, opts: { now?: Date }
     tierClimbs: valid.filter((r) => r.event.kind === 'tier_change' && isClimb(r.event.from, r.event.to)).length,
     spendUsd: usd(lastSpend ? lastSpend.usd : iterationCost),
     orchestration: lastSpend?.orchestrationCalls !== undefined ? { calls: lastSpend.orchestrationCalls, usd: usd(lastSpend.orchestrationUsd ?? 0) } : null,
+    ...(judgement ? { memoryJudgement: judgement } : {}),
     waitingMs: w.ms,
     pauses: w.pauses,
     pausedNow: w.pausedNow,
@@ -458,7 +471,14 @@ function summaryLines(r: RunReport): string[] {
     `outcome: ${o ? `${o.status} (exit ${o.exitCode}) at iteration ${o.iteration} — ${oneLine(o.reason)}` : 'none yet (running)'}`,
     `iterations: ${r.iterations} (${r.failedIterations} failed) · council rounds: ${r.councilRounds} (${r.approvedRounds} approved) · escalations: ${r.escalations} · tier climbs: ${r.tierClimbs} · spend: ${money(r.spendUsd)}${r.orchestration ? ` (orchestration ${r.orchestration.calls} call(s), ${money(r.orchestration.usd)}${r.spendUsd > 0 ? `, ${Math.round((r.orchestration.usd / r.spendUsd) * 100)}%` : ''})` : ''}`,
     `waiting for people: ${duration(r.waitingMs)} over ${r.pauses} pause(s)${r.pausedNow ? ' (paused now)' : ''}`,
+    ...(r.memoryJudgement ? [memoryJudgementLine(r.memoryJudgement)] : []),
   ];
+}
+
+/** What the memory judge cost and did as the run ended (beside the run's spend, not in it). */
+export function memoryJudgementLine(j: NonNullable<RunReport['memoryJudgement']>): string {
+  const did = j.problem ? `changed nothing: ${oneLine(j.problem).slice(0, 200)}` : `${j.lessons} lesson(s), ${j.merges} merge(s)`;
+  return `memory judgement (after the run, not in its spend): ${j.calls} call(s), ${money(j.usd)} — ${did}`;
 }
 
 /** Markdown: a summary, one line per iteration with its decisions, then the other events. */

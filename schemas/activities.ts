@@ -21,7 +21,7 @@ export const ParsedVoteSchema = shared('schemas/activities:ParsedVoteSchema', ()
   issues: z.array(z.object({ severity: z.enum(['low', 'medium', 'high', 'critical']), description: z.string() })).max(50),
 }));
 
-export const AGENT_ROLES = ['iteration', 'council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier', 'planner'] as const;
+export const AGENT_ROLES = ['iteration', 'council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier', 'planner', 'memory'] as const;
 export const AgentRoleSchema = shared('schemas/activities:AgentRoleSchema', () => z.enum(AGENT_ROLES));
 export type AgentRole = z.infer<typeof AgentRoleSchema>;
 

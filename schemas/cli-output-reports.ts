@@ -125,6 +125,8 @@ export const RunReportSchema = RunCountsSchema.extend({
   outcome: z.object({ status: z.string(), exitCode: z.number().int(), reason: z.string(), iteration: z.number().int() }).nullable(),
   /** What orchestration (reviewers, checklist roles, council members) cost of the spend, as the last spend event says; null before any was recorded. */
   orchestration: z.object({ calls: z.number().int(), usd: z.number() }).nullable(),
+  /** The memory judge's call as the run ended (docs/memory.md, Judgement), apart from the run's spend; absent when it was not asked. */
+  memoryJudgement: z.object({ calls: z.number().int(), usd: z.number(), lessons: z.number().int(), merges: z.number().int(), problem: z.string().nullable() }).optional(),
   timeline: z.array(TimelineIterationSchema),
   /** Events not about one iteration: the start, messages, notifications, the outcome, anything else. */
   notices: z.array(TimelineEntrySchema),

@@ -301,6 +301,7 @@ export const KNOBS = shared('schemas/knobs:KNOBS', () => ({
   memoryIndexTokens: intKnob('VIGIL_MEMORY_INDEX_TOKENS', 0, 20_000, 150, "Tokens (four characters each) of the memory index in every prompt: topics and counts of what earlier runs left in the event store's memory; 0 leaves it out."),
   memoryTimelineTokens: intKnob('VIGIL_MEMORY_TIMELINE_TOKENS', 0, 20_000, 250, "Tokens of the memory timeline in every prompt: the repository's earlier runs, newest first, one line each; 0 leaves it out."),
   memoryEntriesTokens: intKnob('VIGIL_MEMORY_ENTRIES_TOKENS', 0, 20_000, 800, 'Tokens of memory entries in every prompt: the patterns, anti-patterns and skills of earlier runs that share most keywords with the task, whole; 0 leaves them out (all three 0: no memory is retrieved).'),
+  memoryJudge: boolKnob('VIGIL_MEMORY_JUDGE', true, "After a run ends with the event store on, one agent call (role memory, the run's provider) phrases a lesson for each pattern or anti-pattern the run made or changed and merges near-duplicates; no call when the run made none."),
   promptTemplate: {
     schema: z.string().max(4096),
     default: '',

@@ -135,3 +135,27 @@ export const MemoryExportSchema = shared('schemas/lasting-memory:MemoryExportSch
   links: z.array(PatternLinkSchema).max(50_000),
 }));
 export type MemoryExport = z.infer<typeof MemoryExportSchema>;
+
+/**
+ * The memory judge's answer (role `memory`, docs/agent-contract.md): a one-line lesson per item
+ * it was shown, and groups of near-duplicates merged into the item kept. Ids are the items'
+ * ids in the prompt; an answer naming any other id changes nothing.
+ */
+export const MemoryJudgeAnswerSchema = shared('schemas/lasting-memory:MemoryJudgeAnswerSchema', () => z.object({
+  lessons: z.array(z.object({ id: z.number().int().positive(), lesson: z.string().trim().min(1).max(300) }).strict()).max(50).default([]),
+  merges: z.array(z.object({ keep: z.number().int().positive(), merge: z.array(z.number().int().positive()).min(1).max(20), reason: z.string().max(300).optional() }).strict()).max(20).default([]),
+}).strict());
+export type MemoryJudgeAnswer = z.infer<typeof MemoryJudgeAnswerSchema>;
+
+/** What judging a run's memory did (the activity `judgeMemory`'s result; small: counts, the cost, a problem). */
+export const MemoryJudgementSchema = shared('schemas/lasting-memory:MemoryJudgementSchema', () => z.object({
+  /** Whether the agent was called (no call: nothing the run made or changed to judge, or no store). */
+  called: z.boolean(),
+  items: z.number().int().min(0),
+  lessons: z.number().int().min(0),
+  merges: z.number().int().min(0),
+  costUsd: z.number().min(0),
+  /** Why nothing was applied (a malformed answer, a failed call, the store down); null: applied, or nothing to do. */
+  problem: z.string().max(1000).nullable(),
+}));
+export type MemoryJudgement = z.infer<typeof MemoryJudgementSchema>;

@@ -21,7 +21,7 @@ export const DEFAULT_PROMISE_TEXT = 'COMPLETION PROMISE FULFILLED';
 export const MAX_SLEEP_MS = 24 * 60 * 60 * 1000;
 
 /** Roles other than `iteration` that a scenario can script (see `roles`). */
-export const SCRIPTED_ROLES = ['council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier', 'planner'] as const;
+export const SCRIPTED_ROLES = ['council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier', 'memory', 'planner'] as const;
 export type ScriptedRole = (typeof SCRIPTED_ROLES)[number];
 
 /**
@@ -159,6 +159,7 @@ export const ScenarioSchema = shared('schemas/scenario:ScenarioSchema', () => z.
       reviewer: ReviewerScriptSchema.optional(),
       checklist: RoleScriptSchema.optional(),
       'checklist-verifier': RoleScriptSchema.optional(),
+      memory: RoleScriptSchema.optional(),
       planner: RoleScriptSchema.optional(),
     })
     .default({}),

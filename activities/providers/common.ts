@@ -14,7 +14,7 @@ import type { ApiFailure, ApiFailureKind, InvocationRequest, InvocationRole, Par
  * Roles that review instead of build: run without write permissions wherever the CLI allows.
  * Checklist extraction is one: it reads the PRD and answers with a JSON array, nothing more.
  */
-const READ_ONLY_ROLES: ReadonlySet<InvocationRole> = new Set<InvocationRole>(['council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier', 'planner']);
+const READ_ONLY_ROLES: ReadonlySet<InvocationRole> = new Set<InvocationRole>(['council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier', 'planner', 'memory']);
 
 export function isReadOnlyRole(role: InvocationRole): boolean {
   return READ_ONLY_ROLES.has(role);

@@ -368,6 +368,19 @@ export const ERAS: Era[] = [
       },
     ],
   },
+  {
+    patch: 'vigil-memory-judge-v1',
+    introducedBy: 'HEAD',
+    before: 'a run that ended with the event store on left its memory as consolidation made it',
+    fixtures: [
+      {
+        file: 'before-vigil-memory-judge-v1.json',
+        commit: '66f2a3b',
+        scenario: 'memory-judge',
+        pins: 'a default run with the event store on (the test failing three times for one reason, then fixed, approved and delivered) whose end flushed its journal and released its sandbox homes, with no memory judge',
+      },
+    ],
+  },
 ] satisfies (Era & { patch: PatchId })[];
 
 /** Every fixture file of the table once, with the eras that list it. */

@@ -403,6 +403,7 @@ const CASES: Record<KnobName, Cases> = {
   memoryIndexTokens: intCases(0, 20_000),
   memoryTimelineTokens: intCases(0, 20_000),
   memoryEntriesTokens: intCases(0, 20_000),
+  memoryJudge: boolCases,
   promptTemplate: {
     good: [
       ['', ''],

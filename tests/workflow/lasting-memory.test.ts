@@ -4,13 +4,15 @@
  * end consolidates the anti-pattern; run 2's first prompt carries it within the layer budgets
  * (and the episode records that it did); `vigil memory forget` removes it, and run 3's first
  * prompt no longer has it; a secret the agent printed and wrote in its summary never reaches a
- * table of the store.
+ * table of the store. The memory judge (knob memoryJudge, on by default): a malformed answer leaves
+ * the deterministic consolidation as it was and says why; a valid one puts its lesson on the item,
+ * which the next run's prompt carries; what each call cost is stored and reported.
  *
  * Knobs: the product's defaults, with the event store on — what `vigil start` sets wherever a
  * store is configured (here: DATABASE_URL, a fresh database of the embedded Postgres).
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -152,4 +154,66 @@ it('run 2 starts with the anti-pattern run 1 consolidated, within the layer budg
   const traces = (await q<{ t: string }>("select string_agg(x::text, ' ') as t from memory_traces x where workflow_id = $1", [first]))[0]?.t ?? '';
   expect(traces).toContain('deploy failed: GITHUB_TOKEN=[REDACTED');
   expect(traces).toContain('Tried an offset; pushed with [REDACTED');
+}, 300_000);
+
+const usage = (costUsd: number) => ({ '.vigil/signals/USAGE': JSON.stringify({ costUsd, inputTokens: 900, outputTokens: 120 }) });
+const FIX = { writes: { 'src/add.js': '/** Adds two numbers. */\nexport const add = (a, b) => a + b;\n', '.vigil/signals/SUMMARY': 'Removed the offset: add returns a + b.' }, claim: 'file' as const };
+
+it('the memory judge: a malformed answer changes nothing and says why; a valid one puts its lesson on the item, the next prompt carries it, and the cost is reported', async () => {
+  const repo = makeRepo({ files: FILES });
+  const key = realpathSync(repo);
+  // Run A: the same failure three times, then the fix; the memory judge answers without JSON.
+  const malformed = writeScenario(repo, { version: 1, roles: { ...ROLES, memory: { default: { output: 'These look fine to me.\n', writes: usage(0.004) } } }, iterations: [wrong(1), wrong(2), wrong(3), FIX] });
+  const a = uniqueId('memory-judge');
+  const oa = await (await startRun(w.env, w.taskQueue, { ...runInput(repo, malformed, STORE_ON), prdPath: writePrd(PRD) }, a)).result();
+  expect(oa.status, oa.reason).toBe('council_approved');
+  const items = await q<{ id: string; kind: string; title: string; lesson: string | null; merged_into: string | null }>('select id, kind, title, lesson, merged_into from memory_patterns where repo = $1 order by kind', [key]);
+  // The deterministic result, intact: the anti-pattern and the fix, no lesson, nothing merged.
+  expect(items.map((i) => [i.kind, i.lesson, i.merged_into])).toEqual([
+    ['anti_pattern', null, null],
+    ['pattern', null, null],
+  ]);
+  expect(items[0]?.title).toMatch(/^Test "adds two numbers" failed 3 times for the same reason/);
+  const ja = (await q<{ calls: number; usd: number; items: number; lessons: number; problem: string | null; log_path: string }>('select calls, usd, items, lessons, problem, log_path from memory_judgements where workflow_id = $1', [a]))[0];
+  // Shown: the two items and, when an earlier test's repository failed the same way, the installation-wide one.
+  expect(ja).toMatchObject({ calls: 1, usd: 0.004, lessons: 0 });
+  expect(ja?.items).toBeGreaterThanOrEqual(2);
+  expect(ja?.problem).toMatch(/no JSON object in the answer/);
+  // The call was a hidden reviewing role: its prompt is outside the repository, and names the items.
+  expect(path.basename(ja?.log_path ?? '')).toBe('memory-0004.log');
+  expect(ja?.log_path.startsWith(repo)).toBe(false);
+  const prompt = readFileSync((ja?.log_path ?? '').replace(/\.log$/, '.prompt.md'), 'utf8');
+  expect(prompt).toContain(`### #${items[0]?.id} anti-pattern (this repository)`);
+
+  // Run B fails the same way once, then fixes it: its items changed, and the judge answers as documented.
+  const [anti, fix] = items.map((i) => Number(i.id));
+  const answer = { lessons: [{ id: anti, lesson: 'add() must return a + b exactly: an offset fails "adds two numbers".' }, { id: fix, lesson: 'Return a + b from src/add.js.' }], merges: [] };
+  const valid = writeScenario(repo, { version: 1, roles: { ...ROLES, memory: { default: { output: `Judged.\n\`\`\`json\n${JSON.stringify(answer)}\n\`\`\`\n`, writes: usage(0.006) } } }, iterations: [wrong(4), FIX] });
+  const b = uniqueId('memory-judge');
+  const ob = await (await startRun(w.env, w.taskQueue, { ...runInput(repo, valid, STORE_ON), prdPath: writePrd(PRD) }, b)).result();
+  expect(ob.status, ob.reason).toBe('council_approved');
+  const judged = await q<{ id: string; lesson: string | null; lesson_by: string | null }>('select id, lesson, lesson_by from memory_patterns where id = any($1) order by id', [[anti, fix]]);
+  expect(judged).toEqual([
+    { id: String(anti), lesson: answer.lessons[0]?.lesson, lesson_by: b },
+    { id: String(fix), lesson: answer.lessons[1]?.lesson, lesson_by: b },
+  ]);
+  expect((await q('select problem, lessons, usd from memory_judgements where workflow_id = $1', [b]))[0]).toEqual({ problem: null, lessons: 2, usd: 0.006 });
+
+  // The report says what judgement cost, apart from the run's spend; vigil memory list the total.
+  const env = { ...process.env, DATABASE_URL: url };
+  const report = await run('node', [CLI, 'report', b], { env });
+  expect(report.stdout).toContain('memory judgement (after the run, not in its spend): 1 call(s), 0.006 USD — 2 lesson(s), 0 merge(s)');
+  const reportA = await run('node', [CLI, 'report', a], { env });
+  expect(reportA.stdout).toMatch(/memory judgement \(after the run, not in its spend\): 1 call\(s\), 0\.004 USD — changed nothing: no JSON object/);
+  const list = await run('node', [CLI, 'memory', 'list', '--json'], { env });
+  // The installation's total: these two calls (and the first test's run, whose judge had no script: no cost, no change).
+  const total = (JSON.parse(list.stdout) as { judgement: { calls: number; usd: number; lessons: number; refused: number } }).judgement;
+  expect(total).toMatchObject({ usd: 0.01, lessons: 2 });
+  expect(total.calls).toBeGreaterThanOrEqual(2);
+  expect(total.refused).toBe(total.calls - 1);
+  expect((await run('node', [CLI, 'memory', 'list'], { env })).stdout).toMatch(/memory judgement: \d+ call\(s\) over \d+ run\(s\), 0\.01 USD; 2 lesson\(s\), 0 merge\(s\); \d+ answer\(s\) changed nothing/);
+
+  // The next run's first prompt carries the lesson with the item.
+  const c = await briefRun(repo);
+  expect(memorySection(firstPrompt(repo, c))).toContain(`[anti-pattern #${anti}, tests] Lesson: ${answer.lessons[0]?.lesson}`);
 }, 300_000);

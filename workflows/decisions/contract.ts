@@ -20,13 +20,15 @@
 import type { ContractBreach, ContractState, Verdict } from '../../schemas/run.js';
 import type { ReviewRecord, ReviewerRecord } from '../../schemas/gates.js';
 
-export const ANSWERS = ['work', 'vote', 'verdict', 'checklist', 'items', 'tasks'] as const;
+export const ANSWERS = ['work', 'vote', 'verdict', 'checklist', 'items', 'tasks', 'lessons'] as const;
 export type Answer = (typeof ANSWERS)[number];
 type Owed = Exclude<Answer, 'work'>;
 
 /** The answer a call owes, from what its caller will parse (the devil's advocate votes in a council round and gives a verdict in a code review). */
 export function answerOf(call: { role: string; parse: 'review' | 'checklist' | 'verification' | 'tasks' | null; parseVote: boolean }): Answer {
   if (call.parseVote) return 'vote';
+  // The memory judge (docs/memory.md, Judgement) answers in JSON its activity reads itself.
+  if (call.role === 'memory') return 'lessons';
   if (call.parse === 'review') return 'verdict';
   if (call.parse === 'checklist') return 'checklist';
   if (call.parse === 'verification') return 'items';
@@ -41,6 +43,7 @@ export const REQUIRED_ANSWER: Record<Owed, string> = {
   checklist: 'a JSON array of `{"id", "title", "priority", "verify"}` items',
   items: 'one line `ITEM <id>: PASS - <evidence>` (or `FAIL`) per checklist item',
   tasks: 'a JSON array of `{"id", "title", "items", "dependsOn"}` tasks (the last fenced json block, else the last top-level array)',
+  lessons: 'one JSON object `{"lessons": [{"id", "lesson"}], "merges": [{"keep", "merge", "reason"}]}`',
 };
 
 const shortLine: Record<Owed, string> = {
@@ -49,6 +52,7 @@ const shortLine: Record<Owed, string> = {
   checklist: 'a JSON checklist array',
   items: 'ITEM <id>: PASS|FAIL',
   tasks: 'a JSON task array',
+  lessons: 'a JSON object of lessons and merges',
 };
 
 /** A reviewer's answer that came back without a verdict line (a voided answer — the reviewer changed the tree — or a failed call is not one). */

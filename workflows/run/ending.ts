@@ -12,7 +12,10 @@ import { delivers, type DeliveryFacts, deliveryMessage, opensPullRequest, pullRe
 import { outcomeEvent } from '../decisions/journal.js';
 import { onRepositoryTrouble, repositoryTrouble } from '../decisions/repository.js';
 import { undeliveredNote } from '../decisions/undelivered-directives.js';
-import { deliveryEra, packedCarryEra, runFilesEra, undeliveredDirectivesEra } from './eras.js';
+import { chooseAgent } from '../decisions/agent-choice.js';
+import { remainingBudget } from '../decisions/budget.js';
+import { sandboxArgs } from '../decisions/sandbox.js';
+import { deliveryEra, memoryJudgeEra, packedCarryEra, runFilesEra, undeliveredDirectivesEra } from './eras.js';
 import { notifyPeople } from './people.js';
 import { nowIso, type Run, type VigilRun } from './run.js';
 
@@ -53,8 +56,35 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
   // The last events (the outcome, the final notification) reach the store before the run closes.
   await CancellationScope.nonCancellable(() => run.flushJournal());
+  // The memory judge, while the run's sandbox homes are still there for its call.
+  if (run.journaling && run.knobs.memoryJudge && memoryJudgeEra()) await CancellationScope.nonCancellable(() => judgeMemory(run));
   if (runFilesEra()) await CancellationScope.nonCancellable(() => releaseRunFiles(run));
   return run.outcome;
+}
+
+/** The memory judge on what the run made of the lasting memory (docs/memory.md, Judgement); a failure is logged, never the run's. */
+async function judgeMemory(run: Run): Promise<void> {
+  const { state, knobs, input, info } = run;
+  try {
+    const r = await run.acts.memory.judgeMemory.executeWithOptions({ summary: 'judge what the run left in the lasting memory' }, [
+      {
+        runId: info.workflowId,
+        repoPath: input.repoPath,
+        ...chooseAgent(knobs, 'memory', 'fast'),
+        authorization: input.authorization ?? null,
+        remainingBudgetUsd: remainingBudget(state.spend.usd, state.budgetUsd ?? knobs.budgetUsd),
+        iteration: Math.max(1, state.iteration),
+        timeoutSeconds: knobs.councilMemberTimeoutSeconds,
+        rateLimitRpm: knobs.rateLimitRpm,
+        ...sandboxArgs(knobs),
+      },
+    ]);
+    if (r.problem) log.warn('memory judgement changed nothing', { problem: r.problem });
+    else if (r.called) log.info('memory judged', { items: r.items, lessons: r.lessons, merges: r.merges, costUsd: r.costUsd });
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    log.warn('memory judgement failed', { error: err.cause?.message ?? err.message });
+  }
 }
 
 /** The sandbox's per-run files go (credentials copied into a sandbox home among them); a failure is logged, never the run's. */

@@ -178,6 +178,14 @@ export const STREAMS_PATCH = 'vigil-streams-v1';
 export const RUN_FILES_PATCH = 'vigil-run-files-released-v1';
 
 /**
+ * A run that ends with the event store on and the memoryJudge knob on asks the memory judge
+ * (activity `judgeMemory`, role `memory`; docs/memory.md, Judgement) once its journal is flushed,
+ * before its sandbox homes go. Asked only by such runs. Runs from before it left the memory as
+ * the deterministic consolidation made it.
+ */
+export const MEMORY_JUDGE_PATCH = 'vigil-memory-judge-v1';
+
+/**
  * A run split into parallel streams without a person's task list asks one planner call
  * (taskPlanner=agent, role `planner`) to group the checklist's items into tasks with
  * dependencies, instead of taking each item as a task. Asked only where such a call is due.
@@ -225,6 +233,7 @@ export const PATCH_IDS = [
   RUN_FILES_PATCH,
   STREAM_PLANNER_PATCH,
   STREAM_WAITS_PATCH,
+  MEMORY_JUDGE_PATCH,
 ] as const;
 export type PatchId = (typeof PATCH_IDS)[number];
 
@@ -333,6 +342,9 @@ export const streamsEra = (): boolean => patched(STREAMS_PATCH);
 
 /** Asked as a run ends, after its journal is flushed (RUN_FILES_PATCH). */
 export const runFilesEra = (): boolean => patched(RUN_FILES_PATCH);
+
+/** Asked as a run that journals, with the memoryJudge knob on, ends, after its journal is flushed (MEMORY_JUDGE_PATCH). */
+export const memoryJudgeEra = (): boolean => patched(MEMORY_JUDGE_PATCH);
 
 /** Asked where a run's parallel streams would have their tasks planned by an agent, and only then (STREAM_PLANNER_PATCH). */
 export const streamPlannerEra = (): boolean => patched(STREAM_PLANNER_PATCH);

@@ -123,7 +123,16 @@ export function makeProxies(knobs: Knobs, eras: Pick<Eras, 'gatesWithCallEra' | 
     heartbeatTimeout: Math.max(knobs.heartbeatTimeoutSeconds, 10) * 1000,
     retry: { maximumAttempts: 5, initialInterval: '1s', nonRetryableErrorTypes: [FAILURE_TYPES.notAGitRepository] },
   });
-  return { agent, repo, tests, members, rounds, checks, gateActs, store, breakers, people, admission, streams };
+  const memory = proxyActivities<Pick<Acts, 'judgeMemory'>>({
+    ...onHost,
+    // The memory judge as the run ends: the store catching up on the run's consolidation (seconds),
+    // then one reviewing call bounded by the member timeout inside the activity; this is the backstop.
+    startToCloseTimeout: (knobs.councilMemberTimeoutSeconds + 180) * 1000,
+    heartbeatTimeout: Math.max(knobs.heartbeatTimeoutSeconds, 10) * 1000,
+    // One re-run on infrastructure loss; after that the memory stays as consolidation made it.
+    retry: { maximumAttempts: 2, initialInterval: '2s', nonRetryableErrorTypes: [FAILURE_TYPES.agentNotRunnable] },
+  });
+  return { agent, repo, tests, members, rounds, checks, gateActs, store, breakers, people, admission, streams, memory };
 }
 
 export type Proxies = ReturnType<typeof makeProxies>;
