@@ -158,6 +158,13 @@ export interface SandboxFacts {
   signalsSource?: string | null;
   /** The repository's git files that, written, would run code in Vigil's own git commands (config, hooks): that exist. */
   gitControl: PathFact[];
+  /**
+   * A repository that is a git worktree (a stream's, `.git` a file naming its git folder): the
+   * repository's common git folder that holds it (objects, refs, the worktree's HEAD and index),
+   * mounted as the repository is (writable or read-only by role) so git works inside; its control
+   * files are in `gitControl`. Null: `.git` is a folder of the repository's own.
+   */
+  gitCommonDir?: PathFact | null;
   /** The network: a folder holding the proxy's socket, mounted at SANDBOX_PROXY_DIR; null: no network at all. */
   proxyDir: string | null;
 }
@@ -217,6 +224,7 @@ export function sandboxPlan(facts: SandboxFacts): SandboxPlan {
   for (const f of facts.callFiles) mounts.push({ op: f.writable ? '--bind' : '--ro-bind', src: f.src, dest: f.dest });
 
   const repoWritable = facts.kind === 'builder' || facts.kind === 'tests';
+  if (facts.gitCommonDir) extra(facts.gitCommonDir, repoWritable ? '--bind' : '--ro-bind', true);
   mounts.push({ op: repoWritable ? '--bind' : '--ro-bind', src: facts.repo, dest: facts.repo });
   const vigil = path.join(facts.repo, '.vigil');
   // `.vigil/` is not part of the tree: a reviewing agent may keep its own notes there (a scripted

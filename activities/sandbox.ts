@@ -10,7 +10,7 @@
  * what the output shows and makes the call's report.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, writeFileSync, lstatSync, mkdirSync, mkdtempSync, openSync, readSync, closeSync, readlinkSync, realpathSync, rmdirSync, rmSync, statSync, accessSync, constants } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, readFileSync, writeFileSync, lstatSync, mkdirSync, mkdtempSync, openSync, readSync, closeSync, readlinkSync, realpathSync, rmdirSync, rmSync, statSync, accessSync, constants } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
@@ -122,6 +122,25 @@ function systemFolders(): { path: string; linkTo: string | null }[] {
 function fact(p: string): PathFact | null {
   try {
     return { path: p, dir: statSync(p).isDirectory() };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The common git folder of a repository that is a git worktree (`.git` a file `gitdir: <folder>`,
+ * as `git worktree add` leaves it; the folder's `commondir` names the common one), or null: a
+ * repository with a `.git` folder of its own, or none.
+ */
+export function worktreeCommonDir(repo: string): string | null {
+  const dotGit = path.join(repo, '.git');
+  try {
+    if (!lstatSync(dotGit).isFile()) return null;
+    const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8').slice(0, 4096));
+    if (!m) return null;
+    const gitDir = path.resolve(repo, m[1] as string);
+    const common = existsSync(path.join(gitDir, 'commondir')) ? path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim()) : gitDir;
+    return realpathSync(common);
   } catch {
     return null;
   }
@@ -454,6 +473,7 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     signalsDir = path.join(privateRunDir(call.runId), 'call-signals', label);
     ensurePrivateDir(vigilHome(workerEnv), signalsDir);
   }
+  const worktreeGit = worktreeCommonDir(repo);
   const plan = sandboxPlan({
     kind: call.kind,
     repo,
@@ -470,7 +490,8 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     writable: facts(list(workerEnv.VIGIL_SANDBOX_WRITABLE, /:/)),
     denied: deniedPaths(workerEnv),
     vigilDirs: { root: existsSync(vigil), runs: existsSync(path.join(vigil, 'runs')), handoffs: existsSync(path.join(vigil, 'handoffs')), signals: existsSync(path.join(vigil, 'signals')) },
-    gitControl: facts([path.join(repo, '.git', 'config'), path.join(repo, '.git', 'hooks')]),
+    gitControl: facts([path.join(repo, '.git', 'config'), path.join(repo, '.git', 'hooks'), ...(worktreeGit ? [path.join(worktreeGit, 'config'), path.join(worktreeGit, 'config.worktree'), path.join(worktreeGit, 'hooks')] : [])]),
+    gitCommonDir: worktreeGit ? (facts([worktreeGit])[0] ?? null) : null,
     proxyDir,
     signalsSource: signalsDir,
   });
