@@ -1,8 +1,10 @@
 /**
  * Parallel streams under a worker SIGKILL during the fan-out: the streams are child workflows with
  * ids derived from the run's, so the next worker starts none of them again; each stream's agent
- * runs its iterations once, and the run merges, judges and delivers as if nothing happened.
+ * runs its iterations once, and the run merges, judges and delivers as if nothing happened. And
+ * under a SIGKILL during a merge: the next worker merges that task once.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -110,4 +112,60 @@ it('a worker SIGKILLed while two streams run: no stream starts twice, each strea
     expect(its).toEqual([...new Set(its)]);
   }
   expect(['a.txt', 'b.txt', 'c.txt'].map((f) => git(repo, 'show', `vigil/${id}:${f}`))).toEqual(['A', 'B', 'C']);
+});
+
+it('a worker SIGKILLed during a merge: the next one merges that task once, and the run delivers every task', async () => {
+  // A git that takes its time over `merge-tree` (and says so), first on the worker's PATH: the
+  // merge of the first done stream is where the worker dies.
+  const shim = mkdtempSync(path.join(os.tmpdir(), 'vigil-slow-merge-'));
+  const merging = path.join(shim, 'merging');
+  const realGit = execFileSync('bash', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  writeFileSync(path.join(shim, 'git'), `#!/bin/bash\nfor a in "$@"; do if [ "$a" = merge-tree ]; then echo "$$" >> ${JSON.stringify(merging)}; sleep 6; fi; done\nexec ${JSON.stringify(realGit)} "$@"\n`, { mode: 0o755 });
+  const repo = makeRepo({ files: { 'README.md': '# s\n' } });
+  const dir = mkdtempSync(path.join(path.dirname(WRAPPER), 'scenarios-'));
+  const scenarios: Record<string, ScenarioInput> = { a: builder({ 'a.txt': 'A\n' }), b: builder({ 'b.txt': 'B\n' }, 3000), parent: builder({}) };
+  for (const [who, s] of Object.entries(scenarios)) writeFileSync(path.join(dir, `${who}.json`), JSON.stringify(s));
+  const log = path.join(LOGS, `${path.basename(repo)}.jsonl`);
+  const marks = (): Mark[] => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Mark) : []);
+  const tq = uniqueId('streams-merge-crash');
+  const workerEnv = { VIGIL_SANDBOX_WRITABLE: LOGS, VIGIL_SANDBOX_READABLE: ROOT, PATH: `${shim}:${process.env.PATH ?? ''}` };
+  const { child: first } = await workers.spawn(tq, undefined, workerEnv);
+  const id = uniqueId('streams-merge-crash');
+  const input = { ...runInput(repo, path.join(dir, 'parent.json'), { parallelStreams: 2, maxIterations: 6, heartbeatTimeoutSeconds: 4, agentCommand: [WRAPPER, SCRIPTED_AGENT, dir] }), tasks: [task('a'), task('b')] };
+  const handle = await startRun(env, tq, input, id);
+
+  const deadline = Date.now() + 180_000;
+  while (!existsSync(merging)) {
+    if (Date.now() > deadline) throw new Error('no merge started');
+    await sleep(50);
+  }
+  first.kill('SIGKILL');
+  await first;
+  // Nothing was merged yet: the integration line is still the base.
+  const line = `refs/vigil/streams/${id}`;
+  expect(git(repo, 'rev-list', '--merges', '--count', line)).toBe('0');
+  await workers.spawn(tq, undefined, workerEnv);
+  const outcome = await handle.result();
+  expect(outcome.status).toBe('council_approved');
+
+  const s = await status(handle);
+  expect(s.streams?.map((t) => [t.task, t.state, t.attempts, t.merged])).toEqual([
+    ['a', 'done', 1, true],
+    ['b', 'done', 1, true],
+  ]);
+  // The killed merge was tried again (its activity started more than once), and each task is merged once.
+  const history = await handle.fetchHistory();
+  const merges = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'mergeStream');
+  expect(merges).toHaveLength(2);
+  const attempts = (history.events ?? []).map((e) => e.activityTaskStartedEventAttributes?.attempt ?? 0);
+  expect(Math.max(...attempts)).toBeGreaterThan(1);
+  expect(git(repo, 'rev-list', '--merges', '--count', line)).toBe('2');
+  expect(readFileSync(merging, 'utf8').trim().split('\n').length).toBeGreaterThanOrEqual(3);
+  const starts = (history.events ?? []).map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId).filter((w): w is string => typeof w === 'string');
+  expect(starts.sort()).toEqual([`${id}--a`, `${id}--b`]);
+  for (const w of ['a', 'b']) {
+    const its = marks().filter((m) => m.who === w && m.role === 'iteration' && m.at === 'start').map((m) => m.iteration);
+    expect(its).toEqual([...new Set(its)]);
+  }
+  expect(['a.txt', 'b.txt'].map((f) => git(repo, 'show', `vigil/${id}:${f}`))).toEqual(['A', 'B']);
 });
