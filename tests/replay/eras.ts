@@ -338,7 +338,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-stream-planner-v1',
-    introducedBy: 'HEAD',
+    introducedBy: 'fd16d4c',
     before: "a run split into parallel streams without a task list took each checklist item as a task",
     fixtures: [
       {
@@ -351,7 +351,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-stream-waits-v1',
-    introducedBy: 'HEAD',
+    introducedBy: 'fd16d4c',
     before: 'a stream waited for a person without telling its run',
     fixtures: [
       {
@@ -370,7 +370,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-memory-judge-v1',
-    introducedBy: 'HEAD',
+    introducedBy: '4592b63',
     before: 'a run that ended with the event store on left its memory as consolidation made it',
     fixtures: [
       {
