@@ -25,12 +25,13 @@ import { accessSync, constants, existsSync, linkSync, mkdirSync, readFileSync, r
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES } from '../schemas/activities.js';
-import { AdmitRunInputSchema, canonicalClaims, canonicalKnobs, claimsAdmittable, claimsCoverRun, RUN_SIGNATURE_TTL_MS, type AdmitRunInput, type AdmitRunResult, type RunAuthorization, type RunClaims } from '../schemas/authorization.js';
+import { AdmitRunInputSchema, canonicalClaims, canonicalKnobs, canonicalTasks, claimsAdmittable, claimsCoverRun, RUN_SIGNATURE_TTL_MS, streamOfClaims, type AdmitRunInput, type AdmitRunResult, type RunAuthorization, type RunClaims } from '../schemas/authorization.js';
 import type { Knobs } from '../schemas/knobs.js';
 import { vigilHome } from '../workers/paths.js';
 import { configuredStoreUrl, storeOptedOut } from '../workers/store-location.js';
 import { isProviderName, PROVIDERS } from './providers/index.js';
 import { writePrivateFile } from './safe-files.js';
+import { worktreePath } from './worktree.js';
 
 export function runSecretPath(env: NodeJS.ProcessEnv = process.env): string {
   return env.VIGIL_RUN_SECRET_FILE?.trim() || path.join(vigilHome(env), 'run-secret');
@@ -211,7 +212,7 @@ export function authorizeExecution(req: ExecutionRequest, auth: RunAuthorization
   const problem = signatureProblem(auth, env);
   if (problem !== null || !auth) return refuse(problem ?? 'unsigned');
   const c = auth.claims;
-  if (!claimsCoverRun(c, req.runId) || c.repoPath !== req.repoPath) return refuse(`the signature covers run ${c.workflowId} in ${c.repoPath}, not this one`);
+  if (!coversCall(c, req.runId, req.repoPath)) return refuse(`the signature covers run ${c.workflowId} in ${c.repoPath}, not this one`);
   if ('tests' in req.kind) {
     if (req.kind.tests !== c.testCommand) refuse('the test command is not the one the run was signed for');
     return;
@@ -307,6 +308,42 @@ async function admissionHolder(key: string, env: NodeJS.ProcessEnv, claimFor?: {
 const admissionKey = (nonce: string, runId: string): string => sha256Hex(`${nonce}\0${runId}`);
 
 /**
+ * Whether the claims cover a call of `runId` in `repoPath`: the signed run (or a scheduled run of
+ * it) in the signed repository, or one of its parallel streams (`<run>--<task>`) in that stream's
+ * worktree of the signed repository.
+ */
+function coversCall(c: RunClaims, runId: string, repoPath: string): boolean {
+  if (claimsCoverRun(c, runId)) return c.repoPath === repoPath;
+  const stream = streamOfClaims(c, runId);
+  return stream !== null && repoPath === worktreePath(c.repoPath, stream.parentId, stream.task);
+}
+
+/**
+ * Where a run's admission is recorded: per nonce and run id; a parallel stream's per execution too
+ * (a stream that failed is started again under the same id, and is admitted again).
+ */
+function runAdmissionKey(c: RunClaims, runId: string, first: string): string {
+  return streamOfClaims(c, runId) !== null && !claimsCoverRun(c, runId) ? admissionKey(c.nonce as string, `${runId}@${first}`) : admissionKey(c.nonce as string, runId);
+}
+
+/**
+ * A parallel stream's admission: it was started as a child by the signed run (Temporal says so in
+ * the stream's own workflow info, which no client can set), that run was admitted on this
+ * deployment, and it works in its task's worktree of the signed repository. The run's expiry, PRD,
+ * knobs and task list were checked when the run was admitted; the stream's input is the admitted
+ * run's own doing.
+ */
+async function admitStream(input: AdmitRunInput, c: RunClaims, stream: { parentId: string; task: string }, first: string, env: NodeJS.ProcessEnv): Promise<AdmitRunResult> {
+  if (input.parent?.workflowId !== stream.parentId) return { refused: `${input.runId} is named as a parallel stream of ${stream.parentId}, but that run did not start it: a stream is admitted only as its run's child` };
+  if (input.repoPath !== worktreePath(c.repoPath, stream.parentId, stream.task)) return { refused: `the signature covers run ${c.workflowId} in ${c.repoPath}, not this one` };
+  const parentAdmitted = await admissionHolder(admissionKey(c.nonce as string, stream.parentId), env);
+  if (parentAdmitted === null) return { refused: `the run ${stream.parentId} this stream belongs to was not admitted on this deployment` };
+  const key = runAdmissionKey(c, input.runId, first);
+  const admitted = await admissionHolder(key, env, { firstRunId: first, workflowId: input.runId });
+  return admitted === first ? { refused: null } : { refused: `this stream's admission is held by another execution (${admitted})` };
+}
+
+/**
  * The run's admission, at its start (the workflow asks once per run, before anything else): on a
  * worker that requires signed runs, the signature must be this installation's over current claims
  * covering this run, unexpired (a schedule's template has no expiry), over the PRD and the knobs
@@ -322,9 +359,11 @@ export async function checkAdmission(input: AdmitRunInput, env: NodeJS.ProcessEn
   if (problem !== null || !auth) return { refused: problem ?? 'unsigned' };
   const c = auth.claims;
   if (!claimsAdmittable(c)) return { refused: RESIGN };
-  if (!claimsCoverRun(c, input.runId) || c.repoPath !== input.repoPath) return { refused: `the signature covers run ${c.workflowId} in ${c.repoPath}, not this one` };
+  if (!coversCall(c, input.runId, input.repoPath)) return { refused: `the signature covers run ${c.workflowId} in ${c.repoPath}, not this one` };
   const first = auth.firstExecutionRunId;
   if (!first) return { refused: 'the run did not say which execution it started as, so it cannot be admitted' };
+  const stream = claimsCoverRun(c, input.runId) ? null : streamOfClaims(c, input.runId);
+  if (stream) return admitStream(input, c, stream, first, env);
   const key = admissionKey(c.nonce, input.runId);
   const holder = await admissionHolder(key, env);
   if (holder === first) return { refused: null };
@@ -340,6 +379,8 @@ export async function checkAdmission(input: AdmitRunInput, env: NodeJS.ProcessEn
     if (digest !== c.prdSha256) return { refused: `the run's PRD ${input.prdPath} is not the text it was signed for (sha256 ${digest.slice(0, 12)}…, signed ${c.prdSha256.slice(0, 12)}…): it changed after \`vigil start\`, or the signature is being replayed; ${RESIGN}` };
   }
   if (knobsDigest(input.knobs) !== c.knobsSha256) return { refused: `the run's knobs are not the ones it was signed for: ${RESIGN}` };
+  const tasksDigest = input.tasks?.length ? sha256Hex(canonicalTasks(input.tasks)) : null;
+  if (tasksDigest !== (c.tasksSha256 ?? null)) return { refused: tasksDigest ? `the run's task list is not the one it was signed for${c.tasksSha256 ? '' : ' (its signature covers none)'}: ${RESIGN}` : `the run was signed with a task list and started without one: ${RESIGN}` };
   const admitted = await admissionHolder(key, env, { firstRunId: first, workflowId: input.runId });
   if (admitted !== first) return { refused: `this signature was already used to start another run (first execution ${admitted}); a signature admits one run: ${RESIGN}` };
   return { refused: null };
@@ -359,7 +400,7 @@ export async function authorizeCall(req: ExecutionRequest, auth: RunAuthorizatio
   authorizeExecution(req, auth, env);
   if (!requiresSignedRuns(env) || !auth || !claimsAdmittable(auth.claims)) return;
   const first = auth.firstExecutionRunId;
-  const holder = first ? await admissionHolder(admissionKey(auth.claims.nonce, req.runId), env) : null;
+  const holder = first ? await admissionHolder(runAdmissionKey(auth.claims, req.runId, first), env) : null;
   if (holder !== null && holder === first) return;
   const store = admissionStore(env);
   refuse(

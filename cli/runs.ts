@@ -3,11 +3,13 @@
  * looking one up and sending it messages is steer.ts, which loads neither.
  */
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { WorkflowIdConflictPolicy, type Client, type Connection, type WorkflowHandle } from '@temporalio/client';
 import type { ChecklistItem } from '../schemas/gates.js';
 import type { TaskList } from '../schemas/tasks.js';
+import { canonicalTasks } from '../schemas/authorization.js';
 import type { Knobs } from '../schemas/knobs.js';
 import { OUTCOME_STATUSES, type RunInput } from '../schemas/run.js';
 import { RUN_STATUSES } from '../schemas/status.js';
@@ -135,6 +137,7 @@ export function runInputFor(opts: Pick<StartOptions, 'prd' | 'repoPath' | 'knobs
       failover: [...failoverChain(k), ...(k.devilsAdvocateProvider ? [k.devilsAdvocateProvider] : []), ...(k.reviewProvider ? [k.reviewProvider] : [])],
       ...(scheduled ? { scheduled: true } : {}),
       ...startClaims({ prdPath: opts.prd.path, prdSha256, knobs: k, scheduled }),
+      ...(opts.tasks?.length ? { tasksSha256: createHash('sha256').update(canonicalTasks(opts.tasks)).digest('hex') } : {}),
     });
   }
   return input;

@@ -39,6 +39,8 @@ export const RunClaimsSchema = shared('schemas/authorization:RunClaimsSchema', (
   nonce: z.string().regex(/^[0-9a-f]{32,64}$/).optional(),
   /** ISO time after which the signature admits no run start; null: a schedule's template, which has none. */
   expiresAt: z.string().nullable().optional(),
+  /** sha256 (hex) of `canonicalTasks(tasks)` when the run was given a task list (`vigil start --tasks`). */
+  tasksSha256: Sha256Hex.optional(),
 }));
 export type RunClaims = z.infer<typeof RunClaimsSchema>;
 
@@ -64,6 +66,10 @@ export const AdmitRunInputSchema = shared('schemas/authorization:AdmitRunInputSc
   /** The knobs the run started with (its input's). */
   knobs: KnobsSchema,
   authorization: RunAuthorizationSchema.nullable(),
+  /** The task list the run was given (`vigil start --tasks`), checked against the signed digest. */
+  tasks: z.array(z.object({ id: z.string(), title: z.string(), items: z.array(z.unknown()), dependsOn: z.array(z.string()) })).optional(),
+  /** The workflow that started this one as its child, as Temporal says (a client cannot set it): how a parallel stream shows it belongs to its run. */
+  parent: z.object({ workflowId: z.string() }).nullable().optional(),
 }));
 export type AdmitRunInput = z.infer<typeof AdmitRunInputSchema>;
 
@@ -82,7 +88,10 @@ export function claimsAdmittable(c: RunClaims): c is RunClaims & { prdPath: stri
 export function canonicalClaims(c: RunClaims): string {
   const legacy = [c.workflowId, c.repoPath, c.provider, c.agentCommand, c.councilProvider, c.testCommand, c.failover ?? [], ...(c.scheduled ? [true] : [])];
   if (c.nonce === undefined) return JSON.stringify(legacy);
-  return JSON.stringify([...legacy, { prdPath: c.prdPath ?? null, prdSha256: c.prdSha256 ?? null, knobsSha256: c.knobsSha256 ?? null, nonce: c.nonce, expiresAt: c.expiresAt ?? null, scheduled: c.scheduled === true }]);
+  return JSON.stringify([
+    ...legacy,
+    { prdPath: c.prdPath ?? null, prdSha256: c.prdSha256 ?? null, knobsSha256: c.knobsSha256 ?? null, nonce: c.nonce, expiresAt: c.expiresAt ?? null, scheduled: c.scheduled === true, ...(c.tasksSha256 ? { tasksSha256: c.tasksSha256 } : {}) },
+  ]);
 }
 
 /**
@@ -98,6 +107,26 @@ export function canonicalKnobs(knobs: Knobs): string {
     .filter((k) => JSON.stringify(sorted((knobs as Record<string, unknown>)[k])) !== JSON.stringify(sorted(defaults[k])))
     .map((k) => [k, sorted((knobs as Record<string, unknown>)[k])]);
   return JSON.stringify(Object.fromEntries(entries));
+}
+
+/** The task list as the signature covers it: JSON of each task's id, title, items and dependencies, in order. */
+export function canonicalTasks(tasks: readonly { id: string; title: string; items: readonly unknown[]; dependsOn: readonly string[] }[]): string {
+  return JSON.stringify(tasks.map((t) => [t.id, t.title, t.items, t.dependsOn]));
+}
+
+const STREAM_TASK = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+/**
+ * Whether `runId` is a parallel stream of a run the claims cover (`<run>--<task>`, a child run the
+ * covered run starts): the run's id and the task; null otherwise.
+ */
+export function streamOfClaims(c: RunClaims, runId: string): { parentId: string; task: string } | null {
+  for (let i = runId.indexOf('--'); i > 0; i = runId.indexOf('--', i + 1)) {
+    const parentId = runId.slice(0, i);
+    const task = runId.slice(i + 2);
+    if (STREAM_TASK.test(task) && task.length <= 40 && claimsCoverRun(c, parentId)) return { parentId, task };
+  }
+  return null;
 }
 
 /** Whether `runId` is a run the claims cover: the signed id, or for a schedule one of its runs. */

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { authorizeCall, authorizeExecution, checkAdmission, runSecret, signRun, startClaims } from '../../activities/run-authorization.js';
-import type { RunClaims } from '../../schemas/authorization.js';
+import { canonicalTasks, type RunClaims } from '../../schemas/authorization.js';
 import { defaultKnobs } from '../../schemas/knobs.js';
 
 /** Claims as an older vigil signed them: commands, repository and run id only. */
@@ -232,6 +232,42 @@ describe('the admission of a signed run (admitRun), and of each of its calls', (
     expect(await checkAdmission(input('first-2', 'nightly-2026-11-24T02:00:00Z'), env, years)).toEqual({ refused: null });
     expect((await checkAdmission(input('first-3', 'nightly-2026-11-23T02:00:00Z'), env)).refused).toMatch(/already used to start another run \(first execution first-1\)/);
     expect((await checkAdmission(input('first-4', 'nightly-evil'), env)).refused).toMatch(/covers run nightly/);
+  });
+
+  it("admits a parallel stream only as the admitted run's child, in its task's worktree; its calls run, each execution's own", async () => {
+    const { env, input } = admissionSetup();
+    const worktree = path.join('/r', '.vigil', 'worktrees', 'run-1', 'api');
+    const stream = (first: string, over: Record<string, unknown> = {}) => ({ ...input(first, 'run-1--api'), repoPath: worktree, parent: { workflowId: 'run-1' }, ...over });
+    // Before its run was admitted, nothing of it runs.
+    expect((await checkAdmission(stream('s-1'), env)).refused).toBe('the run run-1 this stream belongs to was not admitted on this deployment');
+    expect(await checkAdmission(input('first-A'), env)).toEqual({ refused: null });
+    // Started by a client (no parent), by another workflow, or pointed at another folder: refused.
+    expect((await checkAdmission(stream('s-1', { parent: null }), env)).refused).toBe('run-1--api is named as a parallel stream of run-1, but that run did not start it: a stream is admitted only as its run\'s child');
+    expect((await checkAdmission(stream('s-1', { parent: { workflowId: 'run-9' } }), env)).refused).toMatch(/that run did not start it/);
+    expect((await checkAdmission(stream('s-1', { repoPath: '/r' }), env)).refused).toMatch(/the signature covers run run-1 in \/r, not this one/);
+    expect((await checkAdmission(stream('s-1', { runId: 'run-1--api', repoPath: path.join('/r', '.vigil', 'worktrees', 'run-1', 'db') }), env)).refused).toMatch(/not this one/);
+    // Its own knobs (one stream, its budget share, delivered on its branch) are the run's doing.
+    expect(await checkAdmission(stream('s-1', { knobs: { ...defaultKnobs(), budgetUsd: 3, deliver: 'branch' } }), env)).toEqual({ refused: null });
+    expect(await checkAdmission(stream('s-1'), env)).toEqual({ refused: null });
+    // A stream tried again after a failure runs under the same id as a new execution: admitted too.
+    expect(await checkAdmission(stream('s-2'), env)).toEqual({ refused: null });
+    const auth = (first: string) => ({ ...(input(first).authorization as NonNullable<ReturnType<typeof input>['authorization']>), firstExecutionRunId: first });
+    const call = { runId: 'run-1--api', repoPath: worktree, kind: { agent: { provider: 'command', argv: ['my-agent', '--yes'] } } };
+    await expect(authorizeCall(call, auth('s-1'), env)).resolves.toBeUndefined();
+    await expect(authorizeCall(call, auth('s-2'), env)).resolves.toBeUndefined();
+    await expect(authorizeCall(call, auth('s-3'), env)).rejects.toThrow(/not admitted/);
+    await expect(authorizeCall({ ...call, repoPath: '/r' }, auth('s-1'), env)).rejects.toThrow(/covers run run-1 in \/r, not this one/);
+    await expect(authorizeCall({ ...call, kind: { agent: { provider: 'command', argv: ['curl', 'evil'] } } }, auth('s-1'), env)).rejects.toThrow(/not the one the run was signed for/);
+  });
+
+  it('binds a run given a task list to that list', async () => {
+    const { env, secret, signed, input } = admissionSetup();
+    const tasks = [{ id: 'api', title: 'The API', items: [], dependsOn: [] }, { id: 'cli', title: 'The CLI', items: [], dependsOn: ['api'] }];
+    const withTasks = signRun(secret, { ...signed, tasksSha256: createHash('sha256').update(canonicalTasks(tasks)).digest('hex') });
+    expect((await checkAdmission({ ...input('first-A'), tasks }, env)).refused).toMatch(/the run's task list is not the one it was signed for \(its signature covers none\)/);
+    expect((await checkAdmission({ ...input('first-A', 'run-1', withTasks), tasks: [{ ...tasks[0], title: 'Exfiltrate' } as (typeof tasks)[number], tasks[1] as (typeof tasks)[number]] }, env)).refused).toMatch(/task list is not the one it was signed for: start it again/);
+    expect((await checkAdmission(input('first-A', 'run-1', withTasks), env)).refused).toMatch(/signed with a task list and started without one/);
+    expect(await checkAdmission({ ...input('first-A', 'run-1', withTasks), tasks }, env)).toEqual({ refused: null });
   });
 
   it("refuses an older vigil's signature and an unsigned run; a worker that does not require signed runs admits anything", async () => {

@@ -41,7 +41,15 @@ export async function begin(run: Run): Promise<End | null> {
   // requires signed runs refuses an expired signature, another PRD or knobs, or a nonce another run used.
   if (input.authorization && !run.continued && admissionEra()) {
     const { refused } = await run.acts.admission.admitRun.executeWithOptions({ summary: 'admit the signed run' }, [
-      { runId: run.info.workflowId, repoPath: input.repoPath, prdPath: input.prdPath, knobs: input.knobs, authorization: input.authorization },
+      {
+        runId: run.info.workflowId,
+        repoPath: input.repoPath,
+        prdPath: input.prdPath,
+        knobs: input.knobs,
+        authorization: input.authorization,
+        ...(input.tasks?.length ? { tasks: input.tasks } : {}),
+        parent: run.info.parent ? { workflowId: run.info.parent.workflowId } : null,
+      },
     ]);
     if (refused !== null) return end(await finish(run, 'agent_not_runnable', `this worker does not run it: ${refused}`));
   }

@@ -122,6 +122,8 @@ function streamInput(run: Run, t: TaskRecord, worktree: string, q: TaskQueue): R
     knobs: { ...knobs, parallelStreams: 1, budgetUsd: budget, deliver: 'branch', deliverToCurrent: false },
     checklist: taskChecklist(t),
     stream: { parentId: info.workflowId, task: t.id, directive: taskDirective(t, info.workflowId) },
+    // A signed run's streams carry its signature: each is admitted as the run's child (activities/run-authorization.ts).
+    ...(input.authorization ? { authorization: input.authorization } : {}),
     ...(input.host ? { host: input.host } : {}),
     ...(input.searchAttributes !== undefined ? { searchAttributes: input.searchAttributes } : {}),
   };
