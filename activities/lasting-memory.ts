@@ -30,10 +30,11 @@ import {
   type PatternLink,
   type Skill,
 } from '../schemas/lasting-memory.js';
-import { clean, consolidate, episodesOf, errorLine, forgetKey, keywordsOf, type IterationTrace, type RunEnd } from '../workflows/decisions/lasting-memory.js';
+import { clean, consolidate, episodesOf, errorLine, forgetKey, type IterationTrace, type RunEnd } from '../workflows/decisions/lasting-memory.js';
 import { retrieve, type Retrieved, type StoredItem, type TimelineRun } from '../workflows/decisions/memory-retrieval.js';
 import { redactSecrets } from '../workflows/decisions/scans.js';
 import { ensureMigrated, onRunEnded, poolFor, type Db } from './event-store.js';
+import { rankItems, scoreOf } from './memory-rank.js';
 import { readRegularFile } from './safe-files.js';
 
 /** The advisory lock consolidations take (the bytes of "vmem"): two workers never consolidate at once. */
@@ -175,7 +176,10 @@ export async function retrieveForPrompt(url: string, req: RetrievalRequest): Pro
   const db = poolFor(url);
   const repo = repoKey(req.repoPath);
   const c = await candidates(db, repo, req.workflowId);
-  const got = retrieve({ repo, task: req.task, budgets: req.budgets, items: c.items, timeline: c.timeline, episodes: c.episodes });
+  // Relevance by full-text score (BM25+, prefix and fuzzy: activities/memory-rank.ts).
+  const scores = rankItems(c.items, req.task);
+  const items = c.items.map((i) => ({ ...i, textScore: scoreOf(scores, i) }));
+  const got = retrieve({ repo, task: req.task, budgets: req.budgets, items, timeline: c.timeline, episodes: c.episodes });
   await inTransaction(url, async (t) => {
     const first = await t.query(
       `insert into memory_traces (workflow_id, iteration, retrieved, retrieved_chars) values ($1, $2, $3, $4)
@@ -527,17 +531,16 @@ export async function showMemory(db: Db, kind: MemoryKindName, id: number): Prom
   return out;
 }
 
-/** Items whose text matches the query's keywords (keyword search; no embeddings), best first. */
+/**
+ * Items that match the query, best first: full-text search (BM25+ with prefix and fuzzy matching,
+ * activities/memory-rank.ts; lexical, no embeddings), then importance.
+ */
 export async function searchMemory(db: Db, query: string, opts: { repo?: string | null; limit?: number } = {}): Promise<(MemoryItem & { body: string; score: number })[]> {
   const repo = opts.repo ? repoKey(opts.repo) : null;
   const c = repo ? await candidates(db, repo, '') : await allItems(db);
-  const words = new Set(keywordsOf(query, 100));
+  const scores = rankItems(c.items, query);
   const scored = c.items
-    .map((i) => {
-      const text = `${i.title} ${i.body}`.toLowerCase();
-      const score = [...words].filter((w) => i.keywords.includes(w) || text.includes(w)).length;
-      return { i, score };
-    })
+    .map((i) => ({ i, score: Math.round(scoreOf(scores, i) * 1000) / 1000 }))
     .filter((x) => x.score > 0)
     .sort((a, b) => b.score - a.score || b.i.importance - a.i.importance || a.i.ref.id - b.i.ref.id)
     .slice(0, Math.min(Math.max(opts.limit ?? 20, 1), 1000));

@@ -5,10 +5,11 @@
  * - the index: topics and counts (what there is to know);
  * - the timeline: the repository's earlier runs, newest first, one line each;
  * - the entries: the patterns, anti-patterns and skills themselves, the most relevant first —
- *   relevance is the keywords they share with the task at hand (the PRD, the checklist, the
- *   failing gates), then their importance and whether they are this repository's own.
+ *   relevance is how well they match the task at hand (the PRD, the checklist, the failing
+ *   gates: a full-text score the store activity computes, else the keywords they share), then
+ *   their importance and whether they are this repository's own.
  *
- * Keyword retrieval only: no embedding model is downloaded or run. Pure; the store activity
+ * Lexical retrieval only: no embedding model is downloaded or run. Pure; the store activity
  * (activities/lasting-memory.ts) reads the candidates and writes what was retrieved.
  */
 import type { MemoryLayers, MemoryRef } from '../../schemas/lasting-memory.js';
@@ -28,6 +29,12 @@ export interface StoredItem {
   keywords: readonly string[];
   evidence: number;
   importance: number;
+  /**
+   * The item's full-text score against the task, as the store activity ranked it
+   * (activities/memory-rank.ts: BM25+ with prefix and fuzzy matching); absent: the keywords it
+   * shares with the task count instead.
+   */
+  textScore?: number;
 }
 
 export interface TimelineRun {
@@ -78,10 +85,17 @@ function fit(lines: readonly string[], budget: number): { text: string; taken: n
   return { text: out.join('\n'), taken: out.length };
 }
 
-/** How well an item fits the task: shared keywords first, then importance, then being this repository's own. */
-export function relevance(item: StoredItem, task: ReadonlySet<string>, repo: string): number {
-  const shared = item.keywords.filter((k) => task.has(k)).length;
-  return shared * 1.0 + item.importance + (item.repo === repo ? 0.5 : 0) + (item.kind === 'anti_pattern' ? 0.2 : 0);
+/** How much of the best full-text score one point of relevance is worth (the best match scores this many points). */
+const TEXT_POINTS = 5;
+
+/**
+ * How well an item fits the task: its match first (its full-text score, the best one worth
+ * TEXT_POINTS, when the activity ranked the items; else the keywords it shares with the task),
+ * then importance, then being this repository's own.
+ */
+export function relevance(item: StoredItem, task: ReadonlySet<string>, repo: string, bestText = 0): number {
+  const match = item.textScore !== undefined && bestText > 0 ? (TEXT_POINTS * item.textScore) / bestText : item.keywords.filter((k) => task.has(k)).length;
+  return match + item.importance + (item.repo === repo ? 0.5 : 0) + (item.kind === 'anti_pattern' ? 0.2 : 0);
 }
 
 export function retrieve(input: RetrievalInput): Retrieved {
@@ -129,7 +143,8 @@ export function retrieve(input: RetrievalInput): Retrieved {
 
   if (b.entriesTokens > 0 && input.items.length > 0) {
     const budget = b.entriesTokens * CHARS_PER_TOKEN;
-    const ranked = [...input.items].sort((x, y) => relevance(y, task, input.repo) - relevance(x, task, input.repo) || y.evidence - x.evidence || x.ref.id - y.ref.id);
+    const best = Math.max(0, ...input.items.map((i) => i.textScore ?? 0));
+    const ranked = [...input.items].sort((x, y) => relevance(y, task, input.repo, best) - relevance(x, task, input.repo, best) || y.evidence - x.evidence || x.ref.id - y.ref.id);
     const lines: string[] = ['Entries (most relevant to this task first):'];
     let used = lines[0]?.length ?? 0;
     for (const i of ranked) {
