@@ -66,6 +66,21 @@ const real = (p: string): string => {
   }
 };
 
+/** Where the Node bridge finds the command's NODE_EXTRA_CA_CERTS (sandbox-bridge.ts puts it back for the command). */
+export const BRIDGE_CA_VARIABLE = 'VIGIL_BRIDGE_EXTRA_CA_CERTS';
+
+/**
+ * The sandboxed environment as the bridge starts with it: Node reads the file NODE_EXTRA_CA_CERTS
+ * names at every start (~90 ms for a system bundle), which the Node bridge, making no TLS
+ * connection, does not need; it starts without it and hands it on to the command. The Go bridge
+ * reads no such file: its environment is the command's.
+ */
+export function bridgeEnv(bridge: SandboxBridge, env: Record<string, string>): Record<string, string> {
+  if (bridge.kind !== 'node' || env.NODE_EXTRA_CA_CERTS === undefined) return env;
+  const { NODE_EXTRA_CA_CERTS: ca, ...rest } = env;
+  return { ...rest, [BRIDGE_CA_VARIABLE]: ca };
+}
+
 /** The bridge this worker's sandboxed calls run. */
 export function sandboxBridge(env: NodeJS.ProcessEnv = process.env, packageDir?: string): SandboxBridge {
   const wanted = env.VIGIL_SANDBOX_BRIDGE?.trim().toLowerCase();

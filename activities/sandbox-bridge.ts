@@ -101,6 +101,12 @@ async function main(): Promise<void> {
     await listen(port, '127.0.0.1', (s) => tunnel(s, port));
     await listen(port, '::1', (s) => tunnel(s, port)); // where the namespace has IPv6
   }
+  // The command's NODE_EXTRA_CA_CERTS, which the bridge started without (sandbox-bridge-choice.ts, bridgeEnv).
+  const ca = process.env.VIGIL_BRIDGE_EXTRA_CA_CERTS;
+  if (ca !== undefined) {
+    process.env.NODE_EXTRA_CA_CERTS = ca;
+    delete process.env.VIGIL_BRIDGE_EXTRA_CA_CERTS;
+  }
   const child = spawn(file as string, args, { stdio: 'inherit' });
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
     process.on(sig, () => {

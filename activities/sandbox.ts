@@ -21,7 +21,7 @@ import { privateRunDir } from './artifacts.js';
 import { ensurePrivateDir, writePrivateFile } from './safe-files.js';
 import { runSecretPath } from './run-authorization.js';
 import { daemonSocketPath } from './supervisor-client.js';
-import { sandboxBridge } from './sandbox-bridge-choice.js';
+import { bridgeEnv, sandboxBridge } from './sandbox-bridge-choice.js';
 import { addDenial, allowedEndpoints, bridgePorts, deniedInOutput, effectiveSandboxMode, endpointText, isWithin, parseEndpoint, sandboxEnv, sandboxPlan, sandboxVerdict, SANDBOX_FILES_DIR, SANDBOX_PROXY_SOCKET, type Endpoint, type PathFact, type SandboxKind, type SandboxPlatform } from './sandbox-policy.js';
 import type { SandboxProxySpec } from './sandbox-proxy.js';
 import type { Denial } from './sandbox-net.js';
@@ -513,7 +513,7 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
   return {
     file: platform.bwrap as string,
     args: [...plan.args, ...inner],
-    env,
+    env: network ? bridgeEnv(bridge, env) : env,
     proxy: proxyDir !== null ? { socketPath: path.join(proxyDir, 'proxy.sock'), allow } : null,
     report: { mode, applied: true, isolation: isolation.slice(0, 300), reason: null, denied: [] },
     signalsDir,

@@ -16,7 +16,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { BRIDGE_PROTOCOL, goBridgePath, sandboxBridge } from '../../activities/sandbox-bridge-choice.js';
+import { BRIDGE_CA_VARIABLE, BRIDGE_PROTOCOL, bridgeEnv, goBridgePath, sandboxBridge } from '../../activities/sandbox-bridge-choice.js';
 import { compiledModule } from '../../activities/supervisor-client.js';
 import { describeSandbox, prepareSandbox, sandboxPlatform } from '../../activities/sandbox.js';
 import { ROOT } from '../support/harness.js';
@@ -111,10 +111,10 @@ interface Exit {
   stderr: string;
 }
 
-function runBridge(command: readonly string[], args: readonly string[], onStart?: (pid: number) => void): Promise<Exit> {
+function runBridge(command: readonly string[], args: readonly string[], onStart?: (pid: number) => void, env: NodeJS.ProcessEnv = process.env): Promise<Exit> {
   return new Promise((resolve) => {
     const [file, ...pre] = command as [string, ...string[]];
-    const child = spawn(file, [...pre, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(file, [...pre, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -196,6 +196,21 @@ for (const b of BRIDGES) {
   });
 }
 
+describe('NODE_EXTRA_CA_CERTS and the Node bridge', () => {
+  it('the Node bridge starts without it (Node would read the bundle at every start) and hands it to the command', async () => {
+    const node = sandboxBridge({ VIGIL_SANDBOX_BRIDGE: 'node' });
+    const env = { PATH: '/usr/bin:/bin', NODE_EXTRA_CA_CERTS: '/etc/ssl/certs/ca-certificates.crt' };
+    const started = bridgeEnv(node, env);
+    expect(started).toEqual({ PATH: '/usr/bin:/bin', [BRIDGE_CA_VARIABLE]: '/etc/ssl/certs/ca-certificates.crt' });
+    const [port] = (await freePorts(1)) as [number];
+    const r = await runBridge(node.command, [path.join(root, 'no-proxy.sock'), String(port), '', '--', 'sh', '-c', `echo "$NODE_EXTRA_CA_CERTS|\${${BRIDGE_CA_VARIABLE}-unset}"`], undefined, started);
+    expect(r).toMatchObject({ code: 0, stdout: '/etc/ssl/certs/ca-certificates.crt|unset\n' });
+    // The Go bridge reads no bundle: the command's environment as it is; nothing to move without the variable.
+    expect(bridgeEnv({ ...node, kind: 'go' }, env)).toBe(env);
+    expect(bridgeEnv(node, { PATH: '/bin' })).toEqual({ PATH: '/bin' });
+  });
+});
+
 describe('which bridge a worker runs', () => {
   it.runIf(hasGo)('the Go one in a source checkout where it is built, the Node one when VIGIL_SANDBOX_BRIDGE=node', () => {
     const go = sandboxBridge({});
@@ -238,6 +253,11 @@ describe('which bridge a worker runs', () => {
     const node = prepareSandbox(call, { ...process.env, VIGIL_HOME: home, VIGIL_SANDBOX: 'auto', VIGIL_SANDBOX_BRIDGE: 'node' });
     expect(node.args).toContain(compiledModule('sandbox-bridge.js'));
     expect(node.args).not.toContain(goBridgePath());
+    // A call's NODE_EXTRA_CA_CERTS: the Go bridge's environment keeps it, the Node bridge's carries it aside.
+    const withCa = { ...call, env: { ...call.env, NODE_EXTRA_CA_CERTS: '/etc/ssl/certs/ca-certificates.crt' } };
+    expect(prepareSandbox(withCa, { ...process.env, VIGIL_HOME: home, VIGIL_SANDBOX: 'auto' }).env.NODE_EXTRA_CA_CERTS).toBe('/etc/ssl/certs/ca-certificates.crt');
+    const nodeCa = prepareSandbox(withCa, { ...process.env, VIGIL_HOME: home, VIGIL_SANDBOX: 'auto', VIGIL_SANDBOX_BRIDGE: 'node' }).env;
+    expect([nodeCa.NODE_EXTRA_CA_CERTS, nodeCa[BRIDGE_CA_VARIABLE]]).toEqual([undefined, '/etc/ssl/certs/ca-certificates.crt']);
     expect(describeSandbox({ ...process.env, VIGIL_SANDBOX: 'auto' }).line).toContain('network bridge: a static Go program (.tools/sandbox-bridge/sandbox-bridge)');
     expect(describeSandbox({ ...process.env, VIGIL_SANDBOX: 'auto', VIGIL_SANDBOX_BRIDGE: 'node' }).line).toContain('network bridge: Node (VIGIL_SANDBOX_BRIDGE=node');
   });
