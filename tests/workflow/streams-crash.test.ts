@@ -9,6 +9,8 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { Outcome } from '../../schemas/run.js';
 import type { TaskList } from '../../schemas/tasks.js';
 import { assertBuilt, createTestEnv, git, makeRepo, ROOT, runInput, SCRIPTED_AGENT, sleep, startRun, status, uniqueId, WorkerProcesses, type ScenarioInput, type TestEnv } from '../support/harness.js';
 
@@ -69,6 +71,29 @@ interface Mark {
   at: 'start' | 'end';
 }
 
+/**
+ * What a crash must leave as if nothing happened: the run approved; each task done after one
+ * stream and merged; each stream started once (one StartChildWorkflowExecutionInitiated per task
+ * in the run's history); each stream's iterations run once each (the killed worker's agents were
+ * re-attached to, not run again); each task's file (`<task>.txt`, its name in capitals) delivered.
+ * The run's history, for more.
+ */
+async function expectUnharmed(handle: WorkflowHandle, id: string, repo: string, tasks: string[], marks: () => Mark[]): Promise<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>> {
+  const outcome = (await handle.result()) as Outcome;
+  expect(outcome.status).toBe('council_approved');
+  const s = await status(handle);
+  expect(s.streams?.map((t) => [t.task, t.state, t.attempts, t.merged])).toEqual(tasks.map((t) => [t, 'done', 1, true]));
+  const history = await handle.fetchHistory();
+  const starts = (history.events ?? []).map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId).filter((w): w is string => typeof w === 'string');
+  expect(starts.sort()).toEqual(tasks.map((t) => `${id}--${t}`));
+  for (const w of tasks) {
+    const its = marks().filter((m) => m.who === w && m.role === 'iteration' && m.at === 'start').map((m) => m.iteration);
+    expect(its).toEqual([...new Set(its)]);
+  }
+  expect(tasks.map((t) => git(repo, 'show', `vigil/${id}:${t}.txt`))).toEqual(tasks.map((t) => t.toUpperCase()));
+  return history;
+}
+
 it('a worker SIGKILLed while two streams run: no stream starts twice, each stream’s agent runs each iteration once, the run merges and delivers', async () => {
   const repo = makeRepo({ files: { 'README.md': '# s\n' } });
   const dir = mkdtempSync(path.join(path.dirname(WRAPPER), 'scenarios-'));
@@ -93,25 +118,7 @@ it('a worker SIGKILLed while two streams run: no stream starts twice, each strea
   first.kill('SIGKILL');
   await first;
   await workers.spawn(tq, undefined, workerEnv);
-  const outcome = await handle.result();
-  expect(outcome.status).toBe('council_approved');
-
-  const s = await status(handle);
-  expect(s.streams?.map((t) => [t.task, t.state, t.attempts, t.merged])).toEqual([
-    ['a', 'done', 1, true],
-    ['b', 'done', 1, true],
-    ['c', 'done', 1, true],
-  ]);
-  // Each stream was started once: one StartChildWorkflowExecutionInitiated per task in the run's history.
-  const history = await handle.fetchHistory();
-  const starts = (history.events ?? []).map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId).filter((w): w is string => typeof w === 'string');
-  expect(starts.sort()).toEqual([`${id}--a`, `${id}--b`, `${id}--c`]);
-  // Each stream's iterations ran once each (the killed worker's agents were re-attached to, not run again).
-  for (const w of ['a', 'b', 'c']) {
-    const its = marks().filter((m) => m.who === w && m.role === 'iteration' && m.at === 'start').map((m) => m.iteration);
-    expect(its).toEqual([...new Set(its)]);
-  }
-  expect(['a.txt', 'b.txt', 'c.txt'].map((f) => git(repo, 'show', `vigil/${id}:${f}`))).toEqual(['A', 'B', 'C']);
+  await expectUnharmed(handle, id, repo, ['a', 'b', 'c'], marks);
 });
 
 it('a worker SIGKILLed during a merge: the next one merges that task once, and the run delivers every task', async () => {
@@ -145,27 +152,12 @@ it('a worker SIGKILLed during a merge: the next one merges that task once, and t
   const line = `refs/vigil/streams/${id}`;
   expect(git(repo, 'rev-list', '--merges', '--count', line)).toBe('0');
   await workers.spawn(tq, undefined, workerEnv);
-  const outcome = await handle.result();
-  expect(outcome.status).toBe('council_approved');
-
-  const s = await status(handle);
-  expect(s.streams?.map((t) => [t.task, t.state, t.attempts, t.merged])).toEqual([
-    ['a', 'done', 1, true],
-    ['b', 'done', 1, true],
-  ]);
+  const history = await expectUnharmed(handle, id, repo, ['a', 'b'], marks);
   // The killed merge was tried again (its activity started more than once), and each task is merged once.
-  const history = await handle.fetchHistory();
   const merges = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'mergeStream');
   expect(merges).toHaveLength(2);
   const attempts = (history.events ?? []).map((e) => e.activityTaskStartedEventAttributes?.attempt ?? 0);
   expect(Math.max(...attempts)).toBeGreaterThan(1);
   expect(git(repo, 'rev-list', '--merges', '--count', line)).toBe('2');
   expect(readFileSync(merging, 'utf8').trim().split('\n').length).toBeGreaterThanOrEqual(3);
-  const starts = (history.events ?? []).map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId).filter((w): w is string => typeof w === 'string');
-  expect(starts.sort()).toEqual([`${id}--a`, `${id}--b`]);
-  for (const w of ['a', 'b']) {
-    const its = marks().filter((m) => m.who === w && m.role === 'iteration' && m.at === 'start').map((m) => m.iteration);
-    expect(its).toEqual([...new Set(its)]);
-  }
-  expect(['a.txt', 'b.txt'].map((f) => git(repo, 'show', `vigil/${id}:${f}`))).toEqual(['A', 'B']);
 });
