@@ -53,6 +53,7 @@ function tryGroup(base: string, own: string, read: (dir: string) => number): Cpu
     path: dir,
     seconds: () => read(dir),
     close: () => {
+      if (!existsSync(dir)) return;
       try {
         for (const pid of readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) appendFileSync(path.join(parent, 'cgroup.procs'), `${pid}\n`);
         rmdirSync(dir);

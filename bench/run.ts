@@ -101,6 +101,7 @@ const SCRATCH = benchScratch('bench');
 // (bench/cgroup-cpu.ts: /proc misses what runs in the sandbox); the supervisor daemon is the
 // bench's own (a daemon another worker of this build started would be counted elsewhere).
 const CGROUP = openCpuCgroup();
+process.once('exit', () => CGROUP?.close()); // also when a signal cuts the bench short (bench/scratch.ts exits)
 process.env.VIGIL_SUPERVISOR_DIR ??= SCRATCH.mkdir('supervisor-');
 console.log(CGROUP ? `CPU counted in cgroup ${CGROUP.path}: every process the bench starts` : 'CPU counted from /proc (no cgroup could be made here): processes inside the sandbox are not all seen');
 
