@@ -3,10 +3,9 @@
  * worker answered). Light: no schemas, no workflow code.
  */
 import { isUndeliveredNote } from '../workflows/decisions/undelivered-directives.js';
-import { checkpointLines, deniedLines, providerWaitText, qualityLines, sandboxLine, spendText, voteLines } from '../workflows/ui.js';
+import { checkpointLines, deniedLines, providerWaitText, qualityLines, sandboxLine, spendText, streamLine, tasksLine, voteLines } from '../workflows/ui.js';
 import { checkLine, CHECK_TRIGGER_WORDS, iterationLine, statusLine, verdictLine } from './follow.js';
 import { neutraliseLine } from './terminal-text.js';
-import type { StatusSnapshot } from '../schemas/status.js';
 import { LEVEL_TIER } from '../workflows/decisions/tier-ladder.js';
 import { describeBreach } from '../workflows/decisions/contract.js';
 import type { RunView } from './steer.js';
@@ -93,24 +92,3 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
   for (const r of snap.recentIterations.slice(-5)) out(`  ${iterationLine(r)}`);
 }
 
-const TASK_SOURCES = { file: 'the person’s task list', checklist: 'the PRD checklist, one task per item', planner: 'the planner' } as const;
-
-/** Where a run's tasks came from, how many, and why when the plan was refused or kept as one (the planner's text: terminal-safe). */
-export function tasksLine(t: NonNullable<StatusSnapshot['tasks']>): string {
-  const head = t.count ? `${t.count} from ${TASK_SOURCES[t.source]}` : 'none: the run is one stream';
-  return t.note ? `${head} (${t.note})` : head;
-}
-
-/** One task of a run split into streams: its state, its child run and branch, what it cost, why it failed. */
-export function streamLine(t: NonNullable<StatusSnapshot['streams']>[number]): string {
-  const parts = [`${t.task} (${t.title})`, t.state.replace(/_/g, ' ')];
-  if (t.dependsOn.length) parts.push(`after ${t.dependsOn.join(', ')}`);
-  if (t.childId) parts.push(`run ${t.childId}`);
-  if (t.branch) parts.push(`${t.branch}${t.merged ? ', merged' : ''}`);
-  if (t.attempts > 1) parts.push(`attempt ${t.attempts}`);
-  if (t.spendUsd > 0) parts.push(`$${t.spendUsd.toFixed(2)}`);
-  if (t.outcome) parts.push(t.outcome);
-  if (t.deadLetter) parts.push(`dead letter: ${t.deadLetter}`);
-  if (t.waiting) parts.push(`WAITS FOR A PERSON since ${t.waiting.at}: ${t.waiting.reason.split('\n')[0]} (vigil resume ${t.childId ?? ''}, or resume this run)`);
-  return parts.join(' · ');
-}

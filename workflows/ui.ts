@@ -238,6 +238,8 @@ export function currentDetails(s: StatusSnapshot): string {
     lines.push(`Run memory: ${m.entries} entr${m.entries === 1 ? 'y' : 'ies'}${m.dropped ? ` (${m.dropped} older dropped)` : ''}, in every prompt${m.continuity ? ' · the agent keeps .vigil/CONTINUITY.md' : ''}${m.learnings ? ' · learnings.md read' : ''}`);
   }
   if (s.budgetUsd > 0 || s.spend.calls > 0) lines.push(`Spend ${spendText(s)}`);
+  // A run split into parallel streams: where its tasks came from, then each stream (the Relationships tab lists the child runs).
+  if (s.tasks) lines.push(`Tasks: ${tasksLine(s.tasks)}${(s.streams ?? []).map((t) => `\n- ${clip(streamLine(t), 400)}`).join('')}`);
   if (s.sandbox) {
     // Isolation off, or escape attempts refused: things a person should see on the card.
     if (s.sandbox.last && !s.sandbox.last.applied) lines.push(`**Agent not isolated**: ${sandboxLine(s.sandbox, s.sandbox.mode)}`);
@@ -253,6 +255,28 @@ export function currentDetails(s: StatusSnapshot): string {
   }
   lines.push(temporalButtons(s));
   return lines.join('\n\n');
+}
+
+const TASK_SOURCES = { file: 'the person’s task list', checklist: 'the PRD checklist, one task per item', planner: 'the planner' } as const;
+
+/** Where a run's tasks came from, how many, and why when the plan was refused or kept as one (the planner's text: terminal-safe). */
+export function tasksLine(t: NonNullable<StatusSnapshot['tasks']>): string {
+  const head = t.count ? `${t.count} from ${TASK_SOURCES[t.source]}` : 'none: the run is one stream';
+  return t.note ? `${head} (${t.note})` : head;
+}
+
+/** One task of a run split into streams: its state, its child run and branch, what it cost, why it failed. */
+export function streamLine(t: NonNullable<StatusSnapshot['streams']>[number]): string {
+  const parts = [`${t.task} (${t.title})`, t.state.replace(/_/g, ' ')];
+  if (t.dependsOn.length) parts.push(`after ${t.dependsOn.join(', ')}`);
+  if (t.childId) parts.push(`run ${t.childId}`);
+  if (t.branch) parts.push(`${t.branch}${t.merged ? ', merged' : ''}`);
+  if (t.attempts > 1) parts.push(`attempt ${t.attempts}`);
+  if (t.spendUsd > 0) parts.push(`$${t.spendUsd.toFixed(2)}`);
+  if (t.outcome) parts.push(t.outcome);
+  if (t.deadLetter) parts.push(`dead letter: ${t.deadLetter}`);
+  if (t.waiting) parts.push(`WAITS FOR A PERSON since ${t.waiting.at}: ${t.waiting.reason.split('\n')[0]} (vigil resume ${t.childId ?? ''}, or resume this run)`);
+  return parts.join(' · ');
 }
 
 /** What a run waiting for its provider's breaker waits for, in one line (status, watch, the console). */

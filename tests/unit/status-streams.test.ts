@@ -1,6 +1,6 @@
-/** `vigil status`'s line for each task of a run split into parallel streams (cli/status.ts). */
+/** `vigil status`'s line (and the UI card's) for each task of a run split into parallel streams (cli/status.ts). */
 import { expect, it } from 'vitest';
-import { streamLine, tasksLine } from '../../cli/status.js';
+import { streamLine, tasksLine } from '../../workflows/ui.js';
 
 const task = { task: 'api', title: 'The API', state: 'pending' as const, dependsOn: [], attempts: 0, childId: null, branch: null, merged: false, spendUsd: 0, outcome: null, deadLetter: null };
 

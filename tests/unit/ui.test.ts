@@ -197,6 +197,15 @@ describe('currentDetails', () => {
     ]);
   });
 
+  it('a run split into parallel streams: where its tasks came from, and each stream, one line each (a waiting one says so)', () => {
+    const stream = { task: 'api', title: 'The API', state: 'done' as const, dependsOn: [], attempts: 1, childId: 'r--api', branch: 'vigil/r--api', merged: true, spendUsd: 0, outcome: 'council_approved', deadLetter: null };
+    const waiting = { ...stream, task: 'cli', title: 'The CLI', state: 'in_progress' as const, dependsOn: ['api'], childId: 'r--cli', branch: 'vigil/r--cli', merged: false, outcome: null, waiting: { reason: 'escalation (dead letter): x', at: '2026-11-27T09:00:00Z' } };
+    expect(paras(currentDetails(snapshot({ tasks: { source: 'planner', count: 2, note: null }, streams: [stream, waiting] })))).toContain(
+      'Tasks: 2 from the planner\n- api (The API) · done · run r--api · vigil/r--api, merged · council_approved\n- cli (The CLI) · in progress · after api · run r--cli · vigil/r--cli · WAITS FOR A PERSON since 2026-11-27T09:00:00Z: escalation (dead letter): x (vigil resume r--cli, or resume this run)',
+    );
+    expect(currentDetails(snapshot())).not.toContain('Tasks:');
+  });
+
   it('the run memory: its size and what it carries; nothing while it is empty', () => {
     const withMemory = paras(currentDetails(snapshot({ memory: { entries: 80, dropped: 120, chars: 30_000, continuity: true, learnings: true } })));
     expect(withMemory).toContain('Run memory: 80 entries (120 older dropped), in every prompt · the agent keeps .vigil/CONTINUITY.md · learnings.md read');
