@@ -31,6 +31,7 @@ import { authorizeCall } from './run-authorization.js';
 import { changedPaths, workingTreeHash } from './git.js';
 import { callSignalPath, discardCallSignals, prepareSandbox, sandboxReport } from './sandbox.js';
 import { workerStoreUrl } from './event-store.js';
+import { keepFilesRead } from './files-read.js';
 
 const TAIL_CHARS = 2000;
 /** Exit code of a call whose files could not be written: its prompt before the agent started, or its log while it ran (EX_IOERR). */
@@ -204,6 +205,8 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
   }
   // A sandboxed reviewing call reports its cost in a signals folder of its own (no call can take another's report).
   const reported = consumeUsage(callSignalPath(sandbox, signalPath(input.repoPath, 'USAGE')), path.join(dir, `${label}.usage.json`));
+  // What the agent read, for the memory's episode (activities/files-read.ts): beside the log, not in history.
+  if (input.role === 'iteration') keepFilesRead({ logPath, repoPath: input.repoPath, fromTranscript: parsed?.filesRead, signalFile: signalPath(input.repoPath, 'FILES_READ') });
   discardCallSignals(sandbox);
 
   let reviewChangedTree: string[] | null = null;

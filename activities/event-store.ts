@@ -16,7 +16,7 @@
 import pg from 'pg';
 import { configuredStoreUrl, readStoreUrlFile } from '../workers/store-location.js';
 import { EventEnvelopeSchema, RunEventSchema, type ProjectEventsInput, type ProjectEventsResult } from '../schemas/events.js';
-import { LASTING_MEMORY_MIGRATION, MEMORY_JUDGE_MIGRATION } from './lasting-memory-sql.js';
+import { FILES_READ_MIGRATION, LASTING_MEMORY_MIGRATION, MEMORY_JUDGE_MIGRATION } from './lasting-memory-sql.js';
 
 /** Queries the reports and migrations run on: a pool, or a connected client. */
 export type Db = pg.Pool | pg.ClientBase;
@@ -185,6 +185,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'run events and their projections', sql: MIGRATION_1 },
   { version: 2, name: 'the memory that outlives a run', sql: LASTING_MEMORY_MIGRATION },
   { version: 3, name: "the memory judge's lessons, merges and cost", sql: MEMORY_JUDGE_MIGRATION },
+  { version: 4, name: 'the files an agent read, in the memory', sql: FILES_READ_MIGRATION },
 ];
 
 /** Applies the migrations the database lacks, in order, each recorded in vigil_schema_migrations. Returns the versions applied now. */

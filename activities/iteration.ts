@@ -56,6 +56,7 @@ import { listenForRunCancel } from './running-calls.js';
 import { readAgentSignals } from './signals.js';
 import { workerStoreUrl } from './event-store.js';
 import { bestEffort, failureLine, recordTrace, retrieveForPrompt, taskText } from './lasting-memory.js';
+import { filesReadOf } from './files-read.js';
 
 const MAX_PART_BYTES = 256 * 1024;
 
@@ -290,6 +291,7 @@ async function traceForMemory(raw: RunAgentInput, result: AgentResult, inspectio
       errors: errorsSeen,
       testFailure: tests && !tests.passed ? failureLine(tests.tail) : null,
       summary: signals?.summary ?? null,
+      filesRead: filesReadOf(result.logPath, raw.repoPath),
     }),
   );
 }

@@ -130,3 +130,9 @@ create table memory_judgements (
 );
 comment on table memory_judgements is 'One row per run whose memory the judge (role memory) was asked about: what it applied, what the call cost, and why nothing was applied when so.';
 `;
+
+/** Migration 4: the files an iteration's agent read (docs/memory.md, What is kept), on its trace and its episode. */
+export const FILES_READ_MIGRATION = `
+alter table memory_traces add column files_read jsonb not null default '[]';
+alter table memory_episodes add column files_read jsonb not null default '[]';
+`;

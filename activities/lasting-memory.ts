@@ -18,6 +18,7 @@ import path from 'node:path';
 import type pg from 'pg';
 import { RunEventSchema, type EventEnvelope } from '../schemas/events.js';
 import {
+  EPISODE_LIMITS,
   EpisodeSchema,
   MemoryExportSchema,
   PatternSchema,
@@ -208,6 +209,8 @@ export interface TraceFacts {
   errors: string[];
   testFailure: string | null;
   summary: string | null;
+  /** Files the agent read (activities/files-read.ts). */
+  filesRead?: string[];
 }
 
 /** After the agent: what the journal does not hold, redacted. Kept with the retrieval's record. */
@@ -215,8 +218,8 @@ export async function recordTrace(url: string, t: TraceFacts): Promise<void> {
   await ensureMigrated(url);
   const red = (s: string, n: number): string => clean(s, n);
   await poolFor(url).query(
-    `insert into memory_traces (workflow_id, iteration, files, errors, test_failure, summary) values ($1, $2, $3, $4, $5, $6)
-     on conflict (workflow_id, iteration) do update set files = excluded.files, errors = excluded.errors, test_failure = excluded.test_failure, summary = excluded.summary, recorded_at = now()`,
+    `insert into memory_traces (workflow_id, iteration, files, errors, test_failure, summary, files_read) values ($1, $2, $3, $4, $5, $6, $7)
+     on conflict (workflow_id, iteration) do update set files = excluded.files, errors = excluded.errors, test_failure = excluded.test_failure, summary = excluded.summary, files_read = excluded.files_read, recorded_at = now()`,
     [
       t.workflowId,
       t.iteration,
@@ -224,6 +227,7 @@ export async function recordTrace(url: string, t: TraceFacts): Promise<void> {
       JSON.stringify(t.errors.slice(0, 5).map((e) => red(e, 300))),
       t.testFailure ? red(t.testFailure, 300) : null,
       t.summary ? red(t.summary, 300) : null,
+      JSON.stringify((t.filesRead ?? []).slice(0, EPISODE_LIMITS.filesRead).map((f) => red(f, EPISODE_LIMITS.fileChars))),
     ],
   );
 }
@@ -271,24 +275,24 @@ async function runJournal(db: Db, workflowId: string): Promise<{ events: EventEn
 }
 
 async function tracesOf(db: Db, workflowId: string): Promise<IterationTrace[]> {
-  const rows = await db.query<{ iteration: number; files: string[]; errors: string[]; test_failure: string | null; summary: string | null; retrieved: MemoryRef[] }>(
-    'select iteration, files, errors, test_failure, summary, retrieved from memory_traces where workflow_id = $1',
+  const rows = await db.query<{ iteration: number; files: string[]; errors: string[]; test_failure: string | null; summary: string | null; retrieved: MemoryRef[]; files_read: string[] }>(
+    'select iteration, files, errors, test_failure, summary, retrieved, files_read from memory_traces where workflow_id = $1',
     [workflowId],
   );
-  return rows.rows.map((r) => ({ iteration: r.iteration, files: r.files, errors: r.errors, testFailure: r.test_failure, summary: r.summary, retrieved: r.retrieved }));
+  return rows.rows.map((r) => ({ iteration: r.iteration, files: r.files, errors: r.errors, testFailure: r.test_failure, summary: r.summary, retrieved: r.retrieved, filesRead: r.files_read }));
 }
 
-const EPISODE_COLUMNS = 'workflow_id, iteration, repo, at, phase, tier, provider, outcome, files, errors, findings, council_reasons, signatures, passed, summary, retrieved, importance';
+const EPISODE_COLUMNS = 'workflow_id, iteration, repo, at, phase, tier, provider, outcome, files, errors, findings, council_reasons, signatures, passed, summary, retrieved, importance, files_read';
 
 async function upsertEpisodes(db: Db, episodes: readonly Episode[]): Promise<void> {
   for (const e of episodes) {
     await db.query(
-      `insert into memory_episodes (${EPISODE_COLUMNS}) values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17)
+      `insert into memory_episodes (${EPISODE_COLUMNS}) values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18)
        on conflict (workflow_id, iteration) do update set repo = excluded.repo, at = excluded.at, phase = excluded.phase, tier = excluded.tier, provider = excluded.provider,
          outcome = excluded.outcome, files = excluded.files, errors = excluded.errors, findings = excluded.findings, council_reasons = excluded.council_reasons,
-         signatures = excluded.signatures, passed = excluded.passed, summary = excluded.summary, retrieved = excluded.retrieved,
+         signatures = excluded.signatures, passed = excluded.passed, summary = excluded.summary, retrieved = excluded.retrieved, files_read = excluded.files_read,
          importance = least(1, excluded.importance + 0.02 * memory_episodes.access_count)`,
-      [e.workflowId, e.iteration, e.repo, e.at || null, e.phase, e.tier, e.provider, e.outcome, JSON.stringify(e.files), JSON.stringify(e.errors), JSON.stringify(e.findings), JSON.stringify(e.councilReasons), JSON.stringify(e.signatures), JSON.stringify(e.passed), e.summary, JSON.stringify(e.retrieved), e.importance],
+      [e.workflowId, e.iteration, e.repo, e.at || null, e.phase, e.tier, e.provider, e.outcome, JSON.stringify(e.files), JSON.stringify(e.errors), JSON.stringify(e.findings), JSON.stringify(e.councilReasons), JSON.stringify(e.signatures), JSON.stringify(e.passed), e.summary, JSON.stringify(e.retrieved), e.importance, JSON.stringify(e.filesRead ?? [])],
     );
   }
 }
@@ -313,6 +317,7 @@ interface EpisodeRow {
   retrieved: MemoryRef[];
   importance: number;
   access_count: number;
+  files_read: string[];
 }
 
 const episodeOf = (r: EpisodeRow): Episode => ({
@@ -333,6 +338,7 @@ const episodeOf = (r: EpisodeRow): Episode => ({
   summary: r.summary,
   retrieved: r.retrieved,
   importance: Math.min(1, Math.max(0, r.importance)),
+  filesRead: r.files_read ?? [],
 });
 
 export interface ConsolidationResult {

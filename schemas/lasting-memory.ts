@@ -32,6 +32,7 @@ export const EPISODE_LIMITS = {
   reasonChars: 300,
   summaryChars: 300,
   retrieved: 40,
+  filesRead: 50,
 } as const;
 
 /** Failures of one signature, in one scope, that make an anti-pattern. */
@@ -65,6 +66,8 @@ export const EpisodeSchema = shared('schemas/lasting-memory:EpisodeSchema', () =
   summary: z.string().max(EPISODE_LIMITS.summaryChars).nullable(),
   retrieved: z.array(MemoryRefSchema).max(EPISODE_LIMITS.retrieved),
   importance: z.number().min(0).max(1),
+  /** Files the agent read during the call, where its transcript or its FILES_READ signal says so (absent in files exported before it). */
+  filesRead: z.array(z.string().max(EPISODE_LIMITS.fileChars)).max(EPISODE_LIMITS.filesRead).default([]),
 }));
 export type Episode = z.infer<typeof EpisodeSchema>;
 

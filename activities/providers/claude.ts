@@ -39,6 +39,8 @@ import {
   usageLine,
   withBase,
   type JsonRecord,
+  toolReads,
+  uniqueReads,
 } from './common.js';
 import type { ApiFailure, Invocation, InvocationRequest, ParsedOutput, ProviderOutput, ProviderPreset, ProviderUsage } from './types.js';
 
@@ -117,6 +119,8 @@ function usageOf(u: JsonRecord | null): Partial<ProviderUsage> {
 
 function parseOutput(out: ProviderOutput): ParsedOutput {
   const transcript: (string | null)[] = [];
+  // Files its read and search tools read.
+  const reads: string[] = [];
   const texts: string[] = [];
   /** Usage per API message id: a message split over several events repeats its usage. */
   const messageUsage = new Map<string, Partial<ProviderUsage>>();
@@ -171,6 +175,7 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
           transcript.push(b.text);
         } else if (b.type === 'tool_use') {
           transcript.push(toolLine(str(b.name) ?? '?', b.input));
+          reads.push(...toolReads(str(b.name) ?? '', b.input));
         } else if (b.type === 'tool_result') {
           transcript.push(toolResultLine(b.content, b.is_error === true));
         }
@@ -227,6 +232,7 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
     resultText: finalText !== null && finalText.trim() !== '' ? finalText : joined === '' ? null : joined,
     transcript: joinTranscript(transcript),
     modelOutput,
+    filesRead: uniqueReads(reads),
   };
 }
 

@@ -33,6 +33,8 @@ import {
   usageLine,
   withBase,
   type JsonRecord,
+  commandReads,
+  uniqueReads,
 } from './common.js';
 import type { ApiFailure, Invocation, InvocationRequest, ParsedOutput, ProviderOutput, ProviderPreset, ProviderUsage } from './types.js';
 
@@ -99,6 +101,8 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
   } = { legacyTotal: null, sessionId: null, model: null, lastMessage: null, turnCompleted: false, failed: false, sawError: false, errorMessage: null, modelOutput: false };
   /** Commands started but not (yet) completed, by item id, rendered at the end if unfinished. */
   const running = new Map<string, string>();
+  /** Files its commands printed or searched. */
+  const reads: string[] = [];
 
   const item = (it: JsonRecord, done: boolean): void => {
     const id = str(it.id) ?? '';
@@ -111,6 +115,7 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
       }
       running.delete(id);
       transcript.push(toolLine('shell', cmd));
+      reads.push(...commandReads(cmd));
       const exit = it.exit_code;
       transcript.push(toolResultLine(it.aggregated_output, (typeof exit === 'number' && exit !== 0) || it.status === 'failed'));
       return;
@@ -267,6 +272,7 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
     resultText: final !== null && final.trim() !== '' ? final : null,
     transcript: joinTranscript(transcript),
     modelOutput: st.modelOutput,
+    filesRead: uniqueReads(reads),
   };
 }
 

@@ -253,6 +253,45 @@ export function clip(s: string, max: number): string {
 const TOOL_INPUT_KEYS = ['command', 'cmd', 'file_path', 'filePath', 'path', 'notebook_path', 'pattern', 'url', 'query', 'description', 'prompt'];
 
 /** `> tool Bash: npm test` — one line per tool call. */
+/** Files recorded as read per call, at most. */
+export const MAX_FILES_READ = 50;
+
+/** The files a coding tool's call read: a read tool's path, a search tool's path (claude Read/Grep/Glob, opencode read/grep/glob, gemini read_file). */
+export function toolReads(name: string, input: unknown): string[] {
+  const i = input !== null && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
+  const tool = name.toLowerCase();
+  if (!['read', 'notebookread', 'read_file', 'read_many_files', 'grep', 'glob', 'search_file_content', 'view'].includes(tool)) return [];
+  const paths = [i.file_path, i.filePath, i.notebook_path, i.absolute_path, i.path, ...(Array.isArray(i.paths) ? i.paths : [])];
+  return paths.filter((p): p is string => typeof p === 'string' && p.trim() !== '').map((p) => p.trim());
+}
+
+/** The files a shell command prints or searches (`cat F`, `head -n 5 F`, `sed -n 1,80p F`, `nl F`, `rg PATTERN F`), each argument that is not an option. */
+export function commandReads(command: string): string[] {
+  const inner = /^(?:\/bin\/)?(?:ba)?sh\s+-l?c\s+(['"])([\s\S]*)\1\s*$/.exec(command.trim())?.[2] ?? command;
+  const out: string[] = [];
+  for (const part of inner.split(/&&|\|\||;|\|/)) {
+    const words = part.trim().split(/\s+/).filter(Boolean);
+    const tool = words[0] ?? '';
+    if (!['cat', 'head', 'tail', 'nl', 'less', 'sed', 'rg', 'grep'].includes(tool)) continue;
+    // Options that take a value: head's and tail's counts, a search's context and pattern.
+    const valued = tool === 'head' || tool === 'tail' ? /^-[nc]$/ : tool === 'rg' || tool === 'grep' ? /^(?:-[ABCme]|--max-count|--regexp)$/ : null;
+    const rest = words.slice(1);
+    const args = rest.filter((w, k) => !w.startsWith('-') && !(valued && k > 0 && valued.test(rest[k - 1] ?? '')));
+    // sed's and a search's first word is its script or pattern, not a file.
+    const files = tool === 'sed' || tool === 'rg' || tool === 'grep' ? args.slice(1) : args;
+    for (const f of files) {
+      const p = f.replace(/^['"]|['"]$/g, '');
+      if (p && !/[*?<>$`]/.test(p)) out.push(p);
+    }
+  }
+  return out;
+}
+
+/** Paths in order, each once, at most MAX_FILES_READ. */
+export function uniqueReads(paths: readonly string[]): string[] {
+  return [...new Set(paths)].slice(0, MAX_FILES_READ);
+}
+
 export function toolLine(name: string, input: unknown): string {
   let detail = '';
   if (Array.isArray(input)) detail = input.map(String).join(' ');

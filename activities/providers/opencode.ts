@@ -32,6 +32,9 @@ import {
   usageLine,
   withBase,
   type JsonLine,
+  commandReads,
+  toolReads,
+  uniqueReads,
 } from './common.js';
 import type { Invocation, InvocationRequest, ParsedOutput, ProviderOutput, ProviderPreset } from './types.js';
 
@@ -87,6 +90,8 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
   if (!lines.some(isEvent)) return plainTextOutput(out.text, out.exitCode, null);
 
   const transcript: (string | null)[] = [];
+  // Files its read and search tools, and its shell commands, read.
+  const reads: string[] = [];
   const totals = new UsageTotals();
   let sessionId: string | null = null;
   let sawError = false;
@@ -125,6 +130,7 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
       case 'tool_use': {
         const state = rec(part?.state);
         transcript.push(toolLine(str(part?.tool) ?? '?', state?.input));
+        reads.push(...(str(part?.tool) === 'bash' ? commandReads(str(rec(state?.input)?.command) ?? '') : toolReads(str(part?.tool) ?? '', state?.input)));
         const failed = state?.status === 'error';
         transcript.push(toolResultLine(failed ? state?.error : state?.output, failed));
         break;
@@ -174,6 +180,7 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
     resultText: final === '' ? null : final,
     transcript: joinTranscript(transcript),
     modelOutput,
+    filesRead: uniqueReads(reads),
   };
 }
 

@@ -105,6 +105,11 @@ export interface ParsedOutput {
    * never heard from the model: a hung stream, the provider's failure (provider-outcome.ts).
    */
   modelOutput?: boolean;
+  /**
+   * Files the agent read, where the output says so (a read or search tool's path, a command that
+   * prints a file), in order, each once; absent: the output does not tell (docs/memory.md).
+   */
+  filesRead?: string[];
 }
 
 export interface ProviderOutput {

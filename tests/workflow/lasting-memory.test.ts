@@ -188,7 +188,9 @@ it('the memory judge: a malformed answer changes nothing and says why; a valid o
   // Run B fails the same way once, then fixes it: its items changed, and the judge answers as documented.
   const [anti, fix] = items.map((i) => Number(i.id));
   const answer = { lessons: [{ id: anti, lesson: 'add() must return a + b exactly: an offset fails "adds two numbers".' }, { id: fix, lesson: 'Return a + b from src/add.js.' }], merges: [] };
-  const valid = writeScenario(repo, { version: 1, roles: { ...ROLES, memory: { default: { output: `Judged.\n\`\`\`json\n${JSON.stringify(answer)}\n\`\`\`\n`, writes: usage(0.006) } } }, iterations: [wrong(4), FIX] });
+  // Its fix says which files it read (the FILES_READ signal, as any agent may write it).
+  const fixRead = { ...FIX, writes: { ...FIX.writes, '.vigil/signals/FILES_READ': 'src/add.js\ntest/add.test.js\n' } };
+  const valid = writeScenario(repo, { version: 1, roles: { ...ROLES, memory: { default: { output: `Judged.\n\`\`\`json\n${JSON.stringify(answer)}\n\`\`\`\n`, writes: usage(0.006) } } }, iterations: [wrong(4), fixRead] });
   const b = uniqueId('memory-judge');
   const ob = await (await startRun(w.env, w.taskQueue, { ...runInput(repo, valid, STORE_ON), prdPath: writePrd(PRD) }, b)).result();
   expect(ob.status, ob.reason).toBe('council_approved');
@@ -199,8 +201,14 @@ it('the memory judge: a malformed answer changes nothing and says why; a valid o
   ]);
   expect((await q('select problem, lessons, usd from memory_judgements where workflow_id = $1', [b]))[0]).toEqual({ problem: null, lessons: 2, usd: 0.006 });
 
-  // The report says what judgement cost, apart from the run's spend; vigil memory list the total.
   const env = { ...process.env, DATABASE_URL: url };
+  // The fix's episode lists the files it read; vigil memory show prints them.
+  const episode = (await q<{ id: string; files_read: string[] }>('select id, files_read from memory_episodes where workflow_id = $1 and iteration = 2', [b]))[0];
+  expect(episode?.files_read).toEqual(['src/add.js', 'test/add.test.js']);
+  expect((await q<{ files_read: string[] }>('select files_read from memory_episodes where workflow_id = $1 and iteration = 1', [b]))[0]?.files_read).toEqual([]);
+  expect((await run('node', [CLI, 'memory', 'show', 'episode', String(episode?.id)], { env })).stdout).toContain('files_read: ["src/add.js","test/add.test.js"]');
+
+  // The report says what judgement cost, apart from the run's spend; vigil memory list the total.
   const report = await run('node', [CLI, 'report', b], { env });
   expect(report.stdout).toContain('memory judgement (after the run, not in its spend): 1 call(s), 0.006 USD — 2 lesson(s), 0 merge(s)');
   const reportA = await run('node', [CLI, 'report', a], { env });

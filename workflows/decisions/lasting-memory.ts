@@ -31,6 +31,8 @@ export interface IterationTrace {
   testFailure: string | null;
   summary: string | null;
   retrieved: MemoryRef[];
+  /** Files the agent read (activities/files-read.ts); absent in traces from before it. */
+  filesRead?: string[];
 }
 
 const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim();
@@ -162,6 +164,7 @@ export function episodesOf(run: RunJournal): Episode[] {
       summary: trace?.summary ? clean(trace.summary, EPISODE_LIMITS.summaryChars) || null : null,
       retrieved: (trace?.retrieved ?? []).slice(0, EPISODE_LIMITS.retrieved),
       importance,
+      filesRead: (trace?.filesRead ?? []).slice(0, EPISODE_LIMITS.filesRead).map((f) => clean(f, EPISODE_LIMITS.fileChars)),
     });
   }
   return out;
