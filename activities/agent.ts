@@ -151,7 +151,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     provider: input.provider,
     runMode: input.sandbox,
     registries: input.sandboxRegistries,
-    files: [promptPath, ...(input.extraEnv.VIGIL_EVIDENCE_FILE ? [input.extraEnv.VIGIL_EVIDENCE_FILE] : [])],
+    files: [promptPath, ...(input.extraEnv.VIGIL_EVIDENCE_FILE ? [input.extraEnv.VIGIL_EVIDENCE_FILE] : []), ...(input.extraEnv.VIGIL_MEMORY_SNAPSHOT ? [input.extraEnv.VIGIL_MEMORY_SNAPSHOT] : [])],
     promptPath,
     storeUrl: workerStoreUrl().url,
   });

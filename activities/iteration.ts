@@ -55,8 +55,9 @@ import { isStorageError, readRegularFile, writePrivateFile } from './safe-files.
 import { listenForRunCancel } from './running-calls.js';
 import { readAgentSignals } from './signals.js';
 import { workerStoreUrl } from './event-store.js';
-import { bestEffort, failureLine, recordTrace, retrieveForPrompt, taskText } from './lasting-memory.js';
+import { bestEffort, failureLine, recordTrace, retrieveForPrompt, taskText, writeMemorySnapshot } from './lasting-memory.js';
 import { filesReadOf } from './files-read.js';
+import { ensurePrivateRunDir } from './artifacts.js';
 
 const MAX_PART_BYTES = 256 * 1024;
 
@@ -270,7 +271,10 @@ async function withEarlierRuns(input: RunAgentInput): Promise<RunAgentInput> {
   const url = workerStoreUrl().url;
   if (!url) return input;
   const got = await bestEffort(() => retrieveForPrompt(url, { workflowId: input.runId, iteration: input.iteration, repoPath: input.repoPath, task: taskText(p), budgets: layers }));
-  return got?.text ? { ...input, promptInput: { ...p, earlierRuns: got.text } } : input;
+  // The memory the agent's own vigil_memory_search reads where its sandbox refuses the store (docs/memory.md).
+  const snapshot = await bestEffort(() => writeMemorySnapshot(url, input.runId, input.repoPath, path.join(ensurePrivateRunDir(input.runId), 'memory-snapshot.json')));
+  const withSnapshot = snapshot ? { ...input, extraEnv: { ...input.extraEnv, VIGIL_MEMORY_SNAPSHOT: snapshot } } : input;
+  return got?.text ? { ...withSnapshot, promptInput: { ...p, earlierRuns: got.text } } : withSnapshot;
 }
 
 /** What the journal does not hold of this iteration, for its episode (best effort). */

@@ -21,6 +21,9 @@ import {
   EPISODE_LIMITS,
   EpisodeSchema,
   MemoryExportSchema,
+  MemorySnapshotSchema,
+  SNAPSHOT_LIMITS,
+  type MemorySnapshot,
   PatternSchema,
   SkillSchema,
   type Episode,
@@ -36,7 +39,7 @@ import { retrieve, type Retrieved, type StoredItem, type TimelineRun } from '../
 import { redactSecrets } from '../workflows/decisions/scans.js';
 import { ensureMigrated, onRunEnded, poolFor, type Db } from './event-store.js';
 import { rankItems, scoreOf } from './memory-rank.js';
-import { readRegularFile } from './safe-files.js';
+import { readRegularFile, writePrivateFile } from './safe-files.js';
 
 /** The advisory lock consolidations take (the bytes of "vmem"): two workers never consolidate at once. */
 export const CONSOLIDATION_LOCK_KEY = 0x766d656d;
@@ -544,12 +547,54 @@ export async function showMemory(db: Db, kind: MemoryKindName, id: number): Prom
 export async function searchMemory(db: Db, query: string, opts: { repo?: string | null; limit?: number } = {}): Promise<(MemoryItem & { body: string; score: number })[]> {
   const repo = opts.repo ? repoKey(opts.repo) : null;
   const c = repo ? await candidates(db, repo, '') : await allItems(db);
-  const scores = rankItems(c.items, query);
-  const scored = c.items
-    .map((i) => ({ i, score: Math.round(scoreOf(scores, i) * 1000) / 1000 }))
-    .filter((x) => x.score > 0)
+  return searchItems(c.items, query, opts.limit);
+}
+
+/**
+ * A snapshot of a repository's memory for an iteration's agent call, written where only the run
+ * and its call's sandbox read it (the run's private folder, outside the repository): its items as
+ * retrieval sees them, redacted again and bounded. Returns the file's path.
+ */
+export async function writeMemorySnapshot(url: string, runId: string, repoPath: string, file: string, now: Date = new Date()): Promise<string> {
+  await ensureMigrated(url);
+  const repo = repoKey(repoPath);
+  const c = await candidates(poolFor(url), repo, runId);
+  const red = (s: string, n: number): string => clean(s, n);
+  const items = [...c.items]
+    .sort((a, b) => b.importance - a.importance || a.ref.id - b.ref.id)
+    .slice(0, SNAPSHOT_LIMITS.items)
+    .map((i) => ({ ref: i.ref, repo: i.repo, kind: i.kind, topic: red(i.topic, 200), title: red(i.title, 300), body: red(i.body, 2400), keywords: i.keywords.slice(0, 60).map((k) => k.slice(0, 60)), evidence: i.evidence, importance: Math.min(1, Math.max(0, i.importance)) }));
+  let snapshot = MemorySnapshotSchema.parse({ vigilMemorySnapshot: 1, runId, repo, takenAt: now.toISOString(), items });
+  while (JSON.stringify(snapshot).length > SNAPSHOT_LIMITS.bytes && snapshot.items.length > 0) snapshot = { ...snapshot, items: snapshot.items.slice(0, Math.floor(snapshot.items.length / 2)) };
+  writePrivateFile(file, JSON.stringify(snapshot));
+  return file;
+}
+
+/** A snapshot file as written (null when it is missing, too big or not one). */
+export function readMemorySnapshot(file: string): MemorySnapshot | null {
+  const r = readRegularFile(file, SNAPSHOT_LIMITS.bytes + 1024);
+  if (!r?.ok) return null;
+  try {
+    const s = MemorySnapshotSchema.safeParse(JSON.parse(r.text));
+    return s.success ? s.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Items ranked against a query (the store's or a snapshot's), best first; only those that match.
+ * As retrieval ranks (workflows/decisions/memory-retrieval.ts, `relevance`): the match (the best
+ * full-text score worth five points), then importance; `score` is that sum.
+ */
+export function searchItems(items: readonly StoredItem[], query: string, limit?: number): (MemoryItem & { body: string; score: number })[] {
+  const scores = rankItems(items, query);
+  const best = Math.max(0, ...items.map((i) => scoreOf(scores, i)));
+  const scored = items
+    .filter((i) => scoreOf(scores, i) > 0)
+    .map((i) => ({ i, score: Math.round(((5 * scoreOf(scores, i)) / best + i.importance + (i.kind === 'anti_pattern' ? 0.2 : 0)) * 1000) / 1000 }))
     .sort((a, b) => b.score - a.score || b.i.importance - a.i.importance || a.i.ref.id - b.i.ref.id)
-    .slice(0, Math.min(Math.max(opts.limit ?? 20, 1), 1000));
+    .slice(0, Math.min(Math.max(limit ?? 20, 1), 1000));
   return scored.map(({ i, score }) => ({
     kind: i.kind as MemoryItem['kind'],
     id: i.ref.id,

@@ -319,10 +319,30 @@ async function report(env: NodeJS.ProcessEnv, o: { id?: string | undefined; sinc
   return { acrossRuns: AcrossRunsReportSchema.parse(JSON.parse(c.text())) };
 }
 
+/**
+ * The store's memory, or — inside a run (VIGIL_RUN_ID) whose call was handed a snapshot
+ * (VIGIL_MEMORY_SNAPSHOT: the agent sandbox refuses connections to the store) — the snapshot's,
+ * when no store is configured for this process or the store does not answer.
+ */
 async function memorySearch(env: NodeJS.ProcessEnv, o: { query: string; repo?: string | undefined; limit?: number | undefined }): Promise<McpMemorySearchOutput> {
-  const [{ withEventStore }, { searchMemory }] = await Promise.all([import('./report.js'), import('../activities/lasting-memory.js')]);
-  const hits = await withEventStore(env, (db) => searchMemory(db, o.query, { repo: o.repo ?? null, limit: o.limit ?? 20 }));
-  return McpMemorySearchOutputSchema.parse({ query: o.query, hits });
+  const [{ withEventStore }, { readMemorySnapshot, searchItems, searchMemory }, { configuredStoreUrl }] = await Promise.all([import('./report.js'), import('../activities/lasting-memory.js'), import('../workers/store-location.js')]);
+  const file = env.VIGIL_RUN_ID && env.VIGIL_MEMORY_SNAPSHOT ? env.VIGIL_MEMORY_SNAPSHOT : null;
+  const fromSnapshot = (): McpMemorySearchOutput | null => {
+    const s = file ? readMemorySnapshot(file) : null;
+    return s ? McpMemorySearchOutputSchema.parse({ query: o.query, hits: searchItems(s.items, o.query, o.limit ?? 20), source: 'snapshot', snapshotAt: s.takenAt }) : null;
+  };
+  if (file && !configuredStoreUrl(env)) {
+    const got = fromSnapshot();
+    if (got) return got;
+  }
+  try {
+    const hits = await withEventStore(env, (db) => searchMemory(db, o.query, { repo: o.repo ?? null, limit: o.limit ?? 20 }));
+    return McpMemorySearchOutputSchema.parse({ query: o.query, hits, source: 'store' });
+  } catch (err) {
+    const got = fromSnapshot();
+    if (got) return got;
+    throw err;
+  }
 }
 
 type StartArgs = { prd: string; repo?: string | undefined; provider?: string | undefined; agentCommand?: string | undefined; config?: string | undefined; set?: string[] | undefined; id?: string | undefined; checklist?: string | undefined; host?: string | undefined; noStore?: boolean | undefined };

@@ -162,3 +162,33 @@ export const MemoryJudgementSchema = shared('schemas/lasting-memory:MemoryJudgem
   problem: z.string().max(1000).nullable(),
 }));
 export type MemoryJudgement = z.infer<typeof MemoryJudgementSchema>;
+
+/** An item of a memory snapshot (what `vigil_memory_search` searches inside a sandboxed run). */
+export const SnapshotItemSchema = shared('schemas/lasting-memory:SnapshotItemSchema', () => z.object({
+  ref: MemoryRefSchema,
+  repo: z.string().max(4096).nullable(),
+  kind: z.string().max(20),
+  topic: z.string().max(200),
+  title: z.string().max(300),
+  body: z.string().max(2400),
+  keywords: z.array(z.string().max(60)).max(60),
+  evidence: z.number().int().min(0),
+  importance: z.number().min(0).max(1),
+}));
+
+/** Items a snapshot holds at most, and its file's size at most. */
+export const SNAPSHOT_LIMITS = { items: 200, bytes: 512 * 1024 } as const;
+
+/**
+ * The memory a worker hands an iteration's agent call (docs/memory.md, Memory inside a sandboxed
+ * run): the repository's and the installation's patterns, anti-patterns and skills, redacted and
+ * bounded, in a file the call's sandbox may read (`VIGIL_MEMORY_SNAPSHOT`).
+ */
+export const MemorySnapshotSchema = shared('schemas/lasting-memory:MemorySnapshotSchema', () => z.object({
+  vigilMemorySnapshot: z.literal(1),
+  runId: z.string().max(300),
+  repo: z.string().max(4096),
+  takenAt: z.string(),
+  items: z.array(SnapshotItemSchema).max(SNAPSHOT_LIMITS.items),
+}));
+export type MemorySnapshot = z.infer<typeof MemorySnapshotSchema>;

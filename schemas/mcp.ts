@@ -71,7 +71,14 @@ export const McpMemoryHitSchema = z.object({
   accessCount: z.number().int(),
   score: z.number(),
 });
-export const McpMemorySearchOutputSchema = z.object({ query: z.string(), hits: z.array(McpMemoryHitSchema) });
+export const McpMemorySearchOutputSchema = z.object({
+  query: z.string(),
+  hits: z.array(McpMemoryHitSchema),
+  /** Where the hits come from: the event store, or (inside a run whose sandbox refuses the store) the snapshot its worker wrote for the call (docs/memory.md). */
+  source: z.enum(['store', 'snapshot']).optional(),
+  /** The snapshot's time, when the hits come from one. */
+  snapshotAt: z.string().optional(),
+});
 export type McpMemorySearchOutput = z.infer<typeof McpMemorySearchOutputSchema>;
 
 /** The most evidence lines a claim carries, and the longest of each. */

@@ -15,6 +15,8 @@ import { execFile } from 'node:child_process';
 import { readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { defaultKnobs } from '../../schemas/knobs.js';
@@ -224,4 +226,27 @@ it('the memory judge: a malformed answer changes nothing and says why; a valid o
   // The next run's first prompt carries the lesson with the item.
   const c = await briefRun(repo);
   expect(memorySection(firstPrompt(repo, c))).toContain(`[anti-pattern #${anti}, tests] Lesson: ${answer.lessons[0]?.lesson}`);
+
+  // Its iterations were handed the memory as a snapshot, in the run's private folder (beside the judge's log of run A's).
+  const snapshotFile = path.join(path.dirname(path.dirname(ja?.log_path ?? '')), c, 'memory-snapshot.json');
+  const snapshot = JSON.parse(readFileSync(snapshotFile, 'utf8')) as { runId: string; items: { ref: { id: number }; body: string }[] };
+  expect(snapshot.runId).toBe(c);
+  expect(snapshot.items.find((i) => i.ref.id === anti)?.body).toContain(`Lesson: ${answer.lessons[0]?.lesson}`);
+  // vigil_memory_search as the agent's own MCP server runs it inside the run's sandbox: the store out of reach, the snapshot searched.
+  const inRun = { VIGIL_RUN_ID: c, VIGIL_MEMORY_SNAPSHOT: snapshotFile };
+  const storeEnvs: Record<string, string>[] = [{}, { DATABASE_URL: 'postgres://vigil@127.0.0.1:1/refused' }];
+  for (const storeEnv of storeEnvs) {
+    const mcp = new Client({ name: 'agent-in-sandbox', version: '1.0.0' });
+    const bare = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !e[0].startsWith('VIGIL_') && e[0] !== 'DATABASE_URL'));
+    await mcp.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: { ...bare, VIGIL_HOME: path.dirname(snapshotFile), ...inRun, ...storeEnv }, stderr: 'ignore' }));
+    try {
+      const got = await mcp.callTool({ name: 'vigil_memory_search', arguments: { query: 'add a number strictly' } });
+      const out = got.structuredContent as { source: string; hits: { id: number; kind: string; body: string }[] };
+      expect(out.source, JSON.stringify(storeEnv)).toBe('snapshot');
+      expect(out.hits[0]).toMatchObject({ id: anti, kind: 'anti_pattern' });
+      expect(out.hits[0]?.body).toContain('Lesson: ');
+    } finally {
+      await mcp.close();
+    }
+  }
 }, 300_000);
