@@ -18,7 +18,7 @@ import { Context } from '@temporalio/activity';
 import { JudgeMemoryInputSchema, type JudgeMemoryInput } from '../schemas/memory-judge.js';
 import type { MemoryJudgement } from '../schemas/lasting-memory.js';
 import { costOf } from '../workflows/decisions/budget.js';
-import { judgePrompt, judgeSelection, parseJudgeAnswer, type JudgeItem, type JudgePlan } from '../workflows/decisions/memory-judge.js';
+import { judgePrompt, judgeSelection, parseJudgeAnswer, type JudgeItem, type JudgePlan, type JudgeSelection } from '../workflows/decisions/memory-judge.js';
 import { runAgent } from './agent.js';
 import { ensureMigrated, poolFor, workerStoreUrl, type Db } from './event-store.js';
 import { consolidateMemory, CONSOLIDATION_LOCK_KEY, inTransaction, repoKey } from './lasting-memory.js';
@@ -57,6 +57,17 @@ async function itemsOf(db: Db, workflowId: string, repo: string): Promise<{ chan
   return { changed: [...own.rows, ...across.rows].map(itemOf), all: all.rows.map(itemOf) };
 }
 
+/** What a run's judgement is shown, from the store: the run consolidated first when its end did not get to it. */
+export async function selectForJudgement(url: string, runId: string, repoPath: string): Promise<JudgeSelection> {
+  await ensureMigrated(url);
+  const db = poolFor(url);
+  // The run's end consolidated it (the journal writer's hook); a store that was slow then is caught up here.
+  const done = await db.query('select 1 from memory_consolidations where workflow_id = $1', [runId]);
+  if (!done.rowCount) await consolidateMemory(url, [runId]);
+  const { changed, all } = await itemsOf(db, runId, repoKey(repoPath));
+  return judgeSelection(changed, all);
+}
+
 /** The answer as the call left it: the readable transcript of a CLI that prints JSON, else the log (without its header line). */
 function answerText(logPath: string): string {
   const transcript = readRegularFile(logPath.replace(/\.log$/, '.transcript.md'), 1024 * 1024);
@@ -66,7 +77,7 @@ function answerText(logPath: string): string {
 }
 
 /** A valid plan into the store, under the consolidation lock; items gone since the call are skipped. */
-async function apply(url: string, plan: Extract<JudgePlan, { ok: true }>, by: string): Promise<{ lessons: number; merges: number }> {
+export async function applyJudgement(url: string, plan: Extract<JudgePlan, { ok: true }>, by: string): Promise<{ lessons: number; merges: number }> {
   return inTransaction(url, async (db) => {
     await db.query('select pg_advisory_xact_lock($1)', [CONSOLIDATION_LOCK_KEY]);
     let lessons = 0;
@@ -114,15 +125,9 @@ export async function judgeMemory(raw: JudgeMemoryInput): Promise<MemoryJudgemen
   const none = (problem: string | null, items = 0): MemoryJudgement => ({ called: false, items, lessons: 0, merges: 0, costUsd: 0, problem });
   const { url } = workerStoreUrl();
   if (!url) return none('no event store on this worker');
-  let selection: ReturnType<typeof judgeSelection>;
+  let selection: JudgeSelection;
   try {
-    await ensureMigrated(url);
-    const db = poolFor(url);
-    // The run's end consolidated it (the journal writer's hook); a store that was slow then is caught up here.
-    const done = await db.query('select 1 from memory_consolidations where workflow_id = $1', [input.runId]);
-    if (!done.rowCount) await consolidateMemory(url, [input.runId]);
-    const { changed, all } = await itemsOf(db, input.runId, repoKey(input.repoPath));
-    selection = judgeSelection(changed, all);
+    selection = await selectForJudgement(url, input.runId, input.repoPath);
   } catch (err) {
     return none(`event store: ${err instanceof Error ? err.message : String(err)}`.slice(0, 1000));
   }
@@ -144,7 +149,7 @@ export async function judgeMemory(raw: JudgeMemoryInput): Promise<MemoryJudgemen
   let applied = { lessons: 0, merges: 0 };
   if (plan.ok) {
     try {
-      applied = await apply(url, plan, `${input.runId}`);
+      applied = await applyJudgement(url, plan, input.runId);
     } catch (err) {
       plan = { ok: false, error: `event store: ${err instanceof Error ? err.message : String(err)}`.slice(0, 1000) };
     }
