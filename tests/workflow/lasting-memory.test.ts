@@ -6,13 +6,17 @@
  * prompt no longer has it; a secret the agent printed and wrote in its summary never reaches a
  * table of the store. The memory judge (knob memoryJudge, on by default): a malformed answer leaves
  * the deterministic consolidation as it was and says why; a valid one puts its lesson on the item,
- * which the next run's prompt carries; what each call cost is stored and reported.
+ * which the next run's prompt carries; what each call cost is stored and reported. A run's
+ * builder, in the agent sandbox (which refuses the store), runs its own `vigil mcp` and finds the
+ * memory in the snapshot its call was handed.
  *
  * Knobs: the product's defaults, with the event store on — what `vigil start` sets wherever a
  * store is configured (here: DATABASE_URL, a fresh database of the embedded Postgres).
  */
 import { execFile } from 'node:child_process';
-import { readFileSync, realpathSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -22,10 +26,13 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { defaultKnobs } from '../../schemas/knobs.js';
 import { EARLIER_RUNS_HEADING } from '../../workflows/decisions/prompt.js';
 import { stopUpdate } from '../../workflows/messages.js';
-import { CLI, fileWorker, makeRepo, runInput, startRun, uniqueId, waitForStatus, writePrd, writeScenario, type ScenarioInput } from '../support/harness.js';
+import { CLI, fileWorker, makeRepo, ROOT, runInput, SCRIPTED_AGENT, startRun, uniqueId, waitForStatus, writePrd, writeScenario, type ScenarioInput } from '../support/harness.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 
 const run = promisify(execFile);
+// An agent that, in its sandbox, asks its own `vigil mcp` for the memory: its scripts, and Vigil's install, are readable there.
+const AGENT_DIR = mkdtempSync(path.join(os.tmpdir(), 'vigil-memory-agent-'));
+process.env.VIGIL_SANDBOX_READABLE = [process.env.VIGIL_SANDBOX_READABLE, AGENT_DIR, ROOT].filter(Boolean).join(':');
 let store: TestPostgres;
 let url = '';
 const w = fileWorker('lasting-memory', () => {
@@ -249,4 +256,40 @@ it('the memory judge: a malformed answer changes nothing and says why; a valid o
       await mcp.close();
     }
   }
+
+  // And from inside the sandbox: the builder of a run runs vigil mcp itself and asks it (the store is refused there).
+  const sdk = (p: string): string => pathToFileURL(path.join(ROOT, 'node_modules/@modelcontextprotocol/sdk/dist/esm', p)).href;
+  const search = path.join(AGENT_DIR, 'search.mjs');
+  writeFileSync(
+    search,
+    `import { Client } from ${JSON.stringify(sdk('client/index.js'))};
+import { StdioClientTransport } from ${JSON.stringify(sdk('client/stdio.js'))};
+const client = new Client({ name: 'builder', version: '1.0.0' });
+await client.connect(new StdioClientTransport({ command: process.execPath, args: [${JSON.stringify(CLI)}, 'mcp'], env: process.env }));
+const r = await client.callTool({ name: 'vigil_memory_search', arguments: { query: 'add a number strictly' } });
+process.stdout.write(JSON.stringify({ env: { run: process.env.VIGIL_RUN_ID ?? null, snapshot: process.env.VIGIL_MEMORY_SNAPSHOT ?? null }, result: r }));
+await client.close();
+`,
+  );
+  const agent = path.join(AGENT_DIR, 'agent.sh');
+  writeFileSync(
+    agent,
+    `#!/bin/sh\n${JSON.stringify(SCRIPTED_AGENT)} --scenario "$1" || exit $?\n` +
+      `if [ "$VIGIL_ROLE" = iteration ] && [ "$VIGIL_ITERATION" = 1 ]; then ${JSON.stringify(process.execPath)} ${JSON.stringify(search)} > .vigil/memory-search.json 2> .vigil/memory-search.err; fi\n`,
+  );
+  chmodSync(agent, 0o755);
+  const d = uniqueId('memory-run');
+  const brief = writeScenario(repo, { version: 1, roles: ROLES, iterations: [], default: { appends: { 'notes.txt': 'looked\n' }, sleepMs: 300 } });
+  const hd = await startRun(w.env, w.taskQueue, { ...runInput(repo, brief, { ...STORE_ON, agentCommand: [agent, brief] }), prdPath: writePrd(PRD) }, d);
+  await waitForStatus(hd, (s) => s.iteration >= 2, 120_000);
+  await hd.executeUpdate(stopUpdate, { args: [{ now: true, by: 'test', reason: 'the first call is all this run is for' }] });
+  const od = await hd.result();
+  const inside = readFileSync(path.join(repo, '.vigil/memory-search.json'), 'utf8');
+  const asked = JSON.parse(inside || '{}') as { env?: { run: string; snapshot: string }; result?: { structuredContent?: { source: string; hits: { id: number; body: string }[] } } };
+  // The sandbox shows the snapshot at a path of its own (the call's readable files), and names that one.
+  expect(asked.env?.run, `${inside} ${readFileSync(path.join(repo, '.vigil/memory-search.err'), 'utf8')} ${JSON.stringify(od)}`).toBe(d);
+  expect(asked.env?.snapshot).toMatch(/memory-snapshot\.json$/);
+  expect(asked.result?.structuredContent?.source).toBe('snapshot');
+  expect(asked.result?.structuredContent?.hits[0]).toMatchObject({ id: anti });
+  expect(asked.result?.structuredContent?.hits[0]?.body).toContain(`Lesson: ${answer.lessons[0]?.lesson}`);
 }, 300_000);
