@@ -18,6 +18,7 @@ import { answerOf, REQUIRED_ANSWER, type Answer } from '../workflows/decisions/c
 import { checklistExtractionPrompt, checklistVerifierPrompt, parseChecklistOutput, parseVerifierOutput } from '../workflows/decisions/checklist.js';
 import { councilPrompt, devilsAdvocatePrompt } from '../workflows/decisions/council-prompt.js';
 import { devilsAdvocateReviewPrompt, reviewerPrompt, reviewerRecord } from '../workflows/decisions/review.js';
+import { judgePrompt, judgeSelection, parseJudgeAnswer, type JudgeItem } from '../workflows/decisions/memory-judge.js';
 import { parsePlannerAnswer, plannerPrompt } from '../workflows/decisions/tasks.js';
 import { parseVote } from '../workflows/decisions/vote.js';
 
@@ -66,6 +67,12 @@ function scratchRepository(): { repo: string; prdPath: string; diffPath: string;
   writeFileSync(evidencePath, '# Evidence\n\n## Diff since the run started\n\nsrc/greet.js added (4 lines).\n\n## Tests\n\nNo test runner.\n');
   return { repo, prdPath, diffPath, evidencePath, cleanup: () => rmSync(root, { recursive: true, force: true }) };
 }
+
+/** Two near-duplicate anti-patterns, as the memory judge is shown them (docs/memory.md, Judgement). */
+const SAMPLE_MEMORY: JudgeItem[] = [
+  { id: 1, repo: '/repo', kind: 'anti_pattern', title: 'Test "greets by name" failed 3 times for the same reason: Expected values to be strictly equal', body: 'Test "greets by name" failed 3 times for the same reason: Expected values to be strictly equal. No fix is recorded yet.', keywords: ['tests', 'greets', 'name', 'expected', 'values', 'strictly', 'equal'], lesson: null },
+  { id: 2, repo: '/repo', kind: 'anti_pattern', title: 'Test "greets by name" failed 3 times for the same reason: expected values to be strictly equal, got undefined', body: 'Test "greets by name" failed 3 times: expected values to be strictly equal, got undefined. No fix is recorded yet.', keywords: ['tests', 'greets', 'name', 'expected', 'values', 'strictly', 'equal', 'undefined'], lesson: null },
+];
 
 interface RoleCase {
   label: string;
@@ -122,6 +129,18 @@ function cases(s: ReturnType<typeof scratchRepository>): RoleCase[] {
       extraEnv: {},
       judge: (text) => {
         const r = parsePlannerAnswer(text, SAMPLE_ITEMS.map((i) => i.id));
+        return r.ok ? null : r.error;
+      },
+    },
+    {
+      label: 'memory',
+      role: 'memory',
+      parse: null,
+      parseVote: false,
+      prompt: judgePrompt(judgeSelection(SAMPLE_MEMORY, SAMPLE_MEMORY)),
+      extraEnv: {},
+      judge: (text) => {
+        const r = parseJudgeAnswer(text, SAMPLE_MEMORY);
         return r.ok ? null : r.error;
       },
     },

@@ -28,6 +28,7 @@ const GOOD = agent(
     `  checklist) echo '[{"id": "REQ-1", "title": "greet exists", "priority": "critical", "verify": "call it"}]' ;;`,
     '  items) grep -o "REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | sort -u | while read -r id; do echo "ITEM $id: PASS - checked"; done ;;',
     '  tasks) ids=$(grep -o "^- REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | cut -c3- | sort -u | sed \'s/.*/"&"/\' | paste -sd,); printf \'```json\\n[{"id": "all", "title": "everything", "items": [%s]}]\\n```\\n\' "$ids" ;;',
+    `  lessons) echo '{"lessons": [{"id": 1, "lesson": "greet(name) must return Hello, <name>!"}], "merges": [{"keep": 1, "merge": [2]}]}' ;;`,
   ].join('\n'),
 );
 
@@ -40,6 +41,7 @@ const WRONG = agent(
     `  checklist) echo '[{"id": "REQ-1", "title": "greet exists", "priority": "critical", "verify": "call it"}]' ;;`,
     '  items) grep -o "REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | sort -u | while read -r id; do echo "ITEM $id: PASS - checked"; done ;;',
     '  tasks) ids=$(grep -o "^- REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | cut -c3- | sort -u | sed \'s/.*/"&"/\' | paste -sd,); printf \'```json\\n[{"id": "all", "title": "everything", "items": [%s]}]\\n```\\n\' "$ids" ;;',
+    `  lessons) echo '{"lessons": [{"id": 1, "lesson": "greet(name) must return Hello, <name>!"}], "merges": [{"keep": 1, "merge": [2]}]}' ;;`,
   ].join('\n'),
 );
 
@@ -48,7 +50,7 @@ describe('vigil doctor --agent-command', () => {
     assertBuilt();
     const r = await runVigil(['doctor', '--agent-command', GOOD], cleanEnv({}), { timeoutMs: 60_000 });
     expect(r.code, show(r)).toBe(0);
-    for (const role of ['iteration', 'checklist', 'checklist-verifier', 'planner', 'reviewer', 'devils-advocate (code review)', 'council', 'devils-advocate (council)']) {
+    for (const role of ['iteration', 'checklist', 'checklist-verifier', 'planner', 'memory', 'reviewer', 'devils-advocate (code review)', 'council', 'devils-advocate (council)']) {
       expect(r.stdout, role).toMatch(new RegExp(`✓ ${role.replace(/[()]/g, '\\$&')}: VIGIL_ANSWER=`));
     }
     expect(r.stdout).toContain('every role answers as the agent contract asks');
