@@ -7,29 +7,14 @@
  * never reaches a table.
  */
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeEventStore, projectEventsTo } from '../../activities/event-store.js';
+import { describe, expect, it } from 'vitest';
+import { projectEventsTo } from '../../activities/event-store.js';
 import { consolidateMemory, exportMemory, forgetMemory, importMemory, listMemory, recordTrace, retrieveForPrompt, searchMemory, showMemory } from '../../activities/lasting-memory.js';
-import { EventEnvelopeSchema, type EventEnvelope, type RunEvent } from '../../schemas/events.js';
-import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+import { FAILED_THRICE_THEN_FIXED, memoryJournal, queryRows, useStorePostgres } from '../support/store-postgres.js';
 
-let tp: TestPostgres;
-beforeAll(async () => {
-  tp = await startTestPostgres();
-});
-afterAll(async () => {
-  await closeEventStore();
-  await tp?.cleanup();
-});
+const tp = useStorePostgres();
 
 const GH_TOKEN = 'ghp_' + 'Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2';
-
-function journal(runId: string, t0: number, repo: string, events: RunEvent[]): EventEnvelope[] {
-  const start: RunEvent = { kind: 'run_started', prdPath: `${repo}/PRD.md`, prdTitle: 'Add numbers', repoPath: repo, provider: 'command', maxIterations: 10, budgetUsd: 0, autonomyMode: 'perpetual' };
-  return [start, ...events].map((event, i) => EventEnvelopeSchema.parse({ seq: i + 1, runId, at: new Date(t0 + i * 60_000).toISOString(), event }));
-}
-const iter = (n: number, tests: 'pass' | 'fail' | null = null): RunEvent => ({ kind: 'iteration', iteration: n, phase: 'ACT', tier: 'development', exitCode: 0, durationMs: 1, changed: true, filesChangedSinceStart: 1, claimed: false, tests, provider: 'command', model: null, costUsd: null, attempts: 1 });
-const gate = (n: number, verdict: 'pass' | 'fail'): RunEvent => ({ kind: 'gate', iteration: n, gate: 'tests', verdict, reason: verdict === 'fail' ? 'npm-test: 1 failed (exit 1); first: adds two numbers' : 'npm-test: 2 passed', findings: verdict === 'fail' ? 1 : 0 });
 
 /** A run whose test fails three times for one reason, then passes; its traces (one with a secret) first. */
 async function storeRun(url: string, workflowId: string, repo: string, t0: number): Promise<void> {
@@ -43,21 +28,13 @@ async function storeRun(url: string, workflowId: string, repo: string, t0: numbe
       summary: n === 4 ? 'Carried the one.' : `Tried again with ${GH_TOKEN}`,
     });
   }
-  const events = journal('r-1', t0, repo, [iter(1), gate(1, 'fail'), iter(2), gate(2, 'fail'), iter(3), gate(3, 'fail'), iter(4, 'pass'), gate(4, 'pass'), { kind: 'outcome', status: 'council_approved', exitCode: 0, reason: 'approved', iteration: 4 }]);
+  const events = memoryJournal('r-1', t0, repo, FAILED_THRICE_THEN_FIXED);
   // Two batches, as the workflow sends them: the second holds the outcome, and consolidates.
   expect((await projectEventsTo(url, { workflowId, events: events.slice(0, 4) })).problem).toBeNull();
   expect((await projectEventsTo(url, { workflowId, events: events.slice(4) })).problem).toBeNull();
 }
 
-async function q<T extends pg.QueryResultRow>(url: string, sql: string, args: unknown[] = []): Promise<T[]> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query<T>(sql, args)).rows;
-  } finally {
-    await c.end();
-  }
-}
+const q = queryRows;
 
 describe('the memory in the event store', () => {
   it('the run-ending batch consolidates: episodes, an anti-pattern derived from them, its fix, a skill; secrets never stored', async () => {

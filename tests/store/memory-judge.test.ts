@@ -6,47 +6,24 @@
  * not parse applies nothing.
  */
 import pg from 'pg';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { closeEventStore, projectEventsTo } from '../../activities/event-store.js';
+import { afterAll, expect, it } from 'vitest';
+import { projectEventsTo } from '../../activities/event-store.js';
 import { consolidateMemory, recordTrace, retrieveForPrompt, searchMemory } from '../../activities/lasting-memory.js';
 import { applyJudgement, selectForJudgement } from '../../activities/memory-judge.js';
-import { EventEnvelopeSchema, type EventEnvelope, type RunEvent } from '../../schemas/events.js';
 import { parseJudgeAnswer } from '../../workflows/decisions/memory-judge.js';
-import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+import { FAILED_THRICE_THEN_FIXED, memoryJournal, queryRows, useStorePostgres } from '../support/store-postgres.js';
 
-let tp: TestPostgres;
-beforeAll(async () => {
-  tp = await startTestPostgres();
-});
-afterAll(async () => {
-  await closeEventStore();
-  await tp?.cleanup();
-});
+const tp = useStorePostgres();
 
 const REPO = '/srv/calc';
-function journal(runId: string, t0: number, events: RunEvent[]): EventEnvelope[] {
-  const start: RunEvent = { kind: 'run_started', prdPath: `${REPO}/PRD.md`, prdTitle: 'Add numbers', repoPath: REPO, provider: 'command', maxIterations: 10, budgetUsd: 0, autonomyMode: 'perpetual' };
-  return [start, ...events].map((event, i) => EventEnvelopeSchema.parse({ seq: i + 1, runId, at: new Date(t0 + i * 60_000).toISOString(), event }));
-}
-const iter = (n: number, tests: 'pass' | 'fail' | null = null): RunEvent => ({ kind: 'iteration', iteration: n, phase: 'ACT', tier: 'development', exitCode: 0, durationMs: 1, changed: true, filesChangedSinceStart: 1, claimed: false, tests, provider: 'command', model: null, costUsd: null, attempts: 1 });
-const gate = (n: number, verdict: 'pass' | 'fail'): RunEvent => ({ kind: 'gate', iteration: n, gate: 'tests', verdict, reason: verdict === 'fail' ? 'npm-test: 1 failed (exit 1); first: adds two numbers' : 'npm-test: 2 passed', findings: verdict === 'fail' ? 1 : 0 });
-
 /** A run whose test "adds two numbers" fails three times with `failure`, then passes. */
 async function storeRun(url: string, workflowId: string, t0: number, failure: string): Promise<void> {
   for (const n of [1, 2, 3, 4]) await recordTrace(url, { workflowId, iteration: n, files: ['src/add.js'], errors: [], testFailure: n < 4 ? failure : null, summary: n === 4 ? 'Returned a + b.' : null });
-  const events = journal(`${workflowId}-r`, t0, [iter(1), gate(1, 'fail'), iter(2), gate(2, 'fail'), iter(3), gate(3, 'fail'), iter(4, 'pass'), gate(4, 'pass'), { kind: 'outcome', status: 'council_approved', exitCode: 0, reason: 'approved', iteration: 4 }]);
+  const events = memoryJournal(`${workflowId}-r`, t0, REPO, FAILED_THRICE_THEN_FIXED);
   expect((await projectEventsTo(url, { workflowId, events })).problem).toBeNull();
 }
 
-async function q<T extends pg.QueryResultRow>(url: string, sql: string, args: unknown[] = []): Promise<T[]> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query<T>(sql, args)).rows;
-  } finally {
-    await c.end();
-  }
-}
+const q = queryRows;
 
 it('near-duplicates are shown together; a merge and a lesson apply, outlive consolidation, and the merged item is no longer retrieved', async () => {
   const url = await tp.freshDatabase('memory_judge_store');

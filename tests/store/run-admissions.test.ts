@@ -7,20 +7,12 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeEventStore } from '../../activities/event-store.js';
+import { describe, expect, it } from 'vitest';
 import { admissionStore, authorizeCall, checkAdmission, runSecret, signRun, startClaims } from '../../activities/run-authorization.js';
 import { defaultKnobs } from '../../schemas/knobs.js';
-import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+import { useStorePostgres } from '../support/store-postgres.js';
 
-let tp: TestPostgres;
-beforeAll(async () => {
-  tp = await startTestPostgres();
-});
-afterAll(async () => {
-  await closeEventStore();
-  await tp?.cleanup();
-});
+const tp = useStorePostgres();
 
 describe('admissions in the event store', () => {
   it('one signature admits one run across workers, and the record is what every call checks', async () => {

@@ -27,6 +27,7 @@ import { defaultKnobs } from '../../schemas/knobs.js';
 import { EARLIER_RUNS_HEADING } from '../../workflows/decisions/prompt.js';
 import { stopUpdate } from '../../workflows/messages.js';
 import { CLI, fileWorker, makeRepo, ROOT, runInput, SCRIPTED_AGENT, startRun, uniqueId, waitForStatus, writePrd, writeScenario, type ScenarioInput } from '../support/harness.js';
+import { queryRows } from '../support/store-postgres.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 
 const run = promisify(execFile);
@@ -67,15 +68,7 @@ const ROLES: NonNullable<ScenarioInput['roles']> = {
 };
 const PRD = '# Calc\n\nadd(a, b) in src/add.js adds two numbers; the test "adds two numbers" passes.\n';
 
-async function q<T extends pg.QueryResultRow>(sql: string, args: unknown[] = []): Promise<T[]> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query<T>(sql, args)).rows;
-  } finally {
-    await c.end();
-  }
-}
+const q = <T extends pg.QueryResultRow>(sql: string, args: unknown[] = []): Promise<T[]> => queryRows<T>(url, sql, args);
 
 const STORE_ON = { eventStore: true };
 const knobs = { ...defaultKnobs(), ...STORE_ON };
