@@ -1,35 +1,49 @@
 /**
  * Which network bridge a sandboxed call runs in front of its command (docs/security.md, The
- * network): the static Go build of it (`native/sandbox-bridge/`, built into this checkout's
- * `.tools/sandbox-bridge/` by scripts/build-sandbox-bridge.sh, which the bootstrap runs) where it
- * is there and answers the protocol this code speaks, else the Node bridge (sandbox-bridge.ts),
- * which does the same and costs a Node start, ~0.07 CPU-s, per networked call. Both listen on the
- * same ports, tunnel through the same proxy and have no policy of their own: which one runs
- * changes the cost of a call, never what it may reach. `VIGIL_SANDBOX_BRIDGE=node` on the worker
- * keeps the Node bridge (to compare, or where a binary may not run). The binary is looked for in
- * a source checkout only: an installed package's tools live under VIGIL_HOME, which no sandbox
- * shows, so there the Node bridge runs (and `vigil doctor` says so).
+ * network): the static Go build of it (`native/sandbox-bridge/`) where it is built and answers the
+ * protocol this code speaks, else the Node bridge (sandbox-bridge.ts), which does the same and
+ * costs a Node start, ~0.07 CPU-s, per networked call. Both listen on the same ports, tunnel
+ * through the same proxy and have no policy of their own: which one runs changes the cost of a
+ * call, never what it may reach. `VIGIL_SANDBOX_BRIDGE=node` on the worker keeps the Node bridge
+ * (to compare, or where a binary may not run).
+ *
+ * The binary is looked for in the tools folder (workers/paths.ts `toolsDir`): a source checkout's
+ * `.tools/sandbox-bridge/`, which scripts/build-sandbox-bridge.sh (run by the bootstrap) builds;
+ * an installed package's `VIGIL_HOME/tools/sandbox-bridge/`, which `vigil setup` builds from the
+ * Go sources the package carries (workers/sandbox-bridge-setup.ts), with the Go on PATH. Either
+ * way the sandbox shows that one file, read-only, at SANDBOX_BRIDGE_PATH and runs it from there:
+ * never its folder, and nothing else of VIGIL_HOME (sandbox-policy.ts, `bridgeBinary`). Without Go
+ * the Node bridge runs, and `vigil doctor` says which bridge runs and why.
  */
 import { spawnSync } from 'node:child_process';
 import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { compiledModule } from './supervisor-client.js';
-import { isSourceCheckout, packageRoot } from '../workers/paths.js';
+import { isSourceCheckout, packageRoot, toolsDir } from '../workers/paths.js';
+import { SANDBOX_BRIDGE_PATH } from './sandbox-policy.js';
 
 /** The command line and behaviour the Go bridge must answer with `--version` (`protocol` in native/sandbox-bridge/main.go). */
 export const BRIDGE_PROTOCOL = '1';
 
-/** Where scripts/build-sandbox-bridge.sh puts the binary in a source checkout. */
-export function goBridgePath(root: string = packageRoot()): string {
-  return path.join(root, '.tools', 'sandbox-bridge', 'sandbox-bridge');
+/**
+ * Where the Go bridge's binary is built: the tools folder's `sandbox-bridge/` (a source checkout's
+ * `.tools/`, by scripts/build-sandbox-bridge.sh; an installed package's VIGIL_HOME/tools, by `vigil setup`).
+ */
+export function goBridgePath(root: string = packageRoot(), env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(toolsDir(env, root), 'sandbox-bridge', 'sandbox-bridge');
 }
+
+/** What builds the binary where it is looked for. */
+const buildHint = (root: string): string => (isSourceCheckout(root) ? 'run scripts/build-sandbox-bridge.sh' : 'run vigil setup');
 
 export interface SandboxBridge {
   kind: 'go' | 'node';
   /** What runs before `<socket> <proxy-port> <ports> -- <file> [args...]` inside the sandbox. */
   command: string[];
-  /** What the sandbox must show read-only for it to run (besides the interpreter's install folder). */
+  /** What the sandbox must show read-only at its own path for it to run (besides the interpreter's install folder). */
   readable: string[];
+  /** The Go bridge's binary on the worker, which the sandbox shows (that file only) at SANDBOX_BRIDGE_PATH; null for the Node bridge. */
+  binary: string | null;
   /** The interpreter it runs on (its install folder must be readable too), or null for a binary. */
   interpreter: string | null;
   /** One line for `vigil doctor`: which bridge, and for the Node one why not the Go one. */
@@ -45,7 +59,9 @@ function goBridgeProblem(bin: string, root: string): string | null {
     const st = statSync(bin);
     key = `${bin}:${st.mtimeMs}:${st.size}`;
   } catch {
-    return `${path.relative(root, bin)} is not built (install Go 1.21 or later and run scripts/build-sandbox-bridge.sh)`;
+    return isSourceCheckout(root)
+      ? `${path.relative(root, bin)} is not built (install Go 1.21 or later and run scripts/build-sandbox-bridge.sh)`
+      : `${bin} is not built (install Go 1.21 or later and run vigil setup)`;
   }
   if (probed?.key === key) return probed.problem;
   const r = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 5000 });
@@ -53,7 +69,7 @@ function goBridgeProblem(bin: string, root: string): string | null {
   const problem =
     r.status === 0 && answer === `vigil-sandbox-bridge ${BRIDGE_PROTOCOL}`
       ? null
-      : `${bin} ${r.error ? `does not run here (${r.error.message})` : `answers "${answer.slice(0, 60)}", not protocol ${BRIDGE_PROTOCOL}`}: run scripts/build-sandbox-bridge.sh`;
+      : `${bin} ${r.error ? `does not run here (${r.error.message})` : `answers "${answer.slice(0, 60)}", not protocol ${BRIDGE_PROTOCOL}`}: ${buildHint(root)}`;
   probed = { key, problem };
   return problem;
 }
@@ -81,13 +97,16 @@ export function bridgeEnv(bridge: SandboxBridge, env: Record<string, string>): R
   return { ...rest, [BRIDGE_CA_VARIABLE]: ca };
 }
 
-/** The bridge this worker's sandboxed calls run. */
+/**
+ * The bridge this worker's sandboxed calls run. `packageDir`: the package whose bridge to look for
+ * (its root decides between a source checkout and an installed package); the running one by default.
+ */
 export function sandboxBridge(env: NodeJS.ProcessEnv = process.env, packageDir?: string): SandboxBridge {
   const wanted = env.VIGIL_SANDBOX_BRIDGE?.trim().toLowerCase();
   const node = (why: string): SandboxBridge => {
     const exe = real(process.execPath);
     const js = compiledModule('sandbox-bridge.js');
-    return { kind: 'node', command: [exe, js], readable: [js], interpreter: exe, note: `Node (${why}; each networked call starts a Node process, ~0.07 CPU-s)` };
+    return { kind: 'node', command: [exe, js], readable: [js], binary: null, interpreter: exe, note: `Node (${why}; each networked call starts a Node process, ~0.07 CPU-s)` };
   };
   if (wanted === 'node') return node('VIGIL_SANDBOX_BRIDGE=node');
   let root: string;
@@ -96,9 +115,9 @@ export function sandboxBridge(env: NodeJS.ProcessEnv = process.env, packageDir?:
   } catch {
     return node('no package root');
   }
-  if (!isSourceCheckout(root)) return node('an installed package has no Go build of it');
-  const bin = goBridgePath(root);
+  const bin = goBridgePath(root, env);
   const problem = goBridgeProblem(bin, root);
   if (problem !== null) return node(problem);
-  return { kind: 'go', command: [bin], readable: [bin], interpreter: null, note: `a static Go program (${path.relative(root, bin)})` };
+  const where = isSourceCheckout(root) ? path.relative(root, bin) : `${bin}, built by vigil setup`;
+  return { kind: 'go', command: [SANDBOX_BRIDGE_PATH], readable: [], binary: bin, interpreter: null, note: `a static Go program (${where})` };
 }

@@ -136,8 +136,15 @@ export interface SandboxFacts {
   /** The HOME the agent sees (the worker's HOME path) and the folder Vigil owns that is mounted there, writable. */
   home: string;
   homeSource: string;
-  /** Read-only extras that Vigil itself chose (the bridge, node, the prompt file, gate tools): not checked against `denied`. */
+  /** Read-only extras that Vigil itself chose (the Node bridge and its interpreter): refused, as any extra, when inside a path of `denied`. */
   vigilReadable: PathFact[];
+  /**
+   * The Go bridge's binary (sandbox-bridge-choice.ts), shown read-only at SANDBOX_BRIDGE_PATH and
+   * nowhere else: the one file of a never-shown path the sandbox may show (an installed package
+   * builds it into VIGIL_HOME/tools), and only that file, never its folder or what lies beside it.
+   * A folder is refused. Null or absent: the Node bridge, or no network.
+   */
+  bridgeBinary?: PathFact | null;
   /** The call's own files (its prompt and evidence read-only, what its CLI writes beside the prompt writable), each at `dest` inside. */
   callFiles: { src: string; dest: string; writable: boolean }[];
   /** Read-only extras derived from the call (PATH folders, the agent's program, files its argv names): dropped when denied. */
@@ -171,6 +178,8 @@ export interface SandboxFacts {
 
 /** Where the call's files that live outside the repository (a hidden role's prompt) appear inside the sandbox. */
 export const SANDBOX_FILES_DIR = '/run/vigil-files';
+/** Where the Go bridge's binary appears inside the sandbox (the sandboxed command line starts it there). */
+export const SANDBOX_BRIDGE_PATH = '/run/vigil-bridge/sandbox-bridge';
 /** Where the proxy's socket folder appears inside the sandbox. */
 export const SANDBOX_PROXY_DIR = '/run/vigil-proxy';
 export const SANDBOX_PROXY_SOCKET = `${SANDBOX_PROXY_DIR}/proxy.sock`;
@@ -208,16 +217,24 @@ export function sandboxPlan(facts: SandboxFacts): SandboxPlan {
   const isDenied = (p: string): string | null => facts.denied.find((d) => isWithin(p, d.path))?.path ?? null;
   for (const s of facts.system) mounts.push(s.linkTo !== null ? { op: '--symlink', src: s.linkTo, dest: s.path } : { op: '--ro-bind', src: s.path, dest: s.path });
   mounts.push({ op: '--bind', src: facts.homeSource, dest: facts.home });
-  const extra = (p: PathFact, op: Mount['op'], checked: boolean): void => {
+  // checked: an extra the call or the operator named (refused where it holds HOME too); 'denied':
+  // one Vigil chose, refused only inside a never-shown path.
+  const extra = (p: PathFact, op: Mount['op'], checked: boolean | 'denied'): void => {
     if (p.path === '/' || !path.isAbsolute(p.path)) return void refused.push({ path: p.path, why: 'not an absolute path below /' });
     const hit = checked ? isDenied(p.path) : null;
     if (hit !== null) return void refused.push({ path: p.path, why: `it is or lies inside ${hit}, which the sandbox never shows` });
-    if (checked && isWithin(facts.home, p.path)) return void refused.push({ path: p.path, why: `it holds HOME (${facts.home}), whose files the sandbox replaces with its own` });
+    if (checked === true && isWithin(facts.home, p.path)) return void refused.push({ path: p.path, why: `it holds HOME (${facts.home}), whose files the sandbox replaces with its own` });
     if (isWithin(p.path, facts.repo)) return; // the repository's own mount decides
     if (op === '--ro-bind' && facts.system.some((s) => s.linkTo === null && isWithin(p.path, s.path))) return; // already read-only
     mounts.push({ op, src: p.path, dest: p.path });
   };
-  for (const p of facts.vigilReadable) extra(p, '--ro-bind', false);
+  for (const p of facts.vigilReadable) extra(p, '--ro-bind', 'denied');
+  // The Go bridge: the exception to `denied`, one file at a path of the sandbox's own.
+  const bridge = facts.bridgeBinary ?? null;
+  if (bridge !== null) {
+    if (bridge.dir || !path.isAbsolute(bridge.path)) refused.push({ path: bridge.path, why: 'the bridge is shown only as a single file, by its absolute path' });
+    else mounts.push({ op: '--ro-bind', src: bridge.path, dest: SANDBOX_BRIDGE_PATH });
+  }
   for (const p of facts.readable) extra(p, '--ro-bind', true);
   for (const p of facts.writable) extra(p, '--bind', true);
   if (facts.proxyDir !== null) mounts.push({ op: '--bind', src: facts.proxyDir, dest: SANDBOX_PROXY_DIR });

@@ -391,9 +391,10 @@ function homeOf(env: Record<string, string>): string {
  * The command that runs `call` in the sandbox, or the command as is (with the reason) when the
  * mode or the platform says so. Throws a non-retryable AgentNotRunnable failure when the mode is
  * strict and the sandbox cannot run here. A command that cannot be found is passed through as is
- * (its start fails as it always did, and nothing runs).
+ * (its start fails as it always did, and nothing runs). `packageDir`: the package whose network
+ * bridge runs (sandbox-bridge-choice.ts; the running one by default).
  */
-export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv = process.env): PreparedSandbox {
+export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv = process.env, packageDir?: string): PreparedSandbox {
   const worker = workerSandboxMode(workerEnv);
   const mode = effectiveSandboxMode(call.runMode, worker.mode);
   const platform = mode === 'off' ? { bwrap: null, version: null, problem: null } : sandboxPlatform(workerEnv);
@@ -419,7 +420,7 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
   const network = call.kind !== 'gate';
   const proxyDir = network ? mkdtempSync(path.join(existsSync('/tmp') ? '/tmp' : os.tmpdir(), 'vigil-sbx-')) : null;
   const ports = bridgePorts(allow, watchedPorts(workerEnv, call.storeUrl ?? null));
-  const bridge = sandboxBridge(workerEnv);
+  const bridge = sandboxBridge(workerEnv, packageDir);
 
   // The call's own files: at their path when inside the repository, else under /run/vigil-files
   // (the command line and the environment are rewritten to name them there).
@@ -486,6 +487,7 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     homeSource: sandboxHome,
     callFiles,
     vigilReadable: facts(network ? [...bridge.readable, ...(bridge.interpreter ? [programRoot(bridge.interpreter)] : [])] : []),
+    bridgeBinary: network && bridge.binary !== null ? (facts([bridge.binary])[0] ?? null) : null,
     readable: facts([...programPaths(call.file, call.args, call.env), ...dependencyCaches(call.kind, home), ...list(workerEnv.VIGIL_SANDBOX_READABLE, /:/)]),
     writable: facts(list(workerEnv.VIGIL_SANDBOX_WRITABLE, /:/)),
     denied: deniedPaths(workerEnv),
@@ -538,8 +540,8 @@ export function sandboxReport(prepared: PreparedSandbox, proxyDenials: readonly 
   return { ...prepared.report, denied };
 }
 
-/** What `vigil doctor` says about this worker's sandbox: the mode, whether it would apply, and why not. */
-export function describeSandbox(env: NodeJS.ProcessEnv = process.env): { mode: SandboxMode; applies: boolean; line: string; problem: string | null } {
+/** What `vigil doctor` says about this worker's sandbox: the mode, whether it would apply, and why not (`packageDir`: as for prepareSandbox). */
+export function describeSandbox(env: NodeJS.ProcessEnv = process.env, packageDir?: string): { mode: SandboxMode; applies: boolean; line: string; problem: string | null } {
   const worker = workerSandboxMode(env);
   const platform = sandboxPlatform(env);
   const verdict = sandboxVerdict(worker.mode, platform);
@@ -548,7 +550,7 @@ export function describeSandbox(env: NodeJS.ProcessEnv = process.env): { mode: S
     return {
       mode: worker.mode,
       applies: true,
-      line: `sandbox=${worker.mode}: agents and test runs run in bubblewrap ${platform.version ?? ''} (${platform.bwrap}): own user, pid and network namespaces${uid === 0 ? `, uid ${1000} inside instead of root` : ''}; the repository writable for the builder and tests, read-only for reviewing roles; network only to the provider's model endpoints through a proxy${flag(env.VIGIL_SANDBOX_REGISTRIES) ? ' and the package registries' : ''}; never VIGIL_HOME, the run secret, keys or the worker's services; network bridge: ${sandboxBridge(env).note}`,
+      line: `sandbox=${worker.mode}: agents and test runs run in bubblewrap ${platform.version ?? ''} (${platform.bwrap}): own user, pid and network namespaces${uid === 0 ? `, uid ${1000} inside instead of root` : ''}; the repository writable for the builder and tests, read-only for reviewing roles; network only to the provider's model endpoints through a proxy${flag(env.VIGIL_SANDBOX_REGISTRIES) ? ' and the package registries' : ''}; never VIGIL_HOME, the run secret, keys or the worker's services; network bridge: ${sandboxBridge(env, packageDir).note}`,
       problem: worker.problem,
     };
   }

@@ -145,7 +145,7 @@ export function buildProgram(): Command {
 
   program
     .command('setup')
-    .description("install what Vigil needs on this machine (the pinned temporal CLI) and print where it is; with --search-attributes, register Vigil's search attributes in the namespace instead")
+    .description("install what Vigil needs on this machine (the pinned temporal CLI; the sandbox's network bridge, with the Go on PATH) and print where it is; with --search-attributes, register Vigil's search attributes in the namespace instead")
     .option('--search-attributes', "register Vigil's search attributes (VigilStatus, ...) in the namespace: once per namespace, by someone allowed to change it")
     .action(async (o: { searchAttributes?: boolean }) => {
       if (o.searchAttributes) {
@@ -160,6 +160,8 @@ export function buildProgram(): Command {
       const { resolveTemporalCli } = await import('../workers/temporal-cli.js');
       const cli = await resolveTemporalCli({ log: out });
       out(`temporal CLI: ${cli.path} (${cli.source}) — ${cli.version.split('\n')[0]}`);
+      const { setupSandboxBridge } = await import('../workers/sandbox-bridge-setup.js');
+      out(setupSandboxBridge().line);
     });
 
   storeOption(logFormatOption(serverOptions(program.command('server').description('start the embedded Temporal dev server (persistent SQLite under VIGIL_HOME, Web UI) and the embedded event store')))).action(

@@ -3,9 +3,11 @@
 # standard library only) into this checkout's .tools/sandbox-bridge/ (docs/security.md, The
 # network): a sandboxed call then starts it instead of a Node process (~0.07 CPU-s less per call).
 # Uses the Go on PATH as it is (GOTOOLCHAIN=local: never a downloaded toolchain; GOPROXY=off: no
-# module is fetched; the language version is go.mod's), and needs Go 1.21 or later. Safe to run
-# again: it builds only when the sources are newer than the binary. It never fails the caller:
-# without Go the Node bridge runs, as before, and `vigil doctor` says so.
+# module is fetched; GOWORK=off and GOFLAGS=: no workspace or flags of the user's; the language
+# version is go.mod's), and needs Go 1.21 or later. Safe to run again: it builds only when the
+# sources are newer than the binary. It never fails the caller: without Go the Node bridge runs,
+# as before, and `vigil doctor` says so. An installed package has no scripts: `vigil setup` builds
+# the same way into VIGIL_HOME/tools (workers/sandbox-bridge-setup.ts, BRIDGE_BUILD_ENV).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -20,7 +22,7 @@ if [ -x "$out" ] && [ -z "$(find "$src" -newer "$out" -type f 2>/dev/null)" ]; t
 fi
 mkdir -p "$(dirname "$out")"
 tmp="$out.tmp.$$"
-if (cd "$src" && CGO_ENABLED=0 GOTOOLCHAIN=local GOPROXY=off GOFLAGS= go build -trimpath -ldflags='-s -w' -o "../../$tmp" .); then
+if (cd "$src" && CGO_ENABLED=0 GOTOOLCHAIN=local GOPROXY=off GOFLAGS= GOWORK=off go build -trimpath -ldflags='-s -w' -o "../../$tmp" .); then
   mv -f "$tmp" "$out"
   echo "build-sandbox-bridge: built $out with $(go env GOVERSION)"
 else

@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { BRIDGE_CA_VARIABLE, BRIDGE_PROTOCOL, bridgeEnv, goBridgePath, sandboxBridge } from '../../activities/sandbox-bridge-choice.js';
 import { compiledModule } from '../../activities/supervisor-client.js';
 import { describeSandbox, prepareSandbox, sandboxPlatform } from '../../activities/sandbox.js';
+import { SANDBOX_BRIDGE_PATH } from '../../activities/sandbox-policy.js';
 import { ROOT } from '../support/harness.js';
 
 const hasGo = (() => {
@@ -217,7 +218,8 @@ describe('NODE_EXTRA_CA_CERTS and the Node bridge', () => {
 describe('which bridge a worker runs', () => {
   it.runIf(hasGo)('the Go one in a source checkout where it is built, the Node one when VIGIL_SANDBOX_BRIDGE=node', () => {
     const go = sandboxBridge({});
-    expect(go).toMatchObject({ kind: 'go', command: [goBridgePath()], readable: [goBridgePath()], interpreter: null });
+    // Run from the one path the sandbox shows it at; only that file of the tools folder is shown.
+    expect(go).toMatchObject({ kind: 'go', command: [SANDBOX_BRIDGE_PATH], readable: [], binary: goBridgePath(), interpreter: null });
     expect(execFileSync(goBridgePath(), ['--version'], { encoding: 'utf8' }).trim()).toBe(`vigil-sandbox-bridge ${BRIDGE_PROTOCOL}`);
     const node = sandboxBridge({ VIGIL_SANDBOX_BRIDGE: 'node' });
     expect(node).toMatchObject({ kind: 'node', command: [expect.any(String), compiledModule('sandbox-bridge.js')] });
@@ -233,9 +235,12 @@ describe('which bridge a worker runs', () => {
     writeFileSync(goBridgePath(checkout), '#!/bin/sh\necho "vigil-sandbox-bridge 0"\n');
     chmodSync(goBridgePath(checkout), 0o755);
     expect(sandboxBridge({}, checkout)).toMatchObject({ kind: 'node', note: expect.stringContaining(`not protocol ${BRIDGE_PROTOCOL}: run scripts/build-sandbox-bridge.sh`) });
+    // An installed package (no .git) looks in VIGIL_HOME/tools, where `vigil setup` builds it.
     const installed = path.join(root, 'installed');
-    mkdirSync(path.dirname(goBridgePath(installed)), { recursive: true });
-    expect(sandboxBridge({}, installed)).toMatchObject({ kind: 'node', note: expect.stringContaining('an installed package has no Go build of it') });
+    mkdirSync(installed, { recursive: true });
+    const vigilHome = path.join(root, 'installed-home');
+    expect(goBridgePath(installed, { VIGIL_HOME: vigilHome })).toBe(path.join(vigilHome, 'tools', 'sandbox-bridge', 'sandbox-bridge'));
+    expect(sandboxBridge({ VIGIL_HOME: vigilHome }, installed)).toMatchObject({ kind: 'node', note: expect.stringContaining(`${goBridgePath(installed, { VIGIL_HOME: vigilHome })} is not built (install Go 1.21 or later and run vigil setup)`) });
   });
 
   it.runIf(hasGo && sandboxPlatform().problem === null)('a sandboxed call runs the chosen bridge, and vigil doctor names it', () => {
@@ -250,11 +255,13 @@ describe('which bridge a worker runs', () => {
     });
     const call = { kind: 'builder' as const, runId: 'bridge-choice', repoPath: repo, cwd: repo, file: 'true', args: [], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: os.homedir() }, provider: 'command' };
     const go = prepareSandbox(call, { ...process.env, VIGIL_HOME: home, VIGIL_SANDBOX: 'auto' });
-    expect(go.args).toContain(goBridgePath());
+    expect(go.args).toContain(SANDBOX_BRIDGE_PATH);
     expect(go.args.join(' ')).not.toContain('sandbox-bridge.js');
-    expect(go.args.join(' ')).toContain(`--ro-bind ${goBridgePath()} ${goBridgePath()}`);
+    expect(go.args.join(' ')).toContain(`--ro-bind ${goBridgePath()} ${SANDBOX_BRIDGE_PATH}`);
+    expect(go.args.filter((a) => a.includes('.tools'))).toEqual([goBridgePath()]);
     const node = prepareSandbox(call, { ...process.env, VIGIL_HOME: home, VIGIL_SANDBOX: 'auto', VIGIL_SANDBOX_BRIDGE: 'node' });
     expect(node.args).toContain(compiledModule('sandbox-bridge.js'));
+    expect(node.args.join(' ')).not.toContain(SANDBOX_BRIDGE_PATH);
     expect(node.args).not.toContain(goBridgePath());
     // A call's NODE_EXTRA_CA_CERTS: the Go bridge's environment keeps it, the Node bridge's carries it aside.
     const withCa = { ...call, env: { ...call.env, NODE_EXTRA_CA_CERTS: '/etc/ssl/certs/ca-certificates.crt' } };

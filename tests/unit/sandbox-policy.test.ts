@@ -18,6 +18,7 @@ import {
   sandboxEnv,
   sandboxPlan,
   sandboxVerdict,
+  SANDBOX_BRIDGE_PATH,
   SANDBOX_PROXY_DIR,
   SANDBOX_ROOT_UID,
   type SandboxFacts,
@@ -266,6 +267,30 @@ describe('the mount plan', () => {
     expect(m.filter((x) => x.includes('/root/.vigil') && !x.includes('sandbox-home'))).toEqual([]);
     // The .ssh of a HOME the sandbox replaces is not mounted at all.
     expect(m.some((x) => x.includes('.ssh'))).toBe(false);
+  });
+
+  it('shows the Go bridge of VIGIL_HOME/tools as that one file at a path of its own, and nothing else of VIGIL_HOME', () => {
+    const bin = '/root/.vigil/tools/sandbox-bridge/sandbox-bridge';
+    const plan = sandboxPlan(
+      facts({
+        vigilReadable: [],
+        bridgeBinary: { path: bin, dir: false },
+        // Asked for beside it, by the call or by the operator: refused as ever.
+        readable: [{ path: '/root/.vigil/tools/sandbox-bridge', dir: true }, { path: `${bin}.sources`, dir: false }],
+        writable: [{ path: bin, dir: false }],
+      }),
+    );
+    const m = mounts(plan.args);
+    expect(m.filter((x) => x.includes('/root/.vigil') && !x.includes('sandbox-home'))).toEqual([`--ro-bind ${bin} ${SANDBOX_BRIDGE_PATH}`]);
+    expect(plan.refused.map((r) => r.path)).toEqual(['/root/.vigil/tools/sandbox-bridge', `${bin}.sources`, bin]);
+    // Never a folder, never at its own path.
+    const folder = sandboxPlan(facts({ vigilReadable: [], bridgeBinary: { path: '/root/.vigil/tools/sandbox-bridge', dir: true } }));
+    expect(mounts(folder.args).some((x) => x.includes(SANDBOX_BRIDGE_PATH) || x.includes('/root/.vigil/tools'))).toBe(false);
+    expect(folder.refused[0]?.why).toContain('single file');
+    // The Node bridge's files Vigil chose are refused there too: the bridge's binary is the one exception.
+    const node = sandboxPlan(facts({ vigilReadable: [{ path: '/root/.vigil/tools/node/bin/node', dir: false }, { path: '/opt/vigil/dist/activities/sandbox-bridge.js', dir: false }] }));
+    expect(node.refused.map((r) => r.path)).toEqual(['/root/.vigil/tools/node/bin/node']);
+    expect(mounts(node.args)).toContain('--ro-bind /opt/vigil/dist/activities/sandbox-bridge.js /opt/vigil/dist/activities/sandbox-bridge.js');
   });
 });
 
