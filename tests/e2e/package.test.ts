@@ -3,6 +3,9 @@
  * builds dist/ and the workflow bundle from scratch), `npm install -g` of the tarball into a
  * scratch prefix (dependencies from the npm registry), then the installed `vigil` run from an
  * unrelated folder with VIGIL_HOME in a scratch folder: --help, setup, and the demo end to end.
+ * Setup also builds the sandbox's network bridge from the Go sources the package carries into
+ * VIGIL_HOME/tools (with the Go on PATH; once), and doctor names it as the bridge in use, so the
+ * demo's sandboxed calls run it.
  *
  * The temporal CLI: rather than downloading the 150 MB release again, the test links the binary
  * this suite already uses (`inject('temporalCli')`) to the very place `vigil setup` installs it
@@ -10,11 +13,13 @@
  * TEMPORAL_CLI and no `temporal` on PATH, so setup and the demo must find it there. The download
  * itself is what the bootstrap of every fresh checkout does.
  */
+import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { sandboxPlatform } from '../../activities/sandbox.js';
 import { freePort } from '../../workers/dev-server.js';
 import { PACKAGE_NAME } from '../../workers/paths.js';
 import { TEMPORAL_CLI_VERSION } from '../../workers/temporal-cli.js';
@@ -27,6 +32,15 @@ const cwd = path.join(scratch, 'elsewhere');
 const installed = path.join(prefix, 'lib', 'node_modules', PACKAGE_NAME);
 let tarball = '';
 let entries: string[] = [];
+const hasGo = (() => {
+  try {
+    execFileSync('go', ['version'], { stdio: 'ignore', env: { ...process.env, PATH: userPath() } });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const sandboxable = sandboxPlatform().problem === null;
 
 /** The environment without Vigil, Temporal or npm settings (npm's own variables would steer the nested npm). */
 function baseEnv(): Record<string, string> {
@@ -112,6 +126,9 @@ it('packs the compiled code, the workflow bundle, the launcher and the demo file
     'examples/demo/PRD.md',
     'examples/demo/scenario.json',
     'examples/demo/sample-repo/package.json',
+    // The network bridge's sources, which `vigil setup` builds.
+    'native/sandbox-bridge/go.mod',
+    'native/sandbox-bridge/main.go',
   ]) {
     expect(files).toContain(f);
   }
@@ -139,6 +156,18 @@ it('installs a vigil command that runs from anywhere, keeps the temporal CLI und
   const setup = await vigil(['setup']);
   expect(setup.exitCode, setup.all).toBe(0);
   expect(setup.all).toContain(`temporal CLI: ${link} (local) — temporal version ${TEMPORAL_CLI_VERSION}`);
+
+  // Setup builds the sandbox's Go bridge into VIGIL_HOME/tools (once), and doctor names it as the bridge in use.
+  const bridge = path.join(home, 'tools', 'sandbox-bridge', 'sandbox-bridge');
+  if (hasGo) {
+    expect(setup.all).toContain(`sandbox network bridge: built ${bridge} with go1.`);
+    const again = await vigil(['setup']);
+    expect(again.all).toContain(`sandbox network bridge: ${bridge} (up to date)`);
+  } else expect(setup.all).toContain('sandbox network bridge: Go is not on PATH');
+  const doctor = await vigil(['doctor', '--json'], { TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`, VIGIL_PROVIDER: 'command', VIGIL_AGENT_COMMAND: 'true' }, 120_000);
+  const sandbox = (JSON.parse(doctor.stdout) as { sandbox: { applies: boolean; detail: string } }).sandbox;
+  expect(sandbox.applies, sandbox.detail).toBe(sandboxable);
+  if (sandboxable) expect(sandbox.detail).toContain(hasGo ? `network bridge: a static Go program (${bridge}, built by vigil setup)` : 'network bridge: Node (');
 
   // The installed worker takes the bundle that shipped, and a changed input turns it down.
   const check = await execa(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(path.join(installed, 'dist/workers/worker.js'))}); const b = await m.defaultWorkflowBundle(); console.log(JSON.stringify(b));`], {
