@@ -70,7 +70,7 @@ export function callLabel(input: { role: string; iteration: number; extraEnv: Re
   const round = input.extraEnv.VIGIL_COUNCIL_ROUND ?? input.extraEnv.VIGIL_REVIEW_ROUND;
   const member = input.extraEnv.VIGIL_MEMBER;
   const reviewer = input.extraEnv.VIGIL_REVIEWER;
-  return `${input.role}-${round ? `round-${pad(Number(round))}` : pad(input.iteration)}${member !== undefined && input.role === 'council' ? `-m${member}` : ''}${reviewer ? `-${safeSegment(reviewer)}` : ''}${input.extraEnv.VIGIL_REVIEW_RERUN ? '-rerun' : ''}${input.subAgents ? '-batch' : ''}`;
+  return `${input.role}-${round ? `round-${pad(Number(round))}` : pad(input.iteration)}${member !== undefined && input.role === 'council' ? `-m${member}` : ''}${reviewer ? `-${safeSegment(reviewer)}` : ''}${input.extraEnv.VIGIL_REVIEW_RERUN ? '-rerun' : ''}${input.subAgents ? '-batch' : ''}${input.extraEnv.VIGIL_CHECKLIST_ITERATION ? `-i${pad(Number(input.extraEnv.VIGIL_CHECKLIST_ITERATION))}` : ''}`;
 }
 
 /** `cancelSignal`: what cancels the agent, when not the activity's cancellation alone (an iteration's call, activities/iteration.ts). */
@@ -80,7 +80,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
   const { attempt } = info;
   // The checklist's prompts and answers name held-out items: they are kept out of the repository,
   // where the builder could read them.
-  const hidden = HIDDEN_ROLES.has(input.role);
+  const hidden = HIDDEN_ROLES.has(input.role) || input.privateFiles === true;
   const dir = hidden ? privateRunDir(input.runId) : runDir(input.repoPath, input.runId);
   const label = callLabel(input);
   const promptPath = path.join(dir, `${label}.prompt.md`);

@@ -26,7 +26,8 @@ import type { RoundBatch } from '../schemas/gates.js';
 import type { BatchCall, BatchOutcome, BatchRequest } from '../rounds/calls.js';
 import { renderPromptSpec } from '../workflows/decisions/call-prompt.js';
 import { reviewerRecord } from '../workflows/decisions/review.js';
-import { agentsArgument, batchPrompt, BATCH_ARGS_MAX_CHARS, findingsSchema, splitFindings, subAgentName, type BatchMember } from '../workflows/decisions/round-batch.js';
+import { parseVerifierOutput } from '../workflows/decisions/checklist.js';
+import { agentsArgument, batchPrompt, BATCH_ARGS_MAX_CHARS, findingsSchema, splitFindings, subAgentName, type BatchMember, type BatchVerifier } from '../workflows/decisions/round-batch.js';
 import { redactSecrets } from '../workflows/decisions/scans.js';
 import { parseVote } from '../workflows/decisions/vote.js';
 import { callLabel } from './agent.js';
@@ -39,22 +40,25 @@ const LOG_READ_MAX = 16 * 1024 * 1024;
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
+/** Two calls can be one: both claude, the same CLI, model, tier and timeout, each with a prompt of its own. */
+function sameCall(i: RunAgentInput, first: RunAgentInput): boolean {
+  return (
+    i.provider === 'claude' &&
+    same(i.argv, first.argv) &&
+    same(i.model, first.model) &&
+    same(i.effort, first.effort) &&
+    same(i.fallbackModel, first.fallbackModel) &&
+    i.tier === first.tier &&
+    i.timeoutSeconds === first.timeoutSeconds &&
+    (i.prompt !== undefined || i.promptSpec !== undefined)
+  );
+}
+
 /** The members can go out as one call: all claude, the same CLI, model, tier, timeout and role, each with a prompt of its own. */
 export function batchable(inputs: RunAgentInput[]): boolean {
   const first = inputs[0];
   if (first === undefined || inputs.length < 2) return false;
-  return inputs.every(
-    (i) =>
-      i.provider === 'claude' &&
-      same(i.argv, first.argv) &&
-      same(i.model, first.model) &&
-      same(i.effort, first.effort) &&
-      same(i.fallbackModel, first.fallbackModel) &&
-      i.tier === first.tier &&
-      i.role === first.role &&
-      i.timeoutSeconds === first.timeoutSeconds &&
-      (i.prompt !== undefined || i.promptSpec !== undefined),
-  );
+  return inputs.every((i) => sameCall(i, first) && i.role === first.role);
 }
 
 /** Whether the installed claude (or the binary the knobs name) can run declared agents with a structured answer. */
@@ -93,10 +97,18 @@ export function makeBatchCall(run: (input: RunAgentInput) => Promise<AgentResult
   return async (req: BatchRequest): Promise<BatchOutcome | null> => {
     const first = req.inputs[0];
     if (first === undefined || !batchable(req.inputs) || !(await claudeCanBatch(first.argv ?? []))) return null;
+    // A verifier that cannot share the call (another model, CLI or timeout): the round asks it on its own first.
+    if (req.verifier && !sameCall(req.verifier.input, first)) return null;
     const names = namesOf(req);
     const members: BatchMember[] = req.inputs.map((input, i) => ({ name: names[i] as string, description: `Vigil ${req.labels[i] ?? ''}: follow your instructions and answer in their format`, prompt: memberPrompt(input) }));
-    const agents = agentsArgument(members, CLAUDE_READ_ONLY_TOOLS);
-    const schema = JSON.stringify(findingsSchema(req.kind, names));
+    const verifier: (BatchVerifier & { input: RunAgentInput }) | null = req.verifier
+      ? { name: subAgentName('vigil', req.verifier.label), ids: req.verifier.input.checklistIds ?? [], stopIf: req.verifier.stopIf, input: req.verifier.input }
+      : null;
+    const declared: BatchMember[] = verifier
+      ? [{ name: verifier.name, description: `Vigil ${req.verifier?.label ?? ''}: follow your instructions and answer in their format`, prompt: memberPrompt(verifier.input) }, ...members]
+      : members;
+    const agents = agentsArgument(declared, CLAUDE_READ_ONLY_TOOLS);
+    const schema = JSON.stringify(findingsSchema(req.kind, names, verifier ?? undefined));
     const note = (batched: boolean, text: string, logPath: string): RoundBatch => ({ batched, members: names.length, note: text.slice(0, 300), logPath: logPath.slice(0, 4096) });
     if (agents.length + schema.length > BATCH_ARGS_MAX_CHARS) return { results: null, usage: null, note: note(false, `the members' prompts are too long for one call (${agents.length} characters): one call per member`, '') };
 
@@ -104,10 +116,13 @@ export function makeBatchCall(run: (input: RunAgentInput) => Promise<AgentResult
     const roundEnv: Record<string, string> = req.kind === 'council' ? { VIGIL_COUNCIL_ROUND: String(req.round), ...(extraEnv?.VIGIL_EVIDENCE_FILE ? { VIGIL_EVIDENCE_FILE: extraEnv.VIGIL_EVIDENCE_FILE } : {}) } : { VIGIL_REVIEW_ROUND: String(req.round) };
     const batchInput: RunAgentInput = {
       ...common,
-      prompt: batchPrompt({ kind: req.kind, round: req.round, iteration: req.iteration, names }),
-      extraEnv: { ...roundEnv, VIGIL_BATCH: names.join(',') },
+      prompt: batchPrompt({ kind: req.kind, round: req.round, iteration: req.iteration, names, ...(verifier ? { verifier } : {}) }),
+      // With the verifier, the round's number repeats after a check the checklist stopped: the iteration keeps each call's files apart.
+      extraEnv: { ...roundEnv, VIGIL_BATCH: declared.map((m) => m.name).join(','), ...(verifier ? { VIGIL_CHECKLIST_ITERATION: String(verifier.input.iteration) } : {}) },
       tailOnFailure: true,
-      subAgents: { agents, schema, members: names.length },
+      subAgents: { agents, schema, members: declared.length },
+      // The verifier's prompt and answer name held-out items: the call's files stay out of the repository.
+      ...(verifier ? { privateFiles: true } : {}),
     };
     let r: AgentResult;
     try {
@@ -118,52 +133,77 @@ export function makeBatchCall(run: (input: RunAgentInput) => Promise<AgentResult
     }
     const fallback = (why: string): BatchOutcome => ({ results: null, usage: r.usage, note: note(false, `the batched call ${why}: one call per member`, r.logPath) });
     if (r.timedOut) {
-      const timedOut = req.inputs.map(() => blankAgentResult({ exitCode: r.exitCode, attempt: r.attempt, timedOut: true, durationMs: r.durationMs, logPath: r.logPath, promptPath: r.promptPath, provider: 'claude', tail: r.tail }));
-      return { results: timedOut, usage: r.usage, note: note(true, `one call for ${names.length} members timed out after ${first.timeoutSeconds} s: every member counts as timed out`, r.logPath) };
+      const blank = () => blankAgentResult({ exitCode: r.exitCode, attempt: r.attempt, timedOut: true, durationMs: r.durationMs, logPath: r.logPath, promptPath: r.promptPath, provider: 'claude', tail: r.tail });
+      const who = verifier ? `the checklist verifier and ${names.length} members` : `${names.length} members`;
+      return { results: req.inputs.map(blank), usage: r.usage, note: note(true, `one call for ${who} timed out after ${first.timeoutSeconds} s: every member counts as timed out`, r.logPath), ...(verifier ? { verifier: blank() } : {}) };
     }
     if (r.exitCode !== 0) return fallback(`exited with ${r.exitCode}`);
     const log = readRegularFile(r.logPath, LOG_READ_MAX);
     if (!log?.ok) return fallback('left no readable log');
     const stream = readBatchStream(log.text);
-    const split = splitFindings(req.kind, names, stream.structured);
-    if (!split.ok) return fallback(`gave no usable answer (${split.why})`);
+    const split = splitFindings(req.kind, names, stream.structured, verifier ?? undefined);
 
     const dir = path.dirname(r.logPath);
-    const results = req.inputs.map((input, i): AgentResult => {
-      const name = names[i] as string;
-      const answer = split.answers[name] as string;
+    const count = verifier ? `the checklist verifier and ${names.length} members` : `${names.length} members`;
+    /** One declared agent's answer as its own call would have left it: its prompt, log and transcript under its usual name. */
+    const own = (input: RunAgentInput, name: string, prompt: string, answer: string): Pick<AgentResult, 'logPath' | 'promptPath'> => {
       const label = callLabel({ role: input.role, iteration: input.iteration, extraEnv: input.extraEnv ?? {} });
       const promptPath = path.join(dir, `${label}.prompt.md`);
       const logPath = path.join(dir, `${label}.log`);
       const part = stream.agents[name];
       const transcript = [
-        `[answered as agent ${name} of one call for ${names.length} members: ${path.basename(r.logPath)}]`,
+        `[answered as agent ${name} of one call for ${count}: ${path.basename(r.logPath)}]`,
         ...(part?.transcript ?? []),
         ...(part?.report ? ['[its report]', part.report] : []),
         '[its finding, as the round reads it]',
         answer,
       ].join('\n');
       try {
-        writePrivateFile(promptPath, members[i]?.prompt ?? '');
+        writePrivateFile(promptPath, prompt);
         writePrivateFile(logPath, `${transcript}\n`);
         writePrivateFile(path.join(dir, `${label}.transcript.md`), `${transcript}\n`);
       } catch {
         /* the batched call's log holds every answer; a missing copy is not worth the round */
       }
-      return {
-        ...blankAgentResult({ exitCode: 0, attempt: r.attempt, provider: 'claude' }),
-        durationMs: r.durationMs,
-        logPath,
-        promptPath,
-        outputBytes: Buffer.byteLength(answer),
-        model: r.model,
-        sessionId: r.sessionId,
-        modelOutput: r.modelOutput,
-        reviewChangedTree: r.reviewChangedTree,
-        sandbox: r.sandbox ?? null,
-        ...memberAnswer(req.kind, input, answer, logPath),
-      };
+      return { logPath, promptPath };
+    };
+    const answered = (answer: string): AgentResult => ({
+      ...blankAgentResult({ exitCode: 0, attempt: r.attempt, provider: 'claude' }),
+      durationMs: r.durationMs,
+      outputBytes: Buffer.byteLength(answer),
+      model: r.model,
+      sessionId: r.sessionId,
+      modelOutput: r.modelOutput,
+      reviewChangedTree: r.reviewChangedTree,
+      sandbox: r.sandbox ?? null,
     });
-    return { results, usage: r.usage, note: note(true, `one call for ${names.length} members (claude --agents)`, r.logPath) };
+    const verifierResult =
+      verifier && split.verifier !== undefined
+        ? {
+            ...answered(split.verifier),
+            ...own(verifier.input, verifier.name, memberPrompt(verifier.input), split.verifier),
+            verification: parseVerifierOutput(split.verifier, verifier.ids),
+          }
+        : undefined;
+    const withVerifier = (o: BatchOutcome): BatchOutcome => (verifierResult ? { ...o, verifier: verifierResult } : o);
+    if (!split.ok) {
+      // The verifier stopped the members (an item it must pass is not met): one call, and the round asks no member.
+      if (verifierResult && stream.structured !== null && noFindings(stream.structured)) return withVerifier({ results: null, usage: r.usage, note: note(true, `one call for the checklist verifier, which stopped the round before the ${names.length} members`, r.logPath) });
+      return withVerifier(fallback(`gave no usable answer (${split.why})`));
+    }
+
+    const results = req.inputs.map((input, i): AgentResult => {
+      const name = names[i] as string;
+      const answer = split.answers[name] as string;
+      const files = own(input, name, members[i]?.prompt ?? '', answer);
+      return { ...answered(answer), ...files, ...memberAnswer(req.kind, input, answer, files.logPath) };
+    });
+    return withVerifier({ results, usage: r.usage, note: note(true, `one call for ${count} (claude --agents)`, r.logPath) });
   };
+}
+
+/** A structured answer whose findings list is empty (the members were not run). */
+function noFindings(structured: unknown): boolean {
+  const f = (structured as { findings?: unknown } | null)?.findings;
+  return Array.isArray(f) && f.length === 0;
 }

@@ -23,7 +23,8 @@
 import { ActivityFailure, CancelledFailure, RetryState } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import type { ActivityFunctionWithOptions } from '@temporalio/workflow';
-import { CouncilRoundInputSchema, ReviewRoundInputSchema, type CouncilRoundInput, type ReviewRoundInput } from '../schemas/rounds.js';
+import { RunAgentInputSchema } from '../schemas/activities.js';
+import { CouncilRoundInputSchema, ReviewRoundInputSchema, type CouncilRoundRequest, type ReviewRoundInput } from '../schemas/rounds.js';
 import { runCouncilRound, type CouncilDeps, type RoundResult } from '../rounds/council-round.js';
 import { runReviewRound, type ReviewDeps, type ReviewRoundResult } from '../rounds/review-round.js';
 import { observedAgentCall } from './call-observers.js';
@@ -61,8 +62,9 @@ const runAgent = inProcess('runAgent', observedAgentCall(iterationAgent), 'vote'
 const members = { runAgent, batch: makeBatchCall((input) => runAgent(input)) };
 
 /** One completion-council round: evidence, members, tally, devil's advocate, transcript. */
-export async function councilRound(raw: CouncilRoundInput): Promise<RoundResult> {
-  const input = CouncilRoundInputSchema.parse(raw);
+export async function councilRound(raw: CouncilRoundRequest): Promise<RoundResult> {
+  const parsed = CouncilRoundInputSchema.parse(raw);
+  const input = { ...parsed, checklist: parsed.checklist ? { ...parsed.checklist, call: RunAgentInputSchema.parse(parsed.checklist.call) } : null };
   const deps: CouncilDeps = {
     repo: { collectEvidence: inProcess('collectEvidence', heartbeating(collect), 'rethrow'), writeTranscript: inProcess('writeTranscript', heartbeating(transcript), 'rethrow') },
     members,

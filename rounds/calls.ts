@@ -38,6 +38,11 @@ export interface BatchRequest {
   inputs: RunAgentInput[];
   /** Who each member is, in a few words (the same order as `inputs`). */
   labels: string[];
+  /**
+   * A council round's PRD checklist verifier, in the same call (from `vigil-council-checklist-v1`
+   * on): run first, the members only when none of `stopIf` comes back FAIL or unanswered.
+   */
+  verifier?: { input: RunAgentInput; label: string; stopIf: string[] };
 }
 
 export interface BatchOutcome {
@@ -46,6 +51,12 @@ export interface BatchOutcome {
   /** What the batched call cost (counted once, as one call). */
   usage: AgentResult['usage'];
   note: RoundBatch;
+  /**
+   * The checklist verifier's result, as its own call would have left it (absent: the request had
+   * none, or the batched call gave no answer of its: ask it on its own). `results` may be null
+   * while this is set: the members did not run (the checklist was not met) or their part failed.
+   */
+  verifier?: AgentResult;
 }
 
 /** null: the round's provider cannot batch (another CLI, or one without `--agents`): ask each member. */

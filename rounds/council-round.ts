@@ -1,17 +1,23 @@
 /**
  * One completion-council round, orchestrated (spec §2.4): the evidence gate first (a block ends
- * the round before anyone is asked), then every member votes in parallel, blind to each other,
- * then the tally, then the devil's advocate on a unanimous approval, then the transcript. Also
- * the evidence check alone, for completion claims judged without a council.
+ * the round before anyone is asked), then the PRD checklist verifier when the round carries it
+ * (from `vigil-council-checklist-v1` on; an answer that leaves the checklist blocked ends the round
+ * before any member is asked, with no verdict), then every member votes in parallel, blind to each
+ * other, then the tally, then the devil's advocate on a unanimous approval, then the transcript.
+ * Where the provider runs sub-agents, the verifier and the members are one call whose main agent
+ * runs the verifier first and the members only when it leaves nothing blocking: a claim the
+ * council refuses costs one call. Also the evidence check alone, for completion claims judged
+ * without a council.
  *
  * Deterministic, no I/O of its own: it runs as workflow code (each call an activity) and, from
  * `vigil-round-activity-v1` on, inside the round's one activity (activities/rounds.ts). The rules
  * live in `workflows/decisions/`.
  */
 import { ActivityFailure } from '@temporalio/common';
-import type { AgentResult, EvidenceFactsResult } from '../schemas/activities.js';
+import type { AgentResult, EvidenceFactsResult, RunAgentInput } from '../schemas/activities.js';
 import type { Knobs } from '../schemas/knobs.js';
 import type { EvidenceRecord, Verdict, VoteRecord } from '../schemas/run.js';
+import { verificationBlocks } from '../workflows/decisions/checklist.js';
 import { applyDevilsAdvocate, applySeverityBudget, devilsAdvocateDue, memberRole, tally } from '../workflows/decisions/council.js';
 import { councilPrompt, devilsAdvocatePrompt } from '../workflows/decisions/council-prompt.js';
 import { chooseAgent } from '../workflows/decisions/agent-choice.js';
@@ -50,19 +56,31 @@ export interface EvidenceInput {
   leanPrompt?: boolean;
 }
 
+/** The PRD checklist verifier's call a council round carries (from `vigil-council-checklist-v1` on) and what its answer must say for the members to be asked (workflows/decisions/checklist.ts, checklistStop). */
+export interface CarriedChecklist {
+  call: RunAgentInput;
+  mustPass: string[];
+  mustNotFail: string[];
+}
+
 export interface RoundInput extends EvidenceInput {
   trigger: ConveneTrigger;
   at: string;
+  /** The checklist verifier's call the round carries, and the rule its answer is judged by (round activities only; schemas/rounds.ts). */
+  checklist?: CarriedChecklist | null;
 }
 
 export interface RoundResult {
-  verdict: Verdict;
+  /** null: the checklist verifier the round carried left the checklist blocked, and no member was asked. */
+  verdict: Verdict | null;
   evidence: EvidenceVerdict;
   approved: boolean;
   /** What the member and devil's advocate calls reported they cost. */
   usages: NonNullable<AgentResult['usage']>[];
   /** How the calls were isolated and what the sandbox refused them, by role (a batched call once). */
   sandbox?: RoleSandbox[];
+  /** The carried checklist verifier's answer (null: its call was lost); absent when the round carried none, or the evidence gate blocked first. */
+  checklist?: AgentResult | null;
 }
 
 export function evidenceRecord(iteration: number, v: EvidenceVerdict, facts: Pick<EvidenceFactsResult, 'filesChanged'>, testsPassed: boolean | null): EvidenceRecord {
@@ -157,6 +175,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
   let verdict: Omit<Verdict, 'transcriptPath'>;
   const usages: NonNullable<AgentResult['usage']>[] = [];
   const sandbox: RoleSandbox[] = [];
+  let checklist: AgentResult | null | undefined;
   if (!evidence.pass) {
     // The gate blocks before anyone is asked: no member call is spent on disproven work.
     verdict = { ...base, result: 'BLOCKED_BY_GATE', approve: 0, reject: 0, threshold: tally([], k.councilSize, k.councilThreshold).threshold, votes: [], devilsAdvocate: null };
@@ -192,18 +211,41 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
       parseVote: true,
       ...sandboxArgs(k),
     });
+    const carried = input.checklist ?? null;
     // Where the provider runs sub-agents (claude --agents), the members go out as one call; a failed one asks each member.
-    const batch =
-      deps.members.batch && roundMayBatch(k)
-        ? await deps.members.batch({
-            kind: 'council',
-            round: input.round,
-            iteration: input.iteration,
-            inputs: Array.from({ length: k.councilSize }, (_, i) => memberInput(i)),
-            labels: Array.from({ length: k.councilSize }, (_, i) => `council member ${i} (${memberRole(i)})`),
-          })
-        : null;
+    const mayBatch = deps.members.batch !== undefined && roundMayBatch(k);
+    const batchOf = (withVerifier: boolean) =>
+      deps.members.batch?.({
+        kind: 'council',
+        round: input.round,
+        iteration: input.iteration,
+        inputs: Array.from({ length: k.councilSize }, (_, i) => memberInput(i)),
+        labels: Array.from({ length: k.councilSize }, (_, i) => `council member ${i} (${memberRole(i)})`),
+        ...(withVerifier && carried ? { verifier: { input: carried.call, label: 'PRD checklist verifier', stopIf: [...carried.mustPass, ...carried.mustNotFail] } } : {}),
+      }) ?? Promise.resolve(null);
+    // The checklist verifier the round carries rides in the members' call, which its main agent runs first.
+    let batch = mayBatch && carried ? await batchOf(true) : null;
+    let batchNoted = false;
     if (batch?.usage) usages.push(batch.usage);
+    if (carried) {
+      // The checklist first: the council is not asked while it blocks completion.
+      const inBatch = batch?.verifier !== undefined;
+      checklist = inBatch
+        ? (batch?.verifier ?? null)
+        : await memberCall(() => deps.members.runAgent.executeWithOptions({ summary: `council round ${input.round} · PRD checklist verifier (iteration ${input.iteration})` }, [carried.call]), input.leanPrompt);
+      if (!inBatch && checklist?.usage) usages.push(checklist.usage);
+      // A batched call is one process: its report once (here, as the council's).
+      if (checklist?.sandbox) sandbox.push({ role: inBatch ? 'council' : 'checklist-verifier', report: checklist.sandbox });
+      batchNoted = inBatch;
+      if (verificationBlocks({ blockedAnyway: false, mustPass: carried.mustPass, mustNotFail: carried.mustNotFail }, checklist?.verification ?? {})) {
+        return { verdict: null, evidence, approved: false, usages, ...(sandbox.length ? { sandbox } : {}), checklist };
+      }
+    }
+    // Not batched with the verifier (it could not share the call): the members' own batched call.
+    if (mayBatch && batch === null) {
+      batch = await batchOf(false);
+      if (batch?.usage) usages.push(batch.usage);
+    }
     const results =
       batch?.results ??
       (await Promise.all(
@@ -213,7 +255,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
       ));
     for (const r of results) if (r?.usage) usages.push(r.usage);
     // A batched call is one process: its report once.
-    for (const r of batch?.results ? results.slice(0, 1) : results) if (r?.sandbox) sandbox.push({ role: 'council', report: r.sandbox });
+    for (const r of batch?.results ? (batchNoted ? [] : results.slice(0, 1)) : results) if (r?.sandbox) sandbox.push({ role: 'council', report: r.sandbox });
     const votes = results.map((r, i) => voteRecord(i, memberRole(i), r, k));
     let t = tally(
       votes.map((v) => v.approves),
@@ -249,7 +291,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
   const transcriptPath = await deps.repo.writeTranscript.executeWithOptions({ summary: `transcript of council round ${input.round}` }, [
     { runId: input.runId, repoPath: input.repoPath, round: input.round, transcript: { ...verdict, evidencePath: facts.evidencePath, changedFiles: facts.changedFiles, secrets: facts.secrets } },
   ]);
-  return { verdict: { ...verdict, transcriptPath }, evidence, approved: verdict.result === 'APPROVED', usages, ...(sandbox.length ? { sandbox } : {}) };
+  return { verdict: { ...verdict, transcriptPath }, evidence, approved: verdict.result === 'APPROVED', usages, ...(sandbox.length ? { sandbox } : {}), ...(checklist !== undefined ? { checklist } : {}) };
 }
 
 /** One paragraph for the next prompt: why the council did not approve. */

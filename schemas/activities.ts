@@ -222,6 +222,12 @@ export const RunAgentInputSchema = shared('schemas/activities:RunAgentInputSchem
    * (`--agents` JSON) and the schema of its one answer (`--json-schema`).
    */
   subAgents: z.object({ agents: z.string().max(200_000), schema: z.string().max(50_000), members: z.number().int().min(1) }).optional(),
+  /**
+   * The call's prompt, log and state go to the run's private folder, not the repository's, as a
+   * checklist role's do (a batched council round that carries the checklist verifier: its prompts
+   * and answers name held-out items the builder must not read).
+   */
+  privateFiles: z.boolean().optional(),
 }));
 /** What callers pass (defaults filled in by the activity). */
 export type RunAgentInput = z.input<typeof RunAgentInputSchema>;

@@ -381,6 +381,25 @@ export const ERAS: Era[] = [
       },
     ],
   },
+  {
+    patch: 'vigil-council-checklist-v1',
+    introducedBy: 'HEAD',
+    before: 'a claim whose checklist had to be verified again asked the verifier in a call of its own before the council round',
+    fixtures: [
+      {
+        file: 'before-vigil-council-checklist-v1-claude.json',
+        commit: '0c3e2d2',
+        scenario: 'council-checklist-claude',
+        pins: 'a default run with the claude preset (the fake claude CLI, rounds batched): the claim at 3 verified by the checklist verifier, then refused by the council in one batched round; the claim at 4 verified again and approved',
+      },
+      {
+        file: 'before-vigil-council-checklist-v1-command.json',
+        commit: '0c3e2d2',
+        scenario: 'council-checklist-command',
+        pins: 'the same with the command provider (the scripted agent): the verifier, then three member calls in the round, at each claim',
+      },
+    ],
+  },
 ] satisfies (Era & { patch: PatchId })[];
 
 /** Every fixture file of the table once, with the eras that list it. */

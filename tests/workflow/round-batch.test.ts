@@ -6,10 +6,11 @@
  * call that gives no usable answer asks each member instead, and the round's record says why;
  * with `batchRounds: off` each member is asked in a call of its own. Default knobs otherwise.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect, it } from 'vitest';
+import { privateRunDir } from '../../activities/artifacts.js';
 import { fileWorker, makeRepo, ROOT, runInput, startRun, status, uniqueId, writeScenario } from '../support/harness.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-round-batch-'));
@@ -29,15 +30,15 @@ const CHECKLIST = '[{"id": "REQ-1", "title": "the three files exist", "priority"
 /** The builder's three iterations: a file each, the third claims. */
 const BUILDER = [{ writes: { 'a.txt': 'a\n' } }, { writes: { 'b.txt': 'b\n' } }, { writes: { 'c.txt': 'c\n' }, text: 'COMPLETION PROMISE FULFILLED' }];
 
-function scenario(name: string, roles: Record<string, unknown>): string {
+function scenario(name: string, roles: Record<string, unknown>, builder: unknown[]): string {
   const file = path.join(dir, `${name}.json`);
-  writeFileSync(file, JSON.stringify({ calls: BUILDER, roles: { checklist: { text: CHECKLIST }, 'checklist-verifier': { text: 'ITEM REQ-1: PASS - a.txt, b.txt and c.txt are there' }, ...roles } }));
+  writeFileSync(file, JSON.stringify({ calls: builder, roles: { checklist: { text: CHECKLIST }, 'checklist-verifier': { text: 'ITEM REQ-1: PASS - a.txt, b.txt and c.txt are there' }, ...roles } }));
   return file;
 }
 
 /** A run on its own scenario and builder call counter; the calls it made, from the shared log. */
-async function run(name: string, roles: Record<string, unknown>, knobs: Record<string, unknown> = {}) {
-  const file = scenario(name, roles);
+async function run(name: string, roles: Record<string, unknown>, knobs: Record<string, unknown> = {}, builder: unknown[] = BUILDER) {
+  const file = scenario(name, roles, builder);
   const repo = makeRepo();
   const input = runInput(repo, writeScenario('', { version: 1, iterations: [] }), {
     provider: 'claude',
@@ -64,6 +65,10 @@ async function run(name: string, roles: Record<string, unknown>, knobs: Record<s
 }
 
 const byRole = (calls: LoggedCall[], role: string) => calls.filter((c) => c.env.VIGIL_ROLE === role);
+const VERIFIER = 'vigil-prd-checklist-verifier';
+const MEMBERS = ['vigil-council-member-0-requirements-verifier', 'vigil-council-member-1-test-auditor', 'vigil-council-member-2-devils-advocate-minded'];
+/** Claims at 3 and 4, each on a tree with a new file. */
+const TWO_CLAIMS = [...BUILDER, { writes: { 'd.txt': 'd\n' }, text: 'COMPLETION PROMISE FULFILLED' }];
 
 it('a council round is one call for its three members, a code review one call for its reviewers; each keeps its own verdict', async () => {
   const { outcome, s, calls } = await run('batched', {
@@ -78,10 +83,12 @@ it('a council round is one call for its three members, a code review one call fo
   const council = byRole(calls, 'council');
   expect(s.council.rounds).toBeGreaterThanOrEqual(1);
   expect(council).toHaveLength(s.council.rounds);
-  for (const c of council) expect(c.agents).toEqual(['vigil-council-member-0-requirements-verifier', 'vigil-council-member-1-test-auditor', 'vigil-council-member-2-devils-advocate-minded']);
+  // The checklist's verification rides in the round's call, declared first (its main agent runs it before the members).
+  for (const c of council) expect(c.agents).toEqual([VERIFIER, ...MEMBERS]);
+  expect(byRole(calls, 'checklist-verifier')).toEqual([]);
   const v = s.council.verdicts.at(-1);
-  expect(v?.batch).toMatchObject({ batched: true, members: 3, note: 'one call for 3 members (claude --agents)' });
-  expect(v?.batch?.logPath).toMatch(/council-round-\d{4}-batch\.log$/);
+  expect(v?.batch).toMatchObject({ batched: true, members: 3, note: 'one call for the checklist verifier and 3 members (claude --agents)' });
+  expect(v?.batch?.logPath).toMatch(/council-round-\d{4}-batch-i\d{4}\.log$/);
   expect(v?.votes.map((x) => [x.member, x.recorded, x.reason])).toEqual([
     [0, 'APPROVE', 'every file is there'],
     [1, 'REJECT', 'no test covers the files'],
@@ -174,4 +181,65 @@ it('with batchRounds off, every member and reviewer is asked in a call of its ow
   expect(review?.reviewers.length).toBeGreaterThanOrEqual(3);
   const orchestration = calls.filter((c) => c.env.VIGIL_ROLE !== 'iteration').length;
   expect(s.spend.orchestration?.calls).toBe(orchestration);
+});
+
+it('a claim the council refuses costs one call: the checklist verifier rides in the round, run first, its answer the checklist\'s', async () => {
+  const { outcome, s, calls, repo } = await run(
+    'verifier-rides',
+    {
+      reviewer: { text: 'VERDICT: PASS' },
+      'devils-advocate': { text: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing' },
+      council: [{ text: 'VOTE: REJECT\nREASON: not yet' }, { text: 'VOTE: APPROVE\nREASON: every file is there' }],
+    },
+    {},
+    TWO_CLAIMS,
+  );
+  expect(outcome.status, JSON.stringify(s.council.verdicts)).toBe('council_approved');
+  expect(outcome.iteration).toBe(4);
+  // Two checks, each one council call that declared the verifier and the members; no verifier call of its own.
+  const council = byRole(calls, 'council');
+  expect(council).toHaveLength(2);
+  for (const c of council) expect(c.agents).toEqual([VERIFIER, ...MEMBERS]);
+  expect(byRole(calls, 'checklist-verifier')).toEqual([]);
+  expect(s.council.verdicts.map((v) => [v.iteration, v.result, v.batch?.note])).toEqual([
+    [3, 'REJECTED', 'one call for the checklist verifier and 3 members (claude --agents)'],
+    [4, 'APPROVED', 'one call for the checklist verifier and 3 members (claude --agents)'],
+  ]);
+  expect(s.checks).toMatchObject({ total: 2, refused: 1, byCause: { council: 1 } });
+  // The verifier's answer is the checklist's, as its own call's would have been.
+  expect(s.quality?.checklist?.find((i) => i.id === 'REQ-1')).toMatchObject({ status: 'passing' });
+  // Its prompt and answer name the checklist's items: the call's files stay out of the repository.
+  const batchLog = s.council.verdicts[0]?.batch?.logPath ?? '';
+  expect(batchLog.startsWith(privateRunDir(s.workflowId))).toBe(true);
+  expect(readFileSync(path.join(privateRunDir(s.workflowId), 'checklist-verifier-0003.log'), 'utf8')).toContain('ITEM REQ-1: PASS - a.txt, b.txt and c.txt are there');
+  const inRepo = readdirSync(path.join(repo, '.vigil'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && readFileSync(path.join(e.parentPath, e.name), 'utf8').includes('ITEM REQ-1'));
+  expect(inRepo.map((e) => e.name)).toEqual([]);
+  const orchestration = calls.filter((c) => c.env.VIGIL_ROLE !== 'iteration').length;
+  expect(s.spend.orchestration?.calls).toBe(orchestration);
+});
+
+it('a verifier that finds the checklist not met stops the round before any member is asked, in the same one call', async () => {
+  const { outcome, s, calls } = await run(
+    'verifier-stops',
+    {
+      'checklist-verifier': [{ text: 'ITEM REQ-1: FAIL - c.txt is empty' }, { text: 'ITEM REQ-1: PASS - a.txt, b.txt and c.txt are there' }],
+      reviewer: { text: 'VERDICT: PASS' },
+      'devils-advocate': { text: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing' },
+      council: { text: 'VOTE: APPROVE\nREASON: every file is there' },
+    },
+    {},
+    TWO_CLAIMS,
+  );
+  expect(outcome.status, JSON.stringify(s.council.verdicts)).toBe('council_approved');
+  expect(outcome.iteration).toBe(4);
+  const council = byRole(calls, 'council');
+  expect(council).toHaveLength(2);
+  // The claim at 3 was refused by the checklist: no member voted, no council round counted.
+  expect(s.council.rounds).toBe(1);
+  expect(s.council.verdicts.map((v) => [v.round, v.iteration, v.result])).toEqual([[1, 4, 'APPROVED']]);
+  expect(s.checks).toMatchObject({ total: 2, refused: 1, byCause: { checklist: 1 } });
+  const firstLog = readFileSync(path.join(privateRunDir(s.workflowId), 'council-round-0001-batch-i0003.log'), 'utf8');
+  expect(firstLog).toContain(VERIFIER);
+  for (const m of MEMBERS) expect(firstLog).not.toContain(`"subagent_type":"${m}"`);
+  expect(byRole(calls, 'checklist-verifier')).toEqual([]);
 });

@@ -754,6 +754,48 @@ export function checklistBlock(state: ChecklistState): ChecklistBlock {
   return { blocked: reasons.length > 0, reasons, builderReasons };
 }
 
+/**
+ * What a verification of the `asked` items must answer for the checklist not to block completion,
+ * the items not asked keeping the status they have (a council round that carries the checklist
+ * verifier asks its members only when the answer leaves the checklist unblocked):
+ * - `blockedAnyway`: an item that is not asked blocks already, whatever the answer;
+ * - `mustPass`: items that block now (a held-out item not passing, a critical item failing) and
+ *   must come back passing;
+ * - `mustNotFail`: items that do not block now (a held-out item passing, a critical item not
+ *   failing) and must not come back failing.
+ * Waived items and items that never block (not held out, not critical) are in neither list. Agrees
+ * with `checklistBlock` on the state the verification leaves (tests/unit/checklist-stop.test.ts).
+ */
+export interface ChecklistStop {
+  blockedAnyway: boolean;
+  mustPass: string[];
+  mustNotFail: string[];
+}
+
+export function checklistStop(state: ChecklistState, asked: readonly string[]): ChecklistStop {
+  const held = new Set(state.heldOut);
+  const waived = waivedIds(state);
+  const ask = new Set(asked);
+  const stop: ChecklistStop = { blockedAnyway: false, mustPass: [], mustNotFail: [] };
+  for (const it of state.items) {
+    if (waived.has(it.id)) continue;
+    const status = statusFor(state, it.id);
+    const heldOut = held.has(it.id);
+    if (!heldOut && it.priority !== 'critical') continue;
+    const blocksNow = heldOut ? status !== 'passing' : status === 'failing';
+    if (!ask.has(it.id)) stop.blockedAnyway ||= blocksNow;
+    else if (blocksNow) stop.mustPass.push(it.id);
+    else stop.mustNotFail.push(it.id);
+  }
+  return stop;
+}
+
+/** Whether a verification's answers (by item id) leave the checklist blocked, by the rule `checklistStop` made. */
+export function verificationBlocks(stop: ChecklistStop, answers: Readonly<Record<string, { status: ItemStatus }>>): boolean {
+  if (stop.blockedAnyway) return true;
+  return stop.mustPass.some((id) => answers[id]?.status !== 'passing') || stop.mustNotFail.some((id) => answers[id]?.status === 'failing');
+}
+
 export type WaiveResult = { ok: true; state: ChecklistState } | { ok: false; error: string };
 
 /**

@@ -60,8 +60,21 @@ export function agentsArgument(members: BatchMember[], tools: string[]): string 
   return JSON.stringify(Object.fromEntries(members.map((m) => [m.name, { description: m.description, prompt: m.prompt, tools, model: 'inherit' }])));
 }
 
-/** The `--json-schema` of the answer: one finding per declared agent. */
-export function findingsSchema(kind: BatchKind, names: string[]): Record<string, unknown> {
+/**
+ * The PRD checklist verifier riding in a council round's batched call (from
+ * `vigil-council-checklist-v1` on): its sub-agent's name, the items it answers for, and the items
+ * whose FAIL (or missing line) means the members are not asked (`checklistStop`): the main agent
+ * runs it first and stops there when one of them is not met, so the council is never asked while
+ * the checklist blocks, and a claim the council refuses costs one call.
+ */
+export interface BatchVerifier {
+  name: string;
+  ids: string[];
+  stopIf: string[];
+}
+
+/** The `--json-schema` of the answer: one finding per declared agent (and the checklist verifier's items, when it rides along). */
+export function findingsSchema(kind: BatchKind, names: string[], verifier?: BatchVerifier): Record<string, unknown> {
   const agent = { type: 'string', enum: names, description: 'the name of the declared agent this finding is from' };
   const finding =
     kind === 'council'
@@ -90,11 +103,20 @@ export function findingsSchema(kind: BatchKind, names: string[]): Record<string,
           },
           required: ['agent', 'verdict'],
         };
-  return { type: 'object', properties: { findings: { type: 'array', items: finding, minItems: names.length } }, required: ['findings'] };
+  if (!verifier) return { type: 'object', properties: { findings: { type: 'array', items: finding, minItems: names.length } }, required: ['findings'] };
+  const item = {
+    type: 'object',
+    properties: { id: { type: 'string', enum: verifier.ids }, verdict: { type: 'string', enum: [...VERDICTS] }, evidence: { type: 'string', description: 'what shows it, or what is missing' } },
+    required: ['id', 'verdict', 'evidence'],
+  };
+  const checklist = { type: 'object', properties: { agent: { type: 'string', enum: [verifier.name] }, items: { type: 'array', items: item } }, required: ['agent', 'items'] };
+  // The members' findings may be empty: they are not run when the checklist is not met.
+  return { type: 'object', properties: { checklist, findings: { type: 'array', items: finding } }, required: ['checklist', 'findings'] };
 }
 
 /** What the main agent of a batched call is asked: run every declared agent, report each answer as given. */
-export function batchPrompt(p: { kind: BatchKind; round: number; iteration: number; names: string[] }): string {
+export function batchPrompt(p: { kind: BatchKind; round: number; iteration: number; names: string[]; verifier?: BatchVerifier }): string {
+  if (p.verifier) return verifierFirstPrompt({ ...p, verifier: p.verifier });
   const what = p.kind === 'council' ? `Completion council round ${p.round}, iteration ${p.iteration}` : `Code review round ${p.round}, iteration ${p.iteration}`;
   const answer =
     p.kind === 'council'
@@ -109,6 +131,34 @@ export function batchPrompt(p: { kind: BatchKind; round: number; iteration: numb
     'Give each agent the same short task: "Carry out your instructions on this repository and answer in the format they ask for." Tell no agent what another found.',
     'Do not review the work yourself and do not change any file. When every agent has answered, return the structured output: one finding per agent,',
     `with the agent's name and ${answer}, exactly as that agent gave them.`,
+    '',
+  ].join('\n');
+}
+
+/** The council round's batched call with the checklist verifier in it: the verifier first, the members only when it leaves nothing blocking. */
+function verifierFirstPrompt(p: { round: number; iteration: number; names: string[]; verifier: BatchVerifier }): string {
+  const v = p.verifier;
+  const members = [
+    'Run every one of these agents exactly once, each with the Agent tool and its own name as the agent type, in the foreground (they may run at the same time):',
+    ...p.names.map((n) => `- ${n}`),
+  ];
+  const order =
+    v.stopIf.length === 0
+      ? [`Run the agent ${v.name} once, with the Agent tool and its own name as the agent type, in the foreground.`, ...members]
+      : [
+          `First run only the agent ${v.name}, with the Agent tool and its own name as the agent type, in the foreground, and wait for its answer.`,
+          `If its answer gives FAIL, or no line at all, for any of these items: ${v.stopIf.join(', ')} — run no other agent: return the structured output with its items and an empty findings list.`,
+          'Otherwise:',
+          ...members,
+        ];
+  return [
+    `Completion council round ${p.round}, iteration ${p.iteration}: one call for the PRD checklist verifier and ${p.names.length} council members, each declared as an agent.`,
+    '',
+    ...order,
+    '',
+    'Give each agent the same short task: "Carry out your instructions on this repository and answer in the format they ask for." Tell no agent what another found.',
+    "Do not review the work yourself and do not change any file. Then return the structured output: the checklist verifier's items (each id, PASS or FAIL, and its evidence)",
+    "and one finding per council agent that ran, with the agent's name and its vote (APPROVE, REJECT or CANNOT_VALIDATE), its one-line reason and its issues with their severities, exactly as each agent gave them.",
     '',
   ].join('\n');
 }
@@ -151,17 +201,45 @@ function reviewAnswer(f: z.infer<typeof ReviewFindingSchema>): string {
   return `${lines.join('\n')}\n`;
 }
 
-export type SplitAnswer = { ok: true; answers: Record<string, string> } | { ok: false; why: string };
+/**
+ * `verifier`: the checklist verifier's answer (when it rode along), in its own format (`ITEM <id>:
+ * PASS - ...` lines, read by the verifier's parser); present even when the members' part failed.
+ */
+export type SplitAnswer = { ok: true; answers: Record<string, string>; verifier?: string } | { ok: false; why: string; verifier?: string };
+
+const ChecklistPartSchema = z.object({
+  items: z.array(z.object({ id: z.string(), verdict: z.string(), evidence: z.string().default('') })),
+});
+
+/** The verifier's items as its own call would have answered (ITEM lines; an unknown verdict is left out, as an unanswered item). */
+function verifierAnswer(part: z.infer<typeof ChecklistPartSchema>, ids: readonly string[]): string {
+  const lines: string[] = [];
+  const seen = new Set<string>();
+  for (const it of part.items) {
+    const verdict = it.verdict.trim().toUpperCase();
+    if (!ids.includes(it.id) || seen.has(it.id) || !(VERDICTS as readonly string[]).includes(verdict)) continue;
+    seen.add(it.id);
+    lines.push(`ITEM ${it.id}: ${verdict} - ${oneLine(it.evidence, 280) || '(no evidence given)'}`);
+  }
+  return lines.length > 0 ? `${lines.join('\n')}\n` : '';
+}
 
 /**
  * The batched call's structured answer split into one answer per member, in its role's format;
  * or why it cannot be (not the document asked for, a member missing). A member named twice keeps
  * its first finding; findings for agents that were not declared are ignored.
  */
-export function splitFindings(kind: BatchKind, names: string[], structured: unknown): SplitAnswer {
+export function splitFindings(kind: BatchKind, names: string[], structured: unknown, checklist?: BatchVerifier): SplitAnswer {
   if (structured === null || structured === undefined) return { ok: false, why: 'no structured answer' };
-  const doc = z.object({ findings: z.array(z.unknown()) }).safeParse(structured);
+  const doc = z.object({ findings: z.array(z.unknown()), checklist: z.unknown().optional() }).safeParse(structured);
   if (!doc.success) return { ok: false, why: 'the answer has no findings list' };
+  let verifier: string | undefined;
+  if (checklist) {
+    const part = ChecklistPartSchema.safeParse(doc.data.checklist);
+    if (!part.success) return { ok: false, why: "the answer has no checklist verifier's items" };
+    verifier = verifierAnswer(part.data, checklist.ids);
+  }
+  const withVerifier = <T extends object>(r: T): T & { verifier?: string } => (verifier === undefined ? r : { ...r, verifier });
   const answers: Record<string, string> = {};
   for (const raw of doc.data.findings) {
     if (kind === 'council') {
@@ -173,6 +251,6 @@ export function splitFindings(kind: BatchKind, names: string[], structured: unkn
     }
   }
   const missing = names.filter((n) => answers[n] === undefined);
-  if (missing.length > 0) return { ok: false, why: `no finding for ${missing.length === names.length ? 'any member' : missing.join(', ')}`.slice(0, 200) };
-  return { ok: true, answers };
+  if (missing.length > 0) return withVerifier({ ok: false as const, why: `no finding for ${missing.length === names.length ? 'any member' : missing.join(', ')}`.slice(0, 200) });
+  return withVerifier({ ok: true as const, answers });
 }

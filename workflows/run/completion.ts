@@ -22,7 +22,9 @@ import { itemsToRecheck, reviewStands } from '../decisions/lean-rounds.js';
 import { refusalMemory } from '../decisions/memory.js';
 import { reviewSummaryForPrompt } from '../decisions/review.js';
 import { finish } from './ending.js';
-import { actOnGateStreak, codeReview, ensureTests, qualityGates, roundBase, testEvidence, testLine, trackGateResult, verifyChecklist } from './gates.js';
+import { actOnGateStreak, applyVerification, codeReview, ensureTests, qualityGates, roundBase, testEvidence, testLine, trackGateResult, verifierCall, verifyChecklist } from './gates.js';
+import { councilChecklistEra } from './eras.js';
+import { checklistStop } from '../decisions/checklist.js';
 import { notifyPeople } from './people.js';
 import { nowIso, type Run } from './run.js';
 import { noteSandbox } from '../decisions/sandbox.js';
@@ -61,7 +63,7 @@ export function refuse(run: Run, gates: GateName[], reason: string, cause: Check
  * why) or 'interrupted' (a pause or stop came first) keep the run going; null lets the
  * judgement go on; an outcome ends the run (a stuck gate).
  */
-export async function completionGuard(run: Run): Promise<Outcome | 'refused' | 'interrupted' | null> {
+export async function completionGuard(run: Run, opts: { councilRound?: boolean } = {}): Promise<Outcome | 'refused' | 'interrupted' | null> {
   const { state, knobs } = run;
   const { gatesEra, completionRuleEra } = run.eras;
   if (!gatesEra) return null;
@@ -100,28 +102,46 @@ export async function completionGuard(run: Run): Promise<Outcome | 'refused' | '
       known = checklistGateResult(state.gates.checklist, tree, state.iteration);
       state.gates.latest = mergeLatest(state.gates.latest, [known]);
     }
+    if (!known && opts.councilRound && state.gates.checklist) {
+      // The council round carries the verifier (first, and in the members' batched call where it can):
+      // only when nothing the verifier is not asked about blocks already.
+      const call = verifierCall(run, recheck?.ids);
+      const stop = checklistStop(state.gates.checklist, call.checklistIds);
+      if (!stop.blockedAnyway && run.eras.leanRoundsEra && councilChecklistEra()) {
+        run.carriedChecklist = { call, mustPass: stop.mustPass, mustNotFail: stop.mustNotFail };
+        return null;
+      }
+    }
     const r = known && state.gates.checklist ? checklistGateResult(state.gates.checklist, tree, known.iteration) : await verifyChecklist(run, tree, recheck?.ids);
-    if (completionRuleEra && !known) {
-      const breach = verifierBreach(run.lastVerifierAnswer, state.iteration, run.lastVerifierAnswer?.logPath ?? '');
-      const ended = await keepContract(run, breach ? [breach] : []);
-      if (ended) return ended;
-      if (breach) {
-        state.lastFindings = contractFindings(breach, state.iteration);
-        return refuse(run, ['checklist'], `contract error: ${describeBreach(breach)}`, 'contract');
-      }
+    return judgeChecklist(run, r, !known);
+  }
+  return null;
+}
+
+/**
+ * The checklist's part of a completion check, once its gate result is known: a verification just
+ * made (`fresh`) is held to the agent contract and counted on the gate's streak; a result that
+ * does not pass refuses the claim. Null lets the check go on.
+ */
+async function judgeChecklist(run: Run, r: GateResult | null, fresh: boolean): Promise<Outcome | 'refused' | null> {
+  const { state } = run;
+  if (run.eras.completionRuleEra && fresh) {
+    const breach = verifierBreach(run.lastVerifierAnswer, state.iteration, run.lastVerifierAnswer?.logPath ?? '');
+    const ended = await keepContract(run, breach ? [breach] : []);
+    if (ended) return ended;
+    if (breach) {
+      state.lastFindings = contractFindings(breach, state.iteration);
+      return refuse(run, ['checklist'], `contract error: ${describeBreach(breach)}`, 'contract');
     }
-    if (r && !known) {
-      const streak = trackGateResult(run, r);
-      const ended3 = streak ? await actOnGateStreak(run, r, streak) : null;
-      if (ended3) return ended3;
-      if (r.verdict !== 'pass') {
-        state.lastFindings = `Completion at iteration ${state.iteration} was refused before the council was asked: the requirements checklist is not met.\n${r.findings.map((f) => `- ${f.message}`).join('\n')}`.slice(0, LIMITS.findingChars * 4);
-        return refuse(run, ['checklist'], r.reason);
-      }
-    } else if (r && r.verdict !== 'pass') {
-      state.lastFindings = `Completion at iteration ${state.iteration} was refused before the council was asked: the requirements checklist is not met.\n${r.findings.map((f) => `- ${f.message}`).join('\n')}`.slice(0, LIMITS.findingChars * 4);
-      return refuse(run, ['checklist'], r.reason);
-    }
+  }
+  if (r && fresh) {
+    const streak = trackGateResult(run, r);
+    const ended3 = streak ? await actOnGateStreak(run, r, streak) : null;
+    if (ended3) return ended3;
+  }
+  if (r && r.verdict !== 'pass') {
+    state.lastFindings = `Completion at iteration ${state.iteration} was refused before the council was asked: the requirements checklist is not met.\n${r.findings.map((f) => `- ${f.message}`).join('\n')}`.slice(0, LIMITS.findingChars * 4);
+    return refuse(run, ['checklist'], r.reason);
   }
   return null;
 }
@@ -270,7 +290,8 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
   const empty = completionRuleEra ? refuseEmptyDiff(run, trigger) : null;
   if (empty) return empty;
   if (trigger !== 'forced' && (await pauseAtOrchestrationCap(run))) return holdClaim(run, trigger);
-  const guard = await completionGuard(run);
+  run.carriedChecklist = null;
+  const guard = await completionGuard(run, { councilRound: roundsEra });
   if (guard === 'interrupted' && claimsHeldEra) return holdClaim(run, trigger);
   if (guard === 'refused') markCheck(run);
   if (guard !== null) {
@@ -282,13 +303,27 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
   const round = state.council.rounds + 1;
   run.status = 'reviewing';
   run.publish();
+  const carried = run.carriedChecklist;
+  run.carriedChecklist = null;
   const roundInput = { ...(await evidenceInput(run, round)), trigger, at: nowIso() };
+  const what = carried ? `evidence, the PRD checklist verifier, then ${knobs.councilSize} members` : `evidence, ${knobs.councilSize} members`;
   const r = roundsEra
-    ? await rounds.councilRound.executeWithOptions({ summary: `council round ${round} (iteration ${state.iteration}, ${trigger}): evidence, ${knobs.councilSize} members` }, [{ ...roundInput, authorization: roundInput.authorization ?? null }])
+    ? await rounds.councilRound.executeWithOptions({ summary: `council round ${round} (iteration ${state.iteration}, ${trigger}): ${what}` }, [{ ...roundInput, authorization: roundInput.authorization ?? null, ...(carried ? { checklist: carried } : {}) }])
     : await runCouncilRound(run.councilDeps, roundInput);
   for (const u of r.usages) state.spend = addOrchestrationUsage(state.spend, u);
   for (const c of r.sandbox ?? []) state.sandbox = noteSandbox(state.sandbox, c.report, { iteration: state.iteration, role: c.role });
   run.status = run.stopRequest ? 'stopping' : 'running';
+  if (carried && r.checklist !== undefined) {
+    // The verifier the round carried: judged as a verification of its own would have been, before any vote.
+    const judged = await judgeChecklist(run, applyVerification(run, state.convergence.lastHash ?? '', r.checklist, false), true);
+    if (judged === 'refused' || (judged === null && r.verdict === null)) {
+      if (judged === null) refuse(run, ['checklist'], 'the requirements checklist is not met');
+      markCheck(run);
+      return checkRefused(run, trigger, run.refusedBy.cause, run.refusedBy.reason);
+    }
+    if (judged !== null) return judged;
+  }
+  if (r.verdict === null) return null;
   state.council.rounds = round;
   state.council.verdicts = [...state.council.verdicts, r.verdict].slice(-20);
   markCheck(run);

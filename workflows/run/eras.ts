@@ -200,6 +200,14 @@ export const STREAM_PLANNER_PATCH = 'vigil-stream-planner-v1';
  */
 export const STREAM_WAITS_PATCH = 'vigil-stream-waits-v1';
 
+/**
+ * A claim whose PRD checklist must be verified again rides the verifier in the council round (one
+ * activity): asked first, and in the members' batched call where the provider can (its main agent
+ * runs the verifier, then the members only when nothing blocks), so a claim the council refuses
+ * costs one call. Asked by a council round that would verify the checklist, and only there.
+ */
+export const COUNCIL_CHECKLIST_PATCH = 'vigil-council-checklist-v1';
+
 /** Every patch id of the run workflow, in the order an execution first asks for it. */
 export const PATCH_IDS = [
   COUNCIL_PATCH,
@@ -234,6 +242,7 @@ export const PATCH_IDS = [
   STREAM_PLANNER_PATCH,
   STREAM_WAITS_PATCH,
   MEMORY_JUDGE_PATCH,
+  COUNCIL_CHECKLIST_PATCH,
 ] as const;
 export type PatchId = (typeof PATCH_IDS)[number];
 
@@ -351,3 +360,6 @@ export const streamPlannerEra = (): boolean => patched(STREAM_PLANNER_PATCH);
 
 /** Asked by a stream as it starts and by a run as its streams start, and only there (STREAM_WAITS_PATCH). */
 export const streamWaitsEra = (): boolean => patched(STREAM_WAITS_PATCH);
+
+/** Asked by a council round whose claim needs the checklist verified again, and only there (COUNCIL_CHECKLIST_PATCH). */
+export const councilChecklistEra = (): boolean => patched(COUNCIL_CHECKLIST_PATCH);

@@ -6,7 +6,7 @@
  */
 import { ActivityFailure, CancellationScope, log } from '@temporalio/workflow';
 import { runReviewRound } from '../../rounds/review-round.js';
-import type { AgentResult, RunGatesResult } from '../../schemas/activities.js';
+import type { AgentResult, RunAgentInput, RunGatesResult } from '../../schemas/activities.js';
 import { type GateResult, MAX_CHECKLIST_ITEMS, type ReviewRecord } from '../../schemas/gates.js';
 import type { Outcome, TestRunRecord } from '../../schemas/run.js';
 import { chooseAgent } from '../decisions/agent-choice.js';
@@ -219,41 +219,63 @@ export async function codeReview(run: Run, tree: string): Promise<ReviewRecord> 
  * them, or only `only` (lean rounds: the others keep what the last verification found).
  */
 export async function verifyChecklist(run: Run, tree: string, only?: readonly string[]): Promise<GateResult | null> {
-  const { state, knobs, input, info } = run;
+  const { state } = run;
   const { members } = run.acts;
   const cl = state.gates.checklist;
   if (!cl) return null;
-  const asked = only ? cl.items.filter((i) => only.includes(i.id)) : cl.items;
+  const call = verifierCall(run, only);
   run.status = 'gating';
   run.publish();
   let answer: AgentResult | null = null;
   try {
-    answer = await members.runAgent.executeWithOptions({ summary: `verify the PRD checklist (iteration ${state.iteration}${asked.length < cl.items.length ? `, ${asked.length} of ${cl.items.length} items whose files changed` : ''})` }, [
-      {
-        runId: info.workflowId,
-        repoPath: input.repoPath,
-        ...chooseAgent(knobs, 'checklist-verifier', knobs.tier),
-        authorization: input.authorization ?? null,
-        prompt: checklistVerifierPrompt({ items: asked, prdPath: input.prdPath, diffPath: null, testSummary: state.lastTests ? testLine(run, state.lastTests) : 'No test results.' }),
-        role: 'checklist-verifier',
-        iteration: state.iteration,
-        phase: 'VERIFY',
-        tier: knobs.tier,
-        timeoutSeconds: knobs.councilMemberTimeoutSeconds,
-        completionPromise: '',
-        parse: 'verification',
-        checklistIds: asked.map((i) => i.id),
-        rateLimitRpm: knobs.rateLimitRpm,
-        ...sandboxArgs(knobs),
-      },
-    ]);
+    answer = await members.runAgent.executeWithOptions(
+      { summary: `verify the PRD checklist (iteration ${state.iteration}${call.checklistIds.length < cl.items.length ? `, ${call.checklistIds.length} of ${cl.items.length} items whose files changed` : ''})` },
+      [call],
+    );
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
   }
   run.status = run.stopRequest ? 'stopping' : 'running';
+  return applyVerification(run, tree, answer, true);
+}
+
+/** The checklist verifier's call on the current tree: every item, or only `only`. */
+export function verifierCall(run: Run, only?: readonly string[]): RunAgentInput & { checklistIds: string[] } {
+  const { state, knobs, input, info } = run;
+  const items = state.gates.checklist?.items ?? [];
+  const asked = only ? items.filter((i) => only.includes(i.id)) : items;
+  return {
+    runId: info.workflowId,
+    repoPath: input.repoPath,
+    ...chooseAgent(knobs, 'checklist-verifier', knobs.tier),
+    authorization: input.authorization ?? null,
+    prompt: checklistVerifierPrompt({ items: asked, prdPath: input.prdPath, diffPath: null, testSummary: state.lastTests ? testLine(run, state.lastTests) : 'No test results.' }),
+    role: 'checklist-verifier',
+    iteration: state.iteration,
+    phase: 'VERIFY',
+    tier: knobs.tier,
+    timeoutSeconds: knobs.councilMemberTimeoutSeconds,
+    completionPromise: '',
+    parse: 'verification',
+    checklistIds: asked.map((i) => i.id),
+    rateLimitRpm: knobs.rateLimitRpm,
+    ...sandboxArgs(knobs),
+  };
+}
+
+/**
+ * The verifier's answer (null: its call was lost) on the checklist's state: each item it answered
+ * takes its status, the gate's result is recorded. `own`: the answer came from a call of its own,
+ * whose cost and sandbox are counted here (a council round that carried the verifier counts them
+ * with the round's).
+ */
+export function applyVerification(run: Run, tree: string, answer: AgentResult | null, own: boolean): GateResult | null {
+  const { state } = run;
+  const cl = state.gates.checklist;
+  if (!cl) return null;
   run.lastVerifierAnswer = answer ? { exitCode: answer.exitCode, timedOut: answer.timedOut, answered: Object.keys(answer.verification ?? {}).length, logPath: answer.logPath } : null;
-  if (answer?.usage) state.spend = addOrchestrationUsage(state.spend, answer.usage);
-  state.sandbox = noteSandbox(state.sandbox, answer?.sandbox, { iteration: state.iteration, role: 'checklist-verifier' });
+  if (own && answer?.usage) state.spend = addOrchestrationUsage(state.spend, answer.usage);
+  if (own) state.sandbox = noteSandbox(state.sandbox, answer?.sandbox, { iteration: state.iteration, role: 'checklist-verifier' });
   const statuses = { ...cl.status };
   for (const [id, v] of Object.entries(answer?.verification ?? {})) statuses[id] = { status: v.status, evidence: v.evidence, iteration: state.iteration };
   state.gates.checklist = { ...cl, status: statuses };

@@ -18,7 +18,7 @@ import type { MemoryEntry } from '../../schemas/memory.js';
 import type { CheckCause, Outcome, Phase, RunInput, RunState, Tier } from '../../schemas/run.js';
 import { SA_ITERATION, SA_STATUS } from '../../schemas/search-attributes.js';
 import type { RunStatus, StatusSnapshot } from '../../schemas/status.js';
-import type { CouncilDeps } from '../../rounds/council-round.js';
+import type { CarriedChecklist, CouncilDeps } from '../../rounds/council-round.js';
 import { breakerTrip } from '../decisions/breaker.js';
 import { checkpointRows } from '../decisions/checkpoints.js';
 import { markTree } from '../decisions/lean-rounds.js';
@@ -105,6 +105,11 @@ export class Run {
   lastVerifierAnswer: { exitCode: number; timedOut: boolean; answered: number; logPath: string } | null = null;
   /** The last inspection's changed files (vs the run start) and its tree, when it listed all of them: what a judgement's mark records (lean-rounds era). */
   lastFiles: { tree: string; files: string[] | null } | null = null;
+  /**
+   * The checklist verification a completion check handed to its council round (council-checklist
+   * era): the verifier's call and the rule its answer is judged by (workflows/run/completion.ts).
+   */
+  carriedChecklist: CarriedChecklist | null = null;
   /** What refused the last completion check before the council was asked (workflows/run/completion.ts). */
   refusedBy: { cause: CheckCause; reason: string } = { cause: 'quality_gates', reason: '' };
   iterationsThisExecution = 0;

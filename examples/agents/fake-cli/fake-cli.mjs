@@ -330,10 +330,9 @@ function nextCallIndex(counter = '') {
   }
 }
 
-/** The scenario's answer for this call's Vigil role (`roles[VIGIL_ROLE]`), or null: such a call takes no place in `calls`. */
-function roleCall() {
+/** The scenario's answer for this call's Vigil role (`roles[VIGIL_ROLE]`, or the role named), or null: such a call takes no place in `calls`. */
+function roleCall(role = process.env.VIGIL_ROLE) {
   const file = process.env.FAKE_CLI_SCENARIO;
-  const role = process.env.VIGIL_ROLE;
   if (!file || !role) return null;
   let scenario;
   try {
@@ -401,10 +400,13 @@ function declaredAgents(opts) {
  * What one declared agent answers: the call's `agents[<name>]` when given, else the first
  * `agents` key the name contains (e.g. "test-auditor"), else the call's `text`.
  */
-function agentAnswer(f, name) {
+function agentAnswer(f, name, role = null) {
   if (typeof f.agents[name] === 'string') return f.agents[name];
   const key = Object.keys(f.agents).find((k) => name.includes(k));
-  return key !== undefined ? String(f.agents[key]) : f.text;
+  if (key !== undefined) return String(f.agents[key]);
+  // An agent of another role (the checklist verifier in a council round's call): that role's own answer in the scenario.
+  const own = role === null ? null : roleCall(role);
+  return typeof own?.text === 'string' ? own.text : f.text;
 }
 
 /** An agent's answer read into the finding the schema asks for (a vote, or a review verdict). */
@@ -515,16 +517,33 @@ function claude(ctx) {
       });
       if (agents !== null) {
         // Every declared agent once, through the Agent tool; each answers in its own context (its messages carry the tool use as parent).
-        const names = Object.keys(agents);
-        assistant('msg_fake_dispatch', names.map((n, i) => ({ type: 'tool_use', id: `toolu_fake_agent_${i}`, name: 'Agent', input: { subagent_type: n, description: `run ${n}`, prompt: 'Carry out your instructions on this repository and answer in the format they ask for.' } })));
-        const findings = names.map((n, i) => {
-          const answer = agentAnswer(f, n);
+        const dispatch = (n, i, answer) => {
           line({ type: 'assistant', message: { id: `msg_fake_sub_${i}`, type: 'message', role: 'assistant', model, content: [{ type: 'text', text: answer }], usage }, parent_tool_use_id: `toolu_fake_agent_${i}`, session_id: sessionId });
           line({ type: 'user', message: { role: 'user', content: [{ tool_use_id: `toolu_fake_agent_${i}`, type: 'tool_result', content: [{ type: 'text', text: answer }] }] }, parent_tool_use_id: null, session_id: sessionId });
+        };
+        const agentUse = (n, i) => ({ type: 'tool_use', id: `toolu_fake_agent_${i}`, name: 'Agent', input: { subagent_type: n, description: `run ${n}`, prompt: 'Carry out your instructions on this repository and answer in the format they ask for.' } });
+        // A council round that carries the PRD checklist verifier: the verifier first, and the members only when none of the items the prompt names fails.
+        const verifierName = schema?.properties?.checklist?.properties?.agent?.enum?.[0] ?? null;
+        let checklist = null;
+        let stopped = false;
+        if (verifierName !== null) {
+          assistant('msg_fake_dispatch_verifier', [agentUse(verifierName, 'v')]);
+          const answer = agentAnswer(f, verifierName, 'checklist-verifier');
+          dispatch(verifierName, 'v', answer);
+          const items = [...answer.matchAll(/ITEM\s+(\S+?)\s*:\s*(PASS|FAIL)\s*-?\s*(.*)/gi)].map((m) => ({ id: m[1], verdict: m[2].toUpperCase(), evidence: m[3].trim() }));
+          checklist = { agent: verifierName, items };
+          const stopIf = /for any of these items: (.+?) — run no other agent/.exec(prompt)?.[1]?.split(', ') ?? [];
+          stopped = stopIf.some((id) => !items.some((it) => it.id === id && it.verdict === 'PASS'));
+        }
+        const names = Object.keys(agents).filter((n) => n !== verifierName && !stopped);
+        if (names.length > 0) assistant('msg_fake_dispatch', names.map((n, i) => agentUse(n, i)));
+        const findings = names.map((n, i) => {
+          const answer = agentAnswer(f, n);
+          dispatch(n, i, answer);
           return findingOf(n, answer, schema);
         });
         if (f.dropFinding) findings.pop();
-        const structured = schema !== null && f.structuredOutput ? { findings } : null;
+        const structured = schema !== null && f.structuredOutput ? { ...(checklist ? { checklist } : {}), findings } : null;
         if (structured) assistant('msg_fake_structured', [{ type: 'tool_use', id: 'toolu_fake_structured', name: 'StructuredOutput', input: structured }]);
         const text = structured ? 'Every agent answered.' : 'The agents answered, but I have nothing structured to give.';
         assistant('msg_fake_final', [{ type: 'text', text }]);
