@@ -383,7 +383,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-council-checklist-v1',
-    introducedBy: 'HEAD',
+    introducedBy: '66f53f7',
     before: 'a claim whose checklist had to be verified again asked the verifier in a call of its own before the council round',
     fixtures: [
       {
