@@ -10,8 +10,10 @@
  * Reviewing roles answer in their role's format at once: `VERDICT: PASS` for code reviewers and
  * the review's devil's advocate, `VOTE: APPROVE` for council members and the council's devil's
  * advocate, a JSON array for checklist extraction, `ITEM <id>: PASS - ...` lines for the verifier.
- * A batched round's main agent (claude `--agents`) runs every declared agent with the Agent tool,
- * then returns their findings through the StructuredOutput tool; each declared agent, whose
+ * A batched round's main agent (claude `--agents`) runs every declared agent with the Agent tool
+ * (a council round's PRD checklist verifier first, and the members only when it fails none of the
+ * items the prompt names), then returns their findings (and the verifier's items) through the
+ * StructuredOutput tool; each declared agent, whose
  * instructions (its system prompt) are Vigil's member prompt, answers as that member.
  * Anything else (a CLI's side request: titles, summaries, quota checks) gets a short plain text.
  *
@@ -57,7 +59,7 @@ export interface Reply {
 /** Markers of the prompts Vigil writes, most specific first. */
 const ROLE_MARKERS: readonly [ScriptRole, RegExp][] = [
   // A batched round's main agent (workflows/decisions/round-batch.ts): it runs the declared agents.
-  ['council-batch', /^Completion council round \d+, iteration \d+: one call for \d+ council members/m],
+  ['council-batch', /^Completion council round \d+, iteration \d+: one call for (?:the PRD checklist verifier and )?\d+ council members/m],
   ['review-batch', /^Code review round \d+, iteration \d+: one call for \d+ code reviewers/m],
   ['checklist', /extract a checklist of its verifiable requirements/],
   ['checklist-verifier', /Verify each requirement below against the repository/],
@@ -94,7 +96,10 @@ function declaredAgents(c: Conversation): string[] {
  * each agent's finding read from its report; then a short closing text.
  */
 function batchReply(role: 'council-batch' | 'review-batch', c: Conversation): Reply {
-  const names = declaredAgents(c);
+  const prompt = c.userTexts.join('\n');
+  // A council round that carries the PRD checklist verifier: that agent first, the members only when none of the items the prompt names fails.
+  const verifier = /^(?:First run only the agent|Run the agent) (vigil-[a-z0-9-]+)/m.exec(prompt)?.[1] ?? null;
+  const stopIf = /for any of these items: (.+?) — run no other agent/.exec(prompt)?.[1]?.split(', ') ?? [];
   const exchanges = c.toolExchanges ?? [];
   if (exchanges.some((x) => x.name === 'StructuredOutput')) return { role, text: 'Every agent answered; the findings are in the structured output.', toolCalls: [] };
   const answered = new Map<string, string>();
@@ -102,14 +107,23 @@ function batchReply(role: 'council-batch' | 'review-batch', c: Conversation): Re
     const agent = z.object({ subagent_type: z.string() }).safeParse(x.input);
     if (x.name === 'Agent' && agent.success && x.result !== null) answered.set(agent.data.subagent_type, x.result);
   }
-  const pending = names.filter((n) => !answered.has(n));
-  if (pending.length > 0) {
-    return {
-      role,
-      text: `Running ${pending.length} agent(s).`,
-      toolCalls: pending.map((n) => ({ name: 'Agent', input: { subagent_type: n, description: `run ${n}`, prompt: 'Carry out your instructions on this repository and answer in the format they ask for.', run_in_background: false } })),
-    };
+  const run = (pending: string[]): Reply => ({
+    role,
+    text: `Running ${pending.length} agent(s).`,
+    toolCalls: pending.map((n) => ({ name: 'Agent', input: { subagent_type: n, description: `run ${n}`, prompt: 'Carry out your instructions on this repository and answer in the format they ask for.', run_in_background: false } })),
+  });
+  let checklist: { agent: string; items: { id: string; verdict: string; evidence: string }[] } | null = null;
+  let stopped = false;
+  if (verifier !== null) {
+    const report = answered.get(verifier);
+    if (report === undefined) return run([verifier]);
+    const items = [...report.matchAll(/ITEM\s+(\S+?)\s*:\s*(PASS|FAIL)\s*-?\s*(.*)/g)].map((m) => ({ id: m[1] as string, verdict: m[2] as string, evidence: (m[3] as string).trim() }));
+    checklist = { agent: verifier, items };
+    stopped = stopIf.some((id) => !items.some((it) => it.id === id && it.verdict === 'PASS'));
   }
+  const names = stopped ? [] : declaredAgents(c);
+  const pending = names.filter((n) => !answered.has(n));
+  if (pending.length > 0) return run(pending);
   const findings = names.map((n) => {
     const report = answered.get(n) ?? '';
     if (role === 'council-batch') {
@@ -122,7 +136,7 @@ function batchReply(role: 'council-batch' | 'review-batch', c: Conversation): Re
     const found = [...report.matchAll(/\[(Critical|High|Medium|Low)\]\s*(.*)/g)].map((m) => ({ severity: (m[1] as string).toLowerCase(), text: (m[2] as string).trim() }));
     return { agent: n, verdict, findings: found };
   });
-  return { role, text: '', toolCalls: [{ name: 'StructuredOutput', input: { findings } }] };
+  return { role, text: '', toolCalls: [{ name: 'StructuredOutput', input: { ...(checklist ? { checklist } : {}), findings } }] };
 }
 
 /** The working directory the CLI told the model about, when it did. */
@@ -196,7 +210,8 @@ export function reply(c: Conversation): Reply {
     case 'checklist':
       return { role, text: JSON.stringify(CHECKLIST), toolCalls: [] };
     case 'checklist-verifier': {
-      const ids = [...new Set([...c.userTexts.join('\n').matchAll(/^- ([A-Za-z0-9][A-Za-z0-9_.-]*) \((?:critical|high|medium|low)\):/gm)].map((m) => m[1] as string))];
+      // Its items are in the prompt: the first user turn of a call of its own, the instructions (system prompt) of a declared agent.
+      const ids = [...new Set([...[...c.userTexts, c.system].join('\n').matchAll(/^- ([A-Za-z0-9][A-Za-z0-9_.-]*) \((?:critical|high|medium|low)\):/gm)].map((m) => m[1] as string))];
       return { role, text: ids.map((id) => `ITEM ${id}: PASS - checked ${BUILDER_FILE} in the working tree`).join('\n'), toolCalls: [] };
     }
     case 'council-batch':
