@@ -5,7 +5,7 @@
  *
  * The matrix: {no README, README} × {no test runner, passing tests} × {supervised, perpetual} ×
  * {stagnant, claims without change, split council, oscillating tree, failing agent, wrong
- * reviewer format}. Each cell asserts the original's outcome (spec §2.3, §2.10, §2.11, §7) and the
+ * reviewer format, unmet checklist}. Each cell asserts the original's outcome (spec §2.3, §2.10, §2.11, §7) and the
  * iteration it happens at, that the tier never drops while the agent idles, and what status says.
  *
  * Knobs this file changes, and why (only time, never behaviour): the agent command (the scripted
@@ -14,6 +14,8 @@
  *
  * A new default-on behaviour joins this matrix: add its dimension or its cell.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '@temporalio/worker';
 import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
@@ -36,7 +38,7 @@ import {
   type TestEnv,
 } from '../support/harness.js';
 
-const BEHAVIOURS = ['stagnant', 'claims without change', 'split council', 'oscillating tree', 'failing agent', 'wrong reviewer format'] as const;
+const BEHAVIOURS = ['stagnant', 'claims without change', 'split council', 'oscillating tree', 'failing agent', 'wrong reviewer format', 'unmet checklist'] as const;
 type Behaviour = (typeof BEHAVIOURS)[number];
 interface Cell {
   readme: boolean;
@@ -67,7 +69,7 @@ const vote = (v: 'APPROVE' | 'REJECT') => ({ output: `Read the evidence.\nVOTE: 
 function roles(behaviour: Behaviour): NonNullable<ScenarioInput['roles']> {
   return {
     checklist: { default: { output: '```json\n[{"id": "REQ-1", "title": "The feature exists in src/feature.js", "priority": "critical", "verify": "read src/feature.js"}]\n```\n' } },
-    'checklist-verifier': { default: { output: 'ITEM REQ-1: PASS - src/feature.js has it\n' } },
+    'checklist-verifier': { default: { output: behaviour === 'unmet checklist' ? 'ITEM REQ-1: FAIL - src/feature.js lacks the feature\n' : 'ITEM REQ-1: PASS - src/feature.js has it\n' } },
     reviewer: { default: { output: behaviour === 'wrong reviewer format' ? 'Reviewed the diff. Looks fine to me.\n' : 'Reviewed the diff.\nVERDICT: PASS\n' } },
     'devils-advocate': { default: { output: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing\n' } },
     // Split: one member approves, two reject; never enough to approve.
@@ -87,6 +89,7 @@ function scenario(behaviour: Behaviour): ScenarioInput {
       return { ...base, iterations: [], default: { output: 'All done.\n', claim: 'file' } };
     case 'split council':
     case 'wrong reviewer format':
+    case 'unmet checklist':
       // Progress every iteration (a new line), and a claim every time.
       return { ...base, iterations: [{ ...A, claim: 'file' }], default: { appends: { 'src/feature.js': '// more work\n' }, claim: 'file' } };
     case 'oscillating tree':
@@ -147,6 +150,8 @@ function expected(c: Cell): Expected {
       // The first check (iteration 3) and the second (4) have reviewers without a verdict line.
       if (c.mode === 'supervised') return { paused: { iteration: 4, reason: /contract error, 2 checks in a row: the code reviewer .* answered without a line `VERDICT: PASS` or `VERDICT: FAIL`/ }, lastCause: 'contract' };
       return { outcome: { status: 'contract_error', iteration: 4, reason: /contract error, 2 checks in a row: the code reviewer .*VERDICT: PASS/ }, lastCause: 'contract' };
+    case 'unmet checklist':
+      return { outcome: { status: 'force_stopped', iteration: 10, reason: /10 completion claims without approval/ }, lastCause: checksRefusedByGates ? 'quality_gates' : 'checklist' };
   }
 }
 
@@ -200,5 +205,12 @@ describe.concurrent('default knobs: every safety net together', () => {
     }
     // A contract mistake is never counted as a failing gate.
     if (c.behaviour === 'wrong reviewer format') expect(snap.quality?.failing.code_review ?? 0).toBe(0);
+    // The council is never asked while the checklist blocks: its verifier, asked in the round first, stops it.
+    if (c.behaviour === 'unmet checklist') {
+      const calls = readFileSync(path.join(repo, '.vigil/scripted-agent/calls.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { role: string }).role);
+      expect(calls.filter((r) => r === 'council')).toEqual([]);
+      expect(snap.council.rounds).toBe(0);
+      if (c.readme) expect(calls.filter((r) => r === 'checklist-verifier').length).toBeGreaterThanOrEqual(8);
+    }
   });
 });
