@@ -161,6 +161,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     cwd: input.repoPath,
     env: sandbox.env,
     sandboxProxy: sandbox.proxy,
+    ...(sandbox.pidNamespace ? { ownPidNamespace: true } : {}),
     stdin: call.stdin,
     timeoutMs: input.timeoutSeconds * 1000,
     logPath,

@@ -60,6 +60,8 @@ export interface ProcessSpec {
   cancelSignal?: AbortSignal;
   /** A sandboxed call's network proxy (activities/sandbox.ts), run by the call's supervisor. */
   sandboxProxy?: SandboxProxySpec | null;
+  /** The call runs in a pid namespace of its own that dies with it (bubblewrap): no leftover to look for by token. */
+  ownPidNamespace?: boolean;
 }
 
 export interface ProcessResult {
@@ -210,6 +212,7 @@ function handover(spec: ProcessSpec, key: string, attempt: number, token: string
     attempt,
     token,
     ...(spec.sandboxProxy ? { sandboxProxy: spec.sandboxProxy } : {}),
+    ...(spec.ownPidNamespace ? { ownPidNamespace: true } : {}),
   };
 }
 

@@ -230,12 +230,13 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
     const exit = await exited;
     clearTimeout(timeout);
     clearInterval(watchdog);
-    // A sandboxed call's processes die with its pid namespace as bubblewrap exits; those still
-    // being torn down are not leftovers (a short wait, so they are not counted as such).
-    if (spec.sandboxProxy && pid !== undefined) await settled(spec.token, SANDBOX_SETTLE_MS);
-    // The direct child is gone; nothing it started may outlive the call (its group, and anything
-    // that escaped the group but carries the call's token).
-    const strays = pid !== undefined ? signalTree(pid, spec.token, 'SIGKILL') : 0;
+    // A sandboxed call's processes die with its pid namespace as bubblewrap exits, and none can
+    // leave it: nothing is looked for by token (a scan of every process's environment). Other
+    // calls: the direct child is gone; nothing it started may outlive the call (its group, and
+    // anything that escaped the group but carries the call's token); a sandbox without its own
+    // pid namespace waits a little first, so that processes still being torn down are not counted.
+    if (spec.sandboxProxy && !spec.ownPidNamespace && pid !== undefined) await settled(spec.token, SANDBOX_SETTLE_MS);
+    const strays = pid !== undefined ? signalTree(pid, spec.ownPidNamespace ? '' : spec.token, 'SIGKILL') : 0;
     // Drain what is still in the pipes; a survivor that escaped every kill cannot hold the call open.
     let grace: NodeJS.Timeout | undefined;
     await Promise.race([pipesClosed, new Promise((r) => (grace = setTimeout(r, PIPE_GRACE_MS)))]);

@@ -30,6 +30,11 @@ export interface SupervisorSpec {
   token: string;
   /** A sandboxed call's network proxy, run by the supervisor for as long as the call (sandbox-proxy.ts). */
   sandboxProxy?: SandboxProxySpec | null;
+  /**
+   * The child is bubblewrap with a pid namespace of its own that dies with it: every process the
+   * call started is in it, so the kernel kills them all; none is looked for by token.
+   */
+  ownPidNamespace?: boolean;
 }
 
 /** How the child ended, as the supervisor saw it. */

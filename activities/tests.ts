@@ -84,6 +84,7 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     cwd: input.repoPath,
     env: sandbox.env,
     sandboxProxy: sandbox.proxy,
+    ...(sandbox.pidNamespace ? { ownPidNamespace: true } : {}),
     stdin: '',
     timeoutMs: input.timeoutSeconds * 1000,
     logPath,
