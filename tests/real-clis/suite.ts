@@ -252,6 +252,32 @@ export function realCliSuite(name: RealCliName, expect_: Partial<CliExpectations
       if (x.reportsSession) expect(transcript).toMatch(/\[\w+ (?:session|thread) [0-9a-zA-Z_-]{8,}/);
     });
 
+    if (x.batchesRounds) {
+      it("a claim whose checklist is not met is stopped inside the council's one call: the verifier ran first, no member was asked", async () => {
+        server.failChecklist(1);
+        const before = server.requests().length;
+        const repo = makeRepo();
+        const handle = await startRun(env, tq, runInput(repo, noScenario, knobs()));
+        try {
+          const s = await waitForStatus(handle, (v) => (v.checks?.total ?? 0) >= 1, 120_000);
+          const requests = server.requests().slice(before);
+          const detail = `${JSON.stringify({ checks: s.checks, requests: requests.map((r) => `${r.role}:${r.status}`) })}\n${iterationTails(repo)}`;
+          say(name, 'unmet checklist', s);
+          expect(s.checks?.last, detail).toMatchObject({ iteration: 1, approved: false, cause: 'checklist' });
+          expect(s.council.rounds, detail).toBe(0);
+          const count = (role: ScriptRole) => requests.filter((r) => r.role === role && r.fault === null).length;
+          // The council's call ran: its main agent asked the verifier, read FAIL and returned without dispatching a member.
+          expect(count('council-batch'), detail).toBeGreaterThanOrEqual(2);
+          expect(count('checklist-verifier'), detail).toBe(1);
+          expect(count('council'), detail).toBe(0);
+          expect(s.quality?.checklist?.some((i) => i.status === 'failing'), detail).toBe(true);
+          expect(s.quality?.lastRefusal, detail).toMatchObject({ iteration: 1, gates: ['checklist'] });
+        } finally {
+          await stop(handle);
+        }
+      });
+    }
+
     const [rlTitle, rlTest] = testFor('429: the run waits out the rate limit and counts no failure', x.knownGaps['rate-limit']);
     rlTest(rlTitle, async () => {
       server.fail({ kind: 'rate-limit', retryAfterSeconds: 2, roles: ['iteration'] });

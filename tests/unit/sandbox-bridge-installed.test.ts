@@ -20,16 +20,9 @@ import { startSandboxProxy } from '../../activities/sandbox-proxy.js';
 import { describeSandbox, prepareSandbox, sandboxPlatform, sandboxReport } from '../../activities/sandbox.js';
 import { PACKAGE_NAME } from '../../workers/paths.js';
 import { BRIDGE_BUILD_ENV, setupSandboxBridge } from '../../workers/sandbox-bridge-setup.js';
+import { hasGo } from '../support/go.js';
 import { ROOT } from '../support/harness.js';
 
-const hasGo = (() => {
-  try {
-    execFileSync('go', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 const sandboxable = sandboxPlatform().problem === null;
 
 let root: string;

@@ -20,16 +20,9 @@ import { BRIDGE_CA_VARIABLE, BRIDGE_PROTOCOL, bridgeEnv, goBridgePath, sandboxBr
 import { compiledModule } from '../../activities/supervisor-client.js';
 import { describeSandbox, prepareSandbox, sandboxPlatform } from '../../activities/sandbox.js';
 import { SANDBOX_BRIDGE_PATH } from '../../activities/sandbox-policy.js';
+import { hasGo } from '../support/go.js';
 import { ROOT } from '../support/harness.js';
 
-const hasGo = (() => {
-  try {
-    execFileSync('go', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 let root: string;
 

@@ -139,6 +139,11 @@ function batchReply(role: 'council-batch' | 'review-batch', c: Conversation): Re
   return { role, text: '', toolCalls: [{ name: 'StructuredOutput', input: { ...(checklist ? { checklist } : {}), findings } }] };
 }
 
+/** A verifier's answer turned into a checklist not met: every item FAIL (the model server's `failChecklist`). */
+export function unmetVerification(r: Reply): Reply {
+  return { ...r, text: r.text.replace(/^ITEM (\S+?): PASS - .*$/gm, `ITEM $1: FAIL - ${BUILDER_FILE} does not show it yet`) };
+}
+
 /** The working directory the CLI told the model about, when it did. */
 export function workingDirectoryOf(c: Conversation): string | null {
   const all = [c.system, ...c.userTexts].join('\n');
@@ -184,7 +189,7 @@ export function builderToolCall(c: Conversation): ToolCall | null {
 }
 
 const CHECKLIST = [
-  { id: 'REQ-1', title: `The file ${BUILDER_FILE} exists`, priority: 'high', verify: `ls ${BUILDER_FILE}` },
+  { id: 'REQ-1', title: `The file ${BUILDER_FILE} exists`, priority: 'critical', verify: `ls ${BUILDER_FILE}` },
   { id: 'REQ-2', title: 'The README is kept', priority: 'medium', verify: 'ls README.md' },
 ];
 

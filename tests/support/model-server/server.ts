@@ -16,7 +16,7 @@ import { appendFileSync } from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { reply, ROLES, type Conversation, type ScriptRole } from './script.js';
+import { reply, ROLES, unmetVerification, type Conversation, type ScriptRole } from './script.js';
 import {
   anthropicConversation,
   anthropicJson,
@@ -68,6 +68,8 @@ export interface ModelServer {
   /** `http://127.0.0.1:<port>` */
   url: string;
   fail(fault: Fault): void;
+  /** The next `times` checklist verifications answer FAIL for every item (the work judged not done); cleared with the faults. */
+  failChecklist(times: number): void;
   clearFaults(): void;
   requests(): RecordedRequest[];
   /**
@@ -82,6 +84,7 @@ const GEMINI_PATH = /^\/v1(?:beta|alpha|)\/models\/([^/:]+):(generateContent|str
 
 export async function startModelServer(opts: { logFile?: string; port?: number } = {}): Promise<ModelServer> {
   let faults: ActiveFault[] = [];
+  let unmetChecklists = 0;
   const recorded: RecordedRequest[] = [];
   const open = new Set<ServerResponse>();
 
@@ -154,7 +157,11 @@ export async function startModelServer(opts: { logFile?: string; port?: number }
       return send(res, 404, { error: { message: `the model server does not serve ${req.method ?? '?'} ${url.pathname}`, type: 'not_found_error' } });
     }
 
-    const answer = reply(conversation);
+    let answer = reply(conversation);
+    if (answer.role === 'checklist-verifier' && unmetChecklists > 0) {
+      unmetChecklists--;
+      answer = unmetVerification(answer);
+    }
     const model = conversation.model || 'model';
     const usage = usageFor(raw, answer);
     const fault = takeFault(answer.role);
@@ -226,8 +233,12 @@ export async function startModelServer(opts: { logFile?: string; port?: number }
     fail(fault) {
       faults.push({ ...FaultSchema.parse(fault), used: 0 });
     },
+    failChecklist(times) {
+      unmetChecklists = times;
+    },
     clearFaults() {
       faults = [];
+      unmetChecklists = 0;
     },
     requests: () => [...recorded],
     tokens(role, includeSide = true) {
