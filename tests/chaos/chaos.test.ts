@@ -75,6 +75,23 @@ function diskEffects(history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>
   return { failed: new Set([...seen].filter((i) => !ok.has(i))), ioErrors, retried };
 }
 
+/** How long the chaos schedule's full disk is held: at least the first, and on until something hit it, at most the second. */
+const DISK_FULL_MIN_MS = 10_000;
+const DISK_FULL_MAX_MS = 60_000;
+
+/** Whether the full disk has hit the run yet: an activity waiting to retry after ENOSPC, or a completed one it failed (diskEffects). */
+async function diskHitNow(handle: WorkflowHandle): Promise<boolean> {
+  try {
+    const d = await handle.describe();
+    const pending = d.raw.pendingActivities ?? [];
+    if (pending.some((a) => /no space left on device|ENOSPC/i.test(JSON.stringify(a.lastFailure ?? {})))) return true;
+    const e = diskEffects(await handle.fetchHistory());
+    return e.failed.size + e.ioErrors + e.retried > 0;
+  } catch {
+    return false; // the server is busy or restarting: asked again on the next round
+  }
+}
+
 const cleanup: (() => Promise<void> | void)[] = [];
 afterAll(async () => {
   for (const c of cleanup.reverse()) await c();
@@ -181,14 +198,20 @@ it(`survives ${PLAN.workerKills} worker SIGKILLs, ${PLAN.serverRestarts} server 
     } else if (due(kills.disk, PLAN.diskFulls)) {
       log(`disk full at iteration ${progress}`);
       const pid = (worker as ResultPromise | null)?.pid;
-      // Fill every byte, hold it while iterations hit it, then free the space.
+      // Fill every byte, hold it while iterations hit it, then free the space. It is held for ten
+      // seconds, and on until something hit it (a disk-full pause, an activity failing with
+      // ENOSPC, an iteration's call failing): a fill that lands while the run waits on a killed
+      // worker's call would otherwise end before anything wrote, and prove nothing.
       execFileSync('sh', ['-c', `dd if=/dev/zero of='${filler}' bs=1M 2>/dev/null; true`]);
-      const until = Date.now() + 10_000;
-      while (Date.now() < until) {
+      const filled = Date.now();
+      let hit = false;
+      while (Date.now() < filled + DISK_FULL_MAX_MS && !(hit && Date.now() >= filled + DISK_FULL_MIN_MS)) {
         const t = await status();
         if (t?.paused && /disk full/.test(t.pause?.reason ?? '')) diskPauses += 1;
+        hit ||= diskPauses > 0 || (await diskHitNow(handle()));
         await sleep(500);
       }
+      log(`disk freed after ${Date.now() - filled} ms${hit ? '' : ' (nothing hit it)'}`);
       rmSync(filler, { force: true });
       // The full disk failed calls; it never took the worker down.
       expect((worker as ResultPromise | null)?.pid, 'the worker died of the full disk').toBe(pid);

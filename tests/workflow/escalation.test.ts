@@ -136,8 +136,11 @@ describe('uncertainty-gated escalation', () => {
       await handle.executeUpdate(stopUpdate, { args: [{ by: 'tester', reason: 'done testing' }] });
       const outcome = await handle.result();
       expect(outcome.status).toBe('stopped');
+      // Delivered once: waited for (a loaded machine may be slow to send it), then a moment more for a second.
+      const finished = () => hook.got.filter((g) => g.body.event === 'run_finished');
+      for (let waited = 0; finished().length === 0 && waited < 15_000; waited += 100) await sleep(100);
       await sleep(300);
-      expect(hook.got.filter((g) => g.body.event === 'run_finished')).toHaveLength(1);
+      expect(finished()).toHaveLength(1);
     });
   });
 
@@ -295,6 +298,9 @@ describe('budget', () => {
 
       // Resuming under the same budget pauses again, with no new notification.
       await handle.executeUpdate(resumeUpdate, { args: [{ by: 'tester' }] });
+      // Paused again (waited for: the resume is applied when the update returns, the new pause a
+      // workflow task later), and a moment more for a notification that must not come.
+      await waitForStatus(handle, (s) => s.paused, 30_000);
       await sleep(1500);
       const still = await status(handle);
       expect(still.paused).toBe(true);
