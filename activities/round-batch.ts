@@ -27,7 +27,7 @@ import type { BatchCall, BatchOutcome, BatchRequest } from '../rounds/calls.js';
 import { renderPromptSpec } from '../workflows/decisions/call-prompt.js';
 import { reviewerRecord } from '../workflows/decisions/review.js';
 import { parseVerifierOutput } from '../workflows/decisions/checklist.js';
-import { agentsArgument, batchPrompt, BATCH_ARGS_MAX_CHARS, findingsSchema, splitFindings, subAgentName, type BatchMember, type BatchVerifier } from '../workflows/decisions/round-batch.js';
+import { agentsArgument, batchPrompt, BATCH_ARGS_MAX_CHARS, findingsSchema, splitFindings, subAgentName, type BatchFollowUp, type BatchMember, type BatchVerifier } from '../workflows/decisions/round-batch.js';
 import { redactSecrets } from '../workflows/decisions/scans.js';
 import { parseVote } from '../workflows/decisions/vote.js';
 import { callLabel } from './agent.js';
@@ -104,11 +104,16 @@ export function makeBatchCall(run: (input: RunAgentInput) => Promise<AgentResult
     const verifier: (BatchVerifier & { input: RunAgentInput }) | null = req.verifier
       ? { name: subAgentName('vigil', req.verifier.label), ids: req.verifier.input.checklistIds ?? [], stopIf: req.verifier.stopIf, input: req.verifier.input }
       : null;
-    const declared: BatchMember[] = verifier
-      ? [{ name: verifier.name, description: `Vigil ${req.verifier?.label ?? ''}: follow your instructions and answer in their format`, prompt: memberPrompt(verifier.input) }, ...members]
-      : members;
+    // The devil's advocate rides along where it could share the call; otherwise the round asks it on its own when due.
+    const followUp: (BatchFollowUp & { input: RunAgentInput; label: string }) | null =
+      req.followUp && sameCall(req.followUp.input, first) ? { name: subAgentName('vigil', req.followUp.label), input: req.followUp.input, label: req.followUp.label } : null;
+    const declared: BatchMember[] = [
+      ...(verifier ? [{ name: verifier.name, description: `Vigil ${req.verifier?.label ?? ''}: follow your instructions and answer in their format`, prompt: memberPrompt(verifier.input) }] : []),
+      ...members,
+      ...(followUp ? [{ name: followUp.name, description: `Vigil ${followUp.label}: follow your instructions and answer in their format`, prompt: memberPrompt(followUp.input) }] : []),
+    ];
     const agents = agentsArgument(declared, CLAUDE_READ_ONLY_TOOLS);
-    const schema = JSON.stringify(findingsSchema(req.kind, names, verifier ?? undefined));
+    const schema = JSON.stringify(findingsSchema(req.kind, names, verifier ?? undefined, followUp ?? undefined));
     const note = (batched: boolean, text: string, logPath: string): RoundBatch => ({ batched, members: names.length, note: text.slice(0, 300), logPath: logPath.slice(0, 4096) });
     if (agents.length + schema.length > BATCH_ARGS_MAX_CHARS) return { results: null, usage: null, note: note(false, `the members' prompts are too long for one call (${agents.length} characters): one call per member`, '') };
 
@@ -116,7 +121,7 @@ export function makeBatchCall(run: (input: RunAgentInput) => Promise<AgentResult
     const roundEnv: Record<string, string> = req.kind === 'council' ? { VIGIL_COUNCIL_ROUND: String(req.round), ...(extraEnv?.VIGIL_EVIDENCE_FILE ? { VIGIL_EVIDENCE_FILE: extraEnv.VIGIL_EVIDENCE_FILE } : {}) } : { VIGIL_REVIEW_ROUND: String(req.round) };
     const batchInput: RunAgentInput = {
       ...common,
-      prompt: batchPrompt({ kind: req.kind, round: req.round, iteration: req.iteration, names, ...(verifier ? { verifier } : {}) }),
+      prompt: batchPrompt({ kind: req.kind, round: req.round, iteration: req.iteration, names, ...(verifier ? { verifier } : {}), ...(followUp ? { followUp } : {}) }),
       // With the verifier, the round's number repeats after a check the checklist stopped: the iteration keeps each call's files apart.
       extraEnv: { ...roundEnv, VIGIL_BATCH: declared.map((m) => m.name).join(','), ...(verifier ? { VIGIL_CHECKLIST_ITERATION: String(verifier.input.iteration) } : {}) },
       tailOnFailure: true,
@@ -141,7 +146,7 @@ export function makeBatchCall(run: (input: RunAgentInput) => Promise<AgentResult
     const log = readRegularFile(r.logPath, LOG_READ_MAX);
     if (!log?.ok) return fallback('left no readable log');
     const stream = readBatchStream(log.text);
-    const split = splitFindings(req.kind, names, stream.structured, verifier ?? undefined);
+    const split = splitFindings(req.kind, names, stream.structured, verifier ?? undefined, followUp ?? undefined);
 
     const dir = path.dirname(r.logPath);
     const count = verifier ? `the checklist verifier and ${names.length} members` : `${names.length} members`;
@@ -198,7 +203,16 @@ export function makeBatchCall(run: (input: RunAgentInput) => Promise<AgentResult
       const files = own(input, name, members[i]?.prompt ?? '', answer);
       return { ...answered(answer), ...files, ...memberAnswer(req.kind, input, answer, files.logPath) };
     });
-    return withVerifier({ results, usage: r.usage, note: note(true, `one call for ${count} (claude --agents)`, r.logPath) });
+    // The devil's advocate's finding, when the call ran it: read as its own call's answer would be.
+    const after =
+      followUp && split.followUp !== undefined
+        ? (() => {
+            const files = own(followUp.input, followUp.name, memberPrompt(followUp.input), split.followUp);
+            return { ...answered(split.followUp), ...files, ...memberAnswer(req.kind, followUp.input, split.followUp, files.logPath) };
+          })()
+        : undefined;
+    const who = after ? `${verifier ? 'the checklist verifier, ' : ''}${names.length} members and the devil's advocate` : count;
+    return withVerifier({ results, usage: r.usage, note: note(true, `one call for ${who} (claude --agents)`, r.logPath), ...(after ? { followUp: after } : {}) });
   };
 }
 

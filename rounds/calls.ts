@@ -43,6 +43,12 @@ export interface BatchRequest {
    * on): run first, the members only when none of `stopIf` comes back FAIL or unanswered.
    */
   verifier?: { input: RunAgentInput; label: string; stopIf: string[] };
+  /**
+   * The round's devil's advocate, in the same call: run after the members, only when every one
+   * of them approved (passed). Left out of the call when it cannot share it (another model, CLI
+   * or timeout): the round asks it on its own when it is due, as before.
+   */
+  followUp?: { input: RunAgentInput; label: string };
 }
 
 export interface BatchOutcome {
@@ -57,6 +63,12 @@ export interface BatchOutcome {
    * while this is set: the members did not run (the checklist was not met) or their part failed.
    */
   verifier?: AgentResult;
+  /**
+   * The devil's advocate's result, when it ran in the call (its vote or review read as its own
+   * call's would be). Absent: it was not due, not declared, or the call left it out; the round
+   * asks it on its own when it is due.
+   */
+  followUp?: AgentResult;
 }
 
 /** null: the round's provider cannot batch (another CLI, or one without `--agents`): ask each member. */

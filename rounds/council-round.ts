@@ -211,6 +211,16 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
       parseVote: true,
       ...sandboxArgs(k),
     });
+    // The devil's advocate's call, asked on a unanimous approval (in the members' batched call where it can share it).
+    const devilsAdvocateInput = (): RunAgentInput => ({
+      ...withoutTreeBefore(memberInput(0)),
+      ...chooseAgent(k, 'devils-advocate', k.tier),
+      ...(input.leanPrompt
+        ? { promptSpec: { kind: 'council-devils-advocate' as const, ...councilSpec } }
+        : { prompt: devilsAdvocatePrompt({ size: k.councilSize, iteration: input.iteration, prdPath: input.prdPath, evidencePath: facts.evidencePath, severityThreshold: k.councilSeverityThreshold }) }),
+      role: 'devils-advocate',
+      extraEnv: { VIGIL_COUNCIL_ROUND: String(input.round), VIGIL_EVIDENCE_FILE: facts.evidencePath },
+    });
     const carried = input.checklist ?? null;
     // Where the provider runs sub-agents (claude --agents), the members go out as one call; a failed one asks each member.
     const mayBatch = deps.members.batch !== undefined && roundMayBatch(k);
@@ -222,6 +232,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
         inputs: Array.from({ length: k.councilSize }, (_, i) => memberInput(i)),
         labels: Array.from({ length: k.councilSize }, (_, i) => `council member ${i} (${memberRole(i)})`),
         ...(withVerifier && carried ? { verifier: { input: carried.call, label: 'PRD checklist verifier', stopIf: [...carried.mustPass, ...carried.mustNotFail] } } : {}),
+        followUp: { input: devilsAdvocateInput(), label: "devil's advocate" },
       }) ?? Promise.resolve(null);
     // The checklist verifier the round carries rides in the members' call, which its main agent runs first.
     let batch = mayBatch && carried ? await batchOf(true) : null;
@@ -264,22 +275,13 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
     );
     let devilsAdvocate: Verdict['devilsAdvocate'] = null;
     if (devilsAdvocateDue(t)) {
-      const da = await memberCall(() =>
-        deps.members.runAgent.executeWithOptions({ summary: `council round ${input.round} · devil's advocate` }, [
-          {
-            ...withoutTreeBefore(memberInput(0)),
-            ...chooseAgent(k, 'devils-advocate', k.tier),
-            ...(input.leanPrompt
-              ? { promptSpec: { kind: 'council-devils-advocate' as const, ...councilSpec } }
-              : { prompt: devilsAdvocatePrompt({ size: k.councilSize, iteration: input.iteration, prdPath: input.prdPath, evidencePath: facts.evidencePath, severityThreshold: k.councilSeverityThreshold }) }),
-            role: 'devils-advocate',
-            extraEnv: { VIGIL_COUNCIL_ROUND: String(input.round), VIGIL_EVIDENCE_FILE: facts.evidencePath },
-          },
-        ]),
-        input.leanPrompt,
-      );
-      if (da?.usage) usages.push(da.usage);
-      if (da?.sandbox) sandbox.push({ role: 'devils-advocate', report: da.sandbox });
+      // Its answer from the members' batched call when it ran there (its cost is the call's), else a call of its own.
+      const inBatch = batch?.followUp;
+      const da =
+        inBatch ??
+        (await memberCall(() => deps.members.runAgent.executeWithOptions({ summary: `council round ${input.round} · devil's advocate` }, [devilsAdvocateInput()]), input.leanPrompt));
+      if (!inBatch && da?.usage) usages.push(da.usage);
+      if (!inBatch && da?.sandbox) sandbox.push({ role: 'devils-advocate', report: da.sandbox });
       const rec = voteRecord(0, 'devils-advocate', da, { ...k, councilSeverityThreshold: 'low' });
       const after = applyDevilsAdvocate(t, rec.recorded === 'APPROVE');
       devilsAdvocate = { triggered: true, flipped: after.flipped, recorded: rec.recorded, reason: rec.reason };

@@ -143,6 +143,7 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
           iteration: input.iteration,
           inputs: chosen.map((c) => callInput(c.reviewer, false, false)),
           labels: chosen.map((c) => `${c.reviewer} reviewer`),
+          ...(k.reviewDevilsAdvocate ? { followUp: { input: callInput('devils-advocate', true, false), label: "devil's advocate" } } : {}),
         })
       : null;
   if (batch?.usage) usages.push(batch.usage);
@@ -161,7 +162,8 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
   }
   let devilsAdvocate: ReviewerRecord | null = null;
   if (k.reviewDevilsAdvocate && outcome.result === 'pass' && devilsAdvocateDue(reviewers)) {
-    devilsAdvocate = await ask('devils-advocate', true);
+    // Its answer from the reviewers' batched call when it ran there (its cost is the call's), else a call of its own.
+    devilsAdvocate = batch?.followUp ? recordOf('devils-advocate', batch.followUp) : await ask('devils-advocate', true);
     outcome = aggregateReview(reviewers, devilsAdvocate, { mergeabilityMin: k.reviewMergeabilityMin });
   }
   const result = outcome.result === 'inconclusive' && !k.reviewInconclusiveBlocks ? 'pass' : outcome.result;

@@ -203,8 +203,8 @@ export function realCliSuite(name: RealCliName, expect_: Partial<CliExpectations
       if (x.batchesRounds) {
         // One call for the council's two members and one for the two reviewers: each main agent ran
         // every member as a declared agent (its own conversation with the server, its member prompt
-        // as its instructions) and answered with one structured document; the devil's advocates are
-        // calls of their own.
+        // as its instructions) and answered with one structured document; as every member approved
+        // (passed), each main agent then ran the round's devil's advocate, declared in the same call.
         const requests = server.requests();
         const count = (role: ScriptRole) => requests.filter((r) => r.role === role && r.fault === null).length;
         expect(count('council-batch'), detail).toBeGreaterThanOrEqual(2);
@@ -215,11 +215,16 @@ export function realCliSuite(name: RealCliName, expect_: Partial<CliExpectations
         expect(count('council'), detail).toBe(2);
         expect(count('reviewer'), detail).toBe(review?.reviewers.length);
         // The PRD checklist verifier rode in the council's call (run first by its main agent): no call of its own.
-        expect(verdict?.batch, detail).toMatchObject({ batched: true, members: 2, note: 'one call for the checklist verifier and 2 members (claude --agents)' });
+        expect(verdict?.batch, detail).toMatchObject({ batched: true, members: 2, note: "one call for the checklist verifier, 2 members and the devil's advocate (claude --agents)" });
         expect(count('checklist-verifier'), detail).toBe(1);
+        // Each devil's advocate one conversation within its round's call: no call of its own.
+        expect(count('council-devils-advocate'), detail).toBe(1);
+        expect(count('review-devils-advocate'), detail).toBe(1);
+        expect(verdict?.devilsAdvocate, detail).toMatchObject({ triggered: true, recorded: 'APPROVE', flipped: false });
+        expect(review?.devilsAdvocate?.verdict, detail).toBe('PASS');
         expect(s.quality?.checklist?.every((i) => i.status === 'passing')).toBe(true);
         expect(verdict?.votes.map((v) => v.recorded)).toEqual(['APPROVE', 'APPROVE']);
-        expect(review?.batch, detail).toMatchObject({ batched: true, members: review?.reviewers.length });
+        expect(review?.batch, detail).toMatchObject({ batched: true, members: review?.reviewers.length, note: `one call for ${review?.reviewers.length} members and the devil's advocate (claude --agents)` });
         for (const v of verdict?.votes ?? []) expect(readFileSync(v.logPath, 'utf8')).toMatch(/^\[answered as agent vigil-council-member-\d-/);
       }
 
@@ -229,8 +234,8 @@ export function realCliSuite(name: RealCliName, expect_: Partial<CliExpectations
         .requests()
         .map((r) => `${r.role}${r.fault ? `(${r.fault})` : ''}:${r.inputTokens}/${r.outputTokens}`)
         .join(' ');
-      // A call per role, but the checklist verifier's where it rides in the council's batched call.
-      expect(s.spend.calls).toBeGreaterThanOrEqual(x.roles.length - (x.batchesRounds ? 1 : 0));
+      // A call per role, but the checklist verifier's and the devil's advocates' where they ride in the rounds' batched calls.
+      expect(s.spend.calls).toBeGreaterThanOrEqual(x.roles.length - (x.batchesRounds ? 3 : 0));
       if (x.exactTokens) {
         expect(s.spend.inputTokens + (s.spend.cacheReadTokens ?? 0), perRequest).toBe(served.input);
         expect(s.spend.outputTokens, perRequest).toBe(served.output);

@@ -45,6 +45,40 @@ describe('the batched call', () => {
   });
 });
 
+describe("the devil's advocate in the batched call", () => {
+  const devil = { name: 'vigil-devil-s-advocate' };
+
+  it('is asked for after the members, only on a unanimous round, and its finding is one more the schema allows', () => {
+    const council = batchPrompt({ kind: 'council', round: 1, iteration: 3, names, followUp: devil });
+    expect(council).toContain('Then, only if every agent above voted APPROVE: run the agent vigil-devil-s-advocate once, the same way, and add its finding too. Otherwise do not run it.');
+    expect(council).not.toContain('- vigil-devil-s-advocate');
+    const review = batchPrompt({ kind: 'review', round: 1, iteration: 3, names: ['vigil-a', 'vigil-b'], followUp: devil });
+    expect(review).toContain('Then, only if every agent above gave the verdict PASS: run the agent vigil-devil-s-advocate once');
+    // With the checklist verifier too: the verifier first, the members, then the devil's advocate.
+    const all = batchPrompt({ kind: 'council', round: 1, iteration: 3, names, verifier: { name: 'vigil-v', ids: ['R1'], stopIf: ['R1'] }, followUp: devil });
+    expect(all.indexOf('First run only the agent vigil-v')).toBeLessThan(all.indexOf('Then, only if every agent above voted APPROVE'));
+    const schema = findingsSchema('council', names, undefined, devil) as { properties: { findings: { items: { properties: { agent: { enum: string[] } } }; minItems: number } } };
+    expect(schema.properties.findings.items.properties.agent.enum).toEqual([...names, devil.name]);
+    expect(schema.properties.findings.minItems).toBe(3);
+  });
+
+  it('splits its finding out of the members\' answers, when it gave one', () => {
+    const members = names.map((agent) => ({ agent, vote: 'APPROVE', reason: 'done' }));
+    const withIt = splitFindings('council', names, { findings: [...members, { agent: devil.name, vote: 'REJECT', reason: 'the empty input crashes', issues: [{ severity: 'low', description: 'crash' }] }] }, undefined, devil);
+    expect(withIt.ok).toBe(true);
+    if (!withIt.ok) return;
+    expect(Object.keys(withIt.answers)).toEqual(names);
+    expect(parseVote(withIt.followUp ?? '')).toEqual({ vote: 'REJECT', reason: 'the empty input crashes', issues: [{ severity: 'low', description: 'crash' }] });
+    const without = splitFindings('council', names, { findings: members }, undefined, devil);
+    expect(without).toEqual({ ok: true, answers: expect.any(Object) });
+    // Its finding never stands in for a member's.
+    expect(splitFindings('council', names, { findings: [...members.slice(0, 2), { agent: devil.name, vote: 'APPROVE', reason: 'x' }] }, undefined, devil)).toEqual({ ok: false, why: `no finding for ${names[2]}` });
+    // Undeclared, it is ignored like any stranger.
+    const stranger = splitFindings('council', names, { findings: [...members, { agent: devil.name, vote: 'APPROVE', reason: 'x' }] });
+    expect(stranger.ok && stranger.followUp).toBe(undefined);
+  });
+});
+
 describe('splitting the one answer', () => {
   it('renders each member finding as its own call would have answered', () => {
     const split = splitFindings('council', names, {
@@ -206,6 +240,27 @@ describe('the batched call as the round activity makes it (the installed CLI pro
     expect(seen[0]?.prompt).toMatch(/^Completion council round 2, iteration 4: one call for 3 council members/);
     // A failed batch: each member is asked, its cost still counted once.
     expect(out).toEqual({ results: null, usage: result({}).usage, note: { batched: false, members: 3, note: 'the batched call exited with 1: one call per member', logPath: '/r/.vigil/runs/r/council-round-0002-batch.log' } });
+  });
+
+  it("declares the devil's advocate last when it can share the call, and reads its finding as its own call's", async () => {
+    const devil = { input: input(0, { role: 'devils-advocate', prompt: 'You are the devil', extraEnv: { VIGIL_COUNCIL_ROUND: '2', VIGIL_EVIDENCE_FILE: '/r/evidence.md' } }), label: "devil's advocate" };
+    const seen: RunAgentInput[] = [];
+    await makeBatchCall(async (i) => {
+      seen.push(i);
+      return result({ exitCode: 1 });
+    })({ ...request(), followUp: devil });
+    const agents = JSON.parse(seen[0]?.subAgents?.agents ?? '{}') as Record<string, { prompt: string }>;
+    expect(Object.keys(agents)).toEqual(['vigil-council-member-0-a', 'vigil-council-member-1-b', 'vigil-council-member-2-c', 'vigil-devil-s-advocate']);
+    expect(agents['vigil-devil-s-advocate']?.prompt).toBe('You are the devil');
+    expect(seen[0]?.prompt).toContain('Then, only if every agent above voted APPROVE: run the agent vigil-devil-s-advocate once');
+    // Another model than the members': not declared (the round asks it on its own when due).
+    seen.length = 0;
+    await makeBatchCall(async (i) => {
+      seen.push(i);
+      return result({ exitCode: 1 });
+    })({ ...request(), followUp: { ...devil, input: { ...devil.input, model: 'opus' } } });
+    expect(Object.keys(JSON.parse(seen[0]?.subAgents?.agents ?? '{}') as object)).not.toContain('vigil-devil-s-advocate');
+    expect(seen[0]?.prompt).not.toContain('vigil-devil-s-advocate');
   });
 
   it('a batch that timed out counts every member as timed out; a lost one asks each member; other CLIs are not batched', async () => {

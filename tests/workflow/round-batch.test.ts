@@ -67,6 +67,8 @@ async function run(name: string, roles: Record<string, unknown>, knobs: Record<s
 const byRole = (calls: LoggedCall[], role: string) => calls.filter((c) => c.env.VIGIL_ROLE === role);
 const VERIFIER = 'vigil-prd-checklist-verifier';
 const MEMBERS = ['vigil-council-member-0-requirements-verifier', 'vigil-council-member-1-test-auditor', 'vigil-council-member-2-devils-advocate-minded'];
+/** The round's devil's advocate, declared last in its members' call: run there after a unanimous round. */
+const DEVIL = 'vigil-devil-s-advocate';
 /** Claims at 3 and 4, each on a tree with a new file. */
 const TWO_CLAIMS = [...BUILDER, { writes: { 'd.txt': 'd\n' }, text: 'COMPLETION PROMISE FULFILLED' }];
 
@@ -83,8 +85,8 @@ it('a council round is one call for its three members, a code review one call fo
   const council = byRole(calls, 'council');
   expect(s.council.rounds).toBeGreaterThanOrEqual(1);
   expect(council).toHaveLength(s.council.rounds);
-  // The checklist's verification rides in the round's call, declared first (its main agent runs it before the members).
-  for (const c of council) expect(c.agents).toEqual([VERIFIER, ...MEMBERS]);
+  // The checklist's verification rides in the round's call, declared first (its main agent runs it before the members), the devil's advocate last.
+  for (const c of council) expect(c.agents).toEqual([VERIFIER, ...MEMBERS, DEVIL]);
   expect(byRole(calls, 'checklist-verifier')).toEqual([]);
   const v = s.council.verdicts.at(-1);
   expect(v?.batch).toMatchObject({ batched: true, members: 3, note: 'one call for the checklist verifier and 3 members (claude --agents)' });
@@ -105,10 +107,10 @@ it('a council round is one call for its three members, a code review one call fo
     expect(readFileSync(vote.logPath.replace(/\.log$/, '.prompt.md'), 'utf8')).toContain(`You are member ${i + 1} of 3 of a completion council`);
   }
 
-  // Every code review was one call for its reviewers; its devil's advocate a call of its own.
+  // Every code review was one call for its reviewers and, as they all passed, its devil's advocate.
   const review = s.quality?.lastReview;
   expect(review?.result).toBe('pass');
-  expect(review?.batch).toMatchObject({ batched: true, members: review?.reviewers.length });
+  expect(review?.batch).toMatchObject({ batched: true, members: review?.reviewers.length, note: `one call for ${review?.reviewers.length} members and the devil's advocate (claude --agents)` });
   expect(review?.reviewers.length).toBeGreaterThanOrEqual(3);
   for (const r of review?.reviewers ?? []) {
     expect(r).toMatchObject({ verdict: 'PASS', blocking: false, counts: { low: 1 } });
@@ -116,9 +118,13 @@ it('a council round is one call for its three members, a code review one call fo
   }
   const reviewers = byRole(calls, 'reviewer');
   expect(reviewers).toHaveLength(s.quality?.reviewRounds ?? -1);
-  for (const c of reviewers) expect(c.agents?.length).toBe(review?.reviewers.length);
+  for (const c of reviewers) expect(c.agents?.at(-1)).toBe(DEVIL);
+  for (const c of reviewers) expect(c.agents?.length).toBe((review?.reviewers.length ?? 0) + 1);
   expect(review?.devilsAdvocate?.verdict).toBe('PASS');
-  expect(byRole(calls, 'devils-advocate').every((c) => c.agents === undefined)).toBe(true);
+  expect(readFileSync(review?.devilsAdvocate?.logPath ?? '', 'utf8')).toContain(`[answered as agent ${DEVIL} of one call`);
+  // The council's 2-of-3 approval was not unanimous: no devil's advocate ran, in the call or on its own.
+  expect(v?.devilsAdvocate).toBeNull();
+  expect(byRole(calls, 'devils-advocate')).toEqual([]);
 
   // Orchestration counts each batched call once.
   const orchestration = calls.filter((c) => c.env.VIGIL_ROLE !== 'iteration').length;
@@ -199,12 +205,14 @@ it('a claim the council refuses costs one call: the checklist verifier rides in 
   // Two checks, each one council call that declared the verifier and the members; no verifier call of its own.
   const council = byRole(calls, 'council');
   expect(council).toHaveLength(2);
-  for (const c of council) expect(c.agents).toEqual([VERIFIER, ...MEMBERS]);
+  for (const c of council) expect(c.agents).toEqual([VERIFIER, ...MEMBERS, DEVIL]);
   expect(byRole(calls, 'checklist-verifier')).toEqual([]);
-  expect(s.council.verdicts.map((v) => [v.iteration, v.result, v.batch?.note])).toEqual([
-    [3, 'REJECTED', 'one call for the checklist verifier and 3 members (claude --agents)'],
-    [4, 'APPROVED', 'one call for the checklist verifier and 3 members (claude --agents)'],
+  // The unanimous approval at 4 had its devil's advocate in the same call: no call of its own.
+  expect(s.council.verdicts.map((v) => [v.iteration, v.result, v.batch?.note, v.devilsAdvocate?.recorded ?? null])).toEqual([
+    [3, 'REJECTED', 'one call for the checklist verifier and 3 members (claude --agents)', null],
+    [4, 'APPROVED', "one call for the checklist verifier, 3 members and the devil's advocate (claude --agents)", 'APPROVE'],
   ]);
+  expect(byRole(calls, 'devils-advocate')).toEqual([]);
   expect(s.checks).toMatchObject({ total: 2, refused: 1, byCause: { council: 1 } });
   // The verifier's answer is the checklist's, as its own call's would have been.
   expect(s.quality?.checklist?.find((i) => i.id === 'REQ-1')).toMatchObject({ status: 'passing' });
@@ -242,4 +250,24 @@ it('a verifier that finds the checklist not met stops the round before any membe
   expect(firstLog).toContain(VERIFIER);
   for (const m of MEMBERS) expect(firstLog).not.toContain(`"subagent_type":"${m}"`);
   expect(byRole(calls, 'checklist-verifier')).toEqual([]);
+});
+
+it("a batched call that leaves out the devil's advocate it was asked for: the round asks it on its own", async () => {
+  const { outcome, s, calls } = await run('devil-left-out', {
+    reviewer: { text: 'VERDICT: PASS', skipFollowUp: true },
+    'devils-advocate': { text: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing' },
+    council: { text: 'VOTE: APPROVE\nREASON: every file is there', skipFollowUp: true },
+  });
+  expect(outcome.status, JSON.stringify(s.council.verdicts)).toBe('council_approved');
+  const v = s.council.verdicts.at(-1);
+  expect(v?.batch?.note).toBe('one call for the checklist verifier and 3 members (claude --agents)');
+  expect(v?.devilsAdvocate).toMatchObject({ triggered: true, recorded: 'APPROVE', flipped: false });
+  // Each unanimous round's devil's advocate in a call of its own, as the council's and the review's always were before.
+  const devils = byRole(calls, 'devils-advocate');
+  expect(devils.every((c) => c.agents === undefined)).toBe(true);
+  expect(devils.filter((c) => c.env.VIGIL_COUNCIL_ROUND !== undefined)).toHaveLength(s.council.rounds);
+  expect(devils.filter((c) => c.env.VIGIL_REVIEW_ROUND !== undefined)).toHaveLength(s.quality?.reviewRounds ?? -1);
+  expect(s.quality?.lastReview?.devilsAdvocate?.verdict).toBe('PASS');
+  const orchestration = calls.filter((c) => c.env.VIGIL_ROLE !== 'iteration').length;
+  expect(s.spend.orchestration?.calls).toBe(orchestration);
 });

@@ -73,9 +73,20 @@ export interface BatchVerifier {
   stopIf: string[];
 }
 
+/**
+ * The devil's advocate riding in a round's batched call: its sub-agent's name. The main agent
+ * runs it after the members, and only when every member approved (a council) or passed (a
+ * review), as the round would have asked it on its own; its finding is one more in the list, in
+ * the members' format. A call that leaves it out when it was due costs the round its own call,
+ * as before; a finding given when it was not due is not read.
+ */
+export interface BatchFollowUp {
+  name: string;
+}
+
 /** The `--json-schema` of the answer: one finding per declared agent (and the checklist verifier's items, when it rides along). */
-export function findingsSchema(kind: BatchKind, names: string[], verifier?: BatchVerifier): Record<string, unknown> {
-  const agent = { type: 'string', enum: names, description: 'the name of the declared agent this finding is from' };
+export function findingsSchema(kind: BatchKind, names: string[], verifier?: BatchVerifier, followUp?: BatchFollowUp): Record<string, unknown> {
+  const agent = { type: 'string', enum: followUp ? [...names, followUp.name] : names, description: 'the name of the declared agent this finding is from' };
   const finding =
     kind === 'council'
       ? {
@@ -115,7 +126,7 @@ export function findingsSchema(kind: BatchKind, names: string[], verifier?: Batc
 }
 
 /** What the main agent of a batched call is asked: run every declared agent, report each answer as given. */
-export function batchPrompt(p: { kind: BatchKind; round: number; iteration: number; names: string[]; verifier?: BatchVerifier }): string {
+export function batchPrompt(p: { kind: BatchKind; round: number; iteration: number; names: string[]; verifier?: BatchVerifier; followUp?: BatchFollowUp }): string {
   if (p.verifier) return verifierFirstPrompt({ ...p, verifier: p.verifier });
   const what = p.kind === 'council' ? `Completion council round ${p.round}, iteration ${p.iteration}` : `Code review round ${p.round}, iteration ${p.iteration}`;
   const answer =
@@ -129,14 +140,24 @@ export function batchPrompt(p: { kind: BatchKind; round: number; iteration: numb
     ...p.names.map((n) => `- ${n}`),
     '',
     'Give each agent the same short task: "Carry out your instructions on this repository and answer in the format they ask for." Tell no agent what another found.',
+    ...(p.followUp ? followUpLines(p.kind, p.followUp) : []),
     'Do not review the work yourself and do not change any file. When every agent has answered, return the structured output: one finding per agent,',
     `with the agent's name and ${answer}, exactly as that agent gave them.`,
     '',
   ].join('\n');
 }
 
+/** The devil's advocate's turn: after the members, only when every one of them approved (passed). */
+function followUpLines(kind: BatchKind, f: BatchFollowUp): string[] {
+  const all = kind === 'council' ? 'voted APPROVE' : 'gave the verdict PASS';
+  return [
+    `Then, only if every agent above ${all}: run the agent ${f.name} once, the same way, and add its finding too. Otherwise do not run it.`,
+    '',
+  ];
+}
+
 /** The council round's batched call with the checklist verifier in it: the verifier first, the members only when it leaves nothing blocking. */
-function verifierFirstPrompt(p: { round: number; iteration: number; names: string[]; verifier: BatchVerifier }): string {
+function verifierFirstPrompt(p: { round: number; iteration: number; names: string[]; verifier: BatchVerifier; followUp?: BatchFollowUp }): string {
   const v = p.verifier;
   const members = [
     'Run every one of these agents exactly once, each with the Agent tool and its own name as the agent type, in the foreground (they may run at the same time):',
@@ -156,6 +177,7 @@ function verifierFirstPrompt(p: { round: number; iteration: number; names: strin
     '',
     ...order,
     '',
+    ...(p.followUp ? followUpLines('council', p.followUp) : []),
     'Give each agent the same short task: "Carry out your instructions on this repository and answer in the format they ask for." Tell no agent what another found.',
     "Do not review the work yourself and do not change any file. Then return the structured output: the checklist verifier's items (each id, PASS or FAIL, and its evidence)",
     "and one finding per council agent that ran, with the agent's name and its vote (APPROVE, REJECT or CANNOT_VALIDATE), its one-line reason and its issues with their severities, exactly as each agent gave them.",
@@ -205,7 +227,7 @@ function reviewAnswer(f: z.infer<typeof ReviewFindingSchema>): string {
  * `verifier`: the checklist verifier's answer (when it rode along), in its own format (`ITEM <id>:
  * PASS - ...` lines, read by the verifier's parser); present even when the members' part failed.
  */
-export type SplitAnswer = { ok: true; answers: Record<string, string>; verifier?: string } | { ok: false; why: string; verifier?: string };
+export type SplitAnswer = { ok: true; answers: Record<string, string>; verifier?: string; followUp?: string } | { ok: false; why: string; verifier?: string };
 
 const ChecklistPartSchema = z.object({
   items: z.array(z.object({ id: z.string(), verdict: z.string(), evidence: z.string().default('') })),
@@ -229,7 +251,7 @@ function verifierAnswer(part: z.infer<typeof ChecklistPartSchema>, ids: readonly
  * or why it cannot be (not the document asked for, a member missing). A member named twice keeps
  * its first finding; findings for agents that were not declared are ignored.
  */
-export function splitFindings(kind: BatchKind, names: string[], structured: unknown, checklist?: BatchVerifier): SplitAnswer {
+export function splitFindings(kind: BatchKind, names: string[], structured: unknown, checklist?: BatchVerifier, followUp?: BatchFollowUp): SplitAnswer {
   if (structured === null || structured === undefined) return { ok: false, why: 'no structured answer' };
   const doc = z.object({ findings: z.array(z.unknown()), checklist: z.unknown().optional() }).safeParse(structured);
   if (!doc.success) return { ok: false, why: 'the answer has no findings list' };
@@ -241,16 +263,19 @@ export function splitFindings(kind: BatchKind, names: string[], structured: unkn
   }
   const withVerifier = <T extends object>(r: T): T & { verifier?: string } => (verifier === undefined ? r : { ...r, verifier });
   const answers: Record<string, string> = {};
+  const known = followUp ? [...names, followUp.name] : names;
   for (const raw of doc.data.findings) {
     if (kind === 'council') {
       const f = CouncilFindingSchema.safeParse(raw);
-      if (f.success && names.includes(f.data.agent) && answers[f.data.agent] === undefined) answers[f.data.agent] = councilAnswer(f.data);
+      if (f.success && known.includes(f.data.agent) && answers[f.data.agent] === undefined) answers[f.data.agent] = councilAnswer(f.data);
     } else {
       const f = ReviewFindingSchema.safeParse(raw);
-      if (f.success && names.includes(f.data.agent) && answers[f.data.agent] === undefined) answers[f.data.agent] = reviewAnswer(f.data);
+      if (f.success && known.includes(f.data.agent) && answers[f.data.agent] === undefined) answers[f.data.agent] = reviewAnswer(f.data);
     }
   }
   const missing = names.filter((n) => answers[n] === undefined);
   if (missing.length > 0) return withVerifier({ ok: false as const, why: `no finding for ${missing.length === names.length ? 'any member' : missing.join(', ')}`.slice(0, 200) });
-  return withVerifier({ ok: true as const, answers });
+  const members = Object.fromEntries(names.map((n) => [n, answers[n] as string]));
+  const after = followUp ? answers[followUp.name] : undefined;
+  return withVerifier({ ok: true as const, answers: members, ...(after !== undefined ? { followUp: after } : {}) });
 }

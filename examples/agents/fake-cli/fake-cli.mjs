@@ -379,6 +379,7 @@ function figures(call) {
     agents: typeof call.agents === 'object' && call.agents !== null ? call.agents : {},
     structuredOutput: call.structuredOutput !== false,
     dropFinding: call.dropFinding === true,
+    skipFollowUp: call.skipFollowUp === true,
   };
 }
 
@@ -535,7 +536,9 @@ function claude(ctx) {
           const stopIf = /for any of these items: (.+?) — run no other agent/.exec(prompt)?.[1]?.split(', ') ?? [];
           stopped = stopIf.some((id) => !items.some((it) => it.id === id && it.verdict === 'PASS'));
         }
-        const names = Object.keys(agents).filter((n) => n !== verifierName && !stopped);
+        // The devil's advocate, when the call declares one: after the members, only when every one approved (passed).
+        const followUpName = /run the agent (vigil-[a-z0-9-]+) once, the same way, and add its finding too/.exec(prompt)?.[1] ?? null;
+        const names = Object.keys(agents).filter((n) => n !== verifierName && n !== followUpName && !stopped);
         if (names.length > 0) assistant('msg_fake_dispatch', names.map((n, i) => agentUse(n, i)));
         const findings = names.map((n, i) => {
           const answer = agentAnswer(f, n);
@@ -543,6 +546,13 @@ function claude(ctx) {
           return findingOf(n, answer, schema);
         });
         if (f.dropFinding) findings.pop();
+        const unanimous = findings.length > 0 && findings.every((x) => x.vote === 'APPROVE' || x.verdict === 'PASS');
+        if (followUpName !== null && unanimous && !f.skipFollowUp) {
+          assistant('msg_fake_dispatch_followup', [agentUse(followUpName, 'd')]);
+          const answer = agentAnswer(f, followUpName, 'devils-advocate');
+          dispatch(followUpName, 'd', answer);
+          findings.push(findingOf(followUpName, answer, schema));
+        }
         const structured = schema !== null && f.structuredOutput ? { ...(checklist ? { checklist } : {}), findings } : null;
         if (structured) assistant('msg_fake_structured', [{ type: 'tool_use', id: 'toolu_fake_structured', name: 'StructuredOutput', input: structured }]);
         const text = structured ? 'Every agent answered.' : 'The agents answered, but I have nothing structured to give.';

@@ -12,9 +12,10 @@
  * advocate, a JSON array for checklist extraction, `ITEM <id>: PASS - ...` lines for the verifier.
  * A batched round's main agent (claude `--agents`) runs every declared agent with the Agent tool
  * (a council round's PRD checklist verifier first, and the members only when it fails none of the
- * items the prompt names), then returns their findings (and the verifier's items) through the
- * StructuredOutput tool; each declared agent, whose
- * instructions (its system prompt) are Vigil's member prompt, answers as that member.
+ * items the prompt names; the devil's advocate last, only when every member approved or passed),
+ * then returns their findings (and the verifier's items) through the StructuredOutput tool; each
+ * declared agent, whose instructions (its system prompt) are Vigil's member prompt, answers as
+ * that member.
  * Anything else (a CLI's side request: titles, summaries, quota checks) gets a short plain text.
  *
  * Pure: no I/O.
@@ -121,9 +122,16 @@ function batchReply(role: 'council-batch' | 'review-batch', c: Conversation): Re
     checklist = { agent: verifier, items };
     stopped = stopIf.some((id) => !items.some((it) => it.id === id && it.verdict === 'PASS'));
   }
-  const names = stopped ? [] : declaredAgents(c);
-  const pending = names.filter((n) => !answered.has(n));
+  const members = stopped ? [] : declaredAgents(c);
+  const pending = members.filter((n) => !answered.has(n));
   if (pending.length > 0) return run(pending);
+  // The devil's advocate the prompt asks for after a unanimous round: run once the members all approved (passed).
+  const followUp = /run the agent (vigil-[a-z0-9-]+) once, the same way, and add its finding too/.exec(prompt)?.[1] ?? null;
+  const unanimous =
+    members.length > 0 &&
+    members.every((n) => (role === 'council-batch' ? /VOTE:\s*APPROVE/.test(answered.get(n) ?? '') : /VERDICT:\s*PASS/.test(answered.get(n) ?? '')));
+  if (followUp !== null && unanimous && !answered.has(followUp)) return run([followUp]);
+  const names = followUp !== null && unanimous ? [...members, followUp] : members;
   const findings = names.map((n) => {
     const report = answered.get(n) ?? '';
     if (role === 'council-batch') {
