@@ -11,7 +11,7 @@ import type { GateResult } from '../../schemas/gates.js';
 import { breakerTrip } from '../decisions/breaker.js';
 import { shouldConvene } from '../decisions/convene.js';
 import { earlyCheckDue, flaggedTexts } from '../decisions/lean-rounds.js';
-import { claimWithoutCouncil, councilRound } from './completion.js';
+import { claimWithoutCouncil, councilRound } from './council.js';
 import { actOnGateStreak, ensureTests, gatesDueNow, qualityGates } from './gates.js';
 import { type Again, AGAIN, end, type End, type GateStreak, type Run } from './run.js';
 

@@ -12,10 +12,10 @@ import { budgetExceeded } from '../decisions/budget.js';
 import { checkCaps } from '../decisions/caps.js';
 import { keepLearnings } from '../decisions/prompt-memory.js';
 import { initialLadder } from '../decisions/tier-ladder.js';
-import { answerHeldClaim, councilRound } from './completion.js';
+import { answerHeldClaim, councilRound } from './council.js';
 import { finish, rollOver, stopOutcome } from './ending.js';
 import { admissionEra, checklistRetryEra, prepareWaitsEra } from './eras.js';
-import { ensureChecklist, retryChecklist } from './gates.js';
+import { ensureChecklist, retryChecklist } from './prd-checklist.js';
 import { notifyPeople } from './people.js';
 import { type Again, AGAIN, end, type End, nowIso, nowMs, type Run } from './run.js';
 

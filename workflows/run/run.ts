@@ -107,7 +107,7 @@ export class Run {
   lastFiles: { tree: string; files: string[] | null } | null = null;
   /**
    * The checklist verification a completion check handed to its council round (council-checklist
-   * era): the verifier's call and the rule its answer is judged by (workflows/run/completion.ts).
+   * era): the verifier's call and the rule its answer is judged by (workflows/run/prd-checklist.ts, workflows/run/completion.ts).
    */
   carriedChecklist: CarriedChecklist | null = null;
   /** What refused the last completion check before the council was asked (workflows/run/completion.ts). */
