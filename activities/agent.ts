@@ -85,8 +85,11 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
   const label = callLabel(input);
   const promptPath = path.join(dir, `${label}.prompt.md`);
   const logPath = path.join(dir, `${label}.log`);
-  const prompt = input.prompt ?? (input.promptSpec ? renderPromptSpec(input.promptSpec) : input.promptInput ? renderIterationPrompt(input.promptInput) : null);
-  if (prompt === null) throw ApplicationFailure.nonRetryable('runAgent needs a prompt, a promptSpec or a promptInput', 'InvalidActivityInput');
+  const prompt =
+    input.prompt ??
+    (input.promptSpec ? renderPromptSpec(input.promptSpec) : input.promptInput ? renderIterationPrompt(input.promptInput) : null);
+  if (prompt === null)
+    throw ApplicationFailure.nonRetryable('runAgent needs a prompt, a promptSpec or a promptInput', 'InvalidActivityInput');
   try {
     if (hidden) ensurePrivateRunDir(input.runId);
     else ensureRunDir(input.repoPath, input.runId);
@@ -95,10 +98,21 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     if (!isStorageError(err)) throw err;
     // A full disk fails this iteration with a clear reason; the run backs off and tries again.
     const why = describeWriteError(`cannot write the prompt file ${promptPath}`, err);
-    return blankAgentResult({ exitCode: AGENT_IO_ERROR, attempt, logPath, promptPath, provider: input.provider, tail: `vigil: ${why}; the agent was not started`, ioError: why });
+    return blankAgentResult({
+      exitCode: AGENT_IO_ERROR,
+      attempt,
+      logPath,
+      promptPath,
+      provider: input.provider,
+      tail: `vigil: ${why}; the agent was not started`,
+      ioError: why,
+    });
   }
 
-  await authorizeCall({ runId: input.runId, repoPath: input.repoPath, kind: { agent: { provider: input.provider, argv: input.argv } } }, input.authorization);
+  await authorizeCall(
+    { runId: input.runId, repoPath: input.repoPath, kind: { agent: { provider: input.provider, argv: input.argv } } },
+    input.authorization,
+  );
   // A retry after a worker crash resumes the session the lost attempt started (from its heartbeats).
   // Only an iteration's: the calls of a round share their activity's heartbeats.
   const previous = input.role === 'iteration' ? (info.heartbeatDetails as { session?: unknown } | undefined)?.session : undefined;
@@ -151,7 +165,11 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     provider: input.provider,
     runMode: input.sandbox,
     registries: input.sandboxRegistries,
-    files: [promptPath, ...(input.extraEnv.VIGIL_EVIDENCE_FILE ? [input.extraEnv.VIGIL_EVIDENCE_FILE] : []), ...(input.extraEnv.VIGIL_MEMORY_SNAPSHOT ? [input.extraEnv.VIGIL_MEMORY_SNAPSHOT] : [])],
+    files: [
+      promptPath,
+      ...(input.extraEnv.VIGIL_EVIDENCE_FILE ? [input.extraEnv.VIGIL_EVIDENCE_FILE] : []),
+      ...(input.extraEnv.VIGIL_MEMORY_SNAPSHOT ? [input.extraEnv.VIGIL_MEMORY_SNAPSHOT] : []),
+    ],
     promptPath,
     storeUrl: workerStoreUrl().url,
   });
@@ -200,24 +218,37 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
 
   // A claim by file is consumed when read: moved into the run folder as evidence. (A link
   // planted there is removed, never followed, and claims nothing.)
-  let claimSource: AgentResult['claimSource'] = proc.sawWatched || (input.completionPromise !== '' && parsed?.resultText?.includes(input.completionPromise)) ? 'promise' : null;
-  if (input.role === 'iteration' && consumeFile(signalPath(input.repoPath, 'COMPLETION_REQUESTED'), path.join(dir, `${label}.completion-requested`)) === 'moved') {
+  let claimSource: AgentResult['claimSource'] =
+    proc.sawWatched || (input.completionPromise !== '' && parsed?.resultText?.includes(input.completionPromise)) ? 'promise' : null;
+  if (
+    input.role === 'iteration' &&
+    consumeFile(signalPath(input.repoPath, 'COMPLETION_REQUESTED'), path.join(dir, `${label}.completion-requested`)) === 'moved'
+  ) {
     claimSource ??= 'signal-file';
   }
   // A sandboxed reviewing call reports its cost in a signals folder of its own (no call can take another's report).
   const reported = consumeUsage(callSignalPath(sandbox, signalPath(input.repoPath, 'USAGE')), path.join(dir, `${label}.usage.json`));
   // What the agent read, for the memory's episode (activities/files-read.ts): beside the log, not in history.
-  if (input.role === 'iteration') keepFilesRead({ logPath, repoPath: input.repoPath, fromTranscript: parsed?.filesRead, signalFile: signalPath(input.repoPath, 'FILES_READ') });
+  if (input.role === 'iteration')
+    keepFilesRead({
+      logPath,
+      repoPath: input.repoPath,
+      fromTranscript: parsed?.filesRead,
+      signalFile: signalPath(input.repoPath, 'FILES_READ'),
+    });
   discardCallSignals(sandbox);
 
   let reviewChangedTree: string[] | null = null;
   if (treeBefore !== null) {
     const after = await workingTreeHash(input.repoPath).catch(() => null);
-    if (after !== null && after !== treeBefore) reviewChangedTree = (await changedPaths(input.repoPath, treeBefore, after).catch(() => ['(unknown paths)'])).slice(0, 50);
+    if (after !== null && after !== treeBefore)
+      reviewChangedTree = (await changedPaths(input.repoPath, treeBefore, after).catch(() => ['(unknown paths)'])).slice(0, 50);
   }
 
   // Tails leave the activity (history, prompts, notifications) with credentials redacted.
-  const tailText = redactSecrets((proc.logError ? `${readable.slice(-(TAIL_CHARS - 300))}\nvigil: ${proc.logError}` : readable).slice(-TAIL_CHARS)).text;
+  const tailText = redactSecrets(
+    (proc.logError ? `${readable.slice(-(TAIL_CHARS - 300))}\nvigil: ${proc.logError}` : readable).slice(-TAIL_CHARS),
+  ).text;
   // A log that could not be written (a full disk) lost the call's output: the call failed, visibly
   // (exit AGENT_IO_ERROR, the tail ending with why), whatever the agent's own exit code said.
   const exitCode = proc.logError !== null && facts.exitCode === 0 && !proc.timedOut ? AGENT_IO_ERROR : facts.exitCode;
@@ -247,13 +278,23 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     authError: facts.authError ? redactSecrets(facts.authError).text : null,
     reviewChangedTree,
     sandbox: sandboxed,
-    ...readAnswer(input, parsed?.resultText ?? (proc.head.length < keepHead ? proc.head : `${proc.head}\n${proc.tail}`), facts.exitCode, logPath),
+    ...readAnswer(
+      input,
+      parsed?.resultText ?? (proc.head.length < keepHead ? proc.head : `${proc.head}\n${proc.tail}`),
+      facts.exitCode,
+      logPath,
+    ),
   };
 }
 
 /** A reviewing call's answer, read where the text is (only the facts travel back). */
 function readAnswer(
-  input: { parse: 'review' | 'checklist' | 'verification' | 'tasks' | null; checklistIds: string[]; extraEnv: Record<string, string>; role: string },
+  input: {
+    parse: 'review' | 'checklist' | 'verification' | 'tasks' | null;
+    checklistIds: string[];
+    extraEnv: Record<string, string>;
+    role: string;
+  },
   text: string,
   exitCode: number,
   logPath: string,
@@ -264,7 +305,8 @@ function readAnswer(
     return { ...none, review: { ...rec, findings: rec.findings.map((l) => redactSecrets(l).text.slice(0, 300)) } };
   }
   if (input.parse === 'checklist') {
-    if (exitCode !== 0) return { ...none, checklist: { ok: false, items: [], dropped: 0, error: `the checklist agent exited with ${exitCode}` } };
+    if (exitCode !== 0)
+      return { ...none, checklist: { ok: false, items: [], dropped: 0, error: `the checklist agent exited with ${exitCode}` } };
     const r = parseChecklistOutput(text);
     if (r.ok) {
       // The whole checklist, held-out items and all, next to the extraction log (outside the repository).
@@ -274,12 +316,20 @@ function readAnswer(
         /* the run state holds the checklist; the file is a convenience for people */
       }
     }
-    return { ...none, checklist: r.ok ? { ok: true, items: r.items, dropped: r.dropped.length, error: null } : { ok: false, items: [], dropped: 0, error: r.error.slice(0, 500) } };
+    return {
+      ...none,
+      checklist: r.ok
+        ? { ok: true, items: r.items, dropped: r.dropped.length, error: null }
+        : { ok: false, items: [], dropped: 0, error: r.error.slice(0, 500) },
+    };
   }
   if (input.parse === 'tasks') {
     if (exitCode !== 0) return { ...none, plan: { ok: false, tasks: [], error: `the planner exited with ${exitCode}` } };
     const r = parsePlannerAnswer(text, input.checklistIds);
-    return { ...none, plan: r.ok ? { ok: true, tasks: r.tasks, error: null } : { ok: false, tasks: [], error: redactSecrets(r.error).text.slice(0, 500) } };
+    return {
+      ...none,
+      plan: r.ok ? { ok: true, tasks: r.tasks, error: null } : { ok: false, tasks: [], error: redactSecrets(r.error).text.slice(0, 500) },
+    };
   }
   if (input.parse === 'verification') return { ...none, verification: exitCode === 0 ? parseVerifierOutput(text, input.checklistIds) : {} };
   return none;
@@ -313,4 +363,3 @@ function consumeUsage(file: string, keepAs: string): AgentResult['usage'] {
     model,
   };
 }
-

@@ -27,7 +27,14 @@ export async function refTarget(repoPath: string, ref: string): Promise<string |
  * ref transaction. Idempotent: a retry makes an equal commit and points the ref at it again.
  * (An iteration's inspection makes its checkpoint in the same helper round trip: checkpointAsk.)
  */
-export async function createCheckpoint(repoPath: string, treeHash: string, parent: string | null, ref: string, message: string, prune: readonly string[] = []): Promise<{ commit: string; ref: string }> {
+export async function createCheckpoint(
+  repoPath: string,
+  treeHash: string,
+  parent: string | null,
+  ref: string,
+  message: string,
+  prune: readonly string[] = [],
+): Promise<{ commit: string; ref: string }> {
   return { commit: await helperCheckpoint(repoPath, treeHash, checkpointAsk(parent, ref, message, prune)), ref };
 }
 
@@ -124,7 +131,10 @@ export async function rewindRepo(raw: RewindRepoInput): Promise<RewindRepoResult
     if (latestTree === current && input.latest) {
       // The latest checkpoint is the tree: the saved ref points at it, in one ref transaction with the drops.
       savedCommit = input.latest;
-      const lines = [`update ${input.savedRef} ${savedCommit}`, ...input.drop.filter((r) => r !== input.savedRef).map((r) => `delete ${r}`)];
+      const lines = [
+        `update ${input.savedRef} ${savedCommit}`,
+        ...input.drop.filter((r) => r !== input.savedRef).map((r) => `delete ${r}`),
+      ];
       await git(input.repoPath, ['update-ref', '--stdin'], {}, `${lines.join('\n')}\n`);
     } else {
       savedCommit = (await createCheckpoint(input.repoPath, current, input.latest, input.savedRef, input.message, input.drop)).commit;
@@ -146,7 +156,12 @@ export interface CheckpointRef {
 
 /** The refs under `prefix` (a run's `refs/vigil/<id>/`), oldest commit first. */
 export async function listCheckpointRefs(repoPath: string, prefix: string): Promise<CheckpointRef[]> {
-  const out = await git(repoPath, ['for-each-ref', '--sort=committerdate', '--format=%(refname)%00%(objectname)%00%(tree)%00%(committerdate:iso-strict)%00%(subject)', prefix]);
+  const out = await git(repoPath, [
+    'for-each-ref',
+    '--sort=committerdate',
+    '--format=%(refname)%00%(objectname)%00%(tree)%00%(committerdate:iso-strict)%00%(subject)',
+    prefix,
+  ]);
   return out
     .split('\n')
     .filter(Boolean)

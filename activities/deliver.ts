@@ -42,7 +42,12 @@ export type DeliveryResult = z.infer<typeof DeliveryResultSchema>;
 
 /** `vigil/<run id>`, with anything git refuses in a ref name replaced. */
 export function runBranch(runId: string): string {
-  const safe = runId.replace(/[^A-Za-z0-9._/-]/g, '-').replace(/\.\.+/g, '.').replace(/\/+/g, '/').replace(/^[./-]+|[./]+$/g, '').replace(/\.lock$/, '-lock');
+  const safe = runId
+    .replace(/[^A-Za-z0-9._/-]/g, '-')
+    .replace(/\.\.+/g, '.')
+    .replace(/\/+/g, '/')
+    .replace(/^[./-]+|[./]+$/g, '')
+    .replace(/\.lock$/, '-lock');
   return `vigil/${safe || 'run'}`;
 }
 
@@ -57,7 +62,8 @@ export async function deliverRun(raw: DeliverRunInput): Promise<DeliveryResult> 
     const parent = (await runGit(repoPath, ['rev-parse', '--verify', '-q', `${head}^`])).stdout.trim() || null;
     return { branch: await currentBranch(repoPath), commit: head, files: await filesBetween(repoPath, parent, tree), skipped: null };
   }
-  if (tree === headTree) return { branch: null, commit: null, files: 0, skipped: 'the working tree is the same as HEAD: nothing to deliver' };
+  if (tree === headTree)
+    return { branch: null, commit: null, files: 0, skipped: 'the working tree is the same as HEAD: nothing to deliver' };
   if (input.toCurrent) return deliverToCurrent(repoPath, head, tree, input);
   const branch = runBranch(input.runId);
   const ref = `refs/heads/${branch}`;
@@ -124,16 +130,38 @@ export type PullRequestResult = z.infer<typeof PullRequestResultSchema>;
 
 const GH_TIMEOUT_MS = 120_000;
 
-async function gh(repoPath: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ exitCode: number; stdout: string; stderr: string; missing: boolean }> {
-  const r = await execa('gh', args, { cwd: repoPath, reject: false, timeout: GH_TIMEOUT_MS, stdin: 'ignore', extendEnv: false, env: { ...env, GH_PROMPT_DISABLED: '1', GH_NO_UPDATE_NOTIFIER: '1' } });
+async function gh(
+  repoPath: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ exitCode: number; stdout: string; stderr: string; missing: boolean }> {
+  const r = await execa('gh', args, {
+    cwd: repoPath,
+    reject: false,
+    timeout: GH_TIMEOUT_MS,
+    stdin: 'ignore',
+    extendEnv: false,
+    env: { ...env, GH_PROMPT_DISABLED: '1', GH_NO_UPDATE_NOTIFIER: '1' },
+  });
   const missing = (r as { code?: string }).code === 'ENOENT';
   return { exitCode: r.exitCode ?? (missing ? 127 : 1), stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), missing };
 }
 
-const firstLine = (s: string): string => (s.trim().split('\n').find((l) => l.trim()) ?? '').trim().slice(0, 300);
+const firstLine = (s: string): string =>
+  (
+    s
+      .trim()
+      .split('\n')
+      .find((l) => l.trim()) ?? ''
+  )
+    .trim()
+    .slice(0, 300);
 
 /** Whether gh is installed and logged in here, and if not, what to do (also what `vigil doctor` reports). */
-export async function ghReady(cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<{ ok: boolean; problem: string | null; version: string | null }> {
+export async function ghReady(
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ ok: boolean; problem: string | null; version: string | null }> {
   const v = await gh(cwd, ['--version'], env);
   if (v.missing || v.exitCode !== 0) return { ok: false, problem: 'gh is not installed (https://cli.github.com)', version: null };
   const version = firstLine(v.stdout) || null;
@@ -161,10 +189,15 @@ export async function openPullRequest(raw: OpenPullRequestInput): Promise<PullRe
   const input = OpenPullRequestInputSchema.parse(raw);
   const { repoPath, branch } = input;
   const ready = await ghReady(repoPath);
-  if (!ready.ok) return { url: null, skipped: `${ready.problem ?? 'gh is not ready'} on the run's host, so no pull request was opened`, bodyPath: null };
-  const remotes = (await git(repoPath, ['remote'])).split('\n').map((r) => r.trim()).filter(Boolean);
+  if (!ready.ok)
+    return { url: null, skipped: `${ready.problem ?? 'gh is not ready'} on the run's host, so no pull request was opened`, bodyPath: null };
+  const remotes = (await git(repoPath, ['remote']))
+    .split('\n')
+    .map((r) => r.trim())
+    .filter(Boolean);
   const remote = remotes.includes('origin') ? 'origin' : remotes[0];
-  if (!remote) return { url: null, skipped: 'the repository has no remote to push the branch to: no pull request was opened', bodyPath: null };
+  if (!remote)
+    return { url: null, skipped: 'the repository has no remote to push the branch to: no pull request was opened', bodyPath: null };
   let body = input.body;
   if (input.reportFromStore) {
     try {
@@ -177,15 +210,35 @@ export async function openPullRequest(raw: OpenPullRequestInput): Promise<PullRe
   mkdirSync(dir, { recursive: true });
   const bodyPath = path.join(dir, 'pull-request.md');
   writeFileSync(bodyPath, body);
-  const push = await runGit(repoPath, ['push', '--quiet', remote, `refs/heads/${branch}:refs/heads/${branch}`], { GIT_TERMINAL_PROMPT: '0' });
-  if (push.exitCode !== 0) return { url: null, skipped: `the branch could not be pushed to ${remote}: ${firstLine(push.stderr)}`, bodyPath };
+  const push = await runGit(repoPath, ['push', '--quiet', remote, `refs/heads/${branch}:refs/heads/${branch}`], {
+    GIT_TERMINAL_PROMPT: '0',
+  });
+  if (push.exitCode !== 0)
+    return { url: null, skipped: `the branch could not be pushed to ${remote}: ${firstLine(push.stderr)}`, bodyPath };
   const open = await gh(repoPath, ['pr', 'list', '--head', branch, '--state', 'open', '--json', 'url', '--jq', '.[0].url']);
   if (open.exitCode === 0 && /^https?:\/\//.test(open.stdout.trim())) return { url: open.stdout.trim(), skipped: null, bodyPath };
   // Into the branch the person is on (the run's starting point), unless the work was delivered on it: then the remote's default.
   const current = await currentBranch(repoPath);
   const base = current !== 'HEAD' && current !== branch ? current : null;
-  const created = await gh(repoPath, ['pr', 'create', '--head', branch, ...(base ? ['--base', base] : []), '--title', input.title, '--body-file', bodyPath]);
-  if (created.exitCode !== 0) return { url: null, skipped: `gh pr create failed: ${firstLine(created.stderr || created.stdout)}`, bodyPath };
-  const url = created.stdout.trim().split('\n').reverse().find((l) => /^https?:\/\//.test(l.trim()))?.trim() ?? firstLine(created.stdout);
+  const created = await gh(repoPath, [
+    'pr',
+    'create',
+    '--head',
+    branch,
+    ...(base ? ['--base', base] : []),
+    '--title',
+    input.title,
+    '--body-file',
+    bodyPath,
+  ]);
+  if (created.exitCode !== 0)
+    return { url: null, skipped: `gh pr create failed: ${firstLine(created.stderr || created.stdout)}`, bodyPath };
+  const url =
+    created.stdout
+      .trim()
+      .split('\n')
+      .reverse()
+      .find((l) => /^https?:\/\//.test(l.trim()))
+      ?.trim() ?? firstLine(created.stdout);
   return { url: url || null, skipped: url ? null : 'gh pr create printed no address', bodyPath };
 }

@@ -197,8 +197,12 @@ export async function migrate(db: Db, migrations: readonly Migration[] = MIGRATI
     try {
       // Serialises concurrent migrators (two workers starting at once); released at commit.
       await client.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
-      await client.query('create table if not exists vigil_schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now())');
-      const have = new Set((await client.query<{ version: number }>('select version from vigil_schema_migrations')).rows.map((r) => r.version));
+      await client.query(
+        'create table if not exists vigil_schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now())',
+      );
+      const have = new Set(
+        (await client.query<{ version: number }>('select version from vigil_schema_migrations')).rows.map((r) => r.version),
+      );
       for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
         if (have.has(m.version)) continue;
         await client.query(m.sql);
@@ -303,14 +307,22 @@ function toRow(raw: unknown): Row | null {
   if (typeof r.seq !== 'number' || !Number.isInteger(r.seq) || r.seq < 1 || r.seq > MAX_SEQ) return null;
   if (typeof r.runId !== 'string' || r.runId === '') return null;
   const event = RunEventSchema.safeParse(r.event);
-  const error = event.success ? env.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') : event.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+  const error = event.success
+    ? env.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')
+    : event.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
   let rawEvent: unknown = null;
   try {
     rawEvent = JSON.parse(JSON.stringify(r.event ?? null)) as unknown;
   } catch {
     rawEvent = null;
   }
-  return { runId: r.runId, seq: r.seq, kind: 'invalid', at: isoOrNull(r.at), data: JSON.stringify(withoutNul({ error: error.slice(0, 1000), raw: rawEvent })) };
+  return {
+    runId: r.runId,
+    seq: r.seq,
+    kind: 'invalid',
+    at: isoOrNull(r.at),
+    data: JSON.stringify(withoutNul({ error: error.slice(0, 1000), raw: rawEvent })),
+  };
 }
 
 const problemText = (s: string): string => (s.length > PROBLEM_MAX ? `${s.slice(0, PROBLEM_MAX - 1)}…` : s);
@@ -349,7 +361,10 @@ export function workerStoreUrl(env: NodeJS.ProcessEnv = process.env): { url: str
   const configured = configuredStoreUrl(env);
   if (configured) return { url: configured.url, problem: '' };
   if (!localUrlFile) return { url: null, problem: NO_STORE_PROBLEM };
-  return { url: readStoreUrlFile(localUrlFile), problem: `no event store on this worker yet (no ${localUrlFile}: \`vigil server\` or \`vigil up\` starts the local one)` };
+  return {
+    url: readStoreUrlFile(localUrlFile),
+    problem: `no event store on this worker yet (no ${localUrlFile}: \`vigil server\` or \`vigil up\` starts the local one)`,
+  };
 }
 
 /** The local activity: writes the envelopes once each, in one transaction. Never throws. */
@@ -360,7 +375,11 @@ export async function projectEvents(raw: ProjectEventsInput): Promise<ProjectEve
 }
 
 /** `projectEvents` against an explicit database URL (tests, tools). */
-export async function projectEventsTo(databaseUrl: string | undefined, raw: ProjectEventsInput, opts: { deadlineMs?: number } = {}): Promise<ProjectEventsResult> {
+export async function projectEventsTo(
+  databaseUrl: string | undefined,
+  raw: ProjectEventsInput,
+  opts: { deadlineMs?: number } = {},
+): Promise<ProjectEventsResult> {
   const deadlineMs = opts.deadlineMs ?? PROJECTION_DEADLINE_MS;
   const url = databaseUrl?.trim();
   if (!url) return { storedThrough: 0, written: 0, problem: NO_STORE_PROBLEM };
@@ -374,12 +393,18 @@ export async function projectEventsTo(databaseUrl: string | undefined, raw: Proj
     const row = toRow(e);
     if (row) rows.push(row);
   }
-  if (rows.length === 0) return { storedThrough: 0, written: 0, problem: events.length ? 'no event in the batch has a usable seq and run id' : null };
+  if (rows.length === 0)
+    return { storedThrough: 0, written: 0, problem: events.length ? 'no event in the batch has a usable seq and run id' : null };
 
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<ProjectEventsResult>((resolve) => {
     timer = setTimeout(
-      () => resolve({ storedThrough: 0, written: 0, problem: problemText(`event store at ${describeUrl(url)} unavailable: no answer within ${deadlineMs} ms`) }),
+      () =>
+        resolve({
+          storedThrough: 0,
+          written: 0,
+          problem: problemText(`event store at ${describeUrl(url)} unavailable: no answer within ${deadlineMs} ms`),
+        }),
       deadlineMs,
     );
   });
@@ -416,7 +441,10 @@ async function afterRunEnded(url: string, workflowId: string): Promise<void> {
   if (!runEndedHook) return;
   let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([runEndedHook(url, workflowId).catch(() => undefined), new Promise<void>((r) => (timer = setTimeout(r, RUN_ENDED_DEADLINE_MS)))]);
+    await Promise.race([
+      runEndedHook(url, workflowId).catch(() => undefined),
+      new Promise<void>((r) => (timer = setTimeout(r, RUN_ENDED_DEADLINE_MS))),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -437,7 +465,14 @@ async function write(url: string, wf: string, rows: Row[]): Promise<ProjectEvent
          select $1, r.run_id, r.seq, r.kind, r.at, r.data
          from unnest($2::text[], $3::int[], $4::text[], $5::timestamptz[], $6::jsonb[]) as r(run_id, seq, kind, at, data)
          on conflict do nothing`,
-        [wf, rows.map((r) => withoutNul(r.runId) as string), rows.map((r) => r.seq), rows.map((r) => r.kind), rows.map((r) => r.at), rows.map((r) => r.data)],
+        [
+          wf,
+          rows.map((r) => withoutNul(r.runId) as string),
+          rows.map((r) => r.seq),
+          rows.map((r) => r.kind),
+          rows.map((r) => r.at),
+          rows.map((r) => r.data),
+        ],
       );
       await client.query('commit');
       return { storedThrough: Math.max(...rows.map((r) => r.seq)), written: res.rowCount ?? 0, problem: null };

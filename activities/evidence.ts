@@ -32,7 +32,11 @@ export async function collectEvidence(raw: CollectEvidenceInput): Promise<Eviden
   const headCommit = objectExists(repo, 'HEAD^{commit}');
   const status = git(repo, ['status', '--short', '--', '.', EXCLUDE]);
   // The run-start point, as a commit (or as a tree for a run that started without one).
-  const startPoint = input.runStartSha ? objectExists(repo, `${input.runStartSha}^{commit}`) : input.runStartTree ? objectExists(repo, `${input.runStartTree}^{tree}`) : Promise.resolve(false);
+  const startPoint = input.runStartSha
+    ? objectExists(repo, `${input.runStartSha}^{commit}`)
+    : input.runStartTree
+      ? objectExists(repo, `${input.runStartTree}^{tree}`)
+      : Promise.resolve(false);
   for (const p of [hashing, headCommit, status, startPoint]) p.catch(() => {}); // the repository check below speaks first
   await assertGitRepo(repo);
   const [tree, hasHead, startKnown] = await Promise.all([hashing, headCommit, startPoint]);
@@ -94,7 +98,8 @@ export async function collectEvidence(raw: CollectEvidenceInput): Promise<Eviden
     input.testSummary,
   ];
   if (input.convergenceSummary !== null) sections.push('', '## Convergence data', '', input.convergenceSummary);
-  if (secrets && secrets.length) sections.push('', '## Possible credentials in changed files', '', ...secrets.map((s) => `- ${s.kind} in ${s.file}:${s.line}`));
+  if (secrets && secrets.length)
+    sections.push('', '## Possible credentials in changed files', '', ...secrets.map((s) => `- ${s.kind} in ${s.file}:${s.line}`));
   const evidencePath = path.join(roundDir(repo, input.runId, input.round), 'evidence.md');
   writePrivateFile(evidencePath, `${sections.join('\n')}\n`);
 

@@ -29,7 +29,12 @@ export function normalizeReads(paths: readonly string[], repoPath: string): stri
 }
 
 /** After a call: what its transcript and its FILES_READ signal say it read, beside its log (best effort). */
-export function keepFilesRead(p: { logPath: string; repoPath: string; fromTranscript: readonly string[] | undefined; signalFile: string }): void {
+export function keepFilesRead(p: {
+  logPath: string;
+  repoPath: string;
+  fromTranscript: readonly string[] | undefined;
+  signalFile: string;
+}): void {
   const kept = p.logPath.replace(/\.log$/, '.files-read-signal');
   const signalled = consumeFile(p.signalFile, kept) === 'moved' ? readRegularFile(kept, 64 * 1024) : null;
   const lines = signalled?.ok ? signalled.text.split('\n') : [];
@@ -48,7 +53,12 @@ export function filesReadOf(logPath: string, repoPath: string): string[] {
   if (!r?.ok) return [];
   try {
     const v: unknown = JSON.parse(r.text);
-    return Array.isArray(v) ? normalizeReads(v.filter((x): x is string => typeof x === 'string'), repoPath) : [];
+    return Array.isArray(v)
+      ? normalizeReads(
+          v.filter((x): x is string => typeof x === 'string'),
+          repoPath,
+        )
+      : [];
   } catch {
     return [];
   }

@@ -70,7 +70,11 @@ export function gitHelperMain(): void {
       if (input !== undefined) child.stdin?.end(input);
       child.on('close', (code) => {
         const stdout = Buffer.concat(out).toString('utf8');
-        resolve({ exitCode: failed !== null ? -1 : (code ?? -1), stdout: stdout.endsWith('\n') ? stdout.slice(0, -1) : stdout, stderr: failed ?? Buffer.concat(err).toString('utf8') });
+        resolve({
+          exitCode: failed !== null ? -1 : (code ?? -1),
+          stdout: stdout.endsWith('\n') ? stdout.slice(0, -1) : stdout,
+          stderr: failed ?? Buffer.concat(err).toString('utf8'),
+        });
       });
     });
 
@@ -128,7 +132,8 @@ export function gitHelperMain(): void {
         try {
           process.kill(pid, 0);
         } catch (e) {
-          if ((e as { code?: string }).code === 'ESRCH' && Date.now() - fs.statSync(folder).mtimeMs > ORPHAN_AFTER_MS) fs.rmSync(folder, { recursive: true, force: true });
+          if ((e as { code?: string }).code === 'ESRCH' && Date.now() - fs.statSync(folder).mtimeMs > ORPHAN_AFTER_MS)
+            fs.rmSync(folder, { recursive: true, force: true });
         }
       }
     } catch {
@@ -150,7 +155,8 @@ export function gitHelperMain(): void {
           if (scratchDir !== null) fs.rmSync(scratchDir, { recursive: true, force: true });
         });
         // Stopped by a signal (a Ctrl+C reaches the worker's whole process group): the folder goes too.
-        for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => process.exit(128 + os.constants.signals[signal]));
+        for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+          process.once(signal, () => process.exit(128 + os.constants.signals[signal]));
       }
       scratchDir = dir;
     }
@@ -196,7 +202,8 @@ export function gitHelperMain(): void {
       const last = lastTrees.get(cwd);
       if (last !== undefined && last.digest === digest && looseObject(where, last.tree)) return last.tree;
       // `.vigil/` is usually ignored (info/exclude): only an index that holds some of it needs it removed.
-      if (staged === null || staged.includes(`${VIGIL_DIR}/`)) await ok(cwd, ['rm', '-r', '-q', '--cached', '--ignore-unmatch', '--', VIGIL_DIR], env);
+      if (staged === null || staged.includes(`${VIGIL_DIR}/`))
+        await ok(cwd, ['rm', '-r', '-q', '--cached', '--ignore-unmatch', '--', VIGIL_DIR], env);
       const tree = await ok(cwd, ['write-tree'], env);
       lastTrees.set(cwd, { digest, tree });
       return tree;
@@ -229,13 +236,15 @@ export function gitHelperMain(): void {
       return p;
     };
     if (q.current === null) return start();
-    const next = q.current.then(
-      () => undefined,
-      () => undefined,
-    ).then(() => {
-      q.next = null;
-      return start();
-    });
+    const next = q.current
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .then(() => {
+        q.next = null;
+        return start();
+      });
     q.next = next;
     return next;
   };
@@ -248,7 +257,8 @@ export function gitHelperMain(): void {
     return t;
   };
 
-  const numstat = (cwd: string, from: string, to: string): Promise<string> => ok(cwd, ['diff', '--numstat', '-z', '--no-renames', from, to, '--', '.', EXCLUDE]);
+  const numstat = (cwd: string, from: string, to: string): Promise<string> =>
+    ok(cwd, ['diff', '--numstat', '-z', '--no-renames', from, to, '--', '.', EXCLUDE]);
 
   interface CheckpointAsk {
     parent: string | null;
@@ -260,11 +270,14 @@ export function gitHelperMain(): void {
 
   /** A commit of `tree` under `ask.ref` (parent: `ask.parent` when that commit still exists), pruned refs deleted in the same transaction. */
   const checkpoint = async (cwd: string, tree: string, ask: CheckpointAsk): Promise<string> => {
-    const commitTree = (parents: string[]): Promise<Ran> => run(cwd, ['commit-tree', '--no-gpg-sign', tree, ...parents, '-F', '-'], ask.env, ask.message);
+    const commitTree = (parents: string[]): Promise<Ran> =>
+      run(cwd, ['commit-tree', '--no-gpg-sign', tree, ...parents, '-F', '-'], ask.env, ask.message);
     let made = await commitTree(ask.parent ? ['-p', ask.parent] : []);
     // A parent that is gone (collected, or from a rewound history) is left out; any other failure is one.
-    if (made.exitCode !== 0 && ask.parent && (await run(cwd, ['cat-file', '-e', `${ask.parent}^{commit}`])).exitCode !== 0) made = await commitTree([]);
-    if (made.exitCode !== 0) throw new Error(`git commit-tree failed in ${cwd} (exit ${made.exitCode}): ${made.stderr.trim().slice(0, 1000)}`);
+    if (made.exitCode !== 0 && ask.parent && (await run(cwd, ['cat-file', '-e', `${ask.parent}^{commit}`])).exitCode !== 0)
+      made = await commitTree([]);
+    if (made.exitCode !== 0)
+      throw new Error(`git commit-tree failed in ${cwd} (exit ${made.exitCode}): ${made.stderr.trim().slice(0, 1000)}`);
     const commit = made.stdout.trim();
     const lines = [`update ${ask.ref} ${commit}`, ...ask.prune.filter((r) => r !== ask.ref).map((r) => `delete ${r}`)];
     await ok(cwd, ['update-ref', '--stdin'], {}, `${lines.join('\n')}\n`);
@@ -291,7 +304,18 @@ export function gitHelperMain(): void {
     return tree;
   };
 
-  type Request = { id: number; op: string; cwd: string; args?: string[]; env?: Record<string, string>; input?: string; runStartSha?: string | null; previousTree?: string | null; tree?: string; checkpoint?: CheckpointAsk | null } & Partial<CheckpointAsk>;
+  type Request = {
+    id: number;
+    op: string;
+    cwd: string;
+    args?: string[];
+    env?: Record<string, string>;
+    input?: string;
+    runStartSha?: string | null;
+    previousTree?: string | null;
+    tree?: string;
+    checkpoint?: CheckpointAsk | null;
+  } & Partial<CheckpointAsk>;
 
   const handle = async (req: Request): Promise<Record<string, unknown>> => {
     if (req.op === 'git') return { ...(await run(req.cwd, req.args ?? [], req.env ?? {}, req.input)) };
@@ -311,11 +335,24 @@ export function gitHelperMain(): void {
         // With no run-start commit, everything counts as new: diff against the empty tree.
         (async () => numstat(req.cwd, req.runStartSha ?? (await emptyTree(req.cwd)), tree))(),
         // Null when the previous tree is unknown or gone (collected, or from another repository).
-        previous === null ? null : previous === tree ? '' : run(req.cwd, ['diff', '--numstat', '-z', '--no-renames', previous, tree, '--', '.', EXCLUDE]).then((r) => (r.exitCode === 0 ? r.stdout : null)),
+        previous === null
+          ? null
+          : previous === tree
+            ? ''
+            : run(req.cwd, ['diff', '--numstat', '-z', '--no-renames', previous, tree, '--', '.', EXCLUDE]).then((r) =>
+                r.exitCode === 0 ? r.stdout : null,
+              ),
         // A tree that changed becomes a checkpoint when the run asks for one.
         ask !== null && tree !== previous ? checkpoint(req.cwd, tree, ask) : null,
       ]);
-      return { repo: true, treeHash: tree, head: head.exitCode === 0 && head.stdout.trim() ? head.stdout.trim() : null, sinceStart, sinceLast, checkpoint: made };
+      return {
+        repo: true,
+        treeHash: tree,
+        head: head.exitCode === 0 && head.stdout.trim() ? head.stdout.trim() : null,
+        sinceStart,
+        sinceLast,
+        checkpoint: made,
+      };
     }
     throw new Error(`unknown git helper operation ${req.op}`);
   };
@@ -330,7 +367,8 @@ export function gitHelperMain(): void {
     }
     handle(req).then(
       (r) => process.stdout.write(`${JSON.stringify({ id: req.id, ok: true, ...r })}\n`),
-      (e: unknown) => process.stdout.write(`${JSON.stringify({ id: req.id, ok: false, error: e instanceof Error ? e.message : String(e) })}\n`),
+      (e: unknown) =>
+        process.stdout.write(`${JSON.stringify({ id: req.id, ok: false, error: e instanceof Error ? e.message : String(e) })}\n`),
     );
   });
   lines.on('close', () => process.exit(0));

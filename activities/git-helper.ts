@@ -69,7 +69,8 @@ let niceness = 0;
  * running helper keeps its own and the next one started gets the new value.
  */
 export function configureGitHelper(settings: { niceness: number }): void {
-  if (!Number.isInteger(settings.niceness) || settings.niceness < 0 || settings.niceness > 19) throw new RangeError(`the git helper's niceness must be an integer from 0 to 19, got ${settings.niceness}`);
+  if (!Number.isInteger(settings.niceness) || settings.niceness < 0 || settings.niceness > 19)
+    throw new RangeError(`the git helper's niceness must be an integer from 0 to 19, got ${settings.niceness}`);
   niceness = settings.niceness;
   const pid = gitHelper.pid;
   if (pid !== null) renice(pid, niceness);
@@ -210,7 +211,12 @@ export async function helperTreeHash(cwd: string): Promise<string> {
 }
 
 /** Everything an iteration's inspection needs from git, the checkpoint of a changed tree included, in one round trip. */
-export async function helperInspect(cwd: string, runStartSha: string | null, previousTree: string | null, checkpoint: CheckpointAsk | null = null): Promise<GitInspection> {
+export async function helperInspect(
+  cwd: string,
+  runStartSha: string | null,
+  previousTree: string | null,
+  checkpoint: CheckpointAsk | null = null,
+): Promise<GitInspection> {
   return (await gitHelper.request({ op: 'inspect', cwd, runStartSha, previousTree, checkpoint })) as unknown as GitInspection;
 }
 

@@ -41,7 +41,11 @@ export function notAGitRepository(repoPath: string): ApplicationFailure {
 }
 
 export function missingRepository(repoPath: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: FAILURE_TYPES.notAGitRepository, nonRetryable: true, message: `repository path does not exist: ${repoPath}` });
+  return ApplicationFailure.create({
+    type: FAILURE_TYPES.notAGitRepository,
+    nonRetryable: true,
+    message: `repository path does not exist: ${repoPath}`,
+  });
 }
 
 export async function assertGitRepo(repoPath: string): Promise<void> {

@@ -16,13 +16,19 @@ export async function writeHandoff(raw: WriteHandoffInput): Promise<HandoffResul
   const repo = input.repoPath;
   const tree = await workingTreeHash(repo);
   const base = input.runStartSha ?? (await git(repo, ['mktree'], {}, ''));
-  const files = (await git(repo, ['diff', '--name-only', '-z', '--no-renames', base, tree, '--', '.', EXCLUDE])).split('\0').filter(Boolean);
+  const files = (await git(repo, ['diff', '--name-only', '-z', '--no-renames', base, tree, '--', '.', EXCLUDE]))
+    .split('\0')
+    .filter(Boolean);
   const commits = (await headSha(repo)) ? (await git(repo, ['log', '--oneline', '-5'])).split('\n').filter(Boolean) : [];
 
   const id = input.runId;
   const options = [
     { action: 'resume', command: `vigil resume ${id}`, when: 'the run may continue as it is' },
-    { action: 'direct', command: `vigil input ${id} "<what to do differently>"`, when: 'the agent needs a hint (injected into the next prompt)' },
+    {
+      action: 'direct',
+      command: `vigil input ${id} "<what to do differently>"`,
+      when: 'the agent needs a hint (injected into the next prompt)',
+    },
     { action: 'review', command: `vigil review ${id}`, when: 'you believe the work is done: the council judges it now' },
     { action: 'stop', command: `vigil stop ${id} --reason "<why>"`, when: 'the run should end here' },
   ];

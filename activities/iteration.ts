@@ -63,7 +63,6 @@ const MAX_PART_BYTES = 256 * 1024;
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
-
 /** The prompt input with every referenced part read back, and every long inline part stored for later references. */
 export function resolvePromptParts(input: RunAgentInput): RunAgentInput {
   const p = input.promptInput;
@@ -78,7 +77,12 @@ export function resolvePromptParts(input: RunAgentInput): RunAgentInput {
       const r = readRegularFile(path.join(folder(), `${ref}.md`), MAX_PART_BYTES);
       if (!r?.ok || sha256(r.text) !== ref) {
         // Benign: the run sends the part whole and calls again (a part stored by another worker, or lost).
-        throw ApplicationFailure.create({ type: PROMPT_PART_MISSING, nonRetryable: true, category: ApplicationFailureCategory.BENIGN, message: `prompt part ${name} (${ref.slice(0, 12)}) is not stored for run ${input.runId}` });
+        throw ApplicationFailure.create({
+          type: PROMPT_PART_MISSING,
+          nonRetryable: true,
+          category: ApplicationFailureCategory.BENIGN,
+          message: `prompt part ${name} (${ref.slice(0, 12)}) is not stored for run ${input.runId}`,
+        });
       }
       resolved[name] = r.text;
       continue;
@@ -99,17 +103,36 @@ export function resolvePromptParts(input: RunAgentInput): RunAgentInput {
 }
 
 /** The repository after an iteration and the agent's signal files (read once, consumed). */
-export async function inspectAfterAgent(base: { runId: string; repoPath: string; iteration: number }, raw: IterationInspectionInput): Promise<{ snapshot: RepoSnapshot; signals: AgentSignals | null }> {
+export async function inspectAfterAgent(
+  base: { runId: string; repoPath: string; iteration: number },
+  raw: IterationInspectionInput,
+): Promise<{ snapshot: RepoSnapshot; signals: AgentSignals | null }> {
   const { snapshot, signals } = await inspectWithChanges(base, raw);
   return { snapshot, signals };
 }
 
 /** The inspection and the signal files side by side, with the paths changed since the previous tree (for the gate pass). */
-async function inspectWithChanges(base: { runId: string; repoPath: string; iteration: number }, raw: IterationInspectionInput): Promise<{ snapshot: RepoSnapshot; signals: AgentSignals | null; changes: KnownChanges | null }> {
+async function inspectWithChanges(
+  base: { runId: string; repoPath: string; iteration: number },
+  raw: IterationInspectionInput,
+): Promise<{ snapshot: RepoSnapshot; signals: AgentSignals | null; changes: KnownChanges | null }> {
   const i = IterationInspectionInputSchema.parse(raw);
   const [{ snapshot, sinceLastPaths }, signals] = await Promise.all([
-    inspectRepoChanges({ repoPath: base.repoPath, runStartSha: i.runStartSha, previousTree: i.previousTree, ...(i.checkpoint ? { checkpoint: i.checkpoint } : {}) }),
-    i.signals ? readAgentSignals({ runId: base.runId, repoPath: base.repoPath, iteration: base.iteration, ...(i.notes ? { notes: true } : {}), ...(i.notesByRef ? { notesByRef: true } : {}) }) : null,
+    inspectRepoChanges({
+      repoPath: base.repoPath,
+      runStartSha: i.runStartSha,
+      previousTree: i.previousTree,
+      ...(i.checkpoint ? { checkpoint: i.checkpoint } : {}),
+    }),
+    i.signals
+      ? readAgentSignals({
+          runId: base.runId,
+          repoPath: base.repoPath,
+          iteration: base.iteration,
+          ...(i.notes ? { notes: true } : {}),
+          ...(i.notesByRef ? { notesByRef: true } : {}),
+        })
+      : null,
   ]);
   return { snapshot, signals, changes: i.previousTree && sinceLastPaths ? { since: i.previousTree, paths: sinceLastPaths } : null };
 }
@@ -140,9 +163,13 @@ async function cancellationMeant(ctx: Context): Promise<CallCancel> {
     const run = ctx.info.workflowExecution;
     if (!run) return 'kill';
     const client = ctx.client;
-    return await client.connection.withAbortSignal(AbortSignal.timeout(10_000), () => client.workflow.getHandle(run.workflowId, run.runId).query<CallCancel>(CALL_CANCEL_QUERY));
+    return await client.connection.withAbortSignal(AbortSignal.timeout(10_000), () =>
+      client.workflow.getHandle(run.workflowId, run.runId).query<CallCancel>(CALL_CANCEL_QUERY),
+    );
   } catch (err) {
-    ctx.log.warn('the workflow could not say what the cancellation of the agent call means: the agent is stopped', { error: err instanceof Error ? err.message : String(err) });
+    ctx.log.warn('the workflow could not say what the cancellation of the agent call means: the agent is stopped', {
+      error: err instanceof Error ? err.message : String(err),
+    });
     return 'kill';
   }
 }
@@ -214,7 +241,12 @@ async function withRunWord<T>(raw: RunAgentInput, call: (word: RunWord) => Promi
   } catch (err) {
     if (err instanceof CancelledFailure && killed.signal.aborted && !ctx.cancellationSignal.aborted) {
       // Benign: what the run asked for, not a failure (the worker logs it at DEBUG, not as a failed activity).
-      throw ApplicationFailure.create({ type: FAILURE_TYPES.callKilledByRun, nonRetryable: true, category: ApplicationFailureCategory.BENIGN, message: 'the run killed its agent call (STOP --now, a rewind or a rollover)' });
+      throw ApplicationFailure.create({
+        type: FAILURE_TYPES.callKilledByRun,
+        nonRetryable: true,
+        category: ApplicationFailureCategory.BENIGN,
+        message: 'the run killed its agent call (STOP --now, a rewind or a rollover)',
+      });
     }
     throw err;
   } finally {
@@ -270,22 +302,46 @@ async function withEarlierRuns(input: RunAgentInput): Promise<RunAgentInput> {
   if (input.role !== 'iteration' || !p || !layers || layers.indexTokens + layers.timelineTokens + layers.entriesTokens === 0) return input;
   const url = workerStoreUrl().url;
   if (!url) return input;
-  const got = await bestEffort(() => retrieveForPrompt(url, { workflowId: input.runId, iteration: input.iteration, repoPath: input.repoPath, task: taskText(p), budgets: layers }));
+  const got = await bestEffort(() =>
+    retrieveForPrompt(url, {
+      workflowId: input.runId,
+      iteration: input.iteration,
+      repoPath: input.repoPath,
+      task: taskText(p),
+      budgets: layers,
+    }),
+  );
   // The memory the agent's own vigil_memory_search reads where its sandbox refuses the store (docs/memory.md).
-  const snapshot = await bestEffort(() => writeMemorySnapshot(url, input.runId, input.repoPath, path.join(ensurePrivateRunDir(input.runId), 'memory-snapshot.json')));
+  const snapshot = await bestEffort(() =>
+    writeMemorySnapshot(url, input.runId, input.repoPath, path.join(ensurePrivateRunDir(input.runId), 'memory-snapshot.json')),
+  );
   const withSnapshot = snapshot ? { ...input, extraEnv: { ...input.extraEnv, VIGIL_MEMORY_SNAPSHOT: snapshot } } : input;
   return got?.text ? { ...withSnapshot, promptInput: { ...p, earlierRuns: got.text } } : withSnapshot;
 }
 
 /** What the journal does not hold of this iteration, for its episode (best effort). */
-async function traceForMemory(raw: RunAgentInput, result: AgentResult, inspection: IterationInspection, gates: RunGatesResult | null): Promise<void> {
+async function traceForMemory(
+  raw: RunAgentInput,
+  result: AgentResult,
+  inspection: IterationInspection,
+  gates: RunGatesResult | null,
+): Promise<void> {
   if (!raw.memoryLayers) return;
   const url = workerStoreUrl().url;
   if (!url) return;
   const snapshot = 'snapshot' in inspection ? inspection.snapshot : null;
   const signals = 'signals' in inspection ? inspection.signals : null;
   const failed = result.exitCode !== 0 || result.timedOut;
-  const errorsSeen = failed ? [failureLine(result.tail) ?? result.tail.split('\n').filter((l) => l.trim()).slice(-1)[0] ?? `exit ${result.exitCode}`] : [];
+  const errorsSeen = failed
+    ? [
+        failureLine(result.tail) ??
+          result.tail
+            .split('\n')
+            .filter((l) => l.trim())
+            .slice(-1)[0] ??
+          `exit ${result.exitCode}`,
+      ]
+    : [];
   const tests = gates?.tests ?? null;
   await bestEffort(() =>
     recordTrace(url, {
@@ -301,6 +357,11 @@ async function traceForMemory(raw: RunAgentInput, result: AgentResult, inspectio
 }
 
 /** The inspection as an activity of its own (when the agent activity could not make it). */
-export async function inspectIteration(raw: { runId: string; repoPath: string; iteration: number; inspect: IterationInspectionInput }): Promise<{ snapshot: RepoSnapshot; signals: AgentSignals | null }> {
+export async function inspectIteration(raw: {
+  runId: string;
+  repoPath: string;
+  iteration: number;
+  inspect: IterationInspectionInput;
+}): Promise<{ snapshot: RepoSnapshot; signals: AgentSignals | null }> {
   return inspectAfterAgent(raw, raw.inspect);
 }

@@ -34,7 +34,15 @@ import {
   type PatternLink,
   type Skill,
 } from '../schemas/lasting-memory.js';
-import { clean, consolidate, episodesOf, errorLine, forgetKey, type IterationTrace, type RunEnd } from '../workflows/decisions/lasting-memory.js';
+import {
+  clean,
+  consolidate,
+  episodesOf,
+  errorLine,
+  forgetKey,
+  type IterationTrace,
+  type RunEnd,
+} from '../workflows/decisions/lasting-memory.js';
 import { retrieve, type Retrieved, type StoredItem, type TimelineRun } from '../workflows/decisions/memory-retrieval.js';
 import { redactSecrets } from '../workflows/decisions/scans.js';
 import { ensureMigrated, onRunEnded, poolFor, type Db } from './event-store.js';
@@ -127,15 +135,39 @@ const patternItem = (r: PatternRow): StoredItem => ({
 });
 
 /** The candidates of a repository: its own items and the installation's (not those merged into another), and its earlier runs. */
-async function candidates(db: Db, repo: string, workflowId: string): Promise<{ items: StoredItem[]; timeline: TimelineRun[]; episodes: { count: number; runs: number } }> {
-  const pats = await db.query<PatternRow>(`select ${PATTERN_COLUMNS} from memory_patterns where (repo = $1 or repo is null) and merged_into is null order by id`, [repo]);
-  const skills = await db.query<{ id: string; repo: string | null; title: string; steps: string[]; keywords: string[]; evidence: number; importance: number }>(
-    'select id, repo, title, steps, keywords, evidence, importance from memory_skills where repo = $1 or repo is null order by id',
+async function candidates(
+  db: Db,
+  repo: string,
+  workflowId: string,
+): Promise<{ items: StoredItem[]; timeline: TimelineRun[]; episodes: { count: number; runs: number } }> {
+  const pats = await db.query<PatternRow>(
+    `select ${PATTERN_COLUMNS} from memory_patterns where (repo = $1 or repo is null) and merged_into is null order by id`,
     [repo],
   );
+  const skills = await db.query<{
+    id: string;
+    repo: string | null;
+    title: string;
+    steps: string[];
+    keywords: string[];
+    evidence: number;
+    importance: number;
+  }>('select id, repo, title, steps, keywords, evidence, importance from memory_skills where repo = $1 or repo is null order by id', [
+    repo,
+  ]);
   const items: StoredItem[] = [
     ...pats.rows.map(patternItem),
-    ...skills.rows.map((r) => ({ ref: { kind: 'skill' as const, id: Number(r.id) }, repo: r.repo, kind: 'skill', topic: 'skills', title: r.title, body: `${r.title}: ${r.steps.join('; ')}`, keywords: r.keywords, evidence: r.evidence, importance: r.importance })),
+    ...skills.rows.map((r) => ({
+      ref: { kind: 'skill' as const, id: Number(r.id) },
+      repo: r.repo,
+      kind: 'skill',
+      topic: 'skills',
+      title: r.title,
+      body: `${r.title}: ${r.steps.join('; ')}`,
+      keywords: r.keywords,
+      evidence: r.evidence,
+      importance: r.importance,
+    })),
   ];
   const runs = await db.query<{ workflow_id: string; started: Date | null; iterations: number; sigs: string[][] }>(
     `select workflow_id, min(at) as started, count(*)::int as iterations, jsonb_agg(signatures order by iteration) as sigs
@@ -143,7 +175,10 @@ async function candidates(db: Db, repo: string, workflowId: string): Promise<{ i
     [repo, workflowId],
   );
   const ends = runs.rows.length
-    ? await db.query<{ workflow_id: string; prd_title: string | null; outcome: string | null }>('select workflow_id, prd_title, outcome from vigil_runs where workflow_id = any($1)', [runs.rows.map((r) => r.workflow_id)])
+    ? await db.query<{ workflow_id: string; prd_title: string | null; outcome: string | null }>(
+        'select workflow_id, prd_title, outcome from vigil_runs where workflow_id = any($1)',
+        [runs.rows.map((r) => r.workflow_id)],
+      )
     : { rows: [] };
   const endOf = new Map(ends.rows.map((r) => [r.workflow_id, r]));
   const timeline: TimelineRun[] = runs.rows.map((r) => {
@@ -158,7 +193,10 @@ async function candidates(db: Db, repo: string, workflowId: string): Promise<{ i
       failures: [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([what, count]) => ({ what: shortSignature(what), count })),
     };
   });
-  const totals = await db.query<{ count: number; runs: number }>('select count(*)::int as count, count(distinct workflow_id)::int as runs from memory_episodes where repo = $1', [repo]);
+  const totals = await db.query<{ count: number; runs: number }>(
+    'select count(*)::int as count, count(distinct workflow_id)::int as runs from memory_episodes where repo = $1',
+    [repo],
+  );
   return { items, timeline, episodes: totals.rows[0] ?? { count: 0, runs: 0 } };
 }
 
@@ -260,7 +298,10 @@ export async function bestEffort<T>(fn: () => Promise<T>): Promise<T | null> {
 // Consolidation
 
 async function runJournal(db: Db, workflowId: string): Promise<{ events: EventEnvelope[]; repo: string | null; end: RunEnd | null }> {
-  const rows = await db.query<{ run_id: string; seq: number; at: Date | null; data: unknown }>("select run_id, seq, at, data from run_events where workflow_id = $1 and kind <> 'invalid' order by seq", [workflowId]);
+  const rows = await db.query<{ run_id: string; seq: number; at: Date | null; data: unknown }>(
+    "select run_id, seq, at, data from run_events where workflow_id = $1 and kind <> 'invalid' order by seq",
+    [workflowId],
+  );
   const events: EventEnvelope[] = [];
   for (const r of rows.rows) {
     const e = RunEventSchema.safeParse(r.data);
@@ -273,19 +314,41 @@ async function runJournal(db: Db, workflowId: string): Promise<{ events: EventEn
   return {
     events,
     repo,
-    end: { workflowId, repo, prdTitle: start.prdTitle, exitCode: outcome?.kind === 'outcome' ? outcome.exitCode : null, status: outcome?.kind === 'outcome' ? outcome.status : null },
+    end: {
+      workflowId,
+      repo,
+      prdTitle: start.prdTitle,
+      exitCode: outcome?.kind === 'outcome' ? outcome.exitCode : null,
+      status: outcome?.kind === 'outcome' ? outcome.status : null,
+    },
   };
 }
 
 async function tracesOf(db: Db, workflowId: string): Promise<IterationTrace[]> {
-  const rows = await db.query<{ iteration: number; files: string[]; errors: string[]; test_failure: string | null; summary: string | null; retrieved: MemoryRef[]; files_read: string[] }>(
-    'select iteration, files, errors, test_failure, summary, retrieved, files_read from memory_traces where workflow_id = $1',
-    [workflowId],
-  );
-  return rows.rows.map((r) => ({ iteration: r.iteration, files: r.files, errors: r.errors, testFailure: r.test_failure, summary: r.summary, retrieved: r.retrieved, filesRead: r.files_read }));
+  const rows = await db.query<{
+    iteration: number;
+    files: string[];
+    errors: string[];
+    test_failure: string | null;
+    summary: string | null;
+    retrieved: MemoryRef[];
+    files_read: string[];
+  }>('select iteration, files, errors, test_failure, summary, retrieved, files_read from memory_traces where workflow_id = $1', [
+    workflowId,
+  ]);
+  return rows.rows.map((r) => ({
+    iteration: r.iteration,
+    files: r.files,
+    errors: r.errors,
+    testFailure: r.test_failure,
+    summary: r.summary,
+    retrieved: r.retrieved,
+    filesRead: r.files_read,
+  }));
 }
 
-const EPISODE_COLUMNS = 'workflow_id, iteration, repo, at, phase, tier, provider, outcome, files, errors, findings, council_reasons, signatures, passed, summary, retrieved, importance, files_read';
+const EPISODE_COLUMNS =
+  'workflow_id, iteration, repo, at, phase, tier, provider, outcome, files, errors, findings, council_reasons, signatures, passed, summary, retrieved, importance, files_read';
 
 async function upsertEpisodes(db: Db, episodes: readonly Episode[]): Promise<void> {
   for (const e of episodes) {
@@ -295,7 +358,26 @@ async function upsertEpisodes(db: Db, episodes: readonly Episode[]): Promise<voi
          outcome = excluded.outcome, files = excluded.files, errors = excluded.errors, findings = excluded.findings, council_reasons = excluded.council_reasons,
          signatures = excluded.signatures, passed = excluded.passed, summary = excluded.summary, retrieved = excluded.retrieved, files_read = excluded.files_read,
          importance = least(1, excluded.importance + 0.02 * memory_episodes.access_count)`,
-      [e.workflowId, e.iteration, e.repo, e.at || null, e.phase, e.tier, e.provider, e.outcome, JSON.stringify(e.files), JSON.stringify(e.errors), JSON.stringify(e.findings), JSON.stringify(e.councilReasons), JSON.stringify(e.signatures), JSON.stringify(e.passed), e.summary, JSON.stringify(e.retrieved), e.importance, JSON.stringify(e.filesRead ?? [])],
+      [
+        e.workflowId,
+        e.iteration,
+        e.repo,
+        e.at || null,
+        e.phase,
+        e.tier,
+        e.provider,
+        e.outcome,
+        JSON.stringify(e.files),
+        JSON.stringify(e.errors),
+        JSON.stringify(e.findings),
+        JSON.stringify(e.councilReasons),
+        JSON.stringify(e.signatures),
+        JSON.stringify(e.passed),
+        e.summary,
+        JSON.stringify(e.retrieved),
+        e.importance,
+        JSON.stringify(e.filesRead ?? []),
+      ],
     );
   }
 }
@@ -362,19 +444,28 @@ export interface ConsolidationResult {
 export async function consolidateMemory(url: string, workflowIds: readonly string[] | null): Promise<ConsolidationResult> {
   return inTransaction(url, async (db) => {
     await db.query('select pg_advisory_xact_lock($1)', [CONSOLIDATION_LOCK_KEY]);
-    const ids = workflowIds ?? (await db.query<{ workflow_id: string }>("select distinct workflow_id from run_events where kind = 'run_started'")).rows.map((r) => r.workflow_id);
+    const ids =
+      workflowIds ??
+      (await db.query<{ workflow_id: string }>("select distinct workflow_id from run_events where kind = 'run_started'")).rows.map(
+        (r) => r.workflow_id,
+      );
     for (const id of ids) {
       const j = await runJournal(db, id);
       if (!j.repo) continue;
       await upsertEpisodes(db, episodesOf({ workflowId: id, repo: j.repo, events: j.events, traces: await tracesOf(db, id) }));
-      await db.query('insert into memory_consolidations (workflow_id) values ($1) on conflict (workflow_id) do update set consolidated_at = now()', [id]);
+      await db.query(
+        'insert into memory_consolidations (workflow_id) values ($1) on conflict (workflow_id) do update set consolidated_at = now()',
+        [id],
+      );
     }
     return consolidateAll(db, ids.length);
   });
 }
 
 async function consolidateAll(db: Db, runsNow: number): Promise<ConsolidationResult> {
-  const rows = await db.query<EpisodeRow>(`select * from (select * from memory_episodes order by id desc limit ${MAX_EPISODES}) e order by id`);
+  const rows = await db.query<EpisodeRow>(
+    `select * from (select * from memory_episodes order by id desc limit ${MAX_EPISODES}) e order by id`,
+  );
   const episodes = rows.rows.map(episodeOf);
   const episodeId = new Map(rows.rows.map((r) => [`${r.workflow_id}\u0000${r.iteration}`, Number(r.id)]));
   const wfs = [...new Set(episodes.map((e) => e.workflowId))];
@@ -383,7 +474,11 @@ async function consolidateAll(db: Db, runsNow: number): Promise<ConsolidationRes
     const j = await runJournal(db, wf);
     if (j.end) ends.push(j.end);
   }
-  const forgotten = new Set((await db.query<{ scope: string; kind: string; signature: string }>('select scope, kind, signature from memory_forgotten')).rows.map((r) => forgetKey(r.scope || null, r.kind as 'pattern', r.signature)));
+  const forgotten = new Set(
+    (await db.query<{ scope: string; kind: string; signature: string }>('select scope, kind, signature from memory_forgotten')).rows.map(
+      (r) => forgetKey(r.scope || null, r.kind as 'pattern', r.signature),
+    ),
+  );
   const out = consolidate(episodes, ends, forgotten);
 
   const patternId = new Map<string, number>();
@@ -393,7 +488,20 @@ async function consolidateAll(db: Db, runsNow: number): Promise<ConsolidationRes
        on conflict (scope, kind, signature) do update set topic = excluded.topic, title = excluded.title, body = excluded.body, keywords = excluded.keywords, evidence = excluded.evidence,
          runs = excluded.runs, first_seen = excluded.first_seen, last_seen = excluded.last_seen, importance = least(1, excluded.importance + 0.02 * memory_patterns.access_count), updated_at = now()
        returning id`,
-      [p.repo, p.kind, p.signature, p.topic, p.title, p.body, JSON.stringify(p.keywords), p.evidence, p.runs, p.firstSeen || null, p.lastSeen || null, p.importance],
+      [
+        p.repo,
+        p.kind,
+        p.signature,
+        p.topic,
+        p.title,
+        p.body,
+        JSON.stringify(p.keywords),
+        p.evidence,
+        p.runs,
+        p.firstSeen || null,
+        p.lastSeen || null,
+        p.importance,
+      ],
     );
     patternId.set(`${p.repo ?? ''}\u0000${p.kind}\u0000${p.signature}`, Number(r.rows[0]?.id));
   }
@@ -418,7 +526,9 @@ async function consolidateAll(db: Db, runsNow: number): Promise<ConsolidationRes
   await db.query(
     `delete from memory_links l where judged and (not exists (select 1 from memory_patterns p where p.id = l.from_id) or not exists (select 1 from memory_patterns p where p.id = l.to_id))`,
   );
-  await db.query('update memory_patterns p set merged_into = null where merged_into is not null and not exists (select 1 from memory_patterns k where k.id = p.merged_into)');
+  await db.query(
+    'update memory_patterns p set merged_into = null where merged_into is not null and not exists (select 1 from memory_patterns k where k.id = p.merged_into)',
+  );
   const rowsOf: [string, string, number, string, number][] = [];
   const link = (relation: string, fromKind: string, fromId: number | undefined, toKind: string, toId: number | undefined): void => {
     if (fromId && toId) rowsOf.push([relation, fromKind, fromId, toKind, toId]);
@@ -429,7 +539,13 @@ async function consolidateAll(db: Db, runsNow: number): Promise<ConsolidationRes
     for (const e of p.from) link('derived_from', 'pattern', from, 'episode', episodeId.get(`${e.workflowId}\u0000${e.iteration}`));
   }
   for (const l of out.links) {
-    link(l.relation, 'pattern', patternId.get(`${l.from.repo ?? ''}\u0000${l.from.kind}\u0000${l.from.signature}`), 'pattern', patternId.get(`${l.to.repo ?? ''}\u0000${l.to.kind}\u0000${l.to.signature}`));
+    link(
+      l.relation,
+      'pattern',
+      patternId.get(`${l.from.repo ?? ''}\u0000${l.from.kind}\u0000${l.from.signature}`),
+      'pattern',
+      patternId.get(`${l.to.repo ?? ''}\u0000${l.to.kind}\u0000${l.to.signature}`),
+    );
   }
   // One statement for all of them (thousands of links one by one took seconds).
   const inserted = rowsOf.length
@@ -472,27 +588,69 @@ export async function listMemory(db: Db, opts: { repo?: string | null; episodes?
   const repo = opts.repo ? repoKey(opts.repo) : null;
   const where = repo ? 'where repo = $1 or repo is null' : '';
   const args = repo ? [repo] : [];
-  const pats = await db.query<{ id: string; kind: 'pattern' | 'anti_pattern'; repo: string | null; topic: string; title: string; evidence: number; importance: number; access_count: number }>(
+  const pats = await db.query<{
+    id: string;
+    kind: 'pattern' | 'anti_pattern';
+    repo: string | null;
+    topic: string;
+    title: string;
+    evidence: number;
+    importance: number;
+    access_count: number;
+  }>(
     `select id, kind, repo, topic, title, evidence, importance, access_count from memory_patterns ${where} order by importance desc, id limit ${limit}`,
     args,
   );
-  const skills = await db.query<{ id: string; repo: string | null; task_kind: string; title: string; evidence: number; importance: number; access_count: number }>(
+  const skills = await db.query<{
+    id: string;
+    repo: string | null;
+    task_kind: string;
+    title: string;
+    evidence: number;
+    importance: number;
+    access_count: number;
+  }>(
     `select id, repo, task_kind, title, evidence, importance, access_count from memory_skills ${where} order by importance desc, id limit ${limit}`,
     args,
   );
   const items: MemoryItem[] = [
-    ...pats.rows.map((r) => ({ kind: r.kind, id: Number(r.id), repo: r.repo, topic: r.topic, title: r.title, evidence: r.evidence, importance: round2(r.importance), accessCount: r.access_count })),
-    ...skills.rows.map((r) => ({ kind: 'skill' as const, id: Number(r.id), repo: r.repo, topic: r.task_kind, title: r.title, evidence: r.evidence, importance: round2(r.importance), accessCount: r.access_count })),
+    ...pats.rows.map((r) => ({
+      kind: r.kind,
+      id: Number(r.id),
+      repo: r.repo,
+      topic: r.topic,
+      title: r.title,
+      evidence: r.evidence,
+      importance: round2(r.importance),
+      accessCount: r.access_count,
+    })),
+    ...skills.rows.map((r) => ({
+      kind: 'skill' as const,
+      id: Number(r.id),
+      repo: r.repo,
+      topic: r.task_kind,
+      title: r.title,
+      evidence: r.evidence,
+      importance: round2(r.importance),
+      accessCount: r.access_count,
+    })),
   ];
   if (opts.episodes) {
-    const eps = await db.query<EpisodeRow>(`select * from memory_episodes ${repo ? 'where repo = $1' : ''} order by id desc limit ${limit}`, args);
+    const eps = await db.query<EpisodeRow>(
+      `select * from memory_episodes ${repo ? 'where repo = $1' : ''} order by id desc limit ${limit}`,
+      args,
+    );
     items.push(
       ...eps.rows.map((r) => ({
         kind: 'episode' as const,
         id: Number(r.id),
         repo: r.repo,
         topic: r.phase ?? 'iteration',
-        title: `${r.workflow_id} iteration ${r.iteration}: ${r.outcome}${r.signatures.length ? ` (${r.signatures.map(shortSignature).join('; ')})` : ''}`.slice(0, 300),
+        title:
+          `${r.workflow_id} iteration ${r.iteration}: ${r.outcome}${r.signatures.length ? ` (${r.signatures.map(shortSignature).join('; ')})` : ''}`.slice(
+            0,
+            300,
+          ),
         evidence: 1,
         importance: round2(r.importance),
         accessCount: r.access_count,
@@ -535,7 +693,8 @@ export async function showMemory(db: Db, kind: MemoryKindName, id: number): Prom
     [kind, id],
   );
   const out: Record<string, unknown> = { kind: kind === 'pattern' ? row.kind : kind };
-  for (const [k, v] of Object.entries(row)) if (k !== 'scope') out[k] = v instanceof Date ? v.toISOString() : k === 'id' || k === 'from_id' || k === 'to_id' ? Number(v) : v;
+  for (const [k, v] of Object.entries(row))
+    if (k !== 'scope') out[k] = v instanceof Date ? v.toISOString() : k === 'id' || k === 'from_id' || k === 'to_id' ? Number(v) : v;
   out.links = links.rows.map((l) => ({ relation: l.relation, from: `${l.from_kind} ${l.from_id}`, to: `${l.to_kind} ${l.to_id}` }));
   return out;
 }
@@ -544,7 +703,11 @@ export async function showMemory(db: Db, kind: MemoryKindName, id: number): Prom
  * Items that match the query, best first: full-text search (BM25+ with prefix and fuzzy matching,
  * activities/memory-rank.ts; lexical, no embeddings), then importance.
  */
-export async function searchMemory(db: Db, query: string, opts: { repo?: string | null; limit?: number } = {}): Promise<(MemoryItem & { body: string; score: number })[]> {
+export async function searchMemory(
+  db: Db,
+  query: string,
+  opts: { repo?: string | null; limit?: number } = {},
+): Promise<(MemoryItem & { body: string; score: number })[]> {
   const repo = opts.repo ? repoKey(opts.repo) : null;
   const c = repo ? await candidates(db, repo, '') : await allItems(db);
   return searchItems(c.items, query, opts.limit);
@@ -555,7 +718,13 @@ export async function searchMemory(db: Db, query: string, opts: { repo?: string 
  * and its call's sandbox read it (the run's private folder, outside the repository): its items as
  * retrieval sees them, redacted again and bounded. Returns the file's path.
  */
-export async function writeMemorySnapshot(url: string, runId: string, repoPath: string, file: string, now: Date = new Date()): Promise<string> {
+export async function writeMemorySnapshot(
+  url: string,
+  runId: string,
+  repoPath: string,
+  file: string,
+  now: Date = new Date(),
+): Promise<string> {
   await ensureMigrated(url);
   const repo = repoKey(repoPath);
   const c = await candidates(poolFor(url), repo, runId);
@@ -563,9 +732,20 @@ export async function writeMemorySnapshot(url: string, runId: string, repoPath: 
   const items = [...c.items]
     .sort((a, b) => b.importance - a.importance || a.ref.id - b.ref.id)
     .slice(0, SNAPSHOT_LIMITS.items)
-    .map((i) => ({ ref: i.ref, repo: i.repo, kind: i.kind, topic: red(i.topic, 200), title: red(i.title, 300), body: red(i.body, 2400), keywords: i.keywords.slice(0, 60).map((k) => k.slice(0, 60)), evidence: i.evidence, importance: Math.min(1, Math.max(0, i.importance)) }));
+    .map((i) => ({
+      ref: i.ref,
+      repo: i.repo,
+      kind: i.kind,
+      topic: red(i.topic, 200),
+      title: red(i.title, 300),
+      body: red(i.body, 2400),
+      keywords: i.keywords.slice(0, 60).map((k) => k.slice(0, 60)),
+      evidence: i.evidence,
+      importance: Math.min(1, Math.max(0, i.importance)),
+    }));
   let snapshot = MemorySnapshotSchema.parse({ vigilMemorySnapshot: 1, runId, repo, takenAt: now.toISOString(), items });
-  while (JSON.stringify(snapshot).length > SNAPSHOT_LIMITS.bytes && snapshot.items.length > 0) snapshot = { ...snapshot, items: snapshot.items.slice(0, Math.floor(snapshot.items.length / 2)) };
+  while (JSON.stringify(snapshot).length > SNAPSHOT_LIMITS.bytes && snapshot.items.length > 0)
+    snapshot = { ...snapshot, items: snapshot.items.slice(0, Math.floor(snapshot.items.length / 2)) };
   writePrivateFile(file, JSON.stringify(snapshot));
   return file;
 }
@@ -592,7 +772,10 @@ export function searchItems(items: readonly StoredItem[], query: string, limit?:
   const best = Math.max(0, ...items.map((i) => scoreOf(scores, i)));
   const scored = items
     .filter((i) => scoreOf(scores, i) > 0)
-    .map((i) => ({ i, score: Math.round(((5 * scoreOf(scores, i)) / best + i.importance + (i.kind === 'anti_pattern' ? 0.2 : 0)) * 1000) / 1000 }))
+    .map((i) => ({
+      i,
+      score: Math.round(((5 * scoreOf(scores, i)) / best + i.importance + (i.kind === 'anti_pattern' ? 0.2 : 0)) * 1000) / 1000,
+    }))
     .sort((a, b) => b.score - a.score || b.i.importance - a.i.importance || a.i.ref.id - b.i.ref.id)
     .slice(0, Math.min(Math.max(limit ?? 20, 1), 1000));
   return scored.map(({ i, score }) => ({
@@ -611,11 +794,29 @@ export function searchItems(items: readonly StoredItem[], query: string, limit?:
 
 async function allItems(db: Db): Promise<{ items: StoredItem[] }> {
   const pats = await db.query<PatternRow>(`select ${PATTERN_COLUMNS} from memory_patterns where merged_into is null order by id`);
-  const skills = await db.query<{ id: string; repo: string | null; title: string; steps: string[]; keywords: string[]; evidence: number; importance: number }>('select id, repo, title, steps, keywords, evidence, importance from memory_skills order by id');
+  const skills = await db.query<{
+    id: string;
+    repo: string | null;
+    title: string;
+    steps: string[];
+    keywords: string[];
+    evidence: number;
+    importance: number;
+  }>('select id, repo, title, steps, keywords, evidence, importance from memory_skills order by id');
   return {
     items: [
       ...pats.rows.map(patternItem),
-      ...skills.rows.map((r) => ({ ref: { kind: 'skill' as const, id: Number(r.id) }, repo: r.repo, kind: 'skill', topic: 'skills', title: r.title, body: `${r.title}: ${r.steps.join('; ')}`, keywords: r.keywords, evidence: r.evidence, importance: r.importance })),
+      ...skills.rows.map((r) => ({
+        ref: { kind: 'skill' as const, id: Number(r.id) },
+        repo: r.repo,
+        kind: 'skill',
+        topic: 'skills',
+        title: r.title,
+        body: `${r.title}: ${r.steps.join('; ')}`,
+        keywords: r.keywords,
+        evidence: r.evidence,
+        importance: r.importance,
+      })),
     ],
   };
 }
@@ -625,25 +826,47 @@ async function allItems(db: Db): Promise<{ items: StoredItem[] }> {
  * later consolidation makes it again; an episode is deleted (and consolidation rebuilds what
  * was derived from it). Returns what was forgotten, or null when there is no such item.
  */
-export async function forgetMemory(url: string, kind: MemoryKindName, id: number): Promise<{ kind: string; id: number; title: string } | null> {
+export async function forgetMemory(
+  url: string,
+  kind: MemoryKindName,
+  id: number,
+): Promise<{ kind: string; id: number; title: string } | null> {
   return inTransaction(url, async (db) => {
     await db.query('select pg_advisory_xact_lock($1)', [CONSOLIDATION_LOCK_KEY]);
     if (kind === 'pattern') {
-      const r = await db.query<{ scope: string; kind: string; signature: string; title: string }>('delete from memory_patterns where id = $1 returning scope, kind, signature, title', [id]);
+      const r = await db.query<{ scope: string; kind: string; signature: string; title: string }>(
+        'delete from memory_patterns where id = $1 returning scope, kind, signature, title',
+        [id],
+      );
       const row = r.rows[0];
       if (!row) return null;
-      await db.query('insert into memory_forgotten (scope, kind, signature) values ($1, $2, $3) on conflict do nothing', [row.scope, row.kind, row.signature]);
-      await db.query("delete from memory_links where (from_kind = 'pattern' and from_id = $1) or (to_kind = 'pattern' and to_id = $1)", [id]);
+      await db.query('insert into memory_forgotten (scope, kind, signature) values ($1, $2, $3) on conflict do nothing', [
+        row.scope,
+        row.kind,
+        row.signature,
+      ]);
+      await db.query("delete from memory_links where (from_kind = 'pattern' and from_id = $1) or (to_kind = 'pattern' and to_id = $1)", [
+        id,
+      ]);
       return { kind: row.kind, id, title: row.title };
     }
     if (kind === 'skill') {
-      const r = await db.query<{ scope: string; task_kind: string; title: string }>('delete from memory_skills where id = $1 returning scope, task_kind, title', [id]);
+      const r = await db.query<{ scope: string; task_kind: string; title: string }>(
+        'delete from memory_skills where id = $1 returning scope, task_kind, title',
+        [id],
+      );
       const row = r.rows[0];
       if (!row) return null;
-      await db.query("insert into memory_forgotten (scope, kind, signature) values ($1, 'skill', $2) on conflict do nothing", [row.scope, row.task_kind]);
+      await db.query("insert into memory_forgotten (scope, kind, signature) values ($1, 'skill', $2) on conflict do nothing", [
+        row.scope,
+        row.task_kind,
+      ]);
       return { kind: 'skill', id, title: row.title };
     }
-    const r = await db.query<{ workflow_id: string; iteration: number }>('delete from memory_episodes where id = $1 returning workflow_id, iteration', [id]);
+    const r = await db.query<{ workflow_id: string; iteration: number }>(
+      'delete from memory_episodes where id = $1 returning workflow_id, iteration',
+      [id],
+    );
     const row = r.rows[0];
     if (!row) return null;
     await db.query("delete from memory_links where to_kind = 'episode' and to_id = $1", [id]);
@@ -659,14 +882,36 @@ export async function exportMemory(db: Db, repoPath: string | null, now: Date = 
   const where = repo ? 'where repo = $1' : '';
   const args = repo ? [repo] : [];
   const eps = await db.query<EpisodeRow>(`select * from memory_episodes ${where} order by id`, args);
-  const pats = await db.query<{ id: string; repo: string | null; kind: Pattern['kind']; signature: string; topic: string; title: string; body: string; keywords: string[]; evidence: number; runs: number; first_seen: Date | null; last_seen: Date | null; importance: number }>(
-    `select * from memory_patterns ${where} order by id`,
-    args,
-  );
-  const skills = await db.query<{ repo: string | null; task_kind: string; title: string; steps: string[]; keywords: string[]; evidence: number; importance: number; from_runs: string[] }>(`select * from memory_skills ${where} order by id`, args);
+  const pats = await db.query<{
+    id: string;
+    repo: string | null;
+    kind: Pattern['kind'];
+    signature: string;
+    topic: string;
+    title: string;
+    body: string;
+    keywords: string[];
+    evidence: number;
+    runs: number;
+    first_seen: Date | null;
+    last_seen: Date | null;
+    importance: number;
+  }>(`select * from memory_patterns ${where} order by id`, args);
+  const skills = await db.query<{
+    repo: string | null;
+    task_kind: string;
+    title: string;
+    steps: string[];
+    keywords: string[];
+    evidence: number;
+    importance: number;
+    from_runs: string[];
+  }>(`select * from memory_skills ${where} order by id`, args);
   const byId = new Map(pats.rows.map((p) => [Number(p.id), p]));
   const epById = new Map(eps.rows.map((e) => [Number(e.id), e]));
-  const linkRows = await db.query<{ relation: PatternLink['relation']; from_id: string; to_kind: string; to_id: string }>("select relation, from_id, to_kind, to_id from memory_links where from_kind = 'pattern'");
+  const linkRows = await db.query<{ relation: PatternLink['relation']; from_id: string; to_kind: string; to_id: string }>(
+    "select relation, from_id, to_kind, to_id from memory_links where from_kind = 'pattern'",
+  );
   const derived = new Map<number, { workflowId: string; iteration: number }[]>();
   const links: PatternLink[] = [];
   for (const l of linkRows.rows) {
@@ -674,11 +919,17 @@ export async function exportMemory(db: Db, repoPath: string | null, now: Date = 
     if (!from) continue;
     if (l.to_kind === 'episode') {
       const e = epById.get(Number(l.to_id));
-      if (e) derived.set(Number(l.from_id), [...(derived.get(Number(l.from_id)) ?? []), { workflowId: e.workflow_id, iteration: e.iteration }]);
+      if (e)
+        derived.set(Number(l.from_id), [...(derived.get(Number(l.from_id)) ?? []), { workflowId: e.workflow_id, iteration: e.iteration }]);
       continue;
     }
     const to = byId.get(Number(l.to_id));
-    if (to) links.push({ relation: l.relation, from: { repo: from.repo, kind: from.kind, signature: from.signature }, to: { repo: to.repo, kind: to.kind, signature: to.signature } });
+    if (to)
+      links.push({
+        relation: l.relation,
+        from: { repo: from.repo, kind: from.kind, signature: from.signature },
+        to: { repo: to.repo, kind: to.kind, signature: to.signature },
+      });
   }
   return MemoryExportSchema.parse({
     vigilMemory: 1,
@@ -700,7 +951,16 @@ export async function exportMemory(db: Db, repoPath: string | null, now: Date = 
       importance: Math.min(1, p.importance),
       from: (derived.get(Number(p.id)) ?? []).slice(0, 200),
     })),
-    skills: skills.rows.map((s) => ({ repo: s.repo, taskKind: s.task_kind, title: s.title, steps: s.steps, keywords: s.keywords, evidence: s.evidence, importance: Math.min(1, s.importance), from: s.from_runs })),
+    skills: skills.rows.map((s) => ({
+      repo: s.repo,
+      taskKind: s.task_kind,
+      title: s.title,
+      steps: s.steps,
+      keywords: s.keywords,
+      evidence: s.evidence,
+      importance: Math.min(1, s.importance),
+      from: s.from_runs,
+    })),
     links,
   });
 }
@@ -710,15 +970,31 @@ export async function exportMemory(db: Db, repoPath: string | null, now: Date = 
  * updated), under `intoRepo` when given (another checkout of the same repository), its
  * secrets redacted again. Items forgotten here stay forgotten.
  */
-export async function importMemory(url: string, raw: unknown, intoRepo: string | null = null): Promise<{ episodes: number; patterns: number; skills: number }> {
+export async function importMemory(
+  url: string,
+  raw: unknown,
+  intoRepo: string | null = null,
+): Promise<{ episodes: number; patterns: number; skills: number }> {
   const data = MemoryExportSchema.parse(raw);
   const to = intoRepo ? repoKey(intoRepo) : null;
   const re = <T extends { repo: string | null }>(x: T): T => (to && x.repo !== null ? { ...x, repo: to } : x);
   const red = (s: string, n: number): string => clean(s, n);
   return inTransaction(url, async (db) => {
     await db.query('select pg_advisory_xact_lock($1)', [CONSOLIDATION_LOCK_KEY]);
-    const forgotten = new Set((await db.query<{ scope: string; kind: string; signature: string }>('select scope, kind, signature from memory_forgotten')).rows.map((r) => `${r.scope}\u0000${r.kind}\u0000${r.signature}`));
-    const episodes = data.episodes.map((e) => EpisodeSchema.parse({ ...re(e), summary: e.summary ? red(e.summary, 300) : null, errors: e.errors.map((x) => red(x, 300)), findings: e.findings.map((x) => red(x, 300)), councilReasons: e.councilReasons.map((x) => red(x, 300)) }));
+    const forgotten = new Set(
+      (await db.query<{ scope: string; kind: string; signature: string }>('select scope, kind, signature from memory_forgotten')).rows.map(
+        (r) => `${r.scope}\u0000${r.kind}\u0000${r.signature}`,
+      ),
+    );
+    const episodes = data.episodes.map((e) =>
+      EpisodeSchema.parse({
+        ...re(e),
+        summary: e.summary ? red(e.summary, 300) : null,
+        errors: e.errors.map((x) => red(x, 300)),
+        findings: e.findings.map((x) => red(x, 300)),
+        councilReasons: e.councilReasons.map((x) => red(x, 300)),
+      }),
+    );
     await upsertEpisodes(db, episodes as Episode[]);
     let patterns = 0;
     for (const p0 of data.patterns.map(re)) {
@@ -727,7 +1003,20 @@ export async function importMemory(url: string, raw: unknown, intoRepo: string |
       const r = await db.query(
         `insert into memory_patterns (repo, kind, signature, topic, title, body, keywords, evidence, runs, first_seen, last_seen, importance, imported) values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,true)
          on conflict (scope, kind, signature) do update set title = excluded.title, body = excluded.body, keywords = excluded.keywords, evidence = greatest(memory_patterns.evidence, excluded.evidence), runs = greatest(memory_patterns.runs, excluded.runs), updated_at = now()`,
-        [p.repo, p.kind, p.signature, p.topic, p.title, p.body, JSON.stringify(p.keywords), p.evidence, p.runs, p.firstSeen, p.lastSeen, p.importance],
+        [
+          p.repo,
+          p.kind,
+          p.signature,
+          p.topic,
+          p.title,
+          p.body,
+          JSON.stringify(p.keywords),
+          p.evidence,
+          p.runs,
+          p.firstSeen,
+          p.lastSeen,
+          p.importance,
+        ],
       );
       patterns += r.rowCount ?? 0;
     }
@@ -738,7 +1027,16 @@ export async function importMemory(url: string, raw: unknown, intoRepo: string |
       const r = await db.query(
         `insert into memory_skills (repo, task_kind, title, steps, keywords, evidence, importance, from_runs, imported) values ($1,$2,$3,$4,$5,$6,$7,$8,true)
          on conflict (scope, task_kind) do update set steps = excluded.steps, title = excluded.title, evidence = greatest(memory_skills.evidence, excluded.evidence), updated_at = now()`,
-        [s.repo, s.taskKind, s.title, JSON.stringify(s.steps), JSON.stringify(s.keywords), s.evidence, s.importance, JSON.stringify(s.from)],
+        [
+          s.repo,
+          s.taskKind,
+          s.title,
+          JSON.stringify(s.steps),
+          JSON.stringify(s.keywords),
+          s.evidence,
+          s.importance,
+          JSON.stringify(s.from),
+        ],
       );
       skills += r.rowCount ?? 0;
     }

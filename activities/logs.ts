@@ -10,7 +10,14 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
-import { HANDOFF_MAX, ReadRunHandoffInputSchema, ReadRunLogInputSchema, type ReadRunHandoffInput, type ReadRunLogInput, type ReadRunLogResult } from '../schemas/logs.js';
+import {
+  HANDOFF_MAX,
+  ReadRunHandoffInputSchema,
+  ReadRunLogInputSchema,
+  type ReadRunHandoffInput,
+  type ReadRunLogInput,
+  type ReadRunLogResult,
+} from '../schemas/logs.js';
 import { VIGIL_DIR } from '../schemas/paths.js';
 import { redactSecrets } from '../workflows/decisions/scans.js';
 import { pad, runDir } from './artifacts.js';
@@ -46,7 +53,16 @@ export function readRunHandoff(raw: ReadRunHandoffInput): ReadRunLogResult {
   const folder = path.join(path.resolve(input.repoPath), VIGIL_DIR, 'handoffs');
   const file = path.resolve(input.path);
   if (path.dirname(file) !== folder || !file.endsWith('.md')) {
-    return { found: false, problem: `${input.path} is not a handoff document under ${folder}`, path: input.path, text: '', offset: 0, nextOffset: 0, size: 0, redactions: 0 };
+    return {
+      found: false,
+      problem: `${input.path} is not a handoff document under ${folder}`,
+      path: input.path,
+      text: '',
+      offset: 0,
+      nextOffset: 0,
+      size: 0,
+      redactions: 0,
+    };
   }
   return readLogChunk(input.repoPath, file, 0, HANDOFF_MAX, true);
 }

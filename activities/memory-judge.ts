@@ -18,7 +18,14 @@ import { Context } from '@temporalio/activity';
 import { JudgeMemoryInputSchema, type JudgeMemoryInput } from '../schemas/memory-judge.js';
 import type { MemoryJudgement } from '../schemas/lasting-memory.js';
 import { costOf } from '../workflows/decisions/budget.js';
-import { judgePrompt, judgeSelection, parseJudgeAnswer, type JudgeItem, type JudgePlan, type JudgeSelection } from '../workflows/decisions/memory-judge.js';
+import {
+  judgePrompt,
+  judgeSelection,
+  parseJudgeAnswer,
+  type JudgeItem,
+  type JudgePlan,
+  type JudgeSelection,
+} from '../workflows/decisions/memory-judge.js';
 import { runAgent } from './agent.js';
 import { ensureMigrated, poolFor, workerStoreUrl, type Db } from './event-store.js';
 import { consolidateMemory, CONSOLIDATION_LOCK_KEY, inTransaction, repoKey } from './lasting-memory.js';
@@ -33,7 +40,15 @@ interface Row {
   keywords: string[];
   lesson: string | null;
 }
-const itemOf = (r: Row): JudgeItem => ({ id: Number(r.id), repo: r.repo, kind: r.kind, title: r.title, body: r.body, keywords: r.keywords, lesson: r.lesson });
+const itemOf = (r: Row): JudgeItem => ({
+  id: Number(r.id),
+  repo: r.repo,
+  kind: r.kind,
+  title: r.title,
+  body: r.body,
+  keywords: r.keywords,
+  lesson: r.lesson,
+});
 const COLUMNS = 'p.id, p.repo, p.kind, p.title, p.body, p.keywords, p.lesson';
 
 /** The run's items (derived from its episodes, and the installation-wide ones derived from those) and every candidate of their scopes. */
@@ -53,7 +68,10 @@ async function itemsOf(db: Db, workflowId: string, repo: string): Promise<{ chan
         [ids],
       )
     : { rows: [] };
-  const all = await db.query<Row>(`select ${COLUMNS} from memory_patterns p where (p.repo = $1 or p.repo is null) and p.merged_into is null order by p.id`, [repo]);
+  const all = await db.query<Row>(
+    `select ${COLUMNS} from memory_patterns p where (p.repo = $1 or p.repo is null) and p.merged_into is null order by p.id`,
+    [repo],
+  );
   return { changed: [...own.rows, ...across.rows].map(itemOf), all: all.rows.map(itemOf) };
 }
 
@@ -77,7 +95,11 @@ function answerText(logPath: string): string {
 }
 
 /** A valid plan into the store, under the consolidation lock; items gone since the call are skipped. */
-export async function applyJudgement(url: string, plan: Extract<JudgePlan, { ok: true }>, by: string): Promise<{ lessons: number; merges: number }> {
+export async function applyJudgement(
+  url: string,
+  plan: Extract<JudgePlan, { ok: true }>,
+  by: string,
+): Promise<{ lessons: number; merges: number }> {
   return inTransaction(url, async (db) => {
     await db.query('select pg_advisory_xact_lock($1)', [CONSOLIDATION_LOCK_KEY]);
     let lessons = 0;
@@ -88,7 +110,10 @@ export async function applyJudgement(url: string, plan: Extract<JudgePlan, { ok:
     let merges = 0;
     for (const m of plan.merges) {
       for (const id of m.merge) {
-        const r = await db.query('update memory_patterns set merged_into = $2 where id = $1 and exists (select 1 from memory_patterns where id = $2)', [id, m.keep]);
+        const r = await db.query(
+          'update memory_patterns set merged_into = $2 where id = $1 and exists (select 1 from memory_patterns where id = $2)',
+          [id, m.keep],
+        );
         if (!r.rowCount) continue;
         await db.query(
           `insert into memory_links (relation, from_kind, from_id, to_kind, to_id, judged) values ('supersedes', 'pattern', $1, 'pattern', $2, true)
@@ -102,12 +127,43 @@ export async function applyJudgement(url: string, plan: Extract<JudgePlan, { ok:
   });
 }
 
-async function record(url: string, workflowId: string, row: { provider: string; model: string | null; items: number; lessons: number; merges: number; calls: number; usd: number; inputTokens: number; outputTokens: number; unpriced: boolean; problem: string | null; logPath: string | null }): Promise<void> {
+async function record(
+  url: string,
+  workflowId: string,
+  row: {
+    provider: string;
+    model: string | null;
+    items: number;
+    lessons: number;
+    merges: number;
+    calls: number;
+    usd: number;
+    inputTokens: number;
+    outputTokens: number;
+    unpriced: boolean;
+    problem: string | null;
+    logPath: string | null;
+  },
+): Promise<void> {
   await poolFor(url).query(
     `insert into memory_judgements (workflow_id, provider, model, items, lessons, merges, calls, usd, input_tokens, output_tokens, unpriced, problem, log_path) values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)
      on conflict (workflow_id) do update set judged_at = now(), provider = excluded.provider, model = excluded.model, items = excluded.items, lessons = excluded.lessons, merges = excluded.merges,
        calls = excluded.calls, usd = excluded.usd, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens, unpriced = excluded.unpriced, problem = excluded.problem, log_path = excluded.log_path`,
-    [workflowId, row.provider, row.model, row.items, row.lessons, row.merges, row.calls, row.usd, row.inputTokens, row.outputTokens, row.unpriced, row.problem, row.logPath],
+    [
+      workflowId,
+      row.provider,
+      row.model,
+      row.items,
+      row.lessons,
+      row.merges,
+      row.calls,
+      row.usd,
+      row.inputTokens,
+      row.outputTokens,
+      row.unpriced,
+      row.problem,
+      row.logPath,
+    ],
   );
 }
 
@@ -122,7 +178,14 @@ const warn = (message: string, meta: Record<string, unknown>): void => {
 /** The activity: judge what the run made or changed of the lasting memory. Never fails the run: trouble is its result's `problem`. */
 export async function judgeMemory(raw: JudgeMemoryInput): Promise<MemoryJudgement> {
   const input = JudgeMemoryInputSchema.parse(raw);
-  const none = (problem: string | null, items = 0): MemoryJudgement => ({ called: false, items, lessons: 0, merges: 0, costUsd: 0, problem });
+  const none = (problem: string | null, items = 0): MemoryJudgement => ({
+    called: false,
+    items,
+    lessons: 0,
+    merges: 0,
+    costUsd: 0,
+    problem,
+  });
   const { url } = workerStoreUrl();
   if (!url) return none('no event store on this worker');
   let selection: JudgeSelection;
@@ -132,7 +195,8 @@ export async function judgeMemory(raw: JudgeMemoryInput): Promise<MemoryJudgemen
     return none(`event store: ${err instanceof Error ? err.message : String(err)}`.slice(0, 1000));
   }
   if (!selection.worthACall) return none(null, selection.items.length);
-  if (input.remainingBudgetUsd !== null && input.remainingBudgetUsd <= 0) return none('the run spent its budget: no judgement', selection.items.length);
+  if (input.remainingBudgetUsd !== null && input.remainingBudgetUsd <= 0)
+    return none('the run spent its budget: no judgement', selection.items.length);
 
   const result = await runAgent({
     ...input,
@@ -145,7 +209,10 @@ export async function judgeMemory(raw: JudgeMemoryInput): Promise<MemoryJudgemen
   });
   const usage = result.usage ?? null;
   const costUsd = usage ? costOf(usage) : 0;
-  let plan: JudgePlan = result.exitCode !== 0 ? { ok: false, error: `the memory agent exited with ${result.exitCode}${result.timedOut ? ' (timed out)' : ''}` } : parseJudgeAnswer(answerText(result.logPath), selection.items);
+  let plan: JudgePlan =
+    result.exitCode !== 0
+      ? { ok: false, error: `the memory agent exited with ${result.exitCode}${result.timedOut ? ' (timed out)' : ''}` }
+      : parseJudgeAnswer(answerText(result.logPath), selection.items);
   let applied = { lessons: 0, merges: 0 };
   if (plan.ok) {
     try {

@@ -32,7 +32,12 @@ export function rankItems(items: readonly StoredItem[], text: string): Map<strin
       const w = t.toLowerCase();
       return w.length >= 3 && keywordsOf(w, 1).length === 1 ? w : null;
     },
-    searchOptions: { boost: { title: 2, keywords: 1.5 }, prefix: (t) => t.length >= 4, fuzzy: (t) => (t.length >= 5 ? 0.2 : false), combineWith: 'OR' },
+    searchOptions: {
+      boost: { title: 2, keywords: 1.5 },
+      prefix: (t) => t.length >= 4,
+      fuzzy: (t) => (t.length >= 5 ? 0.2 : false),
+      combineWith: 'OR',
+    },
   });
   index.addAll(items.map((i) => ({ id: refKey(i), title: i.title, body: i.body, keywords: i.keywords.join(' '), topic: i.topic })));
   for (const hit of index.search(terms.join(' '))) scores.set(String(hit.id), hit.score);

@@ -80,10 +80,21 @@ export async function deliverNotification(raw: NotifyInput, options: NotifyOptio
   const secrets = [webhook, slack, discord].filter(Boolean);
 
   const jobs: [NotifyChannelName, () => Promise<Outcome>][] = [];
-  const unresolved = (ref: string) => async (): Promise<Outcome> => ({ ok: false, attempts: 0, error: `${ref.slice(4)} is not set in the worker's environment (knob value ${ref})`, status: null });
-  if (c.webhookUrl) jobs.push(['webhook', webhook ? () => postJson('webhook', webhook, webhookBody(n), { 'Idempotency-Key': n.dedupeKey }, io) : unresolved(c.webhookUrl)]);
-  if (c.slackWebhookUrl) jobs.push(['slack', slack ? () => postJson('slack', slack, slackPayload(n), {}, io) : unresolved(c.slackWebhookUrl)]);
-  if (c.discordWebhookUrl) jobs.push(['discord', discord ? () => postJson('discord', discord, discordPayload(n), {}, io) : unresolved(c.discordWebhookUrl)]);
+  const unresolved = (ref: string) => async (): Promise<Outcome> => ({
+    ok: false,
+    attempts: 0,
+    error: `${ref.slice(4)} is not set in the worker's environment (knob value ${ref})`,
+    status: null,
+  });
+  if (c.webhookUrl)
+    jobs.push([
+      'webhook',
+      webhook ? () => postJson('webhook', webhook, webhookBody(n), { 'Idempotency-Key': n.dedupeKey }, io) : unresolved(c.webhookUrl),
+    ]);
+  if (c.slackWebhookUrl)
+    jobs.push(['slack', slack ? () => postJson('slack', slack, slackPayload(n), {}, io) : unresolved(c.slackWebhookUrl)]);
+  if (c.discordWebhookUrl)
+    jobs.push(['discord', discord ? () => postJson('discord', discord, discordPayload(n), {}, io) : unresolved(c.discordWebhookUrl)]);
   if (c.file) jobs.push(['file', () => appendJsonLine(c.file, webhookBody(n))]);
   if (c.desktop) jobs.push(['desktop', () => desktopNotify(n)]);
 
@@ -103,7 +114,16 @@ export async function deliverNotification(raw: NotifyInput, options: NotifyOptio
 
 /** The generic webhook's JSON body (also the file channel's line). */
 export function webhookBody(n: Notification): Record<string, unknown> {
-  return { event: n.event, run: n.runId, title: n.title, message: n.message, severity: n.severity, time: n.time, details: n.details, dedupeKey: n.dedupeKey };
+  return {
+    event: n.event,
+    run: n.runId,
+    title: n.title,
+    message: n.message,
+    severity: n.severity,
+    time: n.time,
+    details: n.details,
+    dedupeKey: n.dedupeKey,
+  };
 }
 
 const SLACK_EMOJI: Record<NotifySeverity, string> = { info: ':information_source:', warning: ':warning:', critical: ':rotating_light:' };
@@ -114,7 +134,11 @@ function slackEscape(s: string): string {
 }
 
 export function slackPayload(n: Notification): { text: string } {
-  const lines = [`${SLACK_EMOJI[n.severity]} *${slackEscape(n.title)}*`, ...(n.message ? [slackEscape(n.message)] : []), `run: \`${slackEscape(n.runId)}\``];
+  const lines = [
+    `${SLACK_EMOJI[n.severity]} *${slackEscape(n.title)}*`,
+    ...(n.message ? [slackEscape(n.message)] : []),
+    `run: \`${slackEscape(n.runId)}\``,
+  ];
   return { text: lines.join('\n') };
 }
 
@@ -198,7 +222,8 @@ async function readLedger(file: string): Promise<Set<string>> {
     if (!line.trim()) continue;
     try {
       const rec = JSON.parse(line) as { dedupeKey?: unknown; channel?: unknown; ok?: unknown };
-      if (typeof rec.dedupeKey === 'string' && typeof rec.channel === 'string' && rec.ok === true) done.add(ledgerKey(rec.dedupeKey, rec.channel));
+      if (typeof rec.dedupeKey === 'string' && typeof rec.channel === 'string' && rec.ok === true)
+        done.add(ledgerKey(rec.dedupeKey, rec.channel));
     } catch {
       /* a torn line: ignored */
     }
@@ -261,7 +286,8 @@ async function postOnce(url: string, payload: string, headers: Record<string, st
       retryAfterMs: retryAfterMs(res.headers.get('retry-after')),
     };
   } catch (err) {
-    if (timeout.aborted) return { ok: false, status: null, error: `${host}: no answer within ${io.timeoutMs} ms`, retryable: true, retryAfterMs: null };
+    if (timeout.aborted)
+      return { ok: false, status: null, error: `${host}: no answer within ${io.timeoutMs} ms`, retryable: true, retryAfterMs: null };
     if (io.signal?.aborted) return { ok: false, status: null, error: `${host}: cancelled`, retryable: false, retryAfterMs: null };
     return { ok: false, status: null, error: `${host}: ${describeError(err)}`, retryable: true, retryAfterMs: null };
   }
@@ -391,7 +417,10 @@ export function redactUrls(text: string, known: string[] = []): string {
       if (s && s.length >= 4) out = out.split(s).join('…');
     }
   }
-  return out.replace(/\b(https?):\/\/([^/\s"'<>]+)[^\s"'<>]*/gi, (_m, scheme: string, authority: string) => `${scheme}://${authority.replace(/^.*@/, '')}/…`);
+  return out.replace(
+    /\b(https?):\/\/([^/\s"'<>]+)[^\s"'<>]*/gi,
+    (_m, scheme: string, authority: string) => `${scheme}://${authority.replace(/^.*@/, '')}/…`,
+  );
 }
 
 function clip(s: string, max: number): string {

@@ -47,14 +47,18 @@ async function supervise(): Promise<void> {
   toWorker.on('error', onGone);
   process.stdout.on('error', onGone);
 
-  const call = superviseCall(spec, { pid: process.pid, startTime: processStartTime(process.pid) }, {
-    output: (chunk) => {
-      if (!workerGone) process.stdout.write(chunk);
+  const call = superviseCall(
+    spec,
+    { pid: process.pid, startTime: processStartTime(process.pid) },
+    {
+      output: (chunk) => {
+        if (!workerGone) process.stdout.write(chunk);
+      },
+      tell: (m: SupervisorMessage) => {
+        if (!workerGone) toWorker.write(`${JSON.stringify(m)}\n`);
+      },
     },
-    tell: (m: SupervisorMessage) => {
-      if (!workerGone) toWorker.write(`${JSON.stringify(m)}\n`);
-    },
-  });
+  );
   onCancel = () => call.cancel();
   if (cancelled) onCancel();
   await call.done;

@@ -29,7 +29,20 @@ import { describeWriteError } from './safe-files.js';
 import { connectDaemon, compiledModule } from './supervisor-client.js';
 import type { SandboxProxySpec } from './sandbox-proxy.js';
 import type { Denial } from './sandbox-net.js';
-import { CANCEL_GRACE_MS, FRAME_DATA, FRAME_MESSAGE, KILL_GRACE_MS, lineReader, readState, writeState, type DaemonRequest, type SupervisorExit, type SupervisorMessage, type SupervisorSpec, type SupervisorState } from './supervisor-state.js';
+import {
+  CANCEL_GRACE_MS,
+  FRAME_DATA,
+  FRAME_MESSAGE,
+  KILL_GRACE_MS,
+  lineReader,
+  readState,
+  writeState,
+  type DaemonRequest,
+  type SupervisorExit,
+  type SupervisorMessage,
+  type SupervisorSpec,
+  type SupervisorState,
+} from './supervisor-state.js';
 
 export interface ProcessSpec {
   file: string;
@@ -217,9 +230,27 @@ function handover(spec: ProcessSpec, key: string, attempt: number, token: string
 }
 
 /** Records a call as started before its supervisor hears of it: a retry never misses a call that was started. */
-function recordStarting(spec: ProcessSpec, key: string, attempt: number, token: string, startedAt: number, supervisor: SupervisorState['supervisor']): string | null {
+function recordStarting(
+  spec: ProcessSpec,
+  key: string,
+  attempt: number,
+  token: string,
+  startedAt: number,
+  supervisor: SupervisorState['supervisor'],
+): string | null {
   try {
-    writeState(spec.pidFile, { v: 2, key, attempt, supervisor, pid: null, startTime: null, token, startedAt, logStart: 0, state: 'starting' });
+    writeState(spec.pidFile, {
+      v: 2,
+      key,
+      attempt,
+      supervisor,
+      pid: null,
+      startTime: null,
+      token,
+      startedAt,
+      logStart: 0,
+      state: 'starting',
+    });
     return null;
   } catch (err) {
     return describeWriteError(`cannot write ${spec.pidFile}`, err);
@@ -227,7 +258,13 @@ function recordStarting(spec: ProcessSpec, key: string, attempt: number, token: 
 }
 
 /** Starts the call under the supervisor daemon, or under a supervisor of its own when the daemon cannot be used. */
-async function launch(spec: ProcessSpec, key: string, attempt: number, onData: (chunk: Buffer) => void, onStarted: () => void): Promise<Call & { stateError: string | null }> {
+async function launch(
+  spec: ProcessSpec,
+  key: string,
+  attempt: number,
+  onData: (chunk: Buffer) => void,
+  onStarted: () => void,
+): Promise<Call & { stateError: string | null }> {
   const token = randomUUID();
   const startedAt = Date.now();
   let childPid: number | undefined;
@@ -245,7 +282,18 @@ async function launch(spec: ProcessSpec, key: string, attempt: number, onData: (
     if (type === FRAME_DATA) onData(payload);
     else if (type === FRAME_MESSAGE) onMessage(JSON.parse(payload.toString('utf8')) as SupervisorMessage);
   });
-  if (conn === null) return launchPerCall(spec, key, attempt, token, startedAt, onData, onMessage, () => childPid, () => exit);
+  if (conn === null)
+    return launchPerCall(
+      spec,
+      key,
+      attempt,
+      token,
+      startedAt,
+      onData,
+      onMessage,
+      () => childPid,
+      () => exit,
+    );
   const { socket, hello } = conn;
   const stateError = recordStarting(spec, key, attempt, token, startedAt, { pid: hello.pid, startTime: hello.startTime, shared: true });
   socket.on('error', () => {});
@@ -295,7 +343,10 @@ function launchPerCall(
     detached: true, // outlives the worker: its own session and process group
     stdio: ['pipe', 'pipe', 'ignore', 'pipe'],
   });
-  const stateError = sup.pid !== undefined ? recordStarting(spec, key, attempt, token, startedAt, { pid: sup.pid, startTime: processStartTime(sup.pid) }) : null;
+  const stateError =
+    sup.pid !== undefined
+      ? recordStarting(spec, key, attempt, token, startedAt, { pid: sup.pid, startTime: processStartTime(sup.pid) })
+      : null;
   const control = sup.stdio[3] as Readable;
   control.on(
     'data',
@@ -405,7 +456,8 @@ function attach(spec: ProcessSpec, prev: SupervisorState, onData: (chunk: Buffer
     if (fd !== null) closeSync(fd);
   });
   /** The child, while it is still the process the state file names. */
-  const child = (): number | undefined => (state.pid !== null && state.startTime !== null && processStartTime(state.pid) === state.startTime ? state.pid : undefined);
+  const child = (): number | undefined =>
+    state.pid !== null && state.startTime !== null && processStartTime(state.pid) === state.startTime ? state.pid : undefined;
   return {
     attached: true,
     startedAt: prev.startedAt,
@@ -501,7 +553,11 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     // nothing more, so its worker runs it again), then whatever of its tree is left is killed (a
     // daemon of another build does not hear of this call).
     call = await launch(spec, key, info.attempt, onData, onStarted);
-    signalTree(prev.pid !== null && prev.startTime !== null && processStartTime(prev.pid) === prev.startTime ? prev.pid : undefined, prev.token, 'SIGKILL');
+    signalTree(
+      prev.pid !== null && prev.startTime !== null && processStartTime(prev.pid) === prev.startTime ? prev.pid : undefined,
+      prev.token,
+      'SIGKILL',
+    );
   } else {
     // A survivor of an earlier call that cannot be collected (another call, or its supervisor died).
     killSurvivor(spec.pidFile);
@@ -552,7 +608,19 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const stateError = 'stateError' in running ? (running as { stateError: string | null }).stateError : null;
   if (exit === null) {
     const durationMs = Date.now() - running.startedAt;
-    return { exitCode: 124, timedOut: true, durationMs, tail, head, outputBytes, sawWatched, spawnError: null, logError: stateError, strays: 0, sandboxDenials: [] };
+    return {
+      exitCode: 124,
+      timedOut: true,
+      durationMs,
+      tail,
+      head,
+      outputBytes,
+      sawWatched,
+      spawnError: null,
+      logError: stateError,
+      strays: 0,
+      sandboxDenials: [],
+    };
   }
   // Re-attached to a call whose log is incomplete: the supervisor kept the tail.
   if (running.attached && exit.tail !== undefined) tail = exit.tail;

@@ -67,7 +67,11 @@ export function resolvePromptMemory(runId: string, repoPath: string, ref: Prompt
   const base = d.base ? storedWindow(dir, d.base) : null;
   const window = applyMemoryDelta(base, d);
   if (!window || windowHash(window) !== d.sha256) {
-    throw ApplicationFailure.create({ type: PROMPT_PART_MISSING, nonRetryable: true, message: `the run memory window ${(d.base ?? d.sha256).slice(0, 12)} is not stored for run ${runId}` });
+    throw ApplicationFailure.create({
+      type: PROMPT_PART_MISSING,
+      nonRetryable: true,
+      message: `the run memory window ${(d.base ?? d.sha256).slice(0, 12)} is not stored for run ${runId}`,
+    });
   }
   try {
     writePrivateFile(path.join(dir, `memory-${d.sha256}.json`), JSON.stringify(window));
@@ -77,6 +81,9 @@ export function resolvePromptMemory(runId: string, repoPath: string, ref: Prompt
   }
   const continuity = ref.continuity ? (storedText(dir, ref.continuity.sha256) ?? readContinuity(repoPath).continuity) : null;
   const learnings = ref.learnings ? (storedText(dir, ref.learnings.sha256) ?? readLearnings(repoPath).learnings) : null;
-  return promptMemoryOf(renderRunSoFar({ ...window, continuity: null, learnings: null, continuityRef: null, learningsRef: null }, ref.budgetChars), continuity, learnings);
+  return promptMemoryOf(
+    renderRunSoFar({ ...window, continuity: null, learnings: null, continuityRef: null, learningsRef: null }, ref.budgetChars),
+    continuity,
+    learnings,
+  );
 }
-

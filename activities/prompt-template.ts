@@ -14,11 +14,21 @@ export function readPromptTemplate(file: string): TemplateRead {
   try {
     const st = statSync(file);
     if (!st.isFile()) return { ok: false, errors: [`${file} is not a regular file`] };
-    if (st.size > MAX_TEMPLATE_BYTES) return { ok: false, errors: [`${file} is ${st.size} bytes; a template is at most ${MAX_TEMPLATE_BYTES}`] };
+    if (st.size > MAX_TEMPLATE_BYTES)
+      return { ok: false, errors: [`${file} is ${st.size} bytes; a template is at most ${MAX_TEMPLATE_BYTES}`] };
     text = new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(file));
   } catch (err) {
     const code = (err as { code?: string }).code;
-    return { ok: false, errors: [code === 'ENOENT' ? `${file} does not exist` : code ? `cannot read ${file}: ${(err as Error).message}` : `${file} is not UTF-8 text`] };
+    return {
+      ok: false,
+      errors: [
+        code === 'ENOENT'
+          ? `${file} does not exist`
+          : code
+            ? `cannot read ${file}: ${(err as Error).message}`
+            : `${file} is not UTF-8 text`,
+      ],
+    };
   }
   const r = parsePromptTemplate(text);
   return r.ok ? r : { ok: false, errors: r.errors.map((e) => `${file}: ${e}`) };

@@ -51,12 +51,15 @@ export async function askProviderBreaker(raw: AskProviderBreakerInput): Promise<
     staticDetails: `Shared by every Vigil run using \`${input.provider}\`. \`vigil providers\` lists it; \`vigil providers --reset ${input.provider}\` closes it.`,
   });
   try {
-    return await ctx.client.workflow.executeUpdateWithStart<typeof vigilProviderBreaker, AskAnswer, [AskPayload]>(BREAKER_MESSAGE_NAMES.ask, {
-      args: [{ runId: input.runId, askId, ...(input.leaseMs !== undefined ? { leaseMs: input.leaseMs } : {}) }],
-      // Deduplicated by the server within one execution of the entity: a retried attempt gets the first answer.
-      updateId: `ask:${askId}`.slice(0, 1000),
-      startWorkflowOperation: start,
-    });
+    return await ctx.client.workflow.executeUpdateWithStart<typeof vigilProviderBreaker, AskAnswer, [AskPayload]>(
+      BREAKER_MESSAGE_NAMES.ask,
+      {
+        args: [{ runId: input.runId, askId, ...(input.leaseMs !== undefined ? { leaseMs: input.leaseMs } : {}) }],
+        // Deduplicated by the server within one execution of the entity: a retried attempt gets the first answer.
+        updateId: `ask:${askId}`.slice(0, 1000),
+        startWorkflowOperation: start,
+      },
+    );
   } catch (err) {
     // The breaker rejected the payload (its validator): retrying cannot help.
     if (err instanceof WorkflowUpdateFailedError) {

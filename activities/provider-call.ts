@@ -67,7 +67,9 @@ export async function prepareCall(req: CallRequest): Promise<PreparedCall> {
   if (binary !== null) {
     const probe = await probeCached(preset, { binary });
     if (probe.binaryPath === null) {
-      notRunnable(`${binary}: command not found (provider ${req.provider}). Install it: ${preset.installHint ?? 'see its documentation'}; or point agentCommand at the binary. \`vigil doctor --provider ${req.provider}\` checks the setup.`);
+      notRunnable(
+        `${binary}: command not found (provider ${req.provider}). Install it: ${preset.installHint ?? 'see its documentation'}; or point agentCommand at the binary. \`vigil doctor --provider ${req.provider}\` checks the setup.`,
+      );
     }
     if (probe.helpOk) advertised = new Set(probe.advertised);
   }
@@ -91,7 +93,14 @@ export async function prepareCall(req: CallRequest): Promise<PreparedCall> {
   });
   const [file, ...args] = inv.argv;
   if (file === undefined) return notRunnable(`provider ${req.provider} built an empty command line`);
-  return { argv: [file, ...args], stdin: inv.stdin ?? '', env: inv.env, model: req.model ?? preset.defaultModels[req.tier] ?? null, sessionId, structured: true };
+  return {
+    argv: [file, ...args],
+    stdin: inv.stdin ?? '',
+    env: inv.env,
+    model: req.model ?? preset.defaultModels[req.tier] ?? null,
+    sessionId,
+    structured: true,
+  };
 }
 
 export interface CallFacts {
@@ -104,7 +113,14 @@ export interface CallFacts {
 }
 
 /** What the output of a finished call says. `text` is the whole output (or its head and tail). */
-export function interpretCall(provider: ProviderName, text: string, exitCode: number, model: string | null, rpm: number, nowMs: number): CallFacts {
+export function interpretCall(
+  provider: ProviderName,
+  text: string,
+  exitCode: number,
+  model: string | null,
+  rpm: number,
+  nowMs: number,
+): CallFacts {
   const parsed = provider === 'command' ? null : PROVIDERS[provider].parseOutput({ text, exitCode, requestedModel: model });
   const failed = exitCode !== 0 || parsed?.isError === true;
   // The preset's own reading of the CLI's error record comes first (its status, its retry-after);
@@ -113,11 +129,30 @@ export function interpretCall(provider: ProviderName, text: string, exitCode: nu
   const auth = api?.kind === 'auth' ? { evidence: apiFailureLine(api) } : failed && api === null ? detectAuthError(text, provider) : null;
   const rateText = api === null ? text : api.kind === 'rate-limit' ? apiFailureLine(api) : null;
   // The local zone only for a failed call (making an Intl.DateTimeFormat is not free).
-  const rateLimit = failed && !auth && rateText !== null ? detectRateLimit(rateText, nowMs, new Date(nowMs).getTimezoneOffset(), rpm, provider, Intl.DateTimeFormat().resolvedOptions().timeZone) : null;
+  const rateLimit =
+    failed && !auth && rateText !== null
+      ? detectRateLimit(
+          rateText,
+          nowMs,
+          new Date(nowMs).getTimezoneOffset(),
+          rpm,
+          provider,
+          Intl.DateTimeFormat().resolvedOptions().timeZone,
+        )
+      : null;
   const u = parsed?.usage ?? null;
   return {
     parsed,
-    usage: u ? { costUsd: u.costUsd, inputTokens: u.inputTokens, outputTokens: u.outputTokens, cacheReadTokens: u.cacheReadTokens, cacheWriteTokens: u.cacheWriteTokens, model: u.model } : null,
+    usage: u
+      ? {
+          costUsd: u.costUsd,
+          inputTokens: u.inputTokens,
+          outputTokens: u.outputTokens,
+          cacheReadTokens: u.cacheReadTokens,
+          cacheWriteTokens: u.cacheWriteTokens,
+          model: u.model,
+        }
+      : null,
     authError: auth ? auth.evidence.slice(0, 500) : null,
     rateLimit,
     exitCode: exitCode === 0 && parsed?.isError === true ? 1 : exitCode,

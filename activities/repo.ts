@@ -36,7 +36,10 @@ export { workingTreeHash } from './git.js';
  * user's .gitignore): Vigil's own folder, and the repository map aider writes even for a
  * read-only call (its chat histories go beside the prompt instead, activities/providers/aider.ts).
  */
-const EXCLUDED = [{ line: `/${VIGIL_DIR}/`, why: '# Vigil run artifacts' }, { line: '/.aider.tags.cache.v*/', why: "# aider's repository map (an agent CLI's cache)" }];
+const EXCLUDED = [
+  { line: `/${VIGIL_DIR}/`, why: '# Vigil run artifacts' },
+  { line: '/.aider.tags.cache.v*/', why: "# aider's repository map (an agent CLI's cache)" },
+];
 
 function excludeVigilDir(repoPath: string, excludeFile: string): void {
   const file = path.resolve(repoPath, excludeFile);
@@ -61,7 +64,14 @@ export async function prepareRun(raw: PrepareRunInput): Promise<PrepareRunResult
   const learnings = input.learnings ? readLearnings(input.repoPath).learnings : null;
   // By reference, the text stays in the run's prompt-parts store (activities/prompt-memory.ts).
   const byRef = input.learningsByRef === true;
-  return { sha: await headSha(input.repoPath), treeHash: await workingTreeHash(input.repoPath), artifactDir, alwaysHigh: prdHigh, learnings: byRef ? null : learnings, learningsRef: byRef ? storeNote(input.repoPath, input.runId, learnings) : null };
+  return {
+    sha: await headSha(input.repoPath),
+    treeHash: await workingTreeHash(input.repoPath),
+    artifactDir,
+    alwaysHigh: prdHigh,
+    learnings: byRef ? null : learnings,
+    learningsRef: byRef ? storeNote(input.repoPath, input.runId, learnings) : null,
+  };
 }
 
 interface NumStat {
@@ -95,7 +105,12 @@ export async function inspectRepoChanges(raw: InspectRepoInput): Promise<{ snaps
   const input = InspectRepoInputSchema.parse(raw);
   if (!existsSync(input.repoPath)) throw missingRepository(input.repoPath);
   const cp = input.checkpoint;
-  const r = await helperInspect(input.repoPath, input.runStartSha, input.previousTree ?? null, cp ? checkpointAsk(cp.parent, cp.ref, cp.message, cp.prune) : null);
+  const r = await helperInspect(
+    input.repoPath,
+    input.runStartSha,
+    input.previousTree ?? null,
+    cp ? checkpointAsk(cp.parent, cp.ref, cp.message, cp.prune) : null,
+  );
   if (!r.repo || r.treeHash === undefined) throw notAGitRepository(input.repoPath);
   const { files, insertions, deletions } = parseNumstat(r.sinceStart ?? '');
   let sinceLast: RepoSnapshot['sinceLast'] = null;
@@ -103,9 +118,26 @@ export async function inspectRepoChanges(raw: InspectRepoInput): Promise<{ snaps
   if (input.previousTree && typeof r.sinceLast === 'string') {
     const d = parseNumstat(r.sinceLast);
     sinceLastPaths = d.files;
-    sinceLast = { files: d.files.length, lines: d.insertions + d.deletions, manifestChanged: d.files.some(isDependencyManifest), paths: d.files.slice(0, 50) };
+    sinceLast = {
+      files: d.files.length,
+      lines: d.insertions + d.deletions,
+      manifestChanged: d.files.some(isDependencyManifest),
+      paths: d.files.slice(0, 50),
+    };
   }
   // A tree that changed became a checkpoint when the run asked for one.
   const checkpoint = cp && typeof r.checkpoint === 'string' ? { commit: r.checkpoint, ref: cp.ref } : null;
-  return { snapshot: { treeHash: r.treeHash, head: r.head ?? null, changedFiles: files.slice(0, 50), changedCount: files.length, insertions, deletions, sinceLast, checkpoint }, sinceLastPaths };
+  return {
+    snapshot: {
+      treeHash: r.treeHash,
+      head: r.head ?? null,
+      changedFiles: files.slice(0, 50),
+      changedCount: files.length,
+      insertions,
+      deletions,
+      sinceLast,
+      checkpoint,
+    },
+    sinceLastPaths,
+  };
 }

@@ -21,7 +21,11 @@ function roundDir(repoPath: string, runId: string, round: number): string {
   return ensureRepoDir(repoPath, path.join(ensureRunDir(repoPath, runId), 'reviews', `round-${pad(round)}`));
 }
 
-const objectOk = (repoPath: string, spec: string): Promise<boolean> => git(repoPath, ['cat-file', '-e', spec]).then(() => true, () => false);
+const objectOk = (repoPath: string, spec: string): Promise<boolean> =>
+  git(repoPath, ['cat-file', '-e', spec]).then(
+    () => true,
+    () => false,
+  );
 
 export async function prepareReview(raw: PrepareReviewInput): Promise<PreparedReview> {
   const input = PrepareReviewInputSchema.parse(raw);

@@ -27,7 +27,17 @@ import type { BatchCall, BatchOutcome, BatchRequest } from '../rounds/calls.js';
 import { renderPromptSpec } from '../workflows/decisions/call-prompt.js';
 import { reviewerRecord } from '../workflows/decisions/review.js';
 import { parseVerifierOutput } from '../workflows/decisions/checklist.js';
-import { agentsArgument, batchPrompt, BATCH_ARGS_MAX_CHARS, findingsSchema, splitFindings, subAgentName, type BatchFollowUp, type BatchMember, type BatchVerifier } from '../workflows/decisions/round-batch.js';
+import {
+  agentsArgument,
+  batchPrompt,
+  BATCH_ARGS_MAX_CHARS,
+  findingsSchema,
+  splitFindings,
+  subAgentName,
+  type BatchFollowUp,
+  type BatchMember,
+  type BatchVerifier,
+} from '../workflows/decisions/round-batch.js';
 import { redactSecrets } from '../workflows/decisions/scans.js';
 import { parseVote } from '../workflows/decisions/vote.js';
 import { callLabel } from './agent.js';
@@ -86,7 +96,12 @@ function namesOf(req: BatchRequest): string[] {
 }
 
 /** What a member's own call would have read from its answer. */
-function memberAnswer(kind: BatchRequest['kind'], input: RunAgentInput, answer: string, logPath: string): Pick<AgentResult, 'vote' | 'review'> {
+function memberAnswer(
+  kind: BatchRequest['kind'],
+  input: RunAgentInput,
+  answer: string,
+  logPath: string,
+): Pick<AgentResult, 'vote' | 'review'> {
   if (kind === 'council') return { vote: parseVote(answer), review: null };
   const rec = reviewerRecord({ reviewer: input.extraEnv?.VIGIL_REVIEWER ?? input.role, exitCode: 0, output: answer, lost: false, logPath });
   return { vote: null, review: { ...rec, findings: rec.findings.map((l) => redactSecrets(l).text.slice(0, 300)) } };
@@ -100,30 +115,84 @@ export function makeBatchCall(run: (input: RunAgentInput) => Promise<AgentResult
     // A verifier that cannot share the call (another model, CLI or timeout): the round asks it on its own first.
     if (req.verifier && !sameCall(req.verifier.input, first)) return null;
     const names = namesOf(req);
-    const members: BatchMember[] = req.inputs.map((input, i) => ({ name: names[i] as string, description: `Vigil ${req.labels[i] ?? ''}: follow your instructions and answer in their format`, prompt: memberPrompt(input) }));
+    const members: BatchMember[] = req.inputs.map((input, i) => ({
+      name: names[i] as string,
+      description: `Vigil ${req.labels[i] ?? ''}: follow your instructions and answer in their format`,
+      prompt: memberPrompt(input),
+    }));
     const verifier: (BatchVerifier & { input: RunAgentInput }) | null = req.verifier
-      ? { name: subAgentName('vigil', req.verifier.label), ids: req.verifier.input.checklistIds ?? [], stopIf: req.verifier.stopIf, input: req.verifier.input }
+      ? {
+          name: subAgentName('vigil', req.verifier.label),
+          ids: req.verifier.input.checklistIds ?? [],
+          stopIf: req.verifier.stopIf,
+          input: req.verifier.input,
+        }
       : null;
     // The devil's advocate rides along where it could share the call; otherwise the round asks it on its own when due.
     const followUp: (BatchFollowUp & { input: RunAgentInput; label: string }) | null =
-      req.followUp && sameCall(req.followUp.input, first) ? { name: subAgentName('vigil', req.followUp.label), input: req.followUp.input, label: req.followUp.label } : null;
+      req.followUp && sameCall(req.followUp.input, first)
+        ? { name: subAgentName('vigil', req.followUp.label), input: req.followUp.input, label: req.followUp.label }
+        : null;
     const declared: BatchMember[] = [
-      ...(verifier ? [{ name: verifier.name, description: `Vigil ${req.verifier?.label ?? ''}: follow your instructions and answer in their format`, prompt: memberPrompt(verifier.input) }] : []),
+      ...(verifier
+        ? [
+            {
+              name: verifier.name,
+              description: `Vigil ${req.verifier?.label ?? ''}: follow your instructions and answer in their format`,
+              prompt: memberPrompt(verifier.input),
+            },
+          ]
+        : []),
       ...members,
-      ...(followUp ? [{ name: followUp.name, description: `Vigil ${followUp.label}: follow your instructions and answer in their format`, prompt: memberPrompt(followUp.input) }] : []),
+      ...(followUp
+        ? [
+            {
+              name: followUp.name,
+              description: `Vigil ${followUp.label}: follow your instructions and answer in their format`,
+              prompt: memberPrompt(followUp.input),
+            },
+          ]
+        : []),
     ];
     const agents = agentsArgument(declared, CLAUDE_READ_ONLY_TOOLS);
     const schema = JSON.stringify(findingsSchema(req.kind, names, verifier ?? undefined, followUp ?? undefined));
-    const note = (batched: boolean, text: string, logPath: string): RoundBatch => ({ batched, members: names.length, note: text.slice(0, 300), logPath: logPath.slice(0, 4096) });
-    if (agents.length + schema.length > BATCH_ARGS_MAX_CHARS) return { results: null, usage: null, note: note(false, `the members' prompts are too long for one call (${agents.length} characters): one call per member`, '') };
+    const note = (batched: boolean, text: string, logPath: string): RoundBatch => ({
+      batched,
+      members: names.length,
+      note: text.slice(0, 300),
+      logPath: logPath.slice(0, 4096),
+    });
+    if (agents.length + schema.length > BATCH_ARGS_MAX_CHARS)
+      return {
+        results: null,
+        usage: null,
+        note: note(false, `the members' prompts are too long for one call (${agents.length} characters): one call per member`, ''),
+      };
 
     const { prompt: _p, promptSpec: _s, compact: _c, extraEnv, parseVote: _v, parse: _r, ...common } = first;
-    const roundEnv: Record<string, string> = req.kind === 'council' ? { VIGIL_COUNCIL_ROUND: String(req.round), ...(extraEnv?.VIGIL_EVIDENCE_FILE ? { VIGIL_EVIDENCE_FILE: extraEnv.VIGIL_EVIDENCE_FILE } : {}) } : { VIGIL_REVIEW_ROUND: String(req.round) };
+    const roundEnv: Record<string, string> =
+      req.kind === 'council'
+        ? {
+            VIGIL_COUNCIL_ROUND: String(req.round),
+            ...(extraEnv?.VIGIL_EVIDENCE_FILE ? { VIGIL_EVIDENCE_FILE: extraEnv.VIGIL_EVIDENCE_FILE } : {}),
+          }
+        : { VIGIL_REVIEW_ROUND: String(req.round) };
     const batchInput: RunAgentInput = {
       ...common,
-      prompt: batchPrompt({ kind: req.kind, round: req.round, iteration: req.iteration, names, ...(verifier ? { verifier } : {}), ...(followUp ? { followUp } : {}) }),
+      prompt: batchPrompt({
+        kind: req.kind,
+        round: req.round,
+        iteration: req.iteration,
+        names,
+        ...(verifier ? { verifier } : {}),
+        ...(followUp ? { followUp } : {}),
+      }),
       // With the verifier, the round's number repeats after a check the checklist stopped: the iteration keeps each call's files apart.
-      extraEnv: { ...roundEnv, VIGIL_BATCH: declared.map((m) => m.name).join(','), ...(verifier ? { VIGIL_CHECKLIST_ITERATION: String(verifier.input.iteration) } : {}) },
+      extraEnv: {
+        ...roundEnv,
+        VIGIL_BATCH: declared.map((m) => m.name).join(','),
+        ...(verifier ? { VIGIL_CHECKLIST_ITERATION: String(verifier.input.iteration) } : {}),
+      },
       tailOnFailure: true,
       subAgents: { agents, schema, members: declared.length },
       // The verifier's prompt and answer name held-out items: the call's files stay out of the repository.
@@ -134,13 +203,36 @@ export function makeBatchCall(run: (input: RunAgentInput) => Promise<AgentResult
       r = await run(batchInput);
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
-      return { results: null, usage: null, note: note(false, `the batched call failed (${(err.cause?.message ?? err.message).slice(0, 150)}): one call per member`, '') };
+      return {
+        results: null,
+        usage: null,
+        note: note(false, `the batched call failed (${(err.cause?.message ?? err.message).slice(0, 150)}): one call per member`, ''),
+      };
     }
-    const fallback = (why: string): BatchOutcome => ({ results: null, usage: r.usage, note: note(false, `the batched call ${why}: one call per member`, r.logPath) });
+    const fallback = (why: string): BatchOutcome => ({
+      results: null,
+      usage: r.usage,
+      note: note(false, `the batched call ${why}: one call per member`, r.logPath),
+    });
     if (r.timedOut) {
-      const blank = () => blankAgentResult({ exitCode: r.exitCode, attempt: r.attempt, timedOut: true, durationMs: r.durationMs, logPath: r.logPath, promptPath: r.promptPath, provider: 'claude', tail: r.tail });
+      const blank = () =>
+        blankAgentResult({
+          exitCode: r.exitCode,
+          attempt: r.attempt,
+          timedOut: true,
+          durationMs: r.durationMs,
+          logPath: r.logPath,
+          promptPath: r.promptPath,
+          provider: 'claude',
+          tail: r.tail,
+        });
       const who = verifier ? `the checklist verifier and ${names.length} members` : `${names.length} members`;
-      return { results: req.inputs.map(blank), usage: r.usage, note: note(true, `one call for ${who} timed out after ${first.timeoutSeconds} s: every member counts as timed out`, r.logPath), ...(verifier ? { verifier: blank() } : {}) };
+      return {
+        results: req.inputs.map(blank),
+        usage: r.usage,
+        note: note(true, `one call for ${who} timed out after ${first.timeoutSeconds} s: every member counts as timed out`, r.logPath),
+        ...(verifier ? { verifier: blank() } : {}),
+      };
     }
     if (r.exitCode !== 0) return fallback(`exited with ${r.exitCode}`);
     const log = readRegularFile(r.logPath, LOG_READ_MAX);
@@ -193,7 +285,12 @@ export function makeBatchCall(run: (input: RunAgentInput) => Promise<AgentResult
     const withVerifier = (o: BatchOutcome): BatchOutcome => (verifierResult ? { ...o, verifier: verifierResult } : o);
     if (!split.ok) {
       // The verifier stopped the members (an item it must pass is not met): one call, and the round asks no member.
-      if (verifierResult && stream.structured !== null && noFindings(stream.structured)) return withVerifier({ results: null, usage: r.usage, note: note(true, `one call for the checklist verifier, which stopped the round before the ${names.length} members`, r.logPath) });
+      if (verifierResult && stream.structured !== null && noFindings(stream.structured))
+        return withVerifier({
+          results: null,
+          usage: r.usage,
+          note: note(true, `one call for the checklist verifier, which stopped the round before the ${names.length} members`, r.logPath),
+        });
       return withVerifier(fallback(`gave no usable answer (${split.why})`));
     }
 
@@ -212,7 +309,12 @@ export function makeBatchCall(run: (input: RunAgentInput) => Promise<AgentResult
           })()
         : undefined;
     const who = after ? `${verifier ? 'the checklist verifier, ' : ''}${names.length} members and the devil's advocate` : count;
-    return withVerifier({ results, usage: r.usage, note: note(true, `one call for ${who} (claude --agents)`, r.logPath), ...(after ? { followUp: after } : {}) });
+    return withVerifier({
+      results,
+      usage: r.usage,
+      note: note(true, `one call for ${who} (claude --agents)`, r.logPath),
+      ...(after ? { followUp: after } : {}),
+    });
   };
 }
 

@@ -53,7 +53,9 @@ export function inProcess<F extends Fn>(name: string, fn: F, lostAs: 'vote' | 'r
       throw new ActivityFailure(`${name} failed: ${cause.message}`, name, undefined, RetryState.NON_RETRYABLE_FAILURE, undefined, cause);
     }
   };
-  return Object.assign(call, { executeWithOptions: (_options: unknown, args: Parameters<F>) => call(...args) }) as unknown as ActivityFunctionWithOptions<F>;
+  return Object.assign(call, {
+    executeWithOptions: (_options: unknown, args: Parameters<F>) => call(...args),
+  }) as unknown as ActivityFunctionWithOptions<F>;
 }
 
 // Observed (activities/call-observers.ts): the worker's metrics and log see each member call, not only the round.
@@ -64,9 +66,15 @@ const members = { runAgent, batch: makeBatchCall((input) => runAgent(input)) };
 /** One completion-council round: evidence, members, tally, devil's advocate, transcript. */
 export async function councilRound(raw: CouncilRoundRequest): Promise<RoundResult> {
   const parsed = CouncilRoundInputSchema.parse(raw);
-  const input = { ...parsed, checklist: parsed.checklist ? { ...parsed.checklist, call: RunAgentInputSchema.parse(parsed.checklist.call) } : null };
+  const input = {
+    ...parsed,
+    checklist: parsed.checklist ? { ...parsed.checklist, call: RunAgentInputSchema.parse(parsed.checklist.call) } : null,
+  };
   const deps: CouncilDeps = {
-    repo: { collectEvidence: inProcess('collectEvidence', heartbeating(collect), 'rethrow'), writeTranscript: inProcess('writeTranscript', heartbeating(transcript), 'rethrow') },
+    repo: {
+      collectEvidence: inProcess('collectEvidence', heartbeating(collect), 'rethrow'),
+      writeTranscript: inProcess('writeTranscript', heartbeating(transcript), 'rethrow'),
+    },
     members,
   };
   return runCouncilRound(deps, input);
@@ -76,7 +84,10 @@ export async function councilRound(raw: CouncilRoundRequest): Promise<RoundResul
 export async function reviewRound(raw: ReviewRoundInput): Promise<ReviewRoundResult> {
   const input = ReviewRoundInputSchema.parse(raw);
   const deps: ReviewDeps = {
-    repo: { prepareReview: inProcess('prepareReview', heartbeating(review), 'rethrow'), writeReviewReport: inProcess('writeReviewReport', heartbeating(reviewReport), 'rethrow') },
+    repo: {
+      prepareReview: inProcess('prepareReview', heartbeating(review), 'rethrow'),
+      writeReviewReport: inProcess('writeReviewReport', heartbeating(reviewReport), 'rethrow'),
+    },
     members,
   };
   return runReviewRound(deps, input);

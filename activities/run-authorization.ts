@@ -25,7 +25,20 @@ import { accessSync, constants, existsSync, linkSync, mkdirSync, readFileSync, r
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES } from '../schemas/activities.js';
-import { AdmitRunInputSchema, canonicalClaims, canonicalKnobs, canonicalTasks, claimsAdmittable, claimsCoverRun, RUN_SIGNATURE_TTL_MS, streamOfClaims, type AdmitRunInput, type AdmitRunResult, type RunAuthorization, type RunClaims } from '../schemas/authorization.js';
+import {
+  AdmitRunInputSchema,
+  canonicalClaims,
+  canonicalKnobs,
+  canonicalTasks,
+  claimsAdmittable,
+  claimsCoverRun,
+  RUN_SIGNATURE_TTL_MS,
+  streamOfClaims,
+  type AdmitRunInput,
+  type AdmitRunResult,
+  type RunAuthorization,
+  type RunClaims,
+} from '../schemas/authorization.js';
 import type { Knobs } from '../schemas/knobs.js';
 import { vigilHome } from '../workers/paths.js';
 import { configuredStoreUrl, storeOptedOut } from '../workers/store-location.js';
@@ -71,7 +84,13 @@ export function knobsDigest(knobs: Knobs): string {
  * read it: null for a PRD on another host), the knobs' digest, a fresh nonce and the expiry
  * (`RUN_SIGNATURE_TTL_MS` from now; none for a schedule's template, whose runs start later).
  */
-export function startClaims(opts: { prdPath: string; prdSha256: string | null; knobs: Knobs; scheduled: boolean; now?: number }): Pick<RunClaims, 'prdPath' | 'prdSha256' | 'knobsSha256' | 'nonce' | 'expiresAt'> {
+export function startClaims(opts: {
+  prdPath: string;
+  prdSha256: string | null;
+  knobs: Knobs;
+  scheduled: boolean;
+  now?: number;
+}): Pick<RunClaims, 'prdPath' | 'prdSha256' | 'knobsSha256' | 'nonce' | 'expiresAt'> {
   return {
     prdPath: opts.prdPath,
     prdSha256: opts.prdSha256,
@@ -158,14 +177,26 @@ function sha256Of(file: string): string {
  * Whether the agent binary `bin`, started in `cwd` with `env`'s PATH, is on the allow-list
  * `entries`; the reason when it is not.
  */
-export function checkAgentAllowed(bin: string, entries: readonly string[], cwd: string, env: NodeJS.ProcessEnv = process.env): { ok: true; path: string } | { ok: false; reason: string } {
+export function checkAgentAllowed(
+  bin: string,
+  entries: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): { ok: true; path: string } | { ok: false; reason: string } {
   const listed = `VIGIL_AGENT_ALLOW=${entries.join(',')}`;
   const invalid = entries.filter((e) => !DIGEST_ENTRY.test(e) && e.includes('/') && !path.isAbsolute(e));
   if (invalid.length > 0) {
-    return { ok: false, reason: `this worker's allow-list has entries that are neither an absolute path, a bare name nor sha256:<hex>: ${invalid.join(', ')} (${listed})` };
+    return {
+      ok: false,
+      reason: `this worker's allow-list has entries that are neither an absolute path, a bare name nor sha256:<hex>: ${invalid.join(', ')} (${listed})`,
+    };
   }
   const real = resolveExecutable(bin, cwd, env.PATH);
-  if (real === null) return { ok: false, reason: `the agent binary "${bin}" is not an executable file ${bin.includes('/') ? `(from ${cwd})` : 'on PATH'}, so it cannot be checked against this worker's allow-list (${listed})` };
+  if (real === null)
+    return {
+      ok: false,
+      reason: `the agent binary "${bin}" is not an executable file ${bin.includes('/') ? `(from ${cwd})` : 'on PATH'}, so it cannot be checked against this worker's allow-list (${listed})`,
+    };
   const paths = new Set<string>();
   const digests = new Set<string>();
   for (const e of entries) {
@@ -177,12 +208,16 @@ export function checkAgentAllowed(bin: string, entries: readonly string[], cwd: 
     }
   }
   if (paths.has(real) || (digests.size > 0 && digests.has(sha256Of(real)))) return { ok: true, path: real };
-  return { ok: false, reason: `the agent binary "${bin}" (${real}) is not on this worker's allow-list (${listed}; entries match the real path a name has on the worker's PATH, an absolute path, or sha256:<hex> of the file)` };
+  return {
+    ok: false,
+    reason: `the agent binary "${bin}" (${real}) is not on this worker's allow-list (${listed}; entries match the real path a name has on the worker's PATH, an absolute path, or sha256:<hex> of the file)`,
+  };
 }
 
 const requiresSignedRuns = (env: NodeJS.ProcessEnv): boolean => /^(1|true|yes)$/i.test(env.VIGIL_REQUIRE_SIGNED_RUNS ?? '');
 
-const RESIGN = 'start it again with a current `vigil start` (or create the schedule again), which signs the PRD, the knobs, a nonce and an expiry';
+const RESIGN =
+  'start it again with a current `vigil start` (or create the schedule again), which signs the PRD, the knobs, a nonce and an expiry';
 
 /**
  * The signature's verdict on its own: null when `auth` was made with this installation's secret
@@ -190,17 +225,27 @@ const RESIGN = 'start it again with a current `vigil start` (or create the sched
  */
 function signatureProblem(auth: RunAuthorization | null | undefined, env: NodeJS.ProcessEnv): string | null {
   const secret = runSecret(env, true) as Buffer;
-  if (!auth) return 'this worker runs only runs signed by its installation (started with `vigil start` where the run secret is readable); this one is unsigned';
+  if (!auth)
+    return 'this worker runs only runs signed by its installation (started with `vigil start` where the run secret is readable); this one is unsigned';
   const expected = Buffer.from(signClaims(secret, auth.claims), 'hex');
   const given = Buffer.from(auth.signature, 'hex');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'the run\'s signature does not match this installation\'s run secret';
-  if (!claimsAdmittable(auth.claims)) return `the run's signature is from an older vigil and binds neither its PRD, its knobs, a nonce nor an expiry, so this worker does not run it: ${RESIGN}`;
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    return "the run's signature does not match this installation's run secret";
+  if (!claimsAdmittable(auth.claims))
+    return `the run's signature is from an older vigil and binds neither its PRD, its knobs, a nonce nor an expiry, so this worker does not run it: ${RESIGN}`;
   return null;
 }
 
 /** Throws (non-retryable) when this worker must not execute the request; returns otherwise. */
-export function authorizeExecution(req: ExecutionRequest, auth: RunAuthorization | null | undefined, env: NodeJS.ProcessEnv = process.env): void {
-  const allow = (env.VIGIL_AGENT_ALLOW ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+export function authorizeExecution(
+  req: ExecutionRequest,
+  auth: RunAuthorization | null | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
+  const allow = (env.VIGIL_AGENT_ALLOW ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (allow.length > 0 && 'agent' in req.kind) {
     const { provider, argv } = req.kind.agent;
     // What the call starts: its argv, else the provider preset's binary (activities/provider-call.ts).
@@ -248,7 +293,9 @@ async function admissionsTable(url: string): Promise<import('pg').Pool> {
   let ready = tableReady.get(url);
   if (!ready) {
     ready = pool
-      .query('create table if not exists vigil_run_admissions (admission_key text primary key, first_run_id text not null, workflow_id text not null, admitted_at timestamptz not null default now())')
+      .query(
+        'create table if not exists vigil_run_admissions (admission_key text primary key, first_run_id text not null, workflow_id text not null, admitted_at timestamptz not null default now())',
+      )
       .then(() => undefined);
     tableReady.set(url, ready);
     ready.catch(() => tableReady.delete(url));
@@ -259,18 +306,31 @@ async function admissionsTable(url: string): Promise<import('pg').Pool> {
 
 /** The store cannot be reached: retryable, the run waits for it rather than running unchecked. */
 const storeDown = (where: string, err: unknown): never => {
-  throw ApplicationFailure.create({ type: 'AdmissionStoreUnavailable', message: `the record of admitted runs (${where}) cannot be reached: ${err instanceof Error ? err.message : String(err)}` });
+  throw ApplicationFailure.create({
+    type: 'AdmissionStoreUnavailable',
+    message: `the record of admitted runs (${where}) cannot be reached: ${err instanceof Error ? err.message : String(err)}`,
+  });
 };
 
 /** The first execution an admission key was recorded for; with `claimFor`, records it for that one when none is. */
-async function admissionHolder(key: string, env: NodeJS.ProcessEnv, claimFor?: { firstRunId: string; workflowId: string }): Promise<string | null> {
+async function admissionHolder(
+  key: string,
+  env: NodeJS.ProcessEnv,
+  claimFor?: { firstRunId: string; workflowId: string },
+): Promise<string | null> {
   const store = admissionStore(env);
   if (store.kind === 'postgres') {
     const { describeUrl } = await import('./event-store.js');
     try {
       const pool = await admissionsTable(store.url);
-      if (claimFor) await pool.query('insert into vigil_run_admissions (admission_key, first_run_id, workflow_id) values ($1, $2, $3) on conflict do nothing', [key, claimFor.firstRunId, claimFor.workflowId]);
-      const row = await pool.query<{ first_run_id: string }>('select first_run_id from vigil_run_admissions where admission_key = $1', [key]);
+      if (claimFor)
+        await pool.query(
+          'insert into vigil_run_admissions (admission_key, first_run_id, workflow_id) values ($1, $2, $3) on conflict do nothing',
+          [key, claimFor.firstRunId, claimFor.workflowId],
+        );
+      const row = await pool.query<{ first_run_id: string }>('select first_run_id from vigil_run_admissions where admission_key = $1', [
+        key,
+      ]);
       return row.rows[0]?.first_run_id ?? null;
     } catch (err) {
       return storeDown(`the event store at ${describeUrl(store.url)}`, err);
@@ -290,7 +350,10 @@ async function admissionHolder(key: string, env: NodeJS.ProcessEnv, claimFor?: {
     mkdirSync(store.dir, { recursive: true, mode: 0o700 });
     // Written aside, then linked into place: the first run to link holds the key, and no reader sees half a file.
     const tmp = path.join(store.dir, `.${key}.${process.pid}.${randomBytes(4).toString('hex')}`);
-    writePrivateFile(tmp, `${JSON.stringify({ firstExecutionRunId: claimFor.firstRunId, workflowId: claimFor.workflowId, at: new Date().toISOString() })}\n`);
+    writePrivateFile(
+      tmp,
+      `${JSON.stringify({ firstExecutionRunId: claimFor.firstRunId, workflowId: claimFor.workflowId, at: new Date().toISOString() })}\n`,
+    );
     try {
       linkSync(tmp, file);
     } catch (err) {
@@ -323,7 +386,9 @@ function coversCall(c: RunClaims, runId: string, repoPath: string): boolean {
  * (a stream that failed is started again under the same id, and is admitted again).
  */
 function runAdmissionKey(c: RunClaims, runId: string, first: string): string {
-  return streamOfClaims(c, runId) !== null && !claimsCoverRun(c, runId) ? admissionKey(c.nonce as string, `${runId}@${first}`) : admissionKey(c.nonce as string, runId);
+  return streamOfClaims(c, runId) !== null && !claimsCoverRun(c, runId)
+    ? admissionKey(c.nonce as string, `${runId}@${first}`)
+    : admissionKey(c.nonce as string, runId);
 }
 
 /**
@@ -333,9 +398,19 @@ function runAdmissionKey(c: RunClaims, runId: string, first: string): string {
  * knobs and task list were checked when the run was admitted; the stream's input is the admitted
  * run's own doing.
  */
-async function admitStream(input: AdmitRunInput, c: RunClaims, stream: { parentId: string; task: string }, first: string, env: NodeJS.ProcessEnv): Promise<AdmitRunResult> {
-  if (input.parent?.workflowId !== stream.parentId) return { refused: `${input.runId} is named as a parallel stream of ${stream.parentId}, but that run did not start it: a stream is admitted only as its run's child` };
-  if (input.repoPath !== worktreePath(c.repoPath, stream.parentId, stream.task)) return { refused: `the signature covers run ${c.workflowId} in ${c.repoPath}, not this one` };
+async function admitStream(
+  input: AdmitRunInput,
+  c: RunClaims,
+  stream: { parentId: string; task: string },
+  first: string,
+  env: NodeJS.ProcessEnv,
+): Promise<AdmitRunResult> {
+  if (input.parent?.workflowId !== stream.parentId)
+    return {
+      refused: `${input.runId} is named as a parallel stream of ${stream.parentId}, but that run did not start it: a stream is admitted only as its run's child`,
+    };
+  if (input.repoPath !== worktreePath(c.repoPath, stream.parentId, stream.task))
+    return { refused: `the signature covers run ${c.workflowId} in ${c.repoPath}, not this one` };
   const parentAdmitted = await admissionHolder(admissionKey(c.nonce as string, stream.parentId), env);
   if (parentAdmitted === null) return { refused: `the run ${stream.parentId} this stream belongs to was not admitted on this deployment` };
   const key = runAdmissionKey(c, input.runId, first);
@@ -352,14 +427,19 @@ async function admitStream(input: AdmitRunInput, c: RunClaims, stream: { parentI
  * admitted again (without the expiry: the run was admitted in time) and a replay of its
  * authorization by another run is not. `refused`: why not, for the run's outcome.
  */
-export async function checkAdmission(input: AdmitRunInput, env: NodeJS.ProcessEnv = process.env, now: number = Date.now()): Promise<AdmitRunResult> {
+export async function checkAdmission(
+  input: AdmitRunInput,
+  env: NodeJS.ProcessEnv = process.env,
+  now: number = Date.now(),
+): Promise<AdmitRunResult> {
   if (!requiresSignedRuns(env)) return { refused: null };
   const auth = input.authorization;
   const problem = signatureProblem(auth, env);
   if (problem !== null || !auth) return { refused: problem ?? 'unsigned' };
   const c = auth.claims;
   if (!claimsAdmittable(c)) return { refused: RESIGN };
-  if (!coversCall(c, input.runId, input.repoPath)) return { refused: `the signature covers run ${c.workflowId} in ${c.repoPath}, not this one` };
+  if (!coversCall(c, input.runId, input.repoPath))
+    return { refused: `the signature covers run ${c.workflowId} in ${c.repoPath}, not this one` };
   const first = auth.firstExecutionRunId;
   if (!first) return { refused: 'the run did not say which execution it started as, so it cannot be admitted' };
   const stream = claimsCoverRun(c, input.runId) ? null : streamOfClaims(c, input.runId);
@@ -367,22 +447,40 @@ export async function checkAdmission(input: AdmitRunInput, env: NodeJS.ProcessEn
   const key = admissionKey(c.nonce, input.runId);
   const holder = await admissionHolder(key, env);
   if (holder === first) return { refused: null };
-  if (holder !== null) return { refused: `this signature was already used to start another run (first execution ${holder}); a signature admits one run: ${RESIGN}` };
+  if (holder !== null)
+    return {
+      refused: `this signature was already used to start another run (first execution ${holder}); a signature admits one run: ${RESIGN}`,
+    };
   if (c.expiresAt !== null && c.expiresAt !== undefined) {
     const expires = Date.parse(c.expiresAt);
-    if (!Number.isFinite(expires) || now > expires) return { refused: `the run's signature expired at ${c.expiresAt} (a signature admits a run start for ${RUN_SIGNATURE_TTL_MS / 60_000} minutes): ${RESIGN}` };
+    if (!Number.isFinite(expires) || now > expires)
+      return {
+        refused: `the run's signature expired at ${c.expiresAt} (a signature admits a run start for ${RUN_SIGNATURE_TTL_MS / 60_000} minutes): ${RESIGN}`,
+      };
   }
   if (input.prdPath !== c.prdPath) return { refused: `the run's PRD (${input.prdPath}) is not the one it was signed for (${c.prdPath})` };
   if (c.prdSha256 !== null && c.prdSha256 !== undefined) {
     const digest = prdDigest(input.prdPath);
-    if (digest === null) return { refused: `the run's PRD ${input.prdPath} cannot be read on this worker, so it cannot be checked against its signature` };
-    if (digest !== c.prdSha256) return { refused: `the run's PRD ${input.prdPath} is not the text it was signed for (sha256 ${digest.slice(0, 12)}…, signed ${c.prdSha256.slice(0, 12)}…): it changed after \`vigil start\`, or the signature is being replayed; ${RESIGN}` };
+    if (digest === null)
+      return { refused: `the run's PRD ${input.prdPath} cannot be read on this worker, so it cannot be checked against its signature` };
+    if (digest !== c.prdSha256)
+      return {
+        refused: `the run's PRD ${input.prdPath} is not the text it was signed for (sha256 ${digest.slice(0, 12)}…, signed ${c.prdSha256.slice(0, 12)}…): it changed after \`vigil start\`, or the signature is being replayed; ${RESIGN}`,
+      };
   }
   if (knobsDigest(input.knobs) !== c.knobsSha256) return { refused: `the run's knobs are not the ones it was signed for: ${RESIGN}` };
   const tasksDigest = input.tasks?.length ? sha256Hex(canonicalTasks(input.tasks)) : null;
-  if (tasksDigest !== (c.tasksSha256 ?? null)) return { refused: tasksDigest ? `the run's task list is not the one it was signed for${c.tasksSha256 ? '' : ' (its signature covers none)'}: ${RESIGN}` : `the run was signed with a task list and started without one: ${RESIGN}` };
+  if (tasksDigest !== (c.tasksSha256 ?? null))
+    return {
+      refused: tasksDigest
+        ? `the run's task list is not the one it was signed for${c.tasksSha256 ? '' : ' (its signature covers none)'}: ${RESIGN}`
+        : `the run was signed with a task list and started without one: ${RESIGN}`,
+    };
   const admitted = await admissionHolder(key, env, { firstRunId: first, workflowId: input.runId });
-  if (admitted !== first) return { refused: `this signature was already used to start another run (first execution ${admitted}); a signature admits one run: ${RESIGN}` };
+  if (admitted !== first)
+    return {
+      refused: `this signature was already used to start another run (first execution ${admitted}); a signature admits one run: ${RESIGN}`,
+    };
   return { refused: null };
 }
 
@@ -396,7 +494,11 @@ export async function admitRun(raw: AdmitRunInput): Promise<AdmitRunResult> {
  * signed runs, that the run was admitted at its start as the execution the call belongs to. A run
  * that skipped its admission (a forged carried state) or replays another run's signature is refused.
  */
-export async function authorizeCall(req: ExecutionRequest, auth: RunAuthorization | null | undefined, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function authorizeCall(
+  req: ExecutionRequest,
+  auth: RunAuthorization | null | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
   authorizeExecution(req, auth, env);
   if (!requiresSignedRuns(env) || !auth || !claimsAdmittable(auth.claims)) return;
   const first = auth.firstExecutionRunId;

@@ -4,7 +4,20 @@
  * (a link committed under `.vigil/` must not make Vigil read or write a file outside it), and a
  * write that fails (disk full, quota, I/O error) is reported, never thrown from an event.
  */
-import { closeSync, constants, createWriteStream, fstatSync, lstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync, type WriteStream } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  createWriteStream,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeSync,
+  type WriteStream,
+} from 'node:fs';
 import path from 'node:path';
 
 export const DIR_MODE = 0o700;
@@ -141,7 +154,8 @@ export function consumeFile(file: string, keepAs: string, beforeMove?: () => voi
 }
 
 /** The line a capped log ends its output with once it reaches `maxBytes` (LogSink, and the supervisor's synchronous log). */
-export const logTruncatedNotice = (maxBytes: number): string => `\n=== vigil: log truncated at ${maxBytes} bytes; later output is dropped (the tail is kept in memory) ===\n`;
+export const logTruncatedNotice = (maxBytes: number): string =>
+  `\n=== vigil: log truncated at ${maxBytes} bytes; later output is dropped (the tail is kept in memory) ===\n`;
 
 /**
  * An append-only log that never throws: a failed write (disk full, quota, I/O error) is recorded

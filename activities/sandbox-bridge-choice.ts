@@ -106,7 +106,14 @@ export function sandboxBridge(env: NodeJS.ProcessEnv = process.env, packageDir?:
   const node = (why: string): SandboxBridge => {
     const exe = real(process.execPath);
     const js = compiledModule('sandbox-bridge.js');
-    return { kind: 'node', command: [exe, js], readable: [js], binary: null, interpreter: exe, note: `Node (${why}; each networked call starts a Node process, ~0.07 CPU-s)` };
+    return {
+      kind: 'node',
+      command: [exe, js],
+      readable: [js],
+      binary: null,
+      interpreter: exe,
+      note: `Node (${why}; each networked call starts a Node process, ~0.07 CPU-s)`,
+    };
   };
   if (wanted === 'node') return node('VIGIL_SANDBOX_BRIDGE=node');
   let root: string;
@@ -119,5 +126,12 @@ export function sandboxBridge(env: NodeJS.ProcessEnv = process.env, packageDir?:
   const problem = goBridgeProblem(bin, root);
   if (problem !== null) return node(problem);
   const where = isSourceCheckout(root) ? path.relative(root, bin) : `${bin}, built by vigil setup`;
-  return { kind: 'go', command: [SANDBOX_BRIDGE_PATH], readable: [], binary: bin, interpreter: null, note: `a static Go program (${where})` };
+  return {
+    kind: 'go',
+    command: [SANDBOX_BRIDGE_PATH],
+    readable: [],
+    binary: bin,
+    interpreter: null,
+    note: `a static Go program (${where})`,
+  };
 }

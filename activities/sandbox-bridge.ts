@@ -21,7 +21,12 @@ if (!socketPath || !proxyPortText || portsText === undefined || sep !== '--' || 
   process.exit(64);
 }
 const proxyPort = Number(proxyPortText);
-const ports = portsText ? portsText.split(',').map(Number).filter((p) => p > 0 && p < 65536) : [];
+const ports = portsText
+  ? portsText
+      .split(',')
+      .map(Number)
+      .filter((p) => p > 0 && p < 65536)
+  : [];
 
 /** Connects to the proxy; the supervisor starts it as the sandbox starts, so a first attempt may come early. */
 function toProxy(done: (s: Socket | null) => void, triesLeft = 60): void {
@@ -118,7 +123,9 @@ async function main(): Promise<void> {
     });
   }
   child.once('error', (err: NodeJS.ErrnoException) => {
-    process.stderr.write(`${file}: ${err.code === 'ENOENT' ? 'command not found' : err.code === 'EACCES' ? 'permission denied' : err.message}\n`);
+    process.stderr.write(
+      `${file}: ${err.code === 'ENOENT' ? 'command not found' : err.code === 'EACCES' ? 'permission denied' : err.message}\n`,
+    );
     process.exit(err.code === 'ENOENT' ? 127 : 126);
   });
   child.once('exit', (code, signal) => {

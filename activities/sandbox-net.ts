@@ -21,7 +21,11 @@ export interface Denial {
 export const MAX_DENIALS = 30;
 
 export function normalHost(host: string): string {
-  return host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  return host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
 }
 
 export function isLoopbackHost(host: string): boolean {

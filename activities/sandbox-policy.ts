@@ -44,11 +44,15 @@ export type SandboxVerdict = { run: 'sandboxed' } | { run: 'unsandboxed'; reason
 
 /** Whether a call runs sandboxed, unsandboxed (saying why), or not at all. */
 export function sandboxVerdict(mode: SandboxMode, platform: SandboxPlatform): SandboxVerdict {
-  if (mode === 'off') return { run: 'unsandboxed', reason: 'sandbox=off: the agent runs as the worker, with everything the worker can reach' };
+  if (mode === 'off')
+    return { run: 'unsandboxed', reason: 'sandbox=off: the agent runs as the worker, with everything the worker can reach' };
   if (platform.problem === null && platform.bwrap !== null) return { run: 'sandboxed' };
   const problem = platform.problem ?? 'bubblewrap (bwrap) is not installed';
   if (mode === 'strict') {
-    return { run: 'refused', reason: `sandbox=strict and the sandbox cannot run on this worker: ${problem}. Install bubblewrap (scripts/install-sandbox.sh, or apt-get install bubblewrap) and check with vigil doctor, or set sandbox=auto to run unsandboxed` };
+    return {
+      run: 'refused',
+      reason: `sandbox=strict and the sandbox cannot run on this worker: ${problem}. Install bubblewrap (scripts/install-sandbox.sh, or apt-get install bubblewrap) and check with vigil doctor, or set sandbox=auto to run unsandboxed`,
+    };
   }
   return { run: 'unsandboxed', reason: `sandbox=auto and the sandbox cannot run on this worker: ${problem}` };
 }
@@ -90,7 +94,13 @@ const REGISTRY_URL_VARS = ['npm_config_registry', 'NPM_CONFIG_REGISTRY', 'PIP_IN
  * environment configures, the worker's VIGIL_SANDBOX_ALLOW entries, and with `registries` the
  * package registries (and the registry URLs its environment configures). Nothing for a gate.
  */
-export function allowedEndpoints(opts: { kind: SandboxKind; provider: string | null; env: Record<string, string>; extra: readonly string[]; registries: boolean }): Endpoint[] {
+export function allowedEndpoints(opts: {
+  kind: SandboxKind;
+  provider: string | null;
+  env: Record<string, string>;
+  extra: readonly string[];
+  registries: boolean;
+}): Endpoint[] {
   const out = new Map<string, Endpoint>();
   const add = (text: string): void => {
     const e = parseEndpoint(text);
@@ -215,7 +225,8 @@ export function sandboxPlan(facts: SandboxFacts): SandboxPlan {
   const mounts: Mount[] = [];
   // A mount that is or lies inside a denied path is refused; a denied path inside a mount is hidden (below).
   const isDenied = (p: string): string | null => facts.denied.find((d) => isWithin(p, d.path))?.path ?? null;
-  for (const s of facts.system) mounts.push(s.linkTo !== null ? { op: '--symlink', src: s.linkTo, dest: s.path } : { op: '--ro-bind', src: s.path, dest: s.path });
+  for (const s of facts.system)
+    mounts.push(s.linkTo !== null ? { op: '--symlink', src: s.linkTo, dest: s.path } : { op: '--ro-bind', src: s.path, dest: s.path });
   mounts.push({ op: '--bind', src: facts.homeSource, dest: facts.home });
   // checked: an extra the call or the operator named (refused where it holds HOME too); 'denied':
   // one Vigil chose, refused only inside a never-shown path.
@@ -223,7 +234,8 @@ export function sandboxPlan(facts: SandboxFacts): SandboxPlan {
     if (p.path === '/' || !path.isAbsolute(p.path)) return void refused.push({ path: p.path, why: 'not an absolute path below /' });
     const hit = checked ? isDenied(p.path) : null;
     if (hit !== null) return void refused.push({ path: p.path, why: `it is or lies inside ${hit}, which the sandbox never shows` });
-    if (checked === true && isWithin(facts.home, p.path)) return void refused.push({ path: p.path, why: `it holds HOME (${facts.home}), whose files the sandbox replaces with its own` });
+    if (checked === true && isWithin(facts.home, p.path))
+      return void refused.push({ path: p.path, why: `it holds HOME (${facts.home}), whose files the sandbox replaces with its own` });
     if (isWithin(p.path, facts.repo)) return; // the repository's own mount decides
     if (op === '--ro-bind' && facts.system.some((s) => s.linkTo === null && isWithin(p.path, s.path))) return; // already read-only
     mounts.push({ op, src: p.path, dest: p.path });
@@ -232,7 +244,8 @@ export function sandboxPlan(facts: SandboxFacts): SandboxPlan {
   // The Go bridge: the exception to `denied`, one file at a path of the sandbox's own.
   const bridge = facts.bridgeBinary ?? null;
   if (bridge !== null) {
-    if (bridge.dir || !path.isAbsolute(bridge.path)) refused.push({ path: bridge.path, why: 'the bridge is shown only as a single file, by its absolute path' });
+    if (bridge.dir || !path.isAbsolute(bridge.path))
+      refused.push({ path: bridge.path, why: 'the bridge is shown only as a single file, by its absolute path' });
     else mounts.push({ op: '--ro-bind', src: bridge.path, dest: SANDBOX_BRIDGE_PATH });
   }
   for (const p of facts.readable) extra(p, '--ro-bind', true);
@@ -251,19 +264,26 @@ export function sandboxPlan(facts: SandboxFacts): SandboxPlan {
   if (facts.vigilDirs.root && facts.kind === 'reviewer') mounts.push({ op: '--bind', src: vigil, dest: vigil });
   if (facts.vigilDirs.runs) mounts.push({ op: '--ro-bind', src: path.join(vigil, 'runs'), dest: path.join(vigil, 'runs') });
   if (facts.vigilDirs.handoffs) mounts.push({ op: '--ro-bind', src: path.join(vigil, 'handoffs'), dest: path.join(vigil, 'handoffs') });
-  if (facts.vigilDirs.signals && facts.kind === 'reviewer' && facts.signalsSource) mounts.push({ op: '--bind', src: facts.signalsSource, dest: path.join(vigil, 'signals') });
-  else if (facts.vigilDirs.signals && facts.kind !== 'builder') mounts.push({ op: '--ro-bind', src: path.join(vigil, 'signals'), dest: path.join(vigil, 'signals') });
+  if (facts.vigilDirs.signals && facts.kind === 'reviewer' && facts.signalsSource)
+    mounts.push({ op: '--bind', src: facts.signalsSource, dest: path.join(vigil, 'signals') });
+  else if (facts.vigilDirs.signals && facts.kind !== 'builder')
+    mounts.push({ op: '--ro-bind', src: path.join(vigil, 'signals'), dest: path.join(vigil, 'signals') });
   if (repoWritable) for (const g of facts.gitControl) mounts.push({ op: '--ro-bind', src: g.path, dest: g.path });
 
   // Secrets: the system's, and whatever denied path a mount's source holds.
   const hide: PathFact[] = [...facts.secrets];
   for (const d of facts.denied) {
-    if (mounts.some((m) => (m.op === '--bind' || m.op === '--ro-bind') && m.src === m.dest && d.path !== m.src && isWithin(d.path, m.src))) hide.push(d);
+    if (mounts.some((m) => (m.op === '--bind' || m.op === '--ro-bind') && m.src === m.dest && d.path !== m.src && isWithin(d.path, m.src)))
+      hide.push(d);
   }
-  for (const h of hide) mounts.push(h.dir ? { op: '--tmpfs', src: '', dest: h.path } : { op: '--mask-file', src: '/dev/null', dest: h.path });
+  for (const h of hide)
+    mounts.push(h.dir ? { op: '--tmpfs', src: '', dest: h.path } : { op: '--mask-file', src: '/dev/null', dest: h.path });
 
   // Parents before children; at the same path, the order above (later mounts cover earlier ones).
-  const ordered = mounts.map((m, i) => ({ m, i })).sort((a, b) => depth(a.m.dest) - depth(b.m.dest) || a.i - b.i).map((x) => x.m);
+  const ordered = mounts
+    .map((m, i) => ({ m, i }))
+    .sort((a, b) => depth(a.m.dest) - depth(b.m.dest) || a.i - b.i)
+    .map((x) => x.m);
   const uid = facts.uid === 0 ? SANDBOX_ROOT_UID : facts.uid;
   const gid = facts.uid === 0 ? SANDBOX_ROOT_UID : facts.gid;
   const args = [
@@ -308,7 +328,17 @@ export function sandboxEnv(opts: { cwd: string; home: string; proxyPort: number 
   const env: Record<string, string> = { PWD: opts.cwd, HOME: opts.home, TMPDIR: '/tmp', TMP: '/tmp', TEMP: '/tmp' };
   if (opts.proxyPort !== null) {
     const url = `http://127.0.0.1:${opts.proxyPort}`;
-    Object.assign(env, { HTTPS_PROXY: url, HTTP_PROXY: url, https_proxy: url, http_proxy: url, ALL_PROXY: url, all_proxy: url, NO_PROXY: '', no_proxy: '', NODE_USE_ENV_PROXY: '1' });
+    Object.assign(env, {
+      HTTPS_PROXY: url,
+      HTTP_PROXY: url,
+      https_proxy: url,
+      http_proxy: url,
+      ALL_PROXY: url,
+      all_proxy: url,
+      NO_PROXY: '',
+      no_proxy: '',
+      NODE_USE_ENV_PROXY: '1',
+    });
   }
   return env;
 }
@@ -340,7 +370,9 @@ export function deniedInOutput(text: string): SandboxDenial[] {
     const kind = ROFS.test(line) ? 'write' : EACCES.test(line) ? 'access' : null;
     if (kind === null) continue;
     const quoted = /['"`‘]([^'"`’]{1,300})['"`’]/.exec(line)?.[1];
-    const shell = /(?:cannot create|can't create|cannot open|can't open|cannot touch|cannot remove|cannot make directory)\s+([^:]+):/i.exec(line)?.[1];
+    const shell = /(?:cannot create|can't create|cannot open|can't open|cannot touch|cannot remove|cannot make directory)\s+([^:]+):/i.exec(
+      line,
+    )?.[1];
     const target = (quoted ?? shell ?? line.trim()).trim().slice(0, 200);
     addDenial(out, { kind, target });
   }

@@ -36,7 +36,9 @@ const HOP = new Set(['proxy-connection', 'proxy-authorization', 'connection', 'k
 
 function refuse(socket: Duplex, target: string): void {
   const body = `vigil sandbox: ${target} is not an endpoint this call may reach (docs/security.md, The agent's sandbox)\n`;
-  socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** Listens on `spec.socketPath` until closed. Never throws into the supervisor: a failure to listen leaves the call without a network. */
@@ -63,15 +65,20 @@ export function startSandboxProxy(spec: SandboxProxySpec, onError: (message: str
     if (!ep || !target) {
       const shown = ep ? endpointText(ep) : url.host || String(req.url).slice(0, 200);
       addDenial(denied, { kind: 'connect', target: shown });
-      res.writeHead(403, { 'content-type': 'text/plain', connection: 'close' }).end(`vigil sandbox: ${shown} is not an endpoint this call may reach\n`);
+      res
+        .writeHead(403, { 'content-type': 'text/plain', connection: 'close' })
+        .end(`vigil sandbox: ${shown} is not an endpoint this call may reach\n`);
       return;
     }
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !HOP.has(k.toLowerCase())) headers[k] = v;
-    const upstream = httpRequest({ host: target.host, port: target.port, method: req.method, path: `${url.pathname}${url.search}`, headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
+    const upstream = httpRequest(
+      { host: target.host, port: target.port, method: req.method, path: `${url.pathname}${url.search}`, headers },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
     upstream.on('error', (err) => {
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
       res.end(`vigil sandbox: ${endpointText(target)}: ${err.message}\n`);
@@ -97,14 +104,19 @@ export function startSandboxProxy(spec: SandboxProxySpec, onError: (message: str
       client.pipe(upstream);
     });
     upstream.once('error', (err) => {
-      if (client.writable) client.end(`HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nvigil sandbox: ${endpointText(target)}: ${err.message}\n`);
+      if (client.writable)
+        client.end(
+          `HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nvigil sandbox: ${endpointText(target)}: ${err.message}\n`,
+        );
     });
     client.once('close', () => upstream.destroy());
     upstream.once('close', () => client.destroy());
   });
   server.on('connection', (s: Socket) => void track(s));
   server.on('clientError', (_err, socket: Duplex) => socket.destroy());
-  server.on('error', (err) => onError(`the sandbox's network proxy cannot listen on ${spec.socketPath}: ${err.message}; the call has no network`));
+  server.on('error', (err) =>
+    onError(`the sandbox's network proxy cannot listen on ${spec.socketPath}: ${err.message}; the call has no network`),
+  );
   try {
     rmSync(spec.socketPath, { force: true });
   } catch {

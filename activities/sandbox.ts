@@ -10,26 +10,81 @@
  * what the output shows and makes the call's report.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, readFileSync, writeFileSync, lstatSync, mkdirSync, mkdtempSync, openSync, readSync, closeSync, readlinkSync, realpathSync, rmdirSync, rmSync, statSync, accessSync, constants } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  readFileSync,
+  writeFileSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readSync,
+  closeSync,
+  readlinkSync,
+  realpathSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  accessSync,
+  constants,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES } from '../schemas/activities.js';
-import { ReleaseRunFilesInputSchema, SandboxModeSchema, type ReleaseRunFilesInput, type ReleaseRunFilesResult, type SandboxDenial, type SandboxMode, type SandboxReport } from '../schemas/sandbox.js';
+import {
+  ReleaseRunFilesInputSchema,
+  SandboxModeSchema,
+  type ReleaseRunFilesInput,
+  type ReleaseRunFilesResult,
+  type SandboxDenial,
+  type SandboxMode,
+  type SandboxReport,
+} from '../schemas/sandbox.js';
 import { vigilHome } from '../workers/paths.js';
 import { privateRunDir } from './artifacts.js';
 import { ensurePrivateDir, writePrivateFile } from './safe-files.js';
 import { runSecretPath } from './run-authorization.js';
 import { daemonSocketPath } from './supervisor-client.js';
 import { bridgeEnv, sandboxBridge } from './sandbox-bridge-choice.js';
-import { addDenial, allowedEndpoints, bridgePorts, deniedInOutput, effectiveSandboxMode, endpointText, isWithin, parseEndpoint, sandboxEnv, sandboxPlan, sandboxVerdict, SANDBOX_FILES_DIR, SANDBOX_PROXY_SOCKET, type Endpoint, type PathFact, type SandboxKind, type SandboxPlatform } from './sandbox-policy.js';
+import {
+  addDenial,
+  allowedEndpoints,
+  bridgePorts,
+  deniedInOutput,
+  effectiveSandboxMode,
+  endpointText,
+  isWithin,
+  parseEndpoint,
+  sandboxEnv,
+  sandboxPlan,
+  sandboxVerdict,
+  SANDBOX_FILES_DIR,
+  SANDBOX_PROXY_SOCKET,
+  type Endpoint,
+  type PathFact,
+  type SandboxKind,
+  type SandboxPlatform,
+} from './sandbox-policy.js';
 import type { SandboxProxySpec } from './sandbox-proxy.js';
 import type { Denial } from './sandbox-net.js';
 
 /** The system folders every sandbox sees read-only (those that exist). */
 const SYSTEM = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
 /** Secrets inside them, hidden. */
-const SYSTEM_SECRETS = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/ssh', '/etc/sudoers', '/etc/sudoers.d', '/etc/ssl/private', '/etc/security/opasswd'];
+const SYSTEM_SECRETS = [
+  '/etc/shadow',
+  '/etc/shadow-',
+  '/etc/gshadow',
+  '/etc/gshadow-',
+  '/etc/ssh',
+  '/etc/sudoers',
+  '/etc/sudoers.d',
+  '/etc/ssl/private',
+  '/etc/security/opasswd',
+];
 
 /**
  * The provider CLIs' own configuration and credentials, relative to HOME: copied into the call's
@@ -51,7 +106,9 @@ export function workerSandboxMode(env: NodeJS.ProcessEnv = process.env): { mode:
   const raw = env.VIGIL_SANDBOX?.trim().toLowerCase();
   if (!raw) return { mode: 'auto', problem: null };
   const parsed = SandboxModeSchema.safeParse(raw);
-  return parsed.success ? { mode: parsed.data, problem: null } : { mode: 'strict', problem: `VIGIL_SANDBOX=${env.VIGIL_SANDBOX} is not auto, strict or off (taken as strict)` };
+  return parsed.success
+    ? { mode: parsed.data, problem: null }
+    : { mode: 'strict', problem: `VIGIL_SANDBOX=${env.VIGIL_SANDBOX} is not auto, strict or off (taken as strict)` };
 }
 
 let probed: { key: string; platform: SandboxPlatform } | null = null;
@@ -79,16 +136,50 @@ function isExecutable(p: string): boolean {
 export function sandboxPlatform(env: NodeJS.ProcessEnv = process.env): SandboxPlatform {
   // VIGIL_SANDBOX_BWRAP names the binary where it is not on PATH (and nothing else is tried then).
   const named = env.VIGIL_SANDBOX_BWRAP?.trim();
-  const bwrap = process.platform !== 'linux' ? null : named ? findOnPath(path.resolve(named), undefined) : (findOnPath('bwrap', env.PATH) ?? findOnPath('/usr/bin/bwrap', undefined));
+  const bwrap =
+    process.platform !== 'linux'
+      ? null
+      : named
+        ? findOnPath(path.resolve(named), undefined)
+        : (findOnPath('bwrap', env.PATH) ?? findOnPath('/usr/bin/bwrap', undefined));
   const key = `${process.platform}:${named ?? ''}:${bwrap ?? ''}`;
   if (probed?.key === key) return probed.platform;
   let platform: SandboxPlatform;
-  if (process.platform !== 'linux') platform = { bwrap: null, version: null, problem: `the sandbox needs Linux (bubblewrap); this is ${process.platform}` };
-  else if (!bwrap) platform = { bwrap: null, version: null, problem: named ? `VIGIL_SANDBOX_BWRAP=${named} is not an executable file` : 'bubblewrap (bwrap) is not installed: run scripts/install-sandbox.sh, or apt-get install bubblewrap' };
+  if (process.platform !== 'linux')
+    platform = { bwrap: null, version: null, problem: `the sandbox needs Linux (bubblewrap); this is ${process.platform}` };
+  else if (!bwrap)
+    platform = {
+      bwrap: null,
+      version: null,
+      problem: named
+        ? `VIGIL_SANDBOX_BWRAP=${named} is not an executable file`
+        : 'bubblewrap (bwrap) is not installed: run scripts/install-sandbox.sh, or apt-get install bubblewrap',
+    };
   else {
     const v = spawnSync(bwrap, ['--version'], { encoding: 'utf8', timeout: 5000 });
     const version = /bubblewrap\s+(\S+)/.exec(v.stdout ?? '')?.[1] ?? null;
-    const trial = spawnSync(bwrap, ['--unshare-user', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--die-with-parent', '--cap-drop', 'ALL', ...systemArgs(), '--proc', '/proc', '--dev', '/dev', '--', '/bin/sh', '-c', 'exit 0'], { encoding: 'utf8', timeout: 10_000 });
+    const trial = spawnSync(
+      bwrap,
+      [
+        '--unshare-user',
+        '--unshare-pid',
+        '--unshare-net',
+        '--unshare-ipc',
+        '--die-with-parent',
+        '--cap-drop',
+        'ALL',
+        ...systemArgs(),
+        '--proc',
+        '/proc',
+        '--dev',
+        '/dev',
+        '--',
+        '/bin/sh',
+        '-c',
+        'exit 0',
+      ],
+      { encoding: 'utf8', timeout: 10_000 },
+    );
     const problem =
       trial.status === 0
         ? null
@@ -139,7 +230,9 @@ export function worktreeCommonDir(repo: string): string | null {
     const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8').slice(0, 4096));
     if (!m) return null;
     const gitDir = path.resolve(repo, m[1] as string);
-    const common = existsSync(path.join(gitDir, 'commondir')) ? path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim()) : gitDir;
+    const common = existsSync(path.join(gitDir, 'commondir'))
+      ? path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim())
+      : gitDir;
     return realpathSync(common);
   } catch {
     return null;
@@ -249,7 +342,8 @@ function goCacheEnv(home: string, fetch: boolean): Record<string, string> {
 /** Paths the sandbox never shows, whatever a call asks for (those that exist). */
 export function deniedPaths(env: NodeJS.ProcessEnv = process.env): PathFact[] {
   const list: (string | undefined)[] = [vigilHome(env), runSecretPath(env), env.VIGIL_CODEC_KEY_FILE, path.join(os.homedir(), '.ssh')];
-  for (const [k, v] of Object.entries(env)) if (v && (k.startsWith('TEMPORAL_TLS') || k.startsWith('VIGIL_TLS')) && path.isAbsolute(v)) list.push(v);
+  for (const [k, v] of Object.entries(env))
+    if (v && (k.startsWith('TEMPORAL_TLS') || k.startsWith('VIGIL_TLS')) && path.isAbsolute(v)) list.push(v);
   try {
     list.push(path.dirname(daemonSocketPath()));
   } catch {
@@ -262,7 +356,13 @@ export function deniedPaths(env: NodeJS.ProcessEnv = process.env): PathFact[] {
 /** The worker's own service ports on loopback (Temporal frontend and UI, the event store, the codec server): watched in the sandbox's namespace. */
 export function watchedPorts(env: NodeJS.ProcessEnv = process.env, storeUrl: string | null = null): number[] {
   const ports = new Set<number>([7233, 8233, 5432, 8081]);
-  for (const v of [env.TEMPORAL_ADDRESS, env.VIGIL_DATABASE_URL, env.DATABASE_URL, storeUrl, ...(env.VIGIL_SANDBOX_WATCH ?? '').split(',')]) {
+  for (const v of [
+    env.TEMPORAL_ADDRESS,
+    env.VIGIL_DATABASE_URL,
+    env.DATABASE_URL,
+    storeUrl,
+    ...(env.VIGIL_SANDBOX_WATCH ?? '').split(','),
+  ]) {
     if (!v) continue;
     const e = parseEndpoint(v.replace(/^postgres(ql)?:/, 'http:')) ?? parseEndpoint(`http://${v}`);
     if (e) ports.add(e.port);
@@ -345,7 +445,13 @@ function seedHome(provider: string | null, from: string, to: string): void {
     try {
       const s = statSync(src);
       if (s.isDirectory()) {
-        cpSync(src, dst, { recursive: true, force: true, dereference: true, preserveTimestamps: true, filter: (f) => !lstatSync(f).isSymbolicLink() || statSync(f).isFile() });
+        cpSync(src, dst, {
+          recursive: true,
+          force: true,
+          dereference: true,
+          preserveTimestamps: true,
+          filter: (f) => !lstatSync(f).isSymbolicLink() || statSync(f).isFile(),
+        });
         continue;
       }
       let newer = true;
@@ -373,7 +479,11 @@ function seedGitIdentity(from: string, to: string): void {
   const target = path.join(to, '.gitconfig');
   if (existsSync(target)) return;
   const get = (key: string): string | null => {
-    const r = spawnSync('git', ['config', '--global', '--get', key], { encoding: 'utf8', env: { ...process.env, HOME: from }, timeout: 5000 });
+    const r = spawnSync('git', ['config', '--global', '--get', key], {
+      encoding: 'utf8',
+      env: { ...process.env, HOME: from },
+      timeout: 5000,
+    });
     const v = r.status === 0 ? r.stdout.trim() : '';
     return v && !/[\n\r]/.test(v) ? v : null;
   };
@@ -408,10 +518,30 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
   const withPwd = { ...call.env, PWD: call.cwd };
   if (verdict.run === 'refused') {
     // The agent cannot be run here, as a missing binary cannot: the run ends agent_not_runnable with the reason.
-    throw ApplicationFailure.create({ type: FAILURE_TYPES.agentNotRunnable, nonRetryable: true, message: worker.problem ? `${worker.problem}; ${verdict.reason}` : verdict.reason });
+    throw ApplicationFailure.create({
+      type: FAILURE_TYPES.agentNotRunnable,
+      nonRetryable: true,
+      message: worker.problem ? `${worker.problem}; ${verdict.reason}` : verdict.reason,
+    });
   }
-  if (verdict.run === 'unsandboxed') return { file: call.file, args: call.args, env: withPwd, proxy: null, report: { mode, applied: false, isolation: 'none', reason: verdict.reason, denied: [] }, signalsDir: null };
-  if (findOnPath(call.file, call.env.PATH) === null) return { file: call.file, args: call.args, env: withPwd, proxy: null, report: { mode, applied: false, isolation: 'none', reason: `${call.file} cannot be found or run`, denied: [] }, signalsDir: null };
+  if (verdict.run === 'unsandboxed')
+    return {
+      file: call.file,
+      args: call.args,
+      env: withPwd,
+      proxy: null,
+      report: { mode, applied: false, isolation: 'none', reason: verdict.reason, denied: [] },
+      signalsDir: null,
+    };
+  if (findOnPath(call.file, call.env.PATH) === null)
+    return {
+      file: call.file,
+      args: call.args,
+      env: withPwd,
+      proxy: null,
+      report: { mode, applied: false, isolation: 'none', reason: `${call.file} cannot be found or run`, denied: [] },
+      signalsDir: null,
+    };
 
   const repo = path.resolve(call.repoPath);
   const home = homeOf(call.env);
@@ -422,7 +552,13 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
   seedGitIdentity(home, sandboxHome);
 
   const registries = call.registries ?? flag(workerEnv.VIGIL_SANDBOX_REGISTRIES);
-  const allow: Endpoint[] = allowedEndpoints({ kind: call.kind, provider: call.provider, env: call.env, extra: list(workerEnv.VIGIL_SANDBOX_ALLOW, /[\s,]+/), registries });
+  const allow: Endpoint[] = allowedEndpoints({
+    kind: call.kind,
+    provider: call.provider,
+    env: call.env,
+    extra: list(workerEnv.VIGIL_SANDBOX_ALLOW, /[\s,]+/),
+    registries,
+  });
   const network = call.kind !== 'gate';
   const proxyDir = network ? mkdtempSync(path.join(existsSync('/tmp') ? '/tmp' : os.tmpdir(), 'vigil-sbx-')) : null;
   const ports = bridgePorts(allow, watchedPorts(workerEnv, call.storeUrl ?? null));
@@ -494,11 +630,26 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     callFiles,
     vigilReadable: facts(network ? [...bridge.readable, ...(bridge.interpreter ? [programRoot(bridge.interpreter)] : [])] : []),
     bridgeBinary: network && bridge.binary !== null ? (facts([bridge.binary])[0] ?? null) : null,
-    readable: facts([...programPaths(call.file, call.args, call.env), ...dependencyCaches(call.kind, home), ...list(workerEnv.VIGIL_SANDBOX_READABLE, /:/)]),
+    readable: facts([
+      ...programPaths(call.file, call.args, call.env),
+      ...dependencyCaches(call.kind, home),
+      ...list(workerEnv.VIGIL_SANDBOX_READABLE, /:/),
+    ]),
     writable: facts(list(workerEnv.VIGIL_SANDBOX_WRITABLE, /:/)),
     denied: deniedPaths(workerEnv),
-    vigilDirs: { root: existsSync(vigil), runs: existsSync(path.join(vigil, 'runs')), handoffs: existsSync(path.join(vigil, 'handoffs')), signals: existsSync(path.join(vigil, 'signals')) },
-    gitControl: facts([path.join(repo, '.git', 'config'), path.join(repo, '.git', 'hooks'), ...(worktreeGit ? [path.join(worktreeGit, 'config'), path.join(worktreeGit, 'config.worktree'), path.join(worktreeGit, 'hooks')] : [])]),
+    vigilDirs: {
+      root: existsSync(vigil),
+      runs: existsSync(path.join(vigil, 'runs')),
+      handoffs: existsSync(path.join(vigil, 'handoffs')),
+      signals: existsSync(path.join(vigil, 'signals')),
+    },
+    gitControl: facts([
+      path.join(repo, '.git', 'config'),
+      path.join(repo, '.git', 'hooks'),
+      ...(worktreeGit
+        ? [path.join(worktreeGit, 'config'), path.join(worktreeGit, 'config.worktree'), path.join(worktreeGit, 'hooks')]
+        : []),
+    ]),
     gitCommonDir: worktreeGit ? (facts([worktreeGit])[0] ?? null) : null,
     proxyDir,
     signalsSource: signalsDir,
@@ -515,9 +666,13 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     // Go: the worker's module cache, read-only (dependencies already downloaded), and no fetching without the registries.
     ...(call.kind === 'tests' || call.kind === 'gate' ? goCacheEnv(home, network && registries) : {}),
   };
-  const inner = network ? [...bridge.command, SANDBOX_PROXY_SOCKET, String(ports.proxyPort), ports.listen.join(','), '--', call.file, ...callArgs] : [call.file, ...callArgs];
+  const inner = network
+    ? [...bridge.command, SANDBOX_PROXY_SOCKET, String(ports.proxyPort), ports.listen.join(','), '--', call.file, ...callArgs]
+    : [call.file, ...callArgs];
   const refusedNote = plan.refused.length ? `; not shown: ${plan.refused.map((r) => r.path).join(', ')}` : '';
-  const isolation = `bubblewrap ${platform.version ?? ''}`.trim() + `; repository ${plan.repoWritable ? 'writable' : 'read-only'}; network: ${network ? (allow.length ? allow.map(endpointText).join(', ') : 'none') : 'none'}${refusedNote}`;
+  const isolation =
+    `bubblewrap ${platform.version ?? ''}`.trim() +
+    `; repository ${plan.repoWritable ? 'writable' : 'read-only'}; network: ${network ? (allow.length ? allow.map(endpointText).join(', ') : 'none') : 'none'}${refusedNote}`;
   return {
     file: platform.bwrap as string,
     args: [...plan.args, ...inner],
@@ -548,7 +703,10 @@ export function sandboxReport(prepared: PreparedSandbox, proxyDenials: readonly 
 }
 
 /** What `vigil doctor` says about this worker's sandbox: the mode, whether it would apply, and why not (`packageDir`: as for prepareSandbox). */
-export function describeSandbox(env: NodeJS.ProcessEnv = process.env, packageDir?: string): { mode: SandboxMode; applies: boolean; line: string; problem: string | null } {
+export function describeSandbox(
+  env: NodeJS.ProcessEnv = process.env,
+  packageDir?: string,
+): { mode: SandboxMode; applies: boolean; line: string; problem: string | null } {
   const worker = workerSandboxMode(env);
   const platform = sandboxPlatform(env);
   const verdict = sandboxVerdict(worker.mode, platform);
@@ -561,7 +719,12 @@ export function describeSandbox(env: NodeJS.ProcessEnv = process.env, packageDir
       problem: worker.problem,
     };
   }
-  return { mode: worker.mode, applies: false, line: verdict.reason, problem: worker.problem ?? (verdict.run === 'refused' ? verdict.reason : null) };
+  return {
+    mode: worker.mode,
+    applies: false,
+    line: verdict.reason,
+    problem: worker.problem ?? (verdict.run === 'refused' ? verdict.reason : null),
+  };
 }
 
 /**

@@ -69,7 +69,11 @@ export async function readAgentSignals(raw: ReadSignalsInput): Promise<AgentSign
     }
     // An unreadable request still reaches a person: its text becomes the reason.
     humanReview = parsed
-      ? { reason: parsed.reason.slice(0, 1000), blocking: parsed.blocking ?? false, questions: (parsed.questions ?? []).slice(0, 20).map((q) => q.slice(0, 1000)) }
+      ? {
+          reason: parsed.reason.slice(0, 1000),
+          blocking: parsed.blocking ?? false,
+          questions: (parsed.questions ?? []).slice(0, 20).map((q) => q.slice(0, 1000)),
+        }
       : { reason: (hr.trim() || 'the agent asked for a human review').slice(0, 1000), blocking: false, questions: [] };
   }
 

@@ -14,7 +14,16 @@ import { StringDecoder } from 'node:string_decoder';
 import { processesWithToken, processStartTime, signalTree, TOKEN_VAR } from './process-tree.js';
 import { startSandboxProxy, type SandboxProxy } from './sandbox-proxy.js';
 import { describeWriteError, logTruncatedNotice } from './safe-files.js';
-import { CANCEL_GRACE_MS, KILL_GRACE_MS, readState, writeState, type SupervisorExit, type SupervisorMessage, type SupervisorSpec, type SupervisorState } from './supervisor-state.js';
+import {
+  CANCEL_GRACE_MS,
+  KILL_GRACE_MS,
+  readState,
+  writeState,
+  type SupervisorExit,
+  type SupervisorMessage,
+  type SupervisorSpec,
+  type SupervisorState,
+} from './supervisor-state.js';
 
 /** After the child exits, how long its output pipes may stay open (drained) before they are closed. */
 const PIPE_GRACE_MS = 500;
@@ -166,7 +175,16 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
       return;
     }
     try {
-      writeState(spec.statePath, { v: 2, key: spec.key, attempt: spec.attempt, supervisor: self, token: spec.token, startedAt: started, logStart, ...s });
+      writeState(spec.statePath, {
+        v: 2,
+        key: spec.key,
+        attempt: spec.attempt,
+        supervisor: self,
+        token: spec.token,
+        startedAt: started,
+        logStart,
+        ...s,
+      });
     } catch (err) {
       stateError ??= describeWriteError(`cannot write ${spec.statePath}`, err);
     }

@@ -62,7 +62,15 @@ export function compiledModule(name: string): string {
 }
 
 /** The modules the daemon runs: a change to any of them is another build. */
-const DAEMON_MODULES = ['supervisor-daemon.js', 'supervised-call.js', 'supervisor-state.js', 'process-tree.js', 'safe-files.js', 'sandbox-proxy.js', 'sandbox-net.js'];
+const DAEMON_MODULES = [
+  'supervisor-daemon.js',
+  'supervised-call.js',
+  'supervisor-state.js',
+  'process-tree.js',
+  'safe-files.js',
+  'sandbox-proxy.js',
+  'sandbox-net.js',
+];
 let build: string | undefined;
 
 /** The daemon's socket for this build. */
@@ -167,7 +175,9 @@ function startDaemon(socketPath: string): Promise<void> {
       }
     });
     child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`the supervisor daemon exited with ${code} before it listened (see ${path.join(dir, 'daemon.log')})`)));
+    child.once('exit', (code) =>
+      reject(new Error(`the supervisor daemon exited with ${code} before it listened (see ${path.join(dir, 'daemon.log')})`)),
+    );
   }).finally(() => {
     starting = undefined;
   });
@@ -193,7 +203,9 @@ export async function connectDaemon(onFrame: (type: number, payload: Buffer) => 
     unusableUntil = Date.now() + RETRY_DAEMON_MS;
     if (!warned) {
       warned = true;
-      log.warn('the supervisor daemon cannot be used; each call gets a supervisor process of its own (slower) for a minute', { error: err instanceof Error ? err.message : String(err) });
+      log.warn('the supervisor daemon cannot be used; each call gets a supervisor process of its own (slower) for a minute', {
+        error: err instanceof Error ? err.message : String(err),
+      });
     }
     return null;
   }

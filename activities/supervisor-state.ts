@@ -75,7 +75,8 @@ export interface SupervisorState {
 }
 
 /** Control messages on fd 3. */
-export type SupervisorMessage = { t: 'started'; pid: number; startTime: string | null; logStart: number } | ({ t: 'exit' } & SupervisorExit);
+export type SupervisorMessage =
+  { t: 'started'; pid: number; startTime: string | null; logStart: number } | ({ t: 'exit' } & SupervisorExit);
 
 /** SIGTERM → SIGKILL grace on timeout. */
 export const KILL_GRACE_MS = 3000;
@@ -92,7 +93,14 @@ export function writeState(file: string, state: SupervisorState): void {
 export function readState(file: string): SupervisorState | null {
   try {
     const s = JSON.parse(readFileSync(file, 'utf8')) as Partial<SupervisorState> | null;
-    return s && s.v === 2 && typeof s.key === 'string' && typeof s.attempt === 'number' && typeof s.token === 'string' && typeof s.supervisor?.pid === 'number' ? (s as SupervisorState) : null;
+    return s &&
+      s.v === 2 &&
+      typeof s.key === 'string' &&
+      typeof s.attempt === 'number' &&
+      typeof s.token === 'string' &&
+      typeof s.supervisor?.pid === 'number'
+      ? (s as SupervisorState)
+      : null;
   } catch {
     return null;
   }

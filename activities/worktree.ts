@@ -19,21 +19,38 @@ import { runGit } from './git-helper.js';
 const FIXED = { ...IDENTITY, GIT_AUTHOR_DATE: '2000-01-01T00:00:00Z', GIT_COMMITTER_DATE: '2000-01-01T00:00:00Z' };
 
 export const integrationRef = (runId: string): string => `refs/vigil/streams/${safeSegment(runId)}`;
-export const worktreePath = (repoPath: string, runId: string, task: string): string => path.join(repoPath, VIGIL_DIR, 'worktrees', safeSegment(runId), safeSegment(task));
+export const worktreePath = (repoPath: string, runId: string, task: string): string =>
+  path.join(repoPath, VIGIL_DIR, 'worktrees', safeSegment(runId), safeSegment(task));
 
-export const StreamBaseInputSchema = z.object({ repoPath: z.string(), runId: z.string(), tree: z.string().max(64), parent: z.string().max(64).nullable() });
+export const StreamBaseInputSchema = z.object({
+  repoPath: z.string(),
+  runId: z.string(),
+  tree: z.string().max(64),
+  parent: z.string().max(64).nullable(),
+});
 export type StreamBaseInput = z.infer<typeof StreamBaseInputSchema>;
 
 /** The commit the streams start from: the run-start tree (the person's uncommitted changes included) on HEAD, the integration line's first commit. */
 export async function streamBase(raw: StreamBaseInput): Promise<{ commit: string }> {
   const input = StreamBaseInputSchema.parse(raw);
-  const commit = (await git(input.repoPath, ['commit-tree', input.tree, ...(input.parent ? ['-p', input.parent] : []), '-m', `vigil: streams of run ${input.runId} start here`], FIXED)).trim();
+  const commit = (
+    await git(
+      input.repoPath,
+      ['commit-tree', input.tree, ...(input.parent ? ['-p', input.parent] : []), '-m', `vigil: streams of run ${input.runId} start here`],
+      FIXED,
+    )
+  ).trim();
   const ref = integrationRef(input.runId);
   if (!(await objectExists(input.repoPath, ref))) await git(input.repoPath, ['update-ref', ref, commit]);
   return { commit };
 }
 
-export const WorktreeInputSchema = z.object({ repoPath: z.string(), runId: z.string(), task: z.string().max(40), base: z.string().max(64) });
+export const WorktreeInputSchema = z.object({
+  repoPath: z.string(),
+  runId: z.string(),
+  task: z.string().max(40),
+  base: z.string().max(64),
+});
 export type WorktreeInput = z.infer<typeof WorktreeInputSchema>;
 
 /** A task's worktree, detached at `base`; an existing one (a retry) is returned as it is. */
@@ -84,11 +101,16 @@ export const MergeStreamResultSchema = z.object({
   /** The stream delivered nothing: nothing to merge. */
   empty: z.boolean(),
   /** Files whose changes collided, and where both sides are written out for the agent or a person. */
-  conflict: z.object({ files: z.array(z.string().max(500)).max(50), sidesPath: z.string(), summary: z.string().max(2000), excerpt: z.string().max(SIDES_EXCERPT) }).nullable(),
+  conflict: z
+    .object({
+      files: z.array(z.string().max(500)).max(50),
+      sidesPath: z.string(),
+      summary: z.string().max(2000),
+      excerpt: z.string().max(SIDES_EXCERPT),
+    })
+    .nullable(),
 });
 export type MergeStreamResult = z.infer<typeof MergeStreamResultSchema>;
-
-
 
 /**
  * Merges a done stream's branch into the integration line with `git merge-tree --write-tree`.
@@ -118,9 +140,29 @@ export async function mergeStream(raw: MergeStreamInput): Promise<MergeStreamRes
     const s = await runGit(repoPath, ['show', `${rev}:${file}`]);
     return s.exitCode === 0 ? s.stdout.slice(0, SIDE_CHARS) : '(absent)';
   };
-  const parts = [`# Merge conflict: task ${input.task}`, '', `Merging ${runBranch(input.childId)} into the run's tree collided in ${files.length} file(s). The run's tree has the conflict markers; here are both sides.`, ''];
+  const parts = [
+    `# Merge conflict: task ${input.task}`,
+    '',
+    `Merging ${runBranch(input.childId)} into the run's tree collided in ${files.length} file(s). The run's tree has the conflict markers; here are both sides.`,
+    '',
+  ];
   for (const f of files.slice(0, 10)) {
-    parts.push(`## ${f}`, '', '### the run so far (ours)', '', '```', await show(into, f), '```', '', `### task ${input.task} (theirs)`, '', '```', await show(theirs, f), '```', '');
+    parts.push(
+      `## ${f}`,
+      '',
+      '### the run so far (ours)',
+      '',
+      '```',
+      await show(into, f),
+      '```',
+      '',
+      `### task ${input.task} (theirs)`,
+      '',
+      '```',
+      await show(theirs, f),
+      '```',
+      '',
+    );
     if (base) parts.push('### where both started (base)', '', '```', await show(base, f), '```', '');
   }
   const dir = ensureRunDir(repoPath, input.runId);
@@ -140,7 +182,9 @@ export const ApplyStreamsInputSchema = z.object({ repoPath: z.string(), runId: z
 export async function applyStreams(raw: z.infer<typeof ApplyStreamsInputSchema>): Promise<{ files: number }> {
   const input = ApplyStreamsInputSchema.parse(raw);
   const { repoPath, commit } = input;
-  const before = (await runGit(repoPath, ['diff', '--name-only', '-z', commit, '--', '.', `:(exclude)${VIGIL_DIR}`])).stdout.split('\0').filter(Boolean);
+  const before = (await runGit(repoPath, ['diff', '--name-only', '-z', commit, '--', '.', `:(exclude)${VIGIL_DIR}`])).stdout
+    .split('\0')
+    .filter(Boolean);
   await git(repoPath, ['restore', `--source=${commit}`, '--worktree', '--', '.', `:(exclude)${VIGIL_DIR}`]);
   return { files: before.length };
 }

@@ -41,7 +41,9 @@ type Scenario = z.input<typeof ScenarioSchema>;
 
 const vote = (v: 'APPROVE' | 'REJECT') => ({ output: `VOTE: ${v}\nREASON: member says ${v.toLowerCase()}\n` });
 const ROLES = {
-  checklist: { default: { output: '[{"id": "REQ-1", "title": "notes.txt has the lines", "priority": "critical", "verify": "read notes.txt"}]\n' } },
+  checklist: {
+    default: { output: '[{"id": "REQ-1", "title": "notes.txt has the lines", "priority": "critical", "verify": "read notes.txt"}]\n' },
+  },
   'checklist-verifier': { default: { output: 'ITEM REQ-1: PASS - notes.txt has them\n' } },
   reviewer: { default: { output: 'VERDICT: PASS\n' } },
   'devils-advocate': { default: { output: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing\n' } },
@@ -82,7 +84,12 @@ const CASES: Case[] = [
     name: 'short run to done (claim at 4, approved)',
     tests: true,
     maxIterations: 10,
-    scenario: { version: 1, iterations: [step(1), step(2), step(3), step(4, true)], default: step(9), roles: { ...ROLES, council: { default: vote('APPROVE') } } },
+    scenario: {
+      version: 1,
+      iterations: [step(1), step(2), step(3), step(4, true)],
+      default: step(9),
+      roles: { ...ROLES, council: { default: vote('APPROVE') } },
+    },
   },
   {
     name: 'five refused claims, then done',
@@ -112,7 +119,12 @@ const CASES: Case[] = [
     name: 'claims on an unchanged tree',
     tests: true,
     maxIterations: 25,
-    scenario: { version: 1, iterations: [], default: { output: 'done\n', claim: 'file' }, roles: { ...ROLES, council: { default: vote('REJECT') } } },
+    scenario: {
+      version: 1,
+      iterations: [],
+      default: { output: 'done\n', claim: 'file' },
+      roles: { ...ROLES, council: { default: vote('REJECT') } },
+    },
   },
   {
     name: 'long green run, no claim (10 iterations)',
@@ -142,7 +154,10 @@ CASES.push(
     tests: true,
     maxIterations: 10,
     scenario: { version: 1, iterations: [] },
-    claude: { calls: [fakeStep(1), fakeStep(2), fakeStep(3), fakeStep(4, true), fakeStep(5, true)], roles: { ...FAKE_ROLES, council: [fakeVote('REJECT'), fakeVote('REJECT'), fakeVote('APPROVE')] } },
+    claude: {
+      calls: [fakeStep(1), fakeStep(2), fakeStep(3), fakeStep(4, true), fakeStep(5, true)],
+      roles: { ...FAKE_ROLES, council: [fakeVote('REJECT'), fakeVote('REJECT'), fakeVote('APPROVE')] },
+    },
   },
   {
     name: 'claude: five refused claims, then done',
@@ -163,7 +178,11 @@ function fakeClaude(c: Case, scenario: FakeScenario): { binary: string; log: str
   writeFileSync(path.join(dir, 'scenario.json'), JSON.stringify(scenario));
   const binary = path.join(mkdtempSync(path.join(FAKE_DIR, 'bin-')), 'claude');
   const log = path.join(dir, 'calls.jsonl');
-  writeFileSync(binary, `#!/bin/sh\n# ${c.name}\nFAKE_CLI_SCENARIO='${dir}/scenario.json' FAKE_CLI_LOG='${log}' exec node '${FAKE_CLAUDE}' claude "$@"\n`, { mode: 0o755 });
+  writeFileSync(
+    binary,
+    `#!/bin/sh\n# ${c.name}\nFAKE_CLI_SCENARIO='${dir}/scenario.json' FAKE_CLI_LOG='${log}' exec node '${FAKE_CLAUDE}' claude "$@"\n`,
+    { mode: 0o755 },
+  );
   return { binary, log };
 }
 
@@ -182,7 +201,11 @@ function countFakeCalls(log: string): { byRole: Record<string, number>; batched:
 }
 
 const git = (cwd: string, ...args: string[]): void => {
-  execFileSync('git', args, { cwd, stdio: 'ignore', env: { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' } });
+  execFileSync('git', args, {
+    cwd,
+    stdio: 'ignore',
+    env: { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' },
+  });
 };
 
 function repoFor(c: Case): string {
@@ -192,7 +215,10 @@ function repoFor(c: Case): string {
   if (c.tests) {
     writeFileSync(path.join(dir, 'package.json'), '{"name":"bench","type":"module","private":true,"scripts":{"test":"node --test"}}\n');
     mkdirSync(path.join(dir, 'test'));
-    writeFileSync(path.join(dir, 'test/ok.test.js'), "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\ntest('ok', () => assert.ok(true));\n");
+    writeFileSync(
+      path.join(dir, 'test/ok.test.js'),
+      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\ntest('ok', () => assert.ok(true));\n",
+    );
   }
   git(dir, 'add', '-A');
   git(dir, 'commit', '-q', '-m', 'bench');
@@ -225,9 +251,17 @@ async function main(): Promise<void> {
   process.env.VIGIL_SANDBOX_READABLE = [process.env.VIGIL_SANDBOX_READABLE, path.dirname(FAKE_CLAUDE)].filter(Boolean).join(':');
   // (Its own folder: a writable folder above the repositories would be refused.)
   process.env.VIGIL_SANDBOX_WRITABLE = [process.env.VIGIL_SANDBOX_WRITABLE, FAKE_DIR].filter(Boolean).join(':');
-  Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
+  Runtime.install({
+    logger: new DefaultLogger('ERROR'),
+    telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } },
+  });
   const cli = await resolveTemporalCli();
-  const server = await startDevServer({ cliPath: cli.path, dbFile: path.join(SCRATCH.mkdir('server-'), 'temporal.db'), port: await freePort(), headless: true });
+  const server = await startDevServer({
+    cliPath: cli.path,
+    dbFile: path.join(SCRATCH.mkdir('server-'), 'temporal.db'),
+    port: await freePort(),
+    headless: true,
+  });
   SCRATCH.server = server;
   const native = await NativeConnection.connect({ address: server.address });
   const connection = await Connection.connect({ address: server.address });
@@ -244,7 +278,9 @@ async function main(): Promise<void> {
           const prdPath = path.join(SCRATCH.mkdir('prd-'), 'PRD.md');
           writeFileSync(prdPath, '# Notes\n\nAppend a line to notes.txt for every step.\n');
           const fake = c.claude ? fakeClaude(c, c.claude) : null;
-          const agent = fake ? { provider: 'claude' as const, agentCommand: [fake.binary] } : { agentCommand: [SCRIPTED_AGENT, '--scenario', scenarioFile] };
+          const agent = fake
+            ? { provider: 'claude' as const, agentCommand: [fake.binary] }
+            : { agentCommand: [SCRIPTED_AGENT, '--scenario', scenarioFile] };
           const input: RunInput = {
             prdPath,
             prdTitle: 'Notes',
@@ -254,7 +290,16 @@ async function main(): Promise<void> {
           const handle = await client.workflow.start(vigilRun, { taskQueue: 'agent-calls', workflowId: `agent-calls-${i}`, args: [input] });
           const outcome: Outcome = await handle.result();
           const { byRole, batched } = fake ? countFakeCalls(fake.log) : { byRole: countCalls(repo), batched: 0 };
-          results[i] = { name: c.name, outcome: `${outcome.status} at ${outcome.iteration}`, iterations: outcome.iteration, byRole, batched, orchestration: Object.entries(byRole).filter(([r]) => r !== 'iteration').reduce((n, [, v]) => n + v, 0) };
+          results[i] = {
+            name: c.name,
+            outcome: `${outcome.status} at ${outcome.iteration}`,
+            iterations: outcome.iteration,
+            byRole,
+            batched,
+            orchestration: Object.entries(byRole)
+              .filter(([r]) => r !== 'iteration')
+              .reduce((n, [, v]) => n + v, 0),
+          };
         }),
       );
     });
@@ -270,9 +315,25 @@ async function main(): Promise<void> {
   }
   const roles = ['iteration', 'checklist', 'reviewer', 'devils-advocate', 'checklist-verifier', 'council'];
   console.log('agent calls by role, default knobs, command provider (claude: the claude preset, its rounds batched)');
-  console.log(['scenario'.padEnd(72), 'outcome'.padEnd(28), ...roles.map((r) => r.padStart(9)), 'orchestration'.padStart(14), 'batched'.padStart(8)].join(' '));
+  console.log(
+    [
+      'scenario'.padEnd(72),
+      'outcome'.padEnd(28),
+      ...roles.map((r) => r.padStart(9)),
+      'orchestration'.padStart(14),
+      'batched'.padStart(8),
+    ].join(' '),
+  );
   for (const r of results) {
-    console.log([r.name.padEnd(72), r.outcome.padEnd(28), ...roles.map((x) => String(r.byRole[x] ?? 0).padStart(9)), String(r.orchestration).padStart(14), String(r.batched).padStart(8)].join(' '));
+    console.log(
+      [
+        r.name.padEnd(72),
+        r.outcome.padEnd(28),
+        ...roles.map((x) => String(r.byRole[x] ?? 0).padStart(9)),
+        String(r.orchestration).padStart(14),
+        String(r.batched).padStart(8),
+      ].join(' '),
+    );
   }
 }
 

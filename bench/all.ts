@@ -23,7 +23,13 @@ const args = process.argv.slice(2);
 const steps: string[][] =
   args.length > 0
     ? [['run.js', ...args]]
-    : [['run.js', '--concurrent', '50,100,200'], ['cli-latency.js'], ['stop-latency.js'], ['stop-latency.js', '--runs', '200'], ['agent-calls.js']];
+    : [
+        ['run.js', '--concurrent', '50,100,200'],
+        ['cli-latency.js'],
+        ['stop-latency.js'],
+        ['stop-latency.js', '--runs', '200'],
+        ['agent-calls.js'],
+      ];
 
 // Ctrl+C reaches the running bench too (same process group): it stops its server and removes its
 // scratch folder; this process waits for that, then runs nothing more.

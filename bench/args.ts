@@ -28,11 +28,19 @@ export function benchArgs<O extends Options>(name: string, usage: string, option
 }
 
 /** A flag's number (an integer within bounds when asked), or the bench ends with what was wrong. */
-export function numberArg(name: string, usage: string, flag: string, raw: string, bounds: { min?: number; max?: number; integer?: boolean } = {}): number {
+export function numberArg(
+  name: string,
+  usage: string,
+  flag: string,
+  raw: string,
+  bounds: { min?: number; max?: number; integer?: boolean } = {},
+): number {
   const n = raw.trim() === '' ? NaN : Number(raw);
   const { min = -Infinity, max = Infinity, integer = false } = bounds;
   if (!Number.isFinite(n) || (integer && !Number.isInteger(n)) || n < min || n > max) {
-    const range = [integer ? 'an integer' : 'a number', min > -Infinity ? `at least ${min}` : '', max < Infinity ? `at most ${max}` : ''].filter(Boolean).join(', ');
+    const range = [integer ? 'an integer' : 'a number', min > -Infinity ? `at least ${min}` : '', max < Infinity ? `at most ${max}` : '']
+      .filter(Boolean)
+      .join(', ');
     fail(name, usage, `--${flag} must be ${range}, got ${JSON.stringify(raw)}`);
   }
   return n;

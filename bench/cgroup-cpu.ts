@@ -55,7 +55,8 @@ function tryGroup(base: string, own: string, read: (dir: string) => number): Cpu
     close: () => {
       if (!existsSync(dir)) return;
       try {
-        for (const pid of readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) appendFileSync(path.join(parent, 'cgroup.procs'), `${pid}\n`);
+        for (const pid of readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean))
+          appendFileSync(path.join(parent, 'cgroup.procs'), `${pid}\n`);
         rmdirSync(dir);
       } catch {
         /* a process on its way out: the empty group stays */

@@ -24,7 +24,10 @@ import { benchScratch } from './scratch.js';
 import { vigilRun } from '../workflows/run-workflow.js';
 
 const USAGE = 'usage: node dist/bench/cli-latency.js [--trials N (default 10)] [--bin path/to/bin/vigil.js]';
-const values = benchArgs('cli-latency', USAGE, { trials: { type: 'string', default: '10' }, bin: { type: 'string', default: path.join(packageRoot(), 'bin', 'vigil.js') } });
+const values = benchArgs('cli-latency', USAGE, {
+  trials: { type: 'string', default: '10' },
+  bin: { type: 'string', default: path.join(packageRoot(), 'bin', 'vigil.js') },
+});
 const TRIALS = numberArg('cli-latency', USAGE, 'trials', values.trials, { min: 1, integer: true });
 const BIN = path.resolve(values.bin as string);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -46,17 +49,40 @@ const stats = (xs: number[]): string => {
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const cli = await resolveTemporalCli();
-  const server = await startDevServer({ cliPath: cli.path, dbFile: path.join(SCRATCH.mkdir('server-'), 'temporal.db'), port: await freePort(), headless: true });
+  const server = await startDevServer({
+    cliPath: cli.path,
+    dbFile: path.join(SCRATCH.mkdir('server-'), 'temporal.db'),
+    port: await freePort(),
+    headless: true,
+  });
   SCRATCH.server = server;
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
   const native = await NativeConnection.connect({ address: server.address });
   const taskQueue = `cli-bench-${process.pid}`;
-  const worker = await createVigilWorker({ connection: native, namespace: 'default', taskQueue, tuning: { ...DEFAULT_TUNING, activitySlots: TRIALS + 10 } });
+  const worker = await createVigilWorker({
+    connection: native,
+    namespace: 'default',
+    taskQueue,
+    tuning: { ...DEFAULT_TUNING, activitySlots: TRIALS + 10 },
+  });
   const env = { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', VIGIL_TASK_QUEUE: taskQueue };
   const start = async (id: string): Promise<void> => {
     const r = repo();
-    const input = { prdPath: path.join(r, 'README.md'), prdTitle: 'bench', repoPath: r, knobs: { ...defaultKnobs(), agentCommand: ['/bin/sh', '-c', 'sleep 3600'], councilEnabled: false, qualityGates: false, codeReview: false, prdChecklist: false, agentTimeoutSeconds: 7200 } };
+    const input = {
+      prdPath: path.join(r, 'README.md'),
+      prdTitle: 'bench',
+      repoPath: r,
+      knobs: {
+        ...defaultKnobs(),
+        agentCommand: ['/bin/sh', '-c', 'sleep 3600'],
+        councilEnabled: false,
+        qualityGates: false,
+        codeReview: false,
+        prdChecklist: false,
+        agentTimeoutSeconds: 7200,
+      },
+    };
     const h = await client.workflow.start(vigilRun, { taskQueue, workflowId: id, args: [input] });
     while (!(await h.query(statusQuery).catch(() => null))?.agentRunning) await sleep(50);
   };
@@ -72,7 +98,12 @@ async function main(): Promise<void> {
     await start(id);
     const stopIds = Array.from({ length: TRIALS }, (_, i) => `${id}-stop-${i}`);
     for (const s of stopIds) await start(s);
-    console.log(`${BIN}: ${TRIALS} trial(s) per command, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(
+      `${BIN}: ${TRIALS} trial(s) per command, load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
     const rows: [string, number[]][] = [
       ['node', []],
       ['--help', []],
@@ -99,10 +130,19 @@ async function main(): Promise<void> {
       (rows[5] as [string, number[]])[1].push(await time(['input', id, 'a directive']));
       (rows[6] as [string, number[]])[1].push(await time(['stop', stopIds[t] as string]));
     }
-    console.log(`  load average at the end ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(
+      `  load average at the end ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
     for (const [name, xs] of rows) console.log(`  ${name === 'node' ? 'node -e 0    ' : `vigil ${name.padEnd(7)}`} ${stats(xs)}`);
     if (extraCa) console.log(`  node -e 0 without NODE_EXTRA_CA_CERTS (set here to ${process.env.NODE_EXTRA_CA_CERTS}) ${stats(extraCa)}`);
-    for (const w of [id, ...stopIds]) await client.workflow.getHandle(w).terminate('bench done').catch(() => undefined);
+    for (const w of [id, ...stopIds])
+      await client.workflow
+        .getHandle(w)
+        .terminate('bench done')
+        .catch(() => undefined);
   });
   await native.close();
   await connection.close();

@@ -81,12 +81,17 @@ const values = benchArgs('bench', USAGE, {
   'server-config': { type: 'string', default: 'tuned' },
   store: { type: 'string', default: 'on' },
 });
-const num = (flag: keyof typeof values, bounds: Parameters<typeof numberArg>[4]): number => numberArg('bench', USAGE, flag, String(values[flag]), bounds);
+const num = (flag: keyof typeof values, bounds: Parameters<typeof numberArg>[4]): number =>
+  numberArg('bench', USAGE, flag, String(values[flag]), bounds);
 const FILES = num('files', { min: 1, integer: true });
 const ITERATIONS = num('iterations', { min: 1, integer: true });
 const KNOB_SETS = values.knobs.split(',').filter(Boolean);
-for (const k of KNOB_SETS) if (k !== 'minimal' && k !== 'default') fail('bench', USAGE, `--knobs: no knob set ${JSON.stringify(k)} (minimal, default)`);
-const CONCURRENT = values.concurrent.split(',').filter(Boolean).map((c) => numberArg('bench', USAGE, 'concurrent', c, { min: 1, integer: true }));
+for (const k of KNOB_SETS)
+  if (k !== 'minimal' && k !== 'default') fail('bench', USAGE, `--knobs: no knob set ${JSON.stringify(k)} (minimal, default)`);
+const CONCURRENT = values.concurrent
+  .split(',')
+  .filter(Boolean)
+  .map((c) => numberArg('bench', USAGE, 'concurrent', c, { min: 1, integer: true }));
 const LOAD_SECONDS = num('concurrent-seconds', { min: 1 });
 const AGENT_SLEEP = num('agent-sleep', { min: 0 });
 const AGENT_JITTER = num('agent-jitter', { min: 0, max: 0.999 });
@@ -103,17 +108,27 @@ const SCRATCH = benchScratch('bench');
 const CGROUP = openCpuCgroup();
 process.once('exit', () => CGROUP?.close()); // also when a signal cuts the bench short (bench/scratch.ts exits)
 process.env.VIGIL_SUPERVISOR_DIR ??= SCRATCH.mkdir('supervisor-');
-console.log(CGROUP ? `CPU counted in cgroup ${CGROUP.path}: every process the bench starts` : 'CPU counted from /proc (no cgroup could be made here): processes inside the sandbox are not all seen');
+console.log(
+  CGROUP
+    ? `CPU counted in cgroup ${CGROUP.path}: every process the bench starts`
+    : 'CPU counted from /proc (no cgroup could be made here): processes inside the sandbox are not all seen',
+);
 
 /** `tuned`: the server's own dynamic config (DEV_SERVER_DYNAMIC_CONFIG); `none`: Temporal's defaults; or `key=json,...`. */
 function serverConfig(spec: string): Readonly<Record<string, number | boolean | string>> {
   if (spec === 'tuned') return DEV_SERVER_DYNAMIC_CONFIG;
   if (spec === 'none') return {};
-  return Object.fromEntries(spec.split(',').map((kv) => [kv.slice(0, kv.indexOf('=')), JSON.parse(kv.slice(kv.indexOf('=') + 1)) as number | boolean | string]));
+  return Object.fromEntries(
+    spec.split(',').map((kv) => [kv.slice(0, kv.indexOf('=')), JSON.parse(kv.slice(kv.indexOf('=') + 1)) as number | boolean | string]),
+  );
 }
 
 const git = (cwd: string, ...args: string[]): void => {
-  execFileSync('git', args, { cwd, stdio: 'ignore', env: { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' } });
+  execFileSync('git', args, {
+    cwd,
+    stdio: 'ignore',
+    env: { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' },
+  });
 };
 
 function repoWith(files: number): string {
@@ -342,9 +357,12 @@ interface RunFigures {
   byType: Map<string, { count: number; bytes: number }>;
 }
 
-const tsMs = (t: proto.temporal.api.history.v1.IHistoryEvent['eventTime']): number => Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
+const tsMs = (t: proto.temporal.api.history.v1.IHistoryEvent['eventTime']): number =>
+  Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
 
-function analyse(histories: History[]): Omit<RunFigures, 'iterations' | 'wallMs' | 'workerCpu' | 'serverCpu' | 'supervisionCpu' | 'storeCpu'> {
+function analyse(
+  histories: History[],
+): Omit<RunFigures, 'iterations' | 'wallMs' | 'workerCpu' | 'serverCpu' | 'supervisionCpu' | 'storeCpu'> {
   const timings: IterationTiming[] = [];
   const byType = new Map<string, { count: number; bytes: number }>();
   let events = 0;
@@ -398,7 +416,14 @@ async function watchForPause(handle: WorkflowHandle, done: () => boolean): Promi
   }
 }
 
-async function measuredRun(client: Client, server: DevServer, store: EmbeddedPostgres | null, knobs: Knobs, label: string, prd: string): Promise<RunFigures> {
+async function measuredRun(
+  client: Client,
+  server: DevServer,
+  store: EmbeddedPostgres | null,
+  knobs: Knobs,
+  label: string,
+  prd: string,
+): Promise<RunFigures> {
   const repo = repoWith(10);
   const storePid = knobs.eventStore && store ? store.pid : null;
   const apart = [server.pid, ...(store ? [store.pid] : [])];
@@ -432,13 +457,28 @@ async function measuredRun(client: Client, server: DevServer, store: EmbeddedPos
     });
     const [outcome] = await Promise.all([ended, watchForPause(handle, () => finished)]);
     if (outcome.status !== 'max_iterations_reached' || outcome.iteration !== knobs.maxIterations) {
-      throw new Error(`bench run ${label} ended at iteration ${outcome.iteration} of ${knobs.maxIterations}: ${outcome.status} (${outcome.reason})`);
+      throw new Error(
+        `bench run ${label} ended at iteration ${outcome.iteration} of ${knobs.maxIterations}: ${outcome.status} (${outcome.reason})`,
+      );
     }
     const histories = await chainHistories(client, handle.workflowId, handle.firstExecutionRunId);
     if (values['dump-histories']) {
       // Every execution's history as JSON, to see what the events carry.
       mkdirSync(values['dump-histories'], { recursive: true });
-      histories.forEach((h, i) => writeFileSync(path.join(values['dump-histories'], `${label}-${i}.json`), JSON.stringify(temporal.api.history.v1.History.toObject(h as proto.temporal.api.history.v1.History, { longs: String, enums: String, bytes: String }), null, 1)));
+      histories.forEach((h, i) =>
+        writeFileSync(
+          path.join(values['dump-histories'], `${label}-${i}.json`),
+          JSON.stringify(
+            temporal.api.history.v1.History.toObject(h as proto.temporal.api.history.v1.History, {
+              longs: String,
+              enums: String,
+              bytes: String,
+            }),
+            null,
+            1,
+          ),
+        ),
+      );
     }
     const a = analyse(histories);
     return { ...a, iterations: outcome.iteration, wallMs, workerCpu, serverCpu, supervisionCpu, storeCpu };
@@ -468,13 +508,23 @@ function report(label: string, f: RunFigures): void {
   if (windows.length) console.log(`  overhead per iteration by window (s): ${windows.join(' · ')}`);
   if (values.breakdown) {
     const rows = [...f.byType.entries()].sort((x, y) => y[1].bytes - x[1].bytes);
-    for (const [t, v] of rows) console.log(`    ${t.padEnd(60)} ${(v.count / n).toFixed(2).padStart(6)} events ${(v.bytes / n / 1024).toFixed(2).padStart(7)} KiB per iteration`);
+    for (const [t, v] of rows)
+      console.log(
+        `    ${t.padEnd(60)} ${(v.count / n).toFixed(2).padStart(6)} events ${(v.bytes / n / 1024).toFixed(2).padStart(7)} KiB per iteration`,
+      );
   }
 }
 
 /** Starts bench/prober.ts, which asks `workflowIds` in turn every `everyMs` for `forMs` from a process of its own; its timings. */
-function outsideClient(address: string, workflowIds: string[], everyMs: number, forMs: number): Promise<{ statusMs: number[]; pauseMs: number[]; unanswered: number }> {
-  const child = spawn(process.execPath, [path.join(path.dirname(fileURLToPath(import.meta.url)), 'prober.js')], { stdio: ['pipe', 'pipe', 'inherit'] });
+function outsideClient(
+  address: string,
+  workflowIds: string[],
+  everyMs: number,
+  forMs: number,
+): Promise<{ statusMs: number[]; pauseMs: number[]; unanswered: number }> {
+  const child = spawn(process.execPath, [path.join(path.dirname(fileURLToPath(import.meta.url)), 'prober.js')], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   child.stdin.end(JSON.stringify({ address, namespace: 'default', workflowIds, everyMs, forMs }));
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -499,7 +549,13 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
     for (let i = 0; i < runs; i++) {
       const repo = repoWith(3);
       repos.push(repo);
-      handles.push(await client.workflow.start(vigilRun, { taskQueue: 'bench', workflowId: `bench-load-${runs}-${i}-${Date.now()}`, args: [{ prdPath: prd, prdTitle: 'Bench', repoPath: repo, knobs }] }));
+      handles.push(
+        await client.workflow.start(vigilRun, {
+          taskQueue: 'bench',
+          workflowId: `bench-load-${runs}-${i}-${Date.now()}`,
+          args: [{ prdPath: prd, prdTitle: 'Bench', repoPath: repo, knobs }],
+        }),
+      );
     }
     // A run's iteration from its status query; a query the loaded worker does not answer in time is counted, not fatal.
     let unanswered = 0;
@@ -538,7 +594,12 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
     const pauseMs: number[] = [];
     const deadline = t0 + LOAD_SECONDS * 1000;
     // The same questions from a client in a process of its own (as `vigil` is), on other runs.
-    const outside = outsideClient(server.address, [...handles].reverse().map((h) => h.workflowId), 2500, LOAD_SECONDS * 1000);
+    const outside = outsideClient(
+      server.address,
+      [...handles].reverse().map((h) => h.workflowId),
+      2500,
+      LOAD_SECONDS * 1000,
+    );
     let k = 0;
     while (performance.now() < deadline - 3000) {
       await new Promise((r) => setTimeout(r, 2500));
@@ -573,9 +634,13 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
       let startedMs: number | null = null;
       let first = true;
       for (const e of events) {
-        if (e.workflowTaskScheduledEventAttributes || e.activityTaskScheduledEventAttributes) scheduledAt.set(String(e.eventId), tsMs(e.eventTime));
-        const waitedSince = scheduledAt.get(String(e.workflowTaskStartedEventAttributes?.scheduledEventId ?? e.activityTaskStartedEventAttributes?.scheduledEventId ?? ''));
-        if (waitedSince !== undefined) (e.activityTaskStartedEventAttributes ? activityWaitMs : taskWaitMs).push(tsMs(e.eventTime) - waitedSince);
+        if (e.workflowTaskScheduledEventAttributes || e.activityTaskScheduledEventAttributes)
+          scheduledAt.set(String(e.eventId), tsMs(e.eventTime));
+        const waitedSince = scheduledAt.get(
+          String(e.workflowTaskStartedEventAttributes?.scheduledEventId ?? e.activityTaskStartedEventAttributes?.scheduledEventId ?? ''),
+        );
+        if (waitedSince !== undefined)
+          (e.activityTaskStartedEventAttributes ? activityWaitMs : taskWaitMs).push(tsMs(e.eventTime) - waitedSince);
         if (e.workflowTaskStartedEventAttributes) startedMs = tsMs(e.eventTime);
         else if (e.workflowTaskCompletedEventAttributes && startedMs !== null) {
           (first ? firstTaskMs : taskMs).push(tsMs(e.eventTime) - startedMs);
@@ -585,7 +650,8 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
       }
     }
     const total = made.reduce((a, b) => a + b, 0);
-    const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
+    const pct = (xs: number[], p: number): number =>
+      [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
     console.log(
       `load, ${runs} runs (agent sleeps ${AGENT_SLEEP} s${AGENT_JITTER ? ` ± ${AGENT_JITTER * 100} %` : ''}, ${SLOTS} activity slots, ${WORKFLOW_SLOTS} workflow-task slots, git at niceness ${GIT_NICENESS}): ${(total / minutes).toFixed(0)} iterations/min ` +
         `(ideal ${((runs * 60) / AGENT_SLEEP).toFixed(0)}); fewest by one run ${Math.min(...made)}, most ${Math.max(...made)} in ${(minutes * 60).toFixed(0)} s; ` +
@@ -603,7 +669,8 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
     // their repositories go.
     await new Promise((r) => setTimeout(r, HEARTBEAT_SEND_MS + 2000));
     for (const r of repos) rmSync(r, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
-    if (endedAfterTheirRun.count) console.log(`  (${endedAfterTheirRun.count} agent calls and workflow tasks of the terminated runs ended after their run)`);
+    if (endedAfterTheirRun.count)
+      console.log(`  (${endedAfterTheirRun.count} agent calls and workflow tasks of the terminated runs ended after their run)`);
     endedAfterTheirRun.count = 0;
   }
 }
@@ -627,7 +694,13 @@ async function benchIterations(): Promise<void> {
   Runtime.install({ logger: benchLogger(), telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } } });
   const cli = await resolveTemporalCli();
   const dir = SCRATCH.mkdir('server-');
-  const server = await startDevServer({ cliPath: cli.path, dbFile: path.join(dir, 'temporal.db'), port: await freePort(), headless: true, dynamicConfig: serverConfig(values['server-config']) });
+  const server = await startDevServer({
+    cliPath: cli.path,
+    dbFile: path.join(dir, 'temporal.db'),
+    port: await freePort(),
+    headless: true,
+    dynamicConfig: serverConfig(values['server-config']),
+  });
   SCRATCH.server = server;
   console.log(`server dynamic config: ${values['server-config']}`);
   const prd = path.join(dir, 'PRD.md');
@@ -639,10 +712,20 @@ async function benchIterations(): Promise<void> {
   const native = await NativeConnection.connect({ address: server.address });
   const connection = await Connection.connect({ address: server.address });
   try {
-    const worker = await createVigilWorker({ connection: native, namespace: 'default', taskQueue: 'bench', tuning: { ...DEFAULT_TUNING, activitySlots: SLOTS, workflowSlots: WORKFLOW_SLOTS, gitNiceness: GIT_NICENESS }, codec: null });
+    const worker = await createVigilWorker({
+      connection: native,
+      namespace: 'default',
+      taskQueue: 'bench',
+      tuning: { ...DEFAULT_TUNING, activitySlots: SLOTS, workflowSlots: WORKFLOW_SLOTS, gitNiceness: GIT_NICENESS },
+      codec: null,
+    });
     await worker.runUntil(async () => {
       const client = new Client({ connection });
-      for (const name of KNOB_SETS) report(`iterations, ${name} knobs${name === 'default' && STORE ? ' (event store on)' : ''}`, await measuredRun(client, server, store, knobSet(name, agent, 0, ITERATIONS), name, prd));
+      for (const name of KNOB_SETS)
+        report(
+          `iterations, ${name} knobs${name === 'default' && STORE ? ' (event store on)' : ''}`,
+          await measuredRun(client, server, store, knobSet(name, agent, 0, ITERATIONS), name, prd),
+        );
       for (const runs of CONCURRENT) await benchLoad(client, server, agent, prd, runs);
     });
   } finally {

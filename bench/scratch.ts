@@ -28,7 +28,10 @@ export function benchScratch(name: string): Scratch {
     remove: () => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 300 }),
   };
   let cleaningUp = false;
-  for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [sig, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     // `on`, not `once`: execa's exit hook re-raises a signal nobody else listens to any more, which
     // would end the process before the cleanup. A second signal ends it at once.
     process.on(sig, () => {

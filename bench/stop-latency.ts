@@ -26,7 +26,11 @@ import { vigilRun } from '../workflows/run-workflow.js';
 import { execFileSync } from 'node:child_process';
 
 const USAGE = 'usage: node dist/bench/stop-latency.js [--runs N (default 20)] [--trials N (default 10)] [--gates]';
-const values = benchArgs('stop-latency', USAGE, { runs: { type: 'string', default: '20' }, trials: { type: 'string', default: '10' }, gates: { type: 'boolean', default: false } });
+const values = benchArgs('stop-latency', USAGE, {
+  runs: { type: 'string', default: '20' },
+  trials: { type: 'string', default: '10' },
+  gates: { type: 'boolean', default: false },
+});
 const RUNS = numberArg('stop-latency', USAGE, 'runs', values.runs, { min: 1, integer: true });
 const TRIALS = numberArg('stop-latency', USAGE, 'trials', values.trials, { min: 1, integer: true });
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -69,7 +73,15 @@ function input(repoPath: string, agentCommand: string[]): RunInput {
     prdPath: path.join(repoPath, 'README.md'),
     prdTitle: 'bench',
     repoPath,
-    knobs: { ...defaultKnobs(), agentCommand, councilEnabled: false, qualityGates: values.gates, codeReview: false, prdChecklist: false, agentTimeoutSeconds: 3600 },
+    knobs: {
+      ...defaultKnobs(),
+      agentCommand,
+      councilEnabled: false,
+      qualityGates: values.gates,
+      codeReview: false,
+      prdChecklist: false,
+      agentTimeoutSeconds: 3600,
+    },
   };
 }
 
@@ -85,7 +97,12 @@ async function main(): Promise<void> {
   let address = process.env.TEMPORAL_ADDRESS;
   if (!address) {
     const cli = await resolveTemporalCli();
-    server = await startDevServer({ cliPath: cli.path, dbFile: path.join(SCRATCH.mkdir('server-'), 'temporal.db'), port: await freePort(), headless: true });
+    server = await startDevServer({
+      cliPath: cli.path,
+      dbFile: path.join(SCRATCH.mkdir('server-'), 'temporal.db'),
+      port: await freePort(),
+      headless: true,
+    });
     SCRATCH.server = server;
     address = server.address;
   }
@@ -93,8 +110,14 @@ async function main(): Promise<void> {
   const client = new Client({ connection });
   const native = await NativeConnection.connect({ address });
   const taskQueue = `stop-bench-${process.pid}`;
-  const worker = await createVigilWorker({ connection: native, namespace: 'default', taskQueue, tuning: { ...DEFAULT_TUNING, activitySlots: RUNS + 20 } });
-  const start = (agent: string[], id: string): Promise<WorkflowHandle<typeof vigilRun>> => client.workflow.start(vigilRun, { taskQueue, workflowId: id, args: [input(repo(), agent)] });
+  const worker = await createVigilWorker({
+    connection: native,
+    namespace: 'default',
+    taskQueue,
+    tuning: { ...DEFAULT_TUNING, activitySlots: RUNS + 20 },
+  });
+  const start = (agent: string[], id: string): Promise<WorkflowHandle<typeof vigilRun>> =>
+    client.workflow.start(vigilRun, { taskQueue, workflowId: id, args: [input(repo(), agent)] });
   const agentRunning = async (h: WorkflowHandle): Promise<void> => {
     for (;;) {
       const s = await h.query(statusQuery).catch(() => null);

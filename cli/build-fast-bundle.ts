@@ -36,7 +36,8 @@ const result = await build({
 });
 // The quick path must not grow a package dependency (the SDK's client alone takes ~0.7 s to load).
 const packages = Object.keys(result.metafile.inputs).filter((p) => p.includes('node_modules/'));
-if (packages.length > 0) throw new Error(`build-fast-bundle: the CLI's quick path must not load packages, but bundles ${packages.join(', ')}`);
+if (packages.length > 0)
+  throw new Error(`build-fast-bundle: the CLI's quick path must not load packages, but bundles ${packages.join(', ')}`);
 process.stdout.write(
   `build: ${path.relative(process.cwd(), outfile)} from ${Object.keys(result.metafile.inputs).length} compiled files ` +
     `(${Math.round(statSync(outfile).size / 1024)} KiB) in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,

@@ -190,7 +190,9 @@ class UnknownKeys {
   close(source: string): void {
     const more = this.extra.get(source);
     if (!more) return;
-    this.problems.push(`${more.toLocaleString('en-US')} more unknown knob${more === 1 ? '' : 's'} (from ${source}); \`vigil config --explain\` lists the valid ones`);
+    this.problems.push(
+      `${more.toLocaleString('en-US')} more unknown knob${more === 1 ? '' : 's'} (from ${source}); \`vigil config --explain\` lists the valid ones`,
+    );
   }
 }
 
@@ -405,7 +407,8 @@ export function resolveKnobs(opts: ResolveKnobsOptions): ResolvedKnobs {
   }
   for (const [key, d] of Object.entries(opts.defaults ?? {}) as [KnobName, { value: unknown; detail: string }][]) {
     const parsed = specOf(key).schema.safeParse(d.value);
-    if (!parsed.success) throw new ConfigError(`internal: the default ${JSON.stringify(d.value)} of knob ${key} is not allowed (${specOf(key).allowed})`);
+    if (!parsed.success)
+      throw new ConfigError(`internal: the default ${JSON.stringify(d.value)} of knob ${key} is not allowed (${specOf(key).allowed})`);
     values[key] = parsed.data;
     sources[key] = { source: 'default', detail: d.detail };
   }
@@ -423,9 +426,7 @@ export function resolveKnobs(opts: ResolveKnobsOptions): ResolvedKnobs {
   const parsed = KnobsSchema.safeParse(values);
   if (!parsed.success) {
     // Unreachable unless the registry and KnobsSchema disagree; still say something useful.
-    throw new ConfigError(
-      parsed.error.issues.map((i) => `invalid knob ${JSON.stringify(i.path.join('.'))}: ${i.message}`),
-    );
+    throw new ConfigError(parsed.error.issues.map((i) => `invalid knob ${JSON.stringify(i.path.join('.'))}: ${i.message}`));
   }
   return { knobs: parsed.data, sources, notes };
 }
@@ -451,9 +452,7 @@ export function checkPromptTemplate(resolved: ResolvedKnobs, cwd: string): Resol
 export function requireAgentCommand(resolved: ResolvedKnobs): string[] {
   const { provider, agentCommand } = resolved.knobs;
   if (provider === 'command' && agentCommand.length === 0) {
-    throw new ConfigError(
-      'no agent command: pass --agent-command CMD, set VIGIL_AGENT_COMMAND or agentCommand in vigil.config.json',
-    );
+    throw new ConfigError('no agent command: pass --agent-command CMD, set VIGIL_AGENT_COMMAND or agentCommand in vigil.config.json');
   }
   return agentCommand;
 }
@@ -532,10 +531,7 @@ export function explainKnobs(resolved: ResolvedKnobs, options: { width?: number 
     value: truncate(showValue(r.value, Number.MAX_SAFE_INTEGER), EXPLAIN_VALUE_MAX),
   }));
   const nameW = Math.max('KNOB'.length, ...rows.map((r) => r.row.name.length));
-  const valueW = Math.max(
-    'VALUE'.length,
-    Math.min(EXPLAIN_VALUE_COLUMN_MAX, Math.max(...rows.map((r) => r.value.length))),
-  );
+  const valueW = Math.max('VALUE'.length, Math.min(EXPLAIN_VALUE_COLUMN_MAX, Math.max(...rows.map((r) => r.value.length))));
   const sourceCol = nameW + 2 + valueW + 2;
   const sourceW = Math.max(16, width - sourceCol);
 

@@ -16,7 +16,16 @@ import type { Client, Connection, TLSConfig } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { loadClientConfigProfile, toClientOptions, type ClientConfigProfile, type ClientConnectConfig } from '@temporalio/envconfig';
 import { DEFAULT_TASK_QUEUE } from '../workers/paths.js';
-import { configFileFor, DEFAULT_ADDRESS, DEFAULT_NAMESPACE, sayWarnings, unreachable, uiUrlFor, type Endpoint, type EndpointOptions } from './endpoint.js';
+import {
+  configFileFor,
+  DEFAULT_ADDRESS,
+  DEFAULT_NAMESPACE,
+  sayWarnings,
+  unreachable,
+  uiUrlFor,
+  type Endpoint,
+  type EndpointOptions,
+} from './endpoint.js';
 import { CliError, EXIT } from './errors.js';
 
 export {
@@ -67,7 +76,9 @@ export function endpointFromEnv(env: NodeJS.ProcessEnv = process.env, opts: Endp
     config = toClientOptions(profile);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    const where = /profile '.*' not found/i.test(message) ? ` (config file: ${configFileFor(vars)}; set TEMPORAL_CONFIG_FILE to use another)` : '';
+    const where = /profile '.*' not found/i.test(message)
+      ? ` (config file: ${configFileFor(vars)}; set TEMPORAL_CONFIG_FILE to use another)`
+      : '';
     throw new CliError(`Temporal connection settings: ${message}${where}`, EXIT.usage);
   }
   const co = config.connectionOptions;
@@ -97,7 +108,12 @@ export function endpointFromEnv(env: NodeJS.ProcessEnv = process.env, opts: Endp
  * no TLS, API key or headers meant for another server, the namespace and task queue kept.
  */
 export function localEndpoint(ep: Endpoint, address: string, uiUrl?: string | null): Endpoint {
-  return { address, namespace: ep.namespace, taskQueue: ep.taskQueue, uiUrl: uiUrl && !process.env.VIGIL_UI_URL?.trim() ? uiUrl : uiUrlFor(address) };
+  return {
+    address,
+    namespace: ep.namespace,
+    taskQueue: ep.taskQueue,
+    uiUrl: uiUrl && !process.env.VIGIL_UI_URL?.trim() ? uiUrl : uiUrlFor(address),
+  };
 }
 
 /** Options shared by the client's `Connection.connect` and the worker's `NativeConnection.connect`. */
@@ -129,8 +145,12 @@ export async function connect(ep: Endpoint): Promise<{ client: Client; connectio
     throw unreachable(ep, err);
   }
   // With a codec key configured, what the CLI sends is encrypted and what it reads decrypted.
-  const codec = process.env.VIGIL_CODEC_KEY_FILE || process.env.VIGIL_CODEC_KEY ? (await import('../workers/codec.js')).codecFromEnv() : null;
-  return { client: new Client({ connection, namespace: ep.namespace, ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}) }), connection };
+  const codec =
+    process.env.VIGIL_CODEC_KEY_FILE || process.env.VIGIL_CODEC_KEY ? (await import('../workers/codec.js')).codecFromEnv() : null;
+  return {
+    client: new Client({ connection, namespace: ep.namespace, ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}) }),
+    connection,
+  };
 }
 
 /** Runs `fn` with a connected client and closes the connection afterwards, whatever happens. */
@@ -147,7 +167,9 @@ export async function withClient<T>(ep: Endpoint, fn: (client: Client, connectio
 export async function missingSearchAttributes(connection: Connection, namespace: string): Promise<string[] | null> {
   const { SEARCH_ATTRIBUTES } = await import('../schemas/search-attributes.js');
   try {
-    const existing = await connection.withDeadline(Date.now() + 10_000, () => connection.operatorService.listSearchAttributes({ namespace }));
+    const existing = await connection.withDeadline(Date.now() + 10_000, () =>
+      connection.operatorService.listSearchAttributes({ namespace }),
+    );
     const have = new Set(Object.keys(existing.customAttributes ?? {}));
     return SEARCH_ATTRIBUTES.filter((k) => !have.has(k.name)).map((k) => k.name);
   } catch {
@@ -164,7 +186,10 @@ const SA_TYPES: Record<string, string> = { VigilStatus: 'Keyword', VigilIteratio
 export function searchAttributeCommands(names: readonly string[], ep: Endpoint): { temporal: string[]; cloud: string } {
   const profile = ep.profile ? ` --profile ${ep.profile}` : '';
   return {
-    temporal: names.map((n) => `temporal operator search-attribute create${profile} --namespace ${ep.namespace} --name ${n} --type ${SA_TYPES[n] ?? 'Keyword'}`),
+    temporal: names.map(
+      (n) =>
+        `temporal operator search-attribute create${profile} --namespace ${ep.namespace} --name ${n} --type ${SA_TYPES[n] ?? 'Keyword'}`,
+    ),
     cloud: `tcld namespace search-attributes add --namespace ${ep.namespace} ${names.map((n) => `--search-attribute ${n}=${SA_TYPES[n] ?? 'Keyword'}`).join(' ')}`,
   };
 }
@@ -187,7 +212,10 @@ export function searchAttributeHint(missing: readonly string[], ep: Endpoint, re
  * names it added. Needs the right to change the namespace: without it, says how else to add them.
  */
 export async function ensureSearchAttributes(connection: Connection, namespace: string, ep?: Endpoint): Promise<string[]> {
-  const [{ SEARCH_ATTRIBUTES }, { default: proto }] = await Promise.all([import('../schemas/search-attributes.js'), import('@temporalio/proto')]);
+  const [{ SEARCH_ATTRIBUTES }, { default: proto }] = await Promise.all([
+    import('../schemas/search-attributes.js'),
+    import('@temporalio/proto'),
+  ]);
   const existing = await connection.operatorService.listSearchAttributes({ namespace });
   const have = new Set(Object.keys(existing.customAttributes ?? {}));
   const missing = SEARCH_ATTRIBUTES.filter((k) => !have.has(k.name));

@@ -29,7 +29,11 @@ const say = (line: string): void => {
 export function demoKnobs(root = packageRoot()): Knobs {
   return {
     ...defaultKnobs(),
-    agentCommand: [path.join(root, 'examples/agents/scripted-agent/scripted-agent'), '--scenario', path.join(root, 'examples/demo/scenario.json')],
+    agentCommand: [
+      path.join(root, 'examples/agents/scripted-agent/scripted-agent'),
+      '--scenario',
+      path.join(root, 'examples/demo/scenario.json'),
+    ],
     testCommand: 'node --test',
     maxIterations: 12,
     // A short demo: the council may convene from iteration 2.
@@ -50,7 +54,13 @@ export function createDemoRepo(home = vigilHome(), root = packageRoot()): string
     execFileSync('git', args, {
       cwd: repo,
       stdio: 'ignore',
-      env: { ...process.env, GIT_AUTHOR_NAME: 'Vigil Demo', GIT_AUTHOR_EMAIL: 'demo@vigil.invalid', GIT_COMMITTER_NAME: 'Vigil Demo', GIT_COMMITTER_EMAIL: 'demo@vigil.invalid' },
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 'Vigil Demo',
+        GIT_AUTHOR_EMAIL: 'demo@vigil.invalid',
+        GIT_COMMITTER_NAME: 'Vigil Demo',
+        GIT_COMMITTER_EMAIL: 'demo@vigil.invalid',
+      },
     });
   };
   git('init', '-q', '-b', 'main');
@@ -103,7 +113,12 @@ export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<numb
 
   try {
     const prd = readPrd(path.join(root, 'examples/demo/PRD.md'));
-    const repo = createDemoRepoIfNeeded(await client.workflow.getHandle(DEMO_RUN_ID).describe().catch(() => null));
+    const repo = createDemoRepoIfNeeded(
+      await client.workflow
+        .getHandle(DEMO_RUN_ID)
+        .describe()
+        .catch(() => null),
+    );
     const { attached, searchAttributes } = await startRun(client, connection, endpoint, {
       prd,
       repoPath: repo ?? '',
@@ -112,7 +127,8 @@ export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<numb
       attachIfRunning: true,
       host,
     });
-    if (searchAttributes.missing.length) process.stderr.write(`${searchAttributeHint(searchAttributes.missing, endpoint, searchAttributes.refusal)}\n`);
+    if (searchAttributes.missing.length)
+      process.stderr.write(`${searchAttributeHint(searchAttributes.missing, endpoint, searchAttributes.refusal)}\n`);
     say('');
     say(attached ? `Continuing the demo run already in progress: ${DEMO_RUN_ID}` : `Started run ${DEMO_RUN_ID}`);
     if (!attached && repo) say(`  repository : ${repo}`);
@@ -134,17 +150,23 @@ export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<numb
       // How its agents were isolated (docs/security.md, The agent's sandbox).
       if (snap.sandbox) say(`Agents: ${sandboxLine(snap.sandbox, snap.sandbox.mode)}`);
       try {
-        const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: snap.repoPath, encoding: 'utf8' });
+        const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], {
+          cwd: snap.repoPath,
+          encoding: 'utf8',
+        });
         say(`Files: ${files.trim().split('\n').join(', ')}`);
       } catch {
         /* repository gone: nothing to list */
       }
     }
     say(`Every step of the run is in the Temporal UI: ${runUrl(endpoint, DEMO_RUN_ID)}`);
-    if (store.url) say(`Its events are in the event store: \`vigil report ${DEMO_RUN_ID}\` shows its timeline, \`vigil report\` every run.`);
+    if (store.url)
+      say(`Its events are in the event store: \`vigil report ${DEMO_RUN_ID}\` shows its timeline, \`vigil report\` every run.`);
     if (opts.keepServer && server) {
       // The operator console beside them (cli/console/command.ts; VIGIL_CONSOLE=0 turns it off).
-      const stopConsole = await (await import('./console/command.js')).sideConsole(endpoint, say, (l) => process.stderr.write(`vigil: warning: ${l}\n`));
+      const stopConsole = await (
+        await import('./console/command.js')
+      ).sideConsole(endpoint, say, (l) => process.stderr.write(`vigil: warning: ${l}\n`));
       say('The server and worker keep running (--keep-server); press Ctrl+C to stop them.');
       await workerDone;
       await stopConsole();

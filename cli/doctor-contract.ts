@@ -15,7 +15,12 @@ import type { ChecklistItem } from '../schemas/gates.js';
 import { prepareCall, interpretCall } from '../activities/provider-call.js';
 import type { ProviderName } from '../activities/providers/index.js';
 import { answerOf, REQUIRED_ANSWER, type Answer } from '../workflows/decisions/contract.js';
-import { checklistExtractionPrompt, checklistVerifierPrompt, parseChecklistOutput, parseVerifierOutput } from '../workflows/decisions/checklist.js';
+import {
+  checklistExtractionPrompt,
+  checklistVerifierPrompt,
+  parseChecklistOutput,
+  parseVerifierOutput,
+} from '../workflows/decisions/checklist.js';
 import { councilPrompt, devilsAdvocatePrompt } from '../workflows/decisions/council-prompt.js';
 import { devilsAdvocateReviewPrompt, reviewerPrompt, reviewerRecord } from '../workflows/decisions/review.js';
 import { judgePrompt, judgeSelection, parseJudgeAnswer, type JudgeItem } from '../workflows/decisions/memory-judge.js';
@@ -44,7 +49,12 @@ export interface ContractOptions {
 }
 
 const SAMPLE_ITEMS: ChecklistItem[] = [
-  { id: 'REQ-1', title: 'src/greet.js exports greet(name) returning "Hello, <name>!"', priority: 'critical', verify: 'import it and call greet("Ada")' },
+  {
+    id: 'REQ-1',
+    title: 'src/greet.js exports greet(name) returning "Hello, <name>!"',
+    priority: 'critical',
+    verify: 'import it and call greet("Ada")',
+  },
   { id: 'REQ-2', title: 'The README documents greet with one example', priority: 'medium', verify: 'read README.md' },
 ];
 
@@ -54,24 +64,60 @@ function scratchRepository(): { repo: string; prdPath: string; diffPath: string;
   const repo = path.join(root, 'repo');
   mkdirSync(path.join(repo, 'src'), { recursive: true });
   writeFileSync(path.join(repo, 'README.md'), '# greet\n\nSays hello.\n');
-  const git = (...args: string[]): void => void execFileSync('git', args, { cwd: repo, stdio: 'ignore', env: { ...process.env, GIT_AUTHOR_NAME: 'vigil', GIT_AUTHOR_EMAIL: 'vigil@vigil.invalid', GIT_COMMITTER_NAME: 'vigil', GIT_COMMITTER_EMAIL: 'vigil@vigil.invalid' } });
+  const git = (...args: string[]): void =>
+    void execFileSync('git', args, {
+      cwd: repo,
+      stdio: 'ignore',
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 'vigil',
+        GIT_AUTHOR_EMAIL: 'vigil@vigil.invalid',
+        GIT_COMMITTER_NAME: 'vigil',
+        GIT_COMMITTER_EMAIL: 'vigil@vigil.invalid',
+      },
+    });
   git('init', '-q', '-b', 'main');
   git('add', '-A');
   git('commit', '-q', '-m', 'initial');
-  writeFileSync(path.join(repo, 'src/greet.js'), "/** Greets someone. */\nexport function greet(name) {\n  return `Hello, ${name}!`;\n}\n");
+  writeFileSync(path.join(repo, 'src/greet.js'), '/** Greets someone. */\nexport function greet(name) {\n  return `Hello, ${name}!`;\n}\n');
   const prdPath = path.join(root, 'PRD.md');
-  writeFileSync(prdPath, '# greet\n\n1. `src/greet.js` exports `greet(name)` returning `Hello, <name>!`.\n2. The README documents greet with one example.\n');
+  writeFileSync(
+    prdPath,
+    '# greet\n\n1. `src/greet.js` exports `greet(name)` returning `Hello, <name>!`.\n2. The README documents greet with one example.\n',
+  );
   const diffPath = path.join(root, 'review.diff');
-  writeFileSync(diffPath, 'diff --git a/src/greet.js b/src/greet.js\nnew file mode 100644\n--- /dev/null\n+++ b/src/greet.js\n@@ -0,0 +1,4 @@\n+/** Greets someone. */\n+export function greet(name) {\n+  return `Hello, ${name}!`;\n+}\n');
+  writeFileSync(
+    diffPath,
+    'diff --git a/src/greet.js b/src/greet.js\nnew file mode 100644\n--- /dev/null\n+++ b/src/greet.js\n@@ -0,0 +1,4 @@\n+/** Greets someone. */\n+export function greet(name) {\n+  return `Hello, ${name}!`;\n+}\n',
+  );
   const evidencePath = path.join(root, 'evidence.md');
-  writeFileSync(evidencePath, '# Evidence\n\n## Diff since the run started\n\nsrc/greet.js added (4 lines).\n\n## Tests\n\nNo test runner.\n');
+  writeFileSync(
+    evidencePath,
+    '# Evidence\n\n## Diff since the run started\n\nsrc/greet.js added (4 lines).\n\n## Tests\n\nNo test runner.\n',
+  );
   return { repo, prdPath, diffPath, evidencePath, cleanup: () => rmSync(root, { recursive: true, force: true }) };
 }
 
 /** Two near-duplicate anti-patterns, as the memory judge is shown them (docs/memory.md, Judgement). */
 const SAMPLE_MEMORY: JudgeItem[] = [
-  { id: 1, repo: '/repo', kind: 'anti_pattern', title: 'Test "greets by name" failed 3 times for the same reason: Expected values to be strictly equal', body: 'Test "greets by name" failed 3 times for the same reason: Expected values to be strictly equal. No fix is recorded yet.', keywords: ['tests', 'greets', 'name', 'expected', 'values', 'strictly', 'equal'], lesson: null },
-  { id: 2, repo: '/repo', kind: 'anti_pattern', title: 'Test "greets by name" failed 3 times for the same reason: expected values to be strictly equal, got undefined', body: 'Test "greets by name" failed 3 times: expected values to be strictly equal, got undefined. No fix is recorded yet.', keywords: ['tests', 'greets', 'name', 'expected', 'values', 'strictly', 'equal', 'undefined'], lesson: null },
+  {
+    id: 1,
+    repo: '/repo',
+    kind: 'anti_pattern',
+    title: 'Test "greets by name" failed 3 times for the same reason: Expected values to be strictly equal',
+    body: 'Test "greets by name" failed 3 times for the same reason: Expected values to be strictly equal. No fix is recorded yet.',
+    keywords: ['tests', 'greets', 'name', 'expected', 'values', 'strictly', 'equal'],
+    lesson: null,
+  },
+  {
+    id: 2,
+    repo: '/repo',
+    kind: 'anti_pattern',
+    title: 'Test "greets by name" failed 3 times for the same reason: expected values to be strictly equal, got undefined',
+    body: 'Test "greets by name" failed 3 times: expected values to be strictly equal, got undefined. No fix is recorded yet.',
+    keywords: ['tests', 'greets', 'name', 'expected', 'values', 'strictly', 'equal', 'undefined'],
+    lesson: null,
+  },
 ];
 
 interface RoleCase {
@@ -86,15 +132,32 @@ interface RoleCase {
 }
 
 function cases(s: ReturnType<typeof scratchRepository>): RoleCase[] {
-  const reviewInput = { diffPath: s.diffPath, diffBytes: 200, files: ['src/greet.js'], testSummary: 'No test results.', prdPath: s.prdPath, round: 1, iteration: 1 };
+  const reviewInput = {
+    diffPath: s.diffPath,
+    diffBytes: 200,
+    files: ['src/greet.js'],
+    testSummary: 'No test results.',
+    prdPath: s.prdPath,
+    round: 1,
+    iteration: 1,
+  };
   const verdict = (text: string): string | null => {
     const r = reviewerRecord({ reviewer: 'doctor', exitCode: 0, output: text, lost: false, logPath: '' });
     return r.verdict === 'PASS' || r.verdict === 'FAIL' ? null : 'no `VERDICT: PASS` or `VERDICT: FAIL` line';
   };
-  const vote = (text: string): string | null => (parseVote(text).vote === null ? 'no `VOTE: APPROVE`, `VOTE: REJECT` or `VOTE: CANNOT_VALIDATE` line' : null);
+  const vote = (text: string): string | null =>
+    parseVote(text).vote === null ? 'no `VOTE: APPROVE`, `VOTE: REJECT` or `VOTE: CANNOT_VALIDATE` line' : null;
   const council = { size: 3, iteration: 1, prdPath: s.prdPath, evidencePath: s.evidencePath, severityThreshold: 'low' as const };
   return [
-    { label: 'iteration', role: 'iteration', parse: null, parseVote: false, prompt: `Read the PRD at ${s.prdPath} and implement what it asks in this repository.`, extraEnv: {}, judge: () => null },
+    {
+      label: 'iteration',
+      role: 'iteration',
+      parse: null,
+      parseVote: false,
+      prompt: `Read the PRD at ${s.prdPath} and implement what it asks in this repository.`,
+      extraEnv: {},
+      judge: () => null,
+    },
     {
       label: 'checklist',
       role: 'checklist',
@@ -115,7 +178,10 @@ function cases(s: ReturnType<typeof scratchRepository>): RoleCase[] {
       prompt: checklistVerifierPrompt({ items: SAMPLE_ITEMS, prdPath: s.prdPath, diffPath: s.diffPath, testSummary: 'No test results.' }),
       extraEnv: {},
       judge: (text) => {
-        const got = parseVerifierOutput(text, SAMPLE_ITEMS.map((i) => i.id));
+        const got = parseVerifierOutput(
+          text,
+          SAMPLE_ITEMS.map((i) => i.id),
+        );
         const missing = SAMPLE_ITEMS.filter((i) => !(i.id in got)).map((i) => i.id);
         return missing.length === 0 ? null : `no \`ITEM <id>: PASS|FAIL\` line for ${missing.join(', ')}`;
       },
@@ -128,7 +194,10 @@ function cases(s: ReturnType<typeof scratchRepository>): RoleCase[] {
       prompt: plannerPrompt({ prdPath: s.prdPath, items: SAMPLE_ITEMS, parallelStreams: 2 }),
       extraEnv: {},
       judge: (text) => {
-        const r = parsePlannerAnswer(text, SAMPLE_ITEMS.map((i) => i.id));
+        const r = parsePlannerAnswer(
+          text,
+          SAMPLE_ITEMS.map((i) => i.id),
+        );
         return r.ok ? null : r.error;
       },
     },
@@ -144,10 +213,47 @@ function cases(s: ReturnType<typeof scratchRepository>): RoleCase[] {
         return r.ok ? null : r.error;
       },
     },
-    { label: 'reviewer', role: 'reviewer', parse: 'review', parseVote: false, prompt: reviewerPrompt({ ...reviewInput, reviewer: 'requirements-verifier' }), extraEnv: { VIGIL_REVIEWER: 'requirements-verifier', VIGIL_REVIEW_ROUND: '1' }, judge: verdict },
-    { label: "devils-advocate (code review)", role: 'devils-advocate', parse: 'review', parseVote: false, prompt: devilsAdvocateReviewPrompt(reviewInput), extraEnv: { VIGIL_REVIEWER: 'devils-advocate', VIGIL_REVIEW_ROUND: '1' }, judge: verdict },
-    { label: 'council', role: 'council', parse: null, parseVote: true, prompt: councilPrompt({ ...council, role: 'requirements-verifier', member: 0 }), extraEnv: { VIGIL_MEMBER: '0', VIGIL_COUNCIL_ROLE: 'requirements-verifier', VIGIL_COUNCIL_ROUND: '1', VIGIL_EVIDENCE_FILE: s.evidencePath }, judge: vote },
-    { label: "devils-advocate (council)", role: 'devils-advocate', parse: null, parseVote: true, prompt: devilsAdvocatePrompt(council), extraEnv: { VIGIL_COUNCIL_ROUND: '1', VIGIL_EVIDENCE_FILE: s.evidencePath }, judge: vote },
+    {
+      label: 'reviewer',
+      role: 'reviewer',
+      parse: 'review',
+      parseVote: false,
+      prompt: reviewerPrompt({ ...reviewInput, reviewer: 'requirements-verifier' }),
+      extraEnv: { VIGIL_REVIEWER: 'requirements-verifier', VIGIL_REVIEW_ROUND: '1' },
+      judge: verdict,
+    },
+    {
+      label: 'devils-advocate (code review)',
+      role: 'devils-advocate',
+      parse: 'review',
+      parseVote: false,
+      prompt: devilsAdvocateReviewPrompt(reviewInput),
+      extraEnv: { VIGIL_REVIEWER: 'devils-advocate', VIGIL_REVIEW_ROUND: '1' },
+      judge: verdict,
+    },
+    {
+      label: 'council',
+      role: 'council',
+      parse: null,
+      parseVote: true,
+      prompt: councilPrompt({ ...council, role: 'requirements-verifier', member: 0 }),
+      extraEnv: {
+        VIGIL_MEMBER: '0',
+        VIGIL_COUNCIL_ROLE: 'requirements-verifier',
+        VIGIL_COUNCIL_ROUND: '1',
+        VIGIL_EVIDENCE_FILE: s.evidencePath,
+      },
+      judge: vote,
+    },
+    {
+      label: 'devils-advocate (council)',
+      role: 'devils-advocate',
+      parse: null,
+      parseVote: true,
+      prompt: devilsAdvocatePrompt(council),
+      extraEnv: { VIGIL_COUNCIL_ROUND: '1', VIGIL_EVIDENCE_FILE: s.evidencePath },
+      judge: vote,
+    },
   ];
 }
 
@@ -163,19 +269,64 @@ export async function checkContract(opts: ContractOptions): Promise<ContractChec
       writeFileSync(promptPath, c.prompt);
       let call;
       try {
-        call = await prepareCall({ provider: opts.provider, argv: opts.argv, prompt: c.prompt, promptPath, role: c.role, tier: 'development', model: null, effort: null, fallbackModel: null, remainingBudgetUsd: null, resumeSession: null, fresh: true });
+        call = await prepareCall({
+          provider: opts.provider,
+          argv: opts.argv,
+          prompt: c.prompt,
+          promptPath,
+          role: c.role,
+          tier: 'development',
+          model: null,
+          effort: null,
+          fallbackModel: null,
+          remainingBudgetUsd: null,
+          resumeSession: null,
+          fresh: true,
+        });
       } catch (err) {
-        out.push({ role: c.label, answer, ok: false, detail: `cannot start: ${err instanceof Error ? err.message : String(err)}`, fix: 'check the command (vigil doctor without --contract says what is installed)' });
+        out.push({
+          role: c.label,
+          answer,
+          ok: false,
+          detail: `cannot start: ${err instanceof Error ? err.message : String(err)}`,
+          fix: 'check the command (vigil doctor without --contract says what is installed)',
+        });
         break;
       }
       const [file, ...args] = call.argv;
-      const env = { ...(opts.env ?? process.env), ...call.env, ...c.extraEnv, VIGIL_ROLE: c.role, VIGIL_ANSWER: answer, VIGIL_RUN_ID: 'vigil-doctor', VIGIL_ITERATION: '1', VIGIL_PHASE: c.role === 'iteration' ? 'ACT' : 'VERIFY', VIGIL_TIER: 'development', VIGIL_PROMPT_FILE: promptPath };
-      const r = await execa(file, args, { cwd: s.repo, env, extendEnv: false, input: call.stdin, reject: false, timeout: opts.timeoutMs ?? 120_000, all: true, stripFinalNewline: false });
+      const env = {
+        ...(opts.env ?? process.env),
+        ...call.env,
+        ...c.extraEnv,
+        VIGIL_ROLE: c.role,
+        VIGIL_ANSWER: answer,
+        VIGIL_RUN_ID: 'vigil-doctor',
+        VIGIL_ITERATION: '1',
+        VIGIL_PHASE: c.role === 'iteration' ? 'ACT' : 'VERIFY',
+        VIGIL_TIER: 'development',
+        VIGIL_PROMPT_FILE: promptPath,
+      };
+      const r = await execa(file, args, {
+        cwd: s.repo,
+        env,
+        extendEnv: false,
+        input: call.stdin,
+        reject: false,
+        timeout: opts.timeoutMs ?? 120_000,
+        all: true,
+        stripFinalNewline: false,
+      });
       const text = r.all ?? '';
       const facts = interpretCall(opts.provider, text, r.exitCode ?? 1, call.model, 0, Date.now());
       const said = facts.parsed?.resultText ?? text;
       if (r.timedOut || facts.exitCode !== 0) {
-        out.push({ role: c.label, answer, ok: false, detail: `${r.timedOut ? 'timed out' : `exit ${facts.exitCode}`}${said.trim() ? `: ${said.trim().split('\n').slice(-2).join(' | ').slice(0, 200)}` : ''}`, fix: 'the call must exit 0 (a failed call is retried, never read)' });
+        out.push({
+          role: c.label,
+          answer,
+          ok: false,
+          detail: `${r.timedOut ? 'timed out' : `exit ${facts.exitCode}`}${said.trim() ? `: ${said.trim().split('\n').slice(-2).join(' | ').slice(0, 200)}` : ''}`,
+          fix: 'the call must exit 0 (a failed call is retried, never read)',
+        });
         continue;
       }
       const wrong = c.judge(said);
@@ -183,7 +334,13 @@ export async function checkContract(opts: ContractOptions): Promise<ContractChec
       out.push(
         wrong === null
           ? { role: c.label, answer, ok: true, detail: `VIGIL_ANSWER=${answer}: answered ${owed}`, fix: null }
-          : { role: c.label, answer, ok: false, detail: `VIGIL_ANSWER=${answer}: ${wrong}; the answer began: ${JSON.stringify(said.trim().slice(0, 120))}`, fix: `print ${owed} when VIGIL_ROLE=${c.role} and VIGIL_ANSWER=${answer} (docs/agent-contract.md)` },
+          : {
+              role: c.label,
+              answer,
+              ok: false,
+              detail: `VIGIL_ANSWER=${answer}: ${wrong}; the answer began: ${JSON.stringify(said.trim().slice(0, 120))}`,
+              fix: `print ${owed} when VIGIL_ROLE=${c.role} and VIGIL_ANSWER=${answer} (docs/agent-contract.md)`,
+            },
       );
     }
   } finally {

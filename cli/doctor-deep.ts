@@ -77,7 +77,8 @@ const DEFAULTS = {
 } as const;
 
 const nonBlank = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
-const rec = (v: unknown): Record<string, unknown> | null => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null);
+const rec = (v: unknown): Record<string, unknown> | null =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
 
 /** codex's config file: `$CODEX_HOME/config.toml`, default `~/.codex/config.toml`. */
 export function codexConfigPath(env: NodeJS.ProcessEnv): string {
@@ -111,7 +112,13 @@ export function codexTarget(env: NodeJS.ProcessEnv): { target: EndpointTarget | 
       config = parseToml(readFileSync(file, 'utf8')) as Record<string, unknown>;
     } catch (err) {
       const why = err instanceof Error ? (err.message.split('\n')[0] ?? err.message) : String(err);
-      problems.push({ name: 'codex.config', ok: false, required: false, detail: `${file} does not parse: ${why}`, fix: 'fix the TOML: codex refuses to start with it' });
+      problems.push({
+        name: 'codex.config',
+        ok: false,
+        required: false,
+        detail: `${file} does not parse: ${why}`,
+        fix: 'fix the TOML: codex refuses to start with it',
+      });
       return { target: null, problems, configLine: `${file} (unreadable)` };
     }
   }
@@ -143,7 +150,9 @@ export function codexTarget(env: NodeJS.ProcessEnv): { target: EndpointTarget | 
       key: keyVar ? nonBlank(env[keyVar]) : null,
       model,
     };
-    const retries = [declared.request_max_retries, declared.stream_max_retries].map((v) => (typeof v === 'number' || typeof v === 'bigint' ? Number(v) : null));
+    const retries = [declared.request_max_retries, declared.stream_max_retries].map((v) =>
+      typeof v === 'number' || typeof v === 'bigint' ? Number(v) : null,
+    );
     configLine = `${file}: provider ${chosen} at ${base}, request_max_retries ${retries[0] ?? 'unset (codex default)'}, stream_max_retries ${retries[1] ?? 'unset (codex default)'}`;
   } else {
     const base = nonBlank(config.openai_base_url);
@@ -173,7 +182,8 @@ export function codexTarget(env: NodeJS.ProcessEnv): { target: EndpointTarget | 
 function opencodeTarget(env: NodeJS.ProcessEnv): EndpointTarget | string {
   const dir = path.join(nonBlank(env.XDG_CONFIG_HOME) ?? path.join(nonBlank(env.HOME) ?? os.homedir(), '.config'), 'opencode');
   const file = ['opencode.json', 'opencode.jsonc', 'config.json'].map((f) => path.join(dir, f)).find((f) => existsSync(f));
-  if (file === undefined) return `no opencode.json in ${dir}: opencode's provider (its own defaults or \`opencode auth login\`) is not checked`;
+  if (file === undefined)
+    return `no opencode.json in ${dir}: opencode's provider (its own defaults or \`opencode auth login\`) is not checked`;
   let config: Record<string, unknown> | null = null;
   try {
     config = rec(JSON.parse(readFileSync(file, 'utf8')));
@@ -182,7 +192,8 @@ function opencodeTarget(env: NodeJS.ProcessEnv): EndpointTarget | string {
   }
   const options = rec(rec(rec(config?.provider)?.anthropic)?.options);
   const base = nonBlank(options?.baseURL);
-  if (base === null) return `${file} sets no anthropic baseURL: opencode's provider (its own defaults or \`opencode auth login\`) is not checked`;
+  if (base === null)
+    return `${file} sets no anthropic baseURL: opencode's provider (its own defaults or \`opencode auth login\`) is not checked`;
   const key = nonBlank(options?.apiKey);
   return {
     provider: 'opencode',
@@ -197,19 +208,35 @@ function opencodeTarget(env: NodeJS.ProcessEnv): EndpointTarget | string {
 }
 
 /** Where `provider`'s calls go here, or why that cannot be told; plus ✗ lines about its configuration. */
-export function endpointTarget(provider: ProviderName, env: NodeJS.ProcessEnv): { target: EndpointTarget | null; why: string | null; problems: EndpointCheck[]; configLine: string | null } {
+export function endpointTarget(
+  provider: ProviderName,
+  env: NodeJS.ProcessEnv,
+): { target: EndpointTarget | null; why: string | null; problems: EndpointCheck[]; configLine: string | null } {
   switch (provider) {
     case 'claude':
     case 'aider':
       return { target: anthropicTarget(provider, env), why: null, problems: [], configLine: null };
     case 'codex': {
       const c = codexTarget(env);
-      return { target: c.target, why: c.target ? null : 'codex’s configuration names no usable provider', problems: c.problems, configLine: c.configLine };
+      return {
+        target: c.target,
+        why: c.target ? null : 'codex’s configuration names no usable provider',
+        problems: c.problems,
+        configLine: c.configLine,
+      };
     }
     case 'gemini': {
       const url = nonBlank(env.GOOGLE_GEMINI_BASE_URL);
       return {
-        target: { provider, api: 'gemini', baseUrl: url ?? DEFAULTS.gemini, urlSource: url ? 'GOOGLE_GEMINI_BASE_URL' : 'the default', keySource: 'GEMINI_API_KEY', key: nonBlank(env.GEMINI_API_KEY), model: 'gemini-2.5-flash' },
+        target: {
+          provider,
+          api: 'gemini',
+          baseUrl: url ?? DEFAULTS.gemini,
+          urlSource: url ? 'GOOGLE_GEMINI_BASE_URL' : 'the default',
+          keySource: 'GEMINI_API_KEY',
+          key: nonBlank(env.GEMINI_API_KEY),
+          model: 'gemini-2.5-flash',
+        },
         why: null,
         problems: [],
         configLine: null,
@@ -217,7 +244,9 @@ export function endpointTarget(provider: ProviderName, env: NodeJS.ProcessEnv): 
     }
     case 'opencode': {
       const t = opencodeTarget(env);
-      return typeof t === 'string' ? { target: null, why: t, problems: [], configLine: null } : { target: t, why: null, problems: [], configLine: null };
+      return typeof t === 'string'
+        ? { target: null, why: t, problems: [], configLine: null }
+        : { target: t, why: null, problems: [], configLine: null };
     }
     default:
       return { target: null, why: 'the command provider has no endpoint of its own', problems: [], configLine: null };
@@ -237,9 +266,17 @@ function request(t: EndpointTarget, key: string): { url: string; headers: Record
       };
     case 'responses':
       // The Responses API's smallest output bound is 16 tokens; streamed, as codex calls it.
-      return { url: `${trim(t.baseUrl)}/responses`, headers: { ...json, authorization: `Bearer ${key}` }, body: { model: t.model, input: 'ping', max_output_tokens: 16, stream: true, store: false } };
+      return {
+        url: `${trim(t.baseUrl)}/responses`,
+        headers: { ...json, authorization: `Bearer ${key}` },
+        body: { model: t.model, input: 'ping', max_output_tokens: 16, stream: true, store: false },
+      };
     case 'chat':
-      return { url: `${trim(t.baseUrl)}/chat/completions`, headers: { ...json, authorization: `Bearer ${key}` }, body: { model: t.model, max_tokens: 1, messages: [{ role: 'user', content: 'ping' }] } };
+      return {
+        url: `${trim(t.baseUrl)}/chat/completions`,
+        headers: { ...json, authorization: `Bearer ${key}` },
+        body: { model: t.model, max_tokens: 1, messages: [{ role: 'user', content: 'ping' }] },
+      };
     case 'gemini':
       return {
         url: `${trim(t.baseUrl)}/v1beta/models/${encodeURIComponent(t.model)}:generateContent`,
@@ -283,10 +320,17 @@ export async function probeEndpoint(t: EndpointTarget, key: string, timeoutMs = 
     // A stream's status is all that is asked: its body is not waited for.
     const text = res.ok ? '' : await res.text().catch(() => '');
     if (res.ok) await res.body?.cancel().catch(() => undefined);
-    return { verdict: verdictOf(t.api, res.status, errorMessage(text)), status: res.status, message: res.ok ? '' : errorMessage(text), ms: Date.now() - started };
+    return {
+      verdict: verdictOf(t.api, res.status, errorMessage(text)),
+      status: res.status,
+      message: res.ok ? '' : errorMessage(text),
+      ms: Date.now() - started,
+    };
   } catch (err) {
     const cause = err instanceof Error ? (err.cause as { code?: string; message?: string } | undefined) : undefined;
-    const why = ctl.signal.aborted ? `no answer within ${timeoutMs / 1000} s` : (cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err)));
+    const why = ctl.signal.aborted
+      ? `no answer within ${timeoutMs / 1000} s`
+      : (cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err)));
     return { verdict: 'unreachable', status: null, message: why, ms: Date.now() - started };
   } finally {
     clearTimeout(timer);
@@ -298,21 +342,63 @@ export function endpointLine(t: EndpointTarget, a: EndpointAnswer | null, requir
   const where = `${t.baseUrl} (${t.urlSource})`;
   const name = `${t.provider}.endpoint`;
   if (a === null) {
-    return { name, ok: true, required: false, detail: `not checked (offline): calls go to ${where} with ${t.keySource}; \`vigil doctor --deep\` sends a one-token request`, fix: null };
+    return {
+      name,
+      ok: true,
+      required: false,
+      detail: `not checked (offline): calls go to ${where} with ${t.keySource}; \`vigil doctor --deep\` sends a one-token request`,
+      fix: null,
+    };
   }
   const said = a.message ? `: ${a.message}` : '';
   switch (a.verdict) {
     case 'ok':
-      return { name, ok: true, required, detail: `${where} answered a one-token request (${t.model}) in ${a.ms} ms: the key in ${t.keySource} is accepted`, fix: null };
+      return {
+        name,
+        ok: true,
+        required,
+        detail: `${where} answered a one-token request (${t.model}) in ${a.ms} ms: the key in ${t.keySource} is accepted`,
+        fix: null,
+      };
     case 'rate-limited':
-      return { name, ok: true, required, detail: `${where} accepted the key in ${t.keySource} but is rate limiting it now (429${said})`, fix: null };
+      return {
+        name,
+        ok: true,
+        required,
+        detail: `${where} accepted the key in ${t.keySource} but is rate limiting it now (429${said})`,
+        fix: null,
+      };
     case 'key-refused':
-      return { name, ok: false, required, detail: `${where}: key refused (${a.status}${said})`, fix: `set a valid key in ${t.keySource} where the worker runs` };
+      return {
+        name,
+        ok: false,
+        required,
+        detail: `${where}: key refused (${a.status}${said})`,
+        fix: `set a valid key in ${t.keySource} where the worker runs`,
+      };
     case 'failing':
-      return { name, ok: false, required: false, detail: `${where} is failing now (${a.status}${said}); the key is not verified`, fix: 'retry later; runs wait for the provider meanwhile' };
+      return {
+        name,
+        ok: false,
+        required: false,
+        detail: `${where} is failing now (${a.status}${said}); the key is not verified`,
+        fix: 'retry later; runs wait for the provider meanwhile',
+      };
     case 'refused-request':
-      return { name, ok: true, required, detail: `${where} accepted the key in ${t.keySource} but refused the test request (${a.status}${said}): model ${t.model} may not exist there`, fix: null };
+      return {
+        name,
+        ok: true,
+        required,
+        detail: `${where} accepted the key in ${t.keySource} but refused the test request (${a.status}${said}): model ${t.model} may not exist there`,
+        fix: null,
+      };
     case 'unreachable':
-      return { name, ok: false, required, detail: `${where} is unreachable (${a.message})`, fix: `check the URL (${t.urlSource}) and the network from the worker's machine` };
+      return {
+        name,
+        ok: false,
+        required,
+        detail: `${where} is unreachable (${a.message})`,
+        fix: `check the URL (${t.urlSource}) and the network from the worker's machine`,
+      };
   }
 }

@@ -20,8 +20,7 @@ import type { SandboxMode } from '../schemas/sandbox.js';
 import { endpointLine, endpointTarget, NOT_CHECKED, probeEndpoint, type EndpointAnswer, type EndpointTarget } from './doctor-deep.js';
 
 export type TemporalStatus =
-  | { ok: true; address: string; namespace: string; pollers: number; taskQueue?: string }
-  | { ok: false; problem: string };
+  { ok: true; address: string; namespace: string; pollers: number; taskQueue?: string } | { ok: false; problem: string };
 
 export interface DoctorOptions {
   /** Check only this provider (and require it); default: every agent CLI, at least one ready. */
@@ -129,7 +128,10 @@ export async function temporalCheck(ep: Endpoint): Promise<TemporalStatus> {
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     const first = message.split('\n')[0] ?? message;
-    return { ok: false, problem: /cannot reach Temporal/.test(first) ? first : `Temporal at ${address} (namespace ${namespace}): ${first}` };
+    return {
+      ok: false,
+      problem: /cannot reach Temporal/.test(first) ? first : `Temporal at ${address} (namespace ${namespace}): ${first}`,
+    };
   }
 }
 
@@ -144,9 +146,22 @@ function joinOr(names: string[]): string {
  */
 function claudeRootCheck(uid: number | null, env: NodeJS.ProcessEnv, required: boolean, sandboxed: boolean): DoctorCheck | null {
   if (uid !== 0) return null;
-  if (sandboxed) return { name: 'claude.root', ok: true, required, detail: 'the worker runs as root, but agents run as an unprivileged user in the sandbox', fix: null };
+  if (sandboxed)
+    return {
+      name: 'claude.root',
+      ok: true,
+      required,
+      detail: 'the worker runs as root, but agents run as an unprivileged user in the sandbox',
+      fix: null,
+    };
   return env.IS_SANDBOX === '1'
-    ? { name: 'claude.root', ok: true, required, detail: 'running as root with IS_SANDBOX=1: builders may skip permission prompts', fix: null }
+    ? {
+        name: 'claude.root',
+        ok: true,
+        required,
+        detail: 'running as root with IS_SANDBOX=1: builders may skip permission prompts',
+        fix: null,
+      }
     : {
         name: 'claude.root',
         ok: false,
@@ -182,7 +197,13 @@ function providerChecks(preset: ProviderPreset, p: ProbeResult, required: boolea
     const has = p.advertised.length > 0 ? `advertises ${p.advertised.join(' ')}` : 'advertises none of them';
     checks.push(
       p.missing.length === 0
-        ? { name: `${name}.flags`, ok: true, required: false, detail: `all ${total} optional flag${total === 1 ? '' : 's'}: ${p.advertised.join(' ')}`, fix: null }
+        ? {
+            name: `${name}.flags`,
+            ok: true,
+            required: false,
+            detail: `all ${total} optional flag${total === 1 ? '' : 's'}: ${p.advertised.join(' ')}`,
+            fix: null,
+          }
         : {
             name: `${name}.flags`,
             ok: false,
@@ -200,10 +221,30 @@ function providerChecks(preset: ProviderPreset, p: ProbeResult, required: boolea
     const off = env.VIGIL_BATCH_ROUNDS?.trim().toLowerCase() === 'off';
     checks.push(
       can && off
-        ? { name: `${name}.batch`, ok: true, required: false, detail: 'batched rounds turned off (VIGIL_BATCH_ROUNDS=off): one call per council member and reviewer, though this claude could batch them', fix: null }
+        ? {
+            name: `${name}.batch`,
+            ok: true,
+            required: false,
+            detail:
+              'batched rounds turned off (VIGIL_BATCH_ROUNDS=off): one call per council member and reviewer, though this claude could batch them',
+            fix: null,
+          }
         : can
-          ? { name: `${name}.batch`, ok: true, required: false, detail: "batched rounds: --agents and --json-schema: a council round's members and a review's reviewers go out as one call each (knob batchRounds=off: one call each)", fix: null }
-          : { name: `${name}.batch`, ok: false, required: false, detail: 'no batched rounds (needs --agents and --json-schema): one call per council member and reviewer', fix: `optional: upgrade for them: ${hint}` },
+          ? {
+              name: `${name}.batch`,
+              ok: true,
+              required: false,
+              detail:
+                "batched rounds: --agents and --json-schema: a council round's members and a review's reviewers go out as one call each (knob batchRounds=off: one call each)",
+              fix: null,
+            }
+          : {
+              name: `${name}.batch`,
+              ok: false,
+              required: false,
+              detail: 'no batched rounds (needs --agents and --json-schema): one call per council member and reviewer',
+              fix: `optional: upgrade for them: ${hint}`,
+            },
     );
   }
 
@@ -249,7 +290,13 @@ function temporalChecks(t: TemporalStatus): DoctorCheck[] {
     { name: 'temporal', ok: true, required: true, detail: `reachable at ${t.address}, namespace ${t.namespace}`, fix: null },
     t.pollers > 0
       ? { name: 'worker', ok: true, required: true, detail: `${t.pollers} worker${t.pollers === 1 ? '' : 's'} polling ${queue}`, fix: null }
-      : { name: 'worker', ok: false, required: true, detail: `no worker is polling ${queue}`, fix: 'start one with `vigil worker` (or `vigil up`)' },
+      : {
+          name: 'worker',
+          ok: false,
+          required: true,
+          detail: `no worker is polling ${queue}`,
+          fix: 'start one with `vigil worker` (or `vigil up`)',
+        },
   ];
 }
 
@@ -259,9 +306,22 @@ function temporalChecks(t: TemporalStatus): DoctorCheck[] {
  * nothing; under auto a worker without it runs agents unsandboxed (a ✗ that does not block).
  */
 function sandboxCheck(s: ReturnType<typeof describeSandbox>): DoctorCheck {
-  if (s.applies) return { name: 'sandbox', ok: s.problem === null, required: false, detail: s.problem ? `${s.line} (${s.problem})` : s.line, fix: s.problem ? 'set VIGIL_SANDBOX to auto, strict or off' : null };
+  if (s.applies)
+    return {
+      name: 'sandbox',
+      ok: s.problem === null,
+      required: false,
+      detail: s.problem ? `${s.line} (${s.problem})` : s.line,
+      fix: s.problem ? 'set VIGIL_SANDBOX to auto, strict or off' : null,
+    };
   if (s.mode === 'off') return { name: 'sandbox', ok: true, required: false, detail: s.line, fix: null };
-  return { name: 'sandbox', ok: false, required: s.mode === 'strict', detail: s.line, fix: 'install bubblewrap (scripts/install-sandbox.sh, or apt-get install bubblewrap) where user namespaces are allowed, or set VIGIL_SANDBOX=off to run agents as the worker on purpose' };
+  return {
+    name: 'sandbox',
+    ok: false,
+    required: s.mode === 'strict',
+    detail: s.line,
+    fix: 'install bubblewrap (scripts/install-sandbox.sh, or apt-get install bubblewrap) where user namespaces are allowed, or set VIGIL_SANDBOX=off to run agents as the worker on purpose',
+  };
 }
 
 /** Where `argv0` resolves (a path, or the first executable of that name on PATH), or why it does not. */
@@ -278,7 +338,9 @@ function resolveExecutable(argv0: string, env: NodeJS.ProcessEnv): { path: strin
   if (argv0.includes('/')) {
     const file = path.resolve(argv0);
     if (!existsSync(file)) return { problem: `${file} does not exist` };
-    return executable(file) ? { path: file } : { problem: `${file} is not an executable file (chmod +x it, or start the command with its interpreter: node ${argv0})` };
+    return executable(file)
+      ? { path: file }
+      : { problem: `${file} is not an executable file (chmod +x it, or start the command with its interpreter: node ${argv0})` };
   }
   for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
     const file = path.join(dir, argv0);
@@ -294,13 +356,37 @@ function resolveExecutable(argv0: string, env: NodeJS.ProcessEnv): { path: strin
  */
 export function agentCommandChecks(argv: readonly string[], env: NodeJS.ProcessEnv): DoctorCheck[] {
   const where = 'set it with --set agentCommand="…" on start, VIGIL_AGENT_COMMAND, or "agentCommand" in vigil.config.json';
-  if (argv.length === 0) return [{ name: 'command', ok: false, required: true, detail: 'no agent command is set for the command provider', fix: `${where} (or choose a provider: --provider claude, ...)` }];
+  if (argv.length === 0)
+    return [
+      {
+        name: 'command',
+        ok: false,
+        required: true,
+        detail: 'no agent command is set for the command provider',
+        fix: `${where} (or choose a provider: --provider claude, ...)`,
+      },
+    ];
   const found = resolveExecutable(argv[0] as string, env);
   const shown = argv.join(' ').slice(0, 200);
-  if ('problem' in found) return [{ name: 'command', ok: false, required: true, detail: `agent command \`${shown}\`: ${found.problem}`, fix: `install it or fix the path; ${where}` }];
+  if ('problem' in found)
+    return [
+      {
+        name: 'command',
+        ok: false,
+        required: true,
+        detail: `agent command \`${shown}\`: ${found.problem}`,
+        fix: `install it or fix the path; ${where}`,
+      },
+    ];
   return [
     { name: 'command', ok: true, required: true, detail: `agent command \`${shown}\`: ${found.path} is executable`, fix: null },
-    { name: 'command.contract', ok: true, required: false, detail: `not run here; check its answers to every role with \`vigil doctor --agent-command ${JSON.stringify(shown)}\``, fix: null },
+    {
+      name: 'command.contract',
+      ok: true,
+      required: false,
+      detail: `not run here; check its answers to every role with \`vigil doctor --agent-command ${JSON.stringify(shown)}\``,
+      fix: null,
+    },
   ];
 }
 
@@ -308,14 +394,26 @@ export function agentCommandChecks(argv: readonly string[], env: NodeJS.ProcessE
  * A provider's endpoint lines: what its configuration gets wrong (codex), and where its calls go,
  * not checked offline, or what the one-token request of --deep found.
  */
-function endpointChecks(n: ProviderName, where: ReturnType<typeof endpointTarget>, answer: EndpointAnswer | null, deep: boolean, required: boolean): DoctorCheck[] {
+function endpointChecks(
+  n: ProviderName,
+  where: ReturnType<typeof endpointTarget>,
+  answer: EndpointAnswer | null,
+  deep: boolean,
+  required: boolean,
+): DoctorCheck[] {
   const checks: DoctorCheck[] = [...where.problems.map((c) => ({ ...c, required: c.required && required }))];
   if (where.configLine !== null) checks.push({ name: `${n}.config`, ok: true, required: false, detail: where.configLine, fix: null });
   const t = where.target;
   if (t === null) {
     checks.push({ name: `${n}.endpoint`, ok: true, required: false, detail: `not checked: ${where.why ?? 'unknown endpoint'}`, fix: null });
   } else if (t.key === null) {
-    checks.push({ name: `${n}.endpoint`, ok: true, required: false, detail: `not checked: calls go to ${t.baseUrl} (${t.urlSource}), but ${t.keySource} is not set${deep ? '' : ' (and no request is sent without --deep)'}`, fix: null });
+    checks.push({
+      name: `${n}.endpoint`,
+      ok: true,
+      required: false,
+      detail: `not checked: calls go to ${t.baseUrl} (${t.urlSource}), but ${t.keySource} is not set${deep ? '' : ' (and no request is sent without --deep)'}`,
+      fix: null,
+    });
   } else {
     checks.push(endpointLine(t, deep ? answer : null, required));
   }
@@ -342,9 +440,13 @@ export async function doctorCommand(opts: DoctorOptions): Promise<number> {
   const deep = opts.deep === true;
   // Where each provider's calls go, as its CLI reads its configuration; with --deep, one request each.
   const targets = names.map((n) => endpointTarget(n, env));
-  const ask = async (t: EndpointTarget | null): Promise<EndpointAnswer | null> => (deep && t !== null && t.key !== null ? probeEndpoint(t, t.key) : null);
+  const ask = async (t: EndpointTarget | null): Promise<EndpointAnswer | null> =>
+    deep && t !== null && t.key !== null ? probeEndpoint(t, t.key) : null;
   const [temporal, probes, answers] = await Promise.all([
-    opts.connect().catch((err: unknown): TemporalStatus => ({ ok: false, problem: err instanceof Error ? (err.message.split('\n')[0] ?? err.message) : String(err) })),
+    opts.connect().catch((err: unknown): TemporalStatus => ({
+      ok: false,
+      problem: err instanceof Error ? (err.message.split('\n')[0] ?? err.message) : String(err),
+    })),
     mapLimit(names, PROBE_CONCURRENCY, (n) => probeProvider(PROVIDERS[n], probeOpts)),
     Promise.all(targets.map((t) => ask(t.target))),
   ]);
@@ -387,7 +489,9 @@ export async function doctorCommand(opts: DoctorOptions): Promise<number> {
   if (opts.deliver === 'pr') checks.push(await ghCheck(env));
   checks.push(...temporalChecks(temporal));
 
-  const notChecked = deep ? [...NOT_CHECKED] : ['the providers’ endpoints and keys: no request was sent (`vigil doctor --deep` sends each a one-token request with its key)'];
+  const notChecked = deep
+    ? [...NOT_CHECKED]
+    : ['the providers’ endpoints and keys: no request was sent (`vigil doctor --deep` sends each a one-token request with its key)'];
   const report: DoctorReport = {
     ok: checks.every((c) => c.ok || !c.required),
     provider: chosen,
@@ -419,5 +523,11 @@ export async function ghCheck(env: NodeJS.ProcessEnv): Promise<DoctorCheck> {
   const r = await ghReady(process.cwd(), env);
   return r.ok
     ? { name: 'gh', ok: true, required: true, detail: `${r.version ?? 'gh'}, logged in: deliver=pr opens pull requests`, fix: null }
-    : { name: 'gh', ok: false, required: true, detail: `deliver=pr, but ${r.problem ?? 'gh is not ready'}: runs would deliver their branch without a pull request`, fix: r.version ? 'run `gh auth login` as the worker\'s user' : 'install gh (https://cli.github.com), then `gh auth login`' };
+    : {
+        name: 'gh',
+        ok: false,
+        required: true,
+        detail: `deliver=pr, but ${r.problem ?? 'gh is not ready'}: runs would deliver their branch without a pull request`,
+        fix: r.version ? "run `gh auth login` as the worker's user" : 'install gh (https://cli.github.com), then `gh auth login`',
+      };
 }

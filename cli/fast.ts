@@ -96,7 +96,10 @@ export async function runFast(cmd: FastCommand): Promise<number> {
   try {
     const endpoint = async (): Promise<Endpoint> => {
       const { plainEndpoint } = await import('./endpoint.js');
-      return plainEndpoint(process.env, cmd.profile) ?? (await import('./connection.js')).endpointFromEnv(process.env, cmd.profile?.trim() ? { profile: cmd.profile } : {});
+      return (
+        plainEndpoint(process.env, cmd.profile) ??
+        (await import('./connection.js')).endpointFromEnv(process.env, cmd.profile?.trim() ? { profile: cmd.profile } : {})
+      );
     };
     const id = cmd.args[0] as string;
     if (cmd.verb === 'status') {

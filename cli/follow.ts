@@ -32,7 +32,10 @@ export function iterationLine(r: IterationRecord): string {
   if (r.attempts > 1) parts.push(`attempt ${r.attempts}`);
   if (r.claimed) parts.push('claimed completion');
   if (r.ioError) parts.push(r.ioError);
-  if (r.denied?.length) parts.push(`sandbox refused ${r.denied.map((d) => `${d.kind} ${neutraliseLine(d.target)}${d.count > 1 ? ` ×${d.count}` : ''}`).join(', ')}`);
+  if (r.denied?.length)
+    parts.push(
+      `sandbox refused ${r.denied.map((d) => `${d.kind} ${neutraliseLine(d.target)}${d.count > 1 ? ` ×${d.count}` : ''}`).join(', ')}`,
+    );
   return parts.join(' · ');
 }
 
@@ -52,24 +55,31 @@ export function checkLine(c: CompletionCheck): string {
 }
 
 export function verdictLine(v: Verdict): string {
-  if (v.result === 'BLOCKED_BY_GATE') return `council round ${v.round} (iteration ${v.iteration}, ${v.trigger.replace(/_/g, ' ')}): blocked by the evidence gate: ${v.evidence.reason}`;
-  const da = v.devilsAdvocate ? ` · devil's advocate ${v.devilsAdvocate.flipped ? `objected (${v.devilsAdvocate.recorded})` : 'confirmed'}` : '';
+  if (v.result === 'BLOCKED_BY_GATE')
+    return `council round ${v.round} (iteration ${v.iteration}, ${v.trigger.replace(/_/g, ' ')}): blocked by the evidence gate: ${v.evidence.reason}`;
+  const da = v.devilsAdvocate
+    ? ` · devil's advocate ${v.devilsAdvocate.flipped ? `objected (${v.devilsAdvocate.recorded})` : 'confirmed'}`
+    : '';
   return `council round ${v.round} (iteration ${v.iteration}, ${v.trigger.replace(/_/g, ' ')}): ${v.result} · ${v.approve} of ${v.size} approve, ${v.threshold} needed${da}`;
 }
 
 /** `gatesRunning`: the gates a pass runs right now (from the run's describe), e.g. the pass an agent call carries after its agent. */
 export function statusLine(s: StatusSnapshot, gatesRunning: readonly string[] | null = null): string {
   if (s.outcome) return `finished: ${s.outcome.status} (exit ${s.outcome.exitCode}) — ${s.outcome.reason}`;
-  if (s.pause && s.agentRunning) return `pausing: the current call finishes first (iteration ${s.iteration}; paused by ${s.pause.by}${s.pause.reason ? `: ${s.pause.reason}` : ''})`;
-  if (s.pause) return `paused by ${s.pause.by}${s.pause.reason ? `: ${s.pause.reason}` : ''} (resume with \`vigil resume ${s.workflowId}\`)`;
+  if (s.pause && s.agentRunning)
+    return `pausing: the current call finishes first (iteration ${s.iteration}; paused by ${s.pause.by}${s.pause.reason ? `: ${s.pause.reason}` : ''})`;
+  if (s.pause)
+    return `paused by ${s.pause.by}${s.pause.reason ? `: ${s.pause.reason}` : ''} (resume with \`vigil resume ${s.workflowId}\`)`;
   // A rate limit is no failure: a backoff with none in a row is a provider's rate-limit wait.
-  if (s.status === 'backing_off' && s.consecutiveFailures === 0) return `rate limited by ${s.lastIteration?.provider ?? 'the provider'} until ${s.backoffUntil}`;
+  if (s.status === 'backing_off' && s.consecutiveFailures === 0)
+    return `rate limited by ${s.lastIteration?.provider ?? 'the provider'} until ${s.backoffUntil}`;
   if (s.status === 'backing_off') return `backing off until ${s.backoffUntil} after ${s.consecutiveFailures} failure(s) in a row`;
   if (s.status === 'waiting_for_provider' && s.providerWait) return providerWaitText(s.providerWait);
   if (s.status === 'stopping') return 'stopping';
   if (s.status === 'reviewing') return `council round ${s.council.rounds + 1} in progress (iteration ${s.iteration})`;
   if (s.status === 'gating') return `quality gates, code review and checklist on the tree of iteration ${s.iteration}`;
-  if (s.agentRunning && gatesRunning && gatesRunning.length > 0) return `iteration ${s.iteration}: the agent is done, its quality gates run (${gatesRunning.map((g) => g.replace(/_/g, ' ')).join(', ')})`;
+  if (s.agentRunning && gatesRunning && gatesRunning.length > 0)
+    return `iteration ${s.iteration}: the agent is done, its quality gates run (${gatesRunning.map((g) => g.replace(/_/g, ' ')).join(', ')})`;
   if (s.agentRunning) return `iteration ${s.iteration} running (${s.phase}, tier ${s.tier})`;
   return s.status;
 }
@@ -138,7 +148,8 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
     } catch (err) {
       if (err instanceof CliError && err.exitCode === EXIT.noSuchRun) throw err;
       // The server is restarting or unreachable: keep waiting, say so once.
-      if (lastStatus !== 'unreachable') say(`cannot reach Temporal (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); still waiting`);
+      if (lastStatus !== 'unreachable')
+        say(`cannot reach Temporal (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); still waiting`);
       lastStatus = 'unreachable';
     }
     if (view?.kind === 'finished' && view.snapshot === null) {
@@ -160,7 +171,12 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
         const claim = snap.lastCompletion; // runs from before the council
         if (claim && claim.iteration > lastClaimIteration) {
           lastClaimIteration = claim.iteration;
-          if (!claim.accepted) emit({ kind: 'claim_refused', completion: claim, text: `completion claim of iteration ${claim.iteration} refused: ${claim.reason}${claim.testLogPath ? ` (tests: ${claim.testLogPath})` : ''}` });
+          if (!claim.accepted)
+            emit({
+              kind: 'claim_refused',
+              completion: claim,
+              text: `completion claim of iteration ${claim.iteration} refused: ${claim.reason}${claim.testLogPath ? ` (tests: ${claim.testLogPath})` : ''}`,
+            });
         }
         const q = snap.quality;
         if (q) {
@@ -172,13 +188,23 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
               items: q.checklist ? q.checklist.length : null,
               heldOut,
               problem: q.checklist ? null : q.checklistProblem,
-              text: q.checklist ? `PRD checklist: ${q.checklist.length} item(s), ${heldOut} held out from the agent` : `PRD checklist: none (${q.checklistProblem})`,
+              text: q.checklist
+                ? `PRD checklist: ${q.checklist.length} item(s), ${heldOut} held out from the agent`
+                : `PRD checklist: none (${q.checklistProblem})`,
             });
           }
-          const gateIteration = Math.max(0, ...q.gates.filter((g) => g.gate !== 'code_review' && g.gate !== 'checklist').map((g) => g.iteration));
+          const gateIteration = Math.max(
+            0,
+            ...q.gates.filter((g) => g.gate !== 'code_review' && g.gate !== 'checklist').map((g) => g.iteration),
+          );
           if (gateIteration > lastGateIteration) {
             lastGateIteration = gateIteration;
-            emit({ kind: 'gates', iteration: gateIteration, gates: q.gates.filter((g) => g.iteration === gateIteration), text: gatesLine(q.gates, gateIteration) });
+            emit({
+              kind: 'gates',
+              iteration: gateIteration,
+              gates: q.gates.filter((g) => g.iteration === gateIteration),
+              text: gatesLine(q.gates, gateIteration),
+            });
           }
           if (q.lastReview && q.lastReview.round > lastReview) {
             lastReview = q.lastReview.round;
@@ -204,11 +230,17 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
         }
         const escalations = snap.escalations ?? [];
         for (const e of escalations.slice(seenEscalations)) {
-          emit({ kind: 'escalation', escalation: e, text: `escalated to a person at iteration ${e.iteration} (${e.reason.replace(/_/g, ' ')}): ${e.detail} — ${e.paused ? 'paused' : 'not paused'}; handoff ${e.handoffMarkdownPath}` });
+          emit({
+            kind: 'escalation',
+            escalation: e,
+            text: `escalated to a person at iteration ${e.iteration} (${e.reason.replace(/_/g, ' ')}): ${e.detail} — ${e.paused ? 'paused' : 'not paused'}; handoff ${e.handoffMarkdownPath}`,
+          });
         }
         seenEscalations = escalations.length;
         const changes = snap.ladder?.changes ?? [];
-        if (seenTierChanges >= 0) for (const c of changes.slice(seenTierChanges)) emit({ kind: 'tier_change', change: c, text: `model tier ${c.from} -> ${c.to} at iteration ${c.iteration}: ${c.trigger}` });
+        if (seenTierChanges >= 0)
+          for (const c of changes.slice(seenTierChanges))
+            emit({ kind: 'tier_change', change: c, text: `model tier ${c.from} -> ${c.to} at iteration ${c.iteration}: ${c.trigger}` });
         seenTierChanges = changes.length;
         const check = snap.checks?.last;
         if (snap.checks && check && snap.checks.total > seenChecks) {
@@ -220,11 +252,17 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
         const ev = snap.checks ? null : snap.lastEvidence;
         if (ev && ev.iteration > lastEvidenceIteration) {
           lastEvidenceIteration = ev.iteration;
-          if (!ev.pass) emit({ kind: 'evidence', evidence: ev, text: `completion claim of iteration ${ev.iteration} refused by the evidence gate: ${ev.reason}` });
+          if (!ev.pass)
+            emit({
+              kind: 'evidence',
+              evidence: ev,
+              text: `completion claim of iteration ${ev.iteration} refused by the evidence gate: ${ev.reason}`,
+            });
         }
         const line = statusLine(snap);
         // A bare "running" between two iterations says nothing new.
-        if (line !== lastStatus && view.kind !== 'finished' && line !== 'running') emit({ kind: 'status', status: snap.status, paused: snap.paused, text: line });
+        if (line !== lastStatus && view.kind !== 'finished' && line !== 'running')
+          emit({ kind: 'status', status: snap.status, paused: snap.paused, text: line });
         lastStatus = line;
       } else if (view.kind === 'running') {
         silentSince ??= Date.now();
@@ -247,7 +285,9 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
             outcome: o ? { status: o.status, reason: o.reason, exitCode: o.exitCode, notes: o.notes } : null,
             temporalStatus: view.temporalStatus,
             exitCode,
-            text: o ? `finished: ${o.status} (exit ${o.exitCode}) — ${o.reason}` : `finished: workflow ${view.temporalStatus.toLowerCase()}`,
+            text: o
+              ? `finished: ${o.status} (exit ${o.exitCode}) — ${o.reason}`
+              : `finished: workflow ${view.temporalStatus.toLowerCase()}`,
           },
           [],
         );
@@ -258,7 +298,10 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
       if (opts.until === 'paused' && snap?.paused && !snap.agentRunning) return { view, exitCode: 0, reached: true };
     }
     if (Date.now() >= deadline) {
-      throw new CliError(`timed out after ${Math.round((opts.timeoutMs ?? 0) / 1000)} s waiting for run "${workflowId}" to ${opts.until === 'paused' ? 'pause' : 'finish'}`, EXIT.timeout);
+      throw new CliError(
+        `timed out after ${Math.round((opts.timeoutMs ?? 0) / 1000)} s waiting for run "${workflowId}" to ${opts.until === 'paused' ? 'pause' : 'finish'}`,
+        EXIT.timeout,
+      );
     }
     await sleep(opts.pollMs ?? 1000);
   }

@@ -47,7 +47,10 @@ export async function handoffCommand(client: Client, workflowId: string, opts: H
   });
   if (answer.kind === 'no_worker') throw noWorkerError(run, opts.answerSeconds);
   if (answer.kind === 'unsupported') {
-    throw new CliError(`this Temporal server runs no standalone activities, which \`vigil handoff\` reads through (${answer.message.split('\n')[0] ?? ''}); read ${latest.path} on ${run.where}`, EXIT.unreachable);
+    throw new CliError(
+      `this Temporal server runs no standalone activities, which \`vigil handoff\` reads through (${answer.message.split('\n')[0] ?? ''}); read ${latest.path} on ${run.where}`,
+      EXIT.unreachable,
+    );
   }
   const doc = answer.result;
   if (doc.problem) throw new CliError(`cannot read the handoff of run "${workflowId}" on ${run.where}: ${doc.problem}`, EXIT.noSuchRun);

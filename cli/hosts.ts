@@ -15,7 +15,12 @@ export function resolveHost(flag: string | undefined, env: NodeJS.ProcessEnv = p
   const [raw, from] = flag !== undefined ? [flag, '--host'] : fromEnv ? [fromEnv, 'VIGIL_HOST'] : [machine(), "this machine's name"];
   const r = parseHostName(raw);
   if (r.ok) return r.host;
-  const fix = from === '--host' ? 'pass another --host' : from === 'VIGIL_HOST' ? 'set VIGIL_HOST to another name' : 'set VIGIL_HOST (or pass --host NAME)';
+  const fix =
+    from === '--host'
+      ? 'pass another --host'
+      : from === 'VIGIL_HOST'
+        ? 'set VIGIL_HOST to another name'
+        : 'set VIGIL_HOST (or pass --host NAME)';
   throw new CliError(`${from}: ${r.problem}; ${fix}`, EXIT.usage);
 }
 
@@ -34,7 +39,10 @@ export function thisHost(env: NodeJS.ProcessEnv = process.env, machine: () => st
  */
 export function pathOnHost(what: string, raw: string, host: string): string {
   if (!path.isAbsolute(raw)) {
-    throw new CliError(`${what} "${raw}" must be an absolute path on host "${host}" (another machine: vigil start cannot look at it from here)`, EXIT.usage);
+    throw new CliError(
+      `${what} "${raw}" must be an absolute path on host "${host}" (another machine: vigil start cannot look at it from here)`,
+      EXIT.usage,
+    );
   }
   return path.normalize(raw).replace(/(.)\/+$/, '$1');
 }

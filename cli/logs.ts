@@ -110,7 +110,9 @@ export function noWorkerError(run: Located, answerSeconds: number): CliError {
 export function finishedNote(workflowId: string, view: RunView): string {
   if (view.kind !== 'finished') return `==> run ${workflowId} is still running`;
   const o = view.outcome;
-  return neutraliseLine(`==> run ${workflowId} finished: ${o ? `${o.status} (exit ${o.exitCode}) — ${o.reason}` : `workflow ${view.temporalStatus.toLowerCase()}`}`);
+  return neutraliseLine(
+    `==> run ${workflowId} finished: ${o ? `${o.status} (exit ${o.exitCode}) — ${o.reason}` : `workflow ${view.temporalStatus.toLowerCase()}`}`,
+  );
 }
 
 /**
@@ -134,15 +136,28 @@ export async function logsCommand(client: Client, workflowId: string, opts: Logs
   const snap = run.snapshot;
   const current = snap.iteration;
   const first = opts.iteration ?? current;
-  if (first < 1) throw new CliError(`run "${workflowId}" has not started an iteration yet; try again once \`vigil status ${workflowId}\` shows iteration 1`, EXIT.noSuchRun);
-  if (first > current) throw new CliError(`run "${workflowId}" has run ${current} iteration(s) so far; there is no iteration ${first}${run.running ? ' yet' : ''}`, EXIT.noSuchRun);
+  if (first < 1)
+    throw new CliError(
+      `run "${workflowId}" has not started an iteration yet; try again once \`vigil status ${workflowId}\` shows iteration 1`,
+      EXIT.noSuchRun,
+    );
+  if (first > current)
+    throw new CliError(
+      `run "${workflowId}" has run ${current} iteration(s) so far; there is no iteration ${first}${run.running ? ' yet' : ''}`,
+      EXIT.noSuchRun,
+    );
   const reader = hostLogReader(client, run, opts.answerSeconds);
   /** A note: on stderr, or a `note` record with --json. */
   const note = async (text: string): Promise<void> => (opts.event ? opts.event({ kind: 'note', text }) : opts.note(text));
   const finished = async (view: RunView): Promise<void> => {
     if (!opts.event) return opts.note(finishedNote(workflowId, view));
     const o = view.kind === 'finished' ? view.outcome : null;
-    await opts.event({ kind: 'finished', workflowId, outcome: o ? { status: o.status, reason: o.reason, exitCode: o.exitCode, notes: o.notes } : null, temporalStatus: view.kind === 'finished' ? view.temporalStatus : 'RUNNING' });
+    await opts.event({
+      kind: 'finished',
+      workflowId,
+      outcome: o ? { status: o.status, reason: o.reason, exitCode: o.exitCode, notes: o.notes } : null,
+      temporalStatus: view.kind === 'finished' ? view.temporalStatus : 'RUNNING',
+    });
   };
 
   let stop = false;
@@ -157,7 +172,8 @@ export async function logsCommand(client: Client, workflowId: string, opts: Logs
     let announced = false;
     const read = (waitMs: number, partial: boolean): Promise<ReadRunLogResult> =>
       reader({ repoPath: snap.repoPath, runId: workflowId, iteration, offset, waitMs, partial });
-    const failed = (chunk: ReadRunLogResult): CliError => new CliError(`cannot read the log of iteration ${iteration} on ${run.where}: ${chunk.problem ?? ''}`, EXIT.noSuchRun);
+    const failed = (chunk: ReadRunLogResult): CliError =>
+      new CliError(`cannot read the log of iteration ${iteration} on ${run.where}: ${chunk.problem ?? ''}`, EXIT.noSuchRun);
     const show = async (chunk: ReadRunLogResult): Promise<void> => {
       if (!announced) {
         if (opts.event) await opts.event({ kind: 'iteration', workflowId, iteration, where: run.where, path: chunk.path });
@@ -178,7 +194,8 @@ export async function logsCommand(client: Client, workflowId: string, opts: Logs
         if (!chunk.found) {
           if (offset > 0) return 'done';
           const why = `iteration ${iteration} of run "${workflowId}" has no log on ${run.where} (${chunk.path})`;
-          if (mustExist) throw new CliError(`${why}${iteration === current && run.running ? '; its agent has not started yet' : ''}`, EXIT.noSuchRun);
+          if (mustExist)
+            throw new CliError(`${why}${iteration === current && run.running ? '; its agent has not started yet' : ''}`, EXIT.noSuchRun);
           await note(`==> ${why}`);
           return 'done';
         }
@@ -248,11 +265,22 @@ export async function logsCommand(client: Client, workflowId: string, opts: Logs
  * Reads one chunk through a standalone activity on the run's host queue; once the server has said
  * it takes none, every read goes through a `vigilReadLog` workflow instead (the same chunk).
  */
-function hostLogReader(client: Client, run: Located, answerSeconds: number): (request: ReadRunLogInput & { waitMs: number }) => Promise<ReadRunLogResult> {
+function hostLogReader(
+  client: Client,
+  run: Located,
+  answerSeconds: number,
+): (request: ReadRunLogInput & { waitMs: number }) => Promise<ReadRunLogResult> {
   let standalone = true;
   return async (request) => {
     if (standalone) {
-      const answer = await readOnHost<ReadRunLogResult>(client, { activity: 'readRunLog', input: request, taskQueue: run.readQueue, answerSeconds, waitMs: request.waitMs, runId: request.runId });
+      const answer = await readOnHost<ReadRunLogResult>(client, {
+        activity: 'readRunLog',
+        input: request,
+        taskQueue: run.readQueue,
+        answerSeconds,
+        waitMs: request.waitMs,
+        runId: request.runId,
+      });
       if (answer.kind === 'result') return answer.result;
       if (answer.kind === 'no_worker') throw noWorkerError(run, answerSeconds);
       standalone = false;
@@ -262,7 +290,12 @@ function hostLogReader(client: Client, run: Located, answerSeconds: number): (re
 }
 
 /** One read through a `vigilReadLog` workflow on the run's queue; its activity on the host's queue (servers before standalone activities). */
-async function readThroughWorkflow(client: Client, run: Located, request: ReadRunLogInput & { waitMs: number }, answerSeconds: number): Promise<ReadRunLogResult> {
+async function readThroughWorkflow(
+  client: Client,
+  run: Located,
+  request: ReadRunLogInput & { waitMs: number },
+  answerSeconds: number,
+): Promise<ReadRunLogResult> {
   const hostQueue = run.snapshot.host ? run.readQueue : null;
   // A worker on the shared queue takes the workflow task, one on the host's queue the read.
   const limitMs = 2 * answerSeconds * 1000 + request.waitMs + 15_000;
@@ -283,7 +316,10 @@ async function readThroughWorkflow(client: Client, run: Located, request: ReadRu
   ]).finally(() => clearTimeout(timer));
   if (answer === null) {
     await handle.terminate('vigil logs: no worker answered').catch(() => undefined);
-    throw new CliError(`no worker answered on task queue "${run.taskQueue}" within ${Math.round(limitMs / 1000)} s; start one with \`vigil worker\``, EXIT.unreachable);
+    throw new CliError(
+      `no worker answered on task queue "${run.taskQueue}" within ${Math.round(limitMs / 1000)} s; start one with \`vigil worker\``,
+      EXIT.unreachable,
+    );
   }
   if (answer.kind === 'chunk') return answer.chunk;
   if (answer.kind === 'no_worker') throw noWorkerError(run, answerSeconds);

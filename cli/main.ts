@@ -45,8 +45,8 @@ import type { ListRow, StartedJson, WaitJson } from '../schemas/cli-output.js';
 /** One JSON line of a streaming command's `--json` output (`watch`, `start --wait`, `logs`). */
 const jsonLine = (value: unknown): void => out(JSON.stringify(value));
 
-const HOST_WORKER_HELP = "this machine's name for runs: poll its task queue <queue>@<name> for the activities of runs started with --host <name>, besides the shared queue (default: VIGIL_HOST, else this machine's name)";
-
+const HOST_WORKER_HELP =
+  "this machine's name for runs: poll its task queue <queue>@<name> for the activities of runs started with --host <name>, besides the shared queue (default: VIGIL_HOST, else this machine's name)";
 
 function intArg(name: string, min: number, max: number) {
   return (raw: string): number => {
@@ -67,7 +67,11 @@ const collect = (value: string, previous: string[]): string[] => [...previous, v
 
 function serverOptions(cmd: Command): Command {
   return cmd
-    .option('--port <port>', 'gRPC port of the local dev server, used even when TEMPORAL_ADDRESS or the profile point elsewhere (default: their port, else 7233)', intArg('--port', 1, 65535))
+    .option(
+      '--port <port>',
+      'gRPC port of the local dev server, used even when TEMPORAL_ADDRESS or the profile point elsewhere (default: their port, else 7233)',
+      intArg('--port', 1, 65535),
+    )
     .option('--ui-port <port>', 'Web UI port (default: gRPC port + 1000)', intArg('--ui-port', 1, 65535))
     .option('--headless', 'no Web UI')
     .option('--db <file>', 'SQLite database file (default: $VIGIL_HOME/temporal.db)');
@@ -145,15 +149,24 @@ export function buildProgram(): Command {
 
   program
     .command('setup')
-    .description("install what Vigil needs on this machine (the pinned temporal CLI; the sandbox's network bridge, with the Go on PATH) and print where it is; with --search-attributes, register Vigil's search attributes in the namespace instead")
-    .option('--search-attributes', "register Vigil's search attributes (VigilStatus, ...) in the namespace: once per namespace, by someone allowed to change it")
+    .description(
+      "install what Vigil needs on this machine (the pinned temporal CLI; the sandbox's network bridge, with the Go on PATH) and print where it is; with --search-attributes, register Vigil's search attributes in the namespace instead",
+    )
+    .option(
+      '--search-attributes',
+      "register Vigil's search attributes (VigilStatus, ...) in the namespace: once per namespace, by someone allowed to change it",
+    )
     .action(async (o: { searchAttributes?: boolean }) => {
       if (o.searchAttributes) {
         const { ensureSearchAttributes } = await import('./connection.js');
         const ep = endpoint();
         await withClient(ep, async (_client, connection) => {
           const added = await ensureSearchAttributes(connection, ep.namespace, ep);
-          out(added.length ? `registered ${added.join(', ')} in namespace "${ep.namespace}" at ${describeEndpoint(ep)}` : `namespace "${ep.namespace}" has Vigil's search attributes already`);
+          out(
+            added.length
+              ? `registered ${added.join(', ')} in namespace "${ep.namespace}" at ${describeEndpoint(ep)}`
+              : `namespace "${ep.namespace}" has Vigil's search attributes already`,
+          );
         });
         return;
       }
@@ -164,16 +177,29 @@ export function buildProgram(): Command {
       out(setupSandboxBridge().line);
     });
 
-  storeOption(logFormatOption(serverOptions(program.command('server').description('start the embedded Temporal dev server (persistent SQLite under VIGIL_HOME, Web UI) and the embedded event store')))).action(
-    async (o: ServerFlags & StoreFlags & OperationsFlags) => {
-      const ops = resolveOperations(o, process.env);
-      const { serverCommand } = await import('./processes.js');
-      process.exitCode = await serverCommand(endpoint(), o, ops);
-    },
-  );
+  storeOption(
+    logFormatOption(
+      serverOptions(
+        program
+          .command('server')
+          .description('start the embedded Temporal dev server (persistent SQLite under VIGIL_HOME, Web UI) and the embedded event store'),
+      ),
+    ),
+  ).action(async (o: ServerFlags & StoreFlags & OperationsFlags) => {
+    const ops = resolveOperations(o, process.env);
+    const { serverCommand } = await import('./processes.js');
+    process.exitCode = await serverCommand(endpoint(), o, ops);
+  });
 
-  storeOption(workerOperationsOptions(program.command('worker').description('run a Vigil worker: the run workflow and its activities (agent calls, git, tests)')))
-    .option('--require-signed-runs', "execute only runs signed with this installation's run secret (created now if missing); see docs/security.md")
+  storeOption(
+    workerOperationsOptions(
+      program.command('worker').description('run a Vigil worker: the run workflow and its activities (agent calls, git, tests)'),
+    ),
+  )
+    .option(
+      '--require-signed-runs',
+      "execute only runs signed with this installation's run secret (created now if missing); see docs/security.md",
+    )
     .option('--host <name>', HOST_WORKER_HELP)
     .action(async (o: { requireSignedRuns?: boolean; host?: string } & StoreFlags & OperationsFlags) => {
       const ops = resolveOperations(o, process.env);
@@ -189,7 +215,13 @@ export function buildProgram(): Command {
       process.exitCode = await workerCommand(endpoint(), host, ops, o);
     });
 
-  storeOption(workerOperationsOptions(serverOptions(program.command('up').description('start the dev server (unless one answers already), the event store and a worker in one process'))))
+  storeOption(
+    workerOperationsOptions(
+      serverOptions(
+        program.command('up').description('start the dev server (unless one answers already), the event store and a worker in one process'),
+      ),
+    ),
+  )
     .option('--host <name>', HOST_WORKER_HELP)
     .action(async (o: ServerFlags & StoreFlags & OperationsFlags & { host?: string }) => {
       const ops = resolveOperations(o, process.env);
@@ -199,11 +231,20 @@ export function buildProgram(): Command {
       // What another terminal needs to reach this server (the address it starts at, or the one answering there).
       const ep = endpoint();
       setLogFormat(ops.logFormat);
-      logLine('INFO', `other terminals: export TEMPORAL_ADDRESS=${devServerTarget(ep, flags).address}${ep.namespace !== 'default' ? ` TEMPORAL_NAMESPACE=${ep.namespace}` : ''}`);
+      logLine(
+        'INFO',
+        `other terminals: export TEMPORAL_ADDRESS=${devServerTarget(ep, flags).address}${ep.namespace !== 'default' ? ` TEMPORAL_NAMESPACE=${ep.namespace}` : ''}`,
+      );
       process.exitCode = await upCommand(ep, flags, host, ops);
     });
 
-  storeOption(serverOptions(program.command('demo').description('run the scripted demo end to end: server, event store, worker and a real run over a sample repository')))
+  storeOption(
+    serverOptions(
+      program
+        .command('demo')
+        .description('run the scripted demo end to end: server, event store, worker and a real run over a sample repository'),
+    ),
+  )
     .option('--keep-server', 'keep the server and worker running after the run finishes')
     .action(async (o: ServerFlags & StoreFlags & { keepServer?: boolean }) => {
       const { demoCommand } = await import('./demo.js');
@@ -221,15 +262,41 @@ export function buildProgram(): Command {
     .option('--set <key=value>', 'set a knob (repeatable); see `vigil config --explain`', collect, [])
     .option('--id <id>', 'workflow id of the run (default: vigil-<prd name>-<time>)')
     .option('--checklist <file>', 'the PRD checklist to verify (JSON or Markdown) instead of one extracted from the PRD')
-    .option('--tasks <file>', 'split the run into tasks (JSON or Markdown: id, title, checklist items, dependencies); with --set parallelStreams=N each runs as a stream of its own')
-    .option('--host <name>', "the machine that holds the repository: the workers started there run the agent, git and tests (default: VIGIL_HOST, else this machine's name)")
+    .option(
+      '--tasks <file>',
+      'split the run into tasks (JSON or Markdown: id, title, checklist items, dependencies); with --set parallelStreams=N each runs as a stream of its own',
+    )
+    .option(
+      '--host <name>',
+      "the machine that holds the repository: the workers started there run the agent, git and tests (default: VIGIL_HOST, else this machine's name)",
+    )
     .option('--no-store', 'do not journal the run into the event store (on by default when one is configured or the local one exists)')
-    .option('--deliver-to-current', 'deliver a done run on the current branch (committed there, the index set to it) instead of vigil/<run id>')
+    .option(
+      '--deliver-to-current',
+      'deliver a done run on the current branch (committed there, the index set to it) instead of vigil/<run id>',
+    )
     .option('--wait', 'follow the run until it finishes; exit with its outcome code')
     .option('--json', 'print the started run as a JSON line; with --wait, then a JSON line per event as `watch --json`')
     .action(async (prdFile: string, o: Record<string, unknown>) => {
-      const [{ readPrd, readChecklist, readTasks, prdOnHost }, { checkRepo, defaultRunId, startRun }, { checkPromptTemplate, requireAgentCommand }, { searchAttributeHint }, { followRun }, { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost }, { hostTaskQueue }, { sdkRunApi }] =
-        await Promise.all([import('./prd.js'), import('./runs.js'), import('./config.js'), import('./connection.js'), import('./follow.js'), import('./hosts.js'), import('../schemas/host-names.js'), import('./sdk-run-api.js')]);
+      const [
+        { readPrd, readChecklist, readTasks, prdOnHost },
+        { checkRepo, defaultRunId, startRun },
+        { checkPromptTemplate, requireAgentCommand },
+        { searchAttributeHint },
+        { followRun },
+        { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost },
+        { hostTaskQueue },
+        { sdkRunApi },
+      ] = await Promise.all([
+        import('./prd.js'),
+        import('./runs.js'),
+        import('./config.js'),
+        import('./connection.js'),
+        import('./follow.js'),
+        import('./hosts.js'),
+        import('../schemas/host-names.js'),
+        import('./sdk-run-api.js'),
+      ]);
       const host = resolveHost(typeof o.host === 'string' ? o.host : undefined);
       // The repository and the PRD are on the run's host: checked here only when that is this machine.
       const remote = host !== thisHost();
@@ -242,8 +309,17 @@ export function buildProgram(): Command {
       const workflowId = typeof o.id === 'string' ? validateId(o.id) : defaultRunId(prd);
       const ep = endpoint();
       await withClient(ep, async (client, connection) => {
-        const { searchAttributes } = await startRun(client, connection, ep, { prd, repoPath, knobs: resolvedKnobs.knobs, workflowId, host, ...(checklist ? { checklist } : {}), ...(tasks ? { tasks } : {}) });
-        if (searchAttributes.missing.length) process.stderr.write(`${searchAttributeHint(searchAttributes.missing, ep, searchAttributes.refusal)}\n`);
+        const { searchAttributes } = await startRun(client, connection, ep, {
+          prd,
+          repoPath,
+          knobs: resolvedKnobs.knobs,
+          workflowId,
+          host,
+          ...(checklist ? { checklist } : {}),
+          ...(tasks ? { tasks } : {}),
+        });
+        if (searchAttributes.missing.length)
+          process.stderr.write(`${searchAttributeHint(searchAttributes.missing, ep, searchAttributes.refusal)}\n`);
         // Cheap to ask, and the one mistake that leaves a fresh run waiting silently.
         const pollers = await hostPollers(sdkRunApi(client), ep.taskQueue, host);
         if (o.json) {
@@ -264,7 +340,9 @@ export function buildProgram(): Command {
           out(`started run ${workflowId}`);
           out(`  PRD        : ${prd.path} ("${prd.title}")`);
           out(`  repository : ${repoPath}`);
-          out(`  host       : ${host} (task queue ${hostTaskQueue(ep.taskQueue, host)})${remote ? '; the PRD and repository are there, unchecked from here' : ''}`);
+          out(
+            `  host       : ${host} (task queue ${hostTaskQueue(ep.taskQueue, host)})${remote ? '; the PRD and repository are there, unchecked from here' : ''}`,
+          );
         }
         if (pollers?.length === 0) process.stderr.write(`vigil: ${noHostWorkerHint(ep.taskQueue, host, repoPath)}\n`);
         if (!o.json) {
@@ -272,7 +350,10 @@ export function buildProgram(): Command {
           out(`  follow     : vigil watch ${workflowId}`);
         }
         if (o.wait) {
-          const r = await followRun(client, workflowId, { until: 'terminal', ...(o.json ? { onEvent: jsonLine } : { onLine: (l: string) => out(`  ${l}`) }) });
+          const r = await followRun(client, workflowId, {
+            until: 'terminal',
+            ...(o.json ? { onEvent: jsonLine } : { onLine: (l: string) => out(`  ${l}`) }),
+          });
           process.exitCode = r.exitCode;
         }
       });
@@ -287,14 +368,16 @@ export function buildProgram(): Command {
       await statusCommand(endpoint(), id, Boolean(o.json));
     });
 
-  const message = (kind: MessageKind, payload: (o: Record<string, unknown>, extra?: string) => Record<string, unknown>) => async (id: string, ...rest: unknown[]) => {
-    const hasText = kind === 'input';
-    const text = hasText ? (rest[0] as string | undefined) : undefined;
-    const o = (hasText ? rest[1] : rest[0]) as Record<string, unknown>;
-    // Bad input is exit 2 whether or not Temporal answers: build the payload before connecting.
-    const body = payload(o, text);
-    await messageCommand(endpoint(), kind, id, body, Boolean(o.signal), Boolean(o.json));
-  };
+  const message =
+    (kind: MessageKind, payload: (o: Record<string, unknown>, extra?: string) => Record<string, unknown>) =>
+    async (id: string, ...rest: unknown[]) => {
+      const hasText = kind === 'input';
+      const text = hasText ? (rest[0] as string | undefined) : undefined;
+      const o = (hasText ? rest[1] : rest[0]) as Record<string, unknown>;
+      // Bad input is exit 2 whether or not Temporal answers: build the payload before connecting.
+      const body = payload(o, text);
+      await messageCommand(endpoint(), kind, id, body, Boolean(o.signal), Boolean(o.json));
+    };
   const MESSAGE_JSON = 'print the acknowledgement (or, with --signal, that the signal was recorded) as JSON';
 
   program
@@ -351,10 +434,11 @@ export function buildProgram(): Command {
 
   program
     .command('budget')
-    .description('set the run\'s spend limit in USD (a run paused on its budget continues once resumed under it)')
+    .description("set the run's spend limit in USD (a run paused on its budget continues once resumed under it)")
     .argument('<id>', 'workflow id of the run', runIdArg)
     .requiredOption('--usd <amount>', 'the new limit for the whole run; 0 removes it', (raw: string) => {
-      if (!/^\d+(\.\d+)?$/.test(raw.trim())) throw new InvalidArgumentError(`--usd must be a number of dollars, e.g. 25 or 12.50, got "${raw}"`);
+      if (!/^\d+(\.\d+)?$/.test(raw.trim()))
+        throw new InvalidArgumentError(`--usd must be a number of dollars, e.g. 25 or 12.50, got "${raw}"`);
       return Number(raw);
     })
     .option('--by <name>', 'who is changing it (default: your OS user name)')
@@ -364,7 +448,9 @@ export function buildProgram(): Command {
 
   program
     .command('waive')
-    .description('waive a PRD checklist item: its failure no longer blocks completion (held-out items by their status label, e.g. held-out-1)')
+    .description(
+      'waive a PRD checklist item: its failure no longer blocks completion (held-out items by their status label, e.g. held-out-1)',
+    )
     .argument('<id>', 'workflow id of the run', runIdArg)
     .argument('<item>', 'the checklist item id, as `vigil status` shows it')
     .option('--reason <text>', 'why (kept with the waiver)')
@@ -387,9 +473,15 @@ export function buildProgram(): Command {
 
   program
     .command('rewind')
-    .description('take a run back to just after iteration N: the tree restored to its checkpoint (the current tree kept first), the state as it was then; --fork starts a new run from checkpoint N of a finished run')
+    .description(
+      'take a run back to just after iteration N: the tree restored to its checkpoint (the current tree kept first), the state as it was then; --fork starts a new run from checkpoint N of a finished run',
+    )
     .argument('<id>', 'workflow id of the run', runIdArg)
-    .requiredOption('--to <n>', 'the iteration to go back to (one with a checkpoint: `vigil checkpoints <id>`)', intArg('--to', 1, 100_000_000))
+    .requiredOption(
+      '--to <n>',
+      'the iteration to go back to (one with a checkpoint: `vigil checkpoints <id>`)',
+      intArg('--to', 1, 100_000_000),
+    )
     .option('--reason <text>', 'why (shown in status and the UI)')
     .option('--input <text>', 'a directive for the next prompt ("try it without the ORM")')
     .option('--force', 'keep changes a person made to the tree since the run last looked in a checkpoint, instead of refusing')
@@ -399,7 +491,8 @@ export function buildProgram(): Command {
     .option('--json', 'what was done (the acknowledgement, or the forked run), as JSON')
     .action(async (id: string, o: Record<string, unknown>) => {
       const { rewindRun } = await import('./checkpoints.js');
-      if (o.id !== undefined && !o.fork) throw new CliError('--id names the new run of --fork; without --fork the run keeps its id', EXIT.usage);
+      if (o.id !== undefined && !o.fork)
+        throw new CliError('--id names the new run of --fork; without --fork the run keeps its id', EXIT.usage);
       const ep = endpoint();
       await withClient(ep, async (client, connection) => {
         const done = await rewindRun(client, connection, ep, id, {
@@ -418,7 +511,9 @@ export function buildProgram(): Command {
 
   program
     .command('report')
-    .description('reports from the event store (DATABASE_URL, else the local one): across runs, or one run\'s timeline of iterations and decisions')
+    .description(
+      "reports from the event store (DATABASE_URL, else the local one): across runs, or one run's timeline of iterations and decisions",
+    )
     .argument('[id]', 'a run: its timeline instead of the report across runs')
     .option('--since <when>', 'runs started since a date (2026-01-31) or a duration back from now (30m, 12h, 7d, 2w)')
     .option('--repo <dir>', 'runs on this repository only')
@@ -446,11 +541,20 @@ export function buildProgram(): Command {
     .description('list runs, newest first: id, status, iteration, started, repository')
     .option('--json', 'machine-readable output')
     .option('--limit <n>', 'at most this many', intArg('--limit', 1, 10000), 50)
-    .option('--status <status>', 'only runs whose VigilStatus is this: running, paused, backing_off, ... or an outcome (council_approved, stopped, failed, ...)')
+    .option(
+      '--status <status>',
+      'only runs whose VigilStatus is this: running, paused, backing_off, ... or an outcome (council_approved, stopped, failed, ...)',
+    )
     .option('--repo <dir>', 'only runs on this repository (its VigilRepo: the absolute path)')
     .action(async (o: { json?: boolean; limit: number; status?: string; repo?: string }) => {
-      const [{ SA_ITERATION, SA_REPO, SA_STATUS }, { listQuery }] = await Promise.all([import('../schemas/search-attributes.js'), import('./runs.js')]);
-      const query = listQuery({ ...(o.status !== undefined ? { status: o.status } : {}), ...(o.repo !== undefined ? { repo: o.repo } : {}) });
+      const [{ SA_ITERATION, SA_REPO, SA_STATUS }, { listQuery }] = await Promise.all([
+        import('../schemas/search-attributes.js'),
+        import('./runs.js'),
+      ]);
+      const query = listQuery({
+        ...(o.status !== undefined ? { status: o.status } : {}),
+        ...(o.repo !== undefined ? { repo: o.repo } : {}),
+      });
       await withClient(endpoint(), async (client) => {
         const rows: ListRow[] = [];
         for await (const wf of client.workflow.list({ query })) {
@@ -469,11 +573,18 @@ export function buildProgram(): Command {
         }
         const filtered = o.status !== undefined || o.repo !== undefined;
         if (o.json) out(JSON.stringify(rows, null, 2));
-        else if (rows.length === 0) out(filtered ? 'no run matches (runs started without search attributes are found by neither filter)' : 'no runs yet (start one with `vigil start PRD.md --repo DIR`)');
+        else if (rows.length === 0)
+          out(
+            filtered
+              ? 'no run matches (runs started without search attributes are found by neither filter)'
+              : 'no runs yet (start one with `vigil start PRD.md --repo DIR`)',
+          );
         else {
-          const row = (id: string, status: string, iteration: string, started: string, repo: string): string => `${id.padEnd(40)} ${status.padEnd(30)} ${iteration.padStart(4)}  ${started.padEnd(24)}  ${repo}`;
+          const row = (id: string, status: string, iteration: string, started: string, repo: string): string =>
+            `${id.padEnd(40)} ${status.padEnd(30)} ${iteration.padStart(4)}  ${started.padEnd(24)}  ${repo}`;
           out(row('RUN', 'STATUS', 'ITER', 'STARTED', 'REPOSITORY'));
-          for (const r of rows) out(row(r.workflowId, r.status ?? r.temporalStatus.toLowerCase(), String(r.iteration ?? '-'), r.startTime, r.repo ?? ''));
+          for (const r of rows)
+            out(row(r.workflowId, r.status ?? r.temporalStatus.toLowerCase(), String(r.iteration ?? '-'), r.startTime, r.repo ?? ''));
         }
       });
     });
@@ -482,7 +593,10 @@ export function buildProgram(): Command {
     .command('watch')
     .description('follow a run live: one line per iteration and every status change, until it finishes')
     .argument('<id>', 'workflow id of the run', runIdArg)
-    .option('--json', 'a JSON line per event (an iteration, a gate pass, a council round with its votes, a status change, the end) instead of text')
+    .option(
+      '--json',
+      'a JSON line per event (an iteration, a gate pass, a council round with its votes, a status change, the end) instead of text',
+    )
     .action(async (id: string, o: { json?: boolean }) => {
       const ep = endpoint();
       const { followRun } = await import('./follow.js');
@@ -526,7 +640,8 @@ export function buildProgram(): Command {
           process.exitCode = EXIT.notReached;
         } else {
           const snap = r.view.snapshot;
-          if (o.for === 'paused') out(`${id}: paused${snap?.pause ? ` by ${snap.pause.by}${snap.pause.reason ? `: ${snap.pause.reason}` : ''}` : ''}`);
+          if (o.for === 'paused')
+            out(`${id}: paused${snap?.pause ? ` by ${snap.pause.by}${snap.pause.reason ? `: ${snap.pause.reason}` : ''}` : ''}`);
           else {
             const outcome = r.view.kind === 'finished' ? r.view.outcome : null;
             out(`${id}: finished${outcome ? `: ${outcome.status} (exit ${outcome.exitCode})` : ''}`);
@@ -539,7 +654,9 @@ export function buildProgram(): Command {
 
   program
     .command('logs')
-    .description("show an iteration's agent log, from any machine (read on the run's host by its worker, no workflow per read); -f follows the run from iteration to iteration until it finishes")
+    .description(
+      "show an iteration's agent log, from any machine (read on the run's host by its worker, no workflow per read); -f follows the run from iteration to iteration until it finishes",
+    )
     .argument('<id>', 'workflow id of the run', runIdArg)
     .option('--iteration <n>', 'which iteration (default: the current or last one)', intArg('--iteration', 1, 1_000_000))
     .option('-f, --follow', 'keep printing what the agent writes until its call ends (Ctrl+C stops, exit 0)')
@@ -554,7 +671,9 @@ export function buildProgram(): Command {
           answerSeconds: o.timeout,
           write: (text) => new Promise<void>((resolve) => process.stdout.write(text, () => resolve())),
           note: (line) => process.stderr.write(`${line}\n`),
-          ...(o.json ? { event: (e: unknown) => new Promise<void>((resolve) => process.stdout.write(`${JSON.stringify(e)}\n`, () => resolve())) } : {}),
+          ...(o.json
+            ? { event: (e: unknown) => new Promise<void>((resolve) => process.stdout.write(`${JSON.stringify(e)}\n`, () => resolve())) }
+            : {}),
           // Only following ends on Ctrl+C with exit 0; a plain read is interrupted as any command.
           ...(o.follow ? { interrupted: new Promise<void>((resolve) => process.once('SIGINT', () => resolve())) } : {}),
         });
@@ -580,24 +699,39 @@ export function buildProgram(): Command {
 
   program
     .command('console')
-    .description('serve the operator console: every run waiting for a person with its handoff and the actions that answer it, every run with its timeline, charts and live log, and the reports (see docs/console.md)')
-    .option('--host <host>', 'address to listen on; any but a loopback address needs the console token (made once, printed once, kept in VIGIL_HOME)', '127.0.0.1')
+    .description(
+      'serve the operator console: every run waiting for a person with its handoff and the actions that answer it, every run with its timeline, charts and live log, and the reports (see docs/console.md)',
+    )
+    .option(
+      '--host <host>',
+      'address to listen on; any but a loopback address needs the console token (made once, printed once, kept in VIGIL_HOME)',
+      '127.0.0.1',
+    )
     .option('--port <port>', 'port to listen on, 0 for any free one (default: 8237)', intArg('--port', 0, 65_535))
     .option('--by <name>', 'who the actions are sent by (default: your OS user name); a person can set another name in the page')
     .action(async (o: { host: string; port?: number; by?: string }) => {
       const { consoleCommand, DEFAULT_CONSOLE_PORT } = await import('./console/command.js');
-      process.exitCode = await consoleCommand(endpoint(), { host: o.host, port: o.port ?? DEFAULT_CONSOLE_PORT, by: o.by ?? defaultActor() }, out);
+      process.exitCode = await consoleCommand(
+        endpoint(),
+        { host: o.host, port: o.port ?? DEFAULT_CONSOLE_PORT, by: o.by ?? defaultActor() },
+        out,
+      );
     });
 
   program
     .command('mcp')
-    .description("serve Vigil's tools and resources to an MCP client (Claude Code, Cursor, an agent inside a run) over stdio, or with --http over streamable HTTP on loopback (see docs/mcp.md)")
+    .description(
+      "serve Vigil's tools and resources to an MCP client (Claude Code, Cursor, an agent inside a run) over stdio, or with --http over streamable HTTP on loopback (see docs/mcp.md)",
+    )
     .option('--http', 'streamable HTTP at http://127.0.0.1:<port>/mcp instead of stdio')
     .option('--port <port>', 'with --http: the port, 0 for any free one (default: 8238)', intArg('--port', 0, 65_535))
     .action(async (o: { http?: boolean; port?: number }) => {
       if (o.port !== undefined && !o.http) throw new CliError('--port is for --http; over stdio there is no port', EXIT.usage);
       const { mcpCommand } = await import('./mcp.js');
-      process.exitCode = await mcpCommand({ endpoint, resolve, validateId }, { http: Boolean(o.http), ...(o.port !== undefined ? { port: o.port } : {}) });
+      process.exitCode = await mcpCommand(
+        { endpoint, resolve, validateId },
+        { http: Boolean(o.http), ...(o.port !== undefined ? { port: o.port } : {}) },
+      );
     });
 
   program
@@ -605,11 +739,23 @@ export function buildProgram(): Command {
     .description('serve /encode and /decode for the Temporal Web UI and CLI with the payload key (VIGIL_CODEC_KEY_FILE or VIGIL_CODEC_KEY)')
     .option('--host <host>', 'address to listen on (keep it private: whoever reaches it can decrypt)', '127.0.0.1')
     .option('--port <port>', 'port to listen on', intArg('--port', 1, 65_535), 8081)
-    .option('--cors-origin <url>', 'a Web UI origin allowed to call it (repeatable; default the UI of TEMPORAL_ADDRESS)', collect, [] as string[])
+    .option(
+      '--cors-origin <url>',
+      'a Web UI origin allowed to call it (repeatable; default the UI of TEMPORAL_ADDRESS)',
+      collect,
+      [] as string[],
+    )
     .action(async (o: { host: string; port: number; corsOrigin: string[] }) => {
-      const [{ codecFromEnv }, { startCodecServer }] = await Promise.all([import('../workers/codec.js'), import('../workers/codec-server.js')]);
+      const [{ codecFromEnv }, { startCodecServer }] = await Promise.all([
+        import('../workers/codec.js'),
+        import('../workers/codec-server.js'),
+      ]);
       const codec = codecFromEnv();
-      if (!codec) throw new CliError('no payload key: set VIGIL_CODEC_KEY_FILE (a file with a base64 or hex 32-byte key: `openssl rand -base64 32 > key`) or VIGIL_CODEC_KEY', EXIT.usage);
+      if (!codec)
+        throw new CliError(
+          'no payload key: set VIGIL_CODEC_KEY_FILE (a file with a base64 or hex 32-byte key: `openssl rand -base64 32 > key`) or VIGIL_CODEC_KEY',
+          EXIT.usage,
+        );
       const origins = o.corsOrigin.length ? o.corsOrigin : [endpoint().uiUrl];
       const server = await startCodecServer({ codec, host: o.host, port: o.port, corsOrigins: origins });
       out(`vigil codec-server: ${server.url} (key id ${codec.keyId}); allowed UI origins: ${origins.join(', ')}`);
@@ -626,66 +772,89 @@ export function buildProgram(): Command {
     .command('doctor')
     .description('check this machine: agent CLIs (versions, flags, credentials), Temporal, a polling worker')
     .addOption(new Option('--provider <name>', 'check only this provider').choices([...PROVIDERS]))
-    .option('--agent-command <cmd>', 'drive every role of the agent contract once with this command (in a scratch repository) and say which answers are wrong')
+    .option(
+      '--agent-command <cmd>',
+      'drive every role of the agent contract once with this command (in a scratch repository) and say which answers are wrong',
+    )
     .option('--contract', 'with --provider: drive every role of the agent contract once through that CLI')
-    .option('--config <file>', 'JSON config file of knobs whose provider and agentCommand are checked (default: ./vigil.config.json if present)')
-    .option('--deep', "also send each provider's endpoint a one-token request with its key (reachable? key accepted?); without it nothing is sent")
+    .option(
+      '--config <file>',
+      'JSON config file of knobs whose provider and agentCommand are checked (default: ./vigil.config.json if present)',
+    )
+    .option(
+      '--deep',
+      "also send each provider's endpoint a one-token request with its key (reachable? key accepted?); without it nothing is sent",
+    )
     .option('--json', 'machine-readable output')
-    .action(async (o: { provider?: string; json?: boolean; agentCommand?: string; contract?: boolean; config?: string; deep?: boolean }) => {
-      if (o.agentCommand !== undefined || o.contract) {
-        const provider = o.agentCommand !== undefined ? 'command' : o.provider;
-        if (!provider || (o.agentCommand !== undefined && o.provider && o.provider !== 'command')) {
-          process.stderr.write('vigil: doctor --contract needs --provider P; --agent-command CMD is the command provider\n');
-          process.exitCode = 2;
+    .action(
+      async (o: { provider?: string; json?: boolean; agentCommand?: string; contract?: boolean; config?: string; deep?: boolean }) => {
+        if (o.agentCommand !== undefined || o.contract) {
+          const provider = o.agentCommand !== undefined ? 'command' : o.provider;
+          if (!provider || (o.agentCommand !== undefined && o.provider && o.provider !== 'command')) {
+            process.stderr.write('vigil: doctor --contract needs --provider P; --agent-command CMD is the command provider\n');
+            process.exitCode = 2;
+            return;
+          }
+          const { splitCommandLine } = await import('../schemas/knobs.js');
+          const argv = o.agentCommand !== undefined ? splitCommandLine(o.agentCommand) : [];
+          if (o.agentCommand !== undefined && argv.length === 0) {
+            process.stderr.write('vigil: --agent-command is empty\n');
+            process.exitCode = 2;
+            return;
+          }
+          const { checkContract, contractLines } = await import('./doctor-contract.js');
+          const checks = await checkContract({
+            provider: provider as (typeof PROVIDERS)[number],
+            argv,
+            ...(o.json ? {} : { progress: (l: string) => void process.stderr.write(`${l}\n`) }),
+          });
+          if (o.json) process.stdout.write(`${JSON.stringify({ ok: checks.every((c) => c.ok), checks }, null, 2)}\n`);
+          else
+            for (const l of [`Agent contract (${provider === 'command' ? argv.join(' ') : provider})`, ...contractLines(checks)])
+              process.stdout.write(`${l}\n`);
+          process.exitCode = checks.every((c) => c.ok) ? 0 : 1;
           return;
         }
-        const { splitCommandLine } = await import('../schemas/knobs.js');
-        const argv = o.agentCommand !== undefined ? splitCommandLine(o.agentCommand) : [];
-        if (o.agentCommand !== undefined && argv.length === 0) {
-          process.stderr.write('vigil: --agent-command is empty\n');
-          process.exitCode = 2;
-          return;
-        }
-        const { checkContract, contractLines } = await import('./doctor-contract.js');
-        const checks = await checkContract({ provider: provider as (typeof PROVIDERS)[number], argv, ...(o.json ? {} : { progress: (l: string) => void process.stderr.write(`${l}\n`) }) });
-        if (o.json) process.stdout.write(`${JSON.stringify({ ok: checks.every((c) => c.ok), checks }, null, 2)}\n`);
-        else for (const l of [`Agent contract (${provider === 'command' ? argv.join(' ') : provider})`, ...contractLines(checks)]) process.stdout.write(`${l}\n`);
-        process.exitCode = checks.every((c) => c.ok) ? 0 : 1;
-        return;
-      }
-      const { doctorCommand, temporalCheck } = await import('./doctor.js');
-      // The provider and agent command a start here would use (vigil.config.json, VIGIL_*): a
-      // configured command provider is checked as such, not the vendor CLIs.
-      const { knobs, sources } = await resolve({ ...(o.config ? { config: o.config } : {}) });
-      const configured = sources.provider.source !== 'default' || sources.agentCommand.source !== 'default' ? knobs.provider : undefined;
-      const provider = o.provider ?? configured;
-      process.exitCode = await doctorCommand({
-        ...(provider ? { provider } : {}),
-        agentCommand: knobs.agentCommand,
-        deliver: knobs.deliver,
-        json: Boolean(o.json),
-        deep: Boolean(o.deep),
-        // A broken profile is a failed check, not a crash.
-        connect: async () => temporalCheck(endpoint()),
-      });
-    });
+        const { doctorCommand, temporalCheck } = await import('./doctor.js');
+        // The provider and agent command a start here would use (vigil.config.json, VIGIL_*): a
+        // configured command provider is checked as such, not the vendor CLIs.
+        const { knobs, sources } = await resolve({ ...(o.config ? { config: o.config } : {}) });
+        const configured = sources.provider.source !== 'default' || sources.agentCommand.source !== 'default' ? knobs.provider : undefined;
+        const provider = o.provider ?? configured;
+        process.exitCode = await doctorCommand({
+          ...(provider ? { provider } : {}),
+          agentCommand: knobs.agentCommand,
+          deliver: knobs.deliver,
+          json: Boolean(o.json),
+          deep: Boolean(o.deep),
+          // A broken profile is a failed check, not a crash.
+          connect: async () => temporalCheck(endpoint()),
+        });
+      },
+    );
 
   program
     .command('providers')
-    .description("the provider circuit breakers shared by every run (state, failures in window, open until); --reset P closes one")
+    .description('the provider circuit breakers shared by every run (state, failures in window, open until); --reset P closes one')
     .option('--json', 'machine-readable output')
     .option('--reset <provider>', "close this provider's breaker now (operator override)")
     .option('--by <name>', 'who is resetting (default: your OS user name)')
     .action(async (o: { json?: boolean; reset?: string; by?: string }) => {
       const { providersCommand } = await import('./providers.js');
       await withClient(endpoint(), async (client) => {
-        process.exitCode = await providersCommand(client, { json: Boolean(o.json), ...(o.reset ? { reset: o.reset } : {}), by: o.by ?? defaultActor() });
+        process.exitCode = await providersCommand(client, {
+          json: Boolean(o.json),
+          ...(o.reset ? { reset: o.reset } : {}),
+          by: o.by ?? defaultActor(),
+        });
       });
     });
 
   program
     .command('completion')
-    .description('print a shell completion script made from this command tree: `source <(vigil completion bash)` (or zsh); fish: `vigil completion fish > ~/.config/fish/completions/vigil.fish`')
+    .description(
+      'print a shell completion script made from this command tree: `source <(vigil completion bash)` (or zsh); fish: `vigil completion fish > ~/.config/fish/completions/vigil.fish`',
+    )
     .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh', 'fish']))
     .action(async (shell: string) => {
       const { completionScript } = await import('./completion.js');
@@ -721,7 +890,10 @@ function packageVersion(): string {
 function validateId(id: string): string {
   if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/.test(id)) {
     const shown = id.length > 60 ? `${JSON.stringify(id.slice(0, 60)).slice(0, -1)}…" (${id.length} characters)` : JSON.stringify(id);
-    throw new CliError(`--id ${shown} is not allowed: use 1-200 letters, digits, '.', '_', ':' or '-', starting with a letter or digit`, EXIT.usage);
+    throw new CliError(
+      `--id ${shown} is not allowed: use 1-200 letters, digits, '.', '_', ':' or '-', starting with a letter or digit`,
+      EXIT.usage,
+    );
   }
   return id;
 }

@@ -42,18 +42,33 @@ export function claimTarget(env: NodeJS.ProcessEnv): ClaimTarget {
   const role = env.VIGIL_ROLE;
   if (role !== 'iteration') {
     // Only the builder's call reads a claim: one left by a reviewer would be taken as the next iteration's.
-    throw new CliError(`vigil_task_complete is for the builder (VIGIL_ROLE=iteration); this agent call is the run's ${role ? `"${role}"` : 'unnamed role'}, whose answer is its verdict or vote (docs/agent-contract.md)`, EXIT.usage);
+    throw new CliError(
+      `vigil_task_complete is for the builder (VIGIL_ROLE=iteration); this agent call is the run's ${role ? `"${role}"` : 'unnamed role'}, whose answer is its verdict or vote (docs/agent-contract.md)`,
+      EXIT.usage,
+    );
   }
   const iteration = Number(env.VIGIL_ITERATION);
-  if (!Number.isInteger(iteration) || iteration < 1) throw new CliError(`VIGIL_ITERATION is "${env.VIGIL_ITERATION ?? ''}", not an iteration: this server was not started by an agent call of run "${runId}"`, EXIT.usage);
+  if (!Number.isInteger(iteration) || iteration < 1)
+    throw new CliError(
+      `VIGIL_ITERATION is "${env.VIGIL_ITERATION ?? ''}", not an iteration: this server was not started by an agent call of run "${runId}"`,
+      EXIT.usage,
+    );
   const prompt = env.VIGIL_PROMPT_FILE;
-  if (!prompt || !path.isAbsolute(prompt)) throw new CliError(`VIGIL_PROMPT_FILE is "${prompt ?? ''}": the repository of run "${runId}" cannot be told from it`, EXIT.usage);
+  if (!prompt || !path.isAbsolute(prompt))
+    throw new CliError(`VIGIL_PROMPT_FILE is "${prompt ?? ''}": the repository of run "${runId}" cannot be told from it`, EXIT.usage);
   const runFolder = path.dirname(prompt);
   const runsFolder = path.dirname(runFolder);
   const repoPath = path.dirname(path.dirname(runsFolder));
   const expected = `iteration-${String(iteration).padStart(4, '0')}.prompt.md`;
-  if (path.basename(prompt) !== expected || path.normalize(runDirPath(repoPath, runId)) !== runFolder || path.basename(path.dirname(runsFolder)) !== VIGIL_DIR) {
-    throw new CliError(`VIGIL_PROMPT_FILE (${prompt}) is not the prompt of iteration ${iteration} of run "${runId}" (<repo>/${VIGIL_DIR}/runs/<run>/${expected}): the claim's repository cannot be told`, EXIT.usage);
+  if (
+    path.basename(prompt) !== expected ||
+    path.normalize(runDirPath(repoPath, runId)) !== runFolder ||
+    path.basename(path.dirname(runsFolder)) !== VIGIL_DIR
+  ) {
+    throw new CliError(
+      `VIGIL_PROMPT_FILE (${prompt}) is not the prompt of iteration ${iteration} of run "${runId}" (<repo>/${VIGIL_DIR}/runs/<run>/${expected}): the claim's repository cannot be told`,
+      EXIT.usage,
+    );
   }
   return { runId, iteration, repoPath };
 }
@@ -89,7 +104,10 @@ export function writeClaim(target: ClaimTarget, input: ClaimInput, now: Date = n
     renameSync(temp, file);
   } catch (err) {
     rmSync(temp, { force: true });
-    throw new CliError(`cannot write the claim of run "${target.runId}" to ${file}: ${err instanceof Error ? err.message : String(err)}`, EXIT.usage);
+    throw new CliError(
+      `cannot write the claim of run "${target.runId}" to ${file}: ${err instanceof Error ? err.message : String(err)}`,
+      EXIT.usage,
+    );
   }
   return {
     claimed: true,

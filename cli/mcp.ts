@@ -28,7 +28,15 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest, type CallToolResult, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { RunReportSchema, AcrossRunsReportSchema } from '../schemas/cli-output-reports.js';
-import { CheckpointsJsonSchema, MessageJsonSchema, StartedJsonSchema, type CheckpointsJson, type MessageJson, type StartedJson, type StatusJson } from '../schemas/cli-output.js';
+import {
+  CheckpointsJsonSchema,
+  MessageJsonSchema,
+  StartedJsonSchema,
+  type CheckpointsJson,
+  type MessageJson,
+  type StartedJson,
+  type StatusJson,
+} from '../schemas/cli-output.js';
 import {
   McpInputInput,
   McpMemorySearchInput,
@@ -101,7 +109,10 @@ function runId(id: string): string {
 
 /** A tool's answer: the CLI's `--json` document as structured output, and as text for clients that read only text. */
 function answer<T extends Record<string, unknown>>(value: T, notes: string[] = []): CallToolResult & { structuredContent: T } {
-  return { structuredContent: value, content: [{ type: 'text', text: JSON.stringify(value, null, 2) }, ...notes.map((text) => ({ type: 'text' as const, text }))] };
+  return {
+    structuredContent: value,
+    content: [{ type: 'text', text: JSON.stringify(value, null, 2) }, ...notes.map((text) => ({ type: 'text' as const, text }))],
+  };
 }
 
 /** Collects what a CLI command writes, to parse its `--json` output. */
@@ -145,7 +156,12 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal): McpServer {
 
   server.registerTool(
     'vigil_start',
-    { title: 'Start a run', description: 'Start a Vigil run of the agent on a repository until the PRD is done (`vigil start --json`).', inputSchema: McpStartInput, outputSchema: StartedJsonSchema },
+    {
+      title: 'Start a run',
+      description: 'Start a Vigil run of the agent on a repository until the PRD is done (`vigil start --json`).',
+      inputSchema: McpStartInput,
+      outputSchema: StartedJsonSchema,
+    },
     async (o) => {
       const { started, notes } = await startRun(deps, temporal, o);
       return answer(started, notes);
@@ -154,31 +170,58 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal): McpServer {
 
   server.registerTool(
     'vigil_status',
-    { title: 'Run status', description: "A run's status: iteration, phase, pause, council, gates, outcome (`vigil status --json`, under `run`).", inputSchema: McpRunInput, outputSchema: McpStatusOutputSchema, annotations: { readOnlyHint: true } },
+    {
+      title: 'Run status',
+      description: "A run's status: iteration, phase, pause, council, gates, outcome (`vigil status --json`, under `run`).",
+      inputSchema: McpRunInput,
+      outputSchema: McpStatusOutputSchema,
+      annotations: { readOnlyHint: true },
+    },
     async ({ id }) => answer({ run: await runStatus(temporal, runId(id)) }),
   );
 
   server.registerTool(
     'vigil_pause',
-    { title: 'Pause a run', description: 'Pause a run at the next iteration boundary (`vigil pause`).', inputSchema: McpPauseInput, outputSchema: MessageJsonSchema },
+    {
+      title: 'Pause a run',
+      description: 'Pause a run at the next iteration boundary (`vigil pause`).',
+      inputSchema: McpPauseInput,
+      outputSchema: MessageJsonSchema,
+    },
     async (o) => answer(await message('pause', runId(o.id), PAYLOADS.pause(flags(o)), Boolean(o.signal))),
   );
 
   server.registerTool(
     'vigil_resume',
-    { title: 'Resume a run', description: 'Resume a paused run (`vigil resume`).', inputSchema: McpResumeInput, outputSchema: MessageJsonSchema },
+    {
+      title: 'Resume a run',
+      description: 'Resume a paused run (`vigil resume`).',
+      inputSchema: McpResumeInput,
+      outputSchema: MessageJsonSchema,
+    },
     async (o) => answer(await message('resume', runId(o.id), PAYLOADS.resume(flags(o)), Boolean(o.signal))),
   );
 
   server.registerTool(
     'vigil_stop',
-    { title: 'Stop a run', description: 'Stop a run at the next boundary, or at once with `now` (`vigil stop`).', inputSchema: McpStopInput, outputSchema: MessageJsonSchema, annotations: { destructiveHint: true } },
+    {
+      title: 'Stop a run',
+      description: 'Stop a run at the next boundary, or at once with `now` (`vigil stop`).',
+      inputSchema: McpStopInput,
+      outputSchema: MessageJsonSchema,
+      annotations: { destructiveHint: true },
+    },
     async (o) => answer(await message('stop', runId(o.id), PAYLOADS.stop(flags(o)), Boolean(o.signal))),
   );
 
   server.registerTool(
     'vigil_input',
-    { title: 'Send a directive', description: "Give the run's agent a one-shot directive, injected into the next prompt (`vigil input`).", inputSchema: McpInputInput, outputSchema: MessageJsonSchema },
+    {
+      title: 'Send a directive',
+      description: "Give the run's agent a one-shot directive, injected into the next prompt (`vigil input`).",
+      inputSchema: McpInputInput,
+      outputSchema: MessageJsonSchema,
+    },
     async (o) => {
       const id = runId(o.id);
       return answer(await message('input', id, PAYLOADS.input(flags(o), o.directive), Boolean(o.signal)));
@@ -187,15 +230,29 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal): McpServer {
 
   server.registerTool(
     'vigil_waive',
-    { title: 'Waive a checklist item', description: 'Waive a PRD checklist item: its failure no longer blocks completion (`vigil waive`).', inputSchema: McpWaiveInput, outputSchema: MessageJsonSchema },
-    async (o) => answer(await message('waive', runId(o.id), { item: o.item, ...(o.reason !== undefined ? { reason: o.reason } : {}), ...by(flags(o)) }, Boolean(o.signal))),
+    {
+      title: 'Waive a checklist item',
+      description: 'Waive a PRD checklist item: its failure no longer blocks completion (`vigil waive`).',
+      inputSchema: McpWaiveInput,
+      outputSchema: MessageJsonSchema,
+    },
+    async (o) =>
+      answer(
+        await message(
+          'waive',
+          runId(o.id),
+          { item: o.item, ...(o.reason !== undefined ? { reason: o.reason } : {}), ...by(flags(o)) },
+          Boolean(o.signal),
+        ),
+      ),
   );
 
   server.registerTool(
     'vigil_rewind',
     {
       title: 'Rewind a run',
-      description: 'Take a running run back to just after iteration `to` (tree and state), or with `fork` start a new run from that checkpoint of a finished run (`vigil rewind --json`, under `rewind`).',
+      description:
+        'Take a running run back to just after iteration `to` (tree and state), or with `fork` start a new run from that checkpoint of a finished run (`vigil rewind --json`, under `rewind`).',
       inputSchema: McpRewindInput,
       outputSchema: McpRewindOutputSchema,
       annotations: { destructiveHint: true },
@@ -203,8 +260,10 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal): McpServer {
     async (o) => {
       const id = runId(o.id);
       // `--to` as commander reads it (cli/main.ts intArg), before anything connects.
-      if (!Number.isInteger(o.to) || o.to < 1 || o.to > 100_000_000) throw new CliError(`--to must be an integer from 1 to 100000000, got ${o.to}`, EXIT.usage);
-      if (o.forkId !== undefined && !o.fork) throw new CliError('--id names the new run of --fork; without --fork the run keeps its id', EXIT.usage);
+      if (!Number.isInteger(o.to) || o.to < 1 || o.to > 100_000_000)
+        throw new CliError(`--to must be an integer from 1 to 100000000, got ${o.to}`, EXIT.usage);
+      if (o.forkId !== undefined && !o.fork)
+        throw new CliError('--id names the new run of --fork; without --fork the run keeps its id', EXIT.usage);
       const forkId = o.forkId !== undefined ? deps.validateId(o.forkId) : undefined;
       const { rewindRun } = await import('./checkpoints.js');
       const { client, connection, ep } = await temporal.get();
@@ -223,7 +282,14 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal): McpServer {
 
   server.registerTool(
     'vigil_checkpoints',
-    { title: 'List checkpoints', description: "A run's checkpoints (iteration, time, commit, files, exit, tests, council verdict) and rewinds (`vigil checkpoints --json`).", inputSchema: McpRunInput, outputSchema: CheckpointsJsonSchema, annotations: { readOnlyHint: true } },
+    {
+      title: 'List checkpoints',
+      description:
+        "A run's checkpoints (iteration, time, commit, files, exit, tests, council verdict) and rewinds (`vigil checkpoints --json`).",
+      inputSchema: McpRunInput,
+      outputSchema: CheckpointsJsonSchema,
+      annotations: { readOnlyHint: true },
+    },
     async ({ id }) => answer(await checkpoints(temporal, runId(id))),
   );
 
@@ -231,7 +297,8 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal): McpServer {
     'vigil_report',
     {
       title: 'Read a report',
-      description: "From the event store: one run's summary and timeline (with `id`, under `run`), or the report across runs (under `acrossRuns`) (`vigil report --json`).",
+      description:
+        "From the event store: one run's summary and timeline (with `id`, under `run`), or the report across runs (under `acrossRuns`) (`vigil report --json`).",
       inputSchema: McpReportInput,
       outputSchema: McpReportOutputSchema,
       annotations: { readOnlyHint: true },
@@ -244,7 +311,7 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal): McpServer {
     {
       title: 'Search the memory',
       description:
-        "The memory of earlier runs in the event store: patterns, anti-patterns (a test that kept failing for the same reason, and what fixed it) and skills whose words match the query, best first (`vigil memory search --json`).",
+        'The memory of earlier runs in the event store: patterns, anti-patterns (a test that kept failing for the same reason, and what fixed it) and skills whose words match the query, best first (`vigil memory search --json`).',
       inputSchema: McpMemorySearchInput,
       outputSchema: McpMemorySearchOutputSchema,
       annotations: { readOnlyHint: true },
@@ -266,20 +333,41 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal): McpServer {
 
   const template = (what: string) => new ResourceTemplate(`vigil://runs/{id}/${what}`, { list: undefined });
   const one = (v: string | string[] | undefined): string => runId(decodeURIComponent(Array.isArray(v) ? (v[0] ?? '') : (v ?? '')));
-  server.registerResource('run-status', template('status'), { title: "A run's status", description: '`vigil status --json` of the run', mimeType: 'application/json' }, async (uri, { id }) =>
-    json(uri, await runStatus(temporal, one(id))),
+  server.registerResource(
+    'run-status',
+    template('status'),
+    { title: "A run's status", description: '`vigil status --json` of the run', mimeType: 'application/json' },
+    async (uri, { id }) => json(uri, await runStatus(temporal, one(id))),
   );
-  server.registerResource('run-handoff', template('handoff'), { title: "A run's latest handoff", description: 'the document Vigil wrote when it asked a person for help (`vigil handoff`)', mimeType: 'text/markdown' }, async (uri, { id }) => {
-    const doc = await handoff(temporal, one(id));
-    return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: doc.markdown }] };
-  });
-  server.registerResource('run-report', template('report'), { title: "A run's report", description: '`vigil report <id> --json`: its summary and timeline from the event store', mimeType: 'application/json' }, async (uri, { id }) =>
-    json(uri, (await report(env, { id: one(id) })).run ?? null),
+  server.registerResource(
+    'run-handoff',
+    template('handoff'),
+    {
+      title: "A run's latest handoff",
+      description: 'the document Vigil wrote when it asked a person for help (`vigil handoff`)',
+      mimeType: 'text/markdown',
+    },
+    async (uri, { id }) => {
+      const doc = await handoff(temporal, one(id));
+      return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: doc.markdown }] };
+    },
+  );
+  server.registerResource(
+    'run-report',
+    template('report'),
+    {
+      title: "A run's report",
+      description: '`vigil report <id> --json`: its summary and timeline from the event store',
+      mimeType: 'application/json',
+    },
+    async (uri, { id }) => json(uri, (await report(env, { id: one(id) })).run ?? null),
   );
   return server;
 }
 
-const json = (uri: URL, value: unknown): ReadResourceResult => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(value, null, 2) }] });
+const json = (uri: URL, value: unknown): ReadResourceResult => ({
+  contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(value, null, 2) }],
+});
 
 /** `vigil status --json` (cli/steer-commands.ts statusCommand, without the printing). */
 async function runStatus(temporal: Temporal, id: string): Promise<StatusJson> {
@@ -308,14 +396,20 @@ async function handoff(temporal: Temporal, id: string): Promise<HandoffOutput> {
   return HandoffOutputSchema.parse(JSON.parse(c.text()));
 }
 
-async function report(env: NodeJS.ProcessEnv, o: { id?: string | undefined; since?: string | undefined; repo?: string | undefined }): Promise<McpReportOutput> {
+async function report(
+  env: NodeJS.ProcessEnv,
+  o: { id?: string | undefined; since?: string | undefined; repo?: string | undefined },
+): Promise<McpReportOutput> {
   const { reportCommand } = await import('./report.js');
   const c = collector();
   if (o.id !== undefined) {
     await reportCommand({ id: runId(o.id), json: true }, { out: c.write, env });
     return { run: RunReportSchema.parse(JSON.parse(c.text())) };
   }
-  await reportCommand({ ...(o.since !== undefined ? { since: o.since } : {}), ...(o.repo !== undefined ? { repo: o.repo } : {}), json: true }, { out: c.write, env });
+  await reportCommand(
+    { ...(o.since !== undefined ? { since: o.since } : {}), ...(o.repo !== undefined ? { repo: o.repo } : {}), json: true },
+    { out: c.write, env },
+  );
   return { acrossRuns: AcrossRunsReportSchema.parse(JSON.parse(c.text())) };
 }
 
@@ -324,12 +418,26 @@ async function report(env: NodeJS.ProcessEnv, o: { id?: string | undefined; sinc
  * (VIGIL_MEMORY_SNAPSHOT: the agent sandbox refuses connections to the store) — the snapshot's,
  * when no store is configured for this process or the store does not answer.
  */
-async function memorySearch(env: NodeJS.ProcessEnv, o: { query: string; repo?: string | undefined; limit?: number | undefined }): Promise<McpMemorySearchOutput> {
-  const [{ withEventStore }, { readMemorySnapshot, searchItems, searchMemory }, { configuredStoreUrl }] = await Promise.all([import('./report.js'), import('../activities/lasting-memory.js'), import('../workers/store-location.js')]);
+async function memorySearch(
+  env: NodeJS.ProcessEnv,
+  o: { query: string; repo?: string | undefined; limit?: number | undefined },
+): Promise<McpMemorySearchOutput> {
+  const [{ withEventStore }, { readMemorySnapshot, searchItems, searchMemory }, { configuredStoreUrl }] = await Promise.all([
+    import('./report.js'),
+    import('../activities/lasting-memory.js'),
+    import('../workers/store-location.js'),
+  ]);
   const file = env.VIGIL_RUN_ID && env.VIGIL_MEMORY_SNAPSHOT ? env.VIGIL_MEMORY_SNAPSHOT : null;
   const fromSnapshot = (): McpMemorySearchOutput | null => {
     const s = file ? readMemorySnapshot(file) : null;
-    return s ? McpMemorySearchOutputSchema.parse({ query: o.query, hits: searchItems(s.items, o.query, o.limit ?? 20), source: 'snapshot', snapshotAt: s.takenAt }) : null;
+    return s
+      ? McpMemorySearchOutputSchema.parse({
+          query: o.query,
+          hits: searchItems(s.items, o.query, o.limit ?? 20),
+          source: 'snapshot',
+          snapshotAt: s.takenAt,
+        })
+      : null;
   };
   if (file && !configuredStoreUrl(env)) {
     const got = fromSnapshot();
@@ -345,11 +453,29 @@ async function memorySearch(env: NodeJS.ProcessEnv, o: { query: string; repo?: s
   }
 }
 
-type StartArgs = { prd: string; repo?: string | undefined; provider?: string | undefined; agentCommand?: string | undefined; config?: string | undefined; set?: string[] | undefined; id?: string | undefined; checklist?: string | undefined; host?: string | undefined; noStore?: boolean | undefined };
+type StartArgs = {
+  prd: string;
+  repo?: string | undefined;
+  provider?: string | undefined;
+  agentCommand?: string | undefined;
+  config?: string | undefined;
+  set?: string[] | undefined;
+  id?: string | undefined;
+  checklist?: string | undefined;
+  host?: string | undefined;
+  noStore?: boolean | undefined;
+};
 
 /** `vigil start --json`: the same checks in the same order as cli/main.ts's start action, and the same hints (as notes). */
 async function startRun(deps: McpDeps, temporal: Temporal, o: StartArgs): Promise<{ started: StartedJson; notes: string[] }> {
-  const [{ readPrd, readChecklist, prdOnHost }, runs, { checkPromptTemplate, requireAgentCommand }, { searchAttributeHint }, { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost }, { hostTaskQueue }] = await Promise.all([
+  const [
+    { readPrd, readChecklist, prdOnHost },
+    runs,
+    { checkPromptTemplate, requireAgentCommand },
+    { searchAttributeHint },
+    { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost },
+    { hostTaskQueue },
+  ] = await Promise.all([
     import('./prd.js'),
     import('./runs.js'),
     import('./config.js'),
@@ -374,7 +500,14 @@ async function startRun(deps: McpDeps, temporal: Temporal, o: StartArgs): Promis
   const checklist = o.checklist !== undefined ? readChecklist(o.checklist) : undefined;
   const workflowId = o.id !== undefined ? deps.validateId(o.id) : runs.defaultRunId(prd);
   const { client, connection, ep } = await temporal.get();
-  const { searchAttributes } = await runs.startRun(client, connection, ep, { prd, repoPath, knobs: resolvedKnobs.knobs, workflowId, host, ...(checklist ? { checklist } : {}) });
+  const { searchAttributes } = await runs.startRun(client, connection, ep, {
+    prd,
+    repoPath,
+    knobs: resolvedKnobs.knobs,
+    workflowId,
+    host,
+    ...(checklist ? { checklist } : {}),
+  });
   const notes: string[] = [];
   if (searchAttributes.missing.length) notes.push(searchAttributeHint(searchAttributes.missing, ep, searchAttributes.refusal));
   const pollers = await hostPollers(sdkRunApi(client), ep.taskQueue, host);
@@ -412,7 +545,10 @@ export async function mcpCommand(deps: McpDeps, flags: McpFlags): Promise<number
   });
   if (!flags.http) {
     // stdout is the protocol's: whatever else would print there (a log line) goes to stderr.
-    const realWrite = process.stdout.write.bind(process.stdout) as (chunk: string | Uint8Array, cb: (err?: Error | null) => void) => boolean;
+    const realWrite = process.stdout.write.bind(process.stdout) as (
+      chunk: string | Uint8Array,
+      cb: (err?: Error | null) => void,
+    ) => boolean;
     const protocolOut = new Writable({ write: (chunk: Buffer, _enc, cb) => void realWrite(chunk, (err) => cb(err ?? null)) });
     process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
     const server = buildMcpServer(deps, temporal);
@@ -431,7 +567,9 @@ export async function mcpCommand(deps: McpDeps, flags: McpFlags): Promise<number
   let allowedHosts: string[] = [];
   const http = createServer((req, res) => void handle(req, res));
   const refuse = (res: ServerResponse, status: number, message: string): void => {
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+    res
+      .writeHead(status, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
   };
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
@@ -439,7 +577,12 @@ export async function mcpCommand(deps: McpDeps, flags: McpFlags): Promise<number
       const sessionId = req.headers['mcp-session-id'];
       const existing = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
       if (existing) return await existing.transport.handleRequest(req, res);
-      if (req.method !== 'POST') return refuse(res, typeof sessionId === 'string' ? 404 : 400, typeof sessionId === 'string' ? 'no such session' : 'no session: initialize first');
+      if (req.method !== 'POST')
+        return refuse(
+          res,
+          typeof sessionId === 'string' ? 404 : 400,
+          typeof sessionId === 'string' ? 'no such session' : 'no session: initialize first',
+        );
       const body = await readJson(req);
       if (typeof sessionId === 'string') return refuse(res, 404, 'no such session');
       if (!isInitializeRequest(body)) return refuse(res, 400, 'no session: initialize first');
@@ -463,7 +606,11 @@ export async function mcpCommand(deps: McpDeps, flags: McpFlags): Promise<number
   const port = flags.port ?? DEFAULT_MCP_PORT;
   await new Promise<void>((resolve, reject) => {
     http.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? new CliError(`vigil mcp: port ${port} on 127.0.0.1 is in use; choose another with --port (0: any free one)`, EXIT.usage) : err),
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new CliError(`vigil mcp: port ${port} on 127.0.0.1 is in use; choose another with --port (0: any free one)`, EXIT.usage)
+          : err,
+      ),
     );
     http.listen(port, '127.0.0.1', () => resolve());
   });

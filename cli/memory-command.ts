@@ -18,7 +18,9 @@ function intArg(name: string, min: number, max: number) {
 export function addMemoryCommand(program: Command): Command {
   const memory = program
     .command('memory')
-    .description("the memory that outlives a run (docs/memory.md), in the event store (DATABASE_URL, else the local one): list, show, search, forget, export, import, consolidate");
+    .description(
+      'the memory that outlives a run (docs/memory.md), in the event store (DATABASE_URL, else the local one): list, show, search, forget, export, import, consolidate',
+    );
   memory
     .command('list')
     .description('patterns, anti-patterns and skills, most important first (with --episodes, the newest episodes too)')
@@ -82,7 +84,9 @@ export function addMemoryCommand(program: Command): Command {
     });
   memory
     .command('consolidate')
-    .description('turn the stored runs into episodes, patterns, anti-patterns and skills now (runs are consolidated when they end; this catches up, e.g. from a schedule)')
+    .description(
+      'turn the stored runs into episodes, patterns, anti-patterns and skills now (runs are consolidated when they end; this catches up, e.g. from a schedule)',
+    )
     .option('--run <id>', 'this run only (the installation is consolidated again either way)')
     .option('--json', 'machine-readable output')
     .action(async (o: { run?: string; json?: boolean }) => {

@@ -5,7 +5,18 @@
  * are activities/lasting-memory.ts's, shared with the MCP tool and the console.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { consolidateMemory, exportMemory, forgetMemory, importMemory, judgementTotals, listMemory, searchMemory, showMemory, type MemoryItem, type MemoryKindName } from '../activities/lasting-memory.js';
+import {
+  consolidateMemory,
+  exportMemory,
+  forgetMemory,
+  importMemory,
+  judgementTotals,
+  listMemory,
+  searchMemory,
+  showMemory,
+  type MemoryItem,
+  type MemoryKindName,
+} from '../activities/lasting-memory.js';
 import { closeEventStore, describeUrl } from '../activities/event-store.js';
 import { CliError, EXIT } from './connection.js';
 import { reportStore } from './store.js';
@@ -26,8 +37,20 @@ async function withStoreUrl<T>(fn: (url: string) => Promise<T>): Promise<T> {
     return await fn(store.url);
   } catch (err) {
     const code = (err as { code?: string } | null)?.code;
-    if (err instanceof CliError || !(code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT' || /timeout|terminated|connect/i.test(err instanceof Error ? err.message : ''))) throw err;
-    throw new CliError(`the event store at ${describeUrl(store.url)} is unreachable: ${err instanceof Error ? err.message : String(err)}. ${store.hint}`, EXIT.unreachable);
+    if (
+      err instanceof CliError ||
+      !(
+        code === 'ECONNREFUSED' ||
+        code === 'ENOTFOUND' ||
+        code === 'ETIMEDOUT' ||
+        /timeout|terminated|connect/i.test(err instanceof Error ? err.message : '')
+      )
+    )
+      throw err;
+    throw new CliError(
+      `the event store at ${describeUrl(store.url)} is unreachable: ${err instanceof Error ? err.message : String(err)}. ${store.hint}`,
+      EXIT.unreachable,
+    );
   } finally {
     await closeEventStore();
     await store.release();
@@ -39,22 +62,34 @@ const KINDS: readonly MemoryKindName[] = ['pattern', 'skill', 'episode'];
 /** `pattern 12`, `anti_pattern 12`, `skill 3`, `episode 40` (an anti-pattern is a pattern's kind). */
 export function parseItem(kind: string, id: string): { kind: MemoryKindName; id: number } {
   const k = kind === 'anti_pattern' || kind === 'anti-pattern' ? 'pattern' : kind;
-  if (!KINDS.includes(k as MemoryKindName)) throw new CliError(`unknown memory kind "${kind}": one of pattern, anti-pattern, skill, episode`, EXIT.usage);
-  if (!/^\d{1,15}$/.test(id) || Number(id) < 1) throw new CliError(`"${id}" is not a memory id (a positive integer, from vigil memory list)`, EXIT.usage);
+  if (!KINDS.includes(k as MemoryKindName))
+    throw new CliError(`unknown memory kind "${kind}": one of pattern, anti-pattern, skill, episode`, EXIT.usage);
+  if (!/^\d{1,15}$/.test(id) || Number(id) < 1)
+    throw new CliError(`"${id}" is not a memory id (a positive integer, from vigil memory list)`, EXIT.usage);
   return { kind: k as MemoryKindName, id: Number(id) };
 }
 
 const itemLine = (i: MemoryItem): string =>
-  neutraliseLine(`${i.kind.padEnd(12)} ${String(i.id).padStart(5)}  ${i.topic.padEnd(16).slice(0, 16)} ×${String(i.evidence).padEnd(3)} imp ${i.importance.toFixed(2)} used ${i.accessCount}  ${i.title}${i.repo === null ? '  (across repositories)' : ''}`);
+  neutraliseLine(
+    `${i.kind.padEnd(12)} ${String(i.id).padStart(5)}  ${i.topic.padEnd(16).slice(0, 16)} ×${String(i.evidence).padEnd(3)} imp ${i.importance.toFixed(2)} used ${i.accessCount}  ${i.title}${i.repo === null ? '  (across repositories)' : ''}`,
+  );
 
 export async function memoryListCommand(o: { repo?: string; episodes?: boolean; limit?: number; json?: boolean }): Promise<number> {
-  const { items, judgement } = await withEventStore(process.env, async (db) => ({ items: await listMemory(db, { repo: o.repo ?? null, episodes: Boolean(o.episodes), limit: o.limit ?? 100 }), judgement: await judgementTotals(db) }));
+  const { items, judgement } = await withEventStore(process.env, async (db) => ({
+    items: await listMemory(db, { repo: o.repo ?? null, episodes: Boolean(o.episodes), limit: o.limit ?? 100 }),
+    judgement: await judgementTotals(db),
+  }));
   if (o.json) out(JSON.stringify({ items, judgement }, null, 2));
-  else if (items.length === 0) out('no memory yet: runs that journal into the event store leave it when they end (vigil memory consolidate builds it from the runs stored so far)');
+  else if (items.length === 0)
+    out(
+      'no memory yet: runs that journal into the event store leave it when they end (vigil memory consolidate builds it from the runs stored so far)',
+    );
   else for (const i of items) out(itemLine(i));
   // What judgement cost (the memory judge's calls as runs ended, in this installation), apart from the runs' spend.
   if (!o.json && judgement.runs > 0) {
-    out(`memory judgement: ${judgement.calls} call(s) over ${judgement.runs} run(s), ${judgement.usd} USD; ${judgement.lessons} lesson(s), ${judgement.merges} merge(s)${judgement.refused ? `; ${judgement.refused} answer(s) changed nothing` : ''}`);
+    out(
+      `memory judgement: ${judgement.calls} call(s) over ${judgement.runs} run(s), ${judgement.usd} USD; ${judgement.lessons} lesson(s), ${judgement.merges} merge(s)${judgement.refused ? `; ${judgement.refused} answer(s) changed nothing` : ''}`,
+    );
   }
   return 0;
 }
@@ -89,7 +124,12 @@ export async function memoryForgetCommand(kind: string, id: string, o: { json?: 
   const gone = await withStoreUrl((url) => forgetMemory(url, item.kind, item.id));
   if (!gone) throw new CliError(`no ${kind} ${id} in the memory`, EXIT.noSuchRun);
   if (o.json) out(JSON.stringify({ forgotten: gone }, null, 2));
-  else out(neutraliseLine(`forgot ${gone.kind} ${gone.id}: ${gone.title}${gone.kind === 'episode' ? '' : ' (consolidation will not make it again)'}`));
+  else
+    out(
+      neutraliseLine(
+        `forgot ${gone.kind} ${gone.id}: ${gone.title}${gone.kind === 'episode' ? '' : ' (consolidation will not make it again)'}`,
+      ),
+    );
   return 0;
 }
 
@@ -98,7 +138,9 @@ export async function memoryExportCommand(o: { repo?: string; out?: string }): P
   const text = `${JSON.stringify(data, null, 2)}\n`;
   if (o.out) {
     writeFileSync(o.out, text, { mode: 0o600 });
-    process.stderr.write(`wrote ${data.episodes.length} episode(s), ${data.patterns.length} pattern(s), ${data.skills.length} skill(s) to ${o.out}\n`);
+    process.stderr.write(
+      `wrote ${data.episodes.length} episode(s), ${data.patterns.length} pattern(s), ${data.skills.length} skill(s) to ${o.out}\n`,
+    );
   } else process.stdout.write(text);
   return 0;
 }
@@ -114,7 +156,8 @@ export async function memoryImportCommand(file: string, o: { repo?: string; json
     try {
       return await importMemory(url, raw, o.repo ?? null);
     } catch (err) {
-      if (err && typeof err === 'object' && 'issues' in err) throw new CliError(`${file} is not a memory file (vigil memory export writes one)`, EXIT.usage);
+      if (err && typeof err === 'object' && 'issues' in err)
+        throw new CliError(`${file} is not a memory file (vigil memory export writes one)`, EXIT.usage);
       throw err;
     }
   });
@@ -126,6 +169,9 @@ export async function memoryImportCommand(file: string, o: { repo?: string; json
 export async function memoryConsolidateCommand(o: { run?: string; json?: boolean }): Promise<number> {
   const r = await withStoreUrl((url) => consolidateMemory(url, o.run ? [o.run] : null));
   if (o.json) out(JSON.stringify(r, null, 2));
-  else out(`consolidated ${r.runs} run(s): ${r.episodes} episode(s) → ${r.antiPatterns} anti-pattern(s), ${r.patterns} pattern(s), ${r.skills} skill(s), ${r.links} link(s)`);
+  else
+    out(
+      `consolidated ${r.runs} run(s): ${r.episodes} episode(s) → ${r.antiPatterns} anti-pattern(s), ${r.patterns} pattern(s), ${r.skills} skill(s), ${r.links} link(s)`,
+    );
   return 0;
 }

@@ -40,7 +40,11 @@ export function resolveOperations(flags: OperationsFlags, env: NodeJS.ProcessEnv
   let logFormat: LogFormat = 'text';
   if (rawFormat !== undefined && rawFormat.trim() !== '') {
     const f = parseLogFormat(rawFormat);
-    if (!f) throw new CliError(`${flags.logFormat !== undefined ? '--log-format' : 'VIGIL_LOG_FORMAT'} must be text or json, got "${rawFormat}"`, EXIT.usage);
+    if (!f)
+      throw new CliError(
+        `${flags.logFormat !== undefined ? '--log-format' : 'VIGIL_LOG_FORMAT'} must be text or json, got "${rawFormat}"`,
+        EXIT.usage,
+      );
     logFormat = f;
   }
 
@@ -61,9 +65,13 @@ export function resolveOperations(flags: OperationsFlags, env: NodeJS.ProcessEnv
     try {
       u = new URL(flags.otel);
     } catch {
-      throw new CliError(`--otel "${flags.otel}" is not a URL; give the collector's OTLP/HTTP address, e.g. --otel http://localhost:4318`, EXIT.usage);
+      throw new CliError(
+        `--otel "${flags.otel}" is not a URL; give the collector's OTLP/HTTP address, e.g. --otel http://localhost:4318`,
+        EXIT.usage,
+      );
     }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new CliError(`--otel "${flags.otel}": OTLP/HTTP needs an http:// or https:// URL, e.g. http://localhost:4318`, EXIT.usage);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:')
+      throw new CliError(`--otel "${flags.otel}": OTLP/HTTP needs an http:// or https:// URL, e.g. http://localhost:4318`, EXIT.usage);
     otel = { endpoint: flags.otel };
   } else if (flags.otel === true || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim()) {
     otel = { endpoint: null };
@@ -72,7 +80,13 @@ export function resolveOperations(flags: OperationsFlags, env: NodeJS.ProcessEnv
   let tuning: WorkerTuning;
   try {
     tuning = resolveTuning(
-      { activitySlots: flags.activitySlots, workflowSlots: flags.workflowSlots, localActivitySlots: flags.localActivitySlots, maxCachedWorkflows: flags.maxCachedWorkflows, gitNiceness: flags.gitNiceness },
+      {
+        activitySlots: flags.activitySlots,
+        workflowSlots: flags.workflowSlots,
+        localActivitySlots: flags.localActivitySlots,
+        maxCachedWorkflows: flags.maxCachedWorkflows,
+        gitNiceness: flags.gitNiceness,
+      },
       env,
     );
   } catch (err) {
@@ -84,7 +98,12 @@ export function resolveOperations(flags: OperationsFlags, env: NodeJS.ProcessEnv
 
 /** `--log-format` (worker, up, server). */
 export function logFormatOption(cmd: Command): Command {
-  return cmd.addOption(new Option('--log-format <format>', 'text, or json: one JSON object per line, the SDK log included (default: VIGIL_LOG_FORMAT, else text)'));
+  return cmd.addOption(
+    new Option(
+      '--log-format <format>',
+      'text, or json: one JSON object per line, the SDK log included (default: VIGIL_LOG_FORMAT, else text)',
+    ),
+  );
 }
 
 const TUNING_HELP: Record<keyof WorkerTuning, string> = {
@@ -98,8 +117,14 @@ const TUNING_HELP: Record<keyof WorkerTuning, string> = {
 /** The worker's operations flags (worker, up): log format, metrics, tracing, slots. */
 export function workerOperationsOptions(cmd: Command): Command {
   logFormatOption(cmd)
-    .option('--metrics-bind <host:port>', 'serve Prometheus metrics of the SDK at http://HOST:PORT/metrics (default: VIGIL_METRICS_BIND, else none)')
-    .option('--otel [url]', 'trace workflows and activities with OpenTelemetry, exported over OTLP/HTTP to URL (default: OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318); on when OTEL_EXPORTER_OTLP_ENDPOINT is set');
+    .option(
+      '--metrics-bind <host:port>',
+      'serve Prometheus metrics of the SDK at http://HOST:PORT/metrics (default: VIGIL_METRICS_BIND, else none)',
+    )
+    .option(
+      '--otel [url]',
+      'trace workflows and activities with OpenTelemetry, exported over OTLP/HTTP to URL (default: OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318); on when OTEL_EXPORTER_OTLP_ENDPOINT is set',
+    );
   for (const spec of TUNING_SPECS) cmd.option(`${spec.flag} <n>`, `${TUNING_HELP[spec.key]}; env ${spec.env}`);
   return cmd;
 }

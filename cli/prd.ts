@@ -34,7 +34,8 @@ export function readPrd(file: string, cwd = process.cwd()): Prd {
     throw new PrdError(`PRD file not found: ${abs}`);
   }
   if (!st.isFile()) throw new PrdError(`PRD path is not a regular file: ${abs}`);
-  if (st.size > MAX_PRD_BYTES) throw new PrdError(`PRD file is too large: ${st.size} bytes (at most ${MAX_PRD_BYTES}); trim it or split it`);
+  if (st.size > MAX_PRD_BYTES)
+    throw new PrdError(`PRD file is too large: ${st.size} bytes (at most ${MAX_PRD_BYTES}); trim it or split it`);
   const buf = readFileSync(abs);
   let text: string;
   try {
@@ -44,7 +45,12 @@ export function readPrd(file: string, cwd = process.cwd()): Prd {
   }
   if (text.includes('\0')) throw new PrdError(`PRD file looks binary (contains NUL bytes): ${abs}`);
   if (text.trim().length === 0) throw new PrdError(`PRD file is empty: ${abs}; write the requirements first`);
-  return { path: abs, title: prdTitle(text) || path.basename(abs), bytes: buf.length, sha256: createHash('sha256').update(buf).digest('hex') };
+  return {
+    path: abs,
+    title: prdTitle(text) || path.basename(abs),
+    bytes: buf.length,
+    sha256: createHash('sha256').update(buf).digest('hex'),
+  };
 }
 
 /** A PRD on another host (`vigil start --host`): its absolute path there, titled by its file name. */

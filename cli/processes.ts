@@ -19,7 +19,18 @@ import { resolveTemporalCli } from '../workers/temporal-cli.js';
 import { DEFAULT_TUNING, describeTuning } from '../workers/tuning.js';
 import { createHostWorkers, hostQueueLine } from '../workers/host-workers.js';
 import { workerIdentity } from '../workers/worker.js';
-import { CliError, connectionOptions, describeEndpoint, EXIT, joinHostPort, localEndpoint, sayWarnings, splitHostPort, unreachable, type Endpoint } from './connection.js';
+import {
+  CliError,
+  connectionOptions,
+  describeEndpoint,
+  EXIT,
+  joinHostPort,
+  localEndpoint,
+  sayWarnings,
+  splitHostPort,
+  unreachable,
+  type Endpoint,
+} from './connection.js';
 import type { Operations } from './operations.js';
 import { configureWorkerStore, startProcessStore, type StoreFlags } from './store.js';
 
@@ -59,7 +70,11 @@ async function openMetrics(ops: Pick<Operations, 'metricsBind'>): Promise<Metric
 }
 
 /** The SDK runtime for this process (log format, metrics); a metrics address that cannot listen is exit 2. */
-export function installRuntime(level: LogLevel, ops: Pick<Operations, 'logFormat' | 'metricsBind'> = DEFAULT_OPERATIONS, handleSignals = true): void {
+export function installRuntime(
+  level: LogLevel,
+  ops: Pick<Operations, 'logFormat' | 'metricsBind'> = DEFAULT_OPERATIONS,
+  handleSignals = true,
+): void {
   setLogFormat(ops.logFormat);
   try {
     installSdkRuntime({ level, logFormat: ops.logFormat, metricsBind: ops.metricsBind, handleSignals });
@@ -126,7 +141,11 @@ function untilSignal(): Promise<NodeJS.Signals> {
   });
 }
 
-export async function serverCommand(ep: Endpoint, flags: ServerFlags & StoreFlags, ops: Pick<Operations, 'logFormat'> = DEFAULT_OPERATIONS): Promise<number> {
+export async function serverCommand(
+  ep: Endpoint,
+  flags: ServerFlags & StoreFlags,
+  ops: Pick<Operations, 'logFormat'> = DEFAULT_OPERATIONS,
+): Promise<number> {
   setLogFormat(ops.logFormat);
   const server = await startServer(ep, flags);
   const store = await startStore(flags);
@@ -153,7 +172,12 @@ export async function connectWorker(ep: Endpoint): Promise<NativeConnection> {
 }
 
 /** `host`: this machine's name for runs (`--host`, VIGIL_HOST); its queue is polled next to the shared one. */
-export async function workerCommand(ep: Endpoint, host: string, ops: Operations = DEFAULT_OPERATIONS, flags: StoreFlags = {}): Promise<number> {
+export async function workerCommand(
+  ep: Endpoint,
+  host: string,
+  ops: Operations = DEFAULT_OPERATIONS,
+  flags: StoreFlags = {},
+): Promise<number> {
   const metrics = await openMetrics(ops);
   try {
     installRuntime('INFO', { ...ops, metricsBind: metrics?.sdkBind ?? null });
@@ -164,25 +188,48 @@ export async function workerCommand(ep: Endpoint, host: string, ops: Operations 
 }
 
 /** The workers of this process (the runtime installed), until SIGINT/SIGTERM. */
-async function runWorker(ep: Endpoint, host: string, ops: Operations, flags: StoreFlags, announceStore: boolean, metrics: MetricsEndpoint | null): Promise<number> {
+async function runWorker(
+  ep: Endpoint,
+  host: string,
+  ops: Operations,
+  flags: StoreFlags,
+  announceStore: boolean,
+  metrics: MetricsEndpoint | null,
+): Promise<number> {
   const store = configureWorkerStore(process.env, flags);
   const identity = workerIdentity(host);
   // OpenTelemetry is loaded only when tracing is on.
   const tracing = ops.otel ? (await import('../workers/tracing.js')).startTracing({ endpoint: ops.otel.endpoint, identity }) : null;
   if (tracing) say(`tracing: spans to ${tracing.target}; bundling the workflows with the tracing interceptors`);
   // Each agent call's metrics, log line and span attributes (workers/activity-observer.ts).
-  const observer = activityObserver({ sink: metrics?.metrics ?? null, spans: tracing?.spans ?? null, onTask: () => metrics?.readiness.taskTaken() });
+  const observer = activityObserver({
+    sink: metrics?.metrics ?? null,
+    spans: tracing?.spans ?? null,
+    onTask: () => metrics?.readiness.taskTaken(),
+  });
   const unwrap = wrapInProcessAgentCalls(observer.inProcess);
   const connection = await connectWorker(ep);
   try {
-    const workers = await createHostWorkers({ connection, namespace: ep.namespace, taskQueue: ep.taskQueue, host, identity, tuning: ops.tuning, tracing, activityInterceptors: [observer.interceptors] });
-    metrics?.attach(workers.workers, connection, ep.namespace);
-    say(`vigil worker polling task queue "${ep.taskQueue}" (namespace "${ep.namespace}", ${describeEndpoint(ep)}) and ${hostQueueLine(workers.queues, host)}; Ctrl+C to stop`, {
-      taskQueue: ep.taskQueue,
+    const workers = await createHostWorkers({
+      connection,
       namespace: ep.namespace,
-      queues: workers.queues.map((q) => q.name),
+      taskQueue: ep.taskQueue,
+      host,
       identity,
+      tuning: ops.tuning,
+      tracing,
+      activityInterceptors: [observer.interceptors],
     });
+    metrics?.attach(workers.workers, connection, ep.namespace);
+    say(
+      `vigil worker polling task queue "${ep.taskQueue}" (namespace "${ep.namespace}", ${describeEndpoint(ep)}) and ${hostQueueLine(workers.queues, host)}; Ctrl+C to stop`,
+      {
+        taskQueue: ep.taskQueue,
+        namespace: ep.namespace,
+        queues: workers.queues.map((q) => q.name),
+        identity,
+      },
+    );
     say(`  identity     : ${identity}`);
     say(`  slots        : ${describeTuning(ops.tuning)} (per queue)`, { ...ops.tuning });
     if (metrics) say(`  metrics      : http://${ops.metricsBind}/metrics (also /healthz, /readyz)`);
@@ -220,7 +267,12 @@ export async function localServer(ep: Endpoint, flags: ServerFlags): Promise<{ s
   return { server, endpoint: localEndpoint(ep, server.address, server.uiUrl) };
 }
 
-export async function upCommand(ep: Endpoint, flags: ServerFlags & StoreFlags, host: string, ops: Operations = DEFAULT_OPERATIONS): Promise<number> {
+export async function upCommand(
+  ep: Endpoint,
+  flags: ServerFlags & StoreFlags,
+  host: string,
+  ops: Operations = DEFAULT_OPERATIONS,
+): Promise<number> {
   // First: a bad metrics address must fail before a server starts.
   const metrics = await openMetrics(ops);
   let server: DevServer | null = null;

@@ -80,7 +80,9 @@ async function resetBreaker(client: Client, provider: string, by: string, json: 
   try {
     state = await client.withDeadline(Date.now() + RESET_TIMEOUT_MS, () => handle.executeUpdate(resetUpdate, { args: [{ by }] }));
   } catch (e) {
-    err(`reset of ${workflowId} was not applied within ${RESET_TIMEOUT_MS / 1000} s: ${firstLine(e)} (is a worker running? \`vigil worker\`)`);
+    err(
+      `reset of ${workflowId} was not applied within ${RESET_TIMEOUT_MS / 1000} s: ${firstLine(e)} (is a worker running? \`vigil worker\`)`,
+    );
     return EXIT.unreachable;
   }
   if (json) out(JSON.stringify({ provider, workflowId, reset: true, by, state }, null, 2));
@@ -122,7 +124,9 @@ async function listBreakers(client: Client): Promise<ProviderRow[]> {
     ids.map(async (workflowId): Promise<ProviderRow> => {
       const provider = workflowId.startsWith(BREAKER_WORKFLOW_ID_PREFIX) ? workflowId.slice(BREAKER_WORKFLOW_ID_PREFIX.length) : workflowId;
       try {
-        const view = await client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => client.workflow.getHandle(workflowId).query(breakerStateQuery));
+        const view = await client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () =>
+          client.workflow.getHandle(workflowId).query(breakerStateQuery),
+        );
         return rowOf(view, Date.now());
       } catch (e) {
         return {
@@ -164,7 +168,11 @@ export function rowOf(view: BreakerView, nowMs: number): ProviderRow {
 
 export function rowLine(r: ProviderRow, nowMs: number): string {
   if (!r.workerAnswered) return `${r.provider.padEnd(10)} ?          no worker answered (${r.error ?? 'unknown error'})`;
-  const parts = [r.provider.padEnd(10), String(r.phase).padEnd(10), `failures ${r.failuresInWindow}/${r.failureThreshold} in window`.padEnd(24)];
+  const parts = [
+    r.provider.padEnd(10),
+    String(r.phase).padEnd(10),
+    `failures ${r.failuresInWindow}/${r.failureThreshold} in window`.padEnd(24),
+  ];
   if (r.openUntil) {
     const left = Date.parse(r.openUntil) - nowMs;
     parts.push(left > 0 ? `open until ${r.openUntil} (${Math.ceil(left / 1000)} s left)` : `cooldown ended ${r.openUntil}`);
@@ -181,4 +189,3 @@ export function rowLine(r: ProviderRow, nowMs: number): string {
 function firstLine(e: unknown): string {
   return (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';
 }
-

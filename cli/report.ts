@@ -24,7 +24,14 @@ import path from 'node:path';
 import pg from 'pg';
 import { CONNECT_TIMEOUT_MS, describeUrl, migrate, MIGRATIONS, type Db } from '../activities/event-store.js';
 import type { z } from 'zod';
-import type { AcrossRunsReportSchema, RunCountsSchema, RunReportSchema, RunSummarySchema, TimelineEntrySchema, TimelineIterationSchema } from '../schemas/cli-output-reports.js';
+import type {
+  AcrossRunsReportSchema,
+  RunCountsSchema,
+  RunReportSchema,
+  RunSummarySchema,
+  TimelineEntrySchema,
+  TimelineIterationSchema,
+} from '../schemas/cli-output-reports.js';
 import type { RunEvent } from '../schemas/events.js';
 import { CliError, EXIT } from './connection.js';
 import { reportStore } from './store.js';
@@ -169,10 +176,30 @@ export async function reportAcrossRuns(db: Db, opts: AcrossRunsOptions = {}): Pr
   ).rows;
   const ids = runs.map((r) => r.workflow_id);
 
-  const rounds = (await db.query<{ result: string; n: number }>(`select upper(result) as result, count(*)::int as n from vigil_council_rounds where workflow_id = any($1::text[]) group by 1`, [ids])).rows;
-  const votes = (await db.query<{ votes: number; approve: number }>(`select count(*)::int as votes, (count(*) filter (where approves))::int as approve from vigil_votes where workflow_id = any($1::text[])`, [ids])).rows[0];
-  const escalations = (await db.query<{ workflow_id: string; reason: string }>(`select workflow_id, reason from vigil_escalations where workflow_id = any($1::text[]) order by workflow_id, seq`, [ids])).rows;
-  const climbs = (await db.query<{ workflow_id: string; from_tier: string; to_tier: string }>(`select workflow_id, from_tier, to_tier from vigil_tier_changes where climb and workflow_id = any($1::text[]) order by workflow_id, seq`, [ids])).rows;
+  const rounds = (
+    await db.query<{ result: string; n: number }>(
+      `select upper(result) as result, count(*)::int as n from vigil_council_rounds where workflow_id = any($1::text[]) group by 1`,
+      [ids],
+    )
+  ).rows;
+  const votes = (
+    await db.query<{ votes: number; approve: number }>(
+      `select count(*)::int as votes, (count(*) filter (where approves))::int as approve from vigil_votes where workflow_id = any($1::text[])`,
+      [ids],
+    )
+  ).rows[0];
+  const escalations = (
+    await db.query<{ workflow_id: string; reason: string }>(
+      `select workflow_id, reason from vigil_escalations where workflow_id = any($1::text[]) order by workflow_id, seq`,
+      [ids],
+    )
+  ).rows;
+  const climbs = (
+    await db.query<{ workflow_id: string; from_tier: string; to_tier: string }>(
+      `select workflow_id, from_tier, to_tier from vigil_tier_changes where climb and workflow_id = any($1::text[]) order by workflow_id, seq`,
+      [ids],
+    )
+  ).rows;
   const pauses = await pauseEvents(db, ids);
 
   const perRun: RunSummary[] = runs.map((r) => {
@@ -239,7 +266,9 @@ export async function reportAcrossRuns(db: Db, opts: AcrossRunsOptions = {}): Pr
     escalations: {
       total: escalations.length,
       perRun: rate(escalations.length, n),
-      byReason: [...countBy(escalations, (e) => e.reason).values()].map(({ item, count }) => ({ reason: item.reason, count })).sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason)),
+      byReason: [...countBy(escalations, (e) => e.reason).values()]
+        .map(({ item, count }) => ({ reason: item.reason, count }))
+        .sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason)),
       runs: [...countBy(escalations, (e) => e.workflow_id).values()].map(({ item, count }) => ({
         workflowId: item.workflow_id,
         count,
@@ -249,7 +278,9 @@ export async function reportAcrossRuns(db: Db, opts: AcrossRunsOptions = {}): Pr
     tierClimbs: {
       total: climbs.length,
       runs: new Set(climbs.map((c) => c.workflow_id)).size,
-      byChange: [...countBy(climbs, (c) => `${c.from_tier}\u0000${c.to_tier}`).values()].map(({ item, count }) => ({ from: item.from_tier, to: item.to_tier, count })).sort((a, b) => b.count - a.count),
+      byChange: [...countBy(climbs, (c) => `${c.from_tier}\u0000${c.to_tier}`).values()]
+        .map(({ item, count }) => ({ from: item.from_tier, to: item.to_tier, count }))
+        .sort((a, b) => b.count - a.count),
     },
     cost: {
       totalUsd: usd(totalUsd),
@@ -286,7 +317,11 @@ interface EventRow {
 }
 
 async function eventsOf(db: Db, workflowId: string): Promise<EventRow[]> {
-  return (await db.query<EventRow>('select run_id, seq, at, kind, data from run_events where workflow_id = $1 order by seq, at, run_id', [workflowId])).rows;
+  return (
+    await db.query<EventRow>('select run_id, seq, at, kind, data from run_events where workflow_id = $1 order by seq, at, run_id', [
+      workflowId,
+    ])
+  ).rows;
 }
 
 const money = (x: number): string => `${usd(x)} USD`;
@@ -355,7 +390,10 @@ const isClimb = (from: string, to: string): boolean => {
 /** The memory judge's call as the run ended (table memory_judgements), or null: not asked, or a store from before it. */
 async function memoryJudgementOf(db: Db, workflowId: string): Promise<RunReport['memoryJudgement'] | null> {
   try {
-    const r = await db.query<{ calls: number; usd: number; lessons: number; merges: number; problem: string | null }>('select calls, usd, lessons, merges, problem from memory_judgements where workflow_id = $1', [workflowId]);
+    const r = await db.query<{ calls: number; usd: number; lessons: number; merges: number; problem: string | null }>(
+      'select calls, usd, lessons, merges, problem from memory_judgements where workflow_id = $1',
+      [workflowId],
+    );
     const j = r.rows[0];
     return j ? { calls: j.calls, usd: usd(j.usd), lessons: j.lessons, merges: j.merges, problem: j.problem } : null;
   } catch {
@@ -442,7 +480,10 @@ export async function reportRun(db: Db, workflowId: string, opts: { now?: Date }
     escalations: valid.filter((r) => r.event.kind === 'escalation').length,
     tierClimbs: valid.filter((r) => r.event.kind === 'tier_change' && isClimb(r.event.from, r.event.to)).length,
     spendUsd: usd(lastSpend ? lastSpend.usd : iterationCost),
-    orchestration: lastSpend?.orchestrationCalls !== undefined ? { calls: lastSpend.orchestrationCalls, usd: usd(lastSpend.orchestrationUsd ?? 0) } : null,
+    orchestration:
+      lastSpend?.orchestrationCalls !== undefined
+        ? { calls: lastSpend.orchestrationCalls, usd: usd(lastSpend.orchestrationUsd ?? 0) }
+        : null,
     ...(judgement ? { memoryJudgement: judgement } : {}),
     waitingMs: w.ms,
     pauses: w.pauses,
@@ -483,7 +524,14 @@ export function memoryJudgementLine(j: NonNullable<RunReport['memoryJudgement']>
 
 /** Markdown: a summary, one line per iteration with its decisions, then the other events. */
 export function runMarkdown(r: RunReport): string {
-  const lines = [`# Run \`${r.workflowId}\`${r.prdTitle ? `: ${oneLine(r.prdTitle)}` : ''}`, '', ...summaryLines(r).map((l) => `- ${l}`), '', '## Iterations', ''];
+  const lines = [
+    `# Run \`${r.workflowId}\`${r.prdTitle ? `: ${oneLine(r.prdTitle)}` : ''}`,
+    '',
+    ...summaryLines(r).map((l) => `- ${l}`),
+    '',
+    '## Iterations',
+    '',
+  ];
   const details = (entries: readonly TimelineEntry[]): string[] => entries.flatMap((d) => d.details ?? []).map((l) => `  - ${l}`);
   for (const t of r.timeline) lines.push(`- ${iterationLine(t)}`, ...details(t.decisions));
   if (!r.timeline.length) lines.push('(none yet)');
@@ -495,8 +543,13 @@ export function runMarkdown(r: RunReport): string {
 
 /** Plain text for the terminal. */
 export function runText(r: RunReport): string {
-  const lines = [`run ${r.workflowId}${r.prdTitle ? `: ${oneLine(r.prdTitle)}` : ''}`, ...summaryLines(r).map((l) => `  ${l}`), 'timeline:'];
-  const under = (entries: readonly TimelineEntry[]): string[] => entries.flatMap((d) => d.details ?? []).map((l) => neutraliseLine(`    ${l}`));
+  const lines = [
+    `run ${r.workflowId}${r.prdTitle ? `: ${oneLine(r.prdTitle)}` : ''}`,
+    ...summaryLines(r).map((l) => `  ${l}`),
+    'timeline:',
+  ];
+  const under = (entries: readonly TimelineEntry[]): string[] =>
+    entries.flatMap((d) => d.details ?? []).map((l) => neutraliseLine(`    ${l}`));
   const all = [
     ...r.timeline.map((t) => ({ seq: t.seq, lines: [`  ${iterationLine(t)}`, ...under(t.decisions)] })),
     ...r.notices.map((n) => ({ seq: n.seq, lines: [`  ${n.at ?? '?'} ${n.text}`, ...under([n])] })),
@@ -562,10 +615,10 @@ export function parseSince(s: string, now: Date = new Date()): Date {
     return new Date(now.getTime() - Number(m[1]) * unit);
   }
   const t = Date.parse(s);
-  if (!Number.isFinite(t)) throw new CliError(`--since ${s}: not a date (2026-01-31, 2026-01-31T12:00Z) or a duration (30m, 12h, 7d, 2w)`, EXIT.usage);
+  if (!Number.isFinite(t))
+    throw new CliError(`--since ${s}: not a date (2026-01-31, 2026-01-31T12:00Z) or a duration (30m, 12h, 7d, 2w)`, EXIT.usage);
   return new Date(t);
 }
-
 
 const isConnectionError = (err: unknown): boolean => {
   const code = (err as { code?: unknown } | null)?.code;
@@ -588,10 +641,19 @@ export async function withEventStore<T>(env: NodeJS.ProcessEnv, fn: (db: pg.Clie
 
 async function queryStore<T>(url: string, hint: string, fn: (db: pg.Client) => Promise<T>): Promise<T> {
   const where = describeUrl(url);
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, statement_timeout: 60_000, query_timeout: 90_000, application_name: 'vigil-report' });
+  const client = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    statement_timeout: 60_000,
+    query_timeout: 90_000,
+    application_name: 'vigil-report',
+  });
   client.on('error', () => undefined);
   const fail = (err: unknown): CliError =>
-    new CliError(`the event store at ${where} is unreachable: ${err instanceof Error ? err.message || (err as { code?: string }).code || err.name : String(err)}. Start it, or ${hint.charAt(0).toLowerCase()}${hint.slice(1)}`, EXIT.unreachable);
+    new CliError(
+      `the event store at ${where} is unreachable: ${err instanceof Error ? err.message || (err as { code?: string }).code || err.name : String(err)}. Start it, or ${hint.charAt(0).toLowerCase()}${hint.slice(1)}`,
+      EXIT.unreachable,
+    );
   try {
     await client.connect();
   } catch (err) {
@@ -600,7 +662,9 @@ async function queryStore<T>(url: string, hint: string, fn: (db: pg.Client) => P
   try {
     const latest = Math.max(...MIGRATIONS.map((m) => m.version));
     const exists = (await client.query<{ t: string | null }>(`select to_regclass('vigil_schema_migrations')::text as t`)).rows[0]?.t;
-    const have = exists ? ((await client.query<{ v: number | null }>('select max(version) as v from vigil_schema_migrations')).rows[0]?.v ?? 0) : 0;
+    const have = exists
+      ? ((await client.query<{ v: number | null }>('select max(version) as v from vigil_schema_migrations')).rows[0]?.v ?? 0)
+      : 0;
     if (have < latest) await migrate(client);
     return await fn(client);
   } catch (err) {
@@ -616,22 +680,36 @@ function acrossRunsText(r: AcrossRunsReport): string {
   const scope = [r.since ? `since ${r.since}` : null, r.repo ? `repository ${r.repo}` : null].filter(Boolean).join(', ');
   const lines = [`runs: ${r.runs}${scope ? ` (${scope})` : ''}`];
   if (!r.runs) return `${lines.join('\n')}\n`;
-  lines.push(`outcomes: ${r.outcomes.map((o) => `${o.status} ${o.runs}${o.exitCode !== null ? ` (exit ${o.exitCode})` : ''}`).join(' · ')}`);
+  lines.push(
+    `outcomes: ${r.outcomes.map((o) => `${o.status} ${o.runs}${o.exitCode !== null ? ` (exit ${o.exitCode})` : ''}`).join(' · ')}`,
+  );
   lines.push(`exit codes: ${r.exitCodes.map((e) => `${e.exitCode ?? 'none yet'}: ${e.runs}`).join(' · ')}`);
   const d = r.iterationsToDone;
-  lines.push(d.runs ? `iterations to done: mean ${d.mean}, median ${d.median} (min ${d.min}, max ${d.max}) over ${d.runs} done run(s)` : 'iterations to done: no run done');
+  lines.push(
+    d.runs
+      ? `iterations to done: mean ${d.mean}, median ${d.median} (min ${d.min}, max ${d.max}) over ${d.runs} done run(s)`
+      : 'iterations to done: no run done',
+  );
   const c = r.council;
-  lines.push(`council: ${c.rounds} round(s), ${c.approved} approved, ${c.rejected} rejected, ${c.blocked} blocked by a gate; approval rate ${pct(c.approvalRate)}; votes ${c.approveVotes} of ${c.votes} approve (${pct(c.voteApprovalRate)})`);
+  lines.push(
+    `council: ${c.rounds} round(s), ${c.approved} approved, ${c.rejected} rejected, ${c.blocked} blocked by a gate; approval rate ${pct(c.approvalRate)}; votes ${c.approveVotes} of ${c.votes} approve (${pct(c.voteApprovalRate)})`,
+  );
   const e = r.escalations;
-  lines.push(`escalations: ${e.total} (${e.perRun ?? 0} per run)${e.byReason.length ? ` — ${e.byReason.map((x) => `${x.reason} ${x.count}`).join(', ')}` : ''}`);
+  lines.push(
+    `escalations: ${e.total} (${e.perRun ?? 0} per run)${e.byReason.length ? ` — ${e.byReason.map((x) => `${x.reason} ${x.count}`).join(', ')}` : ''}`,
+  );
   const t = r.tierClimbs;
-  lines.push(`tier climbs: ${t.total} in ${t.runs} run(s)${t.byChange.length ? ` — ${t.byChange.map((x) => `${x.from} → ${x.to} ${x.count}`).join(', ')}` : ''}`);
+  lines.push(
+    `tier climbs: ${t.total} in ${t.runs} run(s)${t.byChange.length ? ` — ${t.byChange.map((x) => `${x.from} → ${x.to} ${x.count}`).join(', ')}` : ''}`,
+  );
   const k = r.cost;
   lines.push(
     `cost: ${money(k.totalUsd)} in all, ${money(k.perRunUsd ?? 0)} per run; ${k.doneRuns} done run(s)${k.doneRuns ? `: ${money(k.perDoneRunUsd ?? 0)} each, ${money(k.allSpendPerDoneRunUsd ?? 0)} of all spend per done run` : ''}${k.unpricedCalls ? `; ${k.unpricedCalls} unpriced call(s) not counted` : ''}`,
   );
   const w = r.waitingForPeople;
-  lines.push(`waiting for people: ${duration(w.totalMs)} over ${w.pauses} pause(s) (${duration(w.perRunMs ?? 0)} per run)${w.pausedNow.length ? `; paused now: ${w.pausedNow.join(', ')}` : ''}`);
+  lines.push(
+    `waiting for people: ${duration(w.totalMs)} over ${w.pauses} pause(s) (${duration(w.perRunMs ?? 0)} per run)${w.pausedNow.length ? `; paused now: ${w.pausedNow.join(', ')}` : ''}`,
+  );
   lines.push('', 'runs:');
   for (const p of r.perRun) {
     lines.push(

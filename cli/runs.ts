@@ -23,9 +23,14 @@ import type { Prd } from './prd.js';
 
 export function checkRepo(repo: string): string {
   const abs = path.resolve(repo);
-  if (!existsSync(abs) || !statSync(abs).isDirectory()) throw new CliError(`--repo ${abs} does not exist or is not a directory`, EXIT.usage);
+  if (!existsSync(abs) || !statSync(abs).isDirectory())
+    throw new CliError(`--repo ${abs} does not exist or is not a directory`, EXIT.usage);
   try {
-    const inside = execFileSync('git', ['rev-parse', '--is-inside-work-tree'], { cwd: abs, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const inside = execFileSync('git', ['rev-parse', '--is-inside-work-tree'], {
+      cwd: abs,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
     if (inside !== 'true') throw new Error('no');
   } catch {
     throw new CliError(`--repo ${abs} is not a git working tree; run \`git init\` there first`, EXIT.usage);
@@ -50,7 +55,8 @@ export function listQuery(filters: { status?: string; repo?: string }): string {
   const terms = ["WorkflowType = 'vigilRun'"];
   if (filters.status !== undefined) {
     const status = filters.status.trim().toLowerCase();
-    if (!LIST_STATUSES.includes(status)) throw new CliError(`--status ${filters.status}: use one of ${LIST_STATUSES.join(', ')}`, EXIT.usage);
+    if (!LIST_STATUSES.includes(status))
+      throw new CliError(`--status ${filters.status}: use one of ${LIST_STATUSES.join(', ')}`, EXIT.usage);
     terms.push(`${SA_STATUS.name} = ${literal(status)}`);
   }
   if (filters.repo !== undefined) {
@@ -61,7 +67,14 @@ export function listQuery(filters: { status?: string; repo?: string }): string {
 }
 
 export function defaultRunId(prd: Prd, now = new Date()): string {
-  const slug = path.basename(prd.path).replace(/\.[^.]*$/, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 40) || 'run';
+  const slug =
+    path
+      .basename(prd.path)
+      .replace(/\.[^.]*$/, '')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+      .slice(0, 40) || 'run';
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
   return `vigil-${slug}-${stamp}`;
 }
@@ -97,7 +110,7 @@ export interface StartResult {
 function searchAttributeRefusal(err: unknown): string | null {
   const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
   const message = cause instanceof Error ? cause.message : String(cause);
-  return /search attribute/i.test(message) ? message.replace(/^\d+ [A-Z_]+: /, '').split('\n')[0] ?? message : null;
+  return /search attribute/i.test(message) ? (message.replace(/^\d+ [A-Z_]+: /, '').split('\n')[0] ?? message) : null;
 }
 
 /**
@@ -112,7 +125,10 @@ function searchAttributeRefusal(err: unknown): string | null {
  * these knobs, once, within an hour. A scheduled run's signature covers every run of the schedule
  * (`<workflowId>-<scheduled time>`), each admitted once, with no expiry.
  */
-export function runInputFor(opts: Pick<StartOptions, 'prd' | 'repoPath' | 'knobs' | 'workflowId' | 'checklist' | 'host' | 'tasks'>, scheduled = false): RunInput {
+export function runInputFor(
+  opts: Pick<StartOptions, 'prd' | 'repoPath' | 'knobs' | 'workflowId' | 'checklist' | 'host' | 'tasks'>,
+  scheduled = false,
+): RunInput {
   const input: RunInput = {
     prdPath: opts.prd.path,
     prdTitle: opts.prd.title,
@@ -134,7 +150,11 @@ export function runInputFor(opts: Pick<StartOptions, 'prd' | 'repoPath' | 'knobs
       agentCommand: k.agentCommand,
       councilProvider: k.councilProvider || k.provider,
       testCommand: k.testCommand,
-      failover: [...failoverChain(k), ...(k.devilsAdvocateProvider ? [k.devilsAdvocateProvider] : []), ...(k.reviewProvider ? [k.reviewProvider] : [])],
+      failover: [
+        ...failoverChain(k),
+        ...(k.devilsAdvocateProvider ? [k.devilsAdvocateProvider] : []),
+        ...(k.reviewProvider ? [k.reviewProvider] : []),
+      ],
       ...(scheduled ? { scheduled: true } : {}),
       ...startClaims({ prdPath: opts.prd.path, prdSha256, knobs: k, scheduled }),
       ...(opts.tasks?.length ? { tasksSha256: createHash('sha256').update(canonicalTasks(opts.tasks)).digest('hex') } : {}),
@@ -175,7 +195,11 @@ export async function startRun(client: Client, connection: Connection, ep: Endpo
     if (opts.directive) {
       // The directive is in history before the run's first workflow task, so the first prompt has it.
       // The `input` signal (workflows/messages.ts), by name for the same reason.
-      return client.workflow.signalWithStart<typeof vigilRun, [unknown?]>('vigilRun', { ...common, signal: 'input', signalArgs: [opts.directive] });
+      return client.workflow.signalWithStart<typeof vigilRun, [unknown?]>('vigilRun', {
+        ...common,
+        signal: 'input',
+        signalArgs: [opts.directive],
+      });
     }
     return client.workflow.start<typeof vigilRun>('vigilRun', { ...common, workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL });
   };
@@ -190,11 +214,24 @@ export async function startRun(client: Client, connection: Connection, ep: Endpo
     }
   } catch (err) {
     if (err instanceof Error && /already (started|running)/i.test(err.message)) {
-      throw new CliError(`a run with id "${opts.workflowId}" is already running; choose another --id or follow it with \`vigil watch ${opts.workflowId}\``, EXIT.usage);
+      throw new CliError(
+        `a run with id "${opts.workflowId}" is already running; choose another --id or follow it with \`vigil watch ${opts.workflowId}\``,
+        EXIT.usage,
+      );
     }
     throw err;
   }
 }
 
 // Looking runs up and steering them lives in steer.ts (the CLI's fast path); re-exported here.
-export { exitCodeOf, finishedError, noWorkerError, queryStatus, sendMessage, viewRun, WORKER_ANSWER_MS, type MessageKind, type RunView } from './steer.js';
+export {
+  exitCodeOf,
+  finishedError,
+  noWorkerError,
+  queryStatus,
+  sendMessage,
+  viewRun,
+  WORKER_ANSWER_MS,
+  type MessageKind,
+  type RunView,
+} from './steer.js';

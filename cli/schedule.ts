@@ -54,7 +54,10 @@ export interface ScheduleDeps {
 
 export function validateScheduleName(name: string): string {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name)) {
-    throw new CliError(`schedule name "${name}" is not allowed: use 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit`, EXIT.usage);
+    throw new CliError(
+      `schedule name "${name}" is not allowed: use 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit`,
+      EXIT.usage,
+    );
   }
   return name;
 }
@@ -86,7 +89,8 @@ async function describeOrFail(client: Client, name: string): Promise<{ handle: S
   const handle = client.schedule.getHandle(name);
   try {
     const desc = await handle.describe();
-    if (desc.action.workflowType !== 'vigilRun') throw new CliError(`schedule "${name}" is not a Vigil schedule (it starts ${desc.action.workflowType})`, EXIT.usage);
+    if (desc.action.workflowType !== 'vigilRun')
+      throw new CliError(`schedule "${name}" is not a Vigil schedule (it starts ${desc.action.workflowType})`, EXIT.usage);
     return { handle, desc };
   } catch (err) {
     if (isScheduleNotFound(err)) throw new CliError(`no such schedule: "${name}" (list them with \`vigil schedule list\`)`, EXIT.noSuchRun);
@@ -96,7 +100,8 @@ async function describeOrFail(client: Client, name: string): Promise<{ handle: S
 
 const memoOf = (desc: { memo?: Record<string, unknown> | undefined }): Partial<ScheduleMemo> => (desc.memo ?? {}) as Partial<ScheduleMemo>;
 
-const workflowIdsOf = (actions: readonly { action: { workflow: { workflowId: string } } }[]): string[] => actions.map((a) => a.action.workflow.workflowId);
+const workflowIdsOf = (actions: readonly { action: { workflow: { workflowId: string } } }[]): string[] =>
+  actions.map((a) => a.action.workflow.workflowId);
 
 /** One schedule as `describe --json` prints it. */
 function describeJson(name: string, desc: ScheduleDescription): ScheduleJson {
@@ -113,7 +118,11 @@ function describeJson(name: string, desc: ScheduleDescription): ScheduleJson {
     note: desc.state.note ?? null,
     nextRuns: desc.info.nextActionTimes.slice(0, 5).map((d) => d.toISOString()),
     running: workflowIdsOf(desc.info.runningActions.map((a) => ({ action: a }))),
-    recent: desc.info.recentActions.map((a) => ({ scheduledAt: a.scheduledAt.toISOString(), takenAt: a.takenAt.toISOString(), workflowId: a.action.workflow.workflowId })),
+    recent: desc.info.recentActions.map((a) => ({
+      scheduledAt: a.scheduledAt.toISOString(),
+      takenAt: a.takenAt.toISOString(),
+      workflowId: a.action.workflow.workflowId,
+    })),
     runs: desc.info.numActionsTaken,
     skippedOverlap: desc.info.numActionsSkippedOverlap,
   };
@@ -122,7 +131,9 @@ function describeJson(name: string, desc: ScheduleDescription): ScheduleJson {
 /** Adds `vigil schedule ...` to the program (its subcommands inherit the program's error handling). */
 export function addScheduleCommand(program: Command, deps: ScheduleDeps): Command {
   const { endpoint, out } = deps;
-  const cmd = program.command('schedule').description('runs on a schedule (Temporal Schedules): create, list, describe, pause, unpause, trigger, delete');
+  const cmd = program
+    .command('schedule')
+    .description('runs on a schedule (Temporal Schedules): create, list, describe, pause, unpause, trigger, delete');
 
   cmd
     .command('create')
@@ -136,12 +147,33 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
     .addOption(new Option('--provider <name>', 'agent CLI (see docs/agents-and-providers.md)').choices([...PROVIDERS]))
     .option('--agent-command <cmd>', 'the agent command line (no shell; the prompt arrives on stdin)')
     .option('--config <file>', 'JSON config file of knobs (default: ./vigil.config.json if present)')
-    .option('--set <key=value>', 'set a knob (repeatable); see `vigil config --explain`', (v: string, p: string[]) => [...p, v], [] as string[])
+    .option(
+      '--set <key=value>',
+      'set a knob (repeatable); see `vigil config --explain`',
+      (v: string, p: string[]) => [...p, v],
+      [] as string[],
+    )
     .option('--checklist <file>', 'the PRD checklist to verify (JSON or Markdown), read now')
     .option('--note <text>', 'a note kept with the schedule (shown by describe)')
     .option('--json', 'the schedule created, as `schedule describe --json` prints it')
     .action(async (name: string, o: Record<string, unknown>) => {
-      const { readPrd, checkRepo, checkPromptTemplate, requireAgentCommand, readChecklist, withClient, runInputFor, missingSearchAttributes, staticSummary, staticDetails, SA_STATUS, SA_ITERATION, SA_REPO, SA_PROVIDER, searchAttributeHint } = await load();
+      const {
+        readPrd,
+        checkRepo,
+        checkPromptTemplate,
+        requireAgentCommand,
+        readChecklist,
+        withClient,
+        runInputFor,
+        missingSearchAttributes,
+        staticSummary,
+        staticDetails,
+        SA_STATUS,
+        SA_ITERATION,
+        SA_REPO,
+        SA_PROVIDER,
+        searchAttributeHint,
+      } = await load();
       validateScheduleName(name);
       const cron = checkCron(String(o.cron));
       const prd = readPrd(String(o.prd));
@@ -185,10 +217,15 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
             state: { note: typeof o.note === 'string' ? o.note : `created by vigil schedule create (${cron})` },
           });
         } catch (err) {
-          if (err instanceof Error && err.name === 'ScheduleAlreadyRunning') throw new CliError(`a schedule named "${name}" exists already; delete it first (\`vigil schedule delete ${name}\`) or choose another name`, EXIT.usage);
+          if (err instanceof Error && err.name === 'ScheduleAlreadyRunning')
+            throw new CliError(
+              `a schedule named "${name}" exists already; delete it first (\`vigil schedule delete ${name}\`) or choose another name`,
+              EXIT.usage,
+            );
           const msg = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
           // The client rethrows the server's INVALID_ARGUMENT (a bad cron field, time zone) as a TypeError.
-          if (err instanceof TypeError || /invalid|cron|time ?zone|argument/i.test(msg)) throw new CliError(`the server refused the schedule: ${msg.replace(/^\d+ [A-Z_]+: /, '')}`, EXIT.usage);
+          if (err instanceof TypeError || /invalid|cron|time ?zone|argument/i.test(msg))
+            throw new CliError(`the server refused the schedule: ${msg.replace(/^\d+ [A-Z_]+: /, '')}`, EXIT.usage);
           throw err;
         }
         if (!withAttributes) process.stderr.write(`${searchAttributeHint(missing ?? [], ep)}\n`);
@@ -197,8 +234,17 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
         out(`created schedule ${name}: ${cron} (${String(o.timezone)}), overlap ${overlap}`);
         out(`  PRD        : ${prd.path} (read by each run when it starts)`);
         out(`  repository : ${repoPath}`);
-        out(`  runs       : ${name}-<scheduled time>, e.g. ${name}-${(desc.info.nextActionTimes[0] ?? new Date()).toISOString().replace(/\.\d+Z$/, 'Z')}`);
-        out(`  next       : ${desc.info.nextActionTimes.slice(0, 3).map((d) => d.toISOString()).join(', ') || '(none)'}`);
+        out(
+          `  runs       : ${name}-<scheduled time>, e.g. ${name}-${(desc.info.nextActionTimes[0] ?? new Date()).toISOString().replace(/\.\d+Z$/, 'Z')}`,
+        );
+        out(
+          `  next       : ${
+            desc.info.nextActionTimes
+              .slice(0, 3)
+              .map((d) => d.toISOString())
+              .join(', ') || '(none)'
+          }`,
+        );
         out(`  run one now: vigil schedule trigger ${name}`);
       });
     });
@@ -225,8 +271,13 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
         }
         rows.sort((a, b) => a.name.localeCompare(b.name));
         if (o.json) out(JSON.stringify(rows, null, 2));
-        else if (rows.length === 0) out('no schedules (create one with `vigil schedule create NAME --cron "0 2 * * *" --prd PRD.md --repo DIR`)');
-        else for (const r of rows) out(`${String(r.name).padEnd(24)} ${String(r.cron ?? '?').padEnd(16)} ${(r.paused ? 'paused' : 'active').padEnd(7)} next ${String(r.next ?? '-').padEnd(24)} last ${String(r.last ?? '-')}  ${String(r.repo ?? '')}`);
+        else if (rows.length === 0)
+          out('no schedules (create one with `vigil schedule create NAME --cron "0 2 * * *" --prd PRD.md --repo DIR`)');
+        else
+          for (const r of rows)
+            out(
+              `${String(r.name).padEnd(24)} ${String(r.cron ?? '?').padEnd(16)} ${(r.paused ? 'paused' : 'active').padEnd(7)} next ${String(r.next ?? '-').padEnd(24)} last ${String(r.last ?? '-')}  ${String(r.repo ?? '')}`,
+            );
       });
     });
 
@@ -259,7 +310,9 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
   const stateChange = (verb: 'pause' | 'unpause', aliases: string[] = []) => {
     const c = cmd
       .command(verb)
-      .description(verb === 'pause' ? 'pause a schedule: no run starts until unpaused (a run already going goes on)' : 'unpause (resume) a schedule')
+      .description(
+        verb === 'pause' ? 'pause a schedule: no run starts until unpaused (a run already going goes on)' : 'unpause (resume) a schedule',
+      )
       .argument('<name>')
       .option('--reason <text>', 'why (kept as the schedule note)')
       .option('--json', 'the state the schedule is in and whether it changed, as JSON')
@@ -303,16 +356,26 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
           const d = await handle.describe();
           if (d.info.numActionsTaken > before.taken) {
             const id = d.info.recentActions.at(-1)?.action.workflow.workflowId ?? null;
-            say({ name, result: 'started', workflowId: id, running: workflowIdsOf(d.info.runningActions.map((a) => ({ action: a }))) }, `started run ${id ?? '?'}`, `  follow     : vigil watch ${id ?? '?'}`);
+            say(
+              { name, result: 'started', workflowId: id, running: workflowIdsOf(d.info.runningActions.map((a) => ({ action: a }))) },
+              `started run ${id ?? '?'}`,
+              `  follow     : vigil watch ${id ?? '?'}`,
+            );
             return;
           }
           if (d.info.numActionsSkippedOverlap > before.skipped) {
             const running = workflowIdsOf(d.info.runningActions.map((a) => ({ action: a })));
-            say({ name, result: 'skipped', workflowId: null, running }, `skipped: ${running.length ? `${running.join(', ')} is still going` : 'a run of this schedule is still going'} (overlap policy ${fromPolicy(d.policies.overlap ?? 'SKIP')})`);
+            say(
+              { name, result: 'skipped', workflowId: null, running },
+              `skipped: ${running.length ? `${running.join(', ')} is still going` : 'a run of this schedule is still going'} (overlap policy ${fromPolicy(d.policies.overlap ?? 'SKIP')})`,
+            );
             return;
           }
           if (Date.now() > deadline) {
-            say({ name, result: 'pending', workflowId: null, running: workflowIdsOf(d.info.runningActions.map((a) => ({ action: a }))) }, `triggered schedule ${name}; the server has not started the run yet (see \`vigil schedule describe ${name}\`)`);
+            say(
+              { name, result: 'pending', workflowId: null, running: workflowIdsOf(d.info.runningActions.map((a) => ({ action: a }))) },
+              `triggered schedule ${name}; the server has not started the run yet (see \`vigil schedule describe ${name}\`)`,
+            );
             return;
           }
           await new Promise((r) => setTimeout(r, 250));

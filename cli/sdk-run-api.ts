@@ -60,7 +60,10 @@ async function withinDeadline<T>(client: Client, timeoutMs: number, call: () => 
     return await client.withDeadline(deadline, call);
   } catch (err) {
     if (grpcCodeOf(err) === GRPC.CANCELLED && Date.now() >= deadline - DEADLINE_SLACK_MS) {
-      throw new GrpcError(GRPC.DEADLINE_EXCEEDED, `Deadline exceeded after ${(timeoutMs / 1000).toFixed(3)}s (the server cancelled the call at its deadline)`);
+      throw new GrpcError(
+        GRPC.DEADLINE_EXCEEDED,
+        `Deadline exceeded after ${(timeoutMs / 1000).toFixed(3)}s (the server cancelled the call at its deadline)`,
+      );
     }
     throw err;
   }
@@ -91,10 +94,13 @@ export function sdkRunApi(client: Client, close: () => Promise<void> = () => Pro
 
     async update(workflowId: string, name: string, arg: unknown, timeoutMs: number): Promise<unknown> {
       try {
-        return await withinDeadline(client, timeoutMs, () => client.workflow.getHandle(workflowId).executeUpdate<unknown, [unknown]>(name, { args: [arg] }));
+        return await withinDeadline(client, timeoutMs, () =>
+          client.workflow.getHandle(workflowId).executeUpdate<unknown, [unknown]>(name, { args: [arg] }),
+        );
       } catch (err) {
         // By name: the error classes stay in the client library.
-        if (err instanceof Error && err.name === 'WorkflowUpdateFailedError') throw new UpdateRejectedError(err.cause instanceof Error ? err.cause.message : err.message);
+        if (err instanceof Error && err.name === 'WorkflowUpdateFailedError')
+          throw new UpdateRejectedError(err.cause instanceof Error ? err.cause.message : err.message);
         throw err;
       }
     },
@@ -108,9 +114,13 @@ export function sdkRunApi(client: Client, close: () => Promise<void> = () => Pro
     },
 
     async lastWorkflowTaskFailure(workflowId: string): Promise<string | null> {
-      const page = await client.workflowService.getWorkflowExecutionHistoryReverse({ namespace, execution: { workflowId }, maximumPageSize: 50 }).catch(() => null);
+      const page = await client.workflowService
+        .getWorkflowExecutionHistoryReverse({ namespace, execution: { workflowId }, maximumPageSize: 50 })
+        .catch(() => null);
       if (!page) return null;
-      return page.history?.events?.find((e) => e.workflowTaskFailedEventAttributes)?.workflowTaskFailedEventAttributes?.failure?.message ?? null;
+      return (
+        page.history?.events?.find((e) => e.workflowTaskFailedEventAttributes)?.workflowTaskFailedEventAttributes?.failure?.message ?? null
+      );
     },
 
     async activityPollers(taskQueue: string): Promise<PollerSeen[]> {

@@ -3,7 +3,17 @@
  * worker answered). Light: no schemas, no workflow code.
  */
 import { isUndeliveredNote } from '../workflows/decisions/undelivered-directives.js';
-import { checkpointLines, deniedLines, providerWaitText, qualityLines, sandboxLine, spendText, streamLine, tasksLine, voteLines } from '../workflows/ui.js';
+import {
+  checkpointLines,
+  deniedLines,
+  providerWaitText,
+  qualityLines,
+  sandboxLine,
+  spendText,
+  streamLine,
+  tasksLine,
+  voteLines,
+} from '../workflows/ui.js';
 import { checkLine, CHECK_TRIGGER_WORDS, iterationLine, statusLine, verdictLine } from './follow.js';
 import { neutraliseLine } from './terminal-text.js';
 import { LEVEL_TIER } from '../workflows/decisions/tier-ladder.js';
@@ -15,7 +25,12 @@ export function statusJson(view: RunView): StatusJson {
   const snap = view.snapshot;
   if (snap) {
     // gatesRunning: what a gate pass runs right now, from the run's describe (null when none).
-    return { ...snap, workerAnswered: true as const, temporalStatus: view.kind === 'finished' ? view.temporalStatus : 'RUNNING', gatesRunning: view.kind === 'running' ? (view.gatesRunning ?? null) : null };
+    return {
+      ...snap,
+      workerAnswered: true as const,
+      temporalStatus: view.kind === 'finished' ? view.temporalStatus : 'RUNNING',
+      gatesRunning: view.kind === 'running' ? (view.gatesRunning ?? null) : null,
+    };
   }
   // No worker answered: what Temporal itself knows (search attributes, the result).
   return {
@@ -27,7 +42,10 @@ export function statusJson(view: RunView): StatusJson {
     paused: view.kind === 'running' ? view.searchStatus === 'paused' : false,
     pause: null,
     consecutiveNoChange: null,
-    outcome: view.kind === 'finished' && view.outcome ? { status: view.outcome.status, reason: view.outcome.reason, exitCode: view.outcome.exitCode } : null,
+    outcome:
+      view.kind === 'finished' && view.outcome
+        ? { status: view.outcome.status, reason: view.outcome.reason, exitCode: view.outcome.exitCode }
+        : null,
     invalidMessages: [],
     workerAnswered: false as const,
     workflowTaskFailing: view.kind === 'running' ? view.taskFailing : null,
@@ -45,13 +63,19 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
     for (const note of o?.notes ?? []) out(`  note      : ${note}`);
   } else if (!snap) {
     out(`  status    : ${view.searchStatus ?? 'running'} at iteration ${view.iteration ?? '?'} (from search attributes)`);
-    out(view.taskFailing ? `  worker    : the run's workflow task keeps failing: ${view.taskFailing} (see the worker's log)` : '  worker    : no worker is polling; start one with `vigil worker`');
+    out(
+      view.taskFailing
+        ? `  worker    : the run's workflow task keeps failing: ${view.taskFailing} (see the worker's log)`
+        : '  worker    : no worker is polling; start one with `vigil worker`',
+    );
   }
   if (!snap) return;
   out(`  status    : ${statusLine(snap, view.kind === 'running' ? (view.gatesRunning ?? null) : null)}`);
   // The ladder may have moved since the last iteration ran: the next one runs at its level's tier.
   const nextTier = snap.ladder && view.kind === 'running' ? LEVEL_TIER[snap.ladder.level] : null;
-  const tierText = snap.tier ? `tier ${snap.tier}${nextTier && nextTier !== snap.tier ? `; the next iteration runs at tier ${nextTier} (ladder ${snap.ladder?.level})` : ''}` : '';
+  const tierText = snap.tier
+    ? `tier ${snap.tier}${nextTier && nextTier !== snap.tier ? `; the next iteration runs at tier ${nextTier} (ladder ${snap.ladder?.level})` : ''}`
+    : '';
   out(`  iteration : ${snap.iteration} of at most ${snap.maxIterations}${snap.phase ? ` (${snap.phase}, ${tierText})` : ''}`);
   out(`  repository: ${snap.repoPath}`);
   if (snap.host) out(`  host      : ${snap.host}`);
@@ -69,16 +93,29 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
   for (const t of snap.streams ?? []) out(neutraliseLine(`  stream    : ${streamLine(t)}`));
   // A finished run's note names its undelivered directives (cli/status prints the notes above); older runs have no such note.
   const noted = view.kind === 'finished' && (view.outcome?.notes ?? []).some(isUndeliveredNote);
-  if (snap.pendingDirectives && !noted) out(`  directives: ${snap.pendingDirectives} ${view.kind === 'finished' ? 'never reached a prompt: the run ended first' : 'waiting for the next prompt'}`);
-  if (snap.directivesInCall && view.kind === 'running') out(`  directives: ${snap.directivesInCall} in the prompt of the running call (iteration ${snap.iteration})`);
+  if (snap.pendingDirectives && !noted)
+    out(
+      `  directives: ${snap.pendingDirectives} ${view.kind === 'finished' ? 'never reached a prompt: the run ended first' : 'waiting for the next prompt'}`,
+    );
+  if (snap.directivesInCall && view.kind === 'running')
+    out(`  directives: ${snap.directivesInCall} in the prompt of the running call (iteration ${snap.iteration})`);
   if (snap.lastCompletion) out(`  last claim: iteration ${snap.lastCompletion.iteration}: ${snap.lastCompletion.reason}`);
   if (typeof snap.council.heldClaimIteration === 'number') {
     const trigger = snap.council.heldClaimTrigger;
-    const what = trigger && trigger !== 'claim' && trigger in CHECK_TRIGGER_WORDS ? CHECK_TRIGGER_WORDS[trigger as keyof typeof CHECK_TRIGGER_WORDS] : 'the completion claim';
-    out(`  held check: ${what} of iteration ${snap.council.heldClaimIteration} is judged ${snap.pause ? 'once the run is resumed' : 'at the next boundary'}`);
+    const what =
+      trigger && trigger !== 'claim' && trigger in CHECK_TRIGGER_WORDS
+        ? CHECK_TRIGGER_WORDS[trigger as keyof typeof CHECK_TRIGGER_WORDS]
+        : 'the completion claim';
+    out(
+      `  held check: ${what} of iteration ${snap.council.heldClaimIteration} is judged ${snap.pause ? 'once the run is resumed' : 'at the next boundary'}`,
+    );
   }
-  if (snap.checks?.last) out(`  checks    : ${snap.checks.total} completion check(s), ${snap.checks.refused} refused; last: ${checkLine(snap.checks.last)}`);
-  if (snap.contract?.last && snap.contract.consecutive > 0) out(`  contract  : ${snap.contract.consecutive} check(s) in a row with an answer in the wrong format: ${describeBreach(snap.contract.last)}`);
+  if (snap.checks?.last)
+    out(`  checks    : ${snap.checks.total} completion check(s), ${snap.checks.refused} refused; last: ${checkLine(snap.checks.last)}`);
+  if (snap.contract?.last && snap.contract.consecutive > 0)
+    out(
+      `  contract  : ${snap.contract.consecutive} check(s) in a row with an answer in the wrong format: ${describeBreach(snap.contract.last)}`,
+    );
   const round = snap.council.verdicts.at(-1);
   if (round) {
     // The latest round with each member's vote and reason: agent text, shown terminal-safe.
@@ -88,7 +125,7 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
   if (snap.council.forceReviewPending) out('  review    : a council review was asked for and convenes at the next boundary');
   for (const line of qualityLines(snap)) out(`  ${line}`);
   for (const line of checkpointLines(snap)) out(`  ${line.replace(/`/g, '')}`);
-  if (snap.invalidMessageCount) out(`  ignored   : ${snap.invalidMessageCount} invalid message(s); last: ${snap.invalidMessages.at(-1)?.error ?? ''}`);
+  if (snap.invalidMessageCount)
+    out(`  ignored   : ${snap.invalidMessageCount} invalid message(s); last: ${snap.invalidMessages.at(-1)?.error ?? ''}`);
   for (const r of snap.recentIterations.slice(-5)) out(`  ${iterationLine(r)}`);
 }
-

@@ -44,10 +44,18 @@ export function readDirective(file: string): string {
     fd = openSync(file, 'r');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a folder' : (err as Error).message;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : code === 'EISDIR'
+            ? 'it is a folder'
+            : (err as Error).message;
     throw new CliError(`cannot read directive file ${file}: ${why}`, EXIT.usage);
   }
-  const tooBig = (size: string): CliError => new CliError(`directive file ${file} is ${size}; at most ${DIRECTIVE_BYTES} bytes (1 MiB)`, EXIT.usage);
+  const tooBig = (size: string): CliError =>
+    new CliError(`directive file ${file} is ${size}; at most ${DIRECTIVE_BYTES} bytes (1 MiB)`, EXIT.usage);
   let buf: Buffer;
   try {
     const st = fstatSync(fd);
@@ -100,7 +108,11 @@ export const PAYLOADS = {
 
 /** `vigil status ID [--json]`. */
 export async function statusCommand(ep: Endpoint, id: string, json: boolean): Promise<void> {
-  const [{ viewRun }, { printStatus, statusJson }, { withRunApi }] = await Promise.all([import('./steer.js'), import('./status.js'), import('./open-run-api.js')]);
+  const [{ viewRun }, { printStatus, statusJson }, { withRunApi }] = await Promise.all([
+    import('./steer.js'),
+    import('./status.js'),
+    import('./open-run-api.js'),
+  ]);
   await withRunApi(ep, async (api) => {
     const view = await viewRun(api, id);
     const host = view.kind === 'running' ? (view.snapshot?.host ?? null) : null;
@@ -111,14 +123,24 @@ export async function statusCommand(ep: Endpoint, id: string, json: boolean): Pr
       out(JSON.stringify({ ...statusJson(view), ...(pollers ? { hostPollers: pollers } : {}) }, null, 2));
     } else {
       printStatus(view, out);
-      if (host && hosts && pollers?.length === 0) out(`  warning   : ${hosts.noHostWorkerHint(ep.taskQueue, host, view.snapshot?.repoPath ?? 'the repository').replace(/\n/g, '\n              ')}`);
+      if (host && hosts && pollers?.length === 0)
+        out(
+          `  warning   : ${hosts.noHostWorkerHint(ep.taskQueue, host, view.snapshot?.repoPath ?? 'the repository').replace(/\n/g, '\n              ')}`,
+        );
     }
     if (view.kind === 'running' && !view.workerAnswered) process.exitCode = EXIT.unreachable;
   });
 }
 
 /** Sends one message (its payload built already: bad input is exit 2 before anything connects); `json`: the answer as MessageJson. */
-export async function messageCommand(ep: Endpoint, kind: MessageKind, id: string, body: Record<string, unknown>, asSignal: boolean, json = false): Promise<void> {
+export async function messageCommand(
+  ep: Endpoint,
+  kind: MessageKind,
+  id: string,
+  body: Record<string, unknown>,
+  asSignal: boolean,
+  json = false,
+): Promise<void> {
   const [{ sendMessage }, { withRunApi }] = await Promise.all([import('./steer.js'), import('./open-run-api.js')]);
   const directiveId = kind === 'input' && typeof body.id === 'string' ? body.id : null;
   await withRunApi(ep, async (api) => {
@@ -128,14 +150,29 @@ export async function messageCommand(ep: Endpoint, kind: MessageKind, id: string
     } catch (err) {
       // An unanswered directive may still reach the run: resent with its id, it is taken once.
       if (directiveId && err instanceof CliError && err.exitCode === EXIT.unreachable) {
-        throw new CliError(`${err.message}\nTo resend this directive without it reaching the run twice, give it its id: vigil input ${id} --signal --id ${directiveId} (with the same text).`, err.exitCode);
+        throw new CliError(
+          `${err.message}\nTo resend this directive without it reaching the run twice, give it its id: vigil input ${id} --signal --id ${directiveId} (with the same text).`,
+          err.exitCode,
+        );
       }
       throw err;
     }
     if (json) {
-      const answer: MessageJson = { workflowId: id, message: kind, by: typeof body.by === 'string' ? body.by : defaultActor(), acknowledged: ack !== null, ack: ack ? { changed: ack.changed, message: ack.message, status: ack.status, iteration: ack.iteration, paused: ack.paused } : null, ...(directiveId ? { directiveId } : {}) };
+      const answer: MessageJson = {
+        workflowId: id,
+        message: kind,
+        by: typeof body.by === 'string' ? body.by : defaultActor(),
+        acknowledged: ack !== null,
+        ack: ack ? { changed: ack.changed, message: ack.message, status: ack.status, iteration: ack.iteration, paused: ack.paused } : null,
+        ...(directiveId ? { directiveId } : {}),
+      };
       out(JSON.stringify(answer, null, 2));
-    } else out(ack ? `${id}: ${ack.message} (status ${ack.status}, iteration ${ack.iteration})` : `${id}: ${kind} signal recorded${directiveId ? ` (directive ${directiveId})` : ''}; it takes effect when a worker runs the workflow`);
+    } else
+      out(
+        ack
+          ? `${id}: ${ack.message} (status ${ack.status}, iteration ${ack.iteration})`
+          : `${id}: ${kind} signal recorded${directiveId ? ` (directive ${directiveId})` : ''}; it takes effect when a worker runs the workflow`,
+      );
   });
 }
 

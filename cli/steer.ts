@@ -39,11 +39,19 @@ export type RunView =
       /** The gates a gate pass runs right now (the one an agent call carries included); null when none. */
       gatesRunning?: string[] | null;
     }
-  | { kind: 'finished'; workflowId: string; temporalStatus: string; outcome: Outcome | null; snapshot: StatusSnapshot | null; iteration: number | null };
+  | {
+      kind: 'finished';
+      workflowId: string;
+      temporalStatus: string;
+      outcome: Outcome | null;
+      snapshot: StatusSnapshot | null;
+      iteration: number | null;
+    };
 
 /** The SDK's WorkflowNotFoundError (by name: the client library stays unloaded), gRPC NOT_FOUND, or a message that says so. */
 export const isNotFound = (err: unknown): boolean =>
-  err instanceof Error && (err.name === 'WorkflowNotFoundError' || grpcCode(err) === 5 || (/not found/i.test(err.message) && !/worker/i.test(err.message)));
+  err instanceof Error &&
+  (err.name === 'WorkflowNotFoundError' || grpcCode(err) === 5 || (/not found/i.test(err.message) && !/worker/i.test(err.message)));
 
 export function noSuchRun(workflowId: string): CliError {
   return new CliError(`no such run: "${workflowId}" (list runs with \`vigil list\`)`, EXIT.noSuchRun);
@@ -52,7 +60,9 @@ export function noSuchRun(workflowId: string): CliError {
 /** A run's result as an outcome, checked by shape (the schemas stay unloaded). */
 function asOutcome(v: unknown): Outcome | null {
   const o = v as Partial<Outcome> | null;
-  return o && typeof o === 'object' && typeof o.status === 'string' && typeof o.reason === 'string' && typeof o.exitCode === 'number' ? (o as Outcome) : null;
+  return o && typeof o === 'object' && typeof o.status === 'string' && typeof o.reason === 'string' && typeof o.exitCode === 'number'
+    ? (o as Outcome)
+    : null;
 }
 
 /** The run's `status` query (workflows/messages.ts statusQuery), answered within `timeoutMs`. */
@@ -74,7 +84,16 @@ export async function viewRun(api: RunApi, workflowId: string): Promise<RunView>
   if (desc.status === 'RUNNING') {
     const snapshot = await query;
     const taskFailing = snapshot === null ? await workflowTaskFailure(api, workflowId, desc.pendingWorkflowTaskAttempt) : null;
-    return { kind: 'running', workflowId, snapshot, workerAnswered: snapshot !== null, iteration, searchStatus, taskFailing, gatesRunning: desc.gatesRunning };
+    return {
+      kind: 'running',
+      workflowId,
+      snapshot,
+      workerAnswered: snapshot !== null,
+      iteration,
+      searchStatus,
+      taskFailing,
+      gatesRunning: desc.gatesRunning,
+    };
   }
   let timer: NodeJS.Timeout | undefined;
   const [snapshot, outcome] = await Promise.all([

@@ -61,7 +61,9 @@ export async function startProcessStore(env: NodeJS.ProcessEnv, flags: StoreFlag
     try {
       await migrateUrl(configured.url);
     } catch (err) {
-      warn(`the event store at ${describeUrl(configured.url)} (${configured.name}) is not reachable now: ${errText(err)}; runs go on and their events are stored once it is`);
+      warn(
+        `the event store at ${describeUrl(configured.url)} (${configured.name}) is not reachable now: ${errText(err)}; runs go on and their events are stored once it is`,
+      );
     }
     return { url: configured.url, line: `${describeUrl(configured.url)} (${configured.name})`, stop: noop };
   }
@@ -71,7 +73,9 @@ export async function startProcessStore(env: NodeJS.ProcessEnv, flags: StoreFlag
     server = await startEmbeddedPostgres({ dataDir: localStoreDir(env) });
     await migrateUrl(server.url);
   } catch (err) {
-    warn(`the embedded event store did not start: ${errText(err)}. Runs go on without it; set DATABASE_URL to a Postgres of your own, or --no-store to skip it`);
+    warn(
+      `the embedded event store did not start: ${errText(err)}. Runs go on without it; set DATABASE_URL to a Postgres of your own, or --no-store to skip it`,
+    );
     return { url: null, line: 'not started (see the warning above)', stop: noop };
   }
   const how = server.reused ? (server.owned ? 'taken over' : 'already running') : `started in ${((Date.now() - t0) / 1000).toFixed(1)} s`;
@@ -109,7 +113,10 @@ export async function reportStore(env: NodeJS.ProcessEnv): Promise<{ url: string
   const configured = configuredStoreUrl(env);
   if (configured) return { url: configured.url, release: noop, hint: STORE_HINT };
   if (!existsSync(localStoreUrlFile(env))) {
-    throw new CliError(`no event store: DATABASE_URL is not set and there is no local store (${localStoreUrlFile(env)}). ${STORE_HINT}`, EXIT.unreachable);
+    throw new CliError(
+      `no event store: DATABASE_URL is not set and there is no local store (${localStoreUrlFile(env)}). ${STORE_HINT}`,
+      EXIT.unreachable,
+    );
   }
   let server: EmbeddedPostgres;
   try {

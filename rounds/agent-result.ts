@@ -11,5 +11,7 @@ export function agentResultOf(r: AgentResult, compact: boolean | undefined): Age
   if (!compact) return r;
   const parsed = AgentResultSchema.safeParse(r);
   // A result the schema refuses (never expected) still gets its null fields back rather than failing the workflow task.
-  return parsed.success ? parsed.data : { ...(Object.fromEntries(AGENT_RESULT_NULL_DEFAULTS.map((k) => [k, null])) as Partial<AgentResult>), ...r };
+  return parsed.success
+    ? parsed.data
+    : { ...(Object.fromEntries(AGENT_RESULT_NULL_DEFAULTS.map((k) => [k, null])) as Partial<AgentResult>), ...r };
 }

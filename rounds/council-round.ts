@@ -83,8 +83,21 @@ export interface RoundResult {
   checklist?: AgentResult | null;
 }
 
-export function evidenceRecord(iteration: number, v: EvidenceVerdict, facts: Pick<EvidenceFactsResult, 'filesChanged'>, testsPassed: boolean | null): EvidenceRecord {
-  return { iteration, pass: v.pass, reason: v.reason, failures: v.failures, inconclusive: v.inconclusive.slice(0, 10), filesChanged: facts.filesChanged, testsPassed };
+export function evidenceRecord(
+  iteration: number,
+  v: EvidenceVerdict,
+  facts: Pick<EvidenceFactsResult, 'filesChanged'>,
+  testsPassed: boolean | null,
+): EvidenceRecord {
+  return {
+    iteration,
+    pass: v.pass,
+    reason: v.reason,
+    failures: v.failures,
+    inconclusive: v.inconclusive.slice(0, 10),
+    filesChanged: facts.filesChanged,
+    testsPassed,
+  };
 }
 
 /** A call's input without the tree it starts on (a call after the members hashes its own: a member may have changed it). */
@@ -94,22 +107,28 @@ function withoutTreeBefore<T extends { treeBefore?: string }>(input: T): Omit<T,
 }
 
 /** Gathers the facts (diff, secrets, the evidence pack) and judges them. */
-export async function checkEvidence(deps: CouncilDeps, input: EvidenceInput): Promise<{ facts: EvidenceFactsResult; verdict: EvidenceVerdict }> {
+export async function checkEvidence(
+  deps: CouncilDeps,
+  input: EvidenceInput,
+): Promise<{ facts: EvidenceFactsResult; verdict: EvidenceVerdict }> {
   const k = input.knobs;
-  const facts = await deps.repo.collectEvidence.executeWithOptions({ summary: `evidence for round ${input.round} (iteration ${input.iteration})` }, [
-    {
-      runId: input.runId,
-      repoPath: input.repoPath,
-      prdPath: input.prdPath,
-      round: input.round,
-      iteration: input.iteration,
-      runStartSha: input.runStart?.sha ?? null,
-      runStartTree: input.runStart?.treeHash ?? null,
-      secretScan: k.evidenceGate && k.evidenceSecretScan,
-      testSummary: input.testSummary,
-      convergenceSummary: k.councilBlind ? null : input.convergenceSummary,
-    },
-  ]);
+  const facts = await deps.repo.collectEvidence.executeWithOptions(
+    { summary: `evidence for round ${input.round} (iteration ${input.iteration})` },
+    [
+      {
+        runId: input.runId,
+        repoPath: input.repoPath,
+        prdPath: input.prdPath,
+        round: input.round,
+        iteration: input.iteration,
+        runStartSha: input.runStart?.sha ?? null,
+        runStartTree: input.runStart?.treeHash ?? null,
+        secretScan: k.evidenceGate && k.evidenceSecretScan,
+        testSummary: input.testSummary,
+        convergenceSummary: k.councilBlind ? null : input.convergenceSummary,
+      },
+    ],
+  );
   const verdict = judgeEvidence(
     { baseline: facts.baseline, filesChanged: facts.filesChanged, tests: input.tests, secrets: facts.secrets },
     { evidenceGate: k.evidenceGate, evidenceNoTestsAffirmative: k.evidenceNoTestsAffirmative },
@@ -137,16 +156,28 @@ export function voteRecord(member: number, role: string, r: AgentResult | null, 
       recorded: 'REJECT',
       approves: false,
       overridden: false,
-      reason: `vote void: the reviewer changed the working tree (${files.slice(0, 5).join(', ')}${files.length > 5 ? `, +${files.length - 5} more` : ''})`.slice(0, 300),
+      reason:
+        `vote void: the reviewer changed the working tree (${files.slice(0, 5).join(', ')}${files.length > 5 ? `, +${files.length - 5} more` : ''})`.slice(
+          0,
+          300,
+        ),
       issues: 0,
       logPath: r.logPath,
     };
   }
   const parsed = r?.vote ?? { vote: null, reason: null, issues: [] };
-  const rec = recordVote({ exitCode: r?.exitCode ?? -1, timedOut: r?.timedOut ?? false, lost: r === null, outputBytes: r?.outputBytes ?? 0, parsed });
+  const rec = recordVote({
+    exitCode: r?.exitCode ?? -1,
+    timedOut: r?.timedOut ?? false,
+    lost: r === null,
+    outputBytes: r?.outputBytes ?? 0,
+    parsed,
+  });
   // Only a member that answered REJECT (or CANNOT_VALIDATE) is reconsidered; a failed call never is.
   const reconsider = rec.recorded === 'REJECT' || rec.recorded === 'CANNOT_VALIDATE';
-  const budget = reconsider ? applySeverityBudget(rec.approves, parsed.issues, k.councilSeverityThreshold, k.councilErrorBudget) : { approves: rec.approves, overridden: false };
+  const budget = reconsider
+    ? applySeverityBudget(rec.approves, parsed.issues, k.councilSeverityThreshold, k.councilErrorBudget)
+    : { approves: rec.approves, overridden: false };
   return {
     member,
     role,
@@ -178,9 +209,23 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
   let checklist: AgentResult | null | undefined;
   if (!evidence.pass) {
     // The gate blocks before anyone is asked: no member call is spent on disproven work.
-    verdict = { ...base, result: 'BLOCKED_BY_GATE', approve: 0, reject: 0, threshold: tally([], k.councilSize, k.councilThreshold).threshold, votes: [], devilsAdvocate: null };
+    verdict = {
+      ...base,
+      result: 'BLOCKED_BY_GATE',
+      approve: 0,
+      reject: 0,
+      threshold: tally([], k.councilSize, k.councilThreshold).threshold,
+      votes: [],
+      devilsAdvocate: null,
+    };
   } else {
-    const councilSpec = { size: k.councilSize, iteration: input.iteration, prdPath: input.prdPath, evidencePath: facts.evidencePath, severityThreshold: k.councilSeverityThreshold };
+    const councilSpec = {
+      size: k.councilSize,
+      iteration: input.iteration,
+      prdPath: input.prdPath,
+      evidencePath: facts.evidencePath,
+      severityThreshold: k.councilSeverityThreshold,
+    };
     const memberInput = (i: number) => ({
       runId: input.runId,
       // The members start together on the tree the evidence was just gathered from.
@@ -207,7 +252,12 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
       tier: k.tier,
       timeoutSeconds: k.councilMemberTimeoutSeconds,
       completionPromise: '',
-      extraEnv: { VIGIL_MEMBER: String(i), VIGIL_COUNCIL_ROLE: memberRole(i), VIGIL_COUNCIL_ROUND: String(input.round), VIGIL_EVIDENCE_FILE: facts.evidencePath },
+      extraEnv: {
+        VIGIL_MEMBER: String(i),
+        VIGIL_COUNCIL_ROLE: memberRole(i),
+        VIGIL_COUNCIL_ROUND: String(input.round),
+        VIGIL_EVIDENCE_FILE: facts.evidencePath,
+      },
       parseVote: true,
       ...sandboxArgs(k),
     });
@@ -217,7 +267,15 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
       ...chooseAgent(k, 'devils-advocate', k.tier),
       ...(input.leanPrompt
         ? { promptSpec: { kind: 'council-devils-advocate' as const, ...councilSpec } }
-        : { prompt: devilsAdvocatePrompt({ size: k.councilSize, iteration: input.iteration, prdPath: input.prdPath, evidencePath: facts.evidencePath, severityThreshold: k.councilSeverityThreshold }) }),
+        : {
+            prompt: devilsAdvocatePrompt({
+              size: k.councilSize,
+              iteration: input.iteration,
+              prdPath: input.prdPath,
+              evidencePath: facts.evidencePath,
+              severityThreshold: k.councilSeverityThreshold,
+            }),
+          }),
       role: 'devils-advocate',
       extraEnv: { VIGIL_COUNCIL_ROUND: String(input.round), VIGIL_EVIDENCE_FILE: facts.evidencePath },
     });
@@ -231,7 +289,9 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
         iteration: input.iteration,
         inputs: Array.from({ length: k.councilSize }, (_, i) => memberInput(i)),
         labels: Array.from({ length: k.councilSize }, (_, i) => `council member ${i} (${memberRole(i)})`),
-        ...(withVerifier && carried ? { verifier: { input: carried.call, label: 'PRD checklist verifier', stopIf: [...carried.mustPass, ...carried.mustNotFail] } } : {}),
+        ...(withVerifier && carried
+          ? { verifier: { input: carried.call, label: 'PRD checklist verifier', stopIf: [...carried.mustPass, ...carried.mustNotFail] } }
+          : {}),
         followUp: { input: devilsAdvocateInput(), label: "devil's advocate" },
       }) ?? Promise.resolve(null);
     // The checklist verifier the round carries rides in the members' call, which its main agent runs first.
@@ -243,12 +303,24 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
       const inBatch = batch?.verifier !== undefined;
       checklist = inBatch
         ? (batch?.verifier ?? null)
-        : await memberCall(() => deps.members.runAgent.executeWithOptions({ summary: `council round ${input.round} · PRD checklist verifier (iteration ${input.iteration})` }, [carried.call]), input.leanPrompt);
+        : await memberCall(
+            () =>
+              deps.members.runAgent.executeWithOptions(
+                { summary: `council round ${input.round} · PRD checklist verifier (iteration ${input.iteration})` },
+                [carried.call],
+              ),
+            input.leanPrompt,
+          );
       if (!inBatch && checklist?.usage) usages.push(checklist.usage);
       // A batched call is one process: its report once (here, as the council's).
       if (checklist?.sandbox) sandbox.push({ role: inBatch ? 'council' : 'checklist-verifier', report: checklist.sandbox });
       batchNoted = inBatch;
-      if (verificationBlocks({ blockedAnyway: false, mustPass: carried.mustPass, mustNotFail: carried.mustNotFail }, checklist?.verification ?? {})) {
+      if (
+        verificationBlocks(
+          { blockedAnyway: false, mustPass: carried.mustPass, mustNotFail: carried.mustNotFail },
+          checklist?.verification ?? {},
+        )
+      ) {
         return { verdict: null, evidence, approved: false, usages, ...(sandbox.length ? { sandbox } : {}), checklist };
       }
     }
@@ -261,12 +333,19 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
       batch?.results ??
       (await Promise.all(
         Array.from({ length: k.councilSize }, (_, i) =>
-          memberCall(() => deps.members.runAgent.executeWithOptions({ summary: `council round ${input.round} · member ${i} (${memberRole(i)})` }, [memberInput(i)]), input.leanPrompt),
+          memberCall(
+            () =>
+              deps.members.runAgent.executeWithOptions({ summary: `council round ${input.round} · member ${i} (${memberRole(i)})` }, [
+                memberInput(i),
+              ]),
+            input.leanPrompt,
+          ),
         ),
       ));
     for (const r of results) if (r?.usage) usages.push(r.usage);
     // A batched call is one process: its report once.
-    for (const r of batch?.results ? (batchNoted ? [] : results.slice(0, 1)) : results) if (r?.sandbox) sandbox.push({ role: 'council', report: r.sandbox });
+    for (const r of batch?.results ? (batchNoted ? [] : results.slice(0, 1)) : results)
+      if (r?.sandbox) sandbox.push({ role: 'council', report: r.sandbox });
     const votes = results.map((r, i) => voteRecord(i, memberRole(i), r, k));
     let t = tally(
       votes.map((v) => v.approves),
@@ -279,7 +358,13 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
       const inBatch = batch?.followUp;
       const da =
         inBatch ??
-        (await memberCall(() => deps.members.runAgent.executeWithOptions({ summary: `council round ${input.round} · devil's advocate` }, [devilsAdvocateInput()]), input.leanPrompt));
+        (await memberCall(
+          () =>
+            deps.members.runAgent.executeWithOptions({ summary: `council round ${input.round} · devil's advocate` }, [
+              devilsAdvocateInput(),
+            ]),
+          input.leanPrompt,
+        ));
       if (!inBatch && da?.usage) usages.push(da.usage);
       if (!inBatch && da?.sandbox) sandbox.push({ role: 'devils-advocate', report: da.sandbox });
       const rec = voteRecord(0, 'devils-advocate', da, { ...k, councilSeverityThreshold: 'low' });
@@ -287,13 +372,34 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
       devilsAdvocate = { triggered: true, flipped: after.flipped, recorded: rec.recorded, reason: rec.reason };
       t = after;
     }
-    verdict = { ...base, result: t.verdict === 'COMPLETE' ? 'APPROVED' : 'REJECTED', approve: t.approve, reject: t.reject, threshold: t.threshold, votes, devilsAdvocate, ...(batch ? { batch: batch.note } : {}) };
+    verdict = {
+      ...base,
+      result: t.verdict === 'COMPLETE' ? 'APPROVED' : 'REJECTED',
+      approve: t.approve,
+      reject: t.reject,
+      threshold: t.threshold,
+      votes,
+      devilsAdvocate,
+      ...(batch ? { batch: batch.note } : {}),
+    };
   }
 
   const transcriptPath = await deps.repo.writeTranscript.executeWithOptions({ summary: `transcript of council round ${input.round}` }, [
-    { runId: input.runId, repoPath: input.repoPath, round: input.round, transcript: { ...verdict, evidencePath: facts.evidencePath, changedFiles: facts.changedFiles, secrets: facts.secrets } },
+    {
+      runId: input.runId,
+      repoPath: input.repoPath,
+      round: input.round,
+      transcript: { ...verdict, evidencePath: facts.evidencePath, changedFiles: facts.changedFiles, secrets: facts.secrets },
+    },
   ]);
-  return { verdict: { ...verdict, transcriptPath }, evidence, approved: verdict.result === 'APPROVED', usages, ...(sandbox.length ? { sandbox } : {}), ...(checklist !== undefined ? { checklist } : {}) };
+  return {
+    verdict: { ...verdict, transcriptPath },
+    evidence,
+    approved: verdict.result === 'APPROVED',
+    usages,
+    ...(sandbox.length ? { sandbox } : {}),
+    ...(checklist !== undefined ? { checklist } : {}),
+  };
 }
 
 /** One paragraph for the next prompt: why the council did not approve. */
@@ -302,7 +408,10 @@ export function describeRejection(v: Verdict): string {
   if (v.result === 'BLOCKED_BY_GATE') {
     return `The completion council (round ${v.round}) was blocked by the evidence gate: ${v.evidence.reason}.\n${v.evidence.failures.map((f) => `- ${f}`).join('\n')}`;
   }
-  const lines = v.votes.filter((x) => !x.approves).map((x) => `- member ${x.member} (${x.role}): ${x.recorded}${x.reason ? ` — ${x.reason}` : ''}`);
-  if (v.devilsAdvocate?.flipped) lines.push(`- devil's advocate: ${v.devilsAdvocate.recorded}${v.devilsAdvocate.reason ? ` — ${v.devilsAdvocate.reason}` : ''}`);
+  const lines = v.votes
+    .filter((x) => !x.approves)
+    .map((x) => `- member ${x.member} (${x.role}): ${x.recorded}${x.reason ? ` — ${x.reason}` : ''}`);
+  if (v.devilsAdvocate?.flipped)
+    lines.push(`- devil's advocate: ${v.devilsAdvocate.recorded}${v.devilsAdvocate.reason ? ` — ${v.devilsAdvocate.reason}` : ''}`);
   return `The completion council (round ${v.round}) did not approve: ${v.approve} of ${v.size} approved, ${v.threshold} needed.\n${lines.join('\n')}`;
 }

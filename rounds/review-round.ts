@@ -17,7 +17,15 @@ import type { Knobs } from '../schemas/knobs.js';
 import { chooseAgent } from '../workflows/decisions/agent-choice.js';
 import { agentResultOf } from './agent-result.js';
 import type { BatchCall, RoundCalls } from './calls.js';
-import { aggregateReview, devilsAdvocateDue, devilsAdvocateReviewPrompt, reviewDiffCap, reviewerPrompt, selectReviewers, shouldRerun } from '../workflows/decisions/review.js';
+import {
+  aggregateReview,
+  devilsAdvocateDue,
+  devilsAdvocateReviewPrompt,
+  reviewDiffCap,
+  reviewerPrompt,
+  selectReviewers,
+  shouldRerun,
+} from '../workflows/decisions/review.js';
 import { sandboxArgs } from '../workflows/decisions/sandbox.js';
 import { roundMayBatch } from '../workflows/decisions/round-batch.js';
 import type { RoleSandbox } from '../schemas/sandbox.js';
@@ -57,35 +65,61 @@ const NO_COUNTS = { critical: 0, high: 0, medium: 0, low: 0 };
 function recordOf(reviewer: string, r: AgentResult | null): ReviewerRecord {
   if (r?.reviewChangedTree && r.reviewChangedTree.length > 0) {
     const files = r.reviewChangedTree.slice(0, 3).join(', ');
-    return { reviewer, verdict: 'NO_VERDICT', blocking: false, counts: { ...NO_COUNTS }, findings: [`review void: the reviewer changed the working tree (${files})`.slice(0, 300)], logPath: r.logPath };
+    return {
+      reviewer,
+      verdict: 'NO_VERDICT',
+      blocking: false,
+      counts: { ...NO_COUNTS },
+      findings: [`review void: the reviewer changed the working tree (${files})`.slice(0, 300)],
+      logPath: r.logPath,
+    };
   }
-  if (r === null || r.review === null) return { reviewer, verdict: 'NO_OUTPUT', blocking: false, counts: { ...NO_COUNTS }, findings: [], logPath: r?.logPath ?? '' };
+  if (r === null || r.review === null)
+    return { reviewer, verdict: 'NO_OUTPUT', blocking: false, counts: { ...NO_COUNTS }, findings: [], logPath: r?.logPath ?? '' };
   return { ...r.review, reviewer };
 }
 
 export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Promise<ReviewRoundResult> {
   const k = input.knobs;
-  const prepared = await deps.repo.prepareReview.executeWithOptions({ summary: `code review ${input.round}: prepare the diff (iteration ${input.iteration})` }, [
-    {
-      runId: input.runId,
-      repoPath: input.repoPath,
-      round: input.round,
-      runStartSha: input.runStart?.sha ?? null,
-      runStartTree: input.runStart?.treeHash ?? null,
-      maxDiffBytes: reviewDiffCap(null, k.reviewMaxDiffBytes > 0 ? k.reviewMaxDiffBytes : null),
-    },
-  ]);
-  const base = { round: input.round, iteration: input.iteration, treeHash: prepared.treeHash, at: input.at, devilsAdvocate: null, rerun: false };
+  const prepared = await deps.repo.prepareReview.executeWithOptions(
+    { summary: `code review ${input.round}: prepare the diff (iteration ${input.iteration})` },
+    [
+      {
+        runId: input.runId,
+        repoPath: input.repoPath,
+        round: input.round,
+        runStartSha: input.runStart?.sha ?? null,
+        runStartTree: input.runStart?.treeHash ?? null,
+        maxDiffBytes: reviewDiffCap(null, k.reviewMaxDiffBytes > 0 ? k.reviewMaxDiffBytes : null),
+      },
+    ],
+  );
+  const base = {
+    round: input.round,
+    iteration: input.iteration,
+    treeHash: prepared.treeHash,
+    at: input.at,
+    devilsAdvocate: null,
+    rerun: false,
+  };
   const usages: NonNullable<AgentResult['usage']>[] = [];
   const sandbox: RoleSandbox[] = [];
 
   if (prepared.refused) {
     const record: ReviewRecord = { ...base, reviewers: [], result: 'refused', reason: prepared.refused, mergeability: 0 };
-    await deps.repo.writeReviewReport.executeWithOptions({ summary: `code review ${input.round}: report` }, [{ runId: input.runId, repoPath: input.repoPath, record }]);
+    await deps.repo.writeReviewReport.executeWithOptions({ summary: `code review ${input.round}: report` }, [
+      { runId: input.runId, repoPath: input.repoPath, record },
+    ]);
     return { record, usages };
   }
 
-  const chosen = selectReviewers({ text: prepared.keywords.join('\n'), files: prepared.files, complexity: k.reviewComplexity, requirements: true, maxReviewers: k.reviewMaxReviewers });
+  const chosen = selectReviewers({
+    text: prepared.keywords.join('\n'),
+    files: prepared.files,
+    complexity: k.reviewComplexity,
+    requirements: true,
+    maxReviewers: k.reviewMaxReviewers,
+  });
   const promptInput = (reviewer: string) => ({
     reviewer,
     diffPath: prepared.diffPath,
@@ -107,7 +141,11 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
       ...chooseAgent(k, role, k.tier),
       authorization: input.authorization,
       ...(input.leanPrompt
-        ? { promptSpec: { kind: devil ? ('review-devils-advocate' as const) : ('reviewer' as const), ...promptInput(reviewer) }, tailOnFailure: true, compact: true }
+        ? {
+            promptSpec: { kind: devil ? ('review-devils-advocate' as const) : ('reviewer' as const), ...promptInput(reviewer) },
+            tailOnFailure: true,
+            compact: true,
+          }
         : { prompt: devil ? devilsAdvocateReviewPrompt(promptInput(reviewer)) : reviewerPrompt(promptInput(reviewer)) }),
       role,
       iteration: input.iteration,
@@ -124,7 +162,9 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
   const ask = async (reviewer: string, devil: boolean, again = false): Promise<ReviewerRecord> => {
     let r: AgentResult | null;
     try {
-      r = await deps.members.runAgent.executeWithOptions({ summary: `code review ${input.round}: ${reviewer}` }, [callInput(reviewer, devil, again)]).then((x) => agentResultOf(x, input.leanPrompt));
+      r = await deps.members.runAgent
+        .executeWithOptions({ summary: `code review ${input.round}: ${reviewer}` }, [callInput(reviewer, devil, again)])
+        .then((x) => agentResultOf(x, input.leanPrompt));
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
       r = null;
@@ -151,7 +191,9 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
   // A batched call is one process: its report once.
   const batchSandbox = batched?.find((r) => r?.sandbox)?.sandbox;
   if (batchSandbox) sandbox.push({ role: 'reviewer', report: batchSandbox });
-  let reviewers = batched ? chosen.map((c, i) => recordOf(c.reviewer, batched[i] ?? null)) : await Promise.all(chosen.map((c) => ask(c.reviewer, false)));
+  let reviewers = batched
+    ? chosen.map((c, i) => recordOf(c.reviewer, batched[i] ?? null))
+    : await Promise.all(chosen.map((c) => ask(c.reviewer, false)));
   let outcome = aggregateReview(reviewers, null, { mergeabilityMin: k.reviewMergeabilityMin });
   let rerun = false;
   if (shouldRerun(outcome.result, false)) {
@@ -167,7 +209,18 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
     outcome = aggregateReview(reviewers, devilsAdvocate, { mergeabilityMin: k.reviewMergeabilityMin });
   }
   const result = outcome.result === 'inconclusive' && !k.reviewInconclusiveBlocks ? 'pass' : outcome.result;
-  const record: ReviewRecord = { ...base, reviewers, devilsAdvocate, rerun, result, reason: outcome.reason, mergeability: outcome.mergeability, ...(batch ? { batch: batch.note } : {}) };
-  await deps.repo.writeReviewReport.executeWithOptions({ summary: `code review ${input.round}: report` }, [{ runId: input.runId, repoPath: input.repoPath, record }]);
+  const record: ReviewRecord = {
+    ...base,
+    reviewers,
+    devilsAdvocate,
+    rerun,
+    result,
+    reason: outcome.reason,
+    mergeability: outcome.mergeability,
+    ...(batch ? { batch: batch.note } : {}),
+  };
+  await deps.repo.writeReviewReport.executeWithOptions({ summary: `code review ${input.round}: report` }, [
+    { runId: input.runId, repoPath: input.repoPath, record },
+  ]);
   return { record, usages, ...(sandbox.length ? { sandbox } : {}) };
 }

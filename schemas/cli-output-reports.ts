@@ -46,7 +46,13 @@ export const AcrossRunsReportSchema = z.object({
   /** Runs by outcome; `running` for a run without one yet. */
   outcomes: z.array(z.object({ status: z.string(), exitCode: z.number().int().nullable(), runs: z.number().int() })),
   exitCodes: z.array(z.object({ exitCode: z.number().int().nullable(), runs: z.number().int() })),
-  iterationsToDone: z.object({ runs: z.number().int(), mean: z.number().nullable(), median: z.number().nullable(), min: z.number().nullable(), max: z.number().nullable() }),
+  iterationsToDone: z.object({
+    runs: z.number().int(),
+    mean: z.number().nullable(),
+    median: z.number().nullable(),
+    min: z.number().nullable(),
+    max: z.number().nullable(),
+  }),
   council: z.object({
     rounds: z.number().int(),
     approved: z.number().int(),
@@ -63,7 +69,11 @@ export const AcrossRunsReportSchema = z.object({
     byReason: z.array(z.object({ reason: z.string(), count: z.number().int() })),
     runs: z.array(z.object({ workflowId: z.string(), count: z.number().int(), reasons: z.array(z.string()) })),
   }),
-  tierClimbs: z.object({ total: z.number().int(), runs: z.number().int(), byChange: z.array(z.object({ from: z.string(), to: z.string(), count: z.number().int() })) }),
+  tierClimbs: z.object({
+    total: z.number().int(),
+    runs: z.number().int(),
+    byChange: z.array(z.object({ from: z.string(), to: z.string(), count: z.number().int() })),
+  }),
   cost: z.object({
     totalUsd: z.number(),
     perRunUsd: z.number().nullable(),
@@ -72,7 +82,12 @@ export const AcrossRunsReportSchema = z.object({
     allSpendPerDoneRunUsd: z.number().nullable(),
     unpricedCalls: z.number().int(),
   }),
-  waitingForPeople: z.object({ totalMs: z.number(), pauses: z.number().int(), perRunMs: z.number().nullable(), pausedNow: z.array(z.string()) }),
+  waitingForPeople: z.object({
+    totalMs: z.number(),
+    pauses: z.number().int(),
+    perRunMs: z.number().nullable(),
+    pausedNow: z.array(z.string()),
+  }),
   perRun: z.array(RunSummarySchema),
 });
 
@@ -126,7 +141,15 @@ export const RunReportSchema = RunCountsSchema.extend({
   /** What orchestration (reviewers, checklist roles, council members) cost of the spend, as the last spend event says; null before any was recorded. */
   orchestration: z.object({ calls: z.number().int(), usd: z.number() }).nullable(),
   /** The memory judge's call as the run ended (docs/memory.md, Judgement), apart from the run's spend; absent when it was not asked. */
-  memoryJudgement: z.object({ calls: z.number().int(), usd: z.number(), lessons: z.number().int(), merges: z.number().int(), problem: z.string().nullable() }).optional(),
+  memoryJudgement: z
+    .object({
+      calls: z.number().int(),
+      usd: z.number(),
+      lessons: z.number().int(),
+      merges: z.number().int(),
+      problem: z.string().nullable(),
+    })
+    .optional(),
   timeline: z.array(TimelineIterationSchema),
   /** Events not about one iteration: the start, messages, notifications, the outcome, anything else. */
   notices: z.array(TimelineEntrySchema),
@@ -155,7 +178,8 @@ export const ConfigJsonSchema = z.array(
     })
     .superRefine((row, ctx) => {
       const checked = KnobsSchema.shape[row.name].safeParse(row.value);
-      if (!checked.success) ctx.addIssue({ code: 'custom', path: ['value'], message: `not a value of knob ${row.name}: ${checked.error.message}` });
+      if (!checked.success)
+        ctx.addIssue({ code: 'custom', path: ['value'], message: `not a value of knob ${row.name}: ${checked.error.message}` });
     }),
 );
 
@@ -174,10 +198,18 @@ export const ProviderRowSchema = z.object({
   runsWaiting: z.number().int().nullable(),
   invalidReportCount: z.number().int().nullable(),
   /** The breaker's whole `breakerState` answer. */
-  view: z.looseObject({ provider: z.string(), workflowId: z.string(), state: ProviderBreakerStateSchema, effectivePhase: BreakerPhaseSchema }).nullable(),
+  view: z
+    .looseObject({ provider: z.string(), workflowId: z.string(), state: ProviderBreakerStateSchema, effectivePhase: BreakerPhaseSchema })
+    .nullable(),
   error: z.string().nullable(),
 });
 export const ProvidersJsonSchema = z.array(ProviderRowSchema);
 
 /** `vigil providers --reset P --json`: the breaker closed, and its state now. */
-export const ProviderResetJsonSchema = z.object({ provider: z.string(), workflowId: z.string(), reset: z.literal(true), by: z.string(), state: ProviderBreakerStateSchema });
+export const ProviderResetJsonSchema = z.object({
+  provider: z.string(),
+  workflowId: z.string(),
+  reset: z.literal(true),
+  by: z.string(),
+  state: ProviderBreakerStateSchema,
+});

@@ -26,7 +26,9 @@ import { SandboxModeSchema } from './sandbox.js';
 import { RunStatusSchema, StatusSnapshotSchema } from './status.js';
 
 /** What a finished run ended with, as the CLI shows it. */
-export const CliOutcomeSchema = OutcomeSchema.pick({ status: true, reason: true, exitCode: true }).extend({ notes: z.array(z.string()).optional() });
+export const CliOutcomeSchema = OutcomeSchema.pick({ status: true, reason: true, exitCode: true }).extend({
+  notes: z.array(z.string()).optional(),
+});
 
 // ---------------------------------------------------------------------------------------------
 // status, list
@@ -88,10 +90,22 @@ export const FollowEventSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('watching'), workflowId: z.string(), historyUrl: z.string(), ...line }),
   z.object({ kind: z.literal('iteration'), iteration: IterationRecordSchema, ...line }),
   z.object({ kind: z.literal('claim_refused'), completion: CompletionVerdictSchema, ...line }),
-  z.object({ kind: z.literal('checklist'), items: z.number().int().nullable(), heldOut: z.number().int().nullable(), problem: z.string().nullable(), ...line }),
+  z.object({
+    kind: z.literal('checklist'),
+    items: z.number().int().nullable(),
+    heldOut: z.number().int().nullable(),
+    problem: z.string().nullable(),
+    ...line,
+  }),
   z.object({ kind: z.literal('gates'), iteration: z.number().int(), gates: z.array(GateResultSchema), ...line }),
   z.object({ kind: z.literal('review'), review: ReviewRecordSchema, ...line }),
-  z.object({ kind: z.literal('refused_before_council'), iteration: z.number().int(), gates: z.array(z.string()), reason: z.string(), ...line }),
+  z.object({
+    kind: z.literal('refused_before_council'),
+    iteration: z.number().int(),
+    gates: z.array(z.string()),
+    reason: z.string(),
+    ...line,
+  }),
   /** A council round; `votes` are the lines of each member's vote and reason (and the devil's advocate's). */
   z.object({ kind: z.literal('council'), verdict: VerdictSchema, votes: z.array(z.string()), ...line }),
   z.object({ kind: z.literal('escalation'), escalation: EscalationRecordSchema, ...line }),
@@ -103,7 +117,13 @@ export const FollowEventSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('unreachable'), ...line }),
   /** The run is there but no worker answers its status query yet. */
   z.object({ kind: z.literal('no_worker'), status: z.string().nullable(), iteration: z.number().int().nullable(), ...line }),
-  z.object({ kind: z.literal('finished'), outcome: CliOutcomeSchema.nullable(), temporalStatus: z.string(), exitCode: z.number().int(), ...line }),
+  z.object({
+    kind: z.literal('finished'),
+    outcome: CliOutcomeSchema.nullable(),
+    temporalStatus: z.string(),
+    exitCode: z.number().int(),
+    ...line,
+  }),
 ]);
 export type FollowEvent = z.infer<typeof FollowEventSchema>;
 
@@ -142,7 +162,13 @@ export type WaitJson = z.infer<typeof WaitJsonSchema>;
 // ---------------------------------------------------------------------------------------------
 // Messages: pause, resume, stop, input, review, budget, waive; rewind
 
-export const MessageAckSchema = z.object({ changed: z.boolean(), message: z.string(), status: RunStatusSchema, iteration: z.number().int(), paused: z.boolean() });
+export const MessageAckSchema = z.object({
+  changed: z.boolean(),
+  message: z.string(),
+  status: RunStatusSchema,
+  iteration: z.number().int(),
+  paused: z.boolean(),
+});
 
 /** `vigil pause|resume|stop|input|review|budget|waive --json`: the run's acknowledgement, or (with --signal) that the signal was recorded. */
 export const MessageJsonSchema = z.object({
@@ -235,7 +261,12 @@ export const ScheduleJsonSchema = z.object({
 export type ScheduleJson = z.infer<typeof ScheduleJsonSchema>;
 
 /** `vigil schedule pause|unpause --json`. */
-export const ScheduleStateJsonSchema = z.object({ name: z.string(), paused: z.boolean(), changed: z.boolean(), note: z.string().nullable() });
+export const ScheduleStateJsonSchema = z.object({
+  name: z.string(),
+  paused: z.boolean(),
+  changed: z.boolean(),
+  note: z.string().nullable(),
+});
 export type ScheduleStateJson = z.infer<typeof ScheduleStateJsonSchema>;
 
 /** `vigil schedule trigger --json`: started (its run id), skipped under the overlap policy (the runs still going), or not started yet. */
@@ -285,7 +316,13 @@ export const DoctorJsonSchema = z.object({
     }),
   ),
   temporal: z.union([
-    z.object({ ok: z.literal(true), address: z.string(), namespace: z.string(), pollers: z.number().int(), taskQueue: z.string().optional() }),
+    z.object({
+      ok: z.literal(true),
+      address: z.string(),
+      namespace: z.string(),
+      pollers: z.number().int(),
+      taskQueue: z.string().optional(),
+    }),
     z.object({ ok: z.literal(false), problem: z.string() }),
   ]),
   checks: z.array(DoctorCheckSchema),
@@ -300,5 +337,7 @@ export const DoctorJsonSchema = z.object({
 /** `vigil doctor --agent-command CMD --json` (or `--provider P --contract --json`): each role's check. */
 export const DoctorContractJsonSchema = z.object({
   ok: z.boolean(),
-  checks: z.array(z.object({ role: z.string(), answer: z.string(), ok: z.boolean(), detail: z.string(), fix: z.string().nullable() })).min(1),
+  checks: z
+    .array(z.object({ role: z.string(), answer: z.string(), ok: z.boolean(), detail: z.string(), fix: z.string().nullable() }))
+    .min(1),
 });

@@ -21,7 +21,8 @@ export const HOST_NAME_RULE = `1-${HOST_NAME_MAX} letters, digits, '.', '_' or '
 export function parseHostName(raw: string): { ok: true; host: string } | { ok: false; problem: string } {
   const host = raw.trim().toLowerCase();
   if (host === '') return { ok: false, problem: 'the host name is empty' };
-  if (host.length > HOST_NAME_MAX || !HOST_NAME.test(host)) return { ok: false, problem: `"${raw}" is not a host name: use ${HOST_NAME_RULE}` };
+  if (host.length > HOST_NAME_MAX || !HOST_NAME.test(host))
+    return { ok: false, problem: `"${raw}" is not a host name: use ${HOST_NAME_RULE}` };
   return { ok: true, host };
 }
 

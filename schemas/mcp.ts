@@ -34,9 +34,26 @@ export const McpStartInput = {
 export const McpRunInput = { id: runId };
 export const McpPauseInput = { id: runId, reason, by, signal };
 export const McpResumeInput = { id: runId, by, signal };
-export const McpStopInput = { id: runId, now: z.boolean().optional().describe('cancel the running agent call and kill its process tree'), reason, by, signal };
-export const McpInputInput = { id: runId, directive: z.string().describe('the one-shot directive for the next prompt (at most 1 MiB of UTF-8 text)'), by, signal };
-export const McpWaiveInput = { id: runId, item: z.string().describe('the checklist item id, as status shows it (held-out-N for a held-out item)'), reason, by, signal };
+export const McpStopInput = {
+  id: runId,
+  now: z.boolean().optional().describe('cancel the running agent call and kill its process tree'),
+  reason,
+  by,
+  signal,
+};
+export const McpInputInput = {
+  id: runId,
+  directive: z.string().describe('the one-shot directive for the next prompt (at most 1 MiB of UTF-8 text)'),
+  by,
+  signal,
+};
+export const McpWaiveInput = {
+  id: runId,
+  item: z.string().describe('the checklist item id, as status shows it (held-out-N for a held-out item)'),
+  reason,
+  by,
+  signal,
+};
 export const McpRewindInput = {
   id: runId,
   to: z.number().int().describe('the iteration to go back to (one with a checkpoint: vigil_checkpoints)'),

@@ -8,6 +8,21 @@ import { RunAgentInputSchema } from './activities.js';
 import { shared } from './shared.js';
 
 export const JudgeMemoryInputSchema = shared('schemas/memory-judge:JudgeMemoryInputSchema', () =>
-  RunAgentInputSchema.pick({ runId: true, repoPath: true, argv: true, provider: true, model: true, effort: true, fallbackModel: true, remainingBudgetUsd: true, authorization: true, sandbox: true, sandboxRegistries: true, iteration: true, timeoutSeconds: true, rateLimitRpm: true }).strict(),
+  RunAgentInputSchema.pick({
+    runId: true,
+    repoPath: true,
+    argv: true,
+    provider: true,
+    model: true,
+    effort: true,
+    fallbackModel: true,
+    remainingBudgetUsd: true,
+    authorization: true,
+    sandbox: true,
+    sandboxRegistries: true,
+    iteration: true,
+    timeoutSeconds: true,
+    rateLimitRpm: true,
+  }).strict(),
 );
 export type JudgeMemoryInput = z.input<typeof JudgeMemoryInputSchema>;

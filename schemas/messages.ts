@@ -12,47 +12,62 @@ import { utf8Length } from './utf8.js';
 
 const Reason = shared('schemas/messages:Reason', () => z.string().max(2000));
 
-export const PausePayloadSchema = shared('schemas/messages:PausePayloadSchema', () => z.strictObject({ reason: Reason.optional(), by: ActorSchema.optional() }));
+export const PausePayloadSchema = shared('schemas/messages:PausePayloadSchema', () =>
+  z.strictObject({ reason: Reason.optional(), by: ActorSchema.optional() }),
+);
 export const ResumePayloadSchema = shared('schemas/messages:ResumePayloadSchema', () => z.strictObject({ by: ActorSchema.optional() }));
-export const StopPayloadSchema = shared('schemas/messages:StopPayloadSchema', () => z.strictObject({
-  reason: Reason.optional(),
-  by: ActorSchema.optional(),
-  /** Cancel the running agent call (its whole process tree) instead of letting it finish. */
-  now: z.boolean().optional(),
-}));
+export const StopPayloadSchema = shared('schemas/messages:StopPayloadSchema', () =>
+  z.strictObject({
+    reason: Reason.optional(),
+    by: ActorSchema.optional(),
+    /** Cancel the running agent call (its whole process tree) instead of letting it finish. */
+    now: z.boolean().optional(),
+  }),
+);
 
 export { utf8Length } from './utf8.js';
 
-export const InputPayloadSchema = shared('schemas/messages:InputPayloadSchema', () => z.strictObject({
-  directive: z
-    .string()
-    .refine((s) => s.trim().length > 0, { message: 'must not be empty' })
-    .refine((s) => utf8Length(s) <= LIMITS.directiveBytes, {
-      message: `must be at most ${LIMITS.directiveBytes} bytes (1 MiB)`,
-    }),
-  by: ActorSchema.optional(),
-  /**
-   * The directive's id (`vigil input` makes one and prints it): the run queues a directive with an
-   * id it has seen once, so resending it (with --signal after an unanswered update) never delivers it twice.
-   */
-  id: z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/, 'letters, digits, . _ : - only, at most 100').optional(),
-}));
+export const InputPayloadSchema = shared('schemas/messages:InputPayloadSchema', () =>
+  z.strictObject({
+    directive: z
+      .string()
+      .refine((s) => s.trim().length > 0, { message: 'must not be empty' })
+      .refine((s) => utf8Length(s) <= LIMITS.directiveBytes, {
+        message: `must be at most ${LIMITS.directiveBytes} bytes (1 MiB)`,
+      }),
+    by: ActorSchema.optional(),
+    /**
+     * The directive's id (`vigil input` makes one and prints it): the run queues a directive with an
+     * id it has seen once, so resending it (with --signal after an unanswered update) never delivers it twice.
+     */
+    id: z
+      .string()
+      .regex(/^[A-Za-z0-9._:-]{1,100}$/, 'letters, digits, . _ : - only, at most 100')
+      .optional(),
+  }),
+);
 
-export const BudgetPayloadSchema = shared('schemas/messages:BudgetPayloadSchema', () => z.strictObject({
-  /** The new spend limit in USD for the whole run (0 removes the budget). */
-  usd: z.number().min(0).max(1_000_000),
-  by: ActorSchema.optional(),
-}));
+export const BudgetPayloadSchema = shared('schemas/messages:BudgetPayloadSchema', () =>
+  z.strictObject({
+    /** The new spend limit in USD for the whole run (0 removes the budget). */
+    usd: z.number().min(0).max(1_000_000),
+    by: ActorSchema.optional(),
+  }),
+);
 export type BudgetPayload = z.infer<typeof BudgetPayloadSchema>;
 
-export const ForceReviewPayloadSchema = shared('schemas/messages:ForceReviewPayloadSchema', () => z.strictObject({ reason: Reason.optional(), by: ActorSchema.optional() }));
+export const ForceReviewPayloadSchema = shared('schemas/messages:ForceReviewPayloadSchema', () =>
+  z.strictObject({ reason: Reason.optional(), by: ActorSchema.optional() }),
+);
 
-export const WaivePayloadSchema = shared('schemas/messages:WaivePayloadSchema', () => z.strictObject({
-  /** A checklist item id (`REQ-3`) or a held-out item's label from status (`held-out-1`). */
-  item: z.string().min(1).max(64),
-  reason: z.string().max(500).optional(),
-  by: ActorSchema.optional(),
-}));
+export const WaivePayloadSchema = shared('schemas/messages:WaivePayloadSchema', () =>
+  z.strictObject({
+    /** A checklist item id (`REQ-3`) or a held-out item's label from status (`held-out-1`). */
+    item: z.string().min(1).max(64),
+    reason: z.string().max(500).optional(),
+    by: ActorSchema.optional(),
+  }),
+);
 export type WaivePayload = z.infer<typeof WaivePayloadSchema>;
 
 /**
@@ -61,13 +76,15 @@ export type WaivePayload = z.infer<typeof WaivePayloadSchema>;
  * next prompt. `force` saves changes a person made to the tree since the last inspection instead
  * of refusing the rewind.
  */
-export const RewindPayloadSchema = shared('schemas/messages:RewindPayloadSchema', () => z.strictObject({
-  to: z.number().int().min(1).max(100_000_000),
-  reason: Reason.optional(),
-  directive: InputPayloadSchema.shape.directive.optional(),
-  force: z.boolean().optional(),
-  by: ActorSchema.optional(),
-}));
+export const RewindPayloadSchema = shared('schemas/messages:RewindPayloadSchema', () =>
+  z.strictObject({
+    to: z.number().int().min(1).max(100_000_000),
+    reason: Reason.optional(),
+    directive: InputPayloadSchema.shape.directive.optional(),
+    force: z.boolean().optional(),
+    by: ActorSchema.optional(),
+  }),
+);
 export type RewindPayload = z.infer<typeof RewindPayloadSchema>;
 
 export type ForceReviewPayload = z.infer<typeof ForceReviewPayloadSchema>;
@@ -103,7 +120,8 @@ export const ENCRYPTED_WITH_KEY = '__vigilEncryptedWithKey';
 
 /** The key id of a payload the worker could not decrypt (`undefined` when it was not encrypted, null when the id is unknown). */
 export function encryptedWithKey(payload: unknown): string | null | undefined {
-  if (typeof payload !== 'object' || payload === null || !(UNDECODABLE_PAYLOAD in payload) || !(ENCRYPTED_WITH_KEY in payload)) return undefined;
+  if (typeof payload !== 'object' || payload === null || !(UNDECODABLE_PAYLOAD in payload) || !(ENCRYPTED_WITH_KEY in payload))
+    return undefined;
   const id = (payload as Record<string, unknown>)[ENCRYPTED_WITH_KEY];
   return typeof id === 'string' ? id : null;
 }
@@ -123,7 +141,8 @@ export function parseMessage<N extends MessageName>(
   payload: unknown,
 ): { ok: true; value: z.infer<(typeof MESSAGE_SCHEMAS)[N]> } | { ok: false; error: string } {
   const notDecoded = undecodable(payload);
-  if (notDecoded !== null) return { ok: false, error: `${name}: the payload could not be decoded (${notDecoded}); send JSON (encoding json/plain)` };
+  if (notDecoded !== null)
+    return { ok: false, error: `${name}: the payload could not be decoded (${notDecoded}); send JSON (encoding json/plain)` };
   const result = MESSAGE_SCHEMAS[name].safeParse(payload === undefined || payload === null ? {} : payload);
   if (result.success) return { ok: true, value: result.data as z.infer<(typeof MESSAGE_SCHEMAS)[N]> };
   const parts = result.error.issues.map((issue) => {

@@ -69,13 +69,15 @@ export function breakerWorkflowId(provider: string): string {
 const durationMs = shared('workflows/provider-breaker-messages:durationMs', () => z.number().int().min(0).max(MAX_DURATION_MS));
 
 /** Every field of the decision's `BreakerConfig`, validated (ms, whole numbers). */
-export const BreakerConfigSchema = shared('workflows/provider-breaker-messages:BreakerConfigSchema', () => z.strictObject({
-  failureThreshold: z.number().int().min(1).max(MAX_FAILURE_TIMES),
-  failureWindowMs: durationMs,
-  cooldownMs: durationMs,
-  probeIntervalMs: durationMs,
-  closeAfterSuccesses: z.number().int().min(1).max(1000),
-}));
+export const BreakerConfigSchema = shared('workflows/provider-breaker-messages:BreakerConfigSchema', () =>
+  z.strictObject({
+    failureThreshold: z.number().int().min(1).max(MAX_FAILURE_TIMES),
+    failureWindowMs: durationMs,
+    cooldownMs: durationMs,
+    probeIntervalMs: durationMs,
+    closeAfterSuccesses: z.number().int().min(1).max(1000),
+  }),
+);
 /** Overrides of `DEFAULT_BREAKER_CONFIG`; a missing field takes the seed's default. */
 export const BreakerConfigOverridesSchema = BreakerConfigSchema.partial();
 export type BreakerConfigOverrides = z.infer<typeof BreakerConfigOverridesSchema>;
@@ -91,88 +93,104 @@ const RunIdSchema = shared('workflows/provider-breaker-messages:RunIdSchema', ()
 const ReasonSchema = shared('workflows/provider-breaker-messages:ReasonSchema', () => z.string().max(2000));
 
 /** A transition or an operator reset, with when, who and why. */
-export const BreakerEventSchema = shared('workflows/provider-breaker-messages:BreakerEventSchema', () => z.object({
-  kind: z.enum(['transition', 'reset']),
-  from: PhaseSchema,
-  to: PhaseSchema,
-  atMs: instant,
-  /** ISO form of `atMs` (workflow time). */
-  at: z.string(),
-  /** The run that caused it, the operator who reset it, or `vigil` (a probe lease ran out). */
-  by: z.string().max(300),
-  why: z.string().max(500),
-}));
+export const BreakerEventSchema = shared('workflows/provider-breaker-messages:BreakerEventSchema', () =>
+  z.object({
+    kind: z.enum(['transition', 'reset']),
+    from: PhaseSchema,
+    to: PhaseSchema,
+    atMs: instant,
+    /** ISO form of `atMs` (workflow time). */
+    at: z.string(),
+    /** The run that caused it, the operator who reset it, or `vigil` (a probe lease ran out). */
+    by: z.string().max(300),
+    why: z.string().max(500),
+  }),
+);
 export type BreakerEvent = z.infer<typeof BreakerEventSchema>;
 
 /** Who holds the HALF_OPEN probe, so a retried ask gets the same answer and a lost probe expires. */
-export const ProbeHolderSchema = shared('workflows/provider-breaker-messages:ProbeHolderSchema', () => z.object({
-  runId: RunIdSchema,
-  askId: z.string().max(500).nullable(),
-  atMs: instant,
-  leaseUntilMs: instant,
-}));
+export const ProbeHolderSchema = shared('workflows/provider-breaker-messages:ProbeHolderSchema', () =>
+  z.object({
+    runId: RunIdSchema,
+    askId: z.string().max(500).nullable(),
+    atMs: instant,
+    leaseUntilMs: instant,
+  }),
+);
 export type ProbeHolder = z.infer<typeof ProbeHolderSchema>;
 
 /** A run last told to wait (and not yet let through). */
-export const WaitingRunSchema = shared('workflows/provider-breaker-messages:WaitingRunSchema', () => z.object({
-  runId: RunIdSchema,
-  sinceMs: instant,
-  retryAtMs: instant,
-  reason: z.enum(['open', 'probe_in_flight', 'probe_interval']),
-}));
+export const WaitingRunSchema = shared('workflows/provider-breaker-messages:WaitingRunSchema', () =>
+  z.object({
+    runId: RunIdSchema,
+    sinceMs: instant,
+    retryAtMs: instant,
+    reason: z.enum(['open', 'probe_in_flight', 'probe_interval']),
+  }),
+);
 export type WaitingRun = z.infer<typeof WaitingRunSchema>;
 
-export const InvalidReportSchema = shared('workflows/provider-breaker-messages:InvalidReportSchema', () => z.object({ atMs: instant, error: z.string().max(1000) }));
+export const InvalidReportSchema = shared('workflows/provider-breaker-messages:InvalidReportSchema', () =>
+  z.object({ atMs: instant, error: z.string().max(1000) }),
+);
 export type InvalidReport = z.infer<typeof InvalidReportSchema>;
 
 /**
  * Input of `vigilProviderBreaker`. A first start gives `provider` (and maybe `config`); a
  * continue-as-new carries everything else.
  */
-export const ProviderBreakerInputSchema = shared('workflows/provider-breaker-messages:ProviderBreakerInputSchema', () => z.strictObject({
-  provider: ProviderNameSchema,
-  config: BreakerConfigOverridesSchema.optional(),
-  state: ProviderBreakerStateSchema.optional(),
-  events: z.array(BreakerEventSchema).max(BREAKER_LIMITS.recentEvents).optional(),
-  probe: ProbeHolderSchema.nullable().optional(),
-  waiting: z.array(WaitingRunSchema).max(BREAKER_LIMITS.waitingRuns).optional(),
-  invalidReports: z.array(InvalidReportSchema).max(BREAKER_LIMITS.invalidReports).optional(),
-  invalidReportCount: z.number().int().min(0).optional(),
-  /** Accepted messages after which an execution continues as new (tests make it small). */
-  continueAsNewAfterMessages: z.number().int().min(1).max(100_000).optional(),
-  /** Probe lease when the asker gives none (default `DEFAULT_PROBE_LEASE_MS`). */
-  probeLeaseMs: z.number().int().min(1).max(MAX_DURATION_MS).optional(),
-  /** Executions before this one (continue-as-new count). */
-  generation: z.number().int().min(0).optional(),
-}));
+export const ProviderBreakerInputSchema = shared('workflows/provider-breaker-messages:ProviderBreakerInputSchema', () =>
+  z.strictObject({
+    provider: ProviderNameSchema,
+    config: BreakerConfigOverridesSchema.optional(),
+    state: ProviderBreakerStateSchema.optional(),
+    events: z.array(BreakerEventSchema).max(BREAKER_LIMITS.recentEvents).optional(),
+    probe: ProbeHolderSchema.nullable().optional(),
+    waiting: z.array(WaitingRunSchema).max(BREAKER_LIMITS.waitingRuns).optional(),
+    invalidReports: z.array(InvalidReportSchema).max(BREAKER_LIMITS.invalidReports).optional(),
+    invalidReportCount: z.number().int().min(0).optional(),
+    /** Accepted messages after which an execution continues as new (tests make it small). */
+    continueAsNewAfterMessages: z.number().int().min(1).max(100_000).optional(),
+    /** Probe lease when the asker gives none (default `DEFAULT_PROBE_LEASE_MS`). */
+    probeLeaseMs: z.number().int().min(1).max(MAX_DURATION_MS).optional(),
+    /** Executions before this one (continue-as-new count). */
+    generation: z.number().int().min(0).optional(),
+  }),
+);
 export type ProviderBreakerInput = z.input<typeof ProviderBreakerInputSchema>;
 
 // ---- message payloads ----
 
-export const AskPayloadSchema = shared('workflows/provider-breaker-messages:AskPayloadSchema', () => z.strictObject({
-  /** The asking run (its workflow id). */
-  runId: RunIdSchema,
-  /** Stable across retries of one ask (the activity uses its own workflow/run/activity id). */
-  askId: z.string().trim().min(1).max(500).optional(),
-  /** Longest the call this ask lets out can take before it is reported (probe lease). */
-  leaseMs: z.number().int().min(1).max(MAX_DURATION_MS).optional(),
-}));
+export const AskPayloadSchema = shared('workflows/provider-breaker-messages:AskPayloadSchema', () =>
+  z.strictObject({
+    /** The asking run (its workflow id). */
+    runId: RunIdSchema,
+    /** Stable across retries of one ask (the activity uses its own workflow/run/activity id). */
+    askId: z.string().trim().min(1).max(500).optional(),
+    /** Longest the call this ask lets out can take before it is reported (probe lease). */
+    leaseMs: z.number().int().min(1).max(MAX_DURATION_MS).optional(),
+  }),
+);
 export type AskPayload = z.infer<typeof AskPayloadSchema>;
 
-export const ReportPayloadSchema = shared('workflows/provider-breaker-messages:ReportPayloadSchema', () => z.strictObject({
-  runId: RunIdSchema,
-  /** `released`: the call was let out but not made (the run was stopped, paused or rewound first). */
-  outcome: z.enum(['success', 'failure', 'released']),
-  /** The `probe` flag of the decision that let the call out. */
-  probe: z.boolean(),
-  /** Why it failed (rate limit, auth error, crash, ...): shown in the transition it causes. */
-  reason: ReasonSchema.optional(),
-  /** The `askId` of the ask that let the call out, when known. */
-  askId: z.string().trim().min(1).max(500).optional(),
-}));
+export const ReportPayloadSchema = shared('workflows/provider-breaker-messages:ReportPayloadSchema', () =>
+  z.strictObject({
+    runId: RunIdSchema,
+    /** `released`: the call was let out but not made (the run was stopped, paused or rewound first). */
+    outcome: z.enum(['success', 'failure', 'released']),
+    /** The `probe` flag of the decision that let the call out. */
+    probe: z.boolean(),
+    /** Why it failed (rate limit, auth error, crash, ...): shown in the transition it causes. */
+    reason: ReasonSchema.optional(),
+    /** The `askId` of the ask that let the call out, when known. */
+    askId: z.string().trim().min(1).max(500).optional(),
+  }),
+);
 export type ReportPayload = z.infer<typeof ReportPayloadSchema>;
 
-export const ResetPayloadSchema = shared('workflows/provider-breaker-messages:ResetPayloadSchema', () => z.strictObject({ by: ActorSchema.optional(), reason: ReasonSchema.optional() }));
+export const ResetPayloadSchema = shared('workflows/provider-breaker-messages:ResetPayloadSchema', () =>
+  z.strictObject({ by: ActorSchema.optional(), reason: ReasonSchema.optional() }),
+);
 export type ResetPayload = z.infer<typeof ResetPayloadSchema>;
 
 /** `ask`'s answer: the decision, plus the breaker state after it. */
@@ -206,15 +224,17 @@ export const BREAKER_MESSAGE_NAMES = { ask: 'ask', report: 'report', reset: 'res
 
 // ---- the activity's contract ----
 
-export const AskProviderBreakerInputSchema = shared('workflows/provider-breaker-messages:AskProviderBreakerInputSchema', () => z.strictObject({
-  provider: ProviderNameSchema,
-  runId: RunIdSchema,
-  /** Used only when this ask starts the breaker; a running breaker keeps the config it started with. */
-  config: BreakerConfigOverridesSchema.optional(),
-  leaseMs: AskPayloadSchema.shape.leaseMs,
-  /** Default: the activity's workflow id, run id and activity id (stable across its retries). */
-  askId: AskPayloadSchema.shape.askId,
-}));
+export const AskProviderBreakerInputSchema = shared('workflows/provider-breaker-messages:AskProviderBreakerInputSchema', () =>
+  z.strictObject({
+    provider: ProviderNameSchema,
+    runId: RunIdSchema,
+    /** Used only when this ask starts the breaker; a running breaker keeps the config it started with. */
+    config: BreakerConfigOverridesSchema.optional(),
+    leaseMs: AskPayloadSchema.shape.leaseMs,
+    /** Default: the activity's workflow id, run id and activity id (stable across its retries). */
+    askId: AskPayloadSchema.shape.askId,
+  }),
+);
 export type AskProviderBreakerInput = z.input<typeof AskProviderBreakerInputSchema>;
 
 /** ApplicationFailure type of an ask the breaker (or the activity) refused as invalid: not retryable. */
@@ -233,7 +253,10 @@ export function parseBreakerPayload<S extends z.ZodType>(
 ): { ok: true; value: z.infer<S> } | { ok: false; error: string } {
   if (typeof payload === 'object' && payload !== null && UNDECODABLE_PAYLOAD in payload) {
     const why = (payload as Record<string, unknown>)[UNDECODABLE_PAYLOAD];
-    return { ok: false, error: `${name}: the payload could not be decoded (${typeof why === 'string' ? why : 'unknown reason'}); send JSON` };
+    return {
+      ok: false,
+      error: `${name}: the payload could not be decoded (${typeof why === 'string' ? why : 'unknown reason'}); send JSON`,
+    };
   }
   const r = schema.safeParse(payload === undefined || payload === null ? {} : payload);
   if (r.success) return { ok: true, value: r.data };

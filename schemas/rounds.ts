@@ -8,7 +8,9 @@ import { shared } from './shared.js';
 import { RunAuthorizationSchema } from './authorization.js';
 import { KnobsSchema } from './knobs.js';
 
-const RunStartSchema = shared('schemas/rounds:RunStartSchema', () => z.object({ sha: z.string().nullable(), treeHash: z.string() }).nullable());
+const RunStartSchema = shared('schemas/rounds:RunStartSchema', () =>
+  z.object({ sha: z.string().nullable(), treeHash: z.string() }).nullable(),
+);
 
 const RoundCommon = shared('schemas/rounds:RoundCommon', () => ({
   runId: z.string().min(1),
@@ -30,27 +32,29 @@ export type ReviewRoundInput = z.infer<typeof ReviewRoundInputSchema>;
 
 export const CONVENE_TRIGGERS = ['forced', 'circuit_breaker', 'claim', 'interval', 'tests_green'] as const;
 
-export const CouncilRoundInputSchema = shared('schemas/rounds:CouncilRoundInputSchema', () => z.object({
-  ...RoundCommon,
-  tests: z.object({ passed: z.boolean(), timedOut: z.boolean(), logPath: z.string() }).nullable(),
-  convergenceSummary: z.string().max(20_000),
-  trigger: z.enum(CONVENE_TRIGGERS),
-  /**
-   * The PRD checklist verifier's call, carried by the round (from `vigil-council-checklist-v1` on):
-   * asked first (in the members' batched call where the provider can), the members only when its
-   * answer leaves none of `mustPass` unmet nor any of `mustNotFail` failing (workflows/decisions/
-   * checklist.ts, checklistStop). Absent: the checklist was judged before the round, or has no say.
-   */
-  checklist: z
-    .object({
-      // The call as runAgent takes it (schemas/activities.ts, RunAgentInputSchema), which the round activity checks it against: that module imports this one's users.
-      call: z.record(z.string(), z.unknown()),
-      mustPass: z.array(z.string()).max(200),
-      mustNotFail: z.array(z.string()).max(200),
-    })
-    .nullable()
-    .default(null),
-}));
+export const CouncilRoundInputSchema = shared('schemas/rounds:CouncilRoundInputSchema', () =>
+  z.object({
+    ...RoundCommon,
+    tests: z.object({ passed: z.boolean(), timedOut: z.boolean(), logPath: z.string() }).nullable(),
+    convergenceSummary: z.string().max(20_000),
+    trigger: z.enum(CONVENE_TRIGGERS),
+    /**
+     * The PRD checklist verifier's call, carried by the round (from `vigil-council-checklist-v1` on):
+     * asked first (in the members' batched call where the provider can), the members only when its
+     * answer leaves none of `mustPass` unmet nor any of `mustNotFail` failing (workflows/decisions/
+     * checklist.ts, checklistStop). Absent: the checklist was judged before the round, or has no say.
+     */
+    checklist: z
+      .object({
+        // The call as runAgent takes it (schemas/activities.ts, RunAgentInputSchema), which the round activity checks it against: that module imports this one's users.
+        call: z.record(z.string(), z.unknown()),
+        mustPass: z.array(z.string()).max(200),
+        mustNotFail: z.array(z.string()).max(200),
+      })
+      .nullable()
+      .default(null),
+  }),
+);
 export type CouncilRoundInput = z.infer<typeof CouncilRoundInputSchema>;
 /** What the workflow sends (a run from before `vigil-council-checklist-v1` sends no `checklist`). */
 export type CouncilRoundRequest = z.input<typeof CouncilRoundInputSchema>;

@@ -79,7 +79,9 @@ export const SandboxStateSchema = shared('schemas/sandbox:SandboxStateSchema', (
 export type SandboxState = z.infer<typeof SandboxStateSchema>;
 
 /** At a run's end: the files its sandboxed calls kept on the worker's disk are removed (activity releaseRunFiles). */
-export const ReleaseRunFilesInputSchema = shared('schemas/sandbox:ReleaseRunFilesInputSchema', () => z.object({ runId: z.string().min(1) }));
+export const ReleaseRunFilesInputSchema = shared('schemas/sandbox:ReleaseRunFilesInputSchema', () =>
+  z.object({ runId: z.string().min(1) }),
+);
 export type ReleaseRunFilesInput = z.input<typeof ReleaseRunFilesInputSchema>;
 
 export const ReleaseRunFilesResultSchema = shared('schemas/sandbox:ReleaseRunFilesResultSchema', () =>

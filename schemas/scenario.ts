@@ -42,42 +42,46 @@ export function repoPathProblem(path: string): string | null {
 }
 
 /** A file path relative to the repository root (the agent's working directory). */
-export const RepoRelativePathSchema = shared('schemas/scenario:RepoRelativePathSchema', () => z.string().superRefine((path, ctx) => {
-  const problem = repoPathProblem(path);
-  if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
-}));
+export const RepoRelativePathSchema = shared('schemas/scenario:RepoRelativePathSchema', () =>
+  z.string().superRefine((path, ctx) => {
+    const problem = repoPathProblem(path);
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+  }),
+);
 
 /** What the agent does in one invocation. Actions happen in the order the fields are listed. */
-export const ScenarioStepSchema = shared('schemas/scenario:ScenarioStepSchema', () => z.strictObject({
-  /** Milliseconds to sleep first, before any other action (simulates a slow start). Default 0. */
-  sleepBeforeMs: z.number().int().min(0).max(MAX_SLEEP_MS).default(0),
-  /** Paths to delete; a missing file is fine. Directories are removed recursively. */
-  deletes: z.array(RepoRelativePathSchema).default([]),
-  /** Path -> full content to write (file replaced; parent directories created). */
-  writes: z.record(RepoRelativePathSchema, z.string()).default({}),
-  /** Path -> text appended to the file (created, with parent directories, when missing). */
-  appends: z.record(RepoRelativePathSchema, z.string()).default({}),
-  /** Text printed to stdout as is (no newline added). */
-  output: z.string().optional(),
-  /** Text printed to stderr as is (no newline added). */
-  stderr: z.string().optional(),
-  /**
-   * Claim completion: `"promise"` prints the scenario's `promiseText` on its own line on stdout;
-   * `"file"` writes `.vigil/signals/COMPLETION_REQUESTED` (a short JSON body). Absent: no claim.
-   */
-  claim: z.enum(['promise', 'file']).optional(),
-  /**
-   * Commit message: when set, every change in the working tree except `.vigil/` is staged
-   * (`git add -A`) and committed as "Scripted Agent <agent@vigil.invalid>", even when there is
-   * nothing to commit (an empty commit), hooks and signing off.
-   */
-  commit: z.string().min(1).optional(),
-  /** Milliseconds to sleep last, after files, output, claim and commit, before exiting (so a test
-   * can kill the agent after its changes were made). Default 0. */
-  sleepMs: z.number().int().min(0).max(MAX_SLEEP_MS).default(0),
-  /** Exit code of the process, 0..255. Default 0. */
-  exitCode: z.number().int().min(0).max(255).default(0),
-}));
+export const ScenarioStepSchema = shared('schemas/scenario:ScenarioStepSchema', () =>
+  z.strictObject({
+    /** Milliseconds to sleep first, before any other action (simulates a slow start). Default 0. */
+    sleepBeforeMs: z.number().int().min(0).max(MAX_SLEEP_MS).default(0),
+    /** Paths to delete; a missing file is fine. Directories are removed recursively. */
+    deletes: z.array(RepoRelativePathSchema).default([]),
+    /** Path -> full content to write (file replaced; parent directories created). */
+    writes: z.record(RepoRelativePathSchema, z.string()).default({}),
+    /** Path -> text appended to the file (created, with parent directories, when missing). */
+    appends: z.record(RepoRelativePathSchema, z.string()).default({}),
+    /** Text printed to stdout as is (no newline added). */
+    output: z.string().optional(),
+    /** Text printed to stderr as is (no newline added). */
+    stderr: z.string().optional(),
+    /**
+     * Claim completion: `"promise"` prints the scenario's `promiseText` on its own line on stdout;
+     * `"file"` writes `.vigil/signals/COMPLETION_REQUESTED` (a short JSON body). Absent: no claim.
+     */
+    claim: z.enum(['promise', 'file']).optional(),
+    /**
+     * Commit message: when set, every change in the working tree except `.vigil/` is staged
+     * (`git add -A`) and committed as "Scripted Agent <agent@vigil.invalid>", even when there is
+     * nothing to commit (an empty commit), hooks and signing off.
+     */
+    commit: z.string().min(1).optional(),
+    /** Milliseconds to sleep last, after files, output, claim and commit, before exiting (so a test
+     * can kill the agent after its changes were made). Default 0. */
+    sleepMs: z.number().int().min(0).max(MAX_SLEEP_MS).default(0),
+    /** Exit code of the process, 0..255. Default 0. */
+    exitCode: z.number().int().min(0).max(255).default(0),
+  }),
+);
 export type ScenarioStep = z.infer<typeof ScenarioStepSchema>;
 
 /**
@@ -86,12 +90,14 @@ export type ScenarioStep = z.infer<typeof ScenarioStepSchema>;
  * counter per member, key `council:<VIGIL_MEMBER>`): call n (0-based) runs `rounds[n]`, or
  * `default` beyond the list, or nothing when neither exists.
  */
-export const RoleScriptSchema = shared('schemas/scenario:RoleScriptSchema', () => z.strictObject({
-  /** Steps of the first, second, ... call of the role. */
-  rounds: z.array(ScenarioStepSchema).default([]),
-  /** Step for calls beyond `rounds`. */
-  default: ScenarioStepSchema.optional(),
-}));
+export const RoleScriptSchema = shared('schemas/scenario:RoleScriptSchema', () =>
+  z.strictObject({
+    /** Steps of the first, second, ... call of the role. */
+    rounds: z.array(ScenarioStepSchema).default([]),
+    /** Step for calls beyond `rounds`. */
+    default: ScenarioStepSchema.optional(),
+  }),
+);
 export type RoleScript = z.infer<typeof RoleScriptSchema>;
 
 /** A key of the council's `members`: a 0-based member index in plain decimal ("0", "1", "12"). */
@@ -105,23 +111,29 @@ export const CouncilMemberKeySchema = z
  * (n counted per member) runs `members[m].rounds[n]`, else `members[m].default`, else the shared
  * `rounds[n]`, else the shared `default`, else nothing. Only the council accepts `members`.
  */
-export const CouncilScriptSchema = shared('schemas/scenario:CouncilScriptSchema', () => RoleScriptSchema.extend({
-  /** Member index -> that member's own script, tried before the shared one. */
-  members: z.record(CouncilMemberKeySchema, RoleScriptSchema).optional(),
-}));
+export const CouncilScriptSchema = shared('schemas/scenario:CouncilScriptSchema', () =>
+  RoleScriptSchema.extend({
+    /** Member index -> that member's own script, tried before the shared one. */
+    members: z.record(CouncilMemberKeySchema, RoleScriptSchema).optional(),
+  }),
+);
 export type CouncilScript = z.infer<typeof CouncilScriptSchema>;
 
 /** A reviewer name as Vigil passes it in VIGIL_REVIEWER (`security-sentinel`, `devils-advocate`, ...). */
-export const ReviewerKeySchema = shared('schemas/scenario:ReviewerKeySchema', () => z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, 'reviewer key must be a reviewer name such as "security-sentinel"'));
+export const ReviewerKeySchema = shared('schemas/scenario:ReviewerKeySchema', () =>
+  z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, 'reviewer key must be a reviewer name such as "security-sentinel"'),
+);
 
 /**
  * The code reviewers' script: a shared RoleScript plus optional per-reviewer scripts keyed by the
  * reviewer's name (VIGIL_REVIEWER). Calls are counted per reviewer, so call n is review round n.
  */
-export const ReviewerScriptSchema = shared('schemas/scenario:ReviewerScriptSchema', () => RoleScriptSchema.extend({
-  /** Reviewer name -> that reviewer's own script, tried before the shared one. */
-  reviewers: z.record(ReviewerKeySchema, RoleScriptSchema).optional(),
-}));
+export const ReviewerScriptSchema = shared('schemas/scenario:ReviewerScriptSchema', () =>
+  RoleScriptSchema.extend({
+    /** Reviewer name -> that reviewer's own script, tried before the shared one. */
+    reviewers: z.record(ReviewerKeySchema, RoleScriptSchema).optional(),
+  }),
+);
 export type ReviewerScript = z.infer<typeof ReviewerScriptSchema>;
 
 /**
@@ -139,31 +151,33 @@ export function roleStep(
   return own?.rounds[index] ?? own?.default ?? script.rounds[index] ?? script.default;
 }
 
-export const ScenarioSchema = shared('schemas/scenario:ScenarioSchema', () => z.strictObject({
-  /** Format version; always 1. */
-  version: z.literal(1),
-  /** Optional free text saying what the scenario exercises; ignored by the agent. */
-  description: z.string().optional(),
-  /** Text printed by `claim: "promise"`; must match the run's completion promise. */
-  promiseText: z.string().min(1).default(DEFAULT_PROMISE_TEXT),
-  /** Step of each iteration: VIGIL_ITERATION 1 runs `iterations[0]`, 2 runs `iterations[1]`, ... */
-  iterations: z.array(ScenarioStepSchema),
-  /** Step for iterations beyond the list. Absent: such iterations print
-   * "scripted-agent: no step for iteration N" and exit 0. */
-  default: ScenarioStepSchema.optional(),
-  /** Scripts for the non-iteration roles (VIGIL_ROLE); a role without a script does nothing. */
-  roles: z
-    .strictObject({
-      council: CouncilScriptSchema.optional(),
-      'devils-advocate': RoleScriptSchema.optional(),
-      reviewer: ReviewerScriptSchema.optional(),
-      checklist: RoleScriptSchema.optional(),
-      'checklist-verifier': RoleScriptSchema.optional(),
-      memory: RoleScriptSchema.optional(),
-      planner: RoleScriptSchema.optional(),
-    })
-    .default({}),
-}));
+export const ScenarioSchema = shared('schemas/scenario:ScenarioSchema', () =>
+  z.strictObject({
+    /** Format version; always 1. */
+    version: z.literal(1),
+    /** Optional free text saying what the scenario exercises; ignored by the agent. */
+    description: z.string().optional(),
+    /** Text printed by `claim: "promise"`; must match the run's completion promise. */
+    promiseText: z.string().min(1).default(DEFAULT_PROMISE_TEXT),
+    /** Step of each iteration: VIGIL_ITERATION 1 runs `iterations[0]`, 2 runs `iterations[1]`, ... */
+    iterations: z.array(ScenarioStepSchema),
+    /** Step for iterations beyond the list. Absent: such iterations print
+     * "scripted-agent: no step for iteration N" and exit 0. */
+    default: ScenarioStepSchema.optional(),
+    /** Scripts for the non-iteration roles (VIGIL_ROLE); a role without a script does nothing. */
+    roles: z
+      .strictObject({
+        council: CouncilScriptSchema.optional(),
+        'devils-advocate': RoleScriptSchema.optional(),
+        reviewer: ReviewerScriptSchema.optional(),
+        checklist: RoleScriptSchema.optional(),
+        'checklist-verifier': RoleScriptSchema.optional(),
+        memory: RoleScriptSchema.optional(),
+        planner: RoleScriptSchema.optional(),
+      })
+      .default({}),
+  }),
+);
 export type Scenario = z.infer<typeof ScenarioSchema>;
 
 /** Dotted path of an issue (`iterations.2.exitCode`); keys that are not plain words, such as

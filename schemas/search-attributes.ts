@@ -18,6 +18,14 @@ export const SEARCH_ATTRIBUTES = [SA_STATUS, SA_ITERATION, SA_REPO, SA_PROVIDER]
 
 /** `Name=Type` strings as the `temporal server start-dev --search-attribute` flag expects them. */
 export const SEARCH_ATTRIBUTE_FLAGS: readonly string[] = SEARCH_ATTRIBUTES.map((k) => {
-  const type = { KEYWORD: 'Keyword', INT: 'Int', TEXT: 'Text', BOOL: 'Bool', DOUBLE: 'Double', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList' }[k.type];
+  const type = {
+    KEYWORD: 'Keyword',
+    INT: 'Int',
+    TEXT: 'Text',
+    BOOL: 'Bool',
+    DOUBLE: 'Double',
+    DATETIME: 'Datetime',
+    KEYWORD_LIST: 'KeywordList',
+  }[k.type];
   return `${k.name}=${type}`;
 });

@@ -20,7 +20,10 @@ export const TaskIdSchema = shared('schemas/tasks:TaskIdSchema', () =>
     .min(1)
     .max(40)
     .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'task ids are letters, digits, _, . and - (e.g. api, T1)')
-    .refine((id) => !id.includes('..') && !id.endsWith('.lock') && !id.endsWith('.'), 'a task id cannot contain "..", or end with "." or ".lock"'),
+    .refine(
+      (id) => !id.includes('..') && !id.endsWith('.lock') && !id.endsWith('.'),
+      'a task id cannot contain "..", or end with "." or ".lock"',
+    ),
 );
 
 export const TaskSpecSchema = shared('schemas/tasks:TaskSpecSchema', () =>
@@ -45,12 +48,17 @@ function checkTaskList(tasks: readonly { id: string; dependsOn: readonly string[
   tasks.forEach((t, i) => {
     for (const d of t.dependsOn) {
       if (d === t.id) ctx.addIssue({ code: 'custom', path: [i, 'dependsOn'], message: `task "${t.id}" depends on itself` });
-      else if (!ids.has(d)) ctx.addIssue({ code: 'custom', path: [i, 'dependsOn'], message: `task "${t.id}" depends on "${d}", which is not a task of the list` });
+      else if (!ids.has(d))
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'dependsOn'],
+          message: `task "${t.id}" depends on "${d}", which is not a task of the list`,
+        });
     }
   });
   // Kahn: whatever cannot be ordered sits on a cycle.
   const pending = new Map(tasks.map((t) => [t.id, new Set(t.dependsOn.filter((d) => d !== t.id && ids.has(d)))]));
-  for (let progress = true; progress; ) {
+  for (let progress = true; progress;) {
     progress = false;
     for (const [id, deps] of pending) {
       if ([...deps].every((d) => !pending.has(d))) {
@@ -59,7 +67,12 @@ function checkTaskList(tasks: readonly { id: string; dependsOn: readonly string[
       }
     }
   }
-  if (pending.size) ctx.addIssue({ code: 'custom', path: [], message: `the dependencies of ${[...pending.keys()].map((id) => `"${id}"`).join(', ')} form a cycle` });
+  if (pending.size)
+    ctx.addIssue({
+      code: 'custom',
+      path: [],
+      message: `the dependencies of ${[...pending.keys()].map((id) => `"${id}"`).join(', ')} form a cycle`,
+    });
 }
 
 /**
@@ -76,9 +89,13 @@ export const PlannedTaskSchema = shared('schemas/tasks:PlannedTaskSchema', () =>
 );
 export type PlannedTask = z.infer<typeof PlannedTaskSchema>;
 
-export const PlanSchema = shared('schemas/tasks:PlanSchema', () => z.array(PlannedTaskSchema).min(1).max(MAX_TASKS).superRefine(checkTaskList));
+export const PlanSchema = shared('schemas/tasks:PlanSchema', () =>
+  z.array(PlannedTaskSchema).min(1).max(MAX_TASKS).superRefine(checkTaskList),
+);
 
-export const TaskListSchema = shared('schemas/tasks:TaskListSchema', () => z.array(TaskSpecSchema).min(1).max(MAX_TASKS).superRefine(checkTaskList));
+export const TaskListSchema = shared('schemas/tasks:TaskListSchema', () =>
+  z.array(TaskSpecSchema).min(1).max(MAX_TASKS).superRefine(checkTaskList),
+);
 export type TaskList = z.infer<typeof TaskListSchema>;
 
 /** The original's task states: pending, in progress, done, failed (retried), dead letter (given up on). */
@@ -103,7 +120,10 @@ export const TaskRecordSchema = shared('schemas/tasks:TaskRecordSchema', () =>
     /** Why it was given up on (dead_letter), or why its merge stopped. */
     deadLetter: z.string().max(500).nullable(),
     /** Its stream waits for a person (paused by Vigil: an escalation, a gate, its budget), as the stream told the run; null: it does not. */
-    waiting: z.object({ reason: z.string().max(600), at: z.string().max(40) }).nullable().default(null),
+    waiting: z
+      .object({ reason: z.string().max(600), at: z.string().max(40) })
+      .nullable()
+      .default(null),
   }),
 );
 export type TaskRecord = z.infer<typeof TaskRecordSchema>;
@@ -127,7 +147,14 @@ export const TaskQueueSchema = shared('schemas/tasks:TaskQueueSchema', () =>
     merged: z.string().max(64).nullable(),
     /** Merges that collided: committed with their conflict markers, resolved by the run's merge iteration (or a person). */
     conflicts: z
-      .array(z.object({ task: z.string().max(40), files: z.array(z.string().max(500)).max(50), sidesPath: z.string().max(4096), summary: z.string().max(2000) }))
+      .array(
+        z.object({
+          task: z.string().max(40),
+          files: z.array(z.string().max(500)).max(50),
+          sidesPath: z.string().max(4096),
+          summary: z.string().max(2000),
+        }),
+      )
       .max(MAX_TASKS)
       .default([]),
     /** The merged tree was written into the run's working tree: the streams are over. */

@@ -34,13 +34,22 @@ const env = { ...process.env, PATH: [...binDirs, process.env.PATH ?? ''].join(pa
 
 /** The help text itself (the probe keeps only what it advertises). */
 function helpText(binaryPath, args) {
-  const r = spawnSync(binaryPath, args, { env, encoding: 'utf8', timeout: TIMEOUT_MS, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 4 * 1024 * 1024 });
+  const r = spawnSync(binaryPath, args, {
+    env,
+    encoding: 'utf8',
+    timeout: TIMEOUT_MS,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    maxBuffer: 4 * 1024 * 1024,
+  });
   return [r.stdout ?? '', r.stderr ?? ''].filter((s) => s.trim() !== '').join('\n');
 }
 
 /** Help lines that mention a flag's words: where to look for a renamed flag. */
 function nearby(help, flag) {
-  const words = flag.replace(/^-+/, '').split(/[-_]/).filter((w) => w.length > 2);
+  const words = flag
+    .replace(/^-+/, '')
+    .split(/[-_]/)
+    .filter((w) => w.length > 2);
   if (words.length === 0) return [];
   return help
     .split('\n')
@@ -96,8 +105,16 @@ if (checked === 0) {
 
 process.stdout.write('\nprovider   version                              flag                              passed    in help\n');
 for (const r of rows) {
-  process.stdout.write(`${r.name.padEnd(10)} ${String(r.version ?? '?').slice(0, 36).padEnd(36)} ${r.flag.padEnd(33)} ${r.kind.padEnd(9)} ${r.ok ? 'yes' : 'NO'}\n`);
+  process.stdout.write(
+    `${r.name.padEnd(10)} ${String(r.version ?? '?')
+      .slice(0, 36)
+      .padEnd(36)} ${r.flag.padEnd(33)} ${r.kind.padEnd(9)} ${r.ok ? 'yes' : 'NO'}\n`,
+  );
 }
 const bad = rows.filter((r) => !r.ok);
-process.stdout.write(bad.length === 0 ? '\nevery flag the presets may pass is in the CLIs\' help\n' : `\n${bad.length} flag(s) missing from the help: ${bad.map((r) => `${r.name} ${r.flag}`).join(', ')}\n`);
+process.stdout.write(
+  bad.length === 0
+    ? "\nevery flag the presets may pass is in the CLIs' help\n"
+    : `\n${bad.length} flag(s) missing from the help: ${bad.map((r) => `${r.name} ${r.flag}`).join(', ')}\n`,
+);
 process.exit(missingAny ? 1 : 0);

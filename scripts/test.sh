@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole check, as CI runs it: install what is missing, type-check, lint, then every test
+# The whole check, as CI runs it: install what is missing, type-check, lint, check the format, then every test
 # (unit, workflow and CLI end-to-end tests against a real Temporal dev server the suite starts).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -9,6 +9,8 @@ echo "test: type-check"
 npx --no-install tsc --noEmit -p tsconfig.json
 echo "test: lint"
 npx --no-install eslint .
+echo "test: format"
+npx --no-install prettier --check . --log-level warn || { echo "test: files not formatted; run npm run format" >&2; exit 1; }
 
 report="$(mktemp -d)/vitest.json"
 status=0

@@ -68,7 +68,9 @@ export interface ActivityObserver {
 }
 
 /** The span attributes of a call: Vigil's own names under `vigil.`. */
-export function callSpanAttributes(c: Partial<AgentCallFacts> & Pick<AgentCallFacts, 'runId' | 'iteration' | 'role' | 'provider'>): SpanAttributes {
+export function callSpanAttributes(
+  c: Partial<AgentCallFacts> & Pick<AgentCallFacts, 'runId' | 'iteration' | 'role' | 'provider'>,
+): SpanAttributes {
   const a: SpanAttributes = { 'vigil.run_id': c.runId, 'vigil.iteration': c.iteration, 'vigil.role': c.role, 'vigil.provider': c.provider };
   if (c.exitCode !== undefined && c.exitCode !== null) a['vigil.exit_code'] = c.exitCode;
   if (c.outcome) a['vigil.outcome'] = c.outcome;
@@ -126,7 +128,10 @@ function recordResult(sink: ObservationSink, activityType: string, result: unkno
       const r = ReviewRoundWire.safeParse(result);
       if (!r.success) return;
       const rec = r.data.record;
-      sink.reviewRound(rec.result, [...rec.reviewers, ...(rec.devilsAdvocate ? [rec.devilsAdvocate] : [])].map((x) => x.verdict));
+      sink.reviewRound(
+        rec.result,
+        [...rec.reviewers, ...(rec.devilsAdvocate ? [rec.devilsAdvocate] : [])].map((x) => x.verdict),
+      );
       return;
     }
     case 'councilRound': {
@@ -151,7 +156,14 @@ export function activityObserver(opts: ObserverOptions = {}): ActivityObserver {
   const log = opts.log ?? true;
 
   /** Records one agent call that ended (result) or threw (null). */
-  const finishCall = (input: unknown, result: unknown, wallMs: number, workflowId: string | null, aborted: boolean, err?: unknown): AgentCallFacts | null => {
+  const finishCall = (
+    input: unknown,
+    result: unknown,
+    wallMs: number,
+    workflowId: string | null,
+    aborted: boolean,
+    err?: unknown,
+  ): AgentCallFacts | null => {
     const i = AgentInputWire.safeParse(input);
     if (!i.success) return null;
     const r = result === null ? null : AgentResultWire.safeParse(result);

@@ -10,7 +10,8 @@ import { workflowBundleOptions, workflowsPath } from './worker.js';
 import { BUNDLE_FILE, writePrebuiltBundle } from './workflow-bundle.js';
 
 const distDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-if (!workflowsPath().startsWith(distDir + path.sep)) throw new Error(`build-workflow-bundle: run the compiled script from dist/, not ${workflowsPath()}`);
+if (!workflowsPath().startsWith(distDir + path.sep))
+  throw new Error(`build-workflow-bundle: run the compiled script from dist/, not ${workflowsPath()}`);
 
 const pkg = JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
 const quiet = (): void => {};
@@ -19,9 +20,18 @@ const manifest = await writePrebuiltBundle({
   distDir,
   ...workflowBundleOptions(),
   dependencies: Object.keys(pkg.dependencies ?? {}),
-  logger: { trace: quiet, debug: quiet, info: quiet, log: quiet, warn: (m: string) => console.warn(m), error: (m: string) => console.error(m) },
+  logger: {
+    trace: quiet,
+    debug: quiet,
+    info: quiet,
+    log: quiet,
+    warn: (m: string) => console.warn(m),
+    error: (m: string) => console.error(m),
+  },
 });
 process.stdout.write(
   `build: ${path.relative(process.cwd(), path.join(distDir, BUNDLE_FILE)) || BUNDLE_FILE} from ${Object.keys(manifest.inputs).length} compiled files ` +
-    `(${Object.entries(manifest.packages).map(([n, v]) => `${n}@${v}`).join(', ')}) in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+    `(${Object.entries(manifest.packages)
+      .map(([n, v]) => `${n}@${v}`)
+      .join(', ')}) in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
 );

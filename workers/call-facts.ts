@@ -11,7 +11,16 @@ import { AGENT_ROLES, type AgentRole } from '../schemas/activities.js';
 import { GATE_VERDICTS, REVIEW_VERDICTS } from '../schemas/gates.js';
 
 /** How an iteration's agent call ended, as `vigil_iterations_total{outcome}` counts it. */
-export const ITERATION_OUTCOMES = ['succeeded', 'failed', 'timed_out', 'rate_limited', 'auth_error', 'io_error', 'cancelled', 'error'] as const;
+export const ITERATION_OUTCOMES = [
+  'succeeded',
+  'failed',
+  'timed_out',
+  'rate_limited',
+  'auth_error',
+  'io_error',
+  'cancelled',
+  'error',
+] as const;
 export type CallOutcome = (typeof ITERATION_OUTCOMES)[number];
 
 /** What one agent call reported, whoever made it (a runAgent activity, or a member of a round). */
@@ -99,11 +108,17 @@ export function agentCallFacts(
     outcome: result ? callOutcome(result) : cancelled ? 'cancelled' : 'error',
     durationMs: result ? result.durationMs : Math.max(0, Math.round(wallMs)),
     costUsd: usage ? usage.costUsd : null,
-    tokens: usage ? { input: usage.inputTokens, output: usage.outputTokens, cacheRead: usage.cacheReadTokens ?? 0, cacheWrite: usage.cacheWriteTokens ?? 0 } : null,
+    tokens: usage
+      ? {
+          input: usage.inputTokens,
+          output: usage.outputTokens,
+          cacheRead: usage.cacheReadTokens ?? 0,
+          cacheWrite: usage.cacheWriteTokens ?? 0,
+        }
+      : null,
     attempt: result?.attempt ?? null,
   };
 }
-
 
 /** A council round's result (activities/rounds.ts, councilRound): its verdict and what convened it. */
 export const CouncilRoundWire = z.object({

@@ -76,7 +76,14 @@ export function payloadFromJSON(json: unknown, where = 'payload'): Payload {
     if (!Array.isArray(json.externalPayloads)) throw new HttpError(400, `${where}.externalPayloads: expected an array`);
     payload.externalPayloads = json.externalPayloads.map((d: unknown, i) => {
       const size = isRecord(d) ? d.sizeBytes : undefined;
-      if (!isRecord(d) || !(size === undefined || (typeof size === 'string' && /^[0-9]{1,19}$/.test(size)) || (typeof size === 'number' && Number.isSafeInteger(size) && size >= 0))) {
+      if (
+        !isRecord(d) ||
+        !(
+          size === undefined ||
+          (typeof size === 'string' && /^[0-9]{1,19}$/.test(size)) ||
+          (typeof size === 'number' && Number.isSafeInteger(size) && size >= 0)
+        )
+      ) {
         throw new HttpError(400, `${where}.externalPayloads[${i}]: expected {"sizeBytes": "<integer>"}`);
       }
       return ExternalPayloadDetails.fromObject(size === undefined ? {} : { sizeBytes: size });
@@ -92,7 +99,9 @@ export function payloadToJSON(payload: Payload): JSONPayload {
   if (entries.length) json.metadata = Object.fromEntries(entries.map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
   if (payload.data && payload.data.length) json.data = Buffer.from(payload.data).toString('base64');
   if (payload.externalPayloads?.length) {
-    json.externalPayloads = payload.externalPayloads.map((d) => ExternalPayloadDetails.toObject(ExternalPayloadDetails.fromObject(d), { longs: String }) as { sizeBytes?: string });
+    json.externalPayloads = payload.externalPayloads.map(
+      (d) => ExternalPayloadDetails.toObject(ExternalPayloadDetails.fromObject(d), { longs: String }) as { sizeBytes?: string },
+    );
   }
   return json;
 }
@@ -156,7 +165,8 @@ export async function startCodecServer(opts: CodecServerOptions): Promise<CodecS
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const pathname = new URL(req.url ?? '/', 'http://codec.invalid').pathname.replace(/\/+$/, '');
     const route = /\/(encode|decode)$/.exec(pathname)?.[1] as 'encode' | 'decode' | undefined;
-    if (!cors(req, res)) throw new HttpError(403, `origin ${req.headers.origin} is not allowed; allowed: ${[...origins].join(', ') || '(none)'}`);
+    if (!cors(req, res))
+      throw new HttpError(403, `origin ${req.headers.origin} is not allowed; allowed: ${[...origins].join(', ') || '(none)'}`);
     if (!route) throw new HttpError(404, `no such endpoint ${pathname || '/'}: use POST /encode or POST /decode`);
     if (req.method === 'OPTIONS') return send(res, 204);
     if (req.method !== 'POST') {

@@ -41,7 +41,9 @@ const KEY_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/;
 
 function checkKeyId(id: string, source: string): string {
   if (!KEY_ID_RE.test(id)) {
-    throw new CodecError(`${source}: a key id is 1 to 64 characters among letters, digits and . _ : - (got ${JSON.stringify(id.slice(0, 80))})`);
+    throw new CodecError(
+      `${source}: a key id is 1 to 64 characters among letters, digits and . _ : - (got ${JSON.stringify(id.slice(0, 80))})`,
+    );
   }
   return id;
 }
@@ -64,7 +66,8 @@ export class AesGcmCodec implements PayloadCodec {
   constructor(active: CodecKey, others: readonly CodecKey[] = []) {
     for (const k of [active, ...others]) {
       checkKeyId(k.id, 'codec key');
-      if (k.key.length !== KEY_BYTES) throw new CodecError(`codec key "${k.id}" has ${k.key.length} bytes; AES-256 needs exactly ${KEY_BYTES}. ${HOW_TO_MAKE_A_KEY}`);
+      if (k.key.length !== KEY_BYTES)
+        throw new CodecError(`codec key "${k.id}" has ${k.key.length} bytes; AES-256 needs exactly ${KEY_BYTES}. ${HOW_TO_MAKE_A_KEY}`);
       if (this.keys.has(k.id)) throw new CodecError(`two codec keys have the id "${k.id}"; give each key its own id`);
       this.keys.set(k.id, Buffer.from(k.key));
     }
@@ -101,7 +104,8 @@ export class AesGcmCodec implements PayloadCodec {
       );
     }
     const data = payload.data ?? new Uint8Array(0);
-    if (data.length < NONCE_BYTES + TAG_BYTES) throw new CodecError(`an encrypted payload (key id "${keyId}") is ${data.length} bytes: too short to be AES-256-GCM output`);
+    if (data.length < NONCE_BYTES + TAG_BYTES)
+      throw new CodecError(`an encrypted payload (key id "${keyId}") is ${data.length} bytes: too short to be AES-256-GCM output`);
     const nonce = data.subarray(0, NONCE_BYTES);
     const tag = data.subarray(data.length - TAG_BYTES);
     let plain: Buffer;
@@ -117,7 +121,9 @@ export class AesGcmCodec implements PayloadCodec {
     try {
       return PayloadProto.decode(plain);
     } catch (err) {
-      throw new CodecError(`a payload decrypted with key id "${keyId}" is not a Payload protobuf: ${err instanceof Error ? err.message : String(err)}`);
+      throw new CodecError(
+        `a payload decrypted with key id "${keyId}" is not a Payload protobuf: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
   }
 }
@@ -133,17 +139,23 @@ export function parseCodecKey(text: string, source: string): Uint8Array {
   if (t === '') throw new CodecError(`${source} is empty. ${HOW_TO_MAKE_A_KEY}`);
   if (/^[0-9a-fA-F]+$/.test(t)) {
     if (t.length !== KEY_BYTES * 2) {
-      throw new CodecError(`${source} looks like hex but has ${t.length} characters; a 32-byte key is 64 hex characters (or 44 base64 characters). ${HOW_TO_MAKE_A_KEY}`);
+      throw new CodecError(
+        `${source} looks like hex but has ${t.length} characters; a 32-byte key is 64 hex characters (or 44 base64 characters). ${HOW_TO_MAKE_A_KEY}`,
+      );
     }
     return new Uint8Array(Buffer.from(t, 'hex'));
   }
   const bad = text.search(/[^A-Za-z0-9+/_=\s-]/);
   if (bad !== -1 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(t) || t.length % 4 === 1) {
-    throw new CodecError(`${source} is neither base64 nor hex${bad !== -1 ? ` (character ${bad + 1} is not a base64 character)` : ''}. ${HOW_TO_MAKE_A_KEY}`);
+    throw new CodecError(
+      `${source} is neither base64 nor hex${bad !== -1 ? ` (character ${bad + 1} is not a base64 character)` : ''}. ${HOW_TO_MAKE_A_KEY}`,
+    );
   }
   const key = Buffer.from(t, 'base64');
   if (key.length !== KEY_BYTES) {
-    throw new CodecError(`${source} decodes (as base64) to ${key.length} bytes; AES-256 needs exactly 32 bytes (44 base64 characters or 64 hex characters). ${HOW_TO_MAKE_A_KEY}`);
+    throw new CodecError(
+      `${source} decodes (as base64) to ${key.length} bytes; AES-256 needs exactly 32 bytes (44 base64 characters or 64 hex characters). ${HOW_TO_MAKE_A_KEY}`,
+    );
   }
   return new Uint8Array(key);
 }
@@ -170,14 +182,22 @@ export function loadCodecKey(opts: LoadCodecKeyOptions): CodecKey {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       const why =
-        code === 'ENOENT' ? 'does not exist' : code === 'EACCES' || code === 'EPERM' ? 'cannot be read (permission denied)' : code === 'EISDIR' ? 'is a directory, not a file' : `cannot be read (${code ?? String(err)})`;
+        code === 'ENOENT'
+          ? 'does not exist'
+          : code === 'EACCES' || code === 'EPERM'
+            ? 'cannot be read (permission denied)'
+            : code === 'EISDIR'
+              ? 'is a directory, not a file'
+              : `cannot be read (${code ?? String(err)})`;
       throw new CodecError(`the codec key file ${keyFile} (VIGIL_CODEC_KEY_FILE) ${why}. ${HOW_TO_MAKE_A_KEY}`);
     }
     key = parseCodecKey(text, `the codec key file ${keyFile} (VIGIL_CODEC_KEY_FILE)`);
   } else if (keyEnv) {
     key = parseCodecKey(keyEnv, 'VIGIL_CODEC_KEY');
   } else {
-    throw new CodecError(`no codec key: set VIGIL_CODEC_KEY_FILE to a file holding a 32-byte key, or VIGIL_CODEC_KEY to the key itself. ${HOW_TO_MAKE_A_KEY}`);
+    throw new CodecError(
+      `no codec key: set VIGIL_CODEC_KEY_FILE to a file holding a 32-byte key, or VIGIL_CODEC_KEY to the key itself. ${HOW_TO_MAKE_A_KEY}`,
+    );
   }
   const id = opts.keyId ? checkKeyId(opts.keyId, 'VIGIL_CODEC_KEY_ID') : defaultKeyId(key);
   return { id, key };
@@ -192,7 +212,8 @@ export function codecFromEnv(env: NodeJS.ProcessEnv = process.env): AesGcmCodec 
   const keyFile = env.VIGIL_CODEC_KEY_FILE?.trim() || undefined;
   const keyEnv = env.VIGIL_CODEC_KEY?.trim() || undefined;
   if (!keyFile && !keyEnv) {
-    if (env.VIGIL_CODEC_KEY_ID) throw new CodecError('VIGIL_CODEC_KEY_ID is set but no key is: set VIGIL_CODEC_KEY_FILE or VIGIL_CODEC_KEY too');
+    if (env.VIGIL_CODEC_KEY_ID)
+      throw new CodecError('VIGIL_CODEC_KEY_ID is set but no key is: set VIGIL_CODEC_KEY_FILE or VIGIL_CODEC_KEY too');
     return null;
   }
   return new AesGcmCodec(loadCodecKey({ keyFile, keyEnv, keyId: env.VIGIL_CODEC_KEY_ID?.trim() || undefined }));
@@ -207,7 +228,10 @@ export function codecFromEnv(env: NodeJS.ProcessEnv = process.env): AesGcmCodec 
  * once in its log, with what to do. A worker without any codec still gets this view, so that it
  * says why it cannot read an encrypted run.
  */
-export function tolerantDecoding(codec: PayloadCodec | null, warn: (line: string) => void = (m) => process.stderr.write(`${m}\n`)): PayloadCodec {
+export function tolerantDecoding(
+  codec: PayloadCodec | null,
+  warn: (line: string) => void = (m) => process.stderr.write(`${m}\n`),
+): PayloadCodec {
   const named = new Set<string>();
   const lacks = (p: Payload, why: string): void => {
     const keyId = fromUtf8(p.metadata?.[METADATA_KEY_ID]) ?? '(none)';

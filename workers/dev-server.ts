@@ -130,7 +130,12 @@ export function freePort(): Promise<number> {
 }
 
 /** Polls until the frontend answers for `namespace`, or throws after `timeoutMs`. */
-export async function waitForServer(address: string, namespace: string, timeoutMs: number, alive: () => boolean = () => true): Promise<void> {
+export async function waitForServer(
+  address: string,
+  namespace: string,
+  timeoutMs: number,
+  alive: () => boolean = () => true,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError = '';
   while (Date.now() < deadline) {
@@ -208,16 +213,26 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   }
 
   const args = [
-    'server', 'start-dev',
-    '--db-filename', opts.dbFile,
-    '--ip', ip,
-    '--port', String(port),
-    '--sqlite-pragma', 'journal_mode=WAL',
-    '--sqlite-pragma', 'synchronous=NORMAL',
-    '--log-level', 'warn',
+    'server',
+    'start-dev',
+    '--db-filename',
+    opts.dbFile,
+    '--ip',
+    ip,
+    '--port',
+    String(port),
+    '--sqlite-pragma',
+    'journal_mode=WAL',
+    '--sqlite-pragma',
+    'synchronous=NORMAL',
+    '--log-level',
+    'warn',
     ...(namespace !== 'default' ? ['--namespace', namespace] : []),
     ...SEARCH_ATTRIBUTE_FLAGS.flatMap((sa) => ['--search-attribute', sa]),
-    ...Object.entries(opts.dynamicConfig ?? DEV_SERVER_DYNAMIC_CONFIG).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${JSON.stringify(v)}`]),
+    ...Object.entries(opts.dynamicConfig ?? DEV_SERVER_DYNAMIC_CONFIG).flatMap(([k, v]) => [
+      '--dynamic-config-value',
+      `${k}=${JSON.stringify(v)}`,
+    ]),
     ...(opts.headless ? ['--headless'] : ['--ui-port', String(uiPort), '--ui-ip', ip]),
   ];
   const address = `${ip}:${port}`;
@@ -248,7 +263,9 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
       if (crashed && attempt < START_ATTEMPTS_ON_PANIC && panickedSince(logFile, offset)) continue;
       const detail = lastLines(logFile, 15);
       const tries = attempt > 1 ? ` (attempt ${attempt} of ${START_ATTEMPTS_ON_PANIC})` : '';
-      throw new Error(`${err instanceof Error ? err.message : String(err)}${tries}${detail ? `\nserver log (${logFile}):\n${detail}` : ''}`);
+      throw new Error(
+        `${err instanceof Error ? err.message : String(err)}${tries}${detail ? `\nserver log (${logFile}):\n${detail}` : ''}`,
+      );
     }
 
     return {

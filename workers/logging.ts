@@ -33,7 +33,12 @@ export function parseLogFormat(raw: string): LogFormat | null {
 function plain(value: unknown, seen: WeakSet<object>): unknown {
   if (typeof value === 'bigint') return value.toString();
   if (value instanceof Error) {
-    return { name: value.name, message: value.message, ...(value.stack ? { stack: value.stack } : {}), ...(value.cause !== undefined ? { cause: plain(value.cause, seen) } : {}) };
+    return {
+      name: value.name,
+      message: value.message,
+      ...(value.stack ? { stack: value.stack } : {}),
+      ...(value.cause !== undefined ? { cause: plain(value.cause, seen) } : {}),
+    };
   }
   if (value instanceof Date) return value.toISOString();
   if (value === null || typeof value !== 'object') return typeof value === 'function' || typeof value === 'symbol' ? String(value) : value;
@@ -48,7 +53,12 @@ function plain(value: unknown, seen: WeakSet<object>): unknown {
 /** One JSON log line (without the newline). `timeMs` defaults to now. */
 export function jsonLogLine(level: LogLevel, message: string, meta?: Record<string, unknown>, timeMs: number = Date.now()): string {
   const m = meta && Object.keys(meta).length ? (plain(meta, new WeakSet()) as Record<string, unknown>) : undefined;
-  return JSON.stringify({ time: new Date(timeMs).toISOString(), level: level.toLowerCase(), message, ...(m && Object.keys(m).length ? { meta: m } : {}) });
+  return JSON.stringify({
+    time: new Date(timeMs).toISOString(),
+    level: level.toLowerCase(),
+    message,
+    ...(m && Object.keys(m).length ? { meta: m } : {}),
+  });
 }
 
 /**

@@ -25,6 +25,7 @@ export function parseMetricsBind(raw: string, what = '--metrics-bind'): string {
   if (host === 'localhost') host = '127.0.0.1';
   const v6 = host.startsWith('[') ? host.slice(1, -1) : null;
   const validV6 = v6 !== null && /^[0-9a-fA-F:.]+$/.test(v6) && v6.includes(':');
-  if (!IPV4.test(host) && !validV6) throw new MetricsBindError(`${what} "${raw}": the host must be an IP address (or localhost); ${example}`);
+  if (!IPV4.test(host) && !validV6)
+    throw new MetricsBindError(`${what} "${raw}": the host must be an IP address (or localhost); ${example}`);
   return `${host}:${port}`;
 }

@@ -72,7 +72,14 @@ export class WorkerReadiness implements ReadinessSource {
       ...(r.why ? { why: r.why } : {}),
       workers: this.workers.map((w) => {
         const s = w.getStatus();
-        return { taskQueue: w.options.taskQueue, state: s.runState, workflowPoller: s.workflowPollerState, activityPoller: s.activityPollerState, activitiesInFlight: s.numInFlightActivities, activationsInFlight: s.numInFlightWorkflowActivations };
+        return {
+          taskQueue: w.options.taskQueue,
+          state: s.runState,
+          workflowPoller: s.workflowPollerState,
+          activityPoller: s.activityPollerState,
+          activitiesInFlight: s.numInFlightActivities,
+          activationsInFlight: s.numInFlightWorkflowActivations,
+        };
       }),
       lastTaskAt: this.last === null ? null : new Date(this.last).toISOString(),
       lastTaskAgeSeconds: this.last === null ? null : Math.round((now - this.last) / 1000),
@@ -132,7 +139,12 @@ export async function serveMetrics(bind: string, metrics: VigilMetrics = new Vig
         return send(res, 200, metrics.registry.contentType, `${own}\n${sdk}`);
       }
       case '/healthz':
-        return send(res, 200, 'application/json', `${JSON.stringify({ status: 'ok', pid: process.pid, uptimeSeconds: Math.round((Date.now() - started) / 1000) })}\n`);
+        return send(
+          res,
+          200,
+          'application/json',
+          `${JSON.stringify({ status: 'ok', pid: process.pid, uptimeSeconds: Math.round((Date.now() - started) / 1000) })}\n`,
+        );
       case '/readyz': {
         const body = readiness.report();
         return send(res, body.ready ? 200 : 503, 'application/json', `${JSON.stringify(body)}\n`);
@@ -151,8 +163,17 @@ export async function serveMetrics(bind: string, metrics: VigilMetrics = new Vig
   const { host, port } = splitBind(bind);
   await new Promise<void>((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException): void => {
-      const why = err.code === 'EADDRINUSE' ? 'Address already in use' : err.code === 'EADDRNOTAVAIL' ? 'Address not available on this machine' : err.message;
-      reject(new MetricsBindError(`cannot serve metrics at ${bind}: ${why} (${err.code ?? 'error'}); choose another --metrics-bind (or VIGIL_METRICS_BIND)`));
+      const why =
+        err.code === 'EADDRINUSE'
+          ? 'Address already in use'
+          : err.code === 'EADDRNOTAVAIL'
+            ? 'Address not available on this machine'
+            : err.message;
+      reject(
+        new MetricsBindError(
+          `cannot serve metrics at ${bind}: ${why} (${err.code ?? 'error'}); choose another --metrics-bind (or VIGIL_METRICS_BIND)`,
+        ),
+      );
     };
     server.once('error', onError);
     server.listen(port, host, () => {

@@ -44,16 +44,67 @@ export class VigilMetrics {
 
   constructor() {
     const registers = [this.registry];
-    this.agentCalls = new Counter({ name: 'vigil_agent_calls_total', help: 'Agent calls finished, by provider, role and outcome.', labelNames: ['provider', 'role', 'outcome'], registers });
-    this.callDuration = new Histogram({ name: 'vigil_agent_call_duration_seconds', help: 'How long agent calls took (the agent process), by provider and role.', labelNames: ['provider', 'role'], buckets: CALL_BUCKETS, registers });
-    this.spend = new Counter({ name: 'vigil_agent_spend_usd_total', help: 'USD the agent calls reported they cost, by provider and role.', labelNames: ['provider', 'role'], registers });
-    this.unpriced = new Counter({ name: 'vigil_agent_unpriced_calls_total', help: 'Agent calls that reported no cost (their spend is unknown).', labelNames: ['provider', 'role'], registers });
-    this.tokens = new Counter({ name: 'vigil_agent_tokens_total', help: 'Tokens the agent calls reported, by provider, role and kind (input, output, cache_read, cache_write).', labelNames: ['provider', 'role', 'kind'], registers });
-    this.iterations = new Counter({ name: 'vigil_iterations_total', help: "Iterations (the builder's agent calls) by outcome.", labelNames: ['outcome'], registers });
-    this.gates = new Counter({ name: 'vigil_gate_results_total', help: 'Quality gate results, by gate and verdict (pass, fail, inconclusive).', labelNames: ['gate', 'verdict'], registers });
-    this.reviews = new Counter({ name: 'vigil_review_rounds_total', help: 'Code review rounds, by result (pass, blocked, inconclusive, refused).', labelNames: ['result'], registers });
-    this.reviewers = new Counter({ name: 'vigil_reviewer_verdicts_total', help: "Code reviewers' verdicts (PASS, FAIL, NO_VERDICT, NO_OUTPUT).", labelNames: ['verdict'], registers });
-    this.council = new Counter({ name: 'vigil_council_rounds_total', help: 'Completion council rounds, by result (APPROVED, REJECTED, BLOCKED_BY_GATE) and what convened them.', labelNames: ['result', 'trigger'], registers });
+    this.agentCalls = new Counter({
+      name: 'vigil_agent_calls_total',
+      help: 'Agent calls finished, by provider, role and outcome.',
+      labelNames: ['provider', 'role', 'outcome'],
+      registers,
+    });
+    this.callDuration = new Histogram({
+      name: 'vigil_agent_call_duration_seconds',
+      help: 'How long agent calls took (the agent process), by provider and role.',
+      labelNames: ['provider', 'role'],
+      buckets: CALL_BUCKETS,
+      registers,
+    });
+    this.spend = new Counter({
+      name: 'vigil_agent_spend_usd_total',
+      help: 'USD the agent calls reported they cost, by provider and role.',
+      labelNames: ['provider', 'role'],
+      registers,
+    });
+    this.unpriced = new Counter({
+      name: 'vigil_agent_unpriced_calls_total',
+      help: 'Agent calls that reported no cost (their spend is unknown).',
+      labelNames: ['provider', 'role'],
+      registers,
+    });
+    this.tokens = new Counter({
+      name: 'vigil_agent_tokens_total',
+      help: 'Tokens the agent calls reported, by provider, role and kind (input, output, cache_read, cache_write).',
+      labelNames: ['provider', 'role', 'kind'],
+      registers,
+    });
+    this.iterations = new Counter({
+      name: 'vigil_iterations_total',
+      help: "Iterations (the builder's agent calls) by outcome.",
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.gates = new Counter({
+      name: 'vigil_gate_results_total',
+      help: 'Quality gate results, by gate and verdict (pass, fail, inconclusive).',
+      labelNames: ['gate', 'verdict'],
+      registers,
+    });
+    this.reviews = new Counter({
+      name: 'vigil_review_rounds_total',
+      help: 'Code review rounds, by result (pass, blocked, inconclusive, refused).',
+      labelNames: ['result'],
+      registers,
+    });
+    this.reviewers = new Counter({
+      name: 'vigil_reviewer_verdicts_total',
+      help: "Code reviewers' verdicts (PASS, FAIL, NO_VERDICT, NO_OUTPUT).",
+      labelNames: ['verdict'],
+      registers,
+    });
+    this.council = new Counter({
+      name: 'vigil_council_rounds_total',
+      help: 'Completion council rounds, by result (APPROVED, REJECTED, BLOCKED_BY_GATE) and what convened them.',
+      labelNames: ['result', 'trigger'],
+      registers,
+    });
 
     // Zero series for the outcomes and verdicts a dashboard or an alert divides by.
     for (const o of ITERATION_OUTCOMES) this.iterations.inc({ outcome: o }, 0);

@@ -30,7 +30,19 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -100,7 +112,9 @@ async function binaries(): Promise<Binaries> {
   try {
     mod = (await import(name)) as Partial<Binaries>;
   } catch (err) {
-    throw new Error(`the Postgres binaries for ${os.platform()}-${os.arch()} (${name}) are not installed: ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(
+      `the Postgres binaries for ${os.platform()}-${os.arch()} (${name}) are not installed: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   if (!mod.initdb || !mod.postgres) throw new Error(`${name} does not name initdb and postgres`);
   for (const bin of [mod.initdb, mod.postgres]) {
@@ -118,7 +132,9 @@ let rootWrapper: string[] | undefined;
 /** An unprivileged uid and gid that exist in /etc/passwd (initdb looks its user up by uid). */
 function unprivilegedIds(): { uid: number; gid: number } {
   try {
-    const lines = readFileSync('/etc/passwd', 'utf8').split('\n').map((l) => l.split(':'));
+    const lines = readFileSync('/etc/passwd', 'utf8')
+      .split('\n')
+      .map((l) => l.split(':'));
     const pick = lines.find((f) => f[0] === 'nobody') ?? lines.find((f) => Number(f[2]) > 0);
     if (pick && Number(pick[2]) > 0) return { uid: Number(pick[2]), gid: Number(pick[3]) || Number(pick[2]) };
   } catch {
@@ -352,13 +368,16 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
   chmodSync(dir, 0o700);
 
   /** Another process took the server over while this one owned it (a transient owner also loses it to a long-lived process of the same pid). */
-  const tookOver = (recorded: ServerFile): boolean => recorded.owner !== process.pid || (opts.transient === true && recorded.transient !== true);
+  const tookOver = (recorded: ServerFile): boolean =>
+    recorded.owner !== process.pid || (opts.transient === true && recorded.transient !== true);
 
   const reuse = async (): Promise<EmbeddedPostgres | null> => {
     if (!existsSync(passwordFile)) return null;
     const password = readFileSync(passwordFile, 'utf8').trim();
     const recorded = readServerFile(serverFile);
-    const candidates = [recorded && alive(recorded.pid) ? recorded : null, readPostmasterPid(pgdata)].filter((c): c is { pid: number; port: number } => c !== null);
+    const candidates = [recorded && alive(recorded.pid) ? recorded : null, readPostmasterPid(pgdata)].filter(
+      (c): c is { pid: number; port: number } => c !== null,
+    );
     for (const c of candidates) {
       if (!(await canQuery(urlFor(password, c.port, 'postgres')))) continue;
       await ensureDatabase(password, c.port, database);
@@ -370,7 +389,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
       const adopt = recorded !== null && recorded.pid === c.pid && (!ownerAlive || (recorded.transient === true && !opts.transient));
       if (adopt) {
         const { transient: _previous, ...rest } = recorded;
-        writeFileAtomic(serverFile, `${JSON.stringify({ ...rest, owner: process.pid, ...(opts.transient ? { transient: true } : {}) } satisfies ServerFile)}\n`);
+        writeFileAtomic(
+          serverFile,
+          `${JSON.stringify({ ...rest, owner: process.pid, ...(opts.transient ? { transient: true } : {}) } satisfies ServerFile)}\n`,
+        );
       }
       log(`${adopt ? 'taking over' : 'reusing'} the embedded Postgres (pid ${c.pid}) at 127.0.0.1:${c.port}`);
       const stop = async (): Promise<void> => {
@@ -379,7 +401,16 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
         await stopPid(c.pid);
         rmSync(serverFile, { force: true });
       };
-      return { url, port: c.port, pid: c.pid, dataDir: dir, logFile, reused: true, owned: adopt, stop: adopt ? stop : () => Promise.resolve() };
+      return {
+        url,
+        port: c.port,
+        pid: c.pid,
+        dataDir: dir,
+        logFile,
+        reused: true,
+        owned: adopt,
+        stop: adopt ? stop : () => Promise.resolve(),
+      };
     }
     return null;
   };
@@ -401,7 +432,17 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
       log(`initialising a Postgres cluster in ${pgdata}`);
       await run(
         'initdb',
-        [...wrapper, bin.initdb, `--pgdata=${pgdata}`, `--username=${SUPERUSER}`, `--pwfile=${passwordFile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C', ...(durable ? [] : ['--no-sync'])],
+        [
+          ...wrapper,
+          bin.initdb,
+          `--pgdata=${pgdata}`,
+          `--username=${SUPERUSER}`,
+          `--pwfile=${passwordFile}`,
+          '--auth=scram-sha-256',
+          '--encoding=UTF8',
+          '--locale=C',
+          ...(durable ? [] : ['--no-sync']),
+        ],
         logFile,
       );
     }
@@ -419,17 +460,26 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
     /** Spawns postgres on `port` and waits until it answers; `bind` when the port was taken meanwhile. */
     const launch = async (p: number): Promise<{ child: ChildProcess; isRunning: () => boolean; exited: Promise<void> } | 'bind'> => {
       const args = [
-        '-D', pgdata,
-        '-p', String(p),
-        '-c', 'listen_addresses=127.0.0.1',
-        '-c', 'unix_socket_directories=',
-        '-c', 'max_connections=50',
+        '-D',
+        pgdata,
+        '-p',
+        String(p),
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'unix_socket_directories=',
+        '-c',
+        'max_connections=50',
         ...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
       ];
       const out = openSync(logFile, 'a', 0o600);
       writeFileSync(out, `--- ${new Date().toISOString()} postgres ${args.join(' ')}\n`);
       const cmd = [...wrapper, bin.postgres, ...args];
-      const child: ChildProcess = spawn(cmd[0] as string, cmd.slice(1), { detached: true, stdio: ['ignore', out, out], env: { ...process.env, LC_ALL: 'C' } });
+      const child: ChildProcess = spawn(cmd[0] as string, cmd.slice(1), {
+        detached: true,
+        stdio: ['ignore', out, out],
+        env: { ...process.env, LC_ALL: 'C' },
+      });
       closeSync(out);
       let running = true;
       const exited = new Promise<void>((resolve) => {
@@ -451,8 +501,11 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
           if (running) child.kill('SIGKILL');
           const tail = lastLines(logFile, 15);
           // Another process took the port between the check and the start: try a free one.
-          if (!running && opts.port === undefined && /could not bind|Address already in use/i.test(tail.split('--- ').at(-1) ?? '')) return 'bind';
-          throw new Error(`the embedded Postgres did not start (${running ? `no answer within ${readyTimeoutMs} ms` : 'it exited'}); log ${logFile}:\n${tail}`);
+          if (!running && opts.port === undefined && /could not bind|Address already in use/i.test(tail.split('--- ').at(-1) ?? ''))
+            return 'bind';
+          throw new Error(
+            `the embedded Postgres did not start (${running ? `no answer within ${readyTimeoutMs} ms` : 'it exited'}); log ${logFile}:\n${tail}`,
+          );
         }
         await sleep(100);
       }
@@ -469,7 +522,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
     const pid = child.pid ?? -1;
 
     await ensureDatabase(password, port, database);
-    writeFileAtomic(serverFile, `${JSON.stringify({ pid, port, startedAt: new Date().toISOString(), owner: process.pid, ...(opts.transient ? { transient: true } : {}) } satisfies ServerFile)}\n`);
+    writeFileAtomic(
+      serverFile,
+      `${JSON.stringify({ pid, port, startedAt: new Date().toISOString(), owner: process.pid, ...(opts.transient ? { transient: true } : {}) } satisfies ServerFile)}\n`,
+    );
     const url = urlFor(password, port, database);
     writeFileAtomic(urlFile, `${url}\n`);
     log(`embedded Postgres (pid ${pid}) at 127.0.0.1:${port}, cluster ${pgdata}`);

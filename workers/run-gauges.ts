@@ -79,7 +79,10 @@ export interface RunGaugeOptions {
 }
 
 /** Reads the open runs through `client` (its namespace and codec). */
-export async function readOpenRuns(client: Client, opts: Required<Pick<RunGaugeOptions, 'queryTimeoutMs' | 'maxRuns' | 'concurrency'>>): Promise<OpenRun[]> {
+export async function readOpenRuns(
+  client: Client,
+  opts: Required<Pick<RunGaugeOptions, 'queryTimeoutMs' | 'maxRuns' | 'concurrency'>>,
+): Promise<OpenRun[]> {
   const listed: { workflowId: string; searchStatus: string | null }[] = [];
   for await (const wf of client.workflow.list({ query: "WorkflowType = 'vigilRun' AND ExecutionStatus = 'Running'" })) {
     listed.push({ workflowId: wf.workflowId, searchStatus: wf.typedSearchAttributes.get(SA_STATUS) ?? null });
@@ -92,7 +95,9 @@ export async function readOpenRuns(client: Client, opts: Required<Pick<RunGaugeO
       const run = listed[next++] as (typeof listed)[number];
       let facts: StatusFacts | null = null;
       try {
-        const answer = await client.withAbortSignal(AbortSignal.timeout(opts.queryTimeoutMs), () => client.workflow.getHandle(run.workflowId).query('status'));
+        const answer = await client.withAbortSignal(AbortSignal.timeout(opts.queryTimeoutMs), () =>
+          client.workflow.getHandle(run.workflowId).query('status'),
+        );
         const parsed = StatusFactsSchema.safeParse(answer);
         facts = parsed.success ? parsed.data : null;
       } catch {

@@ -4,7 +4,15 @@
  * the SDK's own worker, poller, slot, workflow-task and activity metrics, served at
  * http://HOST:PORT/metrics. Installed once, before any connection.
  */
-import { DefaultLogger, Runtime, type LogEntry, type Logger, type LogLevel, type LogMetadata, type RuntimeOptions } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  Runtime,
+  type LogEntry,
+  type Logger,
+  type LogLevel,
+  type LogMetadata,
+  type RuntimeOptions,
+} from '@temporalio/worker';
 import { jsonLogLine, type LogFormat } from './logging.js';
 import { MetricsBindError } from './metrics-bind.js';
 

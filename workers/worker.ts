@@ -6,7 +6,14 @@
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, NativeConnection, Worker, type ActivityInterceptorsFactory, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  NativeConnection,
+  Worker,
+  type ActivityInterceptorsFactory,
+  type InjectedSinks,
+  type WorkerOptions,
+} from '@temporalio/worker';
 import type { PayloadCodec } from '@temporalio/common';
 import * as activities from '../activities/index.js';
 import { configureGitHelper } from '../activities/git-helper.js';
@@ -91,7 +98,14 @@ const runningCallSinks: InjectedSinks<RunningCallSinks> = {
 
 const quiet = (): void => {};
 /** The bundler's progress chatter is noise in a worker's log; its errors are not. */
-const bundlerLogger = { trace: quiet, debug: quiet, info: quiet, warn: (m: string) => logLine('WARN', m), error: (m: string) => logLine('ERROR', m), log: quiet };
+const bundlerLogger = {
+  trace: quiet,
+  debug: quiet,
+  info: quiet,
+  warn: (m: string) => logLine('WARN', m),
+  error: (m: string) => logLine('ERROR', m),
+  log: quiet,
+};
 
 /**
  * The workflow bundle a worker started from this code uses: the prebuilt `dist/workflow-bundle.js`
@@ -106,12 +120,19 @@ export async function defaultWorkflowBundle(
   const entry = workflowsPath();
   // Workflow interceptors (tracing) are not in the prebuilt bundle: bundle with them.
   if (workflowInterceptorModules.length) {
-    return bundleWorkflowCode({ ...workflowBundleOptions(), workflowInterceptorModules: [...workflowInterceptorModules], logger: bundlerLogger });
+    return bundleWorkflowCode({
+      ...workflowBundleOptions(),
+      workflowInterceptorModules: [...workflowInterceptorModules],
+      logger: bundlerLogger,
+    });
   }
   if (entry.endsWith('.js')) {
     const check = checkPrebuiltBundle(path.resolve(path.dirname(entry), '..'));
     if (check.ok) return { codePath: check.codePath };
-    if (check.reason) log(`vigil worker: not using the prebuilt workflow bundle (${check.reason}); bundling the workflows now — \`npm run build\` refreshes it`);
+    if (check.reason)
+      log(
+        `vigil worker: not using the prebuilt workflow bundle (${check.reason}); bundling the workflows now — \`npm run build\` refreshes it`,
+      );
   }
   return bundleWorkflowCode({ ...workflowBundleOptions(), logger: bundlerLogger });
 }
@@ -130,10 +151,17 @@ export async function createVigilWorker(opts: VigilWorkerOptions): Promise<Worke
     // The bundle carries the tolerant payload converter (workflows/payload-converter.ts): the
     // workflow sandbox is where an undecodable signal would otherwise fail every task. Activities
     // only ever see payloads Vigil's own workflow wrote, with the default converter.
-    ...(opts.workflows === false ? {} : { workflowBundle: opts.workflowBundle ?? (await defaultWorkflowBundle(undefined, opts.tracing?.workflowInterceptorModules)) }),
+    ...(opts.workflows === false
+      ? {}
+      : { workflowBundle: opts.workflowBundle ?? (await defaultWorkflowBundle(undefined, opts.tracing?.workflowInterceptorModules)) }),
     activities,
     ...(opts.tracing || opts.activityInterceptors?.length
-      ? { interceptors: { ...opts.tracing?.interceptors, activity: [...(opts.tracing?.interceptors.activity ?? []), ...(opts.activityInterceptors ?? [])] } }
+      ? {
+          interceptors: {
+            ...opts.tracing?.interceptors,
+            activity: [...(opts.tracing?.interceptors.activity ?? []), ...(opts.activityInterceptors ?? [])],
+          },
+        }
       : {}),
     sinks: { ...runningCallSinks, ...opts.tracing?.sinks },
     // Payloads encrypted when a codec key is configured (VIGIL_CODEC_KEY_FILE / VIGIL_CODEC_KEY);
@@ -155,4 +183,3 @@ export async function createVigilWorker(opts: VigilWorkerOptions): Promise<Worke
     shutdownGraceTime: '10s',
   });
 }
-

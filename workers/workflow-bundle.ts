@@ -74,9 +74,11 @@ export function checkPrebuiltBundle(distDir: string): PrebuiltCheck {
   } catch {
     return { ok: false, reason: `${MANIFEST_FILE} is missing or unreadable` };
   }
-  if (m.format !== FORMAT || typeof m.inputs !== 'object' || typeof m.packages !== 'object') return { ok: false, reason: `${MANIFEST_FILE} has an unknown format` };
+  if (m.format !== FORMAT || typeof m.inputs !== 'object' || typeof m.packages !== 'object')
+    return { ok: false, reason: `${MANIFEST_FILE} has an unknown format` };
   if (Object.keys(m.inputs).length === 0) return { ok: false, reason: `${MANIFEST_FILE} lists no inputs` };
-  if (!existsSync(codePath) || sha256(codePath) !== m.bundleSha256) return { ok: false, reason: `${BUNDLE_FILE} is not the file the manifest describes` };
+  if (!existsSync(codePath) || sha256(codePath) !== m.bundleSha256)
+    return { ok: false, reason: `${BUNDLE_FILE} is not the file the manifest describes` };
   for (const [rel, hash] of Object.entries(m.inputs)) {
     const file = path.resolve(distDir, rel);
     if (!existsSync(file)) return { ok: false, reason: `${rel} is gone` };

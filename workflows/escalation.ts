@@ -25,7 +25,8 @@ export function channelsOf(k: Knobs): NotifyChannels {
   };
 }
 
-export const anyChannel = (c: NotifyChannels): boolean => Boolean(c.webhookUrl || c.slackWebhookUrl || c.discordWebhookUrl || c.file || c.desktop);
+export const anyChannel = (c: NotifyChannels): boolean =>
+  Boolean(c.webhookUrl || c.slackWebhookUrl || c.discordWebhookUrl || c.file || c.desktop);
 
 export interface NotifyRequest {
   runId: string;
@@ -48,7 +49,16 @@ export async function sendNotification(acts: Pick<Acts, 'notify'>, r: NotifyRequ
   try {
     return await acts.notify.executeWithOptions({ summary: `notify: ${r.event} — ${r.title.slice(0, 80)}` }, [
       {
-        notification: { event: r.event, runId: r.runId, title: r.title.slice(0, 200), message: r.message.slice(0, 4000), severity: r.severity, time: r.at, details: r.details, dedupeKey: r.dedupeKey },
+        notification: {
+          event: r.event,
+          runId: r.runId,
+          title: r.title.slice(0, 200),
+          message: r.message.slice(0, 4000),
+          severity: r.severity,
+          time: r.at,
+          details: r.details,
+          dedupeKey: r.dedupeKey,
+        },
         channels,
         timeoutMs: r.knobs.notifyTimeoutSeconds * 1000,
         ledgerPath: `${runDirPath(r.repoPath, r.runId)}/notifications.ledger.jsonl`,
@@ -61,14 +71,30 @@ export async function sendNotification(acts: Pick<Acts, 'notify'>, r: NotifyRequ
 }
 
 /** Folds a delivery result into the run's notification status (bounded). */
-export function recordNotification(s: NotificationStatus, result: NotifyResult | null, event: string, at: string, activityFailed: boolean): NotificationStatus {
+export function recordNotification(
+  s: NotificationStatus,
+  result: NotifyResult | null,
+  event: string,
+  at: string,
+  activityFailed: boolean,
+): NotificationStatus {
   if (!result) {
     return activityFailed
-      ? { sent: s.sent, failed: s.failed + 1, recentFailures: [...s.recentFailures, { event, channel: 'all', error: 'the notification activity failed', at }].slice(-10) }
+      ? {
+          sent: s.sent,
+          failed: s.failed + 1,
+          recentFailures: [...s.recentFailures, { event, channel: 'all', error: 'the notification activity failed', at }].slice(-10),
+        }
       : s;
   }
-  const failures = result.results.filter((c) => !c.ok).map((c) => ({ event, channel: c.channel, error: (c.error ?? 'failed').slice(0, 500), at }));
-  return { sent: s.sent + result.delivered, failed: s.failed + result.failed, recentFailures: [...s.recentFailures, ...failures].slice(-10) };
+  const failures = result.results
+    .filter((c) => !c.ok)
+    .map((c) => ({ event, channel: c.channel, error: (c.error ?? 'failed').slice(0, 500), at }));
+  return {
+    sent: s.sent + result.delivered,
+    failed: s.failed + result.failed,
+    recentFailures: [...s.recentFailures, ...failures].slice(-10),
+  };
 }
 
 export interface EscalationInput {
@@ -89,7 +115,10 @@ export interface EscalationOutput {
  * Writes the handoff (with `files`: git and file activities) and sends the escalation
  * notification (with `people`). The caller pauses (or not).
  */
-export async function escalate(deps: { files: Pick<Acts, 'writeHandoff'>; people: Pick<Acts, 'notify'> }, e: EscalationInput): Promise<EscalationOutput> {
+export async function escalate(
+  deps: { files: Pick<Acts, 'writeHandoff'>; people: Pick<Acts, 'notify'> },
+  e: EscalationInput,
+): Promise<EscalationOutput> {
   const h = e.handoff;
   const handoff = await deps.files.writeHandoff.executeWithOptions({ summary: `handoff: ${h.reason} at iteration ${h.iteration}` }, [h]);
   const notifyResult = await sendNotification(deps.people, {

@@ -20,7 +20,16 @@
  */
 import { ActivityFailure, isCancellation, type ActivityInterfaceFor } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
-import { PROMPT_PART_MIN_CHARS, PROMPT_PART_NAMES, type CarriedGates, type PromptInput, type PromptRefs, type RunGatesInput, type RunGatesResult, type RunTestsInput } from '../schemas/activities.js';
+import {
+  PROMPT_PART_MIN_CHARS,
+  PROMPT_PART_NAMES,
+  type CarriedGates,
+  type PromptInput,
+  type PromptRefs,
+  type RunGatesInput,
+  type RunGatesResult,
+  type RunTestsInput,
+} from '../schemas/activities.js';
 import { GateResultSchema, type GateResult, type GateResultInput, type GateTrack, type ToolGate } from '../schemas/gates.js';
 import type { Knobs } from '../schemas/knobs.js';
 import type { TestRunRecord } from '../schemas/run.js';
@@ -98,7 +107,10 @@ export interface GatesPassInput {
 }
 
 /** The gates activity's input for a pass (`tests`: the suite to run, or null). */
-export function gatesPassArgs(input: Omit<GatesPassInput, 'run' | 'interrupted' | 'carried' | 'treeHash' | 'knownTests' | 'testsInput'>, tests: RunTestsInput | null): RunGatesInput {
+export function gatesPassArgs(
+  input: Omit<GatesPassInput, 'run' | 'interrupted' | 'carried' | 'treeHash' | 'knownTests' | 'testsInput'>,
+  tests: RunTestsInput | null,
+): RunGatesInput {
   const k = input.knobs;
   const groups = gateGroups(k);
   return {
@@ -120,7 +132,10 @@ export function gatesPassArgs(input: Omit<GatesPassInput, 'run' | 'interrupted' 
  * the call after a good agent run that changed the tree. Null when the gates do not follow every
  * good iteration (`gateCadence`) or there are none.
  */
-export function carriedGates(input: Omit<GatesPassInput, 'run' | 'interrupted' | 'carried' | 'treeHash'>, lastTree: string | null): CarriedGates | null {
+export function carriedGates(
+  input: Omit<GatesPassInput, 'run' | 'interrupted' | 'carried' | 'treeHash'>,
+  lastTree: string | null,
+): CarriedGates | null {
   const groups = gateGroups(input.knobs);
   if (groups.length === 0 || input.knobs.gateCadence !== 'changed') return null;
   const wantsTests = groups.some((g) => g.includes('tests'));
@@ -139,14 +154,27 @@ export interface GatesPassOutcome {
 
 /** A compact gate result with what it left out: its defaults, the pass's tree and iteration, its report (the pass's one report, or its own file in older passes). */
 export function gateResultOf(r: GateResultInput, out: RunGatesResult, iteration: number): GateResult {
-  const full = { findings: [], findingCount: 0, missingTools: [], durationMs: 0, treeHash: out.treeHash, iteration, reportPath: out.reportFile ?? (out.reportDir ? `${out.reportDir}/${r.gate}-${String(iteration).padStart(4, '0')}.json` : null), ...r };
+  const full = {
+    findings: [],
+    findingCount: 0,
+    missingTools: [],
+    durationMs: 0,
+    treeHash: out.treeHash,
+    iteration,
+    reportPath: out.reportFile ?? (out.reportDir ? `${out.reportDir}/${r.gate}-${String(iteration).padStart(4, '0')}.json` : null),
+    ...r,
+  };
   const parsed = GateResultSchema.safeParse(full);
   // A result the schema refuses (never expected) is kept as it came rather than failing the workflow task.
   return parsed.success ? parsed.data : (full as GateResult);
 }
 
 /** Per gate, the tree it looks at changes since; compact: the most common one once (`sinceDefault`), the others by gate. */
-export function sinceTreesArg(gates: readonly ToolGate[], since: (g: ToolGate) => string | null, compact: boolean): { sinceTrees: Partial<Record<ToolGate, string | null>>; sinceDefault?: string | null } {
+export function sinceTreesArg(
+  gates: readonly ToolGate[],
+  since: (g: ToolGate) => string | null,
+  compact: boolean,
+): { sinceTrees: Partial<Record<ToolGate, string | null>>; sinceDefault?: string | null } {
   const all = gates.map((g) => [g, since(g)] as const);
   if (!compact || all.length === 0) return { sinceTrees: Object.fromEntries(all) };
   const counts = new Map<string | null, number>();
@@ -168,16 +196,25 @@ export async function runGatesPass(acts: Pick<Acts, 'runGates'>, input: GatesPas
     out =
       carried ??
       (await input.run(() =>
-        acts.runGates.executeWithOptions({ summary: `quality gates (iteration ${input.iteration}): ${groups.map((g) => g.map(gateLabel).join(' + ')).join(' → ')}` }, [
-          gatesPassArgs(input, wantsTests && !known ? input.testsInput : null),
-        ]),
+        acts.runGates.executeWithOptions(
+          { summary: `quality gates (iteration ${input.iteration}): ${groups.map((g) => g.map(gateLabel).join(' + ')).join(' → ')}` },
+          [gatesPassArgs(input, wantsTests && !known ? input.testsInput : null)],
+        ),
       ));
   } catch (err) {
     if (isCancellation(err) && input.interrupted()) return { results: [], interrupted: true, tests: null };
     if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
     // Lost after its retries: every gate of the pass is inconclusive, never a pass.
     const why = err.cause?.message ?? err.message;
-    const lost = groups.flat().map((gate) => GateResultSchema.parse({ gate, verdict: 'inconclusive', reason: `the ${gateLabel(gate)} gate could not run: ${why}`.slice(0, 500), treeHash: input.treeHash, iteration: input.iteration }));
+    const lost = groups.flat().map((gate) =>
+      GateResultSchema.parse({
+        gate,
+        verdict: 'inconclusive',
+        reason: `the ${gateLabel(gate)} gate could not run: ${why}`.slice(0, 500),
+        treeHash: input.treeHash,
+        iteration: input.iteration,
+      }),
+    );
     return { results: lost, interrupted: false, tests: null };
   }
   const ran = out.tests ? testRecord(out.tests, input.treeHash, input.iteration) : null;
@@ -188,7 +225,8 @@ export async function runGatesPass(acts: Pick<Acts, 'runGates'>, input: GatesPas
   for (const group of groups) {
     for (const gate of group) {
       if (gate === 'tests') {
-        if (testsDone) results.push(testsGateResult(testsNow && testsNow.runner !== 'none' ? testsNow : null, input.treeHash, input.iteration));
+        if (testsDone)
+          results.push(testsGateResult(testsNow && testsNow.runner !== 'none' ? testsNow : null, input.treeHash, input.iteration));
         continue;
       }
       const r = out.results.find((x) => x.gate === gate);

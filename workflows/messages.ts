@@ -5,7 +5,18 @@
  * query.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import { CALL_CANCEL_QUERY, type BudgetPayload, type CallCancel, type ForceReviewPayload, type InputPayload, type PausePayload, type ResumePayload, type RewindPayload, type StopPayload, type WaivePayload } from '../schemas/messages.js';
+import {
+  CALL_CANCEL_QUERY,
+  type BudgetPayload,
+  type CallCancel,
+  type ForceReviewPayload,
+  type InputPayload,
+  type PausePayload,
+  type ResumePayload,
+  type RewindPayload,
+  type StopPayload,
+  type WaivePayload,
+} from '../schemas/messages.js';
 import type { RunStatus, StatusSnapshot } from '../schemas/status.js';
 
 /** What every update answers: whether it changed anything, and the run's state after it. */

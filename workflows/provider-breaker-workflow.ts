@@ -98,11 +98,25 @@ export async function vigilProviderBreaker(rawInput: ProviderBreakerInput): Prom
   const noteChange = (before: ProviderBreakerState, after: ProviderBreakerState, now: number, by: string, reason?: string): void => {
     const from = effectivePhase(before, now);
     if (before.phase === 'OPEN' && after.phase !== 'OPEN' && before.openUntilMs !== null) {
-      record({ kind: 'transition', from: 'OPEN', to: 'HALF_OPEN', atMs: before.openUntilMs, by, why: `cooldown of ${seconds(cfg.cooldownMs)} ended` });
+      record({
+        kind: 'transition',
+        from: 'OPEN',
+        to: 'HALF_OPEN',
+        atMs: before.openUntilMs,
+        by,
+        why: `cooldown of ${seconds(cfg.cooldownMs)} ended`,
+      });
     }
     if (after.trips > before.trips) {
       const cause = from === 'CLOSED' ? `${cfg.failureThreshold} failure(s) within ${seconds(cfg.failureWindowMs)}` : 'the probe failed';
-      record({ kind: 'transition', from, to: 'OPEN', atMs: now, by, why: `${cause}${reason ? `: ${reason}` : ''}; open until ${iso(after.openUntilMs ?? now)}` });
+      record({
+        kind: 'transition',
+        from,
+        to: 'OPEN',
+        atMs: now,
+        by,
+        why: `${cause}${reason ? `: ${reason}` : ''}; open until ${iso(after.openUntilMs ?? now)}`,
+      });
     } else if (from === 'HALF_OPEN' && after.phase === 'CLOSED') {
       record({ kind: 'transition', from, to: 'CLOSED', atMs: now, by, why: `${cfg.closeAfterSuccesses} probe(s) succeeded in a row` });
     }
@@ -170,7 +184,9 @@ export async function vigilProviderBreaker(rawInput: ProviderBreakerInput): Prom
       if (d.probe) probe = { runId: p.runId, askId: p.askId ?? null, atMs: now, leaseUntilMs: now + (p.leaseMs ?? defaultLeaseMs) };
     } else {
       const since = waiting.find((w) => w.runId === p.runId)?.sinceMs ?? now;
-      waiting = [...others, { runId: p.runId, sinceMs: since, retryAtMs: d.retryAtMs, reason: d.reason }].slice(-BREAKER_LIMITS.waitingRuns);
+      waiting = [...others, { runId: p.runId, sinceMs: since, retryAtMs: d.retryAtMs, reason: d.reason }].slice(
+        -BREAKER_LIMITS.waitingRuns,
+      );
     }
     publish();
     return { ...d, state };
@@ -211,7 +227,11 @@ export async function vigilProviderBreaker(rawInput: ProviderBreakerInput): Prom
           const p = r.value;
           const now = nowMs();
           // Only the holder's report is the probe's: a late report of an older probe says nothing now.
-          const isTheProbe = p.probe && probe !== null && probe.runId === p.runId && (p.askId === undefined || probe.askId === null || probe.askId === p.askId);
+          const isTheProbe =
+            p.probe &&
+            probe !== null &&
+            probe.runId === p.runId &&
+            (p.askId === undefined || probe.askId === null || probe.askId === p.askId);
           const before = state;
           state = breakerReport(state, p.outcome, now, cfg, { probe: isTheProbe });
           if (!state.probeInFlight) probe = null;
@@ -222,7 +242,10 @@ export async function vigilProviderBreaker(rawInput: ProviderBreakerInput): Prom
       }
       publish();
     },
-    { description: 'The outcome of a call this breaker let out: {runId, outcome: success|failure|released, probe, reason?}. Invalid payloads are ignored and counted.' },
+    {
+      description:
+        'The outcome of a call this breaker let out: {runId, outcome: success|failure|released, probe, reason?}. Invalid payloads are ignored and counted.',
+    },
   );
 
   setHandler(
@@ -236,7 +259,14 @@ export async function vigilProviderBreaker(rawInput: ProviderBreakerInput): Prom
       state = breakerReset(state, now);
       probe = null;
       const by = r.value.by ?? 'unknown';
-      record({ kind: 'reset', from: effectivePhase(before, now), to: 'CLOSED', atMs: now, by, why: r.value.reason ? `operator reset: ${r.value.reason}` : 'operator reset' });
+      record({
+        kind: 'reset',
+        from: effectivePhase(before, now),
+        to: 'CLOSED',
+        atMs: now,
+        by,
+        why: r.value.reason ? `operator reset: ${r.value.reason}` : 'operator reset',
+      });
       publish();
       return state;
     },
@@ -249,7 +279,9 @@ export async function vigilProviderBreaker(rawInput: ProviderBreakerInput): Prom
     },
   );
 
-  setHandler(breakerStateQuery, view, { description: 'The breaker: state, config, recent transitions and resets, runs waiting, invalid reports.' });
+  setHandler(breakerStateQuery, view, {
+    description: 'The breaker: state, config, recent transitions and resets, runs waiting, invalid reports.',
+  });
 
   // ---- the entity's own clock: cooldown ends, probe leases, rollover ----
 
@@ -260,7 +292,13 @@ export async function vigilProviderBreaker(rawInput: ProviderBreakerInput): Prom
     const before = state;
     state = breakerReport(state, 'failure', now, cfg, { probe: true });
     probe = null;
-    noteChange(before, state, now, 'vigil', `run ${lost.runId} did not report its probe within its lease (${seconds(lost.leaseUntilMs - lost.atMs)})`);
+    noteChange(
+      before,
+      state,
+      now,
+      'vigil',
+      `run ${lost.runId} did not report its probe within its lease (${seconds(lost.leaseUntilMs - lost.atMs)})`,
+    );
   };
 
   /** The next instant the breaker changes by itself, if any. */
@@ -288,7 +326,12 @@ export async function vigilProviderBreaker(rawInput: ProviderBreakerInput): Prom
       ...(input.probeLeaseMs !== undefined ? { probeLeaseMs: input.probeLeaseMs } : {}),
       generation: generation + 1,
     });
-    log.info('provider breaker continuing as new', { provider, messages, generation: carried.generation, historyLength: workflowInfo().historyLength });
+    log.info('provider breaker continuing as new', {
+      provider,
+      messages,
+      generation: carried.generation,
+      historyLength: workflowInfo().historyLength,
+    });
     return continueAsNew<typeof vigilProviderBreaker>(carried);
   };
 

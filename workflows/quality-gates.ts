@@ -39,17 +39,30 @@ export interface ToolGatesOutcome {
 /** The test run as a gate result. */
 export function testsGateResult(t: TestRunRecord | null, treeHash: string, iteration: number): GateResult {
   if (t === null) {
-    return GateResultSchema.parse({ gate: 'tests', verdict: 'inconclusive', reason: 'no test command configured and no test runner found', treeHash, iteration });
+    return GateResultSchema.parse({
+      gate: 'tests',
+      verdict: 'inconclusive',
+      reason: 'no test command configured and no test runner found',
+      treeHash,
+      iteration,
+    });
   }
   const verdict = t.verdict ?? (t.passed ? 'pass' : 'fail');
   const reason =
     t.reason ||
-    (t.passed ? 'tests passed' : t.timedOut ? 'the test command timed out' : `tests failed (exit ${t.exitCode}${t.failures !== null ? `, ${t.failures} failing` : ''})`);
+    (t.passed
+      ? 'tests passed'
+      : t.timedOut
+        ? 'the test command timed out'
+        : `tests failed (exit ${t.exitCode}${t.failures !== null ? `, ${t.failures} failing` : ''})`);
   return GateResultSchema.parse({
     gate: 'tests',
     verdict,
     reason: reason.slice(0, 500),
-    findings: verdict === 'fail' ? [{ gate: 'tests', severity: 'high', file: null, line: null, message: `${reason}; log: ${t.logPath}`.slice(0, 500) }] : [],
+    findings:
+      verdict === 'fail'
+        ? [{ gate: 'tests', severity: 'high', file: null, line: null, message: `${reason}; log: ${t.logPath}`.slice(0, 500) }]
+        : [],
     findingCount: verdict === 'fail' ? 1 : 0,
     reportPath: t.logPath || null,
     treeHash,
@@ -59,7 +72,13 @@ export function testsGateResult(t: TestRunRecord | null, treeHash: string, itera
 
 function lost(gate: ToolGate, err: unknown, treeHash: string, iteration: number): GateResult {
   const why = err instanceof ActivityFailure ? (err.cause?.message ?? err.message) : String(err);
-  return GateResultSchema.parse({ gate, verdict: 'inconclusive', reason: `the ${gateLabel(gate)} gate could not run: ${why}`.slice(0, 500), treeHash, iteration });
+  return GateResultSchema.parse({
+    gate,
+    verdict: 'inconclusive',
+    reason: `the ${gateLabel(gate)} gate could not run: ${why}`.slice(0, 500),
+    treeHash,
+    iteration,
+  });
 }
 
 export async function runToolGates(gates: Pick<Acts, 'runGate'>, input: ToolGatesInput): Promise<ToolGatesOutcome> {

@@ -29,7 +29,8 @@ export async function vigilReadLog(raw: ReadLogWorkflowInput): Promise<ReadLogAn
     return { kind: 'chunk', chunk: await readRunLog(input.request) };
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
-    if (err.cause instanceof TimeoutFailure && err.cause.timeoutType === 'SCHEDULE_TO_START') return { kind: 'no_worker', queue: input.hostQueue };
+    if (err.cause instanceof TimeoutFailure && err.cause.timeoutType === 'SCHEDULE_TO_START')
+      return { kind: 'no_worker', queue: input.hostQueue };
     return { kind: 'failed', message: (err.cause?.message ?? err.message).slice(0, 2000) };
   }
 }

@@ -141,19 +141,22 @@ export function installRewind(d: RewindDeps): Rewinder {
     const lastTree = s.convergence.lastHash ?? target.tree;
     let out;
     try {
-      out = await d.acts.rewindRepo.executeWithOptions({ summary: `rewind to iteration ${p.to} (from ${s.iteration}), requested by ${r.by}` }, [
-        {
-          repoPath: d.repoPath,
-          lastTree,
-          target: { commit: target.commit, tree: target.tree },
-          latest: s.checkpoints.list.at(-1)?.commit ?? null,
-          savedRef: saveAs,
-          message: `vigil: the tree before rewind ${n} of run ${d.workflowId.slice(0, 500)} (from iteration ${s.iteration} to ${p.to})\n\nRequested by ${r.by.slice(0, 200)}${p.reason ? `: ${p.reason.slice(0, 1000)}` : ''}.\n`,
-          // An interrupted agent call's partial work is the run's own, not a person's: it is saved, not refused.
-          force: p.force === true || r.interruptedAgent,
-          drop: refsAfter(s.checkpoints, p.to),
-        },
-      ]);
+      out = await d.acts.rewindRepo.executeWithOptions(
+        { summary: `rewind to iteration ${p.to} (from ${s.iteration}), requested by ${r.by}` },
+        [
+          {
+            repoPath: d.repoPath,
+            lastTree,
+            target: { commit: target.commit, tree: target.tree },
+            latest: s.checkpoints.list.at(-1)?.commit ?? null,
+            savedRef: saveAs,
+            message: `vigil: the tree before rewind ${n} of run ${d.workflowId.slice(0, 500)} (from iteration ${s.iteration} to ${p.to})\n\nRequested by ${r.by.slice(0, 200)}${p.reason ? `: ${p.reason.slice(0, 1000)}` : ''}.\n`,
+            // An interrupted agent call's partial work is the run's own, not a person's: it is saved, not refused.
+            force: p.force === true || r.interruptedAgent,
+            drop: refsAfter(s.checkpoints, p.to),
+          },
+        ],
+      );
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
       return answer(r, { ok: false, error: `the repository could not be rewound: ${(err.cause?.message ?? err.message).slice(0, 500)}` });

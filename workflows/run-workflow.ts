@@ -63,12 +63,18 @@ function carriedState(input: RunInput): RunState | null {
   try {
     unpacked = unpackValue(input.packedState);
   } catch (err) {
-    throw ApplicationFailure.nonRetryable(`invalid run input: packedState: ${err instanceof Error ? err.message : String(err)}`, 'InvalidRunInput');
+    throw ApplicationFailure.nonRetryable(
+      `invalid run input: packedState: ${err instanceof Error ? err.message : String(err)}`,
+      'InvalidRunInput',
+    );
   }
   const parsed = RunStateSchema.safeParse(unpacked);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(the state)'}: ${i.message}`);
-    throw ApplicationFailure.nonRetryable(`invalid run input: packedState is not a run state: ${issues.slice(0, 5).join('; ')}${issues.length > 5 ? `; and ${issues.length - 5} more` : ''}`, 'InvalidRunInput');
+    throw ApplicationFailure.nonRetryable(
+      `invalid run input: packedState is not a run state: ${issues.slice(0, 5).join('; ')}${issues.length > 5 ? `; and ${issues.length - 5} more` : ''}`,
+      'InvalidRunInput',
+    );
   }
   return parsed.data;
 }

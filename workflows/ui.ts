@@ -75,7 +75,9 @@ export function voteLines(v: Pick<Verdict, 'votes' | 'devilsAdvocate'>): string[
   const da = v.devilsAdvocate;
   if (da?.triggered) {
     const reason = da.reason.replace(/\s+/g, ' ').trim();
-    lines.push(`devil's advocate: ${da.recorded}${da.flipped ? ' (overturned the approval)' : ''}${reason ? ` — ${clip(reason, 300)}` : ''}`);
+    lines.push(
+      `devil's advocate: ${da.recorded}${da.flipped ? ' (overturned the approval)' : ''}${reason ? ` — ${clip(reason, 300)}` : ''}`,
+    );
   }
   return lines;
 }
@@ -105,8 +107,12 @@ export function nextStep(s: Pick<StatusSnapshot, 'workflowId' | 'pause' | 'budge
       : /^contract error/.test(reason)
         ? "fix the agent command's answer format (check it with `vigil doctor --agent-command CMD`; see docs/agent-contract.md), then resume"
         : /^escalation/.test(reason)
-        ? 'read the handoff, optionally redirect (`vigil input ' + id + ' "…"`) or ask the council (`vigil review ' + id + '`), then resume'
-        : 'resume when ready';
+          ? 'read the handoff, optionally redirect (`vigil input ' +
+            id +
+            ' "…"`) or ask the council (`vigil review ' +
+            id +
+            '`), then resume'
+          : 'resume when ready';
   return `**Next step:** ${advice} — \`vigil resume ${id}\` (or \`temporal workflow signal -w ${id} --name resume\`); to end it, \`vigil stop ${id}\``;
 }
 
@@ -116,8 +122,11 @@ export function qualityLines(s: StatusSnapshot): string[] {
   const q = s.quality;
   if (q && q.gates.length > 0) {
     const mark = { pass: '✓', fail: '✗', inconclusive: '?' } as const;
-    lines.push(`Quality gates: ${q.gates.map((g) => `${mark[g.verdict]} ${g.gate.replace(/_/g, ' ')}${q.failing[g.gate] ? ` (${q.failing[g.gate]}× in a row)` : ''}`).join(' · ')}`);
-    for (const g of q.gates.filter((x) => x.verdict === 'fail').slice(0, 3)) lines.push(`- ${g.gate.replace(/_/g, ' ')}: ${clip(g.reason, 200)}`);
+    lines.push(
+      `Quality gates: ${q.gates.map((g) => `${mark[g.verdict]} ${g.gate.replace(/_/g, ' ')}${q.failing[g.gate] ? ` (${q.failing[g.gate]}× in a row)` : ''}`).join(' · ')}`,
+    );
+    for (const g of q.gates.filter((x) => x.verdict === 'fail').slice(0, 3))
+      lines.push(`- ${g.gate.replace(/_/g, ' ')}: ${clip(g.reason, 200)}`);
   }
   if (q?.lastReview) {
     const r = q.lastReview;
@@ -130,8 +139,11 @@ export function qualityLines(s: StatusSnapshot): string[] {
     const c = q.checklist;
     const n = (st: string): number => c.filter((i) => i.status === st).length;
     const waived = c.filter((i) => i.waived).length;
-    lines.push(`PRD checklist: ${c.length} item(s) · ${n('passing')} passing · ${n('failing')} failing · ${n('unverified')} unverified${waived ? ` · ${waived} waived` : ''}`);
-    for (const i of c.filter((x) => x.status === 'failing' && !x.waived).slice(0, 5)) lines.push(`- ${i.id} (${i.priority}) failing: ${clip(i.title, 120)}`);
+    lines.push(
+      `PRD checklist: ${c.length} item(s) · ${n('passing')} passing · ${n('failing')} failing · ${n('unverified')} unverified${waived ? ` · ${waived} waived` : ''}`,
+    );
+    for (const i of c.filter((x) => x.status === 'failing' && !x.waived).slice(0, 5))
+      lines.push(`- ${i.id} (${i.priority}) failing: ${clip(i.title, 120)}`);
   } else if (q?.checklistProblem) {
     lines.push(`PRD checklist: none (${clip(q.checklistProblem, 200)})`);
   }
@@ -144,7 +156,10 @@ export function checkpointLines(s: StatusSnapshot): string[] {
   if (!cp) return [];
   const lines: string[] = [];
   const last = cp.list.at(-1);
-  if (last) lines.push(`Checkpoint of iteration ${last.iteration}: \`${last.commit.slice(0, 12)}\` (${last.ref}) · ${cp.list.length} kept of ${cp.kept} · \`vigil checkpoints ${s.workflowId}\``);
+  if (last)
+    lines.push(
+      `Checkpoint of iteration ${last.iteration}: \`${last.commit.slice(0, 12)}\` (${last.ref}) · ${cp.list.length} kept of ${cp.kept} · \`vigil checkpoints ${s.workflowId}\``,
+    );
   else if (cp.kept === 0) lines.push('Checkpoints off (checkpointsKept 0): the run cannot be rewound');
   const r = cp.rewinds.at(-1);
   if (r) {
@@ -192,7 +207,10 @@ export function currentDetails(s: StatusSnapshot): string {
     lines.push(`Paused by ${s.pause.by} at ${s.pause.at}${s.pause.reason ? `: ${clip(s.pause.reason, 500)}` : ''}`);
     lines.push(nextStep(s));
   }
-  if (s.providerWait) lines.push(`Waiting for provider ${s.providerWait.provider} until ${s.providerWait.until} (circuit breaker: ${s.providerWait.reason.replace(/_/g, ' ')}); \`vigil providers\` shows it`);
+  if (s.providerWait)
+    lines.push(
+      `Waiting for provider ${s.providerWait.provider} until ${s.providerWait.until} (circuit breaker: ${s.providerWait.reason.replace(/_/g, ' ')}); \`vigil providers\` shows it`,
+    );
   if (s.backoffUntil) lines.push(`Backing off until ${s.backoffUntil} after ${s.consecutiveFailures} consecutive failure(s)`);
   const last = s.lastIteration;
   if (last) {
@@ -215,27 +233,41 @@ export function currentDetails(s: StatusSnapshot): string {
   lines.push(...checkpointLines(s));
   if (s.breaker) lines.push(`Circuit breaker tripped (${s.breaker.replace(/_/g, ' ')}): the council convenes every iteration`);
   if (s.council.forceReviewPending) lines.push('A council review was requested and convenes at the next boundary');
-  if (typeof s.council.heldClaimIteration === 'number') lines.push(`The completion check of iteration ${s.council.heldClaimIteration} was interrupted and is judged at the next boundary`);
+  if (typeof s.council.heldClaimIteration === 'number')
+    lines.push(`The completion check of iteration ${s.council.heldClaimIteration} was interrupted and is judged at the next boundary`);
   const p = s.uncertainty.lastProxies;
   const hot = [p.p1 ? 'no change' : '', p.p2 ? 'oscillation' : '', p.p3 ? 'council split' : ''].filter(Boolean);
   if (s.uncertainty.enabled && (hot.length > 0 || s.uncertainty.escalatedEpisode)) {
-    lines.push(`Stuck signals: ${hot.length ? hot.join(' + ') : 'none'} · co-occurring ${s.uncertainty.consecutiveCoOccur} round(s)${s.uncertainty.escalatedEpisode ? ' · escalated this episode' : ''}`);
+    lines.push(
+      `Stuck signals: ${hot.length ? hot.join(' + ') : 'none'} · co-occurring ${s.uncertainty.consecutiveCoOccur} round(s)${s.uncertainty.escalatedEpisode ? ' · escalated this episode' : ''}`,
+    );
   }
   if (s.ladder) {
     const c = s.ladder.changes.at(-1);
-    lines.push(`Model tier ${s.ladder.level}${s.ladder.pinnedHigh ? ' (pinned: the PRD is always-HIGH)' : ''}${c ? ` since iteration ${c.iteration}: ${c.trigger}` : ''}`);
+    lines.push(
+      `Model tier ${s.ladder.level}${s.ladder.pinnedHigh ? ' (pinned: the PRD is always-HIGH)' : ''}${c ? ` since iteration ${c.iteration}: ${c.trigger}` : ''}`,
+    );
   }
   const e = s.escalations.at(-1);
   if (s.deadLetters?.length) {
     const d = s.deadLetters.at(-1);
-    if (d) lines.push(`Dead letter: ${d.errorClass} ${d.attempts} times (iterations ${d.iterations.join(', ')}): ${clip(d.tail.split('\n').filter(Boolean).at(-1) ?? '', 200)}`);
+    if (d)
+      lines.push(
+        `Dead letter: ${d.errorClass} ${d.attempts} times (iterations ${d.iterations.join(', ')}): ${clip(d.tail.split('\n').filter(Boolean).at(-1) ?? '', 200)}`,
+      );
   }
   if (e && s.latestHandoff) lines.push(`Latest handoff: ${clip(s.latestHandoff.summary, 600)}`);
-  if (e) lines.push(`Escalated to a person at iteration ${e.iteration} (${e.reason.replace(/_/g, ' ')}): ${clip(e.detail, 200)} — ${e.paused ? 'paused' : 'not paused'}; handoff \`${e.handoffMarkdownPath}\``);
-  if (e && e.questions.length > 0) lines.push(`Open questions from the agent:\n${e.questions.map((q, i) => `${i + 1}. ${clip(q, 300)}`).join('\n')}`);
+  if (e)
+    lines.push(
+      `Escalated to a person at iteration ${e.iteration} (${e.reason.replace(/_/g, ' ')}): ${clip(e.detail, 200)} — ${e.paused ? 'paused' : 'not paused'}; handoff \`${e.handoffMarkdownPath}\``,
+    );
+  if (e && e.questions.length > 0)
+    lines.push(`Open questions from the agent:\n${e.questions.map((q, i) => `${i + 1}. ${clip(q, 300)}`).join('\n')}`);
   if (s.memory && (s.memory.entries > 0 || s.memory.learnings)) {
     const m = s.memory;
-    lines.push(`Run memory: ${m.entries} entr${m.entries === 1 ? 'y' : 'ies'}${m.dropped ? ` (${m.dropped} older dropped)` : ''}, in every prompt${m.continuity ? ' · the agent keeps .vigil/CONTINUITY.md' : ''}${m.learnings ? ' · learnings.md read' : ''}`);
+    lines.push(
+      `Run memory: ${m.entries} entr${m.entries === 1 ? 'y' : 'ies'}${m.dropped ? ` (${m.dropped} older dropped)` : ''}, in every prompt${m.continuity ? ' · the agent keeps .vigil/CONTINUITY.md' : ''}${m.learnings ? ' · learnings.md read' : ''}`,
+    );
   }
   if (s.budgetUsd > 0 || s.spend.calls > 0) lines.push(`Spend ${spendText(s)}`);
   // A run split into parallel streams: where its tasks came from, then each stream (the Relationships tab lists the child runs).
@@ -243,15 +275,25 @@ export function currentDetails(s: StatusSnapshot): string {
   if (s.sandbox) {
     // Isolation off, or escape attempts refused: things a person should see on the card.
     if (s.sandbox.last && !s.sandbox.last.applied) lines.push(`**Agent not isolated**: ${sandboxLine(s.sandbox, s.sandbox.mode)}`);
-    else if (s.sandbox.deniedTotal > 0) lines.push(`**Sandbox refused ${s.sandbox.deniedTotal} escape attempt${s.sandbox.deniedTotal === 1 ? '' : 's'}**: ${deniedLines(s.sandbox, 3).join('; ')}`);
+    else if (s.sandbox.deniedTotal > 0)
+      lines.push(
+        `**Sandbox refused ${s.sandbox.deniedTotal} escape attempt${s.sandbox.deniedTotal === 1 ? '' : 's'}**: ${deniedLines(s.sandbox, 3).join('; ')}`,
+      );
   }
-  if (s.notifications.failed) lines.push(`Notifications: ${s.notifications.sent} sent, ${s.notifications.failed} failed (last: ${clip(s.notifications.recentFailures.at(-1)?.error ?? '', 120)})`);
+  if (s.notifications.failed)
+    lines.push(
+      `Notifications: ${s.notifications.sent} sent, ${s.notifications.failed} failed (last: ${clip(s.notifications.recentFailures.at(-1)?.error ?? '', 120)})`,
+    );
   if (s.lastCompletion) {
     lines.push(`Last completion claim (iteration ${s.lastCompletion.iteration}): ${s.lastCompletion.reason}`);
   }
   // A run that ended with directives pending names them in a note (runs from before the note do not).
   if (s.pendingDirectives && !notes.some(isUndeliveredNote)) {
-    lines.push(s.outcome ? `${s.pendingDirectives} human directive(s) never reached a prompt: the run ended first` : `${s.pendingDirectives} human directive(s) waiting for the next prompt`);
+    lines.push(
+      s.outcome
+        ? `${s.pendingDirectives} human directive(s) never reached a prompt: the run ended first`
+        : `${s.pendingDirectives} human directive(s) waiting for the next prompt`,
+    );
   }
   lines.push(temporalButtons(s));
   return lines.join('\n\n');
@@ -275,7 +317,10 @@ export function streamLine(t: NonNullable<StatusSnapshot['streams']>[number]): s
   if (t.spendUsd > 0) parts.push(`$${t.spendUsd.toFixed(2)}`);
   if (t.outcome) parts.push(t.outcome);
   if (t.deadLetter) parts.push(`dead letter: ${t.deadLetter}`);
-  if (t.waiting) parts.push(`WAITS FOR A PERSON since ${t.waiting.at}: ${t.waiting.reason.split('\n')[0]} (vigil resume ${t.childId ?? ''}, or resume this run)`);
+  if (t.waiting)
+    parts.push(
+      `WAITS FOR A PERSON since ${t.waiting.at}: ${t.waiting.reason.split('\n')[0]} (vigil resume ${t.childId ?? ''}, or resume this run)`,
+    );
   return parts.join(' · ');
 }
 
@@ -291,7 +336,10 @@ export function deniedLines(state: SandboxState, max = 8): string[] {
     .slice(0, max)
     .map((d) => `${d.kind} ${d.target}${d.count > 1 ? ` ×${d.count}` : ''} (${d.role}, iteration ${d.iteration})`);
   const shown = state.denied.slice(-max).reduce((n, d) => n + d.count, 0);
-  if (state.deniedTotal > shown) lines.push(`… ${state.deniedTotal - shown} more refused attempt${state.deniedTotal - shown === 1 ? '' : 's'} (each call's log has them)`);
+  if (state.deniedTotal > shown)
+    lines.push(
+      `… ${state.deniedTotal - shown} more refused attempt${state.deniedTotal - shown === 1 ? '' : 's'} (each call's log has them)`,
+    );
   return lines;
 }
 
@@ -299,7 +347,8 @@ export function deniedLines(state: SandboxState, max = 8): string[] {
 export function sandboxLine(state: SandboxState, mode: string): string {
   const l = state.last;
   if (!l) return `sandbox=${mode}: no call has run yet`;
-  if (!l.applied) return `sandbox=${l.mode}: NOT isolated — ${l.reason ?? 'unknown reason'}${state.unsandboxedCalls > 1 ? ` (${state.unsandboxedCalls} calls ran outside it)` : ''}`;
+  if (!l.applied)
+    return `sandbox=${l.mode}: NOT isolated — ${l.reason ?? 'unknown reason'}${state.unsandboxedCalls > 1 ? ` (${state.unsandboxedCalls} calls ran outside it)` : ''}`;
   const refused = state.deniedTotal > 0 ? `; ${state.deniedTotal} escape attempt${state.deniedTotal === 1 ? '' : 's'} refused` : '';
   return `sandbox=${l.mode}: ${l.isolation}${refused}`;
 }

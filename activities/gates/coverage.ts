@@ -14,7 +14,12 @@ import type { FindingInput, GateResultInput } from '../../schemas/gates.js';
 import { finding, gateResult, linesOf, readRepoText, safeRelPath } from './test-integrity.js';
 
 /** Where a test run usually writes its report, in the order they are tried. */
-export const DEFAULT_REPORT_PATHS: readonly string[] = ['coverage/coverage-summary.json', 'coverage.xml', 'coverage/cobertura-coverage.xml', 'coverage/lcov.info'];
+export const DEFAULT_REPORT_PATHS: readonly string[] = [
+  'coverage/coverage-summary.json',
+  'coverage.xml',
+  'coverage/cobertura-coverage.xml',
+  'coverage/lcov.info',
+];
 
 /** Bytes read of each kind of report. lcov must be read whole (its figures are per file and summed). */
 const HEAD_BYTES = 4 * 1024;
@@ -92,7 +97,11 @@ export function parseCobertura(text: string): LineCoverage | null {
   if (!m) return null;
   const attrs = m[1] ?? '';
   const rate = toNumber(xmlAttr(attrs, 'line-rate'));
-  return figure(toNumber(xmlAttr(attrs, 'lines-covered')), toNumber(xmlAttr(attrs, 'lines-valid')), rate !== null && rate >= 0 && rate <= 1 ? rate * 100 : null);
+  return figure(
+    toNumber(xmlAttr(attrs, 'lines-covered')),
+    toNumber(xmlAttr(attrs, 'lines-valid')),
+    rate !== null && rate >= 0 && rate <= 1 ? rate * 100 : null,
+  );
 }
 
 /**
@@ -162,11 +171,18 @@ const PARSERS: Record<CoverageFormat, { parse: (t: string) => LineCoverage | nul
  */
 export async function coverageGate(opts: { repoPath: string; thresholdPercent: number; reportPaths?: string[] }): Promise<GateResultInput> {
   const startedAt = Date.now();
-  const inconclusive = (reason: string, findings: FindingInput[] = []): GateResultInput => ({ ...gateResult('coverage', findings, '', startedAt), verdict: 'inconclusive', reason: reason.slice(0, 500) });
+  const inconclusive = (reason: string, findings: FindingInput[] = []): GateResultInput => ({
+    ...gateResult('coverage', findings, '', startedAt),
+    verdict: 'inconclusive',
+    reason: reason.slice(0, 500),
+  });
   const threshold = opts.thresholdPercent;
-  if (!Number.isFinite(threshold) || threshold < 0 || threshold > 100) return inconclusive(`invalid coverage threshold ${String(threshold)} (expected 0 to 100)`);
+  if (!Number.isFinite(threshold) || threshold < 0 || threshold > 100)
+    return inconclusive(`invalid coverage threshold ${String(threshold)} (expected 0 to 100)`);
 
-  const paths = [...new Set((opts.reportPaths ?? DEFAULT_REPORT_PATHS).map((p) => safeRelPath(p)).filter((p): p is string => p !== null))].slice(0, MAX_REPORT_PATHS);
+  const paths = [
+    ...new Set((opts.reportPaths ?? DEFAULT_REPORT_PATHS).map((p) => safeRelPath(p)).filter((p): p is string => p !== null)),
+  ].slice(0, MAX_REPORT_PATHS);
   const unusable: FindingInput[] = [];
   for (const rel of paths) {
     const head = readRepoText(opts.repoPath, rel, HEAD_BYTES);
@@ -197,8 +213,17 @@ export async function coverageGate(opts: { repoPath: string; thresholdPercent: n
     if (cov.percent + 1e-9 >= threshold) {
       return gateResult('coverage', unusable, `line coverage ${shown} meets the ${threshold}% threshold (${rel})`, startedAt);
     }
-    const below = finding('coverage', 'high', rel, null, `line coverage below threshold: ${shown}${counts} is below the ${threshold}% threshold`);
-    return { ...gateResult('coverage', [below, ...unusable], '', startedAt), reason: `line coverage ${shown} is below the ${threshold}% threshold (${rel})`.slice(0, 500) };
+    const below = finding(
+      'coverage',
+      'high',
+      rel,
+      null,
+      `line coverage below threshold: ${shown}${counts} is below the ${threshold}% threshold`,
+    );
+    return {
+      ...gateResult('coverage', [below, ...unusable], '', startedAt),
+      reason: `line coverage ${shown} is below the ${threshold}% threshold (${rel})`.slice(0, 500),
+    };
   }
   if (unusable.length > 0) {
     const first = unusable[0];

@@ -76,7 +76,16 @@ function undocumentedJs(file: string, lines: string[], severity: Severity): Find
       const name = m[2] ?? (line.startsWith('export default') ? 'default' : '');
       if (name && !seen.has(name)) {
         seen.add(name);
-        if (!docReady) out.push(finding('doc_coverage', severity, file, i + 1, `undocumented export: ${(m[1] ?? 'symbol').replace(/\s{1,10}/g, ' ')} ${name} has no /** … */ doc comment`));
+        if (!docReady)
+          out.push(
+            finding(
+              'doc_coverage',
+              severity,
+              file,
+              i + 1,
+              `undocumented export: ${(m[1] ?? 'symbol').replace(/\s{1,10}/g, ' ')} ${name} has no /** … */ doc comment`,
+            ),
+          );
       }
     }
     docReady = false;
@@ -212,7 +221,16 @@ export async function docCoverageGate(opts: { repoPath: string; files: string[] 
   const startedAt = Date.now();
   const all: FindingInput[] = [];
   const readme = readmeWithText(opts.repoPath);
-  if (readme === null) all.push(finding('doc_coverage', 'high', null, null, `README missing or empty: add a README.md to the repository root that says what the project is and how to use it`));
+  if (readme === null)
+    all.push(
+      finding(
+        'doc_coverage',
+        'high',
+        null,
+        null,
+        `README missing or empty: add a README.md to the repository root that says what the project is and how to use it`,
+      ),
+    );
 
   const pyproject = readRepoText(opts.repoPath, 'pyproject.toml');
   const publishable = isPublishablePackage(readPackageJson(opts.repoPath), pyproject.kind === 'text' ? pyproject.text : null);
@@ -227,5 +245,10 @@ export async function docCoverageGate(opts: { repoPath: string; files: string[] 
   }
   const undocumented = all.filter((f) => f.file !== null).length;
   const advisory = undocumented > 0 ? ' (advisory: not a publishable package)' : '';
-  return gateResult('doc_coverage', all, `${readme ?? 'README'} present; ${checked} changed module(s) checked, ${undocumented} undocumented export(s)${advisory}`, startedAt);
+  return gateResult(
+    'doc_coverage',
+    all,
+    `${readme ?? 'README'} present; ${checked} changed module(s) checked, ${undocumented} undocumented export(s)${advisory}`,
+    startedAt,
+  );
 }

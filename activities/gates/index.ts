@@ -21,7 +21,14 @@ import { RunGatesInputSchema, type RunGatesInput, type RunGatesResult, type Test
 import { runTests } from '../tests.js';
 import { addDenial } from '../sandbox-policy.js';
 import type { SandboxReport } from '../../schemas/sandbox.js';
-import { GateResultSchema, MAX_FINDINGS, RunGateInputSchema, type GateResult, type GateResultInput, type RunGateInput } from '../../schemas/gates.js';
+import {
+  GateResultSchema,
+  MAX_FINDINGS,
+  RunGateInputSchema,
+  type GateResult,
+  type GateResultInput,
+  type RunGateInput,
+} from '../../schemas/gates.js';
 import { ensureRepoDir, ensureRunDir, pad, runDir } from '../artifacts.js';
 import { changedPaths, git, workingTreeHash } from '../git.js';
 import { describeWriteError, isStorageError, writePrivateFile } from '../safe-files.js';
@@ -34,16 +41,31 @@ import { mockIntegrityGate, testMutationGate } from './test-integrity.js';
 /** Files that changed since `sinceTree` (all tracked and untracked files when there is none), existing ones only. */
 async function changedSince(repoPath: string, sinceTree: string | null, tree: string): Promise<string[]> {
   const base = sinceTree ?? (await git(repoPath, ['mktree'], {}, ''));
-  const ok = sinceTree === null || (await git(repoPath, ['cat-file', '-t', sinceTree]).then((t) => t === 'tree' || t === 'commit').catch(() => false));
+  const ok =
+    sinceTree === null ||
+    (await git(repoPath, ['cat-file', '-t', sinceTree])
+      .then((t) => t === 'tree' || t === 'commit')
+      .catch(() => false));
   return changedPaths(repoPath, ok ? base : await git(repoPath, ['mktree'], {}, ''), tree);
 }
 
-async function evaluate(input: ReturnType<typeof RunGateInputSchema.parse>, files: string[], signal: AbortSignal, onSandbox?: (r: SandboxReport) => void): Promise<GateResultInput> {
+async function evaluate(
+  input: ReturnType<typeof RunGateInputSchema.parse>,
+  files: string[],
+  signal: AbortSignal,
+  onSandbox?: (r: SandboxReport) => void,
+): Promise<GateResultInput> {
   const timeoutMs = input.timeoutSeconds * 1000;
   switch (input.gate) {
     case 'static_analysis':
       // The checkers read code the agent wrote (an eslint config is a program): in the sandbox, repository read-only, no network.
-      return staticAnalysis({ repoPath: input.repoPath, files, timeoutMs, signal, sandbox: { runId: input.runId, repoPath: input.repoPath, mode: input.sandbox, ...(onSandbox ? { report: onSandbox } : {}) } });
+      return staticAnalysis({
+        repoPath: input.repoPath,
+        files,
+        timeoutMs,
+        signal,
+        sandbox: { runId: input.runId, repoPath: input.repoPath, mode: input.sandbox, ...(onSandbox ? { report: onSandbox } : {}) },
+      });
     case 'secret_scan':
       return secretScanGate({ repoPath: input.repoPath, files });
     case 'mock_integrity':
@@ -63,10 +85,22 @@ type GateInput = ReturnType<typeof RunGateInputSchema.parse>;
 type GateReport = Omit<GateResult, 'findings'> & { files: string[]; findings: GateResultInput['findings'] };
 
 /** One gate on `tree` (its changed files given): the capped result, and its full report (written to its own file unless `ownReport` is false). */
-async function gateOnTree(input: GateInput, tree: string, files: string[], signal: AbortSignal, ownReport = true, onSandbox?: (r: SandboxReport) => void): Promise<{ result: GateResult; report: GateReport }> {
+async function gateOnTree(
+  input: GateInput,
+  tree: string,
+  files: string[],
+  signal: AbortSignal,
+  ownReport = true,
+  onSandbox?: (r: SandboxReport) => void,
+): Promise<{ result: GateResult; report: GateReport }> {
   const started = Date.now();
   const timedOut = new Promise<GateResultInput>((resolve) => {
-    const done = (): void => resolve({ gate: input.gate, verdict: 'inconclusive', reason: `the ${input.gate.replace(/_/g, ' ')} gate did not finish within ${input.timeoutSeconds}s` });
+    const done = (): void =>
+      resolve({
+        gate: input.gate,
+        verdict: 'inconclusive',
+        reason: `the ${input.gate.replace(/_/g, ' ')} gate did not finish within ${input.timeoutSeconds}s`,
+      });
     if (signal.aborted) done();
     else signal.addEventListener('abort', done);
   });
@@ -162,7 +196,12 @@ export function compactGateResult(r: GateResultInput, tree: string, iteration: n
  * treeHash, interrupted, gates: [...] }`, written when the pass ends, cut short or not), and
  * each result names it; null: each gate writes its own (`<gate>-NNNN.json`, older runs).
  */
-async function runGatesPass(raw: RunGatesInput, knownTree: string | undefined, known: KnownChanges | null, reportFile: string | null): Promise<RunGatesResult> {
+async function runGatesPass(
+  raw: RunGatesInput,
+  knownTree: string | undefined,
+  known: KnownChanges | null,
+  reportFile: string | null,
+): Promise<RunGatesResult> {
   const input = RunGatesInputSchema.parse(raw);
   const ctx = Context.current();
   // The group running now, in the heartbeats: the UI's pending activity and `vigil status` show it.
@@ -187,10 +226,17 @@ async function runGatesPass(raw: RunGatesInput, knownTree: string | undefined, k
     const withPassReport = (out: RunGatesResult): RunGatesResult => {
       if (reportFile === null || out.results.length === 0) return out;
       gatesDir(input.repoPath, input.runId);
-      const problem = writeReport(reportFile, { iteration: input.iteration, treeHash: out.treeHash, interrupted: out.interrupted, gates: out.results.map((r) => reports.get(r)) });
+      const problem = writeReport(reportFile, {
+        iteration: input.iteration,
+        treeHash: out.treeHash,
+        interrupted: out.interrupted,
+        gates: out.results.map((r) => reports.get(r)),
+      });
       return {
         ...out,
-        results: out.results.map((r) => (problem === null ? { ...r, reportPath: reportFile } : { ...r, reason: `${r.reason} (${problem})`.slice(0, 500) })),
+        results: out.results.map((r) =>
+          problem === null ? { ...r, reportPath: reportFile } : { ...r, reason: `${r.reason} (${problem})`.slice(0, 500) },
+        ),
       };
     };
     for (const group of input.groups) {
@@ -211,8 +257,24 @@ async function runGatesPass(raw: RunGatesInput, knownTree: string | undefined, k
           }
           const timeout = AbortSignal.timeout(input.timeoutSeconds * 1000);
           const signal = AbortSignal.any([timeout, ctx.cancellationSignal]);
-          const one = { runId: input.runId, repoPath: input.repoPath, gate, iteration: input.iteration, sinceTree: gate in input.sinceTrees ? (input.sinceTrees[gate] ?? null) : (input.sinceDefault ?? null), timeoutSeconds: input.timeoutSeconds, coverageThreshold: input.coverageThreshold, ...(input.sandbox ? { sandbox: input.sandbox } : {}) };
-          const { result, report } = await gateOnTree(RunGateInputSchema.parse(one), tree, await filesSince(one.sinceTree), signal, reportFile === null, (r) => toolReports.push(r));
+          const one = {
+            runId: input.runId,
+            repoPath: input.repoPath,
+            gate,
+            iteration: input.iteration,
+            sinceTree: gate in input.sinceTrees ? (input.sinceTrees[gate] ?? null) : (input.sinceDefault ?? null),
+            timeoutSeconds: input.timeoutSeconds,
+            coverageThreshold: input.coverageThreshold,
+            ...(input.sandbox ? { sandbox: input.sandbox } : {}),
+          };
+          const { result, report } = await gateOnTree(
+            RunGateInputSchema.parse(one),
+            tree,
+            await filesSince(one.sinceTree),
+            signal,
+            reportFile === null,
+            (r) => toolReports.push(r),
+          );
           finished.push(result);
           reports.set(result, report);
         }),

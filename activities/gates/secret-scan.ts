@@ -52,7 +52,17 @@ const PRESET_ID = '@secretlint/secretlint-rule-preset-recommend';
 const rule = (name: string): string => `@secretlint/secretlint-rule-${name}`;
 
 /** Preset rules whose kinds Vigil's own detector has, with allowances the redaction shares: off. */
-const COVERED_BY_VIGIL = ['aws', 'github', 'slack', 'openai', 'anthropic', 'npm', 'privatekey', 'basicauth', 'database-connection-string'].map(rule);
+const COVERED_BY_VIGIL = [
+  'aws',
+  'github',
+  'slack',
+  'openai',
+  'anthropic',
+  'npm',
+  'privatekey',
+  'basicauth',
+  'database-connection-string',
+].map(rule);
 
 /** The kind a finding of a preset rule is reported as. */
 const PRESET_KINDS: Readonly<Record<string, string>> = {
@@ -108,7 +118,8 @@ const CONFIG: SecretLintCoreConfig = {
  * template references, values of fewer than four distinct characters): a finding whose text —
  * with the rest of its line, when it is on one line — has one is an example, not a credential.
  */
-const PLACEHOLDER = /(example|dummy|placeholder|changeme|change[_-]?me|your[_-]|<[^<>\n]{0,80}>|process\.env|os\.environ|getenv|ENV\[|x{6,}|\*{4,}|test[_-]?(?:key|secret|token)|fake|redacted|sample)/i;
+const PLACEHOLDER =
+  /(example|dummy|placeholder|changeme|change[_-]?me|your[_-]|<[^<>\n]{0,80}>|process\.env|os\.environ|getenv|ENV\[|x{6,}|\*{4,}|test[_-]?(?:key|secret|token)|fake|redacted|sample)/i;
 const ENV_REF = /\$\{|(?<![A-Za-z0-9])\$[A-Za-z_]|\{\{/;
 
 export function isAllowed(text: string): boolean {
@@ -132,7 +143,9 @@ async function libraryHits(content: string, file: string): Promise<{ line: numbe
     const [start, end] = m.range;
     const matched = content.slice(start, end);
     const oneLine = !matched.includes('\n');
-    const text = oneLine ? content.slice(content.lastIndexOf('\n', start - 1) + 1, (content.indexOf('\n', end) + 1 || content.length + 1) - 1) : matched;
+    const text = oneLine
+      ? content.slice(content.lastIndexOf('\n', start - 1) + 1, (content.indexOf('\n', end) + 1 || content.length + 1) - 1)
+      : matched;
     if (isAllowed(text)) continue;
     hits.push({ line: m.loc.start.line, kind: kindOf(m) });
   }
@@ -190,7 +203,13 @@ export async function secretScanGate(opts: { repoPath: string; files: readonly s
     reason: first
       ? `${hits.length} possible credential${hits.length === 1 ? '' : 's'} in changed files, first: ${first.kind} in ${first.file}:${first.line}`
       : `no credentials in ${Math.min(opts.files.length, MAX_SCANNED_FILES)} changed file(s)`,
-    findings: hits.slice(0, MAX_FINDINGS).map((h) => ({ gate: 'secret_scan' as const, severity: 'high' as const, file: h.file, line: h.line, message: `${h.kind}: move it to the environment or a secret store, and rotate it` })),
+    findings: hits.slice(0, MAX_FINDINGS).map((h) => ({
+      gate: 'secret_scan' as const,
+      severity: 'high' as const,
+      file: h.file,
+      line: h.line,
+      message: `${h.kind}: move it to the environment or a secret store, and rotate it`,
+    })),
     findingCount: hits.length,
   };
 }

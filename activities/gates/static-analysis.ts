@@ -71,7 +71,13 @@ class Collector {
   readonly notes: string[] = [];
 
   add(severity: Severity, file: string | null, line: number | null, message: string): void {
-    this.findings.push({ gate: 'static_analysis', severity, file: file === null ? null : file.slice(0, 500), line: line !== null && Number.isSafeInteger(line) && line >= 0 ? line : null, message: clip(message, MESSAGE_MAX) });
+    this.findings.push({
+      gate: 'static_analysis',
+      severity,
+      file: file === null ? null : file.slice(0, 500),
+      line: line !== null && Number.isSafeInteger(line) && line >= 0 ? line : null,
+      message: clip(message, MESSAGE_MAX),
+    });
   }
 }
 
@@ -92,7 +98,13 @@ class Runner {
     this.deadline = Date.now() + opts.timeoutMs;
   }
 
-  async run(tool: string, file: string, args: string[], cwd: string, extra: { env?: Record<string, string>; maxOutputBytes?: number } = {}): Promise<ToolRun | null> {
+  async run(
+    tool: string,
+    file: string,
+    args: string[],
+    cwd: string,
+    extra: { env?: Record<string, string>; maxOutputBytes?: number } = {},
+  ): Promise<ToolRun | null> {
     const env: Record<string, string> = { ...extra.env };
     if (this.opts.pathEnv !== undefined) env.PATH = this.opts.pathEnv;
     // The sandbox keeps the repository read-only for a gate: cargo builds in the sandbox's own /tmp.
@@ -331,7 +343,8 @@ async function javascript(run: Runner, out: Collector, repoPath: string, files: 
   }
   // A file whose every configured checker is missing was looked at by nothing: not a pass.
   // (A checker that ran and failed or timed out has already made the gate inconclusive.)
-  const covered = (f: string): boolean => lint === 'ran' || lint === 'failed' || (TS_EXT.has(path.extname(f)) && (typed === 'ran' || typed === 'failed'));
+  const covered = (f: string): boolean =>
+    lint === 'ran' || lint === 'failed' || (TS_EXT.has(path.extname(f)) && (typed === 'ran' || typed === 'failed'));
   const unchecked = files.filter((f) => !covered(f) && (lint === 'missing' || (TS_EXT.has(path.extname(f)) && typed === 'missing')));
   if (unchecked.length > 0) out.problems.add(`${plural(unchecked.length, 'JS/TS file')} not checked (tools missing)`);
 }
@@ -366,7 +379,9 @@ async function python(run: Runner, out: Collector, repoPath: string, files: stri
   const ruff = run.find('ruff');
   if (ruff) {
     for (const batch of batches(files)) {
-      const r = await run.run('ruff', ruff, ['check', '--output-format=json', '--no-cache', ...batch.map(asArg)], repoPath, { maxOutputBytes: 16 * 1024 * 1024 });
+      const r = await run.run('ruff', ruff, ['check', '--output-format=json', '--no-cache', ...batch.map(asArg)], repoPath, {
+        maxOutputBytes: 16 * 1024 * 1024,
+      });
       if (!r) return;
       let parsed: z.infer<typeof RuffOutputSchema> | null = null;
       if (r.exitCode === 0 || r.exitCode === 1) {
@@ -384,7 +399,12 @@ async function python(run: Runner, out: Collector, repoPath: string, files: stri
       for (const d of parsed) {
         const code = d.code ?? null;
         const severe = code === null || code.startsWith('E9') || code === 'F821' || /^SyntaxError\b/.test(d.message);
-        out.add(severe ? 'high' : 'medium', repoRelative(repoPath, repoPath, d.filename), d.location?.row ?? null, code ? `${code} ${d.message}` : d.message);
+        out.add(
+          severe ? 'high' : 'medium',
+          repoRelative(repoPath, repoPath, d.filename),
+          d.location?.row ?? null,
+          code ? `${code} ${d.message}` : d.message,
+        );
       }
     }
     return;
@@ -444,7 +464,9 @@ async function shell(run: Runner, out: Collector, repoPath: string, files: strin
     return;
   }
   for (const batch of batches(files)) {
-    const r = await run.run('shellcheck', sc, ['-S', 'error', '-f', 'json', ...batch.map(asArg)], repoPath, { maxOutputBytes: 16 * 1024 * 1024 });
+    const r = await run.run('shellcheck', sc, ['-S', 'error', '-f', 'json', ...batch.map(asArg)], repoPath, {
+      maxOutputBytes: 16 * 1024 * 1024,
+    });
     if (!r) return;
     let parsed: z.infer<typeof ShellcheckOutputSchema> | null = null;
     if (r.exitCode === 0 || r.exitCode === 1) {
@@ -567,7 +589,12 @@ function normalizeFiles(repoPath: string, files: readonly string[]): string[] {
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 function compareFindings(a: FindingInput, b: FindingInput): number {
-  return severityRank(a.severity) - severityRank(b.severity) || cmp(a.file ?? '', b.file ?? '') || (a.line ?? 0) - (b.line ?? 0) || cmp(a.message, b.message);
+  return (
+    severityRank(a.severity) - severityRank(b.severity) ||
+    cmp(a.file ?? '', b.file ?? '') ||
+    (a.line ?? 0) - (b.line ?? 0) ||
+    cmp(a.message, b.message)
+  );
 }
 
 export async function staticAnalysis(opts: StaticAnalysisOptions): Promise<GateResultInput> {
@@ -578,7 +605,15 @@ export async function staticAnalysis(opts: StaticAnalysisOptions): Promise<GateR
   const analysed = kinds.js.length + kinds.py.length + kinds.sh.length + kinds.go.length + kinds.rs.length;
   const base = { gate: 'static_analysis' as const, reportPath: null };
   if (analysed === 0) {
-    return { ...base, verdict: 'pass', reason: 'no changed file to analyse', findings: [], findingCount: 0, missingTools: [], durationMs: Date.now() - started };
+    return {
+      ...base,
+      verdict: 'pass',
+      reason: 'no changed file to analyse',
+      findings: [],
+      findingCount: 0,
+      missingTools: [],
+      durationMs: Date.now() - started,
+    };
   }
 
   const out = new Collector();

@@ -34,7 +34,17 @@ export const MAX_FILES = 500;
 export const MAX_LINE_CHARS = 4000;
 
 /** Folders whose files are never the project's own code or tests (tools, builds, Vigil's state). */
-export const SKIPPED_DIRS: ReadonlySet<string> = new Set(['.vigil', '.git', 'node_modules', 'dist', 'build', 'vendor', '__pycache__', '.venv', 'venv']);
+export const SKIPPED_DIRS: ReadonlySet<string> = new Set([
+  '.vigil',
+  '.git',
+  'node_modules',
+  'dist',
+  'build',
+  'vendor',
+  '__pycache__',
+  '.venv',
+  'venv',
+]);
 
 /**
  * The repository-relative form of a path an agent reported, or null when it is not one: absolute,
@@ -78,7 +88,8 @@ export function readRepoText(repoPath: string, rel: string, maxBytes = MAX_FILE_
   try {
     const root = realpathSync(repoPath);
     const dir = realpathSync(path.dirname(abs));
-    if (dir !== root && !dir.startsWith(root + path.sep)) return { kind: 'problem', problem: 'lies outside the repository (linked folder); not read' };
+    if (dir !== root && !dir.startsWith(root + path.sep))
+      return { kind: 'problem', problem: 'lies outside the repository (linked folder); not read' };
   } catch {
     return { kind: 'absent' };
   }
@@ -175,8 +186,10 @@ function isCommentLine(trimmed: string, lang: Lang): boolean {
   return lang === 'py' ? trimmed.startsWith('#') : trimmed.startsWith('//') || trimmed.startsWith('/*') || trimmed.startsWith('*');
 }
 
-const JS_ASSERT = /\b(?:expect(?:TypeOf)?\s{0,5}[(.]|assert(?:[A-Z][A-Za-z]{0,40})?\s{0,5}[(.]|t\.(?:is|not|true|false|deepEqual|notDeepEqual|equal|ok|throws|throwsAsync|like|regex|snapshot)\s{0,5}\()|\.should\s{0,5}[(.]/;
-const PY_ASSERT = /^\s{0,200}assert\b|\bself\.(?:assert[A-Z][A-Za-z]{0,40}|fail)\s{0,5}\(|\bpytest\.(?:raises|warns|fail)\s{0,5}\(|\.assert_[a-z_]{1,40}\s{0,5}\(|\bassert_[a-z_]{1,40}\s{0,5}\(/;
+const JS_ASSERT =
+  /\b(?:expect(?:TypeOf)?\s{0,5}[(.]|assert(?:[A-Z][A-Za-z]{0,40})?\s{0,5}[(.]|t\.(?:is|not|true|false|deepEqual|notDeepEqual|equal|ok|throws|throwsAsync|like|regex|snapshot)\s{0,5}\()|\.should\s{0,5}[(.]/;
+const PY_ASSERT =
+  /^\s{0,200}assert\b|\bself\.(?:assert[A-Z][A-Za-z]{0,40}|fail)\s{0,5}\(|\bpytest\.(?:raises|warns|fail)\s{0,5}\(|\.assert_[a-z_]{1,40}\s{0,5}\(|\bassert_[a-z_]{1,40}\s{0,5}\(/;
 
 /** One assertion per line is what every detector counts: lines, not calls, so the count is bounded. */
 function isAssertionLine(line: string, lang: Lang): boolean {
@@ -219,18 +232,23 @@ const JS_EXPECT_SAME = new RegExp(
   String.raw`\bexpect\s{0,5}\(\s{0,5}${JS_OPERAND}\s{0,5}\)\s{0,5}\.\s{0,5}(?:toBe|toEqual|toStrictEqual|to\.equal|to\.eql|to\.deep\.equal|to\.be\.equal)\s{0,5}\(\s{0,5}${JS_OPERAND}\s{0,5}\)`,
 );
 /** `expect(true).toBeTruthy()`, `expect(null).toBeNull()`: the matcher restates the literal. */
-const JS_EXPECT_CONST = /\bexpect\s{0,5}\(\s{0,5}(?:true\s{0,5}\)\s{0,5}\.\s{0,5}(?:toBeTruthy|to\.be\.true|to\.be\.ok)|false\s{0,5}\)\s{0,5}\.\s{0,5}(?:toBeFalsy|to\.be\.false)|null\s{0,5}\)\s{0,5}\.\s{0,5}(?:toBeNull|to\.be\.null)|undefined\s{0,5}\)\s{0,5}\.\s{0,5}(?:toBeUndefined|to\.be\.undefined))\b/;
+const JS_EXPECT_CONST =
+  /\bexpect\s{0,5}\(\s{0,5}(?:true\s{0,5}\)\s{0,5}\.\s{0,5}(?:toBeTruthy|to\.be\.true|to\.be\.ok)|false\s{0,5}\)\s{0,5}\.\s{0,5}(?:toBeFalsy|to\.be\.false)|null\s{0,5}\)\s{0,5}\.\s{0,5}(?:toBeNull|to\.be\.null)|undefined\s{0,5}\)\s{0,5}\.\s{0,5}(?:toBeUndefined|to\.be\.undefined))\b/;
 const JS_ASSERT_SAME = new RegExp(
   String.raw`\bassert\s{0,5}\.\s{0,5}(?:equal|strictEqual|deepEqual|deepStrictEqual)\s{0,5}\(\s{0,5}${JS_OPERAND}\s{0,5},\s{0,5}${JS_OPERAND}\s{0,5}[,)]`,
 );
 const JS_ASSERT_TRUE = /\bassert(?:\s{0,5}\.\s{0,5}ok)?\s{0,5}\(\s{0,5}(?:true|[1-9]\d{0,20}|'[^'\\]{1,200}'|"[^"\\]{1,200}")\s{0,5}[,)]/;
 
-const PY_ASSERT_SAME = new RegExp(String.raw`^\s{0,200}assert\s{1,20}${PY_OPERAND}\s{0,20}(?:==|is)\s{0,20}${PY_OPERAND}\s{0,20}(?:$|[,#])`);
-const PY_ASSERT_TRUE = /^\s{0,200}assert\s{1,20}(?:\(\s{0,5})?(?:True|[1-9]\d{0,20}|'[^'\\]{1,200}'|"[^"\\]{1,200}")(?:\s{0,5}\))?\s{0,20}(?:$|[,#])/;
+const PY_ASSERT_SAME = new RegExp(
+  String.raw`^\s{0,200}assert\s{1,20}${PY_OPERAND}\s{0,20}(?:==|is)\s{0,20}${PY_OPERAND}\s{0,20}(?:$|[,#])`,
+);
+const PY_ASSERT_TRUE =
+  /^\s{0,200}assert\s{1,20}(?:\(\s{0,5})?(?:True|[1-9]\d{0,20}|'[^'\\]{1,200}'|"[^"\\]{1,200}")(?:\s{0,5}\))?\s{0,20}(?:$|[,#])/;
 const PY_SELF_SAME = new RegExp(
   String.raw`\bself\.assert(?:Equal|Equals|Is|ListEqual|DictEqual|TupleEqual|SetEqual|CountEqual|SequenceEqual|MultiLineEqual|AlmostEqual|AlmostEquals)\s{0,5}\(\s{0,5}${PY_OPERAND}\s{0,5},\s{0,5}${PY_OPERAND}\s{0,5}[,)]`,
 );
-const PY_SELF_CONST = /\bself\.(?:assertTrue\s{0,5}\(\s{0,5}(?:True|[1-9]\d{0,20})|assertFalse\s{0,5}\(\s{0,5}(?:False|0|None)|assertIsNone\s{0,5}\(\s{0,5}None|assertIsNotNone\s{0,5}\(\s{0,5}(?:True|[1-9]\d{0,20}))\s{0,5}[,)]/;
+const PY_SELF_CONST =
+  /\bself\.(?:assertTrue\s{0,5}\(\s{0,5}(?:True|[1-9]\d{0,20})|assertFalse\s{0,5}\(\s{0,5}(?:False|0|None)|assertIsNone\s{0,5}\(\s{0,5}None|assertIsNotNone\s{0,5}\(\s{0,5}(?:True|[1-9]\d{0,20}))\s{0,5}[,)]/;
 
 /** Whether an assertion line compares a value with itself or restates a constant. */
 function isTautology(line: string, lang: Lang): boolean {
@@ -263,7 +281,8 @@ const PY_FROM = /^\s{0,200}from\s{1,20}(\.{1,10}[\w.]{0,300}|[A-Za-z_][\w.]{0,30
 const PY_PATCH = /\bpatch(?:\.dict)?\s{0,5}\(\s{0,5}(['"])([A-Za-z_][\w.]{0,300})\1/;
 const PY_PATCH_OBJECT = /\bpatch\.object\s{0,5}\(\s{0,5}([A-Za-z_][\w.]{0,300})\s{0,5},/;
 const PY_MONKEYPATCH = /\bmonkeypatch\.setattr\s{0,5}\(\s{0,5}(?:(['"])([A-Za-z_][\w.]{0,300})\1|([A-Za-z_][\w.]{0,300})\s{0,5},)/;
-const PY_MOCK_ASSIGN = /^\s{0,200}([A-Za-z_][\w]{0,100})(?:\.[A-Za-z_]\w{0,100}){1,10}\s{0,5}=\s{0,5}(?:mock\.|unittest\.mock\.)?(?:MagicMock|Mock|AsyncMock|create_autospec)\s{0,5}\(/;
+const PY_MOCK_ASSIGN =
+  /^\s{0,200}([A-Za-z_][\w]{0,100})(?:\.[A-Za-z_]\w{0,100}){1,10}\s{0,5}=\s{0,5}(?:mock\.|unittest\.mock\.)?(?:MagicMock|Mock|AsyncMock|create_autospec)\s{0,5}\(/;
 
 const topModule = (dotted: string): string => dotted.split('.')[0] ?? dotted;
 
@@ -280,7 +299,16 @@ function pythonLocalBindings(line: string, local: ReadonlySet<string>): string[]
     const mod = from[1] ?? '';
     if (!mod.startsWith('.') && !local.has(topModule(mod))) return [];
     const names = PY_FROM_NAMES.exec(line.slice(from[0].length - 'import'.length));
-    const bound = (names?.[1] ?? '').split(',').map((part) => part.trim().split(/\s{1,20}/).pop() ?? '').filter((n) => /^[A-Za-z_]\w{0,100}$/.test(n));
+    const bound = (names?.[1] ?? '')
+      .split(',')
+      .map(
+        (part) =>
+          part
+            .trim()
+            .split(/\s{1,20}/)
+            .pop() ?? '',
+      )
+      .filter((n) => /^[A-Za-z_]\w{0,100}$/.test(n));
     return bound.length > 0 ? bound : [mod];
   }
   const imp = PY_IMPORT.exec(line);
@@ -343,7 +371,8 @@ export function mockProblems(file: string, content: string, ctx: MockContext = {
     }
     if (isAssertionLine(line, lang)) {
       assertions++;
-      if (isTautology(line, lang)) out.push(finding('mock_integrity', 'high', file, i + 1, `tautological assertion: ${clip(trimmed, 200)}`));
+      if (isTautology(line, lang))
+        out.push(finding('mock_integrity', 'high', file, i + 1, `tautological assertion: ${clip(trimmed, 200)}`));
     }
     let mocks = false;
     if (lang === 'js') {
@@ -370,14 +399,38 @@ export function mockProblems(file: string, content: string, ctx: MockContext = {
   if (testCases > 0) {
     const canJudgeImports = lang === 'js' || local !== undefined;
     if (canJudgeImports && !importsSource) {
-      out.push(finding('mock_integrity', 'high', file, 1, 'test imports no source under test: no import of the project code (relative path, package name or local module)'));
+      out.push(
+        finding(
+          'mock_integrity',
+          'high',
+          file,
+          1,
+          'test imports no source under test: no import of the project code (relative path, package name or local module)',
+        ),
+      );
     }
     if (assertions === 0) {
-      out.push(finding('mock_integrity', 'medium', file, firstTestLine, `test file has no assertions: ${testCases} test case(s), 0 assertion lines`));
+      out.push(
+        finding(
+          'mock_integrity',
+          'medium',
+          file,
+          firstTestLine,
+          `test file has no assertions: ${testCases} test case(s), 0 assertion lines`,
+        ),
+      );
     }
   }
   if (internalMocks > 0 && internalMocks > assertions) {
-    out.push(finding('mock_integrity', 'medium', file, firstMockLine, `internal mocks outnumber assertions: ${internalMocks} line(s) mock project modules, ${assertions} assertion line(s)`));
+    out.push(
+      finding(
+        'mock_integrity',
+        'medium',
+        file,
+        firstMockLine,
+        `internal mocks outnumber assertions: ${internalMocks} line(s) mock project modules, ${assertions} assertion line(s)`,
+      ),
+    );
   }
   return out.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
 }
@@ -397,7 +450,8 @@ export interface FileChange {
 export const DENSITY_LINES_PER_ASSERTION = 15;
 
 /** String, template, number and keyword literals: what "the expected value" of an assertion is made of. */
-const LITERAL = /'(?:[^'\\\n]|\\.){0,500}'|"(?:[^"\\\n]|\\.){0,500}"|\x60(?:[^\x60\\]|\\.){0,500}\x60|\b(?:0[xX][0-9a-fA-F]{1,32}|\d{1,40}(?:\.\d{1,40})?(?:[eE][+-]?\d{1,5})?)\b|\b(?:true|false|null|undefined|None|True|False|NaN)\b/g;
+const LITERAL =
+  /'(?:[^'\\\n]|\\.){0,500}'|"(?:[^"\\\n]|\\.){0,500}"|\x60(?:[^\x60\\]|\\.){0,500}\x60|\b(?:0[xX][0-9a-fA-F]{1,32}|\d{1,40}(?:\.\d{1,40})?(?:[eE][+-]?\d{1,5})?)\b|\b(?:true|false|null|undefined|None|True|False|NaN)\b/g;
 const PLACEHOLDER = '\u0001';
 
 /** An assertion's shape (its text with every literal replaced by a placeholder) and its literals. */
@@ -505,7 +559,16 @@ export function mutationProblems(changes: readonly FileChange[]): FindingInput[]
           if (n > 0) movedTo.set(a, n - 1);
           else lost++;
         }
-        if (lost > 0) out.push(finding('test_mutation', 'high', c.file, null, `assertions removed: test file deleted with ${lost} assertion line(s) alongside implementation changes`));
+        if (lost > 0)
+          out.push(
+            finding(
+              'test_mutation',
+              'high',
+              c.file,
+              null,
+              `assertions removed: test file deleted with ${lost} assertion line(s) alongside implementation changes`,
+            ),
+          );
         continue;
       }
       const { removed, added } = lineMultisetDiff(c.before, c.after);
@@ -525,21 +588,43 @@ export function mutationProblems(changes: readonly FileChange[]): FindingInput[]
         const idx = list ? list.findIndex((lits) => lits !== s.literals) : -1;
         if (list && idx >= 0) {
           list.splice(idx, 1);
-          out.push(finding('test_mutation', 'high', c.file, a.line, `assertion value changed alongside the implementation (test-fitting): ${clip(a.text, 200)}`));
+          out.push(
+            finding(
+              'test_mutation',
+              'high',
+              c.file,
+              a.line,
+              `assertion value changed alongside the implementation (test-fitting): ${clip(a.text, 200)}`,
+            ),
+          );
         }
       }
       const lost = assertionLines(c.before, lang).length - assertionLines(c.after, lang).length;
       if (lost > 0) {
         const first = removed.find((r) => isAssertionLine(r.text, lang));
         const was = first ? ` (first at line ${first.line} before the change)` : '';
-        out.push(finding('test_mutation', 'high', c.file, null, `assertions removed: ${lost} assertion line(s) fewer alongside implementation changes${was}`));
+        out.push(
+          finding(
+            'test_mutation',
+            'high',
+            c.file,
+            null,
+            `assertions removed: ${lost} assertion line(s) fewer alongside implementation changes${was}`,
+          ),
+        );
       }
     }
     if (c.after !== null) {
       const d = density(c.after, lang);
       if (d.cases > 0 && d.assertions * DENSITY_LINES_PER_ASSERTION < d.code) {
         out.push(
-          finding('test_mutation', 'low', c.file, null, `low assertion density: ${d.assertions} assertion line(s) in ${d.code} lines of test code (below 1 per ${DENSITY_LINES_PER_ASSERTION})`),
+          finding(
+            'test_mutation',
+            'low',
+            c.file,
+            null,
+            `low assertion density: ${d.assertions} assertion line(s) in ${d.code} lines of test code (below 1 per ${DENSITY_LINES_PER_ASSERTION})`,
+          ),
         );
       }
     }
@@ -585,7 +670,8 @@ export function pythonLocalModules(repoPath: string): Set<string> {
     let dirsChecked = 0;
     for (const e of list(base)) {
       const name = e.dir ? e.name : e.name.endsWith('.py') ? e.name.slice(0, -3) : '';
-      if (!/^[A-Za-z_]\w{0,100}$/.test(name) || NOT_SOURCE_MODULES.has(name) || name.startsWith('test_') || name.endsWith('_test')) continue;
+      if (!/^[A-Za-z_]\w{0,100}$/.test(name) || NOT_SOURCE_MODULES.has(name) || name.startsWith('test_') || name.endsWith('_test'))
+        continue;
       if (SKIPPED_DIRS.has(e.name)) continue;
       if (!e.dir) {
         out.add(name);
@@ -622,9 +708,15 @@ export async function mockIntegrityGate(opts: { repoPath: string; files: string[
     checked++;
     all.push(...mockProblems(rel, r.text, { packageName, localModules }));
   }
-  if (checked === 0 && unreadable === 0) return gateResult('mock_integrity', all, 'no test file changed (the changed test files were deleted)', startedAt);
+  if (checked === 0 && unreadable === 0)
+    return gateResult('mock_integrity', all, 'no test file changed (the changed test files were deleted)', startedAt);
   const notRead = unreadable > 0 ? `, ${unreadable} not readable` : '';
-  return gateResult('mock_integrity', all, `${checked} changed test file(s) checked${notRead}; ${all.length} advisory finding(s)`, startedAt);
+  return gateResult(
+    'mock_integrity',
+    all,
+    `${checked} changed test file(s) checked${notRead}; ${all.length} advisory finding(s)`,
+    startedAt,
+  );
 }
 
 /** A tree-ish the gate accepts (a hash or a ref name); never an option-looking string. */
@@ -672,11 +764,13 @@ export async function testMutationGate(opts: { repoPath: string; files: string[]
 
   const tree = opts.beforeTree;
   if (tree !== null) {
-    const ok =
-      TREEISH.test(tree) &&
-      (await objectExists(opts.repoPath, `${tree}^{tree}`));
+    const ok = TREEISH.test(tree) && (await objectExists(opts.repoPath, `${tree}^{tree}`));
     if (!ok) {
-      return { ...gateResult('test_mutation', [], '', startedAt), verdict: 'inconclusive', reason: 'previous tree not found in the repository; cannot compare test files' };
+      return {
+        ...gateResult('test_mutation', [], '', startedAt),
+        verdict: 'inconclusive',
+        reason: 'previous tree not found in the repository; cannot compare test files',
+      };
     }
   }
   const before = (rel: string): Promise<string | null> => (tree === null ? Promise.resolve(null) : readAtTree(opts.repoPath, tree, rel));
@@ -685,7 +779,11 @@ export async function testMutationGate(opts: { repoPath: string; files: string[]
     return r.kind === 'text' ? r.text : null;
   };
 
-  const changes: FileChange[] = await mapLimited(testFiles, 8, async (rel) => ({ file: rel, before: await before(rel), after: after(rel) }));
+  const changes: FileChange[] = await mapLimited(testFiles, 8, async (rel) => ({
+    file: rel,
+    before: await before(rel),
+    after: after(rel),
+  }));
   // Implementation changes matter only when an existing test changed; one is enough, so stop at the first.
   if (changes.some((c) => c.before !== null && c.before !== c.after)) {
     const impl = scope.filter((f) => isImplementationFile(f));
@@ -699,5 +797,10 @@ export async function testMutationGate(opts: { repoPath: string; files: string[]
     }
   }
   const all = mutationProblems(changes);
-  return gateResult('test_mutation', all, `${testFiles.length} changed test file(s) compared; ${all.length} advisory finding(s)`, startedAt);
+  return gateResult(
+    'test_mutation',
+    all,
+    `${testFiles.length} changed test file(s) compared; ${all.length} advisory finding(s)`,
+    startedAt,
+  );
 }

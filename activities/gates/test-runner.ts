@@ -103,14 +103,24 @@ function detectNode(repoPath: string, pkg: PackageJson): DetectedRunner | null {
   const turbo = existsSync(path.join(repoPath, 'turbo.json'));
   const pnpm = existsSync(path.join(repoPath, 'pnpm-workspace.yaml'));
   if (pkg.workspaces || pnpm || turbo) {
-    if (turbo && bin('turbo')) return { runner: 'turbo', command: 'npx --no-install turbo run test', reason: 'turbo.json and a local turbo: monorepo tests' };
+    if (turbo && bin('turbo'))
+      return { runner: 'turbo', command: 'npx --no-install turbo run test', reason: 'turbo.json and a local turbo: monorepo tests' };
     if (pnpm && !pkg.workspaces && findBinary('pnpm')) {
-      return { runner: 'pnpm-workspaces', command: 'pnpm -r --if-present run test', reason: 'pnpm-workspace.yaml: tests of every workspace package' };
+      return {
+        runner: 'pnpm-workspaces',
+        command: 'pnpm -r --if-present run test',
+        reason: 'pnpm-workspace.yaml: tests of every workspace package',
+      };
     }
-    return { runner: 'npm-workspaces', command: 'npm test --workspaces --if-present', reason: 'monorepo without a root test script: tests of every workspace' };
+    return {
+      runner: 'npm-workspaces',
+      command: 'npm test --workspaces --if-present',
+      reason: 'monorepo without a root test script: tests of every workspace',
+    };
   }
   if (bin('vitest')) return { runner: 'vitest', command: 'npx --no-install vitest run', reason: 'vitest in node_modules/.bin' };
-  if (bin('jest')) return { runner: 'jest', command: 'npx --no-install jest --passWithNoTests --forceExit', reason: 'jest in node_modules/.bin' };
+  if (bin('jest'))
+    return { runner: 'jest', command: 'npx --no-install jest --passWithNoTests --forceExit', reason: 'jest in node_modules/.bin' };
   if (bin('mocha')) return { runner: 'mocha', command: 'npx --no-install mocha', reason: 'mocha in node_modules/.bin' };
   return null;
 }
@@ -134,7 +144,12 @@ function hasPythonTests(repoPath: string): boolean {
 }
 
 function pytestImportable(repoPath: string): boolean {
-  const r = spawnSync('python3', ['-c', 'import pytest'], { cwd: repoPath, stdio: 'ignore', timeout: PYTEST_IMPORT_TIMEOUT_MS, killSignal: 'SIGKILL' });
+  const r = spawnSync('python3', ['-c', 'import pytest'], {
+    cwd: repoPath,
+    stdio: 'ignore',
+    timeout: PYTEST_IMPORT_TIMEOUT_MS,
+    killSignal: 'SIGKILL',
+  });
   return r.status === 0;
 }
 
@@ -144,7 +159,11 @@ function detectPython(repoPath: string): DetectedRunner | null {
   const tests = hasPythonTests(repoPath);
   if (!configured && !tests) return null;
   if (pytestImportable(repoPath)) {
-    return { runner: 'pytest', command: 'python3 -m pytest --tb=short -q', reason: configured ? 'pytest configured' : 'Python tests and pytest installed' };
+    return {
+      runner: 'pytest',
+      command: 'python3 -m pytest --tb=short -q',
+      reason: configured ? 'pytest configured' : 'Python tests and pytest installed',
+    };
   }
   if (tests) return { runner: 'unittest', command: 'python3 -m unittest discover -v', reason: 'Python tests, pytest not installed' };
   return null;
@@ -221,7 +240,8 @@ const MOCHA = /^\s{0,20}(\d{1,9}) (passing|failing|pending)\b/;
 const MOCHA_NONE = /^\s{0,20}Error: No test files found\b/;
 const NODE = /^(?:#|ℹ) (tests|pass|fail) (\d{1,9})\s{0,20}$/;
 const PYTEST_TAIL = /^(.{1,400}?) in \d{1,9}(?:\.\d{1,9})?s(?: \(\d{1,3}:\d{2}:\d{2}\))?$/;
-const PYTEST_ITEM = /^(\d{1,9}) (failed|passed|errors?|skipped|deselected|xfailed|xpassed|warnings?|rerun|subtests passed|subtests failed)$/;
+const PYTEST_ITEM =
+  /^(\d{1,9}) (failed|passed|errors?|skipped|deselected|xfailed|xpassed|warnings?|rerun|subtests passed|subtests failed)$/;
 const UNITTEST_RAN = /^Ran (\d{1,9}) tests? in /;
 const UNITTEST_END = /^(OK|FAILED)(?: \((.{0,200})\))?\s{0,20}$/;
 const GO_OK = /^ok\s{1,20}\S{1,500}\s{1,20}(?:\(cached\)|\d{1,9}(?:\.\d{1,9})?s)(.{0,100})$/;
@@ -396,7 +416,12 @@ function counts(family: Family, tally: Tally): { passed: number | null; failed: 
     const failed = tally.goFailLines;
     const passed = tally.goPassLines > 0 ? tally.goPassLines : null; // only `go test -v` lists passing tests
     const ranSomething = tally.goOk > 0 || tally.goFailPkg > 0 || tally.goFailLines > 0 || tally.goPassLines > 0;
-    return { passed, failed, ran: ranSomething ? (passed === null ? null : passed + failed) : tally.noTests ? 0 : null, noTests: tally.noTests && !ranSomething };
+    return {
+      passed,
+      failed,
+      ran: ranSomething ? (passed === null ? null : passed + failed) : tally.noTests ? 0 : null,
+      noTests: tally.noTests && !ranSomething,
+    };
   }
   const ran = tally.passed + tally.failed;
   return { passed: tally.passed, failed: tally.failed, ran, noTests: tally.noTests && ran === 0 };
@@ -449,7 +474,11 @@ export function summarizeTestOutput(runner: string, output: string, exitCode: nu
   }
   if (c.ran === 0) return { ...pick(c), verdict: 'inconclusive', reason: `${name}: zero tests ran` };
   if (c.failed !== null && c.failed > 0) {
-    return { ...pick(c), verdict: 'fail', reason: clip(`${name}: ${tallyText()} although it exited 0${firstFailing ? `; first: ${firstFailing}` : ''}`) };
+    return {
+      ...pick(c),
+      verdict: 'fail',
+      reason: clip(`${name}: ${tallyText()} although it exited 0${firstFailing ? `; first: ${firstFailing}` : ''}`),
+    };
   }
   const counted = tallyText();
   return { ...pick(c), verdict: 'pass', reason: counted ? `${name}: ${counted}` : `${name}: exit 0 (counts unknown)` };

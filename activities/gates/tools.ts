@@ -61,7 +61,6 @@ export interface ToolRun {
   spawnError: string | null;
 }
 
-
 /**
  * The absolute path of `name`: `<repoPath>/node_modules/.bin/<name>` when it exists (the version the
  * project pinned), else the first match in `pathEnv` (default: the worker's PATH). Relative PATH
@@ -119,18 +118,40 @@ export async function runTool(file: string, args: readonly string[], opts: ToolR
   const max = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const out = new CappedBuffer(max);
   const err = new CappedBuffer(max);
-  if (opts.signal?.aborted) return { exitCode: null, timedOut: false, aborted: true, stdout: '', stderr: '', truncated: false, spawnError: null };
-  if (opts.timeoutMs <= 0) return { exitCode: null, timedOut: true, aborted: false, stdout: '', stderr: '', truncated: false, spawnError: null };
+  if (opts.signal?.aborted)
+    return { exitCode: null, timedOut: false, aborted: true, stdout: '', stderr: '', truncated: false, spawnError: null };
+  if (opts.timeoutMs <= 0)
+    return { exitCode: null, timedOut: true, aborted: false, stdout: '', stderr: '', truncated: false, spawnError: null };
 
   const token = randomUUID();
   let run = { file, args: [...args], env: toolEnv(opts.env) };
   let sandbox: PreparedSandbox | null = null;
   if (opts.sandbox) {
     try {
-      sandbox = prepareSandbox({ kind: 'gate', runId: opts.sandbox.runId, repoPath: opts.sandbox.repoPath, cwd: opts.cwd, file, args: [...args], env: run.env, provider: null, runMode: opts.sandbox.mode, registries: false, storeUrl: workerStoreUrl().url });
+      sandbox = prepareSandbox({
+        kind: 'gate',
+        runId: opts.sandbox.runId,
+        repoPath: opts.sandbox.repoPath,
+        cwd: opts.cwd,
+        file,
+        args: [...args],
+        env: run.env,
+        provider: null,
+        runMode: opts.sandbox.mode,
+        registries: false,
+        storeUrl: workerStoreUrl().url,
+      });
     } catch (e) {
       // strict, and the sandbox cannot run here: the tool does not run unsandboxed.
-      return { exitCode: null, timedOut: false, aborted: false, stdout: '', stderr: '', truncated: false, spawnError: `${path.basename(file)}: ${e instanceof Error ? e.message : String(e)}`.slice(0, 500) };
+      return {
+        exitCode: null,
+        timedOut: false,
+        aborted: false,
+        stdout: '',
+        stderr: '',
+        truncated: false,
+        spawnError: `${path.basename(file)}: ${e instanceof Error ? e.message : String(e)}`.slice(0, 500),
+      };
     }
     run = { file: sandbox.file, args: sandbox.args, env: sandbox.env };
   }
@@ -182,7 +203,8 @@ export async function runTool(file: string, args: readonly string[], opts: ToolR
     const code = exit.error?.code;
     spawnError = `${path.basename(file)}: ${code === 'ENOENT' ? 'command not found' : code === 'EACCES' ? 'permission denied' : (exit.error?.message ?? 'could not start')}`;
   }
-  if (sandbox && opts.sandbox?.report) opts.sandbox.report(sandboxReport(sandbox, [], `${err.text().slice(-8192)}\n${out.text().slice(-8192)}`));
+  if (sandbox && opts.sandbox?.report)
+    opts.sandbox.report(sandboxReport(sandbox, [], `${err.text().slice(-8192)}\n${out.text().slice(-8192)}`));
   return {
     exitCode: timedOut || aborted ? null : exit.code,
     timedOut,

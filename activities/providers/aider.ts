@@ -52,10 +52,17 @@ const TOKENS_LINE = new RegExp(`Tokens: ${TOKEN} sent(?:, ${TOKEN} cache write)?
 const COST_LINE = /Cost: \$([0-9]+(?:\.[0-9]+)?) message, \$([0-9]+(?:\.[0-9]+)?) session/g;
 const MODEL_LINE = /^(?:Main model|Model): (\S+)/m;
 /** litellm's exceptions as aider prints them (`litellm.InternalServerError: AnthropicError - ...`). */
-const API_ERROR = /\b(?:AuthenticationError|RateLimitError|APIConnectionError|NotFoundError|BadRequestError|PermissionDeniedError|InternalServerError|ServiceUnavailableError|APIError|Timeout|ContextWindowExceededError)\b/;
-const LITELLM_ERROR = /^(?:litellm\.)?(AuthenticationError|RateLimitError|APIConnectionError|NotFoundError|BadRequestError|PermissionDeniedError|InternalServerError|ServiceUnavailableError|APIError|Timeout)\b:?(.*)$/;
+const API_ERROR =
+  /\b(?:AuthenticationError|RateLimitError|APIConnectionError|NotFoundError|BadRequestError|PermissionDeniedError|InternalServerError|ServiceUnavailableError|APIError|Timeout|ContextWindowExceededError)\b/;
+const LITELLM_ERROR =
+  /^(?:litellm\.)?(AuthenticationError|RateLimitError|APIConnectionError|NotFoundError|BadRequestError|PermissionDeniedError|InternalServerError|ServiceUnavailableError|APIError|Timeout)\b:?(.*)$/;
 /** The HTTP status each litellm exception stands for (an InternalServerError may be a 529: its body says). */
-const ERROR_STATUS: Readonly<Record<string, number>> = { RateLimitError: 429, AuthenticationError: 401, PermissionDeniedError: 403, ServiceUnavailableError: 503 };
+const ERROR_STATUS: Readonly<Record<string, number>> = {
+  RateLimitError: 429,
+  AuthenticationError: 401,
+  PermissionDeniedError: 403,
+  ServiceUnavailableError: 503,
+};
 
 /** `12k` → 12000, `1.2k` → 1200, `1,234` → 1234. */
 function tokens(s: string | undefined): number {
@@ -109,7 +116,12 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
   // aider reports API failures and still exits 0: no usage report plus an API error is a failure.
   if (usage === null && API_ERROR.test(parsed.transcript)) {
     const failure = aiderFailure(parsed.transcript);
-    return { ...parsed, isError: true, apiFailure: failure, transcript: failure ? `${parsed.transcript}\n${apiFailureLine(failure)}` : parsed.transcript };
+    return {
+      ...parsed,
+      isError: true,
+      apiFailure: failure,
+      transcript: failure ? `${parsed.transcript}\n${apiFailureLine(failure)}` : parsed.transcript,
+    };
   }
   return parsed;
 }

@@ -147,7 +147,10 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
         retry = value;
         const delay = num(value.retry_delay_ms);
         transcript.push(
-          `[api retry ${num(value.attempt) ?? '?'}/${num(value.max_retries) ?? '?'}${delay === null ? '' : ` in ${(delay / 1000).toFixed(1)}s`}: ${num(value.error_status) ?? '?'} ${str(value.error) ?? ''}]`.replace(' ]', ']'),
+          `[api retry ${num(value.attempt) ?? '?'}/${num(value.max_retries) ?? '?'}${delay === null ? '' : ` in ${(delay / 1000).toFixed(1)}s`}: ${num(value.error_status) ?? '?'} ${str(value.error) ?? ''}]`.replace(
+            ' ]',
+            ']',
+          ),
         );
       }
     } else if (type === 'assistant' || type === 'user') {
@@ -196,7 +199,12 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
   if (result && perModel.length > 0) {
     // Every model the call used: the result's `usage` leaves out the CLI's side requests.
     for (const { m } of perModel) {
-      totals.add({ inputTokens: count(m.inputTokens), outputTokens: count(m.outputTokens), cacheReadTokens: count(m.cacheReadInputTokens), cacheWriteTokens: count(m.cacheCreationInputTokens) });
+      totals.add({
+        inputTokens: count(m.inputTokens),
+        outputTokens: count(m.outputTokens),
+        cacheReadTokens: count(m.cacheReadInputTokens),
+        cacheWriteTokens: count(m.cacheCreationInputTokens),
+      });
     }
     totals.add({ costUsd: num(result.total_cost_usd) ?? perModel.reduce((sum, { m }) => sum + (num(m.costUSD) ?? 0), 0) });
   } else if (result && (result.total_cost_usd !== undefined || rec(result.usage))) {
@@ -205,7 +213,9 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
     for (const u of messageUsage.values()) totals.add(u);
   }
   // The model the CLI says it ran (init record), else the one that did most of the work.
-  const busiest = [...perModel].sort((a, b) => count(b.m.inputTokens) + count(b.m.outputTokens) - (count(a.m.inputTokens) + count(a.m.outputTokens)))[0]?.name ?? null;
+  const busiest =
+    [...perModel].sort((a, b) => count(b.m.inputTokens) + count(b.m.outputTokens) - (count(a.m.inputTokens) + count(a.m.outputTokens)))[0]
+      ?.name ?? null;
   totals.setModel(model !== null && model !== '<synthetic>' ? model : busiest);
   const usage = totals.result(out.requestedModel);
 
@@ -307,12 +317,17 @@ export function readBatchStream(text: string): BatchStream {
     const parent = str(value.parent_tool_use_id);
     const owner = parent === null ? null : (byToolUse.get(parent) ?? null);
     const content = rec(value.message)?.content;
-    const blocks = Array.isArray(content) ? content.map(rec).filter((b): b is JsonRecord => b !== null) : typeof content === 'string' ? [{ type: 'text', text: content }] : [];
+    const blocks = Array.isArray(content)
+      ? content.map(rec).filter((b): b is JsonRecord => b !== null)
+      : typeof content === 'string'
+        ? [{ type: 'text', text: content }]
+        : [];
     for (const b of blocks) {
       if (b.type === 'tool_use' && owner === null) {
         const input = rec(b.input);
         const name = str(b.name);
-        if ((name === 'Agent' || name === 'Task') && str(b.id) !== null && str(input?.subagent_type) !== null) byToolUse.set(str(b.id) as string, str(input?.subagent_type) as string);
+        if ((name === 'Agent' || name === 'Task') && str(b.id) !== null && str(input?.subagent_type) !== null)
+          byToolUse.set(str(b.id) as string, str(input?.subagent_type) as string);
         if (name === 'StructuredOutput' && input) toolAnswer = input;
         continue;
       }

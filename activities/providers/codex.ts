@@ -98,7 +98,17 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
     errorMessage: string | null;
     /** An item (message, reasoning, command, edit) or a finished turn: the model answered something. */
     modelOutput: boolean;
-  } = { legacyTotal: null, sessionId: null, model: null, lastMessage: null, turnCompleted: false, failed: false, sawError: false, errorMessage: null, modelOutput: false };
+  } = {
+    legacyTotal: null,
+    sessionId: null,
+    model: null,
+    lastMessage: null,
+    turnCompleted: false,
+    failed: false,
+    sawError: false,
+    errorMessage: null,
+    modelOutput: false,
+  };
   /** Commands started but not (yet) completed, by item id, rendered at the end if unfinished. */
   const running = new Map<string, string>();
   /** Files its commands printed or searched. */
@@ -182,7 +192,8 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
       }
       case 'token_count': {
         const total = rec(rec(msg.info)?.total_token_usage);
-        if (total) st.legacyTotal = total; // cumulative: the last one counts
+        if (total)
+          st.legacyTotal = total; // cumulative: the last one counts
         else if (msg.input_tokens !== undefined || msg.output_tokens !== undefined) totals.add(usageOf(msg));
         break;
       }

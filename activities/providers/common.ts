@@ -14,7 +14,15 @@ import type { ApiFailure, ApiFailureKind, InvocationRequest, InvocationRole, Par
  * Roles that review instead of build: run without write permissions wherever the CLI allows.
  * Checklist extraction is one: it reads the PRD and answers with a JSON array, nothing more.
  */
-const READ_ONLY_ROLES: ReadonlySet<InvocationRole> = new Set<InvocationRole>(['council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier', 'planner', 'memory']);
+const READ_ONLY_ROLES: ReadonlySet<InvocationRole> = new Set<InvocationRole>([
+  'council',
+  'devils-advocate',
+  'reviewer',
+  'checklist',
+  'checklist-verifier',
+  'planner',
+  'memory',
+]);
 
 export function isReadOnlyRole(role: InvocationRole): boolean {
   return READ_ONLY_ROLES.has(role);
@@ -195,9 +203,11 @@ export class UsageTotals {
 // ---------------------------------------------------------------------------------------------
 
 const RATE_LIMIT_WORDS = /rate.?limit|too many requests|RESOURCE_EXHAUSTED|quota exceeded|usage limit/i;
-const AUTH_WORDS = /authenticat|invalid[ _-]?(?:x-)?api[ _-]?key|incorrect api key|api key not valid|unauthori[sz]ed|PERMISSION_DENIED|UNAUTHENTICATED|not logged in|oauth token (?:has )?expired/i;
+const AUTH_WORDS =
+  /authenticat|invalid[ _-]?(?:x-)?api[ _-]?key|incorrect api key|api key not valid|unauthori[sz]ed|PERMISSION_DENIED|UNAUTHENTICATED|not logged in|oauth token (?:has )?expired/i;
 const OVERLOAD_WORDS = /overloaded|at capacity|high demand|service unavailable|ServiceUnavailable|servers are down/i;
-const SERVER_WORDS = /internal server error|InternalServerError|server_error|\bapi_error\b|bad gateway|gateway time-?out|server had an error/i;
+const SERVER_WORDS =
+  /internal server error|InternalServerError|server_error|\bapi_error\b|bad gateway|gateway time-?out|server had an error/i;
 /** gemini's gRPC status names, upper case only (the words are common in prose). */
 const GRPC_OVERLOAD = /\bUNAVAILABLE\b/;
 const GRPC_SERVER = /\bINTERNAL\b/;
@@ -250,7 +260,19 @@ export function clip(s: string, max: number): string {
 }
 
 /** Keys that best say what a tool call does, most telling first. */
-const TOOL_INPUT_KEYS = ['command', 'cmd', 'file_path', 'filePath', 'path', 'notebook_path', 'pattern', 'url', 'query', 'description', 'prompt'];
+const TOOL_INPUT_KEYS = [
+  'command',
+  'cmd',
+  'file_path',
+  'filePath',
+  'path',
+  'notebook_path',
+  'pattern',
+  'url',
+  'query',
+  'description',
+  'prompt',
+];
 
 /** `> tool Bash: npm test` — one line per tool call. */
 /** Files recorded as read per call, at most. */
@@ -274,7 +296,8 @@ export function commandReads(command: string): string[] {
     const tool = words[0] ?? '';
     if (!['cat', 'head', 'tail', 'nl', 'less', 'sed', 'rg', 'grep'].includes(tool)) continue;
     // Options that take a value: head's and tail's counts, a search's context and pattern.
-    const valued = tool === 'head' || tool === 'tail' ? /^-[nc]$/ : tool === 'rg' || tool === 'grep' ? /^(?:-[ABCme]|--max-count|--regexp)$/ : null;
+    const valued =
+      tool === 'head' || tool === 'tail' ? /^-[nc]$/ : tool === 'rg' || tool === 'grep' ? /^(?:-[ABCme]|--max-count|--regexp)$/ : null;
     const rest = words.slice(1);
     const args = rest.filter((w, k) => !w.startsWith('-') && !(valued && k > 0 && valued.test(rest[k - 1] ?? '')));
     // sed's and a search's first word is its script or pattern, not a file.

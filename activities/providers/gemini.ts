@@ -54,8 +54,21 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
   if (!found) {
     const transcript = cleanText(out.text).trim();
     // No JSON: the CLI died before writing its answer; its last error line says why.
-    const failure = apiFailure(null, transcript.split('\n').filter((l) => /error/i.test(l)).at(-1) ?? '');
-    return { usage: null, isError: true, apiFailure: failure, sessionId: null, resultText: null, transcript: [transcript || '[gemini: no JSON output]', failure ? apiFailureLine(failure) : null].filter((l) => l !== null).join('\n') };
+    const failure = apiFailure(
+      null,
+      transcript
+        .split('\n')
+        .filter((l) => /error/i.test(l))
+        .at(-1) ?? '',
+    );
+    return {
+      usage: null,
+      isError: true,
+      apiFailure: failure,
+      sessionId: null,
+      resultText: null,
+      transcript: [transcript || '[gemini: no JSON output]', failure ? apiFailureLine(failure) : null].filter((l) => l !== null).join('\n'),
+    };
   }
   const text = cleanText(out.text);
   const before = text.slice(0, found.start).trim();
@@ -97,7 +110,10 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
     transcript.push(`${toolLine(name, null)} ×${calls}${failed ? ` (${failed} failed)` : ''}`);
   }
   if (response) transcript.push(response);
-  if (error) transcript.push(`error: ${str(error.message) ?? str(error.type) ?? 'unknown'}${error.code !== undefined ? ` (code ${String(error.code)})` : ''}`);
+  if (error)
+    transcript.push(
+      `error: ${str(error.message) ?? str(error.type) ?? 'unknown'}${error.code !== undefined ? ` (code ${String(error.code)})` : ''}`,
+    );
   transcript.push(usageLine(usage));
   if (after) transcript.push(after);
   const isError = out.exitCode !== 0 || error !== null;
@@ -105,7 +121,10 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
   const message = [str(error?.message), str(error?.type), str(error?.status)].filter((w) => w).join(' ');
   // "Suggested retry after 3s." (gemini's reading of the 429's RetryInfo)
   const wait = /\bretry (?:after|in) (\d+(?:\.\d+)?)\s*s\b/i.exec(message)?.[1];
-  const failure = isError && error ? apiFailure(code !== null && code >= 400 && code <= 599 ? code : null, message, wait === undefined ? null : Math.ceil(Number(wait))) : null;
+  const failure =
+    isError && error
+      ? apiFailure(code !== null && code >= 400 && code <= 599 ? code : null, message, wait === undefined ? null : Math.ceil(Number(wait)))
+      : null;
   if (failure) transcript.push(apiFailureLine(failure));
 
   return {

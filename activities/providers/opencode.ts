@@ -130,7 +130,11 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
       case 'tool_use': {
         const state = rec(part?.state);
         transcript.push(toolLine(str(part?.tool) ?? '?', state?.input));
-        reads.push(...(str(part?.tool) === 'bash' ? commandReads(str(rec(state?.input)?.command) ?? '') : toolReads(str(part?.tool) ?? '', state?.input)));
+        reads.push(
+          ...(str(part?.tool) === 'bash'
+            ? commandReads(str(rec(state?.input)?.command) ?? '')
+            : toolReads(str(part?.tool) ?? '', state?.input)),
+        );
         const failed = state?.status === 'error';
         transcript.push(toolResultLine(failed ? state?.error : state?.output, failed));
         break;
@@ -157,7 +161,12 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
         // The AI SDK's APIError: the HTTP status, the provider's body and headers (retry-after).
         const status = typeof data?.statusCode === 'number' ? data.statusCode : null;
         const retryAfter = Number(str(rec(data?.responseHeaders)?.['retry-after']) ?? Number.NaN);
-        failure = apiFailure(status, `${message} ${str(data?.responseBody) ?? ''}`.trim(), Number.isFinite(retryAfter) && retryAfter >= 0 ? Math.ceil(retryAfter) : null) ?? failure;
+        failure =
+          apiFailure(
+            status,
+            `${message} ${str(data?.responseBody) ?? ''}`.trim(),
+            Number.isFinite(retryAfter) && retryAfter >= 0 ? Math.ceil(retryAfter) : null,
+          ) ?? failure;
         break;
       }
       default:

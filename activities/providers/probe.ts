@@ -139,7 +139,12 @@ async function probeBinary(preset: ProviderPreset, binaryPath: string, env: Node
     runCommand(binaryPath, preset.helpArgs, env, timeoutMs),
   ]);
   const found = help.ok ? advertisedFlags(help.text, preset.optionalFlags) : new Set<string>();
-  const firstLine = version.ok ? (version.text.split('\n').find((l) => l.trim() !== '')?.trim() ?? null) : null;
+  const firstLine = version.ok
+    ? (version.text
+        .split('\n')
+        .find((l) => l.trim() !== '')
+        ?.trim() ?? null)
+    : null;
   return {
     provider: preset.name,
     binaryPath,

@@ -12,7 +12,8 @@ export type ProviderName = (typeof PROVIDER_NAMES)[number];
 export type ProviderTier = 'planning' | 'development' | 'fast';
 
 /** Who is calling the agent. The builders change the repository; every other role only reads. */
-export type InvocationRole = 'iteration' | 'council' | 'devils-advocate' | 'reviewer' | 'checklist' | 'checklist-verifier' | 'planner' | 'memory';
+export type InvocationRole =
+  'iteration' | 'council' | 'devils-advocate' | 'reviewer' | 'checklist' | 'checklist-verifier' | 'planner' | 'memory';
 
 export interface InvocationRequest {
   /** The full prompt text (also saved at `promptPath`). */

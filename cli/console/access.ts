@@ -74,7 +74,10 @@ export function accessGuard(opts: AccessOptions): MiddlewareHandler[] {
     if (opts.token === null) {
       const hostHeader = (c.req.header('host') ?? '').toLowerCase();
       if (!loopbackHosts().has(hostHeader)) {
-        return c.text(`refused: this console answers only to a loopback address (Host "${hostHeader}"); open http://127.0.0.1:${opts.port()}/`, 403);
+        return c.text(
+          `refused: this console answers only to a loopback address (Host "${hostHeader}"); open http://127.0.0.1:${opts.port()}/`,
+          403,
+        );
       }
       return next();
     }
@@ -96,7 +99,8 @@ export function accessGuard(opts: AccessOptions): MiddlewareHandler[] {
   };
   const forms: MiddlewareHandler = async (c, next) => {
     if (c.req.method !== 'POST') return next();
-    if (!FORM.test(c.req.header('content-type') ?? '')) return c.text('refused: actions are sent as forms (application/x-www-form-urlencoded or multipart/form-data)', 415);
+    if (!FORM.test(c.req.header('content-type') ?? ''))
+      return c.text('refused: actions are sent as forms (application/x-www-form-urlencoded or multipart/form-data)', 415);
     return next();
   };
   // Origin (or Sec-Fetch-Site) must be this console's own for a form POST.

@@ -15,7 +15,18 @@ import { sdkRunApi } from '../sdk-run-api.js';
 import { PAYLOADS } from '../steer-commands.js';
 import { sendMessage, type MessageKind } from '../steer.js';
 
-export const ACTIONS = ['input', 'resume', 'input-resume', 'pause', 'stop', 'review', 'budget', 'budget-resume', 'waive', 'rewind'] as const;
+export const ACTIONS = [
+  'input',
+  'resume',
+  'input-resume',
+  'pause',
+  'stop',
+  'review',
+  'budget',
+  'budget-resume',
+  'waive',
+  'rewind',
+] as const;
 export const ActionSchema = z.enum(ACTIONS);
 export type Action = z.infer<typeof ActionSchema>;
 
@@ -71,7 +82,8 @@ export function stepsOf(action: Exclude<Action, 'rewind'>, form: ActionForm, by:
     case 'budget':
     case 'budget-resume': {
       const raw = (form.usd ?? '').trim();
-      if (!/^\d+(\.\d+)?$/.test(raw)) throw new CliError(`budget: the amount must be a number of dollars, e.g. 25 or 12.50, got "${raw}"`, 2);
+      if (!/^\d+(\.\d+)?$/.test(raw))
+        throw new CliError(`budget: the amount must be a number of dollars, e.g. 25 or 12.50, got "${raw}"`, 2);
       const steps: Step[] = [{ kind: 'budget', payload: { usd: Number(raw), by } }];
       if (action === 'budget-resume') steps.push({ kind: 'resume', payload: PAYLOADS.resume(o) });
       return steps;

@@ -47,8 +47,16 @@ export async function openConsole(ep: Endpoint, flags: ConsoleFlags): Promise<{ 
   } catch (err) {
     await connection.close();
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new CliError(`the console cannot listen on ${flags.host}:${flags.port}: the port is in use; pass --port P (0: any free port)`, EXIT.usage);
-    if (code === 'EADDRNOTAVAIL') throw new CliError(`the console cannot listen on ${flags.host}: no such address on this machine; pass --host 127.0.0.1 or an address of this machine`, EXIT.usage);
+    if (code === 'EADDRINUSE')
+      throw new CliError(
+        `the console cannot listen on ${flags.host}:${flags.port}: the port is in use; pass --port P (0: any free port)`,
+        EXIT.usage,
+      );
+    if (code === 'EADDRNOTAVAIL')
+      throw new CliError(
+        `the console cannot listen on ${flags.host}: no such address on this machine; pass --host 127.0.0.1 or an address of this machine`,
+        EXIT.usage,
+      );
     throw err;
   }
 }
@@ -78,7 +86,9 @@ export async function sideConsole(ep: Endpoint, say: (line: string) => void, war
     for (const l of consoleLines(c)) say(l);
     return close;
   } catch (err) {
-    warn(`the operator console did not start: ${err instanceof Error ? err.message : String(err)} (VIGIL_CONSOLE_PORT picks another port, VIGIL_CONSOLE=0 turns it off)`);
+    warn(
+      `the operator console did not start: ${err instanceof Error ? err.message : String(err)} (VIGIL_CONSOLE_PORT picks another port, VIGIL_CONSOLE=0 turns it off)`,
+    );
     return async () => undefined;
   }
 }

@@ -11,7 +11,18 @@ import { waitingForPeople } from '../report.js';
 import { providerWaitText } from '../../workflows/ui.js';
 
 /** Why a run waits for a person: the kinds of pause Vigil makes itself, and long provider waits. */
-export const WAIT_KINDS = ['escalation', 'gate', 'budget', 'auth', 'contract', 'dead_letter', 'repository', 'rate_limit', 'stream', 'paused_by_vigil'] as const;
+export const WAIT_KINDS = [
+  'escalation',
+  'gate',
+  'budget',
+  'auth',
+  'contract',
+  'dead_letter',
+  'repository',
+  'rate_limit',
+  'stream',
+  'paused_by_vigil',
+] as const;
 export const WaitKindSchema = z.enum(WAIT_KINDS);
 export type WaitKind = z.infer<typeof WaitKindSchema>;
 
@@ -46,7 +57,10 @@ export const LONG_RATE_LIMIT_MS = 60 * 60 * 1000;
  * A run one of whose parallel streams waits so is too. A pause a person made is not in the inbox
  * (they know); a run that is not running never is.
  */
-export function waitingFor(s: Pick<StatusSnapshot, 'status' | 'pause' | 'escalations' | 'providerWait' | 'streams'>, now: Date): Waiting | null {
+export function waitingFor(
+  s: Pick<StatusSnapshot, 'status' | 'pause' | 'escalations' | 'providerWait' | 'streams'>,
+  now: Date,
+): Waiting | null {
   if (s.status === 'finished') return null;
   const p = s.pause;
   if (p && p.by === 'vigil') {
@@ -64,7 +78,8 @@ export function waitingFor(s: Pick<StatusSnapshot, 'status' | 'pause' | 'escalat
   }
   // A run split into parallel streams, one of which waits for a person (the stream is in the inbox too, on its own).
   const stream = (s.streams ?? []).find((t) => t.waiting);
-  if (stream?.waiting) return { kind: 'stream', why: `stream ${stream.task} (${stream.childId ?? ''}): ${stream.waiting.reason}`, since: stream.waiting.at };
+  if (stream?.waiting)
+    return { kind: 'stream', why: `stream ${stream.task} (${stream.childId ?? ''}): ${stream.waiting.reason}`, since: stream.waiting.at };
   const w = s.providerWait;
   if (w && Date.parse(w.until) - now.getTime() > LONG_RATE_LIMIT_MS) {
     return { kind: 'rate_limit', why: providerWaitText(w), since: now.toISOString() };
@@ -144,7 +159,14 @@ export function pauseLengths(events: readonly PauseEvent[], now: Date): number[]
  * say after each iteration (else the iterations' own costs), the tests of each iteration's tree,
  * files changed (from the status query where the store has no count), and every pause.
  */
-export function chartsFromReport(r: RunReport, spendByIteration: ReadonlyMap<number, number>, filesByIteration: ReadonlyMap<number, number>, pauses: readonly PauseEvent[], now: Date, budgetUsd: number | null): ChartData {
+export function chartsFromReport(
+  r: RunReport,
+  spendByIteration: ReadonlyMap<number, number>,
+  filesByIteration: ReadonlyMap<number, number>,
+  pauses: readonly PauseEvent[],
+  now: Date,
+  budgetUsd: number | null,
+): ChartData {
   let total = 0;
   const costUsd = r.timeline.map((t) => {
     total += t.costUsd ?? 0;

@@ -29,7 +29,10 @@ const since = (iso: string | null | undefined, now: Date): string => (iso ? `${a
 
 const HTMX_CONFIG = JSON.stringify({
   // Every answer is swapped in: a rejection (4xx) is shown like an acknowledgement.
-  responseHandling: [{ code: '204', swap: false }, { code: '...', swap: true }],
+  responseHandling: [
+    { code: '204', swap: false },
+    { code: '...', swap: true },
+  ],
   includeIndicatorStyles: false,
   allowEval: false,
   allowScriptTags: false,
@@ -37,103 +40,143 @@ const HTMX_CONFIG = JSON.stringify({
 
 export function layout(title: string, operator: string, body: Html): Html {
   return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="htmx-config" content="${HTMX_CONFIG}">
-<title>${title} · Vigil console</title>
-<link rel="stylesheet" href="/assets/uPlot.min.css">
-<link rel="stylesheet" href="/assets/console.css">
-<script src="/assets/htmx.min.js"></script>
-<script src="/assets/sse.js"></script>
-<script src="/assets/uPlot.iife.min.js"></script>
-<script src="/assets/console.js"></script>
-</head>
-<body>
-<header>
-  <a href="/">Vigil console</a>
-  <a href="/">Inbox</a>
-  <a href="/runs">Runs</a>
-  <a href="/reports">Reports</a>
-  <a href="/memory">Memory</a>
-  <form class="who" method="post" action="/operator">acting as <input name="operator" value="${operator}" aria-label="operator name" maxlength="200"> <button>set</button></form>
-</header>
-<main>${body}</main>
-</body>
-</html>`;
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="htmx-config" content="${HTMX_CONFIG}" />
+        <title>${title} · Vigil console</title>
+        <link rel="stylesheet" href="/assets/uPlot.min.css" />
+        <link rel="stylesheet" href="/assets/console.css" />
+        <script src="/assets/htmx.min.js"></script>
+        <script src="/assets/sse.js"></script>
+        <script src="/assets/uPlot.iife.min.js"></script>
+        <script src="/assets/console.js"></script>
+      </head>
+      <body>
+        <header>
+          <a href="/">Vigil console</a>
+          <a href="/">Inbox</a>
+          <a href="/runs">Runs</a>
+          <a href="/reports">Reports</a>
+          <a href="/memory">Memory</a>
+          <form class="who" method="post" action="/operator">
+            acting as <input name="operator" value="${operator}" aria-label="operator name" maxlength="200" /> <button>set</button>
+          </form>
+        </header>
+        <main>${body}</main>
+      </body>
+    </html>`;
 }
 
 export function ackHtml(id: string, r: ActionResult): Html {
-  return html`<div class="ack ${r.ok ? 'ok' : 'rejected'}" data-ok="${String(r.ok)}">${id}: ${r.lines.map((l) => line(l)).join(' · ')}</div>`;
+  return html`<div class="ack ${r.ok ? 'ok' : 'rejected'}" data-ok="${String(r.ok)}">
+    ${id}: ${r.lines.map((l) => line(l)).join(' · ')}
+  </div>`;
 }
 
 /** The forms that send the run messages; results go to #acks. */
 export function actionsPanel(s: StatusSnapshot, place: 'inbox' | 'run'): Html {
   const id = s.workflowId;
   const post = `/runs/${enc(id)}/actions`;
-  const form = (cls: string, inner: Html): Html => html`<form class="${cls}" hx-post="${post}" hx-target="#acks" hx-swap="afterbegin">${inner}</form>`;
+  const form = (cls: string, inner: Html): Html =>
+    html`<form class="${cls}" hx-post="${post}" hx-target="#acks" hx-swap="afterbegin">${inner}</form>`;
   const checklist = (s.quality?.checklist ?? []).filter((c) => !c.waived);
   const checkpoints = s.checkpoints?.list ?? [];
   const suggested = Math.max(s.budgetUsd * 2, s.spend.usd + 5);
   return html`<div class="actions" id="actions-${place}-${id}" hx-preserve="true">
-  ${form('directive', html`<textarea name="directive" placeholder="A directive for the next prompt" aria-label="directive"></textarea>
-    <button name="action" value="input-resume">Send and resume</button> <button name="action" value="input">Send only</button>`)}
-  ${form('resume', html`<button name="action" value="resume">Resume</button>`)}
-  ${s.paused ? '' : form('pause', html`<input name="reason" placeholder="why pause" aria-label="pause reason"><button name="action" value="pause">Pause</button>`)}
-  ${checklist.length
-    ? form('waive', html`<select name="item" aria-label="checklist item">${checklist.map((c) => html`<option value="${c.id}">${c.id}: ${line(c.title).slice(0, 80)} (${c.status})</option>`)}</select>
-      <input name="reason" placeholder="why waive" aria-label="waiver reason"><button name="action" value="waive">Waive</button>`)
-    : ''}
-  ${form('budget', html`<span>budget ${s.budgetUsd > 0 ? usd(s.budgetUsd) : 'none'}, spent ${usd(s.spend.usd)}</span>
-    <input name="usd" value="${suggested.toFixed(2)}" inputmode="decimal" size="7" aria-label="new budget in USD">
-    <button name="action" value="budget-resume">Raise and resume</button> <button name="action" value="budget">Set budget</button>`)}
-  ${form('review', html`<input name="reason" placeholder="why ask the council" aria-label="review reason"><button name="action" value="review">Ask the council</button>`)}
-  ${checkpoints.length
-    ? form('rewind', html`<select name="to" aria-label="checkpoint">${[...checkpoints].reverse().map((c) => html`<option value="${c.iteration}">iteration ${c.iteration} · ${c.commit.slice(0, 10)} · ${c.filesSinceStart} file(s)</option>`)}</select>
-      <input name="directive" placeholder="directive after the rewind (optional)" aria-label="rewind directive"><button name="action" value="rewind">Rewind</button>`)
-    : ''}
-  ${form('stop', html`<input name="reason" placeholder="why stop" aria-label="stop reason"><label><input type="checkbox" name="now" value="1"> now</label><button name="action" value="stop">Stop</button>`)}
-</div>`;
+    ${form(
+      'directive',
+      html`<textarea name="directive" placeholder="A directive for the next prompt" aria-label="directive"></textarea>
+        <button name="action" value="input-resume">Send and resume</button> <button name="action" value="input">Send only</button>`,
+    )}
+    ${form('resume', html`<button name="action" value="resume">Resume</button>`)}
+    ${s.paused ? '' : form('pause', html`<input name="reason" placeholder="why pause" aria-label="pause reason" /><button name="action" value="pause">Pause</button>`)}
+    ${
+      checklist.length
+        ? form(
+            'waive',
+            html`<select name="item" aria-label="checklist item">
+                ${checklist.map((c) => html`<option value="${c.id}">${c.id}: ${line(c.title).slice(0, 80)} (${c.status})</option>`)}
+              </select>
+              <input name="reason" placeholder="why waive" aria-label="waiver reason" /><button name="action" value="waive">Waive</button>`,
+          )
+        : ''
+    }
+    ${form(
+      'budget',
+      html`<span>budget ${s.budgetUsd > 0 ? usd(s.budgetUsd) : 'none'}, spent ${usd(s.spend.usd)}</span>
+        <input name="usd" value="${suggested.toFixed(2)}" inputmode="decimal" size="7" aria-label="new budget in USD" />
+        <button name="action" value="budget-resume">Raise and resume</button> <button name="action" value="budget">Set budget</button>`,
+    )}
+    ${form('review', html`<input name="reason" placeholder="why ask the council" aria-label="review reason" /><button name="action" value="review">Ask the council</button>`)}
+    ${
+      checkpoints.length
+        ? form(
+            'rewind',
+            html`<select name="to" aria-label="checkpoint">
+                ${[...checkpoints].reverse().map((c) => html`<option value="${c.iteration}">iteration ${c.iteration} · ${c.commit.slice(0, 10)} · ${c.filesSinceStart} file(s)</option>`)}
+              </select>
+              <input name="directive" placeholder="directive after the rewind (optional)" aria-label="rewind directive" /><button
+                name="action"
+                value="rewind"
+              >
+                Rewind
+              </button>`,
+          )
+        : ''
+    }
+    ${form('stop', html`<input name="reason" placeholder="why stop" aria-label="stop reason" /><label><input type="checkbox" name="now" value="1" /> now</label><button name="action" value="stop">Stop</button>`)}
+  </div>`;
 }
 
 function facts(s: StatusSnapshot, now: Date, waiting: Waiting | null): Html {
   return html`<dl class="facts">
-  ${waiting ? html`<dt>waiting since</dt><dd>${waiting.since} (${since(waiting.since, now)})</dd>` : ''}
-  <dt>cost so far</dt><dd>${spendText(s)}</dd>
-  <dt>iteration</dt><dd>${s.iteration} of at most ${s.maxIterations}${s.phase ? ` (${s.phase})` : ''}</dd>
-  <dt>tier</dt><dd>${s.tier ?? '—'}${s.ladder ? ` (ladder ${s.ladder.level})` : ''}</dd>
-  <dt>mode</dt><dd>${s.autonomyMode}</dd>
-  <dt>repository</dt><dd>${s.repoPath}${s.host ? ` on ${s.host}` : ''}</dd>
-</dl>`;
+    ${
+      waiting
+        ? html`<dt>waiting since</dt>
+            <dd>${waiting.since} (${since(waiting.since, now)})</dd>`
+        : ''
+    }
+    <dt>cost so far</dt>
+    <dd>${spendText(s)}</dd>
+    <dt>iteration</dt>
+    <dd>${s.iteration} of at most ${s.maxIterations}${s.phase ? ` (${s.phase})` : ''}</dd>
+    <dt>tier</dt>
+    <dd>${s.tier ?? '—'}${s.ladder ? ` (ladder ${s.ladder.level})` : ''}</dd>
+    <dt>mode</dt>
+    <dd>${s.autonomyMode}</dd>
+    <dt>repository</dt>
+    <dd>${s.repoPath}${s.host ? ` on ${s.host}` : ''}</dd>
+  </dl>`;
 }
 
 function handoffBlock(s: StatusSnapshot, doc: HostText | null): Html {
   if (!s.latestHandoff) return html``;
-  return html`<details class="handoff" open><summary>Handoff of iteration ${s.latestHandoff.iteration}: ${line(s.latestHandoff.summary)}</summary>
-  ${doc === null ? '' : doc.ok ? html`<pre class="handoff-text">${shown(doc.text)}</pre>` : html`<p class="muted">the handoff could not be read: ${line(doc.problem)}</p>`}
-</details>`;
+  return html`<details class="handoff" open>
+    <summary>Handoff of iteration ${s.latestHandoff.iteration}: ${line(s.latestHandoff.summary)}</summary>
+    ${doc === null ? '' : doc.ok ? html`<pre class="handoff-text">${shown(doc.text)}</pre>` : html`<p class="muted">the handoff could not be read: ${line(doc.problem)}</p>`}
+  </details>`;
 }
 
 export function inboxCards(entries: { entry: InboxEntry; handoff: HostText | null }[], now: Date): Html {
   return html`<section id="inbox" hx-get="/fragments/inbox" hx-trigger="every 3s" hx-swap="outerHTML">
-  ${entries.length === 0 ? html`<p class="muted" id="inbox-empty">No run waits for a person.</p>` : ''}
-  ${entries.map(
-    ({ entry: { snapshot: s, waiting: w }, handoff }) => html`<article class="card" data-run="${s.workflowId}" data-kind="${w.kind}">
-    <h2><a href="/runs/${enc(s.workflowId)}">${s.workflowId}</a><span class="kind">${WAIT_LABELS[w.kind]}</span></h2>
-    <p class="why">${shown(w.why)}</p>
-    ${facts(s, now, w)}
-    ${handoffBlock(s, handoff)}
-    ${actionsPanel(s, 'inbox')}
-  </article>`,
-  )}
-</section>`;
+    ${entries.length === 0 ? html`<p class="muted" id="inbox-empty">No run waits for a person.</p>` : ''}
+    ${entries.map(
+      ({ entry: { snapshot: s, waiting: w }, handoff }) =>
+        html`<article class="card" data-run="${s.workflowId}" data-kind="${w.kind}">
+          <h2><a href="/runs/${enc(s.workflowId)}">${s.workflowId}</a><span class="kind">${WAIT_LABELS[w.kind]}</span></h2>
+          <p class="why">${shown(w.why)}</p>
+          ${facts(s, now, w)} ${handoffBlock(s, handoff)} ${actionsPanel(s, 'inbox')}
+        </article>`,
+    )}
+  </section>`;
 }
 
 export function inboxPage(cards: Html): Html {
   return html`<h1>Inbox: runs waiting for a person</h1>
-<div id="acks" aria-live="polite"></div>
-${cards}`;
+    <div id="acks" aria-live="polite"></div>
+    ${cards}`;
 }
 
 export interface RunsFilter {
@@ -144,64 +187,129 @@ export interface RunsFilter {
 
 export function runsTable(rows: RunRow[], cost: ReadonlyMap<string, number>, now: Date): Html {
   return html`<table id="runs-table">
-<thead><tr><th>run</th><th>status</th><th>repository</th><th>provider</th><th>iteration</th><th>cost</th><th>age</th></tr></thead>
-<tbody>${rows.map(
-    (r) => html`<tr data-run="${r.workflowId}"><td><a href="/runs/${enc(r.workflowId)}">${r.workflowId}</a></td><td class="status-${r.status}">${r.status}</td><td>${r.repo ?? '—'}</td><td>${r.provider ?? '—'}</td><td>${r.iteration ?? '—'}</td><td>${cost.has(r.workflowId) ? usd(cost.get(r.workflowId) as number) : '—'}</td><td>${since(r.startTime, now)}</td></tr>`,
-  )}</tbody>
-</table>${rows.length === 0 ? html`<p class="muted">No run matches.</p>` : ''}`;
+      <thead>
+        <tr>
+          <th>run</th>
+          <th>status</th>
+          <th>repository</th>
+          <th>provider</th>
+          <th>iteration</th>
+          <th>cost</th>
+          <th>age</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${rows.map(
+          (r) =>
+            html`<tr data-run="${r.workflowId}">
+              <td><a href="/runs/${enc(r.workflowId)}">${r.workflowId}</a></td>
+              <td class="status-${r.status}">${r.status}</td>
+              <td>${r.repo ?? '—'}</td>
+              <td>${r.provider ?? '—'}</td>
+              <td>${r.iteration ?? '—'}</td>
+              <td>${cost.has(r.workflowId) ? usd(cost.get(r.workflowId) as number) : '—'}</td>
+              <td>${since(r.startTime, now)}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+    ${rows.length === 0 ? html`<p class="muted">No run matches.</p>` : ''}`;
 }
 
 export function runsPage(f: RunsFilter, table: Html): Html {
   const statuses = ['', 'running', 'paused', 'waiting_for_provider', 'backing_off', 'completed', 'terminated', 'failed', 'cancelled'];
   return html`<h1>Runs</h1>
-<form class="filters" hx-get="/fragments/runs" hx-target="#runs" hx-trigger="change, keyup changed delay:400ms, every 5s">
-  <label>status <select name="status">${statuses.map((s) => html`<option value="${s}" ${s === (f.status ?? '') ? 'selected' : ''}>${s || 'any'}</option>`)}</select></label>
-  <label>repository <input name="repo" value="${f.repo ?? ''}" placeholder="part of the path"></label>
-  <label>provider <input name="provider" value="${f.provider ?? ''}" placeholder="claude, command, …"></label>
-</form>
-<div id="runs">${table}</div>`;
+    <form class="filters" hx-get="/fragments/runs" hx-target="#runs" hx-trigger="change, keyup changed delay:400ms, every 5s">
+      <label
+        >status
+        <select name="status">
+          ${statuses.map((s) => html`<option value="${s}" ${s === (f.status ?? '') ? 'selected' : ''}>${s || 'any'}</option>`)}
+        </select></label
+      >
+      <label>repository <input name="repo" value="${f.repo ?? ''}" placeholder="part of the path" /></label>
+      <label>provider <input name="provider" value="${f.provider ?? ''}" placeholder="claude, command, …" /></label>
+    </form>
+    <div id="runs">${table}</div>`;
 }
 
 /** The run's header: status, outcome, what it waits for. Polled. */
 export function runSummary(view: RunView, row: RunRow | null, waiting: Waiting | null, now: Date): Html {
   const s = view.snapshot;
   const id = view.workflowId;
-  const status = view.kind === 'finished' ? `finished${view.outcome ? `: ${view.outcome.status} (exit ${view.outcome.exitCode})` : ` (${view.temporalStatus.toLowerCase()})`}` : (s?.status ?? view.searchStatus ?? 'running');
+  const status =
+    view.kind === 'finished'
+      ? `finished${view.outcome ? `: ${view.outcome.status} (exit ${view.outcome.exitCode})` : ` (${view.temporalStatus.toLowerCase()})`}`
+      : (s?.status ?? view.searchStatus ?? 'running');
   return html`<section id="summary" hx-get="/runs/${enc(id)}/fragments/summary" hx-trigger="every 3s" hx-swap="outerHTML">
-  <p>status <strong class="status-${s?.status ?? 'unknown'}" data-status="${view.kind === 'finished' ? 'finished' : (s?.status ?? '')}">${status}</strong>
-  ${row ? html` · provider ${row.provider ?? '—'} · started ${since(row.startTime, now)}` : ''}</p>
-  ${view.kind === 'finished' && view.outcome ? html`<p class="why">${shown(view.outcome.reason)}</p>` : ''}
-  ${waiting ? html`<p class="why">Waiting for a person: ${WAIT_LABELS[waiting.kind]} — ${shown(waiting.why)}</p>` : s?.pause ? html`<p class="why">Paused by ${line(s.pause.by)}: ${shown(s.pause.reason)}</p>` : ''}
-  ${s ? facts(s, now, waiting) : html`<p class="muted">No worker answered the run's status query.</p>`}
-</section>`;
+    <p>
+      status
+      <strong class="status-${s?.status ?? 'unknown'}" data-status="${view.kind === 'finished' ? 'finished' : (s?.status ?? '')}"
+        >${status}</strong
+      >
+      ${row ? html` · provider ${row.provider ?? '—'} · started ${since(row.startTime, now)}` : ''}
+    </p>
+    ${view.kind === 'finished' && view.outcome ? html`<p class="why">${shown(view.outcome.reason)}</p>` : ''}
+    ${waiting ? html`<p class="why">Waiting for a person: ${WAIT_LABELS[waiting.kind]} — ${shown(waiting.why)}</p>` : s?.pause ? html`<p class="why">Paused by ${line(s.pause.by)}: ${shown(s.pause.reason)}</p>` : ''}
+    ${s ? facts(s, now, waiting) : html`<p class="muted">No worker answered the run's status query.</p>`}
+  </section>`;
 }
 
 export function chartsSection(id: string, charts: ChartData | null, note: string): Html {
   if (!charts) return html`<section id="charts"><p class="muted">No numbers to chart: ${note}</p></section>`;
   const json = JSON.stringify(charts);
   return html`<section id="charts" hx-get="/runs/${enc(id)}/fragments/charts" hx-trigger="every 10s" hx-swap="outerHTML">
-  <p class="muted">From the ${charts.source}${charts.source === 'status query' ? ' (its latest iterations)' : ''}. ${note}</p>
-  <div class="charts">
-    <div class="chart" id="chart-cost" data-kind="cost" data-chart="${json}"></div>
-    <div class="chart" id="chart-progress" data-kind="progress" data-chart="${json}"></div>
-    <div class="chart" id="chart-waiting" data-kind="waiting" data-chart="${json}"></div>
-  </div>
-</section>`;
+    <p class="muted">From the ${charts.source}${charts.source === 'status query' ? ' (its latest iterations)' : ''}. ${note}</p>
+    <div class="charts">
+      <div class="chart" id="chart-cost" data-kind="cost" data-chart="${json}"></div>
+      <div class="chart" id="chart-progress" data-kind="progress" data-chart="${json}"></div>
+      <div class="chart" id="chart-waiting" data-kind="waiting" data-chart="${json}"></div>
+    </div>
+  </section>`;
 }
 
 export function checkpointsSection(s: StatusSnapshot | null, running: boolean): Html {
   const id = s?.workflowId ?? '';
   const list = s?.checkpoints?.list ?? [];
   return html`<section id="checkpoints" hx-get="/runs/${enc(id)}/fragments/checkpoints" hx-trigger="every 5s" hx-swap="outerHTML">
-  <h2>Checkpoints</h2>
-  ${list.length === 0 ? html`<p class="muted">None yet: a checkpoint is kept after every iteration that changes the tree.</p>` : ''}
-  <table>${list.length ? html`<thead><tr><th>iteration</th><th>time</th><th>commit</th><th>files (since start)</th><th>exit</th><th>tests</th><th>council</th><th></th></tr></thead>` : ''}
-  <tbody>${[...list].reverse().map(
-    (c) => html`<tr data-iteration="${c.iteration}"><td>${c.iteration}</td><td>${c.at}</td><td>${c.commit.slice(0, 12)}</td><td>${c.filesChanged} (${c.filesSinceStart})</td><td>${c.exitCode}</td><td>${c.tests ?? '—'}</td><td>${c.verdict ?? '—'}</td>
-    <td>${running ? html`<form hx-post="/runs/${enc(id)}/actions" hx-target="#acks" hx-swap="afterbegin"><input type="hidden" name="to" value="${c.iteration}"><button name="action" value="rewind">Rewind here</button></form>` : ''}</td></tr>`,
-  )}</tbody></table>
-  ${(s?.checkpoints?.rewinds ?? []).map((r) => html`<p class="muted">rewound by ${line(r.by)} at ${r.at}: iteration ${r.from} → ${r.to}${r.reason ? ` (${line(r.reason)})` : ''}; the tree before is kept as ${r.savedRef}</p>`)}
-</section>`;
+    <h2>Checkpoints</h2>
+    ${list.length === 0 ? html`<p class="muted">None yet: a checkpoint is kept after every iteration that changes the tree.</p>` : ''}
+    <table>
+      ${
+        list.length
+          ? html`<thead>
+              <tr>
+                <th>iteration</th>
+                <th>time</th>
+                <th>commit</th>
+                <th>files (since start)</th>
+                <th>exit</th>
+                <th>tests</th>
+                <th>council</th>
+                <th></th>
+              </tr>
+            </thead>`
+          : ''
+      }
+      <tbody>
+        ${[...list].reverse().map(
+          (c) =>
+            html`<tr data-iteration="${c.iteration}">
+              <td>${c.iteration}</td>
+              <td>${c.at}</td>
+              <td>${c.commit.slice(0, 12)}</td>
+              <td>${c.filesChanged} (${c.filesSinceStart})</td>
+              <td>${c.exitCode}</td>
+              <td>${c.tests ?? '—'}</td>
+              <td>${c.verdict ?? '—'}</td>
+              <td>
+                ${running ? html`<form hx-post="/runs/${enc(id)}/actions" hx-target="#acks" hx-swap="afterbegin"><input type="hidden" name="to" value="${c.iteration}" /><button name="action" value="rewind">Rewind here</button></form>` : ''}
+              </td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+    ${(s?.checkpoints?.rewinds ?? []).map((r) => html`<p class="muted">rewound by ${line(r.by)} at ${r.at}: iteration ${r.from} → ${r.to}${r.reason ? ` (${line(r.reason)})` : ''}; the tree before is kept as ${r.savedRef}</p>`)}
+  </section>`;
 }
 
 interface Entry {
@@ -217,7 +325,8 @@ export function timelineSection(id: string, s: StatusSnapshot | null, report: Ru
   if (report) {
     for (const t of report.timeline) {
       entries.push({ iteration: t.iteration, order: 0, text: t.text, reasons: [] });
-      for (const d of t.decisions) if (d.kind !== 'council_round') entries.push({ iteration: t.iteration, order: 1, text: d.text, reasons: [] });
+      for (const d of t.decisions)
+        if (d.kind !== 'council_round') entries.push({ iteration: t.iteration, order: 1, text: d.text, reasons: [] });
     }
   } else if (s) {
     for (const r of s.recentIterations) {
@@ -231,52 +340,124 @@ export function timelineSection(id: string, s: StatusSnapshot | null, report: Ru
     const gates = s.quality?.gates ?? [];
     if (gates.length) {
       const it = Math.max(...gates.map((g) => g.iteration));
-      entries.push({ iteration: it, order: 1, text: `quality gates: ${gates.map((g) => `${g.gate} ${g.verdict}`).join(' · ')}`, reasons: gates.filter((g) => g.verdict !== 'pass' && g.reason).map((g) => `${g.gate}: ${g.reason}`) });
+      entries.push({
+        iteration: it,
+        order: 1,
+        text: `quality gates: ${gates.map((g) => `${g.gate} ${g.verdict}`).join(' · ')}`,
+        reasons: gates.filter((g) => g.verdict !== 'pass' && g.reason).map((g) => `${g.gate}: ${g.reason}`),
+      });
     }
     const rv = s.quality?.lastReview;
-    if (rv) entries.push({ iteration: rv.iteration, order: 2, text: `code review ${rv.round}: ${rv.result} · mergeability ${rv.mergeability}`, reasons: rv.reason ? [rv.reason] : [] });
-    for (const e of s.escalations) entries.push({ iteration: e.iteration, order: 4, text: `escalation (${e.reason.replace(/_/g, ' ')})${e.paused ? ', paused for a person' : ''}`, reasons: [e.detail, ...e.questions] });
+    if (rv)
+      entries.push({
+        iteration: rv.iteration,
+        order: 2,
+        text: `code review ${rv.round}: ${rv.result} · mergeability ${rv.mergeability}`,
+        reasons: rv.reason ? [rv.reason] : [],
+      });
+    for (const e of s.escalations)
+      entries.push({
+        iteration: e.iteration,
+        order: 4,
+        text: `escalation (${e.reason.replace(/_/g, ' ')})${e.paused ? ', paused for a person' : ''}`,
+        reasons: [e.detail, ...e.questions],
+      });
   }
   for (const v of s?.council.verdicts ?? []) {
     entries.push({
       iteration: v.iteration,
       order: 3,
       text: `council round ${v.round} (${v.trigger.replace(/_/g, ' ')}): ${v.result} · ${v.approve} of ${v.size} approve, ${v.threshold} needed`,
-      reasons: [...v.votes.map((m) => `${m.role}: ${m.recorded}${m.overridden ? ' (overridden)' : ''} — ${m.reason}`), ...(v.devilsAdvocate?.triggered ? [`devil's advocate: ${v.devilsAdvocate.recorded}${v.devilsAdvocate.flipped ? ' (flipped the verdict)' : ''} — ${v.devilsAdvocate.reason}`] : [])],
+      reasons: [
+        ...v.votes.map((m) => `${m.role}: ${m.recorded}${m.overridden ? ' (overridden)' : ''} — ${m.reason}`),
+        ...(v.devilsAdvocate?.triggered
+          ? [
+              `devil's advocate: ${v.devilsAdvocate.recorded}${v.devilsAdvocate.flipped ? ' (flipped the verdict)' : ''} — ${v.devilsAdvocate.reason}`,
+            ]
+          : []),
+      ],
     });
   }
-  if (s?.checks?.last && !s.checks.last.approved) entries.push({ iteration: s.checks.last.iteration, order: 5, text: `completion check refused (${s.checks.last.cause ?? 'unknown'})`, reasons: [s.checks.last.reason] });
+  if (s?.checks?.last && !s.checks.last.approved)
+    entries.push({
+      iteration: s.checks.last.iteration,
+      order: 5,
+      text: `completion check refused (${s.checks.last.cause ?? 'unknown'})`,
+      reasons: [s.checks.last.reason],
+    });
   entries.sort((a, b) => a.iteration - b.iteration || a.order - b.order);
   return html`<section id="timeline" hx-get="/runs/${enc(id)}/fragments/timeline" hx-trigger="every 5s" hx-swap="outerHTML">
-  <h2>Timeline</h2>
-  <p class="muted">${report ? 'Every iteration and decision, from the event store; council reasons from the run.' : "From the run's status query (its latest iterations)."}</p>
-  <ol class="timeline">${entries.map((e) => html`<li data-iteration="${e.iteration}">${line(e.text)}${e.reasons.length ? html`<ul>${e.reasons.map((r) => html`<li class="reason">${line(r)}</li>`)}</ul>` : ''}</li>`)}</ol>
-</section>`;
+    <h2>Timeline</h2>
+    <p class="muted">
+      ${report ? 'Every iteration and decision, from the event store; council reasons from the run.' : "From the run's status query (its latest iterations)."}
+    </p>
+    <ol class="timeline">
+      ${entries.map(
+        (e) =>
+          html`<li data-iteration="${e.iteration}">
+            ${line(e.text)}${
+              e.reasons.length
+                ? html`<ul>
+                    ${e.reasons.map((r) => html`<li class="reason">${line(r)}</li>`)}
+                  </ul>`
+                : ''
+            }
+          </li>`,
+      )}
+    </ol>
+  </section>`;
 }
 
 export function messagesSection(id: string, msgs: SentMessage[] | null, note: string): Html {
   return html`<section id="messages" hx-get="/runs/${enc(id)}/fragments/messages" hx-trigger="every 5s" hx-swap="outerHTML">
-  <h2>Directives and messages</h2>
-  ${msgs === null ? html`<p class="muted">${note}</p>` : msgs.length === 0 ? html`<p class="muted">No message yet.</p>` : ''}
-  <table><tbody>${(msgs ?? []).map((m) => html`<tr data-message="${m.name}"><td>${m.at ?? '—'}</td><td>${m.name}</td><td>${m.by ?? '—'}</td><td class="message-text">${shown(m.text)}</td><td>${m.refused ? html`refused: ${line(m.refused)}` : m.via === 'signal' ? 'signal' : ''}</td></tr>`)}</tbody></table>
-</section>`;
+    <h2>Directives and messages</h2>
+    ${msgs === null ? html`<p class="muted">${note}</p>` : msgs.length === 0 ? html`<p class="muted">No message yet.</p>` : ''}
+    <table>
+      <tbody>
+        ${(msgs ?? []).map(
+          (m) =>
+            html`<tr data-message="${m.name}">
+              <td>${m.at ?? '—'}</td>
+              <td>${m.name}</td>
+              <td>${m.by ?? '—'}</td>
+              <td class="message-text">${shown(m.text)}</td>
+              <td>${m.refused ? html`refused: ${line(m.refused)}` : m.via === 'signal' ? 'signal' : ''}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </section>`;
 }
 
-export function runPage(id: string, summary: Html, actions: Html | null, handoff: Html, charts: Html, checkpoints: Html, timeline: Html, messages: Html, running: boolean): Html {
+export function runPage(
+  id: string,
+  summary: Html,
+  actions: Html | null,
+  handoff: Html,
+  charts: Html,
+  checkpoints: Html,
+  timeline: Html,
+  messages: Html,
+  running: boolean,
+): Html {
   return html`<h1>Run ${id}</h1>
-${summary}
-<div id="acks" aria-live="polite"></div>
-${actions ?? ''}
-${handoff}
-${charts}
-${checkpoints}
-${timeline}
-${messages}
-<section id="log-section"><h2>Agent log</h2>
-<p class="muted">Live, read on the run's host as \`vigil logs -f\` reads it; escape sequences shown, credentials redacted.</p>
-<pre class="log" id="log" hx-ext="sse" sse-connect="/runs/${enc(id)}/log/stream" sse-swap="log" hx-swap="beforeend" sse-close="end"></pre>
-${running ? '' : html`<p class="muted">The run has finished.</p>`}
-</section>`;
+    ${summary}
+    <div id="acks" aria-live="polite"></div>
+    ${actions ?? ''} ${handoff} ${charts} ${checkpoints} ${timeline} ${messages}
+    <section id="log-section">
+      <h2>Agent log</h2>
+      <p class="muted">Live, read on the run's host as \`vigil logs -f\` reads it; escape sequences shown, credentials redacted.</p>
+      <pre
+        class="log"
+        id="log"
+        hx-ext="sse"
+        sse-connect="/runs/${enc(id)}/log/stream"
+        sse-swap="log"
+        hx-swap="beforeend"
+        sse-close="end"
+      ></pre>
+      ${running ? '' : html`<p class="muted">The run has finished.</p>`}
+    </section>`;
 }
 
 export function handoffSection(s: StatusSnapshot | null, doc: HostText | null): Html {
@@ -284,42 +465,136 @@ export function handoffSection(s: StatusSnapshot | null, doc: HostText | null): 
 }
 
 export function reportsPage(r: AcrossRunsReport | null, why: string): Html {
-  if (!r) return html`<h1>Reports</h1><p class="muted">${why}</p>`;
+  if (!r)
+    return html`<h1>Reports</h1>
+      <p class="muted">${why}</p>`;
   const pct = (x: number | null): string => (x === null ? '—' : `${Math.round(x * 100)}%`);
   const d = r.iterationsToDone;
   const c = r.council;
   const k = r.cost;
   const w = r.waitingForPeople;
   return html`<h1>Reports across runs</h1>
-<p class="muted">The figures of \`vigil report\`, from the event store.</p>
-<dl class="facts" id="report-figures">
-  <dt>runs</dt><dd>${r.runs}</dd>
-  <dt>outcomes</dt><dd>${r.outcomes.map((o) => `${o.status} ${o.runs}${o.exitCode !== null ? ` (exit ${o.exitCode})` : ''}`).join(' · ') || '—'}</dd>
-  <dt>iterations to done</dt><dd>${d.runs ? `mean ${d.mean}, median ${d.median} (min ${d.min}, max ${d.max}) over ${d.runs} done run(s)` : 'no run done'}</dd>
-  <dt>council</dt><dd>${c.rounds} round(s), ${c.approved} approved, ${c.rejected} rejected, ${c.blocked} blocked by a gate; approval rate ${pct(c.approvalRate)}; votes ${c.approveVotes} of ${c.votes} approve</dd>
-  <dt>escalations</dt><dd>${r.escalations.total}${r.escalations.byReason.length ? ` — ${r.escalations.byReason.map((x) => `${x.reason} ${x.count}`).join(', ')}` : ''}</dd>
-  <dt>tier climbs</dt><dd>${r.tierClimbs.total} in ${r.tierClimbs.runs} run(s)</dd>
-  <dt>cost</dt><dd>${usd(k.totalUsd)} in all, ${usd(k.perRunUsd ?? 0)} per run; ${k.doneRuns} done run(s)${k.doneRuns ? `, ${usd(k.perDoneRunUsd ?? 0)} each` : ''}${k.unpricedCalls ? `; ${k.unpricedCalls} unpriced call(s)` : ''}</dd>
-  <dt>waiting for people</dt><dd>${duration(w.totalMs)} over ${w.pauses} pause(s)${w.pausedNow.length ? `; paused now: ${w.pausedNow.join(', ')}` : ''}</dd>
-</dl>
-<table><thead><tr><th>run</th><th>started</th><th>repository</th><th>outcome</th><th>iterations</th><th>council</th><th>escalations</th><th>cost</th><th>waited</th></tr></thead>
-<tbody>${r.perRun.map((p) => html`<tr><td><a href="/runs/${enc(p.workflowId)}">${p.workflowId}</a></td><td>${p.startedAt ?? '—'}</td><td>${p.repo ?? '—'}</td><td>${p.outcome ?? 'running'}${p.exitCode !== null ? ` (exit ${p.exitCode})` : ''}</td><td>${p.iterations} (${p.failedIterations} failed)</td><td>${p.approvedRounds}/${p.councilRounds}</td><td>${p.escalations}</td><td>${usd(p.spendUsd)}</td><td>${duration(p.waitingMs)}</td></tr>`)}</tbody></table>`;
+    <p class="muted">The figures of \`vigil report\`, from the event store.</p>
+    <dl class="facts" id="report-figures">
+      <dt>runs</dt>
+      <dd>${r.runs}</dd>
+      <dt>outcomes</dt>
+      <dd>${r.outcomes.map((o) => `${o.status} ${o.runs}${o.exitCode !== null ? ` (exit ${o.exitCode})` : ''}`).join(' · ') || '—'}</dd>
+      <dt>iterations to done</dt>
+      <dd>${d.runs ? `mean ${d.mean}, median ${d.median} (min ${d.min}, max ${d.max}) over ${d.runs} done run(s)` : 'no run done'}</dd>
+      <dt>council</dt>
+      <dd>
+        ${c.rounds} round(s), ${c.approved} approved, ${c.rejected} rejected, ${c.blocked} blocked by a gate; approval rate
+        ${pct(c.approvalRate)}; votes ${c.approveVotes} of ${c.votes} approve
+      </dd>
+      <dt>escalations</dt>
+      <dd>
+        ${r.escalations.total}${r.escalations.byReason.length ? ` — ${r.escalations.byReason.map((x) => `${x.reason} ${x.count}`).join(', ')}` : ''}
+      </dd>
+      <dt>tier climbs</dt>
+      <dd>${r.tierClimbs.total} in ${r.tierClimbs.runs} run(s)</dd>
+      <dt>cost</dt>
+      <dd>
+        ${usd(k.totalUsd)} in all, ${usd(k.perRunUsd ?? 0)} per run; ${k.doneRuns} done
+        run(s)${k.doneRuns ? `, ${usd(k.perDoneRunUsd ?? 0)} each` : ''}${k.unpricedCalls ? `; ${k.unpricedCalls} unpriced call(s)` : ''}
+      </dd>
+      <dt>waiting for people</dt>
+      <dd>${duration(w.totalMs)} over ${w.pauses} pause(s)${w.pausedNow.length ? `; paused now: ${w.pausedNow.join(', ')}` : ''}</dd>
+    </dl>
+    <table>
+      <thead>
+        <tr>
+          <th>run</th>
+          <th>started</th>
+          <th>repository</th>
+          <th>outcome</th>
+          <th>iterations</th>
+          <th>council</th>
+          <th>escalations</th>
+          <th>cost</th>
+          <th>waited</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${r.perRun.map(
+          (p) =>
+            html`<tr>
+              <td><a href="/runs/${enc(p.workflowId)}">${p.workflowId}</a></td>
+              <td>${p.startedAt ?? '—'}</td>
+              <td>${p.repo ?? '—'}</td>
+              <td>${p.outcome ?? 'running'}${p.exitCode !== null ? ` (exit ${p.exitCode})` : ''}</td>
+              <td>${p.iterations} (${p.failedIterations} failed)</td>
+              <td>${p.approvedRounds}/${p.councilRounds}</td>
+              <td>${p.escalations}</td>
+              <td>${usd(p.spendUsd)}</td>
+              <td>${duration(p.waitingMs)}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>`;
 }
 
 /** The memory page (docs/memory.md): what earlier runs left, most important first, and a keyword search. */
-export function memoryPage(items: readonly MemoryItem[] | null, query: string, hits: readonly (MemoryItem & { body: string })[] | null, why: string): Html {
+export function memoryPage(
+  items: readonly MemoryItem[] | null,
+  query: string,
+  hits: readonly (MemoryItem & { body: string })[] | null,
+  why: string,
+): Html {
   const head = html`<h1>Memory</h1>
-<p class="muted">What earlier runs left in the event store: patterns, anti-patterns and skills (\`vigil memory list\`). Each prompt carries the most relevant of them.</p>
-<form method="get" action="/memory" id="memory-search"><input name="q" value="${query}" aria-label="search the memory" maxlength="500" placeholder="words to look for"> <button>search</button></form>`;
-  if (!items) return html`${head}<p class="muted">${why}</p>`;
+    <p class="muted">
+      What earlier runs left in the event store: patterns, anti-patterns and skills (\`vigil memory list\`). Each prompt carries the most
+      relevant of them.
+    </p>
+    <form method="get" action="/memory" id="memory-search">
+      <input name="q" value="${query}" aria-label="search the memory" maxlength="500" placeholder="words to look for" />
+      <button>search</button>
+    </form>`;
+  if (!items)
+    return html`${head}
+      <p class="muted">${why}</p>`;
   const row = (i: MemoryItem): Html =>
-    html`<tr><td>${i.kind.replace('_', '-')}</td><td>${i.id}</td><td>${i.topic}</td><td>${line(i.title)}</td><td>${i.evidence}</td><td>${i.importance.toFixed(2)}</td><td>${i.accessCount}</td><td>${i.repo ?? 'all repositories'}</td></tr>`;
+    html`<tr>
+      <td>${i.kind.replace('_', '-')}</td>
+      <td>${i.id}</td>
+      <td>${i.topic}</td>
+      <td>${line(i.title)}</td>
+      <td>${i.evidence}</td>
+      <td>${i.importance.toFixed(2)}</td>
+      <td>${i.accessCount}</td>
+      <td>${i.repo ?? 'all repositories'}</td>
+    </tr>`;
   const found = hits
-    ? html`<h2>Matching "${line(query)}"</h2>${hits.length ? html`<ul id="memory-hits">${hits.map((h) => html`<li><strong>${h.kind.replace('_', '-')} ${h.id}</strong> ${line(h.body)}</li>`)}</ul>` : html`<p class="muted" id="memory-hits">nothing matches</p>`}`
+    ? html`<h2>Matching "${line(query)}"</h2>
+        ${
+          hits.length
+            ? html`<ul id="memory-hits">
+                ${hits.map((h) => html`<li><strong>${h.kind.replace('_', '-')} ${h.id}</strong> ${line(h.body)}</li>`)}
+              </ul>`
+            : html`<p class="muted" id="memory-hits">nothing matches</p>`
+        }`
     : html``;
   return html`${head}${found}
-<h2>All of it</h2>
-${items.length
-  ? html`<table id="memory-items"><thead><tr><th>kind</th><th>id</th><th>topic</th><th>title</th><th>evidence</th><th>importance</th><th>used</th><th>repository</th></tr></thead><tbody>${items.map(row)}</tbody></table>`
-  : html`<p class="muted">No memory yet: runs that journal into the event store leave it when they end.</p>`}`;
+    <h2>All of it</h2>
+    ${
+      items.length
+        ? html`<table id="memory-items">
+            <thead>
+              <tr>
+                <th>kind</th>
+                <th>id</th>
+                <th>topic</th>
+                <th>title</th>
+                <th>evidence</th>
+                <th>importance</th>
+                <th>used</th>
+                <th>repository</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${items.map(row)}
+            </tbody>
+          </table>`
+        : html`<p class="muted">No memory yet: runs that journal into the event store leave it when they end.</p>`
+    }`;
 }

@@ -56,7 +56,18 @@ import {
   timelineSection,
   type RunsFilter,
 } from './pages.js';
-import { inbox, listRuns, messagesFromHistory, readHandoff, readLogChunk, runView, storedReport, storedRun, withStore, type RunRow } from './sources.js';
+import {
+  inbox,
+  listRuns,
+  messagesFromHistory,
+  readHandoff,
+  readLogChunk,
+  runView,
+  storedReport,
+  storedRun,
+  withStore,
+  type RunRow,
+} from './sources.js';
 
 export interface ConsoleOptions {
   client: Client;
@@ -99,7 +110,8 @@ function assets(): Map<string, { body: string; type: string }> {
   ]);
 }
 
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
 
 export function consoleApp(opts: ConsoleOptions, port: () => number, token: string | null, tokenFile: string): Hono {
   const { client, ep } = opts;
@@ -123,7 +135,8 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
     const named = ActorSchema.safeParse(getCookie(c, OPERATOR_COOKIE) ?? '');
     return named.success ? named.data : opts.operator;
   };
-  const page = (c: Context, title: string, body: ReturnType<typeof html>): Response | Promise<Response> => c.html(layout(title, operator(c), body));
+  const page = (c: Context, title: string, body: ReturnType<typeof html>): Response | Promise<Response> =>
+    c.html(layout(title, operator(c), body));
 
   app.get('/assets/:name', (c) => {
     const f = files.get(c.req.param('name'));
@@ -135,14 +148,21 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
     const body = await c.req.parseBody();
     const named = ActorSchema.safeParse(typeof body.operator === 'string' ? body.operator : '');
     if (named.success) setCookie(c, OPERATOR_COOKIE, named.data, { httpOnly: true, sameSite: 'Strict', path: '/' });
-    return c.redirect(c.req.header('referer') && new URL(c.req.header('referer') as string).host === new URL(c.req.url).host ? new URL(c.req.header('referer') as string).pathname : '/', 303);
+    return c.redirect(
+      c.req.header('referer') && new URL(c.req.header('referer') as string).host === new URL(c.req.url).host
+        ? new URL(c.req.header('referer') as string).pathname
+        : '/',
+      303,
+    );
   });
 
   // ------------------------------------------------------------------------------ inbox
   const inboxFragment = async (): Promise<ReturnType<typeof html>> => {
     const now = new Date();
     const entries = await inbox(client, now);
-    const withHandoffs = await Promise.all(entries.map(async (entry) => ({ entry, handoff: await readHandoff(client, ep.taskQueue, entry.snapshot).catch(() => null) })));
+    const withHandoffs = await Promise.all(
+      entries.map(async (entry) => ({ entry, handoff: await readHandoff(client, ep.taskQueue, entry.snapshot).catch(() => null) })),
+    );
     return inboxCards(withHandoffs, now);
   };
   app.get('/', async (c) => page(c, 'Inbox', inboxPage(await inboxFragment())));
@@ -174,7 +194,11 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
   };
   const filterOf = (c: Context): RunsFilter => {
     const q = (k: string): string | undefined => c.req.query(k)?.trim() || undefined;
-    return { ...(q('status') ? { status: q('status') } : {}), ...(q('repo') ? { repo: q('repo') } : {}), ...(q('provider') ? { provider: q('provider') } : {}) };
+    return {
+      ...(q('status') ? { status: q('status') } : {}),
+      ...(q('repo') ? { repo: q('repo') } : {}),
+      ...(q('provider') ? { provider: q('provider') } : {}),
+    };
   };
   app.get('/runs', async (c) => {
     const f = filterOf(c);
@@ -199,8 +223,13 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
     const s = view.snapshot;
     const stored = await storedRun(env, view.workflowId, new Date(), s ? s.budgetUsd : null);
     if (stored.ok && stored.value) return chartsSection(view.workflowId, stored.value.charts, '');
-    if (!s) return chartsSection(view.workflowId, null, 'no worker answered the status query, and the event store has no events of this run');
-    return chartsSection(view.workflowId, chartsFromSnapshot(s, new Date()), stored.ok ? 'The event store has no events of this run.' : `${stored.why}.`);
+    if (!s)
+      return chartsSection(view.workflowId, null, 'no worker answered the status query, and the event store has no events of this run');
+    return chartsSection(
+      view.workflowId,
+      chartsFromSnapshot(s, new Date()),
+      stored.ok ? 'The event store has no events of this run.' : `${stored.why}.`,
+    );
   };
   const timeline = async (view: RunView): Promise<ReturnType<typeof html>> => {
     const stored = await storedRun(env, view.workflowId, new Date(), null);
@@ -208,7 +237,9 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
   };
   const messages = async (id: string): Promise<ReturnType<typeof html>> => {
     const msgs = await messagesFromHistory(client, id).catch((err: unknown) => (err instanceof Error ? err.message : String(err)));
-    return typeof msgs === 'string' ? messagesSection(id, null, `the run's history could not be read: ${msgs}`) : messagesSection(id, msgs, '');
+    return typeof msgs === 'string'
+      ? messagesSection(id, null, `the run's history could not be read: ${msgs}`)
+      : messagesSection(id, msgs, '');
   };
   app.get('/runs/:id', async (c) => {
     const view = await viewOf(c);
@@ -240,7 +271,14 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
     const s = view.snapshot;
     switch (c.req.param('part')) {
       case 'summary':
-        return c.html(runSummary(view, (await rowOf(view.workflowId).catch(() => null)) ?? null, s && view.kind === 'running' ? waitingFor(s, new Date()) : null, new Date()));
+        return c.html(
+          runSummary(
+            view,
+            (await rowOf(view.workflowId).catch(() => null)) ?? null,
+            s && view.kind === 'running' ? waitingFor(s, new Date()) : null,
+            new Date(),
+          ),
+        );
       case 'charts':
         return c.html(await charts(view));
       case 'checkpoints':
@@ -296,7 +334,9 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
       if (!resume) await send('log', `==> iteration ${iteration}\n`);
       while (!aborted) {
         const live = view.kind === 'running' && snap.iteration === iteration && snap.agentRunning;
-        const chunk = await readLogChunk(client, ep.taskQueue, snap, iteration, offset, live ? 10_000 : 0, !live).catch((err: unknown) => ({ problem: err instanceof Error ? err.message : String(err) }));
+        const chunk = await readLogChunk(client, ep.taskQueue, snap, iteration, offset, live ? 10_000 : 0, !live).catch((err: unknown) => ({
+          problem: err instanceof Error ? err.message : String(err),
+        }));
         if (!('found' in chunk) || chunk.problem) {
           await send('log', `==> ${chunk.problem ?? 'the log could not be read'}\n`);
           await stream.sleep(5000);
@@ -331,14 +371,33 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
 
   app.get('/reports', async (c) => {
     const r = await storedReport(env, new Date());
-    return page(c, 'Reports', reportsPage(r.ok ? r.value : null, r.ok ? '' : `${r.why}. Reports read the event store: set DATABASE_URL, or run \`vigil up\`, which starts the local one.`));
+    return page(
+      c,
+      'Reports',
+      reportsPage(
+        r.ok ? r.value : null,
+        r.ok ? '' : `${r.why}. Reports read the event store: set DATABASE_URL, or run \`vigil up\`, which starts the local one.`,
+      ),
+    );
   });
 
   app.get('/memory', async (c) => {
     const q = (c.req.query('q') ?? '').slice(0, 500).trim();
     const { listMemory, searchMemory } = await import('../../activities/lasting-memory.js');
-    const r = await withStore(env, async (db) => ({ items: await listMemory(db, { limit: 500 }), hits: q ? await searchMemory(db, q, { limit: 50 }) : null }));
-    return page(c, 'Memory', memoryPage(r.ok ? r.value.items : null, q, r.ok ? r.value.hits : null, r.ok ? '' : `${r.why}. The memory is in the event store: set DATABASE_URL, or run \`vigil up\`, which starts the local one.`));
+    const r = await withStore(env, async (db) => ({
+      items: await listMemory(db, { limit: 500 }),
+      hits: q ? await searchMemory(db, q, { limit: 50 }) : null,
+    }));
+    return page(
+      c,
+      'Memory',
+      memoryPage(
+        r.ok ? r.value.items : null,
+        q,
+        r.ok ? r.value.hits : null,
+        r.ok ? '' : `${r.why}. The memory is in the event store: set DATABASE_URL, or run \`vigil up\`, which starts the local one.`,
+      ),
+    );
   });
 
   app.get('/healthz', async (c) => c.json({ ok: true, store: (await withStore(env, async () => true)).ok }));

@@ -88,8 +88,13 @@ async function pool<T, R>(items: readonly T[], width: number, fn: (t: T) => Prom
  */
 export async function inbox(client: Client, now: Date): Promise<InboxEntry[]> {
   const running = await listRuns(client, { limit: 500, runningOnly: true });
-  const candidates = running.filter((r) => ['paused', 'pausing', 'waiting_for_provider', 'running'].includes(r.status) || r.status === 'starting');
-  const views = await pool(candidates, 4, async (row) => ({ row, view: await viewRun(sdkRunApi(client), row.workflowId).catch(() => null) }));
+  const candidates = running.filter(
+    (r) => ['paused', 'pausing', 'waiting_for_provider', 'running'].includes(r.status) || r.status === 'starting',
+  );
+  const views = await pool(candidates, 4, async (row) => ({
+    row,
+    view: await viewRun(sdkRunApi(client), row.workflowId).catch(() => null),
+  }));
   const entries: InboxEntry[] = [];
   for (const { row, view } of views) {
     const snapshot = view?.snapshot;
@@ -131,10 +136,17 @@ export async function readHandoff(client: Client, taskQueue: string, snap: Statu
   let text: HostText;
   if (answer.kind === 'result') {
     const doc = answer.result;
-    text = doc.problem ? { ok: false, problem: doc.problem } : doc.found ? { ok: true, text: doc.text, path: doc.path } : { ok: false, problem: `${latest.path} is gone from the run's host` };
+    text = doc.problem
+      ? { ok: false, problem: doc.problem }
+      : doc.found
+        ? { ok: true, text: doc.text, path: doc.path }
+        : { ok: false, problem: `${latest.path} is gone from the run's host` };
     if (text.ok) handoffCache.set(key, text);
   } else if (answer.kind === 'no_worker') {
-    text = { ok: false, problem: `no worker on the run's host answered within 10 s (${snap.host ? `start \`vigil worker --host ${snap.host}\` there` : 'start `vigil worker`'})` };
+    text = {
+      ok: false,
+      problem: `no worker on the run's host answered within 10 s (${snap.host ? `start \`vigil worker --host ${snap.host}\` there` : 'start `vigil worker`'})`,
+    };
   } else if (answer.kind === 'unsupported') {
     text = { ok: false, problem: `this Temporal server runs no standalone activities; read ${latest.path} on the run's host` };
   } else {
@@ -144,7 +156,15 @@ export async function readHandoff(client: Client, taskQueue: string, snap: Statu
 }
 
 /** One chunk of an iteration's agent log from `offset` (redacted by the reading activity). */
-export async function readLogChunk(client: Client, taskQueue: string, snap: StatusSnapshot, iteration: number, offset: number, waitMs: number, partial: boolean): Promise<ReadRunLogResult | { problem: string }> {
+export async function readLogChunk(
+  client: Client,
+  taskQueue: string,
+  snap: StatusSnapshot,
+  iteration: number,
+  offset: number,
+  waitMs: number,
+  partial: boolean,
+): Promise<ReadRunLogResult | { problem: string }> {
   const answer = await readOnHost<ReadRunLogResult>(client, {
     activity: 'readRunLog',
     input: { repoPath: snap.repoPath, runId: snap.workflowId, iteration, offset, waitMs, partial },
@@ -154,8 +174,13 @@ export async function readLogChunk(client: Client, taskQueue: string, snap: Stat
     runId: snap.workflowId,
   });
   if (answer.kind === 'result') return answer.result;
-  if (answer.kind === 'no_worker') return { problem: `no worker on the run's host answered within 10 s${snap.host ? ` (start \`vigil worker --host ${snap.host}\` there)` : ''}` };
-  return { problem: `this Temporal server runs no standalone activities; \`vigil logs ${snap.workflowId}\` reads the log through a workflow instead` };
+  if (answer.kind === 'no_worker')
+    return {
+      problem: `no worker on the run's host answered within 10 s${snap.host ? ` (start \`vigil worker --host ${snap.host}\` there)` : ''}`,
+    };
+  return {
+    problem: `this Temporal server runs no standalone activities; \`vigil logs ${snap.workflowId}\` reads the log through a workflow instead`,
+  };
 }
 
 /** A message a person (or Vigil) sent the run, from its history. */
@@ -206,7 +231,14 @@ export async function messagesFromHistory(client: Client, workflowId: string): P
     const payloads = accepted ? accepted.acceptedRequest?.input?.args?.payloads : signaled?.input?.payloads;
     const raw = await decodeFromPayloadsAtIndex<unknown>(converter, 0, payloads).catch(() => null);
     const p = raw && typeof raw === 'object' ? (raw as Record<string, unknown>) : {};
-    const m: SentMessage = { at: isoOf(e.eventTime), name, by: typeof p.by === 'string' ? p.by : null, text: payloadText(name, p), via: accepted ? 'update' : 'signal', refused: null };
+    const m: SentMessage = {
+      at: isoOf(e.eventTime),
+      name,
+      by: typeof p.by === 'string' ? p.by : null,
+      text: payloadText(name, p),
+      via: accepted ? 'update' : 'signal',
+      refused: null,
+    };
     out.push(m);
     const id = accepted?.acceptedRequest?.meta?.updateId;
     if (id) byUpdate.set(id, m);
@@ -223,13 +255,22 @@ export type StoreAnswer<T> = { ok: true; value: T; where: string } | { ok: false
 export async function withStore<T>(env: NodeJS.ProcessEnv, fn: (db: pg.Client) => Promise<T>): Promise<StoreAnswer<T>> {
   const where = storeLocation(env);
   if (!where.url) return { ok: false, why: `no event store: ${where.detail}` };
-  const db = new pg.Client({ connectionString: where.url, connectionTimeoutMillis: Math.min(CONNECT_TIMEOUT_MS, 3000), statement_timeout: 20_000, query_timeout: 25_000, application_name: 'vigil-console' });
+  const db = new pg.Client({
+    connectionString: where.url,
+    connectionTimeoutMillis: Math.min(CONNECT_TIMEOUT_MS, 3000),
+    statement_timeout: 20_000,
+    query_timeout: 25_000,
+    application_name: 'vigil-console',
+  });
   db.on('error', () => undefined);
   try {
     await db.connect();
     return { ok: true, value: await fn(db), where: describeUrl(where.url) };
   } catch (err) {
-    return { ok: false, why: `the event store at ${describeUrl(where.url)} did not answer: ${(err instanceof Error ? err.message : String(err)).split('\n')[0] ?? ''}` };
+    return {
+      ok: false,
+      why: `the event store at ${describeUrl(where.url)} did not answer: ${(err instanceof Error ? err.message : String(err)).split('\n')[0] ?? ''}`,
+    };
   } finally {
     await db.end().catch(() => undefined);
   }
@@ -241,14 +282,21 @@ export interface StoredRun {
 }
 
 /** The run's report and charts from the event store; null when the store has no event of it. */
-export async function storedRun(env: NodeJS.ProcessEnv, workflowId: string, now: Date, budgetUsd: number | null): Promise<StoreAnswer<StoredRun | null>> {
+export async function storedRun(
+  env: NodeJS.ProcessEnv,
+  workflowId: string,
+  now: Date,
+  budgetUsd: number | null,
+): Promise<StoreAnswer<StoredRun | null>> {
   return withStore(env, async (db) => {
     const report = await reportRun(db, workflowId, { now });
     if (!report) return null;
-    const rows = (await db.query<{ at: Date | null; kind: string; data: RunEvent }>(
-      `select at, kind, data from run_events where workflow_id = $1 and kind in ('iteration', 'spend', 'escalation', 'outcome', 'message') order by seq, at`,
-      [workflowId],
-    )).rows;
+    const rows = (
+      await db.query<{ at: Date | null; kind: string; data: RunEvent }>(
+        `select at, kind, data from run_events where workflow_id = $1 and kind in ('iteration', 'spend', 'escalation', 'outcome', 'message') order by seq, at`,
+        [workflowId],
+      )
+    ).rows;
     const spend = new Map<number, number>();
     const files = new Map<number, number>();
     const pauses: PauseEvent[] = [];
@@ -256,7 +304,11 @@ export async function storedRun(env: NodeJS.ProcessEnv, workflowId: string, now:
       const e = r.data;
       if (e.kind === 'spend') spend.set(e.iteration, e.usd);
       else if (e.kind === 'iteration') files.set(e.iteration, e.filesChangedSinceStart);
-      else if (r.at && (e.kind === 'escalation' || e.kind === 'outcome' || (e.kind === 'message' && (e.name === 'pause' || e.name === 'resume')))) pauses.push({ at: r.at, event: e });
+      else if (
+        r.at &&
+        (e.kind === 'escalation' || e.kind === 'outcome' || (e.kind === 'message' && (e.name === 'pause' || e.name === 'resume')))
+      )
+        pauses.push({ at: r.at, event: e });
     }
     return { report, charts: chartsFromReport(report, spend, files, pauses, now, budgetUsd) };
   });

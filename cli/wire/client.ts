@@ -23,7 +23,8 @@ const SERVICE = '/temporal.api.workflowservice.v1.WorkflowService/';
 const RETRYABLE = new Set([2, 8, 10, 11, 14, 15]);
 const MAX_ATTEMPTS = 10;
 /** Its backoff: 100 ms (1 s on RESOURCE_EXHAUSTED) times 1.7 per attempt, at most 5 s, ±20 % jitter. */
-const backoffMs = (code: number, attempt: number): number => Math.min(1.7 ** (attempt - 1) * (code === 8 ? 1000 : 100), 5000) * (0.8 + Math.random() * 0.4);
+const backoffMs = (code: number, attempt: number): number =>
+  Math.min(1.7 ** (attempt - 1) * (code === 8 ? 1000 : 100), 5000) * (0.8 + Math.random() * 0.4);
 
 /** The identity the SDK's client sends by default. */
 const identity = (): string => `${process.pid}@${os.hostname()}`;
@@ -55,7 +56,8 @@ export function lightRunApi(ep: Endpoint): RunApi {
             continue;
           }
         }
-        if (err instanceof GrpcError && (err.transport || err.code === GRPC.UNAVAILABLE || err.code === GRPC.UNAUTHENTICATED)) throw unreachable(ep, err);
+        if (err instanceof GrpcError && (err.transport || err.code === GRPC.UNAVAILABLE || err.code === GRPC.UNAUTHENTICATED))
+          throw unreachable(ep, err);
         throw err;
       }
     }
@@ -85,7 +87,14 @@ export function lightRunApi(ep: Endpoint): RunApi {
 
     async update(workflowId: string, name: string, arg: unknown, timeoutMs: number): Promise<unknown> {
       const deadline = Date.now() + timeoutMs;
-      const request = m.updateWorkflowRequest({ namespace: ns, workflowId, updateId: randomUUID(), identity: identity(), name, args: [arg] });
+      const request = m.updateWorkflowRequest({
+        namespace: ns,
+        workflowId,
+        updateId: randomUUID(),
+        identity: identity(),
+        name,
+        args: [arg],
+      });
       // As the SDK: the same request (the same update id) again until the update has an outcome;
       // the server answers a repeated id with the state of the update it already has.
       for (;;) {
@@ -99,7 +108,10 @@ export function lightRunApi(ep: Endpoint): RunApi {
     },
 
     async signal(workflowId: string, name: string, arg: unknown): Promise<void> {
-      await call('SignalWorkflowExecution', m.signalWorkflowRequest({ namespace: ns, workflowId, name, args: [arg], identity: identity(), requestId: randomUUID() }));
+      await call(
+        'SignalWorkflowExecution',
+        m.signalWorkflowRequest({ namespace: ns, workflowId, name, args: [arg], identity: identity(), requestId: randomUUID() }),
+      );
     },
 
     async result(workflowId: string): Promise<unknown> {
@@ -132,7 +144,9 @@ export function lightRunApi(ep: Endpoint): RunApi {
     },
 
     async activityPollers(taskQueue: string): Promise<PollerSeen[]> {
-      return m.describeTaskQueueResponse(await call('DescribeTaskQueue', m.describeTaskQueueRequest(ns, taskQueue, m.TASK_QUEUE_ACTIVITY), 5000));
+      return m.describeTaskQueueResponse(
+        await call('DescribeTaskQueue', m.describeTaskQueueRequest(ns, taskQueue, m.TASK_QUEUE_ACTIVITY), 5000),
+      );
     },
 
     close(): Promise<void> {

@@ -13,7 +13,19 @@ import { createRequire } from 'node:module';
 import net from 'node:net';
 
 /** gRPC status codes used by name. */
-export const GRPC = { OK: 0, CANCELLED: 1, UNKNOWN: 2, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, PERMISSION_DENIED: 7, FAILED_PRECONDITION: 9, UNIMPLEMENTED: 12, INTERNAL: 13, UNAVAILABLE: 14, UNAUTHENTICATED: 16 } as const;
+export const GRPC = {
+  OK: 0,
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  PERMISSION_DENIED: 7,
+  FAILED_PRECONDITION: 9,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  UNAUTHENTICATED: 16,
+} as const;
 const NAMES: Record<number, string> = {
   0: 'OK',
   1: 'CANCELLED',
@@ -239,15 +251,27 @@ export class GrpcChannel {
       stream.on('error', (err: Error) => finish(new GrpcError(GRPC.UNAVAILABLE, err.message, true)));
       stream.on('close', () => {
         if (status === null) {
-          if (httpStatus && httpStatus !== 200) return finish(new GrpcError(httpToGrpc(httpStatus), `Received HTTP status code ${httpStatus}`));
+          if (httpStatus && httpStatus !== 200)
+            return finish(new GrpcError(httpToGrpc(httpStatus), `Received HTTP status code ${httpStatus}`));
           const cancelled = stream.rstCode === http2.constants.NGHTTP2_CANCEL;
           // A server cancels a call at the deadline it was sent (Temporal's does, with RST_STREAM
           // CANCEL and no status); that cancel can arrive a moment before this side's own timer
           // fires. Either way the call ran out of time: said so, not "cannot reach the server".
           if (cancelled && left !== undefined && Date.now() - sentAt >= left - DEADLINE_SLACK_MS) {
-            return finish(new GrpcError(GRPC.DEADLINE_EXCEEDED, `Deadline exceeded after ${(left / 1000).toFixed(3)}s (the server cancelled the call at its deadline)`));
+            return finish(
+              new GrpcError(
+                GRPC.DEADLINE_EXCEEDED,
+                `Deadline exceeded after ${(left / 1000).toFixed(3)}s (the server cancelled the call at its deadline)`,
+              ),
+            );
           }
-          return finish(new GrpcError(cancelled ? GRPC.CANCELLED : GRPC.UNAVAILABLE, `the stream closed without a gRPC status (HTTP/2 code ${stream.rstCode})`, true));
+          return finish(
+            new GrpcError(
+              cancelled ? GRPC.CANCELLED : GRPC.UNAVAILABLE,
+              `the stream closed without a gRPC status (HTTP/2 code ${stream.rstCode})`,
+              true,
+            ),
+          );
         }
         if (status !== GRPC.OK) return finish(new GrpcError(status, message));
         const body = Buffer.concat(chunks);

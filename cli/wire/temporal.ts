@@ -15,7 +15,17 @@ const JSON_PLAIN = 'json/plain';
 const BINARY_NULL = 'binary/null';
 
 /** temporal.api.enums.v1.WorkflowExecutionStatus, named as the TypeScript SDK names them (CANCELED is CANCELLED there). */
-const STATUS_NAMES = ['UNSPECIFIED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TERMINATED', 'CONTINUED_AS_NEW', 'TIMED_OUT', 'PAUSED'] as const;
+const STATUS_NAMES = [
+  'UNSPECIFIED',
+  'RUNNING',
+  'COMPLETED',
+  'FAILED',
+  'CANCELLED',
+  'TERMINATED',
+  'CONTINUED_AS_NEW',
+  'TIMED_OUT',
+  'PAUSED',
+] as const;
 export const workflowStatusName = (code: number): string => STATUS_NAMES[code] ?? 'UNKNOWN';
 
 /** UpdateWorkflowExecutionLifecycleStage.COMPLETED */
@@ -47,7 +57,9 @@ export function fromPayload(p: Payload): unknown {
   const encoding = p.metadata[ENCODING]?.toString('utf8');
   if (encoding === BINARY_NULL) return undefined;
   if (encoding === JSON_PLAIN) return JSON.parse(p.data.toString('utf8')) as unknown;
-  throw new PayloadError(`a payload in encoding "${encoding ?? '(none)'}", which the light client does not read (only ${JSON_PLAIN}, ${BINARY_NULL})`);
+  throw new PayloadError(
+    `a payload in encoding "${encoding ?? '(none)'}", which the light client does not read (only ${JSON_PLAIN}, ${BINARY_NULL})`,
+  );
 }
 
 function writePayload(w: ProtoWriter, p: Payload): void {
@@ -119,7 +131,13 @@ export interface WorkflowDescription {
 }
 
 export function describeWorkflowResponse(buf: Buffer): WorkflowDescription {
-  const d: WorkflowDescription = { status: 'UNSPECIFIED', runId: '', searchAttributes: {}, pendingWorkflowTaskAttempt: 0, pendingActivities: [] };
+  const d: WorkflowDescription = {
+    status: 'UNSPECIFIED',
+    runId: '',
+    searchAttributes: {},
+    pendingWorkflowTaskAttempt: 0,
+    pendingActivities: [],
+  };
   for (const f of fields(buf)) {
     if (f.field === 2) {
       // workflow_execution_info (WorkflowExecutionInfo): execution = 1, status = 5, search_attributes = 11
@@ -174,7 +192,12 @@ export function queryWorkflowRequest(namespace: string, workflowId: string, quer
   return new ProtoWriter()
     .string(1, namespace)
     .message(2, (w) => writeExecution(w, workflowId))
-    .message(3, (q) => q.string(1, queryType).message(2, (p) => writePayloads(p, args)).message(3, emptyHeader))
+    .message(3, (q) =>
+      q
+        .string(1, queryType)
+        .message(2, (p) => writePayloads(p, args))
+        .message(3, emptyHeader),
+    )
     .int(4, QUERY_REJECT_NONE)
     .finish();
 }

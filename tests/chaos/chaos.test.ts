@@ -48,7 +48,11 @@ function random(): number {
  * calls whose log could not be written (`ioError`), and activities that retried after an attempt
  * the full disk failed (git could not write its objects: the retry absorbs a short full disk).
  */
-function diskEffects(history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>): { failed: Set<number>; ioErrors: number; retried: number } {
+function diskEffects(history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>): {
+  failed: Set<number>;
+  ioErrors: number;
+  retried: number;
+} {
   const ok = new Set<number>();
   const seen = new Set<number>();
   let ioErrors = 0;
@@ -97,201 +101,233 @@ afterAll(async () => {
   for (const c of cleanup.reverse()) await c();
 });
 
-it(`survives ${PLAN.workerKills} worker SIGKILLs, ${PLAN.serverRestarts} server restart(s) and message bursts, losing and doubling nothing`, { timeout: LONG ? 1_800_000 : 600_000 }, async () => {
-  assertBuilt();
-  const startSeed = seed;
-  const log = (line: string): void => void process.stderr.write(`chaos[seed ${startSeed}]: ${line}\n`);
+it(
+  `survives ${PLAN.workerKills} worker SIGKILLs, ${PLAN.serverRestarts} server restart(s) and message bursts, losing and doubling nothing`,
+  { timeout: LONG ? 1_800_000 : 600_000 },
+  async () => {
+    assertBuilt();
+    const startSeed = seed;
+    const log = (line: string): void => void process.stderr.write(`chaos[seed ${startSeed}]: ${line}\n`);
 
-  // ---- the server, on its own database so it can be killed and restarted ----
-  const dbFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-chaos-db-')), 'temporal.db');
-  const port = await freePort();
-  const boot = (): Promise<DevServer> => startDevServer({ cliPath: inject('temporalCli'), dbFile, port, headless: true });
-  let server = await boot();
-  cleanup.push(() => server.stop());
-  const address = server.address;
+    // ---- the server, on its own database so it can be killed and restarted ----
+    const dbFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-chaos-db-')), 'temporal.db');
+    const port = await freePort();
+    const boot = (): Promise<DevServer> => startDevServer({ cliPath: inject('temporalCli'), dbFile, port, headless: true });
+    let server = await boot();
+    cleanup.push(() => server.stop());
+    const address = server.address;
 
-  // ---- the repository, on a small real filesystem ----
-  const disk = mkdtempSync(path.join(os.tmpdir(), 'vigil-chaos-disk-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${64 * 1024 * 1024}`, 'tmpfs', disk], { stdio: 'pipe' });
-  } catch (err) {
-    throw new Error(`the chaos suite mounts a small tmpfs to fill a disk for real and needs root (CI runs as root): ${String(err)}`);
-  }
-  cleanup.push(() => void execFileSync('umount', ['-l', disk]));
-  const repo = path.join(disk, 'repo');
-  execFileSync('cp', ['-a', `${makeRepo()}/.`, repo]);
-  const filler = path.join(disk, 'filler');
-  const n = PLAN.iterations;
-  const scenario = writeScenario(repo, {
-    version: 1,
-    iterations: Array.from({ length: n }, (_, i) => ({
-      sleepBeforeMs: 300 + Math.floor(random() * 500),
-      appends: { 'progress.txt': `iteration ${i + 1}\n` },
-      output: `iteration ${i + 1} done\n`,
-      ...(i === n - 1 ? { claim: 'promise' as const } : {}),
-    })),
-    roles: { council: { default: { output: 'VOTE: APPROVE\nREASON: all iterations present\n' } }, 'devils-advocate': { default: { output: 'VOTE: APPROVE\nREASON: nothing missing\n' } } },
-  });
-  const notifyFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-chaos-notify-')), 'notifications.jsonl');
-
-  // ---- the worker, a separate process so it can be SIGKILLed ----
-  const taskQueue = uniqueId('chaos');
-  const workers = new WorkerProcesses();
-  let worker: ResultPromise | null = null;
-  const startWorker = async (): Promise<void> => {
-    worker = (await workers.spawn(taskQueue, address)).child;
-  };
-  cleanup.push(() => workers.killAll());
-  await startWorker();
-
-  let connection = await Connection.connect({ address });
-  let client = new Client({ connection });
-  const workflowId = uniqueId('chaos-run');
-  const knobs = {
-    maxIterations: n + 10,
-    testCommand: 'test -s progress.txt',
-    councilEnabled: true,
-    councilMinIterations: n,
-    councilSize: 2,
-    councilThreshold: 2,
-    notifyFile,
-    notifyDesktop: false,
-    uncertaintyEscalation: false,
-    tierLadder: false,
-    autonomyMode: 'perpetual' as const,
-  };
-  await client.workflow.start(vigilRun, { taskQueue, workflowId, args: [loopInput(repo, scenario, knobs)] });
-  const handle = () => client.workflow.getHandle<typeof vigilRun>(workflowId);
-  const status = async (): Promise<StatusSnapshot | null> => client.withDeadline(Date.now() + 3000, () => handle().query(statusQuery)).catch(() => null);
-
-  // ---- the fire ----
-  const kills = { worker: 0, server: 0, bursts: 0, disk: 0 };
-  let diskPauses = 0;
-  const directives: string[] = [];
-  let invalidSent = 0;
-  const deadline = Date.now() + (LONG ? 1_500_000 : 480_000);
-  while (Date.now() < deadline) {
-    const s = await status();
-    if (s?.outcome) break;
-    if (s?.paused) {
-      if (/disk full/.test(s.pause?.reason ?? '')) diskPauses += 1;
-      await handle().executeUpdate(resumeUpdate, { args: [{ by: 'chaos' }] }).catch(() => undefined);
+    // ---- the repository, on a small real filesystem ----
+    const disk = mkdtempSync(path.join(os.tmpdir(), 'vigil-chaos-disk-'));
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${64 * 1024 * 1024}`, 'tmpfs', disk], { stdio: 'pipe' });
+    } catch (err) {
+      throw new Error(`the chaos suite mounts a small tmpfs to fill a disk for real and needs root (CI runs as root): ${String(err)}`);
     }
-    const progress = s?.iteration ?? 0;
-    const due = (done: number, planned: number): boolean => done < planned && progress >= Math.floor(((done + 1) * n) / (planned + 1));
-    await sleep(200 + Math.floor(random() * 1500));
-    if (due(kills.worker, PLAN.workerKills)) {
-      log(`SIGKILL worker at iteration ${progress}${s?.agentRunning ? ' (agent call running)' : ''}${s?.status === 'reviewing' ? ' (council)' : ''}`);
-      (worker as ResultPromise | null)?.kill('SIGKILL');
-      await sleep(Math.floor(random() * 2000));
-      await startWorker();
-      kills.worker += 1;
-    } else if (due(kills.server, PLAN.serverRestarts)) {
-      log(`server kill and restart at iteration ${progress}`);
-      await connection.close().catch(() => undefined);
-      await server.stop();
-      await sleep(1000 + Math.floor(random() * 2000));
-      server = await boot();
-      connection = await Connection.connect({ address });
-      client = new Client({ connection });
-      kills.server += 1;
-    } else if (due(kills.disk, PLAN.diskFulls)) {
-      log(`disk full at iteration ${progress}`);
-      const pid = (worker as ResultPromise | null)?.pid;
-      // Fill every byte, hold it while iterations hit it, then free the space. It is held for ten
-      // seconds, and on until something hit it (a disk-full pause, an activity failing with
-      // ENOSPC, an iteration's call failing): a fill that lands while the run waits on a killed
-      // worker's call would otherwise end before anything wrote, and prove nothing.
-      execFileSync('sh', ['-c', `dd if=/dev/zero of='${filler}' bs=1M 2>/dev/null; true`]);
-      const filled = Date.now();
-      let hit = false;
-      while (Date.now() < filled + DISK_FULL_MAX_MS && !(hit && Date.now() >= filled + DISK_FULL_MIN_MS)) {
-        const t = await status();
-        if (t?.paused && /disk full/.test(t.pause?.reason ?? '')) diskPauses += 1;
-        hit ||= diskPauses > 0 || (await diskHitNow(handle()));
-        await sleep(500);
-      }
-      log(`disk freed after ${Date.now() - filled} ms${hit ? '' : ' (nothing hit it)'}`);
-      rmSync(filler, { force: true });
-      // The full disk failed calls; it never took the worker down.
-      expect((worker as ResultPromise | null)?.pid, 'the worker died of the full disk').toBe(pid);
-      expect((worker as ResultPromise | null)?.exitCode ?? null).toBeNull();
-      kills.disk += 1;
-    } else if (due(kills.bursts, PLAN.bursts)) {
-      log(`message burst at iteration ${progress}`);
-      const text = `chaos directive ${kills.bursts + 1}`;
-      const sent = await handle().executeUpdate(inputUpdate, { args: [{ directive: text, by: 'chaos' }] }).then(
-        () => true,
-        () => false,
-      );
-      if (sent) directives.push(text);
-      for (const bad of [{ reason: 5 }, { nonsense: true }, 'not an object']) {
+    cleanup.push(() => void execFileSync('umount', ['-l', disk]));
+    const repo = path.join(disk, 'repo');
+    execFileSync('cp', ['-a', `${makeRepo()}/.`, repo]);
+    const filler = path.join(disk, 'filler');
+    const n = PLAN.iterations;
+    const scenario = writeScenario(repo, {
+      version: 1,
+      iterations: Array.from({ length: n }, (_, i) => ({
+        sleepBeforeMs: 300 + Math.floor(random() * 500),
+        appends: { 'progress.txt': `iteration ${i + 1}\n` },
+        output: `iteration ${i + 1} done\n`,
+        ...(i === n - 1 ? { claim: 'promise' as const } : {}),
+      })),
+      roles: {
+        council: { default: { output: 'VOTE: APPROVE\nREASON: all iterations present\n' } },
+        'devils-advocate': { default: { output: 'VOTE: APPROVE\nREASON: nothing missing\n' } },
+      },
+    });
+    const notifyFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-chaos-notify-')), 'notifications.jsonl');
+
+    // ---- the worker, a separate process so it can be SIGKILLed ----
+    const taskQueue = uniqueId('chaos');
+    const workers = new WorkerProcesses();
+    let worker: ResultPromise | null = null;
+    const startWorker = async (): Promise<void> => {
+      worker = (await workers.spawn(taskQueue, address)).child;
+    };
+    cleanup.push(() => workers.killAll());
+    await startWorker();
+
+    let connection = await Connection.connect({ address });
+    let client = new Client({ connection });
+    const workflowId = uniqueId('chaos-run');
+    const knobs = {
+      maxIterations: n + 10,
+      testCommand: 'test -s progress.txt',
+      councilEnabled: true,
+      councilMinIterations: n,
+      councilSize: 2,
+      councilThreshold: 2,
+      notifyFile,
+      notifyDesktop: false,
+      uncertaintyEscalation: false,
+      tierLadder: false,
+      autonomyMode: 'perpetual' as const,
+    };
+    await client.workflow.start(vigilRun, { taskQueue, workflowId, args: [loopInput(repo, scenario, knobs)] });
+    const handle = () => client.workflow.getHandle<typeof vigilRun>(workflowId);
+    const status = async (): Promise<StatusSnapshot | null> =>
+      client.withDeadline(Date.now() + 3000, () => handle().query(statusQuery)).catch(() => null);
+
+    // ---- the fire ----
+    const kills = { worker: 0, server: 0, bursts: 0, disk: 0 };
+    let diskPauses = 0;
+    const directives: string[] = [];
+    let invalidSent = 0;
+    const deadline = Date.now() + (LONG ? 1_500_000 : 480_000);
+    while (Date.now() < deadline) {
+      const s = await status();
+      if (s?.outcome) break;
+      if (s?.paused) {
+        if (/disk full/.test(s.pause?.reason ?? '')) diskPauses += 1;
         await handle()
-          .signal('pause', bad)
-          .then(() => (invalidSent += 1))
+          .executeUpdate(resumeUpdate, { args: [{ by: 'chaos' }] })
           .catch(() => undefined);
       }
-      await handle().executeUpdate(pauseUpdate, { args: [{ by: 'chaos', reason: 'burst' }] }).catch(() => undefined);
-      await handle().executeUpdate(resumeUpdate, { args: [{ by: 'chaos' }] }).catch(() => undefined);
-      kills.bursts += 1;
+      const progress = s?.iteration ?? 0;
+      const due = (done: number, planned: number): boolean => done < planned && progress >= Math.floor(((done + 1) * n) / (planned + 1));
+      await sleep(200 + Math.floor(random() * 1500));
+      if (due(kills.worker, PLAN.workerKills)) {
+        log(
+          `SIGKILL worker at iteration ${progress}${s?.agentRunning ? ' (agent call running)' : ''}${s?.status === 'reviewing' ? ' (council)' : ''}`,
+        );
+        (worker as ResultPromise | null)?.kill('SIGKILL');
+        await sleep(Math.floor(random() * 2000));
+        await startWorker();
+        kills.worker += 1;
+      } else if (due(kills.server, PLAN.serverRestarts)) {
+        log(`server kill and restart at iteration ${progress}`);
+        await connection.close().catch(() => undefined);
+        await server.stop();
+        await sleep(1000 + Math.floor(random() * 2000));
+        server = await boot();
+        connection = await Connection.connect({ address });
+        client = new Client({ connection });
+        kills.server += 1;
+      } else if (due(kills.disk, PLAN.diskFulls)) {
+        log(`disk full at iteration ${progress}`);
+        const pid = (worker as ResultPromise | null)?.pid;
+        // Fill every byte, hold it while iterations hit it, then free the space. It is held for ten
+        // seconds, and on until something hit it (a disk-full pause, an activity failing with
+        // ENOSPC, an iteration's call failing): a fill that lands while the run waits on a killed
+        // worker's call would otherwise end before anything wrote, and prove nothing.
+        execFileSync('sh', ['-c', `dd if=/dev/zero of='${filler}' bs=1M 2>/dev/null; true`]);
+        const filled = Date.now();
+        let hit = false;
+        while (Date.now() < filled + DISK_FULL_MAX_MS && !(hit && Date.now() >= filled + DISK_FULL_MIN_MS)) {
+          const t = await status();
+          if (t?.paused && /disk full/.test(t.pause?.reason ?? '')) diskPauses += 1;
+          hit ||= diskPauses > 0 || (await diskHitNow(handle()));
+          await sleep(500);
+        }
+        log(`disk freed after ${Date.now() - filled} ms${hit ? '' : ' (nothing hit it)'}`);
+        rmSync(filler, { force: true });
+        // The full disk failed calls; it never took the worker down.
+        expect((worker as ResultPromise | null)?.pid, 'the worker died of the full disk').toBe(pid);
+        expect((worker as ResultPromise | null)?.exitCode ?? null).toBeNull();
+        kills.disk += 1;
+      } else if (due(kills.bursts, PLAN.bursts)) {
+        log(`message burst at iteration ${progress}`);
+        const text = `chaos directive ${kills.bursts + 1}`;
+        const sent = await handle()
+          .executeUpdate(inputUpdate, { args: [{ directive: text, by: 'chaos' }] })
+          .then(
+            () => true,
+            () => false,
+          );
+        if (sent) directives.push(text);
+        for (const bad of [{ reason: 5 }, { nonsense: true }, 'not an object']) {
+          await handle()
+            .signal('pause', bad)
+            .then(() => (invalidSent += 1))
+            .catch(() => undefined);
+        }
+        await handle()
+          .executeUpdate(pauseUpdate, { args: [{ by: 'chaos', reason: 'burst' }] })
+          .catch(() => undefined);
+        await handle()
+          .executeUpdate(resumeUpdate, { args: [{ by: 'chaos' }] })
+          .catch(() => undefined);
+        kills.bursts += 1;
+      }
     }
-  }
-  // Whatever is still paused after the last action, an operator resumes.
-  for (let i = 0; i < 120; i++) {
-    const s = await status();
-    if (s?.outcome) break;
-    if (s?.paused) await handle().executeUpdate(resumeUpdate, { args: [{ by: 'chaos' }] }).catch(() => undefined);
-    await sleep(1000);
-  }
-  const outcome = await handle().result();
-  const final = (await status()) as StatusSnapshot;
-  log(`done: ${JSON.stringify(kills)}, outcome ${outcome.status} at iteration ${outcome.iteration}`);
+    // Whatever is still paused after the last action, an operator resumes.
+    for (let i = 0; i < 120; i++) {
+      const s = await status();
+      if (s?.outcome) break;
+      if (s?.paused)
+        await handle()
+          .executeUpdate(resumeUpdate, { args: [{ by: 'chaos' }] })
+          .catch(() => undefined);
+      await sleep(1000);
+    }
+    const outcome = await handle().result();
+    const final = (await status()) as StatusSnapshot;
+    log(`done: ${JSON.stringify(kills)}, outcome ${outcome.status} at iteration ${outcome.iteration}`);
 
-  // ---- nothing lost ----
-  expect(kills.worker).toBe(PLAN.workerKills);
-  expect(kills.server).toBe(PLAN.serverRestarts);
-  expect(kills.disk).toBe(PLAN.diskFulls);
-  expect(outcome.status).toBe('council_approved');
-  // Iterations the full disk failed, from the run's own history: every agent call of theirs
-  // ended with a non-zero exit (or never completed).
-  const { failed, ioErrors, retried } = diskEffects(await handle().fetchHistory());
-  log(`full disk: iterations failed ${[...failed].join(', ') || 'none'}; calls whose log hit it ${ioErrors}; activities retried after ENOSPC ${retried}; pauses ${diskPauses}`);
-  expect(failed.size + ioErrors + retried + diskPauses, 'the full disk hit nothing').toBeGreaterThan(0);
-  const calls = agentCalls(repo).filter((c) => c.role === 'iteration');
-  const iterations = new Set(calls.map((c) => c.iteration));
-  const lines = readFileSync(path.join(repo, 'progress.txt'), 'utf8').split('\n').filter(Boolean);
-  // Every scenario step of an iteration that did not fail ran and left its line (the last claims).
-  for (let i = 1; i <= n; i++) {
-    if (failed.has(i)) continue;
-    expect(iterations.has(i), `iteration ${i} never ran`).toBe(true);
-    expect(lines, `iteration ${i} left no line`).toContain(`iteration ${i}`);
-  }
-  expect(new Set(lines).size).toBeGreaterThanOrEqual(n - failed.size);
-  // Every directive reached a prompt, or the run ended before another prompt (a burst during the
-  // last iteration): then it is still pending in the final status. Either way it was not lost.
-  const prompts = readdirSync(path.join(repo, '.vigil/runs'))
-    .flatMap((f) => readdirSync(path.join(repo, '.vigil/runs', f)).map((p) => path.join(repo, '.vigil/runs', f, p)))
-    .filter((p) => p.endsWith('.prompt.md'))
-    .map((p) => readFileSync(p, 'utf8'));
-  const unseen = directives.filter((d) => !prompts.some((text) => text.includes(d)));
-  expect(unseen.length, `directives that reached no prompt (${unseen.join(', ') || 'none'}) are the ones still pending`).toBe(final.pendingDirectives);
-  // ... and the outcome names them.
-  const undelivered = outcome.notes.filter((n) => / human directive\(s\) never reached a prompt/.test(n));
-  expect(undelivered).toHaveLength(unseen.length > 0 ? 1 : 0);
-  if (unseen.length > 0) expect(undelivered[0]).toMatch(new RegExp(`^${unseen.length} human directive`));
-  expect(final.invalidMessageCount).toBeGreaterThanOrEqual(invalidSent);
+    // ---- nothing lost ----
+    expect(kills.worker).toBe(PLAN.workerKills);
+    expect(kills.server).toBe(PLAN.serverRestarts);
+    expect(kills.disk).toBe(PLAN.diskFulls);
+    expect(outcome.status).toBe('council_approved');
+    // Iterations the full disk failed, from the run's own history: every agent call of theirs
+    // ended with a non-zero exit (or never completed).
+    const { failed, ioErrors, retried } = diskEffects(await handle().fetchHistory());
+    log(
+      `full disk: iterations failed ${[...failed].join(', ') || 'none'}; calls whose log hit it ${ioErrors}; activities retried after ENOSPC ${retried}; pauses ${diskPauses}`,
+    );
+    expect(failed.size + ioErrors + retried + diskPauses, 'the full disk hit nothing').toBeGreaterThan(0);
+    const calls = agentCalls(repo).filter((c) => c.role === 'iteration');
+    const iterations = new Set(calls.map((c) => c.iteration));
+    const lines = readFileSync(path.join(repo, 'progress.txt'), 'utf8').split('\n').filter(Boolean);
+    // Every scenario step of an iteration that did not fail ran and left its line (the last claims).
+    for (let i = 1; i <= n; i++) {
+      if (failed.has(i)) continue;
+      expect(iterations.has(i), `iteration ${i} never ran`).toBe(true);
+      expect(lines, `iteration ${i} left no line`).toContain(`iteration ${i}`);
+    }
+    expect(new Set(lines).size).toBeGreaterThanOrEqual(n - failed.size);
+    // Every directive reached a prompt, or the run ended before another prompt (a burst during the
+    // last iteration): then it is still pending in the final status. Either way it was not lost.
+    const prompts = readdirSync(path.join(repo, '.vigil/runs'))
+      .flatMap((f) => readdirSync(path.join(repo, '.vigil/runs', f)).map((p) => path.join(repo, '.vigil/runs', f, p)))
+      .filter((p) => p.endsWith('.prompt.md'))
+      .map((p) => readFileSync(p, 'utf8'));
+    const unseen = directives.filter((d) => !prompts.some((text) => text.includes(d)));
+    expect(unseen.length, `directives that reached no prompt (${unseen.join(', ') || 'none'}) are the ones still pending`).toBe(
+      final.pendingDirectives,
+    );
+    // ... and the outcome names them.
+    const undelivered = outcome.notes.filter((n) => / human directive\(s\) never reached a prompt/.test(n));
+    expect(undelivered).toHaveLength(unseen.length > 0 ? 1 : 0);
+    if (unseen.length > 0) expect(undelivered[0]).toMatch(new RegExp(`^${unseen.length} human directive`));
+    expect(final.invalidMessageCount).toBeGreaterThanOrEqual(invalidSent);
 
-  // ---- nothing doubled beyond the at-least-once bound ----
-  // A worker SIGKILLed mid-call costs no second call: the agent runs under a supervisor that
-  // outlives the worker, and the retried attempt re-attaches to it (or collects its result). A
-  // call may run again only when the full disk failed an attempt, or the server was down across
-  // the call's heartbeat timeout.
-  log(`agent calls: ${calls.length} for ${n} iterations (${kills.worker} worker kills, ${kills.server} server restarts, ${retried} ENOSPC retries)`);
-  expect(calls.length).toBeLessThanOrEqual(n + kills.server + retried);
-  expect(lines.length).toBeLessThanOrEqual(n + kills.server + retried);
-  const notes = existsSync(notifyFile) ? readFileSync(notifyFile, 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { dedupeKey: string }).dedupeKey) : [];
-  const finishedNotes = notes.filter((k) => k.endsWith(':run_finished'));
-  expect(finishedNotes.length).toBeGreaterThanOrEqual(1);
-  expect(finishedNotes.length).toBeLessThanOrEqual(1 + kills.worker);
-  await connection.close();
-});
+    // ---- nothing doubled beyond the at-least-once bound ----
+    // A worker SIGKILLed mid-call costs no second call: the agent runs under a supervisor that
+    // outlives the worker, and the retried attempt re-attaches to it (or collects its result). A
+    // call may run again only when the full disk failed an attempt, or the server was down across
+    // the call's heartbeat timeout.
+    log(
+      `agent calls: ${calls.length} for ${n} iterations (${kills.worker} worker kills, ${kills.server} server restarts, ${retried} ENOSPC retries)`,
+    );
+    expect(calls.length).toBeLessThanOrEqual(n + kills.server + retried);
+    expect(lines.length).toBeLessThanOrEqual(n + kills.server + retried);
+    const notes = existsSync(notifyFile)
+      ? readFileSync(notifyFile, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => (JSON.parse(l) as { dedupeKey: string }).dedupeKey)
+      : [];
+    const finishedNotes = notes.filter((k) => k.endsWith(':run_finished'));
+    expect(finishedNotes.length).toBeGreaterThanOrEqual(1);
+    expect(finishedNotes.length).toBeLessThanOrEqual(1 + kills.worker);
+    await connection.close();
+  },
+);

@@ -113,9 +113,17 @@ it('vigil setup --search-attributes registers them in a namespace of the cluster
   // The namespace, as deploy/temporal/setup.sh creates it (30 days' retention).
   await withClient(async (_client, connection) => {
     await connection.workflowService.registerNamespace(
-      temporal.api.workflowservice.v1.RegisterNamespaceRequest.fromObject({ namespace: NAMESPACE, workflowExecutionRetentionPeriod: { seconds: 720 * 3600 } }),
+      temporal.api.workflowservice.v1.RegisterNamespaceRequest.fromObject({
+        namespace: NAMESPACE,
+        workflowExecutionRetentionPeriod: { seconds: 720 * 3600 },
+      }),
     );
-    await waitUntil('the namespace to be known', () => connection.workflowService.describeNamespace({ namespace: NAMESPACE }).then(() => true), 60_000, 500);
+    await waitUntil(
+      'the namespace to be known',
+      () => connection.workflowService.describeNamespace({ namespace: NAMESPACE }).then(() => true),
+      60_000,
+      500,
+    );
   });
   const first = await runVigil(['setup', '--search-attributes'], env);
   expect(first.code, show(first)).toBe(0);
@@ -164,7 +172,9 @@ async function withVigilStatus(value: string): Promise<string[]> {
   });
 }
 
-const HistoryLineSchema = z.object({ event: z.object({ kind: z.string(), name: z.string().optional(), accepted: z.boolean().optional() }).passthrough() });
+const HistoryLineSchema = z.object({
+  event: z.object({ kind: z.string(), name: z.string().optional(), accepted: z.boolean().optional() }).passthrough(),
+});
 
 /** For each activity of a run that ran on a host queue: the queue and the identity of the worker that started it. */
 async function hostActivities(id: string): Promise<{ queue: string; identity: string }[]> {
@@ -205,7 +215,20 @@ it('runs the demo scenario on one host and a second run on another, through a se
   const demoRepo = createDemoRepo(home, ROOT);
   const demoStart = execa(
     process.execPath,
-    [CLI, 'start', path.join(ROOT, 'examples/demo/PRD.md'), '--repo', demoRepo, '--host', HOST_B, '--config', demoConfigFile(), '--id', DEMO_ID, '--wait'],
+    [
+      CLI,
+      'start',
+      path.join(ROOT, 'examples/demo/PRD.md'),
+      '--repo',
+      demoRepo,
+      '--host',
+      HOST_B,
+      '--config',
+      demoConfigFile(),
+      '--id',
+      DEMO_ID,
+      '--wait',
+    ],
     { env: cleanEnv(cliEnv), extendEnv: false, cwd: home, stdin: 'ignore', all: true, reject: false, timeout: 540_000 },
   );
   let demoOut = '';
@@ -218,12 +241,32 @@ it('runs the demo scenario on one host and a second run on another, through a se
   const sideRepo = makeRepo();
   const sideScenario = writeScenario(sideRepo, {
     version: 1,
-    iterations: [{ sleepBeforeMs: 1500, appends: { 'side.txt': '1\n' } }, { sleepBeforeMs: 1500, appends: { 'side.txt': '2\n' } }, { appends: { 'side.txt': '3\n' }, claim: 'file' }],
+    iterations: [
+      { sleepBeforeMs: 1500, appends: { 'side.txt': '1\n' } },
+      { sleepBeforeMs: 1500, appends: { 'side.txt': '2\n' } },
+      { appends: { 'side.txt': '3\n' }, claim: 'file' },
+    ],
   });
   const loopOnly = Object.entries(LOOP_ONLY).flatMap(([k, v]) => ['--set', `${k}=${String(v)}`]);
   const sideStart = execa(
     process.execPath,
-    [CLI, 'start', writePrd('# Side PRD\n\nThree steps.\n'), '--repo', sideRepo, '--host', HOST_A, '--agent-command', `${SCRIPTED_AGENT} --scenario ${sideScenario}`, ...loopOnly, '--set', 'baseWaitSeconds=1', '--id', SIDE_ID, '--wait'],
+    [
+      CLI,
+      'start',
+      writePrd('# Side PRD\n\nThree steps.\n'),
+      '--repo',
+      sideRepo,
+      '--host',
+      HOST_A,
+      '--agent-command',
+      `${SCRIPTED_AGENT} --scenario ${sideScenario}`,
+      ...loopOnly,
+      '--set',
+      'baseWaitSeconds=1',
+      '--id',
+      SIDE_ID,
+      '--wait',
+    ],
     { env: cleanEnv(cliEnv), extendEnv: false, cwd: home, stdin: 'ignore', all: true, reject: false, timeout: 540_000 },
   );
 
@@ -236,7 +279,9 @@ it('runs the demo scenario on one host and a second run on another, through a se
   const restartStarted = Date.now();
   const restarted = await cluster().start();
   expect(cluster().pid()).not.toBe(killedPid);
-  process.stderr.write(`cluster: server ${killedPid} killed after the demo's iteration 1; ${cluster().pid()} serving again in ${((Date.now() - restartStarted) / 1000).toFixed(1)} s\n`);
+  process.stderr.write(
+    `cluster: server ${killedPid} killed after the demo's iteration 1; ${cluster().pid()} serving again in ${((Date.now() - restartStarted) / 1000).toFixed(1)} s\n`,
+  );
   expect(restarted.persistenceStore).toBe('postgres12');
 
   // Pause (the workers reconnect on their own; until then the update has no one to answer it).
@@ -249,7 +294,12 @@ it('runs the demo scenario on one host and a second run on another, through a se
     120_000,
     1_000,
   );
-  const paused = await waitUntil('the demo to be paused', async () => ((await status(DEMO_ID)).status === 'paused' ? status(DEMO_ID) : null), 120_000, 500);
+  const paused = await waitUntil(
+    'the demo to be paused',
+    async () => ((await status(DEMO_ID)).status === 'paused' ? status(DEMO_ID) : null),
+    120_000,
+    500,
+  );
   expect(paused.pause?.by).toBe('platform');
   expect(paused.host).toBe(HOST_B);
   expect(paused.outcome).toBeNull();
@@ -275,7 +325,9 @@ it('runs the demo scenario on one host and a second run on another, through a se
   expect(all).toMatch(/quality gates on iteration 2: ✓ static analysis · ✓ secret scan · ✗ tests .*— tests: node-test: 2 failed, 1 passed/);
   expect(all).toMatch(/completion at iteration 2 refused before the council was asked \(tests\)/);
   expect(all).toMatch(/iteration 3 .*exit 1/);
-  expect(all).toMatch(/code review 1 \(iteration 4\): PASS · requirements-verifier PASS, architecture-strategist PASS, maintainer-mergeability PASS.* · devil's advocate PASS · mergeability 95/);
+  expect(all).toMatch(
+    /code review 1 \(iteration 4\): PASS · requirements-verifier PASS, architecture-strategist PASS, maintainer-mergeability PASS.* · devil's advocate PASS · mergeability 95/,
+  );
   expect(all).toMatch(/council round 1 \(iteration 4, tests green\): REJECTED · 1 of 3 approve, 2 needed/);
   expect(all).toMatch(/council round 2 \(iteration 5, claim\): APPROVED · 3 of 3 approve, 2 needed · devil's advocate confirmed/);
   expect(all).toMatch(/finished: council_approved \(exit 0\)/);
@@ -289,11 +341,20 @@ it('runs the demo scenario on one host and a second run on another, through a se
   const sideActivities = await hostActivities(SIDE_ID);
   expect(demoActivities.length).toBeGreaterThan(10);
   expect(sideActivities.length).toBeGreaterThan(2);
-  expect(new Set(demoActivities.map((a) => `${a.queue} ${a.identity}`))).toEqual(new Set([`${TASK_QUEUE}@${HOST_B} ${identityOf(workerB)}`]));
-  expect(new Set(sideActivities.map((a) => `${a.queue} ${a.identity}`))).toEqual(new Set([`${TASK_QUEUE}@${HOST_A} ${identityOf(workerA)}`]));
+  expect(new Set(demoActivities.map((a) => `${a.queue} ${a.identity}`))).toEqual(
+    new Set([`${TASK_QUEUE}@${HOST_B} ${identityOf(workerB)}`]),
+  );
+  expect(new Set(sideActivities.map((a) => `${a.queue} ${a.identity}`))).toEqual(
+    new Set([`${TASK_QUEUE}@${HOST_A} ${identityOf(workerA)}`]),
+  );
 
   // Finished runs are found by their outcome in SQL visibility.
-  await waitUntil('VigilStatus = council_approved to find the demo', async () => (await withVigilStatus('council_approved')).includes(DEMO_ID), 60_000, 500);
+  await waitUntil(
+    'VigilStatus = council_approved to find the demo',
+    async () => (await withVigilStatus('council_approved')).includes(DEMO_ID),
+    60_000,
+    500,
+  );
 
   // The event store on the same Postgres holds the demo's events, the pause and resume among them.
   const final = await status(DEMO_ID);
@@ -313,7 +374,9 @@ it('runs the demo scenario on one host and a second run on another, through a se
   expect(events.filter((e) => e.kind === 'iteration')).toHaveLength(5);
   expect(events.filter((e) => e.kind === 'council_round')).toHaveLength(2);
   expect(events.filter((e) => e.kind === 'message' && e.accepted).map((e) => e.name)).toEqual(expect.arrayContaining(['pause', 'resume']));
-  expect(events.filter((e) => e.kind === 'outcome')).toEqual([expect.objectContaining({ status: 'council_approved', exitCode: 0, iteration: 5 })]);
+  expect(events.filter((e) => e.kind === 'outcome')).toEqual([
+    expect.objectContaining({ status: 'council_approved', exitCode: 0, iteration: 5 }),
+  ]);
   // In the database itself, beside Temporal's: one row per event, nothing twice.
   const db = new pg.Client({ connectionString: postgres?.server.url });
   await db.connect();
@@ -324,7 +387,9 @@ it('runs the demo scenario on one host and a second run on another, through a se
     );
     expect(Number(rows.rows[0]?.n)).toBe(events.length);
     expect(Number(rows.rows[0]?.iterations)).toBe(5);
-    const sideOutcomes = await db.query<{ n: string }>("select count(*) as n from run_events where workflow_id = $1 and kind = 'outcome'", [SIDE_ID]);
+    const sideOutcomes = await db.query<{ n: string }>("select count(*) as n from run_events where workflow_id = $1 and kind = 'outcome'", [
+      SIDE_ID,
+    ]);
     expect(Number(sideOutcomes.rows[0]?.n)).toBe(1);
   } finally {
     await db.end();

@@ -32,7 +32,9 @@ export function pinnedServerVersion(): string {
 
 /** The tag of the temporalio/server image in docker-compose.yml (without its digest, when pinned by one). */
 export function composeServerVersion(): string {
-  const m = /^\s*image:\s*temporalio\/server:([^@\s]+)(?:@sha256:[0-9a-f]+)?\s*$/m.exec(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'));
+  const m = /^\s*image:\s*temporalio\/server:([^@\s]+)(?:@sha256:[0-9a-f]+)?\s*$/m.exec(
+    readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'),
+  );
   if (!m?.[1]) throw new Error('no temporalio/server image in docker-compose.yml');
   return m[1];
 }
@@ -47,7 +49,8 @@ export interface ServerBinaries {
 
 /** The binaries the install script left in its cache (VIGIL_TEMPORAL_SERVER_DIR, else ~/.cache/vigil/temporal-server-<version>). */
 export function serverBinaries(): ServerBinaries {
-  const dir = process.env.VIGIL_TEMPORAL_SERVER_DIR?.trim() || path.join(os.homedir(), '.cache/vigil', `temporal-server-${pinnedServerVersion()}`);
+  const dir =
+    process.env.VIGIL_TEMPORAL_SERVER_DIR?.trim() || path.join(os.homedir(), '.cache/vigil', `temporal-server-${pinnedServerVersion()}`);
   const bins: ServerBinaries = {
     dir,
     server: path.join(dir, 'temporal-server'),
@@ -55,7 +58,8 @@ export function serverBinaries(): ServerBinaries {
     schema: path.join(dir, 'schema/postgresql/v12'),
   };
   for (const p of [bins.server, bins.sqlTool, bins.schema]) {
-    if (!existsSync(p)) throw new Error(`${p} is missing: run \`bash scripts/install-temporal-server.sh\` first (\`npm run test:cluster\` does)`);
+    if (!existsSync(p))
+      throw new Error(`${p} is missing: run \`bash scripts/install-temporal-server.sh\` first (\`npm run test:cluster\` does)`);
   }
   return bins;
 }
@@ -146,7 +150,21 @@ export async function createTemporalRole(tp: TestPostgres): Promise<SqlLogin> {
 export async function setupSchema(bins: ServerBinaries, login: SqlLogin): Promise<string> {
   let log = '';
   const sql = async (db: string, ...args: string[]): Promise<void> => {
-    const argv = ['--plugin', 'postgres12', '--ep', login.host, '-p', String(login.port), '-u', login.user, '--pw', login.password, '--db', db, ...args];
+    const argv = [
+      '--plugin',
+      'postgres12',
+      '--ep',
+      login.host,
+      '-p',
+      String(login.port),
+      '-u',
+      login.user,
+      '--pw',
+      login.password,
+      '--db',
+      db,
+      ...args,
+    ];
     const r = await execa(bins.sqlTool, argv, { reject: false, all: true, timeout: 120_000 });
     log += `$ temporal-sql-tool --db ${db} ${args.join(' ')}\n${String(r.all)}\n`;
     if (r.exitCode !== 0) throw new Error(`temporal-sql-tool --db ${db} ${args.join(' ')} exited ${r.exitCode ?? r.signal}:\n${log}`);
@@ -318,7 +336,8 @@ export async function clusterServer(bins: ServerBinaries, login: SqlLogin, dir: 
         } catch (err) {
           last = err;
         }
-        if (Date.now() > deadline) throw new Error(`temporal-server did not serve at ${address} within 120 s (last error: ${String(last)}):\n${logTail()}`);
+        if (Date.now() > deadline)
+          throw new Error(`temporal-server did not serve at ${address} within 120 s (last error: ${String(last)}):\n${logTail()}`);
         await sleep(500);
       }
     },

@@ -137,7 +137,12 @@ export async function startWorkerProcess(env: Record<string, string>, timeoutMs 
 }
 
 /** Polls `probe` until it returns a value other than undefined/false/null, or throws after `timeoutMs`. */
-export async function waitUntil<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 30_000, intervalMs = 100): Promise<NonNullable<T>> {
+export async function waitUntil<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  timeoutMs = 30_000,
+  intervalMs = 100,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {

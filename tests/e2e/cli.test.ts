@@ -13,12 +13,39 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { StatusSnapshot } from '../../schemas/status.js';
-import { agentAlive, agentCalls, assertBuilt, makeRepo, SCRIPTED_AGENT, sleep, temporalAddress, uniqueId, writePrd, writeScenario, type ScenarioInput } from '../support/harness.js';
+import {
+  agentAlive,
+  agentCalls,
+  assertBuilt,
+  makeRepo,
+  SCRIPTED_AGENT,
+  sleep,
+  temporalAddress,
+  uniqueId,
+  writePrd,
+  writeScenario,
+  type ScenarioInput,
+} from '../support/harness.js';
 import { runVigil, show, startWorkerProcess, waitUntil, type CliResult, type VigilOptions, type WorkerProcess } from './cli-helpers.js';
 
 const NAMESPACE = 'default';
 // The CLI's own behaviour, with claims judged by the evidence gate (council tests live elsewhere).
-const FAST = ['--set', 'baseWaitSeconds=1', '--set', 'backoffJitterSeconds=0', '--set', 'heartbeatTimeoutSeconds=5', '--set', 'councilEnabled=false', '--set', 'qualityGates=false', '--set', 'codeReview=false', '--set', 'prdChecklist=false'];
+const FAST = [
+  '--set',
+  'baseWaitSeconds=1',
+  '--set',
+  'backoffJitterSeconds=0',
+  '--set',
+  'heartbeatTimeoutSeconds=5',
+  '--set',
+  'councilEnabled=false',
+  '--set',
+  'qualityGates=false',
+  '--set',
+  'codeReview=false',
+  '--set',
+  'prdChecklist=false',
+];
 
 let taskQueue: string;
 let worker: WorkerProcess | undefined;
@@ -73,7 +100,11 @@ async function statusJson(id: string): Promise<{ r: CliResult; json: Record<stri
 const query = (id: string): Promise<StatusSnapshot> => client.workflow.getHandle(id).query<StatusSnapshot>('status');
 
 /** A long run: an iteration every ~`everyMs`, no changes, no claim, for many iterations. */
-const longScenario = (everyMs: number): ScenarioInput => ({ version: 1, iterations: [], default: { sleepBeforeMs: everyMs, output: 'working\n' } });
+const longScenario = (everyMs: number): ScenarioInput => ({
+  version: 1,
+  iterations: [],
+  default: { sleepBeforeMs: everyMs, output: 'working\n' },
+});
 
 async function terminate(id: string): Promise<void> {
   await client.workflow
@@ -197,7 +228,10 @@ describe.concurrent('vigil CLI', () => {
   });
 
   it('stop --now kills the running agent and ends the run as stopped', async ({ expect }) => {
-    const f = fixture('stop-now', { version: 1, iterations: [{ writes: { 'slow.txt': 'x' }, output: 'thinking hard\n', sleepMs: 60_000 }] });
+    const f = fixture('stop-now', {
+      version: 1,
+      iterations: [{ writes: { 'slow.txt': 'x' }, output: 'thinking hard\n', sleepMs: 60_000 }],
+    });
     await start(f);
     try {
       const call = await waitUntil('the agent to start', () => agentCalls(f.repo)[0], 60_000);
@@ -256,9 +290,16 @@ describe.concurrent('vigil CLI', () => {
         expect(pi.code, show(pi)).toBe(4);
         const resend = /vigil input (\S+) --signal --id (d-[0-9a-f]{12}) \(with the same text\)/.exec(pi.stderr);
         expect(resend?.[1], show(pi)).toBe(orphan.id);
-        const si = await vigil(['input', orphan.id, 'Keep it short.', '--signal', '--id', resend?.[2] ?? '', '--json'], { env: noWorkerEnv });
+        const si = await vigil(['input', orphan.id, 'Keep it short.', '--signal', '--id', resend?.[2] ?? '', '--json'], {
+          env: noWorkerEnv,
+        });
         expect(si.code, show(si)).toBe(0);
-        expect(JSON.parse(si.stdout)).toMatchObject({ workflowId: orphan.id, message: 'input', acknowledged: false, directiveId: resend?.[2] });
+        expect(JSON.parse(si.stdout)).toMatchObject({
+          workflowId: orphan.id,
+          message: 'input',
+          acknowledged: false,
+          directiveId: resend?.[2],
+        });
 
         const { r: sr, json } = await statusJson(orphan.id);
         expect(sr.code, show(sr)).toBe(4);
@@ -289,7 +330,10 @@ describe.concurrent('vigil CLI', () => {
     const id = uniqueId('cli-failing-task');
     started.add(id);
     await client.workflow.start('noSuchWorkflowType', { taskQueue, workflowId: id, args: [] });
-    await waitUntil('the workflow task to fail twice', async () => Number((await client.workflow.getHandle(id).describe()).raw.pendingWorkflowTask?.attempt ?? 0) >= 2);
+    await waitUntil(
+      'the workflow task to fail twice',
+      async () => Number((await client.workflow.getHandle(id).describe()).raw.pendingWorkflowTask?.attempt ?? 0) >= 2,
+    );
     const s = await vigil(['status', id]);
     expect(s.code, show(s)).toBe(4);
     expect(s.stdout).toMatch(/workflow task keeps failing: .*noSuchWorkflowType.*\(attempt \d+\)/);
@@ -428,19 +472,48 @@ describe.concurrent('vigil CLI', () => {
     }
   });
 
-  it('start --tasks FILE with parallelStreams=2 runs each task as a stream, status lists them, and --deliver-to-current commits the merged work on the current branch', async ({ expect }) => {
+  it('start --tasks FILE with parallelStreams=2 runs each task as a stream, status lists them, and --deliver-to-current commits the merged work on the current branch', async ({
+    expect,
+  }) => {
     const repo = makeRepo();
     const branch = execFileSync('git', ['rev-parse', '--abbrev-ref', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
     const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
     const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-cli-streams-'));
     // A command agent: the builder writes a file named after its folder (a stream's worktree is named after its task), then claims.
     const agent = path.join(dir, 'agent.sh');
-    writeFileSync(agent, ['cat > /dev/null', 'f="$(basename "$PWD").txt"', 'if [ -f "$f" ]; then mkdir -p .vigil/signals && touch .vigil/signals/COMPLETION_REQUESTED; else echo "$VIGIL_RUN_ID" > "$f"; fi', ''].join('\n'));
+    writeFileSync(
+      agent,
+      [
+        'cat > /dev/null',
+        'f="$(basename "$PWD").txt"',
+        'if [ -f "$f" ]; then mkdir -p .vigil/signals && touch .vigil/signals/COMPLETION_REQUESTED; else echo "$VIGIL_RUN_ID" > "$f"; fi',
+        '',
+      ].join('\n'),
+    );
     const tasks = path.join(dir, 'tasks.md');
     writeFileSync(tasks, '## api: The API\n\n## cli: The CLI\nDepends on: api\n');
     const id = uniqueId('cli-streams');
     started.add(id);
-    const r = await vigil(['start', writePrd(), '--repo', repo, '--agent-command', `bash "${agent}"`, ...FAST, '--set', 'parallelStreams=2', '--tasks', tasks, '--deliver-to-current', '--id', id, '--wait'], { timeoutMs: 180_000 });
+    const r = await vigil(
+      [
+        'start',
+        writePrd(),
+        '--repo',
+        repo,
+        '--agent-command',
+        `bash "${agent}"`,
+        ...FAST,
+        '--set',
+        'parallelStreams=2',
+        '--tasks',
+        tasks,
+        '--deliver-to-current',
+        '--id',
+        id,
+        '--wait',
+      ],
+      { timeoutMs: 180_000 },
+    );
     expect(r.code, show(r)).toBe(0);
     const st = await vigil(['status', id]);
     expect(st.stdout).toContain('tasks     : 2 from the person’s task list');
@@ -461,4 +534,3 @@ describe.concurrent('vigil CLI', () => {
     expect(() => git('rev-parse', '--verify', '--quiet', `refs/heads/vigil/${id}`)).toThrow();
   });
 });
-

@@ -24,14 +24,43 @@ import { hasOpenssl, makeCertificates } from '../support/certificates.js';
 import { assertBuilt, CLI, makeRepo, SCRIPTED_AGENT, temporalAddress, uniqueId, writePrd, writeScenario } from '../support/harness.js';
 import { cleanEnv, runVigil, show, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
 
-const FAST = ['--set', 'baseWaitSeconds=1', '--set', 'backoffJitterSeconds=0', '--set', 'heartbeatTimeoutSeconds=5', '--set', 'councilEnabled=false', '--set', 'qualityGates=false', '--set', 'codeReview=false', '--set', 'prdChecklist=false'];
+const FAST = [
+  '--set',
+  'baseWaitSeconds=1',
+  '--set',
+  'backoffJitterSeconds=0',
+  '--set',
+  'heartbeatTimeoutSeconds=5',
+  '--set',
+  'councilEnabled=false',
+  '--set',
+  'qualityGates=false',
+  '--set',
+  'codeReview=false',
+  '--set',
+  'prdChecklist=false',
+];
 const HINT = "lacks Vigil's search attributes";
 
 /** `vigil start ... --wait` of a two-iteration run that completes. */
 function startArgs(id: string): string[] {
   const repo = makeRepo();
-  const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a\n' } }, { writes: { 'b.txt': 'b\n' }, claim: 'promise' }] });
-  return ['start', writePrd(), '--repo', repo, '--agent-command', `"${SCRIPTED_AGENT}" --scenario "${scenario}"`, ...FAST, '--id', id, '--wait'];
+  const scenario = writeScenario(repo, {
+    version: 1,
+    iterations: [{ writes: { 'a.txt': 'a\n' } }, { writes: { 'b.txt': 'b\n' }, claim: 'promise' }],
+  });
+  return [
+    'start',
+    writePrd(),
+    '--repo',
+    repo,
+    '--agent-command',
+    `"${SCRIPTED_AGENT}" --scenario "${scenario}"`,
+    ...FAST,
+    '--id',
+    id,
+    '--wait',
+  ];
 }
 
 const count = (text: string, what: string): number => text.split(what).length - 1;
@@ -49,14 +78,21 @@ afterAll(async () => {
   await connection?.close();
 });
 
-describe('a namespace without Vigil\'s search attributes', () => {
+describe("a namespace without Vigil's search attributes", () => {
   let namespace: string;
   let env: Record<string, string>;
 
   beforeAll(async () => {
     namespace = uniqueId('vigil-nosa');
-    execFileSync(inject('temporalCli'), ['operator', 'namespace', 'create', '--namespace', namespace, '--address', temporalAddress()], { stdio: 'pipe' });
-    await waitUntil(`namespace ${namespace}`, () => connection.workflowService.describeNamespace({ namespace }).then(() => true), 30_000, 250);
+    execFileSync(inject('temporalCli'), ['operator', 'namespace', 'create', '--namespace', namespace, '--address', temporalAddress()], {
+      stdio: 'pipe',
+    });
+    await waitUntil(
+      `namespace ${namespace}`,
+      () => connection.workflowService.describeNamespace({ namespace }).then(() => true),
+      30_000,
+      250,
+    );
     const sas = await connection.operatorService.listSearchAttributes({ namespace });
     for (const k of SEARCH_ATTRIBUTES) expect(Object.keys(sas.customAttributes ?? {})).not.toContain(k.name);
     env = { TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: namespace, VIGIL_TASK_QUEUE: uniqueId('nosa') };
@@ -79,7 +115,12 @@ describe('a namespace without Vigil\'s search attributes', () => {
 
     const st = await runVigil(['status', id, '--json'], env);
     expect(st.code, show(st)).toBe(0);
-    expect(JSON.parse(st.stdout)).toMatchObject({ workflowId: id, status: 'finished', iteration: 2, outcome: { status: 'completion_promise_fulfilled' } });
+    expect(JSON.parse(st.stdout)).toMatchObject({
+      workflowId: id,
+      status: 'finished',
+      iteration: 2,
+      outcome: { status: 'completion_promise_fulfilled' },
+    });
     const ls = await runVigil(['list', '--json'], env);
     expect(ls.code, show(ls)).toBe(0);
     expect(JSON.parse(ls.stdout)).toEqual([expect.objectContaining({ workflowId: id, status: null, temporalStatus: 'COMPLETED' })]);
@@ -107,7 +148,10 @@ describe('--profile', () => {
   it('beats TEMPORAL_PROFILE, and an unknown profile is exit 2 naming the config file', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-profile-'));
     const config = path.join(dir, 'temporal.toml');
-    writeFileSync(config, `[profile.suite]\naddress = "${temporalAddress()}"\nnamespace = "default"\n\n[profile.elsewhere]\naddress = "127.0.0.1:1"\n`);
+    writeFileSync(
+      config,
+      `[profile.suite]\naddress = "${temporalAddress()}"\nnamespace = "default"\n\n[profile.elsewhere]\naddress = "127.0.0.1:1"\n`,
+    );
     const env = { TEMPORAL_CONFIG_FILE: config, TEMPORAL_PROFILE: 'elsewhere' };
 
     const viaEnv = await runVigil(['list', '--limit', '1'], env);
@@ -131,7 +175,12 @@ describe('vigil up --port', () => {
     const home = mkdtempSync(path.join(os.tmpdir(), 'vigil-home-'));
     const port = await freePort();
     const up = execa(process.execPath, [CLI, 'up', '--port', String(port), '--headless'], {
-      env: cleanEnv({ VIGIL_HOME: home, TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_CLI: inject('temporalCli'), VIGIL_TASK_QUEUE: uniqueId('up') }),
+      env: cleanEnv({
+        VIGIL_HOME: home,
+        TEMPORAL_ADDRESS: temporalAddress(),
+        TEMPORAL_CLI: inject('temporalCli'),
+        VIGIL_TASK_QUEUE: uniqueId('up'),
+      }),
       extendEnv: false,
       all: true,
       reject: false,
@@ -168,7 +217,14 @@ describe.skipIf(!hasOpenssl)('mutual TLS', () => {
     const [host, port] = temporalAddress().split(':') as [string, string];
     // Terminates TLS (a client certificate signed by the CA required) and passes the HTTP/2 bytes on.
     proxy = tls.createServer(
-      { key: readFileSync(certs.serverKey), cert: readFileSync(certs.serverCert), ca: readFileSync(certs.ca), requestCert: true, rejectUnauthorized: true, ALPNProtocols: ['h2'] },
+      {
+        key: readFileSync(certs.serverKey),
+        cert: readFileSync(certs.serverCert),
+        ca: readFileSync(certs.ca),
+        requestCert: true,
+        rejectUnauthorized: true,
+        ALPNProtocols: ['h2'],
+      },
       (socket) => {
         authorized.push(socket.getPeerCertificate().subject?.CN ?? '?');
         const upstream = net.connect({ host, port: Number(port) });
@@ -222,7 +278,12 @@ describe.skipIf(!hasOpenssl)('mutual TLS', () => {
     const base = { TEMPORAL_ADDRESS: address, TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.ca, TEMPORAL_TLS_SERVER_NAME: 'vigil-test.local' };
     const [noCert, noName, plain, statusNoCert, statusPlain] = await Promise.all([
       runVigil(['list', '--limit', '1'], base),
-      runVigil(['list', '--limit', '1'], { ...base, TEMPORAL_TLS_SERVER_NAME: '', TEMPORAL_TLS_CLIENT_CERT_PATH: certs.clientCert, TEMPORAL_TLS_CLIENT_KEY_PATH: certs.clientKey }),
+      runVigil(['list', '--limit', '1'], {
+        ...base,
+        TEMPORAL_TLS_SERVER_NAME: '',
+        TEMPORAL_TLS_CLIENT_CERT_PATH: certs.clientCert,
+        TEMPORAL_TLS_CLIENT_KEY_PATH: certs.clientKey,
+      }),
       runVigil(['list', '--limit', '1'], { TEMPORAL_ADDRESS: address }),
       // status goes through the CLI's light client, not the SDK's: the same refusal, the same message.
       runVigil(['status', 'any-run'], base),

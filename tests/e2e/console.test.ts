@@ -22,7 +22,17 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import type { ChartData } from '../../cli/console/model.js';
-import { assertBuilt, CLI, makeRepo, ROOT, SCRIPTED_AGENT, temporalAddress, uniqueId, writePrd, writeScenario } from '../support/harness.js';
+import {
+  assertBuilt,
+  CLI,
+  makeRepo,
+  ROOT,
+  SCRIPTED_AGENT,
+  temporalAddress,
+  uniqueId,
+  writePrd,
+  writeScenario,
+} from '../support/harness.js';
 import { CLI_CWD, cleanEnv, runVigil, show, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
 
 const ARTIFACTS = path.join(ROOT, 'test-artifacts', 'console');
@@ -37,21 +47,41 @@ let browser: Browser | undefined;
 const consoles: ResultPromise[] = [];
 const started = new Set<string>();
 
-const baseEnv = (): Record<string, string> => ({ TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: 'default', VIGIL_TASK_QUEUE: taskQueue });
+const baseEnv = (): Record<string, string> => ({
+  TEMPORAL_ADDRESS: temporalAddress(),
+  TEMPORAL_NAMESPACE: 'default',
+  VIGIL_TASK_QUEUE: taskQueue,
+});
 const query = (id: string): Promise<StatusSnapshot> => client.workflow.getHandle(id).query<StatusSnapshot>('status');
 
 /** Starts `vigil console ARGS` and resolves with what it printed once it serves. */
 async function startConsole(args: string[], env: Record<string, string> = {}): Promise<{ url: string; out: () => string }> {
-  const child = execa(process.execPath, [CLI, 'console', ...args], { env: cleanEnv({ ...baseEnv(), ...env }), extendEnv: false, cwd: CLI_CWD, stdin: 'ignore', reject: false, buffer: false, all: true });
+  const child = execa(process.execPath, [CLI, 'console', ...args], {
+    env: cleanEnv({ ...baseEnv(), ...env }),
+    extendEnv: false,
+    cwd: CLI_CWD,
+    stdin: 'ignore',
+    reject: false,
+    buffer: false,
+    all: true,
+  });
   consoles.push(child);
   let out = '';
   child.all?.on('data', (d: Buffer) => (out += d.toString()));
-  const line = await waitUntil('the console to print its URL', () => /^console: (\S+)$/m.exec(out)?.[1] ?? (child.exitCode !== null ? Promise.reject(new Error(out)) : null), 60_000, 100);
+  const line = await waitUntil(
+    'the console to print its URL',
+    () => /^console: (\S+)$/m.exec(out)?.[1] ?? (child.exitCode !== null ? Promise.reject(new Error(out)) : null),
+    60_000,
+    100,
+  );
   return { url: line, out: () => out };
 }
 
 /** A plain HTTP request to the console (any Host header). */
-function request(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+function request(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method: opts.method ?? 'GET', headers: opts.headers ?? {} }, (res) => {
       let body = '';
@@ -77,7 +107,15 @@ beforeAll(async () => {
 }, 900_000);
 
 afterAll(async () => {
-  if (connection) await Promise.all([...started].map((id) => client.workflow.getHandle(id).terminate('console e2e cleanup').catch(() => undefined)));
+  if (connection)
+    await Promise.all(
+      [...started].map((id) =>
+        client.workflow
+          .getHandle(id)
+          .terminate('console e2e cleanup')
+          .catch(() => undefined),
+      ),
+    );
   await browser?.close();
   for (const c of consoles) c.kill('SIGTERM');
   await Promise.all(consoles.map((c) => c.catch(() => undefined)));
@@ -106,24 +144,60 @@ describe('vigil console', () => {
       version: 1,
       iterations: [
         { writes: { 'a.txt': 'a\n', '.vigil/signals/USAGE': usage(0.3) }, output: 'agent: wrote a.txt\n' },
-        { writes: { 'b.txt': 'b\n', '.vigil/signals/USAGE': usage(0.3), '.vigil/signals/HUMAN_REVIEW_NEEDED': ASK }, output: 'agent: asking a person\n' },
+        {
+          writes: { 'b.txt': 'b\n', '.vigil/signals/USAGE': usage(0.3), '.vigil/signals/HUMAN_REVIEW_NEEDED': ASK },
+          output: 'agent: asking a person\n',
+        },
         { writes: { 'c.txt': 'c\n', '.vigil/signals/USAGE': usage(0.5) }, output: 'agent: wrote c.txt\n' },
-        { writes: { 'd.txt': 'd\n', '.vigil/signals/USAGE': usage(0.1), '.vigil/signals/HUMAN_REVIEW_NEEDED': ASK }, output: 'agent: iteration four, \u001b[2Jasking again\n' },
+        {
+          writes: { 'd.txt': 'd\n', '.vigil/signals/USAGE': usage(0.1), '.vigil/signals/HUMAN_REVIEW_NEEDED': ASK },
+          output: 'agent: iteration four, \u001b[2Jasking again\n',
+        },
       ],
       default: {},
     });
     const checklist = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-checklist-')), 'checklist.json');
-    writeFileSync(checklist, JSON.stringify([{ id: 'REQ-1', title: 'The cache stores entries' }, { id: 'REQ-2', title: 'The cache expires entries' }]));
+    writeFileSync(
+      checklist,
+      JSON.stringify([
+        { id: 'REQ-1', title: 'The cache stores entries' },
+        { id: 'REQ-2', title: 'The cache expires entries' },
+      ]),
+    );
     const id = uniqueId('console-run');
     started.add(id);
     const r = await runVigil(
       [
-        'start', writePrd(), '--repo', repo, '--agent-command', `${SCRIPTED_AGENT} --scenario ${scenario}`, '--checklist', checklist, '--id', id,
-        '--set', 'autonomyMode=supervised', '--set', 'budgetUsd=1', '--set', 'maxIterations=10',
+        'start',
+        writePrd(),
+        '--repo',
+        repo,
+        '--agent-command',
+        `${SCRIPTED_AGENT} --scenario ${scenario}`,
+        '--checklist',
+        checklist,
+        '--id',
+        id,
+        '--set',
+        'autonomyMode=supervised',
+        '--set',
+        'budgetUsd=1',
+        '--set',
+        'maxIterations=10',
         // What the console is tested for is the inbox, the messages and the pages: the council, the
         // tool gates and the code review would only add agent calls (no claim is made here).
-        '--set', 'councilEnabled=false', '--set', 'qualityGates=false', '--set', 'codeReview=false',
-        '--set', 'heartbeatTimeoutSeconds=5', '--set', 'baseWaitSeconds=1', '--set', 'backoffJitterSeconds=0',
+        '--set',
+        'councilEnabled=false',
+        '--set',
+        'qualityGates=false',
+        '--set',
+        'codeReview=false',
+        '--set',
+        'heartbeatTimeoutSeconds=5',
+        '--set',
+        'baseWaitSeconds=1',
+        '--set',
+        'backoffJitterSeconds=0',
       ],
       baseEnv(),
     );
@@ -154,10 +228,15 @@ describe('vigil console', () => {
     expect(ack.text).toMatch(/input: .*resume: /);
 
     // Iteration 3 takes the run over its budget: it pauses for a person again.
-    const budgetPause = await waitUntil('the budget pause', async () => {
-      const s = await query(id);
-      return s.pause?.reason.startsWith('budget exceeded') ? s : null;
-    }, 90_000, 250);
+    const budgetPause = await waitUntil(
+      'the budget pause',
+      async () => {
+        const s = await query(id);
+        return s.pause?.reason.startsWith('budget exceeded') ? s : null;
+      },
+      90_000,
+      250,
+    );
     expect(budgetPause.iteration).toBe(3);
     const runDir = path.join(repo, '.vigil/runs', id);
     expect(readFileSync(path.join(runDir, 'iteration-0003.prompt.md'), 'utf8')).toContain(directive);
@@ -186,10 +265,15 @@ describe('vigil console', () => {
     ack = await lastAck(page, n);
     expect(ack.ok, ack.text).toBe(true);
     expect(ack.text).toContain('budget set to $5.00');
-    const asked = await waitUntil('the second request for a person', async () => {
-      const s = await query(id);
-      return s.iteration === 4 && s.pause?.reason.startsWith('escalation') ? s : null;
-    }, 90_000, 250);
+    const asked = await waitUntil(
+      'the second request for a person',
+      async () => {
+        const s = await query(id);
+        return s.iteration === 4 && s.pause?.reason.startsWith('escalation') ? s : null;
+      },
+      90_000,
+      250,
+    );
     expect(asked.budgetUsd).toBe(5);
 
     // --- the run page: charts with the run's numbers, timeline, messages, live log
@@ -208,9 +292,16 @@ describe('vigil console', () => {
     expect(charts.filesChanged).toEqual([1, 2, 3, 4]);
     expect(charts.waits.pauses).toEqual([1]);
     // uPlot drew them: a canvas of the element's size, and its legend names the series.
-    expect(await page.locator('#chart-cost canvas').first().evaluate((c) => (c as unknown as { width: number }).width)).toBeGreaterThan(100);
+    expect(
+      await page
+        .locator('#chart-cost canvas')
+        .first()
+        .evaluate((c) => (c as unknown as { width: number }).width),
+    ).toBeGreaterThan(100);
     expect(await page.locator('#chart-cost').textContent()).toContain('budget');
-    await expect.poll(async () => page.locator('#log').textContent(), { timeout: 30_000 }).toContain('agent: iteration four, ␛[2Jasking again');
+    await expect
+      .poll(async () => page.locator('#log').textContent(), { timeout: 30_000 })
+      .toContain('agent: iteration four, ␛[2Jasking again');
     expect(await page.locator('#messages').textContent()).toContain(directive);
     const inputRow = page.locator('#messages tr[data-message=input]').first();
     expect(await inputRow.textContent()).toContain(OPERATOR);
@@ -263,7 +354,15 @@ describe('vigil console', () => {
     expect((await request(`${base}/runs`)).status).toBe(401);
     expect((await request(`${base}/?token=wrong`)).status).toBe(401);
     expect((await request(`${base}/`, { headers: { Authorization: 'Bearer wrong' } })).status).toBe(401);
-    expect((await request(`${base}/runs/x/actions`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: base }, body: 'action=stop' })).status).toBe(401);
+    expect(
+      (
+        await request(`${base}/runs/x/actions`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: base },
+          body: 'action=stop',
+        })
+      ).status,
+    ).toBe(401);
 
     const opened = await request(`${base}/?token=${token}`);
     expect(opened.status).toBe(303);
@@ -274,7 +373,11 @@ describe('vigil console', () => {
     expect((await request(`${base}/`, { headers: { Cookie: cookie.split(';')[0] as string } })).status).toBe(200);
     expect((await request(`${base}/`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(200);
     // A form posted from another site is refused (CSRF), even with the token.
-    const forged = await request(`${base}/runs/x/actions`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/x-www-form-urlencoded', Origin: 'http://evil.example' }, body: 'action=stop' });
+    const forged = await request(`${base}/runs/x/actions`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/x-www-form-urlencoded', Origin: 'http://evil.example' },
+      body: 'action=stop',
+    });
     expect(forged.status).toBe(403);
 
     // The token is printed once: a second console names the file only.

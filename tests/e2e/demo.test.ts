@@ -40,10 +40,14 @@ it('runs the demo to completion and leaves the scenario files in the repository'
   expect(r.all).toMatch(/Temporal dev server .* is up/);
   expect(r.all).toMatch(/iteration 2 .*claimed completion/);
   expect(r.all).toMatch(/PRD checklist: 5 item\(s\), 1 held out from the agent/);
-  expect(r.all).toMatch(/quality gates on iteration 2: ✓ static analysis · ✓ secret scan · ✗ tests .*— tests: node-test: 2 failed, 1 passed/);
+  expect(r.all).toMatch(
+    /quality gates on iteration 2: ✓ static analysis · ✓ secret scan · ✗ tests .*— tests: node-test: 2 failed, 1 passed/,
+  );
   expect(r.all).toMatch(/completion at iteration 2 refused before the council was asked \(tests\)/);
   expect(r.all).toMatch(/iteration 3 .*exit 1/);
-  expect(r.all).toMatch(/code review 1 \(iteration 4\): PASS · requirements-verifier PASS, architecture-strategist PASS, maintainer-mergeability PASS.* · devil's advocate PASS · mergeability 95/);
+  expect(r.all).toMatch(
+    /code review 1 \(iteration 4\): PASS · requirements-verifier PASS, architecture-strategist PASS, maintainer-mergeability PASS.* · devil's advocate PASS · mergeability 95/,
+  );
   expect(r.all).toMatch(/council round 1 \(iteration 4, tests green\): REJECTED · 1 of 3 approve, 2 needed/);
   expect(r.all).toMatch(/council round 2 \(iteration 5, claim\): APPROVED · 3 of 3 approve, 2 needed · devil's advocate confirmed/);
   expect(r.all).toMatch(/finished: council_approved \(exit 0\)/);
@@ -54,7 +58,9 @@ it('runs the demo to completion and leaves the scenario files in the repository'
   expect(readFileSync(path.join(repo, 'README.md'), 'utf8')).toContain('## slugify');
   expect(existsSync(path.join(env.VIGIL_HOME as string, 'temporal.db'))).toBe(true);
   // Its agents ran in the sandbox where this machine can make one (the bootstrap installs bubblewrap), and it says which.
-  expect(r.all).toMatch(sandboxPlatform().problem === null ? /Agents: sandbox=auto: bubblewrap [\d.]+; repository / : /Agents: sandbox=auto: NOT isolated — /);
+  expect(r.all).toMatch(
+    sandboxPlatform().problem === null ? /Agents: sandbox=auto: bubblewrap [\d.]+; repository / : /Agents: sandbox=auto: NOT isolated — /,
+  );
 
   // The run's events are in the embedded event store the demo started (and stopped again):
   // `vigil report` finds it under VIGIL_HOME without any setting.

@@ -50,7 +50,17 @@ describe('vigil doctor --agent-command', () => {
     assertBuilt();
     const r = await runVigil(['doctor', '--agent-command', GOOD], cleanEnv({}), { timeoutMs: 60_000 });
     expect(r.code, show(r)).toBe(0);
-    for (const role of ['iteration', 'checklist', 'checklist-verifier', 'planner', 'memory', 'reviewer', 'devils-advocate (code review)', 'council', 'devils-advocate (council)']) {
+    for (const role of [
+      'iteration',
+      'checklist',
+      'checklist-verifier',
+      'planner',
+      'memory',
+      'reviewer',
+      'devils-advocate (code review)',
+      'council',
+      'devils-advocate (council)',
+    ]) {
       expect(r.stdout, role).toMatch(new RegExp(`✓ ${role.replace(/[()]/g, '\\$&')}: VIGIL_ANSWER=`));
     }
     expect(r.stdout).toContain('every role answers as the agent contract asks');

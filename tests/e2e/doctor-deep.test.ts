@@ -21,7 +21,11 @@ let server: ModelServer;
 let home: string;
 
 const doctor = async (args: string[], env: Record<string, string>) => {
-  const r = await runVigil(['doctor', '--json', ...args], { TEMPORAL_ADDRESS: temporalAddress(), HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), ...env }, { timeoutMs: 120_000 });
+  const r = await runVigil(
+    ['doctor', '--json', ...args],
+    { TEMPORAL_ADDRESS: temporalAddress(), HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), ...env },
+    { timeoutMs: 120_000 },
+  );
   expect([0, 1], show(r)).toContain(r.code);
   const report = DoctorJsonSchema.parse(JSON.parse(r.stdout));
   const check = (name: string): DoctorCheck | undefined => report.checks.find((c) => c.name === name);
@@ -52,7 +56,13 @@ describe('vigil doctor: the endpoint and the key', () => {
     const { report, check } = await doctor(['--provider', 'claude'], { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY });
     expect(server.requests().length).toBe(before);
     expect(report.deep).toBe(false);
-    expect(check('claude.endpoint')).toMatchObject({ ok: true, required: false, detail: expect.stringMatching(new RegExp(`^not checked \\(offline\\): calls go to ${server.url} \\(ANTHROPIC_BASE_URL\\) with ANTHROPIC_API_KEY`)) });
+    expect(check('claude.endpoint')).toMatchObject({
+      ok: true,
+      required: false,
+      detail: expect.stringMatching(
+        new RegExp(`^not checked \\(offline\\): calls go to ${server.url} \\(ANTHROPIC_BASE_URL\\) with ANTHROPIC_API_KEY`),
+      ),
+    });
     expect(report.notChecked.join('\n')).toMatch(/endpoints and keys: no request was sent/);
   });
 
@@ -62,7 +72,11 @@ describe('vigil doctor: the endpoint and the key', () => {
     const sent = server.requests().slice(before);
     expect(sent).toHaveLength(1);
     expect(sent[0]).toMatchObject({ api: 'anthropic', path: '/v1/messages', status: 200, model: 'claude-haiku-4-5' });
-    expect(check('claude.endpoint')).toMatchObject({ ok: true, required: true, detail: expect.stringContaining('answered a one-token request (claude-haiku-4-5)') });
+    expect(check('claude.endpoint')).toMatchObject({
+      ok: true,
+      required: true,
+      detail: expect.stringContaining('answered a one-token request (claude-haiku-4-5)'),
+    });
     expect(report.deep).toBe(true);
     // What it could not check, said plainly.
     expect(report.notChecked.join('\n')).toMatch(/OAuth logins/);
@@ -71,8 +85,16 @@ describe('vigil doctor: the endpoint and the key', () => {
   it('--deep: a refused key (401) is a required ✗ that says so', async () => {
     server.fail({ kind: 'auth', roles: ['side'], times: 1 });
     try {
-      const { report, check, r } = await doctor(['--provider', 'claude', '--deep'], { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY });
-      expect(check('claude.endpoint')).toMatchObject({ ok: false, required: true, detail: expect.stringMatching(/key refused \(401: invalid x-api-key\)/), fix: expect.stringContaining('ANTHROPIC_API_KEY') });
+      const { report, check, r } = await doctor(['--provider', 'claude', '--deep'], {
+        ANTHROPIC_BASE_URL: server.url,
+        ANTHROPIC_API_KEY: KEY,
+      });
+      expect(check('claude.endpoint')).toMatchObject({
+        ok: false,
+        required: true,
+        detail: expect.stringMatching(/key refused \(401: invalid x-api-key\)/),
+        fix: expect.stringContaining('ANTHROPIC_API_KEY'),
+      });
       expect(report.ok).toBe(false);
       expect(r.code).toBe(1);
     } finally {
@@ -83,26 +105,50 @@ describe('vigil doctor: the endpoint and the key', () => {
   it('--deep: an unreachable endpoint is a required ✗ naming the connection error', async () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
     const { check } = await doctor(['--provider', 'claude', '--deep'], { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: KEY });
-    expect(check('claude.endpoint')).toMatchObject({ ok: false, required: true, detail: `${url} (ANTHROPIC_BASE_URL) is unreachable (ECONNREFUSED)` });
+    expect(check('claude.endpoint')).toMatchObject({
+      ok: false,
+      required: true,
+      detail: `${url} (ANTHROPIC_BASE_URL) is unreachable (ECONNREFUSED)`,
+    });
   });
 
-  it("codex: the endpoint is the provider its config.toml declares; OPENAI_BASE_URL, which codex ignores, is a ✗ when it points elsewhere", async () => {
+  it('codex: the endpoint is the provider its config.toml declares; OPENAI_BASE_URL, which codex ignores, is a ✗ when it points elsewhere', async () => {
     const codexHome = path.join(home, 'codex-declared');
     mkdirSync(codexHome, { recursive: true });
     writeFileSync(
       path.join(codexHome, 'config.toml'),
-      ['model_provider = "local"', '', '[model_providers.local]', 'name = "local"', `base_url = "${server.url}/v1"`, 'env_key = "LOCAL_KEY"', 'wire_api = "responses"', 'request_max_retries = 1', ''].join('\n'),
+      [
+        'model_provider = "local"',
+        '',
+        '[model_providers.local]',
+        'name = "local"',
+        `base_url = "${server.url}/v1"`,
+        'env_key = "LOCAL_KEY"',
+        'wire_api = "responses"',
+        'request_max_retries = 1',
+        '',
+      ].join('\n'),
     );
     const before = server.requests().length;
     const declared = await doctor(['--provider', 'codex', '--deep'], { CODEX_HOME: codexHome, LOCAL_KEY: KEY, OPENAI_API_KEY: KEY });
     expect(server.requests().slice(before)).toMatchObject([{ api: 'responses', path: '/v1/responses', status: 200 }]);
-    expect(declared.check('codex.endpoint')).toMatchObject({ ok: true, detail: expect.stringContaining(`${server.url}/v1 (${codexHome}/config.toml [model_providers.local])`) });
+    expect(declared.check('codex.endpoint')).toMatchObject({
+      ok: true,
+      detail: expect.stringContaining(`${server.url}/v1 (${codexHome}/config.toml [model_providers.local])`),
+    });
     expect(declared.check('codex.config')?.detail).toMatch(/request_max_retries 1, stream_max_retries unset/);
     expect(declared.check('codex.base-url')).toBeUndefined();
 
     // No config: codex goes to its built-in openai provider whatever OPENAI_BASE_URL says.
-    const ignored = await doctor(['--provider', 'codex'], { CODEX_HOME: path.join(home, 'codex-none'), OPENAI_API_KEY: KEY, OPENAI_BASE_URL: `${server.url}/v1` });
-    expect(ignored.check('codex.base-url')).toMatchObject({ ok: false, detail: expect.stringContaining('codex ignores it and goes to https://api.openai.com/v1') });
+    const ignored = await doctor(['--provider', 'codex'], {
+      CODEX_HOME: path.join(home, 'codex-none'),
+      OPENAI_API_KEY: KEY,
+      OPENAI_BASE_URL: `${server.url}/v1`,
+    });
+    expect(ignored.check('codex.base-url')).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining('codex ignores it and goes to https://api.openai.com/v1'),
+    });
     expect(ignored.check('codex.endpoint')?.detail).toMatch(/^not checked \(offline\)/);
   });
 
@@ -111,7 +157,9 @@ describe('vigil doctor: the endpoint and the key', () => {
     expect((await doctor(['--provider', 'gemini', '--deep'], env)).check('gemini.endpoint')).toMatchObject({ ok: true });
     server.fail({ kind: 'auth', roles: ['side'], times: 1 });
     try {
-      expect((await doctor(['--provider', 'gemini', '--deep'], env)).check('gemini.endpoint')?.detail).toMatch(/key refused \(400: API key not valid/);
+      expect((await doctor(['--provider', 'gemini', '--deep'], env)).check('gemini.endpoint')?.detail).toMatch(
+        /key refused \(400: API key not valid/,
+      );
     } finally {
       server.clearFaults();
     }

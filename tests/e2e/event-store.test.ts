@@ -9,14 +9,29 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, expect, inject, it } from 'vitest';
-import { assertBuilt, CLI, makeRepo, pidAlive, SCRIPTED_AGENT, temporalAddress, uniqueId, writePrd, writeScenario } from '../support/harness.js';
+import {
+  assertBuilt,
+  CLI,
+  makeRepo,
+  pidAlive,
+  SCRIPTED_AGENT,
+  temporalAddress,
+  uniqueId,
+  writePrd,
+  writeScenario,
+} from '../support/harness.js';
 import { cleanEnv, runVigil, show, waitUntil } from './cli-helpers.js';
 
 beforeAll(() => assertBuilt());
 
 it('vigil up starts the embedded store; runs started with vigil start land in it; report and history read it without DATABASE_URL', async () => {
   const home = mkdtempSync(path.join(os.tmpdir(), 'vigil-home-'));
-  const env = { VIGIL_HOME: home, TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_CLI: inject('temporalCli'), VIGIL_TASK_QUEUE: uniqueId('store') };
+  const env = {
+    VIGIL_HOME: home,
+    TEMPORAL_ADDRESS: temporalAddress(),
+    TEMPORAL_CLI: inject('temporalCli'),
+    VIGIL_TASK_QUEUE: uniqueId('store'),
+  };
   const up = execa(process.execPath, [CLI, 'up'], { env: cleanEnv(env), extendEnv: false, all: true, reject: false, buffer: false });
   let out = '';
   up.all?.on('data', (d: Buffer) => {
@@ -37,9 +52,23 @@ it('vigil up starts the embedded store; runs started with vigil start land in it
     expect(explain.stdout).toMatch(/^eventStore +true +default: local store \(…[^ ]*postgres\/url\)$/m);
 
     const repo = makeRepo();
-    const scenario = writeScenario(repo, { version: 1, iterations: [{ appends: { 'a.txt': '1\n' } }, { appends: { 'a.txt': '2\n' }, claim: 'file' }] });
+    const scenario = writeScenario(repo, {
+      version: 1,
+      iterations: [{ appends: { 'a.txt': '1\n' } }, { appends: { 'a.txt': '2\n' }, claim: 'file' }],
+    });
     const prd = writePrd('# Store PRD\n\nTwo steps.\n');
-    const knobs = ['--set', 'councilEnabled=false', '--set', 'qualityGates=false', '--set', 'codeReview=false', '--set', 'prdChecklist=false', '--set', 'baseWaitSeconds=1'];
+    const knobs = [
+      '--set',
+      'councilEnabled=false',
+      '--set',
+      'qualityGates=false',
+      '--set',
+      'codeReview=false',
+      '--set',
+      'prdChecklist=false',
+      '--set',
+      'baseWaitSeconds=1',
+    ];
     const agent = ['--agent-command', `${SCRIPTED_AGENT} --scenario ${scenario}`];
     const id = uniqueId('stored');
     const started = await runVigil(['start', prd, '--repo', repo, ...agent, ...knobs, '--id', id, '--wait'], env, { timeoutMs: 120_000 });
@@ -58,7 +87,23 @@ it('vigil up starts the embedded store; runs started with vigil start land in it
     const repo2 = makeRepo();
     const id2 = uniqueId('unstored');
     const scenario2 = writeScenario(repo2, { version: 1, iterations: [{ appends: { 'b.txt': '1\n' }, claim: 'file' }] });
-    const off = await runVigil(['start', prd, '--repo', repo2, '--agent-command', `${SCRIPTED_AGENT} --scenario ${scenario2}`, ...knobs, '--id', id2, '--no-store', '--wait'], env, { timeoutMs: 120_000 });
+    const off = await runVigil(
+      [
+        'start',
+        prd,
+        '--repo',
+        repo2,
+        '--agent-command',
+        `${SCRIPTED_AGENT} --scenario ${scenario2}`,
+        ...knobs,
+        '--id',
+        id2,
+        '--no-store',
+        '--wait',
+      ],
+      env,
+      { timeoutMs: 120_000 },
+    );
     expect(off.code, show(off)).toBe(0);
     expect((await runVigil(['report', id2], env)).code).toBe(3);
 
@@ -73,7 +118,10 @@ it('vigil up starts the embedded store; runs started with vigil start land in it
     // Still readable: report and history start the store for their own length.
     const later = await runVigil(['history', id, '--format', 'jsonl'], env);
     expect(later.code, show(later)).toBe(0);
-    const kinds = later.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { event: { kind: string } }).event.kind);
+    const kinds = later.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { event: { kind: string } }).event.kind);
     expect(kinds[0]).toBe('run_started');
     expect(kinds.filter((k) => k === 'iteration')).toHaveLength(2);
     expect(kinds).toContain('outcome');

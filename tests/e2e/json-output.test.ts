@@ -28,11 +28,36 @@ import {
 } from '../../schemas/cli-output.js';
 import { ConfigJsonSchema, ProviderResetJsonSchema, ProvidersJsonSchema } from '../../schemas/cli-output-reports.js';
 import { breakerWorkflowId, BREAKER_WORKFLOW_TYPE } from '../../workflows/provider-breaker-messages.js';
-import { agentCalls, assertBuilt, makeRepo, SCRIPTED_AGENT, temporalAddress, uniqueId, writePrd, writeScenario, type ScenarioInput } from '../support/harness.js';
+import {
+  agentCalls,
+  assertBuilt,
+  makeRepo,
+  SCRIPTED_AGENT,
+  temporalAddress,
+  uniqueId,
+  writePrd,
+  writeScenario,
+  type ScenarioInput,
+} from '../support/harness.js';
 import { runVigil, show, startWorkerProcess, waitUntil, type CliResult, type VigilOptions, type WorkerProcess } from './cli-helpers.js';
 
 // The CLI's output, not the completion machinery: claims are judged by the evidence gate alone.
-const FAST = ['--set', 'baseWaitSeconds=1', '--set', 'backoffJitterSeconds=0', '--set', 'heartbeatTimeoutSeconds=5', '--set', 'councilEnabled=false', '--set', 'qualityGates=false', '--set', 'codeReview=false', '--set', 'prdChecklist=false'];
+const FAST = [
+  '--set',
+  'baseWaitSeconds=1',
+  '--set',
+  'backoffJitterSeconds=0',
+  '--set',
+  'heartbeatTimeoutSeconds=5',
+  '--set',
+  'councilEnabled=false',
+  '--set',
+  'qualityGates=false',
+  '--set',
+  'codeReview=false',
+  '--set',
+  'prdChecklist=false',
+];
 
 let taskQueue: string;
 let worker: WorkerProcess | undefined;
@@ -41,7 +66,11 @@ let client: Client;
 const started = new Set<string>();
 const schedules = new Set<string>();
 
-const baseEnv = (): Record<string, string> => ({ TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: 'default', VIGIL_TASK_QUEUE: taskQueue });
+const baseEnv = (): Record<string, string> => ({
+  TEMPORAL_ADDRESS: temporalAddress(),
+  TEMPORAL_NAMESPACE: 'default',
+  VIGIL_TASK_QUEUE: taskQueue,
+});
 const vigil = (args: string[], opts: VigilOptions = {}): Promise<CliResult> => runVigil(args, baseEnv(), opts);
 const agent = (scenario: string): string => `"${SCRIPTED_AGENT}" --scenario "${scenario}"`;
 
@@ -81,8 +110,20 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const s of schedules) await client.schedule.getHandle(s).delete().catch(() => undefined);
-  if (connection) await Promise.all([...started].map((id) => client.workflow.getHandle(id).terminate('json e2e cleanup').catch(() => undefined)));
+  for (const s of schedules)
+    await client.schedule
+      .getHandle(s)
+      .delete()
+      .catch(() => undefined);
+  if (connection)
+    await Promise.all(
+      [...started].map((id) =>
+        client.workflow
+          .getHandle(id)
+          .terminate('json e2e cleanup')
+          .catch(() => undefined),
+      ),
+    );
   await worker?.stop();
   await connection?.close();
 });
@@ -97,23 +138,47 @@ describe.concurrent('--json', () => {
         { output: 'all done\n', claim: 'promise' },
       ],
     });
-    const s = await vigil(['start', f.prd, '--repo', f.repo, '--agent-command', agent(f.scenario), ...FAST, '--id', f.id, '--wait', '--json'], { timeoutMs: 120_000 });
+    const s = await vigil(
+      ['start', f.prd, '--repo', f.repo, '--agent-command', agent(f.scenario), ...FAST, '--id', f.id, '--wait', '--json'],
+      { timeoutMs: 120_000 },
+    );
     expect(s.code, show(s)).toBe(0);
     const [first, ...events] = s.stdout.split('\n').filter(Boolean);
-    expect(StartedJsonSchema.parse(JSON.parse(first!))).toMatchObject({ kind: 'started', workflowId: f.id, repoPath: f.repo, remote: false, hostWorkerMissing: false });
+    expect(StartedJsonSchema.parse(JSON.parse(first!))).toMatchObject({
+      kind: 'started',
+      workflowId: f.id,
+      repoPath: f.repo,
+      remote: false,
+      hostWorkerMissing: false,
+    });
     const followed = events.map((l) => FollowEventSchema.parse(JSON.parse(l)));
-    expect(followed.filter((e) => e.kind === 'iteration').map((e) => (e.kind === 'iteration' ? e.iteration.iteration : 0))).toEqual([1, 2, 3]);
+    expect(followed.filter((e) => e.kind === 'iteration').map((e) => (e.kind === 'iteration' ? e.iteration.iteration : 0))).toEqual([
+      1, 2, 3,
+    ]);
     expect(followed.at(-1)).toMatchObject({ kind: 'finished', exitCode: 0, outcome: { status: 'completion_promise_fulfilled' } });
 
     const watched = lines(await vigil(['watch', f.id, '--json']), FollowEventSchema);
     expect(watched[0]).toMatchObject({ kind: 'watching', workflowId: f.id });
     expect(watched.at(-1)).toMatchObject({ kind: 'finished', exitCode: 0 });
 
-    expect(parsed(await vigil(['wait', f.id, '--json']), WaitJsonSchema)).toMatchObject({ workflowId: f.id, for: 'terminal', reached: true, status: 'finished', exitCode: 0 });
+    expect(parsed(await vigil(['wait', f.id, '--json']), WaitJsonSchema)).toMatchObject({
+      workflowId: f.id,
+      for: 'terminal',
+      reached: true,
+      status: 'finished',
+      exitCode: 0,
+    });
     // A run that finished without pausing: not reached, exit 5, still one JSON document.
-    expect(parsed(await vigil(['wait', f.id, '--for', 'paused', '--json']), WaitJsonSchema, 5)).toMatchObject({ reached: false, exitCode: 5 });
+    expect(parsed(await vigil(['wait', f.id, '--for', 'paused', '--json']), WaitJsonSchema, 5)).toMatchObject({
+      reached: false,
+      exitCode: 5,
+    });
 
-    expect(parsed(await vigil(['status', f.id, '--json']), StatusJsonSchema)).toMatchObject({ workflowId: f.id, workerAnswered: true, status: 'finished' });
+    expect(parsed(await vigil(['status', f.id, '--json']), StatusJsonSchema)).toMatchObject({
+      workflowId: f.id,
+      workerAnswered: true,
+      status: 'finished',
+    });
 
     const all = parsed(await vigil(['list', '--json', '--limit', '1000']), ListJsonSchema);
     expect(all.map((r) => r.workflowId)).toContain(f.id);
@@ -136,41 +201,87 @@ describe.concurrent('--json', () => {
     const log = lines(await vigil(['logs', f.id, '--iteration', '1', '--json']), LogEventSchema);
     expect(log[0]).toMatchObject({ kind: 'iteration', workflowId: f.id, iteration: 1 });
     // The text as the agent wrote it: JSON escapes the control character itself.
-    expect(log.filter((e) => e.kind === 'text').map((e) => (e.kind === 'text' ? e.text : '')).join('')).toContain('working on a \u001b[2J');
+    expect(
+      log
+        .filter((e) => e.kind === 'text')
+        .map((e) => (e.kind === 'text' ? e.text : ''))
+        .join(''),
+    ).toContain('working on a \u001b[2J');
     const followedLog = lines(await vigil(['logs', f.id, '--iteration', '2', '-f', '--json'], { timeoutMs: 60_000 }), LogEventSchema);
     expect(followedLog.filter((e) => e.kind === 'iteration').map((e) => (e.kind === 'iteration' ? e.iteration : 0))).toEqual([2, 3]);
     expect(followedLog.at(-1)).toMatchObject({ kind: 'finished', workflowId: f.id, outcome: { status: 'completion_promise_fulfilled' } });
   });
 
-  it('pause, input, budget, resume, rewind and stop answer with their acknowledgement; a signal says it was recorded; a refusal prints no answer', async ({ expect }) => {
+  it('pause, input, budget, resume, rewind and stop answer with their acknowledgement; a signal says it was recorded; a refusal prints no answer', async ({
+    expect,
+  }) => {
     const f = fixture('steer', {
       version: 1,
       iterations: [{ writes: { 'a.txt': 'a\n' } }, { writes: { 'b.txt': 'b\n' } }],
       default: { sleepBeforeMs: 1500, output: 'working\n' },
     });
-    const s = await vigil(['start', f.prd, '--repo', f.repo, '--agent-command', agent(f.scenario), ...FAST, '--set', 'maxIterations=40', '--id', f.id, '--json']);
+    const s = await vigil([
+      'start',
+      f.prd,
+      '--repo',
+      f.repo,
+      '--agent-command',
+      agent(f.scenario),
+      ...FAST,
+      '--set',
+      'maxIterations=40',
+      '--id',
+      f.id,
+      '--json',
+    ]);
     expect(StartedJsonSchema.parse(JSON.parse(s.stdout))).toMatchObject({ workflowId: f.id });
     await waitUntil('two agent calls', () => agentCalls(f.repo).length >= 2, 60_000);
 
     const me = os.userInfo().username;
     const pause = parsed(await vigil(['pause', f.id, '--reason', 'lunch', '--json']), MessageJsonSchema);
     expect(pause).toMatchObject({ workflowId: f.id, message: 'pause', by: me, acknowledged: true, ack: { paused: true } });
-    expect(parsed(await vigil(['wait', f.id, '--for', 'paused', '--json', '--timeout', '60']), WaitJsonSchema)).toMatchObject({ reached: true, status: 'paused', pause: { reason: 'lunch', by: me } });
-    expect(parsed(await vigil(['input', f.id, 'use tabs', '--by', 'alice', '--json']), MessageJsonSchema)).toMatchObject({ message: 'input', by: 'alice', acknowledged: true });
+    expect(parsed(await vigil(['wait', f.id, '--for', 'paused', '--json', '--timeout', '60']), WaitJsonSchema)).toMatchObject({
+      reached: true,
+      status: 'paused',
+      pause: { reason: 'lunch', by: me },
+    });
+    expect(parsed(await vigil(['input', f.id, 'use tabs', '--by', 'alice', '--json']), MessageJsonSchema)).toMatchObject({
+      message: 'input',
+      by: 'alice',
+      acknowledged: true,
+    });
     // The council is off for this run: the run refuses the review (exit 2) and nothing is printed as if it were an answer.
     const review = await vigil(['review', f.id, '--json']);
     expect(review.code, show(review)).toBe(2);
     expect(review.stdout).toBe('');
     expect(review.stderr).toContain('the completion council is disabled');
-    expect(parsed(await vigil(['budget', f.id, '--usd', '25', '--json']), MessageJsonSchema)).toMatchObject({ message: 'budget', acknowledged: true });
-    expect(parsed(await vigil(['resume', f.id, '--signal', '--json']), MessageJsonSchema)).toMatchObject({ message: 'resume', acknowledged: false, ack: null });
-    await waitUntil('the run to go on after the resume signal', async () => !(await client.workflow.getHandle(f.id).query<{ paused: boolean }>('status')).paused, 30_000);
+    expect(parsed(await vigil(['budget', f.id, '--usd', '25', '--json']), MessageJsonSchema)).toMatchObject({
+      message: 'budget',
+      acknowledged: true,
+    });
+    expect(parsed(await vigil(['resume', f.id, '--signal', '--json']), MessageJsonSchema)).toMatchObject({
+      message: 'resume',
+      acknowledged: false,
+      ack: null,
+    });
+    await waitUntil(
+      'the run to go on after the resume signal',
+      async () => !(await client.workflow.getHandle(f.id).query<{ paused: boolean }>('status')).paused,
+      30_000,
+    );
 
-    const rewound = parsed(await vigil(['rewind', f.id, '--to', '1', '--reason', 'try again', '--json'], { timeoutMs: 120_000 }), RewindJsonSchema);
+    const rewound = parsed(
+      await vigil(['rewind', f.id, '--to', '1', '--reason', 'try again', '--json'], { timeoutMs: 120_000 }),
+      RewindJsonSchema,
+    );
     expect(rewound).toMatchObject({ kind: 'rewound', workflowId: f.id, to: 1, by: me });
 
     expect(parsed(await vigil(['stop', f.id, '--json']), MessageJsonSchema)).toMatchObject({ message: 'stop', acknowledged: true });
-    expect(parsed(await vigil(['wait', f.id, '--json', '--timeout', '60']), WaitJsonSchema)).toMatchObject({ status: 'finished', outcome: { status: 'stopped' }, exitCode: 0 });
+    expect(parsed(await vigil(['wait', f.id, '--json', '--timeout', '60']), WaitJsonSchema)).toMatchObject({
+      status: 'finished',
+      outcome: { status: 'stopped' },
+      exitCode: 0,
+    });
     // waive needs a checklist; a bad item is a refusal (exit 2), never a half-printed answer.
     const waive = await vigil(['waive', f.id, 'no-such-item', '--json']);
     expect(waive.code, show(waive)).not.toBe(0);
@@ -182,13 +293,40 @@ describe.concurrent('--json', () => {
     const repo = makeRepo();
     const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a\n' }, claim: 'promise' }] });
     schedules.add(name);
-    const created = parsed(await vigil(['schedule', 'create', name, '--cron', '0 2 * * *', '--prd', writePrd(), '--repo', repo, '--agent-command', agent(scenario), ...FAST, '--json']), ScheduleJsonSchema);
+    const created = parsed(
+      await vigil([
+        'schedule',
+        'create',
+        name,
+        '--cron',
+        '0 2 * * *',
+        '--prd',
+        writePrd(),
+        '--repo',
+        repo,
+        '--agent-command',
+        agent(scenario),
+        ...FAST,
+        '--json',
+      ]),
+      ScheduleJsonSchema,
+    );
     expect(created).toMatchObject({ name, cron: '0 2 * * *', timezone: 'UTC', overlap: 'skip', paused: false, repo });
     expect(parsed(await vigil(['schedule', 'list', '--json']), ScheduleListJsonSchema).map((r) => r.name)).toContain(name);
     expect(parsed(await vigil(['schedule', 'describe', name, '--json']), ScheduleJsonSchema)).toMatchObject({ name, runs: 0 });
-    expect(parsed(await vigil(['schedule', 'pause', name, '--json']), ScheduleStateJsonSchema)).toMatchObject({ name, paused: true, changed: true });
-    expect(parsed(await vigil(['schedule', 'pause', name, '--json']), ScheduleStateJsonSchema)).toMatchObject({ paused: true, changed: false });
-    expect(parsed(await vigil(['schedule', 'unpause', name, '--json']), ScheduleStateJsonSchema)).toMatchObject({ paused: false, changed: true });
+    expect(parsed(await vigil(['schedule', 'pause', name, '--json']), ScheduleStateJsonSchema)).toMatchObject({
+      name,
+      paused: true,
+      changed: true,
+    });
+    expect(parsed(await vigil(['schedule', 'pause', name, '--json']), ScheduleStateJsonSchema)).toMatchObject({
+      paused: true,
+      changed: false,
+    });
+    expect(parsed(await vigil(['schedule', 'unpause', name, '--json']), ScheduleStateJsonSchema)).toMatchObject({
+      paused: false,
+      changed: true,
+    });
     const triggered = parsed(await vigil(['schedule', 'trigger', name, '--json']), ScheduleTriggerJsonSchema);
     expect(triggered).toMatchObject({ name, result: 'started' });
     if (triggered.workflowId) started.add(triggered.workflowId);
@@ -205,10 +343,18 @@ describe.concurrent('--json', () => {
     expect(report.temporal).toMatchObject({ ok: true });
     expect(report.checks.map((c) => c.name)).toContain('agents');
     // A configured command provider: its agent command is checked, not the vendor CLIs.
-    const cmd = parsed(await vigil(['doctor', '--json'], { env: { VIGIL_PROVIDER: 'command', VIGIL_AGENT_COMMAND: `"${SCRIPTED_AGENT}" --scenario x.json` } }), DoctorJsonSchema);
+    const cmd = parsed(
+      await vigil(['doctor', '--json'], {
+        env: { VIGIL_PROVIDER: 'command', VIGIL_AGENT_COMMAND: `"${SCRIPTED_AGENT}" --scenario x.json` },
+      }),
+      DoctorJsonSchema,
+    );
     expect(cmd.provider).toBe('command');
     expect(cmd.providers).toEqual([]);
-    expect(cmd.checks.find((c) => c.name === 'command')).toMatchObject({ ok: true, detail: expect.stringContaining(`${SCRIPTED_AGENT} is executable`) });
+    expect(cmd.checks.find((c) => c.name === 'command')).toMatchObject({
+      ok: true,
+      detail: expect.stringContaining(`${SCRIPTED_AGENT} is executable`),
+    });
   });
 
   it('config, and providers with a reset', async ({ expect }) => {

@@ -18,10 +18,31 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HandoffOutputSchema } from '../../cli/handoff.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { assertBuilt, CLI, makeRepo, temporalAddress, uniqueId, writePrd } from '../support/harness.js';
-import { CLI_CWD, cleanEnv, runVigil, show, startWorkerProcess, waitUntil, type CliResult, type VigilOptions, type WorkerProcess } from './cli-helpers.js';
+import {
+  CLI_CWD,
+  cleanEnv,
+  runVigil,
+  show,
+  startWorkerProcess,
+  waitUntil,
+  type CliResult,
+  type VigilOptions,
+  type WorkerProcess,
+} from './cli-helpers.js';
 
 const NAMESPACE = 'default';
-const FAST = ['--set', 'heartbeatTimeoutSeconds=5', '--set', 'councilEnabled=false', '--set', 'qualityGates=false', '--set', 'codeReview=false', '--set', 'prdChecklist=false'];
+const FAST = [
+  '--set',
+  'heartbeatTimeoutSeconds=5',
+  '--set',
+  'councilEnabled=false',
+  '--set',
+  'qualityGates=false',
+  '--set',
+  'codeReview=false',
+  '--set',
+  'prdChecklist=false',
+];
 const KEY = `sk-ant-api03-${'Zx9Q'.repeat(20)}`;
 
 let taskQueue: string;
@@ -30,7 +51,11 @@ let connection: Connection | undefined;
 let client: Client;
 const started = new Set<string>();
 
-const baseEnv = (): Record<string, string> => ({ TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: NAMESPACE, VIGIL_TASK_QUEUE: taskQueue });
+const baseEnv = (): Record<string, string> => ({
+  TEMPORAL_ADDRESS: temporalAddress(),
+  TEMPORAL_NAMESPACE: NAMESPACE,
+  VIGIL_TASK_QUEUE: taskQueue,
+});
 const vigil = (args: string[], opts: VigilOptions = {}): Promise<CliResult> => runVigil(args, baseEnv(), opts);
 const query = (id: string): Promise<StatusSnapshot> => client.workflow.getHandle(id).query<StatusSnapshot>('status');
 
@@ -50,7 +75,22 @@ async function startOn(host: string, agent: string, extra: string[] = []): Promi
   const id = uniqueId(`logs-${host}`);
   const repo = makeRepo();
   started.add(id);
-  const r = await vigil(['start', writePrd(), '--repo', repo, '--agent-command', agent, ...FAST, '--set', 'maxIterations=1', '--id', id, '--host', host, ...extra]);
+  const r = await vigil([
+    'start',
+    writePrd(),
+    '--repo',
+    repo,
+    '--agent-command',
+    agent,
+    ...FAST,
+    '--set',
+    'maxIterations=1',
+    '--id',
+    id,
+    '--host',
+    host,
+    ...extra,
+  ]);
   expect(r.code, show(r)).toBe(0);
   return { id, repo, r };
 }
@@ -64,24 +104,47 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (connection) await Promise.all([...started].map((id) => client.workflow.getHandle(id).terminate('vigil logs e2e cleanup').catch(() => undefined)));
+  if (connection)
+    await Promise.all(
+      [...started].map((id) =>
+        client.workflow
+          .getHandle(id)
+          .terminate('vigil logs e2e cleanup')
+          .catch(() => undefined),
+      ),
+    );
   await worker?.stop();
   await connection?.close();
 });
 
 describe('vigil logs', () => {
   it("follows a running iteration's log through the host's worker, then reads it whole", async () => {
-    expect(worker?.output()).toMatch(new RegExp(`polling task queue "${taskQueue}" \\(namespace "default", [^)]+\\) and "${taskQueue}@alpha" \\(the activities of runs on host "alpha"\\); Ctrl\\+C to stop`));
+    expect(worker?.output()).toMatch(
+      new RegExp(
+        `polling task queue "${taskQueue}" \\(namespace "default", [^)]+\\) and "${taskQueue}@alpha" \\(the activities of runs on host "alpha"\\); Ctrl\\+C to stop`,
+      ),
+    );
     const agent = blockingAgent(mkdtempSync(path.join(os.tmpdir(), 'vigil-agent-')));
     const { id, repo, r } = await startOn('ALPHA', agent.command);
     expect(r.stdout).toContain(`  host       : alpha (task queue ${taskQueue}@alpha)`);
     expect(r.stderr).not.toContain('no worker polls');
-    await waitUntil('iteration 1 to run', async () => {
-      const s = await query(id);
-      return s.iteration === 1 && s.agentRunning;
-    }, 60_000);
+    await waitUntil(
+      'iteration 1 to run',
+      async () => {
+        const s = await query(id);
+        return s.iteration === 1 && s.agentRunning;
+      },
+      60_000,
+    );
 
-    const follower = execa(process.execPath, [CLI, 'logs', id, '-f'], { env: cleanEnv(baseEnv()), extendEnv: false, cwd: CLI_CWD, stdin: 'ignore', reject: false, buffer: false });
+    const follower = execa(process.execPath, [CLI, 'logs', id, '-f'], {
+      env: cleanEnv(baseEnv()),
+      extendEnv: false,
+      cwd: CLI_CWD,
+      stdin: 'ignore',
+      reject: false,
+      buffer: false,
+    });
     let out = '';
     let err = '';
     follower.stdout?.on('data', (d: Buffer) => (out += d.toString()));
@@ -93,7 +156,14 @@ describe('vigil logs', () => {
       expect(out).not.toContain('line 2');
       expect(err).toContain(`==> iteration 1 of ${id} on host "alpha": ${path.join(repo, '.vigil/runs', id, 'iteration-0001.log')}`);
       // Ctrl+C ends a follower with exit 0.
-      const second = execa(process.execPath, [CLI, 'logs', id, '--follow'], { env: cleanEnv(baseEnv()), extendEnv: false, cwd: CLI_CWD, stdin: 'ignore', reject: false, buffer: false });
+      const second = execa(process.execPath, [CLI, 'logs', id, '--follow'], {
+        env: cleanEnv(baseEnv()),
+        extendEnv: false,
+        cwd: CLI_CWD,
+        stdin: 'ignore',
+        reject: false,
+        buffer: false,
+      });
       let seen = '';
       second.stdout?.on('data', (d: Buffer) => (seen += d.toString()));
       await waitUntil('the second follower to print the first line', () => seen.includes('line 1'), 60_000);
@@ -135,7 +205,9 @@ describe('vigil logs', () => {
     expect(missing.stderr).toContain('no such run: "no-such-run-here"');
     // The reads are workflows of their own, never in the run list.
     const list = await vigil(['list', '--json', '--limit', '1000']);
-    expect((JSON.parse(list.stdout) as { workflowId: string }[]).map((x) => x.workflowId).filter((w) => w.startsWith('vigil-logs/'))).toEqual([]);
+    expect(
+      (JSON.parse(list.stdout) as { workflowId: string }[]).map((x) => x.workflowId).filter((w) => w.startsWith('vigil-logs/')),
+    ).toEqual([]);
   });
 
   it("says when nothing polls a run's host, at start and in status; no log before the first iteration", async () => {
@@ -165,7 +237,8 @@ describe('vigil logs', () => {
     chmodSync(script, 0o755);
     const { id } = await startOn('alpha', script, ['--set', 'maxIterations=3']);
     await waitUntil('iteration 1 to run', async () => (await query(id)).agentRunning, 60_000);
-    const others = async (): Promise<number> => (await client.workflow.count(`TaskQueue="${taskQueue}" AND WorkflowType!="vigilRun"`)).count;
+    const others = async (): Promise<number> =>
+      (await client.workflow.count(`TaskQueue="${taskQueue}" AND WorkflowType!="vigilRun"`)).count;
     const readWorkflows = async (): Promise<number> => (await client.workflow.count(`WorkflowType="vigilReadLog"`)).count;
     const before = { others: await others(), reads: await readWorkflows() };
 
@@ -219,11 +292,24 @@ describe('vigil logs', () => {
     expect(js.code, show(js)).toBe(0);
     const doc = HandoffOutputSchema.parse(JSON.parse(js.stdout));
     const latest = (await query(id)).latestHandoff;
-    expect(doc).toMatchObject({ workflowId: id, host: 'alpha', iteration: latest?.iteration, path: latest?.path, summary: latest?.summary });
+    expect(doc).toMatchObject({
+      workflowId: id,
+      host: 'alpha',
+      iteration: latest?.iteration,
+      path: latest?.path,
+      summary: latest?.summary,
+    });
     expect(doc.markdown).toContain('Postgres or SQLite?');
 
     // watch: the escalation line carries the agent's reason, its controls shown, on one line.
-    const watcher = execa(process.execPath, [CLI, 'watch', id], { env: cleanEnv(baseEnv()), extendEnv: false, cwd: CLI_CWD, stdin: 'ignore', reject: false, buffer: false });
+    const watcher = execa(process.execPath, [CLI, 'watch', id], {
+      env: cleanEnv(baseEnv()),
+      extendEnv: false,
+      cwd: CLI_CWD,
+      stdin: 'ignore',
+      reject: false,
+      buffer: false,
+    });
     let seen = '';
     watcher.stdout?.on('data', (d: Buffer) => (seen += d.toString()));
     try {

@@ -9,7 +9,12 @@ import { runVigil, show } from './cli-helpers.js';
 
 it('vigil config --explain reads LOKI_* aliases, says so on stderr, and shows the alias as the source', async () => {
   assertBuilt();
-  const r = await runVigil(['config', '--explain'], { LOKI_MAX_ITERATIONS: '40', LOKI_COUNCIL_SIZE: '5', VIGIL_MAX_RETRIES: '7', LOKI_MAX_RETRIES: '99' });
+  const r = await runVigil(['config', '--explain'], {
+    LOKI_MAX_ITERATIONS: '40',
+    LOKI_COUNCIL_SIZE: '5',
+    VIGIL_MAX_RETRIES: '7',
+    LOKI_MAX_RETRIES: '99',
+  });
   expect(r.code, show(r)).toBe(0);
   expect(r.stderr.trim().split('\n')).toEqual([
     'vigil: LOKI_MAX_ITERATIONS is read as knob maxIterations (VIGIL_MAX_ITERATIONS); loki-mode alias',
@@ -22,7 +27,11 @@ it('vigil config --explain reads LOKI_* aliases, says so on stderr, and shows th
   expect(r.stdout).toMatch(/^councilSize +5 +env LOKI_COUNCIL_SIZE \(alias of/m);
   const js = await runVigil(['config', '--json'], { LOKI_COUNCIL_SIZE: '5' });
   expect(js.code, show(js)).toBe(0);
-  expect((JSON.parse(js.stdout) as { name: string }[]).find((x) => x.name === 'councilSize')).toMatchObject({ value: 5, source: 'env', detail: 'LOKI_COUNCIL_SIZE (alias of VIGIL_COUNCIL_SIZE)' });
+  expect((JSON.parse(js.stdout) as { name: string }[]).find((x) => x.name === 'councilSize')).toMatchObject({
+    value: 5,
+    source: 'env',
+    detail: 'LOKI_COUNCIL_SIZE (alias of VIGIL_COUNCIL_SIZE)',
+  });
 
   const bad = await runVigil(['config', '--json'], { LOKI_AUTONOMY_MODE: 'checkpoint' });
   expect(bad.code, show(bad)).toBe(2);

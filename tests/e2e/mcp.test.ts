@@ -21,7 +21,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CheckpointsJsonSchema, MessageJsonSchema, StartedJsonSchema } from '../../schemas/cli-output.js';
 import { McpMemorySearchOutputSchema, McpReportOutputSchema, McpStatusOutputSchema, TaskCompleteClaimSchema } from '../../schemas/mcp.js';
 import { runDirPath } from '../../schemas/paths.js';
-import { assertBuilt, CLI, makeRepo, ROOT, SCRIPTED_AGENT, temporalAddress, uniqueId, writePrd, writeScenario } from '../support/harness.js';
+import {
+  assertBuilt,
+  CLI,
+  makeRepo,
+  ROOT,
+  SCRIPTED_AGENT,
+  temporalAddress,
+  uniqueId,
+  writePrd,
+  writeScenario,
+} from '../support/harness.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { CLI_CWD, cleanEnv, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
 
@@ -30,7 +40,20 @@ const AGENT_DIR = mkdtempSync(path.join(os.tmpdir(), 'vigil-mcp-agent-'));
 let worker: WorkerProcess;
 let env: Record<string, string>;
 let mcp: Client;
-const TOOLS = ['vigil_start', 'vigil_status', 'vigil_pause', 'vigil_resume', 'vigil_stop', 'vigil_input', 'vigil_waive', 'vigil_rewind', 'vigil_checkpoints', 'vigil_report', 'vigil_memory_search', 'vigil_task_complete'];
+const TOOLS = [
+  'vigil_start',
+  'vigil_status',
+  'vigil_pause',
+  'vigil_resume',
+  'vigil_stop',
+  'vigil_input',
+  'vigil_waive',
+  'vigil_rewind',
+  'vigil_checkpoints',
+  'vigil_report',
+  'vigil_memory_search',
+  'vigil_task_complete',
+];
 
 beforeAll(async () => {
   assertBuilt();
@@ -39,10 +62,17 @@ beforeAll(async () => {
   // The agent's scripts, the scripted agent they call and the vigil it claims through live outside
   // the repository: the worker's operator shows them to the agent's sandbox read-only, as
   // docs/security.md says for tools outside PATH.
-  env = { TEMPORAL_ADDRESS: temporalAddress(), VIGIL_TASK_QUEUE: uniqueId('mcp'), VIGIL_DATABASE_URL: await pg.freshDatabase('vigil_mcp'), VIGIL_SANDBOX_READABLE: [AGENT_DIR, ROOT].join(':') };
+  env = {
+    TEMPORAL_ADDRESS: temporalAddress(),
+    VIGIL_TASK_QUEUE: uniqueId('mcp'),
+    VIGIL_DATABASE_URL: await pg.freshDatabase('vigil_mcp'),
+    VIGIL_SANDBOX_READABLE: [AGENT_DIR, ROOT].join(':'),
+  };
   worker = await startWorkerProcess(env);
   mcp = new Client({ name: 'vigil-e2e', version: '1.0.0' });
-  await mcp.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: cleanEnv(env), cwd: CLI_CWD, stderr: 'pipe' }));
+  await mcp.connect(
+    new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: cleanEnv(env), cwd: CLI_CWD, stderr: 'pipe' }),
+  );
 }, 180_000);
 
 afterAll(async () => {
@@ -51,7 +81,8 @@ afterAll(async () => {
   await pg?.cleanup();
 });
 
-const call = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> => (await mcp.callTool({ name, arguments: args })) as CallToolResult;
+const call = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> =>
+  (await mcp.callTool({ name, arguments: args })) as CallToolResult;
 const text = (r: CallToolResult): string => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
 /** A tool's structured output, failing the test with the tool's error when it refused. */
 async function ok(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
@@ -79,7 +110,12 @@ function agentCommand(): string {
     ],
     default: { appends: { 'src/feature.js': '// more work\n' } },
     roles: {
-      checklist: { default: { output: '```json\n[{"id": "REQ-1", "title": "The feature exists in src/feature.js", "priority": "critical", "verify": "read src/feature.js"}]\n```\n' } },
+      checklist: {
+        default: {
+          output:
+            '```json\n[{"id": "REQ-1", "title": "The feature exists in src/feature.js", "priority": "critical", "verify": "read src/feature.js"}]\n```\n',
+        },
+      },
       'checklist-verifier': { default: { output: 'ITEM REQ-1: PASS - src/feature.js has it\n' } },
       reviewer: { default: { output: 'Reviewed the diff.\nVERDICT: PASS\n' } },
       'devils-advocate': { default: { output: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing\n' } },
@@ -128,7 +164,9 @@ describe('vigil mcp over stdio', () => {
     const repo = makeRepo();
     const prd = writePrd('# MCP PRD\n\nExport `feature` from src/feature.js and document it.\n');
     const id = uniqueId('mcp-run');
-    const started = StartedJsonSchema.parse(await ok('vigil_start', { prd, repo, provider: 'command', agentCommand: agentCommand(), set: ['baseWaitSeconds=1'], id }));
+    const started = StartedJsonSchema.parse(
+      await ok('vigil_start', { prd, repo, provider: 'command', agentCommand: agentCommand(), set: ['baseWaitSeconds=1'], id }),
+    );
     runId = id;
     expect(started).toMatchObject({ kind: 'started', workflowId: id, repoPath: repo, prd: { title: 'MCP PRD' }, hostWorkerMissing: false });
 
@@ -138,18 +176,32 @@ describe('vigil mcp over stdio', () => {
     expect(input).toMatchObject({ workflowId: id, message: 'input', by: os.userInfo().username, acknowledged: true });
     const pause = MessageJsonSchema.parse(await ok('vigil_pause', { id, reason: 'reviewing from MCP', by: 'mcp-tester' }));
     expect(pause).toMatchObject({ message: 'pause', by: 'mcp-tester', acknowledged: true, ack: { changed: true } });
-    const paused = await waitUntil('the run to pause', async () => {
-      const s = await status(id);
-      return s.workerAnswered && s.status === 'paused' ? s : null;
-    }, 60_000, 300);
+    const paused = await waitUntil(
+      'the run to pause',
+      async () => {
+        const s = await status(id);
+        return s.workerAnswered && s.status === 'paused' ? s : null;
+      },
+      60_000,
+      300,
+    );
     expect(paused.pause).toMatchObject({ by: 'mcp-tester', reason: 'reviewing from MCP' });
     expect(paused.iteration).toBe(1);
-    expect(MessageJsonSchema.parse(await ok('vigil_resume', { id }))).toMatchObject({ message: 'resume', acknowledged: true, ack: { changed: true } });
+    expect(MessageJsonSchema.parse(await ok('vigil_resume', { id }))).toMatchObject({
+      message: 'resume',
+      acknowledged: true,
+      ack: { changed: true },
+    });
 
-    const done = await waitUntil('the run to finish', async () => {
-      const s = await status(id);
-      return s.status === 'finished' && s.workerAnswered ? s : null;
-    }, 240_000, 500);
+    const done = await waitUntil(
+      'the run to finish',
+      async () => {
+        const s = await status(id);
+        return s.status === 'finished' && s.workerAnswered ? s : null;
+      },
+      240_000,
+      500,
+    );
     if (!done.workerAnswered) throw new Error('unreachable');
     expect(done.outcome, JSON.stringify(done.outcome)).toMatchObject({ status: 'council_approved', exitCode: 0 });
     // The claim of iteration 3 came only from vigil_task_complete (the scenario claims nothing): judged as a claim.
@@ -163,7 +215,9 @@ describe('vigil mcp over stdio', () => {
     expect(kept).toMatchObject({ runId: id, iteration: 3, summary: 'The feature is exported and documented.', confidence: 0.85 });
     expect(existsSync(path.join(repo, '.vigil', 'signals', 'COMPLETION_REQUESTED'))).toBe(false);
     // The directive reached the next prompt.
-    const prompts = readdirSync(runDir).filter((f) => /^iteration-\d+\.prompt\.md$/.test(f)).sort();
+    const prompts = readdirSync(runDir)
+      .filter((f) => /^iteration-\d+\.prompt\.md$/.test(f))
+      .sort();
     expect(readFileSync(path.join(runDir, prompts[0] ?? ''), 'utf8')).not.toContain(directive);
     expect(readFileSync(path.join(runDir, 'iteration-0002.prompt.md'), 'utf8')).toContain(directive);
 
@@ -171,17 +225,31 @@ describe('vigil mcp over stdio', () => {
     const cps = CheckpointsJsonSchema.parse(await ok('vigil_checkpoints', { id }));
     expect(cps.list.map((c) => c.iteration)).toEqual([1, 2, 3]);
     // It never asked a person for help: no handoff to read.
-    await expect(mcp.readResource({ uri: `vigil://runs/${encodeURIComponent(id)}/handoff` })).rejects.toThrow(`run "${id}" has no handoff: it has not escalated to a person`);
+    await expect(mcp.readResource({ uri: `vigil://runs/${encodeURIComponent(id)}/handoff` })).rejects.toThrow(
+      `run "${id}" has no handoff: it has not escalated to a person`,
+    );
 
     // The report from the event store, as a tool and as a resource.
-    const report = await waitUntil('the report to have the outcome', async () => {
-      const r = McpReportOutputSchema.parse(await ok('vigil_report', { id })).run;
-      return r?.outcome ? r : null;
-    }, 30_000, 500);
-    expect(report).toMatchObject({ workflowId: id, prdTitle: 'MCP PRD', outcome: { status: 'council_approved', exitCode: 0, iteration: 3 } });
+    const report = await waitUntil(
+      'the report to have the outcome',
+      async () => {
+        const r = McpReportOutputSchema.parse(await ok('vigil_report', { id })).run;
+        return r?.outcome ? r : null;
+      },
+      30_000,
+      500,
+    );
+    expect(report).toMatchObject({
+      workflowId: id,
+      prdTitle: 'MCP PRD',
+      outcome: { status: 'council_approved', exitCode: 0, iteration: 3 },
+    });
     expect(report.timeline.find((t) => t.iteration === 3)?.text).toMatch(/claimed completion/);
     const resource = await mcp.readResource({ uri: `vigil://runs/${encodeURIComponent(id)}/report` });
-    expect(JSON.parse(String((resource.contents[0] as { text: string }).text))).toMatchObject({ workflowId: id, outcome: { status: 'council_approved' } });
+    expect(JSON.parse(String((resource.contents[0] as { text: string }).text))).toMatchObject({
+      workflowId: id,
+      outcome: { status: 'council_approved' },
+    });
     // The run's end left memory in the store (docs/memory.md): the skill of its kind of task, found by a search.
     const memory = McpMemorySearchOutputSchema.parse(await ok('vigil_memory_search', { query: 'MCP PRD' }));
     expect(memory.hits.map((h) => `${h.kind}: ${h.title}`)).toContain('skill: How "MCP PRD" got done here');
@@ -201,7 +269,13 @@ describe('vigil mcp over stdio', () => {
     const blank = await call('vigil_pause', { id: ' ' });
     expect(text(blank)).toBe('a run id is not empty; `vigil list` shows the runs');
 
-    const badId = await call('vigil_start', { prd: writePrd(), repo: makeRepo(), provider: 'command', agentCommand: SCRIPTED_AGENT, id: '../evil' });
+    const badId = await call('vigil_start', {
+      prd: writePrd(),
+      repo: makeRepo(),
+      provider: 'command',
+      agentCommand: SCRIPTED_AGENT,
+      id: '../evil',
+    });
     expect(badId.isError).toBe(true);
     expect(text(badId)).toMatch(/^--id "\.\.\/evil" is not allowed: use 1-200 letters/);
 
@@ -213,7 +287,9 @@ describe('vigil mcp over stdio', () => {
     // A finished run takes no message, and is not rewound (it is forked).
     const rewind = await call('vigil_rewind', { id: runId, to: 1 });
     expect(rewind.isError).toBe(true);
-    expect(text(rewind)).toContain(`a finished run cannot be rewound. Start a new run from its checkpoint 1 instead: \`vigil rewind ${runId} --to 1 --fork\``);
+    expect(text(rewind)).toContain(
+      `a finished run cannot be rewound. Start a new run from its checkpoint 1 instead: \`vigil rewind ${runId} --to 1 --fork\``,
+    );
     // A finished run takes no message.
     const late = await call('vigil_pause', { id: runId });
     expect(late.isError).toBe(true);
@@ -234,10 +310,22 @@ describe('vigil mcp --http', () => {
   });
 
   it('serves the same tools over streamable HTTP on loopback, and refuses a foreign Host header', async () => {
-    server = execa(process.execPath, [CLI, 'mcp', '--http', '--port', '0'], { env: cleanEnv(env), extendEnv: false, cwd: CLI_CWD, reject: false, buffer: false, stdin: 'ignore' });
+    server = execa(process.execPath, [CLI, 'mcp', '--http', '--port', '0'], {
+      env: cleanEnv(env),
+      extendEnv: false,
+      cwd: CLI_CWD,
+      reject: false,
+      buffer: false,
+      stdin: 'ignore',
+    });
     let err = '';
     server.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-    const url = await waitUntil('the HTTP address', () => /streamable HTTP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err)?.[1], 30_000, 100);
+    const url = await waitUntil(
+      'the HTTP address',
+      () => /streamable HTTP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err)?.[1],
+      30_000,
+      100,
+    );
     const client = new Client({ name: 'vigil-e2e-http', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));
     try {
@@ -252,12 +340,26 @@ describe('vigil mcp --http', () => {
     }
     // DNS rebinding: a page that resolves its own name to 127.0.0.1 sends its own Host header.
     const port = Number(new URL(url).port);
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'page', version: '1' } } });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'page', version: '1' } },
+    });
     const code = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers: { host: `evil.example:${port}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/mcp',
+          method: 'POST',
+          headers: { host: `evil.example:${port}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });

@@ -42,18 +42,71 @@ afterAll(async () => {
 });
 
 const REPO = '/srv/checkouts/calc';
-const iter = (n: number, tests: 'pass' | null = null): RunEvent => ({ kind: 'iteration', iteration: n, phase: 'ACT', tier: 'development', exitCode: 0, durationMs: 1, changed: true, filesChangedSinceStart: 1, claimed: n === 4, tests, provider: 'command', model: null, costUsd: null, attempts: 1 });
-const gate = (n: number, verdict: 'pass' | 'fail'): RunEvent => ({ kind: 'gate', iteration: n, gate: 'tests', verdict, reason: verdict === 'fail' ? 'npm-test: 1 failed (exit 1); first: parses ISO dates' : 'npm-test: 4 passed', findings: verdict === 'fail' ? 1 : 0 });
+const iter = (n: number, tests: 'pass' | null = null): RunEvent => ({
+  kind: 'iteration',
+  iteration: n,
+  phase: 'ACT',
+  tier: 'development',
+  exitCode: 0,
+  durationMs: 1,
+  changed: true,
+  filesChangedSinceStart: 1,
+  claimed: n === 4,
+  tests,
+  provider: 'command',
+  model: null,
+  costUsd: null,
+  attempts: 1,
+});
+const gate = (n: number, verdict: 'pass' | 'fail'): RunEvent => ({
+  kind: 'gate',
+  iteration: n,
+  gate: 'tests',
+  verdict,
+  reason: verdict === 'fail' ? 'npm-test: 1 failed (exit 1); first: parses ISO dates' : 'npm-test: 4 passed',
+  findings: verdict === 'fail' ? 1 : 0,
+});
 
 /** A run as a worker would leave it in the store: the test "parses ISO dates" fails three times for one reason, then passes. */
 async function storeRun(db: string, workflowId: string, repo: string): Promise<void> {
-  for (const n of [1, 2, 3, 4]) await recordTrace(db, { workflowId, iteration: n, files: ['src/dates.js'], errors: [], testFailure: n < 4 ? 'RangeError: Invalid time value' : null, summary: n === 4 ? 'Parsed with Date.UTC.' : null });
+  for (const n of [1, 2, 3, 4])
+    await recordTrace(db, {
+      workflowId,
+      iteration: n,
+      files: ['src/dates.js'],
+      errors: [],
+      testFailure: n < 4 ? 'RangeError: Invalid time value' : null,
+      summary: n === 4 ? 'Parsed with Date.UTC.' : null,
+    });
   const events: RunEvent[] = [
-    { kind: 'run_started', prdPath: `${repo}/PRD.md`, prdTitle: 'Date parsing', repoPath: repo, provider: 'command', maxIterations: 10, budgetUsd: 0, autonomyMode: 'perpetual' },
-    iter(1), gate(1, 'fail'), iter(2), gate(2, 'fail'), iter(3), gate(3, 'fail'), iter(4, 'pass'), gate(4, 'pass'),
+    {
+      kind: 'run_started',
+      prdPath: `${repo}/PRD.md`,
+      prdTitle: 'Date parsing',
+      repoPath: repo,
+      provider: 'command',
+      maxIterations: 10,
+      budgetUsd: 0,
+      autonomyMode: 'perpetual',
+    },
+    iter(1),
+    gate(1, 'fail'),
+    iter(2),
+    gate(2, 'fail'),
+    iter(3),
+    gate(3, 'fail'),
+    iter(4, 'pass'),
+    gate(4, 'pass'),
     { kind: 'outcome', status: 'council_approved', exitCode: 0, reason: 'approved', iteration: 4 },
   ];
-  const envelopes = events.map((event, i) => EventEnvelopeSchema.parse({ seq: i + 1, runId: 'r1', at: new Date(Date.parse('2026-04-01T08:00:00Z') + i * 60_000).toISOString(), event }));
+  const envelopes = events.map((event, i) =>
+    EventEnvelopeSchema.parse({
+      seq: i + 1,
+      runId: 'r1',
+      at: new Date(Date.parse('2026-04-01T08:00:00Z') + i * 60_000).toISOString(),
+      event,
+    }),
+  );
   expect((await projectEventsTo(db, { workflowId, events: envelopes })).problem).toBeNull();
 }
 
@@ -116,11 +169,24 @@ describe('vigil memory', () => {
   it("the console's memory page lists it and searches it", async () => {
     const db = await store.freshDatabase('memory_console');
     await storeRun(db, 'wf-console', REPO);
-    const child = execa(process.execPath, [CLI, 'console', '--port', '0'], { env: cleanEnv({ DATABASE_URL: db, TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: 'default' }), extendEnv: false, cwd: CLI_CWD, stdin: 'ignore', reject: false, buffer: false, all: true });
+    const child = execa(process.execPath, [CLI, 'console', '--port', '0'], {
+      env: cleanEnv({ DATABASE_URL: db, TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: 'default' }),
+      extendEnv: false,
+      cwd: CLI_CWD,
+      stdin: 'ignore',
+      reject: false,
+      buffer: false,
+      all: true,
+    });
     consoles.push(child);
     let out = '';
     child.all?.on('data', (d: Buffer) => (out += d.toString()));
-    const base = await waitUntil('the console to print its URL', () => /^console: (\S+)$/m.exec(out)?.[1] ?? (child.exitCode !== null ? Promise.reject(new Error(out)) : null), 60_000, 100);
+    const base = await waitUntil(
+      'the console to print its URL',
+      () => /^console: (\S+)$/m.exec(out)?.[1] ?? (child.exitCode !== null ? Promise.reject(new Error(out)) : null),
+      60_000,
+      100,
+    );
     const page = await (browser as Browser).newPage();
     await page.goto(`${base}memory`);
     // Every page's header leads here.

@@ -44,7 +44,12 @@ beforeAll(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   worker = await startWorkerProcess(
-    { TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: NAMESPACE, VIGIL_TASK_QUEUE: TQ, VIGIL_HOME: mkdtempSync(path.join(os.tmpdir(), 'vigil-home-')) },
+    {
+      TEMPORAL_ADDRESS: temporalAddress(),
+      TEMPORAL_NAMESPACE: NAMESPACE,
+      VIGIL_TASK_QUEUE: TQ,
+      VIGIL_HOME: mkdtempSync(path.join(os.tmpdir(), 'vigil-home-')),
+    },
     90_000,
     ['--metrics-bind', `127.0.0.1:${port}`],
   );
@@ -98,7 +103,12 @@ const FULL: ScenarioInput = {
     { writes: { 'src/feature.js': '/** The feature. */\nexport const feature = 1;\n', ...usage(0.25) }, claim: 'file' },
   ],
   roles: {
-    checklist: { default: { output: '```json\n[{"id": "REQ-1", "title": "The feature exists in src/feature.js", "priority": "critical", "verify": "read src/feature.js"}]\n```\n' } },
+    checklist: {
+      default: {
+        output:
+          '```json\n[{"id": "REQ-1", "title": "The feature exists in src/feature.js", "priority": "critical", "verify": "read src/feature.js"}]\n```\n',
+      },
+    },
     'checklist-verifier': { default: { output: 'ITEM REQ-1: PASS - src/feature.js has it\n' } },
     reviewer: { default: { output: 'Reviewed the diff.\nVERDICT: PASS\n' } },
     'devils-advocate': { default: { output: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing\n' } },
@@ -110,7 +120,8 @@ const REPO_FILES = {
   'README.md': '# sample\n\nA sample project.\n',
   'src/index.js': '/** Entry point. */\nexport const name = "sample";\n',
   'package.json': '{"name":"sample","type":"module","private":true,"scripts":{"test":"node --test"}}\n',
-  'test/index.test.js': "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n",
+  'test/index.test.js':
+    "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n",
 };
 
 const CallLine = z.object({
@@ -132,9 +143,18 @@ describe('the worker metrics endpoint', () => {
     const health = await fetch(`${base}/healthz`);
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ status: 'ok', pid: worker.pid });
-    const ready = await waitUntil('the worker to be ready', async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : null), 30_000, 250);
+    const ready = await waitUntil(
+      'the worker to be ready',
+      async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : null),
+      30_000,
+      250,
+    );
     expect(ready).toBe(true);
-    const body = (await (await fetch(`${base}/readyz`)).json()) as { ready: boolean; workers: { taskQueue: string; state: string; activityPoller: string }[]; lastTaskAt: string | null };
+    const body = (await (await fetch(`${base}/readyz`)).json()) as {
+      ready: boolean;
+      workers: { taskQueue: string; state: string; activityPoller: string }[];
+      lastTaskAt: string | null;
+    };
     expect(body.ready).toBe(true);
     // The shared queue and this machine's host queue, both polled.
     expect(body.workers.map((w) => w.taskQueue)[0]).toBe(TQ);
@@ -153,7 +173,12 @@ describe('the worker metrics endpoint', () => {
     // A run waiting for a person. Only its pause matters here, so the completion machinery is off
     // (loopInput); its agent keeps working without a change until the pause lands.
     const idleRepo = makeRepo();
-    const idle = await startRun(env, TQ, loopInput(idleRepo, writeScenario(idleRepo, { version: 1, iterations: [], default: { sleepMs: 300, output: 'looking\n' } })), uniqueId('metrics-waiting'));
+    const idle = await startRun(
+      env,
+      TQ,
+      loopInput(idleRepo, writeScenario(idleRepo, { version: 1, iterations: [], default: { sleepMs: 300, output: 'looking\n' } })),
+      uniqueId('metrics-waiting'),
+    );
     try {
       await idle.executeUpdate(pauseUpdate, { args: [{ reason: 'a person looks at it', by: 'alice' }] });
       await waitForStatus(idle, (s) => s.status === 'paused', 30_000);
@@ -176,7 +201,9 @@ describe('the worker metrics endpoint', () => {
       expect(total(samples, 'vigil_runs_waiting_for_person', { paused_by: 'person' })).toBeGreaterThanOrEqual(1);
       expect(total(samples, 'vigil_runs_waiting_for_person', { paused_by: 'vigil' })).not.toBeNull();
       expect(total(samples, 'vigil_runs_waiting_for_person_longest_seconds')).toBeGreaterThanOrEqual(0);
-      expect(total(samples, 'vigil_run_waiting_for_person_seconds', { workflow_id: idle.workflowId, paused_by: 'person' })).toBeLessThan(120);
+      expect(total(samples, 'vigil_run_waiting_for_person_seconds', { workflow_id: idle.workflowId, paused_by: 'person' })).toBeLessThan(
+        120,
+      );
       expect(total(samples, 'vigil_open_runs_spend_usd')).not.toBeNull();
       expect(total(samples, 'vigil_runs_unreadable')).toBe(0);
 
@@ -189,14 +216,22 @@ describe('the worker metrics endpoint', () => {
       for (const role of ['iteration', 'council', 'reviewer', 'checklist']) {
         expect(total(samples, 'vigil_agent_calls_total', { provider: 'command', role }), role).toBeGreaterThanOrEqual(1);
         expect(total(samples, 'vigil_agent_call_duration_seconds_count', { provider: 'command', role }), role).toBeGreaterThanOrEqual(1);
-        expect(total(samples, 'vigil_agent_call_duration_seconds_bucket', { provider: 'command', role, le: '+Inf' }), role).toBeGreaterThanOrEqual(1);
+        expect(
+          total(samples, 'vigil_agent_call_duration_seconds_bucket', { provider: 'command', role, le: '+Inf' }),
+          role,
+        ).toBeGreaterThanOrEqual(1);
       }
       expect(total(samples, 'vigil_agent_calls_total', { provider: 'command', role: 'iteration', outcome: 'failed' })).toBe(1);
-      expect(total(samples, 'vigil_agent_calls_total', { provider: 'command', role: 'council', outcome: 'succeeded' })).toBeGreaterThanOrEqual(3);
+      expect(
+        total(samples, 'vigil_agent_calls_total', { provider: 'command', role: 'council', outcome: 'succeeded' }),
+      ).toBeGreaterThanOrEqual(3);
 
       // Spend and tokens, as the calls reported them: 0.05 + 0.25 for the builder, 0.01 per member.
       expect(total(samples, 'vigil_agent_spend_usd_total', { provider: 'command', role: 'iteration' })).toBeCloseTo(0.3, 6);
-      expect(total(samples, 'vigil_agent_spend_usd_total', { provider: 'command', role: 'council' })).toBeCloseTo(0.01 * (total(samples, 'vigil_agent_calls_total', { provider: 'command', role: 'council' }) ?? 0), 6);
+      expect(total(samples, 'vigil_agent_spend_usd_total', { provider: 'command', role: 'council' })).toBeCloseTo(
+        0.01 * (total(samples, 'vigil_agent_calls_total', { provider: 'command', role: 'council' }) ?? 0),
+        6,
+      );
       expect(total(samples, 'vigil_agent_tokens_total', { provider: 'command', role: 'iteration', kind: 'input' })).toBe(2000);
       expect(total(samples, 'vigil_agent_unpriced_calls_total', { provider: 'command', role: 'reviewer' })).toBeGreaterThanOrEqual(1);
 
@@ -213,7 +248,9 @@ describe('the worker metrics endpoint', () => {
       expect(total(samples, 'vigil_worker_ready')).toBe(1);
       expect(total(samples, 'vigil_worker_last_task_timestamp_seconds')).toBeGreaterThan(startedAt / 1000);
       // The SDK's own metrics on the same endpoint.
-      expect(total(samples, 'temporal_activity_execution_latency_count', { activity_type: 'runAgent', task_queue: TQ })).toBeGreaterThanOrEqual(1);
+      expect(
+        total(samples, 'temporal_activity_execution_latency_count', { activity_type: 'runAgent', task_queue: TQ }),
+      ).toBeGreaterThanOrEqual(1);
 
       const ready = (await (await fetch(`${base}/readyz`)).json()) as { lastTaskAt: string | null; lastTaskAgeSeconds: number | null };
       expect(Date.parse(ready.lastTaskAt ?? '')).toBeGreaterThan(startedAt);
@@ -226,9 +263,20 @@ describe('the worker metrics endpoint', () => {
         .filter((l) => l.startsWith('agent call {'))
         .map((l) => CallLine.parse(JSON.parse(l.slice('agent call '.length))))
         .filter((c) => c.runId === full.workflowId);
-      expect(calls.find((c) => c.role === 'iteration' && c.iteration === 1)).toMatchObject({ provider: 'command', exitCode: 1, outcome: 'failed', costUsd: 0.05 });
-      expect(calls.find((c) => c.role === 'iteration' && c.iteration === 2)).toMatchObject({ exitCode: 0, outcome: 'succeeded', costUsd: 0.25 });
-      expect(calls.filter((c) => c.role === 'council').length).toBe(total(samples, 'vigil_agent_calls_total', { provider: 'command', role: 'council' }));
+      expect(calls.find((c) => c.role === 'iteration' && c.iteration === 1)).toMatchObject({
+        provider: 'command',
+        exitCode: 1,
+        outcome: 'failed',
+        costUsd: 0.05,
+      });
+      expect(calls.find((c) => c.role === 'iteration' && c.iteration === 2)).toMatchObject({
+        exitCode: 0,
+        outcome: 'succeeded',
+        costUsd: 0.25,
+      });
+      expect(calls.filter((c) => c.role === 'council').length).toBe(
+        total(samples, 'vigil_agent_calls_total', { provider: 'command', role: 'council' }),
+      );
       expect(calls.every((c) => c.workflowId === full.workflowId && c.durationMs >= 0)).toBe(true);
     } finally {
       await idle.executeUpdate(stopUpdate, { args: [{ now: true, reason: 'test over', by: 'test' }] }).catch(() => undefined);

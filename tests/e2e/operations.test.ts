@@ -15,7 +15,18 @@ import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveHost } from '../../cli/hosts.js';
 import { freePort } from '../../workers/dev-server.js';
-import { assertBuilt, createTestEnv, makeRepo, NAMESPACE, loopInput, startRun, temporalAddress, uniqueId, writeScenario, type TestEnv } from '../support/harness.js';
+import {
+  assertBuilt,
+  createTestEnv,
+  makeRepo,
+  NAMESPACE,
+  loopInput,
+  startRun,
+  temporalAddress,
+  uniqueId,
+  writeScenario,
+  type TestEnv,
+} from '../support/harness.js';
 import { runVigil, show, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
 
 let env: TestEnv;
@@ -76,14 +87,26 @@ describe('vigil worker --metrics-bind', () => {
       'the run to show in the metrics',
       async () => {
         const t = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-        return metricLines(t, 'temporal_activity_execution_latency', { activity_type: 'runAgent', task_queue: taskQueue }).length ? t : null;
+        return metricLines(t, 'temporal_activity_execution_latency', { activity_type: 'runAgent', task_queue: taskQueue }).length
+          ? t
+          : null;
       },
       30_000,
       500,
     );
-    expect(metricLines(text, 'temporal_activity_execution_latency', { activity_type: 'runAgent', task_queue: taskQueue, workflow_type: 'vigilRun' }).length).toBeGreaterThan(0);
-    expect(metricLines(text, 'temporal_workflow_task_execution_latency', { task_queue: taskQueue, workflow_type: 'vigilRun' }).length).toBeGreaterThan(0);
-    expect(metricLines(text, 'temporal_workflow_completed', { task_queue: taskQueue, workflow_type: 'vigilRun' }).length).toBeGreaterThan(0);
+    expect(
+      metricLines(text, 'temporal_activity_execution_latency', {
+        activity_type: 'runAgent',
+        task_queue: taskQueue,
+        workflow_type: 'vigilRun',
+      }).length,
+    ).toBeGreaterThan(0);
+    expect(
+      metricLines(text, 'temporal_workflow_task_execution_latency', { task_queue: taskQueue, workflow_type: 'vigilRun' }).length,
+    ).toBeGreaterThan(0);
+    expect(metricLines(text, 'temporal_workflow_completed', { task_queue: taskQueue, workflow_type: 'vigilRun' }).length).toBeGreaterThan(
+      0,
+    );
     // The slot gauges show the 200 activity slots.
     const slots = metricLines(text, 'temporal_worker_task_slots_available', { task_queue: taskQueue, worker_type: 'ActivityWorker' });
     expect(slots.length, text.slice(0, 2000)).toBeGreaterThan(0);
@@ -110,7 +133,10 @@ describe('vigil worker --log-format json', () => {
     await worker.stop();
 
     expect(worker.stderr()).toBe('');
-    const lines = worker.stdout().split('\n').filter((l) => l.trim() !== '');
+    const lines = worker
+      .stdout()
+      .split('\n')
+      .filter((l) => l.trim() !== '');
     const records = lines.map((l) => {
       try {
         return JSON.parse(l) as { time: string; level: string; message: string; meta?: Record<string, unknown> };
@@ -125,7 +151,12 @@ describe('vigil worker --log-format json', () => {
     }
     expect(records.find((r) => r.message.includes('polling task queue'))?.meta).toMatchObject({ taskQueue, namespace: NAMESPACE });
     expect(records.find((r) => r.meta?.sdkComponent === 'worker' && r.meta.state === 'RUNNING')?.meta).toMatchObject({ taskQueue });
-    expect(records.find((r) => r.message === 'run finished')?.meta).toMatchObject({ workflowId, taskQueue, workflowType: 'vigilRun', status: 'completion_promise_fulfilled' });
+    expect(records.find((r) => r.message === 'run finished')?.meta).toMatchObject({
+      workflowId,
+      taskQueue,
+      workflowType: 'vigilRun',
+      status: 'completion_promise_fulfilled',
+    });
     expect(records.at(-1)?.message).toBe('vigil worker stopped');
   });
 });
@@ -152,7 +183,10 @@ async function otlpReceiver(): Promise<{ url: string; spans: OtlpSpan[]; resourc
       const body = await read(req);
       if (req.method === 'POST' && req.url === '/v1/traces') {
         const data = JSON.parse(body.toString('utf8')) as {
-          resourceSpans?: { resource?: { attributes?: { key: string; value: Record<string, unknown> }[] }; scopeSpans?: { spans?: OtlpSpan[] }[] }[];
+          resourceSpans?: {
+            resource?: { attributes?: { key: string; value: Record<string, unknown> }[] };
+            scopeSpans?: { spans?: OtlpSpan[] }[];
+          }[];
         };
         for (const rs of data.resourceSpans ?? []) {
           resources.push(Object.fromEntries((rs.resource?.attributes ?? []).map((a) => [a.key, Object.values(a.value)[0]])));
@@ -174,13 +208,17 @@ describe('tracing with OpenTelemetry', () => {
     try {
       const taskQueue = uniqueId('otel');
       // The traced worker bundles its workflows (with the interceptors) at start: allow for it.
-      const worker = await startWorkerProcess(workerEnv(taskQueue, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '200' }), 240_000);
+      const worker = await startWorkerProcess(
+        workerEnv(taskQueue, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '200' }),
+        240_000,
+      );
       workers.push(worker);
       expect(worker.output()).toContain(`tracing: spans to ${receiver.url}/v1/traces`);
       await shortRun(taskQueue);
       await waitUntil(
         'the workflow and agent spans',
-        () => receiver.spans.some((s) => s.name === 'RunWorkflow:vigilRun') && receiver.spans.some((s) => s.name === 'RunActivity:runAgent'),
+        () =>
+          receiver.spans.some((s) => s.name === 'RunWorkflow:vigilRun') && receiver.spans.some((s) => s.name === 'RunActivity:runAgent'),
         60_000,
         250,
       );
@@ -192,7 +230,12 @@ describe('tracing with OpenTelemetry', () => {
       const all = receiver.spans.map((s) => `${s.name} ${s.traceId} ${s.spanId} <- ${s.parentSpanId ?? ''}`).join('\n');
       expect(agent.traceId, all).toBe(workflow.traceId);
       expect(agent.parentSpanId).toBe(scheduled.spanId);
-      expect(receiver.resources.some((r) => r['service.name'] === 'vigil-worker' && r['service.instance.id'] === `vigil-worker:${worker.pid}@${resolveHost(undefined, {})}`)).toBe(true);
+      expect(
+        receiver.resources.some(
+          (r) =>
+            r['service.name'] === 'vigil-worker' && r['service.instance.id'] === `vigil-worker:${worker.pid}@${resolveHost(undefined, {})}`,
+        ),
+      ).toBe(true);
     } finally {
       await receiver.close();
     }
@@ -203,13 +246,23 @@ describe('bad operations flags', () => {
   it('exit 2 with what to pass instead, before anything starts', async () => {
     const base = workerEnv(uniqueId('bad'));
     const cases: { args: string[]; env?: Record<string, string>; says: string | RegExp }[] = [
-      { args: ['worker', '--metrics-bind', 'nonsense'], says: '--metrics-bind "nonsense" is not HOST:PORT; e.g. --metrics-bind 0.0.0.0:9464' },
+      {
+        args: ['worker', '--metrics-bind', 'nonsense'],
+        says: '--metrics-bind "nonsense" is not HOST:PORT; e.g. --metrics-bind 0.0.0.0:9464',
+      },
       { args: ['worker', '--metrics-bind', 'metrics.example.com:9464'], says: 'the host must be an IP address' },
       { args: ['up', '--metrics-bind', '127.0.0.1:70000'], says: 'the port must be from 1 to 65535' },
       { args: ['worker'], env: { VIGIL_METRICS_BIND: ':x' }, says: 'VIGIL_METRICS_BIND ":x" is not HOST:PORT' },
       { args: ['worker', '--activity-slots', '0'], says: '--activity-slots must be an integer from 1 to 10000, got "0"' },
-      { args: ['worker'], env: { VIGIL_WORKFLOW_SLOTS: 'many' }, says: 'VIGIL_WORKFLOW_SLOTS must be an integer from 2 to 10000, got "many"' },
-      { args: ['worker', '--max-cached-workflows', '10', '--workflow-slots', '20'], says: '--workflow-slots (20) cannot exceed --max-cached-workflows (10)' },
+      {
+        args: ['worker'],
+        env: { VIGIL_WORKFLOW_SLOTS: 'many' },
+        says: 'VIGIL_WORKFLOW_SLOTS must be an integer from 2 to 10000, got "many"',
+      },
+      {
+        args: ['worker', '--max-cached-workflows', '10', '--workflow-slots', '20'],
+        says: '--workflow-slots (20) cannot exceed --max-cached-workflows (10)',
+      },
       { args: ['server', '--log-format', 'xml'], says: '--log-format must be text or json, got "xml"' },
       { args: ['worker', '--otel', 'collector:4318'], says: 'OTLP/HTTP needs an http:// or https:// URL' },
     ];
@@ -227,7 +280,9 @@ describe('bad operations flags', () => {
       const port = (taken.address() as net.AddressInfo).port;
       const r = await runVigil(['worker', '--metrics-bind', `127.0.0.1:${port}`], base);
       expect(r.code, show(r)).toBe(2);
-      expect(r.stderr).toMatch(new RegExp(`cannot serve metrics at 127\\.0\\.0\\.1:${port}: .*Address already in use.*choose another --metrics-bind`));
+      expect(r.stderr).toMatch(
+        new RegExp(`cannot serve metrics at 127\\.0\\.0\\.1:${port}: .*Address already in use.*choose another --metrics-bind`),
+      );
     } finally {
       taken.close();
     }

@@ -58,7 +58,12 @@ function userPath(): string {
   return [path.join(prefix, 'bin'), ...dirs].join(path.delimiter);
 }
 
-const userEnv = (extra: Record<string, string> = {}): Record<string, string> => ({ ...baseEnv(), PATH: userPath(), VIGIL_HOME: home, ...extra });
+const userEnv = (extra: Record<string, string> = {}): Record<string, string> => ({
+  ...baseEnv(),
+  PATH: userPath(),
+  VIGIL_HOME: home,
+  ...extra,
+});
 
 function vigil(args: string[], extra: Record<string, string> = {}, timeout = 60_000) {
   return execa('vigil', args, { cwd, env: userEnv(extra), extendEnv: false, all: true, reject: false, timeout, stdin: 'ignore' });
@@ -85,7 +90,14 @@ beforeAll(async () => {
   mkdirSync(out);
   // Packing (tsc, webpack) and installing run niced: they must not starve the timing-sensitive
   // tests running beside this file.
-  const pack = await execa('nice', ['-n', '10', 'npm', 'pack', '--pack-destination', out, '--loglevel=error'], { cwd: src, env: baseEnv(), extendEnv: false, all: true, reject: false, timeout: 240_000 });
+  const pack = await execa('nice', ['-n', '10', 'npm', 'pack', '--pack-destination', out, '--loglevel=error'], {
+    cwd: src,
+    env: baseEnv(),
+    extendEnv: false,
+    all: true,
+    reject: false,
+    timeout: 240_000,
+  });
   expect(pack.exitCode, pack.all).toBe(0);
   const name = readdirSync(out).find((f) => f.endsWith('.tgz'));
   expect(name, pack.all).toBeDefined();
@@ -94,14 +106,18 @@ beforeAll(async () => {
 
   // --prefer-offline: packages already in npm's cache are not revalidated (what is missing still
   // comes from the registry); it halves the install time.
-  const install = await execa('nice', ['-n', '10', 'npm', 'install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball], {
-    cwd,
-    env: baseEnv(),
-    extendEnv: false,
-    all: true,
-    reject: false,
-    timeout: 150_000,
-  });
+  const install = await execa(
+    'nice',
+    ['-n', '10', 'npm', 'install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball],
+    {
+      cwd,
+      env: baseEnv(),
+      extendEnv: false,
+      all: true,
+      reject: false,
+      timeout: 150_000,
+    },
+  );
   expect(install.exitCode, install.all).toBe(0);
 }, 420_000);
 
@@ -134,7 +150,11 @@ it('packs the compiled code, the workflow bundle, the launcher and the demo file
   }
   expect(files.filter((f) => /(^|\/)tests?\//.test(f) || f.includes('histories/'))).toEqual([]);
   expect(files.filter((f) => f.endsWith('.ts') || f.endsWith('.map'))).toEqual([]);
-  expect(files.filter((f) => f.startsWith('dist/bench/') || f.startsWith('examples/agents/fake-cli/') || f === 'tsconfig.json' || f.startsWith('scripts/'))).toEqual([]);
+  expect(
+    files.filter(
+      (f) => f.startsWith('dist/bench/') || f.startsWith('examples/agents/fake-cli/') || f === 'tsconfig.json' || f.startsWith('scripts/'),
+    ),
+  ).toEqual([]);
   expect(files.filter((f) => /build-(workflow|fast)-bundle/.test(f))).toEqual([]);
   const manifest = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as { name: string; bin: Record<string, string> };
   expect(manifest.name).toBe(PACKAGE_NAME);
@@ -164,22 +184,41 @@ it('installs a vigil command that runs from anywhere, keeps the temporal CLI und
     const again = await vigil(['setup']);
     expect(again.all).toContain(`sandbox network bridge: ${bridge} (up to date)`);
   } else expect(setup.all).toContain('sandbox network bridge: Go is not on PATH');
-  const doctor = await vigil(['doctor', '--json'], { TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`, VIGIL_PROVIDER: 'command', VIGIL_AGENT_COMMAND: 'true' }, 120_000);
+  const doctor = await vigil(
+    ['doctor', '--json'],
+    { TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`, VIGIL_PROVIDER: 'command', VIGIL_AGENT_COMMAND: 'true' },
+    120_000,
+  );
   const sandbox = (JSON.parse(doctor.stdout) as { sandbox: { applies: boolean; detail: string } }).sandbox;
   expect(sandbox.applies, sandbox.detail).toBe(sandboxable);
-  if (sandboxable) expect(sandbox.detail).toContain(hasGo ? `network bridge: a static Go program (${bridge}, built by vigil setup)` : 'network bridge: Node (');
+  if (sandboxable)
+    expect(sandbox.detail).toContain(
+      hasGo ? `network bridge: a static Go program (${bridge}, built by vigil setup)` : 'network bridge: Node (',
+    );
 
   // The installed worker takes the bundle that shipped, and a changed input turns it down.
-  const check = await execa(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(path.join(installed, 'dist/workers/worker.js'))}); const b = await m.defaultWorkflowBundle(); console.log(JSON.stringify(b));`], {
-    cwd,
-    env: userEnv(),
-    extendEnv: false,
-    all: true,
-  });
+  const check = await execa(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `const m = await import(${JSON.stringify(path.join(installed, 'dist/workers/worker.js'))}); const b = await m.defaultWorkflowBundle(); console.log(JSON.stringify(b));`,
+    ],
+    {
+      cwd,
+      env: userEnv(),
+      extendEnv: false,
+      all: true,
+    },
+  );
   expect(JSON.parse(check.stdout)).toEqual({ codePath: path.join(installed, 'dist/workflow-bundle.js') });
 
   const port = await freePort();
-  const demo = await vigil(['demo', '--headless'], { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, VIGIL_TASK_QUEUE: 'vigil-package-test' }, 180_000);
+  const demo = await vigil(
+    ['demo', '--headless'],
+    { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, VIGIL_TASK_QUEUE: 'vigil-package-test' },
+    180_000,
+  );
   expect(demo.exitCode, demo.all).toBe(0);
   expect(demo.all).toMatch(/Temporal dev server .* is up/);
   expect(demo.all).toMatch(/finished: council_approved \(exit 0\)/);
@@ -198,13 +237,24 @@ it('installs a vigil command that runs from anywhere, keeps the temporal CLI und
   // Setup and the demo wrote nothing into the package folder (which may be read-only and is replaced on upgrade).
   expect(packageFiles().sort()).toEqual(before);
 
-  writeFileSync(path.join(installed, 'dist/workflows/ui.js'), `${readFileSync(path.join(installed, 'dist/workflows/ui.js'), 'utf8')}\n// edited\n`);
-  const stale = await execa(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(path.join(installed, 'dist/workers/worker.js'))}); const b = await m.defaultWorkflowBundle(); console.log(typeof b.code, 'codePath' in b);`], {
-    cwd,
-    env: userEnv(),
-    extendEnv: false,
-    all: true,
-  });
+  writeFileSync(
+    path.join(installed, 'dist/workflows/ui.js'),
+    `${readFileSync(path.join(installed, 'dist/workflows/ui.js'), 'utf8')}\n// edited\n`,
+  );
+  const stale = await execa(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `const m = await import(${JSON.stringify(path.join(installed, 'dist/workers/worker.js'))}); const b = await m.defaultWorkflowBundle(); console.log(typeof b.code, 'codePath' in b);`,
+    ],
+    {
+      cwd,
+      env: userEnv(),
+      extendEnv: false,
+      all: true,
+    },
+  );
   expect(stale.stdout.trim()).toBe('string false');
   expect(stale.stderr).toContain('not using the prebuilt workflow bundle (workflows/ui.js changed since the bundle was built)');
 }, 300_000);

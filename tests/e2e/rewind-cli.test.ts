@@ -7,7 +7,22 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workingTreeHash } from '../../activities/repo.js';
 import { runRefPrefix } from '../../workflows/decisions/checkpoints.js';
-import { agentCalls, assertBuilt, createTestEnv, git, makeRepo, makeWorker, loopInput, startRun, status, temporalAddress, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
+import {
+  agentCalls,
+  assertBuilt,
+  createTestEnv,
+  git,
+  makeRepo,
+  makeWorker,
+  loopInput,
+  startRun,
+  status,
+  temporalAddress,
+  uniqueId,
+  waitForStatus,
+  writeScenario,
+  type TestEnv,
+} from '../support/harness.js';
 import { runVigil, show } from './cli-helpers.js';
 
 let env: TestEnv;
@@ -22,7 +37,12 @@ describe('vigil checkpoints and vigil rewind', () => {
     const repo = makeRepo();
     const scenario = writeScenario(repo, {
       version: 1,
-      iterations: [{ writes: { 'a.txt': '1\n' } }, { writes: { 'a.txt': '2\n', 'b.txt': 'b\n' } }, { output: 'no change\n' }, { writes: { 'a.txt': '4\n' } }],
+      iterations: [
+        { writes: { 'a.txt': '1\n' } },
+        { writes: { 'a.txt': '2\n', 'b.txt': 'b\n' } },
+        { output: 'no change\n' },
+        { writes: { 'a.txt': '4\n' } },
+      ],
     });
     const wf = uniqueId('cli-rewind');
     const tq = uniqueId('tq');
@@ -37,7 +57,9 @@ describe('vigil checkpoints and vigil rewind', () => {
       expect(list.code, show(list)).toBe(0);
       expect(list.stdout).toContain(`checkpoints of ${wf} (3 kept of at most 50; refs under ${runRefPrefix(wf)}`);
       expect(list.stdout.split('\n').filter((l) => /^ {2}[124] /.test(l))).toHaveLength(3);
-      const json = JSON.parse((await runVigil(['checkpoints', wf, '--json'], base)).stdout) as { list: { iteration: number; filesChanged: number }[] };
+      const json = JSON.parse((await runVigil(['checkpoints', wf, '--json'], base)).stdout) as {
+        list: { iteration: number; filesChanged: number }[];
+      };
       expect(json.list.map((c) => [c.iteration, c.filesChanged])).toEqual([
         [1, 1],
         [2, 2],
@@ -48,7 +70,9 @@ describe('vigil checkpoints and vigil rewind', () => {
       const refsBefore = git(repo, 'for-each-ref', runRefPrefix(wf));
       const finished = await runVigil(['rewind', wf, '--to', '2'], base);
       expect(finished.code, show(finished)).toBe(5);
-      expect(finished.stderr).toMatch(/has finished \(max_iterations_reached.*a finished run cannot be rewound.*vigil rewind .* --to 2 --fork/s);
+      expect(finished.stderr).toMatch(
+        /has finished \(max_iterations_reached.*a finished run cannot be rewound.*vigil rewind .* --to 2 --fork/s,
+      );
       const bad = await runVigil(['rewind', wf, '--to', 'two'], base);
       expect(bad.code, show(bad)).toBe(2);
       expect(bad.stderr).toMatch(/--to must be an integer/);
@@ -68,7 +92,10 @@ describe('vigil checkpoints and vigil rewind', () => {
 
       // --force keeps the edit in a checkpoint, restores checkpoint 2 and starts the fork with the directive.
       const forkId = uniqueId('forked');
-      const fork = await runVigil(['rewind', wf, '--to', '2', '--fork', '--force', '--id', forkId, '--input', 'Keep b.txt as it is.'], base);
+      const fork = await runVigil(
+        ['rewind', wf, '--to', '2', '--fork', '--force', '--id', forkId, '--input', 'Keep b.txt as it is.'],
+        base,
+      );
       expect(fork.code, show(fork)).toBe(0);
       expect(fork.stdout).toContain(`forked run ${wf} at iteration 2: started run ${forkId}`);
       const c2 = snap.checkpoints?.list.find((c) => c.iteration === 2);

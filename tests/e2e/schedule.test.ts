@@ -13,7 +13,22 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { assertBuilt, makeRepo, SCRIPTED_AGENT, temporalAddress, uniqueId, writePrd, writeScenario } from '../support/harness.js';
 import { runVigil, show, startWorkerProcess, type CliResult, type VigilOptions, type WorkerProcess } from './cli-helpers.js';
 
-const FAST = ['--set', 'baseWaitSeconds=1', '--set', 'backoffJitterSeconds=0', '--set', 'heartbeatTimeoutSeconds=5', '--set', 'councilEnabled=false', '--set', 'qualityGates=false', '--set', 'codeReview=false', '--set', 'prdChecklist=false'];
+const FAST = [
+  '--set',
+  'baseWaitSeconds=1',
+  '--set',
+  'backoffJitterSeconds=0',
+  '--set',
+  'heartbeatTimeoutSeconds=5',
+  '--set',
+  'councilEnabled=false',
+  '--set',
+  'qualityGates=false',
+  '--set',
+  'codeReview=false',
+  '--set',
+  'prdChecklist=false',
+];
 
 let taskQueue: string;
 let worker: WorkerProcess | undefined;
@@ -21,7 +36,11 @@ let connection: Connection | undefined;
 let client: Client;
 const schedules = new Set<string>();
 
-const baseEnv = (): Record<string, string> => ({ TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: 'default', VIGIL_TASK_QUEUE: taskQueue });
+const baseEnv = (): Record<string, string> => ({
+  TEMPORAL_ADDRESS: temporalAddress(),
+  TEMPORAL_NAMESPACE: 'default',
+  VIGIL_TASK_QUEUE: taskQueue,
+});
 const vigil = (args: string[], opts: VigilOptions = {}): Promise<CliResult> => runVigil(args, baseEnv(), opts);
 
 beforeAll(async () => {
@@ -33,7 +52,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const s of schedules) await client.schedule.getHandle(s).delete().catch(() => undefined);
+  for (const s of schedules)
+    await client.schedule
+      .getHandle(s)
+      .delete()
+      .catch(() => undefined);
   await worker?.stop();
   await connection?.close();
 });
@@ -43,9 +66,25 @@ it('create, trigger (a run), trigger again while it runs (skipped), pause, unpau
   const repo = makeRepo();
   const prd = writePrd();
   // The first iteration takes a while, so the run is still going at the second trigger.
-  const scenario = writeScenario(repo, { version: 1, iterations: [{ sleepBeforeMs: 6000, writes: { 'a.txt': 'a\n' } }, { claim: 'promise' }] });
+  const scenario = writeScenario(repo, {
+    version: 1,
+    iterations: [{ sleepBeforeMs: 6000, writes: { 'a.txt': 'a\n' } }, { claim: 'promise' }],
+  });
   schedules.add(name);
-  const created = await vigil(['schedule', 'create', name, '--cron', '0 2 * * *', '--prd', prd, '--repo', repo, '--agent-command', `"${SCRIPTED_AGENT}" --scenario "${scenario}"`, ...FAST]);
+  const created = await vigil([
+    'schedule',
+    'create',
+    name,
+    '--cron',
+    '0 2 * * *',
+    '--prd',
+    prd,
+    '--repo',
+    repo,
+    '--agent-command',
+    `"${SCRIPTED_AGENT}" --scenario "${scenario}"`,
+    ...FAST,
+  ]);
   expect(created.code, show(created)).toBe(0);
   expect(created.stdout).toContain(`created schedule ${name}: 0 2 * * * (UTC), overlap skip`);
   expect(created.stdout).toMatch(new RegExp(`next {7}: \\d{4}-\\d\\d-\\d\\dT02:00:00\\.000Z`));
@@ -71,7 +110,17 @@ it('create, trigger (a run), trigger again while it runs (skipped), pause, unpau
   const described = await vigil(['schedule', 'describe', name, '--json']);
   expect(described.code, show(described)).toBe(0);
   const d = JSON.parse(described.stdout) as Record<string, unknown>;
-  expect(d).toMatchObject({ name, cron: '0 2 * * *', overlap: 'skip', paused: false, runs: 1, skippedOverlap: 1, prd, repo, workflowIdPrefix: name });
+  expect(d).toMatchObject({
+    name,
+    cron: '0 2 * * *',
+    overlap: 'skip',
+    paused: false,
+    runs: 1,
+    skippedOverlap: 1,
+    prd,
+    repo,
+    workflowIdPrefix: name,
+  });
   expect((d.recent as { workflowId: string }[]).map((r) => r.workflowId)).toEqual([runId]);
   // Only one run of the schedule exists: the skipped trigger started nothing.
   const runs: string[] = [];
@@ -80,7 +129,10 @@ it('create, trigger (a run), trigger again while it runs (skipped), pause, unpau
 
   const paused = await vigil(['schedule', 'pause', name, '--reason', 'release freeze']);
   expect(paused.code, show(paused)).toBe(0);
-  expect(JSON.parse((await vigil(['schedule', 'describe', name, '--json'])).stdout)).toMatchObject({ paused: true, note: 'release freeze' });
+  expect(JSON.parse((await vigil(['schedule', 'describe', name, '--json'])).stdout)).toMatchObject({
+    paused: true,
+    note: 'release freeze',
+  });
   const resumed = await vigil(['schedule', 'resume', name]);
   expect(resumed.code, show(resumed)).toBe(0);
   expect(resumed.stdout).toContain(`schedule ${name} unpaused`);
@@ -102,7 +154,8 @@ it('create, trigger (a run), trigger again while it runs (skipped), pause, unpau
 it('refuses bad input with exit 2, and an unknown schedule with exit 3', async () => {
   const repo = makeRepo();
   const prd = writePrd();
-  const create = (extra: string[]): Promise<CliResult> => vigil(['schedule', 'create', 'bad-input', '--prd', prd, '--repo', repo, '--agent-command', 'my-agent', ...extra]);
+  const create = (extra: string[]): Promise<CliResult> =>
+    vigil(['schedule', 'create', 'bad-input', '--prd', prd, '--repo', repo, '--agent-command', 'my-agent', ...extra]);
 
   const badCron = await create(['--cron', 'every night']);
   expect(badCron.code, show(badCron)).toBe(2);
@@ -112,7 +165,19 @@ it('refuses bad input with exit 2, and an unknown schedule with exit 3', async (
   expect(serverRefused.stderr).toContain('the server refused the schedule');
   const badOverlap = await create(['--cron', '0 2 * * *', '--overlap', 'sometimes']);
   expect(badOverlap.code, show(badOverlap)).toBe(2);
-  const badName = await vigil(['schedule', 'create', 'no spaces', '--cron', '0 2 * * *', '--prd', prd, '--repo', repo, '--agent-command', 'x']);
+  const badName = await vigil([
+    'schedule',
+    'create',
+    'no spaces',
+    '--cron',
+    '0 2 * * *',
+    '--prd',
+    prd,
+    '--repo',
+    repo,
+    '--agent-command',
+    'x',
+  ]);
   expect(badName.code, show(badName)).toBe(2);
 
   const template = path.join(repo, '..', `${path.basename(repo)}-bad-template.md`);
@@ -129,5 +194,7 @@ it('refuses bad input with exit 2, and an unknown schedule with exit 3', async (
     expect(r.code, `${verb}: ${show(r)}`).toBe(3);
   }
   // Nothing was created by the refused commands.
-  expect(JSON.parse((await vigil(['schedule', 'list', '--json'])).stdout)).not.toContainEqual(expect.objectContaining({ name: 'bad-input' }));
+  expect(JSON.parse((await vigil(['schedule', 'list', '--json'])).stdout)).not.toContainEqual(
+    expect.objectContaining({ name: 'bad-input' }),
+  );
 }, 120_000);

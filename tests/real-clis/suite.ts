@@ -25,7 +25,19 @@ import type { StatusSnapshot } from '../../schemas/status.js';
 import { statusLine } from '../../cli/follow.js';
 import { stopUpdate } from '../../workflows/messages.js';
 import { breakerStateQuery, breakerWorkflowId, resetUpdate } from '../../workflows/provider-breaker-messages.js';
-import { createTestEnv, git, makeRepo, makeWorker, runInput, startRun, status, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
+import {
+  createTestEnv,
+  git,
+  makeRepo,
+  makeWorker,
+  runInput,
+  startRun,
+  status,
+  uniqueId,
+  waitForStatus,
+  writeScenario,
+  type TestEnv,
+} from '../support/harness.js';
 import { BUILDER_FILE, type ScriptRole } from '../support/model-server/script.js';
 import { startModelServer, type ModelServer } from '../support/model-server/server.js';
 import { cliEnvironment, installedBinary, readPins, type RealCliName } from './clis.js';
@@ -67,8 +79,27 @@ export interface CliExpectations {
   knownGaps: Partial<Record<'rate-limit' | 'auth', string>>;
 }
 
-const ALL_ROLES: ScriptRole[] = ['checklist', 'iteration', 'reviewer', 'review-devils-advocate', 'council', 'council-devils-advocate', 'checklist-verifier'];
-export const DEFAULT_EXPECTATIONS: CliExpectations = { exactTokens: true, countsSideRequests: true, reportsSession: true, reportsCost: true, faultSeconds: 60, faultRequests: null, readsHangs: false, roles: ALL_ROLES, batchesRounds: false, knownGaps: {} };
+const ALL_ROLES: ScriptRole[] = [
+  'checklist',
+  'iteration',
+  'reviewer',
+  'review-devils-advocate',
+  'council',
+  'council-devils-advocate',
+  'checklist-verifier',
+];
+export const DEFAULT_EXPECTATIONS: CliExpectations = {
+  exactTokens: true,
+  countsSideRequests: true,
+  reportsSession: true,
+  reportsCost: true,
+  faultSeconds: 60,
+  faultRequests: null,
+  readsHangs: false,
+  roles: ALL_ROLES,
+  batchesRounds: false,
+  knownGaps: {},
+};
 
 /** `it`, or `it.fails` with the gap in the title. */
 function testFor(title: string, gap: string | undefined): [string, typeof it | typeof it.fails] {
@@ -197,7 +228,10 @@ export function realCliSuite(name: RealCliName, expect_: Partial<CliExpectations
       expect(s.quality?.checklist?.every((i) => i.status === 'passing')).toBe(true);
       expect(statusLine(s)).toMatch(/^finished: council_approved \(exit 0\) — council approved at iteration 1/);
       expect(existsSync(path.join(repo, '.gitignore'))).toBe(gitignoreBefore);
-      const untracked = git(repo, 'status', '--porcelain', '--untracked-files=all').split('\n').filter(Boolean).map((l) => l.slice(3));
+      const untracked = git(repo, 'status', '--porcelain', '--untracked-files=all')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.slice(3));
       expect(untracked.filter((f) => f !== BUILDER_FILE && !f.startsWith('.aider.tags.cache'))).toEqual([]);
 
       if (x.batchesRounds) {
@@ -215,7 +249,11 @@ export function realCliSuite(name: RealCliName, expect_: Partial<CliExpectations
         expect(count('council'), detail).toBe(2);
         expect(count('reviewer'), detail).toBe(review?.reviewers.length);
         // The PRD checklist verifier rode in the council's call (run first by its main agent): no call of its own.
-        expect(verdict?.batch, detail).toMatchObject({ batched: true, members: 2, note: "one call for the checklist verifier, 2 members and the devil's advocate (claude --agents)" });
+        expect(verdict?.batch, detail).toMatchObject({
+          batched: true,
+          members: 2,
+          note: "one call for the checklist verifier, 2 members and the devil's advocate (claude --agents)",
+        });
         expect(count('checklist-verifier'), detail).toBe(1);
         // Each devil's advocate one conversation within its round's call: no call of its own.
         expect(count('council-devils-advocate'), detail).toBe(1);
@@ -224,8 +262,13 @@ export function realCliSuite(name: RealCliName, expect_: Partial<CliExpectations
         expect(review?.devilsAdvocate?.verdict, detail).toBe('PASS');
         expect(s.quality?.checklist?.every((i) => i.status === 'passing')).toBe(true);
         expect(verdict?.votes.map((v) => v.recorded)).toEqual(['APPROVE', 'APPROVE']);
-        expect(review?.batch, detail).toMatchObject({ batched: true, members: review?.reviewers.length, note: `one call for ${review?.reviewers.length} members and the devil's advocate (claude --agents)` });
-        for (const v of verdict?.votes ?? []) expect(readFileSync(v.logPath, 'utf8')).toMatch(/^\[answered as agent vigil-council-member-\d-/);
+        expect(review?.batch, detail).toMatchObject({
+          batched: true,
+          members: review?.reviewers.length,
+          note: `one call for ${review?.reviewers.length} members and the devil's advocate (claude --agents)`,
+        });
+        for (const v of verdict?.votes ?? [])
+          expect(readFileSync(v.logPath, 'utf8')).toMatch(/^\[answered as agent vigil-council-member-\d-/);
       }
 
       // Cost and tokens: what the CLI reported of what the server answered.
@@ -275,7 +318,10 @@ export function realCliSuite(name: RealCliName, expect_: Partial<CliExpectations
           expect(count('council-batch'), detail).toBeGreaterThanOrEqual(2);
           expect(count('checklist-verifier'), detail).toBe(1);
           expect(count('council'), detail).toBe(0);
-          expect(s.quality?.checklist?.some((i) => i.status === 'failing'), detail).toBe(true);
+          expect(
+            s.quality?.checklist?.some((i) => i.status === 'failing'),
+            detail,
+          ).toBe(true);
           expect(s.quality?.lastRefusal, detail).toMatchObject({ iteration: 1, gates: ['checklist'] });
         } finally {
           await stop(handle);
@@ -287,7 +333,11 @@ export function realCliSuite(name: RealCliName, expect_: Partial<CliExpectations
     rlTest(rlTitle, async () => {
       server.fail({ kind: 'rate-limit', retryAfterSeconds: 2, roles: ['iteration'] });
       const repo = makeRepo();
-      const handle = await startRun(env, tq, runInput(repo, noScenario, knobs({ prdChecklist: false, codeReview: false, qualityGates: false })));
+      const handle = await startRun(
+        env,
+        tq,
+        runInput(repo, noScenario, knobs({ prdChecklist: false, codeReview: false, qualityGates: false })),
+      );
       try {
         const s = await waitForStatus(handle, (v) => v.status === 'backing_off', x.faultSeconds * 1000 + 60_000);
         say(name, '429', s);
@@ -304,7 +354,11 @@ export function realCliSuite(name: RealCliName, expect_: Partial<CliExpectations
     authTest(authTitle, async () => {
       server.fail({ kind: 'auth', roles: ['iteration'] });
       const repo = makeRepo();
-      const handle = await startRun(env, tq, runInput(repo, noScenario, knobs({ prdChecklist: false, codeReview: false, qualityGates: false })));
+      const handle = await startRun(
+        env,
+        tq,
+        runInput(repo, noScenario, knobs({ prdChecklist: false, codeReview: false, qualityGates: false })),
+      );
       try {
         const s = await waitForStatus(handle, (v) => v.paused, x.faultSeconds * 1000 + 60_000);
         say(name, '401', s);
@@ -324,7 +378,19 @@ export function realCliSuite(name: RealCliName, expect_: Partial<CliExpectations
         const handle = await startRun(
           env,
           tq,
-          runInput(repo, noScenario, knobs({ prdChecklist: false, codeReview: false, qualityGates: false, providerBreaker: true, breakerFailures: 1, breakerCooldownSeconds: 600, baseWaitSeconds: 1 })),
+          runInput(
+            repo,
+            noScenario,
+            knobs({
+              prdChecklist: false,
+              codeReview: false,
+              qualityGates: false,
+              providerBreaker: true,
+              breakerFailures: 1,
+              breakerCooldownSeconds: 600,
+              baseWaitSeconds: 1,
+            }),
+          ),
         );
         const breaker = env.client.workflow.getHandle(breakerWorkflowId(name));
         const started = Date.now();
@@ -332,7 +398,9 @@ export function realCliSuite(name: RealCliName, expect_: Partial<CliExpectations
           const s: StatusSnapshot = await waitForStatus(handle, (v) => v.status === 'waiting_for_provider', x.faultSeconds * 1000 + 60_000);
           say(name, kind, s);
           const refused = server.requests().filter((r) => r.fault === kind && r.role === 'iteration').length;
-          process.stderr.write(`${name} ${kind}: ${refused} refused request(s) of the iteration, the run waiting for the provider after ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+          process.stderr.write(
+            `${name} ${kind}: ${refused} refused request(s) of the iteration, the run waiting for the provider after ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+          );
           // The CLI's own retries are bounded: Vigil hears of the outage after a few requests, not ten.
           if (x.faultRequests !== null) expect(refused).toBeLessThanOrEqual(x.faultRequests);
           expect(s.providerWait?.provider).toBe(name);
@@ -359,7 +427,20 @@ export function realCliSuite(name: RealCliName, expect_: Partial<CliExpectations
         const handle = await startRun(
           env,
           tq,
-          runInput(repo, noScenario, knobs({ prdChecklist: false, codeReview: false, qualityGates: false, providerBreaker: true, breakerFailures: 1, breakerCooldownSeconds: 600, baseWaitSeconds: 1, agentTimeoutSeconds: 15 })),
+          runInput(
+            repo,
+            noScenario,
+            knobs({
+              prdChecklist: false,
+              codeReview: false,
+              qualityGates: false,
+              providerBreaker: true,
+              breakerFailures: 1,
+              breakerCooldownSeconds: 600,
+              baseWaitSeconds: 1,
+              agentTimeoutSeconds: 15,
+            }),
+          ),
         );
         const breaker = env.client.workflow.getHandle(breakerWorkflowId(name));
         try {

@@ -67,7 +67,10 @@ const COMMAND_EVENTS: Record<string, (a: Attributes) => string | null> = {
   timerCanceledEventAttributes: () => 'TimerCanceled',
   markerRecordedEventAttributes: marker,
   upsertWorkflowSearchAttributesEventAttributes: (a) => {
-    const fields = ((a.searchAttributes as { indexedFields?: Record<string, Payload> } | undefined)?.indexedFields ?? {}) as Record<string, Payload>;
+    const fields = ((a.searchAttributes as { indexedFields?: Record<string, Payload> } | undefined)?.indexedFields ?? {}) as Record<
+      string,
+      Payload
+    >;
     // The SDK's own echo of each patch marker (TemporalChangeVersion) is the marker's line already.
     const keys = Object.keys(fields).filter((k) => k !== 'TemporalChangeVersion');
     if (keys.length === 0) return null;
@@ -82,7 +85,8 @@ const COMMAND_EVENTS: Record<string, (a: Attributes) => string | null> = {
   },
   signalExternalWorkflowExecutionInitiatedEventAttributes: (a) => `SignalExternalWorkflowExecutionInitiated ${String(a.signalName ?? '?')}`,
   requestCancelExternalWorkflowExecutionInitiatedEventAttributes: () => 'RequestCancelExternalWorkflowExecutionInitiated',
-  startChildWorkflowExecutionInitiatedEventAttributes: (a) => `StartChildWorkflowExecutionInitiated ${(a.workflowType as { name?: string } | undefined)?.name ?? '?'}`,
+  startChildWorkflowExecutionInitiatedEventAttributes: (a) =>
+    `StartChildWorkflowExecutionInitiated ${(a.workflowType as { name?: string } | undefined)?.name ?? '?'}`,
   workflowExecutionUpdateAcceptedEventAttributes: (a) =>
     `WorkflowExecutionUpdateAccepted ${(a.acceptedRequest as { input?: { name?: string } } | undefined)?.input?.name ?? '?'}`,
   workflowExecutionUpdateCompletedEventAttributes: (a) =>

@@ -45,11 +45,22 @@ export interface Era {
 }
 
 /** What the demo fixtures pin in each era: the demo run as that era's code ran it. */
-const DEMO = 'the demo (a claim refused, a crash and its backoff, a directive, a pause, the council split then approving) as that era ran it';
+const DEMO =
+  'the demo (a claim refused, a crash and its backoff, a directive, a pause, the council split then approving) as that era ran it';
 const REWIND = 'a rewind from 4 to 2 with a directive, paused during the agent call, as that era ran it';
 
-const demo = (patch: string, commit: string, pins: string, file = `before-${patch}-demo.json`): EraFixture => ({ file, commit, scenario: 'demo', pins });
-const rewind = (patch: string, commit: string, pins: string): EraFixture => ({ file: `before-${patch}-rewind.json`, commit, scenario: 'rewind', pins });
+const demo = (patch: string, commit: string, pins: string, file = `before-${patch}-demo.json`): EraFixture => ({
+  file,
+  commit,
+  scenario: 'demo',
+  pins,
+});
+const rewind = (patch: string, commit: string, pins: string): EraFixture => ({
+  file: `before-${patch}-rewind.json`,
+  commit,
+  scenario: 'rewind',
+  pins,
+});
 
 /** Recorded at 48e8ebf, the parent of the memory, checkpoints and hosts commits alike (three branches forked there). */
 const BEFORE_MEMORY_CHECKPOINTS_HOSTS: EraFixture = {
@@ -77,37 +88,64 @@ export const ERAS: Era[] = [
     patch: 'vigil-escalation-v1',
     introducedBy: 'ca5bf01',
     before: 'escalation',
-    fixtures: [{ file: 'demo-v0.2.0.json', commit: '7262249', scenario: 'demo', pins: 'no escalation, notifications, tier ladder or signal files' }],
+    fixtures: [
+      { file: 'demo-v0.2.0.json', commit: '7262249', scenario: 'demo', pins: 'no escalation, notifications, tier ladder or signal files' },
+    ],
   },
   {
     patch: 'vigil-rate-limit-v1',
     introducedBy: '2ccd55c',
     before: 'provider-aware rate-limit waits',
-    fixtures: [demo('vigil-rate-limit-v1', '315d21e', 'a failed agent call backs off exponentially, a rate limit too', 'before-vigil-rate-limit-v1.json')],
+    fixtures: [
+      demo(
+        'vigil-rate-limit-v1',
+        '315d21e',
+        'a failed agent call backs off exponentially, a rate limit too',
+        'before-vigil-rate-limit-v1.json',
+      ),
+    ],
   },
   {
     patch: 'vigil-hardening-v1',
     introducedBy: '8f6bde1',
     before: 'the hardening',
-    fixtures: [demo('vigil-hardening-v1', 'efd5f49', 'backoff not trimmed to the caps, no rollover while the agent runs', 'before-vigil-hardening-v1.json')],
+    fixtures: [
+      demo(
+        'vigil-hardening-v1',
+        'efd5f49',
+        'backoff not trimmed to the caps, no rollover while the agent runs',
+        'before-vigil-hardening-v1.json',
+      ),
+    ],
   },
   {
     patch: 'vigil-providers-v1',
     introducedBy: '71d2cfd',
     before: 'provider presets',
-    fixtures: [demo('vigil-providers-v1', '8ff4793', 'no provider breaker, auth pause or budget warning', 'before-vigil-providers-v1.json')],
+    fixtures: [
+      demo('vigil-providers-v1', '8ff4793', 'no provider breaker, auth pause or budget warning', 'before-vigil-providers-v1.json'),
+    ],
   },
   {
     patch: 'vigil-gates-v1',
     introducedBy: 'd552a55',
     before: 'quality gates',
-    fixtures: [demo('vigil-gates-v1', 'd5260eb', 'no quality gates, code review or PRD checklist before the council', 'before-vigil-gates-v1.json')],
+    fixtures: [
+      demo('vigil-gates-v1', 'd5260eb', 'no quality gates, code review or PRD checklist before the council', 'before-vigil-gates-v1.json'),
+    ],
   },
   {
     patch: 'vigil-search-attributes-v1',
     introducedBy: '1d35986',
     before: 'runs without search attributes',
-    fixtures: [demo('vigil-search-attributes-v1', '67b9771', 'every run upserts its search attributes (no input can turn them off)', 'before-vigil-search-attributes-v1.json')],
+    fixtures: [
+      demo(
+        'vigil-search-attributes-v1',
+        '67b9771',
+        'every run upserts its search attributes (no input can turn them off)',
+        'before-vigil-search-attributes-v1.json',
+      ),
+    ],
   },
   {
     patch: 'vigil-journal-v1',
@@ -127,7 +165,11 @@ export const ERAS: Era[] = [
     before: 'the run memory',
     fixtures: [
       BEFORE_MEMORY_CHECKPOINTS_HOSTS,
-      demo('vigil-memory-v1', 'b12c3be', 'main with checkpoints and the lean iteration, before the memory merged: prompts without the run so far'),
+      demo(
+        'vigil-memory-v1',
+        'b12c3be',
+        'main with checkpoints and the lean iteration, before the memory merged: prompts without the run so far',
+      ),
       rewind('vigil-memory-v1', 'b12c3be', 'a rewind that restores no run memory'),
     ],
   },
@@ -141,7 +183,14 @@ export const ERAS: Era[] = [
     patch: 'vigil-lean-iteration-v1',
     introducedBy: '9a98b13',
     before: 'the lean iteration',
-    fixtures: [demo('vigil-lean-iteration-v1', '9651252', 'inspection and signal files as activities of their own, one activity per gate', 'before-vigil-lean-iteration-v1.json')],
+    fixtures: [
+      demo(
+        'vigil-lean-iteration-v1',
+        '9651252',
+        'inspection and signal files as activities of their own, one activity per gate',
+        'before-vigil-lean-iteration-v1.json',
+      ),
+    ],
   },
   {
     patch: 'vigil-lean-prompt-v1',
@@ -159,8 +208,18 @@ export const ERAS: Era[] = [
     fixtures: [
       demo('vigil-packed-carry-v1', 'd0c0e1e', DEMO),
       rewind('vigil-packed-carry-v1', 'd0c0e1e', REWIND),
-      { file: 'before-vigil-packed-carry-v1-carry-1.json', commit: 'd0c0e1e', scenario: 'carry-1', pins: 'continue-as-new hands the state over as is (`state`, not `packedState`)' },
-      { file: 'before-vigil-packed-carry-v1-carry-2.json', commit: 'd0c0e1e', scenario: 'carry-2', pins: 'the execution that took an unpacked state' },
+      {
+        file: 'before-vigil-packed-carry-v1-carry-1.json',
+        commit: 'd0c0e1e',
+        scenario: 'carry-1',
+        pins: 'continue-as-new hands the state over as is (`state`, not `packedState`)',
+      },
+      {
+        file: 'before-vigil-packed-carry-v1-carry-2.json',
+        commit: 'd0c0e1e',
+        scenario: 'carry-2',
+        pins: 'the execution that took an unpacked state',
+      },
     ],
   },
   {
@@ -168,7 +227,11 @@ export const ERAS: Era[] = [
     introducedBy: 'd1e6b3c',
     before: 'round activities',
     fixtures: [
-      demo('vigil-round-activity-v1', '7e37ab0', 'a council round and a code review as workflow code, one activity per member and reviewer'),
+      demo(
+        'vigil-round-activity-v1',
+        '7e37ab0',
+        'a council round and a code review as workflow code, one activity per member and reviewer',
+      ),
       rewind('vigil-round-activity-v1', '7e37ab0', REWIND),
     ],
   },
@@ -188,8 +251,18 @@ export const ERAS: Era[] = [
     fixtures: [
       demo('vigil-claims-held-v1', '8cdba70', DEMO),
       rewind('vigil-claims-held-v1', '8cdba70', REWIND),
-      { file: 'before-vigil-claims-held-v1-paused-claim.json', commit: '8cdba70', scenario: 'paused-claim', pins: 'a claim a pause interrupted is dropped (no council)' },
-      { file: 'before-vigil-claims-held-v1-paused-claim-council.json', commit: '8cdba70', scenario: 'paused-claim-council', pins: 'a claim a pause interrupted is dropped (council)' },
+      {
+        file: 'before-vigil-claims-held-v1-paused-claim.json',
+        commit: '8cdba70',
+        scenario: 'paused-claim',
+        pins: 'a claim a pause interrupted is dropped (no council)',
+      },
+      {
+        file: 'before-vigil-claims-held-v1-paused-claim-council.json',
+        commit: '8cdba70',
+        scenario: 'paused-claim-council',
+        pins: 'a claim a pause interrupted is dropped (council)',
+      },
     ],
   },
   {
@@ -199,7 +272,12 @@ export const ERAS: Era[] = [
     fixtures: [
       demo('vigil-undelivered-directives-v1', 'd096cba', DEMO),
       rewind('vigil-undelivered-directives-v1', 'd096cba', REWIND),
-      { file: 'before-vigil-undelivered-directives-v1-late-directive.json', commit: 'd096cba', scenario: 'late-directive', pins: 'a directive sent during the last iteration ends the run without a note' },
+      {
+        file: 'before-vigil-undelivered-directives-v1-late-directive.json',
+        commit: 'd096cba',
+        scenario: 'late-directive',
+        pins: 'a directive sent during the last iteration ends the run without a note',
+      },
     ],
   },
   {
@@ -208,10 +286,25 @@ export const ERAS: Era[] = [
     before: 'the completion rule',
     fixtures: [
       BEFORE_COMPLETION_RULE_DEMO,
-      { file: 'before-vigil-completion-rule-v1-stagnant.json', commit: 'a075efe', scenario: 'stagnant', pins: 'an unchanged tree claimed every iteration under default knobs: each claim reviewed and refused' },
+      {
+        file: 'before-vigil-completion-rule-v1-stagnant.json',
+        commit: 'a075efe',
+        scenario: 'stagnant',
+        pins: 'an unchanged tree claimed every iteration under default knobs: each claim reviewed and refused',
+      },
       BEFORE_COMPLETION_RULE_REWIND,
-      { file: 'before-vigil-completion-rule-v1-carry-1.json', commit: 'a075efe', scenario: 'carry-1', pins: 'continue-as-new hands the state over packed' },
-      { file: 'before-vigil-completion-rule-v1-carry-2.json', commit: 'a075efe', scenario: 'carry-2', pins: 'the execution that took a packed state' },
+      {
+        file: 'before-vigil-completion-rule-v1-carry-1.json',
+        commit: 'a075efe',
+        scenario: 'carry-1',
+        pins: 'continue-as-new hands the state over packed',
+      },
+      {
+        file: 'before-vigil-completion-rule-v1-carry-2.json',
+        commit: 'a075efe',
+        scenario: 'carry-2',
+        pins: 'the execution that took a packed state',
+      },
     ],
   },
   {
@@ -219,7 +312,12 @@ export const ERAS: Era[] = [
     introducedBy: '9261af5',
     before: 'a rewind ended a provider wait',
     fixtures: [
-      { file: 'before-vigil-provider-wait-rewind-v1.json', commit: '13d7881', scenario: 'provider-wait-rewind', pins: 'a rewind asked during a provider wait is held through the wait and a whole agent call' },
+      {
+        file: 'before-vigil-provider-wait-rewind-v1.json',
+        commit: '13d7881',
+        scenario: 'provider-wait-rewind',
+        pins: 'a rewind asked during a provider wait is held through the wait and a whole agent call',
+      },
       BEFORE_COMPLETION_RULE_DEMO,
     ],
   },
@@ -228,7 +326,12 @@ export const ERAS: Era[] = [
     introducedBy: '9261af5',
     before: 'messages were rechecked before the call',
     fixtures: [
-      { file: 'before-vigil-recheck-before-call-v1.json', commit: '13d7881', scenario: 'breaker-ask-stop', pins: 'a stop --now that came while the breaker was asked lets the agent call start first' },
+      {
+        file: 'before-vigil-recheck-before-call-v1.json',
+        commit: '13d7881',
+        scenario: 'breaker-ask-stop',
+        pins: 'a stop --now that came while the breaker was asked lets the agent call start first',
+      },
       BEFORE_COMPLETION_RULE_DEMO,
     ],
   },
@@ -326,7 +429,7 @@ export const ERAS: Era[] = [
   {
     patch: 'vigil-run-files-released-v1',
     introducedBy: '6c76332',
-    before: "a run that ended left its sandbox homes in VIGIL_HOME",
+    before: 'a run that ended left its sandbox homes in VIGIL_HOME',
     fixtures: [
       {
         file: 'before-vigil-run-files-released-v1.json',
@@ -339,7 +442,7 @@ export const ERAS: Era[] = [
   {
     patch: 'vigil-stream-planner-v1',
     introducedBy: 'fd16d4c',
-    before: "a run split into parallel streams without a task list took each checklist item as a task",
+    before: 'a run split into parallel streams without a task list took each checklist item as a task',
     fixtures: [
       {
         file: 'before-vigil-stream-planner-v1.json',

@@ -82,7 +82,11 @@ describe('replay', () => {
     await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, history, 'demo')).resolves.toBeUndefined();
     if (process.env.VIGIL_RECORD_HISTORY === '1') {
       // The official CLI's JSON export, the format the UI's download button gives too.
-      const json = execFileSync(inject('temporalCli'), ['workflow', 'show', '--workflow-id', workflowId, '--address', inject('temporalAddress'), '--output', 'json'], { encoding: 'utf8' });
+      const json = execFileSync(
+        inject('temporalCli'),
+        ['workflow', 'show', '--workflow-id', workflowId, '--address', inject('temporalAddress'), '--output', 'json'],
+        { encoding: 'utf8' },
+      );
       await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, JSON.parse(json), 'demo-json')).resolves.toBeUndefined();
       writeFileSync(path.join(HISTORIES, `demo-v${VERSION}.json`), json.endsWith('\n') ? json : `${json}\n`);
     }
@@ -100,7 +104,9 @@ describe('replay', () => {
       await waitForStatus(handle, (s) => s.iteration === 4 && s.agentRunning);
       await handle.executeUpdate(pauseUpdate, { args: [{ reason: 'recording a rewind', by: 'replay-test' }] });
       await waitForStatus(handle, (s) => s.paused && !s.agentRunning);
-      await handle.executeUpdate(rewindUpdate, { args: [{ to: 2, by: 'replay-test', reason: 'back to 2', directive: 'Take another way.' }] });
+      await handle.executeUpdate(rewindUpdate, {
+        args: [{ to: 2, by: 'replay-test', reason: 'back to 2', directive: 'Take another way.' }],
+      });
       await handle.executeUpdate(resumeUpdate, { args: [{ by: 'replay-test' }] });
       const outcome = await handle.result();
       expect(outcome.status).toBe('max_iterations_reached');
@@ -109,7 +115,11 @@ describe('replay', () => {
     expect(history.events?.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'rewindRepo')).toBe(true);
     await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, history, 'rewind')).resolves.toBeUndefined();
     if (process.env.VIGIL_RECORD_HISTORY === '1') {
-      const json = execFileSync(inject('temporalCli'), ['workflow', 'show', '--workflow-id', workflowId, '--address', inject('temporalAddress'), '--output', 'json'], { encoding: 'utf8' });
+      const json = execFileSync(
+        inject('temporalCli'),
+        ['workflow', 'show', '--workflow-id', workflowId, '--address', inject('temporalAddress'), '--output', 'json'],
+        { encoding: 'utf8' },
+      );
       await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, JSON.parse(json), 'rewind-json')).resolves.toBeUndefined();
       writeFileSync(path.join(HISTORIES, `rewind-v${VERSION}.json`), json.endsWith('\n') ? json : `${json}\n`);
     }
@@ -122,7 +132,12 @@ describe('replay', () => {
     const tq = uniqueId('replay');
     const worker = await makeWorker(env, tq);
     const histories = await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, runInput(repo, scenario, { maxIterations: 3, continueAsNewEvery: 2 }), uniqueId('carry-replay'));
+      const handle = await startRun(
+        env,
+        tq,
+        runInput(repo, scenario, { maxIterations: 3, continueAsNewEvery: 2 }),
+        uniqueId('carry-replay'),
+      );
       const firstRunId = (await handle.describe()).runId;
       const outcome = await handle.result();
       expect(outcome.status).toBe('max_iterations_reached');
@@ -131,7 +146,9 @@ describe('replay', () => {
     });
     const [handing, taking] = histories as [(typeof histories)[number], (typeof histories)[number]];
     expect(handing.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
-    const patches = (handing.events ?? []).map((e) => Buffer.from(e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8'));
+    const patches = (handing.events ?? []).map((e) =>
+      Buffer.from(e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8'),
+    );
     expect(patches.some((p) => p.includes('"vigil-packed-carry-v1"'))).toBe(true);
     await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, handing, 'carry-1')).resolves.toBeUndefined();
     await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, taking, 'carry-2')).resolves.toBeUndefined();
@@ -145,7 +162,8 @@ function declaredPatchIds(): string[] {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const p = path.join(dir, e.name);
       if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith('.ts')) for (const m of readFileSync(p, 'utf8').matchAll(/\b[A-Z][A-Z0-9_]*_PATCH\s*=\s*'([^']+)'/g)) ids.push(m[1] as string);
+      else if (e.name.endsWith('.ts'))
+        for (const m of readFileSync(p, 'utf8').matchAll(/\b[A-Z][A-Z0-9_]*_PATCH\s*=\s*'([^']+)'/g)) ids.push(m[1] as string);
     }
   };
   walk(path.join(ROOT, 'workflows'));
@@ -157,11 +175,20 @@ describe('replay of every era', () => {
     const declared = declaredPatchIds();
     expect(declared.length).toBeGreaterThan(10);
     const pinned = new Set(ERAS.filter((e) => e.fixtures.length > 0).map((e) => e.patch));
-    expect(declared.filter((id) => !pinned.has(id)), 'patch ids without a fixture in tests/replay/eras.ts').toEqual([]);
+    expect(
+      declared.filter((id) => !pinned.has(id)),
+      'patch ids without a fixture in tests/replay/eras.ts',
+    ).toEqual([]);
     const files = new Set(readdirSync(HISTORIES));
     const listed = eraFixtures().map(({ fixture }) => fixture.file);
-    expect(listed.filter((f) => !files.has(f)), 'fixtures named in eras.ts but missing from histories/').toEqual([]);
-    expect([...files].filter((f) => f.startsWith('before-') && !listed.includes(f)), 'before-*.json files not in eras.ts').toEqual([]);
+    expect(
+      listed.filter((f) => !files.has(f)),
+      'fixtures named in eras.ts but missing from histories/',
+    ).toEqual([]);
+    expect(
+      [...files].filter((f) => f.startsWith('before-') && !listed.includes(f)),
+      'before-*.json files not in eras.ts',
+    ).toEqual([]);
   });
 
   for (const { fixture, eras } of eraFixtures().filter(({ fixture }) => fixture.file.startsWith('before-'))) {
@@ -171,7 +198,9 @@ describe('replay of every era', () => {
       expect(patchIds(history).filter((id) => eras.some((e) => e.patch === id))).toEqual([]);
       // Under the workflow id it ran as, where the history says it (a run's child workflows' ids derive from it).
       const started = history.events?.[0]?.workflowExecutionStartedEventAttributes as { workflowId?: string } | undefined;
-      await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, history, started?.workflowId ?? fixture.file)).resolves.toBeUndefined();
+      await expect(
+        Worker.runReplayHistory({ workflowBundle: env.bundle }, history, started?.workflowId ?? fixture.file),
+      ).resolves.toBeUndefined();
     });
   }
 });

@@ -22,7 +22,19 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoKnobs } from '../../cli/demo.js';
 import { inputUpdate, pauseUpdate, resumeUpdate, rewindUpdate } from '../../workflows/messages.js';
-import { assertBuilt, createTestEnv, makeRepo, makeWorker, ROOT, runInput, startRun, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
+import {
+  assertBuilt,
+  createTestEnv,
+  makeRepo,
+  makeWorker,
+  ROOT,
+  runInput,
+  startRun,
+  uniqueId,
+  waitForStatus,
+  writeScenario,
+  type TestEnv,
+} from '../support/harness.js';
 import { commandSequence, type HistoryLike } from './command-sequence.js';
 
 const SEQUENCES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'sequences');
@@ -88,7 +100,9 @@ const SCENARIOS: { name: string; title: string; record: () => Promise<HistoryLik
         await waitForStatus(handle, (s) => s.iteration === 4 && s.agentRunning);
         await handle.executeUpdate(pauseUpdate, { args: [{ reason: 'recording a rewind', by: 'sequence-test' }] });
         await waitForStatus(handle, (s) => s.paused && !s.agentRunning);
-        await handle.executeUpdate(rewindUpdate, { args: [{ to: 2, by: 'sequence-test', reason: 'back to 2', directive: 'Take another way.' }] });
+        await handle.executeUpdate(rewindUpdate, {
+          args: [{ to: 2, by: 'sequence-test', reason: 'back to 2', directive: 'Take another way.' }],
+        });
         await handle.executeUpdate(resumeUpdate, { args: [{ by: 'sequence-test' }] });
         expect((await handle.result()).status).toBe('max_iterations_reached');
         return [await handle.fetchHistory()];
@@ -97,14 +111,20 @@ const SCENARIOS: { name: string; title: string; record: () => Promise<HistoryLik
   },
   {
     name: 'continue-as-new',
-    title: 'a run that continues as new after two of its three iterations: the execution that hands its state over, and the one that takes it',
+    title:
+      'a run that continues as new after two of its three iterations: the execution that hands its state over, and the one that takes it',
     record: async () => {
       const repo = makeRepo();
       const scenario = writeScenario(repo, { version: 1, iterations: [step(1), step(2), step(3)] });
       const tq = uniqueId('sequence');
       const worker = await makeWorker(env, tq);
       return worker.runUntil(async () => {
-        const handle = await startRun(env, tq, runInput(repo, scenario, { ...LOOP_ONLY, maxIterations: 3, continueAsNewEvery: 2 }), uniqueId('sequence-carry'));
+        const handle = await startRun(
+          env,
+          tq,
+          runInput(repo, scenario, { ...LOOP_ONLY, maxIterations: 3, continueAsNewEvery: 2 }),
+          uniqueId('sequence-carry'),
+        );
         const firstRunId = (await handle.describe()).runId;
         expect((await handle.result()).status).toBe('max_iterations_reached');
         return [await env.client.workflow.getHandle(handle.workflowId, firstRunId).fetchHistory(), await handle.fetchHistory()];

@@ -62,10 +62,19 @@ describe('the local event store', () => {
     const s = await start(home);
     expect(readFileSync(localStoreUrlFile({ VIGIL_HOME: home }), 'utf8').trim()).toBe(s.url);
     expect(storeLocation({ VIGIL_HOME: home })).toMatchObject({ source: 'local', url: s.url });
-    expect(eventStoreDefault({ VIGIL_HOME: home })).toEqual({ value: true, detail: `local store (${localStoreUrlFile({ VIGIL_HOME: home })})` });
+    expect(eventStoreDefault({ VIGIL_HOME: home })).toEqual({
+      value: true,
+      detail: `local store (${localStoreUrlFile({ VIGIL_HOME: home })})`,
+    });
     // A configured store wins; VIGIL_EVENT_STORE=0 opts out of both.
-    expect(storeLocation({ VIGIL_HOME: home, DATABASE_URL: 'postgres://a@b/c', VIGIL_DATABASE_URL: 'postgres://x@y/z' })).toMatchObject({ source: 'VIGIL_DATABASE_URL', url: 'postgres://x@y/z' });
-    expect(eventStoreDefault({ VIGIL_HOME: home, DATABASE_URL: 'postgres://a@b/c' })).toEqual({ value: true, detail: 'DATABASE_URL is set' });
+    expect(storeLocation({ VIGIL_HOME: home, DATABASE_URL: 'postgres://a@b/c', VIGIL_DATABASE_URL: 'postgres://x@y/z' })).toMatchObject({
+      source: 'VIGIL_DATABASE_URL',
+      url: 'postgres://x@y/z',
+    });
+    expect(eventStoreDefault({ VIGIL_HOME: home, DATABASE_URL: 'postgres://a@b/c' })).toEqual({
+      value: true,
+      detail: 'DATABASE_URL is set',
+    });
     expect(eventStoreDefault({ VIGIL_HOME: home, VIGIL_EVENT_STORE: '0', DATABASE_URL: 'postgres://a@b/c' })).toBeNull();
 
     await s.stop();

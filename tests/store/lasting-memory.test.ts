@@ -9,7 +9,17 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { projectEventsTo } from '../../activities/event-store.js';
-import { consolidateMemory, exportMemory, forgetMemory, importMemory, listMemory, recordTrace, retrieveForPrompt, searchMemory, showMemory } from '../../activities/lasting-memory.js';
+import {
+  consolidateMemory,
+  exportMemory,
+  forgetMemory,
+  importMemory,
+  listMemory,
+  recordTrace,
+  retrieveForPrompt,
+  searchMemory,
+  showMemory,
+} from '../../activities/lasting-memory.js';
 import { FAILED_THRICE_THEN_FIXED, memoryJournal, queryRows, useStorePostgres } from '../support/store-postgres.js';
 
 const tp = useStorePostgres();
@@ -40,13 +50,29 @@ describe('the memory in the event store', () => {
   it('the run-ending batch consolidates: episodes, an anti-pattern derived from them, its fix, a skill; secrets never stored', async () => {
     const url = await tp.freshDatabase('memory_consolidate');
     await storeRun(url, 'wf-1', '/repos/calc', Date.parse('2026-03-01T10:00:00Z'));
-    const episodes = await q<{ iteration: number; outcome: string }>(url, 'select iteration, outcome from memory_episodes order by iteration');
-    expect(episodes).toEqual([{ iteration: 1, outcome: 'failure' }, { iteration: 2, outcome: 'failure' }, { iteration: 3, outcome: 'failure' }, { iteration: 4, outcome: 'success' }]);
-    const pats = await q<{ id: string; kind: string; title: string; repo: string }>(url, 'select id, kind, title, repo from memory_patterns order by kind');
+    const episodes = await q<{ iteration: number; outcome: string }>(
+      url,
+      'select iteration, outcome from memory_episodes order by iteration',
+    );
+    expect(episodes).toEqual([
+      { iteration: 1, outcome: 'failure' },
+      { iteration: 2, outcome: 'failure' },
+      { iteration: 3, outcome: 'failure' },
+      { iteration: 4, outcome: 'success' },
+    ]);
+    const pats = await q<{ id: string; kind: string; title: string; repo: string }>(
+      url,
+      'select id, kind, title, repo from memory_patterns order by kind',
+    );
     expect(pats.map((p) => p.kind)).toEqual(['anti_pattern', 'pattern']);
-    expect(pats[0]?.title).toBe('Test "adds two numbers" failed 3 times for the same reason: Expected values to be strictly equal: N !== N');
+    expect(pats[0]?.title).toBe(
+      'Test "adds two numbers" failed 3 times for the same reason: Expected values to be strictly equal: N !== N',
+    );
     expect(pats[0]?.repo).toBe('/repos/calc');
-    const links = await q<{ relation: string; from_id: string; to_kind: string }>(url, 'select relation, from_id, to_kind from memory_links order by relation, to_kind');
+    const links = await q<{ relation: string; from_id: string; to_kind: string }>(
+      url,
+      'select relation, from_id, to_kind from memory_links order by relation, to_kind',
+    );
     expect(links.filter((l) => l.relation === 'derived_from' && l.from_id === pats[0]?.id && l.to_kind === 'episode')).toHaveLength(3);
     expect(links.filter((l) => l.relation === 'supersedes')).toHaveLength(1);
     expect(await q(url, 'select task_kind from memory_skills')).toEqual([{ task_kind: 'add numbers' }]);
@@ -70,9 +96,13 @@ describe('the memory in the event store', () => {
     expect(got.text).toContain('Timeline (earlier runs on this repository, newest first):');
     expect(got.chars.entries).toBeLessThanOrEqual(400 * 4);
     await retrieveForPrompt(url, req); // a retried call: nothing counted twice
-    const anti = (await q<{ id: string; access_count: number }>(url, "select id, access_count from memory_patterns where kind = 'anti_pattern'"))[0];
+    const anti = (
+      await q<{ id: string; access_count: number }>(url, "select id, access_count from memory_patterns where kind = 'anti_pattern'")
+    )[0];
     expect(anti?.access_count).toBe(1);
-    expect((await q<{ retrieved: unknown }>(url, "select retrieved from memory_traces where workflow_id = 'wf-2'"))[0]?.retrieved).toContainEqual({ kind: 'pattern', id: Number(anti?.id) });
+    expect(
+      (await q<{ retrieved: unknown }>(url, "select retrieved from memory_traces where workflow_id = 'wf-2'"))[0]?.retrieved,
+    ).toContainEqual({ kind: 'pattern', id: Number(anti?.id) });
 
     const pool = new pg.Pool({ connectionString: url, max: 1 });
     try {
@@ -113,6 +143,8 @@ describe('the memory in the event store', () => {
     expect(await q(to, 'select distinct repo from memory_episodes')).toEqual([{ repo: '/work/calc' }]);
     // Consolidation there keeps what came in (its episodes are there too).
     await consolidateMemory(to, null);
-    expect((await q<{ kind: string }>(to, "select kind from memory_patterns where repo = '/work/calc' order by kind")).map((r) => r.kind)).toEqual(['anti_pattern', 'pattern']);
+    expect(
+      (await q<{ kind: string }>(to, "select kind from memory_patterns where repo = '/work/calc' order by kind")).map((r) => r.kind),
+    ).toEqual(['anti_pattern', 'pattern']);
   });
 });

@@ -9,7 +9,16 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeEventStore, projectEventsTo } from '../../activities/event-store.js';
 import { CliError, EXIT } from '../../cli/connection.js';
-import { exportHistory, historyCommand, parseSince, reportAcrossRuns, reportCommand, reportRun, waitingForPeople, type AcrossRunsReport } from '../../cli/report.js';
+import {
+  exportHistory,
+  historyCommand,
+  parseSince,
+  reportAcrossRuns,
+  reportCommand,
+  reportRun,
+  waitingForPeople,
+  type AcrossRunsReport,
+} from '../../cli/report.js';
 import { AcrossRunsReportSchema, HistoryLineSchema, RunReportSchema } from '../../schemas/cli-output-reports.js';
 import { failedRun, REPORT_NOW, runningRun, scriptedRun } from '../support/journals.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
@@ -75,10 +84,24 @@ describe('reportRun', () => {
       [4, false, 'development', 0.12],
       [5, false, 'development', 0.15],
     ]);
-    expect(r!.timeline.map((t) => t.decisions.map((d) => d.kind))).toEqual([['gate'], ['gate'], ['tier_change'], ['gate', 'review', 'council_round', 'escalation'], ['review', 'council_round']]);
+    expect(r!.timeline.map((t) => t.decisions.map((d) => d.kind))).toEqual([
+      ['gate'],
+      ['gate'],
+      ['tier_change'],
+      ['gate', 'review', 'council_round', 'escalation'],
+      ['review', 'council_round'],
+    ]);
     expect(r!.timeline[3]!.decisions[2]!.text).toBe('council round 1 (tests green): REJECTED, 1 of 3 approve, 2 needed');
     expect(r!.timeline[2]!.decisions[0]!.text).toBe('tier fast → development: 3 failures at LOW');
-    expect(r!.notices.map((n) => n.kind)).toEqual(['run_started', 'message', 'message', 'notification', 'message', 'outcome', 'notification']);
+    expect(r!.notices.map((n) => n.kind)).toEqual([
+      'run_started',
+      'message',
+      'message',
+      'notification',
+      'message',
+      'outcome',
+      'notification',
+    ]);
   });
 
   it('is null for a run the store has never seen', async () => {
@@ -149,8 +172,29 @@ describe('reportAcrossRuns', () => {
           pauses: 2,
           pausedNow: false,
         },
-        expect.objectContaining({ workflowId: 'run-failed', outcome: 'max_iterations_reached', exitCode: 20, iterations: 3, failedIterations: 0, escalations: 2, tierClimbs: 1, spendUsd: 0.3, waitingMs: 0, pauses: 0 }),
-        expect.objectContaining({ workflowId: 'run-running', outcome: null, exitCode: null, finishedAt: null, iterations: 1, spendUsd: 0.1, waitingMs: 15 * MIN, pauses: 1, pausedNow: true }),
+        expect.objectContaining({
+          workflowId: 'run-failed',
+          outcome: 'max_iterations_reached',
+          exitCode: 20,
+          iterations: 3,
+          failedIterations: 0,
+          escalations: 2,
+          tierClimbs: 1,
+          spendUsd: 0.3,
+          waitingMs: 0,
+          pauses: 0,
+        }),
+        expect.objectContaining({
+          workflowId: 'run-running',
+          outcome: null,
+          exitCode: null,
+          finishedAt: null,
+          iterations: 1,
+          spendUsd: 0.1,
+          waitingMs: 15 * MIN,
+          pauses: 1,
+          pausedNow: true,
+        }),
       ] as unknown as AcrossRunsReport['perRun'],
     });
   });
@@ -244,7 +288,9 @@ describe('the commands', () => {
   it('report --json prints the report across runs', async () => {
     const c = capture();
     expect(await reportCommand({ json: true, repo: '/repos/slugify' }, { out: c.out, env: env(), now: REPORT_NOW })).toBe(0);
-    expect(JSON.parse(c.text())).toEqual(JSON.parse(JSON.stringify(await reportAcrossRuns(db, { repo: '/repos/slugify', now: REPORT_NOW }))));
+    expect(JSON.parse(c.text())).toEqual(
+      JSON.parse(JSON.stringify(await reportAcrossRuns(db, { repo: '/repos/slugify', now: REPORT_NOW }))),
+    );
     // Its schema (schemas/cli-output-reports.ts) takes it as printed, across every run too.
     expect(AcrossRunsReportSchema.parse(JSON.parse(c.text()))).toMatchObject({ repo: '/repos/slugify' });
     const all = capture();
@@ -260,22 +306,41 @@ describe('the commands', () => {
     const one = capture();
     expect(await reportCommand({ id: 'run-scripted' }, { out: one.out, env: env(), now: REPORT_NOW })).toBe(0);
     expect(one.text()).toContain('run run-scripted: Slugify helper');
-    expect(one.text().split('\n').filter((l) => /^ {2}iteration \d/.test(l))).toHaveLength(5);
+    expect(
+      one
+        .text()
+        .split('\n')
+        .filter((l) => /^ {2}iteration \d/.test(l)),
+    ).toHaveLength(5);
     const json = capture();
     expect(await reportCommand({ id: 'run-scripted', json: true }, { out: json.out, env: env(), now: REPORT_NOW })).toBe(0);
-    expect(RunReportSchema.parse(JSON.parse(json.text()))).toMatchObject({ workflowId: 'run-scripted', iterations: 5, spendUsd: 0.42, orchestration: { calls: 7, usd: 0.14 } });
+    expect(RunReportSchema.parse(JSON.parse(json.text()))).toMatchObject({
+      workflowId: 'run-scripted',
+      iterations: 5,
+      spendUsd: 0.42,
+      orchestration: { calls: 7, usd: 0.14 },
+    });
     expect(parseSince('90m', new Date('2026-01-01T02:00:00Z')).toISOString()).toBe('2026-01-01T00:30:00.000Z');
   });
 
   it('history --format md|jsonl prints the history', async () => {
     const md = capture();
     expect(await historyCommand('run-failed', { format: 'md' }, { out: md.out, env: env() })).toBe(0);
-    expect(md.text().split('\n').filter((l) => l.startsWith('- iteration '))).toHaveLength(3);
+    expect(
+      md
+        .text()
+        .split('\n')
+        .filter((l) => l.startsWith('- iteration ')),
+    ).toHaveLength(3);
     const jsonl = capture();
     expect(await historyCommand('run-failed', {}, { out: jsonl.out, env: env() })).toBe(0);
     expect(jsonl.text().trimEnd().split('\n')).toHaveLength(failedRun().length);
     // Every line an event envelope of its schema, in seq order.
-    const envelopes = jsonl.text().trimEnd().split('\n').map((l) => HistoryLineSchema.parse(JSON.parse(l)));
+    const envelopes = jsonl
+      .text()
+      .trimEnd()
+      .split('\n')
+      .map((l) => HistoryLineSchema.parse(JSON.parse(l)));
     expect(envelopes.map((e) => e.seq)).toEqual(failedRun().map((_, i) => i + 1));
     expect(envelopes.every((e) => !('invalid' in e))).toBe(true);
   });
@@ -291,8 +356,12 @@ describe('the commands', () => {
     // No DATABASE_URL and no local store under VIGIL_HOME.
     const missing = await rejection(reportCommand({}, { env: { VIGIL_HOME: mkdtempSync(path.join(os.tmpdir(), 'vigil-home-')) } }));
     expect(missing.exitCode).toBe(EXIT.unreachable);
-    expect(missing.message).toMatch(/DATABASE_URL is not set and there is no local store \(.*postgres\/url\)\. .*`vigil server` or `vigil up`/);
-    const down = await rejection(historyCommand('run-scripted', { format: 'jsonl' }, { env: { DATABASE_URL: 'postgres://vigil:hunter2@127.0.0.1:1/vigil_events' } }));
+    expect(missing.message).toMatch(
+      /DATABASE_URL is not set and there is no local store \(.*postgres\/url\)\. .*`vigil server` or `vigil up`/,
+    );
+    const down = await rejection(
+      historyCommand('run-scripted', { format: 'jsonl' }, { env: { DATABASE_URL: 'postgres://vigil:hunter2@127.0.0.1:1/vigil_events' } }),
+    );
     expect(down.exitCode).toBe(EXIT.unreachable);
     expect(down.message).toMatch(/^the event store at 127\.0\.0\.1:1\/vigil_events is unreachable: .*DATABASE_URL/s);
     expect(down.message).not.toContain('hunter2');

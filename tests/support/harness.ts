@@ -71,7 +71,11 @@ export async function createTestEnv(): Promise<TestEnv> {
 const noop = (): void => {};
 const quietLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: (m: string) => console.error(m), log: noop };
 
-export async function makeWorker(env: TestEnv, taskQueue: string, options: Pick<VigilWorkerOptions, 'heartbeatSendMs'> = {}): Promise<Worker> {
+export async function makeWorker(
+  env: TestEnv,
+  taskQueue: string,
+  options: Pick<VigilWorkerOptions, 'heartbeatSendMs'> = {},
+): Promise<Worker> {
   return createVigilWorker({ connection: env.nativeConnection, namespace: NAMESPACE, taskQueue, workflowBundle: env.bundle, ...options });
 }
 
@@ -169,7 +173,12 @@ export function runInput(repoPath: string, scenarioFile: string, knobs: Partial<
  * The completion machinery switched off — council, quality gates, code review and the PRD
  * checklist — so that a claim is judged by the evidence gate alone.
  */
-export const LOOP_ONLY = { councilEnabled: false, qualityGates: false, codeReview: false, prdChecklist: false } as const satisfies Partial<Knobs>;
+export const LOOP_ONLY = {
+  councilEnabled: false,
+  qualityGates: false,
+  codeReview: false,
+  prdChecklist: false,
+} as const satisfies Partial<Knobs>;
 
 /**
  * For tests that pin the loop's own mechanics — messages, crashes, restarts, rollover, rewinds,
@@ -182,7 +191,12 @@ export function loopInput(repoPath: string, scenarioFile: string, knobs: Partial
   return runInput(repoPath, scenarioFile, { ...LOOP_ONLY, ...knobs });
 }
 
-export async function startRun(env: TestEnv, taskQueue: string, input: RunInput, workflowId = uniqueId('run')): Promise<WorkflowHandle<typeof vigilRun>> {
+export async function startRun(
+  env: TestEnv,
+  taskQueue: string,
+  input: RunInput,
+  workflowId = uniqueId('run'),
+): Promise<WorkflowHandle<typeof vigilRun>> {
   return env.client.workflow.start(vigilRun, { taskQueue, workflowId, args: [input] });
 }
 
@@ -257,7 +271,11 @@ export class WorkerProcesses {
 
   /** Starts `vigil worker` on `taskQueue` and waits until it polls. Wrapped in an object: an
    * execa child is a promise, and returning it bare from an async function would await its exit. */
-  async spawn(taskQueue: string, address: string = temporalAddress(), extraEnv: Record<string, string> = {}): Promise<{ child: ResultPromise }> {
+  async spawn(
+    taskQueue: string,
+    address: string = temporalAddress(),
+    extraEnv: Record<string, string> = {},
+  ): Promise<{ child: ResultPromise }> {
     const child = execa('node', [CLI, 'worker'], {
       env: { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: NAMESPACE, VIGIL_TASK_QUEUE: taskQueue, ...extraEnv },
       reject: false,

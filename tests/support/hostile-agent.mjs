@@ -116,12 +116,15 @@ trySync('write-outside', () => writeFileSync(env.HOSTILE_OUTSIDE, 'escaped'));
 trySync('write-system', () => writeFileSync('/usr/local/vigil-hostile-was-here', 'escaped'));
 trySync('write-program', () => writeFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), 'hostile-was-here'), 'escaped'));
 trySync('write-repo', () => writeFileSync(path.join(process.cwd(), `hostile-${env.VIGIL_ROLE ?? 'tests'}.txt`), 'written'));
-trySync('write-git-hooks', () => writeFileSync(path.join(process.cwd(), '.git', 'hooks', 'post-commit'), '#!/bin/sh\necho escaped\n', { mode: 0o755 }));
+trySync('write-git-hooks', () =>
+  writeFileSync(path.join(process.cwd(), '.git', 'hooks', 'post-commit'), '#!/bin/sh\necho escaped\n', { mode: 0o755 }),
+);
 // A cost report, as every role may write one (docs/how-a-run-works.md, Budget); reviewing, a
 // completion claim planted for the builder's next call to consume.
 const signals = path.join(process.cwd(), '.vigil', 'signals');
 trySync('report-usage', () => writeFileSync(path.join(signals, 'USAGE'), JSON.stringify({ costUsd: 0.02 })));
-if (env.VIGIL_ROLE && env.VIGIL_ROLE !== 'iteration') trySync('plant-claim', () => writeFileSync(path.join(signals, 'COMPLETION_REQUESTED'), `planted by ${env.VIGIL_ROLE}\n`));
+if (env.VIGIL_ROLE && env.VIGIL_ROLE !== 'iteration')
+  trySync('plant-claim', () => writeFileSync(path.join(signals, 'COMPLETION_REQUESTED'), `planted by ${env.VIGIL_ROLE}\n`));
 trySync('read-repo', () => readFileSync(path.join(process.cwd(), 'README.md'), 'utf8').split('\n')[0]);
 await connectDirect('connect-temporal', env.HOSTILE_TEMPORAL);
 await connectDirect('connect-store', env.HOSTILE_STORE);
@@ -132,7 +135,10 @@ if (env.HOSTILE_MODEL) {
   await get('model-direct', `${env.HOSTILE_MODEL}/ping`, false);
 }
 trySync('leave-process', () => {
-  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', env.HOSTILE_MARK ?? 'hostile-mark'], { detached: true, stdio: 'ignore' });
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', env.HOSTILE_MARK ?? 'hostile-mark'], {
+    detached: true,
+    stdio: 'ignore',
+  });
   child.unref();
   return `started ${child.pid}`;
 });

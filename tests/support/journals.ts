@@ -18,7 +18,9 @@ class Journal {
     return this;
   }
   add(minutes: number, event: RunEvent): this {
-    this.events.push(EventEnvelopeSchema.parse({ seq: this.seq++, runId: this.runId, at: new Date(this.t0 + minutes * MIN).toISOString(), event }));
+    this.events.push(
+      EventEnvelopeSchema.parse({ seq: this.seq++, runId: this.runId, at: new Date(this.t0 + minutes * MIN).toISOString(), event }),
+    );
     return this;
   }
 }
@@ -42,7 +44,12 @@ const iteration = (n: number, over: Partial<Extract<RunEvent, { kind: 'iteration
 });
 
 const votes = (approving: number, of: number) =>
-  Array.from({ length: of }, (_, i) => ({ member: i, recorded: i < approving ? 'APPROVE' : 'REJECT', approves: i < approving, reason: i < approving ? 'PRD met' : 'README lacks docs' }));
+  Array.from({ length: of }, (_, i) => ({
+    member: i,
+    recorded: i < approving ? 'APPROVE' : 'REJECT',
+    approves: i < approving,
+    reason: i < approving ? 'PRD met' : 'README lacks docs',
+  }));
 
 export const SCRIPTED_START = Date.parse('2026-01-05T10:00:00.000Z');
 
@@ -55,7 +62,16 @@ export const SCRIPTED_START = Date.parse('2026-01-05T10:00:00.000Z');
  */
 export function scriptedRun(): EventEnvelope[] {
   return new Journal('r-scripted-1', SCRIPTED_START)
-    .add(0, { kind: 'run_started', prdPath: '/repos/slugify/PRD.md', prdTitle: 'Slugify helper', repoPath: '/repos/slugify', provider: 'claude', maxIterations: 10, budgetUsd: 2, autonomyMode: 'supervised' })
+    .add(0, {
+      kind: 'run_started',
+      prdPath: '/repos/slugify/PRD.md',
+      prdTitle: 'Slugify helper',
+      repoPath: '/repos/slugify',
+      provider: 'claude',
+      maxIterations: 10,
+      budgetUsd: 2,
+      autonomyMode: 'supervised',
+    })
     .add(1, iteration(1, { tests: null, costUsd: 0.05 }))
     .add(1, { kind: 'gate', iteration: 1, gate: 'tests', verdict: 'inconclusive', reason: 'no test runner yet', findings: 0 })
     .add(1, { kind: 'spend', iteration: 1, usd: 0.05, calls: 1, unpricedCalls: 0, budgetUsd: 2 })
@@ -70,17 +86,69 @@ export function scriptedRun(): EventEnvelope[] {
     .add(15, { kind: 'message', name: 'resume', by: 'bob', summary: 'back', accepted: true })
     .add(16, iteration(4, { tier: 'development', phase: 'REASON', costUsd: 0.12 }))
     .add(16, { kind: 'gate', iteration: 4, gate: 'secret_scan', verdict: 'pass', reason: 'nothing found', findings: 0 })
-    .add(16, { kind: 'review', round: 1, iteration: 4, result: 'PASS', mergeability: 95, reviewers: [{ reviewer: 'requirements-verifier', verdict: 'PASS', blocking: false }, { reviewer: 'maintainer-mergeability', verdict: 'PASS', blocking: false }] })
-    .add(17, { kind: 'council_round', round: 1, iteration: 4, trigger: 'tests green', result: 'REJECTED', approve: 1, reject: 2, threshold: 2, votes: votes(1, 3) })
+    .add(16, {
+      kind: 'review',
+      round: 1,
+      iteration: 4,
+      result: 'PASS',
+      mergeability: 95,
+      reviewers: [
+        { reviewer: 'requirements-verifier', verdict: 'PASS', blocking: false },
+        { reviewer: 'maintainer-mergeability', verdict: 'PASS', blocking: false },
+      ],
+    })
+    .add(17, {
+      kind: 'council_round',
+      round: 1,
+      iteration: 4,
+      trigger: 'tests green',
+      result: 'REJECTED',
+      approve: 1,
+      reject: 2,
+      threshold: 2,
+      votes: votes(1, 3),
+    })
     .add(17, { kind: 'escalation', iteration: 4, reason: 'uncertainty', detail: 'the agent asks whether slugs keep unicode', paused: true })
     .add(17, { kind: 'notification', event: 'escalation', delivered: 1, failed: 0 })
     .add(17, { kind: 'spend', iteration: 4, usd: 0.27, calls: 4, unpricedCalls: 0, budgetUsd: 2 })
     .add(47, { kind: 'message', name: 'resume', by: 'alice', summary: 'keep unicode', accepted: true })
     .add(48, iteration(5, { tier: 'development', claimed: true, costUsd: 0.15 }))
-    .add(48, { kind: 'review', round: 2, iteration: 5, result: 'PASS', mergeability: 98, reviewers: [{ reviewer: 'requirements-verifier', verdict: 'PASS', blocking: false }] })
-    .add(49, { kind: 'council_round', round: 2, iteration: 5, trigger: 'claim', result: 'APPROVED', approve: 3, reject: 0, threshold: 2, votes: votes(3, 3) })
-    .add(49, { kind: 'spend', iteration: 5, usd: 0.42, calls: 12, unpricedCalls: 0, budgetUsd: 2, orchestrationCalls: 7, orchestrationUsd: 0.14 })
-    .add(49, { kind: 'outcome', status: 'council_approved', exitCode: 0, reason: 'council approved at iteration 5 (round 2, 3 of 3)', iteration: 5 })
+    .add(48, {
+      kind: 'review',
+      round: 2,
+      iteration: 5,
+      result: 'PASS',
+      mergeability: 98,
+      reviewers: [{ reviewer: 'requirements-verifier', verdict: 'PASS', blocking: false }],
+    })
+    .add(49, {
+      kind: 'council_round',
+      round: 2,
+      iteration: 5,
+      trigger: 'claim',
+      result: 'APPROVED',
+      approve: 3,
+      reject: 0,
+      threshold: 2,
+      votes: votes(3, 3),
+    })
+    .add(49, {
+      kind: 'spend',
+      iteration: 5,
+      usd: 0.42,
+      calls: 12,
+      unpricedCalls: 0,
+      budgetUsd: 2,
+      orchestrationCalls: 7,
+      orchestrationUsd: 0.14,
+    })
+    .add(49, {
+      kind: 'outcome',
+      status: 'council_approved',
+      exitCode: 0,
+      reason: 'council approved at iteration 5 (round 2, 3 of 3)',
+      iteration: 5,
+    })
     .add(49, { kind: 'notification', event: 'run_finished', delivered: 1, failed: 0 }).events;
 }
 
@@ -93,7 +161,16 @@ export const FAILED_START = Date.parse('2026-01-06T09:00:00.000Z');
  */
 export function failedRun(): EventEnvelope[] {
   return new Journal('r-failed-1', FAILED_START)
-    .add(0, { kind: 'run_started', prdPath: '/repos/other/PRD.md', prdTitle: 'Other', repoPath: '/repos/other', provider: 'codex', maxIterations: 3, budgetUsd: 1, autonomyMode: 'autonomous' })
+    .add(0, {
+      kind: 'run_started',
+      prdPath: '/repos/other/PRD.md',
+      prdTitle: 'Other',
+      repoPath: '/repos/other',
+      provider: 'codex',
+      maxIterations: 3,
+      budgetUsd: 1,
+      autonomyMode: 'autonomous',
+    })
     .add(1, iteration(1, { provider: 'codex', costUsd: 0.1 }))
     .add(1, { kind: 'tier_change', iteration: 1, from: 'LOW', to: 'MEDIUM', trigger: 'more than 5 files modified' })
     .add(1, { kind: 'escalation', iteration: 1, reason: 'stuck', detail: 'no progress', paused: false })
@@ -113,7 +190,16 @@ export const REPORT_NOW = new Date(RUNNING_START + 20 * MIN);
 /** `run-running` on /repos/slugify: 1 iteration, spend 0.10 USD, paused by dave 5 minutes in and still paused. */
 export function runningRun(): EventEnvelope[] {
   return new Journal('r-running-1', RUNNING_START)
-    .add(0, { kind: 'run_started', prdPath: '/repos/slugify/PRD2.md', prdTitle: 'More slugify', repoPath: '/repos/slugify', provider: 'claude', maxIterations: 10, budgetUsd: 2, autonomyMode: 'supervised' })
+    .add(0, {
+      kind: 'run_started',
+      prdPath: '/repos/slugify/PRD2.md',
+      prdTitle: 'More slugify',
+      repoPath: '/repos/slugify',
+      provider: 'claude',
+      maxIterations: 10,
+      budgetUsd: 2,
+      autonomyMode: 'supervised',
+    })
     .add(1, iteration(1, { costUsd: 0.1 }))
     .add(1, { kind: 'spend', iteration: 1, usd: 0.1, calls: 1, unpricedCalls: 0, budgetUsd: 2 })
     .add(5, { kind: 'message', name: 'pause', by: 'dave', summary: 'reviewing', accepted: true }).events;
@@ -122,11 +208,56 @@ export function runningRun(): EventEnvelope[] {
 /** One event of every kind, with distinctive values (the projection round trip). */
 export function oneOfEachKind(): EventEnvelope[] {
   return new Journal('r-kinds', Date.parse('2026-02-01T00:00:00.000Z'))
-    .add(0, { kind: 'run_started', prdPath: '/p/PRD.md', prdTitle: 'Kinds', repoPath: '/p', provider: 'aider', maxIterations: 7, budgetUsd: 3.5, autonomyMode: 'supervised' })
-    .add(1, iteration(1, { phase: 'VERIFY', tier: 'planning', exitCode: 3, durationMs: 1234, changed: false, filesChangedSinceStart: 4, claimed: true, tests: 'inconclusive', provider: 'aider', model: 'm-1', costUsd: 0.0123, attempts: 2 }))
-    .add(2, { kind: 'council_round', round: 1, iteration: 1, trigger: 'stagnation', result: 'BLOCKED_BY_GATE', approve: 0, reject: 0, threshold: 2, votes: [{ member: 2, recorded: 'abstain', approves: false, reason: 'blocked' }] })
+    .add(0, {
+      kind: 'run_started',
+      prdPath: '/p/PRD.md',
+      prdTitle: 'Kinds',
+      repoPath: '/p',
+      provider: 'aider',
+      maxIterations: 7,
+      budgetUsd: 3.5,
+      autonomyMode: 'supervised',
+    })
+    .add(
+      1,
+      iteration(1, {
+        phase: 'VERIFY',
+        tier: 'planning',
+        exitCode: 3,
+        durationMs: 1234,
+        changed: false,
+        filesChangedSinceStart: 4,
+        claimed: true,
+        tests: 'inconclusive',
+        provider: 'aider',
+        model: 'm-1',
+        costUsd: 0.0123,
+        attempts: 2,
+      }),
+    )
+    .add(2, {
+      kind: 'council_round',
+      round: 1,
+      iteration: 1,
+      trigger: 'stagnation',
+      result: 'BLOCKED_BY_GATE',
+      approve: 0,
+      reject: 0,
+      threshold: 2,
+      votes: [{ member: 2, recorded: 'abstain', approves: false, reason: 'blocked' }],
+    })
     .add(3, { kind: 'gate', iteration: 1, gate: 'static_analysis', verdict: 'fail', reason: '2 lint errors', findings: 2 })
-    .add(4, { kind: 'review', round: 1, iteration: 1, result: 'BLOCK', mergeability: 40, reviewers: [{ reviewer: 'security', verdict: 'BLOCK', blocking: true }, { reviewer: 'style', verdict: 'PASS', blocking: false }] })
+    .add(4, {
+      kind: 'review',
+      round: 1,
+      iteration: 1,
+      result: 'BLOCK',
+      mergeability: 40,
+      reviewers: [
+        { reviewer: 'security', verdict: 'BLOCK', blocking: true },
+        { reviewer: 'style', verdict: 'PASS', blocking: false },
+      ],
+    })
     .add(5, { kind: 'escalation', iteration: 1, reason: 'gate_stuck', detail: 'static analysis failed 3 times', paused: true })
     .add(6, { kind: 'notification', event: 'escalation', delivered: 2, failed: 1 })
     .add(7, { kind: 'message', name: 'input', by: 'erin', summary: 'use eslint --fix', accepted: true })

@@ -40,15 +40,58 @@ export async function queryRows<T extends pg.QueryResultRow>(url: string, sql: s
 
 /** A run's journal as the workflow sends it: its start in `repo`, then `events`, a minute apart from `t0`. */
 export function memoryJournal(runId: string, t0: number, repo: string, events: RunEvent[]): EventEnvelope[] {
-  const start: RunEvent = { kind: 'run_started', prdPath: `${repo}/PRD.md`, prdTitle: 'Add numbers', repoPath: repo, provider: 'command', maxIterations: 10, budgetUsd: 0, autonomyMode: 'perpetual' };
-  return [start, ...events].map((event, i) => EventEnvelopeSchema.parse({ seq: i + 1, runId, at: new Date(t0 + i * 60_000).toISOString(), event }));
+  const start: RunEvent = {
+    kind: 'run_started',
+    prdPath: `${repo}/PRD.md`,
+    prdTitle: 'Add numbers',
+    repoPath: repo,
+    provider: 'command',
+    maxIterations: 10,
+    budgetUsd: 0,
+    autonomyMode: 'perpetual',
+  };
+  return [start, ...events].map((event, i) =>
+    EventEnvelopeSchema.parse({ seq: i + 1, runId, at: new Date(t0 + i * 60_000).toISOString(), event }),
+  );
 }
 
 /** An iteration's event: it changed the tree, its tests as given. */
-export const iterationEvent = (n: number, tests: 'pass' | 'fail' | null = null): RunEvent => ({ kind: 'iteration', iteration: n, phase: 'ACT', tier: 'development', exitCode: 0, durationMs: 1, changed: true, filesChangedSinceStart: 1, claimed: false, tests, provider: 'command', model: null, costUsd: null, attempts: 1 });
+export const iterationEvent = (n: number, tests: 'pass' | 'fail' | null = null): RunEvent => ({
+  kind: 'iteration',
+  iteration: n,
+  phase: 'ACT',
+  tier: 'development',
+  exitCode: 0,
+  durationMs: 1,
+  changed: true,
+  filesChangedSinceStart: 1,
+  claimed: false,
+  tests,
+  provider: 'command',
+  model: null,
+  costUsd: null,
+  attempts: 1,
+});
 
 /** The tests gate's event: "adds two numbers" failing, or all passing. */
-export const testsGateEvent = (n: number, verdict: 'pass' | 'fail'): RunEvent => ({ kind: 'gate', iteration: n, gate: 'tests', verdict, reason: verdict === 'fail' ? 'npm-test: 1 failed (exit 1); first: adds two numbers' : 'npm-test: 2 passed', findings: verdict === 'fail' ? 1 : 0 });
+export const testsGateEvent = (n: number, verdict: 'pass' | 'fail'): RunEvent => ({
+  kind: 'gate',
+  iteration: n,
+  gate: 'tests',
+  verdict,
+  reason: verdict === 'fail' ? 'npm-test: 1 failed (exit 1); first: adds two numbers' : 'npm-test: 2 passed',
+  findings: verdict === 'fail' ? 1 : 0,
+});
 
 /** Three failing iterations, then a passing one, then the run's approval. */
-export const FAILED_THRICE_THEN_FIXED: RunEvent[] = [iterationEvent(1), testsGateEvent(1, 'fail'), iterationEvent(2), testsGateEvent(2, 'fail'), iterationEvent(3), testsGateEvent(3, 'fail'), iterationEvent(4, 'pass'), testsGateEvent(4, 'pass'), { kind: 'outcome', status: 'council_approved', exitCode: 0, reason: 'approved', iteration: 4 }];
+export const FAILED_THRICE_THEN_FIXED: RunEvent[] = [
+  iterationEvent(1),
+  testsGateEvent(1, 'fail'),
+  iterationEvent(2),
+  testsGateEvent(2, 'fail'),
+  iterationEvent(3),
+  testsGateEvent(3, 'fail'),
+  iterationEvent(4, 'pass'),
+  testsGateEvent(4, 'pass'),
+  { kind: 'outcome', status: 'council_approved', exitCode: 0, reason: 'approved', iteration: 4 },
+];

@@ -66,7 +66,10 @@ function tempDir(prefix: string): string {
 }
 
 /** A mocked activity context for one attempt, with typed runners for the two activities. */
-function newEnv(attempt = 1): { agent: (input: RunAgentInput) => Promise<AgentResult>; tests: (input: RunTestsInput) => Promise<TestResult> } {
+function newEnv(attempt = 1): {
+  agent: (input: RunAgentInput) => Promise<AgentResult>;
+  tests: (input: RunTestsInput) => Promise<TestResult>;
+} {
   const env = new MockActivityEnvironment({ attempt }, { logger: new DefaultLogger('ERROR') });
   return {
     agent: (input) => env.run(runAgent, input) as Promise<AgentResult>,
@@ -119,18 +122,23 @@ async function failureOf(p: Promise<unknown>): Promise<ApplicationFailure> {
 describe('runAgent', () => {
   // The fault seam: the call's log is a character device that fails every write with ENOSPC, as a
   // full disk does (/dev/full's device numbers); making one needs root, as CI runs.
-  it.runIf(process.getuid?.() === 0)('a log the disk cannot take fails the call visibly: exit 74, the tail saying "disk full", never exit 0', async () => {
-    const f = fixture();
-    const first = await newEnv().agent(f.input({}, { AGENT_SAY: 'did the work' }));
-    expect(first).toMatchObject({ exitCode: 0, ioError: null });
-    rmSync(first.logPath);
-    execFileSync('mknod', [first.logPath, 'c', '1', '7']);
-    const r = await newEnv().agent(f.input({}, { AGENT_SAY: 'did the work' }));
-    expect(r.exitCode).toBe(74);
-    expect(r.ioError).toMatch(/^disk full: cannot write .*iteration-0*1\.log: .*ENOSPC.*\(the disk or quota is full: free space, the run carries on\)$/);
-    expect(r.tail).toMatch(/did the work\n[^]*vigil: disk full: cannot write/);
-    expect(existsSync(path.join(f.repo, 'agent-was-here.txt'))).toBe(true); // the agent ran; its output was lost
-  });
+  it.runIf(process.getuid?.() === 0)(
+    'a log the disk cannot take fails the call visibly: exit 74, the tail saying "disk full", never exit 0',
+    async () => {
+      const f = fixture();
+      const first = await newEnv().agent(f.input({}, { AGENT_SAY: 'did the work' }));
+      expect(first).toMatchObject({ exitCode: 0, ioError: null });
+      rmSync(first.logPath);
+      execFileSync('mknod', [first.logPath, 'c', '1', '7']);
+      const r = await newEnv().agent(f.input({}, { AGENT_SAY: 'did the work' }));
+      expect(r.exitCode).toBe(74);
+      expect(r.ioError).toMatch(
+        /^disk full: cannot write .*iteration-0*1\.log: .*ENOSPC.*\(the disk or quota is full: free space, the run carries on\)$/,
+      );
+      expect(r.tail).toMatch(/did the work\n[^]*vigil: disk full: cannot write/);
+      expect(existsSync(path.join(f.repo, 'agent-was-here.txt'))).toBe(true); // the agent ran; its output was lost
+    },
+  );
 
   it('runs the argv without a shell, with the VIGIL_* environment, prompt on stdin and in the prompt file', async () => {
     const f = fixture();
@@ -138,7 +146,9 @@ describe('runAgent', () => {
     process.env.VIGIL_TEST_INHERITED = 'yes';
     let r: AgentResult;
     try {
-      r = await newEnv().agent(f.input({ argv: [agentPath, 'arg one', '$(touch pwned)', '*'], phase: 'REASON', tier: 'planning', iteration: 7 }));
+      r = await newEnv().agent(
+        f.input({ argv: [agentPath, 'arg one', '$(touch pwned)', '*'], phase: 'REASON', tier: 'planning', iteration: 7 }),
+      );
     } finally {
       delete process.env.TEMPORAL_VIGIL_TEST_LEAK;
       delete process.env.VIGIL_TEST_INHERITED;
@@ -148,7 +158,16 @@ describe('runAgent', () => {
     expect(r.attempt).toBe(1);
     expect(r.claimed).toBe(false);
     expect(r.claimSource).toBeNull();
-    for (const line of ['ROLE=iteration', 'RUN_ID=run-1', 'ITERATION=7', 'PHASE=REASON', 'TIER=planning', 'MEMBER=none', 'LEAK=none', 'INHERITED=yes']) {
+    for (const line of [
+      'ROLE=iteration',
+      'RUN_ID=run-1',
+      'ITERATION=7',
+      'PHASE=REASON',
+      'TIER=planning',
+      'MEMBER=none',
+      'LEAK=none',
+      'INHERITED=yes',
+    ]) {
       expect(r.tail).toContain(`${line}\n`);
     }
     expect(r.tail).toContain('ARGC=3\nARG=arg one\nARG=$(touch pwned)\nARG=*\n');
@@ -250,7 +269,9 @@ describe('runAgent', () => {
   it('leaves the signal file alone for roles other than iteration, and names the log after role and member', async () => {
     const f = fixture();
     // Sandboxed, a reviewing role cannot write a claim at all (below); off, Vigil still leaves it alone.
-    const r = await newEnv().agent(f.input({ role: 'council', iteration: 2, extraEnv: { VIGIL_MEMBER: '3' }, sandbox: 'off' }, { AGENT_CLAIM_FILE: '1' }));
+    const r = await newEnv().agent(
+      f.input({ role: 'council', iteration: 2, extraEnv: { VIGIL_MEMBER: '3' }, sandbox: 'off' }, { AGENT_CLAIM_FILE: '1' }),
+    );
     expect(r.logPath).toBe(path.join(f.repo, '.vigil', 'runs', 'run-1', 'council-0002-m3.log'));
     expect(r.promptPath).toBe(path.join(f.repo, '.vigil', 'runs', 'run-1', 'council-0002-m3.prompt.md'));
     expect(r.tail).toContain('ROLE=council\nRUN_ID=run-1\nITERATION=2\n');
@@ -259,7 +280,9 @@ describe('runAgent', () => {
     expect(r.claimed).toBe(false);
     expect(existsSync(path.join(f.repo, '.vigil', 'signals', 'COMPLETION_REQUESTED'))).toBe(true);
     rmSync(path.join(f.repo, '.vigil', 'signals', 'COMPLETION_REQUESTED'));
-    const sandboxed = await newEnv().agent(f.input({ role: 'council', iteration: 3, extraEnv: { VIGIL_MEMBER: '3' } }, { AGENT_CLAIM_FILE: '1' }));
+    const sandboxed = await newEnv().agent(
+      f.input({ role: 'council', iteration: 3, extraEnv: { VIGIL_MEMBER: '3' } }, { AGENT_CLAIM_FILE: '1' }),
+    );
     if (sandboxed.sandbox?.applied) {
       expect(sandboxed.claimed).toBe(false);
       expect(existsSync(path.join(f.repo, '.vigil', 'signals', 'COMPLETION_REQUESTED'))).toBe(false);

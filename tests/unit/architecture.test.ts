@@ -60,14 +60,26 @@ function valueImports(file: string): string[] {
   const found: string[] = [];
   const add = (spec: ts.Expression | undefined): void => {
     if (!spec || !ts.isStringLiteral(spec) || !spec.text.startsWith('.')) return;
-    found.push(path.relative(ROOT, path.resolve(ROOT, path.dirname(file), spec.text)).split(path.sep).join('/').replace(/\.(js|ts)$/, ''));
+    found.push(
+      path
+        .relative(ROOT, path.resolve(ROOT, path.dirname(file), spec.text))
+        .split(path.sep)
+        .join('/')
+        .replace(/\.(js|ts)$/, ''),
+    );
   };
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node)) {
       const clause = node.importClause;
       // Type-only: `import type …`, or named imports that are all `type …` (erased when compiled).
       const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings : null;
-      const typeOnly = clause?.isTypeOnly === true || (clause !== undefined && !clause.name && named !== null && named.elements.length > 0 && named.elements.every((el) => el.isTypeOnly));
+      const typeOnly =
+        clause?.isTypeOnly === true ||
+        (clause !== undefined &&
+          !clause.name &&
+          named !== null &&
+          named.elements.length > 0 &&
+          named.elements.every((el) => el.isTypeOnly));
       if (!typeOnly) add(node.moduleSpecifier);
     } else if (ts.isExportDeclaration(node)) {
       const named = node.exportClause && ts.isNamedExports(node.exportClause) ? node.exportClause : null;
@@ -84,7 +96,13 @@ function valueImports(file: string): string[] {
 
 /** `file -> target` for every value import of a file under `dirs` that `forbidden` refuses. */
 function violations(dirs: string[], forbidden: (target: string, file: string) => boolean): string[] {
-  return dirs.flatMap((dir) => tsFiles(dir).flatMap((file) => valueImports(file).filter((t) => forbidden(t, file)).map((t) => `${file} -> ${t}`)));
+  return dirs.flatMap((dir) =>
+    tsFiles(dir).flatMap((file) =>
+      valueImports(file)
+        .filter((t) => forbidden(t, file))
+        .map((t) => `${file} -> ${t}`),
+    ),
+  );
 }
 
 /**
@@ -129,8 +147,16 @@ describe('the run loop as named steps', () => {
 
   it('every patched() of the run loop is asked in workflows/run/eras.ts (the hosts patch in workflows/hosts.ts)', () => {
     const callsPatched = (file: string): boolean => {
-      const source = ts.createSourceFile(file, readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.ES2022, false, ts.ScriptKind.TS);
-      const visit = (node: ts.Node): boolean => (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'patched') || (ts.forEachChild(node, visit) ?? false);
+      const source = ts.createSourceFile(
+        file,
+        readFileSync(path.join(ROOT, file), 'utf8'),
+        ts.ScriptTarget.ES2022,
+        false,
+        ts.ScriptKind.TS,
+      );
+      const visit = (node: ts.Node): boolean =>
+        (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'patched') ||
+        (ts.forEachChild(node, visit) ?? false);
       return visit(source);
     };
     const callers = tsFiles('workflows').filter(callsPatched);

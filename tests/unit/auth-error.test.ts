@@ -75,12 +75,17 @@ describe('detectAuthError', () => {
 
   it('lets the structured record decide, and counts a gemini error with code 401/403', () => {
     const result = '{"type":"result","subtype":"success","is_error":true,"result":"Invalid API key · Please run /login"}';
-    expect(detectAuthError(`{"type":"system","subtype":"init"}\n${result}\n`, 'claude')).toEqual({ kind: 'auth', evidence: 'Invalid API key · Please run /login' });
+    expect(detectAuthError(`{"type":"system","subtype":"init"}\n${result}\n`, 'claude')).toEqual({
+      kind: 'auth',
+      evidence: 'Invalid API key · Please run /login',
+    });
     const success = '{"type":"result","subtype":"success","is_error":false,"result":"done"}';
     expect(detectAuthError(`HTTP 401\n${success}\n`, 'claude')).toBeNull();
     // Tool traffic quoting an auth failure is not the provider's.
     expect(detectAuthError('{"type":"user","message":{"content":[{"type":"tool_result","content":"HTTP 401"}]}}\n', 'claude')).toBeNull();
-    expect(detectAuthError('{"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized"}}\n', 'codex')?.evidence).toBe('unexpected status 401 Unauthorized');
+    expect(detectAuthError('{"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized"}}\n', 'codex')?.evidence).toBe(
+      'unexpected status 401 Unauthorized',
+    );
     expect(detectAuthError('{"error":{"code":403,"message":"The caller does not have permission"}}\n', 'gemini')?.kind).toBe('auth');
     expect(detectAuthError('{"error":{"code":429,"message":"slow down","status":"RESOURCE_EXHAUSTED"}}\n', 'gemini')).toBeNull();
   });
@@ -119,22 +124,38 @@ describe('runner-lines', () => {
     expect(isTestRunnerLine(line)).toBe(true);
   });
 
-  it.each(['API Error: 429 Too Many Requests', 'Error: rate limit exceeded', "You've hit your limit · resets 5pm", 'Request FAILED: HTTP 401', 'ok, retrying'])(
-    'leaves the provider line %j',
-    (line) => {
-      expect(isTestRunnerLine(line)).toBe(false);
-    },
-  );
+  it.each([
+    'API Error: 429 Too Many Requests',
+    'Error: rate limit exceeded',
+    "You've hit your limit · resets 5pm",
+    'Request FAILED: HTTP 401',
+    'ok, retrying',
+  ])('leaves the provider line %j', (line) => {
+    expect(isTestRunnerLine(line)).toBe(false);
+  });
 
   it('drops the YAML block under a TAP result and provider event records', () => {
-    const lines = ['not ok 1 - x', '  ---', "  error: 'HTTP 401'", '  ...', '{"type":"assistant","message":{}}', '{"level":"error","msg":"HTTP 401"}', 'HTTP 401'];
+    const lines = [
+      'not ok 1 - x',
+      '  ---',
+      "  error: 'HTTP 401'",
+      '  ...',
+      '{"type":"assistant","message":{}}',
+      '{"level":"error","msg":"HTTP 401"}',
+      'HTTP 401',
+    ];
     expect(readableLines(lines)).toEqual(['{"level":"error","msg":"HTTP 401"}', 'HTTP 401']);
     // An unterminated block ends at the first line that is not indented.
     expect(readableLines(['not ok 1 - x', '  ---', "  error: 'HTTP 401'", 'Error: HTTP 401'])).toEqual(['Error: HTTP 401']);
   });
 
   it('finds the last decisive record of the right provider', () => {
-    const lines = ['{"type":"result","is_error":true,"result":"a"}', '{"type":"error","message":"b"}', 'plain', '{"type":"item.completed"}'];
+    const lines = [
+      '{"type":"result","is_error":true,"result":"a"}',
+      '{"type":"error","message":"b"}',
+      'plain',
+      '{"type":"item.completed"}',
+    ];
     expect(providerRecord(lines)?.text).toBe('b');
     expect(providerRecord(lines, 'claude')?.text).toBe('a');
     expect(providerRecord(lines, 'gemini')).toBeNull();

@@ -19,7 +19,18 @@ describe('bench flags', () => {
   it('--help prints every flag of the main bench and exits 0', () => {
     const r = bench('run', '--help');
     expect(r.code).toBe(0);
-    for (const flag of ['--iterations', '--knobs', '--concurrent', '--agent-jitter', '--slots', '--workflow-slots', '--git-niceness', '--dump-histories', '--server-config']) expect(r.stdout).toContain(flag);
+    for (const flag of [
+      '--iterations',
+      '--knobs',
+      '--concurrent',
+      '--agent-jitter',
+      '--slots',
+      '--workflow-slots',
+      '--git-niceness',
+      '--dump-histories',
+      '--server-config',
+    ])
+      expect(r.stdout).toContain(flag);
   });
 
   it.each([

@@ -4,7 +4,17 @@
  * counters, the budget limit, the one-time 80 % warning and the remaining budget.
  */
 import { describe, expect, it } from 'vitest';
-import { addOrchestrationUsage, addUsage, budgetExceeded, budgetWarning, costOf, orchestrationCapped, orchestrationShare, remainingBudget, type Spend } from '../../workflows/decisions/budget.js';
+import {
+  addOrchestrationUsage,
+  addUsage,
+  budgetExceeded,
+  budgetWarning,
+  costOf,
+  orchestrationCapped,
+  orchestrationShare,
+  remainingBudget,
+  type Spend,
+} from '../../workflows/decisions/budget.js';
 
 describe('costOf', () => {
   it('prefers the reported cost, else prices tokens by model (per million)', () => {
@@ -20,11 +30,22 @@ describe('costOf', () => {
   it('prices cache reads at 0.1 x and cache writes at 1.25 x the input price', () => {
     expect(costOf({ costUsd: null, inputTokens: 0, outputTokens: 0, model: 'opus', cacheReadTokens: 1_000_000 })).toBeCloseTo(0.5, 12);
     expect(costOf({ costUsd: null, inputTokens: 0, outputTokens: 0, model: 'opus', cacheWriteTokens: 1_000_000 })).toBeCloseTo(6.25, 12);
-    expect(costOf({ costUsd: null, inputTokens: 1_000_000, outputTokens: 1_000_000, model: 'sonnet', cacheReadTokens: 2_000_000, cacheWriteTokens: 400_000 })).toBeCloseTo(3 + 15 + 0.6 + 1.5, 12);
+    expect(
+      costOf({
+        costUsd: null,
+        inputTokens: 1_000_000,
+        outputTokens: 1_000_000,
+        model: 'sonnet',
+        cacheReadTokens: 2_000_000,
+        cacheWriteTokens: 400_000,
+      }),
+    ).toBeCloseTo(3 + 15 + 0.6 + 1.5, 12);
     // A reported cost already includes the cache.
     expect(costOf({ costUsd: 0.1, inputTokens: 0, outputTokens: 0, model: 'opus', cacheReadTokens: 1_000_000 })).toBe(0.1);
     // Nonsense cache counts count 0.
-    expect(costOf({ costUsd: null, inputTokens: 0, outputTokens: 0, model: 'opus', cacheReadTokens: -5, cacheWriteTokens: Number.NaN })).toBe(0);
+    expect(
+      costOf({ costUsd: null, inputTokens: 0, outputTokens: 0, model: 'opus', cacheReadTokens: -5, cacheWriteTokens: Number.NaN }),
+    ).toBe(0);
   });
 });
 
@@ -87,7 +108,7 @@ describe('orchestration spend', () => {
     expect(addOrchestrationUsage(s, null)).toBe(s);
   });
 
-  it('gives orchestration\'s share by cost, by calls while nothing is priced, none before a call', () => {
+  it("gives orchestration's share by cost, by calls while nothing is priced, none before a call", () => {
     expect(orchestrationShare(zero)).toBeNull();
     const s = addOrchestrationUsage(addUsage(zero, call(0.3)), call(0.1));
     expect(orchestrationShare(s)).toBeCloseTo(0.25, 10);

@@ -29,20 +29,78 @@ function longRunState(n: number): RunState {
       iteration: i,
       convergence: { ...state.convergence, lastHash: tree, recentHashes: ring },
       uncertainty: { ...state.uncertainty, ring, lastRoundIteration: i - (i % 5) },
-      gates: { ...state.gates, lastTree: tree, tracks: Object.fromEntries(GATES.map((g) => [g, { passTree: g === 'tests' ? null : tree }])) },
-      lastTests: { treeHash: tree, iteration: i, passed: false, timedOut: false, exitCode: 0, logPath: '', failures: null, runner: 'none', verdict: 'inconclusive', reason: 'no test command configured and no test runner found in the repository' },
-      recentIterations: [...state.recentIterations, { iteration: i, phase: 'REASON', tier: 'fast', exitCode: 0, durationMs: 10, logPath: `/tmp/repo/.vigil/runs/r/iteration-${String(i).padStart(4, '0')}.log`, attempts: 1, claimed: false, changed: true, filesChangedSinceStart: 1, treeHash: tree, at: new Date(i * 1000).toISOString() }].slice(-20),
+      gates: {
+        ...state.gates,
+        lastTree: tree,
+        tracks: Object.fromEntries(GATES.map((g) => [g, { passTree: g === 'tests' ? null : tree }])),
+      },
+      lastTests: {
+        treeHash: tree,
+        iteration: i,
+        passed: false,
+        timedOut: false,
+        exitCode: 0,
+        logPath: '',
+        failures: null,
+        runner: 'none',
+        verdict: 'inconclusive',
+        reason: 'no test command configured and no test runner found in the repository',
+      },
+      recentIterations: [
+        ...state.recentIterations,
+        {
+          iteration: i,
+          phase: 'REASON',
+          tier: 'fast',
+          exitCode: 0,
+          durationMs: 10,
+          logPath: `/tmp/repo/.vigil/runs/r/iteration-${String(i).padStart(4, '0')}.log`,
+          attempts: 1,
+          claimed: false,
+          changed: true,
+          filesChangedSinceStart: 1,
+          treeHash: tree,
+          at: new Date(i * 1000).toISOString(),
+        },
+      ].slice(-20),
     });
-    state.checkpoints.list = addCheckpoint(sealCheckpoint(state.checkpoints.list, { ...state, iteration: i - 1 }), { iteration: i, commit: sha256Hex(`commit ${i}`).slice(0, 40), tree, ref: checkpointRef('r', i), at: new Date(i * 1000).toISOString(), filesChanged: 1, filesSinceStart: 1, exitCode: 0, tests: null, verdict: null, snapshot: null }, 50);
+    state.checkpoints.list = addCheckpoint(
+      sealCheckpoint(state.checkpoints.list, { ...state, iteration: i - 1 }),
+      {
+        iteration: i,
+        commit: sha256Hex(`commit ${i}`).slice(0, 40),
+        tree,
+        ref: checkpointRef('r', i),
+        at: new Date(i * 1000).toISOString(),
+        filesChanged: 1,
+        filesSinceStart: 1,
+        exitCode: 0,
+        tests: null,
+        verdict: null,
+        snapshot: null,
+      },
+      50,
+    );
   }
   return RunStateSchema.parse(state);
 }
 
 describe('packValue / unpackValue', () => {
   it('unpack what they packed, for any JSON value, strings with the mark included', () => {
-    const marked = fc.oneof(fc.string(), fc.constantFrom('~', '~~', '~0', '~1f', '~~~x', '~zzzzzzzzz', `~${'a'.repeat(30)}`)).map((s) => (s.length % 2 ? `~${s}` : s));
+    const marked = fc
+      .oneof(fc.string(), fc.constantFrom('~', '~~', '~0', '~1f', '~~~x', '~zzzzzzzzz', `~${'a'.repeat(30)}`))
+      .map((s) => (s.length % 2 ? `~${s}` : s));
     const json = fc.letrec<{ v: Json }>((tie) => ({
-      v: fc.oneof({ depthSize: 'small' }, marked, fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null), fc.array(tie('v'), { maxLength: 6 }), fc.dictionary(fc.string({ maxLength: 4 }), tie('v'), { maxKeys: 5 })),
+      v: fc.oneof(
+        { depthSize: 'small' },
+        marked,
+        fc.integer(),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(tie('v'), { maxLength: 6 }),
+        fc.dictionary(fc.string({ maxLength: 4 }), tie('v'), { maxKeys: 5 }),
+      ),
     })).v;
     // Repeats, so that the table is used: the same values several times over.
     fc.assert(
@@ -52,7 +110,11 @@ describe('packValue / unpackValue', () => {
       }),
       { numRuns: 300 },
     );
-    expect(roundTrip({ p: '__proto__', __proto__x: 1, k: ['~', '~~', '~0'] })).toEqual({ p: '__proto__', __proto__x: 1, k: ['~', '~~', '~0'] });
+    expect(roundTrip({ p: '__proto__', __proto__x: 1, k: ['~', '~~', '~0'] })).toEqual({
+      p: '__proto__',
+      __proto__x: 1,
+      k: ['~', '~~', '~0'],
+    });
   });
 
   it('write a repeated string or record once, and leave short or single values as they are', () => {
@@ -88,7 +150,9 @@ describe('packValue / unpackValue', () => {
     const { heldClaim: _gone, ...older } = base.council;
     expect(RunStateSchema.parse(roundTrip({ ...base, council: older } as unknown as Json)).council.heldClaim).toBeNull();
     // A forced review is not held (it stays requested on its own): the schema has no such trigger.
-    expect(RunStateSchema.safeParse({ ...base, council: { ...base.council, heldClaim: { trigger: 'forced', iteration: 5 } } }).success).toBe(false);
+    expect(
+      RunStateSchema.safeParse({ ...base, council: { ...base.council, heldClaim: { trigger: 'forced', iteration: 5 } } }).success,
+    ).toBe(false);
   });
 
   it('refuse a bad reference, a reference to a later entry (no loops) and an input that unpacks to millions of values', () => {

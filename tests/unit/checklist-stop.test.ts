@@ -12,7 +12,14 @@ import { checklistBlock, checklistStop, verificationBlocks } from '../../workflo
 const status = fc.constantFrom('passing', 'failing', 'unverified', undefined);
 const answer = fc.constantFrom('passing', 'failing', undefined);
 
-const item = fc.record({ priority: fc.constantFrom('critical', 'high', 'medium', 'low'), held: fc.boolean(), waived: fc.boolean(), status, asked: fc.boolean(), answer });
+const item = fc.record({
+  priority: fc.constantFrom('critical', 'high', 'medium', 'low'),
+  held: fc.boolean(),
+  waived: fc.boolean(),
+  status,
+  asked: fc.boolean(),
+  answer,
+});
 
 function stateOf(items: { priority: string; held: boolean; waived: boolean; status: string | undefined }[]): ChecklistState {
   const ids = items.map((_, i) => `REQ-${i + 1}`);
@@ -20,8 +27,12 @@ function stateOf(items: { priority: string; held: boolean; waived: boolean; stat
     items: items.map((it, i) => ({ id: ids[i] as string, title: `item ${i + 1}`, priority: it.priority as 'critical', verify: '' })),
     heldOut: ids.filter((_, i) => items[i]?.held).slice(0, 5),
     source: 'file',
-    status: Object.fromEntries(items.flatMap((it, i) => (it.status === undefined ? [] : [[ids[i], { status: it.status, evidence: '', iteration: 1 }]]))),
-    waivers: ids.filter((_, i) => items[i]?.waived).map((id) => ({ item: id, by: 'a person', reason: 'not needed', at: '2026-01-01T00:00:00Z' })),
+    status: Object.fromEntries(
+      items.flatMap((it, i) => (it.status === undefined ? [] : [[ids[i], { status: it.status, evidence: '', iteration: 1 }]])),
+    ),
+    waivers: ids
+      .filter((_, i) => items[i]?.waived)
+      .map((id) => ({ item: id, by: 'a person', reason: 'not needed', at: '2026-01-01T00:00:00Z' })),
   } as ChecklistState;
 }
 
@@ -37,7 +48,13 @@ describe('checklistStop', () => {
             return asked.includes(it.id) && a !== undefined ? [[it.id, { status: a as 'passing' | 'failing' }]] : [];
           }),
         );
-        const after: ChecklistState = { ...state, status: { ...state.status, ...Object.fromEntries(Object.entries(answers).map(([id, a]) => [id, { status: a.status, evidence: '', iteration: 2 }])) } };
+        const after: ChecklistState = {
+          ...state,
+          status: {
+            ...state.status,
+            ...Object.fromEntries(Object.entries(answers).map(([id, a]) => [id, { status: a.status, evidence: '', iteration: 2 }])),
+          },
+        };
         expect(verificationBlocks(checklistStop(state, asked), answers)).toBe(checklistBlock(after).blocked);
       }),
       { numRuns: 2000 },
@@ -52,9 +69,15 @@ describe('checklistStop', () => {
       { priority: 'low', held: false, waived: false, status: 'failing' },
       { priority: 'critical', held: false, waived: true, status: 'failing' },
     ]);
-    expect(checklistStop(state, ['REQ-1', 'REQ-2', 'REQ-3', 'REQ-4', 'REQ-5'])).toEqual({ blockedAnyway: false, mustPass: ['REQ-1', 'REQ-3'], mustNotFail: ['REQ-2'] });
+    expect(checklistStop(state, ['REQ-1', 'REQ-2', 'REQ-3', 'REQ-4', 'REQ-5'])).toEqual({
+      blockedAnyway: false,
+      mustPass: ['REQ-1', 'REQ-3'],
+      mustNotFail: ['REQ-2'],
+    });
     // The failing critical item is not asked: it blocks whatever the answer.
     expect(checklistStop(state, ['REQ-2', 'REQ-3'])).toEqual({ blockedAnyway: true, mustPass: ['REQ-3'], mustNotFail: ['REQ-2'] });
-    expect(verificationBlocks(checklistStop(state, ['REQ-2', 'REQ-3']), { 'REQ-2': { status: 'passing' }, 'REQ-3': { status: 'passing' } })).toBe(true);
+    expect(
+      verificationBlocks(checklistStop(state, ['REQ-2', 'REQ-3']), { 'REQ-2': { status: 'passing' }, 'REQ-3': { status: 'passing' } }),
+    ).toBe(true);
   });
 });

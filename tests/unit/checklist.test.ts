@@ -8,7 +8,13 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ChecklistSchema, ChecklistStateSchema, MAX_CHECKLIST_ITEMS, type ChecklistItem, type ChecklistState } from '../../schemas/gates.js';
+import {
+  ChecklistSchema,
+  ChecklistStateSchema,
+  MAX_CHECKLIST_ITEMS,
+  type ChecklistItem,
+  type ChecklistState,
+} from '../../schemas/gates.js';
 import {
   afterChecklistFailure,
   CHECKLIST_ATTEMPTS,
@@ -31,7 +37,12 @@ import { sha256Hex } from '../../workflows/decisions/sha256.js';
 
 const nodeSha = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
 
-const item = (id: string, title: string, priority: ChecklistItem['priority'] = 'medium', verify = ''): ChecklistItem => ({ id, title, priority, verify });
+const item = (id: string, title: string, priority: ChecklistItem['priority'] = 'medium', verify = ''): ChecklistItem => ({
+  id,
+  title,
+  priority,
+  verify,
+});
 
 /** The items of an ok result; fails the test otherwise. */
 function itemsOf(r: ChecklistParseResult): ChecklistItem[] {
@@ -63,16 +74,24 @@ describe('sha256Hex', () => {
   it('matches the FIPS test vectors', () => {
     expect(sha256Hex('')).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
     expect(sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
-    expect(sha256Hex('abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq')).toBe('248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1');
+    expect(sha256Hex('abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq')).toBe(
+      '248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1',
+    );
   });
 
-  it.each(['', 'a', 'abc', 'The quick brown fox jumps over the lazy dog', 'REQ-1', 'line\nbreak\r\n\ttab', '\u0000nul'])('matches node:crypto for ASCII %j', (s) => {
-    expect(sha256Hex(s)).toBe(nodeSha(s));
-  });
+  it.each(['', 'a', 'abc', 'The quick brown fox jumps over the lazy dog', 'REQ-1', 'line\nbreak\r\n\ttab', '\u0000nul'])(
+    'matches node:crypto for ASCII %j',
+    (s) => {
+      expect(sha256Hex(s)).toBe(nodeSha(s));
+    },
+  );
 
-  it.each(['café', 'naïve résumé', 'Ångström', 'ß€', '日本語のテキスト', '😀', '👩‍💻 done 🎉', 'mixed é😀x\u07ff\u0800\uffff', '\u{10ffff}'])('matches node:crypto for UTF-8 %j', (s) => {
-    expect(sha256Hex(s)).toBe(nodeSha(s));
-  });
+  it.each(['café', 'naïve résumé', 'Ångström', 'ß€', '日本語のテキスト', '😀', '👩‍💻 done 🎉', 'mixed é😀x\u07ff\u0800\uffff', '\u{10ffff}'])(
+    'matches node:crypto for UTF-8 %j',
+    (s) => {
+      expect(sha256Hex(s)).toBe(nodeSha(s));
+    },
+  );
 
   it('encodes lone surrogates as U+FFFD, like node', () => {
     for (const s of ['\ud800', 'a\udc00b', '\ud83d', 'x\ud83dy', '\udfff\ud800']) expect(sha256Hex(s)).toBe(nodeSha(s));
@@ -133,7 +152,9 @@ describe('selectHeldOut', () => {
 
   /** The reference selection, computed with node:crypto. */
   function reference(xs: readonly ChecklistItem[]): string[] {
-    const ranked = xs.map((x) => ({ id: x.id, h: nodeSha(x.id) })).sort((a, b) => (a.h === b.h ? (a.id < b.id ? -1 : 1) : a.h < b.h ? -1 : 1));
+    const ranked = xs
+      .map((x) => ({ id: x.id, h: nodeSha(x.id) }))
+      .sort((a, b) => (a.h === b.h ? (a.id < b.id ? -1 : 1) : a.h < b.h ? -1 : 1));
     const chosen = new Set(ranked.slice(0, heldOutCount(xs.length)).map((r) => r.id));
     return xs.filter((x) => chosen.has(x.id)).map((x) => x.id);
   }
@@ -215,7 +236,9 @@ describe('parseChecklistOutput', () => {
   it('is not confused by brackets and quotes inside strings or stray quotes in prose', () => {
     const tricky = [{ id: 'REQ-1', title: 'Handles "[" and "}" in names', verify: 'a "quoted" ] value {' }];
     const text = `He said "hello\n${JSON.stringify(tricky)}`;
-    expect(itemsOf(parseChecklistOutput(text))).toEqual([{ id: 'REQ-1', title: 'Handles "[" and "}" in names', priority: 'medium', verify: 'a "quoted" ] value {' }]);
+    expect(itemsOf(parseChecklistOutput(text))).toEqual([
+      { id: 'REQ-1', title: 'Handles "[" and "}" in names', priority: 'medium', verify: 'a "quoted" ] value {' },
+    ]);
   });
 
   it('accepts the verify aliases', () => {
@@ -231,7 +254,19 @@ describe('parseChecklistOutput', () => {
   it('maps priorities, MoSCoW words included, any case; unknown or missing is medium', () => {
     const ps = ['critical', 'HIGH', 'Medium', 'low', 'MUST', 'should', 'Could', 'must-have', 'urgent', undefined, 42];
     const text = JSON.stringify(ps.map((p, i) => ({ id: `P-${i}`, title: `t${i}`, priority: p })));
-    expect(itemsOf(parseChecklistOutput(text)).map((i) => i.priority)).toEqual(['critical', 'high', 'medium', 'low', 'high', 'medium', 'low', 'high', 'medium', 'medium', 'medium']);
+    expect(itemsOf(parseChecklistOutput(text)).map((i) => i.priority)).toEqual([
+      'critical',
+      'high',
+      'medium',
+      'low',
+      'high',
+      'medium',
+      'low',
+      'high',
+      'medium',
+      'medium',
+      'medium',
+    ]);
   });
 
   it('generates missing ids, suffixes duplicates and sanitizes invalid ids', () => {
@@ -249,7 +284,18 @@ describe('parseChecklistOutput', () => {
     ]);
     const r = parseChecklistOutput(text);
     const items = itemsOf(r);
-    expect(items.map((i) => i.id)).toEqual(['REQ-1', 'DUP', 'DUP-2', 'DUP-3', 'REQ-7', '1-login', 'REQ-7-2', '12', 'x'.repeat(64), 'REQ-10']);
+    expect(items.map((i) => i.id)).toEqual([
+      'REQ-1',
+      'DUP',
+      'DUP-2',
+      'DUP-3',
+      'REQ-7',
+      '1-login',
+      'REQ-7-2',
+      '12',
+      'x'.repeat(64),
+      'REQ-10',
+    ]);
     expect(items[9]?.title).toBe('a bare string is a title');
     expect(ChecklistSchema.safeParse(items).success).toBe(true);
   });
@@ -260,7 +306,11 @@ describe('parseChecklistOutput', () => {
   });
 
   it('cuts titles to 300 characters and verify texts to 500, on one line', () => {
-    const items = itemsOf(parseChecklistOutput(JSON.stringify([{ id: 'L-1', title: `${'t'.repeat(400)}`, verify: `line one\n\n   line two ${'v'.repeat(700)}` }])));
+    const items = itemsOf(
+      parseChecklistOutput(
+        JSON.stringify([{ id: 'L-1', title: `${'t'.repeat(400)}`, verify: `line one\n\n   line two ${'v'.repeat(700)}` }]),
+      ),
+    );
     expect(items[0]?.title).toHaveLength(300);
     expect(items[0]?.verify).toHaveLength(500);
     expect(items[0]?.verify.startsWith('line one line two vvv')).toBe(true);
@@ -365,7 +415,14 @@ describe('parseChecklistFile', () => {
   it.each([
     ['an entry without a title', [{ id: 'A-1', title: 'a' }, { id: 'A-2' }], /^f\.json: entry 2: no title/],
     ['an invalid id', [{ id: 'A 1', title: 'a' }], /^f\.json: entry 1: id "A 1" is not valid/],
-    ['a duplicate id', [{ id: 'A-1', title: 'a' }, { id: 'A-1', title: 'b' }], /^f\.json: entry 2: duplicate id A-1 \(also entry 1\)/],
+    [
+      'a duplicate id',
+      [
+        { id: 'A-1', title: 'a' },
+        { id: 'A-1', title: 'b' },
+      ],
+      /^f\.json: entry 2: duplicate id A-1 \(also entry 1\)/,
+    ],
     ['an unknown priority', [{ id: 'A-1', title: 'a', priority: 'urgent' }], /^f\.json: entry 1: unknown priority "urgent"/],
     ['an empty list', [], /^f\.json: the checklist is empty/],
     ['too many items', Array.from({ length: 61 }, (_, i) => ({ title: `t${i}` })), /^f\.json: 61 items; a checklist has at most 60/],
@@ -404,7 +461,10 @@ describe('parseChecklistFile', () => {
   });
 
   it('reads CRLF Markdown', () => {
-    expect(itemsOf(parseChecklistFile('- REQ-1 (low): one\r\n- REQ-2: two\r\n', 'w.md'))).toEqual([item('REQ-1', 'one', 'low'), item('REQ-2', 'two')]);
+    expect(itemsOf(parseChecklistFile('- REQ-1 (low): one\r\n- REQ-2: two\r\n', 'w.md'))).toEqual([
+      item('REQ-1', 'one', 'low'),
+      item('REQ-2', 'two'),
+    ]);
   });
 
   it.each([
@@ -459,13 +519,21 @@ describe('parseVerifierOutput', () => {
   });
 
   it('ignores unknown ids, prose and words that only start like a status', () => {
-    const text = ['ITEM REQ-99: PASS - not on the checklist', 'REQ-1 failing tests were fixed earlier', 'ITEM REQ-2: PASSWORD reset is missing', 'ITEM REQ-3 maybe'].join('\n');
+    const text = [
+      'ITEM REQ-99: PASS - not on the checklist',
+      'REQ-1 failing tests were fixed earlier',
+      'ITEM REQ-2: PASSWORD reset is missing',
+      'ITEM REQ-3 maybe',
+    ].join('\n');
     expect(parseVerifierOutput(text, ids)).toEqual({});
   });
 
   it('lets the last answer for an id win', () => {
     const text = 'ITEM REQ-1: FAIL - first look\nITEM REQ-2: PASS - fine\nITEM REQ-1: PASS - after a second look';
-    expect(parseVerifierOutput(text, ids)).toEqual({ 'REQ-1': { status: 'passing', evidence: 'after a second look' }, 'REQ-2': { status: 'passing', evidence: 'fine' } });
+    expect(parseVerifierOutput(text, ids)).toEqual({
+      'REQ-1': { status: 'passing', evidence: 'after a second look' },
+      'REQ-2': { status: 'passing', evidence: 'fine' },
+    });
   });
 
   it('cuts evidence to 300 characters', () => {
@@ -482,26 +550,43 @@ describe('parseVerifierOutput', () => {
       { id: 'NOPE', status: 'PASS' },
       { id: 'REQ-4', status: 'unknown' },
     ];
-    const expected = { 'REQ-1': { status: 'passing', evidence: 'ok' }, 'REQ-2': { status: 'failing', evidence: 'broken' }, 'REQ-3': { status: 'passing', evidence: '' } };
+    const expected = {
+      'REQ-1': { status: 'passing', evidence: 'ok' },
+      'REQ-2': { status: 'failing', evidence: 'broken' },
+      'REQ-3': { status: 'passing', evidence: '' },
+    };
     expect(parseVerifierOutput(JSON.stringify(arr), ids)).toEqual(expected);
     expect(parseVerifierOutput(`Results:\n\`\`\`json\n${JSON.stringify(arr, null, 2)}\n\`\`\``, ids)).toEqual(expected);
     expect(parseVerifierOutput(JSON.stringify({ results: arr }), ids)).toEqual(expected);
   });
 
   it('orders JSON and line answers by their place in the text', () => {
-    const text = `ITEM REQ-1: FAIL - early line\n${JSON.stringify([{ id: 'REQ-1', status: 'PASS', evidence: 'json' }, { id: 'REQ-2', status: 'PASS' }])}\nITEM REQ-2: FAIL - late line`;
-    expect(parseVerifierOutput(text, ids)).toEqual({ 'REQ-1': { status: 'passing', evidence: 'json' }, 'REQ-2': { status: 'failing', evidence: 'late line' } });
+    const text = `ITEM REQ-1: FAIL - early line\n${JSON.stringify([
+      { id: 'REQ-1', status: 'PASS', evidence: 'json' },
+      { id: 'REQ-2', status: 'PASS' },
+    ])}\nITEM REQ-2: FAIL - late line`;
+    expect(parseVerifierOutput(text, ids)).toEqual({
+      'REQ-1': { status: 'passing', evidence: 'json' },
+      'REQ-2': { status: 'failing', evidence: 'late line' },
+    });
   });
 
   it('answers adversarial input quickly and never throws', () => {
-    for (const text of ['['.repeat(1_048_576), 'ITEM '.repeat(200_000), `ITEM REQ-1: PASS - ${'-'.repeat(1_000_000)}`, 'REQ-1:'.repeat(170_000)]) {
+    for (const text of [
+      '['.repeat(1_048_576),
+      'ITEM '.repeat(200_000),
+      `ITEM REQ-1: PASS - ${'-'.repeat(1_000_000)}`,
+      'REQ-1:'.repeat(170_000),
+    ]) {
       const t0 = performance.now();
       const r = parseVerifierOutput(text, ids);
       expect(performance.now() - t0).toBeLessThan(4000);
       expect(Object.keys(r).every((k) => ids.includes(k))).toBe(true);
     }
     fc.assert(
-      fc.property(fc.string({ unit: 'binary', maxLength: 400 }), (s) => Object.keys(parseVerifierOutput(s, ids)).every((k) => ids.includes(k))),
+      fc.property(fc.string({ unit: 'binary', maxLength: 400 }), (s) =>
+        Object.keys(parseVerifierOutput(s, ids)).every((k) => ids.includes(k)),
+      ),
       { numRuns: 300, seed: 20_251_122 },
     );
   });
@@ -548,7 +633,11 @@ describe('checklistBlock', () => {
 
   it('does not block on failing non-critical or unverified visible items', () => {
     const { 'REQ-1': _1, 'REQ-6': _6, ...rest } = allPassing;
-    expect(checklistBlock(baseState({ ...rest, 'REQ-2': fail(), 'REQ-4': fail() }))).toEqual({ blocked: false, reasons: [], builderReasons: [] });
+    expect(checklistBlock(baseState({ ...rest, 'REQ-2': fail(), 'REQ-4': fail() }))).toEqual({
+      blocked: false,
+      reasons: [],
+      builderReasons: [],
+    });
   });
 
   it('blocks on a failing held-out item without naming it', () => {
@@ -559,12 +648,19 @@ describe('checklistBlock', () => {
   it('blocks on held-out items never verified (fail-closed)', () => {
     const r = checklistBlock(baseState({ 'REQ-1': pass(), 'REQ-6': pass() }));
     // The builder is told once, without a count, whatever the number of held-out items.
-    expect(r).toEqual({ blocked: true, reasons: ['held-out item 1 has not been verified', 'held-out item 2 has not been verified'], builderReasons: [HELD_OUT_BUILDER_REASON] });
+    expect(r).toEqual({
+      blocked: true,
+      reasons: ['held-out item 1 has not been verified', 'held-out item 2 has not been verified'],
+      builderReasons: [HELD_OUT_BUILDER_REASON],
+    });
     expect(HELD_OUT_BUILDER_REASON).not.toMatch(/held.out|\d/i);
   });
 
   it('never puts a held-out title, id or evidence in the reasons', () => {
-    const states = [baseState(), baseState({ 'REQ-3': fail('secret evidence'), 'REQ-5': fail('secret evidence'), 'REQ-1': fail(), 'REQ-6': fail() })];
+    const states = [
+      baseState(),
+      baseState({ 'REQ-3': fail('secret evidence'), 'REQ-5': fail('secret evidence'), 'REQ-1': fail(), 'REQ-6': fail() }),
+    ];
     for (const s of states) {
       const text = checklistBlock(s).reasons.join('\n');
       expect(text).toContain('held-out item');
@@ -577,7 +673,11 @@ describe('checklistBlock', () => {
     expect(checklistBlock(baseState(failing)).reasons).toHaveLength(3);
     const w = (itemRef: string) => ({ item: itemRef, by: 'ops', reason: 'accepted', at: '2026-01-01T00:00:00Z' });
     expect(checklistBlock(baseState(failing, [w('REQ-1'), w('REQ-3')])).reasons).toEqual(['held-out item 2 failed verification']);
-    expect(checklistBlock(baseState(failing, [w('REQ-1'), w('held-out-1'), w('held-out-2')]))).toEqual({ blocked: false, reasons: [], builderReasons: [] });
+    expect(checklistBlock(baseState(failing, [w('REQ-1'), w('held-out-1'), w('held-out-2')]))).toEqual({
+      blocked: false,
+      reasons: [],
+      builderReasons: [],
+    });
   });
 });
 
@@ -650,7 +750,9 @@ describe('maskedChecklist', () => {
 });
 
 describe('builderChecklist', () => {
-  const s = baseState({ 'REQ-1': pass(), 'REQ-2': fail('bcrypt not used'), 'REQ-3': fail('hidden'), 'REQ-5': pass() }, [{ item: 'REQ-4', by: 'ops', reason: 'r', at: 'now' }]);
+  const s = baseState({ 'REQ-1': pass(), 'REQ-2': fail('bcrypt not used'), 'REQ-3': fail('hidden'), 'REQ-5': pass() }, [
+    { item: 'REQ-4', by: 'ops', reason: 'r', at: 'now' },
+  ]);
 
   it('lists the visible items with their marks, and failing evidence', () => {
     expect(builderChecklist(s, 10_000)).toBe(
@@ -728,8 +830,24 @@ describe('checklistVerifierPrompt', () => {
   const items = [item('REQ-1', 'Users can sign in', 'critical', 'run the e2e suite'), item('REQ-2', 'Dark mode', 'low')];
 
   it('lists every item, the PRD, the diff and the tests, and the answer format', () => {
-    const p = checklistVerifierPrompt({ items, prdPath: 'docs/PRD.md', diffPath: '.vigil/run/diff.patch', testSummary: '42 passed, 1 failed' });
-    for (const s of ['REQ-1 (critical): Users can sign in', 'How to verify: run the e2e suite', 'REQ-2 (low): Dark mode', 'docs/PRD.md', '.vigil/run/diff.patch', '42 passed, 1 failed', 'ITEM <id>: PASS', 'ITEM <id>: FAIL', 'Do not modify any file', "repository's current state"]) {
+    const p = checklistVerifierPrompt({
+      items,
+      prdPath: 'docs/PRD.md',
+      diffPath: '.vigil/run/diff.patch',
+      testSummary: '42 passed, 1 failed',
+    });
+    for (const s of [
+      'REQ-1 (critical): Users can sign in',
+      'How to verify: run the e2e suite',
+      'REQ-2 (low): Dark mode',
+      'docs/PRD.md',
+      '.vigil/run/diff.patch',
+      '42 passed, 1 failed',
+      'ITEM <id>: PASS',
+      'ITEM <id>: FAIL',
+      'Do not modify any file',
+      "repository's current state",
+    ]) {
       expect(p).toContain(s);
     }
   });
@@ -742,7 +860,12 @@ describe('checklistVerifierPrompt', () => {
 
   it('asks for lines parseVerifierOutput reads', () => {
     const answer = 'ITEM REQ-1: PASS - tests/e2e/signin.spec.ts passes\nITEM REQ-2: FAIL - no theme toggle';
-    expect(parseVerifierOutput(answer, items.map((i) => i.id))).toEqual({
+    expect(
+      parseVerifierOutput(
+        answer,
+        items.map((i) => i.id),
+      ),
+    ).toEqual({
       'REQ-1': { status: 'passing', evidence: 'tests/e2e/signin.spec.ts passes' },
       'REQ-2': { status: 'failing', evidence: 'no theme toggle' },
     });
@@ -751,12 +874,23 @@ describe('checklistVerifierPrompt', () => {
 
 describe('a checklist extraction that failed', () => {
   it('is asked again after the provider’s wait, else the base wait times the attempt, up to three attempts', () => {
-    expect(afterChecklistFailure({ attempt: 1, providerReason: 'rate limited', rateLimitWaitSeconds: 2, baseWaitSeconds: 30 })).toEqual({ kind: 'retry', attempt: 1, waitSeconds: 2, reason: 'rate limited' });
-    expect(afterChecklistFailure({ attempt: 2, providerReason: 'API failure: overloaded', rateLimitWaitSeconds: null, baseWaitSeconds: 30 })).toEqual({ kind: 'retry', attempt: 2, waitSeconds: 60, reason: 'API failure: overloaded' });
-    expect(afterChecklistFailure({ attempt: CHECKLIST_ATTEMPTS, providerReason: 'rate limited', rateLimitWaitSeconds: 2, baseWaitSeconds: 30 })).toEqual({ kind: 'give_up', attempts: 3, reason: 'rate limited' });
+    expect(afterChecklistFailure({ attempt: 1, providerReason: 'rate limited', rateLimitWaitSeconds: 2, baseWaitSeconds: 30 })).toEqual({
+      kind: 'retry',
+      attempt: 1,
+      waitSeconds: 2,
+      reason: 'rate limited',
+    });
+    expect(
+      afterChecklistFailure({ attempt: 2, providerReason: 'API failure: overloaded', rateLimitWaitSeconds: null, baseWaitSeconds: 30 }),
+    ).toEqual({ kind: 'retry', attempt: 2, waitSeconds: 60, reason: 'API failure: overloaded' });
+    expect(
+      afterChecklistFailure({ attempt: CHECKLIST_ATTEMPTS, providerReason: 'rate limited', rateLimitWaitSeconds: 2, baseWaitSeconds: 30 }),
+    ).toEqual({ kind: 'give_up', attempts: 3, reason: 'rate limited' });
   });
 
   it('is final at once when the provider is not to blame (an answer without a checklist)', () => {
-    expect(afterChecklistFailure({ attempt: 1, providerReason: null, rateLimitWaitSeconds: null, baseWaitSeconds: 30 })).toEqual({ kind: 'none' });
+    expect(afterChecklistFailure({ attempt: 1, providerReason: null, rateLimitWaitSeconds: null, baseWaitSeconds: 30 })).toEqual({
+      kind: 'none',
+    });
   });
 });

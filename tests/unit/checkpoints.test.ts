@@ -10,7 +10,16 @@ import { describe, expect, it } from 'vitest';
 import { createCheckpoint, restoreWorkingTree, rewindRepo } from '../../activities/checkpoints.js';
 import { workingTreeHash } from '../../activities/git.js';
 import { type CheckpointRecord, type RewindRecord, type RunState } from '../../schemas/run.js';
-import { addCheckpoint, checkpointRef, planCheckpoint, refComponent, rewindProblem, rewindState, sealCheckpoint, snapshotOf } from '../../workflows/decisions/checkpoints.js';
+import {
+  addCheckpoint,
+  checkpointRef,
+  planCheckpoint,
+  refComponent,
+  rewindProblem,
+  rewindState,
+  sealCheckpoint,
+  snapshotOf,
+} from '../../workflows/decisions/checkpoints.js';
 import { git, makeRepo } from '../support/harness.js';
 import { runState } from '../support/run-state.js';
 
@@ -41,7 +50,21 @@ const record = (iteration: number, over: Partial<CheckpointRecord> = {}): Checkp
 const state = (over: Partial<RunState> = {}): RunState => runState(over);
 
 describe('refComponent', () => {
-  it.each(['vigil-demo', 'a:b', '..', '.hidden', 'x.lock', 'a b', 'a~b^c:d?e*f[g\\h', 'a@{b', 'é日本', 'tab\there', 'end.', 'a/b', 'x'.repeat(400)])('%j is a legal, single ref component', (id) => {
+  it.each([
+    'vigil-demo',
+    'a:b',
+    '..',
+    '.hidden',
+    'x.lock',
+    'a b',
+    'a~b^c:d?e*f[g\\h',
+    'a@{b',
+    'é日本',
+    'tab\there',
+    'end.',
+    'a/b',
+    'x'.repeat(400),
+  ])('%j is a legal, single ref component', (id) => {
     const c = refComponent(id);
     expect(c).not.toContain('/');
     expect(c.length).toBeLessThanOrEqual(150);
@@ -60,7 +83,12 @@ describe('refComponent', () => {
 describe('retention', () => {
   it('asks for a checkpoint on top of the previous one and prunes past the bound', () => {
     const list = [record(1), record(2), record(4)];
-    expect(planCheckpoint(list, 'run', 5, 3)).toEqual({ ref: 'refs/vigil/run/5', parent: 'c4', message: expect.stringMatching(/^vigil checkpoint: run run, iteration 5\n/), prune: ['refs/vigil/run/1'] });
+    expect(planCheckpoint(list, 'run', 5, 3)).toEqual({
+      ref: 'refs/vigil/run/5',
+      parent: 'c4',
+      message: expect.stringMatching(/^vigil checkpoint: run run, iteration 5\n/),
+      prune: ['refs/vigil/run/1'],
+    });
     expect(planCheckpoint(list, 'run', 5, 50)?.prune).toEqual([]);
     expect(planCheckpoint(list, 'run', 5, 1)?.prune).toEqual(['refs/vigil/run/1', 'refs/vigil/run/2', 'refs/vigil/run/4']);
     expect(planCheckpoint(list, 'run', 5, 0)).toBeNull();
@@ -84,17 +112,36 @@ describe('rewind', () => {
   const cp = { list: [record(2, { snapshot: null }), record(4)], rewinds: [], rewindCount: 0 };
   it('says why a target is not valid', () => {
     expect(rewindProblem(cp, 4, 4, 50)).toBeNull();
-    expect(rewindProblem(cp, 3, 4, 50)).toBe('iteration 3 has no checkpoint (it changed nothing, or its checkpoint was pruned: 50 are kept); checkpoints: 2, 4');
+    expect(rewindProblem(cp, 3, 4, 50)).toBe(
+      'iteration 3 has no checkpoint (it changed nothing, or its checkpoint was pruned: 50 are kept); checkpoints: 2, 4',
+    );
     expect(rewindProblem(cp, 7, 4, 50)).toBe('iteration 7 has not happened yet: the run is at iteration 4');
     expect(rewindProblem(cp, 2, 4, 50)).toBe('checkpoint 2 has no saved state; checkpoints: 2, 4');
     expect(rewindProblem(cp, 2, 4, 0)).toMatch(/keeps no checkpoints \(knob checkpointsKept is 0\)/);
     expect(rewindProblem({ ...cp, list: [] }, 1, 4, 50)).toMatch(/the run has no checkpoints yet/);
   });
 
-  it('restores counters, cuts the lists back, keeps spend and a person\'s pause, lifts an automatic one', () => {
-    const at4 = state({ iteration: 4, consecutiveFailures: 1, convergence: { lastHash: 't4', consecutiveNoChange: 0, recentHashes: ['t2', 't4'], doneSignals: 0, totalDoneSignals: 0 } });
+  it("restores counters, cuts the lists back, keeps spend and a person's pause, lifts an automatic one", () => {
+    const at4 = state({
+      iteration: 4,
+      consecutiveFailures: 1,
+      convergence: { lastHash: 't4', consecutiveNoChange: 0, recentHashes: ['t2', 't4'], doneSignals: 0, totalDoneSignals: 0 },
+    });
     const c4 = record(4, { snapshot: snapshotOf(at4) });
-    const iter = (n: number) => ({ iteration: n, phase: 'ACT' as const, tier: 'development' as const, exitCode: 0, durationMs: 1, logPath: '', attempts: 1, claimed: false, changed: true, filesChangedSinceStart: n, treeHash: `t${n}`, at: '' });
+    const iter = (n: number) => ({
+      iteration: n,
+      phase: 'ACT' as const,
+      tier: 'development' as const,
+      exitCode: 0,
+      durationMs: 1,
+      logPath: '',
+      attempts: 1,
+      claimed: false,
+      changed: true,
+      filesChangedSinceStart: n,
+      treeHash: `t${n}`,
+      at: '',
+    });
     const now = state({
       iteration: 8,
       consecutiveFailures: 0,
@@ -105,7 +152,18 @@ describe('rewind', () => {
       lastFindings: 'old findings',
       checkpoints: { list: [record(2), c4, record(6), record(8)], rewinds: [], rewindCount: 0 },
     });
-    const r: RewindRecord = { from: 8, to: 4, by: 'alice', reason: 'ORM', directive: 'no ORM', checkpoint: 'c4', savedRef: 'refs/vigil/run/before-rewind-1', savedCommit: 's', interruptedAgent: false, at: 'now' };
+    const r: RewindRecord = {
+      from: 8,
+      to: 4,
+      by: 'alice',
+      reason: 'ORM',
+      directive: 'no ORM',
+      checkpoint: 'c4',
+      savedRef: 'refs/vigil/run/before-rewind-1',
+      savedCommit: 's',
+      interruptedAgent: false,
+      at: 'now',
+    };
     const after = rewindState(now, c4, r, { text: 'no ORM', by: 'alice', at: 'now' });
     expect(after.iteration).toBe(4);
     expect(after.consecutiveFailures).toBe(1);
@@ -115,7 +173,11 @@ describe('rewind', () => {
     expect(after.pause?.by).toBe('alice');
     expect(after.pendingDirectives).toEqual([{ text: 'no ORM', by: 'alice', at: 'now' }]);
     expect(after.lastFindings).toMatch(/rewound by alice from iteration 8 to iteration 4 \(ORM\).*Follow the directive below/);
-    expect(after.checkpoints).toMatchObject({ list: [expect.objectContaining({ iteration: 2 }), expect.objectContaining({ iteration: 4 })], rewinds: [r], rewindCount: 1 });
+    expect(after.checkpoints).toMatchObject({
+      list: [expect.objectContaining({ iteration: 2 }), expect.objectContaining({ iteration: 4 })],
+      rewinds: [r],
+      rewindCount: 1,
+    });
     const autoPaused = rewindState({ ...now, pause: { reason: 'escalation', by: 'vigil', at: '' } }, c4, r, null);
     expect(autoPaused.pause).toBeNull();
     expect(autoPaused.pendingDirectives).toEqual([]);
@@ -138,7 +200,7 @@ describe('checkpoint activities', () => {
   });
 
   it('restores a working tree: changed, added, deleted files and a file that became a folder; the index and .vigil untouched', async () => {
-    const repo = makeRepo({ files: { 'README.md': '# r\n', 'keep.txt': 'k\n', 'x': 'file\n' } });
+    const repo = makeRepo({ files: { 'README.md': '# r\n', 'keep.txt': 'k\n', x: 'file\n' } });
     mkdirSync(path.join(repo, '.vigil'), { recursive: true });
     writeFileSync(path.join(repo, '.vigil/own.txt'), 'vigil\n');
     const start = await workingTreeHash(repo);
@@ -168,7 +230,16 @@ describe('checkpoint activities', () => {
     const t2 = await workingTreeHash(repo);
     const c2 = await createCheckpoint(repo, t2, c1.commit, 'refs/vigil/r/2', 'two\n');
     writeFileSync(path.join(repo, 'mine.txt'), 'person\n');
-    const input = { repoPath: repo, lastTree: t2, target: { commit: c1.commit, tree: t1 }, latest: c2.commit, savedRef: 'refs/vigil/r/before-rewind-1', message: 'saved\n', force: false, drop: ['refs/vigil/r/2'] };
+    const input = {
+      repoPath: repo,
+      lastTree: t2,
+      target: { commit: c1.commit, tree: t1 },
+      latest: c2.commit,
+      savedRef: 'refs/vigil/r/before-rewind-1',
+      message: 'saved\n',
+      force: false,
+      drop: ['refs/vigil/r/2'],
+    };
     expect(await rewindRepo(input)).toEqual({ ok: false, files: ['mine.txt'], count: 1 });
     expect(git(repo, 'for-each-ref', '--format=%(refname)', 'refs/vigil/')).toBe('refs/vigil/r/1\nrefs/vigil/r/2');
     expect(existsSync(path.join(repo, 'mine.txt'))).toBe(true);

@@ -17,7 +17,9 @@ describe('listQuery', () => {
 
   it('filters on VigilStatus and on VigilRepo, the absolute path', () => {
     expect(listQuery({ status: 'Paused' })).toBe("WorkflowType = 'vigilRun' AND VigilStatus = 'paused'");
-    expect(listQuery({ status: 'council_approved', repo: '/src/app' })).toBe("WorkflowType = 'vigilRun' AND VigilStatus = 'council_approved' AND VigilRepo = '/src/app'");
+    expect(listQuery({ status: 'council_approved', repo: '/src/app' })).toBe(
+      "WorkflowType = 'vigilRun' AND VigilStatus = 'council_approved' AND VigilRepo = '/src/app'",
+    );
     expect(listQuery({ repo: 'app' })).toBe(`WorkflowType = 'vigilRun' AND VigilRepo = '${path.resolve('app')}'`);
   });
 

@@ -37,9 +37,19 @@ let n = 0;
 async function loaded(args: string[], extraEnv: Record<string, string> = {}): Promise<{ modules: string[]; code: number }> {
   const trace = path.join(dir, `trace-${(n += 1)}`);
   writeFileSync(trace, '');
-  const code = await promisify(execFile)(process.execPath, ['--require', path.join(dir, 'cjs.cjs'), '--import', path.join(dir, 'register.mjs'), CLI, ...args], {
-    env: { ...process.env, VIGIL_TRACE_FILE: trace, TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: 'default', ...extraEnv },
-  }).then(
+  const code = await promisify(execFile)(
+    process.execPath,
+    ['--require', path.join(dir, 'cjs.cjs'), '--import', path.join(dir, 'register.mjs'), CLI, ...args],
+    {
+      env: {
+        ...process.env,
+        VIGIL_TRACE_FILE: trace,
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        TEMPORAL_NAMESPACE: 'default',
+        ...extraEnv,
+      },
+    },
+  ).then(
     () => 0,
     (err: { code?: number }) => err.code ?? -1,
   );
@@ -49,7 +59,14 @@ async function loaded(args: string[], extraEnv: Record<string, string> = {}): Pr
 const CLI_URL = pathToFileURL(CLI).href;
 const BUNDLE_URL = pathToFileURL(path.join(path.dirname(CLI), '..', 'dist', 'cli', 'fast.bundle.js')).href;
 const sdkClient = [/node_modules\/@temporalio\/(client|proto)\//, /node_modules\/@grpc\/grpc-js\//, /node_modules\/protobufjs\//];
-const heavy = [/node_modules\/@temporalio\/worker\//, /node_modules\/zod\//, /\/workflows\/run-workflow\.js/, /\/activities\//, /\/cli\/runs\.js/, /\/schemas\/run\.js/];
+const heavy = [
+  /node_modules\/@temporalio\/worker\//,
+  /node_modules\/zod\//,
+  /\/workflows\/run-workflow\.js/,
+  /\/activities\//,
+  /\/cli\/runs\.js/,
+  /\/schemas\/run\.js/,
+];
 
 describe('the CLI loads only what a command needs', () => {
   assertBuilt();
@@ -62,16 +79,25 @@ describe('the CLI loads only what a command needs', () => {
       const { modules, code } = await loaded(args);
       expect(code).toBe(3); // it went all the way: connected and asked
       expect(modules).toContain(BUNDLE_URL); // the light client is in it
-      for (const re of [...sdkClient, ...heavy]) expect(modules.filter((m) => re.test(m)), String(re)).toEqual([]);
+      for (const re of [...sdkClient, ...heavy])
+        expect(
+          modules.filter((m) => re.test(m)),
+          String(re),
+        ).toEqual([]);
     });
   }
 
   it('vigil status and pause in an environment without a profile, TLS or API key: neither commander nor envconfig (the bin entry runs them)', async () => {
     const xdg = mkdtempSync(path.join(os.tmpdir(), 'vigil-cli-xdg-'));
-    for (const args of [['status', 'no-such-run-for-the-trace', '--json'], ['pause', 'no-such-run-for-the-trace', '--reason=x']]) {
+    for (const args of [
+      ['status', 'no-such-run-for-the-trace', '--json'],
+      ['pause', 'no-such-run-for-the-trace', '--reason=x'],
+    ]) {
       const { modules, code } = await loaded(args, { XDG_CONFIG_HOME: xdg });
       expect(code).toBe(3);
-      expect(modules.filter((m) => /\/node_modules\/(commander|@temporalio\/envconfig|smol-toml)\//.test(m) || m.endsWith('/cli/main.js'))).toEqual([]);
+      expect(
+        modules.filter((m) => /\/node_modules\/(commander|@temporalio\/envconfig|smol-toml)\//.test(m) || m.endsWith('/cli/main.js')),
+      ).toEqual([]);
       // The bin entry and the quick path's bundle: no other module of Vigil's own.
       expect(modules.filter((m) => /\/(bin|dist)\//.test(m))).toEqual([CLI_URL, BUNDLE_URL]);
     }
@@ -88,7 +114,11 @@ describe('the CLI loads only what a command needs', () => {
     expect(modules.some((m) => m.includes('/node_modules/@temporalio/client/'))).toBe(true);
     expect(modules.some((m) => m.endsWith('/workers/codec.js'))).toBe(true);
     expect(modules.some((m) => m.includes('/cli/wire/'))).toBe(false);
-    for (const re of heavy) expect(modules.filter((m) => re.test(m)), String(re)).toEqual([]);
+    for (const re of heavy)
+      expect(
+        modules.filter((m) => re.test(m)),
+        String(re),
+      ).toEqual([]);
   });
 
   it('vigil status --help: not even the client', async () => {
@@ -97,7 +127,11 @@ describe('the CLI loads only what a command needs', () => {
     expect(modules.some((m) => m.includes('/cli/main.js'))).toBe(true);
     // The endpoint in the help text comes from @temporalio/envconfig, a small package (with a few
     // small files of @temporalio/common); not the client, the protos or the worker.
-    expect(modules.filter((m) => /\/node_modules\/(@temporalio\/(client|worker|proto|workflow)\/|@temporalio\/common\/lib\/index\.js|zod\/)/.test(m))).toEqual([]);
+    expect(
+      modules.filter((m) =>
+        /\/node_modules\/(@temporalio\/(client|worker|proto|workflow)\/|@temporalio\/common\/lib\/index\.js|zod\/)/.test(m),
+      ),
+    ).toEqual([]);
     expect(modules.filter((m) => m.includes('/cli/wire/'))).toEqual([]);
   });
 });

@@ -14,7 +14,16 @@ import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { JSONToPayload, payloadToJSON as sdkPayloadToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { AesGcmCodec, CodecError, codecFromEnv, defaultKeyId, ENCRYPTED_ENCODING, loadCodecKey, METADATA_KEY_ID, type CodecKey } from '../../workers/codec.js';
+import {
+  AesGcmCodec,
+  CodecError,
+  codecFromEnv,
+  defaultKeyId,
+  ENCRYPTED_ENCODING,
+  loadCodecKey,
+  METADATA_KEY_ID,
+  type CodecKey,
+} from '../../workers/codec.js';
 import { payloadFromJSON, payloadToJSON, startCodecServer, type CodecServer, type JSONPayload } from '../../workers/codec-server.js';
 
 const str = (b: Uint8Array | null | undefined): string => Buffer.from(b ?? new Uint8Array()).toString('utf8');
@@ -83,7 +92,9 @@ describe('AesGcmCodec', () => {
 
   it('fails clearly when a different key carries the same id, or the ciphertext was altered', async () => {
     const encoded = await new AesGcmCodec(key('k1')).encode(samples());
-    await expect(new AesGcmCodec(key('k1')).decode(encoded)).rejects.toThrow(/cannot decrypt a payload with key id "k1": authentication failed/);
+    await expect(new AesGcmCodec(key('k1')).decode(encoded)).rejects.toThrow(
+      /cannot decrypt a payload with key id "k1": authentication failed/,
+    );
     const k = key('k2');
     const codec = new AesGcmCodec(k);
     const [p] = await codec.encode(samples());
@@ -91,7 +102,9 @@ describe('AesGcmCodec', () => {
     data[20] = (data[20] as number) ^ 1;
     await expect(codec.decode([{ ...p, data }])).rejects.toThrow(/authentication failed/);
     await expect(codec.decode([{ ...p, data: data.subarray(0, 10) }])).rejects.toThrow(/too short/);
-    await expect(codec.decode([{ metadata: { encoding: new TextEncoder().encode(ENCRYPTED_ENCODING) }, data }])).rejects.toThrow(/no "encryption-key-id"/);
+    await expect(codec.decode([{ metadata: { encoding: new TextEncoder().encode(ENCRYPTED_ENCODING) }, data }])).rejects.toThrow(
+      /no "encryption-key-id"/,
+    );
   });
 
   it('decodes with a rotated-out key and encodes with the active one', async () => {
@@ -134,16 +147,51 @@ describe('loadCodecKey and codecFromEnv', () => {
   });
 
   it.each<[string, () => void, RegExp]>([
-    ['a missing file', () => loadCodecKey({ keyFile: path.join(tmp(), 'nope') }), /key file .*nope \(VIGIL_CODEC_KEY_FILE\) does not exist/],
+    [
+      'a missing file',
+      () => loadCodecKey({ keyFile: path.join(tmp(), 'nope') }),
+      /key file .*nope \(VIGIL_CODEC_KEY_FILE\) does not exist/,
+    ],
     ['a directory', () => loadCodecKey({ keyFile: tmp() }), /is a directory/],
-    ['an empty file', () => loadCodecKey({ keyFile: (() => { const f = path.join(tmp(), 'k'); writeFileSync(f, '\n'); return f; })() }), /is empty/],
-    ['16 bytes of base64', () => loadCodecKey({ keyEnv: randomBytes(16).toString('base64') }), /VIGIL_CODEC_KEY decodes \(as base64\) to 16 bytes; AES-256 needs exactly 32 bytes/],
+    [
+      'an empty file',
+      () =>
+        loadCodecKey({
+          keyFile: (() => {
+            const f = path.join(tmp(), 'k');
+            writeFileSync(f, '\n');
+            return f;
+          })(),
+        }),
+      /is empty/,
+    ],
+    [
+      '16 bytes of base64',
+      () => loadCodecKey({ keyEnv: randomBytes(16).toString('base64') }),
+      /VIGIL_CODEC_KEY decodes \(as base64\) to 16 bytes; AES-256 needs exactly 32 bytes/,
+    ],
     ['64 bytes of base64', () => loadCodecKey({ keyEnv: randomBytes(64).toString('base64') }), /to 64 bytes/],
-    ['hex of the wrong length', () => loadCodecKey({ keyEnv: randomBytes(16).toString('hex') }), /looks like hex but has 32 characters; a 32-byte key is 64 hex characters/],
-    ['neither base64 nor hex', () => loadCodecKey({ keyEnv: 'not a key!' }), /neither base64 nor hex \(character 10 is not a base64 character\)/],
-    ['both sources', () => loadCodecKey({ keyEnv: raw.toString('hex'), keyFile: '/x' }), /both VIGIL_CODEC_KEY_FILE and VIGIL_CODEC_KEY are set/],
+    [
+      'hex of the wrong length',
+      () => loadCodecKey({ keyEnv: randomBytes(16).toString('hex') }),
+      /looks like hex but has 32 characters; a 32-byte key is 64 hex characters/,
+    ],
+    [
+      'neither base64 nor hex',
+      () => loadCodecKey({ keyEnv: 'not a key!' }),
+      /neither base64 nor hex \(character 10 is not a base64 character\)/,
+    ],
+    [
+      'both sources',
+      () => loadCodecKey({ keyEnv: raw.toString('hex'), keyFile: '/x' }),
+      /both VIGIL_CODEC_KEY_FILE and VIGIL_CODEC_KEY are set/,
+    ],
     ['no source', () => loadCodecKey({}), /no codec key: set VIGIL_CODEC_KEY_FILE/],
-    ['a bad key id', () => loadCodecKey({ keyEnv: raw.toString('hex'), keyId: 'a b' }), /VIGIL_CODEC_KEY_ID: a key id is 1 to 64 characters/],
+    [
+      'a bad key id',
+      () => loadCodecKey({ keyEnv: raw.toString('hex'), keyId: 'a b' }),
+      /VIGIL_CODEC_KEY_ID: a key id is 1 to 64 characters/,
+    ],
   ])('explains %s and how to make a key', (_label, load, message) => {
     expect(load).toThrow(CodecError);
     expect(load).toThrow(message);
@@ -171,7 +219,9 @@ describe('loadCodecKey and codecFromEnv', () => {
     expect(fromVar?.keyId).toBe('k-1');
     // Same key bytes under another id: the id is what decode looks up.
     const encoded = (await fromFile?.encode(samples())) ?? [];
-    await expect(new AesGcmCodec({ id: 'k-1', key: new Uint8Array(raw) }, [{ id: sha8, key: new Uint8Array(raw) }]).decode(encoded)).resolves.toHaveLength(5);
+    await expect(
+      new AesGcmCodec({ id: 'k-1', key: new Uint8Array(raw) }, [{ id: sha8, key: new Uint8Array(raw) }]).decode(encoded),
+    ).resolves.toHaveLength(5);
     expect(() => codecFromEnv({ VIGIL_CODEC_KEY: 'short' })).toThrow(CodecError);
     expect(() => codecFromEnv({ VIGIL_CODEC_KEY_ID: 'x' })).toThrow(/VIGIL_CODEC_KEY_ID is set but no key is/);
   });
@@ -210,7 +260,11 @@ describe('startCodecServer', () => {
   });
 
   const post = (route: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> =>
-    fetch(`${server.url}${route}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Namespace': 'default', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    fetch(`${server.url}${route}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Namespace': 'default', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
 
   it('listens on 127.0.0.1 by default', () => {
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -250,7 +304,11 @@ describe('startCodecServer', () => {
   it('answers the CORS preflight of the Web UI', async () => {
     const res = await fetch(`${server.url}/decode`, {
       method: 'OPTIONS',
-      headers: { Origin: UI, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type,x-namespace,authorization' },
+      headers: {
+        Origin: UI,
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'content-type,x-namespace,authorization',
+      },
     });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe(UI);
@@ -279,7 +337,11 @@ describe('startCodecServer', () => {
     ['payloads that are not an array', { payloads: {} }, /must be \{"payloads"/],
     ['a payload that is not an object', { payloads: [42] }, /payloads\[0\]: expected an object/],
     ['data that is not base64', { payloads: [{ data: 'not base64!' }] }, /payloads\[0\]\.data: expected a base64 string/],
-    ['metadata that is not base64', { payloads: [{}, { metadata: { encoding: 'json/plain; charset=utf-8' } }] }, /payloads\[1\]\.metadata\.encoding: expected a base64 string/],
+    [
+      'metadata that is not base64',
+      { payloads: [{}, { metadata: { encoding: 'json/plain; charset=utf-8' } }] },
+      /payloads\[1\]\.metadata\.encoding: expected a base64 string/,
+    ],
   ])('rejects %s with 400 and a message', async (_label, body, message) => {
     const res = await post('/decode', body);
     expect(res.status).toBe(400);
@@ -312,13 +374,19 @@ describe('against the real Temporal server and CLI', () => {
     const workflowId = `codec-${process.pid}-${Date.now().toString(36)}`;
     try {
       const client = new Client({ connection, namespace: 'default', dataConverter: { payloadCodecs: [codec] } });
-      const handle = await client.workflow.start('noSuchWorkflow', { taskQueue: `codec-test-${workflowId}`, workflowId, args: [{ token: 'plain-text-marker-7f3a' }] });
+      const handle = await client.workflow.start('noSuchWorkflow', {
+        taskQueue: `codec-test-${workflowId}`,
+        workflowId,
+        args: [{ token: 'plain-text-marker-7f3a' }],
+      });
       const plainClient = new Client({ connection, namespace: 'default' });
       const history = await plainClient.workflow.getHandle(workflowId).fetchHistory();
       const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
       expect(str(input?.metadata?.encoding)).toBe(ENCRYPTED_ENCODING);
       expect(str(input?.data)).not.toContain('plain-text-marker-7f3a');
-      expect(await codec.decode([input as Payload]).then(([p]) => defaultPayloadConverter.fromPayload(p as Payload))).toEqual({ token: 'plain-text-marker-7f3a' });
+      expect(await codec.decode([input as Payload]).then(([p]) => defaultPayloadConverter.fromPayload(p as Payload))).toEqual({
+        token: 'plain-text-marker-7f3a',
+      });
 
       // Asynchronously: the codec server answering the CLI runs in this process.
       const { stdout: shown } = await promisify(execFile)(

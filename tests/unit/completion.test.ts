@@ -11,7 +11,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assertBuilt, CLI } from '../support/harness.js';
 
-const vigil = (...args: string[]): string => execFileSync(process.execPath, [CLI, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const vigil = (...args: string[]): string =>
+  execFileSync(process.execPath, [CLI, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
 /** The script as a file that bash sources, as `source <(vigil completion bash)` would. */
 function scriptFile(script: string): string {
@@ -23,7 +24,17 @@ function scriptFile(script: string): string {
 /** The candidates bash offers for a command line whose last word is being completed. */
 function candidates(file: string, line: string[]): string[] {
   const words = line.map((w) => `'${w.replace(/'/g, `'\\''`)}'`).join(' ');
-  const out = execFileSync('bash', ['--norc', '--noprofile', '-c', `source "$0"; COMP_WORDS=(${words}); COMP_CWORD=${line.length - 1}; _vigil_complete; printf '%s\\n' "\${COMPREPLY[@]}"`, file], { encoding: 'utf8' });
+  const out = execFileSync(
+    'bash',
+    [
+      '--norc',
+      '--noprofile',
+      '-c',
+      `source "$0"; COMP_WORDS=(${words}); COMP_CWORD=${line.length - 1}; _vigil_complete; printf '%s\\n' "\${COMPREPLY[@]}"`,
+      file,
+    ],
+    { encoding: 'utf8' },
+  );
   return out.split('\n').filter(Boolean);
 }
 
@@ -39,7 +50,9 @@ describe('vigil completion', () => {
   it('offers the commands, subcommands, options and choices of the tree', () => {
     expect(candidates(bash, ['vigil', 'st'])).toEqual(['start', 'status', 'stop']);
     expect(candidates(bash, ['vigil', 'sch'])).toEqual(['schedule']);
-    expect(candidates(bash, ['vigil', 'schedule', ''])).toEqual(expect.arrayContaining(['create', 'list', 'describe', 'pause', 'unpause', 'resume', 'trigger', 'delete']));
+    expect(candidates(bash, ['vigil', 'schedule', ''])).toEqual(
+      expect.arrayContaining(['create', 'list', 'describe', 'pause', 'unpause', 'resume', 'trigger', 'delete']),
+    );
     expect(candidates(bash, ['vigil', 'watch', 'r1', '--j'])).toEqual(['--json']);
     expect(candidates(bash, ['vigil', 'wait', 'r1', '--for', ''])).toEqual(['terminal', 'paused']);
     expect(candidates(bash, ['vigil', '--profile', 'prod', 'list', '--st'])).toEqual(['--status']);

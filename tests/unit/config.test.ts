@@ -435,10 +435,7 @@ describe('requireAgentCommand', () => {
   });
 
   it('returns the argv when set', () => {
-    expect(requireAgentCommand(resolve({ env: { VIGIL_AGENT_COMMAND: 'my-agent --yes' } }))).toEqual([
-      'my-agent',
-      '--yes',
-    ]);
+    expect(requireAgentCommand(resolve({ env: { VIGIL_AGENT_COMMAND: 'my-agent --yes' } }))).toEqual(['my-agent', '--yes']);
   });
 });
 
@@ -525,7 +522,11 @@ describe('loki-mode aliases (LOKI_*)', () => {
       'LOKI_HARD_GATES is read as knob qualityGates (VIGIL_QUALITY_GATES); loki-mode alias',
     ]);
     expect(explainKnobs(r, { width: 140 })).toMatch(/^maxIterations +40 +env LOKI_MAX_ITERATIONS \(alias of VIGIL_MAX_ITERATIONS\)$/m);
-    expect(explainKnobsJson(r).find((x) => x.name === 'councilSize')).toMatchObject({ value: 5, source: 'env', detail: 'LOKI_COUNCIL_SIZE (alias of VIGIL_COUNCIL_SIZE)' });
+    expect(explainKnobsJson(r).find((x) => x.name === 'councilSize')).toMatchObject({
+      value: 5,
+      source: 'env',
+      detail: 'LOKI_COUNCIL_SIZE (alias of VIGIL_COUNCIL_SIZE)',
+    });
   });
 
   it('a VIGIL_ variable beats its LOKI_ alias, and the note says the alias was ignored', () => {

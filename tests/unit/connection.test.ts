@@ -8,7 +8,17 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CliError, connectionOptions, endpointFromEnv, EXIT, localEndpoint, searchAttributeCommands, searchAttributeHint, uiUrlFor, type Endpoint } from '../../cli/connection.js';
+import {
+  CliError,
+  connectionOptions,
+  endpointFromEnv,
+  EXIT,
+  localEndpoint,
+  searchAttributeCommands,
+  searchAttributeHint,
+  uiUrlFor,
+  type Endpoint,
+} from '../../cli/connection.js';
 import { devServerTarget } from '../../cli/processes.js';
 import { SEARCH_ATTRIBUTE_FLAGS, SEARCH_ATTRIBUTES } from '../../schemas/search-attributes.js';
 
@@ -72,14 +82,26 @@ describe('endpointFromEnv: environment', () => {
 
   it('reads TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and VIGIL_TASK_QUEUE; blank values count as unset', () => {
     const ep = endpointFromEnv({ TEMPORAL_ADDRESS: ' temporal.example:7300 ', TEMPORAL_NAMESPACE: 'team', VIGIL_TASK_QUEUE: 'vigil-team' });
-    expect(ep).toMatchObject({ address: 'temporal.example:7300', namespace: 'team', taskQueue: 'vigil-team', uiUrl: 'http://temporal.example:8300' });
-    expect(endpointFromEnv({ TEMPORAL_ADDRESS: '  ', TEMPORAL_NAMESPACE: '' })).toMatchObject({ address: '127.0.0.1:7233', namespace: 'default' });
+    expect(ep).toMatchObject({
+      address: 'temporal.example:7300',
+      namespace: 'team',
+      taskQueue: 'vigil-team',
+      uiUrl: 'http://temporal.example:8300',
+    });
+    expect(endpointFromEnv({ TEMPORAL_ADDRESS: '  ', TEMPORAL_NAMESPACE: '' })).toMatchObject({
+      address: '127.0.0.1:7233',
+      namespace: 'default',
+    });
   });
 
   it('TEMPORAL_API_KEY: sent as the API key, with TLS on (system roots) unless TEMPORAL_TLS=false', () => {
     const ep = endpointFromEnv({ TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233', TEMPORAL_API_KEY: 'secret-key' });
     expect(connectionOptions(ep)).toEqual({ address: 'ns.acct.tmprl.cloud:7233', apiKey: 'secret-key', tls: true });
-    expect(connectionOptions(endpointFromEnv({ TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' }))).toEqual({ address: '127.0.0.1:7233', apiKey: 'k', tls: false });
+    expect(connectionOptions(endpointFromEnv({ TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' }))).toEqual({
+      address: '127.0.0.1:7233',
+      apiKey: 'k',
+      tls: false,
+    });
   });
 
   it('TEMPORAL_TLS=true: TLS with the system roots and nothing else', () => {
@@ -105,7 +127,13 @@ describe('endpointFromEnv: environment', () => {
   });
 
   it('TEMPORAL_TLS_*_DATA: inline PEM instead of files', () => {
-    const { tls } = connectionOptions(endpointFromEnv({ TEMPORAL_TLS_SERVER_CA_CERT_DATA: 'CA-PEM', TEMPORAL_TLS_CLIENT_CERT_DATA: 'CERT-PEM', TEMPORAL_TLS_CLIENT_KEY_DATA: 'KEY-PEM' }));
+    const { tls } = connectionOptions(
+      endpointFromEnv({
+        TEMPORAL_TLS_SERVER_CA_CERT_DATA: 'CA-PEM',
+        TEMPORAL_TLS_CLIENT_CERT_DATA: 'CERT-PEM',
+        TEMPORAL_TLS_CLIENT_KEY_DATA: 'KEY-PEM',
+      }),
+    );
     if (typeof tls !== 'object') throw new Error('expected a TLS config');
     expect(bytes(tls.serverRootCACertificate)).toBe('CA-PEM');
     expect(bytes(tls.clientCertPair?.crt)).toBe('CERT-PEM');
@@ -154,7 +182,12 @@ describe('endpointFromEnv: temporal.toml profiles', () => {
 
   it('a profile with an API key and gRPC headers: TLS on, key and headers sent, the Cloud UI linked', () => {
     const ep = endpointFromEnv({ TEMPORAL_CONFIG_FILE: TOML }, { profile: 'cloud' });
-    expect(connectionOptions(ep)).toEqual({ address: 'vigil.a1b2c.tmprl.cloud:7233', apiKey: 'profile-key', tls: true, metadata: { 'x-team': 'platform' } });
+    expect(connectionOptions(ep)).toEqual({
+      address: 'vigil.a1b2c.tmprl.cloud:7233',
+      apiKey: 'profile-key',
+      tls: true,
+      metadata: { 'x-team': 'platform' },
+    });
     expect(ep.uiUrl).toBe('https://cloud.temporal.io');
     expect(ep.profile).toBe('cloud');
   });
@@ -164,7 +197,10 @@ describe('endpointFromEnv: temporal.toml profiles', () => {
   });
 
   it('the environment beats the profile, field by field, as for the temporal CLI', () => {
-    const ep = endpointFromEnv({ TEMPORAL_CONFIG_FILE: TOML, TEMPORAL_ADDRESS: '127.0.0.1:7999', TEMPORAL_TLS_SERVER_NAME: 'other.internal' }, { profile: 'team' });
+    const ep = endpointFromEnv(
+      { TEMPORAL_CONFIG_FILE: TOML, TEMPORAL_ADDRESS: '127.0.0.1:7999', TEMPORAL_TLS_SERVER_NAME: 'other.internal' },
+      { profile: 'team' },
+    );
     expect(ep.address).toBe('127.0.0.1:7999');
     expect(ep.namespace).toBe('team-ns');
     const { tls } = connectionOptions(ep);
@@ -197,7 +233,12 @@ describe('flags beat the environment', () => {
   });
 
   it('without server flags the configured address is the target', () => {
-    expect(devServerTarget(remote, {})).toEqual({ host: 'temporal.team.example', port: 7233, address: 'temporal.team.example:7233', explicit: false });
+    expect(devServerTarget(remote, {})).toEqual({
+      host: 'temporal.team.example',
+      port: 7233,
+      address: 'temporal.team.example:7233',
+      explicit: false,
+    });
   });
 
   it("a local dev server's endpoint carries no TLS, API key or headers meant for the configured server", () => {
@@ -230,12 +271,16 @@ describe('search attribute hint', () => {
   });
 
   it("knows every search attribute's type as the schemas define it (the CLI does not load them to say so)", () => {
-    expect(searchAttributeCommands(names, ep).temporal.map((c) => c.replace(/^.* --name (\w+) --type (\w+)$/, '$1=$2')).sort()).toEqual([...SEARCH_ATTRIBUTE_FLAGS].sort());
+    expect(
+      searchAttributeCommands(names, ep)
+        .temporal.map((c) => c.replace(/^.* --name (\w+) --type (\w+)$/, '$1=$2'))
+        .sort(),
+    ).toEqual([...SEARCH_ATTRIBUTE_FLAGS].sort());
   });
 
   it('repeats --profile for the temporal CLI and vigil setup when one was given', () => {
     const hint = searchAttributeHint(['VigilRepo'], { ...ep, profile: 'team' });
-    expect(hint).toContain('lacks Vigil\'s search attributes VigilRepo');
+    expect(hint).toContain("lacks Vigil's search attributes VigilRepo");
     expect(hint).toContain('vigil setup --search-attributes --profile team');
     expect(hint).toContain('temporal operator search-attribute create --profile team --namespace team-ns --name VigilRepo --type Keyword');
     expect(hint).not.toContain('VigilStatus');

@@ -30,16 +30,42 @@ describe('waitingFor', () => {
     expect(kind('authentication failed for claude. Fix the credentials where the worker runs')).toBe('auth');
     expect(kind('repository unavailable: /src/app is gone')).toBe('repository');
     expect(kind('something else')).toBe('paused_by_vigil');
-    expect(waitingFor({ ...base, pause: pause('escalation (agent request): x') }, NOW)).toMatchObject({ since: '2026-11-22T11:00:00Z', why: 'escalation (agent request): x' });
+    expect(waitingFor({ ...base, pause: pause('escalation (agent request): x') }, NOW)).toMatchObject({
+      since: '2026-11-22T11:00:00Z',
+      why: 'escalation (agent request): x',
+    });
     expect(waitingFor({ ...base, pause: pause('reviewing', 'alice') }, NOW)).toBeNull();
     expect(waitingFor({ ...base, status: 'finished', pause: pause('budget exceeded') }, NOW)).toBeNull();
   });
 
   it('puts a run whose parallel stream waits for a person in the inbox, naming the stream', () => {
-    const stream = { task: 'api', title: 'The API', state: 'in_progress' as const, dependsOn: [], attempts: 1, childId: 'r--api', branch: 'vigil/r--api', merged: false, spendUsd: 0, outcome: null, deadLetter: null };
+    const stream = {
+      task: 'api',
+      title: 'The API',
+      state: 'in_progress' as const,
+      dependsOn: [],
+      attempts: 1,
+      childId: 'r--api',
+      branch: 'vigil/r--api',
+      merged: false,
+      spendUsd: 0,
+      outcome: null,
+      deadLetter: null,
+    };
     const running = { status: 'running' as const, pause: null, escalations: [], providerWait: null };
     expect(waitingFor({ ...running, streams: [stream] }, NOW)).toBeNull();
-    expect(waitingFor({ ...running, streams: [stream, { ...stream, task: 'db', childId: 'r--db', waiting: { reason: 'escalation (dead letter): x', at: '2026-11-22T11:30:00Z' } }] }, NOW)).toEqual({
+    expect(
+      waitingFor(
+        {
+          ...running,
+          streams: [
+            stream,
+            { ...stream, task: 'db', childId: 'r--db', waiting: { reason: 'escalation (dead letter): x', at: '2026-11-22T11:30:00Z' } },
+          ],
+        },
+        NOW,
+      ),
+    ).toEqual({
       kind: 'stream',
       why: 'stream db (r--db): escalation (dead letter): x',
       since: '2026-11-22T11:30:00Z',
@@ -47,15 +73,35 @@ describe('waitingFor', () => {
   });
 
   it('shows a provider wait only past an hour', () => {
-    const wait = (ms: number) => waitingFor({ status: 'waiting_for_provider', pause: null, escalations: [], providerWait: { provider: 'claude', until: new Date(NOW.getTime() + ms).toISOString(), reason: 'rate_limit' } }, NOW);
+    const wait = (ms: number) =>
+      waitingFor(
+        {
+          status: 'waiting_for_provider',
+          pause: null,
+          escalations: [],
+          providerWait: { provider: 'claude', until: new Date(NOW.getTime() + ms).toISOString(), reason: 'rate_limit' },
+        },
+        NOW,
+      );
     expect(wait(30 * 60_000)).toBeNull();
     expect(wait(2 * 3600_000)).toMatchObject({ kind: 'rate_limit', why: expect.stringContaining('waiting for claude until') });
   });
 });
 
 const iteration = (n: number, cost: number | null, files: number) => ({
-  iteration: n, phase: 'ACT' as const, tier: 'development' as const, exitCode: 0, durationMs: 1000, logPath: '', attempts: 1, claimed: false, changed: true,
-  filesChangedSinceStart: files, treeHash: null, at: NOW.toISOString(), costUsd: cost,
+  iteration: n,
+  phase: 'ACT' as const,
+  tier: 'development' as const,
+  exitCode: 0,
+  durationMs: 1000,
+  logPath: '',
+  attempts: 1,
+  claimed: false,
+  changed: true,
+  filesChangedSinceStart: files,
+  treeHash: null,
+  at: NOW.toISOString(),
+  costUsd: cost,
 });
 
 describe('charts', () => {
@@ -66,12 +112,31 @@ describe('charts', () => {
       budgetUsd: 1,
       pause: pause('budget exceeded'),
       lastTests: null,
-      checkpoints: { kept: 200, lastTree: null, rewinds: [], list: [{ iteration: 1, tests: 'fail' }, { iteration: 2, tests: 'pass' }] },
+      checkpoints: {
+        kept: 200,
+        lastTree: null,
+        rewinds: [],
+        list: [
+          { iteration: 1, tests: 'fail' },
+          { iteration: 2, tests: 'pass' },
+        ],
+      },
     } as unknown as StatusSnapshot;
     const c = chartsFromSnapshot(snap, NOW);
-    expect(c).toMatchObject({ source: 'status query', iterations: [1, 2, 3], costUsd: [0.3, 0.6, 1.1], budgetUsd: 1, filesChanged: [1, 2, 2], testsPassing: [0, 1, null], waits: { pauses: [1], minutes: [60] } });
+    expect(c).toMatchObject({
+      source: 'status query',
+      iterations: [1, 2, 3],
+      costUsd: [0.3, 0.6, 1.1],
+      budgetUsd: 1,
+      filesChanged: [1, 2, 2],
+      testsPassing: [0, 1, null],
+      waits: { pauses: [1], minutes: [60] },
+    });
     // Iterations the query no longer keeps: the running total starts from what they cost.
-    const later = chartsFromSnapshot({ ...snap, recentIterations: [iteration(30, 0.5, 4)], spend: { ...snap.spend, usd: 10 }, pause: null } as StatusSnapshot, NOW);
+    const later = chartsFromSnapshot(
+      { ...snap, recentIterations: [iteration(30, 0.5, 4)], spend: { ...snap.spend, usd: 10 }, pause: null } as StatusSnapshot,
+      NOW,
+    );
     expect(later).toMatchObject({ iterations: [30], costUsd: [10], waits: { pauses: [], minutes: [] } });
   });
 
@@ -91,8 +156,26 @@ describe('charts', () => {
       ev(10, { kind: 'message', name: 'pause', accepted: true }),
     ];
     expect(pauseLengths(pauses, NOW)).toEqual([10 * 60_000, 10 * 60_000]);
-    const c = chartsFromReport(report, new Map([[2, 0.9]]), new Map([[1, 3], [2, 5]]), pauses, NOW, null);
-    expect(c).toMatchObject({ source: 'event store', iterations: [1, 2], costUsd: [0.25, 0.9], budgetUsd: 2, filesChanged: [3, 5], testsPassing: [0, 1], waits: { pauses: [1, 2], minutes: [10, 10] } });
+    const c = chartsFromReport(
+      report,
+      new Map([[2, 0.9]]),
+      new Map([
+        [1, 3],
+        [2, 5],
+      ]),
+      pauses,
+      NOW,
+      null,
+    );
+    expect(c).toMatchObject({
+      source: 'event store',
+      iterations: [1, 2],
+      costUsd: [0.25, 0.9],
+      budgetUsd: 2,
+      filesChanged: [3, 5],
+      testsPassing: [0, 1],
+      waits: { pauses: [1, 2], minutes: [10, 10] },
+    });
   });
 });
 
@@ -128,9 +211,13 @@ describe('actions', () => {
       { kind: 'budget', payload: { usd: 12.5, by: 'alice' } },
       { kind: 'resume', payload: { by: 'alice' } },
     ]);
-    expect(stepsOf('waive', { item: 'REQ-1', reason: 'done by hand' }, 'alice')).toEqual([{ kind: 'waive', payload: { item: 'REQ-1', reason: 'done by hand', by: 'alice' } }]);
+    expect(stepsOf('waive', { item: 'REQ-1', reason: 'done by hand' }, 'alice')).toEqual([
+      { kind: 'waive', payload: { item: 'REQ-1', reason: 'done by hand', by: 'alice' } },
+    ]);
     expect(stepsOf('review', { reason: '' }, 'alice')).toEqual([{ kind: 'forceReview', payload: { by: 'alice' } }]);
-    expect(stepsOf('stop', { now: '1', reason: 'enough' }, 'alice')).toEqual([{ kind: 'stop', payload: { reason: 'enough', now: true, by: 'alice' } }]);
+    expect(stepsOf('stop', { now: '1', reason: 'enough' }, 'alice')).toEqual([
+      { kind: 'stop', payload: { reason: 'enough', now: true, by: 'alice' } },
+    ]);
   });
 
   it('refuse bad input before anything is sent, as the CLI does', () => {

@@ -42,7 +42,16 @@ const review = (reviewers: ReviewerRecord[], devilsAdvocate: ReviewerRecord | nu
   rerun: true,
   at: '2026-11-26T00:00:00.000Z',
 });
-const vote = (member: number, recorded: VoteRecord['recorded']): VoteRecord => ({ member, role: 'requirements_verifier', recorded, approves: recorded === 'APPROVE', overridden: false, reason: '', issues: 0, logPath: `/logs/m${member}.log` });
+const vote = (member: number, recorded: VoteRecord['recorded']): VoteRecord => ({
+  member,
+  role: 'requirements_verifier',
+  recorded,
+  approves: recorded === 'APPROVE',
+  overridden: false,
+  reason: '',
+  issues: 0,
+  logPath: `/logs/m${member}.log`,
+});
 const verdict = (votes: VoteRecord[], da: Verdict['devilsAdvocate'] = null): Verdict => ({
   round: 1,
   iteration: 5,
@@ -60,7 +69,7 @@ const verdict = (votes: VoteRecord[], da: Verdict['devilsAdvocate'] = null): Ver
 });
 
 describe('answerOf: the answer every call owes (VIGIL_ANSWER)', () => {
-  it('reads it from what the caller parses, so the devil\'s advocate votes in a council round and gives a verdict in a review', () => {
+  it("reads it from what the caller parses, so the devil's advocate votes in a council round and gives a verdict in a review", () => {
     expect(answerOf({ role: 'iteration', parse: null, parseVote: false })).toBe('work');
     expect(answerOf({ role: 'council', parse: null, parseVote: true })).toBe('vote');
     expect(answerOf({ role: 'devils-advocate', parse: null, parseVote: true })).toBe('vote');
@@ -87,13 +96,18 @@ describe('breaches', () => {
 
   it('a council member without a VOTE line is one; an empty answer, a timeout or a provider failure is not', () => {
     const v = verdict([vote(0, 'UNPARSEABLE'), vote(1, 'EMPTY'), vote(2, 'TIMEOUT'), vote(3, 'PROVIDER_FAILURE'), vote(4, 'REJECT')]);
-    expect(councilBreaches(v)).toEqual([{ role: 'council', who: 'member 0 (requirements_verifier)', answer: 'vote', iteration: 5, logPath: '/logs/m0.log' }]);
+    expect(councilBreaches(v)).toEqual([
+      { role: 'council', who: 'member 0 (requirements_verifier)', answer: 'vote', iteration: 5, logPath: '/logs/m0.log' },
+    ]);
     const da = verdict([vote(0, 'APPROVE')], { triggered: true, flipped: true, recorded: 'UNPARSEABLE', reason: '' });
     expect(councilBreaches(da).map((b) => b.role)).toEqual(['devils-advocate']);
   });
 
   it('a verifier that answered but named no item is one', () => {
-    expect(verifierBreach({ exitCode: 0, timedOut: false, answered: 0 }, 3, '/l')).toMatchObject({ role: 'checklist-verifier', answer: 'items' });
+    expect(verifierBreach({ exitCode: 0, timedOut: false, answered: 0 }, 3, '/l')).toMatchObject({
+      role: 'checklist-verifier',
+      answer: 'items',
+    });
     expect(verifierBreach({ exitCode: 0, timedOut: false, answered: 2 }, 3, '/l')).toBeNull();
     expect(verifierBreach({ exitCode: 1, timedOut: false, answered: 0 }, 3, '/l')).toBeNull();
     expect(verifierBreach({ exitCode: 0, timedOut: true, answered: 0 }, 3, '/l')).toBeNull();
@@ -127,7 +141,9 @@ describe('what people and the builder read', () => {
   });
 
   it('tells the builder its work is not at fault', () => {
-    expect(contractFindings({ role: 'council', who: 'member 1', answer: 'vote', iteration: 6, logPath: '' }, 6)).toMatch(/not about your work/);
+    expect(contractFindings({ role: 'council', who: 'member 1', answer: 'vote', iteration: 6, logPath: '' }, 6)).toMatch(
+      /not about your work/,
+    );
   });
 });
 

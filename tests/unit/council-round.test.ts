@@ -12,7 +12,15 @@ const knobs = { ...defaultKnobs(), councilSeverityThreshold: 'medium' as const, 
 const lowIssue = [{ severity: 'low' as const, description: 'README typo' }];
 
 function result(over: Partial<AgentResult>): AgentResult {
-  return blankAgentResult({ exitCode: 0, attempt: 1, durationMs: 10, logPath: '/tmp/council.log', promptPath: '/tmp/council.prompt.md', outputBytes: 100, ...over });
+  return blankAgentResult({
+    exitCode: 0,
+    attempt: 1,
+    durationMs: 10,
+    logPath: '/tmp/council.log',
+    promptPath: '/tmp/council.prompt.md',
+    outputBytes: 100,
+    ...over,
+  });
 }
 
 describe('voteRecord', () => {
@@ -22,7 +30,12 @@ describe('voteRecord', () => {
   });
 
   it('keeps a REJECT with an issue at the threshold', () => {
-    const v = voteRecord(1, 'test-auditor', result({ vote: { vote: 'REJECT', reason: 'bug', issues: [{ severity: 'medium', description: 'crash' }] } }), knobs);
+    const v = voteRecord(
+      1,
+      'test-auditor',
+      result({ vote: { vote: 'REJECT', reason: 'bug', issues: [{ severity: 'medium', description: 'crash' }] } }),
+      knobs,
+    );
     expect(v).toMatchObject({ recorded: 'REJECT', approves: false, overridden: false });
   });
 

@@ -8,7 +8,13 @@
 import { describe, expect, it } from 'vitest';
 import { defaultKnobs } from '../../schemas/knobs.js';
 import type { ConvergenceState } from '../../schemas/run.js';
-import { breakerTrip, CONSECUTIVE_DONE_SIGNALS_TRIP, safetyValve, trackDoneSignal, type BreakerTrip } from '../../workflows/decisions/breaker.js';
+import {
+  breakerTrip,
+  CONSECUTIVE_DONE_SIGNALS_TRIP,
+  safetyValve,
+  trackDoneSignal,
+  type BreakerTrip,
+} from '../../workflows/decisions/breaker.js';
 import { shouldConvene, type ConveneFacts, type ConveneKnobs, type ConveneTrigger } from '../../workflows/decisions/convene.js';
 import { councilPrompt, devilsAdvocatePrompt, type CouncilPromptInput } from '../../workflows/decisions/council-prompt.js';
 import {
@@ -22,7 +28,16 @@ import {
   type MemberRole,
   type Tally,
 } from '../../workflows/decisions/council.js';
-import { parseVote, recordVote, type Issue, type MemberCallFacts, type ParsedVote, type RecordedVote, type Severity, type Vote } from '../../workflows/decisions/vote.js';
+import {
+  parseVote,
+  recordVote,
+  type Issue,
+  type MemberCallFacts,
+  type ParsedVote,
+  type RecordedVote,
+  type Severity,
+  type Vote,
+} from '../../workflows/decisions/vote.js';
 
 // ---------------------------------------------------------------------------------------------
 // parseVote (spec §2.6)
@@ -278,15 +293,78 @@ describe('recordVote', () => {
 describe('effectiveThreshold', () => {
   // size -> [configured, expected]; floor ceil(2n/3): 1->1, 2->2, 3->2, 4->3, 5->4, 6->4, 7->5.
   const TABLE: Record<number, [number, number][]> = {
-    1: [[-1, 1], [0, 1], [1, 1], [2, 1], [9, 1]],
-    2: [[-1, 2], [0, 2], [1, 2], [2, 2], [3, 2], [9, 2]],
-    3: [[-1, 2], [0, 2], [1, 2], [2, 2], [3, 3], [4, 3], [5, 3], [9, 3]],
-    4: [[-1, 3], [0, 3], [1, 3], [2, 3], [3, 3], [4, 4], [5, 4], [9, 4]],
-    5: [[-1, 4], [0, 4], [1, 4], [2, 4], [3, 4], [4, 4], [5, 5], [6, 5], [9, 5]],
-    6: [[-1, 4], [0, 4], [1, 4], [3, 4], [4, 4], [5, 5], [6, 6], [7, 6], [9, 6]],
-    7: [[-1, 5], [0, 5], [1, 5], [4, 5], [5, 5], [6, 6], [7, 7], [8, 7], [9, 7]],
+    1: [
+      [-1, 1],
+      [0, 1],
+      [1, 1],
+      [2, 1],
+      [9, 1],
+    ],
+    2: [
+      [-1, 2],
+      [0, 2],
+      [1, 2],
+      [2, 2],
+      [3, 2],
+      [9, 2],
+    ],
+    3: [
+      [-1, 2],
+      [0, 2],
+      [1, 2],
+      [2, 2],
+      [3, 3],
+      [4, 3],
+      [5, 3],
+      [9, 3],
+    ],
+    4: [
+      [-1, 3],
+      [0, 3],
+      [1, 3],
+      [2, 3],
+      [3, 3],
+      [4, 4],
+      [5, 4],
+      [9, 4],
+    ],
+    5: [
+      [-1, 4],
+      [0, 4],
+      [1, 4],
+      [2, 4],
+      [3, 4],
+      [4, 4],
+      [5, 5],
+      [6, 5],
+      [9, 5],
+    ],
+    6: [
+      [-1, 4],
+      [0, 4],
+      [1, 4],
+      [3, 4],
+      [4, 4],
+      [5, 5],
+      [6, 6],
+      [7, 6],
+      [9, 6],
+    ],
+    7: [
+      [-1, 5],
+      [0, 5],
+      [1, 5],
+      [4, 5],
+      [5, 5],
+      [6, 6],
+      [7, 7],
+      [8, 7],
+      [9, 7],
+    ],
   };
-  const rows = Object.entries(TABLE).flatMap(([size, cases]) => cases.map(([configured, expected]) => [Number(size), configured, expected] as const));
+  const rows = Object.entries(TABLE).flatMap(([size, cases]) =>
+    cases.map(([configured, expected]) => [Number(size), configured, expected] as const),
+  );
 
   it.each(rows)('size %i, configured %i -> %i', (size, configured, expected) => {
     expect(effectiveThreshold(size, configured)).toBe(expected);
@@ -379,12 +457,36 @@ describe('applySeverityBudget', () => {
     ['threshold medium: only low issues, budget 0 -> APPROVE', false, issues('low', 'low', 'low'), 'medium', 0, true, true],
     ['threshold high: low and medium issues, budget 0 -> APPROVE', false, issues('low', 'medium'), 'high', 0, true, true],
     ['threshold high: one high issue among low ones blocks', false, issues('low', 'low', 'high'), 'high', 0, false, false],
-    ['threshold critical: high issues do not block, budget 0 -> APPROVE', false, issues('high', 'high', 'medium'), 'critical', 0, true, true],
+    [
+      'threshold critical: high issues do not block, budget 0 -> APPROVE',
+      false,
+      issues('high', 'high', 'medium'),
+      'critical',
+      0,
+      true,
+      true,
+    ],
     ['threshold critical: a critical issue blocks', false, issues('high', 'critical'), 'critical', 0, false, false],
     // With no blocking issue, non_blocking/total is 1: any budget below 1 keeps the REJECT.
-    ['threshold medium: only low issues, budget 0.5 -> share 1 > 0.5 keeps REJECT', false, issues('low', 'low'), 'medium', 0.5, false, false],
+    [
+      'threshold medium: only low issues, budget 0.5 -> share 1 > 0.5 keeps REJECT',
+      false,
+      issues('low', 'low'),
+      'medium',
+      0.5,
+      false,
+      false,
+    ],
     ['threshold medium: only low issues, budget 0.99 keeps REJECT', false, issues('low'), 'medium', 0.99, false, false],
-    ['threshold medium: only low issues, budget 1 -> share 1 is not above 1 -> APPROVE', false, issues('low', 'low'), 'medium', 1, true, true],
+    [
+      'threshold medium: only low issues, budget 1 -> share 1 is not above 1 -> APPROVE',
+      false,
+      issues('low', 'low'),
+      'medium',
+      1,
+      true,
+      true,
+    ],
     ['threshold high: medium issues, budget 1 -> APPROVE', false, issues('medium'), 'high', 1, true, true],
     ['a negative budget counts as 0', false, issues('low'), 'medium', -0.1, true, true],
   ])('%s', (_label, approves, list, threshold, budget, expApproves, expOverridden) => {
@@ -401,7 +503,10 @@ describe('applySeverityBudget', () => {
             expect(r).toEqual({ approves: true, overridden: false });
             const rej = applySeverityBudget(false, issues(a, b), threshold, budget);
             expect(rej.overridden).toBe(rej.approves);
-            const blocking = threshold === 'low' || severities.indexOf(a) >= severities.indexOf(threshold) || severities.indexOf(b) >= severities.indexOf(threshold);
+            const blocking =
+              threshold === 'low' ||
+              severities.indexOf(a) >= severities.indexOf(threshold) ||
+              severities.indexOf(b) >= severities.indexOf(threshold);
             if (blocking) expect(rej.approves).toBe(false);
           }
         }
@@ -424,13 +529,43 @@ describe('tally', () => {
     ['1 of 3', [T, F, F], 3, 2, { approve: 1, reject: 2, threshold: 2, complete: true, verdict: 'CONTINUE' }],
     ['0 of 3', [F, F, F], 3, 2, { approve: 0, reject: 3, threshold: 2, complete: true, verdict: 'CONTINUE' }],
     ['2 of 3 with a configured threshold 3', [T, T, F], 3, 3, { approve: 2, reject: 1, threshold: 3, complete: true, verdict: 'CONTINUE' }],
-    ['2 of 3 with a configured threshold 1 (cannot loosen)', [T, F, F], 3, 1, { approve: 1, reject: 2, threshold: 2, complete: true, verdict: 'CONTINUE' }],
-    ['too few votes: 2 approvals of a council of 3', [T, T], 3, 2, { approve: 2, reject: 0, threshold: 2, complete: false, verdict: 'CONTINUE' }],
-    ['too many votes: 4 approvals for a council of 3', [T, T, T, T], 3, 2, { approve: 4, reject: 0, threshold: 2, complete: false, verdict: 'CONTINUE' }],
+    [
+      '2 of 3 with a configured threshold 1 (cannot loosen)',
+      [T, F, F],
+      3,
+      1,
+      { approve: 1, reject: 2, threshold: 2, complete: true, verdict: 'CONTINUE' },
+    ],
+    [
+      'too few votes: 2 approvals of a council of 3',
+      [T, T],
+      3,
+      2,
+      { approve: 2, reject: 0, threshold: 2, complete: false, verdict: 'CONTINUE' },
+    ],
+    [
+      'too many votes: 4 approvals for a council of 3',
+      [T, T, T, T],
+      3,
+      2,
+      { approve: 4, reject: 0, threshold: 2, complete: false, verdict: 'CONTINUE' },
+    ],
     ['no votes at all', [], 3, 2, { approve: 0, reject: 0, threshold: 2, complete: false, verdict: 'CONTINUE' }],
-    ['size 5: 3 approvals are not enough', [T, T, T, F, F], 5, 2, { approve: 3, reject: 2, threshold: 4, complete: true, verdict: 'CONTINUE' }],
+    [
+      'size 5: 3 approvals are not enough',
+      [T, T, T, F, F],
+      5,
+      2,
+      { approve: 3, reject: 2, threshold: 4, complete: true, verdict: 'CONTINUE' },
+    ],
     ['size 5: 4 approvals are enough', [T, T, F, T, T], 5, 2, { approve: 4, reject: 1, threshold: 4, complete: true, verdict: 'COMPLETE' }],
-    ['size 5: 4 approvals but threshold 5', [T, T, F, T, T], 5, 5, { approve: 4, reject: 1, threshold: 5, complete: true, verdict: 'CONTINUE' }],
+    [
+      'size 5: 4 approvals but threshold 5',
+      [T, T, F, T, T],
+      5,
+      5,
+      { approve: 4, reject: 1, threshold: 5, complete: true, verdict: 'CONTINUE' },
+    ],
     ['size 1: approve', [T], 1, 2, { approve: 1, reject: 0, threshold: 1, complete: true, verdict: 'COMPLETE' }],
     ['size 1: reject', [F], 1, 2, { approve: 0, reject: 1, threshold: 1, complete: true, verdict: 'CONTINUE' }],
     ['size 1: an extra vote fails the round', [T, T], 1, 0, { approve: 2, reject: 0, threshold: 1, complete: false, verdict: 'CONTINUE' }],
@@ -446,9 +581,21 @@ describe('tally', () => {
     for (let size = 1; size <= 7; size++) {
       for (const n of [size - 1, size + 1, size + 3]) {
         if (n < 0) continue;
-        expect(tally(Array.from({ length: n }, () => true), size, 0).verdict).toBe('CONTINUE');
+        expect(
+          tally(
+            Array.from({ length: n }, () => true),
+            size,
+            0,
+          ).verdict,
+        ).toBe('CONTINUE');
       }
-      expect(tally(Array.from({ length: size }, () => true), size, 0).verdict).toBe('COMPLETE');
+      expect(
+        tally(
+          Array.from({ length: size }, () => true),
+          size,
+          0,
+        ).verdict,
+      ).toBe('COMPLETE');
     }
   });
 });
@@ -485,7 +632,11 @@ describe("devil's advocate", () => {
     [7, 2, 4, 3],
     [1, 0, 0, 1],
   ])('a refusal by size %i (configured %i) sets approve %i, reject %i and forces CONTINUE', (size, configured, approve, reject) => {
-    const t = tally(Array.from({ length: size }, () => true), size, configured);
+    const t = tally(
+      Array.from({ length: size }, () => true),
+      size,
+      configured,
+    );
     const r = applyDevilsAdvocate(t, false);
     expect(r).toEqual({ ...t, approve, reject, verdict: 'CONTINUE', flipped: true });
     expect(r.approve).toBe(Math.max(0, t.threshold - 1));
@@ -517,7 +668,12 @@ describe('shouldConvene', () => {
   });
 
   it.each<[string, Partial<ConveneFacts>, Partial<ConveneKnobs>, ConveneTrigger | null]>([
-    ['disabled: nothing convenes', { forced: true, circuitTripped: true, claimed: true, iteration: 10, testsGreen: true }, { councilEnabled: false }, null],
+    [
+      'disabled: nothing convenes',
+      { forced: true, circuitTripped: true, claimed: true, iteration: 10, testsGreen: true },
+      { councilEnabled: false },
+      null,
+    ],
     ['forced', { forced: true }, {}, 'forced'],
     ['forced below the floor', { forced: true, iteration: 1 }, {}, 'forced'],
     ['forced at iteration 0', { forced: true, iteration: 0 }, {}, 'forced'],
@@ -632,7 +788,15 @@ describe('breakerTrip', () => {
 describe('safetyValve', () => {
   const knobs = { stagnationLimit: 5, doneSignalLimit: 10 };
 
-  it.each<[string, Partial<ConvergenceState>, BreakerTrip, { stagnationLimit: number; doneSignalLimit: number }, 'stagnation' | 'done_signal_flood' | null]>([
+  it.each<
+    [
+      string,
+      Partial<ConvergenceState>,
+      BreakerTrip,
+      { stagnationLimit: number; doneSignalLimit: number },
+      'stagnation' | 'done_signal_flood' | null,
+    ]
+  >([
     ['stagnation exactly at 2 x limit with the breaker tripped', { consecutiveNoChange: 10 }, 'stagnation', knobs, 'stagnation'],
     ['stagnation above 2 x limit', { consecutiveNoChange: 17 }, 'stagnation', knobs, 'stagnation'],
     ['stagnation at 2 x limit - 1 does not fire', { consecutiveNoChange: 9 }, 'stagnation', knobs, null],
@@ -673,7 +837,12 @@ describe('safetyValve', () => {
   });
 
   it('names both causes when both hold, and what refused the last check', () => {
-    const v = safetyValve(conv({ consecutiveNoChange: 10, totalDoneSignals: 10 }), 'stagnation', knobs, 'the evidence gate: no file changed since the run started');
+    const v = safetyValve(
+      conv({ consecutiveNoChange: 10, totalDoneSignals: 10 }),
+      'stagnation',
+      knobs,
+      'the evidence gate: no file changed since the run started',
+    );
     expect(v.fire && v.reason).toBe(
       'stopped without approval: no change for 10 iterations in a row (2 x stagnationLimit 5) and 10 completion claims without approval (doneSignalLimit 10); the last completion check was refused by the evidence gate: no file changed since the run started',
     );
@@ -816,7 +985,9 @@ describe('devilsAdvocatePrompt', () => {
   });
 
   it('scales with the council size', () => {
-    expect(devilsAdvocatePrompt({ size: 5, iteration: 1, prdPath: 'a', evidencePath: 'b', severityThreshold: 'high' })).toContain('UNANIMOUSLY (5 of 5)');
+    expect(devilsAdvocatePrompt({ size: 5, iteration: 1, prdPath: 'a', evidencePath: 'b', severityThreshold: 'high' })).toContain(
+      'UNANIMOUSLY (5 of 5)',
+    );
   });
 });
 

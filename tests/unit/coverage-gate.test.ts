@@ -8,7 +8,15 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { coverageGate, DEFAULT_REPORT_PATHS, detectFormat, formatPercent, parseCobertura, parseIstanbulSummary, parseLcov } from '../../activities/gates/coverage.js';
+import {
+  coverageGate,
+  DEFAULT_REPORT_PATHS,
+  detectFormat,
+  formatPercent,
+  parseCobertura,
+  parseIstanbulSummary,
+  parseLcov,
+} from '../../activities/gates/coverage.js';
 import { GateResultSchema } from '../../schemas/gates.js';
 
 const dirs: string[] = [];
@@ -33,7 +41,12 @@ function write(repo: string, rel: string, content: string): void {
 function istanbul(covered: number, total: number): string {
   const pct = total === 0 ? 'Unknown' : Math.round((covered / total) * 10000) / 100;
   const lines = { total, covered, skipped: 0, pct };
-  const entry = { lines, statements: lines, functions: { total: 2, covered: 1, skipped: 0, pct: 50 }, branches: { total: 0, covered: 0, skipped: 0, pct: 100 } };
+  const entry = {
+    lines,
+    statements: lines,
+    functions: { total: 2, covered: 1, skipped: 0, pct: 50 },
+    branches: { total: 0, covered: 0, skipped: 0, pct: 100 },
+  };
   return JSON.stringify({ total: entry, '/repo/src/a.ts': entry });
 }
 
@@ -50,7 +63,24 @@ function cobertura(attrs: string): string {
   ].join('\n');
 }
 
-const LCOV = ['TN:', 'SF:src/a.ts', 'FN:1,add', 'DA:1,1', 'DA:2,0', 'LF:2', 'LH:1', 'end_of_record', 'TN:', 'SF:src/b.ts', 'DA:1,3', 'DA:2,1', 'LF:8', 'LH:7', 'end_of_record', ''].join('\n');
+const LCOV = [
+  'TN:',
+  'SF:src/a.ts',
+  'FN:1,add',
+  'DA:1,1',
+  'DA:2,0',
+  'LF:2',
+  'LH:1',
+  'end_of_record',
+  'TN:',
+  'SF:src/b.ts',
+  'DA:1,3',
+  'DA:2,1',
+  'LF:8',
+  'LH:7',
+  'end_of_record',
+  '',
+].join('\n');
 
 // ---------------------------------------------------------------------------------------------
 // Parsers
@@ -85,7 +115,11 @@ describe('parseIstanbulSummary', () => {
 
 describe('parseCobertura', () => {
   it('reads lines-covered/lines-valid of the root element', () => {
-    expect(parseCobertura(cobertura('lines-valid="200" lines-covered="150" line-rate="0.75"'))).toEqual({ percent: 75, covered: 150, total: 200 });
+    expect(parseCobertura(cobertura('lines-valid="200" lines-covered="150" line-rate="0.75"'))).toEqual({
+      percent: 75,
+      covered: 150,
+      total: 200,
+    });
   });
 
   it('falls back to line-rate, in either quote style', () => {
@@ -154,7 +188,13 @@ describe('coverageGate', () => {
     expect(r.verdict).toBe('fail');
     expect(r.reason).toBe('line coverage 72.5% is below the 80% threshold (coverage/coverage-summary.json)');
     expect(r.findings).toEqual([
-      { gate: 'coverage', severity: 'high', file: 'coverage/coverage-summary.json', line: null, message: 'line coverage below threshold: 72.5% (145/200 lines) is below the 80% threshold' },
+      {
+        gate: 'coverage',
+        severity: 'high',
+        file: 'coverage/coverage-summary.json',
+        line: null,
+        message: 'line coverage below threshold: 72.5% (145/200 lines) is below the 80% threshold',
+      },
     ]);
     expect((await coverageGate({ repoPath: repo, thresholdPercent: 80 })).reason).toBe(r.reason);
     expect(GateResultSchema.parse(r).findingCount).toBe(1);
@@ -175,17 +215,29 @@ describe('coverageGate', () => {
   it('reads Cobertura at coverage.xml and coverage/cobertura-coverage.xml', async () => {
     const py = tempDir();
     write(py, 'coverage.xml', cobertura('lines-valid="10" lines-covered="9" line-rate="0.9"'));
-    expect(await coverageGate({ repoPath: py, thresholdPercent: 85 })).toMatchObject({ verdict: 'pass', reason: 'line coverage 90% meets the 85% threshold (coverage.xml)' });
+    expect(await coverageGate({ repoPath: py, thresholdPercent: 85 })).toMatchObject({
+      verdict: 'pass',
+      reason: 'line coverage 90% meets the 85% threshold (coverage.xml)',
+    });
     const js = tempDir();
     write(js, 'coverage/cobertura-coverage.xml', cobertura('line-rate="0.57"'));
-    expect(await coverageGate({ repoPath: js, thresholdPercent: 57 })).toMatchObject({ verdict: 'pass', reason: 'line coverage 57% meets the 57% threshold (coverage/cobertura-coverage.xml)' });
-    expect(await coverageGate({ repoPath: js, thresholdPercent: 60 })).toMatchObject({ verdict: 'fail', reason: 'line coverage 57% is below the 60% threshold (coverage/cobertura-coverage.xml)' });
+    expect(await coverageGate({ repoPath: js, thresholdPercent: 57 })).toMatchObject({
+      verdict: 'pass',
+      reason: 'line coverage 57% meets the 57% threshold (coverage/cobertura-coverage.xml)',
+    });
+    expect(await coverageGate({ repoPath: js, thresholdPercent: 60 })).toMatchObject({
+      verdict: 'fail',
+      reason: 'line coverage 57% is below the 60% threshold (coverage/cobertura-coverage.xml)',
+    });
   });
 
   it('reads lcov', async () => {
     const repo = tempDir();
     write(repo, 'coverage/lcov.info', LCOV);
-    expect(await coverageGate({ repoPath: repo, thresholdPercent: 90 })).toMatchObject({ verdict: 'fail', reason: 'line coverage 80% is below the 90% threshold (coverage/lcov.info)' });
+    expect(await coverageGate({ repoPath: repo, thresholdPercent: 90 })).toMatchObject({
+      verdict: 'fail',
+      reason: 'line coverage 80% is below the 90% threshold (coverage/lcov.info)',
+    });
   });
 
   it('is inconclusive without a report, naming where it looked', async () => {
@@ -206,12 +258,19 @@ describe('coverageGate', () => {
     const r = await coverageGate({ repoPath: repo, thresholdPercent: 50 });
     expect(r).toMatchObject({ verdict: 'pass', reason: 'line coverage 80% meets the 50% threshold (coverage/lcov.info)' });
     expect(r.findings).toEqual([
-      { gate: 'coverage', severity: 'info', file: 'coverage/coverage-summary.json', line: null, message: 'coverage report has no line coverage figure: istanbul report without lines' },
+      {
+        gate: 'coverage',
+        severity: 'info',
+        file: 'coverage/coverage-summary.json',
+        line: null,
+        message: 'coverage report has no line coverage figure: istanbul report without lines',
+      },
     ]);
     write(repo, 'coverage/lcov.info', 'TN:\n');
     expect(await coverageGate({ repoPath: repo, thresholdPercent: 50 })).toMatchObject({
       verdict: 'inconclusive',
-      reason: 'no usable coverage report: coverage/coverage-summary.json: coverage report has no line coverage figure: istanbul report without lines',
+      reason:
+        'no usable coverage report: coverage/coverage-summary.json: coverage report has no line coverage figure: istanbul report without lines',
     });
   });
 
@@ -221,11 +280,26 @@ describe('coverageGate', () => {
     write(outside, 'lcov.info', 'SF:a\nLF:1\nLH:1\nend_of_record\n');
     write(repo, 'reports/cov.dat', 'TN:\nSF:a.js\nLF:4\nLH:3\nend_of_record\n');
     symlinkSync(path.join(outside, 'lcov.info'), path.join(repo, 'linked.info'));
-    const given = await coverageGate({ repoPath: repo, thresholdPercent: 70, reportPaths: ['../lcov.info', path.join(outside, 'lcov.info'), 'linked.info', 'reports/cov.dat'] });
+    const given = await coverageGate({
+      repoPath: repo,
+      thresholdPercent: 70,
+      reportPaths: ['../lcov.info', path.join(outside, 'lcov.info'), 'linked.info', 'reports/cov.dat'],
+    });
     expect(given).toMatchObject({ verdict: 'pass', reason: 'line coverage 75% meets the 70% threshold (reports/cov.dat)' });
-    expect(given.findings).toEqual([{ gate: 'coverage', severity: 'info', file: 'linked.info', line: null, message: 'coverage report not read: linked.info is a symbolic link; ignored' }]);
+    expect(given.findings).toEqual([
+      {
+        gate: 'coverage',
+        severity: 'info',
+        file: 'linked.info',
+        line: null,
+        message: 'coverage report not read: linked.info is a symbolic link; ignored',
+      },
+    ]);
     const none = await coverageGate({ repoPath: repo, thresholdPercent: 70, reportPaths: ['../lcov.info'] });
-    expect(none).toMatchObject({ verdict: 'inconclusive', reason: 'no coverage report found (no report path inside the repository was given); configure your test command to write one' });
+    expect(none).toMatchObject({
+      verdict: 'inconclusive',
+      reason: 'no coverage report found (no report path inside the repository was given); configure your test command to write one',
+    });
   });
 
   it('is inconclusive for a threshold outside 0..100', async () => {
@@ -244,11 +318,11 @@ describe('adversarial 512 KiB inputs', () => {
   const fill = (unit: string): string => unit.repeat(Math.ceil(SIZE / unit.length)).slice(0, SIZE);
   const inputs: Record<string, string> = {
     'coverage elements without an end': fill(`<coverage ${'a'.repeat(5000)}`),
-    'attributes': fill(' line-rate="'),
+    attributes: fill(' line-rate="'),
     'lcov prefixes': fill(`DA:${'1'.repeat(3000)},\n`),
     'lcov counters': fill('LF:99999999\nLH:1\n'),
     'json-ish': fill('{"total":{"lines":{'),
-    'quotes': fill('"'),
+    quotes: fill('"'),
   };
 
   it.each(Object.keys(inputs))('%s: parsed in under a second', (name) => {

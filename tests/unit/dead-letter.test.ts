@@ -50,7 +50,9 @@ describe('failureFingerprint', () => {
 
   it('differs by error class and by message', () => {
     expect(failureFingerprint('auth_error', attempt(1))).not.toBe(failureFingerprint('unknown', attempt(1)));
-    expect(failureFingerprint('unknown', 'Error: cannot find module a')).not.toBe(failureFingerprint('unknown', 'Error: cannot find module b'));
+    expect(failureFingerprint('unknown', 'Error: cannot find module a')).not.toBe(
+      failureFingerprint('unknown', 'Error: cannot find module b'),
+    );
     expect(failureFingerprint('  ', '')).toMatch(/^unknown:/);
   });
 });
@@ -97,14 +99,22 @@ describe('trackDeadLetter', () => {
     const { state, lettered } = trackMany(initialDeadLetterState(), 14);
     expect(lettered).toHaveLength(1);
     expect(state.entries).toHaveLength(1);
-    expect(state.entries[0]).toMatchObject({ attempts: 14, firstAt: '2026-11-22T12:00:01Z', lastAt: '2026-11-22T12:00:14Z', iterations: [5, 6, 7, 8, 9, 10, 11, 12, 13, 14] });
+    expect(state.entries[0]).toMatchObject({
+      attempts: 14,
+      firstAt: '2026-11-22T12:00:01Z',
+      lastAt: '2026-11-22T12:00:14Z',
+      iterations: [5, 6, 7, 8, 9, 10, 11, 12, 13, 14],
+    });
     expect(state.entries[0]?.iterations).toHaveLength(MAX_ENTRY_ITERATIONS);
   });
 
   it('counts fingerprints separately and honours another threshold', () => {
     let s = initialDeadLetterState();
     for (const fp of ['a:1', 'b:2', 'a:1']) s = trackDeadLetter(s, obs({ fingerprint: fp }), 3).state;
-    expect(s.tracked.map((t) => [t.fingerprint, t.count])).toEqual([['b:2', 1], ['a:1', 2]]);
+    expect(s.tracked.map((t) => [t.fingerprint, t.count])).toEqual([
+      ['b:2', 1],
+      ['a:1', 2],
+    ]);
     expect(trackDeadLetter(s, obs({ fingerprint: 'a:1' }), 3).deadLettered?.attempts).toBe(3);
     expect(trackDeadLetter(initialDeadLetterState(), obs(), 1).deadLettered?.attempts).toBe(1);
     expect(trackDeadLetter(initialDeadLetterState(), obs(), 0).deadLettered?.attempts).toBe(1);

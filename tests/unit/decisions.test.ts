@@ -109,7 +109,9 @@ describe('backoffSeconds', () => {
 
   it('uses the knob registry defaults base 60, max 3600, jitter 30', () => {
     const k = defaultKnobs();
-    expect({ baseWaitSeconds: k.baseWaitSeconds, maxWaitSeconds: k.maxWaitSeconds, backoffJitterSeconds: k.backoffJitterSeconds }).toEqual(defaults);
+    expect({ baseWaitSeconds: k.baseWaitSeconds, maxWaitSeconds: k.maxWaitSeconds, backoffJitterSeconds: k.backoffJitterSeconds }).toEqual(
+      defaults,
+    );
   });
 
   // [nth failure, retry (failures before this one), min wait (unitRandom 0), max wait (unitRandom 0.999)]
@@ -271,7 +273,10 @@ describe('checkCaps', () => {
       expect(checkCaps(at({ nowMs: T0 + 599_999 }), knobs).kind).toBe('continue');
       const v = checkCaps(at({ nowMs: T0 + 600_000 }), knobs);
       expect(v).toEqual({ kind: 'max_duration_reached', reason: 'wall-clock cap reached: 600s of 600s' });
-      expect(checkCaps(at({ nowMs: T0 + 3_600_000 }), knobs)).toMatchObject({ kind: 'max_duration_reached', reason: 'wall-clock cap reached: 3600s of 600s' });
+      expect(checkCaps(at({ nowMs: T0 + 3_600_000 }), knobs)).toMatchObject({
+        kind: 'max_duration_reached',
+        reason: 'wall-clock cap reached: 3600s of 600s',
+      });
     });
 
     it('maxDurationSeconds 0 turns the cap off, however long the run', () => {
@@ -335,7 +340,11 @@ describe('trackConvergence', () => {
   });
 
   it('a null lastHash resets a stale streak too', () => {
-    const r = trackConvergence({ lastHash: null, consecutiveNoChange: 4, recentHashes: ['x'], doneSignals: 0, totalDoneSignals: 0 }, 'x', 6);
+    const r = trackConvergence(
+      { lastHash: null, consecutiveNoChange: 4, recentHashes: ['x'], doneSignals: 0, totalDoneSignals: 0 },
+      'x',
+      6,
+    );
     expect(r.changed).toBe(true);
     expect(r.state.consecutiveNoChange).toBe(0);
   });
@@ -382,13 +391,25 @@ describe('trackConvergence', () => {
   });
 
   it('shrinks an oversized ring to ringSize when the knob got smaller', () => {
-    const start: ConvergenceState = { lastHash: 'f', consecutiveNoChange: 0, recentHashes: ['a', 'b', 'c', 'd', 'e', 'f'], doneSignals: 0, totalDoneSignals: 0 };
+    const start: ConvergenceState = {
+      lastHash: 'f',
+      consecutiveNoChange: 0,
+      recentHashes: ['a', 'b', 'c', 'd', 'e', 'f'],
+      doneSignals: 0,
+      totalDoneSignals: 0,
+    };
     const r = trackConvergence(start, 'g', 2);
     expect(r.state.recentHashes).toEqual(['f', 'g']);
   });
 
   it('does not mutate the input state', () => {
-    const start: ConvergenceState = { lastHash: 'a', consecutiveNoChange: 2, recentHashes: ['a', 'a'], doneSignals: 0, totalDoneSignals: 0 };
+    const start: ConvergenceState = {
+      lastHash: 'a',
+      consecutiveNoChange: 2,
+      recentHashes: ['a', 'a'],
+      doneSignals: 0,
+      totalDoneSignals: 0,
+    };
     const copy = structuredClone(start);
     trackConvergence(start, 'a', 6);
     trackConvergence(start, 'b', 1);
@@ -457,7 +478,9 @@ describe('judgeCompletion', () => {
 
 describe('describeRefusal', () => {
   it('explains an empty diff with the iteration number', () => {
-    const text = describeRefusal(judgeCompletion({ iteration: 6, filesChangedSinceStart: 0, tests: { passed: false, logPath: '/l/t.log' } }));
+    const text = describeRefusal(
+      judgeCompletion({ iteration: 6, filesChangedSinceStart: 0, tests: { passed: false, logPath: '/l/t.log' } }),
+    );
     expect(text).toContain('iteration 6');
     expect(text).toContain('no changes since the run started');
     expect(text).not.toContain('test command failed');
@@ -465,7 +488,9 @@ describe('describeRefusal', () => {
   });
 
   it('explains red tests and names the log path when there is one', () => {
-    const text = describeRefusal(judgeCompletion({ iteration: 11, filesChangedSinceStart: 2, tests: { passed: false, logPath: '/runs/r1/tests-11.log' } }));
+    const text = describeRefusal(
+      judgeCompletion({ iteration: 11, filesChangedSinceStart: 2, tests: { passed: false, logPath: '/runs/r1/tests-11.log' } }),
+    );
     expect(text).toContain('iteration 11');
     expect(text).toContain('the test command failed (log: /runs/r1/tests-11.log)');
     expect(text).toContain('Make the tests pass');
@@ -546,9 +571,18 @@ describe('OUTCOME_EXIT_CODES', () => {
   it('every cap verdict other than continue is an outcome status with an exit code', () => {
     const T0 = 1_700_000_000_000;
     const kinds = [
-      checkCaps({ iteration: 0, consecutiveFailures: 9, startedAtMs: T0, nowMs: T0 }, { maxIterations: 5, maxRetries: 3, maxDurationSeconds: 0 }).kind,
-      checkCaps({ iteration: 5, consecutiveFailures: 0, startedAtMs: T0, nowMs: T0 }, { maxIterations: 5, maxRetries: 3, maxDurationSeconds: 0 }).kind,
-      checkCaps({ iteration: 0, consecutiveFailures: 0, startedAtMs: T0, nowMs: T0 + 10_000 }, { maxIterations: 5, maxRetries: 3, maxDurationSeconds: 10 }).kind,
+      checkCaps(
+        { iteration: 0, consecutiveFailures: 9, startedAtMs: T0, nowMs: T0 },
+        { maxIterations: 5, maxRetries: 3, maxDurationSeconds: 0 },
+      ).kind,
+      checkCaps(
+        { iteration: 5, consecutiveFailures: 0, startedAtMs: T0, nowMs: T0 },
+        { maxIterations: 5, maxRetries: 3, maxDurationSeconds: 0 },
+      ).kind,
+      checkCaps(
+        { iteration: 0, consecutiveFailures: 0, startedAtMs: T0, nowMs: T0 + 10_000 },
+        { maxIterations: 5, maxRetries: 3, maxDurationSeconds: 10 },
+      ).kind,
     ];
     expect(kinds).toEqual(['failed', 'max_iterations_reached', 'max_duration_reached']);
     expect(kinds.map((k) => OUTCOME_EXIT_CODES[k as Exclude<CapVerdict['kind'], 'continue'>])).toEqual([1, 20, 20]);
@@ -556,24 +590,25 @@ describe('OUTCOME_EXIT_CODES', () => {
 });
 
 describe('RunStateSchema', () => {
-  const valid = (): RunState => RunStateSchema.parse({
-    iteration: 3,
-    consecutiveFailures: 1,
-    startedAtMs: 1_700_000_000_000,
-    runStart: { sha: 'abc123', treeHash: 'tree1', capturedAt: '2025-01-01T00:00:00.000Z' },
-    convergence: { lastHash: 'tree2', consecutiveNoChange: 0, recentHashes: ['tree1', 'tree2'], doneSignals: 0, totalDoneSignals: 0 },
-    pendingDirectives: [{ text: 'use pnpm', by: 'alice', at: '2025-01-01T00:01:00.000Z' }],
-    pause: null,
-    lastCompletion: null,
-    lastFindings: null,
-    recentIterations: [],
-    invalidMessages: [],
-    invalidMessageCount: 0,
-    generations: 0,
-    council: { rounds: 0, verdicts: [], forceReview: null },
-    lastTests: null,
-    lastEvidence: null,
-  });
+  const valid = (): RunState =>
+    RunStateSchema.parse({
+      iteration: 3,
+      consecutiveFailures: 1,
+      startedAtMs: 1_700_000_000_000,
+      runStart: { sha: 'abc123', treeHash: 'tree1', capturedAt: '2025-01-01T00:00:00.000Z' },
+      convergence: { lastHash: 'tree2', consecutiveNoChange: 0, recentHashes: ['tree1', 'tree2'], doneSignals: 0, totalDoneSignals: 0 },
+      pendingDirectives: [{ text: 'use pnpm', by: 'alice', at: '2025-01-01T00:01:00.000Z' }],
+      pause: null,
+      lastCompletion: null,
+      lastFindings: null,
+      recentIterations: [],
+      invalidMessages: [],
+      invalidMessageCount: 0,
+      generations: 0,
+      council: { rounds: 0, verdicts: [], forceReview: null },
+      lastTests: null,
+      lastEvidence: null,
+    });
 
   it('accepts a carried state and round-trips it', () => {
     const s = valid();

@@ -19,8 +19,15 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-const ENV = { ...process.env, GIT_AUTHOR_NAME: 'Person', GIT_AUTHOR_EMAIL: 'p@example.invalid', GIT_COMMITTER_NAME: 'Person', GIT_COMMITTER_EMAIL: 'p@example.invalid' };
-const git = (cwd: string, ...args: string[]): string => execFileSync('git', ['-c', 'commit.gpgsign=false', ...args], { cwd, env: ENV, encoding: 'utf8' }).trim();
+const ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'Person',
+  GIT_AUTHOR_EMAIL: 'p@example.invalid',
+  GIT_COMMITTER_NAME: 'Person',
+  GIT_COMMITTER_EMAIL: 'p@example.invalid',
+};
+const git = (cwd: string, ...args: string[]): string =>
+  execFileSync('git', ['-c', 'commit.gpgsign=false', ...args], { cwd, env: ENV, encoding: 'utf8' }).trim();
 
 function repo(): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-deliver-'));
@@ -62,7 +69,12 @@ describe('deliverRun', () => {
 
   it('delivers nothing when the tree is HEAD’s', async () => {
     const dir = repo();
-    expect(await deliverRun({ repoPath: dir, runId: 'r', message: 'm\n' })).toEqual({ branch: null, commit: null, files: 0, skipped: 'the working tree is the same as HEAD: nothing to deliver' });
+    expect(await deliverRun({ repoPath: dir, runId: 'r', message: 'm\n' })).toEqual({
+      branch: null,
+      commit: null,
+      files: 0,
+      skipped: 'the working tree is the same as HEAD: nothing to deliver',
+    });
     expect(git(dir, 'branch', '--list', 'vigil/*')).toBe('');
   });
 
@@ -95,10 +107,20 @@ describe('who delivers, and the message', () => {
 
   it('reports the run in Markdown: outcome, council, gates, checklist, notes, spend', () => {
     const md = runReportMarkdown({
-      prdTitle: 'Slugify', workflowId: 'run-7', status: 'council_approved', reason: 'council approved at iteration 4', iterations: 4, spendUsd: 0.5, calls: 3, notes: ['delivered on branch vigil/run-7'],
+      prdTitle: 'Slugify',
+      workflowId: 'run-7',
+      status: 'council_approved',
+      reason: 'council approved at iteration 4',
+      iterations: 4,
+      spendUsd: 0.5,
+      calls: 3,
+      notes: ['delivered on branch vigil/run-7'],
       council: { result: 'APPROVED', approve: 3, reject: 0, size: 3 },
       gates: [{ gate: 'tests', verdict: 'pass', reason: '' }],
-      checklist: [{ id: 'REQ-1', title: 'slugify exists', status: 'passing' }, { id: 'REQ-2', title: 'docs', status: 'unverified' }],
+      checklist: [
+        { id: 'REQ-1', title: 'slugify exists', status: 'passing' },
+        { id: 'REQ-2', title: 'docs', status: 'unverified' },
+      ],
     });
     expect(md).toBe(
       '# Slugify\n\nVigil run `run-7`: **council_approved** after 4 iteration(s).\n\ncouncil approved at iteration 4\n\n## Judgement\n\n- council: APPROVED (3 approve, 0 reject of 3)\n- gate tests: pass\n\n## Checklist\n\n- [x] REQ-1: slugify exists (passing)\n- [ ] REQ-2: docs (unverified)\n\n## Notes\n\n- delivered on branch vigil/run-7\n\nSpend: $0.50 over 3 priced agent call(s). The full report: `vigil report run-7`.\n',
@@ -106,7 +128,16 @@ describe('who delivers, and the message', () => {
   });
 
   it('says what the run did in the commit message', () => {
-    const m = deliveryMessage({ prdTitle: '  Slugify   helper ', workflowId: 'run-7', status: 'council_approved', reason: 'council approved at iteration 4 (round 2, 3 of 3)', iterations: 4, spendUsd: 1.234, calls: 9, notes: ['completion not independently verified: no test command'] });
+    const m = deliveryMessage({
+      prdTitle: '  Slugify   helper ',
+      workflowId: 'run-7',
+      status: 'council_approved',
+      reason: 'council approved at iteration 4 (round 2, 3 of 3)',
+      iterations: 4,
+      spendUsd: 1.234,
+      calls: 9,
+      notes: ['completion not independently verified: no test command'],
+    });
     expect(m).toBe(
       'Slugify helper\n\nDelivered by Vigil run run-7: council_approved after 4 iteration(s).\n\ncouncil approved at iteration 4 (round 2, 3 of 3)\n\n- completion not independently verified: no test command\n\nSpend: $1.23 over 9 priced agent call(s).\nReport: vigil report run-7\n',
     );
@@ -154,7 +185,14 @@ process.exit(2);
 `,
     );
     chmodSync(path.join(bin, 'gh'), 0o755);
-    const calls = (): string[][] => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as string[]) : []);
+    const calls = (): string[][] =>
+      existsSync(log)
+        ? readFileSync(log, 'utf8')
+            .trim()
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as string[])
+        : [];
     return { env: { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}` }, calls, bin };
   }
 
@@ -182,11 +220,24 @@ process.exit(2);
     const { dir, remote } = withRemote();
     const d = await deliverRun({ repoPath: dir, runId: 'run-pr', message: 'Feature\n' });
     const gh = fakeGh();
-    const r = await withPath(gh.env, () => openPullRequest({ repoPath: dir, runId: 'run-pr', branch: d.branch ?? '', title: 'Slugify helper', body: '# report\n' }));
+    const r = await withPath(gh.env, () =>
+      openPullRequest({ repoPath: dir, runId: 'run-pr', branch: d.branch ?? '', title: 'Slugify helper', body: '# report\n' }),
+    );
     const bodyPath = path.join(dir, '.vigil/runs/run-pr/pull-request.md');
     expect(r).toEqual({ url: 'https://github.com/o/r/pull/7', skipped: null, bodyPath });
     expect(readFileSync(bodyPath, 'utf8')).toBe('# report\n');
-    expect(gh.calls().at(-1)).toEqual(['pr', 'create', '--head', 'vigil/run-pr', '--base', 'main', '--title', 'Slugify helper', '--body-file', bodyPath]);
+    expect(gh.calls().at(-1)).toEqual([
+      'pr',
+      'create',
+      '--head',
+      'vigil/run-pr',
+      '--base',
+      'main',
+      '--title',
+      'Slugify helper',
+      '--body-file',
+      bodyPath,
+    ]);
     expect(git(remote, 'rev-parse', 'vigil/run-pr')).toBe(d.commit);
     // The person's branch is not pushed, moved or touched.
     expect(() => git(remote, 'rev-parse', '--verify', '-q', 'refs/heads/main')).toThrow();
@@ -196,7 +247,9 @@ process.exit(2);
     const { dir } = withRemote();
     const d = await deliverRun({ repoPath: dir, runId: 'run-again', message: 'Feature\n' });
     const gh = fakeGh({ existing: 'https://github.com/o/r/pull/3' });
-    const r = await withPath(gh.env, () => openPullRequest({ repoPath: dir, runId: 'run-again', branch: d.branch ?? '', title: 't', body: 'b' }));
+    const r = await withPath(gh.env, () =>
+      openPullRequest({ repoPath: dir, runId: 'run-again', branch: d.branch ?? '', title: 't', body: 'b' }),
+    );
     expect(r.url).toBe('https://github.com/o/r/pull/3');
     expect(gh.calls().some((c) => c[1] === 'create')).toBe(false);
   });
@@ -217,17 +270,38 @@ process.exit(2);
 
     const loggedOut = fakeGh({ auth: false });
     const out = await withPath(loggedOut.env, () => openPullRequest(input));
-    expect(out).toEqual({ url: null, skipped: "gh is not logged in (`gh auth login`): You are not logged into any GitHub hosts. on the run's host, so no pull request was opened", bodyPath: null });
+    expect(out).toEqual({
+      url: null,
+      skipped:
+        "gh is not logged in (`gh auth login`): You are not logged into any GitHub hosts. on the run's host, so no pull request was opened",
+      bodyPath: null,
+    });
     expect(loggedOut.calls().map((c) => c[0])).toEqual(['--version', 'auth']);
 
     // vigil doctor with deliver=pr says the same, and how to fix it.
     const doctorMissing = await ghCheck({ PATH: `${empty}${path.delimiter}${gitDir}` });
-    expect(doctorMissing).toMatchObject({ name: 'gh', ok: false, required: true, fix: 'install gh (https://cli.github.com), then `gh auth login`' });
-    expect(await ghCheck(loggedOut.env)).toMatchObject({ ok: false, detail: expect.stringContaining('gh is not logged in'), fix: "run `gh auth login` as the worker's user" });
-    expect(await ghCheck(fakeGh().env)).toMatchObject({ ok: true, detail: 'gh version 2.0.0-fake, logged in: deliver=pr opens pull requests' });
+    expect(doctorMissing).toMatchObject({
+      name: 'gh',
+      ok: false,
+      required: true,
+      fix: 'install gh (https://cli.github.com), then `gh auth login`',
+    });
+    expect(await ghCheck(loggedOut.env)).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining('gh is not logged in'),
+      fix: "run `gh auth login` as the worker's user",
+    });
+    expect(await ghCheck(fakeGh().env)).toMatchObject({
+      ok: true,
+      detail: 'gh version 2.0.0-fake, logged in: deliver=pr opens pull requests',
+    });
 
     const noRemote = fakeGh();
-    expect(await withPath(noRemote.env, () => openPullRequest(input))).toEqual({ url: null, skipped: 'the repository has no remote to push the branch to: no pull request was opened', bodyPath: null });
+    expect(await withPath(noRemote.env, () => openPullRequest(input))).toEqual({
+      url: null,
+      skipped: 'the repository has no remote to push the branch to: no pull request was opened',
+      bodyPath: null,
+    });
     expect(noRemote.calls().some((c) => c[0] === 'pr')).toBe(false);
   });
 });

@@ -175,7 +175,14 @@ function atLeast(v: string, min: string): boolean {
 
 describe('docker-compose.yml', () => {
   it('runs Postgres, the Temporal server with its schema and setup jobs, the UI and Vigil workers', () => {
-    expect(Object.keys(services).sort()).toEqual(['postgres', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'vigil-worker']);
+    expect(Object.keys(services).sort()).toEqual([
+      'postgres',
+      'temporal',
+      'temporal-schema',
+      'temporal-setup',
+      'temporal-ui',
+      'vigil-worker',
+    ]);
   });
 
   it('pins every image by a version tag and its digest, the same digest wherever a tag appears', () => {
@@ -189,7 +196,11 @@ describe('docker-compose.yml', () => {
       expect(digestOf.get(tag) ?? digest, `${tag} pinned to two digests`).toBe(digest);
       digestOf.set(tag, digest);
     }
-    expect(Object.values(services).filter((s) => s.build !== undefined).map((s) => s.image)).toEqual([undefined]);
+    expect(
+      Object.values(services)
+        .filter((s) => s.build !== undefined)
+        .map((s) => s.image),
+    ).toEqual([undefined]);
     // The documented update path names every pinned tag.
     const doc = read('docs/team-deployment.md');
     for (const [tag, digest] of digestOf) expect(doc, `docs/team-deployment.md lists ${tag}`).toContain(`${tag}@${digest}`);
@@ -238,7 +249,8 @@ describe('docker-compose.yml', () => {
           expect(m, `${name}: ${k}=${v}`).not.toBeNull();
           expect(secretsOf(s), `${name} reads ${k} but is not given the secret`).toContain(m?.[1]);
         }
-        if (/PASSWORD|PWD|DATABASE_URL/.test(k)) expect(v, `${name}: ${k} falls back to a default password`).not.toMatch(/:-(temporal|vigil|postgres|password)\}/);
+        if (/PASSWORD|PWD|DATABASE_URL/.test(k))
+          expect(v, `${name}: ${k} falls back to a default password`).not.toMatch(/:-(temporal|vigil|postgres|password)\}/);
       }
     }
     // The event store's URL carries no password; the worker's entrypoint gives it from the secret.
@@ -294,7 +306,17 @@ describe('docker-compose.yml', () => {
     for (const [name, content, refused] of cases) {
       const file = path.join(dir, name);
       if (content !== null) writeFileSync(file, content);
-      const r = spawnSync('sh', ['-c', `. "$1"; v=$(require_secret "$2" "the test password") || exit 1; printf '%s' "$v"`, 'sh', path.join(ROOT, 'deploy/lib/secrets.sh'), file], { encoding: 'utf8' });
+      const r = spawnSync(
+        'sh',
+        [
+          '-c',
+          `. "$1"; v=$(require_secret "$2" "the test password") || exit 1; printf '%s' "$v"`,
+          'sh',
+          path.join(ROOT, 'deploy/lib/secrets.sh'),
+          file,
+        ],
+        { encoding: 'utf8' },
+      );
       if (refused) {
         expect(r.status, name).toBe(1);
         expect(r.stderr, name).toMatch(/^refusing to start: /);
@@ -313,7 +335,11 @@ describe('docker-compose.yml', () => {
     expect(first.status, first.stderr).toBe(0);
     const before = readFileSync(path.join(dir, 'postgres_password'), 'utf8');
     for (const name of ['postgres_password', 'vigil_db_password']) {
-      const r = spawnSync('sh', ['-c', '. "$1"; require_secret "$2" test >/dev/null', 'sh', path.join(ROOT, 'deploy/lib/secrets.sh'), path.join(dir, name)], { encoding: 'utf8' });
+      const r = spawnSync(
+        'sh',
+        ['-c', '. "$1"; require_secret "$2" test >/dev/null', 'sh', path.join(ROOT, 'deploy/lib/secrets.sh'), path.join(dir, name)],
+        { encoding: 'utf8' },
+      );
       expect(r.status, `${name}: ${r.stderr}`).toBe(0);
     }
     expect(statSync(dir).mode & 0o077).toBe(0);
@@ -347,7 +373,11 @@ describe('docker-compose.yml', () => {
   });
 
   it('keeps data on declared named volumes', () => {
-    const named = Object.values(services).flatMap((s) => mounts(s).map((m) => m.source).filter(isNamedVolume));
+    const named = Object.values(services).flatMap((s) =>
+      mounts(s)
+        .map((m) => m.source)
+        .filter(isNamedVolume),
+    );
     expect(named.length).toBeGreaterThan(0);
     for (const v of named) expect(Object.keys(compose.volumes ?? {}), `volume ${v} is not declared`).toContain(v);
     const data = mounts(service('postgres')).find((m) => m.target === '/var/lib/postgresql/data');
@@ -393,12 +423,24 @@ describe('docker-compose.yml', () => {
     const worker = env(service('vigil-worker'));
     // `${NAME:-default}` as compose resolves it when NAME is unset.
     const defaults = Object.fromEntries(Object.entries(worker).map(([k, v]) => [k, v.replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1')]));
-    for (const k of ['VIGIL_METRICS_BIND', 'VIGIL_ACTIVITY_SLOTS', 'VIGIL_WORKFLOW_SLOTS', 'VIGIL_GIT_NICENESS', 'VIGIL_LOG_FORMAT', 'OTEL_EXPORTER_OTLP_ENDPOINT']) {
+    for (const k of [
+      'VIGIL_METRICS_BIND',
+      'VIGIL_ACTIVITY_SLOTS',
+      'VIGIL_WORKFLOW_SLOTS',
+      'VIGIL_GIT_NICENESS',
+      'VIGIL_LOG_FORMAT',
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+    ]) {
       expect(worker[k], k).toMatch(new RegExp(`^\\$\\{${k}:-`));
     }
     const ops = resolveOperations({}, defaults);
     // JSON logs in the deployment: one object per line for the log collector.
-    expect(ops).toEqual({ logFormat: 'json', metricsBind: '0.0.0.0:9464', otel: null, tuning: { activitySlots: 200, workflowSlots: 16, localActivitySlots: 100, maxCachedWorkflows: null, gitNiceness: 10 } });
+    expect(ops).toEqual({
+      logFormat: 'json',
+      metricsBind: '0.0.0.0:9464',
+      otel: null,
+      tuning: { activitySlots: 200, workflowSlots: 16, localActivitySlots: 100, maxCachedWorkflows: null, gitNiceness: 10 },
+    });
     // The metrics port is the one the service declares, on the compose network only.
     expect((service('vigil-worker').expose ?? []).map(String)).toEqual(['9464']);
     expect(resolveOperations({}, { ...defaults, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).otel).toEqual({ endpoint: null });
@@ -566,7 +608,10 @@ describe('Dockerfile', () => {
     expect(build.rootDir).toBe('.');
     expect(build.include).toContain('cli');
     expect(existsSync(path.join(ROOT, 'cli/main.ts'))).toBe(true);
-    const workdir = runtime.filter((i) => i.cmd === 'WORKDIR').map((i) => i.args).pop();
+    const workdir = runtime
+      .filter((i) => i.cmd === 'WORKDIR')
+      .map((i) => i.args)
+      .pop();
     expect(workdir).toBe('/app');
     expect(runtime.find((i) => i.cmd === 'ENTRYPOINT')?.args).toBe('["/app/deploy/docker-entrypoint.sh"]');
     expect(runtime.find((i) => i.cmd === 'CMD')?.args).toBe('["worker"]');
@@ -574,7 +619,10 @@ describe('Dockerfile', () => {
 
   it('has git, runs as a non-root user, and health-checks with a file it copies', () => {
     expect(runtime.some((i) => i.cmd === 'RUN' && /apt-get install\b[^&]*\sgit(\s|$)/.test(i.args))).toBe(true);
-    const user = runtime.filter((i) => i.cmd === 'USER').map((i) => i.args).pop();
+    const user = runtime
+      .filter((i) => i.cmd === 'USER')
+      .map((i) => i.args)
+      .pop();
     expect(user).toBeDefined();
     expect(user).not.toMatch(/^(root|0)(:|$)/);
     const health = runtime.find((i) => i.cmd === 'HEALTHCHECK')?.args ?? '';
@@ -594,18 +642,26 @@ describe('Dockerfile', () => {
     expect(pins.length).toBe(5);
     for (const [provider, registry, pkgName, pinned] of pins) {
       // The case of the installer for this CLI names its package and the build argument it takes the version from.
-      const clause = new RegExp(`\\n\\s*${provider}\\)[^;]*${registry === 'npm' ? `"${pkgName.replace(/[/.]/g, '\\$&')}@\\$\\{([A-Z_]+):\\?\\}"` : `"${pkgName}==\\$\\{([A-Z_]+):\\?\\}"`}`);
+      const clause = new RegExp(
+        `\\n\\s*${provider}\\)[^;]*${registry === 'npm' ? `"${pkgName.replace(/[/.]/g, '\\$&')}@\\$\\{([A-Z_]+):\\?\\}"` : `"${pkgName}==\\$\\{([A-Z_]+):\\?\\}"`}`,
+      );
       const m = clause.exec(installer);
       expect(m, `deploy/install-agent-clis.sh installs ${pkgName} for ${provider}`).not.toBeNull();
       const arg = (m as RegExpExecArray)[1] as string;
       expect(args[arg], `the Dockerfile's ${arg} is the pinned ${pinned}`).toBe(pinned);
-      expect(runtime.some((i) => i.cmd === 'RUN' && i.args.includes(`${arg}="$${arg}"`)), `${arg} reaches the installer`).toBe(true);
+      expect(
+        runtime.some((i) => i.cmd === 'RUN' && i.args.includes(`${arg}="$${arg}"`)),
+        `${arg} reaches the installer`,
+      ).toBe(true);
     }
     expect(installer).not.toMatch(/@latest|npm install -g[^\n]*\$AGENT_CLIS/);
     // Nothing named: nothing installed (the script runs, here, with nothing to do).
     const r = spawnSync('/bin/sh', [path.join(ROOT, 'deploy/install-agent-clis.sh')], { encoding: 'utf8', env: { PATH: '/nonexistent' } });
     expect(r.status, r.stderr).toBe(0);
-    const bad = spawnSync('sh', [path.join(ROOT, 'deploy/install-agent-clis.sh')], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', AGENT_CLIS: 'clippy' } });
+    const bad = spawnSync('sh', [path.join(ROOT, 'deploy/install-agent-clis.sh')], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', AGENT_CLIS: 'clippy' },
+    });
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain('unknown agent CLI "clippy"');
   });
@@ -623,7 +679,20 @@ describe('docs/team-deployment.md', () => {
     const at = doc.indexOf('\n## Docker compose\n');
     expect(at).toBeGreaterThan(0);
     const section = doc.slice(at, doc.indexOf('\n## ', at + 1));
-    for (const s of ['docker compose up -d --build', '--scale vigil-worker=3', 'http://localhost:8233', 'TEMPORAL_ADDRESS=localhost:7233', 'AGENT_CLIS', 'vigil.env', 'vigil_events', '/repos', 'deploy/make-secrets.sh', 'docker-compose.tls.yml', 'scripts/compose-smoke.sh', '/readyz']) {
+    for (const s of [
+      'docker compose up -d --build',
+      '--scale vigil-worker=3',
+      'http://localhost:8233',
+      'TEMPORAL_ADDRESS=localhost:7233',
+      'AGENT_CLIS',
+      'vigil.env',
+      'vigil_events',
+      '/repos',
+      'deploy/make-secrets.sh',
+      'docker-compose.tls.yml',
+      'scripts/compose-smoke.sh',
+      '/readyz',
+    ]) {
       expect(section, s).toContain(s);
     }
   });
@@ -634,7 +703,10 @@ describe('docker-compose.tls.yml', () => {
     for (const name of Object.keys(tlsCompose.services)) expect(Object.keys(services), name).toContain(name);
     const declared = { ...compose.secrets, ...tlsCompose.secrets };
     for (const [name, s] of Object.entries(tlsCompose.services)) {
-      for (const secret of secretsOf(s)) expect(declared[secret]?.file, `${name}: secret ${secret}`).toMatch(/^\$\{VIGIL_(SECRETS|TLS)_DIR:-\.\/secrets(\/tls)?\}\/[a-z_.-]+$/);
+      for (const secret of secretsOf(s))
+        expect(declared[secret]?.file, `${name}: secret ${secret}`).toMatch(
+          /^\$\{VIGIL_(SECRETS|TLS)_DIR:-\.\/secrets(\/tls)?\}\/[a-z_.-]+$/,
+        );
       // Compose replaces a service's secrets list: the base's must still be there.
       for (const secret of secretsOf(service(name))) expect(secretsOf(s), `${name} keeps ${secret}`).toContain(secret);
     }
@@ -644,12 +716,20 @@ describe('docker-compose.tls.yml', () => {
     const e = (name: string): Record<string, string> => env(tlsCompose.services[name] as Service);
     const server = e('temporal');
     expect(server.TEMPORAL_TLS_REQUIRE_CLIENT_AUTH).toBe('true');
-    for (const k of ['TEMPORAL_TLS_SERVER_CA_CERT', 'TEMPORAL_TLS_SERVER_CERT', 'TEMPORAL_TLS_SERVER_KEY', 'TEMPORAL_TLS_FRONTEND_CERT', 'TEMPORAL_TLS_FRONTEND_KEY', 'TEMPORAL_TLS_CLIENT1_CA_CERT']) {
+    for (const k of [
+      'TEMPORAL_TLS_SERVER_CA_CERT',
+      'TEMPORAL_TLS_SERVER_CERT',
+      'TEMPORAL_TLS_SERVER_KEY',
+      'TEMPORAL_TLS_FRONTEND_CERT',
+      'TEMPORAL_TLS_FRONTEND_KEY',
+      'TEMPORAL_TLS_CLIENT1_CA_CERT',
+    ]) {
       expect(server[k], k).toMatch(/^\/run\/secrets\//);
     }
     const worker = e('vigil-worker');
     expect(worker.TEMPORAL_TLS).toBe('true');
-    for (const k of ['TEMPORAL_TLS_CLIENT_CERT_PATH', 'TEMPORAL_TLS_CLIENT_KEY_PATH', 'TEMPORAL_TLS_SERVER_CA_CERT_PATH']) expect(worker[k], k).toMatch(/^\/run\/secrets\/temporal_/);
+    for (const k of ['TEMPORAL_TLS_CLIENT_CERT_PATH', 'TEMPORAL_TLS_CLIENT_KEY_PATH', 'TEMPORAL_TLS_SERVER_CA_CERT_PATH'])
+      expect(worker[k], k).toMatch(/^\/run\/secrets\/temporal_/);
     expect(worker.TEMPORAL_TLS_SERVER_NAME).toBe('temporal');
     expect(worker.VIGIL_CODEC_KEY_FILE).toBe('/run/secrets/vigil_codec_key');
     expect(e('temporal-setup').TEMPORAL_TLS_CLIENT_CERT_PATH).toBe('/run/secrets/temporal_client_cert');
@@ -668,11 +748,17 @@ describe('docker-compose.tls.yml', () => {
     const dir = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-tls-')), 'tls');
     const r = spawnSync('sh', [path.join(ROOT, 'deploy/tls/make-dev-certs.sh'), dir], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
-    const x509 = (file: string): string => spawnSync('openssl', ['x509', '-in', path.join(dir, file), '-noout', '-ext', 'subjectAltName,extendedKeyUsage'], { encoding: 'utf8' }).stdout;
+    const x509 = (file: string): string =>
+      spawnSync('openssl', ['x509', '-in', path.join(dir, file), '-noout', '-ext', 'subjectAltName,extendedKeyUsage'], { encoding: 'utf8' })
+        .stdout;
     expect(x509('server.pem')).toContain('DNS:temporal');
     expect(x509('server.pem')).toMatch(/TLS Web Server Authentication, TLS Web Client Authentication/);
     expect(x509('client.pem')).toContain('TLS Web Client Authentication');
-    const verify = spawnSync('openssl', ['verify', '-CAfile', path.join(dir, 'ca.pem'), path.join(dir, 'server.pem'), path.join(dir, 'client.pem')], { encoding: 'utf8' });
+    const verify = spawnSync(
+      'openssl',
+      ['verify', '-CAfile', path.join(dir, 'ca.pem'), path.join(dir, 'server.pem'), path.join(dir, 'client.pem')],
+      { encoding: 'utf8' },
+    );
     expect(verify.status, verify.stderr).toBe(0);
     // The CA's key is not among the files the containers are given.
     expect(existsSync(path.join(dir, 'ca-key.pem'))).toBe(false);
@@ -695,7 +781,10 @@ describe('scripts/compose-smoke.sh', () => {
     expect(noDocker.stderr).toContain('compose-smoke: skipped: no docker command on this machine');
     const docker = spawnSync('sh', ['-c', 'command -v docker'], { encoding: 'utf8' }).stdout.trim();
     if (docker) {
-      const noEngine = spawnSync('bash', [script], { encoding: 'utf8', env: { ...process.env, DOCKER_HOST: 'unix:///nonexistent/docker.sock' } });
+      const noEngine = spawnSync('bash', [script], {
+        encoding: 'utf8',
+        env: { ...process.env, DOCKER_HOST: 'unix:///nonexistent/docker.sock' },
+      });
       expect(noEngine.status, noEngine.stderr).toBe(77);
       expect(noEngine.stderr).toContain('compose-smoke: skipped: no Docker engine answers here');
     }

@@ -17,10 +17,13 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-exposure-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('exposureWarning', () => {
-  it.each(['127.0.0.1', '127.0.0.2', '127.10.20.30', '::1', '[::1]', 'localhost', 'LOCALHOST', '::ffff:127.0.0.1'])('says nothing for the loopback address %s', (ip) => {
-    expect(isLoopbackHost(ip)).toBe(true);
-    expect(exposureWarning(ip, 7233, 8233)).toBeNull();
-  });
+  it.each(['127.0.0.1', '127.0.0.2', '127.10.20.30', '::1', '[::1]', 'localhost', 'LOCALHOST', '::ffff:127.0.0.1'])(
+    'says nothing for the loopback address %s',
+    (ip) => {
+      expect(isLoopbackHost(ip)).toBe(true);
+      expect(exposureWarning(ip, 7233, 8233)).toBeNull();
+    },
+  );
 
   it.each([
     ['0.0.0.0', 'every network interface (0.0.0.0)'],
@@ -48,7 +51,11 @@ describe('vigil server on a non-loopback address', () => {
   /** Starts the server of `TEMPORAL_ADDRESS=<address>` with a CLI that refuses to start; what it wrote to stderr. */
   async function stderrOfStart(host: string): Promise<string> {
     const cli = path.join(dir, 'temporal');
-    writeFileSync(cli, `#!/bin/sh\nif [ "$1" = "--version" ]; then echo "temporal version ${TEMPORAL_CLI_VERSION} (stand-in)"; exit 0; fi\necho "stand-in: not starting" >&2\nexit 3\n`, { mode: 0o755 });
+    writeFileSync(
+      cli,
+      `#!/bin/sh\nif [ "$1" = "--version" ]; then echo "temporal version ${TEMPORAL_CLI_VERSION} (stand-in)"; exit 0; fi\necho "stand-in: not starting" >&2\nexit 3\n`,
+      { mode: 0o755 },
+    );
     process.env.TEMPORAL_CLI = cli;
     const port = await freePort();
     const written: string[] = [];
@@ -63,7 +70,9 @@ describe('vigil server on a non-loopback address', () => {
 
   it('warns, before starting, that TEMPORAL_ADDRESS=0.0.0.0 listens on every interface', async () => {
     const err = await stderrOfStart('0.0.0.0');
-    expect(err).toMatch(/^vigil: warning: the Temporal dev server listens on every network interface \(0\.0\.0\.0\): .* set TEMPORAL_ADDRESS=127\.0\.0\.1:\d+ \(or pass --ip 127\.0\.0\.1\)/m);
+    expect(err).toMatch(
+      /^vigil: warning: the Temporal dev server listens on every network interface \(0\.0\.0\.0\): .* set TEMPORAL_ADDRESS=127\.0\.0\.1:\d+ \(or pass --ip 127\.0\.0\.1\)/m,
+    );
   });
 
   it('says nothing on 127.0.0.1', async () => {

@@ -8,7 +8,13 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { docCoverageGate, hasProjectTable, isDocumentedModule, isPublishablePackage, undocumentedExports } from '../../activities/gates/doc-coverage.js';
+import {
+  docCoverageGate,
+  hasProjectTable,
+  isDocumentedModule,
+  isPublishablePackage,
+  undocumentedExports,
+} from '../../activities/gates/doc-coverage.js';
 import { GateResultSchema } from '../../schemas/gates.js';
 
 const dirs: string[] = [];
@@ -86,29 +92,96 @@ describe('undocumentedExports: JS/TS', () => {
       '',
     ].join('\n');
     expect(undocumentedExports('src/a.ts', content)).toEqual([
-      { gate: 'doc_coverage', severity: 'medium', file: 'src/a.ts', line: 1, message: 'undocumented export: function add has no /** … */ doc comment' },
-      { gate: 'doc_coverage', severity: 'medium', file: 'src/a.ts', line: 2, message: 'undocumented export: class Counter has no /** … */ doc comment' },
-      { gate: 'doc_coverage', severity: 'medium', file: 'src/a.ts', line: 3, message: 'undocumented export: const LIMIT has no /** … */ doc comment' },
-      { gate: 'doc_coverage', severity: 'medium', file: 'src/a.ts', line: 4, message: 'undocumented export: interface Options has no /** … */ doc comment' },
-      { gate: 'doc_coverage', severity: 'medium', file: 'src/a.ts', line: 5, message: 'undocumented export: type Name has no /** … */ doc comment' },
-      { gate: 'doc_coverage', severity: 'medium', file: 'src/a.ts', line: 6, message: 'undocumented export: function load has no /** … */ doc comment' },
-      { gate: 'doc_coverage', severity: 'medium', file: 'src/a.ts', line: 7, message: 'undocumented export: function default has no /** … */ doc comment' },
-      { gate: 'doc_coverage', severity: 'medium', file: 'src/a.ts', line: 8, message: 'undocumented export: const enum Mode has no /** … */ doc comment' },
-      { gate: 'doc_coverage', severity: 'medium', file: 'src/a.ts', line: 9, message: 'undocumented export: class Base has no /** … */ doc comment' },
+      {
+        gate: 'doc_coverage',
+        severity: 'medium',
+        file: 'src/a.ts',
+        line: 1,
+        message: 'undocumented export: function add has no /** … */ doc comment',
+      },
+      {
+        gate: 'doc_coverage',
+        severity: 'medium',
+        file: 'src/a.ts',
+        line: 2,
+        message: 'undocumented export: class Counter has no /** … */ doc comment',
+      },
+      {
+        gate: 'doc_coverage',
+        severity: 'medium',
+        file: 'src/a.ts',
+        line: 3,
+        message: 'undocumented export: const LIMIT has no /** … */ doc comment',
+      },
+      {
+        gate: 'doc_coverage',
+        severity: 'medium',
+        file: 'src/a.ts',
+        line: 4,
+        message: 'undocumented export: interface Options has no /** … */ doc comment',
+      },
+      {
+        gate: 'doc_coverage',
+        severity: 'medium',
+        file: 'src/a.ts',
+        line: 5,
+        message: 'undocumented export: type Name has no /** … */ doc comment',
+      },
+      {
+        gate: 'doc_coverage',
+        severity: 'medium',
+        file: 'src/a.ts',
+        line: 6,
+        message: 'undocumented export: function load has no /** … */ doc comment',
+      },
+      {
+        gate: 'doc_coverage',
+        severity: 'medium',
+        file: 'src/a.ts',
+        line: 7,
+        message: 'undocumented export: function default has no /** … */ doc comment',
+      },
+      {
+        gate: 'doc_coverage',
+        severity: 'medium',
+        file: 'src/a.ts',
+        line: 8,
+        message: 'undocumented export: const enum Mode has no /** … */ doc comment',
+      },
+      {
+        gate: 'doc_coverage',
+        severity: 'medium',
+        file: 'src/a.ts',
+        line: 9,
+        message: 'undocumented export: class Base has no /** … */ doc comment',
+      },
     ]);
   });
 
   it('does not accept a line comment, a plain block comment or code between the doc block and the export', () => {
-    expect(names('src/a.ts', '/** Doc. */\n// note\nexport const a = 1;\n')).toEqual(['undocumented export: const a has no /** … */ doc comment']);
-    expect(names('src/a.ts', '/* not a doc */\nexport const a = 1;\n')).toEqual(['undocumented export: const a has no /** … */ doc comment']);
-    expect(names('src/a.ts', '/*\n * not a doc\n */\nexport const a = 1;\n')).toEqual(['undocumented export: const a has no /** … */ doc comment']);
-    expect(names('src/a.ts', '/** Doc of x. */\nconst x = 1;\nexport const a = x;\n')).toEqual(['undocumented export: const a has no /** … */ doc comment']);
+    expect(names('src/a.ts', '/** Doc. */\n// note\nexport const a = 1;\n')).toEqual([
+      'undocumented export: const a has no /** … */ doc comment',
+    ]);
+    expect(names('src/a.ts', '/* not a doc */\nexport const a = 1;\n')).toEqual([
+      'undocumented export: const a has no /** … */ doc comment',
+    ]);
+    expect(names('src/a.ts', '/*\n * not a doc\n */\nexport const a = 1;\n')).toEqual([
+      'undocumented export: const a has no /** … */ doc comment',
+    ]);
+    expect(names('src/a.ts', '/** Doc of x. */\nconst x = 1;\nexport const a = x;\n')).toEqual([
+      'undocumented export: const a has no /** … */ doc comment',
+    ]);
     expect(names('src/a.ts', '/**/\nexport const a = 1;\n')).toEqual(['undocumented export: const a has no /** … */ doc comment']);
   });
 
   it('accepts decorators between the doc block and the export, and checks an overloaded name once', () => {
     expect(names('src/a.ts', '/** A service. */\n@Injectable()\n@Other\nexport class Service {}\n')).toEqual([]);
-    expect(names('src/a.ts', '/** Parses. */\nexport function parse(a: string): number;\nexport function parse(a: number): number;\nexport function parse(a: unknown): number { return 0; }\n')).toEqual([]);
+    expect(
+      names(
+        'src/a.ts',
+        '/** Parses. */\nexport function parse(a: string): number;\nexport function parse(a: number): number;\nexport function parse(a: unknown): number { return 0; }\n',
+      ),
+    ).toEqual([]);
   });
 
   it('ignores exports that are not at the top level and files that are not modules of the project', () => {
@@ -123,7 +196,13 @@ describe('undocumentedExports: JS/TS', () => {
 
   it('uses the severity it is given', () => {
     expect(undocumentedExports('src/a.js', 'export function f() {}\n', 'high')).toEqual([
-      { gate: 'doc_coverage', severity: 'high', file: 'src/a.js', line: 1, message: 'undocumented export: function f has no /** … */ doc comment' },
+      {
+        gate: 'doc_coverage',
+        severity: 'high',
+        file: 'src/a.js',
+        line: 1,
+        message: 'undocumented export: function f has no /** … */ doc comment',
+      },
     ]);
   });
 });
@@ -190,7 +269,13 @@ describe('undocumentedExports: Python', () => {
     ].join('\n');
     expect(undocumentedExports('pkg/core.py', content)).toEqual([
       { gate: 'doc_coverage', severity: 'medium', file: 'pkg/core.py', line: 1, message: 'undocumented export: def add has no docstring' },
-      { gate: 'doc_coverage', severity: 'medium', file: 'pkg/core.py', line: 4, message: 'undocumented export: class Point has no docstring' },
+      {
+        gate: 'doc_coverage',
+        severity: 'medium',
+        file: 'pkg/core.py',
+        line: 4,
+        message: 'undocumented export: class Point has no docstring',
+      },
       { gate: 'doc_coverage', severity: 'medium', file: 'pkg/core.py', line: 8, message: 'undocumented export: def one has no docstring' },
       { gate: 'doc_coverage', severity: 'medium', file: 'pkg/core.py', line: 10, message: 'undocumented export: def two has no docstring' },
     ]);
@@ -245,7 +330,13 @@ describe('docCoverageGate', () => {
     expect(r.verdict).toBe('fail');
     expect(r.reason).toBe('README missing or empty');
     expect(r.findings).toEqual([
-      { gate: 'doc_coverage', severity: 'high', file: null, line: null, message: 'README missing or empty: add a README.md to the repository root that says what the project is and how to use it' },
+      {
+        gate: 'doc_coverage',
+        severity: 'high',
+        file: null,
+        line: null,
+        message: 'README missing or empty: add a README.md to the repository root that says what the project is and how to use it',
+      },
     ]);
     expect((await docCoverageGate({ repoPath: repo, files: ['src/a.ts'] })).reason).toBe(r.reason);
     expect(GateResultSchema.parse(r).verdict).toBe('fail');
@@ -261,20 +352,45 @@ describe('docCoverageGate', () => {
   });
 
   it.each(['README.md', 'README', 'README.rst', 'README.txt', 'readme.md'])('passes with a non-empty %s', async (name) => {
-    const r = await docCoverageGate({ repoPath: repoWith({ [name]: '# Tool\n\nDoes things.\n', 'src/a.ts': DOCUMENTED }), files: ['src/a.ts'] });
-    expect(r).toMatchObject({ verdict: 'pass', reason: `${name} present; 1 changed module(s) checked, 0 undocumented export(s)`, findings: [], findingCount: 0 });
+    const r = await docCoverageGate({
+      repoPath: repoWith({ [name]: '# Tool\n\nDoes things.\n', 'src/a.ts': DOCUMENTED }),
+      files: ['src/a.ts'],
+    });
+    expect(r).toMatchObject({
+      verdict: 'pass',
+      reason: `${name} present; 1 changed module(s) checked, 0 undocumented export(s)`,
+      findings: [],
+      findingCount: 0,
+    });
   });
 
   it('keeps undocumented exports advisory (medium) in a private repository', async () => {
-    const repo = repoWith({ 'README.md': '# App\n', 'package.json': JSON.stringify({ name: 'app', private: true }), 'src/a.ts': UNDOCUMENTED });
+    const repo = repoWith({
+      'README.md': '# App\n',
+      'package.json': JSON.stringify({ name: 'app', private: true }),
+      'src/a.ts': UNDOCUMENTED,
+    });
     const r = await docCoverageGate({ repoPath: repo, files: ['src/a.ts'] });
     expect(r.verdict).toBe('pass');
     expect(r.reason).toBe('README.md present; 1 changed module(s) checked, 1 undocumented export(s) (advisory: not a publishable package)');
-    expect(r.findings).toEqual([{ gate: 'doc_coverage', severity: 'medium', file: 'src/a.ts', line: 3, message: 'undocumented export: function add has no /** … */ doc comment' }]);
+    expect(r.findings).toEqual([
+      {
+        gate: 'doc_coverage',
+        severity: 'medium',
+        file: 'src/a.ts',
+        line: 3,
+        message: 'undocumented export: function add has no /** … */ doc comment',
+      },
+    ]);
   });
 
   it('fails on an undocumented export of a publishable npm package', async () => {
-    const repo = repoWith({ 'README.md': '# Lib\n', 'package.json': JSON.stringify({ name: 'lib', version: '1.0.0' }), 'src/a.ts': UNDOCUMENTED, 'src/b.ts': DOCUMENTED });
+    const repo = repoWith({
+      'README.md': '# Lib\n',
+      'package.json': JSON.stringify({ name: 'lib', version: '1.0.0' }),
+      'src/a.ts': UNDOCUMENTED,
+      'src/b.ts': DOCUMENTED,
+    });
     const r = await docCoverageGate({ repoPath: repo, files: ['src/b.ts', 'src/a.ts'] });
     expect(r).toMatchObject({ verdict: 'fail', reason: 'undocumented export in src/a.ts:3', findingCount: 1 });
     expect(r.findings?.[0]?.severity).toBe('high');
@@ -282,18 +398,38 @@ describe('docCoverageGate', () => {
   });
 
   it('fails on an undocumented function of a pip package, and passes once it has a docstring', async () => {
-    const repo = repoWith({ 'README.md': '# Lib\n', 'pyproject.toml': '[project]\nname = "lib"\n', 'lib/core.py': 'def add(a, b):\n    return a + b\n' });
-    expect(await docCoverageGate({ repoPath: repo, files: ['lib/core.py'] })).toMatchObject({ verdict: 'fail', reason: 'undocumented export in lib/core.py:1' });
+    const repo = repoWith({
+      'README.md': '# Lib\n',
+      'pyproject.toml': '[project]\nname = "lib"\n',
+      'lib/core.py': 'def add(a, b):\n    return a + b\n',
+    });
+    expect(await docCoverageGate({ repoPath: repo, files: ['lib/core.py'] })).toMatchObject({
+      verdict: 'fail',
+      reason: 'undocumented export in lib/core.py:1',
+    });
     write(repo, 'lib/core.py', 'def add(a, b):\n    """Adds."""\n    return a + b\n');
     expect(await docCoverageGate({ repoPath: repo, files: ['lib/core.py'] })).toMatchObject({ verdict: 'pass', findingCount: 0 });
   });
 
   it('skips tests, declarations, build output, dependencies and Vigil state', async () => {
     const files: Record<string, string> = { 'README.md': '# Lib\n', 'package.json': JSON.stringify({ name: 'lib' }) };
-    const skipped = ['src/a.test.ts', 'tests/helpers.ts', 'src/types.d.ts', 'dist/a.js', 'build/a.js', 'node_modules/x/index.js', '.vigil/run/a.ts', 'tests/test_a.py'];
+    const skipped = [
+      'src/a.test.ts',
+      'tests/helpers.ts',
+      'src/types.d.ts',
+      'dist/a.js',
+      'build/a.js',
+      'node_modules/x/index.js',
+      '.vigil/run/a.ts',
+      'tests/test_a.py',
+    ];
     for (const rel of skipped) files[rel] = UNDOCUMENTED;
     const r = await docCoverageGate({ repoPath: repoWith(files), files: [...skipped, '../outside.ts', '/etc/a.ts'] });
-    expect(r).toMatchObject({ verdict: 'pass', reason: 'README.md present; 0 changed module(s) checked, 0 undocumented export(s)', findingCount: 0 });
+    expect(r).toMatchObject({
+      verdict: 'pass',
+      reason: 'README.md present; 0 changed module(s) checked, 0 undocumented export(s)',
+      findingCount: 0,
+    });
   });
 });
 
@@ -306,7 +442,7 @@ describe('adversarial 512 KiB inputs', () => {
     'python defs with blank bodies': fill('def a():\n\n\n'),
     'doc blocks and exports': fill('/**\nexport function a() {}\n'),
     'long export lines': fill(`export ${' '.repeat(3000)}function\n`),
-    'decorators': fill(`@${'a'.repeat(3000)}\n`),
+    decorators: fill(`@${'a'.repeat(3000)}\n`),
     'project headers': fill(`[project]${' '.repeat(4000)}x\n`),
     'one line': fill('export const '),
   };

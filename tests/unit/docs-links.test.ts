@@ -11,7 +11,14 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DOCS = path.join(ROOT, 'docs');
-const FILES = ['README.md', 'CONTRIBUTING.md', 'tests/README.md', ...readdirSync(DOCS).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const FILES = [
+  'README.md',
+  'CONTRIBUTING.md',
+  'tests/README.md',
+  ...readdirSync(DOCS)
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 const read = (rel: string): string => readFileSync(path.join(ROOT, rel), 'utf8');
 
@@ -62,7 +69,11 @@ const relative = (target: string): boolean => !/^[a-z][a-z0-9+.-]*:/i.test(targe
 
 describe('slugs', () => {
   it('follows GitHub: lower case, punctuation dropped, spaces to dashes, repeats numbered', () => {
-    expect([...slugs("# Team deployment (docker compose)\n## The UI's activity buttons\n## Which store, by default\n### From the `temporal` CLI, the UI, or a script\n## A\n## A\n```\n# not a heading\n```\n")]).toEqual([
+    expect([
+      ...slugs(
+        "# Team deployment (docker compose)\n## The UI's activity buttons\n## Which store, by default\n### From the `temporal` CLI, the UI, or a script\n## A\n## A\n```\n# not a heading\n```\n",
+      ),
+    ]).toEqual([
       'team-deployment-docker-compose',
       'the-uis-activity-buttons',
       'which-store-by-default',
@@ -73,7 +84,11 @@ describe('slugs', () => {
   });
 
   it('reads links outside code, not inside it', () => {
-    expect(links('see [a](docs/a.md#x) and `[b](b.md)`\n```\n[c](c.md)\n```\n[d](https://example.com) [e](#top)\n')).toEqual(['docs/a.md#x', 'https://example.com', '#top']);
+    expect(links('see [a](docs/a.md#x) and `[b](b.md)`\n```\n[c](c.md)\n```\n[d](https://example.com) [e](#top)\n')).toEqual([
+      'docs/a.md#x',
+      'https://example.com',
+      '#top',
+    ]);
   });
 });
 
@@ -82,7 +97,8 @@ describe('documentation links', () => {
     const broken: string[] = [];
     for (const target of links(read(file)).filter(relative)) {
       const [rawPath = '', anchor] = target.split('#', 2);
-      const resolved = rawPath === '' ? path.join(ROOT, file) : path.resolve(path.dirname(path.join(ROOT, file)), decodeURIComponent(rawPath));
+      const resolved =
+        rawPath === '' ? path.join(ROOT, file) : path.resolve(path.dirname(path.join(ROOT, file)), decodeURIComponent(rawPath));
       if (!existsSync(resolved)) {
         broken.push(`${target}: no such file`);
         continue;
@@ -92,7 +108,8 @@ describe('documentation links', () => {
         broken.push(`${target}: an anchor into a file that is not Markdown`);
         continue;
       }
-      if (!slugs(readFileSync(resolved, 'utf8')).has(anchor.toLowerCase())) broken.push(`${target}: no heading #${anchor} in ${path.relative(ROOT, resolved)}`);
+      if (!slugs(readFileSync(resolved, 'utf8')).has(anchor.toLowerCase()))
+        broken.push(`${target}: no heading #${anchor} in ${path.relative(ROOT, resolved)}`);
     }
     expect(broken).toEqual([]);
   });

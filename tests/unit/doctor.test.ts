@@ -5,7 +5,18 @@
  * by name only, the JSON report, exit codes, the per-binary probe cache, `presetFlags`, and the
  * default Temporal check against the suite's real dev server.
  */
-import { appendFileSync, chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,8 +67,10 @@ function binDir(name: string, providers: ProviderName[]): string {
   return dir;
 }
 
-const okTemporal = (pollers = 1): (() => Promise<TemporalStatus>) => () =>
-  Promise.resolve({ ok: true, address: '127.0.0.1:7233', namespace: 'default', pollers, taskQueue: 'vigil' });
+const okTemporal =
+  (pollers = 1): (() => Promise<TemporalStatus>) =>
+  () =>
+    Promise.resolve({ ok: true, address: '127.0.0.1:7233', namespace: 'default', pollers, taskQueue: 'vigil' });
 
 async function doctor(o: {
   provider?: string;
@@ -81,7 +94,12 @@ async function doctor(o: {
   return { code, text: lines.join('\n'), lines };
 }
 
-const logLines = (file: string): string[] => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '') : []);
+const logLines = (file: string): string[] =>
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+    : [];
 
 beforeAll(() => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'vigil-doctor-'));
@@ -194,14 +212,29 @@ describe('probeCached', () => {
     await probeCached(PROVIDERS.claude, { env: { ...env, PATH: copyDir } });
     await probeCached(PROVIDERS.claude, { env: { ...env, PATH: copyDir } });
     expect(logLines(log)).toHaveLength(8);
-    expect(logLines(log).slice(-2).every((l) => l.includes(copyDir))).toBe(true);
+    expect(
+      logLines(log)
+        .slice(-2)
+        .every((l) => l.includes(copyDir)),
+    ).toBe(true);
   });
 });
 
 describe('presetFlags', () => {
   it('lists the always-passed flags and every optional flag a preset may pass', () => {
     const claude = presetFlags(PROVIDERS.claude);
-    for (const f of ['-p', '--output-format', '--verbose', '--model', '--dangerously-skip-permissions', '--allowedTools', '--disallowedTools', '--effort', '--resume', '--session-id']) {
+    for (const f of [
+      '-p',
+      '--output-format',
+      '--verbose',
+      '--model',
+      '--dangerously-skip-permissions',
+      '--allowedTools',
+      '--disallowedTools',
+      '--effort',
+      '--resume',
+      '--session-id',
+    ]) {
       expect(claude).toContain(f);
     }
     // --permission-mode is the fallback when neither tool list is advertised.
@@ -220,7 +253,10 @@ describe('presetFlags', () => {
       const help = await execa(path.join(bin, name), preset.helpArgs, { env: { PATH: bin }, extendEnv: false });
       const wanted = [...new Set([...presetFlags(preset), ...preset.optionalFlags])];
       const found = advertisedFlags(help.stdout, wanted);
-      expect(wanted.filter((f) => !found.has(f)), name).toEqual([]);
+      expect(
+        wanted.filter((f) => !found.has(f)),
+        name,
+      ).toEqual([]);
     }
   });
 });
@@ -232,7 +268,9 @@ describe('doctorCommand', () => {
     expect(code).toBe(0);
     expect(lines).toContain(`  ✓ claude: ${path.join(bin, 'claude')}, 2.0.99 (Claude Code, fake)`);
     expect(text).toContain(`  ✓ claude flags: all 11 optional flags: ${PROVIDERS.claude.optionalFlags.join(' ')}`);
-    expect(lines).toContain("  ✓ claude batch: batched rounds: --agents and --json-schema: a council round's members and a review's reviewers go out as one call each (knob batchRounds=off: one call each)");
+    expect(lines).toContain(
+      "  ✓ claude batch: batched rounds: --agents and --json-schema: a council round's members and a review's reviewers go out as one call each (knob batchRounds=off: one call each)",
+    );
     expect(lines).toContain('  ✓ claude credentials: ANTHROPIC_API_KEY set, CLAUDE_CODE_OAUTH_TOKEN not set');
     expect(lines).toContain('  ✓ temporal: reachable at 127.0.0.1:7233, namespace default');
     expect(lines).toContain('  ✓ worker: 1 worker polling task queue "vigil"');
@@ -244,38 +282,54 @@ describe('doctorCommand', () => {
 
   it('a flag left out of the help is listed as missing, without failing the exit code', async () => {
     const bin = binDir('doc-omit', ['claude']);
-    const { code, lines } = await doctor({ provider: 'claude', env: { PATH: bin, ANTHROPIC_API_KEY: SECRET, FAKE_CLI_HELP_OMIT: '--effort' } });
+    const { code, lines } = await doctor({
+      provider: 'claude',
+      env: { PATH: bin, ANTHROPIC_API_KEY: SECRET, FAKE_CLI_HELP_OMIT: '--effort' },
+    });
     expect(code).toBe(0);
     const flags = lines.find((l) => l.includes('claude flags'));
-    expect(flags).toMatch(/^ {2}✗ claude flags: lacks --effort \(advertises --max-budget-usd .*\); Vigil runs without them — fix: optional: upgrade for them: npm install -g @anthropic-ai\/claude-code$/);
+    expect(flags).toMatch(
+      /^ {2}✗ claude flags: lacks --effort \(advertises --max-budget-usd .*\); Vigil runs without them — fix: optional: upgrade for them: npm install -g @anthropic-ai\/claude-code$/,
+    );
   });
 
   it('a claude without --agents: no batched rounds, said without failing the exit code', async () => {
     const bin = binDir('doc-no-agents', ['claude']);
-    const { code, lines } = await doctor({ provider: 'claude', env: { PATH: bin, ANTHROPIC_API_KEY: SECRET, FAKE_CLI_HELP_OMIT: '--agents' } });
+    const { code, lines } = await doctor({
+      provider: 'claude',
+      env: { PATH: bin, ANTHROPIC_API_KEY: SECRET, FAKE_CLI_HELP_OMIT: '--agents' },
+    });
     expect(code).toBe(0);
-    expect(lines).toContain('  ✗ claude batch: no batched rounds (needs --agents and --json-schema): one call per council member and reviewer — fix: optional: upgrade for them: npm install -g @anthropic-ai/claude-code');
+    expect(lines).toContain(
+      '  ✗ claude batch: no batched rounds (needs --agents and --json-schema): one call per council member and reviewer — fix: optional: upgrade for them: npm install -g @anthropic-ai/claude-code',
+    );
   });
 
   it('batched rounds turned off by the knob: said, where claude could batch them', async () => {
     const bin = binDir('doc-batch-off', ['claude']);
     const { code, lines } = await doctor({ provider: 'claude', env: { PATH: bin, ANTHROPIC_API_KEY: SECRET, VIGIL_BATCH_ROUNDS: 'off' } });
     expect(code).toBe(0);
-    expect(lines).toContain('  ✓ claude batch: batched rounds turned off (VIGIL_BATCH_ROUNDS=off): one call per council member and reviewer, though this claude could batch them');
+    expect(lines).toContain(
+      '  ✓ claude batch: batched rounds turned off (VIGIL_BATCH_ROUNDS=off): one call per council member and reviewer, though this claude could batch them',
+    );
   });
 
   it('a provider not on PATH: ✗ with the install hint, exit 1', async () => {
     const bin = binDir('doc-some', ['claude', 'codex', 'gemini']);
     const { code, lines } = await doctor({ provider: 'aider', env: { PATH: bin, ANTHROPIC_API_KEY: SECRET } });
     expect(code).toBe(1);
-    expect(lines).toContain('  ✗ aider: not installed (`aider` is not on PATH) — fix: install it: python -m pip install aider-install && aider-install');
+    expect(lines).toContain(
+      '  ✗ aider: not installed (`aider` is not on PATH) — fix: install it: python -m pip install aider-install && aider-install',
+    );
 
     // Without --provider every agent CLI is listed; one ready CLI is enough.
     const all = await doctor({ env: { PATH: bin, ANTHROPIC_API_KEY: SECRET } });
     expect(all.code).toBe(0);
     expect(all.lines).toContain('  ✗ opencode: not installed (`opencode` is not on PATH) — fix: install it: npm install -g opencode-ai');
     expect(all.text).toContain('  ✓ gemini: ');
-    expect(all.text).toContain('  ✗ gemini credentials: none set (GEMINI_API_KEY not set, GOOGLE_GENAI_USE_VERTEXAI not set, GOOGLE_GENAI_USE_GCA not set) — fix: set GEMINI_API_KEY, GOOGLE_GENAI_USE_VERTEXAI or GOOGLE_GENAI_USE_GCA in the environment the worker runs in');
+    expect(all.text).toContain(
+      '  ✗ gemini credentials: none set (GEMINI_API_KEY not set, GOOGLE_GENAI_USE_VERTEXAI not set, GOOGLE_GENAI_USE_GCA not set) — fix: set GEMINI_API_KEY, GOOGLE_GENAI_USE_VERTEXAI or GOOGLE_GENAI_USE_GCA in the environment the worker runs in',
+    );
     expect(all.lines).toContain('  ✓ agents: ready: claude');
 
     const none = await doctor({ env: { PATH: binDir('doc-empty', []) } });
@@ -300,14 +354,20 @@ describe('doctorCommand', () => {
 
   it('--json prints the structured report', async () => {
     const bin = binDir('doc-json', ['claude']);
-    const { code, text } = await doctor({ provider: 'claude', json: true, env: { PATH: bin, ANTHROPIC_API_KEY: SECRET, FAKE_CLI_HELP_OMIT: '--resume', VIGIL_SANDBOX: 'off' } });
+    const { code, text } = await doctor({
+      provider: 'claude',
+      json: true,
+      env: { PATH: bin, ANTHROPIC_API_KEY: SECRET, FAKE_CLI_HELP_OMIT: '--resume', VIGIL_SANDBOX: 'off' },
+    });
     expect(code).toBe(0);
     const report = JSON.parse(text) as DoctorReport;
     expect(Object.keys(report).sort()).toEqual(['checks', 'deep', 'notChecked', 'ok', 'provider', 'providers', 'sandbox', 'temporal']);
     // Offline (no --deep): nothing was sent, and the report says what that left unchecked.
     expect(report.deep).toBe(false);
     expect(report.notChecked).toEqual([expect.stringContaining('no request was sent')]);
-    expect(report.checks.find((c) => c.name === 'claude.endpoint')?.detail).toMatch(/^not checked \(offline\): calls go to https:\/\/api\.anthropic\.com \(the default\) with ANTHROPIC_API_KEY/);
+    expect(report.checks.find((c) => c.name === 'claude.endpoint')?.detail).toMatch(
+      /^not checked \(offline\): calls go to https:\/\/api\.anthropic\.com \(the default\) with ANTHROPIC_API_KEY/,
+    );
     expect(report.sandbox).toEqual({ mode: 'off', applies: false, detail: expect.stringContaining('sandbox=off') });
     expect(report.ok).toBe(true);
     expect(report.provider).toBe('claude');
@@ -347,12 +407,20 @@ describe('doctorCommand', () => {
 
     const noWorker = await doctor({ provider: 'claude', env, connect: okTemporal(0) });
     expect(noWorker.code).toBe(1);
-    expect(noWorker.lines).toContain('  ✗ worker: no worker is polling task queue "vigil" — fix: start one with `vigil worker` (or `vigil up`)');
+    expect(noWorker.lines).toContain(
+      '  ✗ worker: no worker is polling task queue "vigil" — fix: start one with `vigil worker` (or `vigil up`)',
+    );
 
-    const down = await doctor({ provider: 'claude', env, connect: () => Promise.resolve({ ok: false, problem: 'cannot reach Temporal at 127.0.0.1:1 (refused).' }) });
+    const down = await doctor({
+      provider: 'claude',
+      env,
+      connect: () => Promise.resolve({ ok: false, problem: 'cannot reach Temporal at 127.0.0.1:1 (refused).' }),
+    });
     expect(down.code).toBe(1);
     expect(down.text).toContain('  ✗ temporal: cannot reach Temporal at 127.0.0.1:1 (refused). — fix: start a server with `vigil server`');
-    expect(down.text).toContain('  ✗ worker: cannot tell: Temporal is not reachable — fix: once the server is up, start a worker with `vigil worker`');
+    expect(down.text).toContain(
+      '  ✗ worker: cannot tell: Temporal is not reachable — fix: once the server is up, start a worker with `vigil worker`',
+    );
 
     const thrown = await doctor({ provider: 'claude', env, connect: () => Promise.reject(new Error('kaput\nmore')) });
     expect(thrown.code).toBe(1);
@@ -380,12 +448,16 @@ describe('doctorCommand', () => {
     expect(none.text).toContain('✗ command: no agent command is set for the command provider — fix: set it with --set agentCommand=');
     const missing = await doctor({ provider: 'command', env: { PATH: bin }, agentCommand: ['no-such-agent'] });
     expect(missing.code).toBe(1);
-    expect(missing.text).toContain('✗ command: agent command `no-such-agent`: no executable "no-such-agent" on PATH — fix: install it or fix the path');
+    expect(missing.text).toContain(
+      '✗ command: agent command `no-such-agent`: no executable "no-such-agent" on PATH — fix: install it or fix the path',
+    );
     const plain = path.join(bin, 'agent.js');
     writeFileSync(plain, 'console.log(1)\n');
     const notExec = await doctor({ provider: 'command', env: { PATH: bin }, agentCommand: [plain] });
     expect(notExec.code).toBe(1);
-    expect(notExec.text).toContain(`${plain} is not an executable file (chmod +x it, or start the command with its interpreter: node ${plain})`);
+    expect(notExec.text).toContain(
+      `${plain} is not an executable file (chmod +x it, or start the command with its interpreter: node ${plain})`,
+    );
   });
 
   it('as root without the sandbox, claude builders need IS_SANDBOX=1 (claude refuses --dangerously-skip-permissions)', async () => {
@@ -416,7 +488,9 @@ describe('doctorCommand', () => {
     const none = { ...base, VIGIL_SANDBOX: 'auto', VIGIL_SANDBOX_BWRAP: '/nonexistent/bwrap' };
     const auto = await doctor({ provider: 'claude', env: none });
     expect(auto.code).toBe(0);
-    expect(auto.text).toContain('✗ sandbox: sandbox=auto and the sandbox cannot run on this worker: VIGIL_SANDBOX_BWRAP=/nonexistent/bwrap is not an executable file — fix: install bubblewrap');
+    expect(auto.text).toContain(
+      '✗ sandbox: sandbox=auto and the sandbox cannot run on this worker: VIGIL_SANDBOX_BWRAP=/nonexistent/bwrap is not an executable file — fix: install bubblewrap',
+    );
     const strict = await doctor({ provider: 'claude', env: { ...none, VIGIL_SANDBOX: 'strict' } });
     expect(strict.code).toBe(1);
     expect(strict.text).toContain('✗ sandbox: sandbox=strict and the sandbox cannot run on this worker');
@@ -434,7 +508,13 @@ describe('temporalCheck', () => {
   it('connects to the real server and counts the pollers of the task queue', async () => {
     const address = inject('temporalAddress');
     const taskQueue = `doctor-${process.pid}-${Date.now().toString(36)}`;
-    expect(await temporalCheck({ address, namespace: 'default', taskQueue, uiUrl: '' })).toEqual({ ok: true, address, namespace: 'default', taskQueue, pollers: 0 });
+    expect(await temporalCheck({ address, namespace: 'default', taskQueue, uiUrl: '' })).toEqual({
+      ok: true,
+      address,
+      namespace: 'default',
+      taskQueue,
+      pollers: 0,
+    });
 
     Runtime.install({ logger: new DefaultLogger('WARN') });
     const connection = await NativeConnection.connect({ address });
@@ -458,7 +538,12 @@ describe('temporalCheck', () => {
     const down = await temporalCheck({ address: '127.0.0.1:1', namespace: 'default', taskQueue: 'vigil', uiUrl: '' });
     expect(down.ok).toBe(false);
     if (!down.ok) expect(down.problem).toMatch(/^cannot reach Temporal at 127\.0\.0\.1:1/);
-    const ns = await temporalCheck({ address: inject('temporalAddress'), namespace: 'no-such-namespace-doctor', taskQueue: 'vigil', uiUrl: '' });
+    const ns = await temporalCheck({
+      address: inject('temporalAddress'),
+      namespace: 'no-such-namespace-doctor',
+      taskQueue: 'vigil',
+      uiUrl: '',
+    });
     expect(ns.ok).toBe(false);
     if (!ns.ok) expect(ns.problem).toContain('no-such-namespace-doctor');
   });

@@ -50,7 +50,11 @@ describe('judgeEvidence: decision and reason', () => {
     ['every axis failing', { filesChanged: 0, tests: RED, secrets: LEAK(2) }, 'empty_diff_and_tests_red'],
     ['unreachable base: an empty diff does not block', { baseline: 'base_unreachable', filesChanged: 0 }, null],
     ['unreachable base: red tests still block', { baseline: 'base_unreachable', filesChanged: 0, tests: RED }, 'tests_red'],
-    ['unreachable base: a secret still blocks', { baseline: 'base_unreachable', filesChanged: 0, secrets: LEAK(1) }, 'secret_leak_in_changed_files'],
+    [
+      'unreachable base: a secret still blocks',
+      { baseline: 'base_unreachable', filesChanged: 0, secrets: LEAK(1) },
+      'secret_leak_in_changed_files',
+    ],
     ['no test command is not a block', { tests: null }, null],
     ['no test command and an empty diff', { tests: null, filesChanged: 0 }, 'empty_diff'],
     ['secret scan off is not a block', { secrets: null }, null],
@@ -73,7 +77,16 @@ describe('judgeEvidence: decision and reason', () => {
             const empty = baseline !== 'base_unreachable' && filesChanged === 0;
             const red = tests !== null && !tests.passed;
             const leak = secrets !== null && secrets.length > 0;
-            const expected: BlockReason | null = empty && red ? 'empty_diff_and_tests_red' : empty ? 'empty_diff' : red ? 'tests_red' : leak ? 'secret_leak_in_changed_files' : null;
+            const expected: BlockReason | null =
+              empty && red
+                ? 'empty_diff_and_tests_red'
+                : empty
+                  ? 'empty_diff'
+                  : red
+                    ? 'tests_red'
+                    : leak
+                      ? 'secret_leak_in_changed_files'
+                      : null;
             expect(v.reason, JSON.stringify({ baseline, filesChanged, tests, secrets })).toBe(expected);
             expect(v.pass).toBe(expected === null);
           }
@@ -93,7 +106,9 @@ describe('judgeEvidence: failures (every axis is listed)', () => {
   });
 
   it('lists timed-out tests with the log path', () => {
-    expect(judgeEvidence(facts({ tests: TIMED_OUT }), ON).failures).toEqual(['the test command timed out (log: /runs/r1/tests/iter-5.log)']);
+    expect(judgeEvidence(facts({ tests: TIMED_OUT }), ON).failures).toEqual([
+      'the test command timed out (log: /runs/r1/tests/iter-5.log)',
+    ]);
   });
 
   it('lists each secret finding with kind, file and line', () => {
@@ -143,8 +158,18 @@ describe('judgeEvidence: inconclusive cases pass but are listed', () => {
     ['unreachable base with changes', { baseline: 'base_unreachable', filesChanged: 4 }, ON, ['base_unreachable']],
     ['unreachable base with an empty diff', { baseline: 'base_unreachable', filesChanged: 0 }, ON, ['base_unreachable']],
     ['secret scan disabled', { secrets: null }, ON, ['secret_scan_disabled']],
-    ['all three, in axis order', { baseline: 'base_unreachable', tests: null, secrets: null }, ON, ['base_unreachable', 'no_test_runner', 'secret_scan_disabled']],
-    ['all but tests when no tests are affirmative', { baseline: 'base_unreachable', tests: null, secrets: null }, { ...ON, evidenceNoTestsAffirmative: true }, ['base_unreachable', 'secret_scan_disabled']],
+    [
+      'all three, in axis order',
+      { baseline: 'base_unreachable', tests: null, secrets: null },
+      ON,
+      ['base_unreachable', 'no_test_runner', 'secret_scan_disabled'],
+    ],
+    [
+      'all but tests when no tests are affirmative',
+      { baseline: 'base_unreachable', tests: null, secrets: null },
+      { ...ON, evidenceNoTestsAffirmative: true },
+      ['base_unreachable', 'secret_scan_disabled'],
+    ],
     ['a conclusive run-start tree baseline is not inconclusive', { baseline: 'run_start_tree' }, ON, []],
   ])('%s -> %j', (_label, over, knobs, inconclusive) => {
     const v = judgeEvidence(facts(over), knobs);
@@ -182,7 +207,9 @@ describe('judgeEvidence: the master switch', () => {
   });
 
   it('gate off ignores the no-tests knob', () => {
-    expect(judgeEvidence(facts({ tests: null }), { evidenceGate: false, evidenceNoTestsAffirmative: true }).inconclusive).toEqual(['evidence_gate_disabled']);
+    expect(judgeEvidence(facts({ tests: null }), { evidenceGate: false, evidenceNoTestsAffirmative: true }).inconclusive).toEqual([
+      'evidence_gate_disabled',
+    ]);
   });
 
   it('the default knobs turn the gate on and treat no tests as inconclusive', () => {
@@ -198,14 +225,20 @@ describe('describeBlock', () => {
   it('is empty for a pass', () => {
     expect(describeBlock(judgeEvidence(facts(), ON), 4)).toBe('');
     expect(describeBlock(judgeEvidence(facts({ tests: null, secrets: null }), ON), 4)).toBe('');
-    expect(describeBlock(judgeEvidence(facts({ filesChanged: 0 }), { evidenceGate: false, evidenceNoTestsAffirmative: false }), 4)).toBe('');
+    expect(describeBlock(judgeEvidence(facts({ filesChanged: 0 }), { evidenceGate: false, evidenceNoTestsAffirmative: false }), 4)).toBe(
+      '',
+    );
   });
 
   it.each<[string, Partial<EvidenceFacts>, RegExp]>([
     ['empty diff', { filesChanged: 0 }, /nothing changed since the run started\.$/m],
     ['tests red', { tests: RED }, /: the tests fail\.$/m],
     ['both', { filesChanged: 0, tests: RED }, /nothing changed since the run started and the tests fail\.$/m],
-    ['secret', { secrets: LEAK(1) }, /a changed file appears to contain a credential; remove it and use configuration or environment variables\.$/m],
+    [
+      'secret',
+      { secrets: LEAK(1) },
+      /a changed file appears to contain a credential; remove it and use configuration or environment variables\.$/m,
+    ],
   ])('explains %s with the iteration and every failure as a bullet', (_label, over, what) => {
     const v = judgeEvidence(facts(over), ON);
     const text = describeBlock(v, 11);

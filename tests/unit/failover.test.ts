@@ -6,7 +6,7 @@ import { failoverChain, failOverOnRateLimit, knobsFor } from '../../workflows/de
 const k = (over: Partial<Knobs>): Knobs => ({ ...defaultKnobs(), ...over });
 
 describe('failover', () => {
-  it('orders the chain, without the run\'s own provider, command, duplicates or unknown names', () => {
+  it("orders the chain, without the run's own provider, command, duplicates or unknown names", () => {
     expect(failoverChain(k({ provider: 'claude', providerFailover: 'claude, codex ,gemini,codex,command' }))).toEqual(['codex', 'gemini']);
     expect(failoverChain(k({ provider: 'claude', providerFailover: '' }))).toEqual([]);
   });
@@ -18,8 +18,15 @@ describe('failover', () => {
     expect(failOverOnRateLimit(9999, { ...knobs, providerFailover: '' })).toBe(false);
   });
 
-  it('runs a taking-over provider with its own defaults, not the run provider\'s argv or models', () => {
-    const knobs = k({ provider: 'claude', agentCommand: ['/opt/claude'], model: 'opus', modelFast: 'haiku', effort: 'high', providerFailover: 'codex' });
+  it("runs a taking-over provider with its own defaults, not the run provider's argv or models", () => {
+    const knobs = k({
+      provider: 'claude',
+      agentCommand: ['/opt/claude'],
+      model: 'opus',
+      modelFast: 'haiku',
+      effort: 'high',
+      providerFailover: 'codex',
+    });
     expect(knobsFor('claude', knobs)).toBe(knobs);
     expect(knobsFor('codex', knobs)).toMatchObject({ provider: 'codex', agentCommand: [], model: '', modelFast: '', effort: '' });
   });

@@ -25,9 +25,17 @@ describe('parseFast', () => {
   it('reads the five verbs, their options in any order, --opt=value, and --profile before or after the verb', () => {
     expect(parseFast(['status', 'r1'])).toEqual({ verb: 'status', args: ['r1'], opts: {} });
     expect(parseFast(['status', '--json', 'r1'])).toEqual({ verb: 'status', args: ['r1'], opts: { json: true } });
-    expect(parseFast(['pause', 'r1', '--reason', 'lunch break', '--by=alice', '--signal'])).toEqual({ verb: 'pause', args: ['r1'], opts: { reason: 'lunch break', by: 'alice', signal: true } });
+    expect(parseFast(['pause', 'r1', '--reason', 'lunch break', '--by=alice', '--signal'])).toEqual({
+      verb: 'pause',
+      args: ['r1'],
+      opts: { reason: 'lunch break', by: 'alice', signal: true },
+    });
     expect(parseFast(['resume', 'r1', '--by', 'bob'])).toEqual({ verb: 'resume', args: ['r1'], opts: { by: 'bob' } });
-    expect(parseFast(['stop', '--now', 'r1', '--reason=', '--signal'])).toEqual({ verb: 'stop', args: ['r1'], opts: { now: true, reason: '', signal: true } });
+    expect(parseFast(['stop', '--now', 'r1', '--reason=', '--signal'])).toEqual({
+      verb: 'stop',
+      args: ['r1'],
+      opts: { now: true, reason: '', signal: true },
+    });
     expect(parseFast(['input', 'r1', 'use tabs'])).toEqual({ verb: 'input', args: ['r1', 'use tabs'], opts: {} });
     expect(parseFast(['input', 'r1', '--file', 'd.md'])).toEqual({ verb: 'input', args: ['r1'], opts: { file: 'd.md' } });
     expect(parseFast(['--profile', 'prod', 'status', 'r1'])).toEqual({ verb: 'status', args: ['r1'], opts: {}, profile: 'prod' });
@@ -35,8 +43,16 @@ describe('parseFast', () => {
     expect(parseFast(['status', 'r1', '--profile', 'prod'])).toEqual({ verb: 'status', args: ['r1'], opts: {}, profile: 'prod' });
     // --json on the four messages too (their acknowledgement as JSON).
     expect(parseFast(['pause', 'r1', '--json'])).toEqual({ verb: 'pause', args: ['r1'], opts: { json: true } });
-    expect(parseFast(['input', 'r1', 'use tabs', '--json', '--signal'])).toEqual({ verb: 'input', args: ['r1', 'use tabs'], opts: { json: true, signal: true } });
-    expect(parseFast(['input', 'r1', 'use tabs', '--signal', '--id', 'd-0a1b2c3d4e5f'])).toEqual({ verb: 'input', args: ['r1', 'use tabs'], opts: { signal: true, id: 'd-0a1b2c3d4e5f' } });
+    expect(parseFast(['input', 'r1', 'use tabs', '--json', '--signal'])).toEqual({
+      verb: 'input',
+      args: ['r1', 'use tabs'],
+      opts: { json: true, signal: true },
+    });
+    expect(parseFast(['input', 'r1', 'use tabs', '--signal', '--id', 'd-0a1b2c3d4e5f'])).toEqual({
+      verb: 'input',
+      args: ['r1', 'use tabs'],
+      opts: { signal: true, id: 'd-0a1b2c3d4e5f' },
+    });
   });
 
   it('leaves everything else to commander', () => {
@@ -113,7 +129,15 @@ describe('plainEndpoint', () => {
 
   it('declines profiles, TLS, API keys, headers and a temporal.toml', () => {
     expect(plainEndpoint(base, 'prod')).toBeNull();
-    for (const extra of [{ TEMPORAL_PROFILE: 'p' }, { TEMPORAL_CONFIG_FILE: '/nonexistent.toml' }, { TEMPORAL_API_KEY: 'k' }, { TEMPORAL_TLS: 'true' }, { TEMPORAL_TLS_SERVER_NAME: 'x' }, { TEMPORAL_GRPC_META_X: '' }, { TEMPORAL_CODEC_ENDPOINT: 'http://c' }]) {
+    for (const extra of [
+      { TEMPORAL_PROFILE: 'p' },
+      { TEMPORAL_CONFIG_FILE: '/nonexistent.toml' },
+      { TEMPORAL_API_KEY: 'k' },
+      { TEMPORAL_TLS: 'true' },
+      { TEMPORAL_TLS_SERVER_NAME: 'x' },
+      { TEMPORAL_GRPC_META_X: '' },
+      { TEMPORAL_CODEC_ENDPOINT: 'http://c' },
+    ]) {
       expect(plainEndpoint({ ...base, ...extra }), JSON.stringify(extra)).toBeNull();
     }
     const withFile = mkdtempSync(path.join(os.tmpdir(), 'vigil-plain-home-'));
@@ -133,7 +157,7 @@ describe('the CLI, both ways', () => {
       (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }),
     );
 
-  it('usage errors and help are commander\'s; bad input and an unreachable server are the actions\'', async () => {
+  it("usage errors and help are commander's; bad input and an unreachable server are the actions'", async () => {
     const [missing, extra, unknown, help, noDirective, both, unreachable] = await Promise.all([
       run(['pause']),
       run(['status', 'a', 'b']),
@@ -165,11 +189,15 @@ describe('the CLI, both ways', () => {
       run(['logs', '']),
       run(['start', path.join(dir, 'PRD.md'), '--repo', dir, '--agent-command', 'true', '--id', `-${'a'.repeat(500)}`]),
     ]);
-    const empty = (a: string) => `error: command-argument value '${a}' is invalid for argument 'id'. a run id is not empty; \`vigil list\` shows the runs\n(run with --help for usage)\n`;
+    const empty = (a: string) =>
+      `error: command-argument value '${a}' is invalid for argument 'id'. a run id is not empty; \`vigil list\` shows the runs\n(run with --help for usage)\n`;
     expect([status.code, status.stderr]).toEqual([2, empty('')]);
     expect([pause.code, pause.stderr]).toEqual([2, empty(' ')]);
     expect([logs.code, logs.stderr]).toEqual([2, empty('')]);
-    expect([start.code, start.stderr]).toEqual([2, `vigil: --id "-${'a'.repeat(59)}…" (501 characters) is not allowed: use 1-200 letters, digits, '.', '_', ':' or '-', starting with a letter or digit\n`]);
+    expect([start.code, start.stderr]).toEqual([
+      2,
+      `vigil: --id "-${'a'.repeat(59)}…" (501 characters) is not allowed: use 1-200 letters, digits, '.', '_', ':' or '-', starting with a letter or digit\n`,
+    ]);
   });
 });
 

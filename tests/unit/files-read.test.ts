@@ -24,18 +24,43 @@ describe('what the presets read from a transcript', () => {
     expect(edits.filesRead).toEqual([]);
   });
   it('claude: Read, Grep and Glob in one stream, each path once, in order', () => {
-    const line = (name: string, input: Record<string, unknown>) => JSON.stringify({ type: 'assistant', message: { id: `m-${name}`, content: [{ type: 'tool_use', id: `t-${name}`, name, input }] } });
-    const text = [line('Read', { file_path: 'src/add.js' }), line('Grep', { pattern: 'add', path: 'test' }), line('Glob', { pattern: '**/*.js' }), line('Read', { file_path: 'src/add.js' }), line('Write', { file_path: 'out.txt', content: 'x' })].join('\n');
+    const line = (name: string, input: Record<string, unknown>) =>
+      JSON.stringify({ type: 'assistant', message: { id: `m-${name}`, content: [{ type: 'tool_use', id: `t-${name}`, name, input }] } });
+    const text = [
+      line('Read', { file_path: 'src/add.js' }),
+      line('Grep', { pattern: 'add', path: 'test' }),
+      line('Glob', { pattern: '**/*.js' }),
+      line('Read', { file_path: 'src/add.js' }),
+      line('Write', { file_path: 'out.txt', content: 'x' }),
+    ].join('\n');
     expect(PROVIDERS.claude.parseOutput({ text, exitCode: 0, requestedModel: null }).filesRead).toEqual(['src/add.js', 'test']);
   });
   it('codex: files its shell commands print or search', () => {
-    const item = (command: string) => JSON.stringify({ type: 'item.completed', item: { id: command, type: 'command_execution', command, aggregated_output: '', exit_code: 0, status: 'completed' } });
-    const text = [item("bash -lc 'cat src/add.js'"), item("bash -lc 'sed -n 1,80p test/add.test.js'"), item('rg -n "strictEqual" test'), item('npm test')].join('\n');
-    expect(PROVIDERS.codex.parseOutput({ text, exitCode: 0, requestedModel: null }).filesRead).toEqual(['src/add.js', 'test/add.test.js', 'test']);
+    const item = (command: string) =>
+      JSON.stringify({
+        type: 'item.completed',
+        item: { id: command, type: 'command_execution', command, aggregated_output: '', exit_code: 0, status: 'completed' },
+      });
+    const text = [
+      item("bash -lc 'cat src/add.js'"),
+      item("bash -lc 'sed -n 1,80p test/add.test.js'"),
+      item('rg -n "strictEqual" test'),
+      item('npm test'),
+    ].join('\n');
+    expect(PROVIDERS.codex.parseOutput({ text, exitCode: 0, requestedModel: null }).filesRead).toEqual([
+      'src/add.js',
+      'test/add.test.js',
+      'test',
+    ]);
   });
   it('opencode: its read tool, and its bash tool when it prints a file', () => {
-    const tool = (t: string, input: Record<string, unknown>) => JSON.stringify({ type: 'tool_use', part: { type: 'tool', tool: t, state: { status: 'completed', input, output: '' } } });
-    const text = [tool('read', { filePath: '/w/src/add.js' }), tool('bash', { command: 'head -n 20 README.md' }), tool('edit', { filePath: '/w/src/add.js' })].join('\n');
+    const tool = (t: string, input: Record<string, unknown>) =>
+      JSON.stringify({ type: 'tool_use', part: { type: 'tool', tool: t, state: { status: 'completed', input, output: '' } } });
+    const text = [
+      tool('read', { filePath: '/w/src/add.js' }),
+      tool('bash', { command: 'head -n 20 README.md' }),
+      tool('edit', { filePath: '/w/src/add.js' }),
+    ].join('\n');
     expect(PROVIDERS.opencode.parseOutput({ text, exitCode: 0, requestedModel: null }).filesRead).toEqual(['/w/src/add.js', 'README.md']);
   });
   it('the helpers: which tools and commands read, and what is not a file', () => {

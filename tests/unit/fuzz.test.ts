@@ -41,8 +41,29 @@ const fieldValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 4, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
   { weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 300 }) },
   { weight: 1, arbitrary: hugeString },
-  { weight: 2, arbitrary: fc.constantFrom('', '   ', '\t\n', 'ops', ' ops ', 'a'.repeat(201), 'r'.repeat(2001), 'x'.repeat(LIMITS.directiveBytes + 1)) },
-  { weight: 2, arbitrary: fc.constantFrom(0, -0, -1, 0.5, 1_000_000, 1_000_001, Number.MAX_VALUE, Number.MIN_VALUE, NaN, Infinity, -Infinity, true, false, null) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom('', '   ', '\t\n', 'ops', ' ops ', 'a'.repeat(201), 'r'.repeat(2001), 'x'.repeat(LIMITS.directiveBytes + 1)),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      0,
+      -0,
+      -1,
+      0.5,
+      1_000_000,
+      1_000_001,
+      Number.MAX_VALUE,
+      Number.MIN_VALUE,
+      NaN,
+      Infinity,
+      -Infinity,
+      true,
+      false,
+      null,
+    ),
+  },
   { weight: 1, arbitrary: fc.double() },
 );
 
@@ -54,9 +75,15 @@ const deep = fc.tuple(fc.integer({ min: 1, max: 3000 }), fc.boolean(), fc.jsonVa
 });
 
 const payloadObject = fc
-  .array(fc.tuple(fc.oneof(fc.constantFrom(...FIELD_KEYS, ...EVIL_KEYS), fc.string({ maxLength: 10 })), fc.oneof({ weight: 5, arbitrary: fieldValue }, { weight: 1, arbitrary: deep })), {
-    maxLength: 6,
-  })
+  .array(
+    fc.tuple(
+      fc.oneof(fc.constantFrom(...FIELD_KEYS, ...EVIL_KEYS), fc.string({ maxLength: 10 })),
+      fc.oneof({ weight: 5, arbitrary: fieldValue }, { weight: 1, arbitrary: deep }),
+    ),
+    {
+      maxLength: 6,
+    },
+  )
   .chain((entries) =>
     // As it arrives from the wire (JSON.parse: "__proto__" is an own key), or built in-process.
     fc.constantFrom(
@@ -70,20 +97,44 @@ const payloadObject = fc
 const anyPayload: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 5, arbitrary: payloadObject },
   { weight: 2, arbitrary: fc.jsonValue() },
-  { weight: 1, arbitrary: fc.anything({ withNullPrototype: true, withObjectString: true, withBoxedValues: true, withMap: true, withSet: true, withBigInt: true, withDate: true, withTypedArray: true, withSparseArray: true }) },
+  {
+    weight: 1,
+    arbitrary: fc.anything({
+      withNullPrototype: true,
+      withObjectString: true,
+      withBoxedValues: true,
+      withMap: true,
+      withSet: true,
+      withBigInt: true,
+      withDate: true,
+      withTypedArray: true,
+      withSparseArray: true,
+    }),
+  },
   { weight: 1, arbitrary: deep },
-  { weight: 1, arbitrary: fc.constantFrom(undefined, null, '', 'pause', [], {}, { [UNDECODABLE_PAYLOAD]: 'bad bytes' }, { [UNDECODABLE_PAYLOAD]: 42 }) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(undefined, null, '', 'pause', [], {}, { [UNDECODABLE_PAYLOAD]: 'bad bytes' }, { [UNDECODABLE_PAYLOAD]: 42 }),
+  },
 );
 
 const FIELD_VALUES: Record<string, fc.Arbitrary<unknown>> = {
   reason: fc.oneof(fc.string({ unit: 'binary', maxLength: 2100 }), fieldValue),
   by: fc.oneof({ weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 210 }) }, { weight: 1, arbitrary: fieldValue }),
   now: fc.oneof(fc.boolean(), fieldValue),
-  directive: fc.oneof({ weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 500 }) }, { weight: 1, arbitrary: hugeString }, { weight: 1, arbitrary: fieldValue }),
+  directive: fc.oneof(
+    { weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 500 }) },
+    { weight: 1, arbitrary: hugeString },
+    { weight: 1, arbitrary: fieldValue },
+  ),
   item: fc.oneof({ weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 80 }) }, { weight: 1, arbitrary: fieldValue }),
   to: fc.oneof({ weight: 6, arbitrary: fc.integer({ min: -5, max: 1000 }) }, { weight: 1, arbitrary: fieldValue }),
   force: fc.oneof({ weight: 4, arbitrary: fc.boolean() }, { weight: 1, arbitrary: fieldValue }),
-  usd: fc.oneof({ weight: 4, arbitrary: fc.double({ min: 0, max: 1_000_000, noNaN: true }) }, { weight: 1, arbitrary: fc.double() }, { weight: 1, arbitrary: fieldValue }),
+  usd: fc.oneof(
+    { weight: 4, arbitrary: fc.double({ min: 0, max: 1_000_000, noNaN: true }) },
+    { weight: 1, arbitrary: fc.double() },
+    { weight: 1, arbitrary: fieldValue },
+  ),
 };
 const FIELDS: Record<MessageName, string[]> = {
   pause: ['reason', 'by'],
@@ -101,7 +152,10 @@ const FIELDS: Record<MessageName, string[]> = {
 const nearValid = (name: MessageName): fc.Arbitrary<unknown> =>
   fc
     .tuple(
-      fc.record(Object.fromEntries(FIELDS[name].map((f) => [f, FIELD_VALUES[f] as fc.Arbitrary<unknown>])), { requiredKeys: name === 'input' ? ['directive'] : name === 'budget' ? ['usd'] : name === 'waive' ? ['item'] : name === 'rewind' ? ['to'] : [] }),
+      fc.record(Object.fromEntries(FIELDS[name].map((f) => [f, FIELD_VALUES[f] as fc.Arbitrary<unknown>])), {
+        requiredKeys:
+          name === 'input' ? ['directive'] : name === 'budget' ? ['usd'] : name === 'waive' ? ['item'] : name === 'rewind' ? ['to'] : [],
+      }),
       fc.option(fc.tuple(fc.constantFrom(...EVIL_KEYS), fieldValue), { freq: 5 }),
       fc.boolean(),
     )
@@ -140,10 +194,16 @@ describe('parseMessage never throws and answers ok with a valid value or an erro
 
   it('the edges: prototype keys, the undecodable marker, limits', () => {
     const wire = (json: string): unknown => JSON.parse(json);
-    expect(parseMessage('pause', wire('{"__proto__": {"polluted": true}}'))).toEqual({ ok: false, error: 'pause: unknown field(s) "__proto__"' });
+    expect(parseMessage('pause', wire('{"__proto__": {"polluted": true}}'))).toEqual({
+      ok: false,
+      error: 'pause: unknown field(s) "__proto__"',
+    });
     expect(parseMessage('stop', wire('{"constructor": {"prototype": {"polluted": 1}}}')).ok).toBe(false);
     expect(parseMessage('input', { [UNDECODABLE_PAYLOAD]: 'bad' })).toMatchObject({ ok: false, error: expect.stringMatching(/^input: /) });
-    expect(parseMessage('input', { directive: 'x'.repeat(LIMITS.directiveBytes + 1) })).toMatchObject({ ok: false, error: expect.stringMatching(/^input: field "directive"/) });
+    expect(parseMessage('input', { directive: 'x'.repeat(LIMITS.directiveBytes + 1) })).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^input: field "directive"/),
+    });
     expect(parseMessage('input', { directive: 'x'.repeat(LIMITS.directiveBytes) }).ok).toBe(true);
     expect(parseMessage('pause', { by: '  ops  ' })).toEqual({ ok: true, value: { by: 'ops' } });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -176,11 +236,58 @@ const SECRET_FIXTURES = [
 ];
 
 const OUTPUT_FRAGMENTS = [
-  'VOTE: APPROVE', '**VOTE:** REJECT', '> VOTE: CANNOT_VALIDATE', 'VOTE:', 'REASON: because', '- ISSUE: HIGH: broken', 'ISSUES: critical: leak', 'REASON:',
-  '# fail 3', 'ℹ fail 2', 'Tests  3 failed | 9 passed', '=== 2 failed, 1 passed in 0.12s ===', 'test result: FAILED. 1 passed; 2 failed', '--- FAIL: TestX', 'ok  \tpkg\t0.1s', '4 passed, 1 failed',
-  'rate limit exceeded', 'HTTP 429 Too Many Requests', 'retry-after: 30', 'Retry-After: 99999999999999999999', "You've hit your limit · resets 5pm", 'resets 13am', 'quota exceeded', 'Error: ',
-  'all tests pass', 'task complete', 'everything is working',
-  '\u0000', '\r\n', '\r', '\n', '\n\n', '\ud800', '\udfff', '\udc00\ud800', '\ud83d\ude00', '\u2028', '\ufeff', '\t', ' ', '*', '_', '>', '`', '-----', '=', '"', "'", '@', ':', '//', '[REDACTED:JWT]',
+  'VOTE: APPROVE',
+  '**VOTE:** REJECT',
+  '> VOTE: CANNOT_VALIDATE',
+  'VOTE:',
+  'REASON: because',
+  '- ISSUE: HIGH: broken',
+  'ISSUES: critical: leak',
+  'REASON:',
+  '# fail 3',
+  'ℹ fail 2',
+  'Tests  3 failed | 9 passed',
+  '=== 2 failed, 1 passed in 0.12s ===',
+  'test result: FAILED. 1 passed; 2 failed',
+  '--- FAIL: TestX',
+  'ok  \tpkg\t0.1s',
+  '4 passed, 1 failed',
+  'rate limit exceeded',
+  'HTTP 429 Too Many Requests',
+  'retry-after: 30',
+  'Retry-After: 99999999999999999999',
+  "You've hit your limit · resets 5pm",
+  'resets 13am',
+  'quota exceeded',
+  'Error: ',
+  'all tests pass',
+  'task complete',
+  'everything is working',
+  '\u0000',
+  '\r\n',
+  '\r',
+  '\n',
+  '\n\n',
+  '\ud800',
+  '\udfff',
+  '\udc00\ud800',
+  '\ud83d\ude00',
+  '\u2028',
+  '\ufeff',
+  '\t',
+  ' ',
+  '*',
+  '_',
+  '>',
+  '`',
+  '-----',
+  '=',
+  '"',
+  "'",
+  '@',
+  ':',
+  '//',
+  '[REDACTED:JWT]',
 ];
 
 /** Text as agents print it: random runs, edge characters, and fragments every parser reacts to. */
@@ -216,7 +323,16 @@ const anyOutput = fc.oneof(
   { weight: 1, arbitrary: fc.tuple(agentText, longLine, agentText).map(([a, l, b]) => `${a}\n${l}\r\n${b}`) },
 );
 
-const DONE_PHRASES = ['all tests pass', 'all requirements met', 'implementation complete', 'feature complete', 'task complete', 'project complete', 'all tasks done', 'everything is working'];
+const DONE_PHRASES = [
+  'all tests pass',
+  'all requirements met',
+  'implementation complete',
+  'feature complete',
+  'task complete',
+  'project complete',
+  'all tasks done',
+  'everything is working',
+];
 
 describe('agent-output parsers never throw and return well-typed results', () => {
   it('parseVote', () => {
@@ -273,7 +389,11 @@ describe('agent-output parsers never throw and return well-typed results', () =>
   });
 
   it('detectRateLimit (text, nowMs, tzOffsetMinutes, rpm)', () => {
-    const args = fc.tuple(fc.integer({ min: 0, max: 4_102_444_800_000 }), fc.integer({ min: -840, max: 840 }), fc.integer({ min: 1, max: 10_000 }));
+    const args = fc.tuple(
+      fc.integer({ min: 0, max: 4_102_444_800_000 }),
+      fc.integer({ min: -840, max: 840 }),
+      fc.integer({ min: 1, max: 10_000 }),
+    );
     const check = (text: string, [now, tz, rpm]: [number, number, number]): void => {
       const r = detectRateLimit(text, now, tz, rpm);
       expect(r === null || (Number.isInteger(r.waitSeconds) && r.waitSeconds >= 0)).toBe(true);
@@ -316,18 +436,38 @@ const token = (min: number, max: number, chars = B64URL): fc.Arbitrary<string> =
 
 /** Secrets built around random values, in their usual contexts. */
 const generatedSecret = fc.oneof(
-  fc.tuple(fc.constantFrom('postgres', 'postgresql', 'mysql', 'redis', 'rediss', 'mongodb+srv', 'amqp', 'https'), token(0, 8), fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 24 }), token(1, 12)).map(
-    ([scheme, user, pw, host]) => `${scheme}://${user}:${pw}@${host}/x`,
-  ),
-  fc.tuple(fc.constantFrom('password', 'api_key', 'SECRET_KEY', 'auth-token', 'DB_PASSWORD', 'clientSecret'), fc.constantFrom(' = ', ': ', '=', '":"'), fc.constantFrom('"', "'", ''), token(8, 40)).map(
-    ([name, op, q, v]) => `${name}${op}${q}${v}${q}`,
-  ),
-  fc.tuple(fc.constantFrom('ghp_', 'gho_', 'glpat-', 'npm_', 'hf_', 'sk-', 'sk-proj-', 'sk-ant-', 'xoxb-', 'AKIA', 'AIza', 'eyJ'), token(10, 60)).map(([p, v]) => p + v),
+  fc
+    .tuple(
+      fc.constantFrom('postgres', 'postgresql', 'mysql', 'redis', 'rediss', 'mongodb+srv', 'amqp', 'https'),
+      token(0, 8),
+      fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 24 }),
+      token(1, 12),
+    )
+    .map(([scheme, user, pw, host]) => `${scheme}://${user}:${pw}@${host}/x`),
+  fc
+    .tuple(
+      fc.constantFrom('password', 'api_key', 'SECRET_KEY', 'auth-token', 'DB_PASSWORD', 'clientSecret'),
+      fc.constantFrom(' = ', ': ', '=', '":"'),
+      fc.constantFrom('"', "'", ''),
+      token(8, 40),
+    )
+    .map(([name, op, q, v]) => `${name}${op}${q}${v}${q}`),
+  fc
+    .tuple(
+      fc.constantFrom('ghp_', 'gho_', 'glpat-', 'npm_', 'hf_', 'sk-', 'sk-proj-', 'sk-ant-', 'xoxb-', 'AKIA', 'AIza', 'eyJ'),
+      token(10, 60),
+    )
+    .map(([p, v]) => p + v),
   fc.tuple(token(8, 40), token(4, 40), token(16, 60)).map(([a, b, c]) => `eyJ${a}.${b}.${c}`),
-  fc.tuple(token(16, 16, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'), token(40, 40, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+')).map(([id, s]) => `AKIA${id},${s}`),
-  fc.array(token(1, 64, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/='), { minLength: 1, maxLength: 5 }).map(
-    (body) => `-----BEGIN PRIVATE KEY-----\n${body.join('\n')}\n-----END PRIVATE KEY-----`,
-  ),
+  fc
+    .tuple(
+      token(16, 16, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'),
+      token(40, 40, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+'),
+    )
+    .map(([id, s]) => `AKIA${id},${s}`),
+  fc
+    .array(token(1, 64, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/='), { minLength: 1, maxLength: 5 })
+    .map((body) => `-----BEGIN PRIVATE KEY-----\n${body.join('\n')}\n-----END PRIVATE KEY-----`),
 );
 
 const secretText = fc

@@ -27,7 +27,18 @@ const KEY = `sk-${'Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7'}`;
 function repository(): string {
   const repo = mkdtempSync(path.join(os.tmpdir(), 'vigil-gate-pass-'));
   dirs.push(repo);
-  const git = (...args: string[]): string => execFileSync('git', args, { cwd: repo, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t.invalid' } }).trim();
+  const git = (...args: string[]): string =>
+    execFileSync('git', args, {
+      cwd: repo,
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 't',
+        GIT_AUTHOR_EMAIL: 't@t.invalid',
+        GIT_COMMITTER_NAME: 't',
+        GIT_COMMITTER_EMAIL: 't@t.invalid',
+      },
+    }).trim();
   git('init', '-q', '-b', 'main');
   writeFileSync(path.join(repo, 'README.md'), '# app\n');
   git('add', '-A');
@@ -50,7 +61,8 @@ const pass = (repo: string, compact: boolean): RunGatesInput => ({
   ...(compact ? { compact: true } : {}),
 });
 
-const run = (input: RunGatesInput): Promise<RunGatesResult> => new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR') }).run(runGates, input) as Promise<RunGatesResult>;
+const run = (input: RunGatesInput): Promise<RunGatesResult> =>
+  new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR') }).run(runGates, input) as Promise<RunGatesResult>;
 const reportsOf = (repo: string): string[] => readdirSync(path.join(repo, '.vigil', 'runs', RUN, 'gates')).sort();
 
 describe('the gate pass', () => {
@@ -64,7 +76,12 @@ describe('the gate pass', () => {
     expect(out.results.map((r) => r.gate)).toEqual(['secret_scan', 'mock_integrity', 'doc_coverage']);
     for (const r of out.results) expect(r).not.toHaveProperty('reportPath');
 
-    const report = JSON.parse(readFileSync(file, 'utf8')) as { iteration: number; treeHash: string; interrupted: boolean; gates: { gate: string; verdict: string; files: string[]; findings: { file: string | null }[] }[] };
+    const report = JSON.parse(readFileSync(file, 'utf8')) as {
+      iteration: number;
+      treeHash: string;
+      interrupted: boolean;
+      gates: { gate: string; verdict: string; files: string[]; findings: { file: string | null }[] }[];
+    };
     expect(report).toMatchObject({ iteration: 3, treeHash: out.treeHash, interrupted: false });
     expect(report.gates.map((g) => g.gate)).toEqual(['secret_scan', 'mock_integrity', 'doc_coverage']);
     const secrets = report.gates[0];
@@ -84,13 +101,22 @@ describe('the gate pass', () => {
     expect(reportsOf(repo)).toEqual(['doc_coverage-0003.json', 'mock_integrity-0003.json', 'secret_scan-0003.json']);
     expect(out.reportFile).toBeUndefined();
     for (const r of out.results) expect(r.reportPath).toBe(path.join(repo, '.vigil', 'runs', RUN, 'gates', `${r.gate}-0003.json`));
-    const secrets = JSON.parse(readFileSync(path.join(repo, '.vigil', 'runs', RUN, 'gates', 'secret_scan-0003.json'), 'utf8')) as { files: string[]; findings: unknown[] };
+    const secrets = JSON.parse(readFileSync(path.join(repo, '.vigil', 'runs', RUN, 'gates', 'secret_scan-0003.json'), 'utf8')) as {
+      files: string[];
+      findings: unknown[];
+    };
     expect(secrets.files.sort()).toEqual(['README.md', 'client.js', 'notes.md']);
     expect(secrets.findings).toHaveLength(1);
   });
 
   it('fills in the per-gate report of a compact result recorded before the one-report pass', () => {
-    const out: RunGatesResult = { treeHash: 't', results: [{ gate: 'secret_scan', verdict: 'pass', reason: 'ok' }], tests: null, interrupted: false, reportDir: '/r/gates' };
+    const out: RunGatesResult = {
+      treeHash: 't',
+      results: [{ gate: 'secret_scan', verdict: 'pass', reason: 'ok' }],
+      tests: null,
+      interrupted: false,
+      reportDir: '/r/gates',
+    };
     expect(gateResultOf(out.results[0] as RunGatesResult['results'][number], out, 12).reportPath).toBe('/r/gates/secret_scan-0012.json');
   });
 });

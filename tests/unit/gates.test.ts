@@ -24,7 +24,16 @@ const result = (over: Partial<GateResultInput> & { gate: GateName }): GateResult
 describe('gate dispositions', () => {
   it('every default gate blocks; coverage is opt-in', () => {
     const d = k();
-    for (const g of ['static_analysis', 'secret_scan', 'tests', 'mock_integrity', 'test_mutation', 'doc_coverage', 'code_review', 'checklist'] as const) {
+    for (const g of [
+      'static_analysis',
+      'secret_scan',
+      'tests',
+      'mock_integrity',
+      'test_mutation',
+      'doc_coverage',
+      'code_review',
+      'checklist',
+    ] as const) {
       expect(gateDisposition(g, d)).toBe('blocking');
     }
     expect(gateDisposition('coverage', d)).toBe('off');
@@ -83,8 +92,24 @@ describe('the failure ladder (spec §5.2) and the stuck-gate abort (§5.3)', () 
   };
 
   it('blocks, escalates once at 3, pauses once at 10 (different reasons each time)', () => {
-    const actions = walk('tests', Array.from({ length: 12 }, (_, i) => `reason ${i}`));
-    expect(actions).toEqual(['block', 'block', 'escalate', 'block', 'block', 'block', 'block', 'block', 'block', 'pause', 'block', 'block']);
+    const actions = walk(
+      'tests',
+      Array.from({ length: 12 }, (_, i) => `reason ${i}`),
+    );
+    expect(actions).toEqual([
+      'block',
+      'block',
+      'escalate',
+      'block',
+      'block',
+      'block',
+      'block',
+      'block',
+      'block',
+      'pause',
+      'block',
+      'block',
+    ]);
   });
 
   it('the same reason 3 times in a row ends a static, mock or mutation gate', () => {
@@ -122,7 +147,9 @@ describe('the failure ladder (spec §5.2) and the stuck-gate abort (§5.3)', () 
 
   it('stuck reasons name the gate and the reason', () => {
     const t = { ...freshTrack(), consecutiveFailures: 3, sameReason: 3, lastReason: 'src/a.ts:3 TS2322' };
-    expect(stuckReason('static_analysis', t)).toBe('the static analysis gate failed 3 times in a row for the same reason: src/a.ts:3 TS2322');
+    expect(stuckReason('static_analysis', t)).toBe(
+      'the static analysis gate failed 3 times in a row for the same reason: src/a.ts:3 TS2322',
+    );
   });
 });
 
@@ -146,7 +173,10 @@ describe('results, refusals and the prompt', () => {
   });
 
   it('the refusal names every failing gate', () => {
-    const text = describeGateRefusal([result({ gate: 'static_analysis', reason: '1 error in src/a.ts' }), result({ gate: 'secret_scan', reason: 'AWS key' })], 7);
+    const text = describeGateRefusal(
+      [result({ gate: 'static_analysis', reason: '1 error in src/a.ts' }), result({ gate: 'secret_scan', reason: 'AWS key' })],
+      7,
+    );
     expect(text).toContain('Completion at iteration 7 was refused before the council was asked');
     expect(text).toContain('static analysis, secret scan failed');
     expect(text).toContain('static analysis: FAIL (1 error in src/a.ts)');
@@ -158,11 +188,21 @@ describe('results, refusals and the prompt', () => {
       reason: '2 errors',
       findings: [
         { gate: 'static_analysis', severity: 'low', file: 'a.ts', line: 9, message: 'style' },
-        { gate: 'static_analysis', severity: 'high', file: 'a.ts', line: 3, message: "TS2322: Type 'string' is not assignable to type 'number'." },
+        {
+          gate: 'static_analysis',
+          severity: 'high',
+          file: 'a.ts',
+          line: 3,
+          message: "TS2322: Type 'string' is not assignable to type 'number'.",
+        },
       ],
       findingCount: 2,
     });
-    const advisory = result({ gate: 'doc_coverage', verdict: 'pass', findings: [{ gate: 'doc_coverage', severity: 'medium', file: 'b.ts', line: 1, message: 'exported foo has no doc comment' }] });
+    const advisory = result({
+      gate: 'doc_coverage',
+      verdict: 'pass',
+      findings: [{ gate: 'doc_coverage', severity: 'medium', file: 'b.ts', line: 1, message: 'exported foo has no doc comment' }],
+    });
     const missing = result({ gate: 'tests', verdict: 'inconclusive', reason: 'no test runner found', missingTools: [] });
     const text = gateFindingsForPrompt([advisory, failing, missing], k()) ?? '';
     const lines = text.split('\n');
@@ -201,12 +241,20 @@ describe('review and checklist as gates', () => {
   });
 
   it('a blocked, inconclusive or refused review fails; its blocking findings are high', () => {
-    const blocked = reviewGateResult(record({ result: 'blocked', reason: 'blocked by security-sentinel', reviewers: [reviewer('security-sentinel', 'FAIL', true, ['- [High] SQL injection (db.ts:4)'])] }));
+    const blocked = reviewGateResult(
+      record({
+        result: 'blocked',
+        reason: 'blocked by security-sentinel',
+        reviewers: [reviewer('security-sentinel', 'FAIL', true, ['- [High] SQL injection (db.ts:4)'])],
+      }),
+    );
     expect(blocked).toMatchObject({ gate: 'code_review', verdict: 'fail', treeHash: 'tree', iteration: 4 });
     expect(blocked.findings[0]).toMatchObject({ severity: 'high', message: 'security-sentinel: - [High] SQL injection (db.ts:4)' });
     expect(reviewGateResult(record({ result: 'inconclusive' })).verdict).toBe('fail');
     expect(reviewGateResult(record({ result: 'refused' })).verdict).toBe('fail');
-    expect(reviewGateResult(record({ result: 'pass', reviewers: [reviewer('maintainer-mergeability', 'PASS', false, ['- [Medium] naming'])] }))).toMatchObject({
+    expect(
+      reviewGateResult(record({ result: 'pass', reviewers: [reviewer('maintainer-mergeability', 'PASS', false, ['- [Medium] naming'])] })),
+    ).toMatchObject({
       verdict: 'pass',
       findings: [{ severity: 'medium' }],
     });
@@ -220,7 +268,10 @@ describe('review and checklist as gates', () => {
       ],
       heldOut: ['REQ-2'],
       source: 'agent' as const,
-      status: { 'REQ-1': { status: 'passing' as const, evidence: 'ok', iteration: 3 }, 'REQ-2': { status: 'failing' as const, evidence: 'not built', iteration: 3 } },
+      status: {
+        'REQ-1': { status: 'passing' as const, evidence: 'ok', iteration: 3 },
+        'REQ-2': { status: 'failing' as const, evidence: 'not built', iteration: 3 },
+      },
       waivers: [],
     };
     const r = checklistGateResult(state, 'tree', 3);
@@ -240,8 +291,29 @@ describe('the pass an agent call carries (vigil-gates-with-call-v1)', () => {
     knobs: k(over),
     runStartTree: 'start',
     tracks: { secret_scan: { ...freshTrack('passed-here') } },
-    knownTests: knownTree ? { treeHash: knownTree, iteration: 3, passed: true, timedOut: false, exitCode: 0, logPath: '/l', failures: null, runner: 'command', verdict: 'pass' as const, reason: 'ok' } : null,
-    testsInput: { runId: 'r', repoPath: '/repo', command: 'npm test', detect: false, iteration: 4, timeoutSeconds: 60, authorization: null },
+    knownTests: knownTree
+      ? {
+          treeHash: knownTree,
+          iteration: 3,
+          passed: true,
+          timedOut: false,
+          exitCode: 0,
+          logPath: '/l',
+          failures: null,
+          runner: 'command',
+          verdict: 'pass' as const,
+          reason: 'ok',
+        }
+      : null,
+    testsInput: {
+      runId: 'r',
+      repoPath: '/repo',
+      command: 'npm test',
+      detect: false,
+      iteration: 4,
+      timeoutSeconds: 60,
+      authorization: null,
+    },
     compact: true,
   });
 

@@ -42,7 +42,8 @@ describe('activity heartbeats', () => {
 
   it("the first beat: the worker's send interval, the usual one for a queue no worker set, at most a third of the heartbeat timeout", async () => {
     setHeartbeatSendMs('hb-own', 1_234);
-    const first = (info: { taskQueue: string; heartbeatTimeoutMs?: number }) => new MockActivityEnvironment(info, { logger: new DefaultLogger('ERROR') }).run(async () => firstBeatMs(Context.current()));
+    const first = (info: { taskQueue: string; heartbeatTimeoutMs?: number }) =>
+      new MockActivityEnvironment(info, { logger: new DefaultLogger('ERROR') }).run(async () => firstBeatMs(Context.current()));
     expect(await first({ taskQueue: 'hb-own' })).toBe(1_234);
     expect(await first({ taskQueue: 'hb-nobody-set' })).toBe(HEARTBEAT_SEND_MS);
     expect(await first({ taskQueue: 'hb-nobody-set', heartbeatTimeoutMs: 3_000 })).toBe(1_000);

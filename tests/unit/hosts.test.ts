@@ -31,7 +31,18 @@ describe('host names', () => {
   });
 
   it('refuses names that cannot be a host, saying what a name may hold', () => {
-    for (const raw of ['', '   ', 'two words', 'alpha@beta', '-alpha', 'alpha.', 'a/b', 'ünïcode', 'tab\there', 'a'.repeat(HOST_NAME_MAX + 1)]) {
+    for (const raw of [
+      '',
+      '   ',
+      'two words',
+      'alpha@beta',
+      '-alpha',
+      'alpha.',
+      'a/b',
+      'ünïcode',
+      'tab\there',
+      'a'.repeat(HOST_NAME_MAX + 1),
+    ]) {
       const r = parseHostName(raw);
       expect(r.ok, raw).toBe(false);
       if (!r.ok) expect(r.problem).toMatch(raw.trim() === '' ? /empty/ : /is not a host name: use 1-253 letters, digits/);
@@ -41,9 +52,15 @@ describe('host names', () => {
   it('names the host queue after the shared one', () => {
     expect(hostTaskQueue('vigil', 'alpha')).toBe('vigil@alpha');
     expect(hostTaskQueue('team-runs', 'build-box-7')).toBe('team-runs@build-box-7');
-    expect(hostQueueLine([{ name: 'vigil', serves: 'workflows and activities' }, { name: 'vigil@alpha', serves: 'activities' }], 'alpha')).toBe(
-      '"vigil@alpha" (the activities of runs on host "alpha")',
-    );
+    expect(
+      hostQueueLine(
+        [
+          { name: 'vigil', serves: 'workflows and activities' },
+          { name: 'vigil@alpha', serves: 'activities' },
+        ],
+        'alpha',
+      ),
+    ).toBe('"vigil@alpha" (the activities of runs on host "alpha")');
   });
 
   it('is optional in the run input (old runs have none) and checked when present', () => {
@@ -76,9 +93,15 @@ describe('which host a command means', () => {
   it('says which setting is wrong and what to do, exit 2', () => {
     const flag = fails(() => resolveHost('my box', {}, machine));
     expect(flag.exitCode).toBe(EXIT.usage);
-    expect(flag.message).toBe(`--host: "my box" is not a host name: use 1-253 letters, digits, '.', '_' or '-', starting and ending with a letter or digit (case does not matter); pass another --host`);
-    expect(fails(() => resolveHost(undefined, { VIGIL_HOST: 'a@b' }, machine)).message).toMatch(/^VIGIL_HOST: "a@b" is not a host name: .*; set VIGIL_HOST to another name$/);
-    expect(fails(() => resolveHost(undefined, {}, () => 'weird name')).message).toMatch(/^this machine's name: "weird name" is not a host name: .*; set VIGIL_HOST \(or pass --host NAME\)$/);
+    expect(flag.message).toBe(
+      `--host: "my box" is not a host name: use 1-253 letters, digits, '.', '_' or '-', starting and ending with a letter or digit (case does not matter); pass another --host`,
+    );
+    expect(fails(() => resolveHost(undefined, { VIGIL_HOST: 'a@b' }, machine)).message).toMatch(
+      /^VIGIL_HOST: "a@b" is not a host name: .*; set VIGIL_HOST to another name$/,
+    );
+    expect(fails(() => resolveHost(undefined, {}, () => 'weird name')).message).toMatch(
+      /^this machine's name: "weird name" is not a host name: .*; set VIGIL_HOST \(or pass --host NAME\)$/,
+    );
   });
 });
 
@@ -99,7 +122,9 @@ describe('starting a run on another host', () => {
     } catch (err) {
       expect(err).toBeInstanceOf(CliError);
       expect((err as CliError).exitCode).toBe(EXIT.usage);
-      expect((err as CliError).message).toBe('--repo "." must be an absolute path on host "beta" (another machine: vigil start cannot look at it from here)');
+      expect((err as CliError).message).toBe(
+        '--repo "." must be an absolute path on host "beta" (another machine: vigil start cannot look at it from here)',
+      );
     }
   });
 });
@@ -191,6 +216,10 @@ describe('reading a log chunk', () => {
     mkdirSync(path.join(outside, 'runs', 'run-1'), { recursive: true });
     writeFileSync(path.join(outside, 'runs', 'run-1', 'iteration-0001.log'), 'do not read\n');
     symlinkSync(outside, path.join(r2, '.vigil'));
-    expect(readLogChunk(r2, iterationLogPath(r2, 'run-1', 1), 0, 100)).toMatchObject({ found: false, text: '', problem: expect.stringMatching(/\.vigil is a symbolic link/) });
+    expect(readLogChunk(r2, iterationLogPath(r2, 'run-1', 1), 0, 100)).toMatchObject({
+      found: false,
+      text: '',
+      problem: expect.stringMatching(/\.vigil is a symbolic link/),
+    });
   });
 });

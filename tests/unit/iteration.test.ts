@@ -22,11 +22,35 @@ afterEach(() => {
 const LONG = `Checklist:\n${'- REQ: a requirement that is long enough to be worth a reference\n'.repeat(12)}`;
 
 function prompt(over: Partial<PromptInput> = {}): PromptInput {
-  return { prdPath: '/p/PRD.md', prdTitle: 'T', iteration: 1, maxIterations: 9, phase: 'ACT', tier: 'development', retry: 0, directives: [], findings: 'short', completionPromise: '', checklist: LONG, ...over };
+  return {
+    prdPath: '/p/PRD.md',
+    prdTitle: 'T',
+    iteration: 1,
+    maxIterations: 9,
+    phase: 'ACT',
+    tier: 'development',
+    retry: 0,
+    directives: [],
+    findings: 'short',
+    completionPromise: '',
+    checklist: LONG,
+    ...over,
+  };
 }
 
 function call(repoPath: string, promptInput: PromptInput, promptRefs?: RunAgentInput['promptRefs']): RunAgentInput {
-  return { runId: 'run-1', repoPath, role: 'iteration', iteration: 1, phase: 'ACT', tier: 'development', timeoutSeconds: 5, completionPromise: '', promptInput, ...(promptRefs ? { promptRefs } : {}) };
+  return {
+    runId: 'run-1',
+    repoPath,
+    role: 'iteration',
+    iteration: 1,
+    phase: 'ACT',
+    tier: 'development',
+    timeoutSeconds: 5,
+    completionPromise: '',
+    promptInput,
+    ...(promptRefs ? { promptRefs } : {}),
+  };
 }
 
 describe('prompt parts by reference', () => {

@@ -42,17 +42,38 @@ describe('the run journal', () => {
   it('a directive is journaled by its size, never its text', () => {
     const e = messageEvent('input', { directive: 'use the secret key sk-live-123 for payments', by: 'ana' }, 'ana', true);
     expect(e).toEqual({ kind: 'message', name: 'input', by: 'ana', summary: 'directive of 43 characters', accepted: true });
-    expect(messageEvent('pause', null, 'signal', false, 'pause: field "reason": expected string')).toMatchObject({ accepted: false, summary: 'refused: pause: field "reason": expected string' });
+    expect(messageEvent('pause', null, 'signal', false, 'pause: field "reason": expected string')).toMatchObject({
+      accepted: false,
+      summary: 'refused: pause: field "reason": expected string',
+    });
     expect(messageEvent('waive', { item: 'REQ-2', reason: 'later' }, 'ops', true)).toMatchObject({ summary: 'waived REQ-2: later' });
     expect(messageEvent('budget', { usd: 12.5 }, 'ops', true)).toMatchObject({ summary: 'budget set to $12.50' });
   });
 
   it('an iteration carries the test verdict only when the tests ran on its tree', () => {
     const rec = IterationRecordSchema.parse({
-      iteration: 4, phase: 'ACT', tier: 'development', exitCode: 0, durationMs: 1200, logPath: '/l', attempts: 1, claimed: true,
-      changed: true, filesChangedSinceStart: 3, treeHash: 'tree-4', at: 't',
+      iteration: 4,
+      phase: 'ACT',
+      tier: 'development',
+      exitCode: 0,
+      durationMs: 1200,
+      logPath: '/l',
+      attempts: 1,
+      claimed: true,
+      changed: true,
+      filesChangedSinceStart: 3,
+      treeHash: 'tree-4',
+      at: 't',
     });
-    const tests = TestRunRecordSchema.parse({ treeHash: 'tree-4', iteration: 4, passed: false, timedOut: false, exitCode: 1, logPath: '/t', verdict: 'fail' });
+    const tests = TestRunRecordSchema.parse({
+      treeHash: 'tree-4',
+      iteration: 4,
+      passed: false,
+      timedOut: false,
+      exitCode: 1,
+      logPath: '/t',
+      verdict: 'fail',
+    });
     const e = iterationEvent(rec, tests);
     expect(e).toMatchObject({ kind: 'iteration', iteration: 4, claimed: true, tests: 'fail', filesChangedSinceStart: 3 });
     expect(iterationEvent(rec, { ...tests, treeHash: 'tree-3' })).toMatchObject({ tests: null });

@@ -29,10 +29,7 @@ describe('splitCommandLine', () => {
     ['a \\\n b', ['a', 'b']],
     ['"a\\\nb"', ['ab']],
     ['$HOME *.ts ~ $(rm -rf /)', ['$HOME', '*.ts', '~', '$(rm', '-rf', '/)']],
-    [
-      `claude -p "fix the \\"bug\\"" --model 'opus 4'`,
-      ['claude', '-p', 'fix the "bug"', '--model', 'opus 4'],
-    ],
+    [`claude -p "fix the \\"bug\\"" --model 'opus 4'`, ['claude', '-p', 'fix the "bug"', '--model', 'opus 4']],
   ])('splits %j', (line, words) => {
     expect(splitCommandLine(line)).toEqual(words);
   });

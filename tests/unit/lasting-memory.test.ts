@@ -9,7 +9,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import { EventEnvelopeSchema, type EventEnvelope, type RunEvent } from '../../schemas/events.js';
-import { consolidate, episodesOf, errorLine, failingTest, forgetKey, normalizeReason, type IterationTrace, type RunEnd } from '../../workflows/decisions/lasting-memory.js';
+import {
+  consolidate,
+  episodesOf,
+  errorLine,
+  failingTest,
+  forgetKey,
+  normalizeReason,
+  type IterationTrace,
+  type RunEnd,
+} from '../../workflows/decisions/lasting-memory.js';
 import { CHARS_PER_TOKEN, retrieve, type StoredItem } from '../../workflows/decisions/memory-retrieval.js';
 
 const GH_TOKEN = 'ghp_' + 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8';
@@ -19,24 +28,78 @@ function journal(runId: string, t0: number, events: RunEvent[]): EventEnvelope[]
 }
 
 const it_ = (n: number, over: Partial<Extract<RunEvent, { kind: 'iteration' }>> = {}): RunEvent => ({
-  kind: 'iteration', iteration: n, phase: 'ACT', tier: 'development', exitCode: 0, durationMs: 1000, changed: true, filesChangedSinceStart: n, claimed: false, tests: null, provider: 'command', model: null, costUsd: null, attempts: 1, ...over,
+  kind: 'iteration',
+  iteration: n,
+  phase: 'ACT',
+  tier: 'development',
+  exitCode: 0,
+  durationMs: 1000,
+  changed: true,
+  filesChangedSinceStart: n,
+  claimed: false,
+  tests: null,
+  provider: 'command',
+  model: null,
+  costUsd: null,
+  attempts: 1,
+  ...over,
 });
-const testsFail = (n: number, name = 'adds two numbers'): RunEvent => ({ kind: 'gate', iteration: n, gate: 'tests', verdict: 'fail', reason: `npm-test: 1 failed, 2 passed (exit 1); first: ${name}`, findings: 1 });
-const testsPass = (n: number): RunEvent => ({ kind: 'gate', iteration: n, gate: 'tests', verdict: 'pass', reason: 'npm-test: 3 passed', findings: 0 });
-const trace = (n: number, over: Partial<IterationTrace> = {}): IterationTrace => ({ iteration: n, files: ['src/add.js'], errors: [], testFailure: 'Expected values to be strictly equal: 3 !== 4 (12ms)', summary: null, retrieved: [], ...over });
+const testsFail = (n: number, name = 'adds two numbers'): RunEvent => ({
+  kind: 'gate',
+  iteration: n,
+  gate: 'tests',
+  verdict: 'fail',
+  reason: `npm-test: 1 failed, 2 passed (exit 1); first: ${name}`,
+  findings: 1,
+});
+const testsPass = (n: number): RunEvent => ({
+  kind: 'gate',
+  iteration: n,
+  gate: 'tests',
+  verdict: 'pass',
+  reason: 'npm-test: 3 passed',
+  findings: 0,
+});
+const trace = (n: number, over: Partial<IterationTrace> = {}): IterationTrace => ({
+  iteration: n,
+  files: ['src/add.js'],
+  errors: [],
+  testFailure: 'Expected values to be strictly equal: 3 !== 4 (12ms)',
+  summary: null,
+  retrieved: [],
+  ...over,
+});
 
 /** Run 1 on /repo/a: the test fails in iterations 1-3 for the same reason, passes in 4; the run ends done. */
 function runA(): { events: EventEnvelope[]; traces: IterationTrace[]; end: RunEnd } {
   const events = journal('r1', Date.parse('2026-03-01T10:00:00Z'), [
-    { kind: 'run_started', prdPath: '/repo/a/PRD.md', prdTitle: 'Add numbers', repoPath: '/repo/a', provider: 'command', maxIterations: 10, budgetUsd: 0, autonomyMode: 'perpetual' },
-    it_(1), testsFail(1),
-    it_(2), testsFail(2),
-    it_(3), testsFail(3),
-    it_(4, { tests: 'pass', claimed: true }), testsPass(4),
+    {
+      kind: 'run_started',
+      prdPath: '/repo/a/PRD.md',
+      prdTitle: 'Add numbers',
+      repoPath: '/repo/a',
+      provider: 'command',
+      maxIterations: 10,
+      budgetUsd: 0,
+      autonomyMode: 'perpetual',
+    },
+    it_(1),
+    testsFail(1),
+    it_(2),
+    testsFail(2),
+    it_(3),
+    testsFail(3),
+    it_(4, { tests: 'pass', claimed: true }),
+    testsPass(4),
     { kind: 'council_round', round: 1, iteration: 4, trigger: 'claim', result: 'APPROVED', approve: 3, reject: 0, threshold: 2, votes: [] },
     { kind: 'outcome', status: 'council_approved', exitCode: 0, reason: 'approved', iteration: 4 },
   ]);
-  const traces = [trace(1, { summary: `Tried the loop; token ${GH_TOKEN}` }), trace(2), trace(3), trace(4, { testFailure: null, files: ['src/add.js', 'src/carry.js'], summary: 'Fixed the carry.' })];
+  const traces = [
+    trace(1, { summary: `Tried the loop; token ${GH_TOKEN}` }),
+    trace(2),
+    trace(3),
+    trace(4, { testFailure: null, files: ['src/add.js', 'src/carry.js'], summary: 'Fixed the carry.' }),
+  ];
   return { events, traces, end: { workflowId: 'wf-a', repo: '/repo/a', prdTitle: 'Add numbers', exitCode: 0, status: 'council_approved' } };
 }
 
@@ -44,7 +107,12 @@ describe('episodes', () => {
   it('one per iteration, with its outcome, signatures, findings and redacted texts', () => {
     const a = runA();
     const eps = episodesOf({ workflowId: 'wf-a', repo: '/repo/a', events: a.events, traces: a.traces });
-    expect(eps.map((e) => [e.iteration, e.outcome])).toEqual([[1, 'failure'], [2, 'failure'], [3, 'failure'], [4, 'success']]);
+    expect(eps.map((e) => [e.iteration, e.outcome])).toEqual([
+      [1, 'failure'],
+      [2, 'failure'],
+      [3, 'failure'],
+      [4, 'success'],
+    ]);
     expect(eps[0]?.signatures).toEqual(['tests:adds two numbers:Expected values to be strictly equal: N !== N']);
     expect(eps[0]?.findings[0]).toContain('tests: npm-test: 1 failed');
     expect(eps[3]?.passed).toContain('tests');
@@ -57,13 +125,37 @@ describe('episodes', () => {
 
   it('an agent that exits non-zero and a council that refuses are signatures too; the latest record of an iteration wins', () => {
     const events = journal('r', 0, [
-      { kind: 'run_started', prdPath: '/p', prdTitle: 't', repoPath: '/r', provider: 'command', maxIterations: 5, budgetUsd: 0, autonomyMode: 'perpetual' },
+      {
+        kind: 'run_started',
+        prdPath: '/p',
+        prdTitle: 't',
+        repoPath: '/r',
+        provider: 'command',
+        maxIterations: 5,
+        budgetUsd: 0,
+        autonomyMode: 'perpetual',
+      },
       it_(1, { exitCode: 2, changed: false }),
       it_(1, { exitCode: 0 }),
       it_(2),
-      { kind: 'council_round', round: 1, iteration: 2, trigger: 'claim', result: 'REJECTED', approve: 1, reject: 2, threshold: 2, votes: [{ member: 0, recorded: 'REJECT', approves: false, reason: 'README lacks usage' }] },
+      {
+        kind: 'council_round',
+        round: 1,
+        iteration: 2,
+        trigger: 'claim',
+        result: 'REJECTED',
+        approve: 1,
+        reject: 2,
+        threshold: 2,
+        votes: [{ member: 0, recorded: 'REJECT', approves: false, reason: 'README lacks usage' }],
+      },
     ]);
-    const eps = episodesOf({ workflowId: 'w', repo: '/r', events, traces: [{ iteration: 1, files: [], errors: ['Error: cannot find module x'], testFailure: null, summary: null, retrieved: [] }] });
+    const eps = episodesOf({
+      workflowId: 'w',
+      repo: '/r',
+      events,
+      traces: [{ iteration: 1, files: [], errors: ['Error: cannot find module x'], testFailure: null, summary: null, retrieved: [] }],
+    });
     expect(eps).toHaveLength(2);
     expect(eps[0]?.outcome).toBe('success');
     expect(eps[1]?.outcome).toBe('partial');
@@ -85,7 +177,11 @@ describe('consolidation', () => {
     expect(anti?.repo).toBe('/repo/a');
     const fix = out.patterns.find((p) => p.kind === 'pattern');
     expect(fix?.title).toContain('passed again after it failed');
-    expect(out.links).toContainEqual({ relation: 'supersedes', from: { repo: '/repo/a', kind: 'pattern', signature: anti?.signature }, to: { repo: '/repo/a', kind: 'anti_pattern', signature: anti?.signature } });
+    expect(out.links).toContainEqual({
+      relation: 'supersedes',
+      from: { repo: '/repo/a', kind: 'pattern', signature: anti?.signature },
+      to: { repo: '/repo/a', kind: 'anti_pattern', signature: anti?.signature },
+    });
     // The run ended done: a skill with its steps.
     expect(out.skills).toHaveLength(1);
     expect(out.skills[0]?.taskKind).toBe('add numbers');
@@ -94,8 +190,22 @@ describe('consolidation', () => {
 
   it('two failures are not yet an anti-pattern; different reasons do not group', () => {
     const events = journal('r', 0, [
-      { kind: 'run_started', prdPath: '/p', prdTitle: 't', repoPath: '/r', provider: 'command', maxIterations: 5, budgetUsd: 0, autonomyMode: 'perpetual' },
-      it_(1), testsFail(1), it_(2), testsFail(2), it_(3), testsFail(3),
+      {
+        kind: 'run_started',
+        prdPath: '/p',
+        prdTitle: 't',
+        repoPath: '/r',
+        provider: 'command',
+        maxIterations: 5,
+        budgetUsd: 0,
+        autonomyMode: 'perpetual',
+      },
+      it_(1),
+      testsFail(1),
+      it_(2),
+      testsFail(2),
+      it_(3),
+      testsFail(3),
     ]);
     const traces = [trace(1), trace(2), trace(3, { testFailure: 'TypeError: x is not a function' })];
     const out = consolidate(episodesOf({ workflowId: 'w', repo: '/r', events, traces }), []);
@@ -105,19 +215,31 @@ describe('consolidation', () => {
   it('the same signature in two repositories is also remembered across repositories, derived from both', () => {
     const a = runA();
     const b = { ...runA(), end: { ...runA().end, workflowId: 'wf-b', repo: '/repo/b' } };
-    const eps = [...episodesOf({ workflowId: 'wf-a', repo: '/repo/a', events: a.events, traces: a.traces }), ...episodesOf({ workflowId: 'wf-b', repo: '/repo/b', events: b.events, traces: b.traces })];
+    const eps = [
+      ...episodesOf({ workflowId: 'wf-a', repo: '/repo/a', events: a.events, traces: a.traces }),
+      ...episodesOf({ workflowId: 'wf-b', repo: '/repo/b', events: b.events, traces: b.traces }),
+    ];
     const out = consolidate(eps, [a.end, b.end]);
     const global = out.patterns.filter((p) => p.repo === null);
     expect(global.map((p) => p.kind).sort()).toEqual(['anti_pattern', 'pattern']);
     expect(global.find((p) => p.kind === 'anti_pattern')?.evidence).toBe(6);
-    expect(out.links.filter((l) => l.relation === 'derived_from' && l.from.repo === null && l.from.kind === 'anti_pattern').map((l) => l.to.repo).sort()).toEqual(['/repo/a', '/repo/b']);
+    expect(
+      out.links
+        .filter((l) => l.relation === 'derived_from' && l.from.repo === null && l.from.kind === 'anti_pattern')
+        .map((l) => l.to.repo)
+        .sort(),
+    ).toEqual(['/repo/a', '/repo/b']);
   });
 
   it('a forgotten item is never consolidated again', () => {
     const a = runA();
     const eps = episodesOf({ workflowId: 'wf-a', repo: '/repo/a', events: a.events, traces: a.traces });
     const sig = eps[0]?.signatures[0] as string;
-    const out = consolidate(eps, [a.end], new Set([forgetKey('/repo/a', 'anti_pattern', sig), forgetKey('/repo/a', 'skill', 'add numbers')]));
+    const out = consolidate(
+      eps,
+      [a.end],
+      new Set([forgetKey('/repo/a', 'anti_pattern', sig), forgetKey('/repo/a', 'skill', 'add numbers')]),
+    );
     expect(out.patterns.map((p) => p.kind)).toEqual(['pattern']);
     expect(out.skills).toEqual([]);
   });
@@ -130,22 +252,43 @@ describe('signature helpers', () => {
     expect(failingTest('vitest: zero tests ran')).toBeNull();
   });
   it('the error line of a TAP block, of a stack, or none', () => {
-    expect(errorLine("not ok 1 - adds\n  ---\n  error: |-\n    Expected values to be strictly equal:\n  code: 'ERR_ASSERTION'")).toBe('Expected values to be strictly equal:');
-    expect(errorLine("not ok 1 - adds\n  ---\n  error: |-\n    Expected values to be strictly equal:\n\n    4 !== 3\n\n  code: 'ERR_ASSERTION'")).toBe('Expected values to be strictly equal: 4 !== 3');
+    expect(errorLine("not ok 1 - adds\n  ---\n  error: |-\n    Expected values to be strictly equal:\n  code: 'ERR_ASSERTION'")).toBe(
+      'Expected values to be strictly equal:',
+    );
+    expect(
+      errorLine("not ok 1 - adds\n  ---\n  error: |-\n    Expected values to be strictly equal:\n\n    4 !== 3\n\n  code: 'ERR_ASSERTION'"),
+    ).toBe('Expected values to be strictly equal: 4 !== 3');
     expect(errorLine('ok\nTypeError: x is not a function\n    at y')).toBe('TypeError: x is not a function');
     expect(errorLine('all good')).toBeNull();
   });
 });
 
 describe('retrieval by layer', () => {
-  const item = (id: number, kind: string, body: string, keywords: string[], repo: string | null = '/r', importance = 0.6): StoredItem => ({ ref: { kind: kind === 'skill' ? 'skill' : 'pattern', id }, repo, kind, topic: kind === 'skill' ? 'skills' : 'tests', title: body.slice(0, 40), body, keywords, evidence: 3, importance });
+  const item = (id: number, kind: string, body: string, keywords: string[], repo: string | null = '/r', importance = 0.6): StoredItem => ({
+    ref: { kind: kind === 'skill' ? 'skill' : 'pattern', id },
+    repo,
+    kind,
+    topic: kind === 'skill' ? 'skills' : 'tests',
+    title: body.slice(0, 40),
+    body,
+    keywords,
+    evidence: 3,
+    importance,
+  });
   const items = [
     item(1, 'anti_pattern', 'Test "parses dates" failed 3 times: Invalid time value', ['parses', 'dates', 'invalid', 'time']),
     item(2, 'anti_pattern', 'Test "adds numbers" failed 3 times: 3 !== 4', ['adds', 'numbers', 'carry']),
     item(3, 'skill', 'How "Add numbers" got done here: ACT: changed src/add.js', ['add', 'numbers']),
     item(4, 'pattern', 'x'.repeat(2000), ['numbers'], null),
   ];
-  const timeline = Array.from({ length: 30 }, (_, i) => ({ workflowId: `w${i}`, startedAt: '2026-03-01T00:00:00Z', prdTitle: `Run ${i}`, iterations: 4, status: 'council_approved', failures: [{ what: 'test "adds numbers"', count: 3 }] }));
+  const timeline = Array.from({ length: 30 }, (_, i) => ({
+    workflowId: `w${i}`,
+    startedAt: '2026-03-01T00:00:00Z',
+    prdTitle: `Run ${i}`,
+    iterations: 4,
+    status: 'council_approved',
+    failures: [{ what: 'test "adds numbers"', count: 3 }],
+  }));
 
   it('each layer within its budget; the task decides which entries come first', () => {
     const budgets = { indexTokens: 40, timelineTokens: 60, entriesTokens: 60 };
@@ -164,9 +307,25 @@ describe('retrieval by layer', () => {
   });
 
   it('a layer at 0 is left out; no memory says nothing', () => {
-    const r = retrieve({ repo: '/r', task: 'dates', budgets: { indexTokens: 0, timelineTokens: 0, entriesTokens: 500 }, items, timeline, episodes: { count: 1, runs: 1 } });
+    const r = retrieve({
+      repo: '/r',
+      task: 'dates',
+      budgets: { indexTokens: 0, timelineTokens: 0, entriesTokens: 500 },
+      items,
+      timeline,
+      episodes: { count: 1, runs: 1 },
+    });
     expect(r.text.startsWith('Entries')).toBe(true);
     expect(r.text.split('\n')[1]).toContain('#1');
-    expect(retrieve({ repo: '/r', task: 'x', budgets: { indexTokens: 100, timelineTokens: 100, entriesTokens: 100 }, items: [], timeline: [], episodes: { count: 0, runs: 0 } }).text).toBe('');
+    expect(
+      retrieve({
+        repo: '/r',
+        task: 'x',
+        budgets: { indexTokens: 100, timelineTokens: 100, entriesTokens: 100 },
+        items: [],
+        timeline: [],
+        episodes: { count: 0, runs: 0 },
+      }).text,
+    ).toBe('');
   });
 });

@@ -1,15 +1,41 @@
 import { describe, expect, it } from 'vitest';
 import type { ChangeMark, ChecklistItem, ChecklistState, ReviewRecord } from '../../schemas/gates.js';
 import type { Verdict } from '../../schemas/run.js';
-import { advanceMark, earlyCheckDue, flaggedTexts, itemsToRecheck, MARK_PATHS, markTree, named, reviewStands, stepPaths } from '../../workflows/decisions/lean-rounds.js';
+import {
+  advanceMark,
+  earlyCheckDue,
+  flaggedTexts,
+  itemsToRecheck,
+  MARK_PATHS,
+  markTree,
+  named,
+  reviewStands,
+  stepPaths,
+} from '../../workflows/decisions/lean-rounds.js';
 
-const mark = (over: Partial<ChangeMark> = {}): ChangeMark => ({ tree: 't1', iteration: 3, files: ['notes.txt', 'src/app.ts'], since: [], head: 't1', ...over });
+const mark = (over: Partial<ChangeMark> = {}): ChangeMark => ({
+  tree: 't1',
+  iteration: 3,
+  files: ['notes.txt', 'src/app.ts'],
+  since: [],
+  head: 't1',
+  ...over,
+});
 
 const review = (over: Partial<ReviewRecord> = {}): ReviewRecord => ({
   round: 1,
   iteration: 3,
   treeHash: 't1',
-  reviewers: [{ reviewer: 'correctness', verdict: 'PASS', blocking: false, counts: { critical: 0, high: 0, medium: 0, low: 0 }, findings: [], logPath: '' }],
+  reviewers: [
+    {
+      reviewer: 'correctness',
+      verdict: 'PASS',
+      blocking: false,
+      counts: { critical: 0, high: 0, medium: 0, low: 0 },
+      findings: [],
+      logPath: '',
+    },
+  ],
   devilsAdvocate: null,
   result: 'pass',
   reason: 'no blocking finding',
@@ -19,10 +45,13 @@ const review = (over: Partial<ReviewRecord> = {}): ReviewRecord => ({
   ...over,
 });
 
-const checklist = (status: Record<string, 'passing' | 'failing' | 'unverified'>, items: ChecklistItem[] = [
-  { id: 'REQ-1', title: 'notes.txt has the lines', priority: 'critical', verify: 'read notes.txt' },
-  { id: 'REQ-2', title: 'src/app.ts exports main', priority: 'high', verify: '' },
-]): ChecklistState => ({
+const checklist = (
+  status: Record<string, 'passing' | 'failing' | 'unverified'>,
+  items: ChecklistItem[] = [
+    { id: 'REQ-1', title: 'notes.txt has the lines', priority: 'critical', verify: 'read notes.txt' },
+    { id: 'REQ-2', title: 'src/app.ts exports main', priority: 'high', verify: '' },
+  ],
+): ChecklistState => ({
   items,
   heldOut: [],
   source: 'agent',
@@ -103,7 +132,10 @@ describe('a passing review stands for a tree that changed only in reviewed, unfl
   it('stands for its own tree, and for later changes to files it saw that nobody flagged', () => {
     expect(reviewStands(review(), mark(), 't1').again).toBe(false);
     const v = reviewStands(review(), mark({ since: ['notes.txt'], head: 't2' }), 't2');
-    expect(v).toEqual({ again: false, why: 'review round 1 stands: the changes since review round 1 (iteration 3) (notes.txt) touch only reviewed files nobody flagged' });
+    expect(v).toEqual({
+      again: false,
+      why: 'review round 1 stands: the changes since review round 1 (iteration 3) (notes.txt) touch only reviewed files nobody flagged',
+    });
   });
 
   it('is asked again for a new file, a flagged file, unknown changes, another tree or a review that did not pass', () => {
@@ -128,7 +160,9 @@ describe('the checklist verifier is asked only about items that could have chang
   it('asks again about items that did not pass or name none of the run’s changed files', () => {
     const prose = [{ id: 'REQ-3', title: 'errors are explained', priority: 'medium' as const, verify: '' }];
     expect(itemsToRecheck(checklist({ 'REQ-3': 'passing' }, prose), mark({ since: [], head: 't2' }), 't2').ids).toEqual(['REQ-3']);
-    expect(itemsToRecheck(checklist({ 'REQ-1': 'failing', 'REQ-2': 'passing' }), mark({ since: [], head: 't2' }), 't2').ids).toEqual(['REQ-1']);
+    expect(itemsToRecheck(checklist({ 'REQ-1': 'failing', 'REQ-2': 'passing' }), mark({ since: [], head: 't2' }), 't2').ids).toEqual([
+      'REQ-1',
+    ]);
   });
 
   it('asks about every item without a mark on this tree, with unknown changes or a new file', () => {

@@ -37,8 +37,17 @@ describe('terminal-safe agent text', () => {
   });
 });
 
-const snap = (over: Partial<StatusSnapshot>): StatusSnapshot => ({ iteration: 1, agentRunning: false, recentIterations: [], ...over }) as StatusSnapshot;
-const running = (s: StatusSnapshot): RunView => ({ kind: 'running', workflowId: 'r', snapshot: s, workerAnswered: true, iteration: s.iteration, searchStatus: 'running', taskFailing: null });
+const snap = (over: Partial<StatusSnapshot>): StatusSnapshot =>
+  ({ iteration: 1, agentRunning: false, recentIterations: [], ...over }) as StatusSnapshot;
+const running = (s: StatusSnapshot): RunView => ({
+  kind: 'running',
+  workflowId: 'r',
+  snapshot: s,
+  workerAnswered: true,
+  iteration: s.iteration,
+  searchStatus: 'running',
+  taskFailing: null,
+});
 const finished = (iteration: number, snapshot: StatusSnapshot | null = null): RunView => ({
   kind: 'finished',
   workflowId: 'r',
@@ -90,14 +99,22 @@ describe('reading a handoff on the host', () => {
   it('refuses any other file, and follows no link', () => {
     const dir = repo();
     writeFileSync(path.join(dir, 'secret.md'), 'no\n');
-    for (const p of [path.join(dir, 'secret.md'), path.join(dir, '.vigil', 'handoffs', '..', '..', 'secret.md'), path.join(dir, '.vigil', 'handoffs', 'x.json'), '/etc/passwd']) {
+    for (const p of [
+      path.join(dir, 'secret.md'),
+      path.join(dir, '.vigil', 'handoffs', '..', '..', 'secret.md'),
+      path.join(dir, '.vigil', 'handoffs', 'x.json'),
+      '/etc/passwd',
+    ]) {
       expect(readRunHandoff({ repoPath: dir, path: p })).toMatchObject({ found: false, text: '' });
       expect(readRunHandoff({ repoPath: dir, path: p }).problem).toContain('is not a handoff document');
     }
     const link = path.join(dir, '.vigil', 'handoffs', 'link.md');
     symlinkSync(path.join(dir, 'secret.md'), link);
     expect(readRunHandoff({ repoPath: dir, path: link })).toMatchObject({ found: false, text: '' });
-    expect(readRunHandoff({ repoPath: dir, path: path.join(dir, '.vigil', 'handoffs', 'gone.md') })).toMatchObject({ found: false, problem: null });
+    expect(readRunHandoff({ repoPath: dir, path: path.join(dir, '.vigil', 'handoffs', 'gone.md') })).toMatchObject({
+      found: false,
+      problem: null,
+    });
   });
 });
 

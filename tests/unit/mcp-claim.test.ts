@@ -30,7 +30,14 @@ describe('vigil_task_complete', () => {
     const file = path.join(repo, '.vigil', 'signals', 'COMPLETION_REQUESTED');
     expect(out).toMatchObject({ claimed: true, runId: 'run:with/odd id', iteration: 3, path: file, replaced: false });
     const body = TaskCompleteClaimSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
-    expect(body).toEqual({ by: 'vigil_task_complete', runId: 'run:with/odd id', role: 'iteration', iteration: 3, at: '2026-01-02T03:04:05.000Z', ...claim });
+    expect(body).toEqual({
+      by: 'vigil_task_complete',
+      runId: 'run:with/odd id',
+      role: 'iteration',
+      iteration: 3,
+      at: '2026-01-02T03:04:05.000Z',
+      ...claim,
+    });
     expect(lstatSync(file).mode & 0o777).toBe(0o600);
     // A second claim in the same call replaces the first.
     expect(writeClaim(target, { ...claim, confidence: 1 }).replaced).toBe(true);
@@ -40,7 +47,9 @@ describe('vigil_task_complete', () => {
   it('refuses outside a run, outside the builder, and where the prompt file does not name the run', () => {
     expect(() => claimTarget({})).toThrow(/VIGIL_RUN_ID is not set/);
     const repo = repoDir();
-    expect(() => claimTarget(agentEnv(repo, 'r1', 2, 'council'))).toThrow(/for the builder \(VIGIL_ROLE=iteration\); this agent call is the run's "council"/);
+    expect(() => claimTarget(agentEnv(repo, 'r1', 2, 'council'))).toThrow(
+      /for the builder \(VIGIL_ROLE=iteration\); this agent call is the run's "council"/,
+    );
     expect(() => claimTarget({ ...agentEnv(repo, 'r1', 2), VIGIL_ITERATION: 'x' })).toThrow(/VIGIL_ITERATION is "x"/);
     expect(() => claimTarget({ ...agentEnv(repo, 'r1', 2), VIGIL_ITERATION: '3' })).toThrow(/is not the prompt of iteration 3 of run "r1"/);
     expect(() => claimTarget({ ...agentEnv(repo, 'r1', 2), VIGIL_RUN_ID: 'r2' })).toThrow(/is not the prompt of iteration 2 of run "r2"/);

@@ -4,7 +4,14 @@
  * plan, anything else changes nothing and says why.
  */
 import { describe, expect, it } from 'vitest';
-import { judgePrompt, judgeSelection, keywordOverlap, nearDuplicate, parseJudgeAnswer, type JudgeItem } from '../../workflows/decisions/memory-judge.js';
+import {
+  judgePrompt,
+  judgeSelection,
+  keywordOverlap,
+  nearDuplicate,
+  parseJudgeAnswer,
+  type JudgeItem,
+} from '../../workflows/decisions/memory-judge.js';
 
 const item = (id: number, keywords: string[], over: Partial<JudgeItem> = {}): JudgeItem => ({
   id,
@@ -60,7 +67,8 @@ describe('judgeSelection', () => {
 describe('parseJudgeAnswer', () => {
   const shown = [a, b, c, otherKind];
   it('reads the last fenced JSON block into lessons and merges', () => {
-    const text = 'Thinking...\n```json\n{"lessons": []}\n```\nFinal:\n```json\n{"lessons": [{"id": 1, "lesson": "Return a + b; no offset."}, {"id": 3, "lesson": "Run eslint --fix."}], "merges": [{"keep": 1, "merge": [2], "reason": "same failure"}]}\n```\n';
+    const text =
+      'Thinking...\n```json\n{"lessons": []}\n```\nFinal:\n```json\n{"lessons": [{"id": 1, "lesson": "Return a + b; no offset."}, {"id": 3, "lesson": "Run eslint --fix."}], "merges": [{"keep": 1, "merge": [2], "reason": "same failure"}]}\n```\n';
     expect(parseJudgeAnswer(text, shown)).toEqual({
       ok: true,
       lessons: [

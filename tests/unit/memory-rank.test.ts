@@ -22,9 +22,28 @@ const item = (id: number, title: string, body: string, keywords: string[], over:
   ...over,
 });
 
-const adds = item(1, 'Test "adds two numbers" failed 3 times', 'Test "adds two numbers" failed 3 times for the same reason: Expected values to be strictly equal', ['tests', 'adds', 'two', 'numbers', 'expected', 'values', 'strictly', 'equal']);
-const lint = item(2, 'Gate static_analysis failed 3 times', 'Gate static_analysis failed 3 times: missing semicolon in src/parser.ts', ['static_analysis', 'missing', 'semicolon', 'src', 'parser']);
-const slug = item(3, 'Test "slugify handles unicode" failed 4 times', 'slugify dropped accented characters', ['tests', 'slugify', 'handles', 'unicode', 'dropped', 'accented', 'characters']);
+const adds = item(
+  1,
+  'Test "adds two numbers" failed 3 times',
+  'Test "adds two numbers" failed 3 times for the same reason: Expected values to be strictly equal',
+  ['tests', 'adds', 'two', 'numbers', 'expected', 'values', 'strictly', 'equal'],
+);
+const lint = item(2, 'Gate static_analysis failed 3 times', 'Gate static_analysis failed 3 times: missing semicolon in src/parser.ts', [
+  'static_analysis',
+  'missing',
+  'semicolon',
+  'src',
+  'parser',
+]);
+const slug = item(3, 'Test "slugify handles unicode" failed 4 times', 'slugify dropped accented characters', [
+  'tests',
+  'slugify',
+  'handles',
+  'unicode',
+  'dropped',
+  'accented',
+  'characters',
+]);
 const ITEMS = [adds, lint, slug];
 
 /** What retrieval used to match on: the item's keywords that are among the query's. */
@@ -67,12 +86,26 @@ describe('retrieval into a prompt with the full-text score', () => {
     const task = 'Make add() return the sum of a number pair; the parse step stays';
     // Keyword overlap alone: neither shares a keyword with the task, so importance decides.
     const heavier = { ...lint, importance: 0.9 };
-    const plain = retrieve({ repo: '/r', task, budgets: { indexTokens: 0, timelineTokens: 0, entriesTokens: 800 }, items: [adds, heavier], timeline: [], episodes: { count: 0, runs: 0 } });
+    const plain = retrieve({
+      repo: '/r',
+      task,
+      budgets: { indexTokens: 0, timelineTokens: 0, entriesTokens: 800 },
+      items: [adds, heavier],
+      timeline: [],
+      episodes: { count: 0, runs: 0 },
+    });
     expect(plain.refs[0]).toEqual(heavier.ref);
     const scores = rankItems([adds, heavier], task);
     const ranked = [adds, heavier].map((i) => ({ ...i, textScore: scoreOf(scores, i) }));
     expect(ranked.every((i) => (i.textScore ?? 0) > 0)).toBe(true);
-    const withText = retrieve({ repo: '/r', task: 'add a number', budgets: { indexTokens: 0, timelineTokens: 0, entriesTokens: 800 }, items: [adds, heavier].map((i) => ({ ...i, textScore: scoreOf(rankItems([adds, heavier], 'add a number'), i) })), timeline: [], episodes: { count: 0, runs: 0 } });
+    const withText = retrieve({
+      repo: '/r',
+      task: 'add a number',
+      budgets: { indexTokens: 0, timelineTokens: 0, entriesTokens: 800 },
+      items: [adds, heavier].map((i) => ({ ...i, textScore: scoreOf(rankItems([adds, heavier], 'add a number'), i) })),
+      timeline: [],
+      episodes: { count: 0, runs: 0 },
+    });
     expect(withText.refs[0]).toEqual(adds.ref);
   });
 });

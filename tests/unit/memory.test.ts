@@ -43,7 +43,19 @@ function facts(over: Partial<IterationFacts> = {}): IterationFacts {
 
 describe('iterationMemory', () => {
   it('says what changed, the exit, the tests, the claim and the agent summary', () => {
-    const e = iterationMemory(facts({ iteration: 12, paths: ['a.ts', 'b.ts'], lines: 40, filesChangedSinceStart: 5, insertions: 120, deletions: 8, tests: 'pass', claimed: true, summary: 'Added the tag\nfilter.' }));
+    const e = iterationMemory(
+      facts({
+        iteration: 12,
+        paths: ['a.ts', 'b.ts'],
+        lines: 40,
+        filesChangedSinceStart: 5,
+        insertions: 120,
+        deletions: 8,
+        tests: 'pass',
+        claimed: true,
+        summary: 'Added the tag\nfilter.',
+      }),
+    );
     expect(e).toEqual({
       iteration: 12,
       kind: 'iteration',
@@ -85,18 +97,37 @@ describe('memoryFromEvent', () => {
         { member: 1, recorded: 'REJECT', approves: false, reason: 'README lacks docs' },
       ],
     });
-    expect(e).toEqual({ iteration: 9, kind: 'council', text: 'council round 2 (claim): REJECTED · 1 of 3 approve, 2 needed — REJECT: README lacks docs' });
+    expect(e).toEqual({
+      iteration: 9,
+      kind: 'council',
+      text: 'council round 2 (claim): REJECTED · 1 of 3 approve, 2 needed — REJECT: README lacks docs',
+    });
   });
 
   it('keeps failing gates and the tests verdict; other passing gates leave nothing', () => {
     expect(memoryFromEvent({ kind: 'gate', iteration: 3, gate: 'static_analysis', verdict: 'pass', reason: '', findings: 0 })).toBeNull();
-    expect(memoryFromEvent({ kind: 'gate', iteration: 3, gate: 'tests', verdict: 'pass', reason: '', findings: 0 })?.text).toBe('gate tests passed');
-    expect(memoryFromEvent({ kind: 'gate', iteration: 3, gate: 'secret_scan', verdict: 'fail', reason: 'a key in .env', findings: 1 })?.text).toBe('gate secret scan fail: a key in .env');
+    expect(memoryFromEvent({ kind: 'gate', iteration: 3, gate: 'tests', verdict: 'pass', reason: '', findings: 0 })?.text).toBe(
+      'gate tests passed',
+    );
+    expect(
+      memoryFromEvent({ kind: 'gate', iteration: 3, gate: 'secret_scan', verdict: 'fail', reason: 'a key in .env', findings: 1 })?.text,
+    ).toBe('gate secret scan fail: a key in .env');
   });
 
   it('keeps escalations, reviews and tier changes; ignores notifications and spend', () => {
-    expect(memoryFromEvent({ kind: 'escalation', iteration: 4, reason: 'uncertainty', detail: 'the run looks stuck', paused: true })?.text).toBe('escalated to a person (uncertainty), run paused: the run looks stuck');
-    expect(memoryFromEvent({ kind: 'review', iteration: 4, round: 1, result: 'fail', mergeability: 80, reviewers: [{ reviewer: 'security-sentinel', verdict: 'FAIL', blocking: true }] })?.text).toBe('code review 1: fail · mergeability 80 · blocking: security-sentinel');
+    expect(
+      memoryFromEvent({ kind: 'escalation', iteration: 4, reason: 'uncertainty', detail: 'the run looks stuck', paused: true })?.text,
+    ).toBe('escalated to a person (uncertainty), run paused: the run looks stuck');
+    expect(
+      memoryFromEvent({
+        kind: 'review',
+        iteration: 4,
+        round: 1,
+        result: 'fail',
+        mergeability: 80,
+        reviewers: [{ reviewer: 'security-sentinel', verdict: 'FAIL', blocking: true }],
+      })?.text,
+    ).toBe('code review 1: fail · mergeability 80 · blocking: security-sentinel');
     expect(memoryFromEvent({ kind: 'tier_change', iteration: 4, from: 'LOW', to: 'MEDIUM', trigger: '2 failures' })?.kind).toBe('tier');
     expect(memoryFromEvent({ kind: 'notification', event: 'paused', delivered: 1, failed: 0 })).toBeNull();
     expect(memoryFromEvent({ kind: 'spend', iteration: 1, usd: 1, calls: 1, unpricedCalls: 0, budgetUsd: 0 })).toBeNull();
@@ -123,10 +154,33 @@ describe('appendMemory', () => {
 function longRun(iterations: number): RunMemory {
   let m = emptyMemory();
   for (let i = 1; i <= iterations; i++) {
-    m = appendMemory(m, iterationMemory(facts({ iteration: i, paths: Array.from({ length: 9 }, (_, k) => `src/module-${k}/file-${i}.ts`), summary: `iteration ${i}: ${'did things '.repeat(40)}` })));
+    m = appendMemory(
+      m,
+      iterationMemory(
+        facts({
+          iteration: i,
+          paths: Array.from({ length: 9 }, (_, k) => `src/module-${k}/file-${i}.ts`),
+          summary: `iteration ${i}: ${'did things '.repeat(40)}`,
+        }),
+      ),
+    );
     m = appendMemory(m, { iteration: i, kind: 'gates', text: `gate tests fail: ${'e'.repeat(300)}` });
     m = appendMemory(m, { iteration: i, kind: 'gates', text: `gate static analysis fail: ${'e'.repeat(300)}` });
-    if (i % 5 === 0) m = appendMemory(m, memoryFromEvent({ kind: 'council_round', round: i / 5, iteration: i, trigger: 'interval', result: 'REJECTED', approve: 0, reject: 3, threshold: 2, votes: [{ member: 0, recorded: 'REJECT', approves: false, reason: 'r'.repeat(300) }] }) ?? { iteration: i, kind: 'note', text: '' });
+    if (i % 5 === 0)
+      m = appendMemory(
+        m,
+        memoryFromEvent({
+          kind: 'council_round',
+          round: i / 5,
+          iteration: i,
+          trigger: 'interval',
+          result: 'REJECTED',
+          approve: 0,
+          reject: 3,
+          threshold: 2,
+          votes: [{ member: 0, recorded: 'REJECT', approves: false, reason: 'r'.repeat(300) }],
+        }) ?? { iteration: i, kind: 'note', text: '' },
+      );
     if (i % 7 === 0) m = appendMemory(m, directiveMemory(i, { text: 'd'.repeat(5000), by: 'bob' }));
   }
   return { ...m, continuity: boundedContinuity('c'.repeat(100_000)), learnings: boundedLearnings('l'.repeat(100_000)) };
@@ -220,7 +274,11 @@ describe('rewindMemory', () => {
     for (let i = 1; i <= 8; i++) m = appendMemory(m, iterationMemory(facts({ iteration: i })));
     const after = rewindMemory(m, r);
     expect(after.entries.map((e) => e.iteration)).toEqual([1, 2, 3, 4, 4]);
-    expect(after.entries.at(-1)).toEqual({ iteration: 4, kind: 'note', text: 'rewound by alice from iteration 8 to 4 (the ORM was a mistake): iterations 5-8 set aside; that tree is kept under refs/vigil/run/before-rewind-1' });
+    expect(after.entries.at(-1)).toEqual({
+      iteration: 4,
+      kind: 'note',
+      text: 'rewound by alice from iteration 8 to 4 (the ORM was a mistake): iterations 5-8 set aside; that tree is kept under refs/vigil/run/before-rewind-1',
+    });
     expect(renderRunSoFar(after, 4000).split('\n')[0]).toBe(`- iteration 4: ${after.entries.at(-1)?.text}`);
   });
 

@@ -53,7 +53,11 @@ describe('parseMessage: valid payloads', () => {
     ['input', { directive: 'use pnpm', by: 'carol' }, { directive: 'use pnpm', by: 'carol' }],
     ['input', { directive: '  keep surrounding space  ' }, { directive: '  keep surrounding space  ' }],
     ['rewind', { to: 4 }, { to: 4 }],
-    ['rewind', { to: 12, reason: 'the ORM was a mistake', directive: 'try it without the ORM', force: true, by: 'dana' }, { to: 12, reason: 'the ORM was a mistake', directive: 'try it without the ORM', force: true, by: 'dana' }],
+    [
+      'rewind',
+      { to: 12, reason: 'the ORM was a mistake', directive: 'try it without the ORM', force: true, by: 'dana' },
+      { to: 12, reason: 'the ORM was a mistake', directive: 'try it without the ORM', force: true, by: 'dana' },
+    ],
   ])('%s %j', (name, payload, expected) => {
     expect(parseMessage(name, payload)).toEqual({ ok: true, value: expected });
   });
@@ -235,7 +239,10 @@ describe('budget payload', () => {
 
 describe('waive payload', () => {
   it('takes a checklist item id (or a held-out label) and names a bad field', () => {
-    expect(parseMessage('waive', { item: 'REQ-3', reason: 'next release', by: 'ana' })).toEqual({ ok: true, value: { item: 'REQ-3', reason: 'next release', by: 'ana' } });
+    expect(parseMessage('waive', { item: 'REQ-3', reason: 'next release', by: 'ana' })).toEqual({
+      ok: true,
+      value: { item: 'REQ-3', reason: 'next release', by: 'ana' },
+    });
     expect(parseMessage('waive', { item: 'held-out-1' }).ok).toBe(true);
     for (const payload of [{}, { item: '' }, { item: 'x'.repeat(65) }, { item: 3 }, { item: 'REQ-1', extra: true }]) {
       const r = parseMessage('waive', payload);

@@ -47,7 +47,9 @@ afterEach(async () => {
 });
 
 /** A receiver on 127.0.0.1; `reply` answers request n (0-based), or never answers when it returns null. */
-async function receiver(reply: (n: number, req: Received) => { status: number; body?: string; headers?: Record<string, string> } | null): Promise<Receiver> {
+async function receiver(
+  reply: (n: number, req: Received) => { status: number; body?: string; headers?: Record<string, string> } | null,
+): Promise<Receiver> {
   const requests: Received[] = [];
   const server = http.createServer((req: IncomingMessage, res: ServerResponse) => {
     let body = '';
@@ -127,14 +129,17 @@ describe('payloads', () => {
     });
   });
 
-  it('env:NAME channels are resolved from the worker\'s environment; an unset one is a failed channel that names the variable', async () => {
+  it("env:NAME channels are resolved from the worker's environment; an unset one is a failed channel that names the variable", async () => {
     const rx = await receiver(ok);
     process.env.VIGIL_TEST_HOOK_URL = `${rx.url}/from-env`;
     try {
       const r = await deliverNotification(input({ webhookUrl: 'env:VIGIL_TEST_HOOK_URL', slackWebhookUrl: 'env:VIGIL_TEST_UNSET_HOOK' }));
       expect(rx.requests.map((q) => q.path)).toEqual(['/from-env']);
       expect(r.results.find((c) => c.channel === 'webhook')).toMatchObject({ ok: true });
-      expect(r.results.find((c) => c.channel === 'slack')).toMatchObject({ ok: false, error: "VIGIL_TEST_UNSET_HOOK is not set in the worker's environment (knob value env:VIGIL_TEST_UNSET_HOOK)" });
+      expect(r.results.find((c) => c.channel === 'slack')).toMatchObject({
+        ok: false,
+        error: "VIGIL_TEST_UNSET_HOOK is not set in the worker's environment (knob value env:VIGIL_TEST_UNSET_HOOK)",
+      });
     } finally {
       delete process.env.VIGIL_TEST_HOOK_URL;
     }
@@ -142,7 +147,9 @@ describe('payloads', () => {
 
   it('Slack gets { text } with the bolded title, the message and the run id; Discord gets { content }', async () => {
     const rx = await receiver(ok);
-    const r = await deliverNotification(input({ slackWebhookUrl: `${rx.url}/services/T0/B0/secret`, discordWebhookUrl: `${rx.url}/api/webhooks/1/tok` }));
+    const r = await deliverNotification(
+      input({ slackWebhookUrl: `${rx.url}/services/T0/B0/secret`, discordWebhookUrl: `${rx.url}/api/webhooks/1/tok` }),
+    );
     expect(r.results.map((c) => [c.channel, c.ok])).toEqual([
       ['slack', true],
       ['discord', true],
@@ -152,13 +159,21 @@ describe('payloads', () => {
     const discord = rx.requests.find((q) => q.path.startsWith('/api/webhooks/'));
     expect(slack?.headers['content-type']).toBe('application/json');
     expect(JSON.parse(slack?.body ?? '')).toEqual({ text: `:rotating_light: *${NOTE.title}*\n${NOTE.message}\nrun: \`run-42\`` });
-    expect(JSON.parse(discord?.body ?? '')).toEqual({ content: `**${NOTE.title}**\n${NOTE.message}\nrun: run-42`, allowed_mentions: { parse: [] } });
+    expect(JSON.parse(discord?.body ?? '')).toEqual({
+      content: `**${NOTE.title}**\n${NOTE.message}\nrun: run-42`,
+      allowed_mentions: { parse: [] },
+    });
   });
 
   it('Slack control characters are escaped; Discord content is cut to 2000 characters, keeping the run line', async () => {
     const rx = await receiver(ok);
-    await deliverNotification({ ...input({ slackWebhookUrl: rx.url }), notification: { ...NOTE, message: 'a <!channel> & b', severity: 'info' } });
-    expect(JSON.parse(rx.requests[0]?.body ?? '')).toEqual({ text: ':information_source: *Vigil needs a person: stuck*\na &lt;!channel&gt; &amp; b\nrun: `run-42`' });
+    await deliverNotification({
+      ...input({ slackWebhookUrl: rx.url }),
+      notification: { ...NOTE, message: 'a <!channel> & b', severity: 'info' },
+    });
+    expect(JSON.parse(rx.requests[0]?.body ?? '')).toEqual({
+      text: ':information_source: *Vigil needs a person: stuck*\na &lt;!channel&gt; &amp; b\nrun: `run-42`',
+    });
 
     const long = discordPayload({ ...NOTE, message: 'x'.repeat(4000) });
     expect(long.content).toHaveLength(2000);
@@ -196,7 +211,9 @@ describe('HTTP delivery', () => {
   });
 
   it('429 honours a numeric Retry-After, capped at 5 s', async () => {
-    const rx = await receiver((n) => (n === 0 ? { status: 429, headers: { 'Retry-After': '3' } } : n === 1 ? { status: 429, headers: { 'Retry-After': '120' } } : ok()));
+    const rx = await receiver((n) =>
+      n === 0 ? { status: 429, headers: { 'Retry-After': '3' } } : n === 1 ? { status: 429, headers: { 'Retry-After': '120' } } : ok(),
+    );
     const s = fastSleep();
     const r = await deliverNotification(input({ webhookUrl: rx.url }), { sleep: s.sleep });
     expect(r.results[0]).toMatchObject({ ok: true, attempts: 3, status: 200 });
@@ -278,7 +295,10 @@ describe('ledger and local channels', () => {
     ]);
     expect(second).toMatchObject({ delivered: 0, failed: 0 });
     expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(1);
-    const ledger = readFileSync(ledgerPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const ledger = readFileSync(ledgerPath, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(ledger.map((l) => [l.dedupeKey, l.channel, l.ok]).sort()).toEqual([
       [NOTE.dedupeKey, 'file', true],
       [NOTE.dedupeKey, 'webhook', true],
@@ -308,7 +328,16 @@ describe('ledger and local channels', () => {
     expect(lines.at(-1)).toBe('');
     const recs = lines.slice(0, -1).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(recs).toHaveLength(2);
-    expect(recs[0]).toEqual({ event: 'escalation', run: 'run-42', title: NOTE.title, message: NOTE.message, severity: 'critical', time: NOTE.time, details: NOTE.details, dedupeKey: NOTE.dedupeKey });
+    expect(recs[0]).toEqual({
+      event: 'escalation',
+      run: 'run-42',
+      title: NOTE.title,
+      message: NOTE.message,
+      severity: 'critical',
+      time: NOTE.time,
+      details: NOTE.details,
+      dedupeKey: NOTE.dedupeKey,
+    });
     expect(recs[1]).toMatchObject({ event: 'paused', severity: 'info', dedupeKey: 'k2' });
   });
 
@@ -324,7 +353,9 @@ describe('ledger and local channels', () => {
     const empty = tmp();
     process.env.PATH = empty;
     const absent = await deliverNotification(input({ desktop: true }));
-    expect(absent.results).toEqual([{ channel: 'desktop', ok: true, skipped: true, attempts: 0, error: 'notify-send not found', status: null }]);
+    expect(absent.results).toEqual([
+      { channel: 'desktop', ok: true, skipped: true, attempts: 0, error: 'notify-send not found', status: null },
+    ]);
     expect(absent).toMatchObject({ delivered: 0, failed: 0 });
 
     const bin = tmp();
@@ -345,7 +376,12 @@ describe('ledger and local channels', () => {
 describe('input', () => {
   it('no channel configured: no results, nothing thrown', async () => {
     const ledgerPath = path.join(tmp(), 'ledger.jsonl');
-    expect(await deliverNotification(input({}, { ledgerPath }))).toEqual({ dedupeKey: NOTE.dedupeKey, results: [], delivered: 0, failed: 0 });
+    expect(await deliverNotification(input({}, { ledgerPath }))).toEqual({
+      dedupeKey: NOTE.dedupeKey,
+      results: [],
+      delivered: 0,
+      failed: 0,
+    });
     expect(existsSync(ledgerPath)).toBe(false);
   });
 

@@ -38,7 +38,13 @@ describe('worker slots', () => {
   });
 
   it('default to 200 activity slots, 16 workflow-task slots, the SDK default for local activities and the cache, git at niceness 10', () => {
-    expect(resolveTuning({}, {})).toEqual({ activitySlots: 200, workflowSlots: 16, localActivitySlots: 100, maxCachedWorkflows: null, gitNiceness: 10 });
+    expect(resolveTuning({}, {})).toEqual({
+      activitySlots: 200,
+      workflowSlots: 16,
+      localActivitySlots: 100,
+      maxCachedWorkflows: null,
+      gitNiceness: 10,
+    });
     expect(tuningWorkerOptions(DEFAULT_TUNING)).toEqual({
       maxConcurrentActivityTaskExecutions: 200,
       maxConcurrentWorkflowTaskExecutions: 16,
@@ -47,8 +53,20 @@ describe('worker slots', () => {
   });
 
   it('take flags over the environment, and map onto the SDK options', () => {
-    const env = { VIGIL_ACTIVITY_SLOTS: '50', VIGIL_WORKFLOW_SLOTS: '12', VIGIL_LOCAL_ACTIVITY_SLOTS: '20', VIGIL_MAX_CACHED_WORKFLOWS: '500', VIGIL_GIT_NICENESS: '5' };
-    expect(resolveTuning({}, env)).toEqual({ activitySlots: 50, workflowSlots: 12, localActivitySlots: 20, maxCachedWorkflows: 500, gitNiceness: 5 });
+    const env = {
+      VIGIL_ACTIVITY_SLOTS: '50',
+      VIGIL_WORKFLOW_SLOTS: '12',
+      VIGIL_LOCAL_ACTIVITY_SLOTS: '20',
+      VIGIL_MAX_CACHED_WORKFLOWS: '500',
+      VIGIL_GIT_NICENESS: '5',
+    };
+    expect(resolveTuning({}, env)).toEqual({
+      activitySlots: 50,
+      workflowSlots: 12,
+      localActivitySlots: 20,
+      maxCachedWorkflows: 500,
+      gitNiceness: 5,
+    });
     const t = resolveTuning({ activitySlots: '400', maxCachedWorkflows: '0', gitNiceness: '0' }, env);
     expect(t).toEqual({ activitySlots: 400, workflowSlots: 12, localActivitySlots: 20, maxCachedWorkflows: 0, gitNiceness: 0 });
     expect(tuningWorkerOptions(t)).toEqual({
@@ -95,12 +113,14 @@ describe('--metrics-bind', () => {
       ['127.0.0.1:65536', 'the port must be from 1 to 65535'],
       ['::1:9464', 'is not HOST:PORT'],
     ] as const) {
-      expect(usageError(() => resolveOperations({ metricsBind: raw }, {}))).toMatch(new RegExp(`^--metrics-bind "${raw.replace(/[.[\]]/g, '\\$&')}".*${says}.*e\\.g\\. --metrics-bind 0\\.0\\.0\\.0:9464`));
+      expect(usageError(() => resolveOperations({ metricsBind: raw }, {}))).toMatch(
+        new RegExp(`^--metrics-bind "${raw.replace(/[.[\]]/g, '\\$&')}".*${says}.*e\\.g\\. --metrics-bind 0\\.0\\.0\\.0:9464`),
+      );
     }
     expect(usageError(() => resolveOperations({}, { VIGIL_METRICS_BIND: 'x' }))).toMatch(/^VIGIL_METRICS_BIND "x" is not HOST:PORT/);
   });
 
-  it('becomes the runtime\'s Prometheus exporter; the flag beats VIGIL_METRICS_BIND', () => {
+  it("becomes the runtime's Prometheus exporter; the flag beats VIGIL_METRICS_BIND", () => {
     const ops = resolveOperations({ metricsBind: '127.0.0.1:9100' }, { VIGIL_METRICS_BIND: '0.0.0.0:9464' });
     expect(ops.metricsBind).toBe('127.0.0.1:9100');
     expect(resolveOperations({}, { VIGIL_METRICS_BIND: '0.0.0.0:9464' }).metricsBind).toBe('0.0.0.0:9464');
@@ -108,7 +128,10 @@ describe('--metrics-bind', () => {
     const opts = runtimeOptions({ level: 'INFO', logFormat: 'text', metricsBind: '127.0.0.1:9100', handleSignals: true });
     expect(opts.telemetryOptions?.metrics).toEqual({ prometheus: { bindAddress: '127.0.0.1:9100' } });
     expect(opts.shutdownSignals).toBeUndefined();
-    expect(runtimeOptions({ level: 'INFO', logFormat: 'text', metricsBind: null, handleSignals: false })).toMatchObject({ shutdownSignals: [], telemetryOptions: {} });
+    expect(runtimeOptions({ level: 'INFO', logFormat: 'text', metricsBind: null, handleSignals: false })).toMatchObject({
+      shutdownSignals: [],
+      telemetryOptions: {},
+    });
   });
 });
 
@@ -118,11 +141,15 @@ describe('--log-format', () => {
     expect(resolveOperations({}, { VIGIL_LOG_FORMAT: 'JSON' }).logFormat).toBe('json');
     expect(resolveOperations({ logFormat: 'text' }, { VIGIL_LOG_FORMAT: 'json' }).logFormat).toBe('text');
     expect(usageError(() => resolveOperations({ logFormat: 'xml' }, {}))).toBe('--log-format must be text or json, got "xml"');
-    expect(usageError(() => resolveOperations({}, { VIGIL_LOG_FORMAT: 'pretty' }))).toBe('VIGIL_LOG_FORMAT must be text or json, got "pretty"');
+    expect(usageError(() => resolveOperations({}, { VIGIL_LOG_FORMAT: 'pretty' }))).toBe(
+      'VIGIL_LOG_FORMAT must be text or json, got "pretty"',
+    );
     expect(parseLogFormat(' Text ')).toBe('text');
     const json = runtimeOptions({ level: 'INFO', logFormat: 'json', metricsBind: null, handleSignals: true });
     expect(json.telemetryOptions?.logging).toEqual({ filter: { core: 'WARN', other: 'ERROR' }, forward: {} });
-    expect(runtimeOptions({ level: 'INFO', logFormat: 'text', metricsBind: null, handleSignals: true }).telemetryOptions?.logging).toBeUndefined();
+    expect(
+      runtimeOptions({ level: 'INFO', logFormat: 'text', metricsBind: null, handleSignals: true }).telemetryOptions?.logging,
+    ).toBeUndefined();
   });
 
   it("the SDK's warning about an activities-only worker (a host's queue) is lowered to DEBUG; other warnings stay", () => {
@@ -136,21 +163,37 @@ describe('--log-format', () => {
       return lines;
     };
     expect(seen('INFO')).toEqual(['WARN Worker failed to poll', 'ERROR No workflows registered, not polling for workflow tasks']);
-    expect(seen('DEBUG').slice(0, 2)).toEqual(['DEBUG No workflows registered, not polling for workflow tasks', 'DEBUG No workflows registered, not polling for workflow tasks']);
-    expect(runtimeOptions({ level: 'INFO', logFormat: 'text', metricsBind: null, handleSignals: true }).logger).toBeInstanceOf(IntendedWarningsLogger);
+    expect(seen('DEBUG').slice(0, 2)).toEqual([
+      'DEBUG No workflows registered, not polling for workflow tasks',
+      'DEBUG No workflows registered, not polling for workflow tasks',
+    ]);
+    expect(runtimeOptions({ level: 'INFO', logFormat: 'text', metricsBind: null, handleSignals: true }).logger).toBeInstanceOf(
+      IntendedWarningsLogger,
+    );
   });
 
   it('a JSON line: time, lower-case level, message, and meta that JSON can carry', () => {
     const err = new Error('boom');
     const circular: Record<string, unknown> = { a: 1 };
     circular.self = circular;
-    const line = jsonLogLine('WARN', 'activity failed', { workflowId: 'w', attempt: 2n, error: err, at: new Date(0), nested: circular, skipped: undefined }, Date.UTC(2026, 0, 2, 3, 4, 5));
+    const line = jsonLogLine(
+      'WARN',
+      'activity failed',
+      { workflowId: 'w', attempt: 2n, error: err, at: new Date(0), nested: circular, skipped: undefined },
+      Date.UTC(2026, 0, 2, 3, 4, 5),
+    );
     const parsed = JSON.parse(line) as Record<string, unknown>;
     expect(parsed).toMatchObject({
       time: '2026-01-02T03:04:05.000Z',
       level: 'warn',
       message: 'activity failed',
-      meta: { workflowId: 'w', attempt: '2', error: { name: 'Error', message: 'boom' }, at: '1970-01-01T00:00:00.000Z', nested: { a: 1, self: '[circular]' } },
+      meta: {
+        workflowId: 'w',
+        attempt: '2',
+        error: { name: 'Error', message: 'boom' },
+        at: '1970-01-01T00:00:00.000Z',
+        nested: { a: 1, self: '[circular]' },
+      },
     });
     expect((parsed.meta as Record<string, unknown>).skipped).toBeUndefined();
     expect(line).not.toContain('\n');
@@ -163,7 +206,9 @@ describe('tracing', () => {
     expect(resolveOperations({}, {}).otel).toBeNull();
     expect(resolveOperations({ otel: true }, {}).otel).toEqual({ endpoint: null });
     expect(resolveOperations({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).otel).toEqual({ endpoint: null });
-    expect(resolveOperations({}, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }).otel).toEqual({ endpoint: null });
+    expect(resolveOperations({}, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }).otel).toEqual({
+      endpoint: null,
+    });
     expect(resolveOperations({ otel: 'https://otel.example.com:4318/' }, {}).otel).toEqual({ endpoint: 'https://otel.example.com:4318/' });
     expect(usageError(() => resolveOperations({ otel: 'collector:4318' }, {}))).toContain('OTLP/HTTP needs an http:// or https:// URL');
     expect(usageError(() => resolveOperations({ otel: 'not a url' }, {}))).toContain('--otel "not a url" is not a URL');
@@ -179,18 +224,25 @@ describe('worker identity', () => {
 });
 
 describe('the eventStore default', () => {
-  const resolve = (defaults?: Parameters<typeof resolveKnobs>[0]['defaults'], env: Record<string, string> = {}, flags: Record<string, string> = {}) =>
-    resolveKnobs({ flags, sets: [], env, cwd: os.tmpdir(), ...(defaults ? { defaults } : {}) });
+  const resolve = (
+    defaults?: Parameters<typeof resolveKnobs>[0]['defaults'],
+    env: Record<string, string> = {},
+    flags: Record<string, string> = {},
+  ) => resolveKnobs({ flags, sets: [], env, cwd: os.tmpdir(), ...(defaults ? { defaults } : {}) });
 
   it('is on where a store is found, says why, and yields to the environment and --no-store', () => {
     expect(resolve().knobs.eventStore).toBe(false);
     const on = resolve({ eventStore: { value: true, detail: 'local store (/home/ana/.vigil/postgres/url)' } });
     expect(on.knobs.eventStore).toBe(true);
     expect(on.sources.eventStore).toEqual({ source: 'default', detail: 'local store (/home/ana/.vigil/postgres/url)' });
-    const explained = explainKnobs(on, { width: 100 }).split('\n').find((l) => l.startsWith('eventStore'));
+    const explained = explainKnobs(on, { width: 100 })
+      .split('\n')
+      .find((l) => l.startsWith('eventStore'));
     expect(explained).toMatch(/^eventStore +true +default: local store \(…[^ ]*postgres\/url\)$/);
     expect(explained?.length).toBeLessThanOrEqual(100);
-    expect(resolve({ eventStore: { value: true, detail: 'DATABASE_URL is set' } }, { VIGIL_EVENT_STORE: '0' }).knobs.eventStore).toBe(false);
+    expect(resolve({ eventStore: { value: true, detail: 'DATABASE_URL is set' } }, { VIGIL_EVENT_STORE: '0' }).knobs.eventStore).toBe(
+      false,
+    );
     const off = resolve({ eventStore: { value: true, detail: 'DATABASE_URL is set' } }, {}, { eventStore: 'false' });
     expect(off.knobs.eventStore).toBe(false);
     expect(off.sources.eventStore).toEqual({ source: 'flag', detail: '--no-store' });

@@ -20,7 +20,15 @@ async function sleeper(env: Record<string, string>): Promise<number> {
   children.push(child);
   await new Promise<void>((resolve, reject) => child.once('spawn', resolve).once('error', reject));
   // `spawn` fires after fork: wait for the exec, after which /proc shows the new environment.
-  for (let i = 0; i < 100 && !readProcFile(child.pid as number, 'cmdline')?.toString().startsWith('sleep'); i++) await new Promise((r) => setTimeout(r, 10));
+  for (
+    let i = 0;
+    i < 100 &&
+    !readProcFile(child.pid as number, 'cmdline')
+      ?.toString()
+      .startsWith('sleep');
+    i++
+  )
+    await new Promise((r) => setTimeout(r, 10));
   return child.pid as number;
 }
 

@@ -6,7 +6,18 @@
  * killSurvivor (a record left by a crashed attempt). The supervisor runs from dist/: `npm run build`.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CancelledFailure } from '@temporalio/common';
@@ -288,7 +299,9 @@ describe('runProcess', () => {
     expect(await waitFor(() => isGone(grandchild))).toBe(true);
     // The shell can die of SIGTERM before its child has: that child is then a leftover the final
     // SIGKILL sweep takes, and the footer says so.
-    expect(readFileSync(s.logPath, 'utf8')).toMatch(/=== vigil: exit 124 \(timed out\)( \(1 leftover process\(es\) killed\))? after \d+ ms ===\n$/);
+    expect(readFileSync(s.logPath, 'utf8')).toMatch(
+      /=== vigil: exit 124 \(timed out\)( \(1 leftover process\(es\) killed\))? after \d+ ms ===\n$/,
+    );
     expect(readState(s.pidFile)?.exit).toMatchObject({ exitCode: 124, timedOut: true });
   });
 
@@ -457,138 +470,142 @@ describe('killSurvivor', () => {
   });
 });
 
-for (const mode of ['daemon', 'per-call'] as SupervisorMode[]) describe(`a call that outlives its worker (supervisor: ${mode})`, () => {
-  beforeAll(() => configureSupervisor({ mode }));
-  afterAll(() => configureSupervisor({ mode: 'daemon' }));
-  /** A command that counts its runs in `counter`, prints, waits, prints again. */
-  const counted = (counter: string, ms: number): string => `echo run >> "${counter}"; echo first part; sleep ${ms / 1000}; echo second part; exit 7`;
+for (const mode of ['daemon', 'per-call'] as SupervisorMode[])
+  describe(`a call that outlives its worker (supervisor: ${mode})`, () => {
+    beforeAll(() => configureSupervisor({ mode }));
+    afterAll(() => configureSupervisor({ mode: 'daemon' }));
+    /** A command that counts its runs in `counter`, prints, waits, prints again. */
+    const counted = (counter: string, ms: number): string =>
+      `echo run >> "${counter}"; echo first part; sleep ${ms / 1000}; echo second part; exit 7`;
 
-  it('a later attempt of the same call re-attaches to the running child: it runs once, and the retry returns its real result', async () => {
-    const dir = tempDir();
-    const counter = path.join(tempDir(), 'runs');
-    const s = spec(dir, counted(counter, 1500), { keepHead: 1000, watchFor: 'second part' });
-    // Attempt 1 starts the call, as a worker would before it crashed ...
-    const first = newEnv({ attempt: 1 });
-    const lost = first.env.run(s);
-    expect(await waitFor(() => readState(s.pidFile)?.state === 'running' && existsSync(counter))).toBe(true);
-    const rec = readState(s.pidFile) as SupervisorState;
-    track(rec.supervisor.pid);
-    // ... and the retried attempt finds it still running.
-    const second = newEnv({ attempt: 2 });
-    const r = await second.env.run(s);
-    expect(readFileSync(counter, 'utf8')).toBe('run\n');
-    expect(r.exitCode).toBe(7);
-    expect(r.head).toBe('first part\nsecond part\n');
-    expect(r.tail).toBe('first part\nsecond part\n');
-    expect(r.sawWatched).toBe(true);
-    expect(r.outputBytes).toBe(23);
-    expect(r.durationMs).toBeGreaterThanOrEqual(1500);
-    // The retry heartbeats with the same child.
-    expect(second.heartbeats[0]).toMatchObject({ pid: rec.pid });
-    expect((await lost).exitCode).toBe(7);
-    const log = readFileSync(s.logPath, 'utf8');
-    expect(log.match(/=== test header ===/g)).toHaveLength(1);
-    expect(log.match(/=== vigil: exit 7/g)).toHaveLength(1);
-  });
+    it('a later attempt of the same call re-attaches to the running child: it runs once, and the retry returns its real result', async () => {
+      const dir = tempDir();
+      const counter = path.join(tempDir(), 'runs');
+      const s = spec(dir, counted(counter, 1500), { keepHead: 1000, watchFor: 'second part' });
+      // Attempt 1 starts the call, as a worker would before it crashed ...
+      const first = newEnv({ attempt: 1 });
+      const lost = first.env.run(s);
+      expect(await waitFor(() => readState(s.pidFile)?.state === 'running' && existsSync(counter))).toBe(true);
+      const rec = readState(s.pidFile) as SupervisorState;
+      track(rec.supervisor.pid);
+      // ... and the retried attempt finds it still running.
+      const second = newEnv({ attempt: 2 });
+      const r = await second.env.run(s);
+      expect(readFileSync(counter, 'utf8')).toBe('run\n');
+      expect(r.exitCode).toBe(7);
+      expect(r.head).toBe('first part\nsecond part\n');
+      expect(r.tail).toBe('first part\nsecond part\n');
+      expect(r.sawWatched).toBe(true);
+      expect(r.outputBytes).toBe(23);
+      expect(r.durationMs).toBeGreaterThanOrEqual(1500);
+      // The retry heartbeats with the same child.
+      expect(second.heartbeats[0]).toMatchObject({ pid: rec.pid });
+      expect((await lost).exitCode).toBe(7);
+      const log = readFileSync(s.logPath, 'utf8');
+      expect(log.match(/=== test header ===/g)).toHaveLength(1);
+      expect(log.match(/=== vigil: exit 7/g)).toHaveLength(1);
+    });
 
-  it('a later attempt collects the result of a child that finished while no worker watched, without running it again', async () => {
-    const dir = tempDir();
-    const counter = path.join(tempDir(), 'runs');
-    const s = spec(dir, counted(counter, 100));
-    const r1 = await newEnv({ attempt: 1 }).env.run(s);
-    expect(r1.exitCode).toBe(7);
-    const r2 = await newEnv({ attempt: 3 }).env.run(s);
-    expect(readFileSync(counter, 'utf8')).toBe('run\n');
-    expect(r2).toMatchObject({ exitCode: 7, tail: r1.tail, outputBytes: r1.outputBytes, durationMs: r1.durationMs });
-  });
+    it('a later attempt collects the result of a child that finished while no worker watched, without running it again', async () => {
+      const dir = tempDir();
+      const counter = path.join(tempDir(), 'runs');
+      const s = spec(dir, counted(counter, 100));
+      const r1 = await newEnv({ attempt: 1 }).env.run(s);
+      expect(r1.exitCode).toBe(7);
+      const r2 = await newEnv({ attempt: 3 }).env.run(s);
+      expect(readFileSync(counter, 'utf8')).toBe('run\n');
+      expect(r2).toMatchObject({ exitCode: 7, tail: r1.tail, outputBytes: r1.outputBytes, durationMs: r1.durationMs });
+    });
 
-  it('runs again for another call, or for the same attempt (nothing of an earlier call is collected by mistake)', async () => {
-    const dir = tempDir();
-    const counter = path.join(tempDir(), 'runs');
-    const s = spec(dir, counted(counter, 50));
-    await newEnv({ attempt: 1 }).env.run(s);
-    await newEnv({ attempt: 1 }).env.run(s);
-    await newEnv({ attempt: 2, activityId: 'another' }).env.run(s);
-    expect(readFileSync(counter, 'utf8')).toBe('run\nrun\nrun\n');
-  });
+    it('runs again for another call, or for the same attempt (nothing of an earlier call is collected by mistake)', async () => {
+      const dir = tempDir();
+      const counter = path.join(tempDir(), 'runs');
+      const s = spec(dir, counted(counter, 50));
+      await newEnv({ attempt: 1 }).env.run(s);
+      await newEnv({ attempt: 1 }).env.run(s);
+      await newEnv({ attempt: 2, activityId: 'another' }).env.run(s);
+      expect(readFileSync(counter, 'utf8')).toBe('run\nrun\nrun\n');
+    });
 
-  it('a supervisor killed with its worker (a machine lost): the attempt fails retryably, the child is killed, the next attempt runs it again', async () => {
-    const dir = tempDir();
-    const counter = path.join(tempDir(), 'runs');
-    const s = spec(dir, counted(counter, 30_000));
-    const run = newEnv({ attempt: 1 }).env.run(s);
-    const outcome = run.then(
-      () => null,
-      (error: unknown) => error,
-    );
-    expect(await waitFor(() => readState(s.pidFile)?.state === 'running')).toBe(true);
-    const rec = readState(s.pidFile) as SupervisorState;
-    track(rec.pid as number);
-    process.kill(rec.supervisor.pid, 'SIGKILL');
-    const error = await outcome;
-    expect(error).toBeInstanceOf(ApplicationFailure);
-    expect((error as ApplicationFailure).type).toBe('ProcessSupervisorLost');
-    expect((error as ApplicationFailure).nonRetryable).toBe(false);
-    expect(await waitFor(() => isGone(rec.pid as number))).toBe(true);
-    const again = await newEnv({ attempt: 2 }).env.run(spec(dir, `echo run >> "${counter}"`));
-    expect(again.exitCode).toBe(0);
-    expect(readFileSync(counter, 'utf8')).toBe('run\nrun\n');
-  });
+    it('a supervisor killed with its worker (a machine lost): the attempt fails retryably, the child is killed, the next attempt runs it again', async () => {
+      const dir = tempDir();
+      const counter = path.join(tempDir(), 'runs');
+      const s = spec(dir, counted(counter, 30_000));
+      const run = newEnv({ attempt: 1 }).env.run(s);
+      const outcome = run.then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(await waitFor(() => readState(s.pidFile)?.state === 'running')).toBe(true);
+      const rec = readState(s.pidFile) as SupervisorState;
+      track(rec.pid as number);
+      process.kill(rec.supervisor.pid, 'SIGKILL');
+      const error = await outcome;
+      expect(error).toBeInstanceOf(ApplicationFailure);
+      expect((error as ApplicationFailure).type).toBe('ProcessSupervisorLost');
+      expect((error as ApplicationFailure).nonRetryable).toBe(false);
+      expect(await waitFor(() => isGone(rec.pid as number))).toBe(true);
+      const again = await newEnv({ attempt: 2 }).env.run(spec(dir, `echo run >> "${counter}"`));
+      expect(again.exitCode).toBe(0);
+      expect(readFileSync(counter, 'utf8')).toBe('run\nrun\n');
+    });
 
-  it('an orphan whose run folder is gone kills its tree and ends', async () => {
-    const dir = tempDir();
-    const runFolder = path.join(dir, 'run');
-    mkdirSync(runFolder);
-    const s = spec(dir, 'sleep 60', { pidFile: path.join(runFolder, 'call.pid.json'), timeoutMs: 120_000 });
-    const run = newEnv().env.run(s);
-    expect(await waitFor(() => readState(s.pidFile)?.state === 'running')).toBe(true);
-    const rec = readState(s.pidFile) as SupervisorState;
-    track(rec.pid as number);
-    rmSync(runFolder, { recursive: true, force: true });
-    const t0 = Date.now();
-    const r = await run;
-    expect(Date.now() - t0).toBeLessThan(10_000);
-    expect(r.exitCode).toBe(137);
-    expect(await waitFor(() => isGone(rec.pid as number))).toBe(true);
-    // A supervisor of its own ends with its call; the daemon goes on.
-    expect(await waitFor(() => isGone(rec.supervisor.pid) === (mode === 'per-call'))).toBe(true);
-  });
+    it('an orphan whose run folder is gone kills its tree and ends', async () => {
+      const dir = tempDir();
+      const runFolder = path.join(dir, 'run');
+      mkdirSync(runFolder);
+      const s = spec(dir, 'sleep 60', { pidFile: path.join(runFolder, 'call.pid.json'), timeoutMs: 120_000 });
+      const run = newEnv().env.run(s);
+      expect(await waitFor(() => readState(s.pidFile)?.state === 'running')).toBe(true);
+      const rec = readState(s.pidFile) as SupervisorState;
+      track(rec.pid as number);
+      rmSync(runFolder, { recursive: true, force: true });
+      const t0 = Date.now();
+      const r = await run;
+      expect(Date.now() - t0).toBeLessThan(10_000);
+      expect(r.exitCode).toBe(137);
+      expect(await waitFor(() => isGone(rec.pid as number))).toBe(true);
+      // A supervisor of its own ends with its call; the daemon goes on.
+      expect(await waitFor(() => isGone(rec.supervisor.pid) === (mode === 'per-call'))).toBe(true);
+    });
 
-  it('records the supervisor and the child in the state file; a supervisor of its own does not outlive its child', async () => {
-    const dir = tempDir();
-    const s = spec(dir, 'sleep 0.3');
-    const run = newEnv().env.run(s);
-    expect(await waitFor(() => readState(s.pidFile)?.state === 'running')).toBe(true);
-    const rec = readState(s.pidFile) as SupervisorState;
-    expect(rec.supervisor.startTime).toBe(startTime(rec.supervisor.pid));
-    expect(rec.supervisor.shared === true).toBe(mode === 'daemon');
-    expect((await run).exitCode).toBe(0);
-    expect(await waitFor(() => isGone(rec.supervisor.pid))).toBe(mode === 'per-call');
-  });
+    it('records the supervisor and the child in the state file; a supervisor of its own does not outlive its child', async () => {
+      const dir = tempDir();
+      const s = spec(dir, 'sleep 0.3');
+      const run = newEnv().env.run(s);
+      expect(await waitFor(() => readState(s.pidFile)?.state === 'running')).toBe(true);
+      const rec = readState(s.pidFile) as SupervisorState;
+      expect(rec.supervisor.startTime).toBe(startTime(rec.supervisor.pid));
+      expect(rec.supervisor.shared === true).toBe(mode === 'daemon');
+      expect((await run).exitCode).toBe(0);
+      expect(await waitFor(() => isGone(rec.supervisor.pid))).toBe(mode === 'per-call');
+    });
 
-  it('on cancellation kills the tree, leaves the daemon running, and records the call as cancelled', async () => {
-    const dir = tempDir();
-    const { env, heartbeats } = newEnv();
-    const s = spec(dir, 'sleep 30', { timeoutMs: 60_000 });
-    const outcome = env.run(s).then(
-      () => null,
-      (error: unknown) => error,
-    );
-    expect(await waitFor(() => heartbeats.length > 0, 5000)).toBe(true);
-    const rec = readState(s.pidFile) as SupervisorState;
-    track(rec.pid as number);
-    env.cancel();
-    expect(await outcome).toBeInstanceOf(CancelledFailure);
-    expect(await waitFor(() => isGone(rec.pid as number), 10_000)).toBe(true);
-    expect(readState(s.pidFile)?.exit).toMatchObject({ cancelled: true });
-    if (mode === 'daemon') expect(isGone(rec.supervisor.pid)).toBe(false);
+    it('on cancellation kills the tree, leaves the daemon running, and records the call as cancelled', async () => {
+      const dir = tempDir();
+      const { env, heartbeats } = newEnv();
+      const s = spec(dir, 'sleep 30', { timeoutMs: 60_000 });
+      const outcome = env.run(s).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(await waitFor(() => heartbeats.length > 0, 5000)).toBe(true);
+      const rec = readState(s.pidFile) as SupervisorState;
+      track(rec.pid as number);
+      env.cancel();
+      expect(await outcome).toBeInstanceOf(CancelledFailure);
+      expect(await waitFor(() => isGone(rec.pid as number), 10_000)).toBe(true);
+      expect(readState(s.pidFile)?.exit).toMatchObject({ cancelled: true });
+      if (mode === 'daemon') expect(isGone(rec.supervisor.pid)).toBe(false);
+    });
   });
-});
 
 describe('the supervisor daemon', () => {
   it('supervises concurrent calls in one process: no Node process per call', async () => {
     const dir = tempDir();
-    const specs = [0, 1, 2, 3].map((i) => spec(dir, `sleep 0.5; echo call ${i}`, { pidFile: path.join(dir, `c${i}.pid.json`), logPath: path.join(dir, `c${i}.log`) }));
+    const specs = [0, 1, 2, 3].map((i) =>
+      spec(dir, `sleep 0.5; echo call ${i}`, { pidFile: path.join(dir, `c${i}.pid.json`), logPath: path.join(dir, `c${i}.log`) }),
+    );
     const results = await Promise.all(specs.map((x) => newEnv().env.run(x)));
     expect(results.map((r) => r.tail)).toEqual(['call 0\n', 'call 1\n', 'call 2\n', 'call 3\n']);
     const supervisors = new Set(specs.map((x) => readState(x.pidFile)?.supervisor.pid));
@@ -615,7 +632,11 @@ describe('the supervisor daemon', () => {
     // The earlier call's worker learns it was lost, retryably (its activity runs again).
     expect(await first).toMatchObject({ type: 'ProcessSupervisorLost', nonRetryable: false });
     await sleep(200);
-    expect(readState(s.pidFile)).toMatchObject({ key: 'test/00000000-0000-0000-0000-000000000000/another', state: 'exited', exit: { exitCode: 0 } });
+    expect(readState(s.pidFile)).toMatchObject({
+      key: 'test/00000000-0000-0000-0000-000000000000/another',
+      state: 'exited',
+      exit: { exitCode: 0 },
+    });
   });
 
   it('SIGTERM to the daemon kills every call it supervises and records no exit: the attempts fail retryably', async () => {
@@ -752,7 +773,9 @@ describe('runProcess against a hostile environment (full disk, escaped daemons, 
     const { env } = newEnv();
     const dpidFile = path.join(dir, 'daemon.pid');
     const t0 = Date.now();
-    const r = await env.run(spec(dir, `setsid sh -c 'echo $$ > "${dpidFile}"; exec sleep 60' & sleep 0.3; echo started; exit 0`, { timeoutMs: 30_000 }));
+    const r = await env.run(
+      spec(dir, `setsid sh -c 'echo $$ > "${dpidFile}"; exec sleep 60' & sleep 0.3; echo started; exit 0`, { timeoutMs: 30_000 }),
+    );
     expect(Date.now() - t0).toBeLessThan(3000);
     expect(r.exitCode).toBe(0);
     const daemon = await readPid(dpidFile);
@@ -819,7 +842,8 @@ describe("the child's environment", () => {
         PATH_LIKE_SETTING: 'kept',
       });
       const env = inheritedEnv();
-      for (const k of ['TEMPORAL_API_KEY', 'VIGIL_CODEC_KEY', 'VIGIL_WORKER_SECRET', 'DATABASE_URL', 'VIGIL_DATABASE_URL']) expect(env[k], k).toBeUndefined();
+      for (const k of ['TEMPORAL_API_KEY', 'VIGIL_CODEC_KEY', 'VIGIL_WORKER_SECRET', 'DATABASE_URL', 'VIGIL_DATABASE_URL'])
+        expect(env[k], k).toBeUndefined();
       expect(env.PATH_LIKE_SETTING).toBe('kept');
     } finally {
       for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];

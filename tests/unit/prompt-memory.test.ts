@@ -15,7 +15,15 @@ import { resolvePromptParts } from '../../activities/iteration.js';
 import { storeNote } from '../../activities/prompt-memory.js';
 import { PROMPT_PART_MISSING, type PromptInput, type RunAgentInput } from '../../schemas/activities.js';
 import { emptyMemory, type RunMemory } from '../../schemas/memory.js';
-import { appendMemory, boundedContinuity, iterationMemory, memoryFromEvent, promptMemory, renderRunSoFar, rewindMemory } from '../../workflows/decisions/memory.js';
+import {
+  appendMemory,
+  boundedContinuity,
+  iterationMemory,
+  memoryFromEvent,
+  promptMemory,
+  renderRunSoFar,
+  rewindMemory,
+} from '../../workflows/decisions/memory.js';
 import { buildPrompt } from '../../workflows/decisions/prompt.js';
 import { applyMemoryDelta, memoryDelta, memoryWindow, windowHash } from '../../workflows/decisions/prompt-memory.js';
 import { MemoryParts } from '../../workflows/lean-prompt.js';
@@ -32,18 +40,65 @@ afterEach(() => {
 const RUN = 'run-mem';
 
 function base(iteration: number): PromptInput {
-  return { prdPath: '/p/PRD.md', prdTitle: 'T', iteration, maxIterations: 500, phase: 'ACT', tier: 'development', retry: 0, directives: [], findings: null, completionPromise: 'DONE' };
+  return {
+    prdPath: '/p/PRD.md',
+    prdTitle: 'T',
+    iteration,
+    maxIterations: 500,
+    phase: 'ACT',
+    tier: 'development',
+    retry: 0,
+    directives: [],
+    findings: null,
+    completionPromise: 'DONE',
+  };
 }
 
 function call(repoPath: string, iteration: number, memoryRef: RunAgentInput['memoryRef']): RunAgentInput {
-  return { runId: RUN, repoPath, role: 'iteration', iteration, phase: 'ACT', tier: 'development', timeoutSeconds: 5, completionPromise: 'DONE', promptInput: base(iteration), ...(memoryRef ? { memoryRef } : {}) };
+  return {
+    runId: RUN,
+    repoPath,
+    role: 'iteration',
+    iteration,
+    phase: 'ACT',
+    tier: 'development',
+    timeoutSeconds: 5,
+    completionPromise: 'DONE',
+    promptInput: base(iteration),
+    ...(memoryRef ? { memoryRef } : {}),
+  };
 }
 
 /** One iteration's worth of memory: the iteration's line, a gate failure or two (merged), now and then a council round. */
 function grow(m: RunMemory, i: number): RunMemory {
-  let out = appendMemory(m, iterationMemory({ iteration: i, phase: 'ACT', exitCode: i % 7 === 0 ? 1 : 0, timedOut: false, changed: true, paths: [`src/f${i}.ts`], lines: i, filesChangedSinceStart: i, insertions: i * 3, deletions: i, tests: i % 3 === 0 ? 'fail' : 'pass', claimed: false, provider: 'command', summary: `did step ${i} of the plan` }));
+  let out = appendMemory(
+    m,
+    iterationMemory({
+      iteration: i,
+      phase: 'ACT',
+      exitCode: i % 7 === 0 ? 1 : 0,
+      timedOut: false,
+      changed: true,
+      paths: [`src/f${i}.ts`],
+      lines: i,
+      filesChangedSinceStart: i,
+      insertions: i * 3,
+      deletions: i,
+      tests: i % 3 === 0 ? 'fail' : 'pass',
+      claimed: false,
+      provider: 'command',
+      summary: `did step ${i} of the plan`,
+    }),
+  );
   if (i % 2 === 0) {
-    out = appendMemory(out, memoryFromEvent({ kind: 'gate', iteration: i, gate: 'tests', verdict: 'fail', reason: `2 tests fail at ${i}`, findings: 0 }) ?? { iteration: i, kind: 'gates', text: 'x' });
+    out = appendMemory(
+      out,
+      memoryFromEvent({ kind: 'gate', iteration: i, gate: 'tests', verdict: 'fail', reason: `2 tests fail at ${i}`, findings: 0 }) ?? {
+        iteration: i,
+        kind: 'gates',
+        text: 'x',
+      },
+    );
     out = appendMemory(out, { iteration: i, kind: 'gates', text: `gate lint failed: ${i} warnings` });
   }
   if (i % 5 === 0) out = appendMemory(out, { iteration: i, kind: 'council', text: `council round ${i / 5}: REJECTED · 0 of 3 approve` });
@@ -138,9 +193,24 @@ describe('the run memory by reference', () => {
 });
 
 describe('reviewing prompts as their parts', () => {
-  it('the activity renders the text the workflow would have sent, for reviewers, council members and both devil\'s advocates', () => {
-    const review = { reviewer: 'security-sentinel', diffPath: '/r/.vigil/runs/x/reviews/round-0002/diff.patch', diffBytes: 4100, files: ['src/a.ts', 'src/b.ts'], testSummary: 'tests pass (12)', prdPath: '/p/PRD.md', round: 2, iteration: 10 };
-    const council = { size: 3, iteration: 10, prdPath: '/p/PRD.md', evidencePath: '/r/.vigil/runs/x/council/round-0002/evidence.md', severityThreshold: 'medium' as const };
+  it("the activity renders the text the workflow would have sent, for reviewers, council members and both devil's advocates", () => {
+    const review = {
+      reviewer: 'security-sentinel',
+      diffPath: '/r/.vigil/runs/x/reviews/round-0002/diff.patch',
+      diffBytes: 4100,
+      files: ['src/a.ts', 'src/b.ts'],
+      testSummary: 'tests pass (12)',
+      prdPath: '/p/PRD.md',
+      round: 2,
+      iteration: 10,
+    };
+    const council = {
+      size: 3,
+      iteration: 10,
+      prdPath: '/p/PRD.md',
+      evidencePath: '/r/.vigil/runs/x/council/round-0002/evidence.md',
+      severityThreshold: 'medium' as const,
+    };
     // Through the schema, as the activity receives them.
     const render = (spec: unknown): string => renderPromptSpec(PromptSpecSchema.parse(JSON.parse(JSON.stringify(spec))));
     expect(render({ kind: 'reviewer', ...review })).toBe(reviewerPrompt(review));

@@ -8,7 +8,14 @@ import { describe, expect, it } from 'vitest';
 import { PHASES, type Directive, type Phase } from '../../schemas/run.js';
 import { describeRefusal, judgeCompletion } from '../../workflows/decisions/completion.js';
 import { phaseFor, tierFor } from '../../workflows/decisions/phase.js';
-import { buildPrompt, DEFAULT_PROMPT_TEMPLATE, MAX_TEMPLATE_BYTES, parsePromptTemplate, SECTION_PLACEHOLDERS, type PromptInput } from '../../workflows/decisions/prompt.js';
+import {
+  buildPrompt,
+  DEFAULT_PROMPT_TEMPLATE,
+  MAX_TEMPLATE_BYTES,
+  parsePromptTemplate,
+  SECTION_PLACEHOLDERS,
+  type PromptInput,
+} from '../../workflows/decisions/prompt.js';
 import { MEMORY_LIMITS } from '../../schemas/memory.js';
 
 const PROMISE = 'COMPLETION PROMISE FULFILLED';
@@ -37,7 +44,9 @@ describe('buildPrompt: first iteration', () => {
   const prompt = buildPrompt(input());
 
   it('references the PRD by path and quotes its title', () => {
-    expect(prompt).toContain('Requirements (PRD): /home/dev/projects/todo-app/docs/PRD.md — "Todo app with tags". Read it before you start.');
+    expect(prompt).toContain(
+      'Requirements (PRD): /home/dev/projects/todo-app/docs/PRD.md — "Todo app with tags". Read it before you start.',
+    );
   });
 
   it('states the iteration, the cap, the phase and the tier', () => {
@@ -164,7 +173,7 @@ describe('buildPrompt: human directives', () => {
 });
 
 describe('buildPrompt: findings', () => {
-  it('includes the previous iteration\'s findings under their heading', () => {
+  it("includes the previous iteration's findings under their heading", () => {
     const findings = 'Iteration 3 failed with exit code 2. Last output:\nerror TS2304: Cannot find name "Tag".';
     const prompt = buildPrompt(input({ iteration: 4, retry: 1, findings }));
     expect(prompt).toContain(`Findings from the previous iteration:\n${findings}`);
@@ -193,7 +202,9 @@ describe('buildPrompt: completion promise', () => {
     const prompt = buildPrompt(input({ completionPromise: '' }));
     expect(prompt).not.toContain('printing the exact line');
     expect(prompt).not.toContain(PROMISE);
-    expect(prompt).toContain('When every requirement is implemented and the tests pass, claim completion by\n' + `creating the file ${SIGNAL}.`);
+    expect(prompt).toContain(
+      'When every requirement is implemented and the tests pass, claim completion by\n' + `creating the file ${SIGNAL}.`,
+    );
   });
 
   it('quotes a custom promise exactly', () => {
@@ -284,7 +295,9 @@ describe('buildPrompt: the default template with the run memory (pinned sections
     expect(full).toContain('- .vigil/CONTINUITY.md:');
     expect(full).toContain('- .vigil/signals/SUMMARY:');
     expect(full).toContain('- .vigil/learnings.md:');
-    expect(lines(full).at(-1)).toBe('Never push, and never stop to wait for an answer: decide, note the assumption, go on (for a real blocker, write .vigil/signals/HUMAN_REVIEW_NEEDED). Under .vigil/ write only CONTINUITY.md, learnings.md and files in .vigil/signals/.');
+    expect(lines(full).at(-1)).toBe(
+      'Never push, and never stop to wait for an answer: decide, note the assumption, go on (for a real blocker, write .vigil/signals/HUMAN_REVIEW_NEEDED). Under .vigil/ write only CONTINUITY.md, learnings.md and files in .vigil/signals/.',
+    );
   });
 
   it('leaves out the memory sections when the memory has nothing in them', () => {
@@ -296,7 +309,9 @@ describe('buildPrompt: the default template with the run memory (pinned sections
   });
 
   it('gives every phase its RARV meaning', () => {
-    expect(buildPrompt(input({ phase: 'REASON' }))).toContain('decide the next most valuable step and write it down in .vigil/CONTINUITY.md');
+    expect(buildPrompt(input({ phase: 'REASON' }))).toContain(
+      'decide the next most valuable step and write it down in .vigil/CONTINUITY.md',
+    );
     expect(buildPrompt(input({ phase: 'REFLECT' }))).toContain('note mistakes and what to do differently in .vigil/CONTINUITY.md');
     expect(buildPrompt(input({ phase: 'VERIFY' }))).toContain('record what you learned about this repository in .vigil/learnings.md');
   });
@@ -310,7 +325,11 @@ describe('buildPrompt: size bound of the default template', () => {
       gateFindings: 'g'.repeat(8000),
       checklist: 'c'.repeat(6000),
       handoffSummary: 'h'.repeat(4000),
-      memory: { runSoFar: 'r'.repeat(budget), continuity: 'n'.repeat(MEMORY_LIMITS.continuityChars), learnings: 'l'.repeat(MEMORY_LIMITS.learningsChars) },
+      memory: {
+        runSoFar: 'r'.repeat(budget),
+        continuity: 'n'.repeat(MEMORY_LIMITS.continuityChars),
+        learnings: 'l'.repeat(MEMORY_LIMITS.learningsChars),
+      },
     };
     const prompt = buildPrompt(
       input({
@@ -343,10 +362,15 @@ describe('prompt templates', () => {
   });
 
   it('renders a custom template: scalars inline, empty sections gone with their line', () => {
-    const r = parsePromptTemplate('# Task {{ iteration }}/{{maxIterations}} ({{phase}})\nPRD at {{prdPath}}\n\n{{findings}}\n\n{{directives}}\n\n{{runSoFar}}\n{{completion}}\n');
+    const r = parsePromptTemplate(
+      '# Task {{ iteration }}/{{maxIterations}} ({{phase}})\nPRD at {{prdPath}}\n\n{{findings}}\n\n{{directives}}\n\n{{runSoFar}}\n{{completion}}\n',
+    );
     expect(r.ok).toBe(true);
     if (!r.ok) return;
-    const p = buildPrompt(input({ iteration: 3, memory: { runSoFar: '- iteration 2: exit 0', continuity: null, learnings: null } }), r.template);
+    const p = buildPrompt(
+      input({ iteration: 3, memory: { runSoFar: '- iteration 2: exit 0', continuity: null, learnings: null } }),
+      r.template,
+    );
     expect(p).toBe(
       [
         '# Task 3/25 (ACT)',

@@ -52,7 +52,13 @@ describe('released: a call let out but not made', () => {
 
 describe('CLOSED', () => {
   it('lets every call out and stays closed under the threshold', () => {
-    expect(DEFAULT_BREAKER_CONFIG).toEqual({ failureThreshold: 3, failureWindowMs: 60_000, cooldownMs: 300_000, probeIntervalMs: 10_000, closeAfterSuccesses: 3 });
+    expect(DEFAULT_BREAKER_CONFIG).toEqual({
+      failureThreshold: 3,
+      failureWindowMs: 60_000,
+      cooldownMs: 300_000,
+      probeIntervalMs: 10_000,
+      closeAfterSuccesses: 3,
+    });
     const s = fail(initialBreaker(), T0, T0 + S);
     expect(s.phase).toBe('CLOSED');
     expect(breakerAsk(s, T0 + 2 * S)).toEqual({ state: s, decision: { allow: true, probe: false } });
@@ -84,9 +90,20 @@ describe('OPEN', () => {
 
   it('turns HALF_OPEN at the end of the cooldown and lets one probe out', () => {
     const s = probing();
-    expect(s).toMatchObject({ phase: 'HALF_OPEN', probeInFlight: true, lastProbeAtMs: OPEN_UNTIL, lastChangeAtMs: OPEN_UNTIL, probeSuccesses: 0, trips: 1 });
+    expect(s).toMatchObject({
+      phase: 'HALF_OPEN',
+      probeInFlight: true,
+      lastProbeAtMs: OPEN_UNTIL,
+      lastChangeAtMs: OPEN_UNTIL,
+      probeSuccesses: 0,
+      trips: 1,
+    });
     // Asked late: the probe goes out when asked.
-    expect(breakerAsk(tripped(), OPEN_UNTIL + 99 * S).state).toMatchObject({ phase: 'HALF_OPEN', lastProbeAtMs: OPEN_UNTIL + 99 * S, lastChangeAtMs: OPEN_UNTIL });
+    expect(breakerAsk(tripped(), OPEN_UNTIL + 99 * S).state).toMatchObject({
+      phase: 'HALF_OPEN',
+      lastProbeAtMs: OPEN_UNTIL + 99 * S,
+      lastChangeAtMs: OPEN_UNTIL,
+    });
   });
 
   it('ignores reports of calls that went out before the trip', () => {
@@ -99,7 +116,10 @@ describe('OPEN', () => {
 describe('HALF_OPEN', () => {
   it('says wait while the probe is out', () => {
     const s = probing();
-    expect(breakerAsk(s, OPEN_UNTIL + S)).toEqual({ state: s, decision: { allow: false, retryAtMs: OPEN_UNTIL + 11 * S, reason: 'probe_in_flight' } });
+    expect(breakerAsk(s, OPEN_UNTIL + S)).toEqual({
+      state: s,
+      decision: { allow: false, retryAtMs: OPEN_UNTIL + 11 * S, reason: 'probe_in_flight' },
+    });
     expect(breakerAsk(s, OPEN_UNTIL + 60 * S).decision).toMatchObject({ allow: false, reason: 'probe_in_flight' });
   });
 
@@ -162,7 +182,13 @@ describe('breakerReset, config and schema', () => {
     const probe = breakerAsk(s, T0 + 5000, cfg);
     expect(breakerReport(probe.state, 'success', T0 + 5001, cfg).phase).toBe('CLOSED');
     // Threshold capped at MAX_FAILURE_TIMES; not-a-number settings take the seed's default (60 s window).
-    const silly = { failureThreshold: 10_000, failureWindowMs: Number.POSITIVE_INFINITY, cooldownMs: -5, probeIntervalMs: Number.NaN, closeAfterSuccesses: 0 };
+    const silly = {
+      failureThreshold: 10_000,
+      failureWindowMs: Number.POSITIVE_INFINITY,
+      cooldownMs: -5,
+      probeIntervalMs: Number.NaN,
+      closeAfterSuccesses: 0,
+    };
     let big = initialBreaker();
     for (let i = 0; i < MAX_FAILURE_TIMES - 1; i++) big = breakerReport(big, 'failure', T0 + i, silly);
     expect(big.failureTimesMs).toHaveLength(MAX_FAILURE_TIMES - 1);
@@ -182,18 +208,29 @@ describe('breakerReset, config and schema', () => {
     for (const s of [initialBreaker(), tripped(), probing()]) expect(ProviderBreakerStateSchema.parse(s)).toEqual(s);
     expect(ProviderBreakerStateSchema.safeParse({ ...tripped(), openUntilMs: null }).success).toBe(false);
     expect(ProviderBreakerStateSchema.safeParse({ ...initialBreaker(), probeInFlight: true }).success).toBe(false);
-    expect(ProviderBreakerStateSchema.safeParse({ ...initialBreaker(), failureTimesMs: Array.from({ length: MAX_FAILURE_TIMES + 1 }, () => T0) }).success).toBe(false);
+    expect(
+      ProviderBreakerStateSchema.safeParse({ ...initialBreaker(), failureTimesMs: Array.from({ length: MAX_FAILURE_TIMES + 1 }, () => T0) })
+        .success,
+    ).toBe(false);
     expect(ProviderBreakerStateSchema.safeParse({ ...tripped(), failureTimesMs: [T0] }).success).toBe(false);
   });
 });
 
 describe('property: arbitrary asks and reports', () => {
-  type Step = { kind: 'ask'; dtMs: number } | { kind: 'report'; dtMs: number; pick: number; outcome: BreakerOutcome } | { kind: 'reset'; dtMs: number };
+  type Step =
+    | { kind: 'ask'; dtMs: number }
+    | { kind: 'report'; dtMs: number; pick: number; outcome: BreakerOutcome }
+    | { kind: 'reset'; dtMs: number };
   const dt = fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 15_000 }), fc.integer({ min: 0, max: 400_000 }));
   const step = (withReset: boolean): fc.Arbitrary<Step> =>
     fc.oneof(
       dt.map((dtMs): Step => ({ kind: 'ask', dtMs })),
-      fc.record({ kind: fc.constant('report' as const), dtMs: dt, pick: fc.nat(), outcome: fc.constantFrom<BreakerOutcome>('success', 'failure') }),
+      fc.record({
+        kind: fc.constant('report' as const),
+        dtMs: dt,
+        pick: fc.nat(),
+        outcome: fc.constantFrom<BreakerOutcome>('success', 'failure'),
+      }),
       ...(withReset ? [dt.map((dtMs): Step => ({ kind: 'reset', dtMs }))] : []),
     );
 

@@ -8,7 +8,10 @@ describe('providerOutcome', () => {
   it('counts rate limits, auth errors and API or network failures as the provider failing', () => {
     expect(providerOutcome({ ...base, rateLimited: true }).outcome).toBe('failure');
     expect(providerOutcome({ ...base, authError: true }).outcome).toBe('failure');
-    expect(providerOutcome({ ...base, tail: 'working...\nAPI Error: 529 {"type":"overloaded_error"}\n' })).toEqual({ outcome: 'failure', reason: 'API failure: API Error: 529 {"type":"overloaded_error"}' });
+    expect(providerOutcome({ ...base, tail: 'working...\nAPI Error: 529 {"type":"overloaded_error"}\n' })).toEqual({
+      outcome: 'failure',
+      reason: 'API failure: API Error: 529 {"type":"overloaded_error"}',
+    });
     expect(providerOutcome({ ...base, tail: 'Error: connect ECONNREFUSED 1.2.3.4:443\n' }).outcome).toBe('failure');
   });
 
@@ -19,10 +22,21 @@ describe('providerOutcome', () => {
   });
 
   it('counts a call that timed out without a word from the model (a hung stream) as the provider failing', () => {
-    expect(providerOutcome({ ...base, timedOut: true, exitCode: 124, modelOutput: false })).toEqual({ outcome: 'failure', reason: HUNG_STREAM_REASON });
+    expect(providerOutcome({ ...base, timedOut: true, exitCode: 124, modelOutput: false })).toEqual({
+      outcome: 'failure',
+      reason: HUNG_STREAM_REASON,
+    });
     // The CLI's own start-up records are no answer: the preset says so with modelOutput false,
     // whatever the tail holds.
-    expect(providerOutcome({ ...base, timedOut: true, exitCode: 124, modelOutput: false, tail: '[claude session abc · model sonnet]\n[no result record: the output ended early]' }).outcome).toBe('failure');
+    expect(
+      providerOutcome({
+        ...base,
+        timedOut: true,
+        exitCode: 124,
+        modelOutput: false,
+        tail: '[claude session abc · model sonnet]\n[no result record: the output ended early]',
+      }).outcome,
+    ).toBe('failure');
   });
 
   it('does not blame the provider for a timeout after the model answered, or where the output cannot tell', () => {
@@ -36,6 +50,8 @@ describe('providerOutcome', () => {
   });
 
   it('does not blame the provider for a failing test that mentions a 503', () => {
-    expect(providerOutcome({ ...base, tail: ' FAIL  test/api.test.ts > returns 503 service unavailable when the db is down\n' }).outcome).toBe('success');
+    expect(
+      providerOutcome({ ...base, tail: ' FAIL  test/api.test.ts > returns 503 service unavailable when the db is down\n' }).outcome,
+    ).toBe('success');
   });
 });

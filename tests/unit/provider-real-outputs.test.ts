@@ -16,7 +16,13 @@ import { aiderFailure } from '../../activities/providers/aider.js';
 import { CLAUDE_MAX_RETRIES } from '../../activities/providers/claude.js';
 import { codexFailure } from '../../activities/providers/codex.js';
 import { apiFailureKind, apiFailureLine } from '../../activities/providers/common.js';
-import { PROVIDERS, type InvocationRequest, type InvocationRole, type ParsedOutput, type ProviderName } from '../../activities/providers/index.js';
+import {
+  PROVIDERS,
+  type InvocationRequest,
+  type InvocationRole,
+  type ParsedOutput,
+  type ProviderName,
+} from '../../activities/providers/index.js';
 import { detectAuthError } from '../../workflows/decisions/auth-error.js';
 import { providerOutcome } from '../../workflows/decisions/provider-outcome.js';
 import { isRateLimited } from '../../workflows/decisions/rate-limit.js';
@@ -63,14 +69,22 @@ const FAULTS = [
 ] as const;
 
 describe('claude 2.1.332, real output', () => {
-  const parse = (text: string, exitCode: number): ParsedOutput => PROVIDERS.claude.parseOutput({ text, exitCode, requestedModel: 'sonnet' });
+  const parse = (text: string, exitCode: number): ParsedOutput =>
+    PROVIDERS.claude.parseOutput({ text, exitCode, requestedModel: 'sonnet' });
 
   it('reads a builder run: the model the CLI ran, tokens and cost, session, the answer', () => {
     const out = parse(fixture('claude', 'real-2.1.332-success.jsonl'), 0);
     expect(out.isError).toBe(false);
     expect(out.apiFailure).toBeNull();
     expect(out.sessionId).toBe('c3634531-fafc-4747-be19-2a9c47f1bcc3');
-    expect(out.usage).toEqual({ costUsd: 0.050058000000000005, inputTokens: 24804, outputTokens: 45, cacheReadTokens: 0, cacheWriteTokens: 0, model: 'claude-sonnet-5-5' });
+    expect(out.usage).toEqual({
+      costUsd: 0.050058000000000005,
+      inputTokens: 24804,
+      outputTokens: 45,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      model: 'claude-sonnet-5-5',
+    });
     expect(out.resultText).toBe('I created real-cli-proof.txt. COMPLETION PROMISE FULFILLED');
     expect(out.transcript).toContain('> tool Write: real-cli-proof.txt');
   });
@@ -79,9 +93,19 @@ describe('claude 2.1.332, real output', () => {
     const lines = fixture('claude', 'real-2.1.332-success.jsonl').trimEnd().split('\n');
     const result = JSON.parse(lines.at(-1) as string) as Record<string, unknown>;
     const main = (result.modelUsage as Record<string, unknown>)['claude-sonnet-5-5'];
-    result.modelUsage = { 'claude-haiku-4-5': { inputTokens: 600, outputTokens: 20, cacheReadInputTokens: 7, cacheCreationInputTokens: 3, costUSD: 0.001 }, 'claude-sonnet-5-5': main };
+    result.modelUsage = {
+      'claude-haiku-4-5': { inputTokens: 600, outputTokens: 20, cacheReadInputTokens: 7, cacheCreationInputTokens: 3, costUSD: 0.001 },
+      'claude-sonnet-5-5': main,
+    };
     const out = parse([...lines.slice(0, -1), JSON.stringify(result)].join('\n'), 0);
-    expect(out.usage).toMatchObject({ inputTokens: 24804 + 600, outputTokens: 45 + 20, cacheReadTokens: 7, cacheWriteTokens: 3, model: 'claude-sonnet-5-5', costUsd: 0.050058000000000005 });
+    expect(out.usage).toMatchObject({
+      inputTokens: 24804 + 600,
+      outputTokens: 45 + 20,
+      cacheReadTokens: 7,
+      cacheWriteTokens: 3,
+      model: 'claude-sonnet-5-5',
+      costUsd: 0.050058000000000005,
+    });
   });
 
   for (const f of FAULTS) {
@@ -97,8 +121,16 @@ describe('claude 2.1.332, real output', () => {
   }
 
   it('takes the status from api_error_status and the wait of a 429 from the retry record', () => {
-    expect(parse(fixture('claude', 'real-2.1.332-rate-limit.jsonl'), 1).apiFailure).toMatchObject({ kind: 'rate-limit', status: 429, retryAfterSeconds: 9 });
-    expect(parse(fixture('claude', 'real-2.1.332-overloaded.jsonl'), 1).apiFailure).toMatchObject({ kind: 'overloaded', status: 529, retryAfterSeconds: null });
+    expect(parse(fixture('claude', 'real-2.1.332-rate-limit.jsonl'), 1).apiFailure).toMatchObject({
+      kind: 'rate-limit',
+      status: 429,
+      retryAfterSeconds: 9,
+    });
+    expect(parse(fixture('claude', 'real-2.1.332-overloaded.jsonl'), 1).apiFailure).toMatchObject({
+      kind: 'overloaded',
+      status: 529,
+      retryAfterSeconds: null,
+    });
     expect(parse(fixture('claude', 'real-2.1.332-server-error.jsonl'), 1).apiFailure).toMatchObject({ status: 500 });
     const auth = fixture('claude', 'real-2.1.332-auth.jsonl');
     expect(parse(auth, 1).apiFailure).toMatchObject({ kind: 'auth', status: 401 });
@@ -107,7 +139,10 @@ describe('claude 2.1.332, real output', () => {
   });
 
   it('reads a call killed while the CLI was retrying (no result record) as the failure it was retrying', () => {
-    const raw = fixture('claude', 'real-2.1.332-overloaded.jsonl').split('\n').filter((l) => !l.includes('"type":"result"') && !l.includes('"type":"assistant"')).join('\n');
+    const raw = fixture('claude', 'real-2.1.332-overloaded.jsonl')
+      .split('\n')
+      .filter((l) => !l.includes('"type":"result"') && !l.includes('"type":"assistant"'))
+      .join('\n');
     const out = parse(raw, 143);
     expect(out.isError).toBe(true);
     expect(out.apiFailure).toMatchObject({ kind: 'overloaded', status: 529 });
@@ -122,10 +157,16 @@ describe('claude 2.1.332, real output', () => {
 });
 
 /** codex words a 500 as "We're currently experiencing high demand": an overload, as far as it says. */
-const CODEX_KINDS: Readonly<Record<string, string>> = { 'rate-limit': 'rate-limit', auth: 'auth', overloaded: 'overloaded', 'server-error': 'overloaded' };
+const CODEX_KINDS: Readonly<Record<string, string>> = {
+  'rate-limit': 'rate-limit',
+  auth: 'auth',
+  overloaded: 'overloaded',
+  'server-error': 'overloaded',
+};
 
 describe('codex 0.171.0, real output', () => {
-  const parse = (text: string, exitCode: number): ParsedOutput => PROVIDERS.codex.parseOutput({ text, exitCode, requestedModel: 'gpt-5.3-codex' });
+  const parse = (text: string, exitCode: number): ParsedOutput =>
+    PROVIDERS.codex.parseOutput({ text, exitCode, requestedModel: 'gpt-5.3-codex' });
 
   it('reads a builder run: thread, tokens, the answer, the command it ran', () => {
     const out = parse(fixture('codex', 'real-0.171.0-success.jsonl'), 0);
@@ -150,9 +191,17 @@ describe('codex 0.171.0, real output', () => {
   it("reads the status codex names: 'last status: 429', 'unexpected status 401'", () => {
     expect(codexFailure('exceeded retry limit, last status: 429 Too Many Requests')).toMatchObject({ kind: 'rate-limit', status: 429 });
     expect(codexFailure('unexpected status 401 Unauthorized: Incorrect API key provided')).toMatchObject({ kind: 'auth', status: 401 });
-    expect(codexFailure('Selected model is at capacity. Please try a different model.')).toMatchObject({ kind: 'overloaded', status: null });
-    expect(codexFailure('We’re currently experiencing high demand, which may cause temporary errors.')).toMatchObject({ kind: 'overloaded' });
-    expect(codexFailure('Rate limit reached for requests. Please try again in 20s.')).toMatchObject({ kind: 'rate-limit', retryAfterSeconds: 20 });
+    expect(codexFailure('Selected model is at capacity. Please try a different model.')).toMatchObject({
+      kind: 'overloaded',
+      status: null,
+    });
+    expect(codexFailure('We’re currently experiencing high demand, which may cause temporary errors.')).toMatchObject({
+      kind: 'overloaded',
+    });
+    expect(codexFailure('Rate limit reached for requests. Please try again in 20s.')).toMatchObject({
+      kind: 'rate-limit',
+      retryAfterSeconds: 20,
+    });
     expect(codexFailure('the sandbox denied the command')).toBeNull();
   });
 });
@@ -177,14 +226,31 @@ describe('aider 0.86.2, real output', () => {
 
   it("classifies each litellm exception aider prints, from its name and the provider's body", () => {
     const body = (type: string, message: string): string => `b'{"type":"error","error":{"type":"${type}","message":"${message}"}}'`;
-    expect(aiderFailure(`litellm.AuthenticationError: AnthropicException - \n${body('authentication_error', 'invalid \nx-api-key')}\nThe API provider is not able to authenticate you. Check your API key.`)).toMatchObject({ kind: 'auth', status: 401 });
-    expect(aiderFailure(`litellm.RateLimitError: AnthropicException - \n${body('rate_limit_error', 'slow down')}`)).toMatchObject({ kind: 'rate-limit', status: 429 });
-    expect(aiderFailure(`litellm.InternalServerError: AnthropicException - \n${body('api_error', 'Internal server error')}`)).toMatchObject({ kind: 'server-error' });
-    expect(aiderFailure(`litellm.InternalServerError: AnthropicError - \n${body('overloaded_error', 'Overloaded')}`)).toMatchObject({ kind: 'overloaded' });
-    expect(aiderFailure('litellm.ServiceUnavailableError: OpenAIException - The server is overloaded')).toMatchObject({ kind: 'overloaded', status: 503 });
+    expect(
+      aiderFailure(
+        `litellm.AuthenticationError: AnthropicException - \n${body('authentication_error', 'invalid \nx-api-key')}\nThe API provider is not able to authenticate you. Check your API key.`,
+      ),
+    ).toMatchObject({ kind: 'auth', status: 401 });
+    expect(aiderFailure(`litellm.RateLimitError: AnthropicException - \n${body('rate_limit_error', 'slow down')}`)).toMatchObject({
+      kind: 'rate-limit',
+      status: 429,
+    });
+    expect(aiderFailure(`litellm.InternalServerError: AnthropicException - \n${body('api_error', 'Internal server error')}`)).toMatchObject(
+      { kind: 'server-error' },
+    );
+    expect(aiderFailure(`litellm.InternalServerError: AnthropicError - \n${body('overloaded_error', 'Overloaded')}`)).toMatchObject({
+      kind: 'overloaded',
+    });
+    expect(aiderFailure('litellm.ServiceUnavailableError: OpenAIException - The server is overloaded')).toMatchObject({
+      kind: 'overloaded',
+      status: 503,
+    });
     expect(aiderFailure('Applied edit to a.txt')).toBeNull();
     // Every such failure is a failed call, exit 0 or not.
-    for (const text of ['litellm.InternalServerError: AnthropicException - Internal server error', 'litellm.Timeout: Connection timed out after 600 seconds']) {
+    for (const text of [
+      'litellm.InternalServerError: AnthropicException - Internal server error',
+      'litellm.Timeout: Connection timed out after 600 seconds',
+    ]) {
       expect(parse(`Aider v0.86.2\nMain model: sonnet\n${text}\n`, 0).isError).toBe(true);
     }
   });
@@ -206,7 +272,8 @@ describe('aider 0.86.2, real output', () => {
 });
 
 describe('gemini 0.61.0, real output', () => {
-  const parse = (text: string, exitCode: number): ParsedOutput => PROVIDERS.gemini.parseOutput({ text, exitCode, requestedModel: 'gemini-2.5-pro' });
+  const parse = (text: string, exitCode: number): ParsedOutput =>
+    PROVIDERS.gemini.parseOutput({ text, exitCode, requestedModel: 'gemini-2.5-pro' });
 
   it('reads a builder run among the banner lines: session, tokens, the tool it used, the answer', () => {
     const out = parse(fixture('gemini', 'real-0.61.0-success.txt'), 0);
@@ -235,9 +302,10 @@ describe('gemini 0.61.0, real output', () => {
 });
 
 describe('opencode 1.18.33, real output', () => {
-  const parse = (text: string, exitCode: number): ParsedOutput => PROVIDERS.opencode.parseOutput({ text, exitCode, requestedModel: 'anthropic/claude-sonnet-4-5' });
+  const parse = (text: string, exitCode: number): ParsedOutput =>
+    PROVIDERS.opencode.parseOutput({ text, exitCode, requestedModel: 'anthropic/claude-sonnet-4-5' });
 
-  it('reads a builder run: session, the steps\' tokens and cost, the final text', () => {
+  it("reads a builder run: session, the steps' tokens and cost, the final text", () => {
     const out = parse(fixture('opencode', 'real-1.18.33-success.jsonl'), 0);
     expect(out.isError).toBe(false);
     expect(out.apiFailure).toBeNull();
@@ -265,13 +333,15 @@ describe('opencode 1.18.33, real output', () => {
 
 describe('opencode works in the repository it is started in', () => {
   it('does not take its project from the PWD the worker passes down', () => {
-    for (const role of ['iteration', 'council'] as InvocationRole[]) expect(PROVIDERS.opencode.buildInvocation(req({ role })).env.PWD).toBe('.');
+    for (const role of ['iteration', 'council'] as InvocationRole[])
+      expect(PROVIDERS.opencode.buildInvocation(req({ role })).env.PWD).toBe('.');
   });
 });
 
 describe('checklist extraction is a reading role', () => {
   it('runs without write permissions in every preset', () => {
-    const checklist = (name: ProviderName): string[] => PROVIDERS[name].buildInvocation(req({ role: 'checklist', advertisedFlags: all(name) })).argv;
+    const checklist = (name: ProviderName): string[] =>
+      PROVIDERS[name].buildInvocation(req({ role: 'checklist', advertisedFlags: all(name) })).argv;
     expect(checklist('claude')).not.toContain('--dangerously-skip-permissions');
     expect(checklist('claude')).toContain('--disallowedTools');
     const codex = checklist('codex');
@@ -279,7 +349,9 @@ describe('checklist extraction is a reading role', () => {
     expect(checklist('aider')).toEqual(expect.arrayContaining(['--dry-run', '--chat-mode', 'ask']));
     expect(checklist('gemini')).not.toContain('yolo');
     expect(checklist('opencode')).toEqual(expect.arrayContaining(['--agent', 'plan']));
-    expect(PROVIDERS.opencode.buildInvocation(req({ role: 'checklist', advertisedFlags: all('opencode') })).env.OPENCODE_PERMISSION).toContain('"edit":"deny"');
+    expect(
+      PROVIDERS.opencode.buildInvocation(req({ role: 'checklist', advertisedFlags: all('opencode') })).env.OPENCODE_PERMISSION,
+    ).toContain('"edit":"deny"');
   });
 });
 
@@ -303,9 +375,14 @@ describe('apiFailureKind', () => {
       { kind: 'overloaded', status: 503, message: 'at capacity', retryAfterSeconds: null },
       { kind: 'server-error', status: null, message: 'high demand', retryAfterSeconds: null },
     ] as const) {
-      expect(providerOutcome({ exitCode: 1, timedOut: false, rateLimited: false, authError: false, tail: `some output\n${apiFailureLine(f)}` }).outcome).toBe('failure');
+      expect(
+        providerOutcome({ exitCode: 1, timedOut: false, rateLimited: false, authError: false, tail: `some output\n${apiFailureLine(f)}` })
+          .outcome,
+      ).toBe('failure');
     }
-    expect(apiFailureLine({ kind: 'rate-limit', status: 429, message: 'slow down', retryAfterSeconds: 9 })).toBe('API Error: 429 rate limit exceeded (retry-after: 9): slow down');
+    expect(apiFailureLine({ kind: 'rate-limit', status: 429, message: 'slow down', retryAfterSeconds: 9 })).toBe(
+      'API Error: 429 rate limit exceeded (retry-after: 9): slow down',
+    );
   });
 });
 
@@ -325,10 +402,32 @@ describe('a hung stream: the real outputs up to the first word of the model', ()
       const lines = fixture(cli, file).split('\n');
       const hung = PROVIDERS[cli].parseOutput({ text: lines.slice(0, startupLines).join('\n'), exitCode: 124, requestedModel: null });
       expect(hung.modelOutput).toBe(false);
-      expect(providerOutcome({ exitCode: 124, timedOut: true, rateLimited: false, authError: false, tail: hung.transcript, modelOutput: hung.modelOutput }).outcome).toBe('failure');
-      const answered = PROVIDERS[cli].parseOutput({ text: lines.slice(0, startupLines + 2).join('\n'), exitCode: 124, requestedModel: null });
+      expect(
+        providerOutcome({
+          exitCode: 124,
+          timedOut: true,
+          rateLimited: false,
+          authError: false,
+          tail: hung.transcript,
+          modelOutput: hung.modelOutput,
+        }).outcome,
+      ).toBe('failure');
+      const answered = PROVIDERS[cli].parseOutput({
+        text: lines.slice(0, startupLines + 2).join('\n'),
+        exitCode: 124,
+        requestedModel: null,
+      });
       expect(answered.modelOutput).toBe(true);
-      expect(providerOutcome({ exitCode: 124, timedOut: true, rateLimited: false, authError: false, tail: answered.transcript, modelOutput: answered.modelOutput }).outcome).toBe('success');
+      expect(
+        providerOutcome({
+          exitCode: 124,
+          timedOut: true,
+          rateLimited: false,
+          authError: false,
+          tail: answered.transcript,
+          modelOutput: answered.modelOutput,
+        }).outcome,
+      ).toBe('success');
     });
   }
   it('gemini and aider print their answer at the end (or as plain text): they cannot tell, so a timeout is never blamed on the provider', () => {

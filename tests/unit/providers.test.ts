@@ -59,7 +59,8 @@ function all(p: ProviderPreset, ...except: string[]): Set<string> {
   return new Set(p.optionalFlags.filter((f) => !except.includes(f)));
 }
 
-const argv = (name: ProviderName, overrides: Partial<InvocationRequest> = {}): string[] => PROVIDERS[name].buildInvocation(req(overrides)).argv;
+const argv = (name: ProviderName, overrides: Partial<InvocationRequest> = {}): string[] =>
+  PROVIDERS[name].buildInvocation(req(overrides)).argv;
 
 function fixture(provider: string, file: string): string {
   return readFileSync(path.join(FIXTURES, provider, file), 'utf8');
@@ -140,14 +141,22 @@ describe('claude invocation', () => {
     const inv = claude.buildInvocation(
       req({ remainingBudgetUsd: 10, sessionId: SESSION, appendSystemPrompt: 'be brief', fallbackModel: 'haiku', effort: 'low' }),
     );
-    expect(inv).toEqual({ argv: [...base, 'sonnet', '--dangerously-skip-permissions'], stdin: 'PROMPT', env: { CLAUDE_CODE_MAX_RETRIES: '2' } });
+    expect(inv).toEqual({
+      argv: [...base, 'sonnet', '--dangerously-skip-permissions'],
+      stdin: 'PROMPT',
+      env: { CLAUDE_CODE_MAX_RETRIES: '2' },
+    });
   });
 
   it('picks opus / sonnet / haiku per tier, and the override over the tier', () => {
     expect(argv('claude', { tier: 'planning' })).toEqual([...base, 'opus', '--dangerously-skip-permissions']);
     expect(argv('claude', { tier: 'development' })).toEqual([...base, 'sonnet', '--dangerously-skip-permissions']);
     expect(argv('claude', { tier: 'fast' })).toEqual([...base, 'haiku', '--dangerously-skip-permissions']);
-    expect(argv('claude', { tier: 'fast', model: 'claude-opus-4-1' })).toEqual([...base, 'claude-opus-4-1', '--dangerously-skip-permissions']);
+    expect(argv('claude', { tier: 'fast', model: 'claude-opus-4-1' })).toEqual([
+      ...base,
+      'claude-opus-4-1',
+      '--dangerously-skip-permissions',
+    ]);
   });
 
   it('passes every advertised optional flag, in order', () => {
@@ -182,7 +191,9 @@ describe('claude invocation', () => {
     for (const flag of ['--max-budget-usd', '--append-system-prompt', '--fallback-model', '--effort', '--session-id']) {
       const got = argv('claude', { ...full, advertisedFlags: all(claude, flag) });
       expect(got).not.toContain(flag);
-      const others = ['--max-budget-usd', '--append-system-prompt', '--fallback-model', '--effort', '--session-id'].filter((f) => f !== flag);
+      const others = ['--max-budget-usd', '--append-system-prompt', '--fallback-model', '--effort', '--session-id'].filter(
+        (f) => f !== flag,
+      );
       for (const other of others) expect(got).toContain(other);
     }
   });
@@ -229,16 +240,28 @@ describe('claude invocation', () => {
         '--effort',
         'high',
       ]);
-      expect(argv('claude', { role, advertisedFlags: new Set(['--permission-mode']) })).toEqual([...base, 'sonnet', '--permission-mode', 'plan']);
+      expect(argv('claude', { role, advertisedFlags: new Set(['--permission-mode']) })).toEqual([
+        ...base,
+        'sonnet',
+        '--permission-mode',
+        'plan',
+      ]);
       expect(argv('claude', { role })).toEqual([...base, 'sonnet']);
     }
     expect(CLAUDE_READ_ONLY_TOOLS).toEqual(expect.arrayContaining(['Read', 'Grep', 'Glob', 'Bash(git diff:*)']));
     expect(CLAUDE_WRITE_TOOLS).toEqual(expect.arrayContaining(['Edit', 'Write', 'NotebookEdit']));
-    for (const role of BUILDER_ROLES) expect(argv('claude', { role, advertisedFlags: all(claude) })).toContain('--dangerously-skip-permissions');
+    for (const role of BUILDER_ROLES)
+      expect(argv('claude', { role, advertisedFlags: all(claude) })).toContain('--dangerously-skip-permissions');
   });
 
   it('puts its arguments after a base argv override', () => {
-    expect(argv('claude', { baseArgv: ['npx', 'claude'] })).toEqual(['npx', 'claude', ...base.slice(1), 'sonnet', '--dangerously-skip-permissions']);
+    expect(argv('claude', { baseArgv: ['npx', 'claude'] })).toEqual([
+      'npx',
+      'claude',
+      ...base.slice(1),
+      'sonnet',
+      '--dangerously-skip-permissions',
+    ]);
     expect(argv('claude', { baseArgv: ['/opt/bin/claude'] })[0]).toBe('/opt/bin/claude');
     expect(argv('claude', { baseArgv: [] })[0]).toBe('claude');
   });
@@ -257,7 +280,16 @@ describe('codex invocation', () => {
     expect(argv('codex', { tier: 'planning' })).toContain('model_reasoning_effort=xhigh');
     expect(argv('codex', { tier: 'fast' })).toContain('model_reasoning_effort=low');
     expect(argv('codex', { tier: 'fast', effort: 'medium' })).toContain('model_reasoning_effort=medium');
-    expect(argv('codex', { model: 'gpt-5.6-terra' })).toEqual(['codex', 'exec', '--json', '--model', 'gpt-5.6-terra', '-c', 'model_reasoning_effort=high', ...tail]);
+    expect(argv('codex', { model: 'gpt-5.6-terra' })).toEqual([
+      'codex',
+      'exec',
+      '--json',
+      '--model',
+      'gpt-5.6-terra',
+      '-c',
+      'model_reasoning_effort=high',
+      ...tail,
+    ]);
   });
 
   it('runs reviewing roles in the read-only sandbox', () => {
@@ -285,7 +317,11 @@ describe('gemini invocation', () => {
   const head = ['gemini', '-p', promptFileInstruction(PROMPT_PATH), '--output-format', 'json', '--model'];
 
   it('builds the headless JSON call: prompt on stdin, -p pointing at the prompt file, yolo for builders', () => {
-    expect(gemini.buildInvocation(req())).toEqual({ argv: [...head, 'gemini-2.5-pro', '--yolo'], stdin: 'PROMPT', env: { GEMINI_CLI_TRUST_WORKSPACE: 'true' } });
+    expect(gemini.buildInvocation(req())).toEqual({
+      argv: [...head, 'gemini-2.5-pro', '--yolo'],
+      stdin: 'PROMPT',
+      env: { GEMINI_CLI_TRUST_WORKSPACE: 'true' },
+    });
     expect(promptFileInstruction(PROMPT_PATH)).toContain(PROMPT_PATH);
     expect(argv('gemini', { advertisedFlags: all(gemini) })).toEqual([...head, 'gemini-2.5-pro', '--approval-mode', 'yolo']);
     expect(argv('gemini', { tier: 'fast' })).toEqual([...head, 'gemini-2.5-flash', '--yolo']);
@@ -312,15 +348,42 @@ describe('aider invocation', () => {
   it('builds the one-shot call from the prompt file, no stdin, no auto commits', () => {
     expect(aider.buildInvocation(req())).toEqual({ argv: [...head, 'sonnet'], stdin: null, env: {} });
     expect(argv('aider', { tier: 'planning' })).toEqual([...head, 'opus']);
-    expect(argv('aider', { tier: 'fast', model: 'openrouter/deepseek/deepseek-v3.2' })).toEqual([...head, 'openrouter/deepseek/deepseek-v3.2']);
-    const keepOut = ['--no-gitignore', '--chat-history-file', '/runs/r1/iteration-001.aider.chat.history.md', '--input-history-file', '/runs/r1/iteration-001.aider.input.history'];
-    expect(argv('aider', { advertisedFlags: all(aider) })).toEqual([...head, 'sonnet', '--no-pretty', '--no-check-update', '--no-show-release-notes', '--no-analytics', ...keepOut]);
-    expect(argv('aider', { advertisedFlags: all(aider, '--no-analytics', '--no-pretty', '--no-gitignore', '--chat-history-file', '--input-history-file') })).toEqual([...head, 'sonnet', '--no-check-update', '--no-show-release-notes']);
+    expect(argv('aider', { tier: 'fast', model: 'openrouter/deepseek/deepseek-v3.2' })).toEqual([
+      ...head,
+      'openrouter/deepseek/deepseek-v3.2',
+    ]);
+    const keepOut = [
+      '--no-gitignore',
+      '--chat-history-file',
+      '/runs/r1/iteration-001.aider.chat.history.md',
+      '--input-history-file',
+      '/runs/r1/iteration-001.aider.input.history',
+    ];
+    expect(argv('aider', { advertisedFlags: all(aider) })).toEqual([
+      ...head,
+      'sonnet',
+      '--no-pretty',
+      '--no-check-update',
+      '--no-show-release-notes',
+      '--no-analytics',
+      ...keepOut,
+    ]);
+    expect(
+      argv('aider', {
+        advertisedFlags: all(aider, '--no-analytics', '--no-pretty', '--no-gitignore', '--chat-history-file', '--input-history-file'),
+      }),
+    ).toEqual([...head, 'sonnet', '--no-check-update', '--no-show-release-notes']);
   });
 
   it('runs reviewing roles as a dry run in ask mode, when advertised', () => {
     for (const role of READ_ONLY_ROLES) {
-      expect(argv('aider', { role, advertisedFlags: new Set(['--dry-run', '--chat-mode']) })).toEqual([...head, 'sonnet', '--dry-run', '--chat-mode', 'ask']);
+      expect(argv('aider', { role, advertisedFlags: new Set(['--dry-run', '--chat-mode']) })).toEqual([
+        ...head,
+        'sonnet',
+        '--dry-run',
+        '--chat-mode',
+        'ask',
+      ]);
       expect(argv('aider', { role })).toEqual([...head, 'sonnet']);
     }
     expect(argv('aider', { role: 'iteration', advertisedFlags: all(aider) })).not.toContain('--dry-run');
@@ -336,7 +399,16 @@ describe('opencode invocation', () => {
     expect(inv.argv).toEqual(['opencode', 'run', '--model', 'anthropic/claude-sonnet-4-5', instruction]);
     expect(inv.stdin).toBe('PROMPT');
     expect(JSON.parse(inv.env.OPENCODE_PERMISSION ?? '{}')).toMatchObject({ edit: 'allow', bash: 'allow' });
-    expect(argv('opencode', { advertisedFlags: all(opencode) })).toEqual(['opencode', 'run', '--model', 'anthropic/claude-sonnet-4-5', '--format', 'json', '--auto', instruction]);
+    expect(argv('opencode', { advertisedFlags: all(opencode) })).toEqual([
+      'opencode',
+      'run',
+      '--model',
+      'anthropic/claude-sonnet-4-5',
+      '--format',
+      'json',
+      '--auto',
+      instruction,
+    ]);
     expect(argv('opencode', { tier: 'planning' })[3]).toBe('anthropic/claude-opus-4-1');
     expect(argv('opencode', { tier: 'fast', model: 'openai/gpt-5' })[3]).toBe('openai/gpt-5');
   });
@@ -344,7 +416,17 @@ describe('opencode invocation', () => {
   it('runs reviewing roles with the plan agent and edits denied', () => {
     for (const role of READ_ONLY_ROLES) {
       const inv = opencode.buildInvocation(req({ role, advertisedFlags: all(opencode) }));
-      expect(inv.argv).toEqual(['opencode', 'run', '--model', 'anthropic/claude-sonnet-4-5', '--format', 'json', '--agent', 'plan', instruction]);
+      expect(inv.argv).toEqual([
+        'opencode',
+        'run',
+        '--model',
+        'anthropic/claude-sonnet-4-5',
+        '--format',
+        'json',
+        '--agent',
+        'plan',
+        instruction,
+      ]);
       const perm = JSON.parse(inv.env.OPENCODE_PERMISSION ?? '{}') as { edit: string; bash: Record<string, string> };
       expect(perm.edit).toBe('deny');
       expect(perm.bash['*']).toBe('deny');
@@ -360,13 +442,21 @@ describe('opencode invocation', () => {
       'high',
       instruction,
     ]);
-    expect(argv('opencode', { sessionId: 'ses_1', resume: true, effort: 'high' })).toEqual(['opencode', 'run', '--model', 'anthropic/claude-sonnet-4-5', instruction]);
+    expect(argv('opencode', { sessionId: 'ses_1', resume: true, effort: 'high' })).toEqual([
+      'opencode',
+      'run',
+      '--model',
+      'anthropic/claude-sonnet-4-5',
+      instruction,
+    ]);
   });
 });
 
 describe('command invocation', () => {
   it('runs the user argv as is with the prompt on stdin', () => {
-    const inv = PROVIDERS.command.buildInvocation(req({ baseArgv: ['./agent.sh', '--fast'], model: 'ignored', advertisedFlags: new Set(['--effort']) }));
+    const inv = PROVIDERS.command.buildInvocation(
+      req({ baseArgv: ['./agent.sh', '--fast'], model: 'ignored', advertisedFlags: new Set(['--effort']) }),
+    );
     expect(inv).toEqual({ argv: ['./agent.sh', '--fast'], stdin: 'PROMPT', env: {} });
   });
 
@@ -421,7 +511,14 @@ describe('claude output', () => {
   it('reads a truncated run: an error, usage from the messages (each message once), no cost', () => {
     const out = parse('claude', fixture('claude', 'truncated.jsonl'), 137);
     expect(out.isError).toBe(true);
-    expect(out.usage).toEqual({ costUsd: null, inputTokens: 4, outputTokens: 9, cacheReadTokens: 11000, cacheWriteTokens: 5120, model: 'claude-sonnet-4-5-20250929' });
+    expect(out.usage).toEqual({
+      costUsd: null,
+      inputTokens: 4,
+      outputTokens: 9,
+      cacheReadTokens: 11000,
+      cacheWriteTokens: 5120,
+      model: 'claude-sonnet-4-5-20250929',
+    });
     expect(out.sessionId).toBe(SESSION);
     expect(out.resultText).toBe("I'll run the tests first to see what fails.");
     expect(out.transcript).toContain('> tool Bash: npm test');
@@ -433,7 +530,14 @@ describe('claude output', () => {
 describe('codex output', () => {
   it('reads a successful exec --json run', () => {
     const out = parse('codex', fixture('codex', 'success.jsonl'), 0, 'gpt-5.3-codex');
-    expect(out.usage).toEqual({ costUsd: null, inputTokens: 315, outputTokens: 122, cacheReadTokens: 24448, cacheWriteTokens: 0, model: 'gpt-5.3-codex' });
+    expect(out.usage).toEqual({
+      costUsd: null,
+      inputTokens: 315,
+      outputTokens: 122,
+      cacheReadTokens: 24448,
+      cacheWriteTokens: 0,
+      model: 'gpt-5.3-codex',
+    });
     expect(out.isError).toBe(false);
     expect(out.sessionId).toBe('0199a213-81c0-7800-8aa1-bbab2a035a53');
     expect(out.resultText).toBe('Fixed add(): the tests pass.\nVOTE: APPROVE\nREASON: every requirement is implemented');
@@ -457,7 +561,14 @@ describe('codex output', () => {
   it('reads the older msg-style events', () => {
     const out = parse('codex', fixture('codex', 'legacy.jsonl'), 0, 'gpt-5.3-codex');
     expect(out.sessionId).toBe('5973b6c0-94b8-487b-a530-2aeb6098ae0e');
-    expect(out.usage).toEqual({ costUsd: null, inputTokens: 10000, outputTokens: 400, cacheReadTokens: 2000, cacheWriteTokens: 0, model: 'gpt-5-codex' });
+    expect(out.usage).toEqual({
+      costUsd: null,
+      inputTokens: 10000,
+      outputTokens: 400,
+      cacheReadTokens: 2000,
+      cacheWriteTokens: 0,
+      model: 'gpt-5-codex',
+    });
     expect(out.isError).toBe(false);
     expect(out.resultText).toBe('Done: add() fixed.');
     expect(out.transcript).toContain('> tool shell: bash -lc npm test');
@@ -465,7 +576,8 @@ describe('codex output', () => {
   });
 
   it('shows a command that never finished', () => {
-    const text = '{"type":"thread.started","thread_id":"t"}\n{"type":"item.started","item":{"id":"i1","type":"command_execution","command":"sleep 100","status":"in_progress"}}\n';
+    const text =
+      '{"type":"thread.started","thread_id":"t"}\n{"type":"item.started","item":{"id":"i1","type":"command_execution","command":"sleep 100","status":"in_progress"}}\n';
     const out = parse('codex', text, 143);
     expect(out.isError).toBe(true);
     expect(out.transcript).toContain('> tool shell: sleep 100 (unfinished)');
@@ -475,7 +587,14 @@ describe('codex output', () => {
 describe('gemini output', () => {
   it('reads the JSON result: response, tokens of every model, tool counts', () => {
     const out = parse('gemini', fixture('gemini', 'success.json'));
-    expect(out.usage).toEqual({ costUsd: null, inputTokens: 3676 + 900, outputTokens: 320 + 154 + 12, cacheReadTokens: 21263, cacheWriteTokens: 0, model: 'gemini-2.5-pro' });
+    expect(out.usage).toEqual({
+      costUsd: null,
+      inputTokens: 3676 + 900,
+      outputTokens: 320 + 154 + 12,
+      cacheReadTokens: 21263,
+      cacheWriteTokens: 0,
+      model: 'gemini-2.5-pro',
+    });
     expect(out.isError).toBe(false);
     expect(out.sessionId).toBe('c3a1f5d2-7b1e-4d4a-9c55-1e2f3a4b5c6d');
     expect(out.resultText).toBe('VOTE: REJECT\nREASON: the CLI flag --verbose is not implemented\nISSUES: HIGH:--verbose missing');
@@ -505,7 +624,14 @@ describe('gemini output', () => {
 describe('aider output', () => {
   it('sums the token reports and takes the last session cost', () => {
     const out = parse('aider', fixture('aider', 'success.txt'));
-    expect(out.usage).toEqual({ costUsd: 0.07, inputTokens: 15500, outputTokens: 1510, cacheReadTokens: 2400, cacheWriteTokens: 1200, model: 'anthropic/claude-sonnet-4-20250514' });
+    expect(out.usage).toEqual({
+      costUsd: 0.07,
+      inputTokens: 15500,
+      outputTokens: 1510,
+      cacheReadTokens: 2400,
+      cacheWriteTokens: 1200,
+      model: 'anthropic/claude-sonnet-4-20250514',
+    });
     expect(out.isError).toBe(false);
     expect(out.sessionId).toBeNull();
     expect(out.resultText).toContain('COMPLETION PROMISE FULFILLED');
@@ -514,7 +640,14 @@ describe('aider output', () => {
 
   it('reads a report without cost (an unpriced model)', () => {
     const out = parse('aider', fixture('aider', 'no-cost.txt'), 0, 'fallback');
-    expect(out.usage).toEqual({ costUsd: null, inputTokens: 2345, outputTokens: 120, cacheReadTokens: 0, cacheWriteTokens: 0, model: 'ollama_chat/qwen2.5-coder:32b' });
+    expect(out.usage).toEqual({
+      costUsd: null,
+      inputTokens: 2345,
+      outputTokens: 120,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      model: 'ollama_chat/qwen2.5-coder:32b',
+    });
     expect(out.resultText).toContain('VOTE: APPROVE');
   });
 
@@ -555,7 +688,12 @@ describe('opencode output', () => {
 
   it('reads plain text when json was not asked for', () => {
     const out = parse('opencode', fixture('opencode', 'plain.txt'));
-    expect(out).toMatchObject({ usage: null, isError: false, sessionId: null, resultText: 'VOTE: APPROVE\nREASON: every requirement is implemented and tested' });
+    expect(out).toMatchObject({
+      usage: null,
+      isError: false,
+      sessionId: null,
+      resultText: 'VOTE: APPROVE\nREASON: every requirement is implemented and tested',
+    });
   });
 });
 
@@ -671,7 +809,10 @@ describe('fake CLIs through their presets', () => {
     return repo;
   }
 
-  async function run(argv: string[], opts: { cwd: string; stdin?: string | null; env?: Record<string, string> }): Promise<{ text: string; exitCode: number; stdout: string }> {
+  async function run(
+    argv: string[],
+    opts: { cwd: string; stdin?: string | null; env?: Record<string, string> },
+  ): Promise<{ text: string; exitCode: number; stdout: string }> {
     mkdirSync(opts.cwd, { recursive: true });
     const r = await execa(argv[0] ?? '', argv.slice(1), {
       cwd: opts.cwd,
@@ -691,11 +832,27 @@ describe('fake CLIs through their presets', () => {
     return advertisedFlags(help.stdout, preset.optionalFlags);
   }
 
-  async function call(cli: Cli, repo: string, overrides: Partial<InvocationRequest>, env: Record<string, string> = {}): Promise<{ parsed: ParsedOutput; exitCode: number; text: string }> {
+  async function call(
+    cli: Cli,
+    repo: string,
+    overrides: Partial<InvocationRequest>,
+    env: Record<string, string> = {},
+  ): Promise<{ parsed: ParsedOutput; exitCode: number; text: string }> {
     const preset = PROVIDERS[cli];
-    const inv = preset.buildInvocation(req({ prompt: 'PROMPT TEXT\n', promptPath: path.join(dir, `${path.basename(repo)}.prompt.md`), baseArgv: [path.join(FAKE_CLI, cli)], ...overrides }));
+    const inv = preset.buildInvocation(
+      req({
+        prompt: 'PROMPT TEXT\n',
+        promptPath: path.join(dir, `${path.basename(repo)}.prompt.md`),
+        baseArgv: [path.join(FAKE_CLI, cli)],
+        ...overrides,
+      }),
+    );
     const r = await run(inv.argv, { cwd: repo, stdin: inv.stdin, env: { ...inv.env, ...env } });
-    return { parsed: preset.parseOutput({ text: r.text, exitCode: r.exitCode, requestedModel: inv.argv[inv.argv.indexOf('--model') + 1] ?? null }), exitCode: r.exitCode, text: r.text };
+    return {
+      parsed: preset.parseOutput({ text: r.text, exitCode: r.exitCode, requestedModel: inv.argv[inv.argv.indexOf('--model') + 1] ?? null }),
+      exitCode: r.exitCode,
+      text: r.text,
+    };
   }
 
   function logLines(): { argv: string[]; prompt: string; call: number; readOnly: boolean; sessionId: string | null }[] {
@@ -708,8 +865,16 @@ describe('fake CLIs through their presets', () => {
   it.each(CLIS)('%s: --help advertises every optional flag, and one call parses with the preset', async (cli) => {
     const flags = await probe(cli);
     expect(flags).toEqual(new Set(PROVIDERS[cli].optionalFlags));
-    const repo = setup(`ok-${cli}`, [{ text: 'VOTE: APPROVE\nREASON: done', costUsd: 0.25, inputTokens: 4000, outputTokens: 300, writes: { 'src/out.txt': 'made\n' } }]);
-    const { parsed, exitCode, text } = await call(cli, repo, { advertisedFlags: flags, remainingBudgetUsd: 3, sessionId: cli === 'claude' ? SESSION : null, appendSystemPrompt: 'rules', fallbackModel: 'haiku' });
+    const repo = setup(`ok-${cli}`, [
+      { text: 'VOTE: APPROVE\nREASON: done', costUsd: 0.25, inputTokens: 4000, outputTokens: 300, writes: { 'src/out.txt': 'made\n' } },
+    ]);
+    const { parsed, exitCode, text } = await call(cli, repo, {
+      advertisedFlags: flags,
+      remainingBudgetUsd: 3,
+      sessionId: cli === 'claude' ? SESSION : null,
+      appendSystemPrompt: 'rules',
+      fallbackModel: 'haiku',
+    });
     expect(exitCode, text).toBe(0);
     expect(parsed.isError, parsed.transcript).toBe(false);
     expect(parsed.resultText).toContain('VOTE: APPROVE');
@@ -756,7 +921,12 @@ describe('fake CLIs through their presets', () => {
     const repo = setup('resume-codex', [{ text: 'again' }]);
     const without = await probe('codex', 'resume');
     expect(without.has('resume')).toBe(false);
-    const fresh = await call('codex', repo, { advertisedFlags: without, sessionId: 'th-keep', resume: true }, { FAKE_CLI_HELP_OMIT: 'resume' });
+    const fresh = await call(
+      'codex',
+      repo,
+      { advertisedFlags: without, sessionId: 'th-keep', resume: true },
+      { FAKE_CLI_HELP_OMIT: 'resume' },
+    );
     expect(fresh.parsed.isError).toBe(false);
     expect(fresh.parsed.sessionId).not.toBe('th-keep');
     const resumed = await call('codex', repo, { advertisedFlags: await probe('codex'), sessionId: 'th-keep', resume: true });
@@ -790,7 +960,11 @@ describe('fake CLIs through their presets', () => {
     const repo = setup('parallel-claude', [{ text: 'a' }, { text: 'b' }, { text: 'c' }]);
     const results = await Promise.all([0, 1, 2].map(() => call('claude', repo, { role: 'council' })));
     expect(results.map((r) => r.parsed.resultText).sort()).toEqual(['a', 'b', 'c']);
-    expect(logLines().map((l) => l.call).sort()).toEqual([0, 1, 2]);
+    expect(
+      logLines()
+        .map((l) => l.call)
+        .sort(),
+    ).toEqual([0, 1, 2]);
   });
 
   it('gemini reports an auth failure with its exit code 41', async () => {

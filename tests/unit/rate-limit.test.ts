@@ -35,12 +35,27 @@ describe('isRateLimited', () => {
 
   it.each([
     ['vitest', ' ✓ test/a.test.ts (3 tests) 4ms\n   × returns 429 too many requests when over quota 12ms\n Test Files  1 failed (1)'],
-    ['vitest FAIL', ' FAIL  test/api.test.ts > handles HTTP 429 Too Many Requests\nAssertionError: expected 200 to be 429 // Object.is equality\n- Expected\n+ Received\n ❯ test/api.test.ts:12:20'],
-    ['jest', '  ✕ returns 429 too many requests when over quota (5 ms)\n  ● API › returns 429 too many requests when over quota\n    expect(received).toBe(expected)\n    Expected: "429 Too Many Requests"\n    Received: "200 OK"'],
+    [
+      'vitest FAIL',
+      ' FAIL  test/api.test.ts > handles HTTP 429 Too Many Requests\nAssertionError: expected 200 to be 429 // Object.is equality\n- Expected\n+ Received\n ❯ test/api.test.ts:12:20',
+    ],
+    [
+      'jest',
+      '  ✕ returns 429 too many requests when over quota (5 ms)\n  ● API › returns 429 too many requests when over quota\n    expect(received).toBe(expected)\n    Expected: "429 Too Many Requests"\n    Received: "200 OK"',
+    ],
     ['a custom marker', '✗ returns 429 too many requests when over quota'],
-    ['pytest', 'tests/test_api.py::test_429_too_many_requests FAILED [ 50%]\ntest_429_too_many_requests FAILED\ntest_rate_limit_exceeded FAILED\nE       AssertionError: rate limit exceeded was not raised\nFAILED tests/test_api.py::test_quota - quota exceeded error expected'],
-    ['go test', '=== RUN   TestTooManyRequests\n--- FAIL: TestTooManyRequests (0.00s)\n    api_test.go:12: got 200, want 429 Too Many Requests (rate limit error)\nFAIL\texample.com/api\t0.01s'],
-    ['node test (TAP)', "not ok 3 - returns 429 Too Many Requests\n  ---\n  error: 'Expected \"429 Too Many Requests\", got \"200\"'\n  ...\n# fail 1"],
+    [
+      'pytest',
+      'tests/test_api.py::test_429_too_many_requests FAILED [ 50%]\ntest_429_too_many_requests FAILED\ntest_rate_limit_exceeded FAILED\nE       AssertionError: rate limit exceeded was not raised\nFAILED tests/test_api.py::test_quota - quota exceeded error expected',
+    ],
+    [
+      'go test',
+      '=== RUN   TestTooManyRequests\n--- FAIL: TestTooManyRequests (0.00s)\n    api_test.go:12: got 200, want 429 Too Many Requests (rate limit error)\nFAIL\texample.com/api\t0.01s',
+    ],
+    [
+      'node test (TAP)',
+      'not ok 3 - returns 429 Too Many Requests\n  ---\n  error: \'Expected "429 Too Many Requests", got "200"\'\n  ...\n# fail 1',
+    ],
     ['cargo', 'test api::rate_limit_exceeded ... FAILED'],
     ['mocha', '  1) returns 429 too many requests when over quota'],
   ])('does not count a failing test whose name or output mentions a rate limit (%s)', (_runner, output) => {
@@ -49,7 +64,9 @@ describe('isRateLimited', () => {
   });
 
   it('still counts the provider message that follows a test run', () => {
-    expect(isRateLimited('✗ returns 429 too many requests\nAPI Error: 429 {"type":"error","error":{"type":"rate_limit_error"}}\n', 'claude')).toBe(true);
+    expect(
+      isRateLimited('✗ returns 429 too many requests\nAPI Error: 429 {"type":"error","error":{"type":"rate_limit_error"}}\n', 'claude'),
+    ).toBe(true);
   });
 
   it("reads only the provider's own message forms", () => {
@@ -82,7 +99,10 @@ describe('detectRateLimit', () => {
   });
 
   it('uses the last retry-after, else the request rate clamped to 60..300 s', () => {
-    expect(detectRateLimit('Error: rate limit exceeded, retry-after: 10\nretry after 42 (rate limit error)\n', noon, 0, 50)).toEqual({ waitSeconds: 42, source: 'retry_after' });
+    expect(detectRateLimit('Error: rate limit exceeded, retry-after: 10\nretry after 42 (rate limit error)\n', noon, 0, 50)).toEqual({
+      waitSeconds: 42,
+      source: 'retry_after',
+    });
     expect(detectRateLimit('Error: rate limit exceeded\n', noon, 0, 50)).toEqual({ waitSeconds: 144, source: 'rpm' });
     expect(detectRateLimit('Error: rate limit exceeded\n', noon, 0, 1000)).toEqual({ waitSeconds: 60, source: 'rpm' });
     expect(detectRateLimit('Error: rate limit exceeded\n', noon, 0, 1)).toEqual({ waitSeconds: 300, source: 'rpm' });
@@ -101,7 +121,10 @@ describe('detectRateLimit', () => {
     it('reads a notice without a zone, or with an unknown zone, on the worker clock', () => {
       expect(detectRateLimit('limit reached · resets 3:30am\n', noon, 0, 50, 'claude')?.waitSeconds).toBe(15 * H + 30 * 60 + B);
       expect(detectRateLimit('resets 3:30pm (Mars/Olympus_Mons)\n', noon, -60, 50, 'claude')?.waitSeconds).toBe(2 * H + 30 * 60 + B);
-      expect(detectRateLimit('Your limit will reset at 9am\n', noon, 0, 50, 'claude')).toEqual({ waitSeconds: 21 * H + B, source: 'reset_time' });
+      expect(detectRateLimit('Your limit will reset at 9am\n', noon, 0, 50, 'claude')).toEqual({
+        waitSeconds: 21 * H + B,
+        source: 'reset_time',
+      });
     });
 
     it('uses the worker IANA zone when given, so a reset across a DST change is read right', () => {
@@ -120,8 +143,14 @@ describe('detectRateLimit', () => {
 
     it('reads the epoch after the pipe', () => {
       const before = Date.UTC(2025, 11, 31, 20, 0); // 1767225600 is 2026-01-01T00:00:00Z
-      expect(detectRateLimit('Claude usage limit reached|1767225600\n', before, 0, 50, 'claude')).toEqual({ waitSeconds: 4 * H + B, source: 'reset_time' });
-      expect(detectRateLimit('Claude AI usage limit reached|1767225600\n', before, 0, 50)).toEqual({ waitSeconds: 4 * H + B, source: 'reset_time' });
+      expect(detectRateLimit('Claude usage limit reached|1767225600\n', before, 0, 50, 'claude')).toEqual({
+        waitSeconds: 4 * H + B,
+        source: 'reset_time',
+      });
+      expect(detectRateLimit('Claude AI usage limit reached|1767225600\n', before, 0, 50)).toEqual({
+        waitSeconds: 4 * H + B,
+        source: 'reset_time',
+      });
       // Never negative: a reset already past waits only the buffer.
       expect(detectRateLimit('Claude AI usage limit reached|1767225600\n', before + 5 * H * 1000, 0, 50)?.waitSeconds).toBe(B);
     });
@@ -138,7 +167,8 @@ describe('detectRateLimit', () => {
       expect(detectRateLimit(ok, 0, 0, 50, 'claude')).toBeNull();
       expect(isRateLimited(stream.split('\n').slice(0, 2).join('\n'), 'claude')).toBe(false);
       expect(detectRateLimit(`${ok}\nError: rate limit exceeded\n`, 0, 0, 50, 'claude')).toBeNull();
-      const apiError = '{"type":"result","is_error":true,"result":"API Error: 429 {\\"type\\":\\"error\\",\\"error\\":{\\"type\\":\\"rate_limit_error\\"}}"}';
+      const apiError =
+        '{"type":"result","is_error":true,"result":"API Error: 429 {\\"type\\":\\"error\\",\\"error\\":{\\"type\\":\\"rate_limit_error\\"}}"}';
       expect(detectRateLimit(apiError, 0, 0, 50, 'claude')).toEqual({ waitSeconds: 144, source: 'rpm' });
     });
   });
@@ -164,7 +194,9 @@ describe('detectRateLimit', () => {
       expect(detectRateLimit(msg, summerNoon, 120, 60, 'codex')?.waitSeconds).toBe(10 * H + 19 * 60 + B);
       // Already past: the buffer only, never negative.
       expect(detectRateLimit(msg, summerNoon + 24 * H * 1000, 0, 60, 'codex')?.waitSeconds).toBe(B);
-      expect(detectRateLimit("You've hit your usage limit. Try again at 8:19 PM.\n", summerNoon, 0, 60, 'codex')?.waitSeconds).toBe(8 * H + 19 * 60 + B);
+      expect(detectRateLimit("You've hit your usage limit. Try again at 8:19 PM.\n", summerNoon, 0, 60, 'codex')?.waitSeconds).toBe(
+        8 * H + 19 * 60 + B,
+      );
     });
 
     it('reads the message inside JSON error events; the last decisive event wins', () => {
@@ -190,7 +222,10 @@ describe('detectRateLimit', () => {
       expect(detectRateLimit(`${perMinute}\n`, noon, 0, 50, 'gemini')).toEqual({ waitSeconds: 34, source: 'retry_after' });
       const pretty = JSON.stringify(JSON.parse(perMinute), null, 2);
       expect(detectRateLimit(`${pretty}\n`, noon, 0, 50, 'gemini')).toEqual({ waitSeconds: 34, source: 'retry_after' });
-      expect(detectRateLimit('429 Too Many Requests. Please retry in 12.3s.\n', noon, 0, 50, 'gemini')).toEqual({ waitSeconds: 13, source: 'retry_after' });
+      expect(detectRateLimit('429 Too Many Requests. Please retry in 12.3s.\n', noon, 0, 50, 'gemini')).toEqual({
+        waitSeconds: 13,
+        source: 'retry_after',
+      });
     });
 
     it('waits a per-day quota until the next midnight in Los Angeles plus 120 s, even with a retryDelay', () => {
@@ -201,7 +236,10 @@ describe('detectRateLimit', () => {
     });
 
     it('counts a structured error with code 429 whatever its message', () => {
-      expect(detectRateLimit('{"error":{"code":429,"message":"slow down"}}\n', noon, 0, 50, 'gemini')).toEqual({ waitSeconds: 144, source: 'rpm' });
+      expect(detectRateLimit('{"error":{"code":429,"message":"slow down"}}\n', noon, 0, 50, 'gemini')).toEqual({
+        waitSeconds: 144,
+        source: 'rpm',
+      });
       expect(detectRateLimit('{"error":{"code":500,"message":"internal"}}\n', noon, 0, 50, 'gemini')).toBeNull();
     });
   });

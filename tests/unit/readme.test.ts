@@ -16,7 +16,14 @@ const README = read('README.md');
 const KNOBS_DOC = read('docs/knobs.md');
 const MESSAGES_DOC = read('docs/messages.md');
 const CLI = read('cli/main.ts');
-const DOCS = ['README.md', 'CONTRIBUTING.md', 'tests/README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const DOCS = [
+  'README.md',
+  'CONTRIBUTING.md',
+  'tests/README.md',
+  ...readdirSync(path.join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 describe('documentation', () => {
   it.each(KNOB_NAMES)('docs/knobs.md documents the knob %s with its env var and default', (name) => {

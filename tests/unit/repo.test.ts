@@ -5,7 +5,18 @@
  * they run git in (one process, reused, restarted when it dies).
  */
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
@@ -384,26 +395,51 @@ describe('inspectRepo', () => {
   it('makes the checkpoint of a changed tree in the same round trip, leaving out a parent that is gone, and none of an unchanged tree', async () => {
     const { repo, sha } = committedRepo();
     write(repo, 'a.txt', 'changed\n');
-    const ask = (parent: string | null, n: number, prune: string[] = []) => ({ parent, ref: `refs/vigil/r/${n}`, message: `vigil checkpoint: run r, iteration ${n}\n`, prune });
-    const one = await inspectRepo({ repoPath: repo, runStartSha: sha, previousTree: git(repo, 'rev-parse', 'HEAD^{tree}'), checkpoint: ask(null, 1) });
+    const ask = (parent: string | null, n: number, prune: string[] = []) => ({
+      parent,
+      ref: `refs/vigil/r/${n}`,
+      message: `vigil checkpoint: run r, iteration ${n}\n`,
+      prune,
+    });
+    const one = await inspectRepo({
+      repoPath: repo,
+      runStartSha: sha,
+      previousTree: git(repo, 'rev-parse', 'HEAD^{tree}'),
+      checkpoint: ask(null, 1),
+    });
     expect(one.checkpoint).toEqual({ commit: git(repo, 'rev-parse', 'refs/vigil/r/1'), ref: 'refs/vigil/r/1' });
     expect(git(repo, 'rev-parse', 'refs/vigil/r/1^{tree}')).toBe(one.treeHash);
     expect(git(repo, 'log', '-1', '--format=%an <%ae>|%P', 'refs/vigil/r/1')).toBe('Vigil <vigil@vigil.invalid>|');
 
     // Unchanged since the previous tree: no checkpoint.
-    const same = await inspectRepo({ repoPath: repo, runStartSha: sha, previousTree: one.treeHash, checkpoint: ask(one.checkpoint?.commit ?? null, 2) });
+    const same = await inspectRepo({
+      repoPath: repo,
+      runStartSha: sha,
+      previousTree: one.treeHash,
+      checkpoint: ask(one.checkpoint?.commit ?? null, 2),
+    });
     expect(same.checkpoint).toBeNull();
     expect(git(repo, 'for-each-ref', '--format=%(refname)', 'refs/vigil/')).toBe('refs/vigil/r/1');
 
     // The previous checkpoint as parent, the retention bound's ref pruned in the same transaction.
     write(repo, 'b.txt', 'changed\n');
-    const two = await inspectRepo({ repoPath: repo, runStartSha: sha, previousTree: one.treeHash, checkpoint: ask(one.checkpoint?.commit ?? null, 2, ['refs/vigil/r/1']) });
+    const two = await inspectRepo({
+      repoPath: repo,
+      runStartSha: sha,
+      previousTree: one.treeHash,
+      checkpoint: ask(one.checkpoint?.commit ?? null, 2, ['refs/vigil/r/1']),
+    });
     expect(git(repo, 'rev-parse', `${two.checkpoint?.commit}^`)).toBe(one.checkpoint?.commit);
     expect(git(repo, 'for-each-ref', '--format=%(refname)', 'refs/vigil/')).toBe('refs/vigil/r/2');
 
     // A parent that no longer exists (a rewound history, collected): a root commit instead.
     write(repo, 'c.txt', 'new\n');
-    const three = await inspectRepo({ repoPath: repo, runStartSha: sha, previousTree: two.treeHash, checkpoint: ask('0123456789abcdef0123456789abcdef01234567', 3) });
+    const three = await inspectRepo({
+      repoPath: repo,
+      runStartSha: sha,
+      previousTree: two.treeHash,
+      checkpoint: ask('0123456789abcdef0123456789abcdef01234567', 3),
+    });
     expect(git(repo, 'log', '-1', '--format=%P', three.checkpoint?.commit ?? '')).toBe('');
     expect(git(repo, 'rev-parse', 'refs/vigil/r/3^{tree}')).toBe(three.treeHash);
   });
@@ -572,7 +608,7 @@ describe('the git helper', () => {
       configureGitHelper({ niceness: 7 });
       expect(niceOf(readFileSync(`/proc/${gitHelper.pid}/stat`, 'utf8'))).toBe(7);
       // A git alias run by a shell: the process it starts reads its own niceness.
-      const r = await runGit(repo, ['-c', "alias.nice=!cat /proc/self/stat", 'nice']);
+      const r = await runGit(repo, ['-c', 'alias.nice=!cat /proc/self/stat', 'nice']);
       expect(r.exitCode).toBe(0);
       expect(niceOf(r.stdout)).toBe(7);
     } finally {
@@ -588,7 +624,12 @@ describe('the git helper', () => {
     const a = committedRepo();
     const b = committedRepo();
     write(b.repo, 'only-b.txt', 'b\n');
-    const [ha, hb, sa, sb] = await Promise.all([workingTreeHash(a.repo), workingTreeHash(b.repo), inspectRepo({ repoPath: a.repo, runStartSha: a.sha }), inspectRepo({ repoPath: b.repo, runStartSha: b.sha })]);
+    const [ha, hb, sa, sb] = await Promise.all([
+      workingTreeHash(a.repo),
+      workingTreeHash(b.repo),
+      inspectRepo({ repoPath: a.repo, runStartSha: a.sha }),
+      inspectRepo({ repoPath: b.repo, runStartSha: b.sha }),
+    ]);
     expect(ha).toBe(referenceTreeHash(a.repo));
     expect(hb).toBe(referenceTreeHash(b.repo));
     expect(sa.changedCount).toBe(0);
@@ -680,12 +721,17 @@ describe('the git helper', () => {
     expect(gitHelper.pid).not.toBe(pid);
   });
 
-  it('outlives a git that exits before reading its input (EPIPE): the failure is git\'s, the helper keeps running', async () => {
+  it("outlives a git that exits before reading its input (EPIPE): the failure is git's, the helper keeps running", async () => {
     const { repo } = committedRepo();
     const pid = (await workingTreeHash(repo), gitHelper.pid);
     const started = gitHelper.started;
     // More than a pipe holds, to a commit-tree that fails on its missing parent before reading any.
-    const r = await runGit(repo, ['commit-tree', '-p', '0123456789abcdef0123456789abcdef01234567', git(repo, 'rev-parse', 'HEAD^{tree}')], undefined, 'x'.repeat(1 << 20));
+    const r = await runGit(
+      repo,
+      ['commit-tree', '-p', '0123456789abcdef0123456789abcdef01234567', git(repo, 'rev-parse', 'HEAD^{tree}')],
+      undefined,
+      'x'.repeat(1 << 20),
+    );
     expect(r.exitCode).not.toBe(0);
     expect(r.stderr).toMatch(/0123456789abcdef/);
     expect(gitHelper.pid).toBe(pid);
@@ -696,7 +742,9 @@ describe('the git helper', () => {
   it('reports a git failure with the command and its message, and keeps running', async () => {
     const { repo } = committedRepo();
     const pid = (await workingTreeHash(repo), gitHelper.pid);
-    await expect(gitCommand(repo, ['cat-file', '-p', 'no-such-object'])).rejects.toThrow(/git cat-file -p no-such-object failed in .* \(exit 128\)/);
+    await expect(gitCommand(repo, ['cat-file', '-p', 'no-such-object'])).rejects.toThrow(
+      /git cat-file -p no-such-object failed in .* \(exit 128\)/,
+    );
     expect(gitHelper.pid).toBe(pid);
   });
 });

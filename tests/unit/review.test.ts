@@ -52,9 +52,12 @@ describe('reviewPathIncluded', () => {
     expect(reviewPathIncluded(path)).toBe(false);
   });
 
-  it.each(['src/index.ts', 'package.json', 'scripts/build', 'src/distance.ts', 'docs/vendoring.md', 'my.vigil/notes.md', 'yarn.lock.md'])('keeps %s', (path) => {
-    expect(reviewPathIncluded(path)).toBe(true);
-  });
+  it.each(['src/index.ts', 'package.json', 'scripts/build', 'src/distance.ts', 'docs/vendoring.md', 'my.vigil/notes.md', 'yarn.lock.md'])(
+    'keeps %s',
+    (path) => {
+      expect(reviewPathIncluded(path)).toBe(true);
+    },
+  );
 
   it('rejects an empty path', () => {
     expect(reviewPathIncluded('')).toBe(false);
@@ -144,7 +147,12 @@ describe('selectReviewers', () => {
 
   it('complex changes get 4 specialists, simple and standard 2', () => {
     const text = 'auth mock cache npm';
-    expect(names(select({ text, complexity: 'complex' })).slice(2)).toEqual(['security-sentinel', 'test-coverage-auditor', 'performance-oracle', 'dependency-analyst']);
+    expect(names(select({ text, complexity: 'complex' })).slice(2)).toEqual([
+      'security-sentinel',
+      'test-coverage-auditor',
+      'performance-oracle',
+      'dependency-analyst',
+    ]);
     expect(select({ text, complexity: 'simple' })).toHaveLength(4);
     expect(select({ text, complexity: 'standard' })).toHaveLength(4);
   });
@@ -165,7 +173,9 @@ describe('selectReviewers', () => {
   it('a manifest does not add the dependency analyst twice', () => {
     const r = select({ text: 'npm pip yarn', files: ['Cargo.toml'] });
     expect(names(r).filter((n) => n === 'dependency-analyst')).toHaveLength(1);
-    expect(r.find((c) => c.reviewer === 'dependency-analyst')?.reason).toBe('keywords: npm, pip, yarn; package manifest changed: Cargo.toml');
+    expect(r.find((c) => c.reviewer === 'dependency-analyst')?.reason).toBe(
+      'keywords: npm, pip, yarn; package manifest changed: Cargo.toml',
+    );
   });
 
   it('only a manifest basename counts (not a path segment or a lookalike)', () => {
@@ -291,10 +301,25 @@ describe('countSeverities', () => {
 });
 
 describe('severityLines', () => {
-  const text = ['intro', '- [Low] nit one', '- [Medium] m one', '   - [High] h one (a.ts:1)   ', '- [Low] nit two', '- [Critical] c one (b.ts:2)', '- [High] h two'].join('\n');
+  const text = [
+    'intro',
+    '- [Low] nit one',
+    '- [Medium] m one',
+    '   - [High] h one (a.ts:1)   ',
+    '- [Low] nit two',
+    '- [Critical] c one (b.ts:2)',
+    '- [High] h two',
+  ].join('\n');
 
   it('returns marker lines worst first, in text order within a level, trimmed', () => {
-    expect(severityLines(text, 10)).toEqual(['- [Critical] c one (b.ts:2)', '- [High] h one (a.ts:1)', '- [High] h two', '- [Medium] m one', '- [Low] nit one', '- [Low] nit two']);
+    expect(severityLines(text, 10)).toEqual([
+      '- [Critical] c one (b.ts:2)',
+      '- [High] h one (a.ts:1)',
+      '- [High] h two',
+      '- [Medium] m one',
+      '- [Low] nit one',
+      '- [Low] nit two',
+    ]);
   });
 
   it('takes at most max lines, the worst ones', () => {
@@ -393,7 +418,12 @@ describe('reviewerRecord', () => {
 // Aggregation
 // ---------------------------------------------------------------------------------------------
 
-const rec = (reviewer: string, verdict: ReviewerRecord['verdict'], counts: Partial<ReviewerRecord['counts']> = {}, findings: string[] = []): ReviewerRecord => {
+const rec = (
+  reviewer: string,
+  verdict: ReviewerRecord['verdict'],
+  counts: Partial<ReviewerRecord['counts']> = {},
+  findings: string[] = [],
+): ReviewerRecord => {
   const c = { critical: 0, high: 0, medium: 0, low: 0, ...counts };
   const real = verdict === 'PASS' || verdict === 'FAIL';
   return { reviewer, verdict, blocking: real && c.critical + c.high > 0, counts: c, findings, logPath: '' };
@@ -407,8 +437,12 @@ describe('aggregateReview', () => {
     expect(o.reason).toBe('passed: 2 reviewer(s), no critical or high finding; mergeability 100 (0 medium, 0 low advisory)');
   });
 
-  it('mergeability = 100 - 5*medium - 2*low summed over reviewers and the devil\'s advocate', () => {
-    const o = aggregateReview([rec('a', 'PASS', { medium: 2, low: 1 }), rec('b', 'FAIL', { medium: 1, low: 3 })], rec('devils-advocate', 'PASS', { low: 1 }), off);
+  it("mergeability = 100 - 5*medium - 2*low summed over reviewers and the devil's advocate", () => {
+    const o = aggregateReview(
+      [rec('a', 'PASS', { medium: 2, low: 1 }), rec('b', 'FAIL', { medium: 1, low: 3 })],
+      rec('devils-advocate', 'PASS', { low: 1 }),
+      off,
+    );
     // medium 3, low 5 -> 100 - 15 - 10 = 75
     expect(o.result).toBe('pass');
     expect(o.mergeability).toBe(75);
@@ -427,13 +461,23 @@ describe('aggregateReview', () => {
 
   it('a mergeability minimum blocks below it and passes at it', () => {
     const reviewers = [rec('a', 'PASS', { medium: 4 })]; // 80
-    expect(aggregateReview(reviewers, null, { mergeabilityMin: 81 })).toMatchObject({ result: 'blocked', mergeability: 80, hasBlocking: false });
-    expect(aggregateReview(reviewers, null, { mergeabilityMin: 81 }).reason).toBe('mergeability 80 is below the minimum 81 (4 medium, 0 low findings)');
+    expect(aggregateReview(reviewers, null, { mergeabilityMin: 81 })).toMatchObject({
+      result: 'blocked',
+      mergeability: 80,
+      hasBlocking: false,
+    });
+    expect(aggregateReview(reviewers, null, { mergeabilityMin: 81 }).reason).toBe(
+      'mergeability 80 is below the minimum 81 (4 medium, 0 low findings)',
+    );
     expect(aggregateReview(reviewers, null, { mergeabilityMin: 80 }).result).toBe('pass');
   });
 
   it('a blocking reviewer blocks, names the reviewer and its worst finding, mergeability 0', () => {
-    const o = aggregateReview([rec('security-sentinel', 'FAIL', { high: 1, low: 1 }, ['- [High] SQL injection (db.ts:9)', '- [Low] nit']), rec('b', 'PASS')], null, off);
+    const o = aggregateReview(
+      [rec('security-sentinel', 'FAIL', { high: 1, low: 1 }, ['- [High] SQL injection (db.ts:9)', '- [Low] nit']), rec('b', 'PASS')],
+      null,
+      off,
+    );
     expect(o).toMatchObject({ result: 'blocked', hasBlocking: true, inconclusive: false, mergeability: 0 });
     expect(o.reason).toBe('blocked by security-sentinel: - [High] SQL injection (db.ts:9)');
   });
@@ -457,7 +501,11 @@ describe('aggregateReview', () => {
   });
 
   it('an empty panel is inconclusive, never a pass', () => {
-    expect(aggregateReview([], null, off)).toMatchObject({ result: 'inconclusive', reason: 'inconclusive: no reviewer ran', mergeability: 0 });
+    expect(aggregateReview([], null, off)).toMatchObject({
+      result: 'inconclusive',
+      reason: 'inconclusive: no reviewer ran',
+      mergeability: 0,
+    });
   });
 
   it("the devil's advocate's High blocks a unanimous PASS", () => {
@@ -479,7 +527,10 @@ describe('aggregateReview', () => {
   });
 
   it("the devil's advocate confirming PASS keeps the pass", () => {
-    expect(aggregateReview([rec('a', 'PASS')], rec('devils-advocate', 'PASS', { medium: 1 }), off)).toMatchObject({ result: 'pass', mergeability: 95 });
+    expect(aggregateReview([rec('a', 'PASS')], rec('devils-advocate', 'PASS', { medium: 1 }), off)).toMatchObject({
+      result: 'pass',
+      mergeability: 95,
+    });
   });
 
   it('the reason stays within 500 characters', () => {
@@ -601,7 +652,9 @@ describe('reviewerPrompt', () => {
   });
 
   it('an unknown (hub) reviewer gets a generic focus', () => {
-    expect(reviewerPrompt(promptInput({ reviewer: 'i18n-checker' })).split('\n')[1]).toBe('You are the I18N-CHECKER reviewer. Review the change from the angle your role names.');
+    expect(reviewerPrompt(promptInput({ reviewer: 'i18n-checker' })).split('\n')[1]).toBe(
+      'You are the I18N-CHECKER reviewer. Review the change from the angle your role names.',
+    );
   });
 
   it('caps the file list at 200 names', () => {

@@ -25,7 +25,10 @@ function repo(opts: Parameters<typeof makeRepo>[0] = {}): string {
   return r;
 }
 
-const evidenceInput = (repoPath: string, over: Partial<Parameters<typeof collectEvidence>[0]> = {}): Parameters<typeof collectEvidence>[0] => ({
+const evidenceInput = (
+  repoPath: string,
+  over: Partial<Parameters<typeof collectEvidence>[0]> = {},
+): Parameters<typeof collectEvidence>[0] => ({
   runId: 'run-1',
   repoPath,
   prdPath: writePrd('# PRD\n\nMake a.txt say hello.\n'),
@@ -61,7 +64,7 @@ describe('collectEvidence', () => {
     expect(pack).toContain('## Changes since the run started (run start commit; 3 file(s))');
     expect(pack).toMatch(/ a\.txt +\| 2 \+-\n/);
     expect(pack).toContain('tests: 3 passed');
-    expect(pack).toContain("- AWS access key id in key.txt:1");
+    expect(pack).toContain('- AWS access key id in key.txt:1');
   });
 
   it('falls back to the run-start tree, then to HEAD, and says so; a repository without commits has none to show', async () => {
@@ -92,7 +95,15 @@ describe('collectEvidence', () => {
 });
 
 describe('prepareReview', () => {
-  const input = (repoPath: string, over: Partial<Parameters<typeof prepareReview>[0]> = {}): Parameters<typeof prepareReview>[0] => ({ runId: 'run-1', repoPath, round: 2, runStartSha: null, runStartTree: null, maxDiffBytes: 100_000, ...over });
+  const input = (repoPath: string, over: Partial<Parameters<typeof prepareReview>[0]> = {}): Parameters<typeof prepareReview>[0] => ({
+    runId: 'run-1',
+    repoPath,
+    round: 2,
+    runStartSha: null,
+    runStartTree: null,
+    maxDiffBytes: 100_000,
+    ...over,
+  });
 
   it('writes the diff since the run start on the tree it hashed, from the commit, the tree or the empty tree', async () => {
     const r = repo({ files: { 'a.txt': 'one\n' } });
@@ -116,7 +127,9 @@ describe('prepareReview', () => {
   it('refuses an empty change and a diff over the cap', async () => {
     const r = repo({ files: { 'a.txt': 'one\n' } });
     const start = git(r, 'rev-parse', 'HEAD');
-    expect((await prepareReview(input(r, { runStartSha: start }))).refused).toBe('nothing to review: no file changed since the run started');
+    expect((await prepareReview(input(r, { runStartSha: start }))).refused).toBe(
+      'nothing to review: no file changed since the run started',
+    );
     writeFileSync(path.join(r, 'a.txt'), 'x'.repeat(5000));
     const big = await prepareReview(input(r, { runStartSha: start, maxDiffBytes: 1000 }));
     expect(big.refused).toMatch(/^the diff is too big to review \(\d+ bytes, the cap is 1000; knob reviewMaxDiffBytes\)$/);

@@ -8,7 +8,18 @@
  * not the run secret, not the tools folder, not the file beside the binary.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -54,8 +65,11 @@ afterAll(() => {
 });
 
 describe('vigil setup builds the Go bridge of an installed package', () => {
-  it('as scripts/build-sandbox-bridge.sh builds it in a source checkout: static, offline, with no toolchain, workspace or flags of the user\'s', () => {
-    const line = readFileSync(path.join(ROOT, 'scripts', 'build-sandbox-bridge.sh'), 'utf8').split('\n').find((l) => l.includes(' go build ')) ?? '';
+  it("as scripts/build-sandbox-bridge.sh builds it in a source checkout: static, offline, with no toolchain, workspace or flags of the user's", () => {
+    const line =
+      readFileSync(path.join(ROOT, 'scripts', 'build-sandbox-bridge.sh'), 'utf8')
+        .split('\n')
+        .find((l) => l.includes(' go build ')) ?? '';
     for (const [k, v] of Object.entries(BRIDGE_BUILD_ENV)) expect(line).toContain(` ${k}=${v} `);
     expect(line).toContain("go build -trimpath -ldflags='-s -w'");
   });
@@ -64,7 +78,11 @@ describe('vigil setup builds the Go bridge of an installed package', () => {
     const noGoHome = path.join(root, 'no-go-home');
     const noGo = { ...env, VIGIL_HOME: noGoHome, PATH: '/usr/bin:/bin' };
     const r = setupSandboxBridge({ env: noGo, root: pkg });
-    expect(r).toEqual({ outcome: 'none', path: null, line: 'sandbox network bridge: Go is not on PATH (install Go 1.21 or later and run vigil setup again); sandboxed calls use the Node bridge' });
+    expect(r).toEqual({
+      outcome: 'none',
+      path: null,
+      line: 'sandbox network bridge: Go is not on PATH (install Go 1.21 or later and run vigil setup again); sandboxed calls use the Node bridge',
+    });
     expect(existsSync(path.join(noGoHome, 'tools'))).toBe(false);
     expect(sandboxBridge(noGo, pkg)).toMatchObject({ kind: 'node', note: expect.stringContaining('run vigil setup') });
   });
@@ -73,13 +91,21 @@ describe('vigil setup builds the Go bridge of an installed package', () => {
     const bin = path.join(vigilHome, 'tools', 'sandbox-bridge', 'sandbox-bridge');
     expect(goBridgePath(pkg, env)).toBe(bin);
     const built = setupSandboxBridge({ env, root: pkg });
-    expect(built).toMatchObject({ outcome: 'built', path: bin, line: expect.stringMatching(/^sandbox network bridge: built .* with go1\.\d+/) });
+    expect(built).toMatchObject({
+      outcome: 'built',
+      path: bin,
+      line: expect.stringMatching(/^sandbox network bridge: built .* with go1\.\d+/),
+    });
     expect(execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim()).toBe(`vigil-sandbox-bridge ${BRIDGE_PROTOCOL}`);
     // Static: no interpreter (dynamic loader) named in the binary.
     expect(readFileSync(bin).includes('ld-linux')).toBe(false);
     const mtime = statSync(bin).mtimeMs;
 
-    expect(setupSandboxBridge({ env, root: pkg })).toEqual({ outcome: 'current', path: bin, line: `sandbox network bridge: ${bin} (up to date)` });
+    expect(setupSandboxBridge({ env, root: pkg })).toEqual({
+      outcome: 'current',
+      path: bin,
+      line: `sandbox network bridge: ${bin} (up to date)`,
+    });
     expect(statSync(bin).mtimeMs).toBe(mtime);
 
     // An upgrade's files carry the registry's fixed date: the content tells a change.
@@ -101,7 +127,12 @@ describe.runIf(hasGo && sandboxable)('a sandboxed call of an installed package',
   it('runs the Go bridge from VIGIL_HOME/tools, reaches the allowed model server through it, and reads nothing else of VIGIL_HOME', async () => {
     expect(setupSandboxBridge({ env, root: pkg }).path).toBe(goBridgePath(pkg, env));
     const bridge = sandboxBridge(env, pkg);
-    expect(bridge).toMatchObject({ kind: 'go', binary: goBridgePath(pkg, env), command: [SANDBOX_BRIDGE_PATH], note: `a static Go program (${goBridgePath(pkg, env)}, built by vigil setup)` });
+    expect(bridge).toMatchObject({
+      kind: 'go',
+      binary: goBridgePath(pkg, env),
+      command: [SANDBOX_BRIDGE_PATH],
+      note: `a static Go program (${goBridgePath(pkg, env)}, built by vigil setup)`,
+    });
 
     const model = http.createServer((_req, res) => res.end('pong'));
     const modelPort = await listening(model);
@@ -133,8 +164,12 @@ describe.runIf(hasGo && sandboxable)('a sandboxed call of an installed package',
     expect(prepared.report.applied).toBe(true);
     // Of VIGIL_HOME the sandbox mounts the bridge's binary (at its own path) and the call's HOME, nothing else.
     const sources: string[] = [];
-    for (let i = 0; i < prepared.args.length; i++) if (prepared.args[i] === '--bind' || prepared.args[i] === '--ro-bind') sources.push(`${prepared.args[i + 1]} -> ${prepared.args[i + 2]}`);
-    expect(sources.filter((s) => s.startsWith(vigilHome) && !s.startsWith(path.join(vigilHome, 'private', 'installed-bridge', 'sandbox-home')))).toEqual([`${goBridgePath(pkg, env)} -> ${SANDBOX_BRIDGE_PATH}`]);
+    for (let i = 0; i < prepared.args.length; i++)
+      if (prepared.args[i] === '--bind' || prepared.args[i] === '--ro-bind')
+        sources.push(`${prepared.args[i + 1]} -> ${prepared.args[i + 2]}`);
+    expect(
+      sources.filter((s) => s.startsWith(vigilHome) && !s.startsWith(path.join(vigilHome, 'private', 'installed-bridge', 'sandbox-home'))),
+    ).toEqual([`${goBridgePath(pkg, env)} -> ${SANDBOX_BRIDGE_PATH}`]);
 
     const proxyErrors: string[] = [];
     const proxy = startSandboxProxy(prepared.proxy as NonNullable<typeof prepared.proxy>, (m) => proxyErrors.push(m));
@@ -156,15 +191,21 @@ describe.runIf(hasGo && sandboxable)('a sandboxed call of an installed package',
     const lines = out.split('\n');
     expect(lines).toContain('pong MODEL-REACHED');
     // The command's parent is the Go bridge, started from the sandbox's own path.
-    expect(lines.find((l) => l.startsWith(SANDBOX_BRIDGE_PATH)), out).toMatch(new RegExp(`^${SANDBOX_BRIDGE_PATH} /run/vigil-proxy/proxy\\.sock \\d+ `));
+    expect(
+      lines.find((l) => l.startsWith(SANDBOX_BRIDGE_PATH)),
+      out,
+    ).toMatch(new RegExp(`^${SANDBOX_BRIDGE_PATH} /run/vigil-proxy/proxy\\.sock \\d+ `));
     expect(lines).toContain('sandbox-bridge');
-    for (const hidden of ['SECRET-HIDDEN', 'TOOLS-HIDDEN', 'TOKEN-HIDDEN', 'STAMP-HIDDEN', 'BINARY-NOT-AT-HOME', 'BRIDGE-READ-ONLY']) expect(lines, out).toContain(hidden);
+    for (const hidden of ['SECRET-HIDDEN', 'TOOLS-HIDDEN', 'TOKEN-HIDDEN', 'STAMP-HIDDEN', 'BINARY-NOT-AT-HOME', 'BRIDGE-READ-ONLY'])
+      expect(lines, out).toContain(hidden);
     expect(out).not.toContain('tool-secret');
     expect(out).not.toContain('abab');
     expect(proxy.denials()).toEqual([]);
     expect(proxyErrors).toEqual([]);
 
     // vigil doctor names it.
-    expect(describeSandbox(env, pkg).line).toContain(`network bridge: a static Go program (${goBridgePath(pkg, env)}, built by vigil setup)`);
+    expect(describeSandbox(env, pkg).line).toContain(
+      `network bridge: a static Go program (${goBridgePath(pkg, env)}, built by vigil setup)`,
+    );
   });
 });

@@ -23,7 +23,6 @@ import { SANDBOX_BRIDGE_PATH } from '../../activities/sandbox-policy.js';
 import { hasGo } from '../support/go.js';
 import { ROOT } from '../support/harness.js';
 
-
 let root: string;
 
 beforeAll(() => {
@@ -37,10 +36,14 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 async function freePorts(n: number): Promise<number[]> {
   const servers = await Promise.all(
-    Array.from({ length: n }, () => new Promise<net.Server>((resolve) => {
-      const s = net.createServer();
-      s.listen(0, '127.0.0.1', () => resolve(s));
-    })),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<net.Server>((resolve) => {
+          const s = net.createServer();
+          s.listen(0, '127.0.0.1', () => resolve(s));
+        }),
+    ),
   );
   const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
@@ -105,7 +108,12 @@ interface Exit {
   stderr: string;
 }
 
-function runBridge(command: readonly string[], args: readonly string[], onStart?: (pid: number) => void, env: NodeJS.ProcessEnv = process.env): Promise<Exit> {
+function runBridge(
+  command: readonly string[],
+  args: readonly string[],
+  onStart?: (pid: number) => void,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Exit> {
   return new Promise((resolve) => {
     const [file, ...pre] = command as [string, ...string[]];
     const child = spawn(file, [...pre, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
@@ -130,14 +138,32 @@ for (const b of BRIDGES) {
       const [proxyPort, allowed, refused] = (await freePorts(3)) as [number, number, number];
       const proxy = await startProxy(sock, allowed);
       try {
-        const r = await runBridge(b.command(), [sock, String(proxyPort), `${allowed},${refused}`, '--', process.execPath, '-e', CLIENT, String(proxyPort), String(allowed), String(refused)]);
+        const r = await runBridge(b.command(), [
+          sock,
+          String(proxyPort),
+          `${allowed},${refused}`,
+          '--',
+          process.execPath,
+          '-e',
+          CLIENT,
+          String(proxyPort),
+          String(allowed),
+          String(refused),
+        ]);
         expect(r.stderr).toBe('');
         expect(r.code).toBe(0);
         const out = JSON.parse(r.stdout) as { proxy: string; tunnel: string; refused: string };
-        expect({ proxy: out.proxy, tunnel: out.tunnel }).toEqual({ proxy: 'proxy:GET http://x/ HTTP/1.1\r\n\r\n', tunnel: 'EARLY|tunnel:hello' });
+        expect({ proxy: out.proxy, tunnel: out.tunnel }).toEqual({
+          proxy: 'proxy:GET http://x/ HTTP/1.1\r\n\r\n',
+          tunnel: 'EARLY|tunnel:hello',
+        });
         // Refused: closed with nothing passed (a reset when what the command sent was still unread as the bridge closed it).
         expect(['closed', 'error:ECONNRESET']).toContain(out.refused);
-        expect(proxy.requests).toEqual(['GET http://x/ HTTP/1.1', `CONNECT 127.0.0.1:${allowed} HTTP/1.1`, `CONNECT 127.0.0.1:${refused} HTTP/1.1`]);
+        expect(proxy.requests).toEqual([
+          'GET http://x/ HTTP/1.1',
+          `CONNECT 127.0.0.1:${allowed} HTTP/1.1`,
+          `CONNECT 127.0.0.1:${refused} HTTP/1.1`,
+        ]);
       } finally {
         proxy.server.close();
       }
@@ -149,10 +175,25 @@ for (const b of BRIDGES) {
       let proxy: { server: net.Server } | null = null;
       const late = setTimeout(() => void startProxy(sock, allowed).then((p) => (proxy = p)), 400);
       try {
-        const r = await runBridge(b.command(), [sock, String(proxyPort), String(allowed), '--', process.execPath, '-e', CLIENT, String(proxyPort), String(allowed), String(refused)]);
+        const r = await runBridge(b.command(), [
+          sock,
+          String(proxyPort),
+          String(allowed),
+          '--',
+          process.execPath,
+          '-e',
+          CLIENT,
+          String(proxyPort),
+          String(allowed),
+          String(refused),
+        ]);
         expect(r.code).toBe(0);
         // The refused port is not one the bridge listens on: nothing answers there.
-        expect(JSON.parse(r.stdout)).toEqual({ proxy: 'proxy:GET http://x/ HTTP/1.1\r\n\r\n', tunnel: 'EARLY|tunnel:hello', refused: 'error:ECONNREFUSED' });
+        expect(JSON.parse(r.stdout)).toEqual({
+          proxy: 'proxy:GET http://x/ HTTP/1.1\r\n\r\n',
+          tunnel: 'EARLY|tunnel:hello',
+          refused: 'error:ECONNREFUSED',
+        });
       } finally {
         clearTimeout(late);
         (proxy as { server: net.Server } | null)?.server.close();
@@ -200,7 +241,12 @@ describe('NODE_EXTRA_CA_CERTS and the Node bridge', () => {
     const started = bridgeEnv(node, env);
     expect(started).toEqual({ PATH: '/usr/bin:/bin', [BRIDGE_CA_VARIABLE]: '/etc/ssl/certs/ca-certificates.crt' });
     const [port] = (await freePorts(1)) as [number];
-    const r = await runBridge(node.command, [path.join(root, 'no-proxy.sock'), String(port), '', '--', 'sh', '-c', `echo "$NODE_EXTRA_CA_CERTS|\${${BRIDGE_CA_VARIABLE}-unset}"`], undefined, started);
+    const r = await runBridge(
+      node.command,
+      [path.join(root, 'no-proxy.sock'), String(port), '', '--', 'sh', '-c', `echo "$NODE_EXTRA_CA_CERTS|\${${BRIDGE_CA_VARIABLE}-unset}"`],
+      undefined,
+      started,
+    );
     expect(r).toMatchObject({ code: 0, stdout: '/etc/ssl/certs/ca-certificates.crt|unset\n' });
     // The Go bridge reads no bundle: the command's environment as it is; nothing to move without the variable.
     expect(bridgeEnv({ ...node, kind: 'go' }, env)).toBe(env);
@@ -222,18 +268,29 @@ describe('which bridge a worker runs', () => {
   it('the Node one, saying why, where the binary is missing, stale or in an installed package', () => {
     const checkout = path.join(root, 'checkout');
     mkdirSync(path.join(checkout, '.git'), { recursive: true });
-    expect(sandboxBridge({}, checkout)).toMatchObject({ kind: 'node', note: expect.stringContaining('.tools/sandbox-bridge/sandbox-bridge is not built') });
+    expect(sandboxBridge({}, checkout)).toMatchObject({
+      kind: 'node',
+      note: expect.stringContaining('.tools/sandbox-bridge/sandbox-bridge is not built'),
+    });
     // A binary from an older protocol is not run.
     mkdirSync(path.dirname(goBridgePath(checkout)), { recursive: true });
     writeFileSync(goBridgePath(checkout), '#!/bin/sh\necho "vigil-sandbox-bridge 0"\n');
     chmodSync(goBridgePath(checkout), 0o755);
-    expect(sandboxBridge({}, checkout)).toMatchObject({ kind: 'node', note: expect.stringContaining(`not protocol ${BRIDGE_PROTOCOL}: run scripts/build-sandbox-bridge.sh`) });
+    expect(sandboxBridge({}, checkout)).toMatchObject({
+      kind: 'node',
+      note: expect.stringContaining(`not protocol ${BRIDGE_PROTOCOL}: run scripts/build-sandbox-bridge.sh`),
+    });
     // An installed package (no .git) looks in VIGIL_HOME/tools, where `vigil setup` builds it.
     const installed = path.join(root, 'installed');
     mkdirSync(installed, { recursive: true });
     const vigilHome = path.join(root, 'installed-home');
     expect(goBridgePath(installed, { VIGIL_HOME: vigilHome })).toBe(path.join(vigilHome, 'tools', 'sandbox-bridge', 'sandbox-bridge'));
-    expect(sandboxBridge({ VIGIL_HOME: vigilHome }, installed)).toMatchObject({ kind: 'node', note: expect.stringContaining(`${goBridgePath(installed, { VIGIL_HOME: vigilHome })} is not built (install Go 1.21 or later and run vigil setup)`) });
+    expect(sandboxBridge({ VIGIL_HOME: vigilHome }, installed)).toMatchObject({
+      kind: 'node',
+      note: expect.stringContaining(
+        `${goBridgePath(installed, { VIGIL_HOME: vigilHome })} is not built (install Go 1.21 or later and run vigil setup)`,
+      ),
+    });
   });
 
   it.runIf(hasGo && sandboxPlatform().problem === null)('a sandboxed call runs the chosen bridge, and vigil doctor names it', () => {
@@ -246,7 +303,16 @@ describe('which bridge a worker runs', () => {
       if (saved === undefined) delete process.env.VIGIL_HOME;
       else process.env.VIGIL_HOME = saved;
     });
-    const call = { kind: 'builder' as const, runId: 'bridge-choice', repoPath: repo, cwd: repo, file: 'true', args: [], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: os.homedir() }, provider: 'command' };
+    const call = {
+      kind: 'builder' as const,
+      runId: 'bridge-choice',
+      repoPath: repo,
+      cwd: repo,
+      file: 'true',
+      args: [],
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: os.homedir() },
+      provider: 'command',
+    };
     const go = prepareSandbox(call, { ...process.env, VIGIL_HOME: home, VIGIL_SANDBOX: 'auto' });
     expect(go.args).toContain(SANDBOX_BRIDGE_PATH);
     expect(go.args.join(' ')).not.toContain('sandbox-bridge.js');
@@ -258,10 +324,16 @@ describe('which bridge a worker runs', () => {
     expect(node.args).not.toContain(goBridgePath());
     // A call's NODE_EXTRA_CA_CERTS: the Go bridge's environment keeps it, the Node bridge's carries it aside.
     const withCa = { ...call, env: { ...call.env, NODE_EXTRA_CA_CERTS: '/etc/ssl/certs/ca-certificates.crt' } };
-    expect(prepareSandbox(withCa, { ...process.env, VIGIL_HOME: home, VIGIL_SANDBOX: 'auto' }).env.NODE_EXTRA_CA_CERTS).toBe('/etc/ssl/certs/ca-certificates.crt');
+    expect(prepareSandbox(withCa, { ...process.env, VIGIL_HOME: home, VIGIL_SANDBOX: 'auto' }).env.NODE_EXTRA_CA_CERTS).toBe(
+      '/etc/ssl/certs/ca-certificates.crt',
+    );
     const nodeCa = prepareSandbox(withCa, { ...process.env, VIGIL_HOME: home, VIGIL_SANDBOX: 'auto', VIGIL_SANDBOX_BRIDGE: 'node' }).env;
     expect([nodeCa.NODE_EXTRA_CA_CERTS, nodeCa[BRIDGE_CA_VARIABLE]]).toEqual([undefined, '/etc/ssl/certs/ca-certificates.crt']);
-    expect(describeSandbox({ ...process.env, VIGIL_SANDBOX: 'auto' }).line).toContain('network bridge: a static Go program (.tools/sandbox-bridge/sandbox-bridge)');
-    expect(describeSandbox({ ...process.env, VIGIL_SANDBOX: 'auto', VIGIL_SANDBOX_BRIDGE: 'node' }).line).toContain('network bridge: Node (VIGIL_SANDBOX_BRIDGE=node');
+    expect(describeSandbox({ ...process.env, VIGIL_SANDBOX: 'auto' }).line).toContain(
+      'network bridge: a static Go program (.tools/sandbox-bridge/sandbox-bridge)',
+    );
+    expect(describeSandbox({ ...process.env, VIGIL_SANDBOX: 'auto', VIGIL_SANDBOX_BRIDGE: 'node' }).line).toContain(
+      'network bridge: Node (VIGIL_SANDBOX_BRIDGE=node',
+    );
   });
 });

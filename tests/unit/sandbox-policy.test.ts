@@ -29,7 +29,7 @@ const OK = { bwrap: '/usr/bin/bwrap', version: '0.8.0', problem: null };
 const NONE = { bwrap: null, version: null, problem: 'bubblewrap (bwrap) is not installed' };
 
 describe('the mode', () => {
-  it('is the run\'s when it says, else the worker\'s; a strict worker is never lowered', () => {
+  it("is the run's when it says, else the worker's; a strict worker is never lowered", () => {
     expect(effectiveSandboxMode(undefined, 'auto')).toBe('auto');
     expect(effectiveSandboxMode(null, 'off')).toBe('off');
     expect(effectiveSandboxMode('off', 'auto')).toBe('off');
@@ -71,15 +71,25 @@ describe('the network', () => {
     expect(parseEndpoint('x:99999')).toBeNull();
   });
 
-  it('a builder reaches its provider, the base URLs its environment configures and the operator\'s extras; registries only when asked', () => {
+  it("a builder reaches its provider, the base URLs its environment configures and the operator's extras; registries only when asked", () => {
     const env = { ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010', HOME: '/root', DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/x' };
     const hosts = (o: Parameters<typeof allowedEndpoints>[0]): string[] => allowedEndpoints(o).map((e) => `${e.host}:${e.port}`);
-    expect(hosts({ kind: 'builder', provider: 'claude', env, extra: ['gw.internal:8443'], registries: false })).toEqual(['api.anthropic.com:443', '127.0.0.1:4010', 'gw.internal:8443']);
+    expect(hosts({ kind: 'builder', provider: 'claude', env, extra: ['gw.internal:8443'], registries: false })).toEqual([
+      'api.anthropic.com:443',
+      '127.0.0.1:4010',
+      'gw.internal:8443',
+    ]);
     expect(hosts({ kind: 'reviewer', provider: 'command', env: {}, extra: [], registries: false })).toEqual([]);
     expect(hosts({ kind: 'builder', provider: 'codex', env: {}, extra: [], registries: false })).toContain('api.openai.com:443');
     // The test command reaches no model; with the registries, npm and PyPI (and a configured mirror).
     expect(hosts({ kind: 'tests', provider: null, env, extra: ['gw.internal:8443'], registries: false })).toEqual([]);
-    const reg = hosts({ kind: 'tests', provider: null, env: { npm_config_registry: 'https://npm.mirror.local/' }, extra: [], registries: true });
+    const reg = hosts({
+      kind: 'tests',
+      provider: null,
+      env: { npm_config_registry: 'https://npm.mirror.local/' },
+      extra: [],
+      registries: true,
+    });
     expect(reg).toEqual(expect.arrayContaining(['registry.npmjs.org:443', 'pypi.org:443', 'npm.mirror.local:443']));
     expect(hosts({ kind: 'gate', provider: 'claude', env, extra: ['x:1'], registries: true })).toEqual([]);
     // The event store's URL is no base URL.
@@ -102,12 +112,26 @@ describe('the network', () => {
   });
 
   it('the bridge listens on allowed loopback ports and the watched ones, the proxy on a port apart', () => {
-    expect(bridgePorts([{ host: '127.0.0.1', port: 3128 }, { host: 'api.x', port: 443 }], [7233, 5432])).toEqual({ listen: [3128, 5432, 7233], proxyPort: 3129 });
+    expect(
+      bridgePorts(
+        [
+          { host: '127.0.0.1', port: 3128 },
+          { host: 'api.x', port: 443 },
+        ],
+        [7233, 5432],
+      ),
+    ).toEqual({ listen: [3128, 5432, 7233], proxyPort: 3129 });
     expect(bridgePorts([], [])).toEqual({ listen: [], proxyPort: 3128 });
   });
 
   it('gives the proxy to the process only when it has a network, and PWD always', () => {
-    expect(sandboxEnv({ cwd: '/r', home: '/root', proxyPort: null })).toEqual({ PWD: '/r', HOME: '/root', TMPDIR: '/tmp', TMP: '/tmp', TEMP: '/tmp' });
+    expect(sandboxEnv({ cwd: '/r', home: '/root', proxyPort: null })).toEqual({
+      PWD: '/r',
+      HOME: '/root',
+      TMPDIR: '/tmp',
+      TMP: '/tmp',
+      TEMP: '/tmp',
+    });
     const env = sandboxEnv({ cwd: '/r', home: '/root', proxyPort: 3128 });
     expect(env.HTTPS_PROXY).toBe('http://127.0.0.1:3128');
     expect(env.http_proxy).toBe('http://127.0.0.1:3128');
@@ -127,16 +151,25 @@ function facts(over: Partial<SandboxFacts> = {}): SandboxFacts {
       { path: '/bin', linkTo: 'usr/bin' },
       { path: '/etc', linkTo: null },
     ],
-    secrets: [{ path: '/etc/shadow', dir: false }, { path: '/etc/ssh', dir: true }],
+    secrets: [
+      { path: '/etc/shadow', dir: false },
+      { path: '/etc/ssh', dir: true },
+    ],
     home: '/root',
     homeSource: '/root/.vigil/private/run-1/sandbox-home/claude',
     vigilReadable: [{ path: '/opt/vigil/dist/activities/sandbox-bridge.js', dir: false }],
     callFiles: [],
     readable: [],
     writable: [],
-    denied: [{ path: '/root/.vigil', dir: true }, { path: '/root/.ssh', dir: true }],
+    denied: [
+      { path: '/root/.vigil', dir: true },
+      { path: '/root/.ssh', dir: true },
+    ],
     vigilDirs: { root: true, runs: true, handoffs: true, signals: true },
-    gitControl: [{ path: '/work/repo/.git/config', dir: false }, { path: '/work/repo/.git/hooks', dir: true }],
+    gitControl: [
+      { path: '/work/repo/.git/config', dir: false },
+      { path: '/work/repo/.git/hooks', dir: true },
+    ],
     proxyDir: '/tmp/vigil-sbx-abc',
     ...over,
   };
@@ -156,14 +189,15 @@ function mounts(args: string[]): string[] {
 describe('the mount plan', () => {
   it('isolates every namespace, drops every capability, runs root as an unprivileged uid, ends with the working directory', () => {
     const { args } = sandboxPlan(facts());
-    for (const f of ['--unshare-user', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--die-with-parent', '--new-session']) expect(args).toContain(f);
+    for (const f of ['--unshare-user', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--die-with-parent', '--new-session'])
+      expect(args).toContain(f);
     expect(args.join(' ')).toContain(`--uid ${SANDBOX_ROOT_UID} --gid ${SANDBOX_ROOT_UID}`);
     expect(args.join(' ')).toContain('--cap-drop ALL');
     expect(args.slice(-5)).toEqual(['--remount-ro', '/', '--chdir', '/work/repo', '--']);
     expect(sandboxPlan(facts({ uid: 1234, gid: 99 })).args.join(' ')).toContain('--uid 1234 --gid 99');
   });
 
-  it('the builder writes the repository, never Vigil\'s records or the git files Vigil\'s own commands would run', () => {
+  it("the builder writes the repository, never Vigil's records or the git files Vigil's own commands would run", () => {
     const plan = sandboxPlan(facts());
     const m = mounts(plan.args);
     expect(plan.repoWritable).toBe(true);
@@ -177,22 +211,36 @@ describe('the mount plan', () => {
     expect(m.indexOf('--bind /work/repo /work/repo')).toBeLessThan(m.indexOf('--ro-bind /work/repo/.vigil/runs /work/repo/.vigil/runs'));
   });
 
-  it('mounts the call\'s own files over Vigil\'s read-only records: the prompt read-only, what the CLI writes beside it writable', () => {
+  it("mounts the call's own files over Vigil's read-only records: the prompt read-only, what the CLI writes beside it writable", () => {
     const m = mounts(
       sandboxPlan(
         facts({
           kind: 'reviewer',
           callFiles: [
-            { src: '/work/repo/.vigil/runs/r/reviewer-0001.prompt.md', dest: '/work/repo/.vigil/runs/r/reviewer-0001.prompt.md', writable: false },
-            { src: '/work/repo/.vigil/runs/r/reviewer-0001.aider.chat.history.md', dest: '/work/repo/.vigil/runs/r/reviewer-0001.aider.chat.history.md', writable: true },
+            {
+              src: '/work/repo/.vigil/runs/r/reviewer-0001.prompt.md',
+              dest: '/work/repo/.vigil/runs/r/reviewer-0001.prompt.md',
+              writable: false,
+            },
+            {
+              src: '/work/repo/.vigil/runs/r/reviewer-0001.aider.chat.history.md',
+              dest: '/work/repo/.vigil/runs/r/reviewer-0001.aider.chat.history.md',
+              writable: true,
+            },
             { src: '/root/.vigil/private/r/checklist-0001.prompt.md', dest: '/run/vigil-files/checklist-0001.prompt.md', writable: false },
           ],
         }),
       ).args,
     );
     const runs = m.indexOf('--ro-bind /work/repo/.vigil/runs /work/repo/.vigil/runs');
-    expect(m.indexOf('--ro-bind /work/repo/.vigil/runs/r/reviewer-0001.prompt.md /work/repo/.vigil/runs/r/reviewer-0001.prompt.md')).toBeGreaterThan(runs);
-    expect(m.indexOf('--bind /work/repo/.vigil/runs/r/reviewer-0001.aider.chat.history.md /work/repo/.vigil/runs/r/reviewer-0001.aider.chat.history.md')).toBeGreaterThan(runs);
+    expect(
+      m.indexOf('--ro-bind /work/repo/.vigil/runs/r/reviewer-0001.prompt.md /work/repo/.vigil/runs/r/reviewer-0001.prompt.md'),
+    ).toBeGreaterThan(runs);
+    expect(
+      m.indexOf(
+        '--bind /work/repo/.vigil/runs/r/reviewer-0001.aider.chat.history.md /work/repo/.vigil/runs/r/reviewer-0001.aider.chat.history.md',
+      ),
+    ).toBeGreaterThan(runs);
     expect(m).toContain('--ro-bind /root/.vigil/private/r/checklist-0001.prompt.md /run/vigil-files/checklist-0001.prompt.md');
   });
 
@@ -205,27 +253,39 @@ describe('the mount plan', () => {
     expect(m).toContain('--bind /work/repo/.vigil /work/repo/.vigil');
     expect(m).toContain('--ro-bind /work/repo/.vigil/signals /work/repo/.vigil/signals');
     expect(m).toContain('--ro-bind /work/repo/.vigil/runs /work/repo/.vigil/runs');
-    expect(m.indexOf('--bind /work/repo/.vigil /work/repo/.vigil')).toBeLessThan(m.indexOf('--ro-bind /work/repo/.vigil/signals /work/repo/.vigil/signals'));
+    expect(m.indexOf('--bind /work/repo/.vigil /work/repo/.vigil')).toBeLessThan(
+      m.indexOf('--ro-bind /work/repo/.vigil/signals /work/repo/.vigil/signals'),
+    );
   });
 
-  it('a reviewing call with a signals folder of its own writes its cost report there, never in the repository\'s signals', () => {
-    const m = mounts(sandboxPlan(facts({ kind: 'reviewer', signalsSource: '/root/.vigil/private/run-1/call-signals/council-round-0001-m0' })).args);
+  it("a reviewing call with a signals folder of its own writes its cost report there, never in the repository's signals", () => {
+    const m = mounts(
+      sandboxPlan(facts({ kind: 'reviewer', signalsSource: '/root/.vigil/private/run-1/call-signals/council-round-0001-m0' })).args,
+    );
     expect(m).toContain('--bind /root/.vigil/private/run-1/call-signals/council-round-0001-m0 /work/repo/.vigil/signals');
     expect(m).not.toContain('--ro-bind /work/repo/.vigil/signals /work/repo/.vigil/signals');
-    expect(m.indexOf('--bind /work/repo/.vigil /work/repo/.vigil')).toBeLessThan(m.indexOf('--bind /root/.vigil/private/run-1/call-signals/council-round-0001-m0 /work/repo/.vigil/signals'));
+    expect(m.indexOf('--bind /work/repo/.vigil /work/repo/.vigil')).toBeLessThan(
+      m.indexOf('--bind /root/.vigil/private/run-1/call-signals/council-round-0001-m0 /work/repo/.vigil/signals'),
+    );
     // Only a reviewing call gets one: the builder writes the repository's signals, a test run reads them.
-    expect(mounts(sandboxPlan(facts({ kind: 'tests', signalsSource: '/x' })).args)).toContain('--ro-bind /work/repo/.vigil/signals /work/repo/.vigil/signals');
-    expect(mounts(sandboxPlan(facts({ kind: 'builder', signalsSource: '/x' })).args).some((x) => x.endsWith('/.vigil/signals'))).toBe(false);
+    expect(mounts(sandboxPlan(facts({ kind: 'tests', signalsSource: '/x' })).args)).toContain(
+      '--ro-bind /work/repo/.vigil/signals /work/repo/.vigil/signals',
+    );
+    expect(mounts(sandboxPlan(facts({ kind: 'builder', signalsSource: '/x' })).args).some((x) => x.endsWith('/.vigil/signals'))).toBe(
+      false,
+    );
   });
 
   it('a gate reads the repository only and has no network at all', () => {
-    const plan = sandboxPlan(facts({ kind: 'gate', proxyDir: null, vigilDirs: { root: false, runs: false, handoffs: false, signals: false } }));
+    const plan = sandboxPlan(
+      facts({ kind: 'gate', proxyDir: null, vigilDirs: { root: false, runs: false, handoffs: false, signals: false } }),
+    );
     expect(plan.repoWritable).toBe(false);
     expect(mounts(plan.args).some((x) => x.includes(SANDBOX_PROXY_DIR))).toBe(false);
     expect(plan.args).toContain('--unshare-net');
   });
 
-  it('shows the system read-only with its secrets hidden, a private /tmp, HOME from Vigil\'s folder, the proxy\'s folder', () => {
+  it("shows the system read-only with its secrets hidden, a private /tmp, HOME from Vigil's folder, the proxy's folder", () => {
     const m = mounts(sandboxPlan(facts()).args);
     expect(m).toContain('--ro-bind /usr /usr');
     expect(m).toContain('--symlink usr/bin /bin');
@@ -249,8 +309,15 @@ describe('the mount plan', () => {
           { path: '/usr/local/bin', dir: true },
           { path: '/work/repo/node_modules/.bin', dir: true },
         ],
-        writable: [{ path: '/root/.vigil', dir: true }, { path: '/srv/cache', dir: true }],
-        denied: [{ path: '/root/.vigil', dir: true }, { path: '/root/.ssh', dir: true }, { path: '/opt/agent/run-secret', dir: false }],
+        writable: [
+          { path: '/root/.vigil', dir: true },
+          { path: '/srv/cache', dir: true },
+        ],
+        denied: [
+          { path: '/root/.vigil', dir: true },
+          { path: '/root/.ssh', dir: true },
+          { path: '/opt/agent/run-secret', dir: false },
+        ],
       }),
     );
     const m = mounts(plan.args);
@@ -276,7 +343,10 @@ describe('the mount plan', () => {
         vigilReadable: [],
         bridgeBinary: { path: bin, dir: false },
         // Asked for beside it, by the call or by the operator: refused as ever.
-        readable: [{ path: '/root/.vigil/tools/sandbox-bridge', dir: true }, { path: `${bin}.sources`, dir: false }],
+        readable: [
+          { path: '/root/.vigil/tools/sandbox-bridge', dir: true },
+          { path: `${bin}.sources`, dir: false },
+        ],
         writable: [{ path: bin, dir: false }],
       }),
     );
@@ -288,9 +358,18 @@ describe('the mount plan', () => {
     expect(mounts(folder.args).some((x) => x.includes(SANDBOX_BRIDGE_PATH) || x.includes('/root/.vigil/tools'))).toBe(false);
     expect(folder.refused[0]?.why).toContain('single file');
     // The Node bridge's files Vigil chose are refused there too: the bridge's binary is the one exception.
-    const node = sandboxPlan(facts({ vigilReadable: [{ path: '/root/.vigil/tools/node/bin/node', dir: false }, { path: '/opt/vigil/dist/activities/sandbox-bridge.js', dir: false }] }));
+    const node = sandboxPlan(
+      facts({
+        vigilReadable: [
+          { path: '/root/.vigil/tools/node/bin/node', dir: false },
+          { path: '/opt/vigil/dist/activities/sandbox-bridge.js', dir: false },
+        ],
+      }),
+    );
     expect(node.refused.map((r) => r.path)).toEqual(['/root/.vigil/tools/node/bin/node']);
-    expect(mounts(node.args)).toContain('--ro-bind /opt/vigil/dist/activities/sandbox-bridge.js /opt/vigil/dist/activities/sandbox-bridge.js');
+    expect(mounts(node.args)).toContain(
+      '--ro-bind /opt/vigil/dist/activities/sandbox-bridge.js /opt/vigil/dist/activities/sandbox-bridge.js',
+    );
   });
 });
 

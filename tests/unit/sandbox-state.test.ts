@@ -9,7 +9,13 @@ import { mergedDenials, noteSandbox, sandboxArgs } from '../../workflows/decisio
 import { deniedLines, sandboxLine } from '../../workflows/ui.js';
 
 const empty: SandboxState = SandboxStateSchema.parse({ last: null, denied: [], deniedTotal: 0, unsandboxedCalls: 0 });
-const applied = (denied: SandboxReport['denied'] = []): SandboxReport => ({ mode: 'auto', applied: true, isolation: 'bubblewrap 0.8.0; repository writable; network: api.anthropic.com:443', reason: null, denied });
+const applied = (denied: SandboxReport['denied'] = []): SandboxReport => ({
+  mode: 'auto',
+  applied: true,
+  isolation: 'bubblewrap 0.8.0; repository writable; network: api.anthropic.com:443',
+  reason: null,
+  denied,
+});
 
 describe('noteSandbox', () => {
   it('keeps the latest isolation and counts nothing when nothing was refused', () => {
@@ -26,7 +32,14 @@ describe('noteSandbox', () => {
   });
 
   it('merges a repeated attempt by role, kind and target, moving it to the newest, and counts every one', () => {
-    let s = noteSandbox(empty, applied([{ kind: 'connect', target: '127.0.0.1:7233', count: 2 }, { kind: 'write', target: '/etc/x', count: 1 }]), { iteration: 1, role: 'builder' });
+    let s = noteSandbox(
+      empty,
+      applied([
+        { kind: 'connect', target: '127.0.0.1:7233', count: 2 },
+        { kind: 'write', target: '/etc/x', count: 1 },
+      ]),
+      { iteration: 1, role: 'builder' },
+    );
     s = noteSandbox(s, applied([{ kind: 'connect', target: '127.0.0.1:7233', count: 1 }]), { iteration: 3, role: 'builder' });
     s = noteSandbox(s, applied([{ kind: 'connect', target: '127.0.0.1:7233', count: 1 }]), { iteration: 3, role: 'reviewer' });
     expect(s.deniedTotal).toBe(5);
@@ -40,7 +53,8 @@ describe('noteSandbox', () => {
 
   it('keeps the newest attempts when there are more than it keeps, and still counts them all', () => {
     let s = empty;
-    for (let i = 1; i <= MAX_RUN_DENIALS + 5; i++) s = noteSandbox(s, applied([{ kind: 'access', target: `/secret/${i}`, count: 1 }]), { iteration: i, role: 'builder' });
+    for (let i = 1; i <= MAX_RUN_DENIALS + 5; i++)
+      s = noteSandbox(s, applied([{ kind: 'access', target: `/secret/${i}`, count: 1 }]), { iteration: i, role: 'builder' });
     expect(s.denied).toHaveLength(MAX_RUN_DENIALS);
     expect(s.denied[0]?.target).toBe('/secret/6');
     expect(s.deniedTotal).toBe(MAX_RUN_DENIALS + 5);
@@ -55,7 +69,8 @@ describe('noteSandbox', () => {
 
   it('keeps every role that tried listed when the list is full: a role listed more than once gives up its oldest first', () => {
     let s = noteSandbox(empty, applied([{ kind: 'write', target: '/checklist-tried', count: 1 }]), { iteration: 1, role: 'checklist' });
-    for (let i = 1; i <= MAX_RUN_DENIALS + 3; i++) s = noteSandbox(s, applied([{ kind: 'access', target: `/b/${i}`, count: 1 }]), { iteration: i, role: 'builder' });
+    for (let i = 1; i <= MAX_RUN_DENIALS + 3; i++)
+      s = noteSandbox(s, applied([{ kind: 'access', target: `/b/${i}`, count: 1 }]), { iteration: i, role: 'builder' });
     expect(s.denied).toHaveLength(MAX_RUN_DENIALS);
     expect(s.denied[0]).toMatchObject({ role: 'checklist', target: '/checklist-tried' });
     expect(s.denied.at(-1)?.target).toBe(`/b/${MAX_RUN_DENIALS + 3}`);
@@ -63,11 +78,19 @@ describe('noteSandbox', () => {
   });
 
   it('counts the calls that ran outside the sandbox and says so in its line', () => {
-    const off: SandboxReport = { mode: 'off', applied: false, isolation: 'none', reason: 'sandbox=off: the run or the worker turned it off', denied: [] };
+    const off: SandboxReport = {
+      mode: 'off',
+      applied: false,
+      isolation: 'none',
+      reason: 'sandbox=off: the run or the worker turned it off',
+      denied: [],
+    };
     let s = noteSandbox(empty, off, { iteration: 1, role: 'builder' });
     s = noteSandbox(s, off, { iteration: 1, role: 'tests' });
     expect(s.unsandboxedCalls).toBe(2);
-    expect(sandboxLine(s, 'off')).toBe('sandbox=off: NOT isolated — sandbox=off: the run or the worker turned it off (2 calls ran outside it)');
+    expect(sandboxLine(s, 'off')).toBe(
+      'sandbox=off: NOT isolated — sandbox=off: the run or the worker turned it off (2 calls ran outside it)',
+    );
   });
 });
 
@@ -83,7 +106,10 @@ describe('the lines status prints', () => {
 describe('mergedDenials', () => {
   it("merges the builder's and its test run's refusals by kind and target, bounded", () => {
     const a = applied([{ kind: 'connect', target: 'x:1', count: 1 }]);
-    const b = applied([{ kind: 'connect', target: 'x:1', count: 2 }, { kind: 'write', target: '/w', count: 1 }]);
+    const b = applied([
+      { kind: 'connect', target: 'x:1', count: 2 },
+      { kind: 'write', target: '/w', count: 1 },
+    ]);
     expect(mergedDenials([a, null, b])).toEqual([
       { kind: 'connect', target: 'x:1', count: 3 },
       { kind: 'write', target: '/w', count: 1 },
@@ -95,7 +121,7 @@ describe('mergedDenials', () => {
 });
 
 describe('sandboxArgs', () => {
-  it('passes a run\'s strict or off, and leaves the default auto to the worker', () => {
+  it("passes a run's strict or off, and leaves the default auto to the worker", () => {
     expect(sandboxArgs({ sandbox: 'auto', sandboxRegistries: false })).toEqual({});
     expect(sandboxArgs({ sandbox: 'off', sandboxRegistries: false })).toEqual({ sandbox: 'off' });
     expect(sandboxArgs({ sandbox: 'strict', sandboxRegistries: true })).toEqual({ sandbox: 'strict', sandboxRegistries: true });

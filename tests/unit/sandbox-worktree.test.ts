@@ -19,7 +19,8 @@ const saved = { ...process.env };
 let root: string;
 let main: string;
 let worktree: string;
-const git = (cwd: string, ...args: string[]): string => execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' }).trim();
+const git = (cwd: string, ...args: string[]): string =>
+  execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' }).trim();
 
 beforeAll(() => {
   root = mkdtempSync(path.join(os.tmpdir(), 'vigil-sandbox-worktree-'));

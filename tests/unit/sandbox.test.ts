@@ -143,13 +143,14 @@ function marked(): number[] {
   return found;
 }
 
-const denied = (s: SandboxReport | null | undefined, kind: string): string[] => (s?.denied ?? []).filter((d) => d.kind === kind).map((d) => d.target);
+const denied = (s: SandboxReport | null | undefined, kind: string): string[] =>
+  (s?.denied ?? []).filter((d) => d.kind === kind).map((d) => d.target);
 
 const platform = sandboxPlatform();
 const sandboxable = platform.problem === null;
 
 describe.runIf(sandboxable)('the sandbox against a hostile agent', () => {
-  it('vigil doctor\'s account says the sandbox applies here', () => {
+  it("vigil doctor's account says the sandbox applies here", () => {
     const d = describeSandbox();
     expect(d.applies).toBe(true);
     expect(d.line).toContain('bubblewrap');
@@ -173,7 +174,20 @@ describe.runIf(sandboxable)('the sandbox against a hostile agent', () => {
       expect(res.sandbox?.applied, JSON.stringify(res.sandbox)).toBe(true);
       expect(res.sandbox?.mode).toBe('auto');
 
-      for (const name of ['read-vigil-home', 'read-run-secret', 'read-codec-key', 'read-other-repo', 'write-outside', 'write-system', 'write-program', 'write-git-hooks', 'connect-temporal', 'connect-store', 'proxy-temporal', 'proxy-outside']) {
+      for (const name of [
+        'read-vigil-home',
+        'read-run-secret',
+        'read-codec-key',
+        'read-other-repo',
+        'write-outside',
+        'write-system',
+        'write-program',
+        'write-git-hooks',
+        'connect-temporal',
+        'connect-store',
+        'proxy-temporal',
+        'proxy-outside',
+      ]) {
         expect(a[name], `${name} in ${log}`).toBeDefined();
         expect(a[name]?.ok, `${name}: ${a[name]?.detail}`).toBe(false);
       }
@@ -215,7 +229,9 @@ describe.runIf(sandboxable)('the sandbox against a hostile agent', () => {
 
       // The refusals a person should see.
       const connects = denied(res.sandbox, 'connect');
-      expect(connects).toEqual(expect.arrayContaining([`127.0.0.1:${inject('temporalAddress').split(':').pop()}`, storeAddress, 'example.com:443']));
+      expect(connects).toEqual(
+        expect.arrayContaining([`127.0.0.1:${inject('temporalAddress').split(':').pop()}`, storeAddress, 'example.com:443']),
+      );
       expect(denied(res.sandbox, 'write')).toEqual(expect.arrayContaining(['/usr/local/vigil-hostile-was-here']));
 
       // Nothing it started outlives the call.
@@ -232,7 +248,17 @@ describe.runIf(sandboxable)('the sandbox against a hostile agent', () => {
     const a = attempts(log);
     expect(res.exitCode, log).toBe(0);
     expect(res.sandbox?.applied).toBe(true);
-    for (const name of ['read-vigil-home', 'read-run-secret', 'read-other-repo', 'write-outside', 'connect-temporal', 'connect-store', 'proxy-outside', 'model-via-proxy', 'model-direct']) {
+    for (const name of [
+      'read-vigil-home',
+      'read-run-secret',
+      'read-other-repo',
+      'write-outside',
+      'connect-temporal',
+      'connect-store',
+      'proxy-outside',
+      'model-via-proxy',
+      'model-direct',
+    ]) {
       expect(a[name]?.ok, `${name}: ${a[name]?.detail}`).toBe(false);
     }
     expect(a['write-repo']?.ok).toBe(true);
@@ -240,16 +266,31 @@ describe.runIf(sandboxable)('the sandbox against a hostile agent', () => {
     expect(marked()).toEqual([]);
   });
 
-  it('runs a gate\'s tools in the sandbox: the repository read-only, no network at all, nothing of the worker\'s', async () => {
+  it("runs a gate's tools in the sandbox: the repository read-only, no network at all, nothing of the worker's", async () => {
     // A checker reads code the agent wrote (an eslint config is a program): the hostile script plays that code.
     copyFileSync(HOSTILE, path.join(repo, 'hostile-gate.mjs'));
     const reports: SandboxReport[] = [];
-    const r = await runTool(process.execPath, ['hostile-gate.mjs'], { cwd: repo, timeoutMs: 60_000, env: { PATH: process.env.PATH ?? '' }, sandbox: { runId: 'hostile-run', repoPath: repo, report: (x) => reports.push(x) } });
+    const r = await runTool(process.execPath, ['hostile-gate.mjs'], {
+      cwd: repo,
+      timeoutMs: 60_000,
+      env: { PATH: process.env.PATH ?? '' },
+      sandbox: { runId: 'hostile-run', repoPath: repo, report: (x) => reports.push(x) },
+    });
     const a = attempts(`${r.stdout}\n${r.stderr}`);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(reports).toHaveLength(1);
     expect(reports[0]).toMatchObject({ applied: true, isolation: expect.stringContaining('repository read-only; network: none') });
-    for (const name of ['read-vigil-home', 'read-run-secret', 'read-codec-key', 'read-other-repo', 'write-outside', 'write-repo', 'connect-temporal', 'connect-store', 'model-direct']) {
+    for (const name of [
+      'read-vigil-home',
+      'read-run-secret',
+      'read-codec-key',
+      'read-other-repo',
+      'write-outside',
+      'write-repo',
+      'connect-temporal',
+      'connect-store',
+      'model-direct',
+    ]) {
       expect(a[name]?.ok, `${name}: ${a[name]?.detail}`).toBe(false);
     }
     expect(denied(reports[0], 'write').length, JSON.stringify(reports[0])).toBeGreaterThan(0);
@@ -278,7 +319,7 @@ describe.runIf(sandboxable)('the sandbox against a hostile agent', () => {
     rmSync(path.join(ROOT, 'tests/support/hostile-was-here'), { force: true });
   });
 
-  it('strict refuses to run where the sandbox cannot, saying what to install; a strict worker overrides a run\'s off', async () => {
+  it("strict refuses to run where the sandbox cannot, saying what to install; a strict worker overrides a run's off", async () => {
     process.env.VIGIL_SANDBOX = 'strict';
     try {
       const res = await agent({ ...input(ROLES[0], 21), sandbox: 'off' });
@@ -290,22 +331,39 @@ describe.runIf(sandboxable)('the sandbox against a hostile agent', () => {
     process.env.VIGIL_SANDBOX_BWRAP = path.join(root, 'no-bwrap');
     try {
       const fail = agent({ ...input(ROLES[0], 22), sandbox: 'strict' });
-      await expect(fail).rejects.toThrow(/sandbox=strict and the sandbox cannot run on this worker: VIGIL_SANDBOX_BWRAP=.* is not an executable file\. Install bubblewrap \(scripts\/install-sandbox\.sh/);
+      await expect(fail).rejects.toThrow(
+        /sandbox=strict and the sandbox cannot run on this worker: VIGIL_SANDBOX_BWRAP=.* is not an executable file\. Install bubblewrap \(scripts\/install-sandbox\.sh/,
+      );
       // auto runs it unsandboxed there, and says why.
       const res = await agent({ ...input(ROLES[1], 23) });
-      expect(res.sandbox).toMatchObject({ mode: 'auto', applied: false, reason: expect.stringContaining('sandbox=auto and the sandbox cannot run on this worker') });
+      expect(res.sandbox).toMatchObject({
+        mode: 'auto',
+        applied: false,
+        reason: expect.stringContaining('sandbox=auto and the sandbox cannot run on this worker'),
+      });
       expect(describeSandbox().applies).toBe(false);
     } finally {
       delete process.env.VIGIL_SANDBOX_BWRAP;
-      for (const f of [path.join(root, 'outside', 'escaped.txt'), path.join(repo, 'hostile-council.txt'), path.join(repo, '.vigil', 'signals', 'COMPLETION_REQUESTED'), path.join(repo, '.git', 'hooks', 'post-commit'), '/usr/local/vigil-hostile-was-here', path.join(ROOT, 'tests/support/hostile-was-here')]) rmSync(f, { force: true });
+      for (const f of [
+        path.join(root, 'outside', 'escaped.txt'),
+        path.join(repo, 'hostile-council.txt'),
+        path.join(repo, '.vigil', 'signals', 'COMPLETION_REQUESTED'),
+        path.join(repo, '.git', 'hooks', 'post-commit'),
+        '/usr/local/vigil-hostile-was-here',
+        path.join(ROOT, 'tests/support/hostile-was-here'),
+      ])
+        rmSync(f, { force: true });
     }
   });
 });
 
-it('is the worker\'s default: auto without VIGIL_SANDBOX, and a value that is not a mode is taken as strict', () => {
+it("is the worker's default: auto without VIGIL_SANDBOX, and a value that is not a mode is taken as strict", () => {
   expect(workerSandboxMode({})).toEqual({ mode: 'auto', problem: null });
   expect(workerSandboxMode({ VIGIL_SANDBOX: ' OFF ' })).toEqual({ mode: 'off', problem: null });
-  expect(workerSandboxMode({ VIGIL_SANDBOX: 'maybe' })).toMatchObject({ mode: 'strict', problem: expect.stringContaining('taken as strict') });
+  expect(workerSandboxMode({ VIGIL_SANDBOX: 'maybe' })).toMatchObject({
+    mode: 'strict',
+    problem: expect.stringContaining('taken as strict'),
+  });
 });
 
 it('says where the sandbox cannot run and why (this machine)', () => {

@@ -194,7 +194,9 @@ describe('scanSecrets: skips placeholders, examples and environment references',
 
 describe('scanSecrets: lines and limits', () => {
   it('reports 1-based line numbers', () => {
-    const text = ['// config', 'const region = "eu-west-1";', `const id = "${AWS_KEY}";`, '', '', '', `const gh = "${GH_TOKEN}";`].join('\n');
+    const text = ['// config', 'const region = "eu-west-1";', `const id = "${AWS_KEY}";`, '', '', '', `const gh = "${GH_TOKEN}";`].join(
+      '\n',
+    );
     expect(scanSecrets(text)).toEqual<SecretFinding[]>([
       { kind: 'AWS access key id', line: 3 },
       { kind: 'GitHub token', line: 7 },
@@ -290,7 +292,16 @@ const DISCORD_HOOK = 'https://discord' + '.com/api/webhooks/' + '112233445566778
 const GITLAB = 'glpat' + '-' + alnum(20);
 const HF = 'hf' + '_' + alpha(34);
 const NPM = 'npm' + '_' + alnum(36);
-const JWT = 'eyJ' + 'hbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9' + '.' + 'eyJ' + 'zdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ' + '.' + alnum(20) + '_' + alnum(22);
+const JWT =
+  'eyJ' +
+  'hbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9' +
+  '.' +
+  'eyJ' +
+  'zdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ' +
+  '.' +
+  alnum(20) +
+  '_' +
+  alnum(22);
 const SK20 = 'sk-' + alnum(24);
 const PW = 'Zq8' + 'mPw3xVt' + '9kLr';
 
@@ -332,7 +343,10 @@ describe('scanSecrets: new kinds', () => {
   it('finds an AWS secret next to its key id (reported as the key id, both found)', () => {
     for (const line of [`${AWS_KEY},${AWS_SECRET}`, `${AWS_KEY} ${AWS_SECRET}`, `id=${AWS_KEY}; secret=${AWS_SECRET}`]) {
       expect(scanSecrets(line), line).toEqual([{ kind: 'AWS access key id', line: 1 }]);
-      expect(findSecrets(line).map((f) => [f.kind, line.slice(f.start, f.end)]), line).toEqual([
+      expect(
+        findSecrets(line).map((f) => [f.kind, line.slice(f.start, f.end)]),
+        line,
+      ).toEqual([
         ['AWS access key id', AWS_KEY],
         ['AWS secret access key', AWS_SECRET],
       ]);
@@ -418,9 +432,17 @@ describe('redactSecrets', () => {
 
   it.each<[string, string, string]>([
     ['a token, keeping the text around it', `export GH=${GH_TOKEN} # deploy`, `export GH=${R('GitHub token')} # deploy`],
-    ['the password inside a URL only', `connecting to postgres://app:${PW}@db:5432/app ...`, `connecting to postgres://app:${R('URL credential')}@db:5432/app ...`],
+    [
+      'the password inside a URL only',
+      `connecting to postgres://app:${PW}@db:5432/app ...`,
+      `connecting to postgres://app:${R('URL credential')}@db:5432/app ...`,
+    ],
     ['the value of an assignment only', `password = "${HEX20}";`, `password = "${R('credential assignment')}";`],
-    ['the secret segment of a Slack webhook', `POST ${SLACK_HOOK} ok`, `POST ${SLACK_HOOK.slice(0, -SLACK_HOOK_SECRET.length)}${R('Slack webhook URL')} ok`],
+    [
+      'the secret segment of a Slack webhook',
+      `POST ${SLACK_HOOK} ok`,
+      `POST ${SLACK_HOOK.slice(0, -SLACK_HOOK_SECRET.length)}${R('Slack webhook URL')} ok`,
+    ],
     ['the token of a Discord webhook', DISCORD_HOOK, DISCORD_HOOK.slice(0, -DISCORD_SECRET.length) + R('Discord webhook URL')],
     ['an AWS key pair', `${AWS_KEY},${AWS_SECRET}`, `${R('AWS access key id')},${R('AWS secret access key')}`],
     ['a JWT', `Authorization: Bearer ${JWT}\r\n`, `Authorization: Bearer ${R('JWT')}\r\n`],
@@ -496,7 +518,11 @@ describe('redactSecrets', () => {
       const out = redactSecrets(text).text;
       for (const f of findSecrets(text)) {
         const value = text.slice(f.start, f.end);
-        if (value.length >= 8) expect(out.split(/\[REDACTED:[^\]]*\]/).some((part) => part.includes(value)), value).toBe(false);
+        if (value.length >= 8)
+          expect(
+            out.split(/\[REDACTED:[^\]]*\]/).some((part) => part.includes(value)),
+            value,
+          ).toBe(false);
       }
     }
   });
@@ -507,9 +533,9 @@ describe('scans are linear on adversarial input', () => {
   const fill = (s: string): string => s.repeat(Math.ceil(N / s.length)).slice(0, N);
   const ADVERSARIAL: Record<string, string> = {
     'one long word': fill('a'),
-    'spaces': fill(' '),
-    'newlines': fill('\n'),
-    'CRLF': fill('\r\n'),
+    spaces: fill(' '),
+    newlines: fill('\n'),
+    CRLF: fill('\r\n'),
     'underscore runs': fill('_a'),
     'password=password=': fill('password='),
     'unterminated quotes': fill('api_key="'),
@@ -533,8 +559,12 @@ describe('scans are linear on adversarial input', () => {
     'many short assignment lines': fill(`password = "${HEX20}"\n`),
     'dollar signs': fill('$'),
     'lone surrogates and NULs': fill('\ud800a\u0000\udfff'),
-    'thousands of distinct URL passwords': Array.from({ length: 4000 }, (_, i) => `ab://:Zq8mPw${i.toString(36).padStart(3, '0')}@h `).join('').slice(0, N),
-    'thousands of distinct keys': Array.from({ length: 2500 }, (_, i) => ` sk-${alnum(24)}${i}`).join('').slice(0, N),
+    'thousands of distinct URL passwords': Array.from({ length: 4000 }, (_, i) => `ab://:Zq8mPw${i.toString(36).padStart(3, '0')}@h `)
+      .join('')
+      .slice(0, N),
+    'thousands of distinct keys': Array.from({ length: 2500 }, (_, i) => ` sk-${alnum(24)}${i}`)
+      .join('')
+      .slice(0, N),
   };
 
   it.each(Object.keys(ADVERSARIAL))('%s (64 KiB): scan, find and redact in well under 2 s', (name) => {

@@ -163,7 +163,9 @@ describe('scenario schema', () => {
     expect([1, 9].map((n) => pick(7, n))).toEqual(['shared 1', 'shared default']);
     expect(pick(null, 0)).toBe('shared 0');
     expect(roleStep(undefined, 0, 0)).toBeUndefined();
-    expect(roleStep(parseScenario({ version: 1, iterations: [], roles: { council: { members: { '0': {} } } } }).roles.council, 0, 0)).toBeUndefined();
+    expect(
+      roleStep(parseScenario({ version: 1, iterations: [], roles: { council: { members: { '0': {} } } } }).roles.council, 0, 0),
+    ).toBeUndefined();
   });
 
   it('accepts members only under the council, naming the path', () => {
@@ -369,10 +371,7 @@ describe('scripted agent (compiled)', () => {
     const repo = makeRepo();
     const scenario = scenarioFile({
       version: 1,
-      iterations: [
-        { writes: { 'a.txt': 'a\n' }, claim: 'file', commit: 'agent: add a' },
-        { commit: 'agent: nothing changed' },
-      ],
+      iterations: [{ writes: { 'a.txt': 'a\n' }, claim: 'file', commit: 'agent: add a' }, { commit: 'agent: nothing changed' }],
     });
     const first = await runAgent(repo, scenario);
     expect(first.code).toBe(0);
@@ -392,7 +391,10 @@ describe('scripted agent (compiled)', () => {
   it('commits when .vigil/ is already ignored (as Vigil sets it up via .git/info/exclude)', async () => {
     const repo = makeRepo();
     writeFileSync(join(repo, '.git/info/exclude'), '/.vigil/\n');
-    const result = await runAgent(repo, scenarioFile({ version: 1, iterations: [{ writes: { 'b.txt': 'b' }, claim: 'file', commit: 'agent: add b' }] }));
+    const result = await runAgent(
+      repo,
+      scenarioFile({ version: 1, iterations: [{ writes: { 'b.txt': 'b' }, claim: 'file', commit: 'agent: add b' }] }),
+    );
     expect(result.code).toBe(0);
     expect(git(repo, ['ls-files'])).toBe('b.txt');
     expect(git(repo, ['log', '-1', '--format=%s'])).toBe('agent: add b');
@@ -440,10 +442,7 @@ describe('scripted agent (compiled)', () => {
 
   it('exits 2 with a clear message on a bad scenario', async () => {
     const repo = makeRepo();
-    const invalid = await runAgent(
-      repo,
-      scenarioFile({ version: 1, iterations: [{}, {}, { exitCode: 'x', wirtes: {} }] }),
-    );
+    const invalid = await runAgent(repo, scenarioFile({ version: 1, iterations: [{}, {}, { exitCode: 'x', wirtes: {} }] }));
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toContain('scenario: iterations.2.exitCode: Invalid input: expected number');
     expect(invalid.stderr).toContain('scenario: iterations.2.wirtes: unknown key');
@@ -518,7 +517,11 @@ describe('scripted agent (compiled)', () => {
 
     const state = JSON.parse(read(repo, '.vigil/scripted-agent/state.json')) as { counts: Record<string, number> };
     expect(state.counts).toEqual({ 'council:0': 3, 'council:1': 1, reviewer: 2, 'devils-advocate': 1 });
-    expect(calls(repo).filter((c) => c.role === 'council').map((c) => c.member)).toEqual([0, 0, 1, 0]);
+    expect(
+      calls(repo)
+        .filter((c) => c.role === 'council')
+        .map((c) => c.member),
+    ).toEqual([0, 0, 1, 0]);
   });
 
   it('scripts council members per round, falling back to the shared rounds and default', async () => {
@@ -643,9 +646,7 @@ describe('scripted agent (compiled)', () => {
     const run = await runAgent(repo, scenario, {
       onSpawn: (kill) => {
         // The call is recorded before the sleep; the write would come after it.
-        void waitFor(() => existsSync(join(repo, '.vigil/scripted-agent/calls.jsonl'))).then(() =>
-          setTimeout(() => kill('SIGTERM'), 200),
-        );
+        void waitFor(() => existsSync(join(repo, '.vigil/scripted-agent/calls.jsonl'))).then(() => setTimeout(() => kill('SIGTERM'), 200));
       },
     });
     expect(run.code).toBe(143);

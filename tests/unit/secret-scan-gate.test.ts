@@ -31,7 +31,8 @@ describe('secret scan gate', () => {
   it('passes on placeholders, environment references and files it must not follow', async () => {
     const outside = repo({ 'real.env': `DATABASE_URL=postgres://app:${PW}@db:5432/app\n` });
     const dir = repo({
-      'example.env': 'DATABASE_URL=postgres://user:${DB_PASSWORD}@localhost:5432/app\nREDIS_URL=redis://:changeme@cache:6379\nKEY=sk-your-key-here\n',
+      'example.env':
+        'DATABASE_URL=postgres://user:${DB_PASSWORD}@localhost:5432/app\nREDIS_URL=redis://:changeme@cache:6379\nKEY=sk-your-key-here\n',
     });
     symlinkSync(path.join(outside, 'real.env'), path.join(dir, 'linked.env'));
     const r = await secretScanGate({ repoPath: dir, files: ['example.env', 'linked.env', 'deleted.txt'] });
@@ -42,7 +43,9 @@ describe('secret scan gate', () => {
 // Realistic fake credentials of the kinds the gate reads with secretlint's rule set, built at run
 // time (this file holds no credential-looking literal).
 const HEX40 = ['3f9c2a7e51b84d06', 'a1e8c4f2b7d93e5a', '0c6f1b28'].join('');
-const PEM = ['-----BEGIN PRIVATE KEY-----', 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7', '-----END PRIVATE KEY-----', ''].join('\n');
+const PEM = ['-----BEGIN PRIVATE KEY-----', 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7', '-----END PRIVATE KEY-----', ''].join(
+  '\n',
+);
 const SERVICE_ACCOUNT = JSON.stringify(
   {
     type: 'service_account',
@@ -65,18 +68,58 @@ it('fixtures are well-formed', () => {
   expect(HEX40).toMatch(/^[0-9a-f]{40}$/);
 });
 
-const lines = (r: Awaited<ReturnType<typeof secretScanGate>>): string[] => (r.findings ?? []).map((f) => `${f.file}:${f.line} ${f.message.split(':')[0]}`);
+const lines = (r: Awaited<ReturnType<typeof secretScanGate>>): string[] =>
+  (r.findings ?? []).map((f) => `${f.file}:${f.line} ${f.message.split(':')[0]}`);
 
 describe('secret scan gate: kinds from the maintained rule set', () => {
   it.each([
-    ['a GCP service account key file (private_key_id and private_key)', 'deploy/service-account.json', SERVICE_ACCOUNT, ['deploy/service-account.json:1 GCP service account key', 'deploy/service-account.json:4 GCP private key id', 'deploy/service-account.json:5 private key']],
-    ['a GCP private_key_id in YAML', 'values.yaml', `gcp:\n  project: billing-prod-4821\n  private_key_id: "${HEX40}"\n`, ['values.yaml:3 GCP private key id']],
+    [
+      'a GCP service account key file (private_key_id and private_key)',
+      'deploy/service-account.json',
+      SERVICE_ACCOUNT,
+      [
+        'deploy/service-account.json:1 GCP service account key',
+        'deploy/service-account.json:4 GCP private key id',
+        'deploy/service-account.json:5 private key',
+      ],
+    ],
+    [
+      'a GCP private_key_id in YAML',
+      'values.yaml',
+      `gcp:\n  project: billing-prod-4821\n  private_key_id: "${HEX40}"\n`,
+      ['values.yaml:3 GCP private key id'],
+    ],
     ['a GCP private key id in .env', '.env', `GOOGLE_PRIVATE_KEY_ID=${HEX40}\n`, ['.env:1 GCP private key id']],
-    ['a password= in a properties file', 'application.properties', 'spring.datasource.username=billing\nspring.datasource.password=Tr0ub4dor&3xQ!\n', ['application.properties:2 password assignment']],
-    ['a password = in an ini file', 'settings.ini', '[db]\nhost = db.internal\npassword = hunter2-Wq9\n', ['settings.ini:3 password assignment']],
-    ['a quoted password in code', 'db.ts', "export const db = { user: 'billing', password: 'Wq9hunter2' };\n", ['db.ts:1 password assignment']],
-    ['an Azure storage AccountKey in a connection string', 'azure.env', `AZURE_STORAGE_CONNECTION_STRING=DefaultEndpointsProtocol=https;AccountName=billingprod;AccountKey=${ACCOUNT_KEY};EndpointSuffix=core.windows.net\n`, ['azure.env:1 Azure storage account key']],
-    ['a SendGrid key', 'mail.js', `const sendgrid = require('@sendgrid/mail');\nsendgrid.setApiKey('${SENDGRID}');\n`, ['mail.js:2 SendGrid API key']],
+    [
+      'a password= in a properties file',
+      'application.properties',
+      'spring.datasource.username=billing\nspring.datasource.password=Tr0ub4dor&3xQ!\n',
+      ['application.properties:2 password assignment'],
+    ],
+    [
+      'a password = in an ini file',
+      'settings.ini',
+      '[db]\nhost = db.internal\npassword = hunter2-Wq9\n',
+      ['settings.ini:3 password assignment'],
+    ],
+    [
+      'a quoted password in code',
+      'db.ts',
+      "export const db = { user: 'billing', password: 'Wq9hunter2' };\n",
+      ['db.ts:1 password assignment'],
+    ],
+    [
+      'an Azure storage AccountKey in a connection string',
+      'azure.env',
+      `AZURE_STORAGE_CONNECTION_STRING=DefaultEndpointsProtocol=https;AccountName=billingprod;AccountKey=${ACCOUNT_KEY};EndpointSuffix=core.windows.net\n`,
+      ['azure.env:1 Azure storage account key'],
+    ],
+    [
+      'a SendGrid key',
+      'mail.js',
+      `const sendgrid = require('@sendgrid/mail');\nsendgrid.setApiKey('${SENDGRID}');\n`,
+      ['mail.js:2 SendGrid API key'],
+    ],
   ])('fails on %s, naming kind, file and line, never the value', async (_what, file, content, expected) => {
     const dir = repo({});
     mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
@@ -84,7 +127,8 @@ describe('secret scan gate: kinds from the maintained rule set', () => {
     const r = await secretScanGate({ repoPath: dir, files: [file] });
     expect(r.verdict).toBe('fail');
     expect(lines(r)).toEqual(expected);
-    for (const value of [HEX40, ACCOUNT_KEY, SENDGRID, 'Tr0ub4dor', 'hunter2-Wq9', 'Wq9hunter2']) expect(JSON.stringify(r)).not.toContain(value);
+    for (const value of [HEX40, ACCOUNT_KEY, SENDGRID, 'Tr0ub4dor', 'hunter2-Wq9', 'Wq9hunter2'])
+      expect(JSON.stringify(r)).not.toContain(value);
   });
 
   it('keeps the kinds it found before, first on their line', async () => {

@@ -22,7 +22,12 @@ const created: { dispose(): Promise<void> }[] = [];
 beforeAll(async () => {
   assertBuilt();
   const codePath = path.join(ROOT, 'dist', 'workflow-bundle.js');
-  creator = await ReusableVMWorkflowCreator.create(parseWorkflowCode(readFileSync(codePath, 'utf8'), codePath), 10_000, new Set(['runAgent']), undefined);
+  creator = await ReusableVMWorkflowCreator.create(
+    parseWorkflowCode(readFileSync(codePath, 'utf8'), codePath),
+    10_000,
+    new Set(['runAgent']),
+    undefined,
+  );
 });
 afterAll(async () => {
   for (const w of created) await w.dispose();
@@ -60,7 +65,8 @@ async function createRun(): Promise<Modules> {
   } as never);
   created.push(workflow);
   // The sandbox's context (protected in the SDK's types) holds the activator of the workflow just created.
-  const activator = (creator as unknown as { context: { __TEMPORAL_ACTIVATOR__: { moduleCache: Modules } } }).context.__TEMPORAL_ACTIVATOR__;
+  const activator = (creator as unknown as { context: { __TEMPORAL_ACTIVATOR__: { moduleCache: Modules } } }).context
+    .__TEMPORAL_ACTIVATOR__;
   return activator.moduleCache;
 }
 
@@ -91,7 +97,9 @@ describe('schemas in the workflow sandbox', () => {
   it('a schema shared with an earlier run still parses (the freezing of preloaded modules does not reach it)', async () => {
     await createRun();
     const later = await createRun();
-    const knobs = exportsOf(later, 'schemas/knobs.js').KnobsSchema as { safeParse(v: unknown): { success: boolean; data?: Record<string, unknown> } };
+    const knobs = exportsOf(later, 'schemas/knobs.js').KnobsSchema as {
+      safeParse(v: unknown): { success: boolean; data?: Record<string, unknown> };
+    };
     const ok = knobs.safeParse({ maxIterations: 3 });
     expect(ok.success).toBe(true);
     expect(ok.data?.maxIterations).toBe(3);

@@ -46,7 +46,15 @@ describe('readAgentSignals', () => {
     // A retry of the same iteration (the first attempt's result was lost) reads the same signals.
     expect(await readAgentSignals({ runId: 'r1', repoPath: dir, iteration: 3 })).toEqual(first);
     // The next iteration sees nothing: consumed once.
-    expect(await readAgentSignals({ runId: 'r1', repoPath: dir, iteration: 4 })).toEqual({ humanReview: null, driftReports: 0, contextClearRequested: false, problems: [], summary: null, continuity: null, continuityRef: null });
+    expect(await readAgentSignals({ runId: 'r1', repoPath: dir, iteration: 4 })).toEqual({
+      humanReview: null,
+      driftReports: 0,
+      contextClearRequested: false,
+      problems: [],
+      summary: null,
+      continuity: null,
+      continuityRef: null,
+    });
     // What was consumed is kept under its iteration; an iteration with no signal leaves no folder.
     expect(readFileSync(path.join(dir, '.vigil/runs/r1/signals/iteration-0003/DRIFT_DETECTED'), 'utf8')).toContain('scope creep');
     expect(existsSync(path.join(dir, '.vigil/runs/r1/signals/iteration-0004'))).toBe(false);
@@ -54,7 +62,10 @@ describe('readAgentSignals', () => {
 
   it('fails for good when the repository is gone', async () => {
     const gone = path.join(repo(), 'missing');
-    await expect(readAgentSignals({ runId: 'r3', repoPath: gone, iteration: 1 })).rejects.toMatchObject({ type: 'NotAGitRepository', nonRetryable: true });
+    await expect(readAgentSignals({ runId: 'r3', repoPath: gone, iteration: 1 })).rejects.toMatchObject({
+      type: 'NotAGitRepository',
+      nonRetryable: true,
+    });
   });
 
   it('still escalates an unreadable HUMAN_REVIEW_NEEDED, with its text as the reason', async () => {
@@ -125,9 +136,24 @@ describe('writeHandoff', () => {
     const r = await writeHandoff(input);
     expect(r.jsonPath).toBe(path.join(dir, '.vigil/handoffs/iteration-0007-uncertainty.json'));
     const json = JSON.parse(readFileSync(r.jsonPath, 'utf8')) as Record<string, unknown>;
-    expect(json).toMatchObject({ reason: 'uncertainty', iteration: 7, paused: true, filesChangedSinceStart: { count: 1, first: ['new.txt'] }, openQuestions: ['Is the API versioned?'] });
+    expect(json).toMatchObject({
+      reason: 'uncertainty',
+      iteration: 7,
+      paused: true,
+      filesChangedSinceStart: { count: 1, first: ['new.txt'] },
+      openQuestions: ['Is the API versioned?'],
+    });
     const md = readFileSync(r.markdownPath, 'utf8');
-    for (const text of ['# Handoff: the run looks stuck', 'no change for 4 iterations', '`new.txt`', 'round 3 at iteration 7 rejected', 'Is the API versioned?', 'vigil resume vigil-x', 'vigil stop vigil-x', 'vigil review vigil-x']) {
+    for (const text of [
+      '# Handoff: the run looks stuck',
+      'no change for 4 iterations',
+      '`new.txt`',
+      'round 3 at iteration 7 rejected',
+      'Is the API versioned?',
+      'vigil resume vigil-x',
+      'vigil stop vigil-x',
+      'vigil review vigil-x',
+    ]) {
       expect(md).toContain(text);
     }
     expect(r.summary).toMatch(/^Handoff at iteration 7 \(uncertainty\): the run looks stuck\./);

@@ -48,10 +48,26 @@ function emptyPath(): string {
   return dir;
 }
 
-const TSCONFIG = JSON.stringify({ compilerOptions: { strict: true, noEmit: true, skipLibCheck: true, types: [], target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler' }, include: ['src'] });
+const TSCONFIG = JSON.stringify({
+  compilerOptions: {
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    types: [],
+    target: 'ES2022',
+    module: 'ESNext',
+    moduleResolution: 'Bundler',
+  },
+  include: ['src'],
+});
 
 async function gate(repoPath: string, files: string[], extra: { timeoutMs?: number; pathEnv?: string } = {}): Promise<GateResult> {
-  const r = await staticAnalysis({ repoPath, files, timeoutMs: extra.timeoutMs ?? 60_000, ...(extra.pathEnv !== undefined ? { pathEnv: extra.pathEnv } : {}) });
+  const r = await staticAnalysis({
+    repoPath,
+    files,
+    timeoutMs: extra.timeoutMs ?? 60_000,
+    ...(extra.pathEnv !== undefined ? { pathEnv: extra.pathEnv } : {}),
+  });
   const parsed = GateResultSchema.parse(r); // always a valid gate result
   expect(parsed.findings).toEqual(r.findings);
   expect(parsed.gate).toBe('static_analysis');
@@ -130,7 +146,11 @@ describe('staticAnalysis: TypeScript (tsc)', () => {
   });
 
   it('reports a tool that hangs as timed out (inconclusive), killing it within the budget', async () => {
-    const dir = repo({ 'tsconfig.json': TSCONFIG, 'src/a.ts': 'export const a = 1;\n', 'node_modules/.bin/tsc': '#!/bin/sh\nsleep 60 & sleep 60\n' });
+    const dir = repo({
+      'tsconfig.json': TSCONFIG,
+      'src/a.ts': 'export const a = 1;\n',
+      'node_modules/.bin/tsc': '#!/bin/sh\nsleep 60 & sleep 60\n',
+    });
     chmodSync(path.join(dir, 'node_modules/.bin/tsc'), 0o755);
     const started = Date.now();
     const r = await gate(dir, ['src/a.ts'], { timeoutMs: 500 });
@@ -159,12 +179,17 @@ describe('staticAnalysis: budget and cancellation', () => {
 });
 
 describe('staticAnalysis: ESLint', () => {
-  const config = "export default [{ rules: { 'no-undef': 'error', 'no-console': 'warn' }, languageOptions: { globals: { console: 'readonly' } } }];\n";
+  const config =
+    "export default [{ rules: { 'no-undef': 'error', 'no-console': 'warn' }, languageOptions: { globals: { console: 'readonly' } } }];\n";
 
   it(
     'maps ESLint errors to high and warnings to low findings',
     async () => {
-      const dir = repo({ 'eslint.config.mjs': config, 'a.js': 'console.log(1);\nexport const x = missingName;\n', 'b.js': 'console.log(2);\n' });
+      const dir = repo({
+        'eslint.config.mjs': config,
+        'a.js': 'console.log(1);\nexport const x = missingName;\n',
+        'b.js': 'console.log(2);\n',
+      });
       linkTool(dir, 'eslint');
       const r = await gate(dir, ['a.js', 'b.js']);
       expect(r.verdict).toBe('fail');
@@ -233,7 +258,11 @@ describe('staticAnalysis: shell', () => {
   const shellcheck = findBinary('shellcheck');
 
   it('fails on a bash syntax error, also in an extension-less script with a shebang', async () => {
-    const dir = repo({ 'run.sh': 'echo ok\nif true; then\n  echo x\n', 'bin/tool': '#!/bin/bash\nfor x in; do\ndone\n', 'ok.sh': 'echo fine\n' });
+    const dir = repo({
+      'run.sh': 'echo ok\nif true; then\n  echo x\n',
+      'bin/tool': '#!/bin/bash\nfor x in; do\ndone\n',
+      'ok.sh': 'echo fine\n',
+    });
     const r = await gate(dir, ['run.sh', 'bin/tool', 'ok.sh']);
     expect(r.verdict).toBe('fail');
     const files = r.findings.filter((f) => f.severity === 'high').map((f) => f.file);
@@ -350,12 +379,27 @@ describe('staticAnalysis: mixed change sets', () => {
 
 describe('runTool', () => {
   it('captures output and exit code, closes stdin', async () => {
-    const r = await runTool('/bin/sh', ['-c', 'read x || echo no-input; echo out; echo err >&2; exit 3'], { cwd: os.tmpdir(), timeoutMs: 10_000 });
-    expect(r).toMatchObject({ exitCode: 3, timedOut: false, aborted: false, stdout: 'no-input\nout\n', stderr: 'err\n', truncated: false, spawnError: null });
+    const r = await runTool('/bin/sh', ['-c', 'read x || echo no-input; echo out; echo err >&2; exit 3'], {
+      cwd: os.tmpdir(),
+      timeoutMs: 10_000,
+    });
+    expect(r).toMatchObject({
+      exitCode: 3,
+      timedOut: false,
+      aborted: false,
+      stdout: 'no-input\nout\n',
+      stderr: 'err\n',
+      truncated: false,
+      spawnError: null,
+    });
   });
 
   it('caps output', async () => {
-    const r = await runTool('/bin/sh', ['-c', 'yes 0123456789 | head -c 3000000'], { cwd: os.tmpdir(), timeoutMs: 10_000, maxOutputBytes: 1000 });
+    const r = await runTool('/bin/sh', ['-c', 'yes 0123456789 | head -c 3000000'], {
+      cwd: os.tmpdir(),
+      timeoutMs: 10_000,
+      maxOutputBytes: 1000,
+    });
     expect(r.stdout).toHaveLength(1000);
     expect(r.truncated).toBe(true);
     expect(r.exitCode).toBe(0);

@@ -32,21 +32,46 @@ import {
   waitingTasks,
 } from '../../workflows/decisions/tasks.js';
 
-const list = (...specs: [string, string[]?][]): TaskList => TaskListSchema.parse(specs.map(([id, deps]) => ({ id, title: `task ${id}`, dependsOn: deps ?? [] })));
+const list = (...specs: [string, string[]?][]): TaskList =>
+  TaskListSchema.parse(specs.map(([id, deps]) => ({ id, title: `task ${id}`, dependsOn: deps ?? [] })));
 const ids = (ts: readonly { id: string }[]): string[] => ts.map((t) => t.id);
 const approved = { status: 'council_approved', reason: 'ok', spendUsd: 0.5 };
 const failed = { status: 'max_iterations_reached', reason: 'cap', spendUsd: 0.25 };
 
 describe('task files', () => {
   it('reads JSON: an array, or {"tasks": [...]}, items as in a checklist', () => {
-    const json = JSON.stringify([{ id: 'a', title: 'A', items: [{ id: 'REQ-1', title: 'one' }] }, { id: 'b', title: 'B', dependsOn: ['a'] }]);
+    const json = JSON.stringify([
+      { id: 'a', title: 'A', items: [{ id: 'REQ-1', title: 'one' }] },
+      { id: 'b', title: 'B', dependsOn: ['a'] },
+    ]);
     const r = parseTasksFile(json, 'tasks.json');
-    expect(r).toEqual({ ok: true, tasks: [{ id: 'a', title: 'A', items: [{ id: 'REQ-1', title: 'one', priority: 'medium', verify: '' }], dependsOn: [] }, { id: 'b', title: 'B', items: [], dependsOn: ['a'] }] });
-    expect(parseTasksFile(JSON.stringify({ tasks: [{ id: 'x', title: 'X' }] }), 't.json')).toMatchObject({ ok: true, tasks: [{ id: 'x' }] });
+    expect(r).toEqual({
+      ok: true,
+      tasks: [
+        { id: 'a', title: 'A', items: [{ id: 'REQ-1', title: 'one', priority: 'medium', verify: '' }], dependsOn: [] },
+        { id: 'b', title: 'B', items: [], dependsOn: ['a'] },
+      ],
+    });
+    expect(parseTasksFile(JSON.stringify({ tasks: [{ id: 'x', title: 'X' }] }), 't.json')).toMatchObject({
+      ok: true,
+      tasks: [{ id: 'x' }],
+    });
   });
 
   it('reads Markdown: a heading per task, its dependencies, its checklist lines', () => {
-    const md = ['# Tasks', '', '## api: Build the API', 'Depends on: db, `auth`', '- [ ] REQ-1 (critical): GET /items answers — curl it', '- [ ] list is paged', '', '## db — The schema', '- [high] tables exist', '', '## auth: Login'].join('\n');
+    const md = [
+      '# Tasks',
+      '',
+      '## api: Build the API',
+      'Depends on: db, `auth`',
+      '- [ ] REQ-1 (critical): GET /items answers — curl it',
+      '- [ ] list is paged',
+      '',
+      '## db — The schema',
+      '- [high] tables exist',
+      '',
+      '## auth: Login',
+    ].join('\n');
     const r = parseTasksFile(md, 'TASKS.md');
     expect(r.ok).toBe(true);
     if (!r.ok) return;
@@ -58,12 +83,41 @@ describe('task files', () => {
   });
 
   it('refuses unknown dependencies, repeated ids, cycles, bad ids and empty files, naming the file', () => {
-    expect(parseTasksFile(JSON.stringify([{ id: 'a', title: 'A', dependsOn: ['z'] }]), 'f.json')).toEqual({ ok: false, error: 'f.json: task 0.dependsOn: task "a" depends on "z", which is not a task of the list' });
-    expect(parseTasksFile(JSON.stringify([{ id: 'a', title: 'A' }, { id: 'a', title: 'B' }]), 'f.json')).toEqual({ ok: false, error: 'f.json: task 1.id: task id "a" is used twice' });
-    expect(parseTasksFile(JSON.stringify([{ id: 'a', title: 'A', dependsOn: ['b'] }, { id: 'b', title: 'B', dependsOn: ['a'] }, { id: 'c', title: 'C' }]), 'f.json')).toEqual({ ok: false, error: 'f.json: the dependencies of "a", "b" form a cycle' });
-    expect(parseTasksFile(JSON.stringify([{ id: 'a', title: 'A', dependsOn: ['a'] }]), 'f.json')).toEqual({ ok: false, error: 'f.json: task 0.dependsOn: task "a" depends on itself' });
-    expect(parseTasksFile(JSON.stringify([{ id: 'a b', title: 'A' }]), 'f.json')).toMatchObject({ ok: false, error: expect.stringContaining('task ids are letters') });
-    expect(parseTasksFile('just prose\n', 'T.md')).toEqual({ ok: false, error: 'T.md: no task found (one "## <id>: <title>" heading per task)' });
+    expect(parseTasksFile(JSON.stringify([{ id: 'a', title: 'A', dependsOn: ['z'] }]), 'f.json')).toEqual({
+      ok: false,
+      error: 'f.json: task 0.dependsOn: task "a" depends on "z", which is not a task of the list',
+    });
+    expect(
+      parseTasksFile(
+        JSON.stringify([
+          { id: 'a', title: 'A' },
+          { id: 'a', title: 'B' },
+        ]),
+        'f.json',
+      ),
+    ).toEqual({ ok: false, error: 'f.json: task 1.id: task id "a" is used twice' });
+    expect(
+      parseTasksFile(
+        JSON.stringify([
+          { id: 'a', title: 'A', dependsOn: ['b'] },
+          { id: 'b', title: 'B', dependsOn: ['a'] },
+          { id: 'c', title: 'C' },
+        ]),
+        'f.json',
+      ),
+    ).toEqual({ ok: false, error: 'f.json: the dependencies of "a", "b" form a cycle' });
+    expect(parseTasksFile(JSON.stringify([{ id: 'a', title: 'A', dependsOn: ['a'] }]), 'f.json')).toEqual({
+      ok: false,
+      error: 'f.json: task 0.dependsOn: task "a" depends on itself',
+    });
+    expect(parseTasksFile(JSON.stringify([{ id: 'a b', title: 'A' }]), 'f.json')).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('task ids are letters'),
+    });
+    expect(parseTasksFile('just prose\n', 'T.md')).toEqual({
+      ok: false,
+      error: 'T.md: no task found (one "## <id>: <title>" heading per task)',
+    });
     expect(parseTasksFile('## no title here\n', 'T.md')).toEqual({ ok: false, error: 'T.md:1: a task heading is "## <id>: <title>"' });
     expect(parseTasksFile('[', 'f.json')).toMatchObject({ ok: false, error: expect.stringMatching(/^f\.json: not valid JSON/) });
   });
@@ -73,7 +127,10 @@ describe('vigil start --tasks FILE', () => {
   it('reads a Markdown or JSON file, and names the file in what it refuses', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-tasks-'));
     writeFileSync(path.join(dir, 'TASKS.md'), '## a: A\n- [ ] one\n\n## b: B\nDepends on: a\n');
-    expect(readTasks('TASKS.md', dir).map((t) => [t.id, t.dependsOn, t.items.length])).toEqual([['a', [], 1], ['b', ['a'], 0]]);
+    expect(readTasks('TASKS.md', dir).map((t) => [t.id, t.dependsOn, t.items.length])).toEqual([
+      ['a', [], 1],
+      ['b', ['a'], 0],
+    ]);
     writeFileSync(path.join(dir, 'bad.json'), '[{"id": "a", "title": "A", "dependsOn": ["a"]}]');
     expect(() => readTasks('bad.json', dir)).toThrow(`${path.join(dir, 'bad.json')}: task 0.dependsOn: task "a" depends on itself`);
     expect(() => readTasks('missing.md', dir)).toThrow(`tasks file not found: ${path.join(dir, 'missing.md')}`);
@@ -82,7 +139,10 @@ describe('vigil start --tasks FILE', () => {
 
 describe('tasks from the checklist and from a planner', () => {
   it('makes each checklist item a task of its own', () => {
-    const t = tasksFromChecklist([{ id: 'REQ-1', title: 'one', priority: 'high', verify: 'v' }, { id: 'REQ-2', title: 'two', priority: 'low', verify: '' }]);
+    const t = tasksFromChecklist([
+      { id: 'REQ-1', title: 'one', priority: 'high', verify: 'v' },
+      { id: 'REQ-2', title: 'two', priority: 'low', verify: '' },
+    ]);
     expect(t).toEqual([
       { id: 'REQ-1', title: 'one', items: [{ id: 'REQ-1', title: 'one', priority: 'high', verify: 'v' }], dependsOn: [] },
       { id: 'REQ-2', title: 'two', items: [{ id: 'REQ-2', title: 'two', priority: 'low', verify: '' }], dependsOn: [] },
@@ -90,7 +150,8 @@ describe('tasks from the checklist and from a planner', () => {
   });
 
   it('reads the planner’s last JSON block, or its last array', () => {
-    const fenced = 'Plan:\n```json\n[{"id": "old", "title": "x"}]\n```\nbetter:\n```json\n[{"id": "a", "title": "A"}, {"id": "b", "title": "B", "dependsOn": ["a"]}]\n```\n';
+    const fenced =
+      'Plan:\n```json\n[{"id": "old", "title": "x"}]\n```\nbetter:\n```json\n[{"id": "a", "title": "A"}, {"id": "b", "title": "B", "dependsOn": ["a"]}]\n```\n';
     expect(parsePlannerAnswer(fenced, [])).toMatchObject({ ok: true, tasks: [{ id: 'a' }, { id: 'b', dependsOn: ['a'] }] });
     expect(parsePlannerAnswer('tasks: [{"id": "only", "title": "O"}] done', [])).toMatchObject({ ok: true, tasks: [{ id: 'only' }] });
     expect(parsePlannerAnswer('{"tasks": [{"id": "x", "title": "X"}]}', [])).toMatchObject({ ok: true, tasks: [{ id: 'x' }] });
@@ -99,7 +160,8 @@ describe('tasks from the checklist and from a planner', () => {
 
   it('holds the planner to the checklist: every item in exactly one task, none made up', () => {
     const ids3 = ['REQ-1', 'REQ-2', 'REQ-3'];
-    const good = '```json\n[{"id": "api", "title": "API", "items": ["REQ-1", "REQ-2"]}, {"id": "cli", "title": "CLI", "items": ["REQ-3"], "dependsOn": ["api"]}]\n```';
+    const good =
+      '```json\n[{"id": "api", "title": "API", "items": ["REQ-1", "REQ-2"]}, {"id": "cli", "title": "CLI", "items": ["REQ-3"], "dependsOn": ["api"]}]\n```';
     expect(parsePlannerAnswer(good, ids3)).toEqual({
       ok: true,
       tasks: [
@@ -107,15 +169,27 @@ describe('tasks from the checklist and from a planner', () => {
         { id: 'cli', title: 'CLI', items: ['REQ-3'], dependsOn: ['api'] },
       ],
     });
-    const miss = parsePlannerAnswer('[{"id": "api", "title": "API", "items": ["REQ-1"]}, {"id": "b", "title": "B", "items": ["REQ-2"]}]', ids3);
+    const miss = parsePlannerAnswer(
+      '[{"id": "api", "title": "API", "items": ["REQ-1"]}, {"id": "b", "title": "B", "items": ["REQ-2"]}]',
+      ids3,
+    );
     expect(miss).toEqual({ ok: false, error: 'the planner answer: checklist item REQ-3 is in no task' });
-    const twice = parsePlannerAnswer('[{"id": "a", "title": "A", "items": ["REQ-1", "REQ-2"]}, {"id": "b", "title": "B", "items": ["REQ-2", "REQ-3"]}]', ids3);
-    expect(twice).toEqual({ ok: false, error: 'the planner answer: checklist item "REQ-2" is in task "a" and in task "b" (each item belongs to one task)' });
+    const twice = parsePlannerAnswer(
+      '[{"id": "a", "title": "A", "items": ["REQ-1", "REQ-2"]}, {"id": "b", "title": "B", "items": ["REQ-2", "REQ-3"]}]',
+      ids3,
+    );
+    expect(twice).toEqual({
+      ok: false,
+      error: 'the planner answer: checklist item "REQ-2" is in task "a" and in task "b" (each item belongs to one task)',
+    });
     const madeUp = parsePlannerAnswer('[{"id": "a", "title": "A", "items": ["REQ-1", "REQ-2", "REQ-3", "REQ-9"]}]', ids3);
     expect(madeUp.ok ? '' : madeUp.error).toMatch(/names "REQ-9", which is not an item of the checklist/);
     const noChecklist = parsePlannerAnswer('[{"id": "a", "title": "A", "items": ["REQ-1"]}]', []);
     expect(noChecklist.ok ? '' : noChecklist.error).toMatch(/this run has no checklist/);
-    const cycle = parsePlannerAnswer('[{"id": "a", "title": "A", "items": ["REQ-1", "REQ-2"], "dependsOn": ["b"]}, {"id": "b", "title": "B", "items": ["REQ-3"], "dependsOn": ["a"]}]', ids3);
+    const cycle = parsePlannerAnswer(
+      '[{"id": "a", "title": "A", "items": ["REQ-1", "REQ-2"], "dependsOn": ["b"]}, {"id": "b", "title": "B", "items": ["REQ-3"], "dependsOn": ["a"]}]',
+      ids3,
+    );
     expect(cycle.ok ? '' : cycle.error).toMatch(/form a cycle/);
     expect(parsePlannerAnswer('[{"id": "../x", "title": "A"}]', []).ok).toBe(false);
   });
@@ -125,7 +199,9 @@ describe('tasks from the checklist and from a planner', () => {
       { id: 'REQ-1', title: 'one', priority: 'high' as const, verify: 'v' },
       { id: 'REQ-2', title: 'two', priority: 'low' as const, verify: '' },
     ];
-    expect(tasksFromPlan([{ id: 'p', title: 'P', items: ['REQ-2', 'REQ-1'], dependsOn: [] }], items)).toEqual([{ id: 'p', title: 'P', items: [items[1], items[0]], dependsOn: [] }]);
+    expect(tasksFromPlan([{ id: 'p', title: 'P', items: ['REQ-2', 'REQ-1'], dependsOn: [] }], items)).toEqual([
+      { id: 'p', title: 'P', items: [items[1], items[0]], dependsOn: [] },
+    ]);
     const prompt = plannerPrompt({ prdPath: '/r/PRD.md', items, parallelStreams: 3 });
     expect(prompt).toContain('/r/PRD.md');
     expect(prompt).toContain('- REQ-1 (high): one');
@@ -224,6 +300,9 @@ describe('streams that wait for a person', () => {
   it('counts only a pause Vigil made as waiting for a person', () => {
     expect(streamWaitingOf(null)).toBeNull();
     expect(streamWaitingOf({ reason: 'the run is paused: lunch', by: 'alice', at: 't' })).toBeNull();
-    expect(streamWaitingOf({ reason: 'escalation (dead letter): x', by: 'vigil', at: 't' })).toEqual({ reason: 'escalation (dead letter): x', at: 't' });
+    expect(streamWaitingOf({ reason: 'escalation (dead letter): x', by: 'vigil', at: 't' })).toEqual({
+      reason: 'escalation (dead letter): x',
+      at: 't',
+    });
   });
 });

@@ -50,7 +50,12 @@ afterEach(() => {
 });
 
 function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'commit.gpgsign=false', '-c', 'core.autocrlf=false', ...args], { cwd, env: GIT_ENV, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  return execFileSync('git', ['-c', 'commit.gpgsign=false', '-c', 'core.autocrlf=false', ...args], {
+    cwd,
+    env: GIT_ENV,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }).trim();
 }
 
 function write(repo: string, rel: string, content: string): void {
@@ -73,14 +78,32 @@ const REAL_JS_TEST = [
   '',
 ].join('\n');
 
-const REAL_PY_TEST = ['from mypkg.core import add', '', '', 'def test_add():', '    assert add(1, 2) == 3', '    assert add(-1, 1) == 0', ''].join('\n');
+const REAL_PY_TEST = [
+  'from mypkg.core import add',
+  '',
+  '',
+  'def test_add():',
+  '    assert add(1, 2) == 3',
+  '    assert add(-1, 1) == 0',
+  '',
+].join('\n');
 
 const high = (fs: FindingInput[]): FindingInput[] => fs.filter((f) => f.severity === 'high');
 const messagesOf = (fs: FindingInput[]): string[] => fs.map((f) => f.message);
 
 /** A JS test file with the import and wrapper of REAL_JS_TEST around `body` (body starts on line 6). */
 function jsTest(body: string): string {
-  return ["import { describe, expect, it } from 'vitest';", "import { add } from '../src/math.js';", '', "describe('x', () => {", "  it('works', () => {", body, '  });', '});', ''].join('\n');
+  return [
+    "import { describe, expect, it } from 'vitest';",
+    "import { add } from '../src/math.js';",
+    '',
+    "describe('x', () => {",
+    "  it('works', () => {",
+    body,
+    '  });',
+    '});',
+    '',
+  ].join('\n');
 }
 
 function pyTest(body: string): string {
@@ -110,7 +133,17 @@ describe('isTestFile', () => {
     expect(isTestFile(p)).toBe(true);
   });
 
-  it.each(['src/a.ts', 'src/testing.ts', 'src/contest.py', 'test/data.json', 'tests/README.md', 'src/attest.js', 'pkg/testing_utils.py', 'test/a.py', 'docs/spec.md'])('%s is not a test file', (p) => {
+  it.each([
+    'src/a.ts',
+    'src/testing.ts',
+    'src/contest.py',
+    'test/data.json',
+    'tests/README.md',
+    'src/attest.js',
+    'pkg/testing_utils.py',
+    'test/a.py',
+    'docs/spec.md',
+  ])('%s is not a test file', (p) => {
     expect(isTestFile(p)).toBe(false);
   });
 
@@ -158,7 +191,9 @@ describe('mockProblems: JS/TS', () => {
     'assert.deepStrictEqual(obj, obj, "same");',
   ])('flags the tautology %s (high, at its line)', (assertion) => {
     const found = mockProblems('tests/math.test.ts', jsTest(`    ${assertion}`));
-    expect(found).toEqual([{ gate: 'mock_integrity', severity: 'high', file: 'tests/math.test.ts', line: 6, message: `tautological assertion: ${assertion}` }]);
+    expect(found).toEqual([
+      { gate: 'mock_integrity', severity: 'high', file: 'tests/math.test.ts', line: 6, message: `tautological assertion: ${assertion}` },
+    ]);
   });
 
   it.each([
@@ -179,7 +214,15 @@ describe('mockProblems: JS/TS', () => {
   });
 
   it('flags a test that imports no project code (high, line 1)', () => {
-    const content = ["import { expect, it } from 'vitest';", "import _ from 'lodash';", '', "it('maps', () => {", '  expect(_.map([1], (n) => n * 2)).toEqual([2]);', '});', ''].join('\n');
+    const content = [
+      "import { expect, it } from 'vitest';",
+      "import _ from 'lodash';",
+      '',
+      "it('maps', () => {",
+      '  expect(_.map([1], (n) => n * 2)).toEqual([2]);',
+      '});',
+      '',
+    ].join('\n');
     expect(mockProblems('tests/a.test.ts', content)).toEqual([
       {
         gate: 'mock_integrity',
@@ -199,11 +242,13 @@ describe('mockProblems: JS/TS', () => {
     expect(mockProblems('tests/a.test.js', `const { f } = require('../lib/f');\n${body}`)).toEqual([]);
     expect(mockProblems('tests/a.test.ts', `${head}const { f } = await import('../src/f.js');\n${body}`)).toEqual([]);
     expect(mockProblems('tests/a.test.ts', `${head}import { f } from '@/lib/f';\n${body}`)).toEqual([]);
-    expect(mockProblems('tests/a.test.ts', `${head}import type { T } from 'vitest'; import { f } from '../src/f.js';\n${body}`)).toEqual([]);
+    expect(mockProblems('tests/a.test.ts', `${head}import type { T } from 'vitest'; import { f } from '../src/f.js';\n${body}`)).toEqual(
+      [],
+    );
     // The package name of another project is not ours.
-    expect(messagesOf(high(mockProblems('tests/a.test.ts', `${head}import { f } from 'my-lib';\n${body}`, { packageName: 'other' })))).toEqual([
-      'test imports no source under test: no import of the project code (relative path, package name or local module)',
-    ]);
+    expect(
+      messagesOf(high(mockProblems('tests/a.test.ts', `${head}import { f } from 'my-lib';\n${body}`, { packageName: 'other' }))),
+    ).toEqual(['test imports no source under test: no import of the project code (relative path, package name or local module)']);
   });
 
   it('does not judge helper files without test cases', () => {
@@ -211,14 +256,36 @@ describe('mockProblems: JS/TS', () => {
   });
 
   it('flags test cases without a single assertion (medium, at the first test case)', () => {
-    const content = ["import { it } from 'vitest';", "import { add } from '../src/math.js';", '', "it('runs', () => {", '  add(1, 2);', '});', "it('runs again', () => {", '  add(2, 2);', '});', ''].join('\n');
+    const content = [
+      "import { it } from 'vitest';",
+      "import { add } from '../src/math.js';",
+      '',
+      "it('runs', () => {",
+      '  add(1, 2);',
+      '});',
+      "it('runs again', () => {",
+      '  add(2, 2);',
+      '});',
+      '',
+    ].join('\n');
     expect(mockProblems('tests/math.test.ts', content)).toEqual([
-      { gate: 'mock_integrity', severity: 'medium', file: 'tests/math.test.ts', line: 4, message: 'test file has no assertions: 2 test case(s), 0 assertion lines' },
+      {
+        gate: 'mock_integrity',
+        severity: 'medium',
+        file: 'tests/math.test.ts',
+        line: 4,
+        message: 'test file has no assertions: 2 test case(s), 0 assertion lines',
+      },
     ]);
   });
 
   it('does not count skipped or todo cases as test cases', () => {
-    expect(mockProblems('tests/math.test.ts', "import { it } from 'vitest';\nimport '../src/math.js';\nit.todo('later');\nit.skip('off', () => {});\n")).toEqual([]);
+    expect(
+      mockProblems(
+        'tests/math.test.ts',
+        "import { it } from 'vitest';\nimport '../src/math.js';\nit.todo('later');\nit.skip('off', () => {});\n",
+      ),
+    ).toEqual([]);
   });
 
   it('flags more internal mocks than assertions (medium), not mocks of external modules', () => {
@@ -233,12 +300,23 @@ describe('mockProblems: JS/TS', () => {
       '',
     ].join('\n');
     expect(mockProblems('tests/service.test.ts', internal)).toEqual([
-      { gate: 'mock_integrity', severity: 'medium', file: 'tests/service.test.ts', line: 3, message: 'internal mocks outnumber assertions: 2 line(s) mock project modules, 1 assertion line(s)' },
+      {
+        gate: 'mock_integrity',
+        severity: 'medium',
+        file: 'tests/service.test.ts',
+        line: 3,
+        message: 'internal mocks outnumber assertions: 2 line(s) mock project modules, 1 assertion line(s)',
+      },
     ]);
     const external = internal.replace("'../src/db.js'", "'node:fs'").replace("'../src/cache.js'", "'axios'");
     expect(mockProblems('tests/service.test.ts', external)).toEqual([]);
     // As many assertions as mocks: not outnumbered.
-    expect(mockProblems('tests/service.test.ts', internal.replace('  expect(await run()).toBe(2);', '  expect(await run()).toBe(2);\n  expect(await run()).not.toBe(3);'))).toEqual([]);
+    expect(
+      mockProblems(
+        'tests/service.test.ts',
+        internal.replace('  expect(await run()).toBe(2);', '  expect(await run()).toBe(2);\n  expect(await run()).not.toBe(3);'),
+      ),
+    ).toEqual([]);
   });
 
   it('yields nothing for files that are not JS/TS or Python', () => {
@@ -251,30 +329,69 @@ describe('mockProblems: Python', () => {
     expect(mockProblems('tests/test_core.py', REAL_PY_TEST, { localModules: LOCAL })).toEqual([]);
   });
 
-  it.each(['    assert True', '    assert 1 == 1', '    assert x == x', '    assert result.value == result.value, "same"', "    assert 'a' == 'a'", '    assert x is x', '    assert (True)'])(
-    'flags the tautology %s',
-    (assertion) => {
-      const found = mockProblems('tests/test_core.py', pyTest(assertion), { localModules: LOCAL });
-      expect(found).toEqual([{ gate: 'mock_integrity', severity: 'high', file: 'tests/test_core.py', line: 5, message: `tautological assertion: ${assertion.trim()}` }]);
-    },
-  );
+  it.each([
+    '    assert True',
+    '    assert 1 == 1',
+    '    assert x == x',
+    '    assert result.value == result.value, "same"',
+    "    assert 'a' == 'a'",
+    '    assert x is x',
+    '    assert (True)',
+  ])('flags the tautology %s', (assertion) => {
+    const found = mockProblems('tests/test_core.py', pyTest(assertion), { localModules: LOCAL });
+    expect(found).toEqual([
+      {
+        gate: 'mock_integrity',
+        severity: 'high',
+        file: 'tests/test_core.py',
+        line: 5,
+        message: `tautological assertion: ${assertion.trim()}`,
+      },
+    ]);
+  });
 
-  it.each(['self.assertTrue(True)', 'self.assertEqual(a, a)', 'self.assertEqual(1, 1, "msg")', 'self.assertIsNone(None)', 'self.assertFalse(False)'])('flags the unittest tautology %s', (assertion) => {
-    const content = ['import unittest', 'from mypkg import core', '', 'class T(unittest.TestCase):', '    def test_x(self):', `        ${assertion}`, ''].join('\n');
+  it.each([
+    'self.assertTrue(True)',
+    'self.assertEqual(a, a)',
+    'self.assertEqual(1, 1, "msg")',
+    'self.assertIsNone(None)',
+    'self.assertFalse(False)',
+  ])('flags the unittest tautology %s', (assertion) => {
+    const content = [
+      'import unittest',
+      'from mypkg import core',
+      '',
+      'class T(unittest.TestCase):',
+      '    def test_x(self):',
+      `        ${assertion}`,
+      '',
+    ].join('\n');
     expect(mockProblems('tests/test_core.py', content, { localModules: LOCAL })).toEqual([
       { gate: 'mock_integrity', severity: 'high', file: 'tests/test_core.py', line: 6, message: `tautological assertion: ${assertion}` },
     ]);
   });
 
-  it.each(['    assert add(1, 2) == 3', '    assert x == y', '    assert result', '    assert True is not False or add(1, 1)', '    self.assertEqual(add(1, 1), 2)', '    assert x == x + 1'])(
-    'does not flag the real assertion %s',
-    (assertion) => {
-      expect(high(mockProblems('tests/test_core.py', pyTest(assertion), { localModules: LOCAL }))).toEqual([]);
-    },
-  );
+  it.each([
+    '    assert add(1, 2) == 3',
+    '    assert x == y',
+    '    assert result',
+    '    assert True is not False or add(1, 1)',
+    '    self.assertEqual(add(1, 1), 2)',
+    '    assert x == x + 1',
+  ])('does not flag the real assertion %s', (assertion) => {
+    expect(high(mockProblems('tests/test_core.py', pyTest(assertion), { localModules: LOCAL }))).toEqual([]);
+  });
 
   it('flags a test that imports only the standard library and third parties', () => {
-    const content = ['import os', 'import json, sys', 'from collections import OrderedDict', '', 'def test_env():', '    assert os.sep in ("/", "\\\\")', ''].join('\n');
+    const content = [
+      'import os',
+      'import json, sys',
+      'from collections import OrderedDict',
+      '',
+      'def test_env():',
+      '    assert os.sep in ("/", "\\\\")',
+      '',
+    ].join('\n');
     expect(messagesOf(mockProblems('tests/test_env.py', content, { localModules: LOCAL }))).toEqual([
       'test imports no source under test: no import of the project code (relative path, package name or local module)',
     ]);
@@ -305,17 +422,31 @@ describe('mockProblems: Python', () => {
       '',
     ].join('\n');
     expect(mockProblems('tests/test_core.py', content, { localModules: LOCAL })).toEqual([
-      { gate: 'mock_integrity', severity: 'medium', file: 'tests/test_core.py', line: 5, message: 'internal mocks outnumber assertions: 3 line(s) mock project modules, 1 assertion line(s)' },
+      {
+        gate: 'mock_integrity',
+        severity: 'medium',
+        file: 'tests/test_core.py',
+        line: 5,
+        message: 'internal mocks outnumber assertions: 3 line(s) mock project modules, 1 assertion line(s)',
+      },
     ]);
     // The same patches of a third-party module bound to a name: not internal.
-    const external = content.replace('import mypkg.store as st', 'import requests as st').replace('from mypkg import core, util as u', 'from mypkg import core\nimport time as u');
+    const external = content
+      .replace('import mypkg.store as st', 'import requests as st')
+      .replace('from mypkg import core, util as u', 'from mypkg import core\nimport time as u');
     expect(messagesOf(mockProblems('tests/test_core.py', external, { localModules: LOCAL }))).toEqual([]);
   });
 
   it('flags pytest functions without assertions and patches of local modules outnumbering assertions', () => {
     const noAssert = 'from mypkg import core\n\ndef test_runs():\n    core.run()\n';
     expect(mockProblems('tests/test_core.py', noAssert, { localModules: LOCAL })).toEqual([
-      { gate: 'mock_integrity', severity: 'medium', file: 'tests/test_core.py', line: 3, message: 'test file has no assertions: 1 test case(s), 0 assertion lines' },
+      {
+        gate: 'mock_integrity',
+        severity: 'medium',
+        file: 'tests/test_core.py',
+        line: 3,
+        message: 'test file has no assertions: 1 test case(s), 0 assertion lines',
+      },
     ]);
     const mocked = [
       'from unittest import mock',
@@ -330,10 +461,19 @@ describe('mockProblems: Python', () => {
       '',
     ].join('\n');
     expect(mockProblems('tests/test_core.py', mocked, { localModules: LOCAL })).toEqual([
-      { gate: 'mock_integrity', severity: 'medium', file: 'tests/test_core.py', line: 5, message: 'internal mocks outnumber assertions: 3 line(s) mock project modules, 1 assertion line(s)' },
+      {
+        gate: 'mock_integrity',
+        severity: 'medium',
+        file: 'tests/test_core.py',
+        line: 5,
+        message: 'internal mocks outnumber assertions: 3 line(s) mock project modules, 1 assertion line(s)',
+      },
     ]);
     // Patching third-party modules is ordinary isolation.
-    const external = mocked.replace("'mypkg.core.db'", "'requests.get'").replace("'mypkg.core.cache'", "'os.environ'").replace('    core.client = MagicMock()\n', '');
+    const external = mocked
+      .replace("'mypkg.core.db'", "'requests.get'")
+      .replace("'mypkg.core.cache'", "'os.environ'")
+      .replace('    core.client = MagicMock()\n', '');
     expect(mockProblems('tests/test_core.py', external, { localModules: LOCAL })).toEqual([]);
   });
 });
@@ -365,15 +505,26 @@ describe('mutationProblems', () => {
 
   it('flags an expected value changed alongside the implementation (high, at the new line)', () => {
     expect(mutationProblems([impl, { file: 'tests/math.test.ts', before: REAL_JS_TEST, after: fitted }])).toEqual([
-      { gate: 'test_mutation', severity: 'high', file: 'tests/math.test.ts', line: 6, message: 'assertion value changed alongside the implementation (test-fitting): expect(add(1, 2)).toBe(4);' },
+      {
+        gate: 'test_mutation',
+        severity: 'high',
+        file: 'tests/math.test.ts',
+        line: 6,
+        message: 'assertion value changed alongside the implementation (test-fitting): expect(add(1, 2)).toBe(4);',
+      },
     ]);
   });
 
   it('flags a changed Python expected value', () => {
     const before = REAL_PY_TEST;
     const after = before.replace('assert add(1, 2) == 3', 'assert add(1, 2) == 4');
-    const found = mutationProblems([{ file: 'mypkg/core.py', before: 'x = 1\n', after: 'x = 2\n' }, { file: 'tests/test_core.py', before, after }]);
-    expect(found.map((f) => [f.severity, f.line, f.message])).toEqual([['high', 5, 'assertion value changed alongside the implementation (test-fitting): assert add(1, 2) == 4']]);
+    const found = mutationProblems([
+      { file: 'mypkg/core.py', before: 'x = 1\n', after: 'x = 2\n' },
+      { file: 'tests/test_core.py', before, after },
+    ]);
+    expect(found.map((f) => [f.severity, f.line, f.message])).toEqual([
+      ['high', 5, 'assertion value changed alongside the implementation (test-fitting): assert add(1, 2) == 4'],
+    ]);
   });
 
   it('does not flag a test change when no implementation changed (docs and config do not count)', () => {
@@ -383,7 +534,10 @@ describe('mutationProblems', () => {
   });
 
   it('does not flag new assertions, renamed variables or unchanged implementations', () => {
-    const added = REAL_JS_TEST.replace('    expect(add(-1, 1)).toBe(0);', '    expect(add(-1, 1)).toBe(0);\n    expect(add(2, 2)).toBe(4);');
+    const added = REAL_JS_TEST.replace(
+      '    expect(add(-1, 1)).toBe(0);',
+      '    expect(add(-1, 1)).toBe(0);\n    expect(add(2, 2)).toBe(4);',
+    );
     expect(mutationProblems([impl, { file: 'tests/math.test.ts', before: REAL_JS_TEST, after: added }])).toEqual([]);
     const renamed = REAL_JS_TEST.replace('expect(add(1, 2)).toBe(3);', 'expect(add(1, 2)).toBe(three);');
     expect(high(mutationProblems([impl, { file: 'tests/math.test.ts', before: REAL_JS_TEST, after: renamed }]))).toEqual([]);
@@ -394,7 +548,13 @@ describe('mutationProblems', () => {
   it('flags assertions removed from an existing test alongside the implementation', () => {
     const removed = REAL_JS_TEST.replace('    expect(add(-1, 1)).toBe(0);\n', '');
     expect(mutationProblems([impl, { file: 'tests/math.test.ts', before: REAL_JS_TEST, after: removed }])).toEqual([
-      { gate: 'test_mutation', severity: 'high', file: 'tests/math.test.ts', line: null, message: 'assertions removed: 1 assertion line(s) fewer alongside implementation changes (first at line 7 before the change)' },
+      {
+        gate: 'test_mutation',
+        severity: 'high',
+        file: 'tests/math.test.ts',
+        line: null,
+        message: 'assertions removed: 1 assertion line(s) fewer alongside implementation changes (first at line 7 before the change)',
+      },
     ]);
     // Without an implementation change, trimming a test is not test-fitting.
     expect(mutationProblems([{ file: 'tests/math.test.ts', before: REAL_JS_TEST, after: removed }])).toEqual([]);
@@ -403,7 +563,13 @@ describe('mutationProblems', () => {
   it('flags a deleted test file unless its assertions moved to a new test file', () => {
     const deleted = { file: 'tests/math.test.ts', before: REAL_JS_TEST, after: null };
     expect(mutationProblems([impl, deleted])).toEqual([
-      { gate: 'test_mutation', severity: 'high', file: 'tests/math.test.ts', line: null, message: 'assertions removed: test file deleted with 2 assertion line(s) alongside implementation changes' },
+      {
+        gate: 'test_mutation',
+        severity: 'high',
+        file: 'tests/math.test.ts',
+        line: null,
+        message: 'assertions removed: test file deleted with 2 assertion line(s) alongside implementation changes',
+      },
     ]);
     expect(mutationProblems([impl, deleted, { file: 'tests/add.test.ts', before: null, after: REAL_JS_TEST }])).toEqual([]);
   });
@@ -412,7 +578,13 @@ describe('mutationProblems', () => {
     const filler = Array.from({ length: 20 }, (_, i) => `    const v${i} = add(${i}, 1);`).join('\n');
     const sparse = jsTest(`${filler}\n    expect(v0).toBe(1);`);
     expect(mutationProblems([{ file: 'tests/math.test.ts', before: null, after: sparse }])).toEqual([
-      { gate: 'test_mutation', severity: 'low', file: 'tests/math.test.ts', line: null, message: 'low assertion density: 1 assertion line(s) in 27 lines of test code (below 1 per 15)' },
+      {
+        gate: 'test_mutation',
+        severity: 'low',
+        file: 'tests/math.test.ts',
+        line: null,
+        message: 'low assertion density: 1 assertion line(s) in 27 lines of test code (below 1 per 15)',
+      },
     ]);
     expect(mutationProblems([{ file: 'tests/math.test.ts', before: null, after: REAL_JS_TEST }])).toEqual([]);
   });
@@ -446,7 +618,11 @@ describe('mockIntegrityGate', () => {
 
   it('fails on a tautology with a stable one-line reason', async () => {
     const repo = jsRepo();
-    write(repo, 'tests/a.test.ts', "import { expect, it } from 'vitest';\nimport { add } from '../src/math.js';\nit('x', () => { expect(true).toBe(true); expect(add(1, 1)).toBe(2); });\n");
+    write(
+      repo,
+      'tests/a.test.ts',
+      "import { expect, it } from 'vitest';\nimport { add } from '../src/math.js';\nit('x', () => { expect(true).toBe(true); expect(add(1, 1)).toBe(2); });\n",
+    );
     const first = await mockIntegrityGate({ repoPath: repo, files: ['tests/math.test.ts', 'tests/a.test.ts'] });
     const second = await mockIntegrityGate({ repoPath: repo, files: ['tests/a.test.ts', 'tests/math.test.ts'] });
     expect(first.verdict).toBe('fail');
@@ -458,7 +634,11 @@ describe('mockIntegrityGate', () => {
 
   it('uses the package name from package.json', async () => {
     const repo = jsRepo();
-    write(repo, 'tests/pkg.test.ts', "import { expect, it } from 'vitest';\nimport { add } from 'math-lib';\nit('x', () => { expect(add(1, 1)).toBe(2); });\n");
+    write(
+      repo,
+      'tests/pkg.test.ts',
+      "import { expect, it } from 'vitest';\nimport { add } from 'math-lib';\nit('x', () => { expect(add(1, 1)).toBe(2); });\n",
+    );
     expect((await mockIntegrityGate({ repoPath: repo, files: ['tests/pkg.test.ts'] })).verdict).toBe('pass');
     write(repo, 'package.json', JSON.stringify({ name: 'other-lib' }));
     const r = await mockIntegrityGate({ repoPath: repo, files: ['tests/pkg.test.ts'] });
@@ -467,11 +647,23 @@ describe('mockIntegrityGate', () => {
 
   it('keeps medium findings as advisory on a pass', async () => {
     const repo = jsRepo();
-    write(repo, 'tests/b.test.ts', "import { it } from 'vitest';\nimport { add } from '../src/math.js';\nit('runs', () => { add(1, 1); });\n");
+    write(
+      repo,
+      'tests/b.test.ts',
+      "import { it } from 'vitest';\nimport { add } from '../src/math.js';\nit('runs', () => { add(1, 1); });\n",
+    );
     const r = await mockIntegrityGate({ repoPath: repo, files: ['tests/b.test.ts'] });
     expect(r.verdict).toBe('pass');
     expect(r.reason).toBe('1 changed test file(s) checked; 1 advisory finding(s)');
-    expect(r.findings).toEqual([{ gate: 'mock_integrity', severity: 'medium', file: 'tests/b.test.ts', line: 3, message: 'test file has no assertions: 1 test case(s), 0 assertion lines' }]);
+    expect(r.findings).toEqual([
+      {
+        gate: 'mock_integrity',
+        severity: 'medium',
+        file: 'tests/b.test.ts',
+        line: 3,
+        message: 'test file has no assertions: 1 test case(s), 0 assertion lines',
+      },
+    ]);
   });
 
   it('finds the local Python modules of the repository and judges Python tests with them', async () => {
@@ -493,10 +685,17 @@ describe('mockIntegrityGate', () => {
     const outside = tempDir();
     write(outside, 'evil.test.ts', "it('x', () => { expect(true).toBe(true); });\n");
     symlinkSync(path.join(outside, 'evil.test.ts'), path.join(repo, 'tests/link.test.ts'));
-    const r = await mockIntegrityGate({ repoPath: repo, files: ['../outside.test.ts', '/etc/x.test.ts', 'tests/link.test.ts', 'node_modules/x/test/a.js'] });
+    const r = await mockIntegrityGate({
+      repoPath: repo,
+      files: ['../outside.test.ts', '/etc/x.test.ts', 'tests/link.test.ts', 'node_modules/x/test/a.js'],
+    });
     expect(r.verdict).toBe('pass');
     expect(r.reason).toBe('0 changed test file(s) checked, 1 not readable; 1 advisory finding(s)');
-    expect(r.findings?.[0]).toMatchObject({ severity: 'medium', file: 'tests/link.test.ts', message: 'test file not checked: link.test.ts is a symbolic link; ignored' });
+    expect(r.findings?.[0]).toMatchObject({
+      severity: 'medium',
+      file: 'tests/link.test.ts',
+      message: 'test file not checked: link.test.ts is a symbolic link; ignored',
+    });
   });
 });
 
@@ -521,7 +720,13 @@ describe('testMutationGate (real git)', () => {
     expect(r.verdict).toBe('fail');
     expect(r.reason).toBe('assertion value changed alongside the implementation (test-fitting) in tests/math.test.ts:6');
     expect(r.findings).toEqual([
-      { gate: 'test_mutation', severity: 'high', file: 'tests/math.test.ts', line: 6, message: 'assertion value changed alongside the implementation (test-fitting): expect(add(1, 2)).toBe(4);' },
+      {
+        gate: 'test_mutation',
+        severity: 'high',
+        file: 'tests/math.test.ts',
+        line: 6,
+        message: 'assertion value changed alongside the implementation (test-fitting): expect(add(1, 2)).toBe(4);',
+      },
     ]);
     expect((await testMutationGate({ repoPath: repo, files: [...files].reverse(), beforeTree: tree })).reason).toBe(r.reason);
     // A commit works as the previous state too.
@@ -533,7 +738,10 @@ describe('testMutationGate (real git)', () => {
     write(repo, 'mypkg/core.py', 'def add(a, b):\n    return a + b + 1\n');
     write(repo, 'tests/test_core.py', REAL_PY_TEST.replace('== 3', '== 4'));
     const r = await testMutationGate({ repoPath: repo, files: ['mypkg/core.py', 'tests/test_core.py'], beforeTree: tree });
-    expect(r).toMatchObject({ verdict: 'fail', reason: 'assertion value changed alongside the implementation (test-fitting) in tests/test_core.py:5' });
+    expect(r).toMatchObject({
+      verdict: 'fail',
+      reason: 'assertion value changed alongside the implementation (test-fitting) in tests/test_core.py:5',
+    });
   });
 
   it('passes when only the test changed', async () => {
@@ -554,9 +762,14 @@ describe('testMutationGate (real git)', () => {
   it('passes when no test file changed, and treats everything as new without a previous tree', async () => {
     const { repo } = committed();
     write(repo, 'src/math.ts', 'export const add = (a: number, b: number): number => b + a;\n');
-    expect(await testMutationGate({ repoPath: repo, files: ['src/math.ts'], beforeTree: null })).toMatchObject({ verdict: 'pass', reason: 'no test file changed' });
+    expect(await testMutationGate({ repoPath: repo, files: ['src/math.ts'], beforeTree: null })).toMatchObject({
+      verdict: 'pass',
+      reason: 'no test file changed',
+    });
     write(repo, 'tests/math.test.ts', REAL_JS_TEST.replace('toBe(3)', 'toBe(4)'));
-    expect(await testMutationGate({ repoPath: repo, files: ['src/math.ts', 'tests/math.test.ts'], beforeTree: null })).toMatchObject({ verdict: 'pass' });
+    expect(await testMutationGate({ repoPath: repo, files: ['src/math.ts', 'tests/math.test.ts'], beforeTree: null })).toMatchObject({
+      verdict: 'pass',
+    });
   });
 
   it('is inconclusive when the previous tree is unknown or looks like an option', async () => {
@@ -574,11 +787,19 @@ describe('testMutationGate (real git)', () => {
     unlinkSync(path.join(repo, 'tests/math.test.ts'));
     write(repo, 'tests/other.test.ts', REAL_JS_TEST.replace("it('adds'", "it('still adds'"));
     // The file list names the deleted file too: its assertions reappear in other.test.ts (a move).
-    const moved = await testMutationGate({ repoPath: repo, files: ['src/math.ts', 'tests/math.test.ts', 'tests/other.test.ts'], beforeTree: tree });
+    const moved = await testMutationGate({
+      repoPath: repo,
+      files: ['src/math.ts', 'tests/math.test.ts', 'tests/other.test.ts'],
+      beforeTree: tree,
+    });
     expect(moved.verdict).toBe('pass');
     unlinkSync(path.join(repo, 'tests/other.test.ts'));
     write(repo, 'tests/other.test.ts', REAL_JS_TEST.replace('    expect(add(-1, 1)).toBe(0);\n', ''));
-    const lost = await testMutationGate({ repoPath: repo, files: ['src/math.ts', 'tests/math.test.ts', 'tests/other.test.ts'], beforeTree: tree });
+    const lost = await testMutationGate({
+      repoPath: repo,
+      files: ['src/math.ts', 'tests/math.test.ts', 'tests/other.test.ts'],
+      beforeTree: tree,
+    });
     expect(lost).toMatchObject({ verdict: 'fail', reason: 'assertions removed in tests/math.test.ts' });
   });
 });
@@ -598,7 +819,7 @@ describe('adversarial 512 KiB inputs', () => {
     'python imports': fill(`import ${'a, '.repeat(900)}\n`),
     'dotted identifiers': fill(`assert ${'a.'.repeat(1500)} == x\n`),
     'mock calls': fill(`vi.mock('${'.'.repeat(2000)}\n`),
-    'literals': fill(`expect(${"1, 'a', 0x1f, ".repeat(200)}\n`),
+    literals: fill(`expect(${"1, 'a', 0x1f, ".repeat(200)}\n`),
     'no newlines at all': fill('aaaaaaaaaa'),
     'test cases': fill("it('x', () => {\n"),
   };

@@ -83,7 +83,11 @@ describe('levels and tiers', () => {
 describe('failure climb', () => {
   it('LOW -> MEDIUM at the 3rd consecutive failure, not before', () => {
     const results = run(at('LOW'), [fail(1), fail(2), fail(3)]);
-    expect(results.map((r) => r.change)).toEqual([null, null, { iteration: 3, from: 'LOW', to: 'MEDIUM', trigger: '3 consecutive failures at LOW' }]);
+    expect(results.map((r) => r.change)).toEqual([
+      null,
+      null,
+      { iteration: 3, from: 'LOW', to: 'MEDIUM', trigger: '3 consecutive failures at LOW' },
+    ]);
     expect(results.map((r) => r.state.failuresAtLevel)).toEqual([1, 2, 0]);
     expect(results[2]!.state.level).toBe('MEDIUM');
   });
@@ -96,7 +100,10 @@ describe('failure climb', () => {
   });
 
   it('hands over to a human at the 6th failure at HIGH, and only once', () => {
-    const results = run(at('HIGH'), Array.from({ length: 10 }, (_, i) => fail(i + 1)));
+    const results = run(
+      at('HIGH'),
+      Array.from({ length: 10 }, (_, i) => fail(i + 1)),
+    );
     expect(results.map((r) => r.escalateHuman)).toEqual([false, false, false, false, false, true, false, false, false, false]);
     expect(results.every((r) => r.change === null && r.state.level === 'HIGH')).toBe(true);
     expect(results[5]!.state.humanEscalated).toBe(true);
@@ -104,7 +111,11 @@ describe('failure climb', () => {
   });
 
   it('a success re-arms the human hand-over and resets the failure count', () => {
-    const results = run(at('HIGH'), [...Array.from({ length: 6 }, (_, i) => fail(i + 1)), ok(7), ...Array.from({ length: 6 }, (_, i) => fail(i + 8))]);
+    const results = run(at('HIGH'), [
+      ...Array.from({ length: 6 }, (_, i) => fail(i + 1)),
+      ok(7),
+      ...Array.from({ length: 6 }, (_, i) => fail(i + 8)),
+    ]);
     expect(results.filter((r) => r.escalateHuman).length).toBe(2);
     expect(results[6]!.state).toMatchObject({ humanEscalated: false, failuresAtLevel: 0 });
     expect(results.at(-1)!.escalateHuman).toBe(true);
@@ -154,7 +165,11 @@ describe('scope triggers at LOW', () => {
 
   it('does not apply above LOW', () => {
     for (const level of ['MEDIUM', 'HIGH'] as const) {
-      const r = observeLadder(at(level), ok(1, { filesModified: 40, linesChanged: 4000, dependencyManifestChanged: true, testFailures: 20 }), KNOBS);
+      const r = observeLadder(
+        at(level),
+        ok(1, { filesModified: 40, linesChanged: 4000, dependencyManifestChanged: true, testFailures: 20 }),
+        KNOBS,
+      );
       expect(r.change).toBeNull();
       expect(r.state.level).toBe(level);
     }
@@ -203,23 +218,40 @@ describe('always-HIGH PRDs', () => {
 
   it('a pinned ladder never steps down but still hands over to a human', () => {
     const pinned = initialLadder('fast', 'production');
-    const successes = run(pinned, Array.from({ length: 12 }, (_, i) => ok(i + 1)));
+    const successes = run(
+      pinned,
+      Array.from({ length: 12 }, (_, i) => ok(i + 1)),
+    );
     expect(successes.every((r) => r.change === null && r.state.level === 'HIGH')).toBe(true);
-    const failures = run(pinned, Array.from({ length: 6 }, (_, i) => fail(i + 1)));
+    const failures = run(
+      pinned,
+      Array.from({ length: 6 }, (_, i) => fail(i + 1)),
+    );
     expect(failures.at(-1)!.escalateHuman).toBe(true);
   });
 });
 
 describe('de-escalation', () => {
   it('five single-file successes step down one level', () => {
-    const results = run(at('HIGH'), Array.from({ length: 5 }, (_, i) => ok(i + 1)));
+    const results = run(
+      at('HIGH'),
+      Array.from({ length: 5 }, (_, i) => ok(i + 1)),
+    );
     expect(results.slice(0, 4).every((r) => r.change === null)).toBe(true);
-    expect(results[4]!.change).toEqual({ iteration: 5, from: 'HIGH', to: 'MEDIUM', trigger: '5 consecutive single-file successes at HIGH' });
+    expect(results[4]!.change).toEqual({
+      iteration: 5,
+      from: 'HIGH',
+      to: 'MEDIUM',
+      trigger: '5 consecutive single-file successes at HIGH',
+    });
     expect(results[4]!.state).toMatchObject({ level: 'MEDIUM', successStreak: 0 });
   });
 
   it('steps one level per streak: HIGH -> MEDIUM -> LOW, then stays at LOW', () => {
-    const results = run(at('HIGH'), Array.from({ length: 15 }, (_, i) => ok(i + 1, { filesModified: i % 2 })));
+    const results = run(
+      at('HIGH'),
+      Array.from({ length: 15 }, (_, i) => ok(i + 1, { filesModified: i % 2 })),
+    );
     expect(results.filter((r) => r.change !== null).map((r) => [r.change!.iteration, r.change!.to])).toEqual([
       [5, 'MEDIUM'],
       [10, 'LOW'],
@@ -242,13 +274,22 @@ describe('de-escalation', () => {
 
   it('an idle agent (exit 0, no change) is never stepped down, however long it idles', () => {
     const idle = (i: number) => ok(i, { changed: false, filesModified: 0, linesChanged: 0 });
-    const results = run(at('MEDIUM'), Array.from({ length: 25 }, (_, i) => idle(i + 1)));
+    const results = run(
+      at('MEDIUM'),
+      Array.from({ length: 25 }, (_, i) => idle(i + 1)),
+    );
     expect(results.every((r) => r.change === null)).toBe(true);
     expect(results.every((r) => r.state.successStreak === 0 && r.state.level === 'MEDIUM')).toBe(true);
   });
 
   it('an idle iteration breaks a streak of single-file successes and keeps the failures counted', () => {
-    const results = run(at('MEDIUM'), [ok(1, { changed: true }), ok(2, { changed: true }), fail(3), ok(4, { changed: false, filesModified: 0 }), fail(5)]);
+    const results = run(at('MEDIUM'), [
+      ok(1, { changed: true }),
+      ok(2, { changed: true }),
+      fail(3),
+      ok(4, { changed: false, filesModified: 0 }),
+      fail(5),
+    ]);
     expect(results.map((r) => r.state.successStreak)).toEqual([1, 2, 0, 0, 0]);
     expect(results.map((r) => r.state.failuresAtLevel)).toEqual([0, 0, 1, 1, 2]);
   });
@@ -259,7 +300,10 @@ describe('de-escalation', () => {
   });
 
   it('without the changed fact (runs from before it) an exit 0 with no file counts as a single-file success, as it did', () => {
-    const results = run(at('MEDIUM'), Array.from({ length: 5 }, (_, i) => ok(i + 1, { filesModified: 0, linesChanged: 0 })));
+    const results = run(
+      at('MEDIUM'),
+      Array.from({ length: 5 }, (_, i) => ok(i + 1, { filesModified: 0, linesChanged: 0 })),
+    );
     expect(results[4]!.change?.to).toBe('LOW');
   });
 });
@@ -267,7 +311,12 @@ describe('de-escalation', () => {
 describe('bookkeeping', () => {
   it('keeps only the last 20 changes', () => {
     // Three failures climb LOW -> MEDIUM; five single-file successes step back down.
-    const cycle = (base: number) => [fail(base + 1), fail(base + 2), fail(base + 3), ...Array.from({ length: 5 }, (_, i) => ok(base + 4 + i))];
+    const cycle = (base: number) => [
+      fail(base + 1),
+      fail(base + 2),
+      fail(base + 3),
+      ...Array.from({ length: 5 }, (_, i) => ok(base + 4 + i)),
+    ];
     const observations = Array.from({ length: 15 }, (_, c) => cycle(c * 8)).flat();
     const results = run(at('LOW'), observations);
     const changes = results.at(-1)!.state.changes;
@@ -301,13 +350,22 @@ describe('bookkeeping', () => {
 });
 
 describe('dependency manifests', () => {
-  it.each(['package.json', 'package-lock.json', 'requirements.txt', 'pyproject.toml', 'go.mod', 'go.sum', 'Cargo.toml', 'Cargo.lock', 'Gemfile', 'pom.xml', 'build.gradle'])(
-    'lists %s',
-    (name) => {
-      expect(DEPENDENCY_MANIFESTS).toContain(name);
-      expect(isDependencyManifest(name)).toBe(true);
-    },
-  );
+  it.each([
+    'package.json',
+    'package-lock.json',
+    'requirements.txt',
+    'pyproject.toml',
+    'go.mod',
+    'go.sum',
+    'Cargo.toml',
+    'Cargo.lock',
+    'Gemfile',
+    'pom.xml',
+    'build.gradle',
+  ])('lists %s', (name) => {
+    expect(DEPENDENCY_MANIFESTS).toContain(name);
+    expect(isDependencyManifest(name)).toBe(true);
+  });
 
   it('matches by basename at any depth, with either separator', () => {
     expect(isDependencyManifest('packages/web/package.json')).toBe(true);
@@ -315,7 +373,15 @@ describe('dependency manifests', () => {
   });
 
   it('does not match look-alikes', () => {
-    for (const path of ['src/package.json.ts', 'docs/requirements.txt.md', 'my-package.json', 'gemfile.md', 'src/index.ts', '', 'package.json/readme']) {
+    for (const path of [
+      'src/package.json.ts',
+      'docs/requirements.txt.md',
+      'my-package.json',
+      'gemfile.md',
+      'src/index.ts',
+      '',
+      'package.json/readme',
+    ]) {
       expect(isDependencyManifest(path)).toBe(false);
     }
   });

@@ -95,7 +95,11 @@ describe('staticDetails', () => {
   it('falls back to "Untitled PRD" and clips a very long title and agent command', () => {
     const t = staticDetails({ ...input, prdTitle: '' });
     expect(t.split('\n')[0]).toBe('### Untitled PRD');
-    const long = staticDetails({ ...input, prdTitle: 'T'.repeat(500), knobs: knobs({ agentCommand: [`agent${'x'.repeat(1000)}`, '--token', 's3cr3t'] }) });
+    const long = staticDetails({
+      ...input,
+      prdTitle: 'T'.repeat(500),
+      knobs: knobs({ agentCommand: [`agent${'x'.repeat(1000)}`, '--token', 's3cr3t'] }),
+    });
     const heading = long.split('\n')[0] ?? '';
     expect(Buffer.byteLength(heading)).toBe('### '.length + 150); // limits are in UTF-8 bytes
     expect(heading.endsWith('…')).toBe(true);
@@ -198,8 +202,31 @@ describe('currentDetails', () => {
   });
 
   it('a run split into parallel streams: where its tasks came from, and each stream, one line each (a waiting one says so)', () => {
-    const stream = { task: 'api', title: 'The API', state: 'done' as const, dependsOn: [], attempts: 1, childId: 'r--api', branch: 'vigil/r--api', merged: true, spendUsd: 0, outcome: 'council_approved', deadLetter: null };
-    const waiting = { ...stream, task: 'cli', title: 'The CLI', state: 'in_progress' as const, dependsOn: ['api'], childId: 'r--cli', branch: 'vigil/r--cli', merged: false, outcome: null, waiting: { reason: 'escalation (dead letter): x', at: '2026-11-27T09:00:00Z' } };
+    const stream = {
+      task: 'api',
+      title: 'The API',
+      state: 'done' as const,
+      dependsOn: [],
+      attempts: 1,
+      childId: 'r--api',
+      branch: 'vigil/r--api',
+      merged: true,
+      spendUsd: 0,
+      outcome: 'council_approved',
+      deadLetter: null,
+    };
+    const waiting = {
+      ...stream,
+      task: 'cli',
+      title: 'The CLI',
+      state: 'in_progress' as const,
+      dependsOn: ['api'],
+      childId: 'r--cli',
+      branch: 'vigil/r--cli',
+      merged: false,
+      outcome: null,
+      waiting: { reason: 'escalation (dead letter): x', at: '2026-11-27T09:00:00Z' },
+    };
     expect(paras(currentDetails(snapshot({ tasks: { source: 'planner', count: 2, note: null }, streams: [stream, waiting] })))).toContain(
       'Tasks: 2 from the planner\n- api (The API) · done · run r--api · vigil/r--api, merged · council_approved\n- cli (The CLI) · in progress · after api · run r--cli · vigil/r--cli · WAITS FOR A PERSON since 2026-11-27T09:00:00Z: escalation (dead letter): x (vigil resume r--cli, or resume this run)',
     );
@@ -207,20 +234,35 @@ describe('currentDetails', () => {
   });
 
   it('the run memory: its size and what it carries; nothing while it is empty', () => {
-    const withMemory = paras(currentDetails(snapshot({ memory: { entries: 80, dropped: 120, chars: 30_000, continuity: true, learnings: true } })));
-    expect(withMemory).toContain('Run memory: 80 entries (120 older dropped), in every prompt · the agent keeps .vigil/CONTINUITY.md · learnings.md read');
-    expect(paras(currentDetails(snapshot({ memory: { entries: 1, dropped: 0, chars: 100, continuity: false, learnings: false } })))).toContain('Run memory: 1 entry, in every prompt');
-    expect(currentDetails(snapshot({ memory: { entries: 0, dropped: 0, chars: 0, continuity: false, learnings: false } }))).not.toContain('Run memory');
+    const withMemory = paras(
+      currentDetails(snapshot({ memory: { entries: 80, dropped: 120, chars: 30_000, continuity: true, learnings: true } })),
+    );
+    expect(withMemory).toContain(
+      'Run memory: 80 entries (120 older dropped), in every prompt · the agent keeps .vigil/CONTINUITY.md · learnings.md read',
+    );
+    expect(
+      paras(currentDetails(snapshot({ memory: { entries: 1, dropped: 0, chars: 100, continuity: false, learnings: false } }))),
+    ).toContain('Run memory: 1 entry, in every prompt');
+    expect(currentDetails(snapshot({ memory: { entries: 0, dropped: 0, chars: 0, continuity: false, learnings: false } }))).not.toContain(
+      'Run memory',
+    );
   });
 
   it('a starting snapshot without phase or last iteration', () => {
-    const text = currentDetails(snapshot({ status: 'starting', iteration: 0, phase: null, tier: null, lastIteration: null, recentIterations: [] }));
+    const text = currentDetails(
+      snapshot({ status: 'starting', iteration: 0, phase: null, tier: null, lastIteration: null, recentIterations: [] }),
+    );
     expect(paras(text)).toEqual(['**STARTING** · iteration 0/25', 'No-change streak 0 · failures in a row 0', RUNNING_BUTTONS]);
   });
 
   it('a paused snapshot says who paused, when and why', () => {
     const text = currentDetails(
-      snapshot({ status: 'paused', paused: true, pause: { reason: 'reviewing the schema change', by: 'alice', at: T }, pendingDirectives: 2 }),
+      snapshot({
+        status: 'paused',
+        paused: true,
+        pause: { reason: 'reviewing the schema change', by: 'alice', at: T },
+        pendingDirectives: 2,
+      }),
     );
     const p = paras(text);
     expect(p[0]).toBe('**PAUSED** · iteration 3/25 · VERIFY · tier development');
@@ -244,14 +286,29 @@ describe('currentDetails', () => {
       at: T,
       questions: ['Postgres or SQLite for the first release?', 'May I drop the legacy /v1 endpoints?'],
     };
-    const gate = (g: string, verdict: string, reason: string) => ({ gate: g, verdict, reason, findings: [], findingCount: 0, missingTools: [], durationMs: 1, reportPath: null, treeHash: 't', iteration: 3 });
+    const gate = (g: string, verdict: string, reason: string) => ({
+      gate: g,
+      verdict,
+      reason,
+      findings: [],
+      findingCount: 0,
+      missingTools: [],
+      durationMs: 1,
+      reportPath: null,
+      treeHash: 't',
+      iteration: 3,
+    });
     const text = currentDetails(
       snapshot({
         status: 'paused',
         paused: true,
         pause: { reason: 'escalation (agent request): schema choice', by: 'vigil', at: T },
         escalations: [escalation],
-        latestHandoff: { iteration: 3, path: escalation.handoffMarkdownPath, summary: 'Handoff at iteration 3 (agent_request): schema choice.' },
+        latestHandoff: {
+          iteration: 3,
+          path: escalation.handoffMarkdownPath,
+          summary: 'Handoff at iteration 3 (agent_request): schema choice.',
+        },
         quality: {
           gates: [gate('static_analysis', 'pass', 'clean'), gate('tests', 'fail', 'node-test: 2 failed, 5 passed (exit 1)')],
           failing: { tests: 2 },
@@ -259,13 +316,22 @@ describe('currentDetails', () => {
           reviewRounds: 0,
           checklist: [
             { id: 'REQ-1', title: 'Sum', priority: 'critical', status: 'failing', waived: false, heldOut: false },
-            { id: 'held-out-1', title: '(held out: verified at completion)', priority: 'low', status: 'unverified', waived: false, heldOut: true },
+            {
+              id: 'held-out-1',
+              title: '(held out: verified at completion)',
+              priority: 'low',
+              status: 'unverified',
+              waived: false,
+              heldOut: true,
+            },
           ],
           checklistProblem: null,
         },
       } as Partial<StatusSnapshot>),
     );
-    expect(text).toContain('Open questions from the agent:\n1. Postgres or SQLite for the first release?\n2. May I drop the legacy /v1 endpoints?');
+    expect(text).toContain(
+      'Open questions from the agent:\n1. Postgres or SQLite for the first release?\n2. May I drop the legacy /v1 endpoints?',
+    );
     expect(text).toContain('Latest handoff: Handoff at iteration 3 (agent_request): schema choice.');
     expect(text).toContain('Quality gates: ✓ static analysis · ✗ tests (2× in a row)');
     expect(text).toContain('- tests: node-test: 2 failed, 5 passed (exit 1)');
@@ -285,7 +351,9 @@ describe('currentDetails', () => {
     expect(line.endsWith('…')).toBe(true);
     expect(Buffer.byteLength(line)).toBe(Buffer.byteLength(`Paused by ops at ${T}: `) + 500);
     // ... followed by what to do next, with the exact commands.
-    expect(paras(text)[2]).toBe(`**Next step:** resume when ready — \`vigil resume vigil-todo-app-1\` (or \`temporal workflow signal -w vigil-todo-app-1 --name resume\`); to end it, \`vigil stop vigil-todo-app-1\``);
+    expect(paras(text)[2]).toBe(
+      `**Next step:** resume when ready — \`vigil resume vigil-todo-app-1\` (or \`temporal workflow signal -w vigil-todo-app-1 --name resume\`); to end it, \`vigil stop vigil-todo-app-1\``,
+    );
   });
 
   it('a backing-off snapshot says until when and after how many failures, with the failed iteration', () => {
@@ -349,7 +417,11 @@ describe('currentDetails', () => {
     const text = currentDetails(
       snapshot({
         status: 'finished',
-        outcome: { status: 'completion_promise_fulfilled', reason: 'claim accepted', exitCode: OUTCOME_EXIT_CODES.completion_promise_fulfilled },
+        outcome: {
+          status: 'completion_promise_fulfilled',
+          reason: 'claim accepted',
+          exitCode: OUTCOME_EXIT_CODES.completion_promise_fulfilled,
+        },
       }),
     );
     expect(paras(text)[0]).toBe('**COMPLETION_PROMISE_FULFILLED** (exit 0) — claim accepted');
@@ -360,7 +432,11 @@ describe('currentDetails', () => {
       snapshot({
         status: 'finished',
         pendingDirectives: 1,
-        outcome: { status: 'completion_promise_fulfilled', reason: 'claim accepted', exitCode: OUTCOME_EXIT_CODES.completion_promise_fulfilled },
+        outcome: {
+          status: 'completion_promise_fulfilled',
+          reason: 'claim accepted',
+          exitCode: OUTCOME_EXIT_CODES.completion_promise_fulfilled,
+        },
       }),
     );
     expect(paras(text)).toContain('1 human directive(s) never reached a prompt: the run ended first');
@@ -368,12 +444,28 @@ describe('currentDetails', () => {
 
     // A run with the outcome's note shows the note, under the outcome, and no second line.
     const note = '1 human directive(s) never reached a prompt, the run ended first (alice at T: "x")';
-    const noted = paras(currentDetails(snapshot({ status: 'finished', pendingDirectives: 1, outcome: { status: 'stopped', reason: 'stopped by bob', exitCode: 0, notes: [note] } })));
-    expect(noted.slice(0, 3)).toEqual(['**STOPPED** (exit 0) — stopped by bob', `Note: ${note}`, 'Finished at iteration 3/25 · VERIFY · tier development']);
+    const noted = paras(
+      currentDetails(
+        snapshot({
+          status: 'finished',
+          pendingDirectives: 1,
+          outcome: { status: 'stopped', reason: 'stopped by bob', exitCode: 0, notes: [note] },
+        }),
+      ),
+    );
+    expect(noted.slice(0, 3)).toEqual([
+      '**STOPPED** (exit 0) — stopped by bob',
+      `Note: ${note}`,
+      'Finished at iteration 3/25 · VERIFY · tier development',
+    ]);
     expect(noted.filter((p) => p.includes('never reached a prompt'))).toHaveLength(1);
 
     // `vigil status` says the same of a finished run, and "waiting" of a running one.
-    const outcome = { status: 'completion_promise_fulfilled' as const, reason: 'claim accepted', exitCode: OUTCOME_EXIT_CODES.completion_promise_fulfilled };
+    const outcome = {
+      status: 'completion_promise_fulfilled' as const,
+      reason: 'claim accepted',
+      exitCode: OUTCOME_EXIT_CODES.completion_promise_fulfilled,
+    };
     const said = (view: Parameters<typeof printStatus>[0]): string[] => {
       const lines: string[] = [];
       printStatus(view, (l = '') => lines.push(l));
@@ -381,39 +473,106 @@ describe('currentDetails', () => {
     };
     const snap = snapshot({ status: 'finished', pendingDirectives: 1, outcome });
     const finished = { ...outcome, iteration: 3, at: T, notes: [] };
-    expect(said({ kind: 'finished', workflowId: 'r', temporalStatus: 'COMPLETED', outcome: finished, snapshot: snap, iteration: 3 })).toEqual([
-      '  directives: 1 never reached a prompt: the run ended first',
-    ]);
+    expect(
+      said({ kind: 'finished', workflowId: 'r', temporalStatus: 'COMPLETED', outcome: finished, snapshot: snap, iteration: 3 }),
+    ).toEqual(['  directives: 1 never reached a prompt: the run ended first']);
     // With the outcome's note (runs since it exists), the note says it: no directives line.
     const lines: string[] = [];
-    printStatus({ kind: 'finished', workflowId: 'r', temporalStatus: 'COMPLETED', outcome: { ...finished, notes: [note] }, snapshot: snap, iteration: 3 }, (l = '') => lines.push(l));
+    printStatus(
+      {
+        kind: 'finished',
+        workflowId: 'r',
+        temporalStatus: 'COMPLETED',
+        outcome: { ...finished, notes: [note] },
+        snapshot: snap,
+        iteration: 3,
+      },
+      (l = '') => lines.push(l),
+    );
     expect(lines.filter((l) => l.includes('never reached a prompt'))).toEqual([`  note      : ${note}`]);
     const running = snapshot({ pendingDirectives: 2 });
-    expect(said({ kind: 'running', workflowId: 'r', snapshot: running, workerAnswered: true, iteration: 3, searchStatus: 'running', taskFailing: null })).toEqual([
-      '  directives: 2 waiting for the next prompt',
-    ]);
+    expect(
+      said({
+        kind: 'running',
+        workflowId: 'r',
+        snapshot: running,
+        workerAnswered: true,
+        iteration: 3,
+        searchStatus: 'running',
+        taskFailing: null,
+      }),
+    ).toEqual(['  directives: 2 waiting for the next prompt']);
   });
 
   it('status tells the truth: pausing during a call, directives in the running prompt, a held check that was no claim, the next tier, the checks', () => {
     const lines = (snap: StatusSnapshot): string[] => {
       const out: string[] = [];
-      printStatus({ kind: 'running', workflowId: 'r', snapshot: snap, workerAnswered: true, iteration: snap.iteration, searchStatus: 'paused', taskFailing: null }, (l = '') => out.push(l));
+      printStatus(
+        {
+          kind: 'running',
+          workflowId: 'r',
+          snapshot: snap,
+          workerAnswered: true,
+          iteration: snap.iteration,
+          searchStatus: 'paused',
+          taskFailing: null,
+        },
+        (l = '') => out.push(l),
+      );
       return out;
     };
-    const pausing = snapshot({ status: 'pausing', paused: true, pause: { by: 'alice', at: T, reason: 'lunch' }, agentRunning: true, pendingDirectives: 0, directivesInCall: 1 });
+    const pausing = snapshot({
+      status: 'pausing',
+      paused: true,
+      pause: { by: 'alice', at: T, reason: 'lunch' },
+      agentRunning: true,
+      pendingDirectives: 0,
+      directivesInCall: 1,
+    });
     const said = lines(pausing);
     expect(said).toContain('  status    : pausing: the current call finishes first (iteration 3; paused by alice: lunch)');
-    expect(said).toContain("  directives: 1 in the prompt of the running call (iteration 3)");
+    expect(said).toContain('  directives: 1 in the prompt of the running call (iteration 3)');
     expect(said.some((l) => l.includes('waiting for the next prompt'))).toBe(false);
 
-    const held = snapshot({ council: { enabled: true, rounds: 1, verdicts: [], forceReviewPending: false, heldClaimIteration: 5, heldClaimTrigger: 'tests_green' } });
+    const held = snapshot({
+      council: {
+        enabled: true,
+        rounds: 1,
+        verdicts: [],
+        forceReviewPending: false,
+        heldClaimIteration: 5,
+        heldClaimTrigger: 'tests_green',
+      },
+    });
     expect(lines(held)).toContain('  held check: the early completion check (tests green) of iteration 5 is judged at the next boundary');
 
-    const ladder = { level: 'LOW' as const, failuresAtLevel: 0, successStreak: 0, pinnedHigh: false, humanEscalated: false, changes: [{ iteration: 3, from: 'MEDIUM' as const, to: 'LOW' as const, trigger: '5 consecutive single-file successes at MEDIUM' }] };
-    expect(lines(snapshot({ ladder }))).toContain('  iteration : 3 of at most 25 (VERIFY, tier development; the next iteration runs at tier fast (ladder LOW))');
-    expect(lines(snapshot({ ladder: { ...ladder, level: 'MEDIUM' } }))).toContain('  iteration : 3 of at most 25 (VERIFY, tier development)');
+    const ladder = {
+      level: 'LOW' as const,
+      failuresAtLevel: 0,
+      successStreak: 0,
+      pinnedHigh: false,
+      humanEscalated: false,
+      changes: [{ iteration: 3, from: 'MEDIUM' as const, to: 'LOW' as const, trigger: '5 consecutive single-file successes at MEDIUM' }],
+    };
+    expect(lines(snapshot({ ladder }))).toContain(
+      '  iteration : 3 of at most 25 (VERIFY, tier development; the next iteration runs at tier fast (ladder LOW))',
+    );
+    expect(lines(snapshot({ ladder: { ...ladder, level: 'MEDIUM' } }))).toContain(
+      '  iteration : 3 of at most 25 (VERIFY, tier development)',
+    );
 
-    const checks = { total: 4, refused: 4, byCause: { evidence: 4 }, last: { iteration: 6, trigger: 'circuit_breaker' as const, approved: false, cause: 'evidence' as const, reason: 'no file changed since the run started' } };
+    const checks = {
+      total: 4,
+      refused: 4,
+      byCause: { evidence: 4 },
+      last: {
+        iteration: 6,
+        trigger: 'circuit_breaker' as const,
+        approved: false,
+        cause: 'evidence' as const,
+        reason: 'no file changed since the run started',
+      },
+    };
     expect(lines(snapshot({ checks }))).toContain(
       "  checks    : 4 completion check(s), 4 refused; last: the circuit breaker's completion check at iteration 6: refused by the evidence gate: no file changed since the run started",
     );
@@ -422,20 +581,47 @@ describe('currentDetails', () => {
   it("status says why the run waits: a rate limit, or the provider's circuit breaker", () => {
     const lines = (snap: StatusSnapshot): string[] => {
       const out: string[] = [];
-      printStatus({ kind: 'running', workflowId: 'r', snapshot: snap, workerAnswered: true, iteration: snap.iteration, searchStatus: 'running', taskFailing: null }, (l = '') => out.push(l));
+      printStatus(
+        {
+          kind: 'running',
+          workflowId: 'r',
+          snapshot: snap,
+          workerAnswered: true,
+          iteration: snap.iteration,
+          searchStatus: 'running',
+          taskFailing: null,
+        },
+        (l = '') => out.push(l),
+      );
       return out.filter((l) => l.startsWith('  status'));
     };
     const until = '2026-11-26T20:30:00.000Z';
-    expect(lines(snapshot({ status: 'backing_off', backoffUntil: until, consecutiveFailures: 0, lastIteration: record({ provider: 'claude' }) }))).toEqual([`  status    : rate limited by claude until ${until}`]);
-    expect(lines(snapshot({ status: 'backing_off', backoffUntil: until, consecutiveFailures: 2 }))).toEqual([`  status    : backing off until ${until} after 2 failure(s) in a row`]);
-    expect(lines(snapshot({ status: 'waiting_for_provider', providerWait: { provider: 'codex', until, reason: 'probe_in_flight' } }))).toEqual([`  status    : waiting for codex until ${until} (circuit breaker probe in flight)`]);
+    expect(
+      lines(
+        snapshot({ status: 'backing_off', backoffUntil: until, consecutiveFailures: 0, lastIteration: record({ provider: 'claude' }) }),
+      ),
+    ).toEqual([`  status    : rate limited by claude until ${until}`]);
+    expect(lines(snapshot({ status: 'backing_off', backoffUntil: until, consecutiveFailures: 2 }))).toEqual([
+      `  status    : backing off until ${until} after 2 failure(s) in a row`,
+    ]);
+    expect(
+      lines(snapshot({ status: 'waiting_for_provider', providerWait: { provider: 'codex', until, reason: 'probe_in_flight' } })),
+    ).toEqual([`  status    : waiting for codex until ${until} (circuit breaker probe in flight)`]);
     // Why this run's own last call failed, when it did (a hung stream here).
     const why = 'no answer from the model before the call timed out (a hung stream or a stalled API)';
-    expect(lines(snapshot({ status: 'waiting_for_provider', providerWait: { provider: 'claude', until, reason: 'open', why } }))).toEqual([`  status    : waiting for claude until ${until} (circuit breaker open; this run's last call to it: ${why})`]);
+    expect(lines(snapshot({ status: 'waiting_for_provider', providerWait: { provider: 'claude', until, reason: 'open', why } }))).toEqual([
+      `  status    : waiting for claude until ${until} (circuit breaker open; this run's last call to it: ${why})`,
+    ]);
   });
 
   it("status shows the latest council round with each member's vote and reason, terminal-safe", () => {
-    const vote = (member: number, role: string, recorded: 'APPROVE' | 'REJECT', reason: string, over: Partial<Verdict['votes'][number]> = {}): Verdict['votes'][number] => ({
+    const vote = (
+      member: number,
+      role: string,
+      recorded: 'APPROVE' | 'REJECT',
+      reason: string,
+      over: Partial<Verdict['votes'][number]> = {},
+    ): Verdict['votes'][number] => ({
       member,
       role,
       recorded,
@@ -466,9 +652,27 @@ describe('currentDetails', () => {
       vote(1, 'security', 'REJECT', 'token logged\u001b[2J in plain text\nsee src/log.ts'),
       vote(2, 'tests', 'REJECT', 'one flaky test', { approves: true, overridden: true }),
     ]);
-    const snap = snapshot({ council: { enabled: true, rounds: 2, verdicts: [round(1, [vote(0, 'requirements', 'REJECT', 'older round')]), latest], forceReviewPending: false } });
+    const snap = snapshot({
+      council: {
+        enabled: true,
+        rounds: 2,
+        verdicts: [round(1, [vote(0, 'requirements', 'REJECT', 'older round')]), latest],
+        forceReviewPending: false,
+      },
+    });
     const out: string[] = [];
-    printStatus({ kind: 'running', workflowId: 'r', snapshot: snap, workerAnswered: true, iteration: snap.iteration, searchStatus: 'running', taskFailing: null }, (l = '') => out.push(l));
+    printStatus(
+      {
+        kind: 'running',
+        workflowId: 'r',
+        snapshot: snap,
+        workerAnswered: true,
+        iteration: snap.iteration,
+        searchStatus: 'running',
+        taskFailing: null,
+      },
+      (l = '') => out.push(l),
+    );
     const at = out.findIndex((l) => l.startsWith('  council   :'));
     expect(out[at]).toBe('  council   : council round 2 (iteration 6, claim): REJECTED · 2 of 3 approve, 2 needed');
     expect(out.slice(at + 1, at + 4)).toEqual([
@@ -477,7 +681,11 @@ describe('currentDetails', () => {
       '              member 3 (tests): REJECT (counted as approval: its issues are below the severity threshold) — one flaky test',
     ]);
     expect(out.join('\n')).not.toContain('older round');
-    expect(voteLines({ ...latest, devilsAdvocate: { triggered: true, flipped: true, recorded: 'REJECT', reason: 'the docs example fails' } }).at(-1)).toBe("devil's advocate: REJECT (overturned the approval) — the docs example fails");
+    expect(
+      voteLines({ ...latest, devilsAdvocate: { triggered: true, flipped: true, recorded: 'REJECT', reason: 'the docs example fails' } }).at(
+        -1,
+      ),
+    ).toBe("devil's advocate: REJECT (overturned the approval) — the docs example fails");
   });
 
   it('clips a very long outcome reason', () => {
@@ -520,21 +728,38 @@ describe('nextStep', () => {
   const at = '2025-03-01T10:00:00.000Z';
   it('gives the exact commands for every paused state', () => {
     expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'budget exceeded: $10.50 of $10.00; raise it' } })).toBe(
-      "**Next step:** raise the budget and resume — `vigil budget r1 --usd 21` then `vigil resume r1` (or `temporal workflow signal -w r1 --name budget --input '{\"usd\":21}'` and `--name resume`); or `vigil stop r1`",
+      '**Next step:** raise the budget and resume — `vigil budget r1 --usd 21` then `vigil resume r1` (or `temporal workflow signal -w r1 --name budget --input \'{"usd":21}\'` and `--name resume`); or `vigil stop r1`',
     );
-    expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'authentication failed for provider claude: 401' } })).toMatch(/^\*\*Next step:\*\* fix the credentials where the worker runs \(`vigil doctor`\), then resume — `vigil resume r1`/);
-    expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'disk full under the repository: ENOSPC' } })).toMatch(/restore the repository or free space, then resume/);
-    expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'escalation (uncertainty): the run looks stuck' } })).toMatch(/read the handoff, optionally redirect \(`vigil input r1 "…"`\) or ask the council \(`vigil review r1`\), then resume/);
-    expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'contract error, 2 checks in a row: the code reviewer x answered without …' } })).toMatch(/fix the agent command's answer format \(check it with `vigil doctor --agent-command CMD`/);
-    expect(nextStep({ ...base, pause: { by: 'ops', at, reason: 'lunch' } })).toMatch(/resume when ready — `vigil resume r1` \(or `temporal workflow signal -w r1 --name resume`\)/);
+    expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'authentication failed for provider claude: 401' } })).toMatch(
+      /^\*\*Next step:\*\* fix the credentials where the worker runs \(`vigil doctor`\), then resume — `vigil resume r1`/,
+    );
+    expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'disk full under the repository: ENOSPC' } })).toMatch(
+      /restore the repository or free space, then resume/,
+    );
+    expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'escalation (uncertainty): the run looks stuck' } })).toMatch(
+      /read the handoff, optionally redirect \(`vigil input r1 "…"`\) or ask the council \(`vigil review r1`\), then resume/,
+    );
+    expect(
+      nextStep({
+        ...base,
+        pause: { by: 'vigil', at, reason: 'contract error, 2 checks in a row: the code reviewer x answered without …' },
+      }),
+    ).toMatch(/fix the agent command's answer format \(check it with `vigil doctor --agent-command CMD`/);
+    expect(nextStep({ ...base, pause: { by: 'ops', at, reason: 'lunch' } })).toMatch(
+      /resume when ready — `vigil resume r1` \(or `temporal workflow signal -w r1 --name resume`\)/,
+    );
   });
 });
 
 describe('spendText', () => {
   it('says what was spent and for how many calls the cost is unknown', () => {
-    expect(spendText({ budgetUsd: 5, spend: { usd: 1.2, inputTokens: 0, outputTokens: 0, calls: 4, unpricedCalls: 1 } })).toBe('$1.20 of $5.00 budget (4 call(s); cost unknown for 1: the CLI reported no usage)');
+    expect(spendText({ budgetUsd: 5, spend: { usd: 1.2, inputTokens: 0, outputTokens: 0, calls: 4, unpricedCalls: 1 } })).toBe(
+      '$1.20 of $5.00 budget (4 call(s); cost unknown for 1: the CLI reported no usage)',
+    );
     expect(spendText({ budgetUsd: 0, spend: { usd: 0.5, inputTokens: 0, outputTokens: 0, calls: 2 } })).toBe('$0.50 (2 call(s))');
     // What orchestration cost, beside the builder's calls.
-    expect(spendText({ budgetUsd: 0, spend: { usd: 0.8, inputTokens: 0, outputTokens: 0, calls: 5, orchestration: { calls: 4, usd: 0.2 } } })).toBe('$0.80 (5 call(s); orchestration 4 call(s), $0.20 (25%))');
+    expect(
+      spendText({ budgetUsd: 0, spend: { usd: 0.8, inputTokens: 0, outputTokens: 0, calls: 5, orchestration: { calls: 4, usd: 0.2 } } }),
+    ).toBe('$0.80 (5 call(s); orchestration 4 call(s), $0.20 (25%))');
   });
 });

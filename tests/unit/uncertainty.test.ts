@@ -278,17 +278,30 @@ describe('P3 council split', () => {
 describe('the N-round debounce', () => {
   it.each([1, 2, 3, 5])('with uncertaintyRounds %i escalates at exactly that co-occurring round', (rounds) => {
     const k = { ...KNOBS, uncertaintyRounds: rounds };
-    const results = run(Array.from({ length: rounds + 2 }, (_, i) => p1p3(i + 1)), k);
+    const results = run(
+      Array.from({ length: rounds + 2 }, (_, i) => p1p3(i + 1)),
+      k,
+    );
     expect(results.map((r) => r.escalate)).toEqual(Array.from({ length: rounds + 2 }, (_, i) => i + 1 === rounds));
   });
 
   it('any two proxies co-occur: P1+P2 and P2+P3 count as well', () => {
-    const p1p2 = run([obs(1, { treeHash: 'A' }), obs(2, { treeHash: 'B' }), obs(3, { treeHash: 'A', consecutiveNoChange: 4 }), obs(4, { treeHash: 'B', consecutiveNoChange: 5 })]);
+    const p1p2 = run([
+      obs(1, { treeHash: 'A' }),
+      obs(2, { treeHash: 'B' }),
+      obs(3, { treeHash: 'A', consecutiveNoChange: 4 }),
+      obs(4, { treeHash: 'B', consecutiveNoChange: 5 }),
+    ]);
     expect(p1p2.map((r) => r.coOccur)).toEqual([false, false, true, true]);
     expect(p1p2.map((r) => r.escalate)).toEqual([false, false, false, true]);
 
     const split = [SPLIT, SPLIT];
-    const p2p3 = run([obs(1, { treeHash: 'A' }), obs(2, { treeHash: 'B' }), obs(3, { treeHash: 'A', verdicts: split }), obs(4, { treeHash: 'B', verdicts: split })]);
+    const p2p3 = run([
+      obs(1, { treeHash: 'A' }),
+      obs(2, { treeHash: 'B' }),
+      obs(3, { treeHash: 'A', verdicts: split }),
+      obs(4, { treeHash: 'B', verdicts: split }),
+    ]);
     expect(p2p3.map((r) => r.escalate)).toEqual([false, false, false, true]);
   });
 
@@ -329,7 +342,9 @@ describe('describeProxies', () => {
 
   it('says nothing about cold proxies', () => {
     expect(describeProxies({ p1: false, p2: false, p3: false }, obs(1), KNOBS)).toEqual([]);
-    expect(describeProxies({ p1: false, p2: true, p3: false }, obs(1), KNOBS)).toEqual(['the tree returned to an earlier state (oscillation)']);
+    expect(describeProxies({ p1: false, p2: true, p3: false }, obs(1), KNOBS)).toEqual([
+      'the tree returned to an earlier state (oscillation)',
+    ]);
   });
 
   it('uses the singular for one iteration or round and the explicit minimum', () => {

@@ -37,12 +37,21 @@ const ws = temporal.api.workflowservice.v1;
 const buf = (u: Uint8Array): Buffer => Buffer.from(u);
 const sdkPayload = (v: unknown): { metadata: Record<string, Buffer>; data: Buffer } => {
   const p = defaultPayloadConverter.toPayload(v);
-  return { metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, x]) => [k, Buffer.from(x)])), data: Buffer.from(p.data ?? new Uint8Array()) };
+  return {
+    metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, x]) => [k, Buffer.from(x)])),
+    data: Buffer.from(p.data ?? new Uint8Array()),
+  };
 };
 
 describe('protobuf writer and reader', () => {
   it('round-trips varints up to 64 bits, strings, bytes and nested messages', () => {
-    const w = new ProtoWriter().int(1, 300).int(2, 2n ** 62n).int(3, -1).string(4, 'héllo').bytes(5, Buffer.from([0, 1, 2])).message(6, (x) => x.int(1, 7));
+    const w = new ProtoWriter()
+      .int(1, 300)
+      .int(2, 2n ** 62n)
+      .int(3, -1)
+      .string(4, 'héllo')
+      .bytes(5, Buffer.from([0, 1, 2]))
+      .message(6, (x) => x.int(1, 7));
     const got = [...fields(w.finish())];
     expect(got.map((f) => f.field)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(got[0]?.int).toBe(300n);
@@ -59,7 +68,7 @@ describe('protobuf writer and reader', () => {
   });
 });
 
-describe('payloads are the SDK default converter\'s', () => {
+describe("payloads are the SDK default converter's", () => {
   it('JSON values and undefined, byte for byte', () => {
     for (const v of [{ reason: 'lunch', by: 'alice' }, 'x', 42, null, [1, 'two'], { directive: 'ünïcode ✓' }, undefined]) {
       expect(m.toPayload(v)).toEqual(sdkPayload(v));
@@ -68,10 +77,12 @@ describe('payloads are the SDK default converter\'s', () => {
   });
 
   it('an encoding it does not read is an error that says so', () => {
-    expect(() => m.fromPayload({ metadata: { encoding: Buffer.from('binary/encrypted') }, data: Buffer.alloc(1) })).toThrow(/binary\/encrypted/);
+    expect(() => m.fromPayload({ metadata: { encoding: Buffer.from('binary/encrypted') }, data: Buffer.alloc(1) })).toThrow(
+      /binary\/encrypted/,
+    );
   });
 
-  it("reads the search attributes the schemas define", () => {
+  it('reads the search attributes the schemas define', () => {
     expect(SA_ITERATION_NAME).toBe(SA_ITERATION.name);
     expect(SA_STATUS_NAME).toBe(SA_STATUS.name);
   });
@@ -97,11 +108,15 @@ describe('requests, decoded by @temporalio/proto', () => {
 
   it('UpdateWorkflowExecution: wait for COMPLETED, update id and identity, name and one JSON argument', () => {
     const arg = { reason: 'lunch', by: 'alice' };
-    const r = ws.UpdateWorkflowExecutionRequest.decode(m.updateWorkflowRequest({ namespace: 'ns', workflowId: 'wf-1', updateId: 'u-1', identity: '1@host', name: 'pause', args: [arg] }));
+    const r = ws.UpdateWorkflowExecutionRequest.decode(
+      m.updateWorkflowRequest({ namespace: 'ns', workflowId: 'wf-1', updateId: 'u-1', identity: '1@host', name: 'pause', args: [arg] }),
+    );
     expect(r.namespace).toBe('ns');
     expect(r.workflowExecution?.workflowId).toBe('wf-1');
     expect(r.firstExecutionRunId).toBe('');
-    expect(r.waitPolicy?.lifecycleStage).toBe(temporal.api.enums.v1.UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED);
+    expect(r.waitPolicy?.lifecycleStage).toBe(
+      temporal.api.enums.v1.UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED,
+    );
     expect(r.request?.meta?.updateId).toBe('u-1');
     expect(r.request?.meta?.identity).toBe('1@host');
     expect(r.request?.input?.name).toBe('pause');
@@ -112,7 +127,16 @@ describe('requests, decoded by @temporalio/proto', () => {
   });
 
   it('SignalWorkflowExecution', () => {
-    const r = ws.SignalWorkflowExecutionRequest.decode(m.signalWorkflowRequest({ namespace: 'ns', workflowId: 'wf-1', name: 'stop', args: [{ now: true }], identity: '1@host', requestId: 'req-1' }));
+    const r = ws.SignalWorkflowExecutionRequest.decode(
+      m.signalWorkflowRequest({
+        namespace: 'ns',
+        workflowId: 'wf-1',
+        name: 'stop',
+        args: [{ now: true }],
+        identity: '1@host',
+        requestId: 'req-1',
+      }),
+    );
     expect(r.namespace).toBe('ns');
     expect(r.workflowExecution?.workflowId).toBe('wf-1');
     expect(r.signalName).toBe('stop');
@@ -137,7 +161,11 @@ describe('requests, decoded by @temporalio/proto', () => {
     const r = ws.GetWorkflowExecutionHistoryReverseRequest.decode(m.reverseHistoryRequest('ns', 'wf-1', 50));
     expect([r.namespace, r.execution?.workflowId, r.maximumPageSize]).toEqual(['ns', 'wf-1', 50]);
     const q = ws.DescribeTaskQueueRequest.decode(m.describeTaskQueueRequest('ns', 'vigil@alpha', m.TASK_QUEUE_ACTIVITY));
-    expect([q.namespace, q.taskQueue?.name, q.taskQueueType]).toEqual(['ns', 'vigil@alpha', temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY]);
+    expect([q.namespace, q.taskQueue?.name, q.taskQueueType]).toEqual([
+      'ns',
+      'vigil@alpha',
+      temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+    ]);
   });
 });
 
@@ -145,7 +173,10 @@ describe('answers, encoded by @temporalio/proto', () => {
   const E = temporal.api.enums.v1;
 
   it('DescribeWorkflowExecution: status, search attributes, the pending workflow task attempt', () => {
-    const sa = (v: unknown, type: string) => ({ ...defaultPayloadConverter.toPayload(v), metadata: { ...defaultPayloadConverter.toPayload(v).metadata, type: Buffer.from(type) } });
+    const sa = (v: unknown, type: string) => ({
+      ...defaultPayloadConverter.toPayload(v),
+      metadata: { ...defaultPayloadConverter.toPayload(v).metadata, type: Buffer.from(type) },
+    });
     const b = ws.DescribeWorkflowExecutionResponse.encode({
       workflowExecutionInfo: {
         execution: { workflowId: 'wf-1', runId: 'run-1' },
@@ -154,9 +185,19 @@ describe('answers, encoded by @temporalio/proto', () => {
       },
       pendingWorkflowTask: { attempt: 3, state: E.PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED },
       pendingActivities: [
-        { activityId: '7', activityType: { name: 'runAgent' }, heartbeatDetails: { payloads: [defaultPayloadConverter.toPayload({ step: GATES_STEP, gates: ['static_analysis', 'secret_scan'], pid: 42 })] } },
+        {
+          activityId: '7',
+          activityType: { name: 'runAgent' },
+          heartbeatDetails: {
+            payloads: [defaultPayloadConverter.toPayload({ step: GATES_STEP, gates: ['static_analysis', 'secret_scan'], pid: 42 })],
+          },
+        },
         { activityId: '8', activityType: { name: 'notify' } },
-        { activityId: '9', activityType: { name: 'runTests' }, heartbeatDetails: { payloads: [{ metadata: { encoding: Buffer.from('binary/encrypted') }, data: Buffer.from('x') }] } },
+        {
+          activityId: '9',
+          activityType: { name: 'runTests' },
+          heartbeatDetails: { payloads: [{ metadata: { encoding: Buffer.from('binary/encrypted') }, data: Buffer.from('x') }] },
+        },
       ],
     }).finish();
     const d = m.describeWorkflowResponse(buf(b));
@@ -176,9 +217,13 @@ describe('answers, encoded by @temporalio/proto', () => {
   });
 
   it('QueryWorkflow: the result, or the rejection', () => {
-    const ok = ws.QueryWorkflowResponse.encode({ queryResult: { payloads: [defaultPayloadConverter.toPayload({ iteration: 4 })] } }).finish();
+    const ok = ws.QueryWorkflowResponse.encode({
+      queryResult: { payloads: [defaultPayloadConverter.toPayload({ iteration: 4 })] },
+    }).finish();
     expect(m.queryWorkflowResponse(buf(ok))).toEqual({ ok: true, value: { iteration: 4 } });
-    const rejected = ws.QueryWorkflowResponse.encode({ queryRejected: { status: E.WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_FAILED } }).finish();
+    const rejected = ws.QueryWorkflowResponse.encode({
+      queryRejected: { status: E.WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_FAILED },
+    }).finish();
     expect(m.queryWorkflowResponse(buf(rejected))).toEqual({ ok: false, rejectedStatus: 'FAILED' });
   });
 
@@ -189,29 +234,60 @@ describe('answers, encoded by @temporalio/proto', () => {
       stage: E.UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED,
     }).finish();
     expect(m.updateWorkflowResponse(buf(ok))).toEqual({ stage: 3, outcome: { ok: true, value: { message: 'paused' } } });
-    const failed = ws.UpdateWorkflowExecutionResponse.encode({ outcome: { failure: { message: 'waive: no such item', source: 'TypeScriptSDK' } }, stage: 3 }).finish();
+    const failed = ws.UpdateWorkflowExecutionResponse.encode({
+      outcome: { failure: { message: 'waive: no such item', source: 'TypeScriptSDK' } },
+      stage: 3,
+    }).finish();
     expect(m.updateWorkflowResponse(buf(failed))).toEqual({ stage: 3, outcome: { ok: false, message: 'waive: no such item' } });
-    const accepted = ws.UpdateWorkflowExecutionResponse.encode({ stage: E.UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ACCEPTED }).finish();
+    const accepted = ws.UpdateWorkflowExecutionResponse.encode({
+      stage: E.UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ACCEPTED,
+    }).finish();
     expect(m.updateWorkflowResponse(buf(accepted))).toEqual({ stage: 2, outcome: null });
   });
 
   it('history: the close event (completed, continued as new, other), the last workflow task failure', () => {
     const H = temporal.api.history.v1;
-    const page = (events: proto.temporal.api.history.v1.IHistoryEvent[]) => buf(ws.GetWorkflowExecutionHistoryResponse.encode({ history: { events } }).finish());
-    expect(m.closeEventResponse(page([{ eventType: E.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, workflowExecutionCompletedEventAttributes: { result: { payloads: [defaultPayloadConverter.toPayload({ exitCode: 0 })] } } }]))).toEqual({ kind: 'completed', value: { exitCode: 0 }, newRunId: '' });
-    expect(m.closeEventResponse(page([{ workflowExecutionContinuedAsNewEventAttributes: { newExecutionRunId: 'next' } }]))).toEqual({ kind: 'continuedAsNew', newRunId: 'next' });
+    const page = (events: proto.temporal.api.history.v1.IHistoryEvent[]) =>
+      buf(ws.GetWorkflowExecutionHistoryResponse.encode({ history: { events } }).finish());
+    expect(
+      m.closeEventResponse(
+        page([
+          {
+            eventType: E.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
+            workflowExecutionCompletedEventAttributes: { result: { payloads: [defaultPayloadConverter.toPayload({ exitCode: 0 })] } },
+          },
+        ]),
+      ),
+    ).toEqual({ kind: 'completed', value: { exitCode: 0 }, newRunId: '' });
+    expect(m.closeEventResponse(page([{ workflowExecutionContinuedAsNewEventAttributes: { newExecutionRunId: 'next' } }]))).toEqual({
+      kind: 'continuedAsNew',
+      newRunId: 'next',
+    });
     expect(m.closeEventResponse(page([{ workflowExecutionTerminatedEventAttributes: { reason: 'x' } }]))).toEqual({ kind: 'other' });
     const empty = ws.GetWorkflowExecutionHistoryResponse.encode({ nextPageToken: Buffer.from('more') }).finish();
     expect(m.closeEventResponse(buf(empty))).toEqual({ kind: 'none', nextPageToken: Buffer.from('more') });
     const reverse = ws.GetWorkflowExecutionHistoryReverseResponse.encode({
-      history: H.History.create({ events: [{ workflowTaskScheduledEventAttributes: {} }, { workflowTaskFailedEventAttributes: { failure: { message: 'no such workflow type' } } }, { workflowTaskFailedEventAttributes: { failure: { message: 'older' } } }] }),
+      history: H.History.create({
+        events: [
+          { workflowTaskScheduledEventAttributes: {} },
+          { workflowTaskFailedEventAttributes: { failure: { message: 'no such workflow type' } } },
+          { workflowTaskFailedEventAttributes: { failure: { message: 'older' } } },
+        ],
+      }),
     }).finish();
     expect(m.lastWorkflowTaskFailure(buf(reverse))).toBe('no such workflow type');
-    expect(m.lastWorkflowTaskFailure(buf(ws.GetWorkflowExecutionHistoryReverseResponse.encode({ history: { events: [] } }).finish()))).toBeNull();
+    expect(
+      m.lastWorkflowTaskFailure(buf(ws.GetWorkflowExecutionHistoryReverseResponse.encode({ history: { events: [] } }).finish())),
+    ).toBeNull();
   });
 
   it('DescribeTaskQueue: pollers, their identity and last access time', () => {
-    const b = ws.DescribeTaskQueueResponse.encode({ pollers: [{ identity: 'w1', lastAccessTime: { seconds: 1_700_000_000, nanos: 250_000_000 } as unknown as proto.google.protobuf.ITimestamp }, { identity: 'w2' }] }).finish();
+    const b = ws.DescribeTaskQueueResponse.encode({
+      pollers: [
+        { identity: 'w1', lastAccessTime: { seconds: 1_700_000_000, nanos: 250_000_000 } as unknown as proto.google.protobuf.ITimestamp },
+        { identity: 'w2' },
+      ],
+    }).finish();
     expect(m.describeTaskQueueResponse(buf(b))).toEqual([
       { identity: 'w1', lastAccessMs: 1_700_000_000_250 },
       { identity: 'w2', lastAccessMs: null },
@@ -231,7 +307,14 @@ describe('against the real dev server', () => {
     client = new Client({ connection });
   });
   afterAll(async () => {
-    await Promise.all(ids.map((id) => client.workflow.getHandle(id).terminate('test over').catch(() => undefined)));
+    await Promise.all(
+      ids.map((id) =>
+        client.workflow
+          .getHandle(id)
+          .terminate('test over')
+          .catch(() => undefined),
+      ),
+    );
     await connection?.close();
   });
 
@@ -289,10 +372,16 @@ describe('against the real dev server', () => {
       const history = await client.workflow.getHandle(id).fetchHistory();
       const signaled = history.events?.find((e) => e.workflowExecutionSignaledEventAttributes)?.workflowExecutionSignaledEventAttributes;
       expect(signaled?.signalName).toBe('pause');
-      expect(defaultPayloadConverter.fromPayload(signaled?.input?.payloads?.[0] as proto.temporal.api.common.v1.IPayload)).toEqual({ reason: 'wire', by: 'test' });
+      expect(defaultPayloadConverter.fromPayload(signaled?.input?.payloads?.[0] as proto.temporal.api.common.v1.IPayload)).toEqual({
+        reason: 'wire',
+        by: 'test',
+      });
 
       const t0 = Date.now();
-      const [u, q] = await Promise.all([api.update(id, 'pause', { by: 'test' }, 1500).catch((e: unknown) => e), api.query(id, 'status', 1500).catch((e: unknown) => e)]);
+      const [u, q] = await Promise.all([
+        api.update(id, 'pause', { by: 'test' }, 1500).catch((e: unknown) => e),
+        api.query(id, 'status', 1500).catch((e: unknown) => e),
+      ]);
       expect((u as GrpcError).code, String(u)).toBe(GRPC.DEADLINE_EXCEEDED);
       expect((q as GrpcError).code, String(q)).toBe(GRPC.DEADLINE_EXCEEDED);
       expect(Date.now() - t0).toBeLessThan(20_000);
@@ -341,7 +430,10 @@ describe('over TLS, with an API key and gRPC headers', () => {
     server.on('stream', (stream, headers) => {
       seen.push(headers);
       const trailersOnly = (code: number, message: string): void => {
-        stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(code), 'grpc-message': encodeURIComponent(message) }, { endStream: true });
+        stream.respond(
+          { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(code), 'grpc-message': encodeURIComponent(message) },
+          { endStream: true },
+        );
       };
       stream.on('data', () => undefined);
       stream.on('end', () => {
@@ -353,7 +445,8 @@ describe('over TLS, with an API key and gRPC headers', () => {
           if (n <= 2) return trailersOnly(GRPC.UNAVAILABLE, 'shard moving, try again');
         }
         if (headers.authorization !== 'Bearer good-key') return trailersOnly(GRPC.UNAUTHENTICATED, 'bad API key: naïve 100% wrong');
-        if (headers[':path'] !== '/temporal.api.workflowservice.v1.WorkflowService/DescribeWorkflowExecution') return trailersOnly(GRPC.UNIMPLEMENTED, 'unknown method');
+        if (headers[':path'] !== '/temporal.api.workflowservice.v1.WorkflowService/DescribeWorkflowExecution')
+          return trailersOnly(GRPC.UNIMPLEMENTED, 'unknown method');
         const body = ws.DescribeWorkflowExecutionResponse.encode({ workflowExecutionInfo: { status: 2 } }).finish();
         const frame = Buffer.alloc(5);
         frame.writeUInt32BE(body.length, 1);
@@ -374,7 +467,11 @@ describe('over TLS, with an API key and gRPC headers', () => {
   it('sends the key as a bearer token, the headers, the deadline, the server name as authority', async () => {
     const ch = new GrpcChannel({ address, tls: tls(), apiKey: 'good-key', metadata: { 'X-Tenant': 'acme' } });
     try {
-      const answer = await ch.unary('/temporal.api.workflowservice.v1.WorkflowService/DescribeWorkflowExecution', m.describeWorkflowRequest('ns', 'wf'), 5000);
+      const answer = await ch.unary(
+        '/temporal.api.workflowservice.v1.WorkflowService/DescribeWorkflowExecution',
+        m.describeWorkflowRequest('ns', 'wf'),
+        5000,
+      );
       expect(m.describeWorkflowResponse(answer).status).toBe('COMPLETED');
       const h = seen.at(-1) ?? {};
       expect(h.authorization).toBe('Bearer good-key');
@@ -384,14 +481,25 @@ describe('over TLS, with an API key and gRPC headers', () => {
       expect(h['grpc-timeout']).toMatch(/^\d+m$/);
       expect(h[':authority']).toBe('vigil-test.local');
       // The client's name and version, as the SDK's client sends them.
-      expect([h['client-name'], h['client-version']]).toEqual(['temporal-typescript', (createRequire(import.meta.url)('@temporalio/client/package.json') as { version: string }).version]);
+      expect([h['client-name'], h['client-version']]).toEqual([
+        'temporal-typescript',
+        (createRequire(import.meta.url)('@temporalio/client/package.json') as { version: string }).version,
+      ]);
     } finally {
       ch.close();
     }
   });
 
   it('through the client: the namespace as `temporal-namespace`, as the SDK sends it', async () => {
-    const api = lightRunApi({ address, namespace: 'team-ns', taskQueue: 'q', uiUrl: '', tls: tls(), apiKey: 'good-key', metadata: { 'x-tenant': 'acme' } });
+    const api = lightRunApi({
+      address,
+      namespace: 'team-ns',
+      taskQueue: 'q',
+      uiUrl: '',
+      tls: tls(),
+      apiKey: 'good-key',
+      metadata: { 'x-tenant': 'acme' },
+    });
     try {
       expect((await api.describe('wf')).status).toBe('COMPLETED');
     } finally {
@@ -403,7 +511,15 @@ describe('over TLS, with an API key and gRPC headers', () => {
   });
 
   it('an answer that says "try again" (UNAVAILABLE) is retried with backoff, as by the SDK', async () => {
-    const api = lightRunApi({ address, namespace: 'ns', taskQueue: 'q', uiUrl: '', tls: tls(), apiKey: 'good-key', metadata: { 'x-fail-key': 'retry-1' } });
+    const api = lightRunApi({
+      address,
+      namespace: 'ns',
+      taskQueue: 'q',
+      uiUrl: '',
+      tls: tls(),
+      apiKey: 'good-key',
+      metadata: { 'x-fail-key': 'retry-1' },
+    });
     try {
       expect((await api.describe('wf')).status).toBe('COMPLETED');
     } finally {
@@ -414,7 +530,9 @@ describe('over TLS, with an API key and gRPC headers', () => {
 
   it('a trailers-only error: its code and its percent-decoded message; through the client, "cannot reach" (exit 4)', async () => {
     const ch = new GrpcChannel({ address, tls: tls(), apiKey: 'bad-key' });
-    const err = await ch.unary('/temporal.api.workflowservice.v1.WorkflowService/DescribeWorkflowExecution', m.describeWorkflowRequest('ns', 'wf')).catch((e: unknown) => e);
+    const err = await ch
+      .unary('/temporal.api.workflowservice.v1.WorkflowService/DescribeWorkflowExecution', m.describeWorkflowRequest('ns', 'wf'))
+      .catch((e: unknown) => e);
     ch.close();
     expect(err).toBeInstanceOf(GrpcError);
     expect((err as GrpcError).code).toBe(GRPC.UNAUTHENTICATED);
@@ -430,7 +548,9 @@ describe('over TLS, with an API key and gRPC headers', () => {
   it('without the server name the certificate holds, or without its CA, the TLS handshake fails', async () => {
     for (const t of [{ serverRootCACertificate: readFileSync(certs.ca) }, { serverNameOverride: 'vigil-test.local' }]) {
       const ch = new GrpcChannel({ address, tls: t, apiKey: 'good-key' });
-      const err = await ch.unary('/temporal.api.workflowservice.v1.WorkflowService/DescribeWorkflowExecution', m.describeWorkflowRequest('ns', 'wf')).catch((e: unknown) => e);
+      const err = await ch
+        .unary('/temporal.api.workflowservice.v1.WorkflowService/DescribeWorkflowExecution', m.describeWorkflowRequest('ns', 'wf'))
+        .catch((e: unknown) => e);
       ch.close();
       expect(err).toBeInstanceOf(GrpcError);
       expect((err as GrpcError).transport).toBe(true);
@@ -491,7 +611,7 @@ describe('a call the server cancels', () => {
     }
   });
 
-  it('long before its deadline through the SDK client: still the SDK\'s own error', async () => {
+  it("long before its deadline through the SDK client: still the SDK's own error", async () => {
     const connection = Connection.lazy({ address });
     const api = sdkRunApi(new Client({ connection }));
     try {
@@ -513,7 +633,7 @@ describe('a call the server cancels', () => {
 });
 
 // The proto module's enums, used above, keep their values (a renumbering would show here first).
-it('the enum values the light client writes are the protos\'', () => {
+it("the enum values the light client writes are the protos'", () => {
   const E = temporal.api.enums.v1;
   expect(m.STAGE_COMPLETED).toBe(E.UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED);
   expect(m.TASK_QUEUE_ACTIVITY).toBe(E.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY);

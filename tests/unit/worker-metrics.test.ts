@@ -27,14 +27,40 @@ const input = { runId: 'run-1', role: 'iteration', iteration: 3, provider: 'clau
 
 describe('call facts', () => {
   it('read an iteration from its input and a compact result', () => {
-    const result = compactAgentResult(blankAgentResult({ exitCode: 0, attempt: 2, durationMs: 4200, provider: 'claude', model: 'opus', usage: { costUsd: 0.42, inputTokens: 10, outputTokens: 5, cacheReadTokens: 1, cacheWriteTokens: 0, model: 'opus' } }));
+    const result = compactAgentResult(
+      blankAgentResult({
+        exitCode: 0,
+        attempt: 2,
+        durationMs: 4200,
+        provider: 'claude',
+        model: 'opus',
+        usage: { costUsd: 0.42, inputTokens: 10, outputTokens: 5, cacheReadTokens: 1, cacheWriteTokens: 0, model: 'opus' },
+      }),
+    );
     const r = AgentResultWire.parse(result);
     const facts = agentCallFacts(AgentInputWire.parse(input), r, 9999, 'run-1');
     expect(facts).toEqual({
-      runId: 'run-1', workflowId: 'run-1', iteration: 3, role: 'iteration', provider: 'claude', model: 'opus', exitCode: 0, outcome: 'succeeded', durationMs: 4200, costUsd: 0.42,
-      tokens: { input: 10, output: 5, cacheRead: 1, cacheWrite: 0 }, attempt: 2,
+      runId: 'run-1',
+      workflowId: 'run-1',
+      iteration: 3,
+      role: 'iteration',
+      provider: 'claude',
+      model: 'opus',
+      exitCode: 0,
+      outcome: 'succeeded',
+      durationMs: 4200,
+      costUsd: 0.42,
+      tokens: { input: 10, output: 5, cacheRead: 1, cacheWrite: 0 },
+      attempt: 2,
     });
-    expect(callSpanAttributes(facts)).toMatchObject({ 'vigil.run_id': 'run-1', 'vigil.iteration': 3, 'vigil.role': 'iteration', 'vigil.provider': 'claude', 'vigil.exit_code': 0, 'vigil.cost_usd': 0.42 });
+    expect(callSpanAttributes(facts)).toMatchObject({
+      'vigil.run_id': 'run-1',
+      'vigil.iteration': 3,
+      'vigil.role': 'iteration',
+      'vigil.provider': 'claude',
+      'vigil.exit_code': 0,
+      'vigil.cost_usd': 0.42,
+    });
   });
 
   it('name how a call ended, the worst reason first', () => {
@@ -46,12 +72,24 @@ describe('call facts', () => {
     expect(callOutcome({ ...base, exitCode: 1, rateLimit: { waitSeconds: 30, source: 'rpm' } })).toBe('rate_limited');
     expect(callOutcome({ ...base, ioError: 'ENOSPC' })).toBe('io_error');
     // A call that threw: cancelled or an error, its duration the wall time.
-    expect(agentCallFacts(AgentInputWire.parse(input), null, 1234.6, null, true)).toMatchObject({ outcome: 'cancelled', exitCode: null, durationMs: 1235 });
+    expect(agentCallFacts(AgentInputWire.parse(input), null, 1234.6, null, true)).toMatchObject({
+      outcome: 'cancelled',
+      exitCode: null,
+      durationMs: 1235,
+    });
     expect(agentCallFacts(AgentInputWire.parse(input), null, 5, null, false).outcome).toBe('error');
   });
 
   it('read a gate pass, its test run as the tests gate', () => {
-    const pass = GatesPassWire.parse({ treeHash: 't', results: [{ gate: 'secret_scan', verdict: 'pass' }, { gate: 'doc_coverage', verdict: 'fail', reason: 'x' }], tests: { passed: true, verdict: 'pass' }, interrupted: false });
+    const pass = GatesPassWire.parse({
+      treeHash: 't',
+      results: [
+        { gate: 'secret_scan', verdict: 'pass' },
+        { gate: 'doc_coverage', verdict: 'fail', reason: 'x' },
+      ],
+      tests: { passed: true, verdict: 'pass' },
+      interrupted: false,
+    });
     expect(gatePassFacts(pass)).toEqual([
       { gate: 'secret_scan', verdict: 'pass' },
       { gate: 'doc_coverage', verdict: 'fail' },
@@ -107,25 +145,61 @@ describe('VigilMetrics and the activity observer', () => {
     const metrics = new VigilMetrics();
     const sink: ObservationSink = metrics;
     const observer = activityObserver({ sink, log: false });
-    const interceptors = (type: string) => observer.interceptors({ info: { activityType: type, workflowExecution: { workflowId: 'run-1', runId: 'r' } }, cancellationSignal: new AbortController().signal } as never);
+    const interceptors = (type: string) =>
+      observer.interceptors({
+        info: { activityType: type, workflowExecution: { workflowId: 'run-1', runId: 'r' } },
+        cancellationSignal: new AbortController().signal,
+      } as never);
     const run = async (type: string, arg: unknown, result: unknown): Promise<void> => {
       const inbound = interceptors(type).inbound;
       await inbound?.execute?.({ args: [arg], headers: {} }, () => Promise.resolve(result));
     };
     const usage = { costUsd: 0.5, inputTokens: 100, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0, model: null };
-    await run('runAgent', input, compactAgentResult(blankAgentResult({ exitCode: 0, attempt: 1, durationMs: 2000, provider: 'claude', usage })));
-    await run('runAgent', input, { ...compactAgentResult(blankAgentResult({ exitCode: 1, attempt: 1, durationMs: 500, provider: 'claude' })), gates: { treeHash: 't', results: [{ gate: 'static_analysis', verdict: 'fail' }], tests: null, interrupted: false } });
-    await run('runGates', {}, { treeHash: 't', results: [{ gate: 'secret_scan', verdict: 'pass' }], tests: { verdict: 'fail', passed: false }, interrupted: false });
-    await run('reviewRound', {}, { record: { result: 'blocked', reviewers: [{ verdict: 'FAIL' }, { verdict: 'PASS' }], devilsAdvocate: null }, usages: [] });
+    await run(
+      'runAgent',
+      input,
+      compactAgentResult(blankAgentResult({ exitCode: 0, attempt: 1, durationMs: 2000, provider: 'claude', usage })),
+    );
+    await run('runAgent', input, {
+      ...compactAgentResult(blankAgentResult({ exitCode: 1, attempt: 1, durationMs: 500, provider: 'claude' })),
+      gates: { treeHash: 't', results: [{ gate: 'static_analysis', verdict: 'fail' }], tests: null, interrupted: false },
+    });
+    await run(
+      'runGates',
+      {},
+      { treeHash: 't', results: [{ gate: 'secret_scan', verdict: 'pass' }], tests: { verdict: 'fail', passed: false }, interrupted: false },
+    );
+    await run(
+      'reviewRound',
+      {},
+      { record: { result: 'blocked', reviewers: [{ verdict: 'FAIL' }, { verdict: 'PASS' }], devilsAdvocate: null }, usages: [] },
+    );
     await run('councilRound', {}, { verdict: { result: 'APPROVED', trigger: 'claim' }, usages: [] });
     await run('inspectRepo', {}, { treeHash: 't' });
     // A failed call: counted with the error outcome, and the failure passes through unchanged.
     const boom = new Error('worker lost');
-    await expect(interceptors('runAgent').inbound?.execute?.({ args: [input], headers: {} }, () => Promise.reject(boom))).rejects.toBe(boom);
+    await expect(interceptors('runAgent').inbound?.execute?.({ args: [input], headers: {} }, () => Promise.reject(boom))).rejects.toBe(
+      boom,
+    );
     // An in-process member call (a council round's), through the same observer.
-    await observer.inProcess({ ...input, role: 'council', provider: 'codex' } as never, () => Promise.resolve(blankAgentResult({ exitCode: 0, attempt: 1, durationMs: 3000, provider: 'codex' })));
+    await observer.inProcess({ ...input, role: 'council', provider: 'codex' } as never, () =>
+      Promise.resolve(blankAgentResult({ exitCode: 0, attempt: 1, durationMs: 3000, provider: 'codex' })),
+    );
 
-    metrics.setRunsSource(() => Promise.resolve(summarizeRuns([{ workflowId: 'w', facts: { status: 'paused', pause: { by: 'vigil', at: new Date(Date.now() - 90_000).toISOString() }, spend: { usd: 4 } }, searchStatus: null }], Date.now())));
+    metrics.setRunsSource(() =>
+      Promise.resolve(
+        summarizeRuns(
+          [
+            {
+              workflowId: 'w',
+              facts: { status: 'paused', pause: { by: 'vigil', at: new Date(Date.now() - 90_000).toISOString() }, spend: { usd: 4 } },
+              searchStatus: null,
+            },
+          ],
+          Date.now(),
+        ),
+      ),
+    );
     const m = samples(await metrics.text());
     expect(m.get('vigil_agent_calls_total{provider="claude",role="iteration",outcome="succeeded"}')).toBe(1);
     expect(m.get('vigil_agent_calls_total{provider="claude",role="iteration",outcome="failed"}')).toBe(1);
@@ -171,7 +245,9 @@ describe('deploy/ monitoring examples', () => {
   const named = (expr: string): string[] => [...expr.matchAll(/\bvigil_[a-z_]+/g)].map((m) => m[0]);
 
   it('alert on a run waiting for a person for an hour, spend per hour and failing iterations, with series the worker serves', () => {
-    const rules = loadYaml(readFileSync(path.join(ROOT, 'deploy/prometheus/vigil-alerts.yml'), 'utf8')) as { groups: { rules: { alert: string; expr: string }[] }[] };
+    const rules = loadYaml(readFileSync(path.join(ROOT, 'deploy/prometheus/vigil-alerts.yml'), 'utf8')) as {
+      groups: { rules: { alert: string; expr: string }[] }[];
+    };
     const all = rules.groups.flatMap((g) => g.rules);
     for (const r of all) for (const name of named(r.expr)) expect(served, `${r.alert}: ${name}`).toContain(name);
     const by = (a: string): string => all.find((r) => r.alert === a)?.expr ?? '';
@@ -181,14 +257,20 @@ describe('deploy/ monitoring examples', () => {
   });
 
   it('the Grafana dashboard charts only series the worker serves, and every one of them', () => {
-    const dash = JSON.parse(readFileSync(path.join(ROOT, 'deploy/grafana/vigil-dashboard.json'), 'utf8')) as { panels: { title: string; targets: { expr: string }[] }[] };
+    const dash = JSON.parse(readFileSync(path.join(ROOT, 'deploy/grafana/vigil-dashboard.json'), 'utf8')) as {
+      panels: { title: string; targets: { expr: string }[] }[];
+    };
     const used = new Set<string>();
-    for (const p of dash.panels) for (const t of p.targets) for (const n of named(t.expr)) {
-      expect(served, `${p.title}: ${n}`).toContain(n);
-      used.add(n.replace(/_(bucket|count|sum)$/, ''));
-    }
+    for (const p of dash.panels)
+      for (const t of p.targets)
+        for (const n of named(t.expr)) {
+          expect(served, `${p.title}: ${n}`).toContain(n);
+          used.add(n.replace(/_(bucket|count|sum)$/, ''));
+        }
     const families = new Set([...served].map((n) => n.replace(/_(bucket|count|sum)$/, '')));
-    const unused = [...families].filter((f) => !used.has(f) && !['vigil_agent_unpriced_calls_total', 'vigil_runs_unreadable', 'vigil_open_runs_spend_usd'].includes(f));
+    const unused = [...families].filter(
+      (f) => !used.has(f) && !['vigil_agent_unpriced_calls_total', 'vigil_runs_unreadable', 'vigil_open_runs_spend_usd'].includes(f),
+    );
     expect(unused).toEqual([]);
   });
 });

@@ -7,7 +7,14 @@ import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, s
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUNDLE_FILE, checkPrebuiltBundle, installedVersion, MANIFEST_FILE, packageOf, writePrebuiltBundle } from '../../workers/workflow-bundle.js';
+import {
+  BUNDLE_FILE,
+  checkPrebuiltBundle,
+  installedVersion,
+  MANIFEST_FILE,
+  packageOf,
+  writePrebuiltBundle,
+} from '../../workers/workflow-bundle.js';
 import { assertBuilt, ROOT } from '../support/harness.js';
 
 describe('packageOf', () => {
@@ -41,7 +48,12 @@ function fakeDist(): { root: string; dist: string } {
   const sha = (f: string): string => createHash('sha256').update(readFileSync(f)).digest('hex');
   writeFileSync(
     path.join(dist, MANIFEST_FILE),
-    JSON.stringify({ format: 1, bundleSha256: sha(path.join(dist, BUNDLE_FILE)), inputs: { 'workflows/index.js': sha(path.join(dist, 'workflows', 'index.js')) }, packages: { dep: '1.2.3' } }),
+    JSON.stringify({
+      format: 1,
+      bundleSha256: sha(path.join(dist, BUNDLE_FILE)),
+      inputs: { 'workflows/index.js': sha(path.join(dist, 'workflows', 'index.js')) },
+      packages: { dep: '1.2.3' },
+    }),
   );
   return { root, dist };
 }
@@ -99,7 +111,9 @@ describe('writePrebuiltBundle', () => {
       dependencies: ['@temporalio/workflow', '@temporalio/common', 'zod', 'execa'],
       logger: { trace: () => {}, debug: () => {}, info: () => {}, log: () => {}, warn: () => {}, error: (m: string) => console.error(m) },
     });
-    expect(Object.keys(manifest.inputs)).toEqual(expect.arrayContaining(['workflows/index.js', 'workflows/payload-converter.js', 'workflows/run-workflow.js', 'schemas/knobs.js']));
+    expect(Object.keys(manifest.inputs)).toEqual(
+      expect.arrayContaining(['workflows/index.js', 'workflows/payload-converter.js', 'workflows/run-workflow.js', 'schemas/knobs.js']),
+    );
     expect(Object.keys(manifest.packages).sort()).toEqual(['@temporalio/common', '@temporalio/workflow', 'zod']);
     expect(checkPrebuiltBundle(dist)).toEqual({ ok: true, codePath: path.join(dist, BUNDLE_FILE) });
     expect(readFileSync(path.join(dist, BUNDLE_FILE), 'utf8')).toContain('vigilRun');

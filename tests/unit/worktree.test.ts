@@ -11,14 +11,29 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deliverRun } from '../../activities/deliver.js';
-import { addWorktree, applyStreams, integrationRef, mergeStream, removeWorktree, streamBase, worktreePath } from '../../activities/worktree.js';
+import {
+  addWorktree,
+  applyStreams,
+  integrationRef,
+  mergeStream,
+  removeWorktree,
+  streamBase,
+  worktreePath,
+} from '../../activities/worktree.js';
 
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-const ENV = { ...process.env, GIT_AUTHOR_NAME: 'P', GIT_AUTHOR_EMAIL: 'p@example.invalid', GIT_COMMITTER_NAME: 'P', GIT_COMMITTER_EMAIL: 'p@example.invalid' };
-const git = (cwd: string, ...args: string[]): string => execFileSync('git', ['-c', 'commit.gpgsign=false', ...args], { cwd, env: ENV, encoding: 'utf8' }).trim();
+const ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'P',
+  GIT_AUTHOR_EMAIL: 'p@example.invalid',
+  GIT_COMMITTER_NAME: 'P',
+  GIT_COMMITTER_EMAIL: 'p@example.invalid',
+};
+const git = (cwd: string, ...args: string[]): string =>
+  execFileSync('git', ['-c', 'commit.gpgsign=false', ...args], { cwd, env: ENV, encoding: 'utf8' }).trim();
 
 function repo(): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-worktree-'));
@@ -70,15 +85,27 @@ describe('streams in worktrees', () => {
     expect(git(dir, 'rev-parse', `${m2.commit}^2`)).toBe(bCommit);
     expect(git(dir, 'rev-parse', integrationRef('r1'))).toBe(m2.commit);
     // A stream that delivered nothing has nothing to merge.
-    expect(await mergeStream({ repoPath: dir, runId: 'r1', task: 'c', childId: 'r1--c', into: m2.commit })).toEqual({ commit: m2.commit, empty: true, conflict: null });
+    expect(await mergeStream({ repoPath: dir, runId: 'r1', task: 'c', childId: 'r1--c', into: m2.commit })).toEqual({
+      commit: m2.commit,
+      empty: true,
+      conflict: null,
+    });
 
     for (const t of ['a', 'b']) expect(await removeWorktree({ repoPath: dir, runId: 'r1', task: t })).toEqual({ removed: true });
     expect(await removeWorktree({ repoPath: dir, runId: 'r1', task: 'a' })).toEqual({ removed: false });
-    expect(git(dir, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree '))).toEqual([`worktree ${dir}`]);
+    expect(
+      git(dir, 'worktree', 'list', '--porcelain')
+        .split('\n')
+        .filter((l) => l.startsWith('worktree ')),
+    ).toEqual([`worktree ${dir}`]);
 
     const statusBefore = git(dir, 'status', '--porcelain');
     expect(await applyStreams({ repoPath: dir, runId: 'r1', commit: m2.commit })).toMatchObject({ files: expect.any(Number) });
-    expect(['a.txt', 'b.txt', 'wip.txt'].map((f) => readFileSync(path.join(dir, f), 'utf8'))).toEqual(['A\n', 'B\n', 'the person’s uncommitted work\n']);
+    expect(['a.txt', 'b.txt', 'wip.txt'].map((f) => readFileSync(path.join(dir, f), 'utf8'))).toEqual([
+      'A\n',
+      'B\n',
+      'the person’s uncommitted work\n',
+    ]);
     expect(git(dir, 'rev-parse', 'HEAD')).toBe(head);
     expect(git(dir, 'diff', '--cached', '--name-only')).toBe('');
     expect(git(dir, 'status', '--porcelain')).toBe([statusBefore, '?? a.txt', '?? b.txt'].filter(Boolean).sort().join('\n'));

@@ -7,7 +7,17 @@
  */
 import { describe, expect, it } from 'vitest';
 import { stopUpdate } from '../../workflows/messages.js';
-import { agentCalls, makeRepo, fileWorker, runInput, startRun, status, uniqueId, waitForStatus, writeScenario } from '../support/harness.js';
+import {
+  agentCalls,
+  makeRepo,
+  fileWorker,
+  runInput,
+  startRun,
+  status,
+  uniqueId,
+  waitForStatus,
+  writeScenario,
+} from '../support/harness.js';
 
 const shared = fileWorker('checklist-retry');
 
@@ -21,9 +31,17 @@ describe.concurrent('a checklist extraction the provider spoiled', () => {
     const scenario = writeScenario(repo, {
       version: 1,
       iterations: [write(1), write(2), write(3), write(4), write(5, true)],
-      roles: { checklist: { rounds: [LIMITED], default: CHECKLIST }, 'checklist-verifier': { default: { output: 'ITEM REQ-1: PASS - a.txt exists\n' } } },
+      roles: {
+        checklist: { rounds: [LIMITED], default: CHECKLIST },
+        'checklist-verifier': { default: { output: 'ITEM REQ-1: PASS - a.txt exists\n' } },
+      },
     });
-    const handle = await startRun(shared.env, shared.taskQueue, runInput(repo, scenario, { maxIterations: 5, councilEnabled: false, codeReview: false }), uniqueId('retry'));
+    const handle = await startRun(
+      shared.env,
+      shared.taskQueue,
+      runInput(repo, scenario, { maxIterations: 5, councilEnabled: false, codeReview: false }),
+      uniqueId('retry'),
+    );
     const outcome = await handle.result();
     expect(outcome.status).toBe('completion_promise_fulfilled');
     const snap = await status(handle);
@@ -40,7 +58,9 @@ describe.concurrent('a checklist extraction the provider spoiled', () => {
     const scenario = writeScenario(repo, { version: 1, iterations: [], default: write(0), roles: { checklist: { default: LIMITED } } });
     const handle = await startRun(shared.env, shared.taskQueue, runInput(repo, scenario, { maxIterations: 30 }), uniqueId('give-up'));
     const snap = await waitForStatus(handle, (s) => s.paused, 90_000);
-    expect(snap.pause?.reason).toMatch(/^No PRD checklist for this run: its extraction failed 3 times for a provider reason \(rate limited\).*Resume to go on without a checklist/);
+    expect(snap.pause?.reason).toMatch(
+      /^No PRD checklist for this run: its extraction failed 3 times for a provider reason \(rate limited\).*Resume to go on without a checklist/,
+    );
     expect(snap.quality?.checklistProblem).toMatch(/gave up after 3 attempts/);
     expect(agentCalls(repo).filter((c) => c.role === 'checklist')).toHaveLength(3);
     await handle.executeUpdate(stopUpdate, { args: [{ reason: 'test done', by: 'checklist-retry-test' }] });

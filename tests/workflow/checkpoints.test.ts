@@ -14,7 +14,21 @@ import { workingTreeHash } from '../../activities/repo.js';
 import type { RewindPayload } from '../../schemas/messages.js';
 import { checkpointRef, runRefPrefix } from '../../workflows/decisions/checkpoints.js';
 import { pauseUpdate, resumeUpdate, rewindUpdate, stopUpdate } from '../../workflows/messages.js';
-import { agentCalls, assertBuilt, createTestEnv, git, makeRepo, makeWorker, loopInput, startRun, status, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
+import {
+  agentCalls,
+  assertBuilt,
+  createTestEnv,
+  git,
+  makeRepo,
+  makeWorker,
+  loopInput,
+  startRun,
+  status,
+  uniqueId,
+  waitForStatus,
+  writeScenario,
+  type TestEnv,
+} from '../support/harness.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -34,7 +48,9 @@ function userGitState(repo: string): Record<string, string> {
   return {
     head: git(repo, 'rev-parse', 'HEAD'),
     branch: git(repo, 'symbolic-ref', 'HEAD'),
-    index: createHash('sha256').update(readFileSync(path.join(repo, '.git/index'))).digest('hex'),
+    index: createHash('sha256')
+      .update(readFileSync(path.join(repo, '.git/index')))
+      .digest('hex'),
     staged: git(repo, 'diff', '--cached', '--name-status'),
     stash: git(repo, 'stash', 'list', '--format=%H %s'),
     branches: git(repo, 'for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads', 'refs/stash', 'refs/tags'),
@@ -63,7 +79,14 @@ describe('checkpoints', () => {
     const before = userGitState(repo);
     const scenario = writeScenario(repo, {
       version: 1,
-      iterations: [{ writes: { 'a.txt': '1\n' } }, { writes: { 'a.txt': '2\n' } }, { writes: { 'b.txt': '3\n' } }, { output: 'thinking\n' }, { writes: { 'a.txt': '5\n' } }, { deletes: ['b.txt'] }],
+      iterations: [
+        { writes: { 'a.txt': '1\n' } },
+        { writes: { 'a.txt': '2\n' } },
+        { writes: { 'b.txt': '3\n' } },
+        { output: 'thinking\n' },
+        { writes: { 'a.txt': '5\n' } },
+        { deletes: ['b.txt'] },
+      ],
     });
     // An id that is not a legal ref component as it is.
     const wf = uniqueId('ckpt:odd..id.lock');
@@ -100,7 +123,10 @@ describe('checkpoints', () => {
 
   it('rewinds a paused run from 8 to 4: tree, counters and records of 4, the directive in the next prompt, refusals that change nothing', async () => {
     const repo = makeRepo();
-    const step = (n: number, extra: Record<string, unknown> = {}) => ({ writes: { 'step.txt': `${n}\n`, [`f${n}.txt`]: `${n}\n` }, ...extra });
+    const step = (n: number, extra: Record<string, unknown> = {}) => ({
+      writes: { 'step.txt': `${n}\n`, [`f${n}.txt`]: `${n}\n` },
+      ...extra,
+    });
     const scenario = writeScenario(repo, {
       version: 1,
       iterations: [
@@ -148,7 +174,9 @@ describe('checkpoints', () => {
       writeFileSync(path.join(repo, 'person.txt'), 'mine\n');
       writeFileSync(path.join(repo, 'f2.txt'), 'edited\n');
       const dirty = await rejection(rewind({ to: 4, by: 'alice' }));
-      expect(dirty).toMatch(/changes made since the run last inspected it \(2 file\(s\): f2\.txt, person\.txt\); nothing was changed.*--force/);
+      expect(dirty).toMatch(
+        /changes made since the run last inspected it \(2 file\(s\): f2\.txt, person\.txt\); nothing was changed.*--force/,
+      );
       await unchanged();
       expect(readFileSync(path.join(repo, 'person.txt'), 'utf8')).toBe('mine\n');
       const dirtyTree = await workingTreeHash(repo);
@@ -166,7 +194,15 @@ describe('checkpoints', () => {
       expect(s.checkpoints?.list.map((c) => c.iteration)).toEqual([1, 2, 4]);
       expect(s.checkpoints?.lastTree).toBe(c4?.tree);
       expect(s.checkpoints?.rewinds).toEqual([
-        expect.objectContaining({ from: 8, to: 4, by: 'alice', reason: 'the ORM was a mistake', directive: 'Try it without the ORM.', checkpoint: c4?.commit, interruptedAgent: false }),
+        expect.objectContaining({
+          from: 8,
+          to: 4,
+          by: 'alice',
+          reason: 'the ORM was a mistake',
+          directive: 'Try it without the ORM.',
+          checkpoint: c4?.commit,
+          interruptedAgent: false,
+        }),
       ]);
       expect(await workingTreeHash(repo)).toBe(c4?.tree);
       expect(existsSync(path.join(repo, 'f5.txt')) || existsSync(path.join(repo, 'person.txt'))).toBe(false);
@@ -190,13 +226,23 @@ describe('checkpoints', () => {
       // rejections (no checkpoint, not happened yet) never entered history.
       const history = await handle.fetchHistory();
       const events = history.events ?? [];
-      expect(events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'rewind')).toHaveLength(2);
-      const completed = events.map((e) => e.workflowExecutionUpdateCompletedEventAttributes?.outcome).filter((o) => o !== undefined && o !== null);
-      expect(completed.filter((o) => o?.failure).map((o) => o?.failure?.message)).toEqual([expect.stringMatching(/^rewind: the working tree has changes/)]);
+      expect(
+        events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'rewind'),
+      ).toHaveLength(2);
+      const completed = events
+        .map((e) => e.workflowExecutionUpdateCompletedEventAttributes?.outcome)
+        .filter((o) => o !== undefined && o !== null);
+      expect(completed.filter((o) => o?.failure).map((o) => o?.failure?.message)).toEqual([
+        expect.stringMatching(/^rewind: the working tree has changes/),
+      ]);
       expect(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'rewindRepo')).toHaveLength(2);
     });
     // Iterations 5.. ran again, and the prompt of the new 5 carries the directive and the rewind.
-    expect(agentCalls(repo).filter((c) => c.role === 'iteration').map((c) => c.iteration)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 5, 6, 7, 8, 9, 10]);
+    expect(
+      agentCalls(repo)
+        .filter((c) => c.role === 'iteration')
+        .map((c) => c.iteration),
+    ).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 5, 6, 7, 8, 9, 10]);
     const prompt5 = readFileSync(path.join(repo, '.vigil/runs', wf, 'iteration-0005.prompt.md'), 'utf8');
     expect(prompt5).toContain('Try it without the ORM.');
     expect(prompt5).toMatch(/rewound by alice from iteration 8 to iteration 4/);
@@ -205,7 +251,9 @@ describe('checkpoints', () => {
     // and that iterations 5-8 were set aside.
     expect(prompt6).not.toContain('HUMAN DIRECTIVE');
     expect(prompt6).toContain('- iteration 5: directive from alice: "Try it without the ORM."');
-    expect(prompt6).toMatch(/- iteration 4: rewound by alice from iteration 8 to 4 \(the ORM was a mistake\): iterations 5-8 set aside; that tree is kept under refs\/vigil\/\S+\/before-rewind-1/);
+    expect(prompt6).toMatch(
+      /- iteration 4: rewound by alice from iteration 8 to 4 \(the ORM was a mistake\): iterations 5-8 set aside; that tree is kept under refs\/vigil\/\S+\/before-rewind-1/,
+    );
     expect(prompt6).not.toMatch(/- iteration [78]: /);
   });
 
@@ -213,7 +261,11 @@ describe('checkpoints', () => {
     const repo = makeRepo();
     const scenario = writeScenario(repo, {
       version: 1,
-      iterations: [{ writes: { 'a.txt': '1\n' } }, { writes: { 'a.txt': '2\n' } }, { writes: { 'partial.txt': 'half done\n' }, sleepMs: 120_000 }],
+      iterations: [
+        { writes: { 'a.txt': '1\n' } },
+        { writes: { 'a.txt': '2\n' } },
+        { writes: { 'partial.txt': 'half done\n' }, sleepMs: 120_000 },
+      ],
     });
     const wf = uniqueId('rewind-running');
     const tq = uniqueId('tq');
@@ -237,11 +289,16 @@ describe('checkpoints', () => {
       await waitForStatus(handle, (x) => x.iteration === 3 && x.agentRunning, 120_000);
       // The call is scheduled before its agent starts: stop once the agent has really begun.
       const begun = Date.now() + 60_000;
-      while (agentCalls(repo).filter((c) => c.role === 'iteration').length < 5 && Date.now() < begun) await new Promise((r) => setTimeout(r, 100));
+      while (agentCalls(repo).filter((c) => c.role === 'iteration').length < 5 && Date.now() < begun)
+        await new Promise((r) => setTimeout(r, 100));
       await handle.executeUpdate(stopUpdate, { args: [{ now: true, by: 'bob' }] });
       expect((await handle.result()).status).toBe('stopped');
     });
-    expect(agentCalls(repo).filter((c) => c.role === 'iteration').map((c) => c.iteration)).toEqual([1, 2, 3, 2, 3]);
+    expect(
+      agentCalls(repo)
+        .filter((c) => c.role === 'iteration')
+        .map((c) => c.iteration),
+    ).toEqual([1, 2, 3, 2, 3]);
     rmSync(repo, { recursive: true, force: true });
   });
 });

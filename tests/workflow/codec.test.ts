@@ -15,7 +15,19 @@ import { AesGcmCodec, defaultKeyId, ENCRYPTED_ENCODING } from '../../workers/cod
 import { createVigilWorker } from '../../workers/worker.js';
 import { statusQuery, stopUpdate } from '../../workflows/messages.js';
 import { vigilRun } from '../../workflows/run-workflow.js';
-import { assertBuilt, CLI, createTestEnv, makeRepo, NAMESPACE, loopInput, temporalAddress, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
+import {
+  assertBuilt,
+  CLI,
+  createTestEnv,
+  makeRepo,
+  NAMESPACE,
+  loopInput,
+  temporalAddress,
+  uniqueId,
+  waitForStatus,
+  writeScenario,
+  type TestEnv,
+} from '../support/harness.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -26,7 +38,14 @@ afterAll(async () => env?.close());
 
 /** `vigil ARGS` with the payload key in its environment (the CLI then uses the SDK's client and its codec). */
 const vigilWithKey = (key: Uint8Array, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
-  promisify(execFile)(process.execPath, [CLI, ...args], { env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: NAMESPACE, VIGIL_CODEC_KEY: Buffer.from(key).toString('base64') } }).then(
+  promisify(execFile)(process.execPath, [CLI, ...args], {
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: temporalAddress(),
+      TEMPORAL_NAMESPACE: NAMESPACE,
+      VIGIL_CODEC_KEY: Buffer.from(key).toString('base64'),
+    },
+  }).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
     (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }),
   );
@@ -37,19 +56,35 @@ const keyOf = (): { id: string; key: Uint8Array } => {
 };
 
 describe('payload encryption', () => {
-  it('keeps a run\'s history encrypted end to end, readable with the key, and survives a message under a foreign key', async () => {
+  it("keeps a run's history encrypted end to end, readable with the key, and survives a message under a foreign key", async () => {
     const secret = keyOf();
     const codec = new AesGcmCodec(secret);
     const foreign = new AesGcmCodec(keyOf());
     const secretClient = new Client({ connection: env.connection, namespace: NAMESPACE, dataConverter: { payloadCodecs: [codec] } });
     const foreignClient = new Client({ connection: env.connection, namespace: NAMESPACE, dataConverter: { payloadCodecs: [foreign] } });
     const repo = makeRepo();
-    const scenario = writeScenario(repo, { version: 1, iterations: [], default: { writes: { 'a.txt': 'a\n' }, output: 'PLAINTEXT-AGENT-OUTPUT-7731\n', sleepMs: 300 } });
+    const scenario = writeScenario(repo, {
+      version: 1,
+      iterations: [],
+      default: { writes: { 'a.txt': 'a\n' }, output: 'PLAINTEXT-AGENT-OUTPUT-7731\n', sleepMs: 300 },
+    });
     const tq = uniqueId('tq');
     // Heartbeats sent every 100 ms: the 300 ms agent calls heartbeat (encrypted details, which status reads).
-    const worker = await createVigilWorker({ connection: env.nativeConnection, namespace: NAMESPACE, taskQueue: tq, workflowBundle: env.bundle, codec, heartbeatSendMs: 100 });
+    const worker = await createVigilWorker({
+      connection: env.nativeConnection,
+      namespace: NAMESPACE,
+      taskQueue: tq,
+      workflowBundle: env.bundle,
+      codec,
+      heartbeatSendMs: 100,
+    });
     await worker.runUntil(async () => {
-      const input = loopInput(repo, scenario, { maxIterations: 100, notifyWebhookUrl: 'https://hooks.example.invalid/T0/SECRET-HOOK-PATH', notifyDesktop: false, notifyTimeoutSeconds: 1 });
+      const input = loopInput(repo, scenario, {
+        maxIterations: 100,
+        notifyWebhookUrl: 'https://hooks.example.invalid/T0/SECRET-HOOK-PATH',
+        notifyDesktop: false,
+        notifyTimeoutSeconds: 1,
+      });
       const handle = await secretClient.workflow.start(vigilRun, { taskQueue: tq, workflowId: uniqueId('enc'), args: [input] });
       await waitForStatus(handle, (s) => s.iteration >= 2);
 
@@ -63,7 +98,12 @@ describe('payload encryption', () => {
       const st = await vigilWithKey(secret.key, ['status', handle.workflowId, '--json']);
       expect(st.code, st.stderr).toBe(0);
       // The agent's heartbeats are read through the codec too: no gate pass runs (the agent does).
-      expect(JSON.parse(st.stdout)).toMatchObject({ workflowId: handle.workflowId, repoPath: repo, workerAnswered: true, gatesRunning: null });
+      expect(JSON.parse(st.stdout)).toMatchObject({
+        workflowId: handle.workflowId,
+        repoPath: repo,
+        workerAnswered: true,
+        gatesRunning: null,
+      });
       const inp = await vigilWithKey(secret.key, ['input', handle.workflowId, 'ENCRYPTED-DIRECTIVE-5521']);
       expect(inp.code, inp.stderr).toBe(0);
       expect(inp.stdout).toContain('directive queued');
@@ -76,14 +116,16 @@ describe('payload encryption', () => {
       const payloads: { metadata?: Record<string, Uint8Array> | null; data?: Uint8Array | null }[] = [];
       const walk = (v: unknown): void => {
         if (!v || typeof v !== 'object' || v instanceof Uint8Array) return;
-        if ('payloads' in v && Array.isArray((v as { payloads: unknown }).payloads)) payloads.push(...((v as { payloads: typeof payloads }).payloads));
+        if ('payloads' in v && Array.isArray((v as { payloads: unknown }).payloads))
+          payloads.push(...(v as { payloads: typeof payloads }).payloads);
         Object.values(v).forEach(walk);
       };
       walk(raw.events);
       expect(payloads.length).toBeGreaterThan(10);
       // Only the SDK's own patch markers stay readable (they name a code version, nothing else).
       const plain = payloads.filter((p) => new TextDecoder().decode(p.metadata?.encoding ?? new Uint8Array()) !== ENCRYPTED_ENCODING);
-      for (const p of plain) expect(Buffer.from(p.data ?? new Uint8Array()).toString()).toMatch(/^\{"id":"vigil-[a-z-]+-v\d+","deprecated":false\}$/);
+      for (const p of plain)
+        expect(Buffer.from(p.data ?? new Uint8Array()).toString()).toMatch(/^\{"id":"vigil-[a-z-]+-v\d+","deprecated":false\}$/);
       // Nothing anywhere in the history (summaries and search attributes included) leaks output or URLs.
       const bytes: string[] = [];
       const all = (v: unknown): void => {
@@ -112,12 +154,22 @@ describe('payload encryption', () => {
     const codec = new AesGcmCodec(secret);
     const secretClient = new Client({ connection: env.connection, namespace: NAMESPACE, dataConverter: { payloadCodecs: [codec] } });
     const repo = makeRepo();
-    const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a\n' }, output: 'done <promise>COMPLETION PROMISE FULFILLED</promise>\n' }], default: { writes: {}, output: 'idle\n' } });
+    const scenario = writeScenario(repo, {
+      version: 1,
+      iterations: [{ writes: { 'a.txt': 'a\n' }, output: 'done <promise>COMPLETION PROMISE FULFILLED</promise>\n' }],
+      default: { writes: {}, output: 'idle\n' },
+    });
     const tq = uniqueId('tq');
     const warnings: string[] = [];
     const original = process.stderr.write.bind(process.stderr);
     // Without a codec at all: the worker still recognises the ciphertext and names the key it lacks.
-    const keyless = await createVigilWorker({ connection: env.nativeConnection, namespace: NAMESPACE, taskQueue: tq, workflowBundle: env.bundle, codec: null });
+    const keyless = await createVigilWorker({
+      connection: env.nativeConnection,
+      namespace: NAMESPACE,
+      taskQueue: tq,
+      workflowBundle: env.bundle,
+      codec: null,
+    });
     const input = loopInput(repo, scenario, { maxIterations: 3 });
     const handle = await secretClient.workflow.start(vigilRun, { taskQueue: tq, workflowId: uniqueId('key'), args: [input] });
     process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
@@ -134,7 +186,9 @@ describe('payload encryption', () => {
         }
         const events = (await handle.fetchHistory()).events ?? [];
         const failed = events.find((e) => e.workflowTaskFailedEventAttributes)?.workflowTaskFailedEventAttributes;
-        expect(failed?.failure?.message).toMatch(new RegExp(`^this worker lacks the payload key "${secret.id}" that encrypted the run's input`));
+        expect(failed?.failure?.message).toMatch(
+          new RegExp(`^this worker lacks the payload key "${secret.id}" that encrypted the run's input`),
+        );
         expect((await handle.describe()).status.name).toBe('RUNNING');
         // Nothing can be read of it here: a status query this worker would answer fails too.
         await expect(handle.query(statusQuery)).rejects.toThrow();
@@ -153,10 +207,18 @@ describe('payload encryption', () => {
     expect(warnings.join('')).toContain(`this worker lacks the payload key "${secret.id}" (it has no codec key at all)`);
 
     // A worker with the key takes the retried task: the run goes on and completes.
-    const keyed = await createVigilWorker({ connection: env.nativeConnection, namespace: NAMESPACE, taskQueue: tq, workflowBundle: env.bundle, codec });
-    const outcome = await keyed.runUntil(handle.result().catch((err: unknown) => {
-      throw err instanceof WorkflowFailedError ? new Error(`the run failed: ${err.cause?.message ?? err.message}`) : err;
-    }));
+    const keyed = await createVigilWorker({
+      connection: env.nativeConnection,
+      namespace: NAMESPACE,
+      taskQueue: tq,
+      workflowBundle: env.bundle,
+      codec,
+    });
+    const outcome = await keyed.runUntil(
+      handle.result().catch((err: unknown) => {
+        throw err instanceof WorkflowFailedError ? new Error(`the run failed: ${err.cause?.message ?? err.message}`) : err;
+      }),
+    );
     expect(outcome.status).toBe('completion_promise_fulfilled');
     // Bounded: a handful of events, not a loop of failed tasks in history.
     expect((await handle.fetchHistory()).events?.length ?? 0).toBeLessThan(120);

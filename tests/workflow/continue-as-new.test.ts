@@ -42,10 +42,17 @@ afterAll(async () => env?.close());
 /** The input each execution of the run started with, first to last. */
 async function executionInputs(handle: WorkflowHandle<typeof vigilRun>): Promise<ReturnType<typeof RunInputSchema.parse>[]> {
   const inputs: ReturnType<typeof RunInputSchema.parse>[] = [];
-  const seen = await env.client.workflowService.listWorkflowExecutions({ namespace: 'default', query: `WorkflowId = '${handle.workflowId}'` });
-  const runIds = (seen.executions ?? []).map((e) => ({ runId: e.execution?.runId ?? '', at: Number(e.startTime?.seconds ?? 0) * 1e9 + (e.startTime?.nanos ?? 0) }));
+  const seen = await env.client.workflowService.listWorkflowExecutions({
+    namespace: 'default',
+    query: `WorkflowId = '${handle.workflowId}'`,
+  });
+  const runIds = (seen.executions ?? []).map((e) => ({
+    runId: e.execution?.runId ?? '',
+    at: Number(e.startTime?.seconds ?? 0) * 1e9 + (e.startTime?.nanos ?? 0),
+  }));
   for (const { runId } of runIds.sort((a, b) => a.at - b.at)) {
-    const started = (await env.client.workflow.getHandle(handle.workflowId, runId).fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
+    const started = (await env.client.workflow.getHandle(handle.workflowId, runId).fetchHistory()).events?.[0]
+      ?.workflowExecutionStartedEventAttributes;
     const raw = JSON.parse(Buffer.from(started?.input?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8')) as unknown;
     inputs.push(RunInputSchema.parse(raw));
   }
@@ -116,8 +123,14 @@ it('continues as new every 2 iterations and carries the whole state', async () =
 
 it('rewinds to a checkpoint taken two executions earlier: its snapshot crossed the boundaries packed', async () => {
   const repo = makeRepo();
-  const step = (n: number, extra: Record<string, unknown> = {}) => ({ writes: { 'step.txt': `${n}\n`, [`f${n}.txt`]: `${n}\n` }, ...extra });
-  const scenario = writeScenario(repo, { version: 1, iterations: [step(1), step(2), step(3, { exitCode: 1 }), step(4), step(5, { sleepMs: 3000 })] });
+  const step = (n: number, extra: Record<string, unknown> = {}) => ({
+    writes: { 'step.txt': `${n}\n`, [`f${n}.txt`]: `${n}\n` },
+    ...extra,
+  });
+  const scenario = writeScenario(repo, {
+    version: 1,
+    iterations: [step(1), step(2), step(3, { exitCode: 1 }), step(4), step(5, { sleepMs: 3000 })],
+  });
   const tq = uniqueId('can-rewind');
   const worker = await makeWorker(env, tq);
   await worker.runUntil(async () => {

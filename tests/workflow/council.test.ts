@@ -45,7 +45,9 @@ const COUNCIL: Partial<Knobs> = {
   councilMemberTimeoutSeconds: 30,
 };
 
-const vote = (v: 'APPROVE' | 'REJECT', reason = `member says ${v.toLowerCase()}`) => ({ output: `Looked at the evidence.\nVOTE: ${v}\nREASON: ${reason}\n` });
+const vote = (v: 'APPROVE' | 'REJECT', reason = `member says ${v.toLowerCase()}`) => ({
+  output: `Looked at the evidence.\nVOTE: ${v}\nREASON: ${reason}\n`,
+});
 
 /** Runs a scenario to its end on a fresh in-process worker; returns the outcome and final status. */
 async function run(scenario: ScenarioInput, knobs: Partial<Knobs> = {}) {
@@ -69,7 +71,15 @@ describe('council votes', () => {
       {
         version: 1,
         iterations: [{ writes: { 'a.txt': 'a' }, claim: 'promise' }],
-        roles: { council: { members: { '0': { default: vote('APPROVE') }, '1': { default: vote('APPROVE') }, '2': { default: vote('REJECT', 'needs more tests') } } } },
+        roles: {
+          council: {
+            members: {
+              '0': { default: vote('APPROVE') },
+              '1': { default: vote('APPROVE') },
+              '2': { default: vote('REJECT', 'needs more tests') },
+            },
+          },
+        },
       },
       { testCommand: 'test -f a.txt' },
     );
@@ -79,7 +89,17 @@ describe('council votes', () => {
     // The approved run's work is delivered on its run branch (deliver=branch, the default).
     expect(outcome.notes).toEqual([expect.stringMatching(/^delivered on branch vigil\//)]);
     const [v] = snap.council.verdicts;
-    expect(v).toMatchObject({ round: 1, iteration: 1, trigger: 'claim', result: 'APPROVED', approve: 2, reject: 1, threshold: 2, size: 3, devilsAdvocate: null });
+    expect(v).toMatchObject({
+      round: 1,
+      iteration: 1,
+      trigger: 'claim',
+      result: 'APPROVED',
+      approve: 2,
+      reject: 1,
+      threshold: 2,
+      size: 3,
+      devilsAdvocate: null,
+    });
     expect(v?.votes.map((x) => [x.member, x.role, x.recorded])).toEqual([
       [0, 'requirements-verifier', 'APPROVE'],
       [1, 'test-auditor', 'APPROVE'],
@@ -87,10 +107,16 @@ describe('council votes', () => {
     ]);
     expect(v?.votes[2]?.reason).toBe('needs more tests');
     expect(v?.evidence).toMatchObject({ pass: true, testsPassed: true, filesChanged: 1 });
-    const transcript = JSON.parse(readFileSync(v?.transcriptPath as string, 'utf8')) as { result: string; votes: unknown[]; evidencePath: string };
+    const transcript = JSON.parse(readFileSync(v?.transcriptPath as string, 'utf8')) as {
+      result: string;
+      votes: unknown[];
+      evidencePath: string;
+    };
     expect(transcript.result).toBe('APPROVED');
     expect(transcript.votes).toHaveLength(3);
-    expect(readFileSync(transcript.evidencePath, 'utf8')).toMatch(/## PRD requirements[\s\S]*## Git status[\s\S]*## Test results[\s\S]*PASSED/);
+    expect(readFileSync(transcript.evidencePath, 'utf8')).toMatch(
+      /## PRD requirements[\s\S]*## Git status[\s\S]*## Test results[\s\S]*PASSED/,
+    );
     // Blind by default: members do not see convergence data.
     expect(readFileSync(transcript.evidencePath, 'utf8')).not.toContain('## Convergence data');
     expect(councilCalls(repo).map((c) => c.role)).toEqual(['council', 'council', 'council']);
@@ -100,7 +126,9 @@ describe('council votes', () => {
     const { details } = await run({
       version: 1,
       iterations: [{ writes: { 'a.txt': 'a' }, claim: 'promise' }],
-      roles: { council: { members: { '0': { default: vote('APPROVE') }, '1': { default: vote('APPROVE') }, '2': { default: vote('REJECT') } } } },
+      roles: {
+        council: { members: { '0': { default: vote('APPROVE') }, '1': { default: vote('APPROVE') }, '2': { default: vote('REJECT') } } },
+      },
     });
     expect(details).toContain('Council round 1 (iteration 1, claim): **APPROVED** · 2/3 approve, 2 needed');
   });
@@ -108,7 +136,10 @@ describe('council votes', () => {
   it('continues on 1 of 3, then completes on a unanimous vote the devil’s advocate confirms', async () => {
     const { outcome, snap, repo } = await run({
       version: 1,
-      iterations: [{ writes: { 'a.txt': 'a' }, claim: 'promise' }, { writes: { 'b.txt': 'b' }, claim: 'file' }],
+      iterations: [
+        { writes: { 'a.txt': 'a' }, claim: 'promise' },
+        { writes: { 'b.txt': 'b' }, claim: 'file' },
+      ],
       roles: {
         council: {
           rounds: [vote('REJECT', 'b.txt is missing'), vote('APPROVE')],
@@ -134,7 +165,10 @@ describe('council votes', () => {
   it('turns a unanimous approval into CONTINUE when the devil’s advocate objects', async () => {
     const { outcome, snap } = await run({
       version: 1,
-      iterations: [{ writes: { 'a.txt': 'a' }, claim: 'promise' }, { writes: { 'b.txt': 'b' }, claim: 'promise' }],
+      iterations: [
+        { writes: { 'a.txt': 'a' }, claim: 'promise' },
+        { writes: { 'b.txt': 'b' }, claim: 'promise' },
+      ],
       roles: {
         council: { default: vote('APPROVE') },
         'devils-advocate': { rounds: [vote('REJECT', 'no error handling for empty input')], default: vote('APPROVE', 'nothing left') },
@@ -143,7 +177,13 @@ describe('council votes', () => {
     expect(outcome.status).toBe('council_approved');
     expect(outcome.iteration).toBe(2);
     const [first, second] = snap.council.verdicts;
-    expect(first).toMatchObject({ result: 'REJECTED', approve: 1, reject: 2, threshold: 2, devilsAdvocate: { triggered: true, flipped: true, recorded: 'REJECT' } });
+    expect(first).toMatchObject({
+      result: 'REJECTED',
+      approve: 1,
+      reject: 2,
+      threshold: 2,
+      devilsAdvocate: { triggered: true, flipped: true, recorded: 'REJECT' },
+    });
     expect(second).toMatchObject({ result: 'APPROVED', approve: 3, devilsAdvocate: { flipped: false } });
   });
 
@@ -153,7 +193,11 @@ describe('council votes', () => {
       {
         version: 1,
         iterations: [{ writes: { 'a.txt': 'a' }, claim: 'promise' }],
-        roles: { council: { members: { '0': { default: vote('APPROVE') }, '1': { default: vote('APPROVE') }, '2': { default: { sleepBeforeMs: 120_000 } } } } },
+        roles: {
+          council: {
+            members: { '0': { default: vote('APPROVE') }, '1': { default: vote('APPROVE') }, '2': { default: { sleepBeforeMs: 120_000 } } },
+          },
+        },
       },
       { councilMemberTimeoutSeconds: 3 },
     );
@@ -200,22 +244,32 @@ describe('evidence gate', () => {
       {
         version: 1,
         iterations: [{ claim: 'promise' }, { writes: { 'a.txt': 'a' }, claim: 'promise' }],
-        roles: { council: { members: { '0': { default: vote('APPROVE') }, '1': { default: vote('APPROVE') }, '2': { default: vote('REJECT') } } } },
+        roles: {
+          council: { members: { '0': { default: vote('APPROVE') }, '1': { default: vote('APPROVE') }, '2': { default: vote('REJECT') } } },
+        },
       },
       { councilBlind: false },
     );
     expect(outcome.status).toBe('council_approved');
     expect(snap.council.verdicts.map((v) => [v.iteration, v.result, v.evidence.reason])).toEqual([[2, 'APPROVED', null]]);
     expect(snap.checks).toMatchObject({ total: 2, refused: 1, byCause: { evidence: 1 }, last: { iteration: 2, approved: true } });
-    expect(outcome.notes).toEqual(['completion not independently verified: no test runner', expect.stringMatching(/^delivered on branch vigil\//)]);
+    expect(outcome.notes).toEqual([
+      'completion not independently verified: no test runner',
+      expect.stringMatching(/^delivered on branch vigil\//),
+    ]);
     const transcript = JSON.parse(readFileSync(snap.council.verdicts[0]?.transcriptPath as string, 'utf8')) as { evidencePath: string };
-    expect(readFileSync(transcript.evidencePath, 'utf8')).toMatch(/## Convergence data\n\nNo-change streak 0; done signals 2 in a row, 2 in total/);
+    expect(readFileSync(transcript.evidencePath, 'utf8')).toMatch(
+      /## Convergence data\n\nNo-change streak 0; done signals 2 in a row, 2 in total/,
+    );
   });
 
   it('without a council, a claim that passes the gate completes; "no test command" is reported as unverified', async () => {
     const { outcome } = await run({ version: 1, iterations: [{ writes: { 'a.txt': 'a' }, claim: 'promise' }] }, { councilEnabled: false });
     expect(outcome.status).toBe('completion_promise_fulfilled');
-    expect(outcome.notes).toEqual(['completion not independently verified: no test runner', expect.stringMatching(/^delivered on branch vigil\//)]);
+    expect(outcome.notes).toEqual([
+      'completion not independently verified: no test runner',
+      expect.stringMatching(/^delivered on branch vigil\//),
+    ]);
   });
 });
 
@@ -232,7 +286,12 @@ describe('circuit breaker and safety valves', () => {
     // No check before the limit; one per iteration once tripped, each refused by the evidence gate
     // (nothing changed) before any round or agent call.
     expect(snap.council.verdicts).toEqual([]);
-    expect(snap.checks).toMatchObject({ total: 3, refused: 3, byCause: { evidence: 3 }, last: { iteration: 4, trigger: 'circuit_breaker', cause: 'evidence' } });
+    expect(snap.checks).toMatchObject({
+      total: 3,
+      refused: 3,
+      byCause: { evidence: 3 },
+      last: { iteration: 4, trigger: 'circuit_breaker', cause: 'evidence' },
+    });
     expect(outcome.reason).toContain('the last completion check was refused by the evidence gate: no file changed since the run started');
     expect(snap.breaker).toBe('stagnation');
     expect(agentCalls(repo).filter((c) => c.role === 'iteration')).toHaveLength(4);
@@ -240,12 +299,19 @@ describe('circuit breaker and safety valves', () => {
 
   it('force-stops a run that keeps saying it is done once the done-signal limit is reached', async () => {
     const { outcome, snap } = await run(
-      { version: 1, iterations: [], default: { appends: { 'log.txt': 'x\n' }, output: 'Implementation complete!\n' }, roles: { council: { default: vote('REJECT', 'not done') } } },
+      {
+        version: 1,
+        iterations: [],
+        default: { appends: { 'log.txt': 'x\n' }, output: 'Implementation complete!\n' },
+        roles: { council: { default: vote('REJECT', 'not done') } },
+      },
       { doneSignalLimit: 3, councilCheckInterval: 1000 },
     );
     // Done-phrases every iteration: the breaker trips at 2 in a row, the flood valve at 3 in total.
     expect(outcome.status).toBe('force_stopped');
-    expect(outcome.reason).toMatch(/3 completion claims without approval \(doneSignalLimit 3\); the last completion check was refused by the council: 0 of 3 approve, 2 needed$/);
+    expect(outcome.reason).toMatch(
+      /3 completion claims without approval \(doneSignalLimit 3\); the last completion check was refused by the council: 0 of 3 approve, 2 needed$/,
+    );
     expect(snap.totalDoneSignals).toBe(3);
     expect(snap.council.verdicts.map((v) => [v.iteration, v.trigger, v.result])).toEqual([
       [2, 'circuit_breaker', 'REJECTED'],

@@ -38,7 +38,15 @@ import {
   type TestEnv,
 } from '../support/harness.js';
 
-const BEHAVIOURS = ['stagnant', 'claims without change', 'split council', 'oscillating tree', 'failing agent', 'wrong reviewer format', 'unmet checklist'] as const;
+const BEHAVIOURS = [
+  'stagnant',
+  'claims without change',
+  'split council',
+  'oscillating tree',
+  'failing agent',
+  'wrong reviewer format',
+  'unmet checklist',
+] as const;
 type Behaviour = (typeof BEHAVIOURS)[number];
 interface Cell {
   readme: boolean;
@@ -68,9 +76,25 @@ const vote = (v: 'APPROVE' | 'REJECT') => ({ output: `Read the evidence.\nVOTE: 
 /** Every reviewing role answers in its format unless the behaviour says otherwise. */
 function roles(behaviour: Behaviour): NonNullable<ScenarioInput['roles']> {
   return {
-    checklist: { default: { output: '```json\n[{"id": "REQ-1", "title": "The feature exists in src/feature.js", "priority": "critical", "verify": "read src/feature.js"}]\n```\n' } },
-    'checklist-verifier': { default: { output: behaviour === 'unmet checklist' ? 'ITEM REQ-1: FAIL - src/feature.js lacks the feature\n' : 'ITEM REQ-1: PASS - src/feature.js has it\n' } },
-    reviewer: { default: { output: behaviour === 'wrong reviewer format' ? 'Reviewed the diff. Looks fine to me.\n' : 'Reviewed the diff.\nVERDICT: PASS\n' } },
+    checklist: {
+      default: {
+        output:
+          '```json\n[{"id": "REQ-1", "title": "The feature exists in src/feature.js", "priority": "critical", "verify": "read src/feature.js"}]\n```\n',
+      },
+    },
+    'checklist-verifier': {
+      default: {
+        output:
+          behaviour === 'unmet checklist'
+            ? 'ITEM REQ-1: FAIL - src/feature.js lacks the feature\n'
+            : 'ITEM REQ-1: PASS - src/feature.js has it\n',
+      },
+    },
+    reviewer: {
+      default: {
+        output: behaviour === 'wrong reviewer format' ? 'Reviewed the diff. Looks fine to me.\n' : 'Reviewed the diff.\nVERDICT: PASS\n',
+      },
+    },
     'devils-advocate': { default: { output: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing\n' } },
     // Split: one member approves, two reject; never enough to approve.
     council: { members: { '0': { default: vote('APPROVE') } }, default: vote('REJECT') },
@@ -91,7 +115,11 @@ function scenario(behaviour: Behaviour): ScenarioInput {
     case 'wrong reviewer format':
     case 'unmet checklist':
       // Progress every iteration (a new line), and a claim every time.
-      return { ...base, iterations: [{ ...A, claim: 'file' }], default: { appends: { 'src/feature.js': '// more work\n' }, claim: 'file' } };
+      return {
+        ...base,
+        iterations: [{ ...A, claim: 'file' }],
+        default: { appends: { 'src/feature.js': '// more work\n' }, claim: 'file' },
+      };
     case 'oscillating tree':
       return { ...base, iterations: Array.from({ length: 30 }, (_, i) => ({ ...(i % 2 === 0 ? A : B), claim: 'file' as const })) };
     case 'failing agent':
@@ -104,7 +132,8 @@ function repoFiles(c: Cell): Record<string, string> {
   if (c.readme) files['README.md'] = '# sample\n\nA sample project.\n';
   if (c.tests) {
     files['package.json'] = '{"name":"sample","type":"module","private":true,"scripts":{"test":"node --test"}}\n';
-    files['test/index.test.js'] = "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n";
+    files['test/index.test.js'] =
+      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n";
   }
   return files;
 }
@@ -125,15 +154,32 @@ function expected(c: Cell): Expected {
     case 'stagnant':
       // The breaker trips at 5 iterations without change; each forced check is refused by the
       // evidence gate (empty diff); the stagnation valve fires at 2 × 5.
-      return { outcome: { status: 'force_stopped', iteration: 10, reason: /^stopped without approval: no change for 10 iterations in a row/ }, lastCause: 'evidence' };
+      return {
+        outcome: { status: 'force_stopped', iteration: 10, reason: /^stopped without approval: no change for 10 iterations in a row/ },
+        lastCause: 'evidence',
+      };
     case 'claims without change':
       // Claims from iteration 1; checks from the floor (3); both valves at 10.
-      return { outcome: { status: 'force_stopped', iteration: 10, reason: /no change for 10 iterations in a row .* and 10 completion claims without approval/ }, lastCause: 'evidence' };
+      return {
+        outcome: {
+          status: 'force_stopped',
+          iteration: 10,
+          reason: /no change for 10 iterations in a row .* and 10 completion claims without approval/,
+        },
+        lastCause: 'evidence',
+      };
     case 'split council':
       // A claim every iteration, each refused (gates, or the split council): the done-signal valve at 10.
-      return { outcome: { status: 'force_stopped', iteration: 10, reason: /10 completion claims without approval/ }, lastCause: checksRefusedByGates ? 'quality_gates' : 'council' };
+      return {
+        outcome: { status: 'force_stopped', iteration: 10, reason: /10 completion claims without approval/ },
+        lastCause: checksRefusedByGates ? 'quality_gates' : 'council',
+      };
     case 'oscillating tree':
-      if (checksRefusedByGates) return { outcome: { status: 'force_stopped', iteration: 10, reason: /10 completion claims without approval/ }, lastCause: 'quality_gates' };
+      if (checksRefusedByGates)
+        return {
+          outcome: { status: 'force_stopped', iteration: 10, reason: /10 completion claims without approval/ },
+          lastCause: 'quality_gates',
+        };
       // Councils reject 1 of 3 from iteration 3 on; the tree returns to an earlier state from 3 on.
       // Uncertainty is judged after each iteration from the rounds before it: two split rounds
       // (3, 4) are seen at 5, the second co-occurring iteration is 6, and a person is asked then:
@@ -146,12 +192,29 @@ function expected(c: Cell): Expected {
       return { outcome: { status: 'max_iterations_reached', iteration: 25, reason: /iteration cap reached: 25 of 25/ } };
     case 'wrong reviewer format':
       // (The documentation gate has failed 10 times by then too: its pause waits for the check, which the valve ends.)
-      if (checksRefusedByGates) return { outcome: { status: 'force_stopped', iteration: 10, reason: /10 completion claims without approval/ }, lastCause: 'quality_gates' };
+      if (checksRefusedByGates)
+        return {
+          outcome: { status: 'force_stopped', iteration: 10, reason: /10 completion claims without approval/ },
+          lastCause: 'quality_gates',
+        };
       // The first check (iteration 3) and the second (4) have reviewers without a verdict line.
-      if (c.mode === 'supervised') return { paused: { iteration: 4, reason: /contract error, 2 checks in a row: the code reviewer .* answered without a line `VERDICT: PASS` or `VERDICT: FAIL`/ }, lastCause: 'contract' };
-      return { outcome: { status: 'contract_error', iteration: 4, reason: /contract error, 2 checks in a row: the code reviewer .*VERDICT: PASS/ }, lastCause: 'contract' };
+      if (c.mode === 'supervised')
+        return {
+          paused: {
+            iteration: 4,
+            reason: /contract error, 2 checks in a row: the code reviewer .* answered without a line `VERDICT: PASS` or `VERDICT: FAIL`/,
+          },
+          lastCause: 'contract',
+        };
+      return {
+        outcome: { status: 'contract_error', iteration: 4, reason: /contract error, 2 checks in a row: the code reviewer .*VERDICT: PASS/ },
+        lastCause: 'contract',
+      };
     case 'unmet checklist':
-      return { outcome: { status: 'force_stopped', iteration: 10, reason: /10 completion claims without approval/ }, lastCause: checksRefusedByGates ? 'quality_gates' : 'checklist' };
+      return {
+        outcome: { status: 'force_stopped', iteration: 10, reason: /10 completion claims without approval/ },
+        lastCause: checksRefusedByGates ? 'quality_gates' : 'checklist',
+      };
   }
 }
 
@@ -169,8 +232,12 @@ function input(c: Cell, repo: string, scenarioFile: string): RunInput {
 const LEVELS = ['LOW', 'MEDIUM', 'HIGH'];
 
 const cells: Cell[] = [];
-for (const readme of [false, true]) for (const tests of [false, true]) for (const mode of ['supervised', 'perpetual'] as const) for (const behaviour of BEHAVIOURS) cells.push({ readme, tests, mode, behaviour });
-const label = (c: Cell) => `${c.behaviour} · ${c.readme ? 'README' : 'no README'} · ${c.tests ? 'passing tests' : 'no test runner'} · ${c.mode}`;
+for (const readme of [false, true])
+  for (const tests of [false, true])
+    for (const mode of ['supervised', 'perpetual'] as const)
+      for (const behaviour of BEHAVIOURS) cells.push({ readme, tests, mode, behaviour });
+const label = (c: Cell) =>
+  `${c.behaviour} · ${c.readme ? 'README' : 'no README'} · ${c.tests ? 'passing tests' : 'no test runner'} · ${c.mode}`;
 
 describe.concurrent('default knobs: every safety net together', () => {
   it.each(cells.map((c) => [label(c), c] as const))('%s', async (_name, c) => {
@@ -180,7 +247,11 @@ describe.concurrent('default knobs: every safety net together', () => {
     const want = expected(c);
     let snap: StatusSnapshot;
     if (want.paused) {
-      snap = await waitForStatus(handle, (s) => s.paused && !s.agentRunning && s.outcome === null && s.iteration >= (want.paused?.iteration ?? 0), 150_000);
+      snap = await waitForStatus(
+        handle,
+        (s) => s.paused && !s.agentRunning && s.outcome === null && s.iteration >= (want.paused?.iteration ?? 0),
+        150_000,
+      );
       expect(snap.iteration, 'paused at').toBe(want.paused.iteration);
       expect(snap.pause?.by).toBe('vigil');
       expect(snap.pause?.reason).toMatch(want.paused.reason);
@@ -190,7 +261,10 @@ describe.concurrent('default knobs: every safety net together', () => {
     } else {
       const outcome = await handle.result();
       snap = await status(handle);
-      expect({ status: outcome.status, iteration: outcome.iteration }).toEqual({ status: want.outcome?.status, iteration: want.outcome?.iteration });
+      expect({ status: outcome.status, iteration: outcome.iteration }).toEqual({
+        status: want.outcome?.status,
+        iteration: want.outcome?.iteration,
+      });
       expect(outcome.reason).toMatch(want.outcome?.reason ?? /./);
       expect(outcome.exitCode).toBe(20);
       // Status says the same as the outcome.
@@ -207,7 +281,10 @@ describe.concurrent('default knobs: every safety net together', () => {
     if (c.behaviour === 'wrong reviewer format') expect(snap.quality?.failing.code_review ?? 0).toBe(0);
     // The council is never asked while the checklist blocks: its verifier, asked in the round first, stops it.
     if (c.behaviour === 'unmet checklist') {
-      const calls = readFileSync(path.join(repo, '.vigil/scripted-agent/calls.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { role: string }).role);
+      const calls = readFileSync(path.join(repo, '.vigil/scripted-agent/calls.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { role: string }).role);
       expect(calls.filter((r) => r === 'council')).toEqual([]);
       expect(snap.council.rounds).toBe(0);
       if (c.readme) expect(calls.filter((r) => r === 'checklist-verifier').length).toBeGreaterThanOrEqual(8);

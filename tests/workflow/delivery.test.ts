@@ -31,7 +31,14 @@ chmodSync(path.join(ghDir, 'gh'), 0o755);
 const shared = fileWorker('delivery', () => {
   process.env.PATH = `${ghDir}${path.delimiter}${process.env.PATH ?? ''}`;
 });
-const recordedGh = (): { cwd: string; argv: string[] }[] => (existsSync(ghCalls) ? readFileSync(ghCalls, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { cwd: string; argv: string[] }) : []);
+const recordedGh = (): { cwd: string; argv: string[] }[] =>
+  existsSync(ghCalls)
+    ? readFileSync(ghCalls, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { cwd: string; argv: string[] })
+    : [];
 const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
 
 const ROLES = {
@@ -54,11 +61,15 @@ describe.concurrent('delivery of a done run', () => {
     const outcome = await (await startRun(shared.env, shared.taskQueue, runInput(repo, scenario, { maxIterations: 5 }), id)).result();
     expect(outcome.status).toBe('council_approved');
     const branch = `vigil/${id}`;
-    expect(outcome.notes).toContainEqual(expect.stringMatching(new RegExp(`^delivered on branch ${branch} \\(commit [0-9a-f]{12}, 1 file\\(s\\)\\)`)));
+    expect(outcome.notes).toContainEqual(
+      expect.stringMatching(new RegExp(`^delivered on branch ${branch} \\(commit [0-9a-f]{12}, 1 file\\(s\\)\\)`)),
+    );
     expect(git(repo, 'rev-parse', 'HEAD')).toBe(head);
     expect(git(repo, 'status', '--porcelain', '--', '.', ':(exclude).vigil')).toBe('?? a.txt');
     expect(git(repo, 'show', `${branch}:a.txt`)).toBe('3');
-    expect(git(repo, 'log', '-1', '--format=%s%n%b', branch)).toMatch(/^Sample PRD\nDelivered by Vigil run .*: council_approved after 3 iteration\(s\)\./);
+    expect(git(repo, 'log', '-1', '--format=%s%n%b', branch)).toMatch(
+      /^Sample PRD\nDelivered by Vigil run .*: council_approved after 3 iteration\(s\)\./,
+    );
   });
 
   it('deliver=pr: pushes the run branch and opens a pull request through gh, its body the run’s report', async () => {
@@ -73,14 +84,27 @@ describe.concurrent('delivery of a done run', () => {
       roles: { ...ROLES, council: { default: { output: 'VOTE: APPROVE\nREASON: done\n' } } },
     });
     const id = uniqueId('deliver-pr');
-    const outcome = await (await startRun(shared.env, shared.taskQueue, runInput(repo, scenario, { maxIterations: 5, deliver: 'pr' }), id)).result();
+    const outcome = await (
+      await startRun(shared.env, shared.taskQueue, runInput(repo, scenario, { maxIterations: 5, deliver: 'pr' }), id)
+    ).result();
     expect(outcome.status).toBe('council_approved');
     const branch = `vigil/${id}`;
     expect(outcome.notes).toContainEqual(expect.stringMatching(new RegExp(`^delivered on branch ${branch} `)));
     expect(outcome.notes).toContain('pull request opened: https://github.com/o/r/pull/42');
     const bodyPath = path.join(repo, '.vigil/runs', id, 'pull-request.md');
     const mine = recordedGh().filter((c) => c.cwd === repo);
-    expect(mine.find((c) => c.argv[1] === 'create')?.argv).toEqual(['pr', 'create', '--head', branch, '--base', 'main', '--title', 'Sample PRD', '--body-file', bodyPath]);
+    expect(mine.find((c) => c.argv[1] === 'create')?.argv).toEqual([
+      'pr',
+      'create',
+      '--head',
+      branch,
+      '--base',
+      'main',
+      '--title',
+      'Sample PRD',
+      '--body-file',
+      bodyPath,
+    ]);
     const body = readFileSync(bodyPath, 'utf8');
     expect(body.split('\n').slice(0, 3)).toEqual(['# Sample PRD', '', `Vigil run \`${id}\`: **council_approved** after 3 iteration(s).`]);
     expect(body).toContain('- council: APPROVED (3 approve, 0 reject of 3)');
@@ -93,8 +117,15 @@ describe.concurrent('delivery of a done run', () => {
 
   it('delivers nothing when the run ends without approval', async () => {
     const repo = makeRepo({ files: { 'README.md': '# s\n\nNotes.\n' } });
-    const scenario = writeScenario(repo, { version: 1, iterations: [], default: { appends: { 'a.txt': 'more\n' } }, roles: { ...ROLES, council: { default: { output: 'VOTE: REJECT\nREASON: not yet\n' } } } });
-    const outcome = await (await startRun(shared.env, shared.taskQueue, runInput(repo, scenario, { maxIterations: 3 }), uniqueId('no-deliver'))).result();
+    const scenario = writeScenario(repo, {
+      version: 1,
+      iterations: [],
+      default: { appends: { 'a.txt': 'more\n' } },
+      roles: { ...ROLES, council: { default: { output: 'VOTE: REJECT\nREASON: not yet\n' } } },
+    });
+    const outcome = await (
+      await startRun(shared.env, shared.taskQueue, runInput(repo, scenario, { maxIterations: 3 }), uniqueId('no-deliver'))
+    ).result();
     expect(outcome.status).toBe('max_iterations_reached');
     expect(outcome.notes.some((n) => n.includes('deliver'))).toBe(false);
     expect(git(repo, 'branch', '--list', 'vigil/*')).toBe('');

@@ -43,7 +43,12 @@ const starts = (dir: string): number => Number(readFileSync(path.join(dir, 'star
 
 it('starts the server again after a panic while starting, and the server then answers', async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-devstart-'));
-  const server = await startDevServer({ cliPath: flakyCli(dir, START_ATTEMPTS_ON_PANIC - 1), dbFile: path.join(dir, 'temporal.db'), port: await freePort(), headless: true });
+  const server = await startDevServer({
+    cliPath: flakyCli(dir, START_ATTEMPTS_ON_PANIC - 1),
+    dbFile: path.join(dir, 'temporal.db'),
+    port: await freePort(),
+    headless: true,
+  });
   try {
     expect(starts(dir)).toBe(START_ATTEMPTS_ON_PANIC);
     const log = readFileSync(server.logFile, 'utf8');
@@ -55,8 +60,15 @@ it('starts the server again after a panic while starting, and the server then an
 
 it('gives up after a bounded number of panics and shows the last one', async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-devstart-'));
-  const started = startDevServer({ cliPath: flakyCli(dir, 99), dbFile: path.join(dir, 'temporal.db'), port: await freePort(), headless: true });
-  await expect(started).rejects.toThrow(new RegExp(`exited while starting \\(attempt ${START_ATTEMPTS_ON_PANIC} of ${START_ATTEMPTS_ON_PANIC}\\)[\\s\\S]*panic: runtime error`));
+  const started = startDevServer({
+    cliPath: flakyCli(dir, 99),
+    dbFile: path.join(dir, 'temporal.db'),
+    port: await freePort(),
+    headless: true,
+  });
+  await expect(started).rejects.toThrow(
+    new RegExp(`exited while starting \\(attempt ${START_ATTEMPTS_ON_PANIC} of ${START_ATTEMPTS_ON_PANIC}\\)[\\s\\S]*panic: runtime error`),
+  );
   expect(starts(dir)).toBe(START_ATTEMPTS_ON_PANIC);
 });
 

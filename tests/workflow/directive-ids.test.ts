@@ -8,7 +8,19 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inputSignal, inputUpdate } from '../../workflows/messages.js';
-import { assertBuilt, createTestEnv, loopInput, makeRepo, makeWorker, startRun, status, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
+import {
+  assertBuilt,
+  createTestEnv,
+  loopInput,
+  makeRepo,
+  makeWorker,
+  startRun,
+  status,
+  uniqueId,
+  waitForStatus,
+  writeScenario,
+  type TestEnv,
+} from '../support/harness.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -22,7 +34,13 @@ const count = (text: string, needle: string): number => text.split(needle).lengt
 describe('directive ids', () => {
   it('a directive resent with its id (update, then signal, then update) reaches the next prompt once; one without an id each time', async () => {
     const repo = makeRepo();
-    const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a\n' }, sleepMs: 4000 }, { writes: { 'b.txt': 'b\n' }, claim: 'promise' }] });
+    const scenario = writeScenario(repo, {
+      version: 1,
+      iterations: [
+        { writes: { 'a.txt': 'a\n' }, sleepMs: 4000 },
+        { writes: { 'b.txt': 'b\n' }, claim: 'promise' },
+      ],
+    });
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     // Loop only: what is checked is the message handling and the next prompt; the completion machinery would only add calls.
@@ -30,10 +48,14 @@ describe('directive ids', () => {
     await worker.runUntil(async () => {
       const handle = await startRun(env, tq, loopInput(repo, scenario), id);
       await waitForStatus(handle, (s) => s.iteration >= 1 && s.agentRunning);
-      const first = await handle.executeUpdate(inputUpdate, { args: [{ directive: 'Keep the README short.', by: 'ana', id: 'd-0a1b2c3d4e5f' }] });
+      const first = await handle.executeUpdate(inputUpdate, {
+        args: [{ directive: 'Keep the README short.', by: 'ana', id: 'd-0a1b2c3d4e5f' }],
+      });
       expect(first).toMatchObject({ changed: true, message: 'directive queued for the next prompt (id d-0a1b2c3d4e5f)' });
       await handle.signal(inputSignal, { directive: 'Keep the README short.', by: 'ana', id: 'd-0a1b2c3d4e5f' });
-      const again = await handle.executeUpdate(inputUpdate, { args: [{ directive: 'Keep the README short.', by: 'ana', id: 'd-0a1b2c3d4e5f' }] });
+      const again = await handle.executeUpdate(inputUpdate, {
+        args: [{ directive: 'Keep the README short.', by: 'ana', id: 'd-0a1b2c3d4e5f' }],
+      });
       expect(again).toMatchObject({ changed: false, message: 'directive d-0a1b2c3d4e5f was already received; it is not queued again' });
       // Without an id, the same text twice is two directives.
       await handle.signal(inputSignal, { directive: 'Name the tests after what they check.', by: 'raw-tool' });
@@ -43,7 +65,9 @@ describe('directive ids', () => {
       expect(s.invalidMessageCount).toBe(0);
       expect((await handle.result()).status).toBe('completion_promise_fulfilled');
       // The run took the new path: its history records the patch marker.
-      const patches = ((await handle.fetchHistory()).events ?? []).map((e) => Buffer.from(e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8'));
+      const patches = ((await handle.fetchHistory()).events ?? []).map((e) =>
+        Buffer.from(e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8'),
+      );
       expect(patches.some((p) => p.includes('"vigil-directive-ids-v1"'))).toBe(true);
     });
     const prompt = readFileSync(path.join(repo, '.vigil/runs', id, 'iteration-0002.prompt.md'), 'utf8');

@@ -80,7 +80,8 @@ const STUCK: Partial<Knobs> = {
 };
 
 const escalations = (got: Received[]) => got.filter((g) => g.body.event === 'escalation');
-const handoffs = (repo: string) => (existsSync(path.join(repo, '.vigil/handoffs')) ? readdirSync(path.join(repo, '.vigil/handoffs')).sort() : []);
+const handoffs = (repo: string) =>
+  existsSync(path.join(repo, '.vigil/handoffs')) ? readdirSync(path.join(repo, '.vigil/handoffs')).sort() : [];
 
 describe('uncertainty-gated escalation', () => {
   it('escalates at the predicted iteration, pauses, resumes, and escalates again in a new episode', async () => {
@@ -112,7 +113,14 @@ describe('uncertainty-gated escalation', () => {
       expect(paused.pause).toMatchObject({ by: 'vigil' });
       expect(paused.pause?.reason).toMatch(/^escalation \(uncertainty\): the run looks stuck/);
       expect(paused.escalations).toHaveLength(1);
-      expect(paused.escalations[0]).toMatchObject({ iteration: 4, reason: 'uncertainty', mode: 'supervised', paused: true, proxies: { p1: true, p2: false, p3: true }, notified: { delivered: 1, failed: 0 } });
+      expect(paused.escalations[0]).toMatchObject({
+        iteration: 4,
+        reason: 'uncertainty',
+        mode: 'supervised',
+        paused: true,
+        proxies: { p1: true, p2: false, p3: true },
+        notified: { delivered: 1, failed: 0 },
+      });
       expect(paused.uncertainty).toMatchObject({ escalatedEpisode: true, escalatedAtIteration: 4, lastProxies: { p1: true, p3: true } });
       expect(handoffs(repo)).toEqual(['iteration-0004-uncertainty.json', 'iteration-0004-uncertainty.md']);
       const md = readFileSync(path.join(repo, '.vigil/handoffs/iteration-0004-uncertainty.md'), 'utf8');
@@ -130,7 +138,9 @@ describe('uncertainty-gated escalation', () => {
       expect(escalations(hook.got)).toHaveLength(2);
       // The prompt after the escalation pause carried the handoff summary.
       const runDir = path.join(repo, '.vigil/runs', readdirSync(path.join(repo, '.vigil/runs'))[0] as string);
-      expect(readFileSync(path.join(runDir, 'iteration-0005.prompt.md'), 'utf8')).toMatch(/Where things stand \(latest handoff\):\nHandoff at iteration 4 \(uncertainty\)/);
+      expect(readFileSync(path.join(runDir, 'iteration-0005.prompt.md'), 'utf8')).toMatch(
+        /Where things stand \(latest handoff\):\nHandoff at iteration 4 \(uncertainty\)/,
+      );
       expect(readFileSync(path.join(runDir, 'iteration-0006.prompt.md'), 'utf8')).not.toContain('latest handoff');
 
       await handle.executeUpdate(stopUpdate, { args: [{ by: 'tester', reason: 'done testing' }] });
@@ -154,12 +164,25 @@ describe('uncertainty-gated escalation', () => {
     const { outcome, snap } = await worker.runUntil(async () => {
       // A second channel that refuses connections: it fails, the run does not care, status says so.
       const deadChannel = 'http://127.0.0.1:9/discord-webhook';
-      const handle = await startRun(env, tq, loopInput(repo, scenario, { ...STUCK, autonomyMode: 'perpetual', notifyWebhookUrl: hook.url, notifyDiscordWebhookUrl: deadChannel, notifyTimeoutSeconds: 2, maxIterations: 6 }));
+      const handle = await startRun(
+        env,
+        tq,
+        loopInput(repo, scenario, {
+          ...STUCK,
+          autonomyMode: 'perpetual',
+          notifyWebhookUrl: hook.url,
+          notifyDiscordWebhookUrl: deadChannel,
+          notifyTimeoutSeconds: 2,
+          maxIterations: 6,
+        }),
+      );
       return { outcome: await handle.result(), snap: await status(handle) };
     });
     expect(outcome.status).toBe('max_iterations_reached');
     expect(snap.escalations.map((e) => [e.iteration, e.paused, e.mode])).toEqual([[4, false, 'perpetual']]);
-    expect(readFileSync(snap.escalations[0]?.handoffMarkdownPath as string, 'utf8')).toContain('The run did **not** pause (autonomy mode `perpetual`');
+    expect(readFileSync(snap.escalations[0]?.handoffMarkdownPath as string, 'utf8')).toContain(
+      'The run did **not** pause (autonomy mode `perpetual`',
+    );
     expect(escalations(hook.got)).toHaveLength(1);
     expect(escalations(hook.got)[0]?.body.details).toMatchObject({ paused: false, mode: 'perpetual' });
     expect(snap.notifications.failed).toBeGreaterThanOrEqual(1);
@@ -187,7 +210,15 @@ describe('model-tier ladder', () => {
       const handle = await startRun(
         env,
         tq,
-        loopInput(repo, scenario, { tier: 'fast', baseWaitSeconds: 0, maxRetries: 100, maxIterations: 18, uncertaintyEscalation: false, notifyDesktop: false, deadLetterAfter: 0 }),
+        loopInput(repo, scenario, {
+          tier: 'fast',
+          baseWaitSeconds: 0,
+          maxRetries: 100,
+          maxIterations: 18,
+          uncertaintyEscalation: false,
+          notifyDesktop: false,
+          deadLetterAfter: 0,
+        }),
       );
       const paused = await waitForStatus(handle, (s) => s.paused, 90_000);
       expect(paused.iteration).toBe(13);
@@ -223,7 +254,11 @@ describe('agent signal files', () => {
     const tq = uniqueId('hrn');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, loopInput(repo, scenario, { autonomyMode: 'perpetual', maxIterations: 4, notifyDesktop: false }));
+      const handle = await startRun(
+        env,
+        tq,
+        loopInput(repo, scenario, { autonomyMode: 'perpetual', maxIterations: 4, notifyDesktop: false }),
+      );
       const paused = await waitForStatus(handle, (s) => s.paused, 60_000);
       expect(paused.iteration).toBe(2);
       expect(paused.pause?.reason).toContain('Which database should the cache use?');
@@ -255,7 +290,17 @@ describe('rate limits', () => {
     const tq = uniqueId('ratelimit');
     const worker = await makeWorker(env, tq);
     const { outcome, snap, history } = await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, loopInput(repo, scenario, { tier: 'fast', baseWaitSeconds: 600, rateLimitNotifySeconds: 1, notifyWebhookUrl: hook.url, notifyDesktop: false }));
+      const handle = await startRun(
+        env,
+        tq,
+        loopInput(repo, scenario, {
+          tier: 'fast',
+          baseWaitSeconds: 600,
+          rateLimitNotifySeconds: 1,
+          notifyWebhookUrl: hook.url,
+          notifyDesktop: false,
+        }),
+      );
       return { outcome: await handle.result(), snap: await status(handle), history: await handle.fetchHistory() };
     });
     expect(outcome.status).toBe('completion_promise_fulfilled'); // baseWaitSeconds 600 was never used
@@ -267,7 +312,9 @@ describe('rate limits', () => {
     expect(timers).toEqual([1, 2, 3].map((i) => `rate limited: waiting 2s (retry after) after iteration ${i}`));
     expect(snap.ladder?.level).toBe('LOW'); // three failures, but rate limits: no climb
     const rateLimited = hook.got.filter((g) => g.body.event === 'rate_limited');
-    expect(rateLimited.filter((g) => g.body.title.startsWith('Rate limited for')).map((g) => g.body.details.waitSeconds)).toEqual([2, 2, 2]);
+    expect(rateLimited.filter((g) => g.body.title.startsWith('Rate limited for')).map((g) => g.body.details.waitSeconds)).toEqual([
+      2, 2, 2,
+    ]);
     // ... and people are told when each wait is over; a rate limit is not a failure.
     expect(rateLimited.filter((g) => g.body.title === 'Rate limit over: the run goes on')).toHaveLength(3);
     expect(snap.recentIterations.slice(0, 3).map((r) => r.exitCode)).toEqual([1, 1, 1]);
@@ -288,7 +335,17 @@ describe('budget', () => {
     const tq = uniqueId('budget');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, loopInput(repo, scenario, { budgetUsd: 1, maxIterations: 5, autonomyMode: 'perpetual', notifyWebhookUrl: hook.url, notifyDesktop: false }));
+      const handle = await startRun(
+        env,
+        tq,
+        loopInput(repo, scenario, {
+          budgetUsd: 1,
+          maxIterations: 5,
+          autonomyMode: 'perpetual',
+          notifyWebhookUrl: hook.url,
+          notifyDesktop: false,
+        }),
+      );
       const paused = await waitForStatus(handle, (s) => s.paused, 60_000);
       expect(paused.iteration).toBe(3); // 0.4 x 3 = 1.2 >= 1.0, checked before iteration 4
       expect(paused.spend).toMatchObject({ calls: 3, inputTokens: 3000, outputTokens: 600 });
@@ -325,7 +382,17 @@ describe('durability of an escalation', () => {
     const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a' } }], default: {}, roles: SPLIT });
     const tq = uniqueId('esc-crash');
     const { child } = await workers.spawn(tq);
-    const handle = await startRun(env, tq, loopInput(repo, scenario, { ...STUCK, notifyWebhookUrl: hook.url, notifyTimeoutSeconds: 5, heartbeatTimeoutSeconds: 4, maxIterations: 30 }));
+    const handle = await startRun(
+      env,
+      tq,
+      loopInput(repo, scenario, {
+        ...STUCK,
+        notifyWebhookUrl: hook.url,
+        notifyTimeoutSeconds: 5,
+        heartbeatTimeoutSeconds: 4,
+        maxIterations: 30,
+      }),
+    );
     const deadline = Date.now() + 90_000;
     while (escalations(hook.got).length === 0) {
       if (Date.now() > deadline) throw new Error('no escalation reached the receiver');

@@ -109,7 +109,9 @@ describe('tool gates', () => {
     expect(prompts[1]).toContain('refused before the council was asked');
     const sa = snap.quality?.gates.find((g) => g.gate === 'static_analysis');
     expect(sa).toMatchObject({ verdict: 'pass', iteration: 2 });
-    expect(snap.quality?.gates.map((g) => g.gate)).toEqual(expect.arrayContaining(['static_analysis', 'secret_scan', 'tests', 'mock_integrity', 'test_mutation', 'doc_coverage']));
+    expect(snap.quality?.gates.map((g) => g.gate)).toEqual(
+      expect.arrayContaining(['static_analysis', 'secret_scan', 'tests', 'mock_integrity', 'test_mutation', 'doc_coverage']),
+    );
     expect(details).toContain('Quality gates: ✓ static analysis');
   });
 
@@ -148,25 +150,53 @@ const untilPresent = async (file: string): Promise<void> => {
 
 describe('a completion claim interrupted while it is checked', () => {
   const claimOnce = { version: 1 as const, iterations: [{ writes: { 'notes.md': '# done\n' }, claim: 'file' as const }] };
-  const COUNCIL: Partial<Knobs> = { councilEnabled: true, councilMinIterations: 1, councilCheckInterval: 1000, councilEarlyCheck: false, councilSize: 1, councilThreshold: 1 };
+  const COUNCIL: Partial<Knobs> = {
+    councilEnabled: true,
+    councilMinIterations: 1,
+    councilCheckInterval: 1000,
+    councilEarlyCheck: false,
+    councilSize: 1,
+    councilThreshold: 1,
+  };
 
   for (const council of [true, false]) {
     it(`is held through a pause and judged after the resume, not dropped (${council ? 'council' : 'no council'})`, async () => {
       const { marker, testCommand } = slowSuite();
       const scenario = council
-        ? { ...claimOnce, roles: { council: { default: { output: 'VOTE: APPROVE\nREASON: done\n' } }, 'devils-advocate': { default: { output: 'VOTE: APPROVE\nREASON: fine\n' } } } }
+        ? {
+            ...claimOnce,
+            roles: {
+              council: { default: { output: 'VOTE: APPROVE\nREASON: done\n' } },
+              'devils-advocate': { default: { output: 'VOTE: APPROVE\nREASON: fine\n' } },
+            },
+          }
         : claimOnce;
       let held: number | null | undefined;
       const said: string[] = [];
-      const { outcome, snap } = await run(scenario, { codeReview: false, prdChecklist: false, testCommand, maxIterations: 3, ...(council ? COUNCIL : { councilEnabled: false }) }, async (h) => {
-        await untilPresent(marker);
-        await h.executeUpdate(pauseUpdate, { args: [{ reason: 'look first', by: 'ana' }] });
-        // Paused at the boundary: the interrupted check is over (its call's gate pass was skipped).
-        const paused = await waitForStatus(h, (s) => s.status === 'paused' && !s.agentRunning);
-        held = paused.council.heldClaimIteration;
-        printStatus({ kind: 'running', workflowId: h.workflowId, snapshot: paused, workerAnswered: true, iteration: paused.iteration, searchStatus: 'paused', taskFailing: null }, (l = '') => said.push(l));
-        await h.executeUpdate(resumeUpdate, { args: [{ by: 'ana' }] });
-      });
+      const { outcome, snap } = await run(
+        scenario,
+        { codeReview: false, prdChecklist: false, testCommand, maxIterations: 3, ...(council ? COUNCIL : { councilEnabled: false }) },
+        async (h) => {
+          await untilPresent(marker);
+          await h.executeUpdate(pauseUpdate, { args: [{ reason: 'look first', by: 'ana' }] });
+          // Paused at the boundary: the interrupted check is over (its call's gate pass was skipped).
+          const paused = await waitForStatus(h, (s) => s.status === 'paused' && !s.agentRunning);
+          held = paused.council.heldClaimIteration;
+          printStatus(
+            {
+              kind: 'running',
+              workflowId: h.workflowId,
+              snapshot: paused,
+              workerAnswered: true,
+              iteration: paused.iteration,
+              searchStatus: 'paused',
+              taskFailing: null,
+            },
+            (l = '') => said.push(l),
+          );
+          await h.executeUpdate(resumeUpdate, { args: [{ by: 'ana' }] });
+        },
+      );
       expect(held).toBe(1);
       expect(said).toContain('  held check: the completion claim of iteration 1 is judged once the run is resumed');
       // Judged on the resume, at the iteration that claimed: the agent never had to claim again.
@@ -188,10 +218,18 @@ describe('what a run does right now', () => {
     const api = lightRunApi({ address: temporalAddress(), namespace: NAMESPACE, taskQueue: tq, uiUrl: '' });
     try {
       const { outcome, line } = await worker.runUntil(async () => {
-        const h = await startRun(env, tq, loopInput(repo, file, { ...GATES, codeReview: false, prdChecklist: false, testCommand, maxIterations: 1 }), runId);
+        const h = await startRun(
+          env,
+          tq,
+          loopInput(repo, file, { ...GATES, codeReview: false, prdChecklist: false, testCommand, maxIterations: 1 }),
+          runId,
+        );
         await untilPresent(marker);
         let view = await viewRun(api, runId);
-        for (const deadline = Date.now() + 5000; !(view.kind === 'running' && view.gatesRunning?.includes('tests')) && Date.now() < deadline; ) {
+        for (
+          const deadline = Date.now() + 5000;
+          !(view.kind === 'running' && view.gatesRunning?.includes('tests')) && Date.now() < deadline;
+        ) {
           await new Promise((r) => setTimeout(r, 100));
           view = await viewRun(api, runId);
         }
@@ -242,7 +280,9 @@ describe('blind code review', () => {
     expect(prompts[1]).toContain('SQL injection');
     const review = snap.quality?.lastReview;
     expect(review).toMatchObject({ round: 2, result: 'pass' });
-    expect(review?.reviewers.map((r) => r.reviewer)).toEqual(expect.arrayContaining(['requirements-verifier', 'architecture-strategist', 'maintainer-mergeability', 'security-sentinel']));
+    expect(review?.reviewers.map((r) => r.reviewer)).toEqual(
+      expect.arrayContaining(['requirements-verifier', 'architecture-strategist', 'maintainer-mergeability', 'security-sentinel']),
+    );
     expect(review?.devilsAdvocate?.verdict).toBe('PASS');
     // 4 Medium findings (one per reviewer but security): 100 - 5 * n.
     expect(review?.mergeability).toBe(100 - 5 * review!.reviewers.filter((r) => r.counts.medium > 0).length);
@@ -343,12 +383,19 @@ describe('PRD checklist with held-out items', () => {
     expect(snap.quality?.gates.find((g) => g.gate === 'checklist')).toMatchObject({ verdict: 'fail', iteration: 3 });
     // The same single item is held out in every generation: chosen once, carried in the state.
     expect(snap.quality?.checklist?.filter((i) => i.heldOut).map((i) => [i.id, i.status])).toEqual([['held-out-1', 'failing']]);
-    expect(snap.quality?.checklist?.filter((i) => !i.heldOut).map((i) => i.id)).toEqual(items.filter((i) => i.id !== heldOutId).map((i) => i.id));
+    expect(snap.quality?.checklist?.filter((i) => !i.heldOut).map((i) => i.id)).toEqual(
+      items.filter((i) => i.id !== heldOutId).map((i) => i.id),
+    );
   });
 
   it('a waiver of an unknown item is refused with a clear error', async () => {
     await run(
-      { version: 1, iterations: [], default: { sleepMs: 300, appends: { 'x.txt': 'x\n' } }, roles: { checklist: { default: { output: JSON.stringify(items) } } } },
+      {
+        version: 1,
+        iterations: [],
+        default: { sleepMs: 300, appends: { 'x.txt': 'x\n' } },
+        roles: { checklist: { default: { output: JSON.stringify(items) } } },
+      },
       { codeReview: false, prdChecklist: true, maxIterations: 50 },
       async (h) => {
         await waitForStatus(h, (s) => (s.quality?.checklist?.length ?? 0) === 4, 60_000);

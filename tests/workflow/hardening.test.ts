@@ -108,7 +108,9 @@ describe('a run survives', () => {
       const s = await waitForStatus(handle, (x) => x.paused, 60_000);
       expect(s.pause?.by).toBe('vigil');
       expect(s.pause?.reason).toMatch(/^disk full under the repository: .*No space left on device.*vigil resume/s);
-      const log = readFileSync(path.join(repo, '.vigil/runs', readdirSync(path.join(repo, '.vigil/runs'))[0] as string, 'iteration-0001.log'));
+      const log = readFileSync(
+        path.join(repo, '.vigil/runs', readdirSync(path.join(repo, '.vigil/runs'))[0] as string, 'iteration-0001.log'),
+      );
       expect(log.length).toBeLessThan(1024 * 1024);
       // An operator frees space and resumes: the run carries on.
       rmSync(path.join(repo, '.vigil/runs', readdirSync(path.join(repo, '.vigil/runs'))[0] as string, 'iteration-0001.log'));
@@ -123,7 +125,10 @@ describe('a run survives', () => {
     const repo = makeRepo();
     const scenario = writeScenario(repo, {
       version: 1,
-      iterations: [{ writes: { 'a.txt': 'a\n' }, sleepMs: 2500 }, { writes: { 'b.txt': 'b\n' }, claim: 'promise' }],
+      iterations: [
+        { writes: { 'a.txt': 'a\n' }, sleepMs: 2500 },
+        { writes: { 'b.txt': 'b\n' }, claim: 'promise' },
+      ],
     });
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
@@ -137,7 +142,9 @@ describe('a run survives', () => {
         () => null,
         (err: Error) => err,
       );
-      expect((refused?.cause as Error | undefined)?.message).toMatch(/^input: pending directives would total \d+ bytes, over the 1048576 bytes \(1 MiB\)/);
+      expect((refused?.cause as Error | undefined)?.message).toMatch(
+        /^input: pending directives would total \d+ bytes, over the 1048576 bytes \(1 MiB\)/,
+      );
       await handle.signal('input', { directive: `THIRD ${big}` });
       const s = await waitForStatus(handle, (x) => x.invalidMessageCount >= 1);
       expect(s.pendingDirectives).toBe(1);
@@ -145,7 +152,10 @@ describe('a run survives', () => {
       const outcome = await handle.result();
       expect(outcome.status).toBe('completion_promise_fulfilled');
     });
-    const prompt = readFileSync(path.join(repo, '.vigil/runs', readdirSync(path.join(repo, '.vigil/runs'))[0] as string, 'iteration-0002.prompt.md'), 'utf8');
+    const prompt = readFileSync(
+      path.join(repo, '.vigil/runs', readdirSync(path.join(repo, '.vigil/runs'))[0] as string, 'iteration-0002.prompt.md'),
+      'utf8',
+    );
     expect(prompt).toContain('FIRST ddd');
     expect(prompt).not.toContain('SECOND');
     expect(prompt).not.toContain('THIRD');
@@ -252,7 +262,10 @@ describe('a run survives', () => {
     mkdirSync(path.join(repo, '.vigil/signals'), { recursive: true });
     symlinkSync(secretFile, path.join(repo, '.vigil/signals/HUMAN_REVIEW_NEEDED'));
     const notifyFile = path.join(outside, 'notifications.jsonl');
-    const s2 = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a\n' } }, { writes: { 'b.txt': 'b\n' }, claim: 'promise' }] });
+    const s2 = writeScenario(repo, {
+      version: 1,
+      iterations: [{ writes: { 'a.txt': 'a\n' } }, { writes: { 'b.txt': 'b\n' }, claim: 'promise' }],
+    });
 
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
@@ -275,7 +288,7 @@ describe('a run survives', () => {
     expect(readFileSync(secretFile, 'utf8')).toBe('TOP-SECRET-CONTENT-4242\n');
   });
 
-  it('run ids that differ only in punctuation get their own folders: neither kills the other\'s agent', async () => {
+  it("run ids that differ only in punctuation get their own folders: neither kills the other's agent", async () => {
     const repo = makeRepo();
     const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a\n' }, sleepMs: 1500 }, { claim: 'promise' }] });
     const tq = uniqueId('tq');
@@ -334,7 +347,15 @@ describe('a run survives', () => {
         const id = uniqueId('signed');
         const input = loopInput(repo, scenario);
         const k = input.knobs;
-        input.authorization = signRun(secret, { workflowId: id, repoPath: repo, provider: k.provider, agentCommand: k.agentCommand, councilProvider: k.provider, testCommand: k.testCommand, ...startClaims({ prdPath: input.prdPath, prdSha256: null, knobs: k, scheduled: false }) });
+        input.authorization = signRun(secret, {
+          workflowId: id,
+          repoPath: repo,
+          provider: k.provider,
+          agentCommand: k.agentCommand,
+          councilProvider: k.provider,
+          testCommand: k.testCommand,
+          ...startClaims({ prdPath: input.prdPath, prdSha256: null, knobs: k, scheduled: false }),
+        });
         const signed = await startRun(env, tq, input, id);
         expect((await signed.result()).status).toBe('completion_promise_fulfilled');
         expect(agentCalls(repo)).toHaveLength(1);
@@ -357,7 +378,10 @@ describe('a run survives', () => {
       const forged: [NonNullable<RunInput['packedState']>, RegExp][] = [
         [{ format: 1, table: [], value: '~0' }, /packedState: the packed value has a bad reference "~0"/],
         [{ format: 1, table: bomb, value: `~${(39).toString(36)}` }, /packedState: the packed value unpacks to more than 4000000 values/],
-        [{ format: 1, table: ['~~x'], value: { iteration: '~0' } }, /packedState is not a run state: iteration: Invalid input: expected number, received string; .*; and \d+ more$/],
+        [
+          { format: 1, table: ['~~x'], value: { iteration: '~0' } },
+          /packedState is not a run state: iteration: Invalid input: expected number, received string; .*; and \d+ more$/,
+        ],
       ];
       for (const [packedState, why] of forged) {
         const handle = await startRun(env, tq, { ...loopInput(repo, scenario), packedState });
@@ -374,7 +398,11 @@ describe('a run survives', () => {
 
   it('a flood of huge invalid signals while the agent works: the run rolls over before the history limit, and goes on', async () => {
     const repo = makeRepo();
-    const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a\n' }, sleepMs: 120_000 }], default: { writes: { 'b.txt': 'b\n' }, sleepMs: 200 } });
+    const scenario = writeScenario(repo, {
+      version: 1,
+      iterations: [{ writes: { 'a.txt': 'a\n' }, sleepMs: 120_000 }],
+      default: { writes: { 'b.txt': 'b\n' }, sleepMs: 200 },
+    });
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {

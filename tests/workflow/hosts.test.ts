@@ -106,7 +106,11 @@ async function placements(handle: WorkflowHandle): Promise<{ activities: Placeme
   for (const e of events) {
     const a = e.activityTaskScheduledEventAttributes;
     if (!a) continue;
-    activities.push({ type: a.activityType?.name ?? '?', queue: a.taskQueue?.name ?? '?', identity: started.get(String(e.eventId)) ?? null });
+    activities.push({
+      type: a.activityType?.name ?? '?',
+      queue: a.taskQueue?.name ?? '?',
+      identity: started.get(String(e.eventId)) ?? null,
+    });
   }
   return { activities, events };
 }
@@ -116,7 +120,9 @@ function hostMarkers(events: HistoryEvent[]): number {
   return events.filter((e) => {
     const m = e.markerRecordedEventAttributes;
     if (m?.markerName !== 'core_patch') return false;
-    const data = Object.values(m.details ?? {}).flatMap((p) => p.payloads ?? []).map((p) => Buffer.from(p.data ?? new Uint8Array()).toString('utf8'));
+    const data = Object.values(m.details ?? {})
+      .flatMap((p) => p.payloads ?? [])
+      .map((p) => Buffer.from(p.data ?? new Uint8Array()).toString('utf8'));
     return data.some((d) => d.includes(`"${HOSTS_PATCH}"`));
   }).length;
 }
@@ -133,7 +139,9 @@ describe('several hosts', () => {
     const outcomes = await Promise.race([
       Promise.all(handles.map((h) => h.result())),
       sleep(150_000).then(async () => {
-        const where = await Promise.all(handles.map((h) => status(h).then((x) => ({ status: x.status, iteration: x.iteration, pause: x.pause }), String)));
+        const where = await Promise.all(
+          handles.map((h) => status(h).then((x) => ({ status: x.status, iteration: x.iteration, pause: x.pause }), String)),
+        );
         throw new Error(`the runs did not finish: ${JSON.stringify(where)}`);
       }),
     ]);
@@ -147,12 +155,18 @@ describe('several hosts', () => {
       // The run did the repository work worth checking: agent calls (with the inspection), gates and
       // tests (the gate pass riding with the agent call), a code review and a council round (their
       // calls inside), a notification.
-      expect([...new Set(repoBound.map((a) => a.type))]).toEqual(expect.arrayContaining(['prepareRun', 'runAgent', 'reviewRound', 'councilRound', 'notify']));
+      expect([...new Set(repoBound.map((a) => a.type))]).toEqual(
+        expect.arrayContaining(['prepareRun', 'runAgent', 'reviewRound', 'councilRound', 'notify']),
+      );
       // Builder, reviewers and council members all ran on the host (in its repository).
       expect(repoBound.filter((a) => a.type === 'runAgent').length).toBeGreaterThanOrEqual(2);
       expect(agentCalls(r.repo).filter((c) => c.role !== 'iteration').length).toBeGreaterThanOrEqual(3 + 1);
       for (const a of repoBound) {
-        expect(a, `${a.type} of the run on ${r.host}`).toEqual({ type: a.type, queue: hostTaskQueue(tq, r.host), identity: expect.stringMatching(identityOf(r.host)) });
+        expect(a, `${a.type} of the run on ${r.host}`).toEqual({
+          type: a.type,
+          queue: hostTaskQueue(tq, r.host),
+          identity: expect.stringMatching(identityOf(r.host)),
+        });
       }
       for (const a of activities.filter((x) => ANYWHERE.has(x.type))) expect(a.queue).toBe(tq);
       // The marker is in the history, once.

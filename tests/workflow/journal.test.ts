@@ -8,7 +8,20 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knobs } from '../../schemas/knobs.js';
 import { pauseUpdate, resumeUpdate, inputUpdate } from '../../workflows/messages.js';
-import { assertBuilt, createTestEnv, makeRepo, makeWorker, loopInput, startRun, status, uniqueId, waitForStatus, WorkerProcesses, writeScenario, type TestEnv } from '../support/harness.js';
+import {
+  assertBuilt,
+  createTestEnv,
+  makeRepo,
+  makeWorker,
+  loopInput,
+  startRun,
+  status,
+  uniqueId,
+  waitForStatus,
+  WorkerProcesses,
+  writeScenario,
+  type TestEnv,
+} from '../support/harness.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 
 let env: TestEnv;
@@ -26,13 +39,24 @@ afterAll(async () => {
   await env?.close();
 });
 
-const STORE: Partial<Knobs> = { eventStore: true, councilEnabled: true, councilMinIterations: 1, councilCheckInterval: 1000, councilEarlyCheck: false, councilSize: 1, councilThreshold: 1, councilMemberTimeoutSeconds: 30 };
+const STORE: Partial<Knobs> = {
+  eventStore: true,
+  councilEnabled: true,
+  councilMinIterations: 1,
+  councilCheckInterval: 1000,
+  councilEarlyCheck: false,
+  councilSize: 1,
+  councilThreshold: 1,
+  councilMemberTimeoutSeconds: 30,
+};
 
 async function rows(url: string, workflowId: string): Promise<{ seq: number; kind: string }[]> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    return (await c.query<{ seq: number; kind: string }>('select seq, kind from run_events where workflow_id = $1 order by seq', [workflowId])).rows;
+    return (
+      await c.query<{ seq: number; kind: string }>('select seq, kind from run_events where workflow_id = $1 order by seq', [workflowId])
+    ).rows;
   } finally {
     await c.end();
   }
@@ -40,8 +64,15 @@ async function rows(url: string, workflowId: string): Promise<{ seq: number; kin
 
 const scenario = (n: number) => ({
   version: 1 as const,
-  iterations: Array.from({ length: n }, (_, i) => ({ sleepBeforeMs: 200, appends: { 'work.txt': `step ${i + 1}\n` }, ...(i === n - 1 ? { claim: 'file' as const } : {}) })),
-  roles: { council: { default: { output: 'VOTE: APPROVE\nREASON: done\n' } }, 'devils-advocate': { default: { output: 'VOTE: APPROVE\nREASON: fine\n' } } },
+  iterations: Array.from({ length: n }, (_, i) => ({
+    sleepBeforeMs: 200,
+    appends: { 'work.txt': `step ${i + 1}\n` },
+    ...(i === n - 1 ? { claim: 'file' as const } : {}),
+  })),
+  roles: {
+    council: { default: { output: 'VOTE: APPROVE\nREASON: done\n' } },
+    'devils-advocate': { default: { output: 'VOTE: APPROVE\nREASON: fine\n' } },
+  },
 });
 
 describe('the event store', () => {
@@ -76,7 +107,12 @@ describe('the event store', () => {
     expect(kinds.filter((k) => k === 'message')).toHaveLength(3);
     const c = new pg.Client({ connectionString: url });
     await c.connect();
-    const messages = (await c.query<{ data: { name: string; by: string; summary: string } }>("select data from run_events where workflow_id = $1 and kind = 'message' order by seq", [workflowId])).rows.map((x) => x.data);
+    const messages = (
+      await c.query<{ data: { name: string; by: string; summary: string } }>(
+        "select data from run_events where workflow_id = $1 and kind = 'message' order by seq",
+        [workflowId],
+      )
+    ).rows.map((x) => x.data);
     await c.end();
     expect(messages.map((m) => `${m.name}/${m.by}`)).toEqual(['input/ana', 'pause/ana', 'resume/ana']);
     expect(JSON.stringify(messages)).not.toContain('blue database');

@@ -13,7 +13,20 @@ import os from 'node:os';
 import path from 'node:path';
 import proto from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, createTestEnv, makeRepo, makeWorker, loopInput, sleep, startRun, status, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
+import {
+  assertBuilt,
+  createTestEnv,
+  makeRepo,
+  makeWorker,
+  loopInput,
+  sleep,
+  startRun,
+  status,
+  uniqueId,
+  waitForStatus,
+  writeScenario,
+  type TestEnv,
+} from '../support/harness.js';
 import { pauseUpdate, resumeUpdate, stopUpdate } from '../../workflows/messages.js';
 
 type Event = proto.temporal.api.history.v1.IHistoryEvent;
@@ -31,11 +44,20 @@ const scheduled = (events: Event[]): { name: string; input: Record<string, unkno
     .map((e) => {
       const a = e.activityTaskScheduledEventAttributes as proto.temporal.api.history.v1.IActivityTaskScheduledEventAttributes;
       const data = a.input?.payloads?.[0]?.data;
-      return { name: a.activityType?.name ?? '', input: data ? (JSON.parse(Buffer.from(data).toString('utf8')) as Record<string, unknown>) : {} };
+      return {
+        name: a.activityType?.name ?? '',
+        input: data ? (JSON.parse(Buffer.from(data).toString('utf8')) as Record<string, unknown>) : {},
+      };
     });
 
 /** Quality gates with the test suite and the secret scan only (fast, no tools needed). */
-const ONLY_TESTS_AND_SECRETS = { qualityGates: true, gateStaticAnalysis: false, gateDocCoverage: false, gateMockIntegrity: false, gateTestMutation: false };
+const ONLY_TESTS_AND_SECRETS = {
+  qualityGates: true,
+  gateStaticAnalysis: false,
+  gateDocCoverage: false,
+  gateMockIntegrity: false,
+  gateTestMutation: false,
+};
 
 const CHECKLIST = Array.from({ length: 4 }, (_, i) => ({
   id: `REQ-${i + 1}`,
@@ -54,7 +76,15 @@ describe('the lean iteration', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     const input = {
-      ...loopInput(repo, scenario, { qualityGates: true, gateStaticAnalysis: false, gateDocCoverage: false, testCommand: 'true', maxIterations: 4, prdChecklist: true, checklistHeldOut: false }),
+      ...loopInput(repo, scenario, {
+        qualityGates: true,
+        gateStaticAnalysis: false,
+        gateDocCoverage: false,
+        testCommand: 'true',
+        maxIterations: 4,
+        prdChecklist: true,
+        checklistHeldOut: false,
+      }),
       checklist: CHECKLIST,
     };
     const { outcome, events } = await worker.runUntil(async () => {
@@ -67,12 +97,20 @@ describe('the lean iteration', () => {
 
     const acts = scheduled(events);
     const names = acts.map((a) => a.name);
-    for (const gone of ['inspectRepo', 'readAgentSignals', 'runGate', 'runGates', 'runTests', 'inspectIteration']) expect(names, gone).not.toContain(gone);
+    for (const gone of ['inspectRepo', 'readAgentSignals', 'runGate', 'runGates', 'runTests', 'inspectIteration'])
+      expect(names, gone).not.toContain(gone);
     const agentCalls = acts.filter((a) => a.name === 'runAgent');
     expect(agentCalls).toHaveLength(4);
     // Every call carries the pass and made it: the results came back with the call.
     for (const c of agentCalls) expect(c.input.gates).toMatchObject({ pass: { groups: expect.any(Array) } });
-    const results = events.filter((e) => e.activityTaskCompletedEventAttributes).map((e) => JSON.parse(Buffer.from(e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8')) as { gates?: { interrupted: boolean; tests: unknown } });
+    const results = events
+      .filter((e) => e.activityTaskCompletedEventAttributes)
+      .map(
+        (e) =>
+          JSON.parse(
+            Buffer.from(e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8'),
+          ) as { gates?: { interrupted: boolean; tests: unknown } },
+      );
     expect(results.filter((r) => r.gates && !r.gates.interrupted && r.gates.tests)).toHaveLength(4);
     // Each call asks for the inspection; the checklist's text travels in the first call only.
     for (const c of agentCalls) expect(c.input.inspect).toMatchObject({ signals: true });
@@ -87,11 +125,14 @@ describe('the lean iteration', () => {
     // ...and every prompt the agent read holds it.
     const runsDir = path.join(repo, '.vigil', 'runs');
     const runDir = path.join(runsDir, readdirSync(runsDir)[0] as string);
-    for (const n of [1, 2, 3, 4]) expect(readFileSync(path.join(runDir, `iteration-000${n}.prompt.md`), 'utf8')).toContain(CHECKLIST[3]?.title);
+    for (const n of [1, 2, 3, 4])
+      expect(readFileSync(path.join(runDir, `iteration-000${n}.prompt.md`), 'utf8')).toContain(CHECKLIST[3]?.title);
 
     // A gated iteration in steady state (from the 2nd agent call to the 4th): its agent call (with
     // the pass), the workflow task after it and the iteration's search attribute.
-    const calls = events.map((e, i) => (e.activityTaskScheduledEventAttributes?.activityType?.name === 'runAgent' ? i : -1)).filter((i) => i >= 0);
+    const calls = events
+      .map((e, i) => (e.activityTaskScheduledEventAttributes?.activityType?.name === 'runAgent' ? i : -1))
+      .filter((i) => i >= 0);
     const window = events.slice(calls[1], calls[3]);
     expect(window.length / 2).toBeLessThanOrEqual(8);
     expect(window.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes).length).toBeLessThanOrEqual(2);
@@ -102,12 +143,16 @@ describe('the lean iteration', () => {
     mkdirSync(path.join(repo, '.vigil'), { recursive: true });
     const LESSON = `- ${'Run the unit tests with node --test before committing; the old runner hangs on watch mode. '.repeat(8)}`;
     writeFileSync(path.join(repo, '.vigil/learnings.md'), `${LESSON}\n`);
-    const NOTES = (i: number) => `# Notes\nIteration ${i}: ${'the parser handles the error paths next; keep the fixtures in tests/data. '.repeat(20)}\n`;
+    const NOTES = (i: number) =>
+      `# Notes\nIteration ${i}: ${'the parser handles the error paths next; keep the fixtures in tests/data. '.repeat(20)}\n`;
     const scenario = writeScenario(repo, {
       version: 1,
       iterations: Array.from({ length: 7 }, (_, k) => ({
         appends: { 'notes.txt': `${k + 1}\n` },
-        writes: { '.vigil/CONTINUITY.md': NOTES(k + 1), '.vigil/signals/SUMMARY': `Step ${k + 1}: ${'extended the notes file and checked the order of its lines '.repeat(3)}` },
+        writes: {
+          '.vigil/CONTINUITY.md': NOTES(k + 1),
+          '.vigil/signals/SUMMARY': `Step ${k + 1}: ${'extended the notes file and checked the order of its lines '.repeat(3)}`,
+        },
       })),
       roles: {
         council: { default: { output: 'VOTE: REJECT\nREASON: not yet\n' } },
@@ -131,7 +176,10 @@ describe('the lean iteration', () => {
     expect(iterations).toHaveLength(7);
     // No call carries the rendered memory or the notes' text; the notes come back as references.
     for (const c of iterations) {
-      const i = c.input as { promptInput: { memory?: unknown }; memoryRef?: { window: { add: unknown[] }; continuity: unknown; learnings: unknown } };
+      const i = c.input as {
+        promptInput: { memory?: unknown };
+        memoryRef?: { window: { add: unknown[] }; continuity: unknown; learnings: unknown };
+      };
       expect(i.promptInput.memory).toBeUndefined();
       expect(i.memoryRef?.learnings).toMatchObject({ sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
       expect(JSON.stringify(c.input)).not.toContain('the parser handles the error paths');
@@ -143,11 +191,17 @@ describe('the lean iteration', () => {
       expect(w.base).toMatch(/^[0-9a-f]{64}$/);
       expect(w.add.length).toBeLessThanOrEqual(6);
     }
-    const completed = events.filter((e) => e.activityTaskCompletedEventAttributes).map((e) => Buffer.from(e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8'));
+    const completed = events
+      .filter((e) => e.activityTaskCompletedEventAttributes)
+      .map((e) => Buffer.from(e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8'));
     for (const r of completed) expect(r).not.toContain('the parser handles the error paths');
     // A code review and a council round are one activity each (their calls made inside it), the prompts as parts.
     expect(acts.filter((a) => a.name === 'runAgent' && a.input.role !== 'iteration')).toHaveLength(0);
-    for (const gone of ['prepareReview', 'writeReviewReport', 'collectEvidence', 'writeTranscript']) expect(acts.map((a) => a.name), gone).not.toContain(gone);
+    for (const gone of ['prepareReview', 'writeReviewReport', 'collectEvidence', 'writeTranscript'])
+      expect(
+        acts.map((a) => a.name),
+        gone,
+      ).not.toContain(gone);
     const roundActs = acts.filter((a) => a.name === 'councilRound' || a.name === 'reviewRound');
     expect(roundActs.map((a) => a.name)).toEqual(expect.arrayContaining(['councilRound', 'reviewRound']));
     for (const r of roundActs) expect(r.input.leanPrompt).toBe(true);
@@ -158,24 +212,46 @@ describe('the lean iteration', () => {
     const promptOf = (n: number): string => readFileSync(path.join(runDir, `iteration-000${n}.prompt.md`), 'utf8');
     for (let n = 1; n <= 7; n++) expect(promptOf(n)).toContain(LESSON.slice(0, 200));
     for (let n = 2; n <= 7; n++) {
-      expect(promptOf(n)).toContain(NOTES(n - 1).trim().slice(0, 300));
+      expect(promptOf(n)).toContain(
+        NOTES(n - 1)
+          .trim()
+          .slice(0, 300),
+      );
       expect(promptOf(n)).toContain(`- iteration ${n - 1}: `);
     }
     const reviewerPrompt = readdirSync(runDir).find((f) => f.startsWith('reviewer-') && f.endsWith('.prompt.md'));
     expect(readFileSync(path.join(runDir, reviewerPrompt as string), 'utf8')).toContain('VERDICT: PASS');
     // Every member of the round was asked (its own prompt and log) and voted as the scenario says.
     for (const m of [0, 1, 2]) expect(readFileSync(path.join(runDir, `council-round-0001-m${m}.log`), 'utf8')).toContain('VOTE: REJECT');
-    expect(final.council.verdicts.at(-1)).toMatchObject({ result: 'REJECTED', approve: 0, votes: [{ recorded: 'REJECT' }, { recorded: 'REJECT' }, { recorded: 'REJECT' }] });
+    expect(final.council.verdicts.at(-1)).toMatchObject({
+      result: 'REJECTED',
+      approve: 0,
+      votes: [{ recorded: 'REJECT' }, { recorded: 'REJECT' }, { recorded: 'REJECT' }],
+    });
     expect(final.quality?.lastReview).toMatchObject({ result: 'pass' });
 
     // Every gated iteration with the memory and the notes (from one iteration call to the next,
     // council rounds aside): at most 8 events and 8 KiB of history (the test's long temporary paths, and after a council round its findings, included).
-    const at = (n: number) => events.findIndex((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runAgent' && scheduled([e])[0]?.input.iteration === n && scheduled([e])[0]?.input.role === 'iteration');
+    const at = (n: number) =>
+      events.findIndex(
+        (e) =>
+          e.activityTaskScheduledEventAttributes?.activityType?.name === 'runAgent' &&
+          scheduled([e])[0]?.input.iteration === n &&
+          scheduled([e])[0]?.input.role === 'iteration',
+      );
     const sizes: { n: number; events: number; bytes: number }[] = [];
     for (let n = 2; n < 7; n++) {
       const window = events.slice(at(n), at(n + 1));
-      if (scheduled(window).some((a) => a.name !== 'runAgent' ? a.name !== 'runGates' : a.input.role !== 'iteration')) continue; // a council round
-      sizes.push({ n, events: window.length, bytes: window.reduce((b, e) => b + proto.temporal.api.history.v1.HistoryEvent.encode(e as proto.temporal.api.history.v1.HistoryEvent).finish().byteLength, 0) });
+      if (scheduled(window).some((a) => (a.name !== 'runAgent' ? a.name !== 'runGates' : a.input.role !== 'iteration'))) continue; // a council round
+      sizes.push({
+        n,
+        events: window.length,
+        bytes: window.reduce(
+          (b, e) =>
+            b + proto.temporal.api.history.v1.HistoryEvent.encode(e as proto.temporal.api.history.v1.HistoryEvent).finish().byteLength,
+          0,
+        ),
+      });
     }
     expect(sizes.length).toBeGreaterThanOrEqual(3);
     for (const w of sizes) {
@@ -198,7 +274,11 @@ describe('the lean iteration', () => {
     const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a\n' } }, { writes: { 'b.txt': 'b\n' } }] });
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
-    const input = loopInput(repo, scenario, { ...ONLY_TESTS_AND_SECRETS, testCommand: `if [ -e ${marker} ]; then true; else touch ${marker}; sleep 30; fi`, maxIterations: 2 });
+    const input = loopInput(repo, scenario, {
+      ...ONLY_TESTS_AND_SECRETS,
+      testCommand: `if [ -e ${marker} ]; then true; else touch ${marker}; sleep 30; fi`,
+      maxIterations: 2,
+    });
     const { outcome, events, pausedAfterMs } = await worker.runUntil(async () => {
       const handle = await startRun(env, tq, input);
       // The suite runs inside iteration 1's agent call, after the agent.
@@ -224,7 +304,17 @@ describe('the lean iteration', () => {
     expect(outcome.status).toBe('max_iterations_reached');
     expect(events.some((e) => e.activityTaskCancelRequestedEventAttributes)).toBe(true);
     // Iteration 1's pass came back interrupted; iteration 2's ran the suite (green now).
-    const passes = events.filter((e) => e.activityTaskCompletedEventAttributes).map((e) => (JSON.parse(Buffer.from(e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8')) as { gates?: { interrupted: boolean; tests: { passed: boolean } | null } }).gates).filter((g) => g !== undefined);
+    const passes = events
+      .filter((e) => e.activityTaskCompletedEventAttributes)
+      .map(
+        (e) =>
+          (
+            JSON.parse(
+              Buffer.from(e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8'),
+            ) as { gates?: { interrupted: boolean; tests: { passed: boolean } | null } }
+          ).gates,
+      )
+      .filter((g) => g !== undefined);
     expect(passes.map((g) => [g?.interrupted, g?.tests?.passed ?? null])).toEqual([
       [true, null],
       [false, true],
@@ -287,7 +377,9 @@ describe('the lean iteration', () => {
       return original.call(this, options);
     };
     try {
-      const outcome = await worker.runUntil(async () => (await startRun(env, tq, loopInput(repo, scenario, { maxIterations: 6 }))).result());
+      const outcome = await worker.runUntil(async () =>
+        (await startRun(env, tq, loopInput(repo, scenario, { maxIterations: 6 }))).result(),
+      );
       expect(outcome).toMatchObject({ status: 'max_iterations_reached', iteration: 6 });
     } finally {
       target.spawn = original;

@@ -10,7 +10,18 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { assertBuilt, createTestEnv, makeRepo, makeWorker, loopInput, startRun, status, uniqueId, writeScenario, type TestEnv } from '../support/harness.js';
+import {
+  assertBuilt,
+  createTestEnv,
+  makeRepo,
+  makeWorker,
+  loopInput,
+  startRun,
+  status,
+  uniqueId,
+  writeScenario,
+  type TestEnv,
+} from '../support/harness.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -40,8 +51,20 @@ it('after a context clear the fresh session starts with the run so far, the cont
   const scenario = writeScenario(repo, {
     version: 1,
     iterations: [
-      { writes: { 'parser.js': 'export const parse = () => 1;\n', '.vigil/signals/SUMMARY': 'Created the parser skeleton.\n', '.vigil/CONTINUITY.md': '# Notes\nNEXT: wire the parser into cli.js\n' } },
-      { writes: { 'cli.js': 'import "./parser.js";\n', '.vigil/signals/SUMMARY': 'Wired the parser into the CLI.', '.vigil/signals/CONTEXT_CLEAR_REQUESTED': 'context is full' } },
+      {
+        writes: {
+          'parser.js': 'export const parse = () => 1;\n',
+          '.vigil/signals/SUMMARY': 'Created the parser skeleton.\n',
+          '.vigil/CONTINUITY.md': '# Notes\nNEXT: wire the parser into cli.js\n',
+        },
+      },
+      {
+        writes: {
+          'cli.js': 'import "./parser.js";\n',
+          '.vigil/signals/SUMMARY': 'Wired the parser into the CLI.',
+          '.vigil/signals/CONTEXT_CLEAR_REQUESTED': 'context is full',
+        },
+      },
       { claim: 'promise' },
     ],
   });
@@ -58,7 +81,9 @@ it('after a context clear the fresh session starts with the run so far, the cont
   const prompt = prompts(repo);
 
   // Iteration 1: the learnings of earlier runs on this repository; nothing has happened yet.
-  expect(section(prompt(1), 'Learnings about this repository from earlier runs (.vigil/learnings.md):')).toBe('- Run the tests with `node --test`; the old runner hangs.');
+  expect(section(prompt(1), 'Learnings about this repository from earlier runs (.vigil/learnings.md):')).toBe(
+    '- Run the tests with `node --test`; the old runner hangs.',
+  );
   expect(prompt(1)).not.toContain('The run so far');
   expect(prompt(1)).not.toContain('Your continuity notes');
 
@@ -66,7 +91,9 @@ it('after a context clear the fresh session starts with the run so far, the cont
   expect(section(prompt(2), 'The run so far (newest first):')).toBe(
     '- iteration 1: ACT · exit 0 · changed 1 file(s): parser.js (1 line(s)) · 1 file(s) vs run start (+1 -0) — agent: "Created the parser skeleton."',
   );
-  expect(section(prompt(2), 'Your continuity notes (.vigil/CONTINUITY.md, as you left them):')).toBe('# Notes\nNEXT: wire the parser into cli.js');
+  expect(section(prompt(2), 'Your continuity notes (.vigil/CONTINUITY.md, as you left them):')).toBe(
+    '# Notes\nNEXT: wire the parser into cli.js',
+  );
 
   // Iteration 3, after the context clear: a fresh session that starts with the whole memory.
   const fresh = prompt(3);
@@ -77,7 +104,9 @@ it('after a context clear the fresh session starts with the run so far, the cont
     '- iteration 2: REFLECT · exit 0 · changed 1 file(s): cli.js (1 line(s)) · 2 file(s) vs run start (+2 -0) — agent: "Wired the parser into the CLI."',
     '- iteration 1: ACT · exit 0 · changed 1 file(s): parser.js (1 line(s)) · 1 file(s) vs run start (+1 -0) — agent: "Created the parser skeleton."',
   ]);
-  expect(section(fresh, 'Your continuity notes (.vigil/CONTINUITY.md, as you left them):')).toBe('# Notes\nNEXT: wire the parser into cli.js');
+  expect(section(fresh, 'Your continuity notes (.vigil/CONTINUITY.md, as you left them):')).toBe(
+    '# Notes\nNEXT: wire the parser into cli.js',
+  );
   expect(section(fresh, 'Learnings about this repository from earlier runs (.vigil/learnings.md):')).toContain('node --test');
   // The SUMMARY files were consumed, the continuity notes kept where the agent keeps them.
   expect(readdirSync(path.join(repo, '.vigil/signals'))).not.toContain('SUMMARY');
@@ -120,7 +149,9 @@ it('carries the memory across continue-as-new and keeps every prompt within memo
 
 it('remembers the decisions around the iterations: a failing gate, a refused completion, a rejected council round', async () => {
   const repo = makeRepo();
-  const vote = (v: 'APPROVE' | 'REJECT', reason = `member says ${v.toLowerCase()}`) => ({ output: `Looked at the evidence.\nVOTE: ${v}\nREASON: ${reason}\n` });
+  const vote = (v: 'APPROVE' | 'REJECT', reason = `member says ${v.toLowerCase()}`) => ({
+    output: `Looked at the evidence.\nVOTE: ${v}\nREASON: ${reason}\n`,
+  });
   const scenario = writeScenario(repo, {
     version: 1,
     iterations: [
@@ -133,14 +164,29 @@ it('remembers the decisions around the iterations: a failing gate, a refused com
       'devils-advocate': { default: vote('APPROVE', 'found nothing') },
     },
   });
-  const only = { gateStaticAnalysis: false, gateSecretScan: false, gateMockIntegrity: false, gateTestMutation: false, gateDocCoverage: false };
+  const only = {
+    gateStaticAnalysis: false,
+    gateSecretScan: false,
+    gateMockIntegrity: false,
+    gateTestMutation: false,
+    gateDocCoverage: false,
+  };
   const tq = uniqueId('memory-decisions');
   const worker = await makeWorker(env, tq);
   await worker.runUntil(async () => {
     const handle = await startRun(
       env,
       tq,
-      loopInput(repo, scenario, { ...only, qualityGates: true, testCommand: 'test -f b.txt', councilEnabled: true, councilMinIterations: 1, councilCheckInterval: 1000, councilEarlyCheck: false, councilMemberTimeoutSeconds: 30 }),
+      loopInput(repo, scenario, {
+        ...only,
+        qualityGates: true,
+        testCommand: 'test -f b.txt',
+        councilEnabled: true,
+        councilMinIterations: 1,
+        councilCheckInterval: 1000,
+        councilEarlyCheck: false,
+        councilMemberTimeoutSeconds: 30,
+      }),
     );
     const outcome = await handle.result();
     expect(outcome).toMatchObject({ status: 'council_approved', iteration: 3 });
@@ -160,7 +206,10 @@ it('renders the prompts with a template file (knob promptTemplate)', async () =>
   const dir = path.join(repo, '..', `${path.basename(repo)}-template`);
   mkdirSync(dir, { recursive: true });
   const template = path.join(dir, 'prompt.md');
-  writeFileSync(template, 'TEAM PROMPT for iteration {{iteration}} ({{phase}}) of {{prdPath}}\n\n{{directives}}\n\n{{runSoFar}}\n\n{{completion}}\n');
+  writeFileSync(
+    template,
+    'TEAM PROMPT for iteration {{iteration}} ({{phase}}) of {{prdPath}}\n\n{{directives}}\n\n{{runSoFar}}\n\n{{completion}}\n',
+  );
   const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a' } }, { claim: 'promise' }] });
   const tq = uniqueId('memory-template');
   const worker = await makeWorker(env, tq);
@@ -170,7 +219,9 @@ it('renders the prompts with a template file (knob promptTemplate)', async () =>
   });
   const prompt = prompts(repo);
   expect(prompt(1)).toMatch(/^TEAM PROMPT for iteration 1 \(ACT\) of \/\S+\.md\n\nWhen every requirement is implemented/);
-  expect(prompt(2)).toMatch(/^TEAM PROMPT for iteration 2 \(REFLECT\) of \/.*\n\nThe run so far \(newest first\):\n- iteration 1: ACT · exit 0/);
+  expect(prompt(2)).toMatch(
+    /^TEAM PROMPT for iteration 2 \(REFLECT\) of \/.*\n\nThe run so far \(newest first\):\n- iteration 1: ACT · exit 0/,
+  );
   expect(prompt(2)).not.toContain('You are an autonomous coding agent');
   expect(prompt(2)).toContain('claim completion by');
 });

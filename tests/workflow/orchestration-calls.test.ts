@@ -18,7 +18,11 @@ const shared = fileWorker('orchestration-calls');
 
 const vote = (v: 'APPROVE' | 'REJECT') => ({ output: `VOTE: ${v}\nREASON: member says ${v.toLowerCase()}\n` });
 const ROLES = {
-  checklist: { default: { output: '[{"id": "REQ-1", "title": "notes.txt has a line per step", "priority": "critical", "verify": "read notes.txt"}]\n' } },
+  checklist: {
+    default: {
+      output: '[{"id": "REQ-1", "title": "notes.txt has a line per step", "priority": "critical", "verify": "read notes.txt"}]\n',
+    },
+  },
   'checklist-verifier': { default: { output: 'ITEM REQ-1: PASS - notes.txt has them\n' } },
   reviewer: { default: { output: 'VERDICT: PASS\n' } },
   'devils-advocate': { default: { output: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing\n' } },
@@ -28,9 +32,23 @@ const step = (n: number, claim = false) => ({ appends: { 'notes.txt': `line ${n}
 const PASSING = "import { test } from 'node:test';\ntest('ok', () => {});\n";
 const FAILING = "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\ntest('broken', () => assert.equal(1, 2));\n";
 
-async function run(sc: ScenarioInput, opts: { tests: string; maxIterations: number }): Promise<{ outcome: Outcome; byRole: Record<string, number> }> {
-  const repo = makeRepo({ files: { 'README.md': '# notes\n\nOne line per step.\n', 'package.json': '{"name":"s","type":"module","private":true,"scripts":{"test":"node --test"}}\n', 'test/ok.test.js': opts.tests } });
-  const handle = await startRun(shared.env, shared.taskQueue, runInput(repo, writeScenario(repo, sc), { testCommand: 'node --test', maxIterations: opts.maxIterations }), uniqueId('calls'));
+async function run(
+  sc: ScenarioInput,
+  opts: { tests: string; maxIterations: number },
+): Promise<{ outcome: Outcome; byRole: Record<string, number> }> {
+  const repo = makeRepo({
+    files: {
+      'README.md': '# notes\n\nOne line per step.\n',
+      'package.json': '{"name":"s","type":"module","private":true,"scripts":{"test":"node --test"}}\n',
+      'test/ok.test.js': opts.tests,
+    },
+  });
+  const handle = await startRun(
+    shared.env,
+    shared.taskQueue,
+    runInput(repo, writeScenario(repo, sc), { testCommand: 'node --test', maxIterations: opts.maxIterations }),
+    uniqueId('calls'),
+  );
   const outcome = await handle.result();
   const byRole: Record<string, number> = {};
   for (const c of agentCalls(repo)) byRole[c.role] = (byRole[c.role] ?? 0) + 1;
@@ -39,7 +57,14 @@ async function run(sc: ScenarioInput, opts: { tests: string; maxIterations: numb
 
 describe.concurrent('orchestration calls by role, default knobs', () => {
   it('a claim refused by a failing tool gate costs no review, verifier or council call', async () => {
-    const { outcome, byRole } = await run({ version: 1, iterations: [step(1), step(2), step(3, true), step(4, true)], roles: { ...ROLES, council: { default: vote('APPROVE') } } }, { tests: FAILING, maxIterations: 4 });
+    const { outcome, byRole } = await run(
+      {
+        version: 1,
+        iterations: [step(1), step(2), step(3, true), step(4, true)],
+        roles: { ...ROLES, council: { default: vote('APPROVE') } },
+      },
+      { tests: FAILING, maxIterations: 4 },
+    );
     expect(outcome.status).toBe('max_iterations_reached');
     expect(byRole).toEqual({ iteration: 4, checklist: 1 });
   });
@@ -47,7 +72,11 @@ describe.concurrent('orchestration calls by role, default knobs', () => {
   it('a claim refused by the code review costs the review and no council call', async () => {
     const blocking = { output: 'VERDICT: FAIL\n- [High] notes.txt repeats itself (notes.txt:1)\n' };
     const { outcome, byRole } = await run(
-      { version: 1, iterations: [step(1), step(2), step(3, true)], roles: { ...ROLES, reviewer: { default: blocking }, council: { default: vote('APPROVE') } } },
+      {
+        version: 1,
+        iterations: [step(1), step(2), step(3, true)],
+        roles: { ...ROLES, reviewer: { default: blocking }, council: { default: vote('APPROVE') } },
+      },
       { tests: PASSING, maxIterations: 3 },
     );
     expect(outcome.status).toBe('max_iterations_reached');
@@ -57,7 +86,11 @@ describe.concurrent('orchestration calls by role, default knobs', () => {
 
   it('refused rounds on a tree that changed only in reviewed files cost the council and one re-check each', async () => {
     const { outcome, byRole } = await run(
-      { version: 1, iterations: [step(1), step(2), step(3, true), step(4, true), step(5, true)], roles: { ...ROLES, council: { rounds: [vote('REJECT'), vote('REJECT')], default: vote('APPROVE') } } },
+      {
+        version: 1,
+        iterations: [step(1), step(2), step(3, true), step(4, true), step(5, true)],
+        roles: { ...ROLES, council: { rounds: [vote('REJECT'), vote('REJECT')], default: vote('APPROVE') } },
+      },
       { tests: PASSING, maxIterations: 6 },
     );
     expect(outcome.status).toBe('council_approved');
@@ -69,7 +102,10 @@ describe.concurrent('orchestration calls by role, default knobs', () => {
   });
 
   it('a long green run convenes at the first green tree and then at the interval only', async () => {
-    const { outcome, byRole } = await run({ version: 1, iterations: [], default: step(0), roles: { ...ROLES, council: { default: vote('REJECT') } } }, { tests: PASSING, maxIterations: 6 });
+    const { outcome, byRole } = await run(
+      { version: 1, iterations: [], default: step(0), roles: { ...ROLES, council: { default: vote('REJECT') } } },
+      { tests: PASSING, maxIterations: 6 },
+    );
     expect(outcome.status).toBe('max_iterations_reached');
     // Rounds at 3 (the early check: tests green) and 5 (councilCheckInterval); 4 and 6 changed
     // only notes.txt, which the round saw, nobody flagged and whose checklist item passes.

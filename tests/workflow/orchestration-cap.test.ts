@@ -16,15 +16,18 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-fake-cli-'));
 // Set before the worker starts: the fake CLIs it runs read them.
 const shared = fileWorker('orchestration-cap', () => {
   // Call 0 is the checklist extraction ($0.50, an answer without a checklist); then the builder.
-  writeFileSync(path.join(dir, 'scenario.json'), JSON.stringify({
-    calls: [
-      { text: 'no checklist here', costUsd: 0.5 },
-      { writes: { 'a.txt': 'a\n' }, costUsd: 0.1 },
-      { writes: { 'b.txt': 'b\n' }, costUsd: 0.1 },
-      { writes: { 'c.txt': 'c\n' }, costUsd: 0.1, text: 'COMPLETION PROMISE FULFILLED' },
-      { text: 'VERDICT: PASS\nVOTE: REJECT\nREASON: not yet\n', costUsd: 0.1 },
-    ],
-  }));
+  writeFileSync(
+    path.join(dir, 'scenario.json'),
+    JSON.stringify({
+      calls: [
+        { text: 'no checklist here', costUsd: 0.5 },
+        { writes: { 'a.txt': 'a\n' }, costUsd: 0.1 },
+        { writes: { 'b.txt': 'b\n' }, costUsd: 0.1 },
+        { writes: { 'c.txt': 'c\n' }, costUsd: 0.1, text: 'COMPLETION PROMISE FULFILLED' },
+        { text: 'VERDICT: PASS\nVOTE: REJECT\nREASON: not yet\n', costUsd: 0.1 },
+      ],
+    }),
+  );
   process.env.FAKE_CLI_SCENARIO = path.join(dir, 'scenario.json');
   process.env.FAKE_CLI_LOG = path.join(dir, 'calls.jsonl');
   process.env.VIGIL_SANDBOX_WRITABLE = dir;
@@ -46,7 +49,9 @@ it('pauses before the completion check that would pass the cap, and goes on once
   const handle = await startRun(shared.env, shared.taskQueue, input, uniqueId('cap'));
   const s = await waitForStatus(handle, (x) => x.paused, 90_000);
   expect(s.iteration).toBe(3);
-  expect(s.pause?.reason).toMatch(/^orchestration cap: reviewers, checklist roles and council members spent \$0\.50 of the \$0\.40 they may \(20 % of the \$2\.00 budget\)/);
+  expect(s.pause?.reason).toMatch(
+    /^orchestration cap: reviewers, checklist roles and council members spent \$0\.50 of the \$0\.40 they may \(20 % of the \$2\.00 budget\)/,
+  );
   expect(s.spend.orchestration).toEqual({ calls: 1, usd: 0.5 });
   // The checklist extraction and three builder calls: no reviewer, no council member.
   expect(calls()).toBe(4);

@@ -31,7 +31,13 @@ import { createVigilWorker, payloadConverterPath } from '../../workers/worker.js
 import { createTestEnv, makeWorker, NAMESPACE, ROOT, sleep, uniqueId, type TestEnv } from '../support/harness.js';
 
 /** Fast numbers: 3 failures within 60 s trip it for 2 s; probes 1 s apart; 3 successes close it. */
-const FAST: BreakerConfigOverrides = { failureThreshold: 3, failureWindowMs: 60_000, cooldownMs: 2000, probeIntervalMs: 1000, closeAfterSuccesses: 3 };
+const FAST: BreakerConfigOverrides = {
+  failureThreshold: 3,
+  failureWindowMs: 60_000,
+  cooldownMs: 2000,
+  probeIntervalMs: 1000,
+  closeAfterSuccesses: 3,
+};
 
 let env: TestEnv;
 let tq: string;
@@ -48,7 +54,14 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // Entities never end by themselves: terminate this file's so they do not outlive the test run.
-  await Promise.all(started.map((id) => env.client.workflow.getHandle(id).terminate('test finished').catch(() => undefined)));
+  await Promise.all(
+    started.map((id) =>
+      env.client.workflow
+        .getHandle(id)
+        .terminate('test finished')
+        .catch(() => undefined),
+    ),
+  );
   worker?.shutdown();
   await running;
   await env?.close();
@@ -115,14 +128,28 @@ describe('vigilProviderBreaker', () => {
     expect(a.retryAtMs).toBe(v.state.openUntilMs);
 
     const after = await view(h);
-    expect(after.config).toEqual({ failureThreshold: 3, failureWindowMs: 60_000, cooldownMs: 300_000, probeIntervalMs: 10_000, closeAfterSuccesses: 3 });
+    expect(after.config).toEqual({
+      failureThreshold: 3,
+      failureWindowMs: 60_000,
+      cooldownMs: 300_000,
+      probeIntervalMs: 10_000,
+      closeAfterSuccesses: 3,
+    });
     expect(after.recentEvents).toEqual([
-      expect.objectContaining({ kind: 'transition', from: 'CLOSED', to: 'OPEN', by: 'run-c', why: expect.stringMatching(/^3 failure\(s\) within 60 s: rate limited \(429\); open until /) }),
+      expect.objectContaining({
+        kind: 'transition',
+        from: 'CLOSED',
+        to: 'OPEN',
+        by: 'run-c',
+        why: expect.stringMatching(/^3 failure\(s\) within 60 s: rate limited \(429\); open until /),
+      }),
     ]);
     expect(after.runsWaiting).toEqual([expect.objectContaining({ runId: 'run-d', reason: 'open', retryAtMs: a.retryAtMs })]);
     // The UI's current details name the phase and until when.
     const meta = await h.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
-    expect(meta.currentDetails).toMatch(new RegExp(`^\\*\\*OPEN\\*\\* · provider \`${after.provider}\` · calls refused until ${new Date(a.retryAtMs).toISOString()}`));
+    expect(meta.currentDetails).toMatch(
+      new RegExp(`^\\*\\*OPEN\\*\\* · provider \`${after.provider}\` · calls refused until ${new Date(a.retryAtMs).toISOString()}`),
+    );
   });
 
   it('(2) after the cooldown exactly one probe goes out, a concurrent ask waits, three probe successes close it', async () => {
@@ -175,7 +202,12 @@ describe('vigilProviderBreaker', () => {
     const v = await waitForView(h, (s) => s.state.trips === 2, 10_000);
     expect(v.state.phase).toBe('OPEN');
     expect(v.probe).toBeNull();
-    expect(v.recentEvents.at(-1)).toMatchObject({ from: 'HALF_OPEN', to: 'OPEN', by: 'vigil', why: expect.stringMatching(/^the probe failed: run run-l did not report its probe within its lease \(1\.5 s\)/) });
+    expect(v.recentEvents.at(-1)).toMatchObject({
+      from: 'HALF_OPEN',
+      to: 'OPEN',
+      by: 'vigil',
+      why: expect.stringMatching(/^the probe failed: run run-l did not report its probe within its lease \(1\.5 s\)/),
+    });
     await report(h, { runId: 'run-l', outcome: 'success', probe: true, askId: 'lost-1' });
     await sleep(300);
     expect((await view(h)).state).toEqual(v.state);
@@ -194,7 +226,13 @@ describe('vigilProviderBreaker', () => {
     if (a.allow) throw new Error('unreachable');
     expect(a.retryAtMs - Date.now()).toBeGreaterThan(1000);
     expect(a.retryAtMs - Date.now()).toBeLessThanOrEqual(2100);
-    expect(v.recentEvents.at(-1)).toMatchObject({ kind: 'transition', from: 'HALF_OPEN', to: 'OPEN', by: 'run-p', why: expect.stringMatching(/^the probe failed: auth error; open until/) });
+    expect(v.recentEvents.at(-1)).toMatchObject({
+      kind: 'transition',
+      from: 'HALF_OPEN',
+      to: 'OPEN',
+      by: 'run-p',
+      why: expect.stringMatching(/^the probe failed: auth error; open until/),
+    });
   });
 
   it('(4) an operator reset closes it and is recorded with who and why; bad payloads are refused', async () => {
@@ -203,10 +241,20 @@ describe('vigilProviderBreaker', () => {
     const state: ProviderBreakerState = await h.executeUpdate(resetUpdate, { args: [{ by: 'alice', reason: 'provider recovered' }] });
     expect(state).toMatchObject({ phase: 'CLOSED', openUntilMs: null, failureTimesMs: [], trips: 1 });
     const v = await view(h);
-    expect(v.recentEvents.at(-1)).toMatchObject({ kind: 'reset', from: 'OPEN', to: 'CLOSED', by: 'alice', why: 'operator reset: provider recovered' });
+    expect(v.recentEvents.at(-1)).toMatchObject({
+      kind: 'reset',
+      from: 'OPEN',
+      to: 'CLOSED',
+      by: 'alice',
+      why: 'operator reset: provider recovered',
+    });
     expect(await ask(h, 'run-after-reset')).toMatchObject({ allow: true, probe: false });
 
-    const refusal = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
+    const refusal = (p: Promise<unknown>) =>
+      p.then(
+        () => null,
+        (e: unknown) => e,
+      );
     const badReset = await refusal(h.executeUpdate(resetUpdate, { args: [{ by: 42 } as unknown as { by: string }] }));
     expect(badReset).toBeInstanceOf(WorkflowUpdateFailedError);
     expect(String((badReset as WorkflowUpdateFailedError).cause?.message)).toMatch(/^reset: field "by": /);
@@ -216,7 +264,12 @@ describe('vigilProviderBreaker', () => {
 
   it('(5) invalid report signals are ignored and counted, never failing a workflow task', async () => {
     const h = await startBreaker(providerName('invalid'));
-    const bad: unknown[] = [{}, { runId: 'r', outcome: 'maybe', probe: false }, 'garbage', { runId: 'r', outcome: 'failure', probe: false, extra: 1 }];
+    const bad: unknown[] = [
+      {},
+      { runId: 'r', outcome: 'maybe', probe: false },
+      'garbage',
+      { runId: 'r', outcome: 'failure', probe: false, extra: 1 },
+    ];
     for (const p of bad) await h.signal(reportSignal, p as ReportPayload);
     // An undecodable payload, as a raw client could send it.
     await env.client.workflowService.signalWorkflowExecution({
@@ -290,18 +343,30 @@ describe('askProviderBreaker activity on a real worker', () => {
       payloadConverterPath: payloadConverterPath(),
       logger: { trace: () => {}, debug: () => {}, info: () => {}, warn: () => {}, error: (m: string) => console.error(m), log: () => {} },
       // The module lives outside the project: let it resolve @temporalio/* from the project.
-      webpackConfigHook: (config) => ({ ...config, resolve: { ...config.resolve, modules: [...(config.resolve?.modules ?? []), path.join(ROOT, 'node_modules')] } }),
+      webpackConfigHook: (config) => ({
+        ...config,
+        resolve: { ...config.resolve, modules: [...(config.resolve?.modules ?? []), path.join(ROOT, 'node_modules')] },
+      }),
     });
   }
 
   it('(7) starts the entity on its own task queue with update-with-start and returns the decision', async () => {
     const queue = uniqueId('breaker-activity');
-    const w = await createVigilWorker({ connection: env.nativeConnection, namespace: NAMESPACE, taskQueue: queue, workflowBundle: await callerBundle() });
+    const w = await createVigilWorker({
+      connection: env.nativeConnection,
+      namespace: NAMESPACE,
+      taskQueue: queue,
+      workflowBundle: await callerBundle(),
+    });
     const provider = providerName('activity');
     const workflowId = breakerWorkflowId(provider);
     started.push(workflowId);
     await w.runUntil(async () => {
-      const first = await env.client.workflow.execute('askTwice', { taskQueue: queue, workflowId: uniqueId('caller'), args: [provider, { cooldownMs: 60_000 }] });
+      const first = await env.client.workflow.execute('askTwice', {
+        taskQueue: queue,
+        workflowId: uniqueId('caller'),
+        args: [provider, { cooldownMs: 60_000 }],
+      });
       expect(first).toEqual([
         { allow: true, probe: false, state: expect.objectContaining({ phase: 'CLOSED' }) },
         { allow: true, probe: false, state: expect.objectContaining({ phase: 'CLOSED' }) },
@@ -317,7 +382,11 @@ describe('askProviderBreaker activity on a real worker', () => {
 
       await trip(h);
       const callerId = uniqueId('caller');
-      const second = (await env.client.workflow.execute('askTwice', { taskQueue: queue, workflowId: callerId, args: [provider, { cooldownMs: 1 }] })) as AskAnswer[];
+      const second = (await env.client.workflow.execute('askTwice', {
+        taskQueue: queue,
+        workflowId: callerId,
+        args: [provider, { cooldownMs: 1 }],
+      })) as AskAnswer[];
       expect(second.map((a) => (a.allow ? 'allow' : a.reason))).toEqual(['open', 'open']);
       const after = await view(h);
       // The running entity kept the config it started with (a later ask's config is for a start only).
@@ -363,7 +432,14 @@ describe('vigil providers', () => {
     }
     const rows = JSON.parse(c.lines()) as ProviderRow[];
     const row = rows.find((r) => r.provider === provider);
-    expect(row).toMatchObject({ workflowId: h.workflowId, workerAnswered: true, phase: 'OPEN', failuresInWindow: 0, failureThreshold: 3, lastTransition: { from: 'CLOSED', to: 'OPEN' } });
+    expect(row).toMatchObject({
+      workflowId: h.workflowId,
+      workerAnswered: true,
+      phase: 'OPEN',
+      failuresInWindow: 0,
+      failureThreshold: 3,
+      lastTransition: { from: 'CLOSED', to: 'OPEN' },
+    });
     expect(row?.openUntil).toBe(new Date((await view(h)).state.openUntilMs ?? 0).toISOString());
     // Breakers of other files' finished workers may not answer: then the command says so (exit 4).
     expect(code).toBe(rows.every((r) => r.workerAnswered) ? 0 : 4);
@@ -374,8 +450,13 @@ describe('vigil providers', () => {
     } finally {
       c.restore();
     }
-    const line = c.lines().split('\n').find((l) => l.startsWith(provider));
-    expect(line).toMatch(/ OPEN +failures 0\/3 in window +open until \S+Z \(\d+ s left\) +last: CLOSED→OPEN .* by run-c \(3 failure\(s\) within 60 s: overloaded; open until /);
+    const line = c
+      .lines()
+      .split('\n')
+      .find((l) => l.startsWith(provider));
+    expect(line).toMatch(
+      / OPEN +failures 0\/3 in window +open until \S+Z \(\d+ s left\) +last: CLOSED→OPEN .* by run-c \(3 failure\(s\) within 60 s: overloaded; open until /,
+    );
 
     c = capture();
     try {

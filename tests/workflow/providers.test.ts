@@ -90,7 +90,16 @@ describe('providers', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
-      const input = loopInput(repo, noScenario, { provider: 'claude', agentCommand: [FAKE('claude')], providerBreaker: false, budgetUsd: 0.7, maxIterations: 10, notifyFile, notifyDesktop: false, tierLadder: false });
+      const input = loopInput(repo, noScenario, {
+        provider: 'claude',
+        agentCommand: [FAKE('claude')],
+        providerBreaker: false,
+        budgetUsd: 0.7,
+        maxIterations: 10,
+        notifyFile,
+        notifyDesktop: false,
+        tierLadder: false,
+      });
       const handle = await startRun(env, tq, input);
       const s = await waitForStatus(handle, (x) => x.paused);
       expect(s.iteration).toBe(3);
@@ -109,11 +118,25 @@ describe('providers', () => {
     });
     const calls = fake.calls();
     expect(calls).toHaveLength(3);
-    expect(calls[0]?.argv).toEqual(expect.arrayContaining(['-p', '--output-format', 'stream-json', '--verbose', '--model', 'sonnet', '--dangerously-skip-permissions', '--session-id']));
+    expect(calls[0]?.argv).toEqual(
+      expect.arrayContaining([
+        '-p',
+        '--output-format',
+        'stream-json',
+        '--verbose',
+        '--model',
+        'sonnet',
+        '--dangerously-skip-permissions',
+        '--session-id',
+      ]),
+    );
     // The remaining budget is handed to the CLI: $0.70 at first, $0.10 before the third call.
     expect(calls[0]?.argv.join(' ')).toContain('--max-budget-usd 0.70');
     expect(calls[2]?.argv.join(' ')).toContain('--max-budget-usd 0.10');
-    const events = readFileSync(notifyFile, 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { event: string }).event);
+    const events = readFileSync(notifyFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { event: string }).event);
     expect(events.filter((e) => e === 'budget_warning')).toHaveLength(1);
     expect(events).toContain('budget_exceeded');
     // People read a transcript, not the JSON stream.
@@ -130,7 +153,17 @@ describe('providers', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     const outcome = await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, loopInput(repo, noScenario, { provider: 'codex', agentCommand: [FAKE('codex')], providerBreaker: false, autonomyMode: 'perpetual', notifyDesktop: false }));
+      const handle = await startRun(
+        env,
+        tq,
+        loopInput(repo, noScenario, {
+          provider: 'codex',
+          agentCommand: [FAKE('codex')],
+          providerBreaker: false,
+          autonomyMode: 'perpetual',
+          notifyDesktop: false,
+        }),
+      );
       const s = await waitForStatus(handle, (x) => x.paused);
       expect(s.pause?.by).toBe('vigil');
       expect(s.pause?.reason).toMatch(/^authentication failed for provider codex: .*401/);
@@ -144,7 +177,17 @@ describe('providers', () => {
     expect(outcome.status).toBe('completion_promise_fulfilled');
     const calls = fake.calls();
     expect(calls).toHaveLength(2);
-    expect(calls[0]?.argv).toEqual(expect.arrayContaining(['exec', '--json', '--sandbox', 'workspace-write', '--skip-git-repo-check', '-c', 'model_reasoning_effort=high']));
+    expect(calls[0]?.argv).toEqual(
+      expect.arrayContaining([
+        'exec',
+        '--json',
+        '--sandbox',
+        'workspace-write',
+        '--skip-git-repo-check',
+        '-c',
+        'model_reasoning_effort=high',
+      ]),
+    );
   });
 
   it('a provider rate limit waits as long as the provider says, and does not climb the tier ladder', async () => {
@@ -157,7 +200,11 @@ describe('providers', () => {
     const worker = await makeWorker(env, tq);
     const t0 = Date.now();
     const outcome = await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, loopInput(repo, noScenario, { provider: 'claude', agentCommand: [FAKE('claude')], providerBreaker: false, baseWaitSeconds: 600 }));
+      const handle = await startRun(
+        env,
+        tq,
+        loopInput(repo, noScenario, { provider: 'claude', agentCommand: [FAKE('claude')], providerBreaker: false, baseWaitSeconds: 600 }),
+      );
       const s = await waitForStatus(handle, (x) => x.status === 'backing_off');
       expect(s.backoffUntil).not.toBeNull();
       expect(s.consecutiveFailures).toBe(0); // a rate limit is not a failure
@@ -174,16 +221,31 @@ describe('providers', () => {
 
   it('a machine lost during a claude call (worker and agent supervisor killed): the retried attempt resumes the same session', async () => {
     const repo = makeRepo();
-    const fake = fakeScenario([{ sleepMs: 8000, writes: { 'a.txt': 'a\n' } }, { writes: { 'a.txt': 'a\n' }, text: 'COMPLETION PROMISE FULFILLED' }]);
+    const fake = fakeScenario([
+      { sleepMs: 8000, writes: { 'a.txt': 'a\n' } },
+      { writes: { 'a.txt': 'a\n' }, text: 'COMPLETION PROMISE FULFILLED' },
+    ]);
     const tq = uniqueId('tq');
     const first = await workers.spawn(tq);
-    const handle = await startRun(env, tq, loopInput(repo, noScenario, { provider: 'claude', agentCommand: [FAKE('claude')], providerBreaker: false, heartbeatTimeoutSeconds: 3 }));
+    const handle = await startRun(
+      env,
+      tq,
+      loopInput(repo, noScenario, {
+        provider: 'claude',
+        agentCommand: [FAKE('claude')],
+        providerBreaker: false,
+        heartbeatTimeoutSeconds: 3,
+      }),
+    );
     await waitForStatus(handle, (x) => x.agentRunning);
     await sleep(2500); // the session id reached a heartbeat
     first.child.kill('SIGKILL');
     // The agent's supervisor and the agent go with it, as when the machine restarts.
     const runs = path.join(repo, '.vigil', 'runs');
-    const state = JSON.parse(readFileSync(path.join(runs, readdirSync(runs)[0] as string, 'iteration-0001.pid.json'), 'utf8')) as { pid: number; supervisor: { pid: number } };
+    const state = JSON.parse(readFileSync(path.join(runs, readdirSync(runs)[0] as string, 'iteration-0001.pid.json'), 'utf8')) as {
+      pid: number;
+      supervisor: { pid: number };
+    };
     process.kill(state.supervisor.pid, 'SIGKILL');
     process.kill(-state.pid, 'SIGKILL');
     await workers.spawn(tq);
@@ -228,7 +290,11 @@ describe('providers', () => {
       expect(waiting.providerWait).toMatchObject({ provider: 'gemini' });
       expect(fake.calls()).toHaveLength(3);
       const outcomes = await Promise.all(handles.map((h) => h.result()));
-      expect(outcomes.map((o) => o.status)).toEqual(['completion_promise_fulfilled', 'completion_promise_fulfilled', 'completion_promise_fulfilled']);
+      expect(outcomes.map((o) => o.status)).toEqual([
+        'completion_promise_fulfilled',
+        'completion_promise_fulfilled',
+        'completion_promise_fulfilled',
+      ]);
     });
     const calls = fake.calls();
     // 3 failures, then exactly one call per run: nobody called while the breaker was open.
@@ -250,7 +316,18 @@ describe('providers', () => {
       const worker = await makeWorker(env, tq);
       const t0 = Date.now();
       await worker.runUntil(async () => {
-        const handle = await startRun(env, tq, loopInput(repo, noScenario, { provider: 'claude', agentCommand: [FAKE('claude')], providerFailover: 'gemini,codex', failoverAfterSeconds: 60, providerBreaker: false, tierLadder: false }));
+        const handle = await startRun(
+          env,
+          tq,
+          loopInput(repo, noScenario, {
+            provider: 'claude',
+            agentCommand: [FAKE('claude')],
+            providerFailover: 'gemini,codex',
+            failoverAfterSeconds: 60,
+            providerBreaker: false,
+            tierLadder: false,
+          }),
+        );
         const outcome = await handle.result();
         expect(outcome.status).toBe('completion_promise_fulfilled');
         const s = await status(handle);
@@ -272,7 +349,17 @@ describe('providers', () => {
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, loopInput(repo, scenario, { baseWaitSeconds: 0, autonomyMode: 'supervised', tierLadder: false, uncertaintyEscalation: false, notifyDesktop: false }));
+      const handle = await startRun(
+        env,
+        tq,
+        loopInput(repo, scenario, {
+          baseWaitSeconds: 0,
+          autonomyMode: 'supervised',
+          tierLadder: false,
+          uncertaintyEscalation: false,
+          notifyDesktop: false,
+        }),
+      );
       const s = await waitForStatus(handle, (x) => x.paused);
       expect(s.iteration).toBe(5);
       expect(s.deadLetters).toHaveLength(1);
@@ -304,7 +391,17 @@ describe('providers', () => {
     process.env.VIGIL_SANDBOX = 'off';
     try {
       await worker.runUntil(async () => {
-        const handle = await startRun(env, tq, loopInput(repo, scenario, { councilEnabled: true, councilMinIterations: 1, councilSize: 3, councilThreshold: 3, maxIterations: 2 }));
+        const handle = await startRun(
+          env,
+          tq,
+          loopInput(repo, scenario, {
+            councilEnabled: true,
+            councilMinIterations: 1,
+            councilSize: 3,
+            councilThreshold: 3,
+            maxIterations: 2,
+          }),
+        );
         await handle.result();
         const s = await status(handle);
         const round = s.council.verdicts[0];
@@ -335,16 +432,28 @@ describe('providers', () => {
     // The sandbox is the worker's choice (VIGIL_SANDBOX), auto by default: this worker asks for it
     // whatever the environment running the suite says.
     process.env.VIGIL_SANDBOX = 'auto';
-    await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, loopInput(repo, scenario, { councilEnabled: true, councilMinIterations: 1, councilSize: 3, councilThreshold: 3, maxIterations: 2 }));
-      await handle.result();
-      const s = await status(handle);
-      expect(existsSync(path.join(repo, 'smuggled.txt'))).toBe(false);
-      // Its call failed on the read-only repository: not an approval, and no voided vote either.
-      expect(s.council.verdicts[0]?.votes[1]?.approves).toBe(false);
-      expect(s.council.verdicts[0]?.votes[1]?.reason ?? '').not.toMatch(/vote void/);
-    }).finally(() => {
-      delete process.env.VIGIL_SANDBOX;
-    });
+    await worker
+      .runUntil(async () => {
+        const handle = await startRun(
+          env,
+          tq,
+          loopInput(repo, scenario, {
+            councilEnabled: true,
+            councilMinIterations: 1,
+            councilSize: 3,
+            councilThreshold: 3,
+            maxIterations: 2,
+          }),
+        );
+        await handle.result();
+        const s = await status(handle);
+        expect(existsSync(path.join(repo, 'smuggled.txt'))).toBe(false);
+        // Its call failed on the read-only repository: not an approval, and no voided vote either.
+        expect(s.council.verdicts[0]?.votes[1]?.approves).toBe(false);
+        expect(s.council.verdicts[0]?.votes[1]?.reason ?? '').not.toMatch(/vote void/);
+      })
+      .finally(() => {
+        delete process.env.VIGIL_SANDBOX;
+      });
   });
 });

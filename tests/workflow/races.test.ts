@@ -20,7 +20,19 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { rewindUpdate, stopUpdate } from '../../workflows/messages.js';
 import { breakerStateQuery, breakerWorkflowId, type BreakerView } from '../../workflows/provider-breaker-messages.js';
 import { vigilProviderBreaker } from '../../workflows/provider-breaker-workflow.js';
-import { assertBuilt, createTestEnv, makeRepo, makeWorker, ROOT, loopInput, sleep, startRun, uniqueId, waitForStatus, type TestEnv } from '../support/harness.js';
+import {
+  assertBuilt,
+  createTestEnv,
+  makeRepo,
+  makeWorker,
+  ROOT,
+  loopInput,
+  sleep,
+  startRun,
+  uniqueId,
+  waitForStatus,
+  type TestEnv,
+} from '../support/harness.js';
 
 const FAKE_OPENCODE = path.join(ROOT, 'examples/agents/fake-cli/opencode');
 const BREAKER_ID = breakerWorkflowId('opencode');
@@ -35,7 +47,10 @@ afterEach(async () => {
   delete process.env.FAKE_CLI_SCENARIO;
   delete process.env.FAKE_CLI_LOG;
   delete process.env.VIGIL_SANDBOX_WRITABLE;
-  await env.client.workflow.getHandle(BREAKER_ID).terminate('test finished').catch(() => undefined);
+  await env.client.workflow
+    .getHandle(BREAKER_ID)
+    .terminate('test finished')
+    .catch(() => undefined);
 });
 afterAll(async () => env?.close());
 
@@ -53,7 +68,14 @@ function fakeScenario(calls: Record<string, unknown>[]): () => number {
 }
 
 /** The loop's mechanics only (see the header for why the completion machinery is off). */
-const LOOP = { provider: 'opencode' as const, agentCommand: [FAKE_OPENCODE], baseWaitSeconds: 1, tierLadder: false, uncertaintyEscalation: false, deadLetterAfter: 0 };
+const LOOP = {
+  provider: 'opencode' as const,
+  agentCommand: [FAKE_OPENCODE],
+  baseWaitSeconds: 1,
+  tierLadder: false,
+  uncertaintyEscalation: false,
+  deadLetterAfter: 0,
+};
 
 const within = <T>(ms: number, p: Promise<T>, what: string): Promise<T> =>
   Promise.race([p, sleep(ms).then(() => Promise.reject(new Error(`${what}: not within ${ms} ms`)))]);
@@ -70,10 +92,18 @@ describe('boundary races', () => {
     await worker.runUntil(async () => {
       // One failure opens the breaker for two minutes: the run then waits for the provider.
       const knobs = { ...LOOP, breakerFailures: 1, breakerCooldownSeconds: 120 };
-      const handle = await startRun(env, tq, loopInput(makeRepo(), noScenario, { ...knobs, councilEnabled: false, qualityGates: false, codeReview: false, prdChecklist: false }));
+      const handle = await startRun(
+        env,
+        tq,
+        loopInput(makeRepo(), noScenario, { ...knobs, councilEnabled: false, qualityGates: false, codeReview: false, prdChecklist: false }),
+      );
       await waitForStatus(handle, (s) => s.status === 'waiting_for_provider' && s.iteration === 3, 60_000);
       expect(calls()).toBe(3);
-      const ack = await within(15_000, handle.executeUpdate(rewindUpdate, { args: [{ to: 1, by: 'test', reason: 'back to the first step' }] }), 'the rewind');
+      const ack = await within(
+        15_000,
+        handle.executeUpdate(rewindUpdate, { args: [{ to: 1, by: 'test', reason: 'back to the first step' }] }),
+        'the rewind',
+      );
       expect(ack.changed).toBe(true);
       const after = await waitForStatus(handle, (s) => s.status === 'waiting_for_provider' && s.iteration === 1);
       expect(after.checkpoints?.rewinds).toHaveLength(1);
@@ -88,11 +118,19 @@ describe('boundary races', () => {
     const calls = fakeScenario([{ writes: { 'step.txt': '1\n' }, sleepMs: 5000 }]);
     // The breaker lives on a queue nobody serves yet: the run's ask waits there.
     const breakerQueue = uniqueId('races-breaker');
-    await env.client.workflow.start(vigilProviderBreaker, { taskQueue: breakerQueue, workflowId: BREAKER_ID, args: [{ provider: 'opencode' }] });
+    await env.client.workflow.start(vigilProviderBreaker, {
+      taskQueue: breakerQueue,
+      workflowId: BREAKER_ID,
+      args: [{ provider: 'opencode' }],
+    });
     const tq = uniqueId('races');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
-      const handle = await startRun(env, tq, loopInput(makeRepo(), noScenario, { ...LOOP, councilEnabled: false, qualityGates: false, codeReview: false, prdChecklist: false }));
+      const handle = await startRun(
+        env,
+        tq,
+        loopInput(makeRepo(), noScenario, { ...LOOP, councilEnabled: false, qualityGates: false, codeReview: false, prdChecklist: false }),
+      );
       await waitUntilAsking(handle.workflowId);
       const ack = await handle.executeUpdate(stopUpdate, { args: [{ by: 'test', reason: 'stop now', now: true }] });
       expect(ack.changed).toBe(true);

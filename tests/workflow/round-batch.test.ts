@@ -28,11 +28,25 @@ interface LoggedCall {
 
 const CHECKLIST = '[{"id": "REQ-1", "title": "the three files exist", "priority": "critical", "verify": "ls a.txt b.txt c.txt"}]';
 /** The builder's three iterations: a file each, the third claims. */
-const BUILDER = [{ writes: { 'a.txt': 'a\n' } }, { writes: { 'b.txt': 'b\n' } }, { writes: { 'c.txt': 'c\n' }, text: 'COMPLETION PROMISE FULFILLED' }];
+const BUILDER = [
+  { writes: { 'a.txt': 'a\n' } },
+  { writes: { 'b.txt': 'b\n' } },
+  { writes: { 'c.txt': 'c\n' }, text: 'COMPLETION PROMISE FULFILLED' },
+];
 
 function scenario(name: string, roles: Record<string, unknown>, builder: unknown[]): string {
   const file = path.join(dir, `${name}.json`);
-  writeFileSync(file, JSON.stringify({ calls: builder, roles: { checklist: { text: CHECKLIST }, 'checklist-verifier': { text: 'ITEM REQ-1: PASS - a.txt, b.txt and c.txt are there' }, ...roles } }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      calls: builder,
+      roles: {
+        checklist: { text: CHECKLIST },
+        'checklist-verifier': { text: 'ITEM REQ-1: PASS - a.txt, b.txt and c.txt are there' },
+        ...roles,
+      },
+    }),
+  );
   return file;
 }
 
@@ -52,7 +66,9 @@ async function run(name: string, roles: Record<string, unknown>, knobs: Record<s
   // The fake CLI reads its scenario from the worker's environment at each call: one run at a time in this file.
   process.env.FAKE_CLI_SCENARIO = file;
   process.env.FAKE_CLI_STATE = path.join(dir, `${name}.count`);
-  const before = existsSync(path.join(dir, 'calls.jsonl')) ? readFileSync(path.join(dir, 'calls.jsonl'), 'utf8').split('\n').filter(Boolean).length : 0;
+  const before = existsSync(path.join(dir, 'calls.jsonl'))
+    ? readFileSync(path.join(dir, 'calls.jsonl'), 'utf8').split('\n').filter(Boolean).length
+    : 0;
   const handle = await startRun(shared.env, shared.taskQueue, input, uniqueId(name));
   const outcome = await handle.result();
   const s = await status(handle);
@@ -66,7 +82,11 @@ async function run(name: string, roles: Record<string, unknown>, knobs: Record<s
 
 const byRole = (calls: LoggedCall[], role: string) => calls.filter((c) => c.env.VIGIL_ROLE === role);
 const VERIFIER = 'vigil-prd-checklist-verifier';
-const MEMBERS = ['vigil-council-member-0-requirements-verifier', 'vigil-council-member-1-test-auditor', 'vigil-council-member-2-devils-advocate-minded'];
+const MEMBERS = [
+  'vigil-council-member-0-requirements-verifier',
+  'vigil-council-member-1-test-auditor',
+  'vigil-council-member-2-devils-advocate-minded',
+];
 /** The round's devil's advocate, declared last in its members' call: run there after a unanimous round. */
 const DEVIL = 'vigil-devil-s-advocate';
 /** Claims at 3 and 4, each on a tree with a new file. */
@@ -77,7 +97,10 @@ it('a council round is one call for its three members, a code review one call fo
     reviewer: { text: 'VERDICT: PASS\n- [Low] a name could be clearer' },
     'devils-advocate': { text: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing' },
     // The test auditor rejects; the other two approve (2 of 3 is the threshold).
-    council: { text: 'VOTE: APPROVE\nREASON: every file is there', agents: { 'test-auditor': 'VOTE: REJECT\nREASON: no test covers the files\nISSUES: MEDIUM: no tests' } },
+    council: {
+      text: 'VOTE: APPROVE\nREASON: every file is there',
+      agents: { 'test-auditor': 'VOTE: REJECT\nREASON: no test covers the files\nISSUES: MEDIUM: no tests' },
+    },
   });
   expect(outcome.status, JSON.stringify(s.council.verdicts)).toBe('council_approved');
 
@@ -89,7 +112,11 @@ it('a council round is one call for its three members, a code review one call fo
   for (const c of council) expect(c.agents).toEqual([VERIFIER, ...MEMBERS, DEVIL]);
   expect(byRole(calls, 'checklist-verifier')).toEqual([]);
   const v = s.council.verdicts.at(-1);
-  expect(v?.batch).toMatchObject({ batched: true, members: 3, note: 'one call for the checklist verifier and 3 members (claude --agents)' });
+  expect(v?.batch).toMatchObject({
+    batched: true,
+    members: 3,
+    note: 'one call for the checklist verifier and 3 members (claude --agents)',
+  });
   expect(v?.batch?.logPath).toMatch(/council-round-\d{4}-batch-i\d{4}\.log$/);
   expect(v?.votes.map((x) => [x.member, x.recorded, x.reason])).toEqual([
     [0, 'APPROVE', 'every file is there'],
@@ -104,13 +131,19 @@ it('a council round is one call for its three members, a code review one call fo
     expect(log).toContain('[answered as agent vigil-council-member-');
     expect(log).toContain(i === 1 ? 'VOTE: REJECT' : 'VOTE: APPROVE');
     expect(existsSync(vote.logPath.replace(/\.log$/, '.transcript.md'))).toBe(true);
-    expect(readFileSync(vote.logPath.replace(/\.log$/, '.prompt.md'), 'utf8')).toContain(`You are member ${i + 1} of 3 of a completion council`);
+    expect(readFileSync(vote.logPath.replace(/\.log$/, '.prompt.md'), 'utf8')).toContain(
+      `You are member ${i + 1} of 3 of a completion council`,
+    );
   }
 
   // Every code review was one call for its reviewers and, as they all passed, its devil's advocate.
   const review = s.quality?.lastReview;
   expect(review?.result).toBe('pass');
-  expect(review?.batch).toMatchObject({ batched: true, members: review?.reviewers.length, note: `one call for ${review?.reviewers.length} members and the devil's advocate (claude --agents)` });
+  expect(review?.batch).toMatchObject({
+    batched: true,
+    members: review?.reviewers.length,
+    note: `one call for ${review?.reviewers.length} members and the devil's advocate (claude --agents)`,
+  });
   expect(review?.reviewers.length).toBeGreaterThanOrEqual(3);
   for (const r of review?.reviewers ?? []) {
     expect(r).toMatchObject({ verdict: 'PASS', blocking: false, counts: { low: 1 } });
@@ -141,7 +174,11 @@ it('a batched call without a usable answer asks each member instead, and the rou
   expect(outcome.status, JSON.stringify(s.council.verdicts)).toBe('council_approved');
 
   const v = s.council.verdicts.at(-1);
-  expect(v?.batch).toMatchObject({ batched: false, members: 3, note: 'the batched call gave no usable answer (no structured answer): one call per member' });
+  expect(v?.batch).toMatchObject({
+    batched: false,
+    members: 3,
+    note: 'the batched call gave no usable answer (no structured answer): one call per member',
+  });
   expect(v?.votes.map((x) => x.recorded)).toEqual(['APPROVE', 'APPROVE', 'APPROVE']);
   for (const vote of v?.votes ?? []) expect(readFileSync(vote.logPath, 'utf8')).not.toContain('[answered as agent');
   // Each round: the batched call, then one call per member (and the devil's advocate on the unanimous approval).
@@ -165,7 +202,10 @@ it('with batchRounds off, every member and reviewer is asked in a call of its ow
     {
       reviewer: { text: 'VERDICT: PASS\n- [Low] a name could be clearer' },
       'devils-advocate': { text: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing' },
-      council: { text: 'VOTE: APPROVE\nREASON: every file is there', agents: { 'test-auditor': 'VOTE: REJECT\nREASON: no test covers the files\nISSUES: MEDIUM: no tests' } },
+      council: {
+        text: 'VOTE: APPROVE\nREASON: every file is there',
+        agents: { 'test-auditor': 'VOTE: REJECT\nREASON: no test covers the files\nISSUES: MEDIUM: no tests' },
+      },
     },
     { batchRounds: 'off' },
   );
@@ -178,7 +218,12 @@ it('with batchRounds off, every member and reviewer is asked in a call of its ow
   expect(v?.votes.map((x) => x.recorded)).toEqual(['APPROVE', 'APPROVE', 'APPROVE']);
   const council = byRole(calls, 'council');
   expect(council).toHaveLength(3 * s.council.rounds);
-  expect(council.map((c) => c.env.VIGIL_MEMBER).slice(0, 3).sort()).toEqual(['0', '1', '2']);
+  expect(
+    council
+      .map((c) => c.env.VIGIL_MEMBER)
+      .slice(0, 3)
+      .sort(),
+  ).toEqual(['0', '1', '2']);
 
   const review = s.quality?.lastReview;
   expect(review?.result).toBe('pass');
@@ -189,7 +234,7 @@ it('with batchRounds off, every member and reviewer is asked in a call of its ow
   expect(s.spend.orchestration?.calls).toBe(orchestration);
 });
 
-it('a claim the council refuses costs one call: the checklist verifier rides in the round, run first, its answer the checklist\'s', async () => {
+it("a claim the council refuses costs one call: the checklist verifier rides in the round, run first, its answer the checklist's", async () => {
   const { outcome, s, calls, repo } = await run(
     'verifier-rides',
     {
@@ -219,8 +264,12 @@ it('a claim the council refuses costs one call: the checklist verifier rides in 
   // Its prompt and answer name the checklist's items: the call's files stay out of the repository.
   const batchLog = s.council.verdicts[0]?.batch?.logPath ?? '';
   expect(batchLog.startsWith(privateRunDir(s.workflowId))).toBe(true);
-  expect(readFileSync(path.join(privateRunDir(s.workflowId), 'checklist-verifier-0003.log'), 'utf8')).toContain('ITEM REQ-1: PASS - a.txt, b.txt and c.txt are there');
-  const inRepo = readdirSync(path.join(repo, '.vigil'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && readFileSync(path.join(e.parentPath, e.name), 'utf8').includes('ITEM REQ-1'));
+  expect(readFileSync(path.join(privateRunDir(s.workflowId), 'checklist-verifier-0003.log'), 'utf8')).toContain(
+    'ITEM REQ-1: PASS - a.txt, b.txt and c.txt are there',
+  );
+  const inRepo = readdirSync(path.join(repo, '.vigil'), { recursive: true, withFileTypes: true }).filter(
+    (e) => e.isFile() && readFileSync(path.join(e.parentPath, e.name), 'utf8').includes('ITEM REQ-1'),
+  );
   expect(inRepo.map((e) => e.name)).toEqual([]);
   const orchestration = calls.filter((c) => c.env.VIGIL_ROLE !== 'iteration').length;
   expect(s.spend.orchestration?.calls).toBe(orchestration);
@@ -230,7 +279,10 @@ it('a verifier that finds the checklist not met stops the round before any membe
   const { outcome, s, calls } = await run(
     'verifier-stops',
     {
-      'checklist-verifier': [{ text: 'ITEM REQ-1: FAIL - c.txt is empty' }, { text: 'ITEM REQ-1: PASS - a.txt, b.txt and c.txt are there' }],
+      'checklist-verifier': [
+        { text: 'ITEM REQ-1: FAIL - c.txt is empty' },
+        { text: 'ITEM REQ-1: PASS - a.txt, b.txt and c.txt are there' },
+      ],
       reviewer: { text: 'VERDICT: PASS' },
       'devils-advocate': { text: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing' },
       council: { text: 'VOTE: APPROVE\nREASON: every file is there' },

@@ -115,7 +115,11 @@ describe('vigilRun', () => {
     });
     expect(outcome).toMatchObject({ status: 'max_iterations_reached', iteration: 1 });
     expect(pending).toBe(1);
-    expect(outcome.notes).toEqual([expect.stringMatching(/^1 human directive\(s\) never reached a prompt, the run ended first \(alice at \S+: "Also update the changelog"\)$/)]);
+    expect(outcome.notes).toEqual([
+      expect.stringMatching(
+        /^1 human directive\(s\) never reached a prompt, the run ended first \(alice at \S+: "Also update the changelog"\)$/,
+      ),
+    ]);
     expect(agentCalls(repo)).toHaveLength(1);
     // What `vigil watch` prints below the outcome line.
     const lines: string[] = [];

@@ -15,11 +15,39 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxPlatform } from '../../activities/sandbox.js';
 import { AgentResultSchema } from '../../schemas/activities.js';
 import { currentDetails } from '../../workflows/ui.js';
-import { assertBuilt, createTestEnv, git, makeRepo, makeWorker, ROOT, runInput, SCRIPTED_AGENT, startRun, status, temporalAddress, uniqueId, writeScenario, type TestEnv } from '../support/harness.js';
+import {
+  assertBuilt,
+  createTestEnv,
+  git,
+  makeRepo,
+  makeWorker,
+  ROOT,
+  runInput,
+  SCRIPTED_AGENT,
+  startRun,
+  status,
+  temporalAddress,
+  uniqueId,
+  writeScenario,
+  type TestEnv,
+} from '../support/harness.js';
 
 const HOSTILE = path.join(ROOT, 'tests/support/hostile-agent.mjs');
 const MARK = `vigil-hostile-run-${process.pid}-${Date.now()}`;
-const FORBIDDEN = ['read-vigil-home', 'read-run-secret', 'read-codec-key', 'read-other-repo', 'write-outside', 'write-system', 'write-program', 'write-git-hooks', 'connect-temporal', 'connect-store', 'proxy-temporal', 'proxy-outside'];
+const FORBIDDEN = [
+  'read-vigil-home',
+  'read-run-secret',
+  'read-codec-key',
+  'read-other-repo',
+  'write-outside',
+  'write-system',
+  'write-program',
+  'write-git-hooks',
+  'connect-temporal',
+  'connect-store',
+  'proxy-temporal',
+  'proxy-outside',
+];
 
 let env: TestEnv;
 let worker: Worker;
@@ -78,8 +106,14 @@ describe.runIf(sandboxPlatform().problem === null)('a run whose agent is hostile
   });
 
   it('refuses every escape in every role, completes, and records the refusals', async () => {
-    const repo = makeRepo({ commit: true, files: { 'README.md': '# hello\n', 'hello.test.mjs': "import test from 'node:test';\ntest('hello', () => {});\n" } });
-    const input = runInput(repo, writeScenario(root, { version: 1, iterations: [{}] }), { agentCommand: [process.execPath, HOSTILE], testCommand: 'node --test' });
+    const repo = makeRepo({
+      commit: true,
+      files: { 'README.md': '# hello\n', 'hello.test.mjs': "import test from 'node:test';\ntest('hello', () => {});\n" },
+    });
+    const input = runInput(repo, writeScenario(root, { version: 1, iterations: [{}] }), {
+      agentCommand: [process.execPath, HOSTILE],
+      testCommand: 'node --test',
+    });
     const handle = await startRun(env, tq, input);
     const outcome = await handle.result();
     expect(outcome.status, JSON.stringify(outcome)).toBe('council_approved');
@@ -87,17 +121,29 @@ describe.runIf(sandboxPlatform().problem === null)('a run whose agent is hostile
     // Every role's calls, from their logs: each forbidden attempt refused.
     const runDir = path.join(repo, '.vigil', 'runs', readdirSync(path.join(repo, '.vigil', 'runs'))[0] as string);
     const roles = new Set<string>();
-    const logs = [...readdirSync(runDir).filter((f) => f.endsWith('.log')).map((f) => path.join(runDir, f)), ...privateLogs(process.env.VIGIL_HOME as string)];
+    const logs = [
+      ...readdirSync(runDir)
+        .filter((f) => f.endsWith('.log'))
+        .map((f) => path.join(runDir, f)),
+      ...privateLogs(process.env.VIGIL_HOME as string),
+    ];
     for (const file of logs) {
       const text = readFileSync(file, 'utf8');
       if (!text.includes('ATTEMPT ')) continue;
       roles.add(path.basename(file).replace(/-(round-)?\d.*$/, ''));
       for (const name of FORBIDDEN) expect(text, `${name} in ${file}`).toMatch(new RegExp(`^ATTEMPT ${name} refused`, 'm'));
-      if (!path.basename(file).startsWith('iteration-') && !path.basename(file).startsWith('tests-')) expect(text, file).toMatch(/^ATTEMPT write-repo refused .*read-only file system/im);
+      if (!path.basename(file).startsWith('iteration-') && !path.basename(file).startsWith('tests-'))
+        expect(text, file).toMatch(/^ATTEMPT write-repo refused .*read-only file system/im);
     }
-    expect([...roles].sort()).toEqual(expect.arrayContaining(['checklist', 'checklist-verifier', 'council', 'devils-advocate', 'iteration', 'reviewer']));
+    expect([...roles].sort()).toEqual(
+      expect.arrayContaining(['checklist', 'checklist-verifier', 'council', 'devils-advocate', 'iteration', 'reviewer']),
+    );
     expect(existsSync(path.join(root, 'outside', 'escaped.txt'))).toBe(false);
-    expect(git(repo, 'status', '--porcelain').split('\n').filter((l) => /hostile-(council|reviewer|devils-advocate|checklist)/.test(l))).toEqual([]);
+    expect(
+      git(repo, 'status', '--porcelain')
+        .split('\n')
+        .filter((l) => /hostile-(council|reviewer|devils-advocate|checklist)/.test(l)),
+    ).toEqual([]);
 
     // The iterations' results in the run's history carry what the sandbox refused.
     const history = await handle.fetchHistory();
@@ -119,7 +165,9 @@ describe.runIf(sandboxPlatform().problem === null)('a run whose agent is hostile
     for (const r of agentResults) {
       expect(r.sandbox?.applied).toBe(true);
       const connects = (r.sandbox?.denied ?? []).filter((d) => d.kind === 'connect').map((d) => d.target);
-      expect(connects).toEqual(expect.arrayContaining([`127.0.0.1:${temporalAddress().split(':').pop()}`, storeAddress, 'example.com:443']));
+      expect(connects).toEqual(
+        expect.arrayContaining([`127.0.0.1:${temporalAddress().split(':').pop()}`, storeAddress, 'example.com:443']),
+      );
     }
 
     // Status lists what the sandbox refused, with the call that tried it: every role (this run's
@@ -128,11 +176,18 @@ describe.runIf(sandboxPlatform().problem === null)('a run whose agent is hostile
     expect(snap.sandbox?.last?.applied, JSON.stringify(snap.sandbox)).toBe(true);
     expect(snap.sandbox?.deniedTotal).toBeGreaterThan(0);
     const seen = snap.sandbox?.denied ?? [];
-    expect([...new Set(seen.map((d) => d.role))]).toEqual(expect.arrayContaining(['builder', 'checklist', 'checklist-verifier', 'reviewer', 'council', 'devils-advocate']));
+    expect([...new Set(seen.map((d) => d.role))]).toEqual(
+      expect.arrayContaining(['builder', 'checklist', 'checklist-verifier', 'reviewer', 'council', 'devils-advocate']),
+    );
     // Six roles of a dozen attempts each overflow the 30 kept (at least one per role stays); the total counts them all.
     expect(snap.sandbox?.deniedTotal).toBeGreaterThan(seen.length);
-    expect(seen.filter((d) => d.kind === 'connect').map((d) => d.target)).toEqual(expect.arrayContaining([storeAddress, 'example.com:443']));
-    expect(snap.recentIterations.some((r) => (r.denied ?? []).some((d) => d.target === storeAddress)), JSON.stringify(snap.recentIterations)).toBe(true);
+    expect(seen.filter((d) => d.kind === 'connect').map((d) => d.target)).toEqual(
+      expect.arrayContaining([storeAddress, 'example.com:443']),
+    );
+    expect(
+      snap.recentIterations.some((r) => (r.denied ?? []).some((d) => d.target === storeAddress)),
+      JSON.stringify(snap.recentIterations),
+    ).toBe(true);
     expect(currentDetails(snap)).toMatch(/Sandbox refused \d+ escape attempts/);
 
     // The run's sandbox homes (each a copy of the CLI's configuration) went with the run; its hidden roles' logs stay.

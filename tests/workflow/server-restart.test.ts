@@ -18,8 +18,7 @@ let server: DevServer | undefined;
 let dbFile: string;
 let port: number;
 
-const boot = async (): Promise<DevServer> =>
-  startDevServer({ cliPath: inject('temporalCli'), dbFile, port, headless: true });
+const boot = async (): Promise<DevServer> => startDevServer({ cliPath: inject('temporalCli'), dbFile, port, headless: true });
 
 beforeAll(async () => {
   assertBuilt();

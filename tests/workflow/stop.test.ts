@@ -14,7 +14,18 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { temporal } from '@temporalio/proto';
 import { stopUpdate } from '../../workflows/messages.js';
-import { assertBuilt, createTestEnv, makeRepo, makeWorker, loopInput, sleep, startRun, uniqueId, waitForStatus, type TestEnv } from '../support/harness.js';
+import {
+  assertBuilt,
+  createTestEnv,
+  makeRepo,
+  makeWorker,
+  loopInput,
+  sleep,
+  startRun,
+  uniqueId,
+  waitForStatus,
+  type TestEnv,
+} from '../support/harness.js';
 
 /** Alive, and not a zombie waiting for its parent (or init) to reap it. */
 function running(pid: number): boolean {
@@ -107,6 +118,8 @@ it('stop --now does not wait for the call to heartbeat: the run tells the worker
     expect(ended).toHaveLength(1);
     expect(ended[0]?.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type).toBe('CallKilledByRun');
     // Benign: the worker does not log what the run asked for as a failed activity.
-    expect(ended[0]?.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.category).toBe(temporal.api.enums.v1.ApplicationErrorCategory.APPLICATION_ERROR_CATEGORY_BENIGN);
+    expect(ended[0]?.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.category).toBe(
+      temporal.api.enums.v1.ApplicationErrorCategory.APPLICATION_ERROR_CATEGORY_BENIGN,
+    );
   });
 });

@@ -12,7 +12,22 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { Outcome } from '../../schemas/run.js';
 import type { TaskList } from '../../schemas/tasks.js';
-import { assertBuilt, createTestEnv, git, makeRepo, ROOT, runInput, SCRIPTED_AGENT, sleep, startRun, status, uniqueId, WorkerProcesses, type ScenarioInput, type TestEnv } from '../support/harness.js';
+import {
+  assertBuilt,
+  createTestEnv,
+  git,
+  makeRepo,
+  ROOT,
+  runInput,
+  SCRIPTED_AGENT,
+  sleep,
+  startRun,
+  status,
+  uniqueId,
+  WorkerProcesses,
+  type ScenarioInput,
+  type TestEnv,
+} from '../support/harness.js';
 
 let env: TestEnv;
 const workers = new WorkerProcesses();
@@ -62,7 +77,12 @@ const builder = (files: Record<string, string>, ms = 0): ScenarioInput => ({
   default: { claim: 'file' },
   roles: ROLES,
 });
-const task = (id: string, dependsOn: string[] = []): TaskList[number] => ({ id, title: `task ${id}`, items: [{ id: 'REQ-1', title: `${id}.txt exists`, priority: 'high', verify: '' }], dependsOn });
+const task = (id: string, dependsOn: string[] = []): TaskList[number] => ({
+  id,
+  title: `task ${id}`,
+  items: [{ id: 'REQ-1', title: `${id}.txt exists`, priority: 'high', verify: '' }],
+  dependsOn,
+});
 
 interface Mark {
   who: string;
@@ -78,16 +98,26 @@ interface Mark {
  * re-attached to, not run again); each task's file (`<task>.txt`, its name in capitals) delivered.
  * The run's history, for more.
  */
-async function expectUnharmed(handle: WorkflowHandle, id: string, repo: string, tasks: string[], marks: () => Mark[]): Promise<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>> {
+async function expectUnharmed(
+  handle: WorkflowHandle,
+  id: string,
+  repo: string,
+  tasks: string[],
+  marks: () => Mark[],
+): Promise<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>> {
   const outcome = (await handle.result()) as Outcome;
   expect(outcome.status).toBe('council_approved');
   const s = await status(handle);
   expect(s.streams?.map((t) => [t.task, t.state, t.attempts, t.merged])).toEqual(tasks.map((t) => [t, 'done', 1, true]));
   const history = await handle.fetchHistory();
-  const starts = (history.events ?? []).map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId).filter((w): w is string => typeof w === 'string');
+  const starts = (history.events ?? [])
+    .map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId)
+    .filter((w): w is string => typeof w === 'string');
   expect(starts.sort()).toEqual(tasks.map((t) => `${id}--${t}`));
   for (const w of tasks) {
-    const its = marks().filter((m) => m.who === w && m.role === 'iteration' && m.at === 'start').map((m) => m.iteration);
+    const its = marks()
+      .filter((m) => m.who === w && m.role === 'iteration' && m.at === 'start')
+      .map((m) => m.iteration);
     expect(its).toEqual([...new Set(its)]);
   }
   expect(tasks.map((t) => git(repo, 'show', `vigil/${id}:${t}.txt`))).toEqual(tasks.map((t) => t.toUpperCase()));
@@ -97,21 +127,41 @@ async function expectUnharmed(handle: WorkflowHandle, id: string, repo: string, 
 it('a worker SIGKILLed while two streams run: no stream starts twice, each stream’s agent runs each iteration once, the run merges and delivers', async () => {
   const repo = makeRepo({ files: { 'README.md': '# s\n' } });
   const dir = mkdtempSync(path.join(path.dirname(WRAPPER), 'scenarios-'));
-  const scenarios: Record<string, ScenarioInput> = { a: builder({ 'a.txt': 'A\n' }, 4000), b: builder({ 'b.txt': 'B\n' }, 4000), c: builder({ 'c.txt': 'C\n' }), parent: builder({}) };
+  const scenarios: Record<string, ScenarioInput> = {
+    a: builder({ 'a.txt': 'A\n' }, 4000),
+    b: builder({ 'b.txt': 'B\n' }, 4000),
+    c: builder({ 'c.txt': 'C\n' }),
+    parent: builder({}),
+  };
   for (const [who, s] of Object.entries(scenarios)) writeFileSync(path.join(dir, `${who}.json`), JSON.stringify(s));
   const log = path.join(LOGS, `${path.basename(repo)}.jsonl`);
-  const marks = (): Mark[] => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Mark) : []);
+  const marks = (): Mark[] =>
+    existsSync(log)
+      ? readFileSync(log, 'utf8')
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Mark)
+      : [];
   const tq = uniqueId('streams-crash');
   // The worker shows the agent's sandbox the scripted agent's build (the wrapper runs it from an argument) and the call log.
   const workerEnv = { VIGIL_SANDBOX_WRITABLE: LOGS, VIGIL_SANDBOX_READABLE: ROOT };
   const { child: first } = await workers.spawn(tq, undefined, workerEnv);
   const id = uniqueId('streams-crash');
   // The speed knob heartbeatTimeoutSeconds is shortened so the lost worker is noticed in seconds.
-  const input = { ...runInput(repo, path.join(dir, 'parent.json'), { parallelStreams: 2, maxIterations: 6, heartbeatTimeoutSeconds: 4, agentCommand: [WRAPPER, SCRIPTED_AGENT, dir] }), tasks: [task('a'), task('b'), task('c', ['a'])] };
+  const input = {
+    ...runInput(repo, path.join(dir, 'parent.json'), {
+      parallelStreams: 2,
+      maxIterations: 6,
+      heartbeatTimeoutSeconds: 4,
+      agentCommand: [WRAPPER, SCRIPTED_AGENT, dir],
+    }),
+    tasks: [task('a'), task('b'), task('c', ['a'])],
+  };
   const handle = await startRun(env, tq, input, id);
 
   const deadline = Date.now() + 120_000;
-  while (!(['a', 'b'].every((w) => marks().some((m) => m.who === w && m.iteration === '1' && m.at === 'start')))) {
+  while (!['a', 'b'].every((w) => marks().some((m) => m.who === w && m.iteration === '1' && m.at === 'start'))) {
     if (Date.now() > deadline) throw new Error('the two streams did not start');
     await sleep(100);
   }
@@ -127,18 +177,41 @@ it('a worker SIGKILLed during a merge: the next one merges that task once, and t
   const shim = mkdtempSync(path.join(os.tmpdir(), 'vigil-slow-merge-'));
   const merging = path.join(shim, 'merging');
   const realGit = execFileSync('bash', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
-  writeFileSync(path.join(shim, 'git'), `#!/bin/bash\nfor a in "$@"; do if [ "$a" = merge-tree ]; then echo "$$" >> ${JSON.stringify(merging)}; sleep 6; fi; done\nexec ${JSON.stringify(realGit)} "$@"\n`, { mode: 0o755 });
+  writeFileSync(
+    path.join(shim, 'git'),
+    `#!/bin/bash\nfor a in "$@"; do if [ "$a" = merge-tree ]; then echo "$$" >> ${JSON.stringify(merging)}; sleep 6; fi; done\nexec ${JSON.stringify(realGit)} "$@"\n`,
+    { mode: 0o755 },
+  );
   const repo = makeRepo({ files: { 'README.md': '# s\n' } });
   const dir = mkdtempSync(path.join(path.dirname(WRAPPER), 'scenarios-'));
-  const scenarios: Record<string, ScenarioInput> = { a: builder({ 'a.txt': 'A\n' }), b: builder({ 'b.txt': 'B\n' }, 3000), parent: builder({}) };
+  const scenarios: Record<string, ScenarioInput> = {
+    a: builder({ 'a.txt': 'A\n' }),
+    b: builder({ 'b.txt': 'B\n' }, 3000),
+    parent: builder({}),
+  };
   for (const [who, s] of Object.entries(scenarios)) writeFileSync(path.join(dir, `${who}.json`), JSON.stringify(s));
   const log = path.join(LOGS, `${path.basename(repo)}.jsonl`);
-  const marks = (): Mark[] => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Mark) : []);
+  const marks = (): Mark[] =>
+    existsSync(log)
+      ? readFileSync(log, 'utf8')
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Mark)
+      : [];
   const tq = uniqueId('streams-merge-crash');
   const workerEnv = { VIGIL_SANDBOX_WRITABLE: LOGS, VIGIL_SANDBOX_READABLE: ROOT, PATH: `${shim}:${process.env.PATH ?? ''}` };
   const { child: first } = await workers.spawn(tq, undefined, workerEnv);
   const id = uniqueId('streams-merge-crash');
-  const input = { ...runInput(repo, path.join(dir, 'parent.json'), { parallelStreams: 2, maxIterations: 6, heartbeatTimeoutSeconds: 4, agentCommand: [WRAPPER, SCRIPTED_AGENT, dir] }), tasks: [task('a'), task('b')] };
+  const input = {
+    ...runInput(repo, path.join(dir, 'parent.json'), {
+      parallelStreams: 2,
+      maxIterations: 6,
+      heartbeatTimeoutSeconds: 4,
+      agentCommand: [WRAPPER, SCRIPTED_AGENT, dir],
+    }),
+    tasks: [task('a'), task('b')],
+  };
   const handle = await startRun(env, tq, input, id);
 
   const deadline = Date.now() + 180_000;

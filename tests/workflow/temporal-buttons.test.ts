@@ -11,7 +11,23 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { pauseUpdate } from '../../workflows/messages.js';
-import { assertBuilt, createTestEnv, ROOT, loopInput, makeRepo, makeWorker, NAMESPACE, runInput, sleep, startRun, status, uniqueId, waitForStatus, writeScenario, type TestEnv } from '../support/harness.js';
+import {
+  assertBuilt,
+  createTestEnv,
+  ROOT,
+  loopInput,
+  makeRepo,
+  makeWorker,
+  NAMESPACE,
+  runInput,
+  sleep,
+  startRun,
+  status,
+  uniqueId,
+  waitForStatus,
+  writeScenario,
+  type TestEnv,
+} from '../support/harness.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -26,16 +42,27 @@ async function pauseAgentActivity(handle: WorkflowHandle): Promise<string> {
   const call = pending.find((a) => a.activityType?.name === 'runAgent');
   expect(call, JSON.stringify(pending.map((a) => a.activityType?.name))).toBeDefined();
   const id = call?.activityId ?? '';
-  await env.client.workflowService.pauseActivity({ namespace: NAMESPACE, execution: { workflowId: handle.workflowId }, identity: 'temporal-ui', id, reason: 'clicked Pause' });
+  await env.client.workflowService.pauseActivity({
+    namespace: NAMESPACE,
+    execution: { workflowId: handle.workflowId },
+    identity: 'temporal-ui',
+    id,
+    reason: 'clicked Pause',
+  });
   return id;
 }
 
-const card = async (handle: WorkflowHandle): Promise<string> => ((await handle.query('__temporal_workflow_metadata')) as { currentDetails?: string }).currentDetails ?? '';
+const card = async (handle: WorkflowHandle): Promise<string> =>
+  ((await handle.query('__temporal_workflow_metadata')) as { currentDetails?: string }).currentDetails ?? '';
 
 it("a Pause on the agent call's activity does not pause the run: the agent goes on and its iteration counts", async () => {
   const repo = makeRepo();
   // The first builder call sleeps 6 s before writing, so the Pause lands while the agent works.
-  const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a' }, sleepBeforeMs: 6000 }], default: { sleepMs: 30_000 } });
+  const scenario = writeScenario(repo, {
+    version: 1,
+    iterations: [{ writes: { 'a.txt': 'a' }, sleepBeforeMs: 6000 }],
+    default: { sleepMs: 30_000 },
+  });
   const tq = uniqueId('ui-pause');
   const worker = await makeWorker(env, tq);
   await worker.runUntil(async () => {
@@ -54,9 +81,13 @@ it("a Pause on the agent call's activity does not pause the run: the agent goes 
   });
 });
 
-it("without a gate pass on the call, a Pause on its activity kills the agent; the run waits for the Unpause and counts the iteration as failed", async () => {
+it('without a gate pass on the call, a Pause on its activity kills the agent; the run waits for the Unpause and counts the iteration as failed', async () => {
   const repo = makeRepo();
-  const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a' }, sleepBeforeMs: 6000 }], default: { sleepMs: 30_000 } });
+  const scenario = writeScenario(repo, {
+    version: 1,
+    iterations: [{ writes: { 'a.txt': 'a' }, sleepBeforeMs: 6000 }],
+    default: { sleepMs: 30_000 },
+  });
   const tq = uniqueId('ui-pause-loop');
   const worker = await makeWorker(env, tq);
   await worker.runUntil(async () => {
@@ -70,7 +101,12 @@ it("without a gate pass on the call, a Pause on its activity kills the agent; th
     expect(existsSync(path.join(repo, 'a.txt'))).toBe(false);
     const held = await status(handle);
     expect(held).toMatchObject({ iteration: 1, agentRunning: true, lastIteration: null });
-    await env.client.workflowService.unpauseActivity({ namespace: NAMESPACE, execution: { workflowId: handle.workflowId }, identity: 'temporal-ui', id: activityId });
+    await env.client.workflowService.unpauseActivity({
+      namespace: NAMESPACE,
+      execution: { workflowId: handle.workflowId },
+      identity: 'temporal-ui',
+      id: activityId,
+    });
     const after = await waitForStatus(handle, (s) => s.lastIteration?.iteration === 1, 60_000);
     expect(after.lastIteration?.exitCode).not.toBe(0);
     expect(after.lastIteration?.changed).toBe(false);
@@ -86,7 +122,7 @@ it("Cancel stops the run at once, and the stopped run's card starts with its out
   await worker.runUntil(async () => {
     const handle = await startRun(env, tq, runInput(repo, scenario));
     await waitForStatus(handle, (s) => s.agentRunning && s.iteration === 1);
-    expect(await card(handle)).toContain("**Cancel** stops it at once, as `vigil stop");
+    expect(await card(handle)).toContain('**Cancel** stops it at once, as `vigil stop');
     await handle.cancel();
     const outcome = await handle.result();
     expect(outcome).toMatchObject({ status: 'stopped', exitCode: 0 });
@@ -108,7 +144,7 @@ function savedViewQueries(): string[] {
   return block.split('\n').filter(Boolean);
 }
 
-it("the saved views docs/messages.md gives list the runs, and a paused run among those waiting for a person", async () => {
+it('the saved views docs/messages.md gives list the runs, and a paused run among those waiting for a person', async () => {
   const [all, waiting] = savedViewQueries();
   expect(all).toBe("WorkflowType = 'vigilRun'");
   expect(waiting).toMatch(/VigilStatus IN \('paused'/);
@@ -120,7 +156,8 @@ it("the saved views docs/messages.md gives list the runs, and a paused run among
     const handle = await startRun(env, tq, runInput(repo, scenario));
     const ids = async (query: string): Promise<string[]> => {
       const found: string[] = [];
-      for await (const wf of env.client.workflow.list({ query: `${query} AND WorkflowId = '${handle.workflowId}'` })) found.push(wf.workflowId);
+      for await (const wf of env.client.workflow.list({ query: `${query} AND WorkflowId = '${handle.workflowId}'` }))
+        found.push(wf.workflowId);
       return found;
     };
     await waitForStatus(handle, (s) => s.agentRunning);

@@ -34,7 +34,11 @@ beforeAll(async () => {
 });
 afterAll(async () => env?.close());
 
-async function searchAttribute<T>(id: string, read: (d: Awaited<ReturnType<ReturnType<TestEnv['client']['workflow']['getHandle']>['describe']>>) => T, want: T): Promise<void> {
+async function searchAttribute<T>(
+  id: string,
+  read: (d: Awaited<ReturnType<ReturnType<TestEnv['client']['workflow']['getHandle']>['describe']>>) => T,
+  want: T,
+): Promise<void> {
   const deadline = Date.now() + 20_000;
   let last: T | undefined;
   while (Date.now() < deadline) {
@@ -57,7 +61,12 @@ it('keeps the UI informed: summary, details, search attributes, current details,
   const ep = { ...endpointFromEnv({}), taskQueue: tq };
   const worker = await makeWorker(env, tq);
   await worker.runUntil(async () => {
-    const { handle } = await cliStartRun(env.client, env.connection, ep, { prd, repoPath: repo, knobs: loopInput(repo, scenario).knobs, workflowId });
+    const { handle } = await cliStartRun(env.client, env.connection, ep, {
+      prd,
+      repoPath: repo,
+      knobs: loopInput(repo, scenario).knobs,
+      workflowId,
+    });
     await waitForStatus(handle, (s) => s.agentRunning);
     await searchAttribute(workflowId, (d) => d.typedSearchAttributes.get(SA_STATUS), 'running');
 
@@ -79,7 +88,10 @@ it('keeps the UI informed: summary, details, search attributes, current details,
     expect(desc.typedSearchAttributes.get(SA_PROVIDER)).toBe('command');
 
     const found: string[] = [];
-    for await (const wf of env.client.workflow.list({ query: `VigilStatus = 'completion_promise_fulfilled' AND WorkflowId = '${workflowId}'` })) found.push(wf.workflowId);
+    for await (const wf of env.client.workflow.list({
+      query: `VigilStatus = 'completion_promise_fulfilled' AND WorkflowId = '${workflowId}'`,
+    }))
+      found.push(wf.workflowId);
     expect(found).toEqual([workflowId]);
 
     const history = await handle.fetchHistory();
@@ -108,7 +120,10 @@ function patchIds(history: temporal.api.history.v1.IHistory): string[] {
 
 it('a run started without the search attributes (searchAttributes: false) upserts none, says so in a patch marker, and replays', async () => {
   const repo = makeRepo();
-  const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a' } }, { writes: { 'b.txt': 'b' }, claim: 'promise' }] });
+  const scenario = writeScenario(repo, {
+    version: 1,
+    iterations: [{ writes: { 'a.txt': 'a' } }, { writes: { 'b.txt': 'b' }, claim: 'promise' }],
+  });
   const tq = uniqueId('no-sa');
   const worker = await makeWorker(env, tq);
   const handle = await worker.runUntil(async () => {
@@ -121,7 +136,9 @@ it('a run started without the search attributes (searchAttributes: false) upsert
   expect(desc.typedSearchAttributes.get(SA_ITERATION)).toBeUndefined();
   const history = await handle.fetchHistory();
   // Patch markers upsert Temporal's own TemporalChangeVersion (in every namespace); nothing of Vigil's.
-  const upserted = (history.events ?? []).flatMap((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}));
+  const upserted = (history.events ?? []).flatMap((e) =>
+    Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}),
+  );
   expect(upserted.filter((k) => k !== 'TemporalChangeVersion')).toEqual([]);
   expect(patchIds(history)).toContain(SEARCH_ATTRIBUTES_PATCH);
   await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, history, 'no-search-attributes')).resolves.toBeUndefined();

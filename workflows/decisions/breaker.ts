@@ -45,7 +45,8 @@ export function safetyValve(
   const flooded = state.totalDoneSignals >= knobs.doneSignalLimit;
   if (!stagnant && !flooded) return { fire: false };
   const causes: string[] = [];
-  if (stagnant) causes.push(`no change for ${state.consecutiveNoChange} iterations in a row (2 x stagnationLimit ${knobs.stagnationLimit})`);
+  if (stagnant)
+    causes.push(`no change for ${state.consecutiveNoChange} iterations in a row (2 x stagnationLimit ${knobs.stagnationLimit})`);
   if (flooded) causes.push(`${state.totalDoneSignals} completion claims without approval (doneSignalLimit ${knobs.doneSignalLimit})`);
   const last = lastRefusal ? `; the last completion check was refused by ${lastRefusal}` : ' and the council did not approve';
   return {

@@ -43,7 +43,10 @@ const tokens = (n: number | undefined): number => (n !== undefined && Number.isF
 export function costOf(u: Usage): number {
   if (u.costUsd !== null && Number.isFinite(u.costUsd) && u.costUsd >= 0) return u.costUsd;
   const p = priceOf(u.model);
-  const input = u.inputTokens * p.input + tokens(u.cacheReadTokens) * p.input * CACHE_READ_PRICE_FACTOR + tokens(u.cacheWriteTokens) * p.input * CACHE_WRITE_PRICE_FACTOR;
+  const input =
+    u.inputTokens * p.input +
+    tokens(u.cacheReadTokens) * p.input * CACHE_READ_PRICE_FACTOR +
+    tokens(u.cacheWriteTokens) * p.input * CACHE_WRITE_PRICE_FACTOR;
   return (input + u.outputTokens * p.output) / 1_000_000;
 }
 
@@ -98,7 +101,11 @@ export function orchestrationShare(s: Spend): number | null {
  * The spend after one agent call: its usage priced in, or — when a CLI that should report usage
  * reported none — counted as a call of unknown cost (`command` agents report by file or not at all).
  */
-export function spendAfterCall(s: Spend & { unpricedCalls?: number }, u: Usage | null, provider: string): Spend & { unpricedCalls?: number } {
+export function spendAfterCall(
+  s: Spend & { unpricedCalls?: number },
+  u: Usage | null,
+  provider: string,
+): Spend & { unpricedCalls?: number } {
   if (u) return addUsage(s, u);
   if (provider === 'command') return s;
   return { ...s, calls: s.calls + 1, unpricedCalls: (s.unpricedCalls ?? 0) + 1 };
@@ -131,7 +138,12 @@ export function remainingBudget(spendUsd: number, budgetUsd: number): number | n
  * orchestration has spent, plus what one check has cost on average so far, would pass the cap —
  * the run pauses before the cap is exceeded, not after. Off when the share or the budget is 0.
  */
-export function orchestrationCapped(spentUsd: number, checksSoFar: number, budgetUsd: number, share: number): { capped: boolean; capUsd: number; nextUsd: number } {
+export function orchestrationCapped(
+  spentUsd: number,
+  checksSoFar: number,
+  budgetUsd: number,
+  share: number,
+): { capped: boolean; capUsd: number; nextUsd: number } {
   const capUsd = budgetUsd > 0 && share > 0 ? Math.round(budgetUsd * share * 1e6) / 1e6 : 0;
   const nextUsd = checksSoFar > 0 ? spentUsd / checksSoFar : 0;
   return { capped: capUsd > 0 && (spentUsd >= capUsd || spentUsd + nextUsd > capUsd), capUsd, nextUsd };

@@ -94,7 +94,10 @@ function uniqueId(base: string, taken: ReadonlySet<string>): string {
 
 /** An id made of the allowed characters (letters, digits, `_ . -`, a letter or digit first), or null. */
 function sanitizeId(raw: string): string | null {
-  const s = raw.slice(0, 200).trim().replace(/[^A-Za-z0-9_.-]+/g, '-');
+  const s = raw
+    .slice(0, 200)
+    .trim()
+    .replace(/[^A-Za-z0-9_.-]+/g, '-');
   let i = 0;
   while (i < s.length && !isAlnum(s[i] as string)) i++;
   let t = s.slice(i, i + MAX_ID_CHARS);
@@ -136,7 +139,9 @@ export function selectHeldOut(items: readonly ChecklistItem[]): string[] {
   }
   const k = heldOutCount(ids.length);
   if (k === 0) return [];
-  const ranked = ids.map((id) => ({ id, h: sha256Hex(id) })).sort((a, b) => (a.h < b.h ? -1 : a.h > b.h ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const ranked = ids
+    .map((id) => ({ id, h: sha256Hex(id) }))
+    .sort((a, b) => (a.h < b.h ? -1 : a.h > b.h ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const chosen = new Set(ranked.slice(0, k).map((r) => r.id));
   return ids.filter((id) => chosen.has(id));
 }
@@ -174,7 +179,12 @@ function fencedJsonBlocks(text: string): JsonCandidate[] {
       let n = 0;
       while (t[n] === fence[0]) n++;
       const info = t.slice(n).trim().toLowerCase();
-      open = { marker: (fence[0] as string).repeat(n), json: info === '' || info === 'json' || info === 'jsonc' || info === 'json5', start: pos + line.length + 1, body: [] };
+      open = {
+        marker: (fence[0] as string).repeat(n),
+        json: info === '' || info === 'json' || info === 'jsonc' || info === 'json5',
+        start: pos + line.length + 1,
+        body: [],
+      };
     } else if (t.trimEnd().startsWith(open.marker) && t.trimEnd().replaceAll(open.marker[0] as string, '') === '') {
       if (open.json) blocks.push({ json: open.body.join('\n'), pos: open.start });
       open = null;
@@ -283,14 +293,17 @@ function readEntry(x: unknown): Entry | string {
   const title = firstString(x, TITLE_KEYS);
   if (title === null) return 'no title';
   const rawId = x['id'];
-  const id = typeof rawId === 'string' && rawId.trim() !== '' ? rawId : typeof rawId === 'number' && Number.isFinite(rawId) ? String(rawId) : null;
+  const id =
+    typeof rawId === 'string' && rawId.trim() !== '' ? rawId : typeof rawId === 'number' && Number.isFinite(rawId) ? String(rawId) : null;
   return { id, title, priority: firstString(x, PRIORITY_KEYS), verify: firstString(x, VERIFY_KEYS) ?? '' };
 }
 
 const looksLikeEntry = (x: unknown): boolean => isRecord(x) && firstString(x, TITLE_KEYS) !== null;
 
 /** Final shape: generated ids for the missing ones, titles and verify texts cut to their limits. */
-function finishItems(entries: readonly { id: string | null; title: string; priority: ChecklistPriority; verify: string }[]): ChecklistItem[] {
+function finishItems(
+  entries: readonly { id: string | null; title: string; priority: ChecklistPriority; verify: string }[],
+): ChecklistItem[] {
   const reserved = new Set<string>();
   for (const e of entries) if (e.id !== null) reserved.add(e.id);
   const taken = new Set<string>();
@@ -347,7 +360,12 @@ export function parseChecklistOutput(text: string): ChecklistParseResult {
       dropped.push(`entry ${i + 1}: ${e}`);
       return;
     }
-    read.push({ id: e.id === null ? null : sanitizeId(e.id), title: e.title, priority: (e.priority === null ? null : priorityOf(e.priority)) ?? 'medium', verify: e.verify });
+    read.push({
+      id: e.id === null ? null : sanitizeId(e.id),
+      title: e.title,
+      priority: (e.priority === null ? null : priorityOf(e.priority)) ?? 'medium',
+      verify: e.verify,
+    });
   });
   if (entries.length > MAX_ENTRIES) dropped.push(`${entries.length - MAX_ENTRIES} more entries not read`);
   if (read.length === 0) return { ok: false, error: 'the checklist answer has no usable items (every entry lacks a title)' };
@@ -386,7 +404,8 @@ function parseJsonFile(text: string, fileName: string): ChecklistParseResult {
   const entries = entriesOf(value, CONTAINER_KEYS);
   if (entries === null) return { ok: false, error: `${fileName}: expected a JSON array of items or {"items": [...]}` };
   if (entries.length === 0) return { ok: false, error: `${fileName}: the checklist is empty` };
-  if (entries.length > MAX_CHECKLIST_ITEMS) return { ok: false, error: `${fileName}: ${entries.length} items; a checklist has at most ${MAX_CHECKLIST_ITEMS}` };
+  if (entries.length > MAX_CHECKLIST_ITEMS)
+    return { ok: false, error: `${fileName}: ${entries.length} items; a checklist has at most ${MAX_CHECKLIST_ITEMS}` };
   const read: { id: string | null; title: string; priority: ChecklistPriority; verify: string }[] = [];
   const firstSeen = new Map<string, number>();
   for (let i = 0; i < entries.length; i++) {
@@ -395,13 +414,18 @@ function parseJsonFile(text: string, fileName: string): ChecklistParseResult {
     if (typeof e === 'string') return { ok: false, error: `${where}: ${e} (each item needs a "title")` };
     const id = e.id?.trim() ?? null;
     if (id !== null) {
-      if (id.length > MAX_ID_CHARS || !ID_RE.test(id)) return { ok: false, error: `${where}: id ${JSON.stringify(id.slice(0, 80))} is not valid: ids are letters, digits, _, . and - (e.g. REQ-1)` };
+      if (id.length > MAX_ID_CHARS || !ID_RE.test(id))
+        return {
+          ok: false,
+          error: `${where}: id ${JSON.stringify(id.slice(0, 80))} is not valid: ids are letters, digits, _, . and - (e.g. REQ-1)`,
+        };
       const first = firstSeen.get(id);
       if (first !== undefined) return { ok: false, error: `${where}: duplicate id ${id} (also entry ${first})` };
       firstSeen.set(id, i + 1);
     }
     const priority = e.priority === null ? 'medium' : priorityOf(e.priority);
-    if (priority === null) return { ok: false, error: `${where}: unknown priority ${JSON.stringify(e.priority?.slice(0, 40))}; ${PRIORITY_HINT}` };
+    if (priority === null)
+      return { ok: false, error: `${where}: unknown priority ${JSON.stringify(e.priority?.slice(0, 40))}; ${PRIORITY_HINT}` };
     read.push({ id, title: e.title, priority, verify: e.verify });
   }
   return validated(finishItems(read), [], fileName);
@@ -496,7 +520,8 @@ function parseMarkdownFile(text: string, fileName: string): ChecklistParseResult
           rest = tag[1];
           continue;
         }
-        if (id !== null && tag[1].startsWith(':')) return { ok: false, error: `${where}: unknown priority ${JSON.stringify(tag[0])}; ${PRIORITY_HINT}` };
+        if (id !== null && tag[1].startsWith(':'))
+          return { ok: false, error: `${where}: unknown priority ${JSON.stringify(tag[0])}; ${PRIORITY_HINT}` };
         break;
       }
       if (id === null) {
@@ -520,11 +545,15 @@ function parseMarkdownFile(text: string, fileName: string): ChecklistParseResult
       if (first !== undefined) return { ok: false, error: `${where}: duplicate id ${id} (first on line ${first})` };
       firstSeen.set(id, n + 1);
     }
-    if (read.length >= MAX_CHECKLIST_ITEMS) return { ok: false, error: `${where}: more than ${MAX_CHECKLIST_ITEMS} checklist items (the limit)` };
+    if (read.length >= MAX_CHECKLIST_ITEMS)
+      return { ok: false, error: `${where}: more than ${MAX_CHECKLIST_ITEMS} checklist items (the limit)` };
     read.push({ id, title, priority: priority ?? 'medium', verify });
   }
   if (read.length === 0) {
-    return { ok: false, error: `${fileName}: no checklist items found (expected JSON, or Markdown list lines like "- [ ] REQ-1 (critical): title — how to verify")` };
+    return {
+      ok: false,
+      error: `${fileName}: no checklist items found (expected JSON, or Markdown list lines like "- [ ] REQ-1 (critical): title — how to verify")`,
+    };
   }
   return validated(finishItems(read), [], fileName);
 }
@@ -538,7 +567,8 @@ function parseMarkdownFile(text: string, fileName: string): ChecklistParseResult
  * and the line (JSON: the line of a syntax error, else the entry number).
  */
 export function parseChecklistFile(text: string, fileName: string): ChecklistParseResult {
-  if (text.length > MAX_CHECKLIST_TEXT_CHARS) return { ok: false, error: `${fileName}: larger than ${MAX_CHECKLIST_TEXT_CHARS} characters` };
+  if (text.length > MAX_CHECKLIST_TEXT_CHARS)
+    return { ok: false, error: `${fileName}: larger than ${MAX_CHECKLIST_TEXT_CHARS} characters` };
   const body = text.startsWith('\ufeff') ? text.slice(1) : text;
   const first = body.trimStart()[0];
   return first === '[' || first === '{' ? parseJsonFile(body, fileName) : parseMarkdownFile(body, fileName);
@@ -644,7 +674,8 @@ export function parseVerifierOutput(text: string, ids: readonly string[]): Recor
     const k = id.toLowerCase();
     folded.set(k, folded.has(k) && folded.get(k) !== id ? null : id); // ambiguous when two ids fold together
   }
-  const resolve = (token: string): string | null => (token === '' ? null : exact.has(token) ? token : (folded.get(token.toLowerCase()) ?? null));
+  const resolve = (token: string): string | null =>
+    token === '' ? null : exact.has(token) ? token : (folded.get(token.toLowerCase()) ?? null);
 
   const answers: { pos: number; id: string; verdict: VerifierVerdict }[] = [];
   for (const { value, pos } of jsonValues(input)) {
@@ -813,7 +844,10 @@ export function waive(state: ChecklistState, item: string, by: string, reason: s
     };
   }
   if (waivedIds(state).has(id)) return { ok: true, state };
-  return { ok: true, state: { ...state, waivers: [...state.waivers, { item: id, by: by.slice(0, 200), reason: reason.slice(0, 500), at }] } };
+  return {
+    ok: true,
+    state: { ...state, waivers: [...state.waivers, { item: id, by: by.slice(0, 200), reason: reason.slice(0, 500), at }] },
+  };
 }
 
 export interface MaskedChecklistItem {
@@ -910,7 +944,12 @@ export function checklistExtractionPrompt(opts: { prdPath: string; maxItems: num
  * Asks a verifier agent to check each item against the repository's current state and answer one
  * `ITEM <id>: PASS|FAIL - evidence` line per item. The verifier sees every item, held out or not.
  */
-export function checklistVerifierPrompt(opts: { items: readonly ChecklistItem[]; prdPath: string; diffPath: string | null; testSummary: string }): string {
+export function checklistVerifierPrompt(opts: {
+  items: readonly ChecklistItem[];
+  prdPath: string;
+  diffPath: string | null;
+  testSummary: string;
+}): string {
   const items = opts.items.slice(0, MAX_CHECKLIST_ITEMS).map((raw) => {
     const it = ChecklistItemSchema.parse(raw);
     const verify = oneLine(it.verify, MAX_VERIFY_CHARS);
@@ -926,7 +965,9 @@ export function checklistVerifierPrompt(opts: { items: readonly ChecklistItem[];
     '- PASS only when you have seen evidence that the requirement is met; when it is missing, broken or you cannot tell, FAIL.',
     '',
     `The product requirements document: ${oneLine(opts.prdPath, 4096)}`,
-    opts.diffPath === null ? 'No diff of this run is available: inspect the tree.' : `The changes made in this run, as a diff: ${oneLine(opts.diffPath, 4096)}`,
+    opts.diffPath === null
+      ? 'No diff of this run is available: inspect the tree.'
+      : `The changes made in this run, as a diff: ${oneLine(opts.diffPath, 4096)}`,
     '',
     'Latest test results:',
     summary,
@@ -958,7 +999,12 @@ export type ChecklistRetry =
  * the wait the provider named (else `baseWaitSeconds` times the attempt), up to
  * `CHECKLIST_ATTEMPTS`; then a person is told. Any other failure is final at once.
  */
-export function afterChecklistFailure(f: { attempt: number; providerReason: string | null; rateLimitWaitSeconds: number | null; baseWaitSeconds: number }): ChecklistRetry {
+export function afterChecklistFailure(f: {
+  attempt: number;
+  providerReason: string | null;
+  rateLimitWaitSeconds: number | null;
+  baseWaitSeconds: number;
+}): ChecklistRetry {
   if (f.providerReason === null) return { kind: 'none' };
   if (f.attempt >= CHECKLIST_ATTEMPTS) return { kind: 'give_up', attempts: f.attempt, reason: f.providerReason };
   const waitSeconds = Math.max(1, f.rateLimitWaitSeconds ?? f.baseWaitSeconds * f.attempt);

@@ -69,7 +69,12 @@ export function savedRef(workflowId: string, n: number): string {
  * ref, the previous checkpoint as parent, a message naming run and iteration, and the refs that
  * fall out of the retention bound once it exists.
  */
-export function planCheckpoint(list: readonly CheckpointRecord[], workflowId: string, iteration: number, kept: number): CheckpointRequest | null {
+export function planCheckpoint(
+  list: readonly CheckpointRecord[],
+  workflowId: string,
+  iteration: number,
+  kept: number,
+): CheckpointRequest | null {
   if (kept <= 0) return null;
   const keep = Math.max(kept - 1, 0);
   const older = list.filter((c) => c.iteration < iteration);
@@ -90,7 +95,15 @@ export function addCheckpoint(list: readonly CheckpointRecord[], record: Checkpo
 
 /** What a rewind to this state restores (see RewindSnapshotSchema). */
 export function snapshotOf(state: RunState): RewindSnapshot {
-  const ladder = state.ladder ? { level: state.ladder.level, failuresAtLevel: state.ladder.failuresAtLevel, successStreak: state.ladder.successStreak, pinnedHigh: state.ladder.pinnedHigh, humanEscalated: state.ladder.humanEscalated } : null;
+  const ladder = state.ladder
+    ? {
+        level: state.ladder.level,
+        failuresAtLevel: state.ladder.failuresAtLevel,
+        successStreak: state.ladder.successStreak,
+        pinnedHigh: state.ladder.pinnedHigh,
+        humanEscalated: state.ladder.humanEscalated,
+      }
+    : null;
   return {
     iteration: state.iteration,
     consecutiveFailures: state.consecutiveFailures,
@@ -143,7 +156,10 @@ export function rewindProblem(cp: CheckpointsState, to: number, current: number,
   if (to > current) return `iteration ${to} has not happened yet: the run is at iteration ${current}`;
   const c = cp.list.find((x) => x.iteration === to);
   const have = cp.list.map((x) => x.iteration);
-  const listed = have.length === 0 ? 'the run has no checkpoints yet' : `checkpoints: ${have.length > 20 ? `${have.slice(0, 3).join(', ')}, …, ${have.slice(-16).join(', ')}` : have.join(', ')}`;
+  const listed =
+    have.length === 0
+      ? 'the run has no checkpoints yet'
+      : `checkpoints: ${have.length > 20 ? `${have.slice(0, 3).join(', ')}, …, ${have.slice(-16).join(', ')}` : have.join(', ')}`;
   if (!c) return `iteration ${to} has no checkpoint (it changed nothing, or its checkpoint was pruned: ${kept} are kept); ${listed}`;
   if (c.snapshot === null && c.iteration !== current) return `checkpoint ${to} has no saved state; ${listed}`;
   return null;
@@ -169,12 +185,20 @@ export function rewindFindings(r: RewindRecord): string {
  * lists cut back to the target's iteration; what was spent, sent or asked for kept; an automatic
  * pause (an escalation of the abandoned iterations) lifted, a person's pause kept.
  */
-export function rewindState(state: RunState, target: CheckpointRecord, record: RewindRecord, directive: { text: string; by: string; at: string } | null): RunState {
+export function rewindState(
+  state: RunState,
+  target: CheckpointRecord,
+  record: RewindRecord,
+  directive: { text: string; by: string; at: string } | null,
+): RunState {
   const snap = target.snapshot ?? snapshotOf(state);
   const n = target.iteration;
   const upTo = <T extends { iteration: number }>(xs: readonly T[]): T[] => xs.filter((x) => x.iteration <= n);
   const checklist = state.gates.checklist
-    ? { ...state.gates.checklist, status: Object.fromEntries(Object.entries(state.gates.checklist.status).filter(([, v]) => v.iteration <= n)) }
+    ? {
+        ...state.gates.checklist,
+        status: Object.fromEntries(Object.entries(state.gates.checklist.status).filter(([, v]) => v.iteration <= n)),
+      }
     : null;
   const deadTracked = state.deadLetter.tracked
     .map((t) => ({ ...t, iterations: t.iterations.filter((i) => i <= n) }))

@@ -66,9 +66,24 @@ export type AfterRefusal = { end: false; check: CompletionCheck } | { end: true;
  * (`force_stopped`, exit 20). The valve's reason names the real cause (no change, or claims
  * without approval) and then what refused this last check.
  */
-export function afterRefusal(convergence: ConvergenceState, refused: RefusedCheck, knobs: { stagnationLimit: number; doneSignalLimit: number }): AfterRefusal {
-  const check: CompletionCheck = { iteration: refused.iteration, trigger: refused.trigger, approved: false, cause: refused.cause, reason: refused.reason.slice(0, 500) };
-  const valve = safetyValve(convergence, breakerTrip(convergence, knobs.stagnationLimit), knobs, `${causeLabel(refused.cause)}: ${refused.reason}`);
+export function afterRefusal(
+  convergence: ConvergenceState,
+  refused: RefusedCheck,
+  knobs: { stagnationLimit: number; doneSignalLimit: number },
+): AfterRefusal {
+  const check: CompletionCheck = {
+    iteration: refused.iteration,
+    trigger: refused.trigger,
+    approved: false,
+    cause: refused.cause,
+    reason: refused.reason.slice(0, 500),
+  };
+  const valve = safetyValve(
+    convergence,
+    breakerTrip(convergence, knobs.stagnationLimit),
+    knobs,
+    `${causeLabel(refused.cause)}: ${refused.reason}`,
+  );
   return valve.fire ? { end: true, check, reason: valve.reason } : { end: false, check };
 }
 
@@ -77,5 +92,8 @@ export function checksLine(checks: CompletionChecks): string | null {
   const last = checks.last;
   if (!last) return null;
   const what = last.approved ? 'approved' : `refused by ${last.cause ? causeLabel(last.cause) : 'an unknown check'}: ${last.reason}`;
-  return `completion checks: ${checks.total} (${checks.refused} refused); the last, at iteration ${last.iteration} (${last.trigger.replace(/_/g, ' ')}), ${what}`.slice(0, 600);
+  return `completion checks: ${checks.total} (${checks.refused} refused); the last, at iteration ${last.iteration} (${last.trigger.replace(/_/g, ' ')}), ${what}`.slice(
+    0,
+    600,
+  );
 }

@@ -25,7 +25,11 @@ export type Answer = (typeof ANSWERS)[number];
 type Owed = Exclude<Answer, 'work'>;
 
 /** The answer a call owes, from what its caller will parse (the devil's advocate votes in a council round and gives a verdict in a code review). */
-export function answerOf(call: { role: string; parse: 'review' | 'checklist' | 'verification' | 'tasks' | null; parseVote: boolean }): Answer {
+export function answerOf(call: {
+  role: string;
+  parse: 'review' | 'checklist' | 'verification' | 'tasks' | null;
+  parseVote: boolean;
+}): Answer {
   if (call.parseVote) return 'vote';
   // The memory judge (docs/memory.md, Judgement) answers in JSON its activity reads itself.
   if (call.role === 'memory') return 'lessons';
@@ -78,13 +82,24 @@ export function reviewBreaches(record: ReviewRecord): ContractBreach[] {
 export function councilBreaches(verdict: Verdict): ContractBreach[] {
   const out: ContractBreach[] = verdict.votes
     .filter((v) => v.recorded === 'UNPARSEABLE')
-    .map((v) => ({ role: 'council' as const, who: `member ${v.member} (${v.role})`.slice(0, 100), answer: 'vote' as const, iteration: verdict.iteration, logPath: v.logPath.slice(0, 4096) }));
-  if (verdict.devilsAdvocate?.recorded === 'UNPARSEABLE') out.push({ role: 'devils-advocate', who: "the council's devil's advocate", answer: 'vote', iteration: verdict.iteration, logPath: '' });
+    .map((v) => ({
+      role: 'council' as const,
+      who: `member ${v.member} (${v.role})`.slice(0, 100),
+      answer: 'vote' as const,
+      iteration: verdict.iteration,
+      logPath: v.logPath.slice(0, 4096),
+    }));
+  if (verdict.devilsAdvocate?.recorded === 'UNPARSEABLE')
+    out.push({ role: 'devils-advocate', who: "the council's devil's advocate", answer: 'vote', iteration: verdict.iteration, logPath: '' });
   return out;
 }
 
 /** The verifier answered (exit 0, within its time) but named no item. */
-export function verifierBreach(answer: { exitCode: number; timedOut: boolean; answered: number } | null, iteration: number, logPath: string): ContractBreach | null {
+export function verifierBreach(
+  answer: { exitCode: number; timedOut: boolean; answered: number } | null,
+  iteration: number,
+  logPath: string,
+): ContractBreach | null {
   if (!answer || answer.exitCode !== 0 || answer.timedOut || answer.answered > 0) return null;
   return { role: 'checklist-verifier', who: 'the checklist verifier', answer: 'items', iteration, logPath: logPath.slice(0, 4096) };
 }
@@ -100,7 +115,15 @@ export function trackContract(state: ContractState, breaches: readonly ContractB
 }
 
 const roleName = (b: ContractBreach): string =>
-  b.role === 'council' ? 'council member' : b.role === 'devils-advocate' ? "devil's advocate" : b.role === 'checklist-verifier' ? 'checklist verifier' : b.role === 'checklist' ? 'checklist extraction' : 'code reviewer';
+  b.role === 'council'
+    ? 'council member'
+    : b.role === 'devils-advocate'
+      ? "devil's advocate"
+      : b.role === 'checklist-verifier'
+        ? 'checklist verifier'
+        : b.role === 'checklist'
+          ? 'checklist extraction'
+          : 'code reviewer';
 
 /** What a person reads: the role, the missing line, and what to do about it. */
 export function describeBreach(b: ContractBreach): string {

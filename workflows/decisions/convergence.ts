@@ -5,7 +5,13 @@
  */
 import type { ConvergenceState } from '../../schemas/run.js';
 
-export const initialConvergence = (): ConvergenceState => ({ lastHash: null, consecutiveNoChange: 0, recentHashes: [], doneSignals: 0, totalDoneSignals: 0 });
+export const initialConvergence = (): ConvergenceState => ({
+  lastHash: null,
+  consecutiveNoChange: 0,
+  recentHashes: [],
+  doneSignals: 0,
+  totalDoneSignals: 0,
+});
 
 export function trackConvergence(
   state: ConvergenceState,

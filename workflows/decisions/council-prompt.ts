@@ -6,9 +6,12 @@ import type { MemberRole } from './council.js';
 import type { Severity } from './vote.js';
 
 const ROLE_TEXT: Record<MemberRole, string> = {
-  'requirements-verifier': 'You are the REQUIREMENTS VERIFIER. Check that every requirement in the PRD is implemented in the repository, not just planned or stubbed.',
-  'test-auditor': 'You are the TEST AUDITOR. Check that the requirements are covered by adequate, passing tests. A project without passing tests is not complete.',
-  'devils-advocate-minded': "You are the DEVIL'S ADVOCATE. Look for reasons the work is NOT complete: error handling, security, performance, documentation, edge cases, hard-coded values, TODOs.",
+  'requirements-verifier':
+    'You are the REQUIREMENTS VERIFIER. Check that every requirement in the PRD is implemented in the repository, not just planned or stubbed.',
+  'test-auditor':
+    'You are the TEST AUDITOR. Check that the requirements are covered by adequate, passing tests. A project without passing tests is not complete.',
+  'devils-advocate-minded':
+    "You are the DEVIL'S ADVOCATE. Look for reasons the work is NOT complete: error handling, security, performance, documentation, edge cases, hard-coded values, TODOs.",
 };
 
 export interface CouncilPromptInput {

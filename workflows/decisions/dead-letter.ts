@@ -30,7 +30,15 @@ import {
   type TrackedFailure,
 } from '../../schemas/dead-letter.js';
 
-export { DEAD_LETTER_THRESHOLD, DeadLetterEntrySchema, DeadLetterStateSchema, MAX_DEAD_LETTERS, MAX_ENTRY_ITERATIONS, MAX_TAIL_CHARS, MAX_TRACKED_FINGERPRINTS } from '../../schemas/dead-letter.js';
+export {
+  DEAD_LETTER_THRESHOLD,
+  DeadLetterEntrySchema,
+  DeadLetterStateSchema,
+  MAX_DEAD_LETTERS,
+  MAX_ENTRY_ITERATIONS,
+  MAX_TAIL_CHARS,
+  MAX_TRACKED_FINGERPRINTS,
+} from '../../schemas/dead-letter.js';
 export type { DeadLetterEntry, DeadLetterState } from '../../schemas/dead-letter.js';
 
 const FINGERPRINT_LINES = 5;
@@ -91,8 +99,6 @@ export function failureFingerprint(errorClass: string, tail: string): string {
 
 // ---- State ----------------------------------------------------------------------------------
 
-
-
 export function initialDeadLetterState(): DeadLetterState {
   return { tracked: [], entries: [] };
 }
@@ -142,7 +148,13 @@ export function trackDeadLetter(
   const { next, tracked } = counted(state.tracked, o);
   const existing = state.entries.find((e) => e.fingerprint === o.fingerprint);
   if (existing) {
-    const updated: DeadLetterEntry = { ...existing, attempts: existing.attempts + 1, lastAt: o.atIso, iterations: withIteration(existing.iterations, o.iteration), tail: o.tail };
+    const updated: DeadLetterEntry = {
+      ...existing,
+      attempts: existing.attempts + 1,
+      lastAt: o.atIso,
+      iterations: withIteration(existing.iterations, o.iteration),
+      tail: o.tail,
+    };
     return { state: { tracked, entries: state.entries.map((e) => (e === existing ? updated : e)) }, deadLettered: null };
   }
   if (next.count < thresholdOf(threshold)) return { state: { tracked, entries: state.entries }, deadLettered: null };

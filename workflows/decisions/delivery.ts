@@ -69,11 +69,24 @@ export function runReportMarkdown(f: ReportFacts): string {
     '',
     '## Judgement',
     '',
-    f.council ? `- council: ${f.council.result} (${f.council.approve} approve, ${f.council.reject} reject of ${f.council.size})` : '- council: no round held',
-    ...(f.gates.length ? f.gates.map((g) => `- gate ${g.gate}: ${g.verdict}${g.reason ? ` — ${line(g.reason).slice(0, 200)}` : ''}`) : ['- quality gates: none ran']),
+    f.council
+      ? `- council: ${f.council.result} (${f.council.approve} approve, ${f.council.reject} reject of ${f.council.size})`
+      : '- council: no round held',
+    ...(f.gates.length
+      ? f.gates.map((g) => `- gate ${g.gate}: ${g.verdict}${g.reason ? ` — ${line(g.reason).slice(0, 200)}` : ''}`)
+      : ['- quality gates: none ran']),
   ];
-  if (f.checklist.length) lines.push('', '## Checklist', '', ...f.checklist.slice(0, 60).map((i) => `- [${i.status === 'passing' ? 'x' : ' '}] ${i.id}: ${line(i.title)} (${i.status})`));
+  if (f.checklist.length)
+    lines.push(
+      '',
+      '## Checklist',
+      '',
+      ...f.checklist.slice(0, 60).map((i) => `- [${i.status === 'passing' ? 'x' : ' '}] ${i.id}: ${line(i.title)} (${i.status})`),
+    );
   if (f.notes.length) lines.push('', '## Notes', '', ...f.notes.map((n) => `- ${line(n).slice(0, 500)}`));
-  lines.push('', `Spend: $${f.spendUsd.toFixed(2)} over ${f.calls} priced agent call(s). The full report: \`vigil report ${f.workflowId}\`.`);
+  lines.push(
+    '',
+    `Spend: $${f.spendUsd.toFixed(2)} over ${f.calls} priced agent call(s). The full report: \`vigil report ${f.workflowId}\`.`,
+  );
   return `${lines.join('\n').slice(0, 50_000)}\n`;
 }

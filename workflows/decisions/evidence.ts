@@ -59,7 +59,15 @@ export function judgeEvidence(f: EvidenceFacts, k: EvidenceKnobs): EvidenceVerdi
   for (const s of secrets.slice(0, 3)) failures.push(`possible ${s.kind} in ${s.file}:${s.line}`);
 
   const reason: BlockReason | null =
-    emptyDiff && testsRed ? 'empty_diff_and_tests_red' : emptyDiff ? 'empty_diff' : testsRed ? 'tests_red' : secrets.length ? 'secret_leak_in_changed_files' : null;
+    emptyDiff && testsRed
+      ? 'empty_diff_and_tests_red'
+      : emptyDiff
+        ? 'empty_diff'
+        : testsRed
+          ? 'tests_red'
+          : secrets.length
+            ? 'secret_leak_in_changed_files'
+            : null;
   return { pass: reason === null, reason, failures: failures.slice(0, 5), inconclusive, enabled: true };
 }
 
@@ -70,7 +78,8 @@ export function describeBlock(v: EvidenceVerdict, iteration: number): string {
     empty_diff_and_tests_red: 'nothing changed since the run started and the tests fail',
     empty_diff: 'nothing changed since the run started',
     tests_red: 'the tests fail',
-    secret_leak_in_changed_files: 'a changed file appears to contain a credential; remove it and use configuration or environment variables',
+    secret_leak_in_changed_files:
+      'a changed file appears to contain a credential; remove it and use configuration or environment variables',
   };
   return `Completion was refused at iteration ${iteration} by the evidence gate: ${what[v.reason as BlockReason]}.\n${v.failures.map((l) => `- ${l}`).join('\n')}`;
 }

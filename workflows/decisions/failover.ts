@@ -18,12 +18,25 @@ export function failoverChain(k: Pick<Knobs, 'providerFailover' | 'provider'>): 
 }
 
 /** A rate-limit wait long enough that the next iteration should go to another provider. */
-export function failOverOnRateLimit(waitSeconds: number, k: Pick<Knobs, 'providerFailover' | 'provider' | 'failoverAfterSeconds'>): boolean {
+export function failOverOnRateLimit(
+  waitSeconds: number,
+  k: Pick<Knobs, 'providerFailover' | 'provider' | 'failoverAfterSeconds'>,
+): boolean {
   return failoverChain(k).length > 0 && waitSeconds > k.failoverAfterSeconds;
 }
 
 /** The knobs an iteration runs with on a failover provider: its own defaults, none of the run provider's argv or model names. */
 export function knobsFor(provider: ProviderKnob, k: Knobs): Knobs {
   if (provider === k.provider) return k;
-  return { ...k, provider, agentCommand: [], model: '', modelPlanning: '', modelDevelopment: '', modelFast: '', effort: '', fallbackModel: '' };
+  return {
+    ...k,
+    provider,
+    agentCommand: [],
+    model: '',
+    modelPlanning: '',
+    modelDevelopment: '',
+    modelFast: '',
+    effort: '',
+    fallbackModel: '',
+  };
 }

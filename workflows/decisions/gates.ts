@@ -7,7 +7,16 @@
  * A failing gate never turns into a pass by repetition: the ladder only adds consequences.
  */
 import type { Knobs } from '../../schemas/knobs.js';
-import { severityRank, TOOL_GATES, type ChecklistState, type GateName, type GateResult, type GateTrack, type ReviewRecord, type ToolGate } from '../../schemas/gates.js';
+import {
+  severityRank,
+  TOOL_GATES,
+  type ChecklistState,
+  type GateName,
+  type GateResult,
+  type GateTrack,
+  type ReviewRecord,
+  type ToolGate,
+} from '../../schemas/gates.js';
 import { checklistBlock } from './checklist.js';
 
 export type GateKnobs = Pick<
@@ -68,7 +77,10 @@ export function gateGroups(k: GateKnobs): ToolGate[][] {
 }
 
 /** Whether the tool gates run now: on a tree they have not seen, after a good iteration or before judging completion. */
-export function gatesDue(facts: { judging: boolean; iterationSucceeded: boolean; treeHash: string; lastTree: string | null }, k: GateKnobs): boolean {
+export function gatesDue(
+  facts: { judging: boolean; iterationSucceeded: boolean; treeHash: string; lastTree: string | null },
+  k: GateKnobs,
+): boolean {
   if (gateGroups(k).length === 0) return false;
   if (facts.treeHash === facts.lastTree) return false;
   if (facts.judging) return true;
@@ -80,7 +92,14 @@ export const STUCK_GATES: ReadonlySet<GateName> = new Set<GateName>(['static_ana
 
 export type GateAction = 'none' | 'block' | 'escalate' | 'pause' | 'stuck';
 
-export const freshTrack = (passTree: string | null = null): GateTrack => ({ consecutiveFailures: 0, lastReason: null, sameReason: 0, escalatedAt: 0, pausedAt: 0, passTree });
+export const freshTrack = (passTree: string | null = null): GateTrack => ({
+  consecutiveFailures: 0,
+  lastReason: null,
+  sameReason: 0,
+  escalatedAt: 0,
+  pausedAt: 0,
+  passTree,
+});
 
 /**
  * One gate result against its track. A pass clears the streak; an inconclusive result leaves it
@@ -112,7 +131,9 @@ export function mergeLatest(latest: readonly GateResult[], results: readonly Gat
 
 /** Results that refuse completion: a blocking gate's `fail` (on the tree being judged, when given). */
 export function blockingFailures(latest: readonly GateResult[], k: GateKnobs, treeHash?: string): GateResult[] {
-  return latest.filter((r) => r.verdict === 'fail' && gateDisposition(r.gate, k) === 'blocking' && (treeHash === undefined || r.treeHash === treeHash));
+  return latest.filter(
+    (r) => r.verdict === 'fail' && gateDisposition(r.gate, k) === 'blocking' && (treeHash === undefined || r.treeHash === treeHash),
+  );
 }
 
 export const gateLabel = (gate: GateName): string => gate.replace(/_/g, ' ');
@@ -141,7 +162,9 @@ export function describeGateRefusal(failures: readonly GateResult[], iteration: 
  */
 export function gateFindingsForPrompt(latest: readonly GateResult[], k: GateKnobs): string | null {
   const failing = latest.filter((r) => r.verdict === 'fail');
-  const others = latest.filter((r) => r.verdict !== 'fail' && (r.findings.length > 0 || r.missingTools.length > 0 || r.verdict === 'inconclusive'));
+  const others = latest.filter(
+    (r) => r.verdict !== 'fail' && (r.findings.length > 0 || r.missingTools.length > 0 || r.verdict === 'inconclusive'),
+  );
   if (failing.length === 0 && others.length === 0) return null;
   let budget = k.gateFindingsInPrompt;
   const lines: string[] = [];
@@ -162,14 +185,20 @@ export function gateFindingsForPrompt(latest: readonly GateResult[], k: GateKnob
   }
   for (const r of others) {
     const what = r.verdict === 'inconclusive' ? `could not decide: ${r.reason}` : 'advisory findings';
-    lines.push(`- ${gateLabel(r.gate)} (${what})${r.missingTools.length ? `; not installed: ${r.missingTools.join(', ')}` : ''}`, ...findingLines(r));
+    lines.push(
+      `- ${gateLabel(r.gate)} (${what})${r.missingTools.length ? `; not installed: ${r.missingTools.join(', ')}` : ''}`,
+      ...findingLines(r),
+    );
   }
   return lines.join('\n').slice(0, 6000);
 }
 
 /** The outcome reason of a stuck gate. */
 export function stuckReason(gate: GateName, track: GateTrack): string {
-  return `the ${gateLabel(gate)} gate failed ${track.sameReason} times in a row for the same reason: ${track.lastReason ?? ''}`.slice(0, 1000);
+  return `the ${gateLabel(gate)} gate failed ${track.sameReason} times in a row for the same reason: ${track.lastReason ?? ''}`.slice(
+    0,
+    1000,
+  );
 }
 
 export const isToolGate = (gate: GateName): gate is ToolGate => (TOOL_GATES as readonly GateName[]).includes(gate);
@@ -183,7 +212,15 @@ export function reviewGateResult(r: ReviewRecord): GateResult {
   const all = r.devilsAdvocate ? [...r.reviewers, r.devilsAdvocate] : r.reviewers;
   const findings = all
     .filter((x) => x.blocking || x.findings.length > 0)
-    .flatMap((x) => x.findings.slice(0, 2).map((f) => ({ gate: 'code_review' as const, severity: x.blocking ? ('high' as const) : ('medium' as const), file: null, line: null, message: `${x.reviewer}: ${f}`.slice(0, 500) })))
+    .flatMap((x) =>
+      x.findings.slice(0, 2).map((f) => ({
+        gate: 'code_review' as const,
+        severity: x.blocking ? ('high' as const) : ('medium' as const),
+        file: null,
+        line: null,
+        message: `${x.reviewer}: ${f}`.slice(0, 500),
+      })),
+    )
     .slice(0, 20);
   return {
     gate: 'code_review',
@@ -210,8 +247,12 @@ export function checklistGateResult(state: ChecklistState, treeHash: string, ite
   return {
     gate: 'checklist',
     verdict: block.blocked ? 'fail' : 'pass',
-    reason: block.blocked ? (said[0] ?? 'the checklist is not met').slice(0, 500) : 'every checklist item that blocks completion is verified',
-    findings: said.slice(0, 20).map((m) => ({ gate: 'checklist' as const, severity: 'high' as const, file: null, line: null, message: m.slice(0, 500) })),
+    reason: block.blocked
+      ? (said[0] ?? 'the checklist is not met').slice(0, 500)
+      : 'every checklist item that blocks completion is verified',
+    findings: said
+      .slice(0, 20)
+      .map((m) => ({ gate: 'checklist' as const, severity: 'high' as const, file: null, line: null, message: m.slice(0, 500) })),
     findingCount: said.length,
     missingTools: [],
     durationMs: 0,

@@ -28,7 +28,8 @@ export function ackProjection(j: JournalState, r: { storedThrough: number; writt
 const clip = (s: string, n: number): string => (s.length <= n ? s : s.slice(0, n));
 
 export function iterationEvent(r: IterationRecord, attemptsTests: TestRunRecord | null): RunEvent {
-  const tests = attemptsTests && attemptsTests.treeHash === r.treeHash ? (attemptsTests.verdict ?? (attemptsTests.passed ? 'pass' : 'fail')) : null;
+  const tests =
+    attemptsTests && attemptsTests.treeHash === r.treeHash ? (attemptsTests.verdict ?? (attemptsTests.passed ? 'pass' : 'fail')) : null;
   return {
     kind: 'iteration',
     iteration: r.iteration,
@@ -61,7 +62,14 @@ export function councilEvent(v: Verdict): RunEvent {
   };
 }
 
-export const gateEvent = (r: GateResult): RunEvent => ({ kind: 'gate', iteration: r.iteration, gate: r.gate, verdict: r.verdict, reason: clip(r.reason, 500), findings: r.findingCount });
+export const gateEvent = (r: GateResult): RunEvent => ({
+  kind: 'gate',
+  iteration: r.iteration,
+  gate: r.gate,
+  verdict: r.verdict,
+  reason: clip(r.reason, 500),
+  findings: r.findingCount,
+});
 
 export function reviewEvent(r: ReviewRecord): RunEvent {
   const all = r.devilsAdvocate ? [...r.reviewers, r.devilsAdvocate] : r.reviewers;
@@ -75,13 +83,25 @@ export function reviewEvent(r: ReviewRecord): RunEvent {
   };
 }
 
-export const escalationEvent = (e: EscalationRecord): RunEvent => ({ kind: 'escalation', iteration: e.iteration, reason: e.reason, detail: clip(e.detail, 1000), paused: e.paused });
+export const escalationEvent = (e: EscalationRecord): RunEvent => ({
+  kind: 'escalation',
+  iteration: e.iteration,
+  reason: e.reason,
+  detail: clip(e.detail, 1000),
+  paused: e.paused,
+});
 
 /**
  * A message as an event: who sent which message and a short summary of it. A directive's text
  * never goes into the store (it is in history and the prompt); its size does.
  */
-export function messageEvent(name: string, payload: Record<string, unknown> | null, by: string, accepted: boolean, error?: string): RunEvent {
+export function messageEvent(
+  name: string,
+  payload: Record<string, unknown> | null,
+  by: string,
+  accepted: boolean,
+  error?: string,
+): RunEvent {
   const p = payload ?? {};
   const str = (k: string): string => (typeof p[k] === 'string' ? (p[k] as string) : '');
   let summary: string;
@@ -89,10 +109,17 @@ export function messageEvent(name: string, payload: Record<string, unknown> | nu
   else if (name === 'input') summary = `directive of ${str('directive').length} characters`;
   else if (name === 'budget') summary = `budget set to $${typeof p.usd === 'number' ? p.usd.toFixed(2) : '?'}`;
   else if (name === 'waive') summary = `waived ${str('item')}${str('reason') ? `: ${str('reason')}` : ''}`;
-  else if (name === 'rewind') summary = `rewind to iteration ${typeof p.to === 'number' ? p.to : '?'}${str('reason') ? `: ${str('reason')}` : ''}`;
+  else if (name === 'rewind')
+    summary = `rewind to iteration ${typeof p.to === 'number' ? p.to : '?'}${str('reason') ? `: ${str('reason')}` : ''}`;
   else if (name === 'stop') summary = `${p.now === true ? 'stop now' : 'stop'}${str('reason') ? `: ${str('reason')}` : ''}`;
   else summary = str('reason');
   return { kind: 'message', name: clip(name, 40), by: clip(by, 200), summary: clip(summary, 300), accepted };
 }
 
-export const outcomeEvent = (o: Outcome): RunEvent => ({ kind: 'outcome', status: o.status, exitCode: o.exitCode, reason: clip(o.reason, 1000), iteration: o.iteration });
+export const outcomeEvent = (o: Outcome): RunEvent => ({
+  kind: 'outcome',
+  status: o.status,
+  exitCode: o.exitCode,
+  reason: clip(o.reason, 1000),
+  iteration: o.iteration,
+});

@@ -121,7 +121,8 @@ export function episodesOf(run: RunJournal): Episode[] {
     if (e.tests === 'pass' && !passed.includes('tests')) passed.push('tests');
     const findings = failing.map((g) => clean(`${g.gate}: ${g.reason}`, EPISODE_LIMITS.findingChars));
     for (const r of reviews.filter((x) => x.e.iteration === n)) {
-      for (const v of r.e.reviewers.filter((x) => x.blocking)) findings.push(clean(`review: ${v.reviewer} blocks (${v.verdict})`, EPISODE_LIMITS.findingChars));
+      for (const v of r.e.reviewers.filter((x) => x.blocking))
+        findings.push(clean(`review: ${v.reviewer} blocks (${v.verdict})`, EPISODE_LIMITS.findingChars));
     }
     const rejected = councils.filter((c) => c.e.iteration === n).flatMap((c) => c.e.votes.filter((v) => !v.approves).map((v) => v.reason));
     const councilReasons = [...new Set(rejected.map((r) => clean(r, EPISODE_LIMITS.reasonChars)).filter(Boolean))];
@@ -136,12 +137,17 @@ export function episodesOf(run: RunJournal): Episode[] {
     } else if (e.tests === 'fail') {
       signatures.push(`tests:?:${testFailure}`);
     }
-    for (const g of failing.filter((x) => x.gate !== 'tests')) signatures.push(`gate:${g.gate}:${normalizeReason(redactSecrets(g.reason).text)}`);
+    for (const g of failing.filter((x) => x.gate !== 'tests'))
+      signatures.push(`gate:${g.gate}:${normalizeReason(redactSecrets(g.reason).text)}`);
     if (e.exitCode !== 0) signatures.push(`exit:${e.exitCode}:${normalizeReason(errors[0] ?? '')}`);
     for (const r of councilReasons) signatures.push(`council:${normalizeReason(r)}`);
 
     const outcome: EpisodeOutcome =
-      e.exitCode !== 0 || e.tests === 'fail' || testsGate ? 'failure' : failing.length > 0 || councilReasons.length > 0 || findings.length > 0 || !e.changed ? 'partial' : 'success';
+      e.exitCode !== 0 || e.tests === 'fail' || testsGate
+        ? 'failure'
+        : failing.length > 0 || councilReasons.length > 0 || findings.length > 0 || !e.changed
+          ? 'partial'
+          : 'success';
     // Importance (the seed's signals): the outcome, and surprise (an outcome unlike the one before).
     const base = outcome === 'failure' ? 0.6 : outcome === 'partial' ? 0.5 : 0.4;
     const importance = Math.min(1, base + (previous !== null && previous !== outcome ? 0.2 : 0));
@@ -174,7 +180,9 @@ export function episodesOf(run: RunJournal): Episode[] {
 // Consolidation
 
 const STOP = new Set(
-  'the and for with that this from was were are not but you your has have had its into out too all any can will then than when what which who how why test tests failed fails failing pass passed error run runs iteration times same reason gate'.split(' '),
+  'the and for with that this from was were are not but you your has have had its into out too all any can will then than when what which who how why test tests failed fails failing pass passed error run runs iteration times same reason gate'.split(
+    ' ',
+  ),
 );
 
 /** The words retrieval matches on: lower case, three characters or more, no common words. */
@@ -208,7 +216,10 @@ function fixedBy(sig: string): string | null {
 function describeFailure(sig: string, n: number): string {
   const p = signatureParts(sig);
   const detail = p.detail ? `: ${p.detail}` : '';
-  if (p.topic === 'tests') return p.subject && p.subject !== '?' ? `Test "${p.subject}" failed ${n} times for the same reason${detail}` : `The tests failed ${n} times for the same reason${detail}`;
+  if (p.topic === 'tests')
+    return p.subject && p.subject !== '?'
+      ? `Test "${p.subject}" failed ${n} times for the same reason${detail}`
+      : `The tests failed ${n} times for the same reason${detail}`;
   if (sig.startsWith('gate:')) return `Gate ${p.subject} failed ${n} times for the same reason${detail}`;
   if (p.topic === 'agent') return `The agent's call ended with ${p.subject} ${n} times${detail}`;
   return `The council refused ${n} times for the same reason${detail}`;
@@ -236,24 +247,34 @@ export interface RunEnd {
  * Episodes into patterns, anti-patterns, links and skills. `forgotten` holds the keys
  * (`forgetKey`) a person forgot: they are never consolidated again.
  */
-export function consolidate(episodes: readonly Episode[], runs: readonly RunEnd[], forgotten: ReadonlySet<string> = new Set()): Consolidated {
+export function consolidate(
+  episodes: readonly Episode[],
+  runs: readonly RunEnd[],
+  forgotten: ReadonlySet<string> = new Set(),
+): Consolidated {
   const patterns: Pattern[] = [];
   const links: PatternLink[] = [];
   const byScope = new Map<string, Episode[]>();
-  for (const e of episodes) for (const s of e.signatures) {
-    const k = `${e.repo}\u0000${s}`;
-    const list = byScope.get(k) ?? [];
-    list.push(e);
-    byScope.set(k, list);
-  }
-  const ordered = (list: readonly Episode[]): Episode[] => [...list].sort((a, b) => (a.at ?? '').localeCompare(b.at ?? '') || a.workflowId.localeCompare(b.workflowId) || a.iteration - b.iteration);
+  for (const e of episodes)
+    for (const s of e.signatures) {
+      const k = `${e.repo}\u0000${s}`;
+      const list = byScope.get(k) ?? [];
+      list.push(e);
+      byScope.set(k, list);
+    }
+  const ordered = (list: readonly Episode[]): Episode[] =>
+    [...list].sort(
+      (a, b) => (a.at ?? '').localeCompare(b.at ?? '') || a.workflowId.localeCompare(b.workflowId) || a.iteration - b.iteration,
+    );
   const fixesOf = (repo: string, sig: string, failures: readonly Episode[]): Episode[] => {
     const gate = fixedBy(sig);
     if (!gate) return [];
     const fixes: Episode[] = [];
     for (const wf of new Set(failures.map((f) => f.workflowId))) {
       const lastFail = Math.max(...failures.filter((f) => f.workflowId === wf).map((f) => f.iteration));
-      const fix = ordered(episodes.filter((x) => x.repo === repo && x.workflowId === wf && x.iteration > lastFail && x.passed.includes(gate)))[0];
+      const fix = ordered(
+        episodes.filter((x) => x.repo === repo && x.workflowId === wf && x.iteration > lastFail && x.passed.includes(gate)),
+      )[0];
       if (fix) fixes.push(fix);
     }
     return fixes;
@@ -279,7 +300,10 @@ export function consolidate(episodes: readonly Episode[], runs: readonly RunEnd[
         signature: sig,
         topic: parts.topic,
         title,
-        body: cut(`${title} (${runsSeen} run(s), iterations ${failures.map((f) => f.iteration).join(', ')}). Do not repeat the approach that failed.${fixText}`, 2000),
+        body: cut(
+          `${title} (${runsSeen} run(s), iterations ${failures.map((f) => f.iteration).join(', ')}). Do not repeat the approach that failed.${fixText}`,
+          2000,
+        ),
         keywords: words,
         evidence: failures.length,
         runs: runsSeen,
@@ -291,7 +315,10 @@ export function consolidate(episodes: readonly Episode[], runs: readonly RunEnd[
     }
     const fix = fixes.length > 0 && failures.length >= 2 && !forgotten.has(key(repo, 'pattern', sig));
     if (fix) {
-      const title = cut(`${parts.topic === 'tests' && parts.subject !== '?' ? `Test "${parts.subject}"` : parts.topic === 'tests' ? 'The tests' : `Gate ${parts.subject}`} passed again after it failed${parts.detail ? ` (${parts.detail})` : ''}`, 300);
+      const title = cut(
+        `${parts.topic === 'tests' && parts.subject !== '?' ? `Test "${parts.subject}"` : parts.topic === 'tests' ? 'The tests' : `Gate ${parts.subject}`} passed again after it failed${parts.detail ? ` (${parts.detail})` : ''}`,
+        300,
+      );
       patterns.push({
         repo,
         kind: 'pattern',
@@ -310,7 +337,10 @@ export function consolidate(episodes: readonly Episode[], runs: readonly RunEnd[
     }
     if (anti && fix) {
       // The fix is newer than the last failure: it supersedes the anti-pattern; else it did not hold.
-      const relation = later(fixes.at(-1)?.at ?? null, failures.at(-1)?.at ?? null) || fixes.at(-1)?.workflowId === failures.at(-1)?.workflowId ? 'supersedes' : 'contradicts';
+      const relation =
+        later(fixes.at(-1)?.at ?? null, failures.at(-1)?.at ?? null) || fixes.at(-1)?.workflowId === failures.at(-1)?.workflowId
+          ? 'supersedes'
+          : 'contradicts';
       links.push({ relation, from: { repo, kind: 'pattern', signature: sig }, to: { repo, kind: 'anti_pattern', signature: sig } });
     }
   }
@@ -336,7 +366,12 @@ export function consolidate(episodes: readonly Episode[], runs: readonly RunEnd[
       importance: Math.min(1, Math.max(...list.map((p) => p.importance)) + 0.1),
       from: list.flatMap((p) => p.from).slice(0, 200),
     });
-    for (const p of list) links.push({ relation: 'derived_from', from: { repo: null, kind: first.kind, signature: first.signature }, to: { repo: p.repo, kind: p.kind, signature: p.signature } });
+    for (const p of list)
+      links.push({
+        relation: 'derived_from',
+        from: { repo: null, kind: first.kind, signature: first.signature },
+        to: { repo: p.repo, kind: p.kind, signature: p.signature },
+      });
   }
 
   return { patterns, links, skills: skillsOf(episodes, runs, forgotten) };
@@ -364,7 +399,12 @@ function skillsOf(episodes: readonly Episode[], runs: readonly RunEnd[], forgott
       for (const s of fixed) failedBefore.delete(s);
       const what = e.summary ?? (e.files.length ? `changed ${e.files.slice(0, 5).join(', ')}` : null);
       if (!what && fixed.length === 0) continue;
-      steps.push(cut(`${e.phase ?? 'step'}: ${what ?? 'no change'}${fixed.length ? ` (fixed ${fixed.map((s) => signatureParts(s).subject || signatureParts(s).topic).join(', ')})` : ''}`, 300));
+      steps.push(
+        cut(
+          `${e.phase ?? 'step'}: ${what ?? 'no change'}${fixed.length ? ` (fixed ${fixed.map((s) => signatureParts(s).subject || signatureParts(s).topic).join(', ')})` : ''}`,
+          300,
+        ),
+      );
     }
     steps.push(cut(`ended ${r.status ?? 'done'} after ${mine.length} iteration(s)`, 300));
     const k = `${r.repo}\u0000${taskKind}`;

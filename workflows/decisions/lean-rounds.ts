@@ -68,7 +68,8 @@ export function named(file: string, texts: readonly string[]): boolean {
 }
 
 const LISTED = 3;
-const list = (paths: readonly string[]): string => `${paths.slice(0, LISTED).join(', ')}${paths.length > LISTED ? ` and ${paths.length - LISTED} more` : ''}`;
+const list = (paths: readonly string[]): string =>
+  `${paths.slice(0, LISTED).join(', ')}${paths.length > LISTED ? ` and ${paths.length - LISTED} more` : ''}`;
 
 export interface Judged {
   /** True: the earlier judgement no longer holds (or cannot be shown to hold); ask again. */
@@ -90,8 +91,14 @@ export function openItemTexts(cl: ChecklistState | null | undefined): string[] {
 }
 
 /** Every text that can flag a file for the early check: the last round's reasons, the last review's findings, the open checklist items. */
-export function flaggedTexts(verdict: Verdict | null | undefined, review: ReviewRecord | null | undefined, cl: ChecklistState | null | undefined): string[] {
-  const reasons = verdict ? [...verdict.votes.map((v) => v.reason), ...(verdict.devilsAdvocate ? [verdict.devilsAdvocate.reason] : [])] : [];
+export function flaggedTexts(
+  verdict: Verdict | null | undefined,
+  review: ReviewRecord | null | undefined,
+  cl: ChecklistState | null | undefined,
+): string[] {
+  const reasons = verdict
+    ? [...verdict.votes.map((v) => v.reason), ...(verdict.devilsAdvocate ? [verdict.devilsAdvocate.reason] : [])]
+    : [];
   return [...reasons, ...reviewTexts(review), ...openItemTexts(cl)];
 }
 
@@ -120,7 +127,8 @@ export function earlyCheckDue(mark: ChangeMark | null, flagged: readonly string[
 export function reviewStands(review: ReviewRecord | null | undefined, mark: ChangeMark | null, tree: string): Judged {
   if (!review || review.result !== 'pass') return { again: true, why: 'no passing review' };
   if (review.treeHash === tree) return { again: false, why: `this tree passed review round ${review.round}` };
-  if (!mark || mark.tree !== review.treeHash || mark.head !== tree) return { again: true, why: 'the reviewed tree is not the one the changes are counted from' };
+  if (!mark || mark.tree !== review.treeHash || mark.head !== tree)
+    return { again: true, why: 'the reviewed tree is not the one the changes are counted from' };
   const at = `since review round ${review.round} (iteration ${review.iteration})`;
   if (mark.since === null || mark.files === null) return { again: true, why: `the changes ${at} are not known in full` };
   const seen = new Set(mark.files);
@@ -128,7 +136,10 @@ export function reviewStands(review: ReviewRecord | null | undefined, mark: Chan
   if (fresh.length > 0) return { again: true, why: `new file(s) ${at}: ${list(fresh)}` };
   const flagged = mark.since.filter((p) => named(p, reviewTexts(review)));
   if (flagged.length > 0) return { again: true, why: `change(s) ${at} to flagged file(s): ${list(flagged)}` };
-  return { again: false, why: `review round ${review.round} stands: the changes ${at} (${list(mark.since)}) touch only reviewed files nobody flagged` };
+  return {
+    again: false,
+    why: `review round ${review.round} stands: the changes ${at} (${list(mark.since)}) touch only reviewed files nobody flagged`,
+  };
 }
 
 /**
@@ -139,7 +150,8 @@ export function reviewStands(review: ReviewRecord | null | undefined, mark: Chan
 export function itemsToRecheck(cl: ChecklistState, mark: ChangeMark | null, tree: string): { ids: string[]; why: string } {
   const all = cl.items.map((i) => i.id);
   if (!mark || mark.head !== tree) return { ids: all, why: 'no verification to build on' };
-  if (mark.since === null || mark.files === null) return { ids: all, why: `the changes since the verification at iteration ${mark.iteration} are not known in full` };
+  if (mark.since === null || mark.files === null)
+    return { ids: all, why: `the changes since the verification at iteration ${mark.iteration} are not known in full` };
   const seen = new Set(mark.files);
   const fresh = mark.since.filter((p) => !seen.has(p));
   if (fresh.length > 0) return { ids: all, why: `new file(s) since the verification at iteration ${mark.iteration}: ${list(fresh)}` };
@@ -154,5 +166,11 @@ export function itemsToRecheck(cl: ChecklistState, mark: ChangeMark | null, tree
       return changed.some((p) => named(p, text));
     })
     .map((i) => i.id);
-  return { ids, why: ids.length === all.length ? 'every item could have changed' : `${all.length - ids.length} passing item(s) name no file changed since iteration ${mark.iteration}` };
+  return {
+    ids,
+    why:
+      ids.length === all.length
+        ? 'every item could have changed'
+        : `${all.length - ids.length} passing item(s) name no file changed since iteration ${mark.iteration}`,
+  };
 }

@@ -96,7 +96,12 @@ export function judgePrompt(sel: JudgeSelection): string {
     '## Items',
   ];
   for (const i of sel.items) {
-    lines.push('', `### #${i.id} ${KIND[i.kind]} (${i.repo === null ? 'all repositories' : 'this repository'})`, i.title, clean(i.body, JUDGE_LIMITS.bodyChars));
+    lines.push(
+      '',
+      `### #${i.id} ${KIND[i.kind]} (${i.repo === null ? 'all repositories' : 'this repository'})`,
+      i.title,
+      clean(i.body, JUDGE_LIMITS.bodyChars),
+    );
     if (i.lesson) lines.push(`Current lesson: ${i.lesson}`);
   }
   if (sel.pairs.length) {
@@ -106,12 +111,13 @@ export function judgePrompt(sel: JudgeSelection): string {
 }
 
 export type JudgePlan =
-  | { ok: true; lessons: { id: number; lesson: string }[]; merges: { keep: number; merge: number[] }[] }
-  | { ok: false; error: string };
+  { ok: true; lessons: { id: number; lesson: string }[]; merges: { keep: number; merge: number[] }[] } | { ok: false; error: string };
 
 /** The answer's JSON: the last fenced block, else the text from its first `{` to its last `}`. */
 function jsonOf(text: string): string | null {
-  const fenced = [...text.matchAll(/```(?:json)?[ \t]*\r?\n([\s\S]*?)```/g)].map((m) => (m[1] ?? '').trim()).filter((b) => b.startsWith('{'));
+  const fenced = [...text.matchAll(/```(?:json)?[ \t]*\r?\n([\s\S]*?)```/g)]
+    .map((m) => (m[1] ?? '').trim())
+    .filter((b) => b.startsWith('{'));
   if (fenced.length) return fenced.at(-1) ?? null;
   const a = text.indexOf('{');
   const b = text.lastIndexOf('}');
@@ -132,10 +138,21 @@ export function parseJudgeAnswer(text: string, items: readonly JudgeItem[]): Jud
     return { ok: false, error: `the answer's JSON does not parse: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300) };
   }
   const parsed = MemoryJudgeAnswerSchema.safeParse(value);
-  if (!parsed.success) return { ok: false, error: `the answer is not the documented JSON: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')}`.slice(0, 500) };
+  if (!parsed.success)
+    return {
+      ok: false,
+      error:
+        `the answer is not the documented JSON: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')}`.slice(
+          0,
+          500,
+        ),
+    };
   const byId = new Map(items.map((i) => [i.id, i]));
-  const unknown = [...parsed.data.lessons.map((l) => l.id), ...parsed.data.merges.flatMap((m) => [m.keep, ...m.merge])].filter((id) => !byId.has(id));
-  if (unknown.length) return { ok: false, error: `the answer names items it was not shown: ${[...new Set(unknown)].map((i) => `#${i}`).join(', ')}` };
+  const unknown = [...parsed.data.lessons.map((l) => l.id), ...parsed.data.merges.flatMap((m) => [m.keep, ...m.merge])].filter(
+    (id) => !byId.has(id),
+  );
+  if (unknown.length)
+    return { ok: false, error: `the answer names items it was not shown: ${[...new Set(unknown)].map((i) => `#${i}`).join(', ')}` };
   const seen = new Set<number>();
   for (const m of parsed.data.merges) {
     const keep = byId.get(m.keep) as JudgeItem;
@@ -143,7 +160,8 @@ export function parseJudgeAnswer(text: string, items: readonly JudgeItem[]): Jud
       if (seen.has(id)) return { ok: false, error: `item #${id} is in two merges (or merged into itself)` };
       seen.add(id);
       const other = byId.get(id) as JudgeItem;
-      if (other.kind !== keep.kind || other.repo !== keep.repo) return { ok: false, error: `merge of #${id} into #${m.keep}: not the same kind and scope` };
+      if (other.kind !== keep.kind || other.repo !== keep.repo)
+        return { ok: false, error: `merge of #${id} into #${m.keep}: not the same kind and scope` };
     }
   }
   const lessons = new Map<number, string>();
@@ -151,5 +169,9 @@ export function parseJudgeAnswer(text: string, items: readonly JudgeItem[]): Jud
     const lesson = clean(l.lesson, 300);
     if (lesson) lessons.set(l.id, lesson);
   }
-  return { ok: true, lessons: [...lessons.entries()].map(([id, lesson]) => ({ id, lesson })), merges: parsed.data.merges.map((m) => ({ keep: m.keep, merge: [...new Set(m.merge)] })) };
+  return {
+    ok: true,
+    lessons: [...lessons.entries()].map(([id, lesson]) => ({ id, lesson })),
+    merges: parsed.data.merges.map((m) => ({ keep: m.keep, merge: [...new Set(m.merge)] })),
+  };
 }

@@ -94,7 +94,10 @@ const TEXT_POINTS = 5;
  * then importance, then being this repository's own.
  */
 export function relevance(item: StoredItem, task: ReadonlySet<string>, repo: string, bestText = 0): number {
-  const match = item.textScore !== undefined && bestText > 0 ? (TEXT_POINTS * item.textScore) / bestText : item.keywords.filter((k) => task.has(k)).length;
+  const match =
+    item.textScore !== undefined && bestText > 0
+      ? (TEXT_POINTS * item.textScore) / bestText
+      : item.keywords.filter((k) => task.has(k)).length;
   return match + item.importance + (item.repo === repo ? 0.5 : 0) + (item.kind === 'anti_pattern' ? 0.2 : 0);
 }
 
@@ -116,8 +119,14 @@ export function retrieve(input: RetrievalInput): Retrieved {
     const lines = [
       `Index: ${input.items.length} item(s) from ${input.episodes.runs} earlier run(s), ${input.episodes.count} episode(s).`,
       ...[...topics.entries()]
-        .sort((a, c) => [...c[1].values()].reduce((x, y) => x + y, 0) - [...a[1].values()].reduce((x, y) => x + y, 0) || a[0].localeCompare(c[0]))
-        .map(([topic, kinds]) => `- ${topic}: ${[...kinds.entries()].map(([k, n]) => `${n} ${KIND_LABEL[k] ?? k}${n === 1 ? '' : 's'}`).join(', ')}`),
+        .sort(
+          (a, c) =>
+            [...c[1].values()].reduce((x, y) => x + y, 0) - [...a[1].values()].reduce((x, y) => x + y, 0) || a[0].localeCompare(c[0]),
+        )
+        .map(
+          ([topic, kinds]) =>
+            `- ${topic}: ${[...kinds.entries()].map(([k, n]) => `${n} ${KIND_LABEL[k] ?? k}${n === 1 ? '' : 's'}`).join(', ')}`,
+        ),
     ];
     const f = fit(lines, b.indexTokens * CHARS_PER_TOKEN);
     if (f.text) {
@@ -130,7 +139,10 @@ export function retrieve(input: RetrievalInput): Retrieved {
     const lines = [
       'Timeline (earlier runs on this repository, newest first):',
       ...input.timeline.map((r) => {
-        const fails = r.failures.slice(0, 3).map((x) => `${x.what} ×${x.count}`).join('; ');
+        const fails = r.failures
+          .slice(0, 3)
+          .map((x) => `${x.what} ×${x.count}`)
+          .join('; ');
         return `- ${(r.startedAt ?? '').slice(0, 10) || '?'} "${r.prdTitle ?? r.workflowId}": ${r.iterations} iteration(s), ${r.status ?? 'not ended'}${fails ? `; failed: ${fails}` : ''}`;
       }),
     ];
@@ -144,7 +156,10 @@ export function retrieve(input: RetrievalInput): Retrieved {
   if (b.entriesTokens > 0 && input.items.length > 0) {
     const budget = b.entriesTokens * CHARS_PER_TOKEN;
     const best = Math.max(0, ...input.items.map((i) => i.textScore ?? 0));
-    const ranked = [...input.items].sort((x, y) => relevance(y, task, input.repo, best) - relevance(x, task, input.repo, best) || y.evidence - x.evidence || x.ref.id - y.ref.id);
+    const ranked = [...input.items].sort(
+      (x, y) =>
+        relevance(y, task, input.repo, best) - relevance(x, task, input.repo, best) || y.evidence - x.evidence || x.ref.id - y.ref.id,
+    );
     const lines: string[] = ['Entries (most relevant to this task first):'];
     let used = lines[0]?.length ?? 0;
     for (const i of ranked) {

@@ -94,7 +94,11 @@ export function memoryFromEvent(event: RunEvent): MemoryEntry | null {
     case 'council_round': {
       const against = event.votes.find((v) => !v.approves && v.reason.trim());
       const why = against ? ` — ${against.recorded}: ${against.reason}` : '';
-      return { iteration: event.iteration, kind: 'council', text: `council round ${event.round} (${event.trigger.replace(/_/g, ' ')}): ${event.result} · ${event.approve} of ${event.approve + event.reject} approve, ${event.threshold} needed${why}` };
+      return {
+        iteration: event.iteration,
+        kind: 'council',
+        text: `council round ${event.round} (${event.trigger.replace(/_/g, ' ')}): ${event.result} · ${event.approve} of ${event.approve + event.reject} approve, ${event.threshold} needed${why}`,
+      };
     }
     case 'gate':
       // Failures, and the tests' verdict either way (the tests are what a person asks about first).
@@ -103,10 +107,18 @@ export function memoryFromEvent(event: RunEvent): MemoryEntry | null {
       return { iteration: event.iteration, kind: 'gates', text: `gate ${event.gate.replace(/_/g, ' ')} ${event.verdict}: ${event.reason}` };
     case 'review': {
       const blocking = event.reviewers.filter((r) => r.blocking).map((r) => r.reviewer);
-      return { iteration: event.iteration, kind: 'review', text: `code review ${event.round}: ${event.result} · mergeability ${event.mergeability}${blocking.length ? ` · blocking: ${blocking.join(', ')}` : ''}` };
+      return {
+        iteration: event.iteration,
+        kind: 'review',
+        text: `code review ${event.round}: ${event.result} · mergeability ${event.mergeability}${blocking.length ? ` · blocking: ${blocking.join(', ')}` : ''}`,
+      };
     }
     case 'escalation':
-      return { iteration: event.iteration, kind: 'escalation', text: `escalated to a person (${event.reason.replace(/_/g, ' ')})${event.paused ? ', run paused' : ''}: ${event.detail}` };
+      return {
+        iteration: event.iteration,
+        kind: 'escalation',
+        text: `escalated to a person (${event.reason.replace(/_/g, ' ')})${event.paused ? ', run paused' : ''}: ${event.detail}`,
+      };
     case 'tier_change':
       return { iteration: event.iteration, kind: 'tier', text: `model tier ${event.from} -> ${event.to}: ${event.trigger}` };
     default:
@@ -172,7 +184,9 @@ export function promptMemory(m: RunMemory, budgetChars: number): PromptMemory | 
 export function boundedContinuity(text: string | null): string | null {
   const t = text?.trim() ?? '';
   if (!t) return null;
-  return t.length <= MEMORY_LIMITS.continuityChars ? t : `${t.slice(0, MEMORY_LIMITS.continuityChars - 40).trimEnd()}\n… (cut: the file is longer)`;
+  return t.length <= MEMORY_LIMITS.continuityChars
+    ? t
+    : `${t.slice(0, MEMORY_LIMITS.continuityChars - 40).trimEnd()}\n… (cut: the file is longer)`;
 }
 
 /** `.vigil/learnings.md` as carried: its end (the newest lessons), bounded (null when empty). */
@@ -190,7 +204,10 @@ export function memorySummary(m: RunMemory): { entries: number; dropped: number;
   return {
     entries: m.entries.length,
     dropped: m.dropped,
-    chars: m.entries.reduce((n, e) => n + e.text.length, 0) + (m.continuity?.length ?? m.continuityRef?.chars ?? 0) + (m.learnings?.length ?? m.learningsRef?.chars ?? 0),
+    chars:
+      m.entries.reduce((n, e) => n + e.text.length, 0) +
+      (m.continuity?.length ?? m.continuityRef?.chars ?? 0) +
+      (m.learnings?.length ?? m.learningsRef?.chars ?? 0),
     // Runs from `vigil-lean-prompt-v1` on keep the notes by reference: the same facts.
     continuity: m.continuity !== null || (m.continuityRef ?? null) !== null,
     learnings: m.learnings !== null || (m.learningsRef ?? null) !== null,

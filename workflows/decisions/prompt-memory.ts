@@ -49,7 +49,12 @@ export function memoryDelta(prev: { window: MemoryWindow; hash: string } | null,
   let best = { skip: 0, keep: 0 };
   for (let skip = 0; skip < old.length; skip++) {
     let keep = 0;
-    while (skip + keep < old.length && keep < next.entries.length && same(old[skip + keep] as MemoryEntry, next.entries[keep] as MemoryEntry)) keep++;
+    while (
+      skip + keep < old.length &&
+      keep < next.entries.length &&
+      same(old[skip + keep] as MemoryEntry, next.entries[keep] as MemoryEntry)
+    )
+      keep++;
     if (keep > best.keep) best = { skip, keep };
   }
   if (best.keep === 0) return whole;
@@ -76,6 +81,10 @@ export function keepContinuity(m: RunMemory, signals: Pick<AgentSignals, 'contin
 }
 
 /** The memory after the run start read the learnings: by reference (lean prompt) or as text. */
-export function keepLearnings(m: RunMemory, start: { learnings?: string | null; learningsRef?: NoteRef | null }, byRef: boolean): RunMemory {
+export function keepLearnings(
+  m: RunMemory,
+  start: { learnings?: string | null; learningsRef?: NoteRef | null },
+  byRef: boolean,
+): RunMemory {
   return byRef ? { ...m, learnings: null, learningsRef: start.learningsRef ?? null } : { ...m, learnings: start.learnings ?? null };
 }

@@ -18,14 +18,27 @@ export type { PromptInput };
 
 /** The RARV meaning of each phase (spec §1.6): what this iteration is for. */
 const PHASE_GUIDANCE: Record<Phase, string> = {
-  REASON: 'REASON: read the requirements and the current code, .vigil/CONTINUITY.md and the run so far; decide the next most valuable step and write it down in .vigil/CONTINUITY.md.',
+  REASON:
+    'REASON: read the requirements and the current code, .vigil/CONTINUITY.md and the run so far; decide the next most valuable step and write it down in .vigil/CONTINUITY.md.',
   ACT: 'ACT: implement the next step; keep changes small and commit them with a clear message.',
-  REFLECT: 'REFLECT: review what changed (git log, git diff, the run so far); note mistakes and what to do differently in .vigil/CONTINUITY.md.',
-  VERIFY: 'VERIFY: run the tests and check the requirements; fix what fails, and record what you learned about this repository in .vigil/learnings.md.',
+  REFLECT:
+    'REFLECT: review what changed (git log, git diff, the run so far); note mistakes and what to do differently in .vigil/CONTINUITY.md.',
+  VERIFY:
+    'VERIFY: run the tests and check the requirements; fix what fails, and record what you learned about this repository in .vigil/learnings.md.',
 };
 
 /** Scalar placeholders: one value each, used inline. */
-export const SCALAR_PLACEHOLDERS = ['prd', 'prdPath', 'prdTitle', 'iteration', 'maxIterations', 'phase', 'tier', 'retry', 'completionPromise'] as const;
+export const SCALAR_PLACEHOLDERS = [
+  'prd',
+  'prdPath',
+  'prdTitle',
+  'iteration',
+  'maxIterations',
+  'phase',
+  'tier',
+  'retry',
+  'completionPromise',
+] as const;
 
 /** Section placeholders: each renders with its heading, or as nothing (and its line goes). */
 export const SECTION_PLACEHOLDERS = [
@@ -92,7 +105,8 @@ Iteration {{iteration}} of at most {{maxIterations}}. Phase {{phase}}, tier {{ti
 `;
 
 /** The heading of the memory from earlier runs (docs/memory.md). */
-export const EARLIER_RUNS_HEADING = "Memory from earlier runs on this repository (Vigil's memory: what worked and what failed before; weigh it, it may be out of date):";
+export const EARLIER_RUNS_HEADING =
+  "Memory from earlier runs on this repository (Vigil's memory: what worked and what failed before; weigh it, it may be out of date):";
 
 /** A checked template: its text and the placeholders it uses. */
 export interface PromptTemplate {
@@ -143,13 +157,19 @@ export function parsePromptTemplate(text: string): { ok: true; template: PromptT
         continue;
       }
       const guess = nearest(name);
-      errors.push(`line ${i + 1}: unknown placeholder {{${name}}}${guess ? `; did you mean {{${guess}}}?` : ''} (known: ${PROMPT_PLACEHOLDERS.join(', ')})`);
+      errors.push(
+        `line ${i + 1}: unknown placeholder {{${name}}}${guess ? `; did you mean {{${guess}}}?` : ''} (known: ${PROMPT_PLACEHOLDERS.join(', ')})`,
+      );
     }
     const rest = l.replace(PLACEHOLDER, '');
-    if (rest.includes('{{') || rest.includes('}}')) errors.push(`line ${i + 1}: unpaired braces: write a placeholder as {{name}}, e.g. {{iteration}}`);
+    if (rest.includes('{{') || rest.includes('}}'))
+      errors.push(`line ${i + 1}: unpaired braces: write a placeholder as {{name}}, e.g. {{iteration}}`);
   });
   for (const r of REQUIRED_PLACEHOLDERS) {
-    if (!used.has(r)) errors.push(`the template has no {{${r}}}: ${r === 'directives' ? "a person's directives (vigil input) would never reach the agent" : 'the agent would never learn how to claim completion'}; add it on a line of its own`);
+    if (!used.has(r))
+      errors.push(
+        `the template has no {{${r}}}: ${r === 'directives' ? "a person's directives (vigil input) would never reach the agent" : 'the agent would never learn how to claim completion'}; add it on a line of its own`,
+      );
   }
   if (errors.length > 0) return { ok: false, errors };
   return { ok: true, template: { text: body, placeholders: [...used] } };
@@ -165,7 +185,10 @@ const DEFAULT_TEMPLATE = ((): PromptTemplate => {
 export function promptValues(p: PromptInput): Record<PromptPlaceholder, string> {
   const section = (heading: string, body: string | null | undefined): string => (body ? `${heading}\n${body}` : '');
   const directives = p.directives.length
-    ? ['HUMAN DIRECTIVE (priority; follow it before anything else):', ...p.directives.flatMap((d) => [`[from ${d.by} at ${d.at}]`, d.text])].join('\n')
+    ? [
+        'HUMAN DIRECTIVE (priority; follow it before anything else):',
+        ...p.directives.flatMap((d) => [`[from ${d.by} at ${d.at}]`, d.text]),
+      ].join('\n')
     : '';
   const completion = [
     'When every requirement is implemented and the tests pass, claim completion by',
@@ -184,7 +207,10 @@ export function promptValues(p: PromptInput): Record<PromptPlaceholder, string> 
     retry: String(p.retry),
     completionPromise: p.completionPromise,
     phaseGuidance: PHASE_GUIDANCE[p.phase],
-    retryNote: p.retry > 0 ? `The previous ${p.retry === 1 ? 'attempt' : `${p.retry} attempts`} failed; check the state of the repository before continuing.` : '',
+    retryNote:
+      p.retry > 0
+        ? `The previous ${p.retry === 1 ? 'attempt' : `${p.retry} attempts`} failed; check the state of the repository before continuing.`
+        : '',
     freshSession: p.freshSession
       ? 'This is a FRESH SESSION: earlier conversation context was cleared on request. Rebuild your picture of the work from the repository, your continuity notes and the run so far below.'
       : '',

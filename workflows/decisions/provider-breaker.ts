@@ -25,10 +25,21 @@
  *
  * Pure: time is a parameter; the input state is never mutated.
  */
-import { MAX_FAILURE_TIMES, type BreakerConfig, type BreakerDecision, type ProviderBreakerState } from '../../schemas/provider-breaker-state.js';
+import {
+  MAX_FAILURE_TIMES,
+  type BreakerConfig,
+  type BreakerDecision,
+  type ProviderBreakerState,
+} from '../../schemas/provider-breaker-state.js';
 
 /** The carried state's schema and the config's shape are contracts (schemas/provider-breaker-state.ts); re-exported for the rules' callers. */
-export { MAX_FAILURE_TIMES, ProviderBreakerStateSchema, type BreakerConfig, type BreakerDecision, type ProviderBreakerState } from '../../schemas/provider-breaker-state.js';
+export {
+  MAX_FAILURE_TIMES,
+  ProviderBreakerStateSchema,
+  type BreakerConfig,
+  type BreakerDecision,
+  type ProviderBreakerState,
+} from '../../schemas/provider-breaker-state.js';
 
 /** Seed 001's numbers. */
 export const DEFAULT_BREAKER_CONFIG: Readonly<BreakerConfig> = {
@@ -43,7 +54,16 @@ export const DEFAULT_BREAKER_CONFIG: Readonly<BreakerConfig> = {
 export type BreakerOutcome = 'success' | 'failure' | 'released';
 
 export function initialBreaker(): ProviderBreakerState {
-  return { phase: 'CLOSED', failureTimesMs: [], openUntilMs: null, probeInFlight: false, lastProbeAtMs: null, probeSuccesses: 0, lastChangeAtMs: null, trips: 0 };
+  return {
+    phase: 'CLOSED',
+    failureTimesMs: [],
+    openUntilMs: null,
+    probeInFlight: false,
+    lastProbeAtMs: null,
+    probeSuccesses: 0,
+    lastChangeAtMs: null,
+    trips: 0,
+  };
 }
 
 /** Whole, at least `min`; a value that is not a finite number takes the seed's default. */
@@ -76,7 +96,11 @@ function advanced(state: ProviderBreakerState, nowMs: number): ProviderBreakerSt
   return { ...initialBreaker(), phase: 'HALF_OPEN', lastChangeAtMs: state.openUntilMs, trips: state.trips };
 }
 
-function askHalfOpen(state: ProviderBreakerState, nowMs: number, cfg: BreakerConfig): { state: ProviderBreakerState; decision: BreakerDecision } {
+function askHalfOpen(
+  state: ProviderBreakerState,
+  nowMs: number,
+  cfg: BreakerConfig,
+): { state: ProviderBreakerState; decision: BreakerDecision } {
   if (state.probeInFlight) return { state, decision: { allow: false, retryAtMs: nowMs + cfg.probeIntervalMs, reason: 'probe_in_flight' } };
   const nextProbeAtMs = state.lastProbeAtMs === null ? nowMs : state.lastProbeAtMs + cfg.probeIntervalMs;
   if (nowMs < nextProbeAtMs) return { state, decision: { allow: false, retryAtMs: nextProbeAtMs, reason: 'probe_interval' } };

@@ -9,7 +9,8 @@
  */
 import { isTestRunnerLine, lastLines } from './runner-lines.js';
 
-const API_FAILURE = /\b(?:API Error|api_error|overloaded(?:_error)?|service unavailable|internal server error|bad gateway|gateway time-?out|HTTP (?:500|502|503|504|529)|status(?: code)?:? (?:500|502|503|504|529)|ECONNRESET|ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|socket hang up|network error|fetch failed|stream disconnected)\b/i;
+const API_FAILURE =
+  /\b(?:API Error|api_error|overloaded(?:_error)?|service unavailable|internal server error|bad gateway|gateway time-?out|HTTP (?:500|502|503|504|529)|status(?: code)?:? (?:500|502|503|504|529)|ECONNRESET|ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|socket hang up|network error|fetch failed|stream disconnected)\b/i;
 
 export interface CallHealthFacts {
   exitCode: number;
@@ -29,6 +30,8 @@ export function providerOutcome(f: CallHealthFacts): { outcome: 'success' | 'fai
   if (f.authError) return { outcome: 'failure', reason: 'authentication failed' };
   if (f.timedOut && f.modelOutput === false) return { outcome: 'failure', reason: HUNG_STREAM_REASON };
   if (f.exitCode === 0 || f.timedOut) return { outcome: 'success', reason: null };
-  const line = lastLines(f.tail).filter((l) => !isTestRunnerLine(l)).find((l) => API_FAILURE.test(l));
+  const line = lastLines(f.tail)
+    .filter((l) => !isTestRunnerLine(l))
+    .find((l) => API_FAILURE.test(l));
   return line ? { outcome: 'failure', reason: `API failure: ${line.trim().slice(0, 200)}` } : { outcome: 'success', reason: null };
 }

@@ -30,7 +30,14 @@
  *   3. `clamp(7200 / rpm, 60, 300)`.
  * `source` stays one of `reset_time | retry_after | rpm` (the activity result schema's enum).
  */
-import { familiesOf, findProviderEvidence, type CliFamily, type Provider, type ProviderEvidence, type ProviderRecord } from './runner-lines.js';
+import {
+  familiesOf,
+  findProviderEvidence,
+  type CliFamily,
+  type Provider,
+  type ProviderEvidence,
+  type ProviderRecord,
+} from './runner-lines.js';
 
 export type { Provider } from './runner-lines.js';
 
@@ -51,7 +58,10 @@ const RL_PLAIN = /quota exceeded|rate limit exceeded|too many requests/i;
 
 const MONTH = '([a-z]{3,9})\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s+';
 /** Claude reset notice: `resets 5pm`, `resets 5:10pm (Europe/Paris)`, `reset at 9am`, `resets Oct 9, 10am`. */
-const CLAUDE_RESET = new RegExp(`\\bresets?\\s+(?:at\\s+)?(?:${MONTH}(?:at\\s+)?)?(\\d{1,2})(?::(\\d{2}))?\\s*([ap]m)\\b(?:\\s*\\(([^)\\n]+)\\))?`, 'gi');
+const CLAUDE_RESET = new RegExp(
+  `\\bresets?\\s+(?:at\\s+)?(?:${MONTH}(?:at\\s+)?)?(\\d{1,2})(?::(\\d{2}))?\\s*([ap]m)\\b(?:\\s*\\(([^)\\n]+)\\))?`,
+  'gi',
+);
 const CLAUDE_EPOCH = /usage limit reached\s*\|\s*(\d{9,13})\b/gi;
 const CLAUDE_LIMIT = /\busage limit reached\b|\bhit your limit\b/i;
 const CODEX_LIMIT = /\bhit your usage limit\b/i;
@@ -230,7 +240,12 @@ function claudeEpochResets(text: string, ctx: WaitContext): Candidate[] {
   });
 }
 
-function clockResets(re: RegExp, text: string, ctx: WaitContext, read: (m: RegExpMatchArray) => ClockNotice & { zone: string | undefined }): Candidate[] {
+function clockResets(
+  re: RegExp,
+  text: string,
+  ctx: WaitContext,
+  read: (m: RegExpMatchArray) => ClockNotice & { zone: string | undefined },
+): Candidate[] {
   const out: Candidate[] = [];
   for (const m of matchesOf(re, text)) {
     const notice = read(m);
@@ -242,7 +257,15 @@ function clockResets(re: RegExp, text: string, ctx: WaitContext, read: (m: RegEx
 }
 
 const claudeClockResets = (text: string, ctx: WaitContext): Candidate[] =>
-  clockResets(CLAUDE_RESET, text, ctx, (m) => ({ month: m[1], day: m[2], year: undefined, hour: m[3], minute: m[4], ampm: m[5], zone: m[6] }));
+  clockResets(CLAUDE_RESET, text, ctx, (m) => ({
+    month: m[1],
+    day: m[2],
+    year: undefined,
+    hour: m[3],
+    minute: m[4],
+    ampm: m[5],
+    zone: m[6],
+  }));
 
 const codexClockResets = (text: string, ctx: WaitContext): Candidate[] =>
   clockResets(CODEX_AT, text, ctx, (m) => ({ month: m[1], day: m[2], year: m[3], hour: m[4], minute: m[5], ampm: m[6], zone: undefined }));
@@ -260,12 +283,20 @@ function durationSeconds(spec: string): number {
 }
 
 function codexDurations(text: string): Candidate[] {
-  return matchesOf(CODEX_IN, text).map((m) => ({ index: m.index ?? 0, kind: 'reset', waitSeconds: durationSeconds(m[1] ?? '') + RESET_BUFFER_SECONDS }));
+  return matchesOf(CODEX_IN, text).map((m) => ({
+    index: m.index ?? 0,
+    kind: 'reset',
+    waitSeconds: durationSeconds(m[1] ?? '') + RESET_BUFFER_SECONDS,
+  }));
 }
 
 function geminiDailyResets(text: string, ctx: WaitContext): Candidate[] {
   const pacific = namedZone('America/Los_Angeles') ?? PACIFIC_FALLBACK;
-  return matchesOf(GEMINI_PER_DAY, text).map((m) => ({ index: m.index ?? 0, kind: 'reset', waitSeconds: untilReset(nextWallTime(pacific, ctx.nowMs, 0, 0), ctx.nowMs) }));
+  return matchesOf(GEMINI_PER_DAY, text).map((m) => ({
+    index: m.index ?? 0,
+    kind: 'reset',
+    waitSeconds: untilReset(nextWallTime(pacific, ctx.nowMs, 0, 0), ctx.nowMs),
+  }));
 }
 
 function geminiRetryDelays(text: string): Candidate[] {

@@ -8,7 +8,15 @@
 import type { Knobs } from '../../schemas/knobs.js';
 
 /** Activities whose repeated failure means the repository itself is in trouble. */
-export const REPOSITORY_ACTIVITIES: ReadonlySet<string> = new Set(['prepareRun', 'inspectRepo', 'inspectIteration', 'readAgentSignals', 'collectEvidence', 'writeTranscript', 'writeHandoff']);
+export const REPOSITORY_ACTIVITIES: ReadonlySet<string> = new Set([
+  'prepareRun',
+  'inspectRepo',
+  'inspectIteration',
+  'readAgentSignals',
+  'collectEvidence',
+  'writeTranscript',
+  'writeHandoff',
+]);
 
 /** Failure types activities use for a repository that cannot be used. */
 export const REPOSITORY_FAILURE_TYPES: ReadonlySet<string> = new Set(['NotAGitRepository', 'UnsafeRepository']);
@@ -45,9 +53,16 @@ export type RepositoryTroubleAction = { kind: 'pause'; reason: string } | { kind
  * condition a person fixes in a minute would lose it); a lost repository pauses a supervised run
  * and ends a perpetual one.
  */
-export function onRepositoryTrouble(trouble: RepositoryTrouble, runId: string, knobs: Pick<Knobs, 'autonomyMode'>): RepositoryTroubleAction {
+export function onRepositoryTrouble(
+  trouble: RepositoryTrouble,
+  runId: string,
+  knobs: Pick<Knobs, 'autonomyMode'>,
+): RepositoryTroubleAction {
   if (trouble.kind === 'disk_full') {
-    return { kind: 'pause', reason: `disk full under the repository: ${trouble.problem}`.slice(0, 1500) + `. Free space, then \`vigil resume ${runId}\`` };
+    return {
+      kind: 'pause',
+      reason: `disk full under the repository: ${trouble.problem}`.slice(0, 1500) + `. Free space, then \`vigil resume ${runId}\``,
+    };
   }
   const what = `repository unavailable: ${trouble.problem}`.slice(0, 1500);
   if (knobs.autonomyMode === 'supervised') {

@@ -30,7 +30,11 @@ const EXCLUDED_DIRS: ReadonlySet<string> = new Set(REVIEW_EXCLUDED.dirs);
 const EXCLUDED_LOCKFILES: ReadonlySet<string> = new Set(REVIEW_EXCLUDED.lockfiles);
 
 /** A path's segments, tolerant of `./` prefixes, doubled and Windows separators. */
-const segments = (path: string): string[] => path.replace(/\\/g, '/').split('/').filter((s) => s !== '' && s !== '.');
+const segments = (path: string): string[] =>
+  path
+    .replace(/\\/g, '/')
+    .split('/')
+    .filter((s) => s !== '' && s !== '.');
 
 const basename = (path: string): string => segments(path).at(-1) ?? '';
 
@@ -56,7 +60,10 @@ export const DEFAULT_CONTEXT_WINDOW_TOKENS = 200_000;
  */
 export function reviewDiffCap(contextWindowTokens: number | null, override: number | null): number {
   if (override !== null && Number.isFinite(override) && override >= 1) return Math.floor(override);
-  const ctx = contextWindowTokens !== null && Number.isFinite(contextWindowTokens) && contextWindowTokens >= 1 ? Math.floor(contextWindowTokens) : DEFAULT_CONTEXT_WINDOW_TOKENS;
+  const ctx =
+    contextWindowTokens !== null && Number.isFinite(contextWindowTokens) && contextWindowTokens >= 1
+      ? Math.floor(contextWindowTokens)
+      : DEFAULT_CONTEXT_WINDOW_TOKENS;
   const budget = Math.floor((ctx * 3) / 4) * 3;
   return Math.min(REVIEW_DIFF_CAP_MAX, Math.floor((budget * 400_000) / 425_000));
 }
@@ -76,9 +83,17 @@ export interface Specialist {
 }
 
 export const SPECIALISTS: readonly Specialist[] = [
-  { name: 'security-sentinel', keywords: ['auth', 'login', 'password', 'token', 'api', 'sql', 'query', 'cookie', 'cors', 'csrf'], priority: 0 },
+  {
+    name: 'security-sentinel',
+    keywords: ['auth', 'login', 'password', 'token', 'api', 'sql', 'query', 'cookie', 'cors', 'csrf'],
+    priority: 0,
+  },
   { name: 'test-coverage-auditor', keywords: ['test', 'spec', 'coverage', 'assert', 'mock', 'fixture', 'expect', 'describe'], priority: 1 },
-  { name: 'performance-oracle', keywords: ['database', 'query', 'cache', 'render', 'loop', 'fetch', 'load', 'index', 'join', 'pool'], priority: 2 },
+  {
+    name: 'performance-oracle',
+    keywords: ['database', 'query', 'cache', 'render', 'loop', 'fetch', 'load', 'index', 'join', 'pool'],
+    priority: 2,
+  },
   { name: 'dependency-analyst', keywords: ['package', 'import', 'require', 'dependency', 'npm', 'pip', 'yarn', 'lock'], priority: 3 },
 ];
 
@@ -149,10 +164,10 @@ function rankSpecialists(haystack: string): Scored[] {
 }
 
 export function selectReviewers(input: SelectionInput): ReviewerChoice[] {
-  const mandatory: ReviewerChoice[] = [
-    ...(input.requirements ? [REQUIREMENTS_REVIEWER] : []),
-    ...MANDATORY_REVIEWERS,
-  ].map((reviewer) => ({ reviewer, reason: 'mandatory' }));
+  const mandatory: ReviewerChoice[] = [...(input.requirements ? [REQUIREMENTS_REVIEWER] : []), ...MANDATORY_REVIEWERS].map((reviewer) => ({
+    reviewer,
+    reason: 'mandatory',
+  }));
 
   const n = input.complexity === 'complex' ? 4 : 2;
   const ranked = rankSpecialists(selectionHaystack(input.text, input.files)).slice(0, n);
@@ -238,7 +253,10 @@ export type SeverityCounts = Record<ReviewSeverity, number>;
 // attempt constant-time; `^` and `$` are the line's ends because lines are matched one by one.
 const BLANKS = String.raw`\s{0,40}`;
 const markerRe = (level: ReviewSeverity): RegExp =>
-  new RegExp(String.raw`\[${level}\]|\*\*${BLANKS}${level}${BLANKS}\*\*|severity:?${BLANKS}${level}|^${BLANKS}[-*]\s{1,40}${level}(?:[\s:.,*]|$)`, 'i');
+  new RegExp(
+    String.raw`\[${level}\]|\*\*${BLANKS}${level}${BLANKS}\*\*|severity:?${BLANKS}${level}|^${BLANKS}[-*]\s{1,40}${level}(?:[\s:.,*]|$)`,
+    'i',
+  );
 
 /** `[High]`, `**High**`, `Severity: High`, `- High: ...` (and the same for each level). */
 const MARKERS: Readonly<Record<ReviewSeverity, RegExp>> = {
@@ -370,7 +388,11 @@ function mergeabilityScore(records: readonly ReviewerRecord[]): { score: number;
  * The devil's advocate blocks on any Critical/High it reports, verdict or not: it only runs on a
  * unanimous PASS, and its whole job is to find what that PASS missed.
  */
-export function aggregateReview(reviewers: readonly ReviewerRecord[], devilsAdvocate: ReviewerRecord | null, opts: AggregateOptions): ReviewOutcome {
+export function aggregateReview(
+  reviewers: readonly ReviewerRecord[],
+  devilsAdvocate: ReviewerRecord | null,
+  opts: AggregateOptions,
+): ReviewOutcome {
   const missing = reviewers.filter((r) => !hasVerdict(r));
   const daMissing = devilsAdvocate !== null && !hasVerdict(devilsAdvocate);
   const inconclusive = reviewers.length === 0 || missing.length > 0 || daMissing;
@@ -392,7 +414,10 @@ export function aggregateReview(reviewers: readonly ReviewerRecord[], devilsAdvo
   } else if (inconclusive) {
     result = 'inconclusive';
     const silent = [...missing, ...(daMissing && devilsAdvocate !== null ? [devilsAdvocate] : [])];
-    reason = reviewers.length === 0 ? 'inconclusive: no reviewer ran' : `inconclusive: no verdict from ${silent.map((r) => `${r.reviewer} (${missingWhy(r)})`).join(', ')}`;
+    reason =
+      reviewers.length === 0
+        ? 'inconclusive: no reviewer ran'
+        : `inconclusive: no verdict from ${silent.map((r) => `${r.reviewer} (${missingWhy(r)})`).join(', ')}`;
   } else if (opts.mergeabilityMin > 0 && mergeability < opts.mergeabilityMin) {
     result = 'blocked';
     reason = `mergeability ${mergeability} is below the minimum ${opts.mergeabilityMin} (${advisory} findings)`;
@@ -469,8 +494,12 @@ function evidence(p: Omit<ReviewerPromptInput, 'reviewer'>): string[] {
     `The change: the diff at ${p.diffPath} (${p.diffBytes} bytes), everything changed since this run started (lockfiles and vendored, generated or build directories left out). Read all of it.`,
     `Changed files (${p.files.length}):`,
     ...fileList(p.files),
-    summary === '' ? 'Tests: no test summary is available.' : `Tests (latest run): ${clip(summary, PROMPT_TEST_SUMMARY_CHARS).replace(/\n/g, '\n  | ')}`,
-    p.prdPath !== null ? `Requirements (PRD): ${p.prdPath}` : 'There is no requirements document for this run; judge the change on its own terms.',
+    summary === ''
+      ? 'Tests: no test summary is available.'
+      : `Tests (latest run): ${clip(summary, PROMPT_TEST_SUMMARY_CHARS).replace(/\n/g, '\n  | ')}`,
+    p.prdPath !== null
+      ? `Requirements (PRD): ${p.prdPath}`
+      : 'There is no requirements document for this run; judge the change on its own terms.',
     'You may read any file in the repository for context. Do not modify any file, do not commit, and run nothing that changes the repository.',
   ];
 }

@@ -57,7 +57,9 @@ export function subAgentName(prefix: string, label: string): string {
 
 /** The `--agents` JSON: one sub-agent per member, read-only tools, the model of the call. */
 export function agentsArgument(members: BatchMember[], tools: string[]): string {
-  return JSON.stringify(Object.fromEntries(members.map((m) => [m.name, { description: m.description, prompt: m.prompt, tools, model: 'inherit' }])));
+  return JSON.stringify(
+    Object.fromEntries(members.map((m) => [m.name, { description: m.description, prompt: m.prompt, tools, model: 'inherit' }])),
+  );
 }
 
 /**
@@ -85,8 +87,17 @@ export interface BatchFollowUp {
 }
 
 /** The `--json-schema` of the answer: one finding per declared agent (and the checklist verifier's items, when it rides along). */
-export function findingsSchema(kind: BatchKind, names: string[], verifier?: BatchVerifier, followUp?: BatchFollowUp): Record<string, unknown> {
-  const agent = { type: 'string', enum: followUp ? [...names, followUp.name] : names, description: 'the name of the declared agent this finding is from' };
+export function findingsSchema(
+  kind: BatchKind,
+  names: string[],
+  verifier?: BatchVerifier,
+  followUp?: BatchFollowUp,
+): Record<string, unknown> {
+  const agent = {
+    type: 'string',
+    enum: followUp ? [...names, followUp.name] : names,
+    description: 'the name of the declared agent this finding is from',
+  };
   const finding =
     kind === 'council'
       ? {
@@ -97,7 +108,11 @@ export function findingsSchema(kind: BatchKind, names: string[], verifier?: Batc
             reason: { type: 'string', description: "the agent's one-line reason" },
             issues: {
               type: 'array',
-              items: { type: 'object', properties: { severity: { type: 'string', enum: [...SEVERITIES] }, description: { type: 'string' } }, required: ['severity', 'description'] },
+              items: {
+                type: 'object',
+                properties: { severity: { type: 'string', enum: [...SEVERITIES] }, description: { type: 'string' } },
+                required: ['severity', 'description'],
+              },
             },
           },
           required: ['agent', 'vote', 'reason'],
@@ -109,29 +124,52 @@ export function findingsSchema(kind: BatchKind, names: string[], verifier?: Batc
             verdict: { type: 'string', enum: [...VERDICTS] },
             findings: {
               type: 'array',
-              items: { type: 'object', properties: { severity: { type: 'string', enum: [...SEVERITIES] }, text: { type: 'string' } }, required: ['severity', 'text'] },
+              items: {
+                type: 'object',
+                properties: { severity: { type: 'string', enum: [...SEVERITIES] }, text: { type: 'string' } },
+                required: ['severity', 'text'],
+              },
             },
           },
           required: ['agent', 'verdict'],
         };
-  if (!verifier) return { type: 'object', properties: { findings: { type: 'array', items: finding, minItems: names.length } }, required: ['findings'] };
+  if (!verifier)
+    return { type: 'object', properties: { findings: { type: 'array', items: finding, minItems: names.length } }, required: ['findings'] };
   const item = {
     type: 'object',
-    properties: { id: { type: 'string', enum: verifier.ids }, verdict: { type: 'string', enum: [...VERDICTS] }, evidence: { type: 'string', description: 'what shows it, or what is missing' } },
+    properties: {
+      id: { type: 'string', enum: verifier.ids },
+      verdict: { type: 'string', enum: [...VERDICTS] },
+      evidence: { type: 'string', description: 'what shows it, or what is missing' },
+    },
     required: ['id', 'verdict', 'evidence'],
   };
-  const checklist = { type: 'object', properties: { agent: { type: 'string', enum: [verifier.name] }, items: { type: 'array', items: item } }, required: ['agent', 'items'] };
+  const checklist = {
+    type: 'object',
+    properties: { agent: { type: 'string', enum: [verifier.name] }, items: { type: 'array', items: item } },
+    required: ['agent', 'items'],
+  };
   // The members' findings may be empty: they are not run when the checklist is not met.
   return { type: 'object', properties: { checklist, findings: { type: 'array', items: finding } }, required: ['checklist', 'findings'] };
 }
 
 /** What the main agent of a batched call is asked: run every declared agent, report each answer as given. */
-export function batchPrompt(p: { kind: BatchKind; round: number; iteration: number; names: string[]; verifier?: BatchVerifier; followUp?: BatchFollowUp }): string {
+export function batchPrompt(p: {
+  kind: BatchKind;
+  round: number;
+  iteration: number;
+  names: string[];
+  verifier?: BatchVerifier;
+  followUp?: BatchFollowUp;
+}): string {
   if (p.verifier) return verifierFirstPrompt({ ...p, verifier: p.verifier });
-  const what = p.kind === 'council' ? `Completion council round ${p.round}, iteration ${p.iteration}` : `Code review round ${p.round}, iteration ${p.iteration}`;
+  const what =
+    p.kind === 'council'
+      ? `Completion council round ${p.round}, iteration ${p.iteration}`
+      : `Code review round ${p.round}, iteration ${p.iteration}`;
   const answer =
     p.kind === 'council'
-      ? "its vote (APPROVE, REJECT or CANNOT_VALIDATE), its one-line reason and its issues with their severities"
+      ? 'its vote (APPROVE, REJECT or CANNOT_VALIDATE), its one-line reason and its issues with their severities'
       : 'its verdict (PASS or FAIL) and its findings with their severities';
   return [
     `${what}: one call for ${p.names.length} ${p.kind === 'council' ? 'council members' : 'code reviewers'}, each declared as an agent.`,
@@ -157,7 +195,13 @@ function followUpLines(kind: BatchKind, f: BatchFollowUp): string[] {
 }
 
 /** The council round's batched call with the checklist verifier in it: the verifier first, the members only when it leaves nothing blocking. */
-function verifierFirstPrompt(p: { round: number; iteration: number; names: string[]; verifier: BatchVerifier; followUp?: BatchFollowUp }): string {
+function verifierFirstPrompt(p: {
+  round: number;
+  iteration: number;
+  names: string[];
+  verifier: BatchVerifier;
+  followUp?: BatchFollowUp;
+}): string {
   const v = p.verifier;
   const members = [
     'Run every one of these agents exactly once, each with the Agent tool and its own name as the agent type, in the foreground (they may run at the same time):',
@@ -206,7 +250,10 @@ const severityWord = (s: string): string => {
 /** A member's finding as its own call would have answered (docs/agent-contract.md). */
 function councilAnswer(f: z.infer<typeof CouncilFindingSchema>): string {
   const vote = f.vote.trim().toUpperCase();
-  const lines = [`VOTE: ${(VOTES as readonly string[]).includes(vote) ? vote : 'CANNOT_VALIDATE'}`, `REASON: ${oneLine(f.reason, 300) || '(none given)'}`];
+  const lines = [
+    `VOTE: ${(VOTES as readonly string[]).includes(vote) ? vote : 'CANNOT_VALIDATE'}`,
+    `REASON: ${oneLine(f.reason, 300) || '(none given)'}`,
+  ];
   for (const i of f.issues.slice(0, 50)) lines.push(`ISSUES: ${severityWord(i.severity).toUpperCase()}: ${oneLine(i.description, 300)}`);
   return `${lines.join('\n')}\n`;
 }
@@ -227,7 +274,8 @@ function reviewAnswer(f: z.infer<typeof ReviewFindingSchema>): string {
  * `verifier`: the checklist verifier's answer (when it rode along), in its own format (`ITEM <id>:
  * PASS - ...` lines, read by the verifier's parser); present even when the members' part failed.
  */
-export type SplitAnswer = { ok: true; answers: Record<string, string>; verifier?: string; followUp?: string } | { ok: false; why: string; verifier?: string };
+export type SplitAnswer =
+  { ok: true; answers: Record<string, string>; verifier?: string; followUp?: string } | { ok: false; why: string; verifier?: string };
 
 const ChecklistPartSchema = z.object({
   items: z.array(z.object({ id: z.string(), verdict: z.string(), evidence: z.string().default('') })),
@@ -251,7 +299,13 @@ function verifierAnswer(part: z.infer<typeof ChecklistPartSchema>, ids: readonly
  * or why it cannot be (not the document asked for, a member missing). A member named twice keeps
  * its first finding; findings for agents that were not declared are ignored.
  */
-export function splitFindings(kind: BatchKind, names: string[], structured: unknown, checklist?: BatchVerifier, followUp?: BatchFollowUp): SplitAnswer {
+export function splitFindings(
+  kind: BatchKind,
+  names: string[],
+  structured: unknown,
+  checklist?: BatchVerifier,
+  followUp?: BatchFollowUp,
+): SplitAnswer {
   if (structured === null || structured === undefined) return { ok: false, why: 'no structured answer' };
   const doc = z.object({ findings: z.array(z.unknown()), checklist: z.unknown().optional() }).safeParse(structured);
   if (!doc.success) return { ok: false, why: 'the answer has no findings list' };
@@ -274,7 +328,11 @@ export function splitFindings(kind: BatchKind, names: string[], structured: unkn
     }
   }
   const missing = names.filter((n) => answers[n] === undefined);
-  if (missing.length > 0) return withVerifier({ ok: false as const, why: `no finding for ${missing.length === names.length ? 'any member' : missing.join(', ')}`.slice(0, 200) });
+  if (missing.length > 0)
+    return withVerifier({
+      ok: false as const,
+      why: `no finding for ${missing.length === names.length ? 'any member' : missing.join(', ')}`.slice(0, 200),
+    });
   const members = Object.fromEntries(names.map((n) => [n, answers[n] as string]));
   const after = followUp ? answers[followUp.name] : undefined;
   return withVerifier({ ok: true as const, answers: members, ...(after !== undefined ? { followUp: after } : {}) });

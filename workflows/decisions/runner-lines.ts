@@ -174,7 +174,12 @@ function geminiRecord(o: Json): ProviderRecord | null {
   const e = o.error;
   const code = typeof e.code === 'number' ? e.code : null;
   // The whole error object is read as text: its details carry `retryDelay` and quota ids.
-  return { provider: 'gemini', isError: true, text: [code === null ? '' : String(code), str(e.status), str(e.message), JSON.stringify(e)].filter((t) => t !== '').join(' '), code };
+  return {
+    provider: 'gemini',
+    isError: true,
+    text: [code === null ? '' : String(code), str(e.status), str(e.message), JSON.stringify(e)].filter((t) => t !== '').join(' '),
+    code,
+  };
 }
 
 function recordOf(o: Json): ProviderRecord | null {

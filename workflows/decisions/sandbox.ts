@@ -6,7 +6,13 @@
  *
  * Sandbox-safe: pure functions, no I/O.
  */
-import { MAX_RUN_DENIALS, type SandboxDenial, type SandboxDenialSeen, type SandboxReport, type SandboxState } from '../../schemas/sandbox.js';
+import {
+  MAX_RUN_DENIALS,
+  type SandboxDenial,
+  type SandboxDenialSeen,
+  type SandboxReport,
+  type SandboxState,
+} from '../../schemas/sandbox.js';
 
 /** Where a report came from: the iteration and the role of the call (builder, tests, gates, reviewer, council, ...). */
 export interface SandboxSource {
@@ -28,7 +34,9 @@ export function noteSandbox(state: SandboxState, report: SandboxReport | null | 
   for (const d of denied) {
     total += d.count;
     const same = list.find((x) => x.role === from.role && x.kind === d.kind && x.target === d.target);
-    const seen: SandboxDenialSeen = same ? { ...same, count: same.count + d.count, iteration: from.iteration } : { ...d, iteration: from.iteration, role: from.role.slice(0, 40) };
+    const seen: SandboxDenialSeen = same
+      ? { ...same, count: same.count + d.count, iteration: from.iteration }
+      : { ...d, iteration: from.iteration, role: from.role.slice(0, 40) };
     list = [...list.filter((x) => x !== same), seen];
   }
   // Full: the oldest attempt of a role listed more than once goes first, so every role that tried stays listed.
@@ -64,6 +72,9 @@ export function mergedDenials(reports: readonly (SandboxReport | null | undefine
  * the default (auto defers to the worker's setting, so an operator's VIGIL_SANDBOX=off or strict
  * on the worker decides for runs that did not ask), and the registries when the run allows them.
  */
-export function sandboxArgs(k: { sandbox: 'auto' | 'strict' | 'off'; sandboxRegistries: boolean }): { sandbox?: 'strict' | 'off'; sandboxRegistries?: true } {
+export function sandboxArgs(k: { sandbox: 'auto' | 'strict' | 'off'; sandboxRegistries: boolean }): {
+  sandbox?: 'strict' | 'off';
+  sandboxRegistries?: true;
+} {
   return { ...(k.sandbox !== 'auto' ? { sandbox: k.sandbox } : {}), ...(k.sandboxRegistries ? { sandboxRegistries: true as const } : {}) };
 }

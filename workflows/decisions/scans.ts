@@ -11,7 +11,8 @@
  * is walked line by line in code. 64 KiB of adversarial text is redacted in well under a second.
  */
 
-const DONE_RE = /(all tests pass|all requirements met|implementation complete|feature complete|task complete|project complete|all tasks done|everything is working)/i;
+const DONE_RE =
+  /(all tests pass|all requirements met|implementation complete|feature complete|task complete|project complete|all tasks done|everything is working)/i;
 
 /** The first done-phrase in the last 200 lines of `text`, or null. */
 export function findDonePhrase(text: string): string | null {
@@ -42,7 +43,8 @@ export interface SecretMatch extends SecretFinding {
 // ---------------------------------------------------------------------------------------------
 
 /** Words that mark a value (or an assignment line) as an example, a placeholder or a lookup. */
-const DENY_WORDS = /(example|dummy|placeholder|changeme|change[_-]?me|your[_-]|<[^<>\n]{0,80}>|process\.env|os\.environ|getenv|ENV\[|x{6,}|\*{4,}|test[_-]?(?:key|secret|token)|fake|redacted|sample)/i;
+const DENY_WORDS =
+  /(example|dummy|placeholder|changeme|change[_-]?me|your[_-]|<[^<>\n]{0,80}>|process\.env|os\.environ|getenv|ENV\[|x{6,}|\*{4,}|test[_-]?(?:key|secret|token)|fake|redacted|sample)/i;
 /** `${NAME}`, `$NAME`: an environment or template reference, not a literal. */
 const ENV_REF = /\$\{|(?<![A-Za-z0-9])\$[A-Za-z_]/;
 
@@ -60,7 +62,8 @@ function isPlaceholder(value: string): boolean {
  * (`postgres:postgres`, `guest:guest`: a default of a local service, not a secret). So
  * `postgres://user:password@localhost` is a placeholder; `postgres://app:Zq8mPw3xVt@db` is not.
  */
-const URL_PASSWORD_PLACEHOLDER = /^(?:pass(?:word|wd)?|pwd?|secret|change_?me|x{3,}|\*+|\.{3}|…|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|<[^<>]*>|\{\{[^}]*\}\}|%\([A-Za-z_]+\)s)$/i;
+const URL_PASSWORD_PLACEHOLDER =
+  /^(?:pass(?:word|wd)?|pwd?|secret|change_?me|x{3,}|\*+|\.{3}|…|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|<[^<>]*>|\{\{[^}]*\}\}|%\([A-Za-z_]+\)s)$/i;
 
 function isUrlPasswordPlaceholder(password: string, user: string | undefined): boolean {
   return password.length < 4 || URL_PASSWORD_PLACEHOLDER.test(password) || password === user;
@@ -200,7 +203,7 @@ function* hitsInLine(line: string): Generator<LineHit> {
   if (line.length < MIN_LINE) return;
   let m: RegExpExecArray | null;
   // Shared global regexes and a generator that may be left early: every exec sets lastIndex.
-  for (let from = 0; ; ) {
+  for (let from = 0; ;) {
     PEM_HEADER.lastIndex = from;
     m = PEM_HEADER.exec(line);
     if (!m) break;
@@ -208,7 +211,7 @@ function* hitsInLine(line: string): Generator<LineHit> {
     yield { kind: PRIVATE_KEY, start: from, end: from, pem: true };
   }
   for (const p of SECRET_PATTERNS) {
-    for (let from = 0; ; ) {
+    for (let from = 0; ;) {
       p.re.lastIndex = from;
       m = p.re.exec(line);
       if (!m) break;
@@ -325,7 +328,8 @@ function redactOnce(text: string): { text: string; redactions: number } {
     if (value.length < MIN_ECHO_LENGTH || echoed.has(value)) continue;
     echoed.add(value); // at most text.length / 9 values: each needs its own context
 
-    for (let at = text.indexOf(value); at !== -1; at = text.indexOf(value, at + 1)) spans.push({ start: at, end: at + value.length, kind: m.kind });
+    for (let at = text.indexOf(value); at !== -1; at = text.indexOf(value, at + 1))
+      spans.push({ start: at, end: at + value.length, kind: m.kind });
   }
   // Markers of an earlier pass are never touched.
   const markers = [...text.matchAll(MARKER_RE)].map((m) => ({ start: m.index, end: m.index + m[0].length }));
@@ -334,7 +338,7 @@ function redactOnce(text: string): { text: string; redactions: number } {
   let out = '';
   let at = 0;
   let redactions = 0;
-  for (let i = 0; i < clean.length; ) {
+  for (let i = 0; i < clean.length;) {
     const first = clean[i] as Span;
     let end = first.end;
     for (i++; i < clean.length && (clean[i] as Span).start < end; i++) end = Math.max(end, (clean[i] as Span).end);

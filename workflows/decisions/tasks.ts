@@ -6,7 +6,16 @@
  * done tasks are merged. Pure functions: no I/O, imported by the workflow and the CLI.
  */
 import type { ChecklistItem } from '../../schemas/gates.js';
-import { MAX_TASKS, PlanSchema, type PlannedTask, TaskListSchema, type TaskList, type TaskQueue, type TaskRecord, type TaskSpec } from '../../schemas/tasks.js';
+import {
+  MAX_TASKS,
+  PlanSchema,
+  type PlannedTask,
+  TaskListSchema,
+  type TaskList,
+  type TaskQueue,
+  type TaskRecord,
+  type TaskSpec,
+} from '../../schemas/tasks.js';
 import { parseChecklistFile } from './checklist.js';
 
 /** Streams a task gets before it is a dead letter: one retry after a failed stream. */
@@ -64,7 +73,12 @@ function markdownTasks(text: string, fileName: string): { ok: true; tasks: unkno
     if (!task) continue;
     const deps = /^\s*(?:depends on|depends|after)\s*:\s*(.*)$/i.exec(line);
     if (deps) {
-      task.dependsOn.push(...(deps[1] as string).split(/[,\s]+/).map((d) => d.replace(/`/g, '').trim()).filter(Boolean));
+      task.dependsOn.push(
+        ...(deps[1] as string)
+          .split(/[,\s]+/)
+          .map((d) => d.replace(/`/g, '').trim())
+          .filter(Boolean),
+      );
       continue;
     }
     task.itemLines.push(line);
@@ -114,15 +128,31 @@ export function parsePlannerAnswer(text: string, checklistIds: readonly string[]
   const owner = new Map<string, string>();
   for (const t of parsed.data) {
     for (const item of t.items) {
-      if (!known.size) return { ok: false, error: `the planner answer: task "${t.id}" names checklist item "${item}", and this run has no checklist (leave "items" empty)` };
-      if (!known.has(item)) return { ok: false, error: `the planner answer: task "${t.id}" names "${item}", which is not an item of the checklist (${[...known].slice(0, 12).join(', ')})` };
+      if (!known.size)
+        return {
+          ok: false,
+          error: `the planner answer: task "${t.id}" names checklist item "${item}", and this run has no checklist (leave "items" empty)`,
+        };
+      if (!known.has(item))
+        return {
+          ok: false,
+          error: `the planner answer: task "${t.id}" names "${item}", which is not an item of the checklist (${[...known].slice(0, 12).join(', ')})`,
+        };
       const other = owner.get(item);
-      if (other !== undefined) return { ok: false, error: `the planner answer: checklist item "${item}" is in task "${other}" and in task "${t.id}" (each item belongs to one task)` };
+      if (other !== undefined)
+        return {
+          ok: false,
+          error: `the planner answer: checklist item "${item}" is in task "${other}" and in task "${t.id}" (each item belongs to one task)`,
+        };
       owner.set(item, t.id);
     }
   }
   const missing = [...known].filter((id) => !owner.has(id));
-  if (missing.length) return { ok: false, error: `the planner answer: checklist item${missing.length > 1 ? 's' : ''} ${missing.slice(0, 12).join(', ')} ${missing.length > 1 ? 'are' : 'is'} in no task` };
+  if (missing.length)
+    return {
+      ok: false,
+      error: `the planner answer: checklist item${missing.length > 1 ? 's' : ''} ${missing.slice(0, 12).join(', ')} ${missing.length > 1 ? 'are' : 'is'} in no task`,
+    };
   return { ok: true, tasks: parsed.data };
 }
 
@@ -143,7 +173,9 @@ export function plannerPrompt(p: { prdPath: string; items: readonly ChecklistIte
     'You are planning how a coding run is split into tasks that separate agents build in parallel, each in its own git worktree and branch, merged back in dependency order.',
     `Read the PRD at ${p.prdPath} and the repository. Do not change any file.`,
     '',
-    p.items.length ? 'The requirements checklist (every item must go to exactly one task):' : 'This run has no requirements checklist: give each task a title that says what it must deliver, and leave "items" empty.',
+    p.items.length
+      ? 'The requirements checklist (every item must go to exactly one task):'
+      : 'This run has no requirements checklist: give each task a title that says what it must deliver, and leave "items" empty.',
     ...itemLines,
     '',
     `Up to ${p.parallelStreams} tasks run at once. Group items that touch the same files or depend on each other into one task, so that parallel tasks rarely edit the same lines; make a task depend on another (dependsOn) only when it needs that task's work merged first. At most ${max} tasks; fewer, larger tasks are better than many small ones.`,
@@ -174,7 +206,18 @@ function lastTopLevelArray(text: string): string | null {
 export function newTaskQueue(tasks: TaskList, source: TaskQueue['source'], base: string | null): TaskQueue {
   return {
     source,
-    tasks: tasks.map((t) => ({ ...t, state: 'pending', attempts: 0, childId: null, branch: null, outcome: null, merged: false, spendUsd: 0, deadLetter: null, waiting: null })),
+    tasks: tasks.map((t) => ({
+      ...t,
+      state: 'pending',
+      attempts: 0,
+      childId: null,
+      branch: null,
+      outcome: null,
+      merged: false,
+      spendUsd: 0,
+      deadLetter: null,
+      waiting: null,
+    })),
     base,
     merged: base,
     conflicts: [],
@@ -191,10 +234,19 @@ export function readyTasks(q: TaskQueue, n: number): TaskRecord[] {
   const running = q.tasks.filter((t) => t.state === 'in_progress').length;
   const room = Math.max(0, n - running);
   if (room === 0) return [];
-  return q.tasks.filter((t) => (t.state === 'pending' || t.state === 'failed') && t.dependsOn.every((d) => tasks.get(d)?.state === 'done' && tasks.get(d)?.merged === true)).slice(0, room);
+  return q.tasks
+    .filter(
+      (t) =>
+        (t.state === 'pending' || t.state === 'failed') &&
+        t.dependsOn.every((d) => tasks.get(d)?.state === 'done' && tasks.get(d)?.merged === true),
+    )
+    .slice(0, room);
 }
 
-const update = (q: TaskQueue, id: string, f: (t: TaskRecord) => TaskRecord): TaskQueue => ({ ...q, tasks: q.tasks.map((t) => (t.id === id ? f(t) : t)) });
+const update = (q: TaskQueue, id: string, f: (t: TaskRecord) => TaskRecord): TaskQueue => ({
+  ...q,
+  tasks: q.tasks.map((t) => (t.id === id ? f(t) : t)),
+});
 
 /** The stream of a task started: in progress, one attempt more. */
 export function taskStarted(q: TaskQueue, id: string, childId: string, branch: string): TaskQueue {
@@ -206,13 +258,26 @@ export function taskStarted(q: TaskQueue, id: string, childId: string, branch: s
  * has attempts left (a stopped stream is not retried), else a dead letter — and so is every task that depends on it
  * (directly or not): they could never start.
  */
-export function taskEnded(q: TaskQueue, id: string, outcome: { status: string; reason: string; spendUsd: number }, attempts = TASK_ATTEMPTS): TaskQueue {
+export function taskEnded(
+  q: TaskQueue,
+  id: string,
+  outcome: { status: string; reason: string; spendUsd: number },
+  attempts = TASK_ATTEMPTS,
+): TaskQueue {
   const t = byId(q).get(id);
   if (!t || t.state !== 'in_progress') return q;
-  const spend = { spendUsd: t.spendUsd + Math.max(0, outcome.spendUsd), outcome: { status: outcome.status.slice(0, 60), reason: outcome.reason.slice(0, 500) }, waiting: null };
+  const spend = {
+    spendUsd: t.spendUsd + Math.max(0, outcome.spendUsd),
+    outcome: { status: outcome.status.slice(0, 60), reason: outcome.reason.slice(0, 500) },
+    waiting: null,
+  };
   if (DONE_STATUSES.includes(outcome.status)) return update(q, id, (x) => ({ ...x, ...spend, state: 'done' }));
   if (t.attempts < attempts && outcome.status !== 'stopped') return update(q, id, (x) => ({ ...x, ...spend, state: 'failed' }));
-  return deadLetter(update(q, id, (x) => ({ ...x, ...spend })), id, `its stream ended ${outcome.status} after ${t.attempts} attempt(s): ${outcome.reason}`.slice(0, 500));
+  return deadLetter(
+    update(q, id, (x) => ({ ...x, ...spend })),
+    id,
+    `its stream ended ${outcome.status} after ${t.attempts} attempt(s): ${outcome.reason}`.slice(0, 500),
+  );
 }
 
 /**
@@ -238,7 +303,7 @@ export function streamWaitingOf(pause: { reason: string; by: string; at: string 
 /** A task given up on, and with it every task that waits for it. */
 export function deadLetter(q: TaskQueue, id: string, why: string): TaskQueue {
   let next = update(q, id, (t) => ({ ...t, state: 'dead_letter', deadLetter: why.slice(0, 500) }));
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     const dead = new Set(next.tasks.filter((t) => t.state === 'dead_letter').map((t) => t.id));
     for (const t of next.tasks) {
@@ -289,5 +354,11 @@ export function taskChecklist(t: TaskSpec): ChecklistItem[] {
 /** The directive a stream's first prompt carries: which task of the PRD is its own. */
 export function taskDirective(t: TaskSpec, parentId: string): string {
   const items = taskChecklist(t).map((i) => `- ${i.id}: ${i.title}`);
-  return [`You work on one task of this PRD, in a stream of run ${parentId}; other streams do the other tasks at the same time, in their own worktrees.`, `Your task: ${t.id} — ${t.title}`, 'Its checklist:', ...items, 'Do only this task; leave the rest of the PRD to the other streams.'].join('\n');
+  return [
+    `You work on one task of this PRD, in a stream of run ${parentId}; other streams do the other tasks at the same time, in their own worktrees.`,
+    `Your task: ${t.id} — ${t.title}`,
+    'Its checklist:',
+    ...items,
+    'Do only this task; leave the rest of the PRD to the other streams.',
+  ].join('\n');
 }

@@ -42,7 +42,15 @@ export async function afterFailedIteration(run: Run, result: AgentResult): Promi
   if (rateLimited) {
     state.lastFindings = `Iteration ${state.iteration} hit a provider rate limit; Vigil waited ${rawWait}s (${rateLimited.source.replace(/_/g, ' ')}) before this attempt.`;
     if (knobs.rateLimitNotifySeconds > 0 && rawWait > knobs.rateLimitNotifySeconds) {
-      await notifyPeople(run, 'rate_limited', `Rate limited for ${rawWait}s`, `The agent hit a provider rate limit at iteration ${state.iteration}; the run waits ${rawWait}s before retrying.`, 'warning', { iteration: state.iteration, waitSeconds: rawWait, source: rateLimited.source }, `${info.workflowId}:rate_limited:${state.iteration}`);
+      await notifyPeople(
+        run,
+        'rate_limited',
+        `Rate limited for ${rawWait}s`,
+        `The agent hit a provider rate limit at iteration ${state.iteration}; the run waits ${rawWait}s before retrying.`,
+        'warning',
+        { iteration: state.iteration, waitSeconds: rawWait, source: rateLimited.source },
+        `${info.workflowId}:rate_limited:${state.iteration}`,
+      );
     }
   }
   if (rateLimited && providersEra && result.provider === knobs.provider && failOverOnRateLimit(rawWait, knobs)) {
@@ -52,19 +60,41 @@ export async function afterFailedIteration(run: Run, result: AgentResult): Promi
     run.publish();
     return AGAIN;
   }
-  const capsNow = { iteration: state.iteration, consecutiveFailures: state.consecutiveFailures, startedAtMs: state.startedAtMs, nowMs: nowMs() };
+  const capsNow = {
+    iteration: state.iteration,
+    consecutiveFailures: state.consecutiveFailures,
+    startedAtMs: state.startedAtMs,
+    nowMs: nowMs(),
+  };
   const wait = hardeningEra ? waitWithinCaps(rawWait, capsNow, knobs) : rawWait;
   if (wait > 0 && state.consecutiveFailures < knobs.maxRetries) {
     run.status = 'backing_off';
     run.backoffUntil = new Date(nowMs() + wait * 1000).toISOString(); // deterministic: workflow clock
     run.publish();
     await condition(() => run.messageWaiting(), wait * 1000, {
-      summary: rateLimited ? `rate limited: waiting ${wait}s (${rateLimited.source.replace(/_/g, ' ')}) after iteration ${state.iteration}` : `backoff ${wait}s after failed iteration ${state.iteration}`,
+      summary: rateLimited
+        ? `rate limited: waiting ${wait}s (${rateLimited.source.replace(/_/g, ' ')}) after iteration ${state.iteration}`
+        : `backoff ${wait}s after failed iteration ${state.iteration}`,
     });
     run.backoffUntil = null;
     run.status = 'running';
-    if (providersEra && rateLimited && knobs.rateLimitNotifySeconds > 0 && wait > knobs.rateLimitNotifySeconds && !run.stopRequest && !state.pause) {
-      await notifyPeople(run, 'rate_limited', 'Rate limit over: the run goes on', `The provider's rate-limit wait after iteration ${state.iteration} has ended; the run continues.`, 'info', { iteration: state.iteration, waitedSeconds: wait }, `${info.workflowId}:rate_limit_over:${state.iteration}`);
+    if (
+      providersEra &&
+      rateLimited &&
+      knobs.rateLimitNotifySeconds > 0 &&
+      wait > knobs.rateLimitNotifySeconds &&
+      !run.stopRequest &&
+      !state.pause
+    ) {
+      await notifyPeople(
+        run,
+        'rate_limited',
+        'Rate limit over: the run goes on',
+        `The provider's rate-limit wait after iteration ${state.iteration} has ended; the run continues.`,
+        'info',
+        { iteration: state.iteration, waitedSeconds: wait },
+        `${info.workflowId}:rate_limit_over:${state.iteration}`,
+      );
     }
   }
   run.publish();
@@ -79,11 +109,29 @@ export async function afterFailedIteration(run: Run, result: AgentResult): Promi
 export async function deadLetterFailure(run: Run, result: AgentResult): Promise<boolean> {
   const { state, knobs } = run;
   const errorClass = result.timedOut ? 'timeout' : `exit ${result.exitCode}`;
-  const r = trackDeadLetter(state.deadLetter, { fingerprint: failureFingerprint(errorClass, result.tail), errorClass, tail: result.tail, atIso: nowIso(), iteration: state.iteration }, knobs.deadLetterAfter);
+  const r = trackDeadLetter(
+    state.deadLetter,
+    {
+      fingerprint: failureFingerprint(errorClass, result.tail),
+      errorClass,
+      tail: result.tail,
+      atIso: nowIso(),
+      iteration: state.iteration,
+    },
+    knobs.deadLetterAfter,
+  );
   state.deadLetter = r.state;
   const dead = r.deadLettered;
   if (!dead) return false;
   const line = `the same failure (${dead.errorClass}) ${dead.attempts} times, at iterations ${dead.iterations.join(', ')}`;
-  await escalateToPerson(run, 'dead_letter', 'an iteration keeps failing the same way', [line, `last output: ${dead.tail.split('\n').filter(Boolean).slice(-3).join(' | ').slice(0, 400)}`], [], knobs.autonomyMode === 'supervised', null);
+  await escalateToPerson(
+    run,
+    'dead_letter',
+    'an iteration keeps failing the same way',
+    [line, `last output: ${dead.tail.split('\n').filter(Boolean).slice(-3).join(' | ').slice(0, 400)}`],
+    [],
+    knobs.autonomyMode === 'supervised',
+    null,
+  );
   return state.pause !== null;
 }

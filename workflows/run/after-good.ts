@@ -38,7 +38,9 @@ export async function afterGoodIteration(run: Run, result: AgentResult, snap: Re
     const changedSinceRound = lastRoundTree === undefined || state.recentIterations.some((r) => r.iteration > lastRoundTree && r.changed);
     if (!trigger && knobs.councilEarlyCheck && knobs.testCommand && state.iteration >= knobs.councilMinIterations && changedSinceRound) {
       // Early check: green tests on a tree the council has not seen yet, when what changed could flip its verdict.
-      const due = run.eras.leanRoundsEra ? earlyCheckDue(state.marks.round, flaggedTexts(state.council.verdicts.at(-1), state.gates.reviews.at(-1), state.gates.checklist)) : null;
+      const due = run.eras.leanRoundsEra
+        ? earlyCheckDue(state.marks.round, flaggedTexts(state.council.verdicts.at(-1), state.gates.reviews.at(-1), state.gates.checklist))
+        : null;
       if (due && !due.again) {
         log.info('early check not due', { iteration: state.iteration, why: due.why });
       } else {

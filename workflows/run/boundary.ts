@@ -87,7 +87,12 @@ export async function prepareExecution(run: Run): Promise<void> {
   // Run-start commit and tree, captured once per run and carried across continue-as-new.
   if (!state.runStart) {
     const start = await repo.prepareRun.executeWithOptions({ summary: 'capture run-start commit' }, [
-      { repoPath: input.repoPath, runId: info.workflowId, ...(escalationEra ? { prdPath: input.prdPath } : {}), ...(memoryEra ? { learnings: true, ...(leanPromptEra ? { learningsByRef: true } : {}) } : {}) },
+      {
+        repoPath: input.repoPath,
+        runId: info.workflowId,
+        ...(escalationEra ? { prdPath: input.prdPath } : {}),
+        ...(memoryEra ? { learnings: true, ...(leanPromptEra ? { learningsByRef: true } : {}) } : {}),
+      },
     ]);
     if (memoryEra) state.memory = keepLearnings(state.memory, start, leanPromptEra);
     state.runStart = { sha: start.sha, treeHash: start.treeHash, capturedAt: nowIso() };
@@ -97,7 +102,16 @@ export async function prepareExecution(run: Run): Promise<void> {
     run.publish();
   }
   if (!run.continued && state.iteration === 0 && state.journal.nextSeq === 1) {
-    run.recordEvent({ kind: 'run_started', prdPath: input.prdPath.slice(0, 4096), prdTitle: input.prdTitle, repoPath: input.repoPath.slice(0, 4096), provider: knobs.provider, maxIterations: knobs.maxIterations, budgetUsd: knobs.budgetUsd, autonomyMode: knobs.autonomyMode });
+    run.recordEvent({
+      kind: 'run_started',
+      prdPath: input.prdPath.slice(0, 4096),
+      prdTitle: input.prdTitle,
+      repoPath: input.repoPath.slice(0, 4096),
+      provider: knobs.provider,
+      maxIterations: knobs.maxIterations,
+      budgetUsd: knobs.budgetUsd,
+      autonomyMode: knobs.autonomyMode,
+    });
   }
   if (gatesEra && knobs.prdChecklist && !state.gates.checklistTried) {
     await ensureChecklist(run);
@@ -145,7 +159,15 @@ export async function atBoundary(run: Run): Promise<End | Again | typeof GO> {
     if (escalationEra && state.pause.by !== 'vigil') {
       // A person's or a tool's pause (an escalation already notified for its own).
       const p = state.pause;
-      await notifyPeople(run, 'paused', `Run paused by ${p.by}`, p.reason || 'no reason given', 'info', { by: p.by, iteration: state.iteration }, `${info.workflowId}:paused:${p.at}`);
+      await notifyPeople(
+        run,
+        'paused',
+        `Run paused by ${p.by}`,
+        p.reason || 'no reason given',
+        'info',
+        { by: p.by, iteration: state.iteration },
+        `${info.workflowId}:paused:${p.at}`,
+      );
     }
     await condition(() => run.pauseOver());
     run.status = run.stopRequest ? 'stopping' : 'running';
@@ -156,8 +178,20 @@ export async function atBoundary(run: Run): Promise<End | Again | typeof GO> {
   const budget = state.budgetUsd ?? knobs.budgetUsd;
   if (budgetExceeded(state.spend.usd, budget)) {
     const spent = `$${state.spend.usd.toFixed(2)} of $${budget.toFixed(2)}`;
-    state.pause = { reason: `budget exceeded: ${spent}; raise it with \`vigil budget ${info.workflowId} --usd N\` and resume, or stop the run`, by: 'vigil', at: nowIso() };
-    await notifyPeople(run, 'budget_exceeded', `Budget exceeded: ${spent}`, `The run is paused at iteration ${state.iteration}. ${state.pause.reason}.`, 'critical', { spentUsd: state.spend.usd, budgetUsd: budget, iteration: state.iteration }, `${info.workflowId}:budget_exceeded:${state.iteration}:${budget}`);
+    state.pause = {
+      reason: `budget exceeded: ${spent}; raise it with \`vigil budget ${info.workflowId} --usd N\` and resume, or stop the run`,
+      by: 'vigil',
+      at: nowIso(),
+    };
+    await notifyPeople(
+      run,
+      'budget_exceeded',
+      `Budget exceeded: ${spent}`,
+      `The run is paused at iteration ${state.iteration}. ${state.pause.reason}.`,
+      'critical',
+      { spentUsd: state.spend.usd, budgetUsd: budget, iteration: state.iteration },
+      `${info.workflowId}:budget_exceeded:${state.iteration}:${budget}`,
+    );
     run.publish();
     return AGAIN;
   }

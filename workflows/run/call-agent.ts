@@ -7,7 +7,15 @@
  * Workflow code: deterministic, no I/O.
  */
 import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, log } from '@temporalio/workflow';
-import { type AgentResult, blankAgentResult, type CheckpointRequest, FAILURE_TYPES, type IterationInspectionInput, PROMPT_PART_MISSING, type PromptInput } from '../../schemas/activities.js';
+import {
+  type AgentResult,
+  blankAgentResult,
+  type CheckpointRequest,
+  FAILURE_TYPES,
+  type IterationInspectionInput,
+  PROMPT_PART_MISSING,
+  type PromptInput,
+} from '../../schemas/activities.js';
 import type { Phase, Tier } from '../../schemas/run.js';
 import { chooseAgent } from '../decisions/agent-choice.js';
 import { remainingBudget, spendAfterCall } from '../decisions/budget.js';
@@ -52,7 +60,18 @@ export interface AgentCall {
  */
 export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall | End | Again> {
   const { state, knobs, input, info } = run;
-  const { escalationEra, hardeningEra, providersEra, gatesEra, checkpointsEra, leanEra, memoryEra, leanPromptEra, gatesWithCallEra, completionRuleEra } = run.eras;
+  const {
+    escalationEra,
+    hardeningEra,
+    providersEra,
+    gatesEra,
+    checkpointsEra,
+    leanEra,
+    memoryEra,
+    leanPromptEra,
+    gatesWithCallEra,
+    completionRuleEra,
+  } = run.eras;
   const { agent } = run.acts;
   const { provider: iterationProvider, gate } = pick;
   // 4. The iteration. The checkpoint of the last one is sealed with the state after it.
@@ -63,7 +82,8 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
   run.phase = phaseFor(state.iteration);
   run.tier = escalationEra && knobs.tierLadder && state.ladder ? LEVEL_TIER[state.ladder.level] : tierFor(state.iteration, knobs);
   const fresh = escalationEra ? state.contextClear : null;
-  const handoffContext = escalationEra && (state.handoffContextPending || fresh) ? (fresh?.summary ?? state.latestHandoff?.summary ?? null) : null;
+  const handoffContext =
+    escalationEra && (state.handoffContextPending || fresh) ? (fresh?.summary ?? state.latestHandoff?.summary ?? null) : null;
   const directives = [...state.pendingDirectives]; // a copy: handlers may push while the agent runs
   const promptInput: PromptInput = {
     prdPath: input.prdPath,
@@ -86,18 +106,39 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
       : {}),
     // The run so far: its own part of the prompt input, so a fresh session starts with it.
     // (Lean prompt: by reference, `memoryRef` below; the activity renders the same text.)
-    ...(memoryEra ? { ...(leanPromptEra ? {} : { memory: promptMemory(state.memory, knobs.memoryBudgetChars) }), ...(knobs.promptTemplate ? { templatePath: knobs.promptTemplate } : {}) } : {}),
+    ...(memoryEra
+      ? {
+          ...(leanPromptEra ? {} : { memory: promptMemory(state.memory, knobs.memoryBudgetChars) }),
+          ...(knobs.promptTemplate ? { templatePath: knobs.promptTemplate } : {}),
+        }
+      : {}),
   };
   run.publish();
 
   // Lean runs: long prompt parts by reference, and the inspection with the call.
   // The tree after the call becomes this iteration's checkpoint when it changed.
-  const checkpoint = checkpointsEra ? planCheckpoint(state.checkpoints.list, info.workflowId, state.iteration, knobs.checkpointsKept) : null;
-  const inspect = { runStartSha: state.runStart?.sha ?? null, previousTree: state.convergence.lastHash, signals: true, ...run.notesAsk, ...(checkpoint ? { checkpoint } : {}) };
+  const checkpoint = checkpointsEra
+    ? planCheckpoint(state.checkpoints.list, info.workflowId, state.iteration, knobs.checkpointsKept)
+    : null;
+  const inspect = {
+    runStartSha: state.runStart?.sha ?? null,
+    previousTree: state.convergence.lastHash,
+    signals: true,
+    ...run.notesAsk,
+    ...(checkpoint ? { checkpoint } : {}),
+  };
   const memoryRef = () => (leanPromptEra ? { memoryRef: run.memoryParts.ref(state.memory, knobs.memoryBudgetChars) } : {});
   // The gate pass rides with the call (made after a good agent run that changed the tree).
   const carried = gatesWithCallEra && gatesEra ? carriedGates(gatesPassFacts(run), state.gates.lastTree) : null;
-  const leanArgs = (byRef: boolean) => (!leanEra ? { promptInput } : { ...(byRef ? run.promptParts.split(promptInput) : { promptInput }), inspect, ...memoryRef(), ...(carried ? { gates: carried } : {}) });
+  const leanArgs = (byRef: boolean) =>
+    !leanEra
+      ? { promptInput }
+      : {
+          ...(byRef ? run.promptParts.split(promptInput) : { promptInput }),
+          inspect,
+          ...memoryRef(),
+          ...(carried ? { gates: carried } : {}),
+        };
   let result: AgentResult;
   try {
     const scope = new CancellationScope();
@@ -105,9 +146,8 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
     run.directivesInCall = directives.length;
     run.callCarriesGates = carried !== null;
     const call = (byRef: boolean): Promise<AgentResult> =>
-      agent.runAgent.executeWithOptions(
-        { summary: `iteration ${state.iteration} · ${run.phase} · tier ${run.tier}` },
-        [
+      agent.runAgent
+        .executeWithOptions({ summary: `iteration ${state.iteration} · ${run.phase} · tier ${run.tier}` }, [
           {
             runId: info.workflowId,
             repoPath: input.repoPath,
@@ -126,16 +166,30 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
             ...sandboxArgs(knobs),
             ...(leanPromptEra ? { compact: true } : {}),
             // The memory of earlier runs lives in the event store: a run that journals there reads it (docs/memory.md).
-            ...(memoryEra && run.journaling ? { memoryLayers: { indexTokens: knobs.memoryIndexTokens, timelineTokens: knobs.memoryTimelineTokens, entriesTokens: knobs.memoryEntriesTokens } } : {}),
+            ...(memoryEra && run.journaling
+              ? {
+                  memoryLayers: {
+                    indexTokens: knobs.memoryIndexTokens,
+                    timelineTokens: knobs.memoryTimelineTokens,
+                    entriesTokens: knobs.memoryEntriesTokens,
+                  },
+                }
+              : {}),
           },
-        ],
-      ).then((r) => agentResultOf(r, leanPromptEra));
+        ])
+        .then((r) => agentResultOf(r, leanPromptEra));
     result = await scope.run(async () => {
       try {
         return await call(true);
       } catch (err) {
         // A referenced prompt part is not stored where the call ran (the agent did not start): send the text.
-        if (!(leanEra && err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === PROMPT_PART_MISSING)) throw err;
+        if (!(
+          leanEra &&
+          err instanceof ActivityFailure &&
+          err.cause instanceof ApplicationFailure &&
+          err.cause.type === PROMPT_PART_MISSING
+        ))
+          throw err;
         run.promptParts.forget();
         run.memoryParts.forget();
         return await call(false);
@@ -162,7 +216,13 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
       state.lastFindings = `Iteration ${state.iteration} was interrupted by a ${state.pause ? 'pause' : 'stop'} before the agent finished. Check the state of the repository and carry on.`;
       return AGAIN;
     }
-    if (hardeningEra && err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && REPOSITORY_FAILURE_TYPES.has(err.cause.type ?? '')) throw err;
+    if (
+      hardeningEra &&
+      err instanceof ActivityFailure &&
+      err.cause instanceof ApplicationFailure &&
+      REPOSITORY_FAILURE_TYPES.has(err.cause.type ?? '')
+    )
+      throw err;
     if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FAILURE_TYPES.agentNotRunnable) {
       return end(await finish(run, 'agent_not_runnable', err.cause.message));
     }

@@ -44,7 +44,12 @@ export function notesOf(inconclusive: readonly string[]): string[] {
   return inconclusive.map((r) => `completion not independently verified: ${r.replace(/_/g, ' ')}`);
 }
 
-export function refuse(run: Run, gates: GateName[], reason: string, cause: CheckCause = gates[0] === 'code_review' ? 'code_review' : gates[0] === 'checklist' ? 'checklist' : 'quality_gates'): 'refused' {
+export function refuse(
+  run: Run,
+  gates: GateName[],
+  reason: string,
+  cause: CheckCause = gates[0] === 'code_review' ? 'code_review' : gates[0] === 'checklist' ? 'checklist' : 'quality_gates',
+): 'refused' {
   const { state } = run;
   run.refusedBy = { cause, reason: reason.slice(0, 500) };
   state.gates.lastRefusal = { iteration: state.iteration, gates, reason: reason.slice(0, 500) };
@@ -59,7 +64,10 @@ export function refuse(run: Run, gates: GateName[], reason: string, cause: Check
  * why) or 'interrupted' (a pause or stop came first) keep the run going; null lets the
  * judgement go on; an outcome ends the run (a stuck gate).
  */
-export async function completionGuard(run: Run, opts: { councilRound?: boolean } = {}): Promise<Outcome | 'refused' | 'interrupted' | null> {
+export async function completionGuard(
+  run: Run,
+  opts: { councilRound?: boolean } = {},
+): Promise<Outcome | 'refused' | 'interrupted' | null> {
   const { state, knobs } = run;
   const { gatesEra, completionRuleEra } = run.eras;
   if (!gatesEra) return null;
@@ -67,10 +75,18 @@ export async function completionGuard(run: Run, opts: { councilRound?: boolean }
   if (ended) return ended;
   if (run.interrupted()) return 'interrupted';
   const tree = state.convergence.lastHash ?? '';
-  const failing = blockingFailures(state.gates.latest.filter((r) => isToolGate(r.gate)), knobs, tree);
+  const failing = blockingFailures(
+    state.gates.latest.filter((r) => isToolGate(r.gate)),
+    knobs,
+    tree,
+  );
   if (failing.length > 0) {
     state.lastFindings = describeGateRefusal(failing, state.iteration).slice(0, LIMITS.findingChars * 4);
-    return refuse(run, failing.map((f) => f.gate), failing.map((f) => `${gateLabel(f.gate)}: ${f.reason}`).join('; '));
+    return refuse(
+      run,
+      failing.map((f) => f.gate),
+      failing.map((f) => `${gateLabel(f.gate)}: ${f.reason}`).join('; '),
+    );
   }
   if (knobs.codeReview && completionRuleEra) {
     const judged = await judgeReview(run, tree);
@@ -83,14 +99,20 @@ export async function completionGuard(run: Run, opts: { councilRound?: boolean }
     const ended2 = streak ? await actOnGateStreak(run, reviewed, streak) : null;
     if (ended2) return ended2;
     if (review.result !== 'pass') {
-      state.lastFindings = `Completion at iteration ${state.iteration} was refused before the council was asked: the code review did not pass.\n${reviewSummaryForPrompt(review, LIMITS.findingChars * 3)}`.slice(0, LIMITS.findingChars * 4);
+      state.lastFindings =
+        `Completion at iteration ${state.iteration} was refused before the council was asked: the code review did not pass.\n${reviewSummaryForPrompt(review, LIMITS.findingChars * 3)}`.slice(
+          0,
+          LIMITS.findingChars * 4,
+        );
       return refuse(run, ['code_review'], `code review ${review.result}: ${review.reason}`);
     }
     if (run.interrupted()) return 'interrupted';
   }
   if (knobs.prdChecklist && state.gates.checklist) {
     // A tree whose checklist was verified is not verified again (waivers are read anew).
-    let known = completionRuleEra ? state.gates.latest.find((g) => g.gate === 'checklist' && g.treeHash === tree && g.iteration > 0) : undefined;
+    let known = completionRuleEra
+      ? state.gates.latest.find((g) => g.gate === 'checklist' && g.treeHash === tree && g.iteration > 0)
+      : undefined;
     // Lean rounds: only the items whose files changed since the last verification are asked again.
     const recheck = !known && run.eras.leanRoundsEra ? itemsToRecheck(state.gates.checklist, state.marks.checklist, tree) : null;
     if (recheck && recheck.ids.length === 0) {
@@ -108,7 +130,10 @@ export async function completionGuard(run: Run, opts: { councilRound?: boolean }
         return null;
       }
     }
-    const r = known && state.gates.checklist ? checklistGateResult(state.gates.checklist, tree, known.iteration) : await verifyChecklist(run, tree, recheck?.ids);
+    const r =
+      known && state.gates.checklist
+        ? checklistGateResult(state.gates.checklist, tree, known.iteration)
+        : await verifyChecklist(run, tree, recheck?.ids);
     return judgeChecklist(run, r, !known);
   }
   return null;
@@ -136,7 +161,11 @@ export async function judgeChecklist(run: Run, r: GateResult | null, fresh: bool
     if (ended3) return ended3;
   }
   if (r && r.verdict !== 'pass') {
-    state.lastFindings = `Completion at iteration ${state.iteration} was refused before the council was asked: the requirements checklist is not met.\n${r.findings.map((f) => `- ${f.message}`).join('\n')}`.slice(0, LIMITS.findingChars * 4);
+    state.lastFindings =
+      `Completion at iteration ${state.iteration} was refused before the council was asked: the requirements checklist is not met.\n${r.findings.map((f) => `- ${f.message}`).join('\n')}`.slice(
+        0,
+        LIMITS.findingChars * 4,
+      );
     return refuse(run, ['checklist'], r.reason);
   }
   return null;
@@ -151,7 +180,8 @@ export async function judgeReview(run: Run, tree: string): Promise<Outcome | 're
   const { state } = run;
   const last = state.gates.reviews.at(-1);
   const stands = run.eras.leanRoundsEra && last ? reviewStands(last, state.marks.review, tree) : null;
-  if (stands && !stands.again && last && last.treeHash !== tree) log.info('code review not repeated', { iteration: state.iteration, why: stands.why });
+  if (stands && !stands.again && last && last.treeHash !== tree)
+    log.info('code review not repeated', { iteration: state.iteration, why: stands.why });
   const reused = last && (last.treeHash === tree || (stands !== null && !stands.again)) ? last : null;
   const review = reused ?? (await codeReview(run, tree));
   const breaches = reviewBreaches(review);
@@ -162,7 +192,16 @@ export async function judgeReview(run: Run, tree: string): Promise<Outcome | 're
     if (contractOnly) {
       // Not a verdict on the work: the gate's streak and the builder's findings stay out of it.
       const asGate = state.gates.latest.find((g) => g.gate === 'code_review');
-      if (asGate) state.gates.latest = mergeLatest(state.gates.latest, [{ ...asGate, verdict: 'inconclusive', reason: `contract error: ${breaches.length} reviewer answer(s) without a VERDICT line`.slice(0, 500), findings: [], findingCount: 0 }]);
+      if (asGate)
+        state.gates.latest = mergeLatest(state.gates.latest, [
+          {
+            ...asGate,
+            verdict: 'inconclusive',
+            reason: `contract error: ${breaches.length} reviewer answer(s) without a VERDICT line`.slice(0, 500),
+            findings: [],
+            findingCount: 0,
+          },
+        ]);
     } else {
       const reviewed = state.gates.latest.find((g) => g.gate === 'code_review') as GateResult;
       const streak = trackGateResult(run, reviewed);
@@ -176,7 +215,11 @@ export async function judgeReview(run: Run, tree: string): Promise<Outcome | 're
     state.lastFindings = contractFindings(first, state.iteration);
     return refuse(run, ['code_review'], `contract error: ${describeBreach(first)}`, 'contract');
   }
-  state.lastFindings = `Completion at iteration ${state.iteration} was refused before the council was asked: the code review did not pass.\n${reviewSummaryForPrompt(review, LIMITS.findingChars * 3)}`.slice(0, LIMITS.findingChars * 4);
+  state.lastFindings =
+    `Completion at iteration ${state.iteration} was refused before the council was asked: the code review did not pass.\n${reviewSummaryForPrompt(review, LIMITS.findingChars * 3)}`.slice(
+      0,
+      LIMITS.findingChars * 4,
+    );
   return refuse(run, ['code_review'], `code review ${review.result}: ${review.reason}`);
 }
 
@@ -197,7 +240,15 @@ export async function keepContract(run: Run, breaches: readonly ContractBreach[]
   if (knobs.autonomyMode === 'perpetual') return finish(run, 'contract_error', why);
   if (!state.pause) {
     state.pause = { reason: why.slice(0, 2000), by: 'vigil', at: nowIso() };
-    await notifyPeople(run, 'escalation', `Agent contract error (${first.role}): the run is paused`, why, 'critical', { role: first.role, answer: first.answer, iteration: state.iteration }, `${info.workflowId}:contract:${state.iteration}`);
+    await notifyPeople(
+      run,
+      'escalation',
+      `Agent contract error (${first.role}): the run is paused`,
+      why,
+      'critical',
+      { role: first.role, answer: first.answer, iteration: state.iteration },
+      `${info.workflowId}:contract:${state.iteration}`,
+    );
   }
   return null;
 }
@@ -238,7 +289,15 @@ export function refuseEmptyDiff(run: Run, trigger: ConveneTrigger): Promise<Outc
   const empty = emptyDiffRefusal(filesSinceStart(run));
   if (empty === null) return null;
   state.lastFindings = `Completion was refused at iteration ${state.iteration} by the evidence gate: nothing changed since the run started (${empty}), so there is nothing to judge yet. Make the changes the PRD asks for, then claim again.`;
-  state.lastEvidence = { iteration: state.iteration, pass: false, reason: empty, failures: [empty], inconclusive: [], filesChanged: 0, testsPassed: state.lastTests?.passed ?? null };
+  state.lastEvidence = {
+    iteration: state.iteration,
+    pass: false,
+    reason: empty,
+    failures: [empty],
+    inconclusive: [],
+    filesChanged: 0,
+    testsPassed: state.lastTests?.passed ?? null,
+  };
   run.remember(refusalMemory(state.iteration, `evidence gate: ${empty}`));
   return checkRefused(run, trigger, 'evidence', empty);
 }

@@ -52,8 +52,20 @@ async function pauseAtOrchestrationCap(run: Run): Promise<boolean> {
   if (!state.pause) {
     const share = `${Math.round(knobs.orchestrationBudgetShare * 100)} % of the $${budget.toFixed(2)} budget`;
     const why = `orchestration cap: reviewers, checklist roles and council members spent $${spent.toFixed(2)} of the $${cap.capUsd.toFixed(2)} they may (${share}), and a completion check costs about $${cap.nextUsd.toFixed(2)}`;
-    state.pause = { reason: `${why}; raise the budget with \`vigil budget ${info.workflowId} --usd N\` and resume, or stop the run`, by: 'vigil', at: nowIso() };
-    await notifyPeople(run, 'budget_exceeded', 'Orchestration cap reached', `The run is paused at iteration ${state.iteration} before its next completion check: ${why}.`, 'critical', { orchestrationUsd: spent, capUsd: cap.capUsd, budgetUsd: budget, iteration: state.iteration }, `${info.workflowId}:orchestration_cap:${budget}`);
+    state.pause = {
+      reason: `${why}; raise the budget with \`vigil budget ${info.workflowId} --usd N\` and resume, or stop the run`,
+      by: 'vigil',
+      at: nowIso(),
+    };
+    await notifyPeople(
+      run,
+      'budget_exceeded',
+      'Orchestration cap reached',
+      `The run is paused at iteration ${state.iteration} before its next completion check: ${why}.`,
+      'critical',
+      { orchestrationUsd: spent, capUsd: cap.capUsd, budgetUsd: budget, iteration: state.iteration },
+      `${info.workflowId}:orchestration_cap:${budget}`,
+    );
   }
   log.info('completion check held at the orchestration cap', { iteration: state.iteration, spent, cap: cap.capUsd });
   return true;
@@ -83,9 +95,14 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
   const carried = run.carriedChecklist;
   run.carriedChecklist = null;
   const roundInput = { ...(await evidenceInput(run, round)), trigger, at: nowIso() };
-  const what = carried ? `evidence, the PRD checklist verifier, then ${knobs.councilSize} members` : `evidence, ${knobs.councilSize} members`;
+  const what = carried
+    ? `evidence, the PRD checklist verifier, then ${knobs.councilSize} members`
+    : `evidence, ${knobs.councilSize} members`;
   const r = roundsEra
-    ? await rounds.councilRound.executeWithOptions({ summary: `council round ${round} (iteration ${state.iteration}, ${trigger}): ${what}` }, [{ ...roundInput, authorization: roundInput.authorization ?? null, ...(carried ? { checklist: carried } : {}) }])
+    ? await rounds.councilRound.executeWithOptions(
+        { summary: `council round ${round} (iteration ${state.iteration}, ${trigger}): ${what}` },
+        [{ ...roundInput, authorization: roundInput.authorization ?? null, ...(carried ? { checklist: carried } : {}) }],
+      )
     : await runCouncilRound(run.councilDeps, roundInput);
   for (const u of r.usages) state.spend = addOrchestrationUsage(state.spend, u);
   for (const c of r.sandbox ?? []) state.sandbox = noteSandbox(state.sandbox, c.report, { iteration: state.iteration, role: c.role });
@@ -114,7 +131,14 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
   }
   if (r.approved) {
     const v = r.verdict;
-    if (completionRuleEra) state.checks = recordCheck(state.checks, { iteration: state.iteration, trigger, approved: true, cause: null, reason: `council approved, ${v.approve} of ${v.size}` });
+    if (completionRuleEra)
+      state.checks = recordCheck(state.checks, {
+        iteration: state.iteration,
+        trigger,
+        approved: true,
+        cause: null,
+        reason: `council approved, ${v.approve} of ${v.size}`,
+      });
     return finish(
       run,
       'council_approved',
@@ -125,7 +149,12 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
   if (completionRuleEra) {
     state.lastFindings = describeRejection(r.verdict).slice(0, LIMITS.findingChars * 4);
     const v = r.verdict;
-    return checkRefused(run, trigger, 'council', `${v.approve} of ${v.size} approve, ${v.threshold} needed${v.devilsAdvocate?.flipped ? "; the devil's advocate refused" : ''}`);
+    return checkRefused(
+      run,
+      trigger,
+      'council',
+      `${v.approve} of ${v.size} approve, ${v.threshold} needed${v.devilsAdvocate?.flipped ? "; the devil's advocate refused" : ''}`,
+    );
   }
   const valve = safetyValve(state.convergence, breakerTrip(state.convergence, knobs.stagnationLimit), knobs);
   if (valve.fire) return finish(run, 'force_stopped', valve.reason);
@@ -141,12 +170,25 @@ export async function claimWithoutCouncil(run: Run): Promise<Outcome | null> {
     // The evidence gate refuses an empty diff before any gate or reviewer is asked.
     const empty = emptyDiffRefusal(filesSinceStart(run)) ?? '';
     state.lastFindings = `Completion was refused at iteration ${state.iteration} by the evidence gate: nothing changed since the run started (${empty}), so there is nothing to judge yet. Make the changes the PRD asks for, then claim again.`;
-    state.checks = recordCheck(state.checks, { iteration: state.iteration, trigger: 'claim', approved: false, cause: 'evidence', reason: empty });
+    state.checks = recordCheck(state.checks, {
+      iteration: state.iteration,
+      trigger: 'claim',
+      approved: false,
+      cause: 'evidence',
+      reason: empty,
+    });
     return null;
   }
   const guard = await completionGuard(run);
   if (guard === 'interrupted' && claimsHeldEra) return holdClaim(run, 'claim');
-  if (completionRuleEra && guard === 'refused') state.checks = recordCheck(state.checks, { iteration: state.iteration, trigger: 'claim', approved: false, cause: run.refusedBy.cause, reason: run.refusedBy.reason });
+  if (completionRuleEra && guard === 'refused')
+    state.checks = recordCheck(state.checks, {
+      iteration: state.iteration,
+      trigger: 'claim',
+      approved: false,
+      cause: run.refusedBy.cause,
+      reason: run.refusedBy.reason,
+    });
   if (guard !== null) return typeof guard === 'string' ? null : guard;
   const round = state.council.rounds + 1;
   const { facts, verdict } = await checkEvidence(run.councilDeps, await evidenceInput(run, round));

@@ -5,10 +5,27 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, continueAsNew, isCancellation, log, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  allHandlersFinished,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  isCancellation,
+  log,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { type Outcome, OUTCOME_EXIT_CODES, type OutcomeStatus, RunStateSchema } from '../../schemas/run.js';
 import { type Json, packValue } from '../carried-state.js';
-import { delivers, type DeliveryFacts, deliveryMessage, opensPullRequest, pullRequestTitle, runReportMarkdown } from '../decisions/delivery.js';
+import {
+  delivers,
+  type DeliveryFacts,
+  deliveryMessage,
+  opensPullRequest,
+  pullRequestTitle,
+  runReportMarkdown,
+} from '../decisions/delivery.js';
 import { outcomeEvent } from '../decisions/journal.js';
 import { onRepositoryTrouble, repositoryTrouble } from '../decisions/repository.js';
 import { undeliveredNote } from '../decisions/undelivered-directives.js';
@@ -30,7 +47,15 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
     delivered = d.branch;
     notes = [...notes, d.note];
   }
-  run.outcome = { status: s, reason, exitCode: OUTCOME_EXIT_CODES[s], iteration: state.iteration, at: nowIso(), notes, ...(run.input.stream ? { spendUsd: state.spend.usd } : {}) };
+  run.outcome = {
+    status: s,
+    reason,
+    exitCode: OUTCOME_EXIT_CODES[s],
+    iteration: state.iteration,
+    at: nowIso(),
+    notes,
+    ...(run.input.stream ? { spendUsd: state.spend.usd } : {}),
+  };
   // The spend as it ends, the last round's reviewers and members included.
   if (state.spend.calls > 0) run.recordSpend();
   run.recordEvent(outcomeEvent(run.outcome));
@@ -46,7 +71,15 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   if (escalationEra) {
     const o = run.outcome;
     await CancellationScope.nonCancellable(async () => {
-      const r = await notifyPeople(run, 'run_finished', `Run ${s === 'council_approved' || s === 'completion_promise_fulfilled' ? 'completed' : 'ended'}: ${s}`, `${reason}${notes.length ? `\n${notes.join('\n')}` : ''}`, o.exitCode === 0 ? 'info' : o.exitCode === 20 ? 'warning' : 'critical', { status: s, exitCode: o.exitCode, iteration: state.iteration }, `${info.workflowId}:run_finished`);
+      const r = await notifyPeople(
+        run,
+        'run_finished',
+        `Run ${s === 'council_approved' || s === 'completion_promise_fulfilled' ? 'completed' : 'ended'}: ${s}`,
+        `${reason}${notes.length ? `\n${notes.join('\n')}` : ''}`,
+        o.exitCode === 0 ? 'info' : o.exitCode === 20 ? 'warning' : 'critical',
+        { status: s, exitCode: o.exitCode, iteration: state.iteration },
+        `${info.workflowId}:run_finished`,
+      );
       void r;
     });
   }
@@ -90,7 +123,9 @@ async function judgeMemory(run: Run): Promise<void> {
 /** The sandbox's per-run files go (credentials copied into a sandbox home among them); a failure is logged, never the run's. */
 async function releaseRunFiles(run: Run): Promise<void> {
   try {
-    const r = await run.acts.repo.releaseRunFiles.executeWithOptions({ summary: "remove the run's sandbox homes" }, [{ runId: run.info.workflowId }]);
+    const r = await run.acts.repo.releaseRunFiles.executeWithOptions({ summary: "remove the run's sandbox homes" }, [
+      { runId: run.info.workflowId },
+    ]);
     if (r.problem) log.warn('run files left behind', { problem: r.problem });
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
@@ -100,21 +135,43 @@ async function releaseRunFiles(run: Run): Promise<void> {
 
 const deliveryFacts = (run: Run, s: OutcomeStatus, reason: string, notes: readonly string[]): DeliveryFacts => {
   const { state, input, info } = run;
-  return { prdTitle: input.prdTitle, workflowId: info.workflowId, status: s, reason, iterations: state.iteration, spendUsd: state.spend.usd, calls: state.spend.calls, notes };
+  return {
+    prdTitle: input.prdTitle,
+    workflowId: info.workflowId,
+    status: s,
+    reason,
+    iterations: state.iteration,
+    spendUsd: state.spend.usd,
+    calls: state.spend.calls,
+    notes,
+  };
 };
 
 /** The work of a run that ended done, committed on its run branch (or, opted in, the current one); the note says where (or why not). Never fails the run. */
-async function deliver(run: Run, s: OutcomeStatus, reason: string, notes: readonly string[]): Promise<{ note: string; branch: string | null }> {
+async function deliver(
+  run: Run,
+  s: OutcomeStatus,
+  reason: string,
+  notes: readonly string[],
+): Promise<{ note: string; branch: string | null }> {
   const { input, info } = run;
   const message = deliveryMessage(deliveryFacts(run, s, reason, notes));
   const toCurrent = run.knobs.deliverToCurrent;
   try {
     const d = await CancellationScope.nonCancellable(() =>
-      run.acts.repo.deliverRun.executeWithOptions({ summary: toCurrent ? 'deliver the work on the current branch' : `deliver the work on its run branch` }, [{ repoPath: input.repoPath, runId: info.workflowId, message, ...(toCurrent ? { toCurrent } : {}) }]),
+      run.acts.repo.deliverRun.executeWithOptions(
+        { summary: toCurrent ? 'deliver the work on the current branch' : `deliver the work on its run branch` },
+        [{ repoPath: input.repoPath, runId: info.workflowId, message, ...(toCurrent ? { toCurrent } : {}) }],
+      ),
     );
     if (!d.branch) return { note: `not delivered: ${d.skipped ?? 'nothing to deliver'}`, branch: null };
-    const where = toCurrent ? 'the current branch moved to it and the index follows' : 'the current branch and the working tree are as the run left them';
-    return { note: `delivered on branch ${d.branch} (commit ${(d.commit ?? '').slice(0, 12)}, ${d.files} file(s)); ${where}`, branch: d.branch };
+    const where = toCurrent
+      ? 'the current branch moved to it and the index follows'
+      : 'the current branch and the working tree are as the run left them';
+    return {
+      note: `delivered on branch ${d.branch} (commit ${(d.commit ?? '').slice(0, 12)}, ${d.files} file(s)); ${where}`,
+      branch: d.branch,
+    };
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
     log.warn('delivery failed', { error: err.cause?.message ?? err.message });
@@ -133,13 +190,26 @@ async function pullRequest(run: Run, s: OutcomeStatus, reason: string, notes: re
     ...deliveryFacts(run, s, reason, notes),
     council: last ? { result: last.result, approve: last.approve, reject: last.reject, size: last.size } : null,
     gates: state.gates.latest.map((g) => ({ gate: g.gate, verdict: g.verdict, reason: g.reason })),
-    checklist: checklist ? checklist.items.map((i) => ({ id: i.id, title: i.title, status: checklist.status[i.id]?.status ?? 'unverified' })) : [],
+    checklist: checklist
+      ? checklist.items.map((i) => ({ id: i.id, title: i.title, status: checklist.status[i.id]?.status ?? 'unverified' }))
+      : [],
   });
   try {
     const pr = await CancellationScope.nonCancellable(() =>
-      run.acts.repo.openPullRequest.executeWithOptions({ summary: 'open a pull request with gh' }, [{ repoPath: input.repoPath, runId: info.workflowId, branch, title: pullRequestTitle(input.prdTitle), body, ...(run.journaling ? { reportFromStore: true } : {}) }]),
+      run.acts.repo.openPullRequest.executeWithOptions({ summary: 'open a pull request with gh' }, [
+        {
+          repoPath: input.repoPath,
+          runId: info.workflowId,
+          branch,
+          title: pullRequestTitle(input.prdTitle),
+          body,
+          ...(run.journaling ? { reportFromStore: true } : {}),
+        },
+      ]),
     );
-    return pr.url ? `pull request opened: ${pr.url}` : `no pull request: ${pr.skipped ?? 'gh gave no address'}; the branch ${branch} is delivered`;
+    return pr.url
+      ? `pull request opened: ${pr.url}`
+      : `no pull request: ${pr.skipped ?? 'gh gave no address'}; the branch ${branch} is delivered`;
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
     log.warn('pull request failed', { error: err.cause?.message ?? err.message });
@@ -183,7 +253,15 @@ export async function handleRepositoryTrouble(run: Run, err: unknown): Promise<O
   if (!state.pause) {
     state.pause = { reason: action.reason.slice(0, 2000), by: 'vigil', at: nowIso() };
     const title = trouble.kind === 'disk_full' ? 'Disk full: the run is paused' : 'Repository unavailable: the run is paused';
-    await notifyPeople(run, 'escalation', title, action.reason, 'critical', { iteration: state.iteration, problem: trouble.problem }, `${info.workflowId}:repository:${state.iteration}:${trouble.kind}`);
+    await notifyPeople(
+      run,
+      'escalation',
+      title,
+      action.reason,
+      'critical',
+      { iteration: state.iteration, problem: trouble.problem },
+      `${info.workflowId}:repository:${state.iteration}:${trouble.kind}`,
+    );
   }
   run.status = 'running';
   run.publish();

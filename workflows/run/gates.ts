@@ -26,7 +26,16 @@ export async function ensureTests(run: Run, treeHash: string): Promise<TestRunRe
   if (!knobs.testCommand && !run.detectTests) return null;
   if (state.lastTests?.treeHash === treeHash) return state.lastTests.runner === 'none' ? null : state.lastTests;
   const t = await tests.runTests.executeWithOptions({ summary: `tests on the tree of iteration ${state.iteration}` }, [
-    { runId: info.workflowId, repoPath: input.repoPath, command: knobs.testCommand, detect: run.detectTests, iteration: state.iteration, timeoutSeconds: knobs.testTimeoutSeconds, authorization: input.authorization ?? null, ...sandboxArgs(knobs) },
+    {
+      runId: info.workflowId,
+      repoPath: input.repoPath,
+      command: knobs.testCommand,
+      detect: run.detectTests,
+      iteration: state.iteration,
+      timeoutSeconds: knobs.testTimeoutSeconds,
+      authorization: input.authorization ?? null,
+      ...sandboxArgs(knobs),
+    },
   ]);
   state.lastTests = testRecord(t, treeHash, state.iteration);
   state.sandbox = noteSandbox(state.sandbox, t.sandbox, { iteration: state.iteration, role: 'tests' });
@@ -41,7 +50,14 @@ export function testEvidence(t: TestRunRecord | null): { passed: boolean; timedO
 export function testLine(run: Run, t: TestRunRecord): string {
   const { knobs } = run;
   const what = knobs.testCommand ? `\`${knobs.testCommand}\`` : `the detected ${t.runner ?? 'test'} runner`;
-  const verdict = t.verdict === 'inconclusive' ? `INCONCLUSIVE (${t.reason})` : t.passed ? 'PASSED' : t.timedOut ? 'TIMED OUT' : `FAILED (exit ${t.exitCode})`;
+  const verdict =
+    t.verdict === 'inconclusive'
+      ? `INCONCLUSIVE (${t.reason})`
+      : t.passed
+        ? 'PASSED'
+        : t.timedOut
+          ? 'TIMED OUT'
+          : `FAILED (exit ${t.exitCode})`;
   return `${what} on the current tree (iteration ${t.iteration}): ${verdict}; log: ${t.logPath}`;
 }
 
@@ -71,7 +87,8 @@ export function trackGateResult(run: Run, r: GateResult): GateStreak | null {
   const { state, knobs } = run;
   const t = trackGate(state.gates.tracks[r.gate], r, knobs);
   state.gates.tracks = { ...state.gates.tracks, [r.gate]: t.track };
-  if (t.action === 'stuck' || t.action === 'escalate' || (t.action === 'pause' && !state.pause)) return { action: t.action, track: t.track };
+  if (t.action === 'stuck' || t.action === 'escalate' || (t.action === 'pause' && !state.pause))
+    return { action: t.action, track: t.track };
   return null;
 }
 
@@ -85,10 +102,34 @@ export async function actOnGateStreak(run: Run, r: GateResult, streak: GateStrea
     return null;
   }
   if (streak.action === 'pause') {
-    state.pause = { reason: `the ${gateLabel(r.gate)} gate failed ${n} times in a row (${r.reason}); look at it, then \`vigil resume ${info.workflowId}\` or stop the run`.slice(0, 2000), by: 'vigil', at: nowIso() };
-    await notifyPeople(run, 'escalation', `Quality gate ${gateLabel(r.gate)} keeps failing: the run is paused`, state.pause.reason, 'critical', { gate: r.gate, failures: n, iteration: state.iteration }, `${info.workflowId}:gate_pause:${r.gate}:${state.iteration}`);
+    state.pause = {
+      reason:
+        `the ${gateLabel(r.gate)} gate failed ${n} times in a row (${r.reason}); look at it, then \`vigil resume ${info.workflowId}\` or stop the run`.slice(
+          0,
+          2000,
+        ),
+      by: 'vigil',
+      at: nowIso(),
+    };
+    await notifyPeople(
+      run,
+      'escalation',
+      `Quality gate ${gateLabel(r.gate)} keeps failing: the run is paused`,
+      state.pause.reason,
+      'critical',
+      { gate: r.gate, failures: n, iteration: state.iteration },
+      `${info.workflowId}:gate_pause:${r.gate}:${state.iteration}`,
+    );
   } else {
-    await escalateToPerson(run, 'gate_failing', `the ${gateLabel(r.gate)} gate failed ${n} times in a row`, [gateLine(r), `${n} consecutive failures; the run pauses at ${knobs.gatePauseAfter}`], [], false, null);
+    await escalateToPerson(
+      run,
+      'gate_failing',
+      `the ${gateLabel(r.gate)} gate failed ${n} times in a row`,
+      [gateLine(r), `${n} consecutive failures; the run pauses at ${knobs.gatePauseAfter}`],
+      [],
+      false,
+      null,
+    );
   }
   return null;
 }
@@ -97,11 +138,18 @@ export async function actOnGateStreak(run: Run, r: GateResult, streak: GateStrea
 export function gatesDueNow(run: Run, judging: boolean, iterationSucceeded: boolean): boolean {
   const { state, knobs } = run;
   const { gatesEra } = run.eras;
-  return gatesEra && gatesDue({ judging, iterationSucceeded, treeHash: state.convergence.lastHash ?? '', lastTree: state.gates.lastTree }, knobs);
+  return (
+    gatesEra && gatesDue({ judging, iterationSucceeded, treeHash: state.convergence.lastHash ?? '', lastTree: state.gates.lastTree }, knobs)
+  );
 }
 
 /** The tool gates on the current tree, when due; their results join the latest per gate. */
-export async function qualityGates(run: Run, judging: boolean, iterationSucceeded: boolean, carried: RunGatesResult | null = null): Promise<Outcome | null> {
+export async function qualityGates(
+  run: Run,
+  judging: boolean,
+  iterationSucceeded: boolean,
+  carried: RunGatesResult | null = null,
+): Promise<Outcome | null> {
   const { state, knobs, input, info } = run;
   const { leanEra } = run.eras;
   const { gateActs } = run.acts;
@@ -148,13 +196,29 @@ export function gatesPassFacts(run: Run) {
     runStartTree: state.runStart?.treeHash ?? null,
     tracks: state.gates.tracks,
     knownTests: state.lastTests,
-    testsInput: knobs.testCommand || run.detectTests ? { runId: info.workflowId, repoPath: input.repoPath, command: knobs.testCommand, detect: run.detectTests, iteration: state.iteration, timeoutSeconds: knobs.testTimeoutSeconds, authorization: input.authorization ?? null, ...sandboxArgs(knobs) } : null,
+    testsInput:
+      knobs.testCommand || run.detectTests
+        ? {
+            runId: info.workflowId,
+            repoPath: input.repoPath,
+            command: knobs.testCommand,
+            detect: run.detectTests,
+            iteration: state.iteration,
+            timeoutSeconds: knobs.testTimeoutSeconds,
+            authorization: input.authorization ?? null,
+            ...sandboxArgs(knobs),
+          }
+        : null,
     ...(leanPromptEra ? { compact: true } : {}),
   };
 }
 
 /** The tool gates of a lean run: one activity per pass, the test run remembered for the tree. */
-export async function leanGates(run: Run, tree: string, carried: RunGatesResult | null): Promise<{ results: GateResult[]; interrupted: boolean }> {
+export async function leanGates(
+  run: Run,
+  tree: string,
+  carried: RunGatesResult | null,
+): Promise<{ results: GateResult[]; interrupted: boolean }> {
   const { state } = run;
   const { gateActs } = run.acts;
   const out = await runGatesPass(gateActs, {

@@ -94,7 +94,8 @@ export function installHandlers(run: Run): void {
     input: (p: { directive: string; by?: string; id?: string }, defaultBy: string): MessageAck => {
       // A resend of a directive the run already has (its update went unanswered, then --signal): taken once.
       const idsEra = p.id !== undefined && directiveIdsEra();
-      if (idsEra && state.directiveIds.includes(p.id as string)) return ack(false, `directive ${p.id} was already received; it is not queued again`);
+      if (idsEra && state.directiveIds.includes(p.id as string))
+        return ack(false, `directive ${p.id} was already received; it is not queued again`);
       const refused = directiveRefusal(state.pendingDirectives, p.directive);
       if (refused) throw ApplicationFailure.create({ message: `input: ${refused}`, nonRetryable: true });
       state.pendingDirectives.push({ text: p.directive, by: p.by ?? defaultBy, at: nowIso(), ...(idsEra ? { id: p.id } : {}) });
@@ -106,12 +107,20 @@ export function installHandlers(run: Run): void {
 
   const applyForceReview = (p: { reason?: string; by?: string }, defaultBy: string): MessageAck => {
     if (!councilEra || !knobs.councilEnabled) {
-      throw ApplicationFailure.create({ message: 'forceReview: the completion council is disabled for this run (knob councilEnabled)', nonRetryable: true });
+      throw ApplicationFailure.create({
+        message: 'forceReview: the completion council is disabled for this run (knob councilEnabled)',
+        nonRetryable: true,
+      });
     }
     if (state.council.forceReview) return ack(false, `a council review is already requested by ${state.council.forceReview.by}`);
     state.council.forceReview = { by: p.by ?? defaultBy, reason: p.reason ?? '', at: nowIso() };
     publish();
-    return ack(true, completionRuleEra && state.pause ? 'the council convenes now; the run stays paused' : 'the council convenes at the next iteration boundary');
+    return ack(
+      true,
+      completionRuleEra && state.pause
+        ? 'the council convenes now; the run stays paused'
+        : 'the council convenes at the next iteration boundary',
+    );
   };
 
   const applyBudget = (p: { usd: number; by?: string }, defaultBy: string): MessageAck => {
@@ -119,13 +128,19 @@ export function installHandlers(run: Run): void {
     log.info('budget set', { usd: p.usd, by: p.by ?? defaultBy });
     const over = budgetExceeded(state.spend.usd, p.usd);
     publish();
-    return ack(true, `budget set to $${p.usd.toFixed(2)} (spent $${state.spend.usd.toFixed(2)})${over ? '; still exceeded: the run stays paused' : p.usd === 0 ? '; no budget' : ''}`);
+    return ack(
+      true,
+      `budget set to $${p.usd.toFixed(2)} (spent $${state.spend.usd.toFixed(2)})${over ? '; still exceeded: the run stays paused' : p.usd === 0 ? '; no budget' : ''}`,
+    );
   };
 
   const applyWaive = (p: { item: string; reason?: string; by?: string }, defaultBy: string): MessageAck => {
     const cl = state.gates.checklist;
     if (!gatesEra || !cl) {
-      throw ApplicationFailure.create({ message: `waive: this run has no PRD checklist${state.gates.checklistProblem ? ` (${state.gates.checklistProblem})` : ''}`, nonRetryable: true });
+      throw ApplicationFailure.create({
+        message: `waive: this run has no PRD checklist${state.gates.checklistProblem ? ` (${state.gates.checklistProblem})` : ''}`,
+        nonRetryable: true,
+      });
     }
     const r = waiveItem(cl, p.item, p.by ?? defaultBy, p.reason ?? '', nowIso());
     if (!r.ok) throw ApplicationFailure.create({ message: `waive: ${r.error}`, nonRetryable: true });
@@ -265,6 +280,6 @@ export function installHandlers(run: Run): void {
   setHandler(statusQuery, () => run.snapshot(), { description: 'The run snapshot (status, iteration, pause, outcome, ...)' });
   // Asked by an agent call that carries a gate pass when it is cancelled (activities/iteration.ts).
   setHandler(callCancelQuery, () => run.callCancelMeant(), {
-    description: "What cancelling the running agent call means: kill the agent, or only skip the gate pass it carries",
+    description: 'What cancelling the running agent call means: kill the agent, or only skip the gate pass it carries',
   });
 }

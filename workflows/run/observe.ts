@@ -35,12 +35,21 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
   let signalsRead: AgentSignals | null = null;
   if (leanEra) {
     const made = result.inspection && 'snapshot' in result.inspection ? result.inspection : null;
-    const got = made ?? (await repo.inspectIteration.executeWithOptions({ summary: `inspect repository after iteration ${state.iteration}` }, [{ runId: info.workflowId, repoPath: input.repoPath, iteration: state.iteration, inspect }]));
+    const got =
+      made ??
+      (await repo.inspectIteration.executeWithOptions({ summary: `inspect repository after iteration ${state.iteration}` }, [
+        { runId: info.workflowId, repoPath: input.repoPath, iteration: state.iteration, inspect },
+      ]));
     snap = got.snapshot;
     signalsRead = got.signals;
   } else {
     snap = await repo.inspectRepo.executeWithOptions({ summary: `inspect repository after iteration ${state.iteration}` }, [
-      { repoPath: input.repoPath, runStartSha: state.runStart?.sha ?? null, ...(escalationEra ? { previousTree: state.convergence.lastHash } : {}), ...(checkpoint ? { checkpoint } : {}) },
+      {
+        repoPath: input.repoPath,
+        runStartSha: state.runStart?.sha ?? null,
+        ...(escalationEra ? { previousTree: state.convergence.lastHash } : {}),
+        ...(checkpoint ? { checkpoint } : {}),
+      },
     ]);
   }
   if (run.eras.leanRoundsEra) followMarks(run, treeBefore, snap);
@@ -71,7 +80,19 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
   };
   state.sandbox = noteSandbox(state.sandbox, result.sandbox, { iteration: state.iteration, role: 'builder' });
   if (snap.checkpoint) {
-    const c = { iteration: state.iteration, commit: snap.checkpoint.commit, tree: snap.treeHash, ref: snap.checkpoint.ref, at: nowIso(), filesChanged: snap.sinceLast?.files ?? 0, filesSinceStart: snap.changedCount, exitCode: result.exitCode, tests: null, verdict: null, snapshot: null };
+    const c = {
+      iteration: state.iteration,
+      commit: snap.checkpoint.commit,
+      tree: snap.treeHash,
+      ref: snap.checkpoint.ref,
+      at: nowIso(),
+      filesChanged: snap.sinceLast?.files ?? 0,
+      filesSinceStart: snap.changedCount,
+      exitCode: result.exitCode,
+      tests: null,
+      verdict: null,
+      snapshot: null,
+    };
     state.checkpoints.list = addCheckpoint(state.checkpoints.list, c, knobs.checkpointsKept);
   }
   state.recentIterations = [...state.recentIterations, record].slice(-LIMITS.recentIterations);
@@ -107,7 +128,10 @@ export function rememberIteration(run: Run, result: AgentResult, snap: RepoSnaps
   const { memoryEra, leanPromptEra } = run.eras;
   if (!memoryEra) return;
   const record = state.recentIterations.at(-1);
-  const tests = state.lastTests && state.lastTests.treeHash === snap.treeHash ? (state.lastTests.verdict ?? (state.lastTests.passed ? 'pass' : 'fail')) : null;
+  const tests =
+    state.lastTests && state.lastTests.treeHash === snap.treeHash
+      ? (state.lastTests.verdict ?? (state.lastTests.passed ? 'pass' : 'fail'))
+      : null;
   run.remember(
     iterationMemory({
       iteration: state.iteration,
@@ -169,28 +193,57 @@ export function watchForTrouble(run: Run, result: AgentResult, snap: RepoSnapsho
     state.ladder = r.state;
     if (r.change) {
       log.info('tier changed', { ...r.change });
-      run.recordEvent({ kind: 'tier_change', iteration: r.change.iteration, from: r.change.from, to: r.change.to, trigger: r.change.trigger.slice(0, 300) });
+      run.recordEvent({
+        kind: 'tier_change',
+        iteration: r.change.iteration,
+        from: r.change.from,
+        to: r.change.to,
+        trigger: r.change.trigger.slice(0, 300),
+      });
     }
     if (r.escalateHuman) tierExhausted = `the agent failed ${r.state.failuresAtLevel} times in a row at the HIGH tier`;
   }
 
   let uncertain: { proxies: Proxies; lines: string[] } | null = null;
   if (knobs.uncertaintyEscalation) {
-    const obs = { iteration: state.iteration, consecutiveNoChange: state.convergence.consecutiveNoChange, treeHash: snap.treeHash, verdicts: state.council.verdicts };
+    const obs = {
+      iteration: state.iteration,
+      consecutiveNoChange: state.convergence.consecutiveNoChange,
+      treeHash: snap.treeHash,
+      verdicts: state.council.verdicts,
+    };
     const r = evaluateUncertainty(state.uncertainty, obs, knobs);
     state.uncertainty = r.state;
     if (r.escalate) uncertain = { proxies: r.proxies, lines: describeProxies(r.proxies, obs, knobs) };
   }
 
   const hr = signals.humanReview;
-  if (hr) return ['agent_request', `the agent asked for a human review: ${hr.reason}`, [`the agent wrote HUMAN_REVIEW_NEEDED${hr.blocking ? ' (blocking)' : ''}: ${hr.reason}`, ...(uncertain?.lines ?? [])], hr.questions, hr.blocking || knobs.autonomyMode === 'supervised', uncertain?.proxies ?? null];
-  if (tierExhausted) return ['tier_exhausted', 'the highest model tier keeps failing', [tierExhausted, ...(uncertain?.lines ?? [])], [], knobs.autonomyMode === 'supervised', uncertain?.proxies ?? null];
+  if (hr)
+    return [
+      'agent_request',
+      `the agent asked for a human review: ${hr.reason}`,
+      [`the agent wrote HUMAN_REVIEW_NEEDED${hr.blocking ? ' (blocking)' : ''}: ${hr.reason}`, ...(uncertain?.lines ?? [])],
+      hr.questions,
+      hr.blocking || knobs.autonomyMode === 'supervised',
+      uncertain?.proxies ?? null,
+    ];
+  if (tierExhausted)
+    return [
+      'tier_exhausted',
+      'the highest model tier keeps failing',
+      [tierExhausted, ...(uncertain?.lines ?? [])],
+      [],
+      knobs.autonomyMode === 'supervised',
+      uncertain?.proxies ?? null,
+    ];
   if (uncertain) return ['uncertainty', 'the run looks stuck', uncertain.lines, [], knobs.autonomyMode === 'supervised', uncertain.proxies];
   return null;
 }
 
 export function describeRunSoFar(run: Run): string {
   const { state } = run;
-  return `Iteration ${state.iteration}; ${state.recentIterations.at(-1)?.filesChangedSinceStart ?? 0} file(s) changed since the run started; ` +
-    `${state.council.rounds} council round(s)${state.council.verdicts.at(-1) ? `, the last ${state.council.verdicts.at(-1)?.result}` : ''}.`;
+  return (
+    `Iteration ${state.iteration}; ${state.recentIterations.at(-1)?.filesChangedSinceStart ?? 0} file(s) changed since the run started; ` +
+    `${state.council.rounds} council round(s)${state.council.verdicts.at(-1) ? `, the last ${state.council.verdicts.at(-1)?.result}` : ''}.`
+  );
 }

@@ -34,7 +34,18 @@ export async function notifyPeople(
   const { state, knobs, input, info } = run;
   const { people } = run.acts;
   const at = nowIso();
-  const r = await sendNotification(people, { runId: info.workflowId, repoPath: input.repoPath, knobs, event, title, message, severity, details, dedupeKey, at });
+  const r = await sendNotification(people, {
+    runId: info.workflowId,
+    repoPath: input.repoPath,
+    knobs,
+    event,
+    title,
+    message,
+    severity,
+    details,
+    dedupeKey,
+    at,
+  });
   state.notifications = recordNotification(state.notifications, r, event, at, r === null && hasChannel(run));
   if (r) run.recordEvent({ kind: 'notification', event, delivered: r.delivered, failed: r.failed });
   return r;
@@ -42,12 +53,21 @@ export async function notifyPeople(
 
 export function hasChannel(run: Run): boolean {
   const { knobs } = run;
-  return Boolean(knobs.notifyWebhookUrl || knobs.notifySlackWebhookUrl || knobs.notifyDiscordWebhookUrl || knobs.notifyFile || knobs.notifyDesktop);
+  return Boolean(
+    knobs.notifyWebhookUrl || knobs.notifySlackWebhookUrl || knobs.notifyDiscordWebhookUrl || knobs.notifyFile || knobs.notifyDesktop,
+  );
 }
 
 export type EscalationReason = 'uncertainty' | 'tier_exhausted' | 'agent_request' | 'dead_letter' | 'gate_failing';
 /** What an escalation is about: the reason, a headline, the signals, open questions, whether to pause, the uncertainty proxies. */
-export type EscalationArgs = [reason: EscalationReason, headline: string, signals: string[], questions: string[], pause: boolean, proxies: Proxies | null];
+export type EscalationArgs = [
+  reason: EscalationReason,
+  headline: string,
+  signals: string[],
+  questions: string[],
+  pause: boolean,
+  proxies: Proxies | null,
+];
 
 /** Handoff, notification, then the mode's consequence: a pause in supervised mode (or when asked to block). */
 export async function escalateToPerson(run: Run, ...[reason, headline, signals, questions, pause, proxies]: EscalationArgs): Promise<void> {
@@ -55,32 +75,42 @@ export async function escalateToPerson(run: Run, ...[reason, headline, signals, 
   const { repo, people } = run.acts;
   const lastVerdict = state.council.verdicts.at(-1);
   const t = state.lastTests;
-  const out = await escalate({ files: repo, people }, {
-    knobs,
-    at: nowIso(),
-    proxies,
-    handoff: {
-      runId: info.workflowId,
-      repoPath: input.repoPath,
-      runStartSha: state.runStart?.sha ?? null,
-      iteration: state.iteration,
-      reason,
-      headline,
-      signals,
-      mode: knobs.autonomyMode,
-      paused: pause,
-      lastCouncil: lastVerdict ? verdictSummary(lastVerdict) : null,
-      lastTests: t ? handoffTestsLine(t) : null,
-      openQuestions: questions,
+  const out = await escalate(
+    { files: repo, people },
+    {
+      knobs,
+      at: nowIso(),
+      proxies,
+      handoff: {
+        runId: info.workflowId,
+        repoPath: input.repoPath,
+        runStartSha: state.runStart?.sha ?? null,
+        iteration: state.iteration,
+        reason,
+        headline,
+        signals,
+        mode: knobs.autonomyMode,
+        paused: pause,
+        lastCouncil: lastVerdict ? verdictSummary(lastVerdict) : null,
+        lastTests: t ? handoffTestsLine(t) : null,
+        openQuestions: questions,
+      },
     },
-  });
+  );
   state.escalations = [...state.escalations, out.record].slice(-20);
   run.recordEvent(escalationEvent(out.record));
-  state.notifications = recordNotification(state.notifications, out.notifyResult, 'escalation', out.record.at, out.notifyResult === null && hasChannel(run));
+  state.notifications = recordNotification(
+    state.notifications,
+    out.notifyResult,
+    'escalation',
+    out.record.at,
+    out.notifyResult === null && hasChannel(run),
+  );
   state.latestHandoff = { iteration: state.iteration, path: out.handoff.markdownPath, summary: out.handoff.summary };
   state.handoffContextPending = true;
   log.warn('escalated to a person', { reason, iteration: state.iteration, paused: pause });
-  if (pause && !state.pause) state.pause = { reason: `escalation (${reason.replace(/_/g, ' ')}): ${headline}`.slice(0, 2000), by: 'vigil', at: nowIso() };
+  if (pause && !state.pause)
+    state.pause = { reason: `escalation (${reason.replace(/_/g, ' ')}): ${headline}`.slice(0, 2000), by: 'vigil', at: nowIso() };
   run.publish();
 }
 
@@ -97,5 +127,13 @@ export async function warnOnBudget(run: Run): Promise<void> {
   const budget = state.budgetUsd ?? knobs.budgetUsd;
   state.budgetWarnedAt = budget;
   const spent = `$${state.spend.usd.toFixed(2)} of $${budget.toFixed(2)}`;
-  await notifyPeople(run, 'budget_warning', `80% of the budget spent: ${spent}`, `The run has spent ${spent} at iteration ${state.iteration}; it pauses when the budget is reached. Raise it with \`vigil budget ${info.workflowId} --usd N\`.`, 'warning', { spentUsd: state.spend.usd, budgetUsd: budget, iteration: state.iteration }, `${info.workflowId}:budget_warning:${budget}`);
+  await notifyPeople(
+    run,
+    'budget_warning',
+    `80% of the budget spent: ${spent}`,
+    `The run has spent ${spent} at iteration ${state.iteration}; it pauses when the budget is reached. Raise it with \`vigil budget ${info.workflowId} --usd N\`.`,
+    'warning',
+    { spentUsd: state.spend.usd, budgetUsd: budget, iteration: state.iteration },
+    `${info.workflowId}:budget_warning:${budget}`,
+  );
 }

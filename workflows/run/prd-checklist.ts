@@ -9,7 +9,14 @@ import type { AgentResult, RunAgentInput } from '../../schemas/activities.js';
 import { type GateResult, MAX_CHECKLIST_ITEMS } from '../../schemas/gates.js';
 import { chooseAgent } from '../decisions/agent-choice.js';
 import { addOrchestrationUsage } from '../decisions/budget.js';
-import { afterChecklistFailure, CHECKLIST_ATTEMPTS, type ChecklistRetry, checklistExtractionPrompt, checklistVerifierPrompt, selectHeldOut } from '../decisions/checklist.js';
+import {
+  afterChecklistFailure,
+  CHECKLIST_ATTEMPTS,
+  type ChecklistRetry,
+  checklistExtractionPrompt,
+  checklistVerifierPrompt,
+  selectHeldOut,
+} from '../decisions/checklist.js';
 import { checklistGateResult, mergeLatest } from '../decisions/gates.js';
 import { gateEvent } from '../decisions/journal.js';
 import { providerOutcome } from '../decisions/provider-outcome.js';
@@ -33,7 +40,9 @@ export async function verifyChecklist(run: Run, tree: string, only?: readonly st
   let answer: AgentResult | null = null;
   try {
     answer = await members.runAgent.executeWithOptions(
-      { summary: `verify the PRD checklist (iteration ${state.iteration}${call.checklistIds.length < cl.items.length ? `, ${call.checklistIds.length} of ${cl.items.length} items whose files changed` : ''})` },
+      {
+        summary: `verify the PRD checklist (iteration ${state.iteration}${call.checklistIds.length < cl.items.length ? `, ${call.checklistIds.length} of ${cl.items.length} items whose files changed` : ''})`,
+      },
       [call],
     );
   } catch (err) {
@@ -53,7 +62,12 @@ export function verifierCall(run: Run, only?: readonly string[]): RunAgentInput 
     repoPath: input.repoPath,
     ...chooseAgent(knobs, 'checklist-verifier', knobs.tier),
     authorization: input.authorization ?? null,
-    prompt: checklistVerifierPrompt({ items: asked, prdPath: input.prdPath, diffPath: null, testSummary: state.lastTests ? testLine(run, state.lastTests) : 'No test results.' }),
+    prompt: checklistVerifierPrompt({
+      items: asked,
+      prdPath: input.prdPath,
+      diffPath: null,
+      testSummary: state.lastTests ? testLine(run, state.lastTests) : 'No test results.',
+    }),
     role: 'checklist-verifier',
     iteration: state.iteration,
     phase: 'VERIFY',
@@ -77,11 +91,19 @@ export function applyVerification(run: Run, tree: string, answer: AgentResult | 
   const { state } = run;
   const cl = state.gates.checklist;
   if (!cl) return null;
-  run.lastVerifierAnswer = answer ? { exitCode: answer.exitCode, timedOut: answer.timedOut, answered: Object.keys(answer.verification ?? {}).length, logPath: answer.logPath } : null;
+  run.lastVerifierAnswer = answer
+    ? {
+        exitCode: answer.exitCode,
+        timedOut: answer.timedOut,
+        answered: Object.keys(answer.verification ?? {}).length,
+        logPath: answer.logPath,
+      }
+    : null;
   if (own && answer?.usage) state.spend = addOrchestrationUsage(state.spend, answer.usage);
   if (own) state.sandbox = noteSandbox(state.sandbox, answer?.sandbox, { iteration: state.iteration, role: 'checklist-verifier' });
   const statuses = { ...cl.status };
-  for (const [id, v] of Object.entries(answer?.verification ?? {})) statuses[id] = { status: v.status, evidence: v.evidence, iteration: state.iteration };
+  for (const [id, v] of Object.entries(answer?.verification ?? {}))
+    statuses[id] = { status: v.status, evidence: v.evidence, iteration: state.iteration };
   state.gates.checklist = { ...cl, status: statuses };
   if (run.eras.leanRoundsEra) state.marks = { ...state.marks, checklist: answer ? run.markHere(tree) : null };
   const result = checklistGateResult(state.gates.checklist, tree, state.iteration);
@@ -136,17 +158,40 @@ export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> 
     if (r?.checklist?.ok) items = r.checklist.items;
     else if (r) {
       state.gates.checklistProblem = `the checklist could not be extracted: ${r.checklist?.error ?? 'no answer'}`.slice(0, 500);
-      const health = providerOutcome({ exitCode: r.exitCode, timedOut: r.timedOut, rateLimited: r.rateLimit !== null, authError: r.authError !== null, tail: r.tail, modelOutput: r.modelOutput });
+      const health = providerOutcome({
+        exitCode: r.exitCode,
+        timedOut: r.timedOut,
+        rateLimited: r.rateLimit !== null,
+        authError: r.authError !== null,
+        tail: r.tail,
+        modelOutput: r.modelOutput,
+      });
       providerReason = health.outcome === 'failure' ? health.reason : null;
       rateLimitWait = r.rateLimit?.waitSeconds ?? null;
     }
   }
   if (!items || items.length === 0) {
     const attempt = (state.gates.checklistRetry?.attempt ?? 0) + 1;
-    const next = afterChecklistFailure({ attempt, providerReason, rateLimitWaitSeconds: rateLimitWait, baseWaitSeconds: knobs.baseWaitSeconds });
-    state.gates.checklistRetry = next.kind === 'retry' ? { attempt, atMs: nowMs() + next.waitSeconds * 1000, reason: next.reason.slice(0, 300) } : null;
-    if (next.kind === 'retry') state.gates.checklistProblem = `${state.gates.checklistProblem ?? 'the checklist could not be extracted'} (${next.reason}; asked again in ${next.waitSeconds} s, attempt ${attempt} of ${CHECKLIST_ATTEMPTS})`.slice(0, 500);
-    if (next.kind === 'give_up') state.gates.checklistProblem = `${state.gates.checklistProblem ?? 'the checklist could not be extracted'} (${next.reason}; gave up after ${attempt} attempts)`.slice(0, 500);
+    const next = afterChecklistFailure({
+      attempt,
+      providerReason,
+      rateLimitWaitSeconds: rateLimitWait,
+      baseWaitSeconds: knobs.baseWaitSeconds,
+    });
+    state.gates.checklistRetry =
+      next.kind === 'retry' ? { attempt, atMs: nowMs() + next.waitSeconds * 1000, reason: next.reason.slice(0, 300) } : null;
+    if (next.kind === 'retry')
+      state.gates.checklistProblem =
+        `${state.gates.checklistProblem ?? 'the checklist could not be extracted'} (${next.reason}; asked again in ${next.waitSeconds} s, attempt ${attempt} of ${CHECKLIST_ATTEMPTS})`.slice(
+          0,
+          500,
+        );
+    if (next.kind === 'give_up')
+      state.gates.checklistProblem =
+        `${state.gates.checklistProblem ?? 'the checklist could not be extracted'} (${next.reason}; gave up after ${attempt} attempts)`.slice(
+          0,
+          500,
+        );
     log.warn('no PRD checklist for this run', { problem: state.gates.checklistProblem });
     return next;
   }
@@ -169,6 +214,19 @@ export async function retryChecklist(run: Run): Promise<void> {
   if (next?.kind !== 'give_up') return;
   const why = `No PRD checklist for this run: its extraction failed ${next.attempts} times for a provider reason (${next.reason}), so the checklist gate and the held-out items are off.`;
   const asks = knobs.autonomyMode === 'supervised';
-  if (asks && !state.pause) state.pause = { reason: `${why} Resume to go on without a checklist, or stop and start again with --checklist FILE.`.slice(0, 2000), by: 'vigil', at: nowIso() };
-  await notifyPeople(run, 'escalation', asks ? 'No PRD checklist: the run is paused' : 'No PRD checklist: the run goes on without one', why, asks ? 'critical' : 'warning', { attempts: next.attempts, reason: next.reason, iteration: state.iteration }, `${info.workflowId}:checklist:${next.attempts}`);
+  if (asks && !state.pause)
+    state.pause = {
+      reason: `${why} Resume to go on without a checklist, or stop and start again with --checklist FILE.`.slice(0, 2000),
+      by: 'vigil',
+      at: nowIso(),
+    };
+  await notifyPeople(
+    run,
+    'escalation',
+    asks ? 'No PRD checklist: the run is paused' : 'No PRD checklist: the run goes on without one',
+    why,
+    asks ? 'critical' : 'warning',
+    { attempts: next.attempts, reason: next.reason, iteration: state.iteration },
+    `${info.workflowId}:checklist:${next.attempts}`,
+  );
 }

@@ -34,7 +34,9 @@ export function providerAtOnce(run: Run): { provider: ProviderKnob; gate: null }
  * rate-limited until `providerBlockedUntilMs`) and a healthy provider of the failover chain
  * whose breaker allows takes over. With nobody to take over, the run waits for its own.
  */
-export async function pickProvider(run: Run): Promise<{ provider: ProviderKnob; gate: { probe: boolean; askId: string } | null } | 'interrupted'> {
+export async function pickProvider(
+  run: Run,
+): Promise<{ provider: ProviderKnob; gate: { probe: boolean; askId: string } | null } | 'interrupted'> {
   const { state, knobs } = run;
   const { providersEra } = run.eras;
   const { checks } = run.acts;
@@ -47,7 +49,9 @@ export async function pickProvider(run: Run): Promise<{ provider: ProviderKnob; 
     if (gate !== 'blocked') return { provider: primary, gate };
   }
   for (const alt of chain) {
-    const health = await checks.providerHealth.executeWithOptions({ summary: `is ${alt} ready to take over?` }, [{ provider: alt }]).catch(() => ({ ok: false, problem: 'health check failed' }));
+    const health = await checks.providerHealth
+      .executeWithOptions({ summary: `is ${alt} ready to take over?` }, [{ provider: alt }])
+      .catch(() => ({ ok: false, problem: 'health check failed' }));
     if (!health.ok) {
       log.info('failover provider not ready', { provider: alt, problem: health.problem });
       continue;
@@ -82,7 +86,11 @@ export async function pickProvider(run: Run): Promise<{ provider: ProviderKnob; 
  * Asks the provider's breaker before a call (null: no breaker applies, or it cannot be reached);
  * while it is open the run waits on a durable timer, re-asking at least every minute.
  */
-export async function passBreaker(run: Run, provider: string, waitIfOpen = true): Promise<{ probe: boolean; askId: string } | 'interrupted' | 'blocked' | null> {
+export async function passBreaker(
+  run: Run,
+  provider: string,
+  waitIfOpen = true,
+): Promise<{ probe: boolean; askId: string } | 'interrupted' | 'blocked' | null> {
   const { state, knobs, info } = run;
   const { breakers } = run.acts;
   if (!breakerApplies(run, provider)) return null;
@@ -108,7 +116,10 @@ export async function passBreaker(run: Run, provider: string, waitIfOpen = true)
         },
       ]);
     } catch (err) {
-      log.warn('provider circuit breaker unreachable; calling the agent anyway', { provider, error: err instanceof Error ? err.message : String(err) });
+      log.warn('provider circuit breaker unreachable; calling the agent anyway', {
+        provider,
+        error: err instanceof Error ? err.message : String(err),
+      });
       return null;
     }
     if (answer.allow) {
@@ -137,16 +148,34 @@ export async function passBreaker(run: Run, provider: string, waitIfOpen = true)
 export async function releaseBreakerCall(run: Run, provider: string, gate: { probe: boolean; askId: string }): Promise<void> {
   const { info } = run;
   try {
-    await getExternalWorkflowHandle(breakerWorkflowId(provider)).signal(reportSignal, { runId: info.workflowId, outcome: 'released', probe: gate.probe, askId: gate.askId, reason: 'the run was stopped, paused or rewound before the call' });
+    await getExternalWorkflowHandle(breakerWorkflowId(provider)).signal(reportSignal, {
+      runId: info.workflowId,
+      outcome: 'released',
+      probe: gate.probe,
+      askId: gate.askId,
+      reason: 'the run was stopped, paused or rewound before the call',
+    });
   } catch (err) {
     log.warn('could not release the provider circuit breaker call', { provider, error: err instanceof Error ? err.message : String(err) });
   }
 }
 
 /** Tells the provider's breaker how the call it let out went (never fails the run). */
-export async function reportToBreaker(run: Run, provider: string, gate: { probe: boolean; askId: string }, result: AgentResult): Promise<void> {
+export async function reportToBreaker(
+  run: Run,
+  provider: string,
+  gate: { probe: boolean; askId: string },
+  result: AgentResult,
+): Promise<void> {
   const { info } = run;
-  const o = providerOutcome({ exitCode: result.exitCode, timedOut: result.timedOut, rateLimited: result.rateLimit !== null, authError: result.authError !== null, tail: result.tail, modelOutput: result.modelOutput });
+  const o = providerOutcome({
+    exitCode: result.exitCode,
+    timedOut: result.timedOut,
+    rateLimited: result.rateLimit !== null,
+    authError: result.authError !== null,
+    tail: result.tail,
+    modelOutput: result.modelOutput,
+  });
   if (o.outcome === 'failure' && o.reason) run.lastProviderFailure.set(provider, o.reason);
   else run.lastProviderFailure.delete(provider);
   try {
@@ -168,8 +197,24 @@ export async function pauseForAuth(run: Run, result: AgentResult): Promise<void>
   const why = `authentication failed for provider ${result.provider}: ${result.authError ?? ''}`.slice(0, 800);
   state.lastFindings = `Iteration ${state.iteration} could not reach the model: ${why}. The credentials were fixed before this attempt.`;
   if (state.pause) return;
-  state.pause = { reason: `${why}. Fix the credentials where the worker runs (\`vigil doctor --provider ${result.provider}\`), then \`vigil resume ${info.workflowId}\``.slice(0, 2000), by: 'vigil', at: nowIso() };
-  await notifyPeople(run, 'auth_failed', `Authentication failed (${result.provider}): the run is paused`, state.pause.reason, 'critical', { iteration: state.iteration, provider: result.provider }, `${info.workflowId}:auth_failed:${state.iteration}`);
+  state.pause = {
+    reason:
+      `${why}. Fix the credentials where the worker runs (\`vigil doctor --provider ${result.provider}\`), then \`vigil resume ${info.workflowId}\``.slice(
+        0,
+        2000,
+      ),
+    by: 'vigil',
+    at: nowIso(),
+  };
+  await notifyPeople(
+    run,
+    'auth_failed',
+    `Authentication failed (${result.provider}): the run is paused`,
+    state.pause.reason,
+    'critical',
+    { iteration: state.iteration, provider: result.provider },
+    `${info.workflowId}:auth_failed:${state.iteration}`,
+  );
 }
 
 /** The provider of an iteration, and the breaker's lease on the call when a breaker let it out. */

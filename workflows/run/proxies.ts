@@ -32,7 +32,24 @@ export function makeProxies(knobs: Knobs, eras: Pick<Eras, 'gatesWithCallEra' | 
     // After the last attempt the iteration counts as failed (the workflow backs off and goes on).
     retry: { maximumAttempts: 5, initialInterval: '2s', nonRetryableErrorTypes: [FAILURE_TYPES.agentNotRunnable] },
   });
-  const repo = proxyActivities<Pick<Acts, 'prepareRun' | 'inspectIteration' | 'inspectRepo' | 'readAgentSignals' | 'rewindRepo' | 'writeHandoff' | 'collectEvidence' | 'writeTranscript' | 'prepareReview' | 'writeReviewReport' | 'deliverRun' | 'openPullRequest' | 'releaseRunFiles'>>({
+  const repo = proxyActivities<
+    Pick<
+      Acts,
+      | 'prepareRun'
+      | 'inspectIteration'
+      | 'inspectRepo'
+      | 'readAgentSignals'
+      | 'rewindRepo'
+      | 'writeHandoff'
+      | 'collectEvidence'
+      | 'writeTranscript'
+      | 'prepareReview'
+      | 'writeReviewReport'
+      | 'deliverRun'
+      | 'openPullRequest'
+      | 'releaseRunFiles'
+    >
+  >({
     ...onHost,
     // git inspection of a working tree: seconds normally, minutes for huge repositories.
     startToCloseTimeout: '10m',

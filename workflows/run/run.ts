@@ -10,7 +10,14 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { allHandlersFinished, CancellationScope, log, setCurrentDetails, upsertSearchAttributes, type WorkflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  CancellationScope,
+  log,
+  setCurrentDetails,
+  upsertSearchAttributes,
+  type WorkflowInfo,
+} from '@temporalio/workflow';
 import type { ChangeMark, GateResult } from '../../schemas/gates.js';
 import type { RunEvent } from '../../schemas/events.js';
 import type { Knobs } from '../../schemas/knobs.js';
@@ -157,11 +164,18 @@ export class Run {
   }
   /** The same for a wait for the provider: a rewind ends it only from the provider-wait-rewind era on. */
   providerWaitInterrupted(): boolean {
-    return this.state.pause !== null || this.stopRequest !== null || this.rolloverNow || (this.eras.providerWaitRewindEra && this.rewindPending());
+    return (
+      this.state.pause !== null ||
+      this.stopRequest !== null ||
+      this.rolloverNow ||
+      (this.eras.providerWaitRewindEra && this.rewindPending())
+    );
   }
   /** A paused run goes on: resumed, stopped, rolled over, rewound, or a review to judge while paused. */
   pauseOver(): boolean {
-    return this.state.pause === null || this.stopRequest !== null || this.rolloverNow || this.rewindPending() || this.reviewDueWhilePaused();
+    return (
+      this.state.pause === null || this.stopRequest !== null || this.rolloverNow || this.rewindPending() || this.reviewDueWhilePaused()
+    );
   }
   /** Every update handler answered (before the run closes or rolls over), or a rewind came first. */
   handlersDone(): boolean {
@@ -174,14 +188,23 @@ export class Run {
   /** A person asked for a council review of a paused run: it is judged now, the run stays paused. */
   reviewDueWhilePaused(): boolean {
     const { state, knobs } = this;
-    return this.eras.completionRuleEra && this.eras.councilEra && knobs.councilEnabled && state.pause !== null && state.council.forceReview !== null && state.iteration >= 1;
+    return (
+      this.eras.completionRuleEra &&
+      this.eras.councilEra &&
+      knobs.councilEnabled &&
+      state.pause !== null &&
+      state.council.forceReview !== null &&
+      state.iteration >= 1
+    );
   }
 
   // ---- the running agent call ----
 
   /** What cancelling the running agent call means: kill the agent, or only skip the gate pass it carries. */
   callCancelMeant(): CallCancel {
-    return this.stopRequest?.now || this.rewindPending() || this.rolloverNow || CancellationScope.current().consideredCancelled ? 'kill' : 'skipGates';
+    return this.stopRequest?.now || this.rewindPending() || this.rolloverNow || CancellationScope.current().consideredCancelled
+      ? 'kill'
+      : 'skipGates';
   }
   /** Cancels the running agent call, and tells the worker that hosts it at once (workflows/running-call.ts). */
   cancelAgentCall(): void {
@@ -228,7 +251,14 @@ export class Run {
       lastIteration: state.recentIterations.at(-1) ?? null,
       recentIterations: state.recentIterations,
       lastCompletion: state.lastCompletion,
-      outcome: outcome ? { status: outcome.status, reason: outcome.reason, exitCode: outcome.exitCode, ...(outcome.notes.length ? { notes: outcome.notes } : {}) } : null,
+      outcome: outcome
+        ? {
+            status: outcome.status,
+            reason: outcome.reason,
+            exitCode: outcome.exitCode,
+            ...(outcome.notes.length ? { notes: outcome.notes } : {}),
+          }
+        : null,
       invalidMessages: state.invalidMessages,
       invalidMessageCount: state.invalidMessageCount,
       generations: state.generations,
@@ -262,19 +292,54 @@ export class Run {
       ...(state.tasks
         ? {
             tasks: { source: state.tasks.source, count: state.tasks.tasks.length, note: state.tasks.note ?? null },
-            streams: state.tasks.tasks.map((t) => ({ task: t.id, title: t.title, state: t.state, dependsOn: t.dependsOn, attempts: t.attempts, childId: t.childId, branch: t.branch, merged: t.merged, spendUsd: t.spendUsd, outcome: t.outcome ? `${t.outcome.status}: ${t.outcome.reason}`.slice(0, 300) : null, deadLetter: t.deadLetter, waiting: t.waiting ?? null })),
+            streams: state.tasks.tasks.map((t) => ({
+              task: t.id,
+              title: t.title,
+              state: t.state,
+              dependsOn: t.dependsOn,
+              attempts: t.attempts,
+              childId: t.childId,
+              branch: t.branch,
+              merged: t.merged,
+              spendUsd: t.spendUsd,
+              outcome: t.outcome ? `${t.outcome.status}: ${t.outcome.reason}`.slice(0, 300) : null,
+              deadLetter: t.deadLetter,
+              waiting: t.waiting ?? null,
+            })),
           }
         : {}),
-      ...(checkpointsEra ? { checkpoints: { kept: knobs.checkpointsKept, list: checkpointRows(state), rewinds: state.checkpoints.rewinds, lastTree: state.convergence.lastHash } } : {}),
+      ...(checkpointsEra
+        ? {
+            checkpoints: {
+              kept: knobs.checkpointsKept,
+              list: checkpointRows(state),
+              rewinds: state.checkpoints.rewinds,
+              lastTree: state.convergence.lastHash,
+            },
+          }
+        : {}),
       ...(this.eras.memoryEra ? { memory: memorySummary(state.memory) } : {}),
       ...(completionRuleEra ? { checks: state.checks, contract: state.contract } : {}),
       sandbox: { mode: knobs.sandbox, ...state.sandbox },
-      ...(this.journaling ? { eventStore: { stored: state.journal.stored, pending: state.journal.pending.length, dropped: state.journal.dropped, problem: state.journal.problem } } : {}),
+      ...(this.journaling
+        ? {
+            eventStore: {
+              stored: state.journal.stored,
+              pending: state.journal.pending.length,
+              dropped: state.journal.dropped,
+              problem: state.journal.problem,
+            },
+          }
+        : {}),
       ...(gatesEra
         ? {
             quality: {
               gates: state.gates.latest,
-              failing: Object.fromEntries(Object.entries(state.gates.tracks).filter(([, t]) => (t?.consecutiveFailures ?? 0) > 0).map(([g, t]) => [g, t?.consecutiveFailures ?? 0])),
+              failing: Object.fromEntries(
+                Object.entries(state.gates.tracks)
+                  .filter(([, t]) => (t?.consecutiveFailures ?? 0) > 0)
+                  .map(([g, t]) => [g, t?.consecutiveFailures ?? 0]),
+              ),
               lastReview: state.gates.reviews.at(-1) ?? null,
               reviewRounds: state.gates.reviewRounds,
               checklist: state.gates.checklist ? maskedChecklist(state.gates.checklist) : null,
@@ -321,7 +386,16 @@ export class Run {
     const { state, knobs } = this;
     const sp = state.spend;
     const o = sp.orchestration ?? { calls: 0, usd: 0 };
-    this.recordEvent({ kind: 'spend', iteration: state.iteration, usd: sp.usd, calls: sp.calls, unpricedCalls: sp.unpricedCalls ?? 0, budgetUsd: state.budgetUsd ?? knobs.budgetUsd, orchestrationCalls: o.calls, orchestrationUsd: o.usd });
+    this.recordEvent({
+      kind: 'spend',
+      iteration: state.iteration,
+      usd: sp.usd,
+      calls: sp.calls,
+      unpricedCalls: sp.unpricedCalls ?? 0,
+      budgetUsd: state.budgetUsd ?? knobs.budgetUsd,
+      orchestrationCalls: o.calls,
+      orchestrationUsd: o.usd,
+    });
   }
 
   /** Adds an entry to the run memory (memory era), bounded. */
@@ -346,4 +420,5 @@ export class Run {
       state.journal = { ...state.journal, problem: (err instanceof Error ? err.message : String(err)).slice(0, 500) };
       log.warn('event store projection failed; events kept for later', { pending: state.journal.pending.length });
     }
-  }}
+  }
+}

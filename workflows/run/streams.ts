@@ -14,7 +14,16 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { ActivityFailure, type ChildWorkflowHandle, condition, getExternalWorkflowHandle, isCancellation, log, ParentClosePolicy, startChild } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  type ChildWorkflowHandle,
+  condition,
+  getExternalWorkflowHandle,
+  isCancellation,
+  log,
+  ParentClosePolicy,
+  startChild,
+} from '@temporalio/workflow';
 import type { Outcome, RunInput } from '../../schemas/run.js';
 import type { AgentResult } from '../../schemas/activities.js';
 import type { ChecklistItem } from '../../schemas/gates.js';
@@ -22,7 +31,24 @@ import { MAX_TASKS, type TaskQueue, type TaskRecord } from '../../schemas/tasks.
 import { chooseAgent } from '../decisions/agent-choice.js';
 import { addOrchestrationUsage } from '../decisions/budget.js';
 import { noteSandbox, sandboxArgs } from '../decisions/sandbox.js';
-import { newTaskQueue, nextMerge, plannerPrompt, readyTasks, streamBudget, streamId, streamsSettled, taskChecklist, taskDirective, taskEnded, taskMerged, tasksFromChecklist, tasksFromPlan, taskStarted, streamWaitingOf, waitingTasks } from '../decisions/tasks.js';
+import {
+  newTaskQueue,
+  nextMerge,
+  plannerPrompt,
+  readyTasks,
+  streamBudget,
+  streamId,
+  streamsSettled,
+  taskChecklist,
+  taskDirective,
+  taskEnded,
+  taskMerged,
+  tasksFromChecklist,
+  tasksFromPlan,
+  taskStarted,
+  streamWaitingOf,
+  waitingTasks,
+} from '../decisions/tasks.js';
 import { budgetSignal, pauseSignal, resumeSignal, stopSignal, streamWaitingSignal } from '../messages.js';
 import { stopOutcome } from './ending.js';
 import { streamPlannerEra, streamsEra, streamWaitsEra } from './eras.js';
@@ -98,16 +124,26 @@ async function plannedTasks(run: Run): Promise<{ tasks: Initial | null; note: st
     failure = `the planner call failed: ${(err.cause?.message ?? err.message).slice(0, 300)}`;
   }
   if (r?.usage) state.spend = addOrchestrationUsage(state.spend, r.usage);
-  else if (r) state.spend = { ...state.spend, orchestration: { calls: (state.spend.orchestration?.calls ?? 0) + 1, usd: state.spend.orchestration?.usd ?? 0 } };
+  else if (r)
+    state.spend = {
+      ...state.spend,
+      orchestration: { calls: (state.spend.orchestration?.calls ?? 0) + 1, usd: state.spend.orchestration?.usd ?? 0 },
+    };
   state.sandbox = noteSandbox(state.sandbox, r?.sandbox, { iteration: state.iteration, role: 'planner' });
   const plan = r?.plan ?? null;
   if (plan?.ok) {
-    if (plan.tasks.length < 2) return { tasks: null, note: `the planner kept the work as one task ("${plan.tasks[0]?.title ?? ''}"): no parallel streams`.slice(0, 600) };
+    if (plan.tasks.length < 2)
+      return {
+        tasks: null,
+        note: `the planner kept the work as one task ("${plan.tasks[0]?.title ?? ''}"): no parallel streams`.slice(0, 600),
+      };
     return { tasks: { tasks: tasksFromPlan(plan.tasks, items), source: 'planner' }, note: null };
   }
   const why = failure ?? plan?.error ?? `the planner answered nothing usable (exit ${r?.exitCode ?? '?'})`;
   log.warn('the planner’s tasks were refused', { why });
-  const note = fallback ? `${why}; each checklist item is a task of its own` : `${why}; without a checklist to fall back on, no parallel streams`;
+  const note = fallback
+    ? `${why}; each checklist item is a task of its own`
+    : `${why}; without a checklist to fall back on, no parallel streams`;
   return { tasks: fallback, note: note.slice(0, 600) };
 }
 
@@ -147,7 +183,9 @@ function watchStreamWaits(run: Run, stream: NonNullable<RunInput['stream']>): vo
       if (run.outcome) return;
       const waiting = streamWaitingOf(run.state.pause);
       told = keyOf(waiting);
-      await parent.signal(streamWaitingSignal, { task: stream.task, waiting }).catch((err: unknown) => log.warn('the run could not be told that this stream waits', { error: String(err) }));
+      await parent
+        .signal(streamWaitingSignal, { task: stream.task, waiting })
+        .catch((err: unknown) => log.warn('the run could not be told that this stream waits', { error: String(err) }));
     }
   })();
 }
@@ -183,7 +221,9 @@ export async function runStreams(run: Run): Promise<End | null> {
       run.publish();
       return null;
     }
-    const base = await acts.streamBase.executeWithOptions({ summary: 'the commit the streams start from' }, [{ repoPath: input.repoPath, runId: info.workflowId, tree: state.runStart.treeHash, parent: state.runStart.sha }]);
+    const base = await acts.streamBase.executeWithOptions({ summary: 'the commit the streams start from' }, [
+      { repoPath: input.repoPath, runId: info.workflowId, tree: state.runStart.treeHash, parent: state.runStart.sha },
+    ]);
     state.tasks = { ...newTaskQueue(first.tasks.tasks, first.tasks.source, base.commit), note: first.note };
     run.publish();
   }
@@ -206,7 +246,11 @@ async function fanOut(run: Run): Promise<End | null> {
   let toldBudget = state.budgetUsd ?? knobs.budgetUsd;
   const q = (): TaskQueue => state.tasks as TaskQueue;
   const tell = async (send: (id: string) => Promise<void>): Promise<void> => {
-    await Promise.all([...handles.keys()].map(async (task) => send(streamId(info.workflowId, task)).catch((err: unknown) => log.warn('a stream could not be told', { task, error: String(err) }))));
+    await Promise.all(
+      [...handles.keys()].map(async (task) =>
+        send(streamId(info.workflowId, task)).catch((err: unknown) => log.warn('a stream could not be told', { task, error: String(err) })),
+      ),
+    );
   };
 
   for (;;) {
@@ -216,22 +260,48 @@ async function fanOut(run: Run): Promise<End | null> {
       handles.delete(task);
       state.tasks = taskEnded(q(), task, ended);
       state.spend = { ...state.spend, usd: state.spend.usd + ended.spendUsd };
-      if (q().tasks.find((t) => t.id === task)?.state !== 'done') await acts.removeWorktree.executeWithOptions({ summary: `remove the worktree of task ${task}` }, [{ repoPath: input.repoPath, runId: info.workflowId, task }]);
+      if (q().tasks.find((t) => t.id === task)?.state !== 'done')
+        await acts.removeWorktree.executeWithOptions({ summary: `remove the worktree of task ${task}` }, [
+          { repoPath: input.repoPath, runId: info.workflowId, task },
+        ]);
     }
     // Done streams merged, in dependency order.
     for (let t = nextMerge(q()); t; t = nextMerge(q())) {
-      const m = await acts.mergeStream.executeWithOptions({ summary: `merge task ${t.id}` }, [{ repoPath: input.repoPath, runId: info.workflowId, task: t.id, childId: t.childId ?? streamId(info.workflowId, t.id), into: q().merged ?? '' }]);
+      const m = await acts.mergeStream.executeWithOptions({ summary: `merge task ${t.id}` }, [
+        {
+          repoPath: input.repoPath,
+          runId: info.workflowId,
+          task: t.id,
+          childId: t.childId ?? streamId(info.workflowId, t.id),
+          into: q().merged ?? '',
+        },
+      ]);
       state.tasks = taskMerged(q(), t.id, m.commit);
       if (m.conflict) excerpts.push(m.conflict.excerpt);
-      if (m.conflict) state.tasks = { ...q(), conflicts: [...q().conflicts, { task: t.id, files: m.conflict.files, sidesPath: m.conflict.sidesPath, summary: m.conflict.summary }].slice(-20) };
-      await acts.removeWorktree.executeWithOptions({ summary: `remove the worktree of task ${t.id}` }, [{ repoPath: input.repoPath, runId: info.workflowId, task: t.id }]);
+      if (m.conflict)
+        state.tasks = {
+          ...q(),
+          conflicts: [
+            ...q().conflicts,
+            { task: t.id, files: m.conflict.files, sidesPath: m.conflict.sidesPath, summary: m.conflict.summary },
+          ].slice(-20),
+        };
+      await acts.removeWorktree.executeWithOptions({ summary: `remove the worktree of task ${t.id}` }, [
+        { repoPath: input.repoPath, runId: info.workflowId, task: t.id },
+      ]);
     }
     run.publish();
     if (handles.size === 0 && streamsSettled(q())) break;
     // The run's messages reach every stream.
     if (run.stopRequest) {
       const req = run.stopRequest;
-      await tell((id) => getExternalWorkflowHandle(id).signal(stopSignal, { reason: `the run was stopped: ${req.reason}`.slice(0, 2000), by: req.by, now: req.now }));
+      await tell((id) =>
+        getExternalWorkflowHandle(id).signal(stopSignal, {
+          reason: `the run was stopped: ${req.reason}`.slice(0, 2000),
+          by: req.by,
+          now: req.now,
+        }),
+      );
       await condition(() => results.size === handles.size);
       for (const [task, ended] of results) {
         state.tasks = taskEnded(q(), task, ended, 0);
@@ -242,24 +312,40 @@ async function fanOut(run: Run): Promise<End | null> {
     if ((state.pause !== null) !== toldPaused) {
       toldPaused = state.pause !== null;
       const pause = state.pause;
-      await tell((id) => (pause ? getExternalWorkflowHandle(id).signal(pauseSignal, { reason: `the run is paused: ${pause.reason}`.slice(0, 2000), by: pause.by }) : getExternalWorkflowHandle(id).signal(resumeSignal, { by: 'vigil' })));
+      await tell((id) =>
+        pause
+          ? getExternalWorkflowHandle(id).signal(pauseSignal, { reason: `the run is paused: ${pause.reason}`.slice(0, 2000), by: pause.by })
+          : getExternalWorkflowHandle(id).signal(resumeSignal, { by: 'vigil' }),
+      );
     }
     // A person's resume of the run (not paused itself) reaches the streams that wait for a person.
     if (run.resumeStreams) {
       const by = run.resumeStreams.by;
       run.resumeStreams = null;
       const waiting = new Set(waitingTasks(q()).map((t) => t.id));
-      await Promise.all([...handles.keys()].filter((t) => waiting.has(t)).map(async (t) => getExternalWorkflowHandle(streamId(info.workflowId, t)).signal(resumeSignal, { by }).catch((err: unknown) => log.warn('a stream could not be resumed', { task: t, error: String(err) }))));
+      await Promise.all(
+        [...handles.keys()]
+          .filter((t) => waiting.has(t))
+          .map(async (t) =>
+            getExternalWorkflowHandle(streamId(info.workflowId, t))
+              .signal(resumeSignal, { by })
+              .catch((err: unknown) => log.warn('a stream could not be resumed', { task: t, error: String(err) })),
+          ),
+      );
     }
     const budget = state.budgetUsd ?? knobs.budgetUsd;
     if (budget !== toldBudget) {
       toldBudget = budget;
-      await tell((id) => getExternalWorkflowHandle(id).signal(budgetSignal, { usd: streamBudget(budget, state.spend.usd, q()), by: 'vigil' }));
+      await tell((id) =>
+        getExternalWorkflowHandle(id).signal(budgetSignal, { usd: streamBudget(budget, state.spend.usd, q()), by: 'vigil' }),
+      );
     }
     // Ready tasks start, at most N at once, none while the run is paused.
     if (!state.pause) {
       for (const t of readyTasks(q(), knobs.parallelStreams)) {
-        const wt = await acts.addWorktree.executeWithOptions({ summary: `the worktree of task ${t.id}` }, [{ repoPath: input.repoPath, runId: info.workflowId, task: t.id, base: q().merged ?? q().base ?? '' }]);
+        const wt = await acts.addWorktree.executeWithOptions({ summary: `the worktree of task ${t.id}` }, [
+          { repoPath: input.repoPath, runId: info.workflowId, task: t.id, base: q().merged ?? q().base ?? '' },
+        ]);
         const childId = streamId(info.workflowId, t.id);
         state.tasks = taskStarted(q(), t.id, childId, `vigil/${childId}`);
         const handle = await startChild<VigilRun>('vigilRun', {
@@ -271,16 +357,31 @@ async function fanOut(run: Run): Promise<End | null> {
         handles.set(t.id, handle);
         handle.result().then(
           (o) => results.set(t.id, endedOf(o)),
-          (err: unknown) => results.set(t.id, { status: isCancellation(err) ? 'stopped' : 'failed', reason: (err instanceof Error ? err.message : String(err)).slice(0, 500), spendUsd: 0 }),
+          (err: unknown) =>
+            results.set(t.id, {
+              status: isCancellation(err) ? 'stopped' : 'failed',
+              reason: (err instanceof Error ? err.message : String(err)).slice(0, 500),
+              spendUsd: 0,
+            }),
         );
       }
       run.publish();
     }
-    await condition(() => results.size > 0 || run.stopRequest !== null || (state.pause !== null) !== toldPaused || (state.budgetUsd ?? knobs.budgetUsd) !== toldBudget || run.resumeStreams !== null);
+    await condition(
+      () =>
+        results.size > 0 ||
+        run.stopRequest !== null ||
+        (state.pause !== null) !== toldPaused ||
+        (state.budgetUsd ?? knobs.budgetUsd) !== toldBudget ||
+        run.resumeStreams !== null,
+    );
   }
   // Every stream is over: the merged tree into the run's working tree, conflicts to the agent or a person.
   const merged = q().merged;
-  if (merged && merged !== q().base) await acts.applyStreams.executeWithOptions({ summary: 'the merged streams into the working tree' }, [{ repoPath: input.repoPath, runId: info.workflowId, commit: merged }]);
+  if (merged && merged !== q().base)
+    await acts.applyStreams.executeWithOptions({ summary: 'the merged streams into the working tree' }, [
+      { repoPath: input.repoPath, runId: info.workflowId, commit: merged },
+    ]);
   state.tasks = { ...q(), applied: true };
   handConflicts(run, excerpts);
   run.publish();
@@ -304,6 +405,8 @@ function handConflicts(run: Run, excerpts: readonly string[]): void {
     ...lines,
     '',
     ...excerpts,
-  ].join('\n').slice(0, 60_000);
+  ]
+    .join('\n')
+    .slice(0, 60_000);
   state.pendingDirectives.push({ text, by: 'vigil', at: nowIso(), id: 'vigil-merge-conflicts' });
 }

@@ -52,26 +52,71 @@ const CLIS = {
       opt(['-d', '--debug'], 'bool', '', 'Enable debug mode'),
       opt(['--verbose'], 'bool', '', 'Override verbose mode setting from config'),
       opt(['-p', '--print'], 'bool', '', 'Print response and exit (useful for pipes)'),
-      opt(['--output-format'], 'one', '<format>', 'Output format (only works with --print): "text" (default), "json" (single result), or "stream-json" (realtime streaming)'),
-      opt(['--include-partial-messages'], 'bool', '', 'Include partial message chunks as they arrive (only with --print and --output-format=stream-json)'),
-      opt(['--dangerously-skip-permissions'], 'bool', '', 'Bypass all permission checks. Recommended only for sandboxes with no internet access.'),
+      opt(
+        ['--output-format'],
+        'one',
+        '<format>',
+        'Output format (only works with --print): "text" (default), "json" (single result), or "stream-json" (realtime streaming)',
+      ),
+      opt(
+        ['--include-partial-messages'],
+        'bool',
+        '',
+        'Include partial message chunks as they arrive (only with --print and --output-format=stream-json)',
+      ),
+      opt(
+        ['--dangerously-skip-permissions'],
+        'bool',
+        '',
+        'Bypass all permission checks. Recommended only for sandboxes with no internet access.',
+      ),
       opt(['--max-budget-usd'], 'one', '<amount>', 'Maximum dollar amount to spend on API calls (only works with --print)'),
-      opt(['--allowedTools', '--allowed-tools'], 'many', '<tools...>', 'Comma or space-separated list of tool names to allow (e.g. "Bash(git:*) Edit")'),
-      opt(['--disallowedTools', '--disallowed-tools'], 'many', '<tools...>', 'Comma or space-separated list of tool names to deny (e.g. "Bash(git:*) Edit")'),
+      opt(
+        ['--allowedTools', '--allowed-tools'],
+        'many',
+        '<tools...>',
+        'Comma or space-separated list of tool names to allow (e.g. "Bash(git:*) Edit")',
+      ),
+      opt(
+        ['--disallowedTools', '--disallowed-tools'],
+        'many',
+        '<tools...>',
+        'Comma or space-separated list of tool names to deny (e.g. "Bash(git:*) Edit")',
+      ),
       opt(['--append-system-prompt'], 'one', '<prompt>', 'Append a system prompt to the default system prompt'),
-      opt(['--permission-mode'], 'one', '<mode>', 'Permission mode to use for the session (choices: "acceptEdits", "bypassPermissions", "default", "dontAsk", "plan")'),
+      opt(
+        ['--permission-mode'],
+        'one',
+        '<mode>',
+        'Permission mode to use for the session (choices: "acceptEdits", "bypassPermissions", "default", "dontAsk", "plan")',
+      ),
       opt(['-c', '--continue'], 'bool', '', 'Continue the most recent conversation'),
       opt(['-r', '--resume'], 'one', '[value]', 'Resume a conversation by session ID'),
       opt(['--fork-session'], 'bool', '', 'When resuming, create a new session ID instead of reusing the original'),
       opt(['--model'], 'one', '<model>', "Model for the current session: an alias (e.g. 'sonnet' or 'opus') or a full name"),
       opt(['--effort'], 'one', '<level>', 'Effort level for the current session (low, medium, high, xhigh, max)'),
-      opt(['--fallback-model'], 'one', '<model>', 'Enable automatic fallback to specified model when default model is overloaded (only works with --print)'),
+      opt(
+        ['--fallback-model'],
+        'one',
+        '<model>',
+        'Enable automatic fallback to specified model when default model is overloaded (only works with --print)',
+      ),
       opt(['--settings'], 'one', '<file-or-json>', 'Path to a settings JSON file or a JSON string to load additional settings from'),
       opt(['--add-dir'], 'many', '<directories...>', 'Additional directories to allow tool access to'),
       opt(['--session-id'], 'one', '<uuid>', 'Use a specific session ID for the conversation (must be a valid UUID)'),
       opt(['--setting-sources'], 'one', '<sources>', 'Comma-separated list of setting sources to load (user, project, local)'),
-      opt(['--agents'], 'one', '<json-or-file>', 'JSON object defining custom agents, or a path to a JSON file (e.g. \'{"reviewer": {"description": "Reviews code", "prompt": "You are a code reviewer"}}\')'),
-      opt(['--json-schema'], 'one', '<schema>', 'JSON Schema for structured output validation. Example: {"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}'),
+      opt(
+        ['--agents'],
+        'one',
+        '<json-or-file>',
+        'JSON object defining custom agents, or a path to a JSON file (e.g. \'{"reviewer": {"description": "Reviews code", "prompt": "You are a code reviewer"}}\')',
+      ),
+      opt(
+        ['--json-schema'],
+        'one',
+        '<schema>',
+        'JSON Schema for structured output validation. Example: {"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}',
+      ),
     ],
   },
   codex: {
@@ -89,30 +134,48 @@ const CLIS = {
       '  resume      Resume a previous interactive session',
       '  help        Print this message or the help of the given subcommand(s)',
     ],
-    header: [
-      'Run Codex non-interactively',
-      '',
-      'Usage: codex exec [OPTIONS] [PROMPT]',
-      '       codex exec [OPTIONS] <COMMAND> [ARGS]',
-    ],
+    header: ['Run Codex non-interactively', '', 'Usage: codex exec [OPTIONS] [PROMPT]', '       codex exec [OPTIONS] <COMMAND> [ARGS]'],
     commands: [
       ['resume', 'Resume a previous session by id or pick the most recent with --last'],
       ['review', 'Run a code review against the current repository'],
       ['help', 'Print this message or the help of the given subcommand(s)'],
     ],
-    arguments: ['  [PROMPT]', '          Initial instructions for the agent. If not provided as an argument (or if `-` is used), instructions are read from stdin'],
+    arguments: [
+      '  [PROMPT]',
+      '          Initial instructions for the agent. If not provided as an argument (or if `-` is used), instructions are read from stdin',
+    ],
     options: [
-      opt(['-c', '--config'], 'one', '<key=value>', 'Override a configuration value that would otherwise be loaded from `~/.codex/config.toml`'),
+      opt(
+        ['-c', '--config'],
+        'one',
+        '<key=value>',
+        'Override a configuration value that would otherwise be loaded from `~/.codex/config.toml`',
+      ),
       opt(['-i', '--image'], 'one', '<FILE>...', 'Optional image(s) to attach to the initial prompt'),
       opt(['-m', '--model'], 'one', '<MODEL>', 'Model the agent should use'),
-      opt(['-s', '--sandbox'], 'one', '<SANDBOX_MODE>', 'Select the sandbox policy to use when executing model-generated shell commands [possible values: read-only, workspace-write, danger-full-access]'),
+      opt(
+        ['-s', '--sandbox'],
+        'one',
+        '<SANDBOX_MODE>',
+        'Select the sandbox policy to use when executing model-generated shell commands [possible values: read-only, workspace-write, danger-full-access]',
+      ),
       opt(['-p', '--profile'], 'one', '<CONFIG_PROFILE>', 'Configuration profile from config.toml to specify default options'),
-      opt(['--dangerously-bypass-approvals-and-sandbox'], 'bool', '', 'Skip all confirmation prompts and execute commands without sandboxing'),
+      opt(
+        ['--dangerously-bypass-approvals-and-sandbox'],
+        'bool',
+        '',
+        'Skip all confirmation prompts and execute commands without sandboxing',
+      ),
       opt(['-C', '--cd'], 'one', '<DIR>', 'Tell the agent to use the specified directory as its working root'),
       opt(['--skip-git-repo-check'], 'bool', '', 'Allow running Codex outside a Git repository'),
       opt(['--ephemeral'], 'bool', '', 'Run without persisting session files to disk'),
       opt(['--output-schema'], 'one', '<FILE>', "Path to a JSON Schema file describing the model's final response shape"),
-      opt(['--color'], 'one', '<COLOR>', 'Specifies color settings for use in the output [default: auto] [possible values: always, never, auto]'),
+      opt(
+        ['--color'],
+        'one',
+        '<COLOR>',
+        'Specifies color settings for use in the output [default: auto] [possible values: always, never, auto]',
+      ),
       opt(['--json', '--experimental-json'], 'bool', '', 'Print events to stdout as JSONL'),
       opt(['-o', '--output-last-message'], 'one', '<FILE>', 'Specifies file where the last message from the agent should be written'),
       opt(['--last'], 'bool', '', 'Resume the most recent recorded session (with resume)'),
@@ -140,35 +203,101 @@ const CLIS = {
       opt(['-i', '--prompt-interactive'], 'one', '', 'Execute the provided prompt and continue in interactive mode  [string]'),
       opt(['-s', '--sandbox'], 'bool', '', 'Run in sandbox?  [boolean]'),
       opt(['-y', '--yolo'], 'bool', '', 'Automatically accept all actions (aka YOLO mode)  [boolean] [default: false]'),
-      opt(['--approval-mode'], 'one', '', 'Set the approval mode: default (prompt for approval), auto_edit (auto-approve edit tools), yolo (auto-approve all tools), plan (read-only mode)  [string] [choices: "default", "auto_edit", "yolo", "plan"]'),
+      opt(
+        ['--approval-mode'],
+        'one',
+        '',
+        'Set the approval mode: default (prompt for approval), auto_edit (auto-approve edit tools), yolo (auto-approve all tools), plan (read-only mode)  [string] [choices: "default", "auto_edit", "yolo", "plan"]',
+      ),
       opt(['--allowed-tools'], 'many', '', 'Tools that are allowed to run without confirmation  [array]'),
       opt(['-e', '--extensions'], 'many', '', 'A list of extensions to use. If not provided, all extensions are used.  [array]'),
-      opt(['-r', '--resume'], 'one', '', 'Resume a previous session. Use "latest" for most recent or index number (e.g. --resume 5)  [string]'),
+      opt(
+        ['-r', '--resume'],
+        'one',
+        '',
+        'Resume a previous session. Use "latest" for most recent or index number (e.g. --resume 5)  [string]',
+      ),
       opt(['--include-directories'], 'many', '', 'Additional directories to include in the workspace  [array]'),
       opt(['-o', '--output-format'], 'one', '', 'The format of the CLI output.  [string] [choices: "text", "json", "stream-json"]'),
     ],
   },
   aider: {
     version: 'aider 0.99.0',
-    header: ['usage: aider [-h] [--model MODEL] [--message COMMAND] [--message-file MESSAGE_FILE] [options] [FILE ...]', '', 'aider is AI pair programming in your terminal', '', 'options:'],
+    header: [
+      'usage: aider [-h] [--model MODEL] [--message COMMAND] [--message-file MESSAGE_FILE] [options] [FILE ...]',
+      '',
+      'aider is AI pair programming in your terminal',
+      '',
+      'options:',
+    ],
     options: [
       opt(['--model'], 'one', 'MODEL', 'Specify the model to use for the main chat [env var: AIDER_MODEL]'),
-      opt(['--message', '--msg', '-m'], 'one', 'COMMAND', 'Specify a single message to send the LLM, process reply then exit (disables chat mode) [env var: AIDER_MESSAGE]'),
-      opt(['--message-file', '-f'], 'one', 'MESSAGE_FILE', 'Specify a file containing the message to send the LLM, process reply, then exit (disables chat mode) [env var: AIDER_MESSAGE_FILE]'),
+      opt(
+        ['--message', '--msg', '-m'],
+        'one',
+        'COMMAND',
+        'Specify a single message to send the LLM, process reply then exit (disables chat mode) [env var: AIDER_MESSAGE]',
+      ),
+      opt(
+        ['--message-file', '-f'],
+        'one',
+        'MESSAGE_FILE',
+        'Specify a file containing the message to send the LLM, process reply, then exit (disables chat mode) [env var: AIDER_MESSAGE_FILE]',
+      ),
       opt(['--yes-always'], 'bool', '', 'Always say yes to every confirmation [env var: AIDER_YES_ALWAYS]'),
-      opt(['--auto-commits', '--no-auto-commits'], 'bool', '', 'Enable/disable auto commit of LLM changes (default: True) [env var: AIDER_AUTO_COMMITS]'),
+      opt(
+        ['--auto-commits', '--no-auto-commits'],
+        'bool',
+        '',
+        'Enable/disable auto commit of LLM changes (default: True) [env var: AIDER_AUTO_COMMITS]',
+      ),
       opt(['--dry-run', '--no-dry-run'], 'bool', '', 'Perform a dry run without modifying files (default: False) [env var: AIDER_DRY_RUN]'),
-      opt(['--edit-format', '--chat-mode'], 'one', 'EDIT_FORMAT', 'Specify what edit format the LLM should use (default depends on model) [env var: AIDER_EDIT_FORMAT]'),
+      opt(
+        ['--edit-format', '--chat-mode'],
+        'one',
+        'EDIT_FORMAT',
+        'Specify what edit format the LLM should use (default depends on model) [env var: AIDER_EDIT_FORMAT]',
+      ),
       opt(['--pretty', '--no-pretty'], 'bool', '', 'Enable/disable pretty, colorized output (default: True) [env var: AIDER_PRETTY]'),
       opt(['--stream', '--no-stream'], 'bool', '', 'Enable/disable streaming responses (default: True) [env var: AIDER_STREAM]'),
       opt(['--check-update', '--no-check-update'], 'bool', '', 'Check for new aider versions on launch [env var: AIDER_CHECK_UPDATE]'),
-      opt(['--show-release-notes', '--no-show-release-notes'], 'bool', '', 'Show release notes on first run of new version (default: None, ask user) [env var: AIDER_SHOW_RELEASE_NOTES]'),
-      opt(['--analytics', '--no-analytics'], 'bool', '', 'Enable/disable analytics for current session (default: random) [env var: AIDER_ANALYTICS]'),
+      opt(
+        ['--show-release-notes', '--no-show-release-notes'],
+        'bool',
+        '',
+        'Show release notes on first run of new version (default: None, ask user) [env var: AIDER_SHOW_RELEASE_NOTES]',
+      ),
+      opt(
+        ['--analytics', '--no-analytics'],
+        'bool',
+        '',
+        'Enable/disable analytics for current session (default: random) [env var: AIDER_ANALYTICS]',
+      ),
       // The next four as aider 0.86.2's --help words them.
-      opt(['--map-tokens'], 'one', 'MAP_TOKENS', 'Suggested number of tokens to use for repo map, use 0 to disable [env var: AIDER_MAP_TOKENS]'),
-      opt(['--input-history-file'], 'one', 'INPUT_HISTORY_FILE', 'Specify the chat input history file (default: .aider.input.history) [env var: AIDER_INPUT_HISTORY_FILE]'),
-      opt(['--chat-history-file'], 'one', 'CHAT_HISTORY_FILE', 'Specify the chat history file (default: .aider.chat.history.md) [env var: AIDER_CHAT_HISTORY_FILE]'),
-      opt(['--gitignore', '--no-gitignore'], 'bool', '', 'Enable/disable adding .aider* to .gitignore (default: True) [env var: AIDER_GITIGNORE]'),
+      opt(
+        ['--map-tokens'],
+        'one',
+        'MAP_TOKENS',
+        'Suggested number of tokens to use for repo map, use 0 to disable [env var: AIDER_MAP_TOKENS]',
+      ),
+      opt(
+        ['--input-history-file'],
+        'one',
+        'INPUT_HISTORY_FILE',
+        'Specify the chat input history file (default: .aider.input.history) [env var: AIDER_INPUT_HISTORY_FILE]',
+      ),
+      opt(
+        ['--chat-history-file'],
+        'one',
+        'CHAT_HISTORY_FILE',
+        'Specify the chat history file (default: .aider.chat.history.md) [env var: AIDER_CHAT_HISTORY_FILE]',
+      ),
+      opt(
+        ['--gitignore', '--no-gitignore'],
+        'bool',
+        '',
+        'Enable/disable adding .aider* to .gitignore (default: True) [env var: AIDER_GITIGNORE]',
+      ),
     ],
   },
   opencode: {
@@ -180,7 +309,14 @@ const CLIS = {
       '  opencode auth              manage credentials',
       '  opencode models            list all available models',
     ],
-    header: ['opencode run [message..]', '', 'run opencode with a message', '', 'Positionals:', '  message  message to send                                         [array] [default: []]'],
+    header: [
+      'opencode run [message..]',
+      '',
+      'run opencode with a message',
+      '',
+      'Positionals:',
+      '  message  message to send                                         [array] [default: []]',
+    ],
     options: [
       opt(['--print-logs'], 'bool', '', 'print logs to stderr  [boolean]'),
       opt(['--command'], 'one', '', 'the command to run, use message for args  [string]'),
@@ -189,7 +325,12 @@ const CLIS = {
       opt(['--share'], 'bool', '', 'share the session  [boolean]'),
       opt(['-m', '--model'], 'one', '', 'model to use in the format of provider/model  [string]'),
       opt(['--agent'], 'one', '', 'agent to use  [string]'),
-      opt(['--format'], 'one', '', 'format: default (formatted) or json (raw JSON events)  [string] [choices: "default", "json"] [default: "default"]'),
+      opt(
+        ['--format'],
+        'one',
+        '',
+        'format: default (formatted) or json (raw JSON events)  [string] [choices: "default", "json"] [default: "default"]',
+      ),
       opt(['-f', '--file'], 'many', '', 'file(s) to attach to message  [array]'),
       opt(['--title'], 'one', '', 'title for the session (uses truncated prompt if no value provided)  [string]'),
       opt(['--variant'], 'one', '', 'model variant (provider-specific reasoning effort, e.g., high, max, minimal)  [string]'),
@@ -416,11 +557,17 @@ function findingOf(name, answer, schema) {
   if ('vote' in props) {
     const vote = /VOTE\s*:\s*(APPROVE|REJECT|CANNOT_VALIDATE)/.exec(answer)?.[1] ?? 'CANNOT_VALIDATE';
     const reason = /REASON\s*:\s*(.*)/.exec(answer)?.[1]?.trim() ?? '';
-    const issues = [...answer.matchAll(/ISSUES\s*:\s*(CRITICAL|HIGH|MEDIUM|LOW)\s*:\s*(.*)/gi)].map((m) => ({ severity: m[1].toLowerCase(), description: m[2].trim() }));
+    const issues = [...answer.matchAll(/ISSUES\s*:\s*(CRITICAL|HIGH|MEDIUM|LOW)\s*:\s*(.*)/gi)].map((m) => ({
+      severity: m[1].toLowerCase(),
+      description: m[2].trim(),
+    }));
     return { agent: name, vote, reason, issues };
   }
   const verdict = /^\s*[*#>]*\s*VERDICT\s*:\s*(PASS|FAIL)/im.exec(answer)?.[1]?.toUpperCase() ?? 'NONE';
-  const findings = [...answer.matchAll(/\[(Critical|High|Medium|Low)\]\s*(.*)/gi)].map((m) => ({ severity: m[1].toLowerCase(), text: m[2].trim() }));
+  const findings = [...answer.matchAll(/\[(Critical|High|Medium|Low)\]\s*(.*)/gi)].map((m) => ({
+    severity: m[1].toLowerCase(),
+    text: m[2].trim(),
+  }));
   return { agent: name, verdict, findings };
 }
 
@@ -483,7 +630,13 @@ function claude(ctx) {
     },
     tail(writes) {
       const usage = { input_tokens: f.input, cache_creation_input_tokens: 0, cache_read_input_tokens: f.cached, output_tokens: f.output };
-      const assistant = (id, content, m = model) => line({ type: 'assistant', message: { id, type: 'message', role: 'assistant', model: m, content, usage }, parent_tool_use_id: null, session_id: sessionId });
+      const assistant = (id, content, m = model) =>
+        line({
+          type: 'assistant',
+          message: { id, type: 'message', role: 'assistant', model: m, content, usage },
+          parent_tool_use_id: null,
+          session_id: sessionId,
+        });
       const result = (isError, text, turns) =>
         line({
           type: 'result',
@@ -509,20 +662,63 @@ function claude(ctx) {
         return 1;
       }
       writes.forEach((w, i) => {
-        assistant(`msg_fake_w${i}`, [{ type: 'tool_use', id: `toolu_fake_${i}`, name: 'Write', input: { file_path: w.abs, content: '...' } }]);
+        assistant(`msg_fake_w${i}`, [
+          { type: 'tool_use', id: `toolu_fake_${i}`, name: 'Write', input: { file_path: w.abs, content: '...' } },
+        ]);
         line({
           type: 'user',
-          message: { role: 'user', content: [{ tool_use_id: `toolu_fake_${i}`, type: 'tool_result', content: w.ok ? `File created successfully at: ${w.abs}` : `Claude requested permissions to write to ${w.abs}, but you haven't granted it yet.`, is_error: !w.ok }] },
+          message: {
+            role: 'user',
+            content: [
+              {
+                tool_use_id: `toolu_fake_${i}`,
+                type: 'tool_result',
+                content: w.ok
+                  ? `File created successfully at: ${w.abs}`
+                  : `Claude requested permissions to write to ${w.abs}, but you haven't granted it yet.`,
+                is_error: !w.ok,
+              },
+            ],
+          },
           session_id: sessionId,
         });
       });
       if (agents !== null) {
         // Every declared agent once, through the Agent tool; each answers in its own context (its messages carry the tool use as parent).
         const dispatch = (n, i, answer) => {
-          line({ type: 'assistant', message: { id: `msg_fake_sub_${i}`, type: 'message', role: 'assistant', model, content: [{ type: 'text', text: answer }], usage }, parent_tool_use_id: `toolu_fake_agent_${i}`, session_id: sessionId });
-          line({ type: 'user', message: { role: 'user', content: [{ tool_use_id: `toolu_fake_agent_${i}`, type: 'tool_result', content: [{ type: 'text', text: answer }] }] }, parent_tool_use_id: null, session_id: sessionId });
+          line({
+            type: 'assistant',
+            message: {
+              id: `msg_fake_sub_${i}`,
+              type: 'message',
+              role: 'assistant',
+              model,
+              content: [{ type: 'text', text: answer }],
+              usage,
+            },
+            parent_tool_use_id: `toolu_fake_agent_${i}`,
+            session_id: sessionId,
+          });
+          line({
+            type: 'user',
+            message: {
+              role: 'user',
+              content: [{ tool_use_id: `toolu_fake_agent_${i}`, type: 'tool_result', content: [{ type: 'text', text: answer }] }],
+            },
+            parent_tool_use_id: null,
+            session_id: sessionId,
+          });
         };
-        const agentUse = (n, i) => ({ type: 'tool_use', id: `toolu_fake_agent_${i}`, name: 'Agent', input: { subagent_type: n, description: `run ${n}`, prompt: 'Carry out your instructions on this repository and answer in the format they ask for.' } });
+        const agentUse = (n, i) => ({
+          type: 'tool_use',
+          id: `toolu_fake_agent_${i}`,
+          name: 'Agent',
+          input: {
+            subagent_type: n,
+            description: `run ${n}`,
+            prompt: 'Carry out your instructions on this repository and answer in the format they ask for.',
+          },
+        });
         // A council round that carries the PRD checklist verifier: the verifier first, and the members only when none of the items the prompt names fails.
         const verifierName = schema?.properties?.checklist?.properties?.agent?.enum?.[0] ?? null;
         let checklist = null;
@@ -531,7 +727,11 @@ function claude(ctx) {
           assistant('msg_fake_dispatch_verifier', [agentUse(verifierName, 'v')]);
           const answer = agentAnswer(f, verifierName, 'checklist-verifier');
           dispatch(verifierName, 'v', answer);
-          const items = [...answer.matchAll(/ITEM\s+(\S+?)\s*:\s*(PASS|FAIL)\s*-?\s*(.*)/gi)].map((m) => ({ id: m[1], verdict: m[2].toUpperCase(), evidence: m[3].trim() }));
+          const items = [...answer.matchAll(/ITEM\s+(\S+?)\s*:\s*(PASS|FAIL)\s*-?\s*(.*)/gi)].map((m) => ({
+            id: m[1],
+            verdict: m[2].toUpperCase(),
+            evidence: m[3].trim(),
+          }));
           checklist = { agent: verifierName, items };
           const stopIf = /for any of these items: (.+?) — run no other agent/.exec(prompt)?.[1]?.split(', ') ?? [];
           stopped = stopIf.some((id) => !items.some((it) => it.id === id && it.verdict === 'PASS'));
@@ -539,7 +739,11 @@ function claude(ctx) {
         // The devil's advocate, when the call declares one: after the members, only when every one approved (passed).
         const followUpName = /run the agent (vigil-[a-z0-9-]+) once, the same way, and add its finding too/.exec(prompt)?.[1] ?? null;
         const names = Object.keys(agents).filter((n) => n !== verifierName && n !== followUpName && !stopped);
-        if (names.length > 0) assistant('msg_fake_dispatch', names.map((n, i) => agentUse(n, i)));
+        if (names.length > 0)
+          assistant(
+            'msg_fake_dispatch',
+            names.map((n, i) => agentUse(n, i)),
+          );
         const findings = names.map((n, i) => {
           const answer = agentAnswer(f, n);
           dispatch(n, i, answer);
@@ -554,7 +758,10 @@ function claude(ctx) {
           findings.push(findingOf(followUpName, answer, schema));
         }
         const structured = schema !== null && f.structuredOutput ? { ...(checklist ? { checklist } : {}), findings } : null;
-        if (structured) assistant('msg_fake_structured', [{ type: 'tool_use', id: 'toolu_fake_structured', name: 'StructuredOutput', input: structured }]);
+        if (structured)
+          assistant('msg_fake_structured', [
+            { type: 'tool_use', id: 'toolu_fake_structured', name: 'StructuredOutput', input: structured },
+          ]);
         const text = structured ? 'Every agent answered.' : 'The agents answered, but I have nothing structured to give.';
         assistant('msg_fake_final', [{ type: 'text', text }]);
         line({
@@ -615,10 +822,33 @@ function codex(ctx) {
         return 0;
       }
       let n = 0;
-      line({ type: 'item.started', item: { id: `item_${n}`, type: 'command_execution', command: 'bash -lc ls', aggregated_output: '', exit_code: null, status: 'in_progress' } });
-      line({ type: 'item.completed', item: { id: `item_${n++}`, type: 'command_execution', command: 'bash -lc ls', aggregated_output: 'README.md\n', exit_code: 0, status: 'completed' } });
+      line({
+        type: 'item.started',
+        item: {
+          id: `item_${n}`,
+          type: 'command_execution',
+          command: 'bash -lc ls',
+          aggregated_output: '',
+          exit_code: null,
+          status: 'in_progress',
+        },
+      });
+      line({
+        type: 'item.completed',
+        item: {
+          id: `item_${n++}`,
+          type: 'command_execution',
+          command: 'bash -lc ls',
+          aggregated_output: 'README.md\n',
+          exit_code: 0,
+          status: 'completed',
+        },
+      });
       for (const w of writes) {
-        line({ type: 'item.completed', item: { id: `item_${n++}`, type: 'file_change', changes: [{ path: w.abs, kind: 'add' }], status: w.ok ? 'completed' : 'failed' } });
+        line({
+          type: 'item.completed',
+          item: { id: `item_${n++}`, type: 'file_change', changes: [{ path: w.abs, kind: 'add' }], status: w.ok ? 'completed' : 'failed' },
+        });
       }
       line({ type: 'item.completed', item: { id: `item_${n++}`, type: 'agent_message', text: f.text } });
       line({ type: 'turn.completed', usage: { input_tokens: f.input + f.cached, cached_input_tokens: f.cached, output_tokens: f.output } });
@@ -647,7 +877,14 @@ function gemini(ctx) {
       if (f.error) {
         const text = errorText('gemini', f);
         const code = f.error === 'auth' ? 41 : 1;
-        if (json) out(JSON.stringify({ session_id: sessionId, error: { type: f.error === 'auth' ? 'FatalAuthenticationError' : 'Error', message: text, code } }, null, 2));
+        if (json)
+          out(
+            JSON.stringify(
+              { session_id: sessionId, error: { type: f.error === 'auth' ? 'FatalAuthenticationError' : 'Error', message: text, code } },
+              null,
+              2,
+            ),
+          );
         else err(text);
         return code;
       }
@@ -655,7 +892,17 @@ function gemini(ctx) {
         out(f.text);
         return 0;
       }
-      const byName = writes.length > 0 ? { write_file: { count: writes.length, success: writes.filter((w) => w.ok).length, fail: writes.filter((w) => !w.ok).length, durationMs: 3 } } : {};
+      const byName =
+        writes.length > 0
+          ? {
+              write_file: {
+                count: writes.length,
+                success: writes.filter((w) => w.ok).length,
+                fail: writes.filter((w) => !w.ok).length,
+                durationMs: 3,
+              },
+            }
+          : {};
       const prompted = f.input + f.cached;
       out(
         JSON.stringify(
@@ -666,10 +913,23 @@ function gemini(ctx) {
               models: {
                 [model]: {
                   api: { totalRequests: 1, totalErrors: 0, totalLatencyMs: 1200 },
-                  tokens: { input: f.input, prompt: prompted, candidates: f.output, total: prompted + f.output, cached: f.cached, thoughts: 0, tool: 0 },
+                  tokens: {
+                    input: f.input,
+                    prompt: prompted,
+                    candidates: f.output,
+                    total: prompted + f.output,
+                    cached: f.cached,
+                    thoughts: 0,
+                    tool: 0,
+                  },
                 },
               },
-              tools: { totalCalls: writes.length, totalSuccess: writes.filter((w) => w.ok).length, totalFail: writes.filter((w) => !w.ok).length, byName },
+              tools: {
+                totalCalls: writes.length,
+                totalSuccess: writes.filter((w) => w.ok).length,
+                totalFail: writes.filter((w) => !w.ok).length,
+                byName,
+              },
               files: { totalLinesAdded: writes.filter((w) => w.ok).length, totalLinesRemoved: 0 },
             },
           },
@@ -762,13 +1022,25 @@ function opencode(ctx) {
             type: 'tool',
             tool: 'write',
             callID: `call_${i}`,
-            state: w.ok ? { status: 'completed', input: { filePath: w.abs, content: '...' }, output: '', title: w.file } : { status: 'error', input: { filePath: w.abs }, error: `The user has specified a rule which prevents you from using this specific tool call (${w.why})` },
+            state: w.ok
+              ? { status: 'completed', input: { filePath: w.abs, content: '...' }, output: '', title: w.file }
+              : {
+                  status: 'error',
+                  input: { filePath: w.abs },
+                  error: `The user has specified a rule which prevents you from using this specific tool call (${w.why})`,
+                },
           },
         });
       });
       event('text', { part: { id: 'prt_fake_text', type: 'text', text: f.text, time: { start: Date.now(), end: Date.now() } } });
       event('step_finish', {
-        part: { id: 'prt_fake_end', type: 'step-finish', reason: 'stop', cost: f.costUsd ?? 0, tokens: { input: f.input, output: f.output, reasoning: 0, cache: { read: f.cached, write: 0 } } },
+        part: {
+          id: 'prt_fake_end',
+          type: 'step-finish',
+          reason: 'stop',
+          cost: f.costUsd ?? 0,
+          tokens: { input: f.input, output: f.output, reasoning: 0, cache: { read: f.cached, write: 0 } },
+        },
       });
       return 0;
     },
@@ -784,11 +1056,13 @@ function errorText(provider, f) {
     claude: 'Invalid API key · Please run /login',
     codex: 'unexpected status 401 Unauthorized: Missing bearer or basic authentication in header',
     gemini: 'API key not valid. Please pass a valid API key. (status 401 Unauthorized)',
-    aider: 'litellm.AuthenticationError: AnthropicException - {"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}',
+    aider:
+      'litellm.AuthenticationError: AnthropicException - {"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}',
     opencode: 'invalid x-api-key (HTTP 401 Unauthorized)',
   };
   const rate = {
-    claude: 'API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed the rate limit for your organization. Please try again later."}}',
+    claude:
+      'API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed the rate limit for your organization. Please try again later."}}',
     codex: 'exceeded retry limit, last status: 429 Too Many Requests',
     gemini: '[API Error: 429 Too Many Requests: Resource has been exhausted (e.g. check quota).]',
     aider: 'litellm.RateLimitError: AnthropicException - rate limit exceeded: too many requests',
@@ -857,4 +1131,3 @@ main().then(
     process.exitCode = 2;
   },
 );
-

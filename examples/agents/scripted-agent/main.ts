@@ -22,17 +22,7 @@
  * and 130 on SIGINT. Only node: APIs and zod (through the schema) are used.
  */
 import { execFileSync } from 'node:child_process';
-import {
-  appendFileSync,
-  closeSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -308,18 +298,18 @@ function recordCall(repo: string, invocation: Invocation): void {
 }
 
 /** The step to perform, or a message saying there is none. */
-function chooseStep(
-  repo: string,
-  scenario: Scenario,
-  invocation: Invocation,
-): { step: ScenarioStep } | { none: string } {
+function chooseStep(repo: string, scenario: Scenario, invocation: Invocation): { step: ScenarioStep } | { none: string } {
   if (invocation.role === 'iteration') {
     const n = invocation.iteration ?? 1;
     const step = scenario.iterations[n - 1] ?? scenario.default;
     return step === undefined ? { none: `scripted-agent: no step for iteration ${n}` } : { step };
   }
   const key =
-    invocation.role === 'council' ? `council:${invocation.member ?? 0}` : invocation.reviewer !== null ? `reviewer:${invocation.reviewer}` : invocation.role;
+    invocation.role === 'council'
+      ? `council:${invocation.member ?? 0}`
+      : invocation.reviewer !== null
+        ? `reviewer:${invocation.reviewer}`
+        : invocation.role;
   const index = takeCallIndex(repo, key);
   // The council tries the member's own script (roles.council.members[m]) before the shared one;
   // a code reviewer its own (roles.reviewer.reviewers[name]).
@@ -348,12 +338,7 @@ function commitAll(repo: string, message: string): void {
 }
 
 /** Performs a step in the order documented in the schema; returns the exit code. */
-async function performStep(
-  repo: string,
-  scenario: Scenario,
-  invocation: Invocation,
-  step: ScenarioStep,
-): Promise<number> {
+async function performStep(repo: string, scenario: Scenario, invocation: Invocation, step: ScenarioStep): Promise<number> {
   await sleep(step.sleepBeforeMs);
 
   for (const path of step.deletes) rmSync(inRepo(repo, path), { recursive: true, force: true });

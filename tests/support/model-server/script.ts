@@ -22,7 +22,18 @@
  */
 import { z } from 'zod';
 
-export const ROLES = ['iteration', 'council', 'council-devils-advocate', 'reviewer', 'review-devils-advocate', 'checklist', 'checklist-verifier', 'council-batch', 'review-batch', 'side'] as const;
+export const ROLES = [
+  'iteration',
+  'council',
+  'council-devils-advocate',
+  'reviewer',
+  'review-devils-advocate',
+  'checklist',
+  'checklist-verifier',
+  'council-batch',
+  'review-batch',
+  'side',
+] as const;
 export type ScriptRole = (typeof ROLES)[number];
 
 export const BUILDER_FILE = 'real-cli-proof.txt';
@@ -102,7 +113,8 @@ function batchReply(role: 'council-batch' | 'review-batch', c: Conversation): Re
   const verifier = /^(?:First run only the agent|Run the agent) (vigil-[a-z0-9-]+)/m.exec(prompt)?.[1] ?? null;
   const stopIf = /for any of these items: (.+?) — run no other agent/.exec(prompt)?.[1]?.split(', ') ?? [];
   const exchanges = c.toolExchanges ?? [];
-  if (exchanges.some((x) => x.name === 'StructuredOutput')) return { role, text: 'Every agent answered; the findings are in the structured output.', toolCalls: [] };
+  if (exchanges.some((x) => x.name === 'StructuredOutput'))
+    return { role, text: 'Every agent answered; the findings are in the structured output.', toolCalls: [] };
   const answered = new Map<string, string>();
   for (const x of exchanges) {
     const agent = z.object({ subagent_type: z.string() }).safeParse(x.input);
@@ -111,14 +123,26 @@ function batchReply(role: 'council-batch' | 'review-batch', c: Conversation): Re
   const run = (pending: string[]): Reply => ({
     role,
     text: `Running ${pending.length} agent(s).`,
-    toolCalls: pending.map((n) => ({ name: 'Agent', input: { subagent_type: n, description: `run ${n}`, prompt: 'Carry out your instructions on this repository and answer in the format they ask for.', run_in_background: false } })),
+    toolCalls: pending.map((n) => ({
+      name: 'Agent',
+      input: {
+        subagent_type: n,
+        description: `run ${n}`,
+        prompt: 'Carry out your instructions on this repository and answer in the format they ask for.',
+        run_in_background: false,
+      },
+    })),
   });
   let checklist: { agent: string; items: { id: string; verdict: string; evidence: string }[] } | null = null;
   let stopped = false;
   if (verifier !== null) {
     const report = answered.get(verifier);
     if (report === undefined) return run([verifier]);
-    const items = [...report.matchAll(/ITEM\s+(\S+?)\s*:\s*(PASS|FAIL)\s*-?\s*(.*)/g)].map((m) => ({ id: m[1] as string, verdict: m[2] as string, evidence: (m[3] as string).trim() }));
+    const items = [...report.matchAll(/ITEM\s+(\S+?)\s*:\s*(PASS|FAIL)\s*-?\s*(.*)/g)].map((m) => ({
+      id: m[1] as string,
+      verdict: m[2] as string,
+      evidence: (m[3] as string).trim(),
+    }));
     checklist = { agent: verifier, items };
     stopped = stopIf.some((id) => !items.some((it) => it.id === id && it.verdict === 'PASS'));
   }
@@ -129,7 +153,9 @@ function batchReply(role: 'council-batch' | 'review-batch', c: Conversation): Re
   const followUp = /run the agent (vigil-[a-z0-9-]+) once, the same way, and add its finding too/.exec(prompt)?.[1] ?? null;
   const unanimous =
     members.length > 0 &&
-    members.every((n) => (role === 'council-batch' ? /VOTE:\s*APPROVE/.test(answered.get(n) ?? '') : /VERDICT:\s*PASS/.test(answered.get(n) ?? '')));
+    members.every((n) =>
+      role === 'council-batch' ? /VOTE:\s*APPROVE/.test(answered.get(n) ?? '') : /VERDICT:\s*PASS/.test(answered.get(n) ?? ''),
+    );
   if (followUp !== null && unanimous && !answered.has(followUp)) return run([followUp]);
   const names = followUp !== null && unanimous ? [...members, followUp] : members;
   const findings = names.map((n) => {
@@ -137,11 +163,17 @@ function batchReply(role: 'council-batch' | 'review-batch', c: Conversation): Re
     if (role === 'council-batch') {
       const vote = /VOTE:\s*(APPROVE|REJECT|CANNOT_VALIDATE)/.exec(report)?.[1] ?? 'CANNOT_VALIDATE';
       const reason = /REASON:\s*(.*)/.exec(report)?.[1]?.trim() ?? '';
-      const issues = [...report.matchAll(/ISSUES:\s*(CRITICAL|HIGH|MEDIUM|LOW):\s*(.*)/g)].map((m) => ({ severity: (m[1] as string).toLowerCase(), description: (m[2] as string).trim() }));
+      const issues = [...report.matchAll(/ISSUES:\s*(CRITICAL|HIGH|MEDIUM|LOW):\s*(.*)/g)].map((m) => ({
+        severity: (m[1] as string).toLowerCase(),
+        description: (m[2] as string).trim(),
+      }));
       return { agent: n, vote, reason, issues };
     }
     const verdict = /VERDICT:\s*(PASS|FAIL)/.exec(report)?.[1] ?? 'FAIL';
-    const found = [...report.matchAll(/\[(Critical|High|Medium|Low)\]\s*(.*)/g)].map((m) => ({ severity: (m[1] as string).toLowerCase(), text: (m[2] as string).trim() }));
+    const found = [...report.matchAll(/\[(Critical|High|Medium|Low)\]\s*(.*)/g)].map((m) => ({
+      severity: (m[1] as string).toLowerCase(),
+      text: (m[2] as string).trim(),
+    }));
     return { agent: n, verdict, findings: found };
   });
   return { role, text: '', toolCalls: [{ name: 'StructuredOutput', input: { ...(checklist ? { checklist } : {}), findings } }] };
@@ -171,7 +203,7 @@ function paramNames(t: Tool | undefined): string[] {
   return props.success ? Object.keys(props.data.properties) : [];
 }
 
-const CONTENT = 'written by the builder through the CLI\'s own tool\n';
+const CONTENT = "written by the builder through the CLI's own tool\n";
 
 /** The builder's first move: the CLI's write tool when it has one, else its shell. */
 export function builderToolCall(c: Conversation): ToolCall | null {
@@ -192,7 +224,8 @@ export function builderToolCall(c: Conversation): ToolCall | null {
   const script = `printf '%s\\n' "${CONTENT.trimEnd().replace(/'/g, '')}" > ${BUILDER_FILE}`;
   if (hasTool(c, 'shell')) return { name: 'shell', input: { command: ['bash', '-lc', script] } };
   if (hasTool(c, 'exec_command')) return { name: 'exec_command', input: { cmd: script } };
-  for (const name of ['Bash', 'bash', 'run_shell_command']) if (hasTool(c, name)) return { name, input: { command: script, description: 'write the proof file' } };
+  for (const name of ['Bash', 'bash', 'run_shell_command'])
+    if (hasTool(c, name)) return { name, input: { command: script, description: 'write the proof file' } };
   return null;
 }
 
@@ -212,7 +245,9 @@ export function reply(c: Conversation): Reply {
         return { role, text: `I will create the file.\n\n${block}\n\n${COMPLETION_PROMISE}`, toolCalls: [] };
       }
       const call = builderToolCall(c);
-      return call ? { role, text: 'Creating the file.', toolCalls: [call] } : { role, text: `No tool to write with. ${COMPLETION_PROMISE}`, toolCalls: [] };
+      return call
+        ? { role, text: 'Creating the file.', toolCalls: [call] }
+        : { role, text: `No tool to write with. ${COMPLETION_PROMISE}`, toolCalls: [] };
     }
     case 'reviewer':
     case 'review-devils-advocate':
@@ -224,7 +259,13 @@ export function reply(c: Conversation): Reply {
       return { role, text: JSON.stringify(CHECKLIST), toolCalls: [] };
     case 'checklist-verifier': {
       // Its items are in the prompt: the first user turn of a call of its own, the instructions (system prompt) of a declared agent.
-      const ids = [...new Set([...[...c.userTexts, c.system].join('\n').matchAll(/^- ([A-Za-z0-9][A-Za-z0-9_.-]*) \((?:critical|high|medium|low)\):/gm)].map((m) => m[1] as string))];
+      const ids = [
+        ...new Set(
+          [...[...c.userTexts, c.system].join('\n').matchAll(/^- ([A-Za-z0-9][A-Za-z0-9_.-]*) \((?:critical|high|medium|low)\):/gm)].map(
+            (m) => m[1] as string,
+          ),
+        ),
+      ];
       return { role, text: ids.map((id) => `ITEM ${id}: PASS - checked ${BUILDER_FILE} in the working tree`).join('\n'), toolCalls: [] };
     }
     case 'council-batch':

@@ -116,7 +116,13 @@ export async function startModelServer(opts: { logFile?: string; port?: number }
       /* not JSON: routes below answer 400 where a body is needed */
     }
     const path = url.pathname.replace(/^\/api\/v1\//, '/v1/');
-    log({ at: new Date().toISOString(), method: req.method, path: url.pathname + url.search, headers: { 'user-agent': req.headers['user-agent'] }, body });
+    log({
+      at: new Date().toISOString(),
+      method: req.method,
+      path: url.pathname + url.search,
+      headers: { 'user-agent': req.headers['user-agent'] },
+      body,
+    });
 
     if (req.method === 'POST' && path === '/_vigil/faults') {
       const f = FaultSchema.safeParse(body);
@@ -154,7 +160,9 @@ export async function startModelServer(opts: { logFile?: string; port?: number }
       stream = method === 'streamGenerateContent';
       conversation = geminiConversation(body, model);
     } else {
-      return send(res, 404, { error: { message: `the model server does not serve ${req.method ?? '?'} ${url.pathname}`, type: 'not_found_error' } });
+      return send(res, 404, {
+        error: { message: `the model server does not serve ${req.method ?? '?'} ${url.pathname}`, type: 'not_found_error' },
+      });
     }
 
     let answer = reply(conversation);
@@ -188,8 +196,16 @@ export async function startModelServer(opts: { logFile?: string; port?: number }
     }
 
     if (!stream) {
-      const out = api === 'anthropic' ? anthropicJson(answer, model, usage) : api === 'gemini' ? geminiJson(answer, model, usage) : api === 'chat' ? chatJson(answer, model, usage) : null;
-      if (out === null) return send(res, 400, { error: { message: 'the Responses API is served as a stream only', type: 'invalid_request_error' } });
+      const out =
+        api === 'anthropic'
+          ? anthropicJson(answer, model, usage)
+          : api === 'gemini'
+            ? geminiJson(answer, model, usage)
+            : api === 'chat'
+              ? chatJson(answer, model, usage)
+              : null;
+      if (out === null)
+        return send(res, 400, { error: { message: 'the Responses API is served as a stream only', type: 'invalid_request_error' } });
       if (fault?.kind === 'hang') {
         open.add(res); // never answered: held until the client gives up or the server closes
         res.on('close', () => open.delete(res));
@@ -242,7 +258,9 @@ export async function startModelServer(opts: { logFile?: string; port?: number }
     },
     requests: () => [...recorded],
     tokens(role, includeSide = true) {
-      const rs = recorded.filter((r) => r.role !== null && r.fault === null && (role === undefined ? includeSide || r.role !== 'side' : r.role === role));
+      const rs = recorded.filter(
+        (r) => r.role !== null && r.fault === null && (role === undefined ? includeSide || r.role !== 'side' : r.role === role),
+      );
       return { input: rs.reduce((a, r) => a + r.inputTokens, 0), output: rs.reduce((a, r) => a + r.outputTokens, 0), requests: rs.length };
     },
     async close() {

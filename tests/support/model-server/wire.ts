@@ -52,13 +52,16 @@ const argsJson = (input: Record<string, unknown> | string): string => (typeof in
 // ---------------------------------------------------------------------------------------------
 
 export function anthropicConversation(body: Obj): Conversation {
-  const messages = asArr(body.messages).map(asObj).filter((m): m is Obj => m !== null);
+  const messages = asArr(body.messages)
+    .map(asObj)
+    .filter((m): m is Obj => m !== null);
   const userTexts: string[] = [];
   let toolResults = 0;
   const exchanges = new Map<string, { name: string; input: unknown; result: string | null }>();
   for (const m of messages) {
     if (m.role === 'assistant') {
-      for (const b of asArr(m.content).map(asObj)) if (b?.type === 'tool_use') exchanges.set(asStr(b.id), { name: asStr(b.name), input: b.input, result: null });
+      for (const b of asArr(m.content).map(asObj))
+        if (b?.type === 'tool_use') exchanges.set(asStr(b.id), { name: asStr(b.name), input: b.input, result: null });
       continue;
     }
     if (m.role !== 'user') continue;
@@ -82,7 +85,8 @@ export function anthropicConversation(body: Obj): Conversation {
 function anthropicContent(r: Reply): Obj[] {
   const blocks: Obj[] = [];
   if (r.text) blocks.push({ type: 'text', text: r.text });
-  for (const c of r.toolCalls) blocks.push({ type: 'tool_use', id: id('toolu'), name: c.name, input: typeof c.input === 'string' ? { input: c.input } : c.input });
+  for (const c of r.toolCalls)
+    blocks.push({ type: 'tool_use', id: id('toolu'), name: c.name, input: typeof c.input === 'string' ? { input: c.input } : c.input });
   return blocks;
 }
 
@@ -91,7 +95,16 @@ function anthropicUsage(u: Usage): Obj {
 }
 
 export function anthropicJson(r: Reply, model: string, u: Usage): Obj {
-  return { id: id('msg'), type: 'message', role: 'assistant', model, content: anthropicContent(r), stop_reason: r.toolCalls.length > 0 ? 'tool_use' : 'end_turn', stop_sequence: null, usage: anthropicUsage(u) };
+  return {
+    id: id('msg'),
+    type: 'message',
+    role: 'assistant',
+    model,
+    content: anthropicContent(r),
+    stop_reason: r.toolCalls.length > 0 ? 'tool_use' : 'end_turn',
+    stop_sequence: null,
+    usage: anthropicUsage(u),
+  };
 }
 
 const sse = (event: string | null, data: unknown): string => `${event ? `event: ${event}\n` : ''}data: ${json(data)}\n\n`;
@@ -106,11 +119,23 @@ export function anthropicStream(r: Reply, model: string, u: Usage): string[] {
       events.push(sse('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: block.text } }));
     } else {
       events.push(sse('content_block_start', { type: 'content_block_start', index, content_block: { ...block, input: {} } }));
-      events.push(sse('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: json(block.input) } }));
+      events.push(
+        sse('content_block_delta', {
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'input_json_delta', partial_json: json(block.input) },
+        }),
+      );
     }
     events.push(sse('content_block_stop', { type: 'content_block_stop', index }));
   });
-  events.push(sse('message_delta', { type: 'message_delta', delta: { stop_reason: r.toolCalls.length > 0 ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: u.output } }));
+  events.push(
+    sse('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: r.toolCalls.length > 0 ? 'tool_use' : 'end_turn', stop_sequence: null },
+      usage: { output_tokens: u.output },
+    }),
+  );
   events.push(sse('message_stop', { type: 'message_stop' }));
   return events;
 }
@@ -147,27 +172,78 @@ function responsesItems(r: Reply, tools: Tool[]): Obj[] {
         : { type: 'function_call', id: id('fc'), call_id: id('call'), name: c.name, arguments: argsJson(c.input), status: 'completed' },
     );
   }
-  if (r.text) items.push({ type: 'message', id: id('msg'), role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: r.text, annotations: [] }] });
+  if (r.text)
+    items.push({
+      type: 'message',
+      id: id('msg'),
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: r.text, annotations: [] }],
+    });
   return items;
 }
 
 /** SSE events of a streamed response (codex reads `response.output_item.done` and `response.completed`). */
 export function responsesStream(r: Reply, model: string, u: Usage, tools: Tool[]): string[] {
   const respId = id('resp');
-  const base = { id: respId, object: 'response', created_at: Math.floor(Date.now() / 1000), model, status: 'in_progress', output: [] as Obj[] };
+  const base = {
+    id: respId,
+    object: 'response',
+    created_at: Math.floor(Date.now() / 1000),
+    model,
+    status: 'in_progress',
+    output: [] as Obj[],
+  };
   const events = [sse('response.created', { type: 'response.created', sequence_number: 0, response: base })];
   const items = responsesItems(r, tools);
   let n = 1;
   items.forEach((item, output_index) => {
-    events.push(sse('response.output_item.added', { type: 'response.output_item.added', sequence_number: n++, output_index, item: { ...item, status: 'in_progress', ...(item.type === 'message' ? { content: [] } : {}) } }));
+    events.push(
+      sse('response.output_item.added', {
+        type: 'response.output_item.added',
+        sequence_number: n++,
+        output_index,
+        item: { ...item, status: 'in_progress', ...(item.type === 'message' ? { content: [] } : {}) },
+      }),
+    );
     if (item.type === 'message') {
-      events.push(sse('response.output_text.delta', { type: 'response.output_text.delta', sequence_number: n++, item_id: item.id, output_index, content_index: 0, delta: r.text }));
-      events.push(sse('response.output_text.done', { type: 'response.output_text.done', sequence_number: n++, item_id: item.id, output_index, content_index: 0, text: r.text }));
+      events.push(
+        sse('response.output_text.delta', {
+          type: 'response.output_text.delta',
+          sequence_number: n++,
+          item_id: item.id,
+          output_index,
+          content_index: 0,
+          delta: r.text,
+        }),
+      );
+      events.push(
+        sse('response.output_text.done', {
+          type: 'response.output_text.done',
+          sequence_number: n++,
+          item_id: item.id,
+          output_index,
+          content_index: 0,
+          text: r.text,
+        }),
+      );
     }
     events.push(sse('response.output_item.done', { type: 'response.output_item.done', sequence_number: n++, output_index, item }));
   });
-  const usage = { input_tokens: u.input, input_tokens_details: { cached_tokens: 0 }, output_tokens: u.output, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: u.input + u.output };
-  events.push(sse('response.completed', { type: 'response.completed', sequence_number: n, response: { ...base, status: 'completed', output: items, usage } }));
+  const usage = {
+    input_tokens: u.input,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: u.output,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: u.input + u.output,
+  };
+  events.push(
+    sse('response.completed', {
+      type: 'response.completed',
+      sequence_number: n,
+      response: { ...base, status: 'completed', output: items, usage },
+    }),
+  );
   return events;
 }
 
@@ -176,7 +252,9 @@ export function responsesStream(r: Reply, model: string, u: Usage, tools: Tool[]
 // ---------------------------------------------------------------------------------------------
 
 export function chatConversation(body: Obj): Conversation {
-  const messages = asArr(body.messages).map(asObj).filter((m): m is Obj => m !== null);
+  const messages = asArr(body.messages)
+    .map(asObj)
+    .filter((m): m is Obj => m !== null);
   const system = messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m.content));
   const userTexts = messages.filter((m) => m.role === 'user').map((m) => textOf(m.content));
   const toolResults = messages.filter((m) => m.role === 'tool').length;
@@ -188,11 +266,21 @@ export function chatConversation(body: Obj): Conversation {
 }
 
 function chatToolCalls(r: Reply): Obj[] {
-  return r.toolCalls.map((c, index) => ({ index, id: id('call'), type: 'function', function: { name: c.name, arguments: argsJson(c.input) } }));
+  return r.toolCalls.map((c, index) => ({
+    index,
+    id: id('call'),
+    type: 'function',
+    function: { name: c.name, arguments: argsJson(c.input) },
+  }));
 }
 
 function chatUsage(u: Usage): Obj {
-  return { prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output, prompt_tokens_details: { cached_tokens: 0 } };
+  return {
+    prompt_tokens: u.input,
+    completion_tokens: u.output,
+    total_tokens: u.input + u.output,
+    prompt_tokens_details: { cached_tokens: 0 },
+  };
 }
 
 export function chatJson(r: Reply, model: string, u: Usage): Obj {
@@ -202,14 +290,21 @@ export function chatJson(r: Reply, model: string, u: Usage): Obj {
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model,
-    choices: [{ index: 0, message: { role: 'assistant', content: r.text || null, ...(calls.length ? { tool_calls: calls } : {}) }, finish_reason: calls.length ? 'tool_calls' : 'stop' }],
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: r.text || null, ...(calls.length ? { tool_calls: calls } : {}) },
+        finish_reason: calls.length ? 'tool_calls' : 'stop',
+      },
+    ],
     usage: chatUsage(u),
   };
 }
 
 export function chatStream(r: Reply, model: string, u: Usage, includeUsage: boolean): string[] {
   const head = { id: id('chatcmpl'), object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model };
-  const chunk = (delta: Obj, finish: string | null): string => sse(null, { ...head, choices: [{ index: 0, delta, finish_reason: finish }] });
+  const chunk = (delta: Obj, finish: string | null): string =>
+    sse(null, { ...head, choices: [{ index: 0, delta, finish_reason: finish }] });
   const events = [chunk({ role: 'assistant', content: '' }, null)];
   if (r.text) events.push(chunk({ content: r.text }, null));
   const calls = chatToolCalls(r);
@@ -246,7 +341,8 @@ export function geminiConversation(body: Obj, model: string): Conversation {
 export function geminiJson(r: Reply, model: string, u: Usage): Obj {
   const parts: Obj[] = [];
   if (r.text) parts.push({ text: r.text });
-  for (const c of r.toolCalls) parts.push({ functionCall: { name: c.name, args: typeof c.input === 'string' ? { input: c.input } : c.input } });
+  for (const c of r.toolCalls)
+    parts.push({ functionCall: { name: c.name, args: typeof c.input === 'string' ? { input: c.input } : c.input } });
   return {
     candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
     usageMetadata: { promptTokenCount: u.input, candidatesTokenCount: u.output, totalTokenCount: u.input + u.output },
@@ -279,7 +375,10 @@ export function errorResponse(api: Api, kind: Exclude<FaultKind, 'hang'>, retryA
       overloaded: [529, 'overloaded_error', 'Overloaded'] as const,
       'server-error': [500, 'api_error', 'Internal server error'] as const,
     }[kind];
-    const headers: Record<string, string> = kind === 'rate-limit' ? { ...limitHeaders, 'anthropic-ratelimit-requests-remaining': '0', 'anthropic-ratelimit-requests-reset': resetIso } : {};
+    const headers: Record<string, string> =
+      kind === 'rate-limit'
+        ? { ...limitHeaders, 'anthropic-ratelimit-requests-remaining': '0', 'anthropic-ratelimit-requests-reset': resetIso }
+        : {};
     return { status, headers, body: { type: 'error', error: { type, message }, request_id: id('req') } };
   }
   if (api === 'gemini') {
@@ -287,7 +386,11 @@ export function errorResponse(api: Api, kind: Exclude<FaultKind, 'hang'>, retryA
       'rate-limit': [429, 'RESOURCE_EXHAUSTED', 'Resource has been exhausted (e.g. check quota).'] as const,
       auth: [400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.'] as const,
       overloaded: [503, 'UNAVAILABLE', 'The model is overloaded. Please try again later.'] as const,
-      'server-error': [500, 'INTERNAL', 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting'] as const,
+      'server-error': [
+        500,
+        'INTERNAL',
+        'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting',
+      ] as const,
     }[kind];
     const details =
       kind === 'rate-limit'
@@ -295,14 +398,31 @@ export function errorResponse(api: Api, kind: Exclude<FaultKind, 'hang'>, retryA
         : kind === 'auth'
           ? [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com' }]
           : [];
-    return { status, headers: kind === 'rate-limit' ? limitHeaders : {}, body: { error: { code: status, message, status: state, details } } };
+    return {
+      status,
+      headers: kind === 'rate-limit' ? limitHeaders : {},
+      body: { error: { code: status, message, status: state, details } },
+    };
   }
   const [status, type, code, message] = {
-    'rate-limit': [429, 'requests', 'rate_limit_exceeded', `Rate limit reached for requests. Please try again in ${retryAfterSeconds}s.`] as const,
-    auth: [401, 'invalid_request_error', 'invalid_api_key', 'Incorrect API key provided: sk-test. You can find your API key at https://platform.openai.com/account/api-keys.'] as const,
+    'rate-limit': [
+      429,
+      'requests',
+      'rate_limit_exceeded',
+      `Rate limit reached for requests. Please try again in ${retryAfterSeconds}s.`,
+    ] as const,
+    auth: [
+      401,
+      'invalid_request_error',
+      'invalid_api_key',
+      'Incorrect API key provided: sk-test. You can find your API key at https://platform.openai.com/account/api-keys.',
+    ] as const,
     overloaded: [503, 'server_error', 'server_is_overloaded', 'The server is overloaded or not ready yet.'] as const,
     'server-error': [500, 'server_error', null, 'The server had an error while processing your request. Sorry about that!'] as const,
   }[kind];
-  const headers: Record<string, string> = kind === 'rate-limit' ? { ...limitHeaders, 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': `${retryAfterSeconds}s` } : {};
+  const headers: Record<string, string> =
+    kind === 'rate-limit'
+      ? { ...limitHeaders, 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': `${retryAfterSeconds}s` }
+      : {};
   return { status, headers, body: { error: { message, type, param: null, code } } };
 }
