@@ -21,6 +21,7 @@ import { execa } from 'execa';
 import { MAX_FINDINGS, severityRank, type FindingInput, type GateName, type GateResultInput, type Severity } from '../../schemas/gates.js';
 import { readRegularFile } from '../safe-files.js';
 import { objectExists } from '../git.js';
+import { gitEnvFor } from '../git-helper.js';
 
 // ---------------------------------------------------------------------------------------------
 // Limits and shared helpers
@@ -730,7 +731,8 @@ async function readAtTree(repoPath: string, tree: string, rel: string): Promise<
     stdin: 'ignore',
     stripFinalNewline: false,
     maxBuffer: MAX_FILE_BYTES,
-    env: { GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0' },
+    // Never a command of the repository's (activities/git-env.ts); `--no-textconv` above for the same reason.
+    env: { ...gitEnvFor(repoPath), GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0' },
   });
   if (r.isMaxBuffer) return String(r.stdout);
   return r.exitCode === 0 ? String(r.stdout) : null;
