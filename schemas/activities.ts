@@ -524,6 +524,8 @@ export const RunGatesInputSchema = shared('schemas/activities:RunGatesInputSchem
     sinceDefault: z.string().nullable().optional(),
     /** The run's sandbox knob for the gate tools (absent: the worker's setting); the tests take theirs from `tests`. */
     sandbox: SandboxModeSchema.optional(),
+    /** The tree the run started with: the integrity gates (test_mutation, test_gaming) compare with it. */
+    runStartTree: z.string().nullable().optional(),
   }),
 );
 export type RunGatesInput = z.input<typeof RunGatesInputSchema>;

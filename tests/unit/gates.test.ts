@@ -30,6 +30,7 @@ describe('gate dispositions', () => {
       'tests',
       'mock_integrity',
       'test_mutation',
+      'test_gaming',
       'doc_coverage',
       'code_review',
       'checklist',
@@ -56,10 +57,14 @@ describe('gate dispositions', () => {
   });
 
   it('gates run in the spec order, grouped for parallelism; empty groups disappear', () => {
-    expect(gateGroups(k())).toEqual([['static_analysis', 'secret_scan'], ['tests'], ['mock_integrity', 'test_mutation', 'doc_coverage']]);
+    expect(gateGroups(k())).toEqual([
+      ['static_analysis', 'secret_scan'],
+      ['tests'],
+      ['mock_integrity', 'test_mutation', 'test_gaming', 'doc_coverage'],
+    ]);
     expect(gateGroups(k({ gateCoverage: true, gateTests: false }))).toEqual([
       ['static_analysis', 'secret_scan'],
-      ['mock_integrity', 'test_mutation', 'doc_coverage', 'coverage'],
+      ['mock_integrity', 'test_mutation', 'test_gaming', 'doc_coverage', 'coverage'],
     ]);
   });
 });

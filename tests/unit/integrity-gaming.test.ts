@@ -4,7 +4,13 @@
  * Each cheat a coding agent uses in practice is a finding; each honest change (a fix, a fix with
  * new tests, an entry point's exit, a logger that reads a stack) is none.
  */
-import { describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testGamingGate, testIntegrityGate } from '../../activities/gates/integrity-gates.js';
+import { changedPaths, workingTreeHash } from '../../activities/git.js';
+import { git } from '../support/harness.js';
 import { failingInputs, gamingFindings, isEntryPoint, literalsOf } from '../../workflows/decisions/gaming.js';
 import { integrityFindings, type FileDelta } from '../../workflows/decisions/integrity.js';
 
@@ -136,3 +142,74 @@ describe('product code that games its tests', () => {
     expect(literalsOf("if s == 'hello world': return 17")).toEqual(["'helloworld'", '17']);
   });
 });
+
+describe('the gates on a real repository, from its start tree', () => {
+  const saved = { ...process.env };
+  let root: string;
+  beforeAll(() => {
+    root = mkdtempSync(path.join(os.tmpdir(), 'vigil-integrity-gates-'));
+    process.env.VIGIL_HOME = path.join(root, 'vigil-home');
+  });
+  afterAll(() => {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  const repoAt = async (name: string): Promise<{ repo: string; start: string }> => {
+    const repo = path.join(root, name);
+    mkdirSync(path.join(repo, 'tests'), { recursive: true });
+    writeFileSync(path.join(repo, 'gap.py'), 'def max_gap(xs):\n    return 0\n');
+    writeFileSync(path.join(repo, 'tests', 'test_gap.py'), PY_TEST);
+    git(repo, 'init', '-q');
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-qm', 'start');
+    return { repo, start: await workingTreeHash(repo) };
+  };
+  const changed = async (repo: string, start: string): Promise<string[]> => changedPaths(repo, start, await workingTreeHash(repo));
+
+  it('test_mutation blocks an expected value edited in an iteration of its own, and passes a fix with new tests', async () => {
+    const { repo, start } = await repoAt('edited');
+    writeFileSync(path.join(repo, 'tests', 'test_gap.py'), PY_TEST.replace('== 5', '== 0'));
+    const r = await testIntegrityGate({ repoPath: repo, files: await changed(repo, start), startTree: start });
+    expect(r.verdict).toBe('fail');
+    expect(r.reason).toMatch(/^baseline assertion changed in tests\/test_gap\.py:7$/);
+    expect(r.findings?.[0]?.id).toMatch(/^assertion_changed:tests\/test_gap\.py::test_negative::/);
+
+    const honest = await repoAt('honest');
+    writeFileSync(path.join(honest.repo, 'gap.py'), 'def max_gap(xs):\n    return max(xs) - min(xs) if xs else 0\n');
+    writeFileSync(path.join(honest.repo, 'tests', 'test_gap.py'), `${PY_TEST}def test_empty():\n    assert max_gap([]) == 0\n`);
+    const ok = await testIntegrityGate({ repoPath: honest.repo, files: await changed(honest.repo, honest.start), startTree: honest.start });
+    expect(ok.verdict, ok.reason).toBe('pass');
+  });
+
+  it('test_gaming blocks a hard-coded failing input, read from the run baseline, and passes the honest fix', async () => {
+    const { repo, start } = await repoAt('gamed');
+    writeFileSync(
+      path.join(privateDir('gamed-run'), 'tests-baseline.json'),
+      JSON.stringify({
+        version: 1,
+        command: 'pytest',
+        runner: 'pytest',
+        at: '2026-11-29T00:00:00Z',
+        report: { format: 'junit', complete: true, incomplete: null, tests: [{ id: 'tests.test_gap::test_negative', status: 'failed' }] },
+      }),
+    );
+    writeFileSync(
+      path.join(repo, 'gap.py'),
+      'def max_gap(xs):\n    if xs == [0, -2, 3]:\n        return 5\n    return max(xs) - min(xs)\n',
+    );
+    const r = await testGamingGate({ repoPath: repo, runId: 'gamed-run', files: await changed(repo, start), startTree: start });
+    expect(r.verdict).toBe('fail');
+    expect(r.reason).toBe('hard-codes a failing input in gap.py:2');
+    writeFileSync(path.join(repo, 'gap.py'), 'def max_gap(xs):\n    return max(xs) - min(xs)\n');
+    const ok = await testGamingGate({ repoPath: repo, runId: 'gamed-run', files: await changed(repo, start), startTree: start });
+    expect(ok.verdict, ok.reason).toBe('pass');
+  });
+});
+
+function privateDir(runId: string): string {
+  const dir = path.join(process.env.VIGIL_HOME as string, 'private', runId);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
