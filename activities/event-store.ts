@@ -2,9 +2,12 @@
  * The event store: the run journal's envelopes (schemas/events.ts) projected into Postgres, for
  * reports across runs and for a run's history outside Temporal.
  *
- * `projectEvents` is a local activity the workflow calls at iteration boundaries. It never blocks
- * or fails a run: no store on the worker (workers/store-location.ts), a store that is down or slow, a bad row — each
- * comes back as `problem`, and the workflow keeps the events pending and tries again later.
+ * `projectEventsTo` writes a batch; the local activity the workflow calls at iteration boundaries,
+ * `projectEvents` (activities/event-journal.ts), writes through it into the worker's store, or
+ * keeps a run's last batch in the spool when the store is down as the run ends. It never blocks
+ * or fails a run: no store on the worker (workers/store-location.ts), a store that is down or
+ * slow, a bad row — each comes back as `problem`, and the workflow keeps the events pending and
+ * tries again later.
  *
  * Idempotent by construction: `run_events` is keyed by (workflow id, run id, seq) and written with
  * ON CONFLICT DO NOTHING, and every projection the reports read is a view over `run_events`, so a
@@ -14,7 +17,7 @@
  * under a transaction-scoped advisory lock so that two workers starting at once do not collide.
  */
 import pg from 'pg';
-import { configuredStoreUrl, readStoreUrlFile } from '../workers/store-location.js';
+import { configuredSpoolDir, configuredStoreUrl, localSpoolDirOf, readStoreUrlFile } from '../workers/store-location.js';
 import { EventEnvelopeSchema, RunEventSchema, type ProjectEventsInput, type ProjectEventsResult } from '../schemas/events.js';
 import { FILES_READ_MIGRATION, LASTING_MEMORY_MIGRATION, MEMORY_JUDGE_MIGRATION } from './lasting-memory-sql.js';
 import { MIGRATION_1 } from './run-events-sql.js';
@@ -124,8 +127,15 @@ export function ensureMigrated(url: string): Promise<void> {
   return p;
 }
 
+const closing = new Set<() => void>();
+/** Something to stop when the event store closes (the spool's drain, activities/event-journal.ts). */
+export function onCloseEventStore(fn: () => void): void {
+  closing.add(fn);
+}
+
 /** Ends every pool and forgets what was migrated (worker shutdown, tests). */
 export async function closeEventStore(): Promise<void> {
+  for (const fn of closing) fn();
   const all = [...pools.values()];
   pools.clear();
   migrated.clear();
@@ -222,22 +232,29 @@ export function useLocalEventStore(urlFile: string | null): void {
   localUrlFile = urlFile;
 }
 
-/** The store this worker projects into: VIGIL_DATABASE_URL, DATABASE_URL, else the local store's URL file. */
-export function workerStoreUrl(env: NodeJS.ProcessEnv = process.env): { url: string | null; problem: string } {
+/**
+ * The store this worker projects into: VIGIL_DATABASE_URL, DATABASE_URL, else the local store's URL
+ * file; and its spool (activities/event-spool.ts), null when the worker has no store at all.
+ */
+export function workerStoreUrl(env: NodeJS.ProcessEnv = process.env): { url: string | null; problem: string; spoolDir: string | null } {
   const configured = configuredStoreUrl(env);
-  if (configured) return { url: configured.url, problem: '' };
-  if (!localUrlFile) return { url: null, problem: NO_STORE_PROBLEM };
+  if (configured) return { url: configured.url, problem: '', spoolDir: configuredSpoolDir(configured.url, env) };
+  if (!localUrlFile) return { url: null, problem: NO_STORE_PROBLEM, spoolDir: null };
   return {
     url: readStoreUrlFile(localUrlFile),
     problem: `no event store on this worker yet (no ${localUrlFile}: \`vigil server\` or \`vigil up\` starts the local one)`,
+    spoolDir: localSpoolDirOf(localUrlFile),
   };
 }
 
-/** The local activity: writes the envelopes once each, in one transaction. Never throws. */
-export async function projectEvents(raw: ProjectEventsInput): Promise<ProjectEventsResult> {
-  const where = workerStoreUrl();
-  if (!where.url) return { storedThrough: 0, written: 0, problem: where.problem };
-  return projectEventsTo(where.url, raw);
+/** Whether the store at `url` answers a query now (a refused batch told from a store that is down). */
+export async function storeAnswers(url: string): Promise<boolean> {
+  try {
+    await poolFor(url).query('select 1');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** `projectEvents` against an explicit database URL (tests, tools). */

@@ -14,9 +14,9 @@ import {
   migrate,
   MIGRATIONS,
   NO_STORE_PROBLEM,
-  projectEvents,
   projectEventsTo,
 } from '../../activities/event-store.js';
+import { projectEvents } from '../../activities/event-journal.js';
 import { RUN_EVENT_KINDS, type EventEnvelope } from '../../schemas/events.js';
 import { startEmbeddedPostgres } from '../../workers/postgres.js';
 import { oneOfEachKind, scriptedRun } from '../support/journals.js';
