@@ -44,6 +44,6 @@ export const releaseRunFiles = heartbeating(release);
 // The memory judge as a run ends (activities/memory-judge.ts): it beats while the store consolidates; its agent call beats too.
 export const judgeMemory = heartbeating(judge);
 export { councilRound, reviewRound } from './rounds.js';
-export { projectEvents } from './event-store.js';
+export { projectEvents } from './event-journal.js';
 export { readRunHandoff, readRunLog } from './logs.js';
 export { admitRun } from './run-authorization.js';

@@ -128,7 +128,7 @@ export async function startServer(ep: Endpoint, flags: ServerFlags): Promise<Dev
 
 /** The event store of this process (cli/store.ts), with its banner line. */
 async function startStore(flags: StoreFlags) {
-  const store = await startProcessStore(process.env, flags, warn);
+  const store = await startProcessStore(process.env, flags, warn, say);
   say(`  event store  : ${store.line}`);
   return store;
 }
