@@ -23,10 +23,13 @@ import {
   log,
   ParentClosePolicy,
   startChild,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Outcome, RunInput } from '../../schemas/run.js';
 import type { AgentResult } from '../../schemas/activities.js';
+import type { SearchAttributePair } from '@temporalio/common';
 import type { ChecklistItem } from '../../schemas/gates.js';
+import { SA_RELEASE } from '../../schemas/search-attributes.js';
 import { MAX_TASKS, type TaskQueue, type TaskRecord } from '../../schemas/tasks.js';
 import { chooseAgent } from '../decisions/agent-choice.js';
 import { addOrchestrationUsage } from '../decisions/budget.js';
@@ -188,6 +191,16 @@ function watchStreamWaits(run: Run, stream: NonNullable<RunInput['stream']>): vo
         .catch((err: unknown) => log.warn('the run could not be told that this stream waits', { error: String(err) }));
     }
   })();
+}
+
+/**
+ * A stream carries the release stamp of its run (schemas/search-attributes.ts, `VigilRelease`):
+ * started by this run's code, it is as old as the run. Nothing when the run has none. Not a
+ * command of its own (a start's attributes are not compared on replay).
+ */
+function streamRelease(): { typedSearchAttributes?: SearchAttributePair[] } {
+  const release = workflowInfo().typedSearchAttributes.get(SA_RELEASE);
+  return release ? { typedSearchAttributes: [{ key: SA_RELEASE, value: release }] } : {};
 }
 
 type Ended = { status: string; reason: string; spendUsd: number };
@@ -353,6 +366,7 @@ async function fanOut(run: Run): Promise<End | null> {
           args: [streamInput(run, t, wt.path, q())],
           parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
           staticSummary: `stream ${t.id} of ${info.workflowId}`.slice(0, 200),
+          ...streamRelease(),
         });
         handles.set(t.id, handle);
         handle.result().then(
