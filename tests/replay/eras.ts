@@ -20,6 +20,12 @@
  * The patch ids are the workflow's own (`PatchId`, workflows/run/eras.ts, where every `patched()`
  * of the loop is asked); tests/unit/architecture.test.ts checks that this table and `PATCH_IDS`
  * list the same ids.
+ *
+ * `RELEASE_FIXTURES`: the runs the next release must replay, recorded by this one
+ * (`v<release>-<scenario>.json`): 0.4.0's code at tag v0.4.0, each scenario as a test of that
+ * commit ran it (its file and name below), exported from the suite's server once the test was
+ * over (`VIGIL_EXPORT_HISTORIES`, tests/support/global-setup.ts). Between them they hold the marker
+ * of every patch where 0.4.0 asks it (`markers`, checked against each history).
  */
 import type { PatchId } from '../../workflows/run/eras.js';
 
@@ -504,6 +510,226 @@ export const ERAS: Era[] = [
     ],
   },
 ] satisfies (Era & { patch: PatchId })[];
+
+export interface ReleaseFixture {
+  /** File under tests/replay/histories/: `v<release>-<scenario>.json`. */
+  file: string;
+  /** The release whose code recorded it, and its commit (the tag). */
+  release: string;
+  commit: string;
+  /** The test of that commit that ran it: its file and name. */
+  source: string;
+  /** What it pins, one line. */
+  pins: string;
+  /** The deprecated patches whose marker it holds, short ids (`vigil-` and `-v1` left out), first asked first. */
+  markers: string[];
+}
+
+/** The markers every execution of 0.4.0 records first, in its order (workflows/run/eras.ts, `decideEras`). */
+const EXECUTION = [
+  'council',
+  'escalation',
+  'hardening',
+  'providers',
+  'gates',
+  'journal',
+  'checkpoints',
+  'lean-iteration',
+  'memory',
+  'lean-prompt',
+  'round-activity',
+  'gates-with-call',
+  'claims-held',
+  'completion-rule',
+  'provider-wait-rewind',
+  'recheck-before-call',
+  'lean-rounds',
+];
+const at040 = (scenario: string, source: string, pins: string, then: string[], first: string[] = EXECUTION): ReleaseFixture => ({
+  file: `v0.4.0-${scenario}.json`,
+  release: '0.4.0',
+  commit: '04f0a78',
+  source,
+  pins,
+  markers: [...first, ...then],
+});
+
+/** What the demo and the rewind pin. */
+const DEMO_RUN =
+  'the demo: a failed iteration, a claim refused by a gate, a backoff, a directive, a pause, the council split then approving, delivered';
+const REWIND_RUN = 'a rewind from 4 to 2 with a directive, asked while paused after a pause given during the agent call';
+
+/** What 0.5.0 will replay: runs 0.4.0 started (recorded at v0.4.0 with VIGIL_EXPORT_HISTORIES). */
+export const RELEASE_FIXTURES: ReleaseFixture[] = [
+  at040('demo', "tests/replay/replay.test.ts 'replays a fresh recording of the demo scenario run'", DEMO_RUN, [
+    'council-checklist',
+    'delivery',
+    'run-files-released',
+  ]),
+  at040('rewind', "tests/replay/replay.test.ts 'replays a fresh recording of a rewound run'", REWIND_RUN, ['run-files-released']),
+  at040(
+    'carry-1',
+    "tests/replay/replay.test.ts 'replays a fresh recording of a run that continues as new'",
+    'the execution that hands its state over packed',
+    ['packed-carry'],
+  ),
+  at040(
+    'carry-2',
+    "tests/replay/replay.test.ts 'replays a fresh recording of a run that continues as new'",
+    'the execution that takes the packed state and ends at its iteration cap',
+    ['run-files-released'],
+  ),
+  at040(
+    'carry-rewind',
+    "tests/workflow/continue-as-new.test.ts 'rewinds to a checkpoint taken two executions earlier'",
+    'the third execution of a run carried twice: a rewind to a checkpoint whose snapshot crossed both carries, then a stop',
+    ['run-files-released'],
+  ),
+  at040(
+    'paused-claim-council',
+    "tests/workflow/gates.test.ts 'is held through a pause and judged after the resume, not dropped (council)'",
+    'a claim whose gate pass a pause cut short, held and judged by the council after the resume',
+    ['delivery', 'run-files-released'],
+  ),
+  at040(
+    'paused-claim',
+    "tests/workflow/gates.test.ts 'is held through a pause and judged after the resume, not dropped (no council)'",
+    'the same without a council: the held claim judged by the evidence gate as workflow code (collectEvidence)',
+    ['delivery', 'run-files-released'],
+  ),
+  at040(
+    'late-directive',
+    "tests/workflow/run-basic.test.ts 'a directive sent during the last iteration is named in the outcome's notes'",
+    'a run that ends at its cap with a directive no prompt carried: the note in its outcome',
+    ['undelivered-directives', 'run-files-released'],
+  ),
+  at040(
+    'stagnant',
+    "tests/workflow/council.test.ts 'trips at the stagnation limit and force-stops at twice the limit (exit 20)'",
+    'claims on an unchanged tree refused by the evidence gate, each check through the safety valves, until force_stopped',
+    ['run-files-released'],
+  ),
+  at040(
+    'provider-wait-rewind',
+    "tests/workflow/races.test.ts 'a rewind asked for while the run waits for an open circuit breaker happens at once'",
+    'a rewind that ends a wait for the provider (the breaker open) at once, with no agent call, then a stop',
+    ['run-files-released'],
+  ),
+  at040(
+    'breaker-ask-stop',
+    "tests/workflow/races.test.ts 'a stop --now that arrives while the breaker is being asked ends the run before any agent call'",
+    'a stop --now that came while the breaker was asked: honoured before the call, the permission released',
+    ['run-files-released'],
+  ),
+  at040(
+    'prepare-paused',
+    "tests/workflow/hardening.test.ts 'a repository that cannot be prepared before the first iteration (supervised)'",
+    'a run paused by a failed preparation waits for a person, then stop --now ends it',
+    ['prepare-waits', 'run-files-released'],
+  ),
+  at040(
+    'signed',
+    "tests/workflow/signed-runs.test.ts 'a signed run completes; its signature replayed after it ... is refused'",
+    'a signed run admitted at its start (admitRun), reviewed, approved and delivered',
+    ['run-admission', 'council-checklist', 'delivery', 'run-files-released'],
+  ),
+  at040(
+    'signed-refused',
+    "tests/workflow/signed-runs.test.ts 'a signed run completes; its signature replayed after it ... is refused'",
+    'the signature replayed by a run with another PRD: refused by its admission, agent_not_runnable before any agent call',
+    ['run-admission', 'run-files-released'],
+  ),
+  at040(
+    'signed-streams',
+    "tests/workflow/signed-runs.test.ts 'a signed run split into parallel streams'",
+    'a signed run given two tasks with parallelStreams=2: each a child run in its worktree, merged, judged on the merged tree and delivered',
+    ['run-admission', 'streams', 'stream-waits', 'council-checklist', 'delivery', 'run-files-released'],
+  ),
+  at040(
+    'signed-stream',
+    "tests/workflow/signed-runs.test.ts 'a signed run split into parallel streams'",
+    'one stream of that run (its child): admitted as the run’s child, its task in its first prompt, approved and delivered on its branch',
+    ['run-admission', 'stream-waits', 'council-checklist', 'delivery', 'run-files-released'],
+  ),
+  at040(
+    'resent-directive',
+    "tests/workflow/directive-ids.test.ts 'a directive resent with its id (update, then signal, then update) reaches the next prompt once'",
+    'a directive resent with its id, acknowledged and not queued again',
+    ['directive-ids', 'delivery', 'run-files-released'],
+  ),
+  at040(
+    'checklist-retry',
+    "tests/workflow/checklist-retry.test.ts 'is asked again after the wait, and the run gets its checklist and verifies it'",
+    'a checklist extraction spoiled by the provider, asked again at a later boundary, then verified',
+    ['checklist-retry', 'delivery', 'run-files-released'],
+  ),
+  at040(
+    'checklist-give-up',
+    "tests/workflow/checklist-retry.test.ts 'pauses a supervised run that could not get one after three tries'",
+    'three spoiled extractions, then the supervised run pauses and says why',
+    ['checklist-retry', 'run-files-released'],
+  ),
+  at040(
+    'delivery',
+    "tests/workflow/delivery.test.ts 'commits an approved run’s work on its run branch'",
+    'an approved run delivered on its run branch (deliverRun) before its outcome',
+    ['council-checklist', 'delivery', 'run-files-released'],
+  ),
+  at040(
+    'memory-judge',
+    "tests/workflow/lasting-memory.test.ts 'the memory judge: a malformed answer changes nothing'",
+    'a run with the event store on: its journal flushed, then the memory judge (judgeMemory), then its sandbox homes released',
+    ['council-checklist', 'delivery', 'memory-judge', 'run-files-released'],
+  ),
+  at040(
+    'council-checklist-claude',
+    "tests/workflow/round-batch.test.ts 'a claim the council refuses costs one call: the checklist verifier rides in the round'",
+    'the claude preset (the fake claude CLI): the checklist verifier rides in the batched council round',
+    ['council-checklist', 'delivery', 'run-files-released'],
+  ),
+  at040(
+    'green-rounds',
+    "tests/workflow/orchestration-calls.test.ts 'refused rounds on a tree that changed only in reviewed files cost the council and one re-check each'",
+    'judgements that still hold are not paid for again: the early check, the standing review, the checklist items re-checked',
+    ['council-checklist', 'delivery', 'run-files-released'],
+  ),
+  at040(
+    'rate-limit',
+    "tests/workflow/providers.test.ts 'a provider rate limit waits as long as the provider says'",
+    'a rate limit waited out as the provider said (not a failure, no tier climb), then approved and delivered',
+    ['rate-limit', 'delivery', 'run-files-released'],
+  ),
+  at040(
+    'hosts',
+    "tests/workflow/hosts.test.ts 'sends every repository-bound activity of a run to its host's queue and worker'",
+    'a run naming a host: its repository-bound activities on the host’s queue',
+    ['hosts', 'delivery', 'run-files-released'],
+  ),
+  at040(
+    'no-search-attributes',
+    "tests/workflow/visibility.test.ts 'a run started without the search attributes (searchAttributes: false) upserts none'",
+    'a run started without Vigil’s search attributes: no upsert, its marker asked',
+    ['search-attributes', 'delivery', 'run-files-released'],
+  ),
+  at040(
+    'planner',
+    "tests/workflow/streams.test.ts 'without a task list, one planner call groups the checklist into tasks with a dependency'",
+    'a run split by a planner call (taskPlanner=agent) into two streams with a dependency, merged, judged on the merged tree and delivered',
+    ['streams', 'stream-planner', 'stream-waits', 'council-checklist', 'delivery', 'run-files-released'],
+  ),
+  at040(
+    'stream-waits',
+    "tests/workflow/streams.test.ts 'a stream that waits for a person shows on the run and in its inbox; the run’s resume reaches it'",
+    'a run whose stream waits for a person: told by the stream, a rewind refused while its streams run, its resume sent to the stream, stop --now',
+    ['streams', 'stream-waits', 'run-files-released'],
+  ),
+  at040(
+    'stream-waits-stream',
+    "tests/workflow/streams.test.ts 'a stream that waits for a person shows on the run and in its inbox; the run’s resume reaches it'",
+    'that stream: a dead letter pauses it, it tells its run it waits, the run’s resume reaches it, then the run’s stop',
+    ['stream-waits', 'run-files-released'],
+  ),
+];
 
 /** Every fixture file of the table once, with the eras that list it. */
 export function eraFixtures(): { fixture: EraFixture; eras: Era[] }[] {

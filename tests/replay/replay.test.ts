@@ -37,7 +37,7 @@ import {
   type TestEnv,
 } from '../support/harness.js';
 import { patchIds } from './command-sequence.js';
-import { eraFixtures, ERAS } from './eras.js';
+import { eraFixtures, ERAS, RELEASE_FIXTURES } from './eras.js';
 
 const HISTORIES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'histories');
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -55,8 +55,13 @@ describe('replay', () => {
     const files = readdirSync(HISTORIES).filter((f) => f.endsWith('.json') && !f.startsWith('before-'));
     expect(files.length).toBeGreaterThan(0);
     for (const file of files) {
-      const history = JSON.parse(readFileSync(path.join(HISTORIES, file), 'utf8')) as unknown;
-      await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, history, file), file).resolves.toBeUndefined();
+      const history = JSON.parse(readFileSync(path.join(HISTORIES, file), 'utf8')) as { events?: Record<string, unknown>[] };
+      // Under the workflow id it ran as (a run's child workflows' ids derive from it).
+      const started = history.events?.[0]?.workflowExecutionStartedEventAttributes as { workflowId?: string } | undefined;
+      await expect(
+        Worker.runReplayHistory({ workflowBundle: env.bundle }, history, started?.workflowId ?? file),
+        file,
+      ).resolves.toBeUndefined();
     }
   });
 
@@ -201,6 +206,21 @@ describe('replay of every era', () => {
       await expect(
         Worker.runReplayHistory({ workflowBundle: env.bundle }, history, started?.workflowId ?? fixture.file),
       ).resolves.toBeUndefined();
+    });
+  }
+});
+
+describe('the runs of this release, for the next one to replay', () => {
+  it('every recording of the release is in the table, and the table names every one', () => {
+    const files = readdirSync(HISTORIES).filter((f) => /^v\d+\.\d+\.\d+-/.test(f));
+    expect(files.sort()).toEqual(RELEASE_FIXTURES.map((f) => f.file).sort());
+  });
+
+  for (const fixture of RELEASE_FIXTURES) {
+    it(`${fixture.file} holds the markers it pins, as patched() records them: ${fixture.pins}`, () => {
+      const history = JSON.parse(readFileSync(path.join(HISTORIES, fixture.file), 'utf8')) as { events?: Record<string, unknown>[] };
+      const short = (id: string): string => id.replace(/^vigil-/, '').replace(/-v1$/, '');
+      expect(patchIds(history).map(short)).toEqual(fixture.markers);
     });
   }
 });
