@@ -1,71 +1,62 @@
 /**
- * The lean iteration (runs from `vigil-lean-iteration-v1` on): what keeps an iteration to a
- * handful of small history events.
+ * One pass of the tool gates on a tree (spec §5.1), in one activity (`runGates`): the groups of
+ * `gateGroups` in order, the gates of a group in parallel, the test suite among them (its run on
+ * the same tree, shared with the evidence gate, is not made again). A PAUSE or STOP cancels the
+ * activity, which reports the groups that finished (the interrupted pass runs again later); a
+ * pass lost after its retries leaves every gate inconclusive, never a pass and never a failed run.
  *
- * - Prompt parts by reference (`PromptParts`): a long part (findings, gate findings, checklist,
- *   handoff summary) travels as text the first time this execution sends it — the agent activity
- *   stores it under the run folder — and afterwards as its sha256 only.
- * - The repository's inspection and the agent's signal files come back with the agent call (one
- *   activity instead of three); `inspectIteration` is the fallback when the call could not make it.
- * - The tool gates of a pass in one activity (`runGatesPass`), the test suite included: the groups
- *   still run in order, in parallel within a group; a PAUSE or STOP cancels the activity, which
- *   reports the groups that finished (the interrupted pass runs again later).
- * - From `vigil-gates-with-call-v1` on, the pass rides with the agent call (`carriedGates`): the
- *   call makes it after a good agent run that changed the tree, so a gated iteration is one
- *   activity. A PAUSE or STOP cancels the call; the call asks the workflow what the cancellation
- *   means (`vigil.callCancel`): the agent finishes and the pass is skipped or cut short, unless
- *   the agent is to be killed (STOP --now, a rewind, a rollover, a cancelled workflow).
+ * The pass rides with the agent call (`carriedGates`): the call makes it after a good agent run
+ * that changed the tree, so a gated iteration is one activity. A PAUSE or STOP cancels the call;
+ * the call asks the workflow what the cancellation means (`vigil.callCancel`): the agent finishes
+ * and the pass is skipped or cut short, unless the agent is to be killed (STOP --now, a rewind, a
+ * rollover, a cancelled workflow). Results come back compact (their defaults, the pass's tree and
+ * iteration left out) and one report file per pass.
  *
- * Workflow code: deterministic, no I/O.
+ * Workflow code: deterministic, no I/O. What the results mean is decided in `decisions/gates.ts`.
  */
 import { ActivityFailure, isCancellation, type ActivityInterfaceFor } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
-import {
-  PROMPT_PART_MIN_CHARS,
-  PROMPT_PART_NAMES,
-  type CarriedGates,
-  type PromptInput,
-  type PromptRefs,
-  type RunGatesInput,
-  type RunGatesResult,
-  type RunTestsInput,
-} from '../schemas/activities.js';
+import type { CarriedGates, RunGatesInput, RunGatesResult, RunTestsInput } from '../schemas/activities.js';
 import { GateResultSchema, type GateResult, type GateResultInput, type GateTrack, type ToolGate } from '../schemas/gates.js';
 import type { Knobs } from '../schemas/knobs.js';
 import type { TestRunRecord } from '../schemas/run.js';
-import { gateGroups, gateLabel } from './decisions/gates.js';
-import { sha256Hex } from './decisions/sha256.js';
-import { testsGateResult } from './quality-gates.js';
 import type { SandboxReport } from '../schemas/sandbox.js';
+import { gateGroups, gateLabel } from './decisions/gates.js';
 
 type Acts = ActivityInterfaceFor<typeof activities>;
 
-/** Which long prompt parts this execution has sent as text (so the activity has stored them). */
-export class PromptParts {
-  private readonly sent = new Set<string>();
-
-  /** The prompt input with every part sent before replaced by its reference. */
-  split(p: PromptInput): { promptInput: PromptInput; promptRefs: PromptRefs } {
-    const out: PromptInput = { ...p };
-    const refs: PromptRefs = {};
-    for (const name of PROMPT_PART_NAMES) {
-      const text = p[name];
-      if (typeof text !== 'string' || text.length < PROMPT_PART_MIN_CHARS) continue;
-      const hash = sha256Hex(text);
-      if (this.sent.has(hash)) {
-        refs[name] = hash;
-        out[name] = null;
-      } else {
-        this.sent.add(hash);
-      }
-    }
-    return { promptInput: out, promptRefs: refs };
+/** The test run as a gate result. */
+export function testsGateResult(t: TestRunRecord | null, treeHash: string, iteration: number): GateResult {
+  if (t === null) {
+    return GateResultSchema.parse({
+      gate: 'tests',
+      verdict: 'inconclusive',
+      reason: 'no test command configured and no test runner found',
+      treeHash,
+      iteration,
+    });
   }
-
-  /** The activity did not find a part where the call ran: send every part as text again. */
-  forget(): void {
-    this.sent.clear();
-  }
+  const verdict = t.verdict ?? (t.passed ? 'pass' : 'fail');
+  const reason =
+    t.reason ||
+    (t.passed
+      ? 'tests passed'
+      : t.timedOut
+        ? 'the test command timed out'
+        : `tests failed (exit ${t.exitCode}${t.failures !== null ? `, ${t.failures} failing` : ''})`);
+  return GateResultSchema.parse({
+    gate: 'tests',
+    verdict,
+    reason: reason.slice(0, 500),
+    findings:
+      verdict === 'fail'
+        ? [{ gate: 'tests', severity: 'high', file: null, line: null, message: `${reason}; log: ${t.logPath}`.slice(0, 500) }]
+        : [],
+    findingCount: verdict === 'fail' ? 1 : 0,
+    reportPath: t.logPath || null,
+    treeHash,
+    iteration,
+  });
 }
 
 /** The test record of a run (as the workflow keeps it) from the activity's result. */
@@ -100,9 +91,7 @@ export interface GatesPassInput {
   run: (call: () => Promise<RunGatesResult>) => Promise<RunGatesResult>;
   /** True when a PAUSE or STOP arrived. */
   interrupted: () => boolean;
-  /** Runs from `vigil-lean-prompt-v1` on: compact results. */
-  compact?: boolean;
-  /** The pass the iteration's agent call made (`vigil-gates-with-call-v1`), used when it looked at this tree. */
+  /** The pass the iteration's agent call made, used when it looked at this tree. */
   carried?: RunGatesResult | null;
 }
 
@@ -118,18 +107,18 @@ export function gatesPassArgs(
     repoPath: input.repoPath,
     iteration: input.iteration,
     groups,
-    ...sinceTreesArg(groups.flat(), (g) => input.tracks[g]?.passTree ?? input.runStartTree, input.compact === true),
+    ...sinceTreesArg(groups.flat(), (g) => input.tracks[g]?.passTree ?? input.runStartTree),
     timeoutSeconds: k.gateTimeoutSeconds,
     coverageThreshold: k.coverageThreshold,
     tests,
-    ...(input.compact ? { compact: true } : {}),
+    compact: true,
     ...(k.sandbox !== 'auto' ? { sandbox: k.sandbox } : {}),
   };
 }
 
 /**
- * The pass an iteration's agent call carries (`vigil-gates-with-call-v1`): the same pass, made by
- * the call after a good agent run that changed the tree. Null when the gates do not follow every
+ * The pass an iteration's agent call carries: the same pass, made by the call after a good agent
+ * run that changed the tree. Null when the gates do not follow every
  * good iteration (`gateCadence`) or there are none.
  */
 export function carriedGates(
@@ -152,7 +141,7 @@ export interface GatesPassOutcome {
   sandbox?: { tests: SandboxReport | null; gates: SandboxReport | null };
 }
 
-/** A compact gate result with what it left out: its defaults, the pass's tree and iteration, its report (the pass's one report, or its own file in older passes). */
+/** A compact gate result with what it left out: its defaults, the pass's tree and iteration, its report (the pass's one report, or its own file in a pass recorded before the one report). */
 export function gateResultOf(r: GateResultInput, out: RunGatesResult, iteration: number): GateResult {
   const full = {
     findings: [],
@@ -169,14 +158,13 @@ export function gateResultOf(r: GateResultInput, out: RunGatesResult, iteration:
   return parsed.success ? parsed.data : (full as GateResult);
 }
 
-/** Per gate, the tree it looks at changes since; compact: the most common one once (`sinceDefault`), the others by gate. */
+/** Per gate, the tree it looks at changes since: the most common one once (`sinceDefault`), the others by gate. */
 export function sinceTreesArg(
   gates: readonly ToolGate[],
   since: (g: ToolGate) => string | null,
-  compact: boolean,
 ): { sinceTrees: Partial<Record<ToolGate, string | null>>; sinceDefault?: string | null } {
   const all = gates.map((g) => [g, since(g)] as const);
-  if (!compact || all.length === 0) return { sinceTrees: Object.fromEntries(all) };
+  if (all.length === 0) return { sinceTrees: {} };
   const counts = new Map<string | null, number>();
   for (const [, t] of all) counts.set(t, (counts.get(t) ?? 0) + 1);
   const common = [...counts.entries()].reduce((a, b) => (b[1] > a[1] ? b : a))[0];
@@ -231,7 +219,7 @@ export async function runGatesPass(acts: Pick<Acts, 'runGates'>, input: GatesPas
       }
       const r = out.results.find((x) => x.gate === gate);
       // A compact result leaves out its defaults and the pass's tree and iteration.
-      if (r) results.push(input.compact ? gateResultOf(r, out, input.iteration) : (r as GateResult));
+      if (r) results.push(gateResultOf(r, out, input.iteration));
     }
   }
   return { results, interrupted: out.interrupted, tests: ran, sandbox: { tests: out.tests?.sandbox ?? null, gates: out.sandbox ?? null } };
