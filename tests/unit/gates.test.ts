@@ -15,7 +15,7 @@ import {
   stuckReason,
   trackGate,
 } from '../../workflows/decisions/gates.js';
-import { carriedGates } from '../../workflows/lean-iteration.js';
+import { carriedGates } from '../../workflows/gates-pass.js';
 
 const k = (over: Partial<Knobs> = {}): Knobs => ({ ...defaultKnobs(), ...over });
 const result = (over: Partial<GateResultInput> & { gate: GateName }): GateResult =>
@@ -319,7 +319,6 @@ describe('the pass an agent call carries (vigil-gates-with-call-v1)', () => {
       timeoutSeconds: 60,
       authorization: null,
     },
-    compact: true,
   });
 
   it('is the same pass the gates activity would make, with the suite, the tree each gate looks since and the trees to skip', () => {
