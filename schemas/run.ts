@@ -184,9 +184,24 @@ export const TestRunRecordSchema = shared('schemas/run:TestRunRecordSchema', () 
     /** pass, fail, or inconclusive (nothing runnable, zero tests): only a pass is green. */
     verdict: z.enum(['pass', 'fail', 'inconclusive']).nullable().default(null),
     reason: z.string().max(500).default(''),
+    /** Of the tests the suite had when the run started, how many there were and how many passed in this run (null: no baseline report). */
+    baselineTotal: z.number().int().min(0).nullable().default(null),
+    baselinePassed: z.number().int().min(0).nullable().default(null),
   }),
 );
 export type TestRunRecord = z.infer<typeof TestRunRecordSchema>;
+
+/** The tests as the run found them: its first test run, on the tree it started with (patch vigil-done-means-done-v1). */
+export const TestBaselineRecordSchema = shared('schemas/run:TestBaselineRecordSchema', () =>
+  z.object({
+    treeHash: z.string(),
+    runner: z.string().max(100).nullable(),
+    /** Tests the runner reported, and how many passed (null: the runner gave no per-test report). */
+    total: z.number().int().min(0).nullable(),
+    passed: z.number().int().min(0).nullable(),
+  }),
+);
+export type TestBaselineRecord = z.infer<typeof TestBaselineRecordSchema>;
 
 const ProxiesSchema = shared('schemas/run:ProxiesSchema', () => z.object({ p1: z.boolean(), p2: z.boolean(), p3: z.boolean() }));
 
@@ -496,6 +511,8 @@ export const RunStateSchema = shared('schemas/run:RunStateSchema', () =>
     council: CouncilStateSchema.default({ rounds: 0, verdicts: [], forceReview: null, heldClaim: null }),
     /** The latest test-command run, with the tree it ran on (re-run only when the tree changes). */
     lastTests: TestRunRecordSchema.nullable().default(null),
+    /** The tests the run started with, recorded once before the first iteration (null: not recorded, or a run from before it). */
+    testBaseline: TestBaselineRecordSchema.nullable().default(null),
     lastEvidence: EvidenceRecordSchema.nullable().default(null),
     uncertainty: UncertaintyStateSchema.default({
       consecutiveCoOccur: 0,

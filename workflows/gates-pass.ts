@@ -72,6 +72,8 @@ export function testRecord(t: NonNullable<RunGatesResult['tests']>, treeHash: st
     runner: t.runner,
     verdict: t.verdict,
     reason: t.reason,
+    baselineTotal: t.report?.baselineTotal ?? null,
+    baselinePassed: t.report?.baselinePassed ?? null,
   };
 }
 
