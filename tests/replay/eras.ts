@@ -44,7 +44,7 @@ export interface Era {
 export const ERAS: Era[] = [
   {
     patch: 'vigil-done-means-done-v1',
-    introducedBy: 'the tests baseline',
+    introducedBy: 'f20e9a5',
     before: 'the tests baseline: its first test run is iteration 1, on the tree the builder left',
     fixtures: [
       {
