@@ -115,6 +115,8 @@ export function gatesPassArgs(
     tests,
     compact: true,
     ...(k.sandbox !== 'auto' ? { sandbox: k.sandbox } : {}),
+    // The integrity gates judge everything the run changed, from the tree it started with.
+    ...(input.runStartTree !== null ? { runStartTree: input.runStartTree } : {}),
   };
 }
 
