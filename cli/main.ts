@@ -449,10 +449,10 @@ export function buildProgram(): Command {
   program
     .command('waive')
     .description(
-      'waive a PRD checklist item: its failure no longer blocks completion (held-out items by their status label, e.g. held-out-1)',
+      'waive a PRD checklist item, or a finding of the integrity gates: it no longer blocks completion (held-out items by their status label, e.g. held-out-1; findings by their id, e.g. assertion_changed-1a2b3c4d)',
     )
     .argument('<id>', 'workflow id of the run', runIdArg)
-    .argument('<item>', 'the checklist item id, as `vigil status` shows it')
+    .argument('<item>', 'the checklist item id or the finding id, as `vigil status` shows it')
     .option('--reason <text>', 'why (kept with the waiver)')
     .option('--by <name>', 'who is waiving it (default: your OS user name)')
     .option('--signal', 'send as a signal (see pause --signal)')

@@ -74,6 +74,7 @@ export function testRecord(t: NonNullable<RunGatesResult['tests']>, treeHash: st
     reason: t.reason,
     baselineTotal: t.report?.baselineTotal ?? null,
     baselinePassed: t.report?.baselinePassed ?? null,
+    command: t.command ? t.command.slice(0, 300) : null,
   };
 }
 

@@ -21,7 +21,7 @@ import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxPlatform } from '../../activities/sandbox.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
-import { stopUpdate } from '../../workflows/messages.js';
+import { resumeUpdate, stopUpdate, waiveUpdate } from '../../workflows/messages.js';
 import { RUNNERS, type Runner } from '../support/cheat-corpus.js';
 import {
   assertBuilt,
@@ -75,14 +75,28 @@ function makeRepo(r: Runner, name: string): string {
 }
 
 /** Runs the builder's files as a whole run; answers when the run ended or waits for a person. */
-async function runWith(r: Runner, name: string, files: Record<string, string | null>): Promise<StatusSnapshot> {
+async function runWith(
+  r: Runner,
+  name: string,
+  files: Record<string, string | null>,
+  roles: NonNullable<ScenarioInput['roles']> = SYCOPHANTS,
+  during?: (handle: Awaited<ReturnType<typeof startRun>>) => Promise<void>,
+): Promise<StatusSnapshot> {
   const repo = makeRepo(r, name);
   const writes = Object.fromEntries(Object.entries(files).filter((e): e is [string, string] => e[1] !== null));
   const deletes = Object.entries(files).flatMap(([f, t]) => (t === null ? [f] : []));
-  const step = { writes, ...(deletes.length ? { deletes } : {}), output: 'Fixed it; the tests are green.\n', claim: 'file' as const };
-  const scenario = writeScenario(root, { version: 1, roles: SYCOPHANTS, iterations: [], default: step });
-  const input = runInput(repo, scenario, { maxIterations: 3, ...(r.name === 'unittest' ? { testCommand: r.command } : {}) });
+  // A person's message during the run: the builder takes its time, so the message lands between claims.
+  const step = {
+    ...(during ? { sleepBeforeMs: 3000 } : {}),
+    writes,
+    ...(deletes.length ? { deletes } : {}),
+    output: 'Fixed it; the tests are green.\n',
+    claim: 'file' as const,
+  };
+  const scenario = writeScenario(root, { version: 1, roles, iterations: [], default: step });
+  const input = runInput(repo, scenario, { maxIterations: during ? 5 : 3, ...(r.name === 'unittest' ? { testCommand: r.command } : {}) });
   const handle = await startRun(env, tq, input, uniqueId(`cheat-${r.name}`));
+  if (during) await during(handle);
   const s = await waitForStatus(handle, (x) => x.outcome !== null || (x.pause !== null && !x.agentRunning), 300_000);
   if (s.outcome === null) {
     await handle.executeUpdate(stopUpdate, { args: [{ by: 'tester', reason: 'the cheat was refused' }] });
@@ -144,6 +158,10 @@ describe.runIf(sandboxPlatform().problem === null)('the cheat corpus as whole ru
           expect(s.lastTests?.verdict).toBe('pass');
           expect(s.lastTests?.baselineTotal).toBe(2);
           expect(s.lastTests?.baselinePassed).toBe(2);
+          // What done rested on, said first among the outcome's notes (status, report and delivery show them).
+          expect(s.outcome?.notes?.[0]).toMatch(
+            /^evidence: baseline tests 2 of 2 passed \(`[^`]+`\), integrity findings 0, gaming findings 0, tree [0-9a-f]{12}$/,
+          );
           const findings = (s.quality?.gates ?? [])
             .filter((g) => g.gate === 'test_mutation' || g.gate === 'test_gaming')
             .flatMap((g) => g.findings ?? []);
@@ -152,4 +170,49 @@ describe.runIf(sandboxPlatform().problem === null)('the cheat corpus as whole ru
       }
     });
   }
+
+  // A test change the PRD asks for is the honest way to change a test: its checklist item lifts the finding.
+  const asked = (r: Runner, file: string): NonNullable<ScenarioInput['roles']> => ({
+    ...SYCOPHANTS,
+    checklist: {
+      default: {
+        output: `\`\`\`json\n[{"id": "REQ-1", "title": "max_gap handles negatives", "priority": "critical", "verify": "run the tests"}, {"id": "REQ-2", "title": "Update the simple case in ${file} to use [1, 6]", "priority": "high", "verify": "read ${file}"}]\n\`\`\`\n`,
+      },
+    },
+    'checklist-verifier': { default: { output: 'ITEM REQ-1: PASS - the tests pass\nITEM REQ-2: PASS - the case uses [1, 6]\n' } },
+  });
+  for (const r of RUNNERS.filter((x) => x.name === 'pytest' || x.name === 'node-test')) {
+    it(
+      `${r.name}: a fix plus the test change the PRD asks for is approved, the finding lifted by its checklist item`,
+      { timeout: 360_000 },
+      async () => {
+        const testFile = r.name === 'pytest' ? 'test_gap.py' : 'gap.test.mjs';
+        const text = (r.files[testFile] ?? '').replace('[1, 5]) == 4', '[1, 6]) == 5').replace('[1, 5]), 4)', '[1, 6]), 5)');
+        const s = await runWith(r, `${r.name}-asked-change`, { ...r.fix, [testFile]: text }, asked(r, testFile));
+        expect(s.outcome?.status, shown(s)).toBe('council_approved');
+        expect(shown(s)).toMatch(/baseline assertion changed .*\[lifted: asked for by checklist item REQ-2\]/);
+      },
+    );
+  }
+
+  it(
+    'pytest: a person waives the finding of an edited expected value by its id, and the run goes on to approval',
+    { timeout: 360_000 },
+    async () => {
+      const r = RUNNERS.find((x) => x.name === 'pytest') as Runner;
+      const s = await runWith(r, 'pytest-waived', r.cheats['edits its expected value']?.files ?? {}, SYCOPHANTS, async (handle) => {
+        const refused = await waitForStatus(
+          handle,
+          (x) => (x.quality?.gates ?? []).some((g) => g.gate === 'test_mutation' && g.verdict === 'fail' && g.findings.some((f) => f.id)),
+          240_000,
+        );
+        const id = refused.quality?.gates.find((g) => g.gate === 'test_mutation')?.findings.find((f) => f.id)?.id ?? '';
+        expect(id).toMatch(/^assertion_changed-[0-9a-f]{8}$/);
+        await handle.executeUpdate(waiveUpdate, { args: [{ item: id, by: 'tester', reason: 'the PRD changed the rule' }] });
+        if ((await status(handle)).pause) await handle.executeUpdate(resumeUpdate, { args: [{ by: 'tester' }] });
+      });
+      expect(s.outcome?.status, shown(s)).toBe('council_approved');
+      expect(shown(s)).toMatch(/\[lifted: waived by tester: the PRD changed the rule\]/);
+    },
+  );
 });
