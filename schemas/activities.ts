@@ -11,7 +11,7 @@ import { PROVIDERS } from './knobs.js';
 import { DirectiveSchema, PhaseSchema, TierSchema } from './run.js';
 import { ChecklistItemSchema, GateResultSchema, MAX_CHECKLIST_ITEMS, ReviewerRecordSchema, TOOL_GATES } from './gates.js';
 import { MEMORY_LIMITS, NoteRefSchema, PromptMemoryRefSchema, PromptMemorySchema } from './memory.js';
-import { SandboxModeSchema, SandboxReportSchema } from './sandbox.js';
+import { SandboxLimitsSchema, SandboxModeSchema, SandboxReportSchema } from './sandbox.js';
 import { MAX_EARLIER_RUNS_CHARS, MemoryLayersSchema } from './lasting-memory.js';
 import { MAX_TASKS, PlannedTaskSchema } from './tasks.js';
 
@@ -207,6 +207,8 @@ export const RunAgentInputSchema = shared('schemas/activities:RunAgentInputSchem
     /** The run's sandbox and sandboxRegistries knobs; absent: the worker's settings (VIGIL_SANDBOX, VIGIL_SANDBOX_REGISTRIES). */
     sandbox: SandboxModeSchema.optional(),
     sandboxRegistries: z.boolean().optional(),
+    /** The run's sandboxPids, sandboxMemoryMb and sandboxCpuWeight knobs; absent (runs from before them): their defaults. */
+    sandboxLimits: SandboxLimitsSchema.optional(),
     /** The prompt text (council and review calls, and iterations scheduled by older workers). */
     prompt: z.string().optional(),
     /** A reviewing call's prompt as its parts, rendered by the activity (instead of `prompt`). */
@@ -465,6 +467,8 @@ export const RunTestsInputSchema = shared('schemas/activities:RunTestsInputSchem
     /** The run's sandbox and sandboxRegistries knobs; absent: the worker's settings. */
     sandbox: SandboxModeSchema.optional(),
     sandboxRegistries: z.boolean().optional(),
+    /** The run's sandbox limits; absent (runs from before them): their defaults. */
+    sandboxLimits: SandboxLimitsSchema.optional(),
   }),
 );
 export type RunTestsInput = z.input<typeof RunTestsInputSchema>;
