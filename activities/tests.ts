@@ -76,6 +76,7 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     provider: null,
     runMode: input.sandbox,
     registries: input.sandboxRegistries,
+    limits: input.sandboxLimits,
     storeUrl: workerStoreUrl().url,
   });
   const proc = await runProcess({
@@ -85,6 +86,7 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     env: sandbox.env,
     sandboxProxy: sandbox.proxy,
     ...(sandbox.pidNamespace ? { ownPidNamespace: true } : {}),
+    ...(sandbox.limits ? { limits: sandbox.limits } : {}),
     stdin: '',
     timeoutMs: input.timeoutSeconds * 1000,
     logPath,
@@ -93,8 +95,10 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     ...(heartbeatDetails ? { heartbeatDetails } : {}),
   });
   const summary = summarizeTestOutput(runner, proc.tail, proc.exitCode);
-  // A configured command keeps its contract (exit 0 = green) unless it demonstrably ran nothing.
-  const verdict = proc.timedOut ? 'fail' : summary.verdict;
+  // A configured command keeps its contract (exit 0 = green) unless it demonstrably ran nothing;
+  // a run a sandbox limit ended failed, whatever it printed.
+  const limitHit = proc.limits?.reason ?? null;
+  const verdict = proc.timedOut || limitHit ? 'fail' : summary.verdict;
   return {
     passed: verdict === 'pass',
     exitCode: proc.exitCode,
@@ -108,7 +112,7 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     passedCount: summary.passed,
     ran: summary.ran,
     verdict,
-    reason: proc.timedOut ? `${runner}: timed out after ${input.timeoutSeconds}s` : summary.reason,
-    sandbox: sandboxReport(sandbox, proc.sandboxDenials, proc.tail),
+    reason: proc.timedOut ? `${runner}: timed out after ${input.timeoutSeconds}s` : limitHit ? `${runner}: ${limitHit}` : summary.reason,
+    sandbox: sandboxReport(sandbox, proc.sandboxDenials, proc.tail, proc.limits),
   };
 }
