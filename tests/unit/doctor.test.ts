@@ -27,6 +27,7 @@ import { PROVIDERS, type ProviderName } from '../../activities/providers/index.j
 import { clearProbeCache, presetFlags, probeCached, probeProvider } from '../../activities/providers/probe.js';
 import { doctorCommand, temporalCheck, type DoctorReport, type TemporalStatus } from '../../cli/doctor.js';
 import { sandboxPlatform } from '../../activities/sandbox.js';
+import { cgroupProbe } from '../../activities/sandbox-cgroups.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const FAKE_CLI = path.join(ROOT, 'examples/agents/fake-cli/fake-cli.mjs');
@@ -395,6 +396,7 @@ describe('doctorCommand', () => {
       ['claude.credentials', true, true],
       ['claude.endpoint', true, false],
       ['sandbox', true, false],
+      ['sandbox.limits', true, false],
       ['temporal', true, true],
       ['worker', true, true],
     ]);
@@ -500,7 +502,23 @@ describe('doctorCommand', () => {
       expect(on.code).toBe(0);
       expect(on.text).toMatch(/✓ sandbox: sandbox=auto: agents and test runs run in bubblewrap/);
       expect(on.text).toContain('✓ claude root: the worker runs as root, but agents run as an unprivileged user in the sandbox');
+      // Whether the limits are held by cgroups here, or by the fallback (forced), which says what it does not hold.
+      if (cgroupProbe().base)
+        expect(on.text).toMatch(/✓ sandbox limits: cgroup v[12]: each sandboxed call in a group of its own under \/sys\/fs\/cgroup/);
+      const fallback = await doctor({
+        provider: 'claude',
+        uid: 0,
+        env: { ...base, VIGIL_SANDBOX: 'auto', VIGIL_SANDBOX_LIMITS: 'fallback' },
+      });
+      expect(fallback.code).toBe(0);
+      expect(fallback.text).toContain(
+        '✗ sandbox limits: no cgroup can be made here (VIGIL_SANDBOX_LIMITS=fallback: cgroups are not used): the fallback',
+      );
+      expect(fallback.text).toMatch(/no pid limit the kernel holds.* — fix: run the worker as root, or give it a delegated cgroup/);
     }
+    // No sandbox, no limits: said where the sandbox cannot run, not held against a worker with the sandbox off.
+    expect(off.text).toContain('✓ sandbox limits: none: the sandbox is off');
+    expect(auto.text).toContain('✗ sandbox limits: none: calls run outside the sandbox here');
   });
 });
 
