@@ -47,6 +47,7 @@ import {
   type SandboxReport,
 } from '../schemas/sandbox.js';
 import { vigilHome } from '../workers/paths.js';
+import { credentialPaths, toolchainPaths } from './sandbox-toolchain.js';
 import { privateRunDir } from './artifacts.js';
 import { ensurePrivateDir, writePrivateFile } from './safe-files.js';
 import { runSecretPath } from './run-authorization.js';
@@ -396,7 +397,13 @@ function goCacheEnv(home: string, fetch: boolean): Record<string, string> {
 
 /** Paths the sandbox never shows, whatever a call asks for (those that exist). */
 export function deniedPaths(env: NodeJS.ProcessEnv = process.env): PathFact[] {
-  const list: (string | undefined)[] = [vigilHome(env), runSecretPath(env), env.VIGIL_CODEC_KEY_FILE, path.join(os.homedir(), '.ssh')];
+  const list: (string | undefined)[] = [
+    vigilHome(env),
+    runSecretPath(env),
+    env.VIGIL_CODEC_KEY_FILE,
+    path.join(os.homedir(), '.ssh'),
+    ...credentialPaths(env, os.homedir()),
+  ];
   for (const [k, v] of Object.entries(env))
     if (v && (k.startsWith('TEMPORAL_TLS') || k.startsWith('VIGIL_TLS')) && path.isAbsolute(v)) list.push(v);
   try {
@@ -452,6 +459,12 @@ export interface SandboxCall {
   storeUrl?: string | null;
   /** The run's sandbox limits (absent: their defaults, as for a run from before them). */
   limits?: SandboxLimits | null | undefined;
+  /**
+   * A folder of the call's own outside the repository that it writes (a test run's per-test
+   * report): writable, under /run/vigil-files like the call's other files (the command line and
+   * the environment name it there).
+   */
+  reportDir?: string;
 }
 
 /** The limits a call gets when its run passes none: the knobs' defaults. */
@@ -649,6 +662,7 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     callFiles.push({ src: abs, dest, writable });
   };
   for (const f of call.files ?? []) if (fact(path.resolve(f))?.dir === false) place(f, false);
+  if (call.reportDir && fact(path.resolve(call.reportDir))?.dir === true) place(call.reportDir, true);
   if (call.promptPath) {
     const beside = path.dirname(path.resolve(call.promptPath));
     for (const a of call.args) {
@@ -705,6 +719,7 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     bridgeBinary: network && bridge.binary !== null ? (facts([bridge.binary])[0] ?? null) : null,
     readable: facts([
       ...programPaths(call.file, call.args, call.env),
+      ...toolchainPaths({ ...workerEnv, ...call.env }, home).map((t) => t.path),
       ...dependencyCaches(call.kind, home),
       ...list(workerEnv.VIGIL_SANDBOX_READABLE, /:/),
     ]),

@@ -724,7 +724,7 @@ export async function mockIntegrityGate(opts: { repoPath: string; files: string[
 const TREEISH = /^[A-Za-z0-9][A-Za-z0-9._/^~{}@-]{0,199}$/;
 
 /** The content of `rel` in `tree`, capped; null when the path is not in the tree. */
-async function readAtTree(repoPath: string, tree: string, rel: string): Promise<string | null> {
+export async function readAtTree(repoPath: string, tree: string, rel: string): Promise<string | null> {
   const r = await execa('git', ['show', '--no-textconv', `${tree}:${rel}`], {
     cwd: repoPath,
     reject: false,
