@@ -773,14 +773,14 @@ export const KNOBS = shared(
       sandboxPids: limitKnob(
         'VIGIL_SANDBOX_PIDS',
         SANDBOX_LIMIT_BOUNDS.pids,
-        4096,
-        'Tasks (processes and threads) one sandboxed call may run at once; a call that reaches it is ended (a failed iteration, not a provider failure). An agent CLI with its test run stays in the low hundreds (a Node process is about a dozen threads); a fork bomb reaches it in well under a second. 0: no limit.',
+        1024,
+        "Tasks (processes and threads) one sandboxed call may run at once; a call that reaches it is ended (a failed iteration, not a provider failure). An agent CLI with its test run stays in the low hundreds (a Node process is about a dozen threads); a fork bomb reaches it in milliseconds. Below the compose worker's own pids limit (4096), so a call reaches its limit before the worker's container does. 0: no limit.",
       ),
       sandboxMemoryMb: limitKnob(
         'VIGIL_SANDBOX_MEMORY_MB',
         SANDBOX_LIMIT_BOUNDS.memoryMb,
-        4096,
-        "MiB of memory (its processes, its /tmp, no swap) one sandboxed call may use; the kernel's OOM killer ends it there. A TypeScript build and its tests fit (this repository's tsc: 1 GiB), and a builder, a council of three and a test run at the limit still leave a 24 GiB machine room for the worker, Temporal and Postgres. 0: no limit.",
+        2048,
+        "MiB of memory (its processes, its /tmp, no swap) one sandboxed call may use; the kernel's OOM killer ends it there. An agent CLI and a TypeScript build fit (this repository's tsc: 1 GiB); a build that needs more raises it. A council of three at the limit (6 GiB) still fits in the compose worker's 8 GiB beside the worker. 0: no limit.",
       ),
       sandboxCpuWeight: intKnob(
         'VIGIL_SANDBOX_CPU_WEIGHT',

@@ -140,10 +140,10 @@ describe.runIf(cgroups)('limits held by cgroups, at their defaults', () => {
   it('ends a fork bomb in the builder at the pid limit, with the reason; the worker and Temporal keep answering', async () => {
     const { result: r, latency } = await measured(() => agent(['fork-bomb']));
     numbers.forkBomb = latency;
-    expect(r.sandbox?.limits).toMatch(/^cgroup v[12]: 4096 tasks, 4096 MiB, cpu weight 50$/);
-    const m = /^the agent started (\d+) processes: pid limit \(sandboxPids=4096, threads count\)$/.exec(r.sandbox?.limitHit ?? '');
+    expect(r.sandbox?.limits).toMatch(/^cgroup v[12]: 1024 tasks, 2048 MiB, cpu weight 50$/);
+    const m = /^the agent started (\d+) processes: pid limit \(sandboxPids=1024, threads count\)$/.exec(r.sandbox?.limitHit ?? '');
     expect(m, JSON.stringify(r.sandbox)).not.toBeNull();
-    expect(Number(m?.[1])).toBeLessThanOrEqual(4096);
+    expect(Number(m?.[1])).toBeLessThanOrEqual(1024);
     expect(r.exitCode).not.toBe(0);
     expect(r.durationMs).toBeLessThan(30_000);
     expect(r.tail.trimEnd().split('\n').at(-1)).toBe(`vigil: ${r.sandbox?.limitHit}`);
@@ -156,18 +156,17 @@ describe.runIf(cgroups)('limits held by cgroups, at their defaults', () => {
   it('ends a builder whose memory never stops growing at the memory limit, with what it used', async () => {
     const { result: r, latency } = await measured(() => agent(['alloc', '16384']));
     numbers.memoryHog = latency;
-    const m = /^the agent used (\d+\.\d) GiB: memory limit \(sandboxMemoryMb=4096\)$/.exec(r.sandbox?.limitHit ?? '');
+    const m = /^the agent used (\d+\.\d) GiB: memory limit \(sandboxMemoryMb=2048\)$/.exec(r.sandbox?.limitHit ?? '');
     expect(m, JSON.stringify(r.sandbox)).not.toBeNull();
-    expect(Number(m?.[1])).toBeLessThanOrEqual(4.1);
+    expect(Number(m?.[1])).toBeLessThanOrEqual(2.1);
     expect(r.exitCode).not.toBe(0);
     expect(log(r)).not.toContain('limits-agent: holding');
     expect(latency.loopMax).toBeLessThan(1000);
     expect(latency.rttMax).toBeLessThan(2000);
   });
 
-  it('ends a 3 GiB allocation at a memory limit the run sets below it', async () => {
-    // The default (4 GiB) is above 3 GiB, by choice (a large build fits): a run that wants less sets the knob.
-    const r = await agent(['alloc', '3072'], sandboxArgs({ ...defaultKnobs(), sandboxMemoryMb: 2048 }));
+  it('ends a 3 GiB allocation at the default memory limit (2 GiB)', async () => {
+    const r = await agent(['alloc', '3072']);
     expect(r.sandbox?.limitHit).toMatch(/^the agent used (1\.9|2\.0) GiB: memory limit \(sandboxMemoryMb=2048\)$/);
     expect(log(r)).toContain('limits-agent: 1536 MiB touched');
     expect(log(r)).not.toContain('limits-agent: 2560 MiB touched');
@@ -198,7 +197,7 @@ describe.runIf(cgroups)('limits held by cgroups, at their defaults', () => {
     const t = (await mock().run(runTests, input)) as TestResult;
     expect(t.passed).toBe(false);
     expect(t.verdict).toBe('fail');
-    expect(t.reason).toMatch(/: the test run started \d+ processes: pid limit \(sandboxPids=4096, threads count\)$/);
+    expect(t.reason).toMatch(/: the test run started \d+ processes: pid limit \(sandboxPids=1024, threads count\)$/);
     expect(t.sandbox?.limitHit).toMatch(/^the test run started/);
   });
 });
@@ -214,7 +213,7 @@ describe.runIf(sandboxPlatform().problem === null)('the fallback (no cgroup), fo
   it('says what it applies, and lets an honest builder through', async () => {
     const r = await agent(['spawn', '50']);
     expect(r.sandbox?.limits).toMatch(
-      /^no cgroup \(VIGIL_SANDBOX_LIMITS=fallback: cgroups are not used\): 4096 MiB per process \(RLIMIT_DATA\); 4096 tasks and 4096 MiB for the call watched twice a second; nice 3$/,
+      /^no cgroup \(VIGIL_SANDBOX_LIMITS=fallback: cgroups are not used\): 2048 MiB per process \(RLIMIT_DATA\); 1024 tasks and 2048 MiB for the call watched twice a second; nice 3$/,
     );
     expect([r.exitCode, r.sandbox?.limitHit]).toEqual([0, null]);
   });
