@@ -374,7 +374,8 @@ function limitsCheck(s: ReturnType<typeof describeSandbox>, env: NodeJS.ProcessE
           detail: 'none: calls run outside the sandbox here',
           fix: 'make the sandbox work (the line above)',
         };
-  const l = describeLimits(cgroupSettings(env));
+  const settings = cgroupSettings(env);
+  const l = describeLimits(settings);
   return {
     name: 'sandbox.limits',
     ok: l.cgroup,
@@ -382,7 +383,9 @@ function limitsCheck(s: ReturnType<typeof describeSandbox>, env: NodeJS.ProcessE
     detail: l.line,
     fix: l.cgroup
       ? null
-      : 'run the worker as root, or give it a delegated cgroup (systemd: Delegate=yes with DelegateSubgroup=, or VIGIL_SANDBOX_CGROUP=<a cgroup it may write>)',
+      : settings.fallback
+        ? 'unset VIGIL_SANDBOX_LIMITS (fallback turns the cgroups off)'
+        : 'run the worker as root, or give it a delegated cgroup (systemd: Delegate=yes with DelegateSubgroup=, or VIGIL_SANDBOX_CGROUP=<a cgroup it may write>)',
   };
 }
 
