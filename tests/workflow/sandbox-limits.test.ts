@@ -23,10 +23,12 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { expect, it } from 'vitest';
 import { cgroupProbe } from '../../activities/sandbox-cgroups.js';
 import { sandboxPlatform } from '../../activities/sandbox.js';
+import { iterationLine } from '../../cli/follow.js';
 import { printStatus } from '../../cli/status.js';
 import type { IterationRecord } from '../../schemas/run.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { pauseSignal, resumeSignal } from '../../workflows/messages.js';
+import { currentDetails } from '../../workflows/ui.js';
 import { vigilRun } from '../../workflows/run-workflow.js';
 import {
   fileWorker,
@@ -176,6 +178,8 @@ const during = (samples: Sample[], r: IterationRecord | undefined): Sample[] => 
   return samples.filter((s) => s.at >= end - (r?.durationMs ?? 0) && s.at <= end);
 };
 
+const escape = (text = ''): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 const cgroups = sandboxPlatform().problem === null && cgroupProbe().base !== null;
 
 it.runIf(cgroups)(
@@ -239,6 +243,14 @@ it.runIf(cgroups)(
     expect(reports.length).toBeGreaterThanOrEqual(5);
     expect(reports.filter((r) => r.outcome === 'failure')).toEqual([]);
 
+    // `vigil watch` says it on the iteration's line, the Web UI's card on a line of its own.
+    expect(bomb?.limitHit).toBe(bombReason);
+    expect(hog?.limitHit).toBe(hogReason);
+    expect(iterationLine(hog as IterationRecord)).toMatch(
+      new RegExp(`^iteration 2 · .* · exit [1-9]\\d* · .* · ended by a sandbox limit: ${escape(hogReason)}$`),
+    );
+    expect(currentDetails(s)).toContain(`**A sandbox limit ended 2 calls**: the latest, iteration 2 (builder): ${hogReason}`);
+
     // `vigil status` prints both.
     const lines: string[] = [];
     printStatus(
@@ -295,6 +307,7 @@ it.runIf(cgroups)('the honest control: builders that start 300 processes and hol
     expect(log).toContain('limits-agent: 300 of 300 processes ended well');
     expect(log).toContain('limits-agent: 4 processes done (0,0,0,0)');
   }
+  expect(s.recentIterations.filter((r) => r.limitHit !== undefined)).toEqual([]);
   expect(s.sandbox?.limitHits).toBeUndefined();
   expect(s.sandbox?.limitHitsTotal).toBeUndefined();
   expect(s.sandbox?.last?.limits).toBe(`cgroup v${cgroupProbe().base?.version}: 1024 tasks, 2048 MiB, cpu weight 50`);

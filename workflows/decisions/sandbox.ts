@@ -2,8 +2,8 @@
  * What a run remembers of its sandbox: how its latest call ran, the escape attempts the sandbox
  * refused its calls — the builder's, the test runs, the gate tools and every reviewing role's
  * (docs/security.md, The agent's sandbox) — and the calls a limit ended. A refused attempt or a
- * limit hit is a finding a person should see: status, watch and the console list them with the
- * call that made them.
+ * limit hit is a finding a person should see: status, watch and the Web UI's card show them with
+ * the call that made them.
  *
  * Sandbox-safe: pure functions, no I/O.
  */
