@@ -287,6 +287,8 @@ export const IterationRecordSchema = shared('schemas/run:IterationRecordSchema',
     ioError: z.string().max(1000).optional(),
     /** The escape attempts the sandbox refused the builder's call (and the test run on its tree); absent: none. */
     denied: z.array(SandboxDenialSchema).max(10).optional(),
+    /** Why a sandbox limit ended the builder's call (docs/security.md, Limits inside the sandbox); absent: none did. */
+    limitHit: z.string().max(300).optional(),
   }),
 );
 export type IterationRecord = z.infer<typeof IterationRecordSchema>;
