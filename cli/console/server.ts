@@ -25,14 +25,16 @@ import type { AddressInfo } from 'node:net';
 import type { Client, Connection } from '@temporalio/client';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { getCookie, setCookie } from 'hono/cookie';
 import { html } from 'hono/html';
 import { streamSSE } from 'hono/streaming';
 import { ActorSchema } from '../../schemas/run.js';
 import type { Endpoint } from '../endpoint.js';
+import { CliError, EXIT } from '../errors.js';
 import { nextIteration } from '../logs.js';
 import type { RunView } from '../steer.js';
-import { accessGuard, consoleToken, isLoopback } from './access.js';
+import { accessGuard, consoleToken, isLoopback, localPath } from './access.js';
 import { ActionFormSchema, ActionSchema, perform } from './actions.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './client-script.js';
 import { chartsFromSnapshot, waitingFor } from './model.js';
@@ -110,6 +112,12 @@ function assets(): Map<string, { body: string; type: string }> {
   ]);
 }
 
+/**
+ * The largest request body the console reads: an action's form (a directive is at most 1 MiB,
+ * which urlencoding can triple). A larger one is refused (413) before it is read whole.
+ */
+export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
 
@@ -126,6 +134,20 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
     c.header('Cache-Control', 'no-store');
   });
   app.use('*', ...accessGuard({ host: opts.host, port, token, tokenFile }));
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => {
+        // The rest of the body is not read: the connection ends with the answer.
+        c.header('Connection', 'close');
+        return c.text(
+          `refused: a request body here is at most ${MAX_BODY_BYTES / 1024 / 1024} MiB (an action's form; a directive is at most 1 MiB)`,
+          413,
+        );
+      },
+    }),
+  );
   app.onError((err, c) => {
     if ('getResponse' in err && typeof err.getResponse === 'function') return err.getResponse() as Response;
     return c.text(`the console could not answer: ${(err instanceof Error ? err.message : String(err)).split('\n')[0] ?? ''}`, 502);
@@ -148,12 +170,15 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
     const body = await c.req.parseBody();
     const named = ActorSchema.safeParse(typeof body.operator === 'string' ? body.operator : '');
     if (named.success) setCookie(c, OPERATOR_COOKIE, named.data, { httpOnly: true, sameSite: 'Strict', path: '/' });
-    return c.redirect(
-      c.req.header('referer') && new URL(c.req.header('referer') as string).host === new URL(c.req.url).host
-        ? new URL(c.req.header('referer') as string).pathname
-        : '/',
-      303,
-    );
+    // Back to the page it was set on: a path of this console only.
+    let back = '/';
+    try {
+      const referer = new URL(c.req.header('referer') ?? '');
+      if (referer.host === new URL(c.req.url).host) back = localPath(referer.pathname);
+    } catch {
+      /* no referer, or not a URL */
+    }
+    return c.redirect(back, 303);
   });
 
   // ------------------------------------------------------------------------------ inbox
@@ -305,9 +330,13 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
   // The live agent log, as server-sent events: the current iteration from its start, then each
   // next one as it begins, until the run finishes (event `end`). An event's id is
   // `<iteration>:<offset>`: a reconnecting browser goes on where it was.
-  app.get('/runs/:id/log/stream', (c) =>
-    streamSSE(c, async (stream) => {
-      const id = c.req.param('id');
+  // A run that does not exist gets 404 (an EventSource stops on it), never a stream that waits for it.
+  app.get('/runs/:id/log/stream', async (c) => {
+    const id = c.req.param('id');
+    const noSuch = (err: unknown): err is CliError => err instanceof CliError && err.exitCode === EXIT.noSuchRun;
+    const first = await runView(client, id).catch((err: unknown) => err);
+    if (noSuch(first)) return c.text(first.message, 404);
+    return streamSSE(c, async (stream) => {
       let aborted = false;
       stream.onAbort(() => {
         aborted = true;
@@ -316,12 +345,18 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
         const data = String(await html`${text}`);
         await stream.writeSSE({ event, data, ...(eventId ? { id: eventId } : {}) });
       };
-      let view = await runView(client, id).catch(() => null);
+      let view: RunView | null = first instanceof Error ? null : (first as RunView);
       let snap = view?.snapshot ?? null;
       while (!aborted && (!view || !snap || snap.iteration < 1)) {
         if (view?.kind === 'finished') break;
         await stream.sleep(2000);
-        view = await runView(client, id).catch(() => view);
+        const again = await runView(client, id).catch((err: unknown) => err);
+        if (noSuch(again)) {
+          // Gone meanwhile (deleted from Temporal): the stream ends, with why.
+          await send('end', `==> ${again.message}\n`);
+          return;
+        }
+        if (!(again instanceof Error)) view = again as RunView;
         snap = view?.snapshot ?? snap;
       }
       if (!view || !snap) {
@@ -366,8 +401,8 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
           await stream.sleep(3000);
         }
       }
-    }),
-  );
+    });
+  });
 
   app.get('/reports', async (c) => {
     const r = await storedReport(env, new Date());
