@@ -19,7 +19,7 @@ import { execa } from 'execa';
 import { z } from 'zod';
 import { ensureRunDir } from './artifacts.js';
 import { IDENTITY, git, headSha, objectExists, workingTreeHash } from './git.js';
-import { runGit } from './git-helper.js';
+import { gitEnvFor, runGit } from './git-helper.js';
 
 export const DeliverRunInputSchema = z.object({
   repoPath: z.string(),
@@ -141,7 +141,8 @@ async function gh(
     timeout: GH_TIMEOUT_MS,
     stdin: 'ignore',
     extendEnv: false,
-    env: { ...env, GH_PROMPT_DISABLED: '1', GH_NO_UPDATE_NOTIFIER: '1' },
+    // The git gh runs in the repository gets Vigil's safe git environment (activities/git-env.ts).
+    env: { ...env, ...gitEnvFor(repoPath), GH_PROMPT_DISABLED: '1', GH_NO_UPDATE_NOTIFIER: '1' },
   });
   const missing = (r as { code?: string }).code === 'ENOENT';
   return { exitCode: r.exitCode ?? (missing ? 127 : 1), stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), missing };

@@ -2,9 +2,12 @@
  * The event store: the run journal's envelopes (schemas/events.ts) projected into Postgres, for
  * reports across runs and for a run's history outside Temporal.
  *
- * `projectEvents` is a local activity the workflow calls at iteration boundaries. It never blocks
- * or fails a run: no store on the worker (workers/store-location.ts), a store that is down or slow, a bad row — each
- * comes back as `problem`, and the workflow keeps the events pending and tries again later.
+ * `projectEventsTo` writes a batch; the local activity the workflow calls at iteration boundaries,
+ * `projectEvents` (activities/event-journal.ts), writes through it into the worker's store, or
+ * keeps a run's last batch in the spool when the store is down as the run ends. It never blocks
+ * or fails a run: no store on the worker (workers/store-location.ts), a store that is down or
+ * slow, a bad row — each comes back as `problem`, and the workflow keeps the events pending and
+ * tries again later.
  *
  * Idempotent by construction: `run_events` is keyed by (workflow id, run id, seq) and written with
  * ON CONFLICT DO NOTHING, and every projection the reports read is a view over `run_events`, so a
@@ -14,9 +17,10 @@
  * under a transaction-scoped advisory lock so that two workers starting at once do not collide.
  */
 import pg from 'pg';
-import { configuredStoreUrl, readStoreUrlFile } from '../workers/store-location.js';
+import { configuredSpoolDir, configuredStoreUrl, localSpoolDirOf, readStoreUrlFile } from '../workers/store-location.js';
 import { EventEnvelopeSchema, RunEventSchema, type ProjectEventsInput, type ProjectEventsResult } from '../schemas/events.js';
 import { FILES_READ_MIGRATION, LASTING_MEMORY_MIGRATION, MEMORY_JUDGE_MIGRATION } from './lasting-memory-sql.js';
+import { MIGRATION_1 } from './run-events-sql.js';
 
 /** Queries the reports and migrations run on: a pool, or a connected client. */
 export type Db = pg.Pool | pg.ClientBase;
@@ -45,141 +49,6 @@ export interface Migration {
   name: string;
   sql: string;
 }
-
-/** Tier levels by strength: a tier change to a higher rank is a climb. Names and ladder levels both. */
-const TIER_RANK_SQL = (col: string): string =>
-  `case lower(${col}) when 'fast' then 0 when 'low' then 0 when 'development' then 1 when 'medium' then 1 when 'planning' then 2 when 'high' then 2 end`;
-
-/**
- * Migration 1: the journal table and one typed view per event kind, plus `vigil_runs` (one row per
- * workflow id). The views read only rows whose event passed RunEventSchema (an envelope whose event
- * did not is kept with kind 'invalid'), so their casts cannot fail.
- */
-const MIGRATION_1 = `
-create table run_events (
-  workflow_id text not null,
-  run_id text not null,
-  seq integer not null,
-  kind text not null,
-  at timestamptz,
-  data jsonb not null,
-  stored_at timestamptz not null default now(),
-  primary key (workflow_id, run_id, seq)
-);
-create index run_events_kind_idx on run_events (kind, workflow_id);
-comment on table run_events is 'Vigil run journal: one row per event envelope, written once (key: workflow id, Temporal run id, seq). data is the RunEvent.';
-
-create view vigil_run_starts as
-select workflow_id, run_id, seq, at,
-  data->>'prdPath' as prd_path, data->>'prdTitle' as prd_title, data->>'repoPath' as repo_path,
-  data->>'provider' as provider, (data->>'maxIterations')::int as max_iterations,
-  (data->>'budgetUsd')::numeric as budget_usd, data->>'autonomyMode' as autonomy_mode
-from run_events where kind = 'run_started';
-
-create view vigil_iterations as
-select workflow_id, run_id, seq, at,
-  (data->>'iteration')::int as iteration, data->>'phase' as phase, data->>'tier' as tier,
-  (data->>'exitCode')::int as exit_code, (data->>'durationMs')::int as duration_ms,
-  (data->>'changed')::boolean as changed, (data->>'filesChangedSinceStart')::int as files_changed_since_start,
-  (data->>'claimed')::boolean as claimed, data->>'tests' as tests,
-  data->>'provider' as provider, data->>'model' as model, (data->>'costUsd')::numeric as cost_usd,
-  (data->>'attempts')::int as attempts,
-  ((data->>'exitCode')::int <> 0 or data->>'tests' = 'fail') as failed
-from run_events where kind = 'iteration';
-
-create view vigil_council_rounds as
-select workflow_id, run_id, seq, at,
-  (data->>'round')::int as round, (data->>'iteration')::int as iteration, data->>'trigger' as trigger,
-  data->>'result' as result, (data->>'approve')::int as approve, (data->>'reject')::int as reject,
-  (data->>'threshold')::int as threshold, upper(data->>'result') = 'APPROVED' as approved
-from run_events where kind = 'council_round';
-
-create view vigil_votes as
-select e.workflow_id, e.run_id, e.seq, e.at,
-  (e.data->>'round')::int as round, (e.data->>'iteration')::int as iteration, v.ordinality::int as position,
-  (v.vote->>'member')::int as member, v.vote->>'recorded' as recorded,
-  (v.vote->>'approves')::boolean as approves, v.vote->>'reason' as reason
-from run_events e cross join lateral jsonb_array_elements(e.data->'votes') with ordinality as v(vote, ordinality)
-where e.kind = 'council_round';
-
-create view vigil_gates as
-select workflow_id, run_id, seq, at,
-  (data->>'iteration')::int as iteration, data->>'gate' as gate, data->>'verdict' as verdict,
-  data->>'reason' as reason, (data->>'findings')::int as findings
-from run_events where kind = 'gate';
-
-create view vigil_reviews as
-select workflow_id, run_id, seq, at,
-  (data->>'round')::int as round, (data->>'iteration')::int as iteration, data->>'result' as result,
-  (data->>'mergeability')::int as mergeability,
-  jsonb_array_length(data->'reviewers') as reviewers,
-  (select count(*)::int from jsonb_array_elements(data->'reviewers') r where (r->>'blocking')::boolean) as blocking
-from run_events where kind = 'review';
-
-create view vigil_reviewer_verdicts as
-select e.workflow_id, e.run_id, e.seq, e.at,
-  (e.data->>'round')::int as round, (e.data->>'iteration')::int as iteration,
-  r.value->>'reviewer' as reviewer, r.value->>'verdict' as verdict, (r.value->>'blocking')::boolean as blocking
-from run_events e cross join lateral jsonb_array_elements(e.data->'reviewers') as r
-where e.kind = 'review';
-
-create view vigil_escalations as
-select workflow_id, run_id, seq, at,
-  (data->>'iteration')::int as iteration, data->>'reason' as reason, data->>'detail' as detail,
-  (data->>'paused')::boolean as paused
-from run_events where kind = 'escalation';
-
-create view vigil_notifications as
-select workflow_id, run_id, seq, at,
-  data->>'event' as event, (data->>'delivered')::int as delivered, (data->>'failed')::int as failed
-from run_events where kind = 'notification';
-
-create view vigil_messages as
-select workflow_id, run_id, seq, at,
-  data->>'name' as name, data->>'by' as by, data->>'summary' as summary, (data->>'accepted')::boolean as accepted
-from run_events where kind = 'message';
-
-create view vigil_tier_changes as
-select workflow_id, run_id, seq, at,
-  (data->>'iteration')::int as iteration, data->>'from' as from_tier, data->>'to' as to_tier,
-  data->>'trigger' as trigger,
-  coalesce(${TIER_RANK_SQL("data->>'to'")} > ${TIER_RANK_SQL("data->>'from'")}, false) as climb
-from run_events where kind = 'tier_change';
-
-create view vigil_spend as
-select workflow_id, run_id, seq, at,
-  (data->>'iteration')::int as iteration, (data->>'usd')::numeric as usd, (data->>'calls')::int as calls,
-  (data->>'unpricedCalls')::int as unpriced_calls, (data->>'budgetUsd')::numeric as budget_usd
-from run_events where kind = 'spend';
-comment on view vigil_spend is 'Spend events are the run''s running totals at an iteration boundary: the latest one (highest seq) is what the run cost so far.';
-
-create view vigil_outcomes as
-select workflow_id, run_id, seq, at,
-  data->>'status' as status, (data->>'exitCode')::int as exit_code, data->>'reason' as reason,
-  (data->>'iteration')::int as iteration
-from run_events where kind = 'outcome';
-
-create view vigil_runs as
-select w.workflow_id,
-  coalesce(s.at, w.first_at) as started_at, s.prd_title, s.prd_path, s.repo_path as repo, s.provider,
-  s.max_iterations, s.budget_usd, s.autonomy_mode,
-  o.status as outcome, o.exit_code, o.reason as outcome_reason, o.at as finished_at,
-  coalesce(i.iterations, 0) as iterations, coalesce(i.failed, 0) as failed_iterations,
-  coalesce(sp.usd, i.cost_usd, 0) as spend_usd, coalesce(sp.unpriced_calls, 0) as unpriced_calls,
-  coalesce(c.rounds, 0) as council_rounds, coalesce(c.approved, 0) as approved_rounds,
-  coalesce(x.escalations, 0) as escalations, coalesce(t.climbs, 0) as tier_climbs,
-  w.events, w.first_at, w.last_at
-from (select workflow_id, count(*)::int as events, min(at) as first_at, max(at) as last_at from run_events group by workflow_id) w
-left join lateral (select * from vigil_run_starts s where s.workflow_id = w.workflow_id order by s.seq limit 1) s on true
-left join lateral (select * from vigil_outcomes o where o.workflow_id = w.workflow_id order by o.seq desc limit 1) o on true
-left join lateral (select count(distinct iteration)::int as iterations, (count(distinct iteration) filter (where failed))::int as failed, sum(cost_usd) as cost_usd
-                   from vigil_iterations i where i.workflow_id = w.workflow_id) i on true
-left join lateral (select usd, unpriced_calls from vigil_spend p where p.workflow_id = w.workflow_id order by p.seq desc limit 1) sp on true
-left join lateral (select count(*)::int as rounds, (count(*) filter (where approved))::int as approved from vigil_council_rounds c where c.workflow_id = w.workflow_id) c on true
-left join lateral (select count(*)::int as escalations from vigil_escalations x where x.workflow_id = w.workflow_id) x on true
-left join lateral (select (count(*) filter (where climb))::int as climbs from vigil_tier_changes t where t.workflow_id = w.workflow_id) t on true;
-comment on view vigil_runs is 'One row per workflow id (across continue-as-new): how it started, how it ended, iterations, spend, council, escalations, tier climbs.';
-`;
 
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'run events and their projections', sql: MIGRATION_1 },
@@ -258,8 +127,15 @@ export function ensureMigrated(url: string): Promise<void> {
   return p;
 }
 
+const closing = new Set<() => void>();
+/** Something to stop when the event store closes (the spool's drain, activities/event-journal.ts). */
+export function onCloseEventStore(fn: () => void): void {
+  closing.add(fn);
+}
+
 /** Ends every pool and forgets what was migrated (worker shutdown, tests). */
 export async function closeEventStore(): Promise<void> {
+  for (const fn of closing) fn();
   const all = [...pools.values()];
   pools.clear();
   migrated.clear();
@@ -356,22 +232,29 @@ export function useLocalEventStore(urlFile: string | null): void {
   localUrlFile = urlFile;
 }
 
-/** The store this worker projects into: VIGIL_DATABASE_URL, DATABASE_URL, else the local store's URL file. */
-export function workerStoreUrl(env: NodeJS.ProcessEnv = process.env): { url: string | null; problem: string } {
+/**
+ * The store this worker projects into: VIGIL_DATABASE_URL, DATABASE_URL, else the local store's URL
+ * file; and its spool (activities/event-spool.ts), null when the worker has no store at all.
+ */
+export function workerStoreUrl(env: NodeJS.ProcessEnv = process.env): { url: string | null; problem: string; spoolDir: string | null } {
   const configured = configuredStoreUrl(env);
-  if (configured) return { url: configured.url, problem: '' };
-  if (!localUrlFile) return { url: null, problem: NO_STORE_PROBLEM };
+  if (configured) return { url: configured.url, problem: '', spoolDir: configuredSpoolDir(configured.url, env) };
+  if (!localUrlFile) return { url: null, problem: NO_STORE_PROBLEM, spoolDir: null };
   return {
     url: readStoreUrlFile(localUrlFile),
     problem: `no event store on this worker yet (no ${localUrlFile}: \`vigil server\` or \`vigil up\` starts the local one)`,
+    spoolDir: localSpoolDirOf(localUrlFile),
   };
 }
 
-/** The local activity: writes the envelopes once each, in one transaction. Never throws. */
-export async function projectEvents(raw: ProjectEventsInput): Promise<ProjectEventsResult> {
-  const where = workerStoreUrl();
-  if (!where.url) return { storedThrough: 0, written: 0, problem: where.problem };
-  return projectEventsTo(where.url, raw);
+/** Whether the store at `url` answers a query now (a refused batch told from a store that is down). */
+export async function storeAnswers(url: string): Promise<boolean> {
+  try {
+    await poolFor(url).query('select 1');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** `projectEvents` against an explicit database URL (tests, tools). */

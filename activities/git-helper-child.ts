@@ -12,7 +12,8 @@
  * sinceStart, sinceLast, checkpoint}` (numstat texts; `sinceLast` null when the previous tree is
  * unknown or gone; `checkpoint` the commit made when one was asked for and the tree is not the
  * previous one, else null); `{id, op: 'checkpoint', cwd, tree, parent, ref, message, prune, env}` →
- * `{id, ok, commit}`. A failure answers `{id, ok: false, error}`. The helper exits when its stdin
+ * `{id, ok, commit}`. A failure answers `{id, ok: false, error}`. A request's `baseEnv` is the
+ * environment every git command in its repository runs with (activities/git-env.ts). The helper exits when its stdin
  * closes (the worker is gone).
  *
  * A checkpoint: `git commit-tree` of the tree (parent: the previous checkpoint, when it still
@@ -44,6 +45,9 @@ export function gitHelperMain(): void {
     stderr: string;
   }
 
+  /** Per repository, the environment its requests carry (activities/git-env.ts): every git command there runs with it. */
+  const baseEnvs = new Map<string, Record<string, string>>();
+
   const run = (cwd: string, args: string[], env: Record<string, string> = {}, input?: string): Promise<Ran> =>
     new Promise((resolve) => {
       const out: Buffer[] = [];
@@ -52,7 +56,7 @@ export function gitHelperMain(): void {
       try {
         child = spawn('git', args, {
           cwd,
-          env: { ...process.env, ...env, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0' },
+          env: { ...process.env, ...baseEnvs.get(cwd), ...env, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0' },
           stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
         });
       } catch (e) {
@@ -315,9 +319,11 @@ export function gitHelperMain(): void {
     previousTree?: string | null;
     tree?: string;
     checkpoint?: CheckpointAsk | null;
+    baseEnv?: Record<string, string>;
   } & Partial<CheckpointAsk>;
 
   const handle = async (req: Request): Promise<Record<string, unknown>> => {
+    if (req.baseEnv) baseEnvs.set(req.cwd, req.baseEnv);
     if (req.op === 'git') return { ...(await run(req.cwd, req.args ?? [], req.env ?? {}, req.input)) };
     if (req.op === 'treeHash') return { treeHash: await treeHash(req.cwd) };
     if (req.op === 'checkpoint') {

@@ -14,9 +14,14 @@
  * changes nothing.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { ApplicationFailure } from '@temporalio/common';
 import type { Socket } from 'node:net';
 import os from 'node:os';
+import { FAILURE_TYPES } from '../schemas/activities.js';
+import { configEnv, FIXED_SETTINGS, noHooksDir, safeGitEnv } from './git-env.js';
 import { gitHelperMain } from './git-helper-child.js';
+import { UnsafeGitLayout } from './git-layout.js';
+import { checkGitLayout } from './git-quarantine.js';
 
 /** A request lasting longer than this is taken as a hung helper: it is killed (and restarted by the next request). */
 const REQUEST_TIMEOUT_MS = 15 * 60 * 1000;
@@ -48,11 +53,12 @@ export interface CheckpointAsk {
   env: Readonly<Record<string, string>>;
 }
 
-type Request =
+type Request = { baseEnv?: Record<string, string> } & (
   | { op: 'git'; cwd: string; args: string[]; env?: Record<string, string>; input?: string }
   | { op: 'treeHash'; cwd: string }
   | { op: 'inspect'; cwd: string; runStartSha: string | null; previousTree: string | null; checkpoint: CheckpointAsk | null }
-  | ({ op: 'checkpoint'; cwd: string; tree: string } & CheckpointAsk);
+  | ({ op: 'checkpoint'; cwd: string; tree: string } & CheckpointAsk)
+);
 
 interface Pending {
   resolve: (answer: Record<string, unknown>) => void;
@@ -180,7 +186,8 @@ class GitHelper {
     });
   }
 
-  async request(req: Request): Promise<Record<string, unknown>> {
+  async request(ask: Request): Promise<Record<string, unknown>> {
+    const req = { ...ask, baseEnv: gitEnvFor(ask.cwd) };
     try {
       return await this.once(req);
     } catch (err) {
@@ -193,6 +200,44 @@ class GitHelper {
   stop(): void {
     this.child?.kill();
     this.child = null;
+  }
+}
+
+/** The refusal of a repository whose git an agent changed: the run pauses or ends over it (workflows/decisions/repository.ts). */
+export function unsafeGit(repoPath: string, findings: readonly string[]): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: FAILURE_TYPES.unsafeRepository,
+    nonRetryable: true,
+    message:
+      `the repository's git was changed under the run, and Vigil's git does not follow it (${repoPath}): ${findings.join('; ')}`.slice(
+        0,
+        4000,
+      ),
+  });
+}
+
+/**
+ * The environment for git commands in `cwd`: the repository's git checked first (a change is
+ * moved aside and refused: `unsafeGit`), then its folders pinned and its configuration's
+ * commands neutralised (activities/git-env.ts). A folder that is not a repository gets the fixed
+ * settings only.
+ */
+export function gitEnvFor(cwd: string): Record<string, string> {
+  let checked: ReturnType<typeof checkGitLayout>;
+  try {
+    checked = checkGitLayout(cwd);
+  } catch (err) {
+    if (err instanceof UnsafeGitLayout) throw unsafeGit(cwd, err.findings);
+    throw err;
+  }
+  if (checked.findings.length > 0) throw unsafeGit(cwd, checked.findings);
+  const fixed = [...FIXED_SETTINGS, ['core.hooksPath', noHooksDir()] as const];
+  if (checked.dirs === null) return configEnv(fixed);
+  try {
+    return safeGitEnv(checked.dirs);
+  } catch {
+    // A configuration git cannot read: the command fails on it with git's own message.
+    return configEnv(fixed);
   }
 }
 

@@ -275,6 +275,8 @@ async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<A
     inspection = { snapshot: inspected.snapshot, signals: inspected.signals };
     changes = inspected.changes;
   } catch (err) {
+    // A repository whose git the agent changed is refused for good: the run pauses or ends over it.
+    if (err instanceof ApplicationFailure && err.type === FAILURE_TYPES.unsafeRepository) throw err;
     inspection = { problem: (err instanceof Error ? err.message : String(err)).slice(0, 1000) };
   } finally {
     stopBeats();

@@ -22,7 +22,9 @@ import {
 } from '../schemas/activities.js';
 import { alwaysHigh, isDependencyManifest } from '../workflows/decisions/tier-ladder.js';
 import { ensureRunDir, VIGIL_DIR } from './artifacts.js';
-import { helperInspect } from './git-helper.js';
+import { helperInspect, unsafeGit } from './git-helper.js';
+import { recordGitLayout, UnsafeGitLayout } from './git-layout.js';
+import { checkGitLayout, moveAside, takePendingFindings } from './git-quarantine.js';
 import { assertGitRepo, checkpointAsk, git, headSha, missingRepository, notAGitRepository, workingTreeHash } from './git.js';
 import { readLearnings } from './agent-notes.js';
 import { storeNote } from './prompt-memory.js';
@@ -54,8 +56,24 @@ function excludeVigilDir(repoPath: string, excludeFile: string): void {
   }
 }
 
+function recordLayoutOrRefuse(repoPath: string): void {
+  try {
+    recordGitLayout(repoPath);
+  } catch (err) {
+    if (err instanceof UnsafeGitLayout)
+      throw unsafeGit(repoPath, [
+        ...err.findings,
+        'Vigil does not start a run on it: put the repository right (git itself never makes this), then start again',
+      ]);
+    throw err;
+  }
+}
+
 export async function prepareRun(raw: PrepareRunInput): Promise<PrepareRunResult> {
   const input = PrepareRunInputSchema.parse(raw);
+  // The layout of the repository's git as the run finds it: what every later git command of the
+  // run checks first (activities/git-layout.ts). One git would not make is refused here.
+  if (existsSync(path.join(input.repoPath, '.git'))) recordLayoutOrRefuse(input.repoPath);
   await assertGitRepo(input.repoPath);
   excludeVigilDir(input.repoPath, await git(input.repoPath, ['rev-parse', '--git-path', 'info/exclude']));
   const artifactDir = ensureRunDir(input.repoPath, input.runId);
@@ -95,6 +113,40 @@ function parseNumstat(out: string): NumStat {
   return { files, insertions, deletions };
 }
 
+/**
+ * A repository the agent made inside the run's (a folder of the diff with a `.git` of its own, not
+ * a submodule the run started with) is never committed as a gitlink: git would run that nested
+ * repository's configuration (its fsmonitor, its filters) for whoever checks the gitlink's state
+ * later. Its `.git` is moved aside (`.vigil/quarantine/`), so its files count as plain files, and
+ * the inspection is refused with what was found.
+ */
+async function refuseNestedRepositories(repoPath: string, files: readonly string[], runStartSha: string | null): Promise<void> {
+  const nested = files.filter((f) => f !== '.git' && !f.endsWith('/.git') && existsSync(path.join(repoPath, f, '.git')));
+  const box: { dir: string | null } = { dir: null };
+  const findings: string[] = [];
+  for (const f of nested) {
+    if (runStartSha !== null && /^160000 /.test(await git(repoPath, ['ls-tree', runStartSha, '--', f]).catch(() => ''))) continue;
+    const to = moveAside(repoPath, path.join(repoPath, f, '.git'), `nested-${f.replace(/[/\\]/g, '__')}.git`, box);
+    findings.push(`${f} is a git repository of its own (its .git moved to ${to}; its files stay, as plain files)`);
+  }
+  if (findings.length > 0) throw unsafeGit(repoPath, findings);
+}
+
+/**
+ * The inspection reports every change to the repository's git that Vigil moved aside since the
+ * last one (activities/git-quarantine.ts): found now, or by a command of another activity.
+ */
+function refuseGitChanges(repoPath: string): void {
+  try {
+    checkGitLayout(repoPath);
+  } catch (err) {
+    if (err instanceof UnsafeGitLayout) throw unsafeGit(repoPath, err.findings);
+    throw err;
+  }
+  const findings = takePendingFindings(repoPath);
+  if (findings.length > 0) throw unsafeGit(repoPath, findings);
+}
+
 /** The inspection after an iteration: one round trip to the git helper. */
 export async function inspectRepo(raw: InspectRepoInput): Promise<RepoSnapshot> {
   return (await inspectRepoChanges(raw)).snapshot;
@@ -104,6 +156,7 @@ export async function inspectRepo(raw: InspectRepoInput): Promise<RepoSnapshot> 
 export async function inspectRepoChanges(raw: InspectRepoInput): Promise<{ snapshot: RepoSnapshot; sinceLastPaths: string[] | null }> {
   const input = InspectRepoInputSchema.parse(raw);
   if (!existsSync(input.repoPath)) throw missingRepository(input.repoPath);
+  refuseGitChanges(input.repoPath);
   const cp = input.checkpoint;
   const r = await helperInspect(
     input.repoPath,
@@ -113,6 +166,7 @@ export async function inspectRepoChanges(raw: InspectRepoInput): Promise<{ snaps
   );
   if (!r.repo || r.treeHash === undefined) throw notAGitRepository(input.repoPath);
   const { files, insertions, deletions } = parseNumstat(r.sinceStart ?? '');
+  await refuseNestedRepositories(input.repoPath, files, input.runStartSha);
   let sinceLast: RepoSnapshot['sinceLast'] = null;
   let sinceLastPaths: string[] | null = null;
   if (input.previousTree && typeof r.sinceLast === 'string') {

@@ -14,8 +14,9 @@
  * counted once.
  *
  * A batched call that fails (non-zero exit, no answer, an answer that does not parse, a member
- * missing) asks each member on its own, and the round's record says so (`batch.batched: false`,
- * with why). A batched call that ran out of time counts every member as timed out, as each would
+ * missing, a member's finding the main agent wrote without running that member as its sub-agent)
+ * asks each member on its own, and the round's record says so (`batch.batched: false`, with why):
+ * a vote counts only when the member's own answer is in the call's stream. A batched call that ran out of time counts every member as timed out, as each would
  * have been on its own: asking them again would double the round's wait. A batched call that
  * changed the tree voids every member's answer, as it would each member's own.
  */
@@ -274,8 +275,11 @@ export function makeBatchCall(run: (input: RunAgentInput) => Promise<AgentResult
       reviewChangedTree: r.reviewChangedTree,
       sandbox: r.sandbox ?? null,
     });
+    // A declared agent's answer counts only when the call ran it: its own report is in the stream (a
+    // main agent that wrote a member's finding itself, without dispatching it, is not that member).
+    const ran = (name: string): boolean => typeof stream.agents[name]?.report === 'string';
     const verifierResult =
-      verifier && split.verifier !== undefined
+      verifier && split.verifier !== undefined && ran(verifier.name)
         ? {
             ...answered(split.verifier),
             ...own(verifier.input, verifier.name, memberPrompt(verifier.input), split.verifier),
@@ -293,6 +297,8 @@ export function makeBatchCall(run: (input: RunAgentInput) => Promise<AgentResult
         });
       return withVerifier(fallback(`gave no usable answer (${split.why})`));
     }
+    const unrun = names.filter((n) => !ran(n));
+    if (unrun.length > 0) return withVerifier(fallback(`answered for ${unrun.join(', ')} without running it as its own sub-agent`));
 
     const results = req.inputs.map((input, i): AgentResult => {
       const name = names[i] as string;
@@ -302,7 +308,7 @@ export function makeBatchCall(run: (input: RunAgentInput) => Promise<AgentResult
     });
     // The devil's advocate's finding, when the call ran it: read as its own call's answer would be.
     const after =
-      followUp && split.followUp !== undefined
+      followUp && split.followUp !== undefined && ran(followUp.name)
         ? (() => {
             const files = own(followUp.input, followUp.name, memberPrompt(followUp.input), split.followUp);
             return { ...answered(split.followUp), ...files, ...memberAnswer(req.kind, followUp.input, split.followUp, files.logPath) };

@@ -173,8 +173,17 @@ export interface SandboxFacts {
    * but the builder.
    */
   signalsSource?: string | null;
-  /** The repository's git files that, written, would run code in Vigil's own git commands (config, hooks): that exist. */
+  /**
+   * The repository's git files that, written, would make git run code or read another
+   * repository's configuration (activities/sandbox.ts, `gitControlPaths`): that exist.
+   */
   gitControl: PathFact[];
+  /**
+   * The repository's own `.git` folder (null: none, or a worktree's `.git` file), mounted on
+   * itself so that it cannot be moved away or replaced; what is inside stays as the repository's
+   * mount makes it (writable for the builder, but for `gitControl`).
+   */
+  gitFolder?: PathFact | null;
   /**
    * A repository that is a git worktree (a stream's, `.git` a file naming its git folder): the
    * repository's common git folder that holds it (objects, refs, the worktree's HEAD and index),
@@ -256,6 +265,9 @@ export function sandboxPlan(facts: SandboxFacts): SandboxPlan {
   const repoWritable = facts.kind === 'builder' || facts.kind === 'tests';
   if (facts.gitCommonDir) extra(facts.gitCommonDir, repoWritable ? '--bind' : '--ro-bind', true);
   mounts.push({ op: repoWritable ? '--bind' : '--ro-bind', src: facts.repo, dest: facts.repo });
+  const gitFolder = facts.gitFolder ?? null;
+  if (gitFolder?.dir && isWithin(gitFolder.path, facts.repo))
+    mounts.push({ op: repoWritable ? '--bind' : '--ro-bind', src: gitFolder.path, dest: gitFolder.path });
   const vigil = path.join(facts.repo, '.vigil');
   // `.vigil/` is not part of the tree: a reviewing agent may keep its own notes there (a scripted
   // agent its counters), but Vigil's records (runs: prompts, logs, call state; handoffs) are
@@ -356,7 +368,8 @@ export function bridgePorts(allow: readonly Endpoint[], watched: readonly number
   return { listen, proxyPort };
 }
 
-const ROFS = /read-only file system|\bEROFS\b/i;
+// A write to a read-only mount (EROFS), or a rename or replace of a mount point (EBUSY: `.git`, `.git/config`).
+const ROFS = /read-only file system|\bEROFS\b|device or resource busy|\bEBUSY\b/i;
 const EACCES = /permission denied|\bEACCES\b|operation not permitted|\bEPERM\b/i;
 
 /**
@@ -370,9 +383,10 @@ export function deniedInOutput(text: string): SandboxDenial[] {
     const kind = ROFS.test(line) ? 'write' : EACCES.test(line) ? 'access' : null;
     if (kind === null) continue;
     const quoted = /['"`‘]([^'"`’]{1,300})['"`’]/.exec(line)?.[1];
-    const shell = /(?:cannot create|can't create|cannot open|can't open|cannot touch|cannot remove|cannot make directory)\s+([^:]+):/i.exec(
-      line,
-    )?.[1];
+    const shell =
+      /(?:cannot create|can't create|cannot open|can't open|cannot touch|cannot remove|cannot make directory|cannot move|could not write config file)\s+([^:]+?)(?: to [^:]+)?:/i.exec(
+        line,
+      )?.[1];
     const target = (quoted ?? shell ?? line.trim()).trim().slice(0, 200);
     addDenial(out, { kind, target });
   }

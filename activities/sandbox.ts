@@ -15,6 +15,7 @@ import {
   cpSync,
   existsSync,
   readFileSync,
+  readdirSync,
   writeFileSync,
   lstatSync,
   mkdirSync,
@@ -44,6 +45,7 @@ import {
   type SandboxReport,
 } from '../schemas/sandbox.js';
 import { vigilHome } from '../workers/paths.js';
+import { credentialPaths, toolchainPaths } from './sandbox-toolchain.js';
 import { privateRunDir } from './artifacts.js';
 import { ensurePrivateDir, writePrivateFile } from './safe-files.js';
 import { runSecretPath } from './run-authorization.js';
@@ -219,17 +221,28 @@ function fact(p: string): PathFact | null {
 }
 
 /**
- * The common git folder of a repository that is a git worktree (`.git` a file `gitdir: <folder>`,
- * as `git worktree add` leaves it; the folder's `commondir` names the common one), or null: a
- * repository with a `.git` folder of its own, or none.
+ * The git folder of a repository that is a git worktree (`.git` a file `gitdir: <folder>`, as
+ * `git worktree add` leaves it), or null: a repository with a `.git` folder of its own, or none.
  */
-export function worktreeCommonDir(repo: string): string | null {
+export function worktreeGitDir(repo: string): string | null {
   const dotGit = path.join(repo, '.git');
   try {
     if (!lstatSync(dotGit).isFile()) return null;
     const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8').slice(0, 4096));
-    if (!m) return null;
-    const gitDir = path.resolve(repo, m[1] as string);
+    return m ? realpathSync(path.resolve(repo, m[1] as string)) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The common git folder of a repository that is a git worktree (its git folder's `commondir`
+ * names it), or null: a repository with a `.git` folder of its own, or none.
+ */
+export function worktreeCommonDir(repo: string): string | null {
+  const gitDir = worktreeGitDir(repo);
+  if (gitDir === null) return null;
+  try {
     const common = existsSync(path.join(gitDir, 'commondir'))
       ? path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim())
       : gitDir;
@@ -237,6 +250,45 @@ export function worktreeCommonDir(repo: string): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The git files that, written, would make git run code or read another repository's
+ * configuration: shown read-only to the roles that may write the repository. The configuration
+ * and hooks of the repository (and of its submodules' git folders); for a worktree, its `.git`
+ * file and its git folder's `commondir` and `gitdir`. A repository without a hooks folder gets an
+ * empty one first (as `git init` makes), so none can be planted there.
+ */
+export function gitControlPaths(repo: string): string[] {
+  const worktreeGit = worktreeGitDir(repo);
+  const common = worktreeGit === null ? path.join(repo, '.git') : worktreeCommonDir(repo);
+  if (common === null || !existsSync(common)) return [];
+  try {
+    if (!existsSync(path.join(common, 'hooks'))) mkdirSync(path.join(common, 'hooks'));
+  } catch {
+    // A git folder Vigil cannot write: nothing is planted there by the agent either.
+  }
+  const modules = path.join(common, 'modules');
+  let submodules: string[] = [];
+  try {
+    submodules = readdirSync(modules).flatMap((m) => [path.join(modules, m, 'config'), path.join(modules, m, 'hooks')]);
+  } catch {
+    submodules = [];
+  }
+  return [
+    path.join(common, 'config'),
+    path.join(common, 'config.worktree'),
+    path.join(common, 'hooks'),
+    ...submodules,
+    ...(worktreeGit === null
+      ? []
+      : [
+          path.join(repo, '.git'),
+          path.join(worktreeGit, 'commondir'),
+          path.join(worktreeGit, 'gitdir'),
+          path.join(worktreeGit, 'config.worktree'),
+        ]),
+  ];
 }
 
 const facts = (paths: readonly (string | null | undefined)[]): PathFact[] => {
@@ -341,7 +393,13 @@ function goCacheEnv(home: string, fetch: boolean): Record<string, string> {
 
 /** Paths the sandbox never shows, whatever a call asks for (those that exist). */
 export function deniedPaths(env: NodeJS.ProcessEnv = process.env): PathFact[] {
-  const list: (string | undefined)[] = [vigilHome(env), runSecretPath(env), env.VIGIL_CODEC_KEY_FILE, path.join(os.homedir(), '.ssh')];
+  const list: (string | undefined)[] = [
+    vigilHome(env),
+    runSecretPath(env),
+    env.VIGIL_CODEC_KEY_FILE,
+    path.join(os.homedir(), '.ssh'),
+    ...credentialPaths(env, os.homedir()),
+  ];
   for (const [k, v] of Object.entries(env))
     if (v && (k.startsWith('TEMPORAL_TLS') || k.startsWith('VIGIL_TLS')) && path.isAbsolute(v)) list.push(v);
   try {
@@ -395,6 +453,12 @@ export interface SandboxCall {
   promptPath?: string;
   /** The event store's URL (its port is watched), when the worker has one. */
   storeUrl?: string | null;
+  /**
+   * A folder of the call's own outside the repository that it writes (a test run's per-test
+   * report): writable, under /run/vigil-files like the call's other files (the command line and
+   * the environment name it there).
+   */
+  reportDir?: string;
 }
 
 export interface PreparedSandbox {
@@ -576,6 +640,7 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     callFiles.push({ src: abs, dest, writable });
   };
   for (const f of call.files ?? []) if (fact(path.resolve(f))?.dir === false) place(f, false);
+  if (call.reportDir && fact(path.resolve(call.reportDir))?.dir === true) place(call.reportDir, true);
   if (call.promptPath) {
     const beside = path.dirname(path.resolve(call.promptPath));
     for (const a of call.args) {
@@ -632,6 +697,7 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     bridgeBinary: network && bridge.binary !== null ? (facts([bridge.binary])[0] ?? null) : null,
     readable: facts([
       ...programPaths(call.file, call.args, call.env),
+      ...toolchainPaths({ ...workerEnv, ...call.env }, home).map((t) => t.path),
       ...dependencyCaches(call.kind, home),
       ...list(workerEnv.VIGIL_SANDBOX_READABLE, /:/),
     ]),
@@ -643,14 +709,9 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
       handoffs: existsSync(path.join(vigil, 'handoffs')),
       signals: existsSync(path.join(vigil, 'signals')),
     },
-    gitControl: facts([
-      path.join(repo, '.git', 'config'),
-      path.join(repo, '.git', 'hooks'),
-      ...(worktreeGit
-        ? [path.join(worktreeGit, 'config'), path.join(worktreeGit, 'config.worktree'), path.join(worktreeGit, 'hooks')]
-        : []),
-    ]),
+    gitControl: facts(gitControlPaths(repo)),
     gitCommonDir: worktreeGit ? (facts([worktreeGit])[0] ?? null) : null,
+    gitFolder: worktreeGit ? null : (facts([path.join(repo, '.git')]).find((f) => f.dir) ?? null),
     proxyDir,
     signalsSource: signalsDir,
   });

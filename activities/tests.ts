@@ -2,13 +2,25 @@
  * Runs the repository's tests in the repository and reports the verdict, with a log file and a
  * short tail: the configured test command (a shell command line, `sh -c`), or — when none is
  * configured and detection is asked for — the runner detected from the repository (package.json
- * test script, vitest/jest/mocha, pytest or unittest, go test, cargo test). A runner that executed
- * zero tests is inconclusive, never green; nothing runnable is inconclusive too.
+ * test script, vitest/jest/mocha, pytest or unittest, go test, cargo test).
+ *
+ * The runner is asked for its per-test report (activities/gates/test-report.ts) and the verdict
+ * is the report's, held against the run's baseline (workflows/decisions/tests-verdict.ts): green
+ * only when the report is complete and every baseline test ran and passed; a process that ended
+ * before its report, whatever its exit code, is red. The baseline is the run's first test run on
+ * the tree it started with (`recordBaseline`), kept in the run's private folder. A runner Vigil
+ * cannot ask for a report is judged by its printed summary: zero tests run is inconclusive, never
+ * green; nothing runnable is inconclusive too.
  */
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { RunTestsInputSchema, type RunTestsInput, type TestResult } from '../schemas/activities.js';
-import { ensureRunDir, pad } from './artifacts.js';
+import { TestBaselineSchema, type TestBaseline, type TestReport } from '../schemas/test-report.js';
+import { testsVerdict } from '../workflows/decisions/tests-verdict.js';
+import { ensurePrivateRunDir, ensureRunDir, pad } from './artifacts.js';
+import { readReport, reportSetup, runnerOfCommand } from './gates/test-report.js';
+import { writePrivateFile } from './safe-files.js';
 import { countFailingTests } from '../workflows/decisions/test-output.js';
 import { detectTestRunner, summarizeTestOutput } from './gates/test-runner.js';
 import { inheritedEnv, runProcess } from './process.js';
@@ -16,21 +28,17 @@ import { authorizeCall } from './run-authorization.js';
 import { prepareSandbox, sandboxReport } from './sandbox.js';
 import { workerStoreUrl } from './event-store.js';
 
-/** A runner name read from a configured command's text. */
-function runnerOf(command: string): string {
-  for (const [needle, name] of [
-    ['vitest', 'vitest'],
-    ['jest', 'jest'],
-    ['mocha', 'mocha'],
-    ['node --test', 'node-test'],
-    ['pytest', 'pytest'],
-    ['unittest', 'unittest'],
-    ['go test', 'go-test'],
-    ['cargo test', 'cargo-test'],
-  ] as const) {
-    if (command.includes(needle)) return name;
+/** The run's baseline, as its first test run left it (null: none yet). */
+export function readBaseline(runId: string): TestBaseline | null {
+  try {
+    return TestBaselineSchema.parse(JSON.parse(readFileSync(baselinePath(runId), 'utf8')));
+  } catch {
+    return null;
   }
-  return 'command';
+}
+
+function baselinePath(runId: string): string {
+  return path.join(ensurePrivateRunDir(runId), 'tests-baseline.json');
 }
 
 /** `heartbeatDetails`: sent with the suite's heartbeats (a gate pass says which step it is in). */
@@ -40,7 +48,7 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
   const dir = ensureRunDir(input.repoPath, input.runId);
   const logPath = path.join(dir, `tests-${pad(input.iteration)}.log`);
   let command = input.command;
-  let runner = command ? runnerOf(command) : 'none';
+  let runner = command ? runnerOfCommand(command, input.repoPath) : 'none';
   if (!command && input.detect) {
     const found = detectTestRunner(input.repoPath);
     if (found) ({ command, runner } = found);
@@ -63,6 +71,15 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     };
   }
   const env = inheritedEnv();
+  // The runner's per-test report goes to a folder of this run's own, outside the repository.
+  const reportDir = path.join(
+    ensurePrivateRunDir(input.runId),
+    'test-reports',
+    `${pad(input.iteration)}-${Context.current().info.attempt}`,
+  );
+  rmSync(reportDir, { recursive: true, force: true });
+  mkdirSync(reportDir, { recursive: true, mode: 0o700 });
+  const setup = reportSetup(runner, command, reportDir, env);
   // The test command runs code the agent wrote: in the sandbox, as the builder would (the
   // repository writable, no network but the registries when allowed, nothing of the worker's).
   const sandbox = prepareSandbox({
@@ -71,8 +88,9 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     repoPath: input.repoPath,
     cwd: input.repoPath,
     file: '/bin/sh',
-    args: ['-c', command],
-    env: { ...env, CI: env.CI ?? 'true' },
+    args: ['-c', setup.command],
+    env: { ...env, ...setup.env, CI: env.CI ?? 'true' },
+    reportDir,
     provider: null,
     runMode: input.sandbox,
     registries: input.sandboxRegistries,
@@ -93,8 +111,19 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     ...(heartbeatDetails ? { heartbeatDetails } : {}),
   });
   const summary = summarizeTestOutput(runner, proc.tail, proc.exitCode);
-  // A configured command keeps its contract (exit 0 = green) unless it demonstrably ran nothing.
-  const verdict = proc.timedOut ? 'fail' : summary.verdict;
+  const report = readReport(setup, reportDir, logPath);
+  const baseline = input.recordBaseline ? null : readBaseline(input.runId);
+  if (input.recordBaseline) keepBaseline(input.runId, command, runner, report);
+  const judged = testsVerdict({
+    runner,
+    exitCode: proc.exitCode,
+    timedOut: proc.timedOut,
+    report,
+    baseline: baseline?.report ?? null,
+    expected: setup.source !== null,
+    summary: { verdict: summary.verdict, reason: summary.reason },
+  });
+  const verdict = proc.timedOut ? 'fail' : judged.verdict;
   return {
     passed: verdict === 'pass',
     exitCode: proc.exitCode,
@@ -102,13 +131,20 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     durationMs: proc.durationMs,
     logPath,
     tail: proc.tail.slice(-2000),
-    failures: summary.failed ?? countFailingTests(proc.tail),
+    failures: judged.facts?.failed ?? summary.failed ?? countFailingTests(proc.tail),
     runner,
     command,
-    passedCount: summary.passed,
-    ran: summary.ran,
+    passedCount: judged.facts?.passed ?? summary.passed,
+    ran: judged.facts ? judged.facts.passed + judged.facts.failed : summary.ran,
     verdict,
-    reason: proc.timedOut ? `${runner}: timed out after ${input.timeoutSeconds}s` : summary.reason,
+    reason: proc.timedOut ? `${runner}: timed out after ${input.timeoutSeconds}s` : judged.reason.slice(0, 500),
     sandbox: sandboxReport(sandbox, proc.sandboxDenials, proc.tail),
+    report: judged.facts,
   };
+}
+
+/** The baseline: this run's report, for every later run of the run to be held against. */
+function keepBaseline(runId: string, command: string, runner: string, report: TestReport | null): void {
+  const baseline: TestBaseline = { version: 1, command, runner, at: new Date().toISOString(), report };
+  writePrivateFile(baselinePath(runId), JSON.stringify(baseline));
 }

@@ -7,6 +7,7 @@
  * completion check. Every activity is idempotent: a retry after a lost worker finds what the first
  * attempt did (the worktree there, the merge on the line) and answers the same.
  */
+import { recordGitLayout } from './git-layout.js';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -64,6 +65,8 @@ export async function addWorktree(raw: WorktreeInput): Promise<{ path: string; c
   await git(input.repoPath, ['worktree', 'prune']);
   ensureRepoDir(input.repoPath, path.dirname(dir));
   await git(input.repoPath, ['worktree', 'add', '--detach', '--force', dir, input.base]);
+  // Vigil made it: its layout is the one every later git command there is checked against.
+  recordGitLayout(dir);
   return { path: dir, created: true };
 }
 

@@ -180,7 +180,13 @@ export async function missingSearchAttributes(connection: Connection, namespace:
 /** Temporal's names of the search attribute types (as `temporal operator search-attribute create --type` takes them). */
 type IndexedValueType = temporal.api.enums.v1.IndexedValueType;
 
-const SA_TYPES: Record<string, string> = { VigilStatus: 'Keyword', VigilIteration: 'Int', VigilRepo: 'Keyword', VigilProvider: 'Keyword' };
+const SA_TYPES: Record<string, string> = {
+  VigilStatus: 'Keyword',
+  VigilIteration: 'Int',
+  VigilRepo: 'Keyword',
+  VigilProvider: 'Keyword',
+  VigilRelease: 'Keyword',
+};
 
 /** The commands that add `names` to the endpoint's namespace: the temporal CLI's, one per attribute, then Temporal Cloud's. */
 export function searchAttributeCommands(names: readonly string[], ep: Endpoint): { temporal: string[]; cloud: string } {
@@ -197,9 +203,14 @@ export function searchAttributeCommands(names: readonly string[], ep: Endpoint):
 /** What `vigil start` says, once, when the run started without Vigil's search attributes. */
 export function searchAttributeHint(missing: readonly string[], ep: Endpoint, refusal?: string): string {
   const cmds = searchAttributeCommands(missing, ep);
+  // Only the release stamp missing: the run has the others, not the release that started it.
+  const stampOnly = !refusal && missing.length === 1 && missing[0] === 'VigilRelease';
   return [
-    `vigil: namespace "${ep.namespace}" ${refusal ? `refused Vigil's search attributes (${refusal})` : `lacks Vigil's search attributes ${missing.join(', ')}`}; ` +
-      'the run started without them, so `vigil list` and the Web UI cannot show or filter runs by status.',
+    stampOnly
+      ? `vigil: namespace "${ep.namespace}" lacks Vigil's search attribute VigilRelease; the run started without its release stamp, ` +
+        'so `vigil doctor` and `vigil worker` cannot tell which release started it (docs/operations.md, Upgrading Vigil under open runs).'
+      : `vigil: namespace "${ep.namespace}" ${refusal ? `refused Vigil's search attributes (${refusal})` : `lacks Vigil's search attributes ${missing.join(', ')}`}; ` +
+        'the run started without them, so `vigil list` and the Web UI cannot show or filter runs by status.',
     `Someone allowed to change the namespace adds them once, with \`vigil setup --search-attributes${ep.profile ? ` --profile ${ep.profile}` : ''}\`, or:`,
     ...cmds.temporal.map((c) => `  ${c}`),
     'or, on Temporal Cloud:',

@@ -3,7 +3,8 @@
  * (✓ or ✗, and the fix for every ✗): which agent CLIs are installed and their versions, which of
  * each preset's optional flags the CLI advertises or lacks, whether its credential variables are
  * set (names only, never values), whether Temporal answers and whether a worker polls the task
- * queue, and which sandbox a worker here would run agents in (and why not). Exit 0 when everything the chosen provider needs is ok, 1 otherwise, 2 for an unknown
+ * queue, whether an open run started before the release window (a release this one may not
+ * replay; cli/release-window.ts), and which sandbox a worker here would run agents in (and why not). Exit 0 when everything the chosen provider needs is ok, 1 otherwise, 2 for an unknown
  * provider. `temporalCheck` is the default Temporal probe, built on cli/connection.ts. Where each
  * provider's calls go and whether its key is accepted: offline, not checked (it says so); with
  * `--deep`, one request for one token each (cli/doctor-deep.ts).
@@ -14,13 +15,24 @@ import proto from '@temporalio/proto';
 import { isProviderName, PROVIDER_NAMES, PROVIDERS, type ProviderName, type ProviderPreset } from '../activities/providers/index.js';
 import { probeProvider, type ProbeResult } from '../activities/providers/probe.js';
 import { EXIT, withClient, type Endpoint } from './connection.js';
+import { OUTSIDE_FIX, openRunsReport, windowCheck } from './release-window.js';
+import type { WindowReport } from '../workflows/decisions/release-window.js';
 import { describeSandbox } from '../activities/sandbox.js';
 import { ghReady } from '../activities/deliver.js';
 import type { SandboxMode } from '../schemas/sandbox.js';
 import { endpointLine, endpointTarget, NOT_CHECKED, probeEndpoint, type EndpointAnswer, type EndpointTarget } from './doctor-deep.js';
 
 export type TemporalStatus =
-  { ok: true; address: string; namespace: string; pollers: number; taskQueue?: string } | { ok: false; problem: string };
+  | {
+      ok: true;
+      address: string;
+      namespace: string;
+      pollers: number;
+      taskQueue?: string;
+      /** The open runs against the release window (cli/release-window.ts); absent: not listed. */
+      runs?: WindowReport | { problem: string };
+    }
+  | { ok: false; problem: string };
 
 export interface DoctorOptions {
   /** Check only this provider (and require it); default: every agent CLI, at least one ready. */
@@ -44,7 +56,7 @@ export interface DoctorOptions {
 }
 
 export interface DoctorCheck {
-  /** `claude`, `claude.flags`, `claude.credentials`, `claude.root`, `agents`, `temporal`, `worker`. */
+  /** `claude`, `claude.flags`, `claude.credentials`, `claude.root`, `agents`, `temporal`, `worker`, `runs`. */
   name: string;
   ok: boolean;
   /** Counts toward the exit code. */
@@ -105,12 +117,13 @@ const tsMs = (ts: proto.google.protobuf.ITimestamp | null | undefined): number =
 /**
  * The default `connect` of `vigil doctor`: connects like every other verb (cli/connection.ts)
  * and counts the live pollers (distinct worker identities) of the task queue, workflow and
- * activity sides. Never throws: an unreachable server or a missing namespace is `ok: false`.
+ * activity sides, then lists the open runs against the release window. Never throws: an
+ * unreachable server or a missing namespace is `ok: false`.
  */
 export async function temporalCheck(ep: Endpoint): Promise<TemporalStatus> {
   const { address, namespace, taskQueue } = ep;
   try {
-    return await withClient(ep, async (_client, connection) => {
+    return await withClient(ep, async (client, connection) => {
       const T = proto.temporal.api.enums.v1.TaskQueueType;
       const identities = new Set<string>();
       const since = Date.now() - LIVE_POLLER_MS;
@@ -123,7 +136,8 @@ export async function temporalCheck(ep: Endpoint): Promise<TemporalStatus> {
           identities.add(p.identity ?? `poller-${identities.size}`);
         }
       }
-      return { ok: true as const, address, namespace, taskQueue, pollers: identities.size };
+      const runs = await connection.withDeadline(Date.now() + 15_000, () => openRunsReport(client));
+      return { ok: true as const, address, namespace, taskQueue, pollers: identities.size, runs };
     });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
@@ -297,7 +311,19 @@ function temporalChecks(t: TemporalStatus): DoctorCheck[] {
           detail: `no worker is polling ${queue}`,
           fix: 'start one with `vigil worker` (or `vigil up`)',
         },
+    ...(t.runs ? [runsCheck(t.runs)] : []),
   ];
+}
+
+/**
+ * The open runs against the release window (docs/operations.md, Upgrading Vigil under open
+ * runs): a ✗ that does not block when one started before the window this release replays.
+ */
+function runsCheck(r: WindowReport | { problem: string }): DoctorCheck {
+  if ('problem' in r)
+    return { name: 'runs', ok: true, required: false, detail: `not checked: the open runs could not be listed (${r.problem})`, fix: null };
+  const c = windowCheck(r);
+  return { name: 'runs', ok: c.ok, required: false, detail: c.detail, fix: c.ok ? null : OUTSIDE_FIX };
 }
 
 /**

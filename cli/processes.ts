@@ -7,6 +7,7 @@
  * cli/operations.ts.
  */
 import path from 'node:path';
+import { Client } from '@temporalio/client';
 import { NativeConnection, type LogLevel } from '@temporalio/worker';
 import { wrapInProcessAgentCalls } from '../activities/call-observers.js';
 import { activityObserver } from '../workers/activity-observer.js';
@@ -32,6 +33,7 @@ import {
   type Endpoint,
 } from './connection.js';
 import type { Operations } from './operations.js';
+import { openRunsReport, windowLine } from './release-window.js';
 import { configureWorkerStore, startProcessStore, type StoreFlags } from './store.js';
 
 export interface ServerFlags {
@@ -128,7 +130,7 @@ export async function startServer(ep: Endpoint, flags: ServerFlags): Promise<Dev
 
 /** The event store of this process (cli/store.ts), with its banner line. */
 async function startStore(flags: StoreFlags) {
-  const store = await startProcessStore(process.env, flags, warn);
+  const store = await startProcessStore(process.env, flags, warn, say);
   say(`  event store  : ${store.line}`);
   return store;
 }
@@ -234,6 +236,8 @@ async function runWorker(
     say(`  slots        : ${describeTuning(ops.tuning)} (per queue)`, { ...ops.tuning });
     if (metrics) say(`  metrics      : http://${ops.metricsBind}/metrics (also /healthz, /readyz)`);
     if (announceStore) say(`  event store  : ${store}`);
+    // One line on the open runs against the release window, once the listing answers (the worker does not wait for it).
+    void announceOpenRuns(connection, ep.namespace);
     await workers.run();
     say('vigil worker stopped');
     return 0;
@@ -242,6 +246,16 @@ async function runWorker(
     await tracing?.shutdown();
     await connection.close();
   }
+}
+
+/** Says which open runs started before this release's window (docs/operations.md, Upgrading Vigil under open runs); never fails the worker. */
+async function announceOpenRuns(connection: NativeConnection, namespace: string): Promise<void> {
+  const r = await connection
+    .withDeadline(Date.now() + 30_000, () => openRunsReport(new Client({ connection, namespace })))
+    .catch((err: unknown) => ({ problem: err instanceof Error ? err.message : String(err) }));
+  if ('problem' in r) say(`  open runs    : not listed (${r.problem.split('\n')[0] ?? ''})`);
+  else if (r.outside.some((o) => o.certain)) warn(windowLine(r));
+  else say(`  ${windowLine(r)}`);
 }
 
 /**

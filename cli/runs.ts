@@ -7,18 +7,28 @@ import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { WorkflowIdConflictPolicy, type Client, type Connection, type WorkflowHandle } from '@temporalio/client';
+import type { SearchAttributePair } from '@temporalio/common';
 import type { ChecklistItem } from '../schemas/gates.js';
 import type { TaskList } from '../schemas/tasks.js';
 import { canonicalTasks } from '../schemas/authorization.js';
 import type { Knobs } from '../schemas/knobs.js';
 import { OUTCOME_STATUSES, type RunInput } from '../schemas/run.js';
 import { RUN_STATUSES } from '../schemas/status.js';
-import { SA_ITERATION, SA_PROVIDER, SA_REPO, SA_STATUS, SEARCH_ATTRIBUTES } from '../schemas/search-attributes.js';
+import {
+  SA_ITERATION,
+  SA_PROVIDER,
+  SA_RELEASE,
+  SA_REPO,
+  SA_STATUS,
+  SEARCH_ATTRIBUTES,
+  UPSERTED_SEARCH_ATTRIBUTES,
+} from '../schemas/search-attributes.js';
 import type { vigilRun } from '../workflows/run-workflow.js';
 import { staticDetails, staticSummary } from '../workflows/ui.js';
 import { prdDigest, runSecret, signRun, startClaims } from '../activities/run-authorization.js';
 import { failoverChain } from '../workflows/decisions/failover.js';
 import { CliError, EXIT, missingSearchAttributes, type Endpoint } from './connection.js';
+import { packageRelease } from './release-window.js';
 import type { Prd } from './prd.js';
 
 export function checkRepo(repo: string): string {
@@ -163,6 +173,30 @@ export function runInputFor(
   return input;
 }
 
+/**
+ * The search attributes a run starts with, given those the namespace lacks: all of them, with the
+ * release stamp (the package's version: docs/operations.md, Upgrading Vigil under open runs); all
+ * but the stamp where only `VigilRelease` is missing; none where one the workflow upserts is
+ * missing (`upserts` false: the run is told so, as an upsert of an unknown attribute would fail
+ * every workflow task). Schedules start their runs with the same.
+ */
+export function startSearchAttributes(
+  input: Pick<RunInput, 'repoPath' | 'knobs'>,
+  missing: readonly string[],
+): { upserts: boolean; typed: SearchAttributePair[] } {
+  if (UPSERTED_SEARCH_ATTRIBUTES.some((k) => missing.includes(k.name))) return { upserts: false, typed: [] };
+  return {
+    upserts: true,
+    typed: [
+      { key: SA_STATUS, value: 'starting' },
+      { key: SA_ITERATION, value: 0 },
+      { key: SA_REPO, value: input.repoPath.slice(-255) },
+      { key: SA_PROVIDER, value: input.knobs.provider },
+      ...(missing.includes(SA_RELEASE.name) ? [] : [{ key: SA_RELEASE, value: packageRelease() }]),
+    ],
+  };
+}
+
 export async function startRun(client: Client, connection: Connection, ep: Endpoint, opts: StartOptions): Promise<StartResult> {
   const input = runInputFor(opts);
   if (opts.attachIfRunning) {
@@ -173,7 +207,8 @@ export async function startRun(client: Client, connection: Connection, ep: Endpo
   // null: the server would not say (no right to list them); try with them, and without on refusal.
   const missing = await missingSearchAttributes(connection, ep.namespace);
   const start = (withSearchAttributes: boolean): Promise<WorkflowHandle<typeof vigilRun>> => {
-    const args: RunInput = withSearchAttributes ? input : { ...input, searchAttributes: false };
+    const attributes = withSearchAttributes ? startSearchAttributes(input, missing ?? []) : null;
+    const args: RunInput = attributes?.upserts ? input : { ...input, searchAttributes: false };
     // By name: the CLI does not load the workflow code to start it.
     const common = {
       taskQueue: ep.taskQueue,
@@ -181,16 +216,7 @@ export async function startRun(client: Client, connection: Connection, ep: Endpo
       args: [args] as [RunInput],
       staticSummary: staticSummary(input),
       staticDetails: staticDetails(input),
-      ...(withSearchAttributes
-        ? {
-            typedSearchAttributes: [
-              { key: SA_STATUS, value: 'starting' },
-              { key: SA_ITERATION, value: 0 },
-              { key: SA_REPO, value: input.repoPath.slice(-255) },
-              { key: SA_PROVIDER, value: input.knobs.provider },
-            ],
-          }
-        : {}),
+      ...(attributes?.upserts ? { typedSearchAttributes: attributes.typed } : {}),
     };
     if (opts.directive) {
       // The directive is in history before the run's first workflow task, so the first prompt has it.
@@ -204,7 +230,10 @@ export async function startRun(client: Client, connection: Connection, ep: Endpo
     return client.workflow.start<typeof vigilRun>('vigilRun', { ...common, workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL });
   };
   try {
-    if (missing !== null && missing.length > 0) return { handle: await start(false), attached: false, searchAttributes: { missing } };
+    if (missing !== null && missing.length > 0) {
+      const upserts = startSearchAttributes(input, missing).upserts;
+      return { handle: await start(upserts), attached: false, searchAttributes: { missing } };
+    }
     try {
       return { handle: await start(true), attached: false, searchAttributes: { missing: [] } };
     } catch (err) {

@@ -168,10 +168,7 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
         missingSearchAttributes,
         staticSummary,
         staticDetails,
-        SA_STATUS,
-        SA_ITERATION,
-        SA_REPO,
-        SA_PROVIDER,
+        startSearchAttributes,
         searchAttributeHint,
       } = await load();
       validateScheduleName(name);
@@ -186,8 +183,9 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
       await withClient(ep, async (client, connection) => {
         const input = runInputFor({ prd, repoPath, knobs: resolved.knobs, workflowId: name, ...(checklist ? { checklist } : {}) }, true);
         const missing = await missingSearchAttributes(connection, ep.namespace);
-        const withAttributes = missing === null || missing.length === 0;
-        if (!withAttributes) input.searchAttributes = false;
+        // Each run of the schedule is stamped with this release: the one that made the schedule (recreate it after an upgrade).
+        const attributes = startSearchAttributes(input, missing ?? []);
+        if (!attributes.upserts) input.searchAttributes = false;
         const memo: ScheduleMemo = { vigilCron: cron, vigilPrd: prd.path, vigilRepo: repoPath };
         try {
           await client.schedule.create({
@@ -201,16 +199,7 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
               args: [input],
               staticSummary: staticSummary(input),
               staticDetails: staticDetails(input),
-              ...(withAttributes
-                ? {
-                    typedSearchAttributes: [
-                      { key: SA_STATUS, value: 'starting' },
-                      { key: SA_ITERATION, value: 0 },
-                      { key: SA_REPO, value: repoPath.slice(-255) },
-                      { key: SA_PROVIDER, value: resolved.knobs.provider },
-                    ],
-                  }
-                : {}),
+              ...(attributes.upserts ? { typedSearchAttributes: attributes.typed } : {}),
             },
             policies: { overlap: toPolicy(overlap) },
             memo: { ...memo },
@@ -228,7 +217,7 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
             throw new CliError(`the server refused the schedule: ${msg.replace(/^\d+ [A-Z_]+: /, '')}`, EXIT.usage);
           throw err;
         }
-        if (!withAttributes) process.stderr.write(`${searchAttributeHint(missing ?? [], ep)}\n`);
+        if (missing?.length) process.stderr.write(`${searchAttributeHint(missing, ep)}\n`);
         const { desc } = await describeOrFail(client, name);
         if (o.json) return out(JSON.stringify(describeJson(name, desc), null, 2));
         out(`created schedule ${name}: ${cron} (${String(o.timezone)}), overlap ${overlap}`);

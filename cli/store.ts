@@ -6,7 +6,9 @@
  *     reuse the one running there), apply the migrations, and stop it when they exit — unless a
  *     store is configured (VIGIL_DATABASE_URL / DATABASE_URL: migrated and used as it is) or the
  *     user opted out (`--no-store`, VIGIL_EVENT_STORE=0). A store that cannot start is a warning:
- *     runs never wait for it.
+ *     runs never wait for it. The embedded Postgres is started again when it dies while they run
+ *     (workers/postgres-watch.ts), and each time it starts they drain its spool: the last events of
+ *     runs that ended while it was down (activities/event-spool.ts).
  *   - a worker (`vigil worker`, and the worker of `up` and `demo`) projects into the configured
  *     store, else into the local one whenever it runs.
  *   - `vigil report` and `vigil history` read the configured store, else the local one, starting
@@ -14,17 +16,27 @@
  */
 import pg from 'pg';
 import { CONNECT_TIMEOUT_MS, describeUrl, migrate, useLocalEventStore } from '../activities/event-store.js';
+import { describeDrain, drainSpoolInto } from '../activities/event-journal.js';
+import { spoolFiles } from '../activities/event-spool.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../workers/postgres.js';
-import { configuredStoreUrl, localStoreDir, localStoreUrlFile, storeOptedOut } from '../workers/store-location.js';
+import { watchEmbeddedPostgres } from '../workers/postgres-watch.js';
+import {
+  configuredSpoolDir,
+  configuredStoreUrl,
+  localSpoolDir,
+  localStoreDir,
+  localStoreUrlFile,
+  storeOptedOut,
+} from '../workers/store-location.js';
 import { existsSync } from 'node:fs';
 import { CliError, EXIT } from './connection.js';
 
 export interface ProcessStore {
-  /** The database URL runs project into, or null (off, or failed to start). */
+  /** The database URL runs project into, or null (off, or failed to start); an embedded Postgres started again may be on another port (its URL file says). */
   url: string | null;
   /** One line for the start-up banner, never with the password. */
   line: string;
-  /** Stops the embedded Postgres if this process owns it. */
+  /** Stops watching the embedded Postgres, and stops it if this process owns it. */
   stop(): Promise<void>;
 }
 
@@ -53,13 +65,36 @@ async function migrateUrl(url: string): Promise<void> {
 
 const errText = (err: unknown): string => (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
 
+/**
+ * The spool of the store at `url` drained into it (runs that ended while it was down, whoever's),
+ * with a line when it did something. In the background: it never holds up the process. The
+ * memory's run-end hook is loaded first, so a drained run's outcome consolidates as a worker's would.
+ */
+async function catchUpSpool(url: string, dir: string, say: (line: string) => void, warn: (line: string) => void): Promise<void> {
+  if (spoolFiles(dir).length === 0) return;
+  try {
+    await import('../activities/lasting-memory.js');
+    const r = await drainSpoolInto(url, dir);
+    const line = describeDrain(r, dir);
+    if (line) (r.rejected || r.left ? warn : say)(line);
+  } catch (err) {
+    warn(`event store: the spool ${dir} was not drained: ${errText(err)}`);
+  }
+}
+
 /** The store of `vigil server`, `up` and `demo` (see the file comment). Never throws. */
-export async function startProcessStore(env: NodeJS.ProcessEnv, flags: StoreFlags, warn: (line: string) => void): Promise<ProcessStore> {
+export async function startProcessStore(
+  env: NodeJS.ProcessEnv,
+  flags: StoreFlags,
+  warn: (line: string) => void,
+  say: (line: string) => void = warn,
+): Promise<ProcessStore> {
   if (storeOff(env, flags)) return { url: null, line: `off (${flags.store === false ? '--no-store' : 'VIGIL_EVENT_STORE'})`, stop: noop };
   const configured = configuredStoreUrl(env);
   if (configured) {
     try {
       await migrateUrl(configured.url);
+      void catchUpSpool(configured.url, configuredSpoolDir(configured.url, env), say, warn);
     } catch (err) {
       warn(
         `the event store at ${describeUrl(configured.url)} (${configured.name}) is not reachable now: ${errText(err)}; runs go on and their events are stored once it is`,
@@ -69,8 +104,9 @@ export async function startProcessStore(env: NodeJS.ProcessEnv, flags: StoreFlag
   }
   let server: EmbeddedPostgres;
   const t0 = Date.now();
+  const dataDir = localStoreDir(env);
   try {
-    server = await startEmbeddedPostgres({ dataDir: localStoreDir(env) });
+    server = await startEmbeddedPostgres({ dataDir });
     await migrateUrl(server.url);
   } catch (err) {
     warn(
@@ -78,11 +114,22 @@ export async function startProcessStore(env: NodeJS.ProcessEnv, flags: StoreFlag
     );
     return { url: null, line: 'not started (see the warning above)', stop: noop };
   }
+  void catchUpSpool(server.url, localSpoolDir(env), say, warn);
+  // Started again when it dies while this process runs: its runs' events have nowhere else to go.
+  const watched = watchEmbeddedPostgres(server, {
+    start: () => startEmbeddedPostgres({ dataDir }),
+    restarted: async (s) => {
+      await migrateUrl(s.url);
+      void catchUpSpool(s.url, localSpoolDir(env), say, warn);
+    },
+    say,
+    warn,
+  });
   const how = server.reused ? (server.owned ? 'taken over' : 'already running') : `started in ${((Date.now() - t0) / 1000).toFixed(1)} s`;
   return {
     url: server.url,
     line: `${describeUrl(server.url)} (embedded Postgres, ${how}; data in ${server.dataDir})`,
-    stop: () => server.stop(),
+    stop: () => watched.stop(),
   };
 }
 

@@ -1,9 +1,9 @@
 /**
  * The calls a round driver makes (council-round.ts, review-round.ts), in the shape it calls them:
- * `executeWithOptions` of an activity proxy from the workflow, or the same function in process
- * inside the round's own activity (activities/rounds.ts). Typed from the contracts in schemas/, so
- * the rounds import no activity code; tests/unit/architecture.test.ts checks these stay the
- * registered activities' own signatures.
+ * `executeWithOptions` of the activity functions in process inside the round's own activity
+ * (activities/rounds.ts), or of an activity proxy from the workflow (the evidence check of a claim
+ * judged without a council). Typed from the contracts in schemas/, so the rounds import no activity
+ * code; tests/unit/architecture.test.ts checks these stay the activity functions' own signatures.
  */
 import type { ActivityFunctionWithOptions } from '@temporalio/workflow';
 import type { AgentResult, CollectEvidenceInput, EvidenceFactsResult, RunAgentInput, WriteTranscriptInput } from '../schemas/activities.js';
@@ -28,7 +28,7 @@ export interface RoundCalls {
 /**
  * A round's members (or reviewers) asked in one call, where the provider can run sub-agents
  * (claude `--agents`, activities/round-batch.ts). Not an activity: only the round activities
- * (activities/rounds.ts) have it; rounds run as workflow code ask each member.
+ * (activities/rounds.ts) have it.
  */
 export interface BatchRequest {
   kind: 'council' | 'review';

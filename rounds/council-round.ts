@@ -9,9 +9,9 @@
  * council refuses costs one call. Also the evidence check alone, for completion claims judged
  * without a council.
  *
- * Deterministic, no I/O of its own: it runs as workflow code (each call an activity) and, from
- * `vigil-round-activity-v1` on, inside the round's one activity (activities/rounds.ts). The rules
- * live in `workflows/decisions/`.
+ * Deterministic, no I/O of its own: a round runs inside its one activity (activities/rounds.ts),
+ * its calls injected; the evidence check alone (`checkEvidence`) also runs as workflow code, its
+ * call an activity, for a claim judged without a council. The rules live in `workflows/decisions/`.
  */
 import { ActivityFailure } from '@temporalio/common';
 import type { AgentResult, EvidenceFactsResult, RunAgentInput } from '../schemas/activities.js';
@@ -108,7 +108,7 @@ function withoutTreeBefore<T extends { treeBefore?: string }>(input: T): Omit<T,
 
 /** Gathers the facts (diff, secrets, the evidence pack) and judges them. */
 export async function checkEvidence(
-  deps: CouncilDeps,
+  deps: { repo: Pick<CouncilDeps['repo'], 'collectEvidence'> },
   input: EvidenceInput,
 ): Promise<{ facts: EvidenceFactsResult; verdict: EvidenceVerdict }> {
   const k = input.knobs;

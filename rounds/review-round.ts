@@ -5,9 +5,8 @@
  * aggregated; an inconclusive review re-asks the silent reviewers once; a unanimous PASS is
  * re-reviewed by the devil's advocate. The aggregate is written next to the reviewers' logs.
  *
- * Deterministic, no I/O of its own: it runs as workflow code (each call an activity) and, from
- * `vigil-round-activity-v1` on, inside the review's one activity (activities/rounds.ts). The
- * rules live in `workflows/decisions/review.ts`.
+ * Deterministic, no I/O of its own: it runs inside the review's one activity
+ * (activities/rounds.ts), its calls injected. The rules live in `workflows/decisions/review.ts`.
  */
 import { ActivityFailure } from '@temporalio/common';
 import type { AgentResult, RunAgentInput } from '../schemas/activities.js';

@@ -5,6 +5,7 @@
  * Sandbox-safe: imported by the workflow bundle.
  */
 import { z } from 'zod';
+import { ReportFactsSchema } from './test-report.js';
 import { shared } from './shared.js';
 import { RunAuthorizationSchema } from './authorization.js';
 import { PROVIDERS } from './knobs.js';
@@ -465,6 +466,11 @@ export const RunTestsInputSchema = shared('schemas/activities:RunTestsInputSchem
     /** The run's sandbox and sandboxRegistries knobs; absent: the worker's settings. */
     sandbox: SandboxModeSchema.optional(),
     sandboxRegistries: z.boolean().optional(),
+    /**
+     * This run is the run's baseline (the suite on the tree the run started with): its per-test
+     * report is kept in the run's private folder, and every later run of the run is held against it.
+     */
+    recordBaseline: z.boolean().optional(),
   }),
 );
 export type RunTestsInput = z.input<typeof RunTestsInputSchema>;
@@ -492,6 +498,8 @@ export const TestResultSchema = shared('schemas/activities:TestResultSchema', ()
     reason: z.string().max(500).default(''),
     /** How the test run was isolated and what the sandbox refused. */
     sandbox: SandboxReportSchema.nullable().optional(),
+    /** What the runner's per-test report said, against the run's baseline (absent: no report was read). */
+    report: ReportFactsSchema.nullable().optional(),
   }),
 );
 export type TestResult = z.infer<typeof TestResultSchema>;
@@ -516,6 +524,8 @@ export const RunGatesInputSchema = shared('schemas/activities:RunGatesInputSchem
     sinceDefault: z.string().nullable().optional(),
     /** The run's sandbox knob for the gate tools (absent: the worker's setting); the tests take theirs from `tests`. */
     sandbox: SandboxModeSchema.optional(),
+    /** The tree the run started with: the integrity gates (test_mutation, test_gaming) compare with it. */
+    runStartTree: z.string().nullable().optional(),
   }),
 );
 export type RunGatesInput = z.input<typeof RunGatesInputSchema>;

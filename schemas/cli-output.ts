@@ -322,6 +322,18 @@ export const DoctorJsonSchema = z.object({
       namespace: z.string(),
       pollers: z.number().int(),
       taskQueue: z.string().optional(),
+      /** The open runs against the release window (workflows/decisions/release-window.ts), or why they could not be listed. */
+      runs: z
+        .union([
+          z.object({
+            open: z.number().int(),
+            outside: z.array(z.object({ workflowId: z.string(), release: z.string(), certain: z.boolean() })),
+            finishBeforeNext: z.number().int(),
+            unknown: z.array(z.object({ workflowId: z.string(), release: z.string() })),
+          }),
+          z.object({ problem: z.string() }),
+        ])
+        .optional(),
     }),
     z.object({ ok: z.literal(false), problem: z.string() }),
   ]),

@@ -150,7 +150,10 @@ export type ProjectEventsInput = z.input<typeof ProjectEventsInputSchema>;
 
 export const ProjectEventsResultSchema = shared('schemas/events:ProjectEventsResultSchema', () =>
   z.object({
-    /** The highest seq now in the store for this workflow (every event up to it is stored). */
+    /**
+     * The highest seq taken care of for this workflow: every event up to it is stored, or, for a run
+     * that has ended, kept in the worker's spool until the store takes it (activities/event-journal.ts).
+     */
     storedThrough: z.number().int().min(0),
     /** Rows written this time (0 when all were there already: a retry or a replay). */
     written: z.number().int().min(0),

@@ -19,6 +19,7 @@ export const GATE_NAMES = [
   'tests',
   'mock_integrity',
   'test_mutation',
+  'test_gaming',
   'doc_coverage',
   'coverage',
   'code_review',
@@ -34,6 +35,7 @@ export const TOOL_GATES = [
   'tests',
   'mock_integrity',
   'test_mutation',
+  'test_gaming',
   'doc_coverage',
   'coverage',
 ] as const satisfies readonly GateName[];
@@ -54,6 +56,8 @@ export const FindingSchema = shared('schemas/gates:FindingSchema', () =>
     file: z.string().max(500).nullable().default(null),
     line: z.number().int().min(0).nullable().default(null),
     message: z.string().max(500),
+    /** A finding a person may waive names itself by this id (`vigil waive <run> <id>`); absent: not waivable by id. */
+    id: z.string().max(300).optional(),
   }),
 );
 export type Finding = z.infer<typeof FindingSchema>;
@@ -251,6 +255,8 @@ export const RunGateInputSchema = shared('schemas/gates:RunGateInputSchema', () 
     iteration: z.number().int().min(0),
     /** The gate looks at the files changed since this tree (where it last passed, else the run start). */
     sinceTree: z.string().nullable(),
+    /** The tree the run started with: the integrity gates compare with it, whatever the gate last passed on. */
+    runStartTree: z.string().nullable().optional(),
     timeoutSeconds: z.number().int().min(1),
     coverageThreshold: z.number().min(0).max(100).default(80),
     /** The run's sandbox knob for the gate's tools (absent: the worker's setting). */

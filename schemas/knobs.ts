@@ -628,7 +628,12 @@ export const KNOBS = shared(
       gateTestMutation: boolKnob(
         'VIGIL_GATE_TEST_MUTATION',
         true,
-        'Blocking on HIGH: expected values changed or assertions removed in tests alongside an implementation change.',
+        'Blocking: test integrity since the run started: a baseline test deleted or renamed, a skip/only/xfail marker added, a baseline assertion changed, the test harness changed (waivable by a person).',
+      ),
+      gateTestGaming: boolKnob(
+        'VIGIL_GATE_TEST_GAMING',
+        true,
+        "Blocking: product code that games its tests: reads its caller's frame, probes for the test runner, exits outside an entry point, reads test files, hard-codes a failing test's input.",
       ),
       gateDocCoverage: boolKnob(
         'VIGIL_GATE_DOC_COVERAGE',

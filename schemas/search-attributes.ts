@@ -3,7 +3,10 @@
  * server they are registered once per namespace by someone allowed to (`vigil setup
  * --search-attributes`, or the commands `vigil start` prints when they are missing; a run started
  * without them sets none). They make runs findable in the Temporal UI and `temporal workflow list`,
- * e.g. `VigilStatus = 'paused'`.
+ * e.g. `VigilStatus = 'paused'`. `VigilRelease` is the release that started the run (the client's
+ * version, stamped at start; a stream carries its run's), which `vigil doctor` and `vigil worker`
+ * read against the support window (workflows/decisions/release-window.ts); the workflow never
+ * upserts it. Four Keyword attributes of the ten SQL visibility allows.
  *
  * Sandbox-safe: imported by the workflow bundle.
  */
@@ -13,8 +16,12 @@ export const SA_STATUS = defineSearchAttributeKey('VigilStatus', SearchAttribute
 export const SA_ITERATION = defineSearchAttributeKey('VigilIteration', SearchAttributeType.INT);
 export const SA_REPO = defineSearchAttributeKey('VigilRepo', SearchAttributeType.KEYWORD);
 export const SA_PROVIDER = defineSearchAttributeKey('VigilProvider', SearchAttributeType.KEYWORD);
+export const SA_RELEASE = defineSearchAttributeKey('VigilRelease', SearchAttributeType.KEYWORD);
 
-export const SEARCH_ATTRIBUTES = [SA_STATUS, SA_ITERATION, SA_REPO, SA_PROVIDER] as const;
+export const SEARCH_ATTRIBUTES = [SA_STATUS, SA_ITERATION, SA_REPO, SA_PROVIDER, SA_RELEASE] as const;
+
+/** The attributes the workflow upserts: without all of them, a run starts with none (input `searchAttributes: false`). */
+export const UPSERTED_SEARCH_ATTRIBUTES = [SA_STATUS, SA_ITERATION, SA_REPO, SA_PROVIDER] as const;
 
 /** `Name=Type` strings as the `temporal server start-dev --search-attribute` flag expects them. */
 export const SEARCH_ATTRIBUTE_FLAGS: readonly string[] = SEARCH_ATTRIBUTES.map((k) => {

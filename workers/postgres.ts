@@ -87,6 +87,8 @@ export interface EmbeddedPostgres {
   reused: boolean;
   /** True when this process stops the server in `stop()`: it started it, or adopted it from a dead owner. */
   owned: boolean;
+  /** Whether the server is still alive (workers/postgres-watch.ts starts it again when it is not). */
+  running(): boolean;
   /** Stops the server if this process owns it (fast shutdown); a server another live process owns is left running. */
   stop(): Promise<void>;
 }
@@ -409,6 +411,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
         logFile,
         reused: true,
         owned: adopt,
+        running: () => alive(c.pid),
         stop: adopt ? stop : () => Promise.resolve(),
       };
     }
@@ -538,6 +541,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
       logFile,
       reused: false,
       owned: true,
+      running: () => isRunning() && alive(pid),
       async stop(): Promise<void> {
         const recorded = readServerFile(serverFile);
         if (recorded?.pid === pid && tookOver(recorded)) return;

@@ -8,6 +8,9 @@
  *      VIGIL_HOME/postgres, whose URL (with its current port) they write to
  *      VIGIL_HOME/postgres/url — present once it was started on this machine.
  *
+ * And where a store's spool is: the folder where the last events of runs that ended while it was
+ * down wait for it (activities/event-spool.ts).
+ *
  * Light on purpose (no `pg`, no Temporal): `vigil start` reads it on every call.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -44,6 +47,30 @@ export function localStoreDir(env: NodeJS.ProcessEnv = process.env): string {
 
 export function localStoreUrlFile(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(localStoreDir(env), LOCAL_STORE_URL_FILE);
+}
+
+/** The local store's spool: beside its cluster, in the folder of its URL file. */
+export function localSpoolDirOf(urlFile: string): string {
+  return path.join(path.dirname(urlFile), 'spool');
+}
+
+export function localSpoolDir(env: NodeJS.ProcessEnv = process.env): string {
+  return localSpoolDirOf(localStoreUrlFile(env));
+}
+
+/**
+ * A configured store's spool: VIGIL_HOME/event-spool/<host>_<port>_<database>, one folder per
+ * store (never the password), so that a worker drains a spool only into the store it was meant for.
+ */
+export function configuredSpoolDir(url: string, env: NodeJS.ProcessEnv = process.env): string {
+  let name = 'unparseable-url';
+  try {
+    const u = new URL(url);
+    name = `${u.hostname}_${u.port || '5432'}_${decodeURIComponent(u.pathname.replace(/^\//, '')) || 'postgres'}`;
+  } catch {
+    /* the store itself will say what is wrong with its URL */
+  }
+  return path.join(vigilHome(env), 'event-spool', name.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 120));
 }
 
 /** The URL in a local store's URL file, or null when there is none (yet). */

@@ -16,6 +16,7 @@ import {
 } from '@temporalio/worker';
 import type { PayloadCodec } from '@temporalio/common';
 import * as activities from '../activities/index.js';
+import { catchUpJournals } from '../activities/event-journal.js';
 import { configureGitHelper } from '../activities/git-helper.js';
 import { HEARTBEAT_SEND_MS, setHeartbeatSendMs } from '../activities/heartbeat.js';
 import { cancelRunningCalls } from '../activities/running-calls.js';
@@ -144,6 +145,8 @@ export async function createVigilWorker(opts: VigilWorkerOptions): Promise<Worke
   setHeartbeatSendMs(opts.taskQueue, heartbeatSendMs);
   const tuning = opts.tuning ?? DEFAULT_TUNING;
   configureGitHelper({ niceness: tuning.gitNiceness });
+  // The journals of runs that ended while the store was down, spooled by any worker of this store.
+  catchUpJournals();
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,

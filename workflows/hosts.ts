@@ -7,13 +7,13 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { patched, workflowInfo } from '@temporalio/workflow';
+import { deprecatePatch, workflowInfo } from '@temporalio/workflow';
 import { hostTaskQueue } from '../schemas/hosts.js';
 import type { RunInput } from '../schemas/run.js';
 
 /**
- * Runs that name a host record this marker; runs without one (and every run started before hosts)
- * never call it, so their histories replay unchanged.
+ * Host task queues. Runs that name a host record this marker; runs without one never ask it.
+ * Deprecated by 0.5.0 (every run that names a host took this path since 0.4.0); 0.6.0 deletes the call.
  */
 export const HOSTS_PATCH = 'vigil-hosts-v1';
 
@@ -22,6 +22,7 @@ export const HOSTS_PATCH = 'vigil-hosts-v1';
  * once per execution, before the first command, and spread into every repository-bound proxy.
  */
 export function onRunHost(input: Pick<RunInput, 'host'>): { taskQueue?: string } {
-  if (!input.host || !patched(HOSTS_PATCH)) return {};
+  if (!input.host) return {};
+  deprecatePatch(HOSTS_PATCH);
   return { taskQueue: hostTaskQueue(workflowInfo().taskQueue, input.host) };
 }

@@ -1,8 +1,8 @@
 /**
  * The `vigilRun` workflow: one durable run of a coding agent against a repository.
  *
- * This file reads in one screen: parse the input, decide the eras (workflows/run/eras.ts: every
- * `patched()` of the loop, in a fixed order), build the run (workflows/run/run.ts: the carried
+ * This file reads in one screen: parse the input, decide the eras (workflows/run/eras.ts: the
+ * patch markers every execution records first, in a fixed order), build the run (workflows/run/run.ts: the carried
  * state, the per-execution fields, the named waits, publish and journal), install the message
  * handlers (before the first `await`), then the loop. Each pass: the boundary (messages, budget,
  * caps, rollover), the provider, the agent call, what it changed, then the path of a good or a
@@ -17,7 +17,6 @@ import { missingPayloadKey } from './decisions/payload-key.js';
 import { initialRunState } from './initial-state.js';
 import { afterFailedIteration } from './run/after-failed.js';
 import { afterGoodIteration } from './run/after-good.js';
-import { beforeCouncilCheck } from './run/before-council.js';
 import { atBoundary, begin, GO, holdPreparation, prepareExecution } from './run/boundary.js';
 import { callAgent } from './run/call-agent.js';
 import { handleRepositoryTrouble, stopOutcome } from './run/ending.js';
@@ -28,30 +27,6 @@ import { afterAuthFailure, chooseProvider } from './run/provider.js';
 import { makeProxies } from './run/proxies.js';
 import { AGAIN, isEnd, nowMs, Run } from './run/run.js';
 import { runStreams } from './run/streams.js';
-
-export {
-  CHECKPOINTS_PATCH,
-  CLAIMS_HELD_PATCH,
-  COMPLETION_RULE_PATCH,
-  COUNCIL_PATCH,
-  ESCALATION_PATCH,
-  GATES_PATCH,
-  GATES_WITH_CALL_PATCH,
-  HARDENING_PATCH,
-  JOURNAL_PATCH,
-  LEAN_PATCH,
-  LEAN_PROMPT_PATCH,
-  MEMORY_PATCH,
-  PACKED_CARRY_PATCH,
-  PROVIDER_WAIT_REWIND_PATCH,
-  PROVIDERS_PATCH,
-  RATE_LIMIT_PATCH,
-  RECHECK_BEFORE_CALL_PATCH,
-  ROUNDS_PATCH,
-  SEARCH_ATTRIBUTES_PATCH,
-  STREAMS_PATCH,
-  UNDELIVERED_DIRECTIVES_PATCH,
-} from './run/eras.js';
 
 const initialState = (): RunState => initialRunState(nowMs());
 
@@ -132,14 +107,11 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
           // An authentication failure pauses; success: completion check on a claim; failure:
           // durable, interruptible backoff.
           const { result } = call;
-          const next =
-            eras.providersEra && result.authError
-              ? await afterAuthFailure(run, result)
-              : result.exitCode !== 0
-                ? await afterFailedIteration(run, result)
-                : eras.councilEra
-                  ? await afterGoodIteration(run, result, snap)
-                  : await beforeCouncilCheck(run, result, snap);
+          const next = result.authError
+            ? await afterAuthFailure(run, result)
+            : result.exitCode !== 0
+              ? await afterFailedIteration(run, result)
+              : await afterGoodIteration(run, result, snap);
           if (next !== AGAIN) return next.end;
         }
       } catch (err) {

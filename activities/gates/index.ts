@@ -36,7 +36,11 @@ import { coverageGate } from './coverage.js';
 import { docCoverageGate } from './doc-coverage.js';
 import { secretScanGate } from './secret-scan.js';
 import { staticAnalysis } from './static-analysis.js';
+import { testGamingGate, testIntegrityGate } from './integrity-gates.js';
 import { mockIntegrityGate, testMutationGate } from './test-integrity.js';
+
+/** The gates that judge everything the run changed, from its start tree, not since they last passed. */
+const FROM_START: ReadonlySet<string> = new Set(['test_mutation', 'test_gaming']);
 
 /** Files that changed since `sinceTree` (all tracked and untracked files when there is none), existing ones only. */
 async function changedSince(repoPath: string, sinceTree: string | null, tree: string): Promise<string[]> {
@@ -71,7 +75,12 @@ async function evaluate(
     case 'mock_integrity':
       return mockIntegrityGate({ repoPath: input.repoPath, files });
     case 'test_mutation':
-      return testMutationGate({ repoPath: input.repoPath, files, beforeTree: input.sinceTree });
+      // From the run start when the run names it (its files then are those changed since then).
+      return input.runStartTree !== undefined
+        ? testIntegrityGate({ repoPath: input.repoPath, files, startTree: input.runStartTree })
+        : testMutationGate({ repoPath: input.repoPath, files, beforeTree: input.sinceTree });
+    case 'test_gaming':
+      return testGamingGate({ repoPath: input.repoPath, runId: input.runId, files, startTree: input.runStartTree ?? input.sinceTree });
     case 'doc_coverage':
       return docCoverageGate({ repoPath: input.repoPath, files });
     case 'coverage':
@@ -257,12 +266,19 @@ async function runGatesPass(
           }
           const timeout = AbortSignal.timeout(input.timeoutSeconds * 1000);
           const signal = AbortSignal.any([timeout, ctx.cancellationSignal]);
+          // The integrity gates compare with the run start whatever they last passed on (when the run names it).
+          const fromStart = FROM_START.has(gate) && input.runStartTree !== undefined;
           const one = {
             runId: input.runId,
             repoPath: input.repoPath,
             gate,
             iteration: input.iteration,
-            sinceTree: gate in input.sinceTrees ? (input.sinceTrees[gate] ?? null) : (input.sinceDefault ?? null),
+            sinceTree: fromStart
+              ? (input.runStartTree ?? null)
+              : gate in input.sinceTrees
+                ? (input.sinceTrees[gate] ?? null)
+                : (input.sinceDefault ?? null),
+            ...(input.runStartTree !== undefined ? { runStartTree: input.runStartTree } : {}),
             timeoutSeconds: input.timeoutSeconds,
             coverageThreshold: input.coverageThreshold,
             ...(input.sandbox ? { sandbox: input.sandbox } : {}),

@@ -21,6 +21,7 @@ import { execa } from 'execa';
 import { MAX_FINDINGS, severityRank, type FindingInput, type GateName, type GateResultInput, type Severity } from '../../schemas/gates.js';
 import { readRegularFile } from '../safe-files.js';
 import { objectExists } from '../git.js';
+import { gitEnvFor } from '../git-helper.js';
 
 // ---------------------------------------------------------------------------------------------
 // Limits and shared helpers
@@ -723,14 +724,15 @@ export async function mockIntegrityGate(opts: { repoPath: string; files: string[
 const TREEISH = /^[A-Za-z0-9][A-Za-z0-9._/^~{}@-]{0,199}$/;
 
 /** The content of `rel` in `tree`, capped; null when the path is not in the tree. */
-async function readAtTree(repoPath: string, tree: string, rel: string): Promise<string | null> {
+export async function readAtTree(repoPath: string, tree: string, rel: string): Promise<string | null> {
   const r = await execa('git', ['show', '--no-textconv', `${tree}:${rel}`], {
     cwd: repoPath,
     reject: false,
     stdin: 'ignore',
     stripFinalNewline: false,
     maxBuffer: MAX_FILE_BYTES,
-    env: { GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0' },
+    // Never a command of the repository's (activities/git-env.ts); `--no-textconv` above for the same reason.
+    env: { ...gitEnvFor(repoPath), GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0' },
   });
   if (r.isMaxBuffer) return String(r.stdout);
   return r.exitCode === 0 ? String(r.stdout) : null;

@@ -127,7 +127,7 @@ it('vigil setup --search-attributes registers them in a namespace of the cluster
   });
   const first = await runVigil(['setup', '--search-attributes'], env);
   expect(first.code, show(first)).toBe(0);
-  expect(first.stdout).toMatch(/registered VigilStatus, VigilIteration, VigilRepo, VigilProvider in namespace "vigil-team"/);
+  expect(first.stdout).toMatch(/registered VigilStatus, VigilIteration, VigilRepo, VigilProvider, VigilRelease in namespace "vigil-team"/);
   const again = await runVigil(['setup', '--search-attributes'], env);
   expect(again.code, show(again)).toBe(0);
   expect(again.stdout).toContain(`namespace "${NAMESPACE}" has Vigil's search attributes already`);

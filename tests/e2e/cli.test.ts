@@ -12,12 +12,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, it } from 'vitest';
+import { SA_RELEASE } from '../../schemas/search-attributes.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import {
   agentAlive,
   agentCalls,
   assertBuilt,
   makeRepo,
+  ROOT,
   SCRIPTED_AGENT,
   sleep,
   temporalAddress,
@@ -532,5 +534,11 @@ describe.concurrent('vigil CLI', () => {
     expect(git('show', 'HEAD:cli.txt')).toBe(`${id}--cli`);
     expect(git('diff', '--cached', '--name-only')).toBe('');
     expect(() => git('rev-parse', '--verify', '--quiet', `refs/heads/vigil/${id}`)).toThrow();
+    // Each run carries the release that started it: the run stamped by the CLI, each stream by its run.
+    const release = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+    for (const wf of [id, `${id}--api`, `${id}--cli`]) {
+      const d = await client.workflow.getHandle(wf).describe();
+      expect(d.typedSearchAttributes.get(SA_RELEASE), wf).toBe(release);
+    }
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Connecting to a team's Temporal, end to end with real `vigil` processes: a namespace without
  * Vigil's search attributes (`vigil start` needs no admin rights, says once what is missing, the
- * run proceeds; `vigil setup --search-attributes` adds them), `--profile` against TEMPORAL_PROFILE,
+ * run proceeds; `vigil setup --search-attributes` adds them) or without only the release stamp's
+ * (an installation set up before it: the run keeps the others), `--profile` against TEMPORAL_PROFILE,
  * `vigil up --port` that starts its own server rather than join the one at TEMPORAL_ADDRESS, and
  * mutual TLS (server CA, client cert and key, server name) from the environment and from a
  * profile, for the CLI and the worker alike.
@@ -18,10 +19,20 @@ import tls from 'node:tls';
 import { Client, Connection } from '@temporalio/client';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { SEARCH_ATTRIBUTES, SA_STATUS } from '../../schemas/search-attributes.js';
+import { SEARCH_ATTRIBUTES, SA_RELEASE, SA_STATUS, UPSERTED_SEARCH_ATTRIBUTES } from '../../schemas/search-attributes.js';
 import { freePort } from '../../workers/dev-server.js';
 import { hasOpenssl, makeCertificates } from '../support/certificates.js';
-import { assertBuilt, CLI, makeRepo, SCRIPTED_AGENT, temporalAddress, uniqueId, writePrd, writeScenario } from '../support/harness.js';
+import {
+  assertBuilt,
+  CLI,
+  makeRepo,
+  ROOT,
+  SCRIPTED_AGENT,
+  temporalAddress,
+  uniqueId,
+  writePrd,
+  writeScenario,
+} from '../support/harness.js';
 import { cleanEnv, runVigil, show, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
 
 const FAST = [
@@ -41,6 +52,7 @@ const FAST = [
   'prdChecklist=false',
 ];
 const HINT = "lacks Vigil's search attributes";
+const RELEASE = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 /** `vigil start ... --wait` of a two-iteration run that completes. */
 function startArgs(id: string): string[] {
@@ -106,7 +118,7 @@ describe("a namespace without Vigil's search attributes", () => {
     expect(r.stdout).toContain(`started run ${id}`);
     expect(r.stdout).toContain('completion_promise_fulfilled');
     expect(count(r.stderr, HINT), show(r)).toBe(1);
-    expect(r.stderr).toContain(`namespace "${namespace}" ${HINT} VigilStatus, VigilIteration, VigilRepo, VigilProvider`);
+    expect(r.stderr).toContain(`namespace "${namespace}" ${HINT} VigilStatus, VigilIteration, VigilRepo, VigilProvider, VigilRelease`);
     expect(r.stderr).toContain('vigil setup --search-attributes');
     expect(r.stderr).toContain(`temporal operator search-attribute create --namespace ${namespace} --name VigilStatus --type Keyword`);
     expect(r.stderr).toContain(`temporal operator search-attribute create --namespace ${namespace} --name VigilIteration --type Int`);
@@ -130,7 +142,9 @@ describe("a namespace without Vigil's search attributes", () => {
   it('vigil setup --search-attributes adds them (once); runs started afterwards carry them', async () => {
     const s = await runVigil(['setup', '--search-attributes'], env);
     expect(s.code, show(s)).toBe(0);
-    expect(s.stdout).toContain(`registered VigilStatus, VigilIteration, VigilRepo, VigilProvider in namespace "${namespace}"`);
+    expect(s.stdout).toContain(
+      `registered VigilStatus, VigilIteration, VigilRepo, VigilProvider, VigilRelease in namespace "${namespace}"`,
+    );
     const again = await runVigil(['setup', '--search-attributes'], env);
     expect(again.code, show(again)).toBe(0);
     expect(again.stdout).toContain(`namespace "${namespace}" has Vigil's search attributes already`);
@@ -141,6 +155,53 @@ describe("a namespace without Vigil's search attributes", () => {
     expect(r.stderr).not.toContain(HINT);
     const desc = await new Client({ connection, namespace }).workflow.getHandle(id).describe();
     expect(desc.typedSearchAttributes.get(SA_STATUS)).toBe('completion_promise_fulfilled');
+    expect(desc.typedSearchAttributes.get(SA_RELEASE)).toBe(RELEASE);
+  });
+});
+
+describe('a namespace with the search attributes of a release before the stamp (no VigilRelease)', () => {
+  it('vigil start keeps the others, says once that the release stamp is missing, and the run completes with its status', async () => {
+    const namespace = uniqueId('vigil-nostamp');
+    execFileSync(inject('temporalCli'), ['operator', 'namespace', 'create', '--namespace', namespace, '--address', temporalAddress()], {
+      stdio: 'pipe',
+    });
+    await waitUntil(
+      `namespace ${namespace}`,
+      () => connection.workflowService.describeNamespace({ namespace }).then(() => true),
+      30_000,
+      250,
+    );
+    // What an installation set up before the stamp has: the four the workflow upserts.
+    for (const k of UPSERTED_SEARCH_ATTRIBUTES)
+      execFileSync(
+        inject('temporalCli'),
+        [
+          'operator',
+          'search-attribute',
+          'create',
+          '--namespace',
+          namespace,
+          '--name',
+          k.name,
+          '--type',
+          k.type === 'INT' ? 'Int' : 'Keyword',
+          '--address',
+          temporalAddress(),
+        ],
+        { stdio: 'pipe' },
+      );
+    const env = { TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: namespace, VIGIL_TASK_QUEUE: uniqueId('nostamp') };
+    workers.push(await startWorkerProcess(env));
+    const id = uniqueId('nostamp-run');
+    const r = await runVigil(startArgs(id), env, { timeoutMs: 120_000 });
+    expect(r.code, show(r)).toBe(0);
+    expect(r.stdout).toContain('completion_promise_fulfilled');
+    expect(count(r.stderr, "lacks Vigil's search attribute VigilRelease"), show(r)).toBe(1);
+    expect(r.stderr).toContain('the run started without its release stamp');
+    expect(r.stderr).toContain(`temporal operator search-attribute create --namespace ${namespace} --name VigilRelease --type Keyword`);
+    const desc = await new Client({ connection, namespace }).workflow.getHandle(id).describe();
+    expect(desc.typedSearchAttributes.get(SA_STATUS)).toBe('completion_promise_fulfilled');
+    expect(desc.typedSearchAttributes.get(SA_RELEASE)).toBeUndefined();
   });
 });
 

@@ -1,18 +1,22 @@
 /**
  * `vigil server`: the embedded dev server with a persistent database under VIGIL_HOME, Vigil's
  * search attributes registered, the address and UI printed, a clear error when the port is taken,
- * and a clean stop on Ctrl+C. Also how the temporal CLI is found.
+ * and a clean stop on Ctrl+C; its embedded Postgres started again when it is killed. Also how the
+ * temporal CLI is found.
  */
-import { chmodSync, existsSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { execa } from 'execa';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { MIGRATIONS } from '../../activities/event-store.js';
 import { SEARCH_ATTRIBUTES } from '../../schemas/search-attributes.js';
 import { freePort } from '../../workers/dev-server.js';
 import { resolveTemporalCli } from '../../workers/temporal-cli.js';
-import { assertBuilt, CLI } from '../support/harness.js';
+import { assertBuilt, CLI, pidAlive } from '../support/harness.js';
+import { queryRows } from '../support/store-postgres.js';
+import { waitUntil } from './cli-helpers.js';
 
 beforeAll(() => assertBuilt());
 
@@ -47,6 +51,56 @@ describe('vigil server', () => {
     const done = await server;
     expect(done.exitCode).toBe(0);
     expect(done.all).toContain('server stopped');
+  });
+});
+
+describe('vigil server and its embedded Postgres', () => {
+  it('starts the Postgres it runs again when it is killed (kill -9), says so, and the store serves again', async () => {
+    const home = mkdtempSync(path.join(os.tmpdir(), 'vigil-home-'));
+    const port = await freePort();
+    const env = { VIGIL_HOME: home, TEMPORAL_ADDRESS: `127.0.0.1:${port}`, TEMPORAL_CLI: inject('temporalCli') };
+    const server = execa('node', [CLI, 'server', '--headless'], { env, all: true, reject: false });
+    let out = '';
+    server.all?.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const pgDir = path.join(home, 'postgres');
+    const pgPid = (): number => (JSON.parse(readFileSync(path.join(pgDir, 'server.json'), 'utf8')) as { pid: number }).pid;
+    let killed = 0;
+    try {
+      await waitUntil('vigil server to be up', () => out.includes('Press Ctrl+C') || server.exitCode !== null, 120_000, 200);
+      expect(out).toMatch(/event store {2}: 127\.0\.0\.1:\d+\/vigil_events \(embedded Postgres, started in [\d.]+ s; data in .*postgres\)/);
+      const url = readFileSync(path.join(pgDir, 'url'), 'utf8').trim();
+      killed = pgPid();
+      process.kill(killed, 'SIGKILL');
+      await waitUntil(
+        'the Postgres to come back',
+        () => /the embedded Postgres is back \(pid \d+\)/.test(out) || server.exitCode !== null,
+        60_000,
+        200,
+      );
+      expect(out).toContain(`vigil: warning: the embedded Postgres (pid ${killed}) has exited; starting it again`);
+      const back = pgPid();
+      expect(back).not.toBe(killed);
+      // On the same port unless another process took it meanwhile: the URL file says where.
+      const now = readFileSync(path.join(pgDir, 'url'), 'utf8').trim();
+      expect(out).toContain(`the embedded Postgres is back (pid ${back}) at 127.0.0.1:${new URL(now).port}`);
+      expect(new URL(now).password).toBe(new URL(url).password);
+      expect(await queryRows(now, 'select max(version)::int as v from vigil_schema_migrations')).toEqual([
+        { v: MIGRATIONS.at(-1)?.version },
+      ]);
+
+      server.kill('SIGINT');
+      const done = await server;
+      expect(done.exitCode, out).toBe(0);
+      expect(pidAlive(back)).toBe(false);
+    } finally {
+      if (server.exitCode === null) {
+        server.kill('SIGKILL');
+        await server;
+      }
+      if (existsSync(path.join(pgDir, 'server.json')) && pidAlive(pgPid())) process.kill(pgPid(), 'SIGKILL');
+    }
   });
 });
 

@@ -1,21 +1,21 @@
 /**
  * Replay: the workflow code must replay every recorded history in `histories/` without a
- * determinism error, so a deploy can never strand a running run. Histories are version-stamped
- * (`<scenario>-v<package version>.json`) and never edited; a workflow change that alters history
- * goes behind `patched()` and keeps the old fixtures replaying.
+ * determinism error, so a deploy can never strand a running run. The fixtures and what each pins
+ * are in eras.ts: the runs of the release before this one (`RELEASE_FIXTURES`, `v<release>-*.json`,
+ * which hold the marker of every deprecated patch where that release asked it), and, per live
+ * patch, histories recorded just before it (`ERAS`, `before-<patch>*.json`). Each is replayed in a
+ * test of its own; a history no table lists, a listed one that is missing, or a retired one left
+ * behind fails the suite. Fixtures are never edited.
  *
  * The suite also records a fresh run of the demo scenario (a failed iteration, a claim blocked by
  * the evidence gate, a backoff timer, a directive, a pause, three council rounds and the devil's
- * advocate) and replays that, so the current code replays
- * its own histories too, and a run rewound from iteration 4 to 2 with a directive (checkpoints, the
- * rewind update and its activity), and a run that continues as new with its state packed.
- * `VIGIL_RECORD_HISTORY=1` saves the first two fresh histories as new fixtures.
- *
- * Every era is pinned too: eras.ts names, for each patch id declared in workflows/, the
- * `before-<patch>*.json` histories recorded by the code from just before it, each replayed by a
- * test of its own; a patch id without an entry there fails the suite.
+ * advocate) and replays that, so the current code replays its own histories too, and a run
+ * rewound from iteration 4 to 2 with a directive (checkpoints, the rewind update and its
+ * activity), and a run that continues as new with its state packed. `VIGIL_RECORD_HISTORY=1`
+ * saves the first two as `v<package version>-demo.json` and `-rewind.json` (the recordings a
+ * release leaves for the next one; never over a file that exists).
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
@@ -36,10 +36,18 @@ import {
   waitForStatus,
   type TestEnv,
 } from '../support/harness.js';
-import { patchIds } from './command-sequence.js';
-import { eraFixtures, ERAS } from './eras.js';
+import { DEPRECATED_PATCHES, PATCH_IDS } from '../../workflows/run/eras.js';
+import { commandSequence, patchIds } from './command-sequence.js';
+import { eraFixtures, RELEASE_FIXTURES, RETIRED } from './eras.js';
 
 const HISTORIES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'histories');
+
+/** Saves a fresh recording as a fixture, never over one that exists (a fixture is never edited). */
+function saveFixture(name: string, json: string): void {
+  const file = path.join(HISTORIES, name);
+  if (existsSync(file)) throw new Error(`${name} exists: a fixture is never edited (record at the release's tag, into a fresh name)`);
+  writeFileSync(file, json.endsWith('\n') ? json : `${json}\n`);
+}
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 let env: TestEnv;
@@ -50,16 +58,6 @@ beforeAll(async () => {
 afterAll(async () => env?.close());
 
 describe('replay', () => {
-  it('replays every committed history', async () => {
-    // The era fixtures (before-*.json) have a test each, below.
-    const files = readdirSync(HISTORIES).filter((f) => f.endsWith('.json') && !f.startsWith('before-'));
-    expect(files.length).toBeGreaterThan(0);
-    for (const file of files) {
-      const history = JSON.parse(readFileSync(path.join(HISTORIES, file), 'utf8')) as unknown;
-      await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, history, file), file).resolves.toBeUndefined();
-    }
-  });
-
   it('replays a fresh recording of the demo scenario run', async () => {
     const repo = makeRepo({ files: { 'package.json': '{"name":"sample","type":"module","private":true}\n', 'README.md': '# sample\n' } });
     const knobs = demoKnobs(ROOT);
@@ -88,7 +86,7 @@ describe('replay', () => {
         { encoding: 'utf8' },
       );
       await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, JSON.parse(json), 'demo-json')).resolves.toBeUndefined();
-      writeFileSync(path.join(HISTORIES, `demo-v${VERSION}.json`), json.endsWith('\n') ? json : `${json}\n`);
+      saveFixture(`v${VERSION}-demo.json`, json);
     }
   });
 
@@ -121,7 +119,7 @@ describe('replay', () => {
         { encoding: 'utf8' },
       );
       await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, JSON.parse(json), 'rewind-json')).resolves.toBeUndefined();
-      writeFileSync(path.join(HISTORIES, `rewind-v${VERSION}.json`), json.endsWith('\n') ? json : `${json}\n`);
+      saveFixture(`v${VERSION}-rewind.json`, json);
     }
   });
 
@@ -146,61 +144,79 @@ describe('replay', () => {
     });
     const [handing, taking] = histories as [(typeof histories)[number], (typeof histories)[number]];
     expect(handing.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
-    const patches = (handing.events ?? []).map((e) =>
-      Buffer.from(e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8'),
-    );
-    expect(patches.some((p) => p.includes('"vigil-packed-carry-v1"'))).toBe(true);
+    // The carry's patch marker, deprecated: it stands where 0.4.0 recorded it, so 0.4.0's carries replay (and 0.6.0 drops the call).
+    expect(commandSequence(handing)).toContain('MarkerRecorded patch vigil-packed-carry-v1 (deprecated)');
     await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, handing, 'carry-1')).resolves.toBeUndefined();
     await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, taking, 'carry-2')).resolves.toBeUndefined();
   });
 });
 
-/** The patch ids the workflow code declares (`export const X_PATCH = '...'`), read from its sources. */
-function declaredPatchIds(): string[] {
-  const ids: string[] = [];
-  const walk = (dir: string): void => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith('.ts'))
-        for (const m of readFileSync(p, 'utf8').matchAll(/\b[A-Z][A-Z0-9_]*_PATCH\s*=\s*'([^']+)'/g)) ids.push(m[1] as string);
-    }
-  };
-  walk(path.join(ROOT, 'workflows'));
-  return ids;
+type History = { events?: Record<string, unknown>[] };
+const readHistory = (file: string): History => JSON.parse(readFileSync(path.join(HISTORIES, file), 'utf8')) as History;
+/** A patch id as the tables write it: `vigil-` and `-v1` left out. */
+const short = (id: string): string => id.replace(/^vigil-/, '').replace(/-v1$/, '');
+/** Replays `history` under the workflow id it ran as, where the history says it (a run's child workflows' ids derive from it). */
+async function replay(history: History, fallback: string): Promise<void> {
+  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes as { workflowId?: string } | undefined;
+  await Worker.runReplayHistory({ workflowBundle: env.bundle }, history, started?.workflowId ?? fallback);
 }
 
-describe('replay of every era', () => {
-  it('has a recorded history from before every patch the workflow declares, and every era fixture is in the table', () => {
-    const declared = declaredPatchIds();
-    expect(declared.length).toBeGreaterThan(10);
-    const pinned = new Set(ERAS.filter((e) => e.fixtures.length > 0).map((e) => e.patch));
+describe('the fixture tables', () => {
+  it('list every history of histories/, each once, and no retired one is left', () => {
+    const files = readdirSync(HISTORIES).filter((f) => f.endsWith('.json'));
+    const listed = [...RELEASE_FIXTURES.map((f) => f.file), ...eraFixtures().map(({ fixture }) => fixture.file)];
+    expect(new Set(listed).size, 'a fixture listed twice').toBe(listed.length);
     expect(
-      declared.filter((id) => !pinned.has(id)),
-      'patch ids without a fixture in tests/replay/eras.ts',
-    ).toEqual([]);
-    const files = new Set(readdirSync(HISTORIES));
-    const listed = eraFixtures().map(({ fixture }) => fixture.file);
-    expect(
-      listed.filter((f) => !files.has(f)),
-      'fixtures named in eras.ts but missing from histories/',
+      files.filter((f) => !listed.includes(f)),
+      'histories/ files no table lists',
     ).toEqual([]);
     expect(
-      [...files].filter((f) => f.startsWith('before-') && !listed.includes(f)),
-      'before-*.json files not in eras.ts',
+      listed.filter((f) => !files.includes(f)),
+      'fixtures listed but missing from histories/',
+    ).toEqual([]);
+    expect(
+      RETIRED.map((r) => r.file).filter((f) => files.includes(f)),
+      'retired fixtures still in histories/',
     ).toEqual([]);
   });
 
-  for (const { fixture, eras } of eraFixtures().filter(({ fixture }) => fixture.file.startsWith('before-'))) {
-    it(`replays a run from before ${eras.map((e) => e.before).join(', ')}: ${fixture.pins} (${fixture.scenario}, ${fixture.commit})`, async () => {
-      const history = JSON.parse(readFileSync(path.join(HISTORIES, fixture.file), 'utf8')) as { events?: Record<string, unknown>[] };
-      // Recorded before the patch: its marker is nowhere in the history.
-      expect(patchIds(history).filter((id) => eras.some((e) => e.patch === id))).toEqual([]);
-      // Under the workflow id it ran as, where the history says it (a run's child workflows' ids derive from it).
-      const started = history.events?.[0]?.workflowExecutionStartedEventAttributes as { workflowId?: string } | undefined;
-      await expect(
-        Worker.runReplayHistory({ workflowBundle: env.bundle }, history, started?.workflowId ?? fixture.file),
-      ).resolves.toBeUndefined();
+  it('hold the marker of every deprecated patch, each where the release before asked it, and live patches have their own', () => {
+    const held = new Set(RELEASE_FIXTURES.flatMap((f) => f.markers));
+    expect(
+      DEPRECATED_PATCHES.map((p) => short(p.id)).filter((id) => !held.has(id)),
+      'deprecated patches whose marker no recording of the release before holds',
+    ).toEqual([]);
+    const pinned = new Set(eraFixtures().flatMap(({ eras }) => eras.map((e) => e.patch)));
+    expect(
+      PATCH_IDS.filter((id) => !pinned.has(id)),
+      'live patches without a fixture from before them',
+    ).toEqual([]);
+  });
+});
+
+describe('replay of the runs of the release before', () => {
+  for (const fixture of RELEASE_FIXTURES) {
+    it(`replays ${fixture.file}: ${fixture.pins} (${fixture.source} at ${fixture.release})`, async () => {
+      const history = readHistory(fixture.file);
+      // Recorded by the release before (patched(), not deprecated), with the markers the table says, in that order.
+      const lines = commandSequence(history).filter((l) => l.startsWith('MarkerRecorded patch '));
+      expect(lines.filter((l) => l.endsWith('(deprecated)'))).toEqual([]);
+      expect(patchIds(history).map(short)).toEqual(fixture.markers);
+      await expect(replay(history, fixture.file)).resolves.toBeUndefined();
     });
   }
 });
+
+// Per live patch, its runs from before it (none in 0.5.0: every patch of 0.4.0 is deprecated).
+const liveEraFixtures = eraFixtures();
+if (liveEraFixtures.length > 0)
+  describe('replay of every live era', () => {
+    for (const { fixture, eras } of liveEraFixtures) {
+      it(`replays a run from before ${eras.map((e) => e.before).join(', ')}: ${fixture.pins} (${fixture.scenario}, ${fixture.commit})`, async () => {
+        const history = readHistory(fixture.file);
+        // Recorded before the patch: its marker is nowhere in the history.
+        expect(patchIds(history).filter((id) => eras.some((e) => e.patch === id))).toEqual([]);
+        await expect(replay(history, fixture.file)).resolves.toBeUndefined();
+      });
+    }
+  });

@@ -14,7 +14,9 @@
  * A behaviour change, which goes behind a new `patched()` id, changes these sequences on purpose:
  * re-record them with `VIGIL_RECORD_SEQUENCES=1 npx vitest run tests/replay/sequences.test.ts`
  * and review the diff of `sequences/` in the same commit (new marker lines, and exactly the
- * commands the change meant to add or remove). A diff with no new patch behind it is a bug.
+ * commands the change meant to add or remove). A diff with no new patch behind it is a bug. A
+ * release that deprecates patches turns their marker lines into `... (deprecated)` and changes
+ * nothing else (0.5.0: all 33 of 0.4.0's, 74 lines across the three references).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

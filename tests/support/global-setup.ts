@@ -6,8 +6,14 @@
  * Every temporary file of the run goes under one folder of its own (TMPDIR, set here before the
  * test processes start, so they and the workers, agents and servers they start inherit it), removed
  * at the end: a run of the suite leaves nothing behind in the system's temporary folder.
+ *
+ * `VIGIL_EXPORT_HISTORIES=DIR`: before the server stops, every workflow history it holds is
+ * exported into DIR, one file per execution (`<type>__<workflow id>__<run id>.json`), in the
+ * temporal CLI's JSON export: how a release's runs are recorded for the next release to replay
+ * (tests/replay/eras.ts, `RELEASE_FIXTURES`; CONTRIBUTING.md, Adding a patch).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -15,6 +21,7 @@ import { freePort, startDevServer, type DevServer } from '../../workers/dev-serv
 import { resolveTemporalCli } from '../../workers/temporal-cli.js';
 
 let server: DevServer | undefined;
+let cliPath: string | undefined;
 let dir: string | undefined;
 let suiteTmp: string | undefined;
 
@@ -22,6 +29,7 @@ export async function setup(project: TestProject): Promise<void> {
   suiteTmp = mkdtempSync(path.join(os.tmpdir(), 'vigil-tests-'));
   process.env.TMPDIR = suiteTmp;
   const cli = await resolveTemporalCli({ install: true, log: (l) => process.stderr.write(`${l}\n`) });
+  cliPath = cli.path;
   dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-test-server-'));
   server = await startDevServer({ cliPath: cli.path, dbFile: path.join(dir, 'temporal.db'), port: await freePort(), headless: true });
   project.provide('temporalAddress', server.address);
@@ -29,7 +37,32 @@ export async function setup(project: TestProject): Promise<void> {
   process.stderr.write(`test Temporal server ${cli.version} at ${server.address}\n`);
 }
 
+/** Every workflow history of the server, into `out` (see the file comment). */
+function exportHistories(out: string, cli: string, address: string): void {
+  mkdirSync(out, { recursive: true });
+  const run = (args: string[]): string => execFileSync(cli, [...args, '--address', address], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  const listed = run(['workflow', 'list', '--limit', '100000', '--output', 'json']).trim();
+  type Row = { execution: { workflowId: string; runId: string }; type?: { name?: string } };
+  const rows = (
+    listed.startsWith('[')
+      ? JSON.parse(listed)
+      : listed
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l))
+  ) as Row[];
+  for (const r of rows) {
+    const { workflowId, runId } = r.execution;
+    const json = run(['workflow', 'show', '--workflow-id', workflowId, '--run-id', runId, '--output', 'json']);
+    const name = `${r.type?.name ?? 'workflow'}__${workflowId.replace(/[^A-Za-z0-9._-]/g, '_')}__${runId}.json`;
+    writeFileSync(path.join(out, name), json.endsWith('\n') ? json : `${json}\n`);
+  }
+  process.stderr.write(`exported ${rows.length} histories into ${out}\n`);
+}
+
 export async function teardown(): Promise<void> {
+  const out = process.env.VIGIL_EXPORT_HISTORIES;
+  if (out && server && cliPath) exportHistories(out, cliPath, server.address);
   await server?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
   if (suiteTmp) rmSync(suiteTmp, { recursive: true, force: true, maxRetries: 3 });

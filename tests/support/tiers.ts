@@ -18,4 +18,6 @@ export const SLOW_TIER: readonly string[] = [
   // Parallel streams: three child runs' agents at once, and a worker SIGKILLed mid fan-out (about 3 minutes).
   'tests/workflow/streams.test.ts',
   'tests/workflow/streams-crash.test.ts',
+  // Three streams ending while the event store is down for 30 s, then its catch-up (about a minute).
+  'tests/workflow/streams-journal.test.ts',
 ];

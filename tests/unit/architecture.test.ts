@@ -4,10 +4,13 @@
  * import no workflow code by value but the pure rules (workflows/decisions/) and, for the CLI, the
  * message definitions a client sends, and workflow code imports no activity by value. The round
  * drivers (rounds/) are typed from the contracts; the last check keeps their call signatures the
- * registered activities' own. The run loop stays in named steps: `vigilRun` fits in about 200
- * lines and its file in 300, no file of workflows/ outside decisions/ is over 450 lines (but the
- * frozen era module), every `patched()` of the loop is asked in workflows/run/eras.ts, and the
- * patch ids there are the ones the replay fixture table (tests/replay/eras.ts) pins.
+ * activity functions' own. The run loop stays in named steps: `vigilRun` fits in about 200
+ * lines and its file in 300, no file of workflows/ outside decisions/ is over 450 lines (but a
+ * frozen module of an old path), every `patched()` and `deprecatePatch()` of the loop is asked in
+ * workflows/run/eras.ts. The patches stay few and short-lived: every declared patch id is live or
+ * deprecated, at most ten are live, the deprecated ones go on schedule, the live ones are those the
+ * replay fixture table (tests/replay/eras.ts) pins, and the step files read as their current path
+ * (fewer than 40 era reads, none holding an old path inline).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -16,9 +19,12 @@ import { fileURLToPath } from 'node:url';
 import type { ActivityInterfaceFor } from '@temporalio/workflow';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import type { writeTranscript } from '../../activities/evidence.js';
 import type * as activities from '../../activities/index.js';
+import type { prepareReview, writeReviewReport } from '../../activities/review.js';
 import type { RoundCalls } from '../../rounds/calls.js';
-import { PATCH_IDS } from '../../workflows/run/eras.js';
+import { nextRelease, OLDEST_REPLAYED_RELEASE } from '../../workflows/decisions/release-window.js';
+import { DEPRECATED_PATCHES, PATCH_IDS } from '../../workflows/run/eras.js';
 import { ERAS } from '../replay/eras.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -128,8 +134,86 @@ function functionLines(file: string, name: string): number {
   return source.getLineAndCharacterOfPosition(fn.getEnd()).line - source.getLineAndCharacterOfPosition(fn.getStart()).line + 1;
 }
 
-/** Code only runs from before an era take, kept as it ran: exempt from the size limit. */
-const FROZEN_ERA_MODULES = new Set(['workflows/run/before-council.ts']);
+/**
+ * Code only runs from before a live patch took, kept as it ran (workflows/run/before-<what>.ts):
+ * exempt from the size limit. None in 0.5.0: every patch of 0.4.0 is deprecated, its old path gone.
+ */
+const isFrozen = (file: string): boolean => /^workflows\/run\/before-[a-z0-9-]+\.ts$/.test(file);
+
+/** The step files of the run loop: workflows/run/ but the patch module and the frozen modules. */
+const stepFiles = (): string[] => tsFiles('workflows/run').filter((f) => f !== 'workflows/run/eras.ts' && !isFrozen(f));
+
+/** Lists `text`'s calls of `names` (bare identifiers). */
+function calls(file: string, text: string, names: readonly string[]): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, false, ts.ScriptKind.TS);
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && names.includes(node.expression.text))
+      found.push(node.expression.text);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/**
+ * The era reads of a step file that hold two paths in one function: an era is an identifier
+ * ending in `Era` (a property of `run.eras`, or a function of eras.ts asking `patched()`). A step
+ * reads as its one current path; where it must still ask an era, the era stands in the condition
+ * of an `if` or `?:` one branch of which is a single call of a function imported from a frozen
+ * module (workflows/run/before-*.ts). Answers every era read (`all`) and the ones that break the
+ * rule (`twoPaths`), as `function: name`.
+ */
+function eraReads(file: string, text: string): { all: string[]; twoPaths: string[] } {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
+  const frozen = new Set<string>();
+  for (const s of source.statements)
+    if (ts.isImportDeclaration(s) && ts.isStringLiteral(s.moduleSpecifier) && /\/before-[a-z0-9-]+\.js$/.test(s.moduleSpecifier.text)) {
+      const named = s.importClause?.namedBindings;
+      if (named && ts.isNamedImports(named)) for (const el of named.elements) frozen.add(el.name.text);
+    }
+  const unwrap = (n: ts.Node | undefined): ts.Node | undefined => {
+    let x = n;
+    for (;;) {
+      if (x && ts.isBlock(x) && x.statements.length === 1) x = x.statements[0];
+      else if (x && (ts.isReturnStatement(x) || ts.isExpressionStatement(x))) x = x.expression;
+      else if (x && (ts.isAwaitExpression(x) || ts.isParenthesizedExpression(x))) x = x.expression;
+      else return x;
+    }
+  };
+  const callsFrozen = (n: ts.Node | undefined): boolean => {
+    const x = unwrap(n);
+    return x !== undefined && ts.isCallExpression(x) && ts.isIdentifier(x.expression) && frozen.has(x.expression.text);
+  };
+  const branchToFrozen = (node: ts.Node): boolean => {
+    for (let p: ts.Node = node; p.parent; p = p.parent) {
+      const parent = p.parent;
+      if (ts.isConditionalExpression(parent) && parent.condition === p)
+        return callsFrozen(parent.whenTrue) || callsFrozen(parent.whenFalse);
+      if (ts.isIfStatement(parent) && parent.expression === p)
+        return callsFrozen(parent.thenStatement) || callsFrozen(parent.elseStatement);
+      if (ts.isFunctionLike(parent) || ts.isBlock(parent)) return false;
+    }
+    return false;
+  };
+  const fnName = (node: ts.Node): string => {
+    for (let p: ts.Node | undefined = node.parent; p; p = p.parent)
+      if ((ts.isFunctionDeclaration(p) || ts.isMethodDeclaration(p)) && p.name) return p.name.getText(source);
+    return '(top level)';
+  };
+  const all: string[] = [];
+  const twoPaths: string[] = [];
+  const visit = (node: ts.Node): void => {
+    const name = ts.isIdentifier(node) && /Era$/.test(node.text) && !ts.isImportSpecifier(node.parent) ? node.text : null;
+    if (name !== null) {
+      all.push(`${fnName(node)}: ${name}`);
+      if (!branchToFrozen(node)) twoPaths.push(`${fnName(node)}: ${name}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return { all, twoPaths };
+}
 
 describe('the run loop as named steps', () => {
   it('vigilRun fits in about 200 lines and its file in 300', () => {
@@ -137,35 +221,85 @@ describe('the run loop as named steps', () => {
     expect(lineCount('workflows/run-workflow.ts')).toBeLessThanOrEqual(300);
   });
 
-  it('no file of workflows/ outside decisions/ is over 450 lines, but a frozen era module', () => {
+  it('no file of workflows/ outside decisions/ is over 450 lines, but a frozen module', () => {
     const long = tsFiles('workflows')
-      .filter((f) => !f.startsWith('workflows/decisions/') && !FROZEN_ERA_MODULES.has(f))
+      .filter((f) => !f.startsWith('workflows/decisions/') && !isFrozen(f))
       .map((f) => ({ f, lines: lineCount(f) }))
       .filter(({ lines }) => lines > 450);
     expect(long).toEqual([]);
   });
 
-  it('every patched() of the run loop is asked in workflows/run/eras.ts (the hosts patch in workflows/hosts.ts)', () => {
-    const callsPatched = (file: string): boolean => {
-      const source = ts.createSourceFile(
-        file,
-        readFileSync(path.join(ROOT, file), 'utf8'),
-        ts.ScriptTarget.ES2022,
-        false,
-        ts.ScriptKind.TS,
-      );
-      const visit = (node: ts.Node): boolean =>
-        (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'patched') ||
-        (ts.forEachChild(node, visit) ?? false);
-      return visit(source);
-    };
-    const callers = tsFiles('workflows').filter(callsPatched);
+  it('every patched() and deprecatePatch() of the run loop is asked in workflows/run/eras.ts (the hosts patch in workflows/hosts.ts)', () => {
+    const callers = tsFiles('workflows').filter(
+      (f) => calls(f, readFileSync(path.join(ROOT, f), 'utf8'), ['patched', 'deprecatePatch']).length > 0,
+    );
     expect(callers.sort()).toEqual(['workflows/hosts.ts', 'workflows/run/eras.ts']);
   });
+});
 
-  it('the patch ids of workflows/run/eras.ts are the ones the replay fixture table pins', () => {
-    expect(new Set(PATCH_IDS).size).toBe(PATCH_IDS.length);
+describe('patches', () => {
+  const declared = (): string[] =>
+    tsFiles('workflows').flatMap((f) =>
+      [...readFileSync(path.join(ROOT, f), 'utf8').matchAll(/\b[A-Z][A-Z0-9_]*_PATCH\s*=\s*'([^']+)'/g)].map((m) => m[1] as string),
+    );
+
+  it('every patch id the workflow declares is live (PATCH_IDS) or deprecated (DEPRECATED_PATCHES), once', () => {
+    const live: readonly string[] = PATCH_IDS;
+    const deprecated = DEPRECATED_PATCHES.map((p) => p.id);
+    expect(new Set(live).size).toBe(live.length);
+    expect(new Set(deprecated).size).toBe(deprecated.length);
+    expect(live.filter((id) => deprecated.includes(id))).toEqual([]);
+    expect([...live, ...deprecated].sort()).toEqual(declared().sort());
+  });
+
+  it('at most 10 live patches: one release after it landed, a patch is deprecated and its old path deleted', () => {
+    expect(PATCH_IDS.length).toBeLessThanOrEqual(10);
+  });
+
+  it('every deprecated patch was deprecated by the release after the oldest one this code replays, and goes the release after', () => {
+    expect(DEPRECATED_PATCHES.length).toBeGreaterThan(0);
+    for (const p of DEPRECATED_PATCHES) {
+      expect(p.deprecatedIn, p.id).toBe(nextRelease(OLDEST_REPLAYED_RELEASE));
+      expect(p.deletedIn, p.id).toBe(nextRelease(p.deprecatedIn));
+    }
+  });
+
+  it('the live patch ids of workflows/run/eras.ts are the ones the replay fixture table pins', () => {
     expect([...new Set(ERAS.map((e) => e.patch))].sort()).toEqual([...PATCH_IDS].sort());
+  });
+
+  it('fewer than 40 era reads in the step files of workflows/run/, and no step function holding two paths', () => {
+    const reads = stepFiles().map((f) => ({ f, ...eraReads(f, readFileSync(path.join(ROOT, f), 'utf8')) }));
+    expect(reads.reduce((n, r) => n + r.all.length, 0)).toBeLessThan(40);
+    expect(reads.flatMap((r) => r.twoPaths.map((t) => `${r.f} ${t}`))).toEqual([]);
+  });
+
+  it('the era check sees an old path kept inline, and lets one kept in a frozen module pass', () => {
+    const frozen = [
+      "import { beforeRule } from './before-rule.js';",
+      'export async function judge(run) {',
+      '  return run.eras.ruleEra ? await judgeNow(run) : await beforeRule(run);',
+      '}',
+      'export function refuse(run) {',
+      '  if (!run.eras.ruleEra) return beforeRule(run);',
+      '  return judgeNow(run);',
+      '}',
+    ].join('\n');
+    expect(eraReads('workflows/run/x.ts', frozen)).toEqual({ all: ['judge: ruleEra', 'refuse: ruleEra'], twoPaths: [] });
+    const inline = [
+      'export async function judge(run) {',
+      '  const { ruleEra } = run.eras;',
+      '  if (ruleEra) { await judgeNow(run); } else { run.state.x = 1; await older(run); }',
+      '  run.hold = ruleEra;',
+      '  return rateLimitEra() ? 1 : 2;',
+      '}',
+    ].join('\n');
+    expect(eraReads('workflows/run/x.ts', inline).twoPaths).toEqual([
+      'judge: ruleEra',
+      'judge: ruleEra',
+      'judge: ruleEra',
+      'judge: rateLimitEra',
+    ]);
   });
 });
 
@@ -199,9 +333,16 @@ describe('architecture', () => {
   });
 });
 
-// The rounds' call signatures (rounds/calls.ts) are the registered activities' own, both ways: a
+// The rounds' call signatures (rounds/calls.ts) are the activity functions' own, both ways: a
 // change to an activity's input or result that the rounds do not follow fails the type check.
-type Registered = Pick<ActivityInterfaceFor<typeof activities>, keyof RoundCalls>;
+// (The round activities call them in process; collectEvidence and runAgent are registered too.)
+type Registered = ActivityInterfaceFor<{
+  runAgent: typeof activities.runAgent;
+  collectEvidence: typeof activities.collectEvidence;
+  writeTranscript: typeof writeTranscript;
+  prepareReview: typeof prepareReview;
+  writeReviewReport: typeof writeReviewReport;
+}>;
 const _roundsCallActivities: RoundCalls = null as unknown as Registered;
 const _activitiesServeRounds: Registered = null as unknown as RoundCalls;
 void _roundsCallActivities;

@@ -264,9 +264,10 @@ describe('search attribute hint', () => {
       'temporal operator search-attribute create --namespace team-ns --name VigilIteration --type Int',
       'temporal operator search-attribute create --namespace team-ns --name VigilRepo --type Keyword',
       'temporal operator search-attribute create --namespace team-ns --name VigilProvider --type Keyword',
+      'temporal operator search-attribute create --namespace team-ns --name VigilRelease --type Keyword',
     ]);
     expect(cmds.cloud).toBe(
-      'tcld namespace search-attributes add --namespace team-ns --search-attribute VigilStatus=Keyword --search-attribute VigilIteration=Int --search-attribute VigilRepo=Keyword --search-attribute VigilProvider=Keyword',
+      'tcld namespace search-attributes add --namespace team-ns --search-attribute VigilStatus=Keyword --search-attribute VigilIteration=Int --search-attribute VigilRepo=Keyword --search-attribute VigilProvider=Keyword --search-attribute VigilRelease=Keyword',
     );
   });
 

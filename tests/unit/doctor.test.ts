@@ -26,6 +26,7 @@ import { advertisedFlags } from '../../activities/providers/help.js';
 import { PROVIDERS, type ProviderName } from '../../activities/providers/index.js';
 import { clearProbeCache, presetFlags, probeCached, probeProvider } from '../../activities/providers/probe.js';
 import { doctorCommand, temporalCheck, type DoctorReport, type TemporalStatus } from '../../cli/doctor.js';
+import { OLDEST_REPLAYED_RELEASE, windowReport } from '../../workflows/decisions/release-window.js';
 import { sandboxPlatform } from '../../activities/sandbox.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -441,6 +442,45 @@ describe('doctorCommand', () => {
     expect(command.text).not.toContain('claude');
   });
 
+  it('open runs a release before the window started: a ✗ runs line with the fix that does not block; none: a ✓', async () => {
+    const cmdBin = binDir('doc-runs', []);
+    writeFileSync(path.join(cmdBin, 'my-agent'), '#!/bin/sh\nexit 0\n');
+    chmodSync(path.join(cmdBin, 'my-agent'), 0o755);
+    const withRuns = (runs: { workflowId: string; release: string | null }[]) => (): Promise<TemporalStatus> =>
+      Promise.resolve({
+        ok: true,
+        address: '127.0.0.1:7233',
+        namespace: 'default',
+        pollers: 1,
+        taskQueue: 'vigil',
+        runs: windowReport(runs),
+      });
+    const stale = await doctor({
+      provider: 'command',
+      env: { PATH: cmdBin },
+      agentCommand: ['my-agent'],
+      connect: withRuns([
+        { workflowId: 'nightly-old', release: '0.3.0' },
+        { workflowId: 'today', release: OLDEST_REPLAYED_RELEASE },
+      ]),
+    });
+    expect(stale.code).toBe(0);
+    const line = stale.lines.find((l) => l.startsWith('  ✗ runs: '));
+    expect(line).toContain('1 of 2 open runs started before the window');
+    expect(line).toContain('nightly-old (0.3.0)');
+    expect(line).not.toContain('today');
+    expect(line).toContain('— fix: let them finish (or stop them) on workers of the release that started them');
+    expect(stale.text).toContain('ready');
+
+    const fine = await doctor({
+      provider: 'command',
+      env: { PATH: cmdBin },
+      agentCommand: ['my-agent'],
+      connect: withRuns([{ workflowId: 'today', release: OLDEST_REPLAYED_RELEASE }]),
+    });
+    expect(fine.lines.find((l) => l.includes(' runs: '))).toMatch(/^ {2}✓ runs: 1 open run, none started before the window/);
+  });
+
   it('the command provider: no agent command, one not on PATH, a path that is not executable → 1 with the fix', async () => {
     const bin = binDir('doc-cmd-bad', []);
     const none = await doctor({ provider: 'command', env: { PATH: bin }, agentCommand: [] });
@@ -514,6 +554,8 @@ describe('temporalCheck', () => {
       namespace: 'default',
       taskQueue,
       pollers: 0,
+      // The open runs of the namespace (other files' runs among them): listed against the release window.
+      runs: expect.objectContaining({ open: expect.any(Number), outside: expect.any(Array) }) as unknown,
     });
 
     Runtime.install({ logger: new DefaultLogger('WARN') });

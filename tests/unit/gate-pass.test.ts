@@ -2,7 +2,7 @@
  * Tests of the gate pass activity (activities/gates/index.ts, `runGates`) on real repositories:
  * where the gates' full reports go (one file per compact pass, one per gate for older runs), what
  * the compact results leave out, and how the workflow names the report again
- * (workflows/lean-iteration.ts, `gateResultOf`).
+ * (workflows/gates-pass.ts, `gateResultOf`).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { DefaultLogger } from '@temporalio/worker';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runGates } from '../../activities/gates/index.js';
 import type { RunGatesInput, RunGatesResult } from '../../schemas/activities.js';
-import { gateResultOf } from '../../workflows/lean-iteration.js';
+import { gateResultOf } from '../../workflows/gates-pass.js';
 
 const dirs: string[] = [];
 afterEach(() => {

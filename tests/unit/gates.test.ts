@@ -15,7 +15,7 @@ import {
   stuckReason,
   trackGate,
 } from '../../workflows/decisions/gates.js';
-import { carriedGates } from '../../workflows/lean-iteration.js';
+import { carriedGates } from '../../workflows/gates-pass.js';
 
 const k = (over: Partial<Knobs> = {}): Knobs => ({ ...defaultKnobs(), ...over });
 const result = (over: Partial<GateResultInput> & { gate: GateName }): GateResult =>
@@ -30,6 +30,7 @@ describe('gate dispositions', () => {
       'tests',
       'mock_integrity',
       'test_mutation',
+      'test_gaming',
       'doc_coverage',
       'code_review',
       'checklist',
@@ -56,10 +57,14 @@ describe('gate dispositions', () => {
   });
 
   it('gates run in the spec order, grouped for parallelism; empty groups disappear', () => {
-    expect(gateGroups(k())).toEqual([['static_analysis', 'secret_scan'], ['tests'], ['mock_integrity', 'test_mutation', 'doc_coverage']]);
+    expect(gateGroups(k())).toEqual([
+      ['static_analysis', 'secret_scan'],
+      ['tests'],
+      ['mock_integrity', 'test_mutation', 'test_gaming', 'doc_coverage'],
+    ]);
     expect(gateGroups(k({ gateCoverage: true, gateTests: false }))).toEqual([
       ['static_analysis', 'secret_scan'],
-      ['mock_integrity', 'test_mutation', 'doc_coverage', 'coverage'],
+      ['mock_integrity', 'test_mutation', 'test_gaming', 'doc_coverage', 'coverage'],
     ]);
   });
 });
@@ -314,7 +319,6 @@ describe('the pass an agent call carries (vigil-gates-with-call-v1)', () => {
       timeoutSeconds: 60,
       authorization: null,
     },
-    compact: true,
   });
 
   it('is the same pass the gates activity would make, with the suite, the tree each gate looks since and the trees to skip', () => {

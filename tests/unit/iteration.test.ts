@@ -2,7 +2,7 @@
  * The lean iteration's prompt parts (activities/iteration.ts): a long part sent as text is stored
  * under the run folder by its sha256, a later reference reads it back, and a reference that is not
  * stored (or whose file no longer matches its hash) fails before any agent starts. The workflow's
- * side (workflows/lean-iteration.ts PromptParts) sends each long part as text once, then by hash.
+ * side (workflows/prompt-parts.ts PromptParts) sends each long part as text once, then by hash.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -11,7 +11,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolvePromptParts } from '../../activities/iteration.js';
 import { PROMPT_PART_MISSING, type PromptInput, type RunAgentInput } from '../../schemas/activities.js';
-import { PromptParts } from '../../workflows/lean-iteration.js';
+import { PromptParts } from '../../workflows/prompt-parts.js';
 import { sha256Hex } from '../../workflows/decisions/sha256.js';
 
 const dirs: string[] = [];

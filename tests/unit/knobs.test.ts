@@ -339,6 +339,7 @@ const CASES: Record<KnobName, Cases> = {
   gateTests: boolCases,
   gateMockIntegrity: boolCases,
   gateTestMutation: boolCases,
+  gateTestGaming: boolCases,
   gateDocCoverage: boolCases,
   gateCoverage: boolCases,
   coverageThreshold: {

@@ -380,6 +380,9 @@ describe('the refusals an output shows', () => {
       'sh: 1: cannot create /work/repo/b.txt: Read-only file system',
       "touch: cannot touch '/usr/bin/x': Read-only file system",
       "PermissionError: [Errno 13] Permission denied: '/etc/shadow'",
+      'error: could not write config file .git/config: Device or resource busy',
+      "mv: cannot move '.git' to '.git2': Device or resource busy",
+      "Error: EBUSY: resource busy or locked, rename '.git' -> 'g3'",
       'all good here',
       "Error: EROFS: read-only file system, open '/work/repo/src/a.ts'",
     ].join('\n');
@@ -388,6 +391,8 @@ describe('the refusals an output shows', () => {
       { kind: 'write', target: '/work/repo/b.txt', count: 1 },
       { kind: 'write', target: '/usr/bin/x', count: 1 },
       { kind: 'access', target: '/etc/shadow', count: 1 },
+      { kind: 'write', target: '.git/config', count: 1 },
+      { kind: 'write', target: '.git', count: 2 },
     ]);
     expect(deniedInOutput('nothing refused\n')).toEqual([]);
   });

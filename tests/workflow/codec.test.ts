@@ -125,7 +125,7 @@ describe('payload encryption', () => {
       // Only the SDK's own patch markers stay readable (they name a code version, nothing else).
       const plain = payloads.filter((p) => new TextDecoder().decode(p.metadata?.encoding ?? new Uint8Array()) !== ENCRYPTED_ENCODING);
       for (const p of plain)
-        expect(Buffer.from(p.data ?? new Uint8Array()).toString()).toMatch(/^\{"id":"vigil-[a-z-]+-v\d+","deprecated":false\}$/);
+        expect(Buffer.from(p.data ?? new Uint8Array()).toString()).toMatch(/^\{"id":"vigil-[a-z-]+-v\d+","deprecated":(true|false)\}$/);
       // Nothing anywhere in the history (summaries and search attributes included) leaks output or URLs.
       const bytes: string[] = [];
       const all = (v: unknown): void => {

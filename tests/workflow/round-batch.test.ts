@@ -195,6 +195,24 @@ it('a batched call without a usable answer asks each member instead, and the rou
   expect(reviewers.filter((c) => c.agents === undefined)).toHaveLength((review?.reviewers.length ?? 0) * (s.quality?.reviewRounds ?? 0));
 });
 
+it("a member's vote counts only when the call ran that member: a finding the main agent wrote itself asks the member on its own", async () => {
+  const { outcome, s, calls } = await run('fabricated', {
+    reviewer: { text: 'VERDICT: PASS' },
+    'devils-advocate': { text: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing' },
+    // The main agent answers for the last council member (an approval) without dispatching it.
+    council: { text: 'VOTE: APPROVE\nREASON: every file is there', fabricate: true },
+  });
+  expect(outcome.status, JSON.stringify(s.council.verdicts)).toBe('council_approved');
+  const v = s.council.verdicts.at(-1);
+  expect(v?.batch?.batched).toBe(false);
+  expect(v?.batch?.note).toMatch(
+    /^the batched call answered for vigil-[a-z-]+ without running it as its own sub-agent: one call per member$/,
+  );
+  for (const vote of v?.votes ?? []) expect(readFileSync(vote.logPath, 'utf8')).not.toContain('[answered as agent');
+  const council = byRole(calls, 'council');
+  expect(council.filter((c) => c.agents === undefined && c.env.VIGIL_MEMBER !== undefined)).toHaveLength(3 * s.council.rounds);
+});
+
 it('with batchRounds off, every member and reviewer is asked in a call of its own, though claude could batch', async () => {
   // The knob under test: the same claude that batched above, told not to.
   const { outcome, s, calls } = await run(

@@ -11,7 +11,7 @@ import { readPrd } from '../../cli/prd.js';
 import { startRun as cliStartRun } from '../../cli/runs.js';
 import { SA_ITERATION, SA_PROVIDER, SA_REPO, SA_STATUS } from '../../schemas/search-attributes.js';
 import { pauseUpdate, resumeUpdate } from '../../workflows/messages.js';
-import { SEARCH_ATTRIBUTES_PATCH } from '../../workflows/run-workflow.js';
+import { SEARCH_ATTRIBUTES_PATCH } from '../../workflows/run/eras.js';
 import {
   assertBuilt,
   createTestEnv,

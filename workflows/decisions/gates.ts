@@ -28,6 +28,7 @@ export type GateKnobs = Pick<
   | 'gateTests'
   | 'gateMockIntegrity'
   | 'gateTestMutation'
+  | 'gateTestGaming'
   | 'gateDocCoverage'
   | 'gateCoverage'
   | 'gateEscalateAfter'
@@ -53,6 +54,7 @@ export function gateDisposition(gate: GateName, k: GateKnobs): Disposition {
     tests: k.qualityGates && k.gateTests,
     mock_integrity: k.qualityGates && k.gateMockIntegrity,
     test_mutation: k.qualityGates && k.gateTestMutation,
+    test_gaming: k.qualityGates && k.gateTestGaming,
     doc_coverage: k.qualityGates && k.gateDocCoverage,
     coverage: k.qualityGates && k.gateCoverage,
     code_review: k.codeReview,
@@ -71,7 +73,7 @@ export function gateGroups(k: GateKnobs): ToolGate[][] {
   const groups: ToolGate[][] = [
     ['static_analysis', 'secret_scan'],
     ['tests'],
-    ['mock_integrity', 'test_mutation', 'doc_coverage', 'coverage'],
+    ['mock_integrity', 'test_mutation', 'test_gaming', 'doc_coverage', 'coverage'],
   ];
   return groups.map((g) => g.filter((gate) => gateDisposition(gate, k) !== 'off')).filter((g) => g.length > 0);
 }

@@ -75,16 +75,12 @@ export function promptMemoryOf(runSoFar: string, continuity: string | null, lear
   return { runSoFar, continuity, learnings };
 }
 
-/** The memory after an iteration's notes were read: by reference (lean prompt) or as text. */
-export function keepContinuity(m: RunMemory, signals: Pick<AgentSignals, 'continuity' | 'continuityRef'>, byRef: boolean): RunMemory {
-  return byRef ? { ...m, continuity: null, continuityRef: signals.continuityRef ?? null } : { ...m, continuity: signals.continuity };
+/** The memory after an iteration's notes were read: CONTINUITY.md by reference (its text is in the prompt-parts store). */
+export function keepContinuity(m: RunMemory, signals: Pick<AgentSignals, 'continuityRef'>): RunMemory {
+  return { ...m, continuity: null, continuityRef: signals.continuityRef ?? null };
 }
 
-/** The memory after the run start read the learnings: by reference (lean prompt) or as text. */
-export function keepLearnings(
-  m: RunMemory,
-  start: { learnings?: string | null; learningsRef?: NoteRef | null },
-  byRef: boolean,
-): RunMemory {
-  return byRef ? { ...m, learnings: null, learningsRef: start.learningsRef ?? null } : { ...m, learnings: start.learnings ?? null };
+/** The memory after the run start read the learnings: by reference (their text is in the prompt-parts store). */
+export function keepLearnings(m: RunMemory, start: { learningsRef?: NoteRef | null }): RunMemory {
+  return { ...m, learnings: null, learningsRef: start.learningsRef ?? null };
 }

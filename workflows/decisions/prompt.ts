@@ -232,11 +232,17 @@ export function promptValues(p: PromptInput): Record<PromptPlaceholder, string> 
         ].join('\n')
       : '',
     completion,
-    rules: m
-      ? 'Never push, and never stop to wait for an answer: decide, note the assumption, go on (for a real blocker, write .vigil/signals/HUMAN_REVIEW_NEEDED). Under .vigil/ write only CONTINUITY.md, learnings.md and files in .vigil/signals/.'
-      : 'Never push, and do not edit anything under .vigil/ except that signal file.',
+    rules: `${TEST_HONESTY}\n${m ? 'Never push, and never stop to wait for an answer: decide, note the assumption, go on (for a real blocker, write .vigil/signals/HUMAN_REVIEW_NEEDED). Under .vigil/ write only CONTINUITY.md, learnings.md and files in .vigil/signals/.' : 'Never push, and do not edit anything under .vigil/ except that signal file.'}`,
   };
 }
+
+/**
+ * The honest way out, in every builder prompt: what Vigil checks (integrity from the run's start,
+ * the runner's own report, code that games its tests) and what to do when the tests and the PRD
+ * disagree (workflows/decisions/integrity.ts, gaming.ts, tests-verdict.ts).
+ */
+export const TEST_HONESTY =
+  'Never delete, skip or weaken a test or its harness to reach green: Vigil checks both against the run\'s start. If the tests and the PRD disagree, write .vigil/signals/HUMAN_REVIEW_NEEDED as {"reason": "...", "blocking": true} and stop.';
 
 /** Fills a template: placeholders replaced; lines of empty sections dropped; blank lines collapsed. */
 export function renderPromptTemplate(template: PromptTemplate, values: Record<PromptPlaceholder, string>): string {

@@ -8,15 +8,7 @@
 import type { Knobs } from '../../schemas/knobs.js';
 
 /** Activities whose repeated failure means the repository itself is in trouble. */
-export const REPOSITORY_ACTIVITIES: ReadonlySet<string> = new Set([
-  'prepareRun',
-  'inspectRepo',
-  'inspectIteration',
-  'readAgentSignals',
-  'collectEvidence',
-  'writeTranscript',
-  'writeHandoff',
-]);
+export const REPOSITORY_ACTIVITIES: ReadonlySet<string> = new Set(['prepareRun', 'inspectIteration', 'collectEvidence', 'writeHandoff']);
 
 /** Failure types activities use for a repository that cannot be used. */
 export const REPOSITORY_FAILURE_TYPES: ReadonlySet<string> = new Set(['NotAGitRepository', 'UnsafeRepository']);

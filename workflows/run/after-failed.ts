@@ -11,7 +11,7 @@ import { backoffSeconds } from '../decisions/backoff.js';
 import { waitWithinCaps } from '../decisions/caps.js';
 import { failureFingerprint, trackDeadLetter } from '../decisions/dead-letter.js';
 import { failOverOnRateLimit } from '../decisions/failover.js';
-import { rateLimitEra } from './eras.js';
+import { markRateLimit } from './eras.js';
 import { escalateToPerson, notifyPeople } from './people.js';
 import { type Again, AGAIN, nowIso, nowMs, type Run } from './run.js';
 
@@ -24,21 +24,21 @@ const tail = (s: string, n: number): string => (s.length <= n ? s : s.slice(s.le
  */
 export async function afterFailedIteration(run: Run, result: AgentResult): Promise<Again> {
   const { state, knobs, info } = run;
-  const { hardeningEra, providersEra } = run.eras;
   state.lastFindings =
     `Iteration ${state.iteration} failed with exit code ${result.exitCode}${result.timedOut ? ' (timed out)' : ''}. ` +
     `Last output:\n${tail(result.tail, LIMITS.findingChars)}`;
   // The same failure over and over is a dead letter: a person is told instead of retrying on.
-  if (providersEra && knobs.deadLetterAfter > 0 && result.rateLimit === null && (await deadLetterFailure(run, result))) {
+  if (knobs.deadLetterAfter > 0 && result.rateLimit === null && (await deadLetterFailure(run, result))) {
     run.publish();
     return AGAIN;
   }
   // A provider rate limit waits as long as the provider says (or its request rate implies);
   // anything else backs off exponentially. Both count as a failed attempt.
-  const rateLimited = result.rateLimit !== null && rateLimitEra() ? result.rateLimit : null;
+  const rateLimited = result.rateLimit;
+  if (rateLimited !== null) markRateLimit();
   const rawWait = rateLimited ? rateLimited.waitSeconds : backoffSeconds(state.consecutiveFailures, knobs, Math.random()); // deterministic: seeded workflow random
   // A rate limit says nothing about the work: it is not a failure (no retry count, no tier climb).
-  if (!(providersEra && rateLimited)) state.consecutiveFailures += 1;
+  if (!rateLimited) state.consecutiveFailures += 1;
   if (rateLimited) {
     state.lastFindings = `Iteration ${state.iteration} hit a provider rate limit; Vigil waited ${rawWait}s (${rateLimited.source.replace(/_/g, ' ')}) before this attempt.`;
     if (knobs.rateLimitNotifySeconds > 0 && rawWait > knobs.rateLimitNotifySeconds) {
@@ -53,7 +53,7 @@ export async function afterFailedIteration(run: Run, result: AgentResult): Promi
       );
     }
   }
-  if (rateLimited && providersEra && result.provider === knobs.provider && failOverOnRateLimit(rawWait, knobs)) {
+  if (rateLimited && result.provider === knobs.provider && failOverOnRateLimit(rawWait, knobs)) {
     // The run's provider is out for a while: the next iteration goes to the failover chain.
     state.providerBlockedUntilMs = nowMs() + rawWait * 1000;
     state.lastFindings = `Iteration ${state.iteration} hit a ${result.provider} rate limit (${rawWait}s); the next iteration runs on a failover provider.`;
@@ -66,7 +66,7 @@ export async function afterFailedIteration(run: Run, result: AgentResult): Promi
     startedAtMs: state.startedAtMs,
     nowMs: nowMs(),
   };
-  const wait = hardeningEra ? waitWithinCaps(rawWait, capsNow, knobs) : rawWait;
+  const wait = waitWithinCaps(rawWait, capsNow, knobs);
   if (wait > 0 && state.consecutiveFailures < knobs.maxRetries) {
     run.status = 'backing_off';
     run.backoffUntil = new Date(nowMs() + wait * 1000).toISOString(); // deterministic: workflow clock
@@ -78,14 +78,7 @@ export async function afterFailedIteration(run: Run, result: AgentResult): Promi
     });
     run.backoffUntil = null;
     run.status = 'running';
-    if (
-      providersEra &&
-      rateLimited &&
-      knobs.rateLimitNotifySeconds > 0 &&
-      wait > knobs.rateLimitNotifySeconds &&
-      !run.stopRequest &&
-      !state.pause
-    ) {
+    if (rateLimited && knobs.rateLimitNotifySeconds > 0 && wait > knobs.rateLimitNotifySeconds && !run.stopRequest && !state.pause) {
       await notifyPeople(
         run,
         'rate_limited',

@@ -1,5 +1,5 @@
 /**
- * After a good iteration (council era): the quality gates on the tree it left, then the
+ * After a good iteration: the quality gates on the tree it left, then the
  * completion check a claim, a tripped breaker or an early check asks for, then a gate's pause
  * that waited for that check.
  *
@@ -15,14 +15,13 @@ import { claimWithoutCouncil, councilRound } from './council.js';
 import { actOnGateStreak, ensureTests, gatesDueNow, qualityGates } from './gates.js';
 import { type Again, AGAIN, end, type End, type GateStreak, type Run } from './run.js';
 
-/** After a good iteration (exit 0) of a council-era run: the gates, then the completion check it asks for. */
+/** After a good iteration (exit 0): the gates, then the completion check it asks for. */
 export async function afterGoodIteration(run: Run, result: AgentResult, snap: RepoSnapshot): Promise<End | Again> {
   const { state, knobs } = run;
-  const { completionRuleEra } = run.eras;
   state.consecutiveFailures = 0;
   state.lastFindings = null;
   // The quality gates look at every tree a good iteration leaves (gateCadence).
-  run.holdGatePause = completionRuleEra;
+  run.holdGatePause = true;
   const gated = gatesDueNow(run, false, true) ? await qualityGates(run, false, true, result.gates ?? null) : null;
   if (gated) return end(gated);
   if (!knobs.councilEnabled) {
@@ -38,10 +37,11 @@ export async function afterGoodIteration(run: Run, result: AgentResult, snap: Re
     const changedSinceRound = lastRoundTree === undefined || state.recentIterations.some((r) => r.iteration > lastRoundTree && r.changed);
     if (!trigger && knobs.councilEarlyCheck && knobs.testCommand && state.iteration >= knobs.councilMinIterations && changedSinceRound) {
       // Early check: green tests on a tree the council has not seen yet, when what changed could flip its verdict.
-      const due = run.eras.leanRoundsEra
-        ? earlyCheckDue(state.marks.round, flaggedTexts(state.council.verdicts.at(-1), state.gates.reviews.at(-1), state.gates.checklist))
-        : null;
-      if (due && !due.again) {
+      const due = earlyCheckDue(
+        state.marks.round,
+        flaggedTexts(state.council.verdicts.at(-1), state.gates.reviews.at(-1), state.gates.checklist),
+      );
+      if (!due.again) {
         log.info('early check not due', { iteration: state.iteration, why: due.why });
       } else {
         const t = await ensureTests(run, snap.treeHash);

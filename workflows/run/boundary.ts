@@ -14,7 +14,7 @@ import { keepLearnings } from '../decisions/prompt-memory.js';
 import { initialLadder } from '../decisions/tier-ladder.js';
 import { answerHeldClaim, councilRound } from './council.js';
 import { finish, rollOver, stopOutcome } from './ending.js';
-import { admissionEra, checklistRetryEra, prepareWaitsEra } from './eras.js';
+import { markAdmission, markChecklistRetry, markPrepareWaits } from './eras.js';
 import { ensureChecklist, retryChecklist } from './prd-checklist.js';
 import { notifyPeople } from './people.js';
 import { type Again, AGAIN, end, type End, nowIso, nowMs, type Run } from './run.js';
@@ -39,7 +39,8 @@ export async function begin(run: Run): Promise<End | null> {
   }
   // A signed run is admitted once, at its start (activities/run-authorization.ts): a worker that
   // requires signed runs refuses an expired signature, another PRD or knobs, or a nonce another run used.
-  if (input.authorization && !run.continued && admissionEra()) {
+  if (input.authorization && !run.continued) {
+    markAdmission();
     const { refused } = await run.acts.admission.admitRun.executeWithOptions({ summary: 'admit the signed run' }, [
       {
         runId: run.info.workflowId,
@@ -56,7 +57,6 @@ export async function begin(run: Run): Promise<End | null> {
   return null;
 }
 
-/** Once per execution, and again after repository trouble: the run-start commit, the run-started event, the PRD checklist. */
 /**
  * Before preparing: a run that a failed preparation paused (a repository gone, a committed
  * `.vigil` link; ending.ts `handleRepositoryTrouble`) waits for a person here, as at the boundary,
@@ -65,8 +65,9 @@ export async function begin(run: Run): Promise<End | null> {
  */
 export async function holdPreparation(run: Run): Promise<End | null> {
   const { state } = run;
-  const unprepared = !state.runStart || (run.eras.gatesEra && run.knobs.prdChecklist && !state.gates.checklistTried);
-  if (state.pause === null || !unprepared || !prepareWaitsEra()) return null;
+  const unprepared = !state.runStart || (run.knobs.prdChecklist && !state.gates.checklistTried);
+  if (state.pause === null || !unprepared) return null;
+  markPrepareWaits();
   run.publish();
   // Not `pauseOver()`: a rewind or a review has nothing to act on before the first iteration.
   await condition(() => state.pause === null || run.stopRequest !== null || run.rolloverNow);
@@ -80,9 +81,9 @@ export async function holdPreparation(run: Run): Promise<End | null> {
   return null;
 }
 
+/** Once per execution, and again after repository trouble: the run-start commit, the run-started event, the PRD checklist. */
 export async function prepareExecution(run: Run): Promise<void> {
   const { state, knobs, input, info } = run;
-  const { escalationEra, gatesEra, memoryEra, leanPromptEra } = run.eras;
   const { repo } = run.acts;
   // Run-start commit and tree, captured once per run and carried across continue-as-new.
   if (!state.runStart) {
@@ -90,13 +91,14 @@ export async function prepareExecution(run: Run): Promise<void> {
       {
         repoPath: input.repoPath,
         runId: info.workflowId,
-        ...(escalationEra ? { prdPath: input.prdPath } : {}),
-        ...(memoryEra ? { learnings: true, ...(leanPromptEra ? { learningsByRef: true } : {}) } : {}),
+        prdPath: input.prdPath,
+        learnings: true,
+        learningsByRef: true,
       },
     ]);
-    if (memoryEra) state.memory = keepLearnings(state.memory, start, leanPromptEra);
+    state.memory = keepLearnings(state.memory, start);
     state.runStart = { sha: start.sha, treeHash: start.treeHash, capturedAt: nowIso() };
-    if (escalationEra && knobs.tierLadder) state.ladder = initialLadder(knobs.tier, start.alwaysHigh ?? null);
+    if (knobs.tierLadder) state.ladder = initialLadder(knobs.tier, start.alwaysHigh ?? null);
     state.convergence = { ...state.convergence, lastHash: start.treeHash };
     run.status = 'running';
     run.publish();
@@ -113,7 +115,7 @@ export async function prepareExecution(run: Run): Promise<void> {
       autonomyMode: knobs.autonomyMode,
     });
   }
-  if (gatesEra && knobs.prdChecklist && !state.gates.checklistTried) {
+  if (knobs.prdChecklist && !state.gates.checklistTried) {
     await ensureChecklist(run);
     run.publish();
   }
@@ -126,7 +128,6 @@ export async function prepareExecution(run: Run): Promise<void> {
  */
 export async function atBoundary(run: Run): Promise<End | Again | typeof GO> {
   const { state, knobs, info } = run;
-  const { councilEra, escalationEra } = run.eras;
   // The events of the last iteration go to the store, batched, at the boundary.
   if (run.journalPending()) await run.flushJournal();
   // 1. Human messages first.
@@ -156,7 +157,7 @@ export async function atBoundary(run: Run): Promise<End | Again | typeof GO> {
   }
   if (state.pause) {
     run.publish();
-    if (escalationEra && state.pause.by !== 'vigil') {
+    if (state.pause.by !== 'vigil') {
       // A person's or a tool's pause (an escalation already notified for its own).
       const p = state.pause;
       await notifyPeople(
@@ -197,7 +198,7 @@ export async function atBoundary(run: Run): Promise<End | Again | typeof GO> {
   }
 
   // A person asked for a council review: it happens now, at this boundary.
-  if (councilEra && state.council.forceReview && state.iteration >= 1) {
+  if (state.council.forceReview && state.iteration >= 1) {
     const ended = await councilRound(run, 'forced');
     if (ended) return end(ended);
     run.publish();
@@ -228,7 +229,8 @@ export async function atBoundary(run: Run): Promise<End | Again | typeof GO> {
 
   // 4. A PRD checklist a provider's trouble kept from being extracted: asked again once the wait is over.
   const retry = state.gates.checklistRetry;
-  if (retry && nowMs() >= retry.atMs && checklistRetryEra()) {
+  if (retry && nowMs() >= retry.atMs) {
+    markChecklistRetry();
     await retryChecklist(run);
     run.publish();
     return AGAIN;

@@ -10,7 +10,6 @@ import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation,
 import {
   type AgentResult,
   blankAgentResult,
-  type CheckpointRequest,
   FAILURE_TYPES,
   type IterationInspectionInput,
   PROMPT_PART_MISSING,
@@ -23,13 +22,13 @@ import { builderChecklist } from '../decisions/checklist.js';
 import { planCheckpoint, sealCheckpoint } from '../decisions/checkpoints.js';
 import { knobsFor } from '../decisions/failover.js';
 import { gateFindingsForPrompt } from '../decisions/gates.js';
-import { directiveMemory, promptMemory } from '../decisions/memory.js';
+import { directiveMemory } from '../decisions/memory.js';
 import { phaseFor, tierFor } from '../decisions/phase.js';
 import { REPOSITORY_FAILURE_TYPES } from '../decisions/repository.js';
 import { LEVEL_TIER } from '../decisions/tier-ladder.js';
 import { interruptedNote } from '../decisions/undelivered-directives.js';
-import { carriedGates } from '../lean-iteration.js';
-import { agentResultOf } from '../lean-prompt.js';
+import { agentResultOf } from '../../rounds/agent-result.js';
+import { carriedGates } from '../gates-pass.js';
 import { callKilledByRun } from '../running-call.js';
 import { finish, stopOutcome } from './ending.js';
 import { gatesPassFacts } from './gates.js';
@@ -44,8 +43,6 @@ const AGENT_CALL_LOST = 125;
 /** What the agent call leaves for the steps after it. */
 export interface AgentCall {
   result: AgentResult;
-  /** The checkpoint asked of the inspection (the tree after the call, when it changed). */
-  checkpoint: CheckpointRequest | null;
   /** What the inspection after the call is asked for (lean runs: with the call). */
   inspect: IterationInspectionInput;
   /** The iteration's phase and tier, as its record keeps them. */
@@ -60,30 +57,17 @@ export interface AgentCall {
  */
 export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall | End | Again> {
   const { state, knobs, input, info } = run;
-  const {
-    escalationEra,
-    hardeningEra,
-    providersEra,
-    gatesEra,
-    checkpointsEra,
-    leanEra,
-    memoryEra,
-    leanPromptEra,
-    gatesWithCallEra,
-    completionRuleEra,
-  } = run.eras;
   const { agent } = run.acts;
   const { provider: iterationProvider, gate } = pick;
   // 4. The iteration. The checkpoint of the last one is sealed with the state after it.
-  if (checkpointsEra) state.checkpoints.list = sealCheckpoint(state.checkpoints.list, state);
+  state.checkpoints.list = sealCheckpoint(state.checkpoints.list, state);
   state.iteration += 1;
   run.iterationsThisExecution += 1;
   run.status = 'running';
   run.phase = phaseFor(state.iteration);
-  run.tier = escalationEra && knobs.tierLadder && state.ladder ? LEVEL_TIER[state.ladder.level] : tierFor(state.iteration, knobs);
-  const fresh = escalationEra ? state.contextClear : null;
-  const handoffContext =
-    escalationEra && (state.handoffContextPending || fresh) ? (fresh?.summary ?? state.latestHandoff?.summary ?? null) : null;
+  run.tier = knobs.tierLadder && state.ladder ? LEVEL_TIER[state.ladder.level] : tierFor(state.iteration, knobs);
+  const fresh = state.contextClear;
+  const handoffContext = state.handoffContextPending || fresh ? (fresh?.summary ?? state.latestHandoff?.summary ?? null) : null;
   const directives = [...state.pendingDirectives]; // a copy: handlers may push while the agent runs
   const promptInput: PromptInput = {
     prdPath: input.prdPath,
@@ -98,47 +82,32 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
     completionPromise: knobs.completionPromise,
     ...(handoffContext ? { handoffSummary: handoffContext } : {}),
     ...(fresh ? { freshSession: true } : {}),
-    ...(gatesEra
-      ? {
-          gateFindings: gateFindingsForPrompt(state.gates.latest, knobs),
-          checklist: state.gates.checklist ? builderChecklist(state.gates.checklist, 5000) : null,
-        }
-      : {}),
-    // The run so far: its own part of the prompt input, so a fresh session starts with it.
-    // (Lean prompt: by reference, `memoryRef` below; the activity renders the same text.)
-    ...(memoryEra
-      ? {
-          ...(leanPromptEra ? {} : { memory: promptMemory(state.memory, knobs.memoryBudgetChars) }),
-          ...(knobs.promptTemplate ? { templatePath: knobs.promptTemplate } : {}),
-        }
-      : {}),
+    gateFindings: gateFindingsForPrompt(state.gates.latest, knobs),
+    checklist: state.gates.checklist ? builderChecklist(state.gates.checklist, 5000) : null,
+    // The run so far goes by reference (`memoryRef` below): the activity renders it into the prompt.
+    ...(knobs.promptTemplate ? { templatePath: knobs.promptTemplate } : {}),
   };
   run.publish();
 
-  // Lean runs: long prompt parts by reference, and the inspection with the call.
+  // Long prompt parts by reference, and the inspection (with the agent's signal files and notes) with the call.
   // The tree after the call becomes this iteration's checkpoint when it changed.
-  const checkpoint = checkpointsEra
-    ? planCheckpoint(state.checkpoints.list, info.workflowId, state.iteration, knobs.checkpointsKept)
-    : null;
+  const checkpoint = planCheckpoint(state.checkpoints.list, info.workflowId, state.iteration, knobs.checkpointsKept);
   const inspect = {
     runStartSha: state.runStart?.sha ?? null,
     previousTree: state.convergence.lastHash,
     signals: true,
-    ...run.notesAsk,
+    notes: true,
+    notesByRef: true,
     ...(checkpoint ? { checkpoint } : {}),
   };
-  const memoryRef = () => (leanPromptEra ? { memoryRef: run.memoryParts.ref(state.memory, knobs.memoryBudgetChars) } : {});
   // The gate pass rides with the call (made after a good agent run that changed the tree).
-  const carried = gatesWithCallEra && gatesEra ? carriedGates(gatesPassFacts(run), state.gates.lastTree) : null;
-  const leanArgs = (byRef: boolean) =>
-    !leanEra
-      ? { promptInput }
-      : {
-          ...(byRef ? run.promptParts.split(promptInput) : { promptInput }),
-          inspect,
-          ...memoryRef(),
-          ...(carried ? { gates: carried } : {}),
-        };
+  const carried = carriedGates(gatesPassFacts(run), state.gates.lastTree);
+  const callArgs = (byRef: boolean) => ({
+    ...(byRef ? run.promptParts.split(promptInput) : { promptInput }),
+    inspect,
+    memoryRef: run.memoryParts.ref(state.memory, knobs.memoryBudgetChars),
+    ...(carried ? { gates: carried } : {}),
+  });
   let result: AgentResult;
   try {
     const scope = new CancellationScope();
@@ -154,7 +123,7 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
             ...chooseAgent(knobsFor(iterationProvider, knobs), 'iteration', run.tier ?? 'development'),
             remainingBudgetUsd: remainingBudget(state.spend.usd, state.budgetUsd ?? knobs.budgetUsd),
             authorization: input.authorization ?? null,
-            ...leanArgs(byRef),
+            ...callArgs(byRef),
             role: 'iteration',
             iteration: state.iteration,
             phase: run.phase ?? 'ACT',
@@ -164,9 +133,9 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
             extraEnv: fresh ? { VIGIL_FRESH_SESSION: '1' } : {},
             rateLimitRpm: knobs.rateLimitRpm,
             ...sandboxArgs(knobs),
-            ...(leanPromptEra ? { compact: true } : {}),
+            compact: true,
             // The memory of earlier runs lives in the event store: a run that journals there reads it (docs/memory.md).
-            ...(memoryEra && run.journaling
+            ...(run.journaling
               ? {
                   memoryLayers: {
                     indexTokens: knobs.memoryIndexTokens,
@@ -177,18 +146,13 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
               : {}),
           },
         ])
-        .then((r) => agentResultOf(r, leanPromptEra));
+        .then((r) => agentResultOf(r, true));
     result = await scope.run(async () => {
       try {
         return await call(true);
       } catch (err) {
         // A referenced prompt part is not stored where the call ran (the agent did not start): send the text.
-        if (!(
-          leanEra &&
-          err instanceof ActivityFailure &&
-          err.cause instanceof ApplicationFailure &&
-          err.cause.type === PROMPT_PART_MISSING
-        ))
+        if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === PROMPT_PART_MISSING))
           throw err;
         run.promptParts.forget();
         run.memoryParts.forget();
@@ -198,7 +162,7 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
   } catch (err) {
     // Cancelled by Temporal, or killed by the run in the worker that hosts it (running-call.ts).
     const cancelled = isCancellation(err) || callKilledByRun(err);
-    if (cancelled && run.stopRequest && completionRuleEra && directives.length > 0) {
+    if (cancelled && run.stopRequest && directives.length > 0) {
       // The interrupted call's prompt carried them: not "never reached a prompt".
       state.pendingDirectives = state.pendingDirectives.slice(directives.length);
       return end(await stopOutcome(run, [interruptedNote(directives, state.iteration)]));
@@ -216,12 +180,7 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
       state.lastFindings = `Iteration ${state.iteration} was interrupted by a ${state.pause ? 'pause' : 'stop'} before the agent finished. Check the state of the repository and carry on.`;
       return AGAIN;
     }
-    if (
-      hardeningEra &&
-      err instanceof ActivityFailure &&
-      err.cause instanceof ApplicationFailure &&
-      REPOSITORY_FAILURE_TYPES.has(err.cause.type ?? '')
-    )
+    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && REPOSITORY_FAILURE_TYPES.has(err.cause.type ?? ''))
       throw err;
     if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FAILURE_TYPES.agentNotRunnable) {
       return end(await finish(run, 'agent_not_runnable', err.cause.message));
@@ -239,11 +198,11 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
   }
   if (gate) await reportToBreaker(run, iterationProvider, gate, result);
   state.spend = spendAfterCall(state.spend, result.usage, result.provider);
-  if (providersEra && budgetWarningDue(run)) await warnOnBudget(run);
+  if (budgetWarningDue(run)) await warnOnBudget(run);
   // The directives reached the agent: they were one-shot. (New ones may have arrived meanwhile.)
   state.pendingDirectives = state.pendingDirectives.slice(directives.length);
   for (const d of directives) run.remember(directiveMemory(state.iteration, d));
   if (handoffContext) state.handoffContextPending = false;
   if (fresh) state.contextClear = null;
-  return { result, checkpoint, inspect, phase: run.phase, tier: run.tier };
+  return { result, inspect, phase: run.phase, tier: run.tier };
 }

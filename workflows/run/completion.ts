@@ -2,7 +2,7 @@
  * Completion, before the council: a claim (or a forced review, a tripped breaker, an early check)
  * is judged by the evidence gate, the quality gates, the code review and the checklist (the
  * council itself is council.ts); a check a message interrupted is held for the next boundary;
- * a refusal goes through the safety valves (completion-rule era).
+ * a refusal goes through the safety valves.
  *
  * Workflow code: deterministic, no I/O.
  */
@@ -20,7 +20,7 @@ import { reviewSummaryForPrompt } from '../decisions/review.js';
 import { finish } from './ending.js';
 import { actOnGateStreak, codeReview, ensureTests, qualityGates, roundBase, testEvidence, testLine, trackGateResult } from './gates.js';
 import { verifierCall, verifyChecklist } from './prd-checklist.js';
-import { councilChecklistEra } from './eras.js';
+import { markCouncilChecklist } from './eras.js';
 import { checklistStop } from '../decisions/checklist.js';
 import { notifyPeople } from './people.js';
 import { nowIso, type Run } from './run.js';
@@ -28,14 +28,13 @@ import { nowIso, type Run } from './run.js';
 /** What the evidence gate and a council round read: the round's base, the tests on the current tree, the convergence so far. */
 export async function evidenceInput(run: Run, round: number): Promise<EvidenceInput> {
   const { state } = run;
-  const { leanPromptEra } = run.eras;
   const t = await ensureTests(run, state.convergence.lastHash ?? '');
   const c = state.convergence;
   return {
     ...roundBase(run, round),
     tests: testEvidence(t),
     testSummary: t ? testLine(run, t) : 'No test command is configured for this run, and no test runner was found.',
-    ...(leanPromptEra ? { leanPrompt: true } : {}),
+    leanPrompt: true,
     convergenceSummary: `No-change streak ${c.consecutiveNoChange}; done signals ${c.doneSignals} in a row, ${c.totalDoneSignals} in total; recent tree hashes: ${c.recentHashes.map((h) => h.slice(0, 8)).join(', ')}`,
   };
 }
@@ -69,8 +68,6 @@ export async function completionGuard(
   opts: { councilRound?: boolean } = {},
 ): Promise<Outcome | 'refused' | 'interrupted' | null> {
   const { state, knobs } = run;
-  const { gatesEra, completionRuleEra } = run.eras;
-  if (!gatesEra) return null;
   const ended = await qualityGates(run, true, true);
   if (ended) return ended;
   if (run.interrupted()) return 'interrupted';
@@ -88,33 +85,16 @@ export async function completionGuard(
       failing.map((f) => `${gateLabel(f.gate)}: ${f.reason}`).join('; '),
     );
   }
-  if (knobs.codeReview && completionRuleEra) {
+  if (knobs.codeReview) {
     const judged = await judgeReview(run, tree);
     if (judged !== null) return judged;
-    if (run.interrupted()) return 'interrupted';
-  } else if (knobs.codeReview) {
-    const review = await codeReview(run, tree);
-    const reviewed = state.gates.latest.find((r) => r.gate === 'code_review') as GateResult;
-    const streak = trackGateResult(run, reviewed);
-    const ended2 = streak ? await actOnGateStreak(run, reviewed, streak) : null;
-    if (ended2) return ended2;
-    if (review.result !== 'pass') {
-      state.lastFindings =
-        `Completion at iteration ${state.iteration} was refused before the council was asked: the code review did not pass.\n${reviewSummaryForPrompt(review, LIMITS.findingChars * 3)}`.slice(
-          0,
-          LIMITS.findingChars * 4,
-        );
-      return refuse(run, ['code_review'], `code review ${review.result}: ${review.reason}`);
-    }
     if (run.interrupted()) return 'interrupted';
   }
   if (knobs.prdChecklist && state.gates.checklist) {
     // A tree whose checklist was verified is not verified again (waivers are read anew).
-    let known = completionRuleEra
-      ? state.gates.latest.find((g) => g.gate === 'checklist' && g.treeHash === tree && g.iteration > 0)
-      : undefined;
-    // Lean rounds: only the items whose files changed since the last verification are asked again.
-    const recheck = !known && run.eras.leanRoundsEra ? itemsToRecheck(state.gates.checklist, state.marks.checklist, tree) : null;
+    let known = state.gates.latest.find((g) => g.gate === 'checklist' && g.treeHash === tree && g.iteration > 0);
+    // Only the items whose files changed since the last verification are asked again.
+    const recheck = !known ? itemsToRecheck(state.gates.checklist, state.marks.checklist, tree) : null;
     if (recheck && recheck.ids.length === 0) {
       log.info('checklist not verified again', { iteration: state.iteration, why: recheck.why });
       known = checklistGateResult(state.gates.checklist, tree, state.iteration);
@@ -125,7 +105,8 @@ export async function completionGuard(
       // only when nothing the verifier is not asked about blocks already.
       const call = verifierCall(run, recheck?.ids);
       const stop = checklistStop(state.gates.checklist, call.checklistIds);
-      if (!stop.blockedAnyway && run.eras.leanRoundsEra && councilChecklistEra()) {
+      if (!stop.blockedAnyway) {
+        markCouncilChecklist();
         run.carriedChecklist = { call, mustPass: stop.mustPass, mustNotFail: stop.mustNotFail };
         return null;
       }
@@ -146,7 +127,7 @@ export async function completionGuard(
  */
 export async function judgeChecklist(run: Run, r: GateResult | null, fresh: boolean): Promise<Outcome | 'refused' | null> {
   const { state } = run;
-  if (run.eras.completionRuleEra && fresh) {
+  if (fresh) {
     const breach = verifierBreach(run.lastVerifierAnswer, state.iteration, run.lastVerifierAnswer?.logPath ?? '');
     const ended = await keepContract(run, breach ? [breach] : []);
     if (ended) return ended;
@@ -172,14 +153,14 @@ export async function judgeChecklist(run: Run, r: GateResult | null, fresh: bool
 }
 
 /**
- * The code review's part of a completion check (completion-rule era): a tree already reviewed
+ * The code review's part of a completion check: a tree already reviewed
  * is not reviewed again (nor counted again on the gate's streak); answers without a verdict
  * line are a contract error, never a failing review. Null lets the check go on.
  */
 export async function judgeReview(run: Run, tree: string): Promise<Outcome | 'refused' | null> {
   const { state } = run;
   const last = state.gates.reviews.at(-1);
-  const stands = run.eras.leanRoundsEra && last ? reviewStands(last, state.marks.review, tree) : null;
+  const stands = last ? reviewStands(last, state.marks.review, tree) : null;
   if (stands && !stands.again && last && last.treeHash !== tree)
     log.info('code review not repeated', { iteration: state.iteration, why: stands.why });
   const reused = last && (last.treeHash === tree || (stands !== null && !stands.again)) ? last : null;
@@ -224,7 +205,7 @@ export async function judgeReview(run: Run, tree: string): Promise<Outcome | 're
 }
 
 /**
- * One check's reviewing answers against the agent contract (completion-rule era). The second
+ * One check's reviewing answers against the agent contract. The second
  * check in a row with an answer in the wrong format stops the spending: supervised, a pause
  * that names the role, the missing line and the fix; perpetual, the end (contract_error).
  */
@@ -271,7 +252,7 @@ export function filesSinceStart(run: Run): number {
 }
 
 /**
- * A completion check that did not approve (completion-rule era): recorded, then the safety
+ * A completion check that did not approve: recorded, then the safety
  * valves, whatever refused it. The outcome when a valve stops the run, else null.
  */
 export async function checkRefused(run: Run, trigger: ConveneTrigger, cause: CheckCause, reason: string): Promise<Outcome | null> {

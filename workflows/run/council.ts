@@ -6,9 +6,8 @@
  * Workflow code: deterministic, no I/O.
  */
 import { log } from '@temporalio/workflow';
-import { checkEvidence, describeRejection, evidenceRecord, runCouncilRound } from '../../rounds/council-round.js';
+import { checkEvidence, describeRejection, evidenceRecord } from '../../rounds/council-round.js';
 import { LIMITS, type Outcome } from '../../schemas/run.js';
-import { breakerTrip, safetyValve } from '../decisions/breaker.js';
 import { addOrchestrationUsage, orchestrationCapped } from '../decisions/budget.js';
 import { emptyDiffRefusal, recordCheck } from '../decisions/completion-check.js';
 import { councilBreaches } from '../decisions/contract.js';
@@ -33,9 +32,9 @@ import { notifyPeople } from './people.js';
 import { applyVerification } from './prd-checklist.js';
 import { nowIso, type Run } from './run.js';
 
-/** The completion check just judged the current tree: the early check counts what changes from here (lean-rounds era). */
+/** The completion check just judged the current tree: the early check counts what changes from here (decisions/lean-rounds.ts). */
 function markCheck(run: Run): void {
-  if (run.eras.leanRoundsEra) run.state.marks = { ...run.state.marks, round: run.markHere(run.state.convergence.lastHash ?? '') };
+  run.state.marks = { ...run.state.marks, round: run.markHere(run.state.convergence.lastHash ?? '') };
 }
 
 /**
@@ -74,20 +73,21 @@ async function pauseAtOrchestrationCap(run: Run): Promise<boolean> {
 /** A council round; returns the outcome when the run must end, else null (findings set). */
 export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<Outcome | null> {
   const { state, knobs } = run;
-  const { roundsEra, claimsHeldEra, completionRuleEra } = run.eras;
   const { rounds } = run.acts;
-  const empty = completionRuleEra ? refuseEmptyDiff(run, trigger) : null;
+  const empty = refuseEmptyDiff(run, trigger);
   if (empty) return empty;
   if (trigger !== 'forced' && (await pauseAtOrchestrationCap(run))) return holdClaim(run, trigger);
   run.carriedChecklist = null;
-  const guard = await completionGuard(run, { councilRound: roundsEra });
-  if (guard === 'interrupted' && claimsHeldEra) return holdClaim(run, trigger);
-  if (guard === 'refused') markCheck(run);
+  const guard = await completionGuard(run, { councilRound: true });
+  if (guard === 'interrupted') return holdClaim(run, trigger);
+  if (guard === 'refused') {
+    markCheck(run);
+    return checkRefused(run, trigger, run.refusedBy.cause, run.refusedBy.reason);
+  }
   if (guard !== null) {
-    if (completionRuleEra && guard === 'refused') return checkRefused(run, trigger, run.refusedBy.cause, run.refusedBy.reason);
-    // A person's request is answered by the refusal: it is not asked again at every boundary.
+    // A gate stuck for good ends the run; a person's request is answered by it.
     if (trigger === 'forced') state.council.forceReview = null;
-    return typeof guard === 'string' ? null : guard;
+    return guard;
   }
   const round = state.council.rounds + 1;
   run.status = 'reviewing';
@@ -98,12 +98,10 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
   const what = carried
     ? `evidence, the PRD checklist verifier, then ${knobs.councilSize} members`
     : `evidence, ${knobs.councilSize} members`;
-  const r = roundsEra
-    ? await rounds.councilRound.executeWithOptions(
-        { summary: `council round ${round} (iteration ${state.iteration}, ${trigger}): ${what}` },
-        [{ ...roundInput, authorization: roundInput.authorization ?? null, ...(carried ? { checklist: carried } : {}) }],
-      )
-    : await runCouncilRound(run.councilDeps, roundInput);
+  const r = await rounds.councilRound.executeWithOptions(
+    { summary: `council round ${round} (iteration ${state.iteration}, ${trigger}): ${what}` },
+    [{ ...roundInput, authorization: roundInput.authorization ?? null, ...(carried ? { checklist: carried } : {}) }],
+  );
   for (const u of r.usages) state.spend = addOrchestrationUsage(state.spend, u);
   for (const c of r.sandbox ?? []) state.sandbox = noteSandbox(state.sandbox, c.report, { iteration: state.iteration, role: c.role });
   run.status = run.stopRequest ? 'stopping' : 'running';
@@ -125,20 +123,17 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
   state.lastEvidence = r.verdict.evidence;
   if (trigger === 'forced') state.council.forceReview = null;
   log.info('council round', { round, trigger, result: r.verdict.result, approve: r.verdict.approve, threshold: r.verdict.threshold });
-  if (completionRuleEra) {
-    const ended = await keepContract(run, councilBreaches(r.verdict));
-    if (ended) return ended;
-  }
+  const ended = await keepContract(run, councilBreaches(r.verdict));
+  if (ended) return ended;
   if (r.approved) {
     const v = r.verdict;
-    if (completionRuleEra)
-      state.checks = recordCheck(state.checks, {
-        iteration: state.iteration,
-        trigger,
-        approved: true,
-        cause: null,
-        reason: `council approved, ${v.approve} of ${v.size}`,
-      });
+    state.checks = recordCheck(state.checks, {
+      iteration: state.iteration,
+      trigger,
+      approved: true,
+      cause: null,
+      reason: `council approved, ${v.approve} of ${v.size}`,
+    });
     return finish(
       run,
       'council_approved',
@@ -146,27 +141,20 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
       notesOf(r.evidence.inconclusive),
     );
   }
-  if (completionRuleEra) {
-    state.lastFindings = describeRejection(r.verdict).slice(0, LIMITS.findingChars * 4);
-    const v = r.verdict;
-    return checkRefused(
-      run,
-      trigger,
-      'council',
-      `${v.approve} of ${v.size} approve, ${v.threshold} needed${v.devilsAdvocate?.flipped ? "; the devil's advocate refused" : ''}`,
-    );
-  }
-  const valve = safetyValve(state.convergence, breakerTrip(state.convergence, knobs.stagnationLimit), knobs);
-  if (valve.fire) return finish(run, 'force_stopped', valve.reason);
   state.lastFindings = describeRejection(r.verdict).slice(0, LIMITS.findingChars * 4);
-  return null;
+  const v = r.verdict;
+  return checkRefused(
+    run,
+    trigger,
+    'council',
+    `${v.approve} of ${v.size} approve, ${v.threshold} needed${v.devilsAdvocate?.flipped ? "; the devil's advocate refused" : ''}`,
+  );
 }
 
 /** Without a council, a claim completes the run when the evidence gate passes. */
 export async function claimWithoutCouncil(run: Run): Promise<Outcome | null> {
   const { state } = run;
-  const { claimsHeldEra, completionRuleEra } = run.eras;
-  if (completionRuleEra && emptyDiffRefusal(filesSinceStart(run)) !== null) {
+  if (emptyDiffRefusal(filesSinceStart(run)) !== null) {
     // The evidence gate refuses an empty diff before any gate or reviewer is asked.
     const empty = emptyDiffRefusal(filesSinceStart(run)) ?? '';
     state.lastFindings = `Completion was refused at iteration ${state.iteration} by the evidence gate: nothing changed since the run started (${empty}), so there is nothing to judge yet. Make the changes the PRD asks for, then claim again.`;
@@ -180,8 +168,8 @@ export async function claimWithoutCouncil(run: Run): Promise<Outcome | null> {
     return null;
   }
   const guard = await completionGuard(run);
-  if (guard === 'interrupted' && claimsHeldEra) return holdClaim(run, 'claim');
-  if (completionRuleEra && guard === 'refused')
+  if (guard === 'interrupted') return holdClaim(run, 'claim');
+  if (guard === 'refused')
     state.checks = recordCheck(state.checks, {
       iteration: state.iteration,
       trigger: 'claim',
@@ -191,7 +179,8 @@ export async function claimWithoutCouncil(run: Run): Promise<Outcome | null> {
     });
   if (guard !== null) return typeof guard === 'string' ? null : guard;
   const round = state.council.rounds + 1;
-  const { facts, verdict } = await checkEvidence(run.councilDeps, await evidenceInput(run, round));
+  // The evidence gate alone, as workflow code (its activity: collectEvidence).
+  const { facts, verdict } = await checkEvidence(run.acts, await evidenceInput(run, round));
   state.lastEvidence = evidenceRecord(state.iteration, verdict, facts, state.lastTests?.passed ?? null);
   if (verdict.pass) {
     return finish(

@@ -32,17 +32,19 @@ import { undeliveredNote } from '../decisions/undelivered-directives.js';
 import { chooseAgent } from '../decisions/agent-choice.js';
 import { remainingBudget } from '../decisions/budget.js';
 import { sandboxArgs } from '../decisions/sandbox.js';
-import { deliveryEra, memoryJudgeEra, packedCarryEra, runFilesEra, undeliveredDirectivesEra } from './eras.js';
+import { markDelivery, markMemoryJudge, markPackedCarry, markRunFiles, markUndeliveredDirectives } from './eras.js';
 import { notifyPeople } from './people.js';
 import { nowIso, type Run, type VigilRun } from './run.js';
 
 export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: string[] = []): Promise<Outcome> {
   const { state, info } = run;
-  const { escalationEra } = run.eras;
-  const undelivered = state.pendingDirectives.length;
-  if (undelivered > 0 && undeliveredDirectivesEra()) notes = [...notes, undeliveredNote(state.pendingDirectives)];
+  if (state.pendingDirectives.length > 0) {
+    markUndeliveredDirectives();
+    notes = [...notes, undeliveredNote(state.pendingDirectives)];
+  }
   let delivered: string | null = null;
-  if (delivers(s, run.knobs.deliver) && deliveryEra()) {
+  if (delivers(s, run.knobs.deliver)) {
+    markDelivery();
     const d = await deliver(run, s, reason, notes);
     delivered = d.branch;
     notes = [...notes, d.note];
@@ -68,21 +70,18 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   run.backoffUntil = null;
   run.publish();
   log.info('run finished', { status: s, reason, iteration: state.iteration });
-  if (escalationEra) {
-    const o = run.outcome;
-    await CancellationScope.nonCancellable(async () => {
-      const r = await notifyPeople(
-        run,
-        'run_finished',
-        `Run ${s === 'council_approved' || s === 'completion_promise_fulfilled' ? 'completed' : 'ended'}: ${s}`,
-        `${reason}${notes.length ? `\n${notes.join('\n')}` : ''}`,
-        o.exitCode === 0 ? 'info' : o.exitCode === 20 ? 'warning' : 'critical',
-        { status: s, exitCode: o.exitCode, iteration: state.iteration },
-        `${info.workflowId}:run_finished`,
-      );
-      void r;
-    });
-  }
+  const o = run.outcome;
+  await CancellationScope.nonCancellable(async () => {
+    await notifyPeople(
+      run,
+      'run_finished',
+      `Run ${s === 'council_approved' || s === 'completion_promise_fulfilled' ? 'completed' : 'ended'}: ${s}`,
+      `${reason}${notes.length ? `\n${notes.join('\n')}` : ''}`,
+      o.exitCode === 0 ? 'info' : o.exitCode === 20 ? 'warning' : 'critical',
+      { status: s, exitCode: o.exitCode, iteration: state.iteration },
+      `${info.workflowId}:run_finished`,
+    );
+  });
   run.rewinder?.abandon(`the run finished (${s}) before the rewind could happen`);
   // Let in-flight update handlers answer before the run closes; this must also work after a
   // cancellation request, hence the non-cancellable scope.
@@ -90,8 +89,12 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   // The last events (the outcome, the final notification) reach the store before the run closes.
   await CancellationScope.nonCancellable(() => run.flushJournal());
   // The memory judge, while the run's sandbox homes are still there for its call.
-  if (run.journaling && run.knobs.memoryJudge && memoryJudgeEra()) await CancellationScope.nonCancellable(() => judgeMemory(run));
-  if (runFilesEra()) await CancellationScope.nonCancellable(() => releaseRunFiles(run));
+  if (run.journaling && run.knobs.memoryJudge) {
+    markMemoryJudge();
+    await CancellationScope.nonCancellable(() => judgeMemory(run));
+  }
+  markRunFiles();
+  await CancellationScope.nonCancellable(() => releaseRunFiles(run));
   return run.outcome;
 }
 
@@ -228,7 +231,8 @@ export async function rollOver(run: Run): Promise<never> {
   const carried = RunStateSchema.parse({ ...state, generations: state.generations + 1 });
   log.info('continuing as new', { iteration: state.iteration, generation: carried.generations, historySize: workflowInfo().historySize });
   const { state: _state, packedState: _packed, ...fresh } = input;
-  return continueAsNew<VigilRun>(packedCarryEra() ? { ...fresh, packedState: packValue(carried as Json) } : { ...fresh, state: carried });
+  markPackedCarry();
+  return continueAsNew<VigilRun>({ ...fresh, packedState: packValue(carried as Json) });
 }
 
 /**
@@ -238,8 +242,7 @@ export async function rollOver(run: Run): Promise<never> {
  */
 export async function handleRepositoryTrouble(run: Run, err: unknown): Promise<Outcome | null> {
   const { state, knobs, info } = run;
-  const { hardeningEra } = run.eras;
-  if (!hardeningEra || !(err instanceof ActivityFailure) || isCancellation(err)) throw err;
+  if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
   const cause = err.cause;
   const trouble = repositoryTrouble({
     activityType: err.activityType ?? null,

@@ -1,11 +1,11 @@
 /**
- * The quality gates (gates era): the tests on a tree, the tool gates and their failure ladder, and
- * the code review (the PRD checklist is prd-checklist.ts).
+ * The quality gates: the tests on a tree, the tool gates (one pass per activity, or the pass the
+ * agent call carried) and their failure ladder, and the code review (the PRD checklist is
+ * prd-checklist.ts).
  *
  * Workflow code: deterministic, no I/O.
  */
 import { CancellationScope, log } from '@temporalio/workflow';
-import { runReviewRound } from '../../rounds/review-round.js';
 import type { RunGatesResult } from '../../schemas/activities.js';
 import { type GateResult, type ReviewRecord } from '../../schemas/gates.js';
 import type { Outcome, TestRunRecord } from '../../schemas/run.js';
@@ -13,8 +13,7 @@ import { addOrchestrationUsage } from '../decisions/budget.js';
 import { gateLabel, gateLine, gatesDue, mergeLatest, reviewGateResult, stuckReason, trackGate } from '../decisions/gates.js';
 import { gateEvent, reviewEvent } from '../decisions/journal.js';
 import { noteSandbox, sandboxArgs } from '../decisions/sandbox.js';
-import { runGatesPass, testRecord } from '../lean-iteration.js';
-import { runToolGates } from '../quality-gates.js';
+import { runGatesPass, testRecord } from '../gates-pass.js';
 import { finish } from './ending.js';
 import { escalateToPerson, notifyPeople } from './people.js';
 import { type GateStreak, nowIso, type Run } from './run.js';
@@ -137,10 +136,7 @@ export async function actOnGateStreak(run: Run, r: GateResult, streak: GateStrea
 /** Whether the tool gates are due on the current tree. */
 export function gatesDueNow(run: Run, judging: boolean, iterationSucceeded: boolean): boolean {
   const { state, knobs } = run;
-  const { gatesEra } = run.eras;
-  return (
-    gatesEra && gatesDue({ judging, iterationSucceeded, treeHash: state.convergence.lastHash ?? '', lastTree: state.gates.lastTree }, knobs)
-  );
+  return gatesDue({ judging, iterationSucceeded, treeHash: state.convergence.lastHash ?? '', lastTree: state.gates.lastTree }, knobs);
 }
 
 /** The tool gates on the current tree, when due; their results join the latest per gate. */
@@ -150,26 +146,12 @@ export async function qualityGates(
   iterationSucceeded: boolean,
   carried: RunGatesResult | null = null,
 ): Promise<Outcome | null> {
-  const { state, knobs, input, info } = run;
-  const { leanEra } = run.eras;
-  const { gateActs } = run.acts;
+  const { state } = run;
   const tree = state.convergence.lastHash ?? '';
   if (!gatesDueNow(run, judging, iterationSucceeded)) return null;
   run.status = 'gating';
   run.publish();
-  const out = leanEra
-    ? await leanGates(run, tree, carried)
-    : await runToolGates(gateActs, {
-        runId: info.workflowId,
-        repoPath: input.repoPath,
-        iteration: state.iteration,
-        knobs,
-        treeHash: tree,
-        runStartTree: state.runStart?.treeHash ?? null,
-        tracks: state.gates.tracks,
-        runTests: () => ensureTests(run, tree),
-        interrupted: () => run.interrupted(),
-      });
+  const out = await gatesPass(run, tree, carried);
   run.status = run.stopRequest ? 'stopping' : 'running';
   state.gates.latest = mergeLatest(state.gates.latest, out.results);
   if (!out.interrupted) state.gates.lastTree = tree;
@@ -187,7 +169,6 @@ export async function qualityGates(
 /** What a gate pass needs to know of the run now (the tree aside). */
 export function gatesPassFacts(run: Run) {
   const { state, knobs, input, info } = run;
-  const { leanPromptEra } = run.eras;
   return {
     runId: info.workflowId,
     repoPath: input.repoPath,
@@ -209,12 +190,11 @@ export function gatesPassFacts(run: Run) {
             ...sandboxArgs(knobs),
           }
         : null,
-    ...(leanPromptEra ? { compact: true } : {}),
   };
 }
 
-/** The tool gates of a lean run: one activity per pass, the test run remembered for the tree. */
-export async function leanGates(
+/** The tool gates: one activity per pass (or the pass the call carried), the test run remembered for the tree. */
+export async function gatesPass(
   run: Run,
   tree: string,
   carried: RunGatesResult | null,
@@ -245,8 +225,7 @@ export async function leanGates(
 /** The code review of the current tree (a passing review of the same tree is not repeated). */
 export async function codeReview(run: Run, tree: string): Promise<ReviewRecord> {
   const { state } = run;
-  const { leanPromptEra, roundsEra } = run.eras;
-  const { repo, members, rounds } = run.acts;
+  const { rounds } = run.acts;
   const last = state.gates.reviews.at(-1);
   if (last && last.treeHash === tree && last.result === 'pass') return last;
   const round = state.gates.reviewRounds + 1;
@@ -257,15 +236,13 @@ export async function codeReview(run: Run, tree: string): Promise<ReviewRecord> 
     ...roundBase(run, round),
     testSummary: t ? testLine(run, t) : 'No test results for this tree.',
     at: nowIso(),
-    ...(leanPromptEra ? { leanPrompt: true } : {}),
+    leanPrompt: true,
   };
-  const r = roundsEra
-    ? await rounds.reviewRound.executeWithOptions({ summary: `code review ${round} (iteration ${state.iteration})` }, [reviewInput])
-    : await runReviewRound({ repo, members: { runAgent: members.runAgent } }, reviewInput); // no `batch` in workflow code (see Run.councilDeps)
+  const r = await rounds.reviewRound.executeWithOptions({ summary: `code review ${round} (iteration ${state.iteration})` }, [reviewInput]);
   run.status = run.stopRequest ? 'stopping' : 'running';
   for (const u of r.usages) state.spend = addOrchestrationUsage(state.spend, u);
   for (const c of r.sandbox ?? []) state.sandbox = noteSandbox(state.sandbox, c.report, { iteration: state.iteration, role: c.role });
-  if (run.eras.leanRoundsEra) state.marks = { ...state.marks, review: r.record.result === 'pass' ? run.markHere(tree) : null };
+  state.marks = { ...state.marks, review: r.record.result === 'pass' ? run.markHere(tree) : null };
   state.gates.reviewRounds = round;
   state.gates.reviews = [...state.gates.reviews, r.record].slice(-5);
   run.recordEvent(reviewEvent(r.record));

@@ -41,7 +41,7 @@ import {
   type MessageAck,
 } from '../messages.js';
 import { installRewind } from '../rewind.js';
-import { directiveIdsEra } from './eras.js';
+import { markDirectiveIds } from './eras.js';
 import { nowIso, type Run } from './run.js';
 
 /** History size past which a run rolls over at once, even mid agent call (Temporal's hard limit is 50 MB). */
@@ -50,7 +50,6 @@ const EMERGENCY_HISTORY_BYTES = 20 * 1024 * 1024;
 /** Registers every message handler and query of the run. Call before the first `await`. */
 export function installHandlers(run: Run): void {
   const { state, knobs, input, info } = run;
-  const { councilEra, hardeningEra, gatesEra, checkpointsEra, completionRuleEra } = run.eras;
   const publish = (): void => run.publish();
   const recordEvent = (event: RunEvent): void => run.recordEvent(event);
   const ack = (changed: boolean, message: string): MessageAck => run.ack(changed, message);
@@ -93,20 +92,21 @@ export function installHandlers(run: Run): void {
     },
     input: (p: { directive: string; by?: string; id?: string }, defaultBy: string): MessageAck => {
       // A resend of a directive the run already has (its update went unanswered, then --signal): taken once.
-      const idsEra = p.id !== undefined && directiveIdsEra();
-      if (idsEra && state.directiveIds.includes(p.id as string))
-        return ack(false, `directive ${p.id} was already received; it is not queued again`);
+      const id = p.id;
+      if (id !== undefined) markDirectiveIds();
+      if (id !== undefined && state.directiveIds.includes(id))
+        return ack(false, `directive ${id} was already received; it is not queued again`);
       const refused = directiveRefusal(state.pendingDirectives, p.directive);
       if (refused) throw ApplicationFailure.create({ message: `input: ${refused}`, nonRetryable: true });
-      state.pendingDirectives.push({ text: p.directive, by: p.by ?? defaultBy, at: nowIso(), ...(idsEra ? { id: p.id } : {}) });
-      if (idsEra) state.directiveIds = [...state.directiveIds, p.id as string].slice(-DIRECTIVE_IDS_KEPT);
+      state.pendingDirectives.push({ text: p.directive, by: p.by ?? defaultBy, at: nowIso(), ...(id !== undefined ? { id } : {}) });
+      if (id !== undefined) state.directiveIds = [...state.directiveIds, id].slice(-DIRECTIVE_IDS_KEPT);
       publish();
-      return ack(true, idsEra ? `directive queued for the next prompt (id ${p.id})` : 'directive queued for the next prompt');
+      return ack(true, id !== undefined ? `directive queued for the next prompt (id ${id})` : 'directive queued for the next prompt');
     },
   };
 
   const applyForceReview = (p: { reason?: string; by?: string }, defaultBy: string): MessageAck => {
-    if (!councilEra || !knobs.councilEnabled) {
+    if (!knobs.councilEnabled) {
       throw ApplicationFailure.create({
         message: 'forceReview: the completion council is disabled for this run (knob councilEnabled)',
         nonRetryable: true,
@@ -117,9 +117,7 @@ export function installHandlers(run: Run): void {
     publish();
     return ack(
       true,
-      completionRuleEra && state.pause
-        ? 'the council convenes now; the run stays paused'
-        : 'the council convenes at the next iteration boundary',
+      state.pause ? 'the council convenes now; the run stays paused' : 'the council convenes at the next iteration boundary',
     );
   };
 
@@ -136,7 +134,7 @@ export function installHandlers(run: Run): void {
 
   const applyWaive = (p: { item: string; reason?: string; by?: string }, defaultBy: string): MessageAck => {
     const cl = state.gates.checklist;
-    if (!gatesEra || !cl) {
+    if (!cl) {
       throw ApplicationFailure.create({
         message: `waive: this run has no PRD checklist${state.gates.checklistProblem ? ` (${state.gates.checklistProblem})` : ''}`,
         nonRetryable: true,
@@ -163,7 +161,7 @@ export function installHandlers(run: Run): void {
 
   /** Messages can grow history while an agent call runs for hours: past the emergency size, interrupt it and roll over. */
   const watchHistorySize = (): void => {
-    if (!hardeningEra || run.rolloverNow || run.outcome) return;
+    if (run.rolloverNow || run.outcome) return;
     if (workflowInfo().historySize < EMERGENCY_HISTORY_BYTES) return;
     run.rolloverNow = true;
     log.warn('history near its size limit: rolling over now', { historySize: workflowInfo().historySize });
@@ -241,31 +239,29 @@ export function installHandlers(run: Run): void {
   wire('forceReview', forceReviewUpdate, forceReviewSignal, applyForceReview);
   wire('budget', budgetUpdate, budgetSignal, applyBudget);
   wire('waive', waiveUpdate, waiveSignal, applyWaive);
-  run.rewinder = checkpointsEra
-    ? installRewind({
-        workflowId: info.workflowId,
-        repoPath: input.repoPath,
-        knobs,
-        state,
-        acts: run.acts.repo,
-        nowIso,
-        closed: () =>
-          run.outcome
-            ? `the run has finished (${run.outcome.status}); start a new run from a checkpoint with \`vigil rewind ${info.workflowId} --to N --fork\``
-            : run.stopRequest
-              ? 'the run is stopping'
-              : run.fanOut
-                ? `the run's parallel streams are running and its own checkpoints start once they are merged; rewind a stream instead (\`vigil rewind ${info.workflowId}--<task> --to N\`; \`vigil status ${info.workflowId}\` lists them)`
-                : null,
-        agentRunning: () => run.agentScope !== null,
-        cancelAgent: () => cancelAgentCall(),
-        ack,
-        recordEvent: (e) => recordEvent(e),
-        recordInvalid: (name, error) => recordInvalid(name, 'signal', error),
-        publish: () => publish(),
-      })
-    : null;
-  // A stream of this run tells it when it starts or stops waiting for a person (stream-waits era; workflows/run/streams.ts).
+  run.rewinder = installRewind({
+    workflowId: info.workflowId,
+    repoPath: input.repoPath,
+    knobs,
+    state,
+    acts: run.acts.repo,
+    nowIso,
+    closed: () =>
+      run.outcome
+        ? `the run has finished (${run.outcome.status}); start a new run from a checkpoint with \`vigil rewind ${info.workflowId} --to N --fork\``
+        : run.stopRequest
+          ? 'the run is stopping'
+          : run.fanOut
+            ? `the run's parallel streams are running and its own checkpoints start once they are merged; rewind a stream instead (\`vigil rewind ${info.workflowId}--<task> --to N\`; \`vigil status ${info.workflowId}\` lists them)`
+            : null,
+    agentRunning: () => run.agentScope !== null,
+    cancelAgent: () => cancelAgentCall(),
+    ack,
+    recordEvent: (e) => recordEvent(e),
+    recordInvalid: (name, error) => recordInvalid(name, 'signal', error),
+    publish: () => publish(),
+  });
+  // A stream of this run tells it when it starts or stops waiting for a person (workflows/run/streams.ts).
   setHandler(
     streamWaitingSignal,
     (payload?: unknown) => {

@@ -1,5 +1,5 @@
 /**
- * What an iteration changed: the inspection of the repository (with the call in lean runs), the
+ * What an iteration changed: the inspection of the repository (made with the call), the
  * convergence, its record and checkpoint, its events, the run memory, then the agent's signal
  * files, the tier ladder and the uncertainty decision, and the escalation they ask for.
  *
@@ -23,38 +23,37 @@ import type { AgentCall } from './call-agent.js';
 import { escalateToPerson, type EscalationArgs } from './people.js';
 import { nowIso, type Run } from './run.js';
 
+/**
+ * What an inspection that asked for the signal files answers without them (never expected: the
+ * call asks for them): nothing read, and the run's log says so.
+ */
+const UNREAD_SIGNALS: AgentSignals = {
+  humanReview: null,
+  driftReports: 0,
+  contextClearRequested: false,
+  problems: ['the inspection returned no signal files'],
+  summary: null,
+  continuity: null,
+  continuityRef: null,
+};
+
 /** What the iteration changed: the inspection, convergence, its record and checkpoint, its events, the signal files and what they escalate. */
 export async function observeIteration(run: Run, call: AgentCall): Promise<RepoSnapshot> {
   const { state, knobs, input, info } = run;
-  const { councilEra, escalationEra, checkpointsEra, leanEra } = run.eras;
   const { repo } = run.acts;
-  const { result, checkpoint, inspect } = call;
+  const { result, inspect } = call;
   const treeBefore = state.convergence.lastHash;
-  // 5. What did the iteration change?
-  let snap: RepoSnapshot;
-  let signalsRead: AgentSignals | null = null;
-  if (leanEra) {
-    const made = result.inspection && 'snapshot' in result.inspection ? result.inspection : null;
-    const got =
-      made ??
-      (await repo.inspectIteration.executeWithOptions({ summary: `inspect repository after iteration ${state.iteration}` }, [
-        { runId: info.workflowId, repoPath: input.repoPath, iteration: state.iteration, inspect },
-      ]));
-    snap = got.snapshot;
-    signalsRead = got.signals;
-  } else {
-    snap = await repo.inspectRepo.executeWithOptions({ summary: `inspect repository after iteration ${state.iteration}` }, [
-      {
-        repoPath: input.repoPath,
-        runStartSha: state.runStart?.sha ?? null,
-        ...(escalationEra ? { previousTree: state.convergence.lastHash } : {}),
-        ...(checkpoint ? { checkpoint } : {}),
-      },
-    ]);
-  }
-  if (run.eras.leanRoundsEra) followMarks(run, treeBefore, snap);
+  // 5. What did the iteration change? The call's inspection, or the activity's when the call could not make it.
+  const made = result.inspection && 'snapshot' in result.inspection ? result.inspection : null;
+  const got =
+    made ??
+    (await repo.inspectIteration.executeWithOptions({ summary: `inspect repository after iteration ${state.iteration}` }, [
+      { runId: info.workflowId, repoPath: input.repoPath, iteration: state.iteration, inspect },
+    ]));
+  const snap = got.snapshot;
+  followMarks(run, treeBefore, snap);
   const conv = trackConvergence(state.convergence, snap.treeHash, knobs.convergenceRingSize);
-  state.convergence = councilEra ? trackDoneSignal(conv.state, result.claimed || result.donePhrase !== null) : conv.state;
+  state.convergence = trackDoneSignal(conv.state, result.claimed || result.donePhrase !== null);
 
   const record: IterationRecord = {
     iteration: state.iteration,
@@ -72,7 +71,7 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
     provider: result.provider,
     model: result.model,
     costUsd: result.usage ? costOf(result.usage) : null,
-    ...(checkpointsEra ? { checkpoint: snap.checkpoint?.commit ?? null } : {}),
+    checkpoint: snap.checkpoint?.commit ?? null,
     // A full disk says so where a person looks (status, watch), not only in the next prompt.
     ...(result.ioError ? { ioError: result.ioError.slice(0, 1000) } : {}),
     // An escape attempt the sandbox refused is a finding a person should see.
@@ -98,19 +97,12 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
   state.recentIterations = [...state.recentIterations, record].slice(-LIMITS.recentIterations);
   run.recordEvent(iterationEvent(record, state.lastTests));
   if (result.usage || state.spend.calls > 0) run.recordSpend();
-  if (escalationEra) {
-    const signals =
-      signalsRead ??
-      (await repo.readAgentSignals.executeWithOptions({ summary: `agent signal files after iteration ${state.iteration}` }, [
-        { runId: info.workflowId, repoPath: input.repoPath, iteration: state.iteration, ...run.notesAsk },
-      ]));
-    const trouble = watchForTrouble(run, result, snap, signals);
-    if (trouble) await escalateToPerson(run, ...trouble);
-  }
+  const trouble = watchForTrouble(run, result, snap, got.signals ?? UNREAD_SIGNALS);
+  if (trouble) await escalateToPerson(run, ...trouble);
   return snap;
 }
 
-/** What this inspection changed joins what changed since each judgement's tree (lean-rounds era). */
+/** What this inspection changed joins what changed since each judgement's tree (decisions/lean-rounds.ts). */
 export function followMarks(run: Run, treeBefore: string | null, snap: RepoSnapshot): void {
   const { state } = run;
   const step = { from: treeBefore, to: snap.treeHash, paths: stepPaths(snap.sinceLast) };
@@ -125,8 +117,6 @@ const DRIFT_CONTEXT_CLEAR = 3;
 /** The iteration just inspected, with the agent's SUMMARY, joins the run memory; its CONTINUITY.md is kept. */
 export function rememberIteration(run: Run, result: AgentResult, snap: RepoSnapshot, signals: AgentSignals): void {
   const { state } = run;
-  const { memoryEra, leanPromptEra } = run.eras;
-  if (!memoryEra) return;
   const record = state.recentIterations.at(-1);
   const tests =
     state.lastTests && state.lastTests.treeHash === snap.treeHash
@@ -150,7 +140,7 @@ export function rememberIteration(run: Run, result: AgentResult, snap: RepoSnaps
       summary: signals.summary,
     }),
   );
-  state.memory = keepContinuity(state.memory, signals, leanPromptEra);
+  state.memory = keepContinuity(state.memory, signals);
 }
 
 /**
@@ -159,7 +149,6 @@ export function rememberIteration(run: Run, result: AgentResult, snap: RepoSnaps
  */
 export function watchForTrouble(run: Run, result: AgentResult, snap: RepoSnapshot, signals: AgentSignals): EscalationArgs | null {
   const { state, knobs } = run;
-  const { completionRuleEra } = run.eras;
   rememberIteration(run, result, snap, signals);
   for (const p of signals.problems) log.warn('unreadable agent signal file', { problem: p });
   const driftBefore = state.driftReports;
@@ -186,7 +175,7 @@ export function watchForTrouble(run: Run, result: AgentResult, snap: RepoSnapsho
         // The latest test run, if it is at most one iteration old (tests run when the tree changes).
         testFailures: state.lastTests && state.lastTests.iteration >= state.iteration - 1 ? state.lastTests.failures : null,
         // An idle iteration is no success: it never steps the run down.
-        ...(completionRuleEra ? { changed: state.recentIterations.at(-1)?.changed ?? true } : {}),
+        changed: state.recentIterations.at(-1)?.changed ?? true,
       },
       knobs,
     );

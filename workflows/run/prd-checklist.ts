@@ -105,7 +105,7 @@ export function applyVerification(run: Run, tree: string, answer: AgentResult | 
   for (const [id, v] of Object.entries(answer?.verification ?? {}))
     statuses[id] = { status: v.status, evidence: v.evidence, iteration: state.iteration };
   state.gates.checklist = { ...cl, status: statuses };
-  if (run.eras.leanRoundsEra) state.marks = { ...state.marks, checklist: answer ? run.markHere(tree) : null };
+  state.marks = { ...state.marks, checklist: answer ? run.markHere(tree) : null };
   const result = checklistGateResult(state.gates.checklist, tree, state.iteration);
   state.gates.latest = mergeLatest(state.gates.latest, [result]);
   run.recordEvent(gateEvent(result));
@@ -119,9 +119,8 @@ export function applyVerification(run: Run, tree: string, answer: AgentResult | 
  */
 export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> {
   const { state, knobs, input, info } = run;
-  const { gatesEra } = run.eras;
   const { members } = run.acts;
-  if (!gatesEra || !knobs.prdChecklist || state.gates.checklistTried) return null;
+  if (!knobs.prdChecklist || state.gates.checklistTried) return null;
   state.gates.checklistTried = true;
   let items = input.checklist ?? null;
   const source = items ? 'file' : 'agent';
@@ -203,8 +202,7 @@ export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> 
 }
 
 /**
- * The extraction asked again, once the wait a provider's trouble called for is over (checklist-retry
- * era). When the provider kept failing, the run does not go on silently without its checklist:
+ * The extraction asked again, once the wait a provider's trouble called for is over. When the provider kept failing, the run does not go on silently without its checklist:
  * supervised, it pauses and asks; perpetual, it goes on and says so.
  */
 export async function retryChecklist(run: Run): Promise<void> {

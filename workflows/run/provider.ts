@@ -18,8 +18,7 @@ import { type Again, AGAIN, nowIso, nowMs, type Run } from './run.js';
 /** Whether a call to `provider` asks a circuit breaker first. */
 export function breakerApplies(run: Run, provider: string): boolean {
   const { knobs } = run;
-  const { providersEra } = run.eras;
-  return providersEra && knobs.providerBreaker && provider !== 'command';
+  return knobs.providerBreaker && provider !== 'command';
 }
 
 /** The run's own provider, when neither a breaker nor a rate limit stands in its way (what pickProvider would answer at once). */
@@ -38,10 +37,9 @@ export async function pickProvider(
   run: Run,
 ): Promise<{ provider: ProviderKnob; gate: { probe: boolean; askId: string } | null } | 'interrupted'> {
   const { state, knobs } = run;
-  const { providersEra } = run.eras;
   const { checks } = run.acts;
   const primary = knobs.provider;
-  const chain = providersEra ? failoverChain(knobs) : [];
+  const chain = failoverChain(knobs);
   const blocked = state.providerBlockedUntilMs !== null && nowMs() < state.providerBlockedUntilMs;
   if (!blocked) {
     const gate = await passBreaker(run, primary, chain.length === 0);
@@ -69,12 +67,12 @@ export async function pickProvider(
     run.status = 'backing_off';
     run.backoffUntil = new Date(until).toISOString(); // deterministic: workflow clock
     run.publish();
-    await condition(() => run.providerWaitInterrupted(), Math.max(until - nowMs(), 1), {
+    await condition(() => run.messageWaiting(), Math.max(until - nowMs(), 1), {
       summary: `rate limited, no failover provider ready: waiting until ${run.backoffUntil}`,
     });
     run.backoffUntil = null;
     run.status = 'running';
-    if (run.providerWaitInterrupted()) return 'interrupted';
+    if (run.messageWaiting()) return 'interrupted';
     state.providerBlockedUntilMs = null;
   }
   const gate = await passBreaker(run, primary, true);
@@ -133,10 +131,10 @@ export async function passBreaker(
     run.providerWait = { provider, until: new Date(answer.retryAtMs).toISOString(), reason: answer.reason, ...(why ? { why } : {}) }; // deterministic: workflow clock
     run.status = 'waiting_for_provider';
     run.publish();
-    await condition(() => run.providerWaitInterrupted(), waitMs, {
+    await condition(() => run.messageWaiting(), waitMs, {
       summary: `provider ${provider} unavailable (breaker ${answer.reason.replace(/_/g, ' ')}): waiting until ${run.providerWait.until}`,
     });
-    if (run.providerWaitInterrupted()) {
+    if (run.messageWaiting()) {
       run.providerWait = null;
       run.status = run.stopRequest ? 'stopping' : 'running';
       return 'interrupted';
@@ -223,12 +221,11 @@ export type ProviderPick = { provider: ProviderKnob; gate: { probe: boolean; ask
 /** The provider of the next call (a pick, its breaker lease with it), or AGAIN when a message came while it was asked. */
 export async function chooseProvider(run: Run): Promise<ProviderPick | Again> {
   const { state } = run;
-  const { recheckBeforeCallEra } = run.eras;
   // The provider's shared circuit breaker lets the call out, or the run waits with every
   // other run on that provider (pause and stop interrupt the wait).
   const pick = providerAtOnce(run) ?? (await pickProvider(run));
   if (pick === 'interrupted') return AGAIN;
-  if (recheckBeforeCallEra && (run.stopRequest || state.pause || run.rewindPending() || run.rolloverNow)) {
+  if (run.stopRequest || state.pause || run.rewindPending() || run.rolloverNow) {
     // A message came while the provider was asked: honoured at the boundary, the call unmade.
     if (pick.gate) await releaseBreakerCall(run, pick.provider, pick.gate);
     return AGAIN;

@@ -14,10 +14,10 @@ import type { Eras } from './eras.js';
 
 type Acts = typeof activities;
 
-export function makeProxies(knobs: Knobs, eras: Pick<Eras, 'gatesWithCallEra' | 'onHost'>) {
+export function makeProxies(knobs: Knobs, eras: Pick<Eras, 'onHost'>) {
   const { onHost } = eras;
   /** The longest gate pass a call may carry (its groups one after the other, the suite among them). */
-  const carriedGatesSeconds = eras.gatesWithCallEra ? gateGroups(knobs).length * knobs.gateTimeoutSeconds + knobs.testTimeoutSeconds : 0;
+  const carriedGatesSeconds = gateGroups(knobs).length * knobs.gateTimeoutSeconds + knobs.testTimeoutSeconds;
   const agent = proxyActivities<Pick<Acts, 'runAgent'>>({
     ...onHost,
     // The activity enforces the agent timeout itself (kills the tree, exit 124); this is a backstop
@@ -37,14 +37,9 @@ export function makeProxies(knobs: Knobs, eras: Pick<Eras, 'gatesWithCallEra' | 
       Acts,
       | 'prepareRun'
       | 'inspectIteration'
-      | 'inspectRepo'
-      | 'readAgentSignals'
       | 'rewindRepo'
       | 'writeHandoff'
       | 'collectEvidence'
-      | 'writeTranscript'
-      | 'prepareReview'
-      | 'writeReviewReport'
       | 'deliverRun'
       | 'openPullRequest'
       | 'releaseRunFiles'
@@ -93,7 +88,7 @@ export function makeProxies(knobs: Knobs, eras: Pick<Eras, 'gatesWithCallEra' | 
     startToCloseTimeout: '90s',
     retry: { maximumAttempts: 2, initialInterval: '1s' },
   });
-  const gateActs = proxyActivities<Pick<Acts, 'runGate' | 'runGates'>>({
+  const gateActs = proxyActivities<Pick<Acts, 'runGates'>>({
     ...onHost,
     // The activity bounds its tools by gateTimeoutSeconds (then the gate is inconclusive); this is a backstop.
     startToCloseTimeout: (knobs.gateTimeoutSeconds + 60) * 1000,

@@ -25,7 +25,7 @@ import type { MemoryEntry } from '../../schemas/memory.js';
 import type { CheckCause, Outcome, Phase, RunInput, RunState, Tier } from '../../schemas/run.js';
 import { SA_ITERATION, SA_STATUS } from '../../schemas/search-attributes.js';
 import type { RunStatus, StatusSnapshot } from '../../schemas/status.js';
-import type { CarriedChecklist, CouncilDeps } from '../../rounds/council-round.js';
+import type { CarriedChecklist } from '../../rounds/council-round.js';
 import { breakerTrip } from '../decisions/breaker.js';
 import { checkpointRows } from '../decisions/checkpoints.js';
 import { markTree } from '../decisions/lean-rounds.js';
@@ -35,8 +35,7 @@ import { ackProjection, appendEvent } from '../decisions/journal.js';
 import { appendMemory, memoryFromEvent, memorySummary } from '../decisions/memory.js';
 import { noChangeMin } from '../decisions/uncertainty.js';
 import type { GateTrack } from '../../schemas/gates.js';
-import { PromptParts } from '../lean-iteration.js';
-import { MemoryParts } from '../lean-prompt.js';
+import { MemoryParts, PromptParts } from '../prompt-parts.js';
 import type { CallCancel, MessageAck } from '../messages.js';
 import type { Rewinder } from '../rewind.js';
 import { tellRunningCall } from '../running-call.js';
@@ -68,13 +67,10 @@ export class Run {
   readonly knobs: Knobs;
   /** Whether this execution continues a run (carries its state) rather than starting it. */
   readonly continued: boolean;
-  /** What the activities that read the agent's notes are asked for (lean prompt: references, not text). */
-  readonly notesAsk: { notes?: boolean; notesByRef?: boolean };
   /** Events are journaled and projected only when the run asks for the store: no extra activity otherwise. */
   readonly journaling: boolean;
-  /** The test runner is detected when no test command is configured (gates era, tests gate on). */
+  /** The test runner is detected when no test command is configured (the tests gate on). */
   readonly detectTests: boolean;
-  readonly councilDeps: CouncilDeps;
 
   // ---- transient (per execution) state ----
   status: RunStatus;
@@ -100,31 +96,30 @@ export class Run {
   readonly published = { status: '', iteration: -1 };
   /** Directives the running call's prompt carries: delivered, no longer waiting. */
   directivesInCall = 0;
-  /** A person's review of a paused run is judged while the run stays paused (completion-rule era). */
+  /** A person's review of a paused run is judged while the run stays paused. */
   reviewWhilePaused = false;
   /**
-   * While an iteration's own completion check is still to come (completion-rule era), a gate's
+   * While an iteration's own completion check is still to come, a gate's
    * pause waits for it: a check the safety valves end must not be held by the gate's pause.
    */
   holdGatePause = false;
   heldGatePause: { r: GateResult; streak: GateStreak } | null = null;
   /** What the checklist verifier's last call answered: whether it named any item (the contract). */
   lastVerifierAnswer: { exitCode: number; timedOut: boolean; answered: number; logPath: string } | null = null;
-  /** The last inspection's changed files (vs the run start) and its tree, when it listed all of them: what a judgement's mark records (lean-rounds era). */
+  /** The last inspection's changed files (vs the run start) and its tree, when it listed all of them: what a judgement's mark records. */
   lastFiles: { tree: string; files: string[] | null } | null = null;
   /**
-   * The checklist verification a completion check handed to its council round (council-checklist
-   * era): the verifier's call and the rule its answer is judged by (workflows/run/prd-checklist.ts, workflows/run/completion.ts).
+   * The checklist verification a completion check handed to its council round: the verifier's call and the rule its answer is judged by (workflows/run/prd-checklist.ts, workflows/run/completion.ts).
    */
   carriedChecklist: CarriedChecklist | null = null;
   /** What refused the last completion check before the council was asked (workflows/run/completion.ts). */
   refusedBy: { cause: CheckCause; reason: string } = { cause: 'quality_gates', reason: '' };
   iterationsThisExecution = 0;
-  /** The rewind step (checkpoints era), installed with the message handlers. */
+  /** The rewind step, installed with the message handlers. */
   rewinder: Rewinder | null = null;
-  /** A stream's watch that tells its run when it waits for a person runs (once per execution; stream-waits era). */
+  /** A stream's watch that tells its run when it waits for a person runs (once per execution). */
   streamWatch = false;
-  /** The run's parallel streams are running (stream-waits era): a rewind waits for them, a resume reaches the waiting ones. */
+  /** The run's parallel streams are running: a rewind waits for them, a resume reaches the waiting ones. */
   fanOut = false;
   /** A person's resume of a run that is not paused, for its streams that wait for a person (sent by the fan-out loop). */
   resumeStreams: { by: string } | null = null;
@@ -138,11 +133,8 @@ export class Run {
   ) {
     this.knobs = input.knobs;
     this.continued = input.state !== undefined || input.packedState !== undefined;
-    this.notesAsk = eras.memoryEra ? { notes: true, ...(eras.leanPromptEra ? { notesByRef: true } : {}) } : {};
-    this.journaling = eras.journalEra && this.knobs.eventStore;
-    this.detectTests = eras.gatesEra && this.knobs.qualityGates && this.knobs.gateTests;
-    // Only runAgent: a proxy answers any name, and rounds run as workflow code must not find a `batch` (a command no history has).
-    this.councilDeps = { repo: acts.repo, members: { runAgent: acts.members.runAgent } };
+    this.journaling = this.knobs.eventStore;
+    this.detectTests = this.knobs.qualityGates && this.knobs.gateTests;
     this.status = state.iteration === 0 ? 'starting' : 'running';
     this.phase = state.recentIterations.at(-1)?.phase ?? null;
     this.tier = state.recentIterations.at(-1)?.tier ?? null;
@@ -158,18 +150,9 @@ export class Run {
   rewindPending(): boolean {
     return this.rewinder?.pending() ?? false;
   }
-  /** A message the loop must honour at its boundary ends a wait: pause, stop, rollover, rewind. */
+  /** A message the loop must honour at its boundary ends a wait (a backoff, a wait for the provider): pause, stop, rollover, rewind. */
   messageWaiting(): boolean {
     return this.state.pause !== null || this.stopRequest !== null || this.rolloverNow || this.rewindPending();
-  }
-  /** The same for a wait for the provider: a rewind ends it only from the provider-wait-rewind era on. */
-  providerWaitInterrupted(): boolean {
-    return (
-      this.state.pause !== null ||
-      this.stopRequest !== null ||
-      this.rolloverNow ||
-      (this.eras.providerWaitRewindEra && this.rewindPending())
-    );
   }
   /** A paused run goes on: resumed, stopped, rolled over, rewound, or a review to judge while paused. */
   pauseOver(): boolean {
@@ -188,14 +171,7 @@ export class Run {
   /** A person asked for a council review of a paused run: it is judged now, the run stays paused. */
   reviewDueWhilePaused(): boolean {
     const { state, knobs } = this;
-    return (
-      this.eras.completionRuleEra &&
-      this.eras.councilEra &&
-      knobs.councilEnabled &&
-      state.pause !== null &&
-      state.council.forceReview !== null &&
-      state.iteration >= 1
-    );
+    return knobs.councilEnabled && state.pause !== null && state.council.forceReview !== null && state.iteration >= 1;
   }
 
   // ---- the running agent call ----
@@ -227,7 +203,6 @@ export class Run {
 
   snapshot(): StatusSnapshot {
     const { state, knobs, input, info } = this;
-    const { councilEra, escalationEra, checkpointsEra, completionRuleEra, gatesEra } = this.eras;
     const outcome = this.outcome;
     return {
       workflowId: info.workflowId,
@@ -267,9 +242,9 @@ export class Run {
       host: input.host ?? null,
       doneSignals: state.convergence.doneSignals,
       totalDoneSignals: state.convergence.totalDoneSignals,
-      breaker: councilEra ? breakerTrip(state.convergence, knobs.stagnationLimit) : null,
+      breaker: breakerTrip(state.convergence, knobs.stagnationLimit),
       council: {
-        enabled: councilEra && knobs.councilEnabled,
+        enabled: knobs.councilEnabled,
         rounds: state.council.rounds,
         verdicts: state.council.verdicts,
         forceReviewPending: state.council.forceReview !== null,
@@ -279,8 +254,8 @@ export class Run {
       lastEvidence: state.lastEvidence,
       lastTests: state.lastTests,
       autonomyMode: knobs.autonomyMode,
-      uncertainty: { ...state.uncertainty, enabled: escalationEra && knobs.uncertaintyEscalation, noChangeMin: noChangeMin(knobs) },
-      ladder: escalationEra && knobs.tierLadder ? state.ladder : null,
+      uncertainty: { ...state.uncertainty, enabled: knobs.uncertaintyEscalation, noChangeMin: noChangeMin(knobs) },
+      ladder: knobs.tierLadder ? state.ladder : null,
       escalations: state.escalations,
       notifications: state.notifications,
       driftReports: state.driftReports,
@@ -308,18 +283,15 @@ export class Run {
             })),
           }
         : {}),
-      ...(checkpointsEra
-        ? {
-            checkpoints: {
-              kept: knobs.checkpointsKept,
-              list: checkpointRows(state),
-              rewinds: state.checkpoints.rewinds,
-              lastTree: state.convergence.lastHash,
-            },
-          }
-        : {}),
-      ...(this.eras.memoryEra ? { memory: memorySummary(state.memory) } : {}),
-      ...(completionRuleEra ? { checks: state.checks, contract: state.contract } : {}),
+      checkpoints: {
+        kept: knobs.checkpointsKept,
+        list: checkpointRows(state),
+        rewinds: state.checkpoints.rewinds,
+        lastTree: state.convergence.lastHash,
+      },
+      memory: memorySummary(state.memory),
+      checks: state.checks,
+      contract: state.contract,
       sandbox: { mode: knobs.sandbox, ...state.sandbox },
       ...(this.journaling
         ? {
@@ -331,23 +303,19 @@ export class Run {
             },
           }
         : {}),
-      ...(gatesEra
-        ? {
-            quality: {
-              gates: state.gates.latest,
-              failing: Object.fromEntries(
-                Object.entries(state.gates.tracks)
-                  .filter(([, t]) => (t?.consecutiveFailures ?? 0) > 0)
-                  .map(([g, t]) => [g, t?.consecutiveFailures ?? 0]),
-              ),
-              lastReview: state.gates.reviews.at(-1) ?? null,
-              reviewRounds: state.gates.reviewRounds,
-              checklist: state.gates.checklist ? maskedChecklist(state.gates.checklist) : null,
-              checklistProblem: state.gates.checklistProblem,
-              lastRefusal: state.gates.lastRefusal,
-            },
-          }
-        : {}),
+      quality: {
+        gates: state.gates.latest,
+        failing: Object.fromEntries(
+          Object.entries(state.gates.tracks)
+            .filter(([, t]) => (t?.consecutiveFailures ?? 0) > 0)
+            .map(([g, t]) => [g, t?.consecutiveFailures ?? 0]),
+        ),
+        lastReview: state.gates.reviews.at(-1) ?? null,
+        reviewRounds: state.gates.reviewRounds,
+        checklist: state.gates.checklist ? maskedChecklist(state.gates.checklist) : null,
+        checklistProblem: state.gates.checklistProblem,
+        lastRefusal: state.gates.lastRefusal,
+      },
     };
   }
 
@@ -355,8 +323,8 @@ export class Run {
   publish(): void {
     const { state, outcome, published } = this;
     const shown = this.visibleStatus();
-    // Lean runs keep the short-lived gating/reviewing steps out of the search attribute (an upsert event each).
-    const saStatus = outcome ? outcome.status : this.eras.leanEra && (shown === 'gating' || shown === 'reviewing') ? 'running' : shown;
+    // The short-lived gating/reviewing steps stay out of the search attribute (an upsert event each).
+    const saStatus = outcome ? outcome.status : shown === 'gating' || shown === 'reviewing' ? 'running' : shown;
     const updates = [];
     if (published.status !== saStatus) updates.push({ key: SA_STATUS, value: saStatus });
     if (published.iteration !== state.iteration) updates.push({ key: SA_ITERATION, value: state.iteration });
@@ -371,13 +339,13 @@ export class Run {
     const { state } = this;
     if (this.journaling) state.journal = appendEvent(state.journal, event, this.info.runId, nowIso());
     // The decisions an event stands for (council, gates, review, escalation, tier) join the run memory.
-    const remembered = this.eras.memoryEra ? memoryFromEvent(event) : null;
+    const remembered = memoryFromEvent(event);
     if (remembered) this.remember(remembered);
   }
 
-  /** A mark on `tree`, where a judgement was just made (lean-rounds era): null in older eras. */
+  /** A mark on `tree`, where a judgement was just made (null without a tree). */
   markHere(tree: string): ChangeMark | null {
-    if (!this.eras.leanRoundsEra || !tree) return null;
+    if (!tree) return null;
     return markTree(tree, this.state.iteration, this.lastFiles?.tree === tree ? this.lastFiles.files : null);
   }
 
@@ -398,10 +366,10 @@ export class Run {
     });
   }
 
-  /** Adds an entry to the run memory (memory era), bounded. */
+  /** Adds an entry to the run memory, bounded. */
   remember(entry: MemoryEntry): void {
     const { state } = this;
-    if (this.eras.memoryEra) state.memory = appendMemory(state.memory, entry);
+    state.memory = appendMemory(state.memory, entry);
   }
 
   /** Projects the journaled events into the store; a store that is down leaves them for the next boundary. */

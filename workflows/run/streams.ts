@@ -1,5 +1,5 @@
 /**
- * Parallel streams (knob `parallelStreams` above 1, patch vigil-streams-v1): a run split into
+ * Parallel streams (knob `parallelStreams` above 1): a run split into
  * tasks starts each ready task as a child `vigilRun` (`<run>--<task>`) in a git worktree of its
  * own, at most N at once and after its dependencies are merged; each stream is a full run (gates,
  * review, checklist and council on its task's items) that delivers its work on its own branch.
@@ -23,10 +23,13 @@ import {
   log,
   ParentClosePolicy,
   startChild,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Outcome, RunInput } from '../../schemas/run.js';
 import type { AgentResult } from '../../schemas/activities.js';
+import type { SearchAttributePair } from '@temporalio/common';
 import type { ChecklistItem } from '../../schemas/gates.js';
+import { SA_RELEASE } from '../../schemas/search-attributes.js';
 import { MAX_TASKS, type TaskQueue, type TaskRecord } from '../../schemas/tasks.js';
 import { chooseAgent } from '../decisions/agent-choice.js';
 import { addOrchestrationUsage } from '../decisions/budget.js';
@@ -51,7 +54,7 @@ import {
 } from '../decisions/tasks.js';
 import { budgetSignal, pauseSignal, resumeSignal, stopSignal, streamWaitingSignal } from '../messages.js';
 import { stopOutcome } from './ending.js';
-import { streamPlannerEra, streamsEra, streamWaitsEra } from './eras.js';
+import { markStreamPlanner, markStreams, markStreamWaits } from './eras.js';
 import { end, type End, nowIso, type Run, type VigilRun } from './run.js';
 
 const STREAM_DIRECTIVE_ID = 'vigil-stream-task';
@@ -90,12 +93,13 @@ function plannerDue(run: Run): boolean {
  * into tasks with dependencies (docs/agent-contract.md, role `planner`). An answer that is
  * refused (not JSON, an item in no task or in two, a dependency cycle), or a call that failed,
  * falls back to the checklist's items, and the queue says why. A plan of one task is no split:
- * the run goes on as one run. Behind STREAM_PLANNER_PATCH, asked only where a planner is due.
+ * the run goes on as one run.
  */
 async function plannedTasks(run: Run): Promise<{ tasks: Initial | null; note: string | null }> {
   const { input, knobs, state, info } = run;
   const fallback = initialTasks(run);
-  if (!plannerDue(run) || !streamPlannerEra()) return { tasks: fallback, note: null };
+  if (!plannerDue(run)) return { tasks: fallback, note: null };
+  markStreamPlanner();
   const items = shownItems(run);
   let r: AgentResult | null = null;
   let failure: string | null = null;
@@ -168,12 +172,12 @@ function streamInput(run: Run, t: TaskRecord, worktree: string, q: TaskQueue): R
 /**
  * A stream tells its run each time it starts or stops waiting for a person (a pause Vigil made:
  * an escalation, a gate, its budget), so the run shows it and a resume of the run reaches it.
- * Runs beside the stream's loop for the rest of the execution (stream-waits era).
+ * Runs beside the stream's loop for the rest of the execution.
  */
 function watchStreamWaits(run: Run, stream: NonNullable<RunInput['stream']>): void {
   if (run.streamWatch) return;
   run.streamWatch = true;
-  if (!streamWaitsEra()) return;
+  markStreamWaits();
   const parent = getExternalWorkflowHandle(stream.parentId);
   const keyOf = (w: ReturnType<typeof streamWaitingOf>): string => (w ? `${w.at} ${w.reason}` : '');
   let told = '';
@@ -188,6 +192,16 @@ function watchStreamWaits(run: Run, stream: NonNullable<RunInput['stream']>): vo
         .catch((err: unknown) => log.warn('the run could not be told that this stream waits', { error: String(err) }));
     }
   })();
+}
+
+/**
+ * A stream carries the release stamp of its run (schemas/search-attributes.ts, `VigilRelease`):
+ * started by this run's code, it is as old as the run. Nothing when the run has none. Not a
+ * command of its own (a start's attributes are not compared on replay).
+ */
+function streamRelease(): { typedSearchAttributes?: SearchAttributePair[] } {
+  const release = workflowInfo().typedSearchAttributes.get(SA_RELEASE);
+  return release ? { typedSearchAttributes: [{ key: SA_RELEASE, value: release }] } : {};
 }
 
 type Ended = { status: string; reason: string; spendUsd: number };
@@ -210,7 +224,7 @@ export async function runStreams(run: Run): Promise<End | null> {
   }
   if (knobs.parallelStreams <= 1 || state.tasks?.applied) return null;
   if (!state.tasks && !initialTasks(run) && !plannerDue(run)) return null;
-  if (!streamsEra()) return null;
+  markStreams();
   const acts = run.acts.streams;
   if (!state.tasks) {
     if (!state.runStart) return null;
@@ -227,7 +241,8 @@ export async function runStreams(run: Run): Promise<End | null> {
     state.tasks = { ...newTaskQueue(first.tasks.tasks, first.tasks.source, base.commit), note: first.note };
     run.publish();
   }
-  run.fanOut = streamWaitsEra();
+  markStreamWaits();
+  run.fanOut = true;
   try {
     return await fanOut(run);
   } finally {
@@ -353,6 +368,7 @@ async function fanOut(run: Run): Promise<End | null> {
           args: [streamInput(run, t, wt.path, q())],
           parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
           staticSummary: `stream ${t.id} of ${info.workflowId}`.slice(0, 200),
+          ...streamRelease(),
         });
         handles.set(t.id, handle);
         handle.result().then(

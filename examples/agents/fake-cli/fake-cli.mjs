@@ -521,6 +521,7 @@ function figures(call) {
     structuredOutput: call.structuredOutput !== false,
     dropFinding: call.dropFinding === true,
     skipFollowUp: call.skipFollowUp === true,
+    fabricate: call.fabricate === true,
   };
 }
 
@@ -744,9 +745,10 @@ function claude(ctx) {
             'msg_fake_dispatch',
             names.map((n, i) => agentUse(n, i)),
           );
+        // `fabricate`: the main agent writes the last member's finding itself, without running it.
         const findings = names.map((n, i) => {
           const answer = agentAnswer(f, n);
-          dispatch(n, i, answer);
+          if (!(f.fabricate && i === names.length - 1)) dispatch(n, i, answer);
           return findingOf(n, answer, schema);
         });
         if (f.dropFinding) findings.pop();
