@@ -8,7 +8,7 @@ import { AcrossRunsReportSchema, RunReportSchema } from '../schemas/cli-output-r
 import { CheckpointsJsonSchema, type CheckpointsJson, type StatusJson } from '../schemas/cli-output.js';
 import { McpMemorySearchOutputSchema, type McpMemorySearchOutput, type McpReportOutput } from '../schemas/mcp.js';
 import { HandoffOutputSchema, type HandoffOutput } from './handoff.js';
-import type { Temporal } from './mcp.js';
+import type { Temporal } from './mcp-deps.js';
 import { CliError, EXIT } from './errors.js';
 import { sdkRunApi } from './sdk-run-api.js';
 

@@ -14,7 +14,7 @@ import { StartedJsonSchema, type StartedJson } from '../schemas/cli-output.js';
 import type { ResolvedKnobs } from './config.js';
 import { runUrl } from './connection.js';
 import { CliError, EXIT } from './errors.js';
-import type { McpDeps, Temporal } from './mcp.js';
+import type { McpDeps, Temporal } from './mcp-deps.js';
 import { sdkRunApi } from './sdk-run-api.js';
 
 export type StartArgs = {

@@ -15,7 +15,7 @@
  * Over HTTP (cli/mcp-http.ts) every request needs the operator's token; the tools that start a run
  * (signed with the operator's run secret) also refuse a call that did not come with it. vigil_start
  * reads no file outside the repository it is given (cli/mcp-start.ts). The reading tools are in
- * cli/mcp-reads.ts.
+ * cli/mcp-reads.ts; what they share (the deps, the Temporal client): cli/mcp-deps.ts.
  *
  * Over stdio, stdout carries the protocol alone: anything else the CLI's code would print there
  * goes to stderr. Temporal is connected on the first call that needs it (an agent's server inside
@@ -24,7 +24,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import type { Client, Connection } from '@temporalio/client';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
@@ -49,10 +48,9 @@ import {
   McpWaiveInput,
 } from '../schemas/mcp.js';
 import { packageRoot } from '../workers/paths.js';
-import type { ResolvedKnobs } from './config.js';
-import { connect, type Endpoint } from './connection.js';
 import { CliError, EXIT } from './errors.js';
 import { claimTarget, writeClaim } from './mcp-claim.js';
+import { Temporal, type McpDeps } from './mcp-deps.js';
 import { isOperator } from './mcp-http.js';
 import { checkpoints, handoff, json, memorySearch, report, runId, runStatus } from './mcp-reads.js';
 import { startRun } from './mcp-start.js';
@@ -60,39 +58,11 @@ import { sdkRunApi } from './sdk-run-api.js';
 import { by, defaultActor, PAYLOADS } from './steer-commands.js';
 import type { MessageKind } from './steer.js';
 
-export interface McpDeps {
-  endpoint: () => Endpoint;
-  /** `vigil start`'s knob resolution (flags, --set, --config, VIGIL_*, the store's default), from cli/main.ts. */
-  resolve: (opts: Record<string, unknown>) => Promise<ResolvedKnobs>;
-  /** `vigil start --id`'s check, from cli/main.ts. */
-  validateId: (id: string) => string;
-  env?: NodeJS.ProcessEnv;
-}
+export { Temporal, type McpDeps } from './mcp-deps.js';
 
 export const MCP_SERVER_NAME = 'vigil';
 /** The default port of `vigil mcp --http` (the console's is 8237). */
 export const DEFAULT_MCP_PORT = 8238;
-
-/** The Temporal client, connected once on first use and kept (a failed connect is tried again next call). */
-export class Temporal {
-  private conn: Promise<{ client: Client; connection: Connection }> | null = null;
-
-  constructor(private readonly endpoint: () => Endpoint) {}
-
-  get(): Promise<{ client: Client; connection: Connection; ep: Endpoint }> {
-    const ep = this.endpoint();
-    if (!this.conn) {
-      this.conn = connect(ep);
-      this.conn.catch(() => (this.conn = null));
-    }
-    return this.conn.then((c) => ({ ...c, ep }));
-  }
-
-  async close(): Promise<void> {
-    const c = await this.conn?.catch(() => null);
-    await c?.connection.close();
-  }
-}
 
 /** A tool's answer: the CLI's `--json` document as structured output, and as text for clients that read only text. */
 function answer<T extends Record<string, unknown>>(value: T, notes: string[] = []): CallToolResult & { structuredContent: T } {
