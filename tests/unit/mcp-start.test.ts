@@ -7,7 +7,8 @@
  * repository's own linked path, pass every check and reach the start itself; the Temporal
  * connection here is one that fails on purpose, so reaching it proves the checks let them through.
  * Over HTTP a call without the operator's token is refused before any of this (a run is signed for
- * the operator only), while stdio is the operator's own process.
+ * the operator only), and so is a fork of `vigil_rewind` (it starts a run), while stdio is the
+ * operator's own process.
  */
 import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -160,19 +161,20 @@ describe('vigil_start', () => {
 });
 
 describe('who may start a run', () => {
-  async function callStart(kind: McpTransportKind, args: Record<string, unknown>): Promise<CallToolResult> {
+  async function callTool(kind: McpTransportKind, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
     const server = buildMcpServer(deps, new Temporal(deps.endpoint), kind);
     const [a, b] = InMemoryTransport.createLinkedPair();
     await server.connect(a);
     const client = new Client({ name: 't', version: '1' });
     await client.connect(b);
     try {
-      return (await client.callTool({ name: 'vigil_start', arguments: args })) as CallToolResult;
+      return (await client.callTool({ name, arguments: args })) as CallToolResult;
     } finally {
       await client.close();
       await server.close();
     }
   }
+  const callStart = (kind: McpTransportKind, args: Record<string, unknown>) => callTool(kind, 'vigil_start', args);
   const text = (r: CallToolResult): string => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
 
   it('over HTTP, refuses a call that did not come with the token (no authInfo); over stdio, the operator’s own process goes on', async () => {
@@ -186,6 +188,17 @@ describe('who may start a run', () => {
     const stdio = await callStart('stdio', args);
     expect(stdio.isError).toBe(true);
     expect(text(stdio)).toBe(NOT_CONNECTED);
+  });
+
+  it('over HTTP, refuses a fork (a new signed run) without the token; a rewind in place, and a fork over stdio, go on', async () => {
+    const fork = await callTool('http', 'vigil_rewind', { id: 'some-run', to: 1, fork: true });
+    expect(fork.isError).toBe(true);
+    expect(text(fork)).toMatch(
+      /^vigil_rewind with fork starts a run signed with the operator's run secret, and this call did not come with the token/,
+    );
+    // The honest calls reach Temporal (which this test's connection refuses on purpose).
+    expect(text(await callTool('http', 'vigil_rewind', { id: 'some-run', to: 1 }))).toBe(NOT_CONNECTED);
+    expect(text(await callTool('stdio', 'vigil_rewind', { id: 'some-run', to: 1, fork: true }))).toBe(NOT_CONNECTED);
   });
 
   it('keeps its path rule over stdio too', async () => {
