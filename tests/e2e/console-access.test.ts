@@ -246,7 +246,7 @@ describe('the console', () => {
       await tab.waitForURL(`${c.url}runs?status=paused`);
       expect(await tab.locator('body').textContent()).toContain('does not answer pages of other sites');
       await tab.click('a[href="/runs?status=paused"]');
-      await expect.poll(() => tab.title()).toMatch(/Runs/);
+      await expect.poll(() => tab.title(), { timeout: 15_000 }).toMatch(/Runs/);
     } finally {
       await tab.close();
       other.close();
