@@ -723,7 +723,10 @@ export function buildProgram(): Command {
     .description(
       "serve Vigil's tools and resources to an MCP client (Claude Code, Cursor, an agent inside a run) over stdio, or with --http over streamable HTTP on loopback (see docs/mcp.md)",
     )
-    .option('--http', 'streamable HTTP at http://127.0.0.1:<port>/mcp instead of stdio')
+    .option(
+      '--http',
+      'streamable HTTP at http://127.0.0.1:<port>/mcp instead of stdio, for clients that send the token in VIGIL_HOME/mcp-token',
+    )
     .option('--port <port>', 'with --http: the port, 0 for any free one (default: 8238)', intArg('--port', 0, 65_535))
     .action(async (o: { http?: boolean; port?: number }) => {
       if (o.port !== undefined && !o.http) throw new CliError('--port is for --http; over stdio there is no port', EXIT.usage);
