@@ -45,7 +45,8 @@ export async function recordTestBaseline(run: Run): Promise<void> {
   } catch (err) {
     // A worker that does not run this run (unsigned, another installation's) refuses the test run
     // as it refuses the agent: no baseline, and the first agent call ends the run with the reason.
-    if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FAILURE_TYPES.agentNotRunnable)) throw err;
+    if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FAILURE_TYPES.agentNotRunnable))
+      throw err;
     state.testBaseline = { treeHash: tree, runner: null, total: null, passed: null };
   }
 }
