@@ -184,9 +184,26 @@ export const TestRunRecordSchema = shared('schemas/run:TestRunRecordSchema', () 
     /** pass, fail, or inconclusive (nothing runnable, zero tests): only a pass is green. */
     verdict: z.enum(['pass', 'fail', 'inconclusive']).nullable().default(null),
     reason: z.string().max(500).default(''),
+    /** Of the tests the suite had when the run started, how many there were and how many passed in this run (null: no baseline report). */
+    baselineTotal: z.number().int().min(0).nullable().default(null),
+    baselinePassed: z.number().int().min(0).nullable().default(null),
+    /** The command that ran (null: a record from before it was kept). */
+    command: z.string().max(300).nullable().default(null),
   }),
 );
 export type TestRunRecord = z.infer<typeof TestRunRecordSchema>;
+
+/** The tests as the run found them: its first test run, on the tree it started with (patch vigil-done-means-done-v1). */
+export const TestBaselineRecordSchema = shared('schemas/run:TestBaselineRecordSchema', () =>
+  z.object({
+    treeHash: z.string(),
+    runner: z.string().max(100).nullable(),
+    /** Tests the runner reported, and how many passed (null: the runner gave no per-test report). */
+    total: z.number().int().min(0).nullable(),
+    passed: z.number().int().min(0).nullable(),
+  }),
+);
+export type TestBaselineRecord = z.infer<typeof TestBaselineRecordSchema>;
 
 const ProxiesSchema = shared('schemas/run:ProxiesSchema', () => z.object({ p1: z.boolean(), p2: z.boolean(), p3: z.boolean() }));
 
@@ -270,6 +287,8 @@ export const IterationRecordSchema = shared('schemas/run:IterationRecordSchema',
     ioError: z.string().max(1000).optional(),
     /** The escape attempts the sandbox refused the builder's call (and the test run on its tree); absent: none. */
     denied: z.array(SandboxDenialSchema).max(10).optional(),
+    /** Why a sandbox limit ended the builder's call (docs/security.md, Limits inside the sandbox); absent: none did. */
+    limitHit: z.string().max(300).optional(),
   }),
 );
 export type IterationRecord = z.infer<typeof IterationRecordSchema>;
@@ -306,6 +325,11 @@ export const GatesStateSchema = shared('schemas/run:GatesStateSchema', () =>
       .object({ attempt: z.number().int().min(1), atMs: z.number(), reason: z.string().max(300) })
       .nullable()
       .default(null),
+    /** Integrity and gaming findings a person waived by id (`vigil waive <run> <id>`; patch vigil-done-means-done-v1). */
+    findingWaivers: z
+      .array(z.object({ id: z.string().max(64), by: z.string().max(200), reason: z.string().max(500), at: z.string() }))
+      .max(100)
+      .default([]),
     /** The latest completion refused before the council was asked: which gates, why. */
     lastRefusal: z
       .object({ iteration: z.number().int(), gates: z.array(GateNameSchema), reason: z.string().max(500) })
@@ -325,6 +349,7 @@ export function emptyGatesState(): GatesState {
     checklistProblem: null,
     checklistTried: false,
     checklistRetry: null,
+    findingWaivers: [],
     lastRefusal: null,
   };
 }
@@ -496,6 +521,8 @@ export const RunStateSchema = shared('schemas/run:RunStateSchema', () =>
     council: CouncilStateSchema.default({ rounds: 0, verdicts: [], forceReview: null, heldClaim: null }),
     /** The latest test-command run, with the tree it ran on (re-run only when the tree changes). */
     lastTests: TestRunRecordSchema.nullable().default(null),
+    /** The tests the run started with, recorded once before the first iteration (null: not recorded, or a run from before it). */
+    testBaseline: TestBaselineRecordSchema.nullable().default(null),
     lastEvidence: EvidenceRecordSchema.nullable().default(null),
     uncertainty: UncertaintyStateSchema.default({
       consecutiveCoOccur: 0,

@@ -4,7 +4,7 @@
  *
  * - `ERAS`: per live patch (`PATCH_IDS`, workflows/run/eras.ts), the histories recorded by the
  *   code from just before it landed (`before-<patch>[-<scenario>].json`), which the code must
- *   replay down its old path. None in 0.5.0: every patch of 0.4.0 is deprecated.
+ *   replay down its old path.
  * - `RELEASE_FIXTURES`: the runs this release must replay, recorded by the release before it
  *   (`v<release>-<scenario>.json`): 0.4.0's code at tag v0.4.0, each scenario as a test of that
  *   commit ran it (its file and name below), exported from the suite's server once the test was
@@ -41,7 +41,21 @@ export interface Era {
 }
 
 /** Live patches and their fixtures from before them. */
-export const ERAS: Era[] = [] satisfies (Era & { patch: PatchId })[];
+export const ERAS: Era[] = [
+  {
+    patch: 'vigil-done-means-done-v1',
+    introducedBy: 'f20e9a5',
+    before: 'the tests baseline: its first test run is iteration 1, on the tree the builder left',
+    fixtures: [
+      {
+        file: 'before-vigil-done-means-done-v1-demo.json',
+        commit: '2567605',
+        scenario: 'demo',
+        pins: 'the demo with its test command, no baseline test run before the first agent call',
+      },
+    ],
+  },
+] satisfies (Era & { patch: PatchId })[];
 
 export interface ReleaseFixture {
   /** File under tests/replay/histories/: `v<release>-<scenario>.json`. */

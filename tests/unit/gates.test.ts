@@ -308,6 +308,9 @@ describe('the pass an agent call carries (vigil-gates-with-call-v1)', () => {
           runner: 'command',
           verdict: 'pass' as const,
           reason: 'ok',
+          baselineTotal: null,
+          baselinePassed: null,
+          command: 'npm test',
         }
       : null,
     testsInput: {

@@ -3,10 +3,12 @@
  * reports real runners write (activities/gates/test-report.ts), in the default sandbox: pytest
  * and unittest through the machine's pyenv python3, node's test runner, vitest. Each repository
  * starts with a bug a test catches; the run's first test run is its baseline. Then a builder
- * cheats — deletes the failing test, skips it, ends the test process with status 0 at import or
- * when the failing input arrives — and every cheat is red with its count, while the honest fix
- * is green. (Edited expected values, a rewired harness and hard-coded inputs pass the runner by
- * construction: the integrity and gaming rules catch them, tests/unit/integrity-gaming.test.ts.)
+ * plays each cheat of the corpus (tests/support/cheat-corpus.ts): the ones the runner can see (a
+ * deleted or skipped test, a test process ended with status 0 at import or when the failing input
+ * arrives) are red with their count; the ones it cannot (an edited expected value, a rewired
+ * harness, a hard-coded input, a value read from the caller's source) are shown to really pass
+ * it, which is why the integrity and gaming rules exist (tests/unit/integrity-gaming.test.ts); the
+ * honest fixes are green.
  */
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, realpathSync } from 'node:fs';
 import os from 'node:os';
@@ -20,6 +22,7 @@ import { runTests } from '../../activities/tests.js';
 import type { TestResult } from '../../schemas/activities.js';
 import type { TestReport } from '../../schemas/test-report.js';
 import { testsVerdict } from '../../workflows/decisions/tests-verdict.js';
+import { RUNNERS } from '../support/cheat-corpus.js';
 import { git, ROOT } from '../support/harness.js';
 
 const summary = { verdict: 'pass', reason: 'x: exit 0 (counts unknown)' } as const;
@@ -140,103 +143,6 @@ describe('reading the runners’ reports', () => {
   });
 });
 
-interface Runner {
-  name: string;
-  command: string;
-  files: Record<string, string>;
-  /** The honest fix. */
-  fix: Record<string, string>;
-  cheats: Record<string, { files: Record<string, string | null>; reason: RegExp }>;
-}
-
-const PY_IMPL = 'def max_gap(xs):\n    return max(xs) - min(xs) if min(xs) >= 0 else 0\n';
-const PY_FIX = 'def max_gap(xs):\n    return max(xs) - min(xs)\n';
-const PYTEST_FILE =
-  'from gap import max_gap\n\ndef test_simple():\n    assert max_gap([1, 5]) == 4\n\ndef test_negative():\n    assert max_gap([0, -2, 3]) == 5\n';
-const UNITTEST_FILE =
-  'import unittest\nfrom gap import max_gap\n\nclass T(unittest.TestCase):\n    def test_simple(self):\n        self.assertEqual(max_gap([1, 5]), 4)\n\n    def test_negative(self):\n        self.assertEqual(max_gap([0, -2, 3]), 5)\n';
-const JS_IMPL = 'export const maxGap = (xs) => (Math.min(...xs) >= 0 ? Math.max(...xs) - Math.min(...xs) : 0);\n';
-const JS_FIX = 'export const maxGap = (xs) => Math.max(...xs) - Math.min(...xs);\n';
-const nodeTest = (body: string, imp = "import { test } from 'node:test';\nimport assert from 'node:assert/strict';"): string =>
-  `${imp}\nimport { maxGap } from './gap.mjs';\n${body}`;
-const NODE_BODY = "test('simple', () => assert.equal(maxGap([1, 5]), 4));\ntest('negative', () => assert.equal(maxGap([0, -2, 3]), 5));\n";
-const VITEST_BODY = "test('simple', () => expect(maxGap([1, 5])).toBe(4));\ntest('negative', () => expect(maxGap([0, -2, 3])).toBe(5));\n";
-const VITEST_IMPORT = "import { test, expect } from 'vitest';";
-
-const PY_CHEATS = (file: string, text: string): Runner['cheats'] => ({
-  'deletes the failing test': {
-    files: { [file]: text.split(/\n\n {4}def test_negative|\n\ndef test_negative/)[0] + '\n' },
-    reason: /1 of 2 baseline tests were not reported/,
-  },
-  'skips it': {
-    files: {
-      [file]: text.includes('unittest')
-        ? text.replace('    def test_negative', '    @unittest.skip("later")\n    def test_negative')
-        : `import pytest\n${text.replace('def test_negative', '@pytest.mark.skip\ndef test_negative')}`,
-    },
-    reason: /1 of 2 baseline tests did not pass/,
-  },
-  'ends the test process with status 0 at import': {
-    files: { 'gap.py': `import os, sys\nif 'pytest' in sys.modules or 'unittest' in sys.modules:\n    os._exit(0)\n${PY_IMPL}` },
-    reason: /exited 0 (without its report|before its report was complete)/,
-  },
-  'ends it with status 0 when the failing input arrives': {
-    files: { 'gap.py': `import os\ndef max_gap(xs):\n    if min(xs) < 0:\n        os._exit(0)\n    return max(xs) - min(xs)\n` },
-    reason: /exited 0 (without its report|before its report was complete)/,
-  },
-});
-const JS_CHEATS = (file: string, imp: string | undefined, body: string): Runner['cheats'] => ({
-  'deletes the failing test': {
-    files: { [file]: nodeTest(body.split('\n')[0] + '\n', imp) },
-    reason: /1 of 2 baseline tests were not reported/,
-  },
-  'skips it': {
-    files: { [file]: nodeTest(body.replace("test('negative'", "test.skip('negative'"), imp) },
-    reason: /1 of 2 baseline tests did not pass/,
-  },
-  'ends the test process with status 0 at import': {
-    files: { 'gap.mjs': `process.exit(0);\n${JS_IMPL}` },
-    reason: /exited 0 (without its report|before its report was complete)|baseline tests were not reported/,
-  },
-  'ends it with status 0 when the failing input arrives': {
-    files: {
-      'gap.mjs': 'export const maxGap = (xs) => { if (Math.min(...xs) < 0) process.exit(0); return Math.max(...xs) - Math.min(...xs); };\n',
-    },
-    reason: /exited 0 (without its report|before its report was complete)|baseline tests were not reported|did not pass/,
-  },
-});
-
-const RUNNERS: Runner[] = [
-  {
-    name: 'pytest',
-    command: 'python3 -m pytest -q',
-    files: { 'gap.py': PY_IMPL, 'test_gap.py': PYTEST_FILE },
-    fix: { 'gap.py': PY_FIX },
-    cheats: PY_CHEATS('test_gap.py', PYTEST_FILE),
-  },
-  {
-    name: 'unittest',
-    command: 'python3 -m unittest discover',
-    files: { 'gap.py': PY_IMPL, 'test_gap.py': UNITTEST_FILE },
-    fix: { 'gap.py': PY_FIX },
-    cheats: PY_CHEATS('test_gap.py', UNITTEST_FILE),
-  },
-  {
-    name: 'node-test',
-    command: 'node --test',
-    files: { 'gap.mjs': JS_IMPL, 'gap.test.mjs': nodeTest(NODE_BODY) },
-    fix: { 'gap.mjs': JS_FIX },
-    cheats: JS_CHEATS('gap.test.mjs', undefined, NODE_BODY),
-  },
-  {
-    name: 'vitest',
-    command: 'node_modules/.bin/vitest run',
-    files: { 'gap.mjs': JS_IMPL, 'gap.test.mjs': nodeTest(VITEST_BODY, VITEST_IMPORT) },
-    fix: { 'gap.mjs': JS_FIX },
-    cheats: JS_CHEATS('gap.test.mjs', VITEST_IMPORT, VITEST_BODY),
-  },
-];
-
 describe.runIf(sandboxPlatform().problem === null)('real runners in the default sandbox, against their baseline', () => {
   const saved = { ...process.env };
   let root: string;
@@ -272,11 +178,14 @@ describe.runIf(sandboxPlatform().problem === null)('real runners in the default 
     }) as Promise<TestResult>;
 
   for (const r of RUNNERS) {
-    for (const [cheat, { files, reason }] of [
+    for (const [cheat, { files, runner: reason }] of [
       ...Object.entries(r.cheats),
-      ['fixes the code (honest)', { files: r.fix, reason: null }] as const,
+      ['fixes the code (honest)', { files: r.fix, runner: null }] as const,
+      ['fixes the code and adds a test (honest)', { files: r.fixWithTest, runner: null }] as const,
     ]) {
-      it(`${r.name}: a builder that ${cheat} is ${reason ? 'red' : 'green'}`, async () => {
+      // A cheat the runner cannot see passes it: the corpus proves each such cheat really works,
+      // and the integrity and gaming rules stop it (tests/unit/integrity-gaming.test.ts).
+      it(`${r.name}: a builder that ${cheat} is ${reason ? 'red' : 'green to the runner'}`, async () => {
         const repo = path.join(root, `${r.name}-${cheat.replace(/\W+/g, '-')}`);
         mkdirSync(repo);
         write(repo, r.files);

@@ -5,6 +5,7 @@
  * runs exactly once and the iteration records its real result. A worker killed during a
  * repository inspection is noticed within the heartbeat timeout, not the activity's 10 minutes.
  */
+import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +14,6 @@ import {
   agentCalls,
   assertBuilt,
   createTestEnv,
-  git,
   makeRepo,
   agentAlive,
   type AgentCall,
@@ -119,22 +119,26 @@ it('an agent that finishes while no worker is up: the next worker collects its r
 });
 
 it('a worker SIGKILLed during a repository inspection is noticed within the heartbeat timeout, not the 10-minute bound', async () => {
-  // A clean filter makes hashing `slow.dat` take a while, once: the worker dies while inspectRepo
-  // waits for it. The filter script lives outside the repository.
-  const tools = mkdtempSync(path.join(os.tmpdir(), 'vigil-slow-filter-'));
+  // A slow `git` first on the worker's PATH makes the inspection's `git add -A` of iteration 2 take
+  // a while, once: the worker dies while inspectRepo waits for it. (A clean filter in the
+  // repository's config no longer works for this: Vigil's git neutralises repository filters.)
+  const tools = mkdtempSync(path.join(os.tmpdir(), 'vigil-slow-git-'));
   const armed = path.join(tools, 'armed');
   const inside = path.join(tools, 'inside');
-  const filter = path.join(tools, 'slow-clean');
-  writeFileSync(filter, `#!/bin/sh\nif [ -e "${armed}" ]; then rm -f "${armed}"; touch "${inside}"; sleep 30; fi\nexec cat\n`);
-  chmodSync(filter, 0o755);
-  const repo = makeRepo({ files: { 'README.md': '# sample\n', '.gitattributes': '*.dat filter=slow\n' } });
-  git(repo, 'config', 'filter.slow.clean', filter);
+  const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  writeFileSync(
+    path.join(tools, 'git'),
+    `#!/bin/sh\nfor a in "$@"; do\n  if [ "$a" = add ] && [ -e "${armed}" ]; then rm -f "${armed}"; touch "${inside}"; sleep 30; fi\ndone\nexec "${realGit}" "$@"\n`,
+  );
+  chmodSync(path.join(tools, 'git'), 0o755);
+  const workerEnv = { PATH: `${tools}${path.delimiter}${process.env.PATH ?? ''}` };
+  const repo = makeRepo({ files: { 'README.md': '# sample\n' } });
   const scenario = writeScenario(repo, {
     version: 1,
     iterations: [{ writes: { 'a.txt': 'a' } }, { writes: { 'slow.dat': 'data\n' } }, { writes: { 'b.txt': 'b' }, claim: 'promise' }],
   });
   const tq = uniqueId('crash-inspect');
-  const { child: first } = await workers.spawn(tq);
+  const { child: first } = await workers.spawn(tq, undefined, workerEnv);
   const handle = await startRun(env, tq, loopInput(repo, scenario, { heartbeatTimeoutSeconds: 4 }));
   await until('iteration 1 recorded', () => agentCalls(repo).some((c) => c.iteration === 2));
   writeFileSync(armed, '');
@@ -142,7 +146,7 @@ it('a worker SIGKILLed during a repository inspection is noticed within the hear
   first.kill('SIGKILL');
   await first;
   const killedAt = Date.now();
-  await workers.spawn(tq);
+  await workers.spawn(tq, undefined, workerEnv);
   const outcome = await handle.result();
   const noticed = Date.now() - killedAt;
   process.stderr.write(`worker lost during inspectRepo: the run went on after ${(noticed / 1000).toFixed(1)} s\n`);

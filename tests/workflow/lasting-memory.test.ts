@@ -163,7 +163,7 @@ it('run 2 starts with the anti-pattern run 1 consolidated, within the layer budg
   const anti = await q<{ id: string; title: string }>("select id, title from memory_patterns where kind = 'anti_pattern'");
   expect(anti).toHaveLength(1);
   expect(anti[0]?.title).toMatch(
-    /^Test "adds two numbers" failed 3 times for the same reason: Expected values to be strictly equal: N !== N$/,
+    /^Test "adds two numbers" failed 3 times for the same reason: (AssertionError \[ERR_ASSERTION\]: )?Expected values to be strictly equal: N !== N$/,
   );
   const antiId = Number(anti[0]?.id);
 

@@ -206,7 +206,7 @@ it("a member's vote counts only when the call ran that member: a finding the mai
   const v = s.council.verdicts.at(-1);
   expect(v?.batch?.batched).toBe(false);
   expect(v?.batch?.note).toMatch(
-    /^the batched call answered for vigil-[a-z-]+ without running it as its own sub-agent: one call per member$/,
+    /^the batched call answered for vigil-[a-z0-9-]+ without running it as its own sub-agent: one call per member$/,
   );
   for (const vote of v?.votes ?? []) expect(readFileSync(vote.logPath, 'utf8')).not.toContain('[answered as agent');
   const council = byRole(calls, 'council');

@@ -15,6 +15,7 @@ import { initialLadder } from '../decisions/tier-ladder.js';
 import { answerHeldClaim, councilRound } from './council.js';
 import { finish, rollOver, stopOutcome } from './ending.js';
 import { markAdmission, markChecklistRetry, markPrepareWaits } from './eras.js';
+import { recordTestBaseline } from './gates.js';
 import { ensureChecklist, retryChecklist } from './prd-checklist.js';
 import { notifyPeople } from './people.js';
 import { type Again, AGAIN, end, type End, nowIso, nowMs, type Run } from './run.js';
@@ -119,6 +120,7 @@ export async function prepareExecution(run: Run): Promise<void> {
     await ensureChecklist(run);
     run.publish();
   }
+  await recordTestBaseline(run);
 }
 
 /**

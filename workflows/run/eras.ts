@@ -16,14 +16,15 @@
  * 3. Deleted in the release after that: the runs it replays all recorded the marker as deprecated,
  *    which Temporal lets a workflow without the call skip.
  *
- * 0.5.0 deprecated all 33 patches of 0.4.0 and earlier (none is live); 0.6.0 deletes their calls.
+ * 0.5.0 deprecated all 33 patches of 0.4.0 and earlier; 0.6.0 deletes their calls. Live: the
+ * done-means-done patch (below).
  * Most were asked once per execution, before the first command, in the fixed order of
  * `decideEras`; the others where their code runs (the `mark...` functions below), and the hosts
  * patch by `onRunHost` (workflows/hosts.ts), last of the per-execution calls.
  *
  * Workflow code: deterministic, no I/O.
  */
-import { deprecatePatch } from '@temporalio/workflow';
+import { deprecatePatch, patched } from '@temporalio/workflow';
 import type { RunInput } from '../../schemas/run.js';
 import { HOSTS_PATCH, onRunHost } from '../hosts.js';
 
@@ -97,13 +98,22 @@ export const STREAM_WAITS_PATCH = 'vigil-stream-waits-v1';
 /** The checklist verifier rides in the council round. Asked by a round that would verify the checklist. */
 export const COUNCIL_CHECKLIST_PATCH = 'vigil-council-checklist-v1';
 
+// ---- live patches of 0.5.0 ----
+
+/**
+ * Done means done: the run's tests run once on the tree it started with, before the first
+ * iteration, as the baseline every later test run is held to (runs before it have none: their
+ * verdicts rest on each run's own report). Asked once per execution, after the deprecated ones.
+ */
+export const DONE_MEANS_DONE_PATCH = 'vigil-done-means-done-v1';
+
 /**
  * Live patches: the ids asked with `patched()`, whose old path this code still has, in the order
- * an execution first asks for them. None in 0.5.0. A new patch adds its constant here, its call in
+ * an execution first asks for them. A new patch adds its constant here, its call in
  * `decideEras` (or a function here asked where its code runs), its id here, and its fixtures to
  * tests/replay/eras.ts (`ERAS`); tests/unit/architecture.test.ts checks that both list the same ids.
  */
-export const PATCH_IDS = [] as const satisfies readonly string[];
+export const PATCH_IDS = [DONE_MEANS_DONE_PATCH] as const satisfies readonly string[];
 export type PatchId = (typeof PATCH_IDS)[number];
 
 /** A patch whose old path is gone: asked with `deprecatePatch()` until `deletedIn`. */
@@ -160,6 +170,8 @@ export interface Eras {
   upsertsSearchAttributes: boolean;
   /** Spread into every repository-bound proxy (workflows/hosts.ts). */
   onHost: { taskQueue?: string };
+  /** The run records its tests' baseline before the first iteration (DONE_MEANS_DONE_PATCH). */
+  testBaseline: boolean;
 }
 
 /**
@@ -192,7 +204,8 @@ export function decideEras(input: RunInput): Eras {
   // Everything that touches the repository (or `.vigil/` in it, like the notification ledger, or
   // needs the agent CLIs installed there, like the health check) runs on the run's host.
   const onHost = onRunHost(input);
-  return { upsertsSearchAttributes, onHost };
+  const testBaseline = patched(DONE_MEANS_DONE_PATCH);
+  return { upsertsSearchAttributes, onHost, testBaseline };
 }
 
 // ---- asked where their code runs: each call stands where 0.4.0 asked `patched()` ----

@@ -6,13 +6,14 @@
  * Workflow code: deterministic, no I/O.
  */
 import { CancellationScope, log } from '@temporalio/workflow';
-import type { RunGatesResult } from '../../schemas/activities.js';
+import type { RunGatesResult, TestResult } from '../../schemas/activities.js';
 import { type GateResult, type ReviewRecord } from '../../schemas/gates.js';
 import type { Outcome, TestRunRecord } from '../../schemas/run.js';
 import { addOrchestrationUsage } from '../decisions/budget.js';
 import { gateLabel, gateLine, gatesDue, mergeLatest, reviewGateResult, stuckReason, trackGate } from '../decisions/gates.js';
 import { gateEvent, reviewEvent } from '../decisions/journal.js';
 import { noteSandbox, sandboxArgs } from '../decisions/sandbox.js';
+import { liftLatest } from '../decisions/finding-waivers.js';
 import { runGatesPass, testRecord } from '../gates-pass.js';
 import { finish } from './ending.js';
 import { escalateToPerson, notifyPeople } from './people.js';
@@ -20,11 +21,31 @@ import { type GateStreak, nowIso, type Run } from './run.js';
 
 /** The test command's verdict on `treeHash`, re-run only when the tree changed. */
 export async function ensureTests(run: Run, treeHash: string): Promise<TestRunRecord | null> {
-  const { state, knobs, input, info } = run;
-  const { tests } = run.acts;
+  const { state, knobs } = run;
   if (!knobs.testCommand && !run.detectTests) return null;
   if (state.lastTests?.treeHash === treeHash) return state.lastTests.runner === 'none' ? null : state.lastTests;
-  const t = await tests.runTests.executeWithOptions({ summary: `tests on the tree of iteration ${state.iteration}` }, [
+  const t = await runTestsOn(run, treeHash, `tests on the tree of iteration ${state.iteration}`, false);
+  return t.runner === 'none' ? null : state.lastTests;
+}
+
+/**
+ * Once, before the first iteration: the tests on the tree the run started with. The activity keeps
+ * their per-test report as the baseline every later run is held to (a test deleted, skipped or
+ * never reached afterwards is red); the state keeps its counts, and the builder's first prompt the
+ * failures.
+ */
+export async function recordTestBaseline(run: Run): Promise<void> {
+  const { state, knobs } = run;
+  if (!run.eras.testBaseline || state.testBaseline || !state.runStart || state.iteration > 0) return;
+  if (!knobs.testCommand && !run.detectTests) return;
+  const tree = state.runStart.treeHash;
+  const t = await runTestsOn(run, tree, 'tests on the tree the run started with (the baseline)', true);
+  state.testBaseline = { treeHash: tree, runner: t.runner, total: t.report?.total ?? null, passed: t.report?.passed ?? null };
+}
+
+async function runTestsOn(run: Run, treeHash: string, summary: string, recordBaseline: boolean): Promise<TestResult> {
+  const { state, knobs, input, info } = run;
+  const t = await run.acts.tests.runTests.executeWithOptions({ summary }, [
     {
       runId: info.workflowId,
       repoPath: input.repoPath,
@@ -33,12 +54,13 @@ export async function ensureTests(run: Run, treeHash: string): Promise<TestRunRe
       iteration: state.iteration,
       timeoutSeconds: knobs.testTimeoutSeconds,
       authorization: input.authorization ?? null,
+      ...(recordBaseline ? { recordBaseline } : {}),
       ...sandboxArgs(knobs),
     },
   ]);
   state.lastTests = testRecord(t, treeHash, state.iteration);
   state.sandbox = noteSandbox(state.sandbox, t.sandbox, { iteration: state.iteration, role: 'tests' });
-  return t.runner === 'none' ? null : state.lastTests;
+  return t;
 }
 
 /** What the evidence gate and the council read of the tests: an inconclusive run verifies nothing. */
@@ -153,6 +175,8 @@ export async function qualityGates(
   run.publish();
   const out = await gatesPass(run, tree, carried);
   run.status = run.stopRequest ? 'stopping' : 'running';
+  // Integrity and gaming findings a person waived, or a checklist item asked for, do not block.
+  if (run.eras.testBaseline) out.results = liftLatest(out.results, state.gates.findingWaivers, state.gates.checklist);
   state.gates.latest = mergeLatest(state.gates.latest, out.results);
   if (!out.interrupted) state.gates.lastTree = tree;
   log.info('quality gates', { iteration: state.iteration, results: out.results.map((r) => `${r.gate}:${r.verdict}`).join(' ') });
