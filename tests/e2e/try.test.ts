@@ -230,8 +230,12 @@ describe('vigil try on a repository that refuses it', () => {
       "knobs      : those `vigil start` would use here, but baseWaitSeconds=2, backoffJitterSeconds=0 (vigil try's; --set changes them)",
     );
     expect(out).toContain("not used   : provider claude (VIGIL_PROVIDER): the rehearsal's agent is the scripted one");
-    expect(out).toMatch(/quality gates on iteration \d: .*✗ tests · .* — tests: node-test: 1 failed, 0 passed \(exit 1\)/);
-    expect(out).toMatch(/completion at iteration \d refused before the council was asked \(tests\): tests: node-test: 1 failed/);
+    expect(out).toMatch(
+      /quality gates on iteration \d: .*✗ tests · .* — tests: node-test: 1 of 1 baseline tests did not pass .*: test::sums/,
+    );
+    expect(out).toMatch(
+      /completion at iteration \d refused before the council was asked \(tests\): tests: node-test: 1 of 1 baseline tests did not pass/,
+    );
     expect(out).not.toMatch(/council round \d+ \([^)]*\): APPROVED/);
     expect(out).toContain(
       'The rehearsal ended without approval after 5 iteration(s): max_iterations_reached — iteration cap reached: 5 of 5',
