@@ -102,6 +102,7 @@ function expectApproved(r: CliResult, repo: string, before: Record<string, strin
   );
   expect(out).toMatch(/council round 1 \(iteration 3, [a-z ]+\): APPROVED · 3 of 3 approve, 2 needed · devil's advocate confirmed/);
   expect(out).toMatch(/finished: council_approved \(exit 0\)/);
+  expect(out.match(/finished: /g), 'the outcome said once').toHaveLength(1);
   expect(out).toContain('The rehearsal was approved after 3 iteration(s)');
   expect(out).not.toContain('what refused it');
   expect(out).toMatch(
