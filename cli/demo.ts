@@ -10,14 +10,13 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { defaultKnobs, type Knobs } from '../schemas/knobs.js';
 import { packageRoot, vigilHome } from '../workers/paths.js';
-import { createHostWorkers } from '../workers/host-workers.js';
-import { resolveHost } from './hosts.js';
-import { connect, runUrl, searchAttributeHint, type Endpoint } from './connection.js';
+import { runUrl, searchAttributeHint, type Endpoint } from './connection.js';
 import { followRun } from './follow.js';
+import { startLocalStack } from './local-stack.js';
 import { readPrd } from './prd.js';
-import { connectWorker, DEFAULT_OPERATIONS, installRuntime, localServer, type ServerFlags } from './processes.js';
+import type { ServerFlags } from './processes.js';
 import { startRun } from './runs.js';
-import { configureWorkerStore, startProcessStore, type StoreFlags } from './store.js';
+import type { StoreFlags } from './store.js';
 import { sandboxLine } from '../workflows/ui.js';
 
 export const DEMO_RUN_ID = 'vigil-demo';
@@ -74,42 +73,11 @@ export interface DemoOptions extends ServerFlags, StoreFlags {
 }
 
 export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<number> {
-  installRuntime('WARN', DEFAULT_OPERATIONS, false);
   const root = packageRoot();
-  // As `vigil up` and `vigil start` on one machine: the run names this host, whose queue the worker polls.
-  const host = resolveHost(undefined);
-  const { server, endpoint } = await localServer(ep, opts);
-  // The event store (embedded Postgres under VIGIL_HOME unless DATABASE_URL or --no-store): the
-  // demo run's events land there, for `vigil report`.
-  const store = await startProcessStore(process.env, opts, (l) => process.stderr.write(`vigil: warning: ${l}\n`));
-  say(`  event store  : ${store.line}`);
-  configureWorkerStore(process.env, opts);
-
-  const { client, connection } = await connect(endpoint);
-  const native = await connectWorker(endpoint);
-  const worker = await createHostWorkers({ connection: native, namespace: endpoint.namespace, taskQueue: endpoint.taskQueue, host });
-  const workerDone = worker.run();
-
-  let interrupted = false;
-  const onSignal = (): void => {
-    if (interrupted) return;
-    interrupted = true;
-    say('\nInterrupted. The run lives on in Temporal: run `vigil demo` again and it continues where it was.');
-    worker.shutdown();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-
-  const shutdown = async (): Promise<void> => {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    worker.shutdown();
-    await workerDone.catch(() => undefined);
-    await native.close();
-    await connection.close();
-    await store.stop();
-    if (server) await server.stop();
-  };
+  const stack = await startLocalStack(ep, opts, say, () =>
+    say('\nInterrupted. The run lives on in Temporal: run `vigil demo` again and it continues where it was.'),
+  );
+  const { client, connection, endpoint, host, server, storeUrl, workerDone, shutdown } = stack;
 
   try {
     const prd = readPrd(path.join(root, 'examples/demo/PRD.md'));
@@ -122,7 +90,7 @@ export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<numb
     const { attached, searchAttributes } = await startRun(client, connection, endpoint, {
       prd,
       repoPath: repo ?? '',
-      knobs: { ...demoKnobs(root), eventStore: store.url !== null },
+      knobs: { ...demoKnobs(root), eventStore: storeUrl !== null },
       workflowId: DEMO_RUN_ID,
       attachIfRunning: true,
       host,
@@ -160,8 +128,7 @@ export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<numb
       }
     }
     say(`Every step of the run is in the Temporal UI: ${runUrl(endpoint, DEMO_RUN_ID)}`);
-    if (store.url)
-      say(`Its events are in the event store: \`vigil report ${DEMO_RUN_ID}\` shows its timeline, \`vigil report\` every run.`);
+    if (storeUrl) say(`Its events are in the event store: \`vigil report ${DEMO_RUN_ID}\` shows its timeline, \`vigil report\` every run.`);
     if (opts.keepServer && server) {
       // The operator console beside them (cli/console/command.ts; VIGIL_CONSOLE=0 turns it off).
       const stopConsole = await (

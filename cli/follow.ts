@@ -261,8 +261,9 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
             });
         }
         const line = statusLine(snap);
-        // A bare "running" between two iterations says nothing new.
-        if (line !== lastStatus && view.kind !== 'finished' && line !== 'running')
+        // A bare "running" between two iterations says nothing new; an outcome the workflow has not
+        // yet returned (it delivers first) is said once, by the finished event.
+        if (line !== lastStatus && view.kind !== 'finished' && !snap.outcome && line !== 'running')
           emit({ kind: 'status', status: snap.status, paused: snap.paused, text: line });
         lastStatus = line;
       } else if (view.kind === 'running') {

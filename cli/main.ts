@@ -251,6 +251,23 @@ export function buildProgram(): Command {
       process.exitCode = await demoCommand(endpoint(), o);
     });
 
+  storeOption(
+    serverOptions(
+      program
+        .command('try')
+        .description(
+          'a first run on your own repository without an LLM: the scripted agent, with the knobs `start` would use, in a scratch worktree of your HEAD; then what to change for a real agent',
+        )
+        .argument('[prd]', 'your PRD, checked and named (default: a sample PRD, marked as such)')
+        .option('--repo <dir>', 'the git repository to rehearse on', '.')
+        .option('--config <file>', 'JSON config file of knobs (default: ./vigil.config.json if present)')
+        .option('--set <key=value>', 'set a knob (repeatable); see `vigil config --explain`', collect, []),
+    ),
+  ).action(async (prd: string | undefined, o: ServerFlags & StoreFlags & { repo: string; config?: string; set: string[] }) => {
+    const { tryCommand } = await import('./try.js');
+    process.exitCode = await tryCommand(endpoint(), prd, o, await resolve({ ...o }));
+  });
+
   program
     .command('start')
     .description('start a run of the agent on a repository until the PRD is done')

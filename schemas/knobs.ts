@@ -651,7 +651,7 @@ export const KNOBS = shared(
       gateDocCoverage: boolKnob(
         'VIGIL_GATE_DOC_COVERAGE',
         true,
-        'README present; exported symbols of changed modules documented (blocking for publishable packages, advisory otherwise).',
+        'README present; exported symbols of changed modules documented (blocking for packages npm or PyPI would publish, advisory otherwise).',
       ),
       gateCoverage: boolKnob(
         'VIGIL_GATE_COVERAGE',

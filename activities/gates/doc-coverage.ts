@@ -5,13 +5,16 @@
  * (high) in a publishable package, whose exported symbols are other people's interface
  * ("Missing API docs = Medium (BLOCK for npm/pip packages)").
  *
- * The analysis (`undocumentedExports`, `isPublishablePackage`) is pure and line by line, with
- * anchored, bounded patterns; the activity reads at most `MAX_FILE_BYTES` of at most `MAX_FILES`
- * changed files.
+ * Whether the repository is such a package is read as npm and PyPI read it (publishable.ts), and
+ * a failing run's reason names the file, the export, that rule and how to turn it off.
+ *
+ * The analysis (`undocumentedExports`) is pure and line by line, with anchored, bounded patterns;
+ * the activity reads at most `MAX_FILE_BYTES` of at most `MAX_FILES` changed files.
  */
 import { readdirSync } from 'node:fs';
 import type { FindingInput, GateResultInput, Severity } from '../../schemas/gates.js';
-import { finding, gateResult, isTestFile, linesOf, MAX_FILE_BYTES, readPackageJson, readRepoText, scopeFiles } from './test-integrity.js';
+import { finding, gateResult, isTestFile, linesOf, MAX_FILE_BYTES, readRepoText, scopeFiles } from './test-integrity.js';
+import { PRIVATE_CLASSIFIER, publishability, type Manifests, type Publishability } from './publishable.js';
 
 /** README names accepted in the repository root (any letter case). */
 export const README_NAMES = ['README.md', 'README', 'README.rst', 'README.txt'] as const;
@@ -182,18 +185,39 @@ export function undocumentedExports(file: string, content: string, severity: Sev
   return lang === 'js' ? undocumentedJs(file, lines, severity) : undocumentedPy(file, lines, severity);
 }
 
-/** Whether pyproject.toml text declares a `[project]` table (a pip-installable distribution). */
-export function hasProjectTable(pyproject: string): boolean {
-  return linesOf(pyproject).some((l) => /^\s{0,20}\[\s{0,5}project\s{0,5}\]\s{0,20}(?:#.{0,4000})?$/.test(l));
+/** The root's package manifests, as publishable.ts reads them (unreadable counts as absent). */
+export function readManifests(repoPath: string): Manifests {
+  const text = (rel: string): string | null => {
+    const r = readRepoText(repoPath, rel);
+    return r.kind === 'text' ? r.text : null;
+  };
+  return { packageJson: text('package.json'), pyproject: text('pyproject.toml'), setupCfg: text('setup.cfg'), setupPy: text('setup.py') };
 }
 
+/** How to turn the gate off, in every reason that blocks. */
+export const DOC_GATE_OFF =
+  'to turn the gate off, set the knob gateDocCoverage=false (--set gateDocCoverage=false, or VIGIL_GATE_DOC_COVERAGE=false)';
+
+const clipped = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
 /**
- * Whether the repository is a publishable package: package.json with a `name` and without
- * `"private": true`, or pyproject.toml with a `[project]` table. Its exports are a public API.
+ * The reason of a failing run of the gate: the first blocking finding (which file, which export),
+ * why it blocks and how to stop it blocking. One stable line (the same findings give the same
+ * reason), within the 500 characters of a gate's reason: the file and export are clipped first.
  */
-export function isPublishablePackage(pkg: Record<string, unknown> | null, pyproject: string | null): boolean {
-  const npm = pkg !== null && typeof pkg['name'] === 'string' && pkg['name'] !== '' && pkg['private'] !== true;
-  return npm || (pyproject !== null && hasProjectTable(pyproject));
+export function docFailureReason(first: FindingInput, blocking: number, pkg: Publishability): string {
+  if (first.file === null) return `README missing or empty: add a README.md to the repository root; ${DOC_GATE_OFF}`;
+  const what = first.message.replace(/^undocumented export: /, '');
+  const more = blocking > 1 ? ` (and ${blocking - 1} more)` : '';
+  const fix =
+    pkg.registry === 'npm' ? 'add "private": true to package.json' : `list the classifier "${PRIVATE_CLASSIFIER}" in its classifiers`;
+  const tail =
+    `${more}. Undocumented exports block in a publishable package: ${pkg.why}. ` +
+    `Document them, or, to make them advisory, ${fix}; ${DOC_GATE_OFF}`;
+  return `${clipped(`${first.file}${first.line ? `:${first.line}` : ''}: export ${what}`, Math.max(80, 500 - tail.length))}${tail}`.slice(
+    0,
+    500,
+  );
 }
 
 /** The root README's name (as spelt on disk) when one is present and has non-blank text, else null. */
@@ -232,9 +256,8 @@ export async function docCoverageGate(opts: { repoPath: string; files: string[] 
       ),
     );
 
-  const pyproject = readRepoText(opts.repoPath, 'pyproject.toml');
-  const publishable = isPublishablePackage(readPackageJson(opts.repoPath), pyproject.kind === 'text' ? pyproject.text : null);
-  const severity: Severity = publishable ? 'high' : 'medium';
+  const pkg = publishability(readManifests(opts.repoPath));
+  const severity: Severity = pkg.publishable ? 'high' : 'medium';
   const scope = scopeFiles(opts.files, isDocumentedModule);
   let checked = 0;
   for (const rel of scope) {
@@ -244,11 +267,14 @@ export async function docCoverageGate(opts: { repoPath: string; files: string[] 
     all.push(...undocumentedExports(rel, r.text, severity));
   }
   const undocumented = all.filter((f) => f.file !== null).length;
-  const advisory = undocumented > 0 ? ' (advisory: not a publishable package)' : '';
-  return gateResult(
+  const advisory = undocumented > 0 ? ` (advisory, not a publishable package: ${pkg.why})` : '';
+  const result = gateResult(
     'doc_coverage',
     all,
     `${readme ?? 'README'} present; ${checked} changed module(s) checked, ${undocumented} undocumented export(s)${advisory}`,
     startedAt,
   );
+  const first = result.findings?.[0];
+  const blocking = all.filter((f) => f.file !== null && f.severity === 'high').length;
+  return result.verdict === 'fail' && first ? { ...result, reason: docFailureReason(first, blocking, pkg) } : result;
 }

@@ -125,7 +125,7 @@ afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-it('packs the compiled code, the workflow bundle, the launcher and the demo files, and no tests, histories or sources', () => {
+it('packs the compiled code, the workflow bundle, the launcher, the demo and vigil try files, and no tests, histories or sources', () => {
   const files = entries.map((e) => e.replace(/^package\//, ''));
   for (const f of [
     'package.json',
@@ -142,6 +142,9 @@ it('packs the compiled code, the workflow bundle, the launcher and the demo file
     'examples/demo/PRD.md',
     'examples/demo/scenario.json',
     'examples/demo/sample-repo/package.json',
+    // What `vigil try` fills in for its rehearsal.
+    'examples/try/PRD.md',
+    'examples/try/scenario.json',
     // The network bridge's sources, which `vigil setup` builds.
     'native/sandbox-bridge/go.mod',
     'native/sandbox-bridge/main.go',

@@ -8,13 +8,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  docCoverageGate,
-  hasProjectTable,
-  isDocumentedModule,
-  isPublishablePackage,
-  undocumentedExports,
-} from '../../activities/gates/doc-coverage.js';
+import { docCoverageGate, isDocumentedModule, undocumentedExports } from '../../activities/gates/doc-coverage.js';
+import { publishability, type Manifests } from '../../activities/gates/publishable.js';
 import { GateResultSchema } from '../../schemas/gates.js';
 
 const dirs: string[] = [];
@@ -290,23 +285,101 @@ describe('undocumentedExports: Python', () => {
 // Package detection
 // ---------------------------------------------------------------------------------------------
 
-describe('isPublishablePackage', () => {
-  it('is a package when package.json has a name and is not private, or pyproject.toml has [project]', () => {
-    expect(isPublishablePackage({ name: 'lib' }, null)).toBe(true);
-    expect(isPublishablePackage({ name: 'lib', private: false }, null)).toBe(true);
-    expect(isPublishablePackage({ name: 'app', private: true }, null)).toBe(false);
-    expect(isPublishablePackage({ version: '1.0.0' }, null)).toBe(false);
-    expect(isPublishablePackage({ name: '' }, null)).toBe(false);
-    expect(isPublishablePackage(null, '[project]\nname = "lib"\n')).toBe(true);
-    expect(isPublishablePackage({ name: 'app', private: true }, '[project] # pip\nname = "lib"\n')).toBe(true);
-    expect(isPublishablePackage(null, '[tool.ruff]\nline-length = 100\n')).toBe(false);
-    expect(isPublishablePackage(null, null)).toBe(false);
+const NONE: Manifests = { packageJson: null, pyproject: null, setupCfg: null, setupPy: null };
+const npmPkg = (pkg: unknown) => publishability({ ...NONE, packageJson: JSON.stringify(pkg) });
+const PRIVATE = 'Private :: Do Not Upload';
+
+describe('publishability: npm', () => {
+  it('publishes a package.json with a name, a semver version and no "private": true, and says so', () => {
+    for (const pkg of [
+      { name: 'lib', version: '1.0.0' },
+      { name: 'lib', version: 'v2.3.4-rc.1', private: false },
+    ]) {
+      expect(npmPkg(pkg)).toEqual({
+        publishable: true,
+        registry: 'npm',
+        why: 'package.json has a name and a version and no "private": true, so npm would publish it',
+      });
+    }
   });
 
-  it('finds the [project] table only as a table header', () => {
-    expect(hasProjectTable('[build-system]\nrequires = ["hatchling"]\n\n[project]\nname = "x"\n')).toBe(true);
-    expect(hasProjectTable('[project.scripts]\nx = "y"\n')).toBe(false);
-    expect(hasProjectTable('name = "[project]"\n')).toBe(false);
+  it('does not publish what npm refuses or cannot publish, and names why', () => {
+    expect(npmPkg({ name: 'app', version: '1.0.0', private: true }).why).toBe(
+      'package.json has "private": true, so npm refuses to publish it',
+    );
+    // libnpmpublish refuses any truthy "private".
+    expect(npmPkg({ name: 'app', version: '1.0.0', private: 'yes' }).why).toBe(
+      'package.json has "private": "yes", so npm refuses to publish it',
+    );
+    expect(npmPkg({ version: '1.0.0' }).why).toBe('package.json has no "name", so npm cannot publish it');
+    expect(npmPkg({ name: '', version: '1.0.0' }).why).toBe('package.json has no "name", so npm cannot publish it');
+    expect(npmPkg({ name: 'lib' }).why).toBe('package.json has no "version", so npm cannot publish it');
+    expect(npmPkg({ name: 'lib', version: 'one' }).why).toBe(
+      'package.json\'s "version" "one" is not a semver version, so npm cannot publish it',
+    );
+    expect(publishability({ ...NONE, packageJson: '{ nope' }).why).toBe('package.json does not parse as JSON, so npm cannot publish it');
+    expect(publishability({ ...NONE, packageJson: '[1]' }).publishable).toBe(false);
+    for (const pkg of [{ name: 'app', version: '1.0.0', private: true }, { name: 'lib' }]) expect(npmPkg(pkg).publishable).toBe(false);
+  });
+
+  it('says when there is no manifest at all', () => {
+    expect(publishability(NONE)).toEqual({
+      publishable: false,
+      registry: null,
+      why: 'no package.json, and no pyproject.toml, setup.cfg or setup.py with package metadata: not a package',
+    });
+  });
+});
+
+describe('publishability: PyPI', () => {
+  const py = (files: Partial<Manifests>) => publishability({ ...NONE, ...files });
+
+  it('publishes a [project] table with a name, a poetry package, setup.cfg metadata and a setup() call', () => {
+    expect(py({ pyproject: '[build-system]\nrequires = ["hatchling"]\n\n[project] # pip\nname = "lib"\nversion = "1.0"\n' })).toEqual({
+      publishable: true,
+      registry: 'PyPI',
+      why: 'pyproject.toml has a [project] table with a name, so it builds a distribution PyPI would take',
+    });
+    expect(py({ pyproject: '[tool.poetry]\nname = "lib"\nversion = "0.1.0"\n' }).why).toBe(
+      'pyproject.toml has a [tool.poetry] table with a name, so `poetry publish` would upload it to PyPI',
+    );
+    expect(py({ setupCfg: '[metadata]\nname = lib\nversion = 1.0\n\n[options]\npackages = find:\n' }).why).toBe(
+      'setup.cfg has [metadata] with a name, so it builds a distribution PyPI would take',
+    );
+    expect(py({ setupPy: 'from setuptools import setup\n\nsetup(\n    name="lib",\n    version="1.0",\n)\n' }).why).toBe(
+      'setup.py calls setup() with a name, so it builds a distribution PyPI would take',
+    );
+  });
+
+  it('does not publish what lists the classifier "Private :: Do Not Upload", nor a project that is no package', () => {
+    expect(py({ pyproject: `[project]\nname = "app"\nclassifiers = ["Programming Language :: Python", "${PRIVATE}"]\n` })).toEqual({
+      publishable: false,
+      registry: null,
+      why: 'pyproject.toml lists the classifier "Private :: Do Not Upload", so PyPI refuses to upload it',
+    });
+    expect(py({ setupCfg: `[metadata]\nname = app\nclassifiers =\n    Programming Language :: Python\n    ${PRIVATE}\n` }).why).toBe(
+      'setup.cfg lists the classifier "Private :: Do Not Upload", so PyPI refuses to upload it',
+    );
+    expect(py({ setupPy: `setup(name="app", classifiers=["${PRIVATE}"])\n` }).publishable).toBe(false);
+    // The private classifier stops the upload whichever file holds the name.
+    expect(py({ setupPy: 'setup(name="app")\n', setupCfg: `[metadata]\nclassifiers = ${PRIVATE}\n` }).publishable).toBe(false);
+    expect(py({ pyproject: '[tool.poetry]\nname = "app"\npackage-mode = false\n' }).why).toBe(
+      'pyproject.toml sets [tool.poetry] package-mode = false: not a package',
+    );
+    expect(py({ pyproject: '[project]\nversion = "1"\n' }).publishable).toBe(false);
+    expect(py({ pyproject: '[tool.ruff]\nline-length = 100\nname = "[project]"\n' }).publishable).toBe(false);
+    expect(py({ pyproject: '[project.scripts]\nx = "y"\n' }).publishable).toBe(false);
+    expect(py({ pyproject: '[project\n' }).why).toBe('pyproject.toml does not parse as TOML, so no distribution can be built from it');
+    expect(py({ setupCfg: '[flake8]\nname = x\n', setupPy: 'import os\n' }).publishable).toBe(false);
+  });
+
+  it('takes either registry: a private package.json beside a pip package is publishable', () => {
+    const r = publishability({
+      ...NONE,
+      packageJson: JSON.stringify({ name: 'app', private: true }),
+      pyproject: '[project]\nname = "lib"\n',
+    });
+    expect(r).toMatchObject({ publishable: true, registry: 'PyPI' });
   });
 });
 
@@ -323,12 +396,15 @@ function repoWith(files: Record<string, string>): string {
   return repo;
 }
 
+const GATE_OFF = 'to turn the gate off, set the knob gateDocCoverage=false (--set gateDocCoverage=false, or VIGIL_GATE_DOC_COVERAGE=false)';
+const README_MISSING = `README missing or empty: add a README.md to the repository root; ${GATE_OFF}`;
+
 describe('docCoverageGate', () => {
   it('fails when the README is missing, with a stable reason', async () => {
     const repo = repoWith({ 'src/a.ts': DOCUMENTED });
     const r = await docCoverageGate({ repoPath: repo, files: ['src/a.ts'] });
     expect(r.verdict).toBe('fail');
-    expect(r.reason).toBe('README missing or empty');
+    expect(r.reason).toBe(README_MISSING);
     expect(r.findings).toEqual([
       {
         gate: 'doc_coverage',
@@ -343,8 +419,8 @@ describe('docCoverageGate', () => {
   });
 
   it('fails on an empty or blank README, and on a README that is a link', async () => {
-    expect((await docCoverageGate({ repoPath: repoWith({ 'README.md': '' }), files: [] })).reason).toBe('README missing or empty');
-    expect((await docCoverageGate({ repoPath: repoWith({ 'README.md': ' \n\n\t\n' }), files: [] })).reason).toBe('README missing or empty');
+    expect((await docCoverageGate({ repoPath: repoWith({ 'README.md': '' }), files: [] })).reason).toBe(README_MISSING);
+    expect((await docCoverageGate({ repoPath: repoWith({ 'README.md': ' \n\n\t\n' }), files: [] })).reason).toBe(README_MISSING);
     const outside = repoWith({ 'notes.md': '# Elsewhere\n' });
     const linked = repoWith({});
     symlinkSync(path.join(outside, 'notes.md'), path.join(linked, 'README.md'));
@@ -372,7 +448,10 @@ describe('docCoverageGate', () => {
     });
     const r = await docCoverageGate({ repoPath: repo, files: ['src/a.ts'] });
     expect(r.verdict).toBe('pass');
-    expect(r.reason).toBe('README.md present; 1 changed module(s) checked, 1 undocumented export(s) (advisory: not a publishable package)');
+    expect(r.reason).toBe(
+      'README.md present; 1 changed module(s) checked, 1 undocumented export(s) ' +
+        '(advisory, not a publishable package: package.json has "private": true, so npm refuses to publish it)',
+    );
     expect(r.findings).toEqual([
       {
         gate: 'doc_coverage',
@@ -392,7 +471,14 @@ describe('docCoverageGate', () => {
       'src/b.ts': DOCUMENTED,
     });
     const r = await docCoverageGate({ repoPath: repo, files: ['src/b.ts', 'src/a.ts'] });
-    expect(r).toMatchObject({ verdict: 'fail', reason: 'undocumented export in src/a.ts:3', findingCount: 1 });
+    expect(r).toMatchObject({
+      verdict: 'fail',
+      reason:
+        'src/a.ts:3: export function add has no /** … */ doc comment. Undocumented exports block in a publishable package: ' +
+        'package.json has a name and a version and no "private": true, so npm would publish it. ' +
+        `Document them, or, to make them advisory, add "private": true to package.json; ${GATE_OFF}`,
+      findingCount: 1,
+    });
     expect(r.findings?.[0]?.severity).toBe('high');
     expect((await docCoverageGate({ repoPath: repo, files: ['src/a.ts', 'src/b.ts'] })).reason).toBe(r.reason);
   });
@@ -405,14 +491,68 @@ describe('docCoverageGate', () => {
     });
     expect(await docCoverageGate({ repoPath: repo, files: ['lib/core.py'] })).toMatchObject({
       verdict: 'fail',
-      reason: 'undocumented export in lib/core.py:1',
+      reason:
+        'lib/core.py:1: export def add has no docstring. Undocumented exports block in a publishable package: ' +
+        'pyproject.toml has a [project] table with a name, so it builds a distribution PyPI would take. ' +
+        `Document them, or, to make them advisory, list the classifier "Private :: Do Not Upload" in its classifiers; ${GATE_OFF}`,
     });
     write(repo, 'lib/core.py', 'def add(a, b):\n    """Adds."""\n    return a + b\n');
     expect(await docCoverageGate({ repoPath: repo, files: ['lib/core.py'] })).toMatchObject({ verdict: 'pass', findingCount: 0 });
   });
 
+  it('counts the other blocking exports, and keeps why and how to change it whatever the length of a path', async () => {
+    const deep = `src/${'very-long-folder-name/'.repeat(20)}a.ts`;
+    const repo = repoWith({
+      'README.md': '# Lib\n',
+      'package.json': JSON.stringify({ name: 'lib', version: '1.0.0' }),
+      'src/a.ts': `${UNDOCUMENTED}export const two = 2;\n`,
+      [deep]: UNDOCUMENTED,
+    });
+    const r = await docCoverageGate({ repoPath: repo, files: ['src/a.ts'] });
+    expect(r.reason).toMatch(
+      /^src\/a\.ts:3: export function add has no \/\*\* … \*\/ doc comment \(and 1 more\)\. Undocumented exports block/,
+    );
+    const long = await docCoverageGate({ repoPath: repo, files: [deep] });
+    expect(long.verdict).toBe('fail');
+    expect(long.reason.length).toBeLessThanOrEqual(500);
+    expect(long.reason).toMatch(/^src\/very-long-folder-name\/.*…\. Undocumented exports block in a publishable package: /);
+    expect(long.reason.endsWith(`add "private": true to package.json; ${GATE_OFF}`)).toBe(true);
+  });
+
+  it('keeps undocumented exports advisory in a pip package marked "Private :: Do Not Upload", and says why', async () => {
+    const repo = repoWith({
+      'README.md': '# App\n',
+      'pyproject.toml': '[project]\nname = "app"\nclassifiers = ["Private :: Do Not Upload"]\n',
+      'app/core.py': 'def add(a, b):\n    return a + b\n',
+    });
+    const r = await docCoverageGate({ repoPath: repo, files: ['app/core.py'] });
+    expect(r).toMatchObject({
+      verdict: 'pass',
+      reason:
+        'README.md present; 1 changed module(s) checked, 1 undocumented export(s) ' +
+        '(advisory, not a publishable package: pyproject.toml lists the classifier "Private :: Do Not Upload", so PyPI refuses to upload it)',
+    });
+    expect(r.findings?.[0]).toMatchObject({ severity: 'medium', file: 'app/core.py', line: 1 });
+  });
+
+  it('blocks a package.json that lacks "private": true only once it has a name and a version, as npm reads it', async () => {
+    const files = { 'README.md': '# App\n', 'src/a.ts': UNDOCUMENTED };
+    const noVersion = await docCoverageGate({
+      repoPath: repoWith({ ...files, 'package.json': JSON.stringify({ name: 'app' }) }),
+      files: ['src/a.ts'],
+    });
+    expect(noVersion).toMatchObject({ verdict: 'pass' });
+    expect(noVersion.reason).toContain('(advisory, not a publishable package: package.json has no "version", so npm cannot publish it)');
+    const versioned = await docCoverageGate({
+      repoPath: repoWith({ ...files, 'package.json': JSON.stringify({ name: 'app', version: '0.0.1' }) }),
+      files: ['src/a.ts'],
+    });
+    expect(versioned).toMatchObject({ verdict: 'fail' });
+    expect(versioned.reason).toContain('no "private": true, so npm would publish it');
+  });
+
   it('skips tests, declarations, build output, dependencies and Vigil state', async () => {
-    const files: Record<string, string> = { 'README.md': '# Lib\n', 'package.json': JSON.stringify({ name: 'lib' }) };
+    const files: Record<string, string> = { 'README.md': '# Lib\n', 'package.json': JSON.stringify({ name: 'lib', version: '1.0.0' }) };
     const skipped = [
       'src/a.test.ts',
       'tests/helpers.ts',
@@ -452,7 +592,7 @@ describe('adversarial 512 KiB inputs', () => {
     const t0 = performance.now();
     undocumentedExports('src/a.ts', content);
     undocumentedExports('pkg/a.py', content);
-    hasProjectTable(content);
+    publishability({ packageJson: content, pyproject: content, setupCfg: content, setupPy: content });
     expect(performance.now() - t0).toBeLessThan(4000);
   });
 });
