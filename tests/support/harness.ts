@@ -55,7 +55,12 @@ export async function createTestEnv(): Promise<TestEnv> {
   const address = temporalAddress();
   const connection = await Connection.connect({ address });
   const nativeConnection = await NativeConnection.connect({ address });
-  const bundle = await bundleWorkflowCode({ ...workflowBundleOptions(), logger: quietLogger });
+  // The suite's global setup bundled the workflows once (tests/support/global-setup.ts); a suite
+  // with a setup of its own that does not bundles them here.
+  const bundled = inject('workflowBundle');
+  const bundle = bundled
+    ? { code: readFileSync(bundled, 'utf8') }
+    : await bundleWorkflowCode({ ...workflowBundleOptions(), logger: quietLogger });
   return {
     client: new Client({ connection, namespace: NAMESPACE }),
     connection,
