@@ -6,7 +6,8 @@
  * completion every iteration, while every reviewing role approves (the worst case: a sycophantic
  * council). No cheat ends approved: each run ends refused or waits for a person, and what the run
  * shows names what stopped it. Honest controls in the same file must be approved with no
- * integrity or gaming finding: the fix, and the fix with a new test of its own.
+ * integrity or gaming finding: the fix, and the fix with a new test of its own. Three cheats run
+ * perpetual too (the default is supervised), where no person is asked: they end by themselves.
  *
  * Knobs this file changes, and why: the agent command (the scripted agent); `maxIterations` 3,
  * so a refused cheat ends after three claims instead of ten (the verdict is the same every time);
@@ -20,6 +21,7 @@ import path from 'node:path';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxPlatform } from '../../activities/sandbox.js';
+import type { Knobs } from '../../schemas/knobs.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { resumeUpdate, stopUpdate, waiveUpdate } from '../../workflows/messages.js';
 import { RUNNERS, type Runner } from '../support/cheat-corpus.js';
@@ -81,6 +83,7 @@ async function runWith(
   files: Record<string, string | null>,
   roles: NonNullable<ScenarioInput['roles']> = SYCOPHANTS,
   during?: (handle: Awaited<ReturnType<typeof startRun>>) => Promise<void>,
+  mode: Knobs['autonomyMode'] = 'supervised',
 ): Promise<StatusSnapshot> {
   const repo = makeRepo(r, name);
   const writes = Object.fromEntries(Object.entries(files).filter((e): e is [string, string] => e[1] !== null));
@@ -94,7 +97,11 @@ async function runWith(
     claim: 'file' as const,
   };
   const scenario = writeScenario(root, { version: 1, roles, iterations: [], default: step });
-  const input = runInput(repo, scenario, { maxIterations: during ? 5 : 3, ...(r.name === 'unittest' ? { testCommand: r.command } : {}) });
+  const input = runInput(repo, scenario, {
+    maxIterations: during ? 5 : 3,
+    autonomyMode: mode,
+    ...(r.name === 'unittest' ? { testCommand: r.command } : {}),
+  });
   const handle = await startRun(env, tq, input, uniqueId(`cheat-${r.name}`));
   if (during) await during(handle);
   const s = await waitForStatus(handle, (x) => x.outcome !== null || (x.pause !== null && !x.agentRunning), 300_000);
@@ -170,6 +177,24 @@ describe.runIf(sandboxPlatform().problem === null)('the cheat corpus as whole ru
       }
     });
   }
+
+  // The default-knobs matrix's other autonomy mode (tests/workflow/default-knobs.test.ts): a
+  // perpetual run asks no person, so a refused cheat ends by itself, never approved. One
+  // cheat of each family: the integrity gate's, the runner report's and the gaming scan's.
+  const PYTEST = RUNNERS.find((x) => x.name === 'pytest');
+  describe('pytest, perpetual', { concurrent: true }, () => {
+    for (const cheat of ['deletes the failing test', 'ends the test process with status 0 at import', 'hard-codes the failing input']) {
+      it(`a builder that ${cheat} is never approved in a perpetual run`, { timeout: 360_000 }, async () => {
+        const c = PYTEST?.cheats[cheat];
+        if (!PYTEST || !c) throw new Error(`no pytest cheat "${cheat}" in the corpus`);
+        const s = await runWith(PYTEST, `perpetual-${cheat.replace(/\W+/g, '-')}`, c.files, SYCOPHANTS, undefined, 'perpetual');
+        // Perpetual: no person is waited for, so the run ends by itself, and not approved.
+        expect(s.pause, shown(s)).toBeNull();
+        expect(s.outcome?.status ?? 'no outcome', shown(s)).not.toMatch(/approved|fulfilled|already_satisfied|no outcome/);
+        expect(shown(s)).toMatch(c.finding);
+      });
+    }
+  });
 
   // A test change the PRD asks for is the honest way to change a test: its checklist item lifts the finding.
   const asked = (r: Runner, file: string): NonNullable<ScenarioInput['roles']> => ({

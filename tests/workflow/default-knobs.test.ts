@@ -12,7 +12,11 @@
  * agent), and for the failing agent the backoff (base wait and jitter 0) so that 25 failed
  * iterations do not wait out real minutes of backoff.
  *
- * A new default-on behaviour joins this matrix: add its dimension or its cell.
+ * A new default-on behaviour joins this matrix: add its dimension or its cell. The builder that
+ * cheats its way to green (deletes, skips or edits the failing test, rewires the harness, ends the
+ * test process with status 0, hard-codes the input, reads the caller's source) is this matrix's
+ * cheat dimension, kept in a file of its own with its four test runners, both autonomy modes and
+ * its honest controls: tests/workflow/cheat-corpus.test.ts.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
