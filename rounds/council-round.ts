@@ -247,7 +247,8 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
             }),
           }),
       role: 'council' as const,
-      iteration: input.round,
+      // The run's iteration, as every role gets it (VIGIL_ITERATION); the round has its own variable.
+      iteration: input.iteration,
       phase: 'VERIFY' as const,
       tier: k.tier,
       timeoutSeconds: k.councilMemberTimeoutSeconds,
