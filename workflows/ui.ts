@@ -82,14 +82,23 @@ export function voteLines(v: Pick<Verdict, 'votes' | 'devilsAdvocate'>): string[
   return lines;
 }
 
-/** `$1.20 of $5.00 budget (4 call(s); cost unknown for 1)`: what the run spent, and what it cannot price. */
+/**
+ * What the run spent, and what it cannot price: `$1.20 of $5.00 budget (4 call(s), 1 unpriced: ...)`.
+ * A run none of whose calls reported a cost (a `command` agent that writes no usage file) says so
+ * instead of a `$0.00` that would read as priced, and that its budget cannot stop it.
+ */
 export function spendText(s: Pick<StatusSnapshot, 'spend' | 'budgetUsd'>): string {
-  const unknown = s.spend.unpricedCalls ?? 0;
+  const calls = s.spend.calls;
+  const unknown = Math.min(s.spend.unpricedCalls ?? 0, calls);
   const o = s.spend.orchestration;
+  if (calls > 0 && unknown === calls) {
+    const budget = s.budgetUsd > 0 ? `; the $${s.budgetUsd.toFixed(2)} budget cannot stop the run: no call reported its cost` : '';
+    return `unpriced: ${calls} call(s), none reported its cost${o ? ` (orchestration ${o.calls})` : ''}${budget}`;
+  }
   // What orchestration (reviewers, checklist roles, council) cost of it, beside the builder's calls.
   const share = o && s.spend.usd > 0 ? ` (${Math.round((o.usd / s.spend.usd) * 100)}%)` : '';
   const orchestration = o ? `; orchestration ${o.calls} call(s), $${o.usd.toFixed(2)}${share}` : '';
-  return `$${s.spend.usd.toFixed(2)}${s.budgetUsd > 0 ? ` of $${s.budgetUsd.toFixed(2)} budget` : ''} (${s.spend.calls} call(s)${orchestration}${unknown ? `; cost unknown for ${unknown}: the CLI reported no usage` : ''})`;
+  return `$${s.spend.usd.toFixed(2)}${s.budgetUsd > 0 ? ` of $${s.budgetUsd.toFixed(2)} budget` : ''} (${calls} call(s)${unknown ? `; ${unknown} unpriced: the agent reported no cost` : ''}${orchestration})`;
 }
 
 /** What a person does next for a paused run: the `vigil` command and the raw signal any tool can send. */

@@ -775,12 +775,24 @@ describe('nextStep', () => {
 describe('spendText', () => {
   it('says what was spent and for how many calls the cost is unknown', () => {
     expect(spendText({ budgetUsd: 5, spend: { usd: 1.2, inputTokens: 0, outputTokens: 0, calls: 4, unpricedCalls: 1 } })).toBe(
-      '$1.20 of $5.00 budget (4 call(s); cost unknown for 1: the CLI reported no usage)',
+      '$1.20 of $5.00 budget (4 call(s); 1 unpriced: the agent reported no cost)',
     );
     expect(spendText({ budgetUsd: 0, spend: { usd: 0.5, inputTokens: 0, outputTokens: 0, calls: 2 } })).toBe('$0.50 (2 call(s))');
     // What orchestration cost, beside the builder's calls.
     expect(
       spendText({ budgetUsd: 0, spend: { usd: 0.8, inputTokens: 0, outputTokens: 0, calls: 5, orchestration: { calls: 4, usd: 0.2 } } }),
     ).toBe('$0.80 (5 call(s); orchestration 4 call(s), $0.20 (25%))');
+  });
+
+  it('never shows calls no one priced as $0.00: a command agent that reports no cost is unpriced, and its budget is said to be powerless', () => {
+    const command = { usd: 0, inputTokens: 0, outputTokens: 0, calls: 6, unpricedCalls: 6 };
+    expect(spendText({ budgetUsd: 0, spend: command })).toBe('unpriced: 6 call(s), none reported its cost');
+    expect(spendText({ budgetUsd: 1, spend: { ...command, orchestration: { calls: 4, usd: 0 } } })).toBe(
+      'unpriced: 6 call(s), none reported its cost (orchestration 4); the $1.00 budget cannot stop the run: no call reported its cost',
+    );
+    for (const text of [spendText({ budgetUsd: 1, spend: command }), spendText({ budgetUsd: 0, spend: command })])
+      expect(text).not.toMatch(/\$0\.00/);
+    // Control: priced calls still read as dollars, and a free priced call is $0.00 (it was priced).
+    expect(spendText({ budgetUsd: 0, spend: { usd: 0, inputTokens: 5, outputTokens: 5, calls: 1 } })).toBe('$0.00 (1 call(s))');
   });
 });
