@@ -23,15 +23,46 @@ function clip(s: string, n: number): string {
   return `${out}…`;
 }
 
+/**
+ * Text for the Temporal UI's markdown: every `$` outside a code span escaped as `\$`. The UI's
+ * renderer (the ui-server's gomarkdown, whose common extensions include MathJax) reads `$…$` as
+ * inline math and `$$` as a math block, so `$1.20 of $1.00` would show as `\(1.20 of \)1.00`; a
+ * backslash before `$` is an escape it (and CommonMark) honours. Backslashes already before a `$`
+ * are doubled, so the `$` stays escaped and they still show. Inside a code span (backticks) nothing
+ * is parsed, so nothing is escaped there.
+ */
+export function cardMarkdown(text: string): string {
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    if (text[i] === '`') {
+      // A code span: a run of n backticks up to the next run of exactly n (CommonMark); unclosed, the run is plain text.
+      const run = /^`+/.exec(text.slice(i))?.[0] ?? '`';
+      const close = new RegExp(`(?<!\`)${run}(?!\`)`, 'g');
+      close.lastIndex = i + run.length;
+      const m = close.exec(text);
+      const end = m ? m.index + run.length : i + run.length;
+      out += text.slice(i, end);
+      i = end;
+      continue;
+    }
+    const next = text.indexOf('`', i);
+    const plain = text.slice(i, next === -1 ? text.length : next);
+    out += plain.replace(/(\\*)\$/g, (_m, slashes: string) => `${slashes}${slashes}\\$`);
+    i = next === -1 ? text.length : next;
+  }
+  return out;
+}
+
 /** At most 200 bytes: shown in the workflow list. */
 export function staticSummary(input: Pick<RunInput, 'prdTitle' | 'repoPath'>): string {
   const repo = input.repoPath.split('/').filter(Boolean).pop() ?? input.repoPath;
-  return clip(`Vigil · ${input.prdTitle || 'untitled PRD'} · ${repo}`, 180);
+  return cardMarkdown(clip(`Vigil · ${input.prdTitle || 'untitled PRD'} · ${repo}`, 180));
 }
 
 export function staticDetails(input: Pick<RunInput, 'prdTitle' | 'prdPath' | 'repoPath' | 'knobs' | 'host'>): string {
   const k = input.knobs;
-  return [
+  const text = [
     `### ${clip(input.prdTitle || 'Untitled PRD', 150)}`,
     '',
     `- **PRD:** \`${input.prdPath}\``,
@@ -42,6 +73,7 @@ export function staticDetails(input: Pick<RunInput, 'prdTitle' | 'prdPath' | 're
     `- **Caps:** ${k.maxIterations} iterations, ${k.maxRetries} consecutive failures${k.maxDurationSeconds ? `, ${k.maxDurationSeconds}s wall clock` : ''}`,
     `- **Tests:** ${k.testCommand ? `\`${clip(k.testCommand, 200)}\`` : 'none configured'}`,
   ].join('\n');
+  return cardMarkdown(text);
 }
 
 /** One line for a council round (handoffs, notifications). */
@@ -312,7 +344,8 @@ export function currentDetails(s: StatusSnapshot): string {
     );
   }
   lines.push(temporalButtons(s));
-  return lines.join('\n\n');
+  // Dollar amounts (spend, budgets, pause reasons) would read as math in the UI.
+  return cardMarkdown(lines.join('\n\n'));
 }
 
 const TASK_SOURCES = { file: 'the person’s task list', checklist: 'the PRD checklist, one task per item', planner: 'the planner' } as const;
