@@ -115,7 +115,7 @@ export function voteLines(v: Pick<Verdict, 'votes' | 'devilsAdvocate'>): string[
 }
 
 /**
- * What the run spent, and what it cannot price: `$1.20 of $5.00 budget (4 call(s), 1 unpriced: ...)`.
+ * What the run spent, and what it cannot price: `$1.20 of $5.00 budget (4 call(s); 1 unpriced: ...)`.
  * A run none of whose calls reported a cost (a `command` agent that writes no usage file) says so
  * instead of a `$0.00` that would read as priced, and that its budget cannot stop it.
  */
