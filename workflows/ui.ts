@@ -57,7 +57,8 @@ export function cardMarkdown(text: string): string {
 /** At most 200 bytes: shown in the workflow list. */
 export function staticSummary(input: Pick<RunInput, 'prdTitle' | 'repoPath'>): string {
   const repo = input.repoPath.split('/').filter(Boolean).pop() ?? input.repoPath;
-  return cardMarkdown(clip(`Vigil · ${input.prdTitle || 'untitled PRD'} · ${repo}`, 180));
+  // Escaped first, then clipped: the escapes count against the bytes too.
+  return clip(cardMarkdown(`Vigil · ${input.prdTitle || 'untitled PRD'} · ${repo}`), 180);
 }
 
 export function staticDetails(input: Pick<RunInput, 'prdTitle' | 'prdPath' | 'repoPath' | 'knobs' | 'host'>): string {

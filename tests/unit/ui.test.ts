@@ -794,6 +794,8 @@ describe('cardMarkdown', () => {
 
   it('escapes the static summary and details too', () => {
     expect(staticSummary({ prdTitle: 'Cut costs below $5 a day', repoPath: '/r/app' })).toBe('Vigil · Cut costs below \\$5 a day · app');
+    // Escapes count against the summary's bytes: a title of dollars still fits.
+    expect(Buffer.byteLength(staticSummary({ prdTitle: '$'.repeat(300), repoPath: '/r/app' }))).toBeLessThanOrEqual(200);
   });
 });
 
