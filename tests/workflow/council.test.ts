@@ -245,6 +245,8 @@ describe('evidence gate', () => {
       ['council', 4],
       ['devils-advocate', 4],
     ]);
+    // No call reported a cost (the scripted agent writes no USAGE): each counted, unpriced, the council's as orchestration.
+    expect(snap.spend).toMatchObject({ usd: 0, calls: 8, unpricedCalls: 8, orchestration: { calls: 4, usd: 0 } });
   });
 
   it('refuses a claim with an empty diff before any round, and shows members convergence data when not blind', async () => {
