@@ -220,6 +220,7 @@ export async function reportAcrossRuns(db: Db, opts: AcrossRunsOptions = {}): Pr
       escalations: r.escalations,
       tierClimbs: r.tier_climbs,
       spendUsd: usd(num(r.spend_usd)),
+      unpricedCalls: num(r.unpriced_calls),
       waitingMs: w.ms,
       pauses: w.pauses,
       pausedNow: w.pausedNow,
@@ -325,6 +326,13 @@ async function eventsOf(db: Db, workflowId: string): Promise<EventRow[]> {
 }
 
 const money = (x: number): string => `${usd(x)} USD`;
+
+/** A run's spend: the priced calls' sum, the calls no one priced apart; calls that all went unpriced never read as 0 USD. */
+export function spendWords(spendUsd: number, unpriced: number, calls: number | null): string {
+  const allUnpriced = unpriced > 0 && (calls !== null ? unpriced >= calls : spendUsd === 0);
+  if (allUnpriced) return `unpriced (${unpriced} call(s), none reported its cost)`;
+  return `${money(spendUsd)}${unpriced ? ` + ${unpriced} unpriced call(s)` : ''}`;
+}
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 export function duration(ms: number): string {
@@ -369,7 +377,9 @@ export function describeEvent(e: RunEvent): string {
     case 'tier_change':
       return `tier ${e.from} → ${e.to}: ${e.trigger}`;
     case 'spend':
-      return `spend ${money(e.usd)} of ${money(e.budgetUsd)} (${e.calls} call(s)${e.unpricedCalls ? `, ${e.unpricedCalls} unpriced` : ''})`;
+      return e.calls > 0 && e.unpricedCalls >= e.calls
+        ? `spend unpriced: ${e.calls} call(s), none reported its cost (budget ${money(e.budgetUsd)})`
+        : `spend ${money(e.usd)} of ${money(e.budgetUsd)} (${e.calls} call(s)${e.unpricedCalls ? `, ${e.unpricedCalls} unpriced` : ''})`;
     case 'outcome':
       return `${e.status} (exit ${e.exitCode}) at iteration ${e.iteration}: ${e.reason}`;
   }
@@ -480,6 +490,8 @@ export async function reportRun(db: Db, workflowId: string, opts: { now?: Date }
     escalations: valid.filter((r) => r.event.kind === 'escalation').length,
     tierClimbs: valid.filter((r) => r.event.kind === 'tier_change' && isClimb(r.event.from, r.event.to)).length,
     spendUsd: usd(lastSpend ? lastSpend.usd : iterationCost),
+    calls: lastSpend ? lastSpend.calls : null,
+    unpricedCalls: lastSpend?.unpricedCalls ?? 0,
     orchestration:
       lastSpend?.orchestrationCalls !== undefined
         ? { calls: lastSpend.orchestrationCalls, usd: usd(lastSpend.orchestrationUsd ?? 0) }
@@ -510,7 +522,7 @@ function summaryLines(r: RunReport): string[] {
     `provider: ${r.provider ?? 'unknown'} · mode ${r.autonomyMode ?? 'unknown'} · up to ${r.maxIterations ?? '?'} iterations · budget ${r.budgetUsd !== null ? money(r.budgetUsd) : 'unknown'}`,
     `started: ${r.startedAt ?? 'unknown'}${r.finishedAt ? ` · finished: ${r.finishedAt}` : ''}`,
     `outcome: ${o ? `${o.status} (exit ${o.exitCode}) at iteration ${o.iteration} — ${oneLine(o.reason)}` : 'none yet (running)'}`,
-    `iterations: ${r.iterations} (${r.failedIterations} failed) · council rounds: ${r.councilRounds} (${r.approvedRounds} approved) · escalations: ${r.escalations} · tier climbs: ${r.tierClimbs} · spend: ${money(r.spendUsd)}${r.orchestration ? ` (orchestration ${r.orchestration.calls} call(s), ${money(r.orchestration.usd)}${r.spendUsd > 0 ? `, ${Math.round((r.orchestration.usd / r.spendUsd) * 100)}%` : ''})` : ''}`,
+    `iterations: ${r.iterations} (${r.failedIterations} failed) · council rounds: ${r.councilRounds} (${r.approvedRounds} approved) · escalations: ${r.escalations} · tier climbs: ${r.tierClimbs} · spend: ${spendWords(r.spendUsd, r.unpricedCalls, r.calls)}${r.orchestration ? ` (orchestration ${r.orchestration.calls} call(s)${r.spendUsd > 0 ? `, ${money(r.orchestration.usd)}, ${Math.round((r.orchestration.usd / r.spendUsd) * 100)}%` : ''})` : ''}`,
     `waiting for people: ${duration(r.waitingMs)} over ${r.pauses} pause(s)${r.pausedNow ? ' (paused now)' : ''}`,
     ...(r.memoryJudgement ? [memoryJudgementLine(r.memoryJudgement)] : []),
   ];
@@ -713,7 +725,7 @@ function acrossRunsText(r: AcrossRunsReport): string {
   lines.push('', 'runs:');
   for (const p of r.perRun) {
     lines.push(
-      `  ${p.workflowId} · ${p.startedAt ?? '?'} · ${p.repo ?? '?'} · ${p.outcome ?? 'running'}${p.exitCode !== null ? ` (exit ${p.exitCode})` : ''} · ${p.iterations} iteration(s), ${p.failedIterations} failed · council ${p.approvedRounds}/${p.councilRounds} · ${p.escalations} escalation(s) · ${p.tierClimbs} climb(s) · ${money(p.spendUsd)} · waited ${duration(p.waitingMs)}`,
+      `  ${p.workflowId} · ${p.startedAt ?? '?'} · ${p.repo ?? '?'} · ${p.outcome ?? 'running'}${p.exitCode !== null ? ` (exit ${p.exitCode})` : ''} · ${p.iterations} iteration(s), ${p.failedIterations} failed · council ${p.approvedRounds}/${p.councilRounds} · ${p.escalations} escalation(s) · ${p.tierClimbs} climb(s) · ${spendWords(p.spendUsd, p.unpricedCalls, null)} · waited ${duration(p.waitingMs)}`,
     );
   }
   return `${lines.join('\n')}\n`;

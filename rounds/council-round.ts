@@ -77,6 +77,8 @@ export interface RoundResult {
   approved: boolean;
   /** What the member and devil's advocate calls reported they cost. */
   usages: NonNullable<AgentResult['usage']>[];
+  /** The calls asked one by one that answered without a cost (a `command` agent's): counted as unpriced. Absent: none, or an older round. */
+  unpriced?: number;
   /** How the calls were isolated and what the sandbox refused them, by role (a batched call once). */
   sandbox?: RoleSandbox[];
   /** The carried checklist verifier's answer (null: its call was lost); absent when the round carried none, or the evidence gate blocked first. */
@@ -205,6 +207,12 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
 
   let verdict: Omit<Verdict, 'transcriptPath'>;
   const usages: NonNullable<AgentResult['usage']>[] = [];
+  let unpriced = 0;
+  /** A call asked on its own: its cost, or one more call that reported none (a lost call is not counted: it may not have run). */
+  const cost = (r: AgentResult | null | undefined): void => {
+    if (r?.usage) usages.push(r.usage);
+    else if (r) unpriced += 1;
+  };
   const sandbox: RoleSandbox[] = [];
   let checklist: AgentResult | null | undefined;
   if (!evidence.pass) {
@@ -247,7 +255,8 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
             }),
           }),
       role: 'council' as const,
-      iteration: input.round,
+      // The run's iteration, as every role gets it (VIGIL_ITERATION); the round has its own variable.
+      iteration: input.iteration,
       phase: 'VERIFY' as const,
       tier: k.tier,
       timeoutSeconds: k.councilMemberTimeoutSeconds,
@@ -311,7 +320,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
               ),
             input.leanPrompt,
           );
-      if (!inBatch && checklist?.usage) usages.push(checklist.usage);
+      if (!inBatch) cost(checklist);
       // A batched call is one process: its report once (here, as the council's).
       if (checklist?.sandbox) sandbox.push({ role: inBatch ? 'council' : 'checklist-verifier', report: checklist.sandbox });
       batchNoted = inBatch;
@@ -321,7 +330,15 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
           checklist?.verification ?? {},
         )
       ) {
-        return { verdict: null, evidence, approved: false, usages, ...(sandbox.length ? { sandbox } : {}), checklist };
+        return {
+          verdict: null,
+          evidence,
+          approved: false,
+          usages,
+          ...(unpriced ? { unpriced } : {}),
+          ...(sandbox.length ? { sandbox } : {}),
+          checklist,
+        };
       }
     }
     // Not batched with the verifier (it could not share the call): the members' own batched call.
@@ -342,7 +359,11 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
           ),
         ),
       ));
-    for (const r of results) if (r?.usage) usages.push(r.usage);
+    for (const r of results) {
+      // Members that answered in a batched call: the cost is the call's (above).
+      if (!batch?.results) cost(r);
+      else if (r?.usage) usages.push(r.usage);
+    }
     // A batched call is one process: its report once.
     for (const r of batch?.results ? (batchNoted ? [] : results.slice(0, 1)) : results)
       if (r?.sandbox) sandbox.push({ role: 'council', report: r.sandbox });
@@ -365,7 +386,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
             ]),
           input.leanPrompt,
         ));
-      if (!inBatch && da?.usage) usages.push(da.usage);
+      if (!inBatch) cost(da);
       if (!inBatch && da?.sandbox) sandbox.push({ role: 'devils-advocate', report: da.sandbox });
       const rec = voteRecord(0, 'devils-advocate', da, { ...k, councilSeverityThreshold: 'low' });
       const after = applyDevilsAdvocate(t, rec.recorded === 'APPROVE');
@@ -397,6 +418,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
     evidence,
     approved: verdict.result === 'APPROVED',
     usages,
+    ...(unpriced ? { unpriced } : {}),
     ...(sandbox.length ? { sandbox } : {}),
     ...(checklist !== undefined ? { checklist } : {}),
   };

@@ -54,6 +54,8 @@ export interface ReviewInput {
 export interface ReviewRoundResult {
   record: ReviewRecord;
   usages: NonNullable<AgentResult['usage']>[];
+  /** The reviewer calls that answered without a cost (a `command` agent's): counted as unpriced. Absent: none, or an older round. */
+  unpriced?: number;
   /** How the calls were isolated and what the sandbox refused them, by role (a batched call once). */
   sandbox?: RoleSandbox[];
 }
@@ -102,6 +104,7 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
     rerun: false,
   };
   const usages: NonNullable<AgentResult['usage']>[] = [];
+  let unpriced = 0;
   const sandbox: RoleSandbox[] = [];
 
   if (prepared.refused) {
@@ -168,7 +171,9 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
       if (!(err instanceof ActivityFailure)) throw err;
       r = null;
     }
+    // A call that answered without a cost is one more unpriced call (a lost one may not have run).
     if (r?.usage) usages.push(r.usage);
+    else if (r) unpriced += 1;
     if (r?.sandbox) sandbox.push({ role: devil ? 'devils-advocate' : 'reviewer', report: r.sandbox });
     return recordOf(reviewer, r);
   };
@@ -221,5 +226,5 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
   await deps.repo.writeReviewReport.executeWithOptions({ summary: `code review ${input.round}: report` }, [
     { runId: input.runId, repoPath: input.repoPath, record },
   ]);
-  return { record, usages, ...(sandbox.length ? { sandbox } : {}) };
+  return { record, usages, ...(unpriced ? { unpriced } : {}), ...(sandbox.length ? { sandbox } : {}) };
 }

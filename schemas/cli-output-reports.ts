@@ -36,6 +36,8 @@ export const RunSummarySchema = RunCountsSchema.extend({
   provider: z.string().nullable(),
   outcome: z.string().nullable(),
   exitCode: z.number().int().nullable(),
+  /** Agent calls that reported no cost (a `command` agent's): not in `spendUsd`. */
+  unpricedCalls: z.number().int(),
 });
 
 /** `vigil report [--since D] [--repo R] --json`: across the runs in the store. */
@@ -138,6 +140,9 @@ export const RunReportSchema = RunCountsSchema.extend({
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),
   outcome: z.object({ status: z.string(), exitCode: z.number().int(), reason: z.string(), iteration: z.number().int() }).nullable(),
+  /** The agent calls the last spend event counts (null before any was recorded), and of them those that reported no cost (not in `spendUsd`). */
+  calls: z.number().int().nullable(),
+  unpricedCalls: z.number().int(),
   /** What orchestration (reviewers, checklist roles, council members) cost of the spend, as the last spend event says; null before any was recorded. */
   orchestration: z.object({ calls: z.number().int(), usd: z.number() }).nullable(),
   /** The memory judge's call as the run ended (docs/memory.md, Judgement), apart from the run's spend; absent when it was not asked. */

@@ -9,7 +9,8 @@
  *   worker's metrics (workers/metrics.ts), when the worker serves them;
  * - logs one structured line per agent call: `agent call {"runId",...}` in text, a JSON object
  *   with message `agent call` and those fields as meta with `--log-format json`;
- * - puts the run id, iteration, role, provider and exit code on the activity's span
+ * - puts the run id, iteration (the run's, for every role; a member's round beside it), role,
+ *   provider and exit code on the activity's span
  *   (`RunActivity:runAgent`) when the worker traces, and gives each in-process member call a
  *   child span of its own (`AgentCall:<role>`);
  * - notes the time of the worker's last task for its /readyz.
@@ -28,6 +29,7 @@ import {
   GateResultWire,
   GatesPassWire,
   ReviewRoundWire,
+  roundOf,
   TestResultWire,
   type AgentCallFacts,
   type GateFact,
@@ -71,7 +73,9 @@ export interface ActivityObserver {
 export function callSpanAttributes(
   c: Partial<AgentCallFacts> & Pick<AgentCallFacts, 'runId' | 'iteration' | 'role' | 'provider'>,
 ): SpanAttributes {
+  // The run's iteration for every role; a member call's round beside it, never in its place.
   const a: SpanAttributes = { 'vigil.run_id': c.runId, 'vigil.iteration': c.iteration, 'vigil.role': c.role, 'vigil.provider': c.provider };
+  if (c.round !== undefined && c.round !== null) a['vigil.round'] = c.round;
   if (c.exitCode !== undefined && c.exitCode !== null) a['vigil.exit_code'] = c.exitCode;
   if (c.outcome) a['vigil.outcome'] = c.outcome;
   if (c.model) a['vigil.model'] = c.model;
@@ -186,7 +190,7 @@ export function activityObserver(opts: ObserverOptions = {}): ActivityObserver {
         const isCall = type === 'runAgent';
         if (isCall && spans) {
           const i = AgentInputWire.safeParse(arg);
-          if (i.success) spans.annotate(callSpanAttributes(i.data));
+          if (i.success) spans.annotate(callSpanAttributes({ ...i.data, round: roundOf(i.data.extraEnv) }));
         }
         const started = performance.now();
         let result: unknown;
@@ -219,7 +223,9 @@ export function activityObserver(opts: ObserverOptions = {}): ActivityObserver {
       return result;
     };
     const i = spans ? AgentInputWire.safeParse(input) : null;
-    return spans && i?.success ? spans.child(`AgentCall:${i.data.role}`, callSpanAttributes(i.data), run) : run();
+    return spans && i?.success
+      ? spans.child(`AgentCall:${i.data.role}`, callSpanAttributes({ ...i.data, round: roundOf(i.data.extraEnv) }), run)
+      : run();
   };
 
   return { interceptors, inProcess };

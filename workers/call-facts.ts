@@ -28,6 +28,8 @@ export interface AgentCallFacts {
   runId: string;
   workflowId: string | null;
   iteration: number;
+  /** The council or review round a member call belongs to (its VIGIL_COUNCIL_ROUND / VIGIL_REVIEW_ROUND); null for other calls. */
+  round: number | null;
   role: AgentRole;
   provider: string;
   model: string | null;
@@ -60,6 +62,7 @@ export const AgentInputWire = z.object({
   role: z.enum(AGENT_ROLES),
   iteration: z.number().int(),
   provider: z.string().max(40).default('command'),
+  extraEnv: z.record(z.string(), z.string()).optional(),
 });
 export type AgentInputFacts = z.infer<typeof AgentInputWire>;
 
@@ -88,6 +91,12 @@ export function callOutcome(r: AgentResultFacts): CallOutcome {
   return 'succeeded';
 }
 
+/** The round of a council member's, reviewer's or devil's advocate's call, from the variables it was given; null for other calls. */
+export function roundOf(extraEnv: Record<string, string> | undefined): number | null {
+  const n = Number(extraEnv?.VIGIL_COUNCIL_ROUND ?? extraEnv?.VIGIL_REVIEW_ROUND);
+  return Number.isInteger(n) && n > 0 ? n : null;
+}
+
 /** The facts of one call from its input and its result (null: it threw; `cancelled` says whether by a cancellation). */
 export function agentCallFacts(
   input: AgentInputFacts,
@@ -101,6 +110,7 @@ export function agentCallFacts(
     runId: input.runId,
     workflowId,
     iteration: input.iteration,
+    round: roundOf(input.extraEnv),
     role: input.role,
     provider: result?.provider ?? input.provider,
     model: result?.model ?? null,

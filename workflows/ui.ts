@@ -23,15 +23,47 @@ function clip(s: string, n: number): string {
   return `${out}…`;
 }
 
+/**
+ * Text for the Temporal UI's markdown: every `$` outside a code span escaped as `\$`. The UI's
+ * renderer (the ui-server's gomarkdown, whose common extensions include MathJax) reads `$…$` as
+ * inline math and `$$` as a math block, so `$1.20 of $1.00` would show as `\(1.20 of \)1.00`; a
+ * backslash before `$` is an escape it (and CommonMark) honours. Backslashes already before a `$`
+ * are doubled, so the `$` stays escaped and they still show. Inside a code span (backticks) nothing
+ * is parsed, so nothing is escaped there.
+ */
+export function cardMarkdown(text: string): string {
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    if (text[i] === '`') {
+      // A code span: a run of n backticks up to the next run of exactly n (CommonMark); unclosed, the run is plain text.
+      const run = /^`+/.exec(text.slice(i))?.[0] ?? '`';
+      const close = new RegExp(`(?<!\`)${run}(?!\`)`, 'g');
+      close.lastIndex = i + run.length;
+      const m = close.exec(text);
+      const end = m ? m.index + run.length : i + run.length;
+      out += text.slice(i, end);
+      i = end;
+      continue;
+    }
+    const next = text.indexOf('`', i);
+    const plain = text.slice(i, next === -1 ? text.length : next);
+    out += plain.replace(/(\\*)\$/g, (_m, slashes: string) => `${slashes}${slashes}\\$`);
+    i = next === -1 ? text.length : next;
+  }
+  return out;
+}
+
 /** At most 200 bytes: shown in the workflow list. */
 export function staticSummary(input: Pick<RunInput, 'prdTitle' | 'repoPath'>): string {
   const repo = input.repoPath.split('/').filter(Boolean).pop() ?? input.repoPath;
-  return clip(`Vigil · ${input.prdTitle || 'untitled PRD'} · ${repo}`, 180);
+  // Escaped first, then clipped: the escapes count against the bytes too.
+  return clip(cardMarkdown(`Vigil · ${input.prdTitle || 'untitled PRD'} · ${repo}`), 180);
 }
 
 export function staticDetails(input: Pick<RunInput, 'prdTitle' | 'prdPath' | 'repoPath' | 'knobs' | 'host'>): string {
   const k = input.knobs;
-  return [
+  const text = [
     `### ${clip(input.prdTitle || 'Untitled PRD', 150)}`,
     '',
     `- **PRD:** \`${input.prdPath}\``,
@@ -42,6 +74,7 @@ export function staticDetails(input: Pick<RunInput, 'prdTitle' | 'prdPath' | 're
     `- **Caps:** ${k.maxIterations} iterations, ${k.maxRetries} consecutive failures${k.maxDurationSeconds ? `, ${k.maxDurationSeconds}s wall clock` : ''}`,
     `- **Tests:** ${k.testCommand ? `\`${clip(k.testCommand, 200)}\`` : 'none configured'}`,
   ].join('\n');
+  return cardMarkdown(text);
 }
 
 /** One line for a council round (handoffs, notifications). */
@@ -82,14 +115,23 @@ export function voteLines(v: Pick<Verdict, 'votes' | 'devilsAdvocate'>): string[
   return lines;
 }
 
-/** `$1.20 of $5.00 budget (4 call(s); cost unknown for 1)`: what the run spent, and what it cannot price. */
+/**
+ * What the run spent, and what it cannot price: `$1.20 of $5.00 budget (4 call(s); 1 unpriced: ...)`.
+ * A run none of whose calls reported a cost (a `command` agent that writes no usage file) says so
+ * instead of a `$0.00` that would read as priced, and that its budget cannot stop it.
+ */
 export function spendText(s: Pick<StatusSnapshot, 'spend' | 'budgetUsd'>): string {
-  const unknown = s.spend.unpricedCalls ?? 0;
+  const calls = s.spend.calls;
+  const unknown = Math.min(s.spend.unpricedCalls ?? 0, calls);
   const o = s.spend.orchestration;
+  if (calls > 0 && unknown === calls) {
+    const budget = s.budgetUsd > 0 ? `; the $${s.budgetUsd.toFixed(2)} budget cannot stop the run: no call reported its cost` : '';
+    return `unpriced: ${calls} call(s), none reported its cost${o ? ` (orchestration ${o.calls})` : ''}${budget}`;
+  }
   // What orchestration (reviewers, checklist roles, council) cost of it, beside the builder's calls.
   const share = o && s.spend.usd > 0 ? ` (${Math.round((o.usd / s.spend.usd) * 100)}%)` : '';
   const orchestration = o ? `; orchestration ${o.calls} call(s), $${o.usd.toFixed(2)}${share}` : '';
-  return `$${s.spend.usd.toFixed(2)}${s.budgetUsd > 0 ? ` of $${s.budgetUsd.toFixed(2)} budget` : ''} (${s.spend.calls} call(s)${orchestration}${unknown ? `; cost unknown for ${unknown}: the CLI reported no usage` : ''})`;
+  return `$${s.spend.usd.toFixed(2)}${s.budgetUsd > 0 ? ` of $${s.budgetUsd.toFixed(2)} budget` : ''} (${calls} call(s)${unknown ? `; ${unknown} unpriced: the agent reported no cost` : ''}${orchestration})`;
 }
 
 /** What a person does next for a paused run: the `vigil` command and the raw signal any tool can send. */
@@ -303,7 +345,8 @@ export function currentDetails(s: StatusSnapshot): string {
     );
   }
   lines.push(temporalButtons(s));
-  return lines.join('\n\n');
+  // Dollar amounts (spend, budgets, pause reasons) would read as math in the UI.
+  return cardMarkdown(lines.join('\n\n'));
 }
 
 const TASK_SOURCES = { file: 'the person’s task list', checklist: 'the PRD checklist, one task per item', planner: 'the planner' } as const;

@@ -15,6 +15,7 @@ import type { RunView } from '../steer.js';
 import { neutraliseLine, neutraliseText } from '../terminal-text.js';
 import type { ActionResult } from './actions.js';
 import { age, WAIT_LABELS, type ChartData, type Waiting } from './model.js';
+import { costText } from './runs-list.js';
 import type { InboxEntry, RunRow, SentMessage, HostText } from './sources.js';
 import type { MemoryItem } from '../../activities/lasting-memory.js';
 
@@ -105,7 +106,10 @@ export function actionsPanel(s: StatusSnapshot, place: 'inbox' | 'run'): Html {
     }
     ${form(
       'budget',
-      html`<span>budget ${s.budgetUsd > 0 ? usd(s.budgetUsd) : 'none'}, spent ${usd(s.spend.usd)}</span>
+      html`<span
+          >budget ${s.budgetUsd > 0 ? usd(s.budgetUsd) : 'none'}, spent
+          ${costText(s.spend.usd, s.spend.unpricedCalls ?? 0, s.spend.calls)}</span
+        >
         <input name="usd" value="${suggested.toFixed(2)}" inputmode="decimal" size="7" aria-label="new budget in USD" />
         <button name="action" value="budget-resume">Raise and resume</button> <button name="action" value="budget">Set budget</button>`,
     )}
@@ -151,10 +155,14 @@ function facts(s: StatusSnapshot, now: Date, waiting: Waiting | null): Html {
   </dl>`;
 }
 
-function handoffBlock(s: StatusSnapshot, doc: HostText | null): Html {
+/** The latest handoff, open while the run may wait on it; an ended run's is an earlier moment of it, closed and said so. */
+function handoffBlock(s: StatusSnapshot, doc: HostText | null, ended = false): Html {
   if (!s.latestHandoff) return html``;
-  return html`<details class="handoff" open>
-    <summary>Handoff of iteration ${s.latestHandoff.iteration}: ${line(s.latestHandoff.summary)}</summary>
+  return html`<details class="handoff${ended ? ' earlier' : ''}" ${ended ? '' : 'open'}>
+    <summary>
+      ${ended ? 'Earlier handoff, before the run ended: ' : ''}Handoff of iteration ${s.latestHandoff.iteration}:
+      ${line(s.latestHandoff.summary)}
+    </summary>
     ${doc === null ? '' : doc.ok ? html`<pre class="handoff-text">${shown(doc.text)}</pre>` : html`<p class="muted">the handoff could not be read: ${line(doc.problem)}</p>`}
   </details>`;
 }
@@ -179,77 +187,29 @@ export function inboxPage(cards: Html): Html {
     ${cards}`;
 }
 
-export interface RunsFilter {
-  status?: string;
-  repo?: string;
-  provider?: string;
-}
-
-export function runsTable(rows: RunRow[], cost: ReadonlyMap<string, number>, now: Date): Html {
-  return html`<table id="runs-table">
-      <thead>
-        <tr>
-          <th>run</th>
-          <th>status</th>
-          <th>repository</th>
-          <th>provider</th>
-          <th>iteration</th>
-          <th>cost</th>
-          <th>age</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${rows.map(
-          (r) =>
-            html`<tr data-run="${r.workflowId}">
-              <td><a href="/runs/${enc(r.workflowId)}">${r.workflowId}</a></td>
-              <td class="status-${r.status}">${r.status}</td>
-              <td>${r.repo ?? '—'}</td>
-              <td>${r.provider ?? '—'}</td>
-              <td>${r.iteration ?? '—'}</td>
-              <td>${cost.has(r.workflowId) ? usd(cost.get(r.workflowId) as number) : '—'}</td>
-              <td>${since(r.startTime, now)}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-    ${rows.length === 0 ? html`<p class="muted">No run matches.</p>` : ''}`;
-}
-
-export function runsPage(f: RunsFilter, table: Html): Html {
-  const statuses = ['', 'running', 'paused', 'waiting_for_provider', 'backing_off', 'completed', 'terminated', 'failed', 'cancelled'];
-  return html`<h1>Runs</h1>
-    <form class="filters" hx-get="/fragments/runs" hx-target="#runs" hx-trigger="change, keyup changed delay:400ms, every 5s">
-      <label
-        >status
-        <select name="status">
-          ${statuses.map((s) => html`<option value="${s}" ${s === (f.status ?? '') ? 'selected' : ''}>${s || 'any'}</option>`)}
-        </select></label
-      >
-      <label>repository <input name="repo" value="${f.repo ?? ''}" placeholder="part of the path" /></label>
-      <label>provider <input name="provider" value="${f.provider ?? ''}" placeholder="claude, command, …" /></label>
-    </form>
-    <div id="runs">${table}</div>`;
-}
-
 /** The run's header: status, outcome, what it waits for. Polled. */
 export function runSummary(view: RunView, row: RunRow | null, waiting: Waiting | null, now: Date): Html {
   const s = view.snapshot;
   const id = view.workflowId;
-  const status =
-    view.kind === 'finished'
-      ? `finished${view.outcome ? `: ${view.outcome.status} (exit ${view.outcome.exitCode})` : ` (${view.temporalStatus.toLowerCase()})`}`
-      : (s?.status ?? view.searchStatus ?? 'running');
+  const ended = view.kind === 'finished';
+  const endedAs = ended ? (view.outcome?.status ?? view.temporalStatus.toLowerCase()) : null;
+  const status = ended
+    ? `finished${view.outcome ? `: ${view.outcome.status} (exit ${view.outcome.exitCode})` : ` (${view.temporalStatus.toLowerCase()})`}`
+    : (s?.status ?? view.searchStatus ?? 'running');
+  // An ended run shows its end: a pause it had when it ended is history (the timeline keeps it), not its state.
   return html`<section id="summary" hx-get="/runs/${enc(id)}/fragments/summary" hx-trigger="every 3s" hx-swap="outerHTML">
     <p>
       status
-      <strong class="status-${s?.status ?? 'unknown'}" data-status="${view.kind === 'finished' ? 'finished' : (s?.status ?? '')}"
+      <strong
+        class="status-${endedAs ?? s?.status ?? 'unknown'}"
+        data-status="${ended ? 'finished' : (s?.status ?? '')}"
+        data-outcome="${endedAs ?? ''}"
         >${status}</strong
       >
       ${row ? html` · provider ${row.provider ?? '—'} · started ${since(row.startTime, now)}` : ''}
     </p>
-    ${view.kind === 'finished' && view.outcome ? html`<p class="why">${shown(view.outcome.reason)}</p>` : ''}
-    ${waiting ? html`<p class="why">Waiting for a person: ${WAIT_LABELS[waiting.kind]} — ${shown(waiting.why)}</p>` : s?.pause ? html`<p class="why">Paused by ${line(s.pause.by)}: ${shown(s.pause.reason)}</p>` : ''}
+    ${ended && view.outcome ? html`<p class="why outcome">Ended at iteration ${view.outcome.iteration}: ${shown(view.outcome.reason)}</p>` : ''}
+    ${waiting ? html`<p class="why">Waiting for a person: ${WAIT_LABELS[waiting.kind]} — ${shown(waiting.why)}</p>` : !ended && s?.pause ? html`<p class="why">Paused by ${line(s.pause.by)}: ${shown(s.pause.reason)}</p>` : ''}
     ${s ? facts(s, now, waiting) : html`<p class="muted">No worker answered the run's status query.</p>`}
   </section>`;
 }
@@ -460,8 +420,9 @@ export function runPage(
     </section>`;
 }
 
-export function handoffSection(s: StatusSnapshot | null, doc: HostText | null): Html {
-  return s ? handoffBlock(s, doc) : html``;
+/** The run page's handoff; `ended`: the run has ended, its handoff is an earlier moment (closed, below the run's end). */
+export function handoffSection(s: StatusSnapshot | null, doc: HostText | null, ended = false): Html {
+  return s ? handoffBlock(s, doc, ended) : html``;
 }
 
 export function reportsPage(r: AcrossRunsReport | null, why: string): Html {

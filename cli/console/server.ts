@@ -50,12 +50,10 @@ import {
   memoryPage,
   reportsPage,
   runPage,
-  runsPage,
-  runsTable,
   runSummary,
   timelineSection,
-  type RunsFilter,
 } from './pages.js';
+import { costText, runsPage, runsTable, statusMatches, type RunsFilter } from './runs-list.js';
 import { inbox, listRuns, messagesFromHistory, readHandoff, runView, storedReport, storedRun, withStore, type RunRow } from './sources.js';
 
 export interface ConsoleOptions {
@@ -181,17 +179,15 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
   app.get('/fragments/inbox', async (c) => c.html(await inboxFragment()));
 
   // ------------------------------------------------------------------------------ runs
-  const filtered = async (f: RunsFilter): Promise<{ rows: RunRow[]; cost: Map<string, number> }> => {
+  const filtered = async (f: RunsFilter): Promise<{ rows: RunRow[]; cost: Map<string, string> }> => {
     const all = await listRuns(client, { limit: 200 });
     const rows = all.filter(
       (r) =>
-        (!f.status || r.status === f.status || (f.status === 'paused' && r.status === 'pausing')) &&
-        (!f.repo || (r.repo ?? '').includes(f.repo)) &&
-        (!f.provider || (r.provider ?? '') === f.provider),
+        statusMatches(f.status, r) && (!f.repo || (r.repo ?? '').includes(f.repo)) && (!f.provider || (r.provider ?? '') === f.provider),
     );
-    const cost = new Map<string, number>();
+    const cost = new Map<string, string>();
     const stored = await storedReport(env, new Date());
-    if (stored.ok) for (const p of stored.value.perRun) cost.set(p.workflowId, p.spendUsd);
+    if (stored.ok) for (const p of stored.value.perRun) cost.set(p.workflowId, costText(p.spendUsd, p.unpricedCalls, null));
     // Running runs answer their status at once: their cost so far, where the store has none.
     await Promise.all(
       rows
@@ -199,7 +195,8 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
         .slice(0, 50)
         .map(async (r) => {
           const v = await runView(client, r.workflowId).catch(() => null);
-          if (v?.snapshot) cost.set(r.workflowId, v.snapshot.spend.usd);
+          if (v?.snapshot)
+            cost.set(r.workflowId, costText(v.snapshot.spend.usd, v.snapshot.spend.unpricedCalls ?? 0, v.snapshot.spend.calls));
         }),
     );
     return { rows, cost };
@@ -268,7 +265,7 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
         view.workflowId,
         runSummary(view, (await rowOf(view.workflowId).catch(() => null)) ?? null, waiting, now),
         s && running ? actionsPanel(s, 'run') : null,
-        handoffSection(s, doc),
+        handoffSection(s, doc, !running),
         await charts(view),
         checkpointsSection(s, running),
         await timeline(view),

@@ -16,6 +16,7 @@ import { CONNECT_TIMEOUT_MS, describeUrl } from '../../activities/event-store.js
 import type { RunEvent } from '../../schemas/events.js';
 import { hostTaskQueue } from '../../schemas/hosts.js';
 import type { ReadRunLogResult } from '../../schemas/logs.js';
+import { OUTCOME_STATUSES, type OutcomeStatus } from '../../schemas/run.js';
 import { SA_ITERATION, SA_PROVIDER, SA_REPO, SA_STATUS } from '../../schemas/search-attributes.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { redactSecrets } from '../../workflows/decisions/scans.js';
@@ -30,13 +31,24 @@ export interface RunRow {
   workflowId: string;
   /** RUNNING, COMPLETED, TERMINATED, ... as Temporal says. */
   temporalStatus: string;
-  /** Vigil's own status (the VigilStatus search attribute: paused is paused), else Temporal's in lower case. */
+  /**
+   * What the run is at: while it runs, Vigil's own status (the VigilStatus search attribute: paused
+   * is paused); once it has ended, its outcome (council_approved, force_stopped, …: the attribute's
+   * last value), else Temporal's status in lower case (terminated, or a run without the attribute).
+   */
   status: string;
+  /** The run's outcome once it has ended as Vigil ends a run; null while it runs, or when it ended otherwise (terminated, failed). */
+  outcome: OutcomeStatus | null;
   iteration: number | null;
   repo: string | null;
   provider: string | null;
   startTime: string;
   closeTime: string | null;
+}
+
+/** `value` when it names an outcome, else null. */
+function outcomeStatusOf(value: string | null): OutcomeStatus | null {
+  return (OUTCOME_STATUSES as readonly string[]).includes(value ?? '') ? (value as OutcomeStatus) : null;
 }
 
 /** Vigil's runs, newest first, from Temporal's visibility list. */
@@ -48,10 +60,13 @@ export async function listRuns(client: Client, o: { limit?: number; runningOnly?
     const sa = wf.typedSearchAttributes;
     const temporalStatus = wf.status.name;
     const vigil = sa.get(SA_STATUS) ?? null;
+    // An ended run's last VigilStatus is its outcome (workflows/run/run.ts, publish); Temporal says only COMPLETED.
+    const outcome = temporalStatus === 'COMPLETED' ? outcomeStatusOf(vigil) : null;
     rows.push({
       workflowId: wf.workflowId,
       temporalStatus,
-      status: temporalStatus === 'RUNNING' ? (vigil ?? 'running') : temporalStatus.toLowerCase(),
+      status: temporalStatus === 'RUNNING' ? (vigil ?? 'running') : (outcome ?? temporalStatus.toLowerCase()),
+      outcome,
       iteration: sa.get(SA_ITERATION) ?? null,
       repo: sa.get(SA_REPO) ?? null,
       provider: sa.get(SA_PROVIDER) ?? null,

@@ -7,7 +7,10 @@
  * budget; a checklist item is waived and the budget raised from the inbox (a bad amount is shown
  * refused); the run page draws the charts with the run's numbers, shows the timeline, the
  * directives with who sent them and the live agent log; "Rewind here" restores the tree of
- * checkpoint 1; Stop ends the run. A console bound to a non-loopback address refuses a request
+ * checkpoint 1; Stop ends the run, whose page then shows its end (its outcome, not the pause it
+ * was in; its handoff folded away). A second run, of a command agent that reports no cost, ends on
+ * its iteration cap: its cost reads as unpriced, never $0.00; the runs list shows each run's
+ * outcome (not Temporal's `completed`) and its status filter picks runs by outcome. A console bound to a non-loopback address refuses a request
  * without its token; a loopback one refuses a foreign Host. Screenshots of the inbox and the run
  * page are kept under test-artifacts/console/ (the test prints where).
  */
@@ -320,6 +323,16 @@ describe('vigil console', () => {
     expect(existsSync(path.join(repo, 'a.txt'))).toBe(true);
     for (const f of ['b.txt', 'c.txt', 'd.txt']) expect(existsSync(path.join(repo, f)), f).toBe(false);
     expect((await query(id)).checkpoints?.rewinds.at(-1)).toMatchObject({ to: 1, by: OPERATOR });
+    // The rewind lifted the automatic pause; iteration 2 asks for a person again, and the run is stopped in that pause.
+    await waitUntil(
+      'the request for a person after the rewind',
+      async () => {
+        const s = await query(id);
+        return s.iteration === 2 && s.pause?.reason.startsWith('escalation') ? s : null;
+      },
+      90_000,
+      250,
+    );
 
     // --- stop ends the run
     n = await ackCount(page);
@@ -330,9 +343,78 @@ describe('vigil console', () => {
     const outcome = await client.workflow.getHandle(id).result();
     expect(outcome).toMatchObject({ status: 'stopped' });
     await expect.poll(async () => page.locator('#summary [data-status]').getAttribute('data-status'), { timeout: 30_000 }).toBe('finished');
-    // The runs list shows it, filtered by repository.
-    await page.goto(`${url}runs?repo=${encodeURIComponent(repo)}`);
-    expect(await page.locator(`#runs-table tr[data-run="${id}"]`).textContent()).toContain('completed');
+    // --- the ended run's page shows its end, not the pause it was in when it was stopped (its state still holds it)
+    expect((await query(id)).pause).not.toBeNull();
+    await page.reload();
+    expect(await page.locator('#summary [data-outcome]').getAttribute('data-outcome')).toBe('stopped');
+    const ended = (await page.locator('#summary').textContent()) ?? '';
+    expect(ended).toContain('finished: stopped');
+    expect(ended).toContain('answered enough');
+    expect(ended).not.toContain('Paused by');
+    expect(ended).not.toContain('Waiting for a person');
+    // Its last handoff is an earlier moment: folded away, said so.
+    const handoff = page.locator('details.handoff');
+    expect(await handoff.getAttribute('open')).toBeNull();
+    expect(await handoff.locator('summary').textContent()).toContain('Earlier handoff, before the run ended');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'run-ended.png'), fullPage: true });
+
+    // --- a second run, of a command agent that reports no cost, ends another way: max_iterations_reached
+    const repo2 = makeRepo();
+    const id2 = uniqueId('console-run-max');
+    started.add(id2);
+    const r2 = await runVigil(
+      [
+        'start',
+        writePrd(),
+        '--repo',
+        repo2,
+        '--agent-command',
+        `${SCRIPTED_AGENT} --scenario ${writeScenario(repo2, { version: 1, iterations: [{ writes: { 'a.txt': 'a\n' } }] })}`,
+        '--checklist',
+        checklist,
+        '--id',
+        id2,
+        '--set',
+        'maxIterations=1',
+        '--set',
+        'budgetUsd=2',
+        // As above: the console's pages are tested here, not the judgement.
+        '--set',
+        'councilEnabled=false',
+        '--set',
+        'qualityGates=false',
+        '--set',
+        'codeReview=false',
+      ],
+      baseEnv(),
+    );
+    expect(r2.code, show(r2)).toBe(0);
+    expect(await client.workflow.getHandle(id2).result()).toMatchObject({ status: 'max_iterations_reached' });
+    // Its one call reported no cost: unpriced, never $0.00.
+    await page.goto(`${url}runs/${encodeURIComponent(id2)}`);
+    const cost = (await page.locator('#summary dl.facts').textContent()) ?? '';
+    expect(cost).toContain('unpriced: 1 call(s), none reported its cost');
+    expect(cost).toContain('the $2.00 budget cannot stop the run');
+    expect(cost).not.toContain('$0.00');
+
+    // --- the runs list shows each run's outcome, not Temporal's `completed`, and filters on it
+    await page.goto(`${url}runs`);
+    const row = (run: string) => page.locator(`#runs-table tr[data-run="${run}"]`);
+    expect(await row(id).locator('td[data-status]').getAttribute('data-status')).toBe('stopped');
+    expect(await row(id2).locator('td[data-status]').getAttribute('data-status')).toBe('max_iterations_reached');
+    for (const run of [id, id2]) expect(await row(run).textContent()).not.toContain('completed');
+    // (the select's change asks htmx for the filtered table; the polls below wait for it)
+    const filterTo = (status: string): Promise<string[]> => page.locator('select[name=status]').selectOption(status);
+    await filterTo('stopped');
+    await expect.poll(async () => row(id).count(), { timeout: 30_000 }).toBe(1);
+    await expect.poll(async () => row(id2).count(), { timeout: 30_000 }).toBe(0);
+    await filterTo('max_iterations_reached');
+    await expect.poll(async () => row(id2).count(), { timeout: 30_000 }).toBe(1);
+    await expect.poll(async () => row(id).count(), { timeout: 30_000 }).toBe(0);
+    await filterTo('ended');
+    await expect.poll(async () => (await row(id).count()) + (await row(id2).count()), { timeout: 30_000 }).toBe(2);
+    await filterTo('running');
+    await expect.poll(async () => (await row(id).count()) + (await row(id2).count()), { timeout: 30_000 }).toBe(0);
     await page.close();
     expect(readdirSync(ARTIFACTS)).toEqual(expect.arrayContaining(['inbox.png', 'run.png']));
   });

@@ -16,6 +16,7 @@ import {
   reportAcrossRuns,
   reportCommand,
   reportRun,
+  spendWords,
   waitingForPeople,
   type AcrossRunsReport,
 } from '../../cli/report.js';
@@ -109,6 +110,17 @@ describe('reportRun', () => {
   });
 });
 
+describe('spendWords', () => {
+  it('never prices calls that reported no cost at 0 USD', () => {
+    expect(spendWords(0, 6, 6)).toBe('unpriced (6 call(s), none reported its cost)');
+    expect(spendWords(0, 6, null)).toBe('unpriced (6 call(s), none reported its cost)');
+    expect(spendWords(0.3, 1, 3)).toBe('0.3 USD + 1 unpriced call(s)');
+    // Controls: priced calls read as money, a free priced call as 0 USD.
+    expect(spendWords(0.42, 0, 5)).toBe('0.42 USD');
+    expect(spendWords(0, 0, 2)).toBe('0 USD');
+  });
+});
+
 describe('reportAcrossRuns', () => {
   it('over all runs: outcomes, exit codes, iterations to done, council, escalations, climbs, cost, waiting', async () => {
     const r = await reportAcrossRuns(db, { now: REPORT_NOW });
@@ -168,6 +180,7 @@ describe('reportAcrossRuns', () => {
           escalations: 1,
           tierClimbs: 1,
           spendUsd: 0.42,
+          unpricedCalls: 0,
           waitingMs: 40 * MIN,
           pauses: 2,
           pausedNow: false,
@@ -181,6 +194,7 @@ describe('reportAcrossRuns', () => {
           escalations: 2,
           tierClimbs: 1,
           spendUsd: 0.3,
+          unpricedCalls: 1,
           waitingMs: 0,
           pauses: 0,
         }),

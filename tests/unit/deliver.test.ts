@@ -142,6 +142,23 @@ describe('who delivers, and the message', () => {
       'Slugify helper\n\nDelivered by Vigil run run-7: council_approved after 4 iteration(s).\n\ncouncil approved at iteration 4 (round 2, 3 of 3)\n\n- completion not independently verified: no test command\n\nSpend: $1.23 over 9 priced agent call(s).\nReport: vigil report run-7\n',
     );
   });
+
+  it("never prices the calls that reported no cost at $0.00: a command agent's run says its spend is not known", () => {
+    const base = {
+      prdTitle: 'Slugify',
+      workflowId: 'run-8',
+      status: 'council_approved' as const,
+      reason: 'approved',
+      iterations: 6,
+      notes: [],
+    };
+    expect(deliveryMessage({ ...base, spendUsd: 0, calls: 6, unpricedCalls: 6 })).toContain(
+      'Spend: not known: none of the 6 agent call(s) reported its cost.\n',
+    );
+    expect(deliveryMessage({ ...base, spendUsd: 0.4, calls: 6, unpricedCalls: 2 })).toContain(
+      'Spend: $0.40 over 4 priced agent call(s); 2 more reported no cost.\n',
+    );
+  });
 });
 
 describe('delivery on the current branch (opt-in)', () => {

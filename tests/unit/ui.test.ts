@@ -8,7 +8,7 @@ import { printStatus } from '../../cli/status.js';
 import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
 import { OUTCOME_EXIT_CODES, type IterationRecord, type Verdict } from '../../schemas/run.js';
 import { StatusSnapshotSchema, type StatusSnapshot } from '../../schemas/status.js';
-import { currentDetails, nextStep, spendText, staticDetails, staticSummary, voteLines } from '../../workflows/ui.js';
+import { cardMarkdown, currentDetails, nextStep, spendText, staticDetails, staticSummary, voteLines } from '../../workflows/ui.js';
 
 const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
 
@@ -199,6 +199,32 @@ describe('currentDetails', () => {
       'No-change streak 0 · failures in a row 0',
       RUNNING_BUTTONS,
     ]);
+  });
+
+  it('escapes every dollar amount of the card, which the Temporal UI would read as math; code spans stay as written', () => {
+    const budget = {
+      by: 'vigil',
+      at: T,
+      reason: 'budget exceeded: $1.20 of $1.00; raise it with `vigil budget vigil-todo-app-1 --usd 3` and resume',
+    };
+    const card = currentDetails(
+      snapshot({
+        status: 'paused',
+        paused: true,
+        pause: budget,
+        budgetUsd: 1,
+        spend: { usd: 1.2, inputTokens: 9, outputTokens: 9, calls: 4 },
+      }),
+    );
+    expect(card).toContain(
+      'Paused by vigil at 2025-03-01T10:00:00.000Z: budget exceeded: \\$1.20 of \\$1.00; raise it with `vigil budget vigil-todo-app-1 --usd 3`',
+    );
+    expect(card).toContain('Spend \\$1.20 of \\$1.00 budget (4 call(s))');
+    // Outside code spans, no `$` is left that the UI could open math with.
+    const outsideCode = card.replace(/(`+)[\s\S]*?\1/g, '');
+    expect(outsideCode).not.toMatch(/(^|[^\\])(\\\\)*\$/);
+    // Control: the same card unescaped is what the UI garbled (a `$` opens math in it).
+    expect(card.replace(/\\\$/g, '$')).toMatch(/(^|[^\\])\$1\.20/);
   });
 
   it('a run split into parallel streams: where its tasks came from, and each stream, one line each (a waiting one says so)', () => {
@@ -744,6 +770,35 @@ describe('byte limits with non-ASCII text', () => {
   });
 });
 
+describe('cardMarkdown', () => {
+  it('escapes each $ outside code spans, and nothing inside them', () => {
+    expect(cardMarkdown('spent $1.20 of $1.00')).toBe('spent \\$1.20 of \\$1.00');
+    expect(cardMarkdown('$$x$$')).toBe('\\$\\$x\\$\\$');
+    expect(cardMarkdown('run `echo $HOME` for $3')).toBe('run `echo $HOME` for \\$3');
+    expect(cardMarkdown('``a ` $b`` and $c')).toBe('``a ` $b`` and \\$c');
+  });
+
+  it('keeps a backslash already before a $ visible, and the $ escaped (an adversarial reason cannot reopen math)', () => {
+    // `\$1 of $2` unescaped once would become `\\$1` (a backslash, then an open `$`).
+    expect(cardMarkdown('\\$1 of $2')).toBe('\\\\\\$1 of \\$2');
+  });
+
+  it('treats an unclosed backtick as text: what follows it is still escaped', () => {
+    expect(cardMarkdown('a ` b $1')).toBe('a ` b \\$1');
+  });
+
+  it('leaves text without a $ as it was (control)', () => {
+    const plain = '**RUNNING** · iteration 3/25 · `vigil stop r1`';
+    expect(cardMarkdown(plain)).toBe(plain);
+  });
+
+  it('escapes the static summary and details too', () => {
+    expect(staticSummary({ prdTitle: 'Cut costs below $5 a day', repoPath: '/r/app' })).toBe('Vigil · Cut costs below \\$5 a day · app');
+    // Escapes count against the summary's bytes: a title of dollars still fits.
+    expect(Buffer.byteLength(staticSummary({ prdTitle: '$'.repeat(300), repoPath: '/r/app' }))).toBeLessThanOrEqual(200);
+  });
+});
+
 describe('nextStep', () => {
   const base = { workflowId: 'r1', budgetUsd: 10, spend: { usd: 10.5, inputTokens: 0, outputTokens: 0, calls: 3 } };
   const at = '2025-03-01T10:00:00.000Z';
@@ -775,12 +830,24 @@ describe('nextStep', () => {
 describe('spendText', () => {
   it('says what was spent and for how many calls the cost is unknown', () => {
     expect(spendText({ budgetUsd: 5, spend: { usd: 1.2, inputTokens: 0, outputTokens: 0, calls: 4, unpricedCalls: 1 } })).toBe(
-      '$1.20 of $5.00 budget (4 call(s); cost unknown for 1: the CLI reported no usage)',
+      '$1.20 of $5.00 budget (4 call(s); 1 unpriced: the agent reported no cost)',
     );
     expect(spendText({ budgetUsd: 0, spend: { usd: 0.5, inputTokens: 0, outputTokens: 0, calls: 2 } })).toBe('$0.50 (2 call(s))');
     // What orchestration cost, beside the builder's calls.
     expect(
       spendText({ budgetUsd: 0, spend: { usd: 0.8, inputTokens: 0, outputTokens: 0, calls: 5, orchestration: { calls: 4, usd: 0.2 } } }),
     ).toBe('$0.80 (5 call(s); orchestration 4 call(s), $0.20 (25%))');
+  });
+
+  it('never shows calls no one priced as $0.00: a command agent that reports no cost is unpriced, and its budget is said to be powerless', () => {
+    const command = { usd: 0, inputTokens: 0, outputTokens: 0, calls: 6, unpricedCalls: 6 };
+    expect(spendText({ budgetUsd: 0, spend: command })).toBe('unpriced: 6 call(s), none reported its cost');
+    expect(spendText({ budgetUsd: 1, spend: { ...command, orchestration: { calls: 4, usd: 0 } } })).toBe(
+      'unpriced: 6 call(s), none reported its cost (orchestration 4); the $1.00 budget cannot stop the run: no call reported its cost',
+    );
+    for (const text of [spendText({ budgetUsd: 1, spend: command }), spendText({ budgetUsd: 0, spend: command })])
+      expect(text).not.toMatch(/\$0\.00/);
+    // Control: priced calls still read as dollars, and a free priced call is $0.00 (it was priced).
+    expect(spendText({ budgetUsd: 0, spend: { usd: 0, inputTokens: 5, outputTokens: 5, calls: 1 } })).toBe('$0.00 (1 call(s))');
   });
 });

@@ -13,7 +13,13 @@ import { fileURLToPath } from 'node:url';
 import { Histogram } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { agentCallFacts, AgentInputWire, AgentResultWire, callOutcome, gatePassFacts, GatesPassWire } from '../../workers/call-facts.js';
-import { activityObserver, callSpanAttributes, type ObservationSink } from '../../workers/activity-observer.js';
+import {
+  activityObserver,
+  callSpanAttributes,
+  type ObservationSink,
+  type SpanAttributes,
+  type SpanHooks,
+} from '../../workers/activity-observer.js';
 import { VigilMetrics } from '../../workers/metrics.js';
 import { WorkerReadiness } from '../../workers/metrics-server.js';
 import { summarizeRuns, type OpenRun } from '../../workers/run-gauges.js';
@@ -43,6 +49,7 @@ describe('call facts', () => {
       runId: 'run-1',
       workflowId: 'run-1',
       iteration: 3,
+      round: null,
       role: 'iteration',
       provider: 'claude',
       model: 'opus',
@@ -61,6 +68,38 @@ describe('call facts', () => {
       'vigil.exit_code': 0,
       'vigil.cost_usd': 0.42,
     });
+  });
+
+  it("carry a round's member call with the run's iteration, and its round beside it (never in its place)", async () => {
+    const spans: { name: string; attrs: SpanAttributes }[] = [];
+    const hooks: SpanHooks = {
+      annotate: (attrs) => {
+        const last = spans.at(-1);
+        if (last) Object.assign(last.attrs, attrs);
+      },
+      child: (name, attrs, fn) => {
+        spans.push({ name, attrs: { ...attrs } });
+        return fn();
+      },
+    };
+    const observer = activityObserver({ spans: hooks, log: false });
+    // A council round held at iteration 5, its first round: the member's input as the round makes it.
+    const member = {
+      runId: 'run-1',
+      role: 'council',
+      iteration: 5,
+      provider: 'command',
+      extraEnv: { VIGIL_MEMBER: '0', VIGIL_COUNCIL_ROUND: '1' },
+    };
+    await observer.inProcess(member as never, () => Promise.resolve(blankAgentResult({ exitCode: 0, attempt: 1, durationMs: 10 })));
+    const reviewer = { ...member, role: 'reviewer', extraEnv: { VIGIL_REVIEWER: 'security', VIGIL_REVIEW_ROUND: '2' } };
+    await observer.inProcess(reviewer as never, () => Promise.resolve(blankAgentResult({ exitCode: 0, attempt: 1, durationMs: 10 })));
+    expect(spans.map((s) => [s.name, s.attrs['vigil.iteration'], s.attrs['vigil.round']])).toEqual([
+      ['AgentCall:council', 5, 1],
+      ['AgentCall:reviewer', 5, 2],
+    ]);
+    // Control: the builder's call has no round.
+    expect(callSpanAttributes(agentCallFacts(AgentInputWire.parse(input), null, 1, 'run-1'))).not.toHaveProperty('vigil.round');
   });
 
   it('name how a call ended, the worst reason first', () => {

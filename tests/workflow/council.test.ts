@@ -237,6 +237,16 @@ describe('evidence gate', () => {
     expect(snap.council.verdicts[1]?.evidence.failures.join('\n')).toMatch(/Anthropic API key in src\/client\.js:1/);
     // Blocked rounds asked nobody: 3 members + the devil's advocate, once, in round 4.
     expect(councilCalls(repo)).toHaveLength(4);
+    // They ran with the run's iteration as VIGIL_ITERATION (4), not the round's number (3).
+    expect(snap.council.verdicts.at(-1)).toMatchObject({ round: 3, iteration: 4 });
+    expect(councilCalls(repo).map((c) => [c.role, c.iteration])).toEqual([
+      ['council', 4],
+      ['council', 4],
+      ['council', 4],
+      ['devils-advocate', 4],
+    ]);
+    // No call reported a cost (the scripted agent writes no USAGE): each counted, unpriced, the council's as orchestration.
+    expect(snap.spend).toMatchObject({ usd: 0, calls: 8, unpricedCalls: 8, orchestration: { calls: 4, usd: 0 } });
   });
 
   it('refuses a claim with an empty diff before any round, and shows members convergence data when not blind', async () => {

@@ -313,6 +313,11 @@ it('a verifier that finds the checklist not met stops the round before any membe
   const council = byRole(calls, 'council');
   expect(council).toHaveLength(2);
   // The claim at 3 was refused by the checklist: no member voted, no council round counted.
+  // Both calls of round 1 carry the run's iteration (3, then 4) as VIGIL_ITERATION; the round has its own variable.
+  expect(council.map((c) => [c.env.VIGIL_ITERATION, c.env.VIGIL_COUNCIL_ROUND])).toEqual([
+    ['3', '1'],
+    ['4', '1'],
+  ]);
   expect(s.council.rounds).toBe(1);
   expect(s.council.verdicts.map((v) => [v.round, v.iteration, v.result])).toEqual([[1, 4, 'APPROVED']]);
   expect(s.checks).toMatchObject({ total: 2, refused: 1, byCause: { checklist: 1 } });
@@ -337,6 +342,8 @@ it("a batched call that leaves out the devil's advocate it was asked for: the ro
   expect(devils.every((c) => c.agents === undefined)).toBe(true);
   expect(devils.filter((c) => c.env.VIGIL_COUNCIL_ROUND !== undefined)).toHaveLength(s.council.rounds);
   expect(devils.filter((c) => c.env.VIGIL_REVIEW_ROUND !== undefined)).toHaveLength(s.quality?.reviewRounds ?? -1);
+  // The devil's advocates of the review and of the council at the claim's iteration (3), each round in its own variable.
+  expect(devils.map((c) => c.env.VIGIL_ITERATION)).toEqual(devils.map(() => '3'));
   expect(s.quality?.lastReview?.devilsAdvocate?.verdict).toBe('PASS');
   const orchestration = calls.filter((c) => c.env.VIGIL_ROLE !== 'iteration').length;
   expect(s.spend.orchestration?.calls).toBe(orchestration);

@@ -98,17 +98,25 @@ export function orchestrationShare(s: Spend): number | null {
 }
 
 /**
- * The spend after one agent call: its usage priced in, or — when a CLI that should report usage
- * reported none — counted as a call of unknown cost (`command` agents report by file or not at all).
+ * The spend after one agent call: its usage priced in, or — when the call reported none (a
+ * `command` agent that writes no usage file, a CLI that printed none) — counted as a call of
+ * unknown cost: a run's calls are never shown as free because nothing priced them.
  */
-export function spendAfterCall(
-  s: Spend & { unpricedCalls?: number },
-  u: Usage | null,
-  provider: string,
-): Spend & { unpricedCalls?: number } {
+export function spendAfterCall(s: Spend & { unpricedCalls?: number }, u: Usage | null): Spend & { unpricedCalls?: number } {
   if (u) return addUsage(s, u);
-  if (provider === 'command') return s;
   return { ...s, calls: s.calls + 1, unpricedCalls: (s.unpricedCalls ?? 0) + 1 };
+}
+
+/** Spend after `n` orchestration calls that reported no cost: counted in the totals and in `orchestration`, unpriced. */
+export function addUnpricedOrchestration<S extends Spend & { unpricedCalls?: number }>(s: S, n: number): S {
+  if (!(n > 0)) return s;
+  const o = s.orchestration ?? { calls: 0, usd: 0 };
+  return { ...s, calls: s.calls + n, unpricedCalls: (s.unpricedCalls ?? 0) + n, orchestration: { calls: o.calls + n, usd: o.usd } };
+}
+
+/** The calls that reported a cost: all of them but the unpriced. */
+export function pricedCalls(s: Spend & { unpricedCalls?: number }): number {
+  return Math.max(0, s.calls - (s.unpricedCalls ?? 0));
 }
 
 export function budgetExceeded(spendUsd: number, budgetUsd: number): boolean {

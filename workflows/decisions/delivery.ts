@@ -27,7 +27,16 @@ export interface DeliveryFacts {
   iterations: number;
   spendUsd: number;
   calls: number;
+  /** Of `calls`, those that reported no cost (a `command` agent's); absent: none. */
+  unpricedCalls?: number;
   notes: readonly string[];
+}
+
+/** What the run spent, in a sentence: the priced calls' sum, and the calls no one priced apart (never a $0.00 for them). */
+export function spendSentence(f: Pick<DeliveryFacts, 'spendUsd' | 'calls' | 'unpricedCalls'>): string {
+  const unpriced = Math.min(f.unpricedCalls ?? 0, f.calls);
+  if (f.calls > 0 && unpriced === f.calls) return `Spend: not known: none of the ${f.calls} agent call(s) reported its cost.`;
+  return `Spend: $${f.spendUsd.toFixed(2)} over ${f.calls - unpriced} priced agent call(s)${unpriced ? `; ${unpriced} more reported no cost` : ''}.`;
 }
 
 /** The run branch's commit message: a subject from the PRD's title, then what the run did and how it was judged. */
@@ -39,7 +48,7 @@ export function deliveryMessage(f: DeliveryFacts): string {
     f.reason,
     ...(f.notes.length ? ['', ...f.notes.map((n) => `- ${n}`)] : []),
     '',
-    `Spend: $${f.spendUsd.toFixed(2)} over ${f.calls} priced agent call(s).`,
+    spendSentence(f),
     `Report: vigil report ${f.workflowId}`,
   ];
   return `${subject}\n\n${body.join('\n').slice(0, 19_000)}\n`;
@@ -84,9 +93,6 @@ export function runReportMarkdown(f: ReportFacts): string {
       ...f.checklist.slice(0, 60).map((i) => `- [${i.status === 'passing' ? 'x' : ' '}] ${i.id}: ${line(i.title)} (${i.status})`),
     );
   if (f.notes.length) lines.push('', '## Notes', '', ...f.notes.map((n) => `- ${line(n).slice(0, 500)}`));
-  lines.push(
-    '',
-    `Spend: $${f.spendUsd.toFixed(2)} over ${f.calls} priced agent call(s). The full report: \`vigil report ${f.workflowId}\`.`,
-  );
+  lines.push('', `${spendSentence(f)} The full report: \`vigil report ${f.workflowId}\`.`);
   return `${lines.join('\n').slice(0, 50_000)}\n`;
 }

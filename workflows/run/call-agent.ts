@@ -197,7 +197,7 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
     run.callCarriesGates = false;
   }
   if (gate) await reportToBreaker(run, iterationProvider, gate, result);
-  state.spend = spendAfterCall(state.spend, result.usage, result.provider);
+  state.spend = spendAfterCall(state.spend, result.usage);
   if (budgetWarningDue(run)) await warnOnBudget(run);
   // The directives reached the agent: they were one-shot. (New ones may have arrived meanwhile.)
   state.pendingDirectives = state.pendingDirectives.slice(directives.length);

@@ -8,7 +8,7 @@
 import { log } from '@temporalio/workflow';
 import { checkEvidence, describeRejection, evidenceRecord } from '../../rounds/council-round.js';
 import { LIMITS, type Outcome } from '../../schemas/run.js';
-import { addOrchestrationUsage, orchestrationCapped } from '../decisions/budget.js';
+import { addOrchestrationUsage, addUnpricedOrchestration, orchestrationCapped } from '../decisions/budget.js';
 import { emptyDiffRefusal, recordCheck } from '../decisions/completion-check.js';
 import { councilBreaches } from '../decisions/contract.js';
 import type { ConveneTrigger } from '../decisions/convene.js';
@@ -103,6 +103,7 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
     [{ ...roundInput, authorization: roundInput.authorization ?? null, ...(carried ? { checklist: carried } : {}) }],
   );
   for (const u of r.usages) state.spend = addOrchestrationUsage(state.spend, u);
+  state.spend = addUnpricedOrchestration(state.spend, r.unpriced ?? 0);
   for (const c of r.sandbox ?? []) state.sandbox = noteSandbox(state.sandbox, c.report, { iteration: state.iteration, role: c.role });
   run.status = run.stopRequest ? 'stopping' : 'running';
   if (carried && r.checklist !== undefined) {

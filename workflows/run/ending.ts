@@ -150,6 +150,7 @@ const deliveryFacts = (run: Run, s: OutcomeStatus, reason: string, notes: readon
     iterations: state.iteration,
     spendUsd: state.spend.usd,
     calls: state.spend.calls,
+    ...(state.spend.unpricedCalls ? { unpricedCalls: state.spend.unpricedCalls } : {}),
     notes,
   };
 };

@@ -9,7 +9,7 @@ import { ActivityFailure, ApplicationFailure, CancellationScope, log } from '@te
 import { FAILURE_TYPES, type RunGatesResult, type TestResult } from '../../schemas/activities.js';
 import { type GateResult, type ReviewRecord } from '../../schemas/gates.js';
 import type { Outcome, TestRunRecord } from '../../schemas/run.js';
-import { addOrchestrationUsage } from '../decisions/budget.js';
+import { addOrchestrationUsage, addUnpricedOrchestration } from '../decisions/budget.js';
 import { gateLabel, gateLine, gatesDue, mergeLatest, reviewGateResult, stuckReason, trackGate } from '../decisions/gates.js';
 import { gateEvent, reviewEvent } from '../decisions/journal.js';
 import { noteSandbox, sandboxArgs } from '../decisions/sandbox.js';
@@ -273,6 +273,7 @@ export async function codeReview(run: Run, tree: string): Promise<ReviewRecord> 
   const r = await rounds.reviewRound.executeWithOptions({ summary: `code review ${round} (iteration ${state.iteration})` }, [reviewInput]);
   run.status = run.stopRequest ? 'stopping' : 'running';
   for (const u of r.usages) state.spend = addOrchestrationUsage(state.spend, u);
+  state.spend = addUnpricedOrchestration(state.spend, r.unpriced ?? 0);
   for (const c of r.sandbox ?? []) state.sandbox = noteSandbox(state.sandbox, c.report, { iteration: state.iteration, role: c.role });
   state.marks = { ...state.marks, review: r.record.result === 'pass' ? run.markHere(tree) : null };
   state.gates.reviewRounds = round;

@@ -8,7 +8,7 @@ import { ActivityFailure, log } from '@temporalio/workflow';
 import type { AgentResult, RunAgentInput } from '../../schemas/activities.js';
 import { type GateResult, MAX_CHECKLIST_ITEMS } from '../../schemas/gates.js';
 import { chooseAgent } from '../decisions/agent-choice.js';
-import { addOrchestrationUsage } from '../decisions/budget.js';
+import { addOrchestrationUsage, addUnpricedOrchestration } from '../decisions/budget.js';
 import {
   afterChecklistFailure,
   CHECKLIST_ATTEMPTS,
@@ -100,6 +100,7 @@ export function applyVerification(run: Run, tree: string, answer: AgentResult | 
       }
     : null;
   if (own && answer?.usage) state.spend = addOrchestrationUsage(state.spend, answer.usage);
+  else if (own && answer) state.spend = addUnpricedOrchestration(state.spend, 1);
   if (own) state.sandbox = noteSandbox(state.sandbox, answer?.sandbox, { iteration: state.iteration, role: 'checklist-verifier' });
   const statuses = { ...cl.status };
   for (const [id, v] of Object.entries(answer?.verification ?? {}))
@@ -153,6 +154,7 @@ export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> 
       state.gates.checklistProblem = `the checklist could not be extracted: ${(err.cause?.message ?? err.message).slice(0, 300)}`;
     }
     if (r?.usage) state.spend = addOrchestrationUsage(state.spend, r.usage);
+    else if (r) state.spend = addUnpricedOrchestration(state.spend, 1);
     state.sandbox = noteSandbox(state.sandbox, r?.sandbox, { iteration: state.iteration, role: 'checklist' });
     if (r?.checklist?.ok) items = r.checklist.items;
     else if (r) {

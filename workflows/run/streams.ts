@@ -32,7 +32,7 @@ import type { ChecklistItem } from '../../schemas/gates.js';
 import { SA_RELEASE } from '../../schemas/search-attributes.js';
 import { MAX_TASKS, type TaskQueue, type TaskRecord } from '../../schemas/tasks.js';
 import { chooseAgent } from '../decisions/agent-choice.js';
-import { addOrchestrationUsage } from '../decisions/budget.js';
+import { addOrchestrationUsage, addUnpricedOrchestration } from '../decisions/budget.js';
 import { noteSandbox, sandboxArgs } from '../decisions/sandbox.js';
 import {
   newTaskQueue,
@@ -128,11 +128,7 @@ async function plannedTasks(run: Run): Promise<{ tasks: Initial | null; note: st
     failure = `the planner call failed: ${(err.cause?.message ?? err.message).slice(0, 300)}`;
   }
   if (r?.usage) state.spend = addOrchestrationUsage(state.spend, r.usage);
-  else if (r)
-    state.spend = {
-      ...state.spend,
-      orchestration: { calls: (state.spend.orchestration?.calls ?? 0) + 1, usd: state.spend.orchestration?.usd ?? 0 },
-    };
+  else if (r) state.spend = addUnpricedOrchestration(state.spend, 1);
   state.sandbox = noteSandbox(state.sandbox, r?.sandbox, { iteration: state.iteration, role: 'planner' });
   const plan = r?.plan ?? null;
   if (plan?.ok) {
