@@ -57,7 +57,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-judges-see-changes-v1',
-    introducedBy: 'judges',
+    introducedBy: '65ac0d8',
     before:
       'the judges saw what changed: reviews stood for reviewed files, cached contract errors, unread claims, pausing perpetual requests',
     fixtures: [
