@@ -79,6 +79,12 @@ export const ERAS: Era[] = [
         scenario: 'claim',
         pins: 'a claim naming files the diff does not hold, judged by the review and the evidence gate as any other',
       },
+      {
+        file: 'before-vigil-judges-see-changes-v1-agent-request.json',
+        commit: '6ec21a3',
+        scenario: 'agent-request',
+        pins: 'a blocking HUMAN_REVIEW_NEEDED paused a perpetual run until a person resumed it',
+      },
     ],
   },
 ] satisfies (Era & { patch: PatchId })[];
