@@ -161,9 +161,9 @@ export interface ReviewDue {
 /**
  * The code review a check needs on `tree` (judges see what changed): a passing review stands only
  * for its own tree, or for a later one whose changes since touch no product code (tests, which the
- * integrity gate holds to the run's start, and docs) and no file a reviewer flagged; when the changes since are known, anything else is a **delta review** of the
- * diff between the reviewed tree and this one (cheaper than the whole diff again); when they are
- * not known, a full review. A review whose answers broke the agent contract gave no verdict: it
+ * integrity gate holds to the run's start, and docs) and no file a reviewer flagged; when the
+ * changes since are known, anything else is a **delta review** of the diff between the reviewed
+ * tree and this one (cheaper than the whole diff again); when they are not known, a full review. A review whose answers broke the agent contract gave no verdict: it
  * never stands (asked again, each check counts on the contract's streak).
  */
 export function reviewDue(
