@@ -270,6 +270,8 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     ioError: proc.logError,
     claimed: claimSource !== null,
     claimSource,
+    // Read against the diff by the iteration's activity, after its inspection (activities/iteration.ts).
+    claimedFiles: null,
     attempt,
     donePhrase: findDonePhrase(readable),
     // The vote is the first VOTE line anywhere in the answer: read from the start of the output.

@@ -161,6 +161,8 @@ const reviewerSpec = shared('schemas/activities:reviewerSpec', () => ({
   prdPath: z.string().max(4096).nullable(),
   round: z.number().int().min(0),
   iteration: z.number().int().min(0),
+  /** A delta review: what the diff is taken from ("code review round 2, iteration 3"). */
+  since: z.string().max(300).optional(),
 }));
 const councilSpec = shared('schemas/activities:councilSpec', () => ({
   size: z.number().int().min(1),
@@ -286,6 +288,15 @@ export const AgentResultSchema = shared('schemas/activities:AgentResultSchema', 
     /** Completion claimed by promise text in the output or by the signal file (consumed). */
     claimed: z.boolean(),
     claimSource: z.enum(['promise', 'signal-file']).nullable(),
+    /**
+     * The files a claim says it changed (workflows/decisions/claimed-files.ts: the claim file's
+     * summary and evidence, the output's tail), and those the diff since the run's start does not
+     * hold (null: not checked). Null when the call claimed nothing, named no file or was not inspected.
+     */
+    claimedFiles: z
+      .object({ named: z.array(z.string().max(300)).max(20), notInDiff: z.array(z.string().max(300)).max(20).nullable() })
+      .nullable()
+      .default(null),
     /** Which attempt of this activity produced the result (> 1 after a worker crash). */
     attempt: z.number().int().min(1),
     /** A done-phrase found in the last 200 lines of output ("all tests pass", ...), or null. */
@@ -365,6 +376,7 @@ export type AgentResult = z.infer<typeof AgentResultSchema>;
 /** Result fields a compact agent result leaves out when null (their default). */
 export const AGENT_RESULT_NULL_DEFAULTS = [
   'ioError',
+  'claimedFiles',
   'donePhrase',
   'vote',
   'usage',
@@ -715,6 +727,7 @@ export function blankAgentResult(over: Partial<AgentResult> & Pick<AgentResult, 
     ioError: null,
     claimed: false,
     claimSource: null,
+    claimedFiles: null,
     donePhrase: null,
     vote: null,
     usage: null,

@@ -33,6 +33,7 @@ import { undeliveredNote } from '../decisions/undelivered-directives.js';
 import { chooseAgent } from '../decisions/agent-choice.js';
 import { remainingBudget } from '../decisions/budget.js';
 import { sandboxArgs } from '../decisions/sandbox.js';
+import { agentRequestNotes } from '../decisions/agent-requests.js';
 import { markDelivery, markMemoryJudge, markPackedCarry, markRunFiles, markUndeliveredDirectives } from './eras.js';
 import { notifyPeople } from './people.js';
 import { nowIso, type Run, type VigilRun } from './run.js';
@@ -42,6 +43,8 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   // What done rested on, first, wherever the outcome's notes go (status, report, the delivery).
   if (s === 'council_approved' || s === 'completion_promise_fulfilled')
     notes = [evidenceLine(state.lastTests, state.gates.latest, state.convergence.lastHash), ...notes];
+  // A perpetual run's requests for a person that went unanswered (decisions/agent-requests.ts).
+  if (run.eras.judgesSeeChanges) notes = [...notes, ...agentRequestNotes(state.escalations)];
   if (state.pendingDirectives.length > 0) {
     markUndeliveredDirectives();
     notes = [...notes, undeliveredNote(state.pendingDirectives)];

@@ -108,12 +108,23 @@ export const COUNCIL_CHECKLIST_PATCH = 'vigil-council-checklist-v1';
 export const DONE_MEANS_DONE_PATCH = 'vigil-done-means-done-v1';
 
 /**
+ * The judges see what changed: a passing code review stands only for a later tree whose changes
+ * touch no product code (else the delta is reviewed), a review that broke the agent contract is
+ * asked again (so each check counts), a claim naming files the diff since the start does not hold
+ * is refused, and a perpetual run's blocking request for a person notifies without pausing and is
+ * listed in the outcome. Runs before it: a passing review stood for reviewed, unflagged files,
+ * a contract-breaking review was reused on its tree uncounted, claims were not read for files, and
+ * a blocking request paused every run. Asked once per execution, after the done-means-done patch.
+ */
+export const JUDGES_SEE_CHANGES_PATCH = 'vigil-judges-see-changes-v1';
+
+/**
  * Live patches: the ids asked with `patched()`, whose old path this code still has, in the order
  * an execution first asks for them. A new patch adds its constant here, its call in
  * `decideEras` (or a function here asked where its code runs), its id here, and its fixtures to
  * tests/replay/eras.ts (`ERAS`); tests/unit/architecture.test.ts checks that both list the same ids.
  */
-export const PATCH_IDS = [DONE_MEANS_DONE_PATCH] as const satisfies readonly string[];
+export const PATCH_IDS = [DONE_MEANS_DONE_PATCH, JUDGES_SEE_CHANGES_PATCH] as const satisfies readonly string[];
 export type PatchId = (typeof PATCH_IDS)[number];
 
 /** A patch whose old path is gone: asked with `deprecatePatch()` until `deletedIn`. */
@@ -172,6 +183,8 @@ export interface Eras {
   onHost: { taskQueue?: string };
   /** The run records its tests' baseline before the first iteration (DONE_MEANS_DONE_PATCH). */
   testBaseline: boolean;
+  /** Reviews see the delta, contract errors count on cached reviews, claims are held to the diff (JUDGES_SEE_CHANGES_PATCH). */
+  judgesSeeChanges: boolean;
 }
 
 /**
@@ -205,7 +218,8 @@ export function decideEras(input: RunInput): Eras {
   // needs the agent CLIs installed there, like the health check) runs on the run's host.
   const onHost = onRunHost(input);
   const testBaseline = patched(DONE_MEANS_DONE_PATCH);
-  return { upsertsSearchAttributes, onHost, testBaseline };
+  const judgesSeeChanges = patched(JUDGES_SEE_CHANGES_PATCH);
+  return { upsertsSearchAttributes, onHost, testBaseline, judgesSeeChanges };
 }
 
 // ---- asked where their code runs: each call stands where 0.4.0 asked `patched()` ----
