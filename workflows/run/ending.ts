@@ -75,7 +75,7 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
     await notifyPeople(
       run,
       'run_finished',
-      `Run ${s === 'council_approved' || s === 'completion_promise_fulfilled' ? 'completed' : 'ended'}: ${s}`,
+      `Run ${s === 'council_approved' || s === 'completion_promise_fulfilled' || s === 'already_satisfied' ? 'completed' : 'ended'}: ${s}`,
       `${reason}${notes.length ? `\n${notes.join('\n')}` : ''}`,
       o.exitCode === 0 ? 'info' : o.exitCode === 20 ? 'warning' : 'critical',
       { status: s, exitCode: o.exitCode, iteration: state.iteration },

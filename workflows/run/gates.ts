@@ -35,7 +35,7 @@ export async function ensureTests(run: Run, treeHash: string): Promise<TestRunRe
  */
 export async function recordTestBaseline(run: Run): Promise<void> {
   const { state, knobs } = run;
-  if (!run.eras.testBaseline || state.testBaseline || !state.runStart || state.iteration > 0) return;
+  if (!run.eras.doneMeansDone || state.testBaseline || !state.runStart || state.iteration > 0) return;
   if (!knobs.testCommand && !run.detectTests) return;
   const tree = state.runStart.treeHash;
   const t = await runTestsOn(run, tree, 'tests on the tree the run started with (the baseline)', true);
