@@ -165,6 +165,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     provider: input.provider,
     runMode: input.sandbox,
     registries: input.sandboxRegistries,
+    limits: input.sandboxLimits,
     files: [
       promptPath,
       ...(input.extraEnv.VIGIL_EVIDENCE_FILE ? [input.extraEnv.VIGIL_EVIDENCE_FILE] : []),
@@ -180,6 +181,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     env: sandbox.env,
     sandboxProxy: sandbox.proxy,
     ...(sandbox.pidNamespace ? { ownPidNamespace: true } : {}),
+    ...(sandbox.limits ? { limits: sandbox.limits } : {}),
     stdin: call.stdin,
     timeoutMs: input.timeoutSeconds * 1000,
     logPath,
@@ -191,7 +193,12 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     ...(call.structured ? { sessionPattern: SESSION_PATTERN } : {}),
     ...(options.cancelSignal ? { cancelSignal: options.cancelSignal } : {}),
   });
-  const sandboxed = sandboxReport(sandbox, proc.sandboxDenials, proc.head.length < keepHead ? proc.head : `${proc.head}\n${proc.tail}`);
+  const sandboxed = sandboxReport(
+    sandbox,
+    proc.sandboxDenials,
+    proc.head.length < keepHead ? proc.head : `${proc.head}\n${proc.tail}`,
+    proc.limits,
+  );
   if (proc.spawnError) {
     // The repository vanished under the call (its cwd is gone): the repository's trouble, not the agent's.
     if (!existsSync(input.repoPath)) repositoryGone(input.repoPath);
@@ -245,10 +252,10 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
       reviewChangedTree = (await changedPaths(input.repoPath, treeBefore, after).catch(() => ['(unknown paths)'])).slice(0, 50);
   }
 
-  // Tails leave the activity (history, prompts, notifications) with credentials redacted.
-  const tailText = redactSecrets(
-    (proc.logError ? `${readable.slice(-(TAIL_CHARS - 300))}\nvigil: ${proc.logError}` : readable).slice(-TAIL_CHARS),
-  ).text;
+  // Tails leave the activity (history, prompts, notifications) with credentials redacted; a
+  // limit that ended the call, or a log that could not be written, is their last line.
+  const note = [proc.logError, proc.limits?.reason].filter(Boolean).join('; ');
+  const tailText = redactSecrets((note ? `${readable.slice(-(TAIL_CHARS - 400))}\nvigil: ${note}` : readable).slice(-TAIL_CHARS)).text;
   // A log that could not be written (a full disk) lost the call's output: the call failed, visibly
   // (exit AGENT_IO_ERROR, the tail ending with why), whatever the agent's own exit code said.
   const exitCode = proc.logError !== null && facts.exitCode === 0 && !proc.timedOut ? AGENT_IO_ERROR : facts.exitCode;

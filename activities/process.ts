@@ -29,6 +29,7 @@ import { describeWriteError } from './safe-files.js';
 import { connectDaemon, compiledModule } from './supervisor-client.js';
 import type { SandboxProxySpec } from './sandbox-proxy.js';
 import type { Denial } from './sandbox-net.js';
+import type { CallLimitsSpec, LimitsOutcome } from './sandbox-limits.js';
 import {
   CANCEL_GRACE_MS,
   FRAME_DATA,
@@ -75,6 +76,8 @@ export interface ProcessSpec {
   sandboxProxy?: SandboxProxySpec | null;
   /** The call runs in a pid namespace of its own that dies with it (bubblewrap): no leftover to look for by token. */
   ownPidNamespace?: boolean;
+  /** A sandboxed call's limits, applied by its supervisor (sandbox-limits.ts). */
+  limits?: CallLimitsSpec | null;
 }
 
 export interface ProcessResult {
@@ -95,6 +98,8 @@ export interface ProcessResult {
   strays: number;
   /** What a sandboxed call's network proxy refused (empty unsandboxed). */
   sandboxDenials: Denial[];
+  /** How a sandboxed call was limited and the limit that ended it (null: no limits, or the supervisor was lost). */
+  limits: LimitsOutcome | null;
 }
 
 const TAIL_KEEP = 64 * 1024;
@@ -226,6 +231,7 @@ function handover(spec: ProcessSpec, key: string, attempt: number, token: string
     token,
     ...(spec.sandboxProxy ? { sandboxProxy: spec.sandboxProxy } : {}),
     ...(spec.ownPidNamespace ? { ownPidNamespace: true } : {}),
+    ...(spec.limits ? { limits: spec.limits } : {}),
   };
 }
 
@@ -620,6 +626,7 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       logError: stateError,
       strays: 0,
       sandboxDenials: [],
+      limits: null,
     };
   }
   // Re-attached to a call whose log is incomplete: the supervisor kept the tail.
@@ -636,5 +643,6 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     logError: exit.logError ?? stateError,
     strays: exit.strays,
     sandboxDenials: exit.sandboxDenials ?? [],
+    limits: exit.limits ?? null,
   };
 }

@@ -35,12 +35,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES } from '../schemas/activities.js';
+import { KNOBS } from '../schemas/knobs.js';
 import {
   ReleaseRunFilesInputSchema,
   SandboxModeSchema,
   type ReleaseRunFilesInput,
   type ReleaseRunFilesResult,
   type SandboxDenial,
+  type SandboxLimits,
   type SandboxMode,
   type SandboxReport,
 } from '../schemas/sandbox.js';
@@ -72,6 +74,8 @@ import {
 } from './sandbox-policy.js';
 import type { SandboxProxySpec } from './sandbox-proxy.js';
 import type { Denial } from './sandbox-net.js';
+import type { CallLimitsSpec, LimitsOutcome } from './sandbox-limits.js';
+import { cgroupSettings } from './sandbox-cgroups.js';
 
 /** The system folders every sandbox sees read-only (those that exist). */
 const SYSTEM = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
@@ -453,6 +457,8 @@ export interface SandboxCall {
   promptPath?: string;
   /** The event store's URL (its port is watched), when the worker has one. */
   storeUrl?: string | null;
+  /** The run's sandbox limits (absent: their defaults, as for a run from before them). */
+  limits?: SandboxLimits | null | undefined;
   /**
    * A folder of the call's own outside the repository that it writes (a test run's per-test
    * report): writable, under /run/vigil-files like the call's other files (the command line and
@@ -462,6 +468,20 @@ export interface SandboxCall {
   /** Folders outside the repository the call reads at their own path, read-only (an acceptance run's linked dependencies): refused when denied. */
   readable?: string[];
 }
+
+/** The limits a call gets when its run passes none: the knobs' defaults. */
+export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = {
+  pids: KNOBS.sandboxPids.default,
+  memoryMb: KNOBS.sandboxMemoryMb.default,
+  cpuWeight: KNOBS.sandboxCpuWeight.default,
+};
+
+const LIMIT_SUBJECT: Record<SandboxKind, string> = {
+  builder: 'the agent',
+  reviewer: 'the agent',
+  tests: 'the test run',
+  gate: 'the gate tool',
+};
 
 export interface PreparedSandbox {
   file: string;
@@ -482,6 +502,8 @@ export interface PreparedSandbox {
    * leftover by token (a scan of every process's environment, ~2 ms of CPU each).
    */
   pidNamespace?: boolean;
+  /** The call's limits, applied by its supervisor (sandbox-limits.ts); null: unsandboxed, no limits. */
+  limits?: CallLimitsSpec | null;
 }
 
 /** Where the call's signal file `name` is read: its own signals folder when the sandbox gave it one, else the repository's. */
@@ -745,11 +767,17 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     report: { mode, applied: true, isolation: isolation.slice(0, 300), reason: null, denied: [] },
     signalsDir,
     pidNamespace: true,
+    limits: { ...(call.limits ?? DEFAULT_SANDBOX_LIMITS), subject: LIMIT_SUBJECT[call.kind], ...cgroupSettings(workerEnv) },
   };
 }
 
-/** The call's report: what the proxy refused, and the refused writes and accesses its output shows. */
-export function sandboxReport(prepared: PreparedSandbox, proxyDenials: readonly Denial[], output: string): SandboxReport {
+/** The call's report: what the proxy refused, the refused writes and accesses its output shows, and how it was limited. */
+export function sandboxReport(
+  prepared: PreparedSandbox,
+  proxyDenials: readonly Denial[],
+  output: string,
+  limits: LimitsOutcome | null = null,
+): SandboxReport {
   // The proxy's folder, when its supervisor did not remove it (a call re-attached to after a worker crash never used this one).
   if (prepared.proxy) {
     try {
@@ -763,7 +791,11 @@ export function sandboxReport(prepared: PreparedSandbox, proxyDenials: readonly 
   const denied: SandboxDenial[] = [];
   for (const d of proxyDenials) addDenial(denied, d);
   for (const d of deniedInOutput(output)) addDenial(denied, d);
-  return { ...prepared.report, denied };
+  return {
+    ...prepared.report,
+    denied,
+    ...(limits ? { limits: limits.applied.slice(0, 300), limitHit: limits.reason?.slice(0, 300) ?? null } : {}),
+  };
 }
 
 /** What `vigil doctor` says about this worker's sandbox: the mode, whether it would apply, and why not (`packageDir`: as for prepareSandbox). */

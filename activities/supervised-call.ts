@@ -2,10 +2,10 @@
  * Supervision of one call: the part of the process supervisor that does not depend on how it
  * talks to the worker. Starts the child in a process group of its own, writes its output to the
  * log, records the child's pid, exit status and output extent in the state file (atomically, so
- * a retried attempt re-attaches or collects the result), enforces the call's timeout and its run
- * folder, and kills whatever the child leaves behind. Used by the supervisor daemon (one process
- * for many calls, supervisor-daemon.ts) and the per-call supervisor (process-supervisor.ts).
- * Node built-ins only: both must start fast.
+ * a retried attempt re-attaches or collects the result), enforces the call's timeout, its run
+ * folder and a sandboxed call's limits (sandbox-limits.ts), and kills whatever the child leaves
+ * behind. Used by the supervisor daemon (one process for many calls, supervisor-daemon.ts) and
+ * the per-call supervisor (process-supervisor.ts). Node built-ins only: both must start fast.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, rmdirSync, rmSync, writeSync } from 'node:fs';
@@ -13,6 +13,7 @@ import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { processesWithToken, processStartTime, signalTree, TOKEN_VAR } from './process-tree.js';
 import { startSandboxProxy, type SandboxProxy } from './sandbox-proxy.js';
+import { CallLimiter } from './sandbox-limits.js';
 import { describeWriteError, logTruncatedNotice } from './safe-files.js';
 import {
   CANCEL_GRACE_MS,
@@ -31,6 +32,8 @@ const TAIL_KEEP = 64 * 1024;
 /** How often the supervisor checks that its run folder still exists. */
 const WATCHDOG_MS = 5000;
 const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
+/** The exit code of a call a limit ended that exited 0 all the same (it was killed: 128 + SIGKILL). */
+const LIMIT_EXIT = 137;
 
 /**
  * An append-only, size-capped log written synchronously (the supervisor records the output's extent
@@ -195,7 +198,10 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
   let proxy: SandboxProxy | null = null;
   if (spec.sandboxProxy) proxy = startSandboxProxy(spec.sandboxProxy, (m) => log.write(`\n=== vigil: ${m} ===\n`));
 
-  const child = spawn(spec.file, spec.args, {
+  // A sandboxed call's limits: its cgroup, joined before bubblewrap starts (or the fallback).
+  const limiter = spec.limits ? new CallLimiter(spec.limits, spec.token) : null;
+  const command = limiter ? limiter.wrap(spec.file, spec.args) : { file: spec.file, args: spec.args };
+  const child = spawn(command.file, command.args, {
     cwd: spec.cwd,
     env: { ...spec.env, [TOKEN_VAR]: spec.token },
     detached: true, // own process group: the whole tree can be signalled
@@ -243,11 +249,22 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
   const watchdog = setInterval(() => {
     if (!existsSync(path.dirname(spec.statePath))) terminate(0);
   }, WATCHDOG_MS);
+  // A call at its pid limit, or that lost a process to the OOM killer, is ended at once.
+  if (pid !== undefined) limiter?.started(pid);
+  const limitWatch =
+    limiter && pid !== undefined
+      ? setInterval(() => {
+          if (!limiter.check()) return;
+          terminate(0);
+          limiter.kill();
+        }, limiter.intervalMs)
+      : undefined;
 
   const done = (async (): Promise<SupervisorExit> => {
     const exit = await exited;
     clearTimeout(timeout);
     clearInterval(watchdog);
+    clearInterval(limitWatch);
     // A sandboxed call's processes die with its pid namespace as bubblewrap exits, and none can
     // leave it: nothing is looked for by token (a scan of every process's environment). Other
     // calls: the direct child is gone; nothing it started may outlive the call (its group, and
@@ -263,6 +280,8 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
     child.stderr.destroy();
     if (killTimer) clearTimeout(killTimer);
 
+    // The last look at the limits (an OOM kill that ended the call between two looks), the group removed.
+    const limits = limiter ? await limiter.close() : null;
     const sandboxDenials = proxy?.denials() ?? [];
     proxy?.close();
     if (spec.sandboxProxy) removeProxyDir(spec.sandboxProxy.socketPath);
@@ -280,8 +299,9 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
     } else {
       exitCode = 128 + (SIGNAL_NUMBERS[exit.signal ?? 'SIGKILL'] ?? 9);
     }
+    if (limits?.hit && exitCode === 0) exitCode = LIMIT_EXIT;
     const logEnd = log.size();
-    const footer = `\n=== vigil: exit ${exitCode}${timedOut ? ' (timed out)' : ''}${cancelled ? ' (cancelled)' : ''}${abandoned ? ' (abandoned: another call took its place)' : ''}${spawnError ? ` (${spawnError})` : ''}${strays ? ` (${strays} leftover process(es) killed)` : ''} after ${durationMs} ms ===\n`;
+    const footer = `\n=== vigil: exit ${exitCode}${limits?.reason ? ` (${limits.reason})` : ''}${timedOut ? ' (timed out)' : ''}${cancelled ? ' (cancelled)' : ''}${abandoned ? ' (abandoned: another call took its place)' : ''}${spawnError ? ` (${spawnError})` : ''}${strays ? ` (${strays} leftover process(es) killed)` : ''} after ${durationMs} ms ===\n`;
     const incomplete = log.truncated || log.error !== null;
     const result: SupervisorExit = {
       exitCode,
@@ -295,6 +315,7 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
       logEnd,
       ...(incomplete ? { tail: new StringDecoder('utf8').end(tail.subarray(-TAIL_KEEP)) } : {}),
       ...(spec.sandboxProxy ? { sandboxDenials } : {}),
+      ...(limits ? { limits } : {}),
     };
     // The state first, then the footer: a reader that saw the call still running after reading
     // the log has not read the footer (activities/process.ts, attach).

@@ -70,6 +70,8 @@ const DAEMON_MODULES = [
   'safe-files.js',
   'sandbox-proxy.js',
   'sandbox-net.js',
+  'sandbox-limits.js',
+  'sandbox-cgroups.js',
 ];
 let build: string | undefined;
 

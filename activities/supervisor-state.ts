@@ -3,6 +3,7 @@
  * hands over, the state file the supervisor keeps next to the log, the control messages, and
  * the kill graces. Node built-ins only: the supervisor must start fast.
  */
+import type { CallLimitsSpec, LimitsOutcome } from './sandbox-limits.js';
 import type { SandboxProxySpec } from './sandbox-proxy.js';
 import type { Denial } from './sandbox-net.js';
 import { readFileSync, renameSync } from 'node:fs';
@@ -35,6 +36,8 @@ export interface SupervisorSpec {
    * call started is in it, so the kernel kills them all; none is looked for by token.
    */
   ownPidNamespace?: boolean;
+  /** A sandboxed call's limits (sandbox-limits.ts): its cgroup, or the fallback. */
+  limits?: CallLimitsSpec;
 }
 
 /** How the child ended, as the supervisor saw it. */
@@ -53,6 +56,8 @@ export interface SupervisorExit {
   tail?: string;
   /** What a sandboxed call's proxy refused. */
   sandboxDenials?: Denial[];
+  /** How a sandboxed call was limited, and the limit that ended it. */
+  limits?: LimitsOutcome;
 }
 
 /** The state file (`<label>.pid.json`). */

@@ -94,6 +94,7 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     provider: null,
     runMode: input.sandbox,
     registries: input.sandboxRegistries,
+    limits: input.sandboxLimits,
     storeUrl: workerStoreUrl().url,
   });
   const proc = await runProcess({
@@ -103,6 +104,7 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     env: sandbox.env,
     sandboxProxy: sandbox.proxy,
     ...(sandbox.pidNamespace ? { ownPidNamespace: true } : {}),
+    ...(sandbox.limits ? { limits: sandbox.limits } : {}),
     stdin: '',
     timeoutMs: input.timeoutSeconds * 1000,
     logPath,
@@ -123,7 +125,9 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     expected: setup.source !== null,
     summary: { verdict: summary.verdict, reason: summary.reason },
   });
-  const verdict = proc.timedOut ? 'fail' : judged.verdict;
+  // A run a sandbox limit ended failed, whatever it printed.
+  const limitHit = proc.limits?.reason ?? null;
+  const verdict = proc.timedOut || limitHit ? 'fail' : judged.verdict;
   return {
     passed: verdict === 'pass',
     exitCode: proc.exitCode,
@@ -137,8 +141,12 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     passedCount: judged.facts?.passed ?? summary.passed,
     ran: judged.facts ? judged.facts.passed + judged.facts.failed : summary.ran,
     verdict,
-    reason: proc.timedOut ? `${runner}: timed out after ${input.timeoutSeconds}s` : judged.reason.slice(0, 500),
-    sandbox: sandboxReport(sandbox, proc.sandboxDenials, proc.tail),
+    reason: proc.timedOut
+      ? `${runner}: timed out after ${input.timeoutSeconds}s`
+      : limitHit
+        ? `${runner}: ${limitHit}`
+        : judged.reason.slice(0, 500),
+    sandbox: sandboxReport(sandbox, proc.sandboxDenials, proc.tail, proc.limits),
     report: judged.facts,
   };
 }

@@ -18,6 +18,8 @@ import { EXIT, withClient, type Endpoint } from './connection.js';
 import { OUTSIDE_FIX, openRunsReport, windowCheck } from './release-window.js';
 import type { WindowReport } from '../workflows/decisions/release-window.js';
 import { describeSandbox } from '../activities/sandbox.js';
+import { describeLimits } from '../activities/sandbox-limits.js';
+import { cgroupSettings } from '../activities/sandbox-cgroups.js';
 import { ghReady } from '../activities/deliver.js';
 import type { SandboxMode } from '../schemas/sandbox.js';
 import { endpointLine, endpointTarget, NOT_CHECKED, probeEndpoint, type EndpointAnswer, type EndpointTarget } from './doctor-deep.js';
@@ -350,6 +352,43 @@ function sandboxCheck(s: ReturnType<typeof describeSandbox>): DoctorCheck {
   };
 }
 
+/**
+ * Whether a worker here can hold its sandboxed calls to their limits (docs/security.md, Limits
+ * inside the sandbox): cgroups it can make (a real trial), or the fallback, which it names with
+ * what it does not hold. Never required: the calls run either way.
+ */
+function limitsCheck(s: ReturnType<typeof describeSandbox>, env: NodeJS.ProcessEnv): DoctorCheck {
+  if (!s.applies)
+    return s.mode === 'off'
+      ? {
+          name: 'sandbox.limits',
+          ok: true,
+          required: false,
+          detail: 'none: the sandbox is off, and the limits are the sandbox’s',
+          fix: null,
+        }
+      : {
+          name: 'sandbox.limits',
+          ok: false,
+          required: false,
+          detail: 'none: calls run outside the sandbox here',
+          fix: 'make the sandbox work (the line above)',
+        };
+  const settings = cgroupSettings(env);
+  const l = describeLimits(settings);
+  return {
+    name: 'sandbox.limits',
+    ok: l.cgroup,
+    required: false,
+    detail: l.line,
+    fix: l.cgroup
+      ? null
+      : settings.fallback
+        ? 'unset VIGIL_SANDBOX_LIMITS (fallback turns the cgroups off)'
+        : 'run the worker as root, or give it a delegated cgroup (systemd: Delegate=yes with DelegateSubgroup=, or VIGIL_SANDBOX_CGROUP=<a cgroup it may write>)',
+  };
+}
+
 /** Where `argv0` resolves (a path, or the first executable of that name on PATH), or why it does not. */
 function resolveExecutable(argv0: string, env: NodeJS.ProcessEnv): { path: string } | { problem: string } {
   const executable = (file: string): boolean => {
@@ -511,7 +550,7 @@ export async function doctorCommand(opts: DoctorOptions): Promise<number> {
     );
   }
   const agentChecks = checks.length;
-  checks.push(sandboxCheck(sandbox));
+  checks.push(sandboxCheck(sandbox), limitsCheck(sandbox, env));
   if (opts.deliver === 'pr') checks.push(await ghCheck(env));
   checks.push(...temporalChecks(temporal));
 
@@ -534,9 +573,9 @@ export async function doctorCommand(opts: DoctorOptions): Promise<number> {
     out(chosen === null ? 'Agent CLIs' : `Agent CLI (${chosen})`);
     for (const c of checks.slice(0, agentChecks)) out(line(c));
     out('Sandbox');
-    out(line(checks[agentChecks] as DoctorCheck));
+    for (const c of checks.slice(agentChecks, agentChecks + 2)) out(line(c));
     out('Temporal');
-    for (const c of checks.slice(agentChecks + 1)) out(line(c));
+    for (const c of checks.slice(agentChecks + 2)) out(line(c));
     out('Not checked');
     for (const n of notChecked) out(`  - ${n}`);
     out(report.ok ? 'ready' : 'not ready: fix the required ✗ above');

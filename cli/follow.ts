@@ -32,6 +32,7 @@ export function iterationLine(r: IterationRecord): string {
   if (r.attempts > 1) parts.push(`attempt ${r.attempts}`);
   if (r.claimed) parts.push('claimed completion');
   if (r.ioError) parts.push(r.ioError);
+  if (r.limitHit) parts.push(`ended by a sandbox limit: ${r.limitHit}`);
   if (r.denied?.length)
     parts.push(
       `sandbox refused ${r.denied.map((d) => `${d.kind} ${neutraliseLine(d.target)}${d.count > 1 ? ` ×${d.count}` : ''}`).join(', ')}`,

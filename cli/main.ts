@@ -457,10 +457,10 @@ export function buildProgram(): Command {
   program
     .command('waive')
     .description(
-      'waive a PRD checklist item: its failure no longer blocks completion (held-out items by their status label, e.g. held-out-1)',
+      'waive a PRD checklist item, or a finding of the integrity gates: it no longer blocks completion (held-out items by their status label, e.g. held-out-1; findings by their id, e.g. assertion_changed-1a2b3c4d)',
     )
     .argument('<id>', 'workflow id of the run', runIdArg)
-    .argument('<item>', 'the checklist item id, as `vigil status` shows it')
+    .argument('<item>', 'the checklist item id or the finding id, as `vigil status` shows it')
     .option('--reason <text>', 'why (kept with the waiver)')
     .option('--by <name>', 'who is waiving it (default: your OS user name)')
     .option('--signal', 'send as a signal (see pause --signal)')
@@ -731,7 +731,10 @@ export function buildProgram(): Command {
     .description(
       "serve Vigil's tools and resources to an MCP client (Claude Code, Cursor, an agent inside a run) over stdio, or with --http over streamable HTTP on loopback (see docs/mcp.md)",
     )
-    .option('--http', 'streamable HTTP at http://127.0.0.1:<port>/mcp instead of stdio')
+    .option(
+      '--http',
+      'streamable HTTP at http://127.0.0.1:<port>/mcp instead of stdio, for clients that send the token in VIGIL_HOME/mcp-token',
+    )
     .option('--port <port>', 'with --http: the port, 0 for any free one (default: 8238)', intArg('--port', 0, 65_535))
     .action(async (o: { http?: boolean; port?: number }) => {
       if (o.port !== undefined && !o.http) throw new CliError('--port is for --http; over stdio there is no port', EXIT.usage);

@@ -12,31 +12,23 @@
  * (cli/mcp-claim.ts). `vigil_memory_search` searches the memory that outlives a run (docs/memory.md)
  * as `vigil memory search --json` does.
  *
+ * Over HTTP (cli/mcp-http.ts) every request needs the operator's token; the tools that start a run
+ * (signed with the operator's run secret) also refuse a call that did not come with it. vigil_start
+ * reads no file outside the repository it is given (cli/mcp-start.ts). The reading tools are in
+ * cli/mcp-reads.ts; what they share (the deps, the Temporal client): cli/mcp-deps.ts.
+ *
  * Over stdio, stdout carries the protocol alone: anything else the CLI's code would print there
  * goes to stderr. Temporal is connected on the first call that needs it (an agent's server inside
  * a run has no Temporal settings, and needs none for its claim).
  */
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import type { Client, Connection } from '@temporalio/client';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest, type CallToolResult, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
-import { RunReportSchema, AcrossRunsReportSchema } from '../schemas/cli-output-reports.js';
-import {
-  CheckpointsJsonSchema,
-  MessageJsonSchema,
-  StartedJsonSchema,
-  type CheckpointsJson,
-  type MessageJson,
-  type StartedJson,
-  type StatusJson,
-} from '../schemas/cli-output.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CheckpointsJsonSchema, MessageJsonSchema, StartedJsonSchema, type MessageJson } from '../schemas/cli-output.js';
 import {
   McpInputInput,
   McpMemorySearchInput,
@@ -54,58 +46,23 @@ import {
   McpTaskCompleteInput,
   McpTaskCompleteOutputSchema,
   McpWaiveInput,
-  type McpMemorySearchOutput,
-  type McpReportOutput,
 } from '../schemas/mcp.js';
 import { packageRoot } from '../workers/paths.js';
-import type { ResolvedKnobs } from './config.js';
-import { connect, runUrl, type Endpoint } from './connection.js';
 import { CliError, EXIT } from './errors.js';
-import { HandoffOutputSchema, type HandoffOutput } from './handoff.js';
 import { claimTarget, writeClaim } from './mcp-claim.js';
+import { Temporal, type McpDeps } from './mcp-deps.js';
+import { isOperator } from './mcp-http.js';
+import { checkpoints, handoff, json, memorySearch, report, runId, runStatus } from './mcp-reads.js';
+import { startRun } from './mcp-start.js';
 import { sdkRunApi } from './sdk-run-api.js';
 import { by, defaultActor, PAYLOADS } from './steer-commands.js';
 import type { MessageKind } from './steer.js';
 
-export interface McpDeps {
-  endpoint: () => Endpoint;
-  /** `vigil start`'s knob resolution (flags, --set, --config, VIGIL_*, the store's default), from cli/main.ts. */
-  resolve: (opts: Record<string, unknown>) => Promise<ResolvedKnobs>;
-  /** `vigil start --id`'s check, from cli/main.ts. */
-  validateId: (id: string) => string;
-  env?: NodeJS.ProcessEnv;
-}
+export { Temporal, type McpDeps } from './mcp-deps.js';
 
 export const MCP_SERVER_NAME = 'vigil';
 /** The default port of `vigil mcp --http` (the console's is 8237). */
 export const DEFAULT_MCP_PORT = 8238;
-
-/** The Temporal client, connected once on first use and kept (a failed connect is tried again next call). */
-export class Temporal {
-  private conn: Promise<{ client: Client; connection: Connection }> | null = null;
-
-  constructor(private readonly endpoint: () => Endpoint) {}
-
-  get(): Promise<{ client: Client; connection: Connection; ep: Endpoint }> {
-    const ep = this.endpoint();
-    if (!this.conn) {
-      this.conn = connect(ep);
-      this.conn.catch(() => (this.conn = null));
-    }
-    return this.conn.then((c) => ({ ...c, ep }));
-  }
-
-  async close(): Promise<void> {
-    const c = await this.conn?.catch(() => null);
-    await c?.connection.close();
-  }
-}
-
-/** `vigil <verb> <id>` refuses an empty run id before connecting (cli/main.ts runIdArg); so does every tool. */
-function runId(id: string): string {
-  if (id.trim() === '') throw new CliError('a run id is not empty; `vigil list` shows the runs', EXIT.usage);
-  return id;
-}
 
 /** A tool's answer: the CLI's `--json` document as structured output, and as text for clients that read only text. */
 function answer<T extends Record<string, unknown>>(value: T, notes: string[] = []): CallToolResult & { structuredContent: T } {
@@ -115,23 +72,28 @@ function answer<T extends Record<string, unknown>>(value: T, notes: string[] = [
   };
 }
 
-/** Collects what a CLI command writes, to parse its `--json` output. */
-function collector(): { write: (text: string) => Promise<void>; out: (line?: string) => void; text: () => string } {
-  let buf = '';
-  return {
-    write: (text) => {
-      buf += text;
-      return Promise.resolve();
-    },
-    out: (line = '') => {
-      buf += `${line}\n`;
-    },
-    text: () => buf,
-  };
+/**
+ * How the server is reached: over stdio it is the operator's own process (the client that started
+ * it acts as the operator, as with the CLI); over HTTP a call acts as the operator only when it came
+ * with the token (cli/mcp-http.ts sets its `authInfo`).
+ */
+export type McpTransportKind = 'stdio' | 'http';
+
+/**
+ * A tool that starts a run signs it with the operator's run secret (cli/runs.ts runInputFor), so it
+ * acts for the operator only: over HTTP a call without the token's `authInfo` is refused (the front
+ * door already refused it; this holds even if a transport without it is ever added).
+ */
+function requireOperator(kind: McpTransportKind, auth: AuthInfo | undefined, tool: string): void {
+  if (kind === 'http' && !isOperator(auth))
+    throw new CliError(
+      `${tool} starts a run signed with the operator's run secret, and this call did not come with the token of \`vigil mcp --http\` (docs/mcp.md#access)`,
+      EXIT.usage,
+    );
 }
 
 /** The MCP server with Vigil's tools and resources; one per connection (stdio, or each HTTP session). */
-export function buildMcpServer(deps: McpDeps, temporal: Temporal): McpServer {
+export function buildMcpServer(deps: McpDeps, temporal: Temporal, kind: McpTransportKind = 'stdio'): McpServer {
   const env = deps.env ?? process.env;
   const server = new McpServer({ name: MCP_SERVER_NAME, version: packageVersion() }, { capabilities: { tools: {}, resources: {} } });
 
@@ -162,7 +124,8 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal): McpServer {
       inputSchema: McpStartInput,
       outputSchema: StartedJsonSchema,
     },
-    async (o) => {
+    async (o, extra) => {
+      requireOperator(kind, extra.authInfo, 'vigil_start');
       const { started, notes } = await startRun(deps, temporal, o);
       return answer(started, notes);
     },
@@ -257,7 +220,9 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal): McpServer {
       outputSchema: McpRewindOutputSchema,
       annotations: { destructiveHint: true },
     },
-    async (o) => {
+    async (o, extra) => {
+      // A fork starts a new run, signed as vigil_start's are.
+      if (o.fork) requireOperator(kind, extra.authInfo, 'vigil_rewind with fork');
       const id = runId(o.id);
       // `--to` as commander reads it (cli/main.ts intArg), before anything connects.
       if (!Number.isInteger(o.to) || o.to < 1 || o.to > 100_000_000)
@@ -365,168 +330,6 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal): McpServer {
   return server;
 }
 
-const json = (uri: URL, value: unknown): ReadResourceResult => ({
-  contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(value, null, 2) }],
-});
-
-/** `vigil status --json` (cli/steer-commands.ts statusCommand, without the printing). */
-async function runStatus(temporal: Temporal, id: string): Promise<StatusJson> {
-  const [{ viewRun }, { statusJson }] = await Promise.all([import('./steer.js'), import('./status.js')]);
-  const { client, ep } = await temporal.get();
-  const api = sdkRunApi(client);
-  const view = await viewRun(api, id);
-  const host = view.kind === 'running' ? (view.snapshot?.host ?? null) : null;
-  const pollers = host ? await (await import('./hosts.js')).hostPollers(api, ep.taskQueue, host) : null;
-  return { ...statusJson(view), ...(pollers ? { hostPollers: pollers } : {}) } as StatusJson;
-}
-
-async function checkpoints(temporal: Temporal, id: string): Promise<CheckpointsJson> {
-  const { checkpointsCommand } = await import('./checkpoints.js');
-  const { client, ep } = await temporal.get();
-  const c = collector();
-  await checkpointsCommand(client, ep, id, true, c.out);
-  return CheckpointsJsonSchema.parse(JSON.parse(c.text()));
-}
-
-async function handoff(temporal: Temporal, id: string): Promise<HandoffOutput> {
-  const { handoffCommand } = await import('./handoff.js');
-  const { client } = await temporal.get();
-  const c = collector();
-  await handoffCommand(client, id, { json: true, answerSeconds: 15, write: c.write });
-  return HandoffOutputSchema.parse(JSON.parse(c.text()));
-}
-
-async function report(
-  env: NodeJS.ProcessEnv,
-  o: { id?: string | undefined; since?: string | undefined; repo?: string | undefined },
-): Promise<McpReportOutput> {
-  const { reportCommand } = await import('./report.js');
-  const c = collector();
-  if (o.id !== undefined) {
-    await reportCommand({ id: runId(o.id), json: true }, { out: c.write, env });
-    return { run: RunReportSchema.parse(JSON.parse(c.text())) };
-  }
-  await reportCommand(
-    { ...(o.since !== undefined ? { since: o.since } : {}), ...(o.repo !== undefined ? { repo: o.repo } : {}), json: true },
-    { out: c.write, env },
-  );
-  return { acrossRuns: AcrossRunsReportSchema.parse(JSON.parse(c.text())) };
-}
-
-/**
- * The store's memory, or — inside a run (VIGIL_RUN_ID) whose call was handed a snapshot
- * (VIGIL_MEMORY_SNAPSHOT: the agent sandbox refuses connections to the store) — the snapshot's,
- * when no store is configured for this process or the store does not answer.
- */
-async function memorySearch(
-  env: NodeJS.ProcessEnv,
-  o: { query: string; repo?: string | undefined; limit?: number | undefined },
-): Promise<McpMemorySearchOutput> {
-  const [{ withEventStore }, { readMemorySnapshot, searchItems, searchMemory }, { configuredStoreUrl }] = await Promise.all([
-    import('./report.js'),
-    import('../activities/lasting-memory.js'),
-    import('../workers/store-location.js'),
-  ]);
-  const file = env.VIGIL_RUN_ID && env.VIGIL_MEMORY_SNAPSHOT ? env.VIGIL_MEMORY_SNAPSHOT : null;
-  const fromSnapshot = (): McpMemorySearchOutput | null => {
-    const s = file ? readMemorySnapshot(file) : null;
-    return s
-      ? McpMemorySearchOutputSchema.parse({
-          query: o.query,
-          hits: searchItems(s.items, o.query, o.limit ?? 20),
-          source: 'snapshot',
-          snapshotAt: s.takenAt,
-        })
-      : null;
-  };
-  if (file && !configuredStoreUrl(env)) {
-    const got = fromSnapshot();
-    if (got) return got;
-  }
-  try {
-    const hits = await withEventStore(env, (db) => searchMemory(db, o.query, { repo: o.repo ?? null, limit: o.limit ?? 20 }));
-    return McpMemorySearchOutputSchema.parse({ query: o.query, hits, source: 'store' });
-  } catch (err) {
-    const got = fromSnapshot();
-    if (got) return got;
-    throw err;
-  }
-}
-
-type StartArgs = {
-  prd: string;
-  repo?: string | undefined;
-  provider?: string | undefined;
-  agentCommand?: string | undefined;
-  config?: string | undefined;
-  set?: string[] | undefined;
-  id?: string | undefined;
-  checklist?: string | undefined;
-  host?: string | undefined;
-  noStore?: boolean | undefined;
-};
-
-/** `vigil start --json`: the same checks in the same order as cli/main.ts's start action, and the same hints (as notes). */
-async function startRun(deps: McpDeps, temporal: Temporal, o: StartArgs): Promise<{ started: StartedJson; notes: string[] }> {
-  const [
-    { readPrd, readChecklist, prdOnHost },
-    runs,
-    { checkPromptTemplate, requireAgentCommand },
-    { searchAttributeHint },
-    { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost },
-    { hostTaskQueue },
-  ] = await Promise.all([
-    import('./prd.js'),
-    import('./runs.js'),
-    import('./config.js'),
-    import('./connection.js'),
-    import('./hosts.js'),
-    import('../schemas/host-names.js'),
-  ]);
-  const flags: Record<string, unknown> = {
-    repo: o.repo ?? '.',
-    ...(o.provider !== undefined ? { provider: o.provider } : {}),
-    ...(o.agentCommand !== undefined ? { agentCommand: o.agentCommand } : {}),
-    ...(o.config !== undefined ? { config: o.config } : {}),
-    set: o.set ?? [],
-    store: !o.noStore,
-  };
-  const host = resolveHost(o.host);
-  const remote = host !== thisHost();
-  const prd = remote ? prdOnHost(pathOnHost('the PRD', o.prd, host)) : readPrd(o.prd);
-  const repoPath = remote ? pathOnHost('--repo', String(flags.repo), host) : runs.checkRepo(String(flags.repo));
-  const resolvedKnobs = checkPromptTemplate(await deps.resolve(flags), process.cwd());
-  requireAgentCommand(resolvedKnobs);
-  const checklist = o.checklist !== undefined ? readChecklist(o.checklist) : undefined;
-  const workflowId = o.id !== undefined ? deps.validateId(o.id) : runs.defaultRunId(prd);
-  const { client, connection, ep } = await temporal.get();
-  const { searchAttributes } = await runs.startRun(client, connection, ep, {
-    prd,
-    repoPath,
-    knobs: resolvedKnobs.knobs,
-    workflowId,
-    host,
-    ...(checklist ? { checklist } : {}),
-  });
-  const notes: string[] = [];
-  if (searchAttributes.missing.length) notes.push(searchAttributeHint(searchAttributes.missing, ep, searchAttributes.refusal));
-  const pollers = await hostPollers(sdkRunApi(client), ep.taskQueue, host);
-  if (pollers?.length === 0) notes.push(noHostWorkerHint(ep.taskQueue, host, repoPath));
-  const started: StartedJson = {
-    kind: 'started',
-    workflowId,
-    prd: { path: prd.path, title: prd.title },
-    repoPath,
-    host,
-    hostTaskQueue: hostTaskQueue(ep.taskQueue, host),
-    remote,
-    historyUrl: runUrl(ep, workflowId),
-    missingSearchAttributes: [...searchAttributes.missing],
-    hostWorkerMissing: pollers === null ? null : pollers.length === 0,
-  };
-  return { started: StartedJsonSchema.parse(started), notes };
-}
-
 function packageVersion(): string {
   return (JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 }
@@ -563,83 +366,19 @@ export async function mcpCommand(deps: McpDeps, flags: McpFlags): Promise<number
     return 0;
   }
 
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer }>();
-  let allowedHosts: string[] = [];
-  const http = createServer((req, res) => void handle(req, res));
-  const refuse = (res: ServerResponse, status: number, message: string): void => {
-    res
-      .writeHead(status, { 'content-type': 'application/json' })
-      .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
-  };
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    try {
-      if (new URL(req.url ?? '/', 'http://localhost').pathname !== '/mcp') return refuse(res, 404, 'not found: the MCP endpoint is /mcp');
-      const sessionId = req.headers['mcp-session-id'];
-      const existing = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
-      if (existing) return await existing.transport.handleRequest(req, res);
-      if (req.method !== 'POST')
-        return refuse(
-          res,
-          typeof sessionId === 'string' ? 404 : 400,
-          typeof sessionId === 'string' ? 'no such session' : 'no session: initialize first',
-        );
-      const body = await readJson(req);
-      if (typeof sessionId === 'string') return refuse(res, 404, 'no such session');
-      if (!isInitializeRequest(body)) return refuse(res, 400, 'no session: initialize first');
-      const transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        // A web page elsewhere must not reach this server by DNS rebinding: only loopback Host headers.
-        enableDnsRebindingProtection: true,
-        allowedHosts,
-        onsessioninitialized: (id) => void sessions.set(id, { transport, server }),
-      });
-      transport.onclose = () => {
-        if (transport.sessionId) sessions.delete(transport.sessionId);
-      };
-      const server = buildMcpServer(deps, temporal);
-      await server.connect(transport);
-      await transport.handleRequest(req, res, body);
-    } catch (err) {
-      if (!res.headersSent) refuse(res, 400, err instanceof Error ? err.message : String(err));
-    }
-  }
-  const port = flags.port ?? DEFAULT_MCP_PORT;
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', (err: NodeJS.ErrnoException) =>
-      reject(
-        err.code === 'EADDRINUSE'
-          ? new CliError(`vigil mcp: port ${port} on 127.0.0.1 is in use; choose another with --port (0: any free one)`, EXIT.usage)
-          : err,
-      ),
-    );
-    http.listen(port, '127.0.0.1', () => resolve());
+  const { startMcpHttp } = await import('./mcp-http.js');
+  const { vigilHome } = await import('../workers/paths.js');
+  const http = await startMcpHttp({
+    port: flags.port ?? DEFAULT_MCP_PORT,
+    home: vigilHome(deps.env ?? process.env),
+    newServer: () => buildMcpServer(deps, temporal, 'http'),
   });
-  const bound = (http.address() as AddressInfo).port;
-  allowedHosts = [`127.0.0.1:${bound}`, `localhost:${bound}`];
-  process.stderr.write(`vigil mcp: streamable HTTP at http://127.0.0.1:${bound}/mcp (loopback only)\n`);
+  process.stderr.write(
+    `vigil mcp: streamable HTTP at ${http.url} (loopback only); clients send "Authorization: Bearer <token>", the token in ${http.tokenFile}` +
+      `${http.tokenCreated ? ' (made now, readable by this account only)' : ''}\n`,
+  );
   await stopped;
-  for (const { transport, server } of sessions.values()) {
-    await server.close().catch(() => undefined);
-    await transport.close().catch(() => undefined);
-  }
-  await new Promise<void>((resolve) => http.close(() => resolve()));
+  await http.close();
   await temporal.close();
   return 0;
-}
-
-/** A request's JSON body (at most 4 MiB: a directive is at most 1 MiB). */
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > 4 * 1024 * 1024) throw new Error('request body too large');
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  try {
-    return text ? (JSON.parse(text) as unknown) : undefined;
-  } catch {
-    throw new Error('the body is not JSON');
-  }
 }

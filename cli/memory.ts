@@ -4,7 +4,7 @@
  * else the local one). The functions here print and return the exit code; the reads and edits
  * are activities/lasting-memory.ts's, shared with the MCP tool and the console.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import {
   consolidateMemory,
   exportMemory,
@@ -19,6 +19,7 @@ import {
 } from '../activities/lasting-memory.js';
 import { closeEventStore, describeUrl } from '../activities/event-store.js';
 import { CliError, EXIT } from './connection.js';
+import { loadMemoryFile } from './memory-import.js';
 import { reportStore } from './store.js';
 import { withEventStore } from './report.js';
 import { neutraliseLine } from './terminal-text.js';
@@ -146,18 +147,19 @@ export async function memoryExportCommand(o: { repo?: string; out?: string }): P
 }
 
 export async function memoryImportCommand(file: string, o: { repo?: string; json?: boolean }): Promise<number> {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (err) {
-    throw new CliError(`cannot read the memory file ${file}: ${err instanceof Error ? err.message : String(err)}`, EXIT.usage);
-  }
+  // Checked whole before the store is opened: a bad field is named, and nothing is written.
+  const data = loadMemoryFile(file);
   const r = await withStoreUrl(async (url) => {
     try {
-      return await importMemory(url, raw, o.repo ?? null);
+      return await importMemory(url, data, o.repo ?? null);
     } catch (err) {
-      if (err && typeof err === 'object' && 'issues' in err)
-        throw new CliError(`${file} is not a memory file (vigil memory export writes one)`, EXIT.usage);
+      // A value the checks let through and Postgres refused (a data or constraint error): the import rolled back.
+      const code = (err as { code?: unknown } | null)?.code;
+      if (typeof code === 'string' && /^2[23]/.test(code))
+        throw new CliError(
+          `${file} has a value the event store refused (${(err instanceof Error ? err.message : String(err)).split('\n')[0] ?? ''}); nothing was imported`,
+          EXIT.usage,
+        );
       throw err;
     }
   });

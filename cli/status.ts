@@ -86,6 +86,11 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
     out(`  sandbox   : ${sandboxLine(snap.sandbox, snap.sandbox.mode)}`);
     // What the agent tried and the sandbox refused: agent-chosen targets, shown terminal-safe.
     for (const l of deniedLines(snap.sandbox)) out(neutraliseLine(`  refused   : ${l}`));
+    // The calls a sandbox limit ended (docs/security.md, Limits inside the sandbox), newest last.
+    const hits = snap.sandbox.limitHits ?? [];
+    for (const h of hits) out(`  limit     : iteration ${h.iteration} (${h.role}): ${h.reason}`);
+    const more = (snap.sandbox.limitHitsTotal ?? 0) - hits.length;
+    if (more > 0) out(`  limit     : … ${more} earlier call(s) ended by a limit`);
   }
   for (const d of snap.deadLetters ?? []) out(`  dead letter: ${d.errorClass} ${d.attempts} times (iterations ${d.iterations.join(', ')})`);
   // A run split into parallel streams: one line per task (titles are the person's or the planner's text: terminal-safe).

@@ -12,7 +12,7 @@ import { PROVIDERS } from './knobs.js';
 import { DirectiveSchema, PhaseSchema, TierSchema } from './run.js';
 import { ChecklistItemSchema, GateResultSchema, MAX_CHECKLIST_ITEMS, ReviewerRecordSchema, TOOL_GATES } from './gates.js';
 import { MEMORY_LIMITS, NoteRefSchema, PromptMemoryRefSchema, PromptMemorySchema } from './memory.js';
-import { SandboxModeSchema, SandboxReportSchema } from './sandbox.js';
+import { SandboxLimitsSchema, SandboxModeSchema, SandboxReportSchema } from './sandbox.js';
 import { MAX_EARLIER_RUNS_CHARS, MemoryLayersSchema } from './lasting-memory.js';
 import { MAX_TASKS, PlannedTaskSchema } from './tasks.js';
 
@@ -208,6 +208,8 @@ export const RunAgentInputSchema = shared('schemas/activities:RunAgentInputSchem
     /** The run's sandbox and sandboxRegistries knobs; absent: the worker's settings (VIGIL_SANDBOX, VIGIL_SANDBOX_REGISTRIES). */
     sandbox: SandboxModeSchema.optional(),
     sandboxRegistries: z.boolean().optional(),
+    /** The run's sandboxPids, sandboxMemoryMb and sandboxCpuWeight knobs; absent (runs from before them): their defaults. */
+    sandboxLimits: SandboxLimitsSchema.optional(),
     /** The prompt text (council and review calls, and iterations scheduled by older workers). */
     prompt: z.string().optional(),
     /** A reviewing call's prompt as its parts, rendered by the activity (instead of `prompt`). */
@@ -466,6 +468,8 @@ export const RunTestsInputSchema = shared('schemas/activities:RunTestsInputSchem
     /** The run's sandbox and sandboxRegistries knobs; absent: the worker's settings. */
     sandbox: SandboxModeSchema.optional(),
     sandboxRegistries: z.boolean().optional(),
+    /** The run's sandbox limits; absent (runs from before them): their defaults. */
+    sandboxLimits: SandboxLimitsSchema.optional(),
     /**
      * This run is the run's baseline (the suite on the tree the run started with): its per-test
      * report is kept in the run's private folder, and every later run of the run is held against it.

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { shared } from './shared.js';
 import { PROVIDERS } from './provider-names.js';
+import { SANDBOX_LIMIT_BOUNDS } from './sandbox.js';
 
 /** One knob's description, used for validation, `vigil config --explain` and the docs. */
 interface KnobSpecBase<T> {
@@ -56,6 +57,18 @@ function numberKnob(env: string, min: number, max: number, def: number, doc: str
     doc,
     allowed: `a number from ${min} to ${max}`,
     fromString: (raw) => (/^\s*-?(\d+(\.\d*)?|\.\d+)\s*$/.test(raw) ? Number(raw) : raw),
+  };
+}
+
+/** A limit: 0 turns it off, else an integer within the bounds. */
+function limitKnob(env: string, bounds: { min: number; max: number }, def: number, doc: string): KnobSpecBase<number> {
+  return {
+    schema: z.union([z.literal(0), z.number().int().min(bounds.min).max(bounds.max)]),
+    default: def,
+    env,
+    doc,
+    allowed: `0 (no limit), or an integer from ${bounds.min} to ${bounds.max}`,
+    fromString: (raw) => (/^\s*-?\d+\s*$/.test(raw) ? Number(raw) : raw),
   };
 }
 
@@ -767,6 +780,26 @@ export const KNOBS = shared(
         'VIGIL_SANDBOX_REGISTRIES',
         false,
         "Let sandboxed calls and test runs reach the package registries (npm, PyPI, Go, crates.io, RubyGems, Maven Central) through the sandbox's proxy.",
+      ),
+      // Limits inside the sandbox (docs/security.md, Limits inside the sandbox): each call's cgroup.
+      sandboxPids: limitKnob(
+        'VIGIL_SANDBOX_PIDS',
+        SANDBOX_LIMIT_BOUNDS.pids,
+        1024,
+        "Tasks (processes and threads) one sandboxed call may run at once; a call that reaches it is ended (a failed iteration, not a provider failure). An agent CLI with its test run stays in the low hundreds (a Node process is about a dozen threads); a fork bomb reaches it in milliseconds. Below the compose worker's own pids limit (4096), so a call reaches its limit before the worker's container does. 0: no limit.",
+      ),
+      sandboxMemoryMb: limitKnob(
+        'VIGIL_SANDBOX_MEMORY_MB',
+        SANDBOX_LIMIT_BOUNDS.memoryMb,
+        2048,
+        "MiB of memory (its processes, its /tmp, no swap) one sandboxed call may use; the kernel's OOM killer ends it there. An agent CLI and a TypeScript build fit (this repository's tsc: 1 GiB); a build that needs more raises it. A council of three at the limit (6 GiB) still fits in the compose worker's 8 GiB beside the worker. 0: no limit.",
+      ),
+      sandboxCpuWeight: intKnob(
+        'VIGIL_SANDBOX_CPU_WEIGHT',
+        SANDBOX_LIMIT_BOUNDS.cpuWeight.min,
+        SANDBOX_LIMIT_BOUNDS.cpuWeight.max,
+        50,
+        "The sandboxed calls' CPU weight (cgroup cpu.weight; the worker, Temporal and Postgres have 100): under contention they get a third of the CPU beside one busy process at 100, and all of an idle machine.",
       ),
       eventStore: boolKnob(
         'VIGIL_EVENT_STORE',

@@ -19,14 +19,17 @@ const reason = z.string().optional().describe('why (shown in status and the UI)'
 const signal = z.boolean().optional().describe('send as a Temporal signal: recorded even when no worker runs, but not acknowledged');
 
 export const McpStartInput = {
-  prd: z.string().describe('the PRD file (relative paths from the directory `vigil mcp` runs in)'),
+  prd: z.string().describe('the PRD file, inside the repository (relative paths from the directory `vigil mcp` runs in)'),
   repo: z.string().optional().describe('the git repository the agent works in (default: the directory `vigil mcp` runs in)'),
   provider: z.string().optional().describe('the agent CLI: claude, codex, gemini, aider, opencode or command'),
   agentCommand: z.string().optional().describe('the agent command line (the command provider)'),
-  config: z.string().optional().describe('a JSON config file of knobs (default: ./vigil.config.json if present)'),
+  config: z.string().optional().describe('a JSON config file of knobs, inside the repository (default: ./vigil.config.json if present)'),
   set: z.array(z.string()).optional().describe('knobs as key=value, as `vigil start --set`'),
   id: z.string().optional().describe('workflow id of the run (default: vigil-<prd name>-<time>)'),
-  checklist: z.string().optional().describe('the PRD checklist (JSON or Markdown file) instead of one extracted from the PRD'),
+  checklist: z
+    .string()
+    .optional()
+    .describe('the PRD checklist (JSON or Markdown file, inside the repository) instead of one extracted from the PRD'),
   host: z.string().optional().describe("the machine that holds the repository (default: VIGIL_HOST, else this machine's name)"),
   noStore: z.boolean().optional().describe('do not journal the run into the event store'),
 };

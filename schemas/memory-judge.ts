@@ -20,6 +20,7 @@ export const JudgeMemoryInputSchema = shared('schemas/memory-judge:JudgeMemoryIn
     authorization: true,
     sandbox: true,
     sandboxRegistries: true,
+    sandboxLimits: true,
     iteration: true,
     timeoutSeconds: true,
     rateLimitRpm: true,

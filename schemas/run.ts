@@ -188,6 +188,8 @@ export const TestRunRecordSchema = shared('schemas/run:TestRunRecordSchema', () 
     /** Of the tests the suite had when the run started, how many there were and how many passed in this run (null: no baseline report). */
     baselineTotal: z.number().int().min(0).nullable().default(null),
     baselinePassed: z.number().int().min(0).nullable().default(null),
+    /** The command that ran (null: a record from before it was kept). */
+    command: z.string().max(300).nullable().default(null),
   }),
 );
 export type TestRunRecord = z.infer<typeof TestRunRecordSchema>;
@@ -286,6 +288,8 @@ export const IterationRecordSchema = shared('schemas/run:IterationRecordSchema',
     ioError: z.string().max(1000).optional(),
     /** The escape attempts the sandbox refused the builder's call (and the test run on its tree); absent: none. */
     denied: z.array(SandboxDenialSchema).max(10).optional(),
+    /** Why a sandbox limit ended the builder's call (docs/security.md, Limits inside the sandbox); absent: none did. */
+    limitHit: z.string().max(300).optional(),
   }),
 );
 export type IterationRecord = z.infer<typeof IterationRecordSchema>;
@@ -322,6 +326,11 @@ export const GatesStateSchema = shared('schemas/run:GatesStateSchema', () =>
       .object({ attempt: z.number().int().min(1), atMs: z.number(), reason: z.string().max(300) })
       .nullable()
       .default(null),
+    /** Integrity and gaming findings a person waived by id (`vigil waive <run> <id>`; patch vigil-done-means-done-v1). */
+    findingWaivers: z
+      .array(z.object({ id: z.string().max(64), by: z.string().max(200), reason: z.string().max(500), at: z.string() }))
+      .max(100)
+      .default([]),
     /** The latest completion refused before the council was asked: which gates, why. */
     lastRefusal: z
       .object({ iteration: z.number().int(), gates: z.array(GateNameSchema), reason: z.string().max(500) })
@@ -341,6 +350,7 @@ export function emptyGatesState(): GatesState {
     checklistProblem: null,
     checklistTried: false,
     checklistRetry: null,
+    findingWaivers: [],
     lastRefusal: null,
   };
 }

@@ -1,7 +1,8 @@
 /**
  * The agent sandbox's contract (docs/security.md, The agent's sandbox): the modes a run or a
- * worker may ask for, and what an agent call, a test run or a gate reports about its isolation —
- * whether it ran sandboxed, how, why not, and the escape attempts the sandbox refused.
+ * worker may ask for, the limits a call runs under, and what an agent call, a test run or a gate
+ * reports about its isolation — whether it ran sandboxed, how, why not, the escape attempts the
+ * sandbox refused, and the limit that ended it.
  *
  * Sandbox-safe: imported by the workflow bundle.
  */
@@ -33,6 +34,28 @@ export type SandboxDenial = z.infer<typeof SandboxDenialSchema>;
 /** At most this many distinct denials are kept per call (a loop of attempts is counted, not listed). */
 export const MAX_SANDBOX_DENIALS = 30;
 
+/**
+ * The limits a sandboxed call runs under (docs/security.md, Limits inside the sandbox), as the
+ * run's knobs resolved them: tasks (processes and threads), memory, and the CPU weight against
+ * the worker's own processes. 0 turns the pid or the memory limit off.
+ */
+export const SANDBOX_LIMIT_BOUNDS = {
+  pids: { min: 32, max: 4_194_304 },
+  memoryMb: { min: 256, max: 16_777_216 },
+  cpuWeight: { min: 1, max: 10_000 },
+} as const;
+
+const limitValue = (b: { min: number; max: number }) => z.union([z.literal(0), z.number().int().min(b.min).max(b.max)]);
+
+export const SandboxLimitsSchema = shared('schemas/sandbox:SandboxLimitsSchema', () =>
+  z.object({
+    pids: limitValue(SANDBOX_LIMIT_BOUNDS.pids),
+    memoryMb: limitValue(SANDBOX_LIMIT_BOUNDS.memoryMb),
+    cpuWeight: z.number().int().min(SANDBOX_LIMIT_BOUNDS.cpuWeight.min).max(SANDBOX_LIMIT_BOUNDS.cpuWeight.max),
+  }),
+);
+export type SandboxLimits = z.infer<typeof SandboxLimitsSchema>;
+
 /** What one sandboxed (or not) process reports about its isolation. */
 export const SandboxReportSchema = shared('schemas/sandbox:SandboxReportSchema', () =>
   z.object({
@@ -45,6 +68,10 @@ export const SandboxReportSchema = shared('schemas/sandbox:SandboxReportSchema',
     /** Why it was not sandboxed (mode off, the platform cannot), else null. */
     reason: z.string().max(500).nullable(),
     denied: z.array(SandboxDenialSchema).max(MAX_SANDBOX_DENIALS),
+    /** How the call was limited ("cgroup v2: 4096 tasks, 4096 MiB, cpu weight 50"; the fallback says what it does not limit); absent from older workers. */
+    limits: z.string().max(300).optional(),
+    /** Why a limit ended the call ("the agent started 4096 processes: pid limit (sandboxPids=4096)"), else null; absent from older workers. */
+    limitHit: z.string().max(300).nullable().optional(),
   }),
 );
 export type SandboxReport = z.infer<typeof SandboxReportSchema>;
@@ -60,6 +87,19 @@ export const SandboxDenialSeenSchema = shared('schemas/sandbox:SandboxDenialSeen
 );
 export type SandboxDenialSeen = z.infer<typeof SandboxDenialSeenSchema>;
 
+/** A call a sandbox limit ended, as the run remembers it. */
+export const SandboxLimitHitSchema = shared('schemas/sandbox:SandboxLimitHitSchema', () =>
+  z.object({
+    iteration: z.number().int().min(0),
+    role: z.string().max(40),
+    reason: z.string().max(300),
+  }),
+);
+export type SandboxLimitHit = z.infer<typeof SandboxLimitHitSchema>;
+
+/** The limit hits a run keeps (newest). */
+export const MAX_RUN_LIMIT_HITS = 5;
+
 /** The refused attempts a run keeps (newest, merged by role, kind and target). */
 export const MAX_RUN_DENIALS = 30;
 
@@ -74,6 +114,10 @@ export const SandboxStateSchema = shared('schemas/sandbox:SandboxStateSchema', (
     deniedTotal: z.number().int().min(0),
     /** Calls that ran outside the sandbox (mode off, or the platform could not). */
     unsandboxedCalls: z.number().int().min(0),
+    /** The latest calls a sandbox limit ended (pids, memory), newest last; absent until one did. */
+    limitHits: z.array(SandboxLimitHitSchema).max(MAX_RUN_LIMIT_HITS).optional(),
+    /** Every call of the run a limit ended, counted (the list above is bounded). */
+    limitHitsTotal: z.number().int().min(0).optional(),
   }),
 );
 export type SandboxState = z.infer<typeof SandboxStateSchema>;

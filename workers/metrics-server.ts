@@ -9,16 +9,22 @@
  *   otherwise (starting, stopping, a poller failed), with a JSON body saying which and when the
  *   worker last took a task.
  *
+ * Every request's `Host` must name the endpoint as no other site's page can (workers/metrics-bind.ts
+ * `metricsHostAllowed`: loopback names, this machine's name, VIGIL_METRICS_HOSTS, the bind address
+ * or, bound to every interface, any IP address); others get 403, so a web page that re-binds its
+ * own name to this machine cannot read run ids and spend.
+ *
  * Listening happens before the SDK runtime is installed, so an address that cannot be used is a
  * MetricsBindError (exit 2) before anything starts.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import { Client } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { codecFromEnv } from './codec.js';
 import { freePort } from './dev-server.js';
-import { MetricsBindError } from './metrics-bind.js';
+import { MetricsBindError, metricsHostAllowed, parseMetricsHosts } from './metrics-bind.js';
 import { VigilMetrics, type ReadinessSource } from './metrics.js';
 import { runGaugeSource, type RunGaugeOptions } from './run-gauges.js';
 
@@ -109,13 +115,26 @@ function splitBind(bind: string): { host: string; port: number } {
   return { host: bind.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(bind.slice(i + 1)) };
 }
 
+const HOSTS_HINT = 'list the names Prometheus scrapes it by in VIGIL_METRICS_HOSTS (docs/operations.md#metrics)';
+
 function send(res: ServerResponse, status: number, type: string, body: string): void {
   res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
   res.end(body);
 }
 
-/** Listens at `bind` (throws MetricsBindError when it cannot) and serves /metrics, /healthz and /readyz. */
-export async function serveMetrics(bind: string, metrics: VigilMetrics = new VigilMetrics()): Promise<MetricsEndpoint> {
+/**
+ * Listens at `bind` (throws MetricsBindError when it cannot, or when `hosts` — VIGIL_METRICS_HOSTS
+ * by default — is not a list of host names) and serves /metrics, /healthz and /readyz.
+ */
+export async function serveMetrics(
+  bind: string,
+  metrics: VigilMetrics = new VigilMetrics(),
+  hosts: string | undefined = process.env.VIGIL_METRICS_HOSTS,
+): Promise<MetricsEndpoint> {
+  const names = parseMetricsHosts(hosts);
+  const machine = os.hostname();
+  const bindHost = bind.slice(0, bind.lastIndexOf(':'));
+  const answersTo = ['a loopback name', machine, ['0.0.0.0', '[::]'].includes(bindHost) ? 'an IP address' : bindHost, ...names].join(', ');
   const sdkBind = `127.0.0.1:${await freePort()}`;
   const readiness = new WorkerReadiness();
   metrics.setReadiness(readiness);
@@ -131,6 +150,15 @@ export async function serveMetrics(bind: string, metrics: VigilMetrics = new Vig
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (!metricsHostAllowed(req.headers.host, bind, names, machine)) {
+      const shownHost = (req.headers.host ?? '').slice(0, 200);
+      return send(
+        res,
+        403,
+        'text/plain',
+        `refused: Host "${shownHost}" is not a name this endpoint answers to (${answersTo}); ${HOSTS_HINT}\n`,
+      );
+    }
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain', 'GET only\n');
     switch (url.pathname) {

@@ -74,6 +74,7 @@ export function testRecord(t: NonNullable<RunGatesResult['tests']>, treeHash: st
     reason: t.reason,
     baselineTotal: t.report?.baselineTotal ?? null,
     baselinePassed: t.report?.baselinePassed ?? null,
+    command: t.command ? t.command.slice(0, 300) : null,
   };
 }
 
@@ -115,6 +116,8 @@ export function gatesPassArgs(
     tests,
     compact: true,
     ...(k.sandbox !== 'auto' ? { sandbox: k.sandbox } : {}),
+    // The integrity gates judge everything the run changed, from the tree it started with.
+    ...(input.runStartTree !== null ? { runStartTree: input.runStartTree } : {}),
   };
 }
 

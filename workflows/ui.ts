@@ -279,6 +279,13 @@ export function currentDetails(s: StatusSnapshot): string {
       lines.push(
         `**Sandbox refused ${s.sandbox.deniedTotal} escape attempt${s.sandbox.deniedTotal === 1 ? '' : 's'}**: ${deniedLines(s.sandbox, 3).join('; ')}`,
       );
+    // Calls a sandbox limit ended: the latest, and how many.
+    const hit = s.sandbox.limitHits?.at(-1);
+    const hits = s.sandbox.limitHitsTotal ?? 0;
+    if (hit && hits > 0)
+      lines.push(
+        `**A sandbox limit ended ${hits} call${hits === 1 ? '' : 's'}**: the latest, iteration ${hit.iteration} (${hit.role}): ${hit.reason}`,
+      );
   }
   if (s.notifications.failed)
     lines.push(

@@ -7,6 +7,7 @@
  * repository's, activities/git-env.ts), the working tree's as capped, link-refusing reads. A start
  * tree git does not have makes the comparison impossible: inconclusive, never a pass.
  */
+import { createHash } from 'node:crypto';
 import type { FindingInput, GateResultInput } from '../../schemas/gates.js';
 import { failingInputs, gamingFindings, type GamingKind } from '../../workflows/decisions/gaming.js';
 import { integrityFindings, isTestPath, type FileDelta, type IntegrityKind } from '../../workflows/decisions/integrity.js';
@@ -50,10 +51,11 @@ async function deltas(repoPath: string, startTree: string, files: readonly strin
 const asFinding = (
   gate: 'test_mutation' | 'test_gaming',
   f: { kind: IntegrityKind | GamingKind; id: string; file: string; line: number | null; message: string },
-): FindingInput => ({
-  ...finding(gate, 'high', f.file, f.line, `${LABELS[f.kind]}: ${f.message}`),
-  id: f.id.slice(0, 300),
-});
+): FindingInput => {
+  // A short id a person can type (`vigil waive <run> assertion_changed-1a2b3c4d`), stable while the change stands.
+  const id = `${f.kind}-${createHash('sha256').update(f.id).digest('hex').slice(0, 8)}`;
+  return { ...finding(gate, 'high', f.file, f.line, `${LABELS[f.kind]} (${id}): ${f.message}`), id };
+};
 
 /** Test integrity from the run's start: `files` are those changed since `startTree`. */
 export async function testIntegrityGate(opts: { repoPath: string; files: string[]; startTree: string | null }): Promise<GateResultInput> {

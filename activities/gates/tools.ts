@@ -13,6 +13,7 @@ import { inheritedEnv } from '../process.js';
 import { signalTree, TOKEN_VAR } from '../process-tree.js';
 import { workerStoreUrl } from '../event-store.js';
 import { prepareSandbox, sandboxReport, type PreparedSandbox } from '../sandbox.js';
+import { CallLimiter } from '../sandbox-limits.js';
 import type { SandboxMode, SandboxReport } from '../../schemas/sandbox.js';
 
 /** Output kept per stream by default: enough for any summary, small enough for the worker's memory. */
@@ -155,6 +156,9 @@ export async function runTool(file: string, args: readonly string[], opts: ToolR
     }
     run = { file: sandbox.file, args: sandbox.args, env: sandbox.env };
   }
+  // A sandboxed tool runs within the sandbox's limits (sandbox-limits.ts), as an agent call does.
+  const limiter = sandbox?.limits ? new CallLimiter(sandbox.limits, token) : null;
+  if (limiter) run = { ...run, ...limiter.wrap(run.file, run.args) };
   const child = spawn(run.file, run.args, {
     cwd: opts.cwd,
     env: { ...run.env, [TOKEN_VAR]: token },
@@ -183,6 +187,15 @@ export async function runTool(file: string, args: readonly string[], opts: ToolR
     timedOut = true;
     terminate();
   }, opts.timeoutMs);
+  if (pid !== undefined) limiter?.started(pid);
+  const limitWatch =
+    limiter && pid !== undefined
+      ? setInterval(() => {
+          if (!limiter.check()) return;
+          signalTree(pid, token, 'SIGKILL');
+          limiter.kill();
+        }, limiter.intervalMs)
+      : undefined;
   const onAbort = (): void => {
     aborted = true;
     terminate();
@@ -191,6 +204,7 @@ export async function runTool(file: string, args: readonly string[], opts: ToolR
 
   const exit = await exited;
   clearTimeout(timer);
+  clearInterval(limitWatch);
   opts.signal?.removeEventListener('abort', onAbort);
   if (pid !== undefined && !exit.error) signalTree(pid, token, 'SIGKILL'); // leftovers of a finished tool
   await Promise.race([pipesClosed, new Promise((r) => setTimeout(r, PIPE_GRACE_MS))]);
@@ -203,8 +217,10 @@ export async function runTool(file: string, args: readonly string[], opts: ToolR
     const code = exit.error?.code;
     spawnError = `${path.basename(file)}: ${code === 'ENOENT' ? 'command not found' : code === 'EACCES' ? 'permission denied' : (exit.error?.message ?? 'could not start')}`;
   }
+  const limits = limiter ? await limiter.close() : null;
+  if (limits?.reason) err.push(Buffer.from(`\nvigil: ${limits.reason}\n`));
   if (sandbox && opts.sandbox?.report)
-    opts.sandbox.report(sandboxReport(sandbox, [], `${err.text().slice(-8192)}\n${out.text().slice(-8192)}`));
+    opts.sandbox.report(sandboxReport(sandbox, [], `${err.text().slice(-8192)}\n${out.text().slice(-8192)}`, limits));
   return {
     exitCode: timedOut || aborted ? null : exit.code,
     timedOut,

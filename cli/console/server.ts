@@ -16,7 +16,8 @@
  * on a machine without internet works the same), under a Content-Security-Policy that allows
  * scripts from the console only.
  *
- * Access: cli/console/access.ts. Actions: cli/console/actions.ts (the CLI's messages).
+ * Access: cli/console/access.ts. Actions: cli/console/actions.ts (the CLI's messages). The live
+ * log: cli/console/log-stream.ts.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -25,16 +26,16 @@ import type { AddressInfo } from 'node:net';
 import type { Client, Connection } from '@temporalio/client';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { getCookie, setCookie } from 'hono/cookie';
 import { html } from 'hono/html';
-import { streamSSE } from 'hono/streaming';
 import { ActorSchema } from '../../schemas/run.js';
 import type { Endpoint } from '../endpoint.js';
-import { nextIteration } from '../logs.js';
 import type { RunView } from '../steer.js';
-import { accessGuard, consoleToken, isLoopback } from './access.js';
+import { accessGuard, consoleToken, isLoopback, localPath } from './access.js';
 import { ActionFormSchema, ActionSchema, perform } from './actions.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './client-script.js';
+import { logStream } from './log-stream.js';
 import { chartsFromSnapshot, waitingFor } from './model.js';
 import {
   ackHtml,
@@ -52,22 +53,10 @@ import {
   runsPage,
   runsTable,
   runSummary,
-  shown,
   timelineSection,
   type RunsFilter,
 } from './pages.js';
-import {
-  inbox,
-  listRuns,
-  messagesFromHistory,
-  readHandoff,
-  readLogChunk,
-  runView,
-  storedReport,
-  storedRun,
-  withStore,
-  type RunRow,
-} from './sources.js';
+import { inbox, listRuns, messagesFromHistory, readHandoff, runView, storedReport, storedRun, withStore, type RunRow } from './sources.js';
 
 export interface ConsoleOptions {
   client: Client;
@@ -110,6 +99,12 @@ function assets(): Map<string, { body: string; type: string }> {
   ]);
 }
 
+/**
+ * The largest request body the console reads: an action's form (a directive is at most 1 MiB,
+ * which urlencoding can triple). A larger one is refused (413) before it is read whole.
+ */
+export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
 
@@ -126,6 +121,20 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
     c.header('Cache-Control', 'no-store');
   });
   app.use('*', ...accessGuard({ host: opts.host, port, token, tokenFile }));
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => {
+        // The rest of the body is not read: the connection ends with the answer.
+        c.header('Connection', 'close');
+        return c.text(
+          `refused: a request body here is at most ${MAX_BODY_BYTES / 1024 / 1024} MiB (an action's form; a directive is at most 1 MiB)`,
+          413,
+        );
+      },
+    }),
+  );
   app.onError((err, c) => {
     if ('getResponse' in err && typeof err.getResponse === 'function') return err.getResponse() as Response;
     return c.text(`the console could not answer: ${(err instanceof Error ? err.message : String(err)).split('\n')[0] ?? ''}`, 502);
@@ -148,12 +157,15 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
     const body = await c.req.parseBody();
     const named = ActorSchema.safeParse(typeof body.operator === 'string' ? body.operator : '');
     if (named.success) setCookie(c, OPERATOR_COOKIE, named.data, { httpOnly: true, sameSite: 'Strict', path: '/' });
-    return c.redirect(
-      c.req.header('referer') && new URL(c.req.header('referer') as string).host === new URL(c.req.url).host
-        ? new URL(c.req.header('referer') as string).pathname
-        : '/',
-      303,
-    );
+    // Back to the page it was set on: a path of this console only.
+    let back = '/';
+    try {
+      const referer = new URL(c.req.header('referer') ?? '');
+      if (referer.host === new URL(c.req.url).host) back = localPath(referer.pathname);
+    } catch {
+      /* no referer, or not a URL */
+    }
+    return c.redirect(back, 303);
   });
 
   // ------------------------------------------------------------------------------ inbox
@@ -302,72 +314,8 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
     return c.html(ackHtml(id, result), result.ok ? 200 : 422);
   });
 
-  // The live agent log, as server-sent events: the current iteration from its start, then each
-  // next one as it begins, until the run finishes (event `end`). An event's id is
-  // `<iteration>:<offset>`: a reconnecting browser goes on where it was.
-  app.get('/runs/:id/log/stream', (c) =>
-    streamSSE(c, async (stream) => {
-      const id = c.req.param('id');
-      let aborted = false;
-      stream.onAbort(() => {
-        aborted = true;
-      });
-      const send = async (event: 'log' | 'end', text: string, eventId?: string): Promise<void> => {
-        const data = String(await html`${text}`);
-        await stream.writeSSE({ event, data, ...(eventId ? { id: eventId } : {}) });
-      };
-      let view = await runView(client, id).catch(() => null);
-      let snap = view?.snapshot ?? null;
-      while (!aborted && (!view || !snap || snap.iteration < 1)) {
-        if (view?.kind === 'finished') break;
-        await stream.sleep(2000);
-        view = await runView(client, id).catch(() => view);
-        snap = view?.snapshot ?? snap;
-      }
-      if (!view || !snap) {
-        await send('end', '==> no worker answered for this run; its log cannot be read now\n');
-        return;
-      }
-      const resume = /^(\d+):(\d+)$/.exec(c.req.header('last-event-id') ?? '');
-      let iteration = resume ? Number(resume[1]) : Math.max(1, snap.iteration);
-      let offset = resume ? Number(resume[2]) : 0;
-      if (!resume) await send('log', `==> iteration ${iteration}\n`);
-      while (!aborted) {
-        const live = view.kind === 'running' && snap.iteration === iteration && snap.agentRunning;
-        const chunk = await readLogChunk(client, ep.taskQueue, snap, iteration, offset, live ? 10_000 : 0, !live).catch((err: unknown) => ({
-          problem: err instanceof Error ? err.message : String(err),
-        }));
-        if (!('found' in chunk) || chunk.problem) {
-          await send('log', `==> ${chunk.problem ?? 'the log could not be read'}\n`);
-          await stream.sleep(5000);
-        } else if (chunk.found && chunk.text !== '') {
-          offset = chunk.nextOffset;
-          await send('log', shown(chunk.text), `${iteration}:${offset}`);
-          if (!live && offset < chunk.size) continue;
-        }
-        if (live && 'found' in chunk && chunk.found && chunk.text !== '') continue;
-        const fresh = await runView(client, id).catch(() => null);
-        if (fresh) {
-          view = fresh;
-          snap = fresh.snapshot ?? snap;
-        }
-        const next = nextIteration(view, iteration);
-        if (next === 'finished') {
-          await send('end', '');
-          await send('log', `==> the run has finished\n`);
-          return;
-        }
-        if (typeof next === 'number') {
-          iteration = next;
-          offset = 0;
-          await send('log', `==> iteration ${iteration}\n`, `${iteration}:0`);
-        } else if (!live) {
-          // Paused or between calls: look again in a while (each look is one read on the host).
-          await stream.sleep(3000);
-        }
-      }
-    }),
-  );
+  // The live agent log, as server-sent events (cli/console/log-stream.ts).
+  app.get('/runs/:id/log/stream', logStream(client, ep));
 
   app.get('/reports', async (c) => {
     const r = await storedReport(env, new Date());

@@ -4,18 +4,15 @@
  * product's default knobs end to end — start, status, a directive, pause, resume, report — while
  * the run's own agent (the scripted agent, then a small script) calls `vigil_task_complete` through
  * its own `vigil mcp` at iteration 3: the run judges that claim (code review, checklist, council)
- * and the council approves it. Refusals come back as tool errors in the CLI's words. Then the same
- * server over streamable HTTP on loopback.
+ * and the council approves it. Refusals come back as tool errors in the CLI's words, a PRD outside
+ * the repository among them. The same server over streamable HTTP: tests/e2e/mcp-http.test.ts.
  */
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { request } from 'node:http';
-import { execa, type ResultPromise } from 'execa';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CheckpointsJsonSchema, MessageJsonSchema, StartedJsonSchema } from '../../schemas/cli-output.js';
@@ -161,8 +158,11 @@ describe('vigil mcp over stdio', () => {
   });
 
   it('drives a run with the default knobs: start, status, a directive, pause, resume; the agent claims through vigil_task_complete and the council approves the claim; the report reads it', async () => {
-    const repo = makeRepo();
-    const prd = writePrd('# MCP PRD\n\nExport `feature` from src/feature.js and document it.\n');
+    // The PRD in the repository: vigil_start reads no file outside the repository it is given.
+    const repo = makeRepo({
+      files: { 'README.md': '# sample\n', 'PRD.md': '# MCP PRD\n\nExport `feature` from src/feature.js and document it.\n' },
+    });
+    const prd = path.join(repo, 'PRD.md');
     const id = uniqueId('mcp-run');
     const started = StartedJsonSchema.parse(
       await ok('vigil_start', { prd, repo, provider: 'command', agentCommand: agentCommand(), set: ['baseWaitSeconds=1'], id }),
@@ -269,9 +269,10 @@ describe('vigil mcp over stdio', () => {
     const blank = await call('vigil_pause', { id: ' ' });
     expect(text(blank)).toBe('a run id is not empty; `vigil list` shows the runs');
 
+    const inRepo = makeRepo({ files: { 'README.md': '# sample\n', 'PRD.md': '# Sample PRD\n\nBuild the thing.\n' } });
     const badId = await call('vigil_start', {
-      prd: writePrd(),
-      repo: makeRepo(),
+      prd: path.join(inRepo, 'PRD.md'),
+      repo: inRepo,
       provider: 'command',
       agentCommand: SCRIPTED_AGENT,
       id: '../evil',
@@ -295,74 +296,19 @@ describe('vigil mcp over stdio', () => {
     expect(late.isError).toBe(true);
     expect(text(late)).toMatch(new RegExp(`^run "${runId}" has finished \\(council_approved: .*\\); there is nothing to change$`));
 
+    // A PRD outside the repository is not read: its first line never comes back as a title.
+    const secret = writePrd('# the first line of a file of the operator\n');
+    const outsidePrd = await call('vigil_start', { prd: secret, repo: inRepo, provider: 'command', agentCommand: SCRIPTED_AGENT });
+    expect(outsidePrd.isError).toBe(true);
+    expect(text(outsidePrd)).toBe(
+      `the PRD ${secret} is outside the repository ${inRepo}: vigil_start reads only files inside the repository it is given (\`repo\`): put the file there, or pass its path inside it`,
+    );
+    const shadow = await call('vigil_start', { prd: '/etc/shadow', repo: inRepo, provider: 'command', agentCommand: SCRIPTED_AGENT });
+    expect(text(shadow)).toMatch(/^the PRD \/etc\/shadow is outside the repository/);
+
     // Outside a run there is no claim to make.
     const outside = await call('vigil_task_complete', { summary: 'done', evidence: ['trust me'], confidence: 1 });
     expect(outside.isError).toBe(true);
     expect(text(outside)).toMatch(/VIGIL_RUN_ID is not set/);
   }, 60_000);
-});
-
-describe('vigil mcp --http', () => {
-  let server: ResultPromise | undefined;
-  afterAll(async () => {
-    server?.kill('SIGTERM');
-    await server?.catch(() => undefined);
-  });
-
-  it('serves the same tools over streamable HTTP on loopback, and refuses a foreign Host header', async () => {
-    server = execa(process.execPath, [CLI, 'mcp', '--http', '--port', '0'], {
-      env: cleanEnv(env),
-      extendEnv: false,
-      cwd: CLI_CWD,
-      reject: false,
-      buffer: false,
-      stdin: 'ignore',
-    });
-    let err = '';
-    server.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-    const url = await waitUntil(
-      'the HTTP address',
-      () => /streamable HTTP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err)?.[1],
-      30_000,
-      100,
-    );
-    const client = new Client({ name: 'vigil-e2e-http', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-    try {
-      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
-      const r = (await client.callTool({ name: 'vigil_status', arguments: { id: 'no-such-run-http' } })) as CallToolResult;
-      expect(r.isError).toBe(true);
-      expect(text(r)).toBe('no such run: "no-such-run-http" (list runs with `vigil list`)');
-      const across = McpReportOutputSchema.parse((await client.callTool({ name: 'vigil_report', arguments: {} })).structuredContent);
-      expect(across.acrossRuns?.runs).toBeGreaterThanOrEqual(1);
-    } finally {
-      await client.close();
-    }
-    // DNS rebinding: a page that resolves its own name to 127.0.0.1 sends its own Host header.
-    const port = Number(new URL(url).port);
-    const body = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'page', version: '1' } },
-    });
-    const code = await new Promise<number>((resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port,
-          path: '/mcp',
-          method: 'POST',
-          headers: { host: `evil.example:${port}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        },
-        (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
-    expect(code).toBe(403);
-  }, 90_000);
 });

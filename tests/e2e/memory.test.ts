@@ -3,11 +3,12 @@
  * DATABASE_URL naming a real embedded Postgres): a run's journal and its agent calls' traces,
  * projected the way a worker projects them, consolidate when the outcome lands; `list`, `show`,
  * `search`, `export`, `import` into another store, `forget` (exit 3 for what is not there, exit 2 for
- * a bad kind) and `consolidate`; and the console's memory page in a real Chromium (Debian's
+ * a bad kind) and `consolidate`; `import` refusing bad fields (named, exit 2, nothing written), a device, a
+ * pipe, a folder and an oversized file; and the console's memory page in a real Chromium (Debian's
  * `chromium`, as tests/e2e/console.test.ts drives it), its search included.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
@@ -16,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeEventStore, projectEventsTo } from '../../activities/event-store.js';
 import { recordTrace } from '../../activities/lasting-memory.js';
 import { EventEnvelopeSchema, type RunEvent } from '../../schemas/events.js';
+import type { MemoryExport } from '../../schemas/lasting-memory.js';
 import { assertBuilt, CLI, ROOT, temporalAddress } from '../support/harness.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { CLI_CWD, cleanEnv, runVigil, show, waitUntil } from './cli-helpers.js';
@@ -165,6 +167,64 @@ describe('vigil memory', () => {
     expect(bad.code, show(bad)).toBe(2);
     expect(bad.stderr).toContain('unknown memory kind "lesson"');
   }, 180_000);
+
+  it('import refuses a file with bad fields (exit 2, the fields named, nothing written), and what is not a regular file or too large', async () => {
+    const from = await store.freshDatabase('memory_import_from');
+    await storeRun(from, 'wf-import', REPO);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-memory-import-'));
+    const good = path.join(dir, 'good.json');
+    expect((await runVigil(['memory', 'export', '--out', good], { DATABASE_URL: from })).code).toBe(0);
+    const into = { DATABASE_URL: await store.freshDatabase('memory_import_into') };
+    const exported = JSON.parse(readFileSync(good, 'utf8')) as MemoryExport;
+    const variant = (name: string, edit: (m: MemoryExport) => void): string => {
+      const m = structuredClone(exported);
+      edit(m);
+      const file = path.join(dir, name);
+      writeFileSync(file, JSON.stringify(m));
+      return file;
+    };
+    const refused = async (file: string, ...want: (string | RegExp)[]): Promise<void> => {
+      const r = await runVigil(['memory', 'import', file], into, { timeoutMs: 30_000 });
+      expect(r.code, show(r)).toBe(2);
+      for (const w of want) expect(r.stderr).toMatch(w);
+      // No stack, no raw SQL error.
+      expect(r.stderr).not.toMatch(/^\s+at /m);
+      expect(r.stderr).not.toMatch(/invalid input syntax|out of range for type|unsupported Unicode/);
+    };
+    await refused(
+      variant('bad-time.json', (m) => {
+        (m.episodes[0] as { at: string | null }).at = 'yesterday';
+        (m.patterns[0] as { evidence: number }).evidence = 3_000_000_000;
+        (m.skills[0] as { title: string }).title = 'a\u0000b';
+      }),
+      /is not a memory file the event store can take .*nothing was imported/,
+      /^ {2}episodes\[0\]\.at: "yesterday" is not an ISO 8601 date-time/m,
+      /^ {2}patterns\[0\]\.evidence: 3000000000 is too large \(at most 2147483647\)/m,
+      /^ {2}skills\[0\]\.title: contains a NUL character/m,
+    );
+    await refused(
+      variant('bad-kind.json', (m) => {
+        (m.patterns[0] as { kind: string }).kind = 'lesson';
+      }),
+      /^ {2}patterns\[0\]\.kind: /m,
+    );
+    await refused('/dev/zero', '/dev/zero is not a regular file');
+    await refused(dir, `${dir} is not a regular file`);
+    const fifo = path.join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    await refused(fifo, `${fifo} is not a regular file`);
+    const huge = path.join(dir, 'huge.json');
+    writeFileSync(huge, '');
+    truncateSync(huge, 200 * 1024 * 1024);
+    await refused(huge, /is 209715200 bytes, more than a memory file's 134217728: export one repository at a time/);
+    await refused(path.join(dir, 'missing.json'), /cannot read the memory file .*missing\.json/);
+    // Nothing of the refused files was written; the honest file imports whole.
+    const before = await runVigil(['memory', 'list', '--json'], into);
+    expect((JSON.parse(before.stdout) as { items: unknown[] }).items).toEqual([]);
+    const ok = await runVigil(['memory', 'import', good], into);
+    expect(ok.code, show(ok)).toBe(0);
+    expect(ok.stdout).toBe('imported 4 episode(s), 2 pattern(s), 1 skill(s)');
+  }, 120_000);
 
   it("the console's memory page lists it and searches it", async () => {
     const db = await store.freshDatabase('memory_console');

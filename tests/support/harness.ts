@@ -160,6 +160,13 @@ const TEST_TIMING: Partial<Knobs> = { baseWaitSeconds: 1, backoffJitterSeconds: 
  * and only the test timing shortened. Workflow and e2e tests start here; a test that turns a knob
  * off says why.
  */
+/**
+ * A shell prefix for a test command that should act only on a tree the builder changed: on the
+ * tree the run started with (the run's baseline test run, before the first agent call) it passes
+ * at once. For tests whose suite marks or sleeps to catch a gate pass in the act.
+ */
+export const PASS_ON_START_TREE = `[ -z "$(git status --porcelain 2>/dev/null | grep -v ' .vigil/')" ] && { echo '1 passed'; exit 0; }; `;
+
 export function runInput(repoPath: string, scenarioFile: string, knobs: Partial<Knobs> = {}): RunInput {
   return {
     prdPath: writePrd(),

@@ -20,4 +20,6 @@ export const SLOW_TIER: readonly string[] = [
   'tests/workflow/streams-crash.test.ts',
   // Three streams ending while the event store is down for 30 s, then its catch-up (about a minute).
   'tests/workflow/streams-journal.test.ts',
+  // The cheat corpus: forty whole runs with the default knobs, four test runners in the sandbox.
+  'tests/workflow/cheat-corpus.test.ts',
 ];

@@ -1,14 +1,15 @@
 /**
  * The operator console's rules without a browser: which runs the inbox shows and why
  * (cli/console/model.ts `waitingFor`), the chart series from a status snapshot and from the event
- * store's report, the token kept under VIGIL_HOME, and the messages an action sends (the CLI's own
- * payloads and schemas, cli/console/actions.ts).
+ * store's report, the tokens kept under VIGIL_HOME, which requests are another site's, the
+ * redirects, and the messages an action sends (the CLI's own payloads and schemas,
+ * cli/console/actions.ts).
  */
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { consoleToken, isLoopback, sameToken } from '../../cli/console/access.js';
+import { accessToken, consoleToken, fromAnotherSite, isLoopback, localPath, sameToken } from '../../cli/console/access.js';
 import { stepsOf } from '../../cli/console/actions.js';
 import { chartsFromReport, chartsFromSnapshot, pauseLengths, waitingFor } from '../../cli/console/model.js';
 import type { PauseEvent, RunReport } from '../../cli/report.js';
@@ -192,6 +193,51 @@ describe('access', () => {
     expect(sameToken(first.token, first.token)).toBe(true);
     expect(sameToken(`${first.token}x`, first.token)).toBe(false);
     expect(sameToken(undefined, first.token)).toBe(false);
+  });
+
+  it('never reads a token through a link, makes a readable one private again, and replaces one too short', () => {
+    const home = mkdtempSync(path.join(os.tmpdir(), 'vigil-console-'));
+    const elsewhere = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-elsewhere-')), 'planted');
+    writeFileSync(elsewhere, `${'x'.repeat(43)}\n`);
+    symlinkSync(elsewhere, path.join(home, 'mcp-token'));
+    expect(() => accessToken(home, 'mcp-token')).toThrow(/is a symbolic link.*remove it/);
+    const made = accessToken(home, 'other-token');
+    chmodSync(made.file, 0o644);
+    expect(accessToken(home, 'other-token')).toMatchObject({ token: made.token, created: false });
+    expect(statSync(made.file).mode & 0o777).toBe(0o600);
+    writeFileSync(made.file, 'short\n');
+    const replaced = accessToken(home, 'other-token');
+    expect(replaced.created).toBe(true);
+    expect(replaced.token).not.toBe('short');
+    // The console's and the MCP server's tokens are two files.
+    expect(consoleToken(home).token).not.toBe(replaced.token);
+  });
+
+  it("tells another site's request from the console's own, a person's navigation and a script", () => {
+    const host = '127.0.0.1:8237';
+    for (const h of [
+      { site: 'cross-site', host },
+      { site: 'same-site', host },
+      { origin: 'http://evil.example', host },
+      { origin: 'http://127.0.0.1:8238', host },
+      { origin: 'null', host },
+    ])
+      expect(fromAnotherSite(h), JSON.stringify(h)).toBe(true);
+    for (const h of [
+      { site: 'same-origin', host },
+      { site: 'none', host },
+      { host },
+      { origin: 'http://127.0.0.1:8237', host },
+      { origin: 'https://127.0.0.1:8237', host },
+    ])
+      expect(fromAnotherSite(h), JSON.stringify(h)).toBe(false);
+  });
+
+  it('redirects only to a path of its own', () => {
+    expect(localPath('/runs', '?status=paused')).toBe('/runs?status=paused');
+    expect(localPath('/%2F%2Fevil.example')).toBe('/%2F%2Fevil.example');
+    for (const p of ['//evil.example', '///evil.example', '/\\evil.example', 'http://evil.example/', 'evil'])
+      expect(localPath(p), p).toBe('/');
   });
 
   it('knows loopback addresses', () => {

@@ -28,6 +28,7 @@ import { clearProbeCache, presetFlags, probeCached, probeProvider } from '../../
 import { doctorCommand, temporalCheck, type DoctorReport, type TemporalStatus } from '../../cli/doctor.js';
 import { OLDEST_REPLAYED_RELEASE, windowReport } from '../../workflows/decisions/release-window.js';
 import { sandboxPlatform } from '../../activities/sandbox.js';
+import { cgroupProbe } from '../../activities/sandbox-cgroups.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const FAKE_CLI = path.join(ROOT, 'examples/agents/fake-cli/fake-cli.mjs');
@@ -396,6 +397,7 @@ describe('doctorCommand', () => {
       ['claude.credentials', true, true],
       ['claude.endpoint', true, false],
       ['sandbox', true, false],
+      ['sandbox.limits', true, false],
       ['temporal', true, true],
       ['worker', true, true],
     ]);
@@ -540,7 +542,25 @@ describe('doctorCommand', () => {
       expect(on.code).toBe(0);
       expect(on.text).toMatch(/✓ sandbox: sandbox=auto: agents and test runs run in bubblewrap/);
       expect(on.text).toContain('✓ claude root: the worker runs as root, but agents run as an unprivileged user in the sandbox');
+      // Whether the limits are held by cgroups here, or by the fallback (forced), which says what it does not hold.
+      if (cgroupProbe().base)
+        expect(on.text).toMatch(/✓ sandbox limits: cgroup v[12]: each sandboxed call in a group of its own under \/sys\/fs\/cgroup/);
+      const fallback = await doctor({
+        provider: 'claude',
+        uid: 0,
+        env: { ...base, VIGIL_SANDBOX: 'auto', VIGIL_SANDBOX_LIMITS: 'fallback' },
+      });
+      expect(fallback.code).toBe(0);
+      expect(fallback.text).toContain(
+        '✗ sandbox limits: no cgroup can be made here (VIGIL_SANDBOX_LIMITS=fallback: cgroups are not used): the fallback',
+      );
+      expect(fallback.text).toMatch(
+        /no pid limit the kernel holds.* — fix: unset VIGIL_SANDBOX_LIMITS \(fallback turns the cgroups off\)$/m,
+      );
     }
+    // No sandbox, no limits: said where the sandbox cannot run, not held against a worker with the sandbox off.
+    expect(off.text).toContain('✓ sandbox limits: none: the sandbox is off');
+    expect(auto.text).toContain('✗ sandbox limits: none: calls run outside the sandbox here');
   });
 });
 

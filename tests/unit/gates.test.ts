@@ -310,6 +310,7 @@ describe('the pass an agent call carries (vigil-gates-with-call-v1)', () => {
           reason: 'ok',
           baselineTotal: null,
           baselinePassed: null,
+          command: 'npm test',
         }
       : null,
     testsInput: {

@@ -95,6 +95,19 @@ describe('product code that games its tests', () => {
       failingInputs([{ file: 'tests/test_gap.py', text: PY_TEST }], ['tests.test_gap::test_negative']),
     ).map((f) => f.kind);
 
+  it("takes a one-line test's literals from its own line, and never its neighbour's", () => {
+    const text =
+      "test('simple', () => assert.equal(maxGap([1, 5]), 4));\ntest('negative', () => assert.equal(maxGap([0, -2, 3]), 5));\ntest('other', () => assert.equal(maxGap([7, 70]), 63));\n";
+    expect(failingInputs([{ file: 'gap.test.mjs', text }], ['test::negative'])).toEqual([
+      { test: 'test::negative', literals: ['[0,-2,3]'] },
+    ]);
+    const hard = 'export const maxGap = (xs) => {\n  if ([0, -2, 3].every((v, i) => xs[i] === v)) return 5;\n  return 0;\n};\n';
+    const inputs = failingInputs([{ file: 'gap.test.mjs', text }], ['test::negative']);
+    expect(
+      gamingFindings([{ file: 'gap.mjs', before: 'export const maxGap = () => 0;\n', after: hard }], inputs).map((f) => f.kind),
+    ).toEqual(['hard_codes_input']);
+  });
+
   it('finds the published cheats', () => {
     expect(found(`${GAP}    if xs == [0, -2, 3]:\n        return 5\n`)).toEqual(['hard_codes_input']);
     expect(found(`import inspect\n${GAP}\ndef peek():\n    return inspect.stack()[1].code_context\n`)).toEqual(['reads_caller']);

@@ -70,6 +70,13 @@ function intCases(min: number, max: number): Cases {
   };
 }
 
+/** A limit: 0 (off), or an integer within the bounds; nothing in between. */
+function limitCases(min: number, max: number): Cases {
+  return {
+    good: [['0', 0], ...intCases(min, max).good],
+    bad: ['1', String(min - 1), String(max + 1), '-1', 'abc', '1.5', '', 'max', '4g'],
+  };
+}
 const boolCases: Cases = {
   good: [
     ['true', true],
@@ -411,6 +418,9 @@ const CASES: Record<KnobName, Cases> = {
     bad: ['', 'on', 'true', 'bwrap'],
   },
   sandboxRegistries: boolCases,
+  sandboxPids: limitCases(32, 4_194_304),
+  sandboxMemoryMb: limitCases(256, 16_777_216),
+  sandboxCpuWeight: intCases(1, 10_000),
   eventStore: boolCases,
   checkpointsKept: intCases(0, 200),
   memoryBudgetChars: intCases(0, 100_000),

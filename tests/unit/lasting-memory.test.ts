@@ -253,6 +253,9 @@ describe('signature helpers', () => {
     // A report's id (`file-or-class::name`) gives the name alone, and no colon survives into a signature.
     expect(failingTest('node: 1 failed, 0 passed (exit 1); first: test::adds two numbers')).toBe('adds two numbers');
     expect(failingTest('pytest: 1 failed (exit 1); first: tests/test_a.py::test_x[a:b]')).toBe('test_x[a.b]');
+    expect(failingTest('node-test: 1 of 2 baseline tests did not pass (failed, errored or skipped): test::adds two numbers, test::b')).toBe(
+      'adds two numbers',
+    );
   });
   it('the error line of a TAP block, of a stack, or none', () => {
     expect(errorLine("not ok 1 - adds\n  ---\n  error: |-\n    Expected values to be strictly equal:\n  code: 'ERR_ASSERTION'")).toBe(

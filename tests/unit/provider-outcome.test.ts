@@ -21,6 +21,20 @@ describe('providerOutcome', () => {
     expect(providerOutcome({ ...base, timedOut: true, exitCode: 124, tail: 'API Error: 500' }).outcome).toBe('success');
   });
 
+  it('never blames the provider for a call a sandbox limit ended, whatever its last lines say as its tree dies', () => {
+    const limitHit = 'the agent started 4096 processes: pid limit (sandboxPids=4096, threads count)';
+    // The adversary: a fork bomb whose dying tree prints network errors (its proxy's connections cut).
+    const dying = 'sh: fork: Resource temporarily unavailable\nError: read ECONNRESET\nfetch failed\n';
+    expect(providerOutcome({ ...base, exitCode: 137, tail: dying, limitHit })).toEqual({ outcome: 'success', reason: null });
+    expect(
+      providerOutcome({ ...base, exitCode: 137, tail: 'API Error: 529 overloaded', limitHit: 'the agent used 4.0 GiB: memory limit' })
+        .outcome,
+    ).toBe('success');
+    // The control: the same output without a limit hit is the provider's failure, as before.
+    expect(providerOutcome({ ...base, exitCode: 137, tail: dying }).outcome).toBe('failure');
+    expect(providerOutcome({ ...base, exitCode: 137, tail: dying, limitHit: null }).outcome).toBe('failure');
+  });
+
   it('counts a call that timed out without a word from the model (a hung stream) as the provider failing', () => {
     expect(providerOutcome({ ...base, timedOut: true, exitCode: 124, modelOutput: false })).toEqual({
       outcome: 'failure',

@@ -1,10 +1,12 @@
 /**
  * What a run remembers of its sandbox (workflows/decisions/sandbox.ts): the latest call's
- * isolation, the refused attempts merged by role, kind and target and bounded, the lines status
- * prints, and which knobs a call's input carries.
+ * isolation, the refused attempts merged by role, kind and target and bounded, the calls a limit
+ * ended, the lines status prints, and which knobs a call's input carries.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_RUN_DENIALS, SandboxStateSchema, type SandboxReport, type SandboxState } from '../../schemas/sandbox.js';
+import { RunAgentInputSchema } from '../../schemas/activities.js';
+import { defaultKnobs } from '../../schemas/knobs.js';
+import { MAX_RUN_DENIALS, MAX_RUN_LIMIT_HITS, SandboxStateSchema, type SandboxReport, type SandboxState } from '../../schemas/sandbox.js';
 import { mergedDenials, noteSandbox, sandboxArgs } from '../../workflows/decisions/sandbox.js';
 import { deniedLines, sandboxLine } from '../../workflows/ui.js';
 
@@ -121,9 +123,59 @@ describe('mergedDenials', () => {
 });
 
 describe('sandboxArgs', () => {
+  const limits = { sandboxPids: 4096, sandboxMemoryMb: 4096, sandboxCpuWeight: 50 };
+  const sandboxLimits = { pids: 4096, memoryMb: 4096, cpuWeight: 50 };
   it("passes a run's strict or off, and leaves the default auto to the worker", () => {
-    expect(sandboxArgs({ sandbox: 'auto', sandboxRegistries: false })).toEqual({});
-    expect(sandboxArgs({ sandbox: 'off', sandboxRegistries: false })).toEqual({ sandbox: 'off' });
-    expect(sandboxArgs({ sandbox: 'strict', sandboxRegistries: true })).toEqual({ sandbox: 'strict', sandboxRegistries: true });
+    expect(sandboxArgs({ sandbox: 'auto', sandboxRegistries: false, ...limits })).toEqual({ sandboxLimits });
+    expect(sandboxArgs({ sandbox: 'off', sandboxRegistries: false, ...limits })).toEqual({ sandbox: 'off', sandboxLimits });
+    expect(sandboxArgs({ sandbox: 'strict', sandboxRegistries: true, ...limits })).toEqual({
+      sandbox: 'strict',
+      sandboxRegistries: true,
+      sandboxLimits,
+    });
+  });
+
+  it("always passes the run's limits, as the knobs resolved them (the default knobs and a run's own)", () => {
+    const d = defaultKnobs();
+    expect(sandboxArgs(d).sandboxLimits).toEqual({ pids: d.sandboxPids, memoryMb: d.sandboxMemoryMb, cpuWeight: d.sandboxCpuWeight });
+    expect(sandboxArgs({ ...d, sandboxPids: 0, sandboxMemoryMb: 1024, sandboxCpuWeight: 10 }).sandboxLimits).toEqual({
+      pids: 0,
+      memoryMb: 1024,
+      cpuWeight: 10,
+    });
+    // What an activity input accepts of them, and what it refuses.
+    expect(RunAgentInputSchema.shape.sandboxLimits.safeParse(sandboxArgs(d).sandboxLimits).success).toBe(true);
+    expect(RunAgentInputSchema.shape.sandboxLimits.safeParse({ pids: 5, memoryMb: 4096, cpuWeight: 50 }).success).toBe(false);
+  });
+});
+
+describe('limit hits in the run state', () => {
+  const hit = (reason: string): SandboxReport => ({
+    ...applied(),
+    limits: 'cgroup v2: 4096 tasks, 4096 MiB, cpu weight 50',
+    limitHit: reason,
+  });
+
+  it('keeps the calls a limit ended with their role and iteration, counts them all, the newest few listed', () => {
+    let s = noteSandbox(empty, hit('the agent started 4096 processes: pid limit'), { iteration: 3, role: 'builder' });
+    expect(s.limitHits).toEqual([{ iteration: 3, role: 'builder', reason: 'the agent started 4096 processes: pid limit' }]);
+    expect(s.limitHitsTotal).toBe(1);
+    expect(s.last?.limitHit).toBe('the agent started 4096 processes: pid limit');
+    // A later call that hit nothing keeps the list (and becomes the latest).
+    s = noteSandbox(s, applied(), { iteration: 4, role: 'tests' });
+    expect(s.limitHits).toHaveLength(1);
+    expect(s.last?.limitHit).toBeUndefined();
+    for (let i = 5; i < 5 + MAX_RUN_LIMIT_HITS + 2; i++)
+      s = noteSandbox(s, hit(`the test run used 4.0 GiB: memory limit (${i})`), { iteration: i, role: 'tests' });
+    expect(s.limitHits).toHaveLength(MAX_RUN_LIMIT_HITS);
+    expect(s.limitHits?.at(-1)?.reason).toMatch(/\(11\)$/);
+    expect(s.limitHitsTotal).toBe(MAX_RUN_LIMIT_HITS + 3);
+    expect(SandboxStateSchema.parse(s)).toEqual(s);
+  });
+
+  it('adds nothing to a state (and to an older one) for calls that hit no limit', () => {
+    const s = noteSandbox(empty, { ...applied(), limits: 'cgroup v1: 4096 tasks', limitHit: null }, { iteration: 1, role: 'builder' });
+    expect(s.limitHits).toBeUndefined();
+    expect(s.limitHitsTotal).toBeUndefined();
   });
 });

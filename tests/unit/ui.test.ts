@@ -255,6 +255,27 @@ describe('currentDetails', () => {
     expect(paras(text)).toEqual(['**STARTING** · iteration 0/25', 'No-change streak 0 · failures in a row 0', RUNNING_BUTTONS]);
   });
 
+  it('calls a sandbox limit ended get a line on the card, with the latest; none, no line', () => {
+    const last = {
+      mode: 'auto' as const,
+      applied: true,
+      isolation: 'bubblewrap',
+      reason: null,
+      limits: 'cgroup v2: 1024 tasks, 2048 MiB, cpu weight 50',
+      limitHit: null,
+    };
+    const sandbox = { mode: 'auto' as const, last, denied: [], deniedTotal: 0, unsandboxedCalls: 0 };
+    const memory = 'the agent used 2.0 GiB: memory limit (sandboxMemoryMb=2048)';
+    const hits = [
+      { iteration: 1, role: 'builder', reason: 'the agent started 1024 processes: pid limit (sandboxPids=1024, threads count)' },
+      { iteration: 2, role: 'builder', reason: memory },
+    ];
+    expect(paras(currentDetails(snapshot({ sandbox: { ...sandbox, limitHits: hits, limitHitsTotal: 7 } })))).toContain(
+      `**A sandbox limit ended 7 calls**: the latest, iteration 2 (builder): ${memory}`,
+    );
+    expect(currentDetails(snapshot({ sandbox }))).not.toContain('sandbox limit');
+  });
+
   it('a paused snapshot says who paused, when and why', () => {
     const text = currentDetails(
       snapshot({

@@ -87,7 +87,7 @@ describe('council votes', () => {
     expect(outcome.exitCode).toBe(0);
     expect(outcome.iteration).toBe(1);
     // The approved run's work is delivered on its run branch (deliver=branch, the default).
-    expect(outcome.notes).toEqual([expect.stringMatching(/^delivered on branch vigil\//)]);
+    expect(outcome.notes).toEqual([expect.stringMatching(/^evidence: /), expect.stringMatching(/^delivered on branch vigil\//)]);
     const [v] = snap.council.verdicts;
     expect(v).toMatchObject({
       round: 1,
@@ -254,6 +254,8 @@ describe('evidence gate', () => {
     expect(snap.council.verdicts.map((v) => [v.iteration, v.result, v.evidence.reason])).toEqual([[2, 'APPROVED', null]]);
     expect(snap.checks).toMatchObject({ total: 2, refused: 1, byCause: { evidence: 1 }, last: { iteration: 2, approved: true } });
     expect(outcome.notes).toEqual([
+      'evidence: no test runner, integrity findings: not checked, gaming findings: not checked, tree ' +
+        (outcome.notes[0] ?? '').slice(-12),
       'completion not independently verified: no test runner',
       expect.stringMatching(/^delivered on branch vigil\//),
     ]);
@@ -267,6 +269,8 @@ describe('evidence gate', () => {
     const { outcome } = await run({ version: 1, iterations: [{ writes: { 'a.txt': 'a' }, claim: 'promise' }] }, { councilEnabled: false });
     expect(outcome.status).toBe('completion_promise_fulfilled');
     expect(outcome.notes).toEqual([
+      'evidence: no test runner, integrity findings: not checked, gaming findings: not checked, tree ' +
+        (outcome.notes[0] ?? '').slice(-12),
       'completion not independently verified: no test runner',
       expect.stringMatching(/^delivered on branch vigil\//),
     ]);

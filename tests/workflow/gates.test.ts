@@ -33,6 +33,7 @@ import {
   writeScenario,
   type ScenarioInput,
   type TestEnv,
+  PASS_ON_START_TREE,
 } from '../support/harness.js';
 
 let env: TestEnv;
@@ -138,7 +139,7 @@ const slowSuite = (seconds = 2): { marker: string; testCommand: string } => {
   // The sandboxed test run writes its marker outside the repository only where the worker's
   // operator names the folder (docs/security.md, The agent's sandbox); the in-process workers read it.
   process.env.VIGIL_SANDBOX_WRITABLE = path.dirname(marker);
-  return { marker, testCommand: `touch '${marker}'; sleep ${seconds}; echo '1 passed'` };
+  return { marker, testCommand: `${PASS_ON_START_TREE}touch '${marker}'; sleep ${seconds}; echo '1 passed'` };
 };
 const untilPresent = async (file: string): Promise<void> => {
   const deadline = Date.now() + 60_000;

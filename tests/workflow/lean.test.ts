@@ -26,6 +26,7 @@ import {
   waitForStatus,
   writeScenario,
   type TestEnv,
+  PASS_ON_START_TREE,
 } from '../support/harness.js';
 import { pauseUpdate, resumeUpdate, stopUpdate } from '../../workflows/messages.js';
 
@@ -97,8 +98,11 @@ describe('the lean iteration', () => {
 
     const acts = scheduled(events);
     const names = acts.map((a) => a.name);
-    for (const gone of ['inspectRepo', 'readAgentSignals', 'runGate', 'runGates', 'runTests', 'inspectIteration'])
+    for (const gone of ['inspectRepo', 'readAgentSignals', 'runGate', 'runGates', 'inspectIteration'])
       expect(names, gone).not.toContain(gone);
+    // The one test run of its own is the baseline, on the tree the run started with, before the first call.
+    expect(names.filter((n) => n === 'runTests')).toHaveLength(1);
+    expect(names.indexOf('runTests')).toBeLessThan(names.indexOf('runAgent'));
     const agentCalls = acts.filter((a) => a.name === 'runAgent');
     expect(agentCalls).toHaveLength(4);
     // Every call carries the pass and made it: the results came back with the call.
@@ -276,7 +280,7 @@ describe('the lean iteration', () => {
     const worker = await makeWorker(env, tq);
     const input = loopInput(repo, scenario, {
       ...ONLY_TESTS_AND_SECRETS,
-      testCommand: `if [ -e ${marker} ]; then true; else touch ${marker}; sleep 30; fi`,
+      testCommand: `${PASS_ON_START_TREE}if [ -e ${marker} ]; then true; else touch ${marker}; sleep 30; fi`,
       maxIterations: 2,
     });
     const { outcome, events, pausedAfterMs } = await worker.runUntil(async () => {

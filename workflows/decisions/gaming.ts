@@ -119,14 +119,15 @@ export function failingInputs(testFiles: readonly { file: string; text: string }
     const short = name.split(/::|\s>\s|\./).pop() ?? name;
     for (const f of testFiles) {
       const ls = lines(f.text);
-      const start = ls.findIndex((l) =>
-        new RegExp(`(?:def\\s+${escape(short)}\\s*\\(|(?:it|test)\\s*\\(\\s*['"\`]${escape(short)}['"\`])`).test(l),
-      );
+      const head = new RegExp(`(?:def\\s+${escape(short)}\\s*\\(|(?:it|test)\\s*\\(\\s*['"\`]${escape(short)}['"\`])`);
+      const start = ls.findIndex((l) => head.test(l));
       if (start < 0) continue;
       const body: string[] = [];
-      for (let i = start + 1; i < ls.length && i < start + 200; i++) {
-        if (/^\s{0,200}(?:def\s|it\s*\(|test\s*\(|describe\s*\(|class\s)/.test(ls[i] as string) && i > start + 1) break;
-        if (/\bassert|\bexpect\s*\(|\bassertEqual\b/.test(ls[i] as string)) body.push(ls[i] as string);
+      // From the test's own line (a one-line test asserts there, after its name) to the next test.
+      for (let i = start; i < ls.length && i < start + 200; i++) {
+        const l = i === start ? (ls[i] as string).replace(head, '') : (ls[i] as string);
+        if (i > start && /^\s{0,200}(?:def\s|it\s*\(|test\s*\(|describe\s*\(|class\s)/.test(l)) break;
+        if (/\bassert|\bexpect\s*\(|\bassertEqual\b/.test(l)) body.push(l);
       }
       const literals = [...new Set(body.flatMap(literalsOf))];
       if (literals.length > 0) out.push({ test: name, literals });

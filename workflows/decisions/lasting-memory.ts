@@ -60,7 +60,8 @@ export function normalizeReason(s: string): string {
 
 /** The failing test a tests gate names (`…; first: <test>`), else null. */
 export function failingTest(reason: string): string | null {
-  const m = /;\s*first:\s*(.+)$/.exec(reason);
+  // `…; first: <id>`, or the first of the baseline tests that did not pass or were not reported.
+  const m = /;\s*first:\s*(.+)$/.exec(reason) ?? /baseline tests (?:did not pass|were not reported) \([^)]*\):\s*([^,]+)/.exec(reason);
   if (!m) return null;
   // A report's test id is `file-or-class::name`: the name is what a person knows the test by, and a
   // signature's parts are separated by colons, so none may remain in it.

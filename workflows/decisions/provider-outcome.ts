@@ -5,7 +5,8 @@
  * produced, as its preset reads the output) is the provider's failure; any other result (the
  * agent ran, whatever it concluded, however long it took) is a success. A failing test in the
  * output is the agent's business, never the provider's, and so is a timeout after the model
- * answered (a slow test, a long tool run).
+ * answered (a slow test, a long tool run), and a call a sandbox limit ended (its processes or its
+ * memory: what the agent did, whatever its last lines say as its tree is killed).
  */
 import { isTestRunnerLine, lastLines } from './runner-lines.js';
 
@@ -20,12 +21,16 @@ export interface CallHealthFacts {
   tail: string;
   /** Whether the output shows anything from the model; null or absent: the preset cannot tell. */
   modelOutput?: boolean | null;
+  /** Why a sandbox limit ended the call (the result's `sandbox.limitHit`); null or absent: none did. */
+  limitHit?: string | null;
 }
 
 /** The breaker's reason for a timed-out call that never heard from the model. */
 export const HUNG_STREAM_REASON = 'no answer from the model before the call timed out (a hung stream or a stalled API)';
 
 export function providerOutcome(f: CallHealthFacts): { outcome: 'success' | 'failure'; reason: string | null } {
+  // The agent's own doing: the provider answered (or was never asked) and is not to blame.
+  if (f.limitHit) return { outcome: 'success', reason: null };
   if (f.rateLimited) return { outcome: 'failure', reason: 'rate limited' };
   if (f.authError) return { outcome: 'failure', reason: 'authentication failed' };
   if (f.timedOut && f.modelOutput === false) return { outcome: 'failure', reason: HUNG_STREAM_REASON };

@@ -1,15 +1,18 @@
 /**
- * What a run remembers of its sandbox: how its latest call ran, and the escape attempts the
- * sandbox refused its calls — the builder's, the test runs, the gate tools and every reviewing
- * role's (docs/security.md, The agent's sandbox). A refused attempt is a finding a person should
- * see: status, watch and the console list them with the call that made them.
+ * What a run remembers of its sandbox: how its latest call ran, the escape attempts the sandbox
+ * refused its calls — the builder's, the test runs, the gate tools and every reviewing role's
+ * (docs/security.md, The agent's sandbox) — and the calls a limit ended. A refused attempt or a
+ * limit hit is a finding a person should see: status, watch and the Web UI's card show them with
+ * the call that made them.
  *
  * Sandbox-safe: pure functions, no I/O.
  */
 import {
   MAX_RUN_DENIALS,
+  MAX_RUN_LIMIT_HITS,
   type SandboxDenial,
   type SandboxDenialSeen,
+  type SandboxLimits,
   type SandboxReport,
   type SandboxState,
 } from '../../schemas/sandbox.js';
@@ -46,11 +49,22 @@ export function noteSandbox(state: SandboxState, report: SandboxReport | null | 
     const i = list.findIndex((x) => (roles.get(x.role) ?? 0) > 1);
     list = list.filter((_, j) => j !== (i === -1 ? 0 : i));
   }
+  // A call a limit ended is a finding too: kept (the newest few) with the call that hit it.
+  const hit = report.limitHit
+    ? {
+        limitHits: [...(state.limitHits ?? []), { iteration: from.iteration, role: from.role.slice(0, 40), reason: report.limitHit }].slice(
+          -MAX_RUN_LIMIT_HITS,
+        ),
+        limitHitsTotal: (state.limitHitsTotal ?? 0) + 1,
+      }
+    : {};
   return {
+    ...state,
     last,
     denied: list,
     deniedTotal: total,
     unsandboxedCalls: state.unsandboxedCalls + (report.applied ? 0 : 1),
+    ...hit,
   };
 }
 
@@ -70,11 +84,23 @@ export function mergedDenials(reports: readonly (SandboxReport | null | undefine
 /**
  * What a call's input says of the run's sandbox knobs: the mode when the run chose one other than
  * the default (auto defers to the worker's setting, so an operator's VIGIL_SANDBOX=off or strict
- * on the worker decides for runs that did not ask), and the registries when the run allows them.
+ * on the worker decides for runs that did not ask), the registries when the run allows them, and
+ * the limits, always (a few numbers; the worker has no setting of its own for them).
  */
-export function sandboxArgs(k: { sandbox: 'auto' | 'strict' | 'off'; sandboxRegistries: boolean }): {
+export function sandboxArgs(k: {
+  sandbox: 'auto' | 'strict' | 'off';
+  sandboxRegistries: boolean;
+  sandboxPids: number;
+  sandboxMemoryMb: number;
+  sandboxCpuWeight: number;
+}): {
   sandbox?: 'strict' | 'off';
   sandboxRegistries?: true;
+  sandboxLimits: SandboxLimits;
 } {
-  return { ...(k.sandbox !== 'auto' ? { sandbox: k.sandbox } : {}), ...(k.sandboxRegistries ? { sandboxRegistries: true as const } : {}) };
+  return {
+    ...(k.sandbox !== 'auto' ? { sandbox: k.sandbox } : {}),
+    ...(k.sandboxRegistries ? { sandboxRegistries: true as const } : {}),
+    sandboxLimits: { pids: k.sandboxPids, memoryMb: k.sandboxMemoryMb, cpuWeight: k.sandboxCpuWeight },
+  };
 }

@@ -16,6 +16,7 @@ import {
   log,
   workflowInfo,
 } from '@temporalio/workflow';
+import { evidenceLine } from '../decisions/evidence-line.js';
 import { type Outcome, OUTCOME_EXIT_CODES, type OutcomeStatus, RunStateSchema } from '../../schemas/run.js';
 import { type Json, packValue } from '../carried-state.js';
 import {
@@ -38,6 +39,9 @@ import { nowIso, type Run, type VigilRun } from './run.js';
 
 export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: string[] = []): Promise<Outcome> {
   const { state, info } = run;
+  // What done rested on, first, wherever the outcome's notes go (status, report, the delivery).
+  if (s === 'council_approved' || s === 'completion_promise_fulfilled')
+    notes = [evidenceLine(state.lastTests, state.gates.latest, state.convergence.lastHash), ...notes];
   if (state.pendingDirectives.length > 0) {
     markUndeliveredDirectives();
     notes = [...notes, undeliveredNote(state.pendingDirectives)];

@@ -13,6 +13,7 @@ import { addOrchestrationUsage } from '../decisions/budget.js';
 import { gateLabel, gateLine, gatesDue, mergeLatest, reviewGateResult, stuckReason, trackGate } from '../decisions/gates.js';
 import { gateEvent, reviewEvent } from '../decisions/journal.js';
 import { noteSandbox, sandboxArgs } from '../decisions/sandbox.js';
+import { liftLatest } from '../decisions/finding-waivers.js';
 import { runGatesPass, testRecord } from '../gates-pass.js';
 import { finish } from './ending.js';
 import { escalateToPerson, notifyPeople } from './people.js';
@@ -174,6 +175,8 @@ export async function qualityGates(
   run.publish();
   const out = await gatesPass(run, tree, carried);
   run.status = run.stopRequest ? 'stopping' : 'running';
+  // Integrity and gaming findings a person waived, or a checklist item asked for, do not block.
+  if (run.eras.doneMeansDone) out.results = liftLatest(out.results, state.gates.findingWaivers, state.gates.checklist);
   state.gates.latest = mergeLatest(state.gates.latest, out.results);
   if (!out.interrupted) state.gates.lastTree = tree;
   log.info('quality gates', { iteration: state.iteration, results: out.results.map((r) => `${r.gate}:${r.verdict}`).join(' ') });

@@ -16,6 +16,7 @@ import type { RunEvent } from '../../schemas/events.js';
 import { budgetExceeded } from '../decisions/budget.js';
 import { checklistGateResult, mergeLatest } from '../decisions/gates.js';
 import { waive as waiveItem } from '../decisions/checklist.js';
+import { FINDING_ID, liftLatest, WAIVABLE_GATES } from '../decisions/finding-waivers.js';
 import { directiveRefusal } from '../decisions/directives.js';
 import { messageEvent } from '../decisions/journal.js';
 import { taskWaiting, waitingTasks } from '../decisions/tasks.js';
@@ -132,7 +133,25 @@ export function installHandlers(run: Run): void {
     );
   };
 
+  /** A finding of the integrity gates, waived by its id: the gate's verdict is re-read at once. */
+  const applyFindingWaiver = (p: { item: string; reason?: string; by?: string }, defaultBy: string): MessageAck => {
+    const known = state.gates.latest.some((g) => WAIVABLE_GATES.has(g.gate) && g.findings.some((f) => f.id === p.item));
+    if (!known)
+      throw ApplicationFailure.create({
+        message: `waive: no integrity or gaming finding "${p.item}" in the latest results`,
+        nonRetryable: true,
+      });
+    if (state.gates.findingWaivers.some((w) => w.id === p.item)) return ack(false, `${p.item} was already waived`);
+    const by = p.by ?? defaultBy;
+    state.gates.findingWaivers = [...state.gates.findingWaivers, { id: p.item, by, reason: p.reason ?? '', at: nowIso() }].slice(-100);
+    state.gates.latest = liftLatest(state.gates.latest, state.gates.findingWaivers, state.gates.checklist);
+    log.info('finding waived', { id: p.item, by });
+    publish();
+    return ack(true, `${p.item} waived: it no longer blocks completion`);
+  };
+
   const applyWaive = (p: { item: string; reason?: string; by?: string }, defaultBy: string): MessageAck => {
+    if (run.eras.doneMeansDone && FINDING_ID.test(p.item)) return applyFindingWaiver(p, defaultBy);
     const cl = state.gates.checklist;
     if (!cl) {
       throw ApplicationFailure.create({

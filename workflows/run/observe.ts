@@ -76,6 +76,8 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
     ...(result.ioError ? { ioError: result.ioError.slice(0, 1000) } : {}),
     // An escape attempt the sandbox refused is a finding a person should see.
     ...(result.sandbox?.denied.length ? { denied: mergedDenials([result.sandbox]) } : {}),
+    // So is a call a sandbox limit ended (its exit code alone says only that it was killed).
+    ...(result.sandbox?.limitHit ? { limitHit: result.sandbox.limitHit.slice(0, 300) } : {}),
   };
   state.sandbox = noteSandbox(state.sandbox, result.sandbox, { iteration: state.iteration, role: 'builder' });
   if (snap.checkpoint) {

@@ -164,6 +164,7 @@ export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> 
         authError: r.authError !== null,
         tail: r.tail,
         modelOutput: r.modelOutput,
+        limitHit: r.sandbox?.limitHit,
       });
       providerReason = health.outcome === 'failure' ? health.reason : null;
       rateLimitWait = r.rateLimit?.waitSeconds ?? null;

@@ -173,6 +173,7 @@ export async function reportToBreaker(
     authError: result.authError !== null,
     tail: result.tail,
     modelOutput: result.modelOutput,
+    limitHit: result.sandbox?.limitHit,
   });
   if (o.outcome === 'failure' && o.reason) run.lastProviderFailure.set(provider, o.reason);
   else run.lastProviderFailure.delete(provider);

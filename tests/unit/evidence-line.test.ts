@@ -1,0 +1,58 @@
+/** The evidence line a finished run carries (workflows/decisions/evidence-line.ts). */
+import { describe, expect, it } from 'vitest';
+import type { GateResult } from '../../schemas/gates.js';
+import type { TestRunRecord } from '../../schemas/run.js';
+import { evidenceLine } from '../../workflows/decisions/evidence-line.js';
+
+const tests = (over: Partial<TestRunRecord> = {}): TestRunRecord => ({
+  treeHash: 'abcdef0123456789',
+  iteration: 3,
+  passed: true,
+  timedOut: false,
+  exitCode: 0,
+  logPath: '/l',
+  failures: 0,
+  runner: 'pytest',
+  verdict: 'pass',
+  reason: 'pytest: 2 passed',
+  baselineTotal: 2,
+  baselinePassed: 2,
+  command: 'python3 -m pytest -q',
+  ...over,
+});
+const gate = (g: GateResult['gate'], verdict: GateResult['verdict'], n: number): GateResult => ({
+  gate: g,
+  verdict,
+  reason: '',
+  findings: [],
+  findingCount: n,
+  missingTools: [],
+  durationMs: 0,
+  reportPath: null,
+  treeHash: '',
+  iteration: 3,
+});
+
+describe('the evidence line', () => {
+  it('says the baseline tally, the command, the integrity and gaming findings and the tree', () => {
+    expect(evidenceLine(tests(), [gate('test_mutation', 'pass', 0), gate('test_gaming', 'pass', 0)], null)).toBe(
+      'evidence: baseline tests 2 of 2 passed (`python3 -m pytest -q`), integrity findings 0, gaming findings 0, tree abcdef012345',
+    );
+  });
+
+  it('says what was not checked rather than a zero it does not know', () => {
+    expect(evidenceLine(null, [], 'fedcba9876543210')).toBe(
+      'evidence: no test runner, integrity findings: not checked, gaming findings: not checked, tree fedcba987654',
+    );
+    expect(
+      evidenceLine(tests({ baselineTotal: null, baselinePassed: null, command: null }), [gate('test_mutation', 'inconclusive', 0)], null),
+    ).toBe(
+      'evidence: tests passed (no baseline report) (pytest), integrity findings: not checked, gaming findings: not checked, tree abcdef012345',
+    );
+  });
+
+  it('counts every finding, not only the ones the result kept', () => {
+    const g = { ...gate('test_gaming', 'fail', 30), findings: [] };
+    expect(evidenceLine(tests(), [g], null)).toMatch(/gaming findings 30/);
+  });
+});
