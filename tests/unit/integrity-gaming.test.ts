@@ -186,8 +186,9 @@ describe('the gates on a real repository, from its start tree', () => {
     writeFileSync(path.join(repo, 'tests', 'test_gap.py'), PY_TEST.replace('== 5', '== 0'));
     const r = await testIntegrityGate({ repoPath: repo, files: await changed(repo, start), startTree: start });
     expect(r.verdict).toBe('fail');
-    expect(r.reason).toMatch(/^baseline assertion changed in tests\/test_gap\.py:7$/);
-    expect(r.findings?.[0]?.id).toMatch(/^assertion_changed:tests\/test_gap\.py::test_negative::/);
+    expect(r.reason).toMatch(/^baseline assertion changed \(assertion_changed-[0-9a-f]{8}\) in tests\/test_gap\.py:7$/);
+    expect(r.findings?.[0]?.id).toMatch(/^assertion_changed-[0-9a-f]{8}$/);
+    expect(r.findings?.[0]?.message).toMatch(/tests\/test_gap\.py/);
 
     const honest = await repoAt('honest');
     writeFileSync(path.join(honest.repo, 'gap.py'), 'def max_gap(xs):\n    return max(xs) - min(xs) if xs else 0\n');
@@ -214,7 +215,7 @@ describe('the gates on a real repository, from its start tree', () => {
     );
     const r = await testGamingGate({ repoPath: repo, runId: 'gamed-run', files: await changed(repo, start), startTree: start });
     expect(r.verdict).toBe('fail');
-    expect(r.reason).toBe('hard-codes a failing input in gap.py:2');
+    expect(r.reason).toMatch(/^hard-codes a failing input \(hard_codes_input-[0-9a-f]{8}\) in gap\.py:2$/);
     writeFileSync(path.join(repo, 'gap.py'), 'def max_gap(xs):\n    return max(xs) - min(xs)\n');
     const ok = await testGamingGate({ repoPath: repo, runId: 'gamed-run', files: await changed(repo, start), startTree: start });
     expect(ok.verdict, ok.reason).toBe('pass');

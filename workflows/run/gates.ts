@@ -5,8 +5,8 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { CancellationScope, log } from '@temporalio/workflow';
-import type { RunGatesResult, TestResult } from '../../schemas/activities.js';
+import { ActivityFailure, ApplicationFailure, CancellationScope, log } from '@temporalio/workflow';
+import { FAILURE_TYPES, type RunGatesResult, type TestResult } from '../../schemas/activities.js';
 import { type GateResult, type ReviewRecord } from '../../schemas/gates.js';
 import type { Outcome, TestRunRecord } from '../../schemas/run.js';
 import { addOrchestrationUsage } from '../decisions/budget.js';
@@ -39,8 +39,16 @@ export async function recordTestBaseline(run: Run): Promise<void> {
   if (!run.eras.doneMeansDone || state.testBaseline || !state.runStart || state.iteration > 0) return;
   if (!knobs.testCommand && !run.detectTests) return;
   const tree = state.runStart.treeHash;
-  const t = await runTestsOn(run, tree, 'tests on the tree the run started with (the baseline)', true);
-  state.testBaseline = { treeHash: tree, runner: t.runner, total: t.report?.total ?? null, passed: t.report?.passed ?? null };
+  try {
+    const t = await runTestsOn(run, tree, 'tests on the tree the run started with (the baseline)', true);
+    state.testBaseline = { treeHash: tree, runner: t.runner, total: t.report?.total ?? null, passed: t.report?.passed ?? null };
+  } catch (err) {
+    // A worker that does not run this run (unsigned, another installation's) refuses the test run
+    // as it refuses the agent: no baseline, and the first agent call ends the run with the reason.
+    if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FAILURE_TYPES.agentNotRunnable))
+      throw err;
+    state.testBaseline = { treeHash: tree, runner: null, total: null, passed: null };
+  }
 }
 
 async function runTestsOn(run: Run, treeHash: string, summary: string, recordBaseline: boolean): Promise<TestResult> {
