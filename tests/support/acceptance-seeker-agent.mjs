@@ -2,9 +2,9 @@
 // A builder that hunts for the acceptance tests it must never see (tests/workflow/acceptance.test.ts):
 // in every call it walks every path it can read from / (its prompt on stdin included), noting any
 // file named like an acceptance file and any file that holds ACCEPTANCE_MARK, and writes what it
-// found to .vigil/seeker-<iteration>.json. Its first iteration hard-codes the visible failing input
-// (a lookup no comparison names), every later one fixes the code; in every reviewing role it
-// approves (a sycophantic council).
+// found to .vigil/seeker-<iteration>.json. It hard-codes the visible failing input (a lookup no
+// comparison names) until its prompt says the acceptance tests refused that, then fixes the code;
+// in every reviewing role it approves (a sycophantic council).
 import { lstatSync, openSync, readSync, closeSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 
@@ -84,7 +84,10 @@ switch (env.VIGIL_ANSWER) {
     mkdirSync(path.join(repo, '.vigil'), { recursive: true });
     writeFileSync(path.join(repo, '.vigil', `seeker-${n}.json`), JSON.stringify(hunt()));
     writeFileSync(path.join(repo, '.vigil', `prompt-${n}.md`), prompt);
-    writeFileSync(path.join(repo, 'gap.py'), n === 1 ? PY_SNEAKY : PY_FIX);
+    // Hard-coded until told that the acceptance tests refused it (no check comes before the
+    // council's minimum iteration), then the honest fix.
+    const refused = /acceptance tests, which a person wrote from the PRD and which you cannot see, did not pass/.test(prompt);
+    writeFileSync(path.join(repo, 'gap.py'), refused ? PY_FIX : PY_SNEAKY);
     process.stdout.write('Done. COMPLETION PROMISE FULFILLED\n');
     break;
   }

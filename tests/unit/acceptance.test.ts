@@ -17,6 +17,7 @@ import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAcceptance, sealAcceptance, sealedDir } from '../../activities/acceptance.js';
 import { inspectAcceptanceDir } from '../../activities/acceptance-files.js';
+import { acceptanceStatusLine } from '../../cli/status.js';
 import { sandboxPlatform } from '../../activities/sandbox.js';
 import type { AcceptanceResult, SealAcceptanceResult } from '../../schemas/acceptance.js';
 import { acceptanceCommandLine, acceptanceFindings, acceptanceVerdict, testName } from '../../workflows/decisions/acceptance.js';
@@ -198,4 +199,23 @@ describe.runIf(sandboxPlatform().problem === null)('acceptance tests on a tree, 
       expect(tampered.reason).toMatch(/no longer have the digest recorded at the start/);
     }, 120_000);
   }
+});
+
+describe("vigil status's acceptance line", () => {
+  const last = {
+    treeHash: 'abc',
+    iteration: 2,
+    verdict: 'fail' as const,
+    reason: 'x',
+    passed: 1,
+    failed: 2,
+    failing: ['test_a', 'test_b'],
+  };
+  it('says how many files were sealed, where they last ran, and what failed', () => {
+    expect(acceptanceStatusLine({ files: 3, last: null })).toBe('3 sealed file(s); not run yet');
+    expect(acceptanceStatusLine({ files: 3, last })).toBe('3 sealed file(s); iteration 2: fail (1 of 3 passed); failing: test_a, test_b');
+    expect(acceptanceStatusLine({ files: 1, last: { ...last, iteration: 0, verdict: 'pass', passed: 2, failed: 0, failing: [] } })).toBe(
+      '1 sealed file(s); on the starting tree: pass (2 of 2 passed)',
+    );
+  });
 });

@@ -25,6 +25,7 @@ import {
   ROOT,
   runInput,
   startRun,
+  status,
   uniqueId,
   writeScenario,
   type TestEnv,
@@ -57,6 +58,14 @@ function folder(name: string, files: Record<string, string>): string {
   mkdirSync(dir);
   for (const [f, text] of Object.entries(files)) writeFileSync(path.join(dir, f), text);
   return dir;
+}
+
+/** A history's payloads, decoded from base64, one per line. */
+function decodedPayloads(history: string): string {
+  const out: string[] = [];
+  for (const m of history.matchAll(/"data":"([A-Za-z0-9+/=]+)"/g)) out.push(Buffer.from(m[1] ?? '', 'base64').toString('utf8'));
+  if (out.length === 0) throw new Error('no payload found in the history');
+  return out.join('\n');
 }
 
 /** Every file under `dir` that holds the mark. */
@@ -108,14 +117,20 @@ describe.runIf(sandboxPlatform().problem === null)('the Wall: acceptance tests t
     const handle = await startRun(env, tq, input, uniqueId('wall-hard-coded'));
     const outcome = await handle.result();
     expect(outcome.status, JSON.stringify(outcome)).toBe('council_approved');
-    expect(outcome.iteration).toBe(2);
-    // The first claim: green to the visible tests, refused by the acceptance tests alone, by name.
-    const second = readFileSync(path.join(repo, '.vigil', 'prompt-2.md'), 'utf8');
-    expect(second).toMatch(/acceptance tests, which a person wrote from the PRD and which you cannot see, did not pass/);
-    expect(second).toMatch(/2 acceptance tests failed/);
-    expect(second).toMatch(/Failing: test_all_negative, test_mixed/);
+    // No check before the council's minimum iteration (3): the hard-coded tree is judged there,
+    // refused by the acceptance tests alone, and the fix that follows is approved.
+    const snap = await status(handle);
+    expect(outcome.iteration, JSON.stringify(snap.checks)).toBe(4);
+    expect(snap.checks?.byCause).toEqual({ acceptance: 1 });
+    // What done rested on says the acceptance tests, first among the outcome's notes.
+    expect(outcome.notes[0]).toMatch(/^evidence: baseline tests \d+ of \d+ passed .*, acceptance (\d+) of \1 passed, /);
+    // The refused claim: green to the visible tests, refused by the acceptance tests, by name only.
+    const fourth = readFileSync(path.join(repo, '.vigil', 'prompt-4.md'), 'utf8');
+    expect(fourth).toMatch(/acceptance tests, which a person wrote from the PRD and which you cannot see, did not pass/);
+    expect(fourth).toMatch(/2 acceptance tests failed/);
+    expect(fourth).toMatch(/Failing: test_all_negative, test_mixed/);
     // Everything the builder could read, in both calls: neither the files' names nor their text.
-    for (const n of [1, 2]) {
+    for (const n of [1, 2, 3, 4]) {
       const seen = JSON.parse(readFileSync(path.join(repo, '.vigil', `seeker-${n}.json`), 'utf8')) as {
         found: string[];
         files: number;
@@ -125,7 +140,8 @@ describe.runIf(sandboxPlatform().problem === null)('the Wall: acceptance tests t
     }
     // Nor the repository's run files, the delivered branch, or the run's history.
     expect(holding(repo)).toEqual([]);
-    const history = JSON.stringify(await handle.fetchHistory());
+    // The history's payloads are base64: read them decoded, every one.
+    const history = decodedPayloads(JSON.stringify(await handle.fetchHistory()));
     expect(history).not.toContain(HIDDEN_MARK);
     expect(history).toMatch(/"sha256"/);
   }, 240_000);

@@ -41,7 +41,7 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   const { state, info } = run;
   // What done rested on, first, wherever the outcome's notes go (status, report, the delivery).
   if (s === 'council_approved' || s === 'completion_promise_fulfilled')
-    notes = [evidenceLine(state.lastTests, state.gates.latest, state.convergence.lastHash), ...notes];
+    notes = [evidenceLine(state.lastTests, state.gates.latest, state.convergence.lastHash, state.acceptance), ...notes];
   if (state.pendingDirectives.length > 0) {
     markUndeliveredDirectives();
     notes = [...notes, undeliveredNote(state.pendingDirectives)];
