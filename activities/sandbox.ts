@@ -465,6 +465,8 @@ export interface SandboxCall {
    * the environment name it there).
    */
   reportDir?: string;
+  /** Folders outside the repository the call reads at their own path, read-only (an acceptance run's linked dependencies): refused when denied. */
+  readable?: string[];
 }
 
 /** The limits a call gets when its run passes none: the knobs' defaults. */
@@ -721,6 +723,7 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
       ...programPaths(call.file, call.args, call.env),
       ...toolchainPaths({ ...workerEnv, ...call.env }, home).map((t) => t.path),
       ...dependencyCaches(call.kind, home),
+      ...(call.readable ?? []),
       ...list(workerEnv.VIGIL_SANDBOX_READABLE, /:/),
     ]),
     writable: facts(list(workerEnv.VIGIL_SANDBOX_WRITABLE, /:/)),

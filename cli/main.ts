@@ -280,6 +280,10 @@ export function buildProgram(): Command {
     .option('--id <id>', 'workflow id of the run (default: vigil-<prd name>-<time>)')
     .option('--checklist <file>', 'the PRD checklist to verify (JSON or Markdown) instead of one extracted from the PRD')
     .option(
+      '--acceptance <dir>',
+      'acceptance tests a person wrote from the PRD (outside the repository): sealed at the start, never shown to the agents, run on every claim',
+    )
+    .option(
       '--tasks <file>',
       'split the run into tasks (JSON or Markdown: id, title, checklist items, dependencies); with --set parallelStreams=N each runs as a stream of its own',
     )
@@ -296,7 +300,7 @@ export function buildProgram(): Command {
     .option('--json', 'print the started run as a JSON line; with --wait, then a JSON line per event as `watch --json`')
     .action(async (prdFile: string, o: Record<string, unknown>) => {
       const [
-        { readPrd, readChecklist, readTasks, prdOnHost },
+        { readPrd, readChecklist, readTasks, prdOnHost, checkAcceptanceFolder },
         { checkRepo, defaultRunId, startRun },
         { checkPromptTemplate, requireAgentCommand },
         { searchAttributeHint },
@@ -321,6 +325,10 @@ export function buildProgram(): Command {
       const repoPath = remote ? pathOnHost('--repo', String(o.repo), host) : checkRepo(String(o.repo));
       const resolvedKnobs = checkPromptTemplate(await resolve(o), process.cwd());
       requireAgentCommand(resolvedKnobs);
+      // The acceptance folder (knob acceptanceTests): checked here, where the person can fix it (exit 2).
+      const acceptance = typeof o.acceptance === 'string' ? o.acceptance : resolvedKnobs.knobs.acceptanceTests;
+      if (acceptance && !remote) resolvedKnobs.knobs.acceptanceTests = await checkAcceptanceFolder(acceptance, repoPath);
+      else if (acceptance) resolvedKnobs.knobs.acceptanceTests = acceptance;
       const checklist = typeof o.checklist === 'string' ? readChecklist(o.checklist) : undefined;
       const tasks = typeof o.tasks === 'string' ? readTasks(o.tasks) : undefined;
       const workflowId = typeof o.id === 'string' ? validateId(o.id) : defaultRunId(prd);

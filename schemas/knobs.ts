@@ -347,6 +347,18 @@ export const KNOBS = shared(
         'Shell command that runs the repository tests (exit 0 = green). Empty: no test evidence is required.',
       ),
       testTimeoutSeconds: intKnob('VIGIL_TEST_TIMEOUT_SECONDS', 1, 86_400, 1800, 'Hard cap on one test command run.'),
+      acceptanceTests: stringKnob(
+        'VIGIL_ACCEPTANCE_TESTS',
+        '',
+        4096,
+        'Folder of acceptance tests a person wrote from the PRD (`vigil start --acceptance DIR`): sealed at the start, never shown to the agents, run on every claimed tree; a failure refuses the claim. Empty: none.',
+      ),
+      acceptanceCommand: stringKnob(
+        'VIGIL_ACCEPTANCE_COMMAND',
+        '',
+        4096,
+        "Shell command that runs the acceptance tests (their files are appended). Empty: the repository's detected runner.",
+      ),
       tier: enumKnob(
         'VIGIL_TIER',
         ['planning', 'development', 'fast'] as const,

@@ -27,6 +27,7 @@ import {
 import { CONVENE_TRIGGERS } from './rounds.js';
 import { TaskListSchema, TaskQueueSchema } from './tasks.js';
 import { SandboxDenialSchema, SandboxStateSchema } from './sandbox.js';
+import { AcceptanceStateSchema } from './acceptance.js';
 
 export const PHASES = ['REASON', 'ACT', 'REFLECT', 'VERIFY'] as const;
 export const PhaseSchema = shared('schemas/run:PhaseSchema', () => z.enum(PHASES));
@@ -437,7 +438,7 @@ export const CheckpointsStateSchema = shared('schemas/run:CheckpointsStateSchema
 export type CheckpointsState = z.infer<typeof CheckpointsStateSchema>;
 
 /** What refused (or approved) a completion check: the evidence gate, a tool gate, the code review, the checklist, the council, or an agent's answer in the wrong format. */
-export const CHECK_CAUSES = ['evidence', 'quality_gates', 'code_review', 'checklist', 'council', 'contract'] as const;
+export const CHECK_CAUSES = ['evidence', 'quality_gates', 'code_review', 'checklist', 'council', 'contract', 'acceptance'] as const;
 export const CheckCauseSchema = shared('schemas/run:CheckCauseSchema', () => z.enum(CHECK_CAUSES));
 export type CheckCause = z.infer<typeof CheckCauseSchema>;
 
@@ -523,6 +524,8 @@ export const RunStateSchema = shared('schemas/run:RunStateSchema', () =>
     lastTests: TestRunRecordSchema.nullable().default(null),
     /** The tests the run started with, recorded once before the first iteration (null: not recorded, or a run from before it). */
     testBaseline: TestBaselineRecordSchema.nullable().default(null),
+    /** The sealed acceptance tests' digests and their latest verdict (null: no acceptanceTests knob, or a run from before it). */
+    acceptance: AcceptanceStateSchema.nullable().default(null),
     lastEvidence: EvidenceRecordSchema.nullable().default(null),
     uncertainty: UncertaintyStateSchema.default({
       consecutiveCoOccur: 0,
@@ -644,6 +647,7 @@ export type RunInput = z.infer<typeof RunInputSchema>;
 export const OUTCOME_STATUSES = [
   'council_approved',
   'completion_promise_fulfilled',
+  'already_satisfied',
   'force_stopped',
   'stopped',
   'max_iterations_reached',
@@ -661,6 +665,7 @@ export type OutcomeStatus = z.infer<typeof OutcomeStatusSchema>;
 export const OUTCOME_EXIT_CODES: Record<OutcomeStatus, 0 | 1 | 20> = {
   council_approved: 0,
   completion_promise_fulfilled: 0,
+  already_satisfied: 0,
   force_stopped: 20,
   stopped: 0,
   max_iterations_reached: 20,

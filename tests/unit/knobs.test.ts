@@ -217,6 +217,22 @@ const CASES: Record<KnobName, Cases> = {
     bad: ['x'.repeat(4097)],
   },
   testTimeoutSeconds: intCases(1, 86_400),
+  acceptanceTests: {
+    good: [
+      ['', ''],
+      ['/srv/acceptance', '/srv/acceptance'],
+      ['x'.repeat(4096), 'x'.repeat(4096)],
+    ],
+    bad: ['x'.repeat(4097)],
+  },
+  acceptanceCommand: {
+    good: [
+      ['', ''],
+      ['python3 -m pytest -q', 'python3 -m pytest -q'],
+      ['x'.repeat(4096), 'x'.repeat(4096)],
+    ],
+    bad: ['x'.repeat(4097)],
+  },
   tier: {
     good: [
       ['planning', 'planning'],

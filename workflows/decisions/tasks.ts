@@ -21,7 +21,7 @@ import { parseChecklistFile } from './checklist.js';
 /** Streams a task gets before it is a dead letter: one retry after a failed stream. */
 export const TASK_ATTEMPTS = 2;
 
-const DONE_STATUSES: readonly string[] = ['council_approved', 'completion_promise_fulfilled'];
+const DONE_STATUSES: readonly string[] = ['council_approved', 'completion_promise_fulfilled', 'already_satisfied'];
 
 export type TasksParse = { ok: true; tasks: TaskList } | { ok: false; error: string };
 

@@ -1,6 +1,7 @@
 /**
  * Completion, before the council: a claim (or a forced review, a tripped breaker, an early check)
- * is judged by the evidence gate, the quality gates, the code review and the checklist (the
+ * is judged by the evidence gate, the quality gates, the acceptance tests (acceptance.ts), the
+ * code review and the checklist (the
  * council itself is council.ts); a check a message interrupted is held for the next boundary;
  * a refusal goes through the safety valves.
  *
@@ -18,6 +19,7 @@ import { itemsToRecheck, reviewDue } from '../decisions/lean-rounds.js';
 import { refusalMemory } from '../decisions/memory.js';
 import { reviewSummaryForPrompt } from '../decisions/review.js';
 import { describeFalseClaim } from '../decisions/claimed-files.js';
+import { judgeAcceptance } from './acceptance.js';
 import { finish } from './ending.js';
 import { actOnGateStreak, codeReview, ensureTests, qualityGates, roundBase, testEvidence, testLine, trackGateResult } from './gates.js';
 import { verifierCall, verifyChecklist } from './prd-checklist.js';
@@ -49,7 +51,7 @@ export function notesOf(inconclusive: readonly string[]): string[] {
 
 /**
  * Before completion is judged (the council, or the evidence gate alone): the tool gates on this
- * tree, then the code review, then the PRD checklist. 'refused' (findings say what blocked and
+ * tree, then the acceptance tests, then the code review, then the PRD checklist. 'refused' (findings say what blocked and
  * why) or 'interrupted' (a pause or stop came first) keep the run going; null lets the
  * judgement go on; an outcome ends the run (a stuck gate).
  */
@@ -75,6 +77,10 @@ export async function completionGuard(
       failing.map((f) => `${gateLabel(f.gate)}: ${f.reason}`).join('; '),
     );
   }
+  // The acceptance tests (knob acceptanceTests), before anything that costs a reviewer.
+  const unaccepted = await judgeAcceptance(run, tree);
+  if (unaccepted !== null) return refuse(run, [], unaccepted, 'acceptance');
+  if (run.interrupted()) return 'interrupted';
   if (knobs.codeReview) {
     const judged = run.eras.judgesSeeChanges ? await judgeReview(run, tree) : await beforeJudgeReview(run, tree);
     if (judged !== null) return judged;

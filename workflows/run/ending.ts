@@ -42,7 +42,7 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   const { state, info } = run;
   // What done rested on, first, wherever the outcome's notes go (status, report, the delivery).
   if (s === 'council_approved' || s === 'completion_promise_fulfilled')
-    notes = [evidenceLine(state.lastTests, state.gates.latest, state.convergence.lastHash), ...notes];
+    notes = [evidenceLine(state.lastTests, state.gates.latest, state.convergence.lastHash, state.acceptance), ...notes];
   // A perpetual run's requests for a person that went unanswered (decisions/agent-requests.ts).
   if (run.eras.judgesSeeChanges) notes = [...notes, ...agentRequestNotes(state.escalations)];
   if (state.pendingDirectives.length > 0) {
@@ -82,7 +82,7 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
     await notifyPeople(
       run,
       'run_finished',
-      `Run ${s === 'council_approved' || s === 'completion_promise_fulfilled' ? 'completed' : 'ended'}: ${s}`,
+      `Run ${s === 'council_approved' || s === 'completion_promise_fulfilled' || s === 'already_satisfied' ? 'completed' : 'ended'}: ${s}`,
       `${reason}${notes.length ? `\n${notes.join('\n')}` : ''}`,
       o.exitCode === 0 ? 'info' : o.exitCode === 20 ? 'warning' : 'critical',
       { status: s, exitCode: o.exitCode, iteration: state.iteration },

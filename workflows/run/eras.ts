@@ -103,7 +103,10 @@ export const COUNCIL_CHECKLIST_PATCH = 'vigil-council-checklist-v1';
 /**
  * Done means done: the run's tests run once on the tree it started with, before the first
  * iteration, as the baseline every later test run is held to (runs before it have none: their
- * verdicts rest on each run's own report). Asked once per execution, after the deprecated ones.
+ * verdicts rest on each run's own report); with the acceptanceTests knob, the acceptance tests are
+ * sealed at the start, end the run as already_satisfied when they pass on that tree, and are run at
+ * every completion check (runs before it had no such knob). Asked once per execution, after the
+ * deprecated ones.
  */
 export const DONE_MEANS_DONE_PATCH = 'vigil-done-means-done-v1';
 
@@ -181,8 +184,12 @@ export interface Eras {
   upsertsSearchAttributes: boolean;
   /** Spread into every repository-bound proxy (workflows/hosts.ts). */
   onHost: { taskQueue?: string };
-  /** The run records its tests' baseline before the first iteration (DONE_MEANS_DONE_PATCH). */
-  testBaseline: boolean;
+  /**
+   * Done means done (DONE_MEANS_DONE_PATCH): the run records its tests' baseline before the first
+   * iteration, and, with the acceptanceTests knob, seals its acceptance tests, ends at once when
+   * they already pass and runs them at every completion check.
+   */
+  doneMeansDone: boolean;
   /** Reviews see the delta, contract errors count on cached reviews, claims are held to the diff (JUDGES_SEE_CHANGES_PATCH). */
   judgesSeeChanges: boolean;
 }
@@ -217,9 +224,9 @@ export function decideEras(input: RunInput): Eras {
   // Everything that touches the repository (or `.vigil/` in it, like the notification ledger, or
   // needs the agent CLIs installed there, like the health check) runs on the run's host.
   const onHost = onRunHost(input);
-  const testBaseline = patched(DONE_MEANS_DONE_PATCH);
+  const doneMeansDone = patched(DONE_MEANS_DONE_PATCH);
   const judgesSeeChanges = patched(JUDGES_SEE_CHANGES_PATCH);
-  return { upsertsSearchAttributes, onHost, testBaseline, judgesSeeChanges };
+  return { upsertsSearchAttributes, onHost, doneMeansDone, judgesSeeChanges };
 }
 
 // ---- asked where their code runs: each call stands where 0.4.0 asked `patched()` ----

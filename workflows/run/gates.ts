@@ -36,7 +36,7 @@ export async function ensureTests(run: Run, treeHash: string): Promise<TestRunRe
  */
 export async function recordTestBaseline(run: Run): Promise<void> {
   const { state, knobs } = run;
-  if (!run.eras.testBaseline || state.testBaseline || !state.runStart || state.iteration > 0) return;
+  if (!run.eras.doneMeansDone || state.testBaseline || !state.runStart || state.iteration > 0) return;
   if (!knobs.testCommand && !run.detectTests) return;
   const tree = state.runStart.treeHash;
   try {
@@ -184,7 +184,7 @@ export async function qualityGates(
   const out = await gatesPass(run, tree, carried);
   run.status = run.stopRequest ? 'stopping' : 'running';
   // Integrity and gaming findings a person waived, or a checklist item asked for, do not block.
-  if (run.eras.testBaseline) out.results = liftLatest(out.results, state.gates.findingWaivers, state.gates.checklist);
+  if (run.eras.doneMeansDone) out.results = liftLatest(out.results, state.gates.findingWaivers, state.gates.checklist);
   state.gates.latest = mergeLatest(state.gates.latest, out.results);
   if (!out.interrupted) state.gates.lastTree = tree;
   log.info('quality gates', { iteration: state.iteration, results: out.results.map((r) => `${r.gate}:${r.verdict}`).join(' ') });
