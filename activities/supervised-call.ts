@@ -3,10 +3,10 @@
  * talks to the worker. Starts the child in a process group of its own, writes its output to the
  * log, records the child's pid, exit status and output extent in the state file (atomically, so
  * a retried attempt re-attaches or collects the result), enforces the call's timeout, its run
- * folder and a sandboxed call's limits (sandbox-limits.ts), and kills whatever the child leaves
- * behind, waiting until all of it is gone. Used by the supervisor daemon (one process for many
- * calls, supervisor-daemon.ts) and the per-call supervisor (process-supervisor.ts). Node
- * built-ins only: both must start fast.
+ * folder, an agent call's silence watchdog (call-silence.ts) and a sandboxed call's limits
+ * (sandbox-limits.ts), and kills whatever the child leaves behind, waiting until all of it is
+ * gone. Used by the supervisor daemon (one process for many calls, supervisor-daemon.ts) and
+ * the per-call supervisor (process-supervisor.ts). Node built-ins only: both must start fast.
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, rmdirSync, rmSync, writeSync } from 'node:fs';
@@ -24,6 +24,7 @@ import {
 } from './process-tree.js';
 import { startSandboxProxy, type SandboxProxy } from './sandbox-proxy.js';
 import { CallLimiter } from './sandbox-limits.js';
+import { watchSilence } from './call-silence.js';
 import { describeWriteError, logTruncatedNotice } from './safe-files.js';
 import {
   CANCEL_GRACE_MS,
@@ -231,8 +232,10 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
 
   let outputBytes = 0;
   let tail = Buffer.alloc(0);
+  let lastOutputMs: number | null = null;
   const onData = (chunk: Buffer): void => {
     outputBytes += chunk.length;
+    lastOutputMs = Date.now();
     log.write(chunk);
     tail = tail.length + chunk.length > TAIL_KEEP * 2 ? Buffer.concat([tail, chunk]).subarray(-TAIL_KEEP) : Buffer.concat([tail, chunk]);
     channel.output(chunk);
@@ -264,6 +267,21 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
   const watchdog = setInterval(() => {
     if (!existsSync(path.dirname(spec.statePath))) terminate(0);
   }, WATCHDOG_MS);
+  // A hung agent call (no output, no change in its repository for the limit) is ended as a timeout is.
+  let silenced: string | null = null;
+  const stopSilence =
+    spec.silence && pid !== undefined
+      ? watchSilence({
+          limitMs: spec.silence.limitMs,
+          root: spec.silence.root,
+          startedMs: started,
+          lastOutputMs: () => lastOutputMs,
+          onSilent: (reason) => {
+            silenced = reason;
+            terminate(KILL_GRACE_MS);
+          },
+        })
+      : undefined;
   // A call at its pid limit, or that lost a process to the OOM killer, is ended at once.
   if (pid !== undefined) limiter?.started(pid);
   const limitWatch =
@@ -280,6 +298,7 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
     clearTimeout(timeout);
     clearInterval(watchdog);
     clearInterval(limitWatch);
+    stopSilence?.();
     // A sandboxed call's processes die with its pid namespace as bubblewrap exits, and none can
     // leave it: nothing is looked for by token (a scan of every process's environment), but the
     // namespace is waited for below (bubblewrap exits before the kernel has emptied it). Other
@@ -313,7 +332,7 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
     if (pid === undefined || exit.error) {
       spawnError = `${spec.file}: ${code === 'ENOENT' ? 'command not found' : code === 'EACCES' ? 'permission denied' : (exit.error?.message ?? 'could not start')}`;
       exitCode = 127;
-    } else if (timedOut) {
+    } else if (timedOut || silenced !== null) {
       exitCode = 124;
     } else if (typeof exit.code === 'number') {
       exitCode = exit.code;
@@ -325,6 +344,7 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
     const notes = [
       limits?.reason,
       timedOut ? 'timed out' : null,
+      silenced,
       cancelled ? 'cancelled' : null,
       abandoned ? 'abandoned: another call took its place' : null,
       spawnError,
@@ -335,7 +355,7 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
     const incomplete = log.truncated || log.error !== null;
     const result: SupervisorExit = {
       exitCode,
-      timedOut,
+      timedOut: timedOut || silenced !== null,
       cancelled,
       spawnError,
       outputBytes,
@@ -346,6 +366,7 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
       ...(incomplete ? { tail: new StringDecoder('utf8').end(tail.subarray(-TAIL_KEEP)) } : {}),
       ...(spec.sandboxProxy ? { sandboxDenials } : {}),
       ...(limits ? { limits } : {}),
+      ...(silenced !== null ? { silence: silenced } : {}),
     };
     // The state first, then the footer: a reader that saw the call still running after reading
     // the log has not read the footer (activities/process.ts, attach).
