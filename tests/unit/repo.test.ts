@@ -620,6 +620,28 @@ describe('the git helper', () => {
     expect(() => configureGitHelper({ niceness: 20 })).toThrow(/from 0 to 19, got 20/);
   });
 
+  it("never fails a request because an earlier helper's exit is noticed late (a busy machine)", async () => {
+    const { repo } = committedRepo();
+    // Two stopped helpers whose exits are held back (SIGSTOP: their SIGTERM waits) until a request
+    // of the next one is in flight; then both die. Each exit may fail only its own requests.
+    const held: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      await workingTreeHash(repo);
+      const pid = gitHelper.pid as number;
+      process.kill(pid, 'SIGSTOP');
+      held.push(pid);
+      gitHelper.stop();
+    }
+    const started = gitHelper.started;
+    const pending = runGit(repo, ['rev-parse', 'HEAD']);
+    for (const pid of held) process.kill(pid, 'SIGCONT');
+    const r = await pending;
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/^[0-9a-f]{40}$/);
+    expect(gitHelper.started).toBe(started + 1);
+    await expect(workingTreeHash(repo)).resolves.toBe(referenceTreeHash(repo));
+  });
+
   it('answers concurrent requests, each with its own answer', async () => {
     const a = committedRepo();
     const b = committedRepo();
