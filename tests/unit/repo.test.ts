@@ -622,8 +622,14 @@ describe('the git helper', () => {
 
   it("never fails a request because an earlier helper's exit is noticed late (a busy machine)", async () => {
     const { repo } = committedRepo();
-    // Two stopped helpers whose exits are held back (SIGSTOP: their SIGTERM waits) until a request
-    // of the next one is in flight; then both die. Each exit may fail only its own requests.
+    const gone = async (pid: number): Promise<void> => {
+      while (existsSync(`/proc/${pid}`)) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 50)); // its exit handled, and what that handler set off
+    };
+    // Two stopped helpers whose exits are held back (SIGSTOP: their SIGTERM waits), and the
+    // helper started after them held too, so that its request is still in flight when each of
+    // the two dies in turn: a request sent again after the first exit is then still in flight at
+    // the second. Each exit may fail only its own requests.
     const held: number[] = [];
     for (let i = 0; i < 2; i++) {
       await workingTreeHash(repo);
@@ -634,10 +640,20 @@ describe('the git helper', () => {
     }
     const started = gitHelper.started;
     const pending = runGit(repo, ['rev-parse', 'HEAD']);
-    for (const pid of held) process.kill(pid, 'SIGCONT');
+    const next = gitHelper.pid as number;
+    process.kill(next, 'SIGSTOP');
+    try {
+      for (const pid of held) {
+        process.kill(pid, 'SIGCONT');
+        await gone(pid);
+      }
+    } finally {
+      process.kill(next, 'SIGCONT');
+    }
     const r = await pending;
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toMatch(/^[0-9a-f]{40}$/);
+    expect(gitHelper.pid).toBe(next);
     expect(gitHelper.started).toBe(started + 1);
     await expect(workingTreeHash(repo)).resolves.toBe(referenceTreeHash(repo));
   });
