@@ -78,6 +78,8 @@ export interface ProcessSpec {
   ownPidNamespace?: boolean;
   /** A sandboxed call's limits, applied by its supervisor (sandbox-limits.ts). */
   limits?: CallLimitsSpec | null;
+  /** An agent call's silence watchdog, kept by its supervisor (call-silence.ts): ended after `limitMs` with no output and no change under `root`. */
+  silence?: { limitMs: number; root: string } | null;
 }
 
 export interface ProcessResult {
@@ -100,6 +102,8 @@ export interface ProcessResult {
   sandboxDenials: Denial[];
   /** How a sandboxed call was limited and the limit that ended it (null: no limits, or the supervisor was lost). */
   limits: LimitsOutcome | null;
+  /** Why the silence watchdog ended the call (`no output for 15 min: ended`; `timedOut` is then true); null: it did not. */
+  silence: string | null;
 }
 
 const TAIL_KEEP = 64 * 1024;
@@ -232,6 +236,7 @@ function handover(spec: ProcessSpec, key: string, attempt: number, token: string
     ...(spec.sandboxProxy ? { sandboxProxy: spec.sandboxProxy } : {}),
     ...(spec.ownPidNamespace ? { ownPidNamespace: true } : {}),
     ...(spec.limits ? { limits: spec.limits } : {}),
+    ...(spec.silence && spec.silence.limitMs > 0 ? { silence: spec.silence } : {}),
   };
 }
 
@@ -627,6 +632,7 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       strays: 0,
       sandboxDenials: [],
       limits: null,
+      silence: null,
     };
   }
   // Re-attached to a call whose log is incomplete: the supervisor kept the tail.
@@ -644,5 +650,6 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     strays: exit.strays,
     sandboxDenials: exit.sandboxDenials ?? [],
     limits: exit.limits ?? null,
+    silence: exit.silence ?? null,
   };
 }

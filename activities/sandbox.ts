@@ -76,6 +76,7 @@ import type { SandboxProxySpec } from './sandbox-proxy.js';
 import type { Denial } from './sandbox-net.js';
 import type { CallLimitsSpec, LimitsOutcome } from './sandbox-limits.js';
 import { cgroupSettings } from './sandbox-cgroups.js';
+import { SANDBOX_STATUS_FD } from './process-tree.js';
 
 /** The system folders every sandbox sees read-only (those that exist). */
 const SYSTEM = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
@@ -194,6 +195,12 @@ export function sandboxPlatform(env: NodeJS.ProcessEnv = process.env): SandboxPl
   }
   probed = { key, platform };
   return platform;
+}
+
+/** bubblewrap 0.5 and later write their status, the pid namespace's id with it, to a descriptor (`--json-status-fd`). */
+export function statusArgs(version: string | null): string[] {
+  const m = /^(\d+)\.(\d+)/.exec(version ?? '');
+  return m && (Number(m[1]) > 0 || Number(m[2]) >= 5) ? ['--json-status-fd', String(SANDBOX_STATUS_FD)] : [];
 }
 
 function systemArgs(): string[] {
@@ -499,7 +506,10 @@ export interface PreparedSandbox {
   /**
    * The call runs in a pid namespace of its own that dies with bubblewrap (`--unshare-pid`,
    * `--die-with-parent`): the kernel kills every process of it, so its supervisor looks for no
-   * leftover by token (a scan of every process's environment, ~2 ms of CPU each).
+   * leftover by token (a scan of every process's environment, ~2 ms of CPU each). Bubblewrap
+   * exits as soon as the command has, while the kernel is still killing the rest: it writes the
+   * namespace's id to `SANDBOX_STATUS_FD` (process-tree.ts), where the spawner gives it a pipe,
+   * and the spawner waits until no process of that namespace is left.
    */
   pidNamespace?: boolean;
   /** The call's limits, applied by its supervisor (sandbox-limits.ts); null: unsandboxed, no limits. */
@@ -761,7 +771,7 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     `; repository ${plan.repoWritable ? 'writable' : 'read-only'}; network: ${network ? (allow.length ? allow.map(endpointText).join(', ') : 'none') : 'none'}${refusedNote}`;
   return {
     file: platform.bwrap as string,
-    args: [...plan.args, ...inner],
+    args: [...statusArgs(platform.version), ...plan.args, ...inner],
     env: network ? bridgeEnv(bridge, env) : env,
     proxy: proxyDir !== null ? { socketPath: path.join(proxyDir, 'proxy.sock'), allow } : null,
     report: { mode, applied: true, isolation: isolation.slice(0, 300), reason: null, denied: [] },

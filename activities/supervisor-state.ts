@@ -38,6 +38,8 @@ export interface SupervisorSpec {
   ownPidNamespace?: boolean;
   /** A sandboxed call's limits (sandbox-limits.ts): its cgroup, or the fallback. */
   limits?: CallLimitsSpec;
+  /** An agent call's silence watchdog (call-silence.ts): ended after `limitMs` with no output and no change under `root`. */
+  silence?: { limitMs: number; root: string };
 }
 
 /** How the child ended, as the supervisor saw it. */
@@ -58,6 +60,8 @@ export interface SupervisorExit {
   sandboxDenials?: Denial[];
   /** How a sandboxed call was limited, and the limit that ended it. */
   limits?: LimitsOutcome;
+  /** Why the silence watchdog ended the call (`no output for 15 min: ended`); absent: it did not. */
+  silence?: string;
 }
 
 /** The state file (`<label>.pid.json`). */

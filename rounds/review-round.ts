@@ -13,7 +13,7 @@ import type { AgentResult, RunAgentInput } from '../schemas/activities.js';
 import type { RunAuthorization } from '../schemas/authorization.js';
 import type { ReviewerRecord, ReviewRecord } from '../schemas/gates.js';
 import type { Knobs } from '../schemas/knobs.js';
-import { chooseAgent } from '../workflows/decisions/agent-choice.js';
+import { chooseAgent, silenceSeconds } from '../workflows/decisions/agent-choice.js';
 import { agentResultOf } from './agent-result.js';
 import type { BatchCall, RoundCalls } from './calls.js';
 import {
@@ -169,6 +169,7 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
       phase: 'VERIFY',
       tier: k.tier,
       timeoutSeconds: k.councilMemberTimeoutSeconds,
+      silenceSeconds: silenceSeconds(k),
       completionPromise: '',
       extraEnv: { VIGIL_REVIEWER: reviewer, VIGIL_REVIEW_ROUND: String(input.round), ...(again ? { VIGIL_REVIEW_RERUN: '1' } : {}) },
       parse: 'review',

@@ -212,6 +212,12 @@ export const RunAgentInputSchema = shared('schemas/activities:RunAgentInputSchem
     sandboxRegistries: z.boolean().optional(),
     /** The run's sandboxPids, sandboxMemoryMb and sandboxCpuWeight knobs; absent (runs from before them): their defaults. */
     sandboxLimits: SandboxLimitsSchema.optional(),
+    /**
+     * The silence watchdog (knob agentSilenceMinutes, activities/call-silence.ts): the call is
+     * ended after this many seconds with no output and no change in the repository; 0: never.
+     * Absent (runs from before it): the knob's default, 15 minutes.
+     */
+    silenceSeconds: z.number().min(0).max(172_800).default(900),
     /** The prompt text (council and review calls, and iterations scheduled by older workers). */
     prompt: z.string().optional(),
     /** A reviewing call's prompt as its parts, rendered by the activity (instead of `prompt`). */
@@ -328,6 +334,8 @@ export const AgentResultSchema = shared('schemas/activities:AgentResultSchema', 
     modelOutput: z.boolean().nullable().default(null),
     /** An authentication failure (invalid key, expired login, 401/403): never fixed by retrying. */
     authError: z.string().max(500).nullable().default(null),
+    /** Why the silence watchdog ended the call (`no output for 15 min: ended`; `timedOut` is then true), else null: a hung call. */
+    hung: z.string().max(200).nullable().default(null),
     /** A reviewing call that changed the working tree: the paths (its vote is void), else null. */
     reviewChangedTree: z.array(z.string()).max(50).nullable().default(null),
     /** A code reviewer's answer, read (parse: review): verdict, severities, the first finding lines. */
@@ -390,6 +398,7 @@ export const AGENT_RESULT_NULL_DEFAULTS = [
   'verification',
   'rateLimit',
   'modelOutput',
+  'hung',
 ] as const;
 
 export const InspectRepoInputSchema = shared('schemas/activities:InspectRepoInputSchema', () =>
@@ -737,6 +746,7 @@ export function blankAgentResult(over: Partial<AgentResult> & Pick<AgentResult, 
     sessionId: null,
     modelOutput: null,
     authError: null,
+    hung: null,
     reviewChangedTree: null,
     review: null,
     checklist: null,

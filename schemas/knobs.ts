@@ -327,6 +327,13 @@ export const KNOBS = shared(
         7200,
         'Hard cap on one agent call; the process tree is killed and the iteration fails (exit 124).',
       ),
+      agentSilenceMinutes: numberKnob(
+        'VIGIL_AGENT_SILENCE_MINUTES',
+        0,
+        2880,
+        15,
+        'An agent call with no output and no repository change for this long is hung: ended (exit 124), the breaker counts it. 0: off.',
+      ),
       heartbeatTimeoutSeconds: intKnob(
         'VIGIL_HEARTBEAT_TIMEOUT_SECONDS',
         2,

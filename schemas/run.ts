@@ -290,6 +290,8 @@ export const IterationRecordSchema = shared('schemas/run:IterationRecordSchema',
     denied: z.array(SandboxDenialSchema).max(10).optional(),
     /** Why a sandbox limit ended the builder's call (docs/security.md, Limits inside the sandbox); absent: none did. */
     limitHit: z.string().max(300).optional(),
+    /** Why the silence watchdog ended the builder's call as hung (`no output for 15 min: ended`); absent: it did not. */
+    hung: z.string().max(200).optional(),
   }),
 );
 export type IterationRecord = z.infer<typeof IterationRecordSchema>;

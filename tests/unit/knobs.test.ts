@@ -198,6 +198,16 @@ const CASES: Record<KnobName, Cases> = {
   breakerProbeSeconds: intCases(1, 3600),
   breakerSuccesses: intCases(1, 100),
   agentTimeoutSeconds: intCases(1, 172_800),
+  agentSilenceMinutes: {
+    good: [
+      ['15', 15],
+      ['0', 0],
+      ['0.1', 0.1],
+      [' 2.5 ', 2.5],
+      ['2880', 2880],
+    ],
+    bad: ['-1', '2881', 'abc', '', '15m', '1e3', 'off'],
+  },
   heartbeatTimeoutSeconds: intCases(2, 600),
   completionPromise: {
     good: [

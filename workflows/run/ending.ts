@@ -30,7 +30,7 @@ import {
 import { outcomeEvent } from '../decisions/journal.js';
 import { onRepositoryTrouble, repositoryTrouble } from '../decisions/repository.js';
 import { undeliveredNote } from '../decisions/undelivered-directives.js';
-import { chooseAgent } from '../decisions/agent-choice.js';
+import { chooseAgent, silenceSeconds } from '../decisions/agent-choice.js';
 import { remainingBudget } from '../decisions/budget.js';
 import { sandboxArgs } from '../decisions/sandbox.js';
 import { agentRequestNotes } from '../decisions/agent-requests.js';
@@ -118,6 +118,7 @@ async function judgeMemory(run: Run): Promise<void> {
         remainingBudgetUsd: remainingBudget(state.spend.usd, state.budgetUsd ?? knobs.budgetUsd),
         iteration: Math.max(1, state.iteration),
         timeoutSeconds: knobs.councilMemberTimeoutSeconds,
+        silenceSeconds: silenceSeconds(knobs),
         rateLimitRpm: knobs.rateLimitRpm,
         ...sandboxArgs(knobs),
       },

@@ -79,6 +79,8 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
     ...(result.sandbox?.denied.length ? { denied: mergedDenials([result.sandbox]) } : {}),
     // So is a call a sandbox limit ended (its exit code alone says only that it was killed).
     ...(result.sandbox?.limitHit ? { limitHit: result.sandbox.limitHit.slice(0, 300) } : {}),
+    // And a call the silence watchdog ended as hung (its exit code says only that it timed out).
+    ...(result.hung ? { hung: result.hung.slice(0, 200) } : {}),
   };
   state.sandbox = noteSandbox(state.sandbox, result.sandbox, { iteration: state.iteration, role: 'builder' });
   if (snap.checkpoint) {

@@ -31,7 +31,7 @@ import type { SearchAttributePair } from '@temporalio/common';
 import type { ChecklistItem } from '../../schemas/gates.js';
 import { SA_RELEASE } from '../../schemas/search-attributes.js';
 import { MAX_TASKS, type TaskQueue, type TaskRecord } from '../../schemas/tasks.js';
-import { chooseAgent } from '../decisions/agent-choice.js';
+import { chooseAgent, silenceSeconds } from '../decisions/agent-choice.js';
 import { addOrchestrationUsage, addUnpricedOrchestration } from '../decisions/budget.js';
 import { noteSandbox, sandboxArgs } from '../decisions/sandbox.js';
 import {
@@ -116,6 +116,7 @@ async function plannedTasks(run: Run): Promise<{ tasks: Initial | null; note: st
         phase: 'REASON',
         tier: knobs.tier,
         timeoutSeconds: knobs.councilMemberTimeoutSeconds,
+        silenceSeconds: silenceSeconds(knobs),
         completionPromise: '',
         parse: 'tasks',
         checklistIds: items.map((i) => i.id),
