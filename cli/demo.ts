@@ -125,6 +125,8 @@ export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<numb
       knobs: { ...demoKnobs(root), eventStore: store.url !== null },
       workflowId: DEMO_RUN_ID,
       attachIfRunning: true,
+      // The demo's id is its own: a new demo replaces the one that ended.
+      replace: true,
       host,
     });
     if (searchAttributes.missing.length)
