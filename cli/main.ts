@@ -729,17 +729,17 @@ export function buildProgram(): Command {
             process.exitCode = 2;
             return;
           }
-          const { checkContract, contractLines } = await import('./doctor-contract.js');
+          const { checkContract, contractLines, contractOk } = await import('./doctor-contract.js');
           const checks = await checkContract({
             provider: provider as (typeof PROVIDERS)[number],
             argv,
             ...(o.json ? {} : { progress: (l: string) => void process.stderr.write(`${l}\n`) }),
           });
-          if (o.json) process.stdout.write(`${JSON.stringify({ ok: checks.every((c) => c.ok), checks }, null, 2)}\n`);
+          if (o.json) process.stdout.write(`${JSON.stringify({ ok: contractOk(checks), checks }, null, 2)}\n`);
           else
             for (const l of [`Agent contract (${provider === 'command' ? argv.join(' ') : provider})`, ...contractLines(checks)])
               process.stdout.write(`${l}\n`);
-          process.exitCode = checks.every((c) => c.ok) ? 0 : 1;
+          process.exitCode = contractOk(checks) ? 0 : 1;
           return;
         }
         const { doctorCommand, temporalCheck } = await import('./doctor.js');
