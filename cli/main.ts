@@ -712,9 +712,18 @@ export function buildProgram(): Command {
       '--deep',
       "also send each provider's endpoint a one-token request with its key (reachable? key accepted?); without it nothing is sent",
     )
+    .option('--repo <dir>', "also run the repository's test command outside and inside the sandbox: is every command it runs found inside?")
     .option('--json', 'machine-readable output')
     .action(
-      async (o: { provider?: string; json?: boolean; agentCommand?: string; contract?: boolean; config?: string; deep?: boolean }) => {
+      async (o: {
+        provider?: string;
+        json?: boolean;
+        agentCommand?: string;
+        contract?: boolean;
+        config?: string;
+        deep?: boolean;
+        repo?: string;
+      }) => {
         if (o.agentCommand !== undefined || o.contract) {
           const provider = o.agentCommand !== undefined ? 'command' : o.provider;
           if (!provider || (o.agentCommand !== undefined && o.provider && o.provider !== 'command')) {
@@ -752,6 +761,8 @@ export function buildProgram(): Command {
           ...(provider ? { provider } : {}),
           agentCommand: knobs.agentCommand,
           deliver: knobs.deliver,
+          notify: knobs,
+          ...(o.repo !== undefined ? { tests: { repo: (await import('./runs.js')).checkRepo(o.repo), command: knobs.testCommand } } : {}),
           json: Boolean(o.json),
           deep: Boolean(o.deep),
           // A broken profile is a failed check, not a crash.
