@@ -43,7 +43,14 @@ const FAST = [
   '--set',
   'prdChecklist=false',
 ];
-const DONE: ScenarioInput = { version: 1, iterations: [{ output: 'all done\n', claim: 'promise' }] };
+// A change, then a claim the evidence gate accepts (a claim over no change is refused).
+const DONE: ScenarioInput = {
+  version: 1,
+  iterations: [
+    { writes: { 'src/a.txt': 'a\n' }, commit: 'add a' },
+    { output: 'all done\n', claim: 'promise' },
+  ],
+};
 const LONG: ScenarioInput = { version: 1, iterations: [], default: { sleepBeforeMs: 2000, output: 'working\n' } };
 
 let taskQueue: string;
