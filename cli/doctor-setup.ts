@@ -35,11 +35,12 @@ export function notifyCheck(knobs: NotifyKnobs, env: NodeJS.ProcessEnv): DoctorC
     : { name: 'notifications', ok: false, required: false, detail: none.split('; set one:')[0] ?? none, fix: NOTIFY_HOW };
 }
 
-const shown = (p: string, home: string): string => (p === home || p.startsWith(`${home}/`) ? `~${p.slice(home.length)}` : p);
+/** Paths under HOME as `~/…`, wherever they are in `text`. */
+const shown = (text: string, home: string): string => (home === '/' || home === '' ? text : text.split(`${home}/`).join('~/'));
 
 /** What the sandbox shows of the worker's toolchain, and which credential paths it hides. */
 export function toolchainChecks(env: NodeJS.ProcessEnv, home = os.homedir()): DoctorCheck[] {
-  const tools = toolchainPaths(env, home).map((t) => `${shown(t.path, home)} (${t.why})`);
+  const tools = toolchainPaths(env, home).map((t) => shown(`${t.path} (${t.why})`, home));
   const extra = (env.VIGIL_SANDBOX_READABLE ?? '')
     .split(':')
     .filter((p) => path.isAbsolute(p))

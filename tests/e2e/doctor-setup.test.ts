@@ -2,9 +2,9 @@
  * `vigil doctor` on what a run here can reach, as a user runs it (real `node bin/vigil.js`, the
  * sandbox on as by default, bubblewrap installed): the toolchain folders the sandbox shows (a
  * pyenv-style `shims` folder's install) and the credentials it hides (a planted `~/.ssh` and
- * `~/.aws` in the HOME the command runs with); a repository whose test command runs a tool from a
- * folder the sandbox does not show works outside and exits 127 inside, and doctor names the tool,
- * its folder and VIGIL_SANDBOX_READABLE — and, as the control, says nothing is missing once that
+ * `~/.aws` in the HOME the command runs with); a repository whose test command runs a tool that
+ * runs a program from a folder the sandbox does not show works outside and exits 127 inside, and
+ * doctor names that program, its folder and VIGIL_SANDBOX_READABLE — and, as the control, says nothing is missing once that
  * variable shows the folder. No notification channel is a warning with how to set one (not a
  * failure); a channel set is named.
  */
@@ -17,8 +17,8 @@ import { DoctorJsonSchema, type DoctorCheck } from '../../schemas/cli-output.js'
 import { assertBuilt, makeRepo, temporalAddress, uniqueId } from '../support/harness.js';
 import { cleanEnv, runVigil, show } from './cli-helpers.js';
 
-/** A HOME with credentials and a shims toolchain, and a tool in a folder no rule of the sandbox shows. */
-function machine(): { home: string; tools: string; env: Record<string, string> } {
+/** A HOME with credentials and a shims toolchain, and a tool that runs a program from a folder no rule of the sandbox shows. */
+function machine(): { home: string; real: string; env: Record<string, string> } {
   const home = mkdtempSync(path.join(os.tmpdir(), 'vigil-doctor-home-'));
   mkdirSync(path.join(home, '.ssh'), { mode: 0o700 });
   writeFileSync(path.join(home, '.ssh', 'id_rsa'), 'not a key\n', { mode: 0o600 });
@@ -27,9 +27,16 @@ function machine(): { home: string; tools: string; env: Record<string, string> }
   const shims = path.join(home, '.pyenv', 'shims');
   mkdirSync(shims, { recursive: true });
   mkdirSync(path.join(home, '.pyenv', 'versions'));
-  const tools = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-doctor-opt-')), 'tools');
+  // `greet` is on PATH (the sandbox shows every PATH folder) but runs a program from a folder that is
+  // not, as a pyenv shim runs pyenv's libexec or a wrapper its interpreter.
+  const opt = mkdtempSync(path.join(os.tmpdir(), 'vigil-doctor-opt-'));
+  const tools = path.join(opt, 'tools');
+  const real = path.join(opt, 'real');
   mkdirSync(tools);
-  writeFileSync(path.join(tools, 'greet'), '#!/bin/sh\necho "hello from greet"\n');
+  mkdirSync(real);
+  writeFileSync(path.join(real, 'greet-real'), '#!/bin/sh\necho "hello from greet"\n');
+  chmodSync(path.join(real, 'greet-real'), 0o755);
+  writeFileSync(path.join(tools, 'greet'), `#!/bin/sh\n"${real}/greet-real" "$@"\n`);
   chmodSync(path.join(tools, 'greet'), 0o755);
   const env = cleanEnv({
     HOME: home,
@@ -39,7 +46,7 @@ function machine(): { home: string; tools: string; env: Record<string, string> }
     VIGIL_AGENT_COMMAND: '/bin/true',
     VIGIL_TEST_COMMAND: 'greet',
   });
-  return { home, tools, env };
+  return { home, real, env };
 }
 
 async function doctor(env: Record<string, string>, repo: string): Promise<{ checks: Map<string, DoctorCheck>; text: string }> {
@@ -59,7 +66,7 @@ describe.runIf(sandboxPlatform().problem === null)('vigil doctor: the sandbox, t
 
     const shown = checks.get('sandbox.toolchain');
     expect(shown?.detail, text).toContain('~/.pyenv (the install ~/.pyenv/shims shims for)');
-    expect(shown?.detail).not.toContain(m.tools);
+    expect(shown?.detail).not.toContain(m.real);
     const hidden = checks.get('sandbox.hidden');
     expect(hidden?.detail, text).toMatch(/^never shown, even inside a folder that is: /);
     expect(hidden?.detail).toContain('~/.ssh');
@@ -70,15 +77,15 @@ describe.runIf(sandboxPlatform().problem === null)('vigil doctor: the sandbox, t
     expect(tests?.detail).toContain(
       '`greet` (testCommand) works outside the sandbox but exits 127 inside (exit 0 outside, exit 127 inside)',
     );
-    expect(tests?.detail).toContain(`greet is not found there (outside it is under ${m.tools})`);
-    expect(tests?.fix).toContain(`VIGIL_SANDBOX_READABLE=${m.tools} in the worker's environment, then restart the worker`);
+    expect(tests?.detail).toContain(`${m.real}/greet-real is not found there (outside it is under ${m.real})`);
+    expect(tests?.fix).toContain(`VIGIL_SANDBOX_READABLE=${m.real} in the worker's environment, then restart the worker`);
 
     // The control: with the folder shown, the same command runs inside.
-    const mended = await doctor({ ...m.env, VIGIL_SANDBOX_READABLE: m.tools }, repo);
+    const mended = await doctor({ ...m.env, VIGIL_SANDBOX_READABLE: m.real }, repo);
     const ok = mended.checks.get('tests.sandbox');
     expect(ok, mended.text).toMatchObject({ ok: true, required: false });
     expect(ok?.detail).toContain('exit 0 outside, exit 0 inside');
-    expect(mended.checks.get('sandbox.toolchain')?.detail).toContain(`${m.tools} (VIGIL_SANDBOX_READABLE)`);
+    expect(mended.checks.get('sandbox.toolchain')?.detail).toContain(`${m.real} (VIGIL_SANDBOX_READABLE)`);
   });
 
   it('warns when no notification channel is set (not a failure), names the one that is, and without --repo says the tests were not run', async () => {
