@@ -249,7 +249,8 @@ describe('vigil logs', () => {
     try {
       await waitUntil('the follower to say it waits', () => err.includes(`==> waiting for iteration 1 of ${id} to begin`), 60_000);
       await sleep(1500);
-      expect(follower.exitCode, err).toBeUndefined();
+      // Still following (a finished child's exitCode is a number).
+      expect(follower.exitCode, err).toBeNull();
       later = await startWorkerProcess({ ...baseEnv(), VIGIL_HOST: 'later' });
       await waitUntil('the follower to print the first line', () => out.includes('line 1: reading the PRD'), 90_000);
       expect(err).toContain(`==> iteration 1 of ${id} on host "later"`);

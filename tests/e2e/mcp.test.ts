@@ -307,7 +307,12 @@ describe('vigil mcp over stdio', () => {
     expect(text(shadow)).toMatch(/^the PRD \/etc\/shadow is outside the repository/);
 
     // A finished run's id: refused as `vigil start` refuses it (one rule, cli/run-id.ts), nothing started.
-    const before = (await status(runId)).runId;
+    const runIdOf = async (id: string): Promise<string | null> => {
+      const s = await status(id);
+      return 'runId' in s ? s.runId : null;
+    };
+    const before = await runIdOf(runId);
+    expect(before).not.toBeNull();
     const reused = await call('vigil_start', {
       prd: path.join(inRepo, 'PRD.md'),
       repo: inRepo,
@@ -318,7 +323,7 @@ describe('vigil mcp over stdio', () => {
     expect(reused.isError).toBe(true);
     expect(text(reused)).toMatch(new RegExp(`^run "${runId}" already ran \\(it ended completed at [^)]+\\); nothing was started`));
     expect(text(reused)).toContain('"replace": true');
-    expect((await status(runId)).runId).toBe(before);
+    expect(await runIdOf(runId)).toBe(before);
 
     // Outside a run there is no claim to make.
     const outside = await call('vigil_task_complete', { summary: 'done', evidence: ['trust me'], confidence: 1 });
