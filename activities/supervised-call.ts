@@ -282,8 +282,10 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
 
     // The last look at the limits (an OOM kill that ended the call between two looks), the group removed.
     const limits = limiter ? await limiter.close() : null;
-    const sandboxDenials = proxy?.denials() ?? [];
+    // Closed first: a registry tunnel still open is logged as it is closed.
     proxy?.close();
+    const sandboxDenials = proxy?.denials() ?? [];
+    const sandboxFetches = proxy?.fetches() ?? null;
     if (spec.sandboxProxy) removeProxyDir(spec.sandboxProxy.socketPath);
     const durationMs = Date.now() - started;
     let exitCode: number;
@@ -315,6 +317,7 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
       logEnd,
       ...(incomplete ? { tail: new StringDecoder('utf8').end(tail.subarray(-TAIL_KEEP)) } : {}),
       ...(spec.sandboxProxy ? { sandboxDenials } : {}),
+      ...(sandboxFetches && (sandboxFetches.fetches > 0 || sandboxFetches.refused > 0) ? { sandboxFetches } : {}),
       ...(limits ? { limits } : {}),
     };
     // The state first, then the footer: a reader that saw the call still running after reading
