@@ -57,6 +57,7 @@ import {
   type RunsFilter,
 } from './pages.js';
 import { inbox, listRuns, messagesFromHistory, readHandoff, runView, storedReport, storedRun, withStore, type RunRow } from './sources.js';
+import { packagesSection } from './packages-section.js';
 
 export interface ConsoleOptions {
   client: Client;
@@ -274,6 +275,7 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
         await timeline(view),
         await messages(view.workflowId),
         running,
+        packagesSection(s, running),
       ),
     );
   });
@@ -299,6 +301,8 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
         return c.html(await timeline(view));
       case 'messages':
         return c.html(await messages(view.workflowId));
+      case 'packages':
+        return c.html(packagesSection(s, view.kind === 'running'));
       default:
         return c.text('no such part', 404);
     }
