@@ -765,6 +765,10 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     XDG_CACHE_HOME: path.join(home, '.cache'),
     // Claude Code: no telemetry or update traffic the proxy would refuse (and record) on every call.
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    // npm and pip: no check for their own new version (npm's fetches 3 MB of its metadata each
+    // time), so the run's fetch log holds the packages the call asked for; the caller's own value wins.
+    npm_config_update_notifier: callEnv.npm_config_update_notifier ?? 'false',
+    PIP_DISABLE_PIP_VERSION_CHECK: callEnv.PIP_DISABLE_PIP_VERSION_CHECK ?? '1',
     // Go: the worker's module cache, read-only (dependencies already downloaded), and no fetching without the registries.
     ...(call.kind === 'tests' || call.kind === 'gate' ? goCacheEnv(home, network && registries) : {}),
   };
