@@ -15,20 +15,30 @@ type Html = ReturnType<typeof html>;
 /** The section (polled while the run runs: `/runs/<id>/fragments/packages`). */
 export function packagesSection(s: StatusSnapshot | null, running: boolean): Html {
   if (!s) return html``;
+  const body = packagesBody(s);
+  return running
+    ? html`<section
+        id="packages"
+        hx-get="/runs/${encodeURIComponent(s.workflowId)}/fragments/packages"
+        hx-trigger="every 5s"
+        hx-swap="outerHTML"
+      >
+        ${body}
+      </section>`
+    : html`<section id="packages">${body}</section>`;
+}
+
+function packagesBody(s: StatusSnapshot): Html {
   const p = s.sandbox?.packages;
-  const poll = running ? `/runs/${encodeURIComponent(s.workflowId)}/fragments/packages` : null;
   if (!p)
-    return html`<section id="packages" hx-get="${poll ?? ''}" hx-trigger="${poll ? 'every 5s' : 'none'}" hx-swap="outerHTML">
-      <h2>Packages</h2>
+    return html`<h2>Packages</h2>
       <p class="muted">
         No package fetch so far. The builder and the test runs reach the package registries through the sandbox's proxy unless the run sets
         sandboxRegistries=false; each fetch is counted here.
-      </p>
-    </section>`;
+      </p>`;
   const log = fetchLogPath(s.repoPath, s.workflowId);
   const refused = packagesLines({ ...p, fetches: 0, hosts: [] }, null);
-  return html`<section id="packages" hx-get="${poll ?? ''}" hx-trigger="${poll ? 'every 5s' : 'none'}" hx-swap="outerHTML">
-    <h2>Packages</h2>
+  return html`<h2>Packages</h2>
     <p>
       ${p.fetches} fetch${p.fetches === 1 ? '' : 'es'} from the package registries, ${byteText(p.bytes)} in all (each connection through the
       sandbox's proxy; each is a line of <code>${neutraliseLine(log)}</code> on the run's host).
@@ -56,6 +66,5 @@ export function packagesSection(s: StatusSnapshot | null, running: boolean): Htm
           </table>`
         : ''
     }
-    ${refused.map((l) => html`<p class="refused">${neutraliseLine(l)}</p>`)}
-  </section>`;
+    ${refused.map((l) => html`<p class="refused">${neutraliseLine(l)}</p>`)}`;
 }

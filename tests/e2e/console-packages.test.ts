@@ -7,8 +7,7 @@
  * hosts with their fetches; with sandboxRegistries=false, it says the fetches were refused because
  * the run closed the registries, and which knob opens them. Each run is ended once checked.
  */
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { execa, type ResultPromise } from 'execa';
@@ -48,6 +47,16 @@ const baseEnv = (): Record<string, string> => ({
 });
 const query = (id: string): Promise<StatusSnapshot> => client.workflow.getHandle(id).query<StatusSnapshot>('status');
 
+/**
+ * Where the installing wrapper lives: inside this package (test-artifacts/, ignored by git), so
+ * that the sandbox shows the package it is installed in, as it shows the scripted agent's
+ * (activities/sandbox.ts, programRoot): the wrapper execs the scripted agent, which runs from dist/.
+ */
+function installingAgentDir(): string {
+  mkdirSync(path.join(ROOT, 'test-artifacts'), { recursive: true });
+  return mkdtempSync(path.join(ROOT, 'test-artifacts', 'installing-agent-'));
+}
+
 beforeAll(async () => {
   assertBuilt();
   execFileSync('bash', [path.join(ROOT, 'scripts/install-browser.sh')], { stdio: 'inherit', timeout: 600_000 });
@@ -69,7 +78,7 @@ beforeAll(async () => {
   consoleProc.all?.on('data', (d: Buffer) => (out += d.toString()));
   consoleUrl = await waitUntil('the console to print its URL', () => /^console: (\S+)$/m.exec(out)?.[1] ?? null, 60_000, 100);
   // The builder installs at its first iteration, then the scripted agent runs; retries off, so a refusal fails at once.
-  wrapper = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-installing-agent-')), 'install-then-agent.sh');
+  wrapper = path.join(installingAgentDir(), 'install-then-agent.sh');
   writeFileSync(
     wrapper,
     [

@@ -21,8 +21,7 @@
  *
  * A new default-on behaviour joins this matrix: add its dimension or its cell.
  */
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '@temporalio/worker';
@@ -36,6 +35,7 @@ import {
   createTestEnv,
   makeRepo,
   makeWorker,
+  ROOT,
   SCRIPTED_AGENT,
   startRun,
   status,
@@ -240,12 +240,22 @@ function expected(c: Cell): Expected {
 }
 
 /**
+ * Where the installing wrapper lives: inside this package (test-artifacts/, ignored by git), so
+ * that the sandbox shows the package it is installed in, as it shows the scripted agent's
+ * (activities/sandbox.ts, programRoot): the wrapper execs the scripted agent, which runs from dist/.
+ */
+function installingAgentDir(): string {
+  mkdirSync(path.join(ROOT, 'test-artifacts'), { recursive: true });
+  return mkdtempSync(path.join(ROOT, 'test-artifacts', 'installing-agent-'));
+}
+
+/**
  * The installing builder: at its first iteration, `npm install` of a small npm package in the
  * repository and `pip download` of a small PyPI one (retries off: a refusal fails at once), then
  * the scripted agent. Outside the repository, so that the agent cannot edit it.
  */
 function installingAgent(): string {
-  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-installing-agent-')), 'install-then-agent.sh');
+  const file = path.join(installingAgentDir(), 'install-then-agent.sh');
   writeFileSync(
     file,
     [

@@ -7,8 +7,7 @@
  * fail, and status says why and which knob opens them. The scripted agent plays every role; a
  * small wrapper outside the repository installs first.
  */
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '@temporalio/worker';
@@ -24,6 +23,7 @@ import {
   createTestEnv,
   makeRepo,
   makeWorker,
+  ROOT,
   SCRIPTED_AGENT,
   startRun,
   status,
@@ -40,13 +40,23 @@ let running: Promise<void>;
 let wrapper: string;
 const TQ = uniqueId('registries');
 
+/**
+ * Where the installing wrapper lives: inside this package (test-artifacts/, ignored by git), so
+ * that the sandbox shows the package it is installed in, as it shows the scripted agent's
+ * (activities/sandbox.ts, programRoot): the wrapper execs the scripted agent, which runs from dist/.
+ */
+function installingAgentDir(): string {
+  mkdirSync(path.join(ROOT, 'test-artifacts'), { recursive: true });
+  return mkdtempSync(path.join(ROOT, 'test-artifacts', 'installing-agent-'));
+}
+
 beforeAll(async () => {
   assertBuilt();
   env = await createTestEnv();
   worker = await makeWorker(env, TQ);
   running = worker.run();
   // At the first iteration, the builder installs (retries off: a refused fetch fails at once), then the scripted agent runs.
-  wrapper = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-installing-agent-')), 'install-then-agent.sh');
+  wrapper = path.join(installingAgentDir(), 'install-then-agent.sh');
   writeFileSync(
     wrapper,
     [
