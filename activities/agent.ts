@@ -201,6 +201,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     proc.sandboxDenials,
     proc.head.length < keepHead ? proc.head : `${proc.head}\n${proc.tail}`,
     proc.limits,
+    proc.sandboxFetches,
   );
   if (proc.spawnError) {
     // The repository vanished under the call (its cwd is gone): the repository's trouble, not the agent's.

@@ -29,6 +29,7 @@ import { describeWriteError } from './safe-files.js';
 import { connectDaemon, compiledModule } from './supervisor-client.js';
 import type { SandboxProxySpec } from './sandbox-proxy.js';
 import type { Denial } from './sandbox-net.js';
+import type { FetchCounts } from '../workflows/decisions/package-fetches.js';
 import type { CallLimitsSpec, LimitsOutcome } from './sandbox-limits.js';
 import {
   CANCEL_GRACE_MS,
@@ -100,6 +101,8 @@ export interface ProcessResult {
   strays: number;
   /** What a sandboxed call's network proxy refused (empty unsandboxed). */
   sandboxDenials: Denial[];
+  /** A sandboxed call's package fetches, counted (null: none, nor any refused). */
+  sandboxFetches: FetchCounts | null;
   /** How a sandboxed call was limited and the limit that ended it (null: no limits, or the supervisor was lost). */
   limits: LimitsOutcome | null;
   /** Why the silence watchdog ended the call (`no output for 15 min: ended`; `timedOut` is then true); null: it did not. */
@@ -631,6 +634,7 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       logError: stateError,
       strays: 0,
       sandboxDenials: [],
+      sandboxFetches: null,
       limits: null,
       silence: null,
     };
@@ -649,6 +653,7 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     logError: exit.logError ?? stateError,
     strays: exit.strays,
     sandboxDenials: exit.sandboxDenials ?? [],
+    sandboxFetches: exit.sandboxFetches ?? null,
     limits: exit.limits ?? null,
     silence: exit.silence ?? null,
   };

@@ -322,8 +322,10 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
     const ns = status.pidNamespace();
     const survivors = pid !== undefined ? await awaitTreeGone({ pid, token: ns ? '' : spec.token, pidNamespace: ns }) : [];
     statusPipe?.destroy();
-    const sandboxDenials = proxy?.denials() ?? [];
+    // Closed first: a registry tunnel still open is logged as it is closed.
     proxy?.close();
+    const sandboxDenials = proxy?.denials() ?? [];
+    const sandboxFetches = proxy?.fetches() ?? null;
     if (spec.sandboxProxy) removeProxyDir(spec.sandboxProxy.socketPath);
     const durationMs = Date.now() - started;
     let exitCode: number;
@@ -365,6 +367,7 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
       logEnd,
       ...(incomplete ? { tail: new StringDecoder('utf8').end(tail.subarray(-TAIL_KEEP)) } : {}),
       ...(spec.sandboxProxy ? { sandboxDenials } : {}),
+      ...(sandboxFetches && (sandboxFetches.fetches > 0 || sandboxFetches.refused > 0) ? { sandboxFetches } : {}),
       ...(limits ? { limits } : {}),
       ...(silenced !== null ? { silence: silenced } : {}),
     };

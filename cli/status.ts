@@ -16,6 +16,8 @@ import {
 } from '../workflows/ui.js';
 import { checkLine, CHECK_TRIGGER_WORDS, iterationLine, statusLine, verdictLine } from './follow.js';
 import { neutraliseLine } from './terminal-text.js';
+import { packagesLines } from '../workflows/decisions/package-fetches.js';
+import { fetchLogPath } from '../schemas/paths.js';
 import { LEVEL_TIER } from '../workflows/decisions/tier-ladder.js';
 import { describeBreach } from '../workflows/decisions/contract.js';
 import type { RunView } from './steer.js';
@@ -92,6 +94,9 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
     for (const h of hits) out(`  limit     : iteration ${h.iteration} (${h.role}): ${h.reason}`);
     const more = (snap.sandbox.limitHitsTotal ?? 0) - hits.length;
     if (more > 0) out(`  limit     : … ${more} earlier call(s) ended by a limit`);
+    // The package fetches of the builder and the test runs (docs/security.md, Package registries): counted, each in the run's fetch log.
+    const pkg = snap.sandbox.packages;
+    if (pkg) for (const l of packagesLines(pkg, fetchLogPath(snap.repoPath, snap.workflowId))) out(neutraliseLine(`  packages  : ${l}`));
   }
   for (const d of snap.deadLetters ?? []) out(`  dead letter: ${d.errorClass} ${d.attempts} times (iterations ${d.iterations.join(', ')})`);
   // A run split into parallel streams: one line per task (titles are the person's or the planner's text: terminal-safe).

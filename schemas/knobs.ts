@@ -785,8 +785,8 @@ export const KNOBS = shared(
       ),
       sandboxRegistries: boolKnob(
         'VIGIL_SANDBOX_REGISTRIES',
-        false,
-        "Let sandboxed calls and test runs reach the package registries (npm, PyPI, Go, crates.io, RubyGems, Maven Central) through the sandbox's proxy.",
+        true,
+        "Let the builder and the test runs reach the package registries (npm, PyPI, Go, crates.io, RubyGems, Maven Central, and a registry URL the environment configures) through the sandbox's proxy, each fetch logged to the run (`vigil status` counts them). Reviewing roles and gates never reach them. false closes them: an install then fails, and status says why.",
       ),
       // Limits inside the sandbox (docs/security.md, Limits inside the sandbox): each call's cgroup.
       sandboxPids: limitKnob(
