@@ -156,8 +156,8 @@ describe('a stream whose worktree is deleted mid-run', () => {
     const id = uniqueId('streams-stopped');
     const handle = await startRun(shared.env, shared.taskQueue, input, id);
     const child = shared.env.client.workflow.getHandle(`${id}--l`);
-    const first = (await child.describe()).runId;
     await deleteWorktreeMidRun(id, repo, 'l');
+    const first = (await child.describe()).runId;
     const paused = await waitForStatus(child, (x) => x.paused, 120_000);
     expect(paused.pause?.reason).toContain(`or \`vigil stop ${id}--l\` ends this attempt, and task l is tried once more`);
     await child.executeUpdate(stopUpdate, { args: [{ reason: 'start it again', by: 'tester', now: false }] });
