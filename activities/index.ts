@@ -38,6 +38,7 @@ export const addWorktree = heartbeating(streams.addWorktree);
 export const removeWorktree = heartbeating(streams.removeWorktree);
 export const mergeStream = heartbeating(streams.mergeStream);
 export const applyStreams = heartbeating(streams.applyStreams);
+export const recreateWorktree = heartbeating(streams.recreateWorktree);
 export const releaseRunFiles = heartbeating(release);
 // The memory judge as a run ends (activities/memory-judge.ts): it beats while the store consolidates; its agent call beats too.
 export const judgeMemory = heartbeating(judge);

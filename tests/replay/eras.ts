@@ -87,6 +87,26 @@ export const ERAS: Era[] = [
       },
     ],
   },
+  {
+    patch: 'vigil-stream-recovery-v1',
+    introducedBy: '22bd35f',
+    before:
+      'the stream recovery: a stream resumed with its worktree gone pauses again, a stream stopped on its own is a dead letter at once',
+    fixtures: [
+      {
+        file: 'before-vigil-stream-recovery-v1.json',
+        commit: '6ec21a3',
+        scenario: 'streams',
+        pins: 'a run of two streams, one of which a person stops on its own after its worktree was deleted: its task dead-lettered, no second attempt',
+      },
+      {
+        file: 'before-vigil-stream-recovery-v1-stream.json',
+        commit: '6ec21a3',
+        scenario: 'stream',
+        pins: 'that stream: its worktree deleted mid-iteration, paused, resumed by its run and paused again, then stopped',
+      },
+    ],
+  },
 ] satisfies (Era & { patch: PatchId })[];
 
 export interface ReleaseFixture {

@@ -21,6 +21,7 @@ import { recordTestBaseline } from './gates.js';
 import { ensureChecklist, retryChecklist } from './prd-checklist.js';
 import { notifyPeople } from './people.js';
 import { type Again, AGAIN, end, type End, nowIso, nowMs, type Run } from './run.js';
+import { recoverStreamWorktree } from './stream-recovery.js';
 
 /** The next iteration may start. */
 export const GO = 'go';
@@ -81,7 +82,8 @@ export async function holdPreparation(run: Run): Promise<End | null> {
     if (!run.stopRequest) return await rollOver(run);
     return end(await stopOutcome(run));
   }
-  return null;
+  // A stream whose worktree was deleted gets it back as it resumes.
+  return await recoverStreamWorktree(run);
 }
 
 /**
@@ -182,7 +184,9 @@ export async function atBoundary(run: Run): Promise<End | Again | typeof GO> {
     }
     await condition(() => run.pauseOver());
     run.status = run.stopRequest ? 'stopping' : 'running';
-    return AGAIN;
+    // A stream whose worktree was deleted gets it back as it resumes.
+    const ended = await recoverStreamWorktree(run);
+    return ended ?? AGAIN;
   }
 
   // Budget: reaching it pauses the run in every mode, until a person raises it.

@@ -260,7 +260,10 @@ export async function handleRepositoryTrouble(run: Run, err: unknown): Promise<O
   });
   if (trouble === null) throw err;
   log.warn('repository trouble', { ...trouble, iteration: state.iteration });
-  const action = onRepositoryTrouble(trouble, info.workflowId, knobs);
+  const stream = run.input.stream
+    ? { parentId: run.input.stream.parentId, task: run.input.stream.task, checkpoint: state.checkpoints.list.at(-1)?.iteration ?? null }
+    : null;
+  const action = onRepositoryTrouble(trouble, info.workflowId, knobs, stream);
   if (action.kind === 'end') return finish(run, 'repository_unavailable', action.reason);
   if (!state.pause) {
     state.pause = { reason: action.reason.slice(0, 2000), by: 'vigil', at: nowIso() };

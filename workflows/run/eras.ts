@@ -17,7 +17,7 @@
  *    which Temporal lets a workflow without the call skip.
  *
  * 0.5.0 deprecated all 33 patches of 0.4.0 and earlier; 0.6.0 deletes their calls. Live: the
- * done-means-done patch (below).
+ * done-means-done and stream-recovery patches (below).
  * Most were asked once per execution, before the first command, in the fixed order of
  * `decideEras`; the others where their code runs (the `mark...` functions below), and the hosts
  * patch by `onRunHost` (workflows/hosts.ts), last of the per-execution calls.
@@ -122,12 +122,21 @@ export const DONE_MEANS_DONE_PATCH = 'vigil-done-means-done-v1';
 export const JUDGES_SEE_CHANGES_PATCH = 'vigil-judges-see-changes-v1';
 
 /**
+ * A stream's lost worktree and a stopped stream (workflows/run/streams.ts): a stream resumed by a
+ * person makes its worktree again from its last checkpoint when it is gone, and a stream stopped
+ * on its own (not by its run's stop) is tried once more, as any stream that does not end done
+ * (runs before it paused again on resume, and dead-lettered a stopped stream's task at once).
+ * Asked by a stream as it resumes, and by a run where one of its streams ended stopped.
+ */
+export const STREAM_RECOVERY_PATCH = 'vigil-stream-recovery-v1';
+
+/**
  * Live patches: the ids asked with `patched()`, whose old path this code still has, in the order
  * an execution first asks for them. A new patch adds its constant here, its call in
  * `decideEras` (or a function here asked where its code runs), its id here, and its fixtures to
  * tests/replay/eras.ts (`ERAS`); tests/unit/architecture.test.ts checks that both list the same ids.
  */
-export const PATCH_IDS = [DONE_MEANS_DONE_PATCH, JUDGES_SEE_CHANGES_PATCH] as const satisfies readonly string[];
+export const PATCH_IDS = [DONE_MEANS_DONE_PATCH, JUDGES_SEE_CHANGES_PATCH, STREAM_RECOVERY_PATCH] as const satisfies readonly string[];
 export type PatchId = (typeof PATCH_IDS)[number];
 
 /** A patch whose old path is gone: asked with `deprecatePatch()` until `deletedIn`. */
@@ -259,3 +268,8 @@ export const markStreamPlanner = (): void => deprecatePatch(STREAM_PLANNER_PATCH
 export const markStreamWaits = (): void => deprecatePatch(STREAM_WAITS_PATCH);
 /** A council round carries the checklist verifier. */
 export const markCouncilChecklist = (): void => deprecatePatch(COUNCIL_CHECKLIST_PATCH);
+
+// ---- live patches asked where their code runs ----
+
+/** A stream resumes, or a run's stream ended stopped: the stream-recovery era (STREAM_RECOVERY_PATCH). */
+export const streamRecoveryEra = (): boolean => patched(STREAM_RECOVERY_PATCH);

@@ -127,7 +127,9 @@ export function makeProxies(knobs: Knobs, eras: Pick<Eras, 'onHost'>) {
     heartbeatTimeout: (knobs.notifyTimeoutSeconds + 10) * 1000,
     retry: { maximumAttempts: 3, initialInterval: '2s' },
   });
-  const streams = proxyActivities<Pick<Acts, 'streamBase' | 'addWorktree' | 'removeWorktree' | 'mergeStream' | 'applyStreams'>>({
+  const streams = proxyActivities<
+    Pick<Acts, 'streamBase' | 'addWorktree' | 'removeWorktree' | 'mergeStream' | 'applyStreams' | 'recreateWorktree'>
+  >({
     ...onHost,
     // Parallel streams' git: a worktree added or removed, a merge-tree, the merged tree written out: seconds, minutes for huge repositories.
     startToCloseTimeout: '10m',
