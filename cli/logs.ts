@@ -160,15 +160,17 @@ export async function logsCommand(client: Client, workflowId: string, opts: Logs
   const run = await locate(client, workflowId);
   const snap = run.snapshot;
   const current = snap.iteration;
-  const first = opts.iteration ?? current;
-  // Following a running run whose iteration has not begun (right after `vigil start`): wait for it.
-  const early = opts.follow && run.running && first === current && !begun(snap, first);
+  const asked = opts.iteration ?? current;
+  // Following a running run whose iteration has not begun (right after `vigil start`, when the
+  // run may still be at iteration 0): wait for it, the first one at least.
+  const early = opts.follow && run.running && asked === current && !begun(snap, Math.max(asked, 1));
+  const first = early ? Math.max(asked, 1) : asked;
   if (first < 1 && !early)
     throw new CliError(
       `run "${workflowId}" has not started an iteration yet; try again once \`vigil status ${workflowId}\` shows iteration 1, or follow it with -f`,
       EXIT.noSuchRun,
     );
-  if (first > current)
+  if (first > current && !early)
     throw new CliError(
       `run "${workflowId}" has run ${current} iteration(s) so far; there is no iteration ${first}${run.running ? ' yet' : ''}`,
       EXIT.noSuchRun,

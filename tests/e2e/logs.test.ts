@@ -10,7 +10,7 @@
  * waits for it, and says when the run pauses, resumes and ends; escape sequences from the agent arrive shown,
  * not interpreted, in `logs`, `handoff` and `watch`; `vigil handoff` prints an escalated run's handoff.
  */
-import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -252,7 +252,12 @@ describe('vigil logs', () => {
       // Still following (a finished child's exitCode is a number).
       expect(follower.exitCode, err).toBeNull();
       later = await startWorkerProcess({ ...baseEnv(), VIGIL_HOST: 'later' });
-      await waitUntil('the follower to print the first line', () => out.includes('line 1: reading the PRD'), 90_000);
+      await waitUntil('the follower to print the first line', () => out.includes('line 1: reading the PRD'), 90_000).catch(
+        async (e: unknown) => {
+          const st = await vigil(['status', id]);
+          throw new Error(`${String(e)}\nfollower stdout:\n${out}\nfollower stderr:\n${err}\nstatus:\n${st.stdout}${st.stderr}`);
+        },
+      );
       expect(err).toContain(`==> iteration 1 of ${id} on host "later"`);
       // Paused while its agent runs: the call finishes first, and the follower says so.
       const p = await vigil(['pause', id, '--reason', 'lunch break']);
@@ -260,9 +265,13 @@ describe('vigil logs', () => {
       await waitUntil('the follower to say the run paused', () => err.includes(`==> run ${id} paused: lunch break`), 60_000);
       writeFileSync(agent.go, '');
       await waitUntil('iteration 1 to end', () => out.includes('line 3: done'), 60_000);
+      // Iteration 2's agent waits for the file again, so the follower sees the run resumed and running.
+      rmSync(agent.go);
       expect(err).not.toContain('resumed');
       const r = await vigil(['resume', id]);
       expect(r.code, show(r)).toBe(0);
+      await waitUntil('the follower to say the run resumed', () => err.includes(`==> run ${id} resumed`), 60_000);
+      writeFileSync(agent.go, '');
       const done = await Promise.race([follower, sleep(90_000).then(() => null)]);
       expect(done, `the follower did not end: ${out}\n${err}`).not.toBeNull();
       expect(done?.exitCode, err).toBe(0);
