@@ -5,7 +5,7 @@
  */
 import { accessSync, constants as fsConstants, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { DoctorCheck } from './doctor.js';
+import type { DoctorCheck } from '../schemas/cli-output.js';
 
 /** Where `argv0` resolves (a path, or the first executable of that name on PATH), or why it does not. */
 function resolveExecutable(argv0: string, env: NodeJS.ProcessEnv): { path: string } | { problem: string } {

@@ -22,7 +22,7 @@ import { detectTestRunner } from '../activities/gates/test-runner.js';
 import { findBinary, runTool, type ToolRun } from '../activities/gates/tools.js';
 import { deniedPaths } from '../activities/sandbox.js';
 import { toolchainPaths } from '../activities/sandbox-toolchain.js';
-import type { DoctorCheck } from './doctor.js';
+import type { DoctorCheck } from '../schemas/cli-output.js';
 import { noChannelWarning, notifyChannels, notifySendHere, NOTIFY_HOW, type NotifyKnobs } from './start-checks.js';
 
 /** Where an escalation would go from a worker here (a ✗ that does not block when nowhere). */

@@ -22,6 +22,7 @@ import { describeLimits } from '../activities/sandbox-limits.js';
 import { cgroupSettings } from '../activities/sandbox-cgroups.js';
 import { ghReady } from '../activities/deliver.js';
 import type { SandboxMode } from '../schemas/sandbox.js';
+import type { DoctorCheck } from '../schemas/cli-output.js';
 import { agentCommandChecks } from './doctor-command.js';
 import { notifyCheck, testsInSandboxCheck, toolchainChecks } from './doctor-setup.js';
 import type { NotifyKnobs } from './start-checks.js';
@@ -62,17 +63,6 @@ export interface DoctorOptions {
   notify?: NotifyKnobs;
   /** `--repo DIR`: run its test command outside and inside the sandbox (with the testCommand knob a start here would use). */
   tests?: { repo: string; command: string };
-}
-
-export interface DoctorCheck {
-  /** `claude`, `claude.flags`, `claude.credentials`, `claude.root`, `agents`, `temporal`, `worker`, `runs`. */
-  name: string;
-  ok: boolean;
-  /** Counts toward the exit code. */
-  required: boolean;
-  detail: string;
-  /** What to do about it; null when ok. */
-  fix: string | null;
 }
 
 export interface DoctorProvider extends ProbeResult {
