@@ -195,6 +195,16 @@ describe('judges see what changed: a passing review stands only while the produc
       why: 'review round 1 broke the agent contract: asked again',
     });
   });
+
+  it('an inconclusive review (a reviewer that gave no answer) never stands, even on its own tree', () => {
+    // Standing, it refused every later claim on that tree, which the builder cannot change: a
+    // devil's advocate that fell silent once held a run until its iteration cap.
+    expect(reviewDue(review({ result: 'inconclusive' }), mark(), 't1', false)).toEqual({
+      kind: 'full',
+      why: 'review round 1 was inconclusive: asked again',
+    });
+    expect(reviewDue(review({ result: 'inconclusive' }), mark({ since: [], head: 't2' }), 't2', false).kind).toBe('full');
+  });
 });
 
 describe('the checklist verifier is asked only about items that could have changed', () => {

@@ -9,6 +9,8 @@
  * - a review whose answers broke the agent contract is asked again at every check, so the second
  *   check in a row pauses a supervised run (before: the cached review refused every claim and the
  *   pause never came), while a reviewer that mends its format is approved;
+ * - an inconclusive review (a reviewer that gave no answer) is asked again at the next claim,
+ *   never left standing on its tree;
  * - a claim that names files the diff since the start does not hold is refused ("claimed changes
  *   to X not in the diff"), while a claim that names a file it only read is not.
  *
@@ -154,6 +156,31 @@ describe('a passing review stands only while the product code is the one reviewe
     expect(code.snap.quality?.reviewRounds).toBe(2);
     expect(code.snap.quality?.lastReview).toMatchObject({ result: 'pass', since: { round: 1 } });
     expect(diffOfRound(code.repo, code.runId, 2)).toContain('xs.length ?');
+  });
+});
+
+describe('an inconclusive review is asked again', () => {
+  it("a devil's advocate whose calls fail at the first check does not hold the run: the next claim is reviewed again and approved", async () => {
+    // The builder changes nothing after its first claim. Before, the inconclusive review stood on
+    // that tree and refused every later claim until the iteration cap.
+    const { outcome, snap, repo } = await run(
+      {
+        version: 1,
+        iterations: [{ writes: { 'src/a.js': 'export const a = 1;\n' }, claim: 'file' }],
+        default: { claim: 'file' },
+        roles: {
+          reviewer: { default: PASS },
+          // The first call and its one re-run fail (exit 1, nothing printed): no verdict.
+          'devils-advocate': { rounds: [{ exitCode: 1 }, { exitCode: 1 }], default: PASS },
+        },
+      },
+      { maxIterations: 4 },
+    );
+    expect(outcome.status, JSON.stringify(snap.checks)).toBe('completion_promise_fulfilled');
+    expect(snap.iteration).toBe(2);
+    expect(snap.quality?.reviewRounds).toBe(2);
+    expect(snap.quality?.lastReview).toMatchObject({ result: 'pass' });
+    expect(agentCalls(repo).filter((c) => c.role === 'devils-advocate')).toHaveLength(3);
   });
 });
 

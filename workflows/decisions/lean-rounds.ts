@@ -164,7 +164,10 @@ export interface ReviewDue {
  * integrity gate holds to the run's start, and docs) and no file a reviewer flagged; when the
  * changes since are known, anything else is a **delta review** of the diff between the reviewed
  * tree and this one (cheaper than the whole diff again); when they are not known, a full review. A review whose answers broke the agent contract gave no verdict: it
- * never stands (asked again, each check counts on the contract's streak).
+ * never stands (asked again, each check counts on the contract's streak). Nor does an inconclusive
+ * one (a reviewer that gave no answer: it crashed, timed out or fell silent): it says nothing of
+ * the work, and the builder cannot change it, so standing on its own tree would refuse every later
+ * claim on that tree until the iteration cap; the next claim asks again, as the original did.
  */
 export function reviewDue(
   review: ReviewRecord | null | undefined,
@@ -174,6 +177,7 @@ export function reviewDue(
 ): ReviewDue {
   if (!review) return { kind: 'full', why: 'no review yet' };
   if (contractOnly) return { kind: 'full', why: `review round ${review.round} broke the agent contract: asked again` };
+  if (review.result === 'inconclusive') return { kind: 'full', why: `review round ${review.round} was inconclusive: asked again` };
   if (review.treeHash === tree) return { kind: 'stands', why: `this tree had review round ${review.round}` };
   if (review.result !== 'pass') return { kind: 'full', why: 'no passing review' };
   if (!mark || mark.tree !== review.treeHash || mark.head !== tree)
