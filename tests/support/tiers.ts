@@ -22,6 +22,10 @@ export const SLOW_TIER: readonly string[] = [
   'tests/workflow/streams-recovery.test.ts',
   // Three streams ending while the event store is down for 30 s, then its catch-up (about a minute).
   'tests/workflow/streams-journal.test.ts',
+  // The silence watchdog's whole runs use the claude preset with its breaker, one entity on the
+  // whole server, as tests/workflow/sandbox-limits.test.ts's do: the two never run side by side
+  // (harness.ts claimBreaker).
+  'tests/workflow/silence.test.ts',
   // The cheat corpus: forty whole runs with the default knobs, four test runners in the sandbox.
   'tests/workflow/cheat-corpus.test.ts',
 ];

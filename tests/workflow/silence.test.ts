@@ -20,7 +20,7 @@ import { iterationLine } from '../../cli/follow.js';
 import { printStatus } from '../../cli/status.js';
 import { breakerStateQuery, breakerWorkflowId } from '../../workflows/provider-breaker-messages.js';
 import { vigilRun } from '../../workflows/run-workflow.js';
-import { fileWorker, makeRepo, ROOT, runInput, startRun, status, uniqueId, waitForStatus, writeScenario } from '../support/harness.js';
+import { claimBreaker, fileWorker, makeRepo, ROOT, runInput, startRun, status, uniqueId, waitForStatus, writeScenario } from '../support/harness.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-silence-run-'));
 // Set before the worker starts: the fake CLI it runs reads them.
@@ -61,7 +61,7 @@ function scenario(name: string): void {
 type Handle = WorkflowHandle<typeof vigilRun>;
 
 /** A run with the default knobs but a 6 s silence limit, whose agent is the silent agent in `mode` in front of the fake claude CLI. */
-function startSilenceRun(mode: 'hung-builder' | 'quiet-builder', arg: string): Promise<Handle> {
+async function startSilenceRun(mode: 'hung-builder' | 'quiet-builder', arg: string): Promise<Handle> {
   scenario(mode);
   const input = runInput(makeRepo(), writeScenario('', { version: 1, iterations: [] }), {
     provider: 'claude',
@@ -75,6 +75,7 @@ function startSilenceRun(mode: 'hung-builder' | 'quiet-builder', arg: string): P
     agentSilenceMinutes: 0.1,
     notifyDesktop: false,
   });
+  await claimBreaker(shared.env, 'claude', shared.taskQueue);
   return startRun(shared.env, shared.taskQueue, input, uniqueId(`silence-${mode}`));
 }
 
