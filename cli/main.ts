@@ -431,13 +431,16 @@ export function buildProgram(): Command {
     .option('--input <text>', 'a directive for the next prompt ("try it without the ORM")')
     .option('--force', 'keep changes a person made to the tree since the run last looked in a checkpoint, instead of refusing')
     .option('--fork', 'a finished run: start a new run (same PRD and knobs) from checkpoint N instead')
-    .option('--id <id>', 'with --fork: workflow id of the new run (default: <id>-fork-<N>-<time>)')
+    .option('--id <id>', 'with --fork: workflow id of the new run (default: <id>-fork-<N>-<time>); a finished run\'s id is refused without --replace')
+    .option('--replace', 'with --fork --id of a run that ended: start the fork under that id on purpose (a running one is never replaced)')
     .option('--by <name>', 'who is rewinding (default: your OS user name)')
     .option('--json', 'what was done (the acknowledgement, or the forked run), as JSON')
     .action(async (id: string, o: Record<string, unknown>) => {
       const { rewindRun } = await import('./checkpoints.js');
       if (o.id !== undefined && !o.fork)
         throw new CliError('--id names the new run of --fork; without --fork the run keeps its id', EXIT.usage);
+      if (o.replace && o.id === undefined)
+        throw new CliError('--replace takes the id given with --fork --id; a fork without --id gets a fresh one', EXIT.usage);
       const ep = endpoint();
       await withClient(ep, async (client, connection) => {
         const done = await rewindRun(client, connection, ep, id, {
@@ -447,6 +450,7 @@ export function buildProgram(): Command {
           force: Boolean(o.force),
           fork: Boolean(o.fork),
           ...(typeof o.id === 'string' ? { forkId: validateId(o.id) } : {}),
+          ...(o.replace ? { replace: true } : {}),
           by: by(o).by ?? defaultActor(),
         });
         if (o.json) out(JSON.stringify(done.json, null, 2));

@@ -1,7 +1,7 @@
 /**
  * Owns the rule for a run id that is taken, for every start that goes through cli/runs.ts
- * (`vigil start`, the MCP server's `vigil_start`, `vigil rewind --fork`): a running run's id is
- * refused, and so is a finished run's unless the start says `--replace` (the server enforces it:
+ * (`vigil start`, the MCP server's `vigil_start`, `vigil rewind --fork` and `vigil_rewind`): a
+ * running run's id is refused, and so is a finished run's unless the start says `--replace` (the server enforces it:
  * runs.ts starts with the REJECT_DUPLICATE reuse policy). A second run under a finished run's id
  * would take its place in `status`, `list` and `checkpoints` while the journal and the reports
  * still hold the first one, so reusing an id is something a person asks for, never a default.
@@ -28,7 +28,7 @@ export function idTakenMessage(workflowId: string, h: { status: string; closed: 
   return (
     `run "${workflowId}" already ran (it ended ${ended}); nothing was started. A new run under the same id would take its place ` +
     `in \`vigil status\`, \`list\` and \`checkpoints\`. Choose another --id (or leave --id out for a fresh one), or pass --replace ` +
-    `(vigil_start: "replace": true) to start a new run under this id on purpose; \`vigil report ${workflowId}\` shows the one that ended`
+    `(over MCP: "replace": true) to start a new run under this id on purpose; \`vigil report ${workflowId}\` shows the one that ended`
   );
 }
 
