@@ -431,7 +431,10 @@ export function buildProgram(): Command {
     .option('--input <text>', 'a directive for the next prompt ("try it without the ORM")')
     .option('--force', 'keep changes a person made to the tree since the run last looked in a checkpoint, instead of refusing')
     .option('--fork', 'a finished run: start a new run (same PRD and knobs) from checkpoint N instead')
-    .option('--id <id>', 'with --fork: workflow id of the new run (default: <id>-fork-<N>-<time>); a finished run\'s id is refused without --replace')
+    .option(
+      '--id <id>',
+      "with --fork: workflow id of the new run (default: <id>-fork-<N>-<time>); a finished run's id is refused without --replace",
+    )
     .option('--replace', 'with --fork --id of a run that ended: start the fork under that id on purpose (a running one is never replaced)')
     .option('--by <name>', 'who is rewinding (default: your OS user name)')
     .option('--json', 'what was done (the acknowledgement, or the forked run), as JSON')

@@ -72,7 +72,10 @@ export const McpRewindInput = {
   force: z.boolean().optional().describe('keep changes a person made to the tree since the run last looked, instead of refusing'),
   fork: z.boolean().optional().describe('a finished run: start a new run from checkpoint `to` instead'),
   forkId: z.string().optional().describe("with fork: workflow id of the new run; a finished run's id is refused without `replace`"),
-  replace: z.boolean().optional().describe('with forkId of a run that ended: start the fork under that id on purpose (a running one is never replaced)'),
+  replace: z
+    .boolean()
+    .optional()
+    .describe('with forkId of a run that ended: start the fork under that id on purpose (a running one is never replaced)'),
   by,
 };
 export const McpReportInput = {

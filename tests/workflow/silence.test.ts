@@ -20,7 +20,18 @@ import { iterationLine } from '../../cli/follow.js';
 import { printStatus } from '../../cli/status.js';
 import { breakerStateQuery, breakerWorkflowId } from '../../workflows/provider-breaker-messages.js';
 import { vigilRun } from '../../workflows/run-workflow.js';
-import { claimBreaker, fileWorker, makeRepo, ROOT, runInput, startRun, status, uniqueId, waitForStatus, writeScenario } from '../support/harness.js';
+import {
+  claimBreaker,
+  fileWorker,
+  makeRepo,
+  ROOT,
+  runInput,
+  startRun,
+  status,
+  uniqueId,
+  waitForStatus,
+  writeScenario,
+} from '../support/harness.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-silence-run-'));
 // Set before the worker starts: the fake CLI it runs reads them.
