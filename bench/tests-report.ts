@@ -20,7 +20,10 @@
  * `runTests` is the activity itself, called in a mocked activity context (@temporalio/testing) as
  * a worker calls it, without a Temporal server (it never talks to one). The time is the wall time
  * of the whole call; the CPU, where the bench can make a cgroup of its own (bench/cgroup-cpu.ts),
- * is every process's, the bench's own included (its share is the report's parsing). Every Vigil
+ * is every process's, the bench's own included (its share is the report's parsing). The overhead
+ * is the median over the trials of each trial's ratio to the gate without report (the two run a
+ * few seconds apart, so the ratio leaves out most of the machine's drift), printed beside that
+ * row's own spread: a difference below it is not measured at this hour. Every Vigil
  * run must end green with every test in its report, and every plain run with exit 0: a row that
  * does not fails the bench, since its times would mean nothing. Times are printed, never asserted.
  *
@@ -222,11 +225,35 @@ function line(row: Row, base: Row | null): string {
   return `  ${row.label.padEnd(44)} median ${median(ms).toFixed(0).padStart(5)} ms (${spread})${cpu}${vs}`;
 }
 
+/** An overhead on the gate without report: the median of the trials' own ratios, and the medians' CPU ratio. */
+interface Overhead {
+  /** Median over the trials of (this row's time / the gate without report's time in the same trial) − 1. */
+  paired: number;
+  /** The same from the CPU medians (null: not counted here). */
+  cpu: number | null;
+}
+
 interface Verdict {
   runner: string;
   mode: Mode;
-  later: number;
-  baseline: number;
+  later: Overhead;
+  baseline: Overhead;
+  /** The gate without report's own spread, (p75 − p25) / median: differences below it are noise at this hour. */
+  noise: number;
+}
+
+/**
+ * `row` against `base`, trial by trial: each trial times both a few seconds apart, so the ratio
+ * of the two leaves out most of the machine's drift, which the medians of whole rows keep.
+ */
+function overhead(row: Row, base: Row): Overhead {
+  const ratios = row.samples.map((s, t) => s.ms / (base.samples[t] as Sample).ms);
+  const cpu = (r: Row): number | null => {
+    const xs = r.samples.map((s) => s.cpu);
+    return xs.every((x): x is number => x !== null) ? median(xs) : null;
+  };
+  const [c, cb] = [cpu(row), cpu(base)];
+  return { paired: median(ratios) - 1, cpu: c === null || cb === null ? null : c / cb - 1 };
 }
 
 /** One runner: its repository, a warm-up of every row, then the timed trials; null when it cannot run here. */
@@ -279,12 +306,13 @@ async function benchRunner(runner: RunnerName, modes: readonly Mode[]): Promise<
     console.log(line(rows.without, plain));
     console.log(line(rows.baseline, rows.without));
     console.log(line(rows.later, rows.without));
-    const base = median(rows.without.samples.map((s) => s.ms));
+    const ms = rows.without.samples.map((s) => s.ms);
     verdicts.push({
       runner,
       mode,
-      later: (median(rows.later.samples.map((s) => s.ms)) - base) / base,
-      baseline: (median(rows.baseline.samples.map((s) => s.ms)) - base) / base,
+      later: overhead(rows.later, rows.without),
+      baseline: overhead(rows.baseline, rows.without),
+      noise: (quantile(ms, 0.75) - quantile(ms, 0.25)) / median(ms),
     });
   }
   return verdicts;
@@ -308,11 +336,17 @@ async function main(): Promise<void> {
   const verdicts: Verdict[] = [];
   for (const r of RUNNERS) verdicts.push(...(await benchRunner(r as RunnerName, modes)));
   console.log(`\nload average at the end ${load()}`);
-  console.log(`overhead of the report and the baseline on the gate without them (goal: at most ${BUDGET * 100} %):`);
+  console.log(
+    `overhead of the report and the baseline on the gate without them, the median of each trial's ratio (goal: at most ${BUDGET * 100} %);` +
+      ' noise: the spread of the gate without report (p75 − p25 over its median)',
+  );
+  const signed = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
+  const within = (o: Overhead): string =>
+    `${signed(o.paired)} (${o.paired <= BUDGET ? 'within' : 'OVER'} the budget${o.cpu === null ? '' : `; CPU ${signed(o.cpu)}`})`;
   for (const v of verdicts) {
-    const within = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} % (${x <= BUDGET ? 'within' : 'OVER'} the budget)`;
+    const where = v.mode === 'off' ? 'sandbox off    ' : 'default sandbox';
     console.log(
-      `  ${v.runner.padEnd(10)} ${v.mode === 'off' ? 'sandbox off    ' : 'default sandbox'}  later run ${within(v.later)}, baseline run ${within(v.baseline)}`,
+      `  ${v.runner.padEnd(10)} ${where}  later run ${within(v.later)}, baseline run ${within(v.baseline)}, noise ${(v.noise * 100).toFixed(0)} %`,
     );
   }
   if (problems.length > 0) {
