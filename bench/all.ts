@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: with no options, every benchmark in turn, each a process of its own (about eleven
- * minutes on a 2-core machine):
+ * minutes on a 2-core machine, and five to eight more for the tests-report bench):
  *
  * 1. `run.js --concurrent 50,100,200`: the tree hash, the minimal and default iterations, and the
  *    load of 50, 100 and 200 runs on one worker;
