@@ -5,8 +5,9 @@
  * (a readable transcript next to it for CLIs that print JSON); facts come back: exit code,
  * duration, paths, a short redacted tail, whether completion was claimed (promise text in the
  * output, or the `.vigil/signals/COMPLETION_REQUESTED` file, consumed), usage and cost, the
- * session id, an auth error, a rate limit. A reviewing call that changes the working tree is
- * reported, so its vote can be voided.
+ * session id, an auth error, a rate limit, whether the silence watchdog ended it as hung
+ * (activities/call-silence.ts). A reviewing call that changes the working tree is reported, so its
+ * vote can be voided.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -182,6 +183,8 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     sandboxProxy: sandbox.proxy,
     ...(sandbox.pidNamespace ? { ownPidNamespace: true } : {}),
     ...(sandbox.limits ? { limits: sandbox.limits } : {}),
+    // A call that prints nothing and changes nothing in the repository for this long is hung (activities/call-silence.ts).
+    ...(input.silenceSeconds > 0 ? { silence: { limitMs: input.silenceSeconds * 1000, root: input.repoPath } } : {}),
     stdin: call.stdin,
     timeoutMs: input.timeoutSeconds * 1000,
     logPath,
@@ -198,6 +201,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     proc.sandboxDenials,
     proc.head.length < keepHead ? proc.head : `${proc.head}\n${proc.tail}`,
     proc.limits,
+    proc.sandboxFetches,
   );
   if (proc.spawnError) {
     // The repository vanished under the call (its cwd is gone): the repository's trouble, not the agent's.
@@ -254,7 +258,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
 
   // Tails leave the activity (history, prompts, notifications) with credentials redacted; a
   // limit that ended the call, or a log that could not be written, is their last line.
-  const note = [proc.logError, proc.limits?.reason].filter(Boolean).join('; ');
+  const note = [proc.logError, proc.limits?.reason, proc.silence].filter(Boolean).join('; ');
   const tailText = redactSecrets((note ? `${readable.slice(-(TAIL_CHARS - 400))}\nvigil: ${note}` : readable).slice(-TAIL_CHARS)).text;
   // A log that could not be written (a full disk) lost the call's output: the call failed, visibly
   // (exit AGENT_IO_ERROR, the tail ending with why), whatever the agent's own exit code said.
@@ -270,6 +274,8 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     ioError: proc.logError,
     claimed: claimSource !== null,
     claimSource,
+    // Read against the diff by the iteration's activity, after its inspection (activities/iteration.ts).
+    claimedFiles: null,
     attempt,
     donePhrase: findDonePhrase(readable),
     // The vote is the first VOTE line anywhere in the answer: read from the start of the output.
@@ -283,6 +289,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     sessionId: parsed?.sessionId ?? call.sessionId,
     modelOutput: parsed?.modelOutput ?? null,
     authError: facts.authError ? redactSecrets(facts.authError).text : null,
+    hung: proc.silence,
     reviewChangedTree,
     sandbox: sandboxed,
     ...readAnswer(

@@ -64,6 +64,8 @@ interface Pending {
   resolve: (answer: Record<string, unknown>) => void;
   reject: (err: Error) => void;
   timer: NodeJS.Timeout;
+  /** The helper the request was sent to: only its own exit fails the request. */
+  child: ChildProcess;
 }
 
 /** The niceness of helpers started from now on (0: the worker's own priority). */
@@ -97,7 +99,6 @@ class GitHelper {
   private child: ChildProcess | null = null;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
-  private buffered = '';
   private starts = 0;
 
   /** The helper's pid, or null while none runs. */
@@ -116,20 +117,34 @@ class GitHelper {
     // niceness needs no privilege).
     if (niceness > 0 && child.pid !== undefined) renice(child.pid, niceness);
     this.starts += 1;
-    this.buffered = '';
+    // Each helper's answers are read on their own: a helper being stopped that still prints
+    // cannot mix its bytes into the next one's lines.
+    let buffered = '';
     child.stdout?.setEncoding('utf8');
-    child.stdout?.on('data', (chunk: string) => this.receive(chunk));
+    child.stdout?.on('data', (chunk: string) => {
+      buffered += chunk;
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        this.answer(line);
+      }
+    });
     // A write to a helper that just died fails here, and its exit handler answers the requests.
     child.stdin?.on('error', () => {});
     child.on('error', () => {});
     child.on('exit', (code, signal) => {
       if (this.child === child) this.child = null;
+      // Only the requests sent to this helper: a stopped helper whose exit is noticed late (a
+      // busy machine) never fails the requests of the one started after it.
       const why = new HelperLost(`the git helper exited (${signal ?? `code ${code}`})`);
       for (const [id, p] of this.pending) {
+        if (p.child !== child) continue;
         clearTimeout(p.timer);
         this.pending.delete(id);
         p.reject(why);
       }
+      if (this.pending.size === 0) this.hold(false);
     });
     this.child = child;
     this.hold(false);
@@ -148,26 +163,20 @@ class GitHelper {
     else c.unref();
   }
 
-  private receive(chunk: string): void {
-    this.buffered += chunk;
-    let nl: number;
-    while ((nl = this.buffered.indexOf('\n')) >= 0) {
-      const line = this.buffered.slice(0, nl);
-      this.buffered = this.buffered.slice(nl + 1);
-      let answer: Record<string, unknown> & { id?: number; ok?: boolean; error?: string };
-      try {
-        answer = JSON.parse(line) as typeof answer;
-      } catch {
-        continue;
-      }
-      const p = this.pending.get(answer.id ?? -1);
-      if (!p) continue;
-      this.pending.delete(answer.id as number);
-      clearTimeout(p.timer);
-      if (this.pending.size === 0) this.hold(false);
-      if (answer.ok) p.resolve(answer);
-      else p.reject(new Error(answer.error ?? 'the git helper failed'));
+  private answer(line: string): void {
+    let answer: Record<string, unknown> & { id?: number; ok?: boolean; error?: string };
+    try {
+      answer = JSON.parse(line) as typeof answer;
+    } catch {
+      return;
     }
+    const p = this.pending.get(answer.id ?? -1);
+    if (!p) return;
+    this.pending.delete(answer.id as number);
+    clearTimeout(p.timer);
+    if (this.pending.size === 0) this.hold(false);
+    if (answer.ok) p.resolve(answer);
+    else p.reject(new Error(answer.error ?? 'the git helper failed'));
   }
 
   private once(req: Request): Promise<Record<string, unknown>> {
@@ -181,7 +190,7 @@ class GitHelper {
       }, REQUEST_TIMEOUT_MS);
       timer.unref();
       if (this.pending.size === 0) this.hold(true);
-      this.pending.set(id, { resolve, reject, timer });
+      this.pending.set(id, { resolve, reject, timer, child });
       child.stdin?.write(`${JSON.stringify({ id, ...req })}\n`);
     });
   }

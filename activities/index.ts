@@ -8,6 +8,7 @@ import { collectEvidence as collect } from './evidence.js';
 import { writeHandoff as handoff } from './handoff.js';
 import { heartbeating } from './heartbeat.js';
 import { prepareRun as prepare } from './repo.js';
+import { sealAcceptance as seal } from './acceptance.js';
 import { rewindRepo as rewind } from './checkpoints.js';
 import { inspectIteration as inspectAfter } from './iteration.js';
 import { deliverRun as deliver, openPullRequest as pullRequest } from './deliver.js';
@@ -19,9 +20,11 @@ import { judgeMemory as judge } from './memory-judge.js';
 export { runAgent } from './iteration.js';
 export { notify } from './notify.js';
 export { runTests } from './tests.js';
+export { runAcceptance } from './acceptance.js';
 export { askProviderBreaker } from './provider-breaker.js';
 
 export const prepareRun = heartbeating(prepare);
+export const sealAcceptance = heartbeating(seal);
 export const rewindRepo = heartbeating(rewind);
 export const collectEvidence = heartbeating(collect);
 export const writeHandoff = heartbeating(handoff);
@@ -35,6 +38,7 @@ export const addWorktree = heartbeating(streams.addWorktree);
 export const removeWorktree = heartbeating(streams.removeWorktree);
 export const mergeStream = heartbeating(streams.mergeStream);
 export const applyStreams = heartbeating(streams.applyStreams);
+export const recreateWorktree = heartbeating(streams.recreateWorktree);
 export const releaseRunFiles = heartbeating(release);
 // The memory judge as a run ends (activities/memory-judge.ts): it beats while the store consolidates; its agent call beats too.
 export const judgeMemory = heartbeating(judge);

@@ -57,6 +57,7 @@ import { readAgentSignals } from './signals.js';
 import { workerStoreUrl } from './event-store.js';
 import { bestEffort, failureLine, recordTrace, retrieveForPrompt, taskText, writeMemorySnapshot } from './lasting-memory.js';
 import { filesReadOf } from './files-read.js';
+import { claimedPaths, claimFileTexts, claimsNotInDiff } from '../workflows/decisions/claimed-files.js';
 import { ensurePrivateRunDir } from './artifacts.js';
 
 const MAX_PART_BYTES = 256 * 1024;
@@ -115,9 +116,9 @@ export async function inspectAfterAgent(
 async function inspectWithChanges(
   base: { runId: string; repoPath: string; iteration: number },
   raw: IterationInspectionInput,
-): Promise<{ snapshot: RepoSnapshot; signals: AgentSignals | null; changes: KnownChanges | null }> {
+): Promise<{ snapshot: RepoSnapshot; signals: AgentSignals | null; changes: KnownChanges | null; sinceStart: string[] }> {
   const i = IterationInspectionInputSchema.parse(raw);
-  const [{ snapshot, sinceLastPaths }, signals] = await Promise.all([
+  const [{ snapshot, sinceLastPaths, sinceStartPaths }, signals] = await Promise.all([
     inspectRepoChanges({
       repoPath: base.repoPath,
       runStartSha: i.runStartSha,
@@ -134,7 +135,30 @@ async function inspectWithChanges(
         })
       : null,
   ]);
-  return { snapshot, signals, changes: i.previousTree && sinceLastPaths ? { since: i.previousTree, paths: sinceLastPaths } : null };
+  return {
+    snapshot,
+    signals,
+    changes: i.previousTree && sinceLastPaths ? { since: i.previousTree, paths: sinceLastPaths } : null,
+    sinceStart: sinceStartPaths,
+  };
+}
+
+/**
+ * The files a claim says it changed, and those the diff since the run's start does not hold
+ * (workflows/decisions/claimed-files.ts): read from the claim file the call left (kept beside its
+ * log) and the output's tail, the claim's own words. Null when the call claimed nothing or named no file.
+ */
+export function claimedFilesOf(result: AgentResult, sinceStart: readonly string[] | null): AgentResult['claimedFiles'] {
+  if (!result.claimed) return null;
+  const texts: string[] = [];
+  if (result.logPath.endsWith('.log')) {
+    const body = readRegularFile(result.logPath.replace(/\.log$/, '.completion-requested'), 64 * 1024);
+    if (body?.ok) texts.push(...claimFileTexts(body.text));
+  }
+  if (result.tail) texts.push(result.tail);
+  const named = claimedPaths(texts);
+  if (named.length === 0) return null;
+  return { named, notInDiff: sinceStart ? claimsNotInDiff(named, sinceStart) : null };
 }
 
 /** The `runAgent` activity (see the file comment); a compact result leaves out the fields at their default. */
@@ -270,10 +294,12 @@ async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<A
   const stopBeats = beatWhileRunning(() => ctx.heartbeat(), ctx);
   let inspection: IterationInspection;
   let changes: KnownChanges | null = null;
+  let claimedFiles: AgentResult['claimedFiles'] = null;
   try {
     const inspected = await inspectWithChanges({ runId: raw.runId, repoPath: raw.repoPath, iteration: raw.iteration }, raw.inspect);
     inspection = { snapshot: inspected.snapshot, signals: inspected.signals };
     changes = inspected.changes;
+    claimedFiles = claimedFilesOf(result, inspected.sinceStart);
   } catch (err) {
     // A repository whose git the agent changed is refused for good: the run pauses or ends over it.
     if (err instanceof ApplicationFailure && err.type === FAILURE_TYPES.unsafeRepository) throw err;
@@ -291,7 +317,7 @@ async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<A
     gates = await runGates({ ...carried.pass, tests: tree === carried.knownTestsTree ? null : carried.pass.tests }, tree, changes);
   }
   await traceForMemory(raw, result, inspection, gates);
-  return { ...result, tail: failed ? result.tail : '', inspection, ...(gates ? { gates } : {}) };
+  return { ...result, tail: failed ? result.tail : '', claimedFiles, inspection, ...(gates ? { gates } : {}) };
 }
 
 /**

@@ -4,7 +4,7 @@
  * (`VIGIL_PROCESS_TOKEN`); descendants inherit it, so scanning `/proc/<pid>/environ` finds them
  * wherever they moved. Linux only; elsewhere the process group is all that is killed.
  */
-import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readlinkSync, readSync } from 'node:fs';
 
 export const TOKEN_VAR = 'VIGIL_PROCESS_TOKEN';
 
@@ -91,4 +91,91 @@ export function processStartTime(pid: number): string | null {
   // A zombie has ended; it only waits for its parent to collect its status.
   if (fields[0] === 'Z' || fields[0] === 'X') return null;
   return fields[19] ?? null;
+}
+
+/** The pid namespace of `pid` (`pid:[4026532…]`), or null (gone, or not ours to read). */
+export function pidNamespaceOf(pid: number | string): string | null {
+  try {
+    return readlinkSync(`/proc/${pid}/ns/pid`);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What belongs to one call whose direct child has exited: its process group (led by the child's
+ * pid), the carriers of its token, the processes of its sandbox's pid namespace.
+ */
+export interface CallTree {
+  pid?: number | undefined;
+  token: string;
+  /** A sandbox's pid namespace (`pid:[…]`, bubblewrap's `--json-status-fd`); null: none known. */
+  pidNamespace?: string | null;
+}
+
+/**
+ * The live processes of `tree` (zombies left out: a zombie runs nothing and writes nothing; it
+ * only waits for its parent). One scan of /proc.
+ */
+export function liveMembers(tree: CallTree): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const needle = tree.token ? Buffer.from(`${TOKEN_VAR}=${tree.token}\0`) : null;
+  const found: number[] = [];
+  for (const e of entries) {
+    if (e.charCodeAt(0) > 57 || !/^\d+$/.test(e)) continue;
+    const pid = Number(e);
+    if (pid === process.pid) continue;
+    const stat = readProcFile(e, 'stat')?.toString('latin1');
+    if (stat === undefined) continue;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields[0] === 'Z' || fields[0] === 'X') continue;
+    const member =
+      (tree.pid !== undefined && Number(fields[2]) === tree.pid) ||
+      (tree.pidNamespace ? pidNamespaceOf(e) === tree.pidNamespace : false) ||
+      (needle !== null && readProcFile(e, 'environ')?.includes(needle) === true);
+    if (member) found.push(pid);
+  }
+  return found;
+}
+
+/**
+ * Kills every live process of `tree` and waits until none is left (or `timeoutMs` passed): a
+ * call's end is awaited, so that nothing of it still writes when the next step reads the tree. A
+ * sandbox's namespace dies with bubblewrap, but bubblewrap exits as soon as its command has, while
+ * the kernel is still killing the rest. Returns the processes still alive at the deadline.
+ */
+export async function awaitTreeGone(tree: CallTree, timeoutMs = 5000): Promise<number[]> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const live = liveMembers(tree);
+    if (live.length === 0 || Date.now() >= until) return live;
+    for (const p of live) signal(p, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** The descriptor a sandboxed call's bubblewrap writes its status to (`--json-status-fd`): its spawner gives it a pipe there. */
+export const SANDBOX_STATUS_FD = 3;
+
+/**
+ * Reads bubblewrap's status lines (`{ "child-pid": …, "pid-namespace": 4026532… }`, then
+ * `{ "exit-code": … }`) from the pipe on `SANDBOX_STATUS_FD`; returns the sandbox's pid namespace
+ * (`pid:[…]`) once seen, else null.
+ */
+export function sandboxStatusReader(): { push: (chunk: Buffer) => void; pidNamespace: () => string | null } {
+  let pending = '';
+  let ns: string | null = null;
+  return {
+    push: (chunk) => {
+      pending = (pending + chunk.toString('latin1')).slice(-4096);
+      const m = /"pid-namespace"\s*:\s*(\d+)/.exec(pending);
+      if (m && ns === null) ns = `pid:[${m[1]}]`;
+    },
+    pidNamespace: () => ns,
+  };
 }

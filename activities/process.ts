@@ -29,6 +29,7 @@ import { describeWriteError } from './safe-files.js';
 import { connectDaemon, compiledModule } from './supervisor-client.js';
 import type { SandboxProxySpec } from './sandbox-proxy.js';
 import type { Denial } from './sandbox-net.js';
+import type { FetchCounts } from '../workflows/decisions/package-fetches.js';
 import type { CallLimitsSpec, LimitsOutcome } from './sandbox-limits.js';
 import {
   CANCEL_GRACE_MS,
@@ -78,6 +79,8 @@ export interface ProcessSpec {
   ownPidNamespace?: boolean;
   /** A sandboxed call's limits, applied by its supervisor (sandbox-limits.ts). */
   limits?: CallLimitsSpec | null;
+  /** An agent call's silence watchdog, kept by its supervisor (call-silence.ts): ended after `limitMs` with no output and no change under `root`. */
+  silence?: { limitMs: number; root: string } | null;
 }
 
 export interface ProcessResult {
@@ -98,8 +101,12 @@ export interface ProcessResult {
   strays: number;
   /** What a sandboxed call's network proxy refused (empty unsandboxed). */
   sandboxDenials: Denial[];
+  /** A sandboxed call's package fetches, counted (null: none, nor any refused). */
+  sandboxFetches: FetchCounts | null;
   /** How a sandboxed call was limited and the limit that ended it (null: no limits, or the supervisor was lost). */
   limits: LimitsOutcome | null;
+  /** Why the silence watchdog ended the call (`no output for 15 min: ended`; `timedOut` is then true); null: it did not. */
+  silence: string | null;
 }
 
 const TAIL_KEEP = 64 * 1024;
@@ -232,6 +239,7 @@ function handover(spec: ProcessSpec, key: string, attempt: number, token: string
     ...(spec.sandboxProxy ? { sandboxProxy: spec.sandboxProxy } : {}),
     ...(spec.ownPidNamespace ? { ownPidNamespace: true } : {}),
     ...(spec.limits ? { limits: spec.limits } : {}),
+    ...(spec.silence && spec.silence.limitMs > 0 ? { silence: spec.silence } : {}),
   };
 }
 
@@ -626,7 +634,9 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       logError: stateError,
       strays: 0,
       sandboxDenials: [],
+      sandboxFetches: null,
       limits: null,
+      silence: null,
     };
   }
   // Re-attached to a call whose log is incomplete: the supervisor kept the tail.
@@ -643,6 +653,8 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     logError: exit.logError ?? stateError,
     strays: exit.strays,
     sandboxDenials: exit.sandboxDenials ?? [],
+    sandboxFetches: exit.sandboxFetches ?? null,
     limits: exit.limits ?? null,
+    silence: exit.silence ?? null,
   };
 }

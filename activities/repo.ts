@@ -153,7 +153,9 @@ export async function inspectRepo(raw: InspectRepoInput): Promise<RepoSnapshot> 
 }
 
 /** The inspection, with every path changed since the previous tree (null when that tree is unknown or gone): the gate pass after an agent call needs no diff of its own. */
-export async function inspectRepoChanges(raw: InspectRepoInput): Promise<{ snapshot: RepoSnapshot; sinceLastPaths: string[] | null }> {
+export async function inspectRepoChanges(
+  raw: InspectRepoInput,
+): Promise<{ snapshot: RepoSnapshot; sinceLastPaths: string[] | null; sinceStartPaths: string[] }> {
   const input = InspectRepoInputSchema.parse(raw);
   if (!existsSync(input.repoPath)) throw missingRepository(input.repoPath);
   refuseGitChanges(input.repoPath);
@@ -193,5 +195,6 @@ export async function inspectRepoChanges(raw: InspectRepoInput): Promise<{ snaps
       checkpoint,
     },
     sinceLastPaths,
+    sinceStartPaths: files,
   };
 }

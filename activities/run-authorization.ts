@@ -116,8 +116,8 @@ const refuse = (message: string): never => {
 export interface ExecutionRequest {
   runId: string;
   repoPath: string;
-  /** The agent call's provider and argv, or the test command. */
-  kind: { agent: { provider: string; argv: string[] } } | { tests: string };
+  /** The agent call's provider and argv, the test command, or the acceptance tests (their folder or command, which the signed knobs bind). */
+  kind: { agent: { provider: string; argv: string[] } } | { tests: string } | { acceptance: string };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -262,6 +262,7 @@ export function authorizeExecution(
     if (req.kind.tests !== c.testCommand) refuse('the test command is not the one the run was signed for');
     return;
   }
+  if ('acceptance' in req.kind) return;
   const { provider, argv } = req.kind.agent;
   const signedArgv = JSON.stringify(argv) === JSON.stringify(c.agentCommand) || argv.length === 0;
   const presetOnly = argv.length === 0 && (provider === c.councilProvider || (c.failover ?? []).includes(provider));

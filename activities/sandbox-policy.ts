@@ -69,7 +69,7 @@ export const PROVIDER_ENDPOINTS: Record<string, readonly string[]> = {
   command: [],
 };
 
-/** Package registries, reachable only with sandboxRegistries. */
+/** Package registries: reachable by the builder and the test runs unless the run sets sandboxRegistries=false; never by a reviewing role or a gate. */
 export const REGISTRY_ENDPOINTS: readonly string[] = [
   'registry.npmjs.org:443',
   'registry.yarnpkg.com:443',
@@ -89,10 +89,24 @@ const BASE_URL_VAR = /(_BASE_URL|_API_BASE|_BASE_URI)$/;
 /** Variables that name a package registry's URL: reachable with the registries. */
 const REGISTRY_URL_VARS = ['npm_config_registry', 'NPM_CONFIG_REGISTRY', 'PIP_INDEX_URL', 'PIP_EXTRA_INDEX_URL', 'UV_INDEX_URL', 'GOPROXY'];
 
+/** The package registries a call's environment may use: the known ones, and the registry URLs its environment configures. */
+export function registryEndpoints(env: Record<string, string>): Endpoint[] {
+  const out = new Map<string, Endpoint>();
+  for (const text of [...REGISTRY_ENDPOINTS, ...REGISTRY_URL_VARS.flatMap((k) => (env[k] ?? '').split(/[\s,]+/))]) {
+    const e = text ? parseEndpoint(text) : null;
+    if (e) out.set(endpointText(e), e);
+  }
+  return [...out.values()];
+}
+
+/** Whether a call of `kind` may reach the package registries when its run opens them: the builder and the test runs only. */
+export const registriesFor = (kind: SandboxKind): boolean => kind === 'builder' || kind === 'tests';
+
 /**
  * The endpoints a call's network may reach: its provider's model endpoints, the base URLs its
- * environment configures, the worker's VIGIL_SANDBOX_ALLOW entries, and with `registries` the
- * package registries (and the registry URLs its environment configures). Nothing for a gate.
+ * environment configures, the worker's VIGIL_SANDBOX_ALLOW entries, and for the builder and the
+ * test runs with `registries` the package registries (registryEndpoints). Nothing for a gate; a
+ * reviewing role never reaches the registries, whatever `registries` says.
  */
 export function allowedEndpoints(opts: {
   kind: SandboxKind;
@@ -112,10 +126,7 @@ export function allowedEndpoints(opts: {
     for (const [k, v] of Object.entries(opts.env)) if (BASE_URL_VAR.test(k)) add(v);
     for (const e of opts.extra) add(e);
   }
-  if (opts.registries) {
-    for (const e of REGISTRY_ENDPOINTS) add(e);
-    for (const k of REGISTRY_URL_VARS) for (const v of (opts.env[k] ?? '').split(/[\s,]+/)) if (v) add(v);
-  }
+  if (opts.registries && registriesFor(opts.kind)) for (const e of registryEndpoints(opts.env)) out.set(endpointText(e), e);
   return [...out.values()];
 }
 

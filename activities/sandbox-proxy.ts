@@ -6,29 +6,63 @@
  * through it. It lets through exactly the endpoints of the call's allow-list: CONNECT tunnels
  * (https, and any TCP the bridge forwards) and plain-http requests in absolute form (a local model
  * server). Everything else is answered 403 and recorded as a denial, which the call's result
- * carries to the run's record.
+ * carries to the run's record. A connection to a package registry, let through or refused, is also
+ * a line of the run's fetch log (workflows/decisions/package-fetches.ts) and counted in the result.
  *
  * Started by the call's supervisor (supervised-call.ts), so it lives exactly as long as the call
  * and survives a worker crash with it. Node built-ins only: the supervisor must start fast. Node's
  * own http server parses the requests (CONNECT included): no hand-written HTTP parsing, no
  * dependency in the supervisor.
  */
-import { chmodSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, constants, openSync, rmSync, writeSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { addDenial, allowedTarget, endpointText, parseEndpoint, type Denial, type Endpoint } from './sandbox-net.js';
+import {
+  countFetches,
+  fetchLogLine,
+  type FetchCounts,
+  type FetchEntry,
+  type FetchRefusal,
+} from '../workflows/decisions/package-fetches.js';
+
+/** The package registries as the call's proxy sees them: which endpoints are registries, whether the call may reach them, where fetches are logged. */
+export interface PackagesSpec {
+  /** Every registry endpoint (reachable or not: a refused one is logged with why). */
+  endpoints: Endpoint[];
+  /** Why a registry connection is refused when it is (the allow-list decides whether it is). */
+  refusal: FetchRefusal;
+  /** The run's fetch log (appended, one JSON line a fetch); null: counted only. */
+  logPath: string | null;
+  /** The call's name in the log. */
+  call: string;
+}
 
 export interface SandboxProxySpec {
   /** The unix socket to listen on (its folder is mounted into the sandbox). */
   socketPath: string;
   allow: Endpoint[];
+  /** The registries (absent: a proxy from before the fetch log, or a call with none). */
+  packages?: PackagesSpec | null;
 }
 
 export interface SandboxProxy {
   /** The refused attempts so far. */
   denials(): Denial[];
+  /** The package fetches so far (connections still open are not counted yet). */
+  fetches(): FetchCounts;
   close(): void;
+}
+
+/** Appends `line` to the fetch log, refusing a link planted in its place. */
+function appendLine(file: string, line: string): void {
+  const fd = openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+  try {
+    writeSync(fd, line);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Hop-by-hop headers, and the proxy's own, that are not forwarded. */
@@ -44,7 +78,25 @@ function refuse(socket: Duplex, target: string): void {
 /** Listens on `spec.socketPath` until closed. Never throws into the supervisor: a failure to listen leaves the call without a network. */
 export function startSandboxProxy(spec: SandboxProxySpec, onError: (message: string) => void): SandboxProxy {
   const denied: Denial[] = [];
+  const fetched: FetchEntry[] = [];
+  let logFailed = false;
+  const pkg = spec.packages ?? null;
+  /** The registry endpoint `ep` is, or null when it is none. */
+  const registry = (ep: Endpoint | null): Endpoint | null => (pkg && ep ? allowedTarget(ep.host, ep.port, pkg.endpoints) : null);
+  const logFetch = (e: Omit<FetchEntry, 'at' | 'call'>): void => {
+    if (!pkg) return;
+    const entry: FetchEntry = { at: new Date().toISOString(), call: pkg.call.slice(0, 200), ...e, host: e.host.slice(0, 300) };
+    fetched.push(entry);
+    if (pkg.logPath === null || logFailed) return;
+    try {
+      appendLine(pkg.logPath, fetchLogLine(entry));
+    } catch (err) {
+      logFailed = true;
+      onError(`the run's fetch log ${pkg.logPath} cannot be written (${(err as Error).message}); fetches are only counted`);
+    }
+  };
   const open = new Set<Socket | Duplex>();
+  const pending = new Set<() => void>();
   const track = <T extends Socket | Duplex>(s: T): T => {
     open.add(s);
     s.once('close', () => open.delete(s));
@@ -62,9 +114,22 @@ export function startSandboxProxy(spec: SandboxProxySpec, onError: (message: str
     }
     const ep = url.protocol === 'http:' ? parseEndpoint(`${url.protocol}//${url.host}`) : null;
     const target = ep ? allowedTarget(ep.host, ep.port, spec.allow) : null;
+    const reg = registry(ep);
+    const began = Date.now();
     if (!ep || !target) {
       const shown = ep ? endpointText(ep) : url.host || String(req.url).slice(0, 200);
       addDenial(denied, { kind: 'connect', target: shown });
+      if (reg && pkg)
+        logFetch({
+          host: reg.host,
+          port: reg.port,
+          method: req.method ?? 'GET',
+          url: url.href,
+          bytesIn: 0,
+          bytesOut: 0,
+          ms: 0,
+          refused: pkg.refusal,
+        });
       res
         .writeHead(403, { 'content-type': 'text/plain', connection: 'close' })
         .end(`vigil sandbox: ${shown} is not an endpoint this call may reach\n`);
@@ -72,10 +137,27 @@ export function startSandboxProxy(spec: SandboxProxySpec, onError: (message: str
     }
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !HOP.has(k.toLowerCase())) headers[k] = v;
+    let bytesIn = 0;
+    let bytesOut = 0;
+    req.on('data', (c: Buffer) => (bytesOut += c.length));
+    if (reg)
+      res.once('close', () =>
+        logFetch({
+          host: reg.host,
+          port: reg.port,
+          method: req.method ?? 'GET',
+          url: url.href,
+          bytesIn,
+          bytesOut,
+          ms: Date.now() - began,
+          refused: null,
+        }),
+      );
     const upstream = httpRequest(
       { host: target.host, port: target.port, method: req.method, path: `${url.pathname}${url.search}`, headers },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
+        up.on('data', (c: Buffer) => (bytesIn += c.length));
         up.pipe(res);
       },
     );
@@ -90,14 +172,43 @@ export function startSandboxProxy(spec: SandboxProxySpec, onError: (message: str
     track(client);
     const ep = parseEndpoint(req.url ?? '');
     const target = ep ? allowedTarget(ep.host, ep.port, spec.allow) : null;
+    const reg = registry(ep);
     if (!ep || !target) {
       const shown = ep ? endpointText(ep) : String(req.url).slice(0, 200);
       addDenial(denied, { kind: 'connect', target: shown });
+      if (reg && pkg)
+        logFetch({ host: reg.host, port: reg.port, method: 'CONNECT', url: null, bytesIn: 0, bytesOut: 0, ms: 0, refused: pkg.refusal });
       refuse(client, shown);
       return;
     }
+    const began = Date.now();
+    let bytesIn = 0;
+    let bytesOut = head.length;
+    let connected = false;
     const upstream = track(connect(target.port, target.host));
+    if (reg) {
+      upstream.on('data', (c: Buffer) => (bytesIn += c.length));
+      client.on('data', (c: Buffer) => (bytesOut += c.length));
+      // Logged once, when the tunnel closes (or the proxy does, with the call), if it ever connected.
+      const ended = (): void => {
+        if (!pending.delete(ended) || !connected) return;
+        logFetch({
+          host: reg.host,
+          port: reg.port,
+          method: 'CONNECT',
+          url: null,
+          bytesIn,
+          bytesOut,
+          ms: Date.now() - began,
+          refused: null,
+        });
+      };
+      pending.add(ended);
+      upstream.once('close', ended);
+      client.once('close', ended);
+    }
     upstream.once('connect', () => {
+      connected = true;
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) upstream.write(head);
       upstream.pipe(client);
@@ -132,8 +243,10 @@ export function startSandboxProxy(spec: SandboxProxySpec, onError: (message: str
 
   return {
     denials: () => denied.map((d) => ({ ...d })),
+    fetches: () => countFetches(fetched),
     close: () => {
       server.close();
+      for (const end of [...pending]) end();
       for (const s of open) s.destroy();
       try {
         rmSync(spec.socketPath, { force: true });

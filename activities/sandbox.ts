@@ -49,6 +49,7 @@ import {
 import { vigilHome } from '../workers/paths.js';
 import { credentialPaths, toolchainPaths } from './sandbox-toolchain.js';
 import { privateRunDir } from './artifacts.js';
+import { fetchLogPath } from '../schemas/paths.js';
 import { ensurePrivateDir, writePrivateFile } from './safe-files.js';
 import { runSecretPath } from './run-authorization.js';
 import { daemonSocketPath } from './supervisor-client.js';
@@ -62,6 +63,8 @@ import {
   endpointText,
   isWithin,
   parseEndpoint,
+  registriesFor,
+  registryEndpoints,
   sandboxEnv,
   sandboxPlan,
   sandboxVerdict,
@@ -74,8 +77,10 @@ import {
 } from './sandbox-policy.js';
 import type { SandboxProxySpec } from './sandbox-proxy.js';
 import type { Denial } from './sandbox-net.js';
+import type { FetchCounts } from '../workflows/decisions/package-fetches.js';
 import type { CallLimitsSpec, LimitsOutcome } from './sandbox-limits.js';
 import { cgroupSettings } from './sandbox-cgroups.js';
+import { SANDBOX_STATUS_FD } from './process-tree.js';
 
 /** The system folders every sandbox sees read-only (those that exist). */
 const SYSTEM = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
@@ -194,6 +199,12 @@ export function sandboxPlatform(env: NodeJS.ProcessEnv = process.env): SandboxPl
   }
   probed = { key, platform };
   return platform;
+}
+
+/** bubblewrap 0.5 and later write their status, the pid namespace's id with it, to a descriptor (`--json-status-fd`). */
+export function statusArgs(version: string | null): string[] {
+  const m = /^(\d+)\.(\d+)/.exec(version ?? '');
+  return m && (Number(m[1]) > 0 || Number(m[2]) >= 5) ? ['--json-status-fd', String(SANDBOX_STATUS_FD)] : [];
 }
 
 function systemArgs(): string[] {
@@ -446,8 +457,14 @@ export interface SandboxCall {
   provider: string | null;
   /** The run's sandbox knob, when the run passes one (else the worker's setting decides). */
   runMode?: SandboxMode | null | undefined;
-  /** The run's sandboxRegistries knob, when passed (else VIGIL_SANDBOX_REGISTRIES on the worker). */
+  /**
+   * The run's sandboxRegistries knob (on by default), when passed (else VIGIL_SANDBOX_REGISTRIES on
+   * the worker, off unless set: a run whose workflow passes none predates the knob's default).
+   * Only the builder and the test runs ever reach the registries.
+   */
   registries?: boolean | null | undefined;
+  /** The call's name in the run's fetch log (default: its prompt's name, else its kind). */
+  label?: string;
   /** Files Vigil hands the call (its prompt, the evidence): readable. Those outside the repository (a hidden role's prompt) appear under /run/vigil-files. */
   files?: string[];
   /**
@@ -465,6 +482,8 @@ export interface SandboxCall {
    * the environment name it there).
    */
   reportDir?: string;
+  /** Folders outside the repository the call reads at their own path, read-only (an acceptance run's linked dependencies): refused when denied. */
+  readable?: string[];
 }
 
 /** The limits a call gets when its run passes none: the knobs' defaults. */
@@ -497,7 +516,10 @@ export interface PreparedSandbox {
   /**
    * The call runs in a pid namespace of its own that dies with bubblewrap (`--unshare-pid`,
    * `--die-with-parent`): the kernel kills every process of it, so its supervisor looks for no
-   * leftover by token (a scan of every process's environment, ~2 ms of CPU each).
+   * leftover by token (a scan of every process's environment, ~2 ms of CPU each). Bubblewrap
+   * exits as soon as the command has, while the kernel is still killing the rest: it writes the
+   * namespace's id to `SANDBOX_STATUS_FD` (process-tree.ts), where the spawner gives it a pipe,
+   * and the spawner waits until no process of that namespace is left.
    */
   pidNamespace?: boolean;
   /** The call's limits, applied by its supervisor (sandbox-limits.ts); null: unsandboxed, no limits. */
@@ -646,6 +668,15 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     registries,
   });
   const network = call.kind !== 'gate';
+  // The registries as the proxy sees them: every fetch from one (or refused there) goes to the run's fetch log.
+  const packages = network
+    ? {
+        endpoints: registryEndpoints(call.env),
+        refusal: registriesFor(call.kind) ? ('closed' as const) : ('reviewing' as const),
+        logPath: path.normalize(fetchLogPath(repo, call.runId)),
+        call: (call.label ?? (call.promptPath ? path.basename(call.promptPath).replace(/\.prompt\.md$/, '') : call.kind)).slice(0, 200),
+      }
+    : null;
   const proxyDir = network ? mkdtempSync(path.join(existsSync('/tmp') ? '/tmp' : os.tmpdir(), 'vigil-sbx-')) : null;
   const ports = bridgePorts(allow, watchedPorts(workerEnv, call.storeUrl ?? null));
   const bridge = sandboxBridge(workerEnv, packageDir);
@@ -721,6 +752,7 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
       ...programPaths(call.file, call.args, call.env),
       ...toolchainPaths({ ...workerEnv, ...call.env }, home).map((t) => t.path),
       ...dependencyCaches(call.kind, home),
+      ...(call.readable ?? []),
       ...list(workerEnv.VIGIL_SANDBOX_READABLE, /:/),
     ]),
     writable: facts(list(workerEnv.VIGIL_SANDBOX_WRITABLE, /:/)),
@@ -746,6 +778,10 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     XDG_CACHE_HOME: path.join(home, '.cache'),
     // Claude Code: no telemetry or update traffic the proxy would refuse (and record) on every call.
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    // npm and pip: no check for their own new version (npm's fetches 3 MB of its metadata each
+    // time), so the run's fetch log holds the packages the call asked for; the caller's own value wins.
+    npm_config_update_notifier: callEnv.npm_config_update_notifier ?? 'false',
+    PIP_DISABLE_PIP_VERSION_CHECK: callEnv.PIP_DISABLE_PIP_VERSION_CHECK ?? '1',
     // Go: the worker's module cache, read-only (dependencies already downloaded), and no fetching without the registries.
     ...(call.kind === 'tests' || call.kind === 'gate' ? goCacheEnv(home, network && registries) : {}),
   };
@@ -753,14 +789,21 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
     ? [...bridge.command, SANDBOX_PROXY_SOCKET, String(ports.proxyPort), ports.listen.join(','), '--', call.file, ...callArgs]
     : [call.file, ...callArgs];
   const refusedNote = plan.refused.length ? `; not shown: ${plan.refused.map((r) => r.path).join(', ')}` : '';
+  // The network in a few words: the model endpoints by name, the registries as one (a dozen host names would crowd out the rest).
+  const registryTexts = new Set((packages?.endpoints ?? []).map(endpointText));
+  const reachesRegistries = registries && registriesFor(call.kind);
+  const reached = [
+    ...allow.map(endpointText).filter((e) => !reachesRegistries || !registryTexts.has(e)),
+    ...(reachesRegistries ? ['the package registries'] : []),
+  ];
   const isolation =
     `bubblewrap ${platform.version ?? ''}`.trim() +
-    `; repository ${plan.repoWritable ? 'writable' : 'read-only'}; network: ${network ? (allow.length ? allow.map(endpointText).join(', ') : 'none') : 'none'}${refusedNote}`;
+    `; repository ${plan.repoWritable ? 'writable' : 'read-only'}; network: ${network && reached.length ? reached.join(', ') : 'none'}${refusedNote}`;
   return {
     file: platform.bwrap as string,
-    args: [...plan.args, ...inner],
+    args: [...statusArgs(platform.version), ...plan.args, ...inner],
     env: network ? bridgeEnv(bridge, env) : env,
-    proxy: proxyDir !== null ? { socketPath: path.join(proxyDir, 'proxy.sock'), allow } : null,
+    proxy: proxyDir !== null ? { socketPath: path.join(proxyDir, 'proxy.sock'), allow, packages } : null,
     report: { mode, applied: true, isolation: isolation.slice(0, 300), reason: null, denied: [] },
     signalsDir,
     pidNamespace: true,
@@ -768,12 +811,16 @@ export function prepareSandbox(call: SandboxCall, workerEnv: NodeJS.ProcessEnv =
   };
 }
 
-/** The call's report: what the proxy refused, the refused writes and accesses its output shows, and how it was limited. */
+/**
+ * The call's report: what the proxy refused, the refused writes and accesses its output shows,
+ * how it was limited, and its package fetches, counted.
+ */
 export function sandboxReport(
   prepared: PreparedSandbox,
   proxyDenials: readonly Denial[],
   output: string,
   limits: LimitsOutcome | null = null,
+  fetches: FetchCounts | null = null,
 ): SandboxReport {
   // The proxy's folder, when its supervisor did not remove it (a call re-attached to after a worker crash never used this one).
   if (prepared.proxy) {
@@ -792,6 +839,7 @@ export function sandboxReport(
     ...prepared.report,
     denied,
     ...(limits ? { limits: limits.applied.slice(0, 300), limitHit: limits.reason?.slice(0, 300) ?? null } : {}),
+    ...(fetches && (fetches.fetches > 0 || fetches.refused > 0) ? { packages: fetches } : {}),
   };
 }
 
@@ -808,7 +856,7 @@ export function describeSandbox(
     return {
       mode: worker.mode,
       applies: true,
-      line: `sandbox=${worker.mode}: agents and test runs run in bubblewrap ${platform.version ?? ''} (${platform.bwrap}): own user, pid and network namespaces${uid === 0 ? `, uid ${1000} inside instead of root` : ''}; the repository writable for the builder and tests, read-only for reviewing roles; network only to the provider's model endpoints through a proxy${flag(env.VIGIL_SANDBOX_REGISTRIES) ? ' and the package registries' : ''}; never VIGIL_HOME, the run secret, keys or the worker's services; network bridge: ${sandboxBridge(env, packageDir).note}`,
+      line: `sandbox=${worker.mode}: agents and test runs run in bubblewrap ${platform.version ?? ''} (${platform.bwrap}): own user, pid and network namespaces${uid === 0 ? `, uid ${1000} inside instead of root` : ''}; the repository writable for the builder and tests, read-only for reviewing roles; network only to the provider's model endpoints through a proxy, and for the builder and test runs to the package registries (unless a run sets sandboxRegistries=false; each fetch logged to the run); never VIGIL_HOME, the run secret, keys or the worker's services; network bridge: ${sandboxBridge(env, packageDir).note}`,
       problem: worker.problem,
     };
   }

@@ -3,17 +3,28 @@
  * talks to the worker. Starts the child in a process group of its own, writes its output to the
  * log, records the child's pid, exit status and output extent in the state file (atomically, so
  * a retried attempt re-attaches or collects the result), enforces the call's timeout, its run
- * folder and a sandboxed call's limits (sandbox-limits.ts), and kills whatever the child leaves
- * behind. Used by the supervisor daemon (one process for many calls, supervisor-daemon.ts) and
+ * folder, an agent call's silence watchdog (call-silence.ts) and a sandboxed call's limits
+ * (sandbox-limits.ts), and kills whatever the child leaves behind, waiting until all of it is
+ * gone. Used by the supervisor daemon (one process for many calls, supervisor-daemon.ts) and
  * the per-call supervisor (process-supervisor.ts). Node built-ins only: both must start fast.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, rmdirSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { processesWithToken, processStartTime, signalTree, TOKEN_VAR } from './process-tree.js';
+import {
+  awaitTreeGone,
+  processesWithToken,
+  processStartTime,
+  SANDBOX_STATUS_FD,
+  sandboxStatusReader,
+  signalTree,
+  TOKEN_VAR,
+} from './process-tree.js';
 import { startSandboxProxy, type SandboxProxy } from './sandbox-proxy.js';
 import { CallLimiter } from './sandbox-limits.js';
+import { watchSilence } from './call-silence.js';
 import { describeWriteError, logTruncatedNotice } from './safe-files.js';
 import {
   CANCEL_GRACE_MS,
@@ -205,8 +216,13 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
     cwd: spec.cwd,
     env: { ...spec.env, [TOKEN_VAR]: spec.token },
     detached: true, // own process group: the whole tree can be signalled
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+    // A sandbox's bubblewrap writes its status (its pid namespace) to a pipe of its own.
+    stdio: spec.ownPidNamespace ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
+  }) as ChildProcessByStdio<Writable, Readable, Readable>;
+  const status = sandboxStatusReader();
+  const statusPipe = spec.ownPidNamespace ? (child.stdio[SANDBOX_STATUS_FD] as Readable | null | undefined) : null;
+  statusPipe?.on('data', status.push);
+  statusPipe?.on('error', () => {});
   const pid = child.pid;
   const startTime = pid !== undefined ? processStartTime(pid) : null;
   if (pid !== undefined) {
@@ -216,8 +232,10 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
 
   let outputBytes = 0;
   let tail = Buffer.alloc(0);
+  let lastOutputMs: number | null = null;
   const onData = (chunk: Buffer): void => {
     outputBytes += chunk.length;
+    lastOutputMs = Date.now();
     log.write(chunk);
     tail = tail.length + chunk.length > TAIL_KEEP * 2 ? Buffer.concat([tail, chunk]).subarray(-TAIL_KEEP) : Buffer.concat([tail, chunk]);
     channel.output(chunk);
@@ -249,6 +267,21 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
   const watchdog = setInterval(() => {
     if (!existsSync(path.dirname(spec.statePath))) terminate(0);
   }, WATCHDOG_MS);
+  // A hung agent call (no output, no change in its repository for the limit) is ended as a timeout is.
+  let silenced: string | null = null;
+  const stopSilence =
+    spec.silence && pid !== undefined
+      ? watchSilence({
+          limitMs: spec.silence.limitMs,
+          root: spec.silence.root,
+          startedMs: started,
+          lastOutputMs: () => lastOutputMs,
+          onSilent: (reason) => {
+            silenced = reason;
+            terminate(KILL_GRACE_MS);
+          },
+        })
+      : undefined;
   // A call at its pid limit, or that lost a process to the OOM killer, is ended at once.
   if (pid !== undefined) limiter?.started(pid);
   const limitWatch =
@@ -265,8 +298,10 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
     clearTimeout(timeout);
     clearInterval(watchdog);
     clearInterval(limitWatch);
+    stopSilence?.();
     // A sandboxed call's processes die with its pid namespace as bubblewrap exits, and none can
-    // leave it: nothing is looked for by token (a scan of every process's environment). Other
+    // leave it: nothing is looked for by token (a scan of every process's environment), but the
+    // namespace is waited for below (bubblewrap exits before the kernel has emptied it). Other
     // calls: the direct child is gone; nothing it started may outlive the call (its group, and
     // anything that escaped the group but carries the call's token); a sandbox without its own
     // pid namespace waits a little first, so that processes still being torn down are not counted.
@@ -282,8 +317,15 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
 
     // The last look at the limits (an OOM kill that ended the call between two looks), the group removed.
     const limits = limiter ? await limiter.close() : null;
-    const sandboxDenials = proxy?.denials() ?? [];
+    // The call ends when every process of it is gone (bubblewrap exits before the kernel has
+    // emptied its namespace): nothing of it writes any more once its end is recorded.
+    const ns = status.pidNamespace();
+    const survivors = pid !== undefined ? await awaitTreeGone({ pid, token: ns ? '' : spec.token, pidNamespace: ns }) : [];
+    statusPipe?.destroy();
+    // Closed first: a registry tunnel still open is logged as it is closed.
     proxy?.close();
+    const sandboxDenials = proxy?.denials() ?? [];
+    const sandboxFetches = proxy?.fetches() ?? null;
     if (spec.sandboxProxy) removeProxyDir(spec.sandboxProxy.socketPath);
     const durationMs = Date.now() - started;
     let exitCode: number;
@@ -292,7 +334,7 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
     if (pid === undefined || exit.error) {
       spawnError = `${spec.file}: ${code === 'ENOENT' ? 'command not found' : code === 'EACCES' ? 'permission denied' : (exit.error?.message ?? 'could not start')}`;
       exitCode = 127;
-    } else if (timedOut) {
+    } else if (timedOut || silenced !== null) {
       exitCode = 124;
     } else if (typeof exit.code === 'number') {
       exitCode = exit.code;
@@ -301,11 +343,21 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
     }
     if (limits?.hit && exitCode === 0) exitCode = LIMIT_EXIT;
     const logEnd = log.size();
-    const footer = `\n=== vigil: exit ${exitCode}${limits?.reason ? ` (${limits.reason})` : ''}${timedOut ? ' (timed out)' : ''}${cancelled ? ' (cancelled)' : ''}${abandoned ? ' (abandoned: another call took its place)' : ''}${spawnError ? ` (${spawnError})` : ''}${strays ? ` (${strays} leftover process(es) killed)` : ''} after ${durationMs} ms ===\n`;
+    const notes = [
+      limits?.reason,
+      timedOut ? 'timed out' : null,
+      silenced,
+      cancelled ? 'cancelled' : null,
+      abandoned ? 'abandoned: another call took its place' : null,
+      spawnError,
+      strays ? `${strays} leftover process(es) killed` : null,
+      survivors.length ? `${survivors.length} process(es) would not die: ${survivors.slice(0, 5).join(', ')}` : null,
+    ];
+    const footer = `\n=== vigil: exit ${exitCode}${notes.map((n) => (n ? ` (${n})` : '')).join('')} after ${durationMs} ms ===\n`;
     const incomplete = log.truncated || log.error !== null;
     const result: SupervisorExit = {
       exitCode,
-      timedOut,
+      timedOut: timedOut || silenced !== null,
       cancelled,
       spawnError,
       outputBytes,
@@ -315,7 +367,9 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
       logEnd,
       ...(incomplete ? { tail: new StringDecoder('utf8').end(tail.subarray(-TAIL_KEEP)) } : {}),
       ...(spec.sandboxProxy ? { sandboxDenials } : {}),
+      ...(sandboxFetches && (sandboxFetches.fetches > 0 || sandboxFetches.refused > 0) ? { sandboxFetches } : {}),
       ...(limits ? { limits } : {}),
+      ...(silenced !== null ? { silence: silenced } : {}),
     };
     // The state first, then the footer: a reader that saw the call still running after reading
     // the log has not read the footer (activities/process.ts, attach).

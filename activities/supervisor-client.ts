@@ -65,6 +65,7 @@ export function compiledModule(name: string): string {
 const DAEMON_MODULES = [
   'supervisor-daemon.js',
   'supervised-call.js',
+  'call-silence.js',
   'supervisor-state.js',
   'process-tree.js',
   'safe-files.js',

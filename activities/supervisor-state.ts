@@ -6,6 +6,7 @@
 import type { CallLimitsSpec, LimitsOutcome } from './sandbox-limits.js';
 import type { SandboxProxySpec } from './sandbox-proxy.js';
 import type { Denial } from './sandbox-net.js';
+import type { FetchCounts } from '../workflows/decisions/package-fetches.js';
 import { readFileSync, renameSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { writePrivateFile } from './safe-files.js';
@@ -38,6 +39,8 @@ export interface SupervisorSpec {
   ownPidNamespace?: boolean;
   /** A sandboxed call's limits (sandbox-limits.ts): its cgroup, or the fallback. */
   limits?: CallLimitsSpec;
+  /** An agent call's silence watchdog (call-silence.ts): ended after `limitMs` with no output and no change under `root`. */
+  silence?: { limitMs: number; root: string };
 }
 
 /** How the child ended, as the supervisor saw it. */
@@ -56,8 +59,12 @@ export interface SupervisorExit {
   tail?: string;
   /** What a sandboxed call's proxy refused. */
   sandboxDenials?: Denial[];
+  /** A sandboxed call's package fetches, counted (absent: none, nor any refused). */
+  sandboxFetches?: FetchCounts;
   /** How a sandboxed call was limited, and the limit that ended it. */
   limits?: LimitsOutcome;
+  /** Why the silence watchdog ended the call (`no output for 15 min: ended`); absent: it did not. */
+  silence?: string;
 }
 
 /** The state file (`<label>.pid.json`). */

@@ -81,7 +81,8 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
   mkdirSync(reportDir, { recursive: true, mode: 0o700 });
   const setup = reportSetup(runner, command, reportDir, env);
   // The test command runs code the agent wrote: in the sandbox, as the builder would (the
-  // repository writable, no network but the registries when allowed, nothing of the worker's).
+  // repository writable, no network but the package registries unless the run closed them, each
+  // fetch logged to the run; nothing of the worker's).
   const sandbox = prepareSandbox({
     kind: 'tests',
     runId: input.runId,
@@ -91,6 +92,7 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     args: ['-c', setup.command],
     env: { ...env, ...setup.env, CI: env.CI ?? 'true' },
     reportDir,
+    label: `tests-${pad(input.iteration)}`,
     provider: null,
     runMode: input.sandbox,
     registries: input.sandboxRegistries,
@@ -146,7 +148,7 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
       : limitHit
         ? `${runner}: ${limitHit}`
         : judged.reason.slice(0, 500),
-    sandbox: sandboxReport(sandbox, proc.sandboxDenials, proc.tail, proc.limits),
+    sandbox: sandboxReport(sandbox, proc.sandboxDenials, proc.tail, proc.limits, proc.sandboxFetches),
     report: judged.facts,
   };
 }

@@ -4,16 +4,20 @@
  * (`vigil/<run>--<task>`, where its run delivered) is merged into the run's integration line
  * (`refs/vigil/streams/<run>`) with `git merge-tree` — no checkout, no index, the user's branch
  * untouched — and the merged tree is finally written into the run's working tree for its own
- * completion check. Every activity is idempotent: a retry after a lost worker finds what the first
+ * completion check. A stream's worktree deleted while it ran is made again on its resume, from its
+ * last checkpoint. Every activity is idempotent: a retry after a lost worker finds what the first
  * attempt did (the worktree there, the merge on the line) and answers the same.
  */
 import { recordGitLayout } from './git-layout.js';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ensureRepoDir, ensureRunDir, safeSegment, VIGIL_DIR } from './artifacts.js';
 import { runBranch } from './deliver.js';
-import { git, IDENTITY, objectExists } from './git.js';
+import { ApplicationFailure } from '@temporalio/common';
+import { FAILURE_TYPES } from '../schemas/activities.js';
+import { restoreWorkingTree } from './checkpoints.js';
+import { assertGitRepo, git, IDENTITY, notAGitRepository, objectExists } from './git.js';
 import { runGit } from './git-helper.js';
 
 /** Fixed dates: the same tree on the same parents makes the same commit, so a retried step finds its own. */
@@ -190,4 +194,68 @@ export async function applyStreams(raw: z.infer<typeof ApplyStreamsInputSchema>)
     .filter(Boolean);
   await git(repoPath, ['restore', `--source=${commit}`, '--worktree', '--', '.', `:(exclude)${VIGIL_DIR}`]);
   return { files: before.length };
+}
+
+export const RecreateWorktreeInputSchema = z.object({
+  /** The stream's repository: its worktree, `<repo>/.vigil/worktrees/<run>/<task>`. */
+  worktree: z.string(),
+  runId: z.string(),
+  task: z.string().max(40),
+  /** The commit the stream started from (its run-start commit): the worktree's HEAD again. */
+  startSha: z.string().max(64).nullable(),
+  /** The stream's last checkpoint, whose tree the worktree gets back (null: none yet, the start commit's tree). */
+  checkpoint: z.object({ iteration: z.number().int().min(1), commit: z.string().max(64), tree: z.string().max(64) }).nullable(),
+});
+export type RecreateWorktreeInput = z.infer<typeof RecreateWorktreeInputSchema>;
+
+export const RecreateWorktreeResultSchema = z.object({
+  recreated: z.boolean(),
+  /** The checkpoint's iteration the files came from (null: the start commit's, or nothing recreated). */
+  fromIteration: z.number().int().nullable(),
+});
+export type RecreateWorktreeResult = z.infer<typeof RecreateWorktreeResultSchema>;
+
+/**
+ * A stream's worktree that is gone (deleted while the stream ran) made again, as its resume asks:
+ * detached at the stream's start commit, its files those of the stream's last checkpoint (the
+ * refs under `refs/vigil/` live in the run's common git folder and outlive the worktree). A
+ * worktree still there is left as it is. The run's repository itself must be there: without it
+ * the failure is the repository's (NotAGitRepository), and the stream stays paused.
+ */
+export async function recreateWorktree(raw: RecreateWorktreeInput): Promise<RecreateWorktreeResult> {
+  const input = RecreateWorktreeInputSchema.parse(raw);
+  const dir = path.resolve(input.worktree);
+  // Only Vigil's own worktree of this task is ever made again (the path says which repository it lies in).
+  const repoPath = path.resolve(dir, '..', '..', '..', '..');
+  if (worktreePath(repoPath, input.runId, input.task) !== dir)
+    throw ApplicationFailure.create({
+      message: `${dir} is not Vigil's worktree of task ${input.task} of run ${input.runId}: nothing recreated`,
+      type: FAILURE_TYPES.notAGitRepository,
+      nonRetryable: true,
+    });
+  if (existsSync(path.join(dir, '.git')) && (await runGit(dir, ['rev-parse', '--is-inside-work-tree'])).stdout.trim() === 'true')
+    return { recreated: false, fromIteration: null };
+  await assertGitRepo(repoPath);
+  // The repository's own top (not a folder inside another repository that only looks like one).
+  const top = (await runGit(repoPath, ['rev-parse', '--show-toplevel'])).stdout.trim();
+  if (!top || realpathSync(top) !== realpathSync(repoPath)) throw notAGitRepository(repoPath);
+  const usable = async (sha: string | null | undefined): Promise<string | null> =>
+    sha && (await objectExists(repoPath, `${sha}^{commit}`)) ? sha : null;
+  const start = (await usable(input.startSha)) ?? (await usable(input.checkpoint?.commit));
+  if (!start)
+    throw ApplicationFailure.create({
+      message: `neither the start commit nor the last checkpoint of task ${input.task} is in ${repoPath}: the worktree cannot be made again`,
+      type: FAILURE_TYPES.notAGitRepository,
+      nonRetryable: true,
+    });
+  // What is left of the folder (the agent's files without `.git`) is Vigil's own, made again below.
+  if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
+  await git(repoPath, ['worktree', 'prune']);
+  ensureRepoDir(repoPath, path.dirname(dir));
+  await git(repoPath, ['worktree', 'add', '--detach', '--force', dir, start]);
+  // A new worktree: its layout is the one later commands there are checked against.
+  recordGitLayout(dir);
+  const cp = input.checkpoint && (await objectExists(repoPath, `${input.checkpoint.tree}^{tree}`)) ? input.checkpoint : null;
+  if (cp) await restoreWorkingTree(dir, cp.tree);
+  return { recreated: true, fromIteration: cp?.iteration ?? null };
 }

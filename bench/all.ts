@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: with no options, every benchmark in turn, each a process of its own (about eleven
- * minutes on a 2-core machine):
+ * minutes on a 2-core machine, and five to eight more for the tests-report bench):
  *
  * 1. `run.js --concurrent 50,100,200`: the tree hash, the minimal and default iterations, and the
  *    load of 50, 100 and 200 runs on one worker;
@@ -8,7 +8,9 @@
  * 3. `stop-latency.js`: `stop --now` at random points of an agent call, with 20 busy runs on the
  *    worker, then with 200;
  * 4. `agent-calls.js`: agent calls by role for fixed scenarios with the default knobs (what
- *    orchestration costs the user in model calls).
+ *    orchestration costs the user in model calls);
+ * 5. `tests-report.js`: a test run's time with and without the per-test report and the baseline
+ *    (pytest, unittest, node's test runner, vitest; sandbox off and the default sandbox).
  *
  * With options (`npm run bench -- --knobs default`), only `run.js`, with them. A bench that fails
  * (a run that ends before its iteration count, a starved run, a stop over its bound) fails the
@@ -29,6 +31,7 @@ const steps: string[][] =
         ['stop-latency.js'],
         ['stop-latency.js', '--runs', '200'],
         ['agent-calls.js'],
+        ['tests-report.js'],
       ];
 
 // Ctrl+C reaches the running bench too (same process group): it stops its server and removes its

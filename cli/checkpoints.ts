@@ -14,6 +14,7 @@ import type { StatusSnapshot } from '../schemas/status.js';
 import { runRefPrefix } from '../workflows/decisions/checkpoints.js';
 import { rewindUpdate, type MessageAck } from '../workflows/messages.js';
 import { CliError, EXIT, searchAttributeHint, type Endpoint } from './connection.js';
+import { idTakenMessage } from './run-id.js';
 import { checkRepo, finishedError, noWorkerError, startRun, viewRun, type RunView } from './runs.js';
 import { sdkRunApi } from './sdk-run-api.js';
 import type { CheckpointsJson, RewindJson } from '../schemas/cli-output.js';
@@ -84,6 +85,8 @@ export interface RewindOptions {
   fork: boolean;
   /** Workflow id of the forked run. */
   forkId?: string;
+  /** With forkId of a run that ended: the fork takes that id on purpose (cli/run-id.ts). */
+  replace?: boolean;
   by: string;
 }
 
@@ -221,8 +224,15 @@ async function forkRun(
     .getHandle(workflowId)
     .describe()
     .catch(() => null);
+  // A taken id is refused before the tree is touched: a start the server refused afterwards
+  // would leave the repository rewound with no run to carry on from it.
   if (existing?.status.name === 'RUNNING')
     throw new CliError(`a run with id "${workflowId}" is already running; choose another --id`, EXIT.usage);
+  if (existing && !o.replace)
+    throw new CliError(
+      idTakenMessage(workflowId, { status: existing.status.name, closed: existing.closeTime ? existing.closeTime.toISOString() : null }),
+      EXIT.usage,
+    );
   // The tree as it is now is kept first, so nothing is lost.
   const latest = snap.checkpoints?.list.at(-1) ?? null;
   const saved = `${runRefPrefix(id)}before-fork-${new Date().toISOString().replace(/[-:.]/g, '')}`;
@@ -243,6 +253,7 @@ async function forkRun(
     // The fork works in the same repository, so on the same host.
     ...(input.host ? { host: input.host } : {}),
     ...(o.directive !== undefined ? { directive: { directive: o.directive, by: o.by } } : {}),
+    ...(o.replace ? { replace: true } : {}),
   });
   if (searchAttributes.missing.length)
     process.stderr.write(`${searchAttributeHint(searchAttributes.missing, ep, searchAttributes.refusal)}\n`);

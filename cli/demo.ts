@@ -93,6 +93,8 @@ export async function demoCommand(ep: Endpoint, opts: DemoOptions): Promise<numb
       knobs: { ...demoKnobs(root), eventStore: storeUrl !== null },
       workflowId: DEMO_RUN_ID,
       attachIfRunning: true,
+      // The demo's id is its own: a new demo replaces the one that ended.
+      replace: true,
       host,
     });
     if (searchAttributes.missing.length)

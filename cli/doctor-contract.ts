@@ -32,6 +32,13 @@ export interface ContractCheck {
   role: string;
   answer: Answer;
   ok: boolean;
+  /**
+   * Whether a wrong answer stops a run: an optional role's is a warning (its answer has a fallback,
+   * and it is asked only when a knob calls for it; `optional` says when).
+   */
+  required: boolean;
+  /** When an optional role is asked, and what a wrong answer costs (null: a required role). */
+  optional: string | null;
   detail: string;
   /** What to do about it; null when ok. */
   fix: string | null;
@@ -119,6 +126,16 @@ const SAMPLE_MEMORY: JudgeItem[] = [
     lesson: null,
   },
 ];
+
+/**
+ * The roles a run can do without: asked only when a knob calls for them, and a wrong answer falls
+ * back to what Vigil does without them, so the run goes on (workflows/run/streams.ts,
+ * activities/memory-judge.ts).
+ */
+const OPTIONAL_ROLES: Partial<Record<string, string>> = {
+  planner: 'asked only with parallelStreams above 1 and taskPlanner=agent; a wrong answer falls back to one task per checklist item',
+  memory: 'asked after a run that ends with the event store on (memoryJudge); a wrong answer leaves the lessons unphrased',
+};
 
 interface RoleCase {
   label: string;
@@ -267,6 +284,8 @@ export async function checkContract(opts: ContractOptions): Promise<ContractChec
       const answer = answerOf(c);
       const promptPath = path.join(path.dirname(s.repo), `prompt-${c.label.replace(/\W+/g, '-')}.md`);
       writeFileSync(promptPath, c.prompt);
+      const optional = OPTIONAL_ROLES[c.label] ?? null;
+      const kind = { required: optional === null, optional };
       let call;
       try {
         call = await prepareCall({
@@ -288,6 +307,7 @@ export async function checkContract(opts: ContractOptions): Promise<ContractChec
           role: c.label,
           answer,
           ok: false,
+          ...kind,
           detail: `cannot start: ${err instanceof Error ? err.message : String(err)}`,
           fix: 'check the command (vigil doctor without --contract says what is installed)',
         });
@@ -324,6 +344,7 @@ export async function checkContract(opts: ContractOptions): Promise<ContractChec
           role: c.label,
           answer,
           ok: false,
+          ...kind,
           detail: `${r.timedOut ? 'timed out' : `exit ${facts.exitCode}`}${said.trim() ? `: ${said.trim().split('\n').slice(-2).join(' | ').slice(0, 200)}` : ''}`,
           fix: 'the call must exit 0 (a failed call is retried, never read)',
         });
@@ -333,11 +354,12 @@ export async function checkContract(opts: ContractOptions): Promise<ContractChec
       const owed = answer === 'work' ? 'its work in the repository' : REQUIRED_ANSWER[answer];
       out.push(
         wrong === null
-          ? { role: c.label, answer, ok: true, detail: `VIGIL_ANSWER=${answer}: answered ${owed}`, fix: null }
+          ? { role: c.label, answer, ok: true, ...kind, detail: `VIGIL_ANSWER=${answer}: answered ${owed}`, fix: null }
           : {
               role: c.label,
               answer,
               ok: false,
+              ...kind,
               detail: `VIGIL_ANSWER=${answer}: ${wrong}; the answer began: ${JSON.stringify(said.trim().slice(0, 120))}`,
               fix: `print ${owed} when VIGIL_ROLE=${c.role} and VIGIL_ANSWER=${answer} (docs/agent-contract.md)`,
             },
@@ -349,10 +371,25 @@ export async function checkContract(opts: ContractOptions): Promise<ContractChec
   return out;
 }
 
-/** The checks as lines, then whether every answer is right. */
+/** Whether every required role answers right (an optional role's wrong answer is a warning). */
+export function contractOk(checks: readonly ContractCheck[]): boolean {
+  return checks.every((c) => c.ok || !c.required);
+}
+
+/** The checks as lines (✓, ✗ for a required role, ⚠ for an optional one), then whether the required answers are right. */
 export function contractLines(checks: readonly ContractCheck[]): string[] {
-  const lines = checks.map((c) => `  ${c.ok ? '✓' : '✗'} ${c.role}: ${c.detail}${c.ok || c.fix === null ? '' : ` — fix: ${c.fix}`}`);
-  const bad = checks.filter((c) => !c.ok).length;
-  lines.push(bad === 0 ? 'every role answers as the agent contract asks' : `${bad} role(s) answer wrongly: fix the ✗ above`);
+  const lines = checks.map((c) => {
+    const mark = c.ok ? '✓' : c.required ? '✗' : '⚠';
+    const optional = c.optional !== null && !c.ok ? ` (optional: ${c.optional})` : '';
+    return `  ${mark} ${c.role}: ${c.detail}${optional}${c.ok || c.fix === null ? '' : ` — fix: ${c.fix}`}`;
+  });
+  const bad = checks.filter((c) => !c.ok && c.required).length;
+  const warned = checks.filter((c) => !c.ok && !c.required).length;
+  const optional = warned === 0 ? '' : `; ${warned} optional role(s) answer wrongly (⚠ above: the run goes on without them)`;
+  lines.push(
+    bad === 0
+      ? `${warned === 0 ? 'every role answers' : 'every required role answers'} as the agent contract asks${optional}`
+      : `${bad} required role(s) answer wrongly: fix the ✗ above${optional}`,
+  );
   return lines;
 }

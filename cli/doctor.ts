@@ -4,13 +4,13 @@
  * each preset's optional flags the CLI advertises or lacks, whether its credential variables are
  * set (names only, never values), whether Temporal answers and whether a worker polls the task
  * queue, whether an open run started before the release window (a release this one may not
- * replay; cli/release-window.ts), and which sandbox a worker here would run agents in (and why not). Exit 0 when everything the chosen provider needs is ok, 1 otherwise, 2 for an unknown
+ * replay; cli/release-window.ts), which sandbox a worker here would run agents in (and why not), what
+ * it shows of the toolchain and hides, whether the tests run in it and whether an escalation reaches
+ * anyone (cli/doctor-setup.ts). Exit 0 when everything the chosen provider needs is ok, 1 otherwise, 2 for an unknown
  * provider. `temporalCheck` is the default Temporal probe, built on cli/connection.ts. Where each
  * provider's calls go and whether its key is accepted: offline, not checked (it says so); with
  * `--deep`, one request for one token each (cli/doctor-deep.ts).
  */
-import { accessSync, constants as fsConstants, existsSync, statSync } from 'node:fs';
-import path from 'node:path';
 import proto from '@temporalio/proto';
 import { isProviderName, PROVIDER_NAMES, PROVIDERS, type ProviderName, type ProviderPreset } from '../activities/providers/index.js';
 import { probeProvider, type ProbeResult } from '../activities/providers/probe.js';
@@ -22,6 +22,10 @@ import { describeLimits } from '../activities/sandbox-limits.js';
 import { cgroupSettings } from '../activities/sandbox-cgroups.js';
 import { ghReady } from '../activities/deliver.js';
 import type { SandboxMode } from '../schemas/sandbox.js';
+import type { DoctorCheck } from '../schemas/cli-output.js';
+import { agentCommandChecks } from './doctor-command.js';
+import { notifyCheck, testsInSandboxCheck, toolchainChecks } from './doctor-setup.js';
+import type { NotifyKnobs } from './start-checks.js';
 import { endpointLine, endpointTarget, NOT_CHECKED, probeEndpoint, type EndpointAnswer, type EndpointTarget } from './doctor-deep.js';
 
 export type TemporalStatus =
@@ -55,17 +59,10 @@ export interface DoctorOptions {
   deep?: boolean;
   /** The deliver knob a start here would use: with `pr`, gh must be installed and logged in. */
   deliver?: 'branch' | 'pr' | 'none';
-}
-
-export interface DoctorCheck {
-  /** `claude`, `claude.flags`, `claude.credentials`, `claude.root`, `agents`, `temporal`, `worker`, `runs`. */
-  name: string;
-  ok: boolean;
-  /** Counts toward the exit code. */
-  required: boolean;
-  detail: string;
-  /** What to do about it; null when ok. */
-  fix: string | null;
+  /** The notification knobs a start here would use: where an escalation would go (cli/doctor-setup.ts). */
+  notify?: NotifyKnobs;
+  /** `--repo DIR`: run its test command outside and inside the sandbox (with the testCommand knob a start here would use). */
+  tests?: { repo: string; command: string };
 }
 
 export interface DoctorProvider extends ProbeResult {
@@ -389,72 +386,6 @@ function limitsCheck(s: ReturnType<typeof describeSandbox>, env: NodeJS.ProcessE
   };
 }
 
-/** Where `argv0` resolves (a path, or the first executable of that name on PATH), or why it does not. */
-function resolveExecutable(argv0: string, env: NodeJS.ProcessEnv): { path: string } | { problem: string } {
-  const executable = (file: string): boolean => {
-    try {
-      if (!statSync(file).isFile()) return false;
-      accessSync(file, fsConstants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  if (argv0.includes('/')) {
-    const file = path.resolve(argv0);
-    if (!existsSync(file)) return { problem: `${file} does not exist` };
-    return executable(file)
-      ? { path: file }
-      : { problem: `${file} is not an executable file (chmod +x it, or start the command with its interpreter: node ${argv0})` };
-  }
-  for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
-    const file = path.join(dir, argv0);
-    if (executable(file)) return { path: file };
-  }
-  return { problem: `no executable "${argv0}" on PATH` };
-}
-
-/**
- * The `command` provider's checks: an agent command is set, and its program resolves to an
- * executable file here. It is not run: an agent command reads a prompt and may change a
- * repository, so what it answers is checked by `vigil doctor --agent-command CMD` in a scratch one.
- */
-export function agentCommandChecks(argv: readonly string[], env: NodeJS.ProcessEnv): DoctorCheck[] {
-  const where = 'set it with --set agentCommand="…" on start, VIGIL_AGENT_COMMAND, or "agentCommand" in vigil.config.json';
-  if (argv.length === 0)
-    return [
-      {
-        name: 'command',
-        ok: false,
-        required: true,
-        detail: 'no agent command is set for the command provider',
-        fix: `${where} (or choose a provider: --provider claude, ...)`,
-      },
-    ];
-  const found = resolveExecutable(argv[0] as string, env);
-  const shown = argv.join(' ').slice(0, 200);
-  if ('problem' in found)
-    return [
-      {
-        name: 'command',
-        ok: false,
-        required: true,
-        detail: `agent command \`${shown}\`: ${found.problem}`,
-        fix: `install it or fix the path; ${where}`,
-      },
-    ];
-  return [
-    { name: 'command', ok: true, required: true, detail: `agent command \`${shown}\`: ${found.path} is executable`, fix: null },
-    {
-      name: 'command.contract',
-      ok: true,
-      required: false,
-      detail: `not run here; check its answers to every role with \`vigil doctor --agent-command ${JSON.stringify(shown)}\``,
-      fix: null,
-    },
-  ];
-}
-
 /**
  * A provider's endpoint lines: what its configuration gets wrong (codex), and where its calls go,
  * not checked offline, or what the one-token request of --deep found.
@@ -551,12 +482,22 @@ export async function doctorCommand(opts: DoctorOptions): Promise<number> {
   }
   const agentChecks = checks.length;
   checks.push(sandboxCheck(sandbox), limitsCheck(sandbox, env));
+  if (sandbox.applies) checks.push(...toolchainChecks(env));
+  if (opts.tests && sandbox.applies) checks.push(await testsInSandboxCheck(opts.tests.repo, opts.tests.command, env));
+  const sandboxChecks = checks.length - agentChecks;
+  if (opts.notify) checks.push(notifyCheck(opts.notify, env));
   if (opts.deliver === 'pr') checks.push(await ghCheck(env));
+  const temporalFrom = checks.length;
   checks.push(...temporalChecks(temporal));
 
-  const notChecked = deep
-    ? [...NOT_CHECKED]
-    : ['the providers’ endpoints and keys: no request was sent (`vigil doctor --deep` sends each a one-token request with its key)'];
+  const notChecked = [
+    ...(deep
+      ? NOT_CHECKED
+      : ['the providers’ endpoints and keys: no request was sent (`vigil doctor --deep` sends each a one-token request with its key)']),
+    ...(opts.tests || !sandbox.applies
+      ? []
+      : ['a test command inside the sandbox: `vigil doctor --repo DIR` runs the repository’s tests outside and inside it']),
+  ];
   const report: DoctorReport = {
     ok: checks.every((c) => c.ok || !c.required),
     provider: chosen,
@@ -573,9 +514,11 @@ export async function doctorCommand(opts: DoctorOptions): Promise<number> {
     out(chosen === null ? 'Agent CLIs' : `Agent CLI (${chosen})`);
     for (const c of checks.slice(0, agentChecks)) out(line(c));
     out('Sandbox');
-    for (const c of checks.slice(agentChecks, agentChecks + 2)) out(line(c));
+    for (const c of checks.slice(agentChecks, agentChecks + sandboxChecks)) out(line(c));
+    if (temporalFrom > agentChecks + sandboxChecks) out('Delivery');
+    for (const c of checks.slice(agentChecks + sandboxChecks, temporalFrom)) out(line(c));
     out('Temporal');
-    for (const c of checks.slice(agentChecks + 2)) out(line(c));
+    for (const c of checks.slice(temporalFrom)) out(line(c));
     out('Not checked');
     for (const n of notChecked) out(`  - ${n}`);
     out(report.ok ? 'ready' : 'not ready: fix the required ✗ above');

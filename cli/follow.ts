@@ -33,6 +33,7 @@ export function iterationLine(r: IterationRecord): string {
   if (r.claimed) parts.push('claimed completion');
   if (r.ioError) parts.push(r.ioError);
   if (r.limitHit) parts.push(`ended by a sandbox limit: ${r.limitHit}`);
+  if (r.hung) parts.push(r.hung);
   if (r.denied?.length)
     parts.push(
       `sandbox refused ${r.denied.map((d) => `${d.kind} ${neutraliseLine(d.target)}${d.count > 1 ? ` ×${d.count}` : ''}`).join(', ')}`,

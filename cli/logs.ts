@@ -6,7 +6,9 @@
  * without standalone activities gets one short `vigilReadLog` workflow per read, as before.
  * Following reads from the last offset (each read waits on the host up to 10 s for the log to
  * grow); when an iteration's agent call is over it goes on with the next iteration's log, and when
- * the run finishes it says so and ends (exit 0); Ctrl+C ends it with exit 0 too. What is printed
+ * the run finishes it says so and ends (exit 0); Ctrl+C ends it with exit 0 too. A follower started
+ * before the run's iteration began (right after `vigil start`) says it waits and waits for it; a
+ * line says when the run pauses and when it resumes. What is printed
  * is terminal-safe: escape sequences and other control characters from the agent are shown
  * visibly (cli/terminal-text.ts), never interpreted by the terminal.
  */
@@ -131,17 +133,44 @@ export function nextIteration(view: RunView, shown: number): number | 'finished'
   return null;
 }
 
+/** Whether iteration `n` of a run with this status has begun: its agent runs, or it is recorded, or a later one began. */
+function begun(s: StatusSnapshot, n: number): boolean {
+  return n >= 1 && (s.iteration > n || s.agentRunning || s.recentIterations.some((r) => r.iteration === n));
+}
+
+/** What a follower says while it waits for an iteration to begin. */
+export function waitingNote(workflowId: string, n: number, s: StatusSnapshot): string {
+  const why = s.paused
+    ? `; the run is paused${s.pause ? `: ${s.pause.reason}` : ''}`
+    : s.status === 'running'
+      ? ''
+      : ` (the run is ${s.status})`;
+  return neutraliseLine(`==> waiting for iteration ${Math.max(n, 1)} of ${workflowId} to begin${why} (Ctrl+C stops following)`);
+}
+
+/** What a follower says when the run pauses or resumes. */
+export function pauseNote(workflowId: string, s: StatusSnapshot): string {
+  if (!s.paused) return `==> run ${workflowId} resumed (${s.status})`;
+  const why = s.pause ? `: ${s.pause.reason} (by ${s.pause.by})` : '';
+  const call = s.status === 'pausing' ? '; its agent call finishes first' : '';
+  return neutraliseLine(`==> run ${workflowId} paused${why}${call}; still following (\`vigil resume ${workflowId}\` goes on)`);
+}
+
 export async function logsCommand(client: Client, workflowId: string, opts: LogsOptions): Promise<number> {
   const run = await locate(client, workflowId);
   const snap = run.snapshot;
   const current = snap.iteration;
-  const first = opts.iteration ?? current;
-  if (first < 1)
+  const asked = opts.iteration ?? current;
+  // Following a running run whose iteration has not begun (right after `vigil start`, when the
+  // run may still be at iteration 0): wait for it, the first one at least.
+  const early = opts.follow && run.running && asked === current && !begun(snap, Math.max(asked, 1));
+  const first = early ? Math.max(asked, 1) : asked;
+  if (first < 1 && !early)
     throw new CliError(
-      `run "${workflowId}" has not started an iteration yet; try again once \`vigil status ${workflowId}\` shows iteration 1`,
+      `run "${workflowId}" has not started an iteration yet; try again once \`vigil status ${workflowId}\` shows iteration 1, or follow it with -f`,
       EXIT.noSuchRun,
     );
-  if (first > current)
+  if (first > current && !early)
     throw new CliError(
       `run "${workflowId}" has run ${current} iteration(s) so far; there is no iteration ${first}${run.running ? ' yet' : ''}`,
       EXIT.noSuchRun,
@@ -158,6 +187,15 @@ export async function logsCommand(client: Client, workflowId: string, opts: Logs
       outcome: o ? { status: o.status, reason: o.reason, exitCode: o.exitCode, notes: o.notes } : null,
       temporalStatus: view.kind === 'finished' ? view.temporalStatus : 'RUNNING',
     });
+  };
+
+  /** A line when the followed run pauses or resumes (its end is `finished`). */
+  let paused = snap.paused;
+  const watch = async (view: RunView | null): Promise<void> => {
+    const s = view?.kind === 'running' ? view.snapshot : null;
+    if (s === null || s.paused === paused) return;
+    paused = s.paused;
+    await note(pauseNote(workflowId, s));
   };
 
   let stop = false;
@@ -219,6 +257,7 @@ export async function logsCommand(client: Client, workflowId: string, opts: Logs
       // Nothing new for a while: is the iteration's agent call over?
       const view = await viewRun(sdkRunApi(client), workflowId).catch(() => null);
       if (stop) return 'stopped';
+      await watch(view);
       const s = view?.snapshot ?? null;
       const over = view?.kind === 'finished' || (s !== null && (s.iteration > iteration || !s.agentRunning));
       if (over) return drain();
@@ -231,15 +270,18 @@ export async function logsCommand(client: Client, workflowId: string, opts: Logs
     return 0;
   }
   // Following: this iteration, then each next one as it begins, until the run finishes.
-  let iteration = first;
+  let iteration = early ? first - 1 : first;
   let live = run.running && first === current && snap.agentRunning;
   let mustExist = true;
-  for (;;) {
-    if ((await showIteration(iteration, live, mustExist)) === 'stopped') return 0;
+  if (early) await note(waitingNote(workflowId, first, snap));
+  else if (snap.paused) await note(pauseNote(workflowId, snap));
+  for (let shown = !early; ; shown = true) {
+    if (shown && (await showIteration(iteration, live, mustExist)) === 'stopped') return 0;
     mustExist = false;
     for (;;) {
       let view = await viewRun(sdkRunApi(client), workflowId).catch(() => null);
       if (stop) return 0;
+      await watch(view);
       if (view?.kind === 'finished' && view.snapshot === null) {
         // A finished run answers its status from a replay of its history.
         view = { ...view, snapshot: await queryStatus(sdkRunApi(client), workflowId, FINISHED_ANSWER_MS).catch(() => null) };

@@ -40,7 +40,7 @@ import type { StoreFlags } from './store.js';
 import { eventStoreDefault } from '../workers/store-location.js';
 import { logLine, setLogFormat } from '../workers/logging.js';
 import { by, defaultActor, messageCommand, out, PAYLOADS, reportFailure, statusCommand } from './steer-commands.js';
-import type { ListRow, StartedJson, WaitJson } from '../schemas/cli-output.js';
+import type { ListRow, WaitJson } from '../schemas/cli-output.js';
 
 /** One JSON line of a streaming command's `--json` output (`watch`, `start --wait`, `logs`). */
 const jsonLine = (value: unknown): void => out(JSON.stringify(value));
@@ -277,11 +277,16 @@ export function buildProgram(): Command {
     .option('--agent-command <cmd>', 'the agent command line (no shell; the prompt arrives on stdin)')
     .option('--config <file>', 'JSON config file of knobs (default: ./vigil.config.json if present)')
     .option('--set <key=value>', 'set a knob (repeatable); see `vigil config --explain`', collect, [])
-    .option('--id <id>', 'workflow id of the run (default: vigil-<prd name>-<time>)')
+    .option('--id <id>', "workflow id of the run (default: vigil-<prd name>-<time>); a finished run's id is refused without --replace")
+    .option('--replace', 'with --id of a run that ended: start a new run under that id on purpose (a running one is never replaced)')
     .option('--checklist <file>', 'the PRD checklist to verify (JSON or Markdown) instead of one extracted from the PRD')
     .option(
+      '--acceptance <dir>',
+      'acceptance tests a person wrote from the PRD (outside the repository): sealed at the start, never shown to the agents, run on every claim',
+    )
+    .option(
       '--tasks <file>',
-      'split the run into tasks (JSON or Markdown: id, title, checklist items, dependencies); with --set parallelStreams=N each runs as a stream of its own',
+      'split the run into tasks (JSON or Markdown: id, title, checklist items, dependencies), each a stream of its own: needs --set parallelStreams=N (2-8)',
     )
     .option(
       '--host <name>',
@@ -295,85 +300,8 @@ export function buildProgram(): Command {
     .option('--wait', 'follow the run until it finishes; exit with its outcome code')
     .option('--json', 'print the started run as a JSON line; with --wait, then a JSON line per event as `watch --json`')
     .action(async (prdFile: string, o: Record<string, unknown>) => {
-      const [
-        { readPrd, readChecklist, readTasks, prdOnHost },
-        { checkRepo, defaultRunId, startRun },
-        { checkPromptTemplate, requireAgentCommand },
-        { searchAttributeHint },
-        { followRun },
-        { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost },
-        { hostTaskQueue },
-        { sdkRunApi },
-      ] = await Promise.all([
-        import('./prd.js'),
-        import('./runs.js'),
-        import('./config.js'),
-        import('./connection.js'),
-        import('./follow.js'),
-        import('./hosts.js'),
-        import('../schemas/host-names.js'),
-        import('./sdk-run-api.js'),
-      ]);
-      const host = resolveHost(typeof o.host === 'string' ? o.host : undefined);
-      // The repository and the PRD are on the run's host: checked here only when that is this machine.
-      const remote = host !== thisHost();
-      const prd = remote ? prdOnHost(pathOnHost('the PRD', prdFile, host)) : readPrd(prdFile);
-      const repoPath = remote ? pathOnHost('--repo', String(o.repo), host) : checkRepo(String(o.repo));
-      const resolvedKnobs = checkPromptTemplate(await resolve(o), process.cwd());
-      requireAgentCommand(resolvedKnobs);
-      const checklist = typeof o.checklist === 'string' ? readChecklist(o.checklist) : undefined;
-      const tasks = typeof o.tasks === 'string' ? readTasks(o.tasks) : undefined;
-      const workflowId = typeof o.id === 'string' ? validateId(o.id) : defaultRunId(prd);
-      const ep = endpoint();
-      await withClient(ep, async (client, connection) => {
-        const { searchAttributes } = await startRun(client, connection, ep, {
-          prd,
-          repoPath,
-          knobs: resolvedKnobs.knobs,
-          workflowId,
-          host,
-          ...(checklist ? { checklist } : {}),
-          ...(tasks ? { tasks } : {}),
-        });
-        if (searchAttributes.missing.length)
-          process.stderr.write(`${searchAttributeHint(searchAttributes.missing, ep, searchAttributes.refusal)}\n`);
-        // Cheap to ask, and the one mistake that leaves a fresh run waiting silently.
-        const pollers = await hostPollers(sdkRunApi(client), ep.taskQueue, host);
-        if (o.json) {
-          const started: StartedJson = {
-            kind: 'started',
-            workflowId,
-            prd: { path: prd.path, title: prd.title },
-            repoPath,
-            host,
-            hostTaskQueue: hostTaskQueue(ep.taskQueue, host),
-            remote,
-            historyUrl: runUrl(ep, workflowId),
-            missingSearchAttributes: [...searchAttributes.missing],
-            hostWorkerMissing: pollers === null ? null : pollers.length === 0,
-          };
-          out(JSON.stringify(started));
-        } else {
-          out(`started run ${workflowId}`);
-          out(`  PRD        : ${prd.path} ("${prd.title}")`);
-          out(`  repository : ${repoPath}`);
-          out(
-            `  host       : ${host} (task queue ${hostTaskQueue(ep.taskQueue, host)})${remote ? '; the PRD and repository are there, unchecked from here' : ''}`,
-          );
-        }
-        if (pollers?.length === 0) process.stderr.write(`vigil: ${noHostWorkerHint(ep.taskQueue, host, repoPath)}\n`);
-        if (!o.json) {
-          out(`  history    : ${runUrl(ep, workflowId)}`);
-          out(`  follow     : vigil watch ${workflowId}`);
-        }
-        if (o.wait) {
-          const r = await followRun(client, workflowId, {
-            until: 'terminal',
-            ...(o.json ? { onEvent: jsonLine } : { onLine: (l: string) => out(`  ${l}`) }),
-          });
-          process.exitCode = r.exitCode;
-        }
-      });
+      const { startCommand } = await import('./start-command.js');
+      await startCommand(prdFile, o, { resolve, endpoint, validateId });
     });
 
   program
@@ -503,13 +431,19 @@ export function buildProgram(): Command {
     .option('--input <text>', 'a directive for the next prompt ("try it without the ORM")')
     .option('--force', 'keep changes a person made to the tree since the run last looked in a checkpoint, instead of refusing')
     .option('--fork', 'a finished run: start a new run (same PRD and knobs) from checkpoint N instead')
-    .option('--id <id>', 'with --fork: workflow id of the new run (default: <id>-fork-<N>-<time>)')
+    .option(
+      '--id <id>',
+      "with --fork: workflow id of the new run (default: <id>-fork-<N>-<time>); a finished run's id is refused without --replace",
+    )
+    .option('--replace', 'with --fork --id of a run that ended: start the fork under that id on purpose (a running one is never replaced)')
     .option('--by <name>', 'who is rewinding (default: your OS user name)')
     .option('--json', 'what was done (the acknowledgement, or the forked run), as JSON')
     .action(async (id: string, o: Record<string, unknown>) => {
       const { rewindRun } = await import('./checkpoints.js');
       if (o.id !== undefined && !o.fork)
         throw new CliError('--id names the new run of --fork; without --fork the run keeps its id', EXIT.usage);
+      if (o.replace && o.id === undefined)
+        throw new CliError('--replace takes the id given with --fork --id; a fork without --id gets a fresh one', EXIT.usage);
       const ep = endpoint();
       await withClient(ep, async (client, connection) => {
         const done = await rewindRun(client, connection, ep, id, {
@@ -519,6 +453,7 @@ export function buildProgram(): Command {
           force: Boolean(o.force),
           fork: Boolean(o.fork),
           ...(typeof o.id === 'string' ? { forkId: validateId(o.id) } : {}),
+          ...(o.replace ? { replace: true } : {}),
           by: by(o).by ?? defaultActor(),
         });
         if (o.json) out(JSON.stringify(done.json, null, 2));
@@ -805,9 +740,18 @@ export function buildProgram(): Command {
       '--deep',
       "also send each provider's endpoint a one-token request with its key (reachable? key accepted?); without it nothing is sent",
     )
+    .option('--repo <dir>', "also run the repository's test command outside and inside the sandbox: is every command it runs found inside?")
     .option('--json', 'machine-readable output')
     .action(
-      async (o: { provider?: string; json?: boolean; agentCommand?: string; contract?: boolean; config?: string; deep?: boolean }) => {
+      async (o: {
+        provider?: string;
+        json?: boolean;
+        agentCommand?: string;
+        contract?: boolean;
+        config?: string;
+        deep?: boolean;
+        repo?: string;
+      }) => {
         if (o.agentCommand !== undefined || o.contract) {
           const provider = o.agentCommand !== undefined ? 'command' : o.provider;
           if (!provider || (o.agentCommand !== undefined && o.provider && o.provider !== 'command')) {
@@ -822,17 +766,17 @@ export function buildProgram(): Command {
             process.exitCode = 2;
             return;
           }
-          const { checkContract, contractLines } = await import('./doctor-contract.js');
+          const { checkContract, contractLines, contractOk } = await import('./doctor-contract.js');
           const checks = await checkContract({
             provider: provider as (typeof PROVIDERS)[number],
             argv,
             ...(o.json ? {} : { progress: (l: string) => void process.stderr.write(`${l}\n`) }),
           });
-          if (o.json) process.stdout.write(`${JSON.stringify({ ok: checks.every((c) => c.ok), checks }, null, 2)}\n`);
+          if (o.json) process.stdout.write(`${JSON.stringify({ ok: contractOk(checks), checks }, null, 2)}\n`);
           else
             for (const l of [`Agent contract (${provider === 'command' ? argv.join(' ') : provider})`, ...contractLines(checks)])
               process.stdout.write(`${l}\n`);
-          process.exitCode = checks.every((c) => c.ok) ? 0 : 1;
+          process.exitCode = contractOk(checks) ? 0 : 1;
           return;
         }
         const { doctorCommand, temporalCheck } = await import('./doctor.js');
@@ -845,6 +789,8 @@ export function buildProgram(): Command {
           ...(provider ? { provider } : {}),
           agentCommand: knobs.agentCommand,
           deliver: knobs.deliver,
+          notify: knobs,
+          ...(o.repo !== undefined ? { tests: { repo: (await import('./runs.js')).checkRepo(o.repo), command: knobs.testCommand } } : {}),
           json: Boolean(o.json),
           deep: Boolean(o.deep),
           // A broken profile is a failed check, not a crash.

@@ -1,6 +1,7 @@
 /**
  * `vigil_start` (cli/mcp.ts): `vigil start --json` as a tool — the same checks in the same order
- * as cli/main.ts's start action, and the same hints (as notes) — with one rule of its own: the
+ * as `vigil start` (cli/start-command.ts), the same rules for a taken id (cli/run-id.ts) and the same
+ * hints and warnings (as notes, cli/start-checks.ts) — with one rule of its own: the
  * tool reads no file outside the repository it is given. The PRD, the checklist, the config file
  * and a prompt template named by the call (`set` or that config file) must be inside the
  * repository, after `..` and symbolic links are resolved; anything else is refused before it is
@@ -25,6 +26,7 @@ export type StartArgs = {
   config?: string | undefined;
   set?: string[] | undefined;
   id?: string | undefined;
+  replace?: boolean | undefined;
   checklist?: string | undefined;
   host?: string | undefined;
   noStore?: boolean | undefined;
@@ -90,6 +92,7 @@ export async function startRun(deps: McpDeps, temporal: Temporal, o: StartArgs):
     { searchAttributeHint },
     { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost },
     { hostTaskQueue },
+    { notifySendHere, startWarnings },
   ] = await Promise.all([
     import('./prd.js'),
     import('./runs.js'),
@@ -97,6 +100,7 @@ export async function startRun(deps: McpDeps, temporal: Temporal, o: StartArgs):
     import('./connection.js'),
     import('./hosts.js'),
     import('../schemas/host-names.js'),
+    import('./start-checks.js'),
   ]);
   const cwd = process.cwd();
   const host = resolveHost(o.host);
@@ -137,12 +141,15 @@ export async function startRun(deps: McpDeps, temporal: Temporal, o: StartArgs):
     knobs: resolvedKnobs.knobs,
     workflowId,
     host,
+    replace: o.replace === true,
     ...(checklist ? { checklist } : {}),
   });
   const notes: string[] = [];
   if (searchAttributes.missing.length) notes.push(searchAttributeHint(searchAttributes.missing, ep, searchAttributes.refusal));
   const pollers = await hostPollers(sdkRunApi(client), ep.taskQueue, host);
   if (pollers?.length === 0) notes.push(noHostWorkerHint(ep.taskQueue, host, repoPath));
+  // The same warnings as `vigil start` (cli/start-checks.ts); notify-send is the worker's, looked for here when the run is here.
+  notes.push(...startWarnings(resolvedKnobs.knobs, remote ? '(on the host)' : notifySendHere(deps.env ?? process.env)));
   const started: StartedJson = {
     kind: 'started',
     workflowId,

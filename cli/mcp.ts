@@ -229,6 +229,8 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal, kind: McpTrans
         throw new CliError(`--to must be an integer from 1 to 100000000, got ${o.to}`, EXIT.usage);
       if (o.forkId !== undefined && !o.fork)
         throw new CliError('--id names the new run of --fork; without --fork the run keeps its id', EXIT.usage);
+      if (o.replace && o.forkId === undefined)
+        throw new CliError('replace takes the forkId given with fork; a fork without forkId gets a fresh one', EXIT.usage);
       const forkId = o.forkId !== undefined ? deps.validateId(o.forkId) : undefined;
       const { rewindRun } = await import('./checkpoints.js');
       const { client, connection, ep } = await temporal.get();
@@ -239,6 +241,7 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal, kind: McpTrans
         force: Boolean(o.force),
         fork: Boolean(o.fork),
         ...(forkId ? { forkId } : {}),
+        ...(o.replace ? { replace: true } : {}),
         by: by(flags(o)).by ?? defaultActor(),
       });
       return answer({ rewind: done.json });

@@ -121,3 +121,16 @@ export function readTasks(file: string, cwd = process.cwd()): TaskList {
   if (!r.ok) throw new PrdError(r.error);
   return r.tasks;
 }
+
+/**
+ * The acceptance folder of `vigil start --acceptance DIR` (knob acceptanceTests), checked before
+ * the run starts: its absolute path, or a PrdError (exit 2) saying why it cannot be used — missing,
+ * inside the repository, no test file, a file that does not parse.
+ */
+export async function checkAcceptanceFolder(dir: string, repoPath: string): Promise<string> {
+  const { inspectAcceptanceDir } = await import('../activities/acceptance-files.js');
+  const abs = path.resolve(dir);
+  const seen = inspectAcceptanceDir(abs, repoPath);
+  if (!seen.ok) throw new PrdError(`${seen.reason} (vigil start --acceptance DIR: a folder of test files outside the repository)`);
+  return abs;
+}

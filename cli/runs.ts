@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { WorkflowIdConflictPolicy, type Client, type Connection, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type Client, type Connection, type WorkflowHandle } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { ChecklistItem } from '../schemas/gates.js';
 import type { TaskList } from '../schemas/tasks.js';
@@ -29,6 +29,7 @@ import { prdDigest, runSecret, signRun, startClaims } from '../activities/run-au
 import { failoverChain } from '../workflows/decisions/failover.js';
 import { CliError, EXIT, missingSearchAttributes, type Endpoint } from './connection.js';
 import { packageRelease } from './release-window.js';
+import { idTakenError } from './run-id.js';
 import type { Prd } from './prd.js';
 
 export function checkRepo(repo: string): string {
@@ -96,6 +97,11 @@ export interface StartOptions {
   workflowId: string;
   /** When a run with this id is already running: attach to it instead of failing. */
   attachIfRunning?: boolean;
+  /**
+   * A finished run's id may be taken again (`--replace`): without it, a start under the id of a
+   * run that ended is refused (cli/run-id.ts), as one that would hide the old run is a mistake.
+   */
+  replace?: boolean;
   /** A checklist a person supplied (`--checklist FILE`), validated. */
   checklist?: ChecklistItem[];
   /** Tasks a person supplied (`--tasks FILE`), validated: with parallelStreams above 1, each a stream. */
@@ -213,6 +219,8 @@ export async function startRun(client: Client, connection: Connection, ep: Endpo
     const common = {
       taskQueue: ep.taskQueue,
       workflowId: opts.workflowId,
+      // The server holds the rule, so two starts racing for one id cannot both pass it.
+      workflowIdReusePolicy: opts.replace ? WorkflowIdReusePolicy.ALLOW_DUPLICATE : WorkflowIdReusePolicy.REJECT_DUPLICATE,
       args: [args] as [RunInput],
       staticSummary: staticSummary(input),
       staticDetails: staticDetails(input),
@@ -242,12 +250,7 @@ export async function startRun(client: Client, connection: Connection, ep: Endpo
       return { handle: await start(false), attached: false, searchAttributes: { missing: SEARCH_ATTRIBUTES.map((k) => k.name), refusal } };
     }
   } catch (err) {
-    if (err instanceof Error && /already (started|running)/i.test(err.message)) {
-      throw new CliError(
-        `a run with id "${opts.workflowId}" is already running; choose another --id or follow it with \`vigil watch ${opts.workflowId}\``,
-        EXIT.usage,
-      );
-    }
+    if (err instanceof Error && /already (started|running)/i.test(err.message)) throw await idTakenError(client, opts.workflowId);
     throw err;
   }
 }

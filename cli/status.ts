@@ -16,10 +16,13 @@ import {
 } from '../workflows/ui.js';
 import { checkLine, CHECK_TRIGGER_WORDS, iterationLine, statusLine, verdictLine } from './follow.js';
 import { neutraliseLine } from './terminal-text.js';
+import { packagesLines } from '../workflows/decisions/package-fetches.js';
+import { fetchLogPath } from '../schemas/paths.js';
 import { LEVEL_TIER } from '../workflows/decisions/tier-ladder.js';
 import { describeBreach } from '../workflows/decisions/contract.js';
 import type { RunView } from './steer.js';
 import type { StatusJson } from '../schemas/cli-output.js';
+import type { StatusSnapshot } from '../schemas/status.js';
 
 export function statusJson(view: RunView): StatusJson {
   const snap = view.snapshot;
@@ -91,6 +94,9 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
     for (const h of hits) out(`  limit     : iteration ${h.iteration} (${h.role}): ${h.reason}`);
     const more = (snap.sandbox.limitHitsTotal ?? 0) - hits.length;
     if (more > 0) out(`  limit     : … ${more} earlier call(s) ended by a limit`);
+    // The package fetches of the builder and the test runs (docs/security.md, Package registries): counted, each in the run's fetch log.
+    const pkg = snap.sandbox.packages;
+    if (pkg) for (const l of packagesLines(pkg, fetchLogPath(snap.repoPath, snap.workflowId))) out(neutraliseLine(`  packages  : ${l}`));
   }
   for (const d of snap.deadLetters ?? []) out(`  dead letter: ${d.errorClass} ${d.attempts} times (iterations ${d.iterations.join(', ')})`);
   // A run split into parallel streams: one line per task (titles are the person's or the planner's text: terminal-safe).
@@ -104,6 +110,7 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
     );
   if (snap.directivesInCall && view.kind === 'running')
     out(`  directives: ${snap.directivesInCall} in the prompt of the running call (iteration ${snap.iteration})`);
+  if (snap.acceptance) out(neutraliseLine(`  acceptance: ${acceptanceStatusLine(snap.acceptance)}`));
   if (snap.lastCompletion) out(`  last claim: iteration ${snap.lastCompletion.iteration}: ${snap.lastCompletion.reason}`);
   if (typeof snap.council.heldClaimIteration === 'number') {
     const trigger = snap.council.heldClaimTrigger;
@@ -133,4 +140,15 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
   if (snap.invalidMessageCount)
     out(`  ignored   : ${snap.invalidMessageCount} invalid message(s); last: ${snap.invalidMessages.at(-1)?.error ?? ''}`);
   for (const r of snap.recentIterations.slice(-5)) out(`  ${iterationLine(r)}`);
+}
+
+/** The sealed acceptance tests and their latest verdict (knob acceptanceTests; docs/how-a-run-works.md). */
+export function acceptanceStatusLine(a: NonNullable<StatusSnapshot['acceptance']>): string {
+  const sealed = `${a.files} sealed file(s)`;
+  const l = a.last;
+  if (!l) return `${sealed}; not run yet`;
+  const total = l.passed !== null && l.failed !== null ? l.passed + l.failed : null;
+  const counts = total !== null ? ` (${l.passed} of ${total} passed)` : '';
+  const names = l.failing.length ? `; failing: ${l.failing.join(', ')}` : '';
+  return `${sealed}; ${l.iteration === 0 ? 'on the starting tree' : `iteration ${l.iteration}`}: ${l.verdict}${counts}${names}`;
 }

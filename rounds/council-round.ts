@@ -20,7 +20,7 @@ import type { EvidenceRecord, Verdict, VoteRecord } from '../schemas/run.js';
 import { verificationBlocks } from '../workflows/decisions/checklist.js';
 import { applyDevilsAdvocate, applySeverityBudget, devilsAdvocateDue, memberRole, tally } from '../workflows/decisions/council.js';
 import { councilPrompt, devilsAdvocatePrompt } from '../workflows/decisions/council-prompt.js';
-import { chooseAgent } from '../workflows/decisions/agent-choice.js';
+import { chooseAgent, silenceSeconds } from '../workflows/decisions/agent-choice.js';
 import type { RunAuthorization } from '../schemas/authorization.js';
 import type { ConveneTrigger } from '../workflows/decisions/convene.js';
 import { judgeEvidence, type EvidenceVerdict } from '../workflows/decisions/evidence.js';
@@ -260,6 +260,7 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
       phase: 'VERIFY' as const,
       tier: k.tier,
       timeoutSeconds: k.councilMemberTimeoutSeconds,
+      silenceSeconds: silenceSeconds(k),
       completionPromise: '',
       extraEnv: {
         VIGIL_MEMBER: String(i),

@@ -13,7 +13,7 @@ import type { AgentResult, RunAgentInput } from '../schemas/activities.js';
 import type { RunAuthorization } from '../schemas/authorization.js';
 import type { ReviewerRecord, ReviewRecord } from '../schemas/gates.js';
 import type { Knobs } from '../schemas/knobs.js';
-import { chooseAgent } from '../workflows/decisions/agent-choice.js';
+import { chooseAgent, silenceSeconds } from '../workflows/decisions/agent-choice.js';
 import { agentResultOf } from './agent-result.js';
 import type { BatchCall, RoundCalls } from './calls.js';
 import {
@@ -49,6 +49,8 @@ export interface ReviewInput {
   at: string;
   /** Runs from `vigil-lean-prompt-v1` on: the prompts as their parts (the activity renders them), tails only of failed calls. */
   leanPrompt?: boolean;
+  /** A delta review: the diff from the tree an earlier review passed (schemas/rounds.ts). */
+  since?: { tree: string; round: number; iteration: number };
 }
 
 export interface ReviewRoundResult {
@@ -89,8 +91,9 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
         runId: input.runId,
         repoPath: input.repoPath,
         round: input.round,
-        runStartSha: input.runStart?.sha ?? null,
-        runStartTree: input.runStart?.treeHash ?? null,
+        // A delta review diffs from the reviewed tree; the others from the run's start.
+        runStartSha: input.since ? null : (input.runStart?.sha ?? null),
+        runStartTree: input.since ? input.since.tree : (input.runStart?.treeHash ?? null),
         maxDiffBytes: reviewDiffCap(null, k.reviewMaxDiffBytes > 0 ? k.reviewMaxDiffBytes : null),
       },
     ],
@@ -102,13 +105,24 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
     at: input.at,
     devilsAdvocate: null,
     rerun: false,
+    ...(input.since ? { since: { round: input.since.round, iteration: input.since.iteration } } : {}),
   };
   const usages: NonNullable<AgentResult['usage']>[] = [];
   let unpriced = 0;
   const sandbox: RoleSandbox[] = [];
 
   if (prepared.refused) {
-    const record: ReviewRecord = { ...base, reviewers: [], result: 'refused', reason: prepared.refused, mergeability: 0 };
+    // A delta whose changes are all left out of reviews (lockfiles, generated files) leaves nothing to judge: the earlier pass stands.
+    const nothing = input.since !== undefined && prepared.fileCount === 0;
+    const record: ReviewRecord = nothing
+      ? {
+          ...base,
+          reviewers: [],
+          result: 'pass',
+          reason: `nothing reviewable changed since code review round ${input.since?.round}`,
+          mergeability: 100,
+        }
+      : { ...base, reviewers: [], result: 'refused', reason: prepared.refused, mergeability: 0 };
     await deps.repo.writeReviewReport.executeWithOptions({ summary: `code review ${input.round}: report` }, [
       { runId: input.runId, repoPath: input.repoPath, record },
     ]);
@@ -131,6 +145,7 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
     prdPath: input.prdPath,
     round: input.round,
     iteration: input.iteration,
+    ...(input.since ? { since: `code review round ${input.since.round} (iteration ${input.since.iteration})` } : {}),
   });
   /** One reviewer's call input; a re-run has its own prompt, log and state file (a retried round must not take the first answer for it). */
   const callInput = (reviewer: string, devil: boolean, again: boolean): RunAgentInput => {
@@ -154,6 +169,7 @@ export async function runReviewRound(deps: ReviewDeps, input: ReviewInput): Prom
       phase: 'VERIFY',
       tier: k.tier,
       timeoutSeconds: k.councilMemberTimeoutSeconds,
+      silenceSeconds: silenceSeconds(k),
       completionPromise: '',
       extraEnv: { VIGIL_REVIEWER: reviewer, VIGIL_REVIEW_ROUND: String(input.round), ...(again ? { VIGIL_REVIEW_RERUN: '1' } : {}) },
       parse: 'review',

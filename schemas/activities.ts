@@ -161,6 +161,8 @@ const reviewerSpec = shared('schemas/activities:reviewerSpec', () => ({
   prdPath: z.string().max(4096).nullable(),
   round: z.number().int().min(0),
   iteration: z.number().int().min(0),
+  /** A delta review: what the diff is taken from ("code review round 2, iteration 3"). */
+  since: z.string().max(300).optional(),
 }));
 const councilSpec = shared('schemas/activities:councilSpec', () => ({
   size: z.number().int().min(1),
@@ -210,6 +212,12 @@ export const RunAgentInputSchema = shared('schemas/activities:RunAgentInputSchem
     sandboxRegistries: z.boolean().optional(),
     /** The run's sandboxPids, sandboxMemoryMb and sandboxCpuWeight knobs; absent (runs from before them): their defaults. */
     sandboxLimits: SandboxLimitsSchema.optional(),
+    /**
+     * The silence watchdog (knob agentSilenceMinutes, activities/call-silence.ts): the call is
+     * ended after this many seconds with no output and no change in the repository; 0: never.
+     * Absent (runs from before it): the knob's default, 15 minutes.
+     */
+    silenceSeconds: z.number().min(0).max(172_800).default(900),
     /** The prompt text (council and review calls, and iterations scheduled by older workers). */
     prompt: z.string().optional(),
     /** A reviewing call's prompt as its parts, rendered by the activity (instead of `prompt`). */
@@ -286,6 +294,15 @@ export const AgentResultSchema = shared('schemas/activities:AgentResultSchema', 
     /** Completion claimed by promise text in the output or by the signal file (consumed). */
     claimed: z.boolean(),
     claimSource: z.enum(['promise', 'signal-file']).nullable(),
+    /**
+     * The files a claim says it changed (workflows/decisions/claimed-files.ts: the claim file's
+     * summary and evidence, the output's tail), and those the diff since the run's start does not
+     * hold (null: not checked). Null when the call claimed nothing, named no file or was not inspected.
+     */
+    claimedFiles: z
+      .object({ named: z.array(z.string().max(300)).max(20), notInDiff: z.array(z.string().max(300)).max(20).nullable() })
+      .nullable()
+      .default(null),
     /** Which attempt of this activity produced the result (> 1 after a worker crash). */
     attempt: z.number().int().min(1),
     /** A done-phrase found in the last 200 lines of output ("all tests pass", ...), or null. */
@@ -317,6 +334,8 @@ export const AgentResultSchema = shared('schemas/activities:AgentResultSchema', 
     modelOutput: z.boolean().nullable().default(null),
     /** An authentication failure (invalid key, expired login, 401/403): never fixed by retrying. */
     authError: z.string().max(500).nullable().default(null),
+    /** Why the silence watchdog ended the call (`no output for 15 min: ended`; `timedOut` is then true), else null: a hung call. */
+    hung: z.string().max(200).nullable().default(null),
     /** A reviewing call that changed the working tree: the paths (its vote is void), else null. */
     reviewChangedTree: z.array(z.string()).max(50).nullable().default(null),
     /** A code reviewer's answer, read (parse: review): verdict, severities, the first finding lines. */
@@ -365,6 +384,7 @@ export type AgentResult = z.infer<typeof AgentResultSchema>;
 /** Result fields a compact agent result leaves out when null (their default). */
 export const AGENT_RESULT_NULL_DEFAULTS = [
   'ioError',
+  'claimedFiles',
   'donePhrase',
   'vote',
   'usage',
@@ -378,6 +398,7 @@ export const AGENT_RESULT_NULL_DEFAULTS = [
   'verification',
   'rateLimit',
   'modelOutput',
+  'hung',
 ] as const;
 
 export const InspectRepoInputSchema = shared('schemas/activities:InspectRepoInputSchema', () =>
@@ -715,6 +736,7 @@ export function blankAgentResult(over: Partial<AgentResult> & Pick<AgentResult, 
     ioError: null,
     claimed: false,
     claimSource: null,
+    claimedFiles: null,
     donePhrase: null,
     vote: null,
     usage: null,
@@ -724,6 +746,7 @@ export function blankAgentResult(over: Partial<AgentResult> & Pick<AgentResult, 
     sessionId: null,
     modelOutput: null,
     authError: null,
+    hung: null,
     reviewChangedTree: null,
     review: null,
     checklist: null,

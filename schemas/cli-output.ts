@@ -346,10 +346,22 @@ export const DoctorJsonSchema = z.object({
   notChecked: z.array(z.string()).min(1),
 });
 
-/** `vigil doctor --agent-command CMD --json` (or `--provider P --contract --json`): each role's check. */
+/** `vigil doctor --agent-command CMD --json` (or `--provider P --contract --json`): each role's check; `ok` when every required role's is. */
 export const DoctorContractJsonSchema = z.object({
   ok: z.boolean(),
   checks: z
-    .array(z.object({ role: z.string(), answer: z.string(), ok: z.boolean(), detail: z.string(), fix: z.string().nullable() }))
+    .array(
+      z.object({
+        role: z.string(),
+        answer: z.string(),
+        ok: z.boolean(),
+        /** A wrong answer of a required role fails the check (exit 1); an optional role's is a warning. */
+        required: z.boolean(),
+        /** When an optional role is asked and what a wrong answer costs; null for a required role. */
+        optional: z.string().nullable(),
+        detail: z.string(),
+        fix: z.string().nullable(),
+      }),
+    )
     .min(1),
 });

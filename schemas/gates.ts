@@ -190,6 +190,8 @@ export const ReviewRecordSchema = shared('schemas/gates:ReviewRecordSchema', () 
     rerun: z.boolean().default(false),
     /** The reviewers went out as one call (or tried to); absent when each had its own. */
     batch: RoundBatchSchema.optional(),
+    /** A delta review: the passing review whose tree the diff was taken from (absent: the diff since the run's start). */
+    since: z.object({ round: z.number().int().min(1), iteration: z.number().int().min(0) }).optional(),
     at: z.string(),
   }),
 );

@@ -327,6 +327,13 @@ export const KNOBS = shared(
         7200,
         'Hard cap on one agent call; the process tree is killed and the iteration fails (exit 124).',
       ),
+      agentSilenceMinutes: numberKnob(
+        'VIGIL_AGENT_SILENCE_MINUTES',
+        0,
+        2880,
+        15,
+        'An agent call with no output and no repository change for this long is hung: ended (exit 124), the breaker counts it. 0: off.',
+      ),
       heartbeatTimeoutSeconds: intKnob(
         'VIGIL_HEARTBEAT_TIMEOUT_SECONDS',
         2,
@@ -347,6 +354,18 @@ export const KNOBS = shared(
         'Shell command that runs the repository tests (exit 0 = green). Empty: no test evidence is required.',
       ),
       testTimeoutSeconds: intKnob('VIGIL_TEST_TIMEOUT_SECONDS', 1, 86_400, 1800, 'Hard cap on one test command run.'),
+      acceptanceTests: stringKnob(
+        'VIGIL_ACCEPTANCE_TESTS',
+        '',
+        4096,
+        'Folder of acceptance tests a person wrote from the PRD (`vigil start --acceptance DIR`): sealed at the start, never shown to the agents, run on every claimed tree; a failure refuses the claim. Empty: none.',
+      ),
+      acceptanceCommand: stringKnob(
+        'VIGIL_ACCEPTANCE_COMMAND',
+        '',
+        4096,
+        "Shell command that runs the acceptance tests (their files are appended). Empty: the repository's detected runner.",
+      ),
       tier: enumKnob(
         'VIGIL_TIER',
         ['planning', 'development', 'fast'] as const,
@@ -766,8 +785,8 @@ export const KNOBS = shared(
       ),
       sandboxRegistries: boolKnob(
         'VIGIL_SANDBOX_REGISTRIES',
-        false,
-        "Let sandboxed calls and test runs reach the package registries (npm, PyPI, Go, crates.io, RubyGems, Maven Central) through the sandbox's proxy.",
+        true,
+        "Let the builder and the test runs reach the package registries (npm, PyPI, Go, crates.io, RubyGems, Maven Central, and a registry URL the environment configures) through the sandbox's proxy, each fetch logged to the run (`vigil status` counts them). Reviewing roles and gates never reach them. false closes them: an install then fails, and status says why.",
       ),
       // Limits inside the sandbox (docs/security.md, Limits inside the sandbox): each call's cgroup.
       sandboxPids: limitKnob(

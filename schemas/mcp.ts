@@ -25,7 +25,14 @@ export const McpStartInput = {
   agentCommand: z.string().optional().describe('the agent command line (the command provider)'),
   config: z.string().optional().describe('a JSON config file of knobs, inside the repository (default: ./vigil.config.json if present)'),
   set: z.array(z.string()).optional().describe('knobs as key=value, as `vigil start --set`'),
-  id: z.string().optional().describe('workflow id of the run (default: vigil-<prd name>-<time>)'),
+  id: z
+    .string()
+    .optional()
+    .describe("workflow id of the run (default: vigil-<prd name>-<time>); a finished run's id is refused without `replace`"),
+  replace: z
+    .boolean()
+    .optional()
+    .describe('with `id` of a run that ended: start a new run under that id on purpose (a running one is never replaced)'),
   checklist: z
     .string()
     .optional()
@@ -64,7 +71,11 @@ export const McpRewindInput = {
   input: z.string().optional().describe('a directive for the next prompt'),
   force: z.boolean().optional().describe('keep changes a person made to the tree since the run last looked, instead of refusing'),
   fork: z.boolean().optional().describe('a finished run: start a new run from checkpoint `to` instead'),
-  forkId: z.string().optional().describe('with fork: workflow id of the new run'),
+  forkId: z.string().optional().describe("with fork: workflow id of the new run; a finished run's id is refused without `replace`"),
+  replace: z
+    .boolean()
+    .optional()
+    .describe('with forkId of a run that ended: start the fork under that id on purpose (a running one is never replaced)'),
   by,
 };
 export const McpReportInput = {

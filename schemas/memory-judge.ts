@@ -23,6 +23,7 @@ export const JudgeMemoryInputSchema = shared('schemas/memory-judge:JudgeMemoryIn
     sandboxLimits: true,
     iteration: true,
     timeoutSeconds: true,
+    silenceSeconds: true,
     rateLimitRpm: true,
   }).strict(),
 );

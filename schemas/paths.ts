@@ -43,3 +43,10 @@ export function safeSegment(id: string): string {
 export function runDirPath(repoPath: string, runId: string): string {
   return `${repoPath.replace(/\/+$/, '')}/${VIGIL_DIR}/runs/${safeSegment(runId)}`;
 }
+
+/** The run's fetch log: one JSON line per package fetch its sandboxed calls made or were refused (workflows/decisions/package-fetches.ts). */
+export const FETCH_LOG = 'packages.jsonl';
+
+export function fetchLogPath(repoPath: string, runId: string): string {
+  return `${runDirPath(repoPath, runId)}/${FETCH_LOG}`;
+}

@@ -27,7 +27,16 @@ const RoundCommon = shared('schemas/rounds:RoundCommon', () => ({
   leanPrompt: z.boolean().optional(),
 }));
 
-export const ReviewRoundInputSchema = shared('schemas/rounds:ReviewRoundInputSchema', () => z.object(RoundCommon));
+export const ReviewRoundInputSchema = shared('schemas/rounds:ReviewRoundInputSchema', () =>
+  z.object({
+    ...RoundCommon,
+    /**
+     * A delta review (patch `vigil-judges-see-changes-v1`): the diff is taken from the tree an
+     * earlier review passed, not from the run's start; its round and iteration name it in the prompt.
+     */
+    since: z.object({ tree: z.string().min(1), round: z.number().int().positive(), iteration: z.number().int().nonnegative() }).optional(),
+  }),
+);
 export type ReviewRoundInput = z.infer<typeof ReviewRoundInputSchema>;
 
 export const CONVENE_TRIGGERS = ['forced', 'circuit_breaker', 'claim', 'interval', 'tests_green'] as const;

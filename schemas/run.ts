@@ -27,6 +27,7 @@ import {
 import { CONVENE_TRIGGERS } from './rounds.js';
 import { TaskListSchema, TaskQueueSchema } from './tasks.js';
 import { SandboxDenialSchema, SandboxStateSchema } from './sandbox.js';
+import { AcceptanceStateSchema } from './acceptance.js';
 
 export const PHASES = ['REASON', 'ACT', 'REFLECT', 'VERIFY'] as const;
 export const PhaseSchema = shared('schemas/run:PhaseSchema', () => z.enum(PHASES));
@@ -289,6 +290,8 @@ export const IterationRecordSchema = shared('schemas/run:IterationRecordSchema',
     denied: z.array(SandboxDenialSchema).max(10).optional(),
     /** Why a sandbox limit ended the builder's call (docs/security.md, Limits inside the sandbox); absent: none did. */
     limitHit: z.string().max(300).optional(),
+    /** Why the silence watchdog ended the builder's call as hung (`no output for 15 min: ended`); absent: it did not. */
+    hung: z.string().max(200).optional(),
   }),
 );
 export type IterationRecord = z.infer<typeof IterationRecordSchema>;
@@ -437,7 +440,7 @@ export const CheckpointsStateSchema = shared('schemas/run:CheckpointsStateSchema
 export type CheckpointsState = z.infer<typeof CheckpointsStateSchema>;
 
 /** What refused (or approved) a completion check: the evidence gate, a tool gate, the code review, the checklist, the council, or an agent's answer in the wrong format. */
-export const CHECK_CAUSES = ['evidence', 'quality_gates', 'code_review', 'checklist', 'council', 'contract'] as const;
+export const CHECK_CAUSES = ['evidence', 'quality_gates', 'code_review', 'checklist', 'council', 'contract', 'acceptance'] as const;
 export const CheckCauseSchema = shared('schemas/run:CheckCauseSchema', () => z.enum(CHECK_CAUSES));
 export type CheckCause = z.infer<typeof CheckCauseSchema>;
 
@@ -523,6 +526,8 @@ export const RunStateSchema = shared('schemas/run:RunStateSchema', () =>
     lastTests: TestRunRecordSchema.nullable().default(null),
     /** The tests the run started with, recorded once before the first iteration (null: not recorded, or a run from before it). */
     testBaseline: TestBaselineRecordSchema.nullable().default(null),
+    /** The sealed acceptance tests' digests and their latest verdict (null: no acceptanceTests knob, or a run from before it). */
+    acceptance: AcceptanceStateSchema.nullable().default(null),
     lastEvidence: EvidenceRecordSchema.nullable().default(null),
     uncertainty: UncertaintyStateSchema.default({
       consecutiveCoOccur: 0,
@@ -644,6 +649,7 @@ export type RunInput = z.infer<typeof RunInputSchema>;
 export const OUTCOME_STATUSES = [
   'council_approved',
   'completion_promise_fulfilled',
+  'already_satisfied',
   'force_stopped',
   'stopped',
   'max_iterations_reached',
@@ -661,6 +667,7 @@ export type OutcomeStatus = z.infer<typeof OutcomeStatusSchema>;
 export const OUTCOME_EXIT_CODES: Record<OutcomeStatus, 0 | 1 | 20> = {
   council_approved: 0,
   completion_promise_fulfilled: 0,
+  already_satisfied: 0,
   force_stopped: 20,
   stopped: 0,
   max_iterations_reached: 20,

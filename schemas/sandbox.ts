@@ -56,6 +56,29 @@ export const SandboxLimitsSchema = shared('schemas/sandbox:SandboxLimitsSchema',
 );
 export type SandboxLimits = z.infer<typeof SandboxLimitsSchema>;
 
+/**
+ * A call's (or a run's) package fetches, counted (workflows/decisions/package-fetches.ts): the
+ * connections the sandbox's proxy let through to a package registry, by host, and those it refused
+ * there, with why (the run closed the registries, or a reviewing role asked). Each fetch itself is
+ * a line of the run's fetch log (`.vigil/runs/<run>/packages.jsonl`), never a payload.
+ */
+/** Hosts a fetch count lists at most (MAX_FETCH_HOSTS of workflows/decisions/package-fetches.ts, which imports nothing). */
+export const MAX_PACKAGE_HOSTS = 12;
+
+export const PackageFetchesSchema = shared('schemas/sandbox:PackageFetchesSchema', () =>
+  z.object({
+    fetches: z.number().int().min(0),
+    bytes: z.number().int().min(0),
+    hosts: z
+      .array(z.object({ host: z.string().max(300), fetches: z.number().int().min(0), bytes: z.number().int().min(0) }))
+      .max(MAX_PACKAGE_HOSTS),
+    refused: z.number().int().min(0),
+    refusedHosts: z.array(z.string().max(300)).max(MAX_PACKAGE_HOSTS),
+    refusedWhy: z.enum(['closed', 'reviewing']).nullable(),
+  }),
+);
+export type PackageFetches = z.infer<typeof PackageFetchesSchema>;
+
 /** What one sandboxed (or not) process reports about its isolation. */
 export const SandboxReportSchema = shared('schemas/sandbox:SandboxReportSchema', () =>
   z.object({
@@ -72,6 +95,8 @@ export const SandboxReportSchema = shared('schemas/sandbox:SandboxReportSchema',
     limits: z.string().max(300).optional(),
     /** Why a limit ended the call ("the agent started 4096 processes: pid limit (sandboxPids=4096)"), else null; absent from older workers. */
     limitHit: z.string().max(300).nullable().optional(),
+    /** Its package fetches (absent: none, or a worker from before the fetch log). */
+    packages: PackageFetchesSchema.optional(),
   }),
 );
 export type SandboxReport = z.infer<typeof SandboxReportSchema>;
@@ -107,7 +132,7 @@ export const MAX_RUN_DENIALS = 30;
 export const SandboxStateSchema = shared('schemas/sandbox:SandboxStateSchema', () =>
   z.object({
     /** How the latest reported call ran (null: no call has reported yet). */
-    last: SandboxReportSchema.omit({ denied: true }).nullable(),
+    last: SandboxReportSchema.omit({ denied: true, packages: true }).nullable(),
     /** The latest refused attempts, merged by role, kind and target (the count adds up). */
     denied: z.array(SandboxDenialSeenSchema).max(MAX_RUN_DENIALS),
     /** Every refused attempt of the run, counted (the list above is bounded). */
@@ -118,6 +143,8 @@ export const SandboxStateSchema = shared('schemas/sandbox:SandboxStateSchema', (
     limitHits: z.array(SandboxLimitHitSchema).max(MAX_RUN_LIMIT_HITS).optional(),
     /** Every call of the run a limit ended, counted (the list above is bounded). */
     limitHitsTotal: z.number().int().min(0).optional(),
+    /** The run's package fetches, counted over its calls (absent until one fetched or was refused a fetch). */
+    packages: PackageFetchesSchema.optional(),
   }),
 );
 export type SandboxState = z.infer<typeof SandboxStateSchema>;

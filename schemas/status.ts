@@ -4,6 +4,7 @@
  * Sandbox-safe: imported by the workflow bundle.
  */
 import { z } from 'zod';
+import { AcceptanceStateSchema } from './acceptance.js';
 import { shared } from './shared.js';
 import { DeadLetterEntrySchema } from './dead-letter.js';
 import { SandboxModeSchema, SandboxStateSchema } from './sandbox.js';
@@ -97,6 +98,14 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
     }),
     lastEvidence: EvidenceRecordSchema.nullable(),
     lastTests: TestRunRecordSchema.nullable(),
+    /** The sealed acceptance tests (knob acceptanceTests): how many files, and their latest verdict; absent without them. */
+    acceptance: z
+      .object({
+        files: z.number().int().min(0),
+        last: AcceptanceStateSchema.shape.last,
+      })
+      .nullable()
+      .optional(),
     autonomyMode: z.enum(['supervised', 'perpetual']),
     /** Uncertainty-gated escalation: live proxies, co-occurrence streak, episode latch. */
     uncertainty: UncertaintyStateSchema.extend({ enabled: z.boolean(), noChangeMin: z.number().int() }),

@@ -86,7 +86,8 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
         // A failed preparation's pause waits for a person before preparing again.
         const held = await holdPreparation(run);
         if (held) return held.end;
-        await prepareExecution(run);
+        const prepared = await prepareExecution(run);
+        if (prepared) return prepared;
         // A run split into tasks: its parallel streams first, merged into its tree.
         const streamed = await runStreams(run);
         if (streamed) return streamed.end;

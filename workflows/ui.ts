@@ -144,17 +144,19 @@ export function nextStep(s: Pick<StatusSnapshot, 'workflowId' | 'pause' | 'budge
   }
   const advice = /^authentication failed/.test(reason)
     ? 'fix the credentials where the worker runs (`vigil doctor`), then resume'
-    : /^(repository unavailable|disk full)/.test(reason)
-      ? 'restore the repository or free space, then resume'
-      : /^contract error/.test(reason)
-        ? "fix the agent command's answer format (check it with `vigil doctor --agent-command CMD`; see docs/agent-contract.md), then resume"
-        : /^escalation/.test(reason)
-          ? 'read the handoff, optionally redirect (`vigil input ' +
-            id +
-            ' "…"`) or ask the council (`vigil review ' +
-            id +
-            '`), then resume'
-          : 'resume when ready';
+    : /^repository unavailable/.test(reason) && /Vigil's own worktree of this stream/.test(reason)
+      ? "resume: Vigil makes the stream's worktree again from its last checkpoint (or stop it: its task is tried once more)"
+      : /^(repository unavailable|disk full)/.test(reason)
+        ? 'restore the repository or free space, then resume'
+        : /^contract error/.test(reason)
+          ? "fix the agent command's answer format (check it with `vigil doctor --agent-command CMD`; see docs/agent-contract.md), then resume"
+          : /^escalation/.test(reason)
+            ? 'read the handoff, optionally redirect (`vigil input ' +
+              id +
+              ' "…"`) or ask the council (`vigil review ' +
+              id +
+              '`), then resume'
+            : 'resume when ready';
   return `**Next step:** ${advice} — \`vigil resume ${id}\` (or \`temporal workflow signal -w ${id} --name resume\`); to end it, \`vigil stop ${id}\``;
 }
 

@@ -5,12 +5,13 @@
  * its output or is cancelled must not hold the activity, so every run is bounded in time and size
  * and its whole process tree is killed when it ends.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import { isExecutableFile } from '../providers/probe.js';
 import path from 'node:path';
 import { inheritedEnv } from '../process.js';
-import { signalTree, TOKEN_VAR } from '../process-tree.js';
+import { awaitTreeGone, SANDBOX_STATUS_FD, sandboxStatusReader, signalTree, TOKEN_VAR } from '../process-tree.js';
 import { workerStoreUrl } from '../event-store.js';
 import { prepareSandbox, sandboxReport, type PreparedSandbox } from '../sandbox.js';
 import { CallLimiter } from '../sandbox-limits.js';
@@ -163,10 +164,15 @@ export async function runTool(file: string, args: readonly string[], opts: ToolR
     cwd: opts.cwd,
     env: { ...run.env, [TOKEN_VAR]: token },
     detached: true, // own process group: the whole tree can be signalled
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+    // A sandbox's bubblewrap writes its status (its pid namespace) to a pipe of its own.
+    stdio: sandbox?.pidNamespace ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
+  }) as ChildProcessByStdio<null, Readable, Readable>;
   child.stdout.on('data', (c: Buffer) => out.push(c));
   child.stderr.on('data', (c: Buffer) => err.push(c));
+  const status = sandboxStatusReader();
+  const statusPipe = sandbox?.pidNamespace ? (child.stdio[SANDBOX_STATUS_FD] as Readable | null | undefined) : null;
+  statusPipe?.on('data', status.push);
+  statusPipe?.on('error', () => {});
 
   const exited = new Promise<{ code: number | null; error: NodeJS.ErrnoException | null }>((resolve) => {
     child.once('exit', (code) => resolve({ code, error: null }));
@@ -218,6 +224,14 @@ export async function runTool(file: string, args: readonly string[], opts: ToolR
     spawnError = `${path.basename(file)}: ${code === 'ENOENT' ? 'command not found' : code === 'EACCES' ? 'permission denied' : (exit.error?.message ?? 'could not start')}`;
   }
   const limits = limiter ? await limiter.close() : null;
+  // The tool has ended when every process of it is gone (bubblewrap exits before the kernel has
+  // emptied its namespace): nothing of it still writes when the next step reads the tree.
+  if (pid !== undefined) {
+    const ns = status.pidNamespace();
+    const survivors = await awaitTreeGone({ pid, token: ns ? '' : token, pidNamespace: ns });
+    if (survivors.length) err.push(Buffer.from(`\nvigil: ${survivors.length} process(es) of the tool would not die\n`));
+  }
+  statusPipe?.destroy();
   if (limits?.reason) err.push(Buffer.from(`\nvigil: ${limits.reason}\n`));
   if (sandbox && opts.sandbox?.report)
     opts.sandbox.report(sandboxReport(sandbox, [], `${err.text().slice(-8192)}\n${out.text().slice(-8192)}`, limits));

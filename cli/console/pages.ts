@@ -399,11 +399,12 @@ export function runPage(
   timeline: Html,
   messages: Html,
   running: boolean,
+  packages: Html = html``,
 ): Html {
   return html`<h1>Run ${id}</h1>
     ${summary}
     <div id="acks" aria-live="polite"></div>
-    ${actions ?? ''} ${handoff} ${charts} ${checkpoints} ${timeline} ${messages}
+    ${actions ?? ''} ${handoff} ${charts} ${checkpoints} ${packages} ${timeline} ${messages}
     <section id="log-section">
       <h2>Agent log</h2>
       <p class="muted">Live, read on the run's host as \`vigil logs -f\` reads it; escape sequences shown, credentials redacted.</p>

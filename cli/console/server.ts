@@ -55,6 +55,7 @@ import {
 } from './pages.js';
 import { costText, runsPage, runsTable, statusMatches, type RunsFilter } from './runs-list.js';
 import { inbox, listRuns, messagesFromHistory, readHandoff, runView, storedReport, storedRun, withStore, type RunRow } from './sources.js';
+import { packagesSection } from './packages-section.js';
 
 export interface ConsoleOptions {
   client: Client;
@@ -271,6 +272,7 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
         await timeline(view),
         await messages(view.workflowId),
         running,
+        packagesSection(s, running),
       ),
     );
   });
@@ -296,6 +298,8 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
         return c.html(await timeline(view));
       case 'messages':
         return c.html(await messages(view.workflowId));
+      case 'packages':
+        return c.html(packagesSection(s, view.kind === 'running'));
       default:
         return c.text('no such part', 404);
     }

@@ -2,13 +2,15 @@
  * `vigil doctor --agent-command CMD` drives every role of the agent contract once (the planner's
  * task list included), as a user
  * would run it: a command that answers by VIGIL_ANSWER passes; one that gives a reviewer no
- * VERDICT line and a council member a lowercase vote is told exactly which roles are wrong.
+ * VERDICT line and a council member a lowercase vote is told exactly which roles are wrong; the
+ * demo's own scripted agent, which plays no optional role (planner, memory), passes with a ⚠ each.
  */
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { assertBuilt } from '../support/harness.js';
+import { DoctorContractJsonSchema } from '../../schemas/cli-output.js';
+import { assertBuilt, ROOT } from '../support/harness.js';
 import { cleanEnv, runVigil, show } from './cli-helpers.js';
 
 function agent(name: string, body: string): string {
@@ -76,6 +78,30 @@ describe('vigil doctor --agent-command', () => {
     const reviewer = report.checks.find((c) => c.role === 'reviewer');
     expect(reviewer?.detail).toContain('no `VERDICT: PASS` or `VERDICT: FAIL` line');
     expect(reviewer?.fix).toContain('VIGIL_ROLE=reviewer and VIGIL_ANSWER=verdict');
+  });
+
+  it("passes the demo's own scenario, whose agent plays no planner or memory role: those are ⚠ optional, exit 0", async () => {
+    const demo = `"${path.join(ROOT, 'examples/agents/scripted-agent/scripted-agent')}" --scenario "${path.join(ROOT, 'examples/demo/scenario.json')}"`;
+    const r = await runVigil(['doctor', '--agent-command', demo], cleanEnv({}), { timeoutMs: 90_000 });
+    expect(r.code, show(r)).toBe(0);
+    expect(r.stdout).toMatch(
+      /⚠ planner: .*\(optional: asked only with parallelStreams above 1 and taskPlanner=agent; a wrong answer falls back/,
+    );
+    expect(r.stdout).toMatch(/⚠ memory: .*\(optional: asked after a run that ends with the event store on \(memoryJudge\)/);
+    for (const role of ['iteration', 'checklist', 'checklist-verifier', 'reviewer', 'council'])
+      expect(r.stdout, role).toContain(`✓ ${role}: `);
+    expect(r.stdout).not.toContain('✗');
+    expect(r.stdout).toContain(
+      'every required role answers as the agent contract asks; 2 optional role(s) answer wrongly (⚠ above: the run goes on without them)',
+    );
+    const js = await runVigil(['doctor', '--agent-command', demo, '--json'], cleanEnv({}), { timeoutMs: 90_000 });
+    expect(js.code, show(js)).toBe(0);
+    const report = DoctorContractJsonSchema.parse(JSON.parse(js.stdout));
+    expect(report.ok).toBe(true);
+    expect(report.checks.filter((c) => !c.ok).map((c) => [c.role, c.required])).toEqual([
+      ['planner', false],
+      ['memory', false],
+    ]);
   });
 
   it('refuses an empty command as a usage error', async () => {

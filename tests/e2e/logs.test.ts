@@ -6,10 +6,11 @@
  * errors: no such run or iteration (exit 3), the run's host without a worker (exit 4, naming its
  * queue). `vigil start` and `vigil status` say when nothing polls a run's host. `logs -f` follows
  * a run across its iterations to its end with no workflow created (each read is a standalone
- * activity) and nothing added to the run's history; escape sequences from the agent arrive shown,
+ * activity) and nothing added to the run's history; `logs -f` started before the first iteration
+ * waits for it, and says when the run pauses, resumes and ends; escape sequences from the agent arrive shown,
  * not interpreted, in `logs`, `handoff` and `watch`; `vigil handoff` prints an escalated run's handoff.
  */
-import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -17,7 +18,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HandoffOutputSchema } from '../../cli/handoff.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
-import { assertBuilt, CLI, makeRepo, temporalAddress, uniqueId, writePrd } from '../support/harness.js';
+import { assertBuilt, CLI, makeRepo, sleep, temporalAddress, uniqueId, writePrd } from '../support/harness.js';
 import {
   CLI_CWD,
   cleanEnv,
@@ -224,6 +225,71 @@ describe('vigil logs', () => {
     const early = await vigil(['logs', id]);
     expect(early.code, show(early)).toBe(3);
     expect(early.stderr).toContain('has not started an iteration yet');
+    expect(early.stderr).toContain('or follow it with -f');
+  });
+
+  it('-f right after start waits for the first iteration, then says when the run pauses, resumes and ends', async () => {
+    // The run's host has no worker yet, so its first iteration cannot begin until the test starts one:
+    // the follower is certain to start before it (not a race with the worker's speed).
+    const agent = blockingAgent(mkdtempSync(path.join(os.tmpdir(), 'vigil-agent-')));
+    const { id } = await startOn('later', agent.command, ['--set', 'maxIterations=2']);
+    const follower = execa(process.execPath, [CLI, 'logs', id, '-f'], {
+      env: cleanEnv(baseEnv()),
+      extendEnv: false,
+      cwd: CLI_CWD,
+      stdin: 'ignore',
+      reject: false,
+      buffer: false,
+    });
+    let out = '';
+    let err = '';
+    follower.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    follower.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+    let later: WorkerProcess | undefined;
+    try {
+      await waitUntil('the follower to say it waits', () => err.includes(`==> waiting for iteration 1 of ${id} to begin`), 60_000);
+      await sleep(1500);
+      // Still following (a finished child's exitCode is a number).
+      expect(follower.exitCode, err).toBeNull();
+      later = await startWorkerProcess({ ...baseEnv(), VIGIL_HOST: 'later' });
+      await waitUntil('the follower to print the first line', () => out.includes('line 1: reading the PRD'), 90_000).catch(
+        async (e: unknown) => {
+          const st = await vigil(['status', id]);
+          throw new Error(`${String(e)}\nfollower stdout:\n${out}\nfollower stderr:\n${err}\nstatus:\n${st.stdout}${st.stderr}`);
+        },
+      );
+      expect(err).toContain(`==> iteration 1 of ${id} on host "later"`);
+      // Paused while its agent runs: the call finishes first, and the follower says so.
+      const p = await vigil(['pause', id, '--reason', 'lunch break']);
+      expect(p.code, show(p)).toBe(0);
+      await waitUntil('the follower to say the run paused', () => err.includes(`==> run ${id} paused: lunch break`), 60_000);
+      writeFileSync(agent.go, '');
+      await waitUntil('iteration 1 to end', () => out.includes('line 3: done'), 60_000);
+      // Iteration 2's agent waits for the file again, so the follower sees the run resumed and running.
+      rmSync(agent.go);
+      expect(err).not.toContain('resumed');
+      const r = await vigil(['resume', id]);
+      expect(r.code, show(r)).toBe(0);
+      await waitUntil('the follower to say the run resumed', () => err.includes(`==> run ${id} resumed`), 60_000);
+      writeFileSync(agent.go, '');
+      const done = await Promise.race([follower, sleep(90_000).then(() => null)]);
+      expect(done, `the follower did not end: ${out}\n${err}`).not.toBeNull();
+      expect(done?.exitCode, err).toBe(0);
+    } finally {
+      follower.kill('SIGKILL');
+      await later?.stop();
+    }
+    expect(err).toContain(`==> run ${id} resumed`);
+    expect(err).toContain(`==> iteration 2 of ${id} on host "later"`);
+    expect(err).toMatch(new RegExp(`==> run ${id} finished: max_iterations_reached`));
+    // In that order, each once.
+    const at = (s: string): number => err.indexOf(s);
+    expect(at('==> waiting')).toBeLessThan(at('==> iteration 1'));
+    expect(at('==> iteration 1')).toBeLessThan(at(' paused: '));
+    expect(at(' paused: ')).toBeLessThan(at(' resumed'));
+    expect(at(' resumed')).toBeLessThan(at('==> iteration 2'));
+    expect(err.split(' paused: ')).toHaveLength(2);
+    expect(err.split(' resumed')).toHaveLength(2);
   });
 
   it('follows a run across three iterations with -f, creates no workflow, and prints agent escape sequences visibly', async () => {

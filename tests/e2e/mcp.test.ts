@@ -306,6 +306,25 @@ describe('vigil mcp over stdio', () => {
     const shadow = await call('vigil_start', { prd: '/etc/shadow', repo: inRepo, provider: 'command', agentCommand: SCRIPTED_AGENT });
     expect(text(shadow)).toMatch(/^the PRD \/etc\/shadow is outside the repository/);
 
+    // A finished run's id: refused as `vigil start` refuses it (one rule, cli/run-id.ts), nothing started.
+    const runIdOf = async (id: string): Promise<string | null> => {
+      const s = await status(id);
+      return 'runId' in s ? s.runId : null;
+    };
+    const before = await runIdOf(runId);
+    expect(before).not.toBeNull();
+    const reused = await call('vigil_start', {
+      prd: path.join(inRepo, 'PRD.md'),
+      repo: inRepo,
+      provider: 'command',
+      agentCommand: SCRIPTED_AGENT,
+      id: runId,
+    });
+    expect(reused.isError).toBe(true);
+    expect(text(reused)).toMatch(new RegExp(`^run "${runId}" already ran \\(it ended completed at [^)]+\\); nothing was started`));
+    expect(text(reused)).toContain('"replace": true');
+    expect(await runIdOf(runId)).toBe(before);
+
     // Outside a run there is no claim to make.
     const outside = await call('vigil_task_complete', { summary: 'done', evidence: ['trust me'], confidence: 1 });
     expect(outside.isError).toBe(true);

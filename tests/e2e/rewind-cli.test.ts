@@ -111,10 +111,25 @@ describe('vigil checkpoints and vigil rewind', () => {
       const prompt1 = readFileSync(path.join(repo, '.vigil/runs', forkId, 'iteration-0001.prompt.md'), 'utf8');
       expect(prompt1).toContain('Keep b.txt as it is.');
       expect(c2).toBeDefined();
+
+      // A fork under the id of a run that ended: refused before the tree is touched, naming --replace.
+      const treeAfterFork = await workingTreeHash(repo);
+      const taken = await runVigil(['rewind', wf, '--to', '2', '--fork', '--id', forkId], base);
+      expect(taken.code, show(taken)).toBe(2);
+      expect(taken.stderr).toMatch(new RegExp(`run "${forkId}" already ran .*nothing was started.*--replace`, 's'));
+      expect(await workingTreeHash(repo)).toBe(treeAfterFork);
+      const replaceAlone = await runVigil(['rewind', wf, '--to', '2', '--fork', '--replace'], base);
+      expect(replaceAlone.code, show(replaceAlone)).toBe(2);
+      expect(replaceAlone.stderr).toMatch(/--replace takes the id given with --fork --id/);
+      // With --replace, on purpose: a new run under that id.
+      const again = await runVigil(['rewind', wf, '--to', '2', '--fork', '--id', forkId, '--replace'], base);
+      expect(again.code, show(again)).toBe(0);
+      expect(again.stdout).toContain(`started run ${forkId}`);
+      expect((await env.client.workflow.getHandle(forkId).result()).status).toBe('max_iterations_reached');
     });
     // The fork started from checkpoint 2's tree: its first iteration wrote a.txt over "2", b.txt was there.
     expect(existsSync(path.join(repo, 'mine.txt'))).toBe(false);
     expect(existsSync(path.join(repo, 'b.txt'))).toBe(true);
-    expect(agentCalls(repo).filter((c) => c.role === 'iteration').length).toBe(8);
+    expect(agentCalls(repo).filter((c) => c.role === 'iteration').length).toBe(12);
   });
 });

@@ -55,6 +55,58 @@ export const ERAS: Era[] = [
       },
     ],
   },
+  {
+    patch: 'vigil-judges-see-changes-v1',
+    introducedBy: '65ac0d8',
+    before:
+      'the judges saw what changed: reviews stood for reviewed files, cached contract errors, unread claims, pausing perpetual requests',
+    fixtures: [
+      {
+        file: 'before-vigil-judges-see-changes-v1-delta.json',
+        commit: '6ec21a3',
+        scenario: 'delta',
+        pins: 'a passing review stood for a later tree whose product code changed in reviewed, unflagged files: no second review',
+      },
+      {
+        file: 'before-vigil-judges-see-changes-v1-contract.json',
+        commit: '6ec21a3',
+        scenario: 'contract',
+        pins: 'a code review without verdict lines reused on its unchanged tree, uncounted: every claim refused, no pause',
+      },
+      {
+        file: 'before-vigil-judges-see-changes-v1-claim.json',
+        commit: '6ec21a3',
+        scenario: 'claim',
+        pins: 'a claim naming files the diff does not hold, judged by the review and the evidence gate as any other',
+      },
+      {
+        file: 'before-vigil-judges-see-changes-v1-agent-request.json',
+        commit: '6ec21a3',
+        scenario: 'agent-request',
+        pins: 'a blocking HUMAN_REVIEW_NEEDED paused a perpetual run until a person resumed it',
+      },
+    ],
+  },
+  {
+    patch: 'vigil-stream-recovery-v1',
+    introducedBy: '22bd35f',
+    before:
+      'the stream recovery: a stream resumed with its worktree gone pauses again, a stream stopped on its own is a dead letter at once',
+    fixtures: [
+      {
+        file: 'before-vigil-stream-recovery-v1.json',
+        commit: '6ec21a3',
+        scenario: 'streams',
+        pins: 'a run of two streams, one of which a person stops on its own after its worktree was deleted: its task dead-lettered, no second attempt',
+      },
+      {
+        file: 'before-vigil-stream-recovery-v1-stream.json',
+        commit: '6ec21a3',
+        scenario: 'stream',
+        pins: 'that stream: its worktree deleted mid-iteration, paused, resumed by its run and paused again, then stopped',
+      },
+    ],
+  },
 ] satisfies (Era & { patch: PatchId })[];
 
 export interface ReleaseFixture {

@@ -16,6 +16,7 @@ import type { RunInput } from '../../schemas/run.js';
 import type { ScenarioSchema } from '../../schemas/scenario.js';
 import type { z } from 'zod';
 import { statusQuery } from '../../workflows/messages.js';
+import { breakerWorkflowId } from '../../schemas/provider-breaker.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { vigilRun } from '../../workflows/run-workflow.js';
 import { createVigilWorker, workflowBundleOptions, type VigilWorkerOptions } from '../../workers/worker.js';
@@ -107,6 +108,22 @@ export function fileWorker(prefix: string, before?: () => void): { readonly env:
     await shared.env?.close();
   });
   return shared;
+}
+
+/**
+ * A provider's circuit breaker is one workflow per provider on the whole server
+ * (`vigil-provider-<name>`), served on the task queue of the run that asked it first. In
+ * production every worker polls that queue; here each test file has a queue of its own, so an
+ * entity left by a file whose worker is gone would never answer again (each ask waits out its
+ * activity timeout, minutes). A file whose runs use a real provider with the breaker on calls this
+ * before each run: an entity served on another queue is ended, and the next ask starts it on this
+ * file's. Only one such file runs at a time (tests/support/tiers.ts).
+ */
+export async function claimBreaker(env: TestEnv, provider: string, taskQueue: string): Promise<void> {
+  const handle = env.client.workflow.getHandle(breakerWorkflowId(provider));
+  const d = await handle.describe().catch(() => null);
+  if (d?.status.name === 'RUNNING' && d.taskQueue !== taskQueue)
+    await handle.terminate(`test: served on ${d.taskQueue}, whose worker may be gone; the next ask starts it on ${taskQueue}`);
 }
 
 export function uniqueId(prefix: string): string {

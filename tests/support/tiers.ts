@@ -18,8 +18,14 @@ export const SLOW_TIER: readonly string[] = [
   // Parallel streams: three child runs' agents at once, and a worker SIGKILLed mid fan-out (about 3 minutes).
   'tests/workflow/streams.test.ts',
   'tests/workflow/streams-crash.test.ts',
+  // A stream's worktree deleted mid-run, resumed from its checkpoint; a stream stopped and retried (two whole runs).
+  'tests/workflow/streams-recovery.test.ts',
   // Three streams ending while the event store is down for 30 s, then its catch-up (about a minute).
   'tests/workflow/streams-journal.test.ts',
+  // The silence watchdog's whole runs use the claude preset with its breaker, one entity on the
+  // whole server, as tests/workflow/sandbox-limits.test.ts's do: the two never run side by side
+  // (harness.ts claimBreaker).
+  'tests/workflow/silence.test.ts',
   // The cheat corpus: forty whole runs with the default knobs, four test runners in the sandbox.
   'tests/workflow/cheat-corpus.test.ts',
 ];

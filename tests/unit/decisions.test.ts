@@ -555,6 +555,7 @@ describe('OUTCOME_EXIT_CODES', () => {
     expect(OUTCOME_EXIT_CODES).toEqual({
       council_approved: 0,
       completion_promise_fulfilled: 0,
+      already_satisfied: 0,
       force_stopped: 20,
       stopped: 0,
       max_iterations_reached: 20,

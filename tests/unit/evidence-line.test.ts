@@ -55,4 +55,23 @@ describe('the evidence line', () => {
     const g = { ...gate('test_gaming', 'fail', 30), findings: [] };
     expect(evidenceLine(tests(), [g], null)).toMatch(/gaming findings 30/);
   });
+
+  it('says how many acceptance tests passed on the judged tree, when the run has them', () => {
+    const sealed = { files: [], sealedAt: '2026-11-29T00:00:00Z' };
+    const last = {
+      treeHash: 'abcdef0123456789',
+      iteration: 3,
+      verdict: 'pass' as const,
+      reason: 'acceptance: 2 passed',
+      passed: 2,
+      failed: 0,
+      failing: [],
+    };
+    const both = [gate('test_mutation', 'pass', 0), gate('test_gaming', 'pass', 0)];
+    expect(evidenceLine(tests(), both, null, { ...sealed, last })).toBe(
+      'evidence: baseline tests 2 of 2 passed (`python3 -m pytest -q`), acceptance 2 of 2 passed, integrity findings 0, gaming findings 0, tree abcdef012345',
+    );
+    expect(evidenceLine(tests(), both, null, { ...sealed, last: null })).toMatch(/, acceptance tests: not run,/);
+    expect(evidenceLine(tests(), both, null, null)).not.toMatch(/acceptance/);
+  });
 });

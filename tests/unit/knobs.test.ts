@@ -198,6 +198,16 @@ const CASES: Record<KnobName, Cases> = {
   breakerProbeSeconds: intCases(1, 3600),
   breakerSuccesses: intCases(1, 100),
   agentTimeoutSeconds: intCases(1, 172_800),
+  agentSilenceMinutes: {
+    good: [
+      ['15', 15],
+      ['0', 0],
+      ['0.1', 0.1],
+      [' 2.5 ', 2.5],
+      ['2880', 2880],
+    ],
+    bad: ['-1', '2881', 'abc', '', '15m', '1e3', 'off'],
+  },
   heartbeatTimeoutSeconds: intCases(2, 600),
   completionPromise: {
     good: [
@@ -217,6 +227,22 @@ const CASES: Record<KnobName, Cases> = {
     bad: ['x'.repeat(4097)],
   },
   testTimeoutSeconds: intCases(1, 86_400),
+  acceptanceTests: {
+    good: [
+      ['', ''],
+      ['/srv/acceptance', '/srv/acceptance'],
+      ['x'.repeat(4096), 'x'.repeat(4096)],
+    ],
+    bad: ['x'.repeat(4097)],
+  },
+  acceptanceCommand: {
+    good: [
+      ['', ''],
+      ['python3 -m pytest -q', 'python3 -m pytest -q'],
+      ['x'.repeat(4096), 'x'.repeat(4096)],
+    ],
+    bad: ['x'.repeat(4097)],
+  },
   tier: {
     good: [
       ['planning', 'planning'],

@@ -9,6 +9,8 @@ import {
   MARK_PATHS,
   markTree,
   named,
+  isProductPath,
+  reviewDue,
   reviewStands,
   stepPaths,
 } from '../../workflows/decisions/lean-rounds.js';
@@ -147,6 +149,61 @@ describe('a passing review stands for a tree that changed only in reviewed, unfl
     expect(reviewStands(review(), mark({ tree: 't0', since: ['notes.txt'], head: 't2' }), 't2').again).toBe(true);
     expect(reviewStands(review({ result: 'blocked' }), mark({ head: 't2' }), 't2').again).toBe(true);
     expect(reviewStands(null, mark(), 't1').again).toBe(true);
+  });
+});
+
+describe('judges see what changed: a passing review stands only while the product code is the one reviewed', () => {
+  it('product code is what is neither a test nor documentation', () => {
+    for (const p of ['src/app.ts', 'gap.py', 'package.json', 'lib/x.go']) expect(isProductPath(p), p).toBe(true);
+    for (const p of ['notes.txt', 'README.md', 'docs/guide.html', 'tests/test_gap.py', 'src/a.test.ts', 'LICENSE', 'CHANGELOG.md'])
+      expect(isProductPath(p), p).toBe(false);
+  });
+
+  it('adversary: product code changed since the review passed is reviewed again, as the delta from the reviewed tree', () => {
+    // Under the rule before it (reviewStands), this change to a reviewed, unflagged file let the review stand.
+    expect(reviewStands(review(), mark({ since: ['src/app.ts'], head: 't2' }), 't2').again).toBe(false);
+    expect(reviewDue(review(), mark({ since: ['src/app.ts'], head: 't2' }), 't2', false)).toEqual({
+      kind: 'delta',
+      why: 'product code changed since review round 1 (iteration 3): src/app.ts',
+    });
+    expect(reviewDue(review(), mark({ since: ['notes.txt', 'src/new.ts'], head: 't2' }), 't2', false).kind).toBe('delta');
+    const flagged = review({ reviewers: [{ ...review().reviewers[0]!, findings: ['[Medium] notes.txt: typo'] }] });
+    expect(reviewDue(flagged, mark({ since: ['notes.txt'], head: 't2' }), 't2', false).kind).toBe('delta');
+  });
+
+  it('honest: the review stands for its own tree and for changes to docs or tests alone', () => {
+    expect(reviewDue(review(), mark(), 't1', false)).toEqual({ kind: 'stands', why: 'this tree had review round 1' });
+    expect(reviewDue(review(), mark({ since: ['notes.txt', 'tests/test_app.py'], head: 't2' }), 't2', false)).toEqual({
+      kind: 'stands',
+      why: 'review round 1 stands: the changes since review round 1 (iteration 3) (notes.txt, tests/test_app.py) touch no product code',
+    });
+    expect(reviewDue(review(), mark({ since: [], head: 't2' }), 't2', false).kind).toBe('stands');
+  });
+
+  it('a full review when the changes are not known, the tree is not the marked one, or no review passed', () => {
+    expect(reviewDue(null, mark(), 't1', false).kind).toBe('full');
+    expect(reviewDue(review(), mark({ since: null, head: 't2' }), 't2', false).kind).toBe('full');
+    expect(reviewDue(review(), mark({ since: ['src/app.ts'], head: 't2' }), 't3', false).kind).toBe('full');
+    expect(reviewDue(review({ result: 'blocked' }), mark({ head: 't2' }), 't2', false).kind).toBe('full');
+    // A failing review of this very tree stands: nothing changed that could lift it.
+    expect(reviewDue(review({ result: 'blocked' }), mark(), 't1', false).kind).toBe('stands');
+  });
+
+  it('a review whose answers broke the agent contract never stands, so every check counts on the contract', () => {
+    expect(reviewDue(review({ result: 'inconclusive' }), mark(), 't1', true)).toEqual({
+      kind: 'full',
+      why: 'review round 1 broke the agent contract: asked again',
+    });
+  });
+
+  it('an inconclusive review (a reviewer that gave no answer) never stands, even on its own tree', () => {
+    // Standing, it refused every later claim on that tree, which the builder cannot change: a
+    // devil's advocate that fell silent once held a run until its iteration cap.
+    expect(reviewDue(review({ result: 'inconclusive' }), mark(), 't1', false)).toEqual({
+      kind: 'full',
+      why: 'review round 1 was inconclusive: asked again',
+    });
+    expect(reviewDue(review({ result: 'inconclusive' }), mark({ since: [], head: 't2' }), 't2', false).kind).toBe('full');
   });
 });
 

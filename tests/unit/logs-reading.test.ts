@@ -1,6 +1,7 @@
 /**
  * `vigil logs`, `vigil handoff` and `vigil watch` without the server: agent text made
- * terminal-safe, which iteration a follower goes on with, the handoff read only under
+ * terminal-safe, which iteration a follower goes on with, what it says while it waits and when
+ * the run pauses or resumes, the handoff read only under
  * `.vigil/handoffs/`, and which server answers mean "no standalone activities here" (the log
  * reads fall back to a workflow).
  */
@@ -10,7 +11,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readRunHandoff } from '../../activities/logs.js';
 import { isUnsupported } from '../../cli/host-read.js';
-import { finishedNote, nextIteration } from '../../cli/logs.js';
+import { finishedNote, nextIteration, pauseNote, waitingNote } from '../../cli/logs.js';
 import { neutraliseLine, neutraliseText } from '../../cli/terminal-text.js';
 import type { RunView } from '../../cli/steer.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
@@ -75,6 +76,30 @@ describe('which iteration a follower goes on with', () => {
     expect(nextIteration(finished(0, snap({ iteration: 3 })), 2)).toBe(3);
     expect(nextIteration(finished(3), 3)).toBe('finished');
     expect(finishedNote('r', finished(3))).toBe('==> run r finished: max_iterations (exit 2) — reached ␛[2J 3 iterations');
+  });
+});
+
+describe('what a follower says while it waits, and when the run pauses or resumes', () => {
+  it('says it waits for the first iteration, and why when the run is not running', () => {
+    expect(waitingNote('r', 0, snap({ iteration: 0, status: 'starting', paused: false, pause: null }))).toBe(
+      '==> waiting for iteration 1 of r to begin (the run is starting) (Ctrl+C stops following)',
+    );
+    expect(waitingNote('r', 2, snap({ iteration: 2, status: 'running', paused: false, pause: null }))).toBe(
+      '==> waiting for iteration 2 of r to begin (Ctrl+C stops following)',
+    );
+    const paused = snap({ status: 'paused', paused: true, pause: { reason: 'lunch\x1b[2J', by: 'ana', at: '' } });
+    expect(waitingNote('r', 1, paused)).toBe(
+      '==> waiting for iteration 1 of r to begin; the run is paused: lunch␛[2J (Ctrl+C stops following)',
+    );
+  });
+
+  it('names the pause, its reason and who asked, and how to go on; says the resume', () => {
+    const p = { reason: 'lunch', by: 'ana', at: '' };
+    expect(pauseNote('r', snap({ status: 'paused', paused: true, pause: p }))).toBe(
+      '==> run r paused: lunch (by ana); still following (`vigil resume r` goes on)',
+    );
+    expect(pauseNote('r', snap({ status: 'pausing', paused: true, pause: p }))).toContain('; its agent call finishes first;');
+    expect(pauseNote('r', snap({ status: 'running', paused: false, pause: null }))).toBe('==> run r resumed (running)');
   });
 });
 

@@ -14,6 +14,7 @@ import {
   MAX_TEMPLATE_BYTES,
   parsePromptTemplate,
   SECTION_PLACEHOLDERS,
+  TEST_HONESTY,
   type PromptInput,
 } from '../../workflows/decisions/prompt.js';
 import { MEMORY_LIMITS } from '../../schemas/memory.js';
@@ -381,8 +382,22 @@ describe('prompt templates', () => {
         'When every requirement is implemented and the tests pass, claim completion by',
         `printing the exact line "${PROMISE}" or`,
         `creating the file ${SIGNAL}. The claim is verified independently.`,
+        '',
+        TEST_HONESTY,
       ].join('\n'),
     );
+  });
+
+  it('keeps the honest way out in a template that left out {{rules}}: every builder prompt says it', () => {
+    const r = parsePromptTemplate('Iteration {{iteration}}\n{{directives}}\n{{completion}}\n');
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    const p = buildPrompt(input(), r.template);
+    expect(p.endsWith(`\n\n${TEST_HONESTY}`)).toBe(true);
+    expect(TEST_HONESTY).toContain('Never delete, skip or weaken a test or its harness');
+    expect(TEST_HONESTY).toContain('.vigil/signals/HUMAN_REVIEW_NEEDED as {"reason": "...", "blocking": true}');
+    // Said once where the template has its {{rules}}.
+    expect(buildPrompt(input()).split(TEST_HONESTY)).toHaveLength(2);
   });
 
   it('refuses an unknown placeholder, naming the line and the nearest known one', () => {

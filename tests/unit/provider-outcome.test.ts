@@ -63,6 +63,22 @@ describe('providerOutcome', () => {
     expect(providerOutcome({ ...base, exitCode: 0, modelOutput: false }).outcome).toBe('success');
   });
 
+  it('counts a call the silence watchdog ended as a hung call, whatever the preset can tell of its output', () => {
+    const hung = 'no output for 15 min: ended';
+    for (const modelOutput of [true, false, null]) {
+      expect(providerOutcome({ ...base, timedOut: true, exitCode: 124, modelOutput, hung })).toEqual({
+        outcome: 'failure',
+        reason: 'no output for 15 min: ended (a hung call)',
+      });
+    }
+    // The control: the same timeout without the watchdog, after the model answered, stays the agent's business.
+    expect(providerOutcome({ ...base, timedOut: true, exitCode: 124, modelOutput: true, hung: null }).outcome).toBe('success');
+    // A sandbox limit that ended the call is never the provider's, hung or not.
+    expect(
+      providerOutcome({ ...base, timedOut: true, exitCode: 124, hung, limitHit: 'the agent used 4.0 GiB: memory limit' }).outcome,
+    ).toBe('success');
+  });
+
   it('does not blame the provider for a failing test that mentions a 503', () => {
     expect(
       providerOutcome({ ...base, tail: ' FAIL  test/api.test.ts > returns 503 service unavailable when the db is down\n' }).outcome,

@@ -620,6 +620,44 @@ describe('the git helper', () => {
     expect(() => configureGitHelper({ niceness: 20 })).toThrow(/from 0 to 19, got 20/);
   });
 
+  it("never fails a request because an earlier helper's exit is noticed late (a busy machine)", async () => {
+    const { repo } = committedRepo();
+    const gone = async (pid: number): Promise<void> => {
+      while (existsSync(`/proc/${pid}`)) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 50)); // its exit handled, and what that handler set off
+    };
+    // Two stopped helpers whose exits are held back (SIGSTOP: their SIGTERM waits), and the
+    // helper started after them held too, so that its request is still in flight when each of
+    // the two dies in turn: a request sent again after the first exit is then still in flight at
+    // the second. Each exit may fail only its own requests.
+    const held: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      await workingTreeHash(repo);
+      const pid = gitHelper.pid as number;
+      process.kill(pid, 'SIGSTOP');
+      held.push(pid);
+      gitHelper.stop();
+    }
+    const started = gitHelper.started;
+    const pending = runGit(repo, ['rev-parse', 'HEAD']);
+    const next = gitHelper.pid as number;
+    process.kill(next, 'SIGSTOP');
+    try {
+      for (const pid of held) {
+        process.kill(pid, 'SIGCONT');
+        await gone(pid);
+      }
+    } finally {
+      process.kill(next, 'SIGCONT');
+    }
+    const r = await pending;
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/^[0-9a-f]{40}$/);
+    expect(gitHelper.pid).toBe(next);
+    expect(gitHelper.started).toBe(started + 1);
+    await expect(workingTreeHash(repo)).resolves.toBe(referenceTreeHash(repo));
+  });
+
   it('answers concurrent requests, each with its own answer', async () => {
     const a = committedRepo();
     const b = committedRepo();

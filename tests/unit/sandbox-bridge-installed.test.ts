@@ -177,9 +177,11 @@ describe.runIf(hasGo && sandboxable)('a sandboxed call of an installed package',
     let code: number | null = null;
     try {
       code = await new Promise<number | null>((resolve) => {
-        const child = spawn(prepared.file, prepared.args, { env: prepared.env, stdio: ['ignore', 'pipe', 'pipe'] });
-        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-        child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+        // bubblewrap writes its status to descriptor 3 (SANDBOX_STATUS_FD), as every spawner of a
+        // sandbox gives it: without a pipe there it would write into whatever this process has open there.
+        const child = spawn(prepared.file, prepared.args, { env: prepared.env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+        child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+        child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
         child.on('close', resolve);
       });
     } finally {

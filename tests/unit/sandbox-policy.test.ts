@@ -14,7 +14,10 @@ import {
   bridgePorts,
   deniedInOutput,
   effectiveSandboxMode,
+  endpointText,
   parseEndpoint,
+  registriesFor,
+  registryEndpoints,
   sandboxEnv,
   sandboxPlan,
   sandboxVerdict,
@@ -38,9 +41,9 @@ describe('the mode', () => {
     expect(effectiveSandboxMode('auto', 'strict')).toBe('strict');
   });
 
-  it('is a knob, auto by default, with registries off by default', () => {
+  it('is a knob, auto by default, with the registries open by default', () => {
     expect(defaultKnobs().sandbox).toBe('auto');
-    expect(defaultKnobs().sandboxRegistries).toBe(false);
+    expect(defaultKnobs().sandboxRegistries).toBe(true);
     expect(KNOBS.sandbox.env).toBe('VIGIL_SANDBOX');
   });
 
@@ -92,6 +95,33 @@ describe('the network', () => {
     });
     expect(reg).toEqual(expect.arrayContaining(['registry.npmjs.org:443', 'pypi.org:443', 'npm.mirror.local:443']));
     expect(hosts({ kind: 'gate', provider: 'claude', env, extra: ['x:1'], registries: true })).toEqual([]);
+    // The builder reaches them as the test runs do; a reviewing role never, whatever the run says.
+    expect(hosts({ kind: 'builder', provider: 'claude', env: {}, extra: [], registries: true })).toEqual(
+      expect.arrayContaining(['api.anthropic.com:443', 'registry.npmjs.org:443', 'files.pythonhosted.org:443']),
+    );
+    expect(
+      hosts({
+        kind: 'reviewer',
+        provider: 'claude',
+        env: { PIP_INDEX_URL: 'https://pypi.mirror.local/simple' },
+        extra: [],
+        registries: true,
+      }),
+    ).toEqual(['api.anthropic.com:443']);
+    // The registries the proxy logs fetches from, open or not: the known ones and the configured ones.
+    expect(
+      registryEndpoints({ PIP_INDEX_URL: 'https://pypi.mirror.local/simple', GOPROXY: 'https://goproxy.io,direct' }).map(endpointText),
+    ).toEqual(
+      expect.arrayContaining([
+        'registry.npmjs.org:443',
+        'pypi.org:443',
+        'files.pythonhosted.org:443',
+        'pypi.mirror.local:443',
+        'goproxy.io:443',
+      ]),
+    );
+    expect(registriesFor('builder') && registriesFor('tests')).toBe(true);
+    expect(registriesFor('reviewer') || registriesFor('gate')).toBe(false);
     // The event store's URL is no base URL.
     expect(hosts({ kind: 'builder', provider: 'command', env, extra: [], registries: false })).not.toContain('127.0.0.1:5432');
   });

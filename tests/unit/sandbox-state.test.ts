@@ -125,9 +125,15 @@ describe('mergedDenials', () => {
 describe('sandboxArgs', () => {
   const limits = { sandboxPids: 4096, sandboxMemoryMb: 4096, sandboxCpuWeight: 50 };
   const sandboxLimits = { pids: 4096, memoryMb: 4096, cpuWeight: 50 };
-  it("passes a run's strict or off, and leaves the default auto to the worker", () => {
-    expect(sandboxArgs({ sandbox: 'auto', sandboxRegistries: false, ...limits })).toEqual({ sandboxLimits });
-    expect(sandboxArgs({ sandbox: 'off', sandboxRegistries: false, ...limits })).toEqual({ sandbox: 'off', sandboxLimits });
+  it("passes a run's strict or off, and leaves the default auto to the worker; the registries always, open or closed", () => {
+    // Closed is said, not left to the worker's VIGIL_SANDBOX_REGISTRIES: false closes them.
+    expect(sandboxArgs({ sandbox: 'auto', sandboxRegistries: false, ...limits })).toEqual({ sandboxRegistries: false, sandboxLimits });
+    expect(sandboxArgs({ sandbox: 'off', sandboxRegistries: false, ...limits })).toEqual({
+      sandbox: 'off',
+      sandboxRegistries: false,
+      sandboxLimits,
+    });
+    expect(sandboxArgs(defaultKnobs()).sandboxRegistries).toBe(true);
     expect(sandboxArgs({ sandbox: 'strict', sandboxRegistries: true, ...limits })).toEqual({
       sandbox: 'strict',
       sandboxRegistries: true,

@@ -298,6 +298,23 @@ describe.runIf(sandboxable)('the sandbox against a hostile agent', () => {
     expect(marked()).toEqual([]);
   });
 
+  it('returns from a sandboxed tool only once every process of it is gone, one that left its session and its environment too', async () => {
+    // Bubblewrap exits as soon as its command has, while the kernel is still emptying its pid
+    // namespace: without waiting for that, these could still run (and write) after runTool returned.
+    const script = `/bin/sh -c 'sleep 600' ${MARK}-child & env -i setsid /bin/sh -c 'sleep 600' ${MARK}-scrubbed & echo started`;
+    for (let i = 0; i < 3; i++) {
+      const r = await runTool('/bin/sh', ['-c', script], {
+        cwd: repo,
+        timeoutMs: 60_000,
+        env: { PATH: process.env.PATH ?? '' },
+        sandbox: { runId: 'hostile-run', repoPath: repo },
+      });
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.stdout).toContain('started');
+      expect(marked()).toEqual([]);
+    }
+  });
+
   it('shows the same agent everything with sandbox=off (the attempts are real), and says so', async () => {
     const res = await agent({ ...input(ROLES[1], 20), sandbox: 'off' });
     const log = readFileSync(res.logPath, 'utf8');

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { readTasks } from '../../cli/prd.js';
 import { TaskListSchema, type TaskList } from '../../schemas/tasks.js';
 import {
+  attemptLeft,
   nextMerge,
   newTaskQueue,
   parsePlannerAnswer,
@@ -253,11 +254,36 @@ describe('the queue', () => {
     expect(streamsSettled(q)).toBe(true);
   });
 
-  it('does not retry a stopped stream, and ignores the end of a task that is not running', () => {
+  it('does not retry a stopped stream before the stream-recovery era, and ignores the end of a task that is not running', () => {
     let q = newTaskQueue(list(['a']), 'file', null);
     expect(taskEnded(q, 'a', approved)).toBe(q);
     q = taskStarted(q, 'a', 'r--a', 'b');
     expect(taskEnded(q, 'a', { status: 'stopped', reason: 'stopped by p', spendUsd: 0 }).tasks[0]?.state).toBe('dead_letter');
+  });
+
+  it('retries a stream stopped on its own once, as any that did not end done; a second stop and the run’s stop (no attempts) dead-letter it', () => {
+    const stopped = { status: 'stopped', reason: 'stopped by p', spendUsd: 0.5 };
+    let q = taskStarted(newTaskQueue(list(['a'], ['b', ['a']]), 'file', 'base'), 'a', 'r--a', 'vigil/r--a');
+    expect(attemptLeft(q, 'a')).toBe(true);
+    expect(attemptLeft(q, 'b')).toBe(false); // not running
+    q = taskEnded(q, 'a', stopped, undefined, true);
+    expect(q.tasks.map((t) => [t.id, t.state])).toEqual([
+      ['a', 'failed'],
+      ['b', 'pending'],
+    ]);
+    expect(readyTasks(q, 2).map((t) => t.id)).toEqual(['a']);
+    q = taskStarted(q, 'a', 'r--a', 'vigil/r--a');
+    expect(attemptLeft(q, 'a')).toBe(false);
+    const again = taskEnded(q, 'a', stopped, undefined, true);
+    expect(again.tasks.map((t) => [t.id, t.state])).toEqual([
+      ['a', 'dead_letter'],
+      ['b', 'dead_letter'],
+    ]);
+    expect(again.tasks[0]?.deadLetter).toBe('its stream ended stopped after 2 attempt(s): stopped by p');
+    expect(again.tasks[0]?.spendUsd).toBe(1);
+    // The run's own stop passes no attempts: its streams are not tried again.
+    const first = taskStarted(newTaskQueue(list(['a']), 'file', 'base'), 'a', 'r--a', 'vigil/r--a');
+    expect(taskEnded(first, 'a', stopped, 0, true).tasks[0]?.state).toBe('dead_letter');
   });
 
   it('merges in dependency order', () => {

@@ -9,6 +9,7 @@ import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
 import { OUTCOME_EXIT_CODES, type IterationRecord, type Verdict } from '../../schemas/run.js';
 import { StatusSnapshotSchema, type StatusSnapshot } from '../../schemas/status.js';
 import { cardMarkdown, currentDetails, nextStep, spendText, staticDetails, staticSummary, voteLines } from '../../workflows/ui.js';
+import { onRepositoryTrouble } from '../../workflows/decisions/repository.js';
 
 const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
 
@@ -800,6 +801,7 @@ describe('cardMarkdown', () => {
 });
 
 describe('nextStep', () => {
+  const supervised = { autonomyMode: 'supervised' as const };
   const base = { workflowId: 'r1', budgetUsd: 10, spend: { usd: 10.5, inputTokens: 0, outputTokens: 0, calls: 3 } };
   const at = '2025-03-01T10:00:00.000Z';
   it('gives the exact commands for every paused state', () => {
@@ -812,6 +814,39 @@ describe('nextStep', () => {
     expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'disk full under the repository: ENOSPC' } })).toMatch(
       /restore the repository or free space, then resume/,
     );
+    // A stream's lost worktree: the advice is the resume that makes it again, not a restore only Vigil could do.
+    const lost = onRepositoryTrouble({ kind: 'lost', problem: 'not a git repository: /r/.vigil/worktrees/r1/l' }, 'r1--l', supervised, {
+      parentId: 'r1',
+      task: 'l',
+      checkpoint: 3,
+    });
+    expect(lost.reason).toBe(
+      "repository unavailable: not a git repository: /r/.vigil/worktrees/r1/l. This is Vigil's own worktree of this stream: `vigil resume r1--l` (or `vigil resume r1`) makes it again from its last checkpoint (iteration 3) and the stream goes on; or `vigil stop r1--l` ends this attempt, and task l is tried once more from a fresh worktree if it has an attempt left",
+    );
+    expect(nextStep({ ...base, workflowId: 'r1--l', pause: { by: 'vigil', at, reason: lost.reason } })).toMatch(
+      /^\*\*Next step:\*\* resume: Vigil makes the stream's worktree again from its last checkpoint \(or stop it: its task is tried once more\) — `vigil resume r1--l`/,
+    );
+    expect(
+      onRepositoryTrouble({ kind: 'lost', problem: 'p' }, 'r1--l', supervised, { parentId: 'r1', task: 'l', checkpoint: null }).reason,
+    ).toContain('makes it again from its start commit');
+    // Control: any other run's lost repository is still the person's to restore; perpetual mode ends either.
+    expect(onRepositoryTrouble({ kind: 'lost', problem: 'p' }, 'r1', supervised).reason).toBe(
+      'repository unavailable: p. Restore the repository, then `vigil resume r1` (or `vigil stop r1`)',
+    );
+    expect(
+      onRepositoryTrouble(
+        { kind: 'lost', problem: 'p' },
+        'r1--l',
+        { autonomyMode: 'perpetual' },
+        { parentId: 'r1', task: 'l', checkpoint: 1 },
+      ),
+    ).toEqual({
+      kind: 'end',
+      reason: 'repository unavailable: p',
+    });
+    expect(
+      nextStep({ ...base, pause: { by: 'vigil', at, reason: 'repository unavailable: p. Restore the repository, then resume' } }),
+    ).toMatch(/restore the repository or free space, then resume/);
     expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'escalation (uncertainty): the run looks stuck' } })).toMatch(
       /read the handoff, optionally redirect \(`vigil input r1 "…"`\) or ask the council \(`vigil review r1`\), then resume/,
     );

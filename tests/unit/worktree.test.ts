@@ -3,10 +3,11 @@
  * tree, uncommitted changes included), a task's worktree (idempotent, removed cleanly), merging a
  * stream's branch into the integration line with merge-tree (clean, conflicting with both sides
  * written out, a retry finding its own merge, an empty stream), and the merged tree written into
- * the working tree with the person's branch and index untouched.
+ * the working tree with the person's branch and index untouched; a stream's worktree deleted
+ * mid-run made again from its last checkpoint, and never anything but Vigil's own worktree.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,6 +17,7 @@ import {
   applyStreams,
   integrationRef,
   mergeStream,
+  recreateWorktree,
   removeWorktree,
   streamBase,
   worktreePath,
@@ -129,5 +131,71 @@ describe('streams in worktrees', () => {
     expect(sides).toContain('### where both started (base)\n\n```\nline one\n');
     expect(my.conflict?.excerpt).toBe(sides);
     expect(existsSync(path.join(dir, '.vigil/worktrees/r2/x'))).toBe(true);
+  });
+
+  it('a deleted worktree is made again at the stream’s start commit with its last checkpoint’s files; a present one is left alone', async () => {
+    const dir = repo();
+    const head = git(dir, 'rev-parse', 'HEAD');
+    const base = await streamBase({ repoPath: dir, runId: 'r3', tree: git(dir, 'rev-parse', 'HEAD^{tree}'), parent: head });
+    const wt = await addWorktree({ repoPath: dir, runId: 'r3', task: 'l', base: base.commit });
+    // The stream's first iteration, and its checkpoint as Vigil keeps it (a commit under refs/vigil/).
+    writeFileSync(path.join(wt.path, 'l.txt'), 'L\n');
+    git(wt.path, 'add', '-A');
+    const tree = git(wt.path, 'write-tree');
+    git(wt.path, 'reset', '-q');
+    const commit = git(wt.path, 'commit-tree', tree, '-m', 'checkpoint 1');
+    git(dir, 'update-ref', 'refs/vigil/r3--l/1', commit);
+    // Later work no checkpoint holds, then the folder is deleted.
+    writeFileSync(path.join(wt.path, 'late.txt'), 'lost\n');
+    rmSync(wt.path, { recursive: true, force: true });
+    const ask = { worktree: wt.path, runId: 'r3', task: 'l', startSha: base.commit, checkpoint: { iteration: 1, commit, tree } };
+    expect(await recreateWorktree(ask)).toEqual({ recreated: true, fromIteration: 1 });
+    expect(readFileSync(path.join(wt.path, 'l.txt'), 'utf8')).toBe('L\n');
+    expect(existsSync(path.join(wt.path, 'late.txt'))).toBe(false);
+    expect(git(wt.path, 'rev-parse', 'HEAD')).toBe(base.commit);
+    expect(git(dir, 'worktree', 'list', '--porcelain')).toContain(`worktree ${wt.path}`);
+    // Control: a worktree that is there is left as it is (the agent's newer work kept).
+    writeFileSync(path.join(wt.path, 'newer.txt'), 'kept\n');
+    expect(await recreateWorktree(ask)).toEqual({ recreated: false, fromIteration: null });
+    expect(readFileSync(path.join(wt.path, 'newer.txt'), 'utf8')).toBe('kept\n');
+    // Without a checkpoint, the start commit's files.
+    rmSync(wt.path, { recursive: true, force: true });
+    expect(await recreateWorktree({ ...ask, checkpoint: null })).toEqual({ recreated: true, fromIteration: null });
+    expect(existsSync(path.join(wt.path, 'l.txt'))).toBe(false);
+    expect(readFileSync(path.join(wt.path, 'README.md'), 'utf8')).toBe('# sample\n');
+    // The stream goes on there: delivered on its branch, merged like any stream.
+    writeFileSync(path.join(wt.path, 'l.txt'), 'L again\n');
+    expect((await deliverRun({ repoPath: wt.path, runId: 'r3--l', message: 'task l\n' })).commit).toEqual(expect.any(String));
+    const m = await mergeStream({ repoPath: dir, runId: 'r3', task: 'l', childId: 'r3--l', into: base.commit });
+    expect(m.conflict).toBeNull();
+    expect(git(dir, 'show', `${m.commit}:l.txt`)).toBe('L again');
+  });
+
+  it('makes nothing but Vigil’s own worktree of the task: another path is refused and left untouched; a lost repository is the repository’s failure', async () => {
+    const dir = repo();
+    const head = git(dir, 'rev-parse', 'HEAD');
+    const ask = { runId: 'r4', task: 'l', startSha: head, checkpoint: null };
+    // The person's repository itself, another task's folder, a path that only looks like one.
+    for (const worktree of [dir, worktreePath(dir, 'r4', 'other'), `${worktreePath(dir, 'r4', 'l')}/..`]) {
+      await expect(recreateWorktree({ ...ask, worktree })).rejects.toThrow(
+        /is not Vigil's worktree of task l of run r4: nothing recreated/,
+      );
+    }
+    // A folder inside the repository laid out like one is not a repository of its own.
+    mkdirSync(path.join(dir, 'x'));
+    writeFileSync(path.join(dir, 'x', 'keep.txt'), 'mine\n');
+    await expect(recreateWorktree({ ...ask, worktree: worktreePath(path.join(dir, 'x'), 'r4', 'l') })).rejects.toMatchObject({
+      type: 'NotAGitRepository',
+    });
+    expect(existsSync(path.join(dir, 'x', '.vigil'))).toBe(false);
+    rmSync(path.join(dir, 'x'), { recursive: true });
+    expect(readFileSync(path.join(dir, 'README.md'), 'utf8')).toBe('# sample\n');
+    expect(git(dir, 'status', '--porcelain')).toBe('');
+    expect(git(dir, 'worktree', 'list', '--porcelain')).not.toContain('.vigil/worktrees');
+    // The run's repository gone: nothing to make the worktree in.
+    const gone = repo();
+    const wt = worktreePath(gone, 'r4', 'l');
+    rmSync(gone, { recursive: true, force: true });
+    await expect(recreateWorktree({ ...ask, worktree: wt })).rejects.toMatchObject({ type: 'NotAGitRepository' });
   });
 });

@@ -8,9 +8,16 @@
  * reviewer format, unmet checklist}. Each cell asserts the original's outcome (spec §2.3, §2.10, §2.11, §7) and the
  * iteration it happens at, that the tier never drops while the agent idles, and what status says.
  *
+ * One cell stands beside the cross product: a builder that adds dependencies (`npm install` of a
+ * small npm package, `pip download` of a small PyPI one, through the sandbox's proxy to the real
+ * registries, which this machine reaches) and a test command that installs before it tests; with
+ * every net on, the run is approved and status counts the package fetches (sandboxRegistries is
+ * on by default; tests/workflow/registries.test.ts closes it).
+ *
  * Knobs this file changes, and why (only time, never behaviour): the agent command (the scripted
- * agent), and for the failing agent the backoff (base wait and jitter 0) so that 25 failed
- * iterations do not wait out real minutes of backoff.
+ * agent; for the installing cell behind a wrapper that installs first), and for the failing agent
+ * the backoff (base wait and jitter 0) so that 25 failed iterations do not wait out real minutes
+ * of backoff.
  *
  * A new default-on behaviour joins this matrix: add its dimension or its cell. The builder that
  * cheats its way to green (deletes, skips or edits the failing test, rewires the harness, ends the
@@ -18,19 +25,21 @@
  * cheat dimension, kept in a file of its own with its four test runners, both autonomy modes and
  * its honest controls: tests/workflow/cheat-corpus.test.ts.
  */
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '@temporalio/worker';
 import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
 import type { Outcome, RunInput } from '../../schemas/run.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
+import { fetchLogPath } from '../../schemas/paths.js';
 import { stopUpdate } from '../../workflows/messages.js';
 import {
   assertBuilt,
   createTestEnv,
   makeRepo,
   makeWorker,
+  ROOT,
   SCRIPTED_AGENT,
   startRun,
   status,
@@ -51,7 +60,9 @@ const BEHAVIOURS = [
   'wrong reviewer format',
   'unmet checklist',
 ] as const;
-type Behaviour = (typeof BEHAVIOURS)[number];
+/** The cell beside the cross product: the builder installs packages from the registries. */
+const INSTALLS = 'installs packages';
+type Behaviour = (typeof BEHAVIOURS)[number] | typeof INSTALLS;
 interface Cell {
   readme: boolean;
   tests: boolean;
@@ -100,8 +111,9 @@ function roles(behaviour: Behaviour): NonNullable<ScenarioInput['roles']> {
       },
     },
     'devils-advocate': { default: { output: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing\n' } },
-    // Split: one member approves, two reject; never enough to approve.
-    council: { members: { '0': { default: vote('APPROVE') } }, default: vote('REJECT') },
+    // Split: one member approves, two reject; never enough to approve (all approve an honest install).
+    council:
+      behaviour === INSTALLS ? { default: vote('APPROVE') } : { members: { '0': { default: vote('APPROVE') } }, default: vote('REJECT') },
   };
 }
 
@@ -118,6 +130,7 @@ function scenario(behaviour: Behaviour): ScenarioInput {
     case 'split council':
     case 'wrong reviewer format':
     case 'unmet checklist':
+    case INSTALLS:
       // Progress every iteration (a new line), and a claim every time.
       return {
         ...base,
@@ -134,7 +147,12 @@ function scenario(behaviour: Behaviour): ScenarioInput {
 function repoFiles(c: Cell): Record<string, string> {
   const files: Record<string, string> = { 'src/index.js': '/** Entry point. */\nexport const name = "sample";\n' };
   if (c.readme) files['README.md'] = '# sample\n\nA sample project.\n';
-  if (c.tests) {
+  if (c.tests && c.behaviour === INSTALLS) {
+    // A test run that needs a fresh install; node_modules stays out of the tree.
+    files['package.json'] =
+      '{"name":"sample","type":"module","private":true,"scripts":{"test":"npm install --no-audit --no-fund --no-package-lock --fetch-retries=0 && node --test"}}\n';
+    files['.gitignore'] = 'node_modules/\n';
+  } else if (c.tests) {
     files['package.json'] = '{"name":"sample","type":"module","private":true,"scripts":{"test":"node --test"}}\n';
     files['test/index.test.js'] =
       "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n";
@@ -143,8 +161,8 @@ function repoFiles(c: Cell): Record<string, string> {
 }
 
 interface Expected {
-  /** The run ends so. */
-  outcome?: { status: Outcome['status']; iteration: number; reason: RegExp };
+  /** The run ends so (exit code 20 unless said). */
+  outcome?: { status: Outcome['status']; iteration: number; reason: RegExp; exitCode?: number };
   /** The run pauses for a person at this iteration, saying this. */
   paused?: { iteration: number; reason: RegExp };
   /** What refused the last completion check (when any check happened). */
@@ -219,13 +237,49 @@ function expected(c: Cell): Expected {
         outcome: { status: 'force_stopped', iteration: 10, reason: /10 completion claims without approval/ },
         lastCause: checksRefusedByGates ? 'quality_gates' : 'checklist',
       };
+    case INSTALLS:
+      // Claims from iteration 1; the first check, at the floor (3), passes every net.
+      return { outcome: { status: 'council_approved', iteration: 3, reason: /./, exitCode: 0 } };
   }
+}
+
+/**
+ * Where the installing wrapper lives: inside this package (test-artifacts/, ignored by git), so
+ * that the sandbox shows the package it is installed in, as it shows the scripted agent's
+ * (activities/sandbox.ts, programRoot): the wrapper execs the scripted agent, which runs from dist/.
+ */
+function installingAgentDir(): string {
+  mkdirSync(path.join(ROOT, 'test-artifacts'), { recursive: true });
+  return mkdtempSync(path.join(ROOT, 'test-artifacts', 'installing-agent-'));
+}
+
+/**
+ * The installing builder: at its first iteration, `npm install` of a small npm package in the
+ * repository and `pip download` of a small PyPI one (retries off: a refusal fails at once), then
+ * the scripted agent. Outside the repository, so that the agent cannot edit it.
+ */
+function installingAgent(): string {
+  const file = path.join(installingAgentDir(), 'install-then-agent.sh');
+  writeFileSync(
+    file,
+    [
+      '#!/bin/sh',
+      'if [ "${VIGIL_ROLE:-iteration}" = iteration ] && [ "$VIGIL_ITERATION" = 1 ]; then',
+      '  npm install --no-audit --no-fund --no-package-lock --fetch-retries=0 is-number@7.0.0 </dev/null >&2 || exit 41',
+      '  python3 -m pip download --no-deps --no-cache-dir --retries 0 --timeout 30 -d "${TMPDIR:-/tmp}/dl" six==1.16.0 </dev/null >&2 || exit 42',
+      'fi',
+      'exec "$@"',
+      '',
+    ].join('\n'),
+  );
+  chmodSync(file, 0o755);
+  return file;
 }
 
 function input(c: Cell, repo: string, scenarioFile: string): RunInput {
   const knobs: Knobs = {
     ...defaultKnobs(),
-    agentCommand: [SCRIPTED_AGENT, '--scenario', scenarioFile],
+    agentCommand: [...(c.behaviour === INSTALLS ? [installingAgent()] : []), SCRIPTED_AGENT, '--scenario', scenarioFile],
     autonomyMode: c.mode,
     // Time only: 25 failed iterations must not wait out minutes of backoff.
     ...(c.behaviour === 'failing agent' ? { baseWaitSeconds: 0, backoffJitterSeconds: 0 } : {}),
@@ -240,6 +294,7 @@ for (const readme of [false, true])
   for (const tests of [false, true])
     for (const mode of ['supervised', 'perpetual'] as const)
       for (const behaviour of BEHAVIOURS) cells.push({ readme, tests, mode, behaviour });
+cells.push({ readme: true, tests: true, mode: 'supervised', behaviour: INSTALLS });
 const label = (c: Cell) =>
   `${c.behaviour} · ${c.readme ? 'README' : 'no README'} · ${c.tests ? 'passing tests' : 'no test runner'} · ${c.mode}`;
 
@@ -270,7 +325,7 @@ describe.concurrent('default knobs: every safety net together', () => {
         iteration: want.outcome?.iteration,
       });
       expect(outcome.reason).toMatch(want.outcome?.reason ?? /./);
-      expect(outcome.exitCode).toBe(20);
+      expect(outcome.exitCode).toBe(want.outcome?.exitCode ?? 20);
       // Status says the same as the outcome.
       expect(snap.outcome?.reason).toBe(outcome.reason);
     }
@@ -280,6 +335,17 @@ describe.concurrent('default knobs: every safety net together', () => {
       const downs = (snap.ladder?.changes ?? []).filter((ch) => LEVELS.indexOf(ch.to) < LEVELS.indexOf(ch.from));
       expect(downs).toEqual([]);
       expect(snap.tier).toBe('development');
+    }
+    // The builder's installs and the test runs' went through the proxy, each counted (and logged).
+    if (c.behaviour === INSTALLS) {
+      const p = snap.sandbox?.packages;
+      expect(
+        p?.hosts.map((h) => h.host),
+        JSON.stringify(snap.sandbox),
+      ).toEqual(expect.arrayContaining(['registry.npmjs.org', 'pypi.org', 'files.pythonhosted.org']));
+      expect(p?.refused).toBe(0);
+      const log = readFileSync(fetchLogPath(repo, handle.workflowId), 'utf8').split('\n').filter(Boolean);
+      expect(log).toHaveLength(p?.fetches ?? -1);
     }
     // A contract mistake is never counted as a failing gate.
     if (c.behaviour === 'wrong reviewer format') expect(snap.quality?.failing.code_review ?? 0).toBe(0);

@@ -243,32 +243,59 @@ describe('model-tier ladder', () => {
 });
 
 describe('agent signal files', () => {
-  it('pauses on a blocking HUMAN_REVIEW_NEEDED with the agent’s reason, consumed once', async () => {
-    const repo = makeRepo();
-    const request = JSON.stringify({ reason: 'Which database should the cache use?', blocking: true, questions: ['Postgres or SQLite?'] });
-    const scenario = writeScenario(repo, {
+  const request = JSON.stringify({
+    reason: 'The PRD asks for 5 and the test expects 4: which is right?',
+    blocking: true,
+    questions: ['5 or 4?'],
+  });
+  const asking = (repo: string): string =>
+    writeScenario(repo, {
       version: 1,
       iterations: [{ writes: { 'a.txt': 'a' } }, { writes: { '.vigil/signals/HUMAN_REVIEW_NEEDED': request } }],
       default: {},
     });
+
+  it('pauses a supervised run on a blocking HUMAN_REVIEW_NEEDED with the agent’s diagnosis in status and the handoff, consumed once', async () => {
+    const repo = makeRepo();
     const tq = uniqueId('hrn');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
       const handle = await startRun(
         env,
         tq,
-        loopInput(repo, scenario, { autonomyMode: 'perpetual', maxIterations: 4, notifyDesktop: false }),
+        loopInput(repo, asking(repo), { autonomyMode: 'supervised', maxIterations: 4, notifyDesktop: false }),
       );
       const paused = await waitForStatus(handle, (s) => s.paused, 60_000);
       expect(paused.iteration).toBe(2);
-      expect(paused.pause?.reason).toContain('Which database should the cache use?');
+      expect(paused.pause?.reason).toContain('The PRD asks for 5 and the test expects 4: which is right?');
       expect(paused.escalations[0]).toMatchObject({ reason: 'agent_request', paused: true });
-      expect(readFileSync(paused.escalations[0]?.handoffMarkdownPath as string, 'utf8')).toContain('Postgres or SQLite?');
+      expect(readFileSync(paused.escalations[0]?.handoffMarkdownPath as string, 'utf8')).toContain('5 or 4?');
       expect(existsSync(path.join(repo, '.vigil/signals/HUMAN_REVIEW_NEEDED'))).toBe(false);
       await handle.executeUpdate(resumeUpdate, { args: [{ by: 'tester' }] });
       const outcome = await handle.result();
       expect(outcome.status).toBe('max_iterations_reached');
       expect((await status(handle)).escalations).toHaveLength(1);
+    });
+  });
+
+  it('a perpetual run never waits on it: it notifies, goes on, and its outcome lists the request', async () => {
+    const repo = makeRepo();
+    const tq = uniqueId('hrn-perpetual');
+    const worker = await makeWorker(env, tq);
+    await worker.runUntil(async () => {
+      const handle = await startRun(
+        env,
+        tq,
+        loopInput(repo, asking(repo), { autonomyMode: 'perpetual', maxIterations: 4, notifyDesktop: false }),
+      );
+      const outcome = await handle.result();
+      expect(outcome.status).toBe('max_iterations_reached');
+      const s = await status(handle);
+      expect(s.escalations).toHaveLength(1);
+      expect(s.escalations[0]).toMatchObject({ reason: 'agent_request', paused: false, mode: 'perpetual' });
+      expect(readFileSync(s.escalations[0]?.handoffMarkdownPath as string, 'utf8')).toContain('5 or 4?');
+      const asked = 'the agent asked for a human review: The PRD asks for 5 and the test expects 4: which is right?';
+      expect(outcome.notes).toContain(`the agent asked for a person at iteration 2, and the run went on (perpetual mode): ${asked}`);
     });
   });
 });

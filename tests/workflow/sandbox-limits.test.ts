@@ -31,6 +31,7 @@ import { pauseSignal, resumeSignal } from '../../workflows/messages.js';
 import { currentDetails } from '../../workflows/ui.js';
 import { vigilRun } from '../../workflows/run-workflow.js';
 import {
+  claimBreaker,
   fileWorker,
   makeRepo,
   ROOT,
@@ -101,6 +102,7 @@ async function startLimitsRun(mode: 'hostile-builders' | 'honest-builders', paus
     notifyDesktop: false,
   });
   const workflowId = uniqueId(`limits-${mode}`);
+  await claimBreaker(shared.env, 'claude', shared.taskQueue);
   if (!paused) return startRun(shared.env, shared.taskQueue, input, workflowId);
   return shared.env.client.workflow.signalWithStart(vigilRun, {
     taskQueue: shared.taskQueue,

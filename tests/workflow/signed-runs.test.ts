@@ -155,7 +155,8 @@ describe('signed runs', () => {
       "  vote) printf 'VOTE: APPROVE\\nREASON: done\\n' ;;",
       "  verdict) echo 'VERDICT: PASS' ;;",
       `  checklist) echo '[{"id": "REQ-1", "title": "the work exists", "priority": "critical", "verify": "look"}]' ;;`,
-      '  items) grep -o "REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | sort -u | while read -r id; do echo "ITEM $id: PASS - there"; done ;;',
+      // Every item the prompt lists (`- <id> (<priority>): …`): the run's REQ-n, a stream's <task>-n.
+      '  items) grep -oE "^- [A-Za-z]+-[0-9]+ \\(" "$VIGIL_PROMPT_FILE" | sed "s/^- //; s/ ($//" | sort -u | while read -r id; do echo "ITEM $id: PASS - there"; done ;;',
       'esac',
     ].join('\n');
     const tasks = [

@@ -37,6 +37,8 @@ export function causeLabel(cause: CheckCause): string {
       return 'the council';
     case 'contract':
       return "a reviewing agent's answer format";
+    case 'acceptance':
+      return 'the acceptance tests';
   }
 }
 

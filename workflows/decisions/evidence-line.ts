@@ -1,11 +1,12 @@
 /**
  * What done rested on, said once: the line a finished run's outcome carries first, and with it
  * `vigil status`, `vigil report`, the console and the delivered commit or pull request — the
- * baseline tests and how many passed, the integrity and gaming findings, the test command and the
- * tree it judged.
+ * baseline tests and how many passed, the acceptance tests (knob `acceptanceTests`) and how many
+ * passed, the integrity and gaming findings, the test command and the tree it judged.
  *
  * Pure: the run's last test record and gate results come in as values.
  */
+import type { AcceptanceState } from '../../schemas/acceptance.js';
 import type { GateResult } from '../../schemas/gates.js';
 import type { TestRunRecord } from '../../schemas/run.js';
 
@@ -16,8 +17,23 @@ function findings(gates: readonly GateResult[], gate: GateResult['gate']): numbe
   return Math.max(g.findingCount, g.findings.length);
 }
 
+/** The acceptance tests' part: their last verdict (a run without them says nothing of them). */
+function acceptancePart(acceptance: AcceptanceState | null): string | null {
+  if (!acceptance) return null;
+  const last = acceptance.last;
+  if (!last) return 'acceptance tests: not run';
+  const total = last.passed !== null && last.failed !== null ? last.passed + last.failed : null;
+  if (last.verdict === 'pass') return total !== null ? `acceptance ${last.passed} of ${total} passed` : 'acceptance passed';
+  return `acceptance ${last.verdict}${total !== null ? ` (${last.passed} of ${total} passed)` : ''}`;
+}
+
 /** The evidence line of a run that ended done (`evidence: …`). */
-export function evidenceLine(tests: TestRunRecord | null, gates: readonly GateResult[], fallbackTree: string | null): string {
+export function evidenceLine(
+  tests: TestRunRecord | null,
+  gates: readonly GateResult[],
+  fallbackTree: string | null,
+  acceptance: AcceptanceState | null = null,
+): string {
   const parts: string[] = [];
   if (!tests || tests.runner === 'none') parts.push('no test runner');
   else {
@@ -28,6 +44,8 @@ export function evidenceLine(tests: TestRunRecord | null, gates: readonly GateRe
     const cmd = tests.command ? ` (\`${tests.command.slice(0, 120)}\`)` : tests.runner ? ` (${tests.runner})` : '';
     parts.push(`${base}${cmd}`);
   }
+  const acc = acceptancePart(acceptance);
+  if (acc) parts.push(acc);
   for (const [gate, label] of [
     ['test_mutation', 'integrity findings'],
     ['test_gaming', 'gaming findings'],

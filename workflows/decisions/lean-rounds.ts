@@ -24,6 +24,7 @@
  */
 import type { ChangeMark, ChecklistState, ReviewRecord } from '../../schemas/gates.js';
 import type { Verdict } from '../../schemas/run.js';
+import { isTestPath } from './integrity.js';
 
 /** Paths a mark follows before its changes count as unknown (the history stays small). */
 export const MARK_PATHS = 100;
@@ -140,6 +141,55 @@ export function reviewStands(review: ReviewRecord | null | undefined, mark: Chan
     again: false,
     why: `review round ${review.round} stands: the changes ${at} (${list(mark.since)}) touch only reviewed files nobody flagged`,
   };
+}
+
+/** Documentation: a change to it alone never needs the code reviewed again. */
+const DOC_PATH = /(?:^|\/)(?:docs?\/.*|[^/]*\.(?:md|mdx|rst|txt|adoc)|LICEN[CS]E[^/]*|CHANGELOG[^/]*|AUTHORS[^/]*)$/i;
+
+/** Product code: a file that is neither a test (integrity.ts `isTestPath`) nor documentation. */
+export function isProductPath(p: string): boolean {
+  return !isTestPath(p) && !DOC_PATH.test(p);
+}
+
+/** What a completion check does about the code review (patch `vigil-judges-see-changes-v1`). */
+export interface ReviewDue {
+  /** `stands`: the last passing review holds; `delta`: review what changed since the reviewed tree; `full`: review everything since the run's start. */
+  kind: 'stands' | 'delta' | 'full';
+  why: string;
+}
+
+/**
+ * The code review a check needs on `tree` (judges see what changed): a passing review stands only
+ * for its own tree, or for a later one whose changes since touch no product code (tests, which the
+ * integrity gate holds to the run's start, and docs) and no file a reviewer flagged; when the
+ * changes since are known, anything else is a **delta review** of the diff between the reviewed
+ * tree and this one (cheaper than the whole diff again); when they are not known, a full review. A review whose answers broke the agent contract gave no verdict: it
+ * never stands (asked again, each check counts on the contract's streak). Nor does an inconclusive
+ * one (a reviewer that gave no answer: it crashed, timed out or fell silent): it says nothing of
+ * the work, and the builder cannot change it, so standing on its own tree would refuse every later
+ * claim on that tree until the iteration cap; the next claim asks again, as the original did.
+ */
+export function reviewDue(
+  review: ReviewRecord | null | undefined,
+  mark: ChangeMark | null,
+  tree: string,
+  contractOnly: boolean,
+): ReviewDue {
+  if (!review) return { kind: 'full', why: 'no review yet' };
+  if (contractOnly) return { kind: 'full', why: `review round ${review.round} broke the agent contract: asked again` };
+  if (review.result === 'inconclusive') return { kind: 'full', why: `review round ${review.round} was inconclusive: asked again` };
+  if (review.treeHash === tree) return { kind: 'stands', why: `this tree had review round ${review.round}` };
+  if (review.result !== 'pass') return { kind: 'full', why: 'no passing review' };
+  if (!mark || mark.tree !== review.treeHash || mark.head !== tree)
+    return { kind: 'full', why: 'the reviewed tree is not the one the changes are counted from' };
+  const at = `since review round ${review.round} (iteration ${review.iteration})`;
+  if (mark.since === null || mark.files === null) return { kind: 'full', why: `the changes ${at} are not known in full` };
+  if (mark.since.length === 0) return { kind: 'stands', why: `nothing changed ${at}` };
+  const product = mark.since.filter(isProductPath);
+  if (product.length > 0) return { kind: 'delta', why: `product code changed ${at}: ${list(product)}` };
+  const flagged = mark.since.filter((p) => named(p, reviewTexts(review)));
+  if (flagged.length > 0) return { kind: 'delta', why: `change(s) ${at} to flagged file(s): ${list(flagged)}` };
+  return { kind: 'stands', why: `review round ${review.round} stands: the changes ${at} (${list(mark.since)}) touch no product code` };
 }
 
 /**

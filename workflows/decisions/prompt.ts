@@ -259,5 +259,7 @@ export function renderPromptTemplate(template: PromptTemplate, values: Record<Pr
 }
 
 export function buildPrompt(p: PromptInput, template: PromptTemplate = DEFAULT_TEMPLATE): string {
-  return renderPromptTemplate(template, promptValues(p));
+  const text = renderPromptTemplate(template, promptValues(p));
+  // The honest way out is in every builder prompt, whatever a person's template left out.
+  return template.placeholders.includes('rules') ? text : `${text}\n\n${TEST_HONESTY}`;
 }

@@ -2,7 +2,9 @@
  * What an agent call says about its provider's health, for the provider circuit breaker: a rate
  * limit, an auth error, an API/network failure in the last lines of a failed call, or a call that
  * hit its timeout without a word from the model (a hung stream: the CLI printed nothing the model
- * produced, as its preset reads the output) is the provider's failure; any other result (the
+ * produced, as its preset reads the output) or that the silence watchdog ended (no output and no
+ * change in the repository for `agentSilenceMinutes`: a hung call, whatever the provider preset can
+ * tell of its output) is the provider's failure; any other result (the
  * agent ran, whatever it concluded, however long it took) is a success. A failing test in the
  * output is the agent's business, never the provider's, and so is a timeout after the model
  * answered (a slow test, a long tool run), and a call a sandbox limit ended (its processes or its
@@ -23,6 +25,8 @@ export interface CallHealthFacts {
   modelOutput?: boolean | null;
   /** Why a sandbox limit ended the call (the result's `sandbox.limitHit`); null or absent: none did. */
   limitHit?: string | null;
+  /** Why the silence watchdog ended the call (the result's `hung`); null or absent: it did not. */
+  hung?: string | null;
 }
 
 /** The breaker's reason for a timed-out call that never heard from the model. */
@@ -33,6 +37,7 @@ export function providerOutcome(f: CallHealthFacts): { outcome: 'success' | 'fai
   if (f.limitHit) return { outcome: 'success', reason: null };
   if (f.rateLimited) return { outcome: 'failure', reason: 'rate limited' };
   if (f.authError) return { outcome: 'failure', reason: 'authentication failed' };
+  if (f.timedOut && f.hung) return { outcome: 'failure', reason: `${f.hung} (a hung call)`.slice(0, 300) };
   if (f.timedOut && f.modelOutput === false) return { outcome: 'failure', reason: HUNG_STREAM_REASON };
   if (f.exitCode === 0 || f.timedOut) return { outcome: 'success', reason: null };
   const line = lastLines(f.tail)

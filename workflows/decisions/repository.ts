@@ -2,13 +2,20 @@
  * Repository trouble (spec: a run must never end as a bare Temporal failure): when the repository
  * is gone, is no longer a git work tree (a damaged `.git`), or plants links where Vigil keeps its
  * files, repository activities fail for good. What the run does then is decided here: in
- * supervised mode it pauses and a person is told (restore the repository, then resume); in
- * perpetual mode it ends with its own outcome, `repository_unavailable` (exit 20).
+ * supervised mode it pauses and a person is told (restore the repository, then resume; for a
+ * parallel stream, whose repository is Vigil's own worktree, resume makes it again); in perpetual
+ * mode it ends with its own outcome, `repository_unavailable` (exit 20).
  */
 import type { Knobs } from '../../schemas/knobs.js';
 
 /** Activities whose repeated failure means the repository itself is in trouble. */
-export const REPOSITORY_ACTIVITIES: ReadonlySet<string> = new Set(['prepareRun', 'inspectIteration', 'collectEvidence', 'writeHandoff']);
+export const REPOSITORY_ACTIVITIES: ReadonlySet<string> = new Set([
+  'prepareRun',
+  'inspectIteration',
+  'collectEvidence',
+  'writeHandoff',
+  'recreateWorktree',
+]);
 
 /** Failure types activities use for a repository that cannot be used. */
 export const REPOSITORY_FAILURE_TYPES: ReadonlySet<string> = new Set(['NotAGitRepository', 'UnsafeRepository']);
@@ -40,6 +47,26 @@ export function repositoryTrouble(f: FailureFacts): RepositoryTrouble | null {
 
 export type RepositoryTroubleAction = { kind: 'pause'; reason: string } | { kind: 'end'; reason: string };
 
+/** A parallel stream's place: its run, its task, and the iteration of its last checkpoint (null: none yet). */
+export interface StreamPlace {
+  parentId: string;
+  task: string;
+  checkpoint: number | null;
+}
+
+/**
+ * What a person can do for a stream whose repository — Vigil's own worktree of the stream — is
+ * lost: a resume makes the worktree again from the stream's last checkpoint (workflows/run/streams.ts
+ * `recoverStreamWorktree`), a stop ends this attempt and its task is tried once more.
+ */
+export function streamWorktreeAdvice(runId: string, stream: StreamPlace): string {
+  const from = stream.checkpoint === null ? 'its start commit' : `its last checkpoint (iteration ${stream.checkpoint})`;
+  return (
+    `This is Vigil's own worktree of this stream: \`vigil resume ${runId}\` (or \`vigil resume ${stream.parentId}\`) makes it again from ${from}` +
+    ` and the stream goes on; or \`vigil stop ${runId}\` ends this attempt, and task ${stream.task} is tried once more from a fresh worktree if it has an attempt left`
+  );
+}
+
 /**
  * A full disk pauses the run in every mode (like an exhausted budget: ending a run over a
  * condition a person fixes in a minute would lose it); a lost repository pauses a supervised run
@@ -49,6 +76,7 @@ export function onRepositoryTrouble(
   trouble: RepositoryTrouble,
   runId: string,
   knobs: Pick<Knobs, 'autonomyMode'>,
+  stream: StreamPlace | null = null,
 ): RepositoryTroubleAction {
   if (trouble.kind === 'disk_full') {
     return {
@@ -58,6 +86,7 @@ export function onRepositoryTrouble(
   }
   const what = `repository unavailable: ${trouble.problem}`.slice(0, 1500);
   if (knobs.autonomyMode === 'supervised') {
+    if (stream) return { kind: 'pause', reason: `${what.slice(0, 1000)}. ${streamWorktreeAdvice(runId, stream)}` };
     return { kind: 'pause', reason: `${what}. Restore the repository, then \`vigil resume ${runId}\` (or \`vigil stop ${runId}\`)` };
   }
   return { kind: 'end', reason: what };

@@ -477,6 +477,8 @@ export interface ReviewerPromptInput {
   prdPath: string | null;
   round: number;
   iteration: number;
+  /** A delta review: the review the diff starts from ("code review round 2, iteration 3"). */
+  since?: string;
 }
 
 export const PROMPT_MAX_FILES = 200;
@@ -491,7 +493,9 @@ function fileList(files: readonly string[]): string[] {
 function evidence(p: Omit<ReviewerPromptInput, 'reviewer'>): string[] {
   const summary = p.testSummary.trim();
   return [
-    `The change: the diff at ${p.diffPath} (${p.diffBytes} bytes), everything changed since this run started (lockfiles and vendored, generated or build directories left out). Read all of it.`,
+    p.since
+      ? `The change: the diff at ${p.diffPath} (${p.diffBytes} bytes), everything changed since ${p.since} passed (lockfiles and vendored, generated or build directories left out). The work before it was reviewed then; judge what this diff changes, and read any file for context. Read all of it.`
+      : `The change: the diff at ${p.diffPath} (${p.diffBytes} bytes), everything changed since this run started (lockfiles and vendored, generated or build directories left out). Read all of it.`,
     `Changed files (${p.files.length}):`,
     ...fileList(p.files),
     summary === ''

@@ -16,6 +16,7 @@ import {
   type SandboxReport,
   type SandboxState,
 } from '../../schemas/sandbox.js';
+import { addFetchCounts, emptyFetchCounts } from './package-fetches.js';
 
 /** Where a report came from: the iteration and the role of the call (builder, tests, gates, reviewer, council, ...). */
 export interface SandboxSource {
@@ -58,14 +59,23 @@ export function noteSandbox(state: SandboxState, report: SandboxReport | null | 
         limitHitsTotal: (state.limitHitsTotal ?? 0) + 1,
       }
     : {};
+  // Package fetches: counted over the run (each is a line of the run's fetch log).
+  const packages = report.packages ? { packages: addFetchCounts(state.packages ?? emptyFetchCounts(), report.packages) } : {};
   return {
     ...state,
-    last,
+    last: lastOf(last),
     denied: list,
     deniedTotal: total,
     unsandboxedCalls: state.unsandboxedCalls + (report.applied ? 0 : 1),
     ...hit,
+    ...packages,
   };
+}
+
+/** The latest call's isolation, without its fetch counts (the run's are in `packages`). */
+function lastOf(last: Omit<SandboxReport, 'denied'>): Omit<SandboxReport, 'denied' | 'packages'> {
+  const { packages: _counted, ...rest } = last;
+  return rest;
 }
 
 /** The refusals of several reports (the builder's call and the test run on its tree), merged by kind and target, at most `max`. */
@@ -84,8 +94,10 @@ export function mergedDenials(reports: readonly (SandboxReport | null | undefine
 /**
  * What a call's input says of the run's sandbox knobs: the mode when the run chose one other than
  * the default (auto defers to the worker's setting, so an operator's VIGIL_SANDBOX=off or strict
- * on the worker decides for runs that did not ask), the registries when the run allows them, and
- * the limits, always (a few numbers; the worker has no setting of its own for them).
+ * on the worker decides for runs that did not ask), whether the registries are open, always (so
+ * that sandboxRegistries=false closes them whatever the worker's VIGIL_SANDBOX_REGISTRIES says;
+ * an activity input, not a command: histories replay alike), and the limits, always (a few
+ * numbers; the worker has no setting of its own for them).
  */
 export function sandboxArgs(k: {
   sandbox: 'auto' | 'strict' | 'off';
@@ -95,12 +107,12 @@ export function sandboxArgs(k: {
   sandboxCpuWeight: number;
 }): {
   sandbox?: 'strict' | 'off';
-  sandboxRegistries?: true;
+  sandboxRegistries: boolean;
   sandboxLimits: SandboxLimits;
 } {
   return {
     ...(k.sandbox !== 'auto' ? { sandbox: k.sandbox } : {}),
-    ...(k.sandboxRegistries ? { sandboxRegistries: true as const } : {}),
+    sandboxRegistries: k.sandboxRegistries,
     sandboxLimits: { pids: k.sandboxPids, memoryMb: k.sandboxMemoryMb, cpuWeight: k.sandboxCpuWeight },
   };
 }

@@ -21,7 +21,7 @@ import { parseChecklistFile } from './checklist.js';
 /** Streams a task gets before it is a dead letter: one retry after a failed stream. */
 export const TASK_ATTEMPTS = 2;
 
-const DONE_STATUSES: readonly string[] = ['council_approved', 'completion_promise_fulfilled'];
+const DONE_STATUSES: readonly string[] = ['council_approved', 'completion_promise_fulfilled', 'already_satisfied'];
 
 export type TasksParse = { ok: true; tasks: TaskList } | { ok: false; error: string };
 
@@ -255,14 +255,17 @@ export function taskStarted(q: TaskQueue, id: string, childId: string, branch: s
 
 /**
  * A task's stream ended. Done when it ended done; otherwise failed, to be started again while it
- * has attempts left (a stopped stream is not retried), else a dead letter — and so is every task that depends on it
- * (directly or not): they could never start.
+ * has attempts left, else a dead letter — and so is every task that depends on it (directly or
+ * not): they could never start. A stream stopped on its own is retried too with `retryStopped`
+ * (the stream-recovery era; before it, a stopped stream was never retried); the run's own stop
+ * passes no attempts, so its streams are dead letters.
  */
 export function taskEnded(
   q: TaskQueue,
   id: string,
   outcome: { status: string; reason: string; spendUsd: number },
   attempts = TASK_ATTEMPTS,
+  retryStopped = false,
 ): TaskQueue {
   const t = byId(q).get(id);
   if (!t || t.state !== 'in_progress') return q;
@@ -272,7 +275,8 @@ export function taskEnded(
     waiting: null,
   };
   if (DONE_STATUSES.includes(outcome.status)) return update(q, id, (x) => ({ ...x, ...spend, state: 'done' }));
-  if (t.attempts < attempts && outcome.status !== 'stopped') return update(q, id, (x) => ({ ...x, ...spend, state: 'failed' }));
+  if (t.attempts < attempts && (retryStopped || outcome.status !== 'stopped'))
+    return update(q, id, (x) => ({ ...x, ...spend, state: 'failed' }));
   return deadLetter(
     update(q, id, (x) => ({ ...x, ...spend })),
     id,
@@ -361,4 +365,10 @@ export function taskDirective(t: TaskSpec, parentId: string): string {
     ...items,
     'Do only this task; leave the rest of the PRD to the other streams.',
   ].join('\n');
+}
+
+/** The task's stream, if it ended now without being done, would be started again (an attempt left). */
+export function attemptLeft(q: TaskQueue, id: string, attempts = TASK_ATTEMPTS): boolean {
+  const t = byId(q).get(id);
+  return t !== undefined && t.state === 'in_progress' && t.attempts < attempts;
 }

@@ -25,7 +25,7 @@ const tail = (s: string, n: number): string => (s.length <= n ? s : s.slice(s.le
 export async function afterFailedIteration(run: Run, result: AgentResult): Promise<Again> {
   const { state, knobs, info } = run;
   state.lastFindings =
-    `Iteration ${state.iteration} failed with exit code ${result.exitCode}${result.timedOut ? ' (timed out)' : ''}. ` +
+    `Iteration ${state.iteration} failed with exit code ${result.exitCode}${result.hung ? ` (${result.hung})` : result.timedOut ? ' (timed out)' : ''}. ` +
     `Last output:\n${tail(result.tail, LIMITS.findingChars)}`;
   // The same failure over and over is a dead letter: a person is told instead of retrying on.
   if (knobs.deadLetterAfter > 0 && result.rateLimit === null && (await deadLetterFailure(run, result))) {

@@ -20,6 +20,8 @@ export async function afterGoodIteration(run: Run, result: AgentResult, snap: Re
   const { state, knobs } = run;
   state.consecutiveFailures = 0;
   state.lastFindings = null;
+  const notInDiff = result.claimed ? (result.claimedFiles?.notInDiff ?? []) : [];
+  run.falseClaim = notInDiff.length > 0 ? { iteration: state.iteration, paths: notInDiff } : null;
   // The quality gates look at every tree a good iteration leaves (gateCadence).
   run.holdGatePause = true;
   const gated = gatesDueNow(run, false, true) ? await qualityGates(run, false, true, result.gates ?? null) : null;

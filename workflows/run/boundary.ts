@@ -7,11 +7,13 @@
  * Workflow code: deterministic, no I/O.
  */
 import { condition, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { Outcome } from '../../schemas/run.js';
 import { SA_PROVIDER, SA_REPO } from '../../schemas/search-attributes.js';
 import { budgetExceeded } from '../decisions/budget.js';
 import { checkCaps } from '../decisions/caps.js';
 import { keepLearnings } from '../decisions/prompt-memory.js';
 import { initialLadder } from '../decisions/tier-ladder.js';
+import { acceptanceOnBase, sealAcceptanceTests } from './acceptance.js';
 import { answerHeldClaim, councilRound } from './council.js';
 import { finish, rollOver, stopOutcome } from './ending.js';
 import { markAdmission, markChecklistRetry, markPrepareWaits } from './eras.js';
@@ -19,6 +21,7 @@ import { recordTestBaseline } from './gates.js';
 import { ensureChecklist, retryChecklist } from './prd-checklist.js';
 import { notifyPeople } from './people.js';
 import { type Again, AGAIN, end, type End, nowIso, nowMs, type Run } from './run.js';
+import { recoverStreamWorktree } from './stream-recovery.js';
 
 /** The next iteration may start. */
 export const GO = 'go';
@@ -79,11 +82,17 @@ export async function holdPreparation(run: Run): Promise<End | null> {
     if (!run.stopRequest) return await rollOver(run);
     return end(await stopOutcome(run));
   }
-  return null;
+  // A stream whose worktree was deleted gets it back as it resumes.
+  return await recoverStreamWorktree(run);
 }
 
-/** Once per execution, and again after repository trouble: the run-start commit, the run-started event, the PRD checklist. */
-export async function prepareExecution(run: Run): Promise<void> {
+/**
+ * Once per execution, and again after repository trouble: the run-start commit, the run-started
+ * event, the PRD checklist, the tests' baseline, the acceptance tests sealed and run on the tree
+ * the run started with. The outcome when the run ends here (acceptance tests already passing, or
+ * a folder that could not be sealed), else null.
+ */
+export async function prepareExecution(run: Run): Promise<Outcome | null> {
   const { state, knobs, input, info } = run;
   const { repo } = run.acts;
   // Run-start commit and tree, captured once per run and carried across continue-as-new.
@@ -121,6 +130,7 @@ export async function prepareExecution(run: Run): Promise<void> {
     run.publish();
   }
   await recordTestBaseline(run);
+  return (await sealAcceptanceTests(run)) ?? (await acceptanceOnBase(run));
 }
 
 /**
@@ -174,7 +184,9 @@ export async function atBoundary(run: Run): Promise<End | Again | typeof GO> {
     }
     await condition(() => run.pauseOver());
     run.status = run.stopRequest ? 'stopping' : 'running';
-    return AGAIN;
+    // A stream whose worktree was deleted gets it back as it resumes.
+    const ended = await recoverStreamWorktree(run);
+    return ended ?? AGAIN;
   }
 
   // Budget: reaching it pauses the run in every mode, until a person raises it.

@@ -16,7 +16,7 @@ import {
   type PromptInput,
 } from '../../schemas/activities.js';
 import type { Phase, Tier } from '../../schemas/run.js';
-import { chooseAgent } from '../decisions/agent-choice.js';
+import { chooseAgent, silenceSeconds } from '../decisions/agent-choice.js';
 import { remainingBudget, spendAfterCall } from '../decisions/budget.js';
 import { builderChecklist } from '../decisions/checklist.js';
 import { planCheckpoint, sealCheckpoint } from '../decisions/checkpoints.js';
@@ -129,6 +129,7 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
             phase: run.phase ?? 'ACT',
             tier: run.tier ?? 'development',
             timeoutSeconds: knobs.agentTimeoutSeconds,
+            silenceSeconds: silenceSeconds(knobs),
             completionPromise: knobs.completionPromise,
             extraEnv: fresh ? { VIGIL_FRESH_SESSION: '1' } : {},
             rateLimitRpm: knobs.rateLimitRpm,

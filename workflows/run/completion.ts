@@ -1,6 +1,7 @@
 /**
  * Completion, before the council: a claim (or a forced review, a tripped breaker, an early check)
- * is judged by the evidence gate, the quality gates, the code review and the checklist (the
+ * is judged by the evidence gate, the quality gates, the acceptance tests (acceptance.ts), the
+ * code review and the checklist (the
  * council itself is council.ts); a check a message interrupted is held for the next boundary;
  * a refusal goes through the safety valves.
  *
@@ -8,22 +9,27 @@
  */
 import { log } from '@temporalio/workflow';
 import { type EvidenceInput } from '../../rounds/council-round.js';
-import type { GateName, GateResult } from '../../schemas/gates.js';
+import type { GateResult } from '../../schemas/gates.js';
 import { type CheckCause, type ContractBreach, LIMITS, type Outcome } from '../../schemas/run.js';
 import { afterRefusal, emptyDiffRefusal, recordCheck } from '../decisions/completion-check.js';
-import { contractFindings, describeBreach, reviewBreaches, trackContract, verifierBreach } from '../decisions/contract.js';
+import { contractFindings, describeBreach, reviewBreaches, verifierBreach } from '../decisions/contract.js';
 import type { ConveneTrigger } from '../decisions/convene.js';
 import { blockingFailures, checklistGateResult, describeGateRefusal, gateLabel, isToolGate, mergeLatest } from '../decisions/gates.js';
-import { itemsToRecheck, reviewStands } from '../decisions/lean-rounds.js';
+import { itemsToRecheck, reviewDue } from '../decisions/lean-rounds.js';
 import { refusalMemory } from '../decisions/memory.js';
 import { reviewSummaryForPrompt } from '../decisions/review.js';
+import { describeFalseClaim } from '../decisions/claimed-files.js';
+import { judgeAcceptance } from './acceptance.js';
 import { finish } from './ending.js';
 import { actOnGateStreak, codeReview, ensureTests, qualityGates, roundBase, testEvidence, testLine, trackGateResult } from './gates.js';
 import { verifierCall, verifyChecklist } from './prd-checklist.js';
 import { markCouncilChecklist } from './eras.js';
 import { checklistStop } from '../decisions/checklist.js';
-import { notifyPeople } from './people.js';
-import { nowIso, type Run } from './run.js';
+import { beforeJudgeReview } from './before-judges-see-changes.js';
+import { keepContract, refuse } from './refusals.js';
+import { type Run } from './run.js';
+
+export { keepContract, refuse } from './refusals.js';
 
 /** What the evidence gate and a council round read: the round's base, the tests on the current tree, the convergence so far. */
 export async function evidenceInput(run: Run, round: number): Promise<EvidenceInput> {
@@ -43,23 +49,9 @@ export function notesOf(inconclusive: readonly string[]): string[] {
   return inconclusive.map((r) => `completion not independently verified: ${r.replace(/_/g, ' ')}`);
 }
 
-export function refuse(
-  run: Run,
-  gates: GateName[],
-  reason: string,
-  cause: CheckCause = gates[0] === 'code_review' ? 'code_review' : gates[0] === 'checklist' ? 'checklist' : 'quality_gates',
-): 'refused' {
-  const { state } = run;
-  run.refusedBy = { cause, reason: reason.slice(0, 500) };
-  state.gates.lastRefusal = { iteration: state.iteration, gates, reason: reason.slice(0, 500) };
-  run.remember(refusalMemory(state.iteration, reason));
-  log.info('completion refused by the quality gates', { iteration: state.iteration, gates: gates.join(',') });
-  return 'refused';
-}
-
 /**
  * Before completion is judged (the council, or the evidence gate alone): the tool gates on this
- * tree, then the code review, then the PRD checklist. 'refused' (findings say what blocked and
+ * tree, then the acceptance tests, then the code review, then the PRD checklist. 'refused' (findings say what blocked and
  * why) or 'interrupted' (a pause or stop came first) keep the run going; null lets the
  * judgement go on; an outcome ends the run (a stuck gate).
  */
@@ -85,14 +77,20 @@ export async function completionGuard(
       failing.map((f) => `${gateLabel(f.gate)}: ${f.reason}`).join('; '),
     );
   }
+  // The acceptance tests (knob acceptanceTests), before anything that costs a reviewer.
+  const unaccepted = await judgeAcceptance(run, tree);
+  if (unaccepted !== null) return refuse(run, [], unaccepted, 'acceptance');
+  if (run.interrupted()) return 'interrupted';
   if (knobs.codeReview) {
-    const judged = await judgeReview(run, tree);
+    const judged = run.eras.judgesSeeChanges ? await judgeReview(run, tree) : await beforeJudgeReview(run, tree);
     if (judged !== null) return judged;
     if (run.interrupted()) return 'interrupted';
   }
   if (knobs.prdChecklist && state.gates.checklist) {
     // A tree whose checklist was verified is not verified again (waivers are read anew).
     let known = state.gates.latest.find((g) => g.gate === 'checklist' && g.treeHash === tree && g.iteration > 0);
+    // A verification whose answer broke the agent contract judged nothing: asked again, so each check counts (vigil-judges-see-changes-v1).
+    if (known && run.eras.judgesSeeChanges && verifierBreach(run.lastVerifierAnswer, state.iteration, '') !== null) known = undefined;
     // Only the items whose files changed since the last verification are asked again.
     const recheck = !known ? itemsToRecheck(state.gates.checklist, state.marks.checklist, tree) : null;
     if (recheck && recheck.ids.length === 0) {
@@ -153,18 +151,22 @@ export async function judgeChecklist(run: Run, r: GateResult | null, fresh: bool
 }
 
 /**
- * The code review's part of a completion check: a tree already reviewed
- * is not reviewed again (nor counted again on the gate's streak); answers without a verdict
- * line are a contract error, never a failing review. Null lets the check go on.
+ * The code review's part of a completion check (from `vigil-judges-see-changes-v1` on): a passing
+ * review stands only for its own tree or one whose changes since touch no product code; product
+ * code changed since is reviewed as a delta (the diff from the reviewed tree), and a review whose
+ * answers broke the agent contract is asked again, so every check counts on the contract's streak
+ * (decisions/lean-rounds.ts `reviewDue`). Answers without a verdict line are a contract error,
+ * never a failing review. Null lets the check go on.
  */
 export async function judgeReview(run: Run, tree: string): Promise<Outcome | 'refused' | null> {
   const { state } = run;
   const last = state.gates.reviews.at(-1);
-  const stands = last ? reviewStands(last, state.marks.review, tree) : null;
-  if (stands && !stands.again && last && last.treeHash !== tree)
-    log.info('code review not repeated', { iteration: state.iteration, why: stands.why });
-  const reused = last && (last.treeHash === tree || (stands !== null && !stands.again)) ? last : null;
-  const review = reused ?? (await codeReview(run, tree));
+  const due = reviewDue(last, state.marks.review, tree, last ? last.result === 'inconclusive' && reviewBreaches(last).length > 0 : false);
+  if (last && (due.kind !== 'full' || last.treeHash !== tree))
+    log.info('code review due', { iteration: state.iteration, due: due.kind, why: due.why });
+  const reused = due.kind === 'stands' && last ? last : null;
+  const since = due.kind === 'delta' && last ? { tree: last.treeHash, round: last.round, iteration: last.iteration } : undefined;
+  const review = reused ?? (await codeReview(run, tree, since));
   const breaches = reviewBreaches(review);
   const contractOnly = review.result === 'inconclusive' && breaches.length > 0;
   if (!reused) {
@@ -196,42 +198,17 @@ export async function judgeReview(run: Run, tree: string): Promise<Outcome | 're
     state.lastFindings = contractFindings(first, state.iteration);
     return refuse(run, ['code_review'], `contract error: ${describeBreach(first)}`, 'contract');
   }
+  const what = review.since ? `the code review of what changed since review round ${review.since.round}` : 'the code review';
   state.lastFindings =
-    `Completion at iteration ${state.iteration} was refused before the council was asked: the code review did not pass.\n${reviewSummaryForPrompt(review, LIMITS.findingChars * 3)}`.slice(
+    `Completion at iteration ${state.iteration} was refused before the council was asked: ${what} did not pass.\n${reviewSummaryForPrompt(review, LIMITS.findingChars * 3)}`.slice(
       0,
       LIMITS.findingChars * 4,
     );
-  return refuse(run, ['code_review'], `code review ${review.result}: ${review.reason}`);
-}
-
-/**
- * One check's reviewing answers against the agent contract. The second
- * check in a row with an answer in the wrong format stops the spending: supervised, a pause
- * that names the role, the missing line and the fix; perpetual, the end (contract_error).
- */
-export async function keepContract(run: Run, breaches: readonly ContractBreach[]): Promise<Outcome | null> {
-  const { state, knobs, info } = run;
-  const t = trackContract(state.contract, breaches);
-  state.contract = t.state;
-  const first = breaches[0];
-  if (!first) return null;
-  log.warn('agent contract error', { role: first.role, who: first.who, answer: first.answer, inARow: t.state.consecutive });
-  if (!t.stop) return null;
-  const why = `contract error, ${t.state.consecutive} checks in a row: ${describeBreach(first)}`;
-  if (knobs.autonomyMode === 'perpetual') return finish(run, 'contract_error', why);
-  if (!state.pause) {
-    state.pause = { reason: why.slice(0, 2000), by: 'vigil', at: nowIso() };
-    await notifyPeople(
-      run,
-      'escalation',
-      `Agent contract error (${first.role}): the run is paused`,
-      why,
-      'critical',
-      { role: first.role, answer: first.answer, iteration: state.iteration },
-      `${info.workflowId}:contract:${state.iteration}`,
-    );
-  }
-  return null;
+  return refuse(
+    run,
+    ['code_review'],
+    `code review ${review.result}${review.since ? ` (delta since round ${review.since.round})` : ''}: ${review.reason}`,
+  );
 }
 
 /**
@@ -281,4 +258,30 @@ export function refuseEmptyDiff(run: Run, trigger: ConveneTrigger): Promise<Outc
   };
   run.remember(refusalMemory(state.iteration, `evidence gate: ${empty}`));
   return checkRefused(run, trigger, 'evidence', empty);
+}
+
+/**
+ * The evidence gate's refusal of a claim that names files the diff since the run's start does not
+ * hold ("claimed changes to X not in the diff"), before anything is spent on it (from
+ * `vigil-judges-see-changes-v1` on; decisions/claimed-files.ts says which words count as a claim).
+ */
+export function refuseFalseClaim(run: Run, trigger: ConveneTrigger): Promise<Outcome | null> | null {
+  const { state } = run;
+  const claim = run.falseClaim;
+  // Any check of the iteration that made the claim (a person's `vigil review` is the person's to judge).
+  if (!run.eras.judgesSeeChanges || trigger === 'forced' || !claim || claim.iteration !== state.iteration) return null;
+  const why = describeFalseClaim(claim.paths);
+  state.lastFindings = `Completion was refused at iteration ${state.iteration} by the evidence gate: your claim ${why}. Claim only what the diff shows: change those files, or say what you really changed.`;
+  state.lastEvidence = {
+    iteration: state.iteration,
+    pass: false,
+    reason: why,
+    failures: [why],
+    inconclusive: [],
+    filesChanged: filesSinceStart(run),
+    testsPassed: state.lastTests?.passed ?? null,
+  };
+  run.remember(refusalMemory(state.iteration, `evidence gate: ${why}`));
+  log.info('completion claim names files outside the diff', { iteration: state.iteration, paths: claim.paths.join(', ') });
+  return checkRefused(run, trigger, 'evidence', why);
 }

@@ -26,6 +26,7 @@ import {
   notesOf,
   refuse,
   refuseEmptyDiff,
+  refuseFalseClaim,
 } from './completion.js';
 import { finish } from './ending.js';
 import { notifyPeople } from './people.js';
@@ -74,7 +75,7 @@ async function pauseAtOrchestrationCap(run: Run): Promise<boolean> {
 export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<Outcome | null> {
   const { state, knobs } = run;
   const { rounds } = run.acts;
-  const empty = refuseEmptyDiff(run, trigger);
+  const empty = refuseEmptyDiff(run, trigger) ?? refuseFalseClaim(run, trigger);
   if (empty) return empty;
   if (trigger !== 'forced' && (await pauseAtOrchestrationCap(run))) return holdClaim(run, trigger);
   run.carriedChecklist = null;
@@ -168,6 +169,8 @@ export async function claimWithoutCouncil(run: Run): Promise<Outcome | null> {
     });
     return null;
   }
+  const falseClaim = refuseFalseClaim(run, 'claim');
+  if (falseClaim) return falseClaim;
   const guard = await completionGuard(run);
   if (guard === 'interrupted') return holdClaim(run, 'claim');
   if (guard === 'refused')

@@ -30,9 +30,10 @@ import {
 import { outcomeEvent } from '../decisions/journal.js';
 import { onRepositoryTrouble, repositoryTrouble } from '../decisions/repository.js';
 import { undeliveredNote } from '../decisions/undelivered-directives.js';
-import { chooseAgent } from '../decisions/agent-choice.js';
+import { chooseAgent, silenceSeconds } from '../decisions/agent-choice.js';
 import { remainingBudget } from '../decisions/budget.js';
 import { sandboxArgs } from '../decisions/sandbox.js';
+import { agentRequestNotes } from '../decisions/agent-requests.js';
 import { markDelivery, markMemoryJudge, markPackedCarry, markRunFiles, markUndeliveredDirectives } from './eras.js';
 import { notifyPeople } from './people.js';
 import { nowIso, type Run, type VigilRun } from './run.js';
@@ -41,7 +42,9 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   const { state, info } = run;
   // What done rested on, first, wherever the outcome's notes go (status, report, the delivery).
   if (s === 'council_approved' || s === 'completion_promise_fulfilled')
-    notes = [evidenceLine(state.lastTests, state.gates.latest, state.convergence.lastHash), ...notes];
+    notes = [evidenceLine(state.lastTests, state.gates.latest, state.convergence.lastHash, state.acceptance), ...notes];
+  // A perpetual run's requests for a person that went unanswered (decisions/agent-requests.ts).
+  if (run.eras.judgesSeeChanges) notes = [...notes, ...agentRequestNotes(state.escalations)];
   if (state.pendingDirectives.length > 0) {
     markUndeliveredDirectives();
     notes = [...notes, undeliveredNote(state.pendingDirectives)];
@@ -79,7 +82,7 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
     await notifyPeople(
       run,
       'run_finished',
-      `Run ${s === 'council_approved' || s === 'completion_promise_fulfilled' ? 'completed' : 'ended'}: ${s}`,
+      `Run ${s === 'council_approved' || s === 'completion_promise_fulfilled' || s === 'already_satisfied' ? 'completed' : 'ended'}: ${s}`,
       `${reason}${notes.length ? `\n${notes.join('\n')}` : ''}`,
       o.exitCode === 0 ? 'info' : o.exitCode === 20 ? 'warning' : 'critical',
       { status: s, exitCode: o.exitCode, iteration: state.iteration },
@@ -115,6 +118,7 @@ async function judgeMemory(run: Run): Promise<void> {
         remainingBudgetUsd: remainingBudget(state.spend.usd, state.budgetUsd ?? knobs.budgetUsd),
         iteration: Math.max(1, state.iteration),
         timeoutSeconds: knobs.councilMemberTimeoutSeconds,
+        silenceSeconds: silenceSeconds(knobs),
         rateLimitRpm: knobs.rateLimitRpm,
         ...sandboxArgs(knobs),
       },
@@ -256,7 +260,10 @@ export async function handleRepositoryTrouble(run: Run, err: unknown): Promise<O
   });
   if (trouble === null) throw err;
   log.warn('repository trouble', { ...trouble, iteration: state.iteration });
-  const action = onRepositoryTrouble(trouble, info.workflowId, knobs);
+  const stream = run.input.stream
+    ? { parentId: run.input.stream.parentId, task: run.input.stream.task, checkpoint: state.checkpoints.list.at(-1)?.iteration ?? null }
+    : null;
+  const action = onRepositoryTrouble(trouble, info.workflowId, knobs, stream);
   if (action.kind === 'end') return finish(run, 'repository_unavailable', action.reason);
   if (!state.pause) {
     state.pause = { reason: action.reason.slice(0, 2000), by: 'vigil', at: nowIso() };

@@ -17,7 +17,7 @@
  *    which Temporal lets a workflow without the call skip.
  *
  * 0.5.0 deprecated all 33 patches of 0.4.0 and earlier; 0.6.0 deletes their calls. Live: the
- * done-means-done patch (below).
+ * done-means-done and stream-recovery patches (below).
  * Most were asked once per execution, before the first command, in the fixed order of
  * `decideEras`; the others where their code runs (the `mark...` functions below), and the hosts
  * patch by `onRunHost` (workflows/hosts.ts), last of the per-execution calls.
@@ -103,9 +103,32 @@ export const COUNCIL_CHECKLIST_PATCH = 'vigil-council-checklist-v1';
 /**
  * Done means done: the run's tests run once on the tree it started with, before the first
  * iteration, as the baseline every later test run is held to (runs before it have none: their
- * verdicts rest on each run's own report). Asked once per execution, after the deprecated ones.
+ * verdicts rest on each run's own report); with the acceptanceTests knob, the acceptance tests are
+ * sealed at the start, end the run as already_satisfied when they pass on that tree, and are run at
+ * every completion check (runs before it had no such knob). Asked once per execution, after the
+ * deprecated ones.
  */
 export const DONE_MEANS_DONE_PATCH = 'vigil-done-means-done-v1';
+
+/**
+ * The judges see what changed: a passing code review stands only for a later tree whose changes
+ * touch no product code (else the delta is reviewed), a review that broke the agent contract is
+ * asked again (so each check counts), a claim naming files the diff since the start does not hold
+ * is refused, and a perpetual run's blocking request for a person notifies without pausing and is
+ * listed in the outcome. Runs before it: a passing review stood for reviewed, unflagged files,
+ * a contract-breaking review was reused on its tree uncounted, claims were not read for files, and
+ * a blocking request paused every run. Asked once per execution, after the done-means-done patch.
+ */
+export const JUDGES_SEE_CHANGES_PATCH = 'vigil-judges-see-changes-v1';
+
+/**
+ * A stream's lost worktree and a stopped stream (workflows/run/streams.ts): a stream resumed by a
+ * person makes its worktree again from its last checkpoint when it is gone, and a stream stopped
+ * on its own (not by its run's stop) is tried once more, as any stream that does not end done
+ * (runs before it paused again on resume, and dead-lettered a stopped stream's task at once).
+ * Asked by a stream as it resumes, and by a run where one of its streams ended stopped.
+ */
+export const STREAM_RECOVERY_PATCH = 'vigil-stream-recovery-v1';
 
 /**
  * Live patches: the ids asked with `patched()`, whose old path this code still has, in the order
@@ -113,7 +136,7 @@ export const DONE_MEANS_DONE_PATCH = 'vigil-done-means-done-v1';
  * `decideEras` (or a function here asked where its code runs), its id here, and its fixtures to
  * tests/replay/eras.ts (`ERAS`); tests/unit/architecture.test.ts checks that both list the same ids.
  */
-export const PATCH_IDS = [DONE_MEANS_DONE_PATCH] as const satisfies readonly string[];
+export const PATCH_IDS = [DONE_MEANS_DONE_PATCH, JUDGES_SEE_CHANGES_PATCH, STREAM_RECOVERY_PATCH] as const satisfies readonly string[];
 export type PatchId = (typeof PATCH_IDS)[number];
 
 /** A patch whose old path is gone: asked with `deprecatePatch()` until `deletedIn`. */
@@ -170,8 +193,14 @@ export interface Eras {
   upsertsSearchAttributes: boolean;
   /** Spread into every repository-bound proxy (workflows/hosts.ts). */
   onHost: { taskQueue?: string };
-  /** The run records its tests' baseline before the first iteration (DONE_MEANS_DONE_PATCH). */
-  testBaseline: boolean;
+  /**
+   * Done means done (DONE_MEANS_DONE_PATCH): the run records its tests' baseline before the first
+   * iteration, and, with the acceptanceTests knob, seals its acceptance tests, ends at once when
+   * they already pass and runs them at every completion check.
+   */
+  doneMeansDone: boolean;
+  /** Reviews see the delta, contract errors count on cached reviews, claims are held to the diff (JUDGES_SEE_CHANGES_PATCH). */
+  judgesSeeChanges: boolean;
 }
 
 /**
@@ -204,8 +233,9 @@ export function decideEras(input: RunInput): Eras {
   // Everything that touches the repository (or `.vigil/` in it, like the notification ledger, or
   // needs the agent CLIs installed there, like the health check) runs on the run's host.
   const onHost = onRunHost(input);
-  const testBaseline = patched(DONE_MEANS_DONE_PATCH);
-  return { upsertsSearchAttributes, onHost, testBaseline };
+  const doneMeansDone = patched(DONE_MEANS_DONE_PATCH);
+  const judgesSeeChanges = patched(JUDGES_SEE_CHANGES_PATCH);
+  return { upsertsSearchAttributes, onHost, doneMeansDone, judgesSeeChanges };
 }
 
 // ---- asked where their code runs: each call stands where 0.4.0 asked `patched()` ----
@@ -238,3 +268,8 @@ export const markStreamPlanner = (): void => deprecatePatch(STREAM_PLANNER_PATCH
 export const markStreamWaits = (): void => deprecatePatch(STREAM_WAITS_PATCH);
 /** A council round carries the checklist verifier. */
 export const markCouncilChecklist = (): void => deprecatePatch(COUNCIL_CHECKLIST_PATCH);
+
+// ---- live patches asked where their code runs ----
+
+/** A stream resumes, or a run's stream ended stopped: the stream-recovery era (STREAM_RECOVERY_PATCH). */
+export const streamRecoveryEra = (): boolean => patched(STREAM_RECOVERY_PATCH);

@@ -36,7 +36,7 @@ export async function ensureTests(run: Run, treeHash: string): Promise<TestRunRe
  */
 export async function recordTestBaseline(run: Run): Promise<void> {
   const { state, knobs } = run;
-  if (!run.eras.testBaseline || state.testBaseline || !state.runStart || state.iteration > 0) return;
+  if (!run.eras.doneMeansDone || state.testBaseline || !state.runStart || state.iteration > 0) return;
   if (!knobs.testCommand && !run.detectTests) return;
   const tree = state.runStart.treeHash;
   try {
@@ -184,7 +184,7 @@ export async function qualityGates(
   const out = await gatesPass(run, tree, carried);
   run.status = run.stopRequest ? 'stopping' : 'running';
   // Integrity and gaming findings a person waived, or a checklist item asked for, do not block.
-  if (run.eras.testBaseline) out.results = liftLatest(out.results, state.gates.findingWaivers, state.gates.checklist);
+  if (run.eras.doneMeansDone) out.results = liftLatest(out.results, state.gates.findingWaivers, state.gates.checklist);
   state.gates.latest = mergeLatest(state.gates.latest, out.results);
   if (!out.interrupted) state.gates.lastTree = tree;
   log.info('quality gates', { iteration: state.iteration, results: out.results.map((r) => `${r.gate}:${r.verdict}`).join(' ') });
@@ -254,8 +254,15 @@ export async function gatesPass(
   return out;
 }
 
-/** The code review of the current tree (a passing review of the same tree is not repeated). */
-export async function codeReview(run: Run, tree: string): Promise<ReviewRecord> {
+/**
+ * The code review of the current tree (a passing review of the same tree is not repeated);
+ * `since`: a delta review, of the diff from the tree that review passed on.
+ */
+export async function codeReview(
+  run: Run,
+  tree: string,
+  since?: { tree: string; round: number; iteration: number },
+): Promise<ReviewRecord> {
   const { state } = run;
   const { rounds } = run.acts;
   const last = state.gates.reviews.at(-1);
@@ -269,8 +276,10 @@ export async function codeReview(run: Run, tree: string): Promise<ReviewRecord> 
     testSummary: t ? testLine(run, t) : 'No test results for this tree.',
     at: nowIso(),
     leanPrompt: true,
+    ...(since ? { since } : {}),
   };
-  const r = await rounds.reviewRound.executeWithOptions({ summary: `code review ${round} (iteration ${state.iteration})` }, [reviewInput]);
+  const what = since ? `code review ${round}, the delta since round ${since.round}` : `code review ${round}`;
+  const r = await rounds.reviewRound.executeWithOptions({ summary: `${what} (iteration ${state.iteration})` }, [reviewInput]);
   run.status = run.stopRequest ? 'stopping' : 'running';
   for (const u of r.usages) state.spend = addOrchestrationUsage(state.spend, u);
   state.spend = addUnpricedOrchestration(state.spend, r.unpriced ?? 0);

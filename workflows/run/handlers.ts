@@ -151,7 +151,7 @@ export function installHandlers(run: Run): void {
   };
 
   const applyWaive = (p: { item: string; reason?: string; by?: string }, defaultBy: string): MessageAck => {
-    if (run.eras.testBaseline && FINDING_ID.test(p.item)) return applyFindingWaiver(p, defaultBy);
+    if (run.eras.doneMeansDone && FINDING_ID.test(p.item)) return applyFindingWaiver(p, defaultBy);
     const cl = state.gates.checklist;
     if (!cl) {
       throw ApplicationFailure.create({

@@ -22,6 +22,7 @@ import { describeProxies, evaluateUncertainty, type Proxies } from '../decisions
 import type { AgentCall } from './call-agent.js';
 import { escalateToPerson, type EscalationArgs } from './people.js';
 import { nowIso, type Run } from './run.js';
+import { beforeAgentRequestPauses } from './before-judges-see-changes.js';
 
 /**
  * What an inspection that asked for the signal files answers without them (never expected: the
@@ -78,6 +79,8 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
     ...(result.sandbox?.denied.length ? { denied: mergedDenials([result.sandbox]) } : {}),
     // So is a call a sandbox limit ended (its exit code alone says only that it was killed).
     ...(result.sandbox?.limitHit ? { limitHit: result.sandbox.limitHit.slice(0, 300) } : {}),
+    // And a call the silence watchdog ended as hung (its exit code says only that it timed out).
+    ...(result.hung ? { hung: result.hung.slice(0, 200) } : {}),
   };
   state.sandbox = noteSandbox(state.sandbox, result.sandbox, { iteration: state.iteration, role: 'builder' });
   if (snap.checkpoint) {
@@ -215,7 +218,8 @@ export function watchForTrouble(run: Run, result: AgentResult, snap: RepoSnapsho
       `the agent asked for a human review: ${hr.reason}`,
       [`the agent wrote HUMAN_REVIEW_NEEDED${hr.blocking ? ' (blocking)' : ''}: ${hr.reason}`, ...(uncertain?.lines ?? [])],
       hr.questions,
-      hr.blocking || knobs.autonomyMode === 'supervised',
+      // From vigil-judges-see-changes-v1 on, a perpetual run never waits: it notifies, and its outcome lists the request.
+      run.eras.judgesSeeChanges ? knobs.autonomyMode === 'supervised' : beforeAgentRequestPauses(hr.blocking, knobs.autonomyMode),
       uncertain?.proxies ?? null,
     ];
   if (tierExhausted)

@@ -7,7 +7,7 @@
 import { ActivityFailure, log } from '@temporalio/workflow';
 import type { AgentResult, RunAgentInput } from '../../schemas/activities.js';
 import { type GateResult, MAX_CHECKLIST_ITEMS } from '../../schemas/gates.js';
-import { chooseAgent } from '../decisions/agent-choice.js';
+import { chooseAgent, silenceSeconds } from '../decisions/agent-choice.js';
 import { addOrchestrationUsage, addUnpricedOrchestration } from '../decisions/budget.js';
 import {
   afterChecklistFailure,
@@ -73,6 +73,7 @@ export function verifierCall(run: Run, only?: readonly string[]): RunAgentInput 
     phase: 'VERIFY',
     tier: knobs.tier,
     timeoutSeconds: knobs.councilMemberTimeoutSeconds,
+    silenceSeconds: silenceSeconds(knobs),
     completionPromise: '',
     parse: 'verification',
     checklistIds: asked.map((i) => i.id),
@@ -142,6 +143,7 @@ export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> 
           phase: 'REASON',
           tier: knobs.tier,
           timeoutSeconds: knobs.councilMemberTimeoutSeconds,
+          silenceSeconds: silenceSeconds(knobs),
           completionPromise: '',
           parse: 'checklist',
           rateLimitRpm: knobs.rateLimitRpm,
@@ -167,6 +169,7 @@ export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> 
         tail: r.tail,
         modelOutput: r.modelOutput,
         limitHit: r.sandbox?.limitHit,
+        hung: r.hung,
       });
       providerReason = health.outcome === 'failure' ? health.reason : null;
       rateLimitWait = r.rateLimit?.waitSeconds ?? null;

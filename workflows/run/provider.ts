@@ -174,6 +174,7 @@ export async function reportToBreaker(
     tail: result.tail,
     modelOutput: result.modelOutput,
     limitHit: result.sandbox?.limitHit,
+    hung: result.hung,
   });
   if (o.outcome === 'failure' && o.reason) run.lastProviderFailure.set(provider, o.reason);
   else run.lastProviderFailure.delete(provider);

@@ -52,7 +52,7 @@ export function makeProxies(knobs: Knobs, eras: Pick<Eras, 'onHost'>) {
     heartbeatTimeout: Math.max(knobs.heartbeatTimeoutSeconds, 10) * 1000,
     retry: { maximumAttempts: 5, initialInterval: '1s', nonRetryableErrorTypes: [FAILURE_TYPES.notAGitRepository] },
   });
-  const tests = proxyActivities<Pick<Acts, 'runTests'>>({
+  const tests = proxyActivities<Pick<Acts, 'runTests' | 'runAcceptance' | 'sealAcceptance'>>({
     ...onHost,
     // The test command, bounded by testTimeoutSeconds inside the activity; this is the backstop.
     startToCloseTimeout: (knobs.testTimeoutSeconds + 120) * 1000,
@@ -127,7 +127,9 @@ export function makeProxies(knobs: Knobs, eras: Pick<Eras, 'onHost'>) {
     heartbeatTimeout: (knobs.notifyTimeoutSeconds + 10) * 1000,
     retry: { maximumAttempts: 3, initialInterval: '2s' },
   });
-  const streams = proxyActivities<Pick<Acts, 'streamBase' | 'addWorktree' | 'removeWorktree' | 'mergeStream' | 'applyStreams'>>({
+  const streams = proxyActivities<
+    Pick<Acts, 'streamBase' | 'addWorktree' | 'removeWorktree' | 'mergeStream' | 'applyStreams' | 'recreateWorktree'>
+  >({
     ...onHost,
     // Parallel streams' git: a worktree added or removed, a merge-tree, the merged tree written out: seconds, minutes for huge repositories.
     startToCloseTimeout: '10m',

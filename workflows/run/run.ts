@@ -106,6 +106,8 @@ export class Run {
   heldGatePause: { r: GateResult; streak: GateStreak } | null = null;
   /** What the checklist verifier's last call answered: whether it named any item (the contract). */
   lastVerifierAnswer: { exitCode: number; timedOut: boolean; answered: number; logPath: string } | null = null;
+  /** The last good iteration's claim named files the diff since the run's start does not hold (workflows/run/completion.ts `refuseFalseClaim`). */
+  falseClaim: { iteration: number; paths: string[] } | null = null;
   /** The last inspection's changed files (vs the run start) and its tree, when it listed all of them: what a judgement's mark records. */
   lastFiles: { tree: string; files: string[] | null } | null = null;
   /**
@@ -253,6 +255,7 @@ export class Run {
       },
       lastEvidence: state.lastEvidence,
       lastTests: state.lastTests,
+      acceptance: state.acceptance ? { files: state.acceptance.files.length, last: state.acceptance.last } : null,
       autonomyMode: knobs.autonomyMode,
       uncertainty: { ...state.uncertainty, enabled: knobs.uncertaintyEscalation, noChangeMin: noChangeMin(knobs) },
       ladder: knobs.tierLadder ? state.ladder : null,

@@ -3,8 +3,10 @@
  * tasks starts each ready task as a child `vigilRun` (`<run>--<task>`) in a git worktree of its
  * own, at most N at once and after its dependencies are merged; each stream is a full run (gates,
  * review, checklist and council on its task's items) that delivers its work on its own branch.
- * Done streams are merged into the run's integration line in dependency order; a failed one is
- * tried once more, then dead-lettered with the tasks that wait for it, while the others go on.
+ * Done streams are merged into the run's integration line in dependency order; a failed one (or
+ * one a person stopped on its own) is tried once more, then dead-lettered with the tasks that wait
+ * for it, while the others go on. A stream whose worktree was deleted makes it again as it resumes
+ * (stream-recovery.ts).
  * The run's pause, resume, stop and budget reach every running stream. When every stream is
  * over, the merged tree is written into the run's working tree and the run goes on as any run:
  * its agent (told of any merge conflict, with both sides) and its own completion check judge the
@@ -31,10 +33,11 @@ import type { SearchAttributePair } from '@temporalio/common';
 import type { ChecklistItem } from '../../schemas/gates.js';
 import { SA_RELEASE } from '../../schemas/search-attributes.js';
 import { MAX_TASKS, type TaskQueue, type TaskRecord } from '../../schemas/tasks.js';
-import { chooseAgent } from '../decisions/agent-choice.js';
+import { chooseAgent, silenceSeconds } from '../decisions/agent-choice.js';
 import { addOrchestrationUsage, addUnpricedOrchestration } from '../decisions/budget.js';
 import { noteSandbox, sandboxArgs } from '../decisions/sandbox.js';
 import {
+  attemptLeft,
   newTaskQueue,
   nextMerge,
   plannerPrompt,
@@ -54,7 +57,8 @@ import {
 } from '../decisions/tasks.js';
 import { budgetSignal, pauseSignal, resumeSignal, stopSignal, streamWaitingSignal } from '../messages.js';
 import { stopOutcome } from './ending.js';
-import { markStreamPlanner, markStreams, markStreamWaits } from './eras.js';
+import { beforeStoppedRetry } from './before-stream-recovery.js';
+import { markStreamPlanner, markStreams, markStreamWaits, streamRecoveryEra } from './eras.js';
 import { end, type End, nowIso, type Run, type VigilRun } from './run.js';
 
 const STREAM_DIRECTIVE_ID = 'vigil-stream-task';
@@ -116,6 +120,7 @@ async function plannedTasks(run: Run): Promise<{ tasks: Initial | null; note: st
         phase: 'REASON',
         tier: knobs.tier,
         timeoutSeconds: knobs.councilMemberTimeoutSeconds,
+        silenceSeconds: silenceSeconds(knobs),
         completionPromise: '',
         parse: 'tasks',
         checklistIds: items.map((i) => i.id),
@@ -269,7 +274,9 @@ async function fanOut(run: Run): Promise<End | null> {
     for (const [task, ended] of [...results]) {
       results.delete(task);
       handles.delete(task);
-      state.tasks = taskEnded(q(), task, ended);
+      // A stream stopped on its own (not by the run's stop) is tried once more, as any that did not end done.
+      const retryStopped = ended.status === 'stopped' && attemptLeft(q(), task) && (streamRecoveryEra() ? true : beforeStoppedRetry());
+      state.tasks = taskEnded(q(), task, ended, undefined, retryStopped);
       state.spend = { ...state.spend, usd: state.spend.usd + ended.spendUsd };
       if (q().tasks.find((t) => t.id === task)?.state !== 'done')
         await acts.removeWorktree.executeWithOptions({ summary: `remove the worktree of task ${task}` }, [

@@ -1,0 +1,247 @@
+/**
+ * The Wall's activities (knob `acceptanceTests`; docs/how-a-run-works.md, Acceptance tests):
+ *
+ * - `sealAcceptance`, once at the run's start: the person's folder checked
+ *   (activities/acceptance-files.ts) and copied into the run's private folder,
+ *   `$VIGIL_HOME/private/<run>/acceptance/`, which no agent sandbox shows; the result (in the run's
+ *   history) is each file's sha256.
+ * - `runAcceptance`, on a candidate tree: every sealed file re-hashed first (one whose digest
+ *   changed is refused, nothing runs), the tree exported from the repository's object store into a
+ *   scratch folder of the private one with Vigil's safe git (a scratch index, `checkout-index`:
+ *   no hook, filter or driver of the repository runs), the repository's dependency folders linked
+ *   (read-only in the sandbox), the sealed files laid over it, and the runner run on them alone,
+ *   sandboxed like the tests, its verdict the report's (activities/gates/test-report.ts). The
+ *   first run of a run (on the tree it started with) keeps its report, and every later one is held
+ *   to the acceptance tests it listed. The result has counts and failing test names, never the
+ *   tests' source or output; the log stays in the private folder.
+ */
+import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
+import { Context } from '@temporalio/activity';
+import {
+  AcceptanceResultSchema,
+  RunAcceptanceInputSchema,
+  SealAcceptanceInputSchema,
+  type AcceptanceResult,
+  type RunAcceptanceInput,
+  type SealAcceptanceInput,
+  type SealAcceptanceResult,
+} from '../schemas/acceptance.js';
+import { TestReportSchema, type TestReport } from '../schemas/test-report.js';
+import { acceptanceCommandLine, acceptanceVerdict } from '../workflows/decisions/acceptance.js';
+import { testsVerdict } from '../workflows/decisions/tests-verdict.js';
+import { fileDigest, inspectAcceptanceDir, isTestFile } from './acceptance-files.js';
+import { ensurePrivateRunDir, pad } from './artifacts.js';
+import { readReport, reportSetup, runnerOfCommand } from './gates/test-report.js';
+import { detectTestRunner, summarizeTestOutput } from './gates/test-runner.js';
+import { git } from './git.js';
+import { beatWhileRunning } from './heartbeat.js';
+import { inheritedEnv, runProcess } from './process.js';
+import { authorizeCall } from './run-authorization.js';
+import { ensurePrivateDir, writePrivateFile } from './safe-files.js';
+import { prepareSandbox, sandboxReport } from './sandbox.js';
+import { workerStoreUrl } from './event-store.js';
+
+/** The repository's dependency folders, linked into the scratch tree when present (never part of a tree). */
+const DEPENDENCY_DIRS = ['node_modules', '.venv', 'venv'];
+
+/** The sealed copy of a run's acceptance tests. */
+export function sealedDir(runId: string): string {
+  return path.join(ensurePrivateRunDir(runId), 'acceptance');
+}
+
+const baselinePath = (runId: string): string => path.join(ensurePrivateRunDir(runId), 'acceptance-baseline.json');
+
+export async function sealAcceptance(raw: SealAcceptanceInput): Promise<SealAcceptanceResult> {
+  const input = SealAcceptanceInputSchema.parse(raw);
+  await authorizeCall({ runId: input.runId, repoPath: input.repoPath, kind: { acceptance: input.sourceDir } }, input.authorization);
+  const seen = inspectAcceptanceDir(input.sourceDir, input.repoPath);
+  if (!seen.ok) return { ok: false, reason: seen.reason.slice(0, 1000), files: [] };
+  const dir = sealedDir(input.runId);
+  rmSync(dir, { recursive: true, force: true });
+  ensurePrivateDir(path.dirname(dir), dir);
+  for (const f of seen.files) {
+    const to = path.join(dir, f.path);
+    ensurePrivateDir(dir, path.dirname(to));
+    writePrivateFile(to, readFileSync(path.join(input.sourceDir, f.path)));
+    // The copy is what runs: it must be what was inspected (a file changed in between is not sealed).
+    if (fileDigest(to) !== f.sha256) return { ok: false, reason: `acceptance tests: ${f.path} changed while it was sealed`, files: [] };
+  }
+  return { ok: true, reason: `${seen.tests} test file(s), ${seen.files.length} file(s) sealed`, files: seen.files };
+}
+
+/** The tree `treeHash` of the repository, written into `into` by Vigil's safe git (a scratch index of its own). */
+async function exportTree(repoPath: string, treeHash: string, into: string): Promise<void> {
+  const index = path.join(path.dirname(into), `${path.basename(into)}.index`);
+  const env = { GIT_INDEX_FILE: index };
+  try {
+    await git(repoPath, ['read-tree', treeHash], env);
+    await git(repoPath, ['checkout-index', '-a', '-f', `--prefix=${into}${path.sep}`], env);
+  } finally {
+    rmSync(index, { force: true });
+  }
+}
+
+/** The repository's dependency folders, linked into the scratch tree; their real paths, for the sandbox to show read-only. */
+function linkDependencies(repoPath: string, scratch: string): string[] {
+  const shown: string[] = [];
+  for (const d of DEPENDENCY_DIRS) {
+    const from = path.join(repoPath, d);
+    const to = path.join(scratch, d);
+    try {
+      if (!existsSync(from) || !lstatSync(realpathSync(from)).isDirectory()) continue;
+      // A link the tree itself holds is replaced by the repository's folder; a folder it holds (vendored) stays.
+      if (isLink(to)) rmSync(to, { force: true });
+      else if (existsSync(to)) continue;
+      const real = realpathSync(from);
+      symlinkSync(real, to);
+      shown.push(real);
+    } catch {
+      /* not linkable: the runner goes without it */
+    }
+  }
+  return shown;
+}
+
+function isLink(p: string): boolean {
+  try {
+    return lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+function readAcceptanceBaseline(runId: string): TestReport | null {
+  try {
+    return TestReportSchema.parse(JSON.parse(readFileSync(baselinePath(runId), 'utf8')));
+  } catch {
+    return null;
+  }
+}
+
+export async function runAcceptance(raw: RunAcceptanceInput): Promise<AcceptanceResult> {
+  const input = RunAcceptanceInputSchema.parse(raw);
+  await authorizeCall({ runId: input.runId, repoPath: input.repoPath, kind: { acceptance: input.command } }, input.authorization);
+  const started = Date.now();
+  const attempt = Context.current().info.attempt;
+  const priv = ensurePrivateRunDir(input.runId);
+  const label = `${pad(input.iteration)}-${attempt}`;
+  const logPath = path.join(priv, `acceptance-${label}.log`);
+  const empty = { passed: null, failed: null, failing: [], runner: 'none', command: input.command, durationMs: 0, logPath: '' };
+  // 1. The seal: every file as it was recorded, or nothing runs.
+  const sealed = sealedDir(input.runId);
+  const changed = input.files.filter((f) => fileDigest(path.join(sealed, f.path)) !== f.sha256).map((f) => f.path);
+  if (changed.length > 0)
+    return AcceptanceResultSchema.parse({
+      ...empty,
+      verdict: 'refused',
+      reason: `acceptance: ${changed.length} sealed file(s) no longer have the digest recorded at the start (${changed.slice(0, 3).join(', ')}); not run`,
+      setupMs: Date.now() - started,
+    });
+  // 2. The candidate tree, its dependencies and the sealed files over it.
+  const scratch = path.join(priv, 'acceptance-run', label);
+  rmSync(path.dirname(scratch), { recursive: true, force: true });
+  ensurePrivateDir(priv, scratch);
+  const ctx = Context.current();
+  const stopBeat = beatWhileRunning(() => ctx.heartbeat(), ctx);
+  try {
+    await exportTree(input.repoPath, input.treeHash, scratch);
+    const readable = linkDependencies(input.repoPath, scratch);
+    for (const f of input.files) {
+      const to = path.join(scratch, f.path);
+      rmSync(to, { recursive: true, force: true });
+      mkdirSync(path.dirname(to), { recursive: true });
+      cpSync(path.join(sealed, f.path), to);
+    }
+    const tests = input.files.map((f) => f.path).filter(isTestFile);
+    // 3. The runner: the knob's command, else the one the tree implies.
+    let command = input.command;
+    let runner = command ? runnerOfCommand(command, scratch) : 'none';
+    if (!command) {
+      const found = detectTestRunner(scratch);
+      if (found) ({ command, runner } = found);
+    }
+    const setupMs = Date.now() - started;
+    if (!command)
+      return AcceptanceResultSchema.parse({
+        ...empty,
+        verdict: 'inconclusive',
+        reason: 'acceptance: no acceptanceCommand and no test runner found in the tree',
+        setupMs,
+      });
+    const line = acceptanceCommandLine(command, runner, tests);
+    stopBeat();
+    return await runRunner(input, { scratch, readable, line, runner, logPath, label, setupMs });
+  } finally {
+    stopBeat();
+    rmSync(path.dirname(scratch), { recursive: true, force: true });
+  }
+}
+
+async function runRunner(
+  input: ReturnType<typeof RunAcceptanceInputSchema.parse>,
+  o: { scratch: string; readable: string[]; line: string; runner: string; logPath: string; label: string; setupMs: number },
+): Promise<AcceptanceResult> {
+  const priv = ensurePrivateRunDir(input.runId);
+  const env = inheritedEnv();
+  const reportDir = path.join(priv, 'acceptance-reports', o.label);
+  rmSync(reportDir, { recursive: true, force: true });
+  mkdirSync(reportDir, { recursive: true, mode: 0o700 });
+  const setup = reportSetup(o.runner, o.line, reportDir, env);
+  // Code of the candidate tree runs: sandboxed as the tests are, the scratch tree its repository.
+  const sandbox = prepareSandbox({
+    kind: 'tests',
+    runId: input.runId,
+    repoPath: o.scratch,
+    cwd: o.scratch,
+    file: '/bin/sh',
+    args: ['-c', setup.command],
+    env: { ...env, ...setup.env, CI: env.CI ?? 'true' },
+    reportDir,
+    readable: o.readable,
+    provider: null,
+    runMode: input.sandbox,
+    registries: input.sandboxRegistries,
+    storeUrl: workerStoreUrl().url,
+  });
+  const proc = await runProcess({
+    file: sandbox.file,
+    args: sandbox.args,
+    cwd: o.scratch,
+    env: sandbox.env,
+    sandboxProxy: sandbox.proxy,
+    ...(sandbox.pidNamespace ? { ownPidNamespace: true } : {}),
+    stdin: '',
+    timeoutMs: input.timeoutSeconds * 1000,
+    logPath: o.logPath,
+    pidFile: path.join(priv, `acceptance-${o.label}.pid.json`),
+    header: `=== vigil: tests for acceptance, iteration ${input.iteration}: ${o.line} ===`,
+  });
+  const summary = summarizeTestOutput(o.runner, proc.tail, proc.exitCode);
+  const report = readReport(setup, reportDir, o.logPath);
+  const baseline = readAcceptanceBaseline(input.runId);
+  // The first complete report that collected every file (no test errored) lists the acceptance tests later runs owe.
+  if (baseline === null && report?.complete && report.tests.length > 0 && report.tests.every((t) => t.status !== 'error'))
+    writePrivateFile(baselinePath(input.runId), JSON.stringify(report));
+  const tv = testsVerdict({
+    runner: o.runner,
+    exitCode: proc.exitCode,
+    timedOut: proc.timedOut,
+    report,
+    baseline,
+    expected: setup.source !== null,
+    summary: { verdict: summary.verdict, reason: summary.reason },
+  });
+  const judged = acceptanceVerdict(tv);
+  return AcceptanceResultSchema.parse({
+    ...judged,
+    verdict: proc.timedOut ? 'fail' : judged.verdict,
+    reason: proc.timedOut ? `acceptance: timed out after ${input.timeoutSeconds}s` : judged.reason,
+    runner: o.runner,
+    command: o.line.slice(0, 4096),
+    durationMs: proc.durationMs,
+    setupMs: o.setupMs,
+    logPath: o.logPath,
+    sandbox: sandboxReport(sandbox, proc.sandboxDenials, proc.tail),
+  });
+}

@@ -1,0 +1,104 @@
+/**
+ * Owns what a start says before a run begins, for both starts (`vigil start`, cli/start-command.ts,
+ * and the MCP server's `vigil_start`, cli/mcp-start.ts), so the two cannot drift apart: the
+ * refusals of a start that would silently do something else than it was asked (exit 2), and the
+ * warnings of knobs that cannot do what they seem to. `vigil doctor` says the notification one
+ * too (cli/doctor-setup.ts).
+ *
+ * - `--tasks FILE` splits a run into parallel streams, which only exist with parallelStreams
+ *   above 1 (workflows/run/streams.ts); with 1 the run would ignore the file, so it is refused.
+ * - No notification channel: an escalation, a pause for a person or a budget stop reaches nobody
+ *   until someone looks at `vigil status`.
+ * - A budget with a `command` agent: such an agent reports no cost unless it writes
+ *   `.vigil/signals/USAGE`, so its calls are unpriced and the budget may never be reached.
+ */
+import { accessSync, constants, statSync } from 'node:fs';
+import path from 'node:path';
+import type { Knobs } from '../schemas/knobs.js';
+import type { TaskList } from '../schemas/tasks.js';
+import { CliError, EXIT } from './errors.js';
+
+/** Where notify-send is on `env.PATH` (its absolute folders), or null: the desktop channel's one requirement. */
+export function notifySendHere(env: NodeJS.ProcessEnv = process.env): string | null {
+  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
+    if (!dir || !path.isAbsolute(dir)) continue;
+    const file = path.join(dir, 'notify-send');
+    try {
+      accessSync(file, constants.X_OK);
+      if (statSync(file).isFile()) return file;
+    } catch {
+      /* not here */
+    }
+  }
+  return null;
+}
+
+/** `--tasks FILE` without streams: refused, saying how to have them (the file would be ignored). */
+export function checkTasks(knobs: Pick<Knobs, 'parallelStreams'>, tasks: TaskList | undefined, file = 'FILE'): void {
+  if (!tasks?.length || knobs.parallelStreams > 1) return;
+  throw new CliError(
+    `--tasks ${file}: a task list splits the run into parallel streams, and parallelStreams is ${knobs.parallelStreams}, ` +
+      `so the run would ignore it. Add --set parallelStreams=N (2 to 8: how many tasks run at once), or leave --tasks out ` +
+      `to run the PRD as one run`,
+    EXIT.usage,
+  );
+}
+
+export type NotifyKnobs = Pick<
+  Knobs,
+  'notifyWebhookUrl' | 'notifySlackWebhookUrl' | 'notifyDiscordWebhookUrl' | 'notifyFile' | 'notifyDesktop'
+>;
+
+/** The notification channels a run with these knobs has here (desktop: only where notify-send is on PATH). */
+export function notifyChannels(knobs: NotifyKnobs, notifySend: string | null): string[] {
+  const set = (v: string): boolean => v.trim() !== '';
+  return [
+    ...(set(knobs.notifyWebhookUrl) ? ['webhook'] : []),
+    ...(set(knobs.notifySlackWebhookUrl) ? ['slack'] : []),
+    ...(set(knobs.notifyDiscordWebhookUrl) ? ['discord'] : []),
+    ...(set(knobs.notifyFile) ? [`file ${knobs.notifyFile}`] : []),
+    ...(knobs.notifyDesktop && notifySend !== null ? [`desktop (${notifySend})`] : []),
+  ];
+}
+
+/** How to configure a channel, said once wherever the lack of one is. */
+export const NOTIFY_HOW =
+  'set one: --set notifyFile=PATH (a JSON line per notification), VIGIL_NOTIFY_SLACK_WEBHOOK_URL, VIGIL_NOTIFY_DISCORD_WEBHOOK_URL ' +
+  'or VIGIL_NOTIFY_WEBHOOK_URL (or the knobs in vigil.config.json), or install notify-send for desktop notifications ' +
+  '(docs/how-a-run-works.md#telling-a-person)';
+
+/** Why nothing would reach a person (null: some channel is set). */
+export function noChannelWarning(knobs: NotifyKnobs, notifySend: string | null): string | null {
+  if (notifyChannels(knobs, notifySend).length > 0) return null;
+  const desktop = knobs.notifyDesktop ? 'notify-send is not installed here' : 'notifyDesktop is off';
+  return (
+    `no notification channel is configured (${desktop}, and no webhook or file is set): an escalation, a pause ` +
+    `for a person or a budget stop reaches nobody until someone runs \`vigil status\`; ${NOTIFY_HOW}`
+  );
+}
+
+/** The providers whose calls may be priced in a run with these knobs (every role's). */
+function rolesProviders(k: Knobs): string[] {
+  const council = k.councilProvider || k.provider;
+  return [...new Set([k.provider, council, k.devilsAdvocateProvider || council, k.reviewProvider || council])];
+}
+
+/** A budget a `command` builder's calls may never count toward (null: none, or the builder reports cost). */
+export function budgetWarning(k: Knobs): string | null {
+  if (k.budgetUsd <= 0 || k.provider !== 'command') return null;
+  const priced = rolesProviders(k).filter((p) => p !== 'command');
+  const counts =
+    priced.length === 0
+      ? 'may never be reached: no role of this run uses a provider that reports its cost'
+      : `counts only the calls of ${priced.join(', ')}`;
+  return (
+    `budgetUsd=${k.budgetUsd}: a \`command\` agent reports no cost unless it writes .vigil/signals/USAGE (JSON with costUsd, ` +
+    `or inputTokens, outputTokens and model), so its calls are unpriced (\`vigil status\` counts them) and the budget ${counts}. ` +
+    `Have the command write USAGE (docs/how-a-run-works.md#budget), or bound the run by maxIterations (now ${k.maxIterations})`
+  );
+}
+
+/** Every warning of a start with these knobs, each once. */
+export function startWarnings(k: Knobs, notifySend: string | null): string[] {
+  return [noChannelWarning(k, notifySend), budgetWarning(k)].filter((w): w is string => w !== null);
+}

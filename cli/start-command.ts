@@ -1,0 +1,114 @@
+/**
+ * Owns the action of `vigil start PRD [--repo DIR] [--id ID [--replace]] [--tasks FILE] [--wait]
+ * [--json]`: reads the PRD, the repository and the knobs, refuses what the run would ignore or
+ * hide (cli/start-checks.ts, cli/run-id.ts), starts the run (cli/runs.ts), says where it runs and
+ * what will not work as one might expect (warnings on stderr, once each), and with --wait follows
+ * it to its end. The options are declared in cli/main.ts.
+ */
+import type { StartedJson } from '../schemas/cli-output.js';
+import type { ResolvedKnobs } from './config.js';
+import { runUrl, withClient, type Endpoint } from './connection.js';
+import { out } from './steer-commands.js';
+
+export interface StartDeps {
+  /** The knobs a start with these flags resolves (flags, --set, --config, VIGIL_*, defaults). */
+  resolve: (o: Record<string, unknown>) => Promise<ResolvedKnobs>;
+  endpoint: () => Endpoint;
+  validateId: (id: string) => string;
+}
+
+const jsonLine = (value: unknown): void => out(JSON.stringify(value));
+
+/** `vigil start`: sets process.exitCode with --wait (the run's outcome code); throws a CliError for bad input. */
+export async function startCommand(prdFile: string, o: Record<string, unknown>, deps: StartDeps): Promise<void> {
+  const [
+    { readPrd, readChecklist, readTasks, prdOnHost, checkAcceptanceFolder },
+    { checkRepo, defaultRunId, startRun },
+    { checkPromptTemplate, requireAgentCommand },
+    { searchAttributeHint },
+    { followRun },
+    { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost },
+    { hostTaskQueue },
+    { sdkRunApi },
+    { checkTasks, notifySendHere, startWarnings },
+  ] = await Promise.all([
+    import('./prd.js'),
+    import('./runs.js'),
+    import('./config.js'),
+    import('./connection.js'),
+    import('./follow.js'),
+    import('./hosts.js'),
+    import('../schemas/host-names.js'),
+    import('./sdk-run-api.js'),
+    import('./start-checks.js'),
+  ]);
+  const host = resolveHost(typeof o.host === 'string' ? o.host : undefined);
+  // The repository and the PRD are on the run's host: checked here only when that is this machine.
+  const remote = host !== thisHost();
+  const prd = remote ? prdOnHost(pathOnHost('the PRD', prdFile, host)) : readPrd(prdFile);
+  const repoPath = remote ? pathOnHost('--repo', String(o.repo), host) : checkRepo(String(o.repo));
+  const resolvedKnobs = checkPromptTemplate(await deps.resolve(o), process.cwd());
+  requireAgentCommand(resolvedKnobs);
+  // The acceptance folder (knob acceptanceTests): checked here, where the person can fix it (exit 2).
+  const acceptance = typeof o.acceptance === 'string' ? o.acceptance : resolvedKnobs.knobs.acceptanceTests;
+  if (acceptance && !remote) resolvedKnobs.knobs.acceptanceTests = await checkAcceptanceFolder(acceptance, repoPath);
+  else if (acceptance) resolvedKnobs.knobs.acceptanceTests = acceptance;
+  const checklist = typeof o.checklist === 'string' ? readChecklist(o.checklist) : undefined;
+  const tasks = typeof o.tasks === 'string' ? readTasks(o.tasks) : undefined;
+  checkTasks(resolvedKnobs.knobs, tasks, typeof o.tasks === 'string' ? o.tasks : undefined);
+  const workflowId = typeof o.id === 'string' ? deps.validateId(o.id) : defaultRunId(prd);
+  const ep = deps.endpoint();
+  await withClient(ep, async (client, connection) => {
+    const { searchAttributes } = await startRun(client, connection, ep, {
+      prd,
+      repoPath,
+      knobs: resolvedKnobs.knobs,
+      workflowId,
+      host,
+      replace: o.replace === true,
+      ...(checklist ? { checklist } : {}),
+      ...(tasks ? { tasks } : {}),
+    });
+    if (searchAttributes.missing.length)
+      process.stderr.write(`${searchAttributeHint(searchAttributes.missing, ep, searchAttributes.refusal)}\n`);
+    // Cheap to ask, and the one mistake that leaves a fresh run waiting silently.
+    const pollers = await hostPollers(sdkRunApi(client), ep.taskQueue, host);
+    if (o.json) {
+      const started: StartedJson = {
+        kind: 'started',
+        workflowId,
+        prd: { path: prd.path, title: prd.title },
+        repoPath,
+        host,
+        hostTaskQueue: hostTaskQueue(ep.taskQueue, host),
+        remote,
+        historyUrl: runUrl(ep, workflowId),
+        missingSearchAttributes: [...searchAttributes.missing],
+        hostWorkerMissing: pollers === null ? null : pollers.length === 0,
+      };
+      out(JSON.stringify(started));
+    } else {
+      out(`started run ${workflowId}`);
+      out(`  PRD        : ${prd.path} ("${prd.title}")`);
+      out(`  repository : ${repoPath}`);
+      out(
+        `  host       : ${host} (task queue ${hostTaskQueue(ep.taskQueue, host)})${remote ? '; the PRD and repository are there, unchecked from here' : ''}`,
+      );
+    }
+    if (pollers?.length === 0) process.stderr.write(`vigil: ${noHostWorkerHint(ep.taskQueue, host, repoPath)}\n`);
+    // notify-send is the worker's: looked for here when the run is here.
+    for (const w of startWarnings(resolvedKnobs.knobs, remote ? '(on the host)' : notifySendHere()))
+      process.stderr.write(`vigil: warning: ${w}\n`);
+    if (!o.json) {
+      out(`  history    : ${runUrl(ep, workflowId)}`);
+      out(`  follow     : vigil watch ${workflowId}`);
+    }
+    if (o.wait) {
+      const r = await followRun(client, workflowId, {
+        until: 'terminal',
+        ...(o.json ? { onEvent: jsonLine } : { onLine: (l: string) => out(`  ${l}`) }),
+      });
+      process.exitCode = r.exitCode;
+    }
+  });
+}
