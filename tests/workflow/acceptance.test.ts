@@ -134,8 +134,11 @@ describe.runIf(sandboxPlatform().problem === null)('the Wall: acceptance tests t
       const seen = JSON.parse(readFileSync(path.join(repo, '.vigil', `seeker-${n}.json`), 'utf8')) as {
         found: string[];
         files: number;
+        read: number;
       };
       expect(seen.files, 'the builder searched').toBeGreaterThan(1000);
+      // Read whole: everything outside the machine's system folders (the repository, the home, /tmp).
+      expect(seen.read, 'the builder read the files outside the system folders').toBeGreaterThan(3);
       expect(seen.found).toEqual([]);
     }
     // Nor the repository's run files, the delivered branch, or the run's history.
