@@ -109,8 +109,12 @@ export function poolFor(url: string): pg.Pool {
       application_name: 'vigil',
       allowExitOnIdle: true,
     });
-    // An idle connection the server closed (restart, shutdown) must not crash the worker.
+    // A connection the server closed (restart, shutdown) must not crash the worker. The pool's own
+    // listener covers idle connections only: pg-pool takes it off a connection it lends out, so one
+    // closed while lent (between a transaction's queries) would emit an 'error' nobody hears, an
+    // uncaught exception. Its query rejects anyway, and the lender releases it as broken.
     pool.on('error', () => undefined);
+    pool.on('connect', (client) => client.on('error', () => undefined));
     pools.set(url, pool);
   }
   return pool;

@@ -8,7 +8,15 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeEventStore, ensureMigrated, migrate, MIGRATIONS, NO_STORE_PROBLEM, projectEventsTo } from '../../activities/event-store.js';
+import {
+  closeEventStore,
+  ensureMigrated,
+  migrate,
+  MIGRATIONS,
+  NO_STORE_PROBLEM,
+  poolFor,
+  projectEventsTo,
+} from '../../activities/event-store.js';
 import { projectEvents } from '../../activities/event-journal.js';
 import { RUN_EVENT_KINDS, type EventEnvelope } from '../../schemas/events.js';
 import { startEmbeddedPostgres } from '../../workers/postgres.js';
@@ -203,6 +211,21 @@ describe('projectEvents', () => {
       problem: null,
     });
     expect(await stored('wf-down')).toEqual(keys(journal));
+  });
+
+  it('a lent connection the server ends (shutdown, restart) does not crash the process; the pool goes on', async () => {
+    await projectEventsTo(tp.server.url, { workflowId: 'wf-lent', events: scriptedRun().slice(0, 1) });
+    const pool = poolFor(tp.server.url);
+    const lent = await pool.connect();
+    const pid = (await lent.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid;
+    const ended = new Promise((r) => lent.once('end', r));
+    // What a shutdown sends each backend (57P01): the connection ends while lent and not in a query.
+    await db.query('select pg_terminate_backend($1)', [pid]);
+    await ended;
+    // Without a listener on lent connections, the 'error' above is an uncaught exception (the test fails on it).
+    await new Promise((r) => setTimeout(r, 100));
+    lent.release(true);
+    expect((await pool.query<{ one: number }>('select 1 as one')).rows).toEqual([{ one: 1 }]);
   });
 
   it('a frozen store (every server process stopped) answers with a problem by the deadline; the batch lands once it thaws', async () => {
