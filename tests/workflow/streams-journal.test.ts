@@ -156,7 +156,12 @@ it('three streams that end while the store is down for 30 s keep every event: th
       url,
       'select seq, kind from run_events where workflow_id = $1 order by seq',
       [wf],
-    );
+    ).catch((err: unknown) => {
+      // No table yet: the store went down before any batch migrated it (a busy machine), and the
+      // first batch since has not landed yet. Anything else is an error.
+      if ((err as { code?: string }).code === '42P01') return [];
+      throw err;
+    });
     return (
       rows.some((r) => r.kind === 'outcome') &&
       rows.filter((r) => r.kind === 'iteration').length === iterations &&
