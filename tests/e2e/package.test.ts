@@ -138,6 +138,7 @@ it('packs the compiled code, the workflow bundle, the launcher, the demo and vig
     'dist/workflow-bundle.js',
     'dist/workflow-bundle.json',
     'dist/examples/agents/scripted-agent/main.js',
+    'dist/examples/agents/scripted-agent/scripted-agent.bundle.js',
     'examples/agents/scripted-agent/scripted-agent',
     'examples/demo/PRD.md',
     'examples/demo/scenario.json',

@@ -32,7 +32,7 @@ export function temporalAddress(): string {
 }
 
 export function assertBuilt(): void {
-  if (!existsSync(path.join(ROOT, 'dist/examples/agents/scripted-agent/main.js'))) {
+  if (!existsSync(path.join(ROOT, 'dist/examples/agents/scripted-agent/scripted-agent.bundle.js'))) {
     throw new Error('dist/ is missing: run `npm run build` (npm test does it for you)');
   }
 }

@@ -1,7 +1,8 @@
 /**
  * Tests of the scripted agent: the scenario schema (schemas/scenario.ts) and the compiled agent
- * (dist/examples/agents/scripted-agent/main.js), run as a child process in fresh temporary git
- * repositories. Needs `npm run build` first (the test script builds before running vitest).
+ * as the launcher runs it (dist/examples/agents/scripted-agent/scripted-agent.bundle.js, main.js
+ * and what it loads in one file), run as a child process in fresh temporary git repositories.
+ * Needs `npm run build` first (the test script builds before running vitest).
  */
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PROMISE_TEXT, parseScenario, roleStep, ScenarioSchema } from '../../schemas/scenario.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const AGENT = join(ROOT, 'dist/examples/agents/scripted-agent/main.js');
+const AGENT = join(ROOT, 'dist/examples/agents/scripted-agent/scripted-agent.bundle.js');
 const WRAPPER = join(ROOT, 'examples/agents/scripted-agent/scripted-agent');
 
 /** A scenario using every field. */
