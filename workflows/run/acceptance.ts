@@ -64,10 +64,14 @@ export async function acceptanceOnBase(run: Run): Promise<Outcome | null> {
   const tree = state.runStart.treeHash;
   const r = await runOn(run, tree, 'acceptance tests on the tree the run started with');
   if (r.verdict !== 'pass') return null;
+  // Tests the acceptance role wrote (knob acceptanceFromPrd): the person is told where to read them.
+  const drafted = state.acceptance.drafted
+    ? `; the acceptance agent wrote them from the PRD: read them in ${state.acceptance.drafted.dir}`
+    : '';
   return finish(
     run,
     'already_satisfied',
-    `the acceptance tests already pass on the tree the run started with (${r.passed ?? 0} passed; tree ${tree.slice(0, 12)}), so no builder was called`,
+    `the acceptance tests already pass on the tree the run started with (${r.passed ?? 0} passed; tree ${tree.slice(0, 12)}), so no builder was called${drafted}`,
   );
 }
 
