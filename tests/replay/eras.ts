@@ -89,7 +89,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-acceptance-from-prd-v1',
-    introducedBy: 'acceptance-from-prd',
+    introducedBy: '79ac036',
     before: 'the acceptance role: a run started with acceptanceFromPrd had no acceptance tests',
     fixtures: [
       // The patch is asked only by runs with the knob: a run without it, recorded before the patch, replays with no marker.
