@@ -73,6 +73,8 @@ export async function sealAcceptance(raw: SealAcceptanceInput): Promise<SealAcce
   }
   // The acceptance role's draft is not kept beside the sealed copy: one copy, the one that runs.
   if (input.drafted) rmSync(source, { recursive: true, force: true });
+  // A new seal (the acceptance role asked again) owes its own tests: the old list of them goes.
+  rmSync(baselinePath(input.runId), { force: true });
   return { ok: true, reason: `${seen.tests} test file(s), ${seen.files.length} file(s) sealed`, files: seen.files, dir };
 }
 

@@ -107,10 +107,17 @@ export const AcceptanceStateSchema = shared('schemas/acceptance:AcceptanceStateS
     sealedAt: z.string(),
     /**
      * Tests the acceptance role wrote (knob acceptanceFromPrd, patch vigil-acceptance-from-prd-v1):
-     * the sealed folder on the worker, and whether a person was shown them (absent: a person's folder).
+     * the sealed folder on the worker, whether a person was shown them, which of the role's calls
+     * wrote them, and why the run does not rest on them when it does not (every one of them passed
+     * on the tree the run started with, in each call). Absent: a person's folder.
      */
     drafted: z
-      .object({ dir: z.string().max(4096), shown: z.boolean() })
+      .object({
+        dir: z.string().max(4096),
+        shown: z.boolean(),
+        attempt: z.number().int().min(1).optional(),
+        dropped: z.string().max(2000).nullable().optional(),
+      })
       .nullable()
       .optional(),
     last: z

@@ -8,8 +8,10 @@ import { describe, expect, it } from 'vitest';
 import {
   acceptanceAuthorPrompt,
   draftedAcceptanceNote,
+  MAX_ACCEPTANCE_DRAFTS,
   REPO_MAP_MAX_PATHS,
   repositoryMap,
+  toothlessDraftNote,
   withRepositoryMap,
 } from '../../workflows/decisions/acceptance-author.js';
 import { answerOf, REQUIRED_ANSWER } from '../../workflows/decisions/contract.js';
@@ -54,6 +56,33 @@ describe('acceptanceAuthorPrompt', () => {
     expect(p).toMatch(/Never test the current code's bugs/);
     expect(p).toMatch(/builder never sees these files/);
     expect(withRepositoryMap(p, 'gap.py\ntest_gap.py')).toMatch(/## The repository's files\n\ngap\.py\ntest_gap\.py\n$/);
+  });
+});
+
+describe('acceptanceAuthorPrompt, asked again', () => {
+  it('says the earlier tests all passed before any work, and asks for tests that fail until the PRD is done', () => {
+    const first = acceptanceAuthorPrompt({ prdPath: '/prd/GAP.md' });
+    const again = acceptanceAuthorPrompt({ prdPath: '/prd/GAP.md', earlier: { passed: 3 } });
+    expect(first).not.toMatch(/earlier tests/);
+    expect(again.startsWith(first)).toBe(true);
+    expect(again).toMatch(/Your earlier tests all passed \(3 of them\) on the repository as it is now, before any work/);
+    expect(again).toMatch(/fail until the PRD is done, and pass once\nit is/);
+    expect(MAX_ACCEPTANCE_DRAFTS).toBe(2);
+  });
+});
+
+describe('toothlessDraftNote', () => {
+  it('supervised: says the tests passed before any work, that the run does not rest on them, and what resume and stop do', () => {
+    const note = toothlessDraftNote({ dir: '/v/private/r/acceptance', passed: 4, attempts: 2, supervised: true });
+    expect(note).toContain('passed on the tree the run started with, before any work (4 passed), in each of its 2 calls');
+    expect(note).toContain('so the run does not rest on them (they are in /v/private/r/acceptance, to read)');
+    expect(note).toMatch(/`vigil resume` to build without acceptance tests.*`vigil stop`.*--acceptance DIR/);
+  });
+  it('perpetual: the builder starts now, judged without them; one call is said as one', () => {
+    const note = toothlessDraftNote({ dir: '/d', passed: 1, attempts: 1, supervised: false });
+    expect(note).toContain('(1 passed), in its one call');
+    expect(note).toMatch(/The run is perpetual, so the builder starts now, judged without acceptance tests/);
+    expect(note).not.toMatch(/vigil resume/);
   });
 });
 

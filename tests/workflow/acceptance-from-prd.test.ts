@@ -12,7 +12,13 @@
  * - the scripted agent playing the role and writing no test: the run ends failed, with the reason,
  *   before any builder call;
  * - the scripted agent writing a test in a perpetual run: no pause, its test sealed and passed by
- *   the builder's fix.
+ *   the builder's fix;
+ * - the adversary: a lazy acceptance role whose tests pass on the starting tree (a test of what the
+ *   code already does). With a person's folder that ends the run `already_satisfied`; the role's
+ *   tests never do: it is asked again, saying why, and when its second tests pass before any work
+ *   too, the supervised run pauses saying the run does not rest on them, and the builder's fix is
+ *   then judged without them; a role lazy once and honest the second time has its second tests
+ *   sealed and judged (perpetual, no pause).
  * The CLI's flag and its refusal with --acceptance: tests/e2e/acceptance-cli.test.ts.
  */
 import { execFileSync } from 'node:child_process';
@@ -24,7 +30,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxPlatform } from '../../activities/sandbox.js';
 import { resumeUpdate } from '../../workflows/messages.js';
 import { HIDDEN_MARK } from '../support/acceptance-corpus.js';
-import { RUNNERS } from '../support/cheat-corpus.js';
+import { RUNNERS, SYCOPHANTS } from '../support/cheat-corpus.js';
 import {
   agentCalls,
   assertBuilt,
@@ -125,7 +131,7 @@ describe.runIf(sandboxPlatform().problem === null)('acceptance tests written fro
     expect(paused.pause?.reason).toMatch(/they fail \(0 passed, 2 failed\)/);
     expect(paused.pause?.reason).toMatch(/Read them there before the builder starts.*`vigil resume`/);
     expect(paused.iteration).toBe(0);
-    expect(paused.acceptance?.drafted).toEqual({ dir: sealed, shown: true });
+    expect(paused.acceptance?.drafted).toEqual({ dir: sealed, shown: true, attempt: 1, dropped: null });
     expect(readFileSync(path.join(sealed, 'test_wall.py'), 'utf8')).toContain(HIDDEN_MARK);
     expect(existsSync(path.join(repo, '.vigil', 'seeker-1.json')), 'no builder call before the resume').toBe(false);
     // The role could not write the repository (its sandbox shows it read-only).
@@ -191,4 +197,78 @@ describe.runIf(sandboxPlatform().problem === null)('acceptance tests written fro
     expect(snap.acceptance?.drafted?.shown).toBe(true);
     expect(existsSync(path.join(repo, 'test_prd.py')), 'never in the repository').toBe(false);
   }, 180_000);
+
+  // What the code already does: passes on the starting tree, whatever the PRD asks.
+  const LAZY = `from gap import max_gap\n\ndef test_positive():\n    assert max_gap([1, 5]) == 4\n`;
+  const HONEST = `from gap import max_gap\n\ndef test_negatives():\n    assert max_gap([-4, 1]) == 5\n`;
+
+  it('a lazy acceptance role whose tests pass before any work: asked again, then not rested on; never already_satisfied', async () => {
+    const repo = makeRepo('lazy');
+    const scenario = writeScenario(root, {
+      version: 1,
+      iterations: [{ writes: { 'gap.py': PY_FIX }, claim: 'promise' }],
+      default: { claim: 'promise' },
+      roles: { ...SYCOPHANTS, acceptance: { default: { writes: { 'test_prd.py': LAZY }, output: 'test_prd.py\n' } } },
+    });
+    // The default knobs (supervised, the sandbox, the judges), every reviewing role approving whatever it is shown.
+    const handle = await startRun(env, tq, runInput(repo, scenario, { acceptanceFromPrd: true }), uniqueId('wall-prd-lazy'));
+    const paused = await waitForStatus(handle, (s) => s.paused || s.outcome !== null, 180_000);
+    expect(paused.status, JSON.stringify(paused.acceptance)).not.toBe('already_satisfied');
+    expect(paused.paused).toBe(true);
+    expect(paused.iteration).toBe(0);
+    expect(paused.pause?.reason).toMatch(
+      /passed on the tree the run started with, before any work \(1 passed\), in each of its 2 calls: they cannot tell when the PRD is done, so the run does not rest on them/,
+    );
+    expect(paused.acceptance?.drafted).toMatchObject({
+      attempt: 2,
+      shown: true,
+      dropped: expect.stringMatching(/does not rest on them/) as unknown,
+    });
+    expect(agentCalls(repo).filter((c) => c.role === 'acceptance')).toHaveLength(2);
+    expect(agentCalls(repo).map((c) => c.role)).not.toContain('iteration');
+    // The second call was told why.
+    const history = decodedPayloads(JSON.stringify(await handle.fetchHistory()));
+    expect(history).toMatch(/Your earlier tests all passed \(1 of them\) on the repository as it is now, before any work/);
+
+    await handle.executeUpdate(resumeUpdate, { args: [{ by: 'acceptance-from-prd-test' }] });
+    const outcome = await handle.result();
+    // Judged without them: the builder's fix approved by the usual judges, no acceptance check counted.
+    expect(outcome.status, JSON.stringify(outcome)).toBe('council_approved');
+    const snap = await status(handle);
+    expect(snap.checks?.byCause?.acceptance ?? 0).toBe(0);
+    expect(snap.acceptance?.last?.iteration).toBe(0);
+  }, 300_000);
+
+  it('a role lazy once and honest when asked again: its second tests are sealed and judge the run', async () => {
+    const repo = makeRepo('lazy-once');
+    const scenario = writeScenario(root, {
+      version: 1,
+      // The first claim changes the tree but leaves the bug: only the acceptance tests can refuse it.
+      iterations: [
+        { writes: { 'NOTES.md': 'max_gap: looked at it\n' }, claim: 'promise' },
+        { writes: { 'gap.py': PY_FIX }, claim: 'promise' },
+      ],
+      roles: {
+        acceptance: {
+          rounds: [{ writes: { 'test_prd.py': LAZY }, output: 'test_prd.py\n' }],
+          default: { writes: { 'test_prd_neg.py': HONEST }, output: 'test_prd_neg.py\n' },
+        },
+      },
+    });
+    // The completion machinery off (LOOP_ONLY): the acceptance tests alone judge the claims here.
+    const input = runInput(repo, scenario, { ...LOOP_ONLY, acceptanceFromPrd: true, autonomyMode: 'perpetual' });
+    const handle = await startRun(env, tq, input, uniqueId('wall-prd-lazy-once'));
+    const outcome = await handle.result();
+    expect(outcome.status, JSON.stringify(outcome)).toBe('completion_promise_fulfilled');
+    // The first claim, with the bug still there, refused by the second call's tests; the fix passes them.
+    expect(outcome.iteration).toBe(2);
+    const snap = await status(handle);
+    expect(snap.pause).toBeNull();
+    expect(snap.acceptance?.drafted).toMatchObject({ attempt: 2, dropped: null });
+    expect(snap.acceptance?.last).toMatchObject({ iteration: 2, verdict: 'pass', passed: 1, failed: 0 });
+    expect(snap.checks?.byCause).toEqual({ acceptance: 1 });
+    const sealed = snap.acceptance?.drafted?.dir ?? '';
+    expect(readdirSync(sealed)).toEqual(['test_prd_neg.py']);
+    expect(agentCalls(repo).filter((c) => c.role === 'acceptance')).toHaveLength(2);
+  }, 240_000);
 });

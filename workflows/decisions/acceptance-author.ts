@@ -8,6 +8,12 @@
  * Pure: no clocks, randomness, environment or I/O.
  */
 
+/**
+ * How many times the acceptance role is asked when every test it wrote passes on the tree the run
+ * started with (tests that cannot tell done from not done): once, then once more with that said.
+ */
+export const MAX_ACCEPTANCE_DRAFTS = 2;
+
 /** At most this many paths in the map, and this many characters: a map, not the tree. */
 export const REPO_MAP_MAX_PATHS = 400;
 export const REPO_MAP_MAX_CHARS = 24_000;
@@ -46,7 +52,15 @@ export function repositoryMap(listing: string, maxPaths = REPO_MAP_MAX_PATHS, ma
  * `VIGIL_ACCEPTANCE_DIR` names), and how. The map of the repository is appended by the agent
  * activity (`repositoryMap`), which can read the repository.
  */
-export function acceptanceAuthorPrompt(p: { prdPath: string }): string {
+export function acceptanceAuthorPrompt(p: { prdPath: string; earlier?: { passed: number } }): string {
+  const again = p.earlier
+    ? [
+        '',
+        `Your earlier tests all passed (${p.earlier.passed} of them) on the repository as it is now, before any work on the PRD:`,
+        'they cannot tell when the PRD is done. Write them again so that they fail until the PRD is done, and pass once',
+        'it is. Those files are gone; start afresh.',
+      ]
+    : [];
   return [
     'You write the acceptance tests of a coding run, before any code is written for it.',
     '',
@@ -66,6 +80,7 @@ export function acceptanceAuthorPrompt(p: { prdPath: string }): string {
     '',
     'The builder never sees these files, nor does any reviewer; a person may read them before the builder starts.',
     'When you are done, list the files you wrote, one per line, and stop.',
+    ...again,
   ].join('\n');
 }
 
@@ -94,4 +109,17 @@ export function draftedAcceptanceNote(p: {
   return p.supervised
     ? `${head} Read them there before the builder starts: they decide when the run is done, and the builder never sees them. \`vigil resume\` to build against them, or \`vigil stop\` and start again with --acceptance DIR (your own folder) if they are wrong.`
     : `${head} The run is perpetual, so the builder starts now; read them there to know what done rests on.`;
+}
+
+/**
+ * What the person reads when every test the acceptance role wrote passed on the tree the run
+ * started with, in each of its calls: the run does not rest on them (they would pass whatever the
+ * builder does), and what it rests on instead. Supervised: the pause's reason; perpetual: the
+ * notification.
+ */
+export function toothlessDraftNote(p: { dir: string; passed: number; attempts: number; supervised: boolean }): string {
+  const head = `The acceptance agent's tests passed on the tree the run started with, before any work (${p.passed} passed), in ${p.attempts === 1 ? 'its one call' : `each of its ${p.attempts} calls`}: they cannot tell when the PRD is done, so the run does not rest on them (they are in ${p.dir}, to read).`;
+  return p.supervised
+    ? `${head} \`vigil resume\` to build without acceptance tests (the tests gate, the code review, the checklist and the council still judge every claim), or \`vigil stop\` and start again with --acceptance DIR (your own folder).`
+    : `${head} The run is perpetual, so the builder starts now, judged without acceptance tests (the tests gate, the code review, the checklist and the council).`;
 }

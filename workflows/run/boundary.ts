@@ -14,7 +14,7 @@ import { checkCaps } from '../decisions/caps.js';
 import { keepLearnings } from '../decisions/prompt-memory.js';
 import { initialLadder } from '../decisions/tier-ladder.js';
 import { acceptanceOnBase, sealAcceptanceTests } from './acceptance.js';
-import { draftAcceptanceTests, showDraftedAcceptance } from './acceptance-author.js';
+import { draftAcceptanceTests, refuseDraftThatAlreadyPasses, showDraftedAcceptance } from './acceptance-author.js';
 import { answerHeldClaim, councilRound } from './council.js';
 import { finish, rollOver, stopOutcome } from './ending.js';
 import { markAdmission, markChecklistRetry, markPrepareWaits } from './eras.js';
@@ -136,6 +136,7 @@ export async function prepareExecution(run: Run): Promise<Outcome | null> {
     (await draftAcceptanceTests(run)) ??
     (await sealAcceptanceTests(run)) ??
     (await acceptanceOnBase(run)) ??
+    (await refuseDraftThatAlreadyPasses(run)) ??
     (await showDraftedAcceptance(run))
   );
 }
