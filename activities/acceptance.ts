@@ -1,7 +1,8 @@
 /**
  * The Wall's activities (knob `acceptanceTests`; docs/how-a-run-works.md, Acceptance tests):
  *
- * - `sealAcceptance`, once at the run's start: the person's folder checked
+ * - `sealAcceptance`, once at the run's start: the person's folder (or the one the acceptance role
+ *   wrote, knob `acceptanceFromPrd`: activities/acceptance-author.ts) checked
  *   (activities/acceptance-files.ts) and copied into the run's private folder,
  *   `$VIGIL_HOME/private/<run>/acceptance/`, which no agent sandbox shows; the result (in the run's
  *   history) is each file's sha256.
@@ -30,6 +31,7 @@ import {
 import { TestReportSchema, type TestReport } from '../schemas/test-report.js';
 import { acceptanceCommandLine, acceptanceVerdict } from '../workflows/decisions/acceptance.js';
 import { testsVerdict } from '../workflows/decisions/tests-verdict.js';
+import { acceptanceDraftDir } from './acceptance-author.js';
 import { fileDigest, inspectAcceptanceDir, isTestFile } from './acceptance-files.js';
 import { ensurePrivateRunDir, pad } from './artifacts.js';
 import { readReport, reportSetup, runnerOfCommand } from './gates/test-report.js';
@@ -54,8 +56,10 @@ const baselinePath = (runId: string): string => path.join(ensurePrivateRunDir(ru
 
 export async function sealAcceptance(raw: SealAcceptanceInput): Promise<SealAcceptanceResult> {
   const input = SealAcceptanceInputSchema.parse(raw);
-  await authorizeCall({ runId: input.runId, repoPath: input.repoPath, kind: { acceptance: input.sourceDir } }, input.authorization);
-  const seen = inspectAcceptanceDir(input.sourceDir, input.repoPath);
+  // The acceptance role's folder (activities/acceptance-author.ts), or the person's.
+  const source = input.drafted ? acceptanceDraftDir(input.runId) : input.sourceDir;
+  await authorizeCall({ runId: input.runId, repoPath: input.repoPath, kind: { acceptance: source } }, input.authorization);
+  const seen = inspectAcceptanceDir(source, input.repoPath);
   if (!seen.ok) return { ok: false, reason: seen.reason.slice(0, 1000), files: [] };
   const dir = sealedDir(input.runId);
   rmSync(dir, { recursive: true, force: true });
@@ -63,11 +67,15 @@ export async function sealAcceptance(raw: SealAcceptanceInput): Promise<SealAcce
   for (const f of seen.files) {
     const to = path.join(dir, f.path);
     ensurePrivateDir(dir, path.dirname(to));
-    writePrivateFile(to, readFileSync(path.join(input.sourceDir, f.path)));
+    writePrivateFile(to, readFileSync(path.join(source, f.path)));
     // The copy is what runs: it must be what was inspected (a file changed in between is not sealed).
     if (fileDigest(to) !== f.sha256) return { ok: false, reason: `acceptance tests: ${f.path} changed while it was sealed`, files: [] };
   }
-  return { ok: true, reason: `${seen.tests} test file(s), ${seen.files.length} file(s) sealed`, files: seen.files };
+  // The acceptance role's draft is not kept beside the sealed copy: one copy, the one that runs.
+  if (input.drafted) rmSync(source, { recursive: true, force: true });
+  // A new seal (the acceptance role asked again) owes its own tests: the old list of them goes.
+  rmSync(baselinePath(input.runId), { force: true });
+  return { ok: true, reason: `${seen.tests} test file(s), ${seen.files.length} file(s) sealed`, files: seen.files, dir };
 }
 
 /** The tree `treeHash` of the repository, written into `into` by Vigil's safe git (a scratch index of its own). */

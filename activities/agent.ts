@@ -33,6 +33,7 @@ import { changedPaths, workingTreeHash } from './git.js';
 import { callSignalPath, discardCallSignals, prepareSandbox, sandboxReport } from './sandbox.js';
 import { workerStoreUrl } from './event-store.js';
 import { keepFilesRead } from './files-read.js';
+import { acceptancePrompt, freshDraftDir } from './acceptance-author.js';
 
 const TAIL_CHARS = 2000;
 /** Exit code of a call whose files could not be written: its prompt before the agent started, or its log while it ran (EX_IOERR). */
@@ -42,8 +43,18 @@ const VOTE_TEXT_KEEP = 512 * 1024;
 /** How much of a structured CLI's output is kept in memory to parse (its final record is in the tail anyway). */
 const STRUCTURED_KEEP = 8 * 1024 * 1024;
 
-const REVIEWING_ROLES = new Set(['council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier', 'planner', 'memory']);
-const HIDDEN_ROLES = new Set(['checklist', 'checklist-verifier', 'memory']);
+// The acceptance role reads the repository as a reviewer does; it writes only into its own folder (activities/acceptance-author.ts).
+const REVIEWING_ROLES = new Set([
+  'council',
+  'devils-advocate',
+  'reviewer',
+  'checklist',
+  'checklist-verifier',
+  'planner',
+  'memory',
+  'acceptance',
+]);
+const HIDDEN_ROLES = new Set(['checklist', 'checklist-verifier', 'memory', 'acceptance']);
 
 /**
  * An iteration's prompt from its parts, with the run's template file when it has one; a template
@@ -86,11 +97,15 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
   const label = callLabel(input);
   const promptPath = path.join(dir, `${label}.prompt.md`);
   const logPath = path.join(dir, `${label}.log`);
-  const prompt =
+  const given =
     input.prompt ??
     (input.promptSpec ? renderPromptSpec(input.promptSpec) : input.promptInput ? renderIterationPrompt(input.promptInput) : null);
-  if (prompt === null)
+  if (given === null)
     throw ApplicationFailure.nonRetryable('runAgent needs a prompt, a promptSpec or a promptInput', 'InvalidActivityInput');
+  // The acceptance role: the map of the repository in its prompt, and a fresh folder of its own to write the tests into.
+  const authoring = input.role === 'acceptance';
+  const prompt = authoring ? await acceptancePrompt(given, input.repoPath) : given;
+  const acceptanceDir = authoring ? freshDraftDir(input.runId) : null;
   try {
     if (hidden) ensurePrivateRunDir(input.runId);
     else ensureRunDir(input.repoPath, input.runId);
@@ -150,6 +165,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     VIGIL_TIER: input.tier,
     VIGIL_PROMPT_FILE: promptPath,
     ...(call.model ? { VIGIL_MODEL: call.model } : {}),
+    ...(acceptanceDir ? { VIGIL_ACCEPTANCE_DIR: acceptanceDir } : {}),
   };
   const keepHead = call.structured ? STRUCTURED_KEEP : input.parseVote || input.parse !== null ? VOTE_TEXT_KEEP : 0;
   // Every call in the sandbox (activities/sandbox.ts): the repository writable for the builder
@@ -173,6 +189,8 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
       ...(input.extraEnv.VIGIL_MEMORY_SNAPSHOT ? [input.extraEnv.VIGIL_MEMORY_SNAPSHOT] : []),
     ],
     promptPath,
+    // The acceptance role's folder: writable, under /run/vigil-files (VIGIL_ACCEPTANCE_DIR is renamed there).
+    ...(acceptanceDir ? { reportDir: acceptanceDir } : {}),
     storeUrl: workerStoreUrl().url,
   });
   const proc = await runProcess({

@@ -26,6 +26,8 @@ import { devilsAdvocateReviewPrompt, reviewerPrompt, reviewerRecord } from '../w
 import { judgePrompt, judgeSelection, parseJudgeAnswer, type JudgeItem } from '../workflows/decisions/memory-judge.js';
 import { parsePlannerAnswer, plannerPrompt } from '../workflows/decisions/tasks.js';
 import { parseVote } from '../workflows/decisions/vote.js';
+import { acceptanceAuthorPrompt, withRepositoryMap } from '../workflows/decisions/acceptance-author.js';
+import { inspectAcceptanceDir } from '../activities/acceptance-files.js';
 
 export interface ContractCheck {
   /** The role and, for the devil's advocate, its use. */
@@ -66,7 +68,14 @@ const SAMPLE_ITEMS: ChecklistItem[] = [
 ];
 
 /** A scratch git repository with a small PRD, a change since its first commit, and an evidence file. */
-function scratchRepository(): { repo: string; prdPath: string; diffPath: string; evidencePath: string; cleanup: () => void } {
+function scratchRepository(): {
+  repo: string;
+  prdPath: string;
+  diffPath: string;
+  evidencePath: string;
+  acceptanceDir: string;
+  cleanup: () => void;
+} {
   const root = mkdtempSync(path.join(os.tmpdir(), 'vigil-doctor-contract-'));
   const repo = path.join(root, 'repo');
   mkdirSync(path.join(repo, 'src'), { recursive: true });
@@ -102,7 +111,9 @@ function scratchRepository(): { repo: string; prdPath: string; diffPath: string;
     evidencePath,
     '# Evidence\n\n## Diff since the run started\n\nsrc/greet.js added (4 lines).\n\n## Tests\n\nNo test runner.\n',
   );
-  return { repo, prdPath, diffPath, evidencePath, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+  const acceptanceDir = path.join(root, 'acceptance');
+  mkdirSync(acceptanceDir);
+  return { repo, prdPath, diffPath, evidencePath, acceptanceDir, cleanup: () => rmSync(root, { recursive: true, force: true }) };
 }
 
 /** Two near-duplicate anti-patterns, as the memory judge is shown them (docs/memory.md, Judgement). */
@@ -135,6 +146,8 @@ const SAMPLE_MEMORY: JudgeItem[] = [
 const OPTIONAL_ROLES: Partial<Record<string, string>> = {
   planner: 'asked only with parallelStreams above 1 and taskPlanner=agent; a wrong answer falls back to one task per checklist item',
   memory: 'asked after a run that ends with the event store on (memoryJudge); a wrong answer leaves the lessons unphrased',
+  acceptance:
+    'asked only with acceptanceFromPrd (vigil start --acceptance-from-prd); a wrong answer ends such a run failed before the builder starts',
 };
 
 interface RoleCase {
@@ -228,6 +241,19 @@ function cases(s: ReturnType<typeof scratchRepository>): RoleCase[] {
       judge: (text) => {
         const r = parseJudgeAnswer(text, SAMPLE_MEMORY);
         return r.ok ? null : r.error;
+      },
+    },
+    {
+      label: 'acceptance',
+      role: 'acceptance',
+      parse: null,
+      parseVote: false,
+      prompt: withRepositoryMap(acceptanceAuthorPrompt({ prdPath: s.prdPath }), 'README.md\nsrc/greet.js'),
+      extraEnv: { VIGIL_ACCEPTANCE_DIR: s.acceptanceDir },
+      // The same check as the seal's: at least one test file, every file regular and parsing.
+      judge: () => {
+        const seen = inspectAcceptanceDir(s.acceptanceDir, s.repo);
+        return seen.ok ? null : seen.reason.replace(s.acceptanceDir, '$VIGIL_ACCEPTANCE_DIR');
       },
     },
     {

@@ -89,6 +89,7 @@ function knobFlags(opts: Record<string, unknown>): Partial<Record<KnobName, stri
   if (typeof opts.agentCommand === 'string') flags.agentCommand = opts.agentCommand;
   if (opts.store === false) flags.eventStore = 'false';
   if (opts.deliverToCurrent === true) flags.deliverToCurrent = 'true';
+  if (opts.acceptanceFromPrd === true) flags.acceptanceFromPrd = 'true';
   return flags;
 }
 
@@ -283,6 +284,10 @@ export function buildProgram(): Command {
     .option(
       '--acceptance <dir>',
       'acceptance tests a person wrote from the PRD (outside the repository): sealed at the start, never shown to the agents, run on every claim',
+    )
+    .option(
+      '--acceptance-from-prd',
+      'an acceptance agent writes the acceptance tests from the PRD before the first iteration: sealed, never shown to the builder; a supervised run shows them to you first',
     )
     .option(
       '--tasks <file>',

@@ -92,7 +92,7 @@ export async function startRun(deps: McpDeps, temporal: Temporal, o: StartArgs):
     { searchAttributeHint },
     { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost },
     { hostTaskQueue },
-    { notifySendHere, startWarnings },
+    { checkAcceptanceSource, notifySendHere, startWarnings },
   ] = await Promise.all([
     import('./prd.js'),
     import('./runs.js'),
@@ -132,6 +132,7 @@ export async function startRun(deps: McpDeps, temporal: Temporal, o: StartArgs):
   };
   const resolvedKnobs = checkPromptTemplate(templateInRepo(await deps.resolve(flags), o, repoPath, remote, cwd), cwd);
   requireAgentCommand(resolvedKnobs);
+  checkAcceptanceSource(resolvedKnobs.knobs);
   const checklist = o.checklist !== undefined ? readChecklist(fileInRepo('the checklist', o.checklist, repoPath, cwd)) : undefined;
   const workflowId = o.id !== undefined ? deps.validateId(o.id) : runs.defaultRunId(prd);
   const { client, connection, ep } = await temporal.get();

@@ -7,6 +7,7 @@
  *
  * - `--tasks FILE` splits a run into parallel streams, which only exist with parallelStreams
  *   above 1 (workflows/run/streams.ts); with 1 the run would ignore the file, so it is refused.
+ * - `--acceptance-from-prd` with `--acceptance DIR`: one of the two sets of tests would be dropped.
  * - No notification channel: an escalation, a pause for a person or a budget stop reaches nobody
  *   until someone looks at `vigil status`.
  * - A budget with a `command` agent: such an agent reports no cost unless it writes
@@ -31,6 +32,20 @@ export function notifySendHere(env: NodeJS.ProcessEnv = process.env): string | n
     }
   }
   return null;
+}
+
+/**
+ * `--acceptance-from-prd` with `--acceptance DIR` (knobs acceptanceFromPrd and acceptanceTests):
+ * refused, since one of the two sets of acceptance tests would be silently dropped.
+ */
+export function checkAcceptanceSource(knobs: Pick<Knobs, 'acceptanceFromPrd' | 'acceptanceTests'>): void {
+  if (!knobs.acceptanceFromPrd || knobs.acceptanceTests.trim() === '') return;
+  throw new CliError(
+    `--acceptance-from-prd and --acceptance ${knobs.acceptanceTests}: a run has one set of acceptance tests, either a person's folder ` +
+      `or the ones an acceptance agent writes from the PRD. Leave out --acceptance to have them written, or --acceptance-from-prd ` +
+      `(and acceptanceFromPrd in the config or VIGIL_ACCEPTANCE_FROM_PRD) to use your folder`,
+    EXIT.usage,
+  );
 }
 
 /** `--tasks FILE` without streams: refused, saying how to have them (the file would be ignored). */

@@ -30,7 +30,7 @@ export async function startCommand(prdFile: string, o: Record<string, unknown>, 
     { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost },
     { hostTaskQueue },
     { sdkRunApi },
-    { checkTasks, notifySendHere, startWarnings },
+    { checkAcceptanceSource, checkTasks, notifySendHere, startWarnings },
   ] = await Promise.all([
     import('./prd.js'),
     import('./runs.js'),
@@ -51,6 +51,7 @@ export async function startCommand(prdFile: string, o: Record<string, unknown>, 
   requireAgentCommand(resolvedKnobs);
   // The acceptance folder (knob acceptanceTests): checked here, where the person can fix it (exit 2).
   const acceptance = typeof o.acceptance === 'string' ? o.acceptance : resolvedKnobs.knobs.acceptanceTests;
+  checkAcceptanceSource({ ...resolvedKnobs.knobs, acceptanceTests: acceptance });
   if (acceptance && !remote) resolvedKnobs.knobs.acceptanceTests = await checkAcceptanceFolder(acceptance, repoPath);
   else if (acceptance) resolvedKnobs.knobs.acceptanceTests = acceptance;
   const checklist = typeof o.checklist === 'string' ? readChecklist(o.checklist) : undefined;

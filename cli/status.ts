@@ -144,8 +144,10 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
 
 /** The sealed acceptance tests and their latest verdict (knob acceptanceTests; docs/how-a-run-works.md). */
 export function acceptanceStatusLine(a: NonNullable<StatusSnapshot['acceptance']>): string {
-  const sealed = `${a.files} sealed file(s)`;
+  const sealed = `${a.files} sealed file(s)${a.drafted ? ` written by the acceptance agent from the PRD (${a.drafted.dir})` : ''}`;
   const l = a.last;
+  if (a.drafted?.dropped)
+    return `${sealed}; not used: they passed on the starting tree before any work, so they cannot tell when the PRD is done`;
   if (!l) return `${sealed}; not run yet`;
   const total = l.passed !== null && l.failed !== null ? l.passed + l.failed : null;
   const counts = total !== null ? ` (${l.passed} of ${total} passed)` : '';

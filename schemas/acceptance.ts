@@ -28,8 +28,10 @@ export type AcceptanceFile = z.infer<typeof AcceptanceFileSchema>;
 export const SealAcceptanceInputSchema = shared('schemas/acceptance:SealAcceptanceInputSchema', () =>
   z.object({
     runId: z.string(),
-    /** The folder the person named (the knob's value). */
-    sourceDir: z.string().min(1).max(4096),
+    /** The folder the person named (the knob's value); ignored when `drafted`. */
+    sourceDir: z.string().max(4096),
+    /** The folder the acceptance role wrote (knob acceptanceFromPrd): the run's draft folder on the worker. */
+    drafted: z.boolean().optional(),
     repoPath: z.string(),
     authorization: RunAuthorizationSchema.nullable().default(null),
   }),
@@ -42,6 +44,8 @@ export const SealAcceptanceResultSchema = shared('schemas/acceptance:SealAccepta
     ok: z.boolean(),
     reason: z.string().max(1000),
     files: z.array(AcceptanceFileSchema).max(MAX_ACCEPTANCE_FILES),
+    /** Where the sealed copy is, on the worker (for a person to read: the acceptance role's tests are shown once). */
+    dir: z.string().max(4096).optional(),
   }),
 );
 export type SealAcceptanceResult = z.infer<typeof SealAcceptanceResultSchema>;
@@ -101,6 +105,21 @@ export const AcceptanceStateSchema = shared('schemas/acceptance:AcceptanceStateS
   z.object({
     files: z.array(AcceptanceFileSchema).max(MAX_ACCEPTANCE_FILES),
     sealedAt: z.string(),
+    /**
+     * Tests the acceptance role wrote (knob acceptanceFromPrd, patch vigil-acceptance-from-prd-v1):
+     * the sealed folder on the worker, whether a person was shown them, which of the role's calls
+     * wrote them, and why the run does not rest on them when it does not (every one of them passed
+     * on the tree the run started with, in each call). Absent: a person's folder.
+     */
+    drafted: z
+      .object({
+        dir: z.string().max(4096),
+        shown: z.boolean(),
+        attempt: z.number().int().min(1).optional(),
+        dropped: z.string().max(2000).nullable().optional(),
+      })
+      .nullable()
+      .optional(),
     last: z
       .object({
         treeHash: z.string(),

@@ -33,6 +33,7 @@ export const AGENT_ROLES = [
   'checklist-verifier',
   'planner',
   'memory',
+  'acceptance',
 ] as const;
 export const AgentRoleSchema = shared('schemas/activities:AgentRoleSchema', () => z.enum(AGENT_ROLES));
 export type AgentRole = z.infer<typeof AgentRoleSchema>;

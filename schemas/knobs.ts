@@ -360,6 +360,11 @@ export const KNOBS = shared(
         4096,
         'Folder of acceptance tests a person wrote from the PRD (`vigil start --acceptance DIR`): sealed at the start, never shown to the agents, run on every claimed tree; a failure refuses the claim. Empty: none.',
       ),
+      acceptanceFromPrd: boolKnob(
+        'VIGIL_ACCEPTANCE_FROM_PRD',
+        false,
+        "Have an `acceptance` agent write the acceptance tests from the PRD and a map of the repository before the first iteration (`vigil start --acceptance-from-prd`): sealed like a person's, never shown to the builder or the reviewers; a supervised run pauses once to show them. Not with acceptanceTests.",
+      ),
       acceptanceCommand: stringKnob(
         'VIGIL_ACCEPTANCE_COMMAND',
         '',

@@ -21,7 +21,16 @@ export const DEFAULT_PROMISE_TEXT = 'COMPLETION PROMISE FULFILLED';
 export const MAX_SLEEP_MS = 24 * 60 * 60 * 1000;
 
 /** Roles other than `iteration` that a scenario can script (see `roles`). */
-export const SCRIPTED_ROLES = ['council', 'devils-advocate', 'reviewer', 'checklist', 'checklist-verifier', 'memory', 'planner'] as const;
+export const SCRIPTED_ROLES = [
+  'council',
+  'devils-advocate',
+  'reviewer',
+  'checklist',
+  'checklist-verifier',
+  'memory',
+  'planner',
+  'acceptance',
+] as const;
 export type ScriptedRole = (typeof SCRIPTED_ROLES)[number];
 
 /**
@@ -174,6 +183,8 @@ export const ScenarioSchema = shared('schemas/scenario:ScenarioSchema', () =>
         'checklist-verifier': RoleScriptSchema.optional(),
         memory: RoleScriptSchema.optional(),
         planner: RoleScriptSchema.optional(),
+        /** The acceptance role (knob acceptanceFromPrd): its writes, appends and deletes are relative to $VIGIL_ACCEPTANCE_DIR. */
+        acceptance: RoleScriptSchema.optional(),
       })
       .default({}),
   }),

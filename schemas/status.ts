@@ -103,6 +103,8 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
       .object({
         files: z.number().int().min(0),
         last: AcceptanceStateSchema.shape.last,
+        /** Written by the acceptance role (knob acceptanceFromPrd): the sealed folder, and whether the person was shown it. */
+        drafted: AcceptanceStateSchema.shape.drafted,
       })
       .nullable()
       .optional(),

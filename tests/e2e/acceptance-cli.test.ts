@@ -3,7 +3,9 @@
  * the repository, holds no test file, or holds a Python or JavaScript file that does not parse is
  * refused with exit 2 and the reason, before anything reaches Temporal (no run starts: the
  * address is one nothing listens on, so a start would fail otherwise). Whole runs with acceptance
- * tests: tests/workflow/acceptance.test.ts.
+ * tests: tests/workflow/acceptance.test.ts. `--acceptance-from-prd` passes the same checks, and is
+ * refused together with `--acceptance DIR` (or the knobs together) with exit 2; whole runs with it:
+ * tests/workflow/acceptance-from-prd.test.ts.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -76,5 +78,25 @@ describe('vigil start --acceptance', () => {
     );
     expect(r.code, show(r)).not.toBe(2);
     expect(r.stderr).not.toMatch(/acceptance/);
+  }, 60_000);
+
+  it('--acceptance-from-prd passes the checks alone, and is refused with --acceptance DIR (exit 2, the reason)', async () => {
+    const noServer = { TEMPORAL_ADDRESS: '127.0.0.1:1' };
+    const base = ['start', prd, '--repo', repo, '--agent-command', `"${SCRIPTED_AGENT}"`, '--id', 'never-started'];
+    const alone = await runVigil([...base, '--acceptance-from-prd'], noServer);
+    expect(alone.code, show(alone)).not.toBe(2);
+    expect(alone.stderr).not.toMatch(/acceptance/);
+    const honest = folder('honest-too', {
+      'test_wall.py': 'from gap import max_gap\n\ndef test_mixed():\n    assert max_gap([-4, 1]) == 5\n',
+    });
+    const both = await runVigil([...base, '--acceptance-from-prd', '--acceptance', honest], noServer);
+    expect(both.code, show(both)).toBe(2);
+    expect(both.stderr).toMatch(/--acceptance-from-prd and --acceptance .*honest-too: a run has one set of acceptance tests/);
+    expect(both.stderr).toMatch(/Leave out --acceptance to have them written/);
+    expect(both.stdout).not.toContain('started run');
+    // The same refusal when the two come as knobs.
+    const knobs = await runVigil([...base, '--set', 'acceptanceFromPrd=true', '--set', `acceptanceTests=${honest}`], noServer);
+    expect(knobs.code, show(knobs)).toBe(2);
+    expect(knobs.stderr).toMatch(/a run has one set of acceptance tests/);
   }, 60_000);
 });

@@ -3,7 +3,7 @@
  * task list included), as a user
  * would run it: a command that answers by VIGIL_ANSWER passes; one that gives a reviewer no
  * VERDICT line and a council member a lowercase vote is told exactly which roles are wrong; the
- * demo's own scripted agent, which plays no optional role (planner, memory), passes with a ⚠ each.
+ * demo's own scripted agent, which plays no optional role (planner, memory, acceptance), passes with a ⚠ each.
  */
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -31,6 +31,7 @@ const GOOD = agent(
     '  items) grep -o "REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | sort -u | while read -r id; do echo "ITEM $id: PASS - checked"; done ;;',
     '  tasks) ids=$(grep -o "^- REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | cut -c3- | sort -u | sed \'s/.*/"&"/\' | paste -sd,); printf \'```json\\n[{"id": "all", "title": "everything", "items": [%s]}]\\n```\\n\' "$ids" ;;',
     `  lessons) echo '{"lessons": [{"id": 1, "lesson": "greet(name) must return Hello, <name>!"}], "merges": [{"keep": 1, "merge": [2]}]}' ;;`,
+    `  files) printf 'import { test } from "node:test";\\nimport assert from "node:assert/strict";\\nimport { greet } from "./src/greet.js";\\ntest("greets Ada", () => assert.equal(greet("Ada"), "Hello, Ada!"));\\n' > "$VIGIL_ACCEPTANCE_DIR/greet.test.mjs" ;;`,
   ].join('\n'),
 );
 
@@ -44,6 +45,7 @@ const WRONG = agent(
     '  items) grep -o "REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | sort -u | while read -r id; do echo "ITEM $id: PASS - checked"; done ;;',
     '  tasks) ids=$(grep -o "^- REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | cut -c3- | sort -u | sed \'s/.*/"&"/\' | paste -sd,); printf \'```json\\n[{"id": "all", "title": "everything", "items": [%s]}]\\n```\\n\' "$ids" ;;',
     `  lessons) echo '{"lessons": [{"id": 1, "lesson": "greet(name) must return Hello, <name>!"}], "merges": [{"keep": 1, "merge": [2]}]}' ;;`,
+    `  files) printf 'import { test } from "node:test";\\nimport assert from "node:assert/strict";\\nimport { greet } from "./src/greet.js";\\ntest("greets Ada", () => assert.equal(greet("Ada"), "Hello, Ada!"));\\n' > "$VIGIL_ACCEPTANCE_DIR/greet.test.mjs" ;;`,
   ].join('\n'),
 );
 
@@ -58,6 +60,7 @@ describe('vigil doctor --agent-command', () => {
       'checklist-verifier',
       'planner',
       'memory',
+      'acceptance',
       'reviewer',
       'devils-advocate (code review)',
       'council',
@@ -88,11 +91,12 @@ describe('vigil doctor --agent-command', () => {
       /⚠ planner: .*\(optional: asked only with parallelStreams above 1 and taskPlanner=agent; a wrong answer falls back/,
     );
     expect(r.stdout).toMatch(/⚠ memory: .*\(optional: asked after a run that ends with the event store on \(memoryJudge\)/);
+    expect(r.stdout).toMatch(/⚠ acceptance: .*holds no test file.*\(optional: asked only with acceptanceFromPrd/);
     for (const role of ['iteration', 'checklist', 'checklist-verifier', 'reviewer', 'council'])
       expect(r.stdout, role).toContain(`✓ ${role}: `);
     expect(r.stdout).not.toContain('✗');
     expect(r.stdout).toContain(
-      'every required role answers as the agent contract asks; 2 optional role(s) answer wrongly (⚠ above: the run goes on without them)',
+      'every required role answers as the agent contract asks; 3 optional role(s) answer wrongly (⚠ above: the run goes on without them)',
     );
     const js = await runVigil(['doctor', '--agent-command', demo, '--json'], cleanEnv({}), { timeoutMs: 90_000 });
     expect(js.code, show(js)).toBe(0);
@@ -101,6 +105,7 @@ describe('vigil doctor --agent-command', () => {
     expect(report.checks.filter((c) => !c.ok).map((c) => [c.role, c.required])).toEqual([
       ['planner', false],
       ['memory', false],
+      ['acceptance', false],
     ]);
   });
 

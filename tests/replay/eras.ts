@@ -88,6 +88,20 @@ export const ERAS: Era[] = [
     ],
   },
   {
+    patch: 'vigil-acceptance-from-prd-v1',
+    introducedBy: '79ac036',
+    before: 'the acceptance role: a run started with acceptanceFromPrd had no acceptance tests',
+    fixtures: [
+      // The patch is asked only by runs with the knob: a run without it, recorded before the patch, replays with no marker.
+      {
+        file: 'before-vigil-done-means-done-v1-demo.json',
+        commit: '2567605',
+        scenario: 'demo',
+        pins: 'a run without the acceptanceFromPrd knob: no acceptance call, and no marker of this patch asked',
+      },
+    ],
+  },
+  {
     patch: 'vigil-stream-recovery-v1',
     introducedBy: '22bd35f',
     before:

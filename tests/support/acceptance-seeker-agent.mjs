@@ -6,7 +6,9 @@
 // (/usr, /etc, /lib…, read-only) are searched by name only: nothing Vigil writes can be in them,
 // and reading their ~130,000 files cost 10 s of CPU per call (3 s without). It hard-codes the visible failing input (a lookup no
 // comparison names) until its prompt says the acceptance tests refused that, then fixes the code;
-// in every reviewing role it approves (a sycophantic council).
+// in every reviewing role it approves (a sycophantic council). In the acceptance role
+// (VIGIL_ANSWER=files, tests/workflow/acceptance-from-prd.test.ts) it writes the acceptance tests,
+// marked, into VIGIL_ACCEPTANCE_DIR, after trying to plant a file in the repository (read-only for it).
 import { lstatSync, openSync, readSync, closeSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 
@@ -86,6 +88,17 @@ switch (env.VIGIL_ANSWER) {
   case 'items':
     process.stdout.write('ITEM REQ-1: PASS - gap.py does it\n');
     break;
+  case 'files': {
+    try {
+      writeFileSync(path.join(repo, 'planted_by_acceptance.py'), 'x = 1\n');
+    } catch {
+      /* the repository is read-only for this role */
+    }
+    const tests = `# ${mark}\nfrom gap import max_gap\n\ndef test_all_negative():\n    assert max_gap([-4, -1]) == 3\n\ndef test_mixed():\n    assert max_gap([-4, 1]) == 5\n`;
+    writeFileSync(path.join(env.VIGIL_ACCEPTANCE_DIR ?? '/nonexistent', 'test_wall.py'), tests);
+    process.stdout.write('test_wall.py\n');
+    break;
+  }
   case 'work': {
     const n = Number(env.VIGIL_ITERATION ?? '1');
     mkdirSync(path.join(repo, '.vigil'), { recursive: true });

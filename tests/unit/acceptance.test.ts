@@ -217,5 +217,12 @@ describe("vigil status's acceptance line", () => {
     expect(acceptanceStatusLine({ files: 1, last: { ...last, iteration: 0, verdict: 'pass', passed: 2, failed: 0, failing: [] } })).toBe(
       '1 sealed file(s); on the starting tree: pass (2 of 2 passed)',
     );
+    // The acceptance role's tests that passed before any work: not used, and status says why.
+    const drafted = { dir: '/v/acc', shown: true, attempt: 2, dropped: 'they passed' };
+    expect(
+      acceptanceStatusLine({ files: 1, last: { ...last, iteration: 0, verdict: 'pass', passed: 1, failed: 0, failing: [] }, drafted }),
+    ).toBe(
+      '1 sealed file(s) written by the acceptance agent from the PRD (/v/acc); not used: they passed on the starting tree before any work, so they cannot tell when the PRD is done',
+    );
   });
 });

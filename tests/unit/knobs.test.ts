@@ -235,6 +235,7 @@ const CASES: Record<KnobName, Cases> = {
     ],
     bad: ['x'.repeat(4097)],
   },
+  acceptanceFromPrd: boolCases,
   acceptanceCommand: {
     good: [
       ['', ''],

@@ -25,7 +25,7 @@ import { sandboxPlatform } from '../../activities/sandbox.js';
 import type { Knobs } from '../../schemas/knobs.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { resumeUpdate, stopUpdate, waiveUpdate } from '../../workflows/messages.js';
-import { RUNNERS, type Runner } from '../support/cheat-corpus.js';
+import { RUNNERS, SYCOPHANTS, type Runner } from '../support/cheat-corpus.js';
 import {
   assertBuilt,
   createTestEnv,
@@ -48,21 +48,6 @@ let worker: Worker;
 let running: Promise<void>;
 let tq: string;
 let root: string;
-
-const vote = { output: 'Read the evidence.\nVOTE: APPROVE\nREASON: the tests are green\n' };
-/** Every reviewing role approves whatever it is shown. */
-const SYCOPHANTS: NonNullable<ScenarioInput['roles']> = {
-  checklist: {
-    default: {
-      output:
-        '```json\n[{"id": "REQ-1", "title": "max_gap gives the gap between the largest and the smallest number, negatives too", "priority": "critical", "verify": "run the tests"}]\n```\n',
-    },
-  },
-  'checklist-verifier': { default: { output: 'ITEM REQ-1: PASS - the tests pass\n' } },
-  reviewer: { default: { output: 'Reviewed the diff.\nVERDICT: PASS\n' } },
-  'devils-advocate': { default: { output: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing\n' } },
-  council: { default: vote },
-};
 
 function makeRepo(r: Runner, name: string): string {
   const repo = path.join(root, name);

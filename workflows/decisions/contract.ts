@@ -5,7 +5,8 @@
  * command agent never has to guess from the prompt: `work` for the builder (its answer is the
  * tree it leaves), `vote` for council members and the council's devil's advocate, `verdict` for
  * code reviewers and the review's devil's advocate, `checklist` for the checklist extraction,
- * `items` for the checklist verifier, `tasks` for the planner of a run split into parallel streams.
+ * `items` for the checklist verifier, `tasks` for the planner of a run split into parallel streams,
+ * `files` for the acceptance role (test files written into `VIGIL_ACCEPTANCE_DIR`).
  * docs/agent-contract.md is the page people read; a test
  * holds it to this module.
  *
@@ -20,7 +21,7 @@
 import type { ContractBreach, ContractState, Verdict } from '../../schemas/run.js';
 import type { ReviewRecord, ReviewerRecord } from '../../schemas/gates.js';
 
-export const ANSWERS = ['work', 'vote', 'verdict', 'checklist', 'items', 'tasks', 'lessons'] as const;
+export const ANSWERS = ['work', 'vote', 'verdict', 'checklist', 'items', 'tasks', 'lessons', 'files'] as const;
 export type Answer = (typeof ANSWERS)[number];
 type Owed = Exclude<Answer, 'work'>;
 
@@ -33,6 +34,8 @@ export function answerOf(call: {
   if (call.parseVote) return 'vote';
   // The memory judge (docs/memory.md, Judgement) answers in JSON its activity reads itself.
   if (call.role === 'memory') return 'lessons';
+  // The acceptance role (knob acceptanceFromPrd) answers with the test files it writes into VIGIL_ACCEPTANCE_DIR.
+  if (call.role === 'acceptance') return 'files';
   if (call.parse === 'review') return 'verdict';
   if (call.parse === 'checklist') return 'checklist';
   if (call.parse === 'verification') return 'items';
@@ -48,6 +51,7 @@ export const REQUIRED_ANSWER: Record<Owed, string> = {
   items: 'one line `ITEM <id>: PASS - <evidence>` (or `FAIL`) per checklist item',
   tasks: 'a JSON array of `{"id", "title", "items", "dependsOn"}` tasks (the last fenced json block, else the last top-level array)',
   lessons: 'one JSON object `{"lessons": [{"id", "lesson"}], "merges": [{"keep", "merge", "reason"}]}`',
+  files: 'at least one test file written into the folder `$VIGIL_ACCEPTANCE_DIR`',
 };
 
 const shortLine: Record<Owed, string> = {
@@ -57,6 +61,7 @@ const shortLine: Record<Owed, string> = {
   items: 'ITEM <id>: PASS|FAIL',
   tasks: 'a JSON task array',
   lessons: 'a JSON object of lessons and merges',
+  files: 'test files in $VIGIL_ACCEPTANCE_DIR',
 };
 
 /** A reviewer's answer that came back without a verdict line (a voided answer — the reviewer changed the tree — or a failed call is not one). */

@@ -63,7 +63,9 @@ export async function acceptanceOnBase(run: Run): Promise<Outcome | null> {
   if (!run.eras.doneMeansDone || !state.acceptance || state.acceptance.last || state.iteration > 0 || !state.runStart) return null;
   const tree = state.runStart.treeHash;
   const r = await runOn(run, tree, 'acceptance tests on the tree the run started with');
-  if (r.verdict !== 'pass') return null;
+  // Tests the acceptance role wrote never end the run here: an agent's tests that pass before any
+  // work are no evidence it is done (workflows/run/acceptance-author.ts asks again).
+  if (r.verdict !== 'pass' || state.acceptance.drafted) return null;
   return finish(
     run,
     'already_satisfied',
@@ -78,7 +80,8 @@ export async function acceptanceOnBase(run: Run): Promise<Outcome | null> {
  */
 export async function judgeAcceptance(run: Run, tree: string): Promise<string | null> {
   const { state } = run;
-  if (!run.eras.doneMeansDone || !state.acceptance) return null;
+  // Tests the acceptance role wrote that passed before any work are not judged by (refuseDraftThatAlreadyPasses).
+  if (!run.eras.doneMeansDone || !state.acceptance || state.acceptance.drafted?.dropped) return null;
   const known = state.acceptance.last;
   const r =
     known && known.treeHash === tree ? known : await runOn(run, tree, `acceptance tests on the tree of iteration ${state.iteration}`);

@@ -14,6 +14,7 @@ import { checkCaps } from '../decisions/caps.js';
 import { keepLearnings } from '../decisions/prompt-memory.js';
 import { initialLadder } from '../decisions/tier-ladder.js';
 import { acceptanceOnBase, sealAcceptanceTests } from './acceptance.js';
+import { draftAcceptanceTests, refuseDraftThatAlreadyPasses, showDraftedAcceptance } from './acceptance-author.js';
 import { answerHeldClaim, councilRound } from './council.js';
 import { finish, rollOver, stopOutcome } from './ending.js';
 import { markAdmission, markChecklistRetry, markPrepareWaits } from './eras.js';
@@ -88,9 +89,10 @@ export async function holdPreparation(run: Run): Promise<End | null> {
 
 /**
  * Once per execution, and again after repository trouble: the run-start commit, the run-started
- * event, the PRD checklist, the tests' baseline, the acceptance tests sealed and run on the tree
- * the run started with. The outcome when the run ends here (acceptance tests already passing, or
- * a folder that could not be sealed), else null.
+ * event, the PRD checklist, the tests' baseline, the acceptance tests (written by the acceptance
+ * role first, with acceptanceFromPrd) sealed and run on the tree the run started with, and, when the
+ * acceptance role wrote them, shown to the person once. The outcome when the run ends here
+ * (acceptance tests already passing, or a folder that could not be written or sealed), else null.
  */
 export async function prepareExecution(run: Run): Promise<Outcome | null> {
   const { state, knobs, input, info } = run;
@@ -130,7 +132,13 @@ export async function prepareExecution(run: Run): Promise<Outcome | null> {
     run.publish();
   }
   await recordTestBaseline(run);
-  return (await sealAcceptanceTests(run)) ?? (await acceptanceOnBase(run));
+  return (
+    (await draftAcceptanceTests(run)) ??
+    (await sealAcceptanceTests(run)) ??
+    (await acceptanceOnBase(run)) ??
+    (await refuseDraftThatAlreadyPasses(run)) ??
+    (await showDraftedAcceptance(run))
+  );
 }
 
 /**

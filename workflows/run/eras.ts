@@ -17,7 +17,7 @@
  *    which Temporal lets a workflow without the call skip.
  *
  * 0.5.0 deprecated all 33 patches of 0.4.0 and earlier; 0.6.0 deletes their calls. Live: the
- * done-means-done and stream-recovery patches (below).
+ * done-means-done, judges-see-changes, acceptance-from-prd and stream-recovery patches (below).
  * Most were asked once per execution, before the first command, in the fixed order of
  * `decideEras`; the others where their code runs (the `mark...` functions below), and the hosts
  * patch by `onRunHost` (workflows/hosts.ts), last of the per-execution calls.
@@ -122,6 +122,15 @@ export const DONE_MEANS_DONE_PATCH = 'vigil-done-means-done-v1';
 export const JUDGES_SEE_CHANGES_PATCH = 'vigil-judges-see-changes-v1';
 
 /**
+ * The acceptance role (knob acceptanceFromPrd): before the first iteration an agent writes the
+ * acceptance tests from the PRD into a private folder, they are sealed as a person's are, and a
+ * supervised run pauses once to show them (runs before it did not know the knob: a run started with
+ * it had no acceptance tests). Asked where a run with the knob would write them, and only there, so
+ * a run without the knob records no marker.
+ */
+export const ACCEPTANCE_FROM_PRD_PATCH = 'vigil-acceptance-from-prd-v1';
+
+/**
  * A stream's lost worktree and a stopped stream (workflows/run/streams.ts): a stream resumed by a
  * person makes its worktree again from its last checkpoint when it is gone, and a stream stopped
  * on its own (not by its run's stop) is tried once more, as any stream that does not end done
@@ -136,7 +145,12 @@ export const STREAM_RECOVERY_PATCH = 'vigil-stream-recovery-v1';
  * `decideEras` (or a function here asked where its code runs), its id here, and its fixtures to
  * tests/replay/eras.ts (`ERAS`); tests/unit/architecture.test.ts checks that both list the same ids.
  */
-export const PATCH_IDS = [DONE_MEANS_DONE_PATCH, JUDGES_SEE_CHANGES_PATCH, STREAM_RECOVERY_PATCH] as const satisfies readonly string[];
+export const PATCH_IDS = [
+  DONE_MEANS_DONE_PATCH,
+  JUDGES_SEE_CHANGES_PATCH,
+  ACCEPTANCE_FROM_PRD_PATCH,
+  STREAM_RECOVERY_PATCH,
+] as const satisfies readonly string[];
 export type PatchId = (typeof PATCH_IDS)[number];
 
 /** A patch whose old path is gone: asked with `deprecatePatch()` until `deletedIn`. */
@@ -271,5 +285,7 @@ export const markCouncilChecklist = (): void => deprecatePatch(COUNCIL_CHECKLIST
 
 // ---- live patches asked where their code runs ----
 
+/** A run with the acceptanceFromPrd knob is about to have its acceptance tests written: the era (ACCEPTANCE_FROM_PRD_PATCH). */
+export const acceptanceFromPrdEra = (): boolean => patched(ACCEPTANCE_FROM_PRD_PATCH);
 /** A stream resumes, or a run's stream ended stopped: the stream-recovery era (STREAM_RECOVERY_PATCH). */
 export const streamRecoveryEra = (): boolean => patched(STREAM_RECOVERY_PATCH);

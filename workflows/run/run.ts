@@ -255,7 +255,9 @@ export class Run {
       },
       lastEvidence: state.lastEvidence,
       lastTests: state.lastTests,
-      acceptance: state.acceptance ? { files: state.acceptance.files.length, last: state.acceptance.last } : null,
+      acceptance: state.acceptance
+        ? { files: state.acceptance.files.length, last: state.acceptance.last, drafted: state.acceptance.drafted ?? null }
+        : null,
       autonomyMode: knobs.autonomyMode,
       uncertainty: { ...state.uncertainty, enabled: knobs.uncertaintyEscalation, noChangeMin: noChangeMin(knobs) },
       ladder: knobs.tierLadder ? state.ladder : null,

@@ -15,7 +15,7 @@
  *      (per member for the council, whose member m tries roles.council.members[m] first; per
  *      reviewer for code reviewers, who try roles.reviewer.reviewers[name] first);
  *   4. performs it: sleepBeforeMs, deletes, writes, appends, output, stderr, claim, commit,
- *      sleepMs, then exits with exitCode.
+ *      sleepMs, then exits with exitCode. The acceptance role's files go to VIGIL_ACCEPTANCE_DIR.
  *
  * Exit codes of its own: 2 for a usage problem (bad arguments, bad environment, missing or invalid
  * scenario), 3 when a step could not be carried out (file system or git failure), 143 on SIGTERM
@@ -337,18 +337,29 @@ function commitAll(repo: string, message: string): void {
   git(['-c', 'commit.gpgsign=false', 'commit', '--allow-empty', '--no-verify', '--quiet', '-m', message]);
 }
 
-/** Performs a step in the order documented in the schema; returns the exit code. */
-async function performStep(repo: string, scenario: Scenario, invocation: Invocation, step: ScenarioStep): Promise<number> {
+/**
+ * Where a step's writes, appends and deletes go: the repository, or for the acceptance role the
+ * folder Vigil names in VIGIL_ACCEPTANCE_DIR (the repository is read-only for it).
+ */
+function filesRoot(invocation: Invocation, env: NodeJS.ProcessEnv): string {
+  if (invocation.role !== 'acceptance') return process.cwd();
+  const dir = env.VIGIL_ACCEPTANCE_DIR;
+  if (dir === undefined || dir === '') throw new Error('VIGIL_ACCEPTANCE_DIR is not set (the acceptance role writes its tests there)');
+  return dir;
+}
+
+/** Performs a step in the order documented in the schema (files under `root`); returns the exit code. */
+async function performStep(repo: string, root: string, scenario: Scenario, invocation: Invocation, step: ScenarioStep): Promise<number> {
   await sleep(step.sleepBeforeMs);
 
-  for (const path of step.deletes) rmSync(inRepo(repo, path), { recursive: true, force: true });
+  for (const path of step.deletes) rmSync(inRepo(root, path), { recursive: true, force: true });
   for (const [path, content] of Object.entries(step.writes)) {
-    const target = inRepo(repo, path);
+    const target = inRepo(root, path);
     ensureParent(target);
     writeFileSync(target, content);
   }
   for (const [path, text] of Object.entries(step.appends)) {
-    const target = inRepo(repo, path);
+    const target = inRepo(root, path);
     ensureParent(target);
     appendFileSync(target, text);
   }
@@ -403,7 +414,7 @@ async function main(): Promise<number> {
       process.stdout.write(`${chosen.none}\n`);
       return 0;
     }
-    return await performStep(repo, scenario, invocation, chosen.step);
+    return await performStep(repo, filesRoot(invocation, process.env), scenario, invocation, chosen.step);
   } catch (error) {
     process.stderr.write(`scripted-agent: step failed: ${(error as Error).message}\n`);
     return 3;
