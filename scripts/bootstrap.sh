@@ -26,8 +26,24 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm install --no-save --no-audit --no-fund --loglevel=error
 fi
 
-echo "bootstrap: building"
-npm run --silent build
+# The build, unless dist/ was built after every input of it changed: the slow tier's bootstrap,
+# right after npm test's, and a second npm test on unchanged sources skip its half minute. What
+# the build writes is checked too, so a dist/ cut short is built again.
+stamp=dist/.bootstrap-built
+inputs=(schemas rounds workflows activities workers cli examples bench package.json package-lock.json
+  node_modules/.package-lock.json tsconfig.json tsconfig.build.json)
+outputs=(dist/workflow-bundle.js dist/cli/fast.bundle.js dist/examples/agents/scripted-agent/scripted-agent.bundle.js)
+fresh=1
+[ -f "$stamp" ] || fresh=0
+for f in "${outputs[@]}"; do [ -f "$f" ] || fresh=0; done
+if [ "$fresh" -eq 1 ] && [ -z "$(find "${inputs[@]}" -newer "$stamp" -print -quit 2>/dev/null)" ]; then
+  echo "bootstrap: dist/ is up to date"
+else
+  echo "bootstrap: building"
+  rm -f "$stamp"
+  npm run --silent build
+  touch "$stamp"
+fi
 
 # The agent sandbox (bubblewrap); without it agents run unsandboxed and vigil doctor says why.
 bash scripts/install-sandbox.sh
