@@ -117,14 +117,37 @@ export function isListening(ip: string, port: number): Promise<boolean> {
   });
 }
 
-/** A TCP port that was free a moment ago on 127.0.0.1. */
+/**
+ * A TCP port that was free a moment ago on 127.0.0.1, held back from the kernel's next picks.
+ * A port read from a closed listener is the kernel's to hand out again, to the next `listen(0)`
+ * or outgoing connection, before its new owner binds it. So a connection is made to it and
+ * closed from the listening side first: that side's socket stays in TIME_WAIT for a minute, which
+ * keeps the port out of the kernel's ephemeral picks while a server that binds it on purpose
+ * (with SO_REUSEADDR, as Go and Node both set) still can. The same trick as Temporal's own SDKs.
+ */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once('error', reject);
     srv.listen(0, '127.0.0.1', () => {
       const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+      if (typeof addr !== 'object' || !addr) {
+        srv.close();
+        reject(new Error('no port'));
+        return;
+      }
+      const done = (): void => void srv.close(() => resolve(addr.port));
+      srv.once('connection', (accepted) => {
+        accepted.once('close', () => {
+          client.destroy();
+          done();
+        });
+        accepted.end();
+      });
+      const client = net.connect({ host: '127.0.0.1', port: addr.port });
+      client.once('error', () => done());
+      // The client answers the listening side's FIN only after it has sent it: TIME_WAIT lands there.
+      client.once('end', () => client.end());
     });
   });
 }
@@ -165,14 +188,26 @@ const lastLines = (file: string, n: number): string => {
 };
 
 /**
- * How many times a server that crashes with a Go panic while starting is started again. The
- * server (1.32) has a start-up race: its worker service can begin serving gRPC on a listener
- * that is not there yet and panic (`grpc.(*Server).Serve(…, {0x0, 0x0})`), seen about once in a
- * few hundred starts on a loaded machine. Nothing is written to the database by then, so
- * starting again is safe; any other failure (a port in use, a bad flag, a timeout) is reported
- * at once.
+ * How many times a server that fails to start for a passing reason is started again. Nothing is
+ * written to the database by then, so starting again is safe. The passing reasons:
+ * - a Go panic: the server (1.32) has a start-up race, its worker service can begin serving gRPC
+ *   on a listener that is not there yet (`grpc.(*Server).Serve(…, {0x0, 0x0})`), seen about once
+ *   in a few hundred starts on a loaded machine;
+ * - a port the CLI chose itself (the HTTP API's and the metrics', "a random free port") taken by
+ *   another process between the CLI's pick and the server's bind; the next start picks again.
+ * Any other failure (a port the caller chose in use, a bad flag, a timeout) is reported at once.
  */
-export const START_ATTEMPTS_ON_PANIC = 3;
+export const START_ATTEMPTS = 3;
+
+/** The ports the server's output since `offset` says were already in use. */
+const portsInUseSince = (logFile: string, offset: number): number[] => {
+  try {
+    const text = readFileSync(logFile, 'utf8').slice(offset);
+    return [...text.matchAll(/listen tcp \S*?:(\d+): bind: address already in use/g)].map((m) => Number(m[1]));
+  } catch {
+    return [];
+  }
+};
 
 /** The server's output since `offset` shows a Go runtime panic. */
 const panickedSince = (logFile: string, offset: number): boolean => {
@@ -260,9 +295,12 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
       child.kill('SIGKILL');
       await exited;
       await flushed;
-      if (crashed && attempt < START_ATTEMPTS_ON_PANIC && panickedSince(logFile, offset)) continue;
+      const chosen = new Set(opts.headless ? [port] : [port, uiPort]);
+      const inUse = portsInUseSince(logFile, offset);
+      const passing = panickedSince(logFile, offset) || (inUse.length > 0 && inUse.every((p) => !chosen.has(p)));
+      if (crashed && attempt < START_ATTEMPTS && passing) continue;
       const detail = lastLines(logFile, 15);
-      const tries = attempt > 1 ? ` (attempt ${attempt} of ${START_ATTEMPTS_ON_PANIC})` : '';
+      const tries = attempt > 1 ? ` (attempt ${attempt} of ${START_ATTEMPTS})` : '';
       throw new Error(
         `${err instanceof Error ? err.message : String(err)}${tries}${detail ? `\nserver log (${logFile}):\n${detail}` : ''}`,
       );
