@@ -13,6 +13,7 @@
  */
 import { readdirSync } from 'node:fs';
 import type { FindingInput, GateResultInput, Severity } from '../../schemas/gates.js';
+import { asLegacy, legacyNote, scopeFindings, type ChangeScope } from './change-scope.js';
 import { finding, gateResult, isTestFile, linesOf, MAX_FILE_BYTES, readRepoText, scopeFiles } from './test-integrity.js';
 import { PRIVATE_CLASSIFIER, publishability, type Manifests, type Publishability } from './publishable.js';
 
@@ -239,39 +240,53 @@ function readmeWithText(repoPath: string): string | null {
 /**
  * Gate 7 activity: README in the repository root, and doc comments on the exports of the changed
  * modules (repository-relative `files`). Fail on any high finding (no README; an undocumented
- * export of a publishable package); medium ones are advisory.
+ * export of a publishable package); medium ones are advisory. With the run's `scope`, only what
+ * the run wrote can block: an export on a line it did not write, or a README the start tree did
+ * not have either, is listed as already in the base tree.
  */
-export async function docCoverageGate(opts: { repoPath: string; files: string[] }): Promise<GateResultInput> {
+export async function docCoverageGate(opts: {
+  repoPath: string;
+  files: string[];
+  scope?: ChangeScope | undefined;
+}): Promise<GateResultInput> {
   const startedAt = Date.now();
   const all: FindingInput[] = [];
+  let legacy = 0;
   const readme = readmeWithText(opts.repoPath);
-  if (readme === null)
-    all.push(
-      finding(
-        'doc_coverage',
-        'high',
-        null,
-        null,
-        `README missing or empty: add a README.md to the repository root that says what the project is and how to use it`,
-      ),
+  if (readme === null) {
+    const missing = finding(
+      'doc_coverage',
+      'high',
+      null,
+      null,
+      `README missing or empty: add a README.md to the repository root that says what the project is and how to use it`,
     );
+    const before = opts.scope?.startRoot;
+    const hadNone = before !== undefined && !README_NAMES.some((n) => before.has(n));
+    if (hadNone) legacy++;
+    all.push(hadNone ? asLegacy(missing) : missing);
+  }
 
   const pkg = publishability(readManifests(opts.repoPath));
   const severity: Severity = pkg.publishable ? 'high' : 'medium';
   const scope = scopeFiles(opts.files, isDocumentedModule);
   let checked = 0;
+  let undocumented = 0;
   for (const rel of scope) {
     const r = readRepoText(opts.repoPath, rel);
     if (r.kind !== 'text') continue;
     checked++;
-    all.push(...undocumentedExports(rel, r.text, severity));
+    const found = undocumentedExports(rel, r.text, severity);
+    undocumented += found.length;
+    const scoped = scopeFindings(found, opts.scope);
+    legacy += scoped.legacy;
+    all.push(...scoped.findings);
   }
-  const undocumented = all.filter((f) => f.file !== null).length;
-  const advisory = undocumented > 0 ? ` (advisory, not a publishable package: ${pkg.why})` : '';
+  const advisory = undocumented > 0 && !pkg.publishable ? ` (advisory, not a publishable package: ${pkg.why})` : '';
   const result = gateResult(
     'doc_coverage',
     all,
-    `${readme ?? 'README'} present; ${checked} changed module(s) checked, ${undocumented} undocumented export(s)${advisory}`,
+    `${readme === null ? 'no README' : `${readme} present`}; ${checked} changed module(s) checked, ${undocumented} undocumented export(s)${advisory}${legacyNote(legacy)}`,
     startedAt,
   );
   const first = result.findings?.[0];

@@ -32,6 +32,7 @@ import {
 import { ensureRepoDir, ensureRunDir, pad, runDir } from '../artifacts.js';
 import { changedPaths, git, workingTreeHash } from '../git.js';
 import { describeWriteError, isStorageError, writePrivateFile } from '../safe-files.js';
+import { changeScope, type ChangeScope } from './change-scope.js';
 import { coverageGate } from './coverage.js';
 import { docCoverageGate } from './doc-coverage.js';
 import { secretScanGate } from './secret-scan.js';
@@ -41,6 +42,9 @@ import { mockIntegrityGate, testMutationGate } from './test-integrity.js';
 
 /** The gates that judge everything the run changed, from its start tree, not since they last passed. */
 const FROM_START: ReadonlySet<string> = new Set(['test_mutation', 'test_gaming']);
+
+/** The gates that block only on lines the run wrote (activities/gates/change-scope.ts). */
+const LINE_SCOPED: ReadonlySet<string> = new Set(['static_analysis', 'secret_scan', 'mock_integrity', 'doc_coverage']);
 
 /** Files that changed since `sinceTree` (all tracked and untracked files when there is none), existing ones only. */
 async function changedSince(repoPath: string, sinceTree: string | null, tree: string): Promise<string[]> {
@@ -58,6 +62,7 @@ async function evaluate(
   files: string[],
   signal: AbortSignal,
   onSandbox?: (r: SandboxReport) => void,
+  scope?: ChangeScope,
 ): Promise<GateResultInput> {
   const timeoutMs = input.timeoutSeconds * 1000;
   switch (input.gate) {
@@ -69,11 +74,12 @@ async function evaluate(
         timeoutMs,
         signal,
         sandbox: { runId: input.runId, repoPath: input.repoPath, mode: input.sandbox, ...(onSandbox ? { report: onSandbox } : {}) },
+        scope,
       });
     case 'secret_scan':
-      return secretScanGate({ repoPath: input.repoPath, files });
+      return secretScanGate({ repoPath: input.repoPath, files, scope });
     case 'mock_integrity':
-      return mockIntegrityGate({ repoPath: input.repoPath, files });
+      return mockIntegrityGate({ repoPath: input.repoPath, files, scope });
     case 'test_mutation':
       // From the run start when the run names it (its files then are those changed since then).
       return input.runStartTree !== undefined
@@ -82,7 +88,7 @@ async function evaluate(
     case 'test_gaming':
       return testGamingGate({ repoPath: input.repoPath, runId: input.runId, files, startTree: input.runStartTree ?? input.sinceTree });
     case 'doc_coverage':
-      return docCoverageGate({ repoPath: input.repoPath, files });
+      return docCoverageGate({ repoPath: input.repoPath, files, scope });
     case 'coverage':
       return coverageGate({ repoPath: input.repoPath, thresholdPercent: input.coverageThreshold });
   }
@@ -101,6 +107,7 @@ async function gateOnTree(
   signal: AbortSignal,
   ownReport = true,
   onSandbox?: (r: SandboxReport) => void,
+  scope?: ChangeScope,
 ): Promise<{ result: GateResult; report: GateReport }> {
   const started = Date.now();
   const timedOut = new Promise<GateResultInput>((resolve) => {
@@ -113,7 +120,7 @@ async function gateOnTree(
     if (signal.aborted) done();
     else signal.addEventListener('abort', done);
   });
-  const raw = await Promise.race([evaluate(input, files, signal, onSandbox), timedOut]);
+  const raw = await Promise.race([evaluate(input, files, signal, onSandbox, scope), timedOut]);
   const all = raw.findings ?? [];
   const result: GateResultInput = {
     ...raw,
@@ -158,7 +165,10 @@ export async function runGate(raw: RunGateInput): Promise<GateResult> {
   const signal = AbortSignal.any([timeout.signal, ctx.cancellationSignal]);
   try {
     const tree = await workingTreeHash(input.repoPath);
-    return (await gateOnTree(input, tree, await changedSince(input.repoPath, input.sinceTree, tree), signal)).result;
+    const start = LINE_SCOPED.has(input.gate) ? input.runStartTree : null;
+    const scope = start ? ((await changeScope(input.repoPath, start, tree)) ?? undefined) : undefined;
+    return (await gateOnTree(input, tree, await changedSince(input.repoPath, input.sinceTree, tree), signal, true, undefined, scope))
+      .result;
   } finally {
     stopBeats();
     clearTimeout(timer);
@@ -226,6 +236,14 @@ async function runGatesPass(
       if (!p) changed.set(key, (p = changedSince(input.repoPath, since, tree)));
       return p;
     };
+    // What the run wrote since its start, read once per pass for the gates that block only on it.
+    let scopeOnce: Promise<ChangeScope | undefined> | undefined;
+    const scopeFor = (gate: string): Promise<ChangeScope | undefined> => {
+      const start = input.runStartTree;
+      if (!LINE_SCOPED.has(gate) || !start) return Promise.resolve(undefined);
+      scopeOnce ??= changeScope(input.repoPath, start, tree).then((s) => s ?? undefined);
+      return scopeOnce;
+    };
     const results: GateResult[] = [];
     let tests: TestResult | null = null;
     const reports = new Map<object, GateReport>();
@@ -290,6 +308,7 @@ async function runGatesPass(
             signal,
             reportFile === null,
             (r) => toolReports.push(r),
+            await scopeFor(gate),
           );
           finished.push(result);
           reports.set(result, report);

@@ -24,6 +24,7 @@
  * secretlint 11 is the newest line that runs on Node 20 (Vigil's engines field); 12 and later
  * need Node 22.
  */
+import { legacyNote, scopeFindings, type ChangeScope } from './change-scope.js';
 import { closeSync, existsSync, lstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { lintSource } from '@secretlint/core';
@@ -193,23 +194,36 @@ export async function scanFilesForSecrets(repoPath: string, files: readonly stri
   return hits;
 }
 
-/** The gate: any credential in a changed file fails it. */
-export async function secretScanGate(opts: { repoPath: string; files: readonly string[] }): Promise<GateResultInput> {
+/**
+ * The gate: any credential on a line the run wrote fails it; one already in the base tree (in a
+ * file the run touched, on a line it did not write) is listed as advisory.
+ */
+export async function secretScanGate(opts: {
+  repoPath: string;
+  files: readonly string[];
+  scope?: ChangeScope | undefined;
+}): Promise<GateResultInput> {
   const hits = await scanFilesForSecrets(opts.repoPath, opts.files, 100);
-  const first = hits[0];
-  return {
-    gate: 'secret_scan',
-    verdict: first ? 'fail' : 'pass',
-    reason: first
-      ? `${hits.length} possible credential${hits.length === 1 ? '' : 's'} in changed files, first: ${first.kind} in ${first.file}:${first.line}`
-      : `no credentials in ${Math.min(opts.files.length, MAX_SCANNED_FILES)} changed file(s)`,
-    findings: hits.slice(0, MAX_FINDINGS).map((h) => ({
+  const scoped = scopeFindings(
+    hits.map((h) => ({
       gate: 'secret_scan' as const,
       severity: 'high' as const,
       file: h.file,
       line: h.line,
       message: `${h.kind}: move it to the environment or a secret store, and rotate it`,
     })),
+    opts.scope,
+  );
+  const blocking = hits.filter((_, i) => scoped.findings[i]?.severity === 'high');
+  const first = blocking[0];
+  const findings = [...scoped.findings].sort((a, b) => (a.severity === b.severity ? 0 : a.severity === 'high' ? -1 : 1));
+  return {
+    gate: 'secret_scan',
+    verdict: first ? 'fail' : 'pass',
+    reason: first
+      ? `${blocking.length} possible credential${blocking.length === 1 ? '' : 's'} in changed files, first: ${first.kind} in ${first.file}:${first.line}${legacyNote(scoped.legacy)}`
+      : `no credentials in ${Math.min(opts.files.length, MAX_SCANNED_FILES)} changed file(s)${legacyNote(scoped.legacy)}`,
+    findings: findings.slice(0, MAX_FINDINGS),
     findingCount: hits.length,
   };
 }

@@ -15,6 +15,7 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { legacyNote, scopeFindings, type ChangeScope } from './change-scope.js';
 import { MAX_FINDINGS, severityRank, type FindingInput, type GateResultInput, type Severity } from '../../schemas/gates.js';
 import { findBinary, runTool, type ToolRun, type ToolSandbox } from './tools.js';
 
@@ -32,6 +33,12 @@ export interface StaticAnalysisOptions {
   pathEnv?: string;
   /** Run every tool in the agent sandbox (the run's gates do; a config file in the repository is code the agent wrote). */
   sandbox?: ToolSandbox;
+  /**
+   * What the run wrote since its start: a linter's finding on a line it did not write is listed
+   * as already in the base tree, never blocking. A file that does not parse or compile blocks
+   * wherever its error is reported (a missing bracket shows lines away from where it was left).
+   */
+  scope?: ChangeScope | undefined;
 }
 
 const JS_EXT = new Set(['.js', '.jsx', '.mjs', '.cjs', '.ts', '.tsx', '.mts', '.cts']);
@@ -69,15 +76,19 @@ class Collector {
   readonly problems = new Set<string>();
   /** Facts for the reason of a pass (errors ignored elsewhere, fallbacks used). */
   readonly notes: string[] = [];
+  /** The findings of linters (judged by line against the run's scope); the rest are judged by file. */
+  readonly lint = new Set<FindingInput>();
 
-  add(severity: Severity, file: string | null, line: number | null, message: string): void {
-    this.findings.push({
+  add(severity: Severity, file: string | null, line: number | null, message: string, judged: 'line' | 'file' = 'file'): void {
+    const f: FindingInput = {
       gate: 'static_analysis',
       severity,
       file: file === null ? null : file.slice(0, 500),
       line: line !== null && Number.isSafeInteger(line) && line >= 0 ? line : null,
       message: clip(message, MESSAGE_MAX),
-    });
+    };
+    this.findings.push(f);
+    if (judged === 'line') this.lint.add(f);
   }
 }
 
@@ -287,7 +298,7 @@ async function eslint(run: Runner, out: Collector, repoPath: string, files: stri
       for (const m of result.messages) {
         if (!m.ruleId && /^File ignored\b/.test(m.message)) continue; // the project's own ignore list, not a finding
         const severity: Severity = m.fatal || m.severity >= 2 ? 'high' : 'low';
-        out.add(severity, file, m.line ?? null, `${m.message}${m.ruleId ? ` (${m.ruleId})` : ''}`);
+        out.add(severity, file, m.line ?? null, `${m.message}${m.ruleId ? ` (${m.ruleId})` : ''}`, m.fatal ? 'file' : 'line');
       }
     }
   }
@@ -404,6 +415,7 @@ async function python(run: Runner, out: Collector, repoPath: string, files: stri
           repoRelative(repoPath, repoPath, d.filename),
           d.location?.row ?? null,
           code ? `${code} ${d.message}` : d.message,
+          severe ? 'file' : 'line',
         );
       }
     }
@@ -481,7 +493,7 @@ async function shell(run: Runner, out: Collector, repoPath: string, files: strin
       run.unreadable('shellcheck', r);
       return;
     }
-    for (const d of parsed) out.add('high', repoRelative(repoPath, repoPath, d.file), d.line, `SC${d.code} ${d.message}`);
+    for (const d of parsed) out.add('high', repoRelative(repoPath, repoPath, d.file), d.line, `SC${d.code} ${d.message}`, 'line');
   }
 }
 
@@ -513,7 +525,7 @@ async function golang(run: Runner, out: Collector, repoPath: string, files: stri
       if (!m) continue;
       located++;
       const file = repoRelative(repoPath, mod, m[1] ?? '');
-      if (file && changed.has(file)) out.add('high', file, Number(m[2]), `go vet: ${m[3]}`);
+      if (file && changed.has(file)) out.add('high', file, Number(m[2]), `go vet: ${m[3]}`, 'line');
       else elsewhere++;
     }
     if (r.exitCode !== 0 && located === 0) run.unreadable('go vet', r);
@@ -624,7 +636,8 @@ export async function staticAnalysis(opts: StaticAnalysisOptions): Promise<GateR
   if (kinds.go.length) await golang(run, out, repoPath, kinds.go);
   if (kinds.rs.length) await rust(run, out, repoPath, kinds.rs);
 
-  const findings = [...out.findings].sort(compareFindings);
+  const scoped = scopeFindings(out.findings, opts.scope, (f) => out.lint.has(f));
+  const findings = scoped.findings.sort(compareFindings);
   const errors = findings.filter((f) => f.severity === 'critical' || f.severity === 'high');
   let verdict: GateResultInput['verdict'];
   let reason: string;
@@ -633,14 +646,14 @@ export async function staticAnalysis(opts: StaticAnalysisOptions): Promise<GateR
     verdict = 'fail';
     const errFiles = new Set(errors.map((f) => f.file ?? ''));
     const where = first.file ? `${first.file}${first.line !== null && first.line !== undefined ? `:${first.line}` : ''} ` : '';
-    reason = `${plural(errors.length, 'error')} in ${plural(errFiles.size, 'file')}: ${where}${first.message}`;
+    reason = `${plural(errors.length, 'error')} in ${plural(errFiles.size, 'file')}: ${where}${first.message}${legacyNote(scoped.legacy)}`;
   } else if (out.problems.size > 0) {
     verdict = 'inconclusive';
     const missing = out.missing.size ? `; missing: ${[...out.missing].map((m) => m.split(':')[0]).join(', ')}` : '';
     reason = `inconclusive: ${[...out.problems].join('; ')}${missing}`;
   } else {
     verdict = 'pass';
-    reason = [`no errors in ${plural(analysed, 'changed file')}`, ...out.notes].join('; ');
+    reason = [`no errors in ${plural(analysed, 'changed file')}`, ...out.notes].join('; ') + legacyNote(scoped.legacy);
   }
   return {
     ...base,

@@ -18,6 +18,7 @@
 import { readdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
+import { legacyNote, scopeFindings, type ChangeScope } from './change-scope.js';
 import { MAX_FINDINGS, severityRank, type FindingInput, type GateName, type GateResultInput, type Severity } from '../../schemas/gates.js';
 import { readRegularFile } from '../safe-files.js';
 import { objectExists } from '../git.js';
@@ -688,7 +689,11 @@ export function pythonLocalModules(repoPath: string): Set<string> {
  * Gate 5 activity: mock integrity of the test files among the changed files (repository-relative).
  * No changed test file: pass. Fail on any high finding; medium ones are advisory.
  */
-export async function mockIntegrityGate(opts: { repoPath: string; files: string[] }): Promise<GateResultInput> {
+export async function mockIntegrityGate(opts: {
+  repoPath: string;
+  files: string[];
+  scope?: ChangeScope | undefined;
+}): Promise<GateResultInput> {
   const startedAt = Date.now();
   const scope = scopeFiles(opts.files, (rel) => isTestFile(rel));
   if (scope.length === 0) return gateResult('mock_integrity', [], 'no test file changed', startedAt);
@@ -698,6 +703,7 @@ export async function mockIntegrityGate(opts: { repoPath: string; files: string[
   const all: FindingInput[] = [];
   let checked = 0;
   let unreadable = 0;
+  let legacy = 0;
   for (const rel of scope) {
     const r = readRepoText(opts.repoPath, rel);
     if (r.kind === 'absent') continue;
@@ -707,7 +713,9 @@ export async function mockIntegrityGate(opts: { repoPath: string; files: string[
       continue;
     }
     checked++;
-    all.push(...mockProblems(rel, r.text, { packageName, localModules }));
+    const scoped = scopeFindings(mockProblems(rel, r.text, { packageName, localModules }), opts.scope);
+    legacy += scoped.legacy;
+    all.push(...scoped.findings);
   }
   if (checked === 0 && unreadable === 0)
     return gateResult('mock_integrity', all, 'no test file changed (the changed test files were deleted)', startedAt);
@@ -715,7 +723,7 @@ export async function mockIntegrityGate(opts: { repoPath: string; files: string[
   return gateResult(
     'mock_integrity',
     all,
-    `${checked} changed test file(s) checked${notRead}; ${all.length} advisory finding(s)`,
+    `${checked} changed test file(s) checked${notRead}; ${all.length} advisory finding(s)${legacyNote(legacy)}`,
     startedAt,
   );
 }

@@ -191,13 +191,12 @@ describe('vigil try on three kinds of repository', () => {
     const r = await runVigil(['try', '--repo', repo, '--no-store'], e, { timeoutMs: 180_000 });
     expect(r.stdout).toContain('no README here: the scripted agent writes one');
     const runId = expectApproved(r, repo, before);
-    // The documentation gate refused the first tree and said how to turn it off; the second has the README.
+    // The documentation gate judges the change: a README the repository never had is listed as
+    // already in the base tree, not held against the agent; the second tree has the README.
     const pass = (n: number): GateVerdict[] => gatePass(e, runId, n);
     expect(pass(1).find((g) => g.gate === 'doc_coverage')).toMatchObject({
-      verdict: 'fail',
-      reason:
-        'README missing or empty: add a README.md to the repository root; ' +
-        'to turn the gate off, set the knob gateDocCoverage=false (--set gateDocCoverage=false, or VIGIL_GATE_DOC_COVERAGE=false)',
+      verdict: 'pass',
+      reason: expect.stringMatching(/^no README; .*; 1 already in the base tree \(advisory\)$/),
     });
     expect(r.stdout).toMatch(/quality gates on iteration 2: .*\? tests/);
     expect(pass(2).find((g) => g.gate === 'doc_coverage')).toMatchObject({ verdict: 'pass' });

@@ -3,10 +3,14 @@
  * gates, code review, the PRD checklist, the council, escalation and the tier ladder all on), on a
  * real Temporal server, with the scripted agent playing the builder and every reviewing role.
  *
- * The matrix: {no README, README} × {no test runner, passing tests} × {supervised, perpetual} ×
+ * The matrix: {a documentation gap the builder leaves, none} × {no test runner, passing tests} ×
+ * {supervised, perpetual} ×
  * {stagnant, claims without change, split council, oscillating tree, failing agent, wrong
  * reviewer format, unmet checklist}. Each cell asserts the original's outcome (spec §2.3, §2.10, §2.11, §7) and the
  * iteration it happens at, that the tier never drops while the agent idles, and what status says.
+ * In the gap cells the repository is a publishable package that started without a README and the
+ * builder's export has no doc comment: the documentation gate refuses every check for the
+ * builder's own line, never for the README the repository never had (gates judge the change).
  *
  * One cell stands beside the cross product: a builder that adds dependencies (`npm install` of a
  * small npm package, `pip download` of a small PyPI one, through the sandbox's proxy to the real
@@ -64,7 +68,8 @@ const BEHAVIOURS = [
 const INSTALLS = 'installs packages';
 type Behaviour = (typeof BEHAVIOURS)[number] | typeof INSTALLS;
 interface Cell {
-  readme: boolean;
+  /** The builder's export is undocumented in a publishable package (which started without a README). */
+  gap: boolean;
   tests: boolean;
   mode: 'supervised' | 'perpetual';
   behaviour: Behaviour;
@@ -117,10 +122,11 @@ function roles(behaviour: Behaviour): NonNullable<ScenarioInput['roles']> {
   };
 }
 
-const A = { writes: { 'src/feature.js': '/** The feature. */\nexport const feature = 1;\n' } };
-const B = { writes: { 'src/feature.js': '/** The feature, again. */\nexport const feature = 2;\n' } };
-
-function scenario(behaviour: Behaviour): ScenarioInput {
+function scenario(c: Cell): ScenarioInput {
+  const behaviour = c.behaviour;
+  const doc = (comment: string): string => (c.gap ? '' : `/** ${comment} */\n`);
+  const A = { writes: { 'src/feature.js': `${doc('The feature.')}export const feature = 1;\n` } };
+  const B = { writes: { 'src/feature.js': `${doc('The feature, again.')}export const feature = 2;\n` } };
   const base = { version: 1 as const, roles: roles(behaviour) };
   switch (behaviour) {
     case 'stagnant':
@@ -146,14 +152,17 @@ function scenario(behaviour: Behaviour): ScenarioInput {
 
 function repoFiles(c: Cell): Record<string, string> {
   const files: Record<string, string> = { 'src/index.js': '/** Entry point. */\nexport const name = "sample";\n' };
-  if (c.readme) files['README.md'] = '# sample\n\nA sample project.\n';
+  if (!c.gap) files['README.md'] = '# sample\n\nA sample project.\n';
+  // The gap cells' package is publishable (a name and a version, not private).
+  const pkg = (scripts: string): string =>
+    `{"name":"sample","type":"module",${c.gap ? '"version":"1.0.0"' : '"private":true'}${scripts ? `,"scripts":{"test":"${scripts}"}` : ''}}\n`;
+  if (c.gap && !c.tests) files['package.json'] = pkg('');
   if (c.tests && c.behaviour === INSTALLS) {
     // A test run that needs a fresh install; node_modules stays out of the tree.
-    files['package.json'] =
-      '{"name":"sample","type":"module","private":true,"scripts":{"test":"npm install --no-audit --no-fund --no-package-lock --fetch-retries=0 && node --test"}}\n';
+    files['package.json'] = pkg('npm install --no-audit --no-fund --no-package-lock --fetch-retries=0 && node --test');
     files['.gitignore'] = 'node_modules/\n';
   } else if (c.tests) {
-    files['package.json'] = '{"name":"sample","type":"module","private":true,"scripts":{"test":"node --test"}}\n';
+    files['package.json'] = pkg('node --test');
     files['test/index.test.js'] =
       "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n";
   }
@@ -171,7 +180,7 @@ interface Expected {
 
 /** The original's outcome for each cell, and why. */
 function expected(c: Cell): Expected {
-  const checksRefusedByGates = !c.readme; // no README: the documentation gate refuses every check of a non-empty diff
+  const checksRefusedByGates = c.gap; // the documentation gate refuses every check of the builder's undocumented export
   switch (c.behaviour) {
     case 'stagnant':
       // The breaker trips at 5 iterations without change; each forced check is refused by the
@@ -290,18 +299,18 @@ function input(c: Cell, repo: string, scenarioFile: string): RunInput {
 const LEVELS = ['LOW', 'MEDIUM', 'HIGH'];
 
 const cells: Cell[] = [];
-for (const readme of [false, true])
+for (const gap of [true, false])
   for (const tests of [false, true])
     for (const mode of ['supervised', 'perpetual'] as const)
-      for (const behaviour of BEHAVIOURS) cells.push({ readme, tests, mode, behaviour });
-cells.push({ readme: true, tests: true, mode: 'supervised', behaviour: INSTALLS });
+      for (const behaviour of BEHAVIOURS) cells.push({ gap, tests, mode, behaviour });
+cells.push({ gap: false, tests: true, mode: 'supervised', behaviour: INSTALLS });
 const label = (c: Cell) =>
-  `${c.behaviour} · ${c.readme ? 'README' : 'no README'} · ${c.tests ? 'passing tests' : 'no test runner'} · ${c.mode}`;
+  `${c.behaviour} · ${c.gap ? 'doc gap' : 'documented'} · ${c.tests ? 'passing tests' : 'no test runner'} · ${c.mode}`;
 
 describe.concurrent('default knobs: every safety net together', () => {
   it.each(cells.map((c) => [label(c), c] as const))('%s', async (_name, c) => {
     const repo = makeRepo({ files: repoFiles(c) });
-    const file = writeScenario(repo, scenario(c.behaviour));
+    const file = writeScenario(repo, scenario(c));
     const handle = await startRun(env, TQ, input(c, repo, file), uniqueId('matrix'));
     const want = expected(c);
     let snap: StatusSnapshot;
@@ -330,6 +339,14 @@ describe.concurrent('default knobs: every safety net together', () => {
       expect(snap.outcome?.reason).toBe(outcome.reason);
     }
     if (want.lastCause) expect(snap.checks?.last?.cause, JSON.stringify(snap.checks)).toBe(want.lastCause);
+    // The documentation gate refuses the builder's own line, and lists the README the repository never had as advisory.
+    if (want.lastCause === 'quality_gates') {
+      const doc = snap.quality?.gates.find((g) => g.gate === 'doc_coverage');
+      expect(doc?.verdict).toBe('fail');
+      expect(doc?.reason).toMatch(/^src\/feature\.js:\d+: export const feature has no /);
+      expect(doc?.findings.filter((f) => f.severity !== 'info').map((f) => f.file)).toEqual(['src/feature.js']);
+      expect(doc?.findings.find((f) => f.file === null)?.message).toMatch(/^already in the base tree: README missing/);
+    }
     // An idle agent is never stepped down the tier ladder.
     if (c.behaviour === 'stagnant' || c.behaviour === 'claims without change') {
       const downs = (snap.ladder?.changes ?? []).filter((ch) => LEVELS.indexOf(ch.to) < LEVELS.indexOf(ch.from));
@@ -357,7 +374,7 @@ describe.concurrent('default knobs: every safety net together', () => {
         .map((l) => (JSON.parse(l) as { role: string }).role);
       expect(calls.filter((r) => r === 'council')).toEqual([]);
       expect(snap.council.rounds).toBe(0);
-      if (c.readme) expect(calls.filter((r) => r === 'checklist-verifier').length).toBeGreaterThanOrEqual(8);
+      if (!c.gap) expect(calls.filter((r) => r === 'checklist-verifier').length).toBeGreaterThanOrEqual(8);
     }
   });
 });
