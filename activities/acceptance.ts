@@ -79,7 +79,7 @@ export async function sealAcceptance(raw: SealAcceptanceInput): Promise<SealAcce
 }
 
 /** The tree `treeHash` of the repository, written into `into` by Vigil's safe git (a scratch index of its own). */
-async function exportTree(repoPath: string, treeHash: string, into: string): Promise<void> {
+export async function exportTree(repoPath: string, treeHash: string, into: string): Promise<void> {
   const index = path.join(path.dirname(into), `${path.basename(into)}.index`);
   const env = { GIT_INDEX_FILE: index };
   try {
@@ -91,7 +91,7 @@ async function exportTree(repoPath: string, treeHash: string, into: string): Pro
 }
 
 /** The repository's dependency folders, linked into the scratch tree; their real paths, for the sandbox to show read-only. */
-function linkDependencies(repoPath: string, scratch: string): string[] {
+export function linkDependencies(repoPath: string, scratch: string): string[] {
   const shown: string[] = [];
   for (const d of DEPENDENCY_DIRS) {
     const from = path.join(repoPath, d);

@@ -83,7 +83,13 @@ async function evaluate(
     case 'test_mutation':
       // From the run start when the run names it (its files then are those changed since then).
       return input.runStartTree !== undefined
-        ? testIntegrityGate({ repoPath: input.repoPath, files, startTree: input.runStartTree })
+        ? testIntegrityGate({
+            repoPath: input.repoPath,
+            files,
+            startTree: input.runStartTree,
+            // The added tests' run on the start code gets the gate's budget, less a margin to report in.
+            provenance: { runId: input.runId, sandbox: input.sandbox, timeoutMs: timeoutMs - 15_000 },
+          })
         : testMutationGate({ repoPath: input.repoPath, files, beforeTree: input.sinceTree });
     case 'test_gaming':
       return testGamingGate({ repoPath: input.repoPath, runId: input.runId, files, startTree: input.runStartTree ?? input.sinceTree });

@@ -14,6 +14,7 @@ import { integrityFindings, isTestPath, type FileDelta, type IntegrityKind } fro
 import { git, objectExists } from '../git.js';
 import { readBaseline } from '../tests.js';
 import { finding, gateResult, mutationProblems, readAtTree, readRepoText, scopeFiles } from './test-integrity.js';
+import { testProvenance, type ProvenanceOptions } from './test-provenance.js';
 
 const TREEISH = /^[A-Za-z0-9][A-Za-z0-9._/^~{}@-]{0,199}$/;
 const LABELS: Record<IntegrityKind | GamingKind, string> = {
@@ -57,8 +58,17 @@ const asFinding = (
   return { ...finding(gate, 'high', f.file, f.line, `${LABELS[f.kind]} (${id}): ${f.message}`), id };
 };
 
-/** Test integrity from the run's start: `files` are those changed since `startTree`. */
-export async function testIntegrityGate(opts: { repoPath: string; files: string[]; startTree: string | null }): Promise<GateResultInput> {
+/**
+ * Test integrity from the run's start: `files` are those changed since `startTree`. With
+ * `provenance` (the run's id; what is left of the gate's budget), the tests the run added are
+ * also run on the code it started from (activities/gates/test-provenance.ts).
+ */
+export async function testIntegrityGate(opts: {
+  repoPath: string;
+  files: string[];
+  startTree: string | null;
+  provenance?: Omit<ProvenanceOptions, 'repoPath' | 'startTree' | 'files'> | undefined;
+}): Promise<GateResultInput> {
   const startedAt = Date.now();
   const scope = scopeFiles(opts.files, () => true);
   const problem = await startTreeProblem(opts.repoPath, opts.startTree);
@@ -68,10 +78,13 @@ export async function testIntegrityGate(opts: { repoPath: string; files: string[
   // The test files' density (low, advisory) as before.
   const low = mutationProblems(ds.filter((d) => isTestPath(d.file))).filter((f) => f.severity !== 'high' && f.severity !== 'critical');
   const tests = scope.filter(isTestPath).length;
+  const provenance = opts.provenance
+    ? await testProvenance({ ...opts.provenance, repoPath: opts.repoPath, startTree: opts.startTree as string, files: scope })
+    : { findings: [], note: '' };
   return gateResult(
     'test_mutation',
-    [...high, ...low],
-    `${tests} test file(s) and the harness compared with the run start; no change to a baseline test`,
+    [...high, ...provenance.findings, ...low],
+    `${tests} test file(s) and the harness compared with the run start; no change to a baseline test${provenance.note ? `; ${provenance.note}` : ''}`,
     startedAt,
   );
 }

@@ -15,7 +15,7 @@ export const WAIVABLE_GATES: ReadonlySet<GateResult['gate']> = new Set(['test_mu
 
 /** A finding id as status shows it and `vigil waive` takes it: its kind, then a short hash. */
 export const FINDING_ID =
-  /^(?:test_deleted|skip_added|assertion_changed|harness_changed|reads_caller|probes_runner|exits|opens_tests|hard_codes_input)-[0-9a-f]{8}$/;
+  /^(?:test_deleted|skip_added|assertion_changed|harness_changed|passes_before|reads_caller|probes_runner|exits|opens_tests|hard_codes_input)-[0-9a-f]{8}$/;
 
 export interface FindingWaiver {
   id: string;
