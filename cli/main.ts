@@ -556,13 +556,23 @@ export function buildProgram(): Command {
     )
     .action(async (id: string, o: { json?: boolean }) => {
       const ep = endpoint();
-      const { followRun } = await import('./follow.js');
+      const [{ followRun }, { steerOnCtrlC }, { sdkRunApi }] = await Promise.all([
+        import('./follow.js'),
+        import('./ctrl-c.js'),
+        import('./sdk-run-api.js'),
+      ]);
       await withClient(ep, async (client) => {
         const text = `watching ${id} — ${runUrl(ep, id)}`;
         if (o.json) jsonLine({ kind: 'watching', workflowId: id, historyUrl: runUrl(ep, id), text });
         else out(text);
-        const r = await followRun(client, id, { until: 'terminal', ...(o.json ? { onEvent: jsonLine } : { onLine: out }) });
-        process.exitCode = r.exitCode;
+        // Ctrl+C pauses the run, a second stops it (cli/ctrl-c.ts); the lines that follow show it.
+        const release = steerOnCtrlC(sdkRunApi(client), ep, id);
+        try {
+          const r = await followRun(client, id, { until: 'terminal', ...(o.json ? { onEvent: jsonLine } : { onLine: out }) });
+          process.exitCode = r.exitCode;
+        } finally {
+          release();
+        }
       });
     });
 

@@ -105,11 +105,18 @@ export async function startCommand(prdFile: string, o: Record<string, unknown>, 
       out(`  follow     : vigil watch ${workflowId}`);
     }
     if (o.wait) {
-      const r = await followRun(client, workflowId, {
-        until: 'terminal',
-        ...(o.json ? { onEvent: jsonLine } : { onLine: (l: string) => out(`  ${l}`) }),
-      });
-      process.exitCode = r.exitCode;
+      // Ctrl+C pauses the run, a second stops it (cli/ctrl-c.ts); the lines that follow show it.
+      const { steerOnCtrlC } = await import('./ctrl-c.js');
+      const release = steerOnCtrlC(sdkRunApi(client), ep, workflowId);
+      try {
+        const r = await followRun(client, workflowId, {
+          until: 'terminal',
+          ...(o.json ? { onEvent: jsonLine } : { onLine: (l: string) => out(`  ${l}`) }),
+        });
+        process.exitCode = r.exitCode;
+      } finally {
+        release();
+      }
     }
   });
 }
