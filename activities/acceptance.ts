@@ -16,7 +16,7 @@
  *   to the acceptance tests it listed. The result has counts and failing test names, never the
  *   tests' source or output; the log stays in the private folder.
  */
-import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import {
@@ -34,18 +34,13 @@ import { testsVerdict } from '../workflows/decisions/tests-verdict.js';
 import { acceptanceDraftDir } from './acceptance-author.js';
 import { fileDigest, inspectAcceptanceDir, isTestFile } from './acceptance-files.js';
 import { ensurePrivateRunDir, pad } from './artifacts.js';
-import { readReport, reportSetup, runnerOfCommand } from './gates/test-report.js';
+import { readReport, runnerOfCommand } from './gates/test-report.js';
 import { detectTestRunner, summarizeTestOutput } from './gates/test-runner.js';
-import { git } from './git.js';
 import { beatWhileRunning } from './heartbeat.js';
-import { inheritedEnv, runProcess } from './process.js';
 import { authorizeCall } from './run-authorization.js';
 import { ensurePrivateDir, writePrivateFile } from './safe-files.js';
-import { prepareSandbox, sandboxReport } from './sandbox.js';
-import { workerStoreUrl } from './event-store.js';
-
-/** The repository's dependency folders, linked into the scratch tree when present (never part of a tree). */
-const DEPENDENCY_DIRS = ['node_modules', '.venv', 'venv'];
+import { sandboxReport } from './sandbox.js';
+import { exportTree, linkDependencies, runInScratch } from './scratch-tree.js';
 
 /** The sealed copy of a run's acceptance tests. */
 export function sealedDir(runId: string): string {
@@ -76,47 +71,6 @@ export async function sealAcceptance(raw: SealAcceptanceInput): Promise<SealAcce
   // A new seal (the acceptance role asked again) owes its own tests: the old list of them goes.
   rmSync(baselinePath(input.runId), { force: true });
   return { ok: true, reason: `${seen.tests} test file(s), ${seen.files.length} file(s) sealed`, files: seen.files, dir };
-}
-
-/** The tree `treeHash` of the repository, written into `into` by Vigil's safe git (a scratch index of its own). */
-export async function exportTree(repoPath: string, treeHash: string, into: string): Promise<void> {
-  const index = path.join(path.dirname(into), `${path.basename(into)}.index`);
-  const env = { GIT_INDEX_FILE: index };
-  try {
-    await git(repoPath, ['read-tree', treeHash], env);
-    await git(repoPath, ['checkout-index', '-a', '-f', `--prefix=${into}${path.sep}`], env);
-  } finally {
-    rmSync(index, { force: true });
-  }
-}
-
-/** The repository's dependency folders, linked into the scratch tree; their real paths, for the sandbox to show read-only. */
-export function linkDependencies(repoPath: string, scratch: string): string[] {
-  const shown: string[] = [];
-  for (const d of DEPENDENCY_DIRS) {
-    const from = path.join(repoPath, d);
-    const to = path.join(scratch, d);
-    try {
-      if (!existsSync(from) || !lstatSync(realpathSync(from)).isDirectory()) continue;
-      // A link the tree itself holds is replaced by the repository's folder; a folder it holds (vendored) stays.
-      if (isLink(to)) rmSync(to, { force: true });
-      else if (existsSync(to)) continue;
-      const real = realpathSync(from);
-      symlinkSync(real, to);
-      shown.push(real);
-    } catch {
-      /* not linkable: the runner goes without it */
-    }
-  }
-  return shown;
-}
-
-function isLink(p: string): boolean {
-  try {
-    return lstatSync(p).isSymbolicLink();
-  } catch {
-    return false;
-  }
 }
 
 function readAcceptanceBaseline(runId: string): TestReport | null {
@@ -191,39 +145,22 @@ async function runRunner(
   o: { scratch: string; readable: string[]; line: string; runner: string; logPath: string; label: string; setupMs: number },
 ): Promise<AcceptanceResult> {
   const priv = ensurePrivateRunDir(input.runId);
-  const env = inheritedEnv();
   const reportDir = path.join(priv, 'acceptance-reports', o.label);
   rmSync(reportDir, { recursive: true, force: true });
   mkdirSync(reportDir, { recursive: true, mode: 0o700 });
-  const setup = reportSetup(o.runner, o.line, reportDir, env);
-  // Code of the candidate tree runs: sandboxed as the tests are, the scratch tree its repository.
-  const sandbox = prepareSandbox({
-    kind: 'tests',
+  const { setup, proc, sandbox } = await runInScratch({
     runId: input.runId,
-    repoPath: o.scratch,
-    cwd: o.scratch,
-    file: '/bin/sh',
-    args: ['-c', setup.command],
-    env: { ...env, ...setup.env, CI: env.CI ?? 'true' },
-    reportDir,
+    scratch: o.scratch,
     readable: o.readable,
-    provider: null,
-    runMode: input.sandbox,
-    registries: input.sandboxRegistries,
-    storeUrl: workerStoreUrl().url,
-  });
-  const proc = await runProcess({
-    file: sandbox.file,
-    args: sandbox.args,
-    cwd: o.scratch,
-    env: sandbox.env,
-    sandboxProxy: sandbox.proxy,
-    ...(sandbox.pidNamespace ? { ownPidNamespace: true } : {}),
-    stdin: '',
-    timeoutMs: input.timeoutSeconds * 1000,
+    runner: o.runner,
+    line: o.line,
+    reportDir,
     logPath: o.logPath,
     pidFile: path.join(priv, `acceptance-${o.label}.pid.json`),
     header: `=== vigil: tests for acceptance, iteration ${input.iteration}: ${o.line} ===`,
+    sandbox: input.sandbox,
+    registries: input.sandboxRegistries,
+    timeoutMs: input.timeoutSeconds * 1000,
   });
   const summary = summarizeTestOutput(o.runner, proc.tail, proc.exitCode);
   const report = readReport(setup, reportDir, o.logPath);

@@ -21,14 +21,11 @@ import type { SandboxMode } from '../../schemas/sandbox.js';
 import type { TestCase, TestReport } from '../../schemas/test-report.js';
 import { acceptanceCommandLine } from '../../workflows/decisions/acceptance.js';
 import { isTestPath } from '../../workflows/decisions/integrity.js';
-import { exportTree, linkDependencies } from '../acceptance.js';
 import { ensurePrivateRunDir } from '../artifacts.js';
-import { workerStoreUrl } from '../event-store.js';
-import { inheritedEnv, runProcess } from '../process.js';
 import { ensurePrivateDir, writePrivateFile } from '../safe-files.js';
-import { prepareSandbox } from '../sandbox.js';
+import { exportTree, linkDependencies, runInScratch } from '../scratch-tree.js';
 import { readBaseline } from '../tests.js';
-import { readReport, reportSetup } from './test-report.js';
+import { readReport } from './test-report.js';
 import { finding, readRepoText } from './test-integrity.js';
 
 export const PROVENANCE_LABEL = 'added test passes on the code before the change';
@@ -131,39 +128,22 @@ async function runOnStart(
   const reportDir = path.join(priv, 'provenance-reports', r.key);
   rmSync(reportDir, { recursive: true, force: true });
   mkdirSync(reportDir, { recursive: true, mode: 0o700 });
-  const env = inheritedEnv();
-  const setup = reportSetup(r.runner, acceptanceCommandLine(r.command, r.runner, r.tests), reportDir, env);
-  if (!setup.source) return `${r.runner} gives no per-test report`;
   const logPath = path.join(priv, `provenance-${r.key}.log`);
-  const sandbox = prepareSandbox({
-    kind: 'tests',
+  const line = acceptanceCommandLine(r.command, r.runner, r.tests);
+  const { setup, proc } = await runInScratch({
     runId: o.runId,
-    repoPath: r.scratch,
-    cwd: r.scratch,
-    file: '/bin/sh',
-    args: ['-c', setup.command],
-    env: { ...env, ...setup.env, CI: env.CI ?? 'true' },
-    reportDir,
+    scratch: r.scratch,
     readable: r.readable,
-    provider: null,
-    runMode: o.sandbox,
-    storeUrl: workerStoreUrl().url,
-  });
-  const proc = await runProcess({
-    file: sandbox.file,
-    args: sandbox.args,
-    cwd: r.scratch,
-    env: sandbox.env,
-    sandboxProxy: sandbox.proxy,
-    ...(sandbox.pidNamespace ? { ownPidNamespace: true } : {}),
-    stdin: '',
-    timeoutMs: Math.max(1000, o.timeoutMs),
+    runner: r.runner,
+    line,
+    reportDir,
     logPath,
     pidFile: path.join(priv, `provenance-${r.key}.pid.json`),
-    header: `=== vigil: the run's added tests on the code it started from: ${setup.command} ===`,
+    header: `=== vigil: the run's added tests on the code it started from: ${line} ===`,
+    sandbox: o.sandbox,
+    timeoutMs: Math.max(1000, o.timeoutMs),
   });
+  if (!setup.source) return `${r.runner} gives no per-test report`;
   if (proc.timedOut) return `the run on the start code did not finish within ${Math.round(o.timeoutMs / 1000)} s`;
-  const report = readReport(setup, reportDir, logPath);
-  if (!report) return 'the runner gave no report on the start code';
-  return report;
+  return readReport(setup, reportDir, logPath) ?? 'the runner gave no report on the start code';
 }
