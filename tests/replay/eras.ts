@@ -123,7 +123,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-stop-now-closes-first-v1',
-    introducedBy: 'HEAD',
+    introducedBy: '5487317',
     before: 'stop --now closed one step after another: the final notification, the journal, the memory judge, the run files',
     fixtures: [
       {
