@@ -59,7 +59,7 @@ function runHasEnded(batch: SpoolableBatch, spoolDir: string): boolean {
 export async function projectEvents(raw: ProjectEventsInput): Promise<ProjectEventsResult> {
   const where = workerStoreUrl();
   const result: ProjectEventsResult = where.url
-    ? await projectEventsTo(where.url, raw)
+    ? await projectEventsTo(where.url, raw, { runEnd: 'follow' })
     : { storedThrough: 0, written: 0, problem: where.problem };
   const batch = spoolable(raw);
   if (!batch || !where.spoolDir) return result;

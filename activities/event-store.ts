@@ -137,9 +137,13 @@ export function onCloseEventStore(fn: () => void): void {
   closing.add(fn);
 }
 
-/** Ends every pool and forgets what was migrated (worker shutdown, tests). */
+/** Run-end hooks going on after the projection that started them answered (`runEnd: 'follow'`). */
+const following = new Set<Promise<void>>();
+
+/** Ends every pool and forgets what was migrated (worker shutdown, tests); a run-end hook still going on finishes first. */
 export async function closeEventStore(): Promise<void> {
   for (const fn of closing) fn();
+  await Promise.all([...following]);
   const all = [...pools.values()];
   pools.clear();
   migrated.clear();
@@ -265,7 +269,7 @@ export async function storeAnswers(url: string): Promise<boolean> {
 export async function projectEventsTo(
   databaseUrl: string | undefined,
   raw: ProjectEventsInput,
-  opts: { deadlineMs?: number } = {},
+  opts: { deadlineMs?: number; runEnd?: 'wait' | 'follow' } = {},
 ): Promise<ProjectEventsResult> {
   const deadlineMs = opts.deadlineMs ?? PROJECTION_DEADLINE_MS;
   const url = databaseUrl?.trim();
@@ -301,7 +305,13 @@ export async function projectEventsTo(
   } finally {
     clearTimeout(timer);
   }
-  if (result.problem === null && rows.some((r) => r.kind === 'outcome')) await afterRunEnded(url, withoutNul(workflowId) as string);
+  if (result.problem === null && rows.some((r) => r.kind === 'outcome')) {
+    const ended = afterRunEnded(url, withoutNul(workflowId) as string);
+    if (opts.runEnd === 'follow') {
+      const f: Promise<void> = ended.finally(() => following.delete(f));
+      following.add(f);
+    } else await ended;
+  }
   return result;
 }
 
@@ -320,9 +330,12 @@ export function onRunEnded(hook: RunEndedHook | null): void {
  * last (the workflow records nothing after it but the final notification, which this batch
  * carries too), and it is written before the workflow closes. So when it has committed, the
  * journal of the run is whole, and the hook sees all of it; a retried batch runs it again, which
- * consolidation allows (it is idempotent). Never the projection's problem, and bounded: the
- * projection waits for it at most RUN_ENDED_DEADLINE_MS (its local activity has 15 s in all); a
- * longer one goes on in the worker and commits when it is done.
+ * consolidation allows (it is idempotent). Never the projection's problem, and bounded: a
+ * projection that waits for it (`runEnd: 'wait'`, the spool's drains) waits at most
+ * RUN_ENDED_DEADLINE_MS, and a longer one goes on in the worker and commits when it is done. The
+ * run's own last projection (`runEnd: 'follow'`, the local activity) does not wait: the run
+ * closes once its events are committed, and the hook follows (the memory judge, when the run has
+ * one, consolidates first if it is not done yet; closing the store waits for it).
  */
 async function afterRunEnded(url: string, workflowId: string): Promise<void> {
   if (!runEndedHook) return;

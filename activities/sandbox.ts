@@ -9,7 +9,8 @@
  * the call's supervisor (sandbox-proxy.ts), which reports what it refused; `sandboxReport` adds
  * what the output shows and makes the call's report.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import {
   copyFileSync,
   cpSync,
@@ -83,6 +84,8 @@ import { cgroupSettings } from './sandbox-cgroups.js';
 import { SANDBOX_STATUS_FD } from './process-tree.js';
 
 /** The system folders every sandbox sees read-only (those that exist). */
+const execFileAsync = promisify(execFile);
+
 const SYSTEM = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
 /** Secrets inside them, hidden. */
 const SYSTEM_SECRETS = [
@@ -883,9 +886,16 @@ export async function releaseRunFiles(raw: ReleaseRunFilesInput): Promise<Releas
     const target = path.join(dir, name);
     if (!existsSync(target)) continue;
     try {
-      // A CLI may leave read-only files (a Go module cache): make them writable before removing.
-      spawnSync('chmod', ['-R', 'u+w', target], { stdio: 'ignore', timeout: 60_000 });
-      rmSync(target, { recursive: true, force: true, maxRetries: 3 });
+      // The run's close waits for this (a stop --now too): a sandbox home is a handful of entries, which
+      // rmSync removes in a millisecond or two, where the promise-based rm waits on the busy event loop
+      // at every entry. A CLI may leave read-only folders (a Go module cache), whose entries cannot be
+      // removed: only then is chmod run (a process, off the event loop), and the removal tried again.
+      try {
+        rmSync(target, { recursive: true, force: true });
+      } catch {
+        await execFileAsync('chmod', ['-R', 'u+w', target], { timeout: 60_000 }).catch(() => undefined);
+        rmSync(target, { recursive: true, force: true, maxRetries: 3 });
+      }
       removed.push(path.relative(vigilHome(), target));
     } catch (e) {
       problems.push(`${path.relative(vigilHome(), target)}: ${e instanceof Error ? e.message : String(e)}`);

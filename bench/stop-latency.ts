@@ -6,31 +6,46 @@
  * `--gates`: the runs have their quality gates on, so each agent call carries its gate pass and a
  * STOP --now reaches the agent through the call's question to the workflow (`vigil.callCancel`).
  *
- * Usage: npm run build && node dist/bench/stop-latency.js [--runs 20] [--trials 10] [--gates]
+ * `--store on` (default): the runs project their events into an event store, an embedded Postgres
+ * the bench starts as `vigil up` does (durable, as a store people keep), the way `vigil start`
+ * turns the store on where one is configured; `--store off`: none (`vigil start --no-store`).
+ *
+ * `--breakdown`: each trial's history from the stop on, every event's time after the stop's.
+ *
+ * Usage: npm run build && node dist/bench/stop-latency.js [--runs 20] [--trials 10] [--gates] [--store on|off] [--breakdown]
  * (a dev server of its own; TEMPORAL_ADDRESS=host:port uses a running one instead)
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { closeEventStore } from '../activities/event-store.js';
 import { defaultKnobs } from '../schemas/knobs.js';
 import type { RunInput } from '../schemas/run.js';
 import { freePort, startDevServer, type DevServer } from '../workers/dev-server.js';
+import { startEmbeddedPostgres } from '../workers/postgres.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
 import { DEFAULT_TUNING } from '../workers/tuning.js';
 import { createVigilWorker } from '../workers/worker.js';
 import { statusQuery, stopUpdate } from '../workflows/messages.js';
-import { benchArgs, numberArg } from './args.js';
+import { benchArgs, fail, numberArg } from './args.js';
 import { benchScratch } from './scratch.js';
 import { vigilRun } from '../workflows/run-workflow.js';
 import { execFileSync } from 'node:child_process';
 
-const USAGE = 'usage: node dist/bench/stop-latency.js [--runs N (default 20)] [--trials N (default 10)] [--gates]';
+const USAGE =
+  'usage: node dist/bench/stop-latency.js [--runs N (default 20)] [--trials N (default 10)] [--gates] [--store on|off (default on)] [--breakdown]';
 const values = benchArgs('stop-latency', USAGE, {
   runs: { type: 'string', default: '20' },
   trials: { type: 'string', default: '10' },
   gates: { type: 'boolean', default: false },
+  store: { type: 'string', default: 'on' },
+  breakdown: { type: 'boolean', default: false },
 });
+if (values.store !== 'on' && values.store !== 'off')
+  fail('stop-latency', USAGE, `--store: ${JSON.stringify(values.store)} is not on or off`);
+const STORE = values.store === 'on';
 const RUNS = numberArg('stop-latency', USAGE, 'runs', values.runs, { min: 1, integer: true });
 const TRIALS = numberArg('stop-latency', USAGE, 'trials', values.trials, { min: 1, integer: true });
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -81,6 +96,7 @@ function input(repoPath: string, agentCommand: string[]): RunInput {
       codeReview: false,
       prdChecklist: false,
       agentTimeoutSeconds: 3600,
+      eventStore: STORE,
     },
   };
 }
@@ -90,6 +106,24 @@ const stats = (xs: number[]): string => {
   const at = (q: number): number => s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
   return `median ${at(0.5)} ms, p90 ${at(0.9)} ms, max ${s.at(-1)} ms`;
 };
+
+type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
+const tsMs = (t: HistoryEvent['eventTime']): number => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
+
+/** The events from the stop's update on, each with its time after it (server clock), and the activity or marker it is about. */
+function breakdown(events: HistoryEvent[]): string {
+  const from = events.findIndex((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
+  if (from < 0) return '    (no update in the history)';
+  const t0 = tsMs(events[from]?.eventTime);
+  return events
+    .slice(from)
+    .map((e) => {
+      const type = proto.temporal.api.enums.v1.EventType[e.eventType ?? 0] ?? String(e.eventType);
+      const what = e.activityTaskScheduledEventAttributes?.activityType?.name ?? e.markerRecordedEventAttributes?.markerName ?? '';
+      return `    +${(tsMs(e.eventTime) - t0).toFixed(1).padStart(6)} ms ${type.replace('EVENT_TYPE_', '')}${what ? ` ${what}` : ''}`;
+    })
+    .join('\n');
+}
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -106,6 +140,9 @@ async function main(): Promise<void> {
     SCRATCH.server = server;
     address = server.address;
   }
+  // The worker reads VIGIL_DATABASE_URL, as it would with a store configured.
+  const store = STORE ? await startEmbeddedPostgres({ dataDir: SCRATCH.mkdir('store-'), port: await freePort() }) : null;
+  if (store) process.env.VIGIL_DATABASE_URL = store.url;
   const connection = await Connection.connect({ address });
   const client = new Client({ connection });
   const native = await NativeConnection.connect({ address });
@@ -130,7 +167,9 @@ async function main(): Promise<void> {
     const busy: WorkflowHandle[] = [];
     for (let i = 0; i < RUNS; i++) busy.push(await start(['/bin/sh', '-c', 'sleep 3600'], `stop-bench-busy-${process.pid}-${i}`));
     for (const h of busy) await agentRunning(h);
-    console.log(`${RUNS} busy run(s) with an agent running on the worker; ${TRIALS} trial(s) of stop --now at a random point of a call`);
+    console.log(
+      `${RUNS} busy run(s) with an agent running on the worker; ${TRIALS} trial(s) of stop --now at a random point of a call; event store ${STORE ? 'on' : 'off'}`,
+    );
     const closed: number[] = [];
     const gone: number[] = [];
     for (let t = 0; t < TRIALS; t++) {
@@ -153,6 +192,7 @@ async function main(): Promise<void> {
       gone.push(Math.round(performance.now() - t0));
       closed.push(Math.round(await result));
       console.log(`  trial ${t + 1}: run closed ${closed.at(-1)} ms, agent tree gone ${gone.at(-1)} ms`);
+      if (values.breakdown) console.log(breakdown((await h.fetchHistory()).events ?? []));
     }
     console.log(`stop --now, run closed: ${stats(closed)}`);
     console.log(`stop --now, agent tree gone: ${stats(gone)}`);
@@ -163,6 +203,8 @@ async function main(): Promise<void> {
   await connection.close();
   await server?.stop();
   SCRATCH.server = null;
+  await closeEventStore();
+  await store?.stop();
 }
 
 try {

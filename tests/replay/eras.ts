@@ -121,6 +121,19 @@ export const ERAS: Era[] = [
       },
     ],
   },
+  {
+    patch: 'vigil-stop-now-closes-first-v1',
+    introducedBy: '5487317',
+    before: 'stop --now closed one step after another: the final notification, the journal, the memory judge, the run files',
+    fixtures: [
+      {
+        file: 'before-vigil-stop-now-closes-first-v1.json',
+        commit: 'ec0db20',
+        scenario: 'stop-now',
+        pins: 'a run with the event store and the default knobs stopped with --now mid-call: notify, flush, judgeMemory, releaseRunFiles in turn',
+      },
+    ],
+  },
 ] satisfies (Era & { patch: PatchId })[];
 
 export interface ReleaseFixture {

@@ -56,10 +56,13 @@ describe('bench flags', () => {
     expect(bad.stderr).toMatch(/^bench: --iterations must be an integer, at least 1, got "ten"$/m);
   });
 
-  it('the latency benches check their numbers too', () => {
+  it('the latency benches check their numbers and choices too', () => {
     const stop = bench('stop-latency', '--runs', '0');
     expect(stop.code).toBe(2);
     expect(stop.stderr).toMatch(/^stop-latency: --runs must be an integer, at least 1, got "0"$/m);
+    const store = bench('stop-latency', '--store', 'maybe');
+    expect(store.code).toBe(2);
+    expect(store.stderr).toMatch(/^stop-latency: --store: "maybe" is not on or off$/m);
     const cli = bench('cli-latency', '--trials', '2.5');
     expect(cli.code).toBe(2);
     expect(cli.stderr).toMatch(/^cli-latency: --trials must be an integer, at least 1, got "2\.5"$/m);

@@ -2,18 +2,23 @@
  * The run journal projected into a real Postgres (the embedded one) by a real worker: every event
  * kind of a run lands once; a store that is down for three iterations never slows or fails the
  * run, and catches up afterwards with nothing missing; a worker killed right after projections
- * replays them without a duplicate row; no store configured means no extra activity at all.
+ * replays them without a duplicate row; a run stopped with `stop --now` mid-call, with the default
+ * knobs, closes without the memory judge and has every event of its journal in the store, its
+ * outcome and last notification included;
+ * no store configured means no extra activity at all.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knobs } from '../../schemas/knobs.js';
-import { pauseUpdate, resumeUpdate, inputUpdate } from '../../workflows/messages.js';
+import { pauseUpdate, resumeUpdate, inputUpdate, stopUpdate } from '../../workflows/messages.js';
 import {
   assertBuilt,
   createTestEnv,
   makeRepo,
   makeWorker,
   loopInput,
+  runInput,
+  sleep,
   startRun,
   status,
   uniqueId,
@@ -160,6 +165,46 @@ describe('the event store', () => {
     expect(r.map((x) => x.seq)).toEqual(r.map((_, i) => i + 1));
     expect(r.filter((x) => x.kind === 'iteration').length).toBeGreaterThanOrEqual(5);
     expect(r.filter((x) => x.kind === 'outcome')).toHaveLength(1);
+  });
+
+  it('a run stopped with --now mid-call has every event of its journal in the store', async () => {
+    const url = await store.freshDatabase('journal_stop_now');
+    process.env.DATABASE_URL = url;
+    const repo = makeRepo();
+    const tq = uniqueId('journal-stop');
+    const worker = await makeWorker(env, tq);
+    const workflowId = uniqueId('journal-stop');
+    // The product's knobs, the event store on: the first call works, the second is stopped in its middle.
+    const stopping = { version: 1 as const, iterations: [{ appends: { 'work.txt': 'step 1\n' } }, { sleepBeforeMs: 120_000 }] };
+    const { outcome, journal, activities } = await worker.runUntil(async () => {
+      const h = await startRun(env, tq, runInput(repo, writeScenario(repo, stopping), { eventStore: true }), workflowId);
+      await waitForStatus(h, (s) => s.iteration >= 2 && s.agentRunning, 60_000);
+      await h.executeUpdate(stopUpdate, { args: [{ by: 'ana', now: true }] });
+      const o = await h.result();
+      const events = (await h.fetchHistory()).events ?? [];
+      const scheduled = events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter((n) => n !== undefined);
+      return { outcome: o, journal: (await status(h)).eventStore, activities: scheduled };
+    });
+    expect(outcome.status).toBe('stopped');
+    // It closed without the memory judge (an agent call), its notification and run files' removal side by side.
+    expect(activities.slice(-2).sort()).toEqual(['notify', 'releaseRunFiles']);
+    expect(activities).not.toContain('judgeMemory');
+    // The run's own account: everything it journaled was taken, nothing dropped.
+    expect(journal).toMatchObject({ pending: 0, dropped: 0, problem: null });
+    const stored = journal?.stored ?? 0;
+    // The store holds all of it (the last batch may follow the close by a moment).
+    let r = await rows(url, workflowId);
+    for (let i = 0; i < 100 && r.length < stored; i++) {
+      await sleep(100);
+      r = await rows(url, workflowId);
+    }
+    expect(r.map((x) => x.seq)).toEqual(Array.from({ length: stored }, (_, i) => i + 1));
+    const kinds = r.map((x) => x.kind);
+    expect(kinds[0]).toBe('run_started');
+    expect(kinds.filter((k) => k === 'outcome')).toHaveLength(1);
+    expect(kinds.filter((k) => k === 'message')).toHaveLength(1);
+    expect(kinds.at(-1)).toBe('notification');
+    expect(kinds.slice(kinds.indexOf('outcome') + 1).every((k) => k === 'notification' || k === 'spend')).toBe(true);
   });
 
   it('without eventStore there is no journal and no projection activity', async () => {

@@ -34,9 +34,10 @@ import { chooseAgent, silenceSeconds } from '../decisions/agent-choice.js';
 import { remainingBudget } from '../decisions/budget.js';
 import { sandboxArgs } from '../decisions/sandbox.js';
 import { agentRequestNotes } from '../decisions/agent-requests.js';
-import { markDelivery, markMemoryJudge, markPackedCarry, markRunFiles, markUndeliveredDirectives } from './eras.js';
+import { markDelivery, markMemoryJudge, markPackedCarry, markRunFiles, markUndeliveredDirectives, stopNowClosesFirstEra } from './eras.js';
 import { notifyPeople } from './people.js';
 import { nowIso, type Run, type VigilRun } from './run.js';
+import { beforeStopNowClosesFirst } from './before-stop-now-closes-first.js';
 
 export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: string[] = []): Promise<Outcome> {
   const { state, info } = run;
@@ -78,18 +79,32 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   run.publish();
   log.info('run finished', { status: s, reason, iteration: state.iteration });
   const o = run.outcome;
-  await CancellationScope.nonCancellable(async () => {
-    await notifyPeople(
-      run,
-      'run_finished',
-      `Run ${s === 'council_approved' || s === 'completion_promise_fulfilled' || s === 'already_satisfied' ? 'completed' : 'ended'}: ${s}`,
-      `${reason}${notes.length ? `\n${notes.join('\n')}` : ''}`,
-      o.exitCode === 0 ? 'info' : o.exitCode === 20 ? 'warning' : 'critical',
-      { status: s, exitCode: o.exitCode, iteration: state.iteration },
-      `${info.workflowId}:run_finished`,
+  const notifyFinished = (): Promise<unknown> =>
+    CancellationScope.nonCancellable(() =>
+      notifyPeople(
+        run,
+        'run_finished',
+        `Run ${s === 'council_approved' || s === 'completion_promise_fulfilled' || s === 'already_satisfied' ? 'completed' : 'ended'}: ${s}`,
+        `${reason}${notes.length ? `\n${notes.join('\n')}` : ''}`,
+        o.exitCode === 0 ? 'info' : o.exitCode === 20 ? 'warning' : 'critical',
+        { status: s, exitCode: o.exitCode, iteration: state.iteration },
+        `${info.workflowId}:run_finished`,
+      ),
     );
-  });
-  run.rewinder?.abandon(`the run finished (${s}) before the rewind could happen`);
+  // stop --now: the person wants the run closed now (closeNow), not after the steps of closeInTurn.
+  if (s === 'stopped' && run.stopRequest?.now === true)
+    return stopNowClosesFirstEra() ? closeNow(run, notifyFinished) : beforeStopNowClosesFirst(() => closeInTurn(run, notifyFinished));
+  return closeInTurn(run, notifyFinished);
+}
+
+/**
+ * How a run closes: its final notification, every update answered, its journal flushed (the last
+ * events reach the store before it closes), the memory judge, then its run files removed.
+ */
+async function closeInTurn(run: Run, notifyFinished: () => Promise<unknown>): Promise<Outcome> {
+  const outcome = run.outcome as Outcome;
+  await notifyFinished();
+  run.rewinder?.abandon(`the run finished (${outcome.status}) before the rewind could happen`);
   // Let in-flight update handlers answer before the run closes; this must also work after a
   // cancellation request, hence the non-cancellable scope.
   await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
@@ -102,7 +117,24 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   }
   markRunFiles();
   await CancellationScope.nonCancellable(() => releaseRunFiles(run));
-  return run.outcome;
+  return outcome;
+}
+
+/**
+ * How a run stopped with `stop --now` closes (STOP_NOW_PATCH): the final notification and the
+ * removal of its run files side by side, every update answered, its journal flushed, and no
+ * memory judge, whose agent call would hold the close for as long as it takes. The journal's last
+ * batch is committed before the run closes; what the store derives from it (the memory's
+ * consolidation) follows it in the worker (activities/event-store.ts).
+ */
+async function closeNow(run: Run, notifyFinished: () => Promise<unknown>): Promise<Outcome> {
+  const outcome = run.outcome as Outcome;
+  markRunFiles();
+  await Promise.all([notifyFinished(), CancellationScope.nonCancellable(() => releaseRunFiles(run))]);
+  run.rewinder?.abandon(`the run finished (${outcome.status}) before the rewind could happen`);
+  await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+  await CancellationScope.nonCancellable(() => run.flushJournal());
+  return outcome;
 }
 
 /** The memory judge on what the run made of the lasting memory (docs/memory.md, Judgement); a failure is logged, never the run's. */

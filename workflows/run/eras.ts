@@ -140,6 +140,14 @@ export const ACCEPTANCE_FROM_PRD_PATCH = 'vigil-acceptance-from-prd-v1';
 export const STREAM_RECOVERY_PATCH = 'vigil-stream-recovery-v1';
 
 /**
+ * A run stopped with `stop --now` closes first (workflows/run/ending.ts): its final notification
+ * and the removal of its run files go at once, side by side, its journal is flushed, and it closes
+ * without the memory judge, whose agent call would hold the close (runs before it notified, flushed,
+ * judged the memory and removed the run files one after the other). Asked as such a run ends.
+ */
+export const STOP_NOW_PATCH = 'vigil-stop-now-closes-first-v1';
+
+/**
  * Live patches: the ids asked with `patched()`, whose old path this code still has, in the order
  * an execution first asks for them. A new patch adds its constant here, its call in
  * `decideEras` (or a function here asked where its code runs), its id here, and its fixtures to
@@ -150,6 +158,7 @@ export const PATCH_IDS = [
   JUDGES_SEE_CHANGES_PATCH,
   ACCEPTANCE_FROM_PRD_PATCH,
   STREAM_RECOVERY_PATCH,
+  STOP_NOW_PATCH,
 ] as const satisfies readonly string[];
 export type PatchId = (typeof PATCH_IDS)[number];
 
@@ -289,3 +298,5 @@ export const markCouncilChecklist = (): void => deprecatePatch(COUNCIL_CHECKLIST
 export const acceptanceFromPrdEra = (): boolean => patched(ACCEPTANCE_FROM_PRD_PATCH);
 /** A stream resumes, or a run's stream ended stopped: the stream-recovery era (STREAM_RECOVERY_PATCH). */
 export const streamRecoveryEra = (): boolean => patched(STREAM_RECOVERY_PATCH);
+/** A run stopped with `stop --now` ends: the era in which it closes first (STOP_NOW_PATCH). */
+export const stopNowClosesFirstEra = (): boolean => patched(STOP_NOW_PATCH);
