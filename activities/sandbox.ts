@@ -83,9 +83,9 @@ import type { CallLimitsSpec, LimitsOutcome } from './sandbox-limits.js';
 import { cgroupSettings } from './sandbox-cgroups.js';
 import { SANDBOX_STATUS_FD } from './process-tree.js';
 
-/** The system folders every sandbox sees read-only (those that exist). */
 const execFileAsync = promisify(execFile);
 
+/** The system folders every sandbox sees read-only (those that exist). */
 const SYSTEM = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
 /** Secrets inside them, hidden. */
 const SYSTEM_SECRETS = [
