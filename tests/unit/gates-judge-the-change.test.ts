@@ -9,7 +9,6 @@
  * legacy blocks as before. The gate pass is the real activity (sandboxed as the worker's default
  * is), eslint the project's own.
  */
-import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,7 +19,7 @@ import { parseZeroContextDiff, scopeFindings, unquoteGitPath, wroteLine } from '
 import { runGates } from '../../activities/gates/index.js';
 import type { RunGatesInput, RunGatesResult } from '../../schemas/activities.js';
 import type { GateResult } from '../../schemas/gates.js';
-import { ROOT } from '../support/harness.js';
+import { git, ROOT } from '../support/harness.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -58,30 +57,18 @@ const second = '${NEW_KEY}';
 function legacyRepository(): { repo: string; startTree: string } {
   const repo = mkdtempSync(path.join(os.tmpdir(), 'vigil-judge-change-'));
   dirs.push(repo);
-  const git = (...args: string[]): string =>
-    execFileSync('git', args, {
-      cwd: repo,
-      encoding: 'utf8',
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: 't',
-        GIT_AUTHOR_EMAIL: 't@t.invalid',
-        GIT_COMMITTER_NAME: 't',
-        GIT_COMMITTER_EMAIL: 't@t.invalid',
-      },
-    }).trim();
-  git('init', '-q', '-b', 'main');
+  git(repo, 'init', '-q', '-b', 'main');
   writeFileSync(path.join(repo, 'README.md'), '# lib\n');
   writeFileSync(path.join(repo, 'package.json'), JSON.stringify({ name: 'legacy-lib', version: '1.0.0', type: 'module' }));
   writeFileSync(path.join(repo, 'eslint.config.mjs'), "export default [{ rules: { 'no-var': 'error' } }];\n");
   writeFileSync(path.join(repo, '.gitignore'), 'node_modules/\n.vigil/\n');
   mkdirSync(path.join(repo, 'src'));
   writeFileSync(path.join(repo, 'src', 'lib.js'), LEGACY);
-  git('add', '-A');
-  git('commit', '-q', '-m', 'legacy');
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-q', '-m', 'legacy');
   mkdirSync(path.join(repo, 'node_modules', '.bin'), { recursive: true });
   symlinkSync(path.join(ROOT, 'node_modules', '.bin', 'eslint'), path.join(repo, 'node_modules', '.bin', 'eslint'));
-  return { repo, startTree: git('rev-parse', 'HEAD^{tree}') };
+  return { repo, startTree: git(repo, 'rev-parse', 'HEAD^{tree}') };
 }
 
 const GATES = ['static_analysis', 'secret_scan', 'doc_coverage'] as const;

@@ -115,7 +115,7 @@ describe.runIf(sandboxPlatform().problem === null)('added tests run on the code 
     for (const [f, text] of Object.entries(r.start)) writeFileSync(path.join(repo, f), text);
     writeFileSync(path.join(repo, '.gitignore'), '.vigil/\n__pycache__/\n');
     git(repo, 'add', '-A');
-    git(repo, '-c', 'user.name=t', '-c', 'user.email=t@t.invalid', 'commit', '-q', '-m', 'start');
+    git(repo, 'commit', '-q', '-m', 'start');
     const base = (await new MockActivityEnvironment({ attempt: 1 }, { logger: new DefaultLogger('ERROR') }).run(runTests, {
       runId,
       repoPath: repo,
