@@ -70,8 +70,12 @@ export function statusLine(s: StatusSnapshot, gatesRunning: readonly string[] | 
   if (s.outcome) return `finished: ${s.outcome.status} (exit ${s.outcome.exitCode}) — ${s.outcome.reason}`;
   if (s.pause && s.agentRunning)
     return `pausing: the current call finishes first (iteration ${s.iteration}; paused by ${s.pause.by}${s.pause.reason ? `: ${s.pause.reason}` : ''})`;
-  if (s.pause)
-    return `paused by ${s.pause.by}${s.pause.reason ? `: ${s.pause.reason}` : ''} (resume with \`vigil resume ${s.workflowId}\`)`;
+  if (s.pause) {
+    // A reason that already says how to resume (the credentials pause names `vigil resume <id>`) is not told twice.
+    const resume = `vigil resume ${s.workflowId}`;
+    const how = s.pause.reason?.includes(resume) ? '' : ` (resume with \`${resume}\`)`;
+    return `paused by ${s.pause.by}${s.pause.reason ? `: ${s.pause.reason}` : ''}${how}`;
+  }
   // A rate limit is no failure: a backoff with none in a row is a provider's rate-limit wait.
   if (s.status === 'backing_off' && s.consecutiveFailures === 0)
     return `rate limited by ${s.lastIteration?.provider ?? 'the provider'} until ${s.backoffUntil}`;
