@@ -1,18 +1,18 @@
 import { defineConfig } from 'vitest/config';
+import ListedOrderSequencer from './tests/support/listed-order-sequencer.js';
 import { SLOW_TIER } from './tests/support/tiers.js';
 
-// The slow tier (npm run test:slow): the files tests/support/tiers.ts lists, one at a time so that
-// each long job (packing and installing the package, the chaos schedule) has the machine to itself,
-// against the same global setup as the main suite.
+// The slow tier (npm run test:slow): the files tests/support/tiers.ts lists, two at a time in the
+// order listed (the list says why that order), against the same global setup as the main suite.
 export default defineConfig({
   test: {
     include: [...SLOW_TIER],
     pool: 'forks',
-    poolOptions: { forks: { minForks: 1, maxForks: 1 } },
-    fileParallelism: false,
+    poolOptions: { forks: { minForks: 1, maxForks: 2 } },
     globalSetup: ['tests/support/global-setup.ts'],
     testTimeout: 300_000,
     hookTimeout: 480_000,
     reporters: ['default'],
+    sequence: { sequencer: ListedOrderSequencer },
   },
 });

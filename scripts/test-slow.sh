@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The slow tier (npm run test:slow), which .ci/run runs after `npm test`: the files of
-# tests/support/tiers.ts one at a time (vitest.slow.config.ts), then the real-CLI suite
+# tests/support/tiers.ts two at a time in its order (vitest.slow.config.ts), then the real-CLI suite
 # (scripts/test-real-clis.sh: installs the pinned agent CLIs into a cache, then one run per CLI
 # against the local model server), then the cluster suite (scripts/test-cluster.sh: builds the
 # Temporal server from the Go module proxy into a cache, ~8 min cold, then the demo through it on
