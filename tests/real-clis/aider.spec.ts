@@ -1,6 +1,5 @@
-/** aider through the aider preset, against the local model server (suite.ts). */
+/** aider through the aider preset, against the local model server: a complete run (suite.ts). */
+import { EXPECTATIONS } from './expectations.js';
 import { realCliSuite } from './suite.js';
 
-// aider rounds its token report (`2.7k sent`), keeps no session, and retries a failing request
-// for about a minute before it gives up (no flag bounds it).
-realCliSuite('aider', { exactTokens: false, reportsSession: false, faultSeconds: 90 });
+realCliSuite('aider', 'run', EXPECTATIONS.aider);

@@ -1,15 +1,16 @@
 import { defineConfig } from 'vitest/config';
 import LongestFirstSequencer from '../support/sequencer.js';
 
-// The real-CLI suite (npm run test:real-clis): one spec file per agent CLI, against its own
-// Temporal dev server (the main suite's global setup). Its files end in .spec.ts, so the main
-// suite (tests/**/*.test.ts) never runs them. Two forks: two CLIs at a time on two cores, longest
-// first (aider's and opencode's own retries make theirs the longest: they start together).
+// The real-CLI suite (npm run test:real-clis): two spec files per agent CLI (its complete run, its
+// API faults: suite.ts), against its own Temporal dev server (the main suite's global setup). Its
+// files end in .spec.ts, so the main suite (tests/**/*.test.ts) never runs them. Three forks,
+// longest first: aider's and opencode's faults, which mostly wait out the CLIs' own retries (a
+// minute or more per fault), start first and run beside the complete runs, which keep a core busy.
 export default defineConfig({
   test: {
     include: ['tests/real-clis/**/*.spec.ts'],
     pool: 'forks',
-    poolOptions: { forks: { minForks: 1, maxForks: 2 } },
+    poolOptions: { forks: { minForks: 1, maxForks: 3 } },
     globalSetup: ['tests/support/global-setup.ts'],
     testTimeout: 420_000,
     hookTimeout: 180_000,

@@ -1,0 +1,5 @@
+/** OpenCode through the opencode preset, against the local model server: the API faults (suite.ts). */
+import { EXPECTATIONS } from './expectations.js';
+import { realCliSuite } from './suite.js';
+
+realCliSuite('opencode', 'faults', EXPECTATIONS.opencode);
