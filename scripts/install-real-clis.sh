@@ -14,6 +14,14 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 pins="$root/scripts/real-clis.pins"
 cache="${VIGIL_REAL_CLIS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vigil/real-clis}"
 mkdir -p "$cache"
+# One install at a time: .ci/run starts this early, in the background, and the real-CLI step runs it
+# again; the second waits for the first (and then finds every CLI installed) instead of removing a
+# folder the first is still installing into.
+exec 9>"$cache/.lock"
+if ! flock -n 9; then
+  echo "install-real-clis: another install is under way; waiting for it" >&2
+  flock 9
+fi
 
 wanted=("$@")
 want() {

@@ -28,6 +28,15 @@ answers() {
     "$cache/temporal-sql-tool" --version >/dev/null 2>&1
 }
 
+# One build at a time: .ci/run starts this early, in the background, and the cluster step runs it
+# again; the second waits for the first (and then finds the binaries built) instead of building
+# them twice at once.
+mkdir -p "$(dirname "$cache")"
+exec 9>"$cache.lock"
+if ! flock -n 9; then
+  log "another build of temporal-server $version is under way; waiting for it"
+  flock 9
+fi
 if answers; then
   log "temporal-server $version already built in $cache"
   echo "$cache"
