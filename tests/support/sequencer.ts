@@ -1,5 +1,5 @@
 /**
- * The order test files start in: longest first, so the two forks finish together instead of one
+ * The order test files start in: longest first, so the forks finish together instead of one
  * starting the slowest file last. Durations come from vitest's own cache when this checkout has
  * run the file before, else from `durations.json` (seconds per file, from a full run; refresh it
  * with `npm run test:durations` after a full run). A file known to neither counts as 20 s.
