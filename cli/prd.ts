@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { ChecklistItem } from '../schemas/gates.js';
-import { parseChecklistFile } from '../workflows/decisions/checklist.js';
+import { parseChecklistFile } from '../workflows/decisions/checklist/file.js';
 import type { TaskList } from '../schemas/tasks.js';
 import { parseTasksFile } from '../workflows/decisions/tasks.js';
 
