@@ -120,7 +120,14 @@ function splitVerify(s: string): [string, string] {
   return at < 0 ? [s, ''] : [s.slice(0, at), s.slice(at + len)];
 }
 
-function parseMarkdownFile(text: string, fileName: string): ChecklistParseResult {
+/** `[ ]`, `[x]` or `[X]` at the start of a list item's text: a task-list box. */
+const isBox = (rest: string): boolean => rest.startsWith('[ ]') || rest.startsWith('[x]') || rest.startsWith('[X]');
+
+/**
+ * The items of Markdown list lines, or null when there is none. `tasksOnly`: only task-list lines
+ * (`- [ ] …`) are items, every other list line is prose (an issue).
+ */
+function parseMarkdownFile(text: string, fileName: string, tasksOnly = false): ChecklistParseResult | null {
   const read: { id: string | null; title: string; priority: ChecklistPriority; verify: string }[] = [];
   const firstSeen = new Map<string, number>();
   let fence: string | null = null;
@@ -139,7 +146,8 @@ function parseMarkdownFile(text: string, fileName: string): ChecklistParseResult
     }
     let rest = listItemText(line);
     if (rest === null) continue;
-    if (rest.startsWith('[ ]') || rest.startsWith('[x]') || rest.startsWith('[X]')) rest = rest.slice(3).trimStart();
+    if (isBox(rest)) rest = rest.slice(3).trimStart();
+    else if (tasksOnly) continue;
     let id: string | null = null;
     let priority: ChecklistPriority | null = null;
     for (let step = 0; step < 4; step++) {
@@ -180,12 +188,7 @@ function parseMarkdownFile(text: string, fileName: string): ChecklistParseResult
       return { ok: false, error: `${where}: more than ${MAX_CHECKLIST_ITEMS} checklist items (the limit)` };
     read.push({ id, title, priority: priority ?? 'medium', verify });
   }
-  if (read.length === 0) {
-    return {
-      ok: false,
-      error: `${fileName}: no checklist items found (expected JSON, or Markdown list lines like "- [ ] REQ-1 (critical): title — how to verify")`,
-    };
-  }
+  if (read.length === 0) return null;
   return validated(finishItems(read), [], fileName);
 }
 
@@ -202,5 +205,25 @@ export function parseChecklistFile(text: string, fileName: string): ChecklistPar
     return { ok: false, error: `${fileName}: larger than ${MAX_CHECKLIST_TEXT_CHARS} characters` };
   const body = text.startsWith('\ufeff') ? text.slice(1) : text;
   const first = body.trimStart()[0];
-  return first === '[' || first === '{' ? parseJsonFile(body, fileName) : parseMarkdownFile(body, fileName);
+  if (first === '[' || first === '{') return parseJsonFile(body, fileName);
+  return (
+    parseMarkdownFile(body, fileName) ?? {
+      ok: false,
+      error: `${fileName}: no checklist items found (expected JSON, or Markdown list lines like "- [ ] REQ-1 (critical): title — how to verify")`,
+    }
+  );
+}
+
+/**
+ * The checklist of an issue (`vigil start --issue FILE`): its task-list lines (`- [ ] …`, `- [x] …`,
+ * read as `parseChecklistFile` reads Markdown lines: ids, priority tags and "— how to verify"
+ * included), every other line skipped (prose, plain bullets, headings, code blocks, nested
+ * boxes). A ticked box stays a requirement: the run verifies that it holds. Null when the issue
+ * has no task list at all (its checklist is then extracted from its text, as a PRD's is).
+ */
+export function parseIssueChecklist(text: string, fileName: string): ChecklistParseResult | null {
+  if (text.length > MAX_CHECKLIST_TEXT_CHARS)
+    return { ok: false, error: `${fileName}: larger than ${MAX_CHECKLIST_TEXT_CHARS} characters` };
+  const body = text.startsWith('\ufeff') ? text.slice(1) : text;
+  return parseMarkdownFile(body, fileName, true);
 }
