@@ -27,7 +27,7 @@ import type { RoundBatch } from '../schemas/gates.js';
 import type { BatchCall, BatchOutcome, BatchRequest } from '../rounds/calls.js';
 import { renderPromptSpec } from '../workflows/decisions/call-prompt.js';
 import { reviewerRecord } from '../workflows/decisions/review.js';
-import { parseVerifierOutput } from '../workflows/decisions/checklist.js';
+import { parseVerifierOutput } from '../workflows/decisions/checklist/verifier.js';
 import {
   agentsArgument,
   batchPrompt,

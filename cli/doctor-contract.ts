@@ -15,12 +15,9 @@ import type { ChecklistItem } from '../schemas/gates.js';
 import { prepareCall, interpretCall } from '../activities/provider-call.js';
 import type { ProviderName } from '../activities/providers/index.js';
 import { answerOf, REQUIRED_ANSWER, type Answer } from '../workflows/decisions/contract.js';
-import {
-  checklistExtractionPrompt,
-  checklistVerifierPrompt,
-  parseChecklistOutput,
-  parseVerifierOutput,
-} from '../workflows/decisions/checklist.js';
+import { parseChecklistOutput } from '../workflows/decisions/checklist/extraction.js';
+import { checklistExtractionPrompt, checklistVerifierPrompt } from '../workflows/decisions/checklist/prompts.js';
+import { parseVerifierOutput } from '../workflows/decisions/checklist/verifier.js';
 import { councilPrompt, devilsAdvocatePrompt } from '../workflows/decisions/council-prompt.js';
 import { devilsAdvocateReviewPrompt, reviewerPrompt, reviewerRecord } from '../workflows/decisions/review.js';
 import { judgePrompt, judgeSelection, parseJudgeAnswer, type JudgeItem } from '../workflows/decisions/memory-judge.js';

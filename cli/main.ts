@@ -272,7 +272,8 @@ export function buildProgram(): Command {
   program
     .command('start')
     .description('start a run of the agent on a repository until the PRD is done')
-    .argument('<prd>', 'the PRD (product requirements) file')
+    .argument('[prd]', 'the PRD (product requirements) file (or --issue FILE)')
+    .option('--issue <file>', "an issue's text (Markdown) as the PRD, its task list (- [ ] ...) as the PRD checklist")
     .option('--repo <dir>', 'git repository the agent works in', '.')
     .addOption(new Option('--provider <name>', 'agent CLI (see docs/agents-and-providers.md)').choices([...PROVIDERS]))
     .option('--agent-command <cmd>', 'the agent command line (no shell; the prompt arrives on stdin)')
@@ -304,7 +305,7 @@ export function buildProgram(): Command {
     )
     .option('--wait', 'follow the run until it finishes; exit with its outcome code')
     .option('--json', 'print the started run as a JSON line; with --wait, then a JSON line per event as `watch --json`')
-    .action(async (prdFile: string, o: Record<string, unknown>) => {
+    .action(async (prdFile: string | undefined, o: Record<string, unknown>) => {
       const { startCommand } = await import('./start-command.js');
       await startCommand(prdFile, o, { resolve, endpoint, validateId });
     });

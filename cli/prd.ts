@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { ChecklistItem } from '../schemas/gates.js';
-import { parseChecklistFile } from '../workflows/decisions/checklist.js';
+import { parseChecklistFile, parseIssueChecklist } from '../workflows/decisions/checklist/file.js';
 import type { TaskList } from '../schemas/tasks.js';
 import { parseTasksFile } from '../workflows/decisions/tasks.js';
 
@@ -26,31 +26,56 @@ export interface Prd {
 }
 
 export function readPrd(file: string, cwd = process.cwd()): Prd {
+  return readPrdText(file, cwd, 'PRD').prd;
+}
+
+/** The PRD's checks, each error naming the file as `what` (the PRD, an issue). */
+function readPrdText(file: string, cwd: string, what: string): { prd: Prd; text: string } {
   const abs = path.resolve(cwd, file);
   let st;
   try {
     st = statSync(abs);
   } catch {
-    throw new PrdError(`PRD file not found: ${abs}`);
+    throw new PrdError(`${what} file not found: ${abs}`);
   }
-  if (!st.isFile()) throw new PrdError(`PRD path is not a regular file: ${abs}`);
+  if (!st.isFile()) throw new PrdError(`${what} path is not a regular file: ${abs}`);
   if (st.size > MAX_PRD_BYTES)
-    throw new PrdError(`PRD file is too large: ${st.size} bytes (at most ${MAX_PRD_BYTES}); trim it or split it`);
+    throw new PrdError(`${what} file is too large: ${st.size} bytes (at most ${MAX_PRD_BYTES}); trim it or split it`);
   const buf = readFileSync(abs);
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(buf);
   } catch {
-    throw new PrdError(`PRD file is not UTF-8 text: ${abs}`);
+    throw new PrdError(`${what} file is not UTF-8 text: ${abs}`);
   }
-  if (text.includes('\0')) throw new PrdError(`PRD file looks binary (contains NUL bytes): ${abs}`);
-  if (text.trim().length === 0) throw new PrdError(`PRD file is empty: ${abs}; write the requirements first`);
-  return {
+  if (text.includes('\0')) throw new PrdError(`${what} file looks binary (contains NUL bytes): ${abs}`);
+  if (text.trim().length === 0) throw new PrdError(`${what} file is empty: ${abs}; write the requirements first`);
+  const prd = {
     path: abs,
     title: prdTitle(text) || path.basename(abs),
     bytes: buf.length,
     sha256: createHash('sha256').update(buf).digest('hex'),
   };
+  return { prd, text };
+}
+
+/** An issue as a run's PRD (`vigil start --issue FILE`), with the checklist its task list gives. */
+export interface Issue {
+  prd: Prd;
+  /** Its task-list lines as checklist items; null: the issue has no task list (the checklist is extracted from it). */
+  checklist: ChecklistItem[] | null;
+}
+
+/**
+ * Reads an issue's text (Markdown, as GitHub, GitLab or Jira keep it: its title as the first
+ * heading or line) as the run's PRD, checked as a PRD is, and its task list (`- [ ] …`) as the
+ * PRD checklist (parseIssueChecklist). A bad task line is an error naming the file and the line.
+ */
+export function readIssue(file: string, cwd = process.cwd()): Issue {
+  const { prd, text } = readPrdText(file, cwd, 'issue');
+  const r = parseIssueChecklist(text, prd.path);
+  if (r !== null && !r.ok) throw new PrdError(r.error);
+  return { prd, checklist: r === null ? null : r.items };
 }
 
 /** A PRD on another host (`vigil start --host`): its absolute path there, titled by its file name. */

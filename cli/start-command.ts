@@ -1,6 +1,6 @@
 /**
- * Owns the action of `vigil start PRD [--repo DIR] [--id ID [--replace]] [--tasks FILE] [--wait]
- * [--json]`: reads the PRD, the repository and the knobs, refuses what the run would ignore or
+ * Owns the action of `vigil start PRD|--issue FILE [--repo DIR] [--id ID [--replace]] [--tasks FILE]
+ * [--wait] [--json]`: reads the PRD (or an issue and its task list), the repository and the knobs, refuses what the run would ignore or
  * hide (cli/start-checks.ts, cli/run-id.ts), starts the run (cli/runs.ts), says where it runs and
  * what will not work as one might expect (warnings on stderr, once each), and with --wait follows
  * it to its end. The options are declared in cli/main.ts.
@@ -8,6 +8,7 @@
 import type { StartedJson } from '../schemas/cli-output.js';
 import type { ResolvedKnobs } from './config.js';
 import { runUrl, withClient, type Endpoint } from './connection.js';
+import { CliError, EXIT } from './errors.js';
 import { out } from './steer-commands.js';
 
 export interface StartDeps {
@@ -20,9 +21,10 @@ export interface StartDeps {
 const jsonLine = (value: unknown): void => out(JSON.stringify(value));
 
 /** `vigil start`: sets process.exitCode with --wait (the run's outcome code); throws a CliError for bad input. */
-export async function startCommand(prdFile: string, o: Record<string, unknown>, deps: StartDeps): Promise<void> {
+export async function startCommand(prdFile: string | undefined, o: Record<string, unknown>, deps: StartDeps): Promise<void> {
+  const issueFile = typeof o.issue === 'string' ? o.issue : undefined;
   const [
-    { readPrd, readChecklist, readTasks, prdOnHost, checkAcceptanceFolder },
+    { readPrd, readChecklist, readIssue, readTasks, prdOnHost, checkAcceptanceFolder },
     { checkRepo, defaultRunId, startRun },
     { checkPromptTemplate, requireAgentCommand },
     { searchAttributeHint },
@@ -45,7 +47,9 @@ export async function startCommand(prdFile: string, o: Record<string, unknown>, 
   const host = resolveHost(typeof o.host === 'string' ? o.host : undefined);
   // The repository and the PRD are on the run's host: checked here only when that is this machine.
   const remote = host !== thisHost();
-  const prd = remote ? prdOnHost(pathOnHost('the PRD', prdFile, host)) : readPrd(prdFile);
+  const source = prdSource(prdFile, issueFile, o, remote);
+  const issue = source.kind === 'issue' ? readIssue(source.file) : null;
+  const prd = issue ? issue.prd : remote ? prdOnHost(pathOnHost('the PRD', source.file, host)) : readPrd(source.file);
   const repoPath = remote ? pathOnHost('--repo', String(o.repo), host) : checkRepo(String(o.repo));
   const resolvedKnobs = checkPromptTemplate(await deps.resolve(o), process.cwd());
   requireAgentCommand(resolvedKnobs);
@@ -54,7 +58,7 @@ export async function startCommand(prdFile: string, o: Record<string, unknown>, 
   checkAcceptanceSource({ ...resolvedKnobs.knobs, acceptanceTests: acceptance });
   if (acceptance && !remote) resolvedKnobs.knobs.acceptanceTests = await checkAcceptanceFolder(acceptance, repoPath);
   else if (acceptance) resolvedKnobs.knobs.acceptanceTests = acceptance;
-  const checklist = typeof o.checklist === 'string' ? readChecklist(o.checklist) : undefined;
+  const checklist = typeof o.checklist === 'string' ? readChecklist(o.checklist) : (issue?.checklist ?? undefined);
   const tasks = typeof o.tasks === 'string' ? readTasks(o.tasks) : undefined;
   checkTasks(resolvedKnobs.knobs, tasks, typeof o.tasks === 'string' ? o.tasks : undefined);
   const workflowId = typeof o.id === 'string' ? deps.validateId(o.id) : defaultRunId(prd);
@@ -97,6 +101,14 @@ export async function startCommand(prdFile: string, o: Record<string, unknown>, 
       );
     }
     if (pollers?.length === 0) process.stderr.write(`vigil: ${noHostWorkerHint(ep.taskQueue, host, repoPath)}\n`);
+    if (issue && !o.json) {
+      const items = issue.checklist?.length ?? 0;
+      out(
+        items > 0
+          ? `  checklist  : ${items} item(s) from the issue's task list`
+          : '  checklist  : the issue has no task list (- [ ] ...): an agent extracts one from its text',
+      );
+    }
     // notify-send is the worker's: looked for here when the run is here.
     for (const w of startWarnings(resolvedKnobs.knobs, remote ? '(on the host)' : notifySendHere()))
       process.stderr.write(`vigil: warning: ${w}\n`);
@@ -119,4 +131,34 @@ export async function startCommand(prdFile: string, o: Record<string, unknown>, 
       }
     }
   });
+}
+
+/**
+ * Where the run's PRD comes from: the PRD file, or `--issue FILE` (its task list the checklist).
+ * One of the two, and an issue neither beside `--checklist` (it is the checklist) nor on another
+ * host (its task list is read here, and the worker there reads the PRD from its own disk).
+ */
+function prdSource(
+  prdFile: string | undefined,
+  issueFile: string | undefined,
+  o: Record<string, unknown>,
+  remote: boolean,
+): { kind: 'prd' | 'issue'; file: string } {
+  if (prdFile !== undefined && issueFile !== undefined)
+    throw new CliError(`give the PRD (${prdFile}) or --issue ${issueFile}, not both: the issue is the PRD`, EXIT.usage);
+  if (issueFile === undefined) {
+    if (prdFile === undefined) throw new CliError('missing the PRD: vigil start <prd> [options], or vigil start --issue FILE', EXIT.usage);
+    return { kind: 'prd', file: prdFile };
+  }
+  if (typeof o.checklist === 'string')
+    throw new CliError(
+      `--issue ${issueFile} takes the PRD checklist from the issue's task list: drop --checklist, or give the issue as the PRD (vigil start ${issueFile} --checklist ${o.checklist})`,
+      EXIT.usage,
+    );
+  if (remote)
+    throw new CliError(
+      `--issue is read on this machine, and the run's host is another: copy the issue to that host and start it there as the PRD (vigil start FILE --host ...)`,
+      EXIT.usage,
+    );
+  return { kind: 'issue', file: issueFile };
 }

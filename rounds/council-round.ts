@@ -17,7 +17,7 @@ import { ActivityFailure } from '@temporalio/common';
 import type { AgentResult, EvidenceFactsResult, RunAgentInput } from '../schemas/activities.js';
 import type { Knobs } from '../schemas/knobs.js';
 import type { EvidenceRecord, Verdict, VoteRecord } from '../schemas/run.js';
-import { verificationBlocks } from '../workflows/decisions/checklist.js';
+import { verificationBlocks } from '../workflows/decisions/checklist/state.js';
 import { applyDevilsAdvocate, applySeverityBudget, devilsAdvocateDue, memberRole, tally } from '../workflows/decisions/council.js';
 import { councilPrompt, devilsAdvocatePrompt } from '../workflows/decisions/council-prompt.js';
 import { chooseAgent, silenceSeconds } from '../workflows/decisions/agent-choice.js';
@@ -56,7 +56,7 @@ export interface EvidenceInput {
   leanPrompt?: boolean;
 }
 
-/** The PRD checklist verifier's call a council round carries (from `vigil-council-checklist-v1` on) and what its answer must say for the members to be asked (workflows/decisions/checklist.ts, checklistStop). */
+/** The PRD checklist verifier's call a council round carries (from `vigil-council-checklist-v1` on) and what its answer must say for the members to be asked (workflows/decisions/checklist/state.ts, checklistStop). */
 export interface CarriedChecklist {
   call: RunAgentInput;
   mustPass: string[];

@@ -17,7 +17,7 @@ import {
   type ReviewRecord,
   type ToolGate,
 } from '../../schemas/gates.js';
-import { checklistBlock } from './checklist.js';
+import { checklistBlock } from './checklist/state.js';
 
 export type GateKnobs = Pick<
   Knobs,

@@ -16,7 +16,7 @@ import {
   type TaskRecord,
   type TaskSpec,
 } from '../../schemas/tasks.js';
-import { parseChecklistFile } from './checklist.js';
+import { parseChecklistFile } from './checklist/file.js';
 
 /** Streams a task gets before it is a dead letter: one retry after a failed stream. */
 export const TASK_ATTEMPTS = 2;

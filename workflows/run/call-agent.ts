@@ -18,7 +18,7 @@ import {
 import type { Phase, Tier } from '../../schemas/run.js';
 import { chooseAgent, silenceSeconds } from '../decisions/agent-choice.js';
 import { remainingBudget, spendAfterCall } from '../decisions/budget.js';
-import { builderChecklist } from '../decisions/checklist.js';
+import { builderChecklist } from '../decisions/checklist/state.js';
 import { planCheckpoint, sealCheckpoint } from '../decisions/checkpoints.js';
 import { knobsFor } from '../decisions/failover.js';
 import { gateFindingsForPrompt } from '../decisions/gates.js';

@@ -24,7 +24,7 @@ import { finish } from './ending.js';
 import { actOnGateStreak, codeReview, ensureTests, qualityGates, roundBase, testEvidence, testLine, trackGateResult } from './gates.js';
 import { verifierCall, verifyChecklist } from './prd-checklist.js';
 import { markCouncilChecklist } from './eras.js';
-import { checklistStop } from '../decisions/checklist.js';
+import { checklistStop } from '../decisions/checklist/state.js';
 import { beforeJudgeReview } from './before-judges-see-changes.js';
 import { keepContract, refuse } from './refusals.js';
 import { type Run } from './run.js';

@@ -15,7 +15,7 @@ import { DIRECTIVE_IDS_KEPT, LIMITS, type InvalidMessage } from '../../schemas/r
 import type { RunEvent } from '../../schemas/events.js';
 import { budgetExceeded } from '../decisions/budget.js';
 import { checklistGateResult, mergeLatest } from '../decisions/gates.js';
-import { waive as waiveItem } from '../decisions/checklist.js';
+import { waive as waiveItem } from '../decisions/checklist/state.js';
 import { FINDING_ID, liftLatest, WAIVABLE_GATES } from '../decisions/finding-waivers.js';
 import { directiveRefusal } from '../decisions/directives.js';
 import { messageEvent } from '../decisions/journal.js';

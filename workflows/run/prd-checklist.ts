@@ -9,14 +9,14 @@ import type { AgentResult, RunAgentInput } from '../../schemas/activities.js';
 import { type GateResult, MAX_CHECKLIST_ITEMS } from '../../schemas/gates.js';
 import { chooseAgent, silenceSeconds } from '../decisions/agent-choice.js';
 import { addOrchestrationUsage, addUnpricedOrchestration } from '../decisions/budget.js';
+import { selectHeldOut } from '../decisions/checklist/held-out.js';
 import {
   afterChecklistFailure,
   CHECKLIST_ATTEMPTS,
   type ChecklistRetry,
   checklistExtractionPrompt,
   checklistVerifierPrompt,
-  selectHeldOut,
-} from '../decisions/checklist.js';
+} from '../decisions/checklist/prompts.js';
 import { checklistGateResult, mergeLatest } from '../decisions/gates.js';
 import { gateEvent } from '../decisions/journal.js';
 import { providerOutcome } from '../decisions/provider-outcome.js';

@@ -29,7 +29,7 @@ import type { CarriedChecklist } from '../../rounds/council-round.js';
 import { breakerTrip } from '../decisions/breaker.js';
 import { checkpointRows } from '../decisions/checkpoints.js';
 import { markTree } from '../decisions/lean-rounds.js';
-import { maskedChecklist } from '../decisions/checklist.js';
+import { maskedChecklist } from '../decisions/checklist/state.js';
 import type { GateAction } from '../decisions/gates.js';
 import { ackProjection, appendEvent } from '../decisions/journal.js';
 import { appendMemory, memoryFromEvent, memorySummary } from '../decisions/memory.js';
