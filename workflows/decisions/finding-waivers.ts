@@ -45,7 +45,8 @@ export function liftFindings(result: GateResult, waivers: readonly FindingWaiver
   const waived = new Map(waivers.map((w) => [w.id, w]));
   let lifted = 0;
   const findings = result.findings.map((f) => {
-    if (f.message.includes(' [lifted: ')) {
+    // Lifted already (info, marked); a mark in a still-blocking finding's text is the agent's, not a lift.
+    if (f.severity === 'info' && f.message.includes(' [lifted: ')) {
       lifted += 1;
       return f;
     }
