@@ -2,7 +2,8 @@
  * Evidence for a council round or a completion claim: what changed since the run started (the
  * union of committed, staged, unstaged and untracked-not-ignored changes, `.vigil/` excluded),
  * credentials in the changed files' content, and the evidence pack the council members read
- * (`.vigil/runs/<id>/council/round-NNNN/evidence.md`). Also writes each round's transcript.
+ * (`.vigil/runs/<id>/council/round-NNNN/evidence.md`), with any integrity or gaming finding a
+ * person or a checklist item lifted beside what lifted it. Also writes each round's transcript.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -98,6 +99,15 @@ export async function collectEvidence(raw: CollectEvidenceInput): Promise<Eviden
     input.testSummary,
   ];
   if (input.convergenceSummary !== null) sections.push('', '## Convergence data', '', input.convergenceSummary);
+  if (input.liftedFindings)
+    sections.push(
+      '',
+      '## Test changes lifted by a person or the PRD checklist',
+      '',
+      'These integrity or gaming findings do not block: a person waived them, or a PRD checklist item asks for the change. Judge whether the PRD really asks for it.',
+      '',
+      input.liftedFindings,
+    );
   if (secrets && secrets.length)
     sections.push('', '## Possible credentials in changed files', '', ...secrets.map((s) => `- ${s.kind} in ${s.file}:${s.line}`));
   const evidencePath = path.join(roundDir(repo, input.runId, input.round), 'evidence.md');

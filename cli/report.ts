@@ -482,7 +482,15 @@ export async function reportRun(db: Db, workflowId: string, opts: { now?: Date }
     budgetUsd: start?.budgetUsd ?? null,
     startedAt: iso(valid.find((r) => r.event.kind === 'run_started')?.at ?? rows[0]?.at ?? null),
     finishedAt: outcomeRow ? iso(outcomeRow.at) : null,
-    outcome: outcome ? { status: outcome.status, exitCode: outcome.exitCode, reason: outcome.reason, iteration: outcome.iteration } : null,
+    outcome: outcome
+      ? {
+          status: outcome.status,
+          exitCode: outcome.exitCode,
+          reason: outcome.reason,
+          iteration: outcome.iteration,
+          ...(outcome.evidence ? { evidence: outcome.evidence } : {}),
+        }
+      : null,
     iterations: timeline.length,
     failedIterations: timeline.filter((t) => t.failed).length,
     councilRounds: rounds.length,
@@ -522,6 +530,8 @@ function summaryLines(r: RunReport): string[] {
     `provider: ${r.provider ?? 'unknown'} · mode ${r.autonomyMode ?? 'unknown'} · up to ${r.maxIterations ?? '?'} iterations · budget ${r.budgetUsd !== null ? money(r.budgetUsd) : 'unknown'}`,
     `started: ${r.startedAt ?? 'unknown'}${r.finishedAt ? ` · finished: ${r.finishedAt}` : ''}`,
     `outcome: ${o ? `${o.status} (exit ${o.exitCode}) at iteration ${o.iteration} — ${oneLine(o.reason)}` : 'none yet (running)'}`,
+    // What done rested on, as the run said it (`evidence: baseline tests 2 of 2 passed …`).
+    ...(o?.evidence ? [oneLine(o.evidence)] : []),
     `iterations: ${r.iterations} (${r.failedIterations} failed) · council rounds: ${r.councilRounds} (${r.approvedRounds} approved) · escalations: ${r.escalations} · tier climbs: ${r.tierClimbs} · spend: ${spendWords(r.spendUsd, r.unpricedCalls, r.calls)}${r.orchestration ? ` (orchestration ${r.orchestration.calls} call(s)${r.spendUsd > 0 ? `, ${money(r.orchestration.usd)}, ${Math.round((r.orchestration.usd / r.spendUsd) * 100)}%` : ''})` : ''}`,
     `waiting for people: ${duration(r.waitingMs)} over ${r.pauses} pause(s)${r.pausedNow ? ' (paused now)' : ''}`,
     ...(r.memoryJudgement ? [memoryJudgementLine(r.memoryJudgement)] : []),

@@ -52,6 +52,8 @@ export interface EvidenceInput {
   tests: { passed: boolean; timedOut: boolean; logPath: string } | null;
   testSummary: string;
   convergenceSummary: string;
+  /** The integrity and gaming findings lifted by a waiver or a checklist item, for the evidence pack (absent: none). */
+  liftedFindings?: string;
   /** Runs from `vigil-lean-prompt-v1` on: the prompts as their parts (the activity renders them), tails only of failed calls. */
   leanPrompt?: boolean;
 }
@@ -128,6 +130,7 @@ export async function checkEvidence(
         secretScan: k.evidenceGate && k.evidenceSecretScan,
         testSummary: input.testSummary,
         convergenceSummary: k.councilBlind ? null : input.convergenceSummary,
+        ...(input.liftedFindings ? { liftedFindings: input.liftedFindings } : {}),
       },
     ],
   );

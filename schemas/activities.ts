@@ -622,6 +622,8 @@ export const CollectEvidenceInputSchema = shared('schemas/activities:CollectEvid
     testSummary: z.string().max(8000),
     /** Convergence data for the pack; null in blind mode. */
     convergenceSummary: z.string().max(4000).nullable(),
+    /** The integrity and gaming findings a person or the checklist lifted, a Markdown line each, beside what lifted them; absent: none. */
+    liftedFindings: z.string().max(16_000).optional(),
   }),
 );
 export type CollectEvidenceInput = z.infer<typeof CollectEvidenceInputSchema>;

@@ -139,7 +139,16 @@ export const RunReportSchema = RunCountsSchema.extend({
   budgetUsd: z.number().nullable(),
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),
-  outcome: z.object({ status: z.string(), exitCode: z.number().int(), reason: z.string(), iteration: z.number().int() }).nullable(),
+  outcome: z
+    .object({
+      status: z.string(),
+      exitCode: z.number().int(),
+      reason: z.string(),
+      iteration: z.number().int(),
+      /** What done rested on (the outcome event's evidence line); absent for a run that did not end done, or journalled before it. */
+      evidence: z.string().optional(),
+    })
+    .nullable(),
   /** The agent calls the last spend event counts (null before any was recorded), and of them those that reported no cost (not in `spendUsd`). */
   calls: z.number().int().nullable(),
   unpricedCalls: z.number().int(),

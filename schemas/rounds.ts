@@ -46,6 +46,8 @@ export const CouncilRoundInputSchema = shared('schemas/rounds:CouncilRoundInputS
     ...RoundCommon,
     tests: z.object({ passed: z.boolean(), timedOut: z.boolean(), logPath: z.string() }).nullable(),
     convergenceSummary: z.string().max(20_000),
+    /** The integrity and gaming findings a waiver or a checklist item lifted, for the evidence pack (absent: none). */
+    liftedFindings: z.string().max(16_000).optional(),
     trigger: z.enum(CONVENE_TRIGGERS),
     /**
      * The PRD checklist verifier's call, carried by the round (from `vigil-council-checklist-v1` on):

@@ -7,6 +7,7 @@
  */
 import { html } from 'hono/html';
 import type { StatusSnapshot } from '../../schemas/status.js';
+import { evidenceNote } from '../../workflows/decisions/evidence-line.js';
 import { redactSecrets } from '../../workflows/decisions/scans.js';
 import { spendText } from '../../workflows/ui.js';
 import type { AcrossRunsReport, RunReport } from '../report.js';
@@ -193,6 +194,8 @@ export function runSummary(view: RunView, row: RunRow | null, waiting: Waiting |
   const id = view.workflowId;
   const ended = view.kind === 'finished';
   const endedAs = ended ? (view.outcome?.status ?? view.temporalStatus.toLowerCase()) : null;
+  // What done rested on, as the outcome says it (`vigil status` and the UI card show the same line).
+  const evidence = ended ? evidenceNote(view.outcome?.notes) : null;
   const status = ended
     ? `finished${view.outcome ? `: ${view.outcome.status} (exit ${view.outcome.exitCode})` : ` (${view.temporalStatus.toLowerCase()})`}`
     : (s?.status ?? view.searchStatus ?? 'running');
@@ -209,6 +212,7 @@ export function runSummary(view: RunView, row: RunRow | null, waiting: Waiting |
       ${row ? html` · provider ${row.provider ?? '—'} · started ${since(row.startTime, now)}` : ''}
     </p>
     ${ended && view.outcome ? html`<p class="why outcome">Ended at iteration ${view.outcome.iteration}: ${shown(view.outcome.reason)}</p>` : ''}
+    ${ended && evidence ? html`<p class="evidence">${line(evidence)}</p>` : ''}
     ${waiting ? html`<p class="why">Waiting for a person: ${WAIT_LABELS[waiting.kind]} — ${shown(waiting.why)}</p>` : !ended && s?.pause ? html`<p class="why">Paused by ${line(s.pause.by)}: ${shown(s.pause.reason)}</p>` : ''}
     ${s ? facts(s, now, waiting) : html`<p class="muted">No worker answered the run's status query.</p>`}
   </section>`;

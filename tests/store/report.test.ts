@@ -388,3 +388,38 @@ describe('the commands', () => {
     expect(c.text()).toBe('runs: 0\n');
   });
 });
+
+describe('what done rested on', () => {
+  const LINE =
+    'evidence: baseline tests 2 of 2 passed (`python3 -m pytest -q`), integrity findings 0, gaming findings 0, tree abcdef012345';
+
+  it('the outcome event keeps the evidence line, and report <id>, its --json and history md show it', async () => {
+    // The scripted run again, its outcome journalled with the line (workflows/decisions/journal.ts, outcomeEvent).
+    const events = scriptedRun().map((e) => (e.event.kind === 'outcome' ? { ...e, event: { ...e.event, evidence: LINE } } : e));
+    expect((await projectEventsTo(tp.server.url, { workflowId: 'run-evidence', events })).problem).toBeNull();
+    const r = await reportRun(db, 'run-evidence', { now: REPORT_NOW });
+    expect(r?.outcome).toEqual({
+      status: 'council_approved',
+      exitCode: 0,
+      reason: 'council approved at iteration 5 (round 2, 3 of 3)',
+      iteration: 5,
+      evidence: LINE,
+    });
+    const chunks: string[] = [];
+    expect(await reportCommand({ id: 'run-evidence' }, { out: (t) => void chunks.push(t), env: { DATABASE_URL: tp.server.url } })).toBe(0);
+    expect(chunks.join('').split('\n')).toContain(`  ${LINE}`);
+    const json: string[] = [];
+    const env = { DATABASE_URL: tp.server.url };
+    expect(await reportCommand({ id: 'run-evidence', json: true }, { out: (t) => void json.push(t), env })).toBe(0);
+    expect(RunReportSchema.parse(JSON.parse(json.join(''))).outcome?.evidence).toBe(LINE);
+    expect((await exportHistory(db, 'run-evidence', 'md', { now: REPORT_NOW }))?.split('\n')).toContain(`- ${LINE}`);
+  });
+
+  it('a run that did not end done, or was journalled before the line, says nothing of it', async () => {
+    for (const id of ['run-failed', 'run-scripted']) {
+      const r = await reportRun(db, id, { now: REPORT_NOW });
+      expect(r?.outcome).not.toHaveProperty('evidence');
+      expect((await exportHistory(db, id, 'md', { now: REPORT_NOW })) ?? '').not.toMatch(/^- evidence: /m);
+    }
+  });
+});

@@ -2,8 +2,8 @@
  * The operator console's rules without a browser: which runs the inbox shows and why
  * (cli/console/model.ts `waitingFor`), the chart series from a status snapshot and from the event
  * store's report, the tokens kept under VIGIL_HOME, which requests are another site's, the
- * redirects, and the messages an action sends (the CLI's own payloads and schemas,
- * cli/console/actions.ts).
+ * redirects, the messages an action sends (the CLI's own payloads and schemas,
+ * cli/console/actions.ts), and a finished run's header with what done rested on.
  */
 import { chmodSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { accessToken, consoleToken, fromAnotherSite, isLoopback, localPath, sameToken } from '../../cli/console/access.js';
 import { stepsOf } from '../../cli/console/actions.js';
 import { chartsFromReport, chartsFromSnapshot, pauseLengths, waitingFor } from '../../cli/console/model.js';
+import { runSummary } from '../../cli/console/pages.js';
 import type { PauseEvent, RunReport } from '../../cli/report.js';
 import type { RunEvent } from '../../schemas/events.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
@@ -270,5 +271,39 @@ describe('actions', () => {
     expect(() => stepsOf('input', { directive: '  ' }, 'alice')).toThrow(/no directive/);
     expect(() => stepsOf('budget', { usd: 'lots' }, 'alice')).toThrow(/must be a number of dollars/);
     expect(() => stepsOf('waive', { item: '' }, 'alice')).toThrow(/choose the checklist item/);
+  });
+});
+
+describe("a finished run's header", () => {
+  const LINE =
+    'evidence: baseline tests 2 of 2 passed (`python3 -m pytest -q`), integrity findings 0, gaming findings 0, tree abcdef012345';
+  const finished = (status: 'council_approved' | 'max_iterations_reached', notes: string[]) => ({
+    kind: 'finished' as const,
+    workflowId: 'run-1',
+    temporalStatus: 'COMPLETED',
+    outcome: {
+      status,
+      reason: 'the reason',
+      exitCode: status === 'council_approved' ? (0 as const) : (20 as const),
+      iteration: 4,
+      at: 't',
+      notes,
+    },
+    snapshot: null,
+    iteration: 4,
+  });
+
+  it('shows the evidence line a done run ended with, as status and the UI card do', async () => {
+    const page = String(await runSummary(finished('council_approved', [LINE, 'delivered to branch vigil/run-1']), null, null, NOW));
+    expect(page).toContain('<p class="evidence">evidence: baseline tests 2 of 2 passed (`python3 -m pytest -q`), integrity findings 0');
+    expect(page).toContain('tree abcdef012345</p>');
+  });
+
+  it('shows none for a run that did not end done, and escapes what the line holds', async () => {
+    const page = String(await runSummary(finished('max_iterations_reached', ['completion not independently verified']), null, null, NOW));
+    expect(page).not.toContain('class="evidence"');
+    const hostile = String(await runSummary(finished('council_approved', ['evidence: tests (`<script>x</script>`)']), null, null, NOW));
+    expect(hostile).toContain('&lt;script&gt;');
+    expect(hostile).not.toContain('<script>x');
   });
 });

@@ -1,8 +1,16 @@
-/** The evidence line a finished run carries (workflows/decisions/evidence-line.ts). */
+/**
+ * The evidence line a finished run carries (workflows/decisions/evidence-line.ts), and the same
+ * line where a person meets it: `vigil status`, the console's run header, the outcome's journal
+ * event that `vigil report` reads, and the delivered commit and pull request body.
+ */
 import { describe, expect, it } from 'vitest';
+import { runSummary } from '../../cli/console/pages.js';
+import { printStatus } from '../../cli/status.js';
 import type { GateResult } from '../../schemas/gates.js';
-import type { TestRunRecord } from '../../schemas/run.js';
-import { evidenceLine } from '../../workflows/decisions/evidence-line.js';
+import { OutcomeSchema, type TestRunRecord } from '../../schemas/run.js';
+import { deliveryMessage, runReportMarkdown } from '../../workflows/decisions/delivery.js';
+import { evidenceLine, evidenceNote } from '../../workflows/decisions/evidence-line.js';
+import { outcomeEvent } from '../../workflows/decisions/journal.js';
 
 const tests = (over: Partial<TestRunRecord> = {}): TestRunRecord => ({
   treeHash: 'abcdef0123456789',
@@ -73,5 +81,46 @@ describe('the evidence line', () => {
     );
     expect(evidenceLine(tests(), both, null, { ...sealed, last: null })).toMatch(/, acceptance tests: not run,/);
     expect(evidenceLine(tests(), both, null, null)).not.toMatch(/acceptance/);
+  });
+});
+
+describe('the same line wherever a person looks', () => {
+  const line = evidenceLine(tests(), [gate('test_mutation', 'pass', 0), gate('test_gaming', 'pass', 0)], null);
+  const outcome = OutcomeSchema.parse({
+    status: 'council_approved',
+    reason: 'council approved at iteration 3',
+    exitCode: 0,
+    iteration: 3,
+    at: '2026-11-30T00:00:00Z',
+    notes: [line, 'delivered on branch vigil/run-7 (commit 0123456789ab, 1 file(s))'],
+  });
+  const view = { kind: 'finished' as const, workflowId: 'run-7', temporalStatus: 'COMPLETED', outcome, snapshot: null, iteration: 3 };
+
+  it('status, the console, the journal event report reads, the commit and the pull request body', async () => {
+    expect(evidenceNote(outcome.notes)).toBe(line);
+    const status: string[] = [];
+    printStatus(view, (l = '') => status.push(l));
+    expect(status).toContain(`  note      : ${line}`);
+    expect(String(await runSummary(view, null, null, new Date('2026-11-30T00:01:00Z')))).toContain(`<p class="evidence">${line}</p>`);
+    expect(outcomeEvent(outcome)).toMatchObject({ kind: 'outcome', evidence: line });
+    const facts = {
+      prdTitle: 'Gap',
+      workflowId: 'run-7',
+      status: outcome.status,
+      reason: outcome.reason,
+      iterations: 3,
+      spendUsd: 0,
+      calls: 0,
+    };
+    expect(deliveryMessage({ ...facts, notes: outcome.notes }).split('\n')).toContain(`- ${line}`);
+    expect(runReportMarkdown({ ...facts, notes: outcome.notes, council: null, gates: [], checklist: [] }).split('\n')).toContain(
+      `- ${line}`,
+    );
+  });
+
+  it('a run that ended otherwise has none to show', () => {
+    expect(evidenceNote(['completion not independently verified: no test runner'])).toBeNull();
+    expect(evidenceNote(undefined)).toBeNull();
+    expect(outcomeEvent({ ...outcome, status: 'stopped', notes: [] })).not.toHaveProperty('evidence');
   });
 });

@@ -197,6 +197,25 @@ describe('the gates on a real repository, from its start tree', () => {
     expect(ok.verdict, ok.reason).toBe('pass');
   });
 
+  it('test_mutation blocks an expected value edited with a code change, or in the iteration after it', async () => {
+    // The same iteration: a half fix and the expected value bent to it, in one tree.
+    const same = await repoAt('edited-with-code');
+    writeFileSync(path.join(same.repo, 'gap.py'), 'def max_gap(xs):\n    return max(xs) - max(min(xs), 0)\n');
+    writeFileSync(path.join(same.repo, 'tests', 'test_gap.py'), PY_TEST.replace('== 5', '== 3'));
+    const r = await testIntegrityGate({ repoPath: same.repo, files: await changed(same.repo, same.start), startTree: same.start });
+    expect(r.verdict).toBe('fail');
+    expect(r.reason).toMatch(/^baseline assertion changed \(assertion_changed-[0-9a-f]{8}\) in tests\/test_gap\.py:7$/);
+    // The next iteration: the code change first (nothing to find), the expected value on the tree after it.
+    const next = await repoAt('edited-next');
+    writeFileSync(path.join(next.repo, 'gap.py'), 'def max_gap(xs):\n    return max(xs) - max(min(xs), 0)\n');
+    const first = await testIntegrityGate({ repoPath: next.repo, files: await changed(next.repo, next.start), startTree: next.start });
+    expect(first.verdict, first.reason).toBe('pass');
+    writeFileSync(path.join(next.repo, 'tests', 'test_gap.py'), PY_TEST.replace('== 5', '== 3'));
+    const second = await testIntegrityGate({ repoPath: next.repo, files: await changed(next.repo, next.start), startTree: next.start });
+    expect(second.verdict).toBe('fail');
+    expect(second.findings?.[0]?.message).toMatch(/tests\/test_gap\.py:7: an assertion of test_negative the run started with was changed/);
+  });
+
   it('test_gaming blocks a hard-coded failing input, read from the run baseline, and passes the honest fix', async () => {
     const { repo, start } = await repoAt('gamed');
     writeFileSync(

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EventEnvelopeSchema, MAX_PENDING_EVENTS, RunEventSchema } from '../../schemas/events.js';
-import { IterationRecordSchema, TestRunRecordSchema } from '../../schemas/run.js';
-import { ackProjection, appendEvent, emptyJournal, iterationEvent, messageEvent } from '../../workflows/decisions/journal.js';
+import { IterationRecordSchema, OutcomeSchema, TestRunRecordSchema } from '../../schemas/run.js';
+import { ackProjection, appendEvent, emptyJournal, iterationEvent, messageEvent, outcomeEvent } from '../../workflows/decisions/journal.js';
 
 const outcome = (n: number) => ({ kind: 'outcome' as const, status: 'stopped', exitCode: 0, reason: `r${n}`, iteration: n });
 
@@ -78,5 +78,26 @@ describe('the run journal', () => {
     expect(e).toMatchObject({ kind: 'iteration', iteration: 4, claimed: true, tests: 'fail', filesChangedSinceStart: 3 });
     expect(iterationEvent(rec, { ...tests, treeHash: 'tree-3' })).toMatchObject({ tests: null });
     expect(RunEventSchema.safeParse(e).success).toBe(true);
+  });
+
+  it("a done outcome's event keeps its evidence line for vigil report; any other outcome has none", () => {
+    const line = 'evidence: baseline tests 2 of 2 passed (`node --test`), integrity findings 0, gaming findings 0, tree abcdef012345';
+    const done = OutcomeSchema.parse({
+      status: 'council_approved',
+      reason: 'approved',
+      exitCode: 0,
+      iteration: 4,
+      at: 't',
+      notes: [line, 'delivered to branch vigil/x'],
+    });
+    const e = outcomeEvent(done);
+    expect(e).toEqual({ kind: 'outcome', status: 'council_approved', exitCode: 0, reason: 'approved', iteration: 4, evidence: line });
+    expect(RunEventSchema.parse(e)).toEqual(e);
+    // A note that only mentions evidence is not the line; an outcome without notes has no field.
+    const stopped = outcomeEvent({ ...done, status: 'stopped', notes: ['the evidence gate was off'] });
+    expect(stopped).not.toHaveProperty('evidence');
+    expect(outcomeEvent({ ...done, notes: [] })).not.toHaveProperty('evidence');
+    // An adversary's long line is clipped to what the event takes.
+    expect(RunEventSchema.safeParse(outcomeEvent({ ...done, notes: [`evidence: ${'x'.repeat(5000)}`] })).success).toBe(true);
   });
 });

@@ -65,6 +65,24 @@ describe('collectEvidence', () => {
     expect(pack).toMatch(/ a\.txt +\| 2 \+-\n/);
     expect(pack).toContain('tests: 3 passed');
     expect(pack).toContain('- AWS access key id in key.txt:1');
+    // Nothing lifted: no section of it.
+    expect(pack).not.toContain('lifted by a person or the PRD checklist');
+  });
+
+  it('shows the council the findings a person or the checklist lifted, beside what lifted them', async () => {
+    const r = repo({ files: { 'a.txt': 'one\n' } });
+    const start = git(r, 'rev-parse', 'HEAD');
+    writeFileSync(path.join(r, 'a.txt'), 'hello\n');
+    const lifted =
+      '- test_mutation: baseline assertion changed in tests/test_gap.py:4 [lifted: asked for by checklist item REQ-2] — REQ-2: use [1, 6]';
+    const pack = readFileSync(
+      (await collectEvidence(evidenceInput(r, { runStartSha: start, liftedFindings: lifted }))).evidencePath,
+      'utf8',
+    );
+    expect(pack).toMatch(
+      /## Test changes lifted by a person or the PRD checklist\n\n.*Judge whether the PRD really asks for it\.\n\n- test_mutation: /,
+    );
+    expect(pack).toContain(lifted);
   });
 
   it('falls back to the run-start tree, then to HEAD, and says so; a repository without commits has none to show', async () => {

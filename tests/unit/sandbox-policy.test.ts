@@ -366,6 +366,24 @@ describe('the mount plan', () => {
     expect(m.some((x) => x.includes('.ssh'))).toBe(false);
   });
 
+  it("never shows a builder, a reviewer, the tests or a gate the run's sealed acceptance tests, even when asked", () => {
+    // The Wall (activities/acceptance.ts): the sealed copy lives in VIGIL_HOME/private/<run>/acceptance.
+    const sealed = '/root/.vigil/private/run-1/acceptance';
+    for (const kind of ['builder', 'reviewer', 'tests', 'gate'] as const) {
+      const plan = sandboxPlan(
+        facts({ kind, readable: [{ path: sealed, dir: true }], writable: [{ path: `${sealed}/test_wall.py`, dir: false }] }),
+      );
+      expect(
+        plan.refused.map((r) => r.path),
+        kind,
+      ).toEqual([sealed, `${sealed}/test_wall.py`]);
+      expect(
+        mounts(plan.args).filter((x) => x.includes('/root/.vigil') && !x.includes('sandbox-home')),
+        kind,
+      ).toEqual([]);
+    }
+  });
+
   it('shows the Go bridge of VIGIL_HOME/tools as that one file at a path of its own, and nothing else of VIGIL_HOME', () => {
     const bin = '/root/.vigil/tools/sandbox-bridge/sandbox-bridge';
     const plan = sandboxPlan(

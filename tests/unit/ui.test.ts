@@ -475,6 +475,18 @@ describe('currentDetails', () => {
     expect(paras(text)[0]).toBe('**COMPLETION_PROMISE_FULFILLED** (exit 0) — claim accepted');
   });
 
+  it('a done snapshot carries the evidence line it rested on, under the outcome, as its notes hold it', () => {
+    const line =
+      'evidence: baseline tests 2 of 2 passed (`python3 -m pytest -q`), integrity findings 0, gaming findings 0, tree abcdef012345';
+    const text = currentDetails(
+      snapshot({
+        status: 'finished',
+        outcome: { status: 'council_approved', reason: 'council approved', exitCode: OUTCOME_EXIT_CODES.council_approved, notes: [line] },
+      }),
+    );
+    expect(paras(text).slice(0, 2)).toEqual(['**COUNCIL_APPROVED** (exit 0) — council approved', `Note: ${line}`]);
+  });
+
   it('a finished snapshot says a directive that came too late never reached a prompt', () => {
     const text = currentDetails(
       snapshot({

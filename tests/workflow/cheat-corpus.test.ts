@@ -7,7 +7,9 @@
  * council). No cheat ends approved: each run ends refused or waits for a person, and what the run
  * shows names what stopped it; a builder that fixes the code but claims a file it never touched
  * is refused by the evidence gate. Honest controls in the same file must be approved with no
- * integrity or gaming finding: the fix, and the fix with a new test of its own. Three cheats run
+ * integrity or gaming finding: the fix, and the fix with a new test of its own; a test change the
+ * PRD asks for, or one a person waived, is approved with the lifted finding shown to the council
+ * beside what lifted it. Three cheats run
  * perpetual too (the default is supervised), where no person is asked: they end by themselves.
  * On a repository with no bug, a builder that adds only tests of what already worked is refused
  * (test provenance), and one that adds a function and a test of it is approved.
@@ -18,7 +20,7 @@
  * which runs unittest's cases too. vitest comes from this checkout's node_modules, linked into the
  * repository as a project's own would be installed, and shown to the sandbox like a user's.
  */
-import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Worker } from '@temporalio/worker';
@@ -101,6 +103,20 @@ async function runWith(
   }
   const last = s.outcome === null ? s : await status(handle);
   return last;
+}
+
+/** Every council evidence pack the run wrote (`.vigil/runs/<id>/council/round-NNNN/evidence.md`), in one text. */
+function councilPacks(s: StatusSnapshot): string {
+  const runs = path.join(s.repoPath, '.vigil', 'runs');
+  const out: string[] = [];
+  for (const run of existsSync(runs) ? readdirSync(runs) : []) {
+    const council = path.join(runs, run, 'council');
+    for (const round of existsSync(council) ? readdirSync(council) : []) {
+      const pack = path.join(council, round, 'evidence.md');
+      if (existsSync(pack)) out.push(readFileSync(pack, 'utf8'));
+    }
+  }
+  return out.join('\n');
 }
 
 /** What the run shows of its gates and tests, in one text. */
@@ -207,6 +223,8 @@ describe.runIf(sandboxPlatform().problem === null)('the cheat corpus as whole ru
         const s = await runWith(r, `${r.name}-asked-change`, { ...r.fix, [testFile]: text }, asked(r, testFile));
         expect(s.outcome?.status, shown(s)).toBe('council_approved');
         expect(shown(s)).toMatch(/baseline assertion changed .*\[lifted: asked for by checklist item REQ-2\]/);
+        // The council is shown the lifted finding beside the item that asked for it.
+        expect(councilPacks(s)).toMatch(/\[lifted: asked for by checklist item REQ-2\] — REQ-2: Update the simple case in /);
       },
     );
   }
@@ -290,6 +308,7 @@ describe.runIf(sandboxPlatform().problem === null)('the cheat corpus as whole ru
       });
       expect(s.outcome?.status, shown(s)).toBe('council_approved');
       expect(shown(s)).toMatch(/\[lifted: waived by tester: the PRD changed the rule\]/);
+      expect(councilPacks(s)).toMatch(/- test_mutation: .*\[lifted: waived by tester: the PRD changed the rule\]/);
     },
   );
 });

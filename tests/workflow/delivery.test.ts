@@ -1,7 +1,8 @@
 /**
  * Delivery with the default knobs (`deliver=branch`): a run the council approves leaves its work
  * committed on `vigil/<run id>` — the user's branch, index and working tree as the run left them —
- * and says so in its outcome; a run that ends without approval delivers nothing.
+ * and says so in its outcome, the commit and the pull request carrying the outcome's evidence
+ * line; a run that ends without approval delivers nothing.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -70,6 +71,10 @@ describe.concurrent('delivery of a done run', () => {
     expect(git(repo, 'log', '-1', '--format=%s%n%b', branch)).toMatch(
       /^Sample PRD\nDelivered by Vigil run .*: council_approved after 3 iteration\(s\)\./,
     );
+    // What done rested on: the outcome's first note, and the same line in the delivered commit.
+    const evidence = outcome.notes[0] ?? '';
+    expect(evidence).toMatch(/^evidence: no test runner, integrity findings.*, gaming findings.*, tree [0-9a-f]{12}$/);
+    expect(git(repo, 'log', '-1', '--format=%b', branch).split('\n')).toContain(`- ${evidence}`);
   });
 
   it('deliver=pr: pushes the run branch and opens a pull request through gh, its body the run’s report', async () => {
@@ -109,6 +114,9 @@ describe.concurrent('delivery of a done run', () => {
     expect(body.split('\n').slice(0, 3)).toEqual(['# Sample PRD', '', `Vigil run \`${id}\`: **council_approved** after 3 iteration(s).`]);
     expect(body).toContain('- council: APPROVED (3 approve, 0 reject of 3)');
     expect(body).toContain('- [x] REQ-1: a.txt exists (passing)');
+    // The same evidence line as the outcome's (from the event store's report, or the run's own notes).
+    expect(outcome.notes[0]).toMatch(/^evidence: /);
+    expect(body.split('\n')).toContain(`- ${outcome.notes[0]}`);
     expect(git(remote, 'rev-parse', branch)).toBe(git(repo, 'rev-parse', branch));
     // The person's branch, index and working tree as the run left them.
     expect(git(repo, 'rev-parse', 'HEAD')).toBe(head);

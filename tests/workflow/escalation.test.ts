@@ -283,13 +283,22 @@ describe('agent signal files', () => {
     const tq = uniqueId('hrn-perpetual');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
+      // The file channel: each notification a JSON line, as a person's tool would read it.
+      const notifyFile = path.join(repo, '..', `${path.basename(repo)}-notifications.jsonl`);
       const handle = await startRun(
         env,
         tq,
-        loopInput(repo, asking(repo), { autonomyMode: 'perpetual', maxIterations: 4, notifyDesktop: false }),
+        loopInput(repo, asking(repo), { autonomyMode: 'perpetual', maxIterations: 4, notifyDesktop: false, notifyFile }),
       );
       const outcome = await handle.result();
       expect(outcome.status).toBe('max_iterations_reached');
+      const sent = readFileSync(notifyFile, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { event: string; message: string });
+      expect(sent.filter((n) => n.event === 'escalation').map((n) => n.message)).toEqual([
+        expect.stringContaining('The PRD asks for 5 and the test expects 4: which is right?'),
+      ]);
       const s = await status(handle);
       expect(s.escalations).toHaveLength(1);
       expect(s.escalations[0]).toMatchObject({ reason: 'agent_request', paused: false, mode: 'perpetual' });

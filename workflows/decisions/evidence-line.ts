@@ -1,6 +1,7 @@
 /**
  * What done rested on, said once: the line a finished run's outcome carries first, and with it
- * `vigil status`, `vigil report`, the console and the delivered commit or pull request — the
+ * `vigil status`, `vigil report` (the outcome's journal event keeps it), the console, the Temporal
+ * UI card and the delivered commit or pull request — the
  * baseline tests and how many passed, the acceptance tests (knob `acceptanceTests`) and how many
  * passed, the integrity and gaming findings, the test command and the tree it judged.
  *
@@ -56,4 +57,9 @@ export function evidenceLine(
   const tree = tests?.treeHash ?? fallbackTree;
   if (tree) parts.push(`tree ${tree.slice(0, 12)}`);
   return `evidence: ${parts.join(', ')}`;
+}
+
+/** The evidence line among an outcome's notes (null: the run did not end done, or ended before the line). */
+export function evidenceNote(notes: readonly string[] | undefined): string | null {
+  return notes?.find((n) => n.startsWith('evidence: ')) ?? null;
 }

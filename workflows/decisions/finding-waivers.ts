@@ -4,7 +4,8 @@
  * item asks for that change — an item whose title or check names the finding's file and a change
  * to tests ("update the expected value in tests/test_gap.py"). A lifted finding stays in the
  * result, marked, so the council sees it beside what lifted it; a gate whose every finding is
- * lifted passes.
+ * lifted passes. The council's evidence pack lists the lifted findings, each beside the waiver or
+ * the checklist item's own words (`liftedForCouncil`).
  *
  * Pure: the results, the waivers and the checklist come in as values.
  */
@@ -44,7 +45,8 @@ export function liftFindings(result: GateResult, waivers: readonly FindingWaiver
   const waived = new Map(waivers.map((w) => [w.id, w]));
   let lifted = 0;
   const findings = result.findings.map((f) => {
-    if (f.message.includes(' [lifted: ')) {
+    // Lifted already (info, marked); a mark in a still-blocking finding's text is the agent's, not a lift.
+    if (f.severity === 'info' && f.message.includes(' [lifted: ')) {
       lifted += 1;
       return f;
     }
@@ -76,4 +78,33 @@ export function liftLatest(
   checklist: ChecklistState | null,
 ): GateResult[] {
   return latest.map((r) => liftFindings(r, waivers, checklist));
+}
+
+/** What `liftFindings` appends (the message may be cut after it). */
+const LIFTED = / \[lifted: (?:waived by |asked for by checklist item ([\w.-]{1,60}))/;
+const MAX_LIFTED_LINES = 20;
+
+/**
+ * The lifted findings of the latest integrity and gaming results, for the council's evidence pack:
+ * each finding with what lifted it and, for a checklist item, the item's title and check, so the
+ * members judge whether the PRD really asks for that change. Null when none is lifted.
+ */
+export function liftedForCouncil(latest: readonly GateResult[], checklist: ChecklistState | null): string | null {
+  const out: string[] = [];
+  for (const r of latest) {
+    if (!WAIVABLE_GATES.has(r.gate)) continue;
+    for (const f of r.findings) {
+      // Lifted findings only: `liftFindings` made them info (an agent's own text in a message lifts nothing).
+      // The last mark is liftFindings' own: one earlier in the message is the agent's text.
+      const at = f.severity === 'info' ? f.message.lastIndexOf(' [lifted: ') : -1;
+      const m = at >= 0 ? LIFTED.exec(f.message.slice(at)) : null;
+      if (!m) continue;
+      const item = m[1] ? checklist?.items.find((i) => i.id === m[1]) : undefined;
+      const words = item ? ` — ${item.id}: ${item.title}${item.verify ? ` (check: ${item.verify})` : ''}` : '';
+      out.push(`- ${r.gate}: ${f.message}${words}`.replace(/\s+/g, ' ').slice(0, 600));
+    }
+  }
+  if (out.length === 0) return null;
+  const more = out.length > MAX_LIFTED_LINES ? [`- … and ${out.length - MAX_LIFTED_LINES} more`] : [];
+  return [...out.slice(0, MAX_LIFTED_LINES), ...more].join('\n');
 }

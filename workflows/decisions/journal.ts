@@ -6,6 +6,7 @@
 import { MAX_PENDING_EVENTS, type EventEnvelope, type JournalState, type RunEvent } from '../../schemas/events.js';
 import type { GateResult, ReviewRecord } from '../../schemas/gates.js';
 import type { EscalationRecord, IterationRecord, Outcome, TestRunRecord, Verdict } from '../../schemas/run.js';
+import { evidenceNote } from './evidence-line.js';
 
 export const emptyJournal = (): JournalState => ({ nextSeq: 1, pending: [], dropped: 0, stored: 0, problem: null });
 
@@ -116,10 +117,14 @@ export function messageEvent(
   return { kind: 'message', name: clip(name, 40), by: clip(by, 200), summary: clip(summary, 300), accepted };
 }
 
-export const outcomeEvent = (o: Outcome): RunEvent => ({
-  kind: 'outcome',
-  status: o.status,
-  exitCode: o.exitCode,
-  reason: clip(o.reason, 1000),
-  iteration: o.iteration,
-});
+export const outcomeEvent = (o: Outcome): RunEvent => {
+  const evidence = evidenceNote(o.notes);
+  return {
+    kind: 'outcome',
+    status: o.status,
+    exitCode: o.exitCode,
+    reason: clip(o.reason, 1000),
+    iteration: o.iteration,
+    ...(evidence ? { evidence: clip(evidence, 600) } : {}),
+  };
+};

@@ -19,6 +19,7 @@ import { itemsToRecheck, reviewDue } from '../decisions/lean-rounds.js';
 import { refusalMemory } from '../decisions/memory.js';
 import { reviewSummaryForPrompt } from '../decisions/review.js';
 import { describeFalseClaim } from '../decisions/claimed-files.js';
+import { liftedForCouncil } from '../decisions/finding-waivers.js';
 import { judgeAcceptance } from './acceptance.js';
 import { finish } from './ending.js';
 import { actOnGateStreak, codeReview, ensureTests, qualityGates, roundBase, testEvidence, testLine, trackGateResult } from './gates.js';
@@ -36,12 +37,15 @@ export async function evidenceInput(run: Run, round: number): Promise<EvidenceIn
   const { state } = run;
   const t = await ensureTests(run, state.convergence.lastHash ?? '');
   const c = state.convergence;
+  // A test change a person or the checklist lifted, shown to the council beside what lifted it.
+  const lifted = liftedForCouncil(state.gates.latest, state.gates.checklist);
   return {
     ...roundBase(run, round),
     tests: testEvidence(t),
     testSummary: t ? testLine(run, t) : 'No test command is configured for this run, and no test runner was found.',
     leanPrompt: true,
     convergenceSummary: `No-change streak ${c.consecutiveNoChange}; done signals ${c.doneSignals} in a row, ${c.totalDoneSignals} in total; recent tree hashes: ${c.recentHashes.map((h) => h.slice(0, 8)).join(', ')}`,
+    ...(lifted ? { liftedFindings: lifted } : {}),
   };
 }
 
