@@ -136,7 +136,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-affected-tests-v1',
-    introducedBy: 'AFFECTED',
+    introducedBy: '7a6cbe0',
     before: 'the full suite in every gate pass: no affected tests between completion checks, no marker where a gate pass is prepared',
     fixtures: [
       {

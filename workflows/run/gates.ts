@@ -19,6 +19,7 @@ import { finish } from './ending.js';
 import { escalateToPerson, notifyPeople } from './people.js';
 import { type GateStreak, nowIso, type Run } from './run.js';
 import { affectedTestsEra } from './eras.js';
+import { beforeAffectedTests } from './before-affected-tests.js';
 
 /** The test command's verdict on `treeHash`, re-run only when the tree changed. */
 export async function ensureTests(run: Run, treeHash: string): Promise<TestRunRecord | null> {
@@ -211,7 +212,7 @@ export async function qualityGates(
 export function gatesPassFacts(run: Run, judging = false) {
   const { state, knobs, input, info } = run;
   const testsWanted = !!knobs.testCommand || run.detectTests;
-  const affected = testsWanted && !judging && knobs.affectedTestsFullEvery > 1 && affectedTestsEra();
+  const affected = testsWanted && !judging && knobs.affectedTestsFullEvery > 1 && (affectedTestsEra() ? true : beforeAffectedTests());
   return {
     runId: info.workflowId,
     repoPath: input.repoPath,
