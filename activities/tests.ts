@@ -19,7 +19,9 @@ import { RunTestsInputSchema, type RunTestsInput, type TestResult } from '../sch
 import { TestBaselineSchema, type TestBaseline, type TestReport } from '../schemas/test-report.js';
 import { testsVerdict } from '../workflows/decisions/tests-verdict.js';
 import { ensurePrivateRunDir, ensureRunDir, pad } from './artifacts.js';
-import { readReport, reportSetup, runnerOfCommand } from './gates/test-report.js';
+import { appendArgs, readReport, reportSetup, runnerOfCommand } from './gates/test-report.js';
+import { keepTestMap, testScope } from './gates/affected-tests.js';
+import { baselineOfSelection } from '../workflows/decisions/affected-tests.js';
 import { writePrivateFile } from './safe-files.js';
 import { countFailingTests } from '../workflows/decisions/test-output.js';
 import { detectTestRunner, summarizeTestOutput } from './gates/test-runner.js';
@@ -79,7 +81,22 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
   );
   rmSync(reportDir, { recursive: true, force: true });
   mkdirSync(reportDir, { recursive: true, mode: 0o700 });
-  const setup = reportSetup(runner, command, reportDir, env);
+  const scope = await testScope({
+    runId: input.runId,
+    repoPath: input.repoPath,
+    runner,
+    command,
+    iteration: input.iteration,
+    scope: input.scope === 'affected' && !input.recordBaseline ? 'affected' : 'full',
+    fullEvery: input.fullEvery ?? 1,
+  });
+  const reported = reportSetup(runner, command, reportDir, env);
+  // A partial run passes its test files to the runner; a command that cannot take them runs the full suite.
+  const picked = scope.plan.kind === 'affected' ? appendArgs(reported.command, scope.plan.files.join(' ')) : null;
+  if (scope.plan.kind === 'affected' && picked === null)
+    scope.plan = { kind: 'full', reason: 'the test command cannot take a list of test files' };
+  const setup = picked !== null ? { ...reported, command: picked } : reported;
+  const selected = scope.plan.kind === 'affected' ? scope.plan : null;
   // The test command runs code the agent wrote: in the sandbox, as the builder would (the
   // repository writable, no network but the package registries unless the run closed them, each
   // fetch logged to the run; nothing of the worker's).
@@ -118,18 +135,29 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
   const report = readReport(setup, reportDir, logPath);
   const baseline = input.recordBaseline ? null : readBaseline(input.runId);
   if (input.recordBaseline) keepBaseline(input.runId, command, runner, report);
+  keepTestMap({ runId: input.runId, runner, command, iteration: input.iteration, scope, report });
+  // A partial run is held to the baseline tests of the files it selected.
+  const held = baseline?.report && selected ? baselineOfSelection(baseline.report, selected.files) : (baseline?.report ?? null);
   const judged = testsVerdict({
     runner,
     exitCode: proc.exitCode,
     timedOut: proc.timedOut,
     report,
-    baseline: baseline?.report ?? null,
+    baseline: held,
     expected: setup.source !== null,
     summary: { verdict: summary.verdict, reason: summary.reason },
   });
   // A run a sandbox limit ended failed, whatever it printed.
   const limitHit = proc.limits?.reason ?? null;
   const verdict = proc.timedOut || limitHit ? 'fail' : judged.verdict;
+  const why = proc.timedOut ? `${runner}: timed out after ${input.timeoutSeconds}s` : limitHit ? `${runner}: ${limitHit}` : judged.reason;
+  // What ran, where the gate asked for the affected tests of a runner whose tests can be selected:
+  // "3 of 41 test files affected", or why the full suite ran.
+  const what = selected
+    ? `${selected.files.length} of ${selected.total} test files affected: `
+    : input.scope === 'affected' && !input.recordBaseline && scope.lang !== null
+      ? `full suite (${scope.plan.kind === 'full' ? scope.plan.reason : ''}): `
+      : '';
   return {
     passed: verdict === 'pass',
     exitCode: proc.exitCode,
@@ -143,13 +171,10 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     passedCount: judged.facts?.passed ?? summary.passed,
     ran: judged.facts ? judged.facts.passed + judged.facts.failed : summary.ran,
     verdict,
-    reason: proc.timedOut
-      ? `${runner}: timed out after ${input.timeoutSeconds}s`
-      : limitHit
-        ? `${runner}: ${limitHit}`
-        : judged.reason.slice(0, 500),
+    reason: `${what}${why}`.slice(0, 500),
     sandbox: sandboxReport(sandbox, proc.sandboxDenials, proc.tail, proc.limits, proc.sandboxFetches),
     report: judged.facts,
+    selection: selected ? { files: selected.files.length, of: selected.total } : null,
   };
 }
 

@@ -5,7 +5,7 @@
  * Sandbox-safe: imported by the workflow bundle.
  */
 import { z } from 'zod';
-import { ReportFactsSchema } from './test-report.js';
+import { ReportFactsSchema, TestSelectionSchema } from './test-report.js';
 import { shared } from './shared.js';
 import { RunAuthorizationSchema } from './authorization.js';
 import { PROVIDERS } from './knobs.js';
@@ -497,6 +497,15 @@ export const RunTestsInputSchema = shared('schemas/activities:RunTestsInputSchem
      * report is kept in the run's private folder, and every later run of the run is held against it.
      */
     recordBaseline: z.boolean().optional(),
+    /**
+     * `affected` (an ordinary iteration's gate pass, from `vigil-affected-tests-v1` on): only the
+     * tests the change can affect run, unless the full suite is due
+     * (workflows/decisions/affected-tests.ts); absent or `full`: the whole suite (the baseline,
+     * every completion check).
+     */
+    scope: z.enum(['full', 'affected']).optional(),
+    /** The knob affectedTestsFullEvery, with `scope: 'affected'`. */
+    fullEvery: z.number().int().min(1).optional(),
   }),
 );
 export type RunTestsInput = z.input<typeof RunTestsInputSchema>;
@@ -526,6 +535,8 @@ export const TestResultSchema = shared('schemas/activities:TestResultSchema', ()
     sandbox: SandboxReportSchema.nullable().optional(),
     /** What the runner's per-test report said, against the run's baseline (absent: no report was read). */
     report: ReportFactsSchema.nullable().optional(),
+    /** A partial run (scope `affected`): the test files it ran, of how many (absent or null: the full suite). */
+    selection: TestSelectionSchema.nullable().optional(),
   }),
 );
 export type TestResult = z.infer<typeof TestResultSchema>;

@@ -354,6 +354,13 @@ export const KNOBS = shared(
         'Shell command that runs the repository tests (exit 0 = green). Empty: no test evidence is required.',
       ),
       testTimeoutSeconds: intKnob('VIGIL_TEST_TIMEOUT_SECONDS', 1, 86_400, 1800, 'Hard cap on one test command run.'),
+      affectedTestsFullEvery: intKnob(
+        'VIGIL_AFFECTED_TESTS_FULL_EVERY',
+        1,
+        1000,
+        5,
+        'Between completion checks the tests gate runs only the tests the change can affect (vitest, pytest), and the full suite every this many iterations; 1: the full suite every time. Every completion check runs the full suite.',
+      ),
       acceptanceTests: stringKnob(
         'VIGIL_ACCEPTANCE_TESTS',
         '',

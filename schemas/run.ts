@@ -28,6 +28,7 @@ import { CONVENE_TRIGGERS } from './rounds.js';
 import { TaskListSchema, TaskQueueSchema } from './tasks.js';
 import { SandboxDenialSchema, SandboxStateSchema } from './sandbox.js';
 import { AcceptanceStateSchema } from './acceptance.js';
+import { TestSelectionSchema } from './test-report.js';
 
 export const PHASES = ['REASON', 'ACT', 'REFLECT', 'VERIFY'] as const;
 export const PhaseSchema = shared('schemas/run:PhaseSchema', () => z.enum(PHASES));
@@ -190,6 +191,8 @@ export const TestRunRecordSchema = shared('schemas/run:TestRunRecordSchema', () 
     baselinePassed: z.number().int().min(0).nullable().default(null),
     /** The command that ran (null: a record from before it was kept). */
     command: z.string().max(300).nullable().default(null),
+    /** A partial run: the test files it ran, of how many (null: the full suite). Never a completion check's evidence. */
+    selected: TestSelectionSchema.nullable().optional(),
   }),
 );
 export type TestRunRecord = z.infer<typeof TestRunRecordSchema>;

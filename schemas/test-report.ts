@@ -50,6 +50,36 @@ export const TestBaselineSchema = shared('schemas/test-report:TestBaselineSchema
 );
 export type TestBaseline = z.infer<typeof TestBaselineSchema>;
 
+/**
+ * The run's test map (kept in its private folder, remade by every full test run): per test file the
+ * full run reported, the repository files it imports; what the tests gate of an ordinary iteration
+ * selects from (workflows/decisions/affected-tests.ts).
+ */
+export const TestMapSchema = shared('schemas/test-report:TestMapSchema', () =>
+  z.object({
+    version: z.literal(1),
+    runner: z.string(),
+    command: z.string(),
+    /** The tree the full run tested: the selection covers what changed since. */
+    tree: z.string(),
+    iteration: z.number().int().min(0),
+    tests: z.record(z.string(), z.array(z.string())),
+    /** Test files with imports Vigil cannot follow: always selected. */
+    dynamic: z.array(z.string()),
+    /** Test files of the tree the full run did not report (the runner's configuration leaves them out). */
+    others: z.array(z.string()),
+    /** Test files with a failed test in their last run: always selected. */
+    failing: z.array(z.string()),
+  }),
+);
+export type TestMap = z.infer<typeof TestMapSchema>;
+
+/** A partial test run: the test files it ran, of how many the full suite has. */
+export const TestSelectionSchema = shared('schemas/test-report:TestSelectionSchema', () =>
+  z.object({ files: z.number().int().min(0), of: z.number().int().min(0) }),
+);
+export type TestSelection = z.infer<typeof TestSelectionSchema>;
+
 /** What a test run's report said against the baseline, in the test result (small: counts and a few names). */
 export const ReportFactsSchema = shared('schemas/test-report:ReportFactsSchema', () =>
   z.object({

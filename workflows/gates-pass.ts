@@ -75,6 +75,7 @@ export function testRecord(t: NonNullable<RunGatesResult['tests']>, treeHash: st
     baselineTotal: t.report?.baselineTotal ?? null,
     baselinePassed: t.report?.baselinePassed ?? null,
     command: t.command ? t.command.slice(0, 300) : null,
+    selected: t.selection ?? null,
   };
 }
 
@@ -182,7 +183,11 @@ export async function runGatesPass(acts: Pick<Acts, 'runGates'>, input: GatesPas
   const groups = gateGroups(k);
   const carried = input.carried && input.carried.treeHash === input.treeHash ? input.carried : null;
   if (!carried && input.interrupted()) return { results: [], interrupted: true, tests: null };
-  const known = input.knownTests !== null && input.knownTests.treeHash === input.treeHash;
+  // A partial run on the tree stands only for a pass that would make one itself (never for a completion check's).
+  const known =
+    input.knownTests !== null &&
+    input.knownTests.treeHash === input.treeHash &&
+    (!input.knownTests.selected || input.testsInput?.scope === 'affected');
   const wantsTests = groups.some((g) => g.includes('tests'));
   let out: RunGatesResult;
   try {

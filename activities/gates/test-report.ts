@@ -40,7 +40,7 @@ const SIMPLE = /^[^;&|<>`$()\n]+$/;
 const NPM_TEST = /^(?:npm|pnpm|yarn)\s+(?:run\s+)?test\b/;
 
 /** Arguments appended to a command: after `--` for an npm-style script, directly otherwise; null when it cannot be done safely. */
-function appended(command: string, args: string): string | null {
+export function appendArgs(command: string, args: string): string | null {
   if (!SIMPLE.test(command)) return null;
   if (NPM_TEST.test(command.trim())) return / -- /.test(command) ? `${command} ${args}` : `${command} -- ${args}`;
   return `${command} ${args}`;
@@ -71,15 +71,15 @@ export function reportSetup(runner: string, command: string, dir: string, env: R
         source: { format: 'junit', file: 'node-test.xml' },
       };
     case 'vitest': {
-      const c = appended(command, `--reporter=default --reporter=junit --outputFile.junit=${file('vitest.xml')}`);
+      const c = appendArgs(command, `--reporter=default --reporter=junit --outputFile.junit=${file('vitest.xml')}`);
       return c ? { command: c, env: {}, source: { format: 'junit', file: 'vitest.xml' } } : keep;
     }
     case 'jest': {
-      const c = appended(command, `--json --outputFile=${file('jest.json')}`);
+      const c = appendArgs(command, `--json --outputFile=${file('jest.json')}`);
       return c ? { command: c, env: {}, source: { format: 'jest-json', file: 'jest.json' } } : keep;
     }
     case 'mocha': {
-      const c = appended(command, `--reporter=xunit --reporter-option=output=${file('mocha.xml')}`);
+      const c = appendArgs(command, `--reporter=xunit --reporter-option=output=${file('mocha.xml')}`);
       return c ? { command: c, env: {}, source: { format: 'junit', file: 'mocha.xml' } } : keep;
     }
     case 'go-test':
@@ -88,7 +88,7 @@ export function reportSetup(runner: string, command: string, dir: string, env: R
       return { command, env: {}, source: { format: 'libtest', file: null } };
     case 'unittest': {
       // Its per-test lines are those of `-v`.
-      const c = /(?:^|\s)-v\b|--verbose\b/.test(command) ? command : appended(command, '-v');
+      const c = /(?:^|\s)-v\b|--verbose\b/.test(command) ? command : appendArgs(command, '-v');
       return c ? { command: c, env: {}, source: { format: 'unittest', file: null } } : keep;
     }
     default:

@@ -134,6 +134,19 @@ export const ERAS: Era[] = [
       },
     ],
   },
+  {
+    patch: 'vigil-affected-tests-v1',
+    introducedBy: '7a6cbe0',
+    before: 'the full suite in every gate pass: no affected tests between completion checks, no marker where a gate pass is prepared',
+    fixtures: [
+      {
+        file: 'before-vigil-affected-tests-v1-demo.json',
+        commit: 'e0a2051',
+        scenario: 'demo',
+        pins: 'the demo with its test command: every iteration’s gate pass carries the full suite, without a scope',
+      },
+    ],
+  },
 ] satisfies (Era & { patch: PatchId })[];
 
 export interface ReleaseFixture {

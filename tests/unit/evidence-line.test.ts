@@ -59,6 +59,12 @@ describe('the evidence line', () => {
     );
   });
 
+  it('never counts a partial test run (affected tests) as what done rested on', () => {
+    expect(evidenceLine(tests({ selected: { files: 1, of: 4 }, baselineTotal: 2, baselinePassed: 2 }), [], null)).toMatch(
+      /^evidence: no full test run \(a partial one: 1 of 4 test files\), /,
+    );
+  });
+
   it('counts every finding, not only the ones the result kept', () => {
     const g = { ...gate('test_gaming', 'fail', 30), findings: [] };
     expect(evidenceLine(tests(), [g], null)).toMatch(/gaming findings 30/);

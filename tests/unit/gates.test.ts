@@ -76,6 +76,12 @@ describe('when the gates run', () => {
     expect(gatesDue({ ...facts, lastTree: 'b' }, k())).toBe(false);
     expect(gatesDue({ ...facts, iterationSucceeded: false }, k())).toBe(false);
   });
+  it('again on a tree they saw when completion is judged and its tests were a partial run (affected tests), never otherwise', () => {
+    const seen = { ...facts, lastTree: 'b' };
+    expect(gatesDue({ ...seen, judging: true, partialTests: true }, k())).toBe(true);
+    expect(gatesDue({ ...seen, judging: true, partialTests: false }, k())).toBe(false);
+    expect(gatesDue({ ...seen, judging: false, partialTests: true }, k())).toBe(false);
+  });
   it('only when completion is judged (cadence claim), on a tree they have not seen', () => {
     expect(gatesDue(facts, k({ gateCadence: 'claim' }))).toBe(false);
     expect(gatesDue({ ...facts, judging: true }, k({ gateCadence: 'claim' }))).toBe(true);

@@ -227,6 +227,7 @@ const CASES: Record<KnobName, Cases> = {
     bad: ['x'.repeat(4097)],
   },
   testTimeoutSeconds: intCases(1, 86_400),
+  affectedTestsFullEvery: intCases(1, 1000),
   acceptanceTests: {
     good: [
       ['', ''],

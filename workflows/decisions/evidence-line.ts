@@ -37,6 +37,7 @@ export function evidenceLine(
 ): string {
   const parts: string[] = [];
   if (!tests || tests.runner === 'none') parts.push('no test runner');
+  else if (tests.selected) parts.push(`no full test run (a partial one: ${tests.selected.files} of ${tests.selected.of} test files)`);
   else {
     const base =
       tests.baselineTotal !== null && tests.baselinePassed !== null

@@ -80,11 +80,12 @@ export function gateGroups(k: GateKnobs): ToolGate[][] {
 
 /** Whether the tool gates run now: on a tree they have not seen, after a good iteration or before judging completion. */
 export function gatesDue(
-  facts: { judging: boolean; iterationSucceeded: boolean; treeHash: string; lastTree: string | null },
+  facts: { judging: boolean; iterationSucceeded: boolean; treeHash: string; lastTree: string | null; partialTests?: boolean },
   k: GateKnobs,
 ): boolean {
   if (gateGroups(k).length === 0) return false;
-  if (facts.treeHash === facts.lastTree) return false;
+  // A completion check does not rest on a partial test run (affected tests): the pass runs again, with the full suite.
+  if (facts.treeHash === facts.lastTree && !(facts.judging && facts.partialTests === true)) return false;
   if (facts.judging) return true;
   return k.gateCadence === 'changed' && facts.iterationSucceeded;
 }

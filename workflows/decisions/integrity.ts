@@ -88,6 +88,11 @@ const HARNESS_FILES: readonly RegExp[] = [
   /^\.circleci\//,
 ];
 
+/** A file of the tests' harness by its name alone (conftest files, runner, coverage and lint configurations, CI workflows). */
+export function isHarnessFile(file: string): boolean {
+  return HARNESS_FILES.some((re) => re.test(file));
+}
+
 /** Sections of shared configuration files that only the tests and gates read. */
 const HARNESS_SECTIONS: readonly { file: RegExp; section: RegExp }[] = [
   { file: /(^|\/)setup\.cfg$/, section: /^\s*\[(tool:pytest|coverage:[\w]+|flake8|mypy[\w:.-]*)\]/ },

@@ -148,6 +148,15 @@ export const STREAM_RECOVERY_PATCH = 'vigil-stream-recovery-v1';
 export const STOP_NOW_PATCH = 'vigil-stop-now-closes-first-v1';
 
 /**
+ * Affected tests between completion checks: the gate pass of an ordinary iteration asks the test
+ * run for the tests the change can affect (`scope: 'affected'`, workflows/decisions/affected-tests.ts),
+ * and a completion check never rests on such a partial run (runs before it ran the full suite in
+ * every pass). Asked where a gate pass with tests is prepared, with the affectedTestsFullEvery knob
+ * above 1.
+ */
+export const AFFECTED_TESTS_PATCH = 'vigil-affected-tests-v1';
+
+/**
  * Live patches: the ids asked with `patched()`, whose old path this code still has, in the order
  * an execution first asks for them. A new patch adds its constant here, its call in
  * `decideEras` (or a function here asked where its code runs), its id here, and its fixtures to
@@ -159,6 +168,7 @@ export const PATCH_IDS = [
   ACCEPTANCE_FROM_PRD_PATCH,
   STREAM_RECOVERY_PATCH,
   STOP_NOW_PATCH,
+  AFFECTED_TESTS_PATCH,
 ] as const satisfies readonly string[];
 export type PatchId = (typeof PATCH_IDS)[number];
 
@@ -298,5 +308,7 @@ export const markCouncilChecklist = (): void => deprecatePatch(COUNCIL_CHECKLIST
 export const acceptanceFromPrdEra = (): boolean => patched(ACCEPTANCE_FROM_PRD_PATCH);
 /** A stream resumes, or a run's stream ended stopped: the stream-recovery era (STREAM_RECOVERY_PATCH). */
 export const streamRecoveryEra = (): boolean => patched(STREAM_RECOVERY_PATCH);
+/** A gate pass with tests is prepared: the affected-tests era (AFFECTED_TESTS_PATCH). */
+export const affectedTestsEra = (): boolean => patched(AFFECTED_TESTS_PATCH);
 /** A run stopped with `stop --now` ends: the era in which it closes first (STOP_NOW_PATCH). */
 export const stopNowClosesFirstEra = (): boolean => patched(STOP_NOW_PATCH);

@@ -18,12 +18,16 @@ import { runGatesPass, testRecord } from '../gates-pass.js';
 import { finish } from './ending.js';
 import { escalateToPerson, notifyPeople } from './people.js';
 import { type GateStreak, nowIso, type Run } from './run.js';
+import { affectedTestsEra } from './eras.js';
+import { beforeAffectedTests } from './before-affected-tests.js';
 
 /** The test command's verdict on `treeHash`, re-run only when the tree changed. */
 export async function ensureTests(run: Run, treeHash: string): Promise<TestRunRecord | null> {
   const { state, knobs } = run;
   if (!knobs.testCommand && !run.detectTests) return null;
-  if (state.lastTests?.treeHash === treeHash) return state.lastTests.runner === 'none' ? null : state.lastTests;
+  // A partial run (affected tests) on the tree is never a completion check's evidence: the full suite runs.
+  if (state.lastTests?.treeHash === treeHash && !state.lastTests.selected)
+    return state.lastTests.runner === 'none' ? null : state.lastTests;
   const t = await runTestsOn(run, treeHash, `tests on the tree of iteration ${state.iteration}`, false);
   return t.runner === 'none' ? null : state.lastTests;
 }
@@ -71,9 +75,9 @@ async function runTestsOn(run: Run, treeHash: string, summary: string, recordBas
   return t;
 }
 
-/** What the evidence gate and the council read of the tests: an inconclusive run verifies nothing. */
+/** What the evidence gate and the council read of the tests: an inconclusive run verifies nothing, nor does a partial one (`ensureTests` never gives one). */
 export function testEvidence(t: TestRunRecord | null): { passed: boolean; timedOut: boolean; logPath: string } | null {
-  return t && t.verdict !== 'inconclusive' ? { passed: t.passed, timedOut: t.timedOut, logPath: t.logPath } : null;
+  return t && t.verdict !== 'inconclusive' && !t.selected ? { passed: t.passed, timedOut: t.timedOut, logPath: t.logPath } : null;
 }
 
 export function testLine(run: Run, t: TestRunRecord): string {
@@ -166,7 +170,9 @@ export async function actOnGateStreak(run: Run, r: GateResult, streak: GateStrea
 /** Whether the tool gates are due on the current tree. */
 export function gatesDueNow(run: Run, judging: boolean, iterationSucceeded: boolean): boolean {
   const { state, knobs } = run;
-  return gatesDue({ judging, iterationSucceeded, treeHash: state.convergence.lastHash ?? '', lastTree: state.gates.lastTree }, knobs);
+  const treeHash = state.convergence.lastHash ?? '';
+  const partialTests = state.lastTests?.treeHash === treeHash && !!state.lastTests.selected;
+  return gatesDue({ judging, iterationSucceeded, treeHash, lastTree: state.gates.lastTree, partialTests }, knobs);
 }
 
 /** The tool gates on the current tree, when due; their results join the latest per gate. */
@@ -181,7 +187,7 @@ export async function qualityGates(
   if (!gatesDueNow(run, judging, iterationSucceeded)) return null;
   run.status = 'gating';
   run.publish();
-  const out = await gatesPass(run, tree, carried);
+  const out = await gatesPass(run, tree, carried, judging);
   run.status = run.stopRequest ? 'stopping' : 'running';
   // Integrity and gaming findings a person waived, or a checklist item asked for, do not block.
   if (run.eras.doneMeansDone) out.results = liftLatest(out.results, state.gates.findingWaivers, state.gates.checklist);
@@ -198,9 +204,15 @@ export async function qualityGates(
   return null;
 }
 
-/** What a gate pass needs to know of the run now (the tree aside). */
-export function gatesPassFacts(run: Run) {
+/**
+ * What a gate pass needs to know of the run now (the tree aside). The pass of an ordinary
+ * iteration (not `judging`) runs only the affected tests (knob affectedTestsFullEvery above 1, from
+ * `vigil-affected-tests-v1` on); a completion check's runs the full suite.
+ */
+export function gatesPassFacts(run: Run, judging = false) {
   const { state, knobs, input, info } = run;
+  const testsWanted = !!knobs.testCommand || run.detectTests;
+  const affected = testsWanted && !judging && knobs.affectedTestsFullEvery > 1 && (affectedTestsEra() ? true : beforeAffectedTests());
   return {
     runId: info.workflowId,
     repoPath: input.repoPath,
@@ -209,19 +221,19 @@ export function gatesPassFacts(run: Run) {
     runStartTree: state.runStart?.treeHash ?? null,
     tracks: state.gates.tracks,
     knownTests: state.lastTests,
-    testsInput:
-      knobs.testCommand || run.detectTests
-        ? {
-            runId: info.workflowId,
-            repoPath: input.repoPath,
-            command: knobs.testCommand,
-            detect: run.detectTests,
-            iteration: state.iteration,
-            timeoutSeconds: knobs.testTimeoutSeconds,
-            authorization: input.authorization ?? null,
-            ...sandboxArgs(knobs),
-          }
-        : null,
+    testsInput: testsWanted
+      ? {
+          runId: info.workflowId,
+          repoPath: input.repoPath,
+          command: knobs.testCommand,
+          detect: run.detectTests,
+          iteration: state.iteration,
+          timeoutSeconds: knobs.testTimeoutSeconds,
+          authorization: input.authorization ?? null,
+          ...sandboxArgs(knobs),
+          ...(affected ? { scope: 'affected' as const, fullEvery: knobs.affectedTestsFullEvery } : {}),
+        }
+      : null,
   };
 }
 
@@ -230,11 +242,12 @@ export async function gatesPass(
   run: Run,
   tree: string,
   carried: RunGatesResult | null,
+  judging = false,
 ): Promise<{ results: GateResult[]; interrupted: boolean }> {
   const { state } = run;
   const { gateActs } = run.acts;
   const out = await runGatesPass(gateActs, {
-    ...gatesPassFacts(run),
+    ...gatesPassFacts(run, judging),
     treeHash: tree,
     carried,
     run: async (call) => {

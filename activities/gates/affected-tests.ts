@@ -1,0 +1,131 @@
+/**
+ * The I/O of affected tests (the rules are workflows/decisions/affected-tests.ts): the tree a test
+ * run is about to test and its import graph, the run's test map in its private folder (remade by
+ * every full run, its failures updated by each partial one), and the files changed since the map's
+ * tree. Whatever cannot be read (no git, a tree gone, a broken map) runs the full suite.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { TestMapSchema, type TestMap, type TestReport } from '../../schemas/test-report.js';
+import {
+  SELECTABLE_RUNNERS,
+  importGraph,
+  isSource,
+  mapAfterPartialRun,
+  mapOfFullRun,
+  planTests,
+  type AffectedLang,
+  type ImportGraph,
+  type TestPlan,
+} from '../../workflows/decisions/affected-tests.js';
+import { ensurePrivateRunDir } from '../artifacts.js';
+import { changedPaths, git, workingTreeHash } from '../git.js';
+import { writePrivateFile } from '../safe-files.js';
+
+/** Files larger than this are not read for imports (generated code, data); a graph of more files than MAX_FILES is not made. */
+const MAX_FILE_BYTES = 512 * 1024;
+const MAX_FILES = 20_000;
+
+export interface TestScope {
+  plan: TestPlan;
+  /** The tree tested and its graph (null: the runner's tests cannot be selected, or the tree could not be read). */
+  tree: string | null;
+  graph: ImportGraph | null;
+  lang: AffectedLang | null;
+  map: TestMap | null;
+}
+
+function mapPath(runId: string): string {
+  return path.join(ensurePrivateRunDir(runId), 'tests-map.json');
+}
+
+/** The run's test map (null: none yet, or unreadable). */
+export function readTestMap(runId: string): TestMap | null {
+  try {
+    return TestMapSchema.parse(JSON.parse(readFileSync(mapPath(runId), 'utf8')));
+  } catch {
+    return null;
+  }
+}
+
+function readSmall(file: string): string | null {
+  try {
+    if (statSync(file).size > MAX_FILE_BYTES) return null;
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** The tree now and the import graph of its source files (null: git could not say). */
+async function treeAndGraph(repoPath: string, lang: AffectedLang): Promise<{ tree: string; graph: ImportGraph } | null> {
+  try {
+    const tree = await workingTreeHash(repoPath);
+    const files = (await git(repoPath, ['ls-tree', '-r', '-z', '--name-only', tree])).split('\0').filter((f) => f && isSource(f, lang));
+    if (files.length > MAX_FILES) return null;
+    const texts = new Map<string, string>();
+    for (const f of files) texts.set(f, readSmall(path.join(repoPath, f)) ?? '');
+    return { tree, graph: importGraph(texts, lang) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What a test run runs: the full suite (asked, or due) or the affected test files. `scope`: the
+ * input's; the tree and graph are read for every run of a selectable runner, so a full run can
+ * remake the map.
+ */
+export async function testScope(o: {
+  runId: string;
+  repoPath: string;
+  runner: string;
+  command: string;
+  iteration: number;
+  scope: 'full' | 'affected';
+  fullEvery: number;
+}): Promise<TestScope> {
+  const lang = SELECTABLE_RUNNERS[o.runner] ?? null;
+  const none = { tree: null, graph: null, lang, map: null };
+  if (lang === null) {
+    const reason = `Vigil cannot select the tests of ${o.runner || 'this test command'}`;
+    return { plan: { kind: 'full', reason }, ...none };
+  }
+  const now = await treeAndGraph(o.repoPath, lang);
+  if (now === null) return { plan: { kind: 'full', reason: 'the tree or its files could not be read' }, ...none };
+  if (o.scope === 'full') return { plan: { kind: 'full', reason: 'the full suite was asked for' }, ...now, lang, map: null };
+  const map = readTestMap(o.runId);
+  let changed: string[] | null = null;
+  if (map) changed = await changedPaths(o.repoPath, map.tree, now.tree).catch(() => null);
+  const plan = planTests({
+    lang,
+    map,
+    runner: o.runner,
+    command: o.command,
+    iteration: o.iteration,
+    fullEvery: o.fullEvery,
+    changed,
+    ...now,
+  });
+  return { plan, ...now, lang, map };
+}
+
+/** After the run: a full run remakes the map, a partial one updates its failures. A run without a complete report leaves it as it was. */
+export function keepTestMap(o: {
+  runId: string;
+  runner: string;
+  command: string;
+  iteration: number;
+  scope: TestScope;
+  report: TestReport | null;
+}): void {
+  const { scope, report } = o;
+  if (!scope.tree || !scope.graph || !report || !report.complete) return;
+  const map =
+    scope.plan.kind === 'full'
+      ? mapOfFullRun({ runner: o.runner, command: o.command, tree: scope.tree, iteration: o.iteration, graph: scope.graph, report })
+      : scope.map
+        ? mapAfterPartialRun(scope.map, scope.plan.files, report)
+        : null;
+  if (map) writePrivateFile(mapPath(o.runId), JSON.stringify(map));
+}

@@ -1,0 +1,182 @@
+/**
+ * Affected tests with real runners, real git and the default sandbox (activities/tests.ts with
+ * activities/gates/affected-tests.ts): pytest through the machine's python3, and vitest from this
+ * checkout. Each repository has three modules with a test file each, and a script a fourth test
+ * runs as a process (no test imports it). The run's first test run is its baseline and makes the
+ * test map; then, asserted from the runner's own report: a change to one module runs that
+ * module's tests and not the others; a change no import reaches, made beside it, is missed by the
+ * partial run and caught by the full suite (what every completion check runs,
+ * tests/workflow/affected-tests.test.ts); a harness change, a missing map and a map due for its
+ * refresh run everything.
+ */
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sandboxPlatform } from '../../activities/sandbox.js';
+import { runTests } from '../../activities/tests.js';
+import type { RunTestsInput, TestResult } from '../../schemas/activities.js';
+import { git, ROOT } from '../support/harness.js';
+
+interface Repo {
+  name: string;
+  command: string;
+  files: Record<string, string>;
+  /** A harmless change to the add module (a new function), and the same breaking the script. */
+  touchAdd: Record<string, string>;
+  breakScript: Record<string, string>;
+  fixScript: Record<string, string>;
+  harness: Record<string, string>;
+  /** Test files of the add module and how many tests it has. */
+  addTests: number;
+}
+
+const PY_REPO: Repo = {
+  name: 'pytest',
+  command: 'python3 -m pytest -q',
+  files: {
+    'calc/__init__.py': '',
+    'calc/add.py': 'def add(a, b):\n    return a + b\n',
+    'calc/mul.py': 'def mul(a, b):\n    return a * b\n',
+    'calc/div.py': 'def div(a, b):\n    return a / b\n',
+    'scripts/report.py': 'print("total: 3")\n',
+    'tests/test_add.py':
+      'from calc.add import add\n\ndef test_add():\n    assert add(1, 2) == 3\n\ndef test_add_neg():\n    assert add(-1, -2) == -3\n',
+    'tests/test_mul.py': 'from calc.mul import mul\n\ndef test_mul():\n    assert mul(2, 3) == 6\n',
+    'tests/test_div.py': 'from calc.div import div\n\ndef test_div():\n    assert div(6, 3) == 2\n',
+    'tests/test_report.py':
+      'import subprocess, sys\n\ndef test_report():\n    out = subprocess.run([sys.executable, "scripts/report.py"], capture_output=True, text=True).stdout\n    assert out == "total: 3\\n"\n',
+  },
+  touchAdd: { 'calc/add.py': 'def add(a, b):\n    return a + b\n\n\ndef add3(a, b, c):\n    return a + b + c\n' },
+  breakScript: { 'scripts/report.py': 'print("total: 4")\n' },
+  fixScript: { 'scripts/report.py': 'print("total: 3")\n' },
+  harness: { 'tests/conftest.py': '# shared fixtures\n' },
+  addTests: 2,
+};
+
+const JS_REPO: Repo = {
+  name: 'vitest',
+  command: 'node_modules/.bin/vitest run',
+  files: {
+    'package.json': JSON.stringify({ name: 'calc', type: 'module', private: true }),
+    'src/add.mjs': 'export const add = (a, b) => a + b;\n',
+    'src/mul.mjs': 'export const mul = (a, b) => a * b;\n',
+    'src/div.mjs': 'export const div = (a, b) => a / b;\n',
+    'scripts/report.mjs': "console.log('total: 3');\n",
+    'tests/add.test.mjs':
+      "import { expect, it } from 'vitest';\nimport { add } from '../src/add.mjs';\nit('adds', () => expect(add(1, 2)).toBe(3));\nit('adds negatives', () => expect(add(-1, -2)).toBe(-3));\n",
+    'tests/mul.test.mjs':
+      "import { expect, it } from 'vitest';\nimport { mul } from '../src/mul.mjs';\nit('muls', () => expect(mul(2, 3)).toBe(6));\n",
+    'tests/div.test.mjs':
+      "import { expect, it } from 'vitest';\nimport { div } from '../src/div.mjs';\nit('divs', () => expect(div(6, 3)).toBe(2));\n",
+    'tests/report.test.mjs':
+      "import { execFileSync } from 'node:child_process';\nimport { expect, it } from 'vitest';\nit('reports', () => expect(execFileSync(process.execPath, ['scripts/report.mjs'], { encoding: 'utf8' })).toBe('total: 3\\n'));\n",
+  },
+  touchAdd: { 'src/add.mjs': 'export const add = (a, b) => a + b;\nexport const add3 = (a, b, c) => a + b + c;\n' },
+  breakScript: { 'scripts/report.mjs': "console.log('total: 4');\n" },
+  fixScript: { 'scripts/report.mjs': "console.log('total: 3');\n" },
+  // A harness file vitest itself does not need to load here (a vitest.config would be bundled into
+  // node_modules/.vite-temp, which this rig links read-only from the checkout).
+  harness: { 'tsconfig.json': '{ "compilerOptions": { "strict": true } }\n' },
+  addTests: 2,
+};
+
+describe.runIf(sandboxPlatform().problem === null)('affected tests with real runners in the default sandbox', () => {
+  const saved = { ...process.env };
+  let root: string;
+  beforeAll(() => {
+    root = mkdtempSync(path.join(os.tmpdir(), 'vigil-affected-'));
+    process.env.VIGIL_HOME = path.join(root, 'vigil-home');
+    process.env.VIGIL_SANDBOX = 'auto';
+    // vitest comes from this checkout's node_modules, linked into the repository as a project's own would be installed.
+    process.env.VIGIL_SANDBOX_READABLE = realpathSync(path.join(ROOT, 'node_modules'));
+  });
+  afterAll(() => {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  const write = (repo: string, files: Record<string, string>): void => {
+    for (const [f, text] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });
+      writeFileSync(path.join(repo, f), text);
+    }
+  };
+  const run = (input: Omit<RunTestsInput, 'timeoutSeconds'>): Promise<TestResult> =>
+    new MockActivityEnvironment({ attempt: 1 }, { logger: new DefaultLogger('ERROR') }).run(runTests, {
+      timeoutSeconds: 120,
+      ...input,
+    }) as Promise<TestResult>;
+
+  for (const r of [PY_REPO, JS_REPO]) {
+    it(`${r.name}: one module's change runs its tests only; the full suite catches what the selection cannot see`, async () => {
+      const repo = path.join(root, r.name);
+      mkdirSync(repo);
+      write(repo, r.files);
+      if (r.name === 'vitest') symlinkSync(path.join(ROOT, 'node_modules'), path.join(repo, 'node_modules'));
+      git(repo, 'init', '-q');
+      const runId = `affected-${r.name}`;
+      const at = (iteration: number, scope?: 'affected') => ({
+        runId,
+        repoPath: repo,
+        command: r.command,
+        iteration,
+        ...(scope ? { scope, fullEvery: 3 } : {}),
+      });
+
+      const base = await run({ ...at(0), recordBaseline: true });
+      expect(base.report, base.reason).toMatchObject({ total: 5, passed: 5, failed: 0 });
+
+      // An honest change to the add module: its tests run, the others do not (the runner's report lists 2 tests).
+      write(repo, r.touchAdd);
+      const one = await run(at(1, 'affected'));
+      expect(one.verdict, one.reason).toBe('pass');
+      expect(one.selection).toEqual({ files: 1, of: 4 });
+      expect(one.report).toMatchObject({ total: r.addTests, passed: r.addTests, baselineTotal: r.addTests, baselinePassed: r.addTests });
+      expect(one.reason).toMatch(/^1 of 4 test files affected: /);
+
+      // The adversary: beside the add module, it breaks the script no test imports. The partial run
+      // cannot see it (it runs the add tests alone)...
+      write(repo, r.breakScript);
+      const missed = await run(at(2, 'affected'));
+      expect(missed.selection).toEqual({ files: 1, of: 4 });
+      expect(missed.report?.total).toBe(r.addTests);
+      expect(missed.verdict, missed.reason).toBe('pass');
+      // ...the full suite, as every completion check runs it, does.
+      const check = await run(at(2));
+      expect(check.selection ?? null).toBeNull();
+      expect(check.verdict, check.reason).toBe('fail');
+      expect(check.report).toMatchObject({ total: 5, failed: 1 });
+      expect(check.reason).toMatch(/report/);
+
+      // Once fixed, a test that failed in the last run is selected with what changed, until it passes.
+      write(repo, r.fixScript);
+      const after = await run(at(3, 'affected'));
+      expect(after.reason).toMatch(/^full suite \(no test file imports what changed\)|^1 of 4 test files affected/);
+      expect(after.verdict, after.reason).toBe('pass');
+
+      // A harness change runs everything.
+      write(repo, r.harness);
+      const harness = await run(at(4, 'affected'));
+      expect(harness.selection ?? null).toBeNull();
+      expect(harness.reason).toMatch(
+        /^full suite \(a test harness or configuration file changed: (tests\/conftest\.py|tsconfig\.json)\): /,
+      );
+      expect(harness.report).toMatchObject({ total: 5, passed: 5 });
+
+      // The map is due for its refresh every `fullEvery` (3) iterations.
+      write(repo, r.touchAdd);
+      const due = await run(at(7, 'affected'));
+      expect(due.reason).toMatch(/^full suite \(every 3 iterations; the last full run was at iteration 4\): /);
+      expect(due.report?.total).toBe(5);
+
+      // A run without a map (its first test run on this worker) runs everything.
+      const fresh = await run({ ...at(1, 'affected'), runId: `${runId}-no-map` });
+      expect(fresh.reason).toMatch(/^full suite \(no test map yet\): /);
+      expect(fresh.report?.total).toBe(5);
+    });
+  }
+});

@@ -1,0 +1,200 @@
+/**
+ * Affected tests between completion checks: the rules (workflows/decisions/affected-tests.ts)
+ * as pure functions — what a file imports, the import graph of the test files, which test files
+ * a change selects and when the full suite runs instead, the baseline a partial run is held to —
+ * each with an honest control and an agent trying to slip a change past the selection. The real
+ * runners' side is tests/unit/affected-tests-runners.test.ts; the completion check's full suite
+ * is tests/workflow/affected-tests.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import type { TestMap, TestReport } from '../../schemas/test-report.js';
+import {
+  baselineOfSelection,
+  idInFile,
+  importGraph,
+  importsOf,
+  mapAfterPartialRun,
+  mapOfFullRun,
+  planTests,
+  type ImportGraph,
+} from '../../workflows/decisions/affected-tests.js';
+
+const PY: Record<string, string> = {
+  'calc/__init__.py': 'from .add import add\n',
+  'calc/add.py': 'def add(a, b):\n    return a + b\n',
+  'calc/mul.py': 'from calc import helpers\n\ndef mul(a, b):\n    return helpers.times(a, b)\n',
+  'calc/helpers.py': 'def times(a, b):\n    return a * b\n',
+  'calc/div.py': 'def div(a, b):\n    return a / b\n',
+  'tests/test_add.py': 'from calc.add import add\n\ndef test_add():\n    assert add(1, 2) == 3\n',
+  'tests/test_mul.py': 'import calc.mul as m\n\ndef test_mul():\n    assert m.mul(2, 3) == 6\n',
+  'tests/test_div.py': 'from calc import (\n    div,\n)\n\ndef test_div():\n    assert div.div(6, 3) == 2\n',
+};
+const JS: Record<string, string> = {
+  'src/add.ts': 'export const add = (a: number, b: number) => a + b;\n',
+  'src/mul.ts': "import { times } from './util/times.js';\nexport const mul = (a: number, b: number) => times(a, b);\n",
+  'src/util/times.ts': 'export const times = (a: number, b: number) => a * b;\n',
+  'src/div.ts': 'export const div = (a: number, b: number) => a / b;\n',
+  'tests/add.test.ts':
+    "import { expect, it } from 'vitest';\nimport { add } from '../src/add';\nit('adds', () => expect(add(1, 2)).toBe(3));\n",
+  'tests/mul.test.ts':
+    "import { expect, it } from 'vitest';\nimport { mul } from '../src/mul.js';\nit('muls', () => expect(mul(2, 3)).toBe(6));\n",
+  'tests/div.test.ts':
+    "import { expect, it, vi } from 'vitest';\nvi.mock('../src/add');\nconst { div } = await import('../src/div.js');\nit('divs', () => expect(div(6, 3)).toBe(2));\n",
+};
+const texts = (files: Record<string, string>): Map<string, string> => new Map(Object.entries(files));
+const report = (ids: [string, 'passed' | 'failed' | 'skipped'][]): TestReport => ({
+  format: 'junit',
+  complete: true,
+  incomplete: null,
+  tests: ids.map(([id, status]) => ({ id, status })),
+});
+const PY_REPORT = report([
+  ['tests.test_add::test_add', 'passed'],
+  ['tests.test_mul::test_mul', 'passed'],
+  ['tests.test_div::test_div', 'failed'],
+]);
+
+describe('what a file imports', () => {
+  it('reads Python imports: plain, dotted, aliased, relative, parenthesised over lines; a computed one is dynamic', () => {
+    expect(importsOf('import os, calc.mul as m\nfrom . import add\nfrom ..pkg import (\n  a,\n  b as c,\n)\n', 'py')).toEqual({
+      specs: ['os', 'calc.mul', '.', '.add', '..pkg', '..pkg.a', '..pkg.b'].filter((s) => s !== '.'),
+      dynamic: false,
+    });
+    expect(importsOf("import importlib\nmod = importlib.import_module('calc.' + name)\n", 'py').dynamic).toBe(true);
+    expect(importsOf('m = __import__(name)\n', 'py').dynamic).toBe(true);
+  });
+
+  it('reads JS/TS imports: from, bare, require, literal dynamic import, vi.mock; a computed import is dynamic', () => {
+    const r = importsOf(
+      "import a from './a';\nexport { b } from \"../b.js\";\nimport './side';\nconst c = require('./c');\nconst d = await import('./d');\nvi.mock('./e');\n",
+      'js',
+    );
+    expect(r).toEqual({ specs: ['./a', '../b.js', './side', './c', './d', './e'], dynamic: false });
+    expect(importsOf('const m = await import(`./plugins/${name}.js`);\n', 'js').dynamic).toBe(true);
+    expect(importsOf('const m = require(name);\n', 'js').dynamic).toBe(true);
+    expect(importsOf('// see require(name) in the docs\n', 'js').dynamic).toBe(false);
+  });
+});
+
+describe('the import graph of the test files', () => {
+  it('follows Python imports through the repository (package inits, rootdir-relative, transitive)', () => {
+    const g = importGraph(texts(PY), 'py');
+    expect(Object.keys(g.tests)).toEqual(['tests/test_add.py', 'tests/test_div.py', 'tests/test_mul.py']);
+    expect(g.tests['tests/test_add.py']).toEqual(['calc/__init__.py', 'calc/add.py']);
+    // test_mul reaches helpers only through calc/mul.py.
+    expect(g.tests['tests/test_mul.py']).toEqual(['calc/__init__.py', 'calc/add.py', 'calc/helpers.py', 'calc/mul.py']);
+    expect(g.tests['tests/test_div.py']).toContain('calc/div.py');
+    expect(g.dynamic).toEqual([]);
+  });
+
+  it('follows JS/TS imports (.js written for .ts, extensionless, vi.mock, literal dynamic import)', () => {
+    const g = importGraph(texts(JS), 'js');
+    expect(g.tests['tests/add.test.ts']).toEqual(['src/add.ts']);
+    expect(g.tests['tests/mul.test.ts']).toEqual(['src/mul.ts', 'src/util/times.ts']);
+    expect(g.tests['tests/div.test.ts']).toEqual(['src/add.ts', 'src/div.ts']);
+  });
+
+  it('an agent hiding a dependency behind a computed import or an alias makes that test always selected', () => {
+    const g = importGraph(
+      texts({
+        ...JS,
+        'tests/plugin.test.ts': "const name = 'div';\nconst m = await import(`../src/${name}.js`);\n",
+        'tests/alias.test.ts': "import { add } from 'src/add';\n",
+      }),
+      'js',
+    );
+    expect(g.dynamic).toEqual(['tests/alias.test.ts', 'tests/plugin.test.ts']);
+  });
+});
+
+describe('idInFile and the baseline a partial run is held to', () => {
+  it('matches pytest’s dotted modules (and classes) and vitest’s file paths, never a neighbour', () => {
+    expect(idInFile('tests.test_add::test_add', 'tests/test_add.py')).toBe(true);
+    expect(idInFile('tests.test_add.TestK::test_x', 'tests/test_add.py')).toBe(true);
+    expect(idInFile('tests.test_added::test_x', 'tests/test_add.py')).toBe(false);
+    expect(idInFile('tests/add.test.ts::adds', 'tests/add.test.ts')).toBe(true);
+    expect(idInFile('/abs/repo/tests/add.test.ts::adds', 'tests/add.test.ts')).toBe(true);
+    expect(idInFile('tests/madd.test.ts::adds', 'tests/add.test.ts')).toBe(false);
+  });
+
+  it('keeps the baseline tests of the selected files only', () => {
+    expect(baselineOfSelection(PY_REPORT, ['tests/test_mul.py']).tests).toEqual([{ id: 'tests.test_mul::test_mul', status: 'passed' }]);
+  });
+});
+
+describe('which tests run', () => {
+  const graph: ImportGraph = importGraph(texts(PY), 'py');
+  const map: TestMap = mapOfFullRun({ runner: 'pytest', command: 'pytest -q', tree: 't0', iteration: 0, graph, report: PY_REPORT });
+  const plan = (changed: string[] | null, over: Partial<Parameters<typeof planTests>[0]> = {}) =>
+    planTests({ lang: 'py', map, runner: 'pytest', command: 'pytest -q', iteration: 2, fullEvery: 5, changed, graph, ...over });
+
+  it('a full run’s map: the graph of the files it reported, and the files that failed', () => {
+    expect(Object.keys(map.tests)).toEqual(['tests/test_add.py', 'tests/test_div.py', 'tests/test_mul.py']);
+    expect(map.failing).toEqual(['tests/test_div.py']);
+    expect(mapAfterPartialRun(map, ['tests/test_div.py'], report([['tests.test_div::test_div', 'passed']])).failing).toEqual([]);
+  });
+
+  it('a change to one module selects the tests that import it, and those failing since the last run', () => {
+    expect(plan(['calc/helpers.py'])).toEqual({ kind: 'affected', files: ['tests/test_div.py', 'tests/test_mul.py'], total: 3 });
+    const green = { ...map, failing: [] };
+    expect(plan(['calc/helpers.py'], { map: green })).toEqual({ kind: 'affected', files: ['tests/test_mul.py'], total: 3 });
+    expect(plan(['tests/test_add.py'], { map: green })).toEqual({ kind: 'affected', files: ['tests/test_add.py'], total: 3 });
+  });
+
+  it('the full suite: no map, another command, an unknown diff, every N iterations, the knob at 1', () => {
+    expect(plan(['calc/add.py'], { map: null })).toEqual({ kind: 'full', reason: 'no test map yet' });
+    expect(plan(['calc/add.py'], { command: 'pytest -x' }).kind).toBe('full');
+    expect(plan(null)).toEqual({ kind: 'full', reason: 'what changed since the last full run is unknown' });
+    expect(plan(['calc/div.py'], { iteration: 5 })).toEqual({
+      kind: 'full',
+      reason: 'every 5 iterations; the last full run was at iteration 0',
+    });
+    expect(plan(['calc/div.py'], { iteration: 4 }).kind).toBe('affected');
+    expect(plan(['calc/div.py'], { fullEvery: 1 }).kind).toBe('full');
+  });
+
+  it('the full suite: a harness or configuration file, a file no graph covers, a test file added or gone, everything affected', () => {
+    expect(plan(['calc/div.py', 'tests/conftest.py'])).toMatchObject({
+      kind: 'full',
+      reason: expect.stringMatching(/harness.*conftest\.py/),
+    });
+    for (const f of ['pytest.ini', 'pyproject.toml', 'setup.cfg', 'tox.ini', 'requirements-dev.txt'])
+      expect(plan(['calc/div.py', f]).kind, f).toBe('full');
+    // A data file a test reads is not an import: no graph can say which tests read it.
+    expect(plan(['calc/div.py', 'calc/table.json'])).toMatchObject({
+      kind: 'full',
+      reason: 'calc/table.json changed, which no import graph covers',
+    });
+    const withNew = importGraph(texts({ ...PY, 'tests/test_new.py': 'def test_new():\n    pass\n' }), 'py');
+    expect(plan(['tests/test_new.py'], { graph: withNew })).toMatchObject({
+      kind: 'full',
+      reason: 'a test file was added: tests/test_new.py',
+    });
+    const rest = Object.fromEntries(Object.entries(PY).filter(([f]) => f !== 'tests/test_div.py'));
+    expect(plan(['tests/test_div.py'], { graph: importGraph(texts(rest), 'py') })).toMatchObject({
+      reason: 'a test file is gone: tests/test_div.py',
+    });
+    expect(plan(['calc/__init__.py'])).toEqual({ kind: 'full', reason: 'every test file is affected' });
+    // What the runners leave behind as they run is not a change of the code.
+    expect(plan(['calc/div.py', 'calc/__pycache__/div.cpython-312.pyc', '.pytest_cache/v/cache/lastfailed', '.coverage']).kind).toBe(
+      'affected',
+    );
+  });
+
+  it('an agent whose change no test imports gets the full suite, not an empty selection', () => {
+    const green = { ...map, failing: [] };
+    const unimported = importGraph(texts({ ...PY, 'scripts/report.py': 'print(1)\n' }), 'py');
+    expect(plan(['scripts/report.py'], { map: green, graph: unimported })).toEqual({
+      kind: 'full',
+      reason: 'no test file imports what changed',
+    });
+  });
+
+  it('an agent that removes an import from a test still has the test selected by the map of the last full run', () => {
+    // test_mul no longer imports calc.mul (so the graph of the tree now misses it) while calc/mul.py changes.
+    const cut = importGraph(texts({ ...PY, 'tests/test_mul.py': 'def test_mul():\n    assert True\n' }), 'py');
+    const green = { ...map, failing: [] };
+    expect(plan(['calc/mul.py', 'tests/test_mul.py'], { map: green, graph: cut })).toMatchObject({ files: ['tests/test_mul.py'] });
+    expect(plan(['calc/helpers.py'], { map: green, graph: cut })).toMatchObject({ files: ['tests/test_mul.py'] });
+  });
+});
