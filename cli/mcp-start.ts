@@ -19,7 +19,9 @@ import type { McpDeps, Temporal } from './mcp-deps.js';
 import { sdkRunApi } from './sdk-run-api.js';
 
 export type StartArgs = {
-  prd: string;
+  prd?: string | undefined;
+  /** An issue's Markdown file as the PRD, its task list the checklist (`vigil start --issue`). */
+  issue?: string | undefined;
   repo?: string | undefined;
   provider?: string | undefined;
   agentCommand?: string | undefined;
@@ -86,13 +88,13 @@ function templateInRepo(resolved: ResolvedKnobs, o: StartArgs, repo: string, rem
 /** `vigil start --json` for a caller of the MCP server (signed as the CLI signs: see docs/mcp.md#who-may-start-runs). */
 export async function startRun(deps: McpDeps, temporal: Temporal, o: StartArgs): Promise<{ started: StartedJson; notes: string[] }> {
   const [
-    { readPrd, readChecklist, prdOnHost },
+    { readPrd, readChecklist, readIssue, prdOnHost },
     runs,
     { checkPromptTemplate, requireAgentCommand },
     { searchAttributeHint },
     { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost },
     { hostTaskQueue },
-    { checkAcceptanceSource, notifySendHere, startWarnings },
+    { checkAcceptanceSource, notifySendHere, prdSource, MCP_NAMES, startWarnings },
   ] = await Promise.all([
     import('./prd.js'),
     import('./runs.js'),
@@ -105,10 +107,14 @@ export async function startRun(deps: McpDeps, temporal: Temporal, o: StartArgs):
   const cwd = process.cwd();
   const host = resolveHost(o.host);
   const remote = host !== thisHost();
+  // The rules of `vigil start` for a PRD or an issue (one of the two; an issue is its own checklist; read here only).
+  const source = prdSource(o.prd, o.issue, o.checklist, remote, MCP_NAMES);
   const repoPath = remote ? pathOnHost('--repo', o.repo ?? '.', host) : runs.checkRepo(o.repo ?? '.');
+  const issue = source.kind === 'issue' ? readIssue(fileInRepo('the issue', source.file, repoPath, cwd)) : null;
   let prd;
-  if (remote) {
-    const onHost = pathOnHost('the PRD', o.prd, host);
+  if (issue) prd = issue.prd;
+  else if (remote) {
+    const onHost = pathOnHost('the PRD', source.file, host);
     pathInRemoteRepo('the PRD', onHost, repoPath, host);
     for (const [what, given] of [
       ['checklist', o.checklist],
@@ -120,7 +126,7 @@ export async function startRun(deps: McpDeps, temporal: Temporal, o: StartArgs):
           EXIT.usage,
         );
     prd = prdOnHost(onHost);
-  } else prd = readPrd(fileInRepo('the PRD', o.prd, repoPath, cwd));
+  } else prd = readPrd(fileInRepo('the PRD', source.file, repoPath, cwd));
   const config = o.config !== undefined && !remote ? fileInRepo('the config file', o.config, repoPath, cwd) : undefined;
   const flags: Record<string, unknown> = {
     repo: repoPath,
@@ -133,7 +139,8 @@ export async function startRun(deps: McpDeps, temporal: Temporal, o: StartArgs):
   const resolvedKnobs = checkPromptTemplate(templateInRepo(await deps.resolve(flags), o, repoPath, remote, cwd), cwd);
   requireAgentCommand(resolvedKnobs);
   checkAcceptanceSource(resolvedKnobs.knobs);
-  const checklist = o.checklist !== undefined ? readChecklist(fileInRepo('the checklist', o.checklist, repoPath, cwd)) : undefined;
+  const checklist =
+    o.checklist !== undefined ? readChecklist(fileInRepo('the checklist', o.checklist, repoPath, cwd)) : (issue?.checklist ?? undefined);
   const workflowId = o.id !== undefined ? deps.validateId(o.id) : runs.defaultRunId(prd);
   const { client, connection, ep } = await temporal.get();
   const { searchAttributes } = await runs.startRun(client, connection, ep, {

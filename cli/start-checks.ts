@@ -12,6 +12,8 @@
  *   until someone looks at `vigil status`.
  * - A budget with a `command` agent: such an agent reports no cost unless it writes
  *   `.vigil/signals/USAGE`, so its calls are unpriced and the budget may never be reached.
+ * - The PRD or an issue (`--issue`, `issue`): one of the two, the issue never beside a checklist
+ *   (its task list is the checklist) nor for another host (it is read here).
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
@@ -116,4 +118,65 @@ export function budgetWarning(k: Knobs): string | null {
 /** Every warning of a start with these knobs, each once. */
 export function startWarnings(k: Knobs, notifySend: string | null): string[] {
   return [noChannelWarning(k, notifySend), budgetWarning(k)].filter((w): w is string => w !== null);
+}
+
+/** How a start surface names its PRD, issue and checklist inputs in what it says. */
+export interface SourceNames {
+  prd: string;
+  issue: string;
+  checklist: string;
+  /** How to start the issue as a PRD with its checklist beside it, and a PRD on another host. */
+  asPrd: (issue: string, checklist: string) => string;
+  onHost: string;
+  /** What to say when neither is given. */
+  missing: string;
+}
+
+export const CLI_NAMES: SourceNames = {
+  prd: 'the PRD',
+  issue: '--issue',
+  checklist: '--checklist',
+  asPrd: (issue, checklist) => `vigil start ${issue} --checklist ${checklist}`,
+  onHost: 'vigil start FILE --host ...',
+  missing: 'missing the PRD: vigil start <prd> [options], or vigil start --issue FILE',
+};
+
+export const MCP_NAMES: SourceNames = {
+  prd: '`prd`',
+  issue: '`issue`',
+  checklist: '`checklist`',
+  asPrd: (issue, checklist) => `vigil_start with prd: ${issue}, checklist: ${checklist}`,
+  onHost: 'vigil_start with prd and host',
+  missing: 'missing the PRD: give `prd` (a PRD file) or `issue` (an issue file)',
+};
+
+/**
+ * Where the run's PRD comes from: the PRD file, or an issue (its task list the checklist). One
+ * of the two, and an issue neither beside a checklist (it is the checklist) nor on another host
+ * (its task list is read here, and the worker there reads the PRD from its own disk).
+ */
+export function prdSource(
+  prdFile: string | undefined,
+  issueFile: string | undefined,
+  checklist: string | undefined,
+  remote: boolean,
+  n: SourceNames,
+): { kind: 'prd' | 'issue'; file: string } {
+  if (prdFile !== undefined && issueFile !== undefined)
+    throw new CliError(`give ${n.prd} (${prdFile}) or ${n.issue} ${issueFile}, not both: the issue is the PRD`, EXIT.usage);
+  if (issueFile === undefined) {
+    if (prdFile === undefined) throw new CliError(n.missing, EXIT.usage);
+    return { kind: 'prd', file: prdFile };
+  }
+  if (checklist !== undefined)
+    throw new CliError(
+      `${n.issue} ${issueFile} takes the PRD checklist from the issue's task list: drop ${n.checklist}, or give the issue as the PRD (${n.asPrd(issueFile, checklist)})`,
+      EXIT.usage,
+    );
+  if (remote)
+    throw new CliError(
+      `${n.issue} is read on this machine, and the run's host is another: copy the issue to that host and start it there as the PRD (${n.onHost})`,
+      EXIT.usage,
+    );
+  return { kind: 'issue', file: issueFile };
 }

@@ -8,7 +8,6 @@
 import type { StartedJson } from '../schemas/cli-output.js';
 import type { ResolvedKnobs } from './config.js';
 import { runUrl, withClient, type Endpoint } from './connection.js';
-import { CliError, EXIT } from './errors.js';
 import { out } from './steer-commands.js';
 
 export interface StartDeps {
@@ -32,7 +31,7 @@ export async function startCommand(prdFile: string | undefined, o: Record<string
     { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost },
     { hostTaskQueue },
     { sdkRunApi },
-    { checkAcceptanceSource, checkTasks, notifySendHere, startWarnings },
+    { checkAcceptanceSource, checkTasks, notifySendHere, prdSource, CLI_NAMES, startWarnings },
   ] = await Promise.all([
     import('./prd.js'),
     import('./runs.js'),
@@ -47,7 +46,7 @@ export async function startCommand(prdFile: string | undefined, o: Record<string
   const host = resolveHost(typeof o.host === 'string' ? o.host : undefined);
   // The repository and the PRD are on the run's host: checked here only when that is this machine.
   const remote = host !== thisHost();
-  const source = prdSource(prdFile, issueFile, o, remote);
+  const source = prdSource(prdFile, issueFile, typeof o.checklist === 'string' ? o.checklist : undefined, remote, CLI_NAMES);
   const issue = source.kind === 'issue' ? readIssue(source.file) : null;
   const prd = issue ? issue.prd : remote ? prdOnHost(pathOnHost('the PRD', source.file, host)) : readPrd(source.file);
   const repoPath = remote ? pathOnHost('--repo', String(o.repo), host) : checkRepo(String(o.repo));
@@ -131,34 +130,4 @@ export async function startCommand(prdFile: string | undefined, o: Record<string
       }
     }
   });
-}
-
-/**
- * Where the run's PRD comes from: the PRD file, or `--issue FILE` (its task list the checklist).
- * One of the two, and an issue neither beside `--checklist` (it is the checklist) nor on another
- * host (its task list is read here, and the worker there reads the PRD from its own disk).
- */
-function prdSource(
-  prdFile: string | undefined,
-  issueFile: string | undefined,
-  o: Record<string, unknown>,
-  remote: boolean,
-): { kind: 'prd' | 'issue'; file: string } {
-  if (prdFile !== undefined && issueFile !== undefined)
-    throw new CliError(`give the PRD (${prdFile}) or --issue ${issueFile}, not both: the issue is the PRD`, EXIT.usage);
-  if (issueFile === undefined) {
-    if (prdFile === undefined) throw new CliError('missing the PRD: vigil start <prd> [options], or vigil start --issue FILE', EXIT.usage);
-    return { kind: 'prd', file: prdFile };
-  }
-  if (typeof o.checklist === 'string')
-    throw new CliError(
-      `--issue ${issueFile} takes the PRD checklist from the issue's task list: drop --checklist, or give the issue as the PRD (vigil start ${issueFile} --checklist ${o.checklist})`,
-      EXIT.usage,
-    );
-  if (remote)
-    throw new CliError(
-      `--issue is read on this machine, and the run's host is another: copy the issue to that host and start it there as the PRD (vigil start FILE --host ...)`,
-      EXIT.usage,
-    );
-  return { kind: 'issue', file: issueFile };
 }

@@ -19,7 +19,16 @@ const reason = z.string().optional().describe('why (shown in status and the UI)'
 const signal = z.boolean().optional().describe('send as a Temporal signal: recorded even when no worker runs, but not acknowledged');
 
 export const McpStartInput = {
-  prd: z.string().describe('the PRD file, inside the repository (relative paths from the directory `vigil mcp` runs in)'),
+  prd: z
+    .string()
+    .optional()
+    .describe('the PRD file, inside the repository (relative paths from the directory `vigil mcp` runs in); or give `issue`'),
+  issue: z
+    .string()
+    .optional()
+    .describe(
+      "instead of `prd`: an issue's Markdown file, inside the repository, as the PRD; its task list (- [ ] ...) is the PRD checklist (`vigil start --issue`)",
+    ),
   repo: z.string().optional().describe('the git repository the agent works in (default: the directory `vigil mcp` runs in)'),
   provider: z.string().optional().describe('the agent CLI: claude, codex, gemini, aider, opencode or command'),
   agentCommand: z.string().optional().describe('the agent command line (the command provider)'),

@@ -257,6 +257,43 @@ describe('vigil mcp over stdio', () => {
     expect(JSON.parse(String((statusResource.contents[0] as { text: string }).text))).toMatchObject({ workflowId: id, status: 'finished' });
   }, 420_000);
 
+  it('starts a run from an issue: its task list is the checklist, with no extraction call', async () => {
+    const repo = makeRepo({
+      files: {
+        'README.md': '# sample\n',
+        'ISSUE.md': '# Export the feature\n\n- [ ] Export `feature` from src/feature.js\n- [x] (critical) document it in the README\n',
+      },
+    });
+    const id = uniqueId('mcp-issue');
+    const issue = path.join(repo, 'ISSUE.md');
+    const started = StartedJsonSchema.parse(
+      await ok('vigil_start', { issue, repo, provider: 'command', agentCommand: agentCommand(), set: ['baseWaitSeconds=1'], id }),
+    );
+    expect(started).toMatchObject({ workflowId: id, prd: { title: 'Export the feature', path: issue } });
+    // A run's status (not a finished run's summary) lists the checklist.
+    const checklist = async () => {
+      const run = await status(id);
+      return 'quality' in run ? (run.quality?.checklist ?? null) : null;
+    };
+    const items = await waitUntil('the checklist in status', async () => ((await checklist())?.length ? checklist() : null), 60_000, 300);
+    expect(items?.map((i) => [i.id, i.priority, i.title])).toEqual([
+      ['REQ-1', 'medium', 'Export `feature` from src/feature.js'],
+      ['REQ-2', 'critical', 'document it in the README'],
+    ]);
+    await ok('vigil_stop', { id, now: true, reason: 'the checklist was what this test looked at' });
+    // Beside a PRD or a checklist, or for another host, an issue is refused in the tool's words.
+    for (const [args, message] of [
+      [{ issue, prd: issue }, /^give `prd` \(\S+ISSUE\.md\) or `issue` \S+ISSUE\.md, not both: the issue is the PRD$/],
+      [{ issue, checklist: issue }, /^`issue` \S+ISSUE\.md takes the PRD checklist from the issue's task list: drop `checklist`/],
+      [{ issue, host: 'elsewhere', repo: '/srv/app' }, /^`issue` is read on this machine, and the run's host is another/],
+      [{}, /^missing the PRD: give `prd` \(a PRD file\) or `issue` \(an issue file\)$/],
+    ] as const) {
+      const r = await call('vigil_start', { repo, provider: 'command', agentCommand: SCRIPTED_AGENT, ...args });
+      expect(r.isError).toBe(true);
+      expect(text(r)).toMatch(message);
+    }
+  }, 180_000);
+
   it("refuses what the CLI refuses, in the CLI's words", async () => {
     const empty = await call('vigil_input', { id: runId || 'any', directive: '   ' });
     expect(empty.isError).toBe(true);

@@ -135,6 +135,21 @@ describe('vigil_start', () => {
     );
   });
 
+  it('takes an issue as the PRD only from inside the repository, and never beside a PRD or a checklist', async () => {
+    const repo = makeRepo({ files: { 'README.md': '# r\n', 'ISSUE.md': '# It crashes\n\n- [ ] it starts\n' } });
+    const issue = path.join(repo, 'ISSUE.md');
+    expect(await refusal({ issue, repo, ...agent })).toBe(NOT_CONNECTED);
+    expect(await refusal({ issue: outsideFile('issue.md', `# ${SECRET}\n\n- [ ] ${SECRET}\n`), repo, ...agent })).toMatch(
+      /^the issue \S+ is outside the repository/,
+    );
+    expect(await refusal({ issue, prd: issue, repo, ...agent })).toMatch(/^give `prd` .* or `issue` .*, not both: the issue is the PRD$/);
+    expect(await refusal({ issue, checklist: issue, repo, ...agent })).toMatch(/takes the PRD checklist from the issue's task list/);
+    expect(await refusal({ issue: '/srv/app/ISSUE.md', repo: '/srv/app', host: 'elsewhere', ...agent })).toMatch(
+      /^`issue` is read on this machine, and the run's host is another/,
+    );
+    expect(await refusal({ repo, ...agent })).toBe('missing the PRD: give `prd` (a PRD file) or `issue` (an issue file)');
+  });
+
   it('lets files inside the repository through to the start (the honest call)', async () => {
     const repo = makeRepo({
       files: {
