@@ -55,7 +55,8 @@ import { isStorageError, readRegularFile, writePrivateFile } from './safe-files.
 import { listenForRunCancel } from './running-calls.js';
 import { readAgentSignals } from './signals.js';
 import { workerStoreUrl } from './event-store.js';
-import { bestEffort, failureLine, recordTrace, retrieveForPrompt, taskText, writeMemorySnapshot } from './lasting-memory.js';
+import { bestEffort, failureLine, recordTrace, retrieveForPrompt, taskText } from './lasting-memory.js';
+import { writeMemorySnapshot } from './memory-reads.js';
 import { filesReadOf } from './files-read.js';
 import { claimedPaths, claimFileTexts, claimsNotInDiff } from '../workflows/decisions/claimed-files.js';
 import { ensurePrivateRunDir } from './artifacts.js';

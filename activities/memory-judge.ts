@@ -28,7 +28,8 @@ import {
 } from '../workflows/decisions/memory-judge.js';
 import { runAgent } from './agent.js';
 import { ensureMigrated, poolFor, workerStoreUrl, type Db } from './event-store.js';
-import { consolidateMemory, CONSOLIDATION_LOCK_KEY, inTransaction, repoKey } from './lasting-memory.js';
+import { consolidateMemory } from './memory-consolidation.js';
+import { CONSOLIDATION_LOCK_KEY, inTransaction, repoKey } from './memory-store.js';
 import { readRegularFile } from './safe-files.js';
 
 interface Row {

@@ -5,18 +5,9 @@
  * are activities/lasting-memory.ts's, shared with the MCP tool and the console.
  */
 import { writeFileSync } from 'node:fs';
-import {
-  consolidateMemory,
-  exportMemory,
-  forgetMemory,
-  importMemory,
-  judgementTotals,
-  listMemory,
-  searchMemory,
-  showMemory,
-  type MemoryItem,
-  type MemoryKindName,
-} from '../activities/lasting-memory.js';
+import { consolidateMemory } from '../activities/memory-consolidation.js';
+import { judgementTotals, listMemory, searchMemory, showMemory, type MemoryItem, type MemoryKindName } from '../activities/memory-reads.js';
+import { exportMemory, forgetMemory, importMemory } from '../activities/memory-transfer.js';
 import { closeEventStore, describeUrl } from '../activities/event-store.js';
 import { CliError, EXIT } from './connection.js';
 import { loadMemoryFile } from './memory-import.js';

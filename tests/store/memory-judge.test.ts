@@ -8,7 +8,9 @@
 import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
 import { projectEventsTo } from '../../activities/event-store.js';
-import { consolidateMemory, recordTrace, retrieveForPrompt, searchMemory } from '../../activities/lasting-memory.js';
+import { recordTrace, retrieveForPrompt } from '../../activities/lasting-memory.js';
+import { consolidateMemory } from '../../activities/memory-consolidation.js';
+import { searchMemory } from '../../activities/memory-reads.js';
 import { applyJudgement, selectForJudgement } from '../../activities/memory-judge.js';
 import { parseJudgeAnswer } from '../../workflows/decisions/memory-judge.js';
 import { FAILED_THRICE_THEN_FIXED, memoryJournal, queryRows, useStorePostgres } from '../support/store-postgres.js';
