@@ -122,6 +122,8 @@ function councilPacks(s: StatusSnapshot): string {
 /** What the run shows of its gates and tests, in one text. */
 const shown = (s: StatusSnapshot): string =>
   [
+    // First what the run came to: a failure's summary line shows only this one.
+    `outcome ${s.outcome?.status ?? 'none'}${s.pause ? `, paused (${s.pause.reason})` : ''}, iteration ${s.iteration}`,
     s.lastTests?.reason ?? '',
     ...(s.quality?.gates ?? []).flatMap((g) => [g.reason ?? '', ...(g.findings ?? []).map((f) => f.message)]),
     s.pause?.reason ?? '',
