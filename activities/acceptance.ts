@@ -40,7 +40,7 @@ import { beatWhileRunning } from './heartbeat.js';
 import { authorizeCall } from './run-authorization.js';
 import { ensurePrivateDir, writePrivateFile } from './safe-files.js';
 import { sandboxReport } from './sandbox.js';
-import { exportTree, linkDependencies, runInScratch } from './scratch-tree.js';
+import { exportTree, linkDependencies, ownScratch, runInScratch } from './scratch-tree.js';
 
 /** The sealed copy of a run's acceptance tests. */
 export function sealedDir(runId: string): string {
@@ -101,9 +101,8 @@ export async function runAcceptance(raw: RunAcceptanceInput): Promise<Acceptance
       setupMs: Date.now() - started,
     });
   // 2. The candidate tree, its dependencies and the sealed files over it.
-  const scratch = path.join(priv, 'acceptance-run', label);
-  rmSync(path.dirname(scratch), { recursive: true, force: true });
-  ensurePrivateDir(priv, scratch);
+  // A folder of its own: an attempt that timed out may still be running beside its retry.
+  const { dir: scratch, release } = ownScratch(path.join(priv, 'acceptance-run'), label, (d) => ensurePrivateDir(priv, d));
   const ctx = Context.current();
   const stopBeat = beatWhileRunning(() => ctx.heartbeat(), ctx);
   try {
@@ -136,7 +135,7 @@ export async function runAcceptance(raw: RunAcceptanceInput): Promise<Acceptance
     return await runRunner(input, { scratch, readable, line, runner, logPath, label, setupMs });
   } finally {
     stopBeat();
-    rmSync(path.dirname(scratch), { recursive: true, force: true });
+    release();
   }
 }
 
@@ -145,9 +144,23 @@ async function runRunner(
   o: { scratch: string; readable: string[]; line: string; runner: string; logPath: string; label: string; setupMs: number },
 ): Promise<AcceptanceResult> {
   const priv = ensurePrivateRunDir(input.runId);
-  const reportDir = path.join(priv, 'acceptance-reports', o.label);
-  rmSync(reportDir, { recursive: true, force: true });
-  mkdirSync(reportDir, { recursive: true, mode: 0o700 });
+  const { dir: reportDir, release } = ownScratch(path.join(priv, 'acceptance-reports'), o.label, (d) =>
+    mkdirSync(d, { recursive: true, mode: 0o700 }),
+  );
+  try {
+    return await judgeRun(input, o, reportDir, priv);
+  } finally {
+    release();
+  }
+}
+
+/** The runner in the scratch tree, its report read into the acceptance verdict. */
+async function judgeRun(
+  input: ReturnType<typeof RunAcceptanceInputSchema.parse>,
+  o: { scratch: string; readable: string[]; line: string; runner: string; logPath: string; label: string; setupMs: number },
+  reportDir: string,
+  priv: string,
+): Promise<AcceptanceResult> {
   const { setup, proc, sandbox } = await runInScratch({
     runId: input.runId,
     scratch: o.scratch,
@@ -156,7 +169,7 @@ async function runRunner(
     line: o.line,
     reportDir,
     logPath: o.logPath,
-    pidFile: path.join(priv, `acceptance-${o.label}.pid.json`),
+    pidFile: path.join(priv, `acceptance-${path.basename(reportDir)}.pid.json`),
     header: `=== vigil: tests for acceptance, iteration ${input.iteration}: ${o.line} ===`,
     sandbox: input.sandbox,
     registries: input.sandboxRegistries,

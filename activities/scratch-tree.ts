@@ -6,7 +6,8 @@
  * run's tests (the scratch tree its repository). The Wall's acceptance runs (activities/acceptance.ts)
  * and test provenance's run on the start code (activities/gates/test-provenance.ts) use it.
  */
-import { existsSync, lstatSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, lstatSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { SandboxMode } from '../schemas/sandbox.js';
 import { workerStoreUrl } from './event-store.js';
@@ -17,6 +18,30 @@ import { prepareSandbox, type PreparedSandbox } from './sandbox.js';
 
 /** The repository's dependency folders, linked into the scratch tree when present (never part of a tree). */
 const DEPENDENCY_DIRS = ['node_modules', '.venv', 'venv'];
+
+/** A scratch folder left by a worker that died while using it is removed by the next one after this long. */
+const STALE_SCRATCH_MS = 24 * 3600_000;
+
+/**
+ * A folder of its own under `parent` for one use (its name: `label`, then a nonce), created empty.
+ * Two uses at once never share one: an activity attempt that timed out may still be running while
+ * its retry starts, and each removes only its own folder when done (`release`). What a killed
+ * worker left behind is removed once it is a day old.
+ */
+export function ownScratch(parent: string, label: string, make: (dir: string) => void): { dir: string; release: () => void } {
+  if (existsSync(parent))
+    for (const name of readdirSync(parent)) {
+      const p = path.join(parent, name);
+      try {
+        if (Date.now() - statSync(p).mtimeMs > STALE_SCRATCH_MS) rmSync(p, { recursive: true, force: true });
+      } catch {
+        /* gone already */
+      }
+    }
+  const dir = path.join(parent, `${label}-${randomUUID().slice(0, 8)}`);
+  make(dir);
+  return { dir, release: () => rmSync(dir, { recursive: true, force: true }) };
+}
 
 /** The tree `treeHash` of the repository, written into `into` by Vigil's safe git (a scratch index of its own). */
 export async function exportTree(repoPath: string, treeHash: string, into: string): Promise<void> {

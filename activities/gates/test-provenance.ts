@@ -23,7 +23,7 @@ import { acceptanceCommandLine } from '../../workflows/decisions/acceptance.js';
 import { isTestPath } from '../../workflows/decisions/integrity.js';
 import { ensurePrivateRunDir } from '../artifacts.js';
 import { ensurePrivateDir, writePrivateFile } from '../safe-files.js';
-import { exportTree, linkDependencies, runInScratch } from '../scratch-tree.js';
+import { exportTree, linkDependencies, ownScratch, runInScratch } from '../scratch-tree.js';
 import { readBaseline } from '../tests.js';
 import { readReport } from './test-report.js';
 import { finding, readRepoText } from './test-integrity.js';
@@ -95,9 +95,8 @@ export async function testProvenance(o: ProvenanceOptions): Promise<{ findings: 
   const priv = ensurePrivateRunDir(o.runId);
   const kept = path.join(priv, 'provenance', `${key}.json`);
   if (existsSync(kept)) return JSON.parse(readFileSync(kept, 'utf8')) as { findings: FindingInput[]; note: string };
-  const scratch = path.join(priv, 'provenance-run', key);
-  rmSync(path.dirname(scratch), { recursive: true, force: true });
-  ensurePrivateDir(priv, scratch);
+  // A folder of its own: an attempt that timed out may still be running beside its retry.
+  const { dir: scratch, release } = ownScratch(path.join(priv, 'provenance-run'), key, (d) => ensurePrivateDir(priv, d));
   try {
     await exportTree(o.repoPath, o.startTree, scratch);
     const readable = linkDependencies(o.repoPath, scratch);
@@ -115,7 +114,7 @@ export async function testProvenance(o: ProvenanceOptions): Promise<{ findings: 
     writePrivateFile(kept, JSON.stringify(out));
     return out;
   } finally {
-    rmSync(path.dirname(scratch), { recursive: true, force: true });
+    release();
   }
 }
 
@@ -125,25 +124,29 @@ async function runOnStart(
   r: { scratch: string; readable: string[]; tests: string[]; command: string; runner: string; key: string },
 ): Promise<TestReport | string> {
   const priv = ensurePrivateRunDir(o.runId);
-  const reportDir = path.join(priv, 'provenance-reports', r.key);
-  rmSync(reportDir, { recursive: true, force: true });
-  mkdirSync(reportDir, { recursive: true, mode: 0o700 });
+  const { dir: reportDir, release } = ownScratch(path.join(priv, 'provenance-reports'), r.key, (d) =>
+    mkdirSync(d, { recursive: true, mode: 0o700 }),
+  );
   const logPath = path.join(priv, `provenance-${r.key}.log`);
   const line = acceptanceCommandLine(r.command, r.runner, r.tests);
-  const { setup, proc } = await runInScratch({
-    runId: o.runId,
-    scratch: r.scratch,
-    readable: r.readable,
-    runner: r.runner,
-    line,
-    reportDir,
-    logPath,
-    pidFile: path.join(priv, `provenance-${r.key}.pid.json`),
-    header: `=== vigil: the run's added tests on the code it started from: ${line} ===`,
-    sandbox: o.sandbox,
-    timeoutMs: Math.max(1000, o.timeoutMs),
-  });
-  if (!setup.source) return `${r.runner} gives no per-test report`;
-  if (proc.timedOut) return `the run on the start code did not finish within ${Math.round(o.timeoutMs / 1000)} s`;
-  return readReport(setup, reportDir, logPath) ?? 'the runner gave no report on the start code';
+  try {
+    const { setup, proc } = await runInScratch({
+      runId: o.runId,
+      scratch: r.scratch,
+      readable: r.readable,
+      runner: r.runner,
+      line,
+      reportDir,
+      logPath,
+      pidFile: path.join(priv, `provenance-${path.basename(reportDir)}.pid.json`),
+      header: `=== vigil: the run's added tests on the code it started from: ${line} ===`,
+      sandbox: o.sandbox,
+      timeoutMs: Math.max(1000, o.timeoutMs),
+    });
+    if (!setup.source) return `${r.runner} gives no per-test report`;
+    if (proc.timedOut) return `the run on the start code did not finish within ${Math.round(o.timeoutMs / 1000)} s`;
+    return readReport(setup, reportDir, logPath) ?? 'the runner gave no report on the start code';
+  } finally {
+    release();
+  }
 }
