@@ -257,7 +257,7 @@ describe('vigil mcp over stdio', () => {
     expect(JSON.parse(String((statusResource.contents[0] as { text: string }).text))).toMatchObject({ workflowId: id, status: 'finished' });
   }, 420_000);
 
-  it('starts a run from an issue: its task list is the checklist, with no extraction call', async () => {
+  it("starts a run from an issue: its task list is the run's checklist", async () => {
     const repo = makeRepo({
       files: {
         'README.md': '# sample\n',
