@@ -16,7 +16,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { blankAgentResult, RunAgentInputSchema, type AgentResult, type RunAgentInput } from '../schemas/activities.js';
 import { ensurePrivateRunDir, ensureRunDir, pad, privateRunDir, repositoryGone, runDir, safeSegment, signalPath } from './artifacts.js';
 import { reviewerRecord } from '../workflows/decisions/review.js';
+import { withApiItems } from '../workflows/decisions/checklist/api-spec.js';
 import { parseChecklistOutput } from '../workflows/decisions/checklist/extraction.js';
+import { apiSpecsOfPrd } from './api-specs.js';
 import { parseVerifierOutput } from '../workflows/decisions/checklist/verifier.js';
 import { buildPrompt } from '../workflows/decisions/prompt.js';
 import { renderPromptSpec } from '../workflows/decisions/call-prompt.js';
@@ -327,6 +329,8 @@ function readAnswer(
     checklistIds: string[];
     extraEnv: Record<string, string>;
     role: string;
+    repoPath: string;
+    apiSpecsFrom?: string | undefined;
   },
   text: string,
   exitCode: number,
@@ -340,7 +344,12 @@ function readAnswer(
   if (input.parse === 'checklist') {
     if (exitCode !== 0)
       return { ...none, checklist: { ok: false, items: [], dropped: 0, error: `the checklist agent exited with ${exitCode}` } };
-    const r = parseChecklistOutput(text);
+    const parsed = parseChecklistOutput(text);
+    // The operations of the API descriptions the PRD names, each an item of its own (activities/api-specs.ts).
+    const r =
+      parsed.ok && input.apiSpecsFrom
+        ? { ...parsed, items: withApiItems(parsed.items, apiSpecsOfPrd(input.repoPath, input.apiSpecsFrom)) }
+        : parsed;
     if (r.ok) {
       // The whole checklist, held-out items and all, next to the extraction log (outside the repository).
       try {

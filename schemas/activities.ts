@@ -255,6 +255,11 @@ export const RunAgentInputSchema = shared('schemas/activities:RunAgentInputSchem
     /** Read a code review (VERDICT line, severities), a checklist, checklist verifications, or a planner's task list from the answer. */
     parse: z.enum(['review', 'checklist', 'verification', 'tasks']).nullable().default(null),
     /**
+     * With `parse: 'checklist'`: the PRD whose API descriptions (OpenAPI, Postman, GraphQL files it
+     * names) add an item per operation to the extracted checklist (activities/api-specs.ts).
+     */
+    apiSpecsFrom: z.string().max(4096).optional(),
+    /**
      * A reviewing call's tree before it, when the caller hashed the tree just before (a round's
      * evidence or diff, for the calls it makes first): the call does not hash it again.
      */

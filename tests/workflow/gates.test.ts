@@ -25,6 +25,7 @@ import {
   makeWorker,
   NAMESPACE,
   loopInput,
+  runInput,
   startRun,
   status,
   temporalAddress,
@@ -387,6 +388,36 @@ describe('PRD checklist with held-out items', () => {
     expect(snap.quality?.checklist?.filter((i) => !i.heldOut).map((i) => i.id)).toEqual(
       items.filter((i) => i.id !== heldOutId).map((i) => i.id),
     );
+  });
+
+  it('an OpenAPI file the PRD names adds an item per operation to the extracted checklist, with the default knobs', async () => {
+    const repo = makeRepo({
+      files: {
+        'README.md': '# pets\n',
+        'PRD.md': '# Pets\n\nImplement the API described in `api/openapi.yaml`.\n',
+        'api/openapi.yaml':
+          'openapi: 3.0.3\ninfo: { title: Pets, version: "1" }\npaths:\n  /pets:\n    get:\n      summary: List the pets\n      responses: { "200": { description: ok } }\n    post:\n      responses: { "201": { description: created } }\n',
+      },
+    });
+    const file = writeScenario(repo, {
+      version: 1,
+      iterations: [],
+      default: { sleepMs: 300, appends: { 'x.txt': 'x\n' } },
+      roles: { checklist: { default: { output: JSON.stringify([items[0]]) } } },
+    });
+    const tq = uniqueId('api-spec');
+    const worker = await makeWorker(env, tq);
+    await worker.runUntil(async () => {
+      const h = await startRun(env, tq, { ...runInput(repo, file), prdPath: path.join(repo, 'PRD.md') }, uniqueId('api-spec'));
+      const s = await waitForStatus(h, (x) => (x.quality?.checklist?.length ?? 0) > 0, 60_000);
+      expect(s.quality?.checklist?.map((i) => [i.id, i.priority, i.title])).toEqual([
+        ['REQ-1', 'critical', items[0]?.title],
+        ['API-1', 'high', 'GET /pets works as api/openapi.yaml declares: List the pets'],
+        ['API-2', 'high', 'POST /pets works as api/openapi.yaml declares'],
+      ]);
+      await h.executeUpdate(stopUpdate, { args: [{ by: 'test' }] });
+      await h.result();
+    });
   });
 
   it('a waiver of an unknown item is refused with a clear error', async () => {

@@ -146,6 +146,7 @@ export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> 
           silenceSeconds: silenceSeconds(knobs),
           completionPromise: '',
           parse: 'checklist',
+          apiSpecsFrom: input.prdPath,
           rateLimitRpm: knobs.rateLimitRpm,
           ...sandboxArgs(knobs),
         },
