@@ -149,7 +149,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-pause-deadlines-v1',
-    introducedBy: '(this change)',
+    introducedBy: '88dde39',
     before: 'a pause that waits for a person, with a notification channel set, waited for the person with no timer',
     fixtures: [
       {
