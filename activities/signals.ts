@@ -1,7 +1,7 @@
 /**
  * Signal files an agent writes in `.vigil/signals/` to talk to Vigil:
- * - `HUMAN_REVIEW_NEEDED`: JSON `{reason, blocking?, questions?}`; Vigil escalates (and pauses when
- *   blocking);
+ * - `HUMAN_REVIEW_NEEDED`: JSON `{reason, blocking?, questions?, defaultAnswer?}`; Vigil escalates (and
+ *   pauses in supervised mode); `defaultAnswer` is taken at the pause's deadline with onDeadline=default-answer;
  * - `DRIFT_DETECTED`: JSON lines, one per drift the agent noticed; counted per run;
  * - `CONTEXT_CLEAR_REQUESTED`: the next agent call starts a fresh session;
  * - with `notes`, the run memory's files too (agent-notes.ts): `SUMMARY`, `.vigil/CONTINUITY.md`.
@@ -25,6 +25,8 @@ const HumanReviewSchema = z.object({
   reason: z.string().min(1),
   blocking: z.boolean().optional(),
   questions: z.array(z.string()).optional(),
+  /** What the agent would do if nobody answers: taken at the deadline with onDeadline=default-answer. */
+  defaultAnswer: z.string().min(1).optional(),
 });
 
 export async function readAgentSignals(raw: ReadSignalsInput): Promise<AgentSignals> {
@@ -73,8 +75,9 @@ export async function readAgentSignals(raw: ReadSignalsInput): Promise<AgentSign
           reason: parsed.reason.slice(0, 1000),
           blocking: parsed.blocking ?? false,
           questions: (parsed.questions ?? []).slice(0, 20).map((q) => q.slice(0, 1000)),
+          defaultAnswer: parsed.defaultAnswer?.trim() ? parsed.defaultAnswer.trim().slice(0, 4000) : null,
         }
-      : { reason: (hr.trim() || 'the agent asked for a human review').slice(0, 1000), blocking: false, questions: [] };
+      : { reason: (hr.trim() || 'the agent asked for a human review').slice(0, 1000), blocking: false, questions: [], defaultAnswer: null };
   }
 
   let driftReports = 0;

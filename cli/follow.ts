@@ -9,6 +9,7 @@ import type { Client } from '@temporalio/client';
 import type { GateResult, ReviewRecord } from '../schemas/gates.js';
 import type { CompletionCheck, IterationRecord, Verdict } from '../schemas/run.js';
 import { causeLabel } from '../workflows/decisions/completion-check.js';
+import { deadlinesLine } from '../workflows/decisions/pause-deadlines.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 import type { FollowEvent } from '../schemas/cli-output.js';
 import { providerWaitText, voteLines } from '../workflows/ui.js';
@@ -66,7 +67,7 @@ export function verdictLine(v: Verdict): string {
 }
 
 /** `gatesRunning`: the gates a pass runs right now (from the run's describe), e.g. the pass an agent call carries after its agent. */
-export function statusLine(s: StatusSnapshot, gatesRunning: readonly string[] | null = null): string {
+export function statusLine(s: StatusSnapshot, gatesRunning: readonly string[] | null = null, nowMs: number = Date.now()): string {
   if (s.outcome) return `finished: ${s.outcome.status} (exit ${s.outcome.exitCode}) — ${s.outcome.reason}`;
   if (s.pause && s.agentRunning)
     return `pausing: the current call finishes first (iteration ${s.iteration}; paused by ${s.pause.by}${s.pause.reason ? `: ${s.pause.reason}` : ''})`;
@@ -74,7 +75,9 @@ export function statusLine(s: StatusSnapshot, gatesRunning: readonly string[] | 
     // A reason that already says how to resume (the credentials pause names `vigil resume <id>`) is not told twice.
     const resume = `vigil resume ${s.workflowId}`;
     const how = s.pause.reason?.includes(resume) ? '' : ` (resume with \`${resume}\`)`;
-    return `paused by ${s.pause.by}${s.pause.reason ? `: ${s.pause.reason}` : ''}${how}`;
+    // A pause that waits for a person: its reminder, re-route and deadline ("reminder sent 2 h ago; stops in 70 h").
+    const deadlines = deadlinesLine(s.pause.deadlines, nowMs);
+    return `paused by ${s.pause.by}${s.pause.reason ? `: ${s.pause.reason}` : ''}${how}${deadlines ? ` · ${deadlines}` : ''}`;
   }
   // A rate limit is no failure: a backoff with none in a row is a provider's rate-limit wait.
   if (s.status === 'backing_off' && s.consecutiveFailures === 0)

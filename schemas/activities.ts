@@ -717,7 +717,13 @@ export type ReadSignalsInput = z.infer<typeof ReadSignalsInputSchema>;
 export const AgentSignalsSchema = shared('schemas/activities:AgentSignalsSchema', () =>
   z.object({
     humanReview: z
-      .object({ reason: z.string().max(1000), blocking: z.boolean(), questions: z.array(z.string().max(1000)).max(20) })
+      .object({
+        reason: z.string().max(1000),
+        blocking: z.boolean(),
+        questions: z.array(z.string().max(1000)).max(20),
+        /** What the agent would do if nobody answers (taken at the deadline with onDeadline=default-answer). */
+        defaultAnswer: z.string().max(4000).nullable().default(null),
+      })
       .nullable(),
     /** DRIFT_DETECTED entries consumed this iteration (JSON lines). */
     driftReports: z.number().int().min(0),

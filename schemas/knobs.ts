@@ -83,6 +83,28 @@ function urlKnob(env: string, doc: string): KnobSpecBase<string> {
   };
 }
 
+/** Seconds per unit of a duration knob's value (`90`, `30s`, `15m`, `4h`, `3d`). */
+const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** Parses `90`, `30s`, `15m`, `4h`, `3d` (or `0`, off) into seconds; anything else is returned as it was, for the schema to refuse. */
+export function parseDuration(raw: string): number | string {
+  const m = /^\s*(\d+)\s*([smhd]?)\s*$/i.exec(raw);
+  if (!m) return raw;
+  return Number(m[1]) * (DURATION_UNITS[(m[2] || 's').toLowerCase()] ?? 1);
+}
+
+/** A duration in seconds (0: off), written as seconds or with a unit: `30s`, `15m`, `4h`, `3d`. */
+function durationKnob(env: string, maxSeconds: number, def: number, doc: string): KnobSpecBase<number> {
+  return {
+    schema: z.number().int().min(0).max(maxSeconds),
+    default: def,
+    env,
+    doc,
+    allowed: `0 (off), or a duration up to ${maxSeconds / 86_400} days: seconds, or a number with s, m, h or d (30s, 15m, 4h, 3d)`,
+    fromString: parseDuration,
+  };
+}
+
 function stringKnob(env: string, def: string, maxLength: number, doc: string): KnobSpecBase<string> {
   return {
     schema: z.string().max(maxLength),
@@ -555,6 +577,39 @@ export const KNOBS = shared(
       notifyDiscordWebhookUrl: urlKnob('VIGIL_NOTIFY_DISCORD_WEBHOOK_URL', 'Discord webhook URL.'),
       notifyFile: stringKnob('VIGIL_NOTIFY_FILE', '', 4096, 'Append every notification as a JSON line to this file (empty: off).'),
       notifyDesktop: boolKnob('VIGIL_NOTIFY_DESKTOP', true, 'Desktop notification with notify-send, where it is installed.'),
+      escalationRemindAfter: durationKnob(
+        'VIGIL_ESCALATION_REMIND_AFTER',
+        31_536_000,
+        14_400,
+        'A pause that waits for a person (an escalation, a dead letter, a contract error, the budget...) sends its notification again on its channels this long after it began (0: never).',
+      ),
+      escalationRerouteAfter: durationKnob(
+        'VIGIL_ESCALATION_REROUTE_AFTER',
+        31_536_000,
+        86_400,
+        'Such a pause notifies the second list of channels (reroute*) this long after it began; nothing when that list is empty (0: never).',
+      ),
+      escalationDeadline: durationKnob(
+        'VIGIL_ESCALATION_DEADLINE',
+        31_536_000,
+        0,
+        'Such a pause ends this long after it began, as onDeadline says, and the outcome says nobody answered (0: it waits until answered).',
+      ),
+      onDeadline: enumKnob(
+        'VIGIL_ON_DEADLINE',
+        ['stop', 'continue', 'default-answer'] as const,
+        'stop',
+        "At escalationDeadline: stop the run, continue it (the pause lifted), or take the agent's default answer (HUMAN_REVIEW_NEEDED defaultAnswer) as the person's input and continue (a pause without one stops).",
+      ),
+      rerouteWebhookUrl: urlKnob('VIGIL_REROUTE_WEBHOOK_URL', 'Re-route: a generic webhook for escalationRerouteAfter.'),
+      rerouteSlackWebhookUrl: urlKnob('VIGIL_REROUTE_SLACK_WEBHOOK_URL', 'Re-route: a Slack incoming webhook.'),
+      rerouteDiscordWebhookUrl: urlKnob('VIGIL_REROUTE_DISCORD_WEBHOOK_URL', 'Re-route: a Discord webhook.'),
+      rerouteFile: stringKnob(
+        'VIGIL_REROUTE_FILE',
+        '',
+        4096,
+        'Re-route: append the notification as a JSON line to this file (empty: off).',
+      ),
       tierLadder: boolKnob(
         'VIGIL_TIER_LADDER',
         true,

@@ -15,6 +15,9 @@ export const NOTIFY_EVENTS = [
   'auth_failed',
   'run_finished',
   'rate_limited',
+  'pause_reminder',
+  'pause_rerouted',
+  'pause_deadline',
 ] as const;
 export const NotifyEventSchema = shared('schemas/notify:NotifyEventSchema', () => z.enum(NOTIFY_EVENTS));
 export type NotifyEvent = z.infer<typeof NotifyEventSchema>;

@@ -22,6 +22,7 @@ import {
   InvalidMessageSchema,
   IterationRecordSchema,
   OutcomeSchema,
+  PauseDeadlinesSchema,
   PauseInfoSchema,
   PhaseSchema,
   TierSchema,
@@ -57,7 +58,8 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
     phase: PhaseSchema.nullable(),
     tier: TierSchema.nullable(),
     paused: z.boolean(),
-    pause: PauseInfoSchema.nullable(),
+    /** `deadlines`: while the pause waits for a person, its reminder, re-route and deadline (workflows/decisions/pause-deadlines.ts). */
+    pause: PauseInfoSchema.extend({ deadlines: PauseDeadlinesSchema.nullable().optional() }).nullable(),
     consecutiveFailures: z.number().int(),
     consecutiveNoChange: z.number().int(),
     recentHashes: z.array(z.string()),

@@ -25,8 +25,25 @@ export function channelsOf(k: Knobs): NotifyChannels {
   };
 }
 
+/** The second list: who is told when a pause that waits for a person is still unanswered at escalationRerouteAfter. */
+export function rerouteChannelsOf(k: Knobs): NotifyChannels {
+  return {
+    webhookUrl: k.rerouteWebhookUrl,
+    slackWebhookUrl: k.rerouteSlackWebhookUrl,
+    discordWebhookUrl: k.rerouteDiscordWebhookUrl,
+    file: k.rerouteFile,
+    desktop: false,
+  };
+}
+
 export const anyChannel = (c: NotifyChannels): boolean =>
   Boolean(c.webhookUrl || c.slackWebhookUrl || c.discordWebhookUrl || c.file || c.desktop);
+
+/** Which lists of channels a pause's reminder and re-route have (workflows/decisions/pause-deadlines.ts). */
+export const deadlineChannels = (k: Knobs): { main: boolean; reroute: boolean } => ({
+  main: anyChannel(channelsOf(k)),
+  reroute: anyChannel(rerouteChannelsOf(k)),
+});
 
 export interface NotifyRequest {
   runId: string;
@@ -40,11 +57,13 @@ export interface NotifyRequest {
   /** Deterministic: the same event is delivered once per channel, across retries and replays. */
   dedupeKey: string;
   at: string;
+  /** Where it goes: the run's channels (notify*) unless said otherwise (the re-route's second list). */
+  channels?: NotifyChannels;
 }
 
 /** Sends a notification; returns null when nothing is configured or the activity itself failed. */
 export async function sendNotification(acts: Pick<Acts, 'notify'>, r: NotifyRequest): Promise<NotifyResult | null> {
-  const channels = channelsOf(r.knobs);
+  const channels = r.channels ?? channelsOf(r.knobs);
   if (!anyChannel(channels)) return null;
   try {
     return await acts.notify.executeWithOptions({ summary: `notify: ${r.event} — ${r.title.slice(0, 80)}` }, [

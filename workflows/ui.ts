@@ -250,6 +250,15 @@ export function currentDetails(s: StatusSnapshot): string {
   if (s.pause) {
     lines.push(`Paused by ${s.pause.by} at ${s.pause.at}${s.pause.reason ? `: ${clip(s.pause.reason, 500)}` : ''}`);
     lines.push(nextStep(s));
+    const d = s.pause.deadlines;
+    if (d && !d.answered && (d.remindAt || d.rerouteAt || d.deadlineAt)) {
+      const parts = [
+        d.remindAt ? `reminder ${d.reminded ? `sent ${d.reminded}` : `at ${d.remindAt}`}` : '',
+        d.rerouteAt ? `re-route ${d.rerouted ? `sent ${d.rerouted}` : `at ${d.rerouteAt}`}` : '',
+        d.deadlineAt ? `deadline at ${d.deadlineAt} (then: ${d.onDeadline})` : '',
+      ].filter(Boolean);
+      lines.push(`Waits for a person: ${parts.join('; ')}`);
+    }
   }
   if (s.providerWait)
     lines.push(

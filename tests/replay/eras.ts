@@ -147,6 +147,19 @@ export const ERAS: Era[] = [
       },
     ],
   },
+  {
+    patch: 'vigil-pause-deadlines-v1',
+    introducedBy: '88dde39',
+    before: 'a pause that waits for a person, with a notification channel set, waited for the person with no timer',
+    fixtures: [
+      {
+        file: 'before-vigil-pause-deadlines-v1.json',
+        commit: 'ef0551e',
+        scenario: 'agent-request',
+        pins: 'a supervised run paused by a blocking HUMAN_REVIEW_NEEDED, with the file channel, resumed after 2 s: no timer in its pause',
+      },
+    ],
+  },
 ] satisfies (Era & { patch: PatchId })[];
 
 export interface ReleaseFixture {

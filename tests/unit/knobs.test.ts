@@ -103,6 +103,21 @@ const urlCases: Cases = {
   bad: ['hooks.example.com/x', 'ftp://example.com/x', 'not a url', `https://example.com/${'x'.repeat(2048)}`, 'env:', 'env:1X', 'env:A-B'],
 };
 
+/** A duration: seconds, or a number with a unit (s, m, h, d), up to a year; 0 is off. */
+const durationCases: Cases = {
+  good: [
+    ['0', 0],
+    ['90', 90],
+    ['30s', 30],
+    [' 15m ', 900],
+    ['4h', 14_400],
+    ['4H', 14_400],
+    ['3d', 259_200],
+    ['365d', 31_536_000],
+  ],
+  bad: ['366d', '-1', '1.5h', '4 hours', 'h', '', '4w', '1e3'],
+};
+
 function modelCases(): Cases {
   return {
     good: [
@@ -335,6 +350,27 @@ const CASES: Record<KnobName, Cases> = {
     bad: ['x'.repeat(4097)],
   },
   notifyDesktop: boolCases,
+  escalationRemindAfter: durationCases,
+  escalationRerouteAfter: durationCases,
+  escalationDeadline: durationCases,
+  onDeadline: {
+    good: [
+      ['stop', 'stop'],
+      [' Continue ', 'continue'],
+      ['default-answer', 'default-answer'],
+    ],
+    bad: ['', 'wait', 'default'],
+  },
+  rerouteWebhookUrl: urlCases,
+  rerouteSlackWebhookUrl: urlCases,
+  rerouteDiscordWebhookUrl: urlCases,
+  rerouteFile: {
+    good: [
+      ['', ''],
+      ['/srv/team/notifications.jsonl', '/srv/team/notifications.jsonl'],
+    ],
+    bad: ['x'.repeat(4097)],
+  },
   tierLadder: boolCases,
   tierLowMaxFailures: intCases(0, 100),
   tierMediumMaxFailures: intCases(0, 100),

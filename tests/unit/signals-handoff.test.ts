@@ -72,8 +72,21 @@ describe('readAgentSignals', () => {
     const dir = repo();
     signal(dir, 'HUMAN_REVIEW_NEEDED', 'please look at the auth flow');
     const r = await readAgentSignals({ runId: 'r2', repoPath: dir, iteration: 1 });
-    expect(r.humanReview).toEqual({ reason: 'please look at the auth flow', blocking: false, questions: [] });
+    expect(r.humanReview).toEqual({ reason: 'please look at the auth flow', blocking: false, questions: [], defaultAnswer: null });
     expect(r.problems[0]).toMatch(/^HUMAN_REVIEW_NEEDED is not JSON/);
+  });
+
+  it("keeps the agent's default answer (taken at the pause's deadline with onDeadline=default-answer); a blank one is none", async () => {
+    const dir = repo();
+    signal(dir, 'HUMAN_REVIEW_NEEDED', JSON.stringify({ reason: 'Which DB?', blocking: true, defaultAnswer: '  Use SQLite.  ' }));
+    expect((await readAgentSignals({ runId: 'r3', repoPath: dir, iteration: 1 })).humanReview).toEqual({
+      reason: 'Which DB?',
+      blocking: true,
+      questions: [],
+      defaultAnswer: 'Use SQLite.',
+    });
+    signal(dir, 'HUMAN_REVIEW_NEEDED', JSON.stringify({ reason: 'Which DB?', defaultAnswer: '   ' }));
+    expect((await readAgentSignals({ runId: 'r3', repoPath: dir, iteration: 2 })).humanReview?.defaultAnswer).toBeNull();
   });
 });
 

@@ -28,4 +28,26 @@ describe('statusLine of a paused run', () => {
     expect(line).toBe(`paused by vigil: ${reason}`);
     expect(line.match(/vigil resume run-1/g)).toHaveLength(1);
   });
+
+  it('adds what the pause still waits for: its reminder, re-route and deadline', () => {
+    const T = Date.parse('2026-11-30T10:00:00.000Z');
+    const iso = (h: number): string => new Date(T + h * 3_600_000).toISOString();
+    const s = paused('escalation (dead letter): x');
+    s.pause = {
+      ...(s.pause as NonNullable<StatusSnapshot['pause']>),
+      at: iso(0),
+      deadlines: {
+        remindAt: iso(4),
+        rerouteAt: iso(24),
+        deadlineAt: iso(72),
+        onDeadline: 'stop',
+        reminded: iso(4),
+        rerouted: null,
+        answered: null,
+      },
+    };
+    expect(statusLine(s, null, T + 6 * 3_600_000)).toBe(
+      'paused by vigil: escalation (dead letter): x (resume with `vigil resume run-1`) · reminder sent 2 h ago; re-routed in 18 h; stops in 66 h',
+    );
+  });
 });

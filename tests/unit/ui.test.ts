@@ -387,6 +387,28 @@ describe('currentDetails', () => {
     expect(text).toContain('- REQ-1 (critical) failing: Sum');
   });
 
+  it('a pause that waits for a person shows its reminder, re-route and deadline; an answered one none', () => {
+    const deadlines = {
+      remindAt: 'R',
+      rerouteAt: 'Q',
+      deadlineAt: 'D',
+      onDeadline: 'stop' as const,
+      reminded: 'S',
+      rerouted: null,
+      answered: null,
+    };
+    const waiting = currentDetails(snapshot({ status: 'paused', paused: true, pause: { reason: 'x', by: 'vigil', at: T, deadlines } }));
+    expect(waiting).toContain('Waits for a person: reminder sent S; re-route at Q; deadline at D (then: stop)');
+    const answered = currentDetails(
+      snapshot({
+        status: 'paused',
+        paused: true,
+        pause: { reason: 'x', by: 'vigil', at: T, deadlines: { ...deadlines, answered: { by: 'ana', at: T } } },
+      }),
+    );
+    expect(answered).not.toContain('Waits for a person');
+  });
+
   it('a pause without a reason has no trailing colon', () => {
     const text = currentDetails(snapshot({ status: 'paused', paused: true, pause: { reason: '', by: 'ops', at: T } }));
     expect(paras(text)[1]).toBe(`Paused by ops at ${T}`);

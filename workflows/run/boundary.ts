@@ -17,7 +17,9 @@ import { acceptanceOnBase, sealAcceptanceTests } from './acceptance.js';
 import { draftAcceptanceTests, refuseDraftThatAlreadyPasses, showDraftedAcceptance } from './acceptance-author.js';
 import { answerHeldClaim, councilRound } from './council.js';
 import { finish, rollOver, stopOutcome } from './ending.js';
-import { markAdmission, markChecklistRetry, markPrepareWaits } from './eras.js';
+import { beforePauseDeadlines } from './before-pause-deadlines.js';
+import { markAdmission, markChecklistRetry, markPrepareWaits, pauseDeadlinesEra } from './eras.js';
+import { pauseHasDeadlines, waitForPerson } from './pause-wait.js';
 import { recordTestBaseline } from './gates.js';
 import { ensureChecklist, retryChecklist } from './prd-checklist.js';
 import { notifyPeople } from './people.js';
@@ -190,7 +192,8 @@ export async function atBoundary(run: Run): Promise<End | Again | typeof GO> {
         `${info.workflowId}:paused:${p.at}`,
       );
     }
-    await condition(() => run.pauseOver());
+    // A question with deadlines waits with a timer to each (reminder, re-route, deadline); else for the person alone.
+    await (pauseHasDeadlines(run) && pauseDeadlinesEra() ? waitForPerson(run) : beforePauseDeadlines(run));
     run.status = run.stopRequest ? 'stopping' : 'running';
     // A stream whose worktree was deleted gets it back as it resumes.
     const ended = await recoverStreamWorktree(run);

@@ -46,6 +46,8 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
     notes = [evidenceLine(state.lastTests, state.gates.latest, state.convergence.lastHash, state.acceptance), ...notes];
   // A perpetual run's requests for a person that went unanswered (decisions/agent-requests.ts).
   if (run.eras.judgesSeeChanges) notes = [...notes, ...agentRequestNotes(state.escalations)];
+  // Pauses a deadline lifted with nobody's answer (workflows/run/pause-wait.ts).
+  if (state.deadlineNotes?.length) notes = [...notes, ...state.deadlineNotes];
   if (state.pendingDirectives.length > 0) {
     markUndeliveredDirectives();
     notes = [...notes, undeliveredNote(state.pendingDirectives)];

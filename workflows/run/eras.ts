@@ -17,7 +17,8 @@
  *    which Temporal lets a workflow without the call skip.
  *
  * 0.5.0 deprecated all 33 patches of 0.4.0 and earlier; 0.6.0 deletes their calls. Live: the
- * done-means-done, judges-see-changes, acceptance-from-prd and stream-recovery patches (below).
+ * done-means-done, judges-see-changes, acceptance-from-prd, stream-recovery, stop-now, affected-tests
+ * and pause-deadlines patches (below).
  * Most were asked once per execution, before the first command, in the fixed order of
  * `decideEras`; the others where their code runs (the `mark...` functions below), and the hosts
  * patch by `onRunHost` (workflows/hosts.ts), last of the per-execution calls.
@@ -157,6 +158,15 @@ export const STOP_NOW_PATCH = 'vigil-stop-now-closes-first-v1';
 export const AFFECTED_TESTS_PATCH = 'vigil-affected-tests-v1';
 
 /**
+ * Questions with deadlines (workflows/run/pause-wait.ts): a pause that waits for a person, with a
+ * reminder, a re-route or a deadline to keep (knobs escalationRemindAfter, escalationRerouteAfter,
+ * escalationDeadline), waits with a durable timer for each, and at the deadline does what onDeadline
+ * says (runs before it waited for the person with no timer, however long). Asked where such a pause
+ * begins to wait, and only when one of its timers applies, so a pause without one records no marker.
+ */
+export const PAUSE_DEADLINES_PATCH = 'vigil-pause-deadlines-v1';
+
+/**
  * Live patches: the ids asked with `patched()`, whose old path this code still has, in the order
  * an execution first asks for them. A new patch adds its constant here, its call in
  * `decideEras` (or a function here asked where its code runs), its id here, and its fixtures to
@@ -169,6 +179,7 @@ export const PATCH_IDS = [
   STREAM_RECOVERY_PATCH,
   STOP_NOW_PATCH,
   AFFECTED_TESTS_PATCH,
+  PAUSE_DEADLINES_PATCH,
 ] as const satisfies readonly string[];
 export type PatchId = (typeof PATCH_IDS)[number];
 
@@ -310,5 +321,7 @@ export const acceptanceFromPrdEra = (): boolean => patched(ACCEPTANCE_FROM_PRD_P
 export const streamRecoveryEra = (): boolean => patched(STREAM_RECOVERY_PATCH);
 /** A gate pass with tests is prepared: the affected-tests era (AFFECTED_TESTS_PATCH). */
 export const affectedTestsEra = (): boolean => patched(AFFECTED_TESTS_PATCH);
+/** A pause that waits for a person, with a timer to keep, begins to wait: the era of questions with deadlines (PAUSE_DEADLINES_PATCH). */
+export const pauseDeadlinesEra = (): boolean => patched(PAUSE_DEADLINES_PATCH);
 /** A run stopped with `stop --now` ends: the era in which it closes first (STOP_NOW_PATCH). */
 export const stopNowClosesFirstEra = (): boolean => patched(STOP_NOW_PATCH);

@@ -101,6 +101,9 @@ export function installHandlers(run: Run): void {
       if (refused) throw ApplicationFailure.create({ message: `input: ${refused}`, nonRetryable: true });
       state.pendingDirectives.push({ text: p.directive, by: p.by ?? defaultBy, at: nowIso(), ...(id !== undefined ? { id } : {}) });
       if (id !== undefined) state.directiveIds = [...state.directiveIds, id].slice(-DIRECTIVE_IDS_KEPT);
+      // A directive to a run that waits for a person is an answer: its reminder, re-route and deadline are off.
+      if (state.pause && state.pause.by === 'vigil' && !state.pause.answered)
+        state.pause.answered = { by: p.by ?? defaultBy, at: nowIso() };
       publish();
       return ack(true, id !== undefined ? `directive queued for the next prompt (id ${id})` : 'directive queued for the next prompt');
     },

@@ -221,6 +221,7 @@ export function watchForTrouble(run: Run, result: AgentResult, snap: RepoSnapsho
       // From vigil-judges-see-changes-v1 on, a perpetual run never waits: it notifies, and its outcome lists the request.
       run.eras.judgesSeeChanges ? knobs.autonomyMode === 'supervised' : beforeAgentRequestPauses(hr.blocking, knobs.autonomyMode),
       uncertain?.proxies ?? null,
+      hr.defaultAnswer,
     ];
   if (tierExhausted)
     return [

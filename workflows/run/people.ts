@@ -67,10 +67,15 @@ export type EscalationArgs = [
   questions: string[],
   pause: boolean,
   proxies: Proxies | null,
+  /** The agent's default answer to its question, kept on the pause for onDeadline=default-answer. */
+  defaultAnswer?: string | null,
 ];
 
 /** Handoff, notification, then the mode's consequence: a pause in supervised mode (or when asked to block). */
-export async function escalateToPerson(run: Run, ...[reason, headline, signals, questions, pause, proxies]: EscalationArgs): Promise<void> {
+export async function escalateToPerson(
+  run: Run,
+  ...[reason, headline, signals, questions, pause, proxies, defaultAnswer]: EscalationArgs
+): Promise<void> {
   const { state, knobs, input, info } = run;
   const { repo, people } = run.acts;
   const lastVerdict = state.council.verdicts.at(-1);
@@ -110,7 +115,12 @@ export async function escalateToPerson(run: Run, ...[reason, headline, signals, 
   state.handoffContextPending = true;
   log.warn('escalated to a person', { reason, iteration: state.iteration, paused: pause });
   if (pause && !state.pause)
-    state.pause = { reason: `escalation (${reason.replace(/_/g, ' ')}): ${headline}`.slice(0, 2000), by: 'vigil', at: nowIso() };
+    state.pause = {
+      reason: `escalation (${reason.replace(/_/g, ' ')}): ${headline}`.slice(0, 2000),
+      by: 'vigil',
+      at: nowIso(),
+      ...(defaultAnswer ? { defaultAnswer: defaultAnswer.slice(0, 4000) } : {}),
+    };
   run.publish();
 }
 

@@ -34,6 +34,8 @@ import type { GateAction } from '../decisions/gates.js';
 import { ackProjection, appendEvent } from '../decisions/journal.js';
 import { appendMemory, memoryFromEvent, memorySummary } from '../decisions/memory.js';
 import { noChangeMin } from '../decisions/uncertainty.js';
+import { pauseDeadlines } from '../decisions/pause-deadlines.js';
+import { deadlineChannels } from '../escalation.js';
 import type { GateTrack } from '../../schemas/gates.js';
 import { MemoryParts, PromptParts } from '../prompt-parts.js';
 import type { CallCancel, MessageAck } from '../messages.js';
@@ -216,7 +218,7 @@ export class Run {
       phase: this.phase,
       tier: this.tier,
       paused: state.pause !== null,
-      pause: state.pause,
+      pause: state.pause ? { ...state.pause, deadlines: pauseDeadlines(state.pause, knobs, deadlineChannels(knobs)) } : null,
       consecutiveFailures: state.consecutiveFailures,
       consecutiveNoChange: state.convergence.consecutiveNoChange,
       recentHashes: state.convergence.recentHashes,
