@@ -53,8 +53,8 @@ export interface BuildPlan {
 /** What the gate found to do: a build, nothing (not applicable, and why), or off by the knob. */
 export type BuildDetection = { kind: 'build'; plan: BuildPlan } | { kind: 'none'; reason: string } | { kind: 'off' };
 
-export const NO_BUILD_REASON =
-  'not applicable: no build detected (no build script in package.json, no tsconfig.json with a local typescript, no go.mod, Cargo.toml, pyproject.toml, setup.py or setup.cfg); set buildCommand to name one';
+/** Short: it travels in every gate pass's result (the cases it looked for are in the docs). */
+export const NO_BUILD_REASON = 'not applicable: no build detected (set buildCommand to name one)';
 
 /** Folders `compileall` leaves alone: version control, dependencies and virtualenvs. */
 const PY_SKIP = String.raw`(^|/)(\.git|\.vigil|node_modules|\.venv|venv|env|\.tox|\.nox|site-packages|__pypackages__)(/|$)`;
