@@ -568,6 +568,8 @@ export const RunGatesInputSchema = shared('schemas/activities:RunGatesInputSchem
     sandbox: SandboxModeSchema.optional(),
     /** The tree the run started with: the integrity gates (test_mutation, test_gaming) compare with it. */
     runStartTree: z.string().nullable().optional(),
+    /** The build gate's command (the knob buildCommand; absent: detected from the repository). */
+    buildCommand: z.string().max(4096).optional(),
   }),
 );
 export type RunGatesInput = z.input<typeof RunGatesInputSchema>;

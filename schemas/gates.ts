@@ -16,6 +16,7 @@ import { SandboxModeSchema } from './sandbox.js';
 export const GATE_NAMES = [
   'static_analysis',
   'secret_scan',
+  'build',
   'tests',
   'mock_integrity',
   'test_mutation',
@@ -32,6 +33,7 @@ export type GateName = z.infer<typeof GateNameSchema>;
 export const TOOL_GATES = [
   'static_analysis',
   'secret_scan',
+  'build',
   'tests',
   'mock_integrity',
   'test_mutation',
@@ -263,6 +265,8 @@ export const RunGateInputSchema = shared('schemas/gates:RunGateInputSchema', () 
     coverageThreshold: z.number().min(0).max(100).default(80),
     /** The run's sandbox knob for the gate's tools (absent: the worker's setting). */
     sandbox: SandboxModeSchema.optional(),
+    /** The build gate's command (the knob buildCommand; absent or empty: detected from the repository). */
+    buildCommand: z.string().max(4096).optional(),
   }),
 );
 export type RunGateInput = z.input<typeof RunGateInputSchema>;

@@ -719,6 +719,12 @@ export const KNOBS = shared(
         true,
         'Blocking: the test suite (testCommand, else the detected runner) must pass; zero tests run is inconclusive, never green.',
       ),
+      buildCommand: stringKnob(
+        'VIGIL_BUILD_COMMAND',
+        '',
+        4096,
+        "Blocking: the build gate's shell command (exit 0 = builds). Empty: detected (npm run build, tsc --noEmit, go build, cargo build, compileall); off or none: no build gate.",
+      ),
       gateMockIntegrity: boolKnob(
         'VIGIL_GATE_MOCK_INTEGRITY',
         true,

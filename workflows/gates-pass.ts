@@ -117,6 +117,8 @@ export function gatesPassArgs(
     tests,
     compact: true,
     ...(k.sandbox !== 'auto' ? { sandbox: k.sandbox } : {}),
+    // The build gate's command when the knob sets one (else the activity detects it).
+    ...(k.buildCommand.trim() !== '' && groups.some((g) => g.includes('build')) ? { buildCommand: k.buildCommand } : {}),
     // The integrity gates judge everything the run changed, from the tree it started with.
     ...(input.runStartTree !== null ? { runStartTree: input.runStartTree } : {}),
   };

@@ -33,6 +33,7 @@ import { ensureRepoDir, ensureRunDir, pad, runDir } from '../artifacts.js';
 import { changedPaths, git, workingTreeHash } from '../git.js';
 import { describeWriteError, isStorageError, writePrivateFile } from '../safe-files.js';
 import { changeScope, type ChangeScope } from './change-scope.js';
+import { buildGate } from './build.js';
 import { coverageGate } from './coverage.js';
 import { docCoverageGate } from './doc-coverage.js';
 import { secretScanGate } from './secret-scan.js';
@@ -97,6 +98,16 @@ async function evaluate(
       return docCoverageGate({ repoPath: input.repoPath, files, scope });
     case 'coverage':
       return coverageGate({ repoPath: input.repoPath, thresholdPercent: input.coverageThreshold });
+    case 'build':
+      // The build runs what the repository says (a build script is code the agent wrote): in the sandbox, no network.
+      return buildGate({
+        repoPath: input.repoPath,
+        command: input.buildCommand ?? '',
+        timeoutMs,
+        signal,
+        logPath: path.join(gatesDir(input.repoPath, input.runId), `build-${pad(input.iteration)}.log`),
+        sandbox: { runId: input.runId, repoPath: input.repoPath, mode: input.sandbox, ...(onSandbox ? { report: onSandbox } : {}) },
+      });
   }
 }
 
@@ -306,6 +317,7 @@ async function runGatesPass(
             timeoutSeconds: input.timeoutSeconds,
             coverageThreshold: input.coverageThreshold,
             ...(input.sandbox ? { sandbox: input.sandbox } : {}),
+            ...(input.buildCommand !== undefined ? { buildCommand: input.buildCommand } : {}),
           };
           const { result, report } = await gateOnTree(
             RunGateInputSchema.parse(one),

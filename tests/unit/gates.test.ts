@@ -27,6 +27,7 @@ describe('gate dispositions', () => {
     for (const g of [
       'static_analysis',
       'secret_scan',
+      'build',
       'tests',
       'mock_integrity',
       'test_mutation',
@@ -58,14 +59,23 @@ describe('gate dispositions', () => {
 
   it('gates run in the spec order, grouped for parallelism; empty groups disappear', () => {
     expect(gateGroups(k())).toEqual([
-      ['static_analysis', 'secret_scan'],
+      ['static_analysis', 'secret_scan', 'build'],
       ['tests'],
       ['mock_integrity', 'test_mutation', 'test_gaming', 'doc_coverage'],
     ]);
     expect(gateGroups(k({ gateCoverage: true, gateTests: false }))).toEqual([
-      ['static_analysis', 'secret_scan'],
+      ['static_analysis', 'secret_scan', 'build'],
       ['mock_integrity', 'test_mutation', 'test_gaming', 'doc_coverage', 'coverage'],
     ]);
+  });
+
+  it('the build gate is on unless buildCommand says off or none; the pass keeps its three groups', () => {
+    for (const off of ['off', 'none', ' OFF ', 'None']) expect(gateDisposition('build', k({ buildCommand: off })), off).toBe('off');
+    for (const on of ['', 'npm run build', 'offline-build.sh'])
+      expect(gateDisposition('build', k({ buildCommand: on })), on).toBe('blocking');
+    expect(gateDisposition('build', k({ qualityGates: false }))).toBe('off');
+    expect(gateGroups(k({ buildCommand: 'off' }))[0]).toEqual(['static_analysis', 'secret_scan']);
+    expect(gateGroups(k()).length).toBe(gateGroups(k({ buildCommand: 'off' })).length);
   });
 });
 

@@ -408,6 +408,15 @@ const CASES: Record<KnobName, Cases> = {
   gateStaticAnalysis: boolCases,
   gateSecretScan: boolCases,
   gateTests: boolCases,
+  buildCommand: {
+    good: [
+      ['', ''],
+      ['off', 'off'],
+      ['npm run build:prod', 'npm run build:prod'],
+      ['x'.repeat(4096), 'x'.repeat(4096)],
+    ],
+    bad: ['x'.repeat(4097)],
+  },
   gateMockIntegrity: boolCases,
   gateTestMutation: boolCases,
   gateTestGaming: boolCases,

@@ -12,6 +12,11 @@
  * builder's export has no doc comment: the documentation gate refuses every check for the
  * builder's own line, never for the README the repository never had (gates judge the change).
  *
+ * Two cells stand beside it for the build gate: a project whose `npm run build` runs an entry
+ * point no test imports; a builder whose export the entry point cannot import (tests green) is
+ * refused at every check until the claims valve ends the run, and one whose export it can is
+ * approved at the first check (every reviewing role approves in both).
+ *
  * One cell stands beside the cross product: a builder that adds dependencies (`npm install` of a
  * small npm package, `pip download` of a small PyPI one, through the sandbox's proxy to the real
  * registries, which this machine reaches) and a test command that installs before it tests; with
@@ -66,7 +71,10 @@ const BEHAVIOURS = [
 ] as const;
 /** The cell beside the cross product: the builder installs packages from the registries. */
 const INSTALLS = 'installs packages';
-type Behaviour = (typeof BEHAVIOURS)[number] | typeof INSTALLS;
+/** The cells of the build gate beside it: the builder's change breaks the build its tests never run; the honest one builds. */
+const BREAKS_BUILD = 'breaks the build';
+const BUILDS = 'builds';
+type Behaviour = (typeof BEHAVIOURS)[number] | typeof INSTALLS | typeof BREAKS_BUILD | typeof BUILDS;
 interface Cell {
   /** The builder's export is undocumented in a publishable package (which started without a README). */
   gap: boolean;
@@ -118,7 +126,9 @@ function roles(behaviour: Behaviour): NonNullable<ScenarioInput['roles']> {
     'devils-advocate': { default: { output: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing\n' } },
     // Split: one member approves, two reject; never enough to approve (all approve an honest install).
     council:
-      behaviour === INSTALLS ? { default: vote('APPROVE') } : { members: { '0': { default: vote('APPROVE') } }, default: vote('REJECT') },
+      behaviour === INSTALLS || behaviour === BREAKS_BUILD || behaviour === BUILDS
+        ? { default: vote('APPROVE') }
+        : { members: { '0': { default: vote('APPROVE') } }, default: vote('REJECT') },
   };
 }
 
@@ -137,10 +147,16 @@ function scenario(c: Cell): ScenarioInput {
     case 'wrong reviewer format':
     case 'unmet checklist':
     case INSTALLS:
+    case BREAKS_BUILD:
+    case BUILDS:
       // Progress every iteration (a new line), and a claim every time.
       return {
         ...base,
-        iterations: [{ ...A, claim: 'file' }],
+        iterations: [
+          behaviour === BREAKS_BUILD
+            ? { writes: { 'src/feature.js': '/** The feature, misnamed. */\nexport const feature2 = 1;\n' }, claim: 'file' }
+            : { ...A, claim: 'file' },
+        ],
         default: { appends: { 'src/feature.js': '// more work\n' }, claim: 'file' },
       };
     case 'oscillating tree':
@@ -157,7 +173,15 @@ function repoFiles(c: Cell): Record<string, string> {
   const pkg = (scripts: string): string =>
     `{"name":"sample","type":"module",${c.gap ? '"version":"1.0.0"' : '"private":true'}${scripts ? `,"scripts":{"test":"${scripts}"}` : ''}}\n`;
   if (c.gap && !c.tests) files['package.json'] = pkg('');
-  if (c.tests && c.behaviour === INSTALLS) {
+  if (c.behaviour === BREAKS_BUILD || c.behaviour === BUILDS) {
+    // The build runs an entry point no test imports: only the build sees whether it loads.
+    files['package.json'] =
+      '{"name":"sample","type":"module","private":true,"scripts":{"test":"node --test","build":"node src/main.js"}}\n';
+    files['src/main.js'] =
+      "/** The entry point the build loads. */\nimport { feature } from './feature.js';\nexport const shown = String(feature);\n";
+    files['test/index.test.js'] =
+      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n";
+  } else if (c.tests && c.behaviour === INSTALLS) {
     // A test run that needs a fresh install; node_modules stays out of the tree.
     files['package.json'] = pkg('npm install --no-audit --no-fund --no-package-lock --fetch-retries=0 && node --test');
     files['.gitignore'] = 'node_modules/\n';
@@ -246,6 +270,13 @@ function expected(c: Cell): Expected {
         outcome: { status: 'force_stopped', iteration: 10, reason: /10 completion claims without approval/ },
         lastCause: checksRefusedByGates ? 'quality_gates' : 'checklist',
       };
+    case BREAKS_BUILD:
+      // A claim every iteration, tests green, each check refused by the build gate: the done-signal valve at 10.
+      return {
+        outcome: { status: 'force_stopped', iteration: 10, reason: /10 completion claims without approval/ },
+        lastCause: 'quality_gates',
+      };
+    case BUILDS:
     case INSTALLS:
       // Claims from iteration 1; the first check, at the floor (3), passes every net.
       return { outcome: { status: 'council_approved', iteration: 3, reason: /./, exitCode: 0 } };
@@ -304,6 +335,8 @@ for (const gap of [true, false])
     for (const mode of ['supervised', 'perpetual'] as const)
       for (const behaviour of BEHAVIOURS) cells.push({ gap, tests, mode, behaviour });
 cells.push({ gap: false, tests: true, mode: 'supervised', behaviour: INSTALLS });
+cells.push({ gap: false, tests: true, mode: 'supervised', behaviour: BREAKS_BUILD });
+cells.push({ gap: false, tests: true, mode: 'supervised', behaviour: BUILDS });
 const label = (c: Cell) =>
   `${c.behaviour} · ${c.gap ? 'doc gap' : 'documented'} · ${c.tests ? 'passing tests' : 'no test runner'} · ${c.mode}`;
 
@@ -340,13 +373,22 @@ describe.concurrent('default knobs: every safety net together', () => {
     }
     if (want.lastCause) expect(snap.checks?.last?.cause, JSON.stringify(snap.checks)).toBe(want.lastCause);
     // The documentation gate refuses the builder's own line, and lists the README the repository never had as advisory.
-    if (want.lastCause === 'quality_gates') {
+    if (want.lastCause === 'quality_gates' && c.gap) {
       const doc = snap.quality?.gates.find((g) => g.gate === 'doc_coverage');
       expect(doc?.verdict).toBe('fail');
       expect(doc?.reason).toMatch(/^src\/feature\.js:\d+: export const feature has no /);
       expect(doc?.findings.filter((f) => f.severity !== 'info').map((f) => f.file)).toEqual(['src/feature.js']);
       expect(doc?.findings.find((f) => f.file === null)?.message).toMatch(/^already in the base tree: README missing/);
     }
+    // The build gate: the one refusing the checks, its log's tail saying why; the honest build passes.
+    const build = snap.quality?.gates.find((g) => g.gate === 'build');
+    if (c.behaviour === BREAKS_BUILD) {
+      expect(build?.verdict, JSON.stringify(snap.quality)).toBe('fail');
+      expect(build?.reason).toMatch(/^the build `npm run build` failed \(exit 1\)/);
+      expect(build?.findings.map((f) => f.message).join('\n')).toMatch(/log tail: .*does not provide an export named 'feature'/);
+      expect(snap.lastTests?.verdict).toBe('pass');
+    } else if (c.behaviour === BUILDS) expect(build).toMatchObject({ verdict: 'pass', reason: 'builds (`npm run build` exited 0)' });
+    else expect(build?.reason ?? 'no gate pass', JSON.stringify(snap.quality)).toMatch(/^not applicable: no build detected|no gate pass/);
     // An idle agent is never stepped down the tier ladder.
     if (c.behaviour === 'stagnant' || c.behaviour === 'claims without change') {
       const downs = (snap.ladder?.changes ?? []).filter((ch) => LEVELS.indexOf(ch.to) < LEVELS.indexOf(ch.from));

@@ -25,6 +25,7 @@ export type GateKnobs = Pick<
   | 'gateCadence'
   | 'gateStaticAnalysis'
   | 'gateSecretScan'
+  | 'buildCommand'
   | 'gateTests'
   | 'gateMockIntegrity'
   | 'gateTestMutation'
@@ -39,6 +40,9 @@ export type GateKnobs = Pick<
   | 'prdChecklist'
 >;
 
+/** The build gate's knob said off (`off` or `none`, any case): no build gate. */
+export const buildOff = (command: string): boolean => /^\s*(off|none)\s*$/i.test(command);
+
 /** off: not run; blocking: a `fail` refuses completion; advisory: findings reach the prompt only. */
 export type Disposition = 'off' | 'blocking' | 'advisory';
 
@@ -51,6 +55,7 @@ export function gateDisposition(gate: GateName, k: GateKnobs): Disposition {
   const on: Record<GateName, boolean> = {
     static_analysis: k.qualityGates && k.gateStaticAnalysis,
     secret_scan: k.qualityGates && k.gateSecretScan,
+    build: k.qualityGates && !buildOff(k.buildCommand),
     tests: k.qualityGates && k.gateTests,
     mock_integrity: k.qualityGates && k.gateMockIntegrity,
     test_mutation: k.qualityGates && k.gateTestMutation,
@@ -66,12 +71,13 @@ export function gateDisposition(gate: GateName, k: GateKnobs): Disposition {
 /**
  * The tool gates in the spec's order, grouped: gates in one group are independent and run in
  * parallel; a PAUSE or STOP is honoured between groups. Static analysis and the secret scan read
- * files; the tests run the suite (coverage reads the report the suite wrote, so it comes after);
+ * files, and the build runs beside them (in the same group, so the pass keeps its number of groups
+ * and its activity's timeout; a build gate only adds a name to the one gates activity); the tests run the suite (coverage reads the report the suite wrote, so it comes after);
  * the test-integrity and documentation gates read files again.
  */
 export function gateGroups(k: GateKnobs): ToolGate[][] {
   const groups: ToolGate[][] = [
-    ['static_analysis', 'secret_scan'],
+    ['static_analysis', 'secret_scan', 'build'],
     ['tests'],
     ['mock_integrity', 'test_mutation', 'test_gaming', 'doc_coverage', 'coverage'],
   ];
