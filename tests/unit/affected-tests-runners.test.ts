@@ -263,4 +263,35 @@ describe.runIf(sandboxPlatform().problem === null)('affected tests with real run
       expect(fresh.report?.total).toBe(5);
     });
   }
+
+  it("jest: its own graph adds a test Vigil's reading of imports misses (a moduleNameMapper alias), and the run is held to it", async () => {
+    const repo = path.join(root, 'jest-alias');
+    mkdirSync(repo);
+    write(repo, {
+      ...JEST_REPO.files,
+      // `@calc/mul` looks like a package from outside to Vigil's graph; jest maps it to src/mul.js.
+      'package.json': JSON.stringify({ name: 'calc', private: true, jest: { moduleNameMapper: { '^@calc/(.*)$': '<rootDir>/src/$1' } } }),
+      'tests/alias.test.js': "const { mul } = require('@calc/mul');\nit('muls by alias', () => expect(mul(3, 3)).toBe(9));\n",
+    });
+    symlinkSync(jestModules as string, path.join(repo, 'node_modules'));
+    git(repo, 'init', '-q');
+    const at = (iteration: number, scope?: 'affected') => ({
+      runId: 'affected-jest-alias',
+      repoPath: repo,
+      command: JEST_REPO.command,
+      iteration,
+      ...(scope ? { scope, fullEvery: 5 } : {}),
+    });
+    const base = await run({ ...at(0), recordBaseline: true });
+    expect(base.report, base.reason).toMatchObject({ total: 6, passed: 6 });
+
+    // The mul module changes and breaks what only the aliased test checks: jest selects that test too.
+    write(repo, { 'src/mul.js': 'exports.mul = (a, b) => (a === 3 ? 0 : a * b);\n' });
+    const one = await run(at(1, 'affected'));
+    expect(one.reason.startsWith('2 of 5 test files affected (jest related): '), one.reason).toBe(true);
+    expect(one.selection).toEqual({ files: 2, of: 5 });
+    expect(one.report).toMatchObject({ total: 2, failed: 1, baselineTotal: 2 });
+    expect(one.report?.failing).toEqual([expect.stringMatching(/tests\/alias\.test\.js::muls by alias$/)]);
+    expect(one.verdict).toBe('fail');
+  });
 });
