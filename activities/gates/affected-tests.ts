@@ -18,6 +18,7 @@ import {
   mapAfterPartialRun,
   mapOfFullRun,
   planTests,
+  selectionCommand,
   type AffectedLang,
   type GoPackage,
   type ImportGraph,
@@ -163,6 +164,7 @@ export async function testScope(o: {
   let changed: string[] | null = null;
   if (map) changed = await changedPaths(o.repoPath, map.tree, now.tree).catch(() => null);
   const plan = planTests({
+    runnerGraph: selectionCommand(o.runner, o.command, [], [])?.mode === 'related',
     lang,
     map,
     runner: o.runner,

@@ -106,6 +106,37 @@ describe('the import graph of the test files', () => {
       'js',
     );
     expect(g.dynamic).toEqual(['tests/alias.test.ts', 'tests/plugin.test.ts']);
+    expect(g.aliased).toEqual(['tests/alias.test.ts']);
+    // A runner that selects by its own module graph (vitest related, jest --findRelatedTests) resolves
+    // the alias itself: only the computed import stays always selected.
+    const report = (ids: string[]): TestReport => ({
+      format: 'junit',
+      complete: true,
+      incomplete: null,
+      tests: ids.map((id) => ({ id: `${id}::t`, status: 'passed' as const })),
+    });
+    const map = mapOfFullRun({
+      runner: 'vitest',
+      command: 'vitest run',
+      tree: 't',
+      iteration: 0,
+      graph: g,
+      report: report(Object.keys(g.tests)),
+    });
+    const plan = (runnerGraph: boolean) =>
+      planTests({
+        lang: 'js',
+        map,
+        runner: 'vitest',
+        command: 'vitest run',
+        iteration: 1,
+        fullEvery: 5,
+        changed: ['src/util/times.ts'],
+        graph: g,
+        runnerGraph,
+      });
+    expect(plan(false)).toMatchObject({ files: ['tests/alias.test.ts', 'tests/mul.test.ts', 'tests/plugin.test.ts'] });
+    expect(plan(true)).toMatchObject({ files: ['tests/mul.test.ts', 'tests/plugin.test.ts'] });
   });
 });
 

@@ -35,6 +35,8 @@ export const SELECTABLE_RUNNERS: Readonly<Record<string, AffectedLang>> = { vite
 export interface ImportGraph {
   tests: Record<string, string[]>;
   dynamic: string[];
+  /** Of `dynamic`, those only for a name the repository may alias to its own files (a runner resolving its own graph follows them). */
+  aliased?: string[];
 }
 
 export type TestPlan = { kind: 'full'; reason: string } | { kind: 'affected'; files: string[]; total: number };
@@ -219,36 +221,40 @@ export function resolveImport(
 export function importGraph(texts: ReadonlyMap<string, string>, lang: TextLang): ImportGraph {
   const files = new Set(texts.keys());
   const tops = topDirs(files);
-  const direct = new Map<string, { deps: string[]; dynamic: boolean }>();
+  const direct = new Map<string, { deps: string[]; computed: boolean; alias: boolean }>();
   for (const [file, text] of texts) {
     const { specs, dynamic } = importsOf(text, lang);
     const deps: string[] = [];
-    let unresolved = dynamic;
+    let alias = false;
     for (const s of specs) {
       const r = resolveImport(file, s, lang, files, tops);
       deps.push(...r.files);
-      if (r.alias && r.files.length === 0) unresolved = true;
+      if (r.alias && r.files.length === 0) alias = true;
     }
-    direct.set(file, { deps, dynamic: unresolved });
+    direct.set(file, { deps, computed: dynamic, alias });
   }
   const tests: Record<string, string[]> = {};
   const dynamic: string[] = [];
+  const aliased: string[] = [];
   for (const file of [...files].filter((f) => isTestFile(f, lang)).sort()) {
     const seen = new Set<string>();
     const queue = [...(direct.get(file)?.deps ?? [])];
-    let dyn = direct.get(file)?.dynamic ?? false;
+    let computed = direct.get(file)?.computed ?? false;
+    let alias = direct.get(file)?.alias ?? false;
     while (queue.length > 0) {
       const f = queue.pop() as string;
       if (seen.has(f) || f === file) continue;
       seen.add(f);
       const d = direct.get(f);
-      if (d?.dynamic) dyn = true;
+      if (d?.computed) computed = true;
+      if (d?.alias) alias = true;
       queue.push(...(d?.deps ?? []));
     }
     tests[file] = [...seen].sort();
-    if (dyn) dynamic.push(file);
+    if (computed || alias) dynamic.push(file);
+    if (alias && !computed) aliased.push(file);
   }
-  return { tests, dynamic };
+  return { tests, dynamic, aliased };
 }
 
 /** One package of `go list`: its import path, its files (relative to the repository) and the import paths it and its tests import. */
@@ -404,6 +410,8 @@ export function planTests(o: {
   fullEvery: number;
   changed: readonly string[] | null;
   graph: ImportGraph;
+  /** The runner selects by its own module graph too (related mode): a test Vigil cannot follow only for an alias is left to it. */
+  runnerGraph?: boolean;
 }): TestPlan {
   const full = (reason: string): TestPlan => ({ kind: 'full', reason });
   const { map, graph, lang } = o;
@@ -427,6 +435,7 @@ export function planTests(o: {
   if (added) return full(`a test file was added: ${added}`);
   const touched = new Set(changed);
   const dynamic = new Set([...graph.dynamic, ...map.dynamic]);
+  if (o.runnerGraph) for (const f of graph.aliased ?? []) dynamic.delete(f);
   const reaches = (deps: readonly string[] | undefined): boolean => (deps ?? []).some((d) => touched.has(d));
   const files = Object.keys(map.tests)
     .filter((f) => touched.has(f) || dynamic.has(f) || map.failing.includes(f) || reaches(graph.tests[f]) || reaches(map.tests[f]))
