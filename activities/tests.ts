@@ -19,9 +19,9 @@ import { RunTestsInputSchema, type RunTestsInput, type TestResult } from '../sch
 import { TestBaselineSchema, type TestBaseline, type TestReport } from '../schemas/test-report.js';
 import { testsVerdict } from '../workflows/decisions/tests-verdict.js';
 import { ensurePrivateRunDir, ensureRunDir, pad } from './artifacts.js';
-import { appendArgs, readReport, reportSetup, runnerOfCommand } from './gates/test-report.js';
+import { readReport, reportSetup, runnerOfCommand } from './gates/test-report.js';
 import { keepTestMap, testScope } from './gates/affected-tests.js';
-import { baselineOfSelection } from '../workflows/decisions/affected-tests.js';
+import { baselineOfSelection, reportedFiles, selectionCommand } from '../workflows/decisions/affected-tests.js';
 import { writePrivateFile } from './safe-files.js';
 import { countFailingTests } from '../workflows/decisions/test-output.js';
 import { detectTestRunner, summarizeTestOutput } from './gates/test-runner.js';
@@ -91,12 +91,13 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     fullEvery: input.fullEvery ?? 1,
   });
   const reported = reportSetup(runner, command, reportDir, env);
-  // A partial run passes its test files to the runner; a command that cannot take them runs the full suite.
-  const picked = scope.plan.kind === 'affected' ? appendArgs(reported.command, scope.plan.files.join(' ')) : null;
+  // A partial run hands its selection to the runner (its own related-tests mode where it has one,
+  // workflows/decisions/affected-tests.ts selectionCommand); a command that cannot take it runs the full suite.
+  const picked = scope.plan.kind === 'affected' ? selectionCommand(runner, reported.command, scope.plan.files, scope.changed) : null;
   if (scope.plan.kind === 'affected' && picked === null)
-    scope.plan = { kind: 'full', reason: 'the test command cannot take a list of test files' };
-  const setup = picked !== null ? { ...reported, command: picked } : reported;
-  const selected = scope.plan.kind === 'affected' ? scope.plan : null;
+    scope.plan = { kind: 'full', reason: `the test command cannot take a list of test ${scope.lang === 'go' ? 'packages' : 'files'}` };
+  const setup = picked !== null ? { ...reported, command: picked.command } : reported;
+  let selected = scope.plan.kind === 'affected' ? scope.plan : null;
   // The test command runs code the agent wrote: in the sandbox, as the builder would (the
   // repository writable, no network but the package registries unless the run closed them, each
   // fetch logged to the run; nothing of the worker's).
@@ -133,6 +134,14 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
   });
   const summary = summarizeTestOutput(runner, proc.tail, proc.exitCode);
   const report = readReport(setup, reportDir, logPath);
+  // A runner's related-tests mode may run more test files than Vigil named (what its own module
+  // graph sees): the selection is what it reported, with every file named.
+  if (selected && picked?.mode === 'related' && report && scope.map) {
+    const ran = reportedFiles(report, Object.keys(scope.map.tests)).ran;
+    const files = [...new Set([...selected.files, ...ran])].sort();
+    selected = { ...selected, files };
+    scope.plan = selected;
+  }
   const baseline = input.recordBaseline ? null : readBaseline(input.runId);
   if (input.recordBaseline) keepBaseline(input.runId, command, runner, report);
   keepTestMap({ runId: input.runId, runner, command, iteration: input.iteration, scope, report });
@@ -154,7 +163,7 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
   // What ran, where the gate asked for the affected tests of a runner whose tests can be selected:
   // "3 of 41 test files affected", or why the full suite ran.
   const what = selected
-    ? `${selected.files.length} of ${selected.total} test files affected: `
+    ? `${selected.files.length} of ${selected.total} test ${scope.lang === 'go' ? 'packages' : 'files'} affected${picked?.mode === 'related' ? ` (${runner} related)` : ''}: `
     : input.scope === 'affected' && !input.recordBaseline && scope.lang !== null
       ? `full suite (${scope.plan.kind === 'full' ? scope.plan.reason : ''}): `
       : '';

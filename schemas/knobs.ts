@@ -381,7 +381,7 @@ export const KNOBS = shared(
         1,
         1000,
         5,
-        'Between completion checks the tests gate runs only the tests the change can affect (vitest, pytest), and the full suite every this many iterations; 1: the full suite every time. Every completion check runs the full suite.',
+        'Between completion checks the tests gate runs only the tests the change can affect (pytest, vitest, jest, go test), and the full suite every this many iterations; 1: the full suite every time. Every completion check runs the full suite.',
       ),
       acceptanceTests: stringKnob(
         'VIGIL_ACCEPTANCE_TESTS',

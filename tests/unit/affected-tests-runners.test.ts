@@ -1,14 +1,17 @@
 /**
  * Affected tests with real runners, real git and the default sandbox (activities/tests.ts with
- * activities/gates/affected-tests.ts): pytest through the machine's python3, and vitest from this
- * checkout. Each repository has three modules with a test file each, and a script a fourth test
- * runs as a process (no test imports it). The run's first test run is its baseline and makes the
+ * activities/gates/affected-tests.ts): pytest through the machine's python3, vitest from this
+ * checkout (in its own `vitest related` mode), jest 29.7.0 (`--findRelatedTests`; installed into a
+ * cache by scripts/install-test-runners.sh, not a dependency of Vigil) and the machine's go (the
+ * packages `go list` says import the change). Each repository has three modules with tests each,
+ * and a script a fourth test runs as a process or reads (no test imports it). The run's first test run is its baseline and makes the
  * test map; then, asserted from the runner's own report: a change to one module runs that
  * module's tests and not the others; a change no import reaches, made beside it, is missed by the
  * partial run and caught by the full suite (what every completion check runs,
  * tests/workflow/affected-tests.test.ts); a harness change, a missing map and a map due for its
  * refresh run everything.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,8 +32,15 @@ interface Repo {
   breakScript: Record<string, string>;
   fixScript: Record<string, string>;
   harness: Record<string, string>;
-  /** Test files of the add module and how many tests it has. */
+  /** How many tests the add module has. */
   addTests: number;
+  /** What a selection counts (Go: packages). */
+  unit: 'files' | 'packages';
+  /** The node_modules the repository links to (null: none). */
+  modules: () => string | null;
+  /** How the runner's reason names its own selection mode, if it has one. */
+  mode: string;
+  harnessFile: string;
 }
 
 const PY_REPO: Repo = {
@@ -54,6 +64,10 @@ const PY_REPO: Repo = {
   fixScript: { 'scripts/report.py': 'print("total: 3")\n' },
   harness: { 'tests/conftest.py': '# shared fixtures\n' },
   addTests: 2,
+  unit: 'files',
+  modules: () => null,
+  mode: '',
+  harnessFile: 'tests/conftest.py',
 };
 
 const JS_REPO: Repo = {
@@ -81,6 +95,72 @@ const JS_REPO: Repo = {
   // node_modules/.vite-temp, which this rig links read-only from the checkout).
   harness: { 'tsconfig.json': '{ "compilerOptions": { "strict": true } }\n' },
   addTests: 2,
+  unit: 'files',
+  modules: () => path.join(ROOT, 'node_modules'),
+  mode: ' (vitest related)',
+  harnessFile: 'tsconfig.json',
+};
+
+/** jest from the cache scripts/install-test-runners.sh fills (installed on first use). */
+let jestModules: string | null = null;
+const JEST_REPO: Repo = {
+  name: 'jest',
+  command: 'node_modules/.bin/jest',
+  files: {
+    'package.json': JSON.stringify({ name: 'calc', private: true }),
+    'src/add.js': 'exports.add = (a, b) => a + b;\n',
+    'src/mul.js': 'exports.mul = (a, b) => a * b;\n',
+    'src/div.js': 'exports.div = (a, b) => a / b;\n',
+    'scripts/report.js': "console.log('total: 3');\n",
+    'tests/add.test.js':
+      "const { add } = require('../src/add');\nit('adds', () => expect(add(1, 2)).toBe(3));\nit('adds negatives', () => expect(add(-1, -2)).toBe(-3));\n",
+    'tests/mul.test.js': "const { mul } = require('../src/mul');\nit('muls', () => expect(mul(2, 3)).toBe(6));\n",
+    'tests/div.test.js': "const { div } = require('../src/div');\nit('divs', () => expect(div(6, 3)).toBe(2));\n",
+    'tests/report.test.js':
+      "const { execFileSync } = require('node:child_process');\nit('reports', () => expect(execFileSync(process.execPath, ['scripts/report.js'], { encoding: 'utf8' })).toBe('total: 3\\n'));\n",
+  },
+  touchAdd: { 'src/add.js': 'exports.add = (a, b) => a + b;\nexports.add3 = (a, b, c) => a + b + c;\n' },
+  breakScript: { 'scripts/report.js': "console.log('total: 4');\n" },
+  fixScript: { 'scripts/report.js': "console.log('total: 3');\n" },
+  harness: { 'jest.config.json': '{ "testEnvironment": "node" }\n' },
+  addTests: 2,
+  unit: 'files',
+  modules: () => jestModules,
+  mode: ' (jest related)',
+  harnessFile: 'jest.config.json',
+};
+
+const goMain = (n: number): string => `package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("total: ${n}") }\n`;
+const goPkg = (name: string, op: string): string =>
+  `package ${name}\n\nfunc ${name[0]?.toUpperCase()}${name.slice(1)}(a, b int) int { return a ${op} b }\n`;
+const GO_REPO: Repo = {
+  name: 'go',
+  command: 'go test ./...',
+  files: {
+    'go.mod': 'module example.com/calc\n\ngo 1.21\n',
+    'add/add.go': goPkg('add', '+'),
+    'mul/mul.go': goPkg('mul', '*'),
+    'div/div.go': goPkg('div', '/'),
+    'cmd/report/main.go': goMain(3),
+    'add/add_test.go':
+      'package add\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal("1+2")\n\t}\n}\n\nfunc TestAddNeg(t *testing.T) {\n\tif Add(-1, -2) != -3 {\n\t\tt.Fatal("-1-2")\n\t}\n}\n',
+    'mul/mul_test.go':
+      'package mul\n\nimport "testing"\n\nfunc TestMul(t *testing.T) {\n\tif Mul(2, 3) != 6 {\n\t\tt.Fatal("2*3")\n\t}\n}\n',
+    'div/div_test.go':
+      'package div\n\nimport "testing"\n\nfunc TestDiv(t *testing.T) {\n\tif Div(6, 3) != 2 {\n\t\tt.Fatal("6/3")\n\t}\n}\n',
+    // The report's test reads the command's source: no import reaches it.
+    'report/report_test.go':
+      'package report\n\nimport (\n\t"os"\n\t"strings"\n\t"testing"\n)\n\nfunc TestReport(t *testing.T) {\n\tsrc, err := os.ReadFile("../cmd/report/main.go")\n\tif err != nil || !strings.Contains(string(src), "total: 3") {\n\t\tt.Fatal("report")\n\t}\n}\n',
+  },
+  touchAdd: { 'add/add.go': `${goPkg('add', '+')}\nfunc Add3(a, b, c int) int { return a + b + c }\n` },
+  breakScript: { 'cmd/report/main.go': goMain(4) },
+  fixScript: { 'cmd/report/main.go': goMain(3) },
+  harness: { 'go.mod': 'module example.com/calc\n\ngo 1.21\n\n// a comment\n' },
+  addTests: 2,
+  unit: 'packages',
+  modules: () => null,
+  mode: '',
+  harnessFile: 'go.mod',
 };
 
 describe.runIf(sandboxPlatform().problem === null)('affected tests with real runners in the default sandbox', () => {
@@ -90,9 +170,11 @@ describe.runIf(sandboxPlatform().problem === null)('affected tests with real run
     root = mkdtempSync(path.join(os.tmpdir(), 'vigil-affected-'));
     process.env.VIGIL_HOME = path.join(root, 'vigil-home');
     process.env.VIGIL_SANDBOX = 'auto';
-    // vitest comes from this checkout's node_modules, linked into the repository as a project's own would be installed.
-    process.env.VIGIL_SANDBOX_READABLE = realpathSync(path.join(ROOT, 'node_modules'));
-  });
+    jestModules = execFileSync(path.join(ROOT, 'scripts/install-test-runners.sh'), { encoding: 'utf8', timeout: 300_000 }).trim();
+    // vitest comes from this checkout's node_modules and jest from the cache, linked into the
+    // repository as a project's own would be installed.
+    process.env.VIGIL_SANDBOX_READABLE = [realpathSync(path.join(ROOT, 'node_modules')), realpathSync(jestModules)].join(':');
+  }, 300_000);
   afterAll(() => {
     for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
     Object.assign(process.env, saved);
@@ -111,12 +193,13 @@ describe.runIf(sandboxPlatform().problem === null)('affected tests with real run
       ...input,
     }) as Promise<TestResult>;
 
-  for (const r of [PY_REPO, JS_REPO]) {
+  for (const r of [PY_REPO, JS_REPO, JEST_REPO, GO_REPO]) {
     it(`${r.name}: one module's change runs its tests only; the full suite catches what the selection cannot see`, async () => {
       const repo = path.join(root, r.name);
       mkdirSync(repo);
       write(repo, r.files);
-      if (r.name === 'vitest') symlinkSync(path.join(ROOT, 'node_modules'), path.join(repo, 'node_modules'));
+      const modules = r.modules();
+      if (modules) symlinkSync(modules, path.join(repo, 'node_modules'));
       git(repo, 'init', '-q');
       const runId = `affected-${r.name}`;
       const at = (iteration: number, scope?: 'affected') => ({
@@ -136,7 +219,7 @@ describe.runIf(sandboxPlatform().problem === null)('affected tests with real run
       expect(one.verdict, one.reason).toBe('pass');
       expect(one.selection).toEqual({ files: 1, of: 4 });
       expect(one.report).toMatchObject({ total: r.addTests, passed: r.addTests, baselineTotal: r.addTests, baselinePassed: r.addTests });
-      expect(one.reason).toMatch(/^1 of 4 test files affected: /);
+      expect(one.reason.startsWith(`1 of 4 test ${r.unit} affected${r.mode}: `), one.reason).toBe(true);
 
       // The adversary: beside the add module, it breaks the script no test imports. The partial run
       // cannot see it (it runs the add tests alone)...
@@ -155,16 +238,17 @@ describe.runIf(sandboxPlatform().problem === null)('affected tests with real run
       // Once fixed, a test that failed in the last run is selected with what changed, until it passes.
       write(repo, r.fixScript);
       const after = await run(at(3, 'affected'));
-      expect(after.reason).toMatch(/^full suite \(no test file imports what changed\)|^1 of 4 test files affected/);
+      expect(after.reason).toMatch(/^full suite \(no test file imports what changed\)|^1 of 4 test (files|packages) affected/);
       expect(after.verdict, after.reason).toBe('pass');
 
       // A harness change runs everything.
       write(repo, r.harness);
       const harness = await run(at(4, 'affected'));
       expect(harness.selection ?? null).toBeNull();
-      expect(harness.reason).toMatch(
-        /^full suite \(a test harness or configuration file changed: (tests\/conftest\.py|tsconfig\.json)\): /,
-      );
+      expect(
+        harness.reason.startsWith(`full suite (a test harness or configuration file changed: ${r.harnessFile}): `),
+        harness.reason,
+      ).toBe(true);
       expect(harness.report).toMatchObject({ total: 5, passed: 5 });
 
       // The map is due for its refresh every `fullEvery` (3) iterations.
@@ -179,4 +263,35 @@ describe.runIf(sandboxPlatform().problem === null)('affected tests with real run
       expect(fresh.report?.total).toBe(5);
     });
   }
+
+  it("jest: its own graph adds a test Vigil's reading of imports misses (a moduleNameMapper alias), and the run is held to it", async () => {
+    const repo = path.join(root, 'jest-alias');
+    mkdirSync(repo);
+    write(repo, {
+      ...JEST_REPO.files,
+      // `@calc/mul` looks like a package from outside to Vigil's graph; jest maps it to src/mul.js.
+      'package.json': JSON.stringify({ name: 'calc', private: true, jest: { moduleNameMapper: { '^@calc/(.*)$': '<rootDir>/src/$1' } } }),
+      'tests/alias.test.js': "const { mul } = require('@calc/mul');\nit('muls by alias', () => expect(mul(3, 3)).toBe(9));\n",
+    });
+    symlinkSync(jestModules as string, path.join(repo, 'node_modules'));
+    git(repo, 'init', '-q');
+    const at = (iteration: number, scope?: 'affected') => ({
+      runId: 'affected-jest-alias',
+      repoPath: repo,
+      command: JEST_REPO.command,
+      iteration,
+      ...(scope ? { scope, fullEvery: 5 } : {}),
+    });
+    const base = await run({ ...at(0), recordBaseline: true });
+    expect(base.report, base.reason).toMatchObject({ total: 6, passed: 6 });
+
+    // The mul module changes and breaks what only the aliased test checks: jest selects that test too.
+    write(repo, { 'src/mul.js': 'exports.mul = (a, b) => (a === 3 ? 0 : a * b);\n' });
+    const one = await run(at(1, 'affected'));
+    expect(one.reason.startsWith('2 of 5 test files affected (jest related): '), one.reason).toBe(true);
+    expect(one.selection).toEqual({ files: 2, of: 5 });
+    expect(one.report).toMatchObject({ total: 2, failed: 1, baselineTotal: 2 });
+    expect(one.report?.failing).toEqual([expect.stringMatching(/tests\/alias\.test\.js::muls by alias$/)]);
+    expect(one.verdict).toBe('fail');
+  });
 });

@@ -10,12 +10,14 @@ import { describe, expect, it } from 'vitest';
 import type { TestMap, TestReport } from '../../schemas/test-report.js';
 import {
   baselineOfSelection,
+  goGraph,
   idInFile,
   importGraph,
   importsOf,
   mapAfterPartialRun,
   mapOfFullRun,
   planTests,
+  selectionCommand,
   type ImportGraph,
 } from '../../workflows/decisions/affected-tests.js';
 
@@ -104,6 +106,37 @@ describe('the import graph of the test files', () => {
       'js',
     );
     expect(g.dynamic).toEqual(['tests/alias.test.ts', 'tests/plugin.test.ts']);
+    expect(g.aliased).toEqual(['tests/alias.test.ts']);
+    // A runner that selects by its own module graph (vitest related, jest --findRelatedTests) resolves
+    // the alias itself: only the computed import stays always selected.
+    const report = (ids: string[]): TestReport => ({
+      format: 'junit',
+      complete: true,
+      incomplete: null,
+      tests: ids.map((id) => ({ id: `${id}::t`, status: 'passed' as const })),
+    });
+    const map = mapOfFullRun({
+      runner: 'vitest',
+      command: 'vitest run',
+      tree: 't',
+      iteration: 0,
+      graph: g,
+      report: report(Object.keys(g.tests)),
+    });
+    const plan = (runnerGraph: boolean) =>
+      planTests({
+        lang: 'js',
+        map,
+        runner: 'vitest',
+        command: 'vitest run',
+        iteration: 1,
+        fullEvery: 5,
+        changed: ['src/util/times.ts'],
+        graph: g,
+        runnerGraph,
+      });
+    expect(plan(false)).toMatchObject({ files: ['tests/alias.test.ts', 'tests/mul.test.ts', 'tests/plugin.test.ts'] });
+    expect(plan(true)).toMatchObject({ files: ['tests/mul.test.ts', 'tests/plugin.test.ts'] });
   });
 });
 
@@ -196,5 +229,88 @@ describe('which tests run', () => {
     const green = { ...map, failing: [] };
     expect(plan(['calc/mul.py', 'tests/test_mul.py'], { map: green, graph: cut })).toMatchObject({ files: ['tests/test_mul.py'] });
     expect(plan(['calc/helpers.py'], { map: green, graph: cut })).toMatchObject({ files: ['tests/test_mul.py'] });
+  });
+});
+
+describe('Go: the packages the go tool says import the change', () => {
+  // What `go list` says of a module: calc/add, calc/mul importing calc/internal/times, a report
+  // command no package imports, and an external test package of mul importing add.
+  const GO = goGraph([
+    { importPath: 'example.com/calc/add', files: ['add/add.go'], testFiles: ['add/add_test.go'], imports: [], testImports: ['testing'] },
+    {
+      importPath: 'example.com/calc/mul',
+      files: ['mul/mul.go'],
+      testFiles: ['mul/mul_test.go', 'mul/x_test.go'],
+      imports: ['example.com/calc/internal/times', 'fmt'],
+      testImports: ['testing', 'example.com/calc/add'],
+    },
+    { importPath: 'example.com/calc/internal/times', files: ['internal/times/times.go'], testFiles: [], imports: [], testImports: [] },
+    { importPath: 'example.com/calc/cmd/report', files: ['cmd/report/main.go'], testFiles: [], imports: ['fmt'], testImports: [] },
+  ]);
+  const report = (ids: string[]): TestReport => ({
+    format: 'go-json',
+    complete: true,
+    incomplete: null,
+    tests: ids.map((id) => ({ id, status: 'passed' as const })),
+  });
+  const map = mapOfFullRun({
+    runner: 'go-test',
+    command: 'go test ./...',
+    tree: 't0',
+    iteration: 0,
+    graph: GO,
+    report: report(['example.com/calc/add::TestAdd', 'example.com/calc/mul::TestMul']),
+  });
+  const plan = (changed: string[]) =>
+    planTests({ lang: 'go', map, runner: 'go-test', command: 'go test ./...', iteration: 1, fullEvery: 5, changed, graph: GO });
+
+  it('one entry per package with tests: its files and those of the module packages it and its tests import', () => {
+    expect(GO.tests).toEqual({
+      'example.com/calc/add': ['add/add.go', 'add/add_test.go'],
+      'example.com/calc/mul': ['add/add.go', 'internal/times/times.go', 'mul/mul.go', 'mul/mul_test.go', 'mul/x_test.go'],
+    });
+    expect(GO.dynamic).toEqual([]);
+    expect(Object.keys(map.tests)).toEqual(['example.com/calc/add', 'example.com/calc/mul']);
+  });
+
+  it('a change selects the packages that import it; go.mod, go.sum and data files run everything', () => {
+    expect(plan(['internal/times/times.go'])).toEqual({ kind: 'affected', files: ['example.com/calc/mul'], total: 2 });
+    expect(plan(['add/add.go'])).toEqual({ kind: 'full', reason: 'every test file is affected' });
+    expect(plan(['cmd/report/main.go'])).toEqual({ kind: 'full', reason: 'no test file imports what changed' });
+    for (const f of ['go.mod', 'go.sum', 'go.work']) expect(plan(['internal/times/times.go', f]).kind, f).toBe('full');
+    expect(plan(['internal/times/times.go', 'mul/testdata/golden.txt']).kind).toBe('full');
+  });
+});
+
+describe('the command that runs a selection', () => {
+  const files = ['tests/add.test.ts'];
+  const changed = ['src/add.ts'];
+  it('pytest and an npm script take the test files; vitest run and jest their own related-tests mode; go the packages', () => {
+    expect(selectionCommand('pytest', 'python3 -m pytest -q', ['tests/test_add.py'], ['calc/add.py'])).toEqual({
+      command: 'python3 -m pytest -q tests/test_add.py',
+      mode: 'files',
+    });
+    expect(selectionCommand('vitest', 'npm test', files, changed)).toEqual({ command: 'npm test -- tests/add.test.ts', mode: 'files' });
+    expect(selectionCommand('vitest', 'npx --no-install vitest run --reporter=junit', files, changed)).toEqual({
+      command: 'npx --no-install vitest related --run --reporter=junit src/add.ts tests/add.test.ts',
+      mode: 'related',
+    });
+    expect(selectionCommand('jest', 'npm test', files, changed)).toEqual({
+      command: 'npm test -- --findRelatedTests src/add.ts tests/add.test.ts',
+      mode: 'related',
+    });
+    expect(selectionCommand('go-test', 'go test -race ./...', ['example.com/m/a', 'example.com/m/b'], [])).toEqual({
+      command: 'go test -race example.com/m/a example.com/m/b',
+      mode: 'packages',
+    });
+  });
+
+  it('a command that cannot take a selection, or a name that cannot be passed, runs the full suite', () => {
+    expect(selectionCommand('pytest', 'pytest -q && echo done', files, changed)).toBeNull();
+    expect(selectionCommand('go-test', 'go test ./a/... ./b/...', ['example.com/m/a'], [])).toBeNull();
+    expect(selectionCommand('go-test', 'go test ./... ./...', ['example.com/m/a'], [])).toBeNull();
+    // An agent naming a file to smuggle a shell word onto the command line.
+    expect(selectionCommand('jest', 'jest', files, ['src/$(touch pwned).js'])).toBeNull();
+    expect(selectionCommand('vitest', 'vitest run', files, ['src/a b.ts'])).toBeNull();
   });
 });

@@ -23,6 +23,12 @@
  * every net on, the run is approved and status counts the package fetches (sandboxRegistries is
  * on by default; tests/workflow/registries.test.ts closes it).
  *
+ * Another stands beside it for affected tests between checks (affectedTestsFullEvery, default 5):
+ * a Python package whose tests pytest runs (detected, no test command configured); the builder
+ * changes one module each iteration. The iterations' tests gates run that module's tests alone
+ * (pytest's own count in the test log), the completion check the whole suite, and the run is
+ * approved at the floor.
+ *
  * Knobs this file changes, and why (only time, never behaviour): the agent command (the scripted
  * agent; for the installing cell behind a wrapper that installs first), and for the failing agent
  * the backoff (base wait and jitter 0) so that 25 failed iterations do not wait out real minutes
@@ -74,7 +80,9 @@ const INSTALLS = 'installs packages';
 /** The cells of the build gate beside it: the builder's change breaks the build its tests never run; the honest one builds. */
 const BREAKS_BUILD = 'breaks the build';
 const BUILDS = 'builds';
-type Behaviour = (typeof BEHAVIOURS)[number] | typeof INSTALLS | typeof BREAKS_BUILD | typeof BUILDS;
+/** And one more: the builder changes one module of a suite whose tests pytest selects. */
+const AFFECTED = 'changes one module';
+type Behaviour = (typeof BEHAVIOURS)[number] | typeof INSTALLS | typeof BREAKS_BUILD | typeof BUILDS | typeof AFFECTED;
 interface Cell {
   /** The builder's export is undocumented in a publishable package (which started without a README). */
   gap: boolean;
@@ -126,7 +134,7 @@ function roles(behaviour: Behaviour): NonNullable<ScenarioInput['roles']> {
     'devils-advocate': { default: { output: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing\n' } },
     // Split: one member approves, two reject; never enough to approve (all approve an honest install).
     council:
-      behaviour === INSTALLS || behaviour === BREAKS_BUILD || behaviour === BUILDS
+      behaviour === INSTALLS || behaviour === BREAKS_BUILD || behaviour === BUILDS || behaviour === AFFECTED
         ? { default: vote('APPROVE') }
         : { members: { '0': { default: vote('APPROVE') } }, default: vote('REJECT') },
   };
@@ -139,6 +147,13 @@ function scenario(c: Cell): ScenarioInput {
   const B = { writes: { 'src/feature.js': `${doc('The feature, again.')}export const feature = 2;\n` } };
   const base = { version: 1 as const, roles: roles(behaviour) };
   switch (behaviour) {
+    case AFFECTED:
+      // A documented function more each iteration, always in the add module, and a claim every time.
+      return {
+        ...base,
+        iterations: [{ writes: { 'calc/add.py': `${PY_ADD}${pyFn(1)}` }, claim: 'file' }],
+        default: { appends: { 'calc/add.py': pyFn(2) }, claim: 'file' },
+      };
     case 'stagnant':
       return { ...base, iterations: [], default: { output: 'Looked around; nothing to change.\n' } };
     case 'claims without change':
@@ -166,7 +181,24 @@ function scenario(c: Cell): ScenarioInput {
   }
 }
 
+const PY_ADD = '"""Addition."""\n\n\ndef add(a, b):\n    """The sum."""\n    return a + b\n';
+const pyFn = (n: number): string => `\n\ndef add_${n}(a):\n    """Adds ${n}."""\n    return a + ${n}\n`;
+
+/** The affected-tests cell's package: add (2 tests) and mul (3 tests). */
+const PY_FILES: Record<string, string> = {
+  'README.md': '# calc\n\nA sample package.\n',
+  '.gitignore': '__pycache__/\n',
+  'calc/__init__.py': '"""A calculator."""\n',
+  'calc/add.py': PY_ADD,
+  'calc/mul.py': '"""Multiplication."""\n\n\ndef mul(a, b):\n    """The product."""\n    return a * b\n',
+  'tests/test_add.py':
+    '"""Tests of add."""\nfrom calc.add import add\n\n\ndef test_add():\n    """Adds."""\n    assert add(1, 2) == 3\n\n\ndef test_add_neg():\n    """Adds negatives."""\n    assert add(-1, -2) == -3\n',
+  'tests/test_mul.py':
+    '"""Tests of mul."""\nfrom calc.mul import mul\n\n\ndef test_mul():\n    """Multiplies."""\n    assert mul(2, 3) == 6\n\n\ndef test_mul_zero():\n    """By zero."""\n    assert mul(2, 0) == 0\n\n\ndef test_mul_neg():\n    """By a negative."""\n    assert mul(2, -3) == -6\n',
+};
+
 function repoFiles(c: Cell): Record<string, string> {
+  if (c.behaviour === AFFECTED) return PY_FILES;
   const files: Record<string, string> = { 'src/index.js': '/** Entry point. */\nexport const name = "sample";\n' };
   if (!c.gap) files['README.md'] = '# sample\n\nA sample project.\n';
   // The gap cells' package is publishable (a name and a version, not private).
@@ -278,6 +310,7 @@ function expected(c: Cell): Expected {
       };
     case BUILDS:
     case INSTALLS:
+    case AFFECTED:
       // Claims from iteration 1; the first check, at the floor (3), passes every net.
       return { outcome: { status: 'council_approved', iteration: 3, reason: /./, exitCode: 0 } };
   }
@@ -337,6 +370,7 @@ for (const gap of [true, false])
 cells.push({ gap: false, tests: true, mode: 'supervised', behaviour: INSTALLS });
 cells.push({ gap: false, tests: true, mode: 'supervised', behaviour: BREAKS_BUILD });
 cells.push({ gap: false, tests: true, mode: 'supervised', behaviour: BUILDS });
+cells.push({ gap: false, tests: true, mode: 'supervised', behaviour: AFFECTED });
 const label = (c: Cell) =>
   `${c.behaviour} · ${c.gap ? 'doc gap' : 'documented'} · ${c.tests ? 'passing tests' : 'no test runner'} · ${c.mode}`;
 
@@ -347,6 +381,7 @@ describe.concurrent('default knobs: every safety net together', () => {
     const handle = await startRun(env, TQ, input(c, repo, file), uniqueId('matrix'));
     const want = expected(c);
     let snap: StatusSnapshot;
+    let outcome: Outcome | null = null;
     if (want.paused) {
       snap = await waitForStatus(
         handle,
@@ -360,7 +395,7 @@ describe.concurrent('default knobs: every safety net together', () => {
       await handle.executeUpdate(stopUpdate, { args: [{ reason: 'matrix cell checked', by: 'test' }] });
       expect((await handle.result()).status).toBe('stopped');
     } else {
-      const outcome = await handle.result();
+      outcome = await handle.result();
       snap = await status(handle);
       expect({ status: outcome.status, iteration: outcome.iteration }).toEqual({
         status: want.outcome?.status,
@@ -405,6 +440,19 @@ describe.concurrent('default knobs: every safety net together', () => {
       expect(p?.refused).toBe(0);
       const log = readFileSync(fetchLogPath(repo, handle.workflowId), 'utf8').split('\n').filter(Boolean);
       expect(log).toHaveLength(p?.fetches ?? -1);
+    }
+    // Between checks pytest ran the add module's 2 tests alone; the check (iteration 3) ran all 5.
+    if (c.behaviour === AFFECTED) {
+      const counts = (i: number): string[] =>
+        [
+          ...readFileSync(path.join(repo, '.vigil/runs', handle.workflowId, `tests-000${i}.log`), 'utf8').matchAll(/^(\d+) passed in /gm),
+        ].map((m) => m[1] as string);
+      expect(counts(0)).toEqual(['5']);
+      expect(counts(1)).toEqual(['2']);
+      expect(counts(2)).toEqual(['2']);
+      expect(counts(3)).toEqual(['2', '5']);
+      expect(snap.lastTests?.selected ?? null).toBeNull();
+      expect(outcome?.notes[0]).toMatch(/^evidence: baseline tests 5 of 5 passed /);
     }
     // A contract mistake is never counted as a failing gate.
     if (c.behaviour === 'wrong reviewer format') expect(snap.quality?.failing.code_review ?? 0).toBe(0);

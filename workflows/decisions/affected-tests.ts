@@ -9,8 +9,12 @@
  * completion check: the workflow runs the full suite there (workflows/run/gates.ts).
  *
  * Only runners whose per-test report names each test's file can be judged on a selection:
- * vitest (JUnit `classname` is the file) and pytest (the dotted module). A partial run is held
- * to the baseline tests of the selected files (`baselineOfSelection`).
+ * vitest (JUnit `classname` is the file), jest (its JSON names the file), pytest (the dotted
+ * module) and go test (the package, a selection's unit: `goGraph` is the go tool's own graph).
+ * Where the runner has its own related-tests mode (vitest related, jest --findRelatedTests) it is
+ * handed the changed files beside Vigil's selection and may add what its module graph sees
+ * (`selectionCommand`). A partial run is held to the baseline tests of the files it ran
+ * (`baselineOfSelection`).
  *
  * Pure: the file list, the files' texts and the kept map come in as values
  * (activities/gates/affected-tests.ts reads them); every pattern is bounded (the files are the
@@ -19,15 +23,20 @@
 import type { TestMap, TestReport } from '../../schemas/test-report.js';
 import { isHarnessFile } from './integrity.js';
 
-export type AffectedLang = 'js' | 'py';
+export type AffectedLang = 'js' | 'py' | 'go';
+
+/** The languages whose import graph Vigil reads from the files' text (Go's is the go tool's own, `goGraph`). */
+export type TextLang = Exclude<AffectedLang, 'go'>;
 
 /** The runners whose tests can be selected, and the language of their import graph. */
-export const SELECTABLE_RUNNERS: Readonly<Record<string, AffectedLang>> = { vitest: 'js', pytest: 'py' };
+export const SELECTABLE_RUNNERS: Readonly<Record<string, AffectedLang>> = { vitest: 'js', jest: 'js', pytest: 'py', 'go-test': 'go' };
 
 /** Per test file: the repository files it imports, directly or through other repository files; `dynamic`: imports Vigil cannot follow. */
 export interface ImportGraph {
   tests: Record<string, string[]>;
   dynamic: string[];
+  /** Of `dynamic`, those only for a name the repository may alias to its own files (a runner resolving its own graph follows them). */
+  aliased?: string[];
 }
 
 export type TestPlan = { kind: 'full'; reason: string } | { kind: 'affected'; files: string[]; total: number };
@@ -40,19 +49,26 @@ const SAFE_NAME = /^[\w@+.-][\w@+./-]{0,400}$/;
 
 /** A file the language's import graph covers. */
 export function isSource(file: string, lang: AffectedLang): boolean {
+  if (lang === 'go') return file.endsWith('.go');
   return lang === 'py' ? file.endsWith('.py') : JS_SOURCE.test(file) && !file.endsWith('.d.ts');
 }
 
 /** A file the runner runs as tests by default (pytest: `test_*.py`, `*_test.py`; vitest: `*.test.*`, `*.spec.*`). */
 export function isTestFile(file: string, lang: AffectedLang): boolean {
   const base = file.slice(file.lastIndexOf('/') + 1);
+  if (lang === 'go') return base.endsWith('_test.go');
   if (lang === 'py') return /^test_.{0,300}\.py$/.test(base) || /^.{1,300}_test\.py$/.test(base);
   return /\.(?:test|spec)\.[cm]?[jt]sx?$/.test(base);
 }
 
 /** Files a change to which always runs the whole suite: the test harness (as the integrity gate knows it) and the project's manifests. */
 export function isSuiteWide(file: string): boolean {
-  return isHarnessFile(file) || /(?:^|\/)(?:package\.json|pyproject\.toml|setup\.cfg|setup\.py|requirements[\w.-]{0,40}\.txt)$/.test(file);
+  return (
+    isHarnessFile(file) ||
+    /(?:^|\/)(?:package\.json|pyproject\.toml|setup\.cfg|setup\.py|requirements[\w.-]{0,40}\.txt|go\.mod|go\.sum|go\.work(?:\.sum)?)$/.test(
+      file,
+    )
+  );
 }
 
 /**
@@ -68,7 +84,7 @@ export const isLeftover = (file: string): boolean => LEFTOVER.test(file);
 const lines = (text: string): string[] => text.split('\n', MAX_LINES).map((l) => (l.length > MAX_LINE ? l.slice(0, MAX_LINE) : l));
 
 /** What one file imports: module specifiers as written, and whether it imports by a computed name. */
-export function importsOf(text: string, lang: AffectedLang): { specs: string[]; dynamic: boolean } {
+export function importsOf(text: string, lang: TextLang): { specs: string[]; dynamic: boolean } {
   return lang === 'py' ? pythonImports(text) : jsImports(text);
 }
 
@@ -157,7 +173,7 @@ export function topDirs(files: ReadonlySet<string>): Set<string> {
 export function resolveImport(
   from: string,
   spec: string,
-  lang: AffectedLang,
+  lang: TextLang,
   files: ReadonlySet<string>,
   tops: ReadonlySet<string> = topDirs(files),
 ): { files: string[]; alias: boolean } {
@@ -202,39 +218,122 @@ export function resolveImport(
  * The import graph of the test files: each test file's repository imports, followed through the
  * repository's own files. `texts`: the language's source files of the tree and their text.
  */
-export function importGraph(texts: ReadonlyMap<string, string>, lang: AffectedLang): ImportGraph {
+export function importGraph(texts: ReadonlyMap<string, string>, lang: TextLang): ImportGraph {
   const files = new Set(texts.keys());
   const tops = topDirs(files);
-  const direct = new Map<string, { deps: string[]; dynamic: boolean }>();
+  const direct = new Map<string, { deps: string[]; computed: boolean; alias: boolean }>();
   for (const [file, text] of texts) {
     const { specs, dynamic } = importsOf(text, lang);
     const deps: string[] = [];
-    let unresolved = dynamic;
+    let alias = false;
     for (const s of specs) {
       const r = resolveImport(file, s, lang, files, tops);
       deps.push(...r.files);
-      if (r.alias && r.files.length === 0) unresolved = true;
+      if (r.alias && r.files.length === 0) alias = true;
     }
-    direct.set(file, { deps, dynamic: unresolved });
+    direct.set(file, { deps, computed: dynamic, alias });
   }
   const tests: Record<string, string[]> = {};
   const dynamic: string[] = [];
+  const aliased: string[] = [];
   for (const file of [...files].filter((f) => isTestFile(f, lang)).sort()) {
     const seen = new Set<string>();
     const queue = [...(direct.get(file)?.deps ?? [])];
-    let dyn = direct.get(file)?.dynamic ?? false;
+    let computed = direct.get(file)?.computed ?? false;
+    let alias = direct.get(file)?.alias ?? false;
     while (queue.length > 0) {
       const f = queue.pop() as string;
       if (seen.has(f) || f === file) continue;
       seen.add(f);
       const d = direct.get(f);
-      if (d?.dynamic) dyn = true;
+      if (d?.computed) computed = true;
+      if (d?.alias) alias = true;
       queue.push(...(d?.deps ?? []));
     }
     tests[file] = [...seen].sort();
-    if (dyn) dynamic.push(file);
+    if (computed || alias) dynamic.push(file);
+    if (alias && !computed) aliased.push(file);
   }
-  return { tests, dynamic };
+  return { tests, dynamic, aliased };
+}
+
+/** One package of `go list`: its import path, its files (relative to the repository) and the import paths it and its tests import. */
+export interface GoPackage {
+  importPath: string;
+  /** Its non-test Go files (cgo's included). */
+  files: string[];
+  /** Its `_test.go` files, in-package and external. */
+  testFiles: string[];
+  imports: string[];
+  testImports: string[];
+}
+
+/**
+ * The import graph of a Go module as the go tool reads it (`go list`): one entry per package with
+ * test files, keyed by its import path (the package `go test -json` names each test by), listing
+ * its own files and the files of every package of the module it or its tests import, directly or
+ * through others. Go imports are static: nothing is dynamic.
+ */
+export function goGraph(packages: readonly GoPackage[]): ImportGraph {
+  const byPath = new Map(packages.map((p) => [p.importPath, p]));
+  const tests: Record<string, string[]> = {};
+  for (const p of [...packages].sort((a, b) => a.importPath.localeCompare(b.importPath))) {
+    if (p.testFiles.length === 0) continue;
+    const files = new Set([...p.files, ...p.testFiles]);
+    const seen = new Set<string>([p.importPath]);
+    const queue = [...p.imports, ...p.testImports];
+    while (queue.length > 0) {
+      const ip = queue.pop() as string;
+      if (seen.has(ip)) continue;
+      seen.add(ip);
+      const dep = byPath.get(ip);
+      if (!dep) continue; // the standard library or another module
+      for (const f of dep.files) files.add(f);
+      queue.push(...dep.imports);
+    }
+    tests[p.importPath] = [...files].sort();
+  }
+  return { tests, dynamic: [] };
+}
+
+/** How a runner is handed a selection: test files appended, its own related-tests mode, or the packages in place of `./...`. */
+export type SelectionMode = 'files' | 'related' | 'packages';
+
+const SIMPLE_COMMAND = /^[^;&|<>`$()\n]+$/;
+const NPM_SCRIPT = /^(?:npm|pnpm|yarn)\s+(?:run\s+)?test\b/;
+const VITEST_RUN = /(^|\s)(\S*vitest)\s+run(?=\s|$)/;
+
+/**
+ * The command that runs a selection, or null when the command cannot take one. `files`: the
+ * selected test files (Go: package import paths); `changed`: the changed source files that still
+ * exist, for a runner's own related-tests mode, which selects the tests that import them by its
+ * own module graph (vitest: vite's, with the project's aliases and plugins; jest: its resolver,
+ * with moduleNameMapper) on top of the test files named, which it always runs.
+ *
+ * - vitest run directly: `vitest related --run <changed> <files>` (an npm script: files appended);
+ * - jest: `--findRelatedTests <changed> <files>` appended;
+ * - go test: the selected packages in place of the one `./...`;
+ * - pytest, and vitest through an npm script: the test files appended.
+ */
+export function selectionCommand(
+  runner: string,
+  command: string,
+  files: readonly string[],
+  changed: readonly string[],
+): { command: string; mode: SelectionMode } | null {
+  if (!SIMPLE_COMMAND.test(command) || [...files, ...changed].some((f) => !SAFE_NAME.test(f))) return null;
+  const c = command.trim();
+  const append = (args: string): string => (NPM_SCRIPT.test(c) ? (/ -- /.test(c) ? `${c} ${args}` : `${c} -- ${args}`) : `${c} ${args}`);
+  const related = [...new Set([...changed, ...files])].join(' ');
+  if (runner === 'go-test') {
+    const parts = c.split(/\s+/);
+    if (parts.filter((p) => p === './...').length !== 1) return null;
+    return { command: parts.map((p) => (p === './...' ? files.join(' ') : p)).join(' '), mode: 'packages' };
+  }
+  if (runner === 'jest') return { command: append(`--findRelatedTests ${related}`), mode: 'related' };
+  if (runner === 'vitest' && !NPM_SCRIPT.test(c) && VITEST_RUN.test(c))
+    return { command: `${c.replace(VITEST_RUN, '$1$2 related --run')} ${related}`, mode: 'related' };
+  return { command: append(files.join(' ')), mode: 'files' };
 }
 
 /** The report's tests that belong to `file` (vitest: `file::name`; pytest: `dotted.module::name` or `dotted.module.Class::name`). */
@@ -311,6 +410,8 @@ export function planTests(o: {
   fullEvery: number;
   changed: readonly string[] | null;
   graph: ImportGraph;
+  /** The runner selects by its own module graph too (related mode): a test Vigil cannot follow only for an alias is left to it. */
+  runnerGraph?: boolean;
 }): TestPlan {
   const full = (reason: string): TestPlan => ({ kind: 'full', reason });
   const { map, graph, lang } = o;
@@ -334,6 +435,7 @@ export function planTests(o: {
   if (added) return full(`a test file was added: ${added}`);
   const touched = new Set(changed);
   const dynamic = new Set([...graph.dynamic, ...map.dynamic]);
+  if (o.runnerGraph) for (const f of graph.aliased ?? []) dynamic.delete(f);
   const reaches = (deps: readonly string[] | undefined): boolean => (deps ?? []).some((d) => touched.has(d));
   const files = Object.keys(map.tests)
     .filter((f) => touched.has(f) || dynamic.has(f) || map.failing.includes(f) || reaches(graph.tests[f]) || reaches(map.tests[f]))
