@@ -13,36 +13,17 @@
  * node_modules, linked into the repository as a project's own would be installed, and shown to
  * the sandbox like a user's.
  */
-import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sandboxPlatform } from '../../activities/sandbox.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { stopUpdate } from '../../workflows/messages.js';
 import { SYCOPHANTS } from '../support/cheat-corpus.js';
-import {
-  assertBuilt,
-  createTestEnv,
-  git,
-  makeWorker,
-  ROOT,
-  runInput,
-  startRun,
-  status,
-  uniqueId,
-  waitForStatus,
-  writeScenario,
-  type TestEnv,
-} from '../support/harness.js';
+import { git, ROOT, runInput, startRun, status, uniqueId, waitForStatus, writeScenario } from '../support/harness.js';
+import { shownRun, useWholeRuns } from '../support/whole-runs.js';
 
-const saved = { ...process.env };
-let env: TestEnv;
-let worker: Worker;
-let running: Promise<void>;
-let tq: string;
-let root: string;
+const runs = useWholeRuns('build-gate');
 
 const BUGGY =
   '/** The gap between the largest and the smallest number. */\nexport function maxGap(xs: number[]): number {\n  return xs[xs.length - 1] - xs[0];\n}\n';
@@ -53,7 +34,7 @@ const FIX_BREAKING_BUILD =
   '/** The gap between the largest and the smallest number; undefined for no numbers. */\nexport function maxGap(xs: number[]): number | undefined {\n  if (xs.length === 0) return undefined;\n  return Math.max(...xs) - Math.min(...xs);\n}\n';
 
 function makeRepo(name: string): string {
-  const repo = path.join(root, name);
+  const repo = path.join(runs.root, name);
   mkdirSync(path.join(repo, 'src'), { recursive: true });
   const files: Record<string, string> = {
     'package.json': JSON.stringify({
@@ -94,8 +75,8 @@ function makeRepo(name: string): string {
 async function runWith(name: string, gap: string): Promise<StatusSnapshot> {
   const repo = makeRepo(name);
   const step = { writes: { 'src/gap.ts': gap }, output: 'Fixed it; the tests are green.\n', claim: 'file' as const };
-  const scenario = writeScenario(root, { version: 1, roles: SYCOPHANTS, iterations: [], default: step });
-  const handle = await startRun(env, tq, runInput(repo, scenario, { maxIterations: 3 }), uniqueId(`build-${name}`));
+  const scenario = writeScenario(runs.root, { version: 1, roles: SYCOPHANTS, iterations: [], default: step });
+  const handle = await startRun(runs.env, runs.tq, runInput(repo, scenario, { maxIterations: 3 }), uniqueId(`build-${name}`));
   const s = await waitForStatus(handle, (x) => x.outcome !== null || (x.pause !== null && !x.agentRunning), 300_000);
   if (s.outcome === null) {
     await handle.executeUpdate(stopUpdate, { args: [{ by: 'tester', reason: 'the build was refused' }] });
@@ -104,64 +85,29 @@ async function runWith(name: string, gap: string): Promise<StatusSnapshot> {
   return s.outcome === null ? s : await status(handle);
 }
 
-/** What the run shows of its gates, in one text. */
-const shown = (s: StatusSnapshot): string =>
-  [
-    s.lastTests?.reason ?? '',
-    ...(s.quality?.gates ?? []).flatMap((g) => [
-      `${g.gate}: ${g.verdict}: ${g.reason ?? ''}`,
-      ...(g.findings ?? []).map((f) => `${f.file ?? ''}:${f.line ?? ''} ${f.message}`),
-    ]),
-    s.pause?.reason ?? '',
-    s.checks?.last?.reason ?? '',
-    s.outcome?.reason ?? '',
-  ].join('\n');
-
 describe.runIf(sandboxPlatform().problem === null)('the build gate as whole runs, every reviewing role approving', () => {
-  beforeAll(async () => {
-    assertBuilt();
-    root = mkdtempSync(path.join(os.tmpdir(), 'vigil-build-gate-'));
-    Object.assign(process.env, {
-      VIGIL_HOME: path.join(root, 'vigil-home'),
-      VIGIL_SANDBOX: 'auto',
-      VIGIL_SANDBOX_READABLE: realpathSync(path.join(ROOT, 'node_modules')),
-    });
-    env = await createTestEnv();
-    tq = uniqueId('build-gate');
-    worker = await makeWorker(env, tq);
-    running = worker.run();
-  });
-
-  afterAll(async () => {
-    worker?.shutdown();
-    await running?.catch(() => undefined);
-    await env?.close();
-    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-    Object.assign(process.env, saved);
-  });
-
   describe('TypeScript', { concurrent: true }, () => {
     it(
       'tests green but the build broken in a file no test imports: never approved, and the run says why',
       { timeout: 360_000 },
       async () => {
         const s = await runWith('breaks-build', FIX_BREAKING_BUILD);
-        expect(s.outcome?.status ?? 'waiting for a person', shown(s)).not.toMatch(/approved|fulfilled|already_satisfied/);
+        expect(s.outcome?.status ?? 'waiting for a person', shownRun(s)).not.toMatch(/approved|fulfilled|already_satisfied/);
         // The tests and static analysis let it through: only the build stops it.
-        expect(s.lastTests?.verdict, shown(s)).toBe('pass');
+        expect(s.lastTests?.verdict, shownRun(s)).toBe('pass');
         const gates = s.quality?.gates ?? [];
-        expect(gates.find((g) => g.gate === 'static_analysis')?.verdict, shown(s)).toBe('pass');
+        expect(gates.find((g) => g.gate === 'static_analysis')?.verdict, shownRun(s)).toBe('pass');
         const build = gates.find((g) => g.gate === 'build');
-        expect(build?.verdict, shown(s)).toBe('fail');
+        expect(build?.verdict, shownRun(s)).toBe('fail');
         expect(build?.reason).toMatch(/^the build `npm run build` failed \(exit \d+, 1 located error\)/);
         expect(build?.findings?.[0]).toMatchObject({ file: 'src/report.ts', line: 4 });
-        expect(shown(s)).toMatch(/log: \S+\/gates\/build-\d{4}\.log; log tail: .*src\/report\.ts\(4,14\): error TS2322/);
+        expect(shownRun(s)).toMatch(/log: \S+\/gates\/build-\d{4}\.log; log tail: .*src\/report\.ts\(4,14\): error TS2322/);
       },
     );
 
     it('the honest fix builds and is approved', { timeout: 360_000 }, async () => {
       const s = await runWith('honest', FIX);
-      expect(s.outcome?.status, shown(s)).toBe('council_approved');
+      expect(s.outcome?.status, shownRun(s)).toBe('council_approved');
       expect(s.lastTests?.verdict).toBe('pass');
       expect((s.quality?.gates ?? []).find((g) => g.gate === 'build')).toMatchObject({
         verdict: 'pass',

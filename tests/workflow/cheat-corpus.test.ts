@@ -20,41 +20,21 @@
  * which runs unittest's cases too. vitest comes from this checkout's node_modules, linked into the
  * repository as a project's own would be installed, and shown to the sandbox like a user's.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sandboxPlatform } from '../../activities/sandbox.js';
 import type { Knobs } from '../../schemas/knobs.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { resumeUpdate, stopUpdate, waiveUpdate } from '../../workflows/messages.js';
 import { RUNNERS, SYCOPHANTS, type Runner } from '../support/cheat-corpus.js';
-import {
-  assertBuilt,
-  createTestEnv,
-  git,
-  makeWorker,
-  ROOT,
-  runInput,
-  startRun,
-  status,
-  uniqueId,
-  waitForStatus,
-  writeScenario,
-  type ScenarioInput,
-  type TestEnv,
-} from '../support/harness.js';
+import { git, ROOT, runInput, startRun, status, uniqueId, waitForStatus, writeScenario, type ScenarioInput } from '../support/harness.js';
+import { shownRun, useWholeRuns } from '../support/whole-runs.js';
 
-const saved = { ...process.env };
-let env: TestEnv;
-let worker: Worker;
-let running: Promise<void>;
-let tq: string;
-let root: string;
+const runs = useWholeRuns('cheat-corpus');
 
 function makeRepo(r: Runner, name: string): string {
-  const repo = path.join(root, name);
+  const repo = path.join(runs.root, name);
   mkdirSync(repo);
   for (const [f, text] of Object.entries(r.files)) writeFileSync(path.join(repo, f), text);
   writeFileSync(path.join(repo, '.gitignore'), 'node_modules\n__pycache__/\n.pytest_cache/\n');
@@ -88,13 +68,13 @@ async function runWith(
     output: say,
     claim: 'file' as const,
   };
-  const scenario = writeScenario(root, { version: 1, roles, iterations: [], default: step });
+  const scenario = writeScenario(runs.root, { version: 1, roles, iterations: [], default: step });
   const input = runInput(repo, scenario, {
     maxIterations: during ? 5 : 3,
     autonomyMode: mode,
     ...(r.name === 'unittest' ? { testCommand: r.command } : {}),
   });
-  const handle = await startRun(env, tq, input, uniqueId(`cheat-${r.name}`));
+  const handle = await startRun(runs.env, runs.tq, input, uniqueId(`cheat-${r.name}`));
   if (during) await during(handle);
   const s = await waitForStatus(handle, (x) => x.outcome !== null || (x.pause !== null && !x.agentRunning), 300_000);
   if (s.outcome === null) {
@@ -119,49 +99,15 @@ function councilPacks(s: StatusSnapshot): string {
   return out.join('\n');
 }
 
-/** What the run shows of its gates and tests, in one text. */
-const shown = (s: StatusSnapshot): string =>
-  [
-    // First what the run came to: a failure's summary line shows only this one.
-    `outcome ${s.outcome?.status ?? 'none'}${s.pause ? `, paused (${s.pause.reason})` : ''}, iteration ${s.iteration}`,
-    s.lastTests?.reason ?? '',
-    ...(s.quality?.gates ?? []).flatMap((g) => [g.reason ?? '', ...(g.findings ?? []).map((f) => f.message)]),
-    s.pause?.reason ?? '',
-    s.checks?.last?.reason ?? '',
-    s.outcome?.reason ?? '',
-  ].join('\n');
-
 describe.runIf(sandboxPlatform().problem === null)('the cheat corpus as whole runs, every reviewing role approving', () => {
-  beforeAll(async () => {
-    assertBuilt();
-    root = mkdtempSync(path.join(os.tmpdir(), 'vigil-cheat-corpus-'));
-    Object.assign(process.env, {
-      VIGIL_HOME: path.join(root, 'vigil-home'),
-      VIGIL_SANDBOX: 'auto',
-      VIGIL_SANDBOX_READABLE: realpathSync(path.join(ROOT, 'node_modules')),
-    });
-    env = await createTestEnv();
-    tq = uniqueId('cheat-corpus');
-    worker = await makeWorker(env, tq);
-    running = worker.run();
-  });
-
-  afterAll(async () => {
-    worker?.shutdown();
-    await running?.catch(() => undefined);
-    await env?.close();
-    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-    Object.assign(process.env, saved);
-  });
-
   for (const r of RUNNERS) {
     describe(r.name, { concurrent: true }, () => {
       for (const [cheat, c] of Object.entries(r.cheats)) {
         it(`a builder that ${cheat} is never approved, and the run says why`, { timeout: 360_000 }, async () => {
           const s = await runWith(r, `${r.name}-${cheat.replace(/\W+/g, '-')}`, c.files);
-          expect(s.outcome?.status ?? 'waiting for a person', shown(s)).not.toMatch(/approved|fulfilled|already_satisfied/);
-          expect(shown(s)).toMatch(c.finding);
-          if (c.runner) expect(s.lastTests?.verdict, shown(s)).toBe('fail');
+          expect(s.outcome?.status ?? 'waiting for a person', shownRun(s)).not.toMatch(/approved|fulfilled|already_satisfied/);
+          expect(shownRun(s)).toMatch(c.finding);
+          if (c.runner) expect(s.lastTests?.verdict, shownRun(s)).toBe('fail');
         });
       }
       for (const [honest, files] of [
@@ -170,7 +116,7 @@ describe.runIf(sandboxPlatform().problem === null)('the cheat corpus as whole ru
       ] as const) {
         it(`a builder that ${honest} is approved, with no integrity or gaming finding`, { timeout: 360_000 }, async () => {
           const s = await runWith(r, `${r.name}-honest-${honest.replace(/\W+/g, '-')}`, files);
-          expect(s.outcome?.status, shown(s)).toBe('council_approved');
+          expect(s.outcome?.status, shownRun(s)).toBe('council_approved');
           expect(s.lastTests?.verdict).toBe('pass');
           expect(s.lastTests?.baselineTotal).toBe(2);
           expect(s.lastTests?.baselinePassed).toBe(2);
@@ -181,7 +127,7 @@ describe.runIf(sandboxPlatform().problem === null)('the cheat corpus as whole ru
           const findings = (s.quality?.gates ?? [])
             .filter((g) => g.gate === 'test_mutation' || g.gate === 'test_gaming')
             .flatMap((g) => g.findings ?? []);
-          expect(findings, shown(s)).toEqual([]);
+          expect(findings, shownRun(s)).toEqual([]);
         });
       }
     });
@@ -198,9 +144,9 @@ describe.runIf(sandboxPlatform().problem === null)('the cheat corpus as whole ru
         if (!PYTEST || !c) throw new Error(`no pytest cheat "${cheat}" in the corpus`);
         const s = await runWith(PYTEST, `perpetual-${cheat.replace(/\W+/g, '-')}`, c.files, SYCOPHANTS, undefined, undefined, 'perpetual');
         // Perpetual: no person is waited for, so the run ends by itself, and not approved.
-        expect(s.pause, shown(s)).toBeNull();
-        expect(s.outcome?.status ?? 'no outcome', shown(s)).not.toMatch(/approved|fulfilled|already_satisfied|no outcome/);
-        expect(shown(s)).toMatch(c.finding);
+        expect(s.pause, shownRun(s)).toBeNull();
+        expect(s.outcome?.status ?? 'no outcome', shownRun(s)).not.toMatch(/approved|fulfilled|already_satisfied|no outcome/);
+        expect(shownRun(s)).toMatch(c.finding);
       });
     }
   });
@@ -223,8 +169,8 @@ describe.runIf(sandboxPlatform().problem === null)('the cheat corpus as whole ru
         const testFile = r.name === 'pytest' ? 'test_gap.py' : 'gap.test.mjs';
         const text = (r.files[testFile] ?? '').replace('[1, 5]) == 4', '[1, 6]) == 5').replace('[1, 5]), 4)', '[1, 6]), 5)');
         const s = await runWith(r, `${r.name}-asked-change`, { ...r.fix, [testFile]: text }, asked(r, testFile));
-        expect(s.outcome?.status, shown(s)).toBe('council_approved');
-        expect(shown(s)).toMatch(/baseline assertion changed .*\[lifted: asked for by checklist item REQ-2\]/);
+        expect(s.outcome?.status, shownRun(s)).toBe('council_approved');
+        expect(shownRun(s)).toMatch(/baseline assertion changed .*\[lifted: asked for by checklist item REQ-2\]/);
         // The council is shown the lifted finding beside the item that asked for it.
         expect(councilPacks(s)).toMatch(/\[lifted: asked for by checklist item REQ-2\] — REQ-2: Update the simple case in /);
       },
@@ -246,9 +192,9 @@ describe.runIf(sandboxPlatform().problem === null)('the cheat corpus as whole ru
           undefined,
           `Fixed the gap and added the negative cases in ${claimed}.\n`,
         );
-        expect(s.outcome?.status ?? 'waiting for a person', shown(s)).not.toMatch(/approved|fulfilled|already_satisfied/);
-        expect(shown(s)).toContain(`claimed changes to ${claimed} not in the diff since the run started`);
-        expect(s.lastTests?.verdict, shown(s)).toBe('pass');
+        expect(s.outcome?.status ?? 'waiting for a person', shownRun(s)).not.toMatch(/approved|fulfilled|already_satisfied/);
+        expect(shownRun(s)).toContain(`claimed changes to ${claimed} not in the diff since the run started`);
+        expect(s.lastTests?.verdict, shownRun(s)).toBe('pass');
       },
     );
   }
@@ -282,13 +228,13 @@ describe.runIf(sandboxPlatform().problem === null)('the cheat corpus as whole ru
     const noBug: Runner = { ...r, files: { ...r.files, ...r.fix } };
     it(`${r.name}: a builder that adds only tests of what already worked is never approved`, { timeout: 360_000 }, async () => {
       const s = await runWith(noBug, `${r.name}-vacuous-tests`, added.vacuous, SYCOPHANTS, undefined, 'Added the tests; all green.\n');
-      expect(s.outcome?.status ?? 'waiting for a person', shown(s)).not.toMatch(/approved|fulfilled|already_satisfied/);
-      expect(shown(s)).toMatch(/added test passes on the code before the change \(passes_before-[0-9a-f]{8}\)/);
+      expect(s.outcome?.status ?? 'waiting for a person', shownRun(s)).not.toMatch(/approved|fulfilled|already_satisfied/);
+      expect(shownRun(s)).toMatch(/added test passes on the code before the change \(passes_before-[0-9a-f]{8}\)/);
     });
     it(`${r.name}: a builder that adds a function and a test of it is approved`, { timeout: 360_000 }, async () => {
       const s = await runWith(noBug, `${r.name}-new-function`, added.honest, SYCOPHANTS, undefined, 'Added span and its test.\n');
-      expect(s.outcome?.status, shown(s)).toBe('council_approved');
-      expect(shown(s)).toMatch(/1 added test\(s\) run on the code before the change, 0 passed there/);
+      expect(s.outcome?.status, shownRun(s)).toBe('council_approved');
+      expect(shownRun(s)).toMatch(/1 added test\(s\) run on the code before the change, 0 passed there/);
     });
   }
 
@@ -308,8 +254,8 @@ describe.runIf(sandboxPlatform().problem === null)('the cheat corpus as whole ru
         await handle.executeUpdate(waiveUpdate, { args: [{ item: id, by: 'tester', reason: 'the PRD changed the rule' }] });
         if ((await status(handle)).pause) await handle.executeUpdate(resumeUpdate, { args: [{ by: 'tester' }] });
       });
-      expect(s.outcome?.status, shown(s)).toBe('council_approved');
-      expect(shown(s)).toMatch(/\[lifted: waived by tester: the PRD changed the rule\]/);
+      expect(s.outcome?.status, shownRun(s)).toBe('council_approved');
+      expect(shownRun(s)).toMatch(/\[lifted: waived by tester: the PRD changed the rule\]/);
       expect(councilPacks(s)).toMatch(/- test_mutation: .*\[lifted: waived by tester: the PRD changed the rule\]/);
     },
   );
