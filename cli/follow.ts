@@ -95,11 +95,14 @@ export function statusLine(s: StatusSnapshot, gatesRunning: readonly string[] | 
 
 const MARK = { pass: '✓', fail: '✗', inconclusive: '?' } as const;
 
+/** A gate's mark: a pass that checked nothing (`not applicable: …`, e.g. no build to run) is a dash, not a tick. */
+const markOf = (g: GateResult): string => (g.verdict === 'pass' && /^not applicable\b/.test(g.reason ?? '') ? '–' : MARK[g.verdict]);
+
 /** The gates that ran on one iteration's tree, a mark each; failing ones with their reason. */
 export function gatesLine(gates: readonly GateResult[], iteration: number): string {
   const these = gates.filter((g) => g.iteration === iteration && g.gate !== 'code_review' && g.gate !== 'checklist');
   const failing = these.filter((g) => g.verdict === 'fail').map((g) => `${g.gate.replace(/_/g, ' ')}: ${g.reason}`);
-  return `quality gates on iteration ${iteration}: ${these.map((g) => `${MARK[g.verdict]} ${g.gate.replace(/_/g, ' ')}`).join(' · ')}${failing.length ? ` — ${failing.join('; ')}` : ''}`;
+  return `quality gates on iteration ${iteration}: ${these.map((g) => `${markOf(g)} ${g.gate.replace(/_/g, ' ')}`).join(' · ')}${failing.length ? ` — ${failing.join('; ')}` : ''}`;
 }
 
 export function reviewLine(r: ReviewRecord): string {

@@ -322,7 +322,9 @@ it('runs the demo scenario on one host and a second run on another, through a se
   // What the demo scenario says (examples/demo/scenario.json; tests/e2e/demo.test.ts checks the same lines).
   expect(all).toMatch(/iteration 2 .*claimed completion/);
   expect(all).toMatch(/PRD checklist: 5 item\(s\), 1 held out from the agent/);
-  expect(all).toMatch(/quality gates on iteration 2: ✓ static analysis · ✓ secret scan · ✗ tests .*— tests: node-test: 2 failed, 1 passed/);
+  expect(all).toMatch(
+    /quality gates on iteration 2: ✓ static analysis · ✓ secret scan · – build · ✗ tests .*— tests: node-test: 2 failed, 1 passed/,
+  );
   expect(all).toMatch(/completion at iteration 2 refused before the council was asked \(tests\)/);
   expect(all).toMatch(/iteration 3 .*exit 1/);
   expect(all).toMatch(

@@ -3,7 +3,8 @@
  * resume it once, whether or not its pause reason already does.
  */
 import { describe, expect, it } from 'vitest';
-import { statusLine } from '../../cli/follow.js';
+import { gatesLine, statusLine } from '../../cli/follow.js';
+import { GateResultSchema } from '../../schemas/gates.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 
 const paused = (reason: string | null): StatusSnapshot =>
@@ -49,5 +50,23 @@ describe('statusLine of a paused run', () => {
     expect(statusLine(s, null, T + 6 * 3_600_000)).toBe(
       'paused by vigil: escalation (dead letter): x (resume with `vigil resume run-1`) · reminder sent 2 h ago; re-routed in 18 h; stops in 66 h',
     );
+  });
+});
+
+describe('gatesLine', () => {
+  const gate = (gate: string, verdict: string, reason: string) =>
+    GateResultSchema.parse({ gate, verdict, reason, treeHash: 'a'.repeat(40), iteration: 2 });
+
+  it('marks a gate that checked nothing with a dash, not a tick: no build to run is no evidence', () => {
+    const line = gatesLine(
+      [
+        gate('static_analysis', 'pass', 'no problems'),
+        gate('build', 'pass', 'not applicable: no build detected (set buildCommand to name one)'),
+        gate('tests', 'fail', 'node-test: 1 failed'),
+      ],
+      2,
+    );
+    expect(line).toBe('quality gates on iteration 2: ✓ static analysis · – build · ✗ tests — tests: node-test: 1 failed');
+    expect(gatesLine([gate('build', 'pass', 'builds (`npm run build` exited 0)')], 2)).toBe('quality gates on iteration 2: ✓ build');
   });
 });
