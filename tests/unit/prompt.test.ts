@@ -395,7 +395,7 @@ describe('prompt templates', () => {
     const p = buildPrompt(input(), r.template);
     expect(p.endsWith(`\n\n${TEST_HONESTY}`)).toBe(true);
     expect(TEST_HONESTY).toContain('Never delete, skip or weaken a test or its harness');
-    expect(TEST_HONESTY).toContain('.vigil/signals/HUMAN_REVIEW_NEEDED as {"reason": "...", "blocking": true}');
+    expect(TEST_HONESTY).toContain('.vigil/signals/HUMAN_REVIEW_NEEDED as {"reason": "...", "blocking": true, "defaultAnswer": ');
     // Said once where the template has its {{rules}}.
     expect(buildPrompt(input()).split(TEST_HONESTY)).toHaveLength(2);
   });

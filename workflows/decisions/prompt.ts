@@ -242,7 +242,7 @@ export function promptValues(p: PromptInput): Record<PromptPlaceholder, string> 
  * disagree (workflows/decisions/integrity.ts, gaming.ts, tests-verdict.ts).
  */
 export const TEST_HONESTY =
-  'Never delete, skip or weaken a test or its harness to reach green: Vigil checks both against the run\'s start. If the tests and the PRD disagree, write .vigil/signals/HUMAN_REVIEW_NEEDED as {"reason": "...", "blocking": true} and stop.';
+  'Never delete, skip or weaken a test or its harness to reach green: Vigil checks both against the run\'s start. If the tests and the PRD disagree, write .vigil/signals/HUMAN_REVIEW_NEEDED as {"reason": "...", "blocking": true, "defaultAnswer": "what you would do if nobody answers"} and stop.';
 
 /** Fills a template: placeholders replaced; lines of empty sections dropped; blank lines collapsed. */
 export function renderPromptTemplate(template: PromptTemplate, values: Record<PromptPlaceholder, string>): string {
