@@ -187,9 +187,11 @@ describe.runIf(sandboxPlatform().problem === null)('affected tests with real run
       writeFileSync(path.join(repo, f), text);
     }
   };
+  // Limits, not what is tested: a run's first sandboxed `go test` builds the standard library into
+  // the run's own cache (tens of seconds on an idle machine, minutes on a loaded one).
   const run = (input: Omit<RunTestsInput, 'timeoutSeconds'>): Promise<TestResult> =>
     new MockActivityEnvironment({ attempt: 1 }, { logger: new DefaultLogger('ERROR') }).run(runTests, {
-      timeoutSeconds: 120,
+      timeoutSeconds: 600,
       ...input,
     }) as Promise<TestResult>;
 
@@ -261,7 +263,7 @@ describe.runIf(sandboxPlatform().problem === null)('affected tests with real run
       const fresh = await run({ ...at(1, 'affected'), runId: `${runId}-no-map` });
       expect(fresh.reason).toMatch(/^full suite \(no test map yet\): /);
       expect(fresh.report?.total).toBe(5);
-    });
+    }, 900_000);
   }
 
   it("jest: its own graph adds a test Vigil's reading of imports misses (a moduleNameMapper alias), and the run is held to it", async () => {
