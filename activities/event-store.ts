@@ -137,13 +137,17 @@ export function onCloseEventStore(fn: () => void): void {
   closing.add(fn);
 }
 
-/** Run-end hooks going on after the projection that started them answered (`runEnd: 'follow'`). */
-const following = new Set<Promise<void>>();
+/**
+ * Run-end hooks still going on: those the run's last projection did not wait for
+ * (`runEnd: 'follow'`), and those that outlived a waiting projection's bound.
+ */
+const hooksGoingOn = new Set<Promise<void>>();
 
 /** Ends every pool and forgets what was migrated (worker shutdown, tests); a run-end hook still going on finishes first. */
 export async function closeEventStore(): Promise<void> {
   for (const fn of closing) fn();
-  await Promise.all([...following]);
+  // A hook may start another's work on the same pools: wait until none is left.
+  while (hooksGoingOn.size > 0) await Promise.all([...hooksGoingOn]);
   const all = [...pools.values()];
   pools.clear();
   migrated.clear();
@@ -307,10 +311,7 @@ export async function projectEventsTo(
   }
   if (result.problem === null && rows.some((r) => r.kind === 'outcome')) {
     const ended = afterRunEnded(url, withoutNul(workflowId) as string);
-    if (opts.runEnd === 'follow') {
-      const f: Promise<void> = ended.finally(() => following.delete(f));
-      following.add(f);
-    } else await ended;
+    if (opts.runEnd !== 'follow') await ended;
   }
   return result;
 }
@@ -339,12 +340,14 @@ export function onRunEnded(hook: RunEndedHook | null): void {
  */
 async function afterRunEnded(url: string, workflowId: string): Promise<void> {
   if (!runEndedHook) return;
+  // Kept until it ends, whoever waits for it: closing the store must not end the pools under it.
+  const hook: Promise<void> = runEndedHook(url, workflowId)
+    .catch(() => undefined)
+    .finally(() => hooksGoingOn.delete(hook));
+  hooksGoingOn.add(hook);
   let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([
-      runEndedHook(url, workflowId).catch(() => undefined),
-      new Promise<void>((r) => (timer = setTimeout(r, RUN_ENDED_DEADLINE_MS))),
-    ]);
+    await Promise.race([hook, new Promise<void>((r) => (timer = setTimeout(r, RUN_ENDED_DEADLINE_MS)))]);
   } finally {
     clearTimeout(timer);
   }
