@@ -45,19 +45,8 @@ else
   echo "test:slow: ${#failed[@]} step(s) failed:"
   for f in "${failed[@]}"; do
     echo "  - $f"
-    # vitest marks a failed test with ×, and each failure's heading with FAIL; colour codes removed.
     log="${f##*, }"
-    log="${log%)}"
-    # Each failure's whole message (to the line that points into the source, at most 24 lines): an
-    # assertion's own message comes first and its "expected … to be …" last, so its first line alone
-    # hides which expectation failed.
-    sed -e 's/\x1b\[[0-9;]*m//g' "$log" | awk '
-      /could not be installed/ { print; next }
-      /^ *(×|✗)/ { print; next }
-      /^ *FAIL / { block = 24; print; next }
-      block > 0 && /❯ / { print; block = 0; next }
-      block > 0 && !/^ *⎯+ *$/ && NF > 0 { print; block-- }
-    ' | head -n 120 | sed 's/^/      /'
+    bash scripts/vitest-failures.sh "${log%)}"
   done
 fi
 exit "$status"

@@ -32,9 +32,13 @@ done
 rm -rf "$checks"
 [ "$failed" -eq 0 ] || exit 1
 
-report="$(mktemp -d)/vitest.json"
-status=0
-npx --no-install vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@" || status=$?
+out="$(mktemp -d)"
+report="$out/vitest.json"
+# The output is kept too: CI keeps only its end, so what failed is said again there (below).
+set +e
+npx --no-install vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@" 2>&1 | tee "$out/vitest.log"
+status=${PIPESTATUS[0]}
+set -e
 if [ -f "$report" ]; then
   node -e '
     const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
@@ -42,5 +46,9 @@ if [ -f "$report" ]; then
     console.log(`vitest: ${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""));
     if (r.numTotalTests === 0) { console.error("test: no test ran"); process.exit(1); }
   ' "$report" || status=1
+fi
+if [ "$status" -ne 0 ]; then
+  echo "test: vitest failed (exit $status); what failed:"
+  bash scripts/vitest-failures.sh "$out/vitest.log"
 fi
 exit "$status"
