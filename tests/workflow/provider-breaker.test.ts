@@ -158,7 +158,9 @@ describe('vigilProviderBreaker', () => {
     const refused = await ask(h, 'run-x');
     if (refused.allow) throw new Error('expected a refusal while OPEN');
     await sleep(Math.max(0, refused.retryAtMs - Date.now() + 100));
-    expect((await view(h)).effectivePhase).toBe('HALF_OPEN');
+    // A query reads the workflow's clock as of its last task: the cooldown's timer has to have fired
+    // (on a loaded machine, later than this clock's retry time) before it can say HALF_OPEN.
+    await waitForView(h, (v) => v.effectivePhase === 'HALF_OPEN');
 
     // Two runs ask at once: one gets the probe, the other waits.
     const [x, y] = await Promise.all([ask(h, 'run-x', 'ask-x-1'), ask(h, 'run-y', 'ask-y-1')]);

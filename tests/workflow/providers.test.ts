@@ -5,6 +5,7 @@
  * the provider said without climbing the tier ladder, a worker crash resumes the same session,
  * and a reviewer that edits the tree has its vote voided.
  */
+import { defaultPayloadConverter, type WorkflowHandle } from '@temporalio/client';
 import { sandboxPlatform } from '../../activities/sandbox.js';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -219,10 +220,33 @@ describe('providers', () => {
     expect(fake.calls()).toHaveLength(2);
   });
 
+  /**
+   * Until the running call's heartbeat, as the server holds it, carries its session: what a retry
+   * on another machine resumes. A fixed sleep was not enough on a loaded machine, where the
+   * worker's first heartbeat reaches the server seconds late.
+   */
+  async function sessionOnServer(handle: WorkflowHandle): Promise<void> {
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      for (const a of (await handle.describe()).raw.pendingActivities ?? []) {
+        const p = a.heartbeatDetails?.payloads?.[0];
+        if (!p) continue;
+        const beat = defaultPayloadConverter.fromPayload<{ session?: unknown } | null>({
+          metadata: p.metadata ?? {},
+          data: p.data ?? undefined,
+        });
+        if (typeof beat?.session === 'string') return;
+      }
+      await sleep(200);
+    }
+    throw new Error("no heartbeat with the call's session reached the server within 60 s");
+  }
+
+  // The first call sleeps a minute: it is killed long before, once its session reached the server.
   it('a machine lost during a claude call (worker and agent supervisor killed): the retried attempt resumes the same session', async () => {
     const repo = makeRepo();
     const fake = fakeScenario([
-      { sleepMs: 8000, writes: { 'a.txt': 'a\n' } },
+      { sleepMs: 60_000, writes: { 'a.txt': 'a\n' } },
       { writes: { 'a.txt': 'a\n' }, text: 'COMPLETION PROMISE FULFILLED' },
     ]);
     const tq = uniqueId('tq');
@@ -238,7 +262,7 @@ describe('providers', () => {
       }),
     );
     await waitForStatus(handle, (x) => x.agentRunning);
-    await sleep(2500); // the session id reached a heartbeat
+    await sessionOnServer(handle);
     first.child.kill('SIGKILL');
     // The agent's supervisor and the agent go with it, as when the machine restarts.
     const runs = path.join(repo, '.vigil', 'runs');
