@@ -8,6 +8,7 @@
 import { html } from 'hono/html';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { evidenceNote } from '../../workflows/decisions/evidence-line.js';
+import { deadlinesLine } from '../../workflows/decisions/pause-deadlines.js';
 import { redactSecrets } from '../../workflows/decisions/scans.js';
 import { spendText } from '../../workflows/ui.js';
 import type { AcrossRunsReport, RunReport } from '../report.js';
@@ -136,11 +137,19 @@ export function actionsPanel(s: StatusSnapshot, place: 'inbox' | 'run'): Html {
 }
 
 function facts(s: StatusSnapshot, now: Date, waiting: Waiting | null): Html {
+  // A pause that waits for a person: its reminder, re-route and deadline, as status says them.
+  const deadlines = s.status === 'paused' ? deadlinesLine(s.pause?.deadlines, now.getTime()) : '';
   return html`<dl class="facts">
     ${
       waiting
         ? html`<dt>waiting since</dt>
             <dd>${waiting.since} (${since(waiting.since, now)})</dd>`
+        : ''
+    }
+    ${
+      deadlines
+        ? html`<dt>if nobody answers</dt>
+            <dd class="deadlines">${deadlines}</dd>`
         : ''
     }
     <dt>cost so far</dt>

@@ -219,6 +219,8 @@ describe('vigil console', () => {
     expect(cardText).toContain('escalated to a person');
     expect(cardText).toMatch(/iteration\s*2 of at most 10/);
     expect(cardText).toContain('$0.60');
+    // With the default knobs a question reminds its channels after 4 h: the card says so.
+    expect(cardText).toMatch(/if nobody answers\s*reminder in (3|4) h/);
     await page.screenshot({ path: path.join(ARTIFACTS, 'inbox.png'), fullPage: true });
 
     // --- a directive typed in the page, sent with the resume

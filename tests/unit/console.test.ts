@@ -12,10 +12,12 @@ import { describe, expect, it } from 'vitest';
 import { accessToken, consoleToken, fromAnotherSite, isLoopback, localPath, sameToken } from '../../cli/console/access.js';
 import { stepsOf } from '../../cli/console/actions.js';
 import { chartsFromReport, chartsFromSnapshot, pauseLengths, waitingFor } from '../../cli/console/model.js';
-import { runSummary } from '../../cli/console/pages.js';
+import { inboxCards, runSummary } from '../../cli/console/pages.js';
+import type { RunRow } from '../../cli/console/sources.js';
 import type { PauseEvent, RunReport } from '../../cli/report.js';
 import type { RunEvent } from '../../schemas/events.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
+import { statusSnapshot } from '../support/status-snapshot.js';
 
 const NOW = new Date('2026-11-22T12:00:00Z');
 const pause = (reason: string, by = 'vigil') => ({ reason, by, at: '2026-11-22T11:00:00Z' });
@@ -305,5 +307,37 @@ describe("a finished run's header", () => {
     const hostile = String(await runSummary(finished('council_approved', ['evidence: tests (`<script>x</script>`)']), null, null, NOW));
     expect(hostile).toContain('&lt;script&gt;');
     expect(hostile).not.toContain('<script>x');
+  });
+});
+
+describe('an inbox card', () => {
+  const question = 'escalation (agent request): Postgres or SQLite?';
+  const card = (deadlines: NonNullable<StatusSnapshot['pause']>['deadlines']): string => {
+    const snapshot = statusSnapshot({ status: 'paused', paused: true, pause: { ...pause(question), deadlines } });
+    const waiting = waitingFor(snapshot, NOW);
+    if (!waiting) throw new Error('an escalation waits for a person');
+    return String(inboxCards([{ entry: { row: {} as RunRow, snapshot, waiting }, handoff: null }], NOW));
+  };
+  const timers = {
+    remindAt: '2026-11-22T15:00:00Z',
+    rerouteAt: '2026-11-23T11:00:00Z',
+    deadlineAt: '2026-11-25T11:00:00Z',
+    onDeadline: 'stop' as const,
+    reminded: null,
+    rerouted: null,
+    answered: null,
+  };
+
+  it("says what happens if nobody answers, as status does: the reminder, the re-route, the deadline's action", () => {
+    const text = card(timers);
+    expect(text).toContain('<dt>if nobody answers</dt>');
+    expect(text).toContain('<dd class="deadlines">reminder in 3 h; re-routed in 23 h; stops in 71 h</dd>');
+    const later = card({ ...timers, reminded: '2026-11-22T10:00:00Z', onDeadline: 'default-answer' });
+    expect(later).toContain('<dd class="deadlines">reminder sent 2 h ago; re-routed in 23 h; takes the default answer in 71 h</dd>');
+  });
+
+  it('says nothing of deadlines for a pause without them', () => {
+    expect(card(null)).not.toContain('if nobody answers');
+    expect(card(undefined)).not.toContain('if nobody answers');
   });
 });

@@ -6,10 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import { printStatus } from '../../cli/status.js';
 import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
-import { OUTCOME_EXIT_CODES, type IterationRecord, type Verdict } from '../../schemas/run.js';
-import { StatusSnapshotSchema, type StatusSnapshot } from '../../schemas/status.js';
+import { OUTCOME_EXIT_CODES, type Verdict } from '../../schemas/run.js';
+import type { StatusSnapshot } from '../../schemas/status.js';
 import { cardMarkdown, currentDetails, nextStep, spendText, staticDetails, staticSummary, voteLines } from '../../workflows/ui.js';
 import { onRepositoryTrouble } from '../../workflows/decisions/repository.js';
+import { iterationRecord as record, statusSnapshot as snapshot, T } from '../support/status-snapshot.js';
 
 const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
 
@@ -112,78 +113,6 @@ describe('staticDetails', () => {
 });
 
 describe('currentDetails', () => {
-  const T = '2025-03-01T10:00:00.000Z';
-
-  const record = (over: Partial<IterationRecord> = {}): IterationRecord => ({
-    iteration: 3,
-    phase: 'VERIFY',
-    tier: 'development',
-    exitCode: 0,
-    durationMs: 12_400,
-    logPath: '/home/dev/todo-app/.vigil/logs/iteration-3.log',
-    attempts: 1,
-    claimed: false,
-    changed: true,
-    filesChangedSinceStart: 4,
-    treeHash: 'tree3',
-    at: T,
-    ...over,
-  });
-
-  const snapshot = (over: Partial<StatusSnapshot> = {}): StatusSnapshot =>
-    StatusSnapshotSchema.parse({
-      workflowId: 'vigil-todo-app-1',
-      runId: 'run-1',
-      status: 'running',
-      iteration: 3,
-      maxIterations: 25,
-      phase: 'VERIFY',
-      tier: 'development',
-      paused: false,
-      pause: null,
-      consecutiveFailures: 0,
-      consecutiveNoChange: 0,
-      recentHashes: ['tree1', 'tree2', 'tree3'],
-      runStartSha: 'abc1234',
-      pendingDirectives: 0,
-      backoffUntil: null,
-      agentRunning: false,
-      lastIteration: record(),
-      recentIterations: [record({ iteration: 1 }), record({ iteration: 2 }), record()],
-      lastCompletion: null,
-      outcome: null,
-      invalidMessages: [],
-      invalidMessageCount: 0,
-      generations: 0,
-      repoPath: '/home/dev/todo-app',
-      prdPath: '/home/dev/todo-app/docs/PRD.md',
-      doneSignals: 0,
-      totalDoneSignals: 0,
-      breaker: null,
-      council: { enabled: true, rounds: 0, verdicts: [], forceReviewPending: false },
-      lastEvidence: null,
-      lastTests: null,
-      autonomyMode: 'supervised',
-      uncertainty: {
-        enabled: true,
-        noChangeMin: 4,
-        consecutiveCoOccur: 0,
-        escalatedEpisode: false,
-        escalatedAtIteration: -1,
-        ring: [],
-        lastRoundIteration: -1,
-        lastProxies: { p1: false, p2: false, p3: false },
-      },
-      ladder: null,
-      escalations: [],
-      notifications: { sent: 0, failed: 0, recentFailures: [] },
-      driftReports: 0,
-      latestHandoff: null,
-      spend: { usd: 0, inputTokens: 0, outputTokens: 0, calls: 0 },
-      budgetUsd: 0,
-      ...over,
-    } satisfies StatusSnapshot);
-
   const paras = (s: string): string[] => s.split('\n\n');
 
   /** The last paragraph of a running run's card: what Temporal's own buttons would do to it. */
