@@ -294,11 +294,14 @@ describe('vigil logs', () => {
 
   it('follows a run across three iterations with -f, creates no workflow, and prints agent escape sequences visibly', async () => {
     // Each iteration: a line with a screen clear and a window title, a pause (so the follower reads it live), a change.
+    // The first pause is long: the follower, a CLI process started once the first call runs, has to
+    // attach before that call ends, also on a loaded machine (it follows from the iteration running).
     const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-agent-'));
     const script = path.join(dir, 'agent.sh');
     writeFileSync(
       script,
-      `#!/bin/sh\ncat > /dev/null\nprintf 'agent %s: \\033[2J\\033]0;owned\\007 tidy\\r\\n' "$VIGIL_ITERATION"\nsleep 2\necho "step $VIGIL_ITERATION" >> work.txt\necho "iteration $VIGIL_ITERATION done"\n`,
+      `#!/bin/sh\ncat > /dev/null\nprintf 'agent %s: \\033[2J\\033]0;owned\\007 tidy\\r\\n' "$VIGIL_ITERATION"\n` +
+        `if [ "$VIGIL_ITERATION" = 1 ]; then sleep 15; else sleep 2; fi\necho "step $VIGIL_ITERATION" >> work.txt\necho "iteration $VIGIL_ITERATION done"\n`,
     );
     chmodSync(script, 0o755);
     const { id } = await startOn('alpha', script, ['--set', 'maxIterations=3']);
