@@ -104,7 +104,8 @@ export async function collectEvidence(raw: CollectEvidenceInput): Promise<Eviden
       '',
       '## Test changes lifted by a person or the PRD checklist',
       '',
-      'These integrity or gaming findings do not block: a person waived them, or a PRD checklist item asks for the change. Judge whether the PRD really asks for it.',
+      'These integrity or gaming findings do not block: a person waived them, or a PRD checklist item asks ' +
+        'for the change. Judge whether the PRD really asks for it.',
       '',
       input.liftedFindings,
     );

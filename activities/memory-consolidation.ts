@@ -64,7 +64,8 @@ async function tracesOf(db: Db, workflowId: string): Promise<IterationTrace[]> {
 }
 
 const EPISODE_COLUMNS =
-  'workflow_id, iteration, repo, at, phase, tier, provider, outcome, files, errors, findings, council_reasons, signatures, passed, summary, retrieved, importance, files_read';
+  'workflow_id, iteration, repo, at, phase, tier, provider, outcome, files, errors, findings, ' +
+  'council_reasons, signatures, passed, summary, retrieved, importance, files_read';
 
 export async function upsertEpisodes(db: Db, episodes: readonly Episode[]): Promise<void> {
   for (const e of episodes) {

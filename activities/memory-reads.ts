@@ -130,7 +130,8 @@ export async function showMemory(db: Db, kind: MemoryKindName, id: number): Prom
   const row = r.rows[0];
   if (!row) return null;
   const links = await db.query<{ relation: string; from_kind: string; from_id: string; to_kind: string; to_id: string }>(
-    'select relation, from_kind, from_id, to_kind, to_id from memory_links where (from_kind = $1 and from_id = $2) or (to_kind = $1 and to_id = $2) order by relation, to_id',
+    'select relation, from_kind, from_id, to_kind, to_id from memory_links where (from_kind = $1 and ' +
+      'from_id = $2) or (to_kind = $1 and to_id = $2) order by relation, to_id',
     [kind, id],
   );
   const out: Record<string, unknown> = { kind: kind === 'pattern' ? row.kind : kind };

@@ -242,6 +242,7 @@ export function describeLimits(settings: CgroupSettings): { cgroup: boolean; lin
     cgroup: false,
     line:
       `no cgroup can be made here (${(probe.problem ?? '').slice(0, 300)}): the fallback — RLIMIT_DATA per process, and each call's tasks and ` +
-      'memory watched twice a second (a burst between two looks can pass a limit; its /tmp is not counted); no pid limit the kernel holds, no CPU weight but nice',
+      ('memory watched twice a second (a burst between two looks can pass a limit; its /tmp is not ' +
+        'counted); no pid limit the kernel holds, no CPU weight but nice'),
   };
 }

@@ -101,7 +101,9 @@ function scratchRepository(): {
   const diffPath = path.join(root, 'review.diff');
   writeFileSync(
     diffPath,
-    'diff --git a/src/greet.js b/src/greet.js\nnew file mode 100644\n--- /dev/null\n+++ b/src/greet.js\n@@ -0,0 +1,4 @@\n+/** Greets someone. */\n+export function greet(name) {\n+  return `Hello, ${name}!`;\n+}\n',
+    'diff --git a/src/greet.js b/src/greet.js\nnew file mode 100644\n--- /dev/null\n+++ ' +
+      'b/src/greet.js\n@@ -0,0 +1,4 @@\n+/** Greets someone. */\n+export function greet(name) {\n+  return ' +
+      '`Hello, ${name}!`;\n+}\n',
   );
   const evidencePath = path.join(root, 'evidence.md');
   writeFileSync(

@@ -63,7 +63,8 @@ export interface EndpointAnswer {
 
 /** What `vigil doctor --deep` cannot check, said plainly in its report. */
 export const NOT_CHECKED = [
-  'OAuth logins and keychain credentials (claude /login, CLAUDE_CODE_OAUTH_TOKEN, codex login, gemini and opencode auth): only API keys in the environment or the CLI’s config are tried',
+  'OAuth logins and keychain credentials (claude /login, CLAUDE_CODE_OAUTH_TOKEN, codex login, gemini ' +
+    'and opencode auth): only API keys in the environment or the CLI’s config are tried',
   'the models a run asks for (each tier’s): only one small model answered one token',
   'tool use, streaming and long calls: the request asks for one output token',
   'quotas and spend limits beyond this one request',

@@ -215,7 +215,8 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal, kind: McpTrans
     {
       title: 'Rewind a run',
       description:
-        'Take a running run back to just after iteration `to` (tree and state), or with `fork` start a new run from that checkpoint of a finished run (`vigil rewind --json`, under `rewind`).',
+        'Take a running run back to just after iteration `to` (tree and state), or with `fork` start a new ' +
+        'run from that checkpoint of a finished run (`vigil rewind --json`, under `rewind`).',
       inputSchema: McpRewindInput,
       outputSchema: McpRewindOutputSchema,
       annotations: { destructiveHint: true },
@@ -266,7 +267,8 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal, kind: McpTrans
     {
       title: 'Read a report',
       description:
-        "From the event store: one run's summary and timeline (with `id`, under `run`), or the report across runs (under `acrossRuns`) (`vigil report --json`).",
+        "From the event store: one run's summary and timeline (with `id`, under `run`), or the report across " +
+        'runs (under `acrossRuns`) (`vigil report --json`).',
       inputSchema: McpReportInput,
       outputSchema: McpReportOutputSchema,
       annotations: { readOnlyHint: true },
@@ -279,7 +281,9 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal, kind: McpTrans
     {
       title: 'Search the memory',
       description:
-        'The memory of earlier runs in the event store: patterns, anti-patterns (a test that kept failing for the same reason, and what fixed it) and skills whose words match the query, best first (`vigil memory search --json`).',
+        'The memory of earlier runs in the event store: patterns, anti-patterns (a test that kept failing ' +
+        'for the same reason, and what fixed it) and skills whose words match the query, best first (`vigil ' +
+        'memory search --json`).',
       inputSchema: McpMemorySearchInput,
       outputSchema: McpMemorySearchOutputSchema,
       annotations: { readOnlyHint: true },
@@ -292,7 +296,10 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal, kind: McpTrans
     {
       title: 'Claim the task complete',
       description:
-        "For the agent inside a Vigil run: claim that the run's task is complete, with a summary, the evidence and a confidence from 0 to 1. It is a claim, not a verdict: Vigil reads it when this agent call ends and judges it with its own checks (quality gates, code review, the PRD checklist, the completion council).",
+        "For the agent inside a Vigil run: claim that the run's task is complete, with a summary, the " +
+        'evidence and a confidence from 0 to 1. It is a claim, not a verdict: Vigil reads it when this agent ' +
+        'call ends and judges it with its own checks (quality gates, code review, the PRD checklist, the ' +
+        'completion council).',
       inputSchema: McpTaskCompleteInput,
       outputSchema: McpTaskCompleteOutputSchema,
     },

@@ -19,7 +19,8 @@ export function addMemoryCommand(program: Command): Command {
   const memory = program
     .command('memory')
     .description(
-      'the memory that outlives a run (docs/memory.md), in the event store (DATABASE_URL, else the local one): list, show, search, forget, export, import, consolidate',
+      'the memory that outlives a run (docs/memory.md), in the event store (DATABASE_URL, else the local ' +
+        'one): list, show, search, forget, export, import, consolidate',
     );
   memory
     .command('list')

@@ -123,7 +123,8 @@ export function workerOperationsOptions(cmd: Command): Command {
     )
     .option(
       '--otel [url]',
-      'trace workflows and activities with OpenTelemetry, exported over OTLP/HTTP to URL (default: OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318); on when OTEL_EXPORTER_OTLP_ENDPOINT is set',
+      'trace workflows and activities with OpenTelemetry, exported over OTLP/HTTP to URL (default: ' +
+        'OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318); on when OTEL_EXPORTER_OTLP_ENDPOINT is set',
     );
   for (const spec of TUNING_SPECS) cmd.option(`${spec.flag} <n>`, `${TUNING_HELP[spec.key]}; env ${spec.env}`);
   return cmd;

@@ -119,7 +119,8 @@ export function noWorkerError(ep: Endpoint, workflowId: string, taskFailing: str
   if (taskFailing) {
     return new CliError(
       `run "${workflowId}" is running, but its workflow task keeps failing on the worker: ${taskFailing}.\n` +
-        "A worker is polling; it cannot process this run (see the worker's log). Fix the cause and restart the worker, or end the run with `temporal workflow terminate -w " +
+        ("A worker is polling; it cannot process this run (see the worker's log). Fix the cause and restart " +
+          'the worker, or end the run with `temporal workflow terminate -w ') +
         `${workflowId}\`.`,
       EXIT.unreachable,
     );
@@ -127,7 +128,8 @@ export function noWorkerError(ep: Endpoint, workflowId: string, taskFailing: str
   return new CliError(
     `run "${workflowId}" is running, but no worker is polling task queue "${ep.taskQueue}" (nothing answered within ${WORKER_ANSWER_MS / 1000} s).\n` +
       (sent ? 'The message was not acknowledged; Temporal may still deliver it when a worker picks the run up. ' : '') +
-      'Start one with `vigil worker` (or `vigil up`). To record a message durably anyway, resend it with --signal: it takes effect when a worker picks the run up.',
+      ('Start one with `vigil worker` (or `vigil up`). To record a message durably anyway, resend it with ' +
+        '--signal: it takes effect when a worker picks the run up.'),
     EXIT.unreachable,
   );
 }

@@ -150,7 +150,9 @@ export function configureWorkerStore(env: NodeJS.ProcessEnv, flags: StoreFlags):
 }
 
 const STORE_HINT =
-  'Set DATABASE_URL to the event store the workers write to (postgres://user:password@host:port/database), or run `vigil server` or `vigil up`, which start the local one.';
+  'Set DATABASE_URL to the event store the workers write to ' +
+  '(postgres://user:password@host:port/database), or run `vigil server` or `vigil up`, which start the ' +
+  'local one.';
 
 /**
  * The store `vigil report` and `vigil history` read: VIGIL_DATABASE_URL / DATABASE_URL, else the

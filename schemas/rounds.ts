@@ -57,7 +57,8 @@ export const CouncilRoundInputSchema = shared('schemas/rounds:CouncilRoundInputS
      */
     checklist: z
       .object({
-        // The call as runAgent takes it (schemas/activities.ts, RunAgentInputSchema), which the round activity checks it against: that module imports this one's users.
+        // The call as runAgent takes it (schemas/activities.ts, RunAgentInputSchema), which the round activity checks it against: that
+        // module imports this one's users.
         call: z.record(z.string(), z.unknown()),
         mustPass: z.array(z.string()).max(200),
         mustNotFail: z.array(z.string()).max(200),

@@ -115,7 +115,9 @@ export class VigilMetrics {
     const readinessNow = (): ReadinessSource | null => this.readiness;
     const runs = new Gauge({
       name: 'vigil_runs',
-      help: 'Open runs in the namespace by Vigil status (from their status query; the VigilStatus search attribute when the query does not answer). The same on every worker: aggregate with max, not sum.',
+      help:
+        'Open runs in the namespace by Vigil status (from their status query; the VigilStatus search ' +
+        'attribute when the query does not answer). The same on every worker: aggregate with max, not sum.',
       labelNames: ['status'],
       registers,
       async collect() {
@@ -126,7 +128,9 @@ export class VigilMetrics {
     });
     const waiting = new Gauge({
       name: 'vigil_runs_waiting_for_person',
-      help: 'Open runs paused and waiting for a person to resume, stop or answer them, by who paused them (vigil: an escalation, a failing gate, the budget, credentials; person: someone paused it).',
+      help:
+        'Open runs paused and waiting for a person to resume, stop or answer them, by who paused them ' +
+        '(vigil: an escalation, a failing gate, the budget, credentials; person: someone paused it).',
       labelNames: ['paused_by'],
       registers,
       async collect() {

@@ -105,7 +105,8 @@ function assets(): Map<string, { body: string; type: string }> {
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 const CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+  "connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
 
 export function consoleApp(opts: ConsoleOptions, port: () => number, token: string | null, tokenFile: string): Hono {
   const { client, ep } = opts;

@@ -11,7 +11,8 @@ const ROLE_TEXT: Record<MemberRole, string> = {
   'test-auditor':
     'You are the TEST AUDITOR. Check that the requirements are covered by adequate, passing tests. A project without passing tests is not complete.',
   'devils-advocate-minded':
-    "You are the DEVIL'S ADVOCATE. Look for reasons the work is NOT complete: error handling, security, performance, documentation, edge cases, hard-coded values, TODOs.",
+    "You are the DEVIL'S ADVOCATE. Look for reasons the work is NOT complete: error handling, security, " +
+    'performance, documentation, edge cases, hard-coded values, TODOs.',
 };
 
 export interface CouncilPromptInput {
@@ -49,7 +50,8 @@ export function councilPrompt(p: CouncilPromptInput): string {
 export function devilsAdvocatePrompt(p: Omit<CouncilPromptInput, 'role' | 'member'>): string {
   return [
     `The completion council voted UNANIMOUSLY (${p.size} of ${p.size}) that the work in this repository is complete (iteration ${p.iteration}).`,
-    'Unanimity is suspicious. Your job is to refute it: look hard for any reason to refuse completion — unmet requirements, failing or missing tests, broken edge cases, security problems, stubs and TODOs.',
+    'Unanimity is suspicious. Your job is to refute it: look hard for any reason to refuse completion — ' +
+      'unmet requirements, failing or missing tests, broken edge cases, security problems, stubs and TODOs.',
     `Requirements (PRD): ${p.prdPath}`,
     `Evidence pack: ${p.evidencePath}. Do not modify anything.`,
     'Approve only if you find nothing at all.',

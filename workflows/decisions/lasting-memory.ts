@@ -186,9 +186,11 @@ export function episodesOf(run: RunJournal): Episode[] {
 // Consolidation
 
 const STOP = new Set(
-  'the and for with that this from was were are not but you your has have had its into out too all any can will then than when what which who how why test tests failed fails failing pass passed error run runs iteration times same reason gate'.split(
-    ' ',
-  ),
+  (
+    'the and for with that this from was were are not but you your has have had its into out too all any ' +
+    'can will then than when what which who how why test tests failed fails failing pass passed error ' +
+    'run runs iteration times same reason gate'
+  ).split(' '),
 );
 
 /** The words retrieval matches on: lower case, three characters or more, no common words. */

@@ -163,7 +163,8 @@ export interface ReviewDue {
  * for its own tree, or for a later one whose changes since touch no product code (tests, which the
  * integrity gate holds to the run's start, and docs) and no file a reviewer flagged; when the
  * changes since are known, anything else is a **delta review** of the diff between the reviewed
- * tree and this one (cheaper than the whole diff again); when they are not known, a full review. A review whose answers broke the agent contract gave no verdict: it
+ * tree and this one (cheaper than the whole diff again); when they are not known, a full review. A review whose answers broke the agent
+ * contract gave no verdict: it
  * never stands (asked again, each check counts on the contract's streak). Nor does an inconclusive
  * one (a reviewer that gave no answer: it crashed, timed out or fell silent): it says nothing of
  * the work, and the builder cannot change it, so standing on its own tree would refuse every later

@@ -82,10 +82,14 @@ const KIND = { pattern: 'pattern', anti_pattern: 'anti-pattern' } as const;
 /** The judge's prompt: what it is shown and the one answer it owes. */
 export function judgePrompt(sel: JudgeSelection): string {
   const lines = [
-    "You are Vigil's memory judge. Below are patterns (what fixed a failure) and anti-patterns (a failure that repeated) that runs of this installation consolidated from what their agents did. Do not change any file.",
+    "You are Vigil's memory judge. Below are patterns (what fixed a failure) and anti-patterns (a " +
+      'failure that repeated) that runs of this installation consolidated from what their agents did. Do ' +
+      'not change any file.',
     '',
-    '1. For each item, write one lesson: one line (at most 300 characters), an instruction a later agent can follow ("Return a + b from add(); do not add an offset").',
-    '2. Merge near-duplicates: items of the same kind that say the same thing. Name the item to keep and the items it replaces. Merge only items of the same kind and scope.',
+    '1. For each item, write one lesson: one line (at most 300 characters), an instruction a later agent ' +
+      'can follow ("Return a + b from add(); do not add an offset").',
+    '2. Merge near-duplicates: items of the same kind that say the same thing. Name the item to keep and ' +
+      'the items it replaces. Merge only items of the same kind and scope.',
     '',
     'Answer with one JSON object and nothing else, in a ```json fenced block:',
     '```json',

@@ -19,7 +19,8 @@ export type { PromptInput };
 /** The RARV meaning of each phase (spec §1.6): what this iteration is for. */
 const PHASE_GUIDANCE: Record<Phase, string> = {
   REASON:
-    'REASON: read the requirements and the current code, .vigil/CONTINUITY.md and the run so far; decide the next most valuable step and write it down in .vigil/CONTINUITY.md.',
+    'REASON: read the requirements and the current code, .vigil/CONTINUITY.md and the run so far; decide ' +
+    'the next most valuable step and write it down in .vigil/CONTINUITY.md.',
   ACT: 'ACT: implement the next step; keep changes small and commit them with a clear message.',
   REFLECT:
     'REFLECT: review what changed (git log, git diff, the run so far); note mistakes and what to do differently in .vigil/CONTINUITY.md.',
@@ -212,7 +213,8 @@ export function promptValues(p: PromptInput): Record<PromptPlaceholder, string> 
         ? `The previous ${p.retry === 1 ? 'attempt' : `${p.retry} attempts`} failed; check the state of the repository before continuing.`
         : '',
     freshSession: p.freshSession
-      ? 'This is a FRESH SESSION: earlier conversation context was cleared on request. Rebuild your picture of the work from the repository, your continuity notes and the run so far below.'
+      ? 'This is a FRESH SESSION: earlier conversation context was cleared on request. Rebuild your picture ' +
+        'of the work from the repository, your continuity notes and the run so far below.'
       : '',
     handoff: section('Where things stand (latest handoff):', p.handoffSummary),
     directives,
@@ -242,7 +244,10 @@ export function promptValues(p: PromptInput): Record<PromptPlaceholder, string> 
  * disagree (workflows/decisions/integrity.ts, gaming.ts, tests-verdict.ts).
  */
 export const TEST_HONESTY =
-  'Never delete, skip or weaken a test or its harness to reach green: Vigil checks both against the run\'s start. If the tests and the PRD disagree, write .vigil/signals/HUMAN_REVIEW_NEEDED as {"reason": "...", "blocking": true, "defaultAnswer": "what you would do if nobody answers"} and stop.';
+  'Never delete, skip or weaken a test or its harness to reach green: Vigil checks both against the ' +
+  "run's start. If the tests and the PRD disagree, write .vigil/signals/HUMAN_REVIEW_NEEDED as " +
+  '{"reason": "...", "blocking": true, "defaultAnswer": "what you would do if nobody answers"} and ' +
+  'stop.';
 
 /** Fills a template: placeholders replaced; lines of empty sections dropped; blank lines collapsed. */
 export function renderPromptTemplate(template: PromptTemplate, values: Record<PromptPlaceholder, string>): string {

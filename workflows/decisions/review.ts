@@ -446,21 +446,37 @@ export function shouldRerun(result: ReviewRecord['result'], alreadyRerun: boolea
 
 const FOCUS: Readonly<Record<string, string>> = {
   'requirements-verifier':
-    'You are the REQUIREMENTS VERIFIER. Check that the change implements what the requirements ask for, completely and correctly: no requirement stubbed, faked, hard-coded for a test, or silently dropped, and nothing built that contradicts them.',
+    'You are the REQUIREMENTS VERIFIER. Check that the change implements what the requirements ask for, ' +
+    'completely and correctly: no requirement stubbed, faked, hard-coded for a test, or silently ' +
+    'dropped, and nothing built that contradicts them.',
   'architecture-strategist':
-    'You are the ARCHITECTURE STRATEGIST. Judge the structure of the change: module boundaries, coupling, data flow, error handling paths, and whether the design will hold as the code grows. Flag designs that are wrong, not merely different from your taste.',
+    'You are the ARCHITECTURE STRATEGIST. Judge the structure of the change: module boundaries, ' +
+    'coupling, data flow, error handling paths, and whether the design will hold as the code grows. Flag ' +
+    'designs that are wrong, not merely different from your taste.',
   'maintainer-mergeability':
-    'You are the MAINTAINER deciding whether this change can be merged as is. Look for correctness bugs, dead or duplicated code, missing tests for new behaviour, unclear names, leftover debugging, TODOs and anything a maintainer would have to fix after merging.',
+    'You are the MAINTAINER deciding whether this change can be merged as is. Look for correctness bugs, ' +
+    'dead or duplicated code, missing tests for new behaviour, unclear names, leftover debugging, TODOs ' +
+    'and anything a maintainer would have to fix after merging.',
   'security-sentinel':
-    'You are the SECURITY SENTINEL. Look for injection (SQL, shell, path), broken authentication or authorization, secrets in code or logs, unsafe deserialization, missing input validation, CSRF/CORS mistakes and unsafe defaults.',
+    'You are the SECURITY SENTINEL. Look for injection (SQL, shell, path), broken authentication or ' +
+    'authorization, secrets in code or logs, unsafe deserialization, missing input validation, CSRF/CORS ' +
+    'mistakes and unsafe defaults.',
   'test-coverage-auditor':
-    'You are the TEST COVERAGE AUDITOR. Check that the new and changed behaviour is tested, that the tests assert real outcomes (not tautologies or mocks of the code under test), that edge cases and failure paths are covered, and that no test was weakened or skipped to pass.',
+    'You are the TEST COVERAGE AUDITOR. Check that the new and changed behaviour is tested, that the ' +
+    'tests assert real outcomes (not tautologies or mocks of the code under test), that edge cases and ' +
+    'failure paths are covered, and that no test was weakened or skipped to pass.',
   'performance-oracle':
-    'You are the PERFORMANCE ORACLE. Look for quadratic loops over unbounded input, N+1 queries, missing indexes, unbounded caches or buffers, blocking calls on hot paths, needless re-rendering or refetching, and resource leaks.',
+    'You are the PERFORMANCE ORACLE. Look for quadratic loops over unbounded input, N+1 queries, missing ' +
+    'indexes, unbounded caches or buffers, blocking calls on hot paths, needless re-rendering or ' +
+    'refetching, and resource leaks.',
   'dependency-analyst':
-    'You are the DEPENDENCY ANALYST. Review added, removed and upgraded dependencies: are they needed, maintained, pinned sensibly and licensed compatibly; do the manifests and lockfiles agree; are imports of undeclared packages present.',
+    'You are the DEPENDENCY ANALYST. Review added, removed and upgraded dependencies: are they needed, ' +
+    'maintained, pinned sensibly and licensed compatibly; do the manifests and lockfiles agree; are ' +
+    'imports of undeclared packages present.',
   'devils-advocate':
-    "You are the DEVIL'S ADVOCATE. Every other reviewer passed this change; assume they missed something and find it: wrong behaviour on edge cases, unhandled errors, security holes, requirements not really met, tests that prove nothing.",
+    "You are the DEVIL'S ADVOCATE. Every other reviewer passed this change; assume they missed something " +
+    'and find it: wrong behaviour on edge cases, unhandled errors, security holes, requirements not ' +
+    'really met, tests that prove nothing.',
 };
 
 const focusOf = (reviewer: string): string =>
@@ -515,8 +531,12 @@ const CONTRACT = [
   'Report each finding on its own line, in this form:',
   '   - [Severity] description (file:line)',
   'where Severity is one of Critical, High, Medium, Low.',
-  'Calibration: Critical and High need a concrete defect in this change with a plausible impact (wrong results, data loss, a security hole, a crash, a broken build); give the file and line. Medium and Low are advisory (style, naming, small risks, suggestions) and do not block. Do not inflate; when unsure, choose Medium.',
-  'Finish with a line of its own reading VERDICT: PASS (no Critical or High defect found) or VERDICT: FAIL (one or more found), written plainly: no backticks, bold or other decoration.',
+  'Calibration: Critical and High need a concrete defect in this change with a plausible impact (wrong ' +
+    'results, data loss, a security hole, a crash, a broken build); give the file and line. Medium and ' +
+    'Low are advisory (style, naming, small risks, suggestions) and do not block. Do not inflate; when ' +
+    'unsure, choose Medium.',
+  'Finish with a line of its own reading VERDICT: PASS (no Critical or High defect found) or VERDICT: ' +
+    'FAIL (one or more found), written plainly: no backticks, bold or other decoration.',
 ];
 
 function header(p: Omit<ReviewerPromptInput, 'reviewer'>): string {
@@ -545,7 +565,9 @@ export function devilsAdvocateReviewPrompt(p: Omit<ReviewerPromptInput, 'reviewe
   return [
     header(p),
     focusOf('devils-advocate'),
-    'Unanimous approval is suspicious. Look hard for what the others missed; PASS only if a thorough search finds no Critical or High defect. Do not invent problems: every Critical or High finding must name a concrete defect.',
+    'Unanimous approval is suspicious. Look hard for what the others missed; PASS only if a thorough ' +
+      'search finds no Critical or High defect. Do not invent problems: every Critical or High finding ' +
+      'must name a concrete defect.',
     '',
     ...evidence(p),
     '',

@@ -174,10 +174,12 @@ export function batchPrompt(p: {
   return [
     `${what}: one call for ${p.names.length} ${p.kind === 'council' ? 'council members' : 'code reviewers'}, each declared as an agent.`,
     '',
-    'Run every one of these agents exactly once, each with the Agent tool and its own name as the agent type, in the foreground (they may run at the same time):',
+    'Run every one of these agents exactly once, each with the Agent tool and its own name as the agent ' +
+      'type, in the foreground (they may run at the same time):',
     ...p.names.map((n) => `- ${n}`),
     '',
-    'Give each agent the same short task: "Carry out your instructions on this repository and answer in the format they ask for." Tell no agent what another found.',
+    'Give each agent the same short task: "Carry out your instructions on this repository and answer in ' +
+      'the format they ask for." Tell no agent what another found.',
     ...(p.followUp ? followUpLines(p.kind, p.followUp) : []),
     'Do not review the work yourself and do not change any file. When every agent has answered, return the structured output: one finding per agent,',
     `with the agent's name and ${answer}, exactly as that agent gave them.`,
@@ -204,7 +206,8 @@ function verifierFirstPrompt(p: {
 }): string {
   const v = p.verifier;
   const members = [
-    'Run every one of these agents exactly once, each with the Agent tool and its own name as the agent type, in the foreground (they may run at the same time):',
+    'Run every one of these agents exactly once, each with the Agent tool and its own name as the agent ' +
+      'type, in the foreground (they may run at the same time):',
     ...p.names.map((n) => `- ${n}`),
   ];
   const order =
@@ -222,9 +225,13 @@ function verifierFirstPrompt(p: {
     ...order,
     '',
     ...(p.followUp ? followUpLines('council', p.followUp) : []),
-    'Give each agent the same short task: "Carry out your instructions on this repository and answer in the format they ask for." Tell no agent what another found.',
-    "Do not review the work yourself and do not change any file. Then return the structured output: the checklist verifier's items (each id, PASS or FAIL, and its evidence)",
-    "and one finding per council agent that ran, with the agent's name and its vote (APPROVE, REJECT or CANNOT_VALIDATE), its one-line reason and its issues with their severities, exactly as each agent gave them.",
+    'Give each agent the same short task: "Carry out your instructions on this repository and answer in ' +
+      'the format they ask for." Tell no agent what another found.',
+    'Do not review the work yourself and do not change any file. Then return the structured output: the ' +
+      "checklist verifier's items (each id, PASS or FAIL, and its evidence)",
+    "and one finding per council agent that ran, with the agent's name and its vote (APPROVE, REJECT or " +
+      'CANNOT_VALIDATE), its one-line reason and its issues with their severities, exactly as each agent ' +
+      'gave them.',
     '',
   ].join('\n');
 }

@@ -170,7 +170,8 @@ export function plannerPrompt(p: { prdPath: string; items: readonly ChecklistIte
   const max = p.maxTasks ?? MAX_TASKS;
   const itemLines = p.items.map((i) => `- ${i.id} (${i.priority}): ${i.title}`);
   return [
-    'You are planning how a coding run is split into tasks that separate agents build in parallel, each in its own git worktree and branch, merged back in dependency order.',
+    'You are planning how a coding run is split into tasks that separate agents build in parallel, each ' +
+      'in its own git worktree and branch, merged back in dependency order.',
     `Read the PRD at ${p.prdPath} and the repository. Do not change any file.`,
     '',
     p.items.length
@@ -182,7 +183,8 @@ export function plannerPrompt(p: { prdPath: string; items: readonly ChecklistIte
     '',
     'Answer with a JSON array in a ```json block, last in your answer:',
     '```json',
-    '[{"id": "api", "title": "the HTTP API", "items": ["REQ-1", "REQ-2"], "dependsOn": []}, {"id": "cli", "title": "the command line", "items": ["REQ-3"], "dependsOn": ["api"]}]',
+    '[{"id": "api", "title": "the HTTP API", "items": ["REQ-1", "REQ-2"], "dependsOn": []}, {"id": ' +
+      '"cli", "title": "the command line", "items": ["REQ-3"], "dependsOn": ["api"]}]',
     '```',
     'Task ids are short: letters, digits, _, . and - (they name branches).',
   ].join('\n');

@@ -16,7 +16,9 @@ export function checklistExtractionPrompt(opts: { prdPath: string; maxItems: num
     'Rules:',
     '- Do not modify any file. Read only; do not run builds, installs or anything that writes.',
     `- At most ${max} item${max === 1 ? '' : 's'}, the most important first. One requirement per item.`,
-    '- Every item must be checkable against the repository: a behaviour a test or command can show, a file or interface that must exist, a limit that can be measured. Leave out aspirations, non-goals and anything no one could check.',
+    '- Every item must be checkable against the repository: a behaviour a test or command can show, a ' +
+      'file or interface that must exist, a limit that can be measured. Leave out aspirations, non-goals ' +
+      'and anything no one could check.',
     '- Ids are REQ-1, REQ-2, ... in order.',
     '- Priority is one of critical (the product is broken or unsafe without it), high (a main feature), medium (expected behaviour), low (polish).',
     '- "verify" says how a reviewer checks the item: the command to run, the test to look for, the file or output to inspect.',
