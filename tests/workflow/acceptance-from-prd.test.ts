@@ -160,7 +160,7 @@ describe.runIf(sandboxPlatform().problem === null)('acceptance tests written fro
     expect(history).toContain('vigil-acceptance-from-prd-v1');
     // Shown once: the run paused once.
     expect(history.match(/Read them there before the builder starts/g)?.length ?? 0).toBeLessThanOrEqual(2);
-  }, 300_000);
+  }, 600_000);
 
   it('the scripted acceptance role writing no test ends the run failed, before any builder call', async () => {
     const repo = makeRepo('no-test');
@@ -237,7 +237,7 @@ describe.runIf(sandboxPlatform().problem === null)('acceptance tests written fro
     const snap = await status(handle);
     expect(snap.checks?.byCause?.acceptance ?? 0).toBe(0);
     expect(snap.acceptance?.last?.iteration).toBe(0);
-  }, 300_000);
+  }, 600_000);
 
   it('a role lazy once and honest when asked again: its second tests are sealed and judge the run', async () => {
     const repo = makeRepo('lazy-once');
@@ -270,5 +270,5 @@ describe.runIf(sandboxPlatform().problem === null)('acceptance tests written fro
     const sealed = snap.acceptance?.drafted?.dir ?? '';
     expect(readdirSync(sealed)).toEqual(['test_prd_neg.py']);
     expect(agentCalls(repo).filter((c) => c.role === 'acceptance')).toHaveLength(2);
-  }, 240_000);
+  }, 600_000);
 });

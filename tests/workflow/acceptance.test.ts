@@ -147,7 +147,7 @@ describe.runIf(sandboxPlatform().problem === null)('the Wall: acceptance tests t
     const history = decodedPayloads(JSON.stringify(await handle.fetchHistory()));
     expect(history).not.toContain(HIDDEN_MARK);
     expect(history).toMatch(/"sha256"/);
-  }, 240_000);
+  }, 600_000);
 
   it('acceptance tests that already pass on the starting tree end the run already_satisfied, without a builder call', async () => {
     const repo = makeRepo('already');
