@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import LongestFirstSequencer from './tests/support/sequencer.js';
+import { patient } from './tests/support/patience.js';
 import { SLOW_TIER } from './tests/support/tiers.js';
 
 // The Temporal SDK loads a native module and a process-wide runtime: test files run in forked
@@ -15,8 +16,9 @@ export default defineConfig({
     pool: 'forks',
     poolOptions: { forks: { minForks: 1, maxForks: 3 } },
     globalSetup: ['tests/support/global-setup.ts'],
-    testTimeout: 180_000,
-    hookTimeout: 180_000,
+    // Hang guards, not speed bars (tests/support/patience.ts).
+    testTimeout: patient(180_000),
+    hookTimeout: patient(180_000),
     reporters: ['default'],
     // Longest files first: the forks end together (tests/support/sequencer.ts).
     sequence: { sequencer: LongestFirstSequencer },

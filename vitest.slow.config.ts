@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { patient } from './tests/support/patience.js';
 import ListedOrderSequencer from './tests/support/listed-order-sequencer.js';
 import { SLOW_TIER } from './tests/support/tiers.js';
 
@@ -10,8 +11,9 @@ export default defineConfig({
     pool: 'forks',
     poolOptions: { forks: { minForks: 1, maxForks: 2 } },
     globalSetup: ['tests/support/global-setup.ts'],
-    testTimeout: 300_000,
-    hookTimeout: 480_000,
+    // Hang guards, not speed bars (tests/support/patience.ts).
+    testTimeout: patient(300_000),
+    hookTimeout: patient(480_000),
     reporters: ['default'],
     sequence: { sequencer: ListedOrderSequencer },
   },

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { CLI, sleep } from '../support/harness.js';
+import { patient } from '../support/patience.js';
 
 export interface CliResult {
   code: number;
@@ -43,7 +44,7 @@ export interface VigilOptions {
 
 /** Runs `vigil ARGS` to completion (never rejects on a non-zero exit; throws on a timeout). */
 export async function runVigil(args: string[], base: Record<string, string>, opts: VigilOptions = {}): Promise<CliResult> {
-  const timeout = opts.timeoutMs ?? 60_000;
+  const timeout = patient(opts.timeoutMs ?? 60_000);
   const r = await execa(process.execPath, [CLI, ...args], {
     env: cleanEnv({ ...base, ...opts.env }),
     extendEnv: false,
@@ -108,7 +109,8 @@ export async function startWorkerProcess(env: Record<string, string>, timeoutMs 
     exited = true;
   });
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`vigil worker did not start polling within ${timeoutMs} ms:\n${seen}`)), timeoutMs);
+    const limit = patient(timeoutMs);
+    const timer = setTimeout(() => reject(new Error(`vigil worker did not start polling within ${limit} ms:\n${seen}`)), limit);
     onPolling = () => {
       clearTimeout(timer);
       resolve();
@@ -143,6 +145,7 @@ export async function waitUntil<T>(
   timeoutMs = 30_000,
   intervalMs = 100,
 ): Promise<NonNullable<T>> {
+  timeoutMs = patient(timeoutMs);
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {

@@ -27,6 +27,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, CLI, ROOT, temporalAddress, uniqueId } from '../support/harness.js';
 import { CLI_CWD, cleanEnv, waitUntil } from './cli-helpers.js';
+import { patient } from '../support/patience.js';
 
 const CHROMIUM = process.env.VIGIL_CHROMIUM ?? '/usr/bin/chromium';
 const consoles: ResultPromise[] = [];
@@ -41,7 +42,7 @@ beforeAll(async () => {
   connection = await Connection.connect({ address: temporalAddress() });
   client = new Client({ connection, namespace: 'default' });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-}, 900_000);
+}, patient(900_000));
 
 afterAll(async () => {
   await Promise.all(
@@ -236,7 +237,7 @@ describe('the console', () => {
         if (url?.startsWith(c.url) && e.statusCode) seen.set(`${new URL(url).pathname} (${sites.get(e.requestId) ?? '?'})`, e.statusCode);
       });
       await tab.goto(`http://localhost:${port}/`);
-      await expect.poll(() => seen.size, { timeout: 15_000 }).toBe(3);
+      await expect.poll(() => seen.size, { timeout: patient(15_000) }).toBe(3);
       expect(Object.fromEntries(seen)).toEqual({
         '/fragments/inbox (cross-site)': 403,
         '/fragments/runs (cross-site)': 403,
@@ -246,7 +247,7 @@ describe('the console', () => {
       await tab.waitForURL(`${c.url}runs?status=paused`);
       expect(await tab.locator('body').textContent()).toContain('does not answer pages of other sites');
       await tab.click('a[href="/runs?status=paused"]');
-      await expect.poll(() => tab.title(), { timeout: 15_000 }).toMatch(/Runs/);
+      await expect.poll(() => tab.title(), { timeout: patient(15_000) }).toMatch(/Runs/);
     } finally {
       await tab.close();
       other.close();

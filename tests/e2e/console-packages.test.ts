@@ -27,6 +27,7 @@ import {
 } from '../support/harness.js';
 import { CLI_CWD, cleanEnv, runVigil, show, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
 import { execFileSync } from 'node:child_process';
+import { patient } from '../support/patience.js';
 
 const CHROMIUM = process.env.VIGIL_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -92,7 +93,7 @@ beforeAll(async () => {
     ].join('\n'),
   );
   chmodSync(wrapper, 0o755);
-}, 900_000);
+}, patient(900_000));
 
 afterAll(async () => {
   if (connection)
@@ -150,49 +151,57 @@ async function startInstallingRun(set: string[]): Promise<string> {
 }
 
 describe('the console lists the package fetches', () => {
-  it('the default knobs: the run page lists the registries the builder fetched from', async () => {
-    const id = await startInstallingRun([]);
-    const snap = await waitUntil(
-      'the first iteration to report its fetches',
-      async () => {
-        const s = await query(id);
-        return (s.sandbox?.packages?.hosts.length ?? 0) >= 3 ? s : null;
-      },
-      240_000,
-      500,
-    );
-    const page = await (browser as Browser).newPage();
-    await page.goto(`${consoleUrl}runs/${encodeURIComponent(id)}`);
-    const section = page.locator('#packages');
-    await section.waitFor({ timeout: 30_000 });
-    const hosts = await section.locator('table.packages tbody tr td:first-child').allTextContents();
-    expect(hosts).toEqual(expect.arrayContaining(['registry.npmjs.org', 'pypi.org', 'files.pythonhosted.org']));
-    const npm = snap.sandbox?.packages?.hosts.find((h) => h.host === 'registry.npmjs.org');
-    expect(await section.locator('tbody tr', { hasText: 'registry.npmjs.org' }).locator('td').nth(1).textContent()).toBe(
-      String(npm?.fetches),
-    );
-    expect(await section.textContent()).toContain('packages.jsonl');
-    expect(await section.locator('p.refused').count()).toBe(0);
-    await page.close();
-  }, 300_000);
+  it(
+    'the default knobs: the run page lists the registries the builder fetched from',
+    async () => {
+      const id = await startInstallingRun([]);
+      const snap = await waitUntil(
+        'the first iteration to report its fetches',
+        async () => {
+          const s = await query(id);
+          return (s.sandbox?.packages?.hosts.length ?? 0) >= 3 ? s : null;
+        },
+        240_000,
+        500,
+      );
+      const page = await (browser as Browser).newPage();
+      await page.goto(`${consoleUrl}runs/${encodeURIComponent(id)}`);
+      const section = page.locator('#packages');
+      await section.waitFor({ timeout: patient(30_000) });
+      const hosts = await section.locator('table.packages tbody tr td:first-child').allTextContents();
+      expect(hosts).toEqual(expect.arrayContaining(['registry.npmjs.org', 'pypi.org', 'files.pythonhosted.org']));
+      const npm = snap.sandbox?.packages?.hosts.find((h) => h.host === 'registry.npmjs.org');
+      expect(await section.locator('tbody tr', { hasText: 'registry.npmjs.org' }).locator('td').nth(1).textContent()).toBe(
+        String(npm?.fetches),
+      );
+      expect(await section.textContent()).toContain('packages.jsonl');
+      expect(await section.locator('p.refused').count()).toBe(0);
+      await page.close();
+    },
+    patient(300_000),
+  );
 
-  it('sandboxRegistries=false: the run page says the fetches were refused and which knob opens the registries', async () => {
-    // Closed on purpose: what the page says of a closed run is the point.
-    const id = await startInstallingRun(['--set', 'sandboxRegistries=false']);
-    await waitUntil(
-      'the first iteration to report its refused fetches',
-      async () => ((await query(id)).sandbox?.packages?.refused ?? 0) >= 2,
-      240_000,
-      500,
-    );
-    const page = await (browser as Browser).newPage();
-    await page.goto(`${consoleUrl}runs/${encodeURIComponent(id)}`);
-    const refused = page.locator('#packages p.refused');
-    await refused.first().waitFor({ timeout: 30_000 });
-    const text = (await refused.first().textContent()) ?? '';
-    expect(text).toMatch(/registry\.npmjs\.org.*refused: the package registries are closed for this run \(sandboxRegistries=false\)/);
-    expect(text).toContain('--set sandboxRegistries=true');
-    expect(await page.locator('#packages table.packages').count()).toBe(0);
-    await page.close();
-  }, 300_000);
+  it(
+    'sandboxRegistries=false: the run page says the fetches were refused and which knob opens the registries',
+    async () => {
+      // Closed on purpose: what the page says of a closed run is the point.
+      const id = await startInstallingRun(['--set', 'sandboxRegistries=false']);
+      await waitUntil(
+        'the first iteration to report its refused fetches',
+        async () => ((await query(id)).sandbox?.packages?.refused ?? 0) >= 2,
+        240_000,
+        500,
+      );
+      const page = await (browser as Browser).newPage();
+      await page.goto(`${consoleUrl}runs/${encodeURIComponent(id)}`);
+      const refused = page.locator('#packages p.refused');
+      await refused.first().waitFor({ timeout: patient(30_000) });
+      const text = (await refused.first().textContent()) ?? '';
+      expect(text).toMatch(/registry\.npmjs\.org.*refused: the package registries are closed for this run \(sandboxRegistries=false\)/);
+      expect(text).toContain('--set sandboxRegistries=true');
+      expect(await page.locator('#packages table.packages').count()).toBe(0);
+      await page.close();
+    },
+    patient(300_000),
+  );
 });

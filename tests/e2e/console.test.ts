@@ -37,6 +37,7 @@ import {
   writeScenario,
 } from '../support/harness.js';
 import { CLI_CWD, cleanEnv, runVigil, show, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
+import { patient } from '../support/patience.js';
 
 const ARTIFACTS = path.join(ROOT, 'test-artifacts', 'console');
 const OPERATOR = 'console-tester';
@@ -107,7 +108,7 @@ beforeAll(async () => {
   client = new Client({ connection, namespace: 'default' });
   worker = await startWorkerProcess(baseEnv());
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-}, 900_000);
+}, patient(900_000));
 
 afterAll(async () => {
   if (connection)
@@ -132,7 +133,7 @@ const ASK = JSON.stringify({ reason: 'Which database should the cache use?', blo
 /** The ack the last action printed (the newest is first). */
 async function lastAck(page: Page, previous: number): Promise<{ ok: boolean; text: string }> {
   // (a locator, not waitForFunction: the page's Content-Security-Policy forbids evaluating strings)
-  await expect.poll(() => page.locator('#acks .ack').count(), { timeout: 60_000 }).toBeGreaterThan(previous);
+  await expect.poll(() => page.locator('#acks .ack').count(), { timeout: patient(60_000) }).toBeGreaterThan(previous);
   const ack = page.locator('#acks .ack').first();
   return { ok: (await ack.getAttribute('data-ok')) === 'true', text: (await ack.textContent()) ?? '' };
 }
@@ -214,8 +215,10 @@ describe('vigil console', () => {
     const card = page.locator(`article.card[data-run="${id}"]`);
     // --- the inbox: why, since when, cost, iteration, the handoff
     await page.goto(url);
-    await card.waitFor({ timeout: 30_000 });
-    await expect.poll(async () => card.locator('.handoff-text').textContent(), { timeout: 30_000 }).toContain('Postgres or SQLite?');
+    await card.waitFor({ timeout: patient(30_000) });
+    await expect
+      .poll(async () => card.locator('.handoff-text').textContent(), { timeout: patient(30_000) })
+      .toContain('Postgres or SQLite?');
     expect(await card.getAttribute('data-kind')).toBe('escalation');
     const cardText = (await card.textContent()) ?? '';
     expect(cardText).toContain('Which database should the cache use?');
@@ -247,7 +250,7 @@ describe('vigil console', () => {
     expect(budgetPause.iteration).toBe(3);
     const runDir = path.join(repo, '.vigil/runs', id);
     expect(readFileSync(path.join(runDir, 'iteration-0003.prompt.md'), 'utf8')).toContain(directive);
-    await expect.poll(async () => card.getAttribute('data-kind'), { timeout: 30_000 }).toBe('budget');
+    await expect.poll(async () => card.getAttribute('data-kind'), { timeout: patient(30_000) }).toBe('budget');
 
     // --- a waiver, a refused amount, then the budget raised (and resumed)
     n = await ackCount(page);
@@ -285,9 +288,18 @@ describe('vigil console', () => {
 
     // --- the run page: charts with the run's numbers, timeline, messages, live log
     await page.goto(`${url}runs/${encodeURIComponent(id)}`);
-    await page.locator('#chart-cost canvas').first().waitFor({ timeout: 30_000 });
-    await page.locator('#chart-progress canvas').first().waitFor({ timeout: 30_000 });
-    await page.locator('#chart-waiting canvas').first().waitFor({ timeout: 30_000 });
+    await page
+      .locator('#chart-cost canvas')
+      .first()
+      .waitFor({ timeout: patient(30_000) });
+    await page
+      .locator('#chart-progress canvas')
+      .first()
+      .waitFor({ timeout: patient(30_000) });
+    await page
+      .locator('#chart-waiting canvas')
+      .first()
+      .waitFor({ timeout: patient(30_000) });
     const charts = JSON.parse((await page.locator('#chart-cost').getAttribute('data-chart')) ?? '{}') as ChartData;
     const snap = await query(id);
     expect(charts.iterations).toEqual(snap.recentIterations.map((i) => i.iteration));
@@ -307,7 +319,7 @@ describe('vigil console', () => {
     ).toBeGreaterThan(100);
     expect(await page.locator('#chart-cost').textContent()).toContain('budget');
     await expect
-      .poll(async () => page.locator('#log').textContent(), { timeout: 30_000 })
+      .poll(async () => page.locator('#log').textContent(), { timeout: patient(30_000) })
       .toContain('agent: iteration four, ␛[2Jasking again');
     expect(await page.locator('#messages').textContent()).toContain(directive);
     const inputRow = page.locator('#messages tr[data-message=input]').first();
@@ -346,7 +358,9 @@ describe('vigil console', () => {
     expect(ack.ok, ack.text).toBe(true);
     const outcome = await client.workflow.getHandle(id).result();
     expect(outcome).toMatchObject({ status: 'stopped' });
-    await expect.poll(async () => page.locator('#summary [data-status]').getAttribute('data-status'), { timeout: 30_000 }).toBe('finished');
+    await expect
+      .poll(async () => page.locator('#summary [data-status]').getAttribute('data-status'), { timeout: patient(30_000) })
+      .toBe('finished');
     // --- the ended run's page shows its end, not the pause it was in when it was stopped (its state still holds it)
     expect((await query(id)).pause).not.toBeNull();
     await page.reload();
@@ -410,15 +424,15 @@ describe('vigil console', () => {
     // (the select's change asks htmx for the filtered table; the polls below wait for it)
     const filterTo = (status: string): Promise<string[]> => page.locator('select[name=status]').selectOption(status);
     await filterTo('stopped');
-    await expect.poll(async () => row(id).count(), { timeout: 30_000 }).toBe(1);
-    await expect.poll(async () => row(id2).count(), { timeout: 30_000 }).toBe(0);
+    await expect.poll(async () => row(id).count(), { timeout: patient(30_000) }).toBe(1);
+    await expect.poll(async () => row(id2).count(), { timeout: patient(30_000) }).toBe(0);
     await filterTo('max_iterations_reached');
-    await expect.poll(async () => row(id2).count(), { timeout: 30_000 }).toBe(1);
-    await expect.poll(async () => row(id).count(), { timeout: 30_000 }).toBe(0);
+    await expect.poll(async () => row(id2).count(), { timeout: patient(30_000) }).toBe(1);
+    await expect.poll(async () => row(id).count(), { timeout: patient(30_000) }).toBe(0);
     await filterTo('ended');
-    await expect.poll(async () => (await row(id).count()) + (await row(id2).count()), { timeout: 30_000 }).toBe(2);
+    await expect.poll(async () => (await row(id).count()) + (await row(id2).count()), { timeout: patient(30_000) }).toBe(2);
     await filterTo('running');
-    await expect.poll(async () => (await row(id).count()) + (await row(id2).count()), { timeout: 30_000 }).toBe(0);
+    await expect.poll(async () => (await row(id).count()) + (await row(id2).count()), { timeout: patient(30_000) }).toBe(0);
     await page.close();
     expect(readdirSync(ARTIFACTS)).toEqual(expect.arrayContaining(['inbox.png', 'run.png']));
   });

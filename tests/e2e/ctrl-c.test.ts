@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { assertBuilt, CLI, makeRepo, temporalAddress, uniqueId, writePrd } from '../support/harness.js';
 import { CLI_CWD, cleanEnv, runVigil, show, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
+import { patient } from '../support/patience.js';
 
 let taskQueue: string;
 let worker: WorkerProcess | undefined;
@@ -98,60 +99,68 @@ afterAll(async () => {
 });
 
 describe('Ctrl+C where a run is followed', () => {
-  it('vigil watch: the first pauses the run, the second stops it, each said first; watch exits with the outcome code', async () => {
-    const id = uniqueId('ctrlc-watch');
-    started.add(id);
-    const r = await runVigil(
-      ['start', writePrd(), '--repo', makeRepo(), '--agent-command', blockingAgent(), ...BUILDER_ONLY, '--id', id],
-      baseEnv(),
-    );
-    expect(r.code, show(r)).toBe(0);
-    await waitUntil('iteration 1 to run', () => running(id), 60_000);
-    const watch = spawnVigil(['watch', id]);
-    await waitUntil('watch to print', () => watch.stdout().includes(`watching ${id}`), 30_000);
+  it(
+    'vigil watch: the first pauses the run, the second stops it, each said first; watch exits with the outcome code',
+    async () => {
+      const id = uniqueId('ctrlc-watch');
+      started.add(id);
+      const r = await runVigil(
+        ['start', writePrd(), '--repo', makeRepo(), '--agent-command', blockingAgent(), ...BUILDER_ONLY, '--id', id],
+        baseEnv(),
+      );
+      expect(r.code, show(r)).toBe(0);
+      await waitUntil('iteration 1 to run', () => running(id), 60_000);
+      const watch = spawnVigil(['watch', id]);
+      await waitUntil('watch to print', () => watch.stdout().includes(`watching ${id}`), 30_000);
 
-    watch.child.kill('SIGINT');
-    await waitUntil('the pause line', () => watch.stderr().includes(`Ctrl+C: pausing ${id} at its next boundary`), 10_000);
-    const pausing = await waitUntil(
-      'the pause to be asked',
-      async () => ((await query(id)).pause?.by.endsWith('(Ctrl+C)') ? query(id) : null),
-      30_000,
-    );
-    expect(['pausing', 'paused']).toContain(pausing.status);
+      watch.child.kill('SIGINT');
+      await waitUntil('the pause line', () => watch.stderr().includes(`Ctrl+C: pausing ${id} at its next boundary`), 10_000);
+      const pausing = await waitUntil(
+        'the pause to be asked',
+        async () => ((await query(id)).pause?.by.endsWith('(Ctrl+C)') ? query(id) : null),
+        30_000,
+      );
+      expect(['pausing', 'paused']).toContain(pausing.status);
 
-    watch.child.kill('SIGINT');
-    const done = await watch.child;
-    expect(watch.stderr()).toContain(`Ctrl+C again: stopping ${id} now (its agent call is killed)`);
-    const outcome = await client.workflow.getHandle(id).result();
-    expect(outcome.status).toBe('stopped');
-    expect(done.exitCode, `${watch.stdout()}\n${watch.stderr()}`).toBe(outcome.exitCode);
-    expect(watch.stdout()).toMatch(/stopped/);
-  }, 180_000);
+      watch.child.kill('SIGINT');
+      const done = await watch.child;
+      expect(watch.stderr()).toContain(`Ctrl+C again: stopping ${id} now (its agent call is killed)`);
+      const outcome = await client.workflow.getHandle(id).result();
+      expect(outcome.status).toBe('stopped');
+      expect(done.exitCode, `${watch.stdout()}\n${watch.stderr()}`).toBe(outcome.exitCode);
+      expect(watch.stdout()).toMatch(/stopped/);
+    },
+    patient(180_000),
+  );
 
-  it('vigil start --wait: the same, and start exits with the outcome code', async () => {
-    const id = uniqueId('ctrlc-start');
-    started.add(id);
-    const start = spawnVigil([
-      'start',
-      writePrd(),
-      '--repo',
-      makeRepo(),
-      '--agent-command',
-      blockingAgent(),
-      ...BUILDER_ONLY,
-      '--id',
-      id,
-      '--wait',
-    ]);
-    await waitUntil('iteration 1 to run', () => running(id), 60_000);
-    start.child.kill('SIGINT');
-    await waitUntil('the pause line', () => start.stderr().includes(`Ctrl+C: pausing ${id}`), 10_000);
-    await waitUntil('the pause to be asked', async () => (await query(id)).pause?.by.endsWith('(Ctrl+C)'), 30_000);
-    start.child.kill('SIGINT');
-    const done = await start.child;
-    expect(start.stderr()).toContain(`Ctrl+C again: stopping ${id} now`);
-    const outcome = await client.workflow.getHandle(id).result();
-    expect(outcome.status).toBe('stopped');
-    expect(done.exitCode, start.stderr()).toBe(outcome.exitCode);
-  }, 180_000);
+  it(
+    'vigil start --wait: the same, and start exits with the outcome code',
+    async () => {
+      const id = uniqueId('ctrlc-start');
+      started.add(id);
+      const start = spawnVigil([
+        'start',
+        writePrd(),
+        '--repo',
+        makeRepo(),
+        '--agent-command',
+        blockingAgent(),
+        ...BUILDER_ONLY,
+        '--id',
+        id,
+        '--wait',
+      ]);
+      await waitUntil('iteration 1 to run', () => running(id), 60_000);
+      start.child.kill('SIGINT');
+      await waitUntil('the pause line', () => start.stderr().includes(`Ctrl+C: pausing ${id}`), 10_000);
+      await waitUntil('the pause to be asked', async () => (await query(id)).pause?.by.endsWith('(Ctrl+C)'), 30_000);
+      start.child.kill('SIGINT');
+      const done = await start.child;
+      expect(start.stderr()).toContain(`Ctrl+C again: stopping ${id} now`);
+      const outcome = await client.workflow.getHandle(id).result();
+      expect(outcome.status).toBe('stopped');
+      expect(done.exitCode, start.stderr()).toBe(outcome.exitCode);
+    },
+    patient(180_000),
+  );
 });

@@ -34,6 +34,7 @@ import {
 } from '../support/harness.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { CLI_CWD, cleanEnv, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
+import { patient } from '../support/patience.js';
 
 let pg: TestPostgres | undefined;
 const AGENT_DIR = mkdtempSync(path.join(os.tmpdir(), 'vigil-mcp-http-agent-'));
@@ -142,7 +143,7 @@ describe('vigil mcp --http', () => {
     expect(err).toContain(`the token in ${path.join(home, 'mcp-token')} (made now, readable by this account only)`);
     token = readFileSync(path.join(home, 'mcp-token'), 'utf8').trim();
     expect(err).not.toContain(token);
-  }, 180_000);
+  }, patient(180_000));
 
   afterAll(async () => {
     for (const c of clients) await c.close().catch(() => undefined);
@@ -244,59 +245,63 @@ describe('vigil mcp --http', () => {
     expect(text(r)).not.toContain('first line of a file');
   });
 
-  it('starts a run the signed-runs worker admits, with the token; a run started without it is refused by the worker', async () => {
-    const client = await connectWith(token);
-    const scenario = writeScenario(AGENT_DIR, {
-      version: 1,
-      iterations: [{ writes: { 'src/signed.js': 'export const signed = 1;\n' }, sleepMs: 20_000 }],
-      default: { appends: { 'src/signed.js': '// more\n' } },
-    });
-    const agent = path.join(AGENT_DIR, 'signed-agent.sh');
-    writeFileSync(agent, `#!/bin/sh\nexec ${JSON.stringify(SCRIPTED_AGENT)} --scenario ${JSON.stringify(scenario)}\n`);
-    chmodSync(agent, 0o755);
-    const repo = makeRepo({ files: { 'README.md': '# signed\n', 'PRD.md': '# Signed PRD\n\nWrite src/signed.js.\n' } });
-    const id = uniqueId('mcp-signed');
-    const started = await client.callTool({
-      name: 'vigil_start',
-      arguments: { prd: path.join(repo, 'PRD.md'), repo, provider: 'command', agentCommand: agent, id, set: ['baseWaitSeconds=1'] },
-    });
-    expect(started.isError ?? false, text(started as CallToolResult)).toBe(false);
-    const status = async (): Promise<z.infer<typeof McpStatusOutputSchema>['run']> =>
-      McpStatusOutputSchema.parse((await client.callTool({ name: 'vigil_status', arguments: { id } })).structuredContent).run;
-    // Admitted: the worker that executes only signed runs runs its agent.
-    const running = await waitUntil(
-      'the signed run to reach its first iteration',
-      async () => {
-        const s = await status();
-        if (s.status === 'finished') throw new Error(`the run finished: ${JSON.stringify(s)}`);
-        return s.workerAnswered && s.iteration >= 1 ? s : null;
-      },
-      120_000,
-      500,
-    );
-    expect(running.iteration).toBeGreaterThanOrEqual(1);
-    await client.callTool({ name: 'vigil_stop', arguments: { id, now: true, reason: 'admitted: enough' } });
-
-    // The same run without the signature (what anyone who reaches Temporal but not the token can start): refused.
-    const conn = await Connection.connect({ address: temporalAddress() });
-    try {
-      const temporal = new TemporalClient({ connection: conn });
-      const history = await temporal.workflow.getHandle(id).fetchHistory();
-      const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
-      const input = defaultPayloadConverter.fromPayload<Record<string, unknown>>(payload as Payload);
-      expect(input.authorization).toBeDefined();
-      const unsignedId = `${id}-unsigned`;
-      const { authorization: _signature, ...unsigned } = input;
-      const handle = await temporal.workflow.start('vigilRun', {
-        taskQueue: httpEnv.VIGIL_TASK_QUEUE as string,
-        workflowId: unsignedId,
-        args: [unsigned],
+  it(
+    'starts a run the signed-runs worker admits, with the token; a run started without it is refused by the worker',
+    async () => {
+      const client = await connectWith(token);
+      const scenario = writeScenario(AGENT_DIR, {
+        version: 1,
+        iterations: [{ writes: { 'src/signed.js': 'export const signed = 1;\n' }, sleepMs: 20_000 }],
+        default: { appends: { 'src/signed.js': '// more\n' } },
       });
-      const outcome = (await handle.result()) as { status: string; reason: string };
-      expect(outcome).toMatchObject({ status: 'agent_not_runnable' });
-      expect(outcome.reason).toMatch(/unsigned/);
-    } finally {
-      await conn.close();
-    }
-  }, 240_000);
+      const agent = path.join(AGENT_DIR, 'signed-agent.sh');
+      writeFileSync(agent, `#!/bin/sh\nexec ${JSON.stringify(SCRIPTED_AGENT)} --scenario ${JSON.stringify(scenario)}\n`);
+      chmodSync(agent, 0o755);
+      const repo = makeRepo({ files: { 'README.md': '# signed\n', 'PRD.md': '# Signed PRD\n\nWrite src/signed.js.\n' } });
+      const id = uniqueId('mcp-signed');
+      const started = await client.callTool({
+        name: 'vigil_start',
+        arguments: { prd: path.join(repo, 'PRD.md'), repo, provider: 'command', agentCommand: agent, id, set: ['baseWaitSeconds=1'] },
+      });
+      expect(started.isError ?? false, text(started as CallToolResult)).toBe(false);
+      const status = async (): Promise<z.infer<typeof McpStatusOutputSchema>['run']> =>
+        McpStatusOutputSchema.parse((await client.callTool({ name: 'vigil_status', arguments: { id } })).structuredContent).run;
+      // Admitted: the worker that executes only signed runs runs its agent.
+      const running = await waitUntil(
+        'the signed run to reach its first iteration',
+        async () => {
+          const s = await status();
+          if (s.status === 'finished') throw new Error(`the run finished: ${JSON.stringify(s)}`);
+          return s.workerAnswered && s.iteration >= 1 ? s : null;
+        },
+        120_000,
+        500,
+      );
+      expect(running.iteration).toBeGreaterThanOrEqual(1);
+      await client.callTool({ name: 'vigil_stop', arguments: { id, now: true, reason: 'admitted: enough' } });
+
+      // The same run without the signature (what anyone who reaches Temporal but not the token can start): refused.
+      const conn = await Connection.connect({ address: temporalAddress() });
+      try {
+        const temporal = new TemporalClient({ connection: conn });
+        const history = await temporal.workflow.getHandle(id).fetchHistory();
+        const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+        const input = defaultPayloadConverter.fromPayload<Record<string, unknown>>(payload as Payload);
+        expect(input.authorization).toBeDefined();
+        const unsignedId = `${id}-unsigned`;
+        const { authorization: _signature, ...unsigned } = input;
+        const handle = await temporal.workflow.start('vigilRun', {
+          taskQueue: httpEnv.VIGIL_TASK_QUEUE as string,
+          workflowId: unsignedId,
+          args: [unsigned],
+        });
+        const outcome = (await handle.result()) as { status: string; reason: string };
+        expect(outcome).toMatchObject({ status: 'agent_not_runnable' });
+        expect(outcome.reason).toMatch(/unsigned/);
+      } finally {
+        await conn.close();
+      }
+    },
+    patient(240_000),
+  );
 });

@@ -31,6 +31,7 @@ import {
 } from '../support/harness.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { CLI_CWD, cleanEnv, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
+import { patient } from '../support/patience.js';
 
 let pg: TestPostgres;
 const AGENT_DIR = mkdtempSync(path.join(os.tmpdir(), 'vigil-mcp-agent-'));
@@ -70,7 +71,7 @@ beforeAll(async () => {
   await mcp.connect(
     new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: cleanEnv(env), cwd: CLI_CWD, stderr: 'pipe' }),
   );
-}, 180_000);
+}, patient(180_000));
 
 afterAll(async () => {
   await mcp?.close();
@@ -157,214 +158,237 @@ describe('vigil mcp over stdio', () => {
     expect(templates).toEqual(['vigil://runs/{id}/handoff', 'vigil://runs/{id}/report', 'vigil://runs/{id}/status']);
   });
 
-  it('drives a run with the default knobs: start, status, a directive, pause, resume; the agent claims through vigil_task_complete and the council approves the claim; the report reads it', async () => {
-    // The PRD in the repository: vigil_start reads no file outside the repository it is given.
-    const repo = makeRepo({
-      files: { 'README.md': '# sample\n', 'PRD.md': '# MCP PRD\n\nExport `feature` from src/feature.js and document it.\n' },
-    });
-    const prd = path.join(repo, 'PRD.md');
-    const id = uniqueId('mcp-run');
-    const started = StartedJsonSchema.parse(
-      await ok('vigil_start', { prd, repo, provider: 'command', agentCommand: agentCommand(), set: ['baseWaitSeconds=1'], id }),
-    );
-    runId = id;
-    expect(started).toMatchObject({ kind: 'started', workflowId: id, repoPath: repo, prd: { title: 'MCP PRD' }, hostWorkerMissing: false });
+  it(
+    'drives a run with the default knobs: start, status, a directive, pause, resume; the agent claims through vigil_task_complete and the council approves the claim; the report reads it',
+    async () => {
+      // The PRD in the repository: vigil_start reads no file outside the repository it is given.
+      const repo = makeRepo({
+        files: { 'README.md': '# sample\n', 'PRD.md': '# MCP PRD\n\nExport `feature` from src/feature.js and document it.\n' },
+      });
+      const prd = path.join(repo, 'PRD.md');
+      const id = uniqueId('mcp-run');
+      const started = StartedJsonSchema.parse(
+        await ok('vigil_start', { prd, repo, provider: 'command', agentCommand: agentCommand(), set: ['baseWaitSeconds=1'], id }),
+      );
+      runId = id;
+      expect(started).toMatchObject({
+        kind: 'started',
+        workflowId: id,
+        repoPath: repo,
+        prd: { title: 'MCP PRD' },
+        hostWorkerMissing: false,
+      });
 
-    await waitUntil('iteration 1 to run', async () => (await status(id)).iteration === 1, 90_000, 300);
-    const directive = `Keep feature a named export (${id})`;
-    const input = MessageJsonSchema.parse(await ok('vigil_input', { id, directive }));
-    expect(input).toMatchObject({ workflowId: id, message: 'input', by: os.userInfo().username, acknowledged: true });
-    const pause = MessageJsonSchema.parse(await ok('vigil_pause', { id, reason: 'reviewing from MCP', by: 'mcp-tester' }));
-    expect(pause).toMatchObject({ message: 'pause', by: 'mcp-tester', acknowledged: true, ack: { changed: true } });
-    const paused = await waitUntil(
-      'the run to pause',
-      async () => {
+      await waitUntil('iteration 1 to run', async () => (await status(id)).iteration === 1, 90_000, 300);
+      const directive = `Keep feature a named export (${id})`;
+      const input = MessageJsonSchema.parse(await ok('vigil_input', { id, directive }));
+      expect(input).toMatchObject({ workflowId: id, message: 'input', by: os.userInfo().username, acknowledged: true });
+      const pause = MessageJsonSchema.parse(await ok('vigil_pause', { id, reason: 'reviewing from MCP', by: 'mcp-tester' }));
+      expect(pause).toMatchObject({ message: 'pause', by: 'mcp-tester', acknowledged: true, ack: { changed: true } });
+      const paused = await waitUntil(
+        'the run to pause',
+        async () => {
+          const s = await status(id);
+          return s.workerAnswered && s.status === 'paused' ? s : null;
+        },
+        60_000,
+        300,
+      );
+      expect(paused.pause).toMatchObject({ by: 'mcp-tester', reason: 'reviewing from MCP' });
+      expect(paused.iteration).toBe(1);
+      expect(MessageJsonSchema.parse(await ok('vigil_resume', { id }))).toMatchObject({
+        message: 'resume',
+        acknowledged: true,
+        ack: { changed: true },
+      });
+
+      const done = await waitUntil(
+        'the run to finish',
+        async () => {
+          const s = await status(id);
+          return s.status === 'finished' && s.workerAnswered ? s : null;
+        },
+        240_000,
+        500,
+      );
+      if (!done.workerAnswered) throw new Error('unreachable');
+      expect(done.outcome, JSON.stringify(done.outcome)).toMatchObject({ status: 'council_approved', exitCode: 0 });
+      // The claim of iteration 3 came only from vigil_task_complete (the scenario claims nothing): judged as a claim.
+      expect(done.recentIterations.find((r) => r.iteration === 3)).toMatchObject({ claimed: true });
+      expect(done.recentIterations.filter((r) => r.claimed).map((r) => r.iteration)).toEqual([3]);
+      expect(done.checks?.last).toMatchObject({ iteration: 3, trigger: 'claim', approved: true });
+      expect(done.council.verdicts.at(-1)).toMatchObject({ iteration: 3, trigger: 'claim', result: 'APPROVED' });
+      // The claim's body is kept as the run's evidence: the agent's summary, evidence and confidence.
+      const runDir = runDirPath(repo, id);
+      const kept = TaskCompleteClaimSchema.parse(
+        JSON.parse(readFileSync(path.join(runDir, 'iteration-0003.completion-requested'), 'utf8')),
+      );
+      expect(kept).toMatchObject({ runId: id, iteration: 3, summary: 'The feature is exported and documented.', confidence: 0.85 });
+      expect(existsSync(path.join(repo, '.vigil', 'signals', 'COMPLETION_REQUESTED'))).toBe(false);
+      // The directive reached the next prompt.
+      const prompts = readdirSync(runDir)
+        .filter((f) => /^iteration-\d+\.prompt\.md$/.test(f))
+        .sort();
+      expect(readFileSync(path.join(runDir, prompts[0] ?? ''), 'utf8')).not.toContain(directive);
+      expect(readFileSync(path.join(runDir, 'iteration-0002.prompt.md'), 'utf8')).toContain(directive);
+
+      // Its checkpoints: one per iteration that changed the tree.
+      const cps = CheckpointsJsonSchema.parse(await ok('vigil_checkpoints', { id }));
+      expect(cps.list.map((c) => c.iteration)).toEqual([1, 2, 3]);
+      // It never asked a person for help: no handoff to read.
+      await expect(mcp.readResource({ uri: `vigil://runs/${encodeURIComponent(id)}/handoff` })).rejects.toThrow(
+        `run "${id}" has no handoff: it has not escalated to a person`,
+      );
+
+      // The report from the event store, as a tool and as a resource.
+      const report = await waitUntil(
+        'the report to have the outcome',
+        async () => {
+          const r = McpReportOutputSchema.parse(await ok('vigil_report', { id })).run;
+          return r?.outcome ? r : null;
+        },
+        30_000,
+        500,
+      );
+      expect(report).toMatchObject({
+        workflowId: id,
+        prdTitle: 'MCP PRD',
+        outcome: { status: 'council_approved', exitCode: 0, iteration: 3 },
+      });
+      expect(report.timeline.find((t) => t.iteration === 3)?.text).toMatch(/claimed completion/);
+      const resource = await mcp.readResource({ uri: `vigil://runs/${encodeURIComponent(id)}/report` });
+      expect(JSON.parse(String((resource.contents[0] as { text: string }).text))).toMatchObject({
+        workflowId: id,
+        outcome: { status: 'council_approved' },
+      });
+      // The run's end left memory in the store (docs/memory.md): the skill of its kind of task, found by a search.
+      const memory = McpMemorySearchOutputSchema.parse(await ok('vigil_memory_search', { query: 'MCP PRD' }));
+      expect(memory.hits.map((h) => `${h.kind}: ${h.title}`)).toContain('skill: How "MCP PRD" got done here');
+      const statusResource = await mcp.readResource({ uri: `vigil://runs/${encodeURIComponent(id)}/status` });
+      expect(JSON.parse(String((statusResource.contents[0] as { text: string }).text))).toMatchObject({
+        workflowId: id,
+        status: 'finished',
+      });
+    },
+    patient(420_000),
+  );
+
+  it(
+    "starts a run from an issue: its task list is the run's checklist",
+    async () => {
+      const repo = makeRepo({
+        files: {
+          'README.md': '# sample\n',
+          'ISSUE.md': '# Export the feature\n\n- [ ] Export `feature` from src/feature.js\n- [x] (critical) document it in the README\n',
+        },
+      });
+      const id = uniqueId('mcp-issue');
+      const issue = path.join(repo, 'ISSUE.md');
+      const started = StartedJsonSchema.parse(
+        await ok('vigil_start', { issue, repo, provider: 'command', agentCommand: agentCommand(), set: ['baseWaitSeconds=1'], id }),
+      );
+      expect(started).toMatchObject({ workflowId: id, prd: { title: 'Export the feature', path: issue } });
+      // A run's status (not a finished run's summary) lists the checklist.
+      const checklist = async () => {
+        const run = await status(id);
+        return 'quality' in run ? (run.quality?.checklist ?? null) : null;
+      };
+      const items = await waitUntil('the checklist in status', async () => ((await checklist())?.length ? checklist() : null), 60_000, 300);
+      expect(items?.map((i) => [i.id, i.priority, i.title])).toEqual([
+        ['REQ-1', 'medium', 'Export `feature` from src/feature.js'],
+        ['REQ-2', 'critical', 'document it in the README'],
+      ]);
+      await ok('vigil_stop', { id, now: true, reason: 'the checklist was what this test looked at' });
+      // Beside a PRD or a checklist, or for another host, an issue is refused in the tool's words.
+      for (const [args, message] of [
+        [{ issue, prd: issue }, /^give `prd` \(\S+ISSUE\.md\) or `issue` \S+ISSUE\.md, not both: the issue is the PRD$/],
+        [{ issue, checklist: issue }, /^`issue` \S+ISSUE\.md takes the PRD checklist from the issue's task list: drop `checklist`/],
+        [{ issue, host: 'elsewhere', repo: '/srv/app' }, /^`issue` is read on this machine, and the run's host is another/],
+        [{}, /^missing the PRD: give `prd` \(a PRD file\) or `issue` \(an issue file\)$/],
+      ] as const) {
+        const r = await call('vigil_start', { repo, provider: 'command', agentCommand: SCRIPTED_AGENT, ...args });
+        expect(r.isError).toBe(true);
+        expect(text(r)).toMatch(message);
+      }
+    },
+    patient(180_000),
+  );
+
+  it(
+    "refuses what the CLI refuses, in the CLI's words",
+    async () => {
+      const empty = await call('vigil_input', { id: runId || 'any', directive: '   ' });
+      expect(empty.isError).toBe(true);
+      expect(text(empty)).toBe('no directive: pass TEXT or --file F');
+
+      const missing = await call('vigil_status', { id: 'no-such-run-mcp' });
+      expect(missing.isError).toBe(true);
+      expect(text(missing)).toBe('no such run: "no-such-run-mcp" (list runs with `vigil list`)');
+
+      const blank = await call('vigil_pause', { id: ' ' });
+      expect(text(blank)).toBe('a run id is not empty; `vigil list` shows the runs');
+
+      const inRepo = makeRepo({ files: { 'README.md': '# sample\n', 'PRD.md': '# Sample PRD\n\nBuild the thing.\n' } });
+      const badId = await call('vigil_start', {
+        prd: path.join(inRepo, 'PRD.md'),
+        repo: inRepo,
+        provider: 'command',
+        agentCommand: SCRIPTED_AGENT,
+        id: '../evil',
+      });
+      expect(badId.isError).toBe(true);
+      expect(text(badId)).toMatch(/^--id "\.\.\/evil" is not allowed: use 1-200 letters/);
+
+      const to = await call('vigil_rewind', { id: runId, to: 0 });
+      expect(text(to)).toBe('--to must be an integer from 1 to 100000000, got 0');
+      const forkId = await call('vigil_rewind', { id: runId, to: 1, forkId: 'other' });
+      expect(text(forkId)).toBe('--id names the new run of --fork; without --fork the run keeps its id');
+
+      // A finished run takes no message, and is not rewound (it is forked).
+      const rewind = await call('vigil_rewind', { id: runId, to: 1 });
+      expect(rewind.isError).toBe(true);
+      expect(text(rewind)).toContain(
+        `a finished run cannot be rewound. Start a new run from its checkpoint 1 instead: \`vigil rewind ${runId} --to 1 --fork\``,
+      );
+      // A finished run takes no message.
+      const late = await call('vigil_pause', { id: runId });
+      expect(late.isError).toBe(true);
+      expect(text(late)).toMatch(new RegExp(`^run "${runId}" has finished \\(council_approved: .*\\); there is nothing to change$`));
+
+      // A PRD outside the repository is not read: its first line never comes back as a title.
+      const secret = writePrd('# the first line of a file of the operator\n');
+      const outsidePrd = await call('vigil_start', { prd: secret, repo: inRepo, provider: 'command', agentCommand: SCRIPTED_AGENT });
+      expect(outsidePrd.isError).toBe(true);
+      expect(text(outsidePrd)).toBe(
+        `the PRD ${secret} is outside the repository ${inRepo}: vigil_start reads only files inside the repository it is given (\`repo\`): put the file there, or pass its path inside it`,
+      );
+      const shadow = await call('vigil_start', { prd: '/etc/shadow', repo: inRepo, provider: 'command', agentCommand: SCRIPTED_AGENT });
+      expect(text(shadow)).toMatch(/^the PRD \/etc\/shadow is outside the repository/);
+
+      // A finished run's id: refused as `vigil start` refuses it (one rule, cli/run-id.ts), nothing started.
+      const runIdOf = async (id: string): Promise<string | null> => {
         const s = await status(id);
-        return s.workerAnswered && s.status === 'paused' ? s : null;
-      },
-      60_000,
-      300,
-    );
-    expect(paused.pause).toMatchObject({ by: 'mcp-tester', reason: 'reviewing from MCP' });
-    expect(paused.iteration).toBe(1);
-    expect(MessageJsonSchema.parse(await ok('vigil_resume', { id }))).toMatchObject({
-      message: 'resume',
-      acknowledged: true,
-      ack: { changed: true },
-    });
+        return 'runId' in s ? s.runId : null;
+      };
+      const before = await runIdOf(runId);
+      expect(before).not.toBeNull();
+      const reused = await call('vigil_start', {
+        prd: path.join(inRepo, 'PRD.md'),
+        repo: inRepo,
+        provider: 'command',
+        agentCommand: SCRIPTED_AGENT,
+        id: runId,
+      });
+      expect(reused.isError).toBe(true);
+      expect(text(reused)).toMatch(new RegExp(`^run "${runId}" already ran \\(it ended completed at [^)]+\\); nothing was started`));
+      expect(text(reused)).toContain('"replace": true');
+      expect(await runIdOf(runId)).toBe(before);
 
-    const done = await waitUntil(
-      'the run to finish',
-      async () => {
-        const s = await status(id);
-        return s.status === 'finished' && s.workerAnswered ? s : null;
-      },
-      240_000,
-      500,
-    );
-    if (!done.workerAnswered) throw new Error('unreachable');
-    expect(done.outcome, JSON.stringify(done.outcome)).toMatchObject({ status: 'council_approved', exitCode: 0 });
-    // The claim of iteration 3 came only from vigil_task_complete (the scenario claims nothing): judged as a claim.
-    expect(done.recentIterations.find((r) => r.iteration === 3)).toMatchObject({ claimed: true });
-    expect(done.recentIterations.filter((r) => r.claimed).map((r) => r.iteration)).toEqual([3]);
-    expect(done.checks?.last).toMatchObject({ iteration: 3, trigger: 'claim', approved: true });
-    expect(done.council.verdicts.at(-1)).toMatchObject({ iteration: 3, trigger: 'claim', result: 'APPROVED' });
-    // The claim's body is kept as the run's evidence: the agent's summary, evidence and confidence.
-    const runDir = runDirPath(repo, id);
-    const kept = TaskCompleteClaimSchema.parse(JSON.parse(readFileSync(path.join(runDir, 'iteration-0003.completion-requested'), 'utf8')));
-    expect(kept).toMatchObject({ runId: id, iteration: 3, summary: 'The feature is exported and documented.', confidence: 0.85 });
-    expect(existsSync(path.join(repo, '.vigil', 'signals', 'COMPLETION_REQUESTED'))).toBe(false);
-    // The directive reached the next prompt.
-    const prompts = readdirSync(runDir)
-      .filter((f) => /^iteration-\d+\.prompt\.md$/.test(f))
-      .sort();
-    expect(readFileSync(path.join(runDir, prompts[0] ?? ''), 'utf8')).not.toContain(directive);
-    expect(readFileSync(path.join(runDir, 'iteration-0002.prompt.md'), 'utf8')).toContain(directive);
-
-    // Its checkpoints: one per iteration that changed the tree.
-    const cps = CheckpointsJsonSchema.parse(await ok('vigil_checkpoints', { id }));
-    expect(cps.list.map((c) => c.iteration)).toEqual([1, 2, 3]);
-    // It never asked a person for help: no handoff to read.
-    await expect(mcp.readResource({ uri: `vigil://runs/${encodeURIComponent(id)}/handoff` })).rejects.toThrow(
-      `run "${id}" has no handoff: it has not escalated to a person`,
-    );
-
-    // The report from the event store, as a tool and as a resource.
-    const report = await waitUntil(
-      'the report to have the outcome',
-      async () => {
-        const r = McpReportOutputSchema.parse(await ok('vigil_report', { id })).run;
-        return r?.outcome ? r : null;
-      },
-      30_000,
-      500,
-    );
-    expect(report).toMatchObject({
-      workflowId: id,
-      prdTitle: 'MCP PRD',
-      outcome: { status: 'council_approved', exitCode: 0, iteration: 3 },
-    });
-    expect(report.timeline.find((t) => t.iteration === 3)?.text).toMatch(/claimed completion/);
-    const resource = await mcp.readResource({ uri: `vigil://runs/${encodeURIComponent(id)}/report` });
-    expect(JSON.parse(String((resource.contents[0] as { text: string }).text))).toMatchObject({
-      workflowId: id,
-      outcome: { status: 'council_approved' },
-    });
-    // The run's end left memory in the store (docs/memory.md): the skill of its kind of task, found by a search.
-    const memory = McpMemorySearchOutputSchema.parse(await ok('vigil_memory_search', { query: 'MCP PRD' }));
-    expect(memory.hits.map((h) => `${h.kind}: ${h.title}`)).toContain('skill: How "MCP PRD" got done here');
-    const statusResource = await mcp.readResource({ uri: `vigil://runs/${encodeURIComponent(id)}/status` });
-    expect(JSON.parse(String((statusResource.contents[0] as { text: string }).text))).toMatchObject({ workflowId: id, status: 'finished' });
-  }, 420_000);
-
-  it("starts a run from an issue: its task list is the run's checklist", async () => {
-    const repo = makeRepo({
-      files: {
-        'README.md': '# sample\n',
-        'ISSUE.md': '# Export the feature\n\n- [ ] Export `feature` from src/feature.js\n- [x] (critical) document it in the README\n',
-      },
-    });
-    const id = uniqueId('mcp-issue');
-    const issue = path.join(repo, 'ISSUE.md');
-    const started = StartedJsonSchema.parse(
-      await ok('vigil_start', { issue, repo, provider: 'command', agentCommand: agentCommand(), set: ['baseWaitSeconds=1'], id }),
-    );
-    expect(started).toMatchObject({ workflowId: id, prd: { title: 'Export the feature', path: issue } });
-    // A run's status (not a finished run's summary) lists the checklist.
-    const checklist = async () => {
-      const run = await status(id);
-      return 'quality' in run ? (run.quality?.checklist ?? null) : null;
-    };
-    const items = await waitUntil('the checklist in status', async () => ((await checklist())?.length ? checklist() : null), 60_000, 300);
-    expect(items?.map((i) => [i.id, i.priority, i.title])).toEqual([
-      ['REQ-1', 'medium', 'Export `feature` from src/feature.js'],
-      ['REQ-2', 'critical', 'document it in the README'],
-    ]);
-    await ok('vigil_stop', { id, now: true, reason: 'the checklist was what this test looked at' });
-    // Beside a PRD or a checklist, or for another host, an issue is refused in the tool's words.
-    for (const [args, message] of [
-      [{ issue, prd: issue }, /^give `prd` \(\S+ISSUE\.md\) or `issue` \S+ISSUE\.md, not both: the issue is the PRD$/],
-      [{ issue, checklist: issue }, /^`issue` \S+ISSUE\.md takes the PRD checklist from the issue's task list: drop `checklist`/],
-      [{ issue, host: 'elsewhere', repo: '/srv/app' }, /^`issue` is read on this machine, and the run's host is another/],
-      [{}, /^missing the PRD: give `prd` \(a PRD file\) or `issue` \(an issue file\)$/],
-    ] as const) {
-      const r = await call('vigil_start', { repo, provider: 'command', agentCommand: SCRIPTED_AGENT, ...args });
-      expect(r.isError).toBe(true);
-      expect(text(r)).toMatch(message);
-    }
-  }, 180_000);
-
-  it("refuses what the CLI refuses, in the CLI's words", async () => {
-    const empty = await call('vigil_input', { id: runId || 'any', directive: '   ' });
-    expect(empty.isError).toBe(true);
-    expect(text(empty)).toBe('no directive: pass TEXT or --file F');
-
-    const missing = await call('vigil_status', { id: 'no-such-run-mcp' });
-    expect(missing.isError).toBe(true);
-    expect(text(missing)).toBe('no such run: "no-such-run-mcp" (list runs with `vigil list`)');
-
-    const blank = await call('vigil_pause', { id: ' ' });
-    expect(text(blank)).toBe('a run id is not empty; `vigil list` shows the runs');
-
-    const inRepo = makeRepo({ files: { 'README.md': '# sample\n', 'PRD.md': '# Sample PRD\n\nBuild the thing.\n' } });
-    const badId = await call('vigil_start', {
-      prd: path.join(inRepo, 'PRD.md'),
-      repo: inRepo,
-      provider: 'command',
-      agentCommand: SCRIPTED_AGENT,
-      id: '../evil',
-    });
-    expect(badId.isError).toBe(true);
-    expect(text(badId)).toMatch(/^--id "\.\.\/evil" is not allowed: use 1-200 letters/);
-
-    const to = await call('vigil_rewind', { id: runId, to: 0 });
-    expect(text(to)).toBe('--to must be an integer from 1 to 100000000, got 0');
-    const forkId = await call('vigil_rewind', { id: runId, to: 1, forkId: 'other' });
-    expect(text(forkId)).toBe('--id names the new run of --fork; without --fork the run keeps its id');
-
-    // A finished run takes no message, and is not rewound (it is forked).
-    const rewind = await call('vigil_rewind', { id: runId, to: 1 });
-    expect(rewind.isError).toBe(true);
-    expect(text(rewind)).toContain(
-      `a finished run cannot be rewound. Start a new run from its checkpoint 1 instead: \`vigil rewind ${runId} --to 1 --fork\``,
-    );
-    // A finished run takes no message.
-    const late = await call('vigil_pause', { id: runId });
-    expect(late.isError).toBe(true);
-    expect(text(late)).toMatch(new RegExp(`^run "${runId}" has finished \\(council_approved: .*\\); there is nothing to change$`));
-
-    // A PRD outside the repository is not read: its first line never comes back as a title.
-    const secret = writePrd('# the first line of a file of the operator\n');
-    const outsidePrd = await call('vigil_start', { prd: secret, repo: inRepo, provider: 'command', agentCommand: SCRIPTED_AGENT });
-    expect(outsidePrd.isError).toBe(true);
-    expect(text(outsidePrd)).toBe(
-      `the PRD ${secret} is outside the repository ${inRepo}: vigil_start reads only files inside the repository it is given (\`repo\`): put the file there, or pass its path inside it`,
-    );
-    const shadow = await call('vigil_start', { prd: '/etc/shadow', repo: inRepo, provider: 'command', agentCommand: SCRIPTED_AGENT });
-    expect(text(shadow)).toMatch(/^the PRD \/etc\/shadow is outside the repository/);
-
-    // A finished run's id: refused as `vigil start` refuses it (one rule, cli/run-id.ts), nothing started.
-    const runIdOf = async (id: string): Promise<string | null> => {
-      const s = await status(id);
-      return 'runId' in s ? s.runId : null;
-    };
-    const before = await runIdOf(runId);
-    expect(before).not.toBeNull();
-    const reused = await call('vigil_start', {
-      prd: path.join(inRepo, 'PRD.md'),
-      repo: inRepo,
-      provider: 'command',
-      agentCommand: SCRIPTED_AGENT,
-      id: runId,
-    });
-    expect(reused.isError).toBe(true);
-    expect(text(reused)).toMatch(new RegExp(`^run "${runId}" already ran \\(it ended completed at [^)]+\\); nothing was started`));
-    expect(text(reused)).toContain('"replace": true');
-    expect(await runIdOf(runId)).toBe(before);
-
-    // Outside a run there is no claim to make.
-    const outside = await call('vigil_task_complete', { summary: 'done', evidence: ['trust me'], confidence: 1 });
-    expect(outside.isError).toBe(true);
-    expect(text(outside)).toMatch(/VIGIL_RUN_ID is not set/);
-  }, 60_000);
+      // Outside a run there is no claim to make.
+      const outside = await call('vigil_task_complete', { summary: 'done', evidence: ['trust me'], confidence: 1 });
+      expect(outside.isError).toBe(true);
+      expect(text(outside)).toMatch(/VIGIL_RUN_ID is not set/);
+    },
+    patient(60_000),
+  );
 });

@@ -21,6 +21,7 @@ import type { MemoryExport } from '../../schemas/lasting-memory.js';
 import { assertBuilt, CLI, ROOT, temporalAddress } from '../support/harness.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { CLI_CWD, cleanEnv, runVigil, show, waitUntil } from './cli-helpers.js';
+import { patient } from '../support/patience.js';
 
 const CHROMIUM = process.env.VIGIL_CHROMIUM ?? '/usr/bin/chromium';
 let store: TestPostgres;
@@ -34,7 +35,7 @@ beforeAll(async () => {
   store = await startTestPostgres();
   url = await store.freshDatabase('memory_cli');
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-}, 900_000);
+}, patient(900_000));
 afterAll(async () => {
   await browser?.close();
   for (const c of consoles) c.kill('SIGTERM');
@@ -113,150 +114,162 @@ async function storeRun(db: string, workflowId: string, repo: string): Promise<v
 }
 
 describe('vigil memory', () => {
-  it('list, show, search, export, import, forget and consolidate', async () => {
-    await storeRun(url, 'wf-dates', REPO);
-    const env = { DATABASE_URL: url };
-    const list = await runVigil(['memory', 'list', '--json'], env);
-    expect(list.code, show(list)).toBe(0);
-    const items = (JSON.parse(list.stdout) as { items: { kind: string; id: number; title: string }[] }).items;
-    expect(items.map((i) => i.kind).sort()).toEqual(['anti_pattern', 'pattern', 'skill']);
-    const anti = items.find((i) => i.kind === 'anti_pattern') as { id: number; title: string };
-    expect(anti.title).toBe('Test "parses ISO dates" failed 3 times for the same reason: RangeError: Invalid time value');
+  it(
+    'list, show, search, export, import, forget and consolidate',
+    async () => {
+      await storeRun(url, 'wf-dates', REPO);
+      const env = { DATABASE_URL: url };
+      const list = await runVigil(['memory', 'list', '--json'], env);
+      expect(list.code, show(list)).toBe(0);
+      const items = (JSON.parse(list.stdout) as { items: { kind: string; id: number; title: string }[] }).items;
+      expect(items.map((i) => i.kind).sort()).toEqual(['anti_pattern', 'pattern', 'skill']);
+      const anti = items.find((i) => i.kind === 'anti_pattern') as { id: number; title: string };
+      expect(anti.title).toBe('Test "parses ISO dates" failed 3 times for the same reason: RangeError: Invalid time value');
 
-    const text = await runVigil(['memory', 'list', '--repo', REPO, '--episodes'], env);
-    expect(text.code, show(text)).toBe(0);
-    expect(text.stdout).toMatch(/^anti_pattern +\d+ +tests +×3 +imp \d\.\d\d used 0 +Test "parses ISO dates" failed 3 times/m);
-    expect(text.stdout).toMatch(/^episode .*wf-dates iteration 1: failure \(test "parses ISO dates"/m);
+      const text = await runVigil(['memory', 'list', '--repo', REPO, '--episodes'], env);
+      expect(text.code, show(text)).toBe(0);
+      expect(text.stdout).toMatch(/^anti_pattern +\d+ +tests +×3 +imp \d\.\d\d used 0 +Test "parses ISO dates" failed 3 times/m);
+      expect(text.stdout).toMatch(/^episode .*wf-dates iteration 1: failure \(test "parses ISO dates"/m);
 
-    const shown = await runVigil(['memory', 'show', 'anti-pattern', String(anti.id)], env);
-    expect(shown.code, show(shown)).toBe(0);
-    expect(shown.stdout).toContain('signature: tests:parses ISO dates:RangeError: Invalid time value');
-    expect(shown.stdout).toMatch(/^ {2}pattern \d+ derived_from episode \d+$/m);
-    expect(shown.stdout).toMatch(/^ {2}pattern \d+ supersedes pattern \d+$/m);
+      const shown = await runVigil(['memory', 'show', 'anti-pattern', String(anti.id)], env);
+      expect(shown.code, show(shown)).toBe(0);
+      expect(shown.stdout).toContain('signature: tests:parses ISO dates:RangeError: Invalid time value');
+      expect(shown.stdout).toMatch(/^ {2}pattern \d+ derived_from episode \d+$/m);
+      expect(shown.stdout).toMatch(/^ {2}pattern \d+ supersedes pattern \d+$/m);
 
-    const search = await runVigil(['memory', 'search', 'invalid time', '--json'], env);
-    expect(search.code, show(search)).toBe(0);
-    expect((JSON.parse(search.stdout) as { hits: { id: number }[] }).hits[0]?.id).toBe(anti.id);
+      const search = await runVigil(['memory', 'search', 'invalid time', '--json'], env);
+      expect(search.code, show(search)).toBe(0);
+      expect((JSON.parse(search.stdout) as { hits: { id: number }[] }).hits[0]?.id).toBe(anti.id);
 
-    // Export from this store, import into another under another checkout of the repository.
-    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-memory-')), 'calc-memory.json');
-    const exported = await runVigil(['memory', 'export', '--repo', REPO, '--out', file], env);
-    expect(exported.code, show(exported)).toBe(0);
-    expect(exported.stderr).toContain('wrote 4 episode(s), 2 pattern(s), 1 skill(s)');
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ vigilMemory: 1, repo: REPO });
-    const other = await store.freshDatabase('memory_cli_other');
-    const imported = await runVigil(['memory', 'import', file, '--repo', '/home/ana/calc'], { DATABASE_URL: other });
-    expect(imported.code, show(imported)).toBe(0);
-    expect(imported.stdout).toBe('imported 4 episode(s), 2 pattern(s), 1 skill(s)');
-    const there = await runVigil(['memory', 'search', 'parses dates', '--repo', '/home/ana/calc', '--json'], { DATABASE_URL: other });
-    expect((JSON.parse(there.stdout) as { hits: { repo: string }[] }).hits[0]?.repo).toBe('/home/ana/calc');
-    const notMemory = await runVigil(['memory', 'import', path.join(ROOT, 'package.json')], { DATABASE_URL: other });
-    expect(notMemory.code, show(notMemory)).toBe(2);
-    expect(notMemory.stderr).toContain('is not a memory file');
+      // Export from this store, import into another under another checkout of the repository.
+      const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-memory-')), 'calc-memory.json');
+      const exported = await runVigil(['memory', 'export', '--repo', REPO, '--out', file], env);
+      expect(exported.code, show(exported)).toBe(0);
+      expect(exported.stderr).toContain('wrote 4 episode(s), 2 pattern(s), 1 skill(s)');
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ vigilMemory: 1, repo: REPO });
+      const other = await store.freshDatabase('memory_cli_other');
+      const imported = await runVigil(['memory', 'import', file, '--repo', '/home/ana/calc'], { DATABASE_URL: other });
+      expect(imported.code, show(imported)).toBe(0);
+      expect(imported.stdout).toBe('imported 4 episode(s), 2 pattern(s), 1 skill(s)');
+      const there = await runVigil(['memory', 'search', 'parses dates', '--repo', '/home/ana/calc', '--json'], { DATABASE_URL: other });
+      expect((JSON.parse(there.stdout) as { hits: { repo: string }[] }).hits[0]?.repo).toBe('/home/ana/calc');
+      const notMemory = await runVigil(['memory', 'import', path.join(ROOT, 'package.json')], { DATABASE_URL: other });
+      expect(notMemory.code, show(notMemory)).toBe(2);
+      expect(notMemory.stderr).toContain('is not a memory file');
 
-    // Forget for good: consolidating again does not bring it back.
-    const forgot = await runVigil(['memory', 'forget', 'anti-pattern', String(anti.id)], env);
-    expect(forgot.code, show(forgot)).toBe(0);
-    expect(forgot.stdout).toContain(`forgot anti_pattern ${anti.id}: Test "parses ISO dates"`);
-    const again = await runVigil(['memory', 'forget', 'pattern', String(anti.id)], env);
-    expect(again.code, show(again)).toBe(3);
-    const consolidated = await runVigil(['memory', 'consolidate'], env);
-    expect(consolidated.code, show(consolidated)).toBe(0);
-    expect(consolidated.stdout).toBe('consolidated 1 run(s): 4 episode(s) → 0 anti-pattern(s), 1 pattern(s), 1 skill(s), 1 link(s)');
-    const bad = await runVigil(['memory', 'show', 'lesson', '1'], env);
-    expect(bad.code, show(bad)).toBe(2);
-    expect(bad.stderr).toContain('unknown memory kind "lesson"');
-  }, 180_000);
+      // Forget for good: consolidating again does not bring it back.
+      const forgot = await runVigil(['memory', 'forget', 'anti-pattern', String(anti.id)], env);
+      expect(forgot.code, show(forgot)).toBe(0);
+      expect(forgot.stdout).toContain(`forgot anti_pattern ${anti.id}: Test "parses ISO dates"`);
+      const again = await runVigil(['memory', 'forget', 'pattern', String(anti.id)], env);
+      expect(again.code, show(again)).toBe(3);
+      const consolidated = await runVigil(['memory', 'consolidate'], env);
+      expect(consolidated.code, show(consolidated)).toBe(0);
+      expect(consolidated.stdout).toBe('consolidated 1 run(s): 4 episode(s) → 0 anti-pattern(s), 1 pattern(s), 1 skill(s), 1 link(s)');
+      const bad = await runVigil(['memory', 'show', 'lesson', '1'], env);
+      expect(bad.code, show(bad)).toBe(2);
+      expect(bad.stderr).toContain('unknown memory kind "lesson"');
+    },
+    patient(180_000),
+  );
 
-  it('import refuses a file with bad fields (exit 2, the fields named, nothing written), and what is not a regular file or too large', async () => {
-    const from = await store.freshDatabase('memory_import_from');
-    await storeRun(from, 'wf-import', REPO);
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-memory-import-'));
-    const good = path.join(dir, 'good.json');
-    expect((await runVigil(['memory', 'export', '--out', good], { DATABASE_URL: from })).code).toBe(0);
-    const into = { DATABASE_URL: await store.freshDatabase('memory_import_into') };
-    const exported = JSON.parse(readFileSync(good, 'utf8')) as MemoryExport;
-    const variant = (name: string, edit: (m: MemoryExport) => void): string => {
-      const m = structuredClone(exported);
-      edit(m);
-      const file = path.join(dir, name);
-      writeFileSync(file, JSON.stringify(m));
-      return file;
-    };
-    const refused = async (file: string, ...want: (string | RegExp)[]): Promise<void> => {
-      const r = await runVigil(['memory', 'import', file], into, { timeoutMs: 30_000 });
-      expect(r.code, show(r)).toBe(2);
-      for (const w of want) expect(r.stderr).toMatch(w);
-      // No stack, no raw SQL error.
-      expect(r.stderr).not.toMatch(/^\s+at /m);
-      expect(r.stderr).not.toMatch(/invalid input syntax|out of range for type|unsupported Unicode/);
-    };
-    await refused(
-      variant('bad-time.json', (m) => {
-        (m.episodes[0] as { at: string | null }).at = 'yesterday';
-        (m.patterns[0] as { evidence: number }).evidence = 3_000_000_000;
-        (m.skills[0] as { title: string }).title = 'a\u0000b';
-      }),
-      /is not a memory file the event store can take .*nothing was imported/,
-      /^ {2}episodes\[0\]\.at: "yesterday" is not an ISO 8601 date-time/m,
-      /^ {2}patterns\[0\]\.evidence: 3000000000 is too large \(at most 2147483647\)/m,
-      /^ {2}skills\[0\]\.title: contains a NUL character/m,
-    );
-    await refused(
-      variant('bad-kind.json', (m) => {
-        (m.patterns[0] as { kind: string }).kind = 'lesson';
-      }),
-      /^ {2}patterns\[0\]\.kind: /m,
-    );
-    await refused('/dev/zero', '/dev/zero is not a regular file');
-    await refused(dir, `${dir} is not a regular file`);
-    const fifo = path.join(dir, 'fifo');
-    execFileSync('mkfifo', [fifo]);
-    await refused(fifo, `${fifo} is not a regular file`);
-    const huge = path.join(dir, 'huge.json');
-    writeFileSync(huge, '');
-    truncateSync(huge, 200 * 1024 * 1024);
-    await refused(huge, /is 209715200 bytes, more than a memory file's 134217728: export one repository at a time/);
-    await refused(path.join(dir, 'missing.json'), /cannot read the memory file .*missing\.json/);
-    // Nothing of the refused files was written; the honest file imports whole.
-    const before = await runVigil(['memory', 'list', '--json'], into);
-    expect((JSON.parse(before.stdout) as { items: unknown[] }).items).toEqual([]);
-    const ok = await runVigil(['memory', 'import', good], into);
-    expect(ok.code, show(ok)).toBe(0);
-    expect(ok.stdout).toBe('imported 4 episode(s), 2 pattern(s), 1 skill(s)');
-  }, 120_000);
+  it(
+    'import refuses a file with bad fields (exit 2, the fields named, nothing written), and what is not a regular file or too large',
+    async () => {
+      const from = await store.freshDatabase('memory_import_from');
+      await storeRun(from, 'wf-import', REPO);
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-memory-import-'));
+      const good = path.join(dir, 'good.json');
+      expect((await runVigil(['memory', 'export', '--out', good], { DATABASE_URL: from })).code).toBe(0);
+      const into = { DATABASE_URL: await store.freshDatabase('memory_import_into') };
+      const exported = JSON.parse(readFileSync(good, 'utf8')) as MemoryExport;
+      const variant = (name: string, edit: (m: MemoryExport) => void): string => {
+        const m = structuredClone(exported);
+        edit(m);
+        const file = path.join(dir, name);
+        writeFileSync(file, JSON.stringify(m));
+        return file;
+      };
+      const refused = async (file: string, ...want: (string | RegExp)[]): Promise<void> => {
+        const r = await runVigil(['memory', 'import', file], into, { timeoutMs: 30_000 });
+        expect(r.code, show(r)).toBe(2);
+        for (const w of want) expect(r.stderr).toMatch(w);
+        // No stack, no raw SQL error.
+        expect(r.stderr).not.toMatch(/^\s+at /m);
+        expect(r.stderr).not.toMatch(/invalid input syntax|out of range for type|unsupported Unicode/);
+      };
+      await refused(
+        variant('bad-time.json', (m) => {
+          (m.episodes[0] as { at: string | null }).at = 'yesterday';
+          (m.patterns[0] as { evidence: number }).evidence = 3_000_000_000;
+          (m.skills[0] as { title: string }).title = 'a\u0000b';
+        }),
+        /is not a memory file the event store can take .*nothing was imported/,
+        /^ {2}episodes\[0\]\.at: "yesterday" is not an ISO 8601 date-time/m,
+        /^ {2}patterns\[0\]\.evidence: 3000000000 is too large \(at most 2147483647\)/m,
+        /^ {2}skills\[0\]\.title: contains a NUL character/m,
+      );
+      await refused(
+        variant('bad-kind.json', (m) => {
+          (m.patterns[0] as { kind: string }).kind = 'lesson';
+        }),
+        /^ {2}patterns\[0\]\.kind: /m,
+      );
+      await refused('/dev/zero', '/dev/zero is not a regular file');
+      await refused(dir, `${dir} is not a regular file`);
+      const fifo = path.join(dir, 'fifo');
+      execFileSync('mkfifo', [fifo]);
+      await refused(fifo, `${fifo} is not a regular file`);
+      const huge = path.join(dir, 'huge.json');
+      writeFileSync(huge, '');
+      truncateSync(huge, 200 * 1024 * 1024);
+      await refused(huge, /is 209715200 bytes, more than a memory file's 134217728: export one repository at a time/);
+      await refused(path.join(dir, 'missing.json'), /cannot read the memory file .*missing\.json/);
+      // Nothing of the refused files was written; the honest file imports whole.
+      const before = await runVigil(['memory', 'list', '--json'], into);
+      expect((JSON.parse(before.stdout) as { items: unknown[] }).items).toEqual([]);
+      const ok = await runVigil(['memory', 'import', good], into);
+      expect(ok.code, show(ok)).toBe(0);
+      expect(ok.stdout).toBe('imported 4 episode(s), 2 pattern(s), 1 skill(s)');
+    },
+    patient(120_000),
+  );
 
-  it("the console's memory page lists it and searches it", async () => {
-    const db = await store.freshDatabase('memory_console');
-    await storeRun(db, 'wf-console', REPO);
-    const child = execa(process.execPath, [CLI, 'console', '--port', '0'], {
-      env: cleanEnv({ DATABASE_URL: db, TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: 'default' }),
-      extendEnv: false,
-      cwd: CLI_CWD,
-      stdin: 'ignore',
-      reject: false,
-      buffer: false,
-      all: true,
-    });
-    consoles.push(child);
-    let out = '';
-    child.all?.on('data', (d: Buffer) => (out += d.toString()));
-    const base = await waitUntil(
-      'the console to print its URL',
-      () => /^console: (\S+)$/m.exec(out)?.[1] ?? (child.exitCode !== null ? Promise.reject(new Error(out)) : null),
-      60_000,
-      100,
-    );
-    const page = await (browser as Browser).newPage();
-    await page.goto(`${base}memory`);
-    // Every page's header leads here.
-    expect(await page.locator('header a[href="/memory"]').count()).toBe(1);
-    await expect.poll(() => page.locator('#memory-items tbody tr').count()).toBe(3);
-    expect(await page.locator('#memory-items').textContent()).toContain('Test "parses ISO dates" failed 3 times for the same reason');
-    await page.getByLabel('search the memory').fill('Date.UTC');
-    await page.getByRole('button', { name: 'search' }).click();
-    await expect.poll(() => page.locator('#memory-hits li').count()).toBeGreaterThan(0);
-    expect(await page.locator('#memory-hits').textContent()).toContain('Parsed with Date.UTC.');
-    await page.close();
-  }, 120_000);
+  it(
+    "the console's memory page lists it and searches it",
+    async () => {
+      const db = await store.freshDatabase('memory_console');
+      await storeRun(db, 'wf-console', REPO);
+      const child = execa(process.execPath, [CLI, 'console', '--port', '0'], {
+        env: cleanEnv({ DATABASE_URL: db, TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: 'default' }),
+        extendEnv: false,
+        cwd: CLI_CWD,
+        stdin: 'ignore',
+        reject: false,
+        buffer: false,
+        all: true,
+      });
+      consoles.push(child);
+      let out = '';
+      child.all?.on('data', (d: Buffer) => (out += d.toString()));
+      const base = await waitUntil(
+        'the console to print its URL',
+        () => /^console: (\S+)$/m.exec(out)?.[1] ?? (child.exitCode !== null ? Promise.reject(new Error(out)) : null),
+        60_000,
+        100,
+      );
+      const page = await (browser as Browser).newPage();
+      await page.goto(`${base}memory`);
+      // Every page's header leads here.
+      expect(await page.locator('header a[href="/memory"]').count()).toBe(1);
+      await expect.poll(() => page.locator('#memory-items tbody tr').count()).toBe(3);
+      expect(await page.locator('#memory-items').textContent()).toContain('Test "parses ISO dates" failed 3 times for the same reason');
+      await page.getByLabel('search the memory').fill('Date.UTC');
+      await page.getByRole('button', { name: 'search' }).click();
+      await expect.poll(() => page.locator('#memory-hits li').count()).toBeGreaterThan(0);
+      expect(await page.locator('#memory-hits').textContent()).toContain('Parsed with Date.UTC.');
+      await page.close();
+    },
+    patient(120_000),
+  );
 });

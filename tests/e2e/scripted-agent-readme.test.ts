@@ -14,6 +14,7 @@ import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { parseScenario } from '../../schemas/scenario.js';
 import { assertBuilt, CLI, ROOT, temporalAddress, uniqueId } from '../support/harness.js';
 import { cleanEnv, runVigil, show, waitUntil } from './cli-helpers.js';
+import { patient } from '../support/patience.js';
 
 const README = readFileSync(path.join(ROOT, 'examples/agents/scripted-agent/README.md'), 'utf8');
 
@@ -49,7 +50,7 @@ beforeAll(async () => {
   });
   await waitUntil('vigil up to poll', () => upOut.includes('polling') || up?.exitCode !== null, 120_000, 200);
   expect(upOut).toMatch(/event store {2}: 127\.0\.0\.1:\d+\/vigil_events \(embedded Postgres/);
-}, 150_000);
+}, patient(150_000));
 afterAll(async () => {
   // Ctrl+C: the worker stops, then the store it started.
   up?.kill('SIGINT');

@@ -17,6 +17,7 @@ import { sandboxPlatform } from '../../activities/sandbox.js';
 import { freePort } from '../../workers/dev-server.js';
 import { assertBuilt, git, makeRepo, temporalAddress, uniqueId } from '../support/harness.js';
 import { runVigil, show, waitUntil, type CliResult } from './cli-helpers.js';
+import { patient } from '../support/patience.js';
 
 beforeAll(() => assertBuilt());
 
@@ -127,39 +128,43 @@ function expectApproved(r: CliResult, repo: string, before: Record<string, strin
 }
 
 describe('vigil try on three kinds of repository', () => {
-  it('a Node package with a test script, with a PRD of its own: starts its own server and store, ends approved', async () => {
-    const repo = makeRepo({
-      files: {
-        'README.md': '# app\n',
-        // Publishable as npm reads it (a name, a version, no "private"): the gate says so, and the rehearsal's Markdown passes it.
-        'package.json': JSON.stringify({ name: 'app', version: '1.0.0', type: 'module', scripts: { test: 'node --test' } }, null, 2),
-        'src/sum.js': '/** The sum of two numbers. */\nexport function sum(a, b) {\n  return a + b;\n}\n',
-        'test/sum.test.js':
-          "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { sum } from '../src/sum.js';\n\ntest('sums', () => assert.equal(sum(2, 3), 5));\n",
-      },
-    });
-    const prd = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-try-prd-')), 'PRD.md');
-    writeFileSync(prd, '# Sum helper\n\n1. src/sum.js exports sum(a, b).\n');
-    dirty(repo);
-    const before = snapshot(repo);
-    // A port nothing answers at: the command starts the dev server (and the embedded event store) itself.
-    const e = env({ TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` });
-    const r = await runVigil(['try', prd, '--repo', repo, '--headless'], e, { timeoutMs: 240_000 });
-    expect(r.stdout).toMatch(/Temporal dev server .* is up/);
-    expect(r.stdout).toMatch(/event store {2}: 127\.0\.0\.1:\d+\/vigil_events \(embedded Postgres/);
-    expect(r.stdout).toContain(`yours, ${prd}, reads fine`);
-    expect(r.stdout).toContain('your 2 uncommitted change(s) are not in it');
-    expect(r.stdout).toContain(
-      "knobs      : those `vigil start` would use here, but maxIterations=8, baseWaitSeconds=2, backoffJitterSeconds=0 (vigil try's; --set changes them)",
-    );
-    expect(r.stdout).not.toContain('not used   :');
-    const runId = expectApproved(r, repo, before);
-    // The repository's own tests, green in the sandbox (the last pass before the claim is always printed).
-    expect(r.stdout).toMatch(/quality gates on iteration 2: .*✓ tests/);
-    expect(r.stdout).toContain(`vigil start ${prd} --repo ${repo} --provider claude`);
-    expect(git(repo, 'diff', '--name-only', before.head as string, `vigil/${runId}`)).toBe('VIGIL_TRY.md');
-    expect(r.stdout).toContain(`Its timeline: vigil report ${runId}`);
-  }, 300_000);
+  it(
+    'a Node package with a test script, with a PRD of its own: starts its own server and store, ends approved',
+    async () => {
+      const repo = makeRepo({
+        files: {
+          'README.md': '# app\n',
+          // Publishable as npm reads it (a name, a version, no "private"): the gate says so, and the rehearsal's Markdown passes it.
+          'package.json': JSON.stringify({ name: 'app', version: '1.0.0', type: 'module', scripts: { test: 'node --test' } }, null, 2),
+          'src/sum.js': '/** The sum of two numbers. */\nexport function sum(a, b) {\n  return a + b;\n}\n',
+          'test/sum.test.js':
+            "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { sum } from '../src/sum.js';\n\ntest('sums', () => assert.equal(sum(2, 3), 5));\n",
+        },
+      });
+      const prd = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-try-prd-')), 'PRD.md');
+      writeFileSync(prd, '# Sum helper\n\n1. src/sum.js exports sum(a, b).\n');
+      dirty(repo);
+      const before = snapshot(repo);
+      // A port nothing answers at: the command starts the dev server (and the embedded event store) itself.
+      const e = env({ TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` });
+      const r = await runVigil(['try', prd, '--repo', repo, '--headless'], e, { timeoutMs: 240_000 });
+      expect(r.stdout).toMatch(/Temporal dev server .* is up/);
+      expect(r.stdout).toMatch(/event store {2}: 127\.0\.0\.1:\d+\/vigil_events \(embedded Postgres/);
+      expect(r.stdout).toContain(`yours, ${prd}, reads fine`);
+      expect(r.stdout).toContain('your 2 uncommitted change(s) are not in it');
+      expect(r.stdout).toContain(
+        "knobs      : those `vigil start` would use here, but maxIterations=8, baseWaitSeconds=2, backoffJitterSeconds=0 (vigil try's; --set changes them)",
+      );
+      expect(r.stdout).not.toContain('not used   :');
+      const runId = expectApproved(r, repo, before);
+      // The repository's own tests, green in the sandbox (the last pass before the claim is always printed).
+      expect(r.stdout).toMatch(/quality gates on iteration 2: .*✓ tests/);
+      expect(r.stdout).toContain(`vigil start ${prd} --repo ${repo} --provider claude`);
+      expect(git(repo, 'diff', '--name-only', before.head as string, `vigil/${runId}`)).toBe('VIGIL_TRY.md');
+      expect(r.stdout).toContain(`Its timeline: vigil report ${runId}`);
+    },
+    patient(300_000),
+  );
 
   it('a Python package with pytest, without a PRD: a sample PRD marked as such, and how to write one', async () => {
     const repo = makeRepo({

@@ -21,6 +21,7 @@ import type { StatusSnapshot } from '../../schemas/status.js';
 import { vigilRun } from '../../workflows/run-workflow.js';
 import { createVigilWorker, workflowBundleOptions, type VigilWorkerOptions } from '../../workers/worker.js';
 import { packageRoot } from '../../workers/paths.js';
+import { patient } from './patience.js';
 
 export const NAMESPACE = 'default';
 export const ROOT = packageRoot();
@@ -239,6 +240,7 @@ export async function waitForStatus(
   predicate: (s: StatusSnapshot) => boolean,
   timeoutMs = 60_000,
 ): Promise<StatusSnapshot> {
+  timeoutMs = patient(timeoutMs);
   const deadline = Date.now() + timeoutMs;
   let last: StatusSnapshot | undefined;
   while (Date.now() < deadline) {
@@ -313,7 +315,7 @@ export class WorkerProcesses {
     this.children.push(child);
     await new Promise<void>((resolve, reject) => {
       let seen = '';
-      const timer = setTimeout(() => reject(new Error(`worker did not start: ${seen}`)), 60_000);
+      const timer = setTimeout(() => reject(new Error(`worker did not start: ${seen}`)), patient(60_000));
       child.all?.on('data', (d: Buffer) => {
         seen += d.toString();
         if (seen.includes('polling')) {

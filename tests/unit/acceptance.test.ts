@@ -24,6 +24,7 @@ import { acceptanceCommandLine, acceptanceFindings, acceptanceVerdict, testName 
 import { RUNNERS } from '../support/cheat-corpus.js';
 import { ACCEPTANCE, HIDDEN_MARK, SNEAKY_HARD_CODE } from '../support/acceptance-corpus.js';
 import { git, ROOT } from '../support/harness.js';
+import { patient } from '../support/patience.js';
 
 describe('the acceptance decisions', () => {
   it('runs only the acceptance files, in the way each runner takes them', () => {
@@ -148,56 +149,60 @@ describe.runIf(sandboxPlatform().problem === null)('acceptance tests on a tree, 
   };
 
   for (const r of RUNNERS) {
-    it(`${r.name}: red on the bug and on a hard-coded answer, green on the fix, refused once a sealed file changed`, async () => {
-      const repo = path.join(root, `repo-${r.name}`);
-      mkdirSync(repo);
-      write(repo, r.files);
-      // A project's own installed vitest: linked, as npm would have put it (the run links it read-only).
-      if (r.name === 'vitest') symlinkSync(realpathSync(path.join(ROOT, 'node_modules')), path.join(repo, 'node_modules'));
-      git(repo, 'init', '-q');
-      const acc = path.join(root, `acceptance-${r.name}`);
-      mkdirSync(acc);
-      write(acc, ACCEPTANCE[r.name]);
-      const runId = `acceptance-${r.name}`;
-      const seal = await act<SealAcceptanceResult>(sealAcceptance, { runId, sourceDir: acc, repoPath: repo });
-      expect(seal.ok, seal.reason).toBe(true);
-      let iteration = 0;
-      const run = (treeHash: string): Promise<AcceptanceResult> =>
-        act<AcceptanceResult>(runAcceptance, {
-          runId,
-          repoPath: repo,
-          treeHash,
-          files: seal.files,
-          command: r.name === 'vitest' ? 'node_modules/.bin/vitest run' : '',
-          iteration: (iteration += 1),
-          timeoutSeconds: 120,
-        });
-      const base = await run(tree(repo));
-      expect(base.verdict, base.reason).toBe('fail');
-      expect(base.failing.sort(), `${base.reason} ${base.command}`).toEqual(
-        ['all_negative', 'mixed'].map((n) => (r.name.startsWith('node') || r.name === 'vitest' ? n : `test_${n}`)),
-      );
-      expect(base.sandbox?.applied).toBe(true);
-      write(repo, SNEAKY_HARD_CODE[r.name]);
-      const visible = execFileSync('git', ['status', '--porcelain'], { cwd: repo, encoding: 'utf8' });
-      expect(visible).not.toMatch(/wall|accept/);
-      const cheat = await run(tree(repo));
-      expect(cheat.verdict, cheat.reason).toBe('fail');
-      expect(cheat.failed).toBe(2);
-      write(repo, r.fix);
-      const fixed = await run(tree(repo));
-      expect(fixed.verdict, fixed.reason).toBe('pass');
-      expect(fixed.passed).toBe(2);
-      for (const res of [base, cheat, fixed]) expect(JSON.stringify(res)).not.toContain(HIDDEN_MARK);
-      // The scratch tree is gone; the repository never held the acceptance files.
-      expect(execFileSync('git', ['ls-files', '-o', '-c'], { cwd: repo, encoding: 'utf8' })).not.toMatch(/wall/);
-      // A sealed file changed after the start is refused, not run.
-      const first = seal.files[0]?.path ?? '';
-      writeFileSync(path.join(sealedDir(runId), first), 'def test_anything():\n    pass\n');
-      const tampered = await run(tree(repo));
-      expect(tampered).toMatchObject({ verdict: 'refused', durationMs: 0 });
-      expect(tampered.reason).toMatch(/no longer have the digest recorded at the start/);
-    }, 120_000);
+    it(
+      `${r.name}: red on the bug and on a hard-coded answer, green on the fix, refused once a sealed file changed`,
+      async () => {
+        const repo = path.join(root, `repo-${r.name}`);
+        mkdirSync(repo);
+        write(repo, r.files);
+        // A project's own installed vitest: linked, as npm would have put it (the run links it read-only).
+        if (r.name === 'vitest') symlinkSync(realpathSync(path.join(ROOT, 'node_modules')), path.join(repo, 'node_modules'));
+        git(repo, 'init', '-q');
+        const acc = path.join(root, `acceptance-${r.name}`);
+        mkdirSync(acc);
+        write(acc, ACCEPTANCE[r.name]);
+        const runId = `acceptance-${r.name}`;
+        const seal = await act<SealAcceptanceResult>(sealAcceptance, { runId, sourceDir: acc, repoPath: repo });
+        expect(seal.ok, seal.reason).toBe(true);
+        let iteration = 0;
+        const run = (treeHash: string): Promise<AcceptanceResult> =>
+          act<AcceptanceResult>(runAcceptance, {
+            runId,
+            repoPath: repo,
+            treeHash,
+            files: seal.files,
+            command: r.name === 'vitest' ? 'node_modules/.bin/vitest run' : '',
+            iteration: (iteration += 1),
+            timeoutSeconds: 120,
+          });
+        const base = await run(tree(repo));
+        expect(base.verdict, base.reason).toBe('fail');
+        expect(base.failing.sort(), `${base.reason} ${base.command}`).toEqual(
+          ['all_negative', 'mixed'].map((n) => (r.name.startsWith('node') || r.name === 'vitest' ? n : `test_${n}`)),
+        );
+        expect(base.sandbox?.applied).toBe(true);
+        write(repo, SNEAKY_HARD_CODE[r.name]);
+        const visible = execFileSync('git', ['status', '--porcelain'], { cwd: repo, encoding: 'utf8' });
+        expect(visible).not.toMatch(/wall|accept/);
+        const cheat = await run(tree(repo));
+        expect(cheat.verdict, cheat.reason).toBe('fail');
+        expect(cheat.failed).toBe(2);
+        write(repo, r.fix);
+        const fixed = await run(tree(repo));
+        expect(fixed.verdict, fixed.reason).toBe('pass');
+        expect(fixed.passed).toBe(2);
+        for (const res of [base, cheat, fixed]) expect(JSON.stringify(res)).not.toContain(HIDDEN_MARK);
+        // The scratch tree is gone; the repository never held the acceptance files.
+        expect(execFileSync('git', ['ls-files', '-o', '-c'], { cwd: repo, encoding: 'utf8' })).not.toMatch(/wall/);
+        // A sealed file changed after the start is refused, not run.
+        const first = seal.files[0]?.path ?? '';
+        writeFileSync(path.join(sealedDir(runId), first), 'def test_anything():\n    pass\n');
+        const tampered = await run(tree(repo));
+        expect(tampered).toMatchObject({ verdict: 'refused', durationMs: 0 });
+        expect(tampered.reason).toMatch(/no longer have the digest recorded at the start/);
+      },
+      patient(120_000),
+    );
   }
 });
 

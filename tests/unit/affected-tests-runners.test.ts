@@ -22,6 +22,7 @@ import { sandboxPlatform } from '../../activities/sandbox.js';
 import { runTests } from '../../activities/tests.js';
 import type { RunTestsInput, TestResult } from '../../schemas/activities.js';
 import { git, ROOT } from '../support/harness.js';
+import { patient } from '../support/patience.js';
 
 interface Repo {
   name: string;
@@ -174,7 +175,7 @@ describe.runIf(sandboxPlatform().problem === null)('affected tests with real run
     // vitest comes from this checkout's node_modules and jest from the cache, linked into the
     // repository as a project's own would be installed.
     process.env.VIGIL_SANDBOX_READABLE = [realpathSync(path.join(ROOT, 'node_modules')), realpathSync(jestModules)].join(':');
-  }, 300_000);
+  }, patient(300_000));
   afterAll(() => {
     for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
     Object.assign(process.env, saved);
@@ -196,74 +197,78 @@ describe.runIf(sandboxPlatform().problem === null)('affected tests with real run
     }) as Promise<TestResult>;
 
   for (const r of [PY_REPO, JS_REPO, JEST_REPO, GO_REPO]) {
-    it(`${r.name}: one module's change runs its tests only; the full suite catches what the selection cannot see`, async () => {
-      const repo = path.join(root, r.name);
-      mkdirSync(repo);
-      write(repo, r.files);
-      const modules = r.modules();
-      if (modules) symlinkSync(modules, path.join(repo, 'node_modules'));
-      git(repo, 'init', '-q');
-      const runId = `affected-${r.name}`;
-      const at = (iteration: number, scope?: 'affected') => ({
-        runId,
-        repoPath: repo,
-        command: r.command,
-        iteration,
-        ...(scope ? { scope, fullEvery: 3 } : {}),
-      });
+    it(
+      `${r.name}: one module's change runs its tests only; the full suite catches what the selection cannot see`,
+      async () => {
+        const repo = path.join(root, r.name);
+        mkdirSync(repo);
+        write(repo, r.files);
+        const modules = r.modules();
+        if (modules) symlinkSync(modules, path.join(repo, 'node_modules'));
+        git(repo, 'init', '-q');
+        const runId = `affected-${r.name}`;
+        const at = (iteration: number, scope?: 'affected') => ({
+          runId,
+          repoPath: repo,
+          command: r.command,
+          iteration,
+          ...(scope ? { scope, fullEvery: 3 } : {}),
+        });
 
-      const base = await run({ ...at(0), recordBaseline: true });
-      expect(base.report, base.reason).toMatchObject({ total: 5, passed: 5, failed: 0 });
+        const base = await run({ ...at(0), recordBaseline: true });
+        expect(base.report, base.reason).toMatchObject({ total: 5, passed: 5, failed: 0 });
 
-      // An honest change to the add module: its tests run, the others do not (the runner's report lists 2 tests).
-      write(repo, r.touchAdd);
-      const one = await run(at(1, 'affected'));
-      expect(one.verdict, one.reason).toBe('pass');
-      expect(one.selection).toEqual({ files: 1, of: 4 });
-      expect(one.report).toMatchObject({ total: r.addTests, passed: r.addTests, baselineTotal: r.addTests, baselinePassed: r.addTests });
-      expect(one.reason.startsWith(`1 of 4 test ${r.unit} affected${r.mode}: `), one.reason).toBe(true);
+        // An honest change to the add module: its tests run, the others do not (the runner's report lists 2 tests).
+        write(repo, r.touchAdd);
+        const one = await run(at(1, 'affected'));
+        expect(one.verdict, one.reason).toBe('pass');
+        expect(one.selection).toEqual({ files: 1, of: 4 });
+        expect(one.report).toMatchObject({ total: r.addTests, passed: r.addTests, baselineTotal: r.addTests, baselinePassed: r.addTests });
+        expect(one.reason.startsWith(`1 of 4 test ${r.unit} affected${r.mode}: `), one.reason).toBe(true);
 
-      // The adversary: beside the add module, it breaks the script no test imports. The partial run
-      // cannot see it (it runs the add tests alone)...
-      write(repo, r.breakScript);
-      const missed = await run(at(2, 'affected'));
-      expect(missed.selection).toEqual({ files: 1, of: 4 });
-      expect(missed.report?.total).toBe(r.addTests);
-      expect(missed.verdict, missed.reason).toBe('pass');
-      // ...the full suite, as every completion check runs it, does.
-      const check = await run(at(2));
-      expect(check.selection ?? null).toBeNull();
-      expect(check.verdict, check.reason).toBe('fail');
-      expect(check.report).toMatchObject({ total: 5, failed: 1 });
-      expect(check.reason).toMatch(/report/);
+        // The adversary: beside the add module, it breaks the script no test imports. The partial run
+        // cannot see it (it runs the add tests alone)...
+        write(repo, r.breakScript);
+        const missed = await run(at(2, 'affected'));
+        expect(missed.selection).toEqual({ files: 1, of: 4 });
+        expect(missed.report?.total).toBe(r.addTests);
+        expect(missed.verdict, missed.reason).toBe('pass');
+        // ...the full suite, as every completion check runs it, does.
+        const check = await run(at(2));
+        expect(check.selection ?? null).toBeNull();
+        expect(check.verdict, check.reason).toBe('fail');
+        expect(check.report).toMatchObject({ total: 5, failed: 1 });
+        expect(check.reason).toMatch(/report/);
 
-      // Once fixed, a test that failed in the last run is selected with what changed, until it passes.
-      write(repo, r.fixScript);
-      const after = await run(at(3, 'affected'));
-      expect(after.reason).toMatch(/^full suite \(no test file imports what changed\)|^1 of 4 test (files|packages) affected/);
-      expect(after.verdict, after.reason).toBe('pass');
+        // Once fixed, a test that failed in the last run is selected with what changed, until it passes.
+        write(repo, r.fixScript);
+        const after = await run(at(3, 'affected'));
+        expect(after.reason).toMatch(/^full suite \(no test file imports what changed\)|^1 of 4 test (files|packages) affected/);
+        expect(after.verdict, after.reason).toBe('pass');
 
-      // A harness change runs everything.
-      write(repo, r.harness);
-      const harness = await run(at(4, 'affected'));
-      expect(harness.selection ?? null).toBeNull();
-      expect(
-        harness.reason.startsWith(`full suite (a test harness or configuration file changed: ${r.harnessFile}): `),
-        harness.reason,
-      ).toBe(true);
-      expect(harness.report).toMatchObject({ total: 5, passed: 5 });
+        // A harness change runs everything.
+        write(repo, r.harness);
+        const harness = await run(at(4, 'affected'));
+        expect(harness.selection ?? null).toBeNull();
+        expect(
+          harness.reason.startsWith(`full suite (a test harness or configuration file changed: ${r.harnessFile}): `),
+          harness.reason,
+        ).toBe(true);
+        expect(harness.report).toMatchObject({ total: 5, passed: 5 });
 
-      // The map is due for its refresh every `fullEvery` (3) iterations.
-      write(repo, r.touchAdd);
-      const due = await run(at(7, 'affected'));
-      expect(due.reason).toMatch(/^full suite \(every 3 iterations; the last full run was at iteration 4\): /);
-      expect(due.report?.total).toBe(5);
+        // The map is due for its refresh every `fullEvery` (3) iterations.
+        write(repo, r.touchAdd);
+        const due = await run(at(7, 'affected'));
+        expect(due.reason).toMatch(/^full suite \(every 3 iterations; the last full run was at iteration 4\): /);
+        expect(due.report?.total).toBe(5);
 
-      // A run without a map (its first test run on this worker) runs everything.
-      const fresh = await run({ ...at(1, 'affected'), runId: `${runId}-no-map` });
-      expect(fresh.reason).toMatch(/^full suite \(no test map yet\): /);
-      expect(fresh.report?.total).toBe(5);
-    }, 900_000);
+        // A run without a map (its first test run on this worker) runs everything.
+        const fresh = await run({ ...at(1, 'affected'), runId: `${runId}-no-map` });
+        expect(fresh.reason).toMatch(/^full suite \(no test map yet\): /);
+        expect(fresh.report?.total).toBe(5);
+      },
+      patient(900_000),
+    );
   }
 
   it("jest: its own graph adds a test Vigil's reading of imports misses (a moduleNameMapper alias), and the run is held to it", async () => {

@@ -26,6 +26,7 @@ import type { RoundCalls } from '../../rounds/calls.js';
 import { nextRelease, OLDEST_REPLAYED_RELEASE } from '../../workflows/decisions/release-window.js';
 import { DEPRECATED_PATCHES, PATCH_IDS } from '../../workflows/run/eras.js';
 import { ERAS } from '../replay/eras.js';
+import { patient } from '../support/patience.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -347,9 +348,13 @@ describe('patches', () => {
 });
 
 describe('architecture', () => {
-  it('has no import circle', async () => {
-    expect(await circles('.')).toEqual([]);
-  }, 120_000);
+  it(
+    'has no import circle',
+    async () => {
+      expect(await circles('.')).toEqual([]);
+    },
+    patient(120_000),
+  );
 
   it('activities import workflow code by value only from workflows/decisions/', () => {
     expect(violations(['activities'], fromWorkflows)).toEqual([]);

@@ -22,6 +22,7 @@ import {
 } from '../../activities/gates/build.js';
 import type { ToolRun } from '../../activities/gates/tools.js';
 import { ROOT } from '../support/harness.js';
+import { patient } from '../support/patience.js';
 
 const repo = (files: Record<string, string>): string => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-build-gate-'));
@@ -150,7 +151,7 @@ describe('the build verdict', () => {
   });
 });
 
-describe('the build gate, run', { timeout: 60_000 }, () => {
+describe('the build gate, run', { timeout: patient(60_000) }, () => {
   const logDir = (): string => mkdtempSync(path.join(os.tmpdir(), 'vigil-build-log-'));
   /** A TypeScript project whose tests would pass (they import only `ok.ts`) and whose other file does not type-check. */
   const tsProject = (broken: boolean): string => {

@@ -20,6 +20,7 @@ import { runGates } from '../../activities/gates/index.js';
 import type { RunGatesInput, RunGatesResult } from '../../schemas/activities.js';
 import type { GateResult } from '../../schemas/gates.js';
 import { git, ROOT } from '../support/harness.js';
+import { patient } from '../support/patience.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -92,58 +93,74 @@ const pass = (repo: string, startTree: string | null): Promise<RunGatesResult> =
 const byGate = (out: RunGatesResult): Record<string, GateResult> => Object.fromEntries(out.results.map((r) => [r.gate, r as GateResult]));
 
 describe('gates judge the change, not the legacy', () => {
-  it('passes an agent whose own lines are clean, listing what was already there as advisory', async () => {
-    const { repo, startTree } = legacyRepository();
-    appendFileSync(path.join(repo, 'src', 'lib.js'), HONEST);
-    const gates = byGate(await pass(repo, startTree));
-    for (const g of GATES) expect(gates[g]?.verdict, `${g}: ${gates[g]?.reason}`).toBe('pass');
-    expect(gates.static_analysis?.reason).toMatch(/1 already in the base tree \(advisory\)$/);
-    expect(gates.secret_scan?.reason).toMatch(/no credentials in 1 changed file\(s\); 1 already in the base tree \(advisory\)$/);
-    expect(gates.doc_coverage?.reason).toMatch(/2 undocumented export\(s\); 2 already in the base tree \(advisory\)$/);
-    const legacy = GATES.flatMap((g) => gates[g]?.findings ?? []);
-    expect(legacy.length).toBe(4);
-    for (const f of legacy) {
-      expect(f.severity).toBe('info');
-      expect(f.message).toMatch(/^already in the base tree: /);
-      expect(f.file).toBe('src/lib.js');
-      expect(f.line).toBeLessThanOrEqual(6);
-    }
-  }, 120_000);
+  it(
+    'passes an agent whose own lines are clean, listing what was already there as advisory',
+    async () => {
+      const { repo, startTree } = legacyRepository();
+      appendFileSync(path.join(repo, 'src', 'lib.js'), HONEST);
+      const gates = byGate(await pass(repo, startTree));
+      for (const g of GATES) expect(gates[g]?.verdict, `${g}: ${gates[g]?.reason}`).toBe('pass');
+      expect(gates.static_analysis?.reason).toMatch(/1 already in the base tree \(advisory\)$/);
+      expect(gates.secret_scan?.reason).toMatch(/no credentials in 1 changed file\(s\); 1 already in the base tree \(advisory\)$/);
+      expect(gates.doc_coverage?.reason).toMatch(/2 undocumented export\(s\); 2 already in the base tree \(advisory\)$/);
+      const legacy = GATES.flatMap((g) => gates[g]?.findings ?? []);
+      expect(legacy.length).toBe(4);
+      for (const f of legacy) {
+        expect(f.severity).toBe('info');
+        expect(f.message).toMatch(/^already in the base tree: /);
+        expect(f.file).toBe('src/lib.js');
+        expect(f.line).toBeLessThanOrEqual(6);
+      }
+    },
+    patient(120_000),
+  );
 
-  it('refuses an agent whose own lines carry the same problems, in every gate', async () => {
-    const { repo, startTree } = legacyRepository();
-    appendFileSync(path.join(repo, 'src', 'lib.js'), HONEST + DIRTY);
-    const gates = byGate(await pass(repo, startTree));
-    for (const g of GATES) expect(gates[g]?.verdict, `${g}: ${gates[g]?.reason}`).toBe('fail');
-    expect(gates.static_analysis?.reason).toMatch(/^1 error in 1 file: src\/lib\.js:14 Unexpected var/);
-    expect(gates.secret_scan?.reason).toMatch(
-      /^1 possible credential in changed files, first: .* in src\/lib\.js:17; 1 already in the base tree/,
-    );
-    expect(gates.doc_coverage?.reason).toMatch(/triple/);
-    // The blocking finding comes first; the legacy ones stay listed behind it.
-    expect(gates.secret_scan?.findings.map((f) => [f.line, f.severity])).toEqual([
-      [17, 'high'],
-      [6, 'info'],
-    ]);
-  }, 120_000);
+  it(
+    'refuses an agent whose own lines carry the same problems, in every gate',
+    async () => {
+      const { repo, startTree } = legacyRepository();
+      appendFileSync(path.join(repo, 'src', 'lib.js'), HONEST + DIRTY);
+      const gates = byGate(await pass(repo, startTree));
+      for (const g of GATES) expect(gates[g]?.verdict, `${g}: ${gates[g]?.reason}`).toBe('fail');
+      expect(gates.static_analysis?.reason).toMatch(/^1 error in 1 file: src\/lib\.js:14 Unexpected var/);
+      expect(gates.secret_scan?.reason).toMatch(
+        /^1 possible credential in changed files, first: .* in src\/lib\.js:17; 1 already in the base tree/,
+      );
+      expect(gates.doc_coverage?.reason).toMatch(/triple/);
+      // The blocking finding comes first; the legacy ones stay listed behind it.
+      expect(gates.secret_scan?.findings.map((f) => [f.line, f.severity])).toEqual([
+        [17, 'high'],
+        [6, 'info'],
+      ]);
+    },
+    patient(120_000),
+  );
 
-  it('refuses a file that no longer parses wherever the parser reports it, even on a line the agent did not write', async () => {
-    const { repo, startTree } = legacyRepository();
-    const file = path.join(repo, 'src', 'lib.js');
-    // An opening brace left unclosed at the top: the parser reports the end of the file, a legacy line.
-    writeFileSync(file, `/** Opens. */\nexport function opens() {\n${LEGACY}`);
-    const sa = byGate(await pass(repo, startTree)).static_analysis;
-    expect(sa?.verdict).toBe('fail');
-    expect(sa?.findings[0]).toMatchObject({ severity: 'high', file: 'src/lib.js' });
-    expect(sa?.findings[0]?.line).toBeGreaterThan(2);
-  }, 120_000);
+  it(
+    'refuses a file that no longer parses wherever the parser reports it, even on a line the agent did not write',
+    async () => {
+      const { repo, startTree } = legacyRepository();
+      const file = path.join(repo, 'src', 'lib.js');
+      // An opening brace left unclosed at the top: the parser reports the end of the file, a legacy line.
+      writeFileSync(file, `/** Opens. */\nexport function opens() {\n${LEGACY}`);
+      const sa = byGate(await pass(repo, startTree)).static_analysis;
+      expect(sa?.verdict).toBe('fail');
+      expect(sa?.findings[0]).toMatchObject({ severity: 'high', file: 'src/lib.js' });
+      expect(sa?.findings[0]?.line).toBeGreaterThan(2);
+    },
+    patient(120_000),
+  );
 
-  it('without the run’s start tree, judges every line of the changed files, as before', async () => {
-    const { repo } = legacyRepository();
-    appendFileSync(path.join(repo, 'src', 'lib.js'), HONEST);
-    const gates = byGate(await pass(repo, null));
-    for (const g of GATES) expect(gates[g]?.verdict, `${g}: ${gates[g]?.reason}`).toBe('fail');
-  }, 120_000);
+  it(
+    'without the run’s start tree, judges every line of the changed files, as before',
+    async () => {
+      const { repo } = legacyRepository();
+      appendFileSync(path.join(repo, 'src', 'lib.js'), HONEST);
+      const gates = byGate(await pass(repo, null));
+      for (const g of GATES) expect(gates[g]?.verdict, `${g}: ${gates[g]?.reason}`).toBe('fail');
+    },
+    patient(120_000),
+  );
 });
 
 describe('the lines a run wrote', () => {

@@ -27,6 +27,7 @@ import { supervisorPath } from '../../activities/process.js';
 import type { AgentResult, RunAgentInput, RunTestsInput, TestResult } from '../../schemas/activities.js';
 import { fetchLogPath } from '../../schemas/paths.js';
 import { packagesLines, parseFetchLog } from '../../workflows/decisions/package-fetches.js';
+import { patient } from '../support/patience.js';
 
 if (!existsSync(supervisorPath())) throw new Error(`${supervisorPath()} is missing: run \`npm run build\` (npm test does it for you)`);
 
@@ -96,77 +97,93 @@ const exits = (log: string): Record<string, number> =>
 const fetchLog = (runId: string) => parseFetchLog(readFileSync(fetchLogPath(repo, runId), 'utf8'));
 
 describe.runIf(sandboxPlatform().problem === null)('the package registries in the sandbox', () => {
-  it('open (the default): the builder installs an npm and a PyPI package; each fetch is logged and counted', async () => {
-    const res = await agent(call('open-run', 'iteration', 1, true));
-    const log = readFileSync(res.logPath, 'utf8');
-    expect(res.sandbox?.applied, JSON.stringify(res.sandbox)).toBe(true);
-    expect(exits(log), log).toEqual({ NPM: 0, PIP: 0 });
-    expect(res.sandbox?.isolation).toContain('network: the package registries');
-    const p = res.sandbox?.packages;
-    expect(p?.refused).toBe(0);
-    expect(p?.fetches).toBeGreaterThanOrEqual(3);
-    expect(p?.bytes).toBeGreaterThan(10_000); // is-number's tarball and six's wheel came through
-    expect(p?.hosts.map((h) => h.host)).toEqual(expect.arrayContaining(['registry.npmjs.org', 'pypi.org', 'files.pythonhosted.org']));
-    // The log lists the same fetches, each with its call, method, bytes and time.
-    const { entries, skipped } = fetchLog('open-run');
-    expect(skipped).toBe(0);
-    expect(entries).toHaveLength(p?.fetches ?? -1);
-    for (const e of entries) {
-      expect(e).toMatchObject({ call: 'iteration-0001', method: 'CONNECT', port: 443, refused: null });
-      expect(e.bytesIn).toBeGreaterThan(0);
-    }
-  }, 300_000);
+  it(
+    'open (the default): the builder installs an npm and a PyPI package; each fetch is logged and counted',
+    async () => {
+      const res = await agent(call('open-run', 'iteration', 1, true));
+      const log = readFileSync(res.logPath, 'utf8');
+      expect(res.sandbox?.applied, JSON.stringify(res.sandbox)).toBe(true);
+      expect(exits(log), log).toEqual({ NPM: 0, PIP: 0 });
+      expect(res.sandbox?.isolation).toContain('network: the package registries');
+      const p = res.sandbox?.packages;
+      expect(p?.refused).toBe(0);
+      expect(p?.fetches).toBeGreaterThanOrEqual(3);
+      expect(p?.bytes).toBeGreaterThan(10_000); // is-number's tarball and six's wheel came through
+      expect(p?.hosts.map((h) => h.host)).toEqual(expect.arrayContaining(['registry.npmjs.org', 'pypi.org', 'files.pythonhosted.org']));
+      // The log lists the same fetches, each with its call, method, bytes and time.
+      const { entries, skipped } = fetchLog('open-run');
+      expect(skipped).toBe(0);
+      expect(entries).toHaveLength(p?.fetches ?? -1);
+      for (const e of entries) {
+        expect(e).toMatchObject({ call: 'iteration-0001', method: 'CONNECT', port: 443, refused: null });
+        expect(e.bytesIn).toBeGreaterThan(0);
+      }
+    },
+    patient(300_000),
+  );
 
-  it('open: a test run that installs first passes, its fetches logged under its own name', async () => {
-    const res = await tests({
-      runId: 'open-run',
-      repoPath: repo,
-      command:
-        'npm install --no-audit --no-fund --fetch-retries=0 is-number@7.0.0 && node -e "require(\'is-number\')" && rm -rf node_modules package-lock.json',
-      iteration: 2,
-      timeoutSeconds: 240,
-      sandboxRegistries: true,
-    });
-    expect(res.exitCode, res.tail).toBe(0);
-    expect(res.sandbox?.packages?.hosts.map((h) => h.host)).toContain('registry.npmjs.org');
-    expect(fetchLog('open-run').entries.filter((e) => e.call === 'tests-0002').length).toBe(res.sandbox?.packages?.fetches);
-  }, 300_000);
+  it(
+    'open: a test run that installs first passes, its fetches logged under its own name',
+    async () => {
+      const res = await tests({
+        runId: 'open-run',
+        repoPath: repo,
+        command:
+          'npm install --no-audit --no-fund --fetch-retries=0 is-number@7.0.0 && node -e "require(\'is-number\')" && rm -rf node_modules package-lock.json',
+        iteration: 2,
+        timeoutSeconds: 240,
+        sandboxRegistries: true,
+      });
+      expect(res.exitCode, res.tail).toBe(0);
+      expect(res.sandbox?.packages?.hosts.map((h) => h.host)).toContain('registry.npmjs.org');
+      expect(fetchLog('open-run').entries.filter((e) => e.call === 'tests-0002').length).toBe(res.sandbox?.packages?.fetches);
+    },
+    patient(300_000),
+  );
 
-  it('closed (sandboxRegistries=false): both installs fail, the refusals are logged and counted, and status says why', async () => {
-    const res = await agent(call('closed-run', 'iteration', 1, false));
-    const log = readFileSync(res.logPath, 'utf8');
-    const e = exits(log);
-    expect(e.NPM, log).not.toBe(0);
-    expect(e.PIP, log).not.toBe(0);
-    const p = res.sandbox?.packages;
-    expect(p?.fetches).toBe(0);
-    expect(p?.refused).toBeGreaterThanOrEqual(2);
-    expect(p?.refusedWhy).toBe('closed');
-    expect(p?.refusedHosts).toEqual(expect.arrayContaining(['registry.npmjs.org', 'pypi.org']));
-    expect(fetchLog('closed-run').entries.every((x) => x.refused === 'closed')).toBe(true);
-    const lines = packagesLines(p ?? { fetches: 0, bytes: 0, hosts: [], refused: 0, refusedHosts: [], refusedWhy: null }, null);
-    expect(lines.join('\n')).toMatch(/refused: the package registries are closed for this run \(sandboxRegistries=false\)/);
-    // The test run that needs a fresh install fails as well.
-    const t = await tests({
-      runId: 'closed-run',
-      repoPath: repo,
-      command: 'npm install --no-audit --no-fund --fetch-retries=0 is-number@7.0.0',
-      iteration: 1,
-      timeoutSeconds: 240,
-      sandboxRegistries: false,
-    });
-    expect(t.exitCode).not.toBe(0);
-    expect(t.sandbox?.packages?.refusedWhy).toBe('closed');
-  }, 300_000);
+  it(
+    'closed (sandboxRegistries=false): both installs fail, the refusals are logged and counted, and status says why',
+    async () => {
+      const res = await agent(call('closed-run', 'iteration', 1, false));
+      const log = readFileSync(res.logPath, 'utf8');
+      const e = exits(log);
+      expect(e.NPM, log).not.toBe(0);
+      expect(e.PIP, log).not.toBe(0);
+      const p = res.sandbox?.packages;
+      expect(p?.fetches).toBe(0);
+      expect(p?.refused).toBeGreaterThanOrEqual(2);
+      expect(p?.refusedWhy).toBe('closed');
+      expect(p?.refusedHosts).toEqual(expect.arrayContaining(['registry.npmjs.org', 'pypi.org']));
+      expect(fetchLog('closed-run').entries.every((x) => x.refused === 'closed')).toBe(true);
+      const lines = packagesLines(p ?? { fetches: 0, bytes: 0, hosts: [], refused: 0, refusedHosts: [], refusedWhy: null }, null);
+      expect(lines.join('\n')).toMatch(/refused: the package registries are closed for this run \(sandboxRegistries=false\)/);
+      // The test run that needs a fresh install fails as well.
+      const t = await tests({
+        runId: 'closed-run',
+        repoPath: repo,
+        command: 'npm install --no-audit --no-fund --fetch-retries=0 is-number@7.0.0',
+        iteration: 1,
+        timeoutSeconds: 240,
+        sandboxRegistries: false,
+      });
+      expect(t.exitCode).not.toBe(0);
+      expect(t.sandbox?.packages?.refusedWhy).toBe('closed');
+    },
+    patient(300_000),
+  );
 
-  it('a reviewing role never reaches them, even when the run opens them', async () => {
-    const res = await agent(call('review-run', 'reviewer', 1, true));
-    const log = readFileSync(res.logPath, 'utf8');
-    const e = exits(log);
-    expect(e.NPM, log).not.toBe(0);
-    expect(e.PIP, log).not.toBe(0);
-    expect(res.sandbox?.packages?.fetches).toBe(0);
-    expect(res.sandbox?.packages?.refusedWhy).toBe('reviewing');
-    expect(res.sandbox?.isolation).not.toMatch(/registry\.npmjs\.org|package registries/);
-  }, 300_000);
+  it(
+    'a reviewing role never reaches them, even when the run opens them',
+    async () => {
+      const res = await agent(call('review-run', 'reviewer', 1, true));
+      const log = readFileSync(res.logPath, 'utf8');
+      const e = exits(log);
+      expect(e.NPM, log).not.toBe(0);
+      expect(e.PIP, log).not.toBe(0);
+      expect(res.sandbox?.packages?.fetches).toBe(0);
+      expect(res.sandbox?.packages?.refusedWhy).toBe('reviewing');
+      expect(res.sandbox?.isolation).not.toMatch(/registry\.npmjs\.org|package registries/);
+    },
+    patient(300_000),
+  );
 });

@@ -22,6 +22,7 @@ import { GateResultSchema, type GateResult } from '../../schemas/gates.js';
 import { ensurePrivateRunDir } from '../../activities/artifacts.js';
 import { FINDING_ID, liftFindings } from '../../workflows/decisions/finding-waivers.js';
 import { git } from '../support/harness.js';
+import { patient } from '../support/patience.js';
 
 describe('the provenance rule', () => {
   const report = (tests: [string, 'passed' | 'failed' | 'error'][]) => ({
@@ -145,40 +146,55 @@ describe.runIf(sandboxPlatform().problem === null)('added tests run on the code 
   };
 
   for (const [name, r] of Object.entries(RUNNERS)) {
-    it(`${name}: a builder that adds only tests of what was already there is refused, and a waiver lifts it`, async () => {
-      const { repo, runId, startTree } = await started(r);
-      for (const [f, text] of Object.entries(r.vacuous)) writeFileSync(path.join(repo, f), text);
-      const gate = await mutationGate(repo, runId, startTree);
-      expect(gate.verdict, gate.reason).toBe('fail');
-      const [first] = gate.findings;
-      expect(first?.severity).toBe('high');
-      expect(first?.file).toBe(Object.keys(r.vacuous)[0]);
-      expect(first?.message).toMatch(/^added test passes on the code before the change \(passes_before-[0-9a-f]{8}\): .*add zero|add_zero/);
-      // The same test files again: the kept answer, no second run on the old code.
-      const logs = (): string[] => readdirSync(ensurePrivateRunDir(runId)).filter((f) => f.startsWith('provenance-') && f.endsWith('.log'));
-      expect(logs()).toHaveLength(1);
-      expect((await mutationGate(repo, runId, startTree)).verdict).toBe('fail');
-      expect(logs()).toHaveLength(1);
-      const waived = liftFindings(gate, [{ id: first?.id ?? '', by: 'alice', reason: 'the PRD asks for tests of add', at: '' }], null);
-      expect(waived.verdict).toBe('pass');
-    }, 120_000);
+    it(
+      `${name}: a builder that adds only tests of what was already there is refused, and a waiver lifts it`,
+      async () => {
+        const { repo, runId, startTree } = await started(r);
+        for (const [f, text] of Object.entries(r.vacuous)) writeFileSync(path.join(repo, f), text);
+        const gate = await mutationGate(repo, runId, startTree);
+        expect(gate.verdict, gate.reason).toBe('fail');
+        const [first] = gate.findings;
+        expect(first?.severity).toBe('high');
+        expect(first?.file).toBe(Object.keys(r.vacuous)[0]);
+        expect(first?.message).toMatch(
+          /^added test passes on the code before the change \(passes_before-[0-9a-f]{8}\): .*add zero|add_zero/,
+        );
+        // The same test files again: the kept answer, no second run on the old code.
+        const logs = (): string[] =>
+          readdirSync(ensurePrivateRunDir(runId)).filter((f) => f.startsWith('provenance-') && f.endsWith('.log'));
+        expect(logs()).toHaveLength(1);
+        expect((await mutationGate(repo, runId, startTree)).verdict).toBe('fail');
+        expect(logs()).toHaveLength(1);
+        const waived = liftFindings(gate, [{ id: first?.id ?? '', by: 'alice', reason: 'the PRD asks for tests of add', at: '' }], null);
+        expect(waived.verdict).toBe('pass');
+      },
+      patient(120_000),
+    );
 
-    it(`${name}: a builder that adds a function and its test (failing on the old code) passes`, async () => {
-      const { repo, runId, startTree } = await started(r);
-      for (const [f, text] of Object.entries(r.honest)) writeFileSync(path.join(repo, f), text);
-      const gate = await mutationGate(repo, runId, startTree);
-      expect(gate.verdict, gate.reason).toBe('pass');
-      expect(gate.reason).toMatch(/1 added test\(s\) run on the code before the change, 0 passed there$/);
-      expect(gate.findings).toEqual([]);
-    }, 120_000);
+    it(
+      `${name}: a builder that adds a function and its test (failing on the old code) passes`,
+      async () => {
+        const { repo, runId, startTree } = await started(r);
+        for (const [f, text] of Object.entries(r.honest)) writeFileSync(path.join(repo, f), text);
+        const gate = await mutationGate(repo, runId, startTree);
+        expect(gate.verdict, gate.reason).toBe('pass');
+        expect(gate.reason).toMatch(/1 added test\(s\) run on the code before the change, 0 passed there$/);
+        expect(gate.findings).toEqual([]);
+      },
+      patient(120_000),
+    );
   }
 
-  it('says so, and finds nothing, when the run has no per-test baseline', async () => {
-    const { repo, runId, startTree } = await started(RUNNERS.pytest);
-    rmSync(path.join(ensurePrivateRunDir(runId), 'tests-baseline.json'));
-    for (const [f, text] of Object.entries(RUNNERS.pytest.vacuous)) writeFileSync(path.join(repo, f), text);
-    const gate = await mutationGate(repo, runId, startTree);
-    expect(gate.verdict).toBe('pass');
-    expect(gate.reason).toMatch(/provenance of added tests not checked: the run has no per-test baseline report$/);
-  }, 120_000);
+  it(
+    'says so, and finds nothing, when the run has no per-test baseline',
+    async () => {
+      const { repo, runId, startTree } = await started(RUNNERS.pytest);
+      rmSync(path.join(ensurePrivateRunDir(runId), 'tests-baseline.json'));
+      for (const [f, text] of Object.entries(RUNNERS.pytest.vacuous)) writeFileSync(path.join(repo, f), text);
+      const gate = await mutationGate(repo, runId, startTree);
+      expect(gate.verdict).toBe('pass');
+      expect(gate.reason).toMatch(/provenance of added tests not checked: the run has no per-test baseline report$/);
+    },
+    patient(120_000),
+  );
 });

@@ -30,6 +30,7 @@ import {
   writeScenario,
   type TestEnv,
 } from '../support/harness.js';
+import { patient } from '../support/patience.js';
 
 const AGENT = path.join(ROOT, 'tests/support/acceptance-seeker-agent.mjs');
 const PYTEST = RUNNERS.find((r) => r.name === 'pytest');
@@ -107,71 +108,83 @@ describe.runIf(sandboxPlatform().problem === null)('the Wall: acceptance tests t
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('a hard-coded answer is refused by the acceptance tests, the honest fix approved; the builder never finds them', async () => {
-    const repo = makeRepo('hard-coded');
-    const acc = folder('acceptance-hard-coded', ACCEPTANCE.pytest);
-    const input = runInput(repo, writeScenario(root, { version: 1, iterations: [] }), {
-      agentCommand: [process.execPath, AGENT],
-      acceptanceTests: acc,
-    });
-    const handle = await startRun(env, tq, input, uniqueId('wall-hard-coded'));
-    const outcome = await handle.result();
-    expect(outcome.status, JSON.stringify(outcome)).toBe('council_approved');
-    // No check before the council's minimum iteration (3): the hard-coded tree is judged there,
-    // refused by the acceptance tests alone, and the fix that follows is approved.
-    const snap = await status(handle);
-    expect(outcome.iteration, JSON.stringify(snap.checks)).toBe(4);
-    expect(snap.checks?.byCause).toEqual({ acceptance: 1 });
-    // What done rested on says the acceptance tests, first among the outcome's notes.
-    expect(outcome.notes[0]).toMatch(/^evidence: baseline tests \d+ of \d+ passed .*, acceptance (\d+) of \1 passed, /);
-    // The refused claim: green to the visible tests, refused by the acceptance tests, by name only.
-    const fourth = readFileSync(path.join(repo, '.vigil', 'prompt-4.md'), 'utf8');
-    expect(fourth).toMatch(/acceptance tests, which a person wrote from the PRD and which you cannot see, did not pass/);
-    expect(fourth).toMatch(/2 acceptance tests failed/);
-    expect(fourth).toMatch(/Failing: test_all_negative, test_mixed/);
-    // Everything the builder could read, in both calls: neither the files' names nor their text.
-    for (const n of [1, 2, 3, 4]) {
-      const seen = JSON.parse(readFileSync(path.join(repo, '.vigil', `seeker-${n}.json`), 'utf8')) as {
-        found: string[];
-        files: number;
-        read: number;
-      };
-      expect(seen.files, 'the builder searched').toBeGreaterThan(1000);
-      // Read whole: everything outside the machine's system folders (the repository, the home, /tmp).
-      expect(seen.read, 'the builder read the files outside the system folders').toBeGreaterThan(3);
-      expect(seen.found).toEqual([]);
-    }
-    // Nor the repository's run files, the delivered branch, or the run's history.
-    expect(holding(repo)).toEqual([]);
-    // The history's payloads are base64: read them decoded, every one.
-    const history = decodedPayloads(JSON.stringify(await handle.fetchHistory()));
-    expect(history).not.toContain(HIDDEN_MARK);
-    expect(history).toMatch(/"sha256"/);
-  }, 600_000);
+  it(
+    'a hard-coded answer is refused by the acceptance tests, the honest fix approved; the builder never finds them',
+    async () => {
+      const repo = makeRepo('hard-coded');
+      const acc = folder('acceptance-hard-coded', ACCEPTANCE.pytest);
+      const input = runInput(repo, writeScenario(root, { version: 1, iterations: [] }), {
+        agentCommand: [process.execPath, AGENT],
+        acceptanceTests: acc,
+      });
+      const handle = await startRun(env, tq, input, uniqueId('wall-hard-coded'));
+      const outcome = await handle.result();
+      expect(outcome.status, JSON.stringify(outcome)).toBe('council_approved');
+      // No check before the council's minimum iteration (3): the hard-coded tree is judged there,
+      // refused by the acceptance tests alone, and the fix that follows is approved.
+      const snap = await status(handle);
+      expect(outcome.iteration, JSON.stringify(snap.checks)).toBe(4);
+      expect(snap.checks?.byCause).toEqual({ acceptance: 1 });
+      // What done rested on says the acceptance tests, first among the outcome's notes.
+      expect(outcome.notes[0]).toMatch(/^evidence: baseline tests \d+ of \d+ passed .*, acceptance (\d+) of \1 passed, /);
+      // The refused claim: green to the visible tests, refused by the acceptance tests, by name only.
+      const fourth = readFileSync(path.join(repo, '.vigil', 'prompt-4.md'), 'utf8');
+      expect(fourth).toMatch(/acceptance tests, which a person wrote from the PRD and which you cannot see, did not pass/);
+      expect(fourth).toMatch(/2 acceptance tests failed/);
+      expect(fourth).toMatch(/Failing: test_all_negative, test_mixed/);
+      // Everything the builder could read, in both calls: neither the files' names nor their text.
+      for (const n of [1, 2, 3, 4]) {
+        const seen = JSON.parse(readFileSync(path.join(repo, '.vigil', `seeker-${n}.json`), 'utf8')) as {
+          found: string[];
+          files: number;
+          read: number;
+        };
+        expect(seen.files, 'the builder searched').toBeGreaterThan(1000);
+        // Read whole: everything outside the machine's system folders (the repository, the home, /tmp).
+        expect(seen.read, 'the builder read the files outside the system folders').toBeGreaterThan(3);
+        expect(seen.found).toEqual([]);
+      }
+      // Nor the repository's run files, the delivered branch, or the run's history.
+      expect(holding(repo)).toEqual([]);
+      // The history's payloads are base64: read them decoded, every one.
+      const history = decodedPayloads(JSON.stringify(await handle.fetchHistory()));
+      expect(history).not.toContain(HIDDEN_MARK);
+      expect(history).toMatch(/"sha256"/);
+    },
+    patient(600_000),
+  );
 
-  it('acceptance tests that already pass on the starting tree end the run already_satisfied, without a builder call', async () => {
-    const repo = makeRepo('already');
-    const acc = folder('acceptance-already', ALREADY_PASSING);
-    const input = runInput(repo, writeScenario(root, { version: 1, iterations: [] }), {
-      agentCommand: [process.execPath, AGENT],
-      acceptanceTests: acc,
-    });
-    const handle = await startRun(env, tq, input, uniqueId('wall-already'));
-    const outcome = await handle.result();
-    expect(outcome).toMatchObject({ status: 'already_satisfied', exitCode: 0, iteration: 0 });
-    expect(outcome.reason).toMatch(/already pass on the tree the run started with \(1 passed/);
-    expect(existsSync(path.join(repo, '.vigil', 'seeker-1.json')), 'no builder call').toBe(false);
-  }, 120_000);
+  it(
+    'acceptance tests that already pass on the starting tree end the run already_satisfied, without a builder call',
+    async () => {
+      const repo = makeRepo('already');
+      const acc = folder('acceptance-already', ALREADY_PASSING);
+      const input = runInput(repo, writeScenario(root, { version: 1, iterations: [] }), {
+        agentCommand: [process.execPath, AGENT],
+        acceptanceTests: acc,
+      });
+      const handle = await startRun(env, tq, input, uniqueId('wall-already'));
+      const outcome = await handle.result();
+      expect(outcome).toMatchObject({ status: 'already_satisfied', exitCode: 0, iteration: 0 });
+      expect(outcome.reason).toMatch(/already pass on the tree the run started with \(1 passed/);
+      expect(existsSync(path.join(repo, '.vigil', 'seeker-1.json')), 'no builder call').toBe(false);
+    },
+    patient(120_000),
+  );
 
-  it('a folder that cannot be sealed ends the run failed with the reason, before any builder call', async () => {
-    const repo = makeRepo('unsealable');
-    const input = runInput(repo, writeScenario(root, { version: 1, iterations: [] }), {
-      agentCommand: [process.execPath, AGENT],
-      acceptanceTests: path.join(root, 'no-such-folder'),
-    });
-    const outcome = await (await startRun(env, tq, input, uniqueId('wall-unsealable'))).result();
-    expect(outcome.status).toBe('failed');
-    expect(outcome.reason).toMatch(/acceptance tests could not be sealed.*no such folder/);
-    expect(existsSync(path.join(repo, '.vigil', 'seeker-1.json'))).toBe(false);
-  }, 120_000);
+  it(
+    'a folder that cannot be sealed ends the run failed with the reason, before any builder call',
+    async () => {
+      const repo = makeRepo('unsealable');
+      const input = runInput(repo, writeScenario(root, { version: 1, iterations: [] }), {
+        agentCommand: [process.execPath, AGENT],
+        acceptanceTests: path.join(root, 'no-such-folder'),
+      });
+      const outcome = await (await startRun(env, tq, input, uniqueId('wall-unsealable'))).result();
+      expect(outcome.status).toBe('failed');
+      expect(outcome.reason).toMatch(/acceptance tests could not be sealed.*no such folder/);
+      expect(existsSync(path.join(repo, '.vigil', 'seeker-1.json'))).toBe(false);
+    },
+    patient(120_000),
+  );
 });

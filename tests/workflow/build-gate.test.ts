@@ -22,6 +22,7 @@ import { stopUpdate } from '../../workflows/messages.js';
 import { SYCOPHANTS } from '../support/cheat-corpus.js';
 import { git, ROOT, runInput, startRun, status, uniqueId, waitForStatus, writeScenario } from '../support/harness.js';
 import { shownRun, useWholeRuns } from '../support/whole-runs.js';
+import { patient } from '../support/patience.js';
 
 const runs = useWholeRuns('build-gate');
 
@@ -89,7 +90,7 @@ describe.runIf(sandboxPlatform().problem === null)('the build gate as whole runs
   describe('TypeScript', { concurrent: true }, () => {
     it(
       'tests green but the build broken in a file no test imports: never approved, and the run says why',
-      { timeout: 360_000 },
+      { timeout: patient(360_000) },
       async () => {
         const s = await runWith('breaks-build', FIX_BREAKING_BUILD);
         expect(s.outcome?.status ?? 'waiting for a person', shownRun(s)).not.toMatch(/approved|fulfilled|already_satisfied/);
@@ -105,7 +106,7 @@ describe.runIf(sandboxPlatform().problem === null)('the build gate as whole runs
       },
     );
 
-    it('the honest fix builds and is approved', { timeout: 360_000 }, async () => {
+    it('the honest fix builds and is approved', { timeout: patient(360_000) }, async () => {
       const s = await runWith('honest', FIX);
       expect(s.outcome?.status, shownRun(s)).toBe('council_approved');
       expect(s.lastTests?.verdict).toBe('pass');

@@ -30,6 +30,7 @@ import { resumeUpdate, stopUpdate, waiveUpdate } from '../../workflows/messages.
 import { RUNNERS, SYCOPHANTS, type Runner } from '../support/cheat-corpus.js';
 import { git, ROOT, runInput, startRun, status, uniqueId, waitForStatus, writeScenario, type ScenarioInput } from '../support/harness.js';
 import { shownRun, useWholeRuns } from '../support/whole-runs.js';
+import { patient } from '../support/patience.js';
 
 const runs = useWholeRuns('cheat-corpus');
 
@@ -103,7 +104,7 @@ describe.runIf(sandboxPlatform().problem === null)('the cheat corpus as whole ru
   for (const r of RUNNERS) {
     describe(r.name, { concurrent: true }, () => {
       for (const [cheat, c] of Object.entries(r.cheats)) {
-        it(`a builder that ${cheat} is never approved, and the run says why`, { timeout: 360_000 }, async () => {
+        it(`a builder that ${cheat} is never approved, and the run says why`, { timeout: patient(360_000) }, async () => {
           const s = await runWith(r, `${r.name}-${cheat.replace(/\W+/g, '-')}`, c.files);
           expect(s.outcome?.status ?? 'waiting for a person', shownRun(s)).not.toMatch(/approved|fulfilled|already_satisfied/);
           expect(shownRun(s)).toMatch(c.finding);
@@ -114,7 +115,7 @@ describe.runIf(sandboxPlatform().problem === null)('the cheat corpus as whole ru
         ['fixes the code', r.fix],
         ['fixes the code and adds a test', r.fixWithTest],
       ] as const) {
-        it(`a builder that ${honest} is approved, with no integrity or gaming finding`, { timeout: 360_000 }, async () => {
+        it(`a builder that ${honest} is approved, with no integrity or gaming finding`, { timeout: patient(360_000) }, async () => {
           const s = await runWith(r, `${r.name}-honest-${honest.replace(/\W+/g, '-')}`, files);
           expect(s.outcome?.status, shownRun(s)).toBe('council_approved');
           expect(s.lastTests?.verdict).toBe('pass');
@@ -139,7 +140,7 @@ describe.runIf(sandboxPlatform().problem === null)('the cheat corpus as whole ru
   const PYTEST = RUNNERS.find((x) => x.name === 'pytest');
   describe('pytest, perpetual', { concurrent: true }, () => {
     for (const cheat of ['deletes the failing test', 'ends the test process with status 0 at import', 'hard-codes the failing input']) {
-      it(`a builder that ${cheat} is never approved in a perpetual run`, { timeout: 360_000 }, async () => {
+      it(`a builder that ${cheat} is never approved in a perpetual run`, { timeout: patient(360_000) }, async () => {
         const c = PYTEST?.cheats[cheat];
         if (!PYTEST || !c) throw new Error(`no pytest cheat "${cheat}" in the corpus`);
         const s = await runWith(PYTEST, `perpetual-${cheat.replace(/\W+/g, '-')}`, c.files, SYCOPHANTS, undefined, undefined, 'perpetual');
@@ -164,7 +165,7 @@ describe.runIf(sandboxPlatform().problem === null)('the cheat corpus as whole ru
   for (const r of RUNNERS.filter((x) => x.name === 'pytest' || x.name === 'node-test')) {
     it(
       `${r.name}: a fix plus the test change the PRD asks for is approved, the finding lifted by its checklist item`,
-      { timeout: 360_000 },
+      { timeout: patient(360_000) },
       async () => {
         const testFile = r.name === 'pytest' ? 'test_gap.py' : 'gap.test.mjs';
         const text = (r.files[testFile] ?? '').replace('[1, 5]) == 4', '[1, 6]) == 5').replace('[1, 5]), 4)', '[1, 6]), 5)');
@@ -181,7 +182,7 @@ describe.runIf(sandboxPlatform().problem === null)('the cheat corpus as whole ru
   for (const r of RUNNERS.filter((x) => x.name === 'pytest' || x.name === 'node-test')) {
     it(
       `${r.name}: a builder that claims changes to a file it never touched is never approved, and the run says which`,
-      { timeout: 360_000 },
+      { timeout: patient(360_000) },
       async () => {
         const claimed = r.name === 'pytest' ? 'test_gap_negative.py' : 'gap-negative.test.mjs';
         const s = await runWith(
@@ -226,12 +227,12 @@ describe.runIf(sandboxPlatform().problem === null)('the cheat corpus as whole ru
   for (const r of RUNNERS.filter((x) => x.name === 'pytest' || x.name === 'node-test')) {
     const added = ADDED[r.name as keyof typeof ADDED];
     const noBug: Runner = { ...r, files: { ...r.files, ...r.fix } };
-    it(`${r.name}: a builder that adds only tests of what already worked is never approved`, { timeout: 360_000 }, async () => {
+    it(`${r.name}: a builder that adds only tests of what already worked is never approved`, { timeout: patient(360_000) }, async () => {
       const s = await runWith(noBug, `${r.name}-vacuous-tests`, added.vacuous, SYCOPHANTS, undefined, 'Added the tests; all green.\n');
       expect(s.outcome?.status ?? 'waiting for a person', shownRun(s)).not.toMatch(/approved|fulfilled|already_satisfied/);
       expect(shownRun(s)).toMatch(/added test passes on the code before the change \(passes_before-[0-9a-f]{8}\)/);
     });
-    it(`${r.name}: a builder that adds a function and a test of it is approved`, { timeout: 360_000 }, async () => {
+    it(`${r.name}: a builder that adds a function and a test of it is approved`, { timeout: patient(360_000) }, async () => {
       const s = await runWith(noBug, `${r.name}-new-function`, added.honest, SYCOPHANTS, undefined, 'Added span and its test.\n');
       expect(s.outcome?.status, shownRun(s)).toBe('council_approved');
       expect(shownRun(s)).toMatch(/1 added test\(s\) run on the code before the change, 0 passed there/);
@@ -240,7 +241,7 @@ describe.runIf(sandboxPlatform().problem === null)('the cheat corpus as whole ru
 
   it(
     'pytest: a person waives the finding of an edited expected value by its id, and the run goes on to approval',
-    { timeout: 360_000 },
+    { timeout: patient(360_000) },
     async () => {
       const r = RUNNERS.find((x) => x.name === 'pytest') as Runner;
       const s = await runWith(r, 'pytest-waived', r.cheats['edits its expected value']?.files ?? {}, SYCOPHANTS, async (handle) => {

@@ -24,6 +24,7 @@ import {
   writeScenario,
   type TestEnv,
 } from '../support/harness.js';
+import { patient } from '../support/patience.js';
 
 /** Resolves once `probe` holds (polled every 20 ms, for 30 s at most). */
 async function waitUntil(probe: () => boolean): Promise<void> {
@@ -52,35 +53,39 @@ afterAll(async () => {
   await env?.close();
 });
 
-it('three Ctrl+C in a row: the run is paused, then stopped at once, and the command leaves', async () => {
-  const repo = makeRepo();
-  const scenario = writeScenario(repo, { version: 1, iterations: [], default: { sleepBeforeMs: 120_000, output: 'working\n' } });
-  const handle = await startRun(env, TQ, runInput(repo, scenario), uniqueId('ctrlc'));
-  await waitForStatus(handle, (s) => s.agentRunning, 60_000);
+it(
+  'three Ctrl+C in a row: the run is paused, then stopped at once, and the command leaves',
+  async () => {
+    const repo = makeRepo();
+    const scenario = writeScenario(repo, { version: 1, iterations: [], default: { sleepBeforeMs: 120_000, output: 'working\n' } });
+    const handle = await startRun(env, TQ, runInput(repo, scenario), uniqueId('ctrlc'));
+    await waitForStatus(handle, (s) => s.agentRunning, 60_000);
 
-  const signals = new EventEmitter();
-  const lines: string[] = [];
-  let left = 0;
-  const ep = { address: temporalAddress(), namespace: 'default', taskQueue: TQ, uiUrl: 'http://localhost:8233' };
-  const release = steerOnCtrlC(sdkRunApi(env.client), ep, handle.workflowId, {
-    say: (l) => lines.push(l),
-    leave: () => (left += 1),
-    signals: signals as unknown as Pick<NodeJS.Process, 'on' | 'off'>,
-  });
-  // As a person presses it: the second once the first was answered, the third at once after it.
-  signals.emit('SIGINT');
-  await waitUntil(() => lines.some((l) => l.startsWith(`${handle.workflowId}: paused`)));
-  signals.emit('SIGINT');
-  signals.emit('SIGINT');
-  expect(left).toBe(1);
-  expect(lines.filter((l) => l.startsWith('Ctrl+C'))).toEqual(
-    ['pause', 'stop', 'leave'].map((s) => ctrlCLine(s as 'pause' | 'stop' | 'leave', handle.workflowId)),
-  );
+    const signals = new EventEmitter();
+    const lines: string[] = [];
+    let left = 0;
+    const ep = { address: temporalAddress(), namespace: 'default', taskQueue: TQ, uiUrl: 'http://localhost:8233' };
+    const release = steerOnCtrlC(sdkRunApi(env.client), ep, handle.workflowId, {
+      say: (l) => lines.push(l),
+      leave: () => (left += 1),
+      signals: signals as unknown as Pick<NodeJS.Process, 'on' | 'off'>,
+    });
+    // As a person presses it: the second once the first was answered, the third at once after it.
+    signals.emit('SIGINT');
+    await waitUntil(() => lines.some((l) => l.startsWith(`${handle.workflowId}: paused`)));
+    signals.emit('SIGINT');
+    signals.emit('SIGINT');
+    expect(left).toBe(1);
+    expect(lines.filter((l) => l.startsWith('Ctrl+C'))).toEqual(
+      ['pause', 'stop', 'leave'].map((s) => ctrlCLine(s as 'pause' | 'stop' | 'leave', handle.workflowId)),
+    );
 
-  const outcome = await handle.result();
-  expect(outcome.status).toBe('stopped');
-  expect(outcome.reason).toMatch(/Ctrl\+C twice/);
-  await waitUntil(() => lines.some((l) => l.includes(': stopping now')));
-  release();
-  expect(signals.listenerCount('SIGINT')).toBe(0);
-}, 120_000);
+    const outcome = await handle.result();
+    expect(outcome.status).toBe('stopped');
+    expect(outcome.reason).toMatch(/Ctrl\+C twice/);
+    await waitUntil(() => lines.some((l) => l.includes(': stopping now')));
+    release();
+    expect(signals.listenerCount('SIGINT')).toBe(0);
+  },
+  patient(120_000),
+);

@@ -33,6 +33,7 @@ import {
   writeScenario,
   type TestEnv,
 } from '../support/harness.js';
+import { patient } from '../support/patience.js';
 
 let env: TestEnv;
 let worker: Worker;
@@ -141,55 +142,63 @@ function packagesSaid(workflowId: string, snap: StatusSnapshot, finished: boolea
 }
 
 describe('the package registries in a whole run', () => {
-  it('default knobs: the builder installs an npm and a PyPI package, the run is approved, and status counts the fetches', async () => {
-    const repo = makeRepo({ files: repoFiles() });
-    const handle = await startRun(env, TQ, runInput(repo, defaultKnobs().sandboxRegistries), uniqueId('registries-open'));
-    const outcome = await handle.result();
-    const snap = await status(handle);
-    expect(outcome.status, `${outcome.reason}\n${JSON.stringify(snap.sandbox)}`).toBe('council_approved');
-    expect(snap.sandbox?.last?.applied).toBe(true);
-    const p = snap.sandbox?.packages;
-    expect(p?.hosts.map((h) => h.host)).toEqual(expect.arrayContaining(['registry.npmjs.org', 'pypi.org', 'files.pythonhosted.org']));
-    expect(p?.refused).toBe(0);
-    // The dependency is in the delivered work (package.json), the tree never held node_modules.
-    expect(readFileSync(path.join(repo, 'package.json'), 'utf8')).toContain('"is-number"');
-    // Every fetch is a line of the run's fetch log, with its call; the state holds only the counts.
-    const { entries, skipped } = parseFetchLog(readFileSync(fetchLogPath(repo, handle.workflowId), 'utf8'));
-    expect(skipped).toBe(0);
-    expect(entries).toHaveLength(p?.fetches ?? -1);
-    expect(new Set(entries.map((e) => e.call))).toContain('iteration-0001');
-    const said = packagesSaid(handle.workflowId, snap, true);
-    expect(said).toHaveLength(1);
-    expect(said[0]).toMatch(
-      new RegExp(
-        `^  packages  : ${p?.fetches} fetches from .*registry\\.npmjs\\.org \\(\\d+, .*pypi\\.org \\(\\d+, .*; each in .*packages\\.jsonl$`,
-      ),
-    );
-  }, 300_000);
+  it(
+    'default knobs: the builder installs an npm and a PyPI package, the run is approved, and status counts the fetches',
+    async () => {
+      const repo = makeRepo({ files: repoFiles() });
+      const handle = await startRun(env, TQ, runInput(repo, defaultKnobs().sandboxRegistries), uniqueId('registries-open'));
+      const outcome = await handle.result();
+      const snap = await status(handle);
+      expect(outcome.status, `${outcome.reason}\n${JSON.stringify(snap.sandbox)}`).toBe('council_approved');
+      expect(snap.sandbox?.last?.applied).toBe(true);
+      const p = snap.sandbox?.packages;
+      expect(p?.hosts.map((h) => h.host)).toEqual(expect.arrayContaining(['registry.npmjs.org', 'pypi.org', 'files.pythonhosted.org']));
+      expect(p?.refused).toBe(0);
+      // The dependency is in the delivered work (package.json), the tree never held node_modules.
+      expect(readFileSync(path.join(repo, 'package.json'), 'utf8')).toContain('"is-number"');
+      // Every fetch is a line of the run's fetch log, with its call; the state holds only the counts.
+      const { entries, skipped } = parseFetchLog(readFileSync(fetchLogPath(repo, handle.workflowId), 'utf8'));
+      expect(skipped).toBe(0);
+      expect(entries).toHaveLength(p?.fetches ?? -1);
+      expect(new Set(entries.map((e) => e.call))).toContain('iteration-0001');
+      const said = packagesSaid(handle.workflowId, snap, true);
+      expect(said).toHaveLength(1);
+      expect(said[0]).toMatch(
+        new RegExp(
+          `^  packages  : ${p?.fetches} fetches from .*registry\\.npmjs\\.org \\(\\d+, .*pypi\\.org \\(\\d+, .*; each in .*packages\\.jsonl$`,
+        ),
+      );
+    },
+    patient(300_000),
+  );
 
-  it('sandboxRegistries=false: both installs fail, and status says the registries are closed and which knob opens them', async () => {
-    // The knob is turned off on purpose: closing the registries is what this test is about.
-    const repo = makeRepo({ files: repoFiles() });
-    const handle = await startRun(env, TQ, runInput(repo, false), uniqueId('registries-closed'));
-    const snap = await waitForStatus(
-      handle,
-      (s) => s.iteration >= 1 && !s.agentRunning && (s.sandbox?.packages?.refused ?? 0) >= 2,
-      180_000,
-    );
-    const p = snap.sandbox?.packages;
-    expect(p?.fetches).toBe(0);
-    expect(p?.refusedWhy).toBe('closed');
-    expect(p?.refusedHosts).toEqual(expect.arrayContaining(['registry.npmjs.org', 'pypi.org']));
-    expect(readFileSync(path.join(repo, 'package.json'), 'utf8')).not.toContain('"is-number"');
-    const said = packagesSaid(handle.workflowId, snap, false);
-    expect(said).toHaveLength(1);
-    expect(said[0]).toMatch(
-      /refused: the package registries are closed for this run \(sandboxRegistries=false\).*--set sandboxRegistries=true/,
-    );
-    // The failed install failed the iteration (the wrapper's exit 41), not the run.
-    const first = await waitForStatus(handle, (s) => s.recentIterations.length >= 1, 60_000);
-    expect(first.recentIterations[0]?.exitCode).toBe(41);
-    await handle.executeUpdate(stopUpdate, { args: [{ reason: 'checked', by: 'test' }] });
-    expect((await handle.result()).status).toBe('stopped');
-  }, 300_000);
+  it(
+    'sandboxRegistries=false: both installs fail, and status says the registries are closed and which knob opens them',
+    async () => {
+      // The knob is turned off on purpose: closing the registries is what this test is about.
+      const repo = makeRepo({ files: repoFiles() });
+      const handle = await startRun(env, TQ, runInput(repo, false), uniqueId('registries-closed'));
+      const snap = await waitForStatus(
+        handle,
+        (s) => s.iteration >= 1 && !s.agentRunning && (s.sandbox?.packages?.refused ?? 0) >= 2,
+        180_000,
+      );
+      const p = snap.sandbox?.packages;
+      expect(p?.fetches).toBe(0);
+      expect(p?.refusedWhy).toBe('closed');
+      expect(p?.refusedHosts).toEqual(expect.arrayContaining(['registry.npmjs.org', 'pypi.org']));
+      expect(readFileSync(path.join(repo, 'package.json'), 'utf8')).not.toContain('"is-number"');
+      const said = packagesSaid(handle.workflowId, snap, false);
+      expect(said).toHaveLength(1);
+      expect(said[0]).toMatch(
+        /refused: the package registries are closed for this run \(sandboxRegistries=false\).*--set sandboxRegistries=true/,
+      );
+      // The failed install failed the iteration (the wrapper's exit 41), not the run.
+      const first = await waitForStatus(handle, (s) => s.recentIterations.length >= 1, 60_000);
+      expect(first.recentIterations[0]?.exitCode).toBe(41);
+      await handle.executeUpdate(stopUpdate, { args: [{ reason: 'checked', by: 'test' }] });
+      expect((await handle.result()).status).toBe('stopped');
+    },
+    patient(300_000),
+  );
 });

@@ -32,6 +32,7 @@ import {
   waitForStatus,
   type ScenarioInput,
 } from '../support/harness.js';
+import { patient } from '../support/patience.js';
 
 // Where the wrapper records its calls: writable from inside the agent's sandbox (the default, auto).
 const LOGS = mkdtempSync(path.join(os.tmpdir(), 'vigil-streams-log-'));
@@ -389,7 +390,7 @@ describe('parallel streams', () => {
         ?.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'resume')
         .map((e) => new TextDecoder().decode(e.workflowExecutionSignaledEventAttributes?.input?.payloads?.[0]?.data ?? new Uint8Array())) ??
       [];
-    await expect.poll(() => resumedBy(child), { timeout: 30_000 }).toEqual(['{"by":"tester"}']);
+    await expect.poll(() => resumedBy(child), { timeout: patient(30_000) }).toEqual(['{"by":"tester"}']);
     expect(await resumedBy(shared.env.client.workflow.getHandle(`${id}--s`))).toEqual([]);
     await handle.executeUpdate(stopUpdate, { args: [{ reason: 'seen', by: 'tester', now: true }] });
     expect((await handle.result()).status).toBe('stopped');

@@ -28,6 +28,7 @@ import {
   writeScenario,
   type TestEnv,
 } from '../support/harness.js';
+import { patient } from '../support/patience.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -161,10 +162,10 @@ it('the saved views docs/messages.md gives list the runs, and a paused run among
       return found;
     };
     await waitForStatus(handle, (s) => s.agentRunning);
-    await expect.poll(async () => ids(all ?? ''), { timeout: 20_000 }).toEqual([handle.workflowId]);
+    await expect.poll(async () => ids(all ?? ''), { timeout: patient(20_000) }).toEqual([handle.workflowId]);
     expect(await ids(waiting ?? '')).toEqual([]);
     await handle.executeUpdate(pauseUpdate, { args: [{ reason: 'lunch', by: 'dave' }] });
-    await expect.poll(async () => ids(waiting ?? ''), { timeout: 60_000 }).toEqual([handle.workflowId]);
+    await expect.poll(async () => ids(waiting ?? ''), { timeout: patient(60_000) }).toEqual([handle.workflowId]);
     await handle.terminate('the test is over');
   });
 });

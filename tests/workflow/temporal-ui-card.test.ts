@@ -12,6 +12,7 @@ import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { StatusSnapshotSchema, type StatusSnapshot } from '../../schemas/status.js';
 import { currentDetails } from '../../workflows/ui.js';
 import { freePort, startDevServer, type DevServer } from '../../workers/dev-server.js';
+import { patient } from '../support/patience.js';
 
 let server: DevServer | undefined;
 let ui = '';
@@ -21,7 +22,7 @@ beforeAll(async () => {
   const port = await freePort();
   server = await startDevServer({ cliPath: inject('temporalCli'), dbFile: path.join(dir, 'temporal.db'), port, uiPort: await freePort() });
   ui = server.uiUrl ?? '';
-}, 120_000);
+}, patient(120_000));
 afterAll(async () => server?.stop());
 
 /** The body of the page the UI's renderer makes of `markdown`. */
