@@ -164,7 +164,7 @@ describe.runIf(sandboxPlatform().problem === null)('acceptance tests written fro
       // Shown once: the run paused once.
       expect(history.match(/Read them there before the builder starts/g)?.length ?? 0).toBeLessThanOrEqual(2);
     },
-    patient(600_000),
+    patient(300_000),
   );
 
   it(
@@ -253,7 +253,7 @@ describe.runIf(sandboxPlatform().problem === null)('acceptance tests written fro
       expect(snap.checks?.byCause?.acceptance ?? 0).toBe(0);
       expect(snap.acceptance?.last?.iteration).toBe(0);
     },
-    patient(600_000),
+    patient(300_000),
   );
 
   it(
@@ -290,6 +290,6 @@ describe.runIf(sandboxPlatform().problem === null)('acceptance tests written fro
       expect(readdirSync(sealed)).toEqual(['test_prd_neg.py']);
       expect(agentCalls(repo).filter((c) => c.role === 'acceptance')).toHaveLength(2);
     },
-    patient(600_000),
+    patient(240_000),
   );
 });

@@ -151,7 +151,7 @@ describe.runIf(sandboxPlatform().problem === null)('the Wall: acceptance tests t
       expect(history).not.toContain(HIDDEN_MARK);
       expect(history).toMatch(/"sha256"/);
     },
-    patient(600_000),
+    patient(240_000),
   );
 
   it(
