@@ -28,6 +28,7 @@ import {
   writeScenario,
   type TestEnv,
 } from '../support/harness.js';
+import { patient } from '../support/patience.js';
 
 const FAKE = (name: string): string => path.join(ROOT, 'examples/agents/fake-cli', name);
 
@@ -226,7 +227,7 @@ describe('providers', () => {
    * worker's first heartbeat reaches the server seconds late.
    */
   async function sessionOnServer(handle: WorkflowHandle): Promise<void> {
-    const deadline = Date.now() + 60_000;
+    const deadline = Date.now() + patient(60_000);
     while (Date.now() < deadline) {
       for (const a of (await handle.describe()).raw.pendingActivities ?? []) {
         const p = a.heartbeatDetails?.payloads?.[0];
@@ -239,14 +240,16 @@ describe('providers', () => {
       }
       await sleep(200);
     }
-    throw new Error("no heartbeat with the call's session reached the server within 60 s");
+    throw new Error(`no heartbeat with the call's session reached the server within ${patient(60)} s`);
   }
 
-  // The first call sleeps a minute: it is killed long before, once its session reached the server.
+  // The first call sleeps five minutes: it is killed long before, once its session reached the
+  // server. The heartbeat timeout is short enough to find the lost machine soon, and long enough
+  // that a loaded machine's late heartbeat does not end the first attempt before its CLI starts.
   it('a machine lost during a claude call (worker and agent supervisor killed): the retried attempt resumes the same session', async () => {
     const repo = makeRepo();
     const fake = fakeScenario([
-      { sleepMs: 60_000, writes: { 'a.txt': 'a\n' } },
+      { sleepMs: 300_000, writes: { 'a.txt': 'a\n' } },
       { writes: { 'a.txt': 'a\n' }, text: 'COMPLETION PROMISE FULFILLED' },
     ]);
     const tq = uniqueId('tq');
@@ -258,7 +261,7 @@ describe('providers', () => {
         provider: 'claude',
         agentCommand: [FAKE('claude')],
         providerBreaker: false,
-        heartbeatTimeoutSeconds: 3,
+        heartbeatTimeoutSeconds: 10,
       }),
     );
     await waitForStatus(handle, (x) => x.agentRunning);
