@@ -5,7 +5,6 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { log } from '@temporalio/workflow';
 import type { AgentResult, RepoSnapshot } from '../../schemas/activities.js';
 import type { GateResult } from '../../schemas/gates.js';
 import { breakerTrip } from '../decisions/breaker.js';
@@ -44,7 +43,7 @@ export async function afterGoodIteration(run: Run, result: AgentResult, snap: Re
         flaggedTexts(state.council.verdicts.at(-1), state.gates.reviews.at(-1), state.gates.checklist),
       );
       if (!due.again) {
-        log.info('early check not due', { iteration: state.iteration, why: due.why });
+        run.sdk.log.info('early check not due', { iteration: state.iteration, why: due.why });
       } else {
         const t = await ensureTests(run, snap.treeHash);
         trigger = shouldConvene({ ...facts, testsGreen: t?.passed ?? null }, knobs);

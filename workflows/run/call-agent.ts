@@ -6,7 +6,7 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, log } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import {
   type AgentResult,
   blankAgentResult,
@@ -34,7 +34,7 @@ import { finish, stopOutcome } from './ending.js';
 import { gatesPassFacts } from './gates.js';
 import { budgetWarningDue, warnOnBudget } from './people.js';
 import { type ProviderPick, reportToBreaker } from './provider.js';
-import { type Again, AGAIN, end, type End, type Run } from './run.js';
+import { end, go, INTERRUPTED, type Run, type Step } from './run.js';
 import { sandboxArgs } from '../decisions/sandbox.js';
 
 /** Exit code recorded for an iteration whose agent call never completed on any worker. */
@@ -55,7 +55,7 @@ export interface AgentCall {
  * the gate pass ride with it in lean runs), cancelled by a stop --now, a pause or stop of the gate
  * pass it carries, a rewind or an emergency rollover. Then what the call cost and delivered.
  */
-export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall | End | Again> {
+export async function callAgent(run: Run, pick: ProviderPick): Promise<Step<AgentCall>> {
   const { state, knobs, input, info } = run;
   const { agent } = run.acts;
   const { provider: iterationProvider, gate } = pick;
@@ -110,7 +110,7 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
   });
   let result: AgentResult;
   try {
-    const scope = new CancellationScope();
+    const scope = run.sdk.scope();
     run.agentScope = scope;
     run.directivesInCall = directives.length;
     run.callCarriesGates = carried !== null;
@@ -162,24 +162,24 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
     });
   } catch (err) {
     // Cancelled by Temporal, or killed by the run in the worker that hosts it (running-call.ts).
-    const cancelled = isCancellation(err) || callKilledByRun(err);
+    const cancelled = run.sdk.isCancellation(err) || callKilledByRun(err);
     if (cancelled && run.stopRequest && directives.length > 0) {
       // The interrupted call's prompt carried them: not "never reached a prompt".
       state.pendingDirectives = state.pendingDirectives.slice(directives.length);
       return end(await stopOutcome(run, [interruptedNote(directives, state.iteration)]));
     }
     if (cancelled && run.stopRequest) return end(await stopOutcome(run));
-    if (cancelled && run.rewindPending()) return AGAIN; // the rewind happens at the boundary
+    if (cancelled && run.rewindPending()) return INTERRUPTED; // the rewind happens at the boundary
     if (cancelled && run.rolloverNow) {
       // Interrupted to keep the history under Temporal's limit: the next execution goes on.
       state.lastFindings = `Iteration ${state.iteration} was interrupted: messages filled the run's history, so the run rolled over to a fresh one. Check the state of the repository and carry on.`;
-      return AGAIN;
+      return INTERRUPTED;
     }
     if (cancelled && run.callCarriesGates && (state.pause || run.stopRequest)) {
       // A call cancelled for its gate pass that ended anyway (it could not ask what the
       // cancellation meant, or had not started): the pause or stop is honoured at the boundary.
       state.lastFindings = `Iteration ${state.iteration} was interrupted by a ${state.pause ? 'pause' : 'stop'} before the agent finished. Check the state of the repository and carry on.`;
-      return AGAIN;
+      return INTERRUPTED;
     }
     if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && REPOSITORY_FAILURE_TYPES.has(err.cause.type ?? ''))
       throw err;
@@ -187,10 +187,10 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
       return end(await finish(run, 'agent_not_runnable', err.cause.message));
     }
     // (A call killed by the run for no reason left here is a lost call, not a failed run.)
-    if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
+    if (!(err instanceof ActivityFailure) || run.sdk.isCancellation(err)) throw err;
     // Every attempt was lost (worker deaths, heartbeat timeouts): a failed iteration, not a failed run.
     const why = err.cause?.message ?? err.message;
-    log.warn('agent call failed after all attempts', { iteration: state.iteration, error: why });
+    run.sdk.log.warn('agent call failed after all attempts', { iteration: state.iteration, error: why });
     result = blankAgentResult({ exitCode: AGENT_CALL_LOST, attempt: 5, tail: `vigil: the agent call was lost after every retry: ${why}` });
   } finally {
     run.agentScope = null;
@@ -205,5 +205,5 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
   for (const d of directives) run.remember(directiveMemory(state.iteration, d));
   if (handoffContext) state.handoffContextPending = false;
   if (fresh) state.contextClear = null;
-  return { result, inspect, phase: run.phase, tier: run.tier };
+  return go({ result, inspect, phase: run.phase, tier: run.tier });
 }

@@ -5,7 +5,6 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { log } from '@temporalio/workflow';
 import { checkEvidence, describeRejection, evidenceRecord } from '../../rounds/council-round.js';
 import { LIMITS, type Outcome } from '../../schemas/run.js';
 import { addOrchestrationUsage, addUnpricedOrchestration, orchestrationCapped } from '../decisions/budget.js';
@@ -31,7 +30,7 @@ import {
 import { finish } from './ending.js';
 import { notifyPeople } from './people.js';
 import { applyVerification } from './prd-checklist.js';
-import { nowIso, type Run } from './run.js';
+import { type Run } from './run.js';
 
 /** The completion check just judged the current tree: the early check counts what changes from here (decisions/lean-rounds.ts). */
 function markCheck(run: Run): void {
@@ -55,7 +54,7 @@ async function pauseAtOrchestrationCap(run: Run): Promise<boolean> {
     state.pause = {
       reason: `${why}; raise the budget with \`vigil budget ${info.workflowId} --usd N\` and resume, or stop the run`,
       by: 'vigil',
-      at: nowIso(),
+      at: run.nowIso(),
     };
     await notifyPeople(
       run,
@@ -67,7 +66,7 @@ async function pauseAtOrchestrationCap(run: Run): Promise<boolean> {
       `${info.workflowId}:orchestration_cap:${budget}`,
     );
   }
-  log.info('completion check held at the orchestration cap', { iteration: state.iteration, spent, cap: cap.capUsd });
+  run.sdk.log.info('completion check held at the orchestration cap', { iteration: state.iteration, spent, cap: cap.capUsd });
   return true;
 }
 
@@ -95,7 +94,7 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
   run.publish();
   const carried = run.carriedChecklist;
   run.carriedChecklist = null;
-  const roundInput = { ...(await evidenceInput(run, round)), trigger, at: nowIso() };
+  const roundInput = { ...(await evidenceInput(run, round)), trigger, at: run.nowIso() };
   const what = carried
     ? `evidence, the PRD checklist verifier, then ${knobs.councilSize} members`
     : `evidence, ${knobs.councilSize} members`;
@@ -124,7 +123,13 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
   run.recordEvent(councilEvent(r.verdict));
   state.lastEvidence = r.verdict.evidence;
   if (trigger === 'forced') state.council.forceReview = null;
-  log.info('council round', { round, trigger, result: r.verdict.result, approve: r.verdict.approve, threshold: r.verdict.threshold });
+  run.sdk.log.info('council round', {
+    round,
+    trigger,
+    result: r.verdict.result,
+    approve: r.verdict.approve,
+    threshold: r.verdict.threshold,
+  });
   const ended = await keepContract(run, councilBreaches(r.verdict));
   if (ended) return ended;
   if (r.approved) {

@@ -5,19 +5,12 @@
  * publishing the status and search attributes, journaling an event, the run memory.
  *
  * The steps of the loop (the other modules of this folder) are plain functions of a `Run`; each
- * returns what the loop does next as a value: `AGAIN` (back to the boundary), `end(outcome)`, or
- * what the next step needs.
+ * returns what the loop does next as a `Step`: `AGAIN` (back to the boundary), `INTERRUPTED` (a
+ * message cut it short: back to the boundary), `end(outcome)`, `refused(outcome)` (before the
+ * loop), or `go(what the next step needs)`. The SDK reaches them through `run.sdk` (port.ts).
  *
  * Workflow code: deterministic, no I/O.
  */
-import {
-  allHandlersFinished,
-  CancellationScope,
-  log,
-  setCurrentDetails,
-  upsertSearchAttributes,
-  type WorkflowInfo,
-} from '@temporalio/workflow';
 import type { ChangeMark, GateResult } from '../../schemas/gates.js';
 import type { RunEvent } from '../../schemas/events.js';
 import type { Knobs } from '../../schemas/knobs.js';
@@ -44,23 +37,46 @@ import { tellRunningCall } from '../running-call.js';
 import { currentDetails } from '../ui.js';
 import type { Eras } from './eras.js';
 import type { Proxies } from './proxies.js';
+import type { Scope, WorkflowInfo, WorkflowPort } from './port.js';
 
 // Workflow time: Date in the workflow sandbox is deterministic (frozen at the workflow task start).
 export const nowMs = (): number => Date.now(); // deterministic: workflow clock
 export const nowIso = (): string => new Date(nowMs()).toISOString(); // deterministic: workflow clock
 
+// ---- what a step answers the loop (`Step`; run-workflow.ts switches on `step`) ----
+
 /** The loop goes round again, from the boundary. */
-export const AGAIN = 'again';
-export type Again = typeof AGAIN;
+export interface Again {
+  readonly step: 'again';
+}
+/** A message (pause, stop, rewind, rollover) cut the step short: the loop goes round and honours it at the boundary. */
+export interface Interrupted {
+  readonly step: 'interrupted';
+}
 /** The run ends with this outcome. */
 export interface End {
-  end: Outcome;
+  readonly step: 'end';
+  readonly end: Outcome;
 }
-export const end = (outcome: Outcome): End => ({ end: outcome });
-export const isEnd = <T>(next: T | End): next is End => typeof next === 'object' && next !== null && 'end' in next;
+/** The run was refused before its loop (no agent to call, a signed run this worker does not admit): it ends with this outcome. */
+export interface Refused {
+  readonly step: 'refused';
+  readonly end: Outcome;
+}
+/** The next step may go on, with what it needs. */
+export interface Go<T> {
+  readonly step: 'go';
+  readonly go: T;
+}
+/** What a step of the loop answers. */
+export type Step<T = undefined> = Again | Interrupted | End | Refused | Go<T>;
 
-/** The `vigilRun` workflow function's type, for continue-as-new. */
-export type VigilRun = (input: RunInput) => Promise<Outcome>;
+export const AGAIN: Again = { step: 'again' };
+export const INTERRUPTED: Interrupted = { step: 'interrupted' };
+export const end = (outcome: Outcome): End => ({ step: 'end', end: outcome });
+export const refused = (outcome: Outcome): Refused => ({ step: 'refused', end: outcome });
+export const go = <T>(value: T): Go<T> => ({ step: 'go', go: value });
+export const GO: Go<undefined> = go(undefined);
 
 /** A gate's failure streak that asks for something: the stuck-gate abort, a pause or an escalation. */
 export type GateStreak = { action: Exclude<GateAction, 'none' | 'block'>; track: GateTrack };
@@ -77,11 +93,11 @@ export class Run {
   // ---- transient (per execution) state ----
   status: RunStatus;
   stopRequest: { reason: string; by: string; now: boolean } | null = null;
-  agentScope: CancellationScope | null = null;
+  agentScope: Scope | null = null;
   /** The running agent call carries a gate pass: a PAUSE or STOP cancels it (the call finishes its agent). */
   callCarriesGates = false;
   /** The running pass of the tool gates (lean runs): a PAUSE or STOP cancels it. */
-  gatesScope: CancellationScope | null = null;
+  gatesScope: Scope | null = null;
   readonly promptParts = new PromptParts();
   readonly memoryParts = new MemoryParts();
   backoffUntil: string | null = null;
@@ -134,6 +150,7 @@ export class Run {
     readonly info: WorkflowInfo,
     readonly eras: Eras,
     readonly acts: Proxies,
+    readonly sdk: WorkflowPort,
   ) {
     this.knobs = input.knobs;
     this.continued = input.state !== undefined || input.packedState !== undefined;
@@ -142,6 +159,14 @@ export class Run {
     this.status = state.iteration === 0 ? 'starting' : 'running';
     this.phase = state.recentIterations.at(-1)?.phase ?? null;
     this.tier = state.recentIterations.at(-1)?.tier ?? null;
+  }
+
+  /** The workflow clock (the port's), in ms and as an ISO string. */
+  nowMs(): number {
+    return this.sdk.now();
+  }
+  nowIso(): string {
+    return new Date(this.sdk.now()).toISOString();
   }
 
   visibleStatus(): RunStatus {
@@ -166,7 +191,7 @@ export class Run {
   }
   /** Every update handler answered (before the run closes or rolls over), or a rewind came first. */
   handlersDone(): boolean {
-    return allHandlersFinished() || this.rewindPending();
+    return this.sdk.allHandlersFinished() || this.rewindPending();
   }
   /** A completion check stops for a message (a person's review of a paused run aside). */
   interrupted(): boolean {
@@ -182,9 +207,7 @@ export class Run {
 
   /** What cancelling the running agent call means: kill the agent, or only skip the gate pass it carries. */
   callCancelMeant(): CallCancel {
-    return this.stopRequest?.now || this.rewindPending() || this.rolloverNow || CancellationScope.current().consideredCancelled
-      ? 'kill'
-      : 'skipGates';
+    return this.stopRequest?.now || this.rewindPending() || this.rolloverNow || this.sdk.cancelRequested() ? 'kill' : 'skipGates';
   }
   /** Cancels the running agent call, and tells the worker that hosts it at once (workflows/running-call.ts). */
   cancelAgentCall(): void {
@@ -335,16 +358,16 @@ export class Run {
     const updates = [];
     if (published.status !== saStatus) updates.push({ key: SA_STATUS, value: saStatus });
     if (published.iteration !== state.iteration) updates.push({ key: SA_ITERATION, value: state.iteration });
-    if (updates.length && this.eras.upsertsSearchAttributes) upsertSearchAttributes(updates);
+    if (updates.length && this.eras.upsertsSearchAttributes) this.sdk.upsertSearchAttributes(updates);
     published.status = saStatus;
     published.iteration = state.iteration;
-    setCurrentDetails(currentDetails(this.snapshot()));
+    this.sdk.setCurrentDetails(currentDetails(this.snapshot()));
   }
 
   /** Journals one run event for the store (nothing when the run has no event store). */
   recordEvent(event: RunEvent): void {
     const { state } = this;
-    if (this.journaling) state.journal = appendEvent(state.journal, event, this.info.runId, nowIso());
+    if (this.journaling) state.journal = appendEvent(state.journal, event, this.info.runId, this.nowIso());
     // The decisions an event stands for (council, gates, review, escalation, tier) join the run memory.
     const remembered = memoryFromEvent(event);
     if (remembered) this.remember(remembered);
@@ -390,10 +413,10 @@ export class Run {
     try {
       const r = await this.acts.store.projectEvents({ workflowId: info.workflowId, events: batch });
       state.journal = ackProjection(state.journal, r);
-      if (r.problem) log.warn('event store: events kept for later', { pending: state.journal.pending.length, problem: r.problem });
+      if (r.problem) this.sdk.log.warn('event store: events kept for later', { pending: state.journal.pending.length, problem: r.problem });
     } catch (err) {
       state.journal = { ...state.journal, problem: (err instanceof Error ? err.message : String(err)).slice(0, 500) };
-      log.warn('event store projection failed; events kept for later', { pending: state.journal.pending.length });
+      this.sdk.log.warn('event store projection failed; events kept for later', { pending: state.journal.pending.length });
     }
   }
 }
