@@ -373,6 +373,22 @@ describe("the run's steps and the SDK", () => {
     expect(offenders).toEqual([]);
   });
 
+  it("Run's top-level fields do not grow back: the call, the provider, the judges, the gate holds and the streams are sub-objects", () => {
+    const text = readFileSync(path.join(ROOT, 'workflows/run/run.ts'), 'utf8');
+    const source = ts.createSourceFile('run.ts', text, ts.ScriptTarget.ES2022, false, ts.ScriptKind.TS);
+    const run = source.statements.find((s): s is ts.ClassDeclaration => ts.isClassDeclaration(s) && s.name?.text === 'Run');
+    if (!run) throw new Error('workflows/run/run.ts has no class Run');
+    const declared = run.members.filter(ts.isPropertyDeclaration).map((m) => m.name.getText(source));
+    const ctor = run.members.find(ts.isConstructorDeclaration);
+    const params = (ctor?.parameters ?? []).filter((p) => ts.getModifiers(p)?.length).map((p) => p.name.getText(source));
+    const fields = [...declared, ...params];
+    for (const grouped of ['agentScope', 'providerWait', 'breakerAsks', 'falseClaim', 'heldGatePause', 'fanOut', 'resumeStreams'])
+      expect(fields).not.toContain(grouped);
+    expect(fields).toEqual(expect.arrayContaining(['call', 'provider', 'judging', 'gateHolds', 'streams', 'sdk']));
+    // A ratchet on the way to about eight: it only goes down.
+    expect(fields.length).toBeLessThanOrEqual(25);
+  });
+
   it('the check sees an SDK import', () => {
     expect(packageImports('workflows/sdk-port.ts', '@temporalio/workflow')).toEqual([{ typeOnly: false }]);
     expect(packageImports('workflows/run/port.ts', '@temporalio/workflow')).toEqual([{ typeOnly: true }]);

@@ -163,12 +163,12 @@ export async function atBoundary(run: Run): Promise<Step> {
     return AGAIN;
   }
   if (run.reviewDueWhilePaused()) {
-    run.reviewWhilePaused = true;
+    run.judging.reviewWhilePaused = true;
     try {
       const ended = await councilRound(run, 'forced');
       if (ended) return end(ended);
     } finally {
-      run.reviewWhilePaused = false;
+      run.judging.reviewWhilePaused = false;
     }
     run.publish();
     return AGAIN;

@@ -103,17 +103,15 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<Step<Agen
   // The gate pass rides with the call (made after a good agent run that changed the tree).
   const carried = carriedGates(gatesPassFacts(run), state.gates.lastTree);
   const callArgs = (byRef: boolean) => ({
-    ...(byRef ? run.promptParts.split(promptInput) : { promptInput }),
+    ...(byRef ? run.call.promptParts.split(promptInput) : { promptInput }),
     inspect,
-    memoryRef: run.memoryParts.ref(state.memory, knobs.memoryBudgetChars),
+    memoryRef: run.call.memoryParts.ref(state.memory, knobs.memoryBudgetChars),
     ...(carried ? { gates: carried } : {}),
   });
   let result: AgentResult;
   try {
     const scope = run.sdk.scope();
-    run.agentScope = scope;
-    run.directivesInCall = directives.length;
-    run.callCarriesGates = carried !== null;
+    run.call.started(scope, directives.length, carried !== null);
     const call = (byRef: boolean): Promise<AgentResult> =>
       agent.runAgent
         .executeWithOptions({ summary: `iteration ${state.iteration} · ${run.phase} · tier ${run.tier}` }, [
@@ -155,8 +153,8 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<Step<Agen
         // A referenced prompt part is not stored where the call ran (the agent did not start): send the text.
         if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === PROMPT_PART_MISSING))
           throw err;
-        run.promptParts.forget();
-        run.memoryParts.forget();
+        run.call.promptParts.forget();
+        run.call.memoryParts.forget();
         return await call(false);
       }
     });
@@ -175,7 +173,7 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<Step<Agen
       state.lastFindings = `Iteration ${state.iteration} was interrupted: messages filled the run's history, so the run rolled over to a fresh one. Check the state of the repository and carry on.`;
       return INTERRUPTED;
     }
-    if (cancelled && run.callCarriesGates && (state.pause || run.stopRequest)) {
+    if (cancelled && run.call.carriesGates && (state.pause || run.stopRequest)) {
       // A call cancelled for its gate pass that ended anyway (it could not ask what the
       // cancellation meant, or had not started): the pause or stop is honoured at the boundary.
       state.lastFindings = `Iteration ${state.iteration} was interrupted by a ${state.pause ? 'pause' : 'stop'} before the agent finished. Check the state of the repository and carry on.`;
@@ -193,9 +191,7 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<Step<Agen
     run.sdk.log.warn('agent call failed after all attempts', { iteration: state.iteration, error: why });
     result = blankAgentResult({ exitCode: AGENT_CALL_LOST, attempt: 5, tail: `vigil: the agent call was lost after every retry: ${why}` });
   } finally {
-    run.agentScope = null;
-    run.directivesInCall = 0;
-    run.callCarriesGates = false;
+    run.call.ended();
   }
   if (gate) await reportToBreaker(run, iterationProvider, gate, result);
   state.spend = spendAfterCall(state.spend, result.usage);

@@ -93,7 +93,8 @@ export async function completionGuard(
     // A tree whose checklist was verified is not verified again (waivers are read anew).
     let known = state.gates.latest.find((g) => g.gate === 'checklist' && g.treeHash === tree && g.iteration > 0);
     // A verification whose answer broke the agent contract judged nothing: asked again, so each check counts (vigil-judges-see-changes-v1).
-    if (known && run.eras.judgesSeeChanges && verifierBreach(run.lastVerifierAnswer, state.iteration, '') !== null) known = undefined;
+    if (known && run.eras.judgesSeeChanges && verifierBreach(run.judging.lastVerifierAnswer, state.iteration, '') !== null)
+      known = undefined;
     // Only the items whose files changed since the last verification are asked again.
     const recheck = !known ? itemsToRecheck(state.gates.checklist, state.marks.checklist, tree) : null;
     if (recheck && recheck.ids.length === 0) {
@@ -108,7 +109,7 @@ export async function completionGuard(
       const stop = checklistStop(state.gates.checklist, call.checklistIds);
       if (!stop.blockedAnyway) {
         markCouncilChecklist();
-        run.carriedChecklist = { call, mustPass: stop.mustPass, mustNotFail: stop.mustNotFail };
+        run.judging.carryChecklist({ call, mustPass: stop.mustPass, mustNotFail: stop.mustNotFail });
         return null;
       }
     }
@@ -129,7 +130,7 @@ export async function completionGuard(
 export async function judgeChecklist(run: Run, r: GateResult | null, fresh: boolean): Promise<Outcome | 'refused' | null> {
   const { state } = run;
   if (fresh) {
-    const breach = verifierBreach(run.lastVerifierAnswer, state.iteration, run.lastVerifierAnswer?.logPath ?? '');
+    const breach = verifierBreach(run.judging.lastVerifierAnswer, state.iteration, run.judging.lastVerifierAnswer?.logPath ?? '');
     const ended = await keepContract(run, breach ? [breach] : []);
     if (ended) return ended;
     if (breach) {
@@ -270,7 +271,7 @@ export function refuseEmptyDiff(run: Run, trigger: ConveneTrigger): Promise<Outc
  */
 export function refuseFalseClaim(run: Run, trigger: ConveneTrigger): Promise<Outcome | null> | null {
   const { state } = run;
-  const claim = run.falseClaim;
+  const claim = run.judging.falseClaim;
   // Any check of the iteration that made the claim (a person's `vigil review` is the person's to judge).
   if (!run.eras.judgesSeeChanges || trigger === 'forced' || !claim || claim.iteration !== state.iteration) return null;
   const why = describeFalseClaim(claim.paths);

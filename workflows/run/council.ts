@@ -77,12 +77,12 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
   const empty = refuseEmptyDiff(run, trigger) ?? refuseFalseClaim(run, trigger);
   if (empty) return empty;
   if (trigger !== 'forced' && (await pauseAtOrchestrationCap(run))) return holdClaim(run, trigger);
-  run.carriedChecklist = null;
+  run.judging.takeChecklist(); // a verification carried by an earlier check is not this round's
   const guard = await completionGuard(run, { councilRound: true });
   if (guard === 'interrupted') return holdClaim(run, trigger);
   if (guard === 'refused') {
     markCheck(run);
-    return checkRefused(run, trigger, run.refusedBy.cause, run.refusedBy.reason);
+    return checkRefused(run, trigger, run.judging.refusedBy.cause, run.judging.refusedBy.reason);
   }
   if (guard !== null) {
     // A gate stuck for good ends the run; a person's request is answered by it.
@@ -92,8 +92,7 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
   const round = state.council.rounds + 1;
   run.status = 'reviewing';
   run.publish();
-  const carried = run.carriedChecklist;
-  run.carriedChecklist = null;
+  const carried = run.judging.takeChecklist();
   const roundInput = { ...(await evidenceInput(run, round)), trigger, at: run.nowIso() };
   const what = carried
     ? `evidence, the PRD checklist verifier, then ${knobs.councilSize} members`
@@ -112,7 +111,7 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
     if (judged === 'refused' || (judged === null && r.verdict === null)) {
       if (judged === null) refuse(run, ['checklist'], 'the requirements checklist is not met');
       markCheck(run);
-      return checkRefused(run, trigger, run.refusedBy.cause, run.refusedBy.reason);
+      return checkRefused(run, trigger, run.judging.refusedBy.cause, run.judging.refusedBy.reason);
     }
     if (judged !== null) return judged;
   }
@@ -183,8 +182,8 @@ export async function claimWithoutCouncil(run: Run): Promise<Outcome | null> {
       iteration: state.iteration,
       trigger: 'claim',
       approved: false,
-      cause: run.refusedBy.cause,
-      reason: run.refusedBy.reason,
+      cause: run.judging.refusedBy.cause,
+      reason: run.judging.refusedBy.reason,
     });
   if (guard !== null) return typeof guard === 'string' ? null : guard;
   const round = state.council.rounds + 1;

@@ -130,10 +130,7 @@ export async function actOnGateStreak(run: Run, r: GateResult, streak: GateStrea
   const { state, knobs, info } = run;
   const n = streak.track.consecutiveFailures;
   if (streak.action === 'stuck') return finish(run, 'gate_stuck', stuckReason(r.gate, streak.track));
-  if (streak.action === 'pause' && run.holdGatePause) {
-    run.heldGatePause = { r, streak };
-    return null;
-  }
+  if (streak.action === 'pause' && run.gateHolds.hold(r, streak)) return null;
   if (streak.action === 'pause') {
     state.pause = {
       reason:
@@ -252,11 +249,11 @@ export async function gatesPass(
     carried,
     run: async (call) => {
       const scope = run.sdk.scope();
-      run.gatesScope = scope;
+      run.call.gatesStarted(scope);
       try {
         return await scope.run(call);
       } finally {
-        run.gatesScope = null;
+        run.call.gatesEnded();
       }
     },
     interrupted: () => run.interrupted(),

@@ -61,8 +61,8 @@ export function installHandlers(run: Run): void {
     pause: (p: { reason?: string; by?: string }, defaultBy: string): MessageAck => {
       if (state.pause) return ack(false, `already paused by ${state.pause.by}`);
       state.pause = { reason: p.reason ?? '', by: p.by ?? defaultBy, at: run.nowIso() };
-      run.gatesScope?.cancel();
-      if (run.callCarriesGates) cancelAgentCall();
+      run.call.cancelGates();
+      if (run.call.carriesGates) cancelAgentCall();
       log.info('run paused', { by: state.pause.by, reason: state.pause.reason });
       publish();
       return ack(true, 'paused; no new iteration starts until resumed (a running agent call finishes first)');
@@ -70,9 +70,9 @@ export function installHandlers(run: Run): void {
     resume: (p: { by?: string }, defaultBy: string): MessageAck => {
       if (!state.pause) {
         // A run whose streams wait for a person: its resume reaches them (the fan-out loop sends it).
-        const waiting = run.fanOut && state.tasks ? waitingTasks(state.tasks) : [];
+        const waiting = run.streams.fanningOut && state.tasks ? waitingTasks(state.tasks) : [];
         if (!waiting.length) return ack(false, 'not paused');
-        run.resumeStreams = { by: p.by ?? defaultBy };
+        run.streams.resumeWaiting(p.by ?? defaultBy);
         log.info('streams resumed', { by: p.by ?? defaultBy, tasks: waiting.map((t) => t.id) });
         return ack(true, `resumed ${waiting.length} stream(s) waiting for a person: ${waiting.map((t) => t.id).join(', ')}`);
       }
@@ -86,10 +86,13 @@ export function installHandlers(run: Run): void {
       if (run.stopRequest && !(now && !run.stopRequest.now)) return ack(false, 'already stopping');
       run.stopRequest = { reason: p.reason ?? '', by: p.by ?? defaultBy, now };
       run.status = 'stopping';
-      run.gatesScope?.cancel();
-      if (now || run.callCarriesGates) cancelAgentCall();
+      run.call.cancelGates();
+      if (now || run.call.carriesGates) cancelAgentCall();
       publish();
-      return ack(true, now && run.agentScope ? 'stopping now; the running agent call is being cancelled' : 'stopping at the next boundary');
+      return ack(
+        true,
+        now && run.call.running() ? 'stopping now; the running agent call is being cancelled' : 'stopping at the next boundary',
+      );
     },
     input: (p: { directive: string; by?: string; id?: string }, defaultBy: string): MessageAck => {
       // A resend of a directive the run already has (its update went unanswered, then --signal): taken once.
@@ -188,7 +191,7 @@ export function installHandlers(run: Run): void {
     run.rolloverNow = true;
     log.warn('history near its size limit: rolling over now', { historySize: workflowInfo().historySize });
     cancelAgentCall();
-    run.gatesScope?.cancel();
+    run.call.cancelGates();
   };
 
   const recordInvalid = (name: string, kind: 'signal' | 'update', error: string): void => {
@@ -273,10 +276,10 @@ export function installHandlers(run: Run): void {
         ? `the run has finished (${run.outcome.status}); start a new run from a checkpoint with \`vigil rewind ${info.workflowId} --to N --fork\``
         : run.stopRequest
           ? 'the run is stopping'
-          : run.fanOut
+          : run.streams.fanningOut
             ? `the run's parallel streams are running and its own checkpoints start once they are merged; rewind a stream instead (\`vigil rewind ${info.workflowId}--<task> --to N\`; \`vigil status ${info.workflowId}\` lists them)`
             : null,
-    agentRunning: () => run.agentScope !== null,
+    agentRunning: () => run.call.running(),
     cancelAgent: () => cancelAgentCall(),
     ack,
     recordEvent: (e) => recordEvent(e),

@@ -112,7 +112,7 @@ export function followMarks(run: Run, treeBefore: string | null, snap: RepoSnaps
   const step = { from: treeBefore, to: snap.treeHash, paths: stepPaths(snap.sinceLast) };
   const m = state.marks;
   state.marks = { round: advanceMark(m.round, step), review: advanceMark(m.review, step), checklist: advanceMark(m.checklist, step) };
-  run.lastFiles = { tree: snap.treeHash, files: snap.changedCount <= snap.changedFiles.length ? snap.changedFiles : null };
+  run.judging.lastFiles = { tree: snap.treeHash, files: snap.changedCount <= snap.changedFiles.length ? snap.changedFiles : null };
 }
 
 /** Drift reports (DRIFT_DETECTED) in a run after which the agent gets a fresh session. */

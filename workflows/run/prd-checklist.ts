@@ -92,7 +92,7 @@ export function applyVerification(run: Run, tree: string, answer: AgentResult | 
   const { state } = run;
   const cl = state.gates.checklist;
   if (!cl) return null;
-  run.lastVerifierAnswer = answer
+  run.judging.lastVerifierAnswer = answer
     ? {
         exitCode: answer.exitCode,
         timedOut: answer.timedOut,

@@ -92,8 +92,7 @@ export async function passBreaker(
   const { breakers } = run.acts;
   if (!breakerApplies(run, provider)) return null;
   for (;;) {
-    run.breakerAsks += 1;
-    const askId = `${info.workflowId}/${info.runId}/${state.iteration + 1}/${run.breakerAsks}`;
+    const askId = run.provider.nextAskId(`${info.workflowId}/${info.runId}/${state.iteration + 1}`);
     let answer;
     try {
       answer = await breakers.askProviderBreaker.executeWithOptions({ summary: `ask the ${provider} circuit breaker` }, [
@@ -120,21 +119,26 @@ export async function passBreaker(
       return null;
     }
     if (answer.allow) {
-      if (run.providerWait) run.status = 'running';
-      run.providerWait = null;
+      if (run.provider.wait) run.status = 'running';
+      run.provider.wait = null;
       return { probe: answer.probe, askId };
     }
     if (!waitIfOpen) return 'blocked';
     const waitMs = Math.min(Math.max(answer.retryAtMs - run.nowMs(), 1000), 60_000);
-    const why = run.lastProviderFailure.get(provider);
-    run.providerWait = { provider, until: new Date(answer.retryAtMs).toISOString(), reason: answer.reason, ...(why ? { why } : {}) }; // deterministic: workflow clock
+    const why = run.provider.whyFailed(provider);
+    const wait = (run.provider.wait = {
+      provider,
+      until: new Date(answer.retryAtMs).toISOString(),
+      reason: answer.reason,
+      ...(why ? { why } : {}),
+    }); // deterministic: workflow clock
     run.status = 'waiting_for_provider';
     run.publish();
     await run.sdk.until(() => run.messageWaiting(), waitMs, {
-      summary: `provider ${provider} unavailable (breaker ${answer.reason.replace(/_/g, ' ')}): waiting until ${run.providerWait.until}`,
+      summary: `provider ${provider} unavailable (breaker ${answer.reason.replace(/_/g, ' ')}): waiting until ${wait.until}`,
     });
     if (run.messageWaiting()) {
-      run.providerWait = null;
+      run.provider.wait = null;
       run.status = run.stopRequest ? 'stopping' : 'running';
       return 'interrupted';
     }
@@ -178,8 +182,7 @@ export async function reportToBreaker(
     limitHit: result.sandbox?.limitHit,
     hung: result.hung,
   });
-  if (o.outcome === 'failure' && o.reason) run.lastProviderFailure.set(provider, o.reason);
-  else run.lastProviderFailure.delete(provider);
+  run.provider.callWent(provider, o.outcome === 'failure' && o.reason ? o.reason : null);
   try {
     await run.sdk.signal(breakerWorkflowId(provider), reportSignal, {
       runId: info.workflowId,

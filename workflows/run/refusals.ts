@@ -21,7 +21,7 @@ export function refuse(
   cause: CheckCause = gates[0] === 'code_review' ? 'code_review' : gates[0] === 'checklist' ? 'checklist' : 'quality_gates',
 ): 'refused' {
   const { state } = run;
-  run.refusedBy = { cause, reason: reason.slice(0, 500) };
+  run.judging.refused(cause, reason);
   state.gates.lastRefusal = { iteration: state.iteration, gates, reason: reason.slice(0, 500) };
   run.remember(refusalMemory(state.iteration, reason));
   run.sdk.log.info('completion refused by the quality gates', { iteration: state.iteration, gates: gates.join(',') });

@@ -167,8 +167,7 @@ function streamInput(run: Run, t: TaskRecord, worktree: string, q: TaskQueue): R
  * Runs beside the stream's loop for the rest of the execution.
  */
 function watchStreamWaits(run: Run, stream: NonNullable<RunInput['stream']>): void {
-  if (run.streamWatch) return;
-  run.streamWatch = true;
+  if (!run.streams.startWatch()) return;
   markStreamWaits();
   const keyOf = (w: ReturnType<typeof streamWaitingOf>): string => (w ? `${w.at} ${w.reason}` : '');
   let told = '';
@@ -237,11 +236,11 @@ async function streamsFirst(run: Run): Promise<End | null> {
     run.publish();
   }
   markStreamWaits();
-  run.fanOut = true;
+  run.streams.fanningOut = true;
   try {
     return await fanOut(run);
   } finally {
-    run.fanOut = false;
+    run.streams.fanningOut = false;
   }
 }
 
@@ -333,9 +332,9 @@ async function fanOut(run: Run): Promise<End | null> {
       );
     }
     // A person's resume of the run (not paused itself) reaches the streams that wait for a person.
-    if (run.resumeStreams) {
-      const by = run.resumeStreams.by;
-      run.resumeStreams = null;
+    const resume = run.streams.takeResume();
+    if (resume) {
+      const { by } = resume;
       const waiting = new Set(waitingTasks(q()).map((t) => t.id));
       await Promise.all(
         [...handles.keys()]
@@ -385,7 +384,7 @@ async function fanOut(run: Run): Promise<End | null> {
         run.stopRequest !== null ||
         (state.pause !== null) !== toldPaused ||
         (state.budgetUsd ?? knobs.budgetUsd) !== toldBudget ||
-        run.resumeStreams !== null,
+        run.streams.resumePending(),
     );
   }
   // Every stream is over: the merged tree into the run's working tree, conflicts to the agent or a person.

@@ -33,7 +33,7 @@ describe('the completion guards, server-less', () => {
 
   it('refuses a claim that names files the diff does not hold, naming them', async () => {
     const { run, seen } = testRun({ state: changed(2) });
-    run.falseClaim = { iteration: 4, paths: ['src/never-touched.ts'] };
+    run.judging.falseClaim = { iteration: 4, paths: ['src/never-touched.ts'] };
     const refused = refuseFalseClaim(run, 'claim');
     expect(refused).not.toBeNull();
     expect(await refused).toBeNull();
@@ -44,9 +44,9 @@ describe('the completion guards, server-less', () => {
 
   it("leaves a person's forced review, and a claim of an earlier iteration, to the judges", () => {
     const { run } = testRun({ state: changed(2) });
-    run.falseClaim = { iteration: 4, paths: ['src/never-touched.ts'] };
+    run.judging.falseClaim = { iteration: 4, paths: ['src/never-touched.ts'] };
     expect(refuseFalseClaim(run, 'forced')).toBeNull();
-    run.falseClaim = { iteration: 3, paths: ['src/never-touched.ts'] };
+    run.judging.falseClaim = { iteration: 3, paths: ['src/never-touched.ts'] };
     expect(refuseFalseClaim(run, 'claim')).toBeNull();
   });
 

@@ -39,7 +39,7 @@ describe('the provider choice, server-less', () => {
       { timeoutMs: 30_000, summary: expect.stringContaining('provider claude unavailable (breaker open)') as string, ended: 'timer' },
     ]);
     expect(clock.ms).toBe(START_MS + 30_000);
-    expect(run.providerWait).toBeNull();
+    expect(run.provider.wait).toBeNull();
     expect(run.status).toBe('running');
     // The second ask is a new ask of the same iteration.
     expect(seen.activities.map((a) => (a.args[0] as { askId: string }).askId)).toEqual(['vigil-test/run-1/1/1', 'vigil-test/run-1/1/2']);
@@ -54,7 +54,7 @@ describe('the provider choice, server-less', () => {
     expect(await chooseProvider(run)).toBe(INTERRUPTED);
     expect(seen.activities).toHaveLength(1);
     expect(seen.waits[0]?.ended).toBe('condition');
-    expect(run.providerWait).toBeNull();
+    expect(run.provider.wait).toBeNull();
   });
 
   it('a rate-limited run hands the call to a healthy failover provider', async () => {
