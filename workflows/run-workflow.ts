@@ -7,7 +7,9 @@
  * handlers (before the first `await`), then the loop. Each pass: the boundary (messages, budget,
  * caps, rollover), the provider, the agent call, what it changed, then the path of a good or a
  * failed iteration. Each step is a function of the run in its own module under workflows/run/
- * and answers with a value: AGAIN (round again), `end(outcome)`, or what the next step needs.
+ * and answers a `Step` (workflows/run/run.ts): again, interrupted (round again), end, refused (the
+ * run ends), or go with what the next step needs; the loop switches on it, every case named. The
+ * steps reach the SDK through the run's port (workflows/run/port.ts, workflows/sdk-port.ts).
  * Judgement lives in `decisions/`; side effects in activities; the steps only orchestrate.
  */
 import { ApplicationFailure, isCancellation, workflowInfo } from '@temporalio/workflow';
@@ -17,7 +19,7 @@ import { missingPayloadKey } from './decisions/payload-key.js';
 import { initialRunState } from './initial-state.js';
 import { afterFailedIteration } from './run/after-failed.js';
 import { afterGoodIteration } from './run/after-good.js';
-import { atBoundary, begin, GO, holdPreparation, prepareExecution } from './run/boundary.js';
+import { atBoundary, begin, holdPreparation, prepareExecution } from './run/boundary.js';
 import { callAgent } from './run/call-agent.js';
 import { handleRepositoryTrouble, stopOutcome } from './run/ending.js';
 import { decideEras } from './run/eras.js';
@@ -25,8 +27,9 @@ import { installHandlers } from './run/handlers.js';
 import { observeIteration } from './run/observe.js';
 import { afterAuthFailure, chooseProvider } from './run/provider.js';
 import { makeProxies } from './run/proxies.js';
-import { AGAIN, isEnd, nowMs, Run } from './run/run.js';
+import { type End, type Go, nowMs, Run, type Step } from './run/run.js';
 import { runStreams } from './run/streams.js';
+import { temporalPort } from './sdk-port.js';
 
 const initialState = (): RunState => initialRunState(nowMs());
 
@@ -54,6 +57,40 @@ function carriedState(input: RunInput): RunState | null {
   return parsed.data;
 }
 
+/** Before the loop, and again after repository trouble: the preparation of this execution, then a run's parallel streams. */
+async function prepare(run: Run): Promise<End | Go<undefined>> {
+  // A failed preparation's pause waits for a person before preparing again.
+  const held = await holdPreparation(run);
+  if (held.step === 'end') return held;
+  const prepared = await prepareExecution(run);
+  if (prepared.step === 'end') return prepared;
+  // A run split into tasks: its parallel streams first, merged into its tree.
+  return await runStreams(run);
+}
+
+/** One pass of the loop: the boundary, the provider, the agent call, what it changed, then the path of a good or a failed iteration. */
+async function iteration(run: Run): Promise<Step> {
+  // The boundary: messages, the budget, a forced review or a held claim, the caps, a fresh history.
+  const boundary = await atBoundary(run);
+  if (boundary.step !== 'go') return boundary;
+  // The provider: its breaker lets the call out, or a failover provider takes over.
+  const pick = await chooseProvider(run);
+  if (pick.step !== 'go') return pick;
+  // The iteration: the agent call.
+  const call = await callAgent(run, pick.go);
+  if (call.step !== 'go') return call;
+  // What did the iteration change?
+  const snap = await observeIteration(run, call.go);
+  // An authentication failure pauses; success: completion check on a claim; failure: durable, interruptible backoff.
+  const { result } = call.go;
+  if (result.authError) return await afterAuthFailure(run, result);
+  return result.exitCode !== 0 ? await afterFailedIteration(run, result) : await afterGoodIteration(run, result, snap);
+}
+
+const unreachable = (step: never): never => {
+  throw new Error(`vigilRun: a step answered ${JSON.stringify(step)}`);
+};
+
 export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   // Ciphertext this worker cannot read: the task fails with what to do, and Temporal retries it
   // until a worker with the key takes it (workflows/decisions/payload-key.ts). Not behind a patch:
@@ -74,46 +111,31 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   // Decided once per execution, before the first command (continue-as-new starts a fresh one).
   const eras = decideEras(input);
   // ---- activity proxies, one per kind so a hung tool never shares a timeout with the agent ----
-  const run = new Run(input, state, info, eras, makeProxies(input.knobs, eras));
+  const run = new Run(input, state, info, eras, makeProxies(input.knobs, eras), temporalPort());
   // ---- message handling: one implementation per message, reached by update and by signal ----
   installHandlers(run);
 
   try {
-    const refused = await begin(run);
-    if (refused) return refused.end;
+    const started = await begin(run);
+    if (started.step === 'refused') return started.end;
     for (;;) {
       try {
-        // A failed preparation's pause waits for a person before preparing again.
-        const held = await holdPreparation(run);
-        if (held) return held.end;
-        const prepared = await prepareExecution(run);
-        if (prepared) return prepared;
-        // A run split into tasks: its parallel streams first, merged into its tree.
-        const streamed = await runStreams(run);
-        if (streamed) return streamed.end;
+        // A failed preparation's pause, the execution's preparation, a run's parallel streams.
+        const ready = await prepare(run);
+        if (ready.step === 'end') return ready.end;
         for (;;) {
-          // The boundary: messages, the budget, a forced review or a held claim, the caps, a fresh history.
-          const boundary = await atBoundary(run);
-          if (boundary === AGAIN) continue;
-          if (boundary !== GO) return boundary.end;
-          // The provider: its breaker lets the call out, or a failover provider takes over.
-          const pick = await chooseProvider(run);
-          if (pick === AGAIN) continue;
-          // The iteration: the agent call.
-          const call = await callAgent(run, pick);
-          if (call === AGAIN) continue;
-          if (isEnd(call)) return call.end;
-          // What did the iteration change?
-          const snap = await observeIteration(run, call);
-          // An authentication failure pauses; success: completion check on a claim; failure:
-          // durable, interruptible backoff.
-          const { result } = call;
-          const next = result.authError
-            ? await afterAuthFailure(run, result)
-            : result.exitCode !== 0
-              ? await afterFailedIteration(run, result)
-              : await afterGoodIteration(run, result, snap);
-          if (next !== AGAIN) return next.end;
+          const next = await iteration(run);
+          switch (next.step) {
+            case 'again':
+            case 'interrupted':
+            case 'go':
+              continue;
+            case 'end':
+            case 'refused':
+              return next.end;
+            default:
+              return unreachable(next);
+          }
         }
       } catch (err) {
         const ended = await handleRepositoryTrouble(run, err);

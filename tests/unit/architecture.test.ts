@@ -347,6 +347,55 @@ describe('patches', () => {
   });
 });
 
+/** The imports of `file` from the package `pkg`: whether each is type-only. */
+function packageImports(file: string, pkg: string): { typeOnly: boolean }[] {
+  const text = readFileSync(path.join(ROOT, file), 'utf8');
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, false, ts.ScriptKind.TS);
+  return source.statements
+    .filter(
+      (s): s is ts.ImportDeclaration =>
+        ts.isImportDeclaration(s) && ts.isStringLiteral(s.moduleSpecifier) && s.moduleSpecifier.text === pkg,
+    )
+    .map((s) => ({ typeOnly: s.importClause?.isTypeOnly === true }));
+}
+
+/**
+ * The modules of workflows/run/ that reach the SDK themselves: the patch module (patched() lives
+ * there), the activity proxies and the message handlers (setHandler). Every other module of the
+ * folder, steps and frozen old paths alike, asks the run's port (workflows/run/port.ts).
+ */
+const SDK_MODULES = new Set(['workflows/run/eras.ts', 'workflows/run/proxies.ts', 'workflows/run/handlers.ts']);
+
+describe("the run's steps and the SDK", () => {
+  it('the steps of workflows/run/ import nothing from @temporalio/workflow (the port: types only)', () => {
+    const offenders = tsFiles('workflows/run')
+      .filter((f) => !SDK_MODULES.has(f))
+      .filter((f) => packageImports(f, '@temporalio/workflow').some((i) => f !== 'workflows/run/port.ts' || !i.typeOnly));
+    expect(offenders).toEqual([]);
+  });
+
+  it("Run's top-level fields do not grow back: the call, the provider, the judges, the gate holds and the streams are sub-objects", () => {
+    const text = readFileSync(path.join(ROOT, 'workflows/run/run.ts'), 'utf8');
+    const source = ts.createSourceFile('run.ts', text, ts.ScriptTarget.ES2022, false, ts.ScriptKind.TS);
+    const run = source.statements.find((s): s is ts.ClassDeclaration => ts.isClassDeclaration(s) && s.name?.text === 'Run');
+    if (!run) throw new Error('workflows/run/run.ts has no class Run');
+    const declared = run.members.filter(ts.isPropertyDeclaration).map((m) => m.name.getText(source));
+    const ctor = run.members.find(ts.isConstructorDeclaration);
+    const params = (ctor?.parameters ?? []).filter((p) => ts.getModifiers(p)?.length).map((p) => p.name.getText(source));
+    const fields = [...declared, ...params];
+    for (const grouped of ['agentScope', 'providerWait', 'breakerAsks', 'falseClaim', 'heldGatePause', 'fanOut', 'resumeStreams'])
+      expect(fields).not.toContain(grouped);
+    expect(fields).toEqual(expect.arrayContaining(['call', 'provider', 'judging', 'gateHolds', 'streams', 'sdk']));
+    // A ratchet on the way to about eight: it only goes down.
+    expect(fields.length).toBeLessThanOrEqual(25);
+  });
+
+  it('the check sees an SDK import', () => {
+    expect(packageImports('workflows/sdk-port.ts', '@temporalio/workflow')).toEqual([{ typeOnly: false }]);
+    expect(packageImports('workflows/run/port.ts', '@temporalio/workflow')).toEqual([{ typeOnly: true }]);
+  });
+});
+
 describe('architecture', () => {
   it(
     'has no import circle',

@@ -10,7 +10,7 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { ActivityFailure, log } from '@temporalio/workflow';
+import { ActivityFailure } from '@temporalio/common';
 import type { AgentResult } from '../../schemas/activities.js';
 import type { Outcome } from '../../schemas/run.js';
 import {
@@ -27,7 +27,7 @@ import { beforeAcceptanceFromPrd } from './before-acceptance-from-prd.js';
 import { finish } from './ending.js';
 import { acceptanceFromPrdEra } from './eras.js';
 import { notifyPeople } from './people.js';
-import { nowIso, type Run } from './run.js';
+import { type Run } from './run.js';
 
 /** Why the acceptance role's call gave nothing to seal, or null when it may be sealed. */
 function callProblem(r: AgentResult | null, failure: string | null): string | null {
@@ -98,11 +98,11 @@ async function draft(run: Run, attempt: number, earlier: { passed: number } | nu
     );
   state.acceptance = {
     files: seal.files,
-    sealedAt: nowIso(),
+    sealedAt: run.nowIso(),
     drafted: { dir: seal.dir ?? '', shown: false, attempt, dropped: null },
     last: null,
   };
-  log.info('acceptance tests written and sealed', { files: seal.files.length, attempt });
+  run.sdk.log.info('acceptance tests written and sealed', { files: seal.files.length, attempt });
   return null;
 }
 
@@ -123,7 +123,7 @@ export async function refuseDraftThatAlreadyPasses(run: Run): Promise<Outcome | 
     const attempt = acc.drafted.attempt ?? 1;
     const passed = last.passed ?? 0;
     if (attempt < MAX_ACCEPTANCE_DRAFTS) {
-      log.warn('the acceptance tests pass on the starting tree: the acceptance role is asked again', { attempt, passed });
+      run.sdk.log.warn('the acceptance tests pass on the starting tree: the acceptance role is asked again', { attempt, passed });
       const ended = (await draft(run, attempt + 1, { passed })) ?? (await acceptanceOnBase(run));
       if (ended) return ended;
       continue;
@@ -131,7 +131,7 @@ export async function refuseDraftThatAlreadyPasses(run: Run): Promise<Outcome | 
     const supervised = knobs.autonomyMode === 'supervised';
     const note = toothlessDraftNote({ dir: acc.drafted.dir, passed, attempts: attempt, supervised });
     state.acceptance = { ...acc, drafted: { ...acc.drafted, shown: true, dropped: note.slice(0, 2000) } };
-    if (supervised && !state.pause) state.pause = { reason: note.slice(0, 2000), by: 'vigil', at: nowIso() };
+    if (supervised && !state.pause) state.pause = { reason: note.slice(0, 2000), by: 'vigil', at: run.nowIso() };
     await notifyPeople(
       run,
       supervised ? 'paused' : 'escalation',
@@ -159,7 +159,7 @@ export async function showDraftedAcceptance(run: Run): Promise<null> {
     base: acc.last ? { verdict: acc.last.verdict, passed: acc.last.passed, failed: acc.last.failed } : null,
     supervised,
   });
-  if (supervised && !state.pause) state.pause = { reason: note.slice(0, 2000), by: 'vigil', at: nowIso() };
+  if (supervised && !state.pause) state.pause = { reason: note.slice(0, 2000), by: 'vigil', at: run.nowIso() };
   await notifyPeople(
     run,
     supervised ? 'paused' : 'escalation',

@@ -8,13 +8,12 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { log } from '@temporalio/workflow';
 import type { AcceptanceResult } from '../../schemas/acceptance.js';
 import { LIMITS, type Outcome } from '../../schemas/run.js';
 import { acceptanceFindings } from '../decisions/acceptance.js';
 import { noteSandbox, sandboxArgs } from '../decisions/sandbox.js';
 import { finish } from './ending.js';
-import { nowIso, type Run } from './run.js';
+import { type Run } from './run.js';
 
 /** At the start, once: the person's folder copied where no agent sees it, each file's digest recorded. */
 export async function sealAcceptanceTests(run: Run): Promise<Outcome | null> {
@@ -24,8 +23,8 @@ export async function sealAcceptanceTests(run: Run): Promise<Outcome | null> {
     { runId: info.workflowId, sourceDir: knobs.acceptanceTests, repoPath: input.repoPath, authorization: input.authorization ?? null },
   ]);
   if (!r.ok) return finish(run, 'failed', `the acceptance tests could not be sealed, so nothing was built: ${r.reason}`);
-  state.acceptance = { files: r.files, sealedAt: nowIso(), last: null };
-  log.info('acceptance tests sealed', { files: r.files.length });
+  state.acceptance = { files: r.files, sealedAt: run.nowIso(), last: null };
+  run.sdk.log.info('acceptance tests sealed', { files: r.files.length });
   return null;
 }
 
@@ -53,7 +52,7 @@ async function runOn(run: Run, tree: string, summary: string): Promise<Acceptanc
       last: { treeHash: tree, iteration: state.iteration, verdict, reason, passed, failed, failing },
     };
   state.sandbox = noteSandbox(state.sandbox, r.sandbox, { iteration: state.iteration, role: 'tests' });
-  log.info('acceptance tests', { iteration: state.iteration, verdict, passed, failed });
+  run.sdk.log.info('acceptance tests', { iteration: state.iteration, verdict, passed, failed });
   return r;
 }
 

@@ -4,7 +4,6 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { condition } from '@temporalio/workflow';
 import type { AgentResult } from '../../schemas/activities.js';
 import { LIMITS } from '../../schemas/run.js';
 import { backoffSeconds } from '../decisions/backoff.js';
@@ -13,7 +12,7 @@ import { failureFingerprint, trackDeadLetter } from '../decisions/dead-letter.js
 import { failOverOnRateLimit } from '../decisions/failover.js';
 import { markRateLimit } from './eras.js';
 import { escalateToPerson, notifyPeople } from './people.js';
-import { type Again, AGAIN, nowIso, nowMs, type Run } from './run.js';
+import { type Again, AGAIN, type Run } from './run.js';
 
 const tail = (s: string, n: number): string => (s.length <= n ? s : s.slice(s.length - n));
 
@@ -36,7 +35,7 @@ export async function afterFailedIteration(run: Run, result: AgentResult): Promi
   // anything else backs off exponentially. Both count as a failed attempt.
   const rateLimited = result.rateLimit;
   if (rateLimited !== null) markRateLimit();
-  const rawWait = rateLimited ? rateLimited.waitSeconds : backoffSeconds(state.consecutiveFailures, knobs, Math.random()); // deterministic: seeded workflow random
+  const rawWait = rateLimited ? rateLimited.waitSeconds : backoffSeconds(state.consecutiveFailures, knobs, run.sdk.random()); // deterministic: seeded workflow random
   // A rate limit says nothing about the work: it is not a failure (no retry count, no tier climb).
   if (!rateLimited) state.consecutiveFailures += 1;
   if (rateLimited) {
@@ -55,7 +54,7 @@ export async function afterFailedIteration(run: Run, result: AgentResult): Promi
   }
   if (rateLimited && result.provider === knobs.provider && failOverOnRateLimit(rawWait, knobs)) {
     // The run's provider is out for a while: the next iteration goes to the failover chain.
-    state.providerBlockedUntilMs = nowMs() + rawWait * 1000;
+    state.providerBlockedUntilMs = run.nowMs() + rawWait * 1000;
     state.lastFindings = `Iteration ${state.iteration} hit a ${result.provider} rate limit (${rawWait}s); the next iteration runs on a failover provider.`;
     run.publish();
     return AGAIN;
@@ -64,14 +63,14 @@ export async function afterFailedIteration(run: Run, result: AgentResult): Promi
     iteration: state.iteration,
     consecutiveFailures: state.consecutiveFailures,
     startedAtMs: state.startedAtMs,
-    nowMs: nowMs(),
+    nowMs: run.nowMs(),
   };
   const wait = waitWithinCaps(rawWait, capsNow, knobs);
   if (wait > 0 && state.consecutiveFailures < knobs.maxRetries) {
     run.status = 'backing_off';
-    run.backoffUntil = new Date(nowMs() + wait * 1000).toISOString(); // deterministic: workflow clock
+    run.backoffUntil = new Date(run.nowMs() + wait * 1000).toISOString(); // deterministic: workflow clock
     run.publish();
-    await condition(() => run.messageWaiting(), wait * 1000, {
+    await run.sdk.until(() => run.messageWaiting(), wait * 1000, {
       summary: rateLimited
         ? `rate limited: waiting ${wait}s (${rateLimited.source.replace(/_/g, ' ')}) after iteration ${state.iteration}`
         : `backoff ${wait}s after failed iteration ${state.iteration}`,
@@ -108,7 +107,7 @@ export async function deadLetterFailure(run: Run, result: AgentResult): Promise<
       fingerprint: failureFingerprint(errorClass, result.tail),
       errorClass,
       tail: result.tail,
-      atIso: nowIso(),
+      atIso: run.nowIso(),
       iteration: state.iteration,
     },
     knobs.deadLetterAfter,

@@ -5,15 +5,13 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { log } from '@temporalio/workflow';
 import type { AgentResult, RepoSnapshot } from '../../schemas/activities.js';
-import type { GateResult } from '../../schemas/gates.js';
 import { breakerTrip } from '../decisions/breaker.js';
 import { shouldConvene } from '../decisions/convene.js';
 import { earlyCheckDue, flaggedTexts } from '../decisions/lean-rounds.js';
 import { claimWithoutCouncil, councilRound } from './council.js';
 import { actOnGateStreak, ensureTests, gatesDueNow, qualityGates } from './gates.js';
-import { type Again, AGAIN, end, type End, type GateStreak, type Run } from './run.js';
+import { type Again, AGAIN, end, type End, type Run } from './run.js';
 
 /** After a good iteration (exit 0): the gates, then the completion check it asks for. */
 export async function afterGoodIteration(run: Run, result: AgentResult, snap: RepoSnapshot): Promise<End | Again> {
@@ -21,9 +19,9 @@ export async function afterGoodIteration(run: Run, result: AgentResult, snap: Re
   state.consecutiveFailures = 0;
   state.lastFindings = null;
   const notInDiff = result.claimed ? (result.claimedFiles?.notInDiff ?? []) : [];
-  run.falseClaim = notInDiff.length > 0 ? { iteration: state.iteration, paths: notInDiff } : null;
+  run.judging.falseClaim = notInDiff.length > 0 ? { iteration: state.iteration, paths: notInDiff } : null;
   // The quality gates look at every tree a good iteration leaves (gateCadence).
-  run.holdGatePause = true;
+  run.gateHolds.holdPauses();
   const gated = gatesDueNow(run, false, true) ? await qualityGates(run, false, true, result.gates ?? null) : null;
   if (gated) return end(gated);
   if (!knobs.councilEnabled) {
@@ -44,7 +42,7 @@ export async function afterGoodIteration(run: Run, result: AgentResult, snap: Re
         flaggedTexts(state.council.verdicts.at(-1), state.gates.reviews.at(-1), state.gates.checklist),
       );
       if (!due.again) {
-        log.info('early check not due', { iteration: state.iteration, why: due.why });
+        run.sdk.log.info('early check not due', { iteration: state.iteration, why: due.why });
       } else {
         const t = await ensureTests(run, snap.treeHash);
         trigger = shouldConvene({ ...facts, testsGreen: t?.passed ?? null }, knobs);
@@ -57,9 +55,7 @@ export async function afterGoodIteration(run: Run, result: AgentResult, snap: Re
       state.lastFindings = `Your completion claim in iteration ${state.iteration} was noted; the completion council convenes from iteration ${knobs.councilMinIterations} on. Keep verifying the requirements.`;
     }
   }
-  run.holdGatePause = false;
-  const held = run.heldGatePause as { r: GateResult; streak: GateStreak } | null;
-  run.heldGatePause = null;
+  const held = run.gateHolds.release();
   if (held && !state.pause) await actOnGateStreak(run, held.r, held.streak);
   run.publish();
   return AGAIN;

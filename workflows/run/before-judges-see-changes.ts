@@ -7,7 +7,6 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { log } from '@temporalio/workflow';
 import type { GateResult } from '../../schemas/gates.js';
 import { type ContractBreach, LIMITS, type Outcome } from '../../schemas/run.js';
 import { contractFindings, describeBreach, reviewBreaches } from '../decisions/contract.js';
@@ -28,7 +27,7 @@ export async function beforeJudgeReview(run: Run, tree: string): Promise<Outcome
   const last = state.gates.reviews.at(-1);
   const stands = last ? reviewStands(last, state.marks.review, tree) : null;
   if (stands && !stands.again && last && last.treeHash !== tree)
-    log.info('code review not repeated', { iteration: state.iteration, why: stands.why });
+    run.sdk.log.info('code review not repeated', { iteration: state.iteration, why: stands.why });
   const reused = last && (last.treeHash === tree || (stands !== null && !stands.again)) ? last : null;
   const review = reused ?? (await codeReview(run, tree));
   const breaches = reviewBreaches(review);

@@ -4,10 +4,9 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { condition } from '@temporalio/workflow';
 import type { Run } from './run.js';
 
 /** A paused run waited for a person with no timer: resumed, stopped, rolled over, rewound, or a review to judge. */
 export async function beforePauseDeadlines(run: Run): Promise<void> {
-  await condition(() => run.pauseOver());
+  await run.sdk.until(() => run.pauseOver());
 }

@@ -1,13 +1,12 @@
 /**
  * The boundary: what the run does before its first iteration and between two iterations. Messages
  * first (stop, rewind, rollover, a review while paused, a pause), then the budget, a forced review,
- * a held claim, the caps, and a fresh history for a long run. Every step answers AGAIN (the loop
- * goes round), `end(outcome)`, or GO (the next iteration may start).
+ * a held claim, the caps, and a fresh history for a long run. Every step answers a `Step`: AGAIN
+ * (the loop goes round), `end(outcome)`, `refused(outcome)` (before the loop), or GO (the next
+ * iteration may start).
  *
  * Workflow code: deterministic, no I/O.
  */
-import { condition, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { Outcome } from '../../schemas/run.js';
 import { SA_PROVIDER, SA_REPO } from '../../schemas/search-attributes.js';
 import { budgetExceeded } from '../decisions/budget.js';
 import { checkCaps } from '../decisions/caps.js';
@@ -23,18 +22,15 @@ import { pauseHasDeadlines, waitForPerson } from './pause-wait.js';
 import { recordTestBaseline } from './gates.js';
 import { ensureChecklist, retryChecklist } from './prd-checklist.js';
 import { notifyPeople } from './people.js';
-import { type Again, AGAIN, end, type End, nowIso, nowMs, type Run } from './run.js';
+import { AGAIN, end, type End, GO, type Go, refused as refusedRun, type Refused, type Run, type Step } from './run.js';
 import { recoverStreamWorktree } from './stream-recovery.js';
 
-/** The next iteration may start. */
-export const GO = 'go';
-
 /** Before the loop: the search attributes a run starts with, and a run that has no agent to call ends at once. */
-export async function begin(run: Run): Promise<End | null> {
+export async function begin(run: Run): Promise<Refused | Go<undefined>> {
   const { knobs, input } = run;
   const { upsertsSearchAttributes } = run.eras;
   if (!run.continued && upsertsSearchAttributes) {
-    upsertSearchAttributes([
+    run.sdk.upsertSearchAttributes([
       { key: SA_REPO, value: input.repoPath.slice(-255) },
       { key: SA_PROVIDER, value: knobs.provider },
     ]);
@@ -42,7 +38,7 @@ export async function begin(run: Run): Promise<End | null> {
   run.publish();
 
   if (knobs.provider === 'command' && knobs.agentCommand.length === 0) {
-    return end(await finish(run, 'agent_not_runnable', 'no agent command configured (knob agentCommand; or choose a --provider)'));
+    return refusedRun(await finish(run, 'agent_not_runnable', 'no agent command configured (knob agentCommand; or choose a --provider)'));
   }
   // A signed run is admitted once, at its start (activities/run-authorization.ts): a worker that
   // requires signed runs refuses an expired signature, another PRD or knobs, or a nonce another run used.
@@ -59,9 +55,9 @@ export async function begin(run: Run): Promise<End | null> {
         parent: run.info.parent ? { workflowId: run.info.parent.workflowId } : null,
       },
     ]);
-    if (refused !== null) return end(await finish(run, 'agent_not_runnable', `this worker does not run it: ${refused}`));
+    if (refused !== null) return refusedRun(await finish(run, 'agent_not_runnable', `this worker does not run it: ${refused}`));
   }
-  return null;
+  return GO;
 }
 
 /**
@@ -70,23 +66,23 @@ export async function begin(run: Run): Promise<End | null> {
  * instead of preparing again at once. A resume prepares again; a stop ends the run; a history
  * filled by messages rolls over, still paused.
  */
-export async function holdPreparation(run: Run): Promise<End | null> {
+export async function holdPreparation(run: Run): Promise<End | Go<undefined>> {
   const { state } = run;
   const unprepared = !state.runStart || (run.knobs.prdChecklist && !state.gates.checklistTried);
-  if (state.pause === null || !unprepared) return null;
+  if (state.pause === null || !unprepared) return GO;
   markPrepareWaits();
   run.publish();
   // Not `pauseOver()`: a rewind or a review has nothing to act on before the first iteration.
-  await condition(() => state.pause === null || run.stopRequest !== null || run.rolloverNow);
+  await run.sdk.until(() => state.pause === null || run.stopRequest !== null || run.rolloverNow);
   if (run.stopRequest) return end(await stopOutcome(run));
   if (run.rolloverNow) {
     // Messages filled the history while it waited: a fresh one, pause and all.
-    await condition(() => run.handlersDone());
+    await run.sdk.until(() => run.handlersDone());
     if (!run.stopRequest) return await rollOver(run);
     return end(await stopOutcome(run));
   }
   // A stream whose worktree was deleted gets it back as it resumes.
-  return await recoverStreamWorktree(run);
+  return (await recoverStreamWorktree(run)) ?? GO;
 }
 
 /**
@@ -96,7 +92,7 @@ export async function holdPreparation(run: Run): Promise<End | null> {
  * acceptance role wrote them, shown to the person once. The outcome when the run ends here
  * (acceptance tests already passing, or a folder that could not be written or sealed), else null.
  */
-export async function prepareExecution(run: Run): Promise<Outcome | null> {
+export async function prepareExecution(run: Run): Promise<End | Go<undefined>> {
   const { state, knobs, input, info } = run;
   const { repo } = run.acts;
   // Run-start commit and tree, captured once per run and carried across continue-as-new.
@@ -111,7 +107,7 @@ export async function prepareExecution(run: Run): Promise<Outcome | null> {
       },
     ]);
     state.memory = keepLearnings(state.memory, start);
-    state.runStart = { sha: start.sha, treeHash: start.treeHash, capturedAt: nowIso() };
+    state.runStart = { sha: start.sha, treeHash: start.treeHash, capturedAt: run.nowIso() };
     if (knobs.tierLadder) state.ladder = initialLadder(knobs.tier, start.alwaysHigh ?? null);
     state.convergence = { ...state.convergence, lastHash: start.treeHash };
     run.status = 'running';
@@ -134,13 +130,13 @@ export async function prepareExecution(run: Run): Promise<Outcome | null> {
     run.publish();
   }
   await recordTestBaseline(run);
-  return (
+  const ended =
     (await draftAcceptanceTests(run)) ??
     (await sealAcceptanceTests(run)) ??
     (await acceptanceOnBase(run)) ??
     (await refuseDraftThatAlreadyPasses(run)) ??
-    (await showDraftedAcceptance(run))
-  );
+    (await showDraftedAcceptance(run));
+  return ended ? end(ended) : GO;
 }
 
 /**
@@ -148,7 +144,7 @@ export async function prepareExecution(run: Run): Promise<Outcome | null> {
  * a review while paused, a pause), the budget, a forced review, a held claim, the caps and the
  * rollover of a long history. `GO` when the next iteration may start.
  */
-export async function atBoundary(run: Run): Promise<End | Again | typeof GO> {
+export async function atBoundary(run: Run): Promise<Step> {
   const { state, knobs, info } = run;
   // The events of the last iteration go to the store, batched, at the boundary.
   if (run.journalPending()) await run.flushJournal();
@@ -162,17 +158,17 @@ export async function atBoundary(run: Run): Promise<End | Again | typeof GO> {
   }
   if (run.rolloverNow) {
     // Messages filled the history (even while paused): a fresh one now, pause and all.
-    await condition(() => run.handlersDone());
+    await run.sdk.until(() => run.handlersDone());
     if (!run.stopRequest && !run.rewindPending()) return await rollOver(run);
     return AGAIN;
   }
   if (run.reviewDueWhilePaused()) {
-    run.reviewWhilePaused = true;
+    run.judging.reviewWhilePaused = true;
     try {
       const ended = await councilRound(run, 'forced');
       if (ended) return end(ended);
     } finally {
-      run.reviewWhilePaused = false;
+      run.judging.reviewWhilePaused = false;
     }
     run.publish();
     return AGAIN;
@@ -207,7 +203,7 @@ export async function atBoundary(run: Run): Promise<End | Again | typeof GO> {
     state.pause = {
       reason: `budget exceeded: ${spent}; raise it with \`vigil budget ${info.workflowId} --usd N\` and resume, or stop the run`,
       by: 'vigil',
-      at: nowIso(),
+      at: run.nowIso(),
     };
     await notifyPeople(
       run,
@@ -240,21 +236,21 @@ export async function atBoundary(run: Run): Promise<End | Again | typeof GO> {
 
   // 2. Caps: consecutive failures, iteration count, wall clock.
   const cap = checkCaps(
-    { iteration: state.iteration, consecutiveFailures: state.consecutiveFailures, startedAtMs: state.startedAtMs, nowMs: nowMs() },
+    { iteration: state.iteration, consecutiveFailures: state.consecutiveFailures, startedAtMs: state.startedAtMs, nowMs: run.nowMs() },
     knobs,
   );
   if (cap.kind !== 'continue') return end(await finish(run, cap.kind, cap.reason));
 
   // 3. Long runs: a fresh history at an iteration boundary, carrying the whole state.
-  if (run.iterationsThisExecution >= knobs.continueAsNewEvery || workflowInfo().continueAsNewSuggested || run.rolloverNow) {
-    await condition(() => run.handlersDone());
+  if (run.iterationsThisExecution >= knobs.continueAsNewEvery || run.sdk.info().continueAsNewSuggested || run.rolloverNow) {
+    await run.sdk.until(() => run.handlersDone());
     if (run.stopRequest || state.pause || run.rewindPending()) return AGAIN; // a message arrived meanwhile: honour it first
     return await rollOver(run);
   }
 
   // 4. A PRD checklist a provider's trouble kept from being extracted: asked again once the wait is over.
   const retry = state.gates.checklistRetry;
-  if (retry && nowMs() >= retry.atMs) {
+  if (retry && run.nowMs() >= retry.atMs) {
     markChecklistRetry();
     await retryChecklist(run);
     run.publish();

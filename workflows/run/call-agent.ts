@@ -6,7 +6,7 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, log } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import {
   type AgentResult,
   blankAgentResult,
@@ -34,7 +34,7 @@ import { finish, stopOutcome } from './ending.js';
 import { gatesPassFacts } from './gates.js';
 import { budgetWarningDue, warnOnBudget } from './people.js';
 import { type ProviderPick, reportToBreaker } from './provider.js';
-import { type Again, AGAIN, end, type End, type Run } from './run.js';
+import { end, go, INTERRUPTED, type Run, type Step } from './run.js';
 import { sandboxArgs } from '../decisions/sandbox.js';
 
 /** Exit code recorded for an iteration whose agent call never completed on any worker. */
@@ -55,7 +55,7 @@ export interface AgentCall {
  * the gate pass ride with it in lean runs), cancelled by a stop --now, a pause or stop of the gate
  * pass it carries, a rewind or an emergency rollover. Then what the call cost and delivered.
  */
-export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall | End | Again> {
+export async function callAgent(run: Run, pick: ProviderPick): Promise<Step<AgentCall>> {
   const { state, knobs, input, info } = run;
   const { agent } = run.acts;
   const { provider: iterationProvider, gate } = pick;
@@ -103,17 +103,15 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
   // The gate pass rides with the call (made after a good agent run that changed the tree).
   const carried = carriedGates(gatesPassFacts(run), state.gates.lastTree);
   const callArgs = (byRef: boolean) => ({
-    ...(byRef ? run.promptParts.split(promptInput) : { promptInput }),
+    ...(byRef ? run.call.promptParts.split(promptInput) : { promptInput }),
     inspect,
-    memoryRef: run.memoryParts.ref(state.memory, knobs.memoryBudgetChars),
+    memoryRef: run.call.memoryParts.ref(state.memory, knobs.memoryBudgetChars),
     ...(carried ? { gates: carried } : {}),
   });
   let result: AgentResult;
   try {
-    const scope = new CancellationScope();
-    run.agentScope = scope;
-    run.directivesInCall = directives.length;
-    run.callCarriesGates = carried !== null;
+    const scope = run.sdk.scope();
+    run.call.started(scope, directives.length, carried !== null);
     const call = (byRef: boolean): Promise<AgentResult> =>
       agent.runAgent
         .executeWithOptions({ summary: `iteration ${state.iteration} · ${run.phase} · tier ${run.tier}` }, [
@@ -155,31 +153,31 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
         // A referenced prompt part is not stored where the call ran (the agent did not start): send the text.
         if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === PROMPT_PART_MISSING))
           throw err;
-        run.promptParts.forget();
-        run.memoryParts.forget();
+        run.call.promptParts.forget();
+        run.call.memoryParts.forget();
         return await call(false);
       }
     });
   } catch (err) {
     // Cancelled by Temporal, or killed by the run in the worker that hosts it (running-call.ts).
-    const cancelled = isCancellation(err) || callKilledByRun(err);
+    const cancelled = run.sdk.isCancellation(err) || callKilledByRun(err);
     if (cancelled && run.stopRequest && directives.length > 0) {
       // The interrupted call's prompt carried them: not "never reached a prompt".
       state.pendingDirectives = state.pendingDirectives.slice(directives.length);
       return end(await stopOutcome(run, [interruptedNote(directives, state.iteration)]));
     }
     if (cancelled && run.stopRequest) return end(await stopOutcome(run));
-    if (cancelled && run.rewindPending()) return AGAIN; // the rewind happens at the boundary
+    if (cancelled && run.rewindPending()) return INTERRUPTED; // the rewind happens at the boundary
     if (cancelled && run.rolloverNow) {
       // Interrupted to keep the history under Temporal's limit: the next execution goes on.
       state.lastFindings = `Iteration ${state.iteration} was interrupted: messages filled the run's history, so the run rolled over to a fresh one. Check the state of the repository and carry on.`;
-      return AGAIN;
+      return INTERRUPTED;
     }
-    if (cancelled && run.callCarriesGates && (state.pause || run.stopRequest)) {
+    if (cancelled && run.call.carriesGates && (state.pause || run.stopRequest)) {
       // A call cancelled for its gate pass that ended anyway (it could not ask what the
       // cancellation meant, or had not started): the pause or stop is honoured at the boundary.
       state.lastFindings = `Iteration ${state.iteration} was interrupted by a ${state.pause ? 'pause' : 'stop'} before the agent finished. Check the state of the repository and carry on.`;
-      return AGAIN;
+      return INTERRUPTED;
     }
     if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && REPOSITORY_FAILURE_TYPES.has(err.cause.type ?? ''))
       throw err;
@@ -187,15 +185,13 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
       return end(await finish(run, 'agent_not_runnable', err.cause.message));
     }
     // (A call killed by the run for no reason left here is a lost call, not a failed run.)
-    if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
+    if (!(err instanceof ActivityFailure) || run.sdk.isCancellation(err)) throw err;
     // Every attempt was lost (worker deaths, heartbeat timeouts): a failed iteration, not a failed run.
     const why = err.cause?.message ?? err.message;
-    log.warn('agent call failed after all attempts', { iteration: state.iteration, error: why });
+    run.sdk.log.warn('agent call failed after all attempts', { iteration: state.iteration, error: why });
     result = blankAgentResult({ exitCode: AGENT_CALL_LOST, attempt: 5, tail: `vigil: the agent call was lost after every retry: ${why}` });
   } finally {
-    run.agentScope = null;
-    run.directivesInCall = 0;
-    run.callCarriesGates = false;
+    run.call.ended();
   }
   if (gate) await reportToBreaker(run, iterationProvider, gate, result);
   state.spend = spendAfterCall(state.spend, result.usage);
@@ -205,5 +201,5 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<AgentCall
   for (const d of directives) run.remember(directiveMemory(state.iteration, d));
   if (handoffContext) state.handoffContextPending = false;
   if (fresh) state.contextClear = null;
-  return { result, inspect, phase: run.phase, tier: run.tier };
+  return go({ result, inspect, phase: run.phase, tier: run.tier });
 }

@@ -7,7 +7,6 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { log } from '@temporalio/workflow';
 import { type EvidenceInput } from '../../rounds/council-round.js';
 import type { GateResult } from '../../schemas/gates.js';
 import { type CheckCause, type ContractBreach, LIMITS, type Outcome } from '../../schemas/run.js';
@@ -94,11 +93,12 @@ export async function completionGuard(
     // A tree whose checklist was verified is not verified again (waivers are read anew).
     let known = state.gates.latest.find((g) => g.gate === 'checklist' && g.treeHash === tree && g.iteration > 0);
     // A verification whose answer broke the agent contract judged nothing: asked again, so each check counts (vigil-judges-see-changes-v1).
-    if (known && run.eras.judgesSeeChanges && verifierBreach(run.lastVerifierAnswer, state.iteration, '') !== null) known = undefined;
+    if (known && run.eras.judgesSeeChanges && verifierBreach(run.judging.lastVerifierAnswer, state.iteration, '') !== null)
+      known = undefined;
     // Only the items whose files changed since the last verification are asked again.
     const recheck = !known ? itemsToRecheck(state.gates.checklist, state.marks.checklist, tree) : null;
     if (recheck && recheck.ids.length === 0) {
-      log.info('checklist not verified again', { iteration: state.iteration, why: recheck.why });
+      run.sdk.log.info('checklist not verified again', { iteration: state.iteration, why: recheck.why });
       known = checklistGateResult(state.gates.checklist, tree, state.iteration);
       state.gates.latest = mergeLatest(state.gates.latest, [known]);
     }
@@ -109,7 +109,7 @@ export async function completionGuard(
       const stop = checklistStop(state.gates.checklist, call.checklistIds);
       if (!stop.blockedAnyway) {
         markCouncilChecklist();
-        run.carriedChecklist = { call, mustPass: stop.mustPass, mustNotFail: stop.mustNotFail };
+        run.judging.carryChecklist({ call, mustPass: stop.mustPass, mustNotFail: stop.mustNotFail });
         return null;
       }
     }
@@ -130,7 +130,7 @@ export async function completionGuard(
 export async function judgeChecklist(run: Run, r: GateResult | null, fresh: boolean): Promise<Outcome | 'refused' | null> {
   const { state } = run;
   if (fresh) {
-    const breach = verifierBreach(run.lastVerifierAnswer, state.iteration, run.lastVerifierAnswer?.logPath ?? '');
+    const breach = verifierBreach(run.judging.lastVerifierAnswer, state.iteration, run.judging.lastVerifierAnswer?.logPath ?? '');
     const ended = await keepContract(run, breach ? [breach] : []);
     if (ended) return ended;
     if (breach) {
@@ -167,7 +167,7 @@ export async function judgeReview(run: Run, tree: string): Promise<Outcome | 're
   const last = state.gates.reviews.at(-1);
   const due = reviewDue(last, state.marks.review, tree, last ? last.result === 'inconclusive' && reviewBreaches(last).length > 0 : false);
   if (last && (due.kind !== 'full' || last.treeHash !== tree))
-    log.info('code review due', { iteration: state.iteration, due: due.kind, why: due.why });
+    run.sdk.log.info('code review due', { iteration: state.iteration, due: due.kind, why: due.why });
   const reused = due.kind === 'stands' && last ? last : null;
   const since = due.kind === 'delta' && last ? { tree: last.treeHash, round: last.round, iteration: last.iteration } : undefined;
   const review = reused ?? (await codeReview(run, tree, since));
@@ -222,7 +222,7 @@ export async function judgeReview(run: Run, tree: string): Promise<Outcome | 're
 export function holdClaim(run: Run, trigger: ConveneTrigger): null {
   const { state } = run;
   if (trigger !== 'forced') state.council.heldClaim = { trigger, iteration: state.iteration };
-  log.info('completion check interrupted; the claim is held for the next boundary', { iteration: state.iteration, trigger });
+  run.sdk.log.info('completion check interrupted; the claim is held for the next boundary', { iteration: state.iteration, trigger });
   return null;
 }
 
@@ -241,7 +241,7 @@ export async function checkRefused(run: Run, trigger: ConveneTrigger, cause: Che
   if (trigger === 'forced') state.council.forceReview = null;
   const after = afterRefusal(state.convergence, { iteration: state.iteration, trigger, cause, reason }, knobs);
   state.checks = recordCheck(state.checks, after.check);
-  log.info('completion check refused', { iteration: state.iteration, trigger, cause });
+  run.sdk.log.info('completion check refused', { iteration: state.iteration, trigger, cause });
   return after.end ? finish(run, 'force_stopped', after.reason) : null;
 }
 
@@ -271,7 +271,7 @@ export function refuseEmptyDiff(run: Run, trigger: ConveneTrigger): Promise<Outc
  */
 export function refuseFalseClaim(run: Run, trigger: ConveneTrigger): Promise<Outcome | null> | null {
   const { state } = run;
-  const claim = run.falseClaim;
+  const claim = run.judging.falseClaim;
   // Any check of the iteration that made the claim (a person's `vigil review` is the person's to judge).
   if (!run.eras.judgesSeeChanges || trigger === 'forced' || !claim || claim.iteration !== state.iteration) return null;
   const why = describeFalseClaim(claim.paths);
@@ -286,6 +286,6 @@ export function refuseFalseClaim(run: Run, trigger: ConveneTrigger): Promise<Out
     testsPassed: state.lastTests?.passed ?? null,
   };
   run.remember(refusalMemory(state.iteration, `evidence gate: ${why}`));
-  log.info('completion claim names files outside the diff', { iteration: state.iteration, paths: claim.paths.join(', ') });
+  run.sdk.log.info('completion claim names files outside the diff', { iteration: state.iteration, paths: claim.paths.join(', ') });
   return checkRefused(run, trigger, 'evidence', why);
 }

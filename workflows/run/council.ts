@@ -5,7 +5,6 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { log } from '@temporalio/workflow';
 import { checkEvidence, describeRejection, evidenceRecord } from '../../rounds/council-round.js';
 import { LIMITS, type Outcome } from '../../schemas/run.js';
 import { addOrchestrationUsage, addUnpricedOrchestration, orchestrationCapped } from '../decisions/budget.js';
@@ -31,7 +30,7 @@ import {
 import { finish } from './ending.js';
 import { notifyPeople } from './people.js';
 import { applyVerification } from './prd-checklist.js';
-import { nowIso, type Run } from './run.js';
+import { type Run } from './run.js';
 
 /** The completion check just judged the current tree: the early check counts what changes from here (decisions/lean-rounds.ts). */
 function markCheck(run: Run): void {
@@ -55,7 +54,7 @@ async function pauseAtOrchestrationCap(run: Run): Promise<boolean> {
     state.pause = {
       reason: `${why}; raise the budget with \`vigil budget ${info.workflowId} --usd N\` and resume, or stop the run`,
       by: 'vigil',
-      at: nowIso(),
+      at: run.nowIso(),
     };
     await notifyPeople(
       run,
@@ -67,7 +66,7 @@ async function pauseAtOrchestrationCap(run: Run): Promise<boolean> {
       `${info.workflowId}:orchestration_cap:${budget}`,
     );
   }
-  log.info('completion check held at the orchestration cap', { iteration: state.iteration, spent, cap: cap.capUsd });
+  run.sdk.log.info('completion check held at the orchestration cap', { iteration: state.iteration, spent, cap: cap.capUsd });
   return true;
 }
 
@@ -78,12 +77,12 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
   const empty = refuseEmptyDiff(run, trigger) ?? refuseFalseClaim(run, trigger);
   if (empty) return empty;
   if (trigger !== 'forced' && (await pauseAtOrchestrationCap(run))) return holdClaim(run, trigger);
-  run.carriedChecklist = null;
+  run.judging.takeChecklist(); // a verification carried by an earlier check is not this round's
   const guard = await completionGuard(run, { councilRound: true });
   if (guard === 'interrupted') return holdClaim(run, trigger);
   if (guard === 'refused') {
     markCheck(run);
-    return checkRefused(run, trigger, run.refusedBy.cause, run.refusedBy.reason);
+    return checkRefused(run, trigger, run.judging.refusedBy.cause, run.judging.refusedBy.reason);
   }
   if (guard !== null) {
     // A gate stuck for good ends the run; a person's request is answered by it.
@@ -93,9 +92,8 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
   const round = state.council.rounds + 1;
   run.status = 'reviewing';
   run.publish();
-  const carried = run.carriedChecklist;
-  run.carriedChecklist = null;
-  const roundInput = { ...(await evidenceInput(run, round)), trigger, at: nowIso() };
+  const carried = run.judging.takeChecklist();
+  const roundInput = { ...(await evidenceInput(run, round)), trigger, at: run.nowIso() };
   const what = carried
     ? `evidence, the PRD checklist verifier, then ${knobs.councilSize} members`
     : `evidence, ${knobs.councilSize} members`;
@@ -113,7 +111,7 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
     if (judged === 'refused' || (judged === null && r.verdict === null)) {
       if (judged === null) refuse(run, ['checklist'], 'the requirements checklist is not met');
       markCheck(run);
-      return checkRefused(run, trigger, run.refusedBy.cause, run.refusedBy.reason);
+      return checkRefused(run, trigger, run.judging.refusedBy.cause, run.judging.refusedBy.reason);
     }
     if (judged !== null) return judged;
   }
@@ -124,7 +122,13 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
   run.recordEvent(councilEvent(r.verdict));
   state.lastEvidence = r.verdict.evidence;
   if (trigger === 'forced') state.council.forceReview = null;
-  log.info('council round', { round, trigger, result: r.verdict.result, approve: r.verdict.approve, threshold: r.verdict.threshold });
+  run.sdk.log.info('council round', {
+    round,
+    trigger,
+    result: r.verdict.result,
+    approve: r.verdict.approve,
+    threshold: r.verdict.threshold,
+  });
   const ended = await keepContract(run, councilBreaches(r.verdict));
   if (ended) return ended;
   if (r.approved) {
@@ -178,8 +182,8 @@ export async function claimWithoutCouncil(run: Run): Promise<Outcome | null> {
       iteration: state.iteration,
       trigger: 'claim',
       approved: false,
-      cause: run.refusedBy.cause,
-      reason: run.refusedBy.reason,
+      cause: run.judging.refusedBy.cause,
+      reason: run.judging.refusedBy.reason,
     });
   if (guard !== null) return typeof guard === 'string' ? null : guard;
   const round = state.council.rounds + 1;

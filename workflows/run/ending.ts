@@ -5,17 +5,7 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import {
-  ActivityFailure,
-  allHandlersFinished,
-  ApplicationFailure,
-  CancellationScope,
-  condition,
-  continueAsNew,
-  isCancellation,
-  log,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { evidenceLine } from '../decisions/evidence-line.js';
 import { type Outcome, OUTCOME_EXIT_CODES, type OutcomeStatus, RunStateSchema } from '../../schemas/run.js';
 import { type Json, packValue } from '../carried-state.js';
@@ -36,7 +26,7 @@ import { sandboxArgs } from '../decisions/sandbox.js';
 import { agentRequestNotes } from '../decisions/agent-requests.js';
 import { markDelivery, markMemoryJudge, markPackedCarry, markRunFiles, markUndeliveredDirectives, stopNowClosesFirstEra } from './eras.js';
 import { notifyPeople } from './people.js';
-import { nowIso, type Run, type VigilRun } from './run.js';
+import { type Run } from './run.js';
 import { beforeStopNowClosesFirst } from './before-stop-now-closes-first.js';
 
 export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: string[] = []): Promise<Outcome> {
@@ -64,7 +54,7 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
     reason,
     exitCode: OUTCOME_EXIT_CODES[s],
     iteration: state.iteration,
-    at: nowIso(),
+    at: run.nowIso(),
     notes,
     ...(run.input.stream ? { spendUsd: state.spend.usd } : {}),
   };
@@ -79,10 +69,10 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   run.status = 'finished';
   run.backoffUntil = null;
   run.publish();
-  log.info('run finished', { status: s, reason, iteration: state.iteration });
+  run.sdk.log.info('run finished', { status: s, reason, iteration: state.iteration });
   const o = run.outcome;
   const notifyFinished = (): Promise<unknown> =>
-    CancellationScope.nonCancellable(() =>
+    run.sdk.nonCancellable(() =>
       notifyPeople(
         run,
         'run_finished',
@@ -109,16 +99,16 @@ async function closeInTurn(run: Run, notifyFinished: () => Promise<unknown>): Pr
   run.rewinder?.abandon(`the run finished (${outcome.status}) before the rewind could happen`);
   // Let in-flight update handlers answer before the run closes; this must also work after a
   // cancellation request, hence the non-cancellable scope.
-  await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+  await run.sdk.nonCancellable(() => run.sdk.until(() => run.sdk.allHandlersFinished()));
   // The last events (the outcome, the final notification) reach the store before the run closes.
-  await CancellationScope.nonCancellable(() => run.flushJournal());
+  await run.sdk.nonCancellable(() => run.flushJournal());
   // The memory judge, while the run's sandbox homes are still there for its call.
   if (run.journaling && run.knobs.memoryJudge) {
     markMemoryJudge();
-    await CancellationScope.nonCancellable(() => judgeMemory(run));
+    await run.sdk.nonCancellable(() => judgeMemory(run));
   }
   markRunFiles();
-  await CancellationScope.nonCancellable(() => releaseRunFiles(run));
+  await run.sdk.nonCancellable(() => releaseRunFiles(run));
   return outcome;
 }
 
@@ -132,10 +122,10 @@ async function closeInTurn(run: Run, notifyFinished: () => Promise<unknown>): Pr
 async function closeNow(run: Run, notifyFinished: () => Promise<unknown>): Promise<Outcome> {
   const outcome = run.outcome as Outcome;
   markRunFiles();
-  await Promise.all([notifyFinished(), CancellationScope.nonCancellable(() => releaseRunFiles(run))]);
+  await Promise.all([notifyFinished(), run.sdk.nonCancellable(() => releaseRunFiles(run))]);
   run.rewinder?.abandon(`the run finished (${outcome.status}) before the rewind could happen`);
-  await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
-  await CancellationScope.nonCancellable(() => run.flushJournal());
+  await run.sdk.nonCancellable(() => run.sdk.until(() => run.sdk.allHandlersFinished()));
+  await run.sdk.nonCancellable(() => run.flushJournal());
   return outcome;
 }
 
@@ -157,11 +147,11 @@ async function judgeMemory(run: Run): Promise<void> {
         ...sandboxArgs(knobs),
       },
     ]);
-    if (r.problem) log.warn('memory judgement changed nothing', { problem: r.problem });
-    else if (r.called) log.info('memory judged', { items: r.items, lessons: r.lessons, merges: r.merges, costUsd: r.costUsd });
+    if (r.problem) run.sdk.log.warn('memory judgement changed nothing', { problem: r.problem });
+    else if (r.called) run.sdk.log.info('memory judged', { items: r.items, lessons: r.lessons, merges: r.merges, costUsd: r.costUsd });
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
-    log.warn('memory judgement failed', { error: err.cause?.message ?? err.message });
+    run.sdk.log.warn('memory judgement failed', { error: err.cause?.message ?? err.message });
   }
 }
 
@@ -171,10 +161,10 @@ async function releaseRunFiles(run: Run): Promise<void> {
     const r = await run.acts.repo.releaseRunFiles.executeWithOptions({ summary: "remove the run's sandbox homes" }, [
       { runId: run.info.workflowId },
     ]);
-    if (r.problem) log.warn('run files left behind', { problem: r.problem });
+    if (r.problem) run.sdk.log.warn('run files left behind', { problem: r.problem });
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
-    log.warn('run files left behind', { error: err.cause?.message ?? err.message });
+    run.sdk.log.warn('run files left behind', { error: err.cause?.message ?? err.message });
   }
 }
 
@@ -204,7 +194,7 @@ async function deliver(
   const message = deliveryMessage(deliveryFacts(run, s, reason, notes));
   const toCurrent = run.knobs.deliverToCurrent;
   try {
-    const d = await CancellationScope.nonCancellable(() =>
+    const d = await run.sdk.nonCancellable(() =>
       run.acts.repo.deliverRun.executeWithOptions(
         { summary: toCurrent ? 'deliver the work on the current branch' : `deliver the work on its run branch` },
         [{ repoPath: input.repoPath, runId: info.workflowId, message, ...(toCurrent ? { toCurrent } : {}) }],
@@ -220,7 +210,7 @@ async function deliver(
     };
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
-    log.warn('delivery failed', { error: err.cause?.message ?? err.message });
+    run.sdk.log.warn('delivery failed', { error: err.cause?.message ?? err.message });
     return { note: `not delivered: ${(err.cause?.message ?? err.message).slice(0, 300)}`, branch: null };
   }
 }
@@ -229,7 +219,7 @@ async function deliver(
 async function pullRequest(run: Run, s: OutcomeStatus, reason: string, notes: readonly string[], branch: string): Promise<string> {
   const { state, input, info } = run;
   // The event store's report of the run includes its outcome once the journal is flushed.
-  if (run.journaling) await CancellationScope.nonCancellable(() => run.flushJournal());
+  if (run.journaling) await run.sdk.nonCancellable(() => run.flushJournal());
   const last = state.council.verdicts.at(-1);
   const checklist = state.gates.checklist;
   const body = runReportMarkdown({
@@ -241,7 +231,7 @@ async function pullRequest(run: Run, s: OutcomeStatus, reason: string, notes: re
       : [],
   });
   try {
-    const pr = await CancellationScope.nonCancellable(() =>
+    const pr = await run.sdk.nonCancellable(() =>
       run.acts.repo.openPullRequest.executeWithOptions({ summary: 'open a pull request with gh' }, [
         {
           repoPath: input.repoPath,
@@ -258,7 +248,7 @@ async function pullRequest(run: Run, s: OutcomeStatus, reason: string, notes: re
       : `no pull request: ${pr.skipped ?? 'gh gave no address'}; the branch ${branch} is delivered`;
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
-    log.warn('pull request failed', { error: err.cause?.message ?? err.message });
+    run.sdk.log.warn('pull request failed', { error: err.cause?.message ?? err.message });
     return `no pull request: ${(err.cause?.message ?? err.message).slice(0, 300)}; the branch ${branch} is delivered`;
   }
 }
@@ -272,10 +262,14 @@ export function stopOutcome(run: Run, notes: string[] = []): Promise<Outcome> {
 export async function rollOver(run: Run): Promise<never> {
   const { state, input } = run;
   const carried = RunStateSchema.parse({ ...state, generations: state.generations + 1 });
-  log.info('continuing as new', { iteration: state.iteration, generation: carried.generations, historySize: workflowInfo().historySize });
+  run.sdk.log.info('continuing as new', {
+    iteration: state.iteration,
+    generation: carried.generations,
+    historySize: run.sdk.info().historySize,
+  });
   const { state: _state, packedState: _packed, ...fresh } = input;
   markPackedCarry();
-  return continueAsNew<VigilRun>({ ...fresh, packedState: packValue(carried as Json) });
+  return run.sdk.continueAsNew({ ...fresh, packedState: packValue(carried as Json) });
 }
 
 /**
@@ -285,7 +279,7 @@ export async function rollOver(run: Run): Promise<never> {
  */
 export async function handleRepositoryTrouble(run: Run, err: unknown): Promise<Outcome | null> {
   const { state, knobs, info } = run;
-  if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
+  if (!(err instanceof ActivityFailure) || run.sdk.isCancellation(err)) throw err;
   const cause = err.cause;
   const trouble = repositoryTrouble({
     activityType: err.activityType ?? null,
@@ -293,14 +287,14 @@ export async function handleRepositoryTrouble(run: Run, err: unknown): Promise<O
     message: (cause?.message ?? err.message).slice(0, 1000),
   });
   if (trouble === null) throw err;
-  log.warn('repository trouble', { ...trouble, iteration: state.iteration });
+  run.sdk.log.warn('repository trouble', { ...trouble, iteration: state.iteration });
   const stream = run.input.stream
     ? { parentId: run.input.stream.parentId, task: run.input.stream.task, checkpoint: state.checkpoints.list.at(-1)?.iteration ?? null }
     : null;
   const action = onRepositoryTrouble(trouble, info.workflowId, knobs, stream);
   if (action.kind === 'end') return finish(run, 'repository_unavailable', action.reason);
   if (!state.pause) {
-    state.pause = { reason: action.reason.slice(0, 2000), by: 'vigil', at: nowIso() };
+    state.pause = { reason: action.reason.slice(0, 2000), by: 'vigil', at: run.nowIso() };
     const title = trouble.kind === 'disk_full' ? 'Disk full: the run is paused' : 'Repository unavailable: the run is paused';
     await notifyPeople(
       run,

@@ -5,7 +5,7 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { ActivityFailure, ApplicationFailure, CancellationScope, log } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES, type RunGatesResult, type TestResult } from '../../schemas/activities.js';
 import { type GateResult, type ReviewRecord } from '../../schemas/gates.js';
 import type { Outcome, TestRunRecord } from '../../schemas/run.js';
@@ -17,7 +17,7 @@ import { liftLatest } from '../decisions/finding-waivers.js';
 import { runGatesPass, testRecord } from '../gates-pass.js';
 import { finish } from './ending.js';
 import { escalateToPerson, notifyPeople } from './people.js';
-import { type GateStreak, nowIso, type Run } from './run.js';
+import { type GateStreak, type Run } from './run.js';
 import { affectedTestsEra } from './eras.js';
 import { beforeAffectedTests } from './before-affected-tests.js';
 
@@ -130,10 +130,7 @@ export async function actOnGateStreak(run: Run, r: GateResult, streak: GateStrea
   const { state, knobs, info } = run;
   const n = streak.track.consecutiveFailures;
   if (streak.action === 'stuck') return finish(run, 'gate_stuck', stuckReason(r.gate, streak.track));
-  if (streak.action === 'pause' && run.holdGatePause) {
-    run.heldGatePause = { r, streak };
-    return null;
-  }
+  if (streak.action === 'pause' && run.gateHolds.hold(r, streak)) return null;
   if (streak.action === 'pause') {
     state.pause = {
       reason:
@@ -142,7 +139,7 @@ export async function actOnGateStreak(run: Run, r: GateResult, streak: GateStrea
           2000,
         ),
       by: 'vigil',
-      at: nowIso(),
+      at: run.nowIso(),
     };
     await notifyPeople(
       run,
@@ -193,7 +190,7 @@ export async function qualityGates(
   if (run.eras.doneMeansDone) out.results = liftLatest(out.results, state.gates.findingWaivers, state.gates.checklist);
   state.gates.latest = mergeLatest(state.gates.latest, out.results);
   if (!out.interrupted) state.gates.lastTree = tree;
-  log.info('quality gates', { iteration: state.iteration, results: out.results.map((r) => `${r.gate}:${r.verdict}`).join(' ') });
+  run.sdk.log.info('quality gates', { iteration: state.iteration, results: out.results.map((r) => `${r.gate}:${r.verdict}`).join(' ') });
   for (const r of out.results) run.recordEvent(gateEvent(r));
   for (const r of out.results) {
     const streak = trackGateResult(run, r);
@@ -251,12 +248,12 @@ export async function gatesPass(
     treeHash: tree,
     carried,
     run: async (call) => {
-      const scope = new CancellationScope();
-      run.gatesScope = scope;
+      const scope = run.sdk.scope();
+      run.call.gatesStarted(scope);
       try {
         return await scope.run(call);
       } finally {
-        run.gatesScope = null;
+        run.call.gatesEnded();
       }
     },
     interrupted: () => run.interrupted(),
@@ -287,7 +284,7 @@ export async function codeReview(
   const reviewInput = {
     ...roundBase(run, round),
     testSummary: t ? testLine(run, t) : 'No test results for this tree.',
-    at: nowIso(),
+    at: run.nowIso(),
     leanPrompt: true,
     ...(since ? { since } : {}),
   };
@@ -303,6 +300,6 @@ export async function codeReview(
   run.recordEvent(reviewEvent(r.record));
   const asGate = reviewGateResult(r.record);
   state.gates.latest = mergeLatest(state.gates.latest, [asGate]);
-  log.info('code review', { round, result: r.record.result, reviewers: r.record.reviewers.length });
+  run.sdk.log.info('code review', { round, result: r.record.result, reviewers: r.record.reviewers.length });
   return r.record;
 }

@@ -43,7 +43,7 @@ import {
 } from '../messages.js';
 import { installRewind } from '../rewind.js';
 import { markDirectiveIds } from './eras.js';
-import { nowIso, type Run } from './run.js';
+import { type Run } from './run.js';
 
 /** History size past which a run rolls over at once, even mid agent call (Temporal's hard limit is 50 MB). */
 const EMERGENCY_HISTORY_BYTES = 20 * 1024 * 1024;
@@ -60,9 +60,9 @@ export function installHandlers(run: Run): void {
   const apply = {
     pause: (p: { reason?: string; by?: string }, defaultBy: string): MessageAck => {
       if (state.pause) return ack(false, `already paused by ${state.pause.by}`);
-      state.pause = { reason: p.reason ?? '', by: p.by ?? defaultBy, at: nowIso() };
-      run.gatesScope?.cancel();
-      if (run.callCarriesGates) cancelAgentCall();
+      state.pause = { reason: p.reason ?? '', by: p.by ?? defaultBy, at: run.nowIso() };
+      run.call.cancelGates();
+      if (run.call.carriesGates) cancelAgentCall();
       log.info('run paused', { by: state.pause.by, reason: state.pause.reason });
       publish();
       return ack(true, 'paused; no new iteration starts until resumed (a running agent call finishes first)');
@@ -70,9 +70,9 @@ export function installHandlers(run: Run): void {
     resume: (p: { by?: string }, defaultBy: string): MessageAck => {
       if (!state.pause) {
         // A run whose streams wait for a person: its resume reaches them (the fan-out loop sends it).
-        const waiting = run.fanOut && state.tasks ? waitingTasks(state.tasks) : [];
+        const waiting = run.streams.fanningOut && state.tasks ? waitingTasks(state.tasks) : [];
         if (!waiting.length) return ack(false, 'not paused');
-        run.resumeStreams = { by: p.by ?? defaultBy };
+        run.streams.resumeWaiting(p.by ?? defaultBy);
         log.info('streams resumed', { by: p.by ?? defaultBy, tasks: waiting.map((t) => t.id) });
         return ack(true, `resumed ${waiting.length} stream(s) waiting for a person: ${waiting.map((t) => t.id).join(', ')}`);
       }
@@ -86,10 +86,13 @@ export function installHandlers(run: Run): void {
       if (run.stopRequest && !(now && !run.stopRequest.now)) return ack(false, 'already stopping');
       run.stopRequest = { reason: p.reason ?? '', by: p.by ?? defaultBy, now };
       run.status = 'stopping';
-      run.gatesScope?.cancel();
-      if (now || run.callCarriesGates) cancelAgentCall();
+      run.call.cancelGates();
+      if (now || run.call.carriesGates) cancelAgentCall();
       publish();
-      return ack(true, now && run.agentScope ? 'stopping now; the running agent call is being cancelled' : 'stopping at the next boundary');
+      return ack(
+        true,
+        now && run.call.running() ? 'stopping now; the running agent call is being cancelled' : 'stopping at the next boundary',
+      );
     },
     input: (p: { directive: string; by?: string; id?: string }, defaultBy: string): MessageAck => {
       // A resend of a directive the run already has (its update went unanswered, then --signal): taken once.
@@ -99,11 +102,11 @@ export function installHandlers(run: Run): void {
         return ack(false, `directive ${id} was already received; it is not queued again`);
       const refused = directiveRefusal(state.pendingDirectives, p.directive);
       if (refused) throw ApplicationFailure.create({ message: `input: ${refused}`, nonRetryable: true });
-      state.pendingDirectives.push({ text: p.directive, by: p.by ?? defaultBy, at: nowIso(), ...(id !== undefined ? { id } : {}) });
+      state.pendingDirectives.push({ text: p.directive, by: p.by ?? defaultBy, at: run.nowIso(), ...(id !== undefined ? { id } : {}) });
       if (id !== undefined) state.directiveIds = [...state.directiveIds, id].slice(-DIRECTIVE_IDS_KEPT);
       // A directive to a run that waits for a person is an answer: its reminder, re-route and deadline are off.
       if (state.pause && state.pause.by === 'vigil' && !state.pause.answered)
-        state.pause.answered = { by: p.by ?? defaultBy, at: nowIso() };
+        state.pause.answered = { by: p.by ?? defaultBy, at: run.nowIso() };
       publish();
       return ack(true, id !== undefined ? `directive queued for the next prompt (id ${id})` : 'directive queued for the next prompt');
     },
@@ -117,7 +120,7 @@ export function installHandlers(run: Run): void {
       });
     }
     if (state.council.forceReview) return ack(false, `a council review is already requested by ${state.council.forceReview.by}`);
-    state.council.forceReview = { by: p.by ?? defaultBy, reason: p.reason ?? '', at: nowIso() };
+    state.council.forceReview = { by: p.by ?? defaultBy, reason: p.reason ?? '', at: run.nowIso() };
     publish();
     return ack(
       true,
@@ -146,7 +149,7 @@ export function installHandlers(run: Run): void {
       });
     if (state.gates.findingWaivers.some((w) => w.id === p.item)) return ack(false, `${p.item} was already waived`);
     const by = p.by ?? defaultBy;
-    state.gates.findingWaivers = [...state.gates.findingWaivers, { id: p.item, by, reason: p.reason ?? '', at: nowIso() }].slice(-100);
+    state.gates.findingWaivers = [...state.gates.findingWaivers, { id: p.item, by, reason: p.reason ?? '', at: run.nowIso() }].slice(-100);
     state.gates.latest = liftLatest(state.gates.latest, state.gates.findingWaivers, state.gates.checklist);
     log.info('finding waived', { id: p.item, by });
     publish();
@@ -162,7 +165,7 @@ export function installHandlers(run: Run): void {
         nonRetryable: true,
       });
     }
-    const r = waiveItem(cl, p.item, p.by ?? defaultBy, p.reason ?? '', nowIso());
+    const r = waiveItem(cl, p.item, p.by ?? defaultBy, p.reason ?? '', run.nowIso());
     if (!r.ok) throw ApplicationFailure.create({ message: `waive: ${r.error}`, nonRetryable: true });
     const changed = r.state.waivers.length !== cl.waivers.length;
     state.gates.checklist = r.state;
@@ -188,11 +191,11 @@ export function installHandlers(run: Run): void {
     run.rolloverNow = true;
     log.warn('history near its size limit: rolling over now', { historySize: workflowInfo().historySize });
     cancelAgentCall();
-    run.gatesScope?.cancel();
+    run.call.cancelGates();
   };
 
   const recordInvalid = (name: string, kind: 'signal' | 'update', error: string): void => {
-    const entry: InvalidMessage = { name, kind, error: error.slice(0, 1000), at: nowIso() };
+    const entry: InvalidMessage = { name, kind, error: error.slice(0, 1000), at: run.nowIso() };
     state.invalidMessages = [...state.invalidMessages, entry].slice(-LIMITS.invalidMessages);
     state.invalidMessageCount += 1;
     log.warn('ignored invalid message', { name, error });
@@ -267,16 +270,16 @@ export function installHandlers(run: Run): void {
     knobs,
     state,
     acts: run.acts.repo,
-    nowIso,
+    nowIso: () => run.nowIso(),
     closed: () =>
       run.outcome
         ? `the run has finished (${run.outcome.status}); start a new run from a checkpoint with \`vigil rewind ${info.workflowId} --to N --fork\``
         : run.stopRequest
           ? 'the run is stopping'
-          : run.fanOut
+          : run.streams.fanningOut
             ? `the run's parallel streams are running and its own checkpoints start once they are merged; rewind a stream instead (\`vigil rewind ${info.workflowId}--<task> --to N\`; \`vigil status ${info.workflowId}\` lists them)`
             : null,
-    agentRunning: () => run.agentScope !== null,
+    agentRunning: () => run.call.running(),
     cancelAgent: () => cancelAgentCall(),
     ack,
     recordEvent: (e) => recordEvent(e),

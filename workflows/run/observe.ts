@@ -5,7 +5,6 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { log } from '@temporalio/workflow';
 import type { AgentResult, AgentSignals, RepoSnapshot } from '../../schemas/activities.js';
 import { type IterationRecord, LIMITS } from '../../schemas/run.js';
 import { trackDoneSignal } from '../decisions/breaker.js';
@@ -21,7 +20,7 @@ import { initialLadder, observeLadder } from '../decisions/tier-ladder.js';
 import { describeProxies, evaluateUncertainty, type Proxies } from '../decisions/uncertainty.js';
 import type { AgentCall } from './call-agent.js';
 import { escalateToPerson, type EscalationArgs } from './people.js';
-import { nowIso, type Run } from './run.js';
+import { type Run } from './run.js';
 import { beforeAgentRequestPauses } from './before-judges-see-changes.js';
 
 /**
@@ -68,7 +67,7 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
     changed: conv.changed,
     filesChangedSinceStart: snap.changedCount,
     treeHash: snap.treeHash,
-    at: nowIso(),
+    at: run.nowIso(),
     provider: result.provider,
     model: result.model,
     costUsd: result.usage ? costOf(result.usage) : null,
@@ -89,7 +88,7 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
       commit: snap.checkpoint.commit,
       tree: snap.treeHash,
       ref: snap.checkpoint.ref,
-      at: nowIso(),
+      at: run.nowIso(),
       filesChanged: snap.sinceLast?.files ?? 0,
       filesSinceStart: snap.changedCount,
       exitCode: result.exitCode,
@@ -113,7 +112,7 @@ export function followMarks(run: Run, treeBefore: string | null, snap: RepoSnaps
   const step = { from: treeBefore, to: snap.treeHash, paths: stepPaths(snap.sinceLast) };
   const m = state.marks;
   state.marks = { round: advanceMark(m.round, step), review: advanceMark(m.review, step), checklist: advanceMark(m.checklist, step) };
-  run.lastFiles = { tree: snap.treeHash, files: snap.changedCount <= snap.changedFiles.length ? snap.changedFiles : null };
+  run.judging.lastFiles = { tree: snap.treeHash, files: snap.changedCount <= snap.changedFiles.length ? snap.changedFiles : null };
 }
 
 /** Drift reports (DRIFT_DETECTED) in a run after which the agent gets a fresh session. */
@@ -155,7 +154,7 @@ export function rememberIteration(run: Run, result: AgentResult, snap: RepoSnaps
 export function watchForTrouble(run: Run, result: AgentResult, snap: RepoSnapshot, signals: AgentSignals): EscalationArgs | null {
   const { state, knobs } = run;
   rememberIteration(run, result, snap, signals);
-  for (const p of signals.problems) log.warn('unreadable agent signal file', { problem: p });
+  for (const p of signals.problems) run.sdk.log.warn('unreadable agent signal file', { problem: p });
   const driftBefore = state.driftReports;
   state.driftReports += signals.driftReports;
   if (signals.contextClearRequested || (driftBefore < DRIFT_CONTEXT_CLEAR && state.driftReports >= DRIFT_CONTEXT_CLEAR)) {
@@ -186,7 +185,7 @@ export function watchForTrouble(run: Run, result: AgentResult, snap: RepoSnapsho
     );
     state.ladder = r.state;
     if (r.change) {
-      log.info('tier changed', { ...r.change });
+      run.sdk.log.info('tier changed', { ...r.change });
       run.recordEvent({
         kind: 'tier_change',
         iteration: r.change.iteration,

@@ -7,16 +7,15 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { condition, log } from '@temporalio/workflow';
 import { LIMITS } from '../../schemas/run.js';
 import { duePauseStep, type PauseStep, waitsForPerson } from '../decisions/pause-deadlines.js';
 import { deadlineChannels, recordNotification, rerouteChannelsOf, sendNotification } from '../escalation.js';
 import { notifyPeople } from './people.js';
-import { nowIso, nowMs, type Run } from './run.js';
+import { type Run } from './run.js';
 
 /** The paused run has a reminder, a re-route or a deadline still to keep: it waits with a timer (PAUSE_DEADLINES_PATCH). */
 export function pauseHasDeadlines(run: Run): boolean {
-  return duePauseStep(run.state.pause, run.knobs, deadlineChannels(run.knobs), nowMs()).nextAtMs !== null;
+  return duePauseStep(run.state.pause, run.knobs, deadlineChannels(run.knobs), run.nowMs()).nextAtMs !== null;
 }
 
 /** Waits until the pause is over, keeping its reminder, re-route and deadline on the way. */
@@ -24,19 +23,19 @@ export async function waitForPerson(run: Run): Promise<void> {
   const { state, knobs } = run;
   for (;;) {
     if (run.pauseOver()) return;
-    const { due, nextAtMs } = duePauseStep(state.pause, knobs, deadlineChannels(run.knobs), nowMs());
+    const { due, nextAtMs } = duePauseStep(state.pause, knobs, deadlineChannels(run.knobs), run.nowMs());
     if (due) {
       await takeStep(run, due);
       run.publish();
       continue;
     }
     if (nextAtMs === null) {
-      await condition(() => run.pauseOver());
+      await run.sdk.until(() => run.pauseOver());
       return;
     }
     // An answer that keeps the run paused (a directive) cancels the timers too: the wait ends, the next pass finds none.
     const answered = state.pause?.answered;
-    await condition(() => run.pauseOver() || state.pause?.answered !== answered, Math.max(nextAtMs - nowMs(), 1));
+    await run.sdk.until(() => run.pauseOver() || state.pause?.answered !== answered, Math.max(nextAtMs - run.nowMs(), 1));
   }
 }
 
@@ -47,8 +46,8 @@ async function takeStep(run: Run, step: PauseStep): Promise<void> {
   const how = `Answer with \`vigil resume ${info.workflowId}\`, \`vigil input ${info.workflowId} "…"\` or \`vigil stop ${info.workflowId}\`.`;
   const details = { iteration: state.iteration, pausedAt: pause.at };
   if (step.kind === 'remind') {
-    pause.reminded = nowIso();
-    log.info('pause reminder', { pausedAt: pause.at });
+    pause.reminded = run.nowIso();
+    run.sdk.log.info('pause reminder', { pausedAt: pause.at });
     await notifyPeople(
       run,
       'pause_reminder',
@@ -61,9 +60,9 @@ async function takeStep(run: Run, step: PauseStep): Promise<void> {
     return;
   }
   if (step.kind === 'reroute') {
-    pause.rerouted = nowIso();
-    log.info('pause re-routed', { pausedAt: pause.at });
-    const at = nowIso();
+    pause.rerouted = run.nowIso();
+    run.sdk.log.info('pause re-routed', { pausedAt: pause.at });
+    const at = run.nowIso();
     const r = await sendNotification(run.acts.people, {
       runId: info.workflowId,
       repoPath: input.repoPath,
@@ -82,7 +81,7 @@ async function takeStep(run: Run, step: PauseStep): Promise<void> {
     return;
   }
   // The deadline: what onDeadline says, recorded in the journal and told on the run's channels.
-  log.warn('pause deadline', { action: step.action, note: step.note });
+  run.sdk.log.warn('pause deadline', { action: step.action, note: step.note });
   run.recordEvent({ kind: 'message', name: 'deadline', by: 'vigil', summary: step.note.slice(0, 300), accepted: true });
   if (step.action === 'stop') {
     // The outcome's reason says it: "stopped by vigil: nobody answered in 72 h: stopped".
@@ -93,7 +92,7 @@ async function takeStep(run: Run, step: PauseStep): Promise<void> {
       state.pendingDirectives.push({
         text: `Nobody answered your question in time; go on with your default answer: ${pause.defaultAnswer}`,
         by: 'vigil (default answer)',
-        at: nowIso(),
+        at: run.nowIso(),
       });
     }
     state.deadlineNotes = [...(state.deadlineNotes ?? []), step.note.slice(0, 500)].slice(-10);

@@ -4,7 +4,6 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { log } from '@temporalio/workflow';
 import type { NotifyEvent } from '../../schemas/notify.js';
 import type { TestRunRecord } from '../../schemas/run.js';
 import { budgetWarning } from '../decisions/budget.js';
@@ -12,7 +11,7 @@ import { escalationEvent } from '../decisions/journal.js';
 import type { Proxies } from '../decisions/uncertainty.js';
 import { escalate, recordNotification, sendNotification } from '../escalation.js';
 import { verdictSummary } from '../ui.js';
-import { nowIso, type Run } from './run.js';
+import { type Run } from './run.js';
 
 /** The tests as a handoff states them: no runner and an inconclusive run are not failures. */
 export function handoffTestsLine(t: TestRunRecord): string {
@@ -33,7 +32,7 @@ export async function notifyPeople(
 ) {
   const { state, knobs, input, info } = run;
   const { people } = run.acts;
-  const at = nowIso();
+  const at = run.nowIso();
   const r = await sendNotification(people, {
     runId: info.workflowId,
     repoPath: input.repoPath,
@@ -84,7 +83,7 @@ export async function escalateToPerson(
     { files: repo, people },
     {
       knobs,
-      at: nowIso(),
+      at: run.nowIso(),
       proxies,
       handoff: {
         runId: info.workflowId,
@@ -113,12 +112,12 @@ export async function escalateToPerson(
   );
   state.latestHandoff = { iteration: state.iteration, path: out.handoff.markdownPath, summary: out.handoff.summary };
   state.handoffContextPending = true;
-  log.warn('escalated to a person', { reason, iteration: state.iteration, paused: pause });
+  run.sdk.log.warn('escalated to a person', { reason, iteration: state.iteration, paused: pause });
   if (pause && !state.pause)
     state.pause = {
       reason: `escalation (${reason.replace(/_/g, ' ')}): ${headline}`.slice(0, 2000),
       by: 'vigil',
-      at: nowIso(),
+      at: run.nowIso(),
       ...(defaultAnswer ? { defaultAnswer: defaultAnswer.slice(0, 4000) } : {}),
     };
   run.publish();

@@ -4,7 +4,7 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { ActivityFailure, log } from '@temporalio/workflow';
+import { ActivityFailure } from '@temporalio/common';
 import type { AgentResult, RunAgentInput } from '../../schemas/activities.js';
 import { type GateResult, MAX_CHECKLIST_ITEMS } from '../../schemas/gates.js';
 import { chooseAgent, silenceSeconds } from '../decisions/agent-choice.js';
@@ -23,7 +23,7 @@ import { providerOutcome } from '../decisions/provider-outcome.js';
 import { noteSandbox, sandboxArgs } from '../decisions/sandbox.js';
 import { testLine } from './gates.js';
 import { notifyPeople } from './people.js';
-import { nowIso, nowMs, type Run } from './run.js';
+import { type Run } from './run.js';
 
 /**
  * Asks the verifier about the checklist items (held-out ones included) on the current tree: all of
@@ -92,7 +92,7 @@ export function applyVerification(run: Run, tree: string, answer: AgentResult | 
   const { state } = run;
   const cl = state.gates.checklist;
   if (!cl) return null;
-  run.lastVerifierAnswer = answer
+  run.judging.lastVerifierAnswer = answer
     ? {
         exitCode: answer.exitCode,
         timedOut: answer.timedOut,
@@ -185,7 +185,7 @@ export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> 
       baseWaitSeconds: knobs.baseWaitSeconds,
     });
     state.gates.checklistRetry =
-      next.kind === 'retry' ? { attempt, atMs: nowMs() + next.waitSeconds * 1000, reason: next.reason.slice(0, 300) } : null;
+      next.kind === 'retry' ? { attempt, atMs: run.nowMs() + next.waitSeconds * 1000, reason: next.reason.slice(0, 300) } : null;
     if (next.kind === 'retry')
       state.gates.checklistProblem =
         `${state.gates.checklistProblem ?? 'the checklist could not be extracted'} (${next.reason}; asked again in ${next.waitSeconds} s, attempt ${attempt} of ${CHECKLIST_ATTEMPTS})`.slice(
@@ -198,13 +198,13 @@ export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> 
           0,
           500,
         );
-    log.warn('no PRD checklist for this run', { problem: state.gates.checklistProblem });
+    run.sdk.log.warn('no PRD checklist for this run', { problem: state.gates.checklistProblem });
     return next;
   }
   state.gates.checklist = { items, heldOut: knobs.checklistHeldOut ? selectHeldOut(items) : [], source, status: {}, waivers: [] };
   state.gates.checklistRetry = null;
   state.gates.checklistProblem = null;
-  log.info('PRD checklist ready', { items: items.length, source });
+  run.sdk.log.info('PRD checklist ready', { items: items.length, source });
   return null;
 }
 
@@ -223,7 +223,7 @@ export async function retryChecklist(run: Run): Promise<void> {
     state.pause = {
       reason: `${why} Resume to go on without a checklist, or stop and start again with --checklist FILE.`.slice(0, 2000),
       by: 'vigil',
-      at: nowIso(),
+      at: run.nowIso(),
     };
   await notifyPeople(
     run,

@@ -6,14 +6,13 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { condition, getExternalWorkflowHandle, log } from '@temporalio/workflow';
 import type { AgentResult } from '../../schemas/activities.js';
 import type { ProviderKnob } from '../../schemas/knobs.js';
 import { failoverChain } from '../decisions/failover.js';
 import { providerOutcome } from '../decisions/provider-outcome.js';
 import { breakerWorkflowId, reportSignal } from '../provider-breaker-messages.js';
 import { notifyPeople } from './people.js';
-import { type Again, AGAIN, nowIso, nowMs, type Run } from './run.js';
+import { type Again, AGAIN, go, INTERRUPTED, type Run, type Step } from './run.js';
 
 /** Whether a call to `provider` asks a circuit breaker first. */
 export function breakerApplies(run: Run, provider: string): boolean {
@@ -24,7 +23,7 @@ export function breakerApplies(run: Run, provider: string): boolean {
 /** The run's own provider, when neither a breaker nor a rate limit stands in its way (what pickProvider would answer at once). */
 export function providerAtOnce(run: Run): { provider: ProviderKnob; gate: null } | null {
   const { state, knobs } = run;
-  const blocked = state.providerBlockedUntilMs !== null && nowMs() < state.providerBlockedUntilMs;
+  const blocked = state.providerBlockedUntilMs !== null && run.nowMs() < state.providerBlockedUntilMs;
   return blocked || breakerApplies(run, knobs.provider) ? null : { provider: knobs.provider, gate: null };
 }
 
@@ -40,7 +39,7 @@ export async function pickProvider(
   const { checks } = run.acts;
   const primary = knobs.provider;
   const chain = failoverChain(knobs);
-  const blocked = state.providerBlockedUntilMs !== null && nowMs() < state.providerBlockedUntilMs;
+  const blocked = state.providerBlockedUntilMs !== null && run.nowMs() < state.providerBlockedUntilMs;
   if (!blocked) {
     const gate = await passBreaker(run, primary, chain.length === 0);
     if (gate === 'interrupted') return 'interrupted';
@@ -51,13 +50,13 @@ export async function pickProvider(
       .executeWithOptions({ summary: `is ${alt} ready to take over?` }, [{ provider: alt }])
       .catch(() => ({ ok: false, problem: 'health check failed' }));
     if (!health.ok) {
-      log.info('failover provider not ready', { provider: alt, problem: health.problem });
+      run.sdk.log.info('failover provider not ready', { provider: alt, problem: health.problem });
       continue;
     }
     const gate = await passBreaker(run, alt, false);
     if (gate === 'interrupted') return 'interrupted';
     if (gate === 'blocked') continue;
-    log.info('failing over', { from: primary, to: alt, iteration: state.iteration + 1 });
+    run.sdk.log.info('failing over', { from: primary, to: alt, iteration: state.iteration + 1 });
     return { provider: alt, gate };
   }
   // Nobody can take over: the run's own provider, after its rate limit (a durable wait that
@@ -67,7 +66,7 @@ export async function pickProvider(
     run.status = 'backing_off';
     run.backoffUntil = new Date(until).toISOString(); // deterministic: workflow clock
     run.publish();
-    await condition(() => run.messageWaiting(), Math.max(until - nowMs(), 1), {
+    await run.sdk.until(() => run.messageWaiting(), Math.max(until - run.nowMs(), 1), {
       summary: `rate limited, no failover provider ready: waiting until ${run.backoffUntil}`,
     });
     run.backoffUntil = null;
@@ -93,8 +92,7 @@ export async function passBreaker(
   const { breakers } = run.acts;
   if (!breakerApplies(run, provider)) return null;
   for (;;) {
-    run.breakerAsks += 1;
-    const askId = `${info.workflowId}/${info.runId}/${state.iteration + 1}/${run.breakerAsks}`;
+    const askId = run.provider.nextAskId(`${info.workflowId}/${info.runId}/${state.iteration + 1}`);
     let answer;
     try {
       answer = await breakers.askProviderBreaker.executeWithOptions({ summary: `ask the ${provider} circuit breaker` }, [
@@ -114,28 +112,33 @@ export async function passBreaker(
         },
       ]);
     } catch (err) {
-      log.warn('provider circuit breaker unreachable; calling the agent anyway', {
+      run.sdk.log.warn('provider circuit breaker unreachable; calling the agent anyway', {
         provider,
         error: err instanceof Error ? err.message : String(err),
       });
       return null;
     }
     if (answer.allow) {
-      if (run.providerWait) run.status = 'running';
-      run.providerWait = null;
+      if (run.provider.wait) run.status = 'running';
+      run.provider.wait = null;
       return { probe: answer.probe, askId };
     }
     if (!waitIfOpen) return 'blocked';
-    const waitMs = Math.min(Math.max(answer.retryAtMs - nowMs(), 1000), 60_000);
-    const why = run.lastProviderFailure.get(provider);
-    run.providerWait = { provider, until: new Date(answer.retryAtMs).toISOString(), reason: answer.reason, ...(why ? { why } : {}) }; // deterministic: workflow clock
+    const waitMs = Math.min(Math.max(answer.retryAtMs - run.nowMs(), 1000), 60_000);
+    const why = run.provider.whyFailed(provider);
+    const wait = (run.provider.wait = {
+      provider,
+      until: new Date(answer.retryAtMs).toISOString(),
+      reason: answer.reason,
+      ...(why ? { why } : {}),
+    }); // deterministic: workflow clock
     run.status = 'waiting_for_provider';
     run.publish();
-    await condition(() => run.messageWaiting(), waitMs, {
-      summary: `provider ${provider} unavailable (breaker ${answer.reason.replace(/_/g, ' ')}): waiting until ${run.providerWait.until}`,
+    await run.sdk.until(() => run.messageWaiting(), waitMs, {
+      summary: `provider ${provider} unavailable (breaker ${answer.reason.replace(/_/g, ' ')}): waiting until ${wait.until}`,
     });
     if (run.messageWaiting()) {
-      run.providerWait = null;
+      run.provider.wait = null;
       run.status = run.stopRequest ? 'stopping' : 'running';
       return 'interrupted';
     }
@@ -146,7 +149,7 @@ export async function passBreaker(
 export async function releaseBreakerCall(run: Run, provider: string, gate: { probe: boolean; askId: string }): Promise<void> {
   const { info } = run;
   try {
-    await getExternalWorkflowHandle(breakerWorkflowId(provider)).signal(reportSignal, {
+    await run.sdk.signal(breakerWorkflowId(provider), reportSignal, {
       runId: info.workflowId,
       outcome: 'released',
       probe: gate.probe,
@@ -154,7 +157,10 @@ export async function releaseBreakerCall(run: Run, provider: string, gate: { pro
       reason: 'the run was stopped, paused or rewound before the call',
     });
   } catch (err) {
-    log.warn('could not release the provider circuit breaker call', { provider, error: err instanceof Error ? err.message : String(err) });
+    run.sdk.log.warn('could not release the provider circuit breaker call', {
+      provider,
+      error: err instanceof Error ? err.message : String(err),
+    });
   }
 }
 
@@ -176,10 +182,9 @@ export async function reportToBreaker(
     limitHit: result.sandbox?.limitHit,
     hung: result.hung,
   });
-  if (o.outcome === 'failure' && o.reason) run.lastProviderFailure.set(provider, o.reason);
-  else run.lastProviderFailure.delete(provider);
+  run.provider.callWent(provider, o.outcome === 'failure' && o.reason ? o.reason : null);
   try {
-    await getExternalWorkflowHandle(breakerWorkflowId(provider)).signal(reportSignal, {
+    await run.sdk.signal(breakerWorkflowId(provider), reportSignal, {
       runId: info.workflowId,
       outcome: o.outcome,
       probe: gate.probe,
@@ -187,7 +192,10 @@ export async function reportToBreaker(
       ...(o.reason ? { reason: o.reason } : {}),
     });
   } catch (err) {
-    log.warn('could not report to the provider circuit breaker', { provider, error: err instanceof Error ? err.message : String(err) });
+    run.sdk.log.warn('could not report to the provider circuit breaker', {
+      provider,
+      error: err instanceof Error ? err.message : String(err),
+    });
   }
 }
 
@@ -204,7 +212,7 @@ export async function pauseForAuth(run: Run, result: AgentResult): Promise<void>
         2000,
       ),
     by: 'vigil',
-    at: nowIso(),
+    at: run.nowIso(),
   };
   await notifyPeople(
     run,
@@ -220,19 +228,19 @@ export async function pauseForAuth(run: Run, result: AgentResult): Promise<void>
 /** The provider of an iteration, and the breaker's lease on the call when a breaker let it out. */
 export type ProviderPick = { provider: ProviderKnob; gate: { probe: boolean; askId: string } | null };
 
-/** The provider of the next call (a pick, its breaker lease with it), or AGAIN when a message came while it was asked. */
-export async function chooseProvider(run: Run): Promise<ProviderPick | Again> {
+/** The provider of the next call (a pick, its breaker lease with it), or INTERRUPTED when a message came while it was asked. */
+export async function chooseProvider(run: Run): Promise<Step<ProviderPick>> {
   const { state } = run;
   // The provider's shared circuit breaker lets the call out, or the run waits with every
   // other run on that provider (pause and stop interrupt the wait).
   const pick = providerAtOnce(run) ?? (await pickProvider(run));
-  if (pick === 'interrupted') return AGAIN;
+  if (pick === 'interrupted') return INTERRUPTED;
   if (run.stopRequest || state.pause || run.rewindPending() || run.rolloverNow) {
     // A message came while the provider was asked: honoured at the boundary, the call unmade.
     if (pick.gate) await releaseBreakerCall(run, pick.provider, pick.gate);
-    return AGAIN;
+    return INTERRUPTED;
   }
-  return pick;
+  return go(pick);
 }
 
 /**

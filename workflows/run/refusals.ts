@@ -5,14 +5,13 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { log } from '@temporalio/workflow';
 import type { GateName } from '../../schemas/gates.js';
 import type { CheckCause, ContractBreach, Outcome } from '../../schemas/run.js';
 import { describeBreach, trackContract } from '../decisions/contract.js';
 import { refusalMemory } from '../decisions/memory.js';
 import { finish } from './ending.js';
 import { notifyPeople } from './people.js';
-import { nowIso, type Run } from './run.js';
+import { type Run } from './run.js';
 
 /** Refuses the check: what refused it, for its record, the builder's memory and status. */
 export function refuse(
@@ -22,10 +21,10 @@ export function refuse(
   cause: CheckCause = gates[0] === 'code_review' ? 'code_review' : gates[0] === 'checklist' ? 'checklist' : 'quality_gates',
 ): 'refused' {
   const { state } = run;
-  run.refusedBy = { cause, reason: reason.slice(0, 500) };
+  run.judging.refused(cause, reason);
   state.gates.lastRefusal = { iteration: state.iteration, gates, reason: reason.slice(0, 500) };
   run.remember(refusalMemory(state.iteration, reason));
-  log.info('completion refused by the quality gates', { iteration: state.iteration, gates: gates.join(',') });
+  run.sdk.log.info('completion refused by the quality gates', { iteration: state.iteration, gates: gates.join(',') });
   return 'refused';
 }
 
@@ -40,12 +39,12 @@ export async function keepContract(run: Run, breaches: readonly ContractBreach[]
   state.contract = t.state;
   const first = breaches[0];
   if (!first) return null;
-  log.warn('agent contract error', { role: first.role, who: first.who, answer: first.answer, inARow: t.state.consecutive });
+  run.sdk.log.warn('agent contract error', { role: first.role, who: first.who, answer: first.answer, inARow: t.state.consecutive });
   if (!t.stop) return null;
   const why = `contract error, ${t.state.consecutive} checks in a row: ${describeBreach(first)}`;
   if (knobs.autonomyMode === 'perpetual') return finish(run, 'contract_error', why);
   if (!state.pause) {
-    state.pause = { reason: why.slice(0, 2000), by: 'vigil', at: nowIso() };
+    state.pause = { reason: why.slice(0, 2000), by: 'vigil', at: run.nowIso() };
     await notifyPeople(
       run,
       'escalation',

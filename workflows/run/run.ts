@@ -1,69 +1,82 @@
 /**
  * The run of one execution of `vigilRun`: the carried state (validated, handed to the next
- * execution on continue-as-new), the per-execution fields (status, the running call's scope, the
- * stop request, ...), the named conditions the loop waits on, and what every step shares:
+ * execution on continue-as-new), the per-execution fields (status, the stop request, ..., and in
+ * sub-objects with their own transitions: the running call, the provider, the judges, the gate
+ * holds, the streams), the named conditions the loop waits on, and what every step shares:
  * publishing the status and search attributes, journaling an event, the run memory.
  *
  * The steps of the loop (the other modules of this folder) are plain functions of a `Run`; each
- * returns what the loop does next as a value: `AGAIN` (back to the boundary), `end(outcome)`, or
- * what the next step needs.
+ * returns what the loop does next as a `Step`: `AGAIN` (back to the boundary), `INTERRUPTED` (a
+ * message cut it short: back to the boundary), `end(outcome)`, `refused(outcome)` (before the
+ * loop), or `go(what the next step needs)`. The SDK reaches them through `run.sdk` (port.ts).
  *
  * Workflow code: deterministic, no I/O.
  */
-import {
-  allHandlersFinished,
-  CancellationScope,
-  log,
-  setCurrentDetails,
-  upsertSearchAttributes,
-  type WorkflowInfo,
-} from '@temporalio/workflow';
-import type { ChangeMark, GateResult } from '../../schemas/gates.js';
+import type { ChangeMark } from '../../schemas/gates.js';
 import type { RunEvent } from '../../schemas/events.js';
 import type { Knobs } from '../../schemas/knobs.js';
 import type { MemoryEntry } from '../../schemas/memory.js';
-import type { CheckCause, Outcome, Phase, RunInput, RunState, Tier } from '../../schemas/run.js';
+import type { Outcome, Phase, RunInput, RunState, Tier } from '../../schemas/run.js';
 import { SA_ITERATION, SA_STATUS } from '../../schemas/search-attributes.js';
 import type { RunStatus, StatusSnapshot } from '../../schemas/status.js';
-import type { CarriedChecklist } from '../../rounds/council-round.js';
 import { breakerTrip } from '../decisions/breaker.js';
 import { checkpointRows } from '../decisions/checkpoints.js';
 import { markTree } from '../decisions/lean-rounds.js';
 import { maskedChecklist } from '../decisions/checklist/state.js';
-import type { GateAction } from '../decisions/gates.js';
 import { ackProjection, appendEvent } from '../decisions/journal.js';
 import { appendMemory, memoryFromEvent, memorySummary } from '../decisions/memory.js';
 import { noChangeMin } from '../decisions/uncertainty.js';
 import { pauseDeadlines } from '../decisions/pause-deadlines.js';
 import { deadlineChannels } from '../escalation.js';
-import type { GateTrack } from '../../schemas/gates.js';
-import { MemoryParts, PromptParts } from '../prompt-parts.js';
 import type { CallCancel, MessageAck } from '../messages.js';
 import type { Rewinder } from '../rewind.js';
 import { tellRunningCall } from '../running-call.js';
 import { currentDetails } from '../ui.js';
 import type { Eras } from './eras.js';
 import type { Proxies } from './proxies.js';
+import type { WorkflowInfo, WorkflowPort } from './port.js';
+import { CallTrack, GateHolds, JudgingTrack, ProviderTrack, StreamsTrack } from './tracks.js';
 
 // Workflow time: Date in the workflow sandbox is deterministic (frozen at the workflow task start).
 export const nowMs = (): number => Date.now(); // deterministic: workflow clock
 export const nowIso = (): string => new Date(nowMs()).toISOString(); // deterministic: workflow clock
 
+// ---- what a step answers the loop (`Step`; run-workflow.ts switches on `step`) ----
+
 /** The loop goes round again, from the boundary. */
-export const AGAIN = 'again';
-export type Again = typeof AGAIN;
+export interface Again {
+  readonly step: 'again';
+}
+/** A message (pause, stop, rewind, rollover) cut the step short: the loop goes round and honours it at the boundary. */
+export interface Interrupted {
+  readonly step: 'interrupted';
+}
 /** The run ends with this outcome. */
 export interface End {
-  end: Outcome;
+  readonly step: 'end';
+  readonly end: Outcome;
 }
-export const end = (outcome: Outcome): End => ({ end: outcome });
-export const isEnd = <T>(next: T | End): next is End => typeof next === 'object' && next !== null && 'end' in next;
+/** The run was refused before its loop (no agent to call, a signed run this worker does not admit): it ends with this outcome. */
+export interface Refused {
+  readonly step: 'refused';
+  readonly end: Outcome;
+}
+/** The next step may go on, with what it needs. */
+export interface Go<T> {
+  readonly step: 'go';
+  readonly go: T;
+}
+/** What a step of the loop answers. */
+export type Step<T = undefined> = Again | Interrupted | End | Refused | Go<T>;
 
-/** The `vigilRun` workflow function's type, for continue-as-new. */
-export type VigilRun = (input: RunInput) => Promise<Outcome>;
+export const AGAIN: Again = { step: 'again' };
+export const INTERRUPTED: Interrupted = { step: 'interrupted' };
+export const end = (outcome: Outcome): End => ({ step: 'end', end: outcome });
+export const refused = (outcome: Outcome): Refused => ({ step: 'refused', end: outcome });
+export const go = <T>(value: T): Go<T> => ({ step: 'go', go: value });
+export const GO: Go<undefined> = go(undefined);
 
-/** A gate's failure streak that asks for something: the stuck-gate abort, a pause or an escalation. */
-export type GateStreak = { action: Exclude<GateAction, 'none' | 'block'>; track: GateTrack };
+export type { GateStreak, ProviderWait } from './tracks.js';
 
 export class Run {
   readonly knobs: Knobs;
@@ -77,56 +90,26 @@ export class Run {
   // ---- transient (per execution) state ----
   status: RunStatus;
   stopRequest: { reason: string; by: string; now: boolean } | null = null;
-  agentScope: CancellationScope | null = null;
-  /** The running agent call carries a gate pass: a PAUSE or STOP cancels it (the call finishes its agent). */
-  callCarriesGates = false;
-  /** The running pass of the tool gates (lean runs): a PAUSE or STOP cancels it. */
-  gatesScope: CancellationScope | null = null;
-  readonly promptParts = new PromptParts();
-  readonly memoryParts = new MemoryParts();
+  /** The running agent call, what it carries, and the tool gates' pass of a lean run. */
+  readonly call = new CallTrack();
   backoffUntil: string | null = null;
   phase: Phase | null;
   tier: Tier | null;
   outcome: Outcome | null = null;
-  /** While the provider's breaker keeps the run waiting. */
-  providerWait: { provider: string; until: string; reason: string; why?: string } | null = null;
-  /** Why this run's last call to each provider failed, as its breaker was told (this execution). */
-  readonly lastProviderFailure = new Map<string, string>();
-  breakerAsks = 0;
+  /** The provider of the calls: the breaker's wait, its asks, why the last calls failed. */
+  readonly provider = new ProviderTrack();
   /** Set when messages pushed the history near Temporal's limit: roll over at once. */
   rolloverNow = false;
   readonly published = { status: '', iteration: -1 };
-  /** Directives the running call's prompt carries: delivered, no longer waiting. */
-  directivesInCall = 0;
-  /** A person's review of a paused run is judged while the run stays paused. */
-  reviewWhilePaused = false;
-  /**
-   * While an iteration's own completion check is still to come, a gate's
-   * pause waits for it: a check the safety valves end must not be held by the gate's pause.
-   */
-  holdGatePause = false;
-  heldGatePause: { r: GateResult; streak: GateStreak } | null = null;
-  /** What the checklist verifier's last call answered: whether it named any item (the contract). */
-  lastVerifierAnswer: { exitCode: number; timedOut: boolean; answered: number; logPath: string } | null = null;
-  /** The last good iteration's claim named files the diff since the run's start does not hold (workflows/run/completion.ts `refuseFalseClaim`). */
-  falseClaim: { iteration: number; paths: string[] } | null = null;
-  /** The last inspection's changed files (vs the run start) and its tree, when it listed all of them: what a judgement's mark records. */
-  lastFiles: { tree: string; files: string[] | null } | null = null;
-  /**
-   * The checklist verification a completion check handed to its council round: the verifier's call and the rule its answer is judged by (workflows/run/prd-checklist.ts, workflows/run/completion.ts).
-   */
-  carriedChecklist: CarriedChecklist | null = null;
-  /** What refused the last completion check before the council was asked (workflows/run/completion.ts). */
-  refusedBy: { cause: CheckCause; reason: string } = { cause: 'quality_gates', reason: '' };
+  /** What the judges of this execution hand each other: the last claim, files and verifier answer, the checklist carried to the council, the refusal. */
+  readonly judging = new JudgingTrack();
+  /** A gate's pause held while an iteration's own completion check is still to come. */
+  readonly gateHolds = new GateHolds();
   iterationsThisExecution = 0;
   /** The rewind step, installed with the message handlers. */
   rewinder: Rewinder | null = null;
-  /** A stream's watch that tells its run when it waits for a person runs (once per execution). */
-  streamWatch = false;
-  /** The run's parallel streams are running: a rewind waits for them, a resume reaches the waiting ones. */
-  fanOut = false;
-  /** A person's resume of a run that is not paused, for its streams that wait for a person (sent by the fan-out loop). */
-  resumeStreams: { by: string } | null = null;
+  /** The run's parallel streams, or this stream's watch (this execution). */
+  readonly streams = new StreamsTrack();
 
   constructor(
     readonly input: RunInput,
@@ -134,6 +117,7 @@ export class Run {
     readonly info: WorkflowInfo,
     readonly eras: Eras,
     readonly acts: Proxies,
+    readonly sdk: WorkflowPort,
   ) {
     this.knobs = input.knobs;
     this.continued = input.state !== undefined || input.packedState !== undefined;
@@ -142,6 +126,14 @@ export class Run {
     this.status = state.iteration === 0 ? 'starting' : 'running';
     this.phase = state.recentIterations.at(-1)?.phase ?? null;
     this.tier = state.recentIterations.at(-1)?.tier ?? null;
+  }
+
+  /** The workflow clock (the port's), in ms and as an ISO string. */
+  nowMs(): number {
+    return this.sdk.now();
+  }
+  nowIso(): string {
+    return new Date(this.sdk.now()).toISOString();
   }
 
   visibleStatus(): RunStatus {
@@ -166,11 +158,16 @@ export class Run {
   }
   /** Every update handler answered (before the run closes or rolls over), or a rewind came first. */
   handlersDone(): boolean {
-    return allHandlersFinished() || this.rewindPending();
+    return this.sdk.allHandlersFinished() || this.rewindPending();
   }
   /** A completion check stops for a message (a person's review of a paused run aside). */
   interrupted(): boolean {
-    return (this.state.pause !== null && !this.reviewWhilePaused) || this.stopRequest !== null || this.rolloverNow || this.rewindPending();
+    return (
+      (this.state.pause !== null && !this.judging.reviewWhilePaused) ||
+      this.stopRequest !== null ||
+      this.rolloverNow ||
+      this.rewindPending()
+    );
   }
   /** A person asked for a council review of a paused run: it is judged now, the run stays paused. */
   reviewDueWhilePaused(): boolean {
@@ -182,14 +179,11 @@ export class Run {
 
   /** What cancelling the running agent call means: kill the agent, or only skip the gate pass it carries. */
   callCancelMeant(): CallCancel {
-    return this.stopRequest?.now || this.rewindPending() || this.rolloverNow || CancellationScope.current().consideredCancelled
-      ? 'kill'
-      : 'skipGates';
+    return this.stopRequest?.now || this.rewindPending() || this.rolloverNow || this.sdk.cancelRequested() ? 'kill' : 'skipGates';
   }
   /** Cancels the running agent call, and tells the worker that hosts it at once (workflows/running-call.ts). */
   cancelAgentCall(): void {
-    if (!this.agentScope) return;
-    this.agentScope.cancel();
+    if (!this.call.cancel()) return;
     tellRunningCall(this.callCancelMeant());
   }
 
@@ -212,7 +206,7 @@ export class Run {
       workflowId: info.workflowId,
       runId: info.runId,
       // A pause asked for during a call: the call finishes first (the search attribute says paused).
-      status: this.visibleStatus() === 'paused' && this.agentScope !== null ? 'pausing' : this.visibleStatus(),
+      status: this.visibleStatus() === 'paused' && this.call.running() ? 'pausing' : this.visibleStatus(),
       iteration: state.iteration,
       maxIterations: knobs.maxIterations,
       phase: this.phase,
@@ -223,10 +217,10 @@ export class Run {
       consecutiveNoChange: state.convergence.consecutiveNoChange,
       recentHashes: state.convergence.recentHashes,
       runStartSha: state.runStart?.sha ?? null,
-      pendingDirectives: state.pendingDirectives.length - this.directivesInCall,
-      directivesInCall: this.directivesInCall,
+      pendingDirectives: state.pendingDirectives.length - this.call.directives,
+      directivesInCall: this.call.directives,
       backoffUntil: this.backoffUntil,
-      agentRunning: this.agentScope !== null,
+      agentRunning: this.call.running(),
       lastIteration: state.recentIterations.at(-1) ?? null,
       recentIterations: state.recentIterations,
       lastCompletion: state.lastCompletion,
@@ -269,7 +263,7 @@ export class Run {
       latestHandoff: state.latestHandoff,
       spend: state.spend,
       budgetUsd: state.budgetUsd ?? knobs.budgetUsd,
-      providerWait: this.providerWait,
+      providerWait: this.provider.wait,
       deadLetters: state.deadLetter.entries,
       ...(state.tasks
         ? {
@@ -335,16 +329,16 @@ export class Run {
     const updates = [];
     if (published.status !== saStatus) updates.push({ key: SA_STATUS, value: saStatus });
     if (published.iteration !== state.iteration) updates.push({ key: SA_ITERATION, value: state.iteration });
-    if (updates.length && this.eras.upsertsSearchAttributes) upsertSearchAttributes(updates);
+    if (updates.length && this.eras.upsertsSearchAttributes) this.sdk.upsertSearchAttributes(updates);
     published.status = saStatus;
     published.iteration = state.iteration;
-    setCurrentDetails(currentDetails(this.snapshot()));
+    this.sdk.setCurrentDetails(currentDetails(this.snapshot()));
   }
 
   /** Journals one run event for the store (nothing when the run has no event store). */
   recordEvent(event: RunEvent): void {
     const { state } = this;
-    if (this.journaling) state.journal = appendEvent(state.journal, event, this.info.runId, nowIso());
+    if (this.journaling) state.journal = appendEvent(state.journal, event, this.info.runId, this.nowIso());
     // The decisions an event stands for (council, gates, review, escalation, tier) join the run memory.
     const remembered = memoryFromEvent(event);
     if (remembered) this.remember(remembered);
@@ -353,7 +347,7 @@ export class Run {
   /** A mark on `tree`, where a judgement was just made (null without a tree). */
   markHere(tree: string): ChangeMark | null {
     if (!tree) return null;
-    return markTree(tree, this.state.iteration, this.lastFiles?.tree === tree ? this.lastFiles.files : null);
+    return markTree(tree, this.state.iteration, this.judging.lastFiles?.tree === tree ? this.judging.lastFiles.files : null);
   }
 
   /** The run's spend so far as an event (its running totals, orchestration apart). */
@@ -390,10 +384,10 @@ export class Run {
     try {
       const r = await this.acts.store.projectEvents({ workflowId: info.workflowId, events: batch });
       state.journal = ackProjection(state.journal, r);
-      if (r.problem) log.warn('event store: events kept for later', { pending: state.journal.pending.length, problem: r.problem });
+      if (r.problem) this.sdk.log.warn('event store: events kept for later', { pending: state.journal.pending.length, problem: r.problem });
     } catch (err) {
       state.journal = { ...state.journal, problem: (err instanceof Error ? err.message : String(err)).slice(0, 500) };
-      log.warn('event store projection failed; events kept for later', { pending: state.journal.pending.length });
+      this.sdk.log.warn('event store projection failed; events kept for later', { pending: state.journal.pending.length });
     }
   }
 }

@@ -8,7 +8,6 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { log } from '@temporalio/workflow';
 import { handleRepositoryTrouble } from './ending.js';
 import { beforeStreamRecovery } from './before-stream-recovery.js';
 import { streamRecoveryEra } from './eras.js';
@@ -38,7 +37,7 @@ export async function recoverStreamWorktree(run: Run): Promise<End | null> {
     ]);
     if (!r.recreated) return null;
     const from = r.fromIteration === null ? 'the commit this stream started from' : `the checkpoint after iteration ${r.fromIteration}`;
-    log.info('the stream’s worktree was made again', { task: input.stream.task, fromIteration: r.fromIteration });
+    run.sdk.log.info('the stream’s worktree was made again', { task: input.stream.task, fromIteration: r.fromIteration });
     state.lastFindings =
       `This stream's worktree was deleted and Vigil made it again from ${from}: any work after that is gone. Check the files and carry on.`.slice(
         0,

@@ -16,17 +16,7 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import {
-  ActivityFailure,
-  type ChildWorkflowHandle,
-  condition,
-  getExternalWorkflowHandle,
-  isCancellation,
-  log,
-  ParentClosePolicy,
-  startChild,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ActivityFailure } from '@temporalio/common';
 import type { Outcome, RunInput } from '../../schemas/run.js';
 import type { AgentResult } from '../../schemas/activities.js';
 import type { SearchAttributePair } from '@temporalio/common';
@@ -59,7 +49,8 @@ import { budgetSignal, pauseSignal, resumeSignal, stopSignal, streamWaitingSigna
 import { stopOutcome } from './ending.js';
 import { beforeStoppedRetry } from './before-stream-recovery.js';
 import { markStreamPlanner, markStreams, markStreamWaits, streamRecoveryEra } from './eras.js';
-import { end, type End, nowIso, type Run, type VigilRun } from './run.js';
+import { end, type End, GO, type Go, type Run } from './run.js';
+import type { StreamHandle } from './port.js';
 
 const STREAM_DIRECTIVE_ID = 'vigil-stream-task';
 
@@ -67,7 +58,7 @@ const STREAM_DIRECTIVE_ID = 'vigil-stream-task';
 function seedStreamDirective(run: Run): void {
   const { state, input } = run;
   if (!input.stream || run.continued || state.iteration > 0 || state.directiveIds.includes(STREAM_DIRECTIVE_ID)) return;
-  state.pendingDirectives.push({ text: input.stream.directive, by: 'vigil', at: nowIso(), id: STREAM_DIRECTIVE_ID });
+  state.pendingDirectives.push({ text: input.stream.directive, by: 'vigil', at: run.nowIso(), id: STREAM_DIRECTIVE_ID });
   state.directiveIds = [...state.directiveIds, STREAM_DIRECTIVE_ID];
 }
 
@@ -145,7 +136,7 @@ async function plannedTasks(run: Run): Promise<{ tasks: Initial | null; note: st
     return { tasks: { tasks: tasksFromPlan(plan.tasks, items), source: 'planner' }, note: null };
   }
   const why = failure ?? plan?.error ?? `the planner answered nothing usable (exit ${r?.exitCode ?? '?'})`;
-  log.warn('the planner’s tasks were refused', { why });
+  run.sdk.log.warn('the planner’s tasks were refused', { why });
   const note = fallback
     ? `${why}; each checklist item is a task of its own`
     : `${why}; without a checklist to fall back on, no parallel streams`;
@@ -176,21 +167,19 @@ function streamInput(run: Run, t: TaskRecord, worktree: string, q: TaskQueue): R
  * Runs beside the stream's loop for the rest of the execution.
  */
 function watchStreamWaits(run: Run, stream: NonNullable<RunInput['stream']>): void {
-  if (run.streamWatch) return;
-  run.streamWatch = true;
+  if (!run.streams.startWatch()) return;
   markStreamWaits();
-  const parent = getExternalWorkflowHandle(stream.parentId);
   const keyOf = (w: ReturnType<typeof streamWaitingOf>): string => (w ? `${w.at} ${w.reason}` : '');
   let told = '';
   void (async () => {
     for (;;) {
-      await condition(() => run.outcome !== null || keyOf(streamWaitingOf(run.state.pause)) !== told);
+      await run.sdk.until(() => run.outcome !== null || keyOf(streamWaitingOf(run.state.pause)) !== told);
       if (run.outcome) return;
       const waiting = streamWaitingOf(run.state.pause);
       told = keyOf(waiting);
-      await parent
-        .signal(streamWaitingSignal, { task: stream.task, waiting })
-        .catch((err: unknown) => log.warn('the run could not be told that this stream waits', { error: String(err) }));
+      await run.sdk
+        .signal(stream.parentId, streamWaitingSignal, { task: stream.task, waiting })
+        .catch((err: unknown) => run.sdk.log.warn('the run could not be told that this stream waits', { error: String(err) }));
     }
   })();
 }
@@ -200,8 +189,8 @@ function watchStreamWaits(run: Run, stream: NonNullable<RunInput['stream']>): vo
  * started by this run's code, it is as old as the run. Nothing when the run has none. Not a
  * command of its own (a start's attributes are not compared on replay).
  */
-function streamRelease(): { typedSearchAttributes?: SearchAttributePair[] } {
-  const release = workflowInfo().typedSearchAttributes.get(SA_RELEASE);
+function streamRelease(run: Run): { typedSearchAttributes?: SearchAttributePair[] } {
+  const release = run.sdk.info().typedSearchAttributes.get(SA_RELEASE);
   return release ? { typedSearchAttributes: [{ key: SA_RELEASE, value: release }] } : {};
 }
 
@@ -216,7 +205,11 @@ function endedOf(outcome: Outcome): Ended {
  * stream, no tasks, or all of them over) or once they are merged into its working tree; the
  * run's end when it was stopped meanwhile.
  */
-export async function runStreams(run: Run): Promise<End | null> {
+export async function runStreams(run: Run): Promise<End | Go<undefined>> {
+  return (await streamsFirst(run)) ?? GO;
+}
+
+async function streamsFirst(run: Run): Promise<End | null> {
   const { state, knobs, input, info } = run;
   if (input.stream) {
     seedStreamDirective(run);
@@ -243,11 +236,11 @@ export async function runStreams(run: Run): Promise<End | null> {
     run.publish();
   }
   markStreamWaits();
-  run.fanOut = true;
+  run.streams.fanningOut = true;
   try {
     return await fanOut(run);
   } finally {
-    run.fanOut = false;
+    run.streams.fanningOut = false;
   }
 }
 
@@ -255,7 +248,7 @@ export async function runStreams(run: Run): Promise<End | null> {
 async function fanOut(run: Run): Promise<End | null> {
   const { state, knobs, input, info } = run;
   const acts = run.acts.streams;
-  const handles = new Map<string, ChildWorkflowHandle<VigilRun>>();
+  const handles = new Map<string, StreamHandle>();
   const excerpts: string[] = [];
   const results = new Map<string, Ended>();
   let toldPaused = false;
@@ -264,7 +257,9 @@ async function fanOut(run: Run): Promise<End | null> {
   const tell = async (send: (id: string) => Promise<void>): Promise<void> => {
     await Promise.all(
       [...handles.keys()].map(async (task) =>
-        send(streamId(info.workflowId, task)).catch((err: unknown) => log.warn('a stream could not be told', { task, error: String(err) })),
+        send(streamId(info.workflowId, task)).catch((err: unknown) =>
+          run.sdk.log.warn('a stream could not be told', { task, error: String(err) }),
+        ),
       ),
     );
   };
@@ -314,13 +309,13 @@ async function fanOut(run: Run): Promise<End | null> {
     if (run.stopRequest) {
       const req = run.stopRequest;
       await tell((id) =>
-        getExternalWorkflowHandle(id).signal(stopSignal, {
+        run.sdk.signal(id, stopSignal, {
           reason: `the run was stopped: ${req.reason}`.slice(0, 2000),
           by: req.by,
           now: req.now,
         }),
       );
-      await condition(() => results.size === handles.size);
+      await run.sdk.until(() => results.size === handles.size);
       for (const [task, ended] of results) {
         state.tasks = taskEnded(q(), task, ended, 0);
         state.spend = { ...state.spend, usd: state.spend.usd + ended.spendUsd };
@@ -332,31 +327,29 @@ async function fanOut(run: Run): Promise<End | null> {
       const pause = state.pause;
       await tell((id) =>
         pause
-          ? getExternalWorkflowHandle(id).signal(pauseSignal, { reason: `the run is paused: ${pause.reason}`.slice(0, 2000), by: pause.by })
-          : getExternalWorkflowHandle(id).signal(resumeSignal, { by: 'vigil' }),
+          ? run.sdk.signal(id, pauseSignal, { reason: `the run is paused: ${pause.reason}`.slice(0, 2000), by: pause.by })
+          : run.sdk.signal(id, resumeSignal, { by: 'vigil' }),
       );
     }
     // A person's resume of the run (not paused itself) reaches the streams that wait for a person.
-    if (run.resumeStreams) {
-      const by = run.resumeStreams.by;
-      run.resumeStreams = null;
+    const resume = run.streams.takeResume();
+    if (resume) {
+      const { by } = resume;
       const waiting = new Set(waitingTasks(q()).map((t) => t.id));
       await Promise.all(
         [...handles.keys()]
           .filter((t) => waiting.has(t))
           .map(async (t) =>
-            getExternalWorkflowHandle(streamId(info.workflowId, t))
-              .signal(resumeSignal, { by })
-              .catch((err: unknown) => log.warn('a stream could not be resumed', { task: t, error: String(err) })),
+            run.sdk
+              .signal(streamId(info.workflowId, t), resumeSignal, { by })
+              .catch((err: unknown) => run.sdk.log.warn('a stream could not be resumed', { task: t, error: String(err) })),
           ),
       );
     }
     const budget = state.budgetUsd ?? knobs.budgetUsd;
     if (budget !== toldBudget) {
       toldBudget = budget;
-      await tell((id) =>
-        getExternalWorkflowHandle(id).signal(budgetSignal, { usd: streamBudget(budget, state.spend.usd, q()), by: 'vigil' }),
-      );
+      await tell((id) => run.sdk.signal(id, budgetSignal, { usd: streamBudget(budget, state.spend.usd, q()), by: 'vigil' }));
     }
     // Ready tasks start, at most N at once, none while the run is paused.
     if (!state.pause) {
@@ -366,19 +359,18 @@ async function fanOut(run: Run): Promise<End | null> {
         ]);
         const childId = streamId(info.workflowId, t.id);
         state.tasks = taskStarted(q(), t.id, childId, `vigil/${childId}`);
-        const handle = await startChild<VigilRun>('vigilRun', {
+        const handle = await run.sdk.startStream({
           workflowId: childId,
           args: [streamInput(run, t, wt.path, q())],
-          parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
           staticSummary: `stream ${t.id} of ${info.workflowId}`.slice(0, 200),
-          ...streamRelease(),
+          ...streamRelease(run),
         });
         handles.set(t.id, handle);
         handle.result().then(
           (o) => results.set(t.id, endedOf(o)),
           (err: unknown) =>
             results.set(t.id, {
-              status: isCancellation(err) ? 'stopped' : 'failed',
+              status: run.sdk.isCancellation(err) ? 'stopped' : 'failed',
               reason: (err instanceof Error ? err.message : String(err)).slice(0, 500),
               spendUsd: 0,
             }),
@@ -386,13 +378,13 @@ async function fanOut(run: Run): Promise<End | null> {
       }
       run.publish();
     }
-    await condition(
+    await run.sdk.until(
       () =>
         results.size > 0 ||
         run.stopRequest !== null ||
         (state.pause !== null) !== toldPaused ||
         (state.budgetUsd ?? knobs.budgetUsd) !== toldBudget ||
-        run.resumeStreams !== null,
+        run.streams.resumePending(),
     );
   }
   // Every stream is over: the merged tree into the run's working tree, conflicts to the agent or a person.
@@ -415,7 +407,7 @@ function handConflicts(run: Run, excerpts: readonly string[]): void {
   const lines = conflicts.map((c) => `- task ${c.task}: ${c.files.join(', ')} (both sides: ${c.sidesPath})`);
   if (knobs.mergeConflicts === 'person' && knobs.autonomyMode === 'supervised') {
     const head = `Merging the streams left conflict markers in the run's tree:\n${lines.join('\n')}\nResolve them (or leave them to the agent) and resume.`;
-    state.pause = { reason: `${head}\n\n${excerpts.join('\n')}`.slice(0, 2000), by: 'vigil', at: nowIso() };
+    state.pause = { reason: `${head}\n\n${excerpts.join('\n')}`.slice(0, 2000), by: 'vigil', at: run.nowIso() };
     return;
   }
   const text = [
@@ -427,5 +419,5 @@ function handConflicts(run: Run, excerpts: readonly string[]): void {
   ]
     .join('\n')
     .slice(0, 60_000);
-  state.pendingDirectives.push({ text, by: 'vigil', at: nowIso(), id: 'vigil-merge-conflicts' });
+  state.pendingDirectives.push({ text, by: 'vigil', at: run.nowIso(), id: 'vigil-merge-conflicts' });
 }
