@@ -2,7 +2,7 @@
  * `vigil rejudge` on real whole runs: `vigil up` (the embedded event store, the suite's Temporal
  * server) runs three scripted runs with the default knobs and the sandbox on, each ending
  * council_approved with every reviewing role approving — the scripted agent's README example
- * (its first review carries a Low finding: mergeability 98), the same with a clean review (the
+ * (its first review carries Low findings: a mergeability under 100), the same with a clean review (the
  * honest control), and one that also adds a CI workflow (a file of the tests' harness),
  * recorded with the integrity gates off (as a release before them ran) — then the CLI rejudges
  * them from the store, their Temporal histories and their repositories' checkpoints: unchanged
@@ -136,11 +136,8 @@ it('rejudges three recorded runs: unchanged rules flip nothing, each stricter kn
   const merge = await rejudge([...ids, '--set', 'reviewMergeabilityMin=100']);
   expect(merge.runs.map((r) => r.flips)).toEqual([1, 0, 0]);
   const flipped = merge.runs[0]?.checks.find((c) => c.flipped);
-  expect(flipped?.now).toMatchObject({
-    verdict: 'refused',
-    by: 'code_review',
-    reason: 'code review: mergeability 98 is below the minimum 100',
-  });
+  expect(flipped?.now).toMatchObject({ verdict: 'refused', by: 'code_review' });
+  expect(flipped?.now.reason).toMatch(/^code review: mergeability [1-9]\d? is below the minimum 100$/);
 
   const integrity = await rejudge([...ids, '--set', 'gateTestMutation=true', '--set', 'gateTestGaming=true']);
   expect(integrity.runs.map((r) => r.flips)).toEqual([0, 0, 1]);
