@@ -34,6 +34,7 @@ import { CliError, EXIT } from './errors.js';
 import type { ServerFlags } from './processes.js';
 import type { MessageKind } from './steer.js';
 import { addMemoryCommand } from './memory-command.js';
+import { addReportCommands } from './report-commands.js';
 import { addScheduleCommand } from './schedule.js';
 import { logFormatOption, resolveOperations, workerOperationsOptions, type OperationsFlags } from './operations.js';
 import type { StoreFlags } from './store.js';
@@ -467,29 +468,8 @@ export function buildProgram(): Command {
       });
     });
 
-  program
-    .command('report')
-    .description(
-      "reports from the event store (DATABASE_URL, else the local one): across runs, or one run's timeline of iterations and decisions",
-    )
-    .argument('[id]', 'a run: its timeline instead of the report across runs')
-    .option('--since <when>', 'runs started since a date (2026-01-31) or a duration back from now (30m, 12h, 7d, 2w)')
-    .option('--repo <dir>', 'runs on this repository only')
-    .option('--json', 'machine-readable output')
-    .action(async (id: string | undefined, o: { since?: string; repo?: string; json?: boolean }) => {
-      const { reportCommand } = await import('./report.js');
-      process.exitCode = await reportCommand({ ...(id ? { id } : {}), ...o });
-    });
-
-  program
-    .command('history')
-    .description('export a run from the event store, as JSON lines (every event) or Markdown (one line per iteration and decision)')
-    .argument('<id>', 'workflow id of the run', runIdArg)
-    .option('--format <format>', 'jsonl or md', 'jsonl')
-    .action(async (id: string, o: { format?: string }) => {
-      const { historyCommand } = await import('./report.js');
-      process.exitCode = await historyCommand(id, o);
-    });
+  // vigil report, history and rejudge: the event store's readers (cli/report-commands.ts).
+  addReportCommands(program, { runIdArg, collect, endpoint });
 
   // vigil memory list|show|search|forget|export|import|consolidate (cli/memory-command.ts).
   addMemoryCommand(program);

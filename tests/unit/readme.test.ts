@@ -15,7 +15,8 @@ const read = (rel: string): string => readFileSync(path.join(ROOT, rel), 'utf8')
 const README = read('README.md');
 const KNOBS_DOC = read('docs/knobs.md');
 const MESSAGES_DOC = read('docs/messages.md');
-const CLI = read('cli/main.ts');
+/** cli/main.ts and the modules that add commands to it. */
+const CLI = ['cli/main.ts', 'cli/report-commands.ts'].map(read).join('\n');
 const DOCS = [
   'README.md',
   'CONTRIBUTING.md',
