@@ -21,6 +21,8 @@ import { testsVerdict } from '../workflows/decisions/tests-verdict.js';
 import { ensurePrivateRunDir, ensureRunDir, pad } from './artifacts.js';
 import { readReport, reportSetup, runnerOfCommand } from './gates/test-report.js';
 import { keepTestMap, testScope } from './gates/affected-tests.js';
+import { pytestMapSetup } from './gates/pytest-map.js';
+import { baselineOfTests } from '../workflows/decisions/per-test-map.js';
 import { baselineOfSelection, reportedFiles, selectionCommand } from '../workflows/decisions/affected-tests.js';
 import { writePrivateFile } from './safe-files.js';
 import { countFailingTests } from '../workflows/decisions/test-output.js';
@@ -89,8 +91,22 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     iteration: input.iteration,
     scope: input.scope === 'affected' && !input.recordBaseline ? 'affected' : 'full',
     fullEvery: input.fullEvery ?? 1,
+    mayRecord: input.recordBaseline === true || input.scope === 'affected',
   });
   const reported = reportSetup(runner, command, reportDir, env);
+  // pytest: Vigil's plugin records the per-test map (a full run that may) or keeps the per-test selection (activities/gates/pytest-map.ts).
+  const mapSetup =
+    runner === 'pytest' && (scope.record !== null || scope.perTest !== null)
+      ? pytestMapSetup({
+          dir: reportDir,
+          repoPath: input.repoPath,
+          env: { ...env, ...reported.env },
+          coverage: scope.record,
+          record: scope.record !== null,
+          select: scope.perTest ? { tests: scope.perTest.ids, files: scope.perTest.whole } : null,
+        })
+      : null;
+  if (mapSetup) reported.env = { ...reported.env, ...mapSetup.env };
   // A partial run hands its selection to the runner (its own related-tests mode where it has one,
   // workflows/decisions/affected-tests.ts selectionCommand); a command that cannot take it runs the full suite.
   const picked = scope.plan.kind === 'affected' ? selectionCommand(runner, reported.command, scope.plan.files, scope.changed) : null;
@@ -110,6 +126,7 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     args: ['-c', setup.command],
     env: { ...env, ...setup.env, CI: env.CI ?? 'true' },
     reportDir,
+    ...(mapSetup?.readable.length ? { readable: mapSetup.readable } : {}),
     label: `tests-${pad(input.iteration)}`,
     provider: null,
     runMode: input.sandbox,
@@ -144,9 +161,14 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
   }
   const baseline = input.recordBaseline ? null : readBaseline(input.runId);
   if (input.recordBaseline) keepBaseline(input.runId, command, runner, report);
-  keepTestMap({ runId: input.runId, runner, command, iteration: input.iteration, scope, report });
-  // A partial run is held to the baseline tests of the files it selected.
-  const held = baseline?.report && selected ? baselineOfSelection(baseline.report, selected.files) : (baseline?.report ?? null);
+  keepTestMap({ runId: input.runId, runner, command, iteration: input.iteration, scope, report, reportDir, repoPath: input.repoPath });
+  // A partial run is held to the baseline tests it selected: those of the files it ran, or (pytest's per-test map) the tests it kept.
+  const held =
+    baseline?.report && selected
+      ? scope.perTest
+        ? baselineOfTests(baseline.report, scope.perTest.ids, scope.perTest.whole)
+        : baselineOfSelection(baseline.report, selected.files)
+      : (baseline?.report ?? null);
   const judged = testsVerdict({
     runner,
     exitCode: proc.exitCode,
@@ -162,11 +184,20 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
   const why = proc.timedOut ? `${runner}: timed out after ${input.timeoutSeconds}s` : limitHit ? `${runner}: ${limitHit}` : judged.reason;
   // What ran, where the gate asked for the affected tests of a runner whose tests can be selected:
   // "3 of 41 test files affected", or why the full suite ran.
-  const what = selected
-    ? `${selected.files.length} of ${selected.total} test ${scope.lang === 'go' ? 'packages' : 'files'} affected${picked?.mode === 'related' ? ` (${runner} related)` : ''}: `
-    : input.scope === 'affected' && !input.recordBaseline && scope.lang !== null
-      ? `full suite (${scope.plan.kind === 'full' ? scope.plan.reason : ''}): `
-      : '';
+  // pytest selected by imports says why not by its per-test map (coverage.py missing, the map stale).
+  const byImports =
+    scope.byImports && (selected || (scope.plan.kind === 'full' && scope.plan.bySelection)) ? `; by imports: ${scope.byImports}` : '';
+  const recording = `${byImports}${scope.record !== null ? '; recording the per-test map' : ''}`;
+  const what =
+    selected && scope.perTest
+      ? `${scope.perTest.count} of ${scope.perTest.total} tests affected (per-test map): `
+      : selected
+        ? `${selected.files.length} of ${selected.total} test ${scope.lang === 'go' ? 'packages' : 'files'} affected${picked?.mode === 'related' ? ` (${runner} related)` : ''}${byImports ? ` (${byImports.slice(2)})` : ''}: `
+        : input.scope === 'affected' && !input.recordBaseline && scope.lang !== null
+          ? `full suite (${scope.plan.kind === 'full' ? scope.plan.reason : ''}${recording}): `
+          : recording
+            ? `full suite (${recording.slice(2)}): `
+            : '';
   return {
     passed: verdict === 'pass',
     exitCode: proc.exitCode,
@@ -183,7 +214,13 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     reason: `${what}${why}`.slice(0, 500),
     sandbox: sandboxReport(sandbox, proc.sandboxDenials, proc.tail, proc.limits, proc.sandboxFetches),
     report: judged.facts,
-    selection: selected ? { files: selected.files.length, of: selected.total } : null,
+    selection: selected
+      ? {
+          files: selected.files.length,
+          of: selected.total,
+          ...(scope.perTest ? { tests: { ran: scope.perTest.count, of: scope.perTest.total } } : {}),
+        }
+      : null,
   };
 }
 

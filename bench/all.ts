@@ -10,7 +10,9 @@
  * 4. `agent-calls.js`: agent calls by role for fixed scenarios with the default knobs (what
  *    orchestration costs the user in model calls);
  * 5. `tests-report.js`: a test run's time with and without the per-test report and the baseline
- *    (pytest, unittest, node's test runner, vitest; sandbox off and the default sandbox).
+ *    (pytest, unittest, node's test runner, vitest; sandbox off and the default sandbox);
+ * 6. `tests-real-repo.js`: affected tests on more-itertools 10.7.0 fetched from PyPI, a scripted
+ *    change per iteration: each iteration's test time beside the full suite's (about ten minutes).
  *
  * With options (`npm run bench -- --knobs default`), only `run.js`, with them. A bench that fails
  * (a run that ends before its iteration count, a starved run, a stop over its bound) fails the
@@ -32,6 +34,7 @@ const steps: string[][] =
         ['stop-latency.js', '--runs', '200'],
         ['agent-calls.js'],
         ['tests-report.js'],
+        ['tests-real-repo.js'],
       ];
 
 // Ctrl+C reaches the running bench too (same process group): it stops its server and removes its

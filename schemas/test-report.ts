@@ -51,6 +51,25 @@ export const TestBaselineSchema = shared('schemas/test-report:TestBaselineSchema
 export type TestBaseline = z.infer<typeof TestBaselineSchema>;
 
 /**
+ * pytest's per-test map, recorded by a full run under coverage.py with one dynamic context per
+ * test: which lines of which repository files each test executed (by index into `files`), and
+ * the lines of each file executed outside any test (at import, during collection). Its `tree` is the tree it was
+ * recorded on: a later selection covers everything changed since.
+ */
+export const PerTestMapSchema = shared('schemas/test-report:PerTestMapSchema', () =>
+  z.object({
+    tree: z.string(),
+    iteration: z.number().int().min(0),
+    files: z.array(z.string()),
+    /** Per pytest node id: per index in `files`, the lines it executed. */
+    tests: z.record(z.string(), z.record(z.string(), z.array(z.number().int().min(0)))),
+    /** Per index in `files`: the lines executed outside any test. */
+    imports: z.record(z.string(), z.array(z.number().int().min(0))),
+  }),
+);
+export type PerTestMap = z.infer<typeof PerTestMapSchema>;
+
+/**
  * The run's test map (kept in its private folder, remade by every full test run): per test file the
  * full run reported, the repository files it imports; what the tests gate of an ordinary iteration
  * selects from (workflows/decisions/affected-tests.ts).
@@ -70,13 +89,22 @@ export const TestMapSchema = shared('schemas/test-report:TestMapSchema', () =>
     others: z.array(z.string()),
     /** Test files with a failed test in their last run: always selected. */
     failing: z.array(z.string()),
+    /** pytest: the tests' own map (coverage.py's per-test contexts), when a full run recorded one. */
+    perTest: PerTestMapSchema.optional(),
+    /** pytest: why the last recording left no per-test map (shown on the tests gate's line). */
+    perTestProblem: z.string().optional(),
   }),
 );
 export type TestMap = z.infer<typeof TestMapSchema>;
 
 /** A partial test run: the test files it ran, of how many the full suite has. */
 export const TestSelectionSchema = shared('schemas/test-report:TestSelectionSchema', () =>
-  z.object({ files: z.number().int().min(0), of: z.number().int().min(0) }),
+  z.object({
+    files: z.number().int().min(0),
+    of: z.number().int().min(0),
+    /** Selected by the per-test map: the tests run, of how many it knows. */
+    tests: z.object({ ran: z.number().int().min(0), of: z.number().int().min(0) }).optional(),
+  }),
 );
 export type TestSelection = z.infer<typeof TestSelectionSchema>;
 

@@ -24,9 +24,11 @@ import {
   type ImportGraph,
   type TestPlan,
 } from '../../workflows/decisions/affected-tests.js';
+import { EVERY_TEST, parseZeroDiff, planPerTest, type FileChange, type PerTestPlan } from '../../workflows/decisions/per-test-map.js';
 import { ensurePrivateRunDir } from '../artifacts.js';
 import { changedPaths, git, workingTreeHash } from '../git.js';
 import { writePrivateFile } from '../safe-files.js';
+import { coverageDir, notRecordable, readPytestMap } from './pytest-map.js';
 
 /** Files larger than this are not read for imports (generated code, data); a graph of more files than MAX_FILES is not made. */
 const MAX_FILE_BYTES = 512 * 1024;
@@ -52,6 +54,12 @@ export interface TestScope {
   map: TestMap | null;
   /** The source files changed since the map's tree that are still there (a runner's related-tests mode is handed them). */
   changed: string[];
+  /** pytest: the tests the per-test map selects (null: the selection, if any, is by test files). */
+  perTest: Extract<PerTestPlan, { kind: 'tests' }> | null;
+  /** pytest: this full run records the per-test map (coverage.py's folder); null: it does not. */
+  record: string | null;
+  /** pytest: why its tests are selected by imports, not by the per-test map (null: they are not, or not pytest). */
+  byImports: string | null;
 }
 
 function mapPath(runId: string): string {
@@ -150,17 +158,39 @@ export async function testScope(o: {
   iteration: number;
   scope: 'full' | 'affected';
   fullEvery: number;
+  /** A full run may record pytest's per-test map (the baseline and ordinary iterations; never a completion check, whose full run is its verdict). */
+  mayRecord?: boolean;
 }): Promise<TestScope> {
   const lang = SELECTABLE_RUNNERS[o.runner] ?? null;
-  const none = { tree: null, graph: null, lang, map: null, changed: [] };
+  const none = { tree: null, graph: null, lang, map: null, changed: [], perTest: null, record: null, byImports: null };
   if (lang === null) {
     const reason = `Vigil cannot select the tests of ${o.runner || 'this test command'}`;
     return { plan: { kind: 'full', reason }, ...none };
   }
   const now = await treeAndGraph(o.repoPath, lang);
   if (now === null) return { plan: { kind: 'full', reason: 'the tree or its files could not be read' }, ...none };
-  if (o.scope === 'full') return { plan: { kind: 'full', reason: 'the full suite was asked for' }, ...now, lang, map: null, changed: [] };
   const map = readTestMap(o.runId);
+  const usable = map && map.runner === o.runner && map.command === o.command ? map : null;
+  const pytest = o.runner === 'pytest' ? await perTestState(o.repoPath, usable, now) : null;
+  const recordIf = (plan: TestPlan): string | null => {
+    const pp = pytest?.plan;
+    if (!pytest || plan.kind !== 'full' || !o.mayRecord || pp?.kind === 'tests') return null;
+    // Nothing to select is no reason to record again (what changed is beyond any map); everything selected is.
+    if (pp?.kind === 'none' && pp.reason !== EVERY_TEST) return null;
+    return coverageDir() !== null && notRecordable(o.command, process.env as Record<string, string>) === null ? coverageDir() : null;
+  };
+  const scopeOf = (plan: TestPlan, extra: Partial<TestScope> = {}): TestScope => ({
+    plan,
+    ...now,
+    lang,
+    map: usable,
+    changed: [],
+    perTest: null,
+    record: recordIf(plan),
+    byImports: pytest ? byImportsWhy(o.command, usable, pytest.plan) : null,
+    ...extra,
+  });
+  if (o.scope === 'full') return scopeOf({ kind: 'full', reason: 'the full suite was asked for' });
   let changed: string[] | null = null;
   if (map) changed = await changedPaths(o.repoPath, map.tree, now.tree).catch(() => null);
   const plan = planTests({
@@ -175,10 +205,61 @@ export async function testScope(o: {
     ...now,
   });
   const sources = (changed ?? []).filter((f) => isSource(f, lang) && !isTestFile(f, lang) && existsSync(path.join(o.repoPath, f)));
-  return { plan, ...now, lang, map, changed: sources };
+  // pytest with a fresh per-test map: the tests it selects, where a selection is not ruled out.
+  const selectable = plan.kind === 'affected' || plan.bySelection === true;
+  if (selectable && pytest?.plan && usable?.perTest) {
+    const pp = pytest.plan;
+    if (pp.kind === 'tests') {
+      const files = [...new Set([...pp.whole, ...pp.ids.map((id) => id.split('::', 1)[0] as string)])].sort();
+      const total = Object.keys(usable.tests).length;
+      return scopeOf({ kind: 'affected', files, total }, { changed: sources, perTest: pp, byImports: null });
+    }
+    if (pp.kind === 'none') return scopeOf({ kind: 'full', reason: pp.reason, bySelection: true }, { changed: sources });
+  }
+  return scopeOf(plan, { changed: sources });
 }
 
-/** After the run: a full run remakes the map, a partial one updates its failures. A run without a complete report leaves it as it was. */
+/** pytest's per-test map against the tree now: what it selects, or why it cannot (null: there is none). */
+async function perTestState(
+  repoPath: string,
+  map: TestMap | null,
+  now: { tree: string; graph: ImportGraph },
+): Promise<{ plan: PerTestPlan | null }> {
+  const pt = map?.perTest;
+  if (!map || !pt) return { plan: null };
+  let changed: string[] | null = null;
+  let diffs: Map<string, FileChange> | null = null;
+  const oldTexts = new Map<string, string>();
+  try {
+    changed = await changedPaths(repoPath, pt.tree, now.tree);
+    const py = changed.filter((f) => f.endsWith('.py'));
+    diffs = py.length
+      ? parseZeroDiff(await git(repoPath, ['diff', '-U0', '--no-color', '--no-ext-diff', '--no-renames', pt.tree, now.tree, '--', ...py]))
+      : new Map();
+    // The old text of each changed file the map knows: which function a change is in.
+    for (const f of py) if (pt.files.includes(f) && !isTestFile(f, 'py')) oldTexts.set(f, await git(repoPath, ['show', `${pt.tree}:${f}`]));
+  } catch {
+    changed = null;
+  }
+  return { plan: planPerTest({ map: pt, changed, diffs, graph: now.graph, failing: map.failing, dynamic: map.dynamic, oldTexts }) };
+}
+
+/** Why pytest's tests are selected by their imports rather than by the per-test map (null: they are not). */
+function byImportsWhy(command: string, map: TestMap | null, plan: PerTestPlan | null): string | null {
+  if (plan?.kind === 'tests') return null;
+  if (plan?.kind === 'stale') return `the per-test map is stale: ${plan.reason}`;
+  if (plan?.kind === 'none') return null;
+  if (coverageDir() === null) return 'no per-test map: coverage.py is not installed (scripts/install-test-tools.sh)';
+  const blocked = notRecordable(command, process.env as Record<string, string>);
+  if (blocked) return `no per-test map: ${blocked}`;
+  return map?.perTestProblem ? `no per-test map: ${map.perTestProblem}` : 'no per-test map yet';
+}
+
+/**
+ * After the run: a full run remakes the map, a partial one updates its failures. A run without a
+ * complete report leaves it as it was. pytest's per-test map is the one this run recorded, else
+ * the one before it while still fresh (`keep`), else none (the next full run that may record, does).
+ */
 export function keepTestMap(o: {
   runId: string;
   runner: string;
@@ -186,14 +267,19 @@ export function keepTestMap(o: {
   iteration: number;
   scope: TestScope;
   report: TestReport | null;
+  /** The call's report folder, where a recording run's plugin left the map. */
+  reportDir: string;
+  repoPath: string;
 }): void {
   const { scope, report } = o;
   if (!scope.tree || !scope.graph || !report || !report.complete) return;
-  const map =
-    scope.plan.kind === 'full'
-      ? mapOfFullRun({ runner: o.runner, command: o.command, tree: scope.tree, iteration: o.iteration, graph: scope.graph, report })
-      : scope.map
-        ? mapAfterPartialRun(scope.map, scope.plan.files, report)
-        : null;
+  let map: TestMap | null = null;
+  if (scope.plan.kind === 'full') {
+    map = mapOfFullRun({ runner: o.runner, command: o.command, tree: scope.tree, iteration: o.iteration, graph: scope.graph, report });
+    const recorded = scope.record ? readPytestMap(o.reportDir, o.repoPath) : null;
+    if (recorded && 'files' in recorded) map.perTest = { tree: scope.tree, iteration: o.iteration, ...recorded };
+    else if (scope.record) map.perTestProblem = recorded?.problem ?? 'the recording run wrote no map';
+    else if (scope.map?.perTest && !scope.byImports) map.perTest = scope.map.perTest;
+  } else if (scope.map) map = mapAfterPartialRun(scope.map, scope.plan.files, report);
   if (map) writePrivateFile(mapPath(o.runId), JSON.stringify(map));
 }

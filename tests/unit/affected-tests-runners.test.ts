@@ -12,12 +12,14 @@
  * refresh run everything.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pad, privateRunDir } from '../../activities/artifacts.js';
+import { parseJunit } from '../../activities/gates/test-report.js';
 import { sandboxPlatform } from '../../activities/sandbox.js';
 import { runTests } from '../../activities/tests.js';
 import type { RunTestsInput, TestResult } from '../../schemas/activities.js';
@@ -42,6 +44,8 @@ interface Repo {
   /** How the runner's reason names its own selection mode, if it has one. */
   mode: string;
   harnessFile: string;
+  /** pytest: selected by its per-test map (coverage.py), counted in tests. */
+  perTest?: boolean;
 }
 
 const PY_REPO: Repo = {
@@ -69,6 +73,7 @@ const PY_REPO: Repo = {
   modules: () => null,
   mode: '',
   harnessFile: 'tests/conftest.py',
+  perTest: true,
 };
 
 const JS_REPO: Repo = {
@@ -172,6 +177,8 @@ describe.runIf(sandboxPlatform().problem === null)('affected tests with real run
     process.env.VIGIL_HOME = path.join(root, 'vigil-home');
     process.env.VIGIL_SANDBOX = 'auto';
     jestModules = execFileSync(path.join(ROOT, 'scripts/install-test-runners.sh'), { encoding: 'utf8', timeout: 300_000 }).trim();
+    // coverage.py for pytest's per-test map, in the cache the worker reads it from.
+    execFileSync(path.join(ROOT, 'scripts/install-test-tools.sh'), { encoding: 'utf8', timeout: 300_000 });
     // vitest comes from this checkout's node_modules and jest from the cache, linked into the
     // repository as a project's own would be installed.
     process.env.VIGIL_SANDBOX_READABLE = [realpathSync(path.join(ROOT, 'node_modules')), realpathSync(jestModules)].join(':');
@@ -222,15 +229,16 @@ describe.runIf(sandboxPlatform().problem === null)('affected tests with real run
         write(repo, r.touchAdd);
         const one = await run(at(1, 'affected'));
         expect(one.verdict, one.reason).toBe('pass');
-        expect(one.selection).toEqual({ files: 1, of: 4 });
+        expect(one.selection).toEqual({ files: 1, of: 4, ...(r.perTest ? { tests: { ran: 2, of: 5 } } : {}) });
         expect(one.report).toMatchObject({ total: r.addTests, passed: r.addTests, baselineTotal: r.addTests, baselinePassed: r.addTests });
-        expect(one.reason.startsWith(`1 of 4 test ${r.unit} affected${r.mode}: `), one.reason).toBe(true);
+        const picked = r.perTest ? `2 of 5 tests affected (per-test map): ` : `1 of 4 test ${r.unit} affected${r.mode}: `;
+        expect(one.reason.startsWith(picked), one.reason).toBe(true);
 
         // The adversary: beside the add module, it breaks the script no test imports. The partial run
         // cannot see it (it runs the add tests alone)...
         write(repo, r.breakScript);
         const missed = await run(at(2, 'affected'));
-        expect(missed.selection).toEqual({ files: 1, of: 4 });
+        expect(missed.selection).toMatchObject({ files: 1, of: 4 });
         expect(missed.report?.total).toBe(r.addTests);
         expect(missed.verdict, missed.reason).toBe('pass');
         // ...the full suite, as every completion check runs it, does.
@@ -243,15 +251,19 @@ describe.runIf(sandboxPlatform().problem === null)('affected tests with real run
         // Once fixed, a test that failed in the last run is selected with what changed, until it passes.
         write(repo, r.fixScript);
         const after = await run(at(3, 'affected'));
-        expect(after.reason).toMatch(/^full suite \(no test file imports what changed\)|^1 of 4 test (files|packages) affected/);
+        expect(after.reason).toMatch(
+          /^full suite \(no test file imports what changed\)|^1 of 4 test (files|packages) affected|^3 of 5 tests affected/,
+        );
         expect(after.verdict, after.reason).toBe('pass');
 
         // A harness change runs everything.
         write(repo, r.harness);
         const harness = await run(at(4, 'affected'));
         expect(harness.selection ?? null).toBeNull();
+        // pytest's per-test map is stale too: this full run records it anew.
+        const recorded = r.perTest ? '; recording the per-test map' : '';
         expect(
-          harness.reason.startsWith(`full suite (a test harness or configuration file changed: ${r.harnessFile}): `),
+          harness.reason.startsWith(`full suite (a test harness or configuration file changed: ${r.harnessFile}${recorded}): `),
           harness.reason,
         ).toBe(true);
         expect(harness.report).toMatchObject({ total: 5, passed: 5 });
@@ -264,7 +276,7 @@ describe.runIf(sandboxPlatform().problem === null)('affected tests with real run
 
         // A run without a map (its first test run on this worker) runs everything.
         const fresh = await run({ ...at(1, 'affected'), runId: `${runId}-no-map` });
-        expect(fresh.reason).toMatch(/^full suite \(no test map yet\): /);
+        expect(fresh.reason.startsWith(`full suite (no test map yet${recorded}): `), fresh.reason).toBe(true);
         expect(fresh.report?.total).toBe(5);
       },
       patient(900_000),
@@ -301,4 +313,101 @@ describe.runIf(sandboxPlatform().problem === null)('affected tests with real run
     expect(one.report?.failing).toEqual([expect.stringMatching(/tests\/alias\.test\.js::muls by alias$/)]);
     expect(one.verdict).toBe('fail');
   });
+
+  /** A package whose `__init__` imports every module, as more-itertools': every test file imports all of it. */
+  const PKG_FILES: Record<string, string> = {
+    'pkg/__init__.py': 'from .add import *  # noqa\nfrom .mul import *  # noqa\nfrom .div import *  # noqa\n',
+    'pkg/add.py': '__all__ = ["add"]\n\n\ndef add(a, b):\n    """Add two numbers."""\n    return a + b\n',
+    'pkg/mul.py': '__all__ = ["mul"]\nFACTOR = 1\n\n\ndef mul(a, b):\n    return a * b * FACTOR\n',
+    'pkg/div.py': '__all__ = ["div"]\n\n\ndef div(a, b):\n    return a / b\n',
+    'tests/test_add.py':
+      'from pkg import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_add_neg():\n    assert add(-1, -2) == -3\n',
+    'tests/test_mixed.py':
+      'import pkg\n\n\ndef test_mixed_add():\n    assert pkg.add(2, 2) == 4\n\n\ndef test_mixed_mul():\n    assert pkg.mul(2, 2) == 4\n',
+    'tests/test_mul.py': 'from pkg import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n',
+    // Reads add's docstring without calling into pkg/add.py: its per-test map does not hold that file.
+    'tests/test_div.py':
+      'import pkg\n\n\ndef test_div():\n    assert pkg.div(6, 3) == 2\n\n\ndef test_add_documented():\n    assert "Add" in pkg.add.__doc__\n',
+  };
+  /** The tests a run's JUnit report lists: what pytest ran. */
+  const ranIn = (runId: string, iteration: number): string[] =>
+    (parseJunit(readFileSync(path.join(privateRunDir(runId), 'test-reports', `${pad(iteration)}-1`, 'pytest.xml'), 'utf8'))?.tests ?? [])
+      .map((t) => t.id)
+      .sort();
+
+  it(
+    'pytest: the per-test map selects the tests that executed a change where every test imports the whole package; an import-time change, what the map cannot see, and a missing coverage.py are each handled',
+    async () => {
+      const repo = path.join(root, 'pytest-pkg');
+      mkdirSync(repo);
+      write(repo, PKG_FILES);
+      git(repo, 'init', '-q');
+      const runId = 'affected-pytest-pkg';
+      const at = (iteration: number, scope?: 'affected') => ({
+        runId,
+        repoPath: repo,
+        command: PY_REPO.command,
+        iteration,
+        ...(scope ? { scope, fullEvery: 10 } : {}),
+      });
+      // The baseline records the map.
+      const base = await run({ ...at(0), recordBaseline: true });
+      expect(base.report, base.reason).toMatchObject({ total: 7, passed: 7 });
+      expect(base.reason.startsWith('full suite (recording the per-test map): '), base.reason).toBe(true);
+
+      // A change inside add's body: the three tests that ran it, and none of the others (by imports: all seven).
+      write(repo, { 'pkg/add.py': PKG_FILES['pkg/add.py']!.replace('return a + b', 'return b + a') });
+      const one = await run(at(1, 'affected'));
+      expect(one.reason.startsWith('3 of 7 tests affected (per-test map): '), one.reason).toBe(true);
+      expect(one.selection).toEqual({ files: 2, of: 4, tests: { ran: 3, of: 7 } });
+      expect(one.verdict, one.reason).toBe('pass');
+      expect(one.report).toMatchObject({ total: 3, passed: 3, baselineTotal: 3, baselinePassed: 3 });
+      expect(ranIn(runId, 1)).toEqual(['tests.test_add::test_add', 'tests.test_add::test_add_neg', 'tests.test_mixed::test_mixed_add']);
+
+      // The adversary: it rewrites add's docstring, which only a test outside the selection checks.
+      // The partial run passes (the three tests that run add)...
+      write(repo, {
+        'pkg/add.py': PKG_FILES['pkg/add.py']!.replace('Add two numbers.', 'Sum of two numbers.').replace('return a + b', 'return b + a'),
+      });
+      const missed = await run(at(2, 'affected'));
+      expect(missed.reason.startsWith('3 of 7 tests affected (per-test map): '), missed.reason).toBe(true);
+      expect(missed.verdict, missed.reason).toBe('pass');
+      // ...the full suite of the completion check does not, and does not record (the map stays).
+      const check = await run(at(2));
+      expect(check.verdict, check.reason).toBe('fail');
+      expect(check.report).toMatchObject({ total: 7, failed: 1 });
+      expect(check.report?.failing).toEqual(['tests.test_div::test_add_documented']);
+      expect(check.reason).not.toMatch(/recording/);
+      write(repo, { 'pkg/add.py': PKG_FILES['pkg/add.py']! });
+
+      // A change of what runs at import (a module-level constant): every test that imports it, so everything, recorded anew.
+      write(repo, { 'pkg/mul.py': PKG_FILES['pkg/mul.py']!.replace('FACTOR = 1', 'FACTOR = 2') });
+      const imported = await run(at(3, 'affected'));
+      expect(imported.reason.startsWith('full suite (every test is affected; recording the per-test map): '), imported.reason).toBe(true);
+      expect(imported.report).toMatchObject({ total: 7, failed: 2 });
+      write(repo, { 'pkg/mul.py': PKG_FILES['pkg/mul.py']! });
+
+      // Without coverage.py the tests are selected by imports, as before, and the line says so.
+      const saved = process.env.VIGIL_TEST_TOOLS_DIR;
+      process.env.VIGIL_TEST_TOOLS_DIR = path.join(root, 'no-tools');
+      try {
+        const other = { runId: `${runId}-no-coverage`, repoPath: repo, command: PY_REPO.command };
+        const b = await run({ ...other, iteration: 0, recordBaseline: true });
+        expect(b.reason).not.toMatch(/recording/);
+        write(repo, { 'pkg/add.py': PKG_FILES['pkg/add.py']!.replace('return a + b', 'return b + a') });
+        const c = await run({ ...other, iteration: 1, scope: 'affected', fullEvery: 10 });
+        expect(
+          c.reason.startsWith(
+            'full suite (every test file is affected; by imports: no per-test map: coverage.py is not installed (scripts/install-test-tools.sh)): ',
+          ),
+          c.reason,
+        ).toBe(true);
+        expect(c.report?.total).toBe(7);
+      } finally {
+        if (saved === undefined) delete process.env.VIGIL_TEST_TOOLS_DIR;
+        else process.env.VIGIL_TEST_TOOLS_DIR = saved;
+      }
+    },
+    patient(300_000),
+  );
 });

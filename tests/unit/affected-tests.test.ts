@@ -207,7 +207,7 @@ describe('which tests run', () => {
     expect(plan(['tests/test_div.py'], { graph: importGraph(texts(rest), 'py') })).toMatchObject({
       reason: 'a test file is gone: tests/test_div.py',
     });
-    expect(plan(['calc/__init__.py'])).toEqual({ kind: 'full', reason: 'every test file is affected' });
+    expect(plan(['calc/__init__.py'])).toEqual({ kind: 'full', reason: 'every test file is affected', bySelection: true });
     // What the runners leave behind as they run is not a change of the code.
     expect(plan(['calc/div.py', 'calc/__pycache__/div.cpython-312.pyc', '.pytest_cache/v/cache/lastfailed', '.coverage']).kind).toBe(
       'affected',
@@ -220,6 +220,7 @@ describe('which tests run', () => {
     expect(plan(['scripts/report.py'], { map: green, graph: unimported })).toEqual({
       kind: 'full',
       reason: 'no test file imports what changed',
+      bySelection: true,
     });
   });
 
@@ -275,8 +276,8 @@ describe('Go: the packages the go tool says import the change', () => {
 
   it('a change selects the packages that import it; go.mod, go.sum and data files run everything', () => {
     expect(plan(['internal/times/times.go'])).toEqual({ kind: 'affected', files: ['example.com/calc/mul'], total: 2 });
-    expect(plan(['add/add.go'])).toEqual({ kind: 'full', reason: 'every test file is affected' });
-    expect(plan(['cmd/report/main.go'])).toEqual({ kind: 'full', reason: 'no test file imports what changed' });
+    expect(plan(['add/add.go'])).toEqual({ kind: 'full', reason: 'every test file is affected', bySelection: true });
+    expect(plan(['cmd/report/main.go'])).toEqual({ kind: 'full', reason: 'no test file imports what changed', bySelection: true });
     for (const f of ['go.mod', 'go.sum', 'go.work']) expect(plan(['internal/times/times.go', f]).kind, f).toBe('full');
     expect(plan(['internal/times/times.go', 'mul/testdata/golden.txt']).kind).toBe('full');
   });

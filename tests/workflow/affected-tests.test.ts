@@ -14,6 +14,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { coverageDir } from '../../activities/gates/pytest-map.js';
 import type { Knobs } from '../../schemas/knobs.js';
 import {
   assertBuilt,
@@ -118,9 +119,15 @@ describe('affected tests between completion checks', () => {
     const second = readFileSync(prompts, 'utf8');
     expect(second).toContain('QUALITY GATE FAILURES');
     expect(second).toMatch(/tests FAILED[^]*test_report/);
-    // Iteration 2: the test that failed is selected with the change, then the check's full suite passes.
+    // Iteration 2: the test that failed is selected with the change, then the check's full suite
+    // passes. With coverage.py on the worker, pytest's per-test map (recorded by the baseline)
+    // selects against everything changed since it was recorded: the add tests too.
     const [partial2, check2] = runsInLog(repo, runId, 2);
-    expect(partial2).toEqual(['tests/test_report.py::test_report']);
+    expect(partial2).toEqual(
+      coverageDir() === null
+        ? ['tests/test_report.py::test_report']
+        : ['tests/test_add.py::test_add', 'tests/test_add.py::test_add_neg', 'tests/test_report.py::test_report'],
+    );
     expect(check2).toEqual(ALL);
     // What done rests on counts every baseline test, never the partial run's.
     expect(outcome.notes[0]).toMatch(/^evidence: baseline tests 5 of 5 passed /);

@@ -39,7 +39,8 @@ export interface ImportGraph {
   aliased?: string[];
 }
 
-export type TestPlan = { kind: 'full'; reason: string } | { kind: 'affected'; files: string[]; total: number };
+/** `bySelection`: the full suite because of what the selection came to (nothing, or everything), not because a selection was ruled out. */
+export type TestPlan = { kind: 'full'; reason: string; bySelection?: boolean } | { kind: 'affected'; files: string[]; total: number };
 
 const MAX_LINES = 20_000;
 const MAX_LINE = 2000;
@@ -441,8 +442,8 @@ export function planTests(o: {
     .filter((f) => touched.has(f) || dynamic.has(f) || map.failing.includes(f) || reaches(graph.tests[f]) || reaches(map.tests[f]))
     .sort();
   const total = Object.keys(map.tests).length;
-  if (files.length === 0) return full('no test file imports what changed');
-  if (files.length >= total) return full('every test file is affected');
+  if (files.length === 0) return { kind: 'full', reason: 'no test file imports what changed', bySelection: true };
+  if (files.length >= total) return { kind: 'full', reason: 'every test file is affected', bySelection: true };
   const unsafe = files.find((f) => !SAFE_NAME.test(f));
   if (unsafe) return full(`a selected test file's name cannot be passed to the runner: ${unsafe.slice(0, 100)}`);
   return { kind: 'affected', files, total };
