@@ -21,6 +21,7 @@ import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { RecordedRunSchema, RejudgeReportSchema, type RejudgeReport } from '../../schemas/rejudge.js';
 import { assertBuilt, CLI, ROOT, SCRIPTED_AGENT, temporalAddress, uniqueId, writePrd } from '../support/harness.js';
 import { cleanEnv, runVigil, show, waitUntil } from './cli-helpers.js';
+import { patient } from '../support/patience.js';
 
 const README = readFileSync(path.join(ROOT, 'examples/agents/scripted-agent/README.md'), 'utf8');
 const EXAMPLE = (() => {
@@ -48,7 +49,7 @@ beforeAll(async () => {
     upOut += d.toString();
   });
   await waitUntil('vigil up to poll', () => upOut.includes('polling') || up?.exitCode !== null, 120_000, 200);
-}, 150_000);
+}, patient(150_000));
 afterAll(async () => {
   up?.kill('SIGINT');
   await up;
@@ -91,80 +92,84 @@ async function rejudge(args: string[]): Promise<RejudgeReport> {
   return RejudgeReportSchema.parse(JSON.parse(r.stdout));
 }
 
-it('rejudges three recorded runs: unchanged rules flip nothing, each stricter knob flips its own run and no other', async () => {
-  const roles = EXAMPLE.roles as Record<string, unknown>;
-  const advisory = await record('advisory', EXAMPLE);
-  const clean = await record('clean', { ...EXAMPLE, roles: { ...roles, reviewer: { default: { output: 'VERDICT: PASS\n' } } } });
-  // Its test step also adds a CI workflow: a change to the tests' harness the integrity gate would refuse.
-  const iterations = EXAMPLE.iterations.map((it, i) =>
-    i === 1
-      ? {
-          ...it,
-          writes: {
-            ...it.writes,
-            '.github/workflows/test.yml': 'on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: node --test\n',
-          },
-        }
-      : it,
-  );
-  const harness = await record(
-    'harness',
-    { ...EXAMPLE, iterations, roles: { ...roles, reviewer: { default: { output: 'VERDICT: PASS\n' } } } },
-    [
-      // As a release before the integrity gates ran it.
-      '--set',
-      'gateTestMutation=false',
-      '--set',
-      'gateTestGaming=false',
-    ],
-  );
-  const ids = [advisory, clean, harness];
-  const exported = mkdtempSync(path.join(os.tmpdir(), 'vigil-rejudge-export-'));
+it(
+  'rejudges three recorded runs: unchanged rules flip nothing, each stricter knob flips its own run and no other',
+  async () => {
+    const roles = EXAMPLE.roles as Record<string, unknown>;
+    const advisory = await record('advisory', EXAMPLE);
+    const clean = await record('clean', { ...EXAMPLE, roles: { ...roles, reviewer: { default: { output: 'VERDICT: PASS\n' } } } });
+    // Its test step also adds a CI workflow: a change to the tests' harness the integrity gate would refuse.
+    const iterations = EXAMPLE.iterations.map((it, i) =>
+      i === 1
+        ? {
+            ...it,
+            writes: {
+              ...it.writes,
+              '.github/workflows/test.yml': 'on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: node --test\n',
+            },
+          }
+        : it,
+    );
+    const harness = await record(
+      'harness',
+      { ...EXAMPLE, iterations, roles: { ...roles, reviewer: { default: { output: 'VERDICT: PASS\n' } } } },
+      [
+        // As a release before the integrity gates ran it.
+        '--set',
+        'gateTestMutation=false',
+        '--set',
+        'gateTestGaming=false',
+      ],
+    );
+    const ids = [advisory, clean, harness];
+    const exported = mkdtempSync(path.join(os.tmpdir(), 'vigil-rejudge-export-'));
 
-  const same = await rejudge([...ids, '--export', exported]);
-  expect(same.runs.map((r) => [r.outcome, r.flips, r.needsNewJudgement])).toEqual([
-    ['council_approved', 0, 0],
-    ['council_approved', 0, 0],
-    ['council_approved', 0, 0],
-  ]);
-  for (const r of same.runs)
-    expect(
-      r.checks.some((c) => c.round !== null && c.recorded.verdict === 'approved'),
-      JSON.stringify(r),
-    ).toBe(true);
+    const same = await rejudge([...ids, '--export', exported]);
+    expect(same.runs.map((r) => [r.outcome, r.flips, r.needsNewJudgement])).toEqual([
+      ['council_approved', 0, 0],
+      ['council_approved', 0, 0],
+      ['council_approved', 0, 0],
+    ]);
+    for (const r of same.runs)
+      expect(
+        r.checks.some((c) => c.round !== null && c.recorded.verdict === 'approved'),
+        JSON.stringify(r),
+      ).toBe(true);
 
-  const merge = await rejudge([...ids, '--set', 'reviewMergeabilityMin=100']);
-  expect(merge.runs.map((r) => r.flips)).toEqual([1, 0, 0]);
-  const flipped = merge.runs[0]?.checks.find((c) => c.flipped);
-  expect(flipped?.now).toMatchObject({ verdict: 'refused', by: 'code_review' });
-  expect(flipped?.now.reason).toMatch(/^code review: mergeability [1-9]\d? is below the minimum 100$/);
+    const merge = await rejudge([...ids, '--set', 'reviewMergeabilityMin=100']);
+    expect(merge.runs.map((r) => r.flips)).toEqual([1, 0, 0]);
+    const flipped = merge.runs[0]?.checks.find((c) => c.flipped);
+    expect(flipped?.now).toMatchObject({ verdict: 'refused', by: 'code_review' });
+    expect(flipped?.now.reason).toMatch(/^code review: mergeability [1-9]\d? is below the minimum 100$/);
 
-  const integrity = await rejudge([...ids, '--set', 'gateTestMutation=true', '--set', 'gateTestGaming=true']);
-  expect(integrity.runs.map((r) => r.flips)).toEqual([0, 0, 1]);
-  expect(integrity.runs[2]?.checks.find((c) => c.flipped)?.now.reason).toMatch(
-    /^test mutation \(the run was recorded without this gate; it would have said\): 1 finding\(s\): harness_changed-[0-9a-f]{8}: \.github\/workflows\/test\.yml: a harness file was added/,
-  );
+    const integrity = await rejudge([...ids, '--set', 'gateTestMutation=true', '--set', 'gateTestGaming=true']);
+    expect(integrity.runs.map((r) => r.flips)).toEqual([0, 0, 1]);
+    expect(integrity.runs[2]?.checks.find((c) => c.flipped)?.now.reason).toMatch(
+      /^test mutation \(the run was recorded without this gate; it would have said\): 1 finding\(s\): harness_changed-[0-9a-f]{8}: \.github\/workflows\/test\.yml: a harness file was added/,
+    );
 
-  // What --export wrote: the recorded runs, each with its knobs, start tree and the trees its checks judged.
-  for (const id of ids) {
-    const run = RecordedRunSchema.parse(JSON.parse(readFileSync(path.join(exported, `${id}.json`), 'utf8')));
-    expect(run.startTree).toMatch(/^[0-9a-f]{40}$/);
-    expect(run.trees.length).toBeGreaterThan(0);
-    expect(run.knobs).toMatchObject({ councilSize: 3 });
-  }
-  if (process.env.VIGIL_RECORD_REJUDGE === '1') {
-    mkdirSync(CORPUS, { recursive: true });
-    for (const [id, name] of [
-      [advisory, 'add-advisory-finding'],
-      [clean, 'add-clean'],
-      [harness, 'add-harness-before-integrity'],
-    ] as const) {
-      const run = JSON.parse(readFileSync(path.join(exported, `${id}.json`), 'utf8')) as { knobs: Record<string, unknown> };
-      if (name === 'add-harness-before-integrity') {
-        delete run.knobs.gateTestMutation;
-        delete run.knobs.gateTestGaming;
-      }
-      writeFileSync(path.join(CORPUS, `${name}.json`), `${JSON.stringify(run, null, 2)}\n`);
+    // What --export wrote: the recorded runs, each with its knobs, start tree and the trees its checks judged.
+    for (const id of ids) {
+      const run = RecordedRunSchema.parse(JSON.parse(readFileSync(path.join(exported, `${id}.json`), 'utf8')));
+      expect(run.startTree).toMatch(/^[0-9a-f]{40}$/);
+      expect(run.trees.length).toBeGreaterThan(0);
+      expect(run.knobs).toMatchObject({ councilSize: 3 });
     }
-  }
-}, 900_000);
+    if (process.env.VIGIL_RECORD_REJUDGE === '1') {
+      mkdirSync(CORPUS, { recursive: true });
+      for (const [id, name] of [
+        [advisory, 'add-advisory-finding'],
+        [clean, 'add-clean'],
+        [harness, 'add-harness-before-integrity'],
+      ] as const) {
+        const run = JSON.parse(readFileSync(path.join(exported, `${id}.json`), 'utf8')) as { knobs: Record<string, unknown> };
+        if (name === 'add-harness-before-integrity') {
+          delete run.knobs.gateTestMutation;
+          delete run.knobs.gateTestGaming;
+        }
+        writeFileSync(path.join(CORPUS, `${name}.json`), `${JSON.stringify(run, null, 2)}\n`);
+      }
+    }
+  },
+  patient(300_000),
+);
