@@ -58,8 +58,7 @@ create table memory_patterns (
   updated_at timestamptz not null default now(),
   unique (scope, kind, signature)
 );
-comment on table memory_patterns is ('Patterns and anti-patterns consolidated from episodes; repo null: across the repositories of this ' +
-  'installation; imported: from a memory file (kept when no episode here makes it).');
+comment on table memory_patterns is 'Patterns and anti-patterns consolidated from episodes; repo null: across the repositories of this installation; imported: from a memory file (kept when no episode here makes it).';
 
 create table memory_skills (
   id bigserial primary key,
@@ -129,8 +128,7 @@ create table memory_judgements (
   problem text,
   log_path text
 );
-comment on table memory_judgements is ('One row per run whose memory the judge (role memory) was asked about: what it applied, what the ' +
-  'call cost, and why nothing was applied when so.');
+comment on table memory_judgements is 'One row per run whose memory the judge (role memory) was asked about: what it applied, what the call cost, and why nothing was applied when so.';
 `;
 
 /** Migration 4: the files an iteration's agent read (docs/memory.md, What is kept), on its trace and its episode. */

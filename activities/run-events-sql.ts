@@ -136,6 +136,5 @@ left join lateral (select usd, unpriced_calls from vigil_spend p where p.workflo
 left join lateral (select count(*)::int as rounds, (count(*) filter (where approved))::int as approved from vigil_council_rounds c where c.workflow_id = w.workflow_id) c on true
 left join lateral (select count(*)::int as escalations from vigil_escalations x where x.workflow_id = w.workflow_id) x on true
 left join lateral (select (count(*) filter (where climb))::int as climbs from vigil_tier_changes t where t.workflow_id = w.workflow_id) t on true;
-comment on view vigil_runs is ('One row per workflow id (across continue-as-new): how it started, how it ended, iterations, spend, ' +
-  'council, escalations, tier climbs.');
+comment on view vigil_runs is 'One row per workflow id (across continue-as-new): how it started, how it ended, iterations, spend, council, escalations, tier climbs.';
 `;

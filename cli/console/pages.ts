@@ -137,31 +137,15 @@ export function actionsPanel(s: StatusSnapshot, place: 'inbox' | 'run'): Html {
 }
 
 function facts(s: StatusSnapshot, now: Date, waiting: Waiting | null): Html {
+  const fact = (term: string, value: string, cls = ''): Html => html`<dt>${term}</dt><dd${cls ? html` class="${cls}"` : ''}>${value}</dd>`;
   // A pause that waits for a person: its reminder, re-route and deadline, as status says them.
   const deadlines = s.status === 'paused' ? deadlinesLine(s.pause?.deadlines, now.getTime()) : '';
   return html`<dl class="facts">
-    ${
-      waiting
-        ? html`<dt>waiting since</dt>
-            <dd>${waiting.since} (${since(waiting.since, now)})</dd>`
-        : ''
-    }
-    ${
-      deadlines
-        ? html`<dt>if nobody answers</dt>
-            <dd class="deadlines">${deadlines}</dd>`
-        : ''
-    }
-    <dt>cost so far</dt>
-    <dd>${spendText(s)}</dd>
-    <dt>iteration</dt>
-    <dd>${s.iteration} of at most ${s.maxIterations}${s.phase ? ` (${s.phase})` : ''}</dd>
-    <dt>tier</dt>
-    <dd>${s.tier ?? '—'}${s.ladder ? ` (ladder ${s.ladder.level})` : ''}</dd>
-    <dt>mode</dt>
-    <dd>${s.autonomyMode}</dd>
-    <dt>repository</dt>
-    <dd>${s.repoPath}${s.host ? ` on ${s.host}` : ''}</dd>
+    ${waiting ? fact('waiting since', `${waiting.since} (${since(waiting.since, now)})`) : ''}
+    ${deadlines ? fact('if nobody answers', deadlines, 'deadlines') : ''} ${fact('cost so far', spendText(s))}
+    ${fact('iteration', `${s.iteration} of at most ${s.maxIterations}${s.phase ? ` (${s.phase})` : ''}`)}
+    ${fact('tier', `${s.tier ?? '—'}${s.ladder ? ` (ladder ${s.ladder.level})` : ''}`)} ${fact('mode', s.autonomyMode)}
+    ${fact('repository', `${s.repoPath}${s.host ? ` on ${s.host}` : ''}`)}
   </dl>`;
 }
 

@@ -110,6 +110,29 @@ describe('reading the runners’ reports', () => {
     expect(parseJunit('<testsuites tests="4"><testsuite name="s"><testcase name="a"/></testsuite></testsuites>')?.complete).toBe(false);
     expect(parseJunit('<testsuites><testcase name="a" classname="test"/><!-- tests 2 --></testsuites>')).toMatchObject({ complete: false });
     expect(parseJunit('not xml at all <<<')?.tests ?? []).toEqual([]);
+    // pytest 9 counts subtests in `tests` (as pytest 9.2 writes it: 3 tests, 5 subtests passed),
+    // and a failed subtest as a failure of its test.
+    const subtests =
+      '<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="0" failures="1" skipped="0" tests="8">' +
+      '<testcase classname="test_s" name="test_sub" /><testcase classname="test_s.T" name="test_u" /><testcase classname="test_s" name="test_plain">' +
+      '<failure message="contains 1 failed subtest">contains 1 failed subtest</failure></testcase></testsuite></testsuites>';
+    expect(parseJunit(subtests)).toMatchObject({
+      complete: true,
+      tests: [
+        { id: 'test_s::test_sub', status: 'passed' },
+        { id: 'test_s.T::test_u', status: 'passed' },
+        { id: 'test_s::test_plain', status: 'failed' },
+      ],
+    });
+    // Another writer's count that is more than it lists stays incomplete, and so does pytest's that is less.
+    expect(
+      parseJunit('<testsuites name="other"><testsuite name="s" tests="3"><testcase name="a"/></testsuite></testsuites>')?.complete,
+    ).toBe(false);
+    expect(
+      parseJunit(
+        '<testsuites name="pytest tests"><testsuite name="pytest" tests="1"><testcase name="a"/><testcase name="b"/></testsuite></testsuites>',
+      )?.complete,
+    ).toBe(false);
     const go = [
       '{"Action":"run","Package":"m/p","Test":"TestA"}',
       '{"Action":"pass","Package":"m/p","Test":"TestA"}',
@@ -206,4 +229,24 @@ describe.runIf(sandboxPlatform().problem === null)('real runners in the default 
       });
     }
   }
+
+  // pytest 9's subtests (as more-itertools' suite has them): its report counts them in `tests`.
+  it('pytest: a suite with subtests is green when they pass, and red when one fails', async () => {
+    const repo = path.join(root, 'pytest-subtests');
+    mkdirSync(repo);
+    const suite = (limit: number): Record<string, string> => ({
+      'test_sub.py':
+        `def test_sub(subtests):\n    for i in range(3):\n        with subtests.test(i=i):\n            assert i < ${limit}\n\n` +
+        'def test_plain():\n    assert True\n',
+    });
+    write(repo, suite(3));
+    git(repo, 'init', '-q');
+    const base = await run('verdict-subtests', repo, 'python3 -m pytest -q', true);
+    expect(base.verdict, base.reason).toBe('pass');
+    expect(base.report, base.reason).toMatchObject({ total: 2, passed: 2, failed: 0 });
+    write(repo, suite(2));
+    const after = await run('verdict-subtests', repo, 'python3 -m pytest -q');
+    expect(after.verdict, after.reason).toBe('fail');
+    expect(after.report).toMatchObject({ total: 2, failed: 1 });
+  });
 });
