@@ -266,6 +266,12 @@ describe('providers', () => {
     );
     await waitForStatus(handle, (x) => x.agentRunning);
     await sessionOnServer(handle);
+    // And the CLI itself has started the session (it records its call once running): the session is
+    // heartbeated as soon as the process is spawned, which on a loaded machine is seconds before
+    // the CLI starts. Killed before that, the first call would never have happened.
+    const deadline = Date.now() + patient(60_000);
+    while (fake.calls().length === 0 && Date.now() < deadline) await sleep(100);
+    expect(fake.calls(), 'the first call started').toHaveLength(1);
     first.child.kill('SIGKILL');
     // The agent's supervisor and the agent go with it, as when the machine restarts.
     const runs = path.join(repo, '.vigil', 'runs');
