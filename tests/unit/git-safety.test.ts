@@ -132,10 +132,13 @@ describe("the environment of Vigil's git", () => {
     for (const args of [['status'], ['add', '-A'], ['diff', '--cached'], ['update-ref', 'refs/vigil/t', 'HEAD']])
       expect((await runGit(r, args)).exitCode).toBe(0);
     expect(readdirSync(marks)).toEqual([]);
-    // A changed file, so that the person's status hashes it through the clean filter whatever the
-    // clock says (a file whose stat matches the index is not read again, once it is not racily clean).
+    // The person's git: status asks the fsmonitor and writes the index (post-index-change); add
+    // hashes the changed file through the clean filter. Status alone would not be enough: a file
+    // whose size changed is "modified" without being read, so the filter would run only when a
+    // file happened to be racily clean, which depends on the clock.
     writeFileSync(path.join(r, 'b.txt'), 'b, changed\n');
     git(r, 'status');
+    git(r, 'add', 'b.txt');
     expect(readdirSync(marks).sort()).toEqual(['filter', 'fsmonitor', 'post-index-change'].sort());
   });
 });
