@@ -9,10 +9,11 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { StatusSnapshotSchema, type StatusSnapshot } from '../../schemas/status.js';
+import type { StatusSnapshot } from '../../schemas/status.js';
 import { currentDetails } from '../../workflows/ui.js';
 import { freePort, startDevServer, type DevServer } from '../../workers/dev-server.js';
 import { patient } from '../support/patience.js';
+import { statusSnapshot } from '../support/status-snapshot.js';
 
 let server: DevServer | undefined;
 let ui = '';
@@ -33,60 +34,16 @@ async function rendered(markdown: string): Promise<string> {
   return /<main>([\s\S]*)<\/main>/.exec(page)?.[1] ?? page;
 }
 
-const pausedOnBudget = (): StatusSnapshot => {
-  const at = '2026-11-29T10:00:00.000Z';
-  return StatusSnapshotSchema.parse({
+/** A supervised run that its budget paused: the card's dollar amounts are what this test reads. */
+const pausedOnBudget = (): StatusSnapshot =>
+  statusSnapshot({
     workflowId: 'card-run',
-    runId: 'r1',
     status: 'paused',
-    iteration: 4,
-    maxIterations: 10,
-    phase: 'ACT',
-    tier: 'development',
     paused: true,
-    pause: { by: 'vigil', at, reason: 'budget exceeded: $1.20 of $1.00' },
-    consecutiveFailures: 0,
-    consecutiveNoChange: 0,
-    recentHashes: [],
-    runStartSha: null,
-    pendingDirectives: 0,
-    backoffUntil: null,
-    agentRunning: false,
-    lastIteration: null,
-    recentIterations: [],
-    lastCompletion: null,
-    outcome: null,
-    invalidMessages: [],
-    invalidMessageCount: 0,
-    generations: 0,
-    repoPath: '/r/app',
-    prdPath: '/r/app/PRD.md',
-    doneSignals: 0,
-    totalDoneSignals: 0,
-    breaker: null,
-    council: { enabled: true, rounds: 0, verdicts: [], forceReviewPending: false },
-    lastEvidence: null,
-    lastTests: null,
-    autonomyMode: 'supervised',
-    uncertainty: {
-      enabled: true,
-      noChangeMin: 4,
-      consecutiveCoOccur: 0,
-      escalatedEpisode: false,
-      escalatedAtIteration: -1,
-      ring: [],
-      lastRoundIteration: -1,
-      lastProxies: { p1: false, p2: false, p3: false },
-    },
-    ladder: null,
-    escalations: [],
-    notifications: { sent: 0, failed: 0, recentFailures: [] },
-    driftReports: 0,
-    latestHandoff: null,
+    pause: { by: 'vigil', at: '2026-11-29T10:00:00.000Z', reason: 'budget exceeded: $1.20 of $1.00' },
     spend: { usd: 1.2, inputTokens: 10, outputTokens: 10, calls: 4 },
     budgetUsd: 1,
   });
-};
 
 it('the UI reads an unescaped dollar amount as math (the defect, shown on the real renderer)', async () => {
   const html = await rendered('Paused by vigil: budget exceeded: $1.20 of $1.00');
