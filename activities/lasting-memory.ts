@@ -18,7 +18,7 @@
  */
 import { EPISODE_LIMITS, type MemoryLayers, type MemoryRef } from '../schemas/lasting-memory.js';
 import { clean, errorLine } from '../workflows/decisions/lasting-memory.js';
-import { retrieve, type Retrieved } from '../workflows/decisions/memory-retrieval.js';
+import { retrieve, type Retrieved, type TaskKind } from '../workflows/decisions/memory-retrieval.js';
 import { redactSecrets } from '../workflows/decisions/scans.js';
 import { ensureMigrated, onRunEnded, poolFor, type Db } from './event-store.js';
 import { rankItems, scoreOf } from './memory-rank.js';
@@ -47,6 +47,8 @@ export interface RetrievalRequest {
   repoPath: string;
   /** The task at hand: the PRD, the checklist, the failing gates. */
   task: string;
+  /** What the iteration is doing (taskKindOf); absent: implementation. */
+  taskKind?: TaskKind;
   budgets: MemoryLayers;
 }
 
@@ -62,7 +64,15 @@ export async function retrieveForPrompt(url: string, req: RetrievalRequest): Pro
   // Relevance by full-text score (BM25+, prefix and fuzzy: activities/memory-rank.ts).
   const scores = rankItems(c.items, req.task);
   const items = c.items.map((i) => ({ ...i, textScore: scoreOf(scores, i) }));
-  const got = retrieve({ repo, task: req.task, budgets: req.budgets, items, timeline: c.timeline, episodes: c.episodes });
+  const got = retrieve({
+    repo,
+    task: req.task,
+    ...(req.taskKind ? { taskKind: req.taskKind } : {}),
+    budgets: req.budgets,
+    items,
+    timeline: c.timeline,
+    episodes: c.episodes,
+  });
   await inTransaction(url, async (t) => {
     const first = await t.query(
       `insert into memory_traces (workflow_id, iteration, retrieved, retrieved_chars) values ($1, $2, $3, $4)

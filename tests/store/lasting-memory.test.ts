@@ -83,7 +83,15 @@ describe('the memory in the event store', () => {
     const url = await tp.freshDatabase('memory_retrieve');
     await storeRun(url, 'wf-1', '/repos/calc', Date.parse('2026-03-01T10:00:00Z'));
     const budgets = { indexTokens: 100, timelineTokens: 100, entriesTokens: 400 };
-    const req = { workflowId: 'wf-2', iteration: 1, repoPath: '/repos/calc', task: 'Add numbers: adds two numbers with carry', budgets };
+    // The first iteration explores: the whole timeline budget (docs/memory.md, the kind of task).
+    const req = {
+      workflowId: 'wf-2',
+      iteration: 1,
+      repoPath: '/repos/calc',
+      task: 'Add numbers: adds two numbers with carry',
+      taskKind: 'exploration' as const,
+      budgets,
+    };
     const got = await retrieveForPrompt(url, req);
     expect(got.text).toContain('Test "adds two numbers" failed 3 times');
     expect(got.text).toContain('Timeline (earlier runs on this repository, newest first):');

@@ -19,7 +19,7 @@ import {
   type IterationTrace,
   type RunEnd,
 } from '../../workflows/decisions/lasting-memory.js';
-import { CHARS_PER_TOKEN, retrieve, type StoredItem } from '../../workflows/decisions/memory-retrieval.js';
+import { CHARS_PER_TOKEN, retrieve, taskKindOf, TASK_WEIGHTS, type StoredItem } from '../../workflows/decisions/memory-retrieval.js';
 
 const GH_TOKEN = 'ghp_' + 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8';
 
@@ -310,6 +310,72 @@ describe('retrieval by layer', () => {
     expect(entries).not.toContain('#4'); // too long for the budget
     expect(r.refs.map((x) => x.id)).toContain(2);
     expect(r.refs.map((x) => x.id)).not.toContain(4);
+  });
+
+  it('the relevance floor: an item that matches nothing of the task is not loaded to fill the budget, only counted', () => {
+    // The adversary of the floor: an unrelated item of the highest importance, this repository's own.
+    const loud = item(9, 'pattern', 'Prefer tabs in the Makefile', ['makefile', 'tabs'], '/r', 1);
+    const r = retrieve({
+      repo: '/r',
+      task: 'Parse dates in ISO format',
+      taskKind: 'implementation',
+      budgets: { indexTokens: 100, timelineTokens: 0, entriesTokens: 2000 },
+      items: [...items, loud],
+      timeline: [],
+      episodes: { count: 5, runs: 2 },
+    });
+    expect(r.text).toContain('Index: 5 item(s)');
+    expect(r.refs.map((x) => x.id)).toEqual([1]); // "parses dates" matches; nothing else does
+    expect(r.text).not.toContain('Makefile');
+    // The honest control: with a task it matches, the same item is loaded.
+    const asked = retrieve({
+      repo: '/r',
+      task: 'Fix the Makefile tabs',
+      taskKind: 'implementation',
+      budgets: { indexTokens: 0, timelineTokens: 0, entriesTokens: 2000 },
+      items: [...items, loud],
+      timeline: [],
+      episodes: { count: 5, runs: 2 },
+    });
+    expect(asked.refs.map((x) => x.id)).toEqual([9]);
+  });
+
+  it("the kind of task weighs the layers as the original's retrieval strategies do", () => {
+    expect(taskKindOf({ iteration: 1, prdTitle: 'Add numbers' })).toBe('exploration');
+    expect(taskKindOf({ iteration: 4, prdTitle: 'Add numbers' })).toBe('implementation');
+    expect(taskKindOf({ iteration: 4, prdTitle: 'Add numbers', gateFindings: 'tests: 1 failed' })).toBe('debugging');
+    expect(taskKindOf({ iteration: 1, prdTitle: 'Add numbers', gateFindings: '  ' })).toBe('exploration');
+    expect(taskKindOf({ iteration: 3, prdTitle: 'Refactor the parser into modules' })).toBe('refactoring');
+    expect(taskKindOf({ iteration: 3, prdTitle: 'Clean up the date helpers' })).toBe('refactoring');
+    expect(TASK_WEIGHTS.debugging.skills).toBe(0);
+
+    const same = [
+      item(1, 'anti_pattern', 'Test "adds numbers" failed 3 times: 3 !== 4', ['adds', 'numbers']),
+      item(2, 'skill', 'How "adds numbers" got done here: ACT: changed src/add.js', ['adds', 'numbers']),
+    ];
+    const at = (taskKind: 'debugging' | 'implementation' | 'exploration') =>
+      retrieve({
+        repo: '/r',
+        task: 'adds numbers',
+        taskKind,
+        budgets: { indexTokens: 0, timelineTokens: 200, entriesTokens: 2000 },
+        items: same,
+        timeline,
+        episodes: { count: 30, runs: 30 },
+      });
+    // Debugging: the anti-pattern, and no skill at all.
+    expect(at('debugging').refs.map((x) => x.id)).toEqual([1]);
+    expect(at('debugging').text).toContain('weighed for debugging');
+    // Implementation: both, and the skill is loaded (it was not while debugging).
+    expect(
+      at('implementation')
+        .refs.map((x) => x.id)
+        .sort(),
+    ).toEqual([1, 2]);
+    // The earlier runs: the whole timeline budget while exploring, a quarter of it while implementing.
+    expect(at('exploration').chars.timeline).toBeGreaterThan(3 * at('implementation').chars.timeline);
+    expect(at('exploration').chars.timeline).toBeLessThanOrEqual(200 * CHARS_PER_TOKEN);
+    expect(at('implementation').chars.timeline).toBeGreaterThan(0);
   });
 
   it('a layer at 0 is left out; no memory says nothing', () => {

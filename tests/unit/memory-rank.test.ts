@@ -84,7 +84,8 @@ describe('rankItems', () => {
 describe('retrieval into a prompt with the full-text score', () => {
   it('puts the fuzzy match first where keyword overlap would have put another item', () => {
     const task = 'Make add() return the sum of a number pair; the parse step stays';
-    // Keyword overlap alone: neither shares a keyword with the task, so importance decides.
+    // Keyword overlap alone: neither shares a keyword with the task, so neither is loaded (the
+    // relevance floor; before it, importance decided and the unrelated item came first).
     const heavier = { ...lint, importance: 0.9 };
     const plain = retrieve({
       repo: '/r',
@@ -94,7 +95,7 @@ describe('retrieval into a prompt with the full-text score', () => {
       timeline: [],
       episodes: { count: 0, runs: 0 },
     });
-    expect(plain.refs[0]).toEqual(heavier.ref);
+    expect(plain.refs).toEqual([]);
     const scores = rankItems([adds, heavier], task);
     const ranked = [adds, heavier].map((i) => ({ ...i, textScore: scoreOf(scores, i) }));
     expect(ranked.every((i) => (i.textScore ?? 0) > 0)).toBe(true);

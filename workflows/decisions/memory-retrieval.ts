@@ -7,7 +7,12 @@
  * - the entries: the patterns, anti-patterns and skills themselves, the most relevant first —
  *   relevance is how well they match the task at hand (the PRD, the checklist, the failing
  *   gates: a full-text score the store activity computes, else the keywords they share), then
- *   their importance and whether they are this repository's own.
+ *   their importance and whether they are this repository's own. An item that matches nothing of
+ *   the task is never loaded to fill the budget (the relevance floor): the index still counts it.
+ *
+ * The kind of task weighs the layers (`TASK_WEIGHTS`, the original's retrieval strategies):
+ * debugging wants anti-patterns and no skills, implementation patterns and skills, exploration
+ * the earlier runs.
  *
  * Lexical retrieval only: no embedding model is downloaded or run. Pure; the store activity
  * (activities/lasting-memory.ts) reads the candidates and writes what was retrieved.
@@ -47,9 +52,53 @@ export interface TimelineRun {
   failures: { what: string; count: number }[];
 }
 
+/** What the iteration is doing, as far as memory is concerned. */
+export type TaskKind = 'exploration' | 'implementation' | 'debugging' | 'review' | 'refactoring';
+
+/**
+ * The weight of each memory kind for each kind of task: the original's retrieval strategies
+ * (episodic = the earlier runs, semantic = patterns, skills, and anti-patterns, which only debugging
+ * weighs apart; elsewhere they weigh as the patterns they are). `review` is for reviewing roles;
+ * today only the builder's prompt retrieves.
+ */
+export const TASK_WEIGHTS: Readonly<Record<TaskKind, { episodic: number; semantic: number; skills: number; antiPatterns: number }>> = {
+  exploration: { episodic: 0.6, semantic: 0.3, skills: 0.1, antiPatterns: 0.3 },
+  implementation: { episodic: 0.15, semantic: 0.5, skills: 0.35, antiPatterns: 0.5 },
+  debugging: { episodic: 0.4, semantic: 0.2, skills: 0, antiPatterns: 0.4 },
+  review: { episodic: 0.3, semantic: 0.5, skills: 0.2, antiPatterns: 0.5 },
+  refactoring: { episodic: 0.25, semantic: 0.45, skills: 0.3, antiPatterns: 0.45 },
+};
+
+/** The largest episodic weight: the task kind that gets the whole timeline budget. */
+const MAX_EPISODIC = Math.max(...Object.values(TASK_WEIGHTS).map((w) => w.episodic));
+
+/** A PRD whose title says it restructures code rather than adds behaviour. */
+const REFACTOR = /\b(refactor\w*|restructur\w*|clean[ -]?up|renam\w+|extract\w*|simplif\w+|split\w*|reorganis\w+|reorganiz\w+)\b/i;
+
+/**
+ * The kind of an iteration's task: debugging while a gate or test of the last pass failed;
+ * refactoring when the PRD's title says so; exploration at the first iteration (the first look at
+ * the repository); implementation otherwise.
+ */
+export function taskKindOf(t: { iteration: number; gateFindings?: string | null; prdTitle: string }): TaskKind {
+  if (t.gateFindings && t.gateFindings.trim()) return 'debugging';
+  if (REFACTOR.test(t.prdTitle)) return 'refactoring';
+  return t.iteration <= 1 ? 'exploration' : 'implementation';
+}
+
+/** The weight of a stored item's kind for a kind of task (0: not loaded at all). */
+export function kindWeight(kind: string, task: TaskKind): number {
+  const w = TASK_WEIGHTS[task];
+  if (kind === 'skill') return w.skills;
+  if (kind === 'anti_pattern') return w.antiPatterns;
+  return w.semantic;
+}
+
 export interface RetrievalInput {
   repo: string;
   task: string;
+  /** What the iteration is doing (taskKindOf); absent: implementation. */
+  taskKind?: TaskKind;
   budgets: MemoryLayers;
   items: readonly StoredItem[];
   timeline: readonly TimelineRun[];
@@ -62,6 +111,8 @@ export interface Retrieved {
   refs: MemoryRef[];
   /** Characters per layer (each within its budget). */
   chars: { index: number; timeline: number; entries: number };
+  /** The kind of task the layers were weighed for. */
+  taskKind: TaskKind;
 }
 
 const KIND_LABEL: Record<string, string> = { anti_pattern: 'anti-pattern', pattern: 'pattern', skill: 'skill' };
@@ -94,20 +145,24 @@ const TEXT_POINTS = 5;
  * then importance, then being this repository's own.
  */
 export function relevance(item: StoredItem, task: ReadonlySet<string>, repo: string, bestText = 0): number {
-  const match =
-    item.textScore !== undefined && bestText > 0
-      ? (TEXT_POINTS * item.textScore) / bestText
-      : item.keywords.filter((k) => task.has(k)).length;
-  return match + item.importance + (item.repo === repo ? 0.5 : 0) + (item.kind === 'anti_pattern' ? 0.2 : 0);
+  return match(item, task, bestText) + item.importance + (item.repo === repo ? 0.5 : 0) + (item.kind === 'anti_pattern' ? 0.2 : 0);
+}
+
+/** How well an item matches the task alone (0: nothing of it). */
+export function match(item: StoredItem, task: ReadonlySet<string>, bestText = 0): number {
+  return item.textScore !== undefined && bestText > 0
+    ? (TEXT_POINTS * item.textScore) / bestText
+    : item.keywords.filter((k) => task.has(k)).length;
 }
 
 export function retrieve(input: RetrievalInput): Retrieved {
   const task = new Set(keywordsOf(input.task, 400));
+  const taskKind = input.taskKind ?? 'implementation';
   const b = input.budgets;
   const sections: string[] = [];
   const chars = { index: 0, timeline: 0, entries: 0 };
   const refs: MemoryRef[] = [];
-  if (input.items.length === 0 && input.timeline.length === 0) return { text: '', refs, chars };
+  if (input.items.length === 0 && input.timeline.length === 0) return { text: '', refs, chars, taskKind };
 
   if (b.indexTokens > 0) {
     const topics = new Map<string, Map<string, number>>();
@@ -135,7 +190,9 @@ export function retrieve(input: RetrievalInput): Retrieved {
     }
   }
 
-  if (b.timelineTokens > 0 && input.timeline.length > 0) {
+  // The earlier runs weigh as the task's episodic weight: exploration reads the whole timeline budget.
+  const timelineTokens = Math.floor((b.timelineTokens * TASK_WEIGHTS[taskKind].episodic) / MAX_EPISODIC);
+  if (timelineTokens > 0 && input.timeline.length > 0) {
     const lines = [
       'Timeline (earlier runs on this repository, newest first):',
       ...input.timeline.map((r) => {
@@ -146,7 +203,7 @@ export function retrieve(input: RetrievalInput): Retrieved {
         return `- ${(r.startedAt ?? '').slice(0, 10) || '?'} "${r.prdTitle ?? r.workflowId}": ${r.iterations} iteration(s), ${r.status ?? 'not ended'}${fails ? `; failed: ${fails}` : ''}`;
       }),
     ];
-    const f = fit(lines, b.timelineTokens * CHARS_PER_TOKEN);
+    const f = fit(lines, timelineTokens * CHARS_PER_TOKEN);
     if (f.taken > 1) {
       sections.push(f.text);
       chars.timeline = f.text.length;
@@ -156,11 +213,11 @@ export function retrieve(input: RetrievalInput): Retrieved {
   if (b.entriesTokens > 0 && input.items.length > 0) {
     const budget = b.entriesTokens * CHARS_PER_TOKEN;
     const best = Math.max(0, ...input.items.map((i) => i.textScore ?? 0));
-    const ranked = [...input.items].sort(
-      (x, y) =>
-        relevance(y, task, input.repo, best) - relevance(x, task, input.repo, best) || y.evidence - x.evidence || x.ref.id - y.ref.id,
-    );
-    const lines: string[] = ['Entries (most relevant to this task first):'];
+    const score = (i: StoredItem): number => relevance(i, task, input.repo, best) * kindWeight(i.kind, taskKind);
+    const ranked = input.items
+      .filter((i) => match(i, task, best) > 0 && kindWeight(i.kind, taskKind) > 0)
+      .sort((x, y) => score(y) - score(x) || y.evidence - x.evidence || x.ref.id - y.ref.id);
+    const lines: string[] = [`Entries (most relevant to this task first; weighed for ${taskKind}):`];
     let used = lines[0]?.length ?? 0;
     for (const i of ranked) {
       const line = `- [${KIND_LABEL[i.kind] ?? i.kind} #${i.ref.id}, ${i.topic}${i.repo === null ? ', across repositories' : ''}] ${i.body}`;
@@ -175,5 +232,5 @@ export function retrieve(input: RetrievalInput): Retrieved {
       chars.entries = text.length;
     }
   }
-  return { text: sections.join('\n'), refs, chars };
+  return { text: sections.join('\n'), refs, chars, taskKind };
 }
