@@ -59,7 +59,7 @@ import { bestEffort, failureLine, recordTrace, retrieveForPrompt, taskText } fro
 import { writeMemorySnapshot } from './memory-reads.js';
 import { filesReadOf } from './files-read.js';
 import { claimedPaths, claimFileTexts, claimsNotInDiff } from '../workflows/decisions/claimed-files.js';
-import { taskKindOf } from '../workflows/decisions/memory-retrieval.js';
+import { taskTypeOf } from '../workflows/decisions/memory-retrieval.js';
 import { ensurePrivateRunDir } from './artifacts.js';
 
 const MAX_PART_BYTES = 256 * 1024;
@@ -338,7 +338,7 @@ async function withEarlierRuns(input: RunAgentInput): Promise<RunAgentInput> {
       iteration: input.iteration,
       repoPath: input.repoPath,
       task: taskText(p),
-      taskKind: taskKindOf({ iteration: input.iteration, gateFindings: p.gateFindings, prdTitle: p.prdTitle }),
+      taskType: taskTypeOf({ iteration: input.iteration, gateFindings: p.gateFindings, prdTitle: p.prdTitle }),
       budgets: layers,
     }),
   );

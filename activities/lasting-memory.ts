@@ -18,7 +18,7 @@
  */
 import { EPISODE_LIMITS, type MemoryLayers, type MemoryRef } from '../schemas/lasting-memory.js';
 import { clean, errorLine } from '../workflows/decisions/lasting-memory.js';
-import { retrieve, type Retrieved, type TaskKind } from '../workflows/decisions/memory-retrieval.js';
+import { retrieve, type Retrieved, type TaskType } from '../workflows/decisions/memory-retrieval.js';
 import { redactSecrets } from '../workflows/decisions/scans.js';
 import { ensureMigrated, onRunEnded, poolFor, type Db } from './event-store.js';
 import { rankItems, scoreOf } from './memory-rank.js';
@@ -47,8 +47,8 @@ export interface RetrievalRequest {
   repoPath: string;
   /** The task at hand: the PRD, the checklist, the failing gates. */
   task: string;
-  /** What the iteration is doing (taskKindOf); absent: implementation. */
-  taskKind?: TaskKind;
+  /** What the iteration is doing (taskTypeOf); absent: implementation. */
+  taskType?: TaskType;
   budgets: MemoryLayers;
 }
 
@@ -67,7 +67,7 @@ export async function retrieveForPrompt(url: string, req: RetrievalRequest): Pro
   const got = retrieve({
     repo,
     task: req.task,
-    ...(req.taskKind ? { taskKind: req.taskKind } : {}),
+    ...(req.taskType ? { taskType: req.taskType } : {}),
     budgets: req.budgets,
     items,
     timeline: c.timeline,

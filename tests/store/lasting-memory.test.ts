@@ -89,7 +89,7 @@ describe('the memory in the event store', () => {
       iteration: 1,
       repoPath: '/repos/calc',
       task: 'Add numbers: adds two numbers with carry',
-      taskKind: 'exploration' as const,
+      taskType: 'exploration' as const,
       budgets,
     };
     const got = await retrieveForPrompt(url, req);

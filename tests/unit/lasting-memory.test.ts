@@ -19,7 +19,7 @@ import {
   type IterationTrace,
   type RunEnd,
 } from '../../workflows/decisions/lasting-memory.js';
-import { CHARS_PER_TOKEN, retrieve, taskKindOf, TASK_WEIGHTS, type StoredItem } from '../../workflows/decisions/memory-retrieval.js';
+import { CHARS_PER_TOKEN, retrieve, taskTypeOf, TASK_WEIGHTS, type StoredItem } from '../../workflows/decisions/memory-retrieval.js';
 
 const GH_TOKEN = 'ghp_' + 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8';
 
@@ -318,7 +318,7 @@ describe('retrieval by layer', () => {
     const r = retrieve({
       repo: '/r',
       task: 'Parse dates in ISO format',
-      taskKind: 'implementation',
+      taskType: 'implementation',
       budgets: { indexTokens: 100, timelineTokens: 0, entriesTokens: 2000 },
       items: [...items, loud],
       timeline: [],
@@ -331,7 +331,7 @@ describe('retrieval by layer', () => {
     const asked = retrieve({
       repo: '/r',
       task: 'Fix the Makefile tabs',
-      taskKind: 'implementation',
+      taskType: 'implementation',
       budgets: { indexTokens: 0, timelineTokens: 0, entriesTokens: 2000 },
       items: [...items, loud],
       timeline: [],
@@ -340,24 +340,24 @@ describe('retrieval by layer', () => {
     expect(asked.refs.map((x) => x.id)).toEqual([9]);
   });
 
-  it("the kind of task weighs the layers as the original's retrieval strategies do", () => {
-    expect(taskKindOf({ iteration: 1, prdTitle: 'Add numbers' })).toBe('exploration');
-    expect(taskKindOf({ iteration: 4, prdTitle: 'Add numbers' })).toBe('implementation');
-    expect(taskKindOf({ iteration: 4, prdTitle: 'Add numbers', gateFindings: 'tests: 1 failed' })).toBe('debugging');
-    expect(taskKindOf({ iteration: 1, prdTitle: 'Add numbers', gateFindings: '  ' })).toBe('exploration');
-    expect(taskKindOf({ iteration: 3, prdTitle: 'Refactor the parser into modules' })).toBe('refactoring');
-    expect(taskKindOf({ iteration: 3, prdTitle: 'Clean up the date helpers' })).toBe('refactoring');
+  it("the type of task weighs the layers as the original's retrieval strategies do", () => {
+    expect(taskTypeOf({ iteration: 1, prdTitle: 'Add numbers' })).toBe('exploration');
+    expect(taskTypeOf({ iteration: 4, prdTitle: 'Add numbers' })).toBe('implementation');
+    expect(taskTypeOf({ iteration: 4, prdTitle: 'Add numbers', gateFindings: 'tests: 1 failed' })).toBe('debugging');
+    expect(taskTypeOf({ iteration: 1, prdTitle: 'Add numbers', gateFindings: '  ' })).toBe('exploration');
+    expect(taskTypeOf({ iteration: 3, prdTitle: 'Refactor the parser into modules' })).toBe('refactoring');
+    expect(taskTypeOf({ iteration: 3, prdTitle: 'Clean up the date helpers' })).toBe('refactoring');
     expect(TASK_WEIGHTS.debugging.skills).toBe(0);
 
     const same = [
       item(1, 'anti_pattern', 'Test "adds numbers" failed 3 times: 3 !== 4', ['adds', 'numbers']),
       item(2, 'skill', 'How "adds numbers" got done here: ACT: changed src/add.js', ['adds', 'numbers']),
     ];
-    const at = (taskKind: 'debugging' | 'implementation' | 'exploration') =>
+    const at = (taskType: 'debugging' | 'implementation' | 'exploration') =>
       retrieve({
         repo: '/r',
         task: 'adds numbers',
-        taskKind,
+        taskType,
         budgets: { indexTokens: 0, timelineTokens: 200, entriesTokens: 2000 },
         items: same,
         timeline,

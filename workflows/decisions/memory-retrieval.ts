@@ -53,7 +53,7 @@ export interface TimelineRun {
 }
 
 /** What the iteration is doing, as far as memory is concerned. */
-export type TaskKind = 'exploration' | 'implementation' | 'debugging' | 'review' | 'refactoring';
+export type TaskType = 'exploration' | 'implementation' | 'debugging' | 'review' | 'refactoring';
 
 /**
  * The weight of each memory kind for each kind of task: the original's retrieval strategies
@@ -61,7 +61,7 @@ export type TaskKind = 'exploration' | 'implementation' | 'debugging' | 'review'
  * weighs apart; elsewhere they weigh as the patterns they are). `review` is for reviewing roles;
  * today only the builder's prompt retrieves.
  */
-export const TASK_WEIGHTS: Readonly<Record<TaskKind, { episodic: number; semantic: number; skills: number; antiPatterns: number }>> = {
+export const TASK_WEIGHTS: Readonly<Record<TaskType, { episodic: number; semantic: number; skills: number; antiPatterns: number }>> = {
   exploration: { episodic: 0.6, semantic: 0.3, skills: 0.1, antiPatterns: 0.3 },
   implementation: { episodic: 0.15, semantic: 0.5, skills: 0.35, antiPatterns: 0.5 },
   debugging: { episodic: 0.4, semantic: 0.2, skills: 0, antiPatterns: 0.4 },
@@ -80,14 +80,14 @@ const REFACTOR = /\b(refactor\w*|restructur\w*|clean[ -]?up|renam\w+|extract\w*|
  * refactoring when the PRD's title says so; exploration at the first iteration (the first look at
  * the repository); implementation otherwise.
  */
-export function taskKindOf(t: { iteration: number; gateFindings?: string | null; prdTitle: string }): TaskKind {
+export function taskTypeOf(t: { iteration: number; gateFindings?: string | null; prdTitle: string }): TaskType {
   if (t.gateFindings && t.gateFindings.trim()) return 'debugging';
   if (REFACTOR.test(t.prdTitle)) return 'refactoring';
   return t.iteration <= 1 ? 'exploration' : 'implementation';
 }
 
 /** The weight of a stored item's kind for a kind of task (0: not loaded at all). */
-export function kindWeight(kind: string, task: TaskKind): number {
+export function kindWeight(kind: string, task: TaskType): number {
   const w = TASK_WEIGHTS[task];
   if (kind === 'skill') return w.skills;
   if (kind === 'anti_pattern') return w.antiPatterns;
@@ -97,8 +97,8 @@ export function kindWeight(kind: string, task: TaskKind): number {
 export interface RetrievalInput {
   repo: string;
   task: string;
-  /** What the iteration is doing (taskKindOf); absent: implementation. */
-  taskKind?: TaskKind;
+  /** What the iteration is doing (taskTypeOf); absent: implementation. */
+  taskType?: TaskType;
   budgets: MemoryLayers;
   items: readonly StoredItem[];
   timeline: readonly TimelineRun[];
@@ -112,7 +112,7 @@ export interface Retrieved {
   /** Characters per layer (each within its budget). */
   chars: { index: number; timeline: number; entries: number };
   /** The kind of task the layers were weighed for. */
-  taskKind: TaskKind;
+  taskType: TaskType;
 }
 
 const KIND_LABEL: Record<string, string> = { anti_pattern: 'anti-pattern', pattern: 'pattern', skill: 'skill' };
@@ -157,12 +157,12 @@ export function match(item: StoredItem, task: ReadonlySet<string>, bestText = 0)
 
 export function retrieve(input: RetrievalInput): Retrieved {
   const task = new Set(keywordsOf(input.task, 400));
-  const taskKind = input.taskKind ?? 'implementation';
+  const taskType = input.taskType ?? 'implementation';
   const b = input.budgets;
   const sections: string[] = [];
   const chars = { index: 0, timeline: 0, entries: 0 };
   const refs: MemoryRef[] = [];
-  if (input.items.length === 0 && input.timeline.length === 0) return { text: '', refs, chars, taskKind };
+  if (input.items.length === 0 && input.timeline.length === 0) return { text: '', refs, chars, taskType };
 
   if (b.indexTokens > 0) {
     const topics = new Map<string, Map<string, number>>();
@@ -191,7 +191,7 @@ export function retrieve(input: RetrievalInput): Retrieved {
   }
 
   // The earlier runs weigh as the task's episodic weight: exploration reads the whole timeline budget.
-  const timelineTokens = Math.floor((b.timelineTokens * TASK_WEIGHTS[taskKind].episodic) / MAX_EPISODIC);
+  const timelineTokens = Math.floor((b.timelineTokens * TASK_WEIGHTS[taskType].episodic) / MAX_EPISODIC);
   if (timelineTokens > 0 && input.timeline.length > 0) {
     const lines = [
       'Timeline (earlier runs on this repository, newest first):',
@@ -213,11 +213,11 @@ export function retrieve(input: RetrievalInput): Retrieved {
   if (b.entriesTokens > 0 && input.items.length > 0) {
     const budget = b.entriesTokens * CHARS_PER_TOKEN;
     const best = Math.max(0, ...input.items.map((i) => i.textScore ?? 0));
-    const score = (i: StoredItem): number => relevance(i, task, input.repo, best) * kindWeight(i.kind, taskKind);
+    const score = (i: StoredItem): number => relevance(i, task, input.repo, best) * kindWeight(i.kind, taskType);
     const ranked = input.items
-      .filter((i) => match(i, task, best) > 0 && kindWeight(i.kind, taskKind) > 0)
+      .filter((i) => match(i, task, best) > 0 && kindWeight(i.kind, taskType) > 0)
       .sort((x, y) => score(y) - score(x) || y.evidence - x.evidence || x.ref.id - y.ref.id);
-    const lines: string[] = [`Entries (most relevant to this task first; weighed for ${taskKind}):`];
+    const lines: string[] = [`Entries (most relevant to this task first; weighed for ${taskType}):`];
     let used = lines[0]?.length ?? 0;
     for (const i of ranked) {
       const line = `- [${KIND_LABEL[i.kind] ?? i.kind} #${i.ref.id}, ${i.topic}${i.repo === null ? ', across repositories' : ''}] ${i.body}`;
@@ -232,5 +232,5 @@ export function retrieve(input: RetrievalInput): Retrieved {
       chars.entries = text.length;
     }
   }
-  return { text: sections.join('\n'), refs, chars, taskKind };
+  return { text: sections.join('\n'), refs, chars, taskType };
 }
