@@ -138,3 +138,24 @@ left join lateral (select count(*)::int as escalations from vigil_escalations x 
 left join lateral (select (count(*) filter (where climb))::int as climbs from vigil_tier_changes t where t.workflow_id = w.workflow_id) t on true;
 comment on view vigil_runs is 'One row per workflow id (across continue-as-new): how it started, how it ended, iterations, spend, council, escalations, tier climbs.';
 `;
+
+/**
+ * Migration 5: notifications a person acknowledges (`vigil notifications`, the console's inbox).
+ * The view gains each notification's title and severity (null for events recorded before them);
+ * an acknowledgement covers every notification of its run stored up to `acked_through`.
+ */
+export const NOTIFICATION_ACKS_MIGRATION = `
+create or replace view vigil_notifications as
+select workflow_id, run_id, seq, at,
+  data->>'event' as event, (data->>'delivered')::int as delivered, (data->>'failed')::int as failed,
+  data->>'title' as title, data->>'severity' as severity, stored_at
+from run_events where kind = 'notification';
+
+create table notification_acks (
+  workflow_id text primary key,
+  acked_through timestamptz not null,
+  acked_at timestamptz not null default now(),
+  acked_by text not null
+);
+comment on table notification_acks is 'Notifications a person acknowledged (vigil notifications ack): each of the run stored up to acked_through.';
+`;

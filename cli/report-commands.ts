@@ -1,6 +1,7 @@
 /**
- * The event store's readers as `vigil` commands: `report` and `history` (cli/report.ts) and
- * `rejudge` (cli/rejudge.ts). The commander lines only; each command's module is loaded when it runs.
+ * The event store's readers as `vigil` commands: `report` and `history` (cli/report.ts),
+ * `notifications` (cli/notifications.ts) and `rejudge` (cli/rejudge.ts). The commander lines
+ * only; each command's module is loaded when it runs.
  */
 import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
@@ -38,6 +39,29 @@ export function addReportCommands(program: Command, ctx: ReportCommandsContext):
     .action(async (id: string, o: { format?: string }) => {
       const { historyCommand } = await import('./report.js');
       process.exitCode = await historyCommand(id, o);
+    });
+
+  const notifications = program
+    .command('notifications')
+    .description('what runs told people (escalations, pauses, budgets, finished runs), newest first, and which a person has acknowledged')
+    .option('--run <id>', "this run's only")
+    .option('--new', 'only those nobody has acknowledged')
+    .option('--limit <n>', 'how many (newest first; default 100, at most 1000)')
+    .option('--json', 'machine-readable output')
+    .action(async (o: { run?: string; new?: boolean; limit?: string; json?: boolean }) => {
+      const { notificationsCommand } = await import('./notifications.js');
+      process.exitCode = await notificationsCommand({ ...o, ...(o.run ? { run: ctx.runIdArg(o.run) } : {}) });
+    });
+  notifications
+    .command('ack')
+    .description("acknowledge every notification of these runs so far (they are no longer new); --all: every run's")
+    .argument('[runs...]', 'runs whose notifications to acknowledge')
+    .option('--all', 'every run with notifications')
+    .option('--by <name>', 'who acknowledges (default: your user name)')
+    .option('--json', 'machine-readable output')
+    .action(async (runs: string[], o: { all?: boolean; by?: string; json?: boolean }) => {
+      const { ackCommand } = await import('./notifications.js');
+      process.exitCode = await ackCommand(runs.map(ctx.runIdArg), o);
     });
 
   program

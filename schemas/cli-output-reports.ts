@@ -227,3 +227,24 @@ export const ProviderResetJsonSchema = z.object({
   by: z.string(),
   state: ProviderBreakerStateSchema,
 });
+
+/** `vigil notifications --json`: the newest first, within --limit; the counts are of all of them in scope. */
+export const NotificationsListSchema = z.object({
+  total: z.number().int(),
+  unacknowledged: z.number().int(),
+  notifications: z.array(
+    z.object({
+      workflowId: z.string(),
+      at: z.string(),
+      event: z.string(),
+      /** Null for notifications recorded before titles were journaled. */
+      title: z.string().nullable(),
+      severity: z.string().nullable(),
+      delivered: z.number().int(),
+      failed: z.number().int(),
+      acknowledged: z.boolean(),
+      acknowledgedBy: z.string().nullable(),
+    }),
+  ),
+});
+export type NotificationsList = z.infer<typeof NotificationsListSchema>;

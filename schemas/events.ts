@@ -83,7 +83,15 @@ export const RunEventSchema = shared('schemas/events:RunEventSchema', () =>
       reviewers: z.array(z.object({ reviewer: short(100), verdict: short(20), blocking: z.boolean() })).max(13),
     }),
     z.object({ kind: z.literal('escalation'), iteration: z.number().int(), reason: short(40), detail: short(1000), paused: z.boolean() }),
-    z.object({ kind: z.literal('notification'), event: short(40), delivered: z.number().int(), failed: z.number().int() }),
+    /** A notification sent: its event, its title and severity (absent in runs recorded before them), and how delivery went. */
+    z.object({
+      kind: z.literal('notification'),
+      event: short(40),
+      delivered: z.number().int(),
+      failed: z.number().int(),
+      title: short(200).optional(),
+      severity: short(20).optional(),
+    }),
     /** A message a person or tool sent: who, what (the message name and a short summary, never a directive's text). */
     z.object({ kind: z.literal('message'), name: short(40), by: short(200), summary: short(300), accepted: z.boolean() }),
     z.object({ kind: z.literal('tier_change'), iteration: z.number().int(), from: short(20), to: short(20), trigger: short(300) }),

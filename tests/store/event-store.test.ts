@@ -70,22 +70,24 @@ describe('migrations', () => {
     const url = await tp.freshDatabase('mig_once');
     const pool = new pg.Pool({ connectionString: url, max: 1 });
     try {
-      expect(await migrate(pool)).toEqual([1, 2, 3, 4]);
+      expect(await migrate(pool)).toEqual([1, 2, 3, 4, 5]);
       const first = (await pool.query('select version, name, applied_at from vigil_schema_migrations order by version')).rows;
-      expect(first).toHaveLength(4);
+      expect(first).toHaveLength(5);
       expect(first[0]).toMatchObject({ version: 1, name: MIGRATIONS[0]?.name });
       expect(first[1]).toMatchObject({ version: 2, name: MIGRATIONS[1]?.name });
       expect(first[2]).toMatchObject({ version: 3, name: MIGRATIONS[2]?.name });
       expect(first[3]).toMatchObject({ version: 4, name: MIGRATIONS[3]?.name });
+      expect(first[4]).toMatchObject({ version: 5, name: MIGRATIONS[4]?.name });
       expect(await migrate(pool)).toEqual([]);
       expect((await pool.query('select version, name, applied_at from vigil_schema_migrations order by version')).rows).toEqual(first);
 
-      const v5 = [...MIGRATIONS, { version: 5, name: 'test: one more table', sql: 'create table vigil_test_v5 (x int)' }];
-      expect(await migrate(pool, v5)).toEqual([5]);
-      expect(await migrate(pool, v5)).toEqual([]);
+      const next = MIGRATIONS.length + 1;
+      const more = [...MIGRATIONS, { version: next, name: 'test: one more table', sql: 'create table vigil_test_more (x int)' }];
+      expect(await migrate(pool, more)).toEqual([next]);
+      expect(await migrate(pool, more)).toEqual([]);
       expect(
         (await pool.query('select version from vigil_schema_migrations order by version')).rows.map((r: { version: number }) => r.version),
-      ).toEqual([1, 2, 3, 4, 5]);
+      ).toEqual([1, 2, 3, 4, 5, 6]);
     } finally {
       await pool.end();
     }
@@ -96,9 +98,10 @@ describe('migrations', () => {
     const pools = Array.from({ length: 4 }, () => new pg.Pool({ connectionString: url, max: 1 }));
     try {
       const results = await Promise.all(pools.map((p) => migrate(p)));
-      expect(results.filter((r) => r.length === 4)).toEqual([[1, 2, 3, 4]]);
+      const all = MIGRATIONS.map((m) => m.version);
+      expect(results.filter((r) => r.length === all.length)).toEqual([all]);
       expect(results.filter((r) => r.length === 0)).toHaveLength(3);
-      expect((await pools[0]!.query('select count(*)::int as n from vigil_schema_migrations')).rows[0]).toEqual({ n: 4 });
+      expect((await pools[0]!.query('select count(*)::int as n from vigil_schema_migrations')).rows[0]).toEqual({ n: all.length });
     } finally {
       await Promise.all(pools.map((p) => p.end()));
     }
@@ -113,12 +116,9 @@ describe('migrations', () => {
     await a;
     const pool = new pg.Pool({ connectionString: url, max: 1 });
     try {
-      expect((await pool.query('select version from vigil_schema_migrations order by version')).rows).toEqual([
-        { version: 1 },
-        { version: 2 },
-        { version: 3 },
-        { version: 4 },
-      ]);
+      expect((await pool.query('select version from vigil_schema_migrations order by version')).rows).toEqual(
+        MIGRATIONS.map((m) => ({ version: m.version })),
+      );
     } finally {
       await pool.end();
     }

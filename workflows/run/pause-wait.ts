@@ -63,13 +63,14 @@ async function takeStep(run: Run, step: PauseStep): Promise<void> {
     pause.rerouted = run.nowIso();
     run.sdk.log.info('pause re-routed', { pausedAt: pause.at });
     const at = run.nowIso();
+    const title = `Nobody answered this run's question: ${pause.reason.split('\n')[0] ?? ''}`.slice(0, 200);
     const r = await sendNotification(run.acts.people, {
       runId: info.workflowId,
       repoPath: input.repoPath,
       knobs,
       channels: rerouteChannelsOf(knobs),
       event: 'pause_rerouted',
-      title: `Nobody answered this run's question: ${pause.reason.split('\n')[0] ?? ''}`.slice(0, 200),
+      title,
       message: `The run has been paused since ${pause.at}, waiting for a person; you are its second contact.\n${pause.reason}\n${how}`,
       severity: 'critical',
       details,
@@ -77,7 +78,15 @@ async function takeStep(run: Run, step: PauseStep): Promise<void> {
       at,
     });
     state.notifications = recordNotification(state.notifications, r, 'pause_rerouted', at, r === null);
-    if (r) run.recordEvent({ kind: 'notification', event: 'pause_rerouted', delivered: r.delivered, failed: r.failed });
+    if (r)
+      run.recordEvent({
+        kind: 'notification',
+        event: 'pause_rerouted',
+        delivered: r.delivered,
+        failed: r.failed,
+        title,
+        severity: 'critical',
+      });
     return;
   }
   // The deadline: what onDeadline says, recorded in the journal and told on the run's channels.

@@ -46,7 +46,7 @@ export async function notifyPeople(
     at,
   });
   state.notifications = recordNotification(state.notifications, r, event, at, r === null && hasChannel(run));
-  if (r) run.recordEvent({ kind: 'notification', event, delivered: r.delivered, failed: r.failed });
+  if (r) run.recordEvent({ kind: 'notification', event, delivered: r.delivered, failed: r.failed, title: title.slice(0, 200), severity });
   return r;
 }
 
