@@ -28,6 +28,7 @@ import {
   type GateResult,
   type GateResultInput,
   type RunGateInput,
+  type ToolGate,
 } from '../../schemas/gates.js';
 import { ensureRepoDir, ensureRunDir, pad, runDir } from '../artifacts.js';
 import { changedPaths, git, workingTreeHash } from '../git.js';
@@ -46,6 +47,32 @@ const FROM_START: ReadonlySet<string> = new Set(['test_mutation', 'test_gaming']
 
 /** The gates that block only on lines the run wrote (activities/gates/change-scope.ts). */
 const LINE_SCOPED: ReadonlySet<string> = new Set(['static_analysis', 'secret_scan', 'mock_integrity', 'doc_coverage']);
+
+/**
+ * The gates that run only on a full pass: not on a pass whose tests ran an affected-tests
+ * selection (an ordinary iteration's; the completion check runs the pass again with the full
+ * suite, and these then run), since they cost the most (a build) and judge the product as a
+ * whole, not what a change touched.
+ */
+export const FULL_PASS_ONLY: ReadonlySet<string> = new Set(['build']);
+
+/**
+ * The groups as the pass runs them: the full-pass gates after the tests group (joining the group
+ * that follows it, else a group of their own at the end), so the pass knows whether its tests were
+ * a selection before it builds. A pass without the tests gate runs them where the groups put them.
+ */
+export function fullPassGatesAfterTests(groups: readonly (readonly ToolGate[])[]): ToolGate[][] {
+  const at = groups.findIndex((g) => g.includes('tests'));
+  if (at < 0) return groups.map((g) => [...g]);
+  const late = groups.flat().filter((g) => FULL_PASS_ONLY.has(g));
+  const out = groups.map((g) => g.filter((gate) => !FULL_PASS_ONLY.has(gate)));
+  const after = out.findIndex((g, i) => i > at && g.length > 0);
+  if (late.length > 0) {
+    if (after >= 0) out[after] = [...late, ...(out[after] as ToolGate[])];
+    else out.push(late);
+  }
+  return out.filter((g) => g.length > 0);
+}
 
 /** Files that changed since `sinceTree` (all tracked and untracked files when there is none), existing ones only. */
 async function changedSince(repoPath: string, sinceTree: string | null, tree: string): Promise<string[]> {
@@ -283,8 +310,11 @@ async function runGatesPass(
         ),
       };
     };
-    for (const group of input.groups) {
+    for (const planned of fullPassGatesAfterTests(input.groups)) {
       if (ctx.cancellationSignal.aborted) return { treeHash: tree, results, tests, interrupted: true, ...isolation() };
+      // A pass whose tests ran only the affected ones does not build (the completion check runs it in full, and builds).
+      const group = (tests as TestResult | null)?.selection ? planned.filter((g) => !FULL_PASS_ONLY.has(g)) : planned;
+      if (group.length === 0) continue;
       if (group.join() !== now.gates.join()) now = { step: GATES_STEP, gates: [...group] };
       const finished: GateResult[] = [];
       let testsNow: TestResult | null = null;

@@ -71,10 +71,11 @@ export function gateDisposition(gate: GateName, k: GateKnobs): Disposition {
 /**
  * The tool gates in the spec's order, grouped: gates in one group are independent and run in
  * parallel; a PAUSE or STOP is honoured between groups. Static analysis and the secret scan read
- * files, and the build runs beside them (in the same group, so the pass keeps its number of groups
- * and its activity's timeout; a build gate only adds a name to the one gates activity); the tests run the suite (coverage reads the report
- * the suite wrote, so it comes after);
- * the test-integrity and documentation gates read files again.
+ * files; the tests run the suite (coverage reads the report the suite wrote, so it comes after);
+ * the test-integrity and documentation gates read files again. The build is named in the first
+ * group (where histories recorded it), but the pass runs it after the tests group, and only on a
+ * full pass: not where the tests ran an affected-tests selection (activities/gates/index.ts
+ * `fullPassGatesAfterTests`). A build gate only adds a name to the one gates activity.
  */
 export function gateGroups(k: GateKnobs): ToolGate[][] {
   const groups: ToolGate[][] = [
