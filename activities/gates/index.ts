@@ -35,6 +35,7 @@ import { changedPaths, git, workingTreeHash } from '../git.js';
 import { describeWriteError, isStorageError, writePrivateFile } from '../safe-files.js';
 import { changeScope, type ChangeScope } from './change-scope.js';
 import { buildGate } from './build.js';
+import { commandCheckGate, perfGate } from './product-checks.js';
 import { coverageGate } from './coverage.js';
 import { docCoverageGate } from './doc-coverage.js';
 import { secretScanGate } from './secret-scan.js';
@@ -51,10 +52,10 @@ const LINE_SCOPED: ReadonlySet<string> = new Set(['static_analysis', 'secret_sca
 /**
  * The gates that run only on a full pass: not on a pass whose tests ran an affected-tests
  * selection (an ordinary iteration's; the completion check runs the pass again with the full
- * suite, and these then run), since they cost the most (a build) and judge the product as a
- * whole, not what a change touched.
+ * suite, and these then run), since they cost the most (a build, the app booted, a journey, a
+ * benchmark) and judge the product as a whole, not what a change touched.
  */
-export const FULL_PASS_ONLY: ReadonlySet<string> = new Set(['build']);
+export const FULL_PASS_ONLY: ReadonlySet<string> = new Set(['build', 'app_check', 'e2e', 'perf']);
 
 /**
  * The groups as the pass runs them: the full-pass gates after the tests group (joining the group
@@ -135,6 +136,23 @@ async function evaluate(
         logPath: path.join(gatesDir(input.repoPath, input.runId), `build-${pad(input.iteration)}.log`),
         sandbox: { runId: input.runId, repoPath: input.repoPath, mode: input.sandbox, ...(onSandbox ? { report: onSandbox } : {}) },
       });
+    case 'app_check':
+    case 'e2e':
+    case 'perf': {
+      // The product checks run the app, a journey, a benchmark: code the agent wrote, in the sandbox (no network but the loopback).
+      const opts = {
+        repoPath: input.repoPath,
+        runId: input.runId,
+        command: (input.gate === 'app_check' ? input.appCheck : input.gate === 'e2e' ? input.e2eCommand : input.perfCommand) ?? '',
+        timeoutMs,
+        signal,
+        logPath: path.join(gatesDir(input.repoPath, input.runId), `${input.gate}-${pad(input.iteration)}.log`),
+        sandbox: { runId: input.runId, repoPath: input.repoPath, mode: input.sandbox, ...(onSandbox ? { report: onSandbox } : {}) },
+        runStartTree: input.runStartTree ?? null,
+        sandboxMode: input.sandbox,
+      };
+      return input.gate === 'perf' ? perfGate(opts) : commandCheckGate(input.gate, opts);
+    }
   }
 }
 
@@ -348,6 +366,9 @@ async function runGatesPass(
             coverageThreshold: input.coverageThreshold,
             ...(input.sandbox ? { sandbox: input.sandbox } : {}),
             ...(input.buildCommand !== undefined ? { buildCommand: input.buildCommand } : {}),
+            ...(input.appCheck !== undefined ? { appCheck: input.appCheck } : {}),
+            ...(input.e2eCommand !== undefined ? { e2eCommand: input.e2eCommand } : {}),
+            ...(input.perfCommand !== undefined ? { perfCommand: input.perfCommand } : {}),
           };
           const { result, report } = await gateOnTree(
             RunGateInputSchema.parse(one),
