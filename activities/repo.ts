@@ -27,6 +27,7 @@ import { recordGitLayout, UnsafeGitLayout } from './git-layout.js';
 import { checkGitLayout, moveAside, takePendingFindings } from './git-quarantine.js';
 import { assertGitRepo, checkpointAsk, git, headSha, missingRepository, notAGitRepository, workingTreeHash } from './git.js';
 import { readLearnings } from './agent-notes.js';
+import { keepStartAppCheck } from './gates/product-checks.js';
 import { storeNote } from './prompt-memory.js';
 
 /** The working tree's hash lives with the other git primitives (git.ts); re-exported for the tests that read it from here. */
@@ -77,6 +78,8 @@ export async function prepareRun(raw: PrepareRunInput): Promise<PrepareRunResult
   await assertGitRepo(input.repoPath);
   excludeVigilDir(input.repoPath, await git(input.repoPath, ['rev-parse', '--git-path', 'info/exclude']));
   const artifactDir = ensureRunDir(input.repoPath, input.runId);
+  // The app check file as the run starts, before any agent call: the copy the app check runs.
+  keepStartAppCheck(input.repoPath, input.runId);
   let prdHigh: string | null = null;
   if (input.prdPath && existsSync(input.prdPath)) prdHigh = alwaysHigh(readFileSync(input.prdPath, 'utf8'));
   const learnings = input.learnings ? readLearnings(input.repoPath).learnings : null;

@@ -570,6 +570,12 @@ export const RunGatesInputSchema = shared('schemas/activities:RunGatesInputSchem
     runStartTree: z.string().nullable().optional(),
     /** The build gate's command (the knob buildCommand; absent: detected from the repository). */
     buildCommand: z.string().max(4096).optional(),
+    /** The app check's command (the knob appCheck; absent: `.vigil/app-check.*` of the start tree, when it has one). */
+    appCheck: z.string().max(4096).optional(),
+    /** The end-to-end gate's command (the knob e2eCommand). */
+    e2eCommand: z.string().max(4096).optional(),
+    /** The performance check's command (the knob perfCommand). */
+    perfCommand: z.string().max(4096).optional(),
   }),
 );
 export type RunGatesInput = z.input<typeof RunGatesInputSchema>;

@@ -23,6 +23,9 @@ export const GATE_NAMES = [
   'test_gaming',
   'doc_coverage',
   'coverage',
+  'app_check',
+  'e2e',
+  'perf',
   'code_review',
   'checklist',
 ] as const;
@@ -40,6 +43,9 @@ export const TOOL_GATES = [
   'test_gaming',
   'doc_coverage',
   'coverage',
+  'app_check',
+  'e2e',
+  'perf',
 ] as const satisfies readonly GateName[];
 export type ToolGate = (typeof TOOL_GATES)[number];
 
@@ -267,6 +273,12 @@ export const RunGateInputSchema = shared('schemas/gates:RunGateInputSchema', () 
     sandbox: SandboxModeSchema.optional(),
     /** The build gate's command (the knob buildCommand; absent or empty: detected from the repository). */
     buildCommand: z.string().max(4096).optional(),
+    /** The app check's command (the knob appCheck; absent or empty: `.vigil/app-check.*` of the start tree, when it has one). */
+    appCheck: z.string().max(4096).optional(),
+    /** The end-to-end gate's command (the knob e2eCommand). */
+    e2eCommand: z.string().max(4096).optional(),
+    /** The performance check's command (the knob perfCommand). */
+    perfCommand: z.string().max(4096).optional(),
   }),
 );
 export type RunGateInput = z.input<typeof RunGateInputSchema>;

@@ -725,6 +725,24 @@ export const KNOBS = shared(
         4096,
         "Blocking: the build gate's shell command (exit 0 = builds). Empty: detected (npm run build, tsc --noEmit, go build, cargo build, compileall); off or none: no build gate.",
       ),
+      appCheck: stringKnob(
+        'VIGIL_APP_CHECK',
+        '',
+        4096,
+        "Blocking on full passes: a shell command that boots the app and probes it (exit 0 = it works). Empty: the repository's `.vigil/app-check.*` as the run's start tree has it, when it has one; off or none: no app check.",
+      ),
+      e2eCommand: stringKnob(
+        'VIGIL_END_TO_END_COMMAND',
+        '',
+        4096,
+        'Blocking on full passes: an end-to-end test command (Playwright or any runner; exit 0 = the journeys pass). Empty: no e2e gate.',
+      ),
+      perfCommand: stringKnob(
+        'VIGIL_PERF_COMMAND',
+        '',
+        4096,
+        'Blocking on full passes: a benchmark command that prints a number or {"value": n} as its last line (lower is better), run on the start tree and on the candidate; 2× the baseline blocks. Empty: no performance check.',
+      ),
       gateMockIntegrity: boolKnob(
         'VIGIL_GATE_MOCK_INTEGRITY',
         true,

@@ -119,6 +119,10 @@ export function gatesPassArgs(
     ...(k.sandbox !== 'auto' ? { sandbox: k.sandbox } : {}),
     // The build gate's command when the knob sets one (else the activity detects it).
     ...(k.buildCommand.trim() !== '' && groups.some((g) => g.includes('build')) ? { buildCommand: k.buildCommand } : {}),
+    // The product checks' commands, when on (the app check without one runs the start tree's `.vigil/app-check.*`).
+    ...(k.appCheck.trim() !== '' && groups.some((g) => g.includes('app_check')) ? { appCheck: k.appCheck } : {}),
+    ...(groups.some((g) => g.includes('e2e')) ? { e2eCommand: k.e2eCommand } : {}),
+    ...(groups.some((g) => g.includes('perf')) ? { perfCommand: k.perfCommand } : {}),
     // The integrity gates judge everything the run changed, from the tree it started with.
     ...(input.runStartTree !== null ? { runStartTree: input.runStartTree } : {}),
   };

@@ -28,12 +28,14 @@ import {
   type GateResult,
   type GateResultInput,
   type RunGateInput,
+  type ToolGate,
 } from '../../schemas/gates.js';
 import { ensureRepoDir, ensureRunDir, pad, runDir } from '../artifacts.js';
 import { changedPaths, git, workingTreeHash } from '../git.js';
 import { describeWriteError, isStorageError, writePrivateFile } from '../safe-files.js';
 import { changeScope, type ChangeScope } from './change-scope.js';
 import { buildGate } from './build.js';
+import { commandCheckGate, perfGate } from './product-checks.js';
 import { coverageGate } from './coverage.js';
 import { docCoverageGate } from './doc-coverage.js';
 import { secretScanGate } from './secret-scan.js';
@@ -46,6 +48,32 @@ const FROM_START: ReadonlySet<string> = new Set(['test_mutation', 'test_gaming']
 
 /** The gates that block only on lines the run wrote (activities/gates/change-scope.ts). */
 const LINE_SCOPED: ReadonlySet<string> = new Set(['static_analysis', 'secret_scan', 'mock_integrity', 'doc_coverage']);
+
+/**
+ * The gates that run only on a full pass: not on a pass whose tests ran an affected-tests
+ * selection (an ordinary iteration's; the completion check runs the pass again with the full
+ * suite, and these then run), since they cost the most (a build, the app booted, a journey, a
+ * benchmark) and judge the product as a whole, not what a change touched.
+ */
+export const FULL_PASS_ONLY: ReadonlySet<string> = new Set(['build', 'app_check', 'e2e', 'perf']);
+
+/**
+ * The groups as the pass runs them: the full-pass gates after the tests group (joining the group
+ * that follows it, else a group of their own at the end), so the pass knows whether its tests were
+ * a selection before it builds. A pass without the tests gate runs them where the groups put them.
+ */
+export function fullPassGatesAfterTests(groups: readonly (readonly ToolGate[])[]): ToolGate[][] {
+  const at = groups.findIndex((g) => g.includes('tests'));
+  if (at < 0) return groups.map((g) => [...g]);
+  const late = groups.flat().filter((g) => FULL_PASS_ONLY.has(g));
+  const out = groups.map((g) => g.filter((gate) => !FULL_PASS_ONLY.has(gate)));
+  const after = out.findIndex((g, i) => i > at && g.length > 0);
+  if (late.length > 0) {
+    if (after >= 0) out[after] = [...late, ...(out[after] as ToolGate[])];
+    else out.push(late);
+  }
+  return out.filter((g) => g.length > 0);
+}
 
 /** Files that changed since `sinceTree` (all tracked and untracked files when there is none), existing ones only. */
 async function changedSince(repoPath: string, sinceTree: string | null, tree: string): Promise<string[]> {
@@ -108,6 +136,23 @@ async function evaluate(
         logPath: path.join(gatesDir(input.repoPath, input.runId), `build-${pad(input.iteration)}.log`),
         sandbox: { runId: input.runId, repoPath: input.repoPath, mode: input.sandbox, ...(onSandbox ? { report: onSandbox } : {}) },
       });
+    case 'app_check':
+    case 'e2e':
+    case 'perf': {
+      // The product checks run the app, a journey, a benchmark: code the agent wrote, in the sandbox (no network but the loopback).
+      const opts = {
+        repoPath: input.repoPath,
+        runId: input.runId,
+        command: (input.gate === 'app_check' ? input.appCheck : input.gate === 'e2e' ? input.e2eCommand : input.perfCommand) ?? '',
+        timeoutMs,
+        signal,
+        logPath: path.join(gatesDir(input.repoPath, input.runId), `${input.gate}-${pad(input.iteration)}.log`),
+        sandbox: { runId: input.runId, repoPath: input.repoPath, mode: input.sandbox, ...(onSandbox ? { report: onSandbox } : {}) },
+        runStartTree: input.runStartTree ?? null,
+        sandboxMode: input.sandbox,
+      };
+      return input.gate === 'perf' ? perfGate(opts) : commandCheckGate(input.gate, opts);
+    }
   }
 }
 
@@ -283,8 +328,11 @@ async function runGatesPass(
         ),
       };
     };
-    for (const group of input.groups) {
+    for (const planned of fullPassGatesAfterTests(input.groups)) {
       if (ctx.cancellationSignal.aborted) return { treeHash: tree, results, tests, interrupted: true, ...isolation() };
+      // A pass whose tests ran only the affected ones does not build (the completion check runs it in full, and builds).
+      const group = (tests as TestResult | null)?.selection ? planned.filter((g) => !FULL_PASS_ONLY.has(g)) : planned;
+      if (group.length === 0) continue;
       if (group.join() !== now.gates.join()) now = { step: GATES_STEP, gates: [...group] };
       const finished: GateResult[] = [];
       let testsNow: TestResult | null = null;
@@ -318,6 +366,9 @@ async function runGatesPass(
             coverageThreshold: input.coverageThreshold,
             ...(input.sandbox ? { sandbox: input.sandbox } : {}),
             ...(input.buildCommand !== undefined ? { buildCommand: input.buildCommand } : {}),
+            ...(input.appCheck !== undefined ? { appCheck: input.appCheck } : {}),
+            ...(input.e2eCommand !== undefined ? { e2eCommand: input.e2eCommand } : {}),
+            ...(input.perfCommand !== undefined ? { perfCommand: input.perfCommand } : {}),
           };
           const { result, report } = await gateOnTree(
             RunGateInputSchema.parse(one),

@@ -47,6 +47,8 @@ export interface ToolSandbox {
   /** The run's sandbox knob (absent: the worker's setting). */
   mode?: SandboxMode | undefined;
   report?: (r: SandboxReport) => void;
+  /** Host folders shown read-only besides the repository (a scratch tree's linked dependency folders). */
+  readable?: string[];
 }
 
 export interface ToolRun {
@@ -141,6 +143,7 @@ export async function runTool(file: string, args: readonly string[], opts: ToolR
         provider: null,
         runMode: opts.sandbox.mode,
         registries: false,
+        ...(opts.sandbox.readable?.length ? { readable: opts.sandbox.readable } : {}),
         storeUrl: workerStoreUrl().url,
       });
     } catch (e) {

@@ -61,12 +61,26 @@ describe('gate dispositions', () => {
     expect(gateGroups(k())).toEqual([
       ['static_analysis', 'secret_scan', 'build'],
       ['tests'],
-      ['mock_integrity', 'test_mutation', 'test_gaming', 'doc_coverage'],
+      ['mock_integrity', 'test_mutation', 'test_gaming', 'doc_coverage', 'app_check'],
     ]);
     expect(gateGroups(k({ gateCoverage: true, gateTests: false }))).toEqual([
       ['static_analysis', 'secret_scan', 'build'],
-      ['mock_integrity', 'test_mutation', 'test_gaming', 'doc_coverage', 'coverage'],
+      ['mock_integrity', 'test_mutation', 'test_gaming', 'doc_coverage', 'coverage', 'app_check'],
     ]);
+  });
+
+  it('the app check is on (the start tree file, when it has one) unless appCheck says off; e2e and perf only when configured', () => {
+    for (const off of ['off', 'none', ' OFF ']) expect(gateDisposition('app_check', k({ appCheck: off })), off).toBe('off');
+    expect(gateDisposition('app_check', k({ appCheck: 'sh probe.sh' }))).toBe('blocking');
+    expect(gateDisposition('e2e', k())).toBe('off');
+    expect(gateDisposition('perf', k())).toBe('off');
+    expect(gateDisposition('e2e', k({ e2eCommand: 'npx playwright test' }))).toBe('blocking');
+    expect(gateDisposition('perf', k({ perfCommand: 'node bench.js' }))).toBe('blocking');
+    expect(gateDisposition('perf', k({ perfCommand: 'node bench.js', qualityGates: false }))).toBe('off');
+    // The product checks join the last group: the pass keeps its three groups (and its activity's timeout).
+    const all = gateGroups(k({ e2eCommand: 'e2e', perfCommand: 'bench' }));
+    expect(all.length).toBe(3);
+    expect(all[2]?.slice(-3)).toEqual(['app_check', 'e2e', 'perf']);
   });
 
   it('the build gate is on unless buildCommand says off or none; the pass keeps its three groups', () => {

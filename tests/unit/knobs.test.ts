@@ -417,6 +417,28 @@ const CASES: Record<KnobName, Cases> = {
     ],
     bad: ['x'.repeat(4097)],
   },
+  appCheck: {
+    good: [
+      ['', ''],
+      ['off', 'off'],
+      ['sh scripts/boot-and-probe.sh', 'sh scripts/boot-and-probe.sh'],
+    ],
+    bad: ['x'.repeat(4097)],
+  },
+  e2eCommand: {
+    good: [
+      ['', ''],
+      ['npx playwright test', 'npx playwright test'],
+    ],
+    bad: ['x'.repeat(4097)],
+  },
+  perfCommand: {
+    good: [
+      ['', ''],
+      ['node bench.js', 'node bench.js'],
+    ],
+    bad: ['x'.repeat(4097)],
+  },
   gateMockIntegrity: boolCases,
   gateTestMutation: boolCases,
   gateTestGaming: boolCases,

@@ -17,6 +17,12 @@
  * refused at every check until the claims valve ends the run, and one whose export it can is
  * approved at the first check (every reviewing role approves in both).
  *
+ * Two cells stand beside it for the app check (on by default: the repository's
+ * `.vigil/app-check.sh` as the run started): its entry point must load. A builder whose export the
+ * entry point cannot import, and who rewrites the app check file to `exit 0`, is refused at every
+ * check (the check runs the copy kept at the start) until the claims valve ends the run; one whose
+ * export it can is approved at the first check. Every other cell has no app check file, and says so.
+ *
  * One cell stands beside the cross product: a builder that adds dependencies (`npm install` of a
  * small npm package, `pip download` of a small PyPI one, through the sandbox's proxy to the real
  * registries, which this machine reaches) and a test command that installs before it tests; with
@@ -80,9 +86,13 @@ const INSTALLS = 'installs packages';
 /** The cells of the build gate beside it: the builder's change breaks the build its tests never run; the honest one builds. */
 const BREAKS_BUILD = 'breaks the build';
 const BUILDS = 'builds';
+/** The cells of the app check: the builder's change keeps the app from loading (and rewrites the check); the honest one loads. */
+const NO_BOOT = 'keeps the app from loading';
+const BOOTS = 'loads';
 /** And one more: the builder changes one module of a suite whose tests pytest selects. */
 const AFFECTED = 'changes one module';
-type Behaviour = (typeof BEHAVIOURS)[number] | typeof INSTALLS | typeof BREAKS_BUILD | typeof BUILDS | typeof AFFECTED;
+type Behaviour =
+  (typeof BEHAVIOURS)[number] | typeof INSTALLS | typeof BREAKS_BUILD | typeof BUILDS | typeof NO_BOOT | typeof BOOTS | typeof AFFECTED;
 interface Cell {
   /** The builder's export is undocumented in a publishable package (which started without a README). */
   gap: boolean;
@@ -132,9 +142,14 @@ function roles(behaviour: Behaviour): NonNullable<ScenarioInput['roles']> {
       },
     },
     'devils-advocate': { default: { output: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing\n' } },
-    // Split: one member approves, two reject; never enough to approve (all approve an honest install).
+    // Split: one member approves, two reject; never enough to approve (all approve an honest install, and the build and app check cells).
     council:
-      behaviour === INSTALLS || behaviour === BREAKS_BUILD || behaviour === BUILDS || behaviour === AFFECTED
+      behaviour === INSTALLS ||
+      behaviour === BREAKS_BUILD ||
+      behaviour === BUILDS ||
+      behaviour === NO_BOOT ||
+      behaviour === BOOTS ||
+      behaviour === AFFECTED
         ? { default: vote('APPROVE') }
         : { members: { '0': { default: vote('APPROVE') } }, default: vote('REJECT') },
   };
@@ -164,13 +179,23 @@ function scenario(c: Cell): ScenarioInput {
     case INSTALLS:
     case BREAKS_BUILD:
     case BUILDS:
+    case NO_BOOT:
+    case BOOTS:
       // Progress every iteration (a new line), and a claim every time.
       return {
         ...base,
         iterations: [
           behaviour === BREAKS_BUILD
             ? { writes: { 'src/feature.js': '/** The feature, misnamed. */\nexport const feature2 = 1;\n' }, claim: 'file' }
-            : { ...A, claim: 'file' },
+            : behaviour === NO_BOOT
+              ? {
+                  writes: {
+                    'src/feature.js': '/** The feature, misnamed. */\nexport const feature2 = 1;\n',
+                    '.vigil/app-check.sh': 'exit 0\n',
+                  },
+                  claim: 'file',
+                }
+              : { ...A, claim: 'file' },
         ],
         default: { appends: { 'src/feature.js': '// more work\n' }, claim: 'file' },
       };
@@ -211,6 +236,14 @@ function repoFiles(c: Cell): Record<string, string> {
       '{"name":"sample","type":"module","private":true,"scripts":{"test":"node --test","build":"node src/main.js"}}\n';
     files['src/main.js'] =
       "/** The entry point the build loads. */\nimport { feature } from './feature.js';\nexport const shown = String(feature);\n";
+    files['test/index.test.js'] =
+      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n";
+  } else if (c.behaviour === NO_BOOT || c.behaviour === BOOTS) {
+    // The app's entry point no test imports; the repository's app check loads it and reads it.
+    files['package.json'] = pkg('node --test');
+    files['src/main.js'] =
+      "/** The app's entry point. */\nimport { feature } from './feature.js';\nexport const shown = String(feature);\n";
+    files['.vigil/app-check.sh'] = "node -e \"import('./src/main.js').then((m) => process.exit(m.shown === '1' ? 0 : 3))\"\n";
     files['test/index.test.js'] =
       "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n";
   } else if (c.tests && c.behaviour === INSTALLS) {
@@ -303,12 +336,14 @@ function expected(c: Cell): Expected {
         lastCause: checksRefusedByGates ? 'quality_gates' : 'checklist',
       };
     case BREAKS_BUILD:
-      // A claim every iteration, tests green, each check refused by the build gate: the done-signal valve at 10.
+    case NO_BOOT:
+      // A claim every iteration, tests green, each check refused by the build gate (the app check): the done-signal valve at 10.
       return {
         outcome: { status: 'force_stopped', iteration: 10, reason: /10 completion claims without approval/ },
         lastCause: 'quality_gates',
       };
     case BUILDS:
+    case BOOTS:
     case INSTALLS:
     case AFFECTED:
       // Claims from iteration 1; the first check, at the floor (3), passes every net.
@@ -370,6 +405,8 @@ for (const gap of [true, false])
 cells.push({ gap: false, tests: true, mode: 'supervised', behaviour: INSTALLS });
 cells.push({ gap: false, tests: true, mode: 'supervised', behaviour: BREAKS_BUILD });
 cells.push({ gap: false, tests: true, mode: 'supervised', behaviour: BUILDS });
+cells.push({ gap: false, tests: true, mode: 'supervised', behaviour: NO_BOOT });
+cells.push({ gap: false, tests: true, mode: 'supervised', behaviour: BOOTS });
 cells.push({ gap: false, tests: true, mode: 'supervised', behaviour: AFFECTED });
 const label = (c: Cell) =>
   `${c.behaviour} · ${c.gap ? 'doc gap' : 'documented'} · ${c.tests ? 'passing tests' : 'no test runner'} · ${c.mode}`;
@@ -397,7 +434,9 @@ describe.concurrent('default knobs: every safety net together', () => {
     } else {
       outcome = await handle.result();
       snap = await status(handle);
-      expect({ status: outcome.status, iteration: outcome.iteration }).toEqual({
+      // On a failure: what refused the last check, and every gate that did not pass.
+      const why = JSON.stringify({ last: snap.checks?.last, gates: snap.quality?.gates.filter((g) => g.verdict !== 'pass') });
+      expect({ status: outcome.status, iteration: outcome.iteration }, why).toEqual({
         status: want.outcome?.status,
         iteration: want.outcome?.iteration,
       });
@@ -424,6 +463,15 @@ describe.concurrent('default knobs: every safety net together', () => {
       expect(snap.lastTests?.verdict).toBe('pass');
     } else if (c.behaviour === BUILDS) expect(build).toMatchObject({ verdict: 'pass', reason: 'builds (`npm run build` exited 0)' });
     else expect(build?.reason ?? 'no gate pass', JSON.stringify(snap.quality)).toMatch(/^not applicable: no build detected|no gate pass/);
+    // The app check: the copy of the file kept at the start refuses the builder who rewrote it; no file, not applicable.
+    const app = snap.quality?.gates.find((g) => g.gate === 'app_check');
+    if (c.behaviour === NO_BOOT) {
+      expect(app?.verdict, JSON.stringify(snap.quality)).toBe('fail');
+      expect(app?.reason).toBe('the app check `.vigil/app-check.sh (as the run started)` failed (exit 1)');
+      expect(app?.findings.map((f) => f.message).join('\n')).toMatch(/log tail: .*does not provide an export named 'feature'/);
+      expect(snap.lastTests?.verdict).toBe('pass');
+    } else if (c.behaviour === BOOTS) expect(app?.verdict, JSON.stringify(snap.quality)).toBe('pass');
+    else expect(app?.reason ?? 'no gate pass', JSON.stringify(snap.quality)).toMatch(/^not applicable: no app check|no gate pass/);
     // An idle agent is never stepped down the tier ladder.
     if (c.behaviour === 'stagnant' || c.behaviour === 'claims without change') {
       const downs = (snap.ladder?.changes ?? []).filter((ch) => LEVELS.indexOf(ch.to) < LEVELS.indexOf(ch.from));

@@ -26,6 +26,9 @@ export type GateKnobs = Pick<
   | 'gateStaticAnalysis'
   | 'gateSecretScan'
   | 'buildCommand'
+  | 'appCheck'
+  | 'e2eCommand'
+  | 'perfCommand'
   | 'gateTests'
   | 'gateMockIntegrity'
   | 'gateTestMutation'
@@ -40,7 +43,7 @@ export type GateKnobs = Pick<
   | 'prdChecklist'
 >;
 
-/** The build gate's knob said off (`off` or `none`, any case): no build gate. */
+/** A command knob said off (`off` or `none`, any case): buildCommand's no build gate, appCheck's no app check. */
 export const buildOff = (command: string): boolean => /^\s*(off|none)\s*$/i.test(command);
 
 /** off: not run; blocking: a `fail` refuses completion; advisory: findings reach the prompt only. */
@@ -62,6 +65,9 @@ export function gateDisposition(gate: GateName, k: GateKnobs): Disposition {
     test_gaming: k.qualityGates && k.gateTestGaming,
     doc_coverage: k.qualityGates && k.gateDocCoverage,
     coverage: k.qualityGates && k.gateCoverage,
+    app_check: k.qualityGates && !buildOff(k.appCheck),
+    e2e: k.qualityGates && k.e2eCommand.trim() !== '' && !buildOff(k.e2eCommand),
+    perf: k.qualityGates && k.perfCommand.trim() !== '' && !buildOff(k.perfCommand),
     code_review: k.codeReview,
     checklist: k.prdChecklist,
   };
@@ -71,16 +77,18 @@ export function gateDisposition(gate: GateName, k: GateKnobs): Disposition {
 /**
  * The tool gates in the spec's order, grouped: gates in one group are independent and run in
  * parallel; a PAUSE or STOP is honoured between groups. Static analysis and the secret scan read
- * files, and the build runs beside them (in the same group, so the pass keeps its number of groups
- * and its activity's timeout; a build gate only adds a name to the one gates activity); the tests run the suite (coverage reads the report
- * the suite wrote, so it comes after);
- * the test-integrity and documentation gates read files again.
+ * files; the tests run the suite (coverage reads the report the suite wrote, so it comes after);
+ * the test-integrity and documentation gates read files again. The build is named in the first
+ * group (where histories recorded it), but the pass runs it after the tests group, with the
+ * product checks (app check, e2e, performance), and only on a full pass: not where the tests ran
+ * an affected-tests selection (activities/gates/index.ts `fullPassGatesAfterTests`). A build gate
+ * only adds a name to the one gates activity.
  */
 export function gateGroups(k: GateKnobs): ToolGate[][] {
   const groups: ToolGate[][] = [
     ['static_analysis', 'secret_scan', 'build'],
     ['tests'],
-    ['mock_integrity', 'test_mutation', 'test_gaming', 'doc_coverage', 'coverage'],
+    ['mock_integrity', 'test_mutation', 'test_gaming', 'doc_coverage', 'coverage', 'app_check', 'e2e', 'perf'],
   ];
   return groups.map((g) => g.filter((gate) => gateDisposition(gate, k) !== 'off')).filter((g) => g.length > 0);
 }

@@ -187,6 +187,9 @@ const GATE_KNOB: Record<(typeof TOOL_GATES)[number], keyof Knobs> = {
   test_gaming: 'gateTestGaming',
   doc_coverage: 'gateDocCoverage',
   coverage: 'gateCoverage',
+  app_check: 'appCheck',
+  e2e: 'e2eCommand',
+  perf: 'perfCommand',
 };
 
 export function ranThen(had: Knobs, missing: readonly string[]): RanThen {
@@ -218,6 +221,11 @@ export function judgeCheck(c: CheckEvidence, k: Knobs, ran: RanThen, tree: Recor
     }
     // A gate the run had on that left no result said nothing against the check (it had nothing to judge).
     if (!r && ran.gates.has(g)) continue;
+    // The app check without a command runs the file the run's start had, which no recording keeps: nothing to judge again.
+    if (!r && g === 'app_check' && k.appCheck.trim() === '') {
+      notes.push('app check (not run then): whether the repository kept a .vigil/app-check.* file at the start is not recorded');
+      continue;
+    }
     if (!r) {
       if (integrity)
         return anew(
