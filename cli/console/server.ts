@@ -55,6 +55,8 @@ import {
 } from './pages.js';
 import { costText, runsPage, runsTable, statusMatches, type RunsFilter } from './runs-list.js';
 import { inbox, listRuns, messagesFromHistory, readHandoff, runView, storedReport, storedRun, withStore, type RunRow } from './sources.js';
+import { acknowledgeNotifications, listNotifications } from '../notifications.js';
+import { INBOX_NOTIFICATIONS, notificationsSection } from './notifications-section.js';
 import { packagesSection } from './packages-section.js';
 
 export interface ConsoleOptions {
@@ -177,8 +179,21 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
     );
     return inboxCards(withHandoffs, now);
   };
-  app.get('/', async (c) => page(c, 'Inbox', inboxPage(await inboxFragment())));
+  // What runs told people that nobody acknowledged (cli/console/notifications-section.ts).
+  const notificationsFragment = async (): Promise<ReturnType<typeof html>> =>
+    notificationsSection(await withStore(env, (db) => listNotifications(db, { onlyNew: true, limit: INBOX_NOTIFICATIONS })));
+  app.get('/', async (c) => page(c, 'Inbox', inboxPage(html`${await inboxFragment()}${await notificationsFragment()}`)));
   app.get('/fragments/inbox', async (c) => c.html(await inboxFragment()));
+  app.get('/fragments/notifications', async (c) => c.html(await notificationsFragment()));
+  app.post('/notifications/ack', async (c) => {
+    const body = await c.req.parseBody();
+    const run = typeof body.run === 'string' ? body.run.trim() : '';
+    if (body.all !== '1' && !run) return c.text('say which run (run=…) or all=1', 400);
+    const done = await withStore(env, (db) => acknowledgeNotifications(db, body.all === '1' ? null : [run], operator(c)));
+    if (!done.ok) return c.text(`not acknowledged: ${done.why}`, 502);
+    // htmx swaps the section in place; a plain form goes back to the inbox.
+    return c.req.header('hx-request') ? c.html(await notificationsFragment()) : c.redirect('/', 303);
+  });
 
   // ------------------------------------------------------------------------------ runs
   const filtered = async (f: RunsFilter): Promise<{ rows: RunRow[]; cost: Map<string, string> }> => {
