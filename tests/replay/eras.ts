@@ -162,7 +162,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-follow-pr-v1',
-    introducedBy: 'HEAD',
+    introducedBy: '53b5b2e',
     before: 'following the pull request: a done run with deliver=pr delivered, opened its pull request and ended',
     fixtures: [
       {
