@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import {
   fileWorker,
   makeRepo,
@@ -28,6 +29,7 @@ import {
 } from '../support/harness.js';
 import { patient } from '../support/patience.js';
 import { fakeGh } from '../support/fake-gh.js';
+import { patchIds } from '../replay/command-sequence.js';
 import { startHooks } from '../../cli/hooks-command.js';
 
 const { ghDir, ghCallsIn } = fakeGh();
@@ -137,6 +139,10 @@ describe.concurrent('following the pull request after delivery', () => {
       await handle.signal('prEvent', { kind: 'merged', id: 'delivery-3' });
       const outcome = (await handle.result()) as { status: string; iteration: number };
       expect(outcome).toMatchObject({ status: 'merged', iteration: 4 });
+      // The new waits replay: the recording (two waits, three events, one of them redelivered) with the patch's marker.
+      const history = await handle.fetchHistory();
+      expect(patchIds(history)).toContain('vigil-follow-pr-v1');
+      await expect(Worker.runReplayHistory({ workflowBundle: shared.env.bundle }, history, id)).resolves.toBeUndefined();
     },
     patient(300_000),
   );
