@@ -198,4 +198,61 @@ describe.concurrent('following the pull request after delivery', () => {
     },
     patient(240_000),
   );
+
+  it(
+    "webhooks: a review that requests changes is an iteration whose prompt carries it verbatim, as its author's directive",
+    async () => {
+      const { repo, id, handle } = await followedRun('follow-review', true);
+      const secret = 'another-webhook-secret-of-the-repo';
+      const hooks = await startHooks(shared.env.client, { host: '127.0.0.1', port: 0, secret });
+      try {
+        const send = async (event: string, delivery: string, payload: unknown): Promise<Response> => {
+          const body = JSON.stringify(payload);
+          return fetch(hooks.url, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'x-github-event': event,
+              'x-github-delivery': delivery,
+              'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+            },
+            body,
+          });
+        };
+        const pull_request = { number: 7, html_url: 'https://github.com/o/r/pull/7', head: { ref: `vigil/${id}` }, base: { ref: 'main' } };
+        const repository = { full_name: 'o/r' };
+        const text = 'Please end a.txt with a line saying "fixed".\nAnd keep the first line as it is.';
+        // An approval is no request for changes: ignored, nothing signalled.
+        const approved = await send('pull_request_review', 'd-approve', {
+          action: 'submitted',
+          review: { state: 'approved', body: 'LGTM', user: { login: 'bo' } },
+          pull_request,
+          repository,
+        });
+        expect(approved.status).toBe(202);
+        const review = await send('pull_request_review', 'd-review', {
+          action: 'submitted',
+          review: { state: 'changes_requested', body: text, user: { login: 'ana' } },
+          pull_request,
+          repository,
+        });
+        expect(review.status, await review.clone().text()).toBe(200);
+        await waitForStatus(handle, (s) => s.pullRequest?.waiting === true && s.iteration >= 4, 120_000);
+        const prompt = readFileSync(path.join(repo, '.vigil/runs', id, 'iteration-0004.prompt.md'), 'utf8');
+        expect(prompt).toContain(
+          `A review requested changes on the pull request https://github.com/o/r/pull/7, from ana, verbatim:\n\n${text}`,
+        );
+        const merged = await send('pull_request', 'd-merged', {
+          action: 'closed',
+          pull_request: { ...pull_request, merged: true },
+          repository,
+        });
+        expect(merged.status).toBe(200);
+        expect(await handle.result()).toMatchObject({ status: 'merged', iteration: 4 });
+      } finally {
+        await hooks.close();
+      }
+    },
+    patient(300_000),
+  );
 });
