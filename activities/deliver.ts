@@ -28,6 +28,11 @@ export const DeliverRunInputSchema = z.object({
   message: z.string().min(1).max(20_000),
   /** Commit on the current branch (and set the index to it) instead of the run branch. */
   toCurrent: z.boolean().optional(),
+  /**
+   * Commit on top of the run branch's own tip when it exists, not HEAD: a followed pull request's
+   * next push (knob followPr) then fast-forwards the branch the pull request was opened from.
+   */
+  onBranch: z.boolean().optional(),
 });
 export type DeliverRunInput = z.infer<typeof DeliverRunInputSchema>;
 
@@ -68,12 +73,15 @@ export async function deliverRun(raw: DeliverRunInput): Promise<DeliveryResult> 
   const branch = runBranch(input.runId);
   const ref = `refs/heads/${branch}`;
   // A retried delivery finds its own commit: the same tree on the same parent is not committed twice.
+  let tip: string | null = null;
   if (await objectExists(repoPath, ref)) {
     const existing = (await git(repoPath, ['rev-parse', ref])).trim();
     const existingTree = (await git(repoPath, ['rev-parse', `${existing}^{tree}`])).trim();
     if (existingTree === tree) return { branch, commit: existing, files: await filesBetween(repoPath, head, tree), skipped: null };
+    tip = existing;
   }
-  const commit = (await git(repoPath, ['commit-tree', tree, ...(head ? ['-p', head] : []), '-F', '-'], IDENTITY, input.message)).trim();
+  const parent = input.onBranch && tip ? tip : head;
+  const commit = (await git(repoPath, ['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-F', '-'], IDENTITY, input.message)).trim();
   await git(repoPath, ['update-ref', '-m', `vigil: deliver run ${input.runId}`, ref, commit]);
   return { branch, commit, files: await filesBetween(repoPath, head, tree), skipped: null };
 }

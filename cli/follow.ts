@@ -85,6 +85,9 @@ export function statusLine(s: StatusSnapshot, gatesRunning: readonly string[] | 
   if (s.status === 'backing_off') return `backing off until ${s.backoffUntil} after ${s.consecutiveFailures} failure(s) in a row`;
   if (s.status === 'waiting_for_provider' && s.providerWait) return providerWaitText(s.providerWait);
   if (s.status === 'stopping') return 'stopping';
+  // Delivered, following its pull request (knob followPr): waiting for its next event.
+  if (s.pullRequest?.waiting)
+    return `following the pull request ${s.pullRequest.url ?? s.pullRequest.branch} since ${s.pullRequest.since}: waiting for its checks, comments, merge or close (${s.pullRequest.taken.length} event(s) taken)`;
   if (s.status === 'reviewing') return `council round ${s.council.rounds + 1} in progress (iteration ${s.iteration})`;
   if (s.status === 'gating') return `quality gates, code review and checklist on the tree of iteration ${s.iteration}`;
   if (s.agentRunning && gatesRunning && gatesRunning.length > 0)

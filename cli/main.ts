@@ -35,6 +35,8 @@ import type { ServerFlags } from './processes.js';
 import type { MessageKind } from './steer.js';
 import { addMemoryCommand } from './memory-command.js';
 import { addReportCommands } from './report-commands.js';
+import { addPrCommands } from './pr-commands.js';
+import { intArg } from './int-arg.js';
 import { addScheduleCommand } from './schedule.js';
 import { logFormatOption, resolveOperations, workerOperationsOptions, type OperationsFlags } from './operations.js';
 import type { StoreFlags } from './store.js';
@@ -48,15 +50,6 @@ const jsonLine = (value: unknown): void => out(JSON.stringify(value));
 
 const HOST_WORKER_HELP =
   "this machine's name for runs: poll its task queue <queue>@<name> for the activities of runs started with --host <name>, besides the shared queue (default: VIGIL_HOST, else this machine's name)";
-
-function intArg(name: string, min: number, max: number) {
-  return (raw: string): number => {
-    if (!/^\d+$/.test(raw.trim())) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
-    const n = Number(raw);
-    if (n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got ${n}`);
-    return n;
-  };
-}
 
 /** A run's workflow id, as commander reads it: not empty (the server would refuse it with a bare gRPC error). */
 function runIdArg(raw: string): string {
@@ -470,6 +463,8 @@ export function buildProgram(): Command {
 
   // vigil report, history and rejudge: the event store's readers (cli/report-commands.ts).
   addReportCommands(program, { runIdArg, collect, endpoint });
+  // vigil pr-event: the events of a followed pull request (cli/pr-commands.ts).
+  addPrCommands(program, { runIdArg, endpoint });
 
   // vigil memory list|show|search|forget|export|import|consolidate (cli/memory-command.ts).
   addMemoryCommand(program);

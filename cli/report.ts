@@ -9,7 +9,7 @@
  * a CliError with exit code 4 that says what to set.
  *
  * Definitions:
- *   - done: outcome council_approved, completion_promise_fulfilled or already_satisfied; iterations to done count the
+ *   - done: outcome council_approved, completion_promise_fulfilled, already_satisfied or merged; iterations to done count the
  *     distinct iteration numbers of done runs.
  *   - a failed iteration: exit code other than 0, or its tests failed.
  *   - approval rate: approved council rounds over all rounds (rounds blocked by a gate included);
@@ -38,7 +38,7 @@ import { reportStore } from './store.js';
 import { neutraliseLine } from './terminal-text.js';
 import { voteLine } from '../workflows/ui.js';
 
-export const DONE_STATUSES: readonly string[] = ['council_approved', 'completion_promise_fulfilled', 'already_satisfied'];
+export const DONE_STATUSES: readonly string[] = ['council_approved', 'completion_promise_fulfilled', 'already_satisfied', 'merged'];
 
 const usd = (x: number): number => Math.round(x * 1e6) / 1e6;
 const rate = (n: number, d: number): number | null => (d > 0 ? Math.round((n / d) * 1e4) / 1e4 : null);

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { shared } from './shared.js';
 import { PROVIDERS } from './provider-names.js';
 import { SANDBOX_LIMIT_BOUNDS } from './sandbox.js';
+import { splitCommandLine } from './command-line.js';
 
 /** One knob's description, used for validation, `vigil config --explain` and the docs. */
 interface KnobSpecBase<T> {
@@ -132,46 +133,7 @@ function enumKnob<const T extends readonly [string, ...string[]]>(
   };
 }
 
-/**
- * Splits a command line into argv words; honours single and double quotes. No shell is involved.
- * Backslash follows POSIX sh: outside quotes it escapes any character; inside double quotes only
- * `"`, `\\`, `$` and backtick (elsewhere it stays literal, so `"C:\\dir"` keeps its backslash);
- * inside single quotes nothing. Backslash-newline is a line continuation and disappears.
- */
-export function splitCommandLine(line: string): string[] {
-  const words: string[] = [];
-  let current = '';
-  let inWord = false;
-  let quote: '"' | "'" | null = null;
-  for (let i = 0; i < line.length; i++) {
-    const ch = line[i] as string;
-    const next = line[i + 1];
-    if (quote) {
-      if (ch === quote) quote = null;
-      else if (ch === '\\' && quote === '"' && next === '\n') i++;
-      else if (ch === '\\' && quote === '"' && next !== undefined && '"\\$`'.includes(next)) current += line[++i];
-      else current += ch;
-    } else if (ch === '"' || ch === "'") {
-      quote = ch;
-      inWord = true;
-    } else if (ch === '\\' && next === '\n') {
-      i++;
-    } else if (ch === '\\' && next !== undefined) {
-      current += line[++i];
-      inWord = true;
-    } else if (/\s/.test(ch)) {
-      if (inWord) words.push(current);
-      current = '';
-      inWord = false;
-    } else {
-      current += ch;
-      inWord = true;
-    }
-  }
-  if (quote) throw new Error(`unterminated ${quote} quote in command line`);
-  if (inWord) words.push(current);
-  return words;
-}
+export { splitCommandLine } from './command-line.js';
 
 const argvKnob: KnobSpecBase<string[]> = shared('schemas/knobs:argvKnob', () => ({
   schema: z.array(z.string().min(1).max(4096)).max(256),
@@ -520,6 +482,18 @@ export const KNOBS = shared(
         ['branch', 'pr', 'none'] as const,
         'branch',
         "branch: a run that ends done commits its work on the branch vigil/<run id> (the current branch, index and working tree untouched); pr: the same, then the branch is pushed and a pull request opened with gh (its body the run's report) where gh is installed and logged in; none: the work stays uncommitted.",
+      ),
+      followPr: boolKnob(
+        'VIGIL_FOLLOW_PR',
+        true,
+        'With deliver=pr, the run follows its pull request: red checks and comments addressed to it are iterations, a merge ends it merged, a close pr_closed (vigil hooks, vigil pr-event); false: it ends at delivery.',
+      ),
+      followPrDays: intKnob(
+        'VIGIL_FOLLOW_PR_DAYS',
+        1,
+        365,
+        14,
+        'A followed pull request with no event for this many days ends the run as delivered.',
       ),
       deliverToCurrent: boolKnob(
         'VIGIL_DELIVER_TO_CURRENT',

@@ -13,6 +13,7 @@ import { RunAuthorizationSchema } from './authorization.js';
 import { JournalStateSchema } from './events.js';
 import { RunMemorySchema, emptyMemory } from './memory.js';
 import { HostNameSchema } from './hosts.js';
+import { PullRequestStateSchema } from './pr-event.js';
 import {
   ChangeMarksSchema,
   ChecklistSchema,
@@ -537,6 +538,8 @@ export const RunStateSchema = shared('schemas/run:RunStateSchema', () =>
     pause: PauseInfoSchema.nullable(),
     /** Pauses whose deadline lifted them with nobody's answer ("nobody answered in 72 h: continued ..."), listed in the outcome's notes. */
     deadlineNotes: z.array(z.string().max(500)).max(10).optional(),
+    /** The pull request the run follows after delivering it (knob followPr; schemas/pr-event.ts); absent until then. */
+    pullRequest: PullRequestStateSchema.optional(),
     lastCompletion: CompletionVerdictSchema.nullable(),
     /** Findings of the previous iteration fed into the next prompt (bounded text). */
     lastFindings: z
@@ -673,50 +676,4 @@ export const RunInputSchema = shared('schemas/run:RunInputSchema', () =>
 );
 export type RunInput = z.infer<typeof RunInputSchema>;
 
-export const OUTCOME_STATUSES = [
-  'council_approved',
-  'completion_promise_fulfilled',
-  'already_satisfied',
-  'force_stopped',
-  'stopped',
-  'max_iterations_reached',
-  'max_duration_reached',
-  'agent_not_runnable',
-  'repository_unavailable',
-  'gate_stuck',
-  'contract_error',
-  'failed',
-] as const;
-export const OutcomeStatusSchema = shared('schemas/run:OutcomeStatusSchema', () => z.enum(OUTCOME_STATUSES));
-export type OutcomeStatus = z.infer<typeof OutcomeStatusSchema>;
-
-/** Exit codes of the process contract: 0 done or human-stopped, 20 deterministic terminal, 1 failed. */
-export const OUTCOME_EXIT_CODES: Record<OutcomeStatus, 0 | 1 | 20> = {
-  council_approved: 0,
-  completion_promise_fulfilled: 0,
-  already_satisfied: 0,
-  force_stopped: 20,
-  stopped: 0,
-  max_iterations_reached: 20,
-  max_duration_reached: 20,
-  agent_not_runnable: 20,
-  repository_unavailable: 20,
-  gate_stuck: 20,
-  contract_error: 20,
-  failed: 1,
-};
-
-export const OutcomeSchema = shared('schemas/run:OutcomeSchema', () =>
-  z.object({
-    status: OutcomeStatusSchema,
-    reason: z.string(),
-    exitCode: z.union([z.literal(0), z.literal(1), z.literal(20)]),
-    iteration: z.number().int().min(0),
-    at: z.string(),
-    /** What could not be verified independently (e.g. `no_test_runner`); empty when all was. */
-    notes: z.array(z.string()).default([]),
-    /** A stream's run (a task of a run split into parallel streams): what it spent, for the run that started it to sum. */
-    spendUsd: z.number().min(0).optional(),
-  }),
-);
-export type Outcome = z.infer<typeof OutcomeSchema>;
+export * from './outcome.js';

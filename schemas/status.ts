@@ -3,6 +3,7 @@
  *
  * Sandbox-safe: imported by the workflow bundle.
  */
+import { PullRequestStateSchema } from './pr-event.js';
 import { z } from 'zod';
 import { AcceptanceStateSchema } from './acceptance.js';
 import { shared } from './shared.js';
@@ -60,6 +61,10 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
     paused: z.boolean(),
     /** `deadlines`: while the pause waits for a person, its reminder, re-route and deadline (workflows/decisions/pause-deadlines.ts). */
     pause: PauseInfoSchema.extend({ deadlines: PauseDeadlinesSchema.nullable().optional() }).nullable(),
+    /** The pull request the run follows after delivering it (knob followPr): waiting for its next event, or iterating on one; absent before. */
+    pullRequest: PullRequestStateSchema.pick({ url: true, branch: true, since: true, waiting: true, taken: true })
+      .extend({ queued: z.number().int() })
+      .optional(),
     consecutiveFailures: z.number().int(),
     consecutiveNoChange: z.number().int(),
     recentHashes: z.array(z.string()),

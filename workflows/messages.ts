@@ -56,6 +56,8 @@ export const waiveSignal = defineSignal<[unknown?]>('waive');
 export const rewindSignal = defineSignal<[unknown?]>('rewind');
 /** From a stream (a child run of a run split into tasks) to its run: it waits for a person now, or no longer (schemas/tasks.ts StreamWaiting). */
 export const streamWaitingSignal = defineSignal<[unknown?]>('streamWaiting');
+/** An event of the pull request the run follows (schemas/pr-event.ts): from `vigil hooks` or `vigil pr-event`. */
+export const prEventSignal = defineSignal<[unknown?]>('prEvent');
 
 export const statusQuery = defineQuery<StatusSnapshot>('status');
 

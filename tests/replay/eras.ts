@@ -160,6 +160,19 @@ export const ERAS: Era[] = [
       },
     ],
   },
+  {
+    patch: 'vigil-follow-pr-v1',
+    introducedBy: '53b5b2e',
+    before: 'following the pull request: a done run with deliver=pr delivered, opened its pull request and ended',
+    fixtures: [
+      {
+        file: 'before-vigil-follow-pr-v1.json',
+        commit: '823dd25',
+        scenario: 'deliver-pr',
+        pins: 'tests/workflow/delivery.test.ts "deliver=pr": approved at iteration 3, delivered, the pull request opened through a fake gh, ended council_approved with no wait',
+      },
+    ],
+  },
 ] satisfies (Era & { patch: PatchId })[];
 
 export interface ReleaseFixture {

@@ -565,6 +565,8 @@ describe('OUTCOME_EXIT_CODES', () => {
       gate_stuck: 20,
       contract_error: 20,
       failed: 1,
+      merged: 0,
+      pr_closed: 20,
     });
     expect(Object.keys(OUTCOME_EXIT_CODES).sort()).toEqual([...OUTCOME_STATUSES].sort());
   });

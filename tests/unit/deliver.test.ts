@@ -67,6 +67,25 @@ describe('deliverRun', () => {
     expect(await deliverRun({ repoPath: dir, runId: 'run-42', message: 'again\n' })).toEqual(d);
   });
 
+  it('onBranch (a followed pull request): the next delivery goes on top of the run branch, a fast-forward; without it, on HEAD', async () => {
+    const dir = repo();
+    const head = git(dir, 'rev-parse', 'HEAD');
+    writeFileSync(path.join(dir, 'a.txt'), '1\n');
+    const first = await deliverRun({ repoPath: dir, runId: 'r', message: 'first\n' });
+    writeFileSync(path.join(dir, 'a.txt'), '1\nfixed\n');
+    const next = await deliverRun({ repoPath: dir, runId: 'r', message: 'the fix\n', onBranch: true });
+    expect(next.branch).toBe('vigil/r');
+    expect(git(dir, 'rev-parse', 'vigil/r^')).toBe(first.commit);
+    expect(git(dir, 'show', 'vigil/r:a.txt')).toBe('1\nfixed');
+    // Retried, it finds its own commit; the person's branch never moved.
+    expect(await deliverRun({ repoPath: dir, runId: 'r', message: 'the fix\n', onBranch: true })).toEqual(next);
+    expect(git(dir, 'rev-parse', 'HEAD')).toBe(head);
+    // Without onBranch a new tree is committed on HEAD, as a run's first delivery is.
+    writeFileSync(path.join(dir, 'a.txt'), '2\n');
+    await deliverRun({ repoPath: dir, runId: 'r', message: 'again\n' });
+    expect(git(dir, 'rev-parse', 'vigil/r^')).toBe(head);
+  });
+
   it('delivers nothing when the tree is HEAD’s', async () => {
     const dir = repo();
     expect(await deliverRun({ repoPath: dir, runId: 'r', message: 'm\n' })).toEqual({

@@ -319,6 +319,8 @@ const CASES: Record<KnobName, Cases> = {
     ],
     bad: ['pull-request', 'main', ''],
   },
+  followPr: boolCases,
+  followPrDays: intCases(1, 365),
   deliverToCurrent: boolCases,
   parallelStreams: intCases(1, 8),
   mergeConflicts: {

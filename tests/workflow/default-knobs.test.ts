@@ -40,6 +40,12 @@
  * the backoff (base wait and jitter 0) so that 25 failed iterations do not wait out real minutes
  * of backoff.
  *
+ * And one for following the pull request (followPr, on by default with deliver=pr, the one knob
+ * the cell sets: the behaviour it is about): the PR's checks fail once, an iteration fixes the
+ * work, the council approves it again and it is pushed to the same branch on the real bare remote,
+ * the checks pass (no event), the PR is merged. `gh` is faked there, and only gh
+ * (tests/support/fake-gh.ts): the one part that talks to GitHub.
+ *
  * A new default-on behaviour joins this matrix: add its dimension or its cell. The builder that
  * cheats its way to green (deletes, skips or edits the failing test, rewires the harness, ends the
  * test process with status 0, hard-codes the input, reads the caller's source) is this matrix's
@@ -47,6 +53,7 @@
  * its honest controls: tests/workflow/cheat-corpus.test.ts.
  */
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '@temporalio/worker';
@@ -55,12 +62,15 @@ import type { Outcome, RunInput } from '../../schemas/run.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { fetchLogPath } from '../../schemas/paths.js';
 import { stopUpdate } from '../../workflows/messages.js';
+import { execFileSync } from 'node:child_process';
+import { fakeGh } from '../support/fake-gh.js';
 import {
   assertBuilt,
   createTestEnv,
   makeRepo,
   makeWorker,
   ROOT,
+  runInput,
   SCRIPTED_AGENT,
   startRun,
   status,
@@ -514,5 +524,42 @@ describe.concurrent('default knobs: every safety net together', () => {
       expect(snap.council.rounds).toBe(0);
       if (!c.gap) expect(calls.filter((r) => r === 'checklist-verifier').length).toBeGreaterThanOrEqual(8);
     }
+  });
+});
+
+describe('default knobs: following the pull request', () => {
+  it('PR checks fail once, then pass: the fix is judged again, pushed to the same branch, and the merge ends the run', async () => {
+    const { ghDir, ghCallsIn } = fakeGh();
+    // The worker runs in this process: gh resolves through PATH at each call; no other cell calls gh.
+    if (!(process.env.PATH ?? '').startsWith(ghDir)) process.env.PATH = `${ghDir}${path.delimiter}${process.env.PATH ?? ''}`;
+    const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
+    const repo = makeRepo({ files: { 'README.md': '# feature\n' } });
+    const remote = mkdtempSync(path.join(os.tmpdir(), 'vigil-origin-'));
+    git(remote, 'init', '-q', '--bare');
+    git(repo, 'remote', 'add', 'origin', remote);
+    const scenarioFile = writeScenario(repo, {
+      version: 1,
+      iterations: [
+        { writes: { 'src/feature.js': '/** The feature. */\nexport const feature = 1;\n' } },
+        { writes: { 'src/feature.js': '/** The feature. */\nexport const feature = 2;\n' } },
+        { writes: { 'src/feature.js': '/** The feature. */\nexport const feature = 3;\n' }, claim: 'file' },
+        { writes: { 'src/feature.js': '/** The feature, as CI wants it. */\nexport const feature = 4;\n' }, claim: 'file' },
+      ],
+      roles: roles('builds'),
+    });
+    const handle = await startRun(env, TQ, runInput(repo, scenarioFile, { deliver: 'pr' }), uniqueId('default-knobs-pr'));
+    await waitForStatus(handle, (s) => s.pullRequest?.waiting === true, 180_000);
+    const branch = `vigil/${handle.workflowId}`;
+    const first = git(remote, 'rev-parse', branch);
+    await handle.signal('prEvent', { kind: 'checks-failed', id: 'ci-1', checks: [{ name: 'CI', logTail: 'expected feature to be 4' }] });
+    const fixed = await waitForStatus(handle, (s) => s.pullRequest?.waiting === true && s.iteration === 4, 180_000);
+    expect(fixed.council.rounds).toBe(2);
+    expect(git(remote, 'rev-parse', `${branch}^`)).toBe(first);
+    expect(git(remote, 'show', `${branch}:src/feature.js`)).toContain('feature = 4');
+    expect(ghCallsIn(repo).filter((a) => a[1] === 'create')).toHaveLength(1);
+    await handle.signal('prEvent', { kind: 'merged', id: 'ci-2', mergeCommit: 'c0ffee' });
+    const outcome = await handle.result();
+    expect(outcome).toMatchObject({ status: 'merged', exitCode: 0, iteration: 4 });
+    expect(outcome.notes[0]).toMatch(/^evidence: /);
   });
 });

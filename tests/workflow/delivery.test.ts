@@ -89,8 +89,9 @@ describe.concurrent('delivery of a done run', () => {
       roles: { ...ROLES, council: { default: { output: 'VOTE: APPROVE\nREASON: done\n' } } },
     });
     const id = uniqueId('deliver-pr');
-    const outcome = await (
-      await startRun(shared.env, shared.taskQueue, runInput(repo, scenario, { maxIterations: 5, deliver: 'pr' }), id)
+    const outcome = await // followPr off: this test is about opening the pull request; following it is tests/workflow/follow-pr.test.ts.
+    (
+      await startRun(shared.env, shared.taskQueue, runInput(repo, scenario, { maxIterations: 5, deliver: 'pr', followPr: false }), id)
     ).result();
     expect(outcome.status).toBe('council_approved');
     const branch = `vigil/${id}`;

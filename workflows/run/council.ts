@@ -27,7 +27,7 @@ import {
   refuseEmptyDiff,
   refuseFalseClaim,
 } from './completion.js';
-import { finish } from './ending.js';
+import { endDone } from './follow-pr.js';
 import { notifyPeople } from './people.js';
 import { applyVerification } from './prd-checklist.js';
 import { type Run } from './run.js';
@@ -140,7 +140,7 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
       cause: null,
       reason: `council approved, ${v.approve} of ${v.size}`,
     });
-    return finish(
+    return endDone(
       run,
       'council_approved',
       `council approved at iteration ${state.iteration} (round ${round}, ${v.approve} of ${v.size}, threshold ${v.threshold}${v.devilsAdvocate ? ", devil's advocate confirmed" : ''}): ${v.evidence.filesChanged} file(s) changed since run start`,
@@ -191,7 +191,7 @@ export async function claimWithoutCouncil(run: Run): Promise<Outcome | null> {
   const { facts, verdict } = await checkEvidence(run.acts, await evidenceInput(run, round));
   state.lastEvidence = evidenceRecord(state.iteration, verdict, facts, state.lastTests?.passed ?? null);
   if (verdict.pass) {
-    return finish(
+    return endDone(
       run,
       'completion_promise_fulfilled',
       `completion claim accepted at iteration ${state.iteration}: ${facts.filesChanged} file(s) changed since run start${state.lastTests ? ', tests green' : ''}`,

@@ -29,10 +29,14 @@ import { notifyPeople } from './people.js';
 import { type Run } from './run.js';
 import { beforeStopNowClosesFirst } from './before-stop-now-closes-first.js';
 
-export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: string[] = []): Promise<Outcome> {
+/**
+ * The run ends with outcome `s`. `delivered`: the notes of a delivery already made (a followed pull
+ * request, workflows/run/follow-pr.ts), which is then not made again.
+ */
+export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: string[] = [], delivered?: string[]): Promise<Outcome> {
   const { state, info } = run;
   // What done rested on, first, wherever the outcome's notes go (status, report, the delivery).
-  if (s === 'council_approved' || s === 'completion_promise_fulfilled')
+  if (s === 'council_approved' || s === 'completion_promise_fulfilled' || s === 'merged' || s === 'pr_closed')
     notes = [evidenceLine(state.lastTests, state.gates.latest, state.convergence.lastHash, state.acceptance), ...notes];
   // A perpetual run's requests for a person that went unanswered (decisions/agent-requests.ts).
   if (run.eras.judgesSeeChanges) notes = [...notes, ...agentRequestNotes(state.escalations)];
@@ -42,11 +46,12 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
     markUndeliveredDirectives();
     notes = [...notes, undeliveredNote(state.pendingDirectives)];
   }
-  let delivered: string | null = null;
-  if (delivers(s, run.knobs.deliver)) {
+  let branch: string | null = null;
+  if (delivered) notes = [...notes, ...delivered];
+  else if (delivers(s, run.knobs.deliver)) {
     markDelivery();
     const d = await deliver(run, s, reason, notes);
-    delivered = d.branch;
+    branch = d.branch;
     notes = [...notes, d.note];
   }
   run.outcome = {
@@ -62,8 +67,8 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   if (state.spend.calls > 0) run.recordSpend();
   run.recordEvent(outcomeEvent(run.outcome));
   // deliver=pr: the pull request's body is the run's report, its outcome included (knobs no older run has: nothing to patch).
-  if (opensPullRequest(run.knobs.deliver, delivered)) {
-    notes = [...notes, await pullRequest(run, s, reason, notes, delivered ?? '')];
+  if (opensPullRequest(run.knobs.deliver, branch)) {
+    notes = [...notes, (await pullRequest(run, s, reason, notes, branch ?? '')).note];
     run.outcome = { ...run.outcome, notes };
   }
   run.status = 'finished';
@@ -183,12 +188,16 @@ const deliveryFacts = (run: Run, s: OutcomeStatus, reason: string, notes: readon
   };
 };
 
-/** The work of a run that ended done, committed on its run branch (or, opted in, the current one); the note says where (or why not). Never fails the run. */
-async function deliver(
+/**
+ * The work of a run that ended done, committed on its run branch (or, opted in, the current one); the note says where (or why not). Never fails the run.
+ * `onBranch`: on top of the branch's own tip (a followed pull request's next push, a fast-forward), not HEAD.
+ */
+export async function deliver(
   run: Run,
   s: OutcomeStatus,
   reason: string,
   notes: readonly string[],
+  onBranch = false,
 ): Promise<{ note: string; branch: string | null }> {
   const { input, info } = run;
   const message = deliveryMessage(deliveryFacts(run, s, reason, notes));
@@ -197,7 +206,15 @@ async function deliver(
     const d = await run.sdk.nonCancellable(() =>
       run.acts.repo.deliverRun.executeWithOptions(
         { summary: toCurrent ? 'deliver the work on the current branch' : `deliver the work on its run branch` },
-        [{ repoPath: input.repoPath, runId: info.workflowId, message, ...(toCurrent ? { toCurrent } : {}) }],
+        [
+          {
+            repoPath: input.repoPath,
+            runId: info.workflowId,
+            message,
+            ...(toCurrent ? { toCurrent } : {}),
+            ...(onBranch ? { onBranch } : {}),
+          },
+        ],
       ),
     );
     if (!d.branch) return { note: `not delivered: ${d.skipped ?? 'nothing to deliver'}`, branch: null };
@@ -215,8 +232,14 @@ async function deliver(
   }
 }
 
-/** deliver=pr: the delivered branch pushed and a pull request opened through gh; the note says where (or why there is none). Never fails the run. */
-async function pullRequest(run: Run, s: OutcomeStatus, reason: string, notes: readonly string[], branch: string): Promise<string> {
+/** deliver=pr: the delivered branch pushed and a pull request opened through gh (one already open for it is reused); the note says where (or why there is none). Never fails the run. */
+export async function pullRequest(
+  run: Run,
+  s: OutcomeStatus,
+  reason: string,
+  notes: readonly string[],
+  branch: string,
+): Promise<{ note: string; url: string | null }> {
   const { state, input, info } = run;
   // The event store's report of the run includes its outcome once the journal is flushed.
   if (run.journaling) await run.sdk.nonCancellable(() => run.flushJournal());
@@ -244,12 +267,12 @@ async function pullRequest(run: Run, s: OutcomeStatus, reason: string, notes: re
       ]),
     );
     return pr.url
-      ? `pull request opened: ${pr.url}`
-      : `no pull request: ${pr.skipped ?? 'gh gave no address'}; the branch ${branch} is delivered`;
+      ? { note: `pull request opened: ${pr.url}`, url: pr.url }
+      : { note: `no pull request: ${pr.skipped ?? 'gh gave no address'}; the branch ${branch} is delivered`, url: null };
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
     run.sdk.log.warn('pull request failed', { error: err.cause?.message ?? err.message });
-    return `no pull request: ${(err.cause?.message ?? err.message).slice(0, 300)}; the branch ${branch} is delivered`;
+    return { note: `no pull request: ${(err.cause?.message ?? err.message).slice(0, 300)}; the branch ${branch} is delivered`, url: null };
   }
 }
 

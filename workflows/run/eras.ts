@@ -18,7 +18,7 @@
  *
  * 0.5.0 deprecated all 33 patches of 0.4.0 and earlier; 0.6.0 deletes their calls. Live: the
  * done-means-done, judges-see-changes, acceptance-from-prd, stream-recovery, stop-now, affected-tests
- * and pause-deadlines patches (below).
+ * pause-deadlines and follow-pr patches (below).
  * Most were asked once per execution, before the first command, in the fixed order of
  * `decideEras`; the others where their code runs (the `mark...` functions below), and the hosts
  * patch by `onRunHost` (workflows/hosts.ts), last of the per-execution calls.
@@ -167,6 +167,15 @@ export const AFFECTED_TESTS_PATCH = 'vigil-affected-tests-v1';
 export const PAUSE_DEADLINES_PATCH = 'vigil-pause-deadlines-v1';
 
 /**
+ * Following the pull request (workflows/run/follow-pr.ts): a run that ends done with deliver=pr and
+ * the followPr knob delivers, opens its pull request and then waits for its events instead of
+ * ending (red checks and comments are iterations, a merge or a close ends it; runs before it ended
+ * at delivery). Asked where such a run would deliver, and only there, so any other run records no
+ * marker.
+ */
+export const FOLLOW_PR_PATCH = 'vigil-follow-pr-v1';
+
+/**
  * Live patches: the ids asked with `patched()`, whose old path this code still has, in the order
  * an execution first asks for them. A new patch adds its constant here, its call in
  * `decideEras` (or a function here asked where its code runs), its id here, and its fixtures to
@@ -180,6 +189,7 @@ export const PATCH_IDS = [
   STOP_NOW_PATCH,
   AFFECTED_TESTS_PATCH,
   PAUSE_DEADLINES_PATCH,
+  FOLLOW_PR_PATCH,
 ] as const satisfies readonly string[];
 export type PatchId = (typeof PATCH_IDS)[number];
 
@@ -323,5 +333,7 @@ export const streamRecoveryEra = (): boolean => patched(STREAM_RECOVERY_PATCH);
 export const affectedTestsEra = (): boolean => patched(AFFECTED_TESTS_PATCH);
 /** A pause that waits for a person, with a timer to keep, begins to wait: the era of questions with deadlines (PAUSE_DEADLINES_PATCH). */
 export const pauseDeadlinesEra = (): boolean => patched(PAUSE_DEADLINES_PATCH);
+/** A done run with deliver=pr and followPr is about to deliver: the era in which it follows its pull request (FOLLOW_PR_PATCH). */
+export const followPrEra = (): boolean => patched(FOLLOW_PR_PATCH);
 /** A run stopped with `stop --now` ends: the era in which it closes first (STOP_NOW_PATCH). */
 export const stopNowClosesFirstEra = (): boolean => patched(STOP_NOW_PATCH);

@@ -39,10 +39,12 @@ import {
   stopSignal,
   stopUpdate,
   streamWaitingSignal,
+  prEventSignal,
   type MessageAck,
 } from '../messages.js';
 import { installRewind } from '../rewind.js';
 import { markDirectiveIds } from './eras.js';
+import { receivePrEventSignal } from './follow-pr.js';
 import { type Run } from './run.js';
 
 /** History size past which a run rolls over at once, even mid agent call (Temporal's hard limit is 50 MB). */
@@ -297,6 +299,24 @@ export function installHandlers(run: Run): void {
       publish();
     },
     { description: 'From a stream of this run: it waits for a person now, or no longer' },
+  );
+  // An event of the pull request the run follows (workflows/run/follow-pr.ts): a redelivered one is taken once.
+  setHandler(
+    prEventSignal,
+    (payload?: unknown) => {
+      const r = receivePrEventSignal(run, payload);
+      const id = typeof payload === 'object' && payload && 'id' in payload ? String((payload as { id: unknown }).id).slice(0, 100) : '?';
+      recordEvent({
+        kind: 'message',
+        name: 'prEvent',
+        by: 'signal',
+        summary: r.ok ? `received ${id}` : r.why.slice(0, 300),
+        accepted: r.ok,
+      });
+      if (!r.ok && !r.duplicate) recordInvalid('prEvent', 'signal', r.why);
+      if (!r.ok && r.duplicate) log.info('pull request event redelivered: taken once', { id });
+    },
+    { description: 'An event of the pull request the run follows: red checks, a comment, the base moved, merged, closed' },
   );
   setHandler(statusQuery, () => run.snapshot(), { description: 'The run snapshot (status, iteration, pause, outcome, ...)' });
   // Asked by an agent call that carries a gate pass when it is cancelled (activities/iteration.ts).

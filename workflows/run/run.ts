@@ -12,6 +12,7 @@
  *
  * Workflow code: deterministic, no I/O.
  */
+import type { PullRequestState } from '../../schemas/pr-event.js';
 import type { ChangeMark } from '../../schemas/gates.js';
 import type { RunEvent } from '../../schemas/events.js';
 import type { Knobs } from '../../schemas/knobs.js';
@@ -213,6 +214,7 @@ export class Run {
       tier: this.tier,
       paused: state.pause !== null,
       pause: state.pause ? { ...state.pause, deadlines: pauseDeadlines(state.pause, knobs, deadlineChannels(knobs)) } : null,
+      ...(state.pullRequest ? { pullRequest: followedPullRequest(state.pullRequest) } : {}),
       consecutiveFailures: state.consecutiveFailures,
       consecutiveNoChange: state.convergence.consecutiveNoChange,
       recentHashes: state.convergence.recentHashes,
@@ -390,4 +392,9 @@ export class Run {
       this.sdk.log.warn('event store projection failed; events kept for later', { pending: state.journal.pending.length });
     }
   }
+}
+
+/** The followed pull request as status shows it: what is queued counted, not carried. */
+function followedPullRequest(pr: PullRequestState): NonNullable<StatusSnapshot['pullRequest']> {
+  return { url: pr.url, branch: pr.branch, since: pr.since, waiting: pr.waiting, taken: pr.taken, queued: pr.queue.length };
 }

@@ -1,0 +1,91 @@
+/**
+ * `vigil hooks` serving GitHub's webhooks (cli/hooks.ts) against Temporal: a run is found by its
+ * pull request's head branch (`vigil/<run id>` names it: one status query), else by scanning the
+ * open runs' status for the pull request's branch or address (one visibility list and a query per
+ * open run: fine for tens of runs; the cost of a webhook that names no run branch).
+ */
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import type { Client } from '@temporalio/client';
+import type { StatusSnapshot } from '../schemas/status.js';
+import { withClient, type Endpoint } from './connection.js';
+import { CliError, EXIT } from './errors.js';
+import { hooksApp, type EventTarget } from './hooks.js';
+
+/** Whether the run's followed pull request is the target's. */
+function follows(s: StatusSnapshot, t: EventTarget): boolean {
+  const pr = s.pullRequest;
+  if (!pr || s.outcome) return false;
+  if (pr.url && t.repo && !pr.url.toLowerCase().includes(`/${t.repo.toLowerCase()}/`)) return false;
+  return (t.branch !== null && pr.branch === t.branch) || (t.prUrl !== null && pr.url === t.prUrl);
+}
+
+/** The open run that follows the target's pull request, or null. */
+export function temporalResolver(client: Client): (t: EventTarget) => Promise<string | null> {
+  const statusOf = async (id: string): Promise<StatusSnapshot | null> => {
+    try {
+      return (await client.workflow.getHandle(id).query('status')) as StatusSnapshot;
+    } catch {
+      return null;
+    }
+  };
+  return async (t) => {
+    if (t.branch?.startsWith('vigil/')) {
+      const s = await statusOf(t.branch.slice('vigil/'.length));
+      if (s && follows(s, t)) return s.workflowId;
+    }
+    for await (const wf of client.workflow.list({ query: `WorkflowType = 'vigilRun' AND ExecutionStatus = 'Running'` })) {
+      const s = await statusOf(wf.workflowId);
+      if (s && follows(s, t)) return s.workflowId;
+    }
+    return null;
+  };
+}
+
+export interface RunningHooks {
+  url: string;
+  close: () => Promise<void>;
+}
+
+/** Serves the webhook receiver with `client`; resolves once it listens. */
+export async function startHooks(client: Client, opts: { host: string; port: number; secret: string }): Promise<RunningHooks> {
+  const app = hooksApp({
+    secret: opts.secret,
+    resolveRun: temporalResolver(client),
+    signal: (runId, payload) => client.workflow.getHandle(runId).signal('prEvent', payload),
+  });
+  let bound = opts.port;
+  const server: ServerType = await new Promise<ServerType>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port }, (info: AddressInfo) => {
+      bound = info.port;
+      resolve(s);
+    });
+    s.once('error', reject);
+  });
+  const hostPart = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  return {
+    url: `http://${hostPart}:${bound}/`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        const s = server as { closeAllConnections?: () => void; close: (cb: () => void) => void };
+        s.closeAllConnections?.();
+        s.close(() => resolve());
+      }),
+  };
+}
+
+/** `vigil hooks`: serves until Ctrl+C. The secret comes from VIGIL_HOOKS_SECRET (never a flag: it would show in `ps`). */
+export async function hooksCommand(ep: Endpoint, o: { host: string; port: number }, print: (line: string) => void): Promise<void> {
+  const secret = process.env.VIGIL_HOOKS_SECRET ?? '';
+  if (secret.length < 16)
+    throw new CliError(
+      "vigil hooks: set VIGIL_HOOKS_SECRET to the webhook's secret (at least 16 characters), as in the repository's webhook settings",
+      EXIT.usage,
+    );
+  await withClient(ep, async (client) => {
+    const hooks = await startHooks(client, { ...o, secret });
+    print(`vigil hooks: receiving GitHub webhooks at ${hooks.url} (content type application/json); Ctrl+C stops`);
+    await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
+    await hooks.close();
+  });
+}

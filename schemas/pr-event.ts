@@ -1,0 +1,69 @@
+/**
+ * What happens to a run's pull request after delivery (knob `followPr`): the events `vigil hooks`
+ * maps from GitHub's webhooks and `vigil pr-event` sends by hand or from any CI, as the payload of
+ * the run's `prEvent` signal, and what the run keeps of the pull request it follows (carried across
+ * continue-as-new). Every event has an id (GitHub's `X-GitHub-Delivery`, or one the sender makes)
+ * so a redelivered event is taken once.
+ *
+ * Sandbox-safe: imported by the workflow bundle.
+ */
+import { z } from 'zod';
+import { shared } from './shared.js';
+
+/** How many taken event ids a run keeps (the oldest forgotten first): far more than a pull request's redeliveries. */
+export const PR_EVENT_IDS_KEPT = 200;
+/** How many events may wait to be taken at once; more are refused (the sender is told). */
+export const PR_EVENTS_QUEUED = 20;
+
+const Id = z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/, 'letters, digits, . _ : - only, at most 100');
+const Who = z.string().min(1).max(200);
+
+/** A failing check: its name, and the tail of its log (what the agent reads first). */
+export const FailedCheckSchema = z.strictObject({
+  name: z.string().min(1).max(200),
+  logTail: z.string().max(8_000).default(''),
+});
+export type FailedCheck = z.infer<typeof FailedCheckSchema>;
+
+export const PrEventSchema = shared('schemas/pr-event:PrEventSchema', () =>
+  z.discriminatedUnion('kind', [
+    z.strictObject({ kind: z.literal('checks-failed'), id: Id, checks: z.array(FailedCheckSchema).min(1).max(20), by: Who.optional() }),
+    z.strictObject({
+      kind: z.literal('comment'),
+      id: Id,
+      author: Who,
+      text: z.string().min(1).max(20_000),
+      /** review: a review that requested changes; comment: a comment addressed to the run (`/vigil …`). */
+      commentKind: z.enum(['review', 'comment']).default('comment'),
+    }),
+    z.strictObject({ kind: z.literal('base-moved'), id: Id, by: Who.optional() }),
+    z.strictObject({ kind: z.literal('merged'), id: Id, mergeCommit: z.string().max(64).optional(), by: Who.optional() }),
+    z.strictObject({ kind: z.literal('closed'), id: Id, by: Who.optional() }),
+  ]),
+);
+export type PrEvent = z.infer<typeof PrEventSchema>;
+export type PrEventKind = PrEvent['kind'];
+
+/** One event the run took, as status and the report list it. */
+export const PrEventTakenSchema = z.object({ id: z.string(), kind: z.string(), at: z.string(), summary: z.string().max(300) });
+
+/** The pull request a run follows, carried across continue-as-new. */
+export const PullRequestStateSchema = shared('schemas/pr-event:PullRequestStateSchema', () =>
+  z.object({
+    /** The pull request's address (null: gh gave none, the branch is followed all the same). */
+    url: z.string().max(500).nullable(),
+    /** The branch delivered and pushed (the pull request's head). */
+    branch: z.string().max(400),
+    /** When the run began to follow it (the idle time counts from the latest of this and the last event taken). */
+    since: z.string(),
+    /** The run is waiting for the pull request's next event (not iterating on one). */
+    waiting: z.boolean(),
+    /** Events received and not yet taken, oldest first. */
+    queue: z.array(PrEventSchema).max(PR_EVENTS_QUEUED),
+    /** The ids of the latest events received, so that a redelivered one is taken once. */
+    ids: z.array(z.string().max(100)).max(PR_EVENT_IDS_KEPT),
+    /** The latest events taken. */
+    taken: z.array(PrEventTakenSchema).max(50),
+  }),
+);
+export type PullRequestState = z.infer<typeof PullRequestStateSchema>;

@@ -1,0 +1,258 @@
+/**
+ * After delivery the run follows its pull request (knob followPr, on by default with deliver=pr):
+ * it waits for the `prEvent` signal and ends `merged` or `pr_closed`, or takes red checks as a
+ * normal iteration whose prompt carries them, judged again and pushed to the same branch; a
+ * redelivered event is taken once.
+ *
+ * Real git and a real bare remote: every push goes to it. `gh` is faked, and only gh (tests/support/fake-gh.ts): it is the
+ * one part that talks to GitHub, which cannot run here. The fake records its calls, answers as an
+ * installed, logged-in gh, and remembers the pull requests it "opened" so that `gh pr list
+ * --head B` finds them, as GitHub would.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import {
+  fileWorker,
+  makeRepo,
+  runInput,
+  type ScenarioInput,
+  startRun,
+  uniqueId,
+  waitForStatus,
+  writeScenario,
+} from '../support/harness.js';
+import { patient } from '../support/patience.js';
+import { fakeGh } from '../support/fake-gh.js';
+import { patchIds } from '../replay/command-sequence.js';
+import { startHooks } from '../../cli/hooks-command.js';
+
+const { ghDir, ghCallsIn } = fakeGh();
+const shared = fileWorker('follow-pr', () => {
+  process.env.PATH = `${ghDir}${path.delimiter}${process.env.PATH ?? ''}`;
+});
+const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
+
+const ROLES = {
+  checklist: { default: { output: '[{"id": "REQ-1", "title": "a.txt exists", "priority": "critical", "verify": "read a.txt"}]\n' } },
+  'checklist-verifier': { default: { output: 'ITEM REQ-1: PASS - a.txt exists\n' } },
+  reviewer: { default: { output: 'VERDICT: PASS\n' } },
+  'devils-advocate': { default: { output: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing\n' } },
+  council: { default: { output: 'VOTE: APPROVE\nREASON: done\n' } },
+};
+
+/** A repository with a bare remote, and a run on it (deliver=pr, every other knob its default) that the council approves at iteration 3. */
+async function followedRun(prefix: string, fix: boolean): Promise<{ repo: string; remote: string; id: string; handle: WorkflowHandle }> {
+  const repo = makeRepo({ files: { 'README.md': '# s\n\nNotes.\n' } });
+  const remote = mkdtempSync(path.join(os.tmpdir(), 'vigil-origin-'));
+  git(remote, 'init', '-q', '--bare');
+  git(repo, 'remote', 'add', 'origin', remote);
+  git(repo, 'push', '-q', 'origin', 'main');
+  const iterations: ScenarioInput['iterations'] = [
+    { writes: { 'a.txt': '1\n' } },
+    { writes: { 'a.txt': '2\n' } },
+    { writes: { 'a.txt': '3\n' }, claim: 'file' },
+  ];
+  // The fix the red checks ask for: the next iteration writes it and claims again.
+  if (fix) iterations.push({ writes: { 'a.txt': '3\nfixed\n' }, claim: 'file' });
+  const scenario = writeScenario(repo, { version: 1, iterations, roles: ROLES });
+  const id = uniqueId(prefix);
+  const handle = await startRun(shared.env, shared.taskQueue, runInput(repo, scenario, { maxIterations: 8, deliver: 'pr' }), id);
+  await waitForStatus(handle, (s) => s.pullRequest?.waiting === true, 120_000);
+  return { repo, remote, id, handle };
+}
+
+/** Waits until the run's history holds `n` prEvent signals and a workflow task completed after the last of them. */
+async function handled(handle: WorkflowHandle, n: number): Promise<void> {
+  const deadline = Date.now() + patient(30_000);
+  for (;;) {
+    const events = (await handle.fetchHistory()).events ?? [];
+    const at = events.map((e, i) => (e.workflowExecutionSignaledEventAttributes?.signalName === 'prEvent' ? i : -1)).filter((i) => i >= 0);
+    if (at.length >= n && events.slice((at[n - 1] ?? 0) + 1).some((e) => e.workflowTaskCompletedEventAttributes)) return;
+    if (Date.now() > deadline) throw new Error(`the run did not handle ${n} prEvent signals in time`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe.concurrent('following the pull request after delivery', () => {
+  it(
+    'merged: the run ends merged (exit 0) with the merge commit; a redelivered event is taken once',
+    async () => {
+      const { repo, remote, id, handle } = await followedRun('follow-merged', false);
+      expect(git(remote, 'rev-parse', `vigil/${id}`)).toBe(git(repo, 'rev-parse', `vigil/${id}`));
+      const merged = { kind: 'merged', id: 'delivery-1', mergeCommit: 'abc123def456' };
+      await handle.signal('prEvent', merged);
+      await handle.signal('prEvent', merged);
+      const outcome = (await handle.result()) as { status: string; exitCode: number; reason: string; notes: string[] };
+      expect(outcome.status).toBe('merged');
+      expect(outcome.exitCode).toBe(0);
+      expect(outcome.reason).toMatch(/^pull request merged: https:\/\/github.com\/o\/r\/pull\/7 \(merge commit abc123def456\)/);
+      expect(outcome.notes).toContain('pull request opened: https://github.com/o/r/pull/7');
+      const history = await handle.fetchHistory();
+      const signals = (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'prEvent');
+      expect(signals).toHaveLength(2);
+    },
+    patient(240_000),
+  );
+
+  it(
+    'closed without merge: the run ends pr_closed (exit 20)',
+    async () => {
+      const { handle } = await followedRun('follow-closed', false);
+      await handle.signal('prEvent', { kind: 'closed', id: 'delivery-9' });
+      const outcome = (await handle.result()) as { status: string; exitCode: number };
+      expect(outcome).toMatchObject({ status: 'pr_closed', exitCode: 20 });
+    },
+    patient(240_000),
+  );
+
+  it(
+    'red checks: an iteration whose prompt carries them fixes the work, judged again, pushed to the same branch; the redelivery is taken once',
+    async () => {
+      const { repo, remote, id, handle } = await followedRun('follow-checks', true);
+      const branch = `vigil/${id}`;
+      const first = git(remote, 'rev-parse', branch);
+      const red = { kind: 'checks-failed', id: 'delivery-2', checks: [{ name: 'unit tests', logTail: 'FAIL a.test: expected "fixed"' }] };
+      await handle.signal('prEvent', red);
+      const again = await waitForStatus(handle, (s) => s.pullRequest?.waiting === true && s.iteration >= 4, 120_000);
+      expect(again.pullRequest?.taken.map((t) => t.summary)).toEqual(['checks failed: unit tests']);
+      // The same event redelivered, once the run has handled it: taken once (no second iteration, nothing queued, the run still waits).
+      await handle.signal('prEvent', red);
+      await handled(handle, 2);
+      const after = await waitForStatus(handle, () => true);
+      expect(after).toMatchObject({ iteration: 4, invalidMessageCount: 0, pullRequest: { waiting: true, queued: 0 } });
+      expect(after.pullRequest?.taken).toHaveLength(1);
+      const prompt = readFileSync(path.join(repo, '.vigil/runs', id, 'iteration-0004.prompt.md'), 'utf8');
+      expect(prompt).toContain('The checks on the pull request https://github.com/o/r/pull/7 finished red.');
+      expect(prompt).toContain('FAIL a.test: expected "fixed"');
+      // Pushed to the same branch, a fast-forward on top of the first delivery; one pull request, opened once.
+      const second = git(remote, 'rev-parse', branch);
+      expect(second).not.toBe(first);
+      expect(git(remote, 'rev-parse', `${second}^`)).toBe(first);
+      expect(git(remote, 'show', `${branch}:a.txt`)).toBe('3\nfixed');
+      expect(ghCallsIn(repo).filter((a) => a[1] === 'create')).toHaveLength(1);
+      await handle.signal('prEvent', { kind: 'merged', id: 'delivery-3' });
+      const outcome = (await handle.result()) as { status: string; iteration: number };
+      expect(outcome).toMatchObject({ status: 'merged', iteration: 4 });
+      // The new waits replay: the recording (two waits, three events, one of them redelivered) with the patch's marker.
+      const history = await handle.fetchHistory();
+      expect(patchIds(history)).toContain('vigil-follow-pr-v1');
+      await expect(Worker.runReplayHistory({ workflowBundle: shared.env.bundle }, history, id)).resolves.toBeUndefined();
+    },
+    patient(300_000),
+  );
+
+  it(
+    'webhooks: a wrong signature is refused with 401 and nothing signalled; a signed "closed, merged" ends the run merged',
+    async () => {
+      const { id, handle } = await followedRun('follow-hooks', false);
+      const secret = 'a-webhook-secret-of-the-repository';
+      const hooks = await startHooks(shared.env.client, { host: '127.0.0.1', port: 0, secret });
+      try {
+        // pull_request "closed" as GitHub documents it (the fields Vigil reads, and a few more).
+        const body = JSON.stringify({
+          action: 'closed',
+          number: 7,
+          pull_request: {
+            number: 7,
+            html_url: 'https://github.com/o/r/pull/7',
+            merged: true,
+            merge_commit_sha: 'f00dfacef00dfacef00dfacef00dfacef00dface',
+            head: { ref: `vigil/${id}`, sha: '0'.repeat(40) },
+            base: { ref: 'main' },
+          },
+          repository: { full_name: 'o/r', name: 'r', owner: { login: 'o' } },
+          sender: { login: 'maintainer' },
+        });
+        const post = (signature: string): Promise<Response> =>
+          fetch(hooks.url, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'x-github-event': 'pull_request',
+              'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958',
+              'x-hub-signature-256': signature,
+            },
+            body,
+          });
+        const sign = (key: string): string => `sha256=${createHmac('sha256', key).update(body).digest('hex')}`;
+        const refused = await post(sign('not-the-secret'));
+        expect(refused.status).toBe(401);
+        expect((await post('')).status).toBe(401);
+        const history = await handle.fetchHistory();
+        expect((history.events ?? []).some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'prEvent')).toBe(false);
+        const sent = await post(sign(secret));
+        expect(sent.status).toBe(200);
+        expect(await sent.text()).toContain(`merged event 72d3162e-cc78-11e3-81ab-4c9367dc0958 sent to ${id}`);
+        const outcome = (await handle.result()) as { status: string; exitCode: number; reason: string };
+        expect(outcome).toMatchObject({ status: 'merged', exitCode: 0 });
+        expect(outcome.reason).toContain('merge commit f00dfacef00dfacef00dfacef00dfacef00dface');
+      } finally {
+        await hooks.close();
+      }
+    },
+    patient(240_000),
+  );
+
+  it(
+    "webhooks: a review that requests changes is an iteration whose prompt carries it verbatim, as its author's directive",
+    async () => {
+      const { repo, id, handle } = await followedRun('follow-review', true);
+      const secret = 'another-webhook-secret-of-the-repo';
+      const hooks = await startHooks(shared.env.client, { host: '127.0.0.1', port: 0, secret });
+      try {
+        const send = async (event: string, delivery: string, payload: unknown): Promise<Response> => {
+          const body = JSON.stringify(payload);
+          return fetch(hooks.url, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'x-github-event': event,
+              'x-github-delivery': delivery,
+              'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+            },
+            body,
+          });
+        };
+        const pull_request = { number: 7, html_url: 'https://github.com/o/r/pull/7', head: { ref: `vigil/${id}` }, base: { ref: 'main' } };
+        const repository = { full_name: 'o/r' };
+        const text = 'Please end a.txt with a line saying "fixed".\nAnd keep the first line as it is.';
+        // An approval is no request for changes: ignored, nothing signalled.
+        const approved = await send('pull_request_review', 'd-approve', {
+          action: 'submitted',
+          review: { state: 'approved', body: 'LGTM', user: { login: 'bo' } },
+          pull_request,
+          repository,
+        });
+        expect(approved.status).toBe(202);
+        const review = await send('pull_request_review', 'd-review', {
+          action: 'submitted',
+          review: { state: 'changes_requested', body: text, user: { login: 'ana' } },
+          pull_request,
+          repository,
+        });
+        expect(review.status, await review.clone().text()).toBe(200);
+        await waitForStatus(handle, (s) => s.pullRequest?.waiting === true && s.iteration >= 4, 120_000);
+        const prompt = readFileSync(path.join(repo, '.vigil/runs', id, 'iteration-0004.prompt.md'), 'utf8');
+        expect(prompt).toContain(
+          `A review requested changes on the pull request https://github.com/o/r/pull/7, from ana, verbatim:\n\n${text}`,
+        );
+        const merged = await send('pull_request', 'd-merged', {
+          action: 'closed',
+          pull_request: { ...pull_request, merged: true },
+          repository,
+        });
+        expect(merged.status).toBe(200);
+        expect(await handle.result()).toMatchObject({ status: 'merged', iteration: 4 });
+      } finally {
+        await hooks.close();
+      }
+    },
+    patient(300_000),
+  );
+});

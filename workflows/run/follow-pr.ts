@@ -1,0 +1,135 @@
+/**
+ * After delivery, the run follows its pull request (knob followPr, FOLLOW_PR_PATCH): a done run
+ * with deliver=pr delivers on its run branch, pushes it and opens (or finds) its pull request, then
+ * waits, with one durable timer for the idle time and no activity, for the pull request's events
+ * (the `prEvent` signal: schemas/pr-event.ts, `vigil hooks`, `vigil pr-event`). Merged: the run
+ * ends `merged`; closed: `pr_closed`; nothing for followPrDays: it ends with its done outcome. Red
+ * checks or a comment addressed to the run: the event becomes a person's directive (its author
+ * named) and the loop goes on with a normal iteration, judged as any (gates, review, council,
+ * budget); once approved again, the work is delivered on top of the same branch and pushed, and the
+ * run waits again. Pause and stop apply while it waits.
+ *
+ * Workflow code: deterministic, no I/O.
+ */
+import { LIMITS, type Outcome, type OutcomeStatus } from '../../schemas/run.js';
+import type { PrEvent, PullRequestState } from '../../schemas/pr-event.js';
+import { PrEventSchema } from '../../schemas/pr-event.js';
+import { evidenceLine } from '../decisions/evidence-line.js';
+import {
+  followsPullRequest,
+  newPullRequestState,
+  nextPrStep,
+  prEndReason,
+  prEventDirective,
+  prEventSummary,
+  receivePrEvent,
+} from '../decisions/follow-pr.js';
+import { beforeFollowPr } from './before-follow-pr.js';
+import { deliver, finish, pullRequest, stopOutcome } from './ending.js';
+import { followPrEra } from './eras.js';
+import { type Run } from './run.js';
+
+/** A run that ended done: it follows its pull request (deliver=pr, followPr), else it ends as before. Null: an event asks for an iteration. */
+export async function endDone(run: Run, s: OutcomeStatus, reason: string, notes: string[]): Promise<Outcome | null> {
+  if (!followsPullRequest(s, run.knobs)) return finish(run, s, reason, notes);
+  return followPrEra() ? await deliverAndFollow(run, s, reason, notes) : await beforeFollowPr(run, s, reason, notes);
+}
+
+async function deliverAndFollow(run: Run, s: OutcomeStatus, reason: string, notes: string[]): Promise<Outcome | null> {
+  const { state } = run;
+  const following = state.pullRequest;
+  const evidence = evidenceLine(state.lastTests, state.gates.latest, state.convergence.lastHash, state.acceptance);
+  // The first delivery opens the pull request; each later one goes on top of the same branch (a fast-forward push).
+  const d = await deliver(run, s, reason, [evidence, ...notes], following !== undefined);
+  if (!d.branch) return finish(run, s, reason, notes, [d.note]);
+  const pr = await pullRequest(run, s, reason, [evidence, ...notes], d.branch);
+  if (!pr.url && !following) return finish(run, s, reason, notes, [d.note, pr.note]);
+  const delivered = following ? [d.note, pr.url ? `pushed to the pull request ${pr.url}` : pr.note] : [d.note, pr.note];
+  state.pullRequest = following ?? newPullRequestState(pr.url, d.branch, run.nowIso());
+  state.pullRequest.waiting = true;
+  run.status = 'running';
+  run.recordEvent({ kind: 'message', name: 'prEvent', by: 'vigil', summary: `following ${pr.url ?? d.branch}`, accepted: true });
+  run.sdk.log.info('following the pull request', { url: pr.url, branch: d.branch });
+  run.publish();
+  return followPullRequest(run, s, reason, notes, delivered);
+}
+
+/** Waits for the pull request's next event (pause and stop apply), and answers it. */
+async function followPullRequest(
+  run: Run,
+  s: OutcomeStatus,
+  reason: string,
+  notes: string[],
+  delivered: string[],
+): Promise<Outcome | null> {
+  const { state, knobs } = run;
+  const pr = state.pullRequest as PullRequestState;
+  for (;;) {
+    if (run.stopRequest) return stopOutcome(run, [...notes, ...delivered]);
+    const step = nextPrStep(pr, knobs, run.nowMs());
+    if (step.kind === 'idle')
+      return finish(run, s, `${reason}; the pull request saw no event for ${step.days} d`, notes, [
+        ...delivered,
+        `delivered: the pull request ${pr.url ?? pr.branch} saw no event for ${step.days} d`,
+      ]);
+    if (step.kind === 'take' && state.pause === null) {
+      pr.queue = step.rest;
+      const taken = await takeEvent(run, s, reason, notes, delivered, step.event);
+      if (taken !== 'wait') return taken;
+      continue;
+    }
+    const untilMs = step.kind === 'wait' ? step.untilMs : run.nowMs() + knobs.followPrDays * 86_400_000;
+    await run.sdk.until(
+      () => run.stopRequest !== null || (state.pause === null && pr.queue.length > 0),
+      Math.max(untilMs - run.nowMs(), 1),
+    );
+  }
+}
+
+async function takeEvent(
+  run: Run,
+  s: OutcomeStatus,
+  reason: string,
+  notes: string[],
+  delivered: string[],
+  e: PrEvent,
+): Promise<Outcome | null | 'wait'> {
+  const { state } = run;
+  const pr = state.pullRequest as PullRequestState;
+  const summary = prEventSummary(e);
+  pr.taken = [...pr.taken, { id: e.id, kind: e.kind, at: run.nowIso(), summary }].slice(-50);
+  run.recordEvent({ kind: 'message', name: 'prEvent', by: 'vigil', summary: `taken: ${summary}`, accepted: true });
+  run.sdk.log.info('pull request event', { id: e.id, kind: e.kind });
+  if (e.kind === 'merged' || e.kind === 'closed') {
+    pr.waiting = false;
+    return finish(run, e.kind === 'merged' ? 'merged' : 'pr_closed', prEndReason(e, pr, reason), notes, delivered);
+  }
+  const directive = prEventDirective(e, pr.url);
+  if (directive === null || state.pendingDirectives.length >= LIMITS.pendingDirectives) {
+    // The base moved: this version rebases nothing; the person is told in the run's notes.
+    run.sdk.log.warn('pull request event not acted on', { id: e.id, kind: e.kind });
+    run.publish();
+    return 'wait';
+  }
+  state.pendingDirectives.push({ text: directive.text, by: directive.by, at: run.nowIso(), id: `pr-${e.id}`.slice(0, 100) });
+  pr.waiting = false;
+  run.status = 'running';
+  run.publish();
+  return null;
+}
+
+/** The `prEvent` signal: validated, taken once by its id (a redelivery is `duplicate`), queued for the waiting run. */
+export function receivePrEventSignal(run: Run, payload: unknown): { ok: true } | { ok: false; why: string; duplicate?: boolean } {
+  const r = PrEventSchema.safeParse(payload);
+  if (!r.success)
+    return { ok: false, why: `prEvent: ${r.error.issues.map((i) => `${i.path.join('.') || 'payload'}: ${i.message}`).join('; ')}` };
+  const pr = run.state.pullRequest;
+  if (!pr) return { ok: false, why: 'prEvent: this run follows no pull request (yet)' };
+  const got = receivePrEvent(pr, r.data);
+  if (!got.ok) return { ok: false, why: `prEvent: ${got.why}`, duplicate: got.duplicate };
+  // In place: the waiting loop holds this object.
+  pr.queue = got.state.queue;
+  pr.ids = got.state.ids;
+  run.publish();
+  return { ok: true };
+}
