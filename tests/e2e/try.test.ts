@@ -236,7 +236,7 @@ describe('vigil try on a repository that refuses it', () => {
     );
     expect(out).toContain("not used   : provider claude (VIGIL_PROVIDER): the rehearsal's agent is the scripted one");
     expect(out).toMatch(
-      /quality gates on iteration \d: .*✗ tests · .* — tests: node-test: 1 of 1 baseline tests did not pass .*: test::sums/,
+      /quality gates on iteration \d: .*✗ tests · .* — tests: node-test: 1 of 1 baseline tests did not pass .*: test\/sum\.test\.js::sums/,
     );
     expect(out).toMatch(
       /completion at iteration \d refused before the council was asked \(tests\): tests: node-test: 1 of 1 baseline tests did not pass/,
