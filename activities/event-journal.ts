@@ -55,9 +55,32 @@ function runHasEnded(batch: SpoolableBatch, spoolDir: string): boolean {
   return spoolHoldsRun(spoolDir, batch.workflowId, batch.runIds);
 }
 
-/** The local activity: the batch into the worker's store, else (a run that ended) into its spool. Never throws. */
+/** The batch holds the outcome of a run stopped with `stop --now` (`stopped`, its reason ending ` (now)`, workflows/run/ending.ts). */
+export function stoppedNow(raw: ProjectEventsInput): boolean {
+  return raw.events.some((e) => e.event.kind === 'outcome' && e.event.status === 'stopped' && e.event.reason.endsWith(' (now)'));
+}
+
+/**
+ * The local activity: the batch into the worker's store, else (a run that ended) into its spool. Never throws.
+ *
+ * The last batch of a run stopped with `stop --now` goes to the spool first, and the answer comes
+ * at once: the person asked for the run closed now, and the store's projection (a Postgres commit,
+ * the memory's consolidation) follows the close instead of holding it. The catch-up stores it
+ * right after, in this process; the file, written before the answer, keeps it if the process dies
+ * first (drained when a worker or the store starts).
+ */
 export async function projectEvents(raw: ProjectEventsInput): Promise<ProjectEventsResult> {
   const where = workerStoreUrl();
+  const last = where.url && where.spoolDir && stoppedNow(raw) ? spoolable(raw) : null;
+  if (last && where.spoolDir) {
+    noteEnded(last);
+    const kept = spoolBatch(where.spoolDir, last);
+    if (!('problem' in kept)) {
+      catchUp.kick();
+      // Counted as written (the run's `eventStore.stored`): the spool holds them for the store, which takes them next.
+      return { storedThrough: last.lastSeq, written: last.events.length, problem: null };
+    }
+  }
   const result: ProjectEventsResult = where.url
     ? await projectEventsTo(where.url, raw, { runEnd: 'follow' })
     : { storedThrough: 0, written: 0, problem: where.problem };
@@ -104,6 +127,7 @@ export function describeDrain(r: DrainResult, dir: string): string | null {
 class CatchUp {
   private timer: NodeJS.Timeout | null = null;
   private running = false;
+  private again = false;
   private pauseMs = CATCH_UP_FIRST_MS;
 
   arm(delayMs = this.pauseMs): void {
@@ -116,7 +140,11 @@ class CatchUp {
   }
 
   kick(): void {
-    if (this.running) return;
+    // A pass already going on may have listed the spool before the file that asks for this one.
+    if (this.running) {
+      this.again = true;
+      return;
+    }
     const dir = workerStoreUrl().spoolDir;
     if (!dir || spoolFiles(dir).length === 0) return;
     this.stop();
@@ -130,6 +158,7 @@ class CatchUp {
 
   private async pass(): Promise<void> {
     this.running = true;
+    this.again = false;
     let again: number | null = null;
     try {
       const where = workerStoreUrl();
@@ -151,6 +180,7 @@ class CatchUp {
       again = this.backoff();
     } finally {
       this.running = false;
+      if (this.again) again = 0;
       if (again !== null) this.arm(again);
     }
   }

@@ -22,8 +22,10 @@ import { ensurePrivateRunDir, ensureRunDir, pad } from './artifacts.js';
 import { readReport, reportSetup, runnerOfCommand } from './gates/test-report.js';
 import { keepTestMap, testScope } from './gates/affected-tests.js';
 import { pytestMapSetup } from './gates/pytest-map.js';
+import { inBaselineForm } from './gates/node-test-reporter.js';
 import { baselineOfTests } from '../workflows/decisions/per-test-map.js';
-import { baselineOfSelection, reportedFiles, selectionCommand } from '../workflows/decisions/affected-tests.js';
+import { baselineOfSelection, reportedFiles } from '../workflows/decisions/affected-tests.js';
+import { selectionCommand } from '../workflows/decisions/selection-command.js';
 import { writePrivateFile } from './safe-files.js';
 import { countFailingTests } from '../workflows/decisions/test-output.js';
 import { detectTestRunner, summarizeTestOutput } from './gates/test-runner.js';
@@ -108,7 +110,7 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
       : null;
   if (mapSetup) reported.env = { ...reported.env, ...mapSetup.env };
   // A partial run hands its selection to the runner (its own related-tests mode where it has one,
-  // workflows/decisions/affected-tests.ts selectionCommand); a command that cannot take it runs the full suite.
+  // workflows/decisions/selection-command.ts); a command that cannot take it runs the full suite.
   const picked = scope.plan.kind === 'affected' ? selectionCommand(runner, reported.command, scope.plan.files, scope.changed) : null;
   if (scope.plan.kind === 'affected' && picked === null)
     scope.plan = { kind: 'full', reason: `the test command cannot take a list of test ${scope.lang === 'go' ? 'packages' : 'files'}` };
@@ -150,7 +152,10 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     ...(heartbeatDetails ? { heartbeatDetails } : {}),
   });
   const summary = summarizeTestOutput(runner, proc.tail, proc.exitCode);
-  const report = readReport(setup, reportDir, logPath);
+  const read = readReport(setup, reportDir, logPath);
+  const baseline = input.recordBaseline ? null : readBaseline(input.runId);
+  // node's tests named as the run's baseline names them (one recorded before Vigil's reporter: by their own names).
+  const report = runner === 'node-test' ? inBaselineForm(read, baseline?.report ?? null) : read;
   // A runner's related-tests mode may run more test files than Vigil named (what its own module
   // graph sees): the selection is what it reported, with every file named.
   if (selected && picked?.mode === 'related' && report && scope.map) {
@@ -159,7 +164,6 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     selected = { ...selected, files };
     scope.plan = selected;
   }
-  const baseline = input.recordBaseline ? null : readBaseline(input.runId);
   if (input.recordBaseline) keepBaseline(input.runId, command, runner, report);
   keepTestMap({ runId: input.runId, runner, command, iteration: input.iteration, scope, report, reportDir, repoPath: input.repoPath });
   // A partial run is held to the baseline tests it selected: those of the files it ran, or (pytest's per-test map) the tests it kept.

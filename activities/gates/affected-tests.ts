@@ -18,12 +18,12 @@ import {
   mapAfterPartialRun,
   mapOfFullRun,
   planTests,
-  selectionCommand,
   type AffectedLang,
   type GoPackage,
   type ImportGraph,
   type TestPlan,
 } from '../../workflows/decisions/affected-tests.js';
+import { selectionCommand } from '../../workflows/decisions/selection-command.js';
 import { EVERY_TEST, parseZeroDiff, planPerTest, type FileChange, type PerTestPlan } from '../../workflows/decisions/per-test-map.js';
 import { ensurePrivateRunDir } from '../artifacts.js';
 import { changedPaths, git, workingTreeHash } from '../git.js';
@@ -128,7 +128,7 @@ export async function goListGraph(repoPath: string): Promise<ImportGraph | null>
 }
 
 /** The tree now and the import graph of its source files (null: git or the go tool could not say). */
-async function treeAndGraph(repoPath: string, lang: AffectedLang): Promise<{ tree: string; graph: ImportGraph } | null> {
+async function treeAndGraph(repoPath: string, lang: AffectedLang, runner: string): Promise<{ tree: string; graph: ImportGraph } | null> {
   try {
     const tree = await workingTreeHash(repoPath);
     if (lang === 'go') {
@@ -139,7 +139,7 @@ async function treeAndGraph(repoPath: string, lang: AffectedLang): Promise<{ tre
     if (files.length > MAX_FILES) return null;
     const texts = new Map<string, string>();
     for (const f of files) texts.set(f, readSmall(path.join(repoPath, f)) ?? '');
-    return { tree, graph: importGraph(texts, lang) };
+    return { tree, graph: importGraph(texts, lang, runner) };
   } catch {
     return null;
   }
@@ -167,7 +167,7 @@ export async function testScope(o: {
     const reason = `Vigil cannot select the tests of ${o.runner || 'this test command'}`;
     return { plan: { kind: 'full', reason }, ...none };
   }
-  const now = await treeAndGraph(o.repoPath, lang);
+  const now = await treeAndGraph(o.repoPath, lang, o.runner);
   if (now === null) return { plan: { kind: 'full', reason: 'the tree or its files could not be read' }, ...none };
   const map = readTestMap(o.runId);
   const usable = map && map.runner === o.runner && map.command === o.command ? map : null;
@@ -204,7 +204,9 @@ export async function testScope(o: {
     changed,
     ...now,
   });
-  const sources = (changed ?? []).filter((f) => isSource(f, lang) && !isTestFile(f, lang) && existsSync(path.join(o.repoPath, f)));
+  const sources = (changed ?? []).filter(
+    (f) => isSource(f, lang) && !isTestFile(f, lang, o.runner) && existsSync(path.join(o.repoPath, f)),
+  );
   // pytest with a fresh per-test map: the tests it selects, where a selection is not ruled out.
   const selectable = plan.kind === 'affected' || plan.bySelection === true;
   if (selectable && pytest?.plan && usable?.perTest) {

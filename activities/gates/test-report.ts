@@ -6,7 +6,7 @@
  * | runner | how it is asked | what is read |
  * |---|---|---|
  * | pytest | `PYTEST_ADDOPTS=--junitxml=…` (any command that runs pytest) | JUnit XML, written at the session's end |
- * | node's test runner | `NODE_OPTIONS=--test-reporter=junit …` beside its usual output | JUnit XML |
+ * | node's test runner | `NODE_OPTIONS=--test-reporter=<Vigil's reporter> …` beside its usual output | JUnit XML, each test named by its file |
  * | vitest | `--reporter=default --reporter=junit --outputFile.junit=…` appended | JUnit XML |
  * | jest | `--json --outputFile=…` appended | jest's JSON results |
  * | mocha | `--reporter=xunit --reporter-option=output=…` appended | xunit XML |
@@ -23,6 +23,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import type { ReportFormat, TestCase, TestReport, TestStatus } from '../../schemas/test-report.js';
+import { NODE_REPORT_FILE, NODE_REPORTER_FILE, writeNodeReporter } from './node-test-reporter.js';
 
 /** Reports larger than this are not read (a suite of that size is judged by its summary). */
 const MAX_REPORT_BYTES = 64 * 1024 * 1024;
@@ -47,8 +48,9 @@ export function appendArgs(command: string, args: string): string | null {
 }
 
 /**
- * How `runner` is asked for a report in `dir` (the folder as the test process sees it), given the
- * command and the environment it would run with. A runner Vigil cannot ask gets no source: its
+ * How `runner` is asked for a report in `dir` (the folder as the test process sees it, and the
+ * host's: node's reporter is written into it), given the command and the environment it would
+ * run with. A runner Vigil cannot ask gets no source: its
  * summary is judged.
  */
 export function reportSetup(runner: string, command: string, dir: string, env: Readonly<Record<string, string>>): ReportSetup {
@@ -62,13 +64,15 @@ export function reportSetup(runner: string, command: string, dir: string, env: R
         source: { format: 'junit', file: 'pytest.xml' },
       };
     case 'node-test':
+      // Vigil's JUnit reporter, which names each test's file (activities/gates/node-test-reporter.ts).
+      writeNodeReporter(dir);
       return {
         command,
         env: {
           NODE_OPTIONS:
-            `${env.NODE_OPTIONS ?? ''} --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination=${file('node-test.xml')}`.trim(),
+            `${env.NODE_OPTIONS ?? ''} --test-reporter=spec --test-reporter-destination=stdout --test-reporter=${file(NODE_REPORTER_FILE)} --test-reporter-destination=${file(NODE_REPORT_FILE)}`.trim(),
         },
-        source: { format: 'junit', file: 'node-test.xml' },
+        source: { format: 'junit', file: NODE_REPORT_FILE },
       };
     case 'vitest': {
       const c = appendArgs(command, `--reporter=default --reporter=junit --outputFile.junit=${file('vitest.xml')}`);

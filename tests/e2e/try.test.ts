@@ -236,10 +236,10 @@ describe('vigil try on a repository that refuses it', () => {
     );
     expect(out).toContain("not used   : provider claude (VIGIL_PROVIDER): the rehearsal's agent is the scripted one");
     expect(out).toMatch(
-      /quality gates on iteration \d: .*✗ tests · .* — tests: node-test: 1 of 1 baseline tests did not pass .*: test::sums/,
+      /quality gates on iteration \d: .*✗ tests · .* — tests: (?:full suite \([^)]*\): )?node-test: 1 of 1 baseline tests did not pass/,
     );
     expect(out).toMatch(
-      /completion at iteration \d refused before the council was asked \(tests\): tests: node-test: 1 of 1 baseline tests did not pass/,
+      /completion at iteration \d refused before the council was asked \(tests\): tests: (?:full suite \([^)]*\): )?node-test: 1 of 1 baseline tests did not pass .*: test\/sum\.test\.js::sums/,
     );
     expect(out).not.toMatch(/council round \d+ \([^)]*\): APPROVED/);
     expect(out).toContain(

@@ -168,6 +168,58 @@ describe('a run that ends while the store is down', () => {
   });
 });
 
+describe("a run stopped with stop --now: the store's projection follows the close", () => {
+  /** A scripted run whose outcome is `stopped`, by a person, now or in turn. */
+  const stopped = (now: boolean): EventEnvelope[] =>
+    scriptedRun().map((e) =>
+      e.event.kind === 'outcome' ? { ...e, event: { ...e.event, status: 'stopped', reason: `stopped by ana${now ? ' (now)' : ''}` } } : e,
+    );
+
+  it('its last batch is answered at once from the spool, and stored right after, each row once, the run-end hook run', async () => {
+    const { url, dir } = await workerStore('spool_stop_now');
+    const journal = stopped(true);
+    const n = journal.length;
+    expect(await projectEvents({ workflowId: 'wf-now', events: journal.slice(0, 5) })).toEqual({
+      storedThrough: 5,
+      written: 5,
+      problem: null,
+    });
+    const ended: string[] = [];
+    onRunEnded(async (_url, workflowId) => {
+      ended.push(workflowId);
+    });
+    try {
+      // The batch with the outcome: taken care of, from the spool (the workflow acknowledges it and counts it stored).
+      expect(await projectEvents({ workflowId: 'wf-now', events: journal.slice(5) })).toEqual({
+        storedThrough: n,
+        written: n - 5,
+        problem: null,
+      });
+      await until('the spool to drain', () => spoolFiles(dir).length === 0, 30_000);
+      expect(await stored(url, 'wf-now')).toEqual(keys(journal));
+      await until('the run-end hook', () => ended.includes('wf-now'), 30_000);
+    } finally {
+      onRunEnded(null);
+    }
+  });
+
+  it('a run stopped in turn (and one that ended otherwise) is stored before the answer, as before (the control)', async () => {
+    const { url, dir } = await workerStore('spool_stop_turn');
+    for (const [id, journal] of [
+      ['wf-turn', stopped(false)],
+      ['wf-done', scriptedRun()],
+    ] as const) {
+      expect(await projectEvents({ workflowId: id, events: journal })).toEqual({
+        storedThrough: journal.length,
+        written: journal.length,
+        problem: null,
+      });
+      expect(spoolFiles(dir)).toEqual([]);
+      expect(await stored(url, id)).toEqual(keys(journal));
+    }
+  });
+});
+
 describe('what the spool does not keep, or keeps aside', () => {
   it('a file that is not a batch, and a batch the store refuses while it answers, are set aside; the batch after them lands', async () => {
     const url = await tp.freshDatabase('spool_bad');

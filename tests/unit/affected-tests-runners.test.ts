@@ -1,6 +1,7 @@
 /**
  * Affected tests with real runners, real git and the default sandbox (activities/tests.ts with
- * activities/gates/affected-tests.ts): pytest through the machine's python3, vitest from this
+ * activities/gates/affected-tests.ts): pytest and unittest through the machine's python3, node's
+ * test runner (`node --test`, the test files named), vitest from this
  * checkout (in its own `vitest related` mode), jest 29.7.0 (`--findRelatedTests`; installed into a
  * cache by scripts/install-test-runners.sh, not a dependency of Vigil) and the machine's go (the
  * packages `go list` says import the change). Each repository has three modules with tests each,
@@ -136,6 +137,68 @@ const JEST_REPO: Repo = {
   harnessFile: 'jest.config.json',
 };
 
+const unittestCase = (cls: string, body: string): string => `import unittest\n\n\nclass ${cls}(unittest.TestCase):\n${body}`;
+const UNITTEST_REPO: Repo = {
+  name: 'unittest',
+  command: 'python3 -m unittest',
+  files: {
+    'calc/__init__.py': '',
+    'calc/add.py': 'def add(a, b):\n    return a + b\n',
+    'calc/mul.py': 'def mul(a, b):\n    return a * b\n',
+    'calc/div.py': 'def div(a, b):\n    return a / b\n',
+    'scripts/report.py': 'print("total: 3")\n',
+    'tests/__init__.py': '',
+    'tests/test_add.py': `from calc.add import add\n${unittestCase(
+      'TestAdd',
+      '    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\n    def test_add_neg(self):\n        self.assertEqual(add(-1, -2), -3)\n',
+    )}`,
+    'tests/test_mul.py': `from calc.mul import mul\n${unittestCase('TestMul', '    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n')}`,
+    'tests/test_div.py': `from calc.div import div\n${unittestCase('TestDiv', '    def test_div(self):\n        self.assertEqual(div(6, 3), 2)\n')}`,
+    'tests/test_report.py': `import subprocess\nimport sys\n${unittestCase(
+      'TestReport',
+      '    def test_report(self):\n        out = subprocess.run([sys.executable, "scripts/report.py"], capture_output=True, text=True).stdout\n        self.assertEqual(out, "total: 3\\n")\n',
+    )}`,
+  },
+  touchAdd: PY_REPO.touchAdd,
+  breakScript: PY_REPO.breakScript,
+  fixScript: PY_REPO.fixScript,
+  harness: { 'pyproject.toml': '[project]\nname = "calc"\n' },
+  addTests: 2,
+  unit: 'files',
+  modules: () => null,
+  mode: '',
+  harnessFile: 'pyproject.toml',
+};
+
+const NODE_REPO: Repo = {
+  name: 'node-test',
+  command: 'node --test',
+  files: {
+    'package.json': JSON.stringify({ name: 'calc', private: true }),
+    'src/add.mjs': 'export const add = (a, b) => a + b;\n',
+    'src/mul.mjs': 'export const mul = (a, b) => a * b;\n',
+    'src/div.mjs': 'export const div = (a, b) => a / b;\n',
+    'scripts/report.mjs': "console.log('total: 3');\n",
+    'tests/add.test.mjs':
+      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from '../src/add.mjs';\ntest('adds', () => assert.equal(add(1, 2), 3));\ntest('adds negatives', () => assert.equal(add(-1, -2), -3));\n",
+    'tests/mul.test.mjs':
+      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { mul } from '../src/mul.mjs';\ntest('muls', () => assert.equal(mul(2, 3), 6));\n",
+    'tests/div.test.mjs':
+      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { div } from '../src/div.mjs';\ntest('divs', () => assert.equal(div(6, 3), 2));\n",
+    'tests/report.test.mjs':
+      "import { execFileSync } from 'node:child_process';\nimport { test } from 'node:test';\nimport assert from 'node:assert/strict';\ntest('reports', () => assert.equal(execFileSync(process.execPath, ['scripts/report.mjs'], { encoding: 'utf8' }), 'total: 3\\n'));\n",
+  },
+  touchAdd: { 'src/add.mjs': 'export const add = (a, b) => a + b;\nexport const add3 = (a, b, c) => a + b + c;\n' },
+  breakScript: { 'scripts/report.mjs': "console.log('total: 4');\n" },
+  fixScript: { 'scripts/report.mjs': "console.log('total: 3');\n" },
+  harness: { 'package.json': JSON.stringify({ name: 'calc', private: true, type: 'module' }) },
+  addTests: 2,
+  unit: 'files',
+  modules: () => null,
+  mode: '',
+  harnessFile: 'package.json',
+};
+
 const goMain = (n: number): string => `package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("total: ${n}") }\n`;
 const goPkg = (name: string, op: string): string =>
   `package ${name}\n\nfunc ${name[0]?.toUpperCase()}${name.slice(1)}(a, b int) int { return a ${op} b }\n`;
@@ -203,7 +266,7 @@ describe.runIf(sandboxPlatform().problem === null)('affected tests with real run
       ...input,
     }) as Promise<TestResult>;
 
-  for (const r of [PY_REPO, JS_REPO, JEST_REPO, GO_REPO]) {
+  for (const r of [PY_REPO, UNITTEST_REPO, NODE_REPO, JS_REPO, JEST_REPO, GO_REPO]) {
     it(
       `${r.name}: one module's change runs its tests only; the full suite catches what the selection cannot see`,
       async () => {

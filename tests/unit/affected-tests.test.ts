@@ -14,12 +14,14 @@ import {
   idInFile,
   importGraph,
   importsOf,
+  isTestFile,
   mapAfterPartialRun,
   mapOfFullRun,
   planTests,
-  selectionCommand,
   type ImportGraph,
 } from '../../workflows/decisions/affected-tests.js';
+import { selectionCommand } from '../../workflows/decisions/selection-command.js';
+import { inBaselineForm } from '../../activities/gates/node-test-reporter.js';
 
 const PY: Record<string, string> = {
   'calc/__init__.py': 'from .add import add\n',
@@ -96,6 +98,26 @@ describe('the import graph of the test files', () => {
     expect(g.tests['tests/div.test.ts']).toEqual(['src/add.ts', 'src/div.ts']);
   });
 
+  it("each runner's own test files: unittest's discovery (test*.py), node's test runner (its default patterns and test folders)", () => {
+    expect(isTestFile('tests/tests_helpers.py', 'py', 'unittest')).toBe(true);
+    expect(isTestFile('tests/helpers.py', 'py', 'unittest')).toBe(false);
+    expect(isTestFile('tests/helpers_test.py', 'py', 'unittest')).toBe(false);
+    for (const f of ['test.js', 'src/test-add.mjs', 'src/add.test.cjs', 'src/add-test.js', 'src/add_test.mjs', 'test/helpers/setup.js'])
+      expect(isTestFile(f, 'js', 'node-test'), f).toBe(true);
+    for (const f of ['src/add.mjs', 'tests/helpers.mjs', 'src/add.test.ts', 'src/latest.js'])
+      expect(isTestFile(f, 'js', 'node-test'), f).toBe(false);
+    const g = importGraph(
+      new Map([
+        ['src/add.mjs', 'export const add = (a, b) => a + b;\n'],
+        ['test/add.mjs', "import { add } from '../src/add.mjs';\n"],
+        ['src/add.test.ts', "import { add } from './add.mjs';\n"],
+      ]),
+      'js',
+      'node-test',
+    );
+    expect(g.tests).toEqual({ 'test/add.mjs': ['src/add.mjs'] });
+  });
+
   it('an agent hiding a dependency behind a computed import or an alias makes that test always selected', () => {
     const g = importGraph(
       texts({
@@ -148,10 +170,35 @@ describe('idInFile and the baseline a partial run is held to', () => {
     expect(idInFile('tests/add.test.ts::adds', 'tests/add.test.ts')).toBe(true);
     expect(idInFile('/abs/repo/tests/add.test.ts::adds', 'tests/add.test.ts')).toBe(true);
     expect(idInFile('tests/madd.test.ts::adds', 'tests/add.test.ts')).toBe(false);
+    // unittest's `module.Class.test`, and node's test runner as Vigil's reporter names it.
+    expect(idInFile('tests.test_add.TestAdd.test_add', 'tests/test_add.py')).toBe(true);
+    expect(idInFile('tests.test_added.TestAdd.test_add', 'tests/test_add.py')).toBe(false);
+    expect(idInFile('test/add.test.mjs::suite > adds', 'test/add.test.mjs')).toBe(true);
   });
 
   it('keeps the baseline tests of the selected files only', () => {
     expect(baselineOfSelection(PY_REPORT, ['tests/test_mul.py']).tests).toEqual([{ id: 'tests.test_mul::test_mul', status: 'passed' }]);
+  });
+});
+
+describe("node's tests named by their file, and a baseline recorded before", () => {
+  const report: TestReport = {
+    format: 'junit',
+    complete: true,
+    incomplete: null,
+    tests: [
+      { id: 'test/add.test.mjs::adds', status: 'passed' },
+      { id: 'test/mul.test.mjs::mul > muls', status: 'failed' },
+    ],
+  };
+  it("a baseline of node's own reporter (`test::name`) is compared by each test's own name; one of Vigil's as it is", () => {
+    const old: TestReport = { ...report, tests: [{ id: 'test::adds', status: 'passed' }] };
+    expect(inBaselineForm(report, old)?.tests).toEqual([
+      { id: 'test::adds', status: 'passed' },
+      { id: 'test::muls', status: 'failed' },
+    ]);
+    expect(inBaselineForm(report, report)).toBe(report);
+    expect(inBaselineForm(report, null)).toBe(report);
   });
 });
 
@@ -304,6 +351,23 @@ describe('the command that runs a selection', () => {
       command: 'go test -race example.com/m/a example.com/m/b',
       mode: 'packages',
     });
+  });
+
+  it("unittest takes a name pattern per test file (discovery cannot take files); node's test runner the files", () => {
+    expect(selectionCommand('unittest', 'python3 -m unittest discover -v', ['tests/test_add.py', 'tests/sub/test_b.py'], [])).toEqual({
+      command: "python3 -m unittest discover -v -k 'tests.test_add.*' -k 'tests.sub.test_b.*'",
+      mode: 'files',
+    });
+    expect(selectionCommand('node-test', 'node --test', ['test/add.test.mjs'], ['src/add.mjs'])).toEqual({
+      command: 'node --test test/add.test.mjs',
+      mode: 'files',
+    });
+    expect(selectionCommand('node-test', 'npm test', ['test/add.test.mjs'], [])).toEqual({
+      command: 'npm test -- test/add.test.mjs',
+      mode: 'files',
+    });
+    // An agent naming a file to close the quote.
+    expect(selectionCommand('unittest', 'python3 -m unittest', ["tests/test_a'.py"], [])).toBeNull();
   });
 
   it('a command that cannot take a selection, or a name that cannot be passed, runs the full suite', () => {

@@ -9,11 +9,11 @@
  * completion check: the workflow runs the full suite there (workflows/run/gates.ts).
  *
  * Only runners whose per-test report names each test's file can be judged on a selection:
- * vitest (JUnit `classname` is the file), jest (its JSON names the file), pytest (the dotted
- * module) and go test (the package, a selection's unit: `goGraph` is the go tool's own graph).
- * Where the runner has its own related-tests mode (vitest related, jest --findRelatedTests) it is
- * handed the changed files beside Vigil's selection and may add what its module graph sees
- * (`selectionCommand`). A partial run is held to the baseline tests of the files it ran
+ * vitest (JUnit `classname` is the file), jest (its JSON names the file), node's test runner
+ * (Vigil's reporter names the file), pytest and unittest (the dotted module) and go test (the
+ * package, a selection's unit: `goGraph` is the go tool's own graph). Where the runner has its
+ * own related-tests mode (vitest related, jest --findRelatedTests) it is handed the changed files
+ * beside Vigil's selection and may add what its module graph sees (selection-command.ts). A partial run is held to the baseline tests of the files it ran
  * (`baselineOfSelection`).
  *
  * Pure: the file list, the files' texts and the kept map come in as values
@@ -29,7 +29,14 @@ export type AffectedLang = 'js' | 'py' | 'go';
 export type TextLang = Exclude<AffectedLang, 'go'>;
 
 /** The runners whose tests can be selected, and the language of their import graph. */
-export const SELECTABLE_RUNNERS: Readonly<Record<string, AffectedLang>> = { vitest: 'js', jest: 'js', pytest: 'py', 'go-test': 'go' };
+export const SELECTABLE_RUNNERS: Readonly<Record<string, AffectedLang>> = {
+  vitest: 'js',
+  jest: 'js',
+  'node-test': 'js',
+  pytest: 'py',
+  unittest: 'py',
+  'go-test': 'go',
+};
 
 /** Per test file: the repository files it imports, directly or through other repository files; `dynamic`: imports Vigil cannot follow. */
 export interface ImportGraph {
@@ -46,7 +53,8 @@ const MAX_LINES = 20_000;
 const MAX_LINE = 2000;
 const JS_EXT = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'];
 const JS_SOURCE = /\.(?:[cm]?[jt]s|[jt]sx)$/;
-const SAFE_NAME = /^[\w@+.-][\w@+./-]{0,400}$/;
+/** A name that can be put on a command line as it is (no shell word, no space). */
+export const SAFE_NAME = /^[\w@+.-][\w@+./-]{0,400}$/;
 
 /** A file the language's import graph covers. */
 export function isSource(file: string, lang: AffectedLang): boolean {
@@ -54,10 +62,17 @@ export function isSource(file: string, lang: AffectedLang): boolean {
   return lang === 'py' ? file.endsWith('.py') : JS_SOURCE.test(file) && !file.endsWith('.d.ts');
 }
 
-/** A file the runner runs as tests by default (pytest: `test_*.py`, `*_test.py`; vitest: `*.test.*`, `*.spec.*`). */
-export function isTestFile(file: string, lang: AffectedLang): boolean {
+/**
+ * A file the runner runs as tests by default (pytest: `test_*.py`, `*_test.py`; unittest's
+ * discovery: `test*.py`; vitest, jest: `*.test.*`, `*.spec.*`; node's test runner: `test.js`,
+ * `test-*.js`, `*.test.js`, `*-test.js`, `*_test.js` and every script under a `test` folder).
+ */
+export function isTestFile(file: string, lang: AffectedLang, runner?: string): boolean {
   const base = file.slice(file.lastIndexOf('/') + 1);
   if (lang === 'go') return base.endsWith('_test.go');
+  if (runner === 'unittest') return /^test.{0,300}\.py$/.test(base);
+  if (runner === 'node-test')
+    return /\.[cm]?js$/.test(base) && (/^test(?:-.{1,300})?\.[cm]?js$|[.\-_]test\.[cm]?js$/.test(base) || /(?:^|\/)test\//.test(file));
   if (lang === 'py') return /^test_.{0,300}\.py$/.test(base) || /^.{1,300}_test\.py$/.test(base);
   return /\.(?:test|spec)\.[cm]?[jt]sx?$/.test(base);
 }
@@ -217,9 +232,10 @@ export function resolveImport(
 
 /**
  * The import graph of the test files: each test file's repository imports, followed through the
- * repository's own files. `texts`: the language's source files of the tree and their text.
+ * repository's own files. `texts`: the language's source files of the tree and their text;
+ * `runner`: whose test files (isTestFile).
  */
-export function importGraph(texts: ReadonlyMap<string, string>, lang: TextLang): ImportGraph {
+export function importGraph(texts: ReadonlyMap<string, string>, lang: TextLang, runner?: string): ImportGraph {
   const files = new Set(texts.keys());
   const tops = topDirs(files);
   const direct = new Map<string, { deps: string[]; computed: boolean; alias: boolean }>();
@@ -237,7 +253,7 @@ export function importGraph(texts: ReadonlyMap<string, string>, lang: TextLang):
   const tests: Record<string, string[]> = {};
   const dynamic: string[] = [];
   const aliased: string[] = [];
-  for (const file of [...files].filter((f) => isTestFile(f, lang)).sort()) {
+  for (const file of [...files].filter((f) => isTestFile(f, lang, runner)).sort()) {
     const seen = new Set<string>();
     const queue = [...(direct.get(file)?.deps ?? [])];
     let computed = direct.get(file)?.computed ?? false;
@@ -297,47 +313,7 @@ export function goGraph(packages: readonly GoPackage[]): ImportGraph {
   return { tests, dynamic: [] };
 }
 
-/** How a runner is handed a selection: test files appended, its own related-tests mode, or the packages in place of `./...`. */
-export type SelectionMode = 'files' | 'related' | 'packages';
-
-const SIMPLE_COMMAND = /^[^;&|<>`$()\n]+$/;
-const NPM_SCRIPT = /^(?:npm|pnpm|yarn)\s+(?:run\s+)?test\b/;
-const VITEST_RUN = /(^|\s)(\S*vitest)\s+run(?=\s|$)/;
-
-/**
- * The command that runs a selection, or null when the command cannot take one. `files`: the
- * selected test files (Go: package import paths); `changed`: the changed source files that still
- * exist, for a runner's own related-tests mode, which selects the tests that import them by its
- * own module graph (vitest: vite's, with the project's aliases and plugins; jest: its resolver,
- * with moduleNameMapper) on top of the test files named, which it always runs.
- *
- * - vitest run directly: `vitest related --run <changed> <files>` (an npm script: files appended);
- * - jest: `--findRelatedTests <changed> <files>` appended;
- * - go test: the selected packages in place of the one `./...`;
- * - pytest, and vitest through an npm script: the test files appended.
- */
-export function selectionCommand(
-  runner: string,
-  command: string,
-  files: readonly string[],
-  changed: readonly string[],
-): { command: string; mode: SelectionMode } | null {
-  if (!SIMPLE_COMMAND.test(command) || [...files, ...changed].some((f) => !SAFE_NAME.test(f))) return null;
-  const c = command.trim();
-  const append = (args: string): string => (NPM_SCRIPT.test(c) ? (/ -- /.test(c) ? `${c} ${args}` : `${c} -- ${args}`) : `${c} ${args}`);
-  const related = [...new Set([...changed, ...files])].join(' ');
-  if (runner === 'go-test') {
-    const parts = c.split(/\s+/);
-    if (parts.filter((p) => p === './...').length !== 1) return null;
-    return { command: parts.map((p) => (p === './...' ? files.join(' ') : p)).join(' '), mode: 'packages' };
-  }
-  if (runner === 'jest') return { command: append(`--findRelatedTests ${related}`), mode: 'related' };
-  if (runner === 'vitest' && !NPM_SCRIPT.test(c) && VITEST_RUN.test(c))
-    return { command: `${c.replace(VITEST_RUN, '$1$2 related --run')} ${related}`, mode: 'related' };
-  return { command: append(files.join(' ')), mode: 'files' };
-}
-
-/** The report's tests that belong to `file` (vitest: `file::name`; pytest: `dotted.module::name` or `dotted.module.Class::name`). */
+/** The report's tests that belong to `file` (vitest, node: `file::name`; pytest: `dotted.module::name` or `dotted.module.Class::name`; unittest: `dotted.module.Class.name`). */
 export function idInFile(id: string, file: string): boolean {
   const head = id.includes('::') ? id.slice(0, id.indexOf('::')) : id;
   if (head === file || head.endsWith(`/${file}`)) return true;
