@@ -9,6 +9,7 @@
  * (activities/call-silence.ts). A reviewing call that changes the working tree is reported, so its
  * vote can be voided.
  */
+import { attemptOf } from '../workflows/decisions/attempts.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
@@ -80,6 +81,12 @@ export function renderIterationPrompt(p: PromptInput): string {
  * an iteration's number, or a reviewing role with its round, member or reviewer, `-rerun` for a
  * reviewer asked again, `-batch` for a round's members asked in one call.
  */
+/** `VIGIL_ATTEMPT` for a call of attempt n of a run with attempts; nothing otherwise. */
+function attemptEnv(runId: string, repoPath: string): { VIGIL_ATTEMPT?: string } {
+  const n = attemptOf(runId, repoPath);
+  return n === null ? {} : { VIGIL_ATTEMPT: String(n) };
+}
+
 export function callLabel(input: { role: string; iteration: number; extraEnv: Record<string, string>; subAgents?: unknown }): string {
   if (input.role === 'iteration') return `iteration-${pad(input.iteration)}`;
   const round = input.extraEnv.VIGIL_COUNCIL_ROUND ?? input.extraEnv.VIGIL_REVIEW_ROUND;
@@ -163,6 +170,8 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     // The answer this call owes (docs/agent-contract.md): a command agent need not guess it from the prompt.
     VIGIL_ANSWER: answerOf(input),
     VIGIL_RUN_ID: input.runId,
+    // Attempt n of a run with attempts (workflows/attempts-workflow.ts): read from where the attempt works.
+    ...attemptEnv(input.runId, input.repoPath),
     VIGIL_ITERATION: String(input.iteration),
     VIGIL_PHASE: input.phase,
     VIGIL_TIER: input.tier,

@@ -15,6 +15,7 @@ import { deliverRun as deliver, openPullRequest as pullRequest } from './deliver
 import * as streams from './worktree.js';
 import { releaseRunFiles as release } from './sandbox.js';
 import { judgeMemory as judge } from './memory-judge.js';
+import * as attempts from './attempts.js';
 
 // The agent call, with the lean iteration's prompt references and inspection (activities/iteration.ts).
 export { runAgent } from './iteration.js';
@@ -46,3 +47,7 @@ export { councilRound, reviewRound } from './rounds.js';
 export { projectEvents } from './event-journal.js';
 export { readRunHandoff, readRunLog } from './logs.js';
 export { admitRun } from './run-authorization.js';
+// Attempts from the start (workflows/attempts-workflow.ts): worktrees, facts, the winner onto the run's branch.
+export const addAttempts = heartbeating(attempts.addAttempts);
+export const describeAttempts = heartbeating(attempts.describeAttempts);
+export const settleAttempts = heartbeating(attempts.settleAttempts);

@@ -26,6 +26,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { attemptFlags } from './attempt-flags.js';
 import type { KnobName } from '../schemas/knobs.js';
 import { PROVIDERS } from '../schemas/provider-names.js';
 import { packageRoot } from '../workers/paths.js';
@@ -263,8 +264,7 @@ export function buildProgram(): Command {
     process.exitCode = await tryCommand(endpoint(), prd, o, await resolve({ ...o }));
   });
 
-  program
-    .command('start')
+  attemptFlags(program.command('start'))
     .description('start a run of the agent on a repository until the PRD is done')
     .argument('[prd]', 'the PRD (product requirements) file (or --issue FILE)')
     .option('--issue <file>', "an issue's text (Markdown) as the PRD, its task list (- [ ] ...) as the PRD checklist")

@@ -62,7 +62,19 @@ export async function startCommand(prdFile: string | undefined, o: Record<string
   checkTasks(resolvedKnobs.knobs, tasks, typeof o.tasks === 'string' ? o.tasks : undefined);
   const workflowId = typeof o.id === 'string' ? deps.validateId(o.id) : defaultRunId(prd);
   const ep = deps.endpoint();
+  // --attempts K: K runs of this PRD, one picked (cli/attempts.ts); the multiplier said before anything starts.
+  const { attemptOptions, attemptsNotice, startAttempts } = await import('./attempts.js');
+  const attempts = attemptOptions(o, resolvedKnobs.knobs);
+  if (attempts) process.stderr.write(`vigil: ${attemptsNotice(attempts, resolvedKnobs.knobs)}\n`);
   await withClient(ep, async (client, connection) => {
+    if (attempts) {
+      const { runInputFor } = await import('./runs.js');
+      const run = { ...runInputFor({ prd, repoPath, knobs: resolvedKnobs.knobs, workflowId, host, checklist }), searchAttributes: false };
+      await startAttempts(client, ep, { workflowId, replace: o.replace === true, run, attempts });
+      out(`started run ${workflowId} with ${attempts.attempts} attempts (${workflowId}-attempt-1..${attempts.attempts})`);
+      out(`  follow     : vigil status ${workflowId}`);
+      return;
+    }
     const { searchAttributes } = await startRun(client, connection, ep, {
       prd,
       repoPath,

@@ -11,6 +11,8 @@ import { logLine } from '../workers/logging.js';
 import type { Endpoint } from './endpoint.js';
 import { CliError, EXIT } from './errors.js';
 import type { MessageKind } from './steer.js';
+import type { RunApi } from './run-api.js';
+import type { AttemptsStatus } from '../schemas/attempts.js';
 import type { MessageJson } from '../schemas/cli-output.js';
 
 export const out = (line = ''): void => {
@@ -115,6 +117,8 @@ export async function statusCommand(ep: Endpoint, id: string, json: boolean): Pr
   ]);
   await withRunApi(ep, async (api) => {
     const view = await viewRun(api, id);
+    // A run with attempts (workflows/attempts-workflow.ts) answers `attempts`, not `status`.
+    if (!view.snapshot && (await attemptsStatus(api, id, json))) return;
     const host = view.kind === 'running' ? (view.snapshot?.host ?? null) : null;
     // Only a running run with a host can be waiting for one: does any worker poll its queue?
     const hosts = host ? await import('./hosts.js') : null;
@@ -130,6 +134,17 @@ export async function statusCommand(ep: Endpoint, id: string, json: boolean): Pr
     }
     if (view.kind === 'running' && !view.workerAnswered) process.exitCode = EXIT.unreachable;
   });
+}
+
+/** Prints a run with attempts' status (true), or answers false: not such a run, or no worker answered. */
+async function attemptsStatus(api: RunApi, id: string, json: boolean): Promise<boolean> {
+  const { WORKER_ANSWER_MS } = await import('./steer.js');
+  const answer = (await api.query(id, 'attempts', WORKER_ANSWER_MS).catch(() => null)) as AttemptsStatus | null;
+  if (!answer) return false;
+  const { attemptsLines } = await import('./attempts-status.js');
+  if (json) out(JSON.stringify(answer, null, 2));
+  else for (const l of attemptsLines(answer)) out(l);
+  return true;
 }
 
 /** Sends one message (its payload built already: bad input is exit 2 before anything connects); `json`: the answer as MessageJson. */

@@ -4,3 +4,4 @@
 export { vigilRun } from './run-workflow.js';
 export { vigilProviderBreaker } from './provider-breaker-workflow.js';
 export { vigilReadLog } from './read-log.js';
+export { vigilAttempts } from './attempts-workflow.js';

@@ -155,7 +155,9 @@ function readInvocation(argv: string[], env: NodeJS.ProcessEnv): Invocation | 'h
 
   const reviewer = role === 'reviewer' && env.VIGIL_REVIEWER ? env.VIGIL_REVIEWER : null;
   const runId = env.VIGIL_RUN_ID === undefined || env.VIGIL_RUN_ID === '' ? null : env.VIGIL_RUN_ID;
-  return { role, iteration, member, reviewer, runId, scenarioPath };
+  // An attempt of a run with attempts may have a scenario of its own: `{attempt}` in the path is its number (VIGIL_ATTEMPT).
+  const attempt = env.VIGIL_ATTEMPT ?? '';
+  return { role, iteration, member, reviewer, runId, scenarioPath: scenarioPath.replaceAll('{attempt}', attempt) };
 }
 
 /** Reads and validates the scenario file; throws UsageError naming the file and every problem. */

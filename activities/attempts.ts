@@ -1,0 +1,118 @@
+/**
+ * Git and facts for attempts from the start (`vigil start --attempts K`, workflows/attempts-workflow.ts):
+ * each attempt's worktree (the streams' worktrees, activities/worktree.ts, named `attempt-<n>`),
+ * each ended attempt's facts read from its run's status, and the winner's branch brought onto the
+ * run's branch (`vigil/<run>`) while the other attempts' worktrees and branches go (or stay, with
+ * keepAttempts). Every activity is idempotent: a retry after a lost worker answers the same.
+ */
+import { Context } from '@temporalio/activity';
+import { z } from 'zod';
+import type { StatusSnapshot } from '../schemas/status.js';
+import type { AttemptFacts } from '../workflows/decisions/attempts.js';
+import { runBranch } from './deliver.js';
+import { git, IDENTITY, objectExists } from './git.js';
+import { runGit } from './git-helper.js';
+import { addWorktree, removeWorktree } from './worktree.js';
+
+export const AddAttemptsInputSchema = z.object({ repoPath: z.string(), runId: z.string(), k: z.number().int().min(2).max(9) });
+
+/** The K worktrees, each detached at the repository's HEAD commit (the person's uncommitted changes are not carried). */
+export async function addAttempts(raw: z.infer<typeof AddAttemptsInputSchema>): Promise<{ base: string; paths: string[] }> {
+  const input = AddAttemptsInputSchema.parse(raw);
+  const head = await runGit(input.repoPath, ['rev-parse', '--verify', 'HEAD^{commit}']);
+  if (head.exitCode !== 0)
+    throw new Error(`${input.repoPath} has no commit to start attempts from: commit something first, or start without --attempts`);
+  const base = head.stdout.trim();
+  const paths: string[] = [];
+  for (let n = 1; n <= input.k; n++)
+    paths.push((await addWorktree({ repoPath: input.repoPath, runId: input.runId, task: `attempt-${n}`, base })).path);
+  return { base, paths };
+}
+
+export const DescribeAttemptsInputSchema = z.object({
+  attempts: z.array(z.object({ n: z.number().int().min(1), workflowId: z.string(), status: z.string(), spendUsd: z.number() })).max(9),
+});
+
+/** Review findings of a run's last review, every severity (a finding a person waived included: it was found). */
+function findingsOf(s: StatusSnapshot): number {
+  const review = s.quality?.lastReview;
+  if (!review) return 0;
+  return [...review.reviewers, ...(review.devilsAdvocate ? [review.devilsAdvocate] : [])].reduce(
+    (sum, r) => sum + r.counts.critical + r.counts.high + r.counts.medium + r.counts.low,
+    0,
+  );
+}
+
+/** Each ended attempt's facts for the pick rule, read from its run's status (the run is closed: the query replays it). */
+export async function describeAttempts(raw: z.infer<typeof DescribeAttemptsInputSchema>): Promise<AttemptFacts[]> {
+  const input = DescribeAttemptsInputSchema.parse(raw);
+  const { client } = Context.current();
+  const out: AttemptFacts[] = [];
+  for (const a of input.attempts) {
+    Context.current().heartbeat(a.n);
+    // The run's `status` query (workflows/messages.ts), by name: activities take workflow code by value only from decisions.
+    const s = await client.workflow.getHandle(a.workflowId).query<StatusSnapshot>('status');
+    out.push({ n: a.n, status: a.status, findings: findingsOf(s), iterations: s.iteration, spendUsd: a.spendUsd || s.spend.usd });
+  }
+  return out;
+}
+
+export const SettleAttemptsInputSchema = z.object({
+  repoPath: z.string(),
+  runId: z.string(),
+  /** Every attempt's run id, 1..K in order. */
+  attemptIds: z.array(z.string()).max(9),
+  /** The winner's number (null: none approved). */
+  winner: z.number().int().min(1).nullable(),
+  keepAttempts: z.boolean(),
+});
+
+const FIXED = { ...IDENTITY, GIT_AUTHOR_DATE: '2000-01-01T00:00:00Z', GIT_COMMITTER_DATE: '2000-01-01T00:00:00Z' };
+
+/**
+ * The winner's branch onto the run's branch `vigil/<run>` (created there, fast-forwarded, or a
+ * merge commit when it moved meanwhile; a conflict fails with what to do), then every attempt's
+ * worktree removed and, without keepAttempts, every attempt's branch deleted.
+ */
+export async function settleAttempts(
+  raw: z.infer<typeof SettleAttemptsInputSchema>,
+): Promise<{ branch: string | null; commit: string | null }> {
+  const input = SettleAttemptsInputSchema.parse(raw);
+  const { repoPath } = input;
+  let delivered: { branch: string; commit: string } | null = null;
+  if (input.winner !== null) {
+    const from = `refs/heads/${runBranch(input.attemptIds[input.winner - 1] ?? '')}`;
+    const to = `refs/heads/${runBranch(input.runId)}`;
+    const runTip = (await objectExists(repoPath, to)) ? (await git(repoPath, ['rev-parse', `${to}^{commit}`])).trim() : null;
+    // The winner's branch is gone on a retry after it was deleted: the run's branch already has it.
+    if (!(await objectExists(repoPath, from))) {
+      if (!runTip) throw new Error(`the winning attempt's branch ${from} is missing: nothing to deliver`);
+      delivered = { branch: runBranch(input.runId), commit: runTip };
+    } else {
+      const theirs = (await git(repoPath, ['rev-parse', `${from}^{commit}`])).trim();
+      let commit = theirs;
+      if (runTip && runTip !== theirs && (await runGit(repoPath, ['merge-base', '--is-ancestor', runTip, theirs])).exitCode !== 0) {
+        const r = await runGit(repoPath, ['merge-tree', '--write-tree', runTip, theirs]);
+        if (r.exitCode !== 0) throw new Error(`merging ${from} into ${to} conflicted: merge it by hand (the attempt's branch is kept)`);
+        const tree = r.stdout.split('\n')[0]?.trim() ?? '';
+        commit = (
+          await git(
+            repoPath,
+            ['commit-tree', tree, '-p', runTip, '-p', theirs, '-m', `Merge attempt ${input.winner} of ${input.runId}`],
+            FIXED,
+          )
+        ).trim();
+      }
+      await git(repoPath, ['update-ref', to, commit]);
+      delivered = { branch: runBranch(input.runId), commit };
+    }
+  }
+  for (let n = 1; n <= input.attemptIds.length; n++) {
+    Context.current().heartbeat(n);
+    await removeWorktree({ repoPath, runId: input.runId, task: `attempt-${n}` });
+    if (input.keepAttempts) continue;
+    const ref = `refs/heads/${runBranch(input.attemptIds[n - 1] ?? '')}`;
+    if (await objectExists(repoPath, ref)) await git(repoPath, ['update-ref', '-d', ref]);
+  }
+  return { branch: delivered?.branch ?? null, commit: delivered?.commit ?? null };
+}

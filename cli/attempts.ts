@@ -1,0 +1,70 @@
+/**
+ * `vigil start --attempts K [--attempt-agents A,B] [--attempt-models M,N] [--keep-attempts]`: the
+ * options read and checked, the cost multiplier said before starting, the `vigilAttempts`
+ * workflow started; and what `vigil status` shows of a run with attempts (docs/attempts.md).
+ */
+import type { Client } from '@temporalio/client';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/client';
+import type { AttemptsInput } from '../schemas/attempts.js';
+import { MAX_ATTEMPTS } from '../schemas/attempts.js';
+import { PROVIDERS } from '../schemas/provider-names.js';
+import type { Knobs } from '../schemas/knobs.js';
+import { multiplierMessage } from '../workflows/decisions/attempts.js';
+import { CliError, EXIT } from './errors.js';
+import type { Endpoint } from './connection.js';
+import type { RunInput } from '../schemas/run.js';
+
+export type AttemptOptions = Omit<AttemptsInput, 'run'>;
+
+const list = (v: unknown): string[] =>
+  typeof v === 'string'
+    ? v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : [];
+
+/** The attempts a start asks for (null: none, an ordinary run); bad values are a usage error. */
+export function attemptOptions(o: Record<string, unknown>, knobs: Knobs): AttemptOptions | null {
+  const agents = list(o.attemptAgents);
+  const models = list(o.attemptModels);
+  if (o.attempts === undefined) {
+    if (agents.length || models.length || o.keepAttempts)
+      throw new CliError('--attempt-agents, --attempt-models and --keep-attempts need --attempts K (2-9)', EXIT.usage);
+    return null;
+  }
+  const k = Number(o.attempts);
+  if (!Number.isInteger(k) || k < 2 || k > MAX_ATTEMPTS)
+    throw new CliError(`--attempts takes a whole number from 2 to ${MAX_ATTEMPTS}, not ${String(o.attempts)}`, EXIT.usage);
+  const bad = agents.filter((a) => !(PROVIDERS as readonly string[]).includes(a));
+  if (bad.length) throw new CliError(`--attempt-agents: unknown agent ${bad.join(', ')} (one of ${PROVIDERS.join(', ')})`, EXIT.usage);
+  if (knobs.parallelStreams > 1)
+    throw new CliError('--attempts and parallelStreams above 1 do not go together yet: start with one of them', EXIT.usage);
+  return { attempts: k, agents: agents as (typeof PROVIDERS)[number][], models, keepAttempts: o.keepAttempts === true };
+}
+
+/** What `vigil start --attempts K` says before it starts anything. */
+export const attemptsNotice = (a: AttemptOptions, knobs: Knobs): string => multiplierMessage(a.attempts, knobs.budgetUsd);
+
+/** Starts the `vigilAttempts` workflow (by name: the CLI does not load workflow code). */
+export async function startAttempts(
+  client: Client,
+  ep: Endpoint,
+  o: { workflowId: string; replace: boolean; run: RunInput; attempts: AttemptOptions },
+): Promise<void> {
+  const args: AttemptsInput = { ...o.attempts, run: o.run };
+  try {
+    await client.workflow.start('vigilAttempts', {
+      taskQueue: ep.taskQueue,
+      workflowId: o.workflowId,
+      workflowIdReusePolicy: o.replace ? WorkflowIdReusePolicy.ALLOW_DUPLICATE : WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
+      args: [args],
+      staticSummary: `Vigil run with ${o.attempts.attempts} attempts · ${o.run.prdTitle}`.slice(0, 200),
+    });
+  } catch (err) {
+    if (err instanceof Error && /already (started|running)/i.test(err.message))
+      throw new CliError(`a run with id ${o.workflowId} exists already: choose another --id (or --replace one that ended)`, EXIT.usage);
+    throw err;
+  }
+}
