@@ -4,11 +4,10 @@
  * open runs' status for the pull request's branch or address (one visibility list and a query per
  * open run: fine for tens of runs; the cost of a webhook that names no run branch).
  */
-import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
 import type { Client } from '@temporalio/client';
 import type { StatusSnapshot } from '../schemas/status.js';
 import { withClient, type Endpoint } from './connection.js';
+import { listen } from './http-listen.js';
 import { CliError, EXIT } from './errors.js';
 import { hooksApp, type EventTarget } from './hooks.js';
 
@@ -54,24 +53,8 @@ export async function startHooks(client: Client, opts: { host: string; port: num
     resolveRun: temporalResolver(client),
     signal: (runId, payload) => client.workflow.getHandle(runId).signal('prEvent', payload),
   });
-  let bound = opts.port;
-  const server: ServerType = await new Promise<ServerType>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port }, (info: AddressInfo) => {
-      bound = info.port;
-      resolve(s);
-    });
-    s.once('error', reject);
-  });
-  const hostPart = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
-  return {
-    url: `http://${hostPart}:${bound}/`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        const s = server as { closeAllConnections?: () => void; close: (cb: () => void) => void };
-        s.closeAllConnections?.();
-        s.close(() => resolve());
-      }),
-  };
+  const { url, close } = await listen(app.fetch, opts.host, opts.port);
+  return { url, close };
 }
 
 /** `vigil hooks`: serves until Ctrl+C. The secret comes from VIGIL_HOOKS_SECRET (never a flag: it would show in `ps`). */

@@ -22,15 +22,14 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
 import type { Client, Connection } from '@temporalio/client';
-import { serve, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { getCookie, setCookie } from 'hono/cookie';
 import { html } from 'hono/html';
 import { ActorSchema } from '../../schemas/run.js';
 import type { Endpoint } from '../endpoint.js';
+import { listen } from '../http-listen.js';
 import type { RunView } from '../steer.js';
 import { accessGuard, consoleToken, isLoopback, localPath } from './access.js';
 import { ActionFormSchema, ActionSchema, perform } from './actions.js';
@@ -375,24 +374,13 @@ export async function startConsole(opts: ConsoleOptions): Promise<RunningConsole
   const t = loopback ? null : consoleToken(opts.home);
   let bound = opts.port;
   const app = consoleApp(opts, () => bound, t ? t.token : null, t ? t.file : '');
-  const server: ServerType = await new Promise<ServerType>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port }, (info: AddressInfo) => {
-      bound = info.port;
-      resolve(s);
-    });
-    s.once('error', reject);
-  });
-  const hostPart = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  const l = await listen(app.fetch, opts.host, opts.port);
+  bound = l.port;
   return {
-    url: `http://${hostPart}:${bound}/`,
+    url: l.url,
     host: opts.host,
     port: bound,
     token: t ? { value: t.token, file: t.file, created: t.created } : null,
-    close: () =>
-      new Promise<void>((resolve) => {
-        const s = server as { closeAllConnections?: () => void; close: (cb: () => void) => void };
-        s.closeAllConnections?.();
-        s.close(() => resolve());
-      }),
+    close: l.close,
   };
 }

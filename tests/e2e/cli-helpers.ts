@@ -161,3 +161,34 @@ export async function waitUntil<T>(
     await sleep(intervalMs);
   }
 }
+
+export interface ConsoleProcess {
+  /** The URL it printed, without the `?token=…` a non-loopback console adds. */
+  url: string;
+  pid: number;
+  child: ResultPromise;
+  /** All it printed so far. */
+  out: () => string;
+}
+
+/** `vigil console ARGS` as a child process (with `env` over a clean environment), once it serves. */
+export async function startConsoleProcess(args: string[], env: Record<string, string>): Promise<ConsoleProcess> {
+  const child = execa(process.execPath, [CLI, 'console', ...args], {
+    env: cleanEnv(env),
+    extendEnv: false,
+    cwd: CLI_CWD,
+    stdin: 'ignore',
+    reject: false,
+    buffer: false,
+    all: true,
+  });
+  let out = '';
+  child.all?.on('data', (d: Buffer) => (out += d.toString()));
+  const url = await waitUntil(
+    'the console to print its URL',
+    () => /^console: (\S+?)(?:\?token=\S+)?$/m.exec(out)?.[1] ?? (child.exitCode !== null ? Promise.reject(new Error(out)) : null),
+    60_000,
+    100,
+  );
+  return { url, pid: child.pid as number, child, out: () => out };
+}

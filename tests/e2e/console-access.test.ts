@@ -22,11 +22,11 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { execa, type ResultPromise } from 'execa';
+import type { ResultPromise } from 'execa';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, CLI, ROOT, temporalAddress, uniqueId } from '../support/harness.js';
-import { CLI_CWD, cleanEnv, waitUntil } from './cli-helpers.js';
+import { assertBuilt, ROOT, temporalAddress, uniqueId } from '../support/harness.js';
+import { startConsoleProcess, type ConsoleProcess } from './cli-helpers.js';
 import { patient } from '../support/patience.js';
 
 const CHROMIUM = process.env.VIGIL_CHROMIUM ?? '/usr/bin/chromium';
@@ -59,32 +59,16 @@ afterAll(async () => {
   await connection?.close();
 });
 
-/** `vigil console ARGS`, once it serves: its URL, its pid and what it printed. */
-async function startConsole(args: string[], env: Record<string, string> = {}): Promise<{ url: string; pid: number; out: () => string }> {
-  const child = execa(process.execPath, [CLI, 'console', '--port', '0', ...args], {
-    env: cleanEnv({
-      TEMPORAL_ADDRESS: temporalAddress(),
-      TEMPORAL_NAMESPACE: 'default',
-      VIGIL_TASK_QUEUE: uniqueId('console-access'),
-      ...env,
-    }),
-    extendEnv: false,
-    cwd: CLI_CWD,
-    stdin: 'ignore',
-    reject: false,
-    buffer: false,
-    all: true,
+/** `vigil console --port 0 ARGS`, once it serves: its URL, its pid and what it printed. */
+async function startConsole(args: string[], env: Record<string, string> = {}): Promise<ConsoleProcess> {
+  const c = await startConsoleProcess(['--port', '0', ...args], {
+    TEMPORAL_ADDRESS: temporalAddress(),
+    TEMPORAL_NAMESPACE: 'default',
+    VIGIL_TASK_QUEUE: uniqueId('console-access'),
+    ...env,
   });
-  consoles.push(child);
-  let out = '';
-  child.all?.on('data', (d: Buffer) => (out += d.toString()));
-  const url = await waitUntil(
-    'the console to print its URL',
-    () => /^console: (\S+?)(?:\?token=\S+)?$/m.exec(out)?.[1] ?? (child.exitCode !== null ? Promise.reject(new Error(out)) : null),
-    60_000,
-    100,
-  );
-  return { url, pid: child.pid as number, out: () => out };
+  consoles.push(c.child);
+  return c;
 }
 
 type Answer = { status: number; headers: http.IncomingHttpHeaders; body: string };

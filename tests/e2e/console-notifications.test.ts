@@ -8,16 +8,16 @@
  */
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { execa, type ResultPromise } from 'execa';
+import type { ResultPromise } from 'execa';
 import pg from 'pg';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { closeEventStore, projectEventsTo } from '../../activities/event-store.js';
 import { EventEnvelopeSchema, type EventEnvelope, type RunEvent } from '../../schemas/events.js';
-import { assertBuilt, CLI, ROOT, temporalAddress, uniqueId } from '../support/harness.js';
+import { assertBuilt, ROOT, temporalAddress, uniqueId } from '../support/harness.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { patient } from '../support/patience.js';
-import { CLI_CWD, cleanEnv, runVigil, waitUntil } from './cli-helpers.js';
+import { startConsoleProcess, runVigil } from './cli-helpers.js';
 
 const CHROMIUM = process.env.VIGIL_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -78,18 +78,9 @@ beforeAll(async () => {
   expect((await projectEventsTo(url, { workflowId: 'run-budget', events: budget })).problem).toBeNull();
   expect((await projectEventsTo(url, { workflowId: 'run-escalated', events: escalated })).problem).toBeNull();
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-  consoleProc = execa(process.execPath, [CLI, 'console', '--port', '0', '--by', 'console-tester'], {
-    env: cleanEnv(env()),
-    extendEnv: false,
-    cwd: CLI_CWD,
-    stdin: 'ignore',
-    reject: false,
-    buffer: false,
-    all: true,
-  });
-  let out = '';
-  consoleProc.all?.on('data', (d: Buffer) => (out += d.toString()));
-  consoleUrl = await waitUntil('the console to print its URL', () => /^console: (\S+)$/m.exec(out)?.[1] ?? null, 60_000, 100);
+  const c = await startConsoleProcess(['--port', '0', '--by', 'console-tester'], env());
+  consoleProc = c.child;
+  consoleUrl = c.url;
 }, patient(900_000));
 
 afterAll(async () => {

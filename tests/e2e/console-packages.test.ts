@@ -10,22 +10,12 @@
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { execa, type ResultPromise } from 'execa';
+import type { ResultPromise } from 'execa';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StatusSnapshot } from '../../schemas/status.js';
-import {
-  assertBuilt,
-  CLI,
-  makeRepo,
-  ROOT,
-  SCRIPTED_AGENT,
-  temporalAddress,
-  uniqueId,
-  writePrd,
-  writeScenario,
-} from '../support/harness.js';
-import { CLI_CWD, cleanEnv, runVigil, show, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
+import { assertBuilt, makeRepo, ROOT, SCRIPTED_AGENT, temporalAddress, uniqueId, writePrd, writeScenario } from '../support/harness.js';
+import { startConsoleProcess, runVigil, show, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
 import { execFileSync } from 'node:child_process';
 import { patient } from '../support/patience.js';
 
@@ -66,18 +56,9 @@ beforeAll(async () => {
   client = new Client({ connection, namespace: 'default' });
   worker = await startWorkerProcess(baseEnv());
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-  consoleProc = execa(process.execPath, [CLI, 'console', '--port', '0', '--by', 'console-tester'], {
-    env: cleanEnv(baseEnv()),
-    extendEnv: false,
-    cwd: CLI_CWD,
-    stdin: 'ignore',
-    reject: false,
-    buffer: false,
-    all: true,
-  });
-  let out = '';
-  consoleProc.all?.on('data', (d: Buffer) => (out += d.toString()));
-  consoleUrl = await waitUntil('the console to print its URL', () => /^console: (\S+)$/m.exec(out)?.[1] ?? null, 60_000, 100);
+  const c = await startConsoleProcess(['--port', '0', '--by', 'console-tester'], baseEnv());
+  consoleProc = c.child;
+  consoleUrl = c.url;
   // The builder installs at its first iteration, then the scripted agent runs; retries off, so a refusal fails at once.
   wrapper = path.join(installingAgentDir(), 'install-then-agent.sh');
   writeFileSync(

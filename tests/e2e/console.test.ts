@@ -20,23 +20,21 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { execa, type ResultPromise } from 'execa';
+import type { ResultPromise } from 'execa';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import type { ChartData } from '../../cli/console/model.js';
+import { assertBuilt, makeRepo, ROOT, SCRIPTED_AGENT, temporalAddress, uniqueId, writePrd, writeScenario } from '../support/harness.js';
 import {
-  assertBuilt,
-  CLI,
-  makeRepo,
-  ROOT,
-  SCRIPTED_AGENT,
-  temporalAddress,
-  uniqueId,
-  writePrd,
-  writeScenario,
-} from '../support/harness.js';
-import { CLI_CWD, cleanEnv, runVigil, show, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
+  startConsoleProcess,
+  type ConsoleProcess,
+  runVigil,
+  show,
+  startWorkerProcess,
+  waitUntil,
+  type WorkerProcess,
+} from './cli-helpers.js';
 import { patient } from '../support/patience.js';
 
 const ARTIFACTS = path.join(ROOT, 'test-artifacts', 'console');
@@ -59,26 +57,10 @@ const baseEnv = (): Record<string, string> => ({
 const query = (id: string): Promise<StatusSnapshot> => client.workflow.getHandle(id).query<StatusSnapshot>('status');
 
 /** Starts `vigil console ARGS` and resolves with what it printed once it serves. */
-async function startConsole(args: string[], env: Record<string, string> = {}): Promise<{ url: string; out: () => string }> {
-  const child = execa(process.execPath, [CLI, 'console', ...args], {
-    env: cleanEnv({ ...baseEnv(), ...env }),
-    extendEnv: false,
-    cwd: CLI_CWD,
-    stdin: 'ignore',
-    reject: false,
-    buffer: false,
-    all: true,
-  });
-  consoles.push(child);
-  let out = '';
-  child.all?.on('data', (d: Buffer) => (out += d.toString()));
-  const line = await waitUntil(
-    'the console to print its URL',
-    () => /^console: (\S+)$/m.exec(out)?.[1] ?? (child.exitCode !== null ? Promise.reject(new Error(out)) : null),
-    60_000,
-    100,
-  );
-  return { url: line, out: () => out };
+async function startConsole(args: string[], env: Record<string, string> = {}): Promise<ConsoleProcess> {
+  const c = await startConsoleProcess(args, { ...baseEnv(), ...env });
+  consoles.push(c.child);
+  return c;
 }
 
 /** A plain HTTP request to the console (any Host header). */

@@ -11,16 +11,16 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execa, type ResultPromise } from 'execa';
+import type { ResultPromise } from 'execa';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeEventStore, projectEventsTo } from '../../activities/event-store.js';
 import { recordTrace } from '../../activities/lasting-memory.js';
 import { EventEnvelopeSchema, type RunEvent } from '../../schemas/events.js';
 import type { MemoryExport } from '../../schemas/lasting-memory.js';
-import { assertBuilt, CLI, ROOT, temporalAddress } from '../support/harness.js';
+import { assertBuilt, ROOT, temporalAddress } from '../support/harness.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
-import { CLI_CWD, cleanEnv, runVigil, show, waitUntil } from './cli-helpers.js';
+import { startConsoleProcess, runVigil, show } from './cli-helpers.js';
 import { patient } from '../support/patience.js';
 
 const CHROMIUM = process.env.VIGIL_CHROMIUM ?? '/usr/bin/chromium';
@@ -240,24 +240,13 @@ describe('vigil memory', () => {
     async () => {
       const db = await store.freshDatabase('memory_console');
       await storeRun(db, 'wf-console', REPO);
-      const child = execa(process.execPath, [CLI, 'console', '--port', '0'], {
-        env: cleanEnv({ DATABASE_URL: db, TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: 'default' }),
-        extendEnv: false,
-        cwd: CLI_CWD,
-        stdin: 'ignore',
-        reject: false,
-        buffer: false,
-        all: true,
+      const c = await startConsoleProcess(['--port', '0'], {
+        DATABASE_URL: db,
+        TEMPORAL_ADDRESS: temporalAddress(),
+        TEMPORAL_NAMESPACE: 'default',
       });
-      consoles.push(child);
-      let out = '';
-      child.all?.on('data', (d: Buffer) => (out += d.toString()));
-      const base = await waitUntil(
-        'the console to print its URL',
-        () => /^console: (\S+)$/m.exec(out)?.[1] ?? (child.exitCode !== null ? Promise.reject(new Error(out)) : null),
-        60_000,
-        100,
-      );
+      consoles.push(c.child);
+      const base = c.url;
       const page = await (browser as Browser).newPage();
       await page.goto(`${base}memory`);
       // Every page's header leads here.
