@@ -253,7 +253,10 @@ describe('providers', () => {
       { writes: { 'a.txt': 'a\n' }, text: 'COMPLETION PROMISE FULFILLED' },
     ]);
     const tq = uniqueId('tq');
-    const first = await workers.spawn(tq);
+    // This machine's supervisor daemon is its own: killing it must not end the calls other test
+    // files are making through the shared one (in /tmp, per user and build) at the same time.
+    const machine = { VIGIL_SUPERVISOR_DIR: mkdtempSync(path.join(os.tmpdir(), 'vigil-lost-machine-sup-')) };
+    const first = await workers.spawn(tq, undefined, machine);
     const handle = await startRun(
       env,
       tq,
@@ -281,7 +284,7 @@ describe('providers', () => {
     };
     process.kill(state.supervisor.pid, 'SIGKILL');
     process.kill(-state.pid, 'SIGKILL');
-    await workers.spawn(tq);
+    await workers.spawn(tq, undefined, machine);
     const outcome = await handle.result();
     expect(outcome.status).toBe('completion_promise_fulfilled');
     const calls = fake.calls();
