@@ -5,41 +5,19 @@
  * line; a run that ends without approval delivers nothing.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { fakeGh } from '../support/fake-gh.js';
 import { fileWorker, makeRepo, runInput, startRun, uniqueId, writeScenario } from '../support/harness.js';
 
-// A fake gh first on the worker's PATH (the worker runs in this process): it records every call's
-// argv as a JSON line and answers as an installed, logged-in gh would.
-const ghDir = mkdtempSync(path.join(os.tmpdir(), 'vigil-fake-gh-'));
-const ghCalls = path.join(ghDir, 'calls.jsonl');
-writeFileSync(
-  path.join(ghDir, 'gh'),
-  `#!/usr/bin/env node
-const fs = require('node:fs');
-const a = process.argv.slice(2);
-fs.appendFileSync(${JSON.stringify(ghCalls)}, JSON.stringify({ cwd: process.cwd(), argv: a }) + '\\n');
-if (a[0] === '--version') { console.log('gh version 2.0.0-fake'); process.exit(0); }
-if (a[0] === 'auth') { console.log('Logged in to github.com'); process.exit(0); }
-if (a[0] === 'pr' && a[1] === 'list') process.exit(0);
-if (a[0] === 'pr' && a[1] === 'create') { console.log('https://github.com/o/r/pull/42'); process.exit(0); }
-process.exit(2);
-`,
-);
-chmodSync(path.join(ghDir, 'gh'), 0o755);
+// A fake gh first on the worker's PATH (the worker runs in this process; tests/support/fake-gh.ts):
+// it records every call's argv and answers as an installed, logged-in gh would.
+const { ghDir, ghCallsIn } = fakeGh('https://github.com/o/r/pull/42');
 const shared = fileWorker('delivery', () => {
   process.env.PATH = `${ghDir}${path.delimiter}${process.env.PATH ?? ''}`;
 });
-const recordedGh = (): { cwd: string; argv: string[] }[] =>
-  existsSync(ghCalls)
-    ? readFileSync(ghCalls, 'utf8')
-        .trim()
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as { cwd: string; argv: string[] })
-    : [];
 const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
 
 const ROLES = {
@@ -98,8 +76,7 @@ describe.concurrent('delivery of a done run', () => {
     expect(outcome.notes).toContainEqual(expect.stringMatching(new RegExp(`^delivered on branch ${branch} `)));
     expect(outcome.notes).toContain('pull request opened: https://github.com/o/r/pull/42');
     const bodyPath = path.join(repo, '.vigil/runs', id, 'pull-request.md');
-    const mine = recordedGh().filter((c) => c.cwd === repo);
-    expect(mine.find((c) => c.argv[1] === 'create')?.argv).toEqual([
+    expect(ghCallsIn(repo).find((argv) => argv[1] === 'create')).toEqual([
       'pr',
       'create',
       '--head',
