@@ -9,7 +9,7 @@
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { repositoryMap, withRepositoryMap } from '../workflows/decisions/acceptance-author.js';
+import { repositoryMap, withRepositoryMap } from '../rules/acceptance-author.js';
 import { ensurePrivateRunDir } from './artifacts.js';
 import { git } from './git.js';
 import { ensurePrivateDir } from './safe-files.js';

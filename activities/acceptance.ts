@@ -29,8 +29,8 @@ import {
   type SealAcceptanceResult,
 } from '../schemas/acceptance.js';
 import { TestReportSchema, type TestReport } from '../schemas/test-report.js';
-import { acceptanceCommandLine, acceptanceVerdict } from '../workflows/decisions/acceptance.js';
-import { testsVerdict } from '../workflows/decisions/tests-verdict.js';
+import { acceptanceCommandLine, acceptanceVerdict } from '../rules/acceptance.js';
+import { testsVerdict } from '../rules/tests-verdict.js';
 import { acceptanceDraftDir } from './acceptance-author.js';
 import { fileDigest, inspectAcceptanceDir, isTestFile } from './acceptance-files.js';
 import { ensurePrivateRunDir, pad } from './artifacts.js';

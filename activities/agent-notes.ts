@@ -11,7 +11,7 @@
  */
 import path from 'node:path';
 import { MEMORY_LIMITS } from '../schemas/memory.js';
-import { boundedContinuity, boundedLearnings } from '../workflows/decisions/memory.js';
+import { boundedContinuity, boundedLearnings } from '../rules/memory.js';
 import { VIGIL_DIR } from './artifacts.js';
 import { consumeFile, readRegularFile } from './safe-files.js';
 

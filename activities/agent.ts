@@ -9,27 +9,27 @@
  * (activities/call-silence.ts). A reviewing call that changes the working tree is reported, so its
  * vote can be voided.
  */
-import { attemptOf } from '../workflows/decisions/attempts.js';
+import { attemptOf } from '../rules/attempts.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { blankAgentResult, RunAgentInputSchema, type AgentResult, type RunAgentInput } from '../schemas/activities.js';
 import { ensurePrivateRunDir, ensureRunDir, pad, privateRunDir, repositoryGone, runDir, safeSegment, signalPath } from './artifacts.js';
-import { reviewerRecord } from '../workflows/decisions/review.js';
-import { withApiItems } from '../workflows/decisions/checklist/api-spec.js';
-import { parseChecklistOutput } from '../workflows/decisions/checklist/extraction.js';
+import { reviewerRecord } from '../rules/review.js';
+import { withApiItems } from '../rules/checklist/api-spec.js';
+import { parseChecklistOutput } from '../rules/checklist/extraction.js';
 import { apiSpecsOfPrd } from './api-specs.js';
-import { parseVerifierOutput } from '../workflows/decisions/checklist/verifier.js';
-import { buildPrompt } from '../workflows/decisions/prompt.js';
-import { renderPromptSpec } from '../workflows/decisions/call-prompt.js';
+import { parseVerifierOutput } from '../rules/checklist/verifier.js';
+import { buildPrompt } from '../rules/prompt.js';
+import { renderPromptSpec } from '../rules/call-prompt.js';
 import { readPromptTemplate } from './prompt-template.js';
 import type { PromptInput } from '../schemas/activities.js';
 import { consumeFile, describeWriteError, isStorageError, readRegularFile, writePrivateFile } from './safe-files.js';
-import { findDonePhrase, redactSecrets } from '../workflows/decisions/scans.js';
-import { parseVote } from '../workflows/decisions/vote.js';
-import { answerOf } from '../workflows/decisions/contract.js';
-import { parsePlannerAnswer } from '../workflows/decisions/tasks.js';
+import { findDonePhrase, redactSecrets } from '../rules/scans.js';
+import { parseVote } from '../rules/vote.js';
+import { answerOf } from '../rules/contract.js';
+import { parsePlannerAnswer } from '../rules/tasks.js';
 import { inheritedEnv, runProcess } from './process.js';
 import { interpretCall, prepareCall, SESSION_PATTERN } from './provider-call.js';
 import { authorizeCall } from './run-authorization.js';

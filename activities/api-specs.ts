@@ -1,7 +1,7 @@
 /**
  * The API descriptions a PRD names (OpenAPI or Swagger in YAML or JSON, a Postman collection, a
  * GraphQL schema), read from the repository and parsed into their operations for the PRD checklist
- * (workflows/decisions/checklist/api-spec.ts says what becomes an item). The checklist extraction's
+ * (rules/checklist/api-spec.ts says what becomes an item). The checklist extraction's
  * activity (activities/agent.ts) adds them to the agent's items.
  *
  * The files are the repository's (the agent may have written them), so they are read as untrusted:
@@ -21,7 +21,7 @@ import {
   specKind,
   type ApiOperation,
   type GraphqlField,
-} from '../workflows/decisions/checklist/api-spec.js';
+} from '../rules/checklist/api-spec.js';
 import { readRepoText } from './gates/test-integrity.js';
 import { readRegularFile } from './safe-files.js';
 

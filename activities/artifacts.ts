@@ -11,7 +11,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES } from '../schemas/activities.js';
 import { runDirPath, safeSegment, VIGIL_DIR } from '../schemas/paths.js';
 import { ensurePrivateDir, UnsafePathError } from './safe-files.js';
-import { vigilHome } from '../workers/paths.js';
+import { vigilHome } from '../lib/paths.js';
 
 export { safeSegment, VIGIL_DIR };
 

@@ -15,7 +15,7 @@
  * start or restart the embedded Postgres (cli/store.ts). Every file is drained, whoever's run it
  * holds; the projection is idempotent, so a batch drained twice writes nothing twice.
  */
-import { logLine } from '../workers/logging.js';
+import { logLine } from '../lib/logging.js';
 import type { ProjectEventsInput, ProjectEventsResult } from '../schemas/events.js';
 import { onCloseEventStore, projectEventsTo, storeAnswers, workerStoreUrl } from './event-store.js';
 import {

@@ -9,7 +9,7 @@
  * the projection answers that it is taken care of. Any process with the same store drains the
  * spool into it (activities/event-journal.ts): every file, whoever's run it holds.
  *
- * One folder per store (workers/store-location.ts), one file per batch:
+ * One folder per store (lib/store-location.ts), one file per batch:
  * `<spooled at, ms>-<run key>-<first seq>-<last seq>.json` holding `{ version, workflowId, runIds,
  * spooledAt, events }`. A file is written whole or not at all (a temporary file, fsync, rename,
  * fsync of the folder), so a crash leaves no half batch; a drained file is removed only after its

@@ -5,7 +5,7 @@
  * `projectEventsTo` writes a batch; the local activity the workflow calls at iteration boundaries,
  * `projectEvents` (activities/event-journal.ts), writes through it into the worker's store, or
  * keeps a run's last batch in the spool when the store is down as the run ends. It never blocks
- * or fails a run: no store on the worker (workers/store-location.ts), a store that is down or
+ * or fails a run: no store on the worker (lib/store-location.ts), a store that is down or
  * slow, a bad row — each comes back as `problem`, and the workflow keeps the events pending and
  * tries again later.
  *
@@ -17,7 +17,7 @@
  * under a transaction-scoped advisory lock so that two workers starting at once do not collide.
  */
 import pg from 'pg';
-import { configuredSpoolDir, configuredStoreUrl, localSpoolDirOf, readStoreUrlFile } from '../workers/store-location.js';
+import { configuredSpoolDir, configuredStoreUrl, localSpoolDirOf, readStoreUrlFile } from '../lib/store-location.js';
 import { EventEnvelopeSchema, RunEventSchema, type ProjectEventsInput, type ProjectEventsResult } from '../schemas/events.js';
 import { FILES_READ_MIGRATION, LASTING_MEMORY_MIGRATION, MEMORY_JUDGE_MIGRATION } from './lasting-memory-sql.js';
 import { MIGRATION_1, NOTIFICATION_ACKS_MIGRATION } from './run-events-sql.js';
@@ -238,7 +238,7 @@ let localUrlFile: string | null = null;
 
 /**
  * The worker's local store: `vigil worker`, `up` and `demo` name the URL file of the embedded
- * Postgres (workers/store-location.ts) when no URL is configured. The file is read at each
+ * Postgres (lib/store-location.ts) when no URL is configured. The file is read at each
  * projection, so a store started (or moved to another port) after the worker is found.
  */
 export function useLocalEventStore(urlFile: string | null): void {

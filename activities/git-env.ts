@@ -23,7 +23,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { vigilHome } from '../workers/paths.js';
+import { vigilHome } from '../lib/paths.js';
 
 /** Where git keeps a repository (as activities/git-layout.ts read it). */
 export interface GitDirs {

@@ -212,7 +212,7 @@ class GitHelper {
   }
 }
 
-/** The refusal of a repository whose git an agent changed: the run pauses or ends over it (workflows/decisions/repository.ts). */
+/** The refusal of a repository whose git an agent changed: the run pauses or ends over it (rules/repository.ts). */
 export function unsafeGit(repoPath: string, findings: readonly string[]): ApplicationFailure {
   return ApplicationFailure.create({
     type: FAILURE_TYPES.unsafeRepository,

@@ -28,7 +28,7 @@ import {
   type Stats,
 } from 'node:fs';
 import path from 'node:path';
-import { vigilHome } from '../workers/paths.js';
+import { vigilHome } from '../lib/paths.js';
 import { configEnv, FIXED_SETTINGS, noHooksDir, pinnedDirsEnv, readConfig, type ConfigEntry, type GitDirs } from './git-env.js';
 import { ensurePrivateDir } from './safe-files.js';
 

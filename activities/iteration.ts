@@ -58,8 +58,8 @@ import { workerStoreUrl } from './event-store.js';
 import { bestEffort, failureLine, recordTrace, retrieveForPrompt, taskText } from './lasting-memory.js';
 import { writeMemorySnapshot } from './memory-reads.js';
 import { filesReadOf } from './files-read.js';
-import { claimedPaths, claimFileTexts, claimsNotInDiff } from '../workflows/decisions/claimed-files.js';
-import { taskTypeOf } from '../workflows/decisions/memory-retrieval.js';
+import { claimedPaths, claimFileTexts, claimsNotInDiff } from '../rules/claimed-files.js';
+import { taskTypeOf } from '../rules/memory-retrieval.js';
 import { ensurePrivateRunDir } from './artifacts.js';
 
 const MAX_PART_BYTES = 256 * 1024;
@@ -147,7 +147,7 @@ async function inspectWithChanges(
 
 /**
  * The files a claim says it changed, and those the diff since the run's start does not hold
- * (workflows/decisions/claimed-files.ts): read from the claim file the call left (kept beside its
+ * (rules/claimed-files.ts): read from the claim file the call left (kept beside its
  * log) and the output's tail, the claim's own words. Null when the call claimed nothing or named no file.
  */
 export function claimedFilesOf(result: AgentResult, sinceStart: readonly string[] | null): AgentResult['claimedFiles'] {

@@ -1,6 +1,6 @@
 /**
  * The memory that outlives a run, in the event store (docs/memory.md; tables in
- * activities/lasting-memory-sql.ts, rules in workflows/decisions/lasting-memory.ts and
+ * activities/lasting-memory-sql.ts, rules in rules/lasting-memory.ts and
  * memory-retrieval.ts). This module is what the iteration's agent activity (activities/iteration.ts)
  * reads: it retrieves memory into the prompt (`memoryBeforeCall`) and, after the agent, leaves a
  * trace of what the journal does not hold (files changed, errors, the tests' failure line, the
@@ -17,9 +17,9 @@
  * - activities/memory-transfer.ts: `vigil memory forget|export|import`.
  */
 import { EPISODE_LIMITS, type MemoryLayers, type MemoryRef } from '../schemas/lasting-memory.js';
-import { clean, errorLine } from '../workflows/decisions/lasting-memory.js';
-import { retrieve, type Retrieved, type TaskType } from '../workflows/decisions/memory-retrieval.js';
-import { redactSecrets } from '../workflows/decisions/scans.js';
+import { clean, errorLine } from '../rules/lasting-memory.js';
+import { retrieve, type Retrieved, type TaskType } from '../rules/memory-retrieval.js';
+import { redactSecrets } from '../rules/scans.js';
 import { ensureMigrated, onRunEnded, poolFor, type Db } from './event-store.js';
 import { rankItems, scoreOf } from './memory-rank.js';
 import { readRegularFile } from './safe-files.js';

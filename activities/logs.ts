@@ -19,7 +19,7 @@ import {
   type ReadRunLogResult,
 } from '../schemas/logs.js';
 import { VIGIL_DIR } from '../schemas/paths.js';
-import { redactSecrets } from '../workflows/decisions/scans.js';
+import { redactSecrets } from '../rules/scans.js';
 import { pad, runDir } from './artifacts.js';
 
 /** How often a following read looks at the log again while it waits for it to grow. */

@@ -1,12 +1,12 @@
 /**
  * Consolidation (docs/memory.md): the journal and the traces of a run into episodes, then every
  * episode of the installation into patterns, anti-patterns, links and skills (the rules in
- * workflows/decisions/lasting-memory.ts). Run by the worker's journal writer when a run's outcome
+ * rules/lasting-memory.ts). Run by the worker's journal writer when a run's outcome
  * is stored (the hook in activities/lasting-memory.ts) and by `vigil memory consolidate`.
  */
 import { RunEventSchema, type EventEnvelope } from '../schemas/events.js';
 import { type Episode, type MemoryRef } from '../schemas/lasting-memory.js';
-import { consolidate, episodesOf, forgetKey, type IterationTrace, type RunEnd } from '../workflows/decisions/lasting-memory.js';
+import { consolidate, episodesOf, forgetKey, type IterationTrace, type RunEnd } from '../rules/lasting-memory.js';
 import { type Db } from './event-store.js';
 import { CONSOLIDATION_LOCK_KEY, repoKey, inTransaction, episodeOf, type EpisodeRow } from './memory-store.js';
 

@@ -1,5 +1,5 @@
 /**
- * The memory judge (docs/memory.md, Judgement; rules in workflows/decisions/memory-judge.ts): as a
+ * The memory judge (docs/memory.md, Judgement; rules in rules/memory-judge.ts): as a
  * run ends with the event store on, after its journal is flushed, this activity makes sure the
  * run is consolidated, picks the patterns and anti-patterns the run made or changed and their
  * near-duplicates, and — when there is something to judge — asks the run's agent (role `memory`,
@@ -17,7 +17,7 @@ import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { JudgeMemoryInputSchema, type JudgeMemoryInput } from '../schemas/memory-judge.js';
 import type { MemoryJudgement } from '../schemas/lasting-memory.js';
-import { costOf } from '../workflows/decisions/budget.js';
+import { costOf } from '../rules/budget.js';
 import {
   judgePrompt,
   judgeSelection,
@@ -25,7 +25,7 @@ import {
   type JudgeItem,
   type JudgePlan,
   type JudgeSelection,
-} from '../workflows/decisions/memory-judge.js';
+} from '../rules/memory-judge.js';
 import { runAgent } from './agent.js';
 import { ensureMigrated, poolFor, workerStoreUrl, type Db } from './event-store.js';
 import { consolidateMemory } from './memory-consolidation.js';

@@ -11,8 +11,8 @@
  * most, in milliseconds.
  */
 import MiniSearch from 'minisearch';
-import { keywordsOf } from '../workflows/decisions/lasting-memory.js';
-import type { StoredItem } from '../workflows/decisions/memory-retrieval.js';
+import { keywordsOf } from '../rules/lasting-memory.js';
+import type { StoredItem } from '../rules/memory-retrieval.js';
 
 /** Query words at most (a PRD's keywords, the first ones). */
 const MAX_QUERY_TERMS = 200;

@@ -3,8 +3,8 @@
  * console's page, and the snapshot an iteration's agent call searches inside its sandbox.
  */
 import { MemorySnapshotSchema, SNAPSHOT_LIMITS, type MemorySnapshot } from '../schemas/lasting-memory.js';
-import { clean } from '../workflows/decisions/lasting-memory.js';
-import type { StoredItem } from '../workflows/decisions/memory-retrieval.js';
+import { clean } from '../rules/lasting-memory.js';
+import type { StoredItem } from '../rules/memory-retrieval.js';
 import { ensureMigrated, poolFor, type Db } from './event-store.js';
 import { rankItems, scoreOf } from './memory-rank.js';
 import { readRegularFile, writePrivateFile } from './safe-files.js';
@@ -206,7 +206,7 @@ export function readMemorySnapshot(file: string): MemorySnapshot | null {
 
 /**
  * Items ranked against a query (the store's or a snapshot's), best first; only those that match.
- * As retrieval ranks (workflows/decisions/memory-retrieval.ts, `relevance`): the match (the best
+ * As retrieval ranks (rules/memory-retrieval.ts, `relevance`): the match (the best
  * full-text score worth five points), then importance; `score` is that sum.
  */
 export function searchItems(items: readonly StoredItem[], query: string, limit?: number): (MemoryItem & { body: string; score: number })[] {

@@ -7,7 +7,7 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import type pg from 'pg';
 import { type Episode, type MemoryRef } from '../schemas/lasting-memory.js';
-import { type StoredItem, type TimelineRun } from '../workflows/decisions/memory-retrieval.js';
+import { type StoredItem, type TimelineRun } from '../rules/memory-retrieval.js';
 import { ensureMigrated, poolFor, type Db } from './event-store.js';
 
 /** The advisory lock consolidations take (the bytes of "vmem"): two workers never consolidate at once. */

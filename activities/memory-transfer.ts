@@ -12,7 +12,7 @@ import {
   type PatternLink,
   type Skill,
 } from '../schemas/lasting-memory.js';
-import { clean } from '../workflows/decisions/lasting-memory.js';
+import { clean } from '../rules/lasting-memory.js';
 import { type Db } from './event-store.js';
 import { CONSOLIDATION_LOCK_KEY, repoKey, inTransaction, episodeOf, type EpisodeRow } from './memory-store.js';
 import { upsertEpisodes } from './memory-consolidation.js';

@@ -22,14 +22,14 @@ import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { redactSecrets } from '../workflows/decisions/scans.js';
+import { redactSecrets } from '../rules/scans.js';
 import { processStartTime, signalTree } from './process-tree.js';
 import { beatWhileRunning } from './heartbeat.js';
 import { describeWriteError } from './safe-files.js';
 import { connectDaemon, compiledModule } from './supervisor-client.js';
 import type { SandboxProxySpec } from './sandbox-proxy.js';
 import type { Denial } from './sandbox-net.js';
-import type { FetchCounts } from '../workflows/decisions/package-fetches.js';
+import type { FetchCounts } from '../rules/package-fetches.js';
 import type { CallLimitsSpec, LimitsOutcome } from './sandbox-limits.js';
 import {
   CANCEL_GRACE_MS,

@@ -1,6 +1,6 @@
 /**
  * The run memory's part of an iteration prompt by reference (runs from `vigil-lean-prompt-v1`
- * on; the rules are in workflows/decisions/prompt-memory.ts). Kept in the run's prompt-parts
+ * on; the rules are in rules/prompt-memory.ts). Kept in the run's prompt-parts
  * store (`.vigil/runs/<id>/prompt-parts/`), next to the long prompt parts:
  *
  * - `memory-<sha256>.json`: a window of the run memory; a call names the window the previous call
@@ -16,8 +16,8 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { PROMPT_PART_MISSING } from '../schemas/activities.js';
 import { MemoryWindowSchema, type MemoryWindow, type NoteRef, type PromptMemory, type PromptMemoryRef } from '../schemas/memory.js';
-import { renderRunSoFar } from '../workflows/decisions/memory.js';
-import { applyMemoryDelta, promptMemoryOf, windowHash } from '../workflows/decisions/prompt-memory.js';
+import { renderRunSoFar } from '../rules/memory.js';
+import { applyMemoryDelta, promptMemoryOf, windowHash } from '../rules/prompt-memory.js';
 import { ensureRepoDir, ensureRunDir } from './artifacts.js';
 import { readContinuity, readLearnings } from './agent-notes.js';
 import { isStorageError, readRegularFile, writePrivateFile } from './safe-files.js';

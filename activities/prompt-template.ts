@@ -1,11 +1,11 @@
 /**
  * Reads a prompt template file (knob `promptTemplate`) and checks it with the pure parser
- * (workflows/decisions/prompt.ts). `vigil start` calls it to refuse a bad template before the run
+ * (rules/prompt.ts). `vigil start` calls it to refuse a bad template before the run
  * starts; the agent activity calls it at every iteration (the file may be edited during a long
  * run) and falls back to the built-in template, saying why, when the file went bad meanwhile.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { MAX_TEMPLATE_BYTES, parsePromptTemplate, type PromptTemplate } from '../workflows/decisions/prompt.js';
+import { MAX_TEMPLATE_BYTES, parsePromptTemplate, type PromptTemplate } from '../rules/prompt.js';
 
 export type TemplateRead = { ok: true; template: PromptTemplate } | { ok: false; errors: string[] };
 

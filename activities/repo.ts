@@ -20,7 +20,7 @@ import {
   type PrepareRunResult,
   type RepoSnapshot,
 } from '../schemas/activities.js';
-import { alwaysHigh, isDependencyManifest } from '../workflows/decisions/tier-ladder.js';
+import { alwaysHigh, isDependencyManifest } from '../rules/tier-ladder.js';
 import { ensureRunDir, VIGIL_DIR } from './artifacts.js';
 import { helperInspect, unsafeGit } from './git-helper.js';
 import { recordGitLayout, UnsafeGitLayout } from './git-layout.js';

@@ -15,7 +15,7 @@ import {
   type PreparedReview,
   type WriteReviewReportInput,
 } from '../schemas/gates.js';
-import { reviewPathIncluded, SPECIALISTS } from '../workflows/decisions/review.js';
+import { reviewPathIncluded, SPECIALISTS } from '../rules/review.js';
 
 function roundDir(repoPath: string, runId: string, round: number): string {
   return ensureRepoDir(repoPath, path.join(ensureRunDir(repoPath, runId), 'reviews', `round-${pad(round)}`));

@@ -4,7 +4,7 @@
  * CLI, model and timeout, and the installed `claude` advertises `--agents` and `--json-schema`,
  * the round makes one `claude -p` call that declares one sub-agent per member (the member's own
  * prompt as its instructions, read-only tools) and asks for one structured answer with a finding
- * per member (workflows/decisions/round-batch.ts). Each sub-agent has its own context: the
+ * per member (rules/round-batch.ts). Each sub-agent has its own context: the
  * members stay blind to each other by construction.
  *
  * The one answer is split back into what each member's own call would have left: its prompt, its
@@ -25,9 +25,9 @@ import { ActivityFailure } from '@temporalio/common';
 import { blankAgentResult, type AgentResult, type RunAgentInput } from '../schemas/activities.js';
 import type { RoundBatch } from '../schemas/gates.js';
 import type { BatchCall, BatchOutcome, BatchRequest } from '../rounds/calls.js';
-import { renderPromptSpec } from '../workflows/decisions/call-prompt.js';
-import { reviewerRecord } from '../workflows/decisions/review.js';
-import { parseVerifierOutput } from '../workflows/decisions/checklist/verifier.js';
+import { renderPromptSpec } from '../rules/call-prompt.js';
+import { reviewerRecord } from '../rules/review.js';
+import { parseVerifierOutput } from '../rules/checklist/verifier.js';
 import {
   agentsArgument,
   batchPrompt,
@@ -38,9 +38,9 @@ import {
   type BatchFollowUp,
   type BatchMember,
   type BatchVerifier,
-} from '../workflows/decisions/round-batch.js';
-import { redactSecrets } from '../workflows/decisions/scans.js';
-import { parseVote } from '../workflows/decisions/vote.js';
+} from '../rules/round-batch.js';
+import { redactSecrets } from '../rules/scans.js';
+import { parseVote } from '../rules/vote.js';
 import { callLabel } from './agent.js';
 import { CLAUDE_READ_ONLY_TOOLS, claudePreset, readBatchStream } from './providers/claude.js';
 import { probeCached } from './providers/probe.js';

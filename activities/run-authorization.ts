@@ -40,8 +40,8 @@ import {
   type RunClaims,
 } from '../schemas/authorization.js';
 import type { Knobs } from '../schemas/knobs.js';
-import { vigilHome } from '../workers/paths.js';
-import { configuredStoreUrl, storeOptedOut } from '../workers/store-location.js';
+import { vigilHome } from '../lib/paths.js';
+import { configuredStoreUrl, storeOptedOut } from '../lib/store-location.js';
 import { isProviderName, PROVIDERS } from './providers/index.js';
 import { writePrivateFile } from './safe-files.js';
 import { worktreePath } from './worktree.js';

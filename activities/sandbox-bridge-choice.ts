@@ -7,7 +7,7 @@
  * call, never what it may reach. `VIGIL_SANDBOX_BRIDGE=node` on the worker keeps the Node bridge
  * (to compare, or where a binary may not run).
  *
- * The binary is looked for in the tools folder (workers/paths.ts `toolsDir`): a source checkout's
+ * The binary is looked for in the tools folder (lib/paths.ts `toolsDir`): a source checkout's
  * `.tools/sandbox-bridge/`, which scripts/build-sandbox-bridge.sh (run by the bootstrap) builds;
  * an installed package's `VIGIL_HOME/tools/sandbox-bridge/`, which `vigil setup` builds from the
  * Go sources the package carries (workers/sandbox-bridge-setup.ts), with the Go on PATH. Either
@@ -19,7 +19,7 @@ import { spawnSync } from 'node:child_process';
 import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { compiledModule } from './supervisor-client.js';
-import { isSourceCheckout, packageRoot, toolsDir } from '../workers/paths.js';
+import { isSourceCheckout, packageRoot, toolsDir } from '../lib/paths.js';
 import { SANDBOX_BRIDGE_PATH } from './sandbox-policy.js';
 
 /** The command line and behaviour the Go bridge must answer with `--version` (`protocol` in native/sandbox-bridge/main.go). */

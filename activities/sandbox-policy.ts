@@ -22,7 +22,7 @@ export type SandboxKind = 'builder' | 'reviewer' | 'tests' | 'gate';
 
 /**
  * The mode a call runs under: the run's knob when the run chose one (strict or off; a run at the
- * default, auto, passes none: workflows/decisions/sandbox.ts `sandboxArgs`), else the worker's setting (VIGIL_SANDBOX, default auto); a
+ * default, auto, passes none: rules/sandbox.ts `sandboxArgs`), else the worker's setting (VIGIL_SANDBOX, default auto); a
  * worker set to strict is never
  * lowered by a run (an operator may require isolation for every run it executes).
  */

@@ -7,7 +7,7 @@
  * (https, and any TCP the bridge forwards) and plain-http requests in absolute form (a local model
  * server). Everything else is answered 403 and recorded as a denial, which the call's result
  * carries to the run's record. A connection to a package registry, let through or refused, is also
- * a line of the run's fetch log (workflows/decisions/package-fetches.ts) and counted in the result.
+ * a line of the run's fetch log (rules/package-fetches.ts) and counted in the result.
  *
  * Started by the call's supervisor (supervised-call.ts), so it lives exactly as long as the call
  * and survives a worker crash with it. Node built-ins only: the supervisor must start fast. Node's
@@ -19,13 +19,7 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { addDenial, allowedTarget, endpointText, parseEndpoint, type Denial, type Endpoint } from './sandbox-net.js';
-import {
-  countFetches,
-  fetchLogLine,
-  type FetchCounts,
-  type FetchEntry,
-  type FetchRefusal,
-} from '../workflows/decisions/package-fetches.js';
+import { countFetches, fetchLogLine, type FetchCounts, type FetchEntry, type FetchRefusal } from '../rules/package-fetches.js';
 
 /** The package registries as the call's proxy sees them: which endpoints are registries, whether the call may reach them, where fetches are logged. */
 export interface PackagesSpec {

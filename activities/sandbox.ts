@@ -47,7 +47,7 @@ import {
   type SandboxMode,
   type SandboxReport,
 } from '../schemas/sandbox.js';
-import { vigilHome } from '../workers/paths.js';
+import { vigilHome } from '../lib/paths.js';
 import { credentialPaths, toolchainPaths } from './sandbox-toolchain.js';
 import { privateRunDir } from './artifacts.js';
 import { fetchLogPath } from '../schemas/paths.js';
@@ -78,7 +78,7 @@ import {
 } from './sandbox-policy.js';
 import type { SandboxProxySpec } from './sandbox-proxy.js';
 import type { Denial } from './sandbox-net.js';
-import type { FetchCounts } from '../workflows/decisions/package-fetches.js';
+import type { FetchCounts } from '../rules/package-fetches.js';
 import type { CallLimitsSpec, LimitsOutcome } from './sandbox-limits.js';
 import { cgroupSettings } from './sandbox-cgroups.js';
 import { SANDBOX_STATUS_FD } from './process-tree.js';

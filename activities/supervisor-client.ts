@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { log } from '@temporalio/activity';
-import { packageRoot } from '../workers/paths.js';
+import { packageRoot } from '../lib/paths.js';
 import { frameReader, FRAME_MESSAGE, type DaemonHello } from './supervisor-state.js';
 
 export type SupervisorMode = 'daemon' | 'per-call';

@@ -6,7 +6,7 @@
 import type { CallLimitsSpec, LimitsOutcome } from './sandbox-limits.js';
 import type { SandboxProxySpec } from './sandbox-proxy.js';
 import type { Denial } from './sandbox-net.js';
-import type { FetchCounts } from '../workflows/decisions/package-fetches.js';
+import type { FetchCounts } from '../rules/package-fetches.js';
 import { readFileSync, renameSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { writePrivateFile } from './safe-files.js';

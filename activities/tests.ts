@@ -5,7 +5,7 @@
  * test script, vitest/jest/mocha, pytest or unittest, go test, cargo test).
  *
  * The runner is asked for its per-test report (activities/gates/test-report.ts) and the verdict
- * is the report's, held against the run's baseline (workflows/decisions/tests-verdict.ts): green
+ * is the report's, held against the run's baseline (rules/tests-verdict.ts): green
  * only when the report is complete and every baseline test ran and passed; a process that ended
  * before its report, whatever its exit code, is red. The baseline is the run's first test run on
  * the tree it started with (`recordBaseline`), kept in the run's private folder. A runner Vigil
@@ -17,17 +17,17 @@ import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { RunTestsInputSchema, type RunTestsInput, type TestResult } from '../schemas/activities.js';
 import { TestBaselineSchema, type TestBaseline, type TestReport } from '../schemas/test-report.js';
-import { testsVerdict } from '../workflows/decisions/tests-verdict.js';
+import { testsVerdict } from '../rules/tests-verdict.js';
 import { ensurePrivateRunDir, ensureRunDir, pad } from './artifacts.js';
 import { readReport, reportSetup, runnerOfCommand } from './gates/test-report.js';
 import { keepTestMap, testScope } from './gates/affected-tests.js';
 import { pytestMapSetup } from './gates/pytest-map.js';
 import { inBaselineForm } from './gates/node-test-reporter.js';
-import { baselineOfTests } from '../workflows/decisions/per-test-map.js';
-import { baselineOfSelection, reportedFiles } from '../workflows/decisions/affected-tests.js';
-import { selectionCommand } from '../workflows/decisions/selection-command.js';
+import { baselineOfTests } from '../rules/per-test-map.js';
+import { baselineOfSelection, reportedFiles } from '../rules/affected-tests.js';
+import { selectionCommand } from '../rules/selection-command.js';
 import { writePrivateFile } from './safe-files.js';
-import { countFailingTests } from '../workflows/decisions/test-output.js';
+import { countFailingTests } from '../rules/test-output.js';
 import { detectTestRunner, summarizeTestOutput } from './gates/test-runner.js';
 import { inheritedEnv, runProcess } from './process.js';
 import { authorizeCall } from './run-authorization.js';
@@ -110,7 +110,7 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
       : null;
   if (mapSetup) reported.env = { ...reported.env, ...mapSetup.env };
   // A partial run hands its selection to the runner (its own related-tests mode where it has one,
-  // workflows/decisions/selection-command.ts); a command that cannot take it runs the full suite.
+  // rules/selection-command.ts); a command that cannot take it runs the full suite.
   const picked = scope.plan.kind === 'affected' ? selectionCommand(runner, reported.command, scope.plan.files, scope.changed) : null;
   if (scope.plan.kind === 'affected' && picked === null)
     scope.plan = { kind: 'full', reason: `the test command cannot take a list of test ${scope.lang === 'go' ? 'packages' : 'files'}` };

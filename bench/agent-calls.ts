@@ -28,7 +28,7 @@ import type { Outcome, RunInput } from '../schemas/run.js';
 import type { ScenarioSchema } from '../schemas/scenario.js';
 import type { z } from 'zod';
 import { freePort, startDevServer } from '../workers/dev-server.js';
-import { packageRoot } from '../workers/paths.js';
+import { packageRoot } from '../lib/paths.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
 import { createVigilWorker } from '../workers/worker.js';
 import { vigilRun } from '../workflows/run-workflow.js';

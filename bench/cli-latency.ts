@@ -14,7 +14,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { defaultKnobs } from '../schemas/knobs.js';
 import { freePort, startDevServer } from '../workers/dev-server.js';
-import { packageRoot } from '../workers/paths.js';
+import { packageRoot } from '../lib/paths.js';
 import { resolveTemporalCli } from '../workers/temporal-cli.js';
 import { DEFAULT_TUNING } from '../workers/tuning.js';
 import { createVigilWorker } from '../workers/worker.js';

@@ -9,7 +9,7 @@ import type { AttemptsInput } from '../schemas/attempts.js';
 import { MAX_ATTEMPTS } from '../schemas/attempts.js';
 import { PROVIDERS } from '../schemas/provider-names.js';
 import type { Knobs } from '../schemas/knobs.js';
-import { multiplierMessage } from '../workflows/decisions/attempts.js';
+import { multiplierMessage } from '../rules/attempts.js';
 import { CliError, EXIT } from './errors.js';
 import type { Endpoint } from './connection.js';
 import type { RunInput } from '../schemas/run.js';

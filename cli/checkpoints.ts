@@ -11,7 +11,7 @@ import { changedPaths, workingTreeHash } from '../activities/git.js';
 import { parseMessage } from '../schemas/messages.js';
 import { RunInputSchema, type CheckpointRecord, type RunInput } from '../schemas/run.js';
 import type { StatusSnapshot } from '../schemas/status.js';
-import { runRefPrefix } from '../workflows/decisions/checkpoints.js';
+import { runRefPrefix } from '../rules/checkpoints.js';
 import { rewindUpdate, type MessageAck } from '../workflows/messages.js';
 import { CliError, EXIT, searchAttributeHint, type Endpoint } from './connection.js';
 import { idTakenMessage } from './run-id.js';

@@ -15,7 +15,7 @@
 import type { Client, Connection, TLSConfig } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { loadClientConfigProfile, toClientOptions, type ClientConfigProfile, type ClientConnectConfig } from '@temporalio/envconfig';
-import { DEFAULT_TASK_QUEUE } from '../workers/paths.js';
+import { DEFAULT_TASK_QUEUE } from '../lib/paths.js';
 import {
   configFileFor,
   DEFAULT_ADDRESS,

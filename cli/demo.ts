@@ -9,7 +9,7 @@ import { cpSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { defaultKnobs, type Knobs } from '../schemas/knobs.js';
-import { packageRoot, vigilHome } from '../workers/paths.js';
+import { packageRoot, vigilHome } from '../lib/paths.js';
 import { runUrl, searchAttributeHint, type Endpoint } from './connection.js';
 import { followRun } from './follow.js';
 import { startLocalStack } from './local-stack.js';

@@ -14,16 +14,16 @@ import type { AgentRole } from '../schemas/activities.js';
 import type { ChecklistItem } from '../schemas/gates.js';
 import { prepareCall, interpretCall } from '../activities/provider-call.js';
 import type { ProviderName } from '../activities/providers/index.js';
-import { answerOf, REQUIRED_ANSWER, type Answer } from '../workflows/decisions/contract.js';
-import { parseChecklistOutput } from '../workflows/decisions/checklist/extraction.js';
-import { checklistExtractionPrompt, checklistVerifierPrompt } from '../workflows/decisions/checklist/prompts.js';
-import { parseVerifierOutput } from '../workflows/decisions/checklist/verifier.js';
-import { councilPrompt, devilsAdvocatePrompt } from '../workflows/decisions/council-prompt.js';
-import { devilsAdvocateReviewPrompt, reviewerPrompt, reviewerRecord } from '../workflows/decisions/review.js';
-import { judgePrompt, judgeSelection, parseJudgeAnswer, type JudgeItem } from '../workflows/decisions/memory-judge.js';
-import { parsePlannerAnswer, plannerPrompt } from '../workflows/decisions/tasks.js';
-import { parseVote } from '../workflows/decisions/vote.js';
-import { acceptanceAuthorPrompt, withRepositoryMap } from '../workflows/decisions/acceptance-author.js';
+import { answerOf, REQUIRED_ANSWER, type Answer } from '../rules/contract.js';
+import { parseChecklistOutput } from '../rules/checklist/extraction.js';
+import { checklistExtractionPrompt, checklistVerifierPrompt } from '../rules/checklist/prompts.js';
+import { parseVerifierOutput } from '../rules/checklist/verifier.js';
+import { councilPrompt, devilsAdvocatePrompt } from '../rules/council-prompt.js';
+import { devilsAdvocateReviewPrompt, reviewerPrompt, reviewerRecord } from '../rules/review.js';
+import { judgePrompt, judgeSelection, parseJudgeAnswer, type JudgeItem } from '../rules/memory-judge.js';
+import { parsePlannerAnswer, plannerPrompt } from '../rules/tasks.js';
+import { parseVote } from '../rules/vote.js';
+import { acceptanceAuthorPrompt, withRepositoryMap } from '../rules/acceptance-author.js';
 import { inspectAcceptanceDir } from '../activities/acceptance-files.js';
 
 export interface ContractCheck {

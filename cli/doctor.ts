@@ -16,7 +16,7 @@ import { isProviderName, PROVIDER_NAMES, PROVIDERS, type ProviderName, type Prov
 import { probeProvider, type ProbeResult } from '../activities/providers/probe.js';
 import { EXIT, withClient, type Endpoint } from './connection.js';
 import { OUTSIDE_FIX, openRunsReport, windowCheck } from './release-window.js';
-import type { WindowReport } from '../workflows/decisions/release-window.js';
+import type { WindowReport } from '../rules/release-window.js';
 import { describeSandbox } from '../activities/sandbox.js';
 import { describeLimits } from '../activities/sandbox-limits.js';
 import { cgroupSettings } from '../activities/sandbox-cgroups.js';

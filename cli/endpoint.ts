@@ -3,14 +3,14 @@
  * how it is described in messages, "cannot reach Temporal", and the plain endpoint of an
  * environment that names at most an address and a namespace (resolved here without loading
  * @temporalio/envconfig; everything else goes through `endpointFromEnv` in cli/connection.ts).
- * No dependencies beyond node and cli/errors.ts, workers/logging.ts, workers/paths.ts.
+ * No dependencies beyond node and cli/errors.ts, lib/logging.ts, lib/paths.ts.
  */
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TLSConfig } from '@temporalio/client';
-import { logLine } from '../workers/logging.js';
-import { DEFAULT_TASK_QUEUE } from '../workers/paths.js';
+import { logLine } from '../lib/logging.js';
+import { DEFAULT_TASK_QUEUE } from '../lib/paths.js';
 import { CliError, EXIT } from './errors.js';
 
 export const DEFAULT_ADDRESS = '127.0.0.1:7233';

@@ -8,8 +8,8 @@
 import type { Client } from '@temporalio/client';
 import type { GateResult, ReviewRecord } from '../schemas/gates.js';
 import type { CompletionCheck, IterationRecord, Verdict } from '../schemas/run.js';
-import { causeLabel } from '../workflows/decisions/completion-check.js';
-import { deadlinesLine } from '../workflows/decisions/pause-deadlines.js';
+import { causeLabel } from '../rules/completion-check.js';
+import { deadlinesLine } from '../rules/pause-deadlines.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 import type { FollowEvent } from '../schemas/cli-output.js';
 import { providerWaitText, voteLines } from '../workflows/ui.js';

@@ -11,8 +11,8 @@
  *
  * Startup is kept light all the same: this file imports only
  * commander and modules without dependencies (node built-ins; errors.ts, connection.ts for the
- * endpoint, schemas/provider-names.ts; operations.ts, workers/logging.ts and
- * workers/store-location.ts for the long-running commands' settings). Everything else — the Temporal client, the worker, zod
+ * endpoint, schemas/provider-names.ts; operations.ts, lib/logging.ts and
+ * lib/store-location.ts for the long-running commands' settings). Everything else — the Temporal client, the worker, zod
  * schemas, the workflow code — is loaded by the action that needs it:
  *
  *     .action(async (id: string) => {
@@ -29,7 +29,7 @@ import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 
 import { attemptFlags } from './attempt-flags.js';
 import type { KnobName } from '../schemas/knobs.js';
 import { PROVIDERS } from '../schemas/provider-names.js';
-import { packageRoot } from '../workers/paths.js';
+import { packageRoot } from '../lib/paths.js';
 import { describeEndpoint, endpointFromEnv, runUrl, withClient, type Endpoint } from './connection.js';
 import { CliError, EXIT } from './errors.js';
 import type { ServerFlags } from './processes.js';
@@ -41,8 +41,8 @@ import { intArg } from './int-arg.js';
 import { addScheduleCommand } from './schedule.js';
 import { logFormatOption, resolveOperations, workerOperationsOptions, type OperationsFlags } from './operations.js';
 import type { StoreFlags } from './store.js';
-import { eventStoreDefault } from '../workers/store-location.js';
-import { logLine, setLogFormat } from '../workers/logging.js';
+import { eventStoreDefault } from '../lib/store-location.js';
+import { logLine, setLogFormat } from '../lib/logging.js';
 import { by, defaultActor, messageCommand, out, PAYLOADS, reportFailure, statusCommand } from './steer-commands.js';
 import type { ListRow, WaitJson } from '../schemas/cli-output.js';
 

@@ -93,7 +93,7 @@ export async function memorySearch(
   const [{ withEventStore }, { readMemorySnapshot, searchItems, searchMemory }, { configuredStoreUrl }] = await Promise.all([
     import('./report.js'),
     import('../activities/memory-reads.js'),
-    import('../workers/store-location.js'),
+    import('../lib/store-location.js'),
   ]);
   const file = env.VIGIL_RUN_ID && env.VIGIL_MEMORY_SNAPSHOT ? env.VIGIL_MEMORY_SNAPSHOT : null;
   const fromSnapshot = (): McpMemorySearchOutput | null => {

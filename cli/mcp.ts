@@ -47,7 +47,7 @@ import {
   McpTaskCompleteOutputSchema,
   McpWaiveInput,
 } from '../schemas/mcp.js';
-import { packageRoot } from '../workers/paths.js';
+import { packageRoot } from '../lib/paths.js';
 import { CliError, EXIT } from './errors.js';
 import { claimTarget, writeClaim } from './mcp-claim.js';
 import { Temporal, type McpDeps } from './mcp-deps.js';
@@ -377,7 +377,7 @@ export async function mcpCommand(deps: McpDeps, flags: McpFlags): Promise<number
   }
 
   const { startMcpHttp } = await import('./mcp-http.js');
-  const { vigilHome } = await import('../workers/paths.js');
+  const { vigilHome } = await import('../lib/paths.js');
   const http = await startMcpHttp({
     port: flags.port ?? DEFAULT_MCP_PORT,
     home: vigilHome(deps.env ?? process.env),

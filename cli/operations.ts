@@ -7,7 +7,7 @@
  * Light (no SDK, no zod): cli/main.ts loads it at startup.
  */
 import { Option, type Command } from 'commander';
-import { parseLogFormat, type LogFormat } from '../workers/logging.js';
+import { parseLogFormat, type LogFormat } from '../lib/logging.js';
 import { MetricsBindError, parseMetricsBind } from '../workers/metrics-bind.js';
 import { DEFAULT_TUNING, resolveTuning, TuningError, TUNING_SPECS, type WorkerTuning } from '../workers/tuning.js';
 import { CliError, EXIT } from './errors.js';

@@ -7,9 +7,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { ChecklistItem } from '../schemas/gates.js';
-import { parseChecklistFile, parseIssueChecklist } from '../workflows/decisions/checklist/file.js';
+import { parseChecklistFile, parseIssueChecklist } from '../rules/checklist/file.js';
 import type { TaskList } from '../schemas/tasks.js';
-import { parseTasksFile } from '../workflows/decisions/tasks.js';
+import { parseTasksFile } from '../rules/tasks.js';
 
 export const MAX_PRD_BYTES = 1024 * 1024;
 
@@ -123,7 +123,7 @@ export function readChecklist(file: string, cwd = process.cwd()): ChecklistItem[
 
 /**
  * Reads a task list a person supplied (`vigil start --tasks FILE`): JSON or Markdown (see
- * parseTasksFile in workflows/decisions/tasks.ts), at most 256 KiB of UTF-8 text. Every problem
+ * parseTasksFile in rules/tasks.ts), at most 256 KiB of UTF-8 text. Every problem
  * names the file.
  */
 export function readTasks(file: string, cwd = process.cwd()): TaskList {

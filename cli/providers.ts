@@ -19,7 +19,7 @@ import {
   type BreakerEvent,
   type BreakerView,
 } from '../workflows/provider-breaker-messages.js';
-import type { ProviderBreakerState } from '../workflows/decisions/provider-breaker.js';
+import type { ProviderBreakerState } from '../rules/provider-breaker.js';
 import { EXIT } from './connection.js';
 
 /** Bounds one `breakerState` query: a worker answers in milliseconds; none polling never does. */

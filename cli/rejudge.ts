@@ -1,6 +1,6 @@
 /**
  * `vigil rejudge [id...] [--all] [--from <file|dir>...] [--set knob=value...] [--json] [--export <dir>]`:
- * each recorded completion check judged again by today's rules (workflows/decisions/rejudge.ts),
+ * each recorded completion check judged again by today's rules (rules/rejudge.ts),
  * from what was recorded — the run's journal in the event store, the knobs and start tree in its
  * Temporal history, the trees its checks judged in its repository (checkpoint refs) — and never
  * an agent call. `--from` reads recorded runs from files (the suite's corpus, or an `--export`).
@@ -28,8 +28,8 @@ import {
   type RejudgedRun,
   type RejudgeReport,
 } from '../schemas/rejudge.js';
-import { checkpointRef } from '../workflows/decisions/checkpoints.js';
-import { recordedChecks, rejudgeRun } from '../workflows/decisions/rejudge.js';
+import { checkpointRef } from '../rules/checkpoints.js';
+import { recordedChecks, rejudgeRun } from '../rules/rejudge.js';
 import { resolveKnobs } from './config.js';
 import { CliError, EXIT } from './errors.js';
 import { withEventStore } from './report.js';

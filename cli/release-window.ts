@@ -1,7 +1,7 @@
 /**
  * Owns the release stamp of the runs a client starts (the package's version, stamped into the
  * `VigilRelease` search attribute) and the listing of open runs against the release window
- * (workflows/decisions/release-window.ts): `vigil doctor` shows it as a check, `vigil worker`
+ * (rules/release-window.ts): `vigil doctor` shows it as a check, `vigil worker`
  * as one line at start (docs/operations.md, Upgrading Vigil under open runs).
  */
 import { readFileSync } from 'node:fs';
@@ -15,8 +15,8 @@ import {
   type OpenRun,
   type WindowReport,
   windowReport,
-} from '../workflows/decisions/release-window.js';
-import { packageRoot } from '../workers/paths.js';
+} from '../rules/release-window.js';
+import { packageRoot } from '../lib/paths.js';
 
 let release: string | null = null;
 

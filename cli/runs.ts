@@ -26,7 +26,7 @@ import {
 import type { vigilRun } from '../workflows/run-workflow.js';
 import { staticDetails, staticSummary } from '../workflows/ui.js';
 import { prdDigest, runSecret, signRun, startClaims } from '../activities/run-authorization.js';
-import { failoverChain } from '../workflows/decisions/failover.js';
+import { failoverChain } from '../rules/failover.js';
 import { CliError, EXIT, missingSearchAttributes, type Endpoint } from './connection.js';
 import { packageRelease } from './release-window.js';
 import { idTakenError } from './run-id.js';

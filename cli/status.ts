@@ -2,7 +2,7 @@
  * What `vigil status` prints: the run snapshot as text or JSON (what Temporal itself knows when no
  * worker answered). Light: no schemas, no workflow code.
  */
-import { isUndeliveredNote } from '../workflows/decisions/undelivered-directives.js';
+import { isUndeliveredNote } from '../rules/undelivered-directives.js';
 import {
   checkpointLines,
   deniedLines,
@@ -16,10 +16,10 @@ import {
 } from '../workflows/ui.js';
 import { checkLine, CHECK_TRIGGER_WORDS, iterationLine, statusLine, verdictLine } from './follow.js';
 import { neutraliseLine } from './terminal-text.js';
-import { packagesLines } from '../workflows/decisions/package-fetches.js';
+import { packagesLines } from '../rules/package-fetches.js';
 import { fetchLogPath } from '../schemas/paths.js';
-import { LEVEL_TIER } from '../workflows/decisions/tier-ladder.js';
-import { describeBreach } from '../workflows/decisions/contract.js';
+import { LEVEL_TIER } from '../rules/tier-ladder.js';
+import { describeBreach } from '../rules/contract.js';
 import type { RunView } from './steer.js';
 import type { StatusJson } from '../schemas/cli-output.js';
 import type { StatusSnapshot } from '../schemas/status.js';

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { logLine } from '../workers/logging.js';
+import { logLine } from '../lib/logging.js';
 import type { Endpoint } from './endpoint.js';
 import { CliError, EXIT } from './errors.js';
 import type { MessageKind } from './steer.js';

@@ -1,6 +1,6 @@
 /**
  * The event store as the long-running commands and the report commands see it (the rule itself is
- * in workers/store-location.ts):
+ * in lib/store-location.ts):
  *
  *   - `vigil server`, `up` and `demo` start the embedded Postgres under VIGIL_HOME/postgres (or
  *     reuse the one running there), apply the migrations, and stop it when they exit — unless a
@@ -27,7 +27,7 @@ import {
   localStoreDir,
   localStoreUrlFile,
   storeOptedOut,
-} from '../workers/store-location.js';
+} from '../lib/store-location.js';
 import { existsSync } from 'node:fs';
 import { CliError, EXIT } from './connection.js';
 

@@ -11,24 +11,24 @@
  *
  * Deterministic, no I/O of its own: a round runs inside its one activity (activities/rounds.ts),
  * its calls injected; the evidence check alone (`checkEvidence`) also runs as workflow code, its
- * call an activity, for a claim judged without a council. The rules live in `workflows/decisions/`.
+ * call an activity, for a claim judged without a council. The rules live in `rules/`.
  */
 import { ActivityFailure } from '@temporalio/common';
 import type { AgentResult, EvidenceFactsResult, RunAgentInput } from '../schemas/activities.js';
 import type { Knobs } from '../schemas/knobs.js';
 import type { EvidenceRecord, Verdict, VoteRecord } from '../schemas/run.js';
-import { verificationBlocks } from '../workflows/decisions/checklist/state.js';
-import { applyDevilsAdvocate, applySeverityBudget, devilsAdvocateDue, memberRole, tally } from '../workflows/decisions/council.js';
-import { councilPrompt, devilsAdvocatePrompt } from '../workflows/decisions/council-prompt.js';
-import { chooseAgent, silenceSeconds } from '../workflows/decisions/agent-choice.js';
+import { verificationBlocks } from '../rules/checklist/state.js';
+import { applyDevilsAdvocate, applySeverityBudget, devilsAdvocateDue, memberRole, tally } from '../rules/council.js';
+import { councilPrompt, devilsAdvocatePrompt } from '../rules/council-prompt.js';
+import { chooseAgent, silenceSeconds } from '../rules/agent-choice.js';
 import type { RunAuthorization } from '../schemas/authorization.js';
-import type { ConveneTrigger } from '../workflows/decisions/convene.js';
-import { judgeEvidence, type EvidenceVerdict } from '../workflows/decisions/evidence.js';
-import { recordVote } from '../workflows/decisions/vote.js';
+import type { ConveneTrigger } from '../rules/convene.js';
+import { judgeEvidence, type EvidenceVerdict } from '../rules/evidence.js';
+import { recordVote } from '../rules/vote.js';
 import { agentResultOf } from './agent-result.js';
 import type { BatchCall, RoundCalls } from './calls.js';
-import { sandboxArgs } from '../workflows/decisions/sandbox.js';
-import { roundMayBatch } from '../workflows/decisions/round-batch.js';
+import { sandboxArgs } from '../rules/sandbox.js';
+import { roundMayBatch } from '../rules/round-batch.js';
 import type { RoleSandbox } from '../schemas/sandbox.js';
 
 /** What a round calls: activities from the workflow, or the same functions in process inside the round's own activity (activities/rounds.ts). */
@@ -58,7 +58,7 @@ export interface EvidenceInput {
   leanPrompt?: boolean;
 }
 
-/** The PRD checklist verifier's call a council round carries (from `vigil-council-checklist-v1` on) and what its answer must say for the members to be asked (workflows/decisions/checklist/state.ts, checklistStop). */
+/** The PRD checklist verifier's call a council round carries (from `vigil-council-checklist-v1` on) and what its answer must say for the members to be asked (rules/checklist/state.ts, checklistStop). */
 export interface CarriedChecklist {
   call: RunAgentInput;
   mustPass: string[];

@@ -6,14 +6,14 @@
  * re-reviewed by the devil's advocate. The aggregate is written next to the reviewers' logs.
  *
  * Deterministic, no I/O of its own: it runs inside the review's one activity
- * (activities/rounds.ts), its calls injected. The rules live in `workflows/decisions/review.ts`.
+ * (activities/rounds.ts), its calls injected. The rules live in `rules/review.ts`.
  */
 import { ActivityFailure } from '@temporalio/common';
 import type { AgentResult, RunAgentInput } from '../schemas/activities.js';
 import type { RunAuthorization } from '../schemas/authorization.js';
 import type { ReviewerRecord, ReviewRecord } from '../schemas/gates.js';
 import type { Knobs } from '../schemas/knobs.js';
-import { chooseAgent, silenceSeconds } from '../workflows/decisions/agent-choice.js';
+import { chooseAgent, silenceSeconds } from '../rules/agent-choice.js';
 import { agentResultOf } from './agent-result.js';
 import type { BatchCall, RoundCalls } from './calls.js';
 import {
@@ -24,9 +24,9 @@ import {
   reviewerPrompt,
   selectReviewers,
   shouldRerun,
-} from '../workflows/decisions/review.js';
-import { sandboxArgs } from '../workflows/decisions/sandbox.js';
-import { roundMayBatch } from '../workflows/decisions/round-batch.js';
+} from '../rules/review.js';
+import { sandboxArgs } from '../rules/sandbox.js';
+import { roundMayBatch } from '../rules/round-batch.js';
 import type { RoleSandbox } from '../schemas/sandbox.js';
 
 /** What a review calls: activities from the workflow, or the same functions in process inside the round's own activity (activities/rounds.ts). */

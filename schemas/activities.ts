@@ -70,7 +70,7 @@ export const PrepareRunResultSchema = shared('schemas/activities:PrepareRunResul
 export type PrepareRunResult = z.infer<typeof PrepareRunResultSchema>;
 
 /**
- * The parts of an iteration prompt; the agent activity renders them (workflows/decisions/prompt.ts)
+ * The parts of an iteration prompt; the agent activity renders them (rules/prompt.ts)
  * into the prompt file, so the rendered text never enters history.
  */
 export const PromptInputSchema = shared('schemas/activities:PromptInputSchema', () =>
@@ -174,7 +174,7 @@ const councilSpec = shared('schemas/activities:councilSpec', () => ({
 }));
 /**
  * A reviewing call's prompt as its parts (runs from `vigil-lean-prompt-v1` on): the activity
- * renders it with the same functions the workflow used (workflows/decisions/call-prompt.ts).
+ * renders it with the same functions the workflow used (rules/call-prompt.ts).
  */
 export const PromptSpecSchema = shared('schemas/activities:PromptSpecSchema', () =>
   z.discriminatedUnion('kind', [
@@ -301,7 +301,7 @@ export const AgentResultSchema = shared('schemas/activities:AgentResultSchema', 
     claimed: z.boolean(),
     claimSource: z.enum(['promise', 'signal-file']).nullable(),
     /**
-     * The files a claim says it changed (workflows/decisions/claimed-files.ts: the claim file's
+     * The files a claim says it changed (rules/claimed-files.ts: the claim file's
      * summary and evidence, the output's tail), and those the diff since the run's start does not
      * hold (null: not checked). Null when the call claimed nothing, named no file or was not inspected.
      */
@@ -505,7 +505,7 @@ export const RunTestsInputSchema = shared('schemas/activities:RunTestsInputSchem
     /**
      * `affected` (an ordinary iteration's gate pass, from `vigil-affected-tests-v1` on): only the
      * tests the change can affect run, unless the full suite is due
-     * (workflows/decisions/affected-tests.ts); absent or `full`: the whole suite (the baseline,
+     * (rules/affected-tests.ts); absent or `full`: the whole suite (the baseline,
      * every completion check).
      */
     scope: z.enum(['full', 'affected']).optional(),

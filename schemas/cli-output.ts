@@ -322,7 +322,7 @@ export const DoctorJsonSchema = z.object({
       namespace: z.string(),
       pollers: z.number().int(),
       taskQueue: z.string().optional(),
-      /** The open runs against the release window (workflows/decisions/release-window.ts), or why they could not be listed. */
+      /** The open runs against the release window (rules/release-window.ts), or why they could not be listed. */
       runs: z
         .union([
           z.object({

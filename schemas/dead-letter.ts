@@ -1,5 +1,5 @@
 /**
- * The dead-letter list a run carries (see workflows/decisions/dead-letter.ts): iteration failures
+ * The dead-letter list a run carries (see rules/dead-letter.ts): iteration failures
  * counted by fingerprint, and the ones that repeated too often. Bounded: at most 50 fingerprints
  * tracked, 20 entries, 10 iterations and 1000 characters of tail per entry.
  *

@@ -111,7 +111,7 @@ export const RunEventSchema = shared('schemas/events:RunEventSchema', () =>
       exitCode: z.number().int(),
       reason: short(1000),
       iteration: z.number().int(),
-      /** What done rested on (workflows/decisions/evidence-line.ts): a run that ended done; absent otherwise and in older journals. */
+      /** What done rested on (rules/evidence-line.ts): a run that ended done; absent otherwise and in older journals. */
       evidence: short(600).optional(),
     }),
   ]),

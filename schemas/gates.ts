@@ -1,7 +1,7 @@
 /**
  * Quality gates: what a gate reports (findings and a verdict), what the run remembers of it
  * (consecutive failures, the last reason), and the reviews and checklist that guard completion.
- * Gate activities return facts; `workflows/decisions/gates.ts` decides what they mean.
+ * Gate activities return facts; `rules/gates.ts` decides what they mean.
  *
  * Sandbox-safe: imported by the workflow bundle.
  */
@@ -120,7 +120,7 @@ export type GateTrack = z.infer<typeof GateTrackSchema>;
 
 /**
  * The tree a judgement (a council round, a passing review, a checklist verification) was made on,
- * and what changed since (workflows/decisions/lean-rounds.ts). Carried across continue-as-new.
+ * and what changed since (rules/lean-rounds.ts). Carried across continue-as-new.
  */
 export const ChangeMarkSchema = shared('schemas/gates:ChangeMarkSchema', () =>
   z.object({

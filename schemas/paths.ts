@@ -44,7 +44,7 @@ export function runDirPath(repoPath: string, runId: string): string {
   return `${repoPath.replace(/\/+$/, '')}/${VIGIL_DIR}/runs/${safeSegment(runId)}`;
 }
 
-/** The run's fetch log: one JSON line per package fetch its sandboxed calls made or were refused (workflows/decisions/package-fetches.ts). */
+/** The run's fetch log: one JSON line per package fetch its sandboxed calls made or were refused (rules/package-fetches.ts). */
 export const FETCH_LOG = 'packages.jsonl';
 
 export function fetchLogPath(repoPath: string, runId: string): string {

@@ -1,7 +1,7 @@
 /**
  * The provider circuit breaker's carried state and config, as contracts: the state's schema (one
  * state per provider), the config's fields, and a decision's shape. The rules that move the state
- * are workflows/decisions/provider-breaker.ts.
+ * are rules/provider-breaker.ts.
  */
 import { z } from 'zod';
 import { shared } from './shared.js';
@@ -17,9 +17,9 @@ export interface BreakerConfig {
 /** Bound of the remembered failure times (and so of `failureThreshold`). */
 export const MAX_FAILURE_TIMES = 100;
 
-const instant = shared('workflows/decisions/provider-breaker:instant', () => z.number().min(0));
+const instant = shared('rules/provider-breaker:instant', () => z.number().min(0));
 
-export const ProviderBreakerStateSchema = shared('workflows/decisions/provider-breaker:ProviderBreakerStateSchema', () =>
+export const ProviderBreakerStateSchema = shared('rules/provider-breaker:ProviderBreakerStateSchema', () =>
   z
     .object({
       phase: z.enum(['CLOSED', 'OPEN', 'HALF_OPEN']),

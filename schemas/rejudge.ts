@@ -2,7 +2,7 @@
  * Re-judging recorded runs (`vigil rejudge`): what a recorded run is (its journal from the event
  * store, the knobs it was started with, and, when the repository still holds them, the files its
  * checks judged, as they were at the run's start and at each check), and what the re-judgement
- * reports per completion check. `workflows/decisions/rejudge.ts` holds the rules.
+ * reports per completion check. `rules/rejudge.ts` holds the rules.
  *
  * A recorded run is also the format of the suite's corpus (tests/fixtures/rejudge/) and of
  * `vigil rejudge --export`: references and small texts, never transcripts.

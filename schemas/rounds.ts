@@ -52,7 +52,7 @@ export const CouncilRoundInputSchema = shared('schemas/rounds:CouncilRoundInputS
     /**
      * The PRD checklist verifier's call, carried by the round (from `vigil-council-checklist-v1` on):
      * asked first (in the members' batched call where the provider can), the members only when its
-     * answer leaves none of `mustPass` unmet nor any of `mustNotFail` failing (workflows/decisions/
+     * answer leaves none of `mustPass` unmet nor any of `mustNotFail` failing (rules/
      * checklist.ts, checklistStop). Absent: the checklist was judged before the round, or has no say.
      */
     checklist: z

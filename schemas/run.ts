@@ -59,7 +59,7 @@ export const PauseInfoSchema = shared('schemas/run:PauseInfoSchema', () =>
     by: z.string().max(200),
     /** ISO time, from workflow time: when the pause began (every deadline of a pause that waits for a person counts from it). */
     at: z.string(),
-    /** A pause that waits for a person: when its reminder went out (workflows/decisions/pause-deadlines.ts). */
+    /** A pause that waits for a person: when its reminder went out (rules/pause-deadlines.ts). */
     reminded: z.string().optional(),
     /** When the second list of channels was told. */
     rerouted: z.string().optional(),

@@ -57,12 +57,12 @@ export const SandboxLimitsSchema = shared('schemas/sandbox:SandboxLimitsSchema',
 export type SandboxLimits = z.infer<typeof SandboxLimitsSchema>;
 
 /**
- * A call's (or a run's) package fetches, counted (workflows/decisions/package-fetches.ts): the
+ * A call's (or a run's) package fetches, counted (rules/package-fetches.ts): the
  * connections the sandbox's proxy let through to a package registry, by host, and those it refused
  * there, with why (the run closed the registries, or a reviewing role asked). Each fetch itself is
  * a line of the run's fetch log (`.vigil/runs/<run>/packages.jsonl`), never a payload.
  */
-/** Hosts a fetch count lists at most (MAX_FETCH_HOSTS of workflows/decisions/package-fetches.ts, which imports nothing). */
+/** Hosts a fetch count lists at most (MAX_FETCH_HOSTS of rules/package-fetches.ts, which imports nothing). */
 export const MAX_PACKAGE_HOSTS = 12;
 
 export const PackageFetchesSchema = shared('schemas/sandbox:PackageFetchesSchema', () =>

@@ -5,7 +5,7 @@
  * without them sets none). They make runs findable in the Temporal UI and `temporal workflow list`,
  * e.g. `VigilStatus = 'paused'`. `VigilRelease` is the release that started the run (the client's
  * version, stamped at start; a stream carries its run's), which `vigil doctor` and `vigil worker`
- * read against the support window (workflows/decisions/release-window.ts); the workflow never
+ * read against the support window (rules/release-window.ts); the workflow never
  * upserts it. Four Keyword attributes of the ten SQL visibility allows.
  *
  * Sandbox-safe: imported by the workflow bundle.

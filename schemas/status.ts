@@ -59,7 +59,7 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
     phase: PhaseSchema.nullable(),
     tier: TierSchema.nullable(),
     paused: z.boolean(),
-    /** `deadlines`: while the pause waits for a person, its reminder, re-route and deadline (workflows/decisions/pause-deadlines.ts). */
+    /** `deadlines`: while the pause waits for a person, its reminder, re-route and deadline (rules/pause-deadlines.ts). */
     pause: PauseInfoSchema.extend({ deadlines: PauseDeadlinesSchema.nullable().optional() }).nullable(),
     /** The pull request the run follows after delivering it (knob followPr): waiting for its next event, or iterating on one; absent before. */
     pullRequest: PullRequestStateSchema.pick({ url: true, branch: true, since: true, waiting: true, taken: true })

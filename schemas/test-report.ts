@@ -1,7 +1,7 @@
 /**
  * What a test run reported test by test (activities/gates/test-report.ts reads it from the
  * runner's machine-readable report), and the run's baseline: the tests the repository's suite had
- * when the run started and how each ended. The tests verdict (workflows/decisions/tests-verdict.ts)
+ * when the run started and how each ended. The tests verdict (rules/tests-verdict.ts)
  * holds a report against the baseline instead of trusting the process's exit code.
  */
 import { z } from 'zod';
@@ -72,7 +72,7 @@ export type PerTestMap = z.infer<typeof PerTestMapSchema>;
 /**
  * The run's test map (kept in its private folder, remade by every full test run): per test file the
  * full run reported, the repository files it imports; what the tests gate of an ordinary iteration
- * selects from (workflows/decisions/affected-tests.ts).
+ * selects from (rules/affected-tests.ts).
  */
 export const TestMapSchema = shared('schemas/test-report:TestMapSchema', () =>
   z.object({

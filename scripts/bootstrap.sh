@@ -31,7 +31,7 @@ fi
 # right after npm test's, and a second npm test on unchanged sources skip its half minute. What
 # the build writes is checked too, so a dist/ cut short is built again.
 stamp=dist/.bootstrap-built
-inputs=(schemas rounds workflows activities workers cli examples bench package.json package-lock.json
+inputs=(schemas rules lib rounds workflows activities workers cli examples bench package.json package-lock.json
   node_modules/.package-lock.json tsconfig.json tsconfig.build.json)
 outputs=(dist/workflow-bundle.js dist/cli/fast.bundle.js dist/examples/agents/scripted-agent/scripted-agent.bundle.js)
 fresh=1

@@ -34,7 +34,7 @@ import {
   type AgentCallFacts,
   type GateFact,
 } from './call-facts.js';
-import { logFormat, logLine } from './logging.js';
+import { logFormat, logLine } from '../lib/logging.js';
 
 /** Where observations go (VigilMetrics implements it; absent: no metrics endpoint). */
 export interface ObservationSink {

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { packageRoot } from './paths.js';
+import { packageRoot } from '../lib/paths.js';
 import { workflowBundleOptions, workflowsPath } from './worker.js';
 import { BUNDLE_FILE, writePrebuiltBundle } from './workflow-bundle.js';
 

@@ -223,7 +223,7 @@ export function codecFromEnv(env: NodeJS.ProcessEnv = process.env): AesGcmCodec 
  * The worker's view of a codec (or of none): a payload it cannot decrypt (a key it lacks, a
  * tampered payload) stays as it is, so the workflow's tolerant payload converter turns it into a
  * marker naming the key: an invalid message for a signal or update, a run that waits for a worker
- * with the key for the run's input (workflows/decisions/payload-key.ts), instead of a workflow
+ * with the key for the run's input (rules/payload-key.ts), instead of a workflow
  * task that fails on every retry with a misleading error. Each key this worker lacks is named
  * once in its log, with what to do. A worker without any codec still gets this view, so that it
  * says why it cannot read an encrypted run.

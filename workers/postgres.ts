@@ -47,7 +47,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { freePort, isListening } from './dev-server.js';
-import { vigilHome } from './paths.js';
+import { vigilHome } from '../lib/paths.js';
 
 export const EVENTS_DATABASE = 'vigil_events';
 export const DEFAULT_POSTGRES_PORT = 5433;

@@ -1,6 +1,6 @@
 /**
  * The process-wide Temporal SDK runtime of a long-running Vigil process: its logger (text or JSON,
- * workers/logging.ts), and Prometheus metrics (`--metrics-bind HOST:PORT`, VIGIL_METRICS_BIND):
+ * lib/logging.ts), and Prometheus metrics (`--metrics-bind HOST:PORT`, VIGIL_METRICS_BIND):
  * the SDK's own worker, poller, slot, workflow-task and activity metrics, served at
  * http://HOST:PORT/metrics. Installed once, before any connection.
  */
@@ -13,7 +13,7 @@ import {
   type LogMetadata,
   type RuntimeOptions,
 } from '@temporalio/worker';
-import { jsonLogLine, type LogFormat } from './logging.js';
+import { jsonLogLine, type LogFormat } from '../lib/logging.js';
 import { MetricsBindError } from './metrics-bind.js';
 
 export { MetricsBindError, parseMetricsBind } from './metrics-bind.js';

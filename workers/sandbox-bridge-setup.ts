@@ -4,7 +4,7 @@
  * Go's standard library only) built with the Go on PATH, as scripts/build-sandbox-bridge.sh does
  * in a source checkout — static (CGO_ENABLED=0), never a downloaded toolchain (GOTOOLCHAIN=local),
  * no module fetched (GOPROXY=off), no workspace or GOFLAGS of the user's (GOWORK=off, GOFLAGS=) —
- * into the tools folder (workers/paths.ts `toolsDir`: VIGIL_HOME/tools for an installed package).
+ * into the tools folder (lib/paths.ts `toolsDir`: VIGIL_HOME/tools for an installed package).
  * A binary already there that answers the protocol and was built from these very sources (their
  * hash beside it: an upgrade's files all carry the registry's fixed date, so times tell nothing)
  * is left alone. Without Go, or when the build fails, setup says so in one line and goes on: the
@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { BRIDGE_PROTOCOL, goBridgePath } from '../activities/sandbox-bridge-choice.js';
-import { packageRoot } from './paths.js';
+import { packageRoot } from '../lib/paths.js';
 
 /** The environment of the build: the user's, with what makes it offline, static and reproducible. */
 export const BRIDGE_BUILD_ENV = { CGO_ENABLED: '0', GOTOOLCHAIN: 'local', GOPROXY: 'off', GOFLAGS: '', GOWORK: 'off' } as const;

@@ -26,7 +26,7 @@ import { accessSync, constants, existsSync, mkdirSync, renameSync, rmSync } from
 import path from 'node:path';
 import { execa } from 'execa';
 import { z } from 'zod';
-import { toolsDir, toolsDirs } from './paths.js';
+import { toolsDir, toolsDirs } from '../lib/paths.js';
 
 /** Pinned CLI release (embeds Temporal server 1.32 and UI 2.54). */
 export const TEMPORAL_CLI_VERSION = '1.9.1';

@@ -22,12 +22,12 @@ import { HEARTBEAT_SEND_MS, setHeartbeatSendMs } from '../activities/heartbeat.j
 import { cancelRunningCalls } from '../activities/running-calls.js';
 import type { RunningCallSinks } from '../workflows/running-call.js';
 import { codecFromEnv, tolerantDecoding } from './codec.js';
-import { logLine } from './logging.js';
+import { logLine } from '../lib/logging.js';
 import type { Tracing } from './tracing.js';
 import { DEFAULT_TUNING, tuningWorkerOptions, type WorkerTuning } from './tuning.js';
 import { checkPrebuiltBundle } from './workflow-bundle.js';
 
-export { DEFAULT_TASK_QUEUE } from './paths.js';
+export { DEFAULT_TASK_QUEUE } from '../lib/paths.js';
 
 /** How often a running activity's heartbeats are sent to Temporal (see createVigilWorker). */
 export { HEARTBEAT_SEND_MS };

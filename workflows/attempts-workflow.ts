@@ -5,7 +5,7 @@
  * its own branch (`vigil/<run>-attempt-<n>`), with a K-th of the run's budget and the agent and
  * model of its turn (`agents`, `models`, cycled). Each attempt's agent calls carry
  * `VIGIL_ATTEMPT=<n>` (activities/agent.ts reads it from where the attempt works). When every
- * attempt has ended, the pick rule (workflows/decisions/attempts.ts) chooses among the approved
+ * attempt has ended, the pick rule (rules/attempts.ts) chooses among the approved
  * ones; the winner's branch becomes the run's branch `vigil/<run>`, the others' branches go unless
  * `keepAttempts`. None approved: the run ends `force_stopped`, saying how far the best one got.
  *
@@ -23,7 +23,7 @@ import {
 import type * as activities from '../activities/index.js';
 import { AttemptsInputSchema, type AttemptRow, type AttemptsInput, type AttemptsStatus } from '../schemas/attempts.js';
 import { OUTCOME_EXIT_CODES, type Outcome, type OutcomeStatus, type RunInput } from '../schemas/run.js';
-import { attemptBudget, attemptId, bestUnapproved, cycled, pickAttempt, pickReason } from './decisions/attempts.js';
+import { attemptBudget, attemptId, bestUnapproved, cycled, pickAttempt, pickReason } from '../rules/attempts.js';
 import { attemptsQuery } from './attempts-messages.js';
 import type { vigilRun } from './run-workflow.js';
 

@@ -39,7 +39,7 @@ export function rerouteChannelsOf(k: Knobs): NotifyChannels {
 export const anyChannel = (c: NotifyChannels): boolean =>
   Boolean(c.webhookUrl || c.slackWebhookUrl || c.discordWebhookUrl || c.file || c.desktop);
 
-/** Which lists of channels a pause's reminder and re-route have (workflows/decisions/pause-deadlines.ts). */
+/** Which lists of channels a pause's reminder and re-route have (rules/pause-deadlines.ts). */
 export const deadlineChannels = (k: Knobs): { main: boolean; reroute: boolean } => ({
   main: anyChannel(channelsOf(k)),
   reroute: anyChannel(rerouteChannelsOf(k)),

@@ -21,7 +21,7 @@ import { GateResultSchema, type GateResult, type GateResultInput, type GateTrack
 import type { Knobs } from '../schemas/knobs.js';
 import type { TestRunRecord } from '../schemas/run.js';
 import type { SandboxReport } from '../schemas/sandbox.js';
-import { gateGroups, gateLabel } from './decisions/gates.js';
+import { gateGroups, gateLabel } from '../rules/gates.js';
 
 type Acts = ActivityInterfaceFor<typeof activities>;
 

@@ -4,7 +4,7 @@
  * brings the start time (the workflow clock).
  */
 import { RunStateSchema, type RunState } from '../schemas/run.js';
-import { initialConvergence } from './decisions/convergence.js';
+import { initialConvergence } from '../rules/convergence.js';
 
 export function initialRunState(startedAtMs: number): RunState {
   return RunStateSchema.parse({

@@ -34,7 +34,7 @@ class TolerantPayloadConverter implements PayloadConverter {
       const why = err instanceof Error ? err.message : String(err);
       const encoding = decodeUtf8(payload.metadata?.[METADATA_ENCODING_KEY]);
       if (encoding !== ENCRYPTED_ENCODING) return { [UNDECODABLE_PAYLOAD]: why.slice(0, 300) } as T;
-      // Still ciphertext: this worker lacks the key (workflows/decisions/payload-key.ts).
+      // Still ciphertext: this worker lacks the key (rules/payload-key.ts).
       const keyId = decodeUtf8(payload.metadata?.[ENCRYPTION_KEY_ID]);
       return { [UNDECODABLE_PAYLOAD]: why.slice(0, 300), [ENCRYPTED_WITH_KEY]: keyId === null ? null : keyId.slice(0, 64) } as T;
     }

@@ -5,7 +5,7 @@
  * - `PromptParts`: a long part (findings, gate findings, checklist, handoff summary) travels as
  *   text the first time this execution sends it (the agent activity stores it under the run
  *   folder), afterwards as its sha256 only.
- * - `MemoryParts`: the run memory as a window of entries (workflows/decisions/prompt-memory.ts),
+ * - `MemoryParts`: the run memory as a window of entries (rules/prompt-memory.ts),
  *   only what was added since the window last sent, and the agent's notes by reference; the
  *   prompt the agent reads is the same text.
  *
@@ -16,8 +16,8 @@
  */
 import { PROMPT_PART_MIN_CHARS, PROMPT_PART_NAMES, type PromptInput, type PromptRefs } from '../schemas/activities.js';
 import type { MemoryWindow, PromptMemoryRef, RunMemory } from '../schemas/memory.js';
-import { memoryDelta, memoryWindow } from './decisions/prompt-memory.js';
-import { sha256Hex } from './decisions/sha256.js';
+import { memoryDelta, memoryWindow } from '../rules/prompt-memory.js';
+import { sha256Hex } from '../rules/sha256.js';
 
 /** Which long prompt parts this execution has sent as text (so the activity has stored them). */
 export class PromptParts {

@@ -29,7 +29,7 @@ import {
   initialBreaker,
   type BreakerConfig,
   type ProviderBreakerState,
-} from './decisions/provider-breaker.js';
+} from '../rules/provider-breaker.js';
 import {
   askUpdate,
   AskPayloadSchema,

@@ -21,9 +21,9 @@ import type { Knobs } from '../schemas/knobs.js';
 import { parseMessage, type RewindPayload } from '../schemas/messages.js';
 import type { RewindRecord, RunState } from '../schemas/run.js';
 import type { RunEvent } from '../schemas/events.js';
-import { refsAfter, rewindProblem, rewindState, savedRef } from './decisions/checkpoints.js';
-import { directiveRefusal } from './decisions/directives.js';
-import { messageEvent } from './decisions/journal.js';
+import { refsAfter, rewindProblem, rewindState, savedRef } from '../rules/checkpoints.js';
+import { directiveRefusal } from '../rules/directives.js';
+import { messageEvent } from '../rules/journal.js';
 import { rewindSignal, rewindUpdate, type MessageAck } from './messages.js';
 
 interface Request {

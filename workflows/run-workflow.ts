@@ -15,7 +15,7 @@
 import { ApplicationFailure, isCancellation, workflowInfo } from '@temporalio/workflow';
 import { RunInputSchema, RunStateSchema, type Outcome, type RunInput, type RunState } from '../schemas/run.js';
 import { unpackValue } from './carried-state.js';
-import { missingPayloadKey } from './decisions/payload-key.js';
+import { missingPayloadKey } from '../rules/payload-key.js';
 import { initialRunState } from './initial-state.js';
 import { afterFailedIteration } from './run/after-failed.js';
 import { afterGoodIteration } from './run/after-good.js';
@@ -93,7 +93,7 @@ const unreachable = (step: never): never => {
 
 export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   // Ciphertext this worker cannot read: the task fails with what to do, and Temporal retries it
-  // until a worker with the key takes it (workflows/decisions/payload-key.ts). Not behind a patch:
+  // until a worker with the key takes it (rules/payload-key.ts). Not behind a patch:
   // a worker without the key replays a keyed run's history with no marker to find, and must not
   // take an old branch there; nothing of a run is decided or written on this path.
   const lacksKey = missingPayloadKey(rawInput);

@@ -6,7 +6,7 @@ import type { RunInput, Verdict } from '../schemas/run.js';
 import { utf8Length } from '../schemas/utf8.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 import type { SandboxState } from '../schemas/sandbox.js';
-import { isUndeliveredNote } from './decisions/undelivered-directives.js';
+import { isUndeliveredNote } from '../rules/undelivered-directives.js';
 
 /** At most `n` UTF-8 bytes, cut on a code point boundary, with an ellipsis when cut. */
 function clip(s: string, n: number): string {

@@ -1,5 +1,5 @@
 /**
- * The I/O of affected tests (the rules are workflows/decisions/affected-tests.ts): the tree a test
+ * The I/O of affected tests (the rules are rules/affected-tests.ts): the tree a test
  * run is about to test and its import graph, the run's test map in its private folder (remade by
  * every full run, its failures updated by each partial one), and the files changed since the map's
  * tree. Whatever cannot be read (no git, a tree gone, a broken map) runs the full suite.
@@ -22,9 +22,9 @@ import {
   type GoPackage,
   type ImportGraph,
   type TestPlan,
-} from '../../workflows/decisions/affected-tests.js';
-import { selectionCommand } from '../../workflows/decisions/selection-command.js';
-import { EVERY_TEST, parseZeroDiff, planPerTest, type FileChange, type PerTestPlan } from '../../workflows/decisions/per-test-map.js';
+} from '../../rules/affected-tests.js';
+import { selectionCommand } from '../../rules/selection-command.js';
+import { EVERY_TEST, parseZeroDiff, planPerTest, type FileChange, type PerTestPlan } from '../../rules/per-test-map.js';
 import { ensurePrivateRunDir } from '../artifacts.js';
 import { changedPaths, git, workingTreeHash } from '../git.js';
 import { writePrivateFile } from '../safe-files.js';

@@ -32,7 +32,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { FindingInput, GateResultInput } from '../../schemas/gates.js';
-import { buildOff } from '../../workflows/decisions/gates.js';
+import { buildOff } from '../../rules/gates.js';
 import { describeWriteError, isStorageError, writePrivateFile } from '../safe-files.js';
 import { findBinary, runTool, type ToolRun, type ToolSandbox } from './tools.js';
 

@@ -1,5 +1,5 @@
 /**
- * The gates that hold the run to what it started with (workflows/decisions/integrity.ts and
+ * The gates that hold the run to what it started with (rules/integrity.ts and
  * gaming.ts hold the rules): `test_mutation` compares the test files and the harness with the run
  * start tree (a deleted, skipped or rewritten test, a changed harness: each finding high, so it
  * blocks), and `test_gaming` reads the product code the run added for code that games its tests
@@ -9,8 +9,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { FindingInput, GateResultInput } from '../../schemas/gates.js';
-import { failingInputs, gamingFindings, type GamingKind } from '../../workflows/decisions/gaming.js';
-import { integrityFindings, isTestPath, type FileDelta, type IntegrityKind } from '../../workflows/decisions/integrity.js';
+import { failingInputs, gamingFindings, type GamingKind } from '../../rules/gaming.js';
+import { integrityFindings, isTestPath, type FileDelta, type IntegrityKind } from '../../rules/integrity.js';
 import { git, objectExists } from '../git.js';
 import { readBaseline } from '../tests.js';
 import { finding, gateResult, mutationProblems, readAtTree, readRepoText, scopeFiles } from './test-integrity.js';

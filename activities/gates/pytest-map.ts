@@ -1,5 +1,5 @@
 /**
- * pytest's per-test map (the rules are workflows/decisions/per-test-map.ts): a full run records,
+ * pytest's per-test map (the rules are rules/per-test-map.ts): a full run records,
  * under coverage.py, which repository files each test executed; a partial run keeps only the
  * selected tests. Both are a small pytest plugin of Vigil's (`PLUGIN`, written into the call's
  * report folder) loaded with `-p vigil_test_map` through PYTEST_ADDOPTS, with coverage.py on

@@ -4,7 +4,7 @@
  * files), each read by two detectors. Findings name the kind and the line, never the value; a
  * file gives at most one finding per line and five in all.
  *
- * 1. Vigil's own `scanSecrets` (workflows/decisions/scans.ts): the kinds the agent-output
+ * 1. Vigil's own `scanSecrets` (rules/scans.ts): the kinds the agent-output
  *    redaction also knows (cloud and API keys, tokens, private keys, passwords in URLs,
  *    credential assignments), with its placeholder and environment-reference allowances.
  * 2. secretlint (`@secretlint/core` with `@secretlint/secretlint-rule-preset-recommend`), for
@@ -33,7 +33,7 @@ import { creator as recommendedPreset } from '@secretlint/secretlint-rule-preset
 import type { SecretLintCoreConfig, SecretLintCoreResultMessage } from '@secretlint/types';
 import type { GateResultInput } from '../../schemas/gates.js';
 import { MAX_FINDINGS } from '../../schemas/gates.js';
-import { scanSecrets } from '../../workflows/decisions/scans.js';
+import { scanSecrets } from '../../rules/scans.js';
 
 const MAX_SCANNED_FILES = 500;
 const MAX_SCANNED_BYTES = 1024 * 1024;

@@ -1,7 +1,7 @@
 /**
  * Each test run's per-test report, from the runner itself: how the test command is asked to write
  * one (`reportSetup`), and how it is read (`readReport`). The tests verdict
- * (workflows/decisions/tests-verdict.ts) trusts the report, never the exit code alone.
+ * (rules/tests-verdict.ts) trusts the report, never the exit code alone.
  *
  * | runner | how it is asked | what is read |
  * |---|---|---|

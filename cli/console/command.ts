@@ -5,7 +5,7 @@
  * non-loopback address it needs its token: printed once, when it is made, and kept in
  * `$VIGIL_HOME/console-token`.
  */
-import { vigilHome } from '../../workers/paths.js';
+import { vigilHome } from '../../lib/paths.js';
 import { connect, type Endpoint } from '../connection.js';
 import { CliError, EXIT } from '../errors.js';
 import { defaultActor } from '../steer-commands.js';

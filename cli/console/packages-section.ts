@@ -7,7 +7,7 @@
 import { html } from 'hono/html';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { fetchLogPath } from '../../schemas/paths.js';
-import { byteText, packagesLines } from '../../workflows/decisions/package-fetches.js';
+import { byteText, packagesLines } from '../../rules/package-fetches.js';
 import { neutraliseLine } from '../terminal-text.js';
 
 type Html = ReturnType<typeof html>;

@@ -1,15 +1,15 @@
 /**
  * The console's pages as server-rendered HTML (Hono's `html` tagged template: every interpolated
  * value is HTML-escaped). What an agent or a person wrote (reasons, handoffs, directives, logs) is
- * also redacted (the secret redaction of the history and status output, workflows/decisions/scans.ts)
+ * also redacted (the secret redaction of the history and status output, rules/scans.ts)
  * and its control characters shown visibly (cli/terminal-text.ts), never interpreted. htmx
  * attributes make the parts live (polling) and the forms send Vigil messages.
  */
 import { html } from 'hono/html';
 import type { StatusSnapshot } from '../../schemas/status.js';
-import { evidenceNote } from '../../workflows/decisions/evidence-line.js';
-import { deadlinesLine } from '../../workflows/decisions/pause-deadlines.js';
-import { redactSecrets } from '../../workflows/decisions/scans.js';
+import { evidenceNote } from '../../rules/evidence-line.js';
+import { deadlinesLine } from '../../rules/pause-deadlines.js';
+import { redactSecrets } from '../../rules/scans.js';
 import { spendText } from '../../workflows/ui.js';
 import type { AcrossRunsReport, RunReport } from '../report.js';
 import { duration } from '../report.js';

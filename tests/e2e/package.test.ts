@@ -21,7 +21,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { sandboxPlatform } from '../../activities/sandbox.js';
 import { freePort } from '../../workers/dev-server.js';
-import { PACKAGE_NAME } from '../../workers/paths.js';
+import { PACKAGE_NAME } from '../../lib/paths.js';
 import { TEMPORAL_CLI_VERSION } from '../../workers/temporal-cli.js';
 import { ROOT } from '../support/harness.js';
 import { patient } from '../support/patience.js';

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workingTreeHash } from '../../activities/repo.js';
-import { runRefPrefix } from '../../workflows/decisions/checkpoints.js';
+import { runRefPrefix } from '../../rules/checkpoints.js';
 import {
   agentCalls,
   assertBuilt,

@@ -14,7 +14,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { reportCommand } from '../../cli/report.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../workers/postgres.js';
-import { eventStoreDefault, localStoreUrlFile, storeLocation } from '../../workers/store-location.js';
+import { eventStoreDefault, localStoreUrlFile, storeLocation } from '../../lib/store-location.js';
 import { pidAlive, sleep } from '../support/harness.js';
 
 const homes: string[] = [];

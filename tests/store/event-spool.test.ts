@@ -15,7 +15,7 @@ import { spoolable, spoolBatch, spoolFiles } from '../../activities/event-spool.
 import { closeEventStore, NO_STORE_PROBLEM, onRunEnded, projectEventsTo, useLocalEventStore } from '../../activities/event-store.js';
 import type { EventEnvelope } from '../../schemas/events.js';
 import { startEmbeddedPostgres } from '../../workers/postgres.js';
-import { configuredSpoolDir, localSpoolDir, localStoreUrlFile } from '../../workers/store-location.js';
+import { configuredSpoolDir, localSpoolDir, localStoreUrlFile } from '../../lib/store-location.js';
 import { failedRun, runningRun, scriptedRun } from '../support/journals.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { queryRows } from '../support/store-postgres.js';

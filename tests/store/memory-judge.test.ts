@@ -12,7 +12,7 @@ import { recordTrace, retrieveForPrompt } from '../../activities/lasting-memory.
 import { consolidateMemory } from '../../activities/memory-consolidation.js';
 import { searchMemory } from '../../activities/memory-reads.js';
 import { applyJudgement, selectForJudgement } from '../../activities/memory-judge.js';
-import { parseJudgeAnswer } from '../../workflows/decisions/memory-judge.js';
+import { parseJudgeAnswer } from '../../rules/memory-judge.js';
 import { FAILED_THRICE_THEN_FIXED, memoryJournal, queryRows, useStorePostgres } from '../support/store-postgres.js';
 import { patient } from '../support/patience.js';
 

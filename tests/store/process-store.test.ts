@@ -13,7 +13,7 @@ import { projectEvents } from '../../activities/event-journal.js';
 import { spoolFiles } from '../../activities/event-spool.js';
 import { closeEventStore, useLocalEventStore } from '../../activities/event-store.js';
 import { startProcessStore, type ProcessStore } from '../../cli/store.js';
-import { localSpoolDir, localStoreDir, localStoreUrlFile, readStoreUrlFile } from '../../workers/store-location.js';
+import { localSpoolDir, localStoreDir, localStoreUrlFile, readStoreUrlFile } from '../../lib/store-location.js';
 import { scriptedRun } from '../support/journals.js';
 import { pidAlive } from '../support/harness.js';
 import { queryRows } from '../support/store-postgres.js';

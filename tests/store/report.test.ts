@@ -394,7 +394,7 @@ describe('what done rested on', () => {
     'evidence: baseline tests 2 of 2 passed (`python3 -m pytest -q`), integrity findings 0, gaming findings 0, tree abcdef012345';
 
   it('the outcome event keeps the evidence line, and report <id>, its --json and history md show it', async () => {
-    // The scripted run again, its outcome journalled with the line (workflows/decisions/journal.ts, outcomeEvent).
+    // The scripted run again, its outcome journalled with the line (rules/journal.ts, outcomeEvent).
     const events = scriptedRun().map((e) => (e.event.kind === 'outcome' ? { ...e, event: { ...e.event, evidence: LINE } } : e));
     expect((await projectEventsTo(tp.server.url, { workflowId: 'run-evidence', events })).problem).toBeNull();
     const r = await reportRun(db, 'run-evidence', { now: REPORT_NOW });

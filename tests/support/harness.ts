@@ -20,7 +20,7 @@ import { breakerWorkflowId } from '../../schemas/provider-breaker.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { vigilRun } from '../../workflows/run-workflow.js';
 import { createVigilWorker, workflowBundleOptions, type VigilWorkerOptions } from '../../workers/worker.js';
-import { packageRoot } from '../../workers/paths.js';
+import { packageRoot } from '../../lib/paths.js';
 import { patient } from './patience.js';
 
 export const NAMESPACE = 'default';

@@ -1,5 +1,5 @@
 /**
- * The acceptance role's pure parts (workflows/decisions/acceptance-author.ts): the map of the
+ * The acceptance role's pure parts (rules/acceptance-author.ts): the map of the
  * repository it is shown (bounded, without dependency and build folders), its prompt (the PRD, the
  * folder to write into, nothing of any test), and what the person reads once its tests are sealed.
  * The role in whole runs: tests/workflow/acceptance-from-prd.test.ts.
@@ -13,8 +13,8 @@ import {
   repositoryMap,
   toothlessDraftNote,
   withRepositoryMap,
-} from '../../workflows/decisions/acceptance-author.js';
-import { answerOf, REQUIRED_ANSWER } from '../../workflows/decisions/contract.js';
+} from '../../rules/acceptance-author.js';
+import { answerOf, REQUIRED_ANSWER } from '../../rules/contract.js';
 import { parseScenario } from '../../schemas/scenario.js';
 
 describe('repositoryMap', () => {

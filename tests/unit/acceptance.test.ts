@@ -1,6 +1,6 @@
 /**
  * The Wall, one step at a time (activities/acceptance.ts, activities/acceptance-files.ts,
- * workflows/decisions/acceptance.ts): the folder a person names is refused with the reason when it
+ * rules/acceptance.ts): the folder a person names is refused with the reason when it
  * is missing, inside the repository, holds no test or does not parse; sealed, its files are run on
  * a tree exported from the repository's object store, with real runners (pytest, unittest, node's
  * test runner, vitest) in the sandbox. Against each runner: the buggy tree and a hard-coded answer
@@ -20,7 +20,7 @@ import { inspectAcceptanceDir } from '../../activities/acceptance-files.js';
 import { acceptanceStatusLine } from '../../cli/status.js';
 import { sandboxPlatform } from '../../activities/sandbox.js';
 import type { AcceptanceResult, SealAcceptanceResult } from '../../schemas/acceptance.js';
-import { acceptanceCommandLine, acceptanceFindings, acceptanceVerdict, testName } from '../../workflows/decisions/acceptance.js';
+import { acceptanceCommandLine, acceptanceFindings, acceptanceVerdict, testName } from '../../rules/acceptance.js';
 import { RUNNERS } from '../support/cheat-corpus.js';
 import { ACCEPTANCE, HIDDEN_MARK, SNEAKY_HARD_CODE } from '../support/acceptance-corpus.js';
 import { git, ROOT } from '../support/harness.js';

@@ -1,5 +1,5 @@
 /**
- * Affected tests between completion checks: the rules (workflows/decisions/affected-tests.ts)
+ * Affected tests between completion checks: the rules (rules/affected-tests.ts)
  * as pure functions — what a file imports, the import graph of the test files, which test files
  * a change selects and when the full suite runs instead, the baseline a partial run is held to —
  * each with an honest control and an agent trying to slip a change past the selection. The real
@@ -19,8 +19,8 @@ import {
   mapOfFullRun,
   planTests,
   type ImportGraph,
-} from '../../workflows/decisions/affected-tests.js';
-import { selectionCommand } from '../../workflows/decisions/selection-command.js';
+} from '../../rules/affected-tests.js';
+import { selectionCommand } from '../../rules/selection-command.js';
 import { inBaselineForm } from '../../activities/gates/node-test-reporter.js';
 
 const PY: Record<string, string> = {

@@ -1,10 +1,10 @@
 /**
- * chooseAgent (workflows/decisions/agent-choice.ts): the provider, model and effort of every
+ * chooseAgent (rules/agent-choice.ts): the provider, model and effort of every
  * call, for the builder and the reviewing roles.
  */
 import { describe, expect, it } from 'vitest';
 import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
-import { chooseAgent } from '../../workflows/decisions/agent-choice.js';
+import { chooseAgent } from '../../rules/agent-choice.js';
 
 const k = (over: Partial<Knobs>): Knobs => ({ ...defaultKnobs(), ...over });
 

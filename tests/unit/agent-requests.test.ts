@@ -1,11 +1,11 @@
 /**
- * A perpetual run's requests for a person, listed in its outcome (workflows/decisions/agent-requests.ts):
+ * A perpetual run's requests for a person, listed in its outcome (rules/agent-requests.ts):
  * the ones that did not pause the run, newest five; a request a person answered in a pause, and
  * other escalations, are not listed.
  */
 import { describe, expect, it } from 'vitest';
 import type { EscalationRecord } from '../../schemas/run.js';
-import { agentRequestNotes } from '../../workflows/decisions/agent-requests.js';
+import { agentRequestNotes } from '../../rules/agent-requests.js';
 
 const record = (over: Partial<EscalationRecord>): EscalationRecord => ({
   iteration: 2,

@@ -1,6 +1,6 @@
 /**
  * API descriptions named in the PRD become checklist items, one per operation
- * (workflows/decisions/checklist/api-spec.ts, activities/api-specs.ts), against real files in a
+ * (rules/checklist/api-spec.ts, activities/api-specs.ts), against real files in a
  * real repository: OpenAPI in YAML, Swagger in JSON, a Postman collection, a GraphQL schema. Files
  * that are not API descriptions, files outside the repository and hostile YAML add nothing.
  */
@@ -10,7 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { apiSpecsOfPrd, operationsOf } from '../../activities/api-specs.js';
 import { type ChecklistItem, ChecklistSchema, MAX_CHECKLIST_ITEMS } from '../../schemas/gates.js';
-import { namedSpecFiles, withApiItems } from '../../workflows/decisions/checklist/api-spec.js';
+import { namedSpecFiles, withApiItems } from '../../rules/checklist/api-spec.js';
 import { makeRepo } from '../support/harness.js';
 
 const OPENAPI = `openapi: 3.0.3

@@ -1,16 +1,18 @@
 /**
  * The layering of the code, enforced: no import circles anywhere in the project
  * (madge over every .ts file, type imports and dynamic imports included), activities and the CLI
- * import no workflow code by value but the pure rules (workflows/decisions/) and, for the CLI, the
+ * import no workflow code by value but the pure rules (rules/) and, for the CLI, the
  * message definitions a client sends, and workflow code imports no activity by value. The round
  * drivers (rounds/) are typed from the contracts; the last check keeps their call signatures the
  * activity functions' own. The run loop stays in named steps: `vigilRun` fits in about 200
- * lines and its file in 300, no file of workflows/ outside decisions/ is over 450 lines (but a
+ * lines and its file in 300, no file of workflows/ is over 450 lines (but a
  * frozen module of an old path), every `patched()` and `deprecatePatch()` of the loop is asked in
  * workflows/run/eras.ts. The patches stay few and short-lived: every declared patch id is live or
  * deprecated, at most ten are live, the deprecated ones go on schedule, the live ones are those the
  * replay fixture table (tests/replay/eras.ts) pins, and the step files read as their current path
- * (fewer than 40 era reads, none holding an old path inline).
+ * (fewer than 40 era reads, none holding an old path inline). The pure rules (rules/) import
+ * only schemas/; the library (lib/) none of activities/, workflows/, cli/, workers/ or Temporal;
+ * activities/ neither workers/ nor cli/.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -23,7 +25,7 @@ import type { writeTranscript } from '../../activities/evidence.js';
 import type * as activities from '../../activities/index.js';
 import type { prepareReview, writeReviewReport } from '../../activities/review.js';
 import type { RoundCalls } from '../../rounds/calls.js';
-import { nextRelease, OLDEST_REPLAYED_RELEASE } from '../../workflows/decisions/release-window.js';
+import { nextRelease, OLDEST_REPLAYED_RELEASE } from '../../rules/release-window.js';
 import { DEPRECATED_PATCHES, PATCH_IDS } from '../../workflows/run/eras.js';
 import { ERAS } from '../replay/eras.js';
 import { patient } from '../support/patience.js';
@@ -60,8 +62,11 @@ function tsFiles(dir: string): string[] {
   return out;
 }
 
-/** The relative modules a file imports by value (static, re-exports and dynamic `import()`), as paths relative to ROOT without extension. */
-function valueImports(file: string): string[] {
+/**
+ * The relative modules a file imports by value (static, re-exports and dynamic `import()`), as
+ * paths relative to ROOT without extension; with `withTypes`, type-only imports too.
+ */
+function valueImports(file: string, withTypes = false): string[] {
   const text = readFileSync(path.join(ROOT, file), 'utf8');
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, false, ts.ScriptKind.TS);
   const found: string[] = [];
@@ -87,11 +92,11 @@ function valueImports(file: string): string[] {
           named !== null &&
           named.elements.length > 0 &&
           named.elements.every((el) => el.isTypeOnly));
-      if (!typeOnly) add(node.moduleSpecifier);
+      if (withTypes || !typeOnly) add(node.moduleSpecifier);
     } else if (ts.isExportDeclaration(node)) {
       const named = node.exportClause && ts.isNamedExports(node.exportClause) ? node.exportClause : null;
       const typeOnly = node.isTypeOnly || (named !== null && named.elements.length > 0 && named.elements.every((el) => el.isTypeOnly));
-      if (!typeOnly) add(node.moduleSpecifier);
+      if (withTypes || !typeOnly) add(node.moduleSpecifier);
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       add(node.arguments[0]);
     }
@@ -101,11 +106,11 @@ function valueImports(file: string): string[] {
   return found;
 }
 
-/** `file -> target` for every value import of a file under `dirs` that `forbidden` refuses. */
-function violations(dirs: string[], forbidden: (target: string, file: string) => boolean): string[] {
+/** `file -> target` for every value import (with `withTypes`, every import) of a file under `dirs` that `forbidden` refuses. */
+function violations(dirs: string[], forbidden: (target: string, file: string) => boolean, withTypes = false): string[] {
   return dirs.flatMap((dir) =>
     tsFiles(dir).flatMap((file) =>
-      valueImports(file)
+      valueImports(file, withTypes)
         .filter((t) => forbidden(t, file))
         .map((t) => `${file} -> ${t}`),
     ),
@@ -121,7 +126,10 @@ function violations(dirs: string[], forbidden: (target: string, file: string) =>
  */
 const CLI_WORKFLOW_MODULES = new Set(['workflows/messages', 'workflows/provider-breaker-messages', 'workflows/ui', 'workflows/read-log']);
 
-const fromWorkflows = (t: string): boolean => t.startsWith('workflows/') && !t.startsWith('workflows/decisions/');
+const fromWorkflows = (t: string): boolean => t.startsWith('workflows/');
+
+/** Today's count of the CLI's imports of activities/ modules (the ratchet above only goes down). */
+const CLI_ACTIVITY_IMPORTS = 43;
 
 /** Lines of a file (a final newline ends the last line, it does not start another). */
 const lineCount = (file: string): number => readFileSync(path.join(ROOT, file), 'utf8').replace(/\n$/, '').split('\n').length;
@@ -222,9 +230,9 @@ describe('the run loop as named steps', () => {
     expect(lineCount('workflows/run-workflow.ts')).toBeLessThanOrEqual(300);
   });
 
-  it('no file of workflows/ outside decisions/ is over 450 lines, but a frozen module', () => {
+  it('no file of workflows/ is over 450 lines, but a frozen module', () => {
     const long = tsFiles('workflows')
-      .filter((f) => !f.startsWith('workflows/decisions/') && !isFrozen(f))
+      .filter((f) => !isFrozen(f))
       .map((f) => ({ f, lines: lineCount(f) }))
       .filter(({ lines }) => lines > 450);
     expect(long).toEqual([]);
@@ -260,9 +268,9 @@ const OVERSIZED: Readonly<Record<string, number>> = {
   'schemas/knobs.ts': 836,
   'schemas/run.ts': 679,
   'workers/postgres.ts': 565,
-  'workflows/decisions/review.ts': 567,
+  'rules/review.ts': 567,
 };
-const PRODUCTION = ['activities', 'workflows', 'cli', 'workers', 'schemas', 'rounds', 'examples'] as const;
+const PRODUCTION = ['activities', 'workflows', 'rules', 'lib', 'cli', 'workers', 'schemas', 'rounds', 'examples'] as const;
 
 describe('the size rule everywhere', () => {
   const sizes = PRODUCTION.flatMap((d) => tsFiles(d))
@@ -405,11 +413,11 @@ describe('architecture', () => {
     patient(120_000),
   );
 
-  it('activities import workflow code by value only from workflows/decisions/', () => {
+  it('activities import workflow code by value only from rules/', () => {
     expect(violations(['activities'], fromWorkflows)).toEqual([]);
   });
 
-  it('the CLI imports workflow code by value only from workflows/decisions/ and the message definitions', () => {
+  it('the CLI imports workflow code by value only from rules/ and the message definitions', () => {
     expect(violations(['cli'], (t) => fromWorkflows(t) && !CLI_WORKFLOW_MODULES.has(t))).toEqual([]);
   });
 
@@ -419,6 +427,29 @@ describe('architecture', () => {
 
   it('workflow code imports no activity by value', () => {
     expect(violations(['workflows'], (t) => t.startsWith('activities/'))).toEqual([]);
+  });
+
+  it('rules/ imports nothing but schemas/ (types included): the workflow, the rounds, the activities and the CLI share it', () => {
+    expect(violations(['rules'], (t) => !t.startsWith('rules/') && !t.startsWith('schemas/'), true)).toEqual([]);
+  });
+
+  it('lib/ imports none of activities/, workflows/, cli/ and workers/ (types included), and nothing of Temporal', () => {
+    const layered = (t: string): boolean => ['activities/', 'workflows/', 'cli/', 'workers/'].some((d) => t.startsWith(d));
+    expect(violations(['lib'], layered, true)).toEqual([]);
+    const temporal = tsFiles('lib').filter((f) => /from '@temporalio\//.test(readFileSync(path.join(ROOT, f), 'utf8')));
+    expect(temporal).toEqual([]);
+  });
+
+  it("activities/ imports neither workers/ nor cli/, but the delivery's report (until the report queries move to lib/)", () => {
+    const exempt = new Set(['activities/deliver.ts -> cli/report']);
+    const found = violations(['activities'], (t) => t.startsWith('workers/') || t.startsWith('cli/'), true);
+    expect(found.filter((v) => !exempt.has(v))).toEqual([]);
+  });
+
+  it("the CLI's imports of activities/ only go down (they move to lib/ as it grows)", () => {
+    // A ratchet, not yet the rule: the CLI reads the store, git, the sandbox and the providers through
+    // modules that are activities too. Each one moved to lib/ lowers the count; the goal is 0.
+    expect(violations(['cli'], (t) => t.startsWith('activities/'), true).length).toBeLessThanOrEqual(CLI_ACTIVITY_IMPORTS);
   });
 
   it('the scan sees value imports and skips type-only ones', () => {

@@ -12,7 +12,7 @@ import {
   pickAttempt,
   pickReason,
   type AttemptFacts,
-} from '../../workflows/decisions/attempts.js';
+} from '../../rules/attempts.js';
 
 const a = (n: number, status: string, findings: number, iterations: number, spendUsd: number): AttemptFacts => ({
   n,

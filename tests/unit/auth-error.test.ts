@@ -1,12 +1,12 @@
 /**
- * Auth errors of a failed agent call (workflows/decisions/auth-error.ts, spec §1.8) and the
- * shared reading of provider output (workflows/decisions/runner-lines.ts): status codes in an
+ * Auth errors of a failed agent call (rules/auth-error.ts, spec §1.8) and the
+ * shared reading of provider output (rules/runner-lines.ts): status codes in an
  * HTTP/error context, each provider's own messages, structured records winning, the 40-line
  * window, and no auth error from test-runner lines or prose.
  */
 import { describe, expect, it } from 'vitest';
-import { detectAuthError } from '../../workflows/decisions/auth-error.js';
-import { familiesOf, isTestRunnerLine, providerRecord, readableLines } from '../../workflows/decisions/runner-lines.js';
+import { detectAuthError } from '../../rules/auth-error.js';
+import { familiesOf, isTestRunnerLine, providerRecord, readableLines } from '../../rules/runner-lines.js';
 
 describe('detectAuthError', () => {
   it.each([

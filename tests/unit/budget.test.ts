@@ -1,5 +1,5 @@
 /**
- * Spend and budget (workflows/decisions/budget.ts, spec §1.12): reported cost or tokens priced by
+ * Spend and budget (rules/budget.ts, spec §1.12): reported cost or tokens priced by
  * model (cache reads at 0.1 x, writes at 1.25 x the input price), accumulated spend with its cache
  * counters, the budget limit, the one-time 80 % warning and the remaining budget.
  */
@@ -14,7 +14,7 @@ import {
   orchestrationShare,
   remainingBudget,
   type Spend,
-} from '../../workflows/decisions/budget.js';
+} from '../../rules/budget.js';
 
 describe('costOf', () => {
   it('prefers the reported cost, else prices tokens by model (per million)', () => {

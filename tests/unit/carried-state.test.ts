@@ -9,8 +9,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RunStateSchema, type RunState } from '../../schemas/run.js';
 import { packValue, unpackValue, type Json } from '../../workflows/carried-state.js';
-import { addCheckpoint, checkpointRef, sealCheckpoint } from '../../workflows/decisions/checkpoints.js';
-import { sha256Hex } from '../../workflows/decisions/sha256.js';
+import { addCheckpoint, checkpointRef, sealCheckpoint } from '../../rules/checkpoints.js';
+import { sha256Hex } from '../../rules/sha256.js';
 import { runState } from '../support/run-state.js';
 
 const roundTrip = (v: Json): unknown => unpackValue(JSON.parse(JSON.stringify(packValue(v))) as { table: unknown[]; value: unknown });

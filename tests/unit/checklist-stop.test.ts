@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ChecklistState } from '../../schemas/gates.js';
-import { checklistBlock, checklistStop, verificationBlocks } from '../../workflows/decisions/checklist/state.js';
+import { checklistBlock, checklistStop, verificationBlocks } from '../../rules/checklist/state.js';
 
 const status = fc.constantFrom('passing', 'failing', 'unverified', undefined);
 const answer = fc.constantFrom('passing', 'failing', undefined);

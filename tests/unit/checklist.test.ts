@@ -1,6 +1,6 @@
 /**
  * Owns the unit tests of the PRD checklist (spec §2.12): the pure-JS SHA-256
- * (workflows/decisions/sha256.ts) against node:crypto, and workflows/decisions/checklist/:
+ * (rules/sha256.ts) against node:crypto, and rules/checklist/:
  * held-out count and selection, reading the extraction agent's answer and a person's checklist
  * file, reading the verifier's answer, the completion block rule with waivers, the masked status
  * view, the builder's checklist text and the two prompts.
@@ -15,15 +15,15 @@ import {
   type ChecklistItem,
   type ChecklistState,
 } from '../../schemas/gates.js';
-import { parseChecklistOutput, type ChecklistParseResult } from '../../workflows/decisions/checklist/extraction.js';
-import { parseChecklistFile } from '../../workflows/decisions/checklist/file.js';
-import { heldOutCount, selectHeldOut } from '../../workflows/decisions/checklist/held-out.js';
+import { parseChecklistOutput, type ChecklistParseResult } from '../../rules/checklist/extraction.js';
+import { parseChecklistFile } from '../../rules/checklist/file.js';
+import { heldOutCount, selectHeldOut } from '../../rules/checklist/held-out.js';
 import {
   afterChecklistFailure,
   CHECKLIST_ATTEMPTS,
   checklistExtractionPrompt,
   checklistVerifierPrompt,
-} from '../../workflows/decisions/checklist/prompts.js';
+} from '../../rules/checklist/prompts.js';
 import {
   builderChecklist,
   checklistBlock,
@@ -31,9 +31,9 @@ import {
   HELD_OUT_TITLE,
   maskedChecklist,
   waive,
-} from '../../workflows/decisions/checklist/state.js';
-import { parseVerifierOutput } from '../../workflows/decisions/checklist/verifier.js';
-import { sha256Hex } from '../../workflows/decisions/sha256.js';
+} from '../../rules/checklist/state.js';
+import { parseVerifierOutput } from '../../rules/checklist/verifier.js';
+import { sha256Hex } from '../../rules/sha256.js';
 
 const nodeSha = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
 

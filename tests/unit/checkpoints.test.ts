@@ -1,5 +1,5 @@
 /**
- * Owns the unit tests of workflows/decisions/checkpoints.ts (ref names, retention, sealing,
+ * Owns the unit tests of rules/checkpoints.ts (ref names, retention, sealing,
  * rewind validation and the state after a rewind) and activities/checkpoints.ts (checkpoint
  * commits and working-tree restores in real git repositories).
  */
@@ -19,7 +19,7 @@ import {
   rewindState,
   sealCheckpoint,
   snapshotOf,
-} from '../../workflows/decisions/checkpoints.js';
+} from '../../rules/checkpoints.js';
 import { git, makeRepo } from '../support/harness.js';
 import { runState } from '../support/run-state.js';
 

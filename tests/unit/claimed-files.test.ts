@@ -1,12 +1,12 @@
 /**
- * The claimed-files rule (workflows/decisions/claimed-files.ts): which files a completion claim
+ * The claimed-files rule (rules/claimed-files.ts): which files a completion claim
  * says it changed, and which of them the diff since the run's start does not hold. Adversaries:
  * a claim naming a file the run never touched, in prose, in a list, in the structured evidence.
  * Honest controls: a claim naming files it only read, ran or left alone, a method name, a URL,
  * a version, a base name of a changed file, Vigil's own notes.
  */
 import { describe, expect, it } from 'vitest';
-import { claimedPaths, claimFileTexts, claimsNotInDiff, describeFalseClaim, pathOf } from '../../workflows/decisions/claimed-files.js';
+import { claimedPaths, claimFileTexts, claimsNotInDiff, describeFalseClaim, pathOf } from '../../rules/claimed-files.js';
 
 describe('pathOf', () => {
   it('reads paths with a known extension, in backticks or quotes, with a line suffix', () => {

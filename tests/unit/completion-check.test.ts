@@ -1,9 +1,9 @@
 /**
- * The one completion-check rule (workflows/decisions/completion-check.ts): whatever refuses a
+ * The one completion-check rule (rules/completion-check.ts): whatever refuses a
  * check, the safety valves see a rejected evaluation, and their reason names the real cause.
  */
 import { describe, expect, it } from 'vitest';
-import { afterRefusal, causeLabel, checksLine, emptyDiffRefusal, recordCheck } from '../../workflows/decisions/completion-check.js';
+import { afterRefusal, causeLabel, checksLine, emptyDiffRefusal, recordCheck } from '../../rules/completion-check.js';
 import { CHECK_CAUSES, emptyCompletionChecks, type ConvergenceState } from '../../schemas/run.js';
 import { defaultKnobs } from '../../schemas/knobs.js';
 

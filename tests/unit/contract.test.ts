@@ -1,5 +1,5 @@
 /**
- * The agent contract (workflows/decisions/contract.ts): the answer each call owes, what counts as
+ * The agent contract (rules/contract.ts): the answer each call owes, what counts as
  * an answer in the wrong format, when the run stops spending, and the page that tells people.
  */
 import { readFileSync } from 'node:fs';
@@ -16,7 +16,7 @@ import {
   reviewBreaches,
   trackContract,
   verifierBreach,
-} from '../../workflows/decisions/contract.js';
+} from '../../rules/contract.js';
 import { AGENT_ROLES } from '../../schemas/activities.js';
 import type { ReviewRecord, ReviewerRecord } from '../../schemas/gates.js';
 import type { ContractState, Verdict, VoteRecord } from '../../schemas/run.js';

@@ -1,6 +1,6 @@
 /**
  * Owns the unit tests of the completion council's pure decisions (spec §2.2–§2.11):
- * vote parsing and recording (workflows/decisions/vote.ts), the council arithmetic
+ * vote parsing and recording (rules/vote.ts), the council arithmetic
  * (council.ts: threshold, roles, severity budget, tally, devil's advocate), when the council
  * convenes (convene.ts), done signals, the circuit breaker and the safety valves (breaker.ts),
  * and what a member and the devil's advocate are asked (council-prompt.ts).
@@ -8,15 +8,9 @@
 import { describe, expect, it } from 'vitest';
 import { defaultKnobs } from '../../schemas/knobs.js';
 import type { ConvergenceState } from '../../schemas/run.js';
-import {
-  breakerTrip,
-  CONSECUTIVE_DONE_SIGNALS_TRIP,
-  safetyValve,
-  trackDoneSignal,
-  type BreakerTrip,
-} from '../../workflows/decisions/breaker.js';
-import { shouldConvene, type ConveneFacts, type ConveneKnobs, type ConveneTrigger } from '../../workflows/decisions/convene.js';
-import { councilPrompt, devilsAdvocatePrompt, type CouncilPromptInput } from '../../workflows/decisions/council-prompt.js';
+import { breakerTrip, CONSECUTIVE_DONE_SIGNALS_TRIP, safetyValve, trackDoneSignal, type BreakerTrip } from '../../rules/breaker.js';
+import { shouldConvene, type ConveneFacts, type ConveneKnobs, type ConveneTrigger } from '../../rules/convene.js';
+import { councilPrompt, devilsAdvocatePrompt, type CouncilPromptInput } from '../../rules/council-prompt.js';
 import {
   applyDevilsAdvocate,
   applySeverityBudget,
@@ -27,7 +21,7 @@ import {
   tally,
   type MemberRole,
   type Tally,
-} from '../../workflows/decisions/council.js';
+} from '../../rules/council.js';
 import {
   parseVote,
   recordVote,
@@ -37,7 +31,7 @@ import {
   type RecordedVote,
   type Severity,
   type Vote,
-} from '../../workflows/decisions/vote.js';
+} from '../../rules/vote.js';
 
 // ---------------------------------------------------------------------------------------------
 // parseVote (spec §2.6)

@@ -1,5 +1,5 @@
 /**
- * The dead letter (workflows/decisions/dead-letter.ts, seed 001): the failure fingerprint and its
+ * The dead letter (rules/dead-letter.ts, seed 001): the failure fingerprint and its
  * normalisation, dead-lettering once per fingerprint at the threshold, the bounds of the state,
  * and its schema.
  */
@@ -18,7 +18,7 @@ import {
   trackDeadLetter,
   type DeadLetterState,
   type FailureObservation,
-} from '../../workflows/decisions/dead-letter.js';
+} from '../../rules/dead-letter.js';
 
 describe('failureFingerprint', () => {
   const attempt = (n: number): string =>

@@ -1,5 +1,5 @@
 /**
- * Owns the unit tests of the pure decision modules in workflows/decisions/: phase and tier
+ * Owns the unit tests of the pure decision modules in rules/: phase and tier
  * (spec §1.4), backoff (§1.10), caps (§1.2, §1.11), convergence tracking (§2.10) and the minimal
  * completion check, plus the outcome exit-code table and the carried-state schema of
  * schemas/run.ts that those decisions feed.
@@ -19,12 +19,12 @@ import {
   type RunState,
   type Tier,
 } from '../../schemas/run.js';
-import { backoffSeconds, type BackoffKnobs } from '../../workflows/decisions/backoff.js';
-import { checkCaps, type CapsInput, type CapsKnobs, type CapVerdict } from '../../workflows/decisions/caps.js';
-import { describeRefusal, judgeCompletion, type CompletionFacts } from '../../workflows/decisions/completion.js';
-import { initialConvergence, trackConvergence } from '../../workflows/decisions/convergence.js';
-import { isUndeliveredNote, undeliveredNote } from '../../workflows/decisions/undelivered-directives.js';
-import { phaseFor, tierFor } from '../../workflows/decisions/phase.js';
+import { backoffSeconds, type BackoffKnobs } from '../../rules/backoff.js';
+import { checkCaps, type CapsInput, type CapsKnobs, type CapVerdict } from '../../rules/caps.js';
+import { describeRefusal, judgeCompletion, type CompletionFacts } from '../../rules/completion.js';
+import { initialConvergence, trackConvergence } from '../../rules/convergence.js';
+import { isUndeliveredNote, undeliveredNote } from '../../rules/undelivered-directives.js';
+import { phaseFor, tierFor } from '../../rules/phase.js';
 
 // ---------------------------------------------------------------------------------------------
 // Phase and tier

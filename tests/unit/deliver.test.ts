@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deliverRun, ghReady, openPullRequest, runBranch } from '../../activities/deliver.js';
 import { ghCheck } from '../../cli/doctor.js';
-import { delivers, deliveryMessage, opensPullRequest, pullRequestTitle, runReportMarkdown } from '../../workflows/decisions/delivery.js';
+import { delivers, deliveryMessage, opensPullRequest, pullRequestTitle, runReportMarkdown } from '../../rules/delivery.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -26,7 +26,7 @@ import { advertisedFlags } from '../../activities/providers/help.js';
 import { PROVIDERS, type ProviderName } from '../../activities/providers/index.js';
 import { clearProbeCache, presetFlags, probeCached, probeProvider } from '../../activities/providers/probe.js';
 import { doctorCommand, temporalCheck, type DoctorReport, type TemporalStatus } from '../../cli/doctor.js';
-import { OLDEST_REPLAYED_RELEASE, windowReport } from '../../workflows/decisions/release-window.js';
+import { OLDEST_REPLAYED_RELEASE, windowReport } from '../../rules/release-window.js';
 import { sandboxPlatform } from '../../activities/sandbox.js';
 import { cgroupProbe } from '../../activities/sandbox-cgroups.js';
 

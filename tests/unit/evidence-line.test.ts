@@ -1,5 +1,5 @@
 /**
- * The evidence line a finished run carries (workflows/decisions/evidence-line.ts), and the same
+ * The evidence line a finished run carries (rules/evidence-line.ts), and the same
  * line where a person meets it: `vigil status`, the console's run header, the outcome's journal
  * event that `vigil report` reads, and the delivered commit and pull request body.
  */
@@ -8,9 +8,9 @@ import { runSummary } from '../../cli/console/pages.js';
 import { printStatus } from '../../cli/status.js';
 import type { GateResult } from '../../schemas/gates.js';
 import { OutcomeSchema, type TestRunRecord } from '../../schemas/run.js';
-import { deliveryMessage, runReportMarkdown } from '../../workflows/decisions/delivery.js';
-import { evidenceLine, evidenceNote } from '../../workflows/decisions/evidence-line.js';
-import { outcomeEvent } from '../../workflows/decisions/journal.js';
+import { deliveryMessage, runReportMarkdown } from '../../rules/delivery.js';
+import { evidenceLine, evidenceNote } from '../../rules/evidence-line.js';
+import { outcomeEvent } from '../../rules/journal.js';
 
 const tests = (over: Partial<TestRunRecord> = {}): TestRunRecord => ({
   treeHash: 'abcdef0123456789',

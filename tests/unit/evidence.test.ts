@@ -1,5 +1,5 @@
 /**
- * Owns the unit tests of the evidence gate's decision (workflows/decisions/evidence.ts, spec §3):
+ * Owns the unit tests of the evidence gate's decision (rules/evidence.ts, spec §3):
  * every axis is judged, then the block decision is taken with its reason precedence; "cannot
  * tell" cases pass but are recorded; the master switch; and the block explanation for the next
  * prompt.
@@ -13,7 +13,7 @@ import {
   type EvidenceFacts,
   type EvidenceKnobs,
   type EvidenceVerdict,
-} from '../../workflows/decisions/evidence.js';
+} from '../../rules/evidence.js';
 
 type Tests = EvidenceFacts['tests'];
 type Secrets = EvidenceFacts['secrets'];

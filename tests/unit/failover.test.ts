@@ -1,7 +1,7 @@
-/** Provider failover (workflows/decisions/failover.ts): the chain, when a rate limit fails over, and the knobs a taking-over provider runs with. */
+/** Provider failover (rules/failover.ts): the chain, when a rate limit fails over, and the knobs a taking-over provider runs with. */
 import { describe, expect, it } from 'vitest';
 import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
-import { failoverChain, failOverOnRateLimit, knobsFor } from '../../workflows/decisions/failover.js';
+import { failoverChain, failOverOnRateLimit, knobsFor } from '../../rules/failover.js';
 
 const k = (over: Partial<Knobs>): Knobs => ({ ...defaultKnobs(), ...over });
 

@@ -1,7 +1,7 @@
-/** Lifting integrity and gaming findings by a person's waiver or a checklist item (workflows/decisions/finding-waivers.ts). */
+/** Lifting integrity and gaming findings by a person's waiver or a checklist item (rules/finding-waivers.ts). */
 import { describe, expect, it } from 'vitest';
 import type { ChecklistState, GateResult } from '../../schemas/gates.js';
-import { FINDING_ID, liftedForCouncil, liftFindings, liftingItem } from '../../workflows/decisions/finding-waivers.js';
+import { FINDING_ID, liftedForCouncil, liftFindings, liftingItem } from '../../rules/finding-waivers.js';
 
 const finding = (id: string, file: string) => ({
   gate: 'test_mutation' as const,

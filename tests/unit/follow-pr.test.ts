@@ -1,5 +1,5 @@
 /**
- * Following the pull request, the rules (workflows/decisions/follow-pr.ts, schemas/pr-event.ts):
+ * Following the pull request, the rules (rules/follow-pr.ts, schemas/pr-event.ts):
  * which runs follow, an event taken once by its id and carried across continue-as-new, what the
  * waiting run does next, what an event asks of the agent; GitHub's webhooks (cli/hooks.ts): the
  * signature, and which events map to what (and which are ignored); `vigil pr-event`'s flags.
@@ -14,13 +14,7 @@ import { PR_EVENT_IDS_KEPT, PrEventSchema, type PrEvent } from '../../schemas/pr
 import { OUTCOME_EXIT_CODES, RunStateSchema } from '../../schemas/run.js';
 import { packValue, unpackValue, type Json } from '../../workflows/carried-state.js';
 import { initialRunState } from '../../workflows/initial-state.js';
-import {
-  followsPullRequest,
-  newPullRequestState,
-  nextPrStep,
-  prEventDirective,
-  receivePrEvent,
-} from '../../workflows/decisions/follow-pr.js';
+import { followsPullRequest, newPullRequestState, nextPrStep, prEventDirective, receivePrEvent } from '../../rules/follow-pr.js';
 import { mapGithubEvent, verifySignature } from '../../cli/hooks.js';
 import { checksFromFile, prEventPayload } from '../../cli/pr-commands.js';
 import { statusLine } from '../../cli/follow.js';

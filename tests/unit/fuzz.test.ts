@@ -13,10 +13,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LIMITS } from '../../schemas/run.js';
 import { MESSAGE_SCHEMAS, parseMessage, UNDECODABLE_PAYLOAD, type MessageName } from '../../schemas/messages.js';
-import { detectRateLimit } from '../../workflows/decisions/rate-limit.js';
-import { findDonePhrase, findSecrets, redactSecrets, scanSecrets, SECRET_KINDS } from '../../workflows/decisions/scans.js';
-import { countFailingTests } from '../../workflows/decisions/test-output.js';
-import { parseVote, SEVERITIES, VOTES } from '../../workflows/decisions/vote.js';
+import { detectRateLimit } from '../../rules/rate-limit.js';
+import { findDonePhrase, findSecrets, redactSecrets, scanSecrets, SECRET_KINDS } from '../../rules/scans.js';
+import { countFailingTests } from '../../rules/test-output.js';
+import { parseVote, SEVERITIES, VOTES } from '../../rules/vote.js';
 
 /** Fixed, so runs are deterministic; VIGIL_FUZZ_SEED=<n> explores other inputs locally. */
 const SEED = Number(process.env.VIGIL_FUZZ_SEED ?? 20_250_611);

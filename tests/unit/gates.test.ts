@@ -14,7 +14,7 @@ import {
   reviewGateResult,
   stuckReason,
   trackGate,
-} from '../../workflows/decisions/gates.js';
+} from '../../rules/gates.js';
 import { carriedGates } from '../../workflows/gates-pass.js';
 
 const k = (over: Partial<Knobs> = {}): Knobs => ({ ...defaultKnobs(), ...over });

@@ -1,6 +1,6 @@
 /**
  * The rules of "done means done" that read what the run changed since it started: test integrity
- * (workflows/decisions/integrity.ts) and code that games its tests (workflows/decisions/gaming.ts).
+ * (rules/integrity.ts) and code that games its tests (rules/gaming.ts).
  * Each cheat a coding agent uses in practice is a finding; each honest change (a fix, a fix with
  * new tests, an entry point's exit, a logger that reads a stack) is none.
  */
@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testGamingGate, testIntegrityGate } from '../../activities/gates/integrity-gates.js';
 import { changedPaths, workingTreeHash } from '../../activities/git.js';
 import { git } from '../support/harness.js';
-import { failingInputs, gamingFindings, isEntryPoint, literalsOf } from '../../workflows/decisions/gaming.js';
-import { integrityFindings, type FileDelta } from '../../workflows/decisions/integrity.js';
+import { failingInputs, gamingFindings, isEntryPoint, literalsOf } from '../../rules/gaming.js';
+import { integrityFindings, type FileDelta } from '../../rules/integrity.js';
 
 const PY_TEST = [
   'from gap import max_gap',

@@ -1,6 +1,6 @@
 /**
  * An issue as a run's PRD (`vigil start --issue FILE`): its task list is the PRD checklist
- * (workflows/decisions/checklist/file.ts parseIssueChecklist) and the file is checked as a PRD is
+ * (rules/checklist/file.ts parseIssueChecklist) and the file is checked as a PRD is
  * (cli/prd.ts readIssue). The start itself, end to end: tests/e2e/start-issue.test.ts.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PrdError, readIssue } from '../../cli/prd.js';
-import { parseIssueChecklist } from '../../workflows/decisions/checklist/file.js';
+import { parseIssueChecklist } from '../../rules/checklist/file.js';
 
 const ISSUE = `# Export the report as CSV
 

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { resolvePromptParts } from '../../activities/iteration.js';
 import { PROMPT_PART_MISSING, type PromptInput, type RunAgentInput } from '../../schemas/activities.js';
 import { PromptParts } from '../../workflows/prompt-parts.js';
-import { sha256Hex } from '../../workflows/decisions/sha256.js';
+import { sha256Hex } from '../../rules/sha256.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EventEnvelopeSchema, MAX_PENDING_EVENTS, RunEventSchema } from '../../schemas/events.js';
 import { IterationRecordSchema, OutcomeSchema, TestRunRecordSchema } from '../../schemas/run.js';
-import { ackProjection, appendEvent, emptyJournal, iterationEvent, messageEvent, outcomeEvent } from '../../workflows/decisions/journal.js';
+import { ackProjection, appendEvent, emptyJournal, iterationEvent, messageEvent, outcomeEvent } from '../../rules/journal.js';
 
 const outcome = (n: number) => ({ kind: 'outcome' as const, status: 'stopped', exitCode: 0, reason: `r${n}`, iteration: n });
 

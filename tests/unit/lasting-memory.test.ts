@@ -1,5 +1,5 @@
 /**
- * The memory that outlives a run, as rules (workflows/decisions/lasting-memory.ts and
+ * The memory that outlives a run, as rules (rules/lasting-memory.ts and
  * memory-retrieval.ts): a journal and its traces become one episode per iteration (outcome,
  * signatures, findings, council reasons, redacted texts); a test that failed three times for the
  * same reason becomes an anti-pattern naming it and the reason, its fix a pattern that supersedes
@@ -18,8 +18,8 @@ import {
   normalizeReason,
   type IterationTrace,
   type RunEnd,
-} from '../../workflows/decisions/lasting-memory.js';
-import { CHARS_PER_TOKEN, retrieve, taskTypeOf, TASK_WEIGHTS, type StoredItem } from '../../workflows/decisions/memory-retrieval.js';
+} from '../../rules/lasting-memory.js';
+import { CHARS_PER_TOKEN, retrieve, taskTypeOf, TASK_WEIGHTS, type StoredItem } from '../../rules/memory-retrieval.js';
 
 const GH_TOKEN = 'ghp_' + 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8';
 

@@ -13,7 +13,7 @@ import {
   reviewDue,
   reviewStands,
   stepPaths,
-} from '../../workflows/decisions/lean-rounds.js';
+} from '../../rules/lean-rounds.js';
 
 const mark = (over: Partial<ChangeMark> = {}): ChangeMark => ({
   tree: 't1',

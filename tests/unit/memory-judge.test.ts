@@ -1,17 +1,10 @@
 /**
- * The memory judge's rules (workflows/decisions/memory-judge.ts): which items a run's judgement
+ * The memory judge's rules (rules/memory-judge.ts): which items a run's judgement
  * is shown, when a call is worth making, and how its answer is read — a valid answer becomes a
  * plan, anything else changes nothing and says why.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  judgePrompt,
-  judgeSelection,
-  keywordOverlap,
-  nearDuplicate,
-  parseJudgeAnswer,
-  type JudgeItem,
-} from '../../workflows/decisions/memory-judge.js';
+import { judgePrompt, judgeSelection, keywordOverlap, nearDuplicate, parseJudgeAnswer, type JudgeItem } from '../../rules/memory-judge.js';
 
 const item = (id: number, keywords: string[], over: Partial<JudgeItem> = {}): JudgeItem => ({
   id,

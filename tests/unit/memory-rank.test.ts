@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { rankItems, scoreOf } from '../../activities/memory-rank.js';
-import { keywordsOf } from '../../workflows/decisions/lasting-memory.js';
-import { retrieve, type StoredItem } from '../../workflows/decisions/memory-retrieval.js';
+import { keywordsOf } from '../../rules/lasting-memory.js';
+import { retrieve, type StoredItem } from '../../rules/memory-retrieval.js';
 
 const item = (id: number, title: string, body: string, keywords: string[], over: Partial<StoredItem> = {}): StoredItem => ({
   ref: { kind: 'pattern', id },

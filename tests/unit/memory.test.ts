@@ -1,5 +1,5 @@
 /**
- * Owns the unit tests of workflows/decisions/memory.ts (the run memory): what an iteration and the
+ * Owns the unit tests of rules/memory.ts (the run memory): what an iteration and the
  * decisions around it leave in it, that it stays bounded over a 200-iteration run (entries, their
  * text, the state carried across continue-as-new, the rendered "run so far"), that the rendering
  * is newest first within its budget and says how much older memory there is, and the bounds of the
@@ -18,7 +18,7 @@ import {
   renderRunSoFar,
   rewindMemory,
   type IterationFacts,
-} from '../../workflows/decisions/memory.js';
+} from '../../rules/memory.js';
 import { runState } from '../support/run-state.js';
 
 function facts(over: Partial<IterationFacts> = {}): IterationFacts {

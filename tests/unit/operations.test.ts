@@ -11,7 +11,7 @@ import { explainKnobs, resolveKnobs } from '../../cli/config.js';
 import { CliError, EXIT } from '../../cli/connection.js';
 import { Command } from 'commander';
 import { resolveOperations, workerOperationsOptions } from '../../cli/operations.js';
-import { jsonLogLine, parseLogFormat } from '../../workers/logging.js';
+import { jsonLogLine, parseLogFormat } from '../../lib/logging.js';
 import { IntendedWarningsLogger, parseMetricsBind, runtimeOptions } from '../../workers/runtime.js';
 import { tracesUrl } from '../../workers/tracing.js';
 import { DEFAULT_TUNING, resolveTuning, tuningWorkerOptions } from '../../workers/tuning.js';

@@ -1,5 +1,5 @@
 /**
- * The package fetch log and its counts (workflows/decisions/package-fetches.ts): a log line reads
+ * The package fetch log and its counts (rules/package-fetches.ts): a log line reads
  * back as written, a torn or forged line is skipped (never counted), the counts add up by host and
  * stay bounded, the run's state keeps them across calls (noteSandbox), and the lines `vigil status`
  * prints say how many fetches, from where, and — when the registries are closed — why an install
@@ -18,8 +18,8 @@ import {
   packagesLines,
   parseFetchLog,
   type FetchEntry,
-} from '../../workflows/decisions/package-fetches.js';
-import { noteSandbox } from '../../workflows/decisions/sandbox.js';
+} from '../../rules/package-fetches.js';
+import { noteSandbox } from '../../rules/sandbox.js';
 
 const entry = (over: Partial<FetchEntry> = {}): FetchEntry => ({
   at: '2026-11-29T10:00:00.000Z',

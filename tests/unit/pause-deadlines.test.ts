@@ -1,5 +1,5 @@
 /**
- * Questions with deadlines, the rule (workflows/decisions/pause-deadlines.ts): which pause waits for
+ * Questions with deadlines, the rule (rules/pause-deadlines.ts): which pause waits for
  * a person, when its reminder, re-route and deadline fall, what is due now, what the deadline does,
  * and the line status shows.
  */
@@ -17,7 +17,7 @@ import {
   spokenDuration,
   waitsForPerson,
   type DeadlineKnobs,
-} from '../../workflows/decisions/pause-deadlines.js';
+} from '../../rules/pause-deadlines.js';
 
 const H = 3_600_000;
 const T0 = Date.parse('2026-11-30T00:00:00.000Z');

@@ -1,7 +1,7 @@
 import { defaultPayloadConverter, METADATA_ENCODING_KEY } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { parseMessage } from '../../schemas/messages.js';
-import { missingPayloadKey } from '../../workflows/decisions/payload-key.js';
+import { missingPayloadKey } from '../../rules/payload-key.js';
 import { payloadConverter } from '../../workflows/payload-converter.js';
 
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);

@@ -1,5 +1,5 @@
 /**
- * The rules of pytest's per-test map (workflows/decisions/per-test-map.ts), on values: what a
+ * The rules of pytest's per-test map (rules/per-test-map.ts), on values: what a
  * zero-context diff says, when a change touches what runs at import, how a node id is named in
  * the JUnit report, and what a change selects. The real runs are in
  * tests/unit/affected-tests-runners.test.ts.
@@ -14,7 +14,7 @@ import {
   planPerTest,
   enclosingFunction,
   touchesImportTime,
-} from '../../workflows/decisions/per-test-map.js';
+} from '../../rules/per-test-map.js';
 
 const DIFF = [
   'diff --git a/pkg/add.py b/pkg/add.py',

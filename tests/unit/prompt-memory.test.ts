@@ -1,5 +1,5 @@
 /**
- * The run memory by reference (workflows/decisions/prompt-memory.ts, workflows/prompt-parts.ts,
+ * The run memory by reference (rules/prompt-memory.ts, workflows/prompt-parts.ts,
  * activities/prompt-memory.ts): over a long simulated run — entries appended and merged, older
  * ones dropped, a rewind, notes that change, continue-as-new, the activity's store lost — the
  * prompt the activity renders from the reference is byte-identical to the prompt rendered from
@@ -23,13 +23,13 @@ import {
   promptMemory,
   renderRunSoFar,
   rewindMemory,
-} from '../../workflows/decisions/memory.js';
-import { buildPrompt } from '../../workflows/decisions/prompt.js';
-import { applyMemoryDelta, memoryDelta, memoryWindow, windowHash } from '../../workflows/decisions/prompt-memory.js';
+} from '../../rules/memory.js';
+import { buildPrompt } from '../../rules/prompt.js';
+import { applyMemoryDelta, memoryDelta, memoryWindow, windowHash } from '../../rules/prompt-memory.js';
 import { MemoryParts } from '../../workflows/prompt-parts.js';
-import { renderPromptSpec } from '../../workflows/decisions/call-prompt.js';
-import { councilPrompt, devilsAdvocatePrompt } from '../../workflows/decisions/council-prompt.js';
-import { devilsAdvocateReviewPrompt, reviewerPrompt } from '../../workflows/decisions/review.js';
+import { renderPromptSpec } from '../../rules/call-prompt.js';
+import { councilPrompt, devilsAdvocatePrompt } from '../../rules/council-prompt.js';
+import { devilsAdvocateReviewPrompt, reviewerPrompt } from '../../rules/review.js';
 import { PromptSpecSchema } from '../../schemas/activities.js';
 
 const dirs: string[] = [];

@@ -1,13 +1,13 @@
 /**
- * Owns the unit tests of workflows/decisions/prompt.ts: what buildPrompt puts in an iteration's
+ * Owns the unit tests of rules/prompt.ts: what buildPrompt puts in an iteration's
  * prompt (PRD reference, iteration N of M, phase guidance, retry note, human directives with who
  * and when, previous findings, completion instruction), the default template's sections with the
  * run memory (pinned order) and its size bound, and the checking of a person's template.
  */
 import { describe, expect, it } from 'vitest';
 import { PHASES, type Directive, type Phase } from '../../schemas/run.js';
-import { describeRefusal, judgeCompletion } from '../../workflows/decisions/completion.js';
-import { phaseFor, tierFor } from '../../workflows/decisions/phase.js';
+import { describeRefusal, judgeCompletion } from '../../rules/completion.js';
+import { phaseFor, tierFor } from '../../rules/phase.js';
 import {
   buildPrompt,
   DEFAULT_PROMPT_TEMPLATE,
@@ -16,7 +16,7 @@ import {
   SECTION_PLACEHOLDERS,
   TEST_HONESTY,
   type PromptInput,
-} from '../../workflows/decisions/prompt.js';
+} from '../../rules/prompt.js';
 import { MEMORY_LIMITS } from '../../schemas/memory.js';
 
 const PROMISE = 'COMPLETION PROMISE FULFILLED';

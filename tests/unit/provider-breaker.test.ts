@@ -1,5 +1,5 @@
 /**
- * The provider circuit breaker (workflows/decisions/provider-breaker.ts, seed 001) with the seed's
+ * The provider circuit breaker (rules/provider-breaker.ts, seed 001) with the seed's
  * numbers: 3 failures within 60 s open it for 300 s, HALF_OPEN lets one probe out per 10 s, 3
  * successful probes close it, a failed probe re-opens it; straggler reports, the manual reset,
  * the schema, and a fast-check property over arbitrary ask/report sequences.
@@ -16,7 +16,7 @@ import {
   initialBreaker,
   type BreakerOutcome,
   type ProviderBreakerState,
-} from '../../workflows/decisions/provider-breaker.js';
+} from '../../rules/provider-breaker.js';
 
 const S = 1000;
 const T0 = 1_700_000_000_000;

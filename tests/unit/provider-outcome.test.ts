@@ -1,6 +1,6 @@
-/** providerOutcome (workflows/decisions/provider-outcome.ts): what the circuit breaker hears about a call. */
+/** providerOutcome (rules/provider-outcome.ts): what the circuit breaker hears about a call. */
 import { describe, expect, it } from 'vitest';
-import { HUNG_STREAM_REASON, providerOutcome } from '../../workflows/decisions/provider-outcome.js';
+import { HUNG_STREAM_REASON, providerOutcome } from '../../rules/provider-outcome.js';
 
 const base = { exitCode: 1, timedOut: false, rateLimited: false, authError: false, tail: '' };
 

@@ -23,9 +23,9 @@ import {
   type ParsedOutput,
   type ProviderName,
 } from '../../activities/providers/index.js';
-import { detectAuthError } from '../../workflows/decisions/auth-error.js';
-import { providerOutcome } from '../../workflows/decisions/provider-outcome.js';
-import { isRateLimited } from '../../workflows/decisions/rate-limit.js';
+import { detectAuthError } from '../../rules/auth-error.js';
+import { providerOutcome } from '../../rules/provider-outcome.js';
+import { isRateLimited } from '../../rules/rate-limit.js';
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/providers');
 const fixture = (cli: string, name: string): string => readFileSync(path.join(FIXTURES, cli, name), 'utf8');

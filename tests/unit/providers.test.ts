@@ -24,8 +24,8 @@ import {
   type ProviderName,
   type ProviderPreset,
 } from '../../activities/providers/index.js';
-import type { Usage } from '../../workflows/decisions/budget.js';
-import { isRateLimited } from '../../workflows/decisions/rate-limit.js';
+import type { Usage } from '../../rules/budget.js';
+import { isRateLimited } from '../../rules/rate-limit.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const FIXTURES = path.join(ROOT, 'tests/fixtures/providers');

@@ -1,12 +1,12 @@
 /**
- * Rate-limit detection and waits (workflows/decisions/rate-limit.ts, spec §1.9): the §1.9 forms,
+ * Rate-limit detection and waits (rules/rate-limit.ts, spec §1.9): the §1.9 forms,
  * each provider's own messages (claude reset notices and epochs, codex usage limits, gemini
  * RESOURCE_EXHAUSTED with retryDelay or a per-day quota), structured output winning over text,
  * and test-runner lines never counting.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { detectRateLimit, isRateLimited, RESET_BUFFER_SECONDS } from '../../workflows/decisions/rate-limit.js';
+import { detectRateLimit, isRateLimited, RESET_BUFFER_SECONDS } from '../../rules/rate-limit.js';
 
 const H = 3600;
 const B = RESET_BUFFER_SECONDS;

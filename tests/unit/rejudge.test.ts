@@ -1,5 +1,5 @@
 /**
- * Re-judging recorded runs (workflows/decisions/rejudge.ts): which checks a journal shows, and each
+ * Re-judging recorded runs (rules/rejudge.ts): which checks a journal shows, and each
  * check under today's rules from the evidence recorded then. Unchanged knobs flip nothing; a
  * stricter knob flips the approvals whose evidence it refuses (an approval every reviewing role
  * gave on a review with advisory findings, a 2-of-3 council) and leaves the honest control
@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { EventEnvelope, RunEvent } from '../../schemas/events.js';
 import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
 import { RecordedRunSchema, type RecordedRun, type RecordedTree } from '../../schemas/rejudge.js';
-import { integrityOn, recordedChecks, recordedKnobs, rejudgeRun, waivedIds } from '../../workflows/decisions/rejudge.js';
+import { integrityOn, recordedChecks, recordedKnobs, rejudgeRun, waivedIds } from '../../rules/rejudge.js';
 
 const iteration = (n: number, o: Partial<Extract<RunEvent, { kind: 'iteration' }>> = {}): RunEvent => ({
   kind: 'iteration',

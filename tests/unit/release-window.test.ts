@@ -1,5 +1,5 @@
 /**
- * The release window (workflows/decisions/release-window.ts) and its words (cli/release-window.ts):
+ * The release window (rules/release-window.ts) and its words (cli/release-window.ts):
  * which open runs this release may not replay, judged from the `VigilRelease` stamp. A run
  * stamped by a release before the window (the adversary: a stale run an upgrade would strand) is
  * named; runs within it (the honest control) are not; an unstamped run is said to be 0.4.0 or
@@ -15,7 +15,7 @@ import {
   OLDEST_REPLAYED_RELEASE,
   releaseWindow,
   windowReport,
-} from '../../workflows/decisions/release-window.js';
+} from '../../rules/release-window.js';
 
 describe('releases', () => {
   it('compares by number, not as text, and refuses what is not a release', () => {

@@ -1,5 +1,5 @@
 /**
- * Owns the unit tests of the blind code review's pure decisions (workflows/decisions/review.ts,
+ * Owns the unit tests of the blind code review's pure decisions (rules/review.ts,
  * spec §5.4, §5.5): diff scope and cap, reviewer selection, verdict and severity parsing, the
  * per-reviewer record, aggregation with the devil's advocate, re-runs, and the prompts.
  */
@@ -24,7 +24,7 @@ import {
   type ReviewerPromptInput,
   type ReviewerRun,
   type SelectionInput,
-} from '../../workflows/decisions/review.js';
+} from '../../rules/review.js';
 
 // ---------------------------------------------------------------------------------------------
 // Diff scope and cap

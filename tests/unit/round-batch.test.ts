@@ -1,5 +1,5 @@
 /**
- * Batched rounds (claude --agents): the pure parts (workflows/decisions/round-batch.ts) — the
+ * Batched rounds (claude --agents): the pure parts (rules/round-batch.ts) — the
  * sub-agents declared, the schema of the one answer, and its split into per-member answers that
  * the usual parsers read — the claude preset's argv for a batched call, its reading of the
  * call's stream, and which rounds can be batched (activities/round-batch.ts).
@@ -15,17 +15,10 @@ import { ROOT } from '../support/harness.js';
 import { claudePreset, readBatchStream } from '../../activities/providers/claude.js';
 import type { InvocationRequest } from '../../activities/providers/index.js';
 import type { RunAgentInput } from '../../schemas/activities.js';
-import {
-  agentsArgument,
-  batchPrompt,
-  findingsSchema,
-  roundMayBatch,
-  splitFindings,
-  subAgentName,
-} from '../../workflows/decisions/round-batch.js';
+import { agentsArgument, batchPrompt, findingsSchema, roundMayBatch, splitFindings, subAgentName } from '../../rules/round-batch.js';
 import { defaultKnobs, KnobsSchema } from '../../schemas/knobs.js';
-import { reviewerRecord } from '../../workflows/decisions/review.js';
-import { parseVote } from '../../workflows/decisions/vote.js';
+import { reviewerRecord } from '../../rules/review.js';
+import { parseVote } from '../../rules/vote.js';
 
 const names = [
   'vigil-council-member-0-requirements-verifier',

@@ -29,7 +29,7 @@ import { BRIDGE_PROTOCOL, goBridgePath, sandboxBridge } from '../../activities/s
 import { SANDBOX_BRIDGE_PATH } from '../../activities/sandbox-policy.js';
 import { startSandboxProxy } from '../../activities/sandbox-proxy.js';
 import { describeSandbox, prepareSandbox, sandboxPlatform, sandboxReport } from '../../activities/sandbox.js';
-import { PACKAGE_NAME } from '../../workers/paths.js';
+import { PACKAGE_NAME } from '../../lib/paths.js';
 import { BRIDGE_BUILD_ENV, setupSandboxBridge } from '../../workers/sandbox-bridge-setup.js';
 import { hasGo } from '../support/go.js';
 import { ROOT } from '../support/harness.js';

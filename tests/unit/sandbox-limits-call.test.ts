@@ -24,7 +24,7 @@ import { cgroupProbe } from '../../activities/sandbox-cgroups.js';
 import { runTests } from '../../activities/tests.js';
 import type { AgentResult, RunAgentInput, RunTestsInput, TestResult } from '../../schemas/activities.js';
 import { defaultKnobs } from '../../schemas/knobs.js';
-import { sandboxArgs } from '../../workflows/decisions/sandbox.js';
+import { sandboxArgs } from '../../rules/sandbox.js';
 import { ROOT } from '../support/harness.js';
 
 if (!existsSync(supervisorPath())) throw new Error(`${supervisorPath()} is missing: run \`npm run build\` (npm test does it for you)`);

@@ -26,7 +26,7 @@ import { sandboxPlatform } from '../../activities/sandbox.js';
 import { supervisorPath } from '../../activities/process.js';
 import type { AgentResult, RunAgentInput, RunTestsInput, TestResult } from '../../schemas/activities.js';
 import { fetchLogPath } from '../../schemas/paths.js';
-import { packagesLines, parseFetchLog } from '../../workflows/decisions/package-fetches.js';
+import { packagesLines, parseFetchLog } from '../../rules/package-fetches.js';
 import { patient } from '../support/patience.js';
 
 if (!existsSync(supervisorPath())) throw new Error(`${supervisorPath()} is missing: run \`npm run build\` (npm test does it for you)`);

@@ -1,5 +1,5 @@
 /**
- * What a run remembers of its sandbox (workflows/decisions/sandbox.ts): the latest call's
+ * What a run remembers of its sandbox (rules/sandbox.ts): the latest call's
  * isolation, the refused attempts merged by role, kind and target and bounded, the calls a limit
  * ended, the lines status prints, and which knobs a call's input carries.
  */
@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { RunAgentInputSchema } from '../../schemas/activities.js';
 import { defaultKnobs } from '../../schemas/knobs.js';
 import { MAX_RUN_DENIALS, MAX_RUN_LIMIT_HITS, SandboxStateSchema, type SandboxReport, type SandboxState } from '../../schemas/sandbox.js';
-import { mergedDenials, noteSandbox, sandboxArgs } from '../../workflows/decisions/sandbox.js';
+import { mergedDenials, noteSandbox, sandboxArgs } from '../../rules/sandbox.js';
 import { deniedLines, sandboxLine } from '../../workflows/ui.js';
 
 const empty: SandboxState = SandboxStateSchema.parse({ last: null, denied: [], deniedTotal: 0, unsandboxedCalls: 0 });

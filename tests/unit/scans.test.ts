@@ -1,5 +1,5 @@
 /**
- * Owns the unit tests of workflows/decisions/scans.ts: the done-phrase detector (spec §2.10), the
+ * Owns the unit tests of rules/scans.ts: the done-phrase detector (spec §2.10), the
  * secret scanner used on changed files by the evidence gate (spec §3.2, secret axis), and the
  * redaction of secret values in agent output (`findSecrets`, `redactSecrets`).
  *
@@ -7,7 +7,7 @@
  * literal appears in this file (secret scanners in tooling would flag it).
  */
 import { describe, expect, it } from 'vitest';
-import { findDonePhrase, findSecrets, redactSecrets, scanSecrets, type SecretFinding } from '../../workflows/decisions/scans.js';
+import { findDonePhrase, findSecrets, redactSecrets, scanSecrets, type SecretFinding } from '../../rules/scans.js';
 
 // ---------------------------------------------------------------------------------------------
 // findDonePhrase

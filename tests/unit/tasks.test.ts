@@ -31,7 +31,7 @@ import {
   taskWaiting,
   streamWaitingOf,
   waitingTasks,
-} from '../../workflows/decisions/tasks.js';
+} from '../../rules/tasks.js';
 
 const list = (...specs: [string, string[]?][]): TaskList =>
   TaskListSchema.parse(specs.map(([id, deps]) => ({ id, title: `task ${id}`, dependsOn: deps ?? [] })));

@@ -1,5 +1,5 @@
 /**
- * Counting failing tests from a runner's output (workflows/decisions/test-output.ts), for the
+ * Counting failing tests from a runner's output (rules/test-output.ts), for the
  * tier ladder's "more than 3 failing tests" trigger.
  */
 import { execFileSync } from 'node:child_process';
@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { countFailingTests } from '../../workflows/decisions/test-output.js';
+import { countFailingTests } from '../../rules/test-output.js';
 
 describe('countFailingTests', () => {
   it('reads the real output of node --test', () => {

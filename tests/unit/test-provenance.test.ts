@@ -20,7 +20,7 @@ import { runTests } from '../../activities/tests.js';
 import type { RunGatesResult, TestResult } from '../../schemas/activities.js';
 import { GateResultSchema, type GateResult } from '../../schemas/gates.js';
 import { ensurePrivateRunDir } from '../../activities/artifacts.js';
-import { FINDING_ID, liftFindings } from '../../workflows/decisions/finding-waivers.js';
+import { FINDING_ID, liftFindings } from '../../rules/finding-waivers.js';
 import { git } from '../support/harness.js';
 import { patient } from '../support/patience.js';
 

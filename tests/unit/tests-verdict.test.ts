@@ -1,5 +1,5 @@
 /**
- * The tests verdict that trusts no exit code (workflows/decisions/tests-verdict.ts), from the
+ * The tests verdict that trusts no exit code (rules/tests-verdict.ts), from the
  * reports real runners write (activities/gates/test-report.ts), in the default sandbox: pytest
  * and unittest through the machine's pyenv python3, node's test runner, vitest. Each repository
  * starts with a bug a test catches; the run's first test run is its baseline. Then a builder
@@ -21,7 +21,7 @@ import { sandboxPlatform } from '../../activities/sandbox.js';
 import { runTests } from '../../activities/tests.js';
 import type { TestResult } from '../../schemas/activities.js';
 import type { TestReport } from '../../schemas/test-report.js';
-import { testsVerdict } from '../../workflows/decisions/tests-verdict.js';
+import { testsVerdict } from '../../rules/tests-verdict.js';
 import { RUNNERS } from '../support/cheat-corpus.js';
 import { git, ROOT } from '../support/harness.js';
 

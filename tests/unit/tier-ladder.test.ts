@@ -1,5 +1,5 @@
 /**
- * Owns the unit tests of workflows/decisions/tier-ladder.ts (seed 002): the failure climb
+ * Owns the unit tests of rules/tier-ladder.ts (seed 002): the failure climb
  * LOW -> MEDIUM -> HIGH -> human, the scope triggers at LOW, the always-HIGH PRD patterns and pin,
  * de-escalation after single-file successes, the bounded change log, the dependency-manifest
  * list, and the knob-off no-op.
@@ -19,7 +19,7 @@ import {
   type LadderState,
   type Level,
   type TierChange,
-} from '../../workflows/decisions/tier-ladder.js';
+} from '../../rules/tier-ladder.js';
 
 const KNOBS: LadderKnobs = {
   tierLadder: true,

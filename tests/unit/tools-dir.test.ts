@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isSourceCheckout, PACKAGE_NAME, packageRoot, toolsDir, toolsDirs } from '../../workers/paths.js';
+import { isSourceCheckout, PACKAGE_NAME, packageRoot, toolsDir, toolsDirs } from '../../lib/paths.js';
 
 const made: string[] = [];
 afterAll(() => {

@@ -9,7 +9,7 @@ import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
 import { OUTCOME_EXIT_CODES, type Verdict } from '../../schemas/run.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { cardMarkdown, currentDetails, nextStep, spendText, staticDetails, staticSummary, voteLines } from '../../workflows/ui.js';
-import { onRepositoryTrouble } from '../../workflows/decisions/repository.js';
+import { onRepositoryTrouble } from '../../rules/repository.js';
 import { iterationRecord as record, statusSnapshot as snapshot, T } from '../support/status-snapshot.js';
 
 const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');

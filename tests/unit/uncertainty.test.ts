@@ -1,5 +1,5 @@
 /**
- * Owns the unit tests of workflows/decisions/uncertainty.ts (spec §4.1): the seed's nine-case test
+ * Owns the unit tests of rules/uncertainty.ts (spec §4.1): the seed's nine-case test
  * plan (design §4) rewritten as pure tests of `evaluateUncertainty`, plus the ring, same-round,
  * derived-minimum and exact-N-th-round rules, and the handoff lines of `describeProxies`.
  */
@@ -14,7 +14,7 @@ import {
   type UncertaintyKnobs,
   type UncertaintyObservation,
   type UncertaintyState,
-} from '../../workflows/decisions/uncertainty.js';
+} from '../../rules/uncertainty.js';
 
 const KNOBS: UncertaintyKnobs = {
   uncertaintyEscalation: true,

@@ -98,10 +98,10 @@ describe('writePrebuiltBundle', () => {
   beforeAll(() => assertBuilt());
 
   it('records the compiled workflows and the embedded dependencies, and a recompile invalidates it', async () => {
-    // A copy of the compiled workflows, round drivers and schemas, resolving packages from this checkout.
+    // A copy of the compiled workflows, round drivers, rules and schemas, resolving packages from this checkout.
     const root = tempDir('vigil-bundle-real-');
     const dist = path.join(root, 'dist');
-    for (const d of ['workflows', 'rounds', 'schemas']) cpSync(path.join(ROOT, 'dist', d), path.join(dist, d), { recursive: true });
+    for (const d of ['workflows', 'rounds', 'rules', 'schemas']) cpSync(path.join(ROOT, 'dist', d), path.join(dist, d), { recursive: true });
     symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'));
     const manifest = await writePrebuiltBundle({
       distDir: dist,
@@ -118,7 +118,7 @@ describe('writePrebuiltBundle', () => {
     expect(checkPrebuiltBundle(dist)).toEqual({ ok: true, codePath: path.join(dist, BUNDLE_FILE) });
     expect(readFileSync(path.join(dist, BUNDLE_FILE), 'utf8')).toContain('vigilRun');
 
-    appendFileSync(path.join(dist, 'workflows', 'decisions', 'backoff.js'), '\n// recompiled\n');
-    expect(checkPrebuiltBundle(dist)).toEqual({ ok: false, reason: 'workflows/decisions/backoff.js changed since the bundle was built' });
+    appendFileSync(path.join(dist, 'rules', 'backoff.js'), '\n// recompiled\n');
+    expect(checkPrebuiltBundle(dist)).toEqual({ ok: false, reason: 'rules/backoff.js changed since the bundle was built' });
   });
 });

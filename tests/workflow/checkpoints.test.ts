@@ -12,7 +12,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workingTreeHash } from '../../activities/repo.js';
 import type { RewindPayload } from '../../schemas/messages.js';
-import { checkpointRef, runRefPrefix } from '../../workflows/decisions/checkpoints.js';
+import { checkpointRef, runRefPrefix } from '../../rules/checkpoints.js';
 import { pauseUpdate, resumeUpdate, rewindUpdate, stopUpdate } from '../../workflows/messages.js';
 import {
   agentCalls,

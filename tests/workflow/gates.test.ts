@@ -12,7 +12,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knobs } from '../../schemas/knobs.js';
 import { ChecklistItemSchema } from '../../schemas/gates.js';
-import { selectHeldOut } from '../../workflows/decisions/checklist/held-out.js';
+import { selectHeldOut } from '../../rules/checklist/held-out.js';
 import { printStatus, statusJson } from '../../cli/status.js';
 import { viewRun } from '../../cli/steer.js';
 import { lightRunApi } from '../../cli/wire/client.js';

@@ -24,7 +24,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { defaultKnobs } from '../../schemas/knobs.js';
-import { EARLIER_RUNS_HEADING } from '../../workflows/decisions/prompt.js';
+import { EARLIER_RUNS_HEADING } from '../../rules/prompt.js';
 import { stopUpdate } from '../../workflows/messages.js';
 import {
   CLI,

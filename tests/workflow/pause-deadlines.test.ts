@@ -15,7 +15,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knobs } from '../../schemas/knobs.js';
 import { inputUpdate, pauseUpdate, resumeUpdate } from '../../workflows/messages.js';
-import { deadlinesLine } from '../../workflows/decisions/pause-deadlines.js';
+import { deadlinesLine } from '../../rules/pause-deadlines.js';
 import {
   assertBuilt,
   createTestEnv,

@@ -13,7 +13,7 @@ import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/clie
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { providersCommand, type ProviderRow } from '../../cli/providers.js';
-import type { ProviderBreakerState } from '../../workflows/decisions/provider-breaker.js';
+import type { ProviderBreakerState } from '../../rules/provider-breaker.js';
 import {
   askUpdate,
   breakerStateQuery,

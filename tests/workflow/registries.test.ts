@@ -17,7 +17,7 @@ import { fetchLogPath } from '../../schemas/paths.js';
 import type { RunInput } from '../../schemas/run.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { stopUpdate } from '../../workflows/messages.js';
-import { parseFetchLog } from '../../workflows/decisions/package-fetches.js';
+import { parseFetchLog } from '../../rules/package-fetches.js';
 import {
   assertBuilt,
   createTestEnv,

@@ -20,7 +20,7 @@ import type { Knobs } from '../../schemas/knobs.js';
 import type { Outcome } from '../../schemas/run.js';
 import type { TaskList } from '../../schemas/tasks.js';
 import { startEmbeddedPostgres } from '../../workers/postgres.js';
-import { configuredSpoolDir } from '../../workers/store-location.js';
+import { configuredSpoolDir } from '../../lib/store-location.js';
 import {
   fileWorker,
   makeRepo,

@@ -13,15 +13,10 @@
 import { ActivityFailure } from '@temporalio/common';
 import type { AgentResult } from '../../schemas/activities.js';
 import type { Outcome } from '../../schemas/run.js';
-import {
-  acceptanceAuthorPrompt,
-  draftedAcceptanceNote,
-  MAX_ACCEPTANCE_DRAFTS,
-  toothlessDraftNote,
-} from '../decisions/acceptance-author.js';
-import { chooseAgent, silenceSeconds } from '../decisions/agent-choice.js';
-import { addOrchestrationUsage, addUnpricedOrchestration } from '../decisions/budget.js';
-import { noteSandbox, sandboxArgs } from '../decisions/sandbox.js';
+import { acceptanceAuthorPrompt, draftedAcceptanceNote, MAX_ACCEPTANCE_DRAFTS, toothlessDraftNote } from '../../rules/acceptance-author.js';
+import { chooseAgent, silenceSeconds } from '../../rules/agent-choice.js';
+import { addOrchestrationUsage, addUnpricedOrchestration } from '../../rules/budget.js';
+import { noteSandbox, sandboxArgs } from '../../rules/sandbox.js';
 import { acceptanceOnBase } from './acceptance.js';
 import { beforeAcceptanceFromPrd } from './before-acceptance-from-prd.js';
 import { finish } from './ending.js';

@@ -10,8 +10,8 @@
  */
 import type { AcceptanceResult } from '../../schemas/acceptance.js';
 import { LIMITS, type Outcome } from '../../schemas/run.js';
-import { acceptanceFindings } from '../decisions/acceptance.js';
-import { noteSandbox, sandboxArgs } from '../decisions/sandbox.js';
+import { acceptanceFindings } from '../../rules/acceptance.js';
+import { noteSandbox, sandboxArgs } from '../../rules/sandbox.js';
 import { finish } from './ending.js';
 import { type Run } from './run.js';
 

@@ -6,10 +6,10 @@
  */
 import type { AgentResult } from '../../schemas/activities.js';
 import { LIMITS } from '../../schemas/run.js';
-import { backoffSeconds } from '../decisions/backoff.js';
-import { waitWithinCaps } from '../decisions/caps.js';
-import { failureFingerprint, trackDeadLetter } from '../decisions/dead-letter.js';
-import { failOverOnRateLimit } from '../decisions/failover.js';
+import { backoffSeconds } from '../../rules/backoff.js';
+import { waitWithinCaps } from '../../rules/caps.js';
+import { failureFingerprint, trackDeadLetter } from '../../rules/dead-letter.js';
+import { failOverOnRateLimit } from '../../rules/failover.js';
 import { markRateLimit } from './eras.js';
 import { escalateToPerson, notifyPeople } from './people.js';
 import { type Again, AGAIN, type Run } from './run.js';

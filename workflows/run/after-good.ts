@@ -6,9 +6,9 @@
  * Workflow code: deterministic, no I/O.
  */
 import type { AgentResult, RepoSnapshot } from '../../schemas/activities.js';
-import { breakerTrip } from '../decisions/breaker.js';
-import { shouldConvene } from '../decisions/convene.js';
-import { earlyCheckDue, flaggedTexts } from '../decisions/lean-rounds.js';
+import { breakerTrip } from '../../rules/breaker.js';
+import { shouldConvene } from '../../rules/convene.js';
+import { earlyCheckDue, flaggedTexts } from '../../rules/lean-rounds.js';
 import { claimWithoutCouncil, councilRound } from './council.js';
 import { actOnGateStreak, ensureTests, gatesDueNow, qualityGates } from './gates.js';
 import { type Again, AGAIN, end, type End, type Run } from './run.js';

@@ -9,10 +9,10 @@
  */
 import type { GateResult } from '../../schemas/gates.js';
 import { type ContractBreach, LIMITS, type Outcome } from '../../schemas/run.js';
-import { contractFindings, describeBreach, reviewBreaches } from '../decisions/contract.js';
-import { mergeLatest } from '../decisions/gates.js';
-import { reviewStands } from '../decisions/lean-rounds.js';
-import { reviewSummaryForPrompt } from '../decisions/review.js';
+import { contractFindings, describeBreach, reviewBreaches } from '../../rules/contract.js';
+import { mergeLatest } from '../../rules/gates.js';
+import { reviewStands } from '../../rules/lean-rounds.js';
+import { reviewSummaryForPrompt } from '../../rules/review.js';
 import { actOnGateStreak, codeReview, trackGateResult } from './gates.js';
 import { keepContract, refuse } from './refusals.js';
 import type { Run } from './run.js';

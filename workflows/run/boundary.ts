@@ -8,10 +8,10 @@
  * Workflow code: deterministic, no I/O.
  */
 import { SA_PROVIDER, SA_REPO } from '../../schemas/search-attributes.js';
-import { budgetExceeded } from '../decisions/budget.js';
-import { checkCaps } from '../decisions/caps.js';
-import { keepLearnings } from '../decisions/prompt-memory.js';
-import { initialLadder } from '../decisions/tier-ladder.js';
+import { budgetExceeded } from '../../rules/budget.js';
+import { checkCaps } from '../../rules/caps.js';
+import { keepLearnings } from '../../rules/prompt-memory.js';
+import { initialLadder } from '../../rules/tier-ladder.js';
 import { acceptanceOnBase, sealAcceptanceTests } from './acceptance.js';
 import { draftAcceptanceTests, refuseDraftThatAlreadyPasses, showDraftedAcceptance } from './acceptance-author.js';
 import { answerHeldClaim, councilRound } from './council.js';

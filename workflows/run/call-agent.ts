@@ -16,17 +16,17 @@ import {
   type PromptInput,
 } from '../../schemas/activities.js';
 import type { Phase, Tier } from '../../schemas/run.js';
-import { chooseAgent, silenceSeconds } from '../decisions/agent-choice.js';
-import { remainingBudget, spendAfterCall } from '../decisions/budget.js';
-import { builderChecklist } from '../decisions/checklist/state.js';
-import { planCheckpoint, sealCheckpoint } from '../decisions/checkpoints.js';
-import { knobsFor } from '../decisions/failover.js';
-import { gateFindingsForPrompt } from '../decisions/gates.js';
-import { directiveMemory } from '../decisions/memory.js';
-import { phaseFor, tierFor } from '../decisions/phase.js';
-import { REPOSITORY_FAILURE_TYPES } from '../decisions/repository.js';
-import { LEVEL_TIER } from '../decisions/tier-ladder.js';
-import { interruptedNote } from '../decisions/undelivered-directives.js';
+import { chooseAgent, silenceSeconds } from '../../rules/agent-choice.js';
+import { remainingBudget, spendAfterCall } from '../../rules/budget.js';
+import { builderChecklist } from '../../rules/checklist/state.js';
+import { planCheckpoint, sealCheckpoint } from '../../rules/checkpoints.js';
+import { knobsFor } from '../../rules/failover.js';
+import { gateFindingsForPrompt } from '../../rules/gates.js';
+import { directiveMemory } from '../../rules/memory.js';
+import { phaseFor, tierFor } from '../../rules/phase.js';
+import { REPOSITORY_FAILURE_TYPES } from '../../rules/repository.js';
+import { LEVEL_TIER } from '../../rules/tier-ladder.js';
+import { interruptedNote } from '../../rules/undelivered-directives.js';
 import { agentResultOf } from '../../rounds/agent-result.js';
 import { carriedGates } from '../gates-pass.js';
 import { callKilledByRun } from '../running-call.js';
@@ -35,7 +35,7 @@ import { gatesPassFacts } from './gates.js';
 import { budgetWarningDue, warnOnBudget } from './people.js';
 import { type ProviderPick, reportToBreaker } from './provider.js';
 import { end, go, INTERRUPTED, type Run, type Step } from './run.js';
-import { sandboxArgs } from '../decisions/sandbox.js';
+import { sandboxArgs } from '../../rules/sandbox.js';
 
 /** Exit code recorded for an iteration whose agent call never completed on any worker. */
 const AGENT_CALL_LOST = 125;

@@ -7,13 +7,13 @@
  */
 import { checkEvidence, describeRejection, evidenceRecord } from '../../rounds/council-round.js';
 import { LIMITS, type Outcome } from '../../schemas/run.js';
-import { addOrchestrationUsage, addUnpricedOrchestration, orchestrationCapped } from '../decisions/budget.js';
-import { emptyDiffRefusal, recordCheck } from '../decisions/completion-check.js';
-import { councilBreaches } from '../decisions/contract.js';
-import type { ConveneTrigger } from '../decisions/convene.js';
-import { describeBlock } from '../decisions/evidence.js';
-import { councilEvent } from '../decisions/journal.js';
-import { noteSandbox } from '../decisions/sandbox.js';
+import { addOrchestrationUsage, addUnpricedOrchestration, orchestrationCapped } from '../../rules/budget.js';
+import { emptyDiffRefusal, recordCheck } from '../../rules/completion-check.js';
+import { councilBreaches } from '../../rules/contract.js';
+import type { ConveneTrigger } from '../../rules/convene.js';
+import { describeBlock } from '../../rules/evidence.js';
+import { councilEvent } from '../../rules/journal.js';
+import { noteSandbox } from '../../rules/sandbox.js';
 import {
   checkRefused,
   completionGuard,

@@ -6,7 +6,7 @@
  * Workflow code: deterministic, no I/O.
  */
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
-import { evidenceLine } from '../decisions/evidence-line.js';
+import { evidenceLine } from '../../rules/evidence-line.js';
 import { type Outcome, OUTCOME_EXIT_CODES, type OutcomeStatus, RunStateSchema } from '../../schemas/run.js';
 import { type Json, packValue } from '../carried-state.js';
 import {
@@ -16,14 +16,14 @@ import {
   opensPullRequest,
   pullRequestTitle,
   runReportMarkdown,
-} from '../decisions/delivery.js';
-import { outcomeEvent } from '../decisions/journal.js';
-import { onRepositoryTrouble, repositoryTrouble } from '../decisions/repository.js';
-import { undeliveredNote } from '../decisions/undelivered-directives.js';
-import { chooseAgent, silenceSeconds } from '../decisions/agent-choice.js';
-import { remainingBudget } from '../decisions/budget.js';
-import { sandboxArgs } from '../decisions/sandbox.js';
-import { agentRequestNotes } from '../decisions/agent-requests.js';
+} from '../../rules/delivery.js';
+import { outcomeEvent } from '../../rules/journal.js';
+import { onRepositoryTrouble, repositoryTrouble } from '../../rules/repository.js';
+import { undeliveredNote } from '../../rules/undelivered-directives.js';
+import { chooseAgent, silenceSeconds } from '../../rules/agent-choice.js';
+import { remainingBudget } from '../../rules/budget.js';
+import { sandboxArgs } from '../../rules/sandbox.js';
+import { agentRequestNotes } from '../../rules/agent-requests.js';
 import { markDelivery, markMemoryJudge, markPackedCarry, markRunFiles, markUndeliveredDirectives, stopNowClosesFirstEra } from './eras.js';
 import { notifyPeople } from './people.js';
 import { type Run } from './run.js';

@@ -150,7 +150,7 @@ export const STOP_NOW_PATCH = 'vigil-stop-now-closes-first-v1';
 
 /**
  * Affected tests between completion checks: the gate pass of an ordinary iteration asks the test
- * run for the tests the change can affect (`scope: 'affected'`, workflows/decisions/affected-tests.ts),
+ * run for the tests the change can affect (`scope: 'affected'`, rules/affected-tests.ts),
  * and a completion check never rests on such a partial run (runs before it ran the full suite in
  * every pass). Asked where a gate pass with tests is prepared, with the affectedTestsFullEvery knob
  * above 1.

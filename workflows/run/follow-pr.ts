@@ -14,7 +14,7 @@
 import { LIMITS, type Outcome, type OutcomeStatus } from '../../schemas/run.js';
 import type { PrEvent, PullRequestState } from '../../schemas/pr-event.js';
 import { PrEventSchema } from '../../schemas/pr-event.js';
-import { evidenceLine } from '../decisions/evidence-line.js';
+import { evidenceLine } from '../../rules/evidence-line.js';
 import {
   followsPullRequest,
   newPullRequestState,
@@ -23,7 +23,7 @@ import {
   prEventDirective,
   prEventSummary,
   receivePrEvent,
-} from '../decisions/follow-pr.js';
+} from '../../rules/follow-pr.js';
 import { beforeFollowPr } from './before-follow-pr.js';
 import { deliver, finish, pullRequest, stopOutcome } from './ending.js';
 import { followPrEra } from './eras.js';

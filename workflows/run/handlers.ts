@@ -13,13 +13,13 @@ import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import { parseMessage, type MessageName } from '../../schemas/messages.js';
 import { DIRECTIVE_IDS_KEPT, LIMITS, type InvalidMessage } from '../../schemas/run.js';
 import type { RunEvent } from '../../schemas/events.js';
-import { budgetExceeded } from '../decisions/budget.js';
-import { checklistGateResult, mergeLatest } from '../decisions/gates.js';
-import { waive as waiveItem } from '../decisions/checklist/state.js';
-import { FINDING_ID, liftLatest, WAIVABLE_GATES } from '../decisions/finding-waivers.js';
-import { directiveRefusal } from '../decisions/directives.js';
-import { messageEvent } from '../decisions/journal.js';
-import { taskWaiting, waitingTasks } from '../decisions/tasks.js';
+import { budgetExceeded } from '../../rules/budget.js';
+import { checklistGateResult, mergeLatest } from '../../rules/gates.js';
+import { waive as waiveItem } from '../../rules/checklist/state.js';
+import { FINDING_ID, liftLatest, WAIVABLE_GATES } from '../../rules/finding-waivers.js';
+import { directiveRefusal } from '../../rules/directives.js';
+import { messageEvent } from '../../rules/journal.js';
+import { taskWaiting, waitingTasks } from '../../rules/tasks.js';
 import { StreamWaitingSchema } from '../../schemas/tasks.js';
 import {
   budgetSignal,

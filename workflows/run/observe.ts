@@ -7,17 +7,17 @@
  */
 import type { AgentResult, AgentSignals, RepoSnapshot } from '../../schemas/activities.js';
 import { type IterationRecord, LIMITS } from '../../schemas/run.js';
-import { trackDoneSignal } from '../decisions/breaker.js';
-import { costOf } from '../decisions/budget.js';
-import { addCheckpoint } from '../decisions/checkpoints.js';
-import { trackConvergence } from '../decisions/convergence.js';
-import { iterationEvent } from '../decisions/journal.js';
-import { advanceMark, stepPaths } from '../decisions/lean-rounds.js';
-import { contextClearMemory, iterationMemory } from '../decisions/memory.js';
-import { keepContinuity } from '../decisions/prompt-memory.js';
-import { mergedDenials, noteSandbox } from '../decisions/sandbox.js';
-import { initialLadder, observeLadder } from '../decisions/tier-ladder.js';
-import { describeProxies, evaluateUncertainty, type Proxies } from '../decisions/uncertainty.js';
+import { trackDoneSignal } from '../../rules/breaker.js';
+import { costOf } from '../../rules/budget.js';
+import { addCheckpoint } from '../../rules/checkpoints.js';
+import { trackConvergence } from '../../rules/convergence.js';
+import { iterationEvent } from '../../rules/journal.js';
+import { advanceMark, stepPaths } from '../../rules/lean-rounds.js';
+import { contextClearMemory, iterationMemory } from '../../rules/memory.js';
+import { keepContinuity } from '../../rules/prompt-memory.js';
+import { mergedDenials, noteSandbox } from '../../rules/sandbox.js';
+import { initialLadder, observeLadder } from '../../rules/tier-ladder.js';
+import { describeProxies, evaluateUncertainty, type Proxies } from '../../rules/uncertainty.js';
 import type { AgentCall } from './call-agent.js';
 import { escalateToPerson, type EscalationArgs } from './people.js';
 import { type Run } from './run.js';

@@ -1,5 +1,5 @@
 /**
- * A pause that waits for a person, with deadlines (workflows/decisions/pause-deadlines.ts): the
+ * A pause that waits for a person, with deadlines (rules/pause-deadlines.ts): the
  * wait is a durable timer to the next thing due (the reminder, the re-route, the deadline), cut
  * short by any answer (a resume, a directive, a stop) or anything else that ends a pause. What was
  * sent is recorded on the pause, which continue-as-new carries, so a restart or a fresh history
@@ -8,7 +8,7 @@
  * Workflow code: deterministic, no I/O.
  */
 import { LIMITS } from '../../schemas/run.js';
-import { duePauseStep, type PauseStep, waitsForPerson } from '../decisions/pause-deadlines.js';
+import { duePauseStep, type PauseStep, waitsForPerson } from '../../rules/pause-deadlines.js';
 import { deadlineChannels, recordNotification, rerouteChannelsOf, sendNotification } from '../escalation.js';
 import { notifyPeople } from './people.js';
 import { type Run } from './run.js';

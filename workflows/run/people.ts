@@ -6,9 +6,9 @@
  */
 import type { NotifyEvent } from '../../schemas/notify.js';
 import type { TestRunRecord } from '../../schemas/run.js';
-import { budgetWarning } from '../decisions/budget.js';
-import { escalationEvent } from '../decisions/journal.js';
-import type { Proxies } from '../decisions/uncertainty.js';
+import { budgetWarning } from '../../rules/budget.js';
+import { escalationEvent } from '../../rules/journal.js';
+import type { Proxies } from '../../rules/uncertainty.js';
 import { escalate, recordNotification, sendNotification } from '../escalation.js';
 import { verdictSummary } from '../ui.js';
 import { type Run } from './run.js';

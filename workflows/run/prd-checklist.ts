@@ -7,20 +7,20 @@
 import { ActivityFailure } from '@temporalio/common';
 import type { AgentResult, RunAgentInput } from '../../schemas/activities.js';
 import { type GateResult, MAX_CHECKLIST_ITEMS } from '../../schemas/gates.js';
-import { chooseAgent, silenceSeconds } from '../decisions/agent-choice.js';
-import { addOrchestrationUsage, addUnpricedOrchestration } from '../decisions/budget.js';
-import { selectHeldOut } from '../decisions/checklist/held-out.js';
+import { chooseAgent, silenceSeconds } from '../../rules/agent-choice.js';
+import { addOrchestrationUsage, addUnpricedOrchestration } from '../../rules/budget.js';
+import { selectHeldOut } from '../../rules/checklist/held-out.js';
 import {
   afterChecklistFailure,
   CHECKLIST_ATTEMPTS,
   type ChecklistRetry,
   checklistExtractionPrompt,
   checklistVerifierPrompt,
-} from '../decisions/checklist/prompts.js';
-import { checklistGateResult, mergeLatest } from '../decisions/gates.js';
-import { gateEvent } from '../decisions/journal.js';
-import { providerOutcome } from '../decisions/provider-outcome.js';
-import { noteSandbox, sandboxArgs } from '../decisions/sandbox.js';
+} from '../../rules/checklist/prompts.js';
+import { checklistGateResult, mergeLatest } from '../../rules/gates.js';
+import { gateEvent } from '../../rules/journal.js';
+import { providerOutcome } from '../../rules/provider-outcome.js';
+import { noteSandbox, sandboxArgs } from '../../rules/sandbox.js';
 import { testLine } from './gates.js';
 import { notifyPeople } from './people.js';
 import { type Run } from './run.js';

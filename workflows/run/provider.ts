@@ -8,8 +8,8 @@
  */
 import type { AgentResult } from '../../schemas/activities.js';
 import type { ProviderKnob } from '../../schemas/knobs.js';
-import { failoverChain } from '../decisions/failover.js';
-import { providerOutcome } from '../decisions/provider-outcome.js';
+import { failoverChain } from '../../rules/failover.js';
+import { providerOutcome } from '../../rules/provider-outcome.js';
 import { breakerWorkflowId, reportSignal } from '../provider-breaker-messages.js';
 import { notifyPeople } from './people.js';
 import { type Again, AGAIN, go, INTERRUPTED, type Run, type Step } from './run.js';

@@ -8,7 +8,7 @@ import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from 
 import type * as activities from '../../activities/index.js';
 import { FAILURE_TYPES } from '../../schemas/activities.js';
 import type { Knobs } from '../../schemas/knobs.js';
-import { gateGroups } from '../decisions/gates.js';
+import { gateGroups } from '../../rules/gates.js';
 import { INVALID_BREAKER_ASK } from '../provider-breaker-messages.js';
 import type { Eras } from './eras.js';
 

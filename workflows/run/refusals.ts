@@ -7,8 +7,8 @@
  */
 import type { GateName } from '../../schemas/gates.js';
 import type { CheckCause, ContractBreach, Outcome } from '../../schemas/run.js';
-import { describeBreach, trackContract } from '../decisions/contract.js';
-import { refusalMemory } from '../decisions/memory.js';
+import { describeBreach, trackContract } from '../../rules/contract.js';
+import { refusalMemory } from '../../rules/memory.js';
 import { finish } from './ending.js';
 import { notifyPeople } from './people.js';
 import { type Run } from './run.js';

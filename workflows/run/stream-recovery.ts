@@ -2,7 +2,7 @@
  * A parallel stream's lost worktree: a stream works in a git worktree Vigil made for it
  * (workflows/run/streams.ts), so when that folder is deleted while the stream runs, "restore the
  * repository" is nothing a person can do. Its repository trouble pauses it with advice saying so
- * (workflows/decisions/repository.ts), and the person's resume — the stream's own, or its run's,
+ * (rules/repository.ts), and the person's resume — the stream's own, or its run's,
  * which reaches the streams that wait — makes the worktree again from the stream's last
  * checkpoint (activities/worktree.ts `recreateWorktree`) before the stream goes on.
  *

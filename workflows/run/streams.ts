@@ -23,9 +23,9 @@ import type { SearchAttributePair } from '@temporalio/common';
 import type { ChecklistItem } from '../../schemas/gates.js';
 import { SA_RELEASE } from '../../schemas/search-attributes.js';
 import { MAX_TASKS, type TaskQueue, type TaskRecord } from '../../schemas/tasks.js';
-import { chooseAgent, silenceSeconds } from '../decisions/agent-choice.js';
-import { addOrchestrationUsage, addUnpricedOrchestration } from '../decisions/budget.js';
-import { noteSandbox, sandboxArgs } from '../decisions/sandbox.js';
+import { chooseAgent, silenceSeconds } from '../../rules/agent-choice.js';
+import { addOrchestrationUsage, addUnpricedOrchestration } from '../../rules/budget.js';
+import { noteSandbox, sandboxArgs } from '../../rules/sandbox.js';
 import {
   attemptLeft,
   newTaskQueue,
@@ -44,7 +44,7 @@ import {
   taskStarted,
   streamWaitingOf,
   waitingTasks,
-} from '../decisions/tasks.js';
+} from '../../rules/tasks.js';
 import { budgetSignal, pauseSignal, resumeSignal, stopSignal, streamWaitingSignal } from '../messages.js';
 import { stopOutcome } from './ending.js';
 import { beforeStoppedRetry } from './before-stream-recovery.js';

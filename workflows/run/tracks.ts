@@ -10,7 +10,7 @@
 import type { CarriedChecklist } from '../../rounds/council-round.js';
 import type { GateResult, GateTrack } from '../../schemas/gates.js';
 import type { CheckCause } from '../../schemas/run.js';
-import type { GateAction } from '../decisions/gates.js';
+import type { GateAction } from '../../rules/gates.js';
 import { MemoryParts, PromptParts } from '../prompt-parts.js';
 import type { Scope } from './port.js';
 

@@ -1,7 +1,7 @@
 /**
  * Owns what the local model server answers, whatever the wire format: a conversation reduced to
  * the few facts the script needs (`Conversation`), the Vigil role the prompt belongs to (read from
- * the prompt Vigil wrote: workflows/decisions/*-prompt and checklist.ts), and the scripted reply
+ * the prompt Vigil wrote: rules/*-prompt and checklist.ts), and the scripted reply
  * (`Reply`: text and tool calls) for it.
  *
  * The builder's session: first turn, a call of the CLI's own file-writing tool (or shell) that
@@ -70,7 +70,7 @@ export interface Reply {
 
 /** Markers of the prompts Vigil writes, most specific first. */
 const ROLE_MARKERS: readonly [ScriptRole, RegExp][] = [
-  // A batched round's main agent (workflows/decisions/round-batch.ts): it runs the declared agents.
+  // A batched round's main agent (rules/round-batch.ts): it runs the declared agents.
   ['council-batch', /^Completion council round \d+, iteration \d+: one call for (?:the PRD checklist verifier and )?\d+ council members/m],
   ['review-batch', /^Code review round \d+, iteration \d+: one call for \d+ code reviewers/m],
   ['checklist', /extract a checklist of its verifiable requirements/],
