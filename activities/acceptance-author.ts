@@ -12,7 +12,7 @@ import path from 'node:path';
 import { repositoryMap, withRepositoryMap } from '../rules/acceptance-author.js';
 import { ensurePrivateRunDir } from './artifacts.js';
 import { git } from './git.js';
-import { ensurePrivateDir } from './safe-files.js';
+import { ensurePrivateDir } from '../lib/safe-files.js';
 
 /** The folder the acceptance role writes into (emptied before each of its calls). */
 export function acceptanceDraftDir(runId: string): string {

@@ -3,7 +3,7 @@
  *
  * - `sealAcceptance`, once at the run's start: the person's folder (or the one the acceptance role
  *   wrote, knob `acceptanceFromPrd`: activities/acceptance-author.ts) checked
- *   (activities/acceptance-files.ts) and copied into the run's private folder,
+ *   (lib/acceptance-files.ts) and copied into the run's private folder,
  *   `$VIGIL_HOME/private/<run>/acceptance/`, which no agent sandbox shows; the result (in the run's
  *   history) is each file's sha256.
  * - `runAcceptance`, on a candidate tree: every sealed file re-hashed first (one whose digest
@@ -11,7 +11,7 @@
  *   scratch folder of the private one with Vigil's safe git (a scratch index, `checkout-index`:
  *   no hook, filter or driver of the repository runs), the repository's dependency folders linked
  *   (read-only in the sandbox), the sealed files laid over it, and the runner run on them alone,
- *   sandboxed like the tests, its verdict the report's (activities/gates/test-report.ts). The
+ *   sandboxed like the tests, its verdict the report's (lib/gates/test-report.ts). The
  *   first run of a run (on the tree it started with) keeps its report, and every later one is held
  *   to the acceptance tests it listed. The result has counts and failing test names, never the
  *   tests' source or output; the log stays in the private folder.
@@ -32,13 +32,13 @@ import { TestReportSchema, type TestReport } from '../schemas/test-report.js';
 import { acceptanceCommandLine, acceptanceVerdict } from '../rules/acceptance.js';
 import { testsVerdict } from '../rules/tests-verdict.js';
 import { acceptanceDraftDir } from './acceptance-author.js';
-import { fileDigest, inspectAcceptanceDir, isTestFile } from './acceptance-files.js';
+import { fileDigest, inspectAcceptanceDir, isTestFile } from '../lib/acceptance-files.js';
 import { ensurePrivateRunDir, pad } from './artifacts.js';
-import { readReport, runnerOfCommand } from './gates/test-report.js';
+import { readReport, runnerOfCommand } from '../lib/gates/test-report.js';
 import { detectTestRunner, summarizeTestOutput } from './gates/test-runner.js';
 import { beatWhileRunning } from './heartbeat.js';
 import { authorizeCall } from './run-authorization.js';
-import { ensurePrivateDir, writePrivateFile } from './safe-files.js';
+import { ensurePrivateDir, writePrivateFile } from '../lib/safe-files.js';
 import { sandboxReport } from './sandbox.js';
 import { exportTree, linkDependencies, ownScratch, runInScratch } from './scratch-tree.js';
 

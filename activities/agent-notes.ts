@@ -13,7 +13,7 @@ import path from 'node:path';
 import { MEMORY_LIMITS } from '../schemas/memory.js';
 import { boundedContinuity, boundedLearnings } from '../rules/memory.js';
 import { VIGIL_DIR } from './artifacts.js';
-import { consumeFile, readRegularFile } from './safe-files.js';
+import { consumeFile, readRegularFile } from '../lib/safe-files.js';
 
 /** A notes file is read up to this size (CONTINUITY.md from its start; the rest is cut). */
 const MAX_NOTES_BYTES = 64 * 1024;

@@ -6,7 +6,7 @@
  * duration, paths, a short redacted tail, whether completion was claimed (promise text in the
  * output, or the `.vigil/signals/COMPLETION_REQUESTED` file, consumed), usage and cost, the
  * session id, an auth error, a rate limit, whether the silence watchdog ended it as hung
- * (activities/call-silence.ts). A reviewing call that changes the working tree is reported, so its
+ * (lib/call-silence.ts). A reviewing call that changes the working tree is reported, so its
  * vote can be voided.
  */
 import { attemptOf } from '../rules/attempts.js';
@@ -23,9 +23,9 @@ import { apiSpecsOfPrd } from './api-specs.js';
 import { parseVerifierOutput } from '../rules/checklist/verifier.js';
 import { buildPrompt } from '../rules/prompt.js';
 import { renderPromptSpec } from '../rules/call-prompt.js';
-import { readPromptTemplate } from './prompt-template.js';
+import { readPromptTemplate } from '../lib/prompt-template.js';
 import type { PromptInput } from '../schemas/activities.js';
-import { consumeFile, describeWriteError, isStorageError, readRegularFile, writePrivateFile } from './safe-files.js';
+import { consumeFile, describeWriteError, isStorageError, readRegularFile, writePrivateFile } from '../lib/safe-files.js';
 import { findDonePhrase, redactSecrets } from '../rules/scans.js';
 import { parseVote } from '../rules/vote.js';
 import { answerOf } from '../rules/contract.js';
@@ -35,8 +35,8 @@ import { interpretCall, prepareCall, SESSION_PATTERN } from './provider-call.js'
 import { authorizeCall } from './run-authorization.js';
 import { changedPaths, workingTreeHash } from './git.js';
 import { callSignalPath, discardCallSignals, prepareSandbox, sandboxReport } from './sandbox.js';
-import { workerStoreUrl } from './event-store.js';
-import { keepFilesRead } from './files-read.js';
+import { workerStoreUrl } from '../lib/event-store.js';
+import { keepFilesRead } from '../lib/files-read.js';
 import { acceptancePrompt, freshDraftDir } from './acceptance-author.js';
 
 const TAIL_CHARS = 2000;
@@ -213,7 +213,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     sandboxProxy: sandbox.proxy,
     ...(sandbox.pidNamespace ? { ownPidNamespace: true } : {}),
     ...(sandbox.limits ? { limits: sandbox.limits } : {}),
-    // A call that prints nothing and changes nothing in the repository for this long is hung (activities/call-silence.ts).
+    // A call that prints nothing and changes nothing in the repository for this long is hung (lib/call-silence.ts).
     ...(input.silenceSeconds > 0 ? { silence: { limitMs: input.silenceSeconds * 1000, root: input.repoPath } } : {}),
     stdin: call.stdin,
     timeoutMs: input.timeoutSeconds * 1000,
@@ -269,7 +269,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
   }
   // A sandboxed reviewing call reports its cost in a signals folder of its own (no call can take another's report).
   const reported = consumeUsage(callSignalPath(sandbox, signalPath(input.repoPath, 'USAGE')), path.join(dir, `${label}.usage.json`));
-  // What the agent read, for the memory's episode (activities/files-read.ts): beside the log, not in history.
+  // What the agent read, for the memory's episode (lib/files-read.ts): beside the log, not in history.
   if (input.role === 'iteration')
     keepFilesRead({
       logPath,

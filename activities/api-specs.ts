@@ -23,7 +23,7 @@ import {
   type GraphqlField,
 } from '../rules/checklist/api-spec.js';
 import { readRepoText } from './gates/test-integrity.js';
-import { readRegularFile } from './safe-files.js';
+import { readRegularFile } from '../lib/safe-files.js';
 
 const MAX_SPEC_BYTES = 1024 * 1024;
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES } from '../schemas/activities.js';
 import { runDirPath, safeSegment, VIGIL_DIR } from '../schemas/paths.js';
-import { ensurePrivateDir, UnsafePathError } from './safe-files.js';
+import { ensurePrivateDir, UnsafePathError } from '../lib/safe-files.js';
 import { vigilHome } from '../lib/paths.js';
 
 export { safeSegment, VIGIL_DIR };

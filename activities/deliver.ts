@@ -149,7 +149,7 @@ async function gh(
     timeout: GH_TIMEOUT_MS,
     stdin: 'ignore',
     extendEnv: false,
-    // The git gh runs in the repository gets Vigil's safe git environment (activities/git-env.ts).
+    // The git gh runs in the repository gets Vigil's safe git environment (lib/git-env.ts).
     env: { ...env, ...gitEnvFor(repoPath), GH_PROMPT_DISABLED: '1', GH_NO_UPDATE_NOTIFIER: '1' },
   });
   const missing = (r as { code?: string }).code === 'ENOENT';

@@ -16,7 +16,7 @@ import {
 } from '../schemas/activities.js';
 import { scanFilesForSecrets } from './gates/secret-scan.js';
 import { ensureRepoDir, ensureRunDir, pad } from './artifacts.js';
-import { writePrivateFile } from './safe-files.js';
+import { writePrivateFile } from '../lib/safe-files.js';
 import { assertGitRepo, EXCLUDE, git, objectExists, workingTreeHash } from './git.js';
 
 function roundDir(repoPath: string, runId: string, round: number): string {

@@ -1,5 +1,5 @@
 /**
- * The worker's git helper: one small long-lived Node process (activities/git-helper-child.ts)
+ * The worker's git helper: one small long-lived Node process (lib/git-helper-child.ts)
  * that runs every git command of the activities, so the worker itself never spawns git. Started
  * on first use, shared by every activity of the process, answered over stdio (requests in flight
  * at once are answered as they finish), and restarted on the next request when it died — a
@@ -18,10 +18,10 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Socket } from 'node:net';
 import os from 'node:os';
 import { FAILURE_TYPES } from '../schemas/activities.js';
-import { configEnv, FIXED_SETTINGS, noHooksDir, safeGitEnv } from './git-env.js';
-import { gitHelperMain } from './git-helper-child.js';
-import { UnsafeGitLayout } from './git-layout.js';
-import { checkGitLayout } from './git-quarantine.js';
+import { configEnv, FIXED_SETTINGS, noHooksDir, safeGitEnv } from '../lib/git-env.js';
+import { gitHelperMain } from '../lib/git-helper-child.js';
+import { UnsafeGitLayout } from '../lib/git-layout.js';
+import { checkGitLayout } from '../lib/git-quarantine.js';
 
 /** A request lasting longer than this is taken as a hung helper: it is killed (and restarted by the next request). */
 const REQUEST_TIMEOUT_MS = 15 * 60 * 1000;
@@ -228,7 +228,7 @@ export function unsafeGit(repoPath: string, findings: readonly string[]): Applic
 /**
  * The environment for git commands in `cwd`: the repository's git checked first (a change is
  * moved aside and refused: `unsafeGit`), then its folders pinned and its configuration's
- * commands neutralised (activities/git-env.ts). A folder that is not a repository gets the fixed
+ * commands neutralised (lib/git-env.ts). A folder that is not a repository gets the fixed
  * settings only.
  */
 export function gitEnvFor(cwd: string): Record<string, string> {

@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { WriteHandoffInputSchema, type HandoffResult, type WriteHandoffInput } from '../schemas/activities.js';
 import { ensureRepoDir, pad, VIGIL_DIR } from './artifacts.js';
-import { writePrivateFile } from './safe-files.js';
+import { writePrivateFile } from '../lib/safe-files.js';
 import { EXCLUDE, git, headSha, workingTreeHash } from './git.js';
 
 export async function writeHandoff(raw: WriteHandoffInput): Promise<HandoffResult> {

@@ -29,7 +29,7 @@ export const sealAcceptance = heartbeating(seal);
 export const rewindRepo = heartbeating(rewind);
 export const collectEvidence = heartbeating(collect);
 export const writeHandoff = heartbeating(handoff);
-export { providerHealth } from './provider-health.js';
+export { providerHealth } from '../lib/provider-health.js';
 export { runGates } from './gates/index.js';
 export const inspectIteration = heartbeating(inspectAfter);
 export const deliverRun = heartbeating(deliver);
@@ -44,7 +44,7 @@ export const releaseRunFiles = heartbeating(release);
 // The memory judge as a run ends (activities/memory-judge.ts): it beats while the store consolidates; its agent call beats too.
 export const judgeMemory = heartbeating(judge);
 export { councilRound, reviewRound } from './rounds.js';
-export { projectEvents } from './event-journal.js';
+export { projectEvents } from '../lib/event-journal.js';
 export { readRunHandoff, readRunLog } from './logs.js';
 export { admitRun } from './run-authorization.js';
 // Attempts from the start (workflows/attempts-workflow.ts): worktrees, facts, the winner onto the run's branch.

@@ -51,13 +51,13 @@ import { runAgent as callAgent } from './agent.js';
 import { runGates, type KnownChanges } from './gates/index.js';
 import { promptPartsDir, resolvePromptMemory } from './prompt-memory.js';
 import { inspectRepoChanges } from './repo.js';
-import { isStorageError, readRegularFile, writePrivateFile } from './safe-files.js';
-import { listenForRunCancel } from './running-calls.js';
+import { isStorageError, readRegularFile, writePrivateFile } from '../lib/safe-files.js';
+import { listenForRunCancel } from '../lib/running-calls.js';
 import { readAgentSignals } from './signals.js';
-import { workerStoreUrl } from './event-store.js';
-import { bestEffort, failureLine, recordTrace, retrieveForPrompt, taskText } from './lasting-memory.js';
-import { writeMemorySnapshot } from './memory-reads.js';
-import { filesReadOf } from './files-read.js';
+import { workerStoreUrl } from '../lib/event-store.js';
+import { bestEffort, failureLine, recordTrace, retrieveForPrompt, taskText } from '../lib/lasting-memory.js';
+import { writeMemorySnapshot } from '../lib/memory-reads.js';
+import { filesReadOf } from '../lib/files-read.js';
 import { claimedPaths, claimFileTexts, claimsNotInDiff } from '../rules/claimed-files.js';
 import { taskTypeOf } from '../rules/memory-retrieval.js';
 import { ensurePrivateRunDir } from './artifacts.js';
@@ -201,7 +201,7 @@ async function cancellationMeant(ctx: Context): Promise<CallCancel> {
 }
 
 /**
- * What the run has said about cancelling this call, in this process (activities/running-calls.ts):
+ * What the run has said about cancelling this call, in this process (lib/running-calls.ts):
  * `killed` aborts when it means to kill the agent; `skipGates` when only the gate pass is off.
  */
 interface RunWord {
@@ -323,7 +323,7 @@ async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<A
 }
 
 /**
- * The memory from earlier runs in an iteration's prompt (activities/lasting-memory.ts), when the
+ * The memory from earlier runs in an iteration's prompt (lib/lasting-memory.ts), when the
  * run asked for it and this worker has an event store: best effort, within a few seconds.
  */
 async function withEarlierRuns(input: RunAgentInput): Promise<RunAgentInput> {

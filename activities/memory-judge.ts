@@ -27,10 +27,10 @@ import {
   type JudgeSelection,
 } from '../rules/memory-judge.js';
 import { runAgent } from './agent.js';
-import { ensureMigrated, poolFor, workerStoreUrl, type Db } from './event-store.js';
-import { consolidateMemory } from './memory-consolidation.js';
-import { CONSOLIDATION_LOCK_KEY, inTransaction, repoKey } from './memory-store.js';
-import { readRegularFile } from './safe-files.js';
+import { ensureMigrated, poolFor, workerStoreUrl, type Db } from '../lib/event-store.js';
+import { consolidateMemory } from '../lib/memory-consolidation.js';
+import { CONSOLIDATION_LOCK_KEY, inTransaction, repoKey } from '../lib/memory-store.js';
+import { readRegularFile } from '../lib/safe-files.js';
 
 interface Row {
   id: string;

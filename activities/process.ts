@@ -23,14 +23,14 @@ import { StringDecoder } from 'node:string_decoder';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { redactSecrets } from '../rules/scans.js';
-import { processStartTime, signalTree } from './process-tree.js';
+import { processStartTime, signalTree } from '../lib/process-tree.js';
 import { beatWhileRunning } from './heartbeat.js';
-import { describeWriteError } from './safe-files.js';
+import { describeWriteError } from '../lib/safe-files.js';
 import { connectDaemon, compiledModule } from './supervisor-client.js';
-import type { SandboxProxySpec } from './sandbox-proxy.js';
-import type { Denial } from './sandbox-net.js';
+import type { SandboxProxySpec } from '../lib/sandbox-proxy.js';
+import type { Denial } from '../lib/sandbox-net.js';
 import type { FetchCounts } from '../rules/package-fetches.js';
-import type { CallLimitsSpec, LimitsOutcome } from './sandbox-limits.js';
+import type { CallLimitsSpec, LimitsOutcome } from '../lib/sandbox-limits.js';
 import {
   CANCEL_GRACE_MS,
   FRAME_DATA,
@@ -44,7 +44,7 @@ import {
   type SupervisorMessage,
   type SupervisorSpec,
   type SupervisorState,
-} from './supervisor-state.js';
+} from '../lib/supervisor-state.js';
 
 export interface ProcessSpec {
   file: string;

@@ -20,7 +20,7 @@ import { renderRunSoFar } from '../rules/memory.js';
 import { applyMemoryDelta, promptMemoryOf, windowHash } from '../rules/prompt-memory.js';
 import { ensureRepoDir, ensureRunDir } from './artifacts.js';
 import { readContinuity, readLearnings } from './agent-notes.js';
-import { isStorageError, readRegularFile, writePrivateFile } from './safe-files.js';
+import { isStorageError, readRegularFile, writePrivateFile } from '../lib/safe-files.js';
 
 const MAX_PART_BYTES = 256 * 1024;
 

@@ -12,9 +12,9 @@ import { FAILURE_TYPES, type AgentResult, type AgentRole } from '../schemas/acti
 import type { Tier } from '../schemas/run.js';
 import { detectAuthError } from '../rules/auth-error.js';
 import { detectRateLimit, type RateLimitVerdict } from '../rules/rate-limit.js';
-import { PROVIDERS, type ParsedOutput, type ProviderName } from './providers/index.js';
-import { probeCached } from './providers/probe.js';
-import { apiFailureLine } from './providers/common.js';
+import { PROVIDERS, type ParsedOutput, type ProviderName } from '../lib/providers/index.js';
+import { probeCached } from '../lib/providers/probe.js';
+import { apiFailureLine } from '../lib/providers/common.js';
 
 export interface CallRequest {
   provider: ProviderName;

@@ -23,8 +23,8 @@ import {
 import { alwaysHigh, isDependencyManifest } from '../rules/tier-ladder.js';
 import { ensureRunDir, VIGIL_DIR } from './artifacts.js';
 import { helperInspect, unsafeGit } from './git-helper.js';
-import { recordGitLayout, UnsafeGitLayout } from './git-layout.js';
-import { checkGitLayout, moveAside, takePendingFindings } from './git-quarantine.js';
+import { recordGitLayout, UnsafeGitLayout } from '../lib/git-layout.js';
+import { checkGitLayout, moveAside, takePendingFindings } from '../lib/git-quarantine.js';
 import { assertGitRepo, checkpointAsk, git, headSha, missingRepository, notAGitRepository, workingTreeHash } from './git.js';
 import { readLearnings } from './agent-notes.js';
 import { keepStartAppCheck } from './gates/product-checks.js';
@@ -37,7 +37,7 @@ export { workingTreeHash } from './git.js';
 /**
  * Kept out of the tree hash, the evidence diff and any commit, in `.git/info/exclude` (never the
  * user's .gitignore): Vigil's own folder, and the repository map aider writes even for a
- * read-only call (its chat histories go beside the prompt instead, activities/providers/aider.ts).
+ * read-only call (its chat histories go beside the prompt instead, lib/providers/aider.ts).
  */
 const EXCLUDED = [
   { line: `/${VIGIL_DIR}/`, why: '# Vigil run artifacts' },
@@ -73,7 +73,7 @@ function recordLayoutOrRefuse(repoPath: string): void {
 export async function prepareRun(raw: PrepareRunInput): Promise<PrepareRunResult> {
   const input = PrepareRunInputSchema.parse(raw);
   // The layout of the repository's git as the run finds it: what every later git command of the
-  // run checks first (activities/git-layout.ts). One git would not make is refused here.
+  // run checks first (lib/git-layout.ts). One git would not make is refused here.
   if (existsSync(path.join(input.repoPath, '.git'))) recordLayoutOrRefuse(input.repoPath);
   await assertGitRepo(input.repoPath);
   excludeVigilDir(input.repoPath, await git(input.repoPath, ['rev-parse', '--git-path', 'info/exclude']));
@@ -137,7 +137,7 @@ async function refuseNestedRepositories(repoPath: string, files: readonly string
 
 /**
  * The inspection reports every change to the repository's git that Vigil moved aside since the
- * last one (activities/git-quarantine.ts): found now, or by a command of another activity.
+ * last one (lib/git-quarantine.ts): found now, or by a command of another activity.
  */
 function refuseGitChanges(repoPath: string): void {
   try {

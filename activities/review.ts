@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { ensureRepoDir, ensureRunDir, pad } from './artifacts.js';
 import { changedPaths, git, workingTreeHash } from './git.js';
-import { writePrivateFile } from './safe-files.js';
+import { writePrivateFile } from '../lib/safe-files.js';
 import {
   PrepareReviewInputSchema,
   WriteReviewReportInputSchema,

@@ -42,9 +42,9 @@ import {
 import { redactSecrets } from '../rules/scans.js';
 import { parseVote } from '../rules/vote.js';
 import { callLabel } from './agent.js';
-import { CLAUDE_READ_ONLY_TOOLS, claudePreset, readBatchStream } from './providers/claude.js';
-import { probeCached } from './providers/probe.js';
-import { readRegularFile, writePrivateFile } from './safe-files.js';
+import { CLAUDE_READ_ONLY_TOOLS, claudePreset, readBatchStream } from '../lib/providers/claude.js';
+import { probeCached } from '../lib/providers/probe.js';
+import { readRegularFile, writePrivateFile } from '../lib/safe-files.js';
 
 /** How much of a batched call's log is read for its answer (its result record closes it). */
 const LOG_READ_MAX = 16 * 1024 * 1024;

@@ -27,7 +27,7 @@ import { RunAgentInputSchema } from '../schemas/activities.js';
 import { CouncilRoundInputSchema, ReviewRoundInputSchema, type CouncilRoundRequest, type ReviewRoundInput } from '../schemas/rounds.js';
 import { runCouncilRound, type CouncilDeps, type RoundResult } from '../rounds/council-round.js';
 import { runReviewRound, type ReviewDeps, type ReviewRoundResult } from '../rounds/review-round.js';
-import { observedAgentCall } from './call-observers.js';
+import { observedAgentCall } from '../lib/call-observers.js';
 import { collectEvidence as collect, writeTranscript as transcript } from './evidence.js';
 import { heartbeating } from './heartbeat.js';
 import { runAgent as iterationAgent } from './iteration.js';
@@ -58,7 +58,7 @@ export function inProcess<F extends Fn>(name: string, fn: F, lostAs: 'vote' | 'r
   }) as unknown as ActivityFunctionWithOptions<F>;
 }
 
-// Observed (activities/call-observers.ts): the worker's metrics and log see each member call, not only the round.
+// Observed (lib/call-observers.ts): the worker's metrics and log see each member call, not only the round.
 const runAgent = inProcess('runAgent', observedAgentCall(iterationAgent), 'vote');
 // Where the provider can (claude --agents), a round's members as one call (activities/round-batch.ts).
 const members = { runAgent, batch: makeBatchCall((input) => runAgent(input)) };

@@ -42,8 +42,8 @@ import {
 import type { Knobs } from '../schemas/knobs.js';
 import { vigilHome } from '../lib/paths.js';
 import { configuredStoreUrl, storeOptedOut } from '../lib/store-location.js';
-import { isProviderName, PROVIDERS } from './providers/index.js';
-import { writePrivateFile } from './safe-files.js';
+import { isProviderName, PROVIDERS } from '../lib/providers/index.js';
+import { writePrivateFile } from '../lib/safe-files.js';
 import { worktreePath } from './worktree.js';
 
 export function runSecretPath(env: NodeJS.ProcessEnv = process.env): string {
@@ -289,7 +289,7 @@ export function admissionStore(env: NodeJS.ProcessEnv = process.env): { kind: 'p
 const tableReady = new Map<string, Promise<void>>();
 
 async function admissionsTable(url: string): Promise<import('pg').Pool> {
-  const { poolFor } = await import('./event-store.js');
+  const { poolFor } = await import('../lib/event-store.js');
   const pool = poolFor(url);
   let ready = tableReady.get(url);
   if (!ready) {
@@ -321,7 +321,7 @@ async function admissionHolder(
 ): Promise<string | null> {
   const store = admissionStore(env);
   if (store.kind === 'postgres') {
-    const { describeUrl } = await import('./event-store.js');
+    const { describeUrl } = await import('../lib/event-store.js');
     try {
       const pool = await admissionsTable(store.url);
       if (claimFor)

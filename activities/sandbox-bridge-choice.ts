@@ -20,7 +20,7 @@ import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { compiledModule } from './supervisor-client.js';
 import { isSourceCheckout, packageRoot, toolsDir } from '../lib/paths.js';
-import { SANDBOX_BRIDGE_PATH } from './sandbox-policy.js';
+import { SANDBOX_BRIDGE_PATH } from '../lib/sandbox-policy.js';
 
 /** The command line and behaviour the Go bridge must answer with `--version` (`protocol` in native/sandbox-bridge/main.go). */
 export const BRIDGE_PROTOCOL = '1';

@@ -48,10 +48,10 @@ import {
   type SandboxReport,
 } from '../schemas/sandbox.js';
 import { vigilHome } from '../lib/paths.js';
-import { credentialPaths, toolchainPaths } from './sandbox-toolchain.js';
+import { credentialPaths, toolchainPaths } from '../lib/sandbox-toolchain.js';
 import { privateRunDir } from './artifacts.js';
 import { fetchLogPath } from '../schemas/paths.js';
-import { ensurePrivateDir, writePrivateFile } from './safe-files.js';
+import { ensurePrivateDir, writePrivateFile } from '../lib/safe-files.js';
 import { runSecretPath } from './run-authorization.js';
 import { daemonSocketPath } from './supervisor-client.js';
 import { bridgeEnv, sandboxBridge } from './sandbox-bridge-choice.js';
@@ -75,13 +75,13 @@ import {
   type PathFact,
   type SandboxKind,
   type SandboxPlatform,
-} from './sandbox-policy.js';
-import type { SandboxProxySpec } from './sandbox-proxy.js';
-import type { Denial } from './sandbox-net.js';
+} from '../lib/sandbox-policy.js';
+import type { SandboxProxySpec } from '../lib/sandbox-proxy.js';
+import type { Denial } from '../lib/sandbox-net.js';
 import type { FetchCounts } from '../rules/package-fetches.js';
-import type { CallLimitsSpec, LimitsOutcome } from './sandbox-limits.js';
-import { cgroupSettings } from './sandbox-cgroups.js';
-import { SANDBOX_STATUS_FD } from './process-tree.js';
+import type { CallLimitsSpec, LimitsOutcome } from '../lib/sandbox-limits.js';
+import { cgroupSettings } from '../lib/sandbox-cgroups.js';
+import { SANDBOX_STATUS_FD } from '../lib/process-tree.js';
 
 const execFileAsync = promisify(execFile);
 

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ReadSignalsInputSchema, type AgentSignals, type ReadSignalsInput } from '../schemas/activities.js';
 import { ensureRepoDir, pad, requireRepository, runDir, signalPath } from './artifacts.js';
-import { consumeFile, readRegularFile } from './safe-files.js';
+import { consumeFile, readRegularFile } from '../lib/safe-files.js';
 import { readAgentNotes } from './agent-notes.js';
 import { storeNote } from './prompt-memory.js';
 

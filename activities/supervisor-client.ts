@@ -17,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { log } from '@temporalio/activity';
 import { packageRoot } from '../lib/paths.js';
-import { frameReader, FRAME_MESSAGE, type DaemonHello } from './supervisor-state.js';
+import { frameReader, FRAME_MESSAGE, type DaemonHello } from '../lib/supervisor-state.js';
 
 export type SupervisorMode = 'daemon' | 'per-call';
 
@@ -54,11 +54,11 @@ export function supervisorMode(): SupervisorMode {
   return settings.mode;
 }
 
-/** A compiled module of this folder (from sources, as under the tests: the one `npm run build` wrote). */
+/** A compiled module of lib/, where the daemon lives (from sources, as under the tests: the one `npm run build` wrote). */
 export function compiledModule(name: string): string {
   const here = fileURLToPath(import.meta.url);
-  if (here.endsWith('.js')) return path.join(path.dirname(here), name);
-  return path.join(packageRoot(), 'dist', 'activities', name);
+  if (here.endsWith('.js')) return path.join(path.dirname(here), '..', 'lib', name);
+  return path.join(packageRoot(), 'dist', 'lib', name);
 }
 
 /** The modules the daemon runs: a change to any of them is another build. */

@@ -4,7 +4,7 @@
  * configured and detection is asked for — the runner detected from the repository (package.json
  * test script, vitest/jest/mocha, pytest or unittest, go test, cargo test).
  *
- * The runner is asked for its per-test report (activities/gates/test-report.ts) and the verdict
+ * The runner is asked for its per-test report (lib/gates/test-report.ts) and the verdict
  * is the report's, held against the run's baseline (rules/tests-verdict.ts): green
  * only when the report is complete and every baseline test ran and passed; a process that ended
  * before its report, whatever its exit code, is red. The baseline is the run's first test run on
@@ -19,20 +19,20 @@ import { RunTestsInputSchema, type RunTestsInput, type TestResult } from '../sch
 import { TestBaselineSchema, type TestBaseline, type TestReport } from '../schemas/test-report.js';
 import { testsVerdict } from '../rules/tests-verdict.js';
 import { ensurePrivateRunDir, ensureRunDir, pad } from './artifacts.js';
-import { readReport, reportSetup, runnerOfCommand } from './gates/test-report.js';
+import { readReport, reportSetup, runnerOfCommand } from '../lib/gates/test-report.js';
 import { keepTestMap, testScope } from './gates/affected-tests.js';
-import { pytestMapSetup } from './gates/pytest-map.js';
-import { inBaselineForm } from './gates/node-test-reporter.js';
+import { pytestMapSetup } from '../lib/gates/pytest-map.js';
+import { inBaselineForm } from '../lib/gates/node-test-reporter.js';
 import { baselineOfTests } from '../rules/per-test-map.js';
 import { baselineOfSelection, reportedFiles } from '../rules/affected-tests.js';
 import { selectionCommand } from '../rules/selection-command.js';
-import { writePrivateFile } from './safe-files.js';
+import { writePrivateFile } from '../lib/safe-files.js';
 import { countFailingTests } from '../rules/test-output.js';
 import { detectTestRunner, summarizeTestOutput } from './gates/test-runner.js';
 import { inheritedEnv, runProcess } from './process.js';
 import { authorizeCall } from './run-authorization.js';
 import { prepareSandbox, sandboxReport } from './sandbox.js';
-import { workerStoreUrl } from './event-store.js';
+import { workerStoreUrl } from '../lib/event-store.js';
 
 /** The run's baseline, as its first test run left it (null: none yet). */
 export function readBaseline(runId: string): TestBaseline | null {
@@ -96,7 +96,7 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     mayRecord: input.recordBaseline === true || input.scope === 'affected',
   });
   const reported = reportSetup(runner, command, reportDir, env);
-  // pytest: Vigil's plugin records the per-test map (a full run that may) or keeps the per-test selection (activities/gates/pytest-map.ts).
+  // pytest: Vigil's plugin records the per-test map (a full run that may) or keeps the per-test selection (lib/gates/pytest-map.ts).
   const mapSetup =
     runner === 'pytest' && (scope.record !== null || scope.perTest !== null)
       ? pytestMapSetup({

@@ -8,7 +8,7 @@
  * last checkpoint. Every activity is idempotent: a retry after a lost worker finds what the first
  * attempt did (the worktree there, the merge on the line) and answers the same.
  */
-import { recordGitLayout } from './git-layout.js';
+import { recordGitLayout } from '../lib/git-layout.js';
 import { existsSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { closeEventStore } from '../activities/event-store.js';
+import { closeEventStore } from '../lib/event-store.js';
 import { defaultKnobs } from '../schemas/knobs.js';
 import type { RunInput } from '../schemas/run.js';
 import { freePort, startDevServer, type DevServer } from '../workers/dev-server.js';

@@ -1,6 +1,6 @@
 /**
  * Benchmark (not a test): what the tests verdict that trusts no exit code adds to a test run —
- * the per-test report every run asks of its runner (activities/gates/test-report.ts) and the
+ * the per-test report every run asks of its runner (lib/gates/test-report.ts) and the
  * baseline, the run's first test run kept as its inventory of tests, that every later run is held
  * against (activities/tests.ts). The goal: at most 15 % on a test run's time.
  *
@@ -36,8 +36,8 @@ import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { ensureRunDir, pad } from '../activities/artifacts.js';
-import { workerStoreUrl } from '../activities/event-store.js';
-import { runnerOfCommand } from '../activities/gates/test-report.js';
+import { workerStoreUrl } from '../lib/event-store.js';
+import { runnerOfCommand } from '../lib/gates/test-report.js';
 import { summarizeTestOutput, type TestSummary } from '../activities/gates/test-runner.js';
 import { inheritedEnv, runProcess } from '../activities/process.js';
 import { authorizeCall } from '../activities/run-authorization.js';

@@ -9,7 +9,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
-import { readPromptTemplate } from '../activities/prompt-template.js';
+import { readPromptTemplate } from '../lib/prompt-template.js';
 import { aliasDetail, LOKI_ALIASES } from './loki-aliases.js';
 import { KNOBS, KNOB_NAMES, KnobsSchema, splitCommandLine, type KnobName, type Knobs } from '../schemas/knobs.js';
 

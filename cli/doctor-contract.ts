@@ -13,7 +13,7 @@ import { execa } from 'execa';
 import type { AgentRole } from '../schemas/activities.js';
 import type { ChecklistItem } from '../schemas/gates.js';
 import { prepareCall, interpretCall } from '../activities/provider-call.js';
-import type { ProviderName } from '../activities/providers/index.js';
+import type { ProviderName } from '../lib/providers/index.js';
 import { answerOf, REQUIRED_ANSWER, type Answer } from '../rules/contract.js';
 import { parseChecklistOutput } from '../rules/checklist/extraction.js';
 import { checklistExtractionPrompt, checklistVerifierPrompt } from '../rules/checklist/prompts.js';
@@ -24,7 +24,7 @@ import { judgePrompt, judgeSelection, parseJudgeAnswer, type JudgeItem } from '.
 import { parsePlannerAnswer, plannerPrompt } from '../rules/tasks.js';
 import { parseVote } from '../rules/vote.js';
 import { acceptanceAuthorPrompt, withRepositoryMap } from '../rules/acceptance-author.js';
-import { inspectAcceptanceDir } from '../activities/acceptance-files.js';
+import { inspectAcceptanceDir } from '../lib/acceptance-files.js';
 
 export interface ContractCheck {
   /** The role and, for the devil's advocate, its use. */

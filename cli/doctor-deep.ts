@@ -24,7 +24,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
-import type { ProviderName } from '../activities/providers/index.js';
+import type { ProviderName } from '../lib/providers/index.js';
 
 /** The shape of the doctor's check lines (cli/doctor.ts). */
 export interface EndpointCheck {

@@ -5,7 +5,7 @@
  * - `notifications`: which channels an escalation would go to, or that none is set (a warning,
  *   once, with how to set one: cli/start-checks.ts words it for `vigil start` too);
  * - `sandbox.toolchain` and `sandbox.hidden`: the folders of the worker's toolchain the sandbox
- *   shows read-only (activities/sandbox-toolchain.ts, and VIGIL_SANDBOX_READABLE) and the
+ *   shows read-only (lib/sandbox-toolchain.ts, and VIGIL_SANDBOX_READABLE) and the
  *   credential paths it hides even inside them (activities/sandbox.ts `deniedPaths`);
  * - `tests.sandbox` (with `--repo DIR`): the repository's test command run once outside the
  *   sandbox and once inside it (as a gate tool runs: read-only, no network), and when it works
@@ -21,7 +21,7 @@ import { privateRunDir } from '../activities/artifacts.js';
 import { detectTestRunner } from '../activities/gates/test-runner.js';
 import { findBinary, runTool, type ToolRun } from '../activities/gates/tools.js';
 import { deniedPaths } from '../activities/sandbox.js';
-import { toolchainPaths } from '../activities/sandbox-toolchain.js';
+import { toolchainPaths } from '../lib/sandbox-toolchain.js';
 import type { DoctorCheck } from '../schemas/cli-output.js';
 import { noChannelWarning, notifyChannels, notifySendHere, NOTIFY_HOW, type NotifyKnobs } from './start-checks.js';
 

@@ -12,14 +12,14 @@
  * `--deep`, one request for one token each (cli/doctor-deep.ts).
  */
 import proto from '@temporalio/proto';
-import { isProviderName, PROVIDER_NAMES, PROVIDERS, type ProviderName, type ProviderPreset } from '../activities/providers/index.js';
-import { probeProvider, type ProbeResult } from '../activities/providers/probe.js';
+import { isProviderName, PROVIDER_NAMES, PROVIDERS, type ProviderName, type ProviderPreset } from '../lib/providers/index.js';
+import { probeProvider, type ProbeResult } from '../lib/providers/probe.js';
 import { EXIT, withClient, type Endpoint } from './connection.js';
 import { OUTSIDE_FIX, openRunsReport, windowCheck } from './release-window.js';
 import type { WindowReport } from '../rules/release-window.js';
 import { describeSandbox } from '../activities/sandbox.js';
-import { describeLimits } from '../activities/sandbox-limits.js';
-import { cgroupSettings } from '../activities/sandbox-cgroups.js';
+import { describeLimits } from '../lib/sandbox-limits.js';
+import { cgroupSettings } from '../lib/sandbox-cgroups.js';
 import { ghReady } from '../activities/deliver.js';
 import type { SandboxMode } from '../schemas/sandbox.js';
 import type { DoctorCheck } from '../schemas/cli-output.js';

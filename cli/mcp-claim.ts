@@ -13,7 +13,7 @@
  */
 import { lstatSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { ensurePrivateDir, writePrivateFile } from '../activities/safe-files.js';
+import { ensurePrivateDir, writePrivateFile } from '../lib/safe-files.js';
 import type { McpTaskCompleteOutput, TaskCompleteClaim } from '../schemas/mcp.js';
 import { runDirPath, VIGIL_DIR } from '../schemas/paths.js';
 import { CliError, EXIT } from './errors.js';

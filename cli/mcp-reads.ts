@@ -92,7 +92,7 @@ export async function memorySearch(
 ): Promise<McpMemorySearchOutput> {
   const [{ withEventStore }, { readMemorySnapshot, searchItems, searchMemory }, { configuredStoreUrl }] = await Promise.all([
     import('./report.js'),
-    import('../activities/memory-reads.js'),
+    import('../lib/memory-reads.js'),
     import('../lib/store-location.js'),
   ]);
   const file = env.VIGIL_RUN_ID && env.VIGIL_MEMORY_SNAPSHOT ? env.VIGIL_MEMORY_SNAPSHOT : null;

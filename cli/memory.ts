@@ -2,13 +2,13 @@
  * `vigil memory list|show|search|forget|export|import|consolidate`: the memory that outlives a
  * run (docs/memory.md), in the event store the reports read (VIGIL_DATABASE_URL / DATABASE_URL,
  * else the local one). The functions here print and return the exit code; the reads and edits
- * are activities/lasting-memory.ts's, shared with the MCP tool and the console.
+ * are lib/lasting-memory.ts's, shared with the MCP tool and the console.
  */
 import { writeFileSync } from 'node:fs';
-import { consolidateMemory } from '../activities/memory-consolidation.js';
-import { judgementTotals, listMemory, searchMemory, showMemory, type MemoryItem, type MemoryKindName } from '../activities/memory-reads.js';
-import { exportMemory, forgetMemory, importMemory } from '../activities/memory-transfer.js';
-import { closeEventStore, describeUrl } from '../activities/event-store.js';
+import { consolidateMemory } from '../lib/memory-consolidation.js';
+import { judgementTotals, listMemory, searchMemory, showMemory, type MemoryItem, type MemoryKindName } from '../lib/memory-reads.js';
+import { exportMemory, forgetMemory, importMemory } from '../lib/memory-transfer.js';
+import { closeEventStore, describeUrl } from '../lib/event-store.js';
 import { CliError, EXIT } from './connection.js';
 import { loadMemoryFile } from './memory-import.js';
 import { reportStore } from './store.js';

@@ -153,7 +153,7 @@ export function readTasks(file: string, cwd = process.cwd()): TaskList {
  * inside the repository, no test file, a file that does not parse.
  */
 export async function checkAcceptanceFolder(dir: string, repoPath: string): Promise<string> {
-  const { inspectAcceptanceDir } = await import('../activities/acceptance-files.js');
+  const { inspectAcceptanceDir } = await import('../lib/acceptance-files.js');
   const abs = path.resolve(dir);
   const seen = inspectAcceptanceDir(abs, repoPath);
   if (!seen.ok) throw new PrdError(`${seen.reason} (vigil start --acceptance DIR: a folder of test files outside the repository)`);

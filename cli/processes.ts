@@ -9,7 +9,7 @@
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { NativeConnection, type LogLevel } from '@temporalio/worker';
-import { wrapInProcessAgentCalls } from '../activities/call-observers.js';
+import { wrapInProcessAgentCalls } from '../lib/call-observers.js';
 import { activityObserver } from '../workers/activity-observer.js';
 import { isListening, startDevServer, type DevServer } from '../workers/dev-server.js';
 import type { MetricsEndpoint } from '../workers/metrics-server.js';

@@ -4,7 +4,7 @@
  * Markdown (`vigil history <id> --format jsonl|md`).
  *
  * The report functions take a connected `pg` pool or client and read the views of
- * activities/event-store.ts; they do not print. The command functions connect, print text or JSON,
+ * lib/event-store.ts; they do not print. The command functions connect, print text or JSON,
  * and return the exit code; no store (no DATABASE_URL and no local store) or an unreachable one is
  * a CliError with exit code 4 that says what to set.
  *
@@ -22,7 +22,7 @@
  */
 import path from 'node:path';
 import pg from 'pg';
-import { CONNECT_TIMEOUT_MS, describeUrl, migrate, MIGRATIONS, type Db } from '../activities/event-store.js';
+import { CONNECT_TIMEOUT_MS, describeUrl, migrate, MIGRATIONS, type Db } from '../lib/event-store.js';
 import type { z } from 'zod';
 import type {
   AcrossRunsReportSchema,

@@ -8,16 +8,16 @@
  *     user opted out (`--no-store`, VIGIL_EVENT_STORE=0). A store that cannot start is a warning:
  *     runs never wait for it. The embedded Postgres is started again when it dies while they run
  *     (workers/postgres-watch.ts), and each time it starts they drain its spool: the last events of
- *     runs that ended while it was down (activities/event-spool.ts).
+ *     runs that ended while it was down (lib/event-spool.ts).
  *   - a worker (`vigil worker`, and the worker of `up` and `demo`) projects into the configured
  *     store, else into the local one whenever it runs.
  *   - `vigil report` and `vigil history` read the configured store, else the local one, starting
  *     it for the length of the command when it is not running.
  */
 import pg from 'pg';
-import { CONNECT_TIMEOUT_MS, describeUrl, migrate, useLocalEventStore } from '../activities/event-store.js';
-import { describeDrain, drainSpoolInto } from '../activities/event-journal.js';
-import { spoolFiles } from '../activities/event-spool.js';
+import { CONNECT_TIMEOUT_MS, describeUrl, migrate, useLocalEventStore } from '../lib/event-store.js';
+import { describeDrain, drainSpoolInto } from '../lib/event-journal.js';
+import { spoolFiles } from '../lib/event-spool.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../workers/postgres.js';
 import { watchEmbeddedPostgres } from '../workers/postgres-watch.js';
 import {
@@ -73,7 +73,7 @@ const errText = (err: unknown): string => (err instanceof Error ? err.message : 
 async function catchUpSpool(url: string, dir: string, say: (line: string) => void, warn: (line: string) => void): Promise<void> {
   if (spoolFiles(dir).length === 0) return;
   try {
-    await import('../activities/lasting-memory.js');
+    await import('../lib/lasting-memory.js');
     const r = await drainSpoolInto(url, dir);
     const line = describeDrain(r, dir);
     if (line) (r.rejected || r.left ? warn : say)(line);

@@ -7,7 +7,7 @@
  * all of `.vigil/`): the sandbox hides the rest of VIGIL_HOME from the agent it runs.
  *
  * Git runs without optional locks (a status never rewrites the index) and with the settings
- * Vigil's own git always has (activities/git-env.ts): no hooks, no fsmonitor, no submodule
+ * Vigil's own git always has (lib/git-env.ts): no hooks, no fsmonitor, no submodule
  * recursion, no signing.
  */
 import { execFileSync } from 'node:child_process';
@@ -17,7 +17,7 @@ import path from 'node:path';
 import { parseScenario } from '../schemas/scenario.js';
 import { README_NAMES } from '../activities/gates/doc-coverage.js';
 import { runBranch } from '../activities/deliver.js';
-import { configEnv, FIXED_SETTINGS } from '../activities/git-env.js';
+import { configEnv, FIXED_SETTINGS } from '../lib/git-env.js';
 import { CliError, EXIT } from './errors.js';
 import type { Prd } from './prd.js';
 import { checkRepo } from './runs.js';

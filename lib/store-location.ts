@@ -9,7 +9,7 @@
  *      VIGIL_HOME/postgres/url — present once it was started on this machine.
  *
  * And where a store's spool is: the folder where the last events of runs that ended while it was
- * down wait for it (activities/event-spool.ts).
+ * down wait for it (lib/event-spool.ts).
  *
  * Light on purpose (no `pg`, no Temporal): `vigil start` reads it on every call.
  */

@@ -77,7 +77,7 @@ export function chooseAgent(k: ChoiceKnobs, role: AgentRole, tier: Tier): AgentC
 /**
  * How long an agent call of any role may go without output and without a change in the
  * repository before its supervisor ends it as hung (knob agentSilenceMinutes, 0: never;
- * activities/call-silence.ts), in seconds to the millisecond.
+ * lib/call-silence.ts), in seconds to the millisecond.
  */
 export function silenceSeconds(k: Pick<Knobs, 'agentSilenceMinutes'>): number {
   return Math.round(k.agentSilenceMinutes * 60_000) / 1000;

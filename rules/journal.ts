@@ -1,7 +1,7 @@
 /**
  * The run journal as decisions: appending an event (sequence numbers, the bound on what waits for
  * the store), what a projection's answer means for the journal, and how the run's records become
- * events. Pure; the workflow records, a local activity projects (activities/event-store.ts).
+ * events. Pure; the workflow records, a local activity projects (lib/event-store.ts).
  */
 import { MAX_PENDING_EVENTS, type EventEnvelope, type JournalState, type RunEvent } from '../schemas/events.js';
 import type { GateResult, ReviewRecord } from '../schemas/gates.js';

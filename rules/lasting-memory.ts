@@ -4,7 +4,7 @@
  * iteration; and how episodes consolidate into patterns, anti-patterns (grouped by failure
  * signature), the links between them and procedural skills, per repository and across the
  * repositories of one installation. Deterministic and pure: the store activity
- * (activities/lasting-memory.ts) reads the rows, calls these and writes what they return.
+ * (lib/lasting-memory.ts) reads the rows, calls these and writes what they return.
  *
  * Every text an episode keeps is redacted here with the agent-output redaction
  * (`redactSecrets`, decisions/scans.ts), before anything is stored.
@@ -22,7 +22,7 @@ import {
 } from '../schemas/lasting-memory.js';
 import { redactSecrets } from './scans.js';
 
-/** What an iteration's agent call recorded beside the journal (activities/lasting-memory.ts). */
+/** What an iteration's agent call recorded beside the journal (lib/lasting-memory.ts). */
 export interface IterationTrace {
   iteration: number;
   files: string[];
@@ -31,7 +31,7 @@ export interface IterationTrace {
   testFailure: string | null;
   summary: string | null;
   retrieved: MemoryRef[];
-  /** Files the agent read (activities/files-read.ts); absent in traces from before it. */
+  /** Files the agent read (lib/files-read.ts); absent in traces from before it. */
   filesRead?: string[];
 }
 

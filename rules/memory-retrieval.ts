@@ -15,7 +15,7 @@
  * the earlier runs.
  *
  * Lexical retrieval only: no embedding model is downloaded or run. Pure; the store activity
- * (activities/lasting-memory.ts) reads the candidates and writes what was retrieved.
+ * (lib/lasting-memory.ts) reads the candidates and writes what was retrieved.
  */
 import type { MemoryLayers, MemoryRef } from '../schemas/lasting-memory.js';
 import { keywordsOf } from './lasting-memory.js';
@@ -36,7 +36,7 @@ export interface StoredItem {
   importance: number;
   /**
    * The item's full-text score against the task, as the store activity ranked it
-   * (activities/memory-rank.ts: BM25+ with prefix and fuzzy matching); absent: the keywords it
+   * (lib/memory-rank.ts: BM25+ with prefix and fuzzy matching); absent: the keywords it
    * shares with the task count instead.
    */
   textScore?: number;

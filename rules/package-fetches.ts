@@ -1,5 +1,5 @@
 /**
- * The package fetches of a sandboxed call: what the sandbox's proxy (activities/sandbox-proxy.ts) lets
+ * The package fetches of a sandboxed call: what the sandbox's proxy (lib/sandbox-proxy.ts) lets
  * through to a package registry, or refuses there, one JSON line each in the run's fetch log
  * (`.vigil/runs/<run>/packages.jsonl`), and the counts a call's report carries to the run
  * (schemas/sandbox.ts, PackageFetchesSchema). A fetch is one connection through the proxy: an

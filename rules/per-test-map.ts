@@ -1,7 +1,7 @@
 /**
  * Affected tests by pytest's per-test map: the tests whose recorded files a change touches. A
  * full run records the map under coverage.py, one dynamic context per test
- * (activities/gates/pytest-map.ts): which repository files each test executed, and which lines of
+ * (lib/gates/pytest-map.ts): which repository files each test executed, and which lines of
  * each file ran outside any test (at import, during collection). A later iteration selects,
  * against everything changed since the map's tree:
  *

@@ -7,7 +7,7 @@
  * never inconclusive, never green. Without a baseline report (a runner whose tests Vigil cannot
  * list), a complete report alone is judged; without any report, the summary verdict stands.
  *
- * Pure: the report and the baseline come in as values (activities/gates/test-report.ts reads them).
+ * Pure: the report and the baseline come in as values (lib/gates/test-report.ts reads them).
  */
 import type { ReportFacts, TestCase, TestReport } from '../schemas/test-report.js';
 

@@ -214,7 +214,7 @@ export const RunAgentInputSchema = shared('schemas/activities:RunAgentInputSchem
     /** The run's sandboxPids, sandboxMemoryMb and sandboxCpuWeight knobs; absent (runs from before them): their defaults. */
     sandboxLimits: SandboxLimitsSchema.optional(),
     /**
-     * The silence watchdog (knob agentSilenceMinutes, activities/call-silence.ts): the call is
+     * The silence watchdog (knob agentSilenceMinutes, lib/call-silence.ts): the call is
      * ended after this many seconds with no output and no change in the repository; 0: never.
      * Absent (runs from before it): the knob's default, 15 minutes.
      */

@@ -162,7 +162,7 @@ export const ProjectEventsResultSchema = shared('schemas/events:ProjectEventsRes
   z.object({
     /**
      * The highest seq taken care of for this workflow: every event up to it is stored, or, for a run
-     * that has ended, kept in the worker's spool until the store takes it (activities/event-journal.ts).
+     * that has ended, kept in the worker's spool until the store takes it (lib/event-journal.ts).
      */
     storedThrough: z.number().int().min(0),
     /** Rows written this time (0 when all were there already: a retry or a replay). */

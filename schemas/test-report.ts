@@ -1,5 +1,5 @@
 /**
- * What a test run reported test by test (activities/gates/test-report.ts reads it from the
+ * What a test run reported test by test (lib/gates/test-report.ts reads it from the
  * runner's machine-readable report), and the run's baseline: the tests the repository's suite had
  * when the run started and how each ended. The tests verdict (rules/tests-verdict.ts)
  * holds a report against the baseline instead of trusting the process's exit code.

@@ -14,8 +14,8 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { PROVIDER_NAMES, PROVIDERS, advertisedFlags } from '../dist/activities/providers/index.js';
-import { presetFlags, probeProvider } from '../dist/activities/providers/probe.js';
+import { PROVIDER_NAMES, PROVIDERS, advertisedFlags } from '../dist/lib/providers/index.js';
+import { presetFlags, probeProvider } from '../dist/lib/providers/probe.js';
 
 const args = process.argv.slice(2);
 let outDir = null;

@@ -24,7 +24,7 @@ cleanup() {
 trap cleanup EXIT
 
 # The compiled presets: rebuild when missing or older than their sources.
-probe_js="$root/dist/activities/providers/probe.js"
+probe_js="$root/dist/lib/providers/probe.js"
 if [ ! -f "$probe_js" ] || [ -n "$(find "$root/activities/providers" -name '*.ts' -newer "$probe_js" -print -quit)" ]; then
   echo "building dist/ ..."
   (cd "$root" && npm run --silent build) || echo "warning: the build reported errors; using what it emitted" >&2

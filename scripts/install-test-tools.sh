@@ -3,7 +3,7 @@
 # repository (the tests gate finds them there; nothing goes into the repository under test or its
 # environment):
 #   ${VIGIL_TEST_TOOLS_DIR:-${XDG_CACHE_HOME:-~/.cache}/vigil/test-tools}/coverage-<version>/lib
-# coverage.py records pytest's per-test map (activities/gates/pytest-map.ts), installed with the
+# coverage.py records pytest's per-test map (lib/gates/pytest-map.ts), installed with the
 # machine's python3 (`pip install --target`; its C tracer is built for that python, another one
 # falls back to coverage's Python tracer). A finished install is stamped (.installed) and skipped
 # next time; a broken one is redone. Prints each tool's folder, one a line. Without it, pytest's
@@ -16,7 +16,7 @@ mkdir -p "$cache"
 exec 9>"$cache/.lock"
 flock 9
 
-# Keep in step with COVERAGE_VERSION in activities/gates/pytest-map.ts.
+# Keep in step with COVERAGE_VERSION in lib/gates/pytest-map.ts.
 for pin in coverage==7.17.3; do
   dir="$cache/${pin/==/-}"
   if [ ! -f "$dir/.installed" ]; then

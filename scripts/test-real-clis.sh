@@ -10,7 +10,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 install_status=0
 bash scripts/install-real-clis.sh || install_status=$?
 
-daemon=dist/activities/supervisor-daemon.js
+daemon=dist/lib/supervisor-daemon.js
 if [ ! -f "$daemon" ] || [ -n "$(find activities workflows schemas workers -name '*.ts' -newer "$daemon" -print -quit)" ]; then
   echo "test-real-clis: building dist/"
   npm run --silent build || echo "test-real-clis: warning: the build reported errors; using what it emitted" >&2

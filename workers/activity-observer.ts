@@ -2,7 +2,7 @@
  * What a `vigil worker` observes of the activities it runs, without touching them: an activity
  * inbound interceptor (the SDK's ActivityInboundCallsInterceptor, around every activity this
  * worker executes) and a wrapper of the agent calls a round activity makes in process
- * (activities/call-observers.ts). From the activities' inputs and results (workers/call-facts.ts)
+ * (lib/call-observers.ts). From the activities' inputs and results (workers/call-facts.ts)
  * it
  *
  * - counts and times agent calls, spend, iterations, gates, reviews and council rounds in the
@@ -19,7 +19,7 @@
  */
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { AgentResult, RunAgentInput } from '../schemas/activities.js';
-import type { AgentCallWrapper } from '../activities/call-observers.js';
+import type { AgentCallWrapper } from '../lib/call-observers.js';
 import {
   AgentInputWire,
   AgentResultWire,
@@ -65,7 +65,7 @@ export interface ObserverOptions {
 
 export interface ActivityObserver {
   interceptors: ActivityInterceptorsFactory;
-  /** For wrapInProcessAgentCalls (activities/call-observers.ts). */
+  /** For wrapInProcessAgentCalls (lib/call-observers.ts). */
   inProcess: AgentCallWrapper;
 }
 

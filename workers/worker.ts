@@ -16,10 +16,10 @@ import {
 } from '@temporalio/worker';
 import type { PayloadCodec } from '@temporalio/common';
 import * as activities from '../activities/index.js';
-import { catchUpJournals } from '../activities/event-journal.js';
+import { catchUpJournals } from '../lib/event-journal.js';
 import { configureGitHelper } from '../activities/git-helper.js';
 import { HEARTBEAT_SEND_MS, setHeartbeatSendMs } from '../activities/heartbeat.js';
-import { cancelRunningCalls } from '../activities/running-calls.js';
+import { cancelRunningCalls } from '../lib/running-calls.js';
 import type { RunningCallSinks } from '../workflows/running-call.js';
 import { codecFromEnv, tolerantDecoding } from './codec.js';
 import { logLine } from '../lib/logging.js';

@@ -5,7 +5,7 @@
  * a call's heartbeats are throttled (workers/worker.ts) so that hundreds of running calls do not
  * flood the server. A STOP --now must not wait for that. So when the run cancels its call, it also
  * tells the worker that processes this workflow task, through a sink: no history, no command, not
- * called on replay. When that worker hosts the call (activities/running-calls.ts), the call hears
+ * called on replay. When that worker hosts the call (lib/running-calls.ts), the call hears
  * it at once: `kill` kills the agent, `skipGates` keeps the call from starting its gate pass.
  * Any other worker hears of the cancellation from Temporal, as before.
  */

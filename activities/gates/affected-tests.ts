@@ -27,8 +27,8 @@ import { selectionCommand } from '../../rules/selection-command.js';
 import { EVERY_TEST, parseZeroDiff, planPerTest, type FileChange, type PerTestPlan } from '../../rules/per-test-map.js';
 import { ensurePrivateRunDir } from '../artifacts.js';
 import { changedPaths, git, workingTreeHash } from '../git.js';
-import { writePrivateFile } from '../safe-files.js';
-import { coverageDir, notRecordable, readPytestMap } from './pytest-map.js';
+import { writePrivateFile } from '../../lib/safe-files.js';
+import { coverageDir, notRecordable, readPytestMap } from '../../lib/gates/pytest-map.js';
 
 /** Files larger than this are not read for imports (generated code, data); a graph of more files than MAX_FILES is not made. */
 const MAX_FILE_BYTES = 512 * 1024;

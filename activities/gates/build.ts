@@ -33,7 +33,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { FindingInput, GateResultInput } from '../../schemas/gates.js';
 import { buildOff } from '../../rules/gates.js';
-import { describeWriteError, isStorageError, writePrivateFile } from '../safe-files.js';
+import { describeWriteError, isStorageError, writePrivateFile } from '../../lib/safe-files.js';
 import { findBinary, runTool, type ToolRun, type ToolSandbox } from './tools.js';
 
 export type BuildEcosystem = 'command' | 'npm' | 'typescript' | 'go' | 'rust' | 'python';

@@ -15,7 +15,7 @@ import { readdirSync } from 'node:fs';
 import type { FindingInput, GateResultInput, Severity } from '../../schemas/gates.js';
 import { asLegacy, legacyNote, scopeFindings, type ChangeScope } from './change-scope.js';
 import { finding, gateResult, isTestFile, linesOf, MAX_FILE_BYTES, readRepoText, scopeFiles } from './test-integrity.js';
-import { PRIVATE_CLASSIFIER, publishability, type Manifests, type Publishability } from './publishable.js';
+import { PRIVATE_CLASSIFIER, publishability, type Manifests, type Publishability } from '../../lib/gates/publishable.js';
 
 /** README names accepted in the repository root (any letter case). */
 export const README_NAMES = ['README.md', 'README', 'README.rst', 'README.txt'] as const;

@@ -19,7 +19,7 @@ import { beatWhileRunning } from '../heartbeat.js';
 import { GATES_STEP, type GatesStepDetails } from '../../schemas/call-step.js';
 import { RunGatesInputSchema, type RunGatesInput, type RunGatesResult, type TestResult } from '../../schemas/activities.js';
 import { runTests } from '../tests.js';
-import { addDenial } from '../sandbox-policy.js';
+import { addDenial } from '../../lib/sandbox-policy.js';
 import type { SandboxReport } from '../../schemas/sandbox.js';
 import {
   GateResultSchema,
@@ -32,7 +32,7 @@ import {
 } from '../../schemas/gates.js';
 import { ensureRepoDir, ensureRunDir, pad, runDir } from '../artifacts.js';
 import { changedPaths, git, workingTreeHash } from '../git.js';
-import { describeWriteError, isStorageError, writePrivateFile } from '../safe-files.js';
+import { describeWriteError, isStorageError, writePrivateFile } from '../../lib/safe-files.js';
 import { changeScope, type ChangeScope } from './change-scope.js';
 import { buildGate } from './build.js';
 import { commandCheckGate, perfGate } from './product-checks.js';

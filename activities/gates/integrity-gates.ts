@@ -4,7 +4,7 @@
  * start tree (a deleted, skipped or rewritten test, a changed harness: each finding high, so it
  * blocks), and `test_gaming` reads the product code the run added for code that games its tests
  * (each finding high). Both read files only: the start tree's through git (never a command of the
- * repository's, activities/git-env.ts), the working tree's as capped, link-refusing reads. A start
+ * repository's, lib/git-env.ts), the working tree's as capped, link-refusing reads. A start
  * tree git does not have makes the comparison impossible: inconclusive, never a pass.
  */
 import { createHash } from 'node:crypto';

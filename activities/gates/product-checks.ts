@@ -25,7 +25,7 @@ import path from 'node:path';
 import type { FindingInput, GateName, GateResultInput } from '../../schemas/gates.js';
 import type { SandboxMode } from '../../schemas/sandbox.js';
 import { ensurePrivateRunDir } from '../artifacts.js';
-import { describeWriteError, ensurePrivateDir, isStorageError, writePrivateFile } from '../safe-files.js';
+import { describeWriteError, ensurePrivateDir, isStorageError, writePrivateFile } from '../../lib/safe-files.js';
 import { exportTree, linkDependencies, ownScratch } from '../scratch-tree.js';
 import { logTail, readableLog, SCRATCH_SCRIPT } from './build.js';
 import { findBinary, runTool, type ToolRun, type ToolSandbox } from './tools.js';

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { legacyNote, scopeFindings, type ChangeScope } from './change-scope.js';
 import { MAX_FINDINGS, severityRank, type FindingInput, type GateName, type GateResultInput, type Severity } from '../../schemas/gates.js';
-import { readRegularFile } from '../safe-files.js';
+import { readRegularFile } from '../../lib/safe-files.js';
 import { objectExists } from '../git.js';
 import { gitEnvFor } from '../git-helper.js';
 
@@ -739,7 +739,7 @@ export async function readAtTree(repoPath: string, tree: string, rel: string): P
     stdin: 'ignore',
     stripFinalNewline: false,
     maxBuffer: MAX_FILE_BYTES,
-    // Never a command of the repository's (activities/git-env.ts); `--no-textconv` above for the same reason.
+    // Never a command of the repository's (lib/git-env.ts); `--no-textconv` above for the same reason.
     env: { ...gitEnvFor(repoPath), GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0' },
   });
   if (r.isMaxBuffer) return String(r.stdout);

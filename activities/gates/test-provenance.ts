@@ -22,10 +22,10 @@ import type { TestCase, TestReport } from '../../schemas/test-report.js';
 import { acceptanceCommandLine } from '../../rules/acceptance.js';
 import { isTestPath } from '../../rules/integrity.js';
 import { ensurePrivateRunDir } from '../artifacts.js';
-import { ensurePrivateDir, writePrivateFile } from '../safe-files.js';
+import { ensurePrivateDir, writePrivateFile } from '../../lib/safe-files.js';
 import { exportTree, linkDependencies, ownScratch, runInScratch } from '../scratch-tree.js';
 import { readBaseline } from '../tests.js';
-import { readReport } from './test-report.js';
+import { readReport } from '../../lib/gates/test-report.js';
 import { finding, readRepoText } from './test-integrity.js';
 
 export const PROVENANCE_LABEL = 'added test passes on the code before the change';

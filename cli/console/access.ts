@@ -29,7 +29,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { csrf } from 'hono/csrf';
 import { html } from 'hono/html';
-import { readRegularFile, writePrivateFile } from '../../activities/safe-files.js';
+import { readRegularFile, writePrivateFile } from '../../lib/safe-files.js';
 
 export const TOKEN_FILE = 'console-token';
 export const TOKEN_COOKIE = 'vigil_console';

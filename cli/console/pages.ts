@@ -19,7 +19,7 @@ import type { ActionResult } from './actions.js';
 import { age, WAIT_LABELS, type ChartData, type Waiting } from './model.js';
 import { costText } from './runs-list.js';
 import type { InboxEntry, RunRow, SentMessage, HostText } from './sources.js';
-import type { MemoryItem } from '../../activities/memory-reads.js';
+import type { MemoryItem } from '../../lib/memory-reads.js';
 
 export type Html = ReturnType<typeof html>;
 

@@ -347,7 +347,7 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
 
   app.get('/memory', async (c) => {
     const q = (c.req.query('q') ?? '').slice(0, 500).trim();
-    const { listMemory, searchMemory } = await import('../../activities/memory-reads.js');
+    const { listMemory, searchMemory } = await import('../../lib/memory-reads.js');
     const r = await withStore(env, async (db) => ({
       items: await listMemory(db, { limit: 500 }),
       hits: q ? await searchMemory(db, q, { limit: 50 }) : null,

@@ -12,7 +12,7 @@
 import type { Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import pg from 'pg';
-import { CONNECT_TIMEOUT_MS, describeUrl } from '../../activities/event-store.js';
+import { CONNECT_TIMEOUT_MS, describeUrl } from '../../lib/event-store.js';
 import type { RunEvent } from '../../schemas/events.js';
 import { hostTaskQueue } from '../../schemas/hosts.js';
 import type { ReadRunLogResult } from '../../schemas/logs.js';

@@ -12,7 +12,7 @@ import type { ResultPromise } from 'execa';
 import pg from 'pg';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { closeEventStore, projectEventsTo } from '../../activities/event-store.js';
+import { closeEventStore, projectEventsTo } from '../../lib/event-store.js';
 import { EventEnvelopeSchema, type EventEnvelope, type RunEvent } from '../../schemas/events.js';
 import { assertBuilt, ROOT, temporalAddress, uniqueId } from '../support/harness.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { execa } from 'execa';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { MIGRATIONS } from '../../activities/event-store.js';
+import { MIGRATIONS } from '../../lib/event-store.js';
 import { SEARCH_ATTRIBUTES } from '../../schemas/search-attributes.js';
 import { freePort } from '../../workers/dev-server.js';
 import { resolveTemporalCli } from '../../workers/temporal-cli.js';

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import type { ProviderName } from '../../activities/providers/index.js';
+import type { ProviderName } from '../../lib/providers/index.js';
 import { ROOT } from '../support/harness.js';
 
 export const REAL_CLI_NAMES = ['claude', 'codex', 'aider', 'gemini', 'opencode'] as const satisfies readonly ProviderName[];

@@ -2,7 +2,7 @@
  * What each real CLI is expected to do against the local model server, said once for both of its
  * spec files (`<cli>.spec.ts`, the complete run; `<cli>-faults.spec.ts`, the API faults: suite.ts).
  */
-import { CLAUDE_MAX_RETRIES } from '../../activities/providers/claude.js';
+import { CLAUDE_MAX_RETRIES } from '../../lib/providers/claude.js';
 import type { CliExpectations } from './suite.js';
 import type { RealCliName } from './clis.js';
 

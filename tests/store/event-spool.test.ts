@@ -10,9 +10,9 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSyn
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { catchUpJournals, drainSpoolInto, projectEvents } from '../../activities/event-journal.js';
-import { spoolable, spoolBatch, spoolFiles } from '../../activities/event-spool.js';
-import { closeEventStore, NO_STORE_PROBLEM, onRunEnded, projectEventsTo, useLocalEventStore } from '../../activities/event-store.js';
+import { catchUpJournals, drainSpoolInto, projectEvents } from '../../lib/event-journal.js';
+import { spoolable, spoolBatch, spoolFiles } from '../../lib/event-spool.js';
+import { closeEventStore, NO_STORE_PROBLEM, onRunEnded, projectEventsTo, useLocalEventStore } from '../../lib/event-store.js';
 import type { EventEnvelope } from '../../schemas/events.js';
 import { startEmbeddedPostgres } from '../../workers/postgres.js';
 import { configuredSpoolDir, localSpoolDir, localStoreUrlFile } from '../../lib/store-location.js';

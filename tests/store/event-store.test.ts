@@ -8,16 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  closeEventStore,
-  ensureMigrated,
-  migrate,
-  MIGRATIONS,
-  NO_STORE_PROBLEM,
-  poolFor,
-  projectEventsTo,
-} from '../../activities/event-store.js';
-import { projectEvents } from '../../activities/event-journal.js';
+import { closeEventStore, ensureMigrated, migrate, MIGRATIONS, NO_STORE_PROBLEM, poolFor, projectEventsTo } from '../../lib/event-store.js';
+import { projectEvents } from '../../lib/event-journal.js';
 import { RUN_EVENT_KINDS, type EventEnvelope } from '../../schemas/events.js';
 import { startEmbeddedPostgres } from '../../workers/postgres.js';
 import { oneOfEachKind, scriptedRun } from '../support/journals.js';

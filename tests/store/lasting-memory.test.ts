@@ -8,11 +8,11 @@
  */
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { projectEventsTo } from '../../activities/event-store.js';
-import { recordTrace, retrieveForPrompt } from '../../activities/lasting-memory.js';
-import { consolidateMemory } from '../../activities/memory-consolidation.js';
-import { listMemory, searchMemory, showMemory } from '../../activities/memory-reads.js';
-import { exportMemory, forgetMemory, importMemory } from '../../activities/memory-transfer.js';
+import { projectEventsTo } from '../../lib/event-store.js';
+import { recordTrace, retrieveForPrompt } from '../../lib/lasting-memory.js';
+import { consolidateMemory } from '../../lib/memory-consolidation.js';
+import { listMemory, searchMemory, showMemory } from '../../lib/memory-reads.js';
+import { exportMemory, forgetMemory, importMemory } from '../../lib/memory-transfer.js';
 import { FAILED_THRICE_THEN_FIXED, memoryJournal, queryRows, useStorePostgres } from '../support/store-postgres.js';
 
 const tp = useStorePostgres();

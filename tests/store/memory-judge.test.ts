@@ -7,10 +7,10 @@
  */
 import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
-import { projectEventsTo } from '../../activities/event-store.js';
-import { recordTrace, retrieveForPrompt } from '../../activities/lasting-memory.js';
-import { consolidateMemory } from '../../activities/memory-consolidation.js';
-import { searchMemory } from '../../activities/memory-reads.js';
+import { projectEventsTo } from '../../lib/event-store.js';
+import { recordTrace, retrieveForPrompt } from '../../lib/lasting-memory.js';
+import { consolidateMemory } from '../../lib/memory-consolidation.js';
+import { searchMemory } from '../../lib/memory-reads.js';
 import { applyJudgement, selectForJudgement } from '../../activities/memory-judge.js';
 import { parseJudgeAnswer } from '../../rules/memory-judge.js';
 import { FAILED_THRICE_THEN_FIXED, memoryJournal, queryRows, useStorePostgres } from '../support/store-postgres.js';

@@ -5,7 +5,7 @@
  * acknowledgement is new again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeEventStore, projectEventsTo } from '../../activities/event-store.js';
+import { closeEventStore, projectEventsTo } from '../../lib/event-store.js';
 import { CliError, EXIT } from '../../cli/connection.js';
 import { ackCommand, notificationsCommand } from '../../cli/notifications.js';
 import { NotificationsListSchema } from '../../schemas/cli-output-reports.js';

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeEventStore, projectEventsTo } from '../../activities/event-store.js';
+import { closeEventStore, projectEventsTo } from '../../lib/event-store.js';
 import { CliError, EXIT } from '../../cli/connection.js';
 import {
   exportHistory,

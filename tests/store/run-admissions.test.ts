@@ -64,7 +64,7 @@ describe('admissions in the event store', () => {
       await expect(authorizeCall(call, { ...auth, firstExecutionRunId: loser }, w)).rejects.toThrow(/already used to start another run/);
     }
     const rows = await (
-      await import('../../activities/event-store.js')
+      await import('../../lib/event-store.js')
     )
       .poolFor(url)
       .query('select workflow_id, first_run_id from vigil_run_admissions');

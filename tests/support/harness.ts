@@ -2,7 +2,7 @@
  * Shared test helpers: a client and worker against the suite's real Temporal server, a workflow
  * bundle built once per file, throwaway git repositories, and scripted-agent scenarios.
  */
-import { processesWithToken } from '../../activities/process-tree.js';
+import { processesWithToken } from '../../lib/process-tree.js';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
-import { closeEventStore } from '../../activities/event-store.js';
+import { closeEventStore } from '../../lib/event-store.js';
 import { EventEnvelopeSchema, type EventEnvelope, type RunEvent } from '../../schemas/events.js';
 import { startTestPostgres, type TestPostgres } from './postgres.js';
 

@@ -1,5 +1,5 @@
 /**
- * The Wall, one step at a time (activities/acceptance.ts, activities/acceptance-files.ts,
+ * The Wall, one step at a time (activities/acceptance.ts, lib/acceptance-files.ts,
  * rules/acceptance.ts): the folder a person names is refused with the reason when it
  * is missing, inside the repository, holds no test or does not parse; sealed, its files are run on
  * a tree exported from the repository's object store, with real runners (pytest, unittest, node's
@@ -16,7 +16,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAcceptance, sealAcceptance, sealedDir } from '../../activities/acceptance.js';
-import { inspectAcceptanceDir } from '../../activities/acceptance-files.js';
+import { inspectAcceptanceDir } from '../../lib/acceptance-files.js';
 import { acceptanceStatusLine } from '../../cli/status.js';
 import { sandboxPlatform } from '../../activities/sandbox.js';
 import type { AcceptanceResult, SealAcceptanceResult } from '../../schemas/acceptance.js';

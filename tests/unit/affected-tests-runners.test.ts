@@ -20,7 +20,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pad, privateRunDir } from '../../activities/artifacts.js';
-import { parseJunit } from '../../activities/gates/test-report.js';
+import { parseJunit } from '../../lib/gates/test-report.js';
 import { sandboxPlatform } from '../../activities/sandbox.js';
 import { runTests } from '../../activities/tests.js';
 import type { RunTestsInput, TestResult } from '../../schemas/activities.js';

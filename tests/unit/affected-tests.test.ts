@@ -21,7 +21,7 @@ import {
   type ImportGraph,
 } from '../../rules/affected-tests.js';
 import { selectionCommand } from '../../rules/selection-command.js';
-import { inBaselineForm } from '../../activities/gates/node-test-reporter.js';
+import { inBaselineForm } from '../../lib/gates/node-test-reporter.js';
 
 const PY: Record<string, string> = {
   'calc/__init__.py': 'from .add import add\n',

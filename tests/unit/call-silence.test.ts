@@ -1,5 +1,5 @@
 /**
- * The silence watchdog of an agent call (activities/call-silence.ts): the pure judgement (a call
+ * The silence watchdog of an agent call (lib/call-silence.ts): the pure judgement (a call
  * that printed or wrote a file within the limit is not silent; one that did neither is), the
  * newest change under a repository (`.git` and `.vigil` left out, links not followed), the watch
  * itself on real timers, and supervised calls (activities/process.ts through the supervisor
@@ -13,11 +13,11 @@ import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { isSilent, newestChange, silenceReason, silentForMs, watchSilence, type SilenceFacts } from '../../activities/call-silence.js';
+import { isSilent, newestChange, silenceReason, silentForMs, watchSilence, type SilenceFacts } from '../../lib/call-silence.js';
 import { runProcess, supervisorPath, type ProcessResult, type ProcessSpec } from '../../activities/process.js';
-import { processesWithToken } from '../../activities/process-tree.js';
+import { processesWithToken } from '../../lib/process-tree.js';
 import { configureSupervisor, daemonPid } from '../../activities/supervisor-client.js';
-import { readState } from '../../activities/supervisor-state.js';
+import { readState } from '../../lib/supervisor-state.js';
 
 if (!existsSync(supervisorPath())) throw new Error(`${supervisorPath()} is missing: run \`npm run build\``);
 

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { docCoverageGate, isDocumentedModule, undocumentedExports } from '../../activities/gates/doc-coverage.js';
-import { publishability, type Manifests } from '../../activities/gates/publishable.js';
+import { publishability, type Manifests } from '../../lib/gates/publishable.js';
 import { GateResultSchema } from '../../schemas/gates.js';
 
 const dirs: string[] = [];

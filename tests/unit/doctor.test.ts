@@ -1,6 +1,6 @@
 /**
  * Tests of `vigil doctor` (cli/doctor.ts) and the CLI probe under it
- * (activities/providers/probe.ts), against the fake agent CLIs (examples/agents/fake-cli) put on a
+ * (lib/providers/probe.ts), against the fake agent CLIs (examples/agents/fake-cli) put on a
  * PATH of their own: ✓/✗ lines with versions, fixes and missing optional flags, credentials shown
  * by name only, the JSON report, exit codes, the per-binary probe cache, `presetFlags`, and the
  * default Temporal check against the suite's real dev server.
@@ -22,13 +22,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { advertisedFlags } from '../../activities/providers/help.js';
-import { PROVIDERS, type ProviderName } from '../../activities/providers/index.js';
-import { clearProbeCache, presetFlags, probeCached, probeProvider } from '../../activities/providers/probe.js';
+import { advertisedFlags } from '../../lib/providers/help.js';
+import { PROVIDERS, type ProviderName } from '../../lib/providers/index.js';
+import { clearProbeCache, presetFlags, probeCached, probeProvider } from '../../lib/providers/probe.js';
 import { doctorCommand, temporalCheck, type DoctorReport, type TemporalStatus } from '../../cli/doctor.js';
 import { OLDEST_REPLAYED_RELEASE, windowReport } from '../../rules/release-window.js';
 import { sandboxPlatform } from '../../activities/sandbox.js';
-import { cgroupProbe } from '../../activities/sandbox-cgroups.js';
+import { cgroupProbe } from '../../lib/sandbox-cgroups.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const FAKE_CLI = path.join(ROOT, 'examples/agents/fake-cli/fake-cli.mjs');

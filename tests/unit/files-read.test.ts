@@ -1,5 +1,5 @@
 /**
- * The files an agent read, for the memory's episodes (activities/files-read.ts and the provider
+ * The files an agent read, for the memory's episodes (lib/files-read.ts and the provider
  * presets' `filesRead`): read and search tools in claude's and opencode's streams, commands that
  * print or search a file in codex's and opencode's, and the FILES_READ signal any agent may write;
  * kept beside the call's log, bounded, relative to the repository.
@@ -9,9 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { filesReadOf, keepFilesRead, normalizeReads } from '../../activities/files-read.js';
-import { commandReads, MAX_FILES_READ, toolReads } from '../../activities/providers/common.js';
-import { PROVIDERS } from '../../activities/providers/index.js';
+import { filesReadOf, keepFilesRead, normalizeReads } from '../../lib/files-read.js';
+import { commandReads, MAX_FILES_READ, toolReads } from '../../lib/providers/common.js';
+import { PROVIDERS } from '../../lib/providers/index.js';
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'providers');
 const fixture = (provider: string, file: string): string => readFileSync(path.join(FIXTURES, provider, file), 'utf8');

@@ -1,7 +1,7 @@
 /**
  * The parts of "Vigil's git never runs repository-controlled code" one at a time: the layout
- * check against what git itself makes (activities/git-layout.ts), the environment of every
- * command (activities/git-env.ts: which configuration entries are the repository's, which the
+ * check against what git itself makes (lib/git-layout.ts), the environment of every
+ * command (lib/git-env.ts: which configuration entries are the repository's, which the
  * agent could write, what is neutralised), and a repository whose own configuration runs things
  * (fsmonitor, hooks, a clean filter): Vigil's git runs none of them, the person's git still does.
  */
@@ -10,10 +10,10 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, wr
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentWritable, neutralisedSettings, parseConfigList, type ConfigEntry, type GitDirs } from '../../activities/git-env.js';
+import { agentWritable, neutralisedSettings, parseConfigList, type ConfigEntry, type GitDirs } from '../../lib/git-env.js';
 import { gitEnvFor, runGit } from '../../activities/git-helper.js';
-import { readGitDirs, recordGitLayout, UnsafeGitLayout } from '../../activities/git-layout.js';
-import { checkGitLayout } from '../../activities/git-quarantine.js';
+import { readGitDirs, recordGitLayout, UnsafeGitLayout } from '../../lib/git-layout.js';
+import { checkGitLayout } from '../../lib/git-quarantine.js';
 
 const saved = { ...process.env };
 let root: string;

@@ -1,11 +1,11 @@
 /**
- * Ranking memory beyond exact keywords (activities/memory-rank.ts): BM25+ with prefix and fuzzy
+ * Ranking memory beyond exact keywords (lib/memory-rank.ts): BM25+ with prefix and fuzzy
  * matching finds the near-matches — a plural, a stem, a typo — that the plain keyword overlap
  * retrieval used before misses; retrieval into a prompt orders entries by that score; and what
  * shares no letters (a synonym) is still not found.
  */
 import { describe, expect, it } from 'vitest';
-import { rankItems, scoreOf } from '../../activities/memory-rank.js';
+import { rankItems, scoreOf } from '../../lib/memory-rank.js';
 import { keywordsOf } from '../../rules/lasting-memory.js';
 import { retrieve, type StoredItem } from '../../rules/memory-retrieval.js';
 

@@ -1,5 +1,5 @@
 /**
- * Tests of activities/process-tree.ts against real processes: the token scan finds a carrier that
+ * Tests of lib/process-tree.ts against real processes: the token scan finds a carrier that
  * left its process group, whatever the size of its environment, and nothing else; reads of /proc
  * files whose content outgrows the shared buffer come back whole.
  */
@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import { processesWithToken, processStartTime, readProcFile, signalTree, TOKEN_VAR } from '../../activities/process-tree.js';
+import { processesWithToken, processStartTime, readProcFile, signalTree, TOKEN_VAR } from '../../lib/process-tree.js';
 
 const children: ChildProcess[] = [];
 afterEach(() => {

@@ -12,17 +12,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { aiderFailure } from '../../activities/providers/aider.js';
-import { CLAUDE_MAX_RETRIES } from '../../activities/providers/claude.js';
-import { codexFailure } from '../../activities/providers/codex.js';
-import { apiFailureKind, apiFailureLine } from '../../activities/providers/common.js';
-import {
-  PROVIDERS,
-  type InvocationRequest,
-  type InvocationRole,
-  type ParsedOutput,
-  type ProviderName,
-} from '../../activities/providers/index.js';
+import { aiderFailure } from '../../lib/providers/aider.js';
+import { CLAUDE_MAX_RETRIES } from '../../lib/providers/claude.js';
+import { codexFailure } from '../../lib/providers/codex.js';
+import { apiFailureKind, apiFailureLine } from '../../lib/providers/common.js';
+import { PROVIDERS, type InvocationRequest, type InvocationRole, type ParsedOutput, type ProviderName } from '../../lib/providers/index.js';
 import { detectAuthError } from '../../rules/auth-error.js';
 import { providerOutcome } from '../../rules/provider-outcome.js';
 import { isRateLimited } from '../../rules/rate-limit.js';

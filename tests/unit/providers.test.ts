@@ -11,9 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLAUDE_READ_ONLY_TOOLS, CLAUDE_WRITE_TOOLS } from '../../activities/providers/claude.js';
-import { promptFileInstruction } from '../../activities/providers/common.js';
-import { advertisedFlags } from '../../activities/providers/help.js';
+import { CLAUDE_READ_ONLY_TOOLS, CLAUDE_WRITE_TOOLS } from '../../lib/providers/claude.js';
+import { promptFileInstruction } from '../../lib/providers/common.js';
+import { advertisedFlags } from '../../lib/providers/help.js';
 import {
   PROVIDER_NAMES,
   PROVIDERS,
@@ -23,7 +23,7 @@ import {
   type ParsedOutput,
   type ProviderName,
   type ProviderPreset,
-} from '../../activities/providers/index.js';
+} from '../../lib/providers/index.js';
 import type { Usage } from '../../rules/budget.js';
 import { isRateLimited } from '../../rules/rate-limit.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cancelRunningCalls, listenForRunCancel } from '../../activities/running-calls.js';
+import { cancelRunningCalls, listenForRunCancel } from '../../lib/running-calls.js';
 import type { CallCancel } from '../../workflows/messages.js';
 
 describe("a run's word to the calls its worker runs", () => {

@@ -3,7 +3,7 @@
  * (workers/sandbox-bridge-setup.ts) from the sources the package carries into VIGIL_HOME/tools,
  * with the real Go on PATH, and a sandboxed call of that layout (a package folder that is no
  * source checkout, a scratch VIGIL_HOME) in real bubblewrap behind the real proxy
- * (activities/sandbox-proxy.ts): it runs the Go bridge from the one path the sandbox shows it at,
+ * (lib/sandbox-proxy.ts): it runs the Go bridge from the one path the sandbox shows it at,
  * reaches an allowed loopback model server through it, and reads nothing else of VIGIL_HOME —
  * not the run secret, not the tools folder, not the file beside the binary.
  */
@@ -26,8 +26,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BRIDGE_PROTOCOL, goBridgePath, sandboxBridge } from '../../activities/sandbox-bridge-choice.js';
-import { SANDBOX_BRIDGE_PATH } from '../../activities/sandbox-policy.js';
-import { startSandboxProxy } from '../../activities/sandbox-proxy.js';
+import { SANDBOX_BRIDGE_PATH } from '../../lib/sandbox-policy.js';
+import { startSandboxProxy } from '../../lib/sandbox-proxy.js';
 import { describeSandbox, prepareSandbox, sandboxPlatform, sandboxReport } from '../../activities/sandbox.js';
 import { PACKAGE_NAME } from '../../lib/paths.js';
 import { BRIDGE_BUILD_ENV, setupSandboxBridge } from '../../workers/sandbox-bridge-setup.js';

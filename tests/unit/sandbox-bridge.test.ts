@@ -1,7 +1,7 @@
 /**
  * The sandbox's network bridge, both builds of it — the static Go program
  * (native/sandbox-bridge/, built by scripts/build-sandbox-bridge.sh) and the Node one
- * (activities/sandbox-bridge.ts) — held to the same behaviour as real processes against a real
+ * (lib/sandbox-bridge.ts) — held to the same behaviour as real processes against a real
  * proxy socket: a connection to the proxy port is passed through unchanged, a loopback port is
  * tunnelled with CONNECT and closed when the proxy refuses, a proxy that comes up late is waited
  * for, the command's exit status and a fatal signal are passed back, and a signal sent to the
@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { BRIDGE_CA_VARIABLE, BRIDGE_PROTOCOL, bridgeEnv, goBridgePath, sandboxBridge } from '../../activities/sandbox-bridge-choice.js';
 import { compiledModule } from '../../activities/supervisor-client.js';
 import { describeSandbox, prepareSandbox, sandboxPlatform } from '../../activities/sandbox.js';
-import { SANDBOX_BRIDGE_PATH } from '../../activities/sandbox-policy.js';
+import { SANDBOX_BRIDGE_PATH } from '../../lib/sandbox-policy.js';
 import { hasGo } from '../support/go.js';
 import { ROOT } from '../support/harness.js';
 

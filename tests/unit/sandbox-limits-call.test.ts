@@ -1,5 +1,5 @@
 /**
- * The sandbox's limits on real calls (activities/sandbox-limits.ts): a command agent
+ * The sandbox's limits on real calls (lib/sandbox-limits.ts): a command agent
  * (tests/support/limits-agent.mjs) runs through runAgent and runTests in bubblewrap, under the
  * supervisor daemon from dist/ (`npm run build`), with the limits at their defaults unless a test
  * says why not. A fork bomb and a memory hog end within their limits, with the reason in the
@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runAgent } from '../../activities/agent.js';
 import { supervisorPath } from '../../activities/process.js';
 import { sandboxPlatform } from '../../activities/sandbox.js';
-import { cgroupProbe } from '../../activities/sandbox-cgroups.js';
+import { cgroupProbe } from '../../lib/sandbox-cgroups.js';
 import { runTests } from '../../activities/tests.js';
 import type { AgentResult, RunAgentInput, RunTestsInput, TestResult } from '../../schemas/activities.js';
 import { defaultKnobs } from '../../schemas/knobs.js';

@@ -1,5 +1,5 @@
 /**
- * The sandbox's limits without the sandbox (activities/sandbox-limits.ts, sandbox-cgroups.ts): the
+ * The sandbox's limits without the sandbox (lib/sandbox-limits.ts, sandbox-cgroups.ts): the
  * reason a limit gives, the niceness the fallback uses for a CPU weight, the shell that puts a call
  * in its groups (run for real, with plain files standing in for `cgroup.procs`), the parsing of
  * /proc's cgroup files, the files a v2 group is given (on a folder standing in for cgroupfs, since
@@ -12,8 +12,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CallGroup, candidates, cgroupMounts, cgroupProbe, counter, GROUP_NAME, ownCgroup } from '../../activities/sandbox-cgroups.js';
-import { CallLimiter, limitedCommand, limitReason, niceFor, type LimitsOutcome } from '../../activities/sandbox-limits.js';
+import { CallGroup, candidates, cgroupMounts, cgroupProbe, counter, GROUP_NAME, ownCgroup } from '../../lib/sandbox-cgroups.js';
+import { CallLimiter, limitedCommand, limitReason, niceFor, type LimitsOutcome } from '../../lib/sandbox-limits.js';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'vigil-limits-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -1,5 +1,5 @@
 /**
- * The sandbox's rules (activities/sandbox-policy.ts, activities/sandbox-net.ts) fed facts and
+ * The sandbox's rules (lib/sandbox-policy.ts, lib/sandbox-net.ts) fed facts and
  * checked verdict by verdict: the mode, the platform verdict, the endpoints a call may reach, the
  * mount plan by role, what is never shown, and the refusals an output shows. The sandbox itself,
  * against bubblewrap and a hostile agent: tests/unit/sandbox.test.ts.
@@ -25,8 +25,8 @@ import {
   SANDBOX_PROXY_DIR,
   SANDBOX_ROOT_UID,
   type SandboxFacts,
-} from '../../activities/sandbox-policy.js';
-import { MAX_DENIALS } from '../../activities/sandbox-net.js';
+} from '../../lib/sandbox-policy.js';
+import { MAX_DENIALS } from '../../lib/sandbox-net.js';
 
 const OK = { bwrap: '/usr/bin/bwrap', version: '0.8.0', problem: null };
 const NONE = { bwrap: null, version: null, problem: 'bubblewrap (bwrap) is not installed' };
@@ -187,7 +187,7 @@ function facts(over: Partial<SandboxFacts> = {}): SandboxFacts {
     ],
     home: '/root',
     homeSource: '/root/.vigil/private/run-1/sandbox-home/claude',
-    vigilReadable: [{ path: '/opt/vigil/dist/activities/sandbox-bridge.js', dir: false }],
+    vigilReadable: [{ path: '/opt/vigil/dist/lib/sandbox-bridge.js', dir: false }],
     callFiles: [],
     readable: [],
     writable: [],
@@ -410,14 +410,12 @@ describe('the mount plan', () => {
       facts({
         vigilReadable: [
           { path: '/root/.vigil/tools/node/bin/node', dir: false },
-          { path: '/opt/vigil/dist/activities/sandbox-bridge.js', dir: false },
+          { path: '/opt/vigil/dist/lib/sandbox-bridge.js', dir: false },
         ],
       }),
     );
     expect(node.refused.map((r) => r.path)).toEqual(['/root/.vigil/tools/node/bin/node']);
-    expect(mounts(node.args)).toContain(
-      '--ro-bind /opt/vigil/dist/activities/sandbox-bridge.js /opt/vigil/dist/activities/sandbox-bridge.js',
-    );
+    expect(mounts(node.args)).toContain('--ro-bind /opt/vigil/dist/lib/sandbox-bridge.js /opt/vigil/dist/lib/sandbox-bridge.js');
   });
 });
 

@@ -11,7 +11,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxPlatform } from '../../activities/sandbox.js';
-import { credentialPaths, toolchainPaths } from '../../activities/sandbox-toolchain.js';
+import { credentialPaths, toolchainPaths } from '../../lib/sandbox-toolchain.js';
 import { runTests } from '../../activities/tests.js';
 import type { TestResult } from '../../schemas/activities.js';
 import { git } from '../support/harness.js';

@@ -1,6 +1,6 @@
 /**
  * The tests verdict that trusts no exit code (rules/tests-verdict.ts), from the
- * reports real runners write (activities/gates/test-report.ts), in the default sandbox: pytest
+ * reports real runners write (lib/gates/test-report.ts), in the default sandbox: pytest
  * and unittest through the machine's pyenv python3, node's test runner, vitest. Each repository
  * starts with a bug a test catches; the run's first test run is its baseline. Then a builder
  * plays each cheat of the corpus (tests/support/cheat-corpus.ts): the ones the runner can see (a
@@ -16,7 +16,7 @@ import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseGoJson, parseJunit, parseLibtest, parseUnittest } from '../../activities/gates/test-report.js';
+import { parseGoJson, parseJunit, parseLibtest, parseUnittest } from '../../lib/gates/test-report.js';
 import { sandboxPlatform } from '../../activities/sandbox.js';
 import { runTests } from '../../activities/tests.js';
 import type { TestResult } from '../../schemas/activities.js';

@@ -15,7 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { coverageDir } from '../../activities/gates/pytest-map.js';
+import { coverageDir } from '../../lib/gates/pytest-map.js';
 import type { Knobs } from '../../schemas/knobs.js';
 import {
   assertBuilt,

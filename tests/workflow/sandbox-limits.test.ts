@@ -21,7 +21,7 @@ import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { WorkflowHandle } from '@temporalio/client';
 import { expect, it } from 'vitest';
-import { cgroupProbe } from '../../activities/sandbox-cgroups.js';
+import { cgroupProbe } from '../../lib/sandbox-cgroups.js';
 import { sandboxPlatform } from '../../activities/sandbox.js';
 import { iterationLine } from '../../cli/follow.js';
 import { printStatus } from '../../cli/status.js';

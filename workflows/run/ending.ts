@@ -122,7 +122,7 @@ async function closeInTurn(run: Run, notifyFinished: () => Promise<unknown>): Pr
  * removal of its run files side by side, every update answered, its journal flushed, and no
  * memory judge, whose agent call would hold the close for as long as it takes. The journal's last
  * batch is committed before the run closes; what the store derives from it (the memory's
- * consolidation) follows it in the worker (activities/event-store.ts).
+ * consolidation) follows it in the worker (lib/event-store.ts).
  */
 async function closeNow(run: Run, notifyFinished: () => Promise<unknown>): Promise<Outcome> {
   const outcome = run.outcome as Outcome;

@@ -143,7 +143,7 @@ export async function showMemory(db: Db, kind: MemoryKindName, id: number): Prom
 
 /**
  * Items that match the query, best first: full-text search (BM25+ with prefix and fuzzy matching,
- * activities/memory-rank.ts; lexical, no embeddings), then importance.
+ * lib/memory-rank.ts; lexical, no embeddings), then importance.
  */
 export async function searchMemory(
   db: Db,

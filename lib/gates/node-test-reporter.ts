@@ -6,7 +6,7 @@
  * test files cannot be told in the report). Every test is a test case, a test with subtests too,
  * so the count node announces (`tests N`) is the number listed; a suite (`describe`) is not one.
  * Written into the call's report folder (as pytest's plugin is) and loaded through NODE_OPTIONS
- * (activities/gates/test-report.ts); the file is written once, at the end of the run, so a run
+ * (lib/gates/test-report.ts); the file is written once, at the end of the run, so a run
  * cut short leaves none rather than part of one.
  */
 import { writeFileSync } from 'node:fs';
@@ -16,7 +16,7 @@ import type { TestReport } from '../../schemas/test-report.js';
 export const NODE_REPORTER_FILE = 'vigil-node-reporter.mjs';
 export const NODE_REPORT_FILE = 'node-test.xml';
 
-const REPORTER = `// Vigil's JUnit reporter for node --test: each test named by its file (activities/gates/node-test-reporter.ts).
+const REPORTER = `// Vigil's JUnit reporter for node --test: each test named by its file (lib/gates/node-test-reporter.ts).
 import path from 'node:path';
 
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]);

@@ -1,6 +1,6 @@
 /**
  * The memory that outlives a run, in the event store (docs/memory.md; tables in
- * activities/lasting-memory-sql.ts, rules in rules/lasting-memory.ts and
+ * lib/lasting-memory-sql.ts, rules in rules/lasting-memory.ts and
  * memory-retrieval.ts). This module is what the iteration's agent activity (activities/iteration.ts)
  * reads: it retrieves memory into the prompt (`memoryBeforeCall`) and, after the agent, leaves a
  * trace of what the journal does not hold (files changed, errors, the tests' failure line, the
@@ -9,12 +9,12 @@
  * Loading it registers the run-end hook (at the end): the worker's journal writer consolidates a
  * run's memory when it stores the run's outcome. The rest of the memory, one module per audience:
  *
- * - activities/memory-store.ts: the rows as the others read them, the transaction and the lock;
- * - activities/memory-consolidation.ts: the journal and traces into episodes, then patterns,
+ * - lib/memory-store.ts: the rows as the others read them, the transaction and the lock;
+ * - lib/memory-consolidation.ts: the journal and traces into episodes, then patterns,
  *   anti-patterns, links and skills (`consolidateMemory`, also `vigil memory consolidate`);
- * - activities/memory-reads.ts: `vigil memory list|show|search`, the MCP tool, the console's page,
+ * - lib/memory-reads.ts: `vigil memory list|show|search`, the MCP tool, the console's page,
  *   and the snapshot a call searches in its sandbox;
- * - activities/memory-transfer.ts: `vigil memory forget|export|import`.
+ * - lib/memory-transfer.ts: `vigil memory forget|export|import`.
  */
 import { EPISODE_LIMITS, type MemoryLayers, type MemoryRef } from '../schemas/lasting-memory.js';
 import { clean, errorLine } from '../rules/lasting-memory.js';
@@ -61,7 +61,7 @@ export async function retrieveForPrompt(url: string, req: RetrievalRequest): Pro
   const db = poolFor(url);
   const repo = repoKey(req.repoPath);
   const c = await candidates(db, repo, req.workflowId);
-  // Relevance by full-text score (BM25+, prefix and fuzzy: activities/memory-rank.ts).
+  // Relevance by full-text score (BM25+, prefix and fuzzy: lib/memory-rank.ts).
   const scores = rankItems(c.items, req.task);
   const items = c.items.map((i) => ({ ...i, textScore: scoreOf(scores, i) }));
   const got = retrieve({
@@ -101,7 +101,7 @@ export interface TraceFacts {
   errors: string[];
   testFailure: string | null;
   summary: string | null;
-  /** Files the agent read (activities/files-read.ts). */
+  /** Files the agent read (lib/files-read.ts). */
   filesRead?: string[];
 }
 
@@ -146,7 +146,7 @@ export async function bestEffort<T>(fn: () => Promise<T>): Promise<T | null> {
 }
 
 // The worker's journal writer consolidates a run's memory as soon as the run's outcome is stored
-// (activities/event-store.ts says why that moment cannot race the workflow).
+// (lib/event-store.ts says why that moment cannot race the workflow).
 onRunEnded(async (url, workflowId) => {
   await consolidateMemory(url, [workflowId]);
 });

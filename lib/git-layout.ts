@@ -12,7 +12,7 @@
  * it, and the command is refused with what was found (activities/git-helper.ts). With no record
  * (a repository no run started on), the structure alone is checked and nothing is moved.
  *
- * The commands themselves run with the environment of activities/git-env.ts.
+ * The commands themselves run with the environment of lib/git-env.ts.
  */
 import { createHash } from 'node:crypto';
 import {

@@ -2,7 +2,7 @@
  * Consolidation (docs/memory.md): the journal and the traces of a run into episodes, then every
  * episode of the installation into patterns, anti-patterns, links and skills (the rules in
  * rules/lasting-memory.ts). Run by the worker's journal writer when a run's outcome
- * is stored (the hook in activities/lasting-memory.ts) and by `vigil memory consolidate`.
+ * is stored (the hook in lib/lasting-memory.ts) and by `vigil memory consolidate`.
  */
 import { RunEventSchema, type EventEnvelope } from '../schemas/events.js';
 import { type Episode, type MemoryRef } from '../schemas/lasting-memory.js';

@@ -1,6 +1,6 @@
 /**
  * The check before each of Vigil's git commands that a repository's git is where its run found it
- * (activities/git-layout.ts records it): what an agent changed is moved into
+ * (lib/git-layout.ts records it): what an agent changed is moved into
  * `.vigil/quarantine/<time>/` and the original put back where it can be, and the findings say what
  * was found and done. Vigil's git then refuses the command (activities/git-helper.ts); a person's
  * own git finds the repository as it was.

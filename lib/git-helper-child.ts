@@ -13,7 +13,7 @@
  * unknown or gone; `checkpoint` the commit made when one was asked for and the tree is not the
  * previous one, else null); `{id, op: 'checkpoint', cwd, tree, parent, ref, message, prune, env}` →
  * `{id, ok, commit}`. A failure answers `{id, ok: false, error}`. A request's `baseEnv` is the
- * environment every git command in its repository runs with (activities/git-env.ts). The helper exits when its stdin
+ * environment every git command in its repository runs with (lib/git-env.ts). The helper exits when its stdin
  * closes (the worker is gone).
  *
  * A checkpoint: `git commit-tree` of the tree (parent: the previous checkpoint, when it still
@@ -45,7 +45,7 @@ export function gitHelperMain(): void {
     stderr: string;
   }
 
-  /** Per repository, the environment its requests carry (activities/git-env.ts): every git command there runs with it. */
+  /** Per repository, the environment its requests carry (lib/git-env.ts): every git command there runs with it. */
   const baseEnvs = new Map<string, Record<string, string>>();
 
   const run = (cwd: string, args: string[], env: Record<string, string> = {}, input?: string): Promise<Ran> =>

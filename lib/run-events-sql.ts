@@ -1,7 +1,7 @@
 /**
  * The event store's migration 1: the journal table `run_events` and one typed view per event
  * kind, plus `vigil_runs` (docs/event-store-and-reports.md). Kept apart from
- * activities/event-store.ts, which applies it, so that file stays about writing the journal.
+ * lib/event-store.ts, which applies it, so that file stays about writing the journal.
  */
 
 /** Tier levels by strength: a tier change to a higher rank is a climb. Names and ladder levels both. */

@@ -3,7 +3,7 @@
  * code the repository (and so the agent working in it) controls:
  *
  * - the git folders and the work tree pinned (`GIT_DIR`, `GIT_COMMON_DIR`, `GIT_WORK_TREE`) to
- *   what activities/git-layout.ts checked, so a `.git` file, a `commondir` or a moved `.git`
+ *   what lib/git-layout.ts checked, so a `.git` file, a `commondir` or a moved `.git`
  *   written since is never followed;
  * - configuration on top of every file (`GIT_CONFIG_COUNT`, which git also hands to the git it
  *   starts inside nested repositories): no hooks (`core.hooksPath` an empty folder of Vigil's),
@@ -25,7 +25,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { vigilHome } from '../lib/paths.js';
 
-/** Where git keeps a repository (as activities/git-layout.ts read it). */
+/** Where git keeps a repository (as lib/git-layout.ts read it). */
 export interface GitDirs {
   workTree: string;
   gitDir: string;

@@ -1,6 +1,6 @@
 /**
- * The sandbox network's pure rules, shared by the policy (activities/sandbox-policy.ts) and the
- * proxy the supervisor runs for a sandboxed call (activities/sandbox-proxy.ts, which starts fast:
+ * The sandbox network's pure rules, shared by the policy (lib/sandbox-policy.ts) and the
+ * proxy the supervisor runs for a sandboxed call (lib/sandbox-proxy.ts, which starts fast:
  * so this module imports nothing). An endpoint is a host and a port; the allow-list matches them
  * exactly, and loopback names (127.0.0.1, localhost, ::1) as one host.
  */

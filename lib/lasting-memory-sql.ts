@@ -1,7 +1,7 @@
 /**
  * The event store's migration 2: the memory that outlives a run (docs/memory.md). Tables, not
  * views: episodes and consolidated items carry their own importance and access counts, which
- * retrieval updates. Kept apart from activities/lasting-memory.ts so the event store's migration
+ * retrieval updates. Kept apart from lib/lasting-memory.ts so the event store's migration
  * list can import it without an import circle.
  */
 export const LASTING_MEMORY_MIGRATION = `

@@ -1,5 +1,5 @@
 /**
- * The lasting memory's rows as the rest of it reads them (activities/lasting-memory.ts): a
+ * The lasting memory's rows as the rest of it reads them (lib/lasting-memory.ts): a
  * repository's key, the transaction and lock every writer takes, and the stored items — patterns,
  * skills, episodes and earlier runs — as retrieval, search and the snapshot see them.
  */

@@ -1,8 +1,8 @@
 /**
  * The journal's way into the store: `projectEvents`, the local activity the workflow calls at its
- * boundaries and as it ends, and the catch-up of the spool (activities/event-spool.ts).
+ * boundaries and as it ends, and the catch-up of the spool (lib/event-spool.ts).
  *
- * A batch goes to the worker's store (activities/event-store.ts). When the store cannot take it:
+ * A batch goes to the worker's store (lib/event-store.ts). When the store cannot take it:
  *   - a run that goes on keeps its events (the answer stores nothing; the workflow sends them again
  *     at its next boundary: they live in the run's history until then);
  *   - a run that has ended (the batch holds its outcome, or comes after it) has nowhere left to keep

@@ -7,7 +7,7 @@
  * ended nothing holds them but its last projection's batch: that batch (the one with the run's
  * outcome, and any later one of the same run) is written here by the worker that projects it, and
  * the projection answers that it is taken care of. Any process with the same store drains the
- * spool into it (activities/event-journal.ts): every file, whoever's run it holds.
+ * spool into it (lib/event-journal.ts): every file, whoever's run it holds.
  *
  * One folder per store (lib/store-location.ts), one file per batch:
  * `<spooled at, ms>-<run key>-<first seq>-<last seq>.json` holding `{ version, workflowId, runIds,

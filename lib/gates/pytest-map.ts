@@ -43,7 +43,7 @@ export function notRecordable(command: string, env: Readonly<Record<string, stri
 }
 
 /** The plugin: records the map (VIGIL_TEST_MAP_RECORD) and keeps the selection (VIGIL_TEST_MAP_SELECT), in the first pytest process only. */
-export const PLUGIN = String.raw`"""Vigil's per-test map for pytest (written by Vigil; see activities/gates/pytest-map.ts)."""
+export const PLUGIN = String.raw`"""Vigil's per-test map for pytest (written by Vigil; see lib/gates/pytest-map.ts)."""
 import json
 import os
 

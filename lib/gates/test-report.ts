@@ -64,7 +64,7 @@ export function reportSetup(runner: string, command: string, dir: string, env: R
         source: { format: 'junit', file: 'pytest.xml' },
       };
     case 'node-test':
-      // Vigil's JUnit reporter, which names each test's file (activities/gates/node-test-reporter.ts).
+      // Vigil's JUnit reporter, which names each test's file (lib/gates/node-test-reporter.ts).
       writeNodeReporter(dir);
       return {
         command,

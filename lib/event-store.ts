@@ -3,7 +3,7 @@
  * reports across runs and for a run's history outside Temporal.
  *
  * `projectEventsTo` writes a batch; the local activity the workflow calls at iteration boundaries,
- * `projectEvents` (activities/event-journal.ts), writes through it into the worker's store, or
+ * `projectEvents` (lib/event-journal.ts), writes through it into the worker's store, or
  * keeps a run's last batch in the spool when the store is down as the run ends. It never blocks
  * or fails a run: no store on the worker (lib/store-location.ts), a store that is down or
  * slow, a bad row — each comes back as `problem`, and the workflow keeps the events pending and
@@ -133,7 +133,7 @@ export function ensureMigrated(url: string): Promise<void> {
 }
 
 const closing = new Set<() => void>();
-/** Something to stop when the event store closes (the spool's drain, activities/event-journal.ts). */
+/** Something to stop when the event store closes (the spool's drain, lib/event-journal.ts). */
 export function onCloseEventStore(fn: () => void): void {
   closing.add(fn);
 }
@@ -247,7 +247,7 @@ export function useLocalEventStore(urlFile: string | null): void {
 
 /**
  * The store this worker projects into: VIGIL_DATABASE_URL, DATABASE_URL, else the local store's URL
- * file; and its spool (activities/event-spool.ts), null when the worker has no store at all.
+ * file; and its spool (lib/event-spool.ts), null when the worker has no store at all.
  */
 export function workerStoreUrl(env: NodeJS.ProcessEnv = process.env): { url: string | null; problem: string; spoolDir: string | null } {
   const configured = configuredStoreUrl(env);
@@ -318,7 +318,7 @@ export async function projectEventsTo(
 }
 
 /**
- * What runs once a run's outcome is stored (the memory's consolidation, activities/lasting-memory.ts).
+ * What runs once a run's outcome is stored (the memory's consolidation, lib/lasting-memory.ts).
  * Registered by the worker's activities rather than imported, so the store does not depend on memory.
  */
 type RunEndedHook = (url: string, workflowId: string) => Promise<void>;
