@@ -175,7 +175,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-attempts-comparison-v1',
-    introducedBy: 'HEAD',
+    introducedBy: '6bb235c',
     before: 'the comparison round of a run with attempts: the pick rule alone chose among several approved attempts',
     fixtures: [
       {
