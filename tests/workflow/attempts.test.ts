@@ -29,6 +29,8 @@ import type { AttemptsStatus } from '../../schemas/attempts.js';
 import type { Outcome } from '../../schemas/run.js';
 import type { ScenarioInput } from '../support/harness.js';
 import { attemptsQuery } from '../../workflows/attempts-messages.js';
+import { ATTEMPTS_COMPARISON_PATCH } from '../../workflows/run/eras.js';
+import { patchIds } from '../replay/command-sequence.js';
 import {
   agentCalls,
   assertBuilt,
@@ -95,6 +97,8 @@ async function runAttempts(councilPicks: number): Promise<{ r: string; runId: st
   expect(s.attempts[1]?.findings).toBeGreaterThan(0);
   expect(s.attempts[2]?.findings).toBe(0);
   expect(s.attempts[1]?.evidence).toMatch(/^evidence: /);
+  // Several approved: the run asked for the comparison's era and recorded its marker (runs from before it replay down the rule alone).
+  expect(patchIds(await handle.fetchHistory())).toEqual([ATTEMPTS_COMPARISON_PATCH]);
   return { r, runId, outcome, s };
 }
 
