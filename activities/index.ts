@@ -16,6 +16,7 @@ import * as streams from './worktree.js';
 import { releaseRunFiles as release } from './sandbox.js';
 import { judgeMemory as judge } from './memory-judge.js';
 import * as attempts from './attempts.js';
+import { compareAttempts as compareAttemptsRound } from './comparison.js';
 
 // The agent call, with the lean iteration's prompt references and inspection (activities/iteration.ts).
 export { runAgent } from './iteration.js';
@@ -51,3 +52,5 @@ export { admitRun } from './run-authorization.js';
 export const addAttempts = heartbeating(attempts.addAttempts);
 export const describeAttempts = heartbeating(attempts.describeAttempts);
 export const settleAttempts = heartbeating(attempts.settleAttempts);
+// The comparison round of several approved attempts (activities/comparison.ts): the pack, then the council's picks.
+export const compareAttempts = heartbeating(compareAttemptsRound);

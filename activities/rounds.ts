@@ -61,7 +61,7 @@ export function inProcess<F extends Fn>(name: string, fn: F, lostAs: 'vote' | 'r
 // Observed (lib/call-observers.ts): the worker's metrics and log see each member call, not only the round.
 const runAgent = inProcess('runAgent', observedAgentCall(iterationAgent), 'vote');
 // Where the provider can (claude --agents), a round's members as one call (activities/round-batch.ts).
-const members = { runAgent, batch: makeBatchCall((input) => runAgent(input)) };
+export const members = { runAgent, batch: makeBatchCall((input) => runAgent(input)) };
 
 /** One completion-council round: evidence, members, tally, devil's advocate, transcript. */
 export async function councilRound(raw: CouncilRoundRequest): Promise<RoundResult> {

@@ -1,6 +1,9 @@
 /** The flags of `vigil start --attempts K` (cli/attempts.ts reads them; docs/attempts.md). Light: commander only. */
 import type { Command } from 'commander';
 
+/** `vigil pick <run> <attempt>` (cli/pick-command.ts), registered beside the flags of `start --attempts`. */
+export { addPickCommand } from './pick-command.js';
+
 export function attemptFlags(start: Command): Command {
   return start
     .option(

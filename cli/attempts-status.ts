@@ -15,6 +15,13 @@ export function attemptsLines(s: AttemptsStatus): string[] {
     const agent = `${a.provider}${a.model ? ` ${a.model}` : ''}`;
     lines.push(`  attempt ${a.n}${s.winner === a.n ? ' (winner)' : ''}: ${facts} · ${agent} · ${a.workflowId}`);
   }
+  if (s.comparison) {
+    const by = { council: 'the council', rule: 'the pick rule', person: 'a person' }[s.comparison.decidedBy];
+    const picks = s.comparison.picks.map((p) => `member ${p.member}: ${p.attempt ?? 'none'}`).join(', ');
+    lines.push(
+      `  compared  : decided by ${by}${s.comparison.split ? ' (the council split)' : ''}; picks: ${picks}; pack ${s.comparison.packPath}`,
+    );
+  }
   if (s.why) lines.push(`  picked    : ${s.why}`);
   if (s.branch) lines.push(`  delivered : ${s.branch}`);
   if (s.outcome) lines.push(`  outcome   : ${s.outcome.status} (exit ${s.outcome.exitCode}): ${s.outcome.reason}`);

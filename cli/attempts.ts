@@ -5,7 +5,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/client';
-import type { AttemptsInput } from '../schemas/attempts.js';
+import type { AttemptsInput, AttemptsStatus } from '../schemas/attempts.js';
 import { MAX_ATTEMPTS } from '../schemas/attempts.js';
 import { PROVIDERS } from '../schemas/provider-names.js';
 import type { Knobs } from '../schemas/knobs.js';
@@ -67,4 +67,58 @@ export async function startAttempts(
       throw new CliError(`a run with id ${o.workflowId} exists already: choose another --id (or --replace one that ended)`, EXIT.usage);
     throw err;
   }
+}
+
+/** The line of an attempts status that changed since the last one seen (`vigil start --attempts --wait`). */
+export function progressLines(before: AttemptsStatus | null, now: AttemptsStatus): string[] {
+  const lines: string[] = [];
+  if (before?.phase !== now.phase) lines.push(`phase: ${now.phase}${now.phase === 'waiting_for_pick' && now.why ? ` (${now.why})` : ''}`);
+  for (const a of now.attempts) {
+    const was = before?.attempts.find((b) => b.n === a.n);
+    if (a.state === 'ended' && was?.state !== 'ended') lines.push(`attempt ${a.n}: ${a.status ?? '?'}`);
+  }
+  return lines;
+}
+
+/**
+ * After `vigil start --attempts K`: what started (a JSON line with --json), then with --wait the
+ * run followed to its end — a line per phase and per attempt that ended (with --json, the attempts
+ * status as a JSON line each time it changes), the final status, and the outcome's exit code.
+ * Answers the exit code (null: not waited for).
+ */
+export async function afterAttemptsStart(
+  client: Client,
+  o: { workflowId: string; k: number; historyUrl: string; json: boolean; wait: boolean; print: (line: string) => void },
+): Promise<number | null> {
+  const ids = Array.from({ length: o.k }, (_, i) => `${o.workflowId}-attempt-${i + 1}`);
+  if (o.json)
+    o.print(JSON.stringify({ kind: 'started', workflowId: o.workflowId, attempts: o.k, attemptIds: ids, historyUrl: o.historyUrl }));
+  else {
+    o.print(`started run ${o.workflowId} with ${o.k} attempts (${o.workflowId}-attempt-1..${o.k})`);
+    o.print(`  follow     : vigil status ${o.workflowId}`);
+  }
+  if (!o.wait) return null;
+  const handle = client.workflow.getHandle(o.workflowId);
+  let last: AttemptsStatus | null = null;
+  const poll = async (): Promise<void> => {
+    const now = await handle.query<AttemptsStatus>('attempts').catch(() => null);
+    if (!now) return;
+    if (o.json) {
+      if (JSON.stringify(now) !== JSON.stringify(last)) o.print(JSON.stringify({ kind: 'attempts', status: now }));
+    } else for (const l of progressLines(last, now)) o.print(`  ${l}`);
+    last = now;
+  };
+  let done = false;
+  const result = handle.result().finally(() => {
+    done = true;
+  });
+  while (!done) {
+    await poll();
+    await Promise.race([result.catch(() => undefined), new Promise((ok) => setTimeout(ok, 2000))]);
+  }
+  const outcome = (await result) as { status: string; reason: string; exitCode: number };
+  await poll();
+  if (o.json) o.print(JSON.stringify({ kind: 'finished', workflowId: o.workflowId, outcome, exitCode: outcome.exitCode }));
+  else o.print(`finished: ${outcome.status} (exit ${outcome.exitCode}): ${outcome.reason}`);
+  return outcome.exitCode;
 }

@@ -26,7 +26,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { attemptFlags } from './attempt-flags.js';
+import { addPickCommand, attemptFlags } from './attempt-flags.js';
 import type { KnobName } from '../schemas/knobs.js';
 import { PROVIDERS } from '../schemas/provider-names.js';
 import { packageRoot } from '../lib/paths.js';
@@ -465,7 +465,7 @@ export function buildProgram(): Command {
   addReportCommands(program, { runIdArg, collect, endpoint });
   // vigil pr-event: the events of a followed pull request (cli/pr-commands.ts).
   addPrCommands(program, { runIdArg, endpoint });
-
+  addPickCommand(program, { runIdArg, endpoint }); // vigil pick: a person's pick where a comparison split (cli/pick-command.ts).
   // vigil memory list|show|search|forget|export|import|consolidate (cli/memory-command.ts).
   addMemoryCommand(program);
 

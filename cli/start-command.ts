@@ -71,8 +71,17 @@ export async function startCommand(prdFile: string | undefined, o: Record<string
       const { runInputFor } = await import('./runs.js');
       const run = { ...runInputFor({ prd, repoPath, knobs: resolvedKnobs.knobs, workflowId, host, checklist }), searchAttributes: false };
       await startAttempts(client, ep, { workflowId, replace: o.replace === true, run, attempts });
-      out(`started run ${workflowId} with ${attempts.attempts} attempts (${workflowId}-attempt-1..${attempts.attempts})`);
-      out(`  follow     : vigil status ${workflowId}`);
+      // --json and --wait as for any run: a started line, then the run followed to its outcome's exit code.
+      const { afterAttemptsStart } = await import('./attempts.js');
+      const waited = await afterAttemptsStart(client, {
+        workflowId,
+        k: attempts.attempts,
+        historyUrl: runUrl(ep, workflowId),
+        json: o.json === true,
+        wait: o.wait === true,
+        print: out,
+      });
+      if (waited !== null) process.exitCode = waited;
       return;
     }
     const { searchAttributes } = await startRun(client, connection, ep, {

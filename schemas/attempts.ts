@@ -4,6 +4,8 @@
  */
 import { z } from 'zod';
 import { PROVIDERS } from './provider-names.js';
+import { RunAuthorizationSchema } from './authorization.js';
+import { KnobsSchema } from './knobs.js';
 import { RunInputSchema } from './run.js';
 
 export const MAX_ATTEMPTS = 9;
@@ -33,16 +35,75 @@ export const AttemptRowSchema = z.object({
   findings: z.number().int().nullable(),
   iterations: z.number().int().nullable(),
   spendUsd: z.number().nullable(),
+  /** The evidence line its outcome carried first (runs that ended done), else null. */
+  evidence: z.string().nullable().optional(),
 });
 export type AttemptRow = z.infer<typeof AttemptRowSchema>;
 
+/** One member's pick in the comparison round (rules/comparison.ts). */
+export const MemberPickSchema = z.object({
+  member: z.number().int().min(0),
+  role: z.string(),
+  attempt: z.number().int().nullable(),
+  reason: z.string().max(300).nullable(),
+  logPath: z.string(),
+});
+
+/** The comparison round in the run's status. */
+export const ComparisonStatusSchema = z.object({
+  picks: z.array(MemberPickSchema),
+  /** The comparison pack the members read (the attempts' diffs, evidence lines and findings). */
+  packPath: z.string(),
+  decidedBy: z.enum(['council', 'rule', 'person']),
+  split: z.boolean(),
+  /** While a supervised run whose council split waits for a person's pick (`vigil pick`): the attempts to pick from. */
+  pickFrom: z.array(z.number().int()).optional(),
+  /** Who picked, when a person did. */
+  pickedBy: z.string().optional(),
+});
+
+/** The `pick` update of a run with attempts (`vigil pick <run> <attempt>`): a person's pick where the council split. */
+export const PickPayloadSchema = z.object({
+  attempt: z.number().int(),
+  by: z.string().min(1).max(200).default('a person'),
+});
+export type PickPayload = z.input<typeof PickPayloadSchema>;
+
 export const AttemptsStatusSchema = z.object({
   runId: z.string(),
-  phase: z.enum(['starting', 'running', 'picking', 'delivering', 'ended']),
+  phase: z.enum(['starting', 'running', 'picking', 'comparing', 'waiting_for_pick', 'delivering', 'ended']),
   attempts: z.array(AttemptRowSchema),
   winner: z.number().int().nullable(),
   why: z.string().nullable(),
   branch: z.string().nullable(),
   outcome: z.object({ status: z.string(), reason: z.string(), exitCode: z.number().int() }).nullable(),
+  /** The comparison round, when several attempts were approved and the council compared them. */
+  comparison: ComparisonStatusSchema.nullable().optional(),
 });
 export type AttemptsStatus = z.infer<typeof AttemptsStatusSchema>;
+
+/** The comparison round's activity input (activities/comparison.ts): references only, no diff. */
+export const CompareAttemptsInputSchema = z.object({
+  runId: z.string(),
+  repoPath: z.string(),
+  prdPath: z.string(),
+  /** The commit every attempt started from: each diff is taken from it. */
+  base: z.string(),
+  knobs: KnobsSchema,
+  /** The run's signature, handed to every member call (workers that require signed runs check it). */
+  authorization: RunAuthorizationSchema.nullable().default(null),
+  /** The approved attempts: number, run id and evidence line. */
+  attempts: z
+    .array(z.object({ n: z.number().int().min(1), workflowId: z.string(), evidence: z.string().max(2000).nullable() }))
+    .min(2)
+    .max(MAX_ATTEMPTS),
+});
+export type CompareAttemptsInput = z.input<typeof CompareAttemptsInputSchema>;
+
+export const CompareAttemptsResultSchema = z.object({
+  picks: z.array(MemberPickSchema),
+  packPath: z.string(),
+  /** What the members' calls cost (unpriced calls count nothing). */
+  spendUsd: z.number().min(0),
+});
+export type CompareAttemptsResult = z.infer<typeof CompareAttemptsResultSchema>;

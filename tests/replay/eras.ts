@@ -173,6 +173,19 @@ export const ERAS: Era[] = [
       },
     ],
   },
+  {
+    patch: 'vigil-attempts-comparison-v1',
+    introducedBy: '6bb235c',
+    before: 'the comparison round of a run with attempts: the pick rule alone chose among several approved attempts',
+    fixtures: [
+      {
+        file: 'before-vigil-attempts-comparison-v1.json',
+        commit: 'e586641',
+        scenario: 'attempts',
+        pins: 'tests/workflow/attempts.test.ts "three attempts, one failing its tests": the vigilAttempts run, attempts 2 and 3 approved, the rule picked 2 with no comparison, delivered on the run branch',
+      },
+    ],
+  },
 ] satisfies (Era & { patch: PatchId })[];
 
 export interface ReleaseFixture {

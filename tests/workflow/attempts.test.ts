@@ -4,51 +4,52 @@
  * every reviewing role — each attempt its own scenario (`{attempt}` in the scenario path, filled
  * from VIGIL_ATTEMPT, so an attempt whose calls lacked it would find no scenario and never be approved).
  *
- * Three attempts: attempt 1 never makes the tests pass; attempts 2 and 3 are approved, attempt 3
- * one iteration later. The pick rule takes attempt 2, whose change lands on the run's branch
+ * Three attempts: attempt 1 never makes the tests pass; attempts 2 and 3 are approved, attempt 2
+ * with a review finding (a low one its reviewer passed), attempt 3 clean one iteration later. Two
+ * approved: the comparison round asks the run's council (in the run's own repository, where no
+ * attempt runs: the scenario `attempt-.json`, VIGIL_ATTEMPT being unset there) to pick one from the
+ * comparison pack. Honest: every member picks attempt 3, which lands on the run's branch
  * `vigil/<run>`; the attempts' worktrees and branches are gone (keepAttempts off), and status lists
- * each attempt's outcome. The rule's adversarial case (a waived blocking finding against a clean
- * attempt) is a unit test: tests/unit/attempts.test.ts.
+ * each attempt's outcome and the picks. Adversarial: every member picks attempt 1, which was not
+ * approved: the council is not obeyed, the pick rule decides. The rule's own adversarial case (a
+ * waived blocking finding against a clean attempt) is a unit test: tests/unit/attempts.test.ts,
+ * and the comparison's rule tests/unit/comparison.test.ts.
  *
- * Knob this file changes, and why (time only): maxIterations 5, so that the failing attempt ends at
- * the cap instead of at the done-signal valve ten iterations in (the approved ones end at 3 and 4).
+ * The scenarios, the repository and the knobs are tests/support/attempts.ts's: the only knob
+ * changed (time only) is maxIterations 5, so that the failing attempt ends at the cap instead of at
+ * the done-signal valve ten iterations in (the approved ones end at 3 and 4).
  * The CLI's multiplier message is checked against an address nothing listens on: it is said before
  * anything connects.
  */
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '@temporalio/worker';
-import { defaultKnobs } from '../../schemas/knobs.js';
-import type { AttemptsInput } from '../../schemas/attempts.js';
+import type { AttemptsStatus } from '../../schemas/attempts.js';
 import type { Outcome } from '../../schemas/run.js';
 import type { ScenarioInput } from '../support/harness.js';
 import { attemptsQuery } from '../../workflows/attempts-messages.js';
+import { ATTEMPTS_COMPARISON_PATCH } from '../../workflows/run/eras.js';
+import { patchIds } from '../replay/command-sequence.js';
 import {
+  agentCalls,
   assertBuilt,
   createTestEnv,
   git,
-  makeRepo,
   makeWorker,
   SCRIPTED_AGENT,
   temporalAddress,
   uniqueId,
+  WorkerProcesses,
   writePrd,
   type TestEnv,
 } from '../support/harness.js';
+import { attemptsInput, attemptScenarios, attemptsRepo, CLEAN, FOUND, type Script } from '../support/attempts.js';
 import { runVigil, show } from '../e2e/cli-helpers.js';
 import { patient } from '../support/patience.js';
 
-/**
- * The attempts' scenarios, one folder for all: the sandbox lets an agent read the files its command
- * line names, and `attempt-{attempt}.json` names none, so the folder is made readable as an operator
- * would (VIGIL_SANDBOX_READABLE, read by the in-process worker at each call). The sandbox stays on.
- */
-const SCENARIOS = mkdtempSync(path.join(os.tmpdir(), 'vigil-attempts-'));
-process.env.VIGIL_SANDBOX_READABLE = [process.env.VIGIL_SANDBOX_READABLE, SCENARIOS].filter(Boolean).join(':');
-
 let env: TestEnv;
+const workers = new WorkerProcesses();
 let worker: Worker;
 let running: Promise<void>;
 const TQ = uniqueId('attempts');
@@ -59,98 +60,77 @@ beforeAll(async () => {
   running = worker.run();
 });
 afterAll(async () => {
+  workers.killAll();
   worker?.shutdown();
   await running;
   await env?.close();
 });
 
-const vote = { output: 'Read the evidence.\nVOTE: APPROVE\nREASON: the feature is there and tested\n' };
+/** The council in the run's own repository: every member picks attempt `n`. */
+const picking = (n: number): NonNullable<ScenarioInput['roles']> => ({
+  council: { default: { output: `Read the pack.\nPICK: ${n}\nREASON: attempt ${n} is the one to keep\n` } },
+});
 
-/** Every reviewing role approves, in its format, in every attempt. */
-const ROLES: NonNullable<ScenarioInput['roles']> = {
-  checklist: {
-    default: {
-      output:
-        '```json\n[{"id": "REQ-1", "title": "src/feature.js exports feature = 1", "priority": "critical", "verify": "read src/feature.js"}]\n```\n',
-    },
-  },
-  'checklist-verifier': { default: { output: 'ITEM REQ-1: PASS - src/feature.js has it\n' } },
-  reviewer: { default: { output: 'Reviewed the diff.\nVERDICT: PASS\n' } },
-  'devils-advocate': { default: { output: 'VERDICT: PASS\nVOTE: APPROVE\nREASON: found nothing\n' } },
-  council: { default: vote },
+/** A wrong value every iteration (tests red). */
+const FAILING: Script = {
+  iterations: [],
+  default: { appends: { 'src/feature.js': '/** The feature (failing). */\nexport const feature = 2;\n' }, claim: 'file' },
 };
 
-const feature = (value: number, who: string): string => `/** The feature (${who}). */\nexport const feature = ${value};\n`;
-
-/** Attempt 1: a wrong value every iteration (tests red); 2: right from the start; 3: right one iteration later. */
-function scenarios(dir: string): string {
-  const write = (n: number, s: Omit<ScenarioInput, 'version' | 'roles'>): void =>
-    writeFileSync(path.join(dir, `attempt-${n}.json`), JSON.stringify({ version: 1, roles: ROLES, ...s }, null, 2));
-  write(1, { iterations: [], default: { appends: { 'src/feature.js': feature(2, 'attempt 1') }, claim: 'file' } });
-  write(2, {
-    iterations: [{ writes: { 'src/feature.js': feature(1, 'attempt 2') }, claim: 'file' }],
-    default: { appends: { 'src/feature.js': '// checked again\n' }, claim: 'file' },
-  });
-  write(3, {
-    iterations: [
-      { writes: { 'src/feature.js': '/** The feature (attempt 3, not yet). */\nexport const feature = 0;\n' } },
-      { appends: { 'notes.md': 'thinking\n' } },
-      { appends: { 'notes.md': 'still thinking\n' } },
-    ],
-    default: { writes: { 'src/feature.js': feature(1, 'attempt 3') }, appends: { 'notes.md': 'again\n' }, claim: 'file' },
-  });
-  return path.join(dir, 'attempt-{attempt}.json');
+/** Starts a run with one attempt per script, the comparison's council answering as `council` says. */
+async function startAttempts(council: NonNullable<ScenarioInput['roles']>, scripts: Script[]) {
+  const r = attemptsRepo();
+  const runId = uniqueId('attempts-run');
+  const input = attemptsInput(r, attemptScenarios(council, scripts), scripts.length);
+  const handle = await env.client.workflow.start('vigilAttempts', { taskQueue: TQ, workflowId: runId, args: [input] });
+  return { r, runId, handle };
 }
 
-function repo(): string {
-  return makeRepo({
-    files: {
-      'README.md': '# sample\n\nA sample project.\n',
-      'package.json': '{"name":"sample","type":"module","private":true,"scripts":{"test":"node --test"}}\n',
-      'src/index.js': '/** Entry point. */\nexport const name = "sample";\n',
-      'src/feature.js': '/** The feature, not there yet. */\nexport const feature = 0;\n',
-      'test/feature.test.js':
-        "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { feature } from '../src/feature.js';\ntest('feature', () => assert.equal(feature, 1));\n",
-    },
-  });
+/** Runs the three attempts (failing, with a finding, clean) to their end, the comparison's council picking `councilPicks`. */
+async function runAttempts(councilPicks: number): Promise<{ r: string; runId: string; outcome: Outcome; s: AttemptsStatus }> {
+  const { r, runId, handle } = await startAttempts(picking(councilPicks), [FAILING, FOUND, CLEAN]);
+  const outcome = (await handle.result()) as Outcome;
+  const s = await handle.query(attemptsQuery);
+  // The same three attempts each time: 1 failed its tests, 2 approved with a finding, 3 approved clean one iteration later.
+  expect(s.attempts.map((a) => a.status)).toEqual(['max_iterations_reached', 'council_approved', 'council_approved']);
+  expect(s.attempts.map((a) => a.iterations)).toEqual([5, 3, 4]);
+  expect(s.attempts[1]?.findings).toBeGreaterThan(0);
+  expect(s.attempts[2]?.findings).toBe(0);
+  expect(s.attempts[1]?.evidence).toMatch(/^evidence: /);
+  // Several approved: the run asked for the comparison's era and recorded its marker (runs from before it replay down the rule alone).
+  expect(patchIds(await handle.fetchHistory())).toEqual([ATTEMPTS_COMPARISON_PATCH]);
+  return { r, runId, outcome, s };
 }
 
 describe('vigilAttempts', () => {
   it(
-    'three attempts, one failing its tests: the rule picks the approved one with fewer iterations and delivers it on the run branch',
+    'three attempts, one failing its tests: the council compares the two approved ones, picks the clean one, and it is delivered on the run branch',
     async () => {
-      const r = repo();
-      const scenario = scenarios(SCENARIOS);
-      const runId = uniqueId('attempts-run');
-      const input: AttemptsInput = {
-        run: {
-          prdPath: writePrd('# Feature\n\nsrc/feature.js exports feature = 1, and the tests pass.\n'),
-          prdTitle: 'Feature',
-          repoPath: r,
-          knobs: {
-            ...defaultKnobs(),
-            agentCommand: [SCRIPTED_AGENT, '--scenario', scenario],
-            baseWaitSeconds: 1,
-            backoffJitterSeconds: 0,
-            heartbeatTimeoutSeconds: 5,
-            maxIterations: 5,
-          },
-        },
-        attempts: 3,
-      };
-      const handle = await env.client.workflow.start('vigilAttempts', { taskQueue: TQ, workflowId: runId, args: [input] });
-      const outcome = (await handle.result()) as Outcome;
-      const s = await handle.query(attemptsQuery);
+      const { r, runId, outcome, s } = await runAttempts(3);
 
-      expect(s.attempts.map((a) => a.status)).toEqual(['max_iterations_reached', 'council_approved', 'council_approved']);
-      expect(s.attempts.map((a) => a.iterations)).toEqual([5, 3, 4]);
-      expect(s.winner).toBe(2);
-      expect(s.why).toMatch(/^attempt 2 of 2 approved: fewest review findings \(0\), then iterations \(3\)/);
-      expect(outcome).toMatchObject({ status: 'council_approved', exitCode: 0, iteration: 3 });
+      expect(s.winner).toBe(3);
+      expect(s.comparison).toMatchObject({ decidedBy: 'council', split: false });
+      expect(s.comparison?.picks.map((p) => p.attempt)).toEqual([3, 3, 3]);
+      expect(s.why).toBe('the council picked attempt 3 (attempt 2: 0, attempt 3: 3 of 3 member(s))');
+      expect(outcome).toMatchObject({ status: 'council_approved', exitCode: 0, iteration: 4 });
       expect(outcome.reason).toContain(`delivered on vigil/${runId}`);
+      // The members read the pack: both approved attempts' diffs, evidence lines and findings, by reference.
+      const pack = readFileSync(s.comparison?.packPath ?? '', 'utf8');
+      expect(pack).toContain('## Attempt 2');
+      expect(pack).toContain('## Attempt 3');
+      expect(pack).not.toContain('## Attempt 1');
+      expect(pack).toContain('the feature has no doc example');
+      expect(pack).toContain('+/** The feature (clean). */');
+      // Three member calls in the run's own repository, one each.
+      expect(
+        agentCalls(r)
+          .filter((c) => c.role === 'council')
+          .map((c) => c.member),
+      ).toEqual(expect.arrayContaining([0, 1, 2]));
+      expect(agentCalls(r).filter((c) => c.role === 'council')).toHaveLength(3);
 
       // The winner's change is on the run's branch; the person's branch and tree are untouched.
-      expect(git(r, 'show', `vigil/${runId}:src/feature.js`)).toContain('The feature (attempt 2)');
+      expect(git(r, 'show', `vigil/${runId}:src/feature.js`)).toContain('The feature (clean)');
       expect(git(r, 'rev-parse', '--abbrev-ref', 'HEAD')).toBe('main');
       expect(git(r, 'show', 'HEAD:src/feature.js')).toContain('not there yet');
       // Without keepAttempts: no attempt's branch, no worktree left.
@@ -158,12 +138,119 @@ describe('vigilAttempts', () => {
       expect(existsSync(path.join(r, '.vigil/worktrees', runId, 'attempt-1'))).toBe(false);
       expect(git(r, 'worktree', 'list', '--porcelain').match(/^worktree /gm)?.length).toBe(1);
 
-      // `vigil status` of the run lists the attempts.
+      // `vigil status` of the run lists the attempts and the picks.
       const status = await runVigil(['status', runId], { TEMPORAL_ADDRESS: temporalAddress(), VIGIL_TASK_QUEUE: TQ });
       expect(status.code, show(status)).toBe(0);
       expect(status.stdout).toContain(`run ${runId} (3 attempts): ended`);
       expect(status.stdout).toMatch(/attempt 1: max_iterations_reached, 5 iteration\(s\)/);
-      expect(status.stdout).toMatch(/attempt 2 \(winner\): council_approved, 3 iteration\(s\), 0 review finding\(s\)/);
+      expect(status.stdout).toMatch(/attempt 3 \(winner\): council_approved, 4 iteration\(s\), 0 review finding\(s\)/);
+      expect(status.stdout).toContain('compared  : decided by the council; picks: member 0: 3, member 1: 3, member 2: 3');
+    },
+    patient(600_000),
+  );
+
+  it(
+    'adversarial: a council that picks the attempt that failed its tests is not obeyed; the pick rule decides',
+    async () => {
+      const { r, runId, outcome, s } = await runAttempts(1);
+
+      expect(s.comparison).toMatchObject({ decidedBy: 'rule', split: false });
+      expect(s.comparison?.picks.map((p) => p.attempt)).toEqual([1, 1, 1]);
+      expect(s.winner).toBe(3);
+      expect(s.why).toMatch(/^no majority of the council \(attempt 2: 0, attempt 3: 0 of 3 member\(s\); 3 pick\(s\) ignored/);
+      expect(outcome).toMatchObject({ status: 'council_approved', exitCode: 0 });
+      expect(git(r, 'show', `vigil/${runId}:src/feature.js`)).toContain('The feature (clean)');
+    },
+    patient(600_000),
+  );
+
+  it(
+    'a supervised run whose council split waits for `vigil pick`; bad picks are refused with exit 2 and the reason',
+    async () => {
+      // Two approved attempts; member 0 picks 1, member 1 picks 2, member 2 an attempt that does not exist: a split.
+      const council: NonNullable<ScenarioInput['roles']> = {
+        council: {
+          members: {
+            '0': { default: { output: 'PICK: 1\nREASON: smaller change\n' } },
+            '1': { default: { output: 'PICK: 2\nREASON: no findings\n' } },
+            '2': { default: { output: 'PICK: 7\nREASON: confused\n' } },
+          },
+        },
+      };
+      const r = attemptsRepo();
+      const scenario = attemptScenarios(council, [FOUND, CLEAN]);
+      const runId = uniqueId('attempts-run');
+      // Started as a person would, so served as a person's is: a `vigil worker` process, which also polls the run's host queue.
+      const tq = uniqueId('attempts-pick');
+      await workers.spawn(tq, undefined, { VIGIL_SANDBOX_READABLE: process.env.VIGIL_SANDBOX_READABLE ?? '' });
+      const cli = { TEMPORAL_ADDRESS: temporalAddress(), VIGIL_TASK_QUEUE: tq };
+      // Started as a person would, followed to its end: --wait and --json with --attempts (the knobs as attemptsInput's).
+      const knobs = ['maxIterations=5', 'baseWaitSeconds=1', 'backoffJitterSeconds=0', 'heartbeatTimeoutSeconds=5'].flatMap((k) => [
+        '--set',
+        k,
+      ]);
+      const prd = writePrd('# Feature\n\nsrc/feature.js exports feature = 1, and the tests pass.\n');
+      const agent = `"${SCRIPTED_AGENT}" --scenario ${scenario}`;
+      const following = runVigil(
+        ['start', prd, '--repo', r, '--id', runId, '--attempts', '2', '--agent-command', agent, ...knobs, '--no-store', '--wait', '--json'],
+        cli,
+        { timeoutMs: 600_000 },
+      );
+      const handle = env.client.workflow.getHandle(runId);
+      // The run waits (no timer): the test asks until it says so.
+      const deadline = Date.now() + patient(600_000);
+      const ask = () => handle.query(attemptsQuery).catch(() => null);
+      let s = await ask();
+      while (s?.phase !== 'waiting_for_pick' && s?.phase !== 'ended' && Date.now() < deadline) {
+        await new Promise((ok) => setTimeout(ok, 500));
+        s = await ask();
+      }
+      if (!s) throw new Error('the run never answered');
+      expect(s.phase).toBe('waiting_for_pick');
+      expect(s.comparison).toMatchObject({ decidedBy: 'rule', split: true, pickFrom: [1, 2] });
+      const status = await runVigil(['status', runId], cli);
+      expect(status.stdout).toContain(`run ${runId} (2 attempts): waiting_for_pick`);
+      expect(status.stdout).toContain(`waiting for a person's pick: vigil pick ${runId} <1|2>`);
+
+      // Bad input, each refused with its reason; the run keeps waiting.
+      const notAttempt = await runVigil(['pick', runId, '3'], cli);
+      expect(notAttempt.code, show(notAttempt)).toBe(2);
+      expect(notAttempt.stderr).toContain(`3 is not an attempt of run ${runId}: pick one of 1, 2`);
+      const notNumber = await runVigil(['pick', runId, 'two'], cli);
+      expect(notNumber.code, show(notNumber)).toBe(2);
+      expect(notNumber.stderr).toContain('the attempt is a whole number from 1');
+      const attemptRun = await runVigil(['pick', `${runId}-attempt-1`, '1'], cli);
+      expect(attemptRun.code, show(attemptRun)).toBe(2);
+      expect(attemptRun.stderr).toContain(`run ${runId}-attempt-1 is not a run with attempts: nothing to pick`);
+      const noRun = await runVigil(['pick', `${runId}-nope`, '1'], cli);
+      expect(noRun.code, show(noRun)).toBe(3);
+      expect((await handle.query(attemptsQuery)).phase).toBe('waiting_for_pick');
+
+      const picked = await runVigil(['pick', runId, '2', '--by', 'alice'], cli);
+      expect(picked.code, show(picked)).toBe(0);
+      expect(picked.stdout).toContain(`attempt 2 picked by alice: run ${runId} delivers it`);
+      const outcome = (await handle.result()) as Outcome;
+      s = await handle.query(attemptsQuery);
+      // `vigil start --wait --json` followed it: started, the attempts as they changed (the wait among them), finished with the exit code.
+      const followed = await following;
+      expect(followed.code, show(followed)).toBe(0);
+      const lines = followed.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { kind: string; status?: AttemptsStatus; exitCode?: number });
+      expect(lines[0]).toMatchObject({ kind: 'started', workflowId: runId, attempts: 2 });
+      expect(lines.some((l) => l.kind === 'attempts' && l.status?.phase === 'waiting_for_pick')).toBe(true);
+      expect(lines.at(-1)).toMatchObject({ kind: 'finished', exitCode: 0, outcome: { status: 'council_approved' } });
+      expect(s.winner).toBe(2);
+      expect(s.comparison).toMatchObject({ decidedBy: 'person', pickedBy: 'alice' });
+      expect(s.why).toBe('alice picked attempt 2; the council split (attempt 1: 1, attempt 2: 1)');
+      expect(outcome).toMatchObject({ status: 'council_approved', exitCode: 0 });
+      expect(git(r, 'show', `vigil/${runId}:src/feature.js`)).toContain('The feature (clean)');
+
+      // Ended: nothing to pick any more.
+      const late = await runVigil(['pick', runId, '1'], cli);
+      expect(late.code, show(late)).toBe(2);
+      expect(late.stderr).toMatch(/not waiting for a pick/);
     },
     patient(600_000),
   );
@@ -171,7 +258,7 @@ describe('vigilAttempts', () => {
   it(
     '`vigil start --attempts 3` says the multiplier before it starts anything',
     async () => {
-      const r = repo();
+      const r = attemptsRepo();
       const prd = writePrd();
       // Nothing listens there: what is said before connecting is all this checks.
       const res = await runVigil(

@@ -18,7 +18,7 @@
  *
  * 0.5.0 deprecated all 33 patches of 0.4.0 and earlier; 0.6.0 deletes their calls. Live: the
  * done-means-done, judges-see-changes, acceptance-from-prd, stream-recovery, stop-now, affected-tests
- * pause-deadlines and follow-pr patches (below).
+ * pause-deadlines, follow-pr and attempts-comparison patches (below).
  * Most were asked once per execution, before the first command, in the fixed order of
  * `decideEras`; the others where their code runs (the `mark...` functions below), and the hosts
  * patch by `onRunHost` (workflows/hosts.ts), last of the per-execution calls.
@@ -176,6 +176,15 @@ export const PAUSE_DEADLINES_PATCH = 'vigil-pause-deadlines-v1';
 export const FOLLOW_PR_PATCH = 'vigil-follow-pr-v1';
 
 /**
+ * The comparison round of a run with attempts (workflows/attempts-workflow.ts): when several
+ * attempts were approved, the council compares them (`compareAttempts`) and its majority picks,
+ * the pick rule breaking a tie; a supervised run whose council split waits for a person's pick
+ * (runs before it took the pick rule's winner at once). Asked by the `vigilAttempts` workflow where
+ * several attempts were approved, and only there, so any other run records no marker.
+ */
+export const ATTEMPTS_COMPARISON_PATCH = 'vigil-attempts-comparison-v1';
+
+/**
  * Live patches: the ids asked with `patched()`, whose old path this code still has, in the order
  * an execution first asks for them. A new patch adds its constant here, its call in
  * `decideEras` (or a function here asked where its code runs), its id here, and its fixtures to
@@ -190,6 +199,7 @@ export const PATCH_IDS = [
   AFFECTED_TESTS_PATCH,
   PAUSE_DEADLINES_PATCH,
   FOLLOW_PR_PATCH,
+  ATTEMPTS_COMPARISON_PATCH,
 ] as const satisfies readonly string[];
 export type PatchId = (typeof PATCH_IDS)[number];
 
@@ -335,5 +345,7 @@ export const affectedTestsEra = (): boolean => patched(AFFECTED_TESTS_PATCH);
 export const pauseDeadlinesEra = (): boolean => patched(PAUSE_DEADLINES_PATCH);
 /** A done run with deliver=pr and followPr is about to deliver: the era in which it follows its pull request (FOLLOW_PR_PATCH). */
 export const followPrEra = (): boolean => patched(FOLLOW_PR_PATCH);
+/** Several attempts of a run with attempts were approved: the era of the comparison round (ATTEMPTS_COMPARISON_PATCH). */
+export const attemptsComparisonEra = (): boolean => patched(ATTEMPTS_COMPARISON_PATCH);
 /** A run stopped with `stop --now` ends: the era in which it closes first (STOP_NOW_PATCH). */
 export const stopNowClosesFirstEra = (): boolean => patched(STOP_NOW_PATCH);
