@@ -173,6 +173,19 @@ export const ERAS: Era[] = [
       },
     ],
   },
+  {
+    patch: 'vigil-effort-fits-task-v1',
+    introducedBy: 'HEAD',
+    before: 'effort that fits the task: the run went by the knobs as given, whatever its complexity',
+    fixtures: [
+      {
+        file: 'before-vigil-effort-fits-task-v1-demo.json',
+        commit: 'e586641',
+        scenario: 'demo',
+        pins: 'the demo on a two-file repository (a simple task today): council rounds from the default floor, 3 members, no complexity measured',
+      },
+    ],
+  },
 ] satisfies (Era & { patch: PatchId })[];
 
 export interface ReleaseFixture {

@@ -269,6 +269,16 @@ const CASES: Record<KnobName, Cases> = {
     ],
     bad: ['', 'turbo', 'dev'],
   },
+  complexity: {
+    good: [
+      ['auto', 'auto'],
+      ['OFF', 'off'],
+      [' simple ', 'simple'],
+      ['standard', 'standard'],
+      ['complex', 'complex'],
+    ],
+    bad: ['', 'hard', 'on'],
+  },
   legacyTierRotation: boolCases,
   continueAsNewEvery: intCases(1, 100_000),
   convergenceRingSize: intCases(2, 100),

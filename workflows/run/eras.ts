@@ -176,6 +176,15 @@ export const PAUSE_DEADLINES_PATCH = 'vigil-pause-deadlines-v1';
 export const FOLLOW_PR_PATCH = 'vigil-follow-pr-v1';
 
 /**
+ * Effort that fits the task (workflows/decisions/complexity.ts): the run measures the task as it
+ * starts, detects its complexity (simple, standard, complex) and lets it set the council's size,
+ * floor and interval and the review panel, where the person did not set those knobs (runs before it
+ * went by the knobs as given, whatever the task). Asked once per run, right after the run-start
+ * commit is captured, with the complexity knob not off, so a run with it off records no marker.
+ */
+export const EFFORT_FITS_TASK_PATCH = 'vigil-effort-fits-task-v1';
+
+/**
  * Live patches: the ids asked with `patched()`, whose old path this code still has, in the order
  * an execution first asks for them. A new patch adds its constant here, its call in
  * `decideEras` (or a function here asked where its code runs), its id here, and its fixtures to
@@ -190,6 +199,7 @@ export const PATCH_IDS = [
   AFFECTED_TESTS_PATCH,
   PAUSE_DEADLINES_PATCH,
   FOLLOW_PR_PATCH,
+  EFFORT_FITS_TASK_PATCH,
 ] as const satisfies readonly string[];
 export type PatchId = (typeof PATCH_IDS)[number];
 
@@ -335,5 +345,7 @@ export const affectedTestsEra = (): boolean => patched(AFFECTED_TESTS_PATCH);
 export const pauseDeadlinesEra = (): boolean => patched(PAUSE_DEADLINES_PATCH);
 /** A done run with deliver=pr and followPr is about to deliver: the era in which it follows its pull request (FOLLOW_PR_PATCH). */
 export const followPrEra = (): boolean => patched(FOLLOW_PR_PATCH);
+/** A run with the complexity knob not off has captured its run-start commit: the era in which its effort fits the task (EFFORT_FITS_TASK_PATCH). */
+export const effortFitsTaskEra = (): boolean => patched(EFFORT_FITS_TASK_PATCH);
 /** A run stopped with `stop --now` ends: the era in which it closes first (STOP_NOW_PATCH). */
 export const stopNowClosesFirstEra = (): boolean => patched(STOP_NOW_PATCH);
