@@ -175,7 +175,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-effort-fits-task-v1',
-    introducedBy: 'HEAD',
+    introducedBy: '6b4c116',
     before: 'effort that fits the task: the run went by the knobs as given, whatever its complexity',
     fixtures: [
       {
