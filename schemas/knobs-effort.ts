@@ -17,6 +17,12 @@ export const EFFORT_KNOBS = shared(
         'development',
         'Model tier pinned for the run (passed to the agent as VIGIL_TIER).',
       ),
+      maxTier: enumKnob(
+        'VIGIL_MAX_TIER',
+        ['planning', 'development', 'fast'] as const,
+        'planning',
+        'The highest model tier a call may use, a cost ceiling: the tier ladder, a pinned tier or the legacy rotation above it run at it instead.',
+      ),
       complexity: enumKnob(
         'VIGIL_COMPLEXITY',
         ['auto', 'off', 'simple', 'standard', 'complex'] as const,

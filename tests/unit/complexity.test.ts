@@ -19,6 +19,7 @@ import {
   knobsGivenOf,
   measurePrd,
 } from '../../workflows/decisions/complexity.js';
+import { ceilingTier } from '../../workflows/decisions/phase.js';
 import { makeRepo } from '../support/harness.js';
 
 function writePrdFile(dir: string, name: string, text: string): string {
@@ -219,6 +220,13 @@ describe('explicit knobs win', () => {
   it('the client lists the knobs whose value came from a flag, --set, the environment or a file', () => {
     const sources = { councilSize: { source: 'flag' }, councilMinIterations: { source: 'default' }, tier: { source: 'env' } };
     expect(knobsGivenOf({ sources })).toEqual(['councilSize', 'tier']);
+  });
+
+  it('the pinned tier runs under the maxTier ceiling, for every role', () => {
+    expect(effectiveKnobs({ ...defaultKnobs(), tier: 'planning', maxTier: 'development' }, null).tier).toBe('development');
+    expect(effectiveKnobs({ ...defaultKnobs(), tier: 'fast', maxTier: 'development' }, null).tier).toBe('fast');
+    expect(ceilingTier('planning', 'fast')).toBe('fast');
+    expect(ceilingTier('development', 'planning')).toBe('development');
   });
 
   it('off detects nothing and changes no knob; auto with nothing measured neither', () => {

@@ -269,6 +269,14 @@ const CASES: Record<KnobName, Cases> = {
     ],
     bad: ['', 'turbo', 'dev'],
   },
+  maxTier: {
+    good: [
+      ['planning', 'planning'],
+      ['Development', 'development'],
+      [' fast ', 'fast'],
+    ],
+    bad: ['', 'opus', 'haiku'],
+  },
   complexity: {
     good: [
       ['auto', 'auto'],

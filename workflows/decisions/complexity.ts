@@ -27,6 +27,7 @@
  */
 import type { ComplexityRecord, ComplexityTier, EffortKnobs, RepoMeasure } from '../../schemas/effort.js';
 import type { KnobName, Knobs } from '../../schemas/knobs.js';
+import { ceilingTier } from './phase.js';
 
 /** Seed 003 §14.1: the limits of each tier. */
 export const COMPLEXITY_LIMITS = {
@@ -201,10 +202,11 @@ export function decideComplexity(
   };
 }
 
-/** The knobs the run goes by: the person's, with what its complexity set. */
+/** The knobs the run goes by: the person's, with what its complexity set, and the pinned tier under the maxTier ceiling (every role's calls). */
 export function effectiveKnobs(knobs: Knobs, complexity: ComplexityRecord | null): Knobs {
-  if (complexity === null) return knobs;
-  return { ...knobs, ...complexity.applied };
+  const tier = ceilingTier(knobs.tier, knobs.maxTier);
+  if (complexity === null && tier === knobs.tier) return knobs;
+  return { ...knobs, ...complexity?.applied, tier };
 }
 
 /** One line for status: the tier, why, and what it set or left to the person. */

@@ -23,7 +23,7 @@ import { planCheckpoint, sealCheckpoint } from '../decisions/checkpoints.js';
 import { knobsFor } from '../decisions/failover.js';
 import { gateFindingsForPrompt } from '../decisions/gates.js';
 import { directiveMemory } from '../decisions/memory.js';
-import { phaseFor, tierFor } from '../decisions/phase.js';
+import { ceilingTier, phaseFor, tierFor } from '../decisions/phase.js';
 import { REPOSITORY_FAILURE_TYPES } from '../decisions/repository.js';
 import { LEVEL_TIER } from '../decisions/tier-ladder.js';
 import { interruptedNote } from '../decisions/undelivered-directives.js';
@@ -65,7 +65,10 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<Step<Agen
   run.iterationsThisExecution += 1;
   run.status = 'running';
   run.phase = phaseFor(state.iteration);
-  run.tier = knobs.tierLadder && state.ladder ? LEVEL_TIER[state.ladder.level] : tierFor(state.iteration, knobs);
+  run.tier = ceilingTier(
+    knobs.tierLadder && state.ladder ? LEVEL_TIER[state.ladder.level] : tierFor(state.iteration, knobs),
+    knobs.maxTier,
+  );
   const fresh = state.contextClear;
   const handoffContext = state.handoffContextPending || fresh ? (fresh?.summary ?? state.latestHandoff?.summary ?? null) : null;
   const directives = [...state.pendingDirectives]; // a copy: handlers may push while the agent runs
