@@ -19,7 +19,7 @@ import {
   knobsGivenOf,
   measurePrd,
 } from '../../workflows/decisions/complexity.js';
-import { ceilingTier } from '../../workflows/decisions/phase.js';
+import { ceilingTier } from '../../workflows/decisions/tier-ceiling.js';
 import { makeRepo } from '../support/harness.js';
 
 function writePrdFile(dir: string, name: string, text: string): string {

@@ -27,7 +27,7 @@
  */
 import type { ComplexityRecord, ComplexityTier, EffortKnobs, RepoMeasure } from '../../schemas/effort.js';
 import type { KnobName, Knobs } from '../../schemas/knobs.js';
-import { ceilingTier } from './phase.js';
+import { ceilingTier } from './tier-ceiling.js';
 
 /** Seed 003 §14.1: the limits of each tier. */
 export const COMPLEXITY_LIMITS = {
