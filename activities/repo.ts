@@ -29,6 +29,7 @@ import { assertGitRepo, checkpointAsk, git, headSha, missingRepository, notAGitR
 import { readLearnings } from './agent-notes.js';
 import { keepStartAppCheck } from './gates/product-checks.js';
 import { storeNote } from './prompt-memory.js';
+import { measureRepository } from './repo-measure.js';
 
 /** The working tree's hash lives with the other git primitives (git.ts); re-exported for the tests that read it from here. */
 export { workingTreeHash } from './git.js';
@@ -92,6 +93,7 @@ export async function prepareRun(raw: PrepareRunInput): Promise<PrepareRunResult
     alwaysHigh: prdHigh,
     learnings: byRef ? null : learnings,
     learningsRef: byRef ? storeNote(input.repoPath, input.runId, learnings) : null,
+    measure: input.measure ? await measureRepository(input.repoPath, input.prdPath) : null,
   };
 }
 

@@ -17,6 +17,7 @@ import { runUrl } from './connection.js';
 import { CliError, EXIT } from './errors.js';
 import type { McpDeps, Temporal } from './mcp-deps.js';
 import { sdkRunApi } from './sdk-run-api.js';
+import { knobsGivenOf } from '../rules/complexity.js';
 
 export type StartArgs = {
   prd?: string | undefined;
@@ -147,6 +148,7 @@ export async function startRun(deps: McpDeps, temporal: Temporal, o: StartArgs):
     prd,
     repoPath,
     knobs: resolvedKnobs.knobs,
+    knobsGiven: knobsGivenOf(resolvedKnobs),
     workflowId,
     host,
     replace: o.replace === true,

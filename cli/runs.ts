@@ -104,6 +104,8 @@ export interface StartOptions {
   replace?: boolean;
   /** A checklist a person supplied (`--checklist FILE`), validated. */
   checklist?: ChecklistItem[];
+  /** The knobs the person set (rules/complexity.ts `knobsGivenOf`): the task's complexity leaves them as they are. */
+  knobsGiven?: string[];
   /** Tasks a person supplied (`--tasks FILE`), validated: with parallelStreams above 1, each a stream. */
   tasks?: TaskList;
   /** The host holding the repository (normalised): its workers run the repository-bound activities. */
@@ -142,7 +144,7 @@ function searchAttributeRefusal(err: unknown): string | null {
  * (`<workflowId>-<scheduled time>`), each admitted once, with no expiry.
  */
 export function runInputFor(
-  opts: Pick<StartOptions, 'prd' | 'repoPath' | 'knobs' | 'workflowId' | 'checklist' | 'host' | 'tasks'>,
+  opts: Pick<StartOptions, 'prd' | 'repoPath' | 'knobs' | 'workflowId' | 'checklist' | 'host' | 'tasks' | 'knobsGiven'>,
   scheduled = false,
 ): RunInput {
   const input: RunInput = {
@@ -150,6 +152,7 @@ export function runInputFor(
     prdTitle: opts.prd.title,
     repoPath: opts.repoPath,
     knobs: opts.knobs,
+    ...(opts.knobsGiven ? { knobsGiven: opts.knobsGiven } : {}),
     ...(opts.checklist ? { checklist: opts.checklist } : {}),
     ...(opts.tasks ? { tasks: opts.tasks } : {}),
     ...(opts.host ? { host: opts.host } : {}),

@@ -7,6 +7,7 @@
  * `nightly-2026-11-23T02:00:00Z`). The overlap policy is SKIP unless chosen: a run still going is
  * not doubled, and `trigger` honours the policy too.
  */
+import { knobsGivenOf } from '../rules/complexity.js';
 import { Option, type Command } from 'commander';
 import type { Client, ScheduleDescription, ScheduleHandle, ScheduleOverlapPolicy } from '@temporalio/client';
 import { PROVIDERS } from '../schemas/provider-names.js';
@@ -181,7 +182,17 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
       const overlap = o.overlap as Overlap;
       const ep = endpoint();
       await withClient(ep, async (client, connection) => {
-        const input = runInputFor({ prd, repoPath, knobs: resolved.knobs, workflowId: name, ...(checklist ? { checklist } : {}) }, true);
+        const input = runInputFor(
+          {
+            prd,
+            repoPath,
+            knobs: resolved.knobs,
+            knobsGiven: knobsGivenOf(resolved),
+            workflowId: name,
+            ...(checklist ? { checklist } : {}),
+          },
+          true,
+        );
         const missing = await missingSearchAttributes(connection, ep.namespace);
         // Each run of the schedule is stamped with this release: the one that made the schedule (recreate it after an upgrade).
         const attributes = startSearchAttributes(input, missing ?? []);

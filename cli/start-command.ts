@@ -32,6 +32,7 @@ export async function startCommand(prdFile: string | undefined, o: Record<string
     { hostTaskQueue },
     { sdkRunApi },
     { checkAcceptanceSource, checkTasks, notifySendHere, prdSource, CLI_NAMES, startWarnings },
+    { knobsGivenOf },
   ] = await Promise.all([
     import('./prd.js'),
     import('./runs.js'),
@@ -42,6 +43,7 @@ export async function startCommand(prdFile: string | undefined, o: Record<string
     import('../schemas/host-names.js'),
     import('./sdk-run-api.js'),
     import('./start-checks.js'),
+    import('../rules/complexity.js'),
   ]);
   const host = resolveHost(typeof o.host === 'string' ? o.host : undefined);
   // The repository and the PRD are on the run's host: checked here only when that is this machine.
@@ -69,7 +71,10 @@ export async function startCommand(prdFile: string | undefined, o: Record<string
   await withClient(ep, async (client, connection) => {
     if (attempts) {
       const { runInputFor } = await import('./runs.js');
-      const run = { ...runInputFor({ prd, repoPath, knobs: resolvedKnobs.knobs, workflowId, host, checklist }), searchAttributes: false };
+      const run = {
+        ...runInputFor({ prd, repoPath, knobs: resolvedKnobs.knobs, knobsGiven: knobsGivenOf(resolvedKnobs), workflowId, host, checklist }),
+        searchAttributes: false,
+      };
       await startAttempts(client, ep, { workflowId, replace: o.replace === true, run, attempts });
       // --json and --wait as for any run: a started line, then the run followed to its outcome's exit code.
       const { afterAttemptsStart } = await import('./attempts.js');
@@ -88,6 +93,7 @@ export async function startCommand(prdFile: string | undefined, o: Record<string
       prd,
       repoPath,
       knobs: resolvedKnobs.knobs,
+      knobsGiven: knobsGivenOf(resolvedKnobs),
       workflowId,
       host,
       replace: o.replace === true,

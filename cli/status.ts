@@ -19,6 +19,7 @@ import { neutraliseLine } from './terminal-text.js';
 import { packagesLines } from '../rules/package-fetches.js';
 import { fetchLogPath } from '../schemas/paths.js';
 import { LEVEL_TIER } from '../rules/tier-ladder.js';
+import { complexityLine } from '../rules/complexity.js';
 import { describeBreach } from '../rules/contract.js';
 import type { RunView } from './steer.js';
 import type { StatusJson } from '../schemas/cli-output.js';
@@ -81,6 +82,7 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
     : '';
   out(`  iteration : ${snap.iteration} of at most ${snap.maxIterations}${snap.phase ? ` (${snap.phase}, ${tierText})` : ''}`);
   out(`  repository: ${snap.repoPath}`);
+  if (snap.complexity) out(`  complexity: ${complexityLine(snap.complexity)}`);
   if (snap.host) out(`  host      : ${snap.host}`);
   out(`  no change : ${snap.consecutiveNoChange} iteration(s) in a row; failures in a row: ${snap.consecutiveFailures}`);
   if (snap.providerWait) out(`  provider  : ${providerWaitText(snap.providerWait)}`);

@@ -38,36 +38,7 @@ export const AGENT_ROLES = [
 export const AgentRoleSchema = shared('schemas/activities:AgentRoleSchema', () => z.enum(AGENT_ROLES));
 export type AgentRole = z.infer<typeof AgentRoleSchema>;
 
-export const PrepareRunInputSchema = shared('schemas/activities:PrepareRunInputSchema', () =>
-  z.object({
-    repoPath: z.string(),
-    runId: z.string(),
-    /** When given, the PRD is checked against the always-HIGH tier patterns. */
-    prdPath: z.string().optional(),
-    /** Also read the repository's `.vigil/learnings.md` for the run memory. */
-    learnings: z.boolean().optional(),
-    /** Keep the learnings with the activity (the run's prompt-parts store) and return a reference, not the text. */
-    learningsByRef: z.boolean().optional(),
-  }),
-);
-export type PrepareRunInput = z.infer<typeof PrepareRunInputSchema>;
-
-export const PrepareRunResultSchema = shared('schemas/activities:PrepareRunResultSchema', () =>
-  z.object({
-    /** HEAD at run start; null when the repository has no commits yet. */
-    sha: z.string().nullable(),
-    /** Tree hash of the working tree at run start (see inspectRepo). */
-    treeHash: z.string(),
-    artifactDir: z.string(),
-    /** The always-HIGH category the PRD matches (security, architecture, ...), or null. */
-    alwaysHigh: z.string().nullable().default(null),
-    /** `.vigil/learnings.md`, bounded, when asked for (null: none). */
-    learnings: z.string().max(MEMORY_LIMITS.learningsChars).nullable().default(null),
-    /** The learnings by reference, when asked for with `learningsByRef` (null: none). */
-    learningsRef: NoteRefSchema.nullable().default(null),
-  }),
-);
-export type PrepareRunResult = z.infer<typeof PrepareRunResultSchema>;
+export * from './prepare-run.js';
 
 /**
  * The parts of an iteration prompt; the agent activity renders them (rules/prompt.ts)

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { shared } from './shared.js';
 import { PROVIDERS } from './provider-names.js';
 import { SANDBOX_LIMIT_BOUNDS } from './sandbox.js';
+import { EFFORT_KNOBS } from './knobs-effort.js';
 
 import {
   argvKnob,
@@ -230,17 +231,7 @@ export const KNOBS = shared(
         4096,
         "Shell command that runs the acceptance tests (their files are appended). Empty: the repository's detected runner.",
       ),
-      tier: enumKnob(
-        'VIGIL_TIER',
-        ['planning', 'development', 'fast'] as const,
-        'development',
-        'Model tier pinned for the run (passed to the agent as VIGIL_TIER).',
-      ),
-      legacyTierRotation: boolKnob(
-        'VIGIL_LEGACY_TIER_ROTATION',
-        false,
-        'Rotate the tier with the phase (REASON planning, ACT/REFLECT development, VERIFY fast).',
-      ),
+      ...EFFORT_KNOBS,
       continueAsNewEvery: intKnob(
         'VIGIL_CONTINUE_AS_NEW_EVERY',
         1,

@@ -29,6 +29,8 @@ import { CONVENE_TRIGGERS } from './rounds.js';
 import { TaskListSchema, TaskQueueSchema } from './tasks.js';
 import { SandboxDenialSchema, SandboxStateSchema } from './sandbox.js';
 import { AcceptanceStateSchema } from './acceptance.js';
+import { ComplexityRecordSchema, LadderStateSchema } from './effort.js';
+export { LEVELS, LadderStateSchema } from './effort.js';
 import { TestSelectionSchema } from './test-report.js';
 
 export const PHASES = ['REASON', 'ACT', 'REFLECT', 'VERIFY'] as const;
@@ -243,20 +245,6 @@ export const UncertaintyStateSchema = shared('schemas/run:UncertaintyStateSchema
     ring: z.array(z.string()).max(6),
     lastRoundIteration: z.number().int(),
     lastProxies: ProxiesSchema,
-  }),
-);
-
-export const LEVELS = ['LOW', 'MEDIUM', 'HIGH'] as const;
-export const LadderStateSchema = shared('schemas/run:LadderStateSchema', () =>
-  z.object({
-    level: z.enum(LEVELS),
-    failuresAtLevel: z.number().int().min(0),
-    successStreak: z.number().int().min(0),
-    pinnedHigh: z.boolean(),
-    humanEscalated: z.boolean(),
-    changes: z
-      .array(z.object({ iteration: z.number().int(), from: z.enum(LEVELS), to: z.enum(LEVELS), trigger: z.string().max(300) }))
-      .max(20),
   }),
 );
 
@@ -569,6 +557,8 @@ export const RunStateSchema = shared('schemas/run:RunStateSchema', () =>
     }),
     /** The model-tier ladder; null until the first iteration of a run that uses it. */
     ladder: LadderStateSchema.nullable().default(null),
+    /** The task's complexity and what it set, decided at the start; null: knob off, or a run from before it (no measure). */
+    complexity: ComplexityRecordSchema.nullable().default(null),
     escalations: z.array(EscalationRecordSchema).max(20).default([]),
     notifications: NotificationStatusSchema.default({ sent: 0, failed: 0, recentFailures: [] }),
     /** DRIFT_DETECTED reports from the agent in this run. */
@@ -639,6 +629,8 @@ export const RunInputSchema = shared('schemas/run:RunInputSchema', () =>
     /** Absolute path of the git repository the agent works in. */
     repoPath: z.string().min(1),
     knobs: KnobsSchema,
+    /** The knobs the person set (flag, --set, environment, config file; absent: every knob): the task's complexity leaves them be. */
+    knobsGiven: z.array(z.string().max(60)).max(1000).optional(),
     /** The operator's signature on what the run may execute (workers that require signed runs check it). */
     authorization: RunAuthorizationSchema.optional(),
     /** A checklist a person supplied (`--checklist FILE`) instead of the one extracted from the PRD. */

@@ -3,6 +3,7 @@
  *
  * Sandbox-safe: imported by the workflow bundle.
  */
+import { ComplexityRecordSchema } from './effort.js';
 import { PullRequestStateSchema } from './pr-event.js';
 import { z } from 'zod';
 import { AcceptanceStateSchema } from './acceptance.js';
@@ -120,6 +121,8 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
     uncertainty: UncertaintyStateSchema.extend({ enabled: z.boolean(), noChangeMin: z.number().int() }),
     /** The model-tier ladder (null when off); `tier` above is what the agent gets. */
     ladder: LadderStateSchema.nullable(),
+    /** The task's complexity and what it set (null: the complexity knob off, not decided yet, or a run from before it). */
+    complexity: ComplexityRecordSchema.nullable().default(null),
     escalations: z.array(EscalationRecordSchema),
     notifications: NotificationStatusSchema,
     driftReports: z.number().int(),

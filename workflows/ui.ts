@@ -295,6 +295,7 @@ export function currentDetails(s: StatusSnapshot): string {
       `Stuck signals: ${hot.length ? hot.join(' + ') : 'none'} · co-occurring ${s.uncertainty.consecutiveCoOccur} round(s)${s.uncertainty.escalatedEpisode ? ' · escalated this episode' : ''}`,
     );
   }
+  if (s.complexity) lines.push(`Complexity ${s.complexity.tier}: phases ${s.complexity.phases.join(' > ')}`);
   if (s.ladder) {
     const c = s.ladder.changes.at(-1);
     lines.push(

@@ -70,6 +70,7 @@ export const statusSnapshot = (over: Partial<StatusSnapshot> = {}): StatusSnapsh
       lastProxies: { p1: false, p2: false, p3: false },
     },
     ladder: null,
+    complexity: null,
     escalations: [],
     notifications: { sent: 0, failed: 0, recentFailures: [] },
     driftReports: 0,

@@ -269,6 +269,24 @@ const CASES: Record<KnobName, Cases> = {
     ],
     bad: ['', 'turbo', 'dev'],
   },
+  maxTier: {
+    good: [
+      ['planning', 'planning'],
+      ['Development', 'development'],
+      [' fast ', 'fast'],
+    ],
+    bad: ['', 'opus', 'haiku'],
+  },
+  complexity: {
+    good: [
+      ['auto', 'auto'],
+      ['OFF', 'off'],
+      [' simple ', 'simple'],
+      ['standard', 'standard'],
+      ['complex', 'complex'],
+    ],
+    bad: ['', 'hard', 'on'],
+  },
   legacyTierRotation: boolCases,
   continueAsNewEvery: intCases(1, 100_000),
   convergenceRingSize: intCases(2, 100),

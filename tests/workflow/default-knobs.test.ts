@@ -46,6 +46,12 @@
  * the checks pass (no event), the PR is merged. `gh` is faked there, and only gh
  * (tests/support/fake-gh.ts): the one part that talks to GitHub.
  *
+ * And one for effort that fits the task (complexity, default auto): the run started as `vigil start`
+ * starts it for a person who set no knob (`knobsGiven` empty; the other cells, started through the
+ * API with no such list, count every knob as set, so their complexity changes nothing). The task,
+ * one documented feature in a two-file repository, is simple: the council convenes from iteration
+ * 1, and the honest builder's first claim is approved there.
+ *
  * A new default-on behaviour joins this matrix: add its dimension or its cell. The builder that
  * cheats its way to green (deletes, skips or edits the failing test, rewires the harness, ends the
  * test process with status 0, hard-codes the input, reads the caller's source) is this matrix's
@@ -101,8 +107,17 @@ const NO_BOOT = 'keeps the app from loading';
 const BOOTS = 'loads';
 /** And one more: the builder changes one module of a suite whose tests pytest selects. */
 const AFFECTED = 'changes one module';
+/** And the simple task started as `vigil start` starts it: the council from iteration 1. */
+const FITS = 'a simple task, as vigil start sends it';
 type Behaviour =
-  (typeof BEHAVIOURS)[number] | typeof INSTALLS | typeof BREAKS_BUILD | typeof BUILDS | typeof NO_BOOT | typeof BOOTS | typeof AFFECTED;
+  | (typeof BEHAVIOURS)[number]
+  | typeof INSTALLS
+  | typeof BREAKS_BUILD
+  | typeof BUILDS
+  | typeof NO_BOOT
+  | typeof BOOTS
+  | typeof AFFECTED
+  | typeof FITS;
 interface Cell {
   /** The builder's export is undocumented in a publishable package (which started without a README). */
   gap: boolean;
@@ -159,7 +174,8 @@ function roles(behaviour: Behaviour): NonNullable<ScenarioInput['roles']> {
       behaviour === BUILDS ||
       behaviour === NO_BOOT ||
       behaviour === BOOTS ||
-      behaviour === AFFECTED
+      behaviour === AFFECTED ||
+      behaviour === FITS
         ? { default: vote('APPROVE') }
         : { members: { '0': { default: vote('APPROVE') } }, default: vote('REJECT') },
   };
@@ -191,6 +207,7 @@ function scenario(c: Cell): ScenarioInput {
     case BUILDS:
     case NO_BOOT:
     case BOOTS:
+    case FITS:
       // Progress every iteration (a new line), and a claim every time.
       return {
         ...base,
@@ -358,6 +375,9 @@ function expected(c: Cell): Expected {
     case AFFECTED:
       // Claims from iteration 1; the first check, at the floor (3), passes every net.
       return { outcome: { status: 'council_approved', iteration: 3, reason: /./, exitCode: 0 } };
+    case FITS:
+      // A simple task: the floor is 1, and the first claim passes every net there.
+      return { outcome: { status: 'council_approved', iteration: 1, reason: /./, exitCode: 0 } };
   }
 }
 
@@ -402,7 +422,13 @@ function input(c: Cell, repo: string, scenarioFile: string): RunInput {
     // Time only: 25 failed iterations must not wait out minutes of backoff.
     ...(c.behaviour === 'failing agent' ? { baseWaitSeconds: 0, backoffJitterSeconds: 0 } : {}),
   };
-  return { prdPath: writePrd('# Feature\n\nAdd the feature to src/feature.js.\n'), prdTitle: 'Feature', repoPath: repo, knobs };
+  return {
+    prdPath: writePrd('# Feature\n\nAdd the feature to src/feature.js.\n'),
+    prdTitle: 'Feature',
+    repoPath: repo,
+    knobs,
+    ...(c.behaviour === FITS ? { knobsGiven: [] } : {}),
+  };
 }
 
 const LEVELS = ['LOW', 'MEDIUM', 'HIGH'];
@@ -418,6 +444,7 @@ cells.push({ gap: false, tests: true, mode: 'supervised', behaviour: BUILDS });
 cells.push({ gap: false, tests: true, mode: 'supervised', behaviour: NO_BOOT });
 cells.push({ gap: false, tests: true, mode: 'supervised', behaviour: BOOTS });
 cells.push({ gap: false, tests: true, mode: 'supervised', behaviour: AFFECTED });
+cells.push({ gap: false, tests: true, mode: 'supervised', behaviour: FITS });
 const label = (c: Cell) =>
   `${c.behaviour} · ${c.gap ? 'doc gap' : 'documented'} · ${c.tests ? 'passing tests' : 'no test runner'} · ${c.mode}`;
 
@@ -512,6 +539,10 @@ describe.concurrent('default knobs: every safety net together', () => {
       expect(snap.lastTests?.selected ?? null).toBeNull();
       expect(outcome?.notes[0]).toMatch(/^evidence: baseline tests 5 of 5 passed /);
     }
+    // Every cell's task is simple; started as vigil start starts it, its floor and interval are set, elsewhere nothing is.
+    expect(snap.complexity?.tier).toBe('simple');
+    if (c.behaviour === FITS) expect(snap.complexity?.applied).toMatchObject({ councilMinIterations: 1, councilCheckInterval: 3 });
+    else expect(snap.complexity?.applied).toEqual({});
     // A contract mistake is never counted as a failing gate.
     if (c.behaviour === 'wrong reviewer format') expect(snap.quality?.failing.code_review ?? 0).toBe(0);
     // The council is never asked while the checklist blocks: its verifier, asked in the round first, stops it.

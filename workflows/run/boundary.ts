@@ -18,6 +18,7 @@ import { answerHeldClaim, councilRound } from './council.js';
 import { finish, rollOver, stopOutcome } from './ending.js';
 import { beforePauseDeadlines } from './before-pause-deadlines.js';
 import { markAdmission, markChecklistRetry, markPrepareWaits, pauseDeadlinesEra } from './eras.js';
+import { fitEffort } from './effort.js';
 import { pauseHasDeadlines, waitForPerson } from './pause-wait.js';
 import { recordTestBaseline } from './gates.js';
 import { ensureChecklist, retryChecklist } from './prd-checklist.js';
@@ -104,11 +105,16 @@ export async function prepareExecution(run: Run): Promise<End | Go<undefined>> {
         prdPath: input.prdPath,
         learnings: true,
         learningsByRef: true,
+        measure: knobs.complexity !== 'off',
       },
     ]);
     state.memory = keepLearnings(state.memory, start);
     state.runStart = { sha: start.sha, treeHash: start.treeHash, capturedAt: run.nowIso() };
     if (knobs.tierLadder) state.ladder = initialLadder(knobs.tier, start.alwaysHigh ?? null);
+    // The task's complexity, once per run: what it sets holds for every later execution (Run's knobs).
+    // No patch: a run from before it has no measure in its recorded prepareRun result, and no
+    // knobsGiven in its input (every knob counts as set), so it sets nothing and adds no command.
+    if (knobs.complexity !== 'off') run.fitEffort(fitEffort(run, start.measure ?? null));
     state.convergence = { ...state.convergence, lastHash: start.treeHash };
     run.status = 'running';
     run.publish();

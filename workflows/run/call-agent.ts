@@ -24,6 +24,7 @@ import { knobsFor } from '../../rules/failover.js';
 import { gateFindingsForPrompt } from '../../rules/gates.js';
 import { directiveMemory } from '../../rules/memory.js';
 import { phaseFor, tierFor } from '../../rules/phase.js';
+import { ceilingTier } from '../../rules/tier-ceiling.js';
 import { REPOSITORY_FAILURE_TYPES } from '../../rules/repository.js';
 import { LEVEL_TIER } from '../../rules/tier-ladder.js';
 import { interruptedNote } from '../../rules/undelivered-directives.js';
@@ -65,7 +66,10 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<Step<Agen
   run.iterationsThisExecution += 1;
   run.status = 'running';
   run.phase = phaseFor(state.iteration);
-  run.tier = knobs.tierLadder && state.ladder ? LEVEL_TIER[state.ladder.level] : tierFor(state.iteration, knobs);
+  run.tier = ceilingTier(
+    knobs.tierLadder && state.ladder ? LEVEL_TIER[state.ladder.level] : tierFor(state.iteration, knobs),
+    knobs.maxTier,
+  );
   const fresh = state.contextClear;
   const handoffContext = state.handoffContextPending || fresh ? (fresh?.summary ?? state.latestHandoff?.summary ?? null) : null;
   const directives = [...state.pendingDirectives]; // a copy: handlers may push while the agent runs

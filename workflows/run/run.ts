@@ -15,6 +15,8 @@
 import type { PullRequestState } from '../../schemas/pr-event.js';
 import type { ChangeMark } from '../../schemas/gates.js';
 import type { RunEvent } from '../../schemas/events.js';
+import type { ComplexityRecord } from '../../schemas/effort.js';
+import { effectiveKnobs } from '../../rules/complexity.js';
 import type { Knobs } from '../../schemas/knobs.js';
 import type { MemoryEntry } from '../../schemas/memory.js';
 import type { Outcome, Phase, RunInput, RunState, Tier } from '../../schemas/run.js';
@@ -80,7 +82,8 @@ export const GO: Go<undefined> = go(undefined);
 export type { GateStreak, ProviderWait } from './tracks.js';
 
 export class Run {
-  readonly knobs: Knobs;
+  /** The knobs the run goes by: the input's, with what the task's complexity set (`fitEffort`). */
+  knobs: Knobs;
   /** Whether this execution continues a run (carries its state) rather than starting it. */
   readonly continued: boolean;
   /** Events are journaled and projected only when the run asks for the store: no extra activity otherwise. */
@@ -120,13 +123,19 @@ export class Run {
     readonly acts: Proxies,
     readonly sdk: WorkflowPort,
   ) {
-    this.knobs = input.knobs;
+    this.knobs = effectiveKnobs(input.knobs, state.complexity);
     this.continued = input.state !== undefined || input.packedState !== undefined;
     this.journaling = this.knobs.eventStore;
     this.detectTests = this.knobs.qualityGates && this.knobs.gateTests;
     this.status = state.iteration === 0 ? 'starting' : 'running';
     this.phase = state.recentIterations.at(-1)?.phase ?? null;
     this.tier = state.recentIterations.at(-1)?.tier ?? null;
+  }
+
+  /** The task's complexity, decided at the start: carried in the state, its knobs the run's from now on. */
+  fitEffort(complexity: ComplexityRecord | null): void {
+    this.state.complexity = complexity;
+    this.knobs = effectiveKnobs(this.input.knobs, complexity);
   }
 
   /** The workflow clock (the port's), in ms and as an ISO string. */
@@ -259,6 +268,7 @@ export class Run {
       autonomyMode: knobs.autonomyMode,
       uncertainty: { ...state.uncertainty, enabled: knobs.uncertaintyEscalation, noChangeMin: noChangeMin(knobs) },
       ladder: knobs.tierLadder ? state.ladder : null,
+      complexity: state.complexity,
       escalations: state.escalations,
       notifications: state.notifications,
       driftReports: state.driftReports,
