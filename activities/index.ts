@@ -16,6 +16,7 @@ import * as streams from './worktree.js';
 import { releaseRunFiles as release } from './sandbox.js';
 import { judgeMemory as judge } from './memory-judge.js';
 import * as attempts from './attempts.js';
+import { updatePrBranch as prBranch } from './pr-branch.js';
 
 // The agent call, with the lean iteration's prompt references and inspection (activities/iteration.ts).
 export { runAgent } from './iteration.js';
@@ -34,6 +35,8 @@ export { runGates } from './gates/index.js';
 export const inspectIteration = heartbeating(inspectAfter);
 export const deliverRun = heartbeating(deliver);
 export const openPullRequest = heartbeating(pullRequest);
+// A followed pull request's base moved: the run branch rebased (or merged) onto it (activities/pr-branch.ts).
+export const updatePrBranch = heartbeating(prBranch);
 export const streamBase = heartbeating(streams.streamBase);
 export const addWorktree = heartbeating(streams.addWorktree);
 export const removeWorktree = heartbeating(streams.removeWorktree);

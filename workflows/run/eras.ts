@@ -18,7 +18,7 @@
  *
  * 0.5.0 deprecated all 33 patches of 0.4.0 and earlier; 0.6.0 deletes their calls. Live: the
  * done-means-done, judges-see-changes, acceptance-from-prd, stream-recovery, stop-now, affected-tests
- * pause-deadlines and follow-pr patches (below).
+ * pause-deadlines, follow-pr and pr-update patches (below).
  * Most were asked once per execution, before the first command, in the fixed order of
  * `decideEras`; the others where their code runs (the `mark...` functions below), and the hosts
  * patch by `onRunHost` (workflows/hosts.ts), last of the per-execution calls.
@@ -176,6 +176,16 @@ export const PAUSE_DEADLINES_PATCH = 'vigil-pause-deadlines-v1';
 export const FOLLOW_PR_PATCH = 'vigil-follow-pr-v1';
 
 /**
+ * The base branch moved (workflows/run/pr-update.ts): a followed pull request's base-moved event
+ * rebases the run branch onto the new base (or merges it, knob prUpdate) in a scratch worktree, the
+ * evidence is judged again on the new tree, and the delivery pushes it (with a lease after a
+ * rebase); a conflict asks a person. The wait for the pull request also answers a rewind. Runs
+ * before it logged a base-moved event and acted on nothing, and their wait answered a rewind only
+ * with the next event. Asked where a run begins to wait for its pull request, and only there.
+ */
+export const PR_UPDATE_PATCH = 'vigil-pr-update-v1';
+
+/**
  * Live patches: the ids asked with `patched()`, whose old path this code still has, in the order
  * an execution first asks for them. A new patch adds its constant here, its call in
  * `decideEras` (or a function here asked where its code runs), its id here, and its fixtures to
@@ -190,6 +200,7 @@ export const PATCH_IDS = [
   AFFECTED_TESTS_PATCH,
   PAUSE_DEADLINES_PATCH,
   FOLLOW_PR_PATCH,
+  PR_UPDATE_PATCH,
 ] as const satisfies readonly string[];
 export type PatchId = (typeof PATCH_IDS)[number];
 
@@ -335,5 +346,7 @@ export const affectedTestsEra = (): boolean => patched(AFFECTED_TESTS_PATCH);
 export const pauseDeadlinesEra = (): boolean => patched(PAUSE_DEADLINES_PATCH);
 /** A done run with deliver=pr and followPr is about to deliver: the era in which it follows its pull request (FOLLOW_PR_PATCH). */
 export const followPrEra = (): boolean => patched(FOLLOW_PR_PATCH);
+/** A run begins to wait for its pull request: the era in which a moved base is rebased onto and a rewind is answered (PR_UPDATE_PATCH). */
+export const prUpdateEra = (): boolean => patched(PR_UPDATE_PATCH);
 /** A run stopped with `stop --now` ends: the era in which it closes first (STOP_NOW_PATCH). */
 export const stopNowClosesFirstEra = (): boolean => patched(STOP_NOW_PATCH);

@@ -42,6 +42,7 @@ export function makeProxies(knobs: Knobs, eras: Pick<Eras, 'onHost'>) {
       | 'collectEvidence'
       | 'deliverRun'
       | 'openPullRequest'
+      | 'updatePrBranch'
       | 'releaseRunFiles'
     >
   >({
