@@ -175,7 +175,7 @@ export const ERAS: Era[] = [
   },
   {
     patch: 'vigil-pr-update-v1',
-    introducedBy: '(this change)',
+    introducedBy: '2fb9d00',
     before: 'a followed pull request whose base moved: the event was logged and not acted on, and a rewind waited for the next event',
     fixtures: [
       {
