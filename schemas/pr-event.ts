@@ -84,6 +84,17 @@ export const PullRequestStateSchema = shared('schemas/pr-event:PullRequestStateS
      * the next push is forced, with this as its lease, so it never overwrites what someone else pushed.
      */
     lease: z.string().max(64).optional(),
+    /** The commit last delivered on the branch (what a reply counts the changes from). */
+    head: z.string().max(64).nullable().optional(),
+    /** A review or comment the run iterates on: it replies on the pull request once the answer is delivered. */
+    answering: z
+      .object({ id: z.string().max(100), author: z.string().max(200), review: z.boolean(), from: z.string().max(64).nullable() })
+      .optional(),
+    /** The run's replies on the pull request, newest last. */
+    replies: z
+      .array(z.object({ at: z.string(), to: z.string().max(200), posted: z.boolean(), note: z.string().max(500) }))
+      .max(20)
+      .optional(),
     /** The latest updates of the branch to its moved base (rebased, merged, up to date, in conflict), newest last. */
     updates: z.array(PrBranchUpdateRecordSchema).max(20).optional(),
   }),

@@ -70,6 +70,7 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
       waiting: true,
       taken: true,
       updates: true,
+      replies: true,
     })
       .extend({ queued: z.number().int() })
       .optional(),

@@ -56,12 +56,18 @@ async function followedRun(
   prefix: string,
   fix: boolean,
   taskQueue = shared.taskQueue,
+  base = 'main',
 ): Promise<{ repo: string; remote: string; id: string; handle: WorkflowHandle }> {
   const repo = makeRepo({ files: { 'README.md': '# s\n\nNotes.\n' } });
   const remote = mkdtempSync(path.join(os.tmpdir(), 'vigil-origin-'));
   git(remote, 'init', '-q', '--bare');
   git(repo, 'remote', 'add', 'origin', remote);
   git(repo, 'push', '-q', 'origin', 'main');
+  // A base of its own: a push to it concerns this run alone (every run of this file follows the same fake pull request address).
+  if (base !== 'main') {
+    git(repo, 'checkout', '-q', '-b', base);
+    git(repo, 'push', '-q', 'origin', base);
+  }
   const iterations: ScenarioInput['iterations'] = [
     { writes: { 'a.txt': '1\n' } },
     { writes: { 'a.txt': '2\n' } },
@@ -77,13 +83,13 @@ async function followedRun(
 }
 
 /** Another clone of the remote moves its main: a commit adding `file`, pushed. Answers the new tip. */
-function moveBase(remote: string, file: string, text: string): string {
+function moveBase(remote: string, file: string, text: string, base = 'main'): string {
   const other = mkdtempSync(path.join(os.tmpdir(), 'vigil-other-clone-'));
-  git(other, 'clone', '-q', '-b', 'main', remote, '.');
+  git(other, 'clone', '-q', '-b', base, remote, '.');
   writeFileSync(path.join(other, file), text);
   git(other, 'add', file);
   git(other, '-c', 'user.name=Other', '-c', 'user.email=other@example.com', 'commit', '-q', '-m', `the base moves: ${file}`);
-  git(other, 'push', '-q', 'origin', 'main');
+  git(other, 'push', '-q', 'origin', base);
   return git(other, 'rev-parse', 'HEAD');
 }
 
@@ -238,7 +244,7 @@ describe.concurrent('following the pull request after delivery', () => {
   );
 
   it(
-    "webhooks: a review that requests changes is an iteration whose prompt carries it verbatim, as its author's directive",
+    "webhooks: a review that requests changes is an iteration whose prompt carries it verbatim, as its author's directive; the run replies with what it changed",
     async () => {
       const { repo, id, handle } = await followedRun('follow-review', true);
       const secret = 'another-webhook-secret-of-the-repo';
@@ -275,11 +281,22 @@ describe.concurrent('following the pull request after delivery', () => {
           repository,
         });
         expect(review.status, await review.clone().text()).toBe(200);
-        await waitForStatus(handle, (s) => s.pullRequest?.waiting === true && s.iteration >= 4, 120_000);
+        const answered = await waitForStatus(handle, (s) => s.pullRequest?.waiting === true && s.iteration >= 4, 120_000);
         const prompt = readFileSync(path.join(repo, '.vigil/runs', id, 'iteration-0004.prompt.md'), 'utf8');
         expect(prompt).toContain(
           `A review requested changes on the pull request https://github.com/o/r/pull/7, from ana, verbatim:\n\n${text}`,
         );
+        // The run replies on the pull request with what it changed (gh faked: `gh pr comment` is GitHub's side; the reply's file is ours).
+        const reply = ghCallsIn(repo).find((a) => a[0] === 'pr' && a[1] === 'comment') ?? [];
+        expect(reply.slice(0, 4)).toEqual(['pr', 'comment', 'https://github.com/o/r/pull/7', '--body-file']);
+        const said = readFileSync(reply[4] ?? '', 'utf8');
+        expect(said).toContain(`Vigil run \`${id}\` answered the review by @ana that requested changes.`);
+        expect(said).toMatch(new RegExp(`Pushed \`[0-9a-f]{12}\` to \`vigil/${id}\`: 1 file\\(s\\) changed\\.\n\n- \`a\\.txt\``));
+        expect(said).toContain('Judged before the push: council approved at iteration 4');
+        expect(said).toContain(`<!-- vigil-reply:${id}:d-review -->`);
+        expect(answered.pullRequest?.replies).toMatchObject([
+          { to: 'ana', posted: true, note: 'replied on https://github.com/o/r/pull/7' },
+        ]);
         const merged = await send('pull_request', 'd-merged', {
           action: 'closed',
           pull_request: { ...pull_request, merged: true },
@@ -297,16 +314,16 @@ describe.concurrent('following the pull request after delivery', () => {
   it(
     'the base moved (a signed push webhook): rebased onto it, judged again on the new tree without an agent call, pushed with a lease',
     async () => {
-      const { repo, remote, id, handle } = await followedRun('follow-base', false);
+      const { repo, remote, id, handle } = await followedRun('follow-base', false, shared.taskQueue, 'release');
       const branch = `vigil/${id}`;
       const before = git(remote, 'rev-parse', branch);
-      const base = moveBase(remote, 'b.txt', 'from the base\n');
+      const base = moveBase(remote, 'b.txt', 'from the base\n', 'release');
       const secret = 'a-third-webhook-secret-of-the-repo';
       const hooks = await startHooks(shared.env.client, { host: '127.0.0.1', port: 0, secret });
       try {
         // push as GitHub documents it (the fields Vigil reads, and a few more).
         const body = JSON.stringify({
-          ref: 'refs/heads/main',
+          ref: 'refs/heads/release',
           before: before,
           after: base,
           created: false,
@@ -340,8 +357,8 @@ describe.concurrent('following the pull request after delivery', () => {
       // The run's working tree is the new tree, where the evidence ran.
       expect(readFileSync(path.join(repo, 'b.txt'), 'utf8')).toBe('from the base\n');
       const s = await waitForStatus(handle, (x) => x.pullRequest?.waiting === true && (x.pullRequest.updates?.length ?? 0) === 1, 60_000);
-      expect(s.pullRequest?.updates?.[0]).toMatchObject({ result: 'updated', mode: 'rebase', base: 'main', commit: tip });
-      expect(s.pullRequest?.base).toBe('main');
+      expect(s.pullRequest?.updates?.[0]).toMatchObject({ result: 'updated', mode: 'rebase', base: 'release', commit: tip });
+      expect(s.pullRequest?.base).toBe('release');
       expect(s.iteration).toBe(3);
       // The evidence again on the new tree before the push: the gates and a council round after the rebase, then the delivery; no agent call.
       const acts = await activities(handle);

@@ -198,7 +198,7 @@ export async function deliver(
   reason: string,
   notes: readonly string[],
   onBranch = false,
-): Promise<{ note: string; branch: string | null }> {
+): Promise<{ note: string; branch: string | null; commit?: string | null }> {
   const { input, info } = run;
   const message = deliveryMessage(deliveryFacts(run, s, reason, notes));
   const toCurrent = run.knobs.deliverToCurrent;
@@ -224,6 +224,7 @@ export async function deliver(
     return {
       note: `delivered on branch ${d.branch} (commit ${(d.commit ?? '').slice(0, 12)}, ${d.files} file(s)); ${where}`,
       branch: d.branch,
+      commit: d.commit,
     };
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;

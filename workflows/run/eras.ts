@@ -179,9 +179,11 @@ export const FOLLOW_PR_PATCH = 'vigil-follow-pr-v1';
  * The base branch moved (workflows/run/pr-update.ts): a followed pull request's base-moved event
  * rebases the run branch onto the new base (or merges it, knob prUpdate) in a scratch worktree, the
  * evidence is judged again on the new tree, and the delivery pushes it (with a lease after a
- * rebase); a conflict asks a person. The wait for the pull request also answers a rewind. Runs
- * before it logged a base-moved event and acted on nothing, and their wait answered a rewind only
- * with the next event. Asked where a run begins to wait for its pull request, and only there.
+ * rebase); a conflict asks a person. The wait for the pull request also answers a rewind, and a
+ * review or comment the run took in this era is answered on the pull request once its work is
+ * pushed (`replyOnPullRequest`). Runs before it logged a base-moved event and acted on nothing,
+ * their wait answered a rewind only with the next event, and they never replied. Asked where a run
+ * begins to wait for its pull request, and only there.
  */
 export const PR_UPDATE_PATCH = 'vigil-pr-update-v1';
 

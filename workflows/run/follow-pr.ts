@@ -29,7 +29,7 @@ import { beforeFollowPr } from './before-follow-pr.js';
 import { beforePrUpdate } from './before-pr-update.js';
 import { deliver, finish, pullRequest, stopOutcome } from './ending.js';
 import { followPrEra, prUpdateEra } from './eras.js';
-import { updateOnBaseMoved } from './pr-update.js';
+import { replyOnPullRequest, updateOnBaseMoved } from './pr-update.js';
 import { type Run } from './run.js';
 
 /** A run that ended done: it follows its pull request (deliver=pr, followPr), else it ends as before. Null: an event asks for an iteration. */
@@ -49,9 +49,12 @@ async function deliverAndFollow(run: Run, s: OutcomeStatus, reason: string, note
   const pr = await pullRequest(run, s, reason, [evidence, ...notes], d.branch, following?.lease);
   if (!pr.url && !following) return finish(run, s, reason, notes, [d.note, pr.note]);
   if (pr.url && following?.lease) delete following.lease;
+  // A review or comment the delivered work answers: the run replies on the pull request (only runs that took it in the pr-update era).
+  if (following?.answering) await replyOnPullRequest(run, following, reason, d.commit ?? null, pr.url !== null);
   const delivered = following ? [d.note, pr.url ? `pushed to the pull request ${pr.url}` : pr.note] : [d.note, pr.note];
   state.pullRequest = following ?? newPullRequestState(pr.url, d.branch, run.nowIso());
   if (pr.base && !state.pullRequest.base) state.pullRequest.base = pr.base;
+  if (d.commit) state.pullRequest.head = d.commit;
   state.pullRequest.waiting = true;
   run.status = 'running';
   run.recordEvent({ kind: 'message', name: 'prEvent', by: 'vigil', summary: `following ${pr.url ?? d.branch}`, accepted: true });
@@ -125,6 +128,7 @@ async function takeEvent(
     return 'wait';
   }
   state.pendingDirectives.push({ text: directive.text, by: directive.by, at: run.nowIso(), id: `pr-${e.id}`.slice(0, 100) });
+  if (e.kind === 'comment') pr.answering = { id: e.id, author: e.author, review: e.commentKind === 'review', from: pr.head ?? null };
   pr.waiting = false;
   run.status = 'running';
   run.publish();

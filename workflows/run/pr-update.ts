@@ -63,3 +63,49 @@ export async function updateOnBaseMoved(run: Run): Promise<null | 'wait'> {
   run.publish();
   return 'wait';
 }
+
+/**
+ * After the answer to a review or a comment is delivered: the run replies on the pull request with
+ * what it changed since the commit the comment saw, or why nothing changed. A reply gh refuses is
+ * noted, never fails the run.
+ */
+export async function replyOnPullRequest(
+  run: Run,
+  pr: PullRequestState,
+  judged: string,
+  to: string | null,
+  pushed: boolean,
+): Promise<void> {
+  const asked = pr.answering;
+  if (!asked) return;
+  delete pr.answering;
+  let note: string;
+  let posted = false;
+  if (!pr.url) note = 'no pull request address to reply on';
+  else {
+    try {
+      const r = await run.acts.repo.replyOnPullRequest.executeWithOptions({ summary: `reply on the pull request to ${asked.author}` }, [
+        {
+          repoPath: run.input.repoPath,
+          runId: run.info.workflowId,
+          url: pr.url,
+          branch: pr.branch,
+          eventId: asked.id,
+          author: asked.author,
+          review: asked.review,
+          from: asked.from,
+          to,
+          pushed,
+          judged: judged.slice(0, 2000),
+        },
+      ]);
+      posted = r.posted;
+      note = r.note;
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      note = `reply failed: ${(err.cause?.message ?? err.message).slice(0, 300)}`;
+    }
+  }
+  pr.replies = [...(pr.replies ?? []), { at: run.nowIso(), to: asked.author, posted, note: note.slice(0, 500) }].slice(-20);
+  run.sdk.log.info('pull request reply', { to: asked.author, posted, note });
+}

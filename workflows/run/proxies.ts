@@ -43,6 +43,7 @@ export function makeProxies(knobs: Knobs, eras: Pick<Eras, 'onHost'>) {
       | 'deliverRun'
       | 'openPullRequest'
       | 'updatePrBranch'
+      | 'replyOnPullRequest'
       | 'releaseRunFiles'
     >
   >({

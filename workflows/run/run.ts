@@ -404,6 +404,7 @@ function followedPullRequest(pr: PullRequestState): NonNullable<StatusSnapshot['
     waiting: pr.waiting,
     taken: pr.taken,
     ...(pr.updates?.length ? { updates: pr.updates } : {}),
+    ...(pr.replies?.length ? { replies: pr.replies } : {}),
     queued: pr.queue.length,
   };
 }
