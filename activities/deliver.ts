@@ -124,6 +124,15 @@ export const OpenPullRequestInputSchema = z.object({
   body: z.string().max(60_000),
   /** The run journals into the event store: its report there (what `vigil report <id>` renders) is the body. */
   reportFromStore: z.boolean().optional(),
+  /**
+   * The remote tip a rebase replaced (knob prUpdate=rebase): the push is forced, only while the
+   * remote still holds this commit (`--force-with-lease`); a branch the remote already holds at
+   * the local tip is not pushed again.
+   */
+  lease: z
+    .string()
+    .regex(/^[0-9a-f]{7,64}$/)
+    .optional(),
 });
 export type OpenPullRequestInput = z.infer<typeof OpenPullRequestInputSchema>;
 
@@ -133,6 +142,8 @@ export const PullRequestResultSchema = z.object({
   skipped: z.string().nullable(),
   /** Where the body was written (the run's folder). */
   bodyPath: z.string().nullable(),
+  /** The branch the pull request goes into, when it is the person's (null: the remote's default). */
+  base: z.string().nullable().optional(),
 });
 export type PullRequestResult = z.infer<typeof PullRequestResultSchema>;
 
@@ -189,6 +200,22 @@ async function storeReport(runId: string): Promise<string | null> {
   });
 }
 
+/** The branch pushed to `remote`; with a lease, forced while the remote holds it, and not at all when the remote holds the local tip already (a retried push). */
+async function pushBranch(
+  repoPath: string,
+  remote: string,
+  branch: string,
+  lease: string | undefined,
+): Promise<{ exitCode: number; stderr: string }> {
+  const ref = `refs/heads/${branch}`;
+  const env = { GIT_TERMINAL_PROMPT: '0' };
+  if (!lease) return runGit(repoPath, ['push', '--quiet', remote, `${ref}:${ref}`], env);
+  const tip = (await git(repoPath, ['rev-parse', ref])).trim();
+  const there = await runGit(repoPath, ['ls-remote', remote, ref], env);
+  if (there.exitCode === 0 && there.stdout.split(/\s/)[0] === tip) return { exitCode: 0, stderr: '' };
+  return runGit(repoPath, ['push', '--quiet', `--force-with-lease=${ref}:${lease}`, remote, `${ref}:${ref}`], env);
+}
+
 /**
  * Pushes the delivered branch to the repository's remote and opens a pull request from it with
  * gh. Idempotent: a pull request already open for the branch is returned, not opened again.
@@ -219,16 +246,14 @@ export async function openPullRequest(raw: OpenPullRequestInput): Promise<PullRe
   mkdirSync(dir, { recursive: true });
   const bodyPath = path.join(dir, 'pull-request.md');
   writeFileSync(bodyPath, body);
-  const push = await runGit(repoPath, ['push', '--quiet', remote, `refs/heads/${branch}:refs/heads/${branch}`], {
-    GIT_TERMINAL_PROMPT: '0',
-  });
+  const push = await pushBranch(repoPath, remote, branch, input.lease);
   if (push.exitCode !== 0)
     return { url: null, skipped: `the branch could not be pushed to ${remote}: ${firstLine(push.stderr)}`, bodyPath };
-  const open = await gh(repoPath, ['pr', 'list', '--head', branch, '--state', 'open', '--json', 'url', '--jq', '.[0].url']);
-  if (open.exitCode === 0 && /^https?:\/\//.test(open.stdout.trim())) return { url: open.stdout.trim(), skipped: null, bodyPath };
   // Into the branch the person is on (the run's starting point), unless the work was delivered on it: then the remote's default.
   const current = await currentBranch(repoPath);
   const base = current !== 'HEAD' && current !== branch ? current : null;
+  const open = await gh(repoPath, ['pr', 'list', '--head', branch, '--state', 'open', '--json', 'url', '--jq', '.[0].url']);
+  if (open.exitCode === 0 && /^https?:\/\//.test(open.stdout.trim())) return { url: open.stdout.trim(), skipped: null, bodyPath, base };
   const created = await gh(repoPath, [
     'pr',
     'create',
@@ -249,5 +274,5 @@ export async function openPullRequest(raw: OpenPullRequestInput): Promise<PullRe
       .reverse()
       .find((l) => /^https?:\/\//.test(l.trim()))
       ?.trim() ?? firstLine(created.stdout);
-  return { url: url || null, skipped: url ? null : 'gh pr create printed no address', bodyPath };
+  return { url: url || null, skipped: url ? null : 'gh pr create printed no address', bodyPath, base };
 }

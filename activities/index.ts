@@ -17,6 +17,8 @@ import { releaseRunFiles as release } from './sandbox.js';
 import { judgeMemory as judge } from './memory-judge.js';
 import * as attempts from './attempts.js';
 import { compareAttempts as compareAttemptsRound } from './comparison.js';
+import { updatePrBranch as prBranch } from './pr-branch.js';
+import { replyOnPullRequest as prReply } from './pr-reply.js';
 
 // The agent call, with the lean iteration's prompt references and inspection (activities/iteration.ts).
 export { runAgent } from './iteration.js';
@@ -35,6 +37,10 @@ export { runGates } from './gates/index.js';
 export const inspectIteration = heartbeating(inspectAfter);
 export const deliverRun = heartbeating(deliver);
 export const openPullRequest = heartbeating(pullRequest);
+// A followed pull request's base moved: the run branch rebased (or merged) onto it (activities/pr-branch.ts).
+export const updatePrBranch = heartbeating(prBranch);
+// The run's reply on its pull request after an iteration a review or a comment asked for (activities/pr-reply.ts).
+export const replyOnPullRequest = heartbeating(prReply);
 export const streamBase = heartbeating(streams.streamBase);
 export const addWorktree = heartbeating(streams.addWorktree);
 export const removeWorktree = heartbeating(streams.removeWorktree);

@@ -19,6 +19,29 @@ function follows(s: StatusSnapshot, t: EventTarget): boolean {
   return (t.branch !== null && pr.branch === t.branch) || (t.prUrl !== null && pr.url === t.prUrl);
 }
 
+/** Whether the run's followed pull request goes into the pushed branch of the target's repository. */
+function targets(s: StatusSnapshot, t: EventTarget & { base: string }): boolean {
+  const pr = s.pullRequest;
+  if (!pr || s.outcome || pr.base !== t.base) return false;
+  return !(pr.url && t.repo && !pr.url.toLowerCase().includes(`/${t.repo.toLowerCase()}/`));
+}
+
+/** The open runs whose followed pull request goes into the target's base (one visibility list and a query per open run). */
+export function temporalBaseResolver(client: Client): (t: EventTarget & { base: string }) => Promise<string[]> {
+  return async (t) => {
+    const found: string[] = [];
+    for await (const wf of client.workflow.list({ query: `WorkflowType = 'vigilRun' AND ExecutionStatus = 'Running'` })) {
+      const s = await client.workflow
+        .getHandle(wf.workflowId)
+        .query('status')
+        .then((x) => x as StatusSnapshot)
+        .catch(() => null);
+      if (s && targets(s, t)) found.push(s.workflowId);
+    }
+    return found;
+  };
+}
+
 /** The open run that follows the target's pull request, or null. */
 export function temporalResolver(client: Client): (t: EventTarget) => Promise<string | null> {
   const statusOf = async (id: string): Promise<StatusSnapshot | null> => {
@@ -51,6 +74,7 @@ export async function startHooks(client: Client, opts: { host: string; port: num
   const app = hooksApp({
     secret: opts.secret,
     resolveRun: temporalResolver(client),
+    resolveBase: temporalBaseResolver(client),
     signal: (runId, payload) => client.workflow.getHandle(runId).signal('prEvent', payload),
   });
   const { url, close } = await listen(app.fetch, opts.host, opts.port);

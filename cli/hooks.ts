@@ -8,8 +8,9 @@
  *
  * Mapped: check_run, check_suite and workflow_run completed red; pull_request_review submitted
  * with changes requested; pull_request_review_comment and issue_comment (on a pull request) that
- * begin with `/vigil`; pull_request closed (merged or not). Anything else is answered 202 with why
- * it was ignored. The app is a Hono app, so the console's server can mount it as well.
+ * begin with `/vigil`; pull_request closed (merged or not); push to a branch that followed pull
+ * requests go into: base-moved, signalled to every run whose pull request targets that branch.
+ * Anything else is answered 202 with why it was ignored. The app is a Hono app, so the console's server can mount it as well.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Hono } from 'hono';
@@ -20,12 +21,15 @@ export interface EventTarget {
   repo: string;
   branch: string | null;
   prUrl: string | null;
+  /** A push: the branch pushed to, the base of the pull requests it concerns. */
+  base?: string;
 }
 
 /** An event of a followed pull request, before its id is set (the delivery's). */
 export type MappedEvent =
   | { kind: 'checks-failed'; checks: { name: string; logTail: string }[] }
   | { kind: 'comment'; author: string; text: string; commentKind: 'review' | 'comment' }
+  | { kind: 'base-moved' }
   | { kind: 'merged'; mergeCommit?: string }
   | { kind: 'closed' };
 
@@ -36,6 +40,8 @@ export interface HooksOptions {
   secret: string;
   /** The run that follows the pull request, or null. */
   resolveRun: (target: EventTarget) => Promise<string | null>;
+  /** The open runs whose followed pull request goes into `target.base` (a push to it). */
+  resolveBase: (target: EventTarget & { base: string }) => Promise<string[]>;
   /** Signals the run's `prEvent`. */
   signal: (runId: string, payload: Record<string, unknown>) => Promise<void>;
 }
@@ -106,6 +112,12 @@ export function mapGithubEvent(name: string, payload: Json): Mapping {
     const sha = str(pr.merge_commit_sha);
     return { target, event: pr.merged === true ? { kind: 'merged', ...(sha ? { mergeCommit: sha } : {}) } : { kind: 'closed' } };
   }
+  if (name === 'push') {
+    const ref = str(payload.ref);
+    if (!ref.startsWith('refs/heads/')) return { ignored: `push to ${ref || '(no ref)'}: not a branch` };
+    if (payload.deleted === true) return { ignored: `push deleting ${ref}` };
+    return { target: { ...at(null), base: ref.slice('refs/heads/'.length) }, event: { kind: 'base-moved' } };
+  }
   return { ignored: `${name || 'an event without X-GitHub-Event'}: not one a followed pull request answers` };
 }
 
@@ -129,6 +141,14 @@ export function hooksApp(opts: HooksOptions): Hono {
     }
     const mapped = mapGithubEvent(name, payload);
     if ('ignored' in mapped) return c.text(`ignored: ${mapped.ignored}\n`, 202);
+    const base = mapped.target.base;
+    if (base !== undefined) {
+      // Every run whose pull request goes into the pushed branch; each takes the delivery once.
+      const runs = await opts.resolveBase({ ...mapped.target, base });
+      if (runs.length === 0) return c.text(`ignored: no open run follows a pull request into ${base}\n`, 202);
+      for (const runId of runs) await opts.signal(runId, { ...mapped.event, id: delivery });
+      return c.text(`base-moved event ${delivery} sent to ${runs.join(', ')}\n`, 200);
+    }
     const runId = await opts.resolveRun(mapped.target);
     if (!runId) return c.text(`ignored: no open run follows ${mapped.target.prUrl ?? mapped.target.branch ?? 'this pull request'}\n`, 202);
     await opts.signal(runId, { ...mapped.event, id: delivery });

@@ -10,6 +10,7 @@ import { shared } from './shared.js';
 import { PROVIDERS } from './provider-names.js';
 import { SANDBOX_LIMIT_BOUNDS } from './sandbox.js';
 import { EFFORT_KNOBS } from './knobs-effort.js';
+import { DELIVERY_KNOBS } from './knobs-delivery.js';
 
 import {
   argvKnob,
@@ -336,29 +337,8 @@ export const KNOBS = shared(
         'supervised',
         "supervised: an automatic escalation pauses until a person answers; perpetual: it only notifies. A person's pause always pauses.",
       ),
-      deliver: enumKnob(
-        'VIGIL_DELIVER',
-        ['branch', 'pr', 'none'] as const,
-        'branch',
-        "branch: a run that ends done commits its work on the branch vigil/<run id> (the current branch, index and working tree untouched); pr: the same, then the branch is pushed and a pull request opened with gh (its body the run's report) where gh is installed and logged in; none: the work stays uncommitted.",
-      ),
-      followPr: boolKnob(
-        'VIGIL_FOLLOW_PR',
-        true,
-        'With deliver=pr, the run follows its pull request: red checks and comments addressed to it are iterations, a merge ends it merged, a close pr_closed (vigil hooks, vigil pr-event); false: it ends at delivery.',
-      ),
-      followPrDays: intKnob(
-        'VIGIL_FOLLOW_PR_DAYS',
-        1,
-        365,
-        14,
-        'A followed pull request with no event for this many days ends the run as delivered.',
-      ),
-      deliverToCurrent: boolKnob(
-        'VIGIL_DELIVER_TO_CURRENT',
-        false,
-        'Deliver on the current branch instead of vigil/<run id>: the work is committed there and the index set to it (vigil start --deliver-to-current).',
-      ),
+      // Delivery and the pull request a run follows (schemas/knobs-delivery.ts).
+      ...DELIVERY_KNOBS,
       // Parallel streams (docs/how-a-run-works.md, Parallel streams).
       parallelStreams: intKnob(
         'VIGIL_PARALLEL_STREAMS',

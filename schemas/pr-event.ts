@@ -47,6 +47,19 @@ export type PrEventKind = PrEvent['kind'];
 /** One event the run took, as status and the report list it. */
 export const PrEventTakenSchema = z.object({ id: z.string(), kind: z.string(), at: z.string(), summary: z.string().max(300) });
 
+/** One update of the followed branch to its moved base, as status and the report list it. */
+export const PrBranchUpdateRecordSchema = z.object({
+  at: z.string(),
+  /** updated: rebased or merged onto the new base; current: already on it; conflict: a person is asked; failed: git or the remote refused. */
+  result: z.enum(['updated', 'current', 'conflict', 'failed']),
+  mode: z.enum(['rebase', 'merge']),
+  base: z.string().max(400),
+  /** The branch's new tip (updated) or its tip as it stands. */
+  commit: z.string().max(64).nullable(),
+  note: z.string().max(500),
+});
+export type PrBranchUpdateRecord = z.infer<typeof PrBranchUpdateRecordSchema>;
+
 /** The pull request a run follows, carried across continue-as-new. */
 export const PullRequestStateSchema = shared('schemas/pr-event:PullRequestStateSchema', () =>
   z.object({
@@ -54,6 +67,8 @@ export const PullRequestStateSchema = shared('schemas/pr-event:PullRequestStateS
     url: z.string().max(500).nullable(),
     /** The branch delivered and pushed (the pull request's head). */
     branch: z.string().max(400),
+    /** The branch the pull request goes into, when known (a push to it is a base-moved event for `vigil hooks`). */
+    base: z.string().max(400).nullable().optional(),
     /** When the run began to follow it (the idle time counts from the latest of this and the last event taken). */
     since: z.string(),
     /** The run is waiting for the pull request's next event (not iterating on one). */
@@ -64,6 +79,24 @@ export const PullRequestStateSchema = shared('schemas/pr-event:PullRequestStateS
     ids: z.array(z.string().max(100)).max(PR_EVENT_IDS_KEPT),
     /** The latest events taken. */
     taken: z.array(PrEventTakenSchema).max(50),
+    /**
+     * The remote tip a rebase replaced (knob prUpdate=rebase), until the rebased branch is pushed:
+     * the next push is forced, with this as its lease, so it never overwrites what someone else pushed.
+     */
+    lease: z.string().max(64).optional(),
+    /** The commit last delivered on the branch (what a reply counts the changes from). */
+    head: z.string().max(64).nullable().optional(),
+    /** A review or comment the run iterates on: it replies on the pull request once the answer is delivered. */
+    answering: z
+      .object({ id: z.string().max(100), author: z.string().max(200), review: z.boolean(), from: z.string().max(64).nullable() })
+      .optional(),
+    /** The run's replies on the pull request, newest last. */
+    replies: z
+      .array(z.object({ at: z.string(), to: z.string().max(200), posted: z.boolean(), note: z.string().max(500) }))
+      .max(20)
+      .optional(),
+    /** The latest updates of the branch to its moved base (rebased, merged, up to date, in conflict), newest last. */
+    updates: z.array(PrBranchUpdateRecordSchema).max(20).optional(),
   }),
 );
 export type PullRequestState = z.infer<typeof PullRequestStateSchema>;

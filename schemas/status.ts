@@ -63,7 +63,16 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
     /** `deadlines`: while the pause waits for a person, its reminder, re-route and deadline (rules/pause-deadlines.ts). */
     pause: PauseInfoSchema.extend({ deadlines: PauseDeadlinesSchema.nullable().optional() }).nullable(),
     /** The pull request the run follows after delivering it (knob followPr): waiting for its next event, or iterating on one; absent before. */
-    pullRequest: PullRequestStateSchema.pick({ url: true, branch: true, since: true, waiting: true, taken: true })
+    pullRequest: PullRequestStateSchema.pick({
+      url: true,
+      branch: true,
+      base: true,
+      since: true,
+      waiting: true,
+      taken: true,
+      updates: true,
+      replies: true,
+    })
       .extend({ queued: z.number().int() })
       .optional(),
     consecutiveFailures: z.number().int(),

@@ -186,6 +186,19 @@ export const ERAS: Era[] = [
       },
     ],
   },
+  {
+    patch: 'vigil-pr-update-v1',
+    introducedBy: '2fb9d00',
+    before: 'a followed pull request whose base moved: the event was logged and not acted on, and a rewind waited for the next event',
+    fixtures: [
+      {
+        file: 'before-vigil-pr-update-v1.json',
+        commit: 'e586641',
+        scenario: 'base-moved',
+        pins: 'deliver=pr, approved at iteration 3, following its pull request; another clone moved main, a base-moved event taken and not acted on (no activity), then merged',
+      },
+    ],
+  },
 ] satisfies (Era & { patch: PatchId })[];
 
 export interface ReleaseFixture {

@@ -2,7 +2,8 @@
  * A fake `gh`, the one part of a pull request's life that talks to GitHub (which cannot run here):
  * put first on the PATH of a worker running in the test's process, it records every call's argv
  * as a JSON line, answers as an installed, logged-in gh, and remembers the pull requests it
- * "opened" so that `gh pr list --head B` finds them, as GitHub would. Pushes are real: they go to
+ * "opened" so that `gh pr list --head B` finds them, as GitHub would; `gh pr comment` answers as
+ * posted (its --body-file is the run's own file, read by the test). Pushes are real: they go to
  * the test's bare remote.
  */
 import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -25,6 +26,7 @@ if (a[0] === '--version') { console.log('gh version 2.0.0-fake'); process.exit(0
 if (a[0] === 'auth') { console.log('Logged in to github.com'); process.exit(0); }
 if (a[0] === 'pr' && a[1] === 'list') { if (opened().includes(head)) console.log(${JSON.stringify(url)}); process.exit(0); }
 if (a[0] === 'pr' && a[1] === 'create') { fs.appendFileSync(${JSON.stringify(ghOpened)}, head + '\\n'); console.log(${JSON.stringify(url)}); process.exit(0); }
+if (a[0] === 'pr' && a[1] === 'comment') { process.exit(0); }
 process.exit(2);
 `,
   );

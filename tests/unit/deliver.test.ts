@@ -260,7 +260,7 @@ process.exit(2);
       openPullRequest({ repoPath: dir, runId: 'run-pr', branch: d.branch ?? '', title: 'Slugify helper', body: '# report\n' }),
     );
     const bodyPath = path.join(dir, '.vigil/runs/run-pr/pull-request.md');
-    expect(r).toEqual({ url: 'https://github.com/o/r/pull/7', skipped: null, bodyPath });
+    expect(r).toEqual({ url: 'https://github.com/o/r/pull/7', skipped: null, bodyPath, base: 'main' });
     expect(readFileSync(bodyPath, 'utf8')).toBe('# report\n');
     expect(gh.calls().at(-1)).toEqual([
       'pr',

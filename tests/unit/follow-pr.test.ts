@@ -165,6 +165,15 @@ describe('GitHub webhooks', () => {
     expect(closed(false)).toMatchObject({ event: { kind: 'closed' } });
   });
 
+  it('maps a push to a branch to base-moved for the pull requests that go into it; a deleted branch or a tag is ignored', () => {
+    expect(mapGithubEvent('push', { ref: 'refs/heads/main', after: 'f'.repeat(40), repository })).toEqual({
+      target: { repo: 'o/r', branch: null, prUrl: null, base: 'main' },
+      event: { kind: 'base-moved' },
+    });
+    expect(mapGithubEvent('push', { ref: 'refs/heads/main', deleted: true, repository })).toHaveProperty('ignored');
+    expect(mapGithubEvent('push', { ref: 'refs/tags/v1', repository })).toHaveProperty('ignored');
+  });
+
   it('ignores green checks, approvals, comments not addressed to the run, comments on issues and other events', () => {
     const ignored = [
       mapGithubEvent('check_suite', { action: 'completed', repository, check_suite: { conclusion: 'success', head_branch: 'b' } }),

@@ -339,6 +339,13 @@ const CASES: Record<KnobName, Cases> = {
   },
   followPr: boolCases,
   followPrDays: intCases(1, 365),
+  prUpdate: {
+    good: [
+      ['rebase', 'rebase'],
+      [' Merge ', 'merge'],
+    ],
+    bad: ['squash', ''],
+  },
   deliverToCurrent: boolCases,
   parallelStreams: intCases(1, 8),
   mergeConflicts: {

@@ -9,12 +9,12 @@
  * installed, logged-in gh, and remembers the pull requests it "opened" so that `gh pr list
  * --head B` finds them, as GitHub would.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import {
@@ -25,12 +25,14 @@ import {
   startRun,
   uniqueId,
   waitForStatus,
+  WorkerProcesses,
   writeScenario,
 } from '../support/harness.js';
 import { patient } from '../support/patience.js';
 import { fakeGh } from '../support/fake-gh.js';
 import { patchIds } from '../replay/command-sequence.js';
 import { startHooks } from '../../cli/hooks-command.js';
+import { stopUpdate } from '../../workflows/messages.js';
 
 const { ghDir, ghCallsIn } = fakeGh();
 const shared = fileWorker('follow-pr', () => {
@@ -46,13 +48,26 @@ const ROLES = {
   council: { default: { output: 'VOTE: APPROVE\nREASON: done\n' } },
 };
 
-/** A repository with a bare remote, and a run on it (deliver=pr, every other knob its default) that the council approves at iteration 3. */
-async function followedRun(prefix: string, fix: boolean): Promise<{ repo: string; remote: string; id: string; handle: WorkflowHandle }> {
+/**
+ * A repository with a bare remote, and a run on it (deliver=pr, every other knob its default) that the council approves at iteration 3,
+ * on this file's worker (or on `taskQueue`, served by worker processes).
+ */
+async function followedRun(
+  prefix: string,
+  fix: boolean,
+  taskQueue = shared.taskQueue,
+  base = 'main',
+): Promise<{ repo: string; remote: string; id: string; handle: WorkflowHandle }> {
   const repo = makeRepo({ files: { 'README.md': '# s\n\nNotes.\n' } });
   const remote = mkdtempSync(path.join(os.tmpdir(), 'vigil-origin-'));
   git(remote, 'init', '-q', '--bare');
   git(repo, 'remote', 'add', 'origin', remote);
   git(repo, 'push', '-q', 'origin', 'main');
+  // A base of its own: a push to it concerns this run alone (every run of this file follows the same fake pull request address).
+  if (base !== 'main') {
+    git(repo, 'checkout', '-q', '-b', base);
+    git(repo, 'push', '-q', 'origin', base);
+  }
   const iterations: ScenarioInput['iterations'] = [
     { writes: { 'a.txt': '1\n' } },
     { writes: { 'a.txt': '2\n' } },
@@ -62,9 +77,38 @@ async function followedRun(prefix: string, fix: boolean): Promise<{ repo: string
   if (fix) iterations.push({ writes: { 'a.txt': '3\nfixed\n' }, claim: 'file' });
   const scenario = writeScenario(repo, { version: 1, iterations, roles: ROLES });
   const id = uniqueId(prefix);
-  const handle = await startRun(shared.env, shared.taskQueue, runInput(repo, scenario, { maxIterations: 8, deliver: 'pr' }), id);
+  const handle = await startRun(shared.env, taskQueue, runInput(repo, scenario, { maxIterations: 8, deliver: 'pr' }), id);
   await waitForStatus(handle, (s) => s.pullRequest?.waiting === true, 120_000);
   return { repo, remote, id, handle };
+}
+
+/** Another clone of the remote moves its main: a commit adding `file`, pushed. Answers the new tip. */
+function moveBase(remote: string, file: string, text: string, base = 'main'): string {
+  const other = mkdtempSync(path.join(os.tmpdir(), 'vigil-other-clone-'));
+  git(other, 'clone', '-q', '-b', base, remote, '.');
+  writeFileSync(path.join(other, file), text);
+  git(other, 'add', file);
+  git(other, '-c', 'user.name=Other', '-c', 'user.email=other@example.com', 'commit', '-q', '-m', `the base moves: ${file}`);
+  git(other, 'push', '-q', 'origin', base);
+  return git(other, 'rev-parse', 'HEAD');
+}
+
+/** Waits until the remote's run branch stands on `base`; answers its tip. */
+async function pushedOnto(remote: string, branch: string, base: string): Promise<string> {
+  const deadline = Date.now() + patient(120_000);
+  for (;;) {
+    const tip = git(remote, 'rev-parse', branch);
+    if (spawnSync('git', ['merge-base', '--is-ancestor', base, tip], { cwd: remote }).status === 0) return tip;
+    if (Date.now() > deadline) throw new Error(`${branch} was not pushed onto ${base} in time`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** The activity types the history scheduled, in order. */
+async function activities(handle: WorkflowHandle): Promise<string[]> {
+  return ((await handle.fetchHistory()).events ?? [])
+    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+    .filter((n): n is string => typeof n === 'string');
 }
 
 /** Waits until the run's history holds `n` prEvent signals and a workflow task completed after the last of them. */
@@ -200,7 +244,7 @@ describe.concurrent('following the pull request after delivery', () => {
   );
 
   it(
-    "webhooks: a review that requests changes is an iteration whose prompt carries it verbatim, as its author's directive",
+    "webhooks: a review that requests changes is an iteration whose prompt carries it verbatim, as its author's directive; the run replies with what it changed",
     async () => {
       const { repo, id, handle } = await followedRun('follow-review', true);
       const secret = 'another-webhook-secret-of-the-repo';
@@ -237,11 +281,22 @@ describe.concurrent('following the pull request after delivery', () => {
           repository,
         });
         expect(review.status, await review.clone().text()).toBe(200);
-        await waitForStatus(handle, (s) => s.pullRequest?.waiting === true && s.iteration >= 4, 120_000);
+        const answered = await waitForStatus(handle, (s) => s.pullRequest?.waiting === true && s.iteration >= 4, 120_000);
         const prompt = readFileSync(path.join(repo, '.vigil/runs', id, 'iteration-0004.prompt.md'), 'utf8');
         expect(prompt).toContain(
           `A review requested changes on the pull request https://github.com/o/r/pull/7, from ana, verbatim:\n\n${text}`,
         );
+        // The run replies on the pull request with what it changed (gh faked: `gh pr comment` is GitHub's side; the reply's file is ours).
+        const reply = ghCallsIn(repo).find((a) => a[0] === 'pr' && a[1] === 'comment') ?? [];
+        expect(reply.slice(0, 4)).toEqual(['pr', 'comment', 'https://github.com/o/r/pull/7', '--body-file']);
+        const said = readFileSync(reply[4] ?? '', 'utf8');
+        expect(said).toContain(`Vigil run \`${id}\` answered the review by @ana that requested changes.`);
+        expect(said).toMatch(new RegExp(`Pushed \`[0-9a-f]{12}\` to \`vigil/${id}\`: 1 file\\(s\\) changed\\.\n\n- \`a\\.txt\``));
+        expect(said).toContain('Judged before the push: council approved at iteration 4');
+        expect(said).toContain(`<!-- vigil-reply:${id}:d-review -->`);
+        expect(answered.pullRequest?.replies).toMatchObject([
+          { to: 'ana', posted: true, note: 'replied on https://github.com/o/r/pull/7' },
+        ]);
         const merged = await send('pull_request', 'd-merged', {
           action: 'closed',
           pull_request: { ...pull_request, merged: true },
@@ -252,6 +307,151 @@ describe.concurrent('following the pull request after delivery', () => {
       } finally {
         await hooks.close();
       }
+    },
+    patient(300_000),
+  );
+
+  it(
+    'the base moved (a signed push webhook): rebased onto it, judged again on the new tree without an agent call, pushed with a lease',
+    async () => {
+      const { repo, remote, id, handle } = await followedRun('follow-base', false, shared.taskQueue, 'release');
+      const branch = `vigil/${id}`;
+      const before = git(remote, 'rev-parse', branch);
+      const base = moveBase(remote, 'b.txt', 'from the base\n', 'release');
+      const secret = 'a-third-webhook-secret-of-the-repo';
+      const hooks = await startHooks(shared.env.client, { host: '127.0.0.1', port: 0, secret });
+      try {
+        // push as GitHub documents it (the fields Vigil reads, and a few more).
+        const body = JSON.stringify({
+          ref: 'refs/heads/release',
+          before: before,
+          after: base,
+          created: false,
+          deleted: false,
+          repository: { full_name: 'o/r', name: 'r', owner: { login: 'o' } },
+          pusher: { name: 'other' },
+          sender: { login: 'other' },
+        });
+        const res = await fetch(hooks.url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'x-github-event': 'push',
+            'x-github-delivery': 'push-delivery-1',
+            'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+          },
+          body,
+        });
+        expect(res.status, await res.clone().text()).toBe(200);
+        expect(await res.text()).toContain(`base-moved event push-delivery-1 sent to ${id}`);
+      } finally {
+        await hooks.close();
+      }
+      const tip = await pushedOnto(remote, branch, base);
+      // Rebased: the run's one commit on the new base, the old tip replaced on the remote (a forced push).
+      expect(git(remote, 'rev-parse', `${tip}^`)).toBe(base);
+      expect(spawnSync('git', ['merge-base', '--is-ancestor', before, tip], { cwd: remote }).status).not.toBe(0);
+      expect(git(remote, 'show', `${tip}:a.txt`)).toBe('3');
+      expect(git(remote, 'show', `${tip}:b.txt`)).toBe('from the base');
+      expect(git(repo, 'rev-parse', branch)).toBe(tip);
+      // The run's working tree is the new tree, where the evidence ran.
+      expect(readFileSync(path.join(repo, 'b.txt'), 'utf8')).toBe('from the base\n');
+      const s = await waitForStatus(handle, (x) => x.pullRequest?.waiting === true && (x.pullRequest.updates?.length ?? 0) === 1, 60_000);
+      expect(s.pullRequest?.updates?.[0]).toMatchObject({ result: 'updated', mode: 'rebase', base: 'release', commit: tip });
+      expect(s.pullRequest?.base).toBe('release');
+      expect(s.iteration).toBe(3);
+      // The evidence again on the new tree before the push: the gates and a council round after the rebase, then the delivery; no agent call.
+      const acts = await activities(handle);
+      const after = acts.slice(acts.lastIndexOf('updatePrBranch'));
+      expect(after).toContain('runGates');
+      expect(after.indexOf('councilRound')).toBeGreaterThan(0);
+      expect(after.indexOf('councilRound')).toBeLessThan(after.indexOf('openPullRequest'));
+      expect(after).not.toContain('runAgent');
+      expect(ghCallsIn(repo).filter((a) => a[1] === 'create')).toHaveLength(1);
+      await handle.signal('prEvent', { kind: 'merged', id: 'merged-after-rebase' });
+      expect(await handle.result()).toMatchObject({ status: 'merged', iteration: 3 });
+      const history = await handle.fetchHistory();
+      expect(patchIds(history)).toContain('vigil-pr-update-v1');
+      await expect(Worker.runReplayHistory({ workflowBundle: shared.env.bundle }, history, id)).resolves.toBeUndefined();
+    },
+    patient(300_000),
+  );
+
+  it(
+    'the base moved and the branch conflicts with it: nothing moves or is pushed, the run pauses for a person and says where',
+    async () => {
+      const { repo, remote, id, handle } = await followedRun('follow-conflict', false);
+      const branch = `vigil/${id}`;
+      const before = git(remote, 'rev-parse', branch);
+      moveBase(remote, 'a.txt', 'the base wrote this\n');
+      await handle.signal('prEvent', { kind: 'base-moved', id: 'push-conflict' });
+      const s = await waitForStatus(handle, (x) => x.paused && (x.pullRequest?.updates?.length ?? 0) === 1, 60_000);
+      expect(s.pause?.reason).toMatch(/no longer applies cleanly \(rebase onto origin\/main: conflicts in a\.txt\)/);
+      expect(s.pullRequest?.updates?.[0]).toMatchObject({ result: 'conflict', commit: before });
+      expect(git(remote, 'rev-parse', branch)).toBe(before);
+      expect(git(repo, 'rev-parse', branch)).toBe(before);
+      expect(readFileSync(path.join(repo, 'a.txt'), 'utf8')).toBe('3\n');
+      await handle.executeUpdate(stopUpdate, { args: [{ by: 'tester' }] });
+      expect(await handle.result()).toMatchObject({ status: 'stopped' });
+    },
+    patient(240_000),
+  );
+});
+
+describe('a worker lost while the branch is rebased', () => {
+  const workers = new WorkerProcesses();
+  afterAll(() => workers.killAll());
+
+  it(
+    'a worker SIGKILLed while the rebase runs: the next worker rebases again, the branch is pushed once, the run goes on',
+    async () => {
+      // A git first on the worker processes' PATH, beside the fake gh: it logs every push, and once armed makes the
+      // rebase wait (then give up, so that the orphan it leaves does nothing), so the worker dies inside updatePrBranch.
+      const tools = mkdtempSync(path.join(os.tmpdir(), 'vigil-rebase-git-'));
+      const armed = path.join(tools, 'armed');
+      const inside = path.join(tools, 'inside');
+      const pushes = path.join(tools, 'pushes');
+      const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+      writeFileSync(
+        path.join(tools, 'git'),
+        `#!/bin/sh\nfor a in "$@"; do\n  if [ "$a" = push ]; then echo "$*" >> "${pushes}"; fi\n  if [ "$a" = rebase ] && [ -e "${armed}" ]; then rm -f "${armed}"; touch "${inside}"; sleep 60; exit 1; fi\ndone\nexec "${realGit}" "$@"\n`,
+      );
+      chmodSync(path.join(tools, 'git'), 0o755);
+      const workerEnv = { PATH: `${tools}${path.delimiter}${ghDir}${path.delimiter}${process.env.PATH ?? ''}` };
+      const tq = uniqueId('follow-kill');
+      const { child: first } = await workers.spawn(tq, undefined, workerEnv);
+      const { remote, id, handle } = await followedRun('follow-kill', false, tq);
+      const branch = `vigil/${id}`;
+      const base = moveBase(remote, 'b.txt', 'from the base\n');
+      const pushesBefore = existsSync(pushes) ? readFileSync(pushes, 'utf8').split('\n').filter(Boolean).length : 0;
+      writeFileSync(armed, '');
+      await handle.signal('prEvent', { kind: 'base-moved', id: 'push-kill' });
+      const deadline = Date.now() + patient(60_000);
+      while (!existsSync(inside)) {
+        if (Date.now() > deadline) throw new Error('the rebase did not start in time');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      first.kill('SIGKILL');
+      await first;
+      await workers.spawn(tq, undefined, workerEnv);
+      const tip = await pushedOnto(remote, branch, base);
+      const s = await waitForStatus(handle, (x) => x.pullRequest?.waiting === true && (x.pullRequest.updates?.length ?? 0) === 1, 60_000);
+      expect(s.pullRequest?.updates?.[0]).toMatchObject({ result: 'updated', commit: tip });
+      expect(git(remote, 'rev-parse', `${tip}^`)).toBe(base);
+      // Pushed once: one push of the run branch since the base moved, forced with its lease.
+      const since = readFileSync(pushes, 'utf8').split('\n').filter(Boolean).slice(pushesBefore);
+      expect(since.filter((l) => l.includes(branch))).toHaveLength(1);
+      expect(since[0]).toContain('--force-with-lease');
+      // The activity was retried on the new worker, and the run goes on.
+      const history = await handle.fetchHistory();
+      const update = (history.events ?? []).find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'updatePrBranch');
+      const started = (history.events ?? []).find(
+        (e) =>
+          e.activityTaskStartedEventAttributes && Number(e.activityTaskStartedEventAttributes.scheduledEventId) === Number(update?.eventId),
+      );
+      expect(started?.activityTaskStartedEventAttributes?.attempt).toBeGreaterThanOrEqual(2);
+      await handle.signal('prEvent', { kind: 'merged', id: 'merged-after-kill' });
+      expect(await handle.result()).toMatchObject({ status: 'merged', iteration: 3 });
     },
     patient(300_000),
   );

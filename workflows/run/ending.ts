@@ -198,7 +198,7 @@ export async function deliver(
   reason: string,
   notes: readonly string[],
   onBranch = false,
-): Promise<{ note: string; branch: string | null }> {
+): Promise<{ note: string; branch: string | null; commit?: string | null }> {
   const { input, info } = run;
   const message = deliveryMessage(deliveryFacts(run, s, reason, notes));
   const toCurrent = run.knobs.deliverToCurrent;
@@ -224,6 +224,7 @@ export async function deliver(
     return {
       note: `delivered on branch ${d.branch} (commit ${(d.commit ?? '').slice(0, 12)}, ${d.files} file(s)); ${where}`,
       branch: d.branch,
+      commit: d.commit,
     };
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
@@ -232,14 +233,15 @@ export async function deliver(
   }
 }
 
-/** deliver=pr: the delivered branch pushed and a pull request opened through gh (one already open for it is reused); the note says where (or why there is none). Never fails the run. */
+/** deliver=pr: the delivered branch pushed (forced with `lease` after a rebase) and a pull request opened through gh (one already open for it is reused); the note says where (or why there is none). Never fails the run. */
 export async function pullRequest(
   run: Run,
   s: OutcomeStatus,
   reason: string,
   notes: readonly string[],
   branch: string,
-): Promise<{ note: string; url: string | null }> {
+  lease?: string,
+): Promise<{ note: string; url: string | null; base?: string | null }> {
   const { state, input, info } = run;
   // The event store's report of the run includes its outcome once the journal is flushed.
   if (run.journaling) await run.sdk.nonCancellable(() => run.flushJournal());
@@ -263,11 +265,12 @@ export async function pullRequest(
           title: pullRequestTitle(input.prdTitle),
           body,
           ...(run.journaling ? { reportFromStore: true } : {}),
+          ...(lease ? { lease } : {}),
         },
       ]),
     );
     return pr.url
-      ? { note: `pull request opened: ${pr.url}`, url: pr.url }
+      ? { note: `pull request opened: ${pr.url}`, url: pr.url, base: pr.base ?? null }
       : { note: `no pull request: ${pr.skipped ?? 'gh gave no address'}; the branch ${branch} is delivered`, url: null };
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;

@@ -18,7 +18,7 @@
  *
  * 0.5.0 deprecated all 33 patches of 0.4.0 and earlier; 0.6.0 deletes their calls. Live: the
  * done-means-done, judges-see-changes, acceptance-from-prd, stream-recovery, stop-now, affected-tests
- * pause-deadlines, follow-pr and attempts-comparison patches (below).
+ * pause-deadlines, follow-pr, attempts-comparison and pr-update patches (below).
  * Most were asked once per execution, before the first command, in the fixed order of
  * `decideEras`; the others where their code runs (the `mark...` functions below), and the hosts
  * patch by `onRunHost` (workflows/hosts.ts), last of the per-execution calls.
@@ -185,6 +185,18 @@ export const FOLLOW_PR_PATCH = 'vigil-follow-pr-v1';
 export const ATTEMPTS_COMPARISON_PATCH = 'vigil-attempts-comparison-v1';
 
 /**
+ * The base branch moved (workflows/run/pr-update.ts): a followed pull request's base-moved event
+ * rebases the run branch onto the new base (or merges it, knob prUpdate) in a scratch worktree, the
+ * evidence is judged again on the new tree, and the delivery pushes it (with a lease after a
+ * rebase); a conflict asks a person. The wait for the pull request also answers a rewind, and a
+ * review or comment the run took in this era is answered on the pull request once its work is
+ * pushed (`replyOnPullRequest`). Runs before it logged a base-moved event and acted on nothing,
+ * their wait answered a rewind only with the next event, and they never replied. Asked where a run
+ * begins to wait for its pull request, and only there.
+ */
+export const PR_UPDATE_PATCH = 'vigil-pr-update-v1';
+
+/**
  * Live patches: the ids asked with `patched()`, whose old path this code still has, in the order
  * an execution first asks for them. A new patch adds its constant here, its call in
  * `decideEras` (or a function here asked where its code runs), its id here, and its fixtures to
@@ -200,6 +212,7 @@ export const PATCH_IDS = [
   PAUSE_DEADLINES_PATCH,
   FOLLOW_PR_PATCH,
   ATTEMPTS_COMPARISON_PATCH,
+  PR_UPDATE_PATCH,
 ] as const satisfies readonly string[];
 export type PatchId = (typeof PATCH_IDS)[number];
 
@@ -347,5 +360,7 @@ export const pauseDeadlinesEra = (): boolean => patched(PAUSE_DEADLINES_PATCH);
 export const followPrEra = (): boolean => patched(FOLLOW_PR_PATCH);
 /** Several attempts of a run with attempts were approved: the era of the comparison round (ATTEMPTS_COMPARISON_PATCH). */
 export const attemptsComparisonEra = (): boolean => patched(ATTEMPTS_COMPARISON_PATCH);
+/** A run begins to wait for its pull request: the era in which a moved base is rebased onto and a rewind is answered (PR_UPDATE_PATCH). */
+export const prUpdateEra = (): boolean => patched(PR_UPDATE_PATCH);
 /** A run stopped with `stop --now` ends: the era in which it closes first (STOP_NOW_PATCH). */
 export const stopNowClosesFirstEra = (): boolean => patched(STOP_NOW_PATCH);

@@ -7,7 +7,8 @@
  * checks or a comment addressed to the run: the event becomes a person's directive (its author
  * named) and the loop goes on with a normal iteration, judged as any (gates, review, council,
  * budget); once approved again, the work is delivered on top of the same branch and pushed, and the
- * run waits again. Pause and stop apply while it waits.
+ * run waits again. The base moved: the branch is rebased (or the base merged in) and judged again
+ * before it is pushed (workflows/run/pr-update.ts). Pause, stop and a rewind apply while it waits.
  *
  * Workflow code: deterministic, no I/O.
  */
@@ -25,8 +26,10 @@ import {
   receivePrEvent,
 } from '../../rules/follow-pr.js';
 import { beforeFollowPr } from './before-follow-pr.js';
+import { beforePrUpdate } from './before-pr-update.js';
 import { deliver, finish, pullRequest, stopOutcome } from './ending.js';
-import { followPrEra } from './eras.js';
+import { followPrEra, prUpdateEra } from './eras.js';
+import { replyOnPullRequest, updateOnBaseMoved } from './pr-update.js';
 import { type Run } from './run.js';
 
 /** A run that ended done: it follows its pull request (deliver=pr, followPr), else it ends as before. Null: an event asks for an iteration. */
@@ -42,19 +45,25 @@ async function deliverAndFollow(run: Run, s: OutcomeStatus, reason: string, note
   // The first delivery opens the pull request; each later one goes on top of the same branch (a fast-forward push).
   const d = await deliver(run, s, reason, [evidence, ...notes], following !== undefined);
   if (!d.branch) return finish(run, s, reason, notes, [d.note]);
-  const pr = await pullRequest(run, s, reason, [evidence, ...notes], d.branch);
+  // After a rebase the push replaces what the remote holds, only if it still holds what was rebased (its lease).
+  const pr = await pullRequest(run, s, reason, [evidence, ...notes], d.branch, following?.lease);
   if (!pr.url && !following) return finish(run, s, reason, notes, [d.note, pr.note]);
+  if (pr.url && following?.lease) delete following.lease;
+  // A review or comment the delivered work answers: the run replies on the pull request (only runs that took it in the pr-update era).
+  if (following?.answering) await replyOnPullRequest(run, following, reason, d.commit ?? null, pr.url !== null);
   const delivered = following ? [d.note, pr.url ? `pushed to the pull request ${pr.url}` : pr.note] : [d.note, pr.note];
   state.pullRequest = following ?? newPullRequestState(pr.url, d.branch, run.nowIso());
+  if (pr.base && !state.pullRequest.base) state.pullRequest.base = pr.base;
+  if (d.commit) state.pullRequest.head = d.commit;
   state.pullRequest.waiting = true;
   run.status = 'running';
   run.recordEvent({ kind: 'message', name: 'prEvent', by: 'vigil', summary: `following ${pr.url ?? d.branch}`, accepted: true });
   run.sdk.log.info('following the pull request', { url: pr.url, branch: d.branch });
   run.publish();
-  return followPullRequest(run, s, reason, notes, delivered);
+  return prUpdateEra() ? await followPullRequest(run, s, reason, notes, delivered) : await beforePrUpdate(run, s, reason, notes, delivered);
 }
 
-/** Waits for the pull request's next event (pause and stop apply), and answers it. */
+/** Waits for the pull request's next event (pause, stop and a rewind apply), and answers it. */
 async function followPullRequest(
   run: Run,
   s: OutcomeStatus,
@@ -66,6 +75,13 @@ async function followPullRequest(
   const pr = state.pullRequest as PullRequestState;
   for (;;) {
     if (run.stopRequest) return stopOutcome(run, [...notes, ...delivered]);
+    if (run.rewindPending()) {
+      // The loop's boundary rewinds; the run iterates from there and delivers on the same branch again.
+      pr.waiting = false;
+      run.status = 'running';
+      run.publish();
+      return null;
+    }
     const step = nextPrStep(pr, knobs, run.nowMs());
     if (step.kind === 'idle')
       return finish(run, s, `${reason}; the pull request saw no event for ${step.days} d`, notes, [
@@ -80,7 +96,7 @@ async function followPullRequest(
     }
     const untilMs = step.kind === 'wait' ? step.untilMs : run.nowMs() + knobs.followPrDays * 86_400_000;
     await run.sdk.until(
-      () => run.stopRequest !== null || (state.pause === null && pr.queue.length > 0),
+      () => run.stopRequest !== null || run.rewindPending() || (state.pause === null && pr.queue.length > 0),
       Math.max(untilMs - run.nowMs(), 1),
     );
   }
@@ -104,14 +120,15 @@ async function takeEvent(
     pr.waiting = false;
     return finish(run, e.kind === 'merged' ? 'merged' : 'pr_closed', prEndReason(e, pr, reason), notes, delivered);
   }
+  if (e.kind === 'base-moved') return updateOnBaseMoved(run);
   const directive = prEventDirective(e, pr.url);
   if (directive === null || state.pendingDirectives.length >= LIMITS.pendingDirectives) {
-    // The base moved: this version rebases nothing; the person is told in the run's notes.
     run.sdk.log.warn('pull request event not acted on', { id: e.id, kind: e.kind });
     run.publish();
     return 'wait';
   }
   state.pendingDirectives.push({ text: directive.text, by: directive.by, at: run.nowIso(), id: `pr-${e.id}`.slice(0, 100) });
+  if (e.kind === 'comment') pr.answering = { id: e.id, author: e.author, review: e.commentKind === 'review', from: pr.head ?? null };
   pr.waiting = false;
   run.status = 'running';
   run.publish();

@@ -42,6 +42,8 @@ export function makeProxies(knobs: Knobs, eras: Pick<Eras, 'onHost'>) {
       | 'collectEvidence'
       | 'deliverRun'
       | 'openPullRequest'
+      | 'updatePrBranch'
+      | 'replyOnPullRequest'
       | 'releaseRunFiles'
     >
   >({

@@ -406,5 +406,15 @@ export class Run {
 
 /** The followed pull request as status shows it: what is queued counted, not carried. */
 function followedPullRequest(pr: PullRequestState): NonNullable<StatusSnapshot['pullRequest']> {
-  return { url: pr.url, branch: pr.branch, since: pr.since, waiting: pr.waiting, taken: pr.taken, queued: pr.queue.length };
+  return {
+    url: pr.url,
+    branch: pr.branch,
+    ...(pr.base ? { base: pr.base } : {}),
+    since: pr.since,
+    waiting: pr.waiting,
+    taken: pr.taken,
+    ...(pr.updates?.length ? { updates: pr.updates } : {}),
+    ...(pr.replies?.length ? { replies: pr.replies } : {}),
+    queued: pr.queue.length,
+  };
 }
