@@ -28,24 +28,21 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { MESSAGE_VERBS, SENT_MESSAGES, type MessageVerb } from '../schemas/message-verbs.js';
 import { CheckpointsJsonSchema, MessageJsonSchema, StartedJsonSchema, type MessageJson } from '../schemas/cli-output.js';
 import {
-  McpInputInput,
+  mcpMessageInput,
   McpMemorySearchInput,
   McpMemorySearchOutputSchema,
-  McpPauseInput,
   McpReportInput,
   McpReportOutputSchema,
-  McpResumeInput,
   McpRewindInput,
   McpRewindOutputSchema,
   McpRunInput,
   McpStartInput,
   McpStatusOutputSchema,
-  McpStopInput,
   McpTaskCompleteInput,
   McpTaskCompleteOutputSchema,
-  McpWaiveInput,
 } from '../schemas/mcp.js';
 import { packageRoot } from '../workers/paths.js';
 import { CliError, EXIT } from './errors.js';
@@ -143,80 +140,32 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal, kind: McpTrans
     async ({ id }) => answer({ run: await runStatus(temporal, runId(id)) }),
   );
 
-  server.registerTool(
-    'vigil_pause',
-    {
-      title: 'Pause a run',
-      description: 'Pause a run at the next iteration boundary (`vigil pause`).',
-      inputSchema: McpPauseInput,
-      outputSchema: MessageJsonSchema,
-    },
-    async (o) => answer(await message('pause', runId(o.id), PAYLOADS.pause(flags(o)), Boolean(o.signal))),
-  );
+  // The messages sent as they are, one tool each, from the message table (schemas/message-verbs.ts).
+  for (const name of SENT_MESSAGES) {
+    const row: MessageVerb = MESSAGE_VERBS[name];
+    server.registerTool(
+      row.mcp.tool,
+      {
+        title: row.mcp.title,
+        description: row.mcp.description,
+        inputSchema: mcpMessageInput(name),
+        outputSchema: MessageJsonSchema,
+        ...(row.mcp.destructive ? { annotations: { destructiveHint: true } } : {}),
+      },
+      async (input: Record<string, unknown>) => {
+        const { id, signal, ...o } = input;
+        const args = row.args.map((a) => (typeof o[a.key] === 'string' ? (o[a.key] as string) : undefined));
+        const given = Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== false));
+        return answer(await message(name, runId(String(id)), PAYLOADS[name](given, ...args), Boolean(signal)));
+      },
+    );
+  }
 
   server.registerTool(
-    'vigil_resume',
+    MESSAGE_VERBS.rewind.mcp.tool,
     {
-      title: 'Resume a run',
-      description: 'Resume a paused run (`vigil resume`).',
-      inputSchema: McpResumeInput,
-      outputSchema: MessageJsonSchema,
-    },
-    async (o) => answer(await message('resume', runId(o.id), PAYLOADS.resume(flags(o)), Boolean(o.signal))),
-  );
-
-  server.registerTool(
-    'vigil_stop',
-    {
-      title: 'Stop a run',
-      description: 'Stop a run at the next boundary, or at once with `now` (`vigil stop`).',
-      inputSchema: McpStopInput,
-      outputSchema: MessageJsonSchema,
-      annotations: { destructiveHint: true },
-    },
-    async (o) => answer(await message('stop', runId(o.id), PAYLOADS.stop(flags(o)), Boolean(o.signal))),
-  );
-
-  server.registerTool(
-    'vigil_input',
-    {
-      title: 'Send a directive',
-      description: "Give the run's agent a one-shot directive, injected into the next prompt (`vigil input`).",
-      inputSchema: McpInputInput,
-      outputSchema: MessageJsonSchema,
-    },
-    async (o) => {
-      const id = runId(o.id);
-      return answer(await message('input', id, PAYLOADS.input(flags(o), o.directive), Boolean(o.signal)));
-    },
-  );
-
-  server.registerTool(
-    'vigil_waive',
-    {
-      title: 'Waive a checklist item',
-      description: 'Waive a PRD checklist item: its failure no longer blocks completion (`vigil waive`).',
-      inputSchema: McpWaiveInput,
-      outputSchema: MessageJsonSchema,
-    },
-    async (o) =>
-      answer(
-        await message(
-          'waive',
-          runId(o.id),
-          { item: o.item, ...(o.reason !== undefined ? { reason: o.reason } : {}), ...by(flags(o)) },
-          Boolean(o.signal),
-        ),
-      ),
-  );
-
-  server.registerTool(
-    'vigil_rewind',
-    {
-      title: 'Rewind a run',
-      description:
-        'Take a running run back to just after iteration `to` (tree and state), or with `fork` start a new ' +
-        'run from that checkpoint of a finished run (`vigil rewind --json`, under `rewind`).',
+      title: MESSAGE_VERBS.rewind.mcp.title,
+      description: MESSAGE_VERBS.rewind.mcp.description,
       inputSchema: McpRewindInput,
       outputSchema: McpRewindOutputSchema,
       annotations: { destructiveHint: true },
