@@ -96,7 +96,7 @@ export function parseFast(argv: readonly string[]): FastCommand | null {
     }
   }
   if (args.length < g.required || args.length > g.required + g.optional) return null;
-  // An empty run id is commander's usage error, worded once (cli/main.ts runIdArg).
+  // An empty run id is commander's usage error, worded once (cli/commands/shared.ts runIdArg).
   if ((args[0] ?? 'id').trim() === '') return null;
   return { verb: verb as keyof typeof VERBS, args, opts, ...(profile !== undefined ? { profile } : {}) };
 }

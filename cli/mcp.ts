@@ -1,9 +1,10 @@
 /**
  * `vigil mcp`: Vigil as an MCP server (the official TypeScript SDK, @modelcontextprotocol/sdk), over
  * stdio or, with `--http`, streamable HTTP on loopback. Its tools are the CLI's verbs and run the
- * CLI's code: the same payloads (cli/steer-commands.ts PAYLOADS), the same update through the same
- * function (cli/steer.ts sendMessage), the same start sequence and validators as `vigil start`
- * (cli/main.ts hands over its knob resolution and id check), `rewindRun`, `checkpointsCommand`,
+ * CLI's code: a tool per row of the message table (schemas/message-verbs.ts) with the same payloads
+ * (cli/steer-commands.ts PAYLOADS), the same update through the same function (cli/steer.ts
+ * sendMessage), the same start path as `vigil start` (cli/start-run.ts; the knob resolution and id
+ * check handed over by cli/commands/serve.ts), `rewindRun`, `checkpointsCommand`,
  * `handoffCommand` and `reportCommand` themselves; `by` defaults to the OS user as in the CLI. What
  * the CLI refuses comes back as a tool error with the CLI's message; what it prints with `--json`
  * comes back as the tool's structured output, typed by the same schemas (schemas/mcp.ts).
@@ -174,7 +175,7 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal, kind: McpTrans
       // A fork starts a new run, signed as vigil_start's are.
       if (o.fork) requireOperator(kind, extra.authInfo, 'vigil_rewind with fork');
       const id = runId(o.id);
-      // `--to` as commander reads it (cli/main.ts intArg), before anything connects.
+      // `--to` as commander reads it (cli/int-arg.ts), before anything connects.
       if (!Number.isInteger(o.to) || o.to < 1 || o.to > 100_000_000)
         throw new CliError(`--to must be an integer from 1 to 100000000, got ${o.to}`, EXIT.usage);
       if (o.forkId !== undefined && !o.fork)
