@@ -2,7 +2,8 @@
  * docs/messages.md's table of messages, made from the message table (schemas/message-verbs.ts) and
  * the payload schemas (schemas/messages.ts): `npm run docs:messages` writes it between its two
  * markers; tests/unit/message-verbs.test.ts checks the committed file equals what this makes.
- * Run from dist/ (`node dist/cli/messages-doc.js`), not shipped.
+ * Run from dist/ after a whole build (a bare tsc would leave the quick path's bundle older than its
+ * code: bin/vigil.js then skips it), not shipped.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

@@ -124,7 +124,7 @@ describe('every verb reaches the CLI, MCP and the console', () => {
         for (const arg of row.args) expect(fields, `${name} ${arg.key}`).toContain(arg.key);
         for (const o of row.options.filter((x) => !x.cliOnly)) expect(fields, `${name} ${o.flags}`).toContain(optionKey(o).key);
       }
-      // A message is refused in the CLI's words before anything connects (no Temporal here).
+      // The row's input schema refuses what the message's schema would (no Temporal here to reach).
       const r = await client.callTool({ name: 'vigil_budget', arguments: { id: 'r1', usd: -1 } });
       expect(r.isError).toBe(true);
     } finally {
