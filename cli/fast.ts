@@ -5,10 +5,11 @@
  * Anything else — another verb, `--help`, `--version`, an option these verbs do not have, a
  * missing or extra argument, an option given twice, a value that starts with `-`, `--` — goes to
  * the commander program (cli/main.ts), so usage errors and help are exactly commander's. The
- * actions are the program's own (cli/steer-commands.ts).
+ * message verbs' grammar is their rows of the message table (schemas/message-verbs.ts, those
+ * marked `quick`); the actions are the program's own (cli/steer-commands.ts).
  */
 import type { Endpoint } from './endpoint.js';
-import type { MessageKind } from './steer.js';
+import { MESSAGE_VERBS, optionKey, QUICK_VERBS, type MessageVerb, type QuickVerb } from '../schemas/message-verbs.js';
 
 interface Grammar {
   /** Required positional arguments, then optional ones. */
@@ -20,13 +21,23 @@ interface Grammar {
   values: readonly string[];
 }
 
-const VERBS: Record<'status' | 'pause' | 'resume' | 'stop' | 'input', Grammar> = {
-  status: { required: 1, optional: 0, flags: ['json'], values: [] },
-  pause: { required: 1, optional: 0, flags: ['signal', 'json'], values: ['reason', 'by'] },
-  resume: { required: 1, optional: 0, flags: ['signal', 'json'], values: ['by'] },
-  stop: { required: 1, optional: 0, flags: ['now', 'signal', 'json'], values: ['reason', 'by'] },
-  input: { required: 1, optional: 1, flags: ['signal', 'json'], values: ['file', 'by', 'id'] },
-};
+/** The grammar of a quick message verb, read from its row of the message table. */
+function grammarOf(name: QuickVerb): Grammar {
+  const row: MessageVerb = MESSAGE_VERBS[name];
+  const keys = row.options.map(optionKey);
+  return {
+    required: 1 + row.args.filter((a) => !a.optional).length,
+    optional: row.args.filter((a) => a.optional).length,
+    flags: keys.filter((k) => !k.value).map((k) => k.key),
+    values: keys.filter((k) => k.value).map((k) => k.key),
+  };
+}
+
+const STATUS: Grammar = { required: 1, optional: 0, flags: ['json'], values: [] };
+const VERBS = Object.fromEntries([['status', STATUS], ...QUICK_VERBS.map((n) => [n, grammarOf(n)])]) as Record<
+  'status' | QuickVerb,
+  Grammar
+>;
 
 export interface FastCommand {
   verb: keyof typeof VERBS;
@@ -85,7 +96,7 @@ export function parseFast(argv: readonly string[]): FastCommand | null {
     }
   }
   if (args.length < g.required || args.length > g.required + g.optional) return null;
-  // An empty run id is commander's usage error, worded once (cli/main.ts runIdArg).
+  // An empty run id is commander's usage error, worded once (cli/commands/shared.ts runIdArg).
   if ((args[0] ?? 'id').trim() === '') return null;
   return { verb: verb as keyof typeof VERBS, args, opts, ...(profile !== undefined ? { profile } : {}) };
 }
@@ -106,8 +117,8 @@ export async function runFast(cmd: FastCommand): Promise<number> {
       await statusCommand(await endpoint(), id, cmd.opts.json === true);
     } else {
       // As the program: the payload first (bad input is exit 2 whatever Temporal says), then the endpoint.
-      const body = cmd.verb === 'input' ? PAYLOADS.input(cmd.opts, cmd.args[1]) : PAYLOADS[cmd.verb](cmd.opts);
-      await messageCommand(await endpoint(), cmd.verb as MessageKind, id, body, cmd.opts.signal === true, cmd.opts.json === true);
+      const body = PAYLOADS[cmd.verb](cmd.opts, ...cmd.args.slice(1));
+      await messageCommand(await endpoint(), cmd.verb, id, body, cmd.opts.signal === true, cmd.opts.json === true);
     }
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {

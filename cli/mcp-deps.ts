@@ -1,6 +1,6 @@
 /**
  * What every part of `vigil mcp` shares (cli/mcp.ts, cli/mcp-start.ts, cli/mcp-reads.ts): what
- * cli/main.ts hands the server (`McpDeps`) and the Temporal client it connects once and keeps.
+ * cli/commands/serve.ts hands the server (`McpDeps`) and the Temporal client it connects once and keeps.
  */
 import type { Client, Connection } from '@temporalio/client';
 import type { ResolvedKnobs } from './config.js';
@@ -8,9 +8,9 @@ import { connect, type Endpoint } from './connection.js';
 
 export interface McpDeps {
   endpoint: () => Endpoint;
-  /** `vigil start`'s knob resolution (flags, --set, --config, VIGIL_*, the store's default), from cli/main.ts. */
+  /** `vigil start`'s knob resolution (flags, --set, --config, VIGIL_*, the store's default), from cli/commands/shared.ts. */
   resolve: (opts: Record<string, unknown>) => Promise<ResolvedKnobs>;
-  /** `vigil start --id`'s check, from cli/main.ts. */
+  /** `vigil start --id`'s check, from cli/commands/shared.ts. */
   validateId: (id: string) => string;
   env?: NodeJS.ProcessEnv;
 }

@@ -12,7 +12,7 @@ import type { Temporal } from './mcp-deps.js';
 import { CliError, EXIT } from './errors.js';
 import { sdkRunApi } from './sdk-run-api.js';
 
-/** `vigil <verb> <id>` refuses an empty run id before connecting (cli/main.ts runIdArg); so does every tool. */
+/** `vigil <verb> <id>` refuses an empty run id before connecting (cli/commands/shared.ts runIdArg); so does every tool. */
 export function runId(id: string): string {
   if (id.trim() === '') throw new CliError('a run id is not empty; `vigil list` shows the runs', EXIT.usage);
   return id;

@@ -1,7 +1,7 @@
 /**
  * `vigil_start` (cli/mcp.ts): `vigil start --json` as a tool — the same checks in the same order
- * as `vigil start` (cli/start-command.ts), the same rules for a taken id (cli/run-id.ts) and the same
- * hints and warnings (as notes, cli/start-checks.ts) — with one rule of its own: the
+ * as `vigil start` (cli/start-command.ts), then the same start path (cli/start-run.ts: the rules for
+ * a taken id, the hints and warnings, here as notes) — with one rule of its own: the
  * tool reads no file outside the repository it is given. The PRD, the checklist, the config file
  * and a prompt template named by the call (`set` or that config file) must be inside the
  * repository, after `..` and symbolic links are resolved; anything else is refused before it is
@@ -13,10 +13,8 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { StartedJsonSchema, type StartedJson } from '../schemas/cli-output.js';
 import type { ResolvedKnobs } from './config.js';
-import { runUrl } from './connection.js';
 import { CliError, EXIT } from './errors.js';
 import type { McpDeps, Temporal } from './mcp-deps.js';
-import { sdkRunApi } from './sdk-run-api.js';
 import { knobsGivenOf } from '../rules/complexity.js';
 
 export type StartArgs = {
@@ -92,17 +90,13 @@ export async function startRun(deps: McpDeps, temporal: Temporal, o: StartArgs):
     { readPrd, readChecklist, readIssue, prdOnHost },
     runs,
     { checkPromptTemplate, requireAgentCommand },
-    { searchAttributeHint },
-    { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost },
-    { hostTaskQueue },
-    { checkAcceptanceSource, notifySendHere, prdSource, MCP_NAMES, startWarnings },
+    { pathOnHost, resolveHost, thisHost },
+    { checkAcceptanceSource, prdSource, MCP_NAMES },
   ] = await Promise.all([
     import('./prd.js'),
     import('./runs.js'),
     import('./config.js'),
-    import('./connection.js'),
     import('./hosts.js'),
-    import('../schemas/host-names.js'),
     import('./start-checks.js'),
   ]);
   const cwd = process.cwd();
@@ -144,33 +138,21 @@ export async function startRun(deps: McpDeps, temporal: Temporal, o: StartArgs):
     o.checklist !== undefined ? readChecklist(fileInRepo('the checklist', o.checklist, repoPath, cwd)) : (issue?.checklist ?? undefined);
   const workflowId = o.id !== undefined ? deps.validateId(o.id) : runs.defaultRunId(prd);
   const { client, connection, ep } = await temporal.get();
-  const { searchAttributes } = await runs.startRun(client, connection, ep, {
+  // The start path `vigil start` shares (cli/start-run.ts); what it says comes back as notes.
+  const { launchRun } = await import('./start-run.js');
+  const launched = await launchRun(client, connection, ep, {
     prd,
     repoPath,
     knobs: resolvedKnobs.knobs,
     knobsGiven: knobsGivenOf(resolvedKnobs),
     workflowId,
     host,
+    remote,
     replace: o.replace === true,
     ...(checklist ? { checklist } : {}),
+    env: deps.env ?? process.env,
   });
-  const notes: string[] = [];
-  if (searchAttributes.missing.length) notes.push(searchAttributeHint(searchAttributes.missing, ep, searchAttributes.refusal));
-  const pollers = await hostPollers(sdkRunApi(client), ep.taskQueue, host);
-  if (pollers?.length === 0) notes.push(noHostWorkerHint(ep.taskQueue, host, repoPath));
-  // The same warnings as `vigil start` (cli/start-checks.ts); notify-send is the worker's, looked for here when the run is here.
-  notes.push(...startWarnings(resolvedKnobs.knobs, remote ? '(on the host)' : notifySendHere(deps.env ?? process.env)));
-  const started: StartedJson = {
-    kind: 'started',
-    workflowId,
-    prd: { path: prd.path, title: prd.title },
-    repoPath,
-    host,
-    hostTaskQueue: hostTaskQueue(ep.taskQueue, host),
-    remote,
-    historyUrl: runUrl(ep, workflowId),
-    missingSearchAttributes: [...searchAttributes.missing],
-    hostWorkerMissing: pollers === null ? null : pollers.length === 0,
-  };
+  const notes = [launched.searchAttributesHint, launched.noHostWorkerHint, ...launched.warnings].filter((n): n is string => n !== null);
+  const started = launched.started;
   return { started: StartedJsonSchema.parse(started), notes };
 }

@@ -1,9 +1,10 @@
 /**
  * `vigil mcp`: Vigil as an MCP server (the official TypeScript SDK, @modelcontextprotocol/sdk), over
  * stdio or, with `--http`, streamable HTTP on loopback. Its tools are the CLI's verbs and run the
- * CLI's code: the same payloads (cli/steer-commands.ts PAYLOADS), the same update through the same
- * function (cli/steer.ts sendMessage), the same start sequence and validators as `vigil start`
- * (cli/main.ts hands over its knob resolution and id check), `rewindRun`, `checkpointsCommand`,
+ * CLI's code: a tool per row of the message table (schemas/message-verbs.ts) with the same payloads
+ * (cli/steer-commands.ts PAYLOADS), the same update through the same function (cli/steer.ts
+ * sendMessage), the same start path as `vigil start` (cli/start-run.ts; the knob resolution and id
+ * check handed over by cli/commands/serve.ts), `rewindRun`, `checkpointsCommand`,
  * `handoffCommand` and `reportCommand` themselves; `by` defaults to the OS user as in the CLI. What
  * the CLI refuses comes back as a tool error with the CLI's message; what it prints with `--json`
  * comes back as the tool's structured output, typed by the same schemas (schemas/mcp.ts).
@@ -28,24 +29,21 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { MESSAGE_VERBS, SENT_MESSAGES, type MessageVerb } from '../schemas/message-verbs.js';
 import { CheckpointsJsonSchema, MessageJsonSchema, StartedJsonSchema, type MessageJson } from '../schemas/cli-output.js';
 import {
-  McpInputInput,
+  mcpMessageInput,
   McpMemorySearchInput,
   McpMemorySearchOutputSchema,
-  McpPauseInput,
   McpReportInput,
   McpReportOutputSchema,
-  McpResumeInput,
   McpRewindInput,
   McpRewindOutputSchema,
   McpRunInput,
   McpStartInput,
   McpStatusOutputSchema,
-  McpStopInput,
   McpTaskCompleteInput,
   McpTaskCompleteOutputSchema,
-  McpWaiveInput,
 } from '../schemas/mcp.js';
 import { packageRoot } from '../lib/paths.js';
 import { CliError, EXIT } from './errors.js';
@@ -143,80 +141,32 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal, kind: McpTrans
     async ({ id }) => answer({ run: await runStatus(temporal, runId(id)) }),
   );
 
-  server.registerTool(
-    'vigil_pause',
-    {
-      title: 'Pause a run',
-      description: 'Pause a run at the next iteration boundary (`vigil pause`).',
-      inputSchema: McpPauseInput,
-      outputSchema: MessageJsonSchema,
-    },
-    async (o) => answer(await message('pause', runId(o.id), PAYLOADS.pause(flags(o)), Boolean(o.signal))),
-  );
+  // The messages sent as they are, one tool each, from the message table (schemas/message-verbs.ts).
+  for (const name of SENT_MESSAGES) {
+    const row: MessageVerb = MESSAGE_VERBS[name];
+    server.registerTool(
+      row.mcp.tool,
+      {
+        title: row.mcp.title,
+        description: row.mcp.description,
+        inputSchema: mcpMessageInput(name),
+        outputSchema: MessageJsonSchema,
+        ...(row.mcp.destructive ? { annotations: { destructiveHint: true } } : {}),
+      },
+      async (input: Record<string, unknown>) => {
+        const { id, signal, ...o } = input;
+        const args = row.args.map((a) => (typeof o[a.key] === 'string' ? (o[a.key] as string) : undefined));
+        const given = Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== false));
+        return answer(await message(name, runId(String(id)), PAYLOADS[name](given, ...args), Boolean(signal)));
+      },
+    );
+  }
 
   server.registerTool(
-    'vigil_resume',
+    MESSAGE_VERBS.rewind.mcp.tool,
     {
-      title: 'Resume a run',
-      description: 'Resume a paused run (`vigil resume`).',
-      inputSchema: McpResumeInput,
-      outputSchema: MessageJsonSchema,
-    },
-    async (o) => answer(await message('resume', runId(o.id), PAYLOADS.resume(flags(o)), Boolean(o.signal))),
-  );
-
-  server.registerTool(
-    'vigil_stop',
-    {
-      title: 'Stop a run',
-      description: 'Stop a run at the next boundary, or at once with `now` (`vigil stop`).',
-      inputSchema: McpStopInput,
-      outputSchema: MessageJsonSchema,
-      annotations: { destructiveHint: true },
-    },
-    async (o) => answer(await message('stop', runId(o.id), PAYLOADS.stop(flags(o)), Boolean(o.signal))),
-  );
-
-  server.registerTool(
-    'vigil_input',
-    {
-      title: 'Send a directive',
-      description: "Give the run's agent a one-shot directive, injected into the next prompt (`vigil input`).",
-      inputSchema: McpInputInput,
-      outputSchema: MessageJsonSchema,
-    },
-    async (o) => {
-      const id = runId(o.id);
-      return answer(await message('input', id, PAYLOADS.input(flags(o), o.directive), Boolean(o.signal)));
-    },
-  );
-
-  server.registerTool(
-    'vigil_waive',
-    {
-      title: 'Waive a checklist item',
-      description: 'Waive a PRD checklist item: its failure no longer blocks completion (`vigil waive`).',
-      inputSchema: McpWaiveInput,
-      outputSchema: MessageJsonSchema,
-    },
-    async (o) =>
-      answer(
-        await message(
-          'waive',
-          runId(o.id),
-          { item: o.item, ...(o.reason !== undefined ? { reason: o.reason } : {}), ...by(flags(o)) },
-          Boolean(o.signal),
-        ),
-      ),
-  );
-
-  server.registerTool(
-    'vigil_rewind',
-    {
-      title: 'Rewind a run',
-      description:
-        'Take a running run back to just after iteration `to` (tree and state), or with `fork` start a new ' +
-        'run from that checkpoint of a finished run (`vigil rewind --json`, under `rewind`).',
+      title: MESSAGE_VERBS.rewind.mcp.title,
+      description: MESSAGE_VERBS.rewind.mcp.description,
       inputSchema: McpRewindInput,
       outputSchema: McpRewindOutputSchema,
       annotations: { destructiveHint: true },
@@ -225,7 +175,7 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal, kind: McpTrans
       // A fork starts a new run, signed as vigil_start's are.
       if (o.fork) requireOperator(kind, extra.authInfo, 'vigil_rewind with fork');
       const id = runId(o.id);
-      // `--to` as commander reads it (cli/main.ts intArg), before anything connects.
+      // `--to` as commander reads it (cli/int-arg.ts), before anything connects.
       if (!Number.isInteger(o.to) || o.to < 1 || o.to > 100_000_000)
         throw new CliError(`--to must be an integer from 1 to 100000000, got ${o.to}`, EXIT.usage);
       if (o.forkId !== undefined && !o.fork)

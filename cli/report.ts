@@ -605,7 +605,7 @@ export async function exportHistory(db: Db, workflowId: string, format: HistoryF
 }
 
 // ---------------------------------------------------------------------------------------------
-// CLI commands (the commander lines live in cli/main.ts)
+// CLI commands (the commander lines live in cli/commands/ and cli/report-commands.ts)
 
 export interface ReportFlags {
   /** `vigil report <id>`: one run's timeline instead of the report across runs. */

@@ -3,9 +3,9 @@
  * [--wait] [--json]`: reads the PRD (or an issue and its task list), the repository and the knobs, refuses what the run would ignore or
  * hide (cli/start-checks.ts, cli/run-id.ts), starts the run (cli/runs.ts), says where it runs and
  * what will not work as one might expect (warnings on stderr, once each), and with --wait follows
- * it to its end. The options are declared in cli/main.ts.
+ * it to its end. The run starts through the path MCP's vigil_start shares (cli/start-run.ts). The
+ * options are declared in cli/commands/start.ts.
  */
-import type { StartedJson } from '../schemas/cli-output.js';
 import type { ResolvedKnobs } from './config.js';
 import { runUrl, withClient, type Endpoint } from './connection.js';
 import { out } from './steer-commands.js';
@@ -24,26 +24,24 @@ export async function startCommand(prdFile: string | undefined, o: Record<string
   const issueFile = typeof o.issue === 'string' ? o.issue : undefined;
   const [
     { readPrd, readChecklist, readIssue, readTasks, prdOnHost, checkAcceptanceFolder },
-    { checkRepo, defaultRunId, startRun },
+    { checkRepo, defaultRunId },
     { checkPromptTemplate, requireAgentCommand },
-    { searchAttributeHint },
     { followRun },
-    { hostPollers, noHostWorkerHint, pathOnHost, resolveHost, thisHost },
-    { hostTaskQueue },
+    { pathOnHost, resolveHost, thisHost },
     { sdkRunApi },
-    { checkAcceptanceSource, checkTasks, notifySendHere, prdSource, CLI_NAMES, startWarnings },
+    { checkAcceptanceSource, checkTasks, prdSource, CLI_NAMES },
     { knobsGivenOf },
+    { launchRun },
   ] = await Promise.all([
     import('./prd.js'),
     import('./runs.js'),
     import('./config.js'),
-    import('./connection.js'),
     import('./follow.js'),
     import('./hosts.js'),
-    import('../schemas/host-names.js'),
     import('./sdk-run-api.js'),
     import('./start-checks.js'),
     import('../rules/complexity.js'),
+    import('./start-run.js'),
   ]);
   const host = resolveHost(typeof o.host === 'string' ? o.host : undefined);
   // The repository and the PRD are on the run's host: checked here only when that is this machine.
@@ -89,44 +87,30 @@ export async function startCommand(prdFile: string | undefined, o: Record<string
       if (waited !== null) process.exitCode = waited;
       return;
     }
-    const { searchAttributes } = await startRun(client, connection, ep, {
+    // The start path MCP's vigil_start shares (cli/start-run.ts).
+    const launched = await launchRun(client, connection, ep, {
       prd,
       repoPath,
       knobs: resolvedKnobs.knobs,
       knobsGiven: knobsGivenOf(resolvedKnobs),
       workflowId,
       host,
+      remote,
       replace: o.replace === true,
       ...(checklist ? { checklist } : {}),
       ...(tasks ? { tasks } : {}),
     });
-    if (searchAttributes.missing.length)
-      process.stderr.write(`${searchAttributeHint(searchAttributes.missing, ep, searchAttributes.refusal)}\n`);
-    // Cheap to ask, and the one mistake that leaves a fresh run waiting silently.
-    const pollers = await hostPollers(sdkRunApi(client), ep.taskQueue, host);
-    if (o.json) {
-      const started: StartedJson = {
-        kind: 'started',
-        workflowId,
-        prd: { path: prd.path, title: prd.title },
-        repoPath,
-        host,
-        hostTaskQueue: hostTaskQueue(ep.taskQueue, host),
-        remote,
-        historyUrl: runUrl(ep, workflowId),
-        missingSearchAttributes: [...searchAttributes.missing],
-        hostWorkerMissing: pollers === null ? null : pollers.length === 0,
-      };
-      out(JSON.stringify(started));
-    } else {
+    if (launched.searchAttributesHint) process.stderr.write(`${launched.searchAttributesHint}\n`);
+    if (o.json) out(JSON.stringify(launched.started));
+    else {
       out(`started run ${workflowId}`);
       out(`  PRD        : ${prd.path} ("${prd.title}")`);
       out(`  repository : ${repoPath}`);
       out(
-        `  host       : ${host} (task queue ${hostTaskQueue(ep.taskQueue, host)})${remote ? '; the PRD and repository are there, unchecked from here' : ''}`,
+        `  host       : ${host} (task queue ${launched.started.hostTaskQueue})${remote ? '; the PRD and repository are there, unchecked from here' : ''}`,
       );
     }
-    if (pollers?.length === 0) process.stderr.write(`vigil: ${noHostWorkerHint(ep.taskQueue, host, repoPath)}\n`);
+    if (launched.noHostWorkerHint) process.stderr.write(`vigil: ${launched.noHostWorkerHint}\n`);
     if (issue && !o.json) {
       const items = issue.checklist?.length ?? 0;
       out(
@@ -135,9 +119,7 @@ export async function startCommand(prdFile: string | undefined, o: Record<string
           : '  checklist  : the issue has no task list (- [ ] ...): an agent extracts one from its text',
       );
     }
-    // notify-send is the worker's: looked for here when the run is here.
-    for (const w of startWarnings(resolvedKnobs.knobs, remote ? '(on the host)' : notifySendHere()))
-      process.stderr.write(`vigil: warning: ${w}\n`);
+    for (const w of launched.warnings) process.stderr.write(`vigil: warning: ${w}\n`);
     if (!o.json) {
       out(`  history    : ${runUrl(ep, workflowId)}`);
       out(`  follow     : vigil watch ${workflowId}`);

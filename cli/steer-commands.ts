@@ -1,7 +1,8 @@
 /**
- * The actions of `vigil status` and the message verbs (pause, resume, stop, input, review, budget,
- * waive), shared by the commander program (cli/main.ts) and the bin entry's pre-dispatch
- * (cli/fast.ts), so both run the same code; and how the CLI reports a failure (message and exit
+ * The actions of `vigil status` and the message verbs (the rows of schemas/message-verbs.ts sent as
+ * they are: pause, resume, stop, input, review, budget, waive) and their payloads, shared by the
+ * commander program (cli/commands/messages.ts), the bin entry's pre-dispatch (cli/fast.ts), MCP
+ * (cli/mcp.ts) and the console (cli/console/actions.ts), so all run the same code; and how the CLI reports a failure (message and exit
  * code). Light to import: the client and the views are loaded by the action.
  */
 import { randomBytes } from 'node:crypto';
@@ -89,12 +90,25 @@ const DIRECTIVE_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 
 const reason = (o: Record<string, unknown>): { reason?: string } => (typeof o.reason === 'string' ? { reason: o.reason } : {});
 
-/** The payloads of the four everyday messages, from the parsed options (and input's TEXT). Bad input throws exit 2. */
-export const PAYLOADS = {
-  pause: (o: Record<string, unknown>) => ({ ...reason(o), ...by(o) }),
-  resume: (o: Record<string, unknown>) => by(o),
-  stop: (o: Record<string, unknown>) => ({ ...reason(o), ...(o.now ? { now: true } : {}), ...by(o) }),
-  input: (o: Record<string, unknown>, text?: string) => {
+/** A dollar amount as the CLI and the console take it (`25`, `12.50`); a number is taken as it is (MCP). */
+export function dollars(raw: unknown, what = 'budget: the amount'): number {
+  if (typeof raw === 'number') return raw;
+  const text = typeof raw === 'string' ? raw.trim() : '';
+  if (!/^\d+(\.\d+)?$/.test(text))
+    throw new CliError(`${what} must be a number of dollars, e.g. 25 or 12.50, got "${String(raw ?? '')}"`, EXIT.usage);
+  return Number(text);
+}
+
+/**
+ * The payload of each message sent as it is (a row of schemas/message-verbs.ts), from a verb's
+ * options (keyed as commander names them) and its arguments after the run id: one builder per row,
+ * shared by the CLI, the quick path, MCP and the console. Bad input throws exit 2.
+ */
+export const PAYLOADS: { [K in MessageKind]: (o: Record<string, unknown>, ...args: (string | undefined)[]) => Record<string, unknown> } = {
+  pause: (o) => ({ ...reason(o), ...by(o) }),
+  resume: (o) => by(o),
+  stop: (o) => ({ ...reason(o), ...(o.now ? { now: true } : {}), ...by(o) }),
+  input: (o, text) => {
     let directive = text;
     if (typeof o.file === 'string') {
       if (text !== undefined) throw new CliError('give the directive as TEXT or with --file, not both', EXIT.usage);
@@ -106,7 +120,13 @@ export const PAYLOADS = {
     if (!DIRECTIVE_ID.test(id)) throw new CliError(`--id ${id}: letters, digits, . _ : - only, at most 100`, EXIT.usage);
     return { directive, ...by(o), id };
   },
-} as const;
+  budget: (o) => ({ usd: dollars(o.usd), ...by(o) }),
+  forceReview: (o) => ({ ...reason(o), ...by(o) }),
+  waive: (o, item) => {
+    if (item === undefined || item === '') throw new CliError('waive: choose the checklist item (or finding) to waive', EXIT.usage);
+    return { item, ...reason(o), ...by(o) };
+  },
+};
 
 /** `vigil status ID [--json]`. */
 export async function statusCommand(ep: Endpoint, id: string, json: boolean): Promise<void> {

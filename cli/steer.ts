@@ -11,6 +11,7 @@
  *   within WORKER_ANSWER_MS (exit 4; the update may still be applied when a worker picks the
  *   run up, as Temporal keeps it until then), or a workflow task that keeps failing (exit 4).
  */
+import type { SentMessage } from '../schemas/message-verbs.js';
 import type { Outcome } from '../schemas/run.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 import type { MessageAck } from '../workflows/messages.js';
@@ -140,11 +141,11 @@ export function finishedError(view: Extract<RunView, { kind: 'finished' }>): Cli
 }
 
 /**
- * The message kinds are the names of the run's updates and signals (workflows/messages.ts: the
- * `pause` update and the `pause` signal, ...); by name here, so the workflow library stays unloaded
- * (tests/unit/wire.test.ts checks the names).
+ * The message kinds the CLI sends as they are: the names of the run's updates and signals, rows of
+ * the message table (schemas/message-verbs.ts; its names, so the workflow library stays unloaded:
+ * tests/unit/wire.test.ts checks them against workflows/messages.ts).
  */
-export type MessageKind = 'pause' | 'resume' | 'stop' | 'input' | 'forceReview' | 'budget' | 'waive';
+export type MessageKind = SentMessage;
 
 /** Why a message could not be delivered, once it failed: the run's state says. */
 async function whyNotDelivered(api: RunApi, ep: Endpoint, workflowId: string, sent: boolean): Promise<CliError> {

@@ -3,6 +3,7 @@
  * the store), what a projection's answer means for the journal, and how the run's records become
  * events. Pure; the workflow records, a local activity projects (lib/event-store.ts).
  */
+import { journalSummary } from '../schemas/message-verbs.js';
 import { MAX_PENDING_EVENTS, type EventEnvelope, type JournalState, type RunEvent } from '../schemas/events.js';
 import type { GateResult, ReviewRecord } from '../schemas/gates.js';
 import type { EscalationRecord, IterationRecord, Outcome, TestRunRecord, Verdict } from '../schemas/run.js';
@@ -93,8 +94,9 @@ export const escalationEvent = (e: EscalationRecord): RunEvent => ({
 });
 
 /**
- * A message as an event: who sent which message and a short summary of it. A directive's text
- * never goes into the store (it is in history and the prompt); its size does.
+ * A message as an event: who sent which message and a short summary of it (the message table's,
+ * schemas/message-verbs.ts). A directive's text never goes into the store (it is in history and
+ * the prompt); its size does.
  */
 export function messageEvent(
   name: string,
@@ -103,17 +105,7 @@ export function messageEvent(
   accepted: boolean,
   error?: string,
 ): RunEvent {
-  const p = payload ?? {};
-  const str = (k: string): string => (typeof p[k] === 'string' ? (p[k] as string) : '');
-  let summary: string;
-  if (!accepted) summary = `refused: ${error ?? 'invalid'}`;
-  else if (name === 'input') summary = `directive of ${str('directive').length} characters`;
-  else if (name === 'budget') summary = `budget set to $${typeof p.usd === 'number' ? p.usd.toFixed(2) : '?'}`;
-  else if (name === 'waive') summary = `waived ${str('item')}${str('reason') ? `: ${str('reason')}` : ''}`;
-  else if (name === 'rewind')
-    summary = `rewind to iteration ${typeof p.to === 'number' ? p.to : '?'}${str('reason') ? `: ${str('reason')}` : ''}`;
-  else if (name === 'stop') summary = `${p.now === true ? 'stop now' : 'stop'}${str('reason') ? `: ${str('reason')}` : ''}`;
-  else summary = str('reason');
+  const summary = journalSummary(name, payload, accepted, error);
   return { kind: 'message', name: clip(name, 40), by: clip(by, 200), summary: clip(summary, 300), accepted };
 }
 

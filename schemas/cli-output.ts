@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { GateResultSchema, ReviewRecordSchema } from './gates.js';
+import { SENT_MESSAGES } from './message-verbs.js';
 import {
   CheckpointRecordSchema,
   CompletionCheckSchema,
@@ -173,8 +174,8 @@ export const MessageAckSchema = z.object({
 /** `vigil pause|resume|stop|input|review|budget|waive --json`: the run's acknowledgement, or (with --signal) that the signal was recorded. */
 export const MessageJsonSchema = z.object({
   workflowId: z.string(),
-  /** The message's name (`forceReview` for `vigil review`). */
-  message: z.enum(['pause', 'resume', 'stop', 'input', 'forceReview', 'budget', 'waive']),
+  /** The message's name (`forceReview` for `vigil review`): a sent row of the message table (schemas/message-verbs.ts). */
+  message: z.enum(SENT_MESSAGES),
   /** Who sent it (`--by`, else this machine's user). */
   by: z.string(),
   /** The run acknowledged it (an update); false for a signal, recorded but unacknowledged. */

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { AcrossRunsReportSchema, RunReportSchema } from './cli-output-reports.js';
 import { RewindJsonSchema, StatusJsonSchema } from './cli-output.js';
+import { MESSAGE_VERBS, optionKey, type MessageVerb, type SentMessage } from './message-verbs.js';
 
 // ---------------------------------------------------------------------------------------------
 // Tool inputs. Loose where the CLI checks the value itself (an empty directive, a bad run id): the
@@ -51,28 +52,28 @@ export const McpStartInput = {
 };
 
 export const McpRunInput = { id: runId };
-export const McpPauseInput = { id: runId, reason, by, signal };
-export const McpResumeInput = { id: runId, by, signal };
-export const McpStopInput = {
-  id: runId,
-  now: z.boolean().optional().describe('cancel the running agent call and kill its process tree'),
-  reason,
-  by,
-  signal,
-};
-export const McpInputInput = {
-  id: runId,
-  directive: z.string().describe('the one-shot directive for the next prompt (at most 1 MiB of UTF-8 text)'),
-  by,
-  signal,
-};
-export const McpWaiveInput = {
-  id: runId,
-  item: z.string().describe('the checklist item id, as status shows it (held-out-N for a held-out item)'),
-  reason,
-  by,
-  signal,
-};
+/**
+ * The input of a message's tool (vigil_pause, vigil_budget, ...), from its row of the message
+ * table (schemas/message-verbs.ts): the run, each argument (required), each option the CLI has but
+ * its own output and files (a flag is a boolean, a value a string, dollars a number), `by` and `signal`.
+ */
+export function mcpMessageInput(name: SentMessage): Record<string, z.ZodType> {
+  const row: MessageVerb = MESSAGE_VERBS[name];
+  const shape: Record<string, z.ZodType> = { id: runId };
+  for (const a of row.args) shape[a.key] = z.string().describe(a.mcpHelp ?? a.help);
+  for (const o of row.options) {
+    if (o.cliOnly) continue;
+    const { key, value } = optionKey(o);
+    if (key === 'by') shape.by = by;
+    else if (key === 'signal') shape.signal = signal;
+    else if (key === 'reason') shape.reason = reason;
+    else {
+      const type = !value ? z.boolean() : o.parse && 'dollars' in o.parse ? z.number().min(0) : z.string();
+      shape[key] = (o.required ? type : type.optional()).describe(o.help);
+    }
+  }
+  return shape;
+}
 export const McpRewindInput = {
   id: runId,
   to: z.number().int().describe('the iteration to go back to (one with a checkpoint: vigil_checkpoints)'),

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { shared } from './shared.js';
 import { ActorSchema, LIMITS } from './run.js';
 import { utf8Length } from './utf8.js';
+import type { MessageName } from './message-verbs.js';
 
 const Reason = shared('schemas/messages:Reason', () => z.string().max(2000));
 
@@ -93,6 +94,7 @@ export type ResumePayload = z.infer<typeof ResumePayloadSchema>;
 export type StopPayload = z.infer<typeof StopPayloadSchema>;
 export type InputPayload = z.infer<typeof InputPayloadSchema>;
 
+/** The payload schema of each message of the table (schemas/message-verbs.ts): one per row, no other. */
 export const MESSAGE_SCHEMAS = {
   pause: PausePayloadSchema,
   resume: ResumePayloadSchema,
@@ -102,8 +104,9 @@ export const MESSAGE_SCHEMAS = {
   budget: BudgetPayloadSchema,
   waive: WaivePayloadSchema,
   rewind: RewindPayloadSchema,
-} as const;
-export type MessageName = keyof typeof MESSAGE_SCHEMAS;
+} as const satisfies { [K in MessageName]: z.ZodType };
+/** A message's name: a row of the message table (schemas/message-verbs.ts), whose payload schema is above. */
+export type { MessageName };
 
 /**
  * Key of the marker value the workers' payload converter returns for a payload it cannot decode

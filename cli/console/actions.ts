@@ -1,6 +1,6 @@
 /**
- * What a person does from the console, as the Vigil messages the CLI sends: the same payloads
- * (cli/steer-commands.ts PAYLOADS and the commander actions of cli/main.ts), checked by the same
+ * What a person does from the console, as the Vigil messages the CLI sends: the actions of the
+ * message table (schemas/message-verbs.ts), the same payloads (cli/steer-commands.ts PAYLOADS), checked by the same
  * schemas (schemas/messages.ts `parseMessage`, then the run's own update validators), sent through
  * the same function (`sendMessage`, cli/steer.ts, over the CLI's RunApi) — and a rewind through
  * `rewindCommand` (cli/checkpoints.ts), as `vigil rewind` does. `by` is the operator. Each action
@@ -8,25 +8,17 @@
  */
 import type { Client, Connection } from '@temporalio/client';
 import { z } from 'zod';
-import { parseMessage, type MessageName } from '../../schemas/messages.js';
+import { MESSAGE_NAMES, MESSAGE_VERBS, type MessageName } from '../../schemas/message-verbs.js';
+import { parseMessage } from '../../schemas/messages.js';
 import type { Endpoint } from '../endpoint.js';
 import { CliError } from '../errors.js';
 import { sdkRunApi } from '../sdk-run-api.js';
 import { PAYLOADS } from '../steer-commands.js';
 import { sendMessage, type MessageKind } from '../steer.js';
 
-export const ACTIONS = [
-  'input',
-  'resume',
-  'input-resume',
-  'pause',
-  'stop',
-  'review',
-  'budget',
-  'budget-resume',
-  'waive',
-  'rewind',
-] as const;
+/** The console's actions: those of the message table's rows (schemas/message-verbs.ts), in its order. */
+export const ACTIONS = MESSAGE_NAMES.flatMap((n) => MESSAGE_VERBS[n].console) as [ConsoleAction, ...ConsoleAction[]];
+type ConsoleAction = (typeof MESSAGE_VERBS)[MessageName]['console'][number];
 export const ActionSchema = z.enum(ACTIONS);
 export type Action = z.infer<typeof ActionSchema>;
 
@@ -60,40 +52,31 @@ const text = (v: string | undefined): string | undefined => (v !== undefined && 
 /** One step: the payload as the CLI builds it, then the schema, then the update. */
 type Step = { kind: MessageKind; payload: Record<string, unknown> };
 
-/** The messages an action sends, in order; bad input throws (a CliError, exit 2 in the CLI). */
+/** The row of the message table an action sends, and whether a resume follows it (`input-resume`). */
+function rowOf(action: Action): { name: MessageName; thenResume: boolean } {
+  for (const name of MESSAGE_NAMES)
+    if ((MESSAGE_VERBS[name].console as readonly string[]).includes(action)) return { name, thenResume: action.endsWith('-resume') };
+  throw new CliError(`no such action: ${action}`, 2);
+}
+
+/** The messages an action sends, in order, their payloads as the CLI builds them (PAYLOADS); bad input throws (a CliError, exit 2 in the CLI). */
 export function stepsOf(action: Exclude<Action, 'rewind'>, form: ActionForm, by: string): Step[] {
-  const o: Record<string, unknown> = { by, ...(text(form.reason) ? { reason: form.reason } : {}) };
-  switch (action) {
-    case 'input':
-      return [{ kind: 'input', payload: PAYLOADS.input(o, form.directive) }];
-    case 'input-resume':
-      return [
-        { kind: 'input', payload: PAYLOADS.input(o, form.directive) },
-        { kind: 'resume', payload: PAYLOADS.resume(o) },
-      ];
-    case 'resume':
-      return [{ kind: 'resume', payload: PAYLOADS.resume(o) }];
-    case 'pause':
-      return [{ kind: 'pause', payload: PAYLOADS.pause(o) }];
-    case 'stop':
-      return [{ kind: 'stop', payload: PAYLOADS.stop({ ...o, ...(form.now ? { now: true } : {}) }) }];
-    case 'review':
-      return [{ kind: 'forceReview', payload: { ...(text(form.reason) ? { reason: form.reason } : {}), by } }];
-    case 'budget':
-    case 'budget-resume': {
-      const raw = (form.usd ?? '').trim();
-      if (!/^\d+(\.\d+)?$/.test(raw))
-        throw new CliError(`budget: the amount must be a number of dollars, e.g. 25 or 12.50, got "${raw}"`, 2);
-      const steps: Step[] = [{ kind: 'budget', payload: { usd: Number(raw), by } }];
-      if (action === 'budget-resume') steps.push({ kind: 'resume', payload: PAYLOADS.resume(o) });
-      return steps;
-    }
-    case 'waive': {
-      const item = (form.item ?? '').trim();
-      if (!item) throw new CliError('waive: choose the checklist item to waive', 2);
-      return [{ kind: 'waive', payload: { item, ...(text(form.reason) ? { reason: form.reason } : {}), by } }];
-    }
-  }
+  const o: Record<string, unknown> = {
+    by,
+    ...(text(form.reason) ? { reason: form.reason } : {}),
+    ...(form.now ? { now: true } : {}),
+    ...(form.usd !== undefined ? { usd: form.usd.trim() } : {}),
+  };
+  const { name, thenResume } = rowOf(action);
+  if (name === 'rewind') throw new CliError('rewind is not a message of its own here', 2);
+  // The row's arguments from the form fields of the same key (input's directive, waive's item).
+  const args = MESSAGE_VERBS[name].args.map((a) => {
+    const v = form[a.key as keyof ActionForm];
+    return a.key === 'directive' ? v : v?.trim();
+  });
+  const steps: Step[] = [{ kind: name, payload: PAYLOADS[name](o, ...args) }];
+  if (thenResume) steps.push({ kind: 'resume', payload: PAYLOADS.resume(o) });
+  return steps;
 }
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err)).split('\n').join(' ');
@@ -123,7 +106,7 @@ export async function perform(ctx: ActionContext, id: string, action: Action, fo
     steps = stepsOf(action, form, ctx.by);
     for (const s of steps) {
       // The CLI's schema first: a bad payload is refused here, as `vigil <verb>` refuses it (exit 2).
-      const parsed = parseMessage(s.kind as MessageName, s.payload);
+      const parsed = parseMessage(s.kind, s.payload);
       if (!parsed.ok) throw new CliError(`${s.kind} rejected: ${parsed.error}`, 2);
     }
   } catch (err) {

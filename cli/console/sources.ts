@@ -14,6 +14,7 @@ import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-w
 import pg from 'pg';
 import { CONNECT_TIMEOUT_MS, describeUrl } from '../../lib/event-store.js';
 import type { RunEvent } from '../../schemas/events.js';
+import { MESSAGE_NAMES as MESSAGE_VERB_NAMES } from '../../schemas/message-verbs.js';
 import { hostTaskQueue } from '../../schemas/hosts.js';
 import type { ReadRunLogResult } from '../../schemas/logs.js';
 import { OUTCOME_STATUSES, type OutcomeStatus } from '../../schemas/run.js';
@@ -210,7 +211,8 @@ export interface SentMessage {
   refused: string | null;
 }
 
-const MESSAGE_NAMES = new Set(['pause', 'resume', 'stop', 'input', 'forceReview', 'budget', 'waive', 'rewind']);
+/** The messages of the table (schemas/message-verbs.ts) a person sends. */
+const MESSAGE_NAMES: ReadonlySet<string> = new Set(MESSAGE_VERB_NAMES);
 
 function payloadText(name: string, p: Record<string, unknown>): string {
   const parts: string[] = [];

@@ -45,6 +45,8 @@ const TOOLS = [
   'vigil_resume',
   'vigil_stop',
   'vigil_input',
+  'vigil_review',
+  'vigil_budget',
   'vigil_waive',
   'vigil_rewind',
   'vigil_checkpoints',

@@ -262,7 +262,6 @@ const OVERSIZED: Readonly<Record<string, number>> = {
   'cli/config.ts': 550,
   'cli/console/pages.ts': 559,
   'cli/doctor.ts': 541,
-  'cli/main.ts': 872,
   'cli/report.ts': 773,
   'schemas/activities.ts': 752,
   'schemas/knobs.ts': 836,
@@ -286,6 +285,10 @@ describe('the size rule everywhere', () => {
     const lines = new Map(sizes.map(({ f, lines }) => [f, lines]));
     const done = Object.keys(OVERSIZED).filter((f) => (lines.get(f) ?? 0) <= 450);
     expect(done, 'remove these from OVERSIZED: they are within 450 lines now (or gone)').toEqual([]);
+  });
+
+  it('cli/main.ts stays the program and a list of commands: under 150 lines (a command is a module of cli/commands/)', () => {
+    expect(lineCount('cli/main.ts'), 'move the command into a module of cli/commands/ with a register function').toBeLessThan(150);
   });
 });
 

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { KNOB_NAMES, KNOBS } from '../../schemas/knobs.js';
+import { MESSAGE_NAMES, MESSAGE_VERBS } from '../../schemas/message-verbs.js';
 import { MESSAGE_SCHEMAS } from '../../schemas/messages.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -15,8 +16,16 @@ const read = (rel: string): string => readFileSync(path.join(ROOT, rel), 'utf8')
 const README = read('README.md');
 const KNOBS_DOC = read('docs/knobs.md');
 const MESSAGES_DOC = read('docs/messages.md');
-/** cli/main.ts and the modules that add commands to it. */
-const CLI = ['cli/main.ts', 'cli/report-commands.ts'].map(read).join('\n');
+/** cli/main.ts and the modules that add commands to it (cli/commands/, and the families of their own). */
+const CLI = [
+  'cli/main.ts',
+  'cli/report-commands.ts',
+  ...readdirSync(path.join(ROOT, 'cli/commands'))
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => `cli/commands/${f}`),
+]
+  .map(read)
+  .join('\n');
 const DOCS = [
   'README.md',
   'CONTRIBUTING.md',
@@ -49,7 +58,11 @@ describe('documentation', () => {
   });
 
   it('documents every CLI verb in the README', () => {
-    const verbs = [...CLI.matchAll(/\.command\('([a-z-]+)'\)/g)].map((m) => m[1] as string);
+    // The message verbs are registered from their table (schemas/message-verbs.ts).
+    const verbs = [
+      ...[...CLI.matchAll(/\.command\('([a-z-]+)'\)/g)].map((m) => m[1] as string),
+      ...MESSAGE_NAMES.map((n) => MESSAGE_VERBS[n].cli),
+    ];
     expect(verbs.length).toBeGreaterThan(10);
     // A subcommand (`notifications ack`) is documented under its parent's name.
     for (const v of verbs) expect(README, `vigil ${v}`).toMatch(new RegExp(`\`vigil (?:[a-z-]+ )?${v}\\b`));
