@@ -89,7 +89,7 @@ function knobFlags(opts: Record<string, unknown>): Partial<Record<KnobName, stri
 }
 
 async function resolve(opts: Record<string, unknown>) {
-  const { resolveKnobs } = await import('./config.js');
+  const { knobProfileOf, resolveKnobs } = await import('./config.js');
   const storeDefault = eventStoreDefault(process.env);
   const resolved = resolveKnobs({
     flags: knobFlags(opts),
@@ -99,6 +99,7 @@ async function resolve(opts: Record<string, unknown>) {
     cwd: process.cwd(),
     // eventStore is on by default where a store is configured or the local one exists.
     ...(storeDefault ? { defaults: { eventStore: storeDefault } } : {}),
+    ...knobProfileOf(opts),
   });
   // loki-mode aliases (LOKI_*): one line each, on stderr, naming the knob.
   for (const note of resolved.notes ?? []) process.stderr.write(`vigil: ${note}\n`);
@@ -824,7 +825,6 @@ export function buildProgram(): Command {
   program
     .command('config')
     .description('show the knobs a `vigil start` here would use')
-    .option('--explain', 'every knob, its value and where it came from (flag, env, config file, default)')
     .option('--json', 'machine-readable output')
     .option('--config <file>', 'JSON config file of knobs')
     .option('--set <key=value>', 'set a knob (repeatable)', collect, [])
@@ -833,7 +833,7 @@ export function buildProgram(): Command {
       const { checkPromptTemplate, explainKnobs, explainKnobsJson } = await import('./config.js');
       const resolved = checkPromptTemplate(await resolve(o), process.cwd());
       if (o.json) out(JSON.stringify(explainKnobsJson(resolved), null, 2));
-      else if (o.explain) out(explainKnobs(resolved, { width: Math.max(80, Math.min(process.stdout.columns ?? 100, 140)) }));
+      else if (o.explain) out(explainKnobs(resolved, { all: o.all === true }));
       else out(JSON.stringify(resolved.knobs, null, 2));
     });
 
@@ -856,7 +856,7 @@ function validateId(id: string): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const program = buildProgram();
+  const program = (await import('./knob-options.js')).addKnobOptions(buildProgram());
   try {
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
