@@ -39,7 +39,6 @@ export const KNOB_SECTIONS: readonly KnobSection[] = [
       'completionPromise',
       'promptTemplate',
       'continueAsNewEvery',
-      'convergenceRingSize',
       'stagnationLimit',
       'doneSignalLimit',
       'checkpointsKept',

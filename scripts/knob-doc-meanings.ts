@@ -117,7 +117,6 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
     allowed: '`true`, `false`',
   },
   continueAsNewEvery: { meaning: 'Fresh workflow history every K iterations (and whenever Temporal suggests it).' },
-  convergenceRingSize: { meaning: 'How many recent tree hashes the run remembers.' },
   councilEnabled: {
     meaning:
       'Completion needs a council approval. Off: a claim that passes the evidence gate completes the run (`completion_promise_fulfilled`).',

@@ -10,7 +10,7 @@ import { type IterationRecord, LIMITS } from '../../schemas/run.js';
 import { trackDoneSignal } from '../decisions/breaker.js';
 import { costOf } from '../decisions/budget.js';
 import { addCheckpoint } from '../decisions/checkpoints.js';
-import { trackConvergence } from '../decisions/convergence.js';
+import { CONVERGENCE_RING_SIZE, trackConvergence } from '../decisions/convergence.js';
 import { iterationEvent } from '../decisions/journal.js';
 import { advanceMark, stepPaths } from '../decisions/lean-rounds.js';
 import { contextClearMemory, iterationMemory } from '../decisions/memory.js';
@@ -52,7 +52,7 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
     ]));
   const snap = got.snapshot;
   followMarks(run, treeBefore, snap);
-  const conv = trackConvergence(state.convergence, snap.treeHash, knobs.convergenceRingSize);
+  const conv = trackConvergence(state.convergence, snap.treeHash, CONVERGENCE_RING_SIZE);
   state.convergence = trackDoneSignal(conv.state, result.claimed || result.donePhrase !== null);
 
   const record: IterationRecord = {
