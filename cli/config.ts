@@ -1,8 +1,8 @@
 /**
  * Owns knob resolution for the `vigil` CLI client: dedicated flags and `--set key=value` >
- * environment (`KNOBS[k].env`) > config file (`vigil.config.json`) > registry defaults, validated
- * against schemas/knobs.ts. Every problem becomes one line of a user-facing `ConfigError`; all
- * problems are collected and reported together. Also renders `vigil config --explain` (text, JSON).
+ * environment (`KNOBS[k].env`) > config file (`vigil.config.json`) > knob profile > registry
+ * defaults, validated against schemas/knobs.ts. Every problem becomes one line of a user-facing
+ * `ConfigError`; all problems are collected together. `vigil config --explain`: cli/knob-explain.ts.
  *
  * Client-only (reads files); never imported by workflow code.
  */
@@ -11,22 +11,13 @@ import path from 'node:path';
 import type { z } from 'zod';
 import { readPromptTemplate } from '../lib/prompt-template.js';
 import { aliasDetail, LOKI_ALIASES } from './loki-aliases.js';
-import { KNOBS, KNOB_NAMES, KnobsSchema, splitCommandLine, type KnobName, type Knobs } from '../schemas/knobs.js';
+import { KNOBS, KNOB_NAMES, KnobsSchema, splitCommandLine, type KnobName } from '../schemas/knobs.js';
+import { KNOB_PROFILE_ENV, KNOB_PROFILE_NAMES, KNOB_PROFILES, isKnobProfileName } from '../schemas/knob-profiles.js';
+import { showValue, truncate, type KnobOrigin, type ResolvedKnobs } from './knob-origin.js';
 
-export type KnobSource = 'flag' | 'env' | 'file' | 'default';
-
-/** Where a knob's value came from: e.g. `flag` + `--set maxIterations=5`, `env` + `VIGIL_TIER`. */
-export interface KnobOrigin {
-  source: KnobSource;
-  detail: string;
-}
-
-export interface ResolvedKnobs {
-  knobs: Knobs;
-  sources: Record<KnobName, KnobOrigin>;
-  /** One line per loki-mode alias read or overridden (for stderr); see cli/loki-aliases.ts. */
-  notes?: string[];
-}
+export type { KnobOrigin, KnobSource, ResolvedKnobs } from './knob-origin.js';
+export { explainKnobs, explainKnobsJson, type ExplainOptions, type KnobExplanation } from './knob-explain.js';
+export { knobProfileOf } from './knob-options.js';
 
 export interface ResolveKnobsOptions {
   /** Dedicated CLI flags (`--agent-command CMD`), raw strings keyed by knob; undefined = not given. */
@@ -42,17 +33,8 @@ export interface ResolveKnobsOptions {
    * event store is configured); `detail` says why, in `vigil config --explain`.
    */
   defaults?: Partial<Record<KnobName, { value: unknown; detail: string }>>;
-}
-
-/** One row of `vigil config --explain --json`. */
-export interface KnobExplanation {
-  name: KnobName;
-  value: Knobs[KnobName];
-  source: KnobSource;
-  detail: string;
-  env: string;
-  allowed: string;
-  doc: string;
+  /** A knob profile (`--knob-profile`); else `VIGIL_KNOB_PROFILE` of `env`; else none. */
+  profile?: string;
 }
 
 export const CONFIG_FILE_NAME = 'vigil.config.json';
@@ -92,16 +74,6 @@ const FLAG_NAMES: Partial<Record<KnobName, string>> = { eventStore: '--no-store'
 /** `agentCommand` -> `--agent-command`. */
 export function flagNameOf(key: KnobName): string {
   return FLAG_NAMES[key] ?? `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-}
-
-function truncate(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
-}
-
-/** A value as the user would recognise it: strings quoted, everything else as JSON. */
-function showValue(value: unknown, max = 100): string {
-  const text = value === undefined ? 'undefined' : (JSON.stringify(value) ?? String(value));
-  return truncate(text, max);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -380,12 +352,29 @@ function readConfigFile(opts: ResolveKnobsOptions, problems: string[], unknown: 
   return given;
 }
 
+/** The values of the named knob profile (schemas/knob-profiles.ts), if one is named. */
+function readProfile(opts: ResolveKnobsOptions, problems: string[]): Accepted[] {
+  const fromEnv = Object.hasOwn(opts.env, KNOB_PROFILE_ENV) ? opts.env[KNOB_PROFILE_ENV] : undefined;
+  const [name, where] = opts.profile !== undefined ? [opts.profile, '--knob-profile'] : [fromEnv, KNOB_PROFILE_ENV];
+  if (name === undefined || name.trim() === '') return [];
+  const wanted = name.trim().toLowerCase();
+  if (!isKnobProfileName(wanted)) {
+    problems.push(`unknown knob profile ${showValue(name)} (from ${where}); the profiles are ${KNOB_PROFILE_NAMES.join(', ')}`);
+    return [];
+  }
+  const given: Accepted[] = [];
+  for (const [key, value] of Object.entries(KNOB_PROFILES[wanted].knobs) as [KnobName, unknown][]) {
+    accept(key, value, { source: 'profile', detail: `${wanted} (${where})` }, given, problems);
+  }
+  return given;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Resolution
 
 /**
  * Resolves every knob. Precedence: dedicated flag > `--set` (last wins) > environment > config
- * file > default. Every value given anywhere is validated, even one a higher source overrides,
+ * file > knob profile > default. Every value given anywhere is validated, even one a higher source overrides,
  * so a bad value never lies dormant. Throws one `ConfigError` listing every problem.
  */
 export function resolveKnobs(opts: ResolveKnobsOptions): ResolvedKnobs {
@@ -398,6 +387,7 @@ export function resolveKnobs(opts: ResolveKnobsOptions): ResolvedKnobs {
   const notes: string[] = [];
   const fromEnv = readEnv(opts.env, problems, notes);
   const fromFile = readConfigFile(opts, problems, unknown);
+  const fromProfile = readProfile(opts, problems);
 
   const values: Record<string, unknown> = {};
   const sources = {} as Record<KnobName, KnobOrigin>;
@@ -414,7 +404,7 @@ export function resolveKnobs(opts: ResolveKnobsOptions): ResolvedKnobs {
   }
 
   // Apply lowest priority first; later entries (a later --set, a dedicated flag) overwrite.
-  for (const layer of [fromFile, fromEnv, fromSets, fromFlags]) {
+  for (const layer of [fromProfile, fromFile, fromEnv, fromSets, fromFlags]) {
     for (const { key, value, origin } of layer) {
       values[key] = value;
       sources[key] = { ...origin };
@@ -455,96 +445,4 @@ export function requireAgentCommand(resolved: ResolvedKnobs): string[] {
     throw new ConfigError('no agent command: pass --agent-command CMD, set VIGIL_AGENT_COMMAND or agentCommand in vigil.config.json');
   }
   return agentCommand;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Explain
-
-const EXPLAIN_VALUE_MAX = 60;
-const EXPLAIN_VALUE_COLUMN_MAX = 32;
-
-export function explainKnobsJson(resolved: ResolvedKnobs): KnobExplanation[] {
-  return KNOB_NAMES.map((name) => {
-    const spec = specOf(name);
-    const value = resolved.knobs[name];
-    const origin = resolved.sources[name];
-    return {
-      name,
-      value: Array.isArray(value) ? [...value] : value,
-      source: origin.source,
-      detail: origin.detail,
-      env: spec.env,
-      allowed: spec.allowed,
-      doc: spec.doc,
-    };
-  });
-}
-
-function sourceText(origin: KnobOrigin): string {
-  if (origin.source === 'default') return origin.detail === 'default' || origin.detail === '' ? 'default' : `default: ${origin.detail}`;
-  return origin.detail === '' ? origin.source : `${origin.source} ${origin.detail}`;
-}
-
-/** Fits `text` into `max` columns; file paths keep their end, everything else its start. */
-function fitSource(origin: KnobOrigin, max: number): string {
-  const text = sourceText(origin);
-  if (text.length <= max || max <= 1) return text;
-  // A default explained with a path: keep the explanation and the path's end.
-  const withPath = origin.source === 'default' ? /^(.*?)(\/\S*?)(\)?)$/.exec(text) : null;
-  if (withPath) {
-    const [, before = '', p = '', after = ''] = withPath;
-    const room = max - before.length - after.length - 1;
-    if (room >= 8) return `${before}…${p.slice(p.length - room)}${after}`;
-  }
-  if (origin.source === 'file') {
-    const head = 'file …';
-    const room = max - head.length;
-    if (room > 0) return head + origin.detail.slice(origin.detail.length - room);
-  }
-  return truncate(text, max);
-}
-
-function wrap(text: string, width: number, indent: string): string[] {
-  const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(/\s+/).filter((w) => w.length > 0)) {
-    if (line.length > 0 && indent.length + line.length + 1 + word.length > width) {
-      lines.push(indent + line);
-      line = word;
-    } else {
-      line = line.length > 0 ? `${line} ${word}` : word;
-    }
-  }
-  if (line.length > 0) lines.push(indent + line);
-  return lines;
-}
-
-/**
- * The `vigil config --explain` table: per knob (registry order) a row `name  value  source`, then
- * its doc line indented below. Values longer than the value column take their own row, with the
- * source on the next line; values are cut at ~60 characters. Fits `width` columns (default 100).
- */
-export function explainKnobs(resolved: ResolvedKnobs, options: { width?: number } = {}): string {
-  const width = options.width ?? 100;
-  const rows = explainKnobsJson(resolved).map((r) => ({
-    row: r,
-    value: truncate(showValue(r.value, Number.MAX_SAFE_INTEGER), EXPLAIN_VALUE_MAX),
-  }));
-  const nameW = Math.max('KNOB'.length, ...rows.map((r) => r.row.name.length));
-  const valueW = Math.max('VALUE'.length, Math.min(EXPLAIN_VALUE_COLUMN_MAX, Math.max(...rows.map((r) => r.value.length))));
-  const sourceCol = nameW + 2 + valueW + 2;
-  const sourceW = Math.max(16, width - sourceCol);
-
-  const out: string[] = [`${'KNOB'.padEnd(nameW)}  ${'VALUE'.padEnd(valueW)}  SOURCE`];
-  for (const { row, value } of rows) {
-    const source = fitSource(row, sourceW);
-    if (value.length <= valueW) {
-      out.push(`${row.name.padEnd(nameW)}  ${value.padEnd(valueW)}  ${source}`);
-    } else {
-      out.push(`${row.name.padEnd(nameW)}  ${value}`);
-      out.push(`${' '.repeat(sourceCol)}${source}`);
-    }
-    out.push(...wrap(row.doc, width, '    '));
-  }
-  return out.join('\n');
 }

@@ -5,6 +5,13 @@
  */
 import type { ConvergenceState } from '../schemas/run.js';
 
+/**
+ * How many recent tree hashes the run remembers (shown by `vigil status` and in the convergence
+ * summary). Was the knob convergenceRingSize, which nobody set on purpose: no test set it, no doc
+ * spoke of it but its own row, and a longer ring only grows the carried state.
+ */
+export const CONVERGENCE_RING_SIZE = 6;
+
 export const initialConvergence = (): ConvergenceState => ({
   lastHash: null,
   consecutiveNoChange: 0,

@@ -178,17 +178,20 @@ export const HistoryLineSchema = z.union([
   z.object({ seq: z.number().int().min(1), runId: z.string(), at: z.string(), event: z.unknown(), invalid: z.string() }).strict(),
 ]);
 
-/** `vigil config --json`: every knob, its value (one its schema accepts) and where the value came from. */
+/** `vigil config --json`: every knob, its value (one its schema accepts), where the value came from, its section. */
 export const ConfigJsonSchema = z.array(
   z
     .object({
       name: z.enum(KNOB_NAMES),
       value: z.unknown(),
-      source: z.enum(['flag', 'env', 'file', 'default']),
+      source: z.enum(['flag', 'env', 'file', 'profile', 'default']),
       detail: z.string(),
       env: z.string(),
       allowed: z.string(),
       doc: z.string(),
+      /** Its section (schemas/knob-sections.ts) and whether `config --explain` shows it without `--all`. */
+      section: z.string(),
+      firstClass: z.boolean(),
     })
     .superRefine((row, ctx) => {
       const checked = KnobsSchema.shape[row.name].safeParse(row.value);

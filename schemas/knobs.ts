@@ -240,13 +240,6 @@ export const KNOBS = shared(
         100,
         'Start a fresh workflow history every K iterations (also when Temporal suggests it).',
       ),
-      convergenceRingSize: intKnob(
-        'VIGIL_CONVERGENCE_RING_SIZE',
-        2,
-        100,
-        6,
-        'How many recent tree hashes the run remembers for oscillation checks.',
-      ),
       // Completion council, circuit breaker and safety valves (spec §2).
       councilEnabled: boolKnob(
         'VIGIL_COUNCIL_ENABLED',

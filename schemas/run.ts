@@ -106,7 +106,7 @@ export const ConvergenceStateSchema = shared('schemas/run:ConvergenceStateSchema
     /** Tree hash seen after the previous iteration; null before the first. */
     lastHash: z.string().nullable(),
     consecutiveNoChange: z.number().int().min(0),
-    /** Most recent hashes, oldest first, at most `convergenceRingSize`. */
+    /** Most recent hashes, oldest first, at most `CONVERGENCE_RING_SIZE` (rules/convergence.ts). */
     recentHashes: z.array(z.string()).max(100),
     /** Consecutive iterations with a done signal (a completion claim or a done-phrase). */
     doneSignals: z.number().int().min(0).default(0),

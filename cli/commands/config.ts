@@ -9,7 +9,6 @@ export function registerConfig(program: Command, ctx: CommandContext): void {
   program
     .command('config')
     .description('show the knobs a `vigil start` here would use')
-    .option('--explain', 'every knob, its value and where it came from (flag, env, config file, default)')
     .option('--json', 'machine-readable output')
     .option('--config <file>', 'JSON config file of knobs')
     .option('--set <key=value>', 'set a knob (repeatable)', collect, [])
@@ -18,7 +17,7 @@ export function registerConfig(program: Command, ctx: CommandContext): void {
       const { checkPromptTemplate, explainKnobs, explainKnobsJson } = await import('../config.js');
       const resolved = checkPromptTemplate(await resolve(o), process.cwd());
       if (o.json) out(JSON.stringify(explainKnobsJson(resolved), null, 2));
-      else if (o.explain) out(explainKnobs(resolved, { width: Math.max(80, Math.min(process.stdout.columns ?? 100, 140)) }));
+      else if (o.explain) out(explainKnobs(resolved, { all: o.all === true }));
       else out(JSON.stringify(resolved.knobs, null, 2));
     });
 }

@@ -76,7 +76,7 @@ function knobFlags(opts: Record<string, unknown>): Partial<Record<KnobName, stri
 
 /** The knobs a command with these options resolves; loki-mode alias notes on stderr. */
 export async function resolve(opts: Record<string, unknown>): Promise<ResolvedKnobs> {
-  const { resolveKnobs } = await import('../config.js');
+  const { knobProfileOf, resolveKnobs } = await import('../config.js');
   const storeDefault = eventStoreDefault(process.env);
   const resolved = resolveKnobs({
     flags: knobFlags(opts),
@@ -86,6 +86,7 @@ export async function resolve(opts: Record<string, unknown>): Promise<ResolvedKn
     cwd: process.cwd(),
     // eventStore is on by default where a store is configured or the local one exists.
     ...(storeDefault ? { defaults: { eventStore: storeDefault } } : {}),
+    ...knobProfileOf(opts),
   });
   // loki-mode aliases (LOKI_*): one line each, on stderr, naming the knob.
   for (const note of resolved.notes ?? []) process.stderr.write(`vigil: ${note}\n`);

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { SA_RELEASE } from '../../schemas/search-attributes.js';
+import { KNOB_NAMES } from '../../schemas/knobs.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import {
   agentAlive,
@@ -444,10 +445,35 @@ describe.concurrent('vigil CLI', () => {
     const env = { VIGIL_MAX_ITERATIONS: '7' };
     const ex = await vigil(['config', '--explain', '--set', 'tier=fast'], { env });
     expect(ex.code, show(ex)).toBe(0);
-    const line = (knob: string): string => ex.stdout.split('\n').find((l) => l.startsWith(`${knob} `)) ?? '';
+    const line = (knob: string, text = ex.stdout): string => text.split('\n').find((l) => l.startsWith(`${knob} `)) ?? '';
     expect(line('maxIterations')).toMatch(/^maxIterations\s+7\s+env VIGIL_MAX_ITERATIONS\s*$/);
     expect(line('tier')).toMatch(/^tier\s+"fast"\s+flag --set tier=fast\s*$/);
-    expect(line('maxRetries')).toMatch(/^maxRetries\s+50\s+default\s*$/);
+    // The first-class knobs and those set anywhere; an advanced one at its default only with --all.
+    expect(line('provider')).toMatch(/^provider\s+"command"\s+default\s*$/);
+    expect(line('maxRetries')).toBe('');
+    const shown = KNOB_NAMES.filter((k) => line(k) !== '').length;
+    expect(shown).toBeLessThan(30);
+    expect(ex.stdout).toContain(`\n${KNOB_NAMES.length - shown} advanced knobs at their defaults are not shown.\n`);
+    expect(ex.stdout.trimEnd().endsWith('Every knob: vigil config --explain --all')).toBe(true);
+    const all = await vigil(['config', '--explain', '--all', '--set', 'tier=fast'], { env });
+    expect(all.code, show(all)).toBe(0);
+    expect(line('maxRetries', all.stdout)).toMatch(/^maxRetries\s+50\s+default\s*$/);
+    expect(KNOB_NAMES.filter((k) => line(k, all.stdout) === '')).toEqual([]);
+    expect(all.stdout).toContain('== The completion council (council) ==');
+
+    // A knob profile under the knobs set on purpose, named as the source of what it gave.
+    const strict = await vigil(['config', '--explain', '--knob-profile', 'strict', '--set', 'councilSize=4'], { env });
+    expect(strict.code, show(strict)).toBe(0);
+    expect(line('councilSize', strict.stdout)).toMatch(/^councilSize\s+4\s+flag --set councilSize=4\s*$/);
+    expect(line('councilThreshold', strict.stdout)).toMatch(/^councilThreshold\s+5\s+profile strict \(--knob-profile\)\s*$/);
+    const viaEnv = await vigil(['config', '--explain'], { env: { ...env, VIGIL_KNOB_PROFILE: 'minimal' } });
+    expect(line('codeReview', viaEnv.stdout)).toMatch(/^codeReview\s+false\s+profile minimal \(VIGIL_KNOB_PROFILE\)\s*$/);
+    const bad = await vigil(['config', '--explain', '--knob-profile', 'lenient']);
+    expect(bad.code, show(bad)).toBe(2);
+    expect(bad.stderr).toContain('minimal, default, strict');
+    // --profile stays the temporal.toml profile: a knob profile's name there is no knob profile.
+    const temporal = await vigil(['config', '--explain', '--profile', 'strict'], { env });
+    expect(line('councilThreshold', temporal.stdout)).toBe('');
 
     const js = await vigil(['config', '--json', '--set', 'tier=fast'], { env });
     expect(js.code, show(js)).toBe(0);

@@ -12,6 +12,7 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Work
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
+import { KNOB_PROFILES } from '../../schemas/knob-profiles.js';
 import type { RunInput } from '../../schemas/run.js';
 import type { ScenarioSchema } from '../../schemas/scenario.js';
 import type { z } from 'zod';
@@ -201,14 +202,10 @@ export function runInput(repoPath: string, scenarioFile: string, knobs: Partial<
 
 /**
  * The completion machinery switched off — council, quality gates, code review and the PRD
- * checklist — so that a claim is judged by the evidence gate alone.
+ * checklist — so that a claim is judged by the evidence gate alone: the `minimal` knob profile
+ * (schemas/knob-profiles.ts), the same set a person gets with `--knob-profile minimal`.
  */
-export const LOOP_ONLY = {
-  councilEnabled: false,
-  qualityGates: false,
-  codeReview: false,
-  prdChecklist: false,
-} as const satisfies Partial<Knobs>;
+export const LOOP_ONLY: Readonly<Partial<Knobs>> = KNOB_PROFILES.minimal.knobs;
 
 /**
  * For tests that pin the loop's own mechanics — messages, crashes, restarts, rollover, rewinds,

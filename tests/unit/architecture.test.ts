@@ -259,7 +259,6 @@ const OVERSIZED: Readonly<Record<string, number>> = {
   'activities/process.ts': 660,
   'activities/run-authorization.ts': 514,
   'activities/sandbox.ts': 907,
-  'cli/config.ts': 550,
   'cli/console/pages.ts': 559,
   'cli/doctor.ts': 541,
   'cli/report.ts': 773,

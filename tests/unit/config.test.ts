@@ -16,6 +16,7 @@ import {
   type ResolveKnobsOptions,
 } from '../../cli/config.js';
 import { KNOBS, KNOB_NAMES, KnobsSchema, defaultKnobs } from '../../schemas/knobs.js';
+import { KNOB_SECTIONS } from '../../schemas/knob-sections.js';
 import { LOKI_ALIASES } from '../../cli/loki-aliases.js';
 
 const tempDirs: string[] = [];
@@ -453,11 +454,11 @@ describe('explain', () => {
     return { r, file };
   }
 
-  it('has every knob name, in registry order, with its value and source', () => {
+  it('with all, has every knob name, section by section, with its value and source', () => {
     const { r, file } = sample();
-    const text = explainKnobs(r);
+    const text = explainKnobs(r, { all: true, width: 100 });
     let last = -1;
-    for (const k of KNOB_NAMES) {
+    for (const k of KNOB_SECTIONS.flatMap((s) => s.knobs)) {
       const at = text.search(new RegExp(`^${k} `, 'm'));
       expect(at, k).toBeGreaterThan(last);
       last = at;
@@ -468,11 +469,13 @@ describe('explain', () => {
     expect(text).toContain(`file ${file}`.slice(-30));
     expect(text).toContain('flag --agent-command');
     expect(text).toContain(KNOBS.maxIterations.doc);
+    expect(text).toMatch(/^== The completion council \(council\) ==$/m);
+    expect(text).not.toContain('not shown');
   });
 
   it('shows arrays as JSON, cuts long values with …, and fits 100 columns', () => {
     const { r } = sample();
-    const text = explainKnobs(r);
+    const text = explainKnobs(r, { all: true, width: 100 });
     expect(text).toContain('["claude","-p","a long argument"');
     const agentLine = text.split('\n').find((l) => l.startsWith('agentCommand')) ?? '';
     expect(agentLine.endsWith('…')).toBe(true);
@@ -484,7 +487,7 @@ describe('explain', () => {
     const deep = path.join(tempDir(), 'a-very-long-directory-name-for-testing', 'and-another-one-that-is-long');
     fs.mkdirSync(deep, { recursive: true });
     writeConfig(deep, { maxRetries: 9 });
-    const text = explainKnobs(resolve({ cwd: deep }));
+    const text = explainKnobs(resolve({ cwd: deep }), { width: 100 });
     const line = text.split('\n').find((l) => l.startsWith('maxRetries')) ?? '';
     expect(line.length).toBeLessThanOrEqual(100);
     expect(line).toMatch(/ file ….*-is-long\/vigil\.config\.json$/);
@@ -502,6 +505,8 @@ describe('explain', () => {
       env: 'VIGIL_MAX_RETRIES',
       allowed: 'an integer from 1 to 10000',
       doc: KNOBS.maxRetries.doc,
+      section: 'run',
+      firstClass: false,
     });
     const agent = rows.find((x) => x.name === 'agentCommand');
     expect(agent?.value).toEqual(r.knobs.agentCommand);

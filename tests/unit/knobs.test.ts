@@ -289,7 +289,6 @@ const CASES: Record<KnobName, Cases> = {
   },
   legacyTierRotation: boolCases,
   continueAsNewEvery: intCases(1, 100_000),
-  convergenceRingSize: intCases(2, 100),
   councilEnabled: boolCases,
   councilSize: intCases(1, 9),
   councilThreshold: intCases(0, 9),

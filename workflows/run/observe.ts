@@ -10,7 +10,7 @@ import { type IterationRecord, LIMITS } from '../../schemas/run.js';
 import { trackDoneSignal } from '../../rules/breaker.js';
 import { costOf } from '../../rules/budget.js';
 import { addCheckpoint } from '../../rules/checkpoints.js';
-import { trackConvergence } from '../../rules/convergence.js';
+import { CONVERGENCE_RING_SIZE, trackConvergence } from '../../rules/convergence.js';
 import { iterationEvent } from '../../rules/journal.js';
 import { advanceMark, stepPaths } from '../../rules/lean-rounds.js';
 import { contextClearMemory, iterationMemory } from '../../rules/memory.js';
@@ -52,7 +52,7 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
     ]));
   const snap = got.snapshot;
   followMarks(run, treeBefore, snap);
-  const conv = trackConvergence(state.convergence, snap.treeHash, knobs.convergenceRingSize);
+  const conv = trackConvergence(state.convergence, snap.treeHash, CONVERGENCE_RING_SIZE);
   state.convergence = trackDoneSignal(conv.state, result.claimed || result.donePhrase !== null);
 
   const record: IterationRecord = {
