@@ -101,7 +101,8 @@ describe('writePrebuiltBundle', () => {
     // A copy of the compiled workflows, round drivers, rules and schemas, resolving packages from this checkout.
     const root = tempDir('vigil-bundle-real-');
     const dist = path.join(root, 'dist');
-    for (const d of ['workflows', 'rounds', 'rules', 'schemas']) cpSync(path.join(ROOT, 'dist', d), path.join(dist, d), { recursive: true });
+    for (const d of ['workflows', 'rounds', 'rules', 'schemas'])
+      cpSync(path.join(ROOT, 'dist', d), path.join(dist, d), { recursive: true });
     symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'));
     const manifest = await writePrebuiltBundle({
       distDir: dist,
