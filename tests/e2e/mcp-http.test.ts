@@ -35,23 +35,11 @@ import {
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { CLI_CWD, cleanEnv, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
 import { patient } from '../support/patience.js';
+import { MCP_TOOLS } from '../support/mcp-tools.js';
 
 let pg: TestPostgres | undefined;
 const AGENT_DIR = mkdtempSync(path.join(os.tmpdir(), 'vigil-mcp-http-agent-'));
-const TOOLS = [
-  'vigil_start',
-  'vigil_status',
-  'vigil_pause',
-  'vigil_resume',
-  'vigil_stop',
-  'vigil_input',
-  'vigil_waive',
-  'vigil_rewind',
-  'vigil_checkpoints',
-  'vigil_report',
-  'vigil_memory_search',
-  'vigil_task_complete',
-];
+const TOOLS = MCP_TOOLS;
 const text = (r: CallToolResult): string => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
 
 /** One raw request to the HTTP server (any Host, any headers): status and the error message. */

@@ -31,6 +31,7 @@ import {
 } from '../support/harness.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { CLI_CWD, cleanEnv, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
+import { MCP_TOOLS } from '../support/mcp-tools.js';
 import { patient } from '../support/patience.js';
 
 let pg: TestPostgres;
@@ -38,22 +39,7 @@ const AGENT_DIR = mkdtempSync(path.join(os.tmpdir(), 'vigil-mcp-agent-'));
 let worker: WorkerProcess;
 let env: Record<string, string>;
 let mcp: Client;
-const TOOLS = [
-  'vigil_start',
-  'vigil_status',
-  'vigil_pause',
-  'vigil_resume',
-  'vigil_stop',
-  'vigil_input',
-  'vigil_review',
-  'vigil_budget',
-  'vigil_waive',
-  'vigil_rewind',
-  'vigil_checkpoints',
-  'vigil_report',
-  'vigil_memory_search',
-  'vigil_task_complete',
-];
+const TOOLS = MCP_TOOLS;
 
 beforeAll(async () => {
   assertBuilt();
