@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Knobs } from '../../schemas/knobs.js';
 import { budgetUpdate, resumeUpdate, stopUpdate } from '../../workflows/messages.js';
 import {
@@ -387,7 +387,11 @@ describe('budget', () => {
       expect(paused.spend).toMatchObject({ calls: 3, inputTokens: 3000, outputTokens: 600 });
       expect(paused.spend.usd).toBeCloseTo(1.2);
       expect(paused.pause?.reason).toMatch(/^budget exceeded: \$1\.20 of \$1\.00; raise it with `vigil budget /);
-      expect(hook.got.filter((g) => g.body.event === 'budget_exceeded')).toHaveLength(1);
+      // The pause is in the state before the notification's activity has delivered it: wait for it.
+      await vi.waitFor(() => expect(hook.got.filter((g) => g.body.event === 'budget_exceeded')).toHaveLength(1), {
+        timeout: 30_000,
+        interval: 100,
+      });
 
       // Resuming under the same budget pauses again, with no new notification.
       await handle.executeUpdate(resumeUpdate, { args: [{ by: 'tester' }] });
