@@ -29,6 +29,7 @@ import {
   AdmitRunInputSchema,
   canonicalClaims,
   canonicalKnobs,
+  canonicalKnobsGiven,
   canonicalTasks,
   claimsAdmittable,
   claimsCoverRun,
@@ -77,6 +78,11 @@ const sha256Hex = (data: string | Uint8Array): string => createHash('sha256').up
 /** The digest of the knobs a signature binds (schemas/authorization.ts `canonicalKnobs`). */
 export function knobsDigest(knobs: Knobs): string {
   return sha256Hex(canonicalKnobs(knobs));
+}
+
+/** The digest of the names of the knobs a person set (schemas/authorization.ts `canonicalKnobsGiven`). */
+export function knobsGivenDigest(names: readonly string[]): string {
+  return sha256Hex(canonicalKnobsGiven(names));
 }
 
 /**
@@ -476,6 +482,15 @@ export async function checkAdmission(
       refused: tasksDigest
         ? `the run's task list is not the one it was signed for${c.tasksSha256 ? '' : ' (its signature covers none)'}: ${RESIGN}`
         : `the run was signed with a task list and started without one: ${RESIGN}`,
+    };
+  // Which knobs a person set decides what the measured complexity may size; a run started before
+  // the CLI sent them has neither the list nor its digest.
+  const givenDigest = input.knobsGiven ? knobsGivenDigest(input.knobsGiven) : null;
+  if (givenDigest !== (c.knobsGivenSha256 ?? null))
+    return {
+      refused: givenDigest
+        ? `the run's list of the knobs a person set is not the one it was signed for${c.knobsGivenSha256 ? '' : ' (its signature covers none)'}: ${RESIGN}`
+        : `the run was signed with a list of the knobs a person set and started without one: ${RESIGN}`,
     };
   const admitted = await admissionHolder(key, env, { firstRunId: first, workflowId: input.runId });
   if (admitted !== first)
