@@ -421,6 +421,14 @@ export const RepoSnapshotSchema = shared('schemas/activities:RepoSnapshotSchema'
         lines: z.number().int().min(0),
         manifestChanged: z.boolean(),
         paths: z.array(z.string()).max(50),
+        /** What the changed paths say about the change's structure (rules/structural-change.ts); absent in older results. */
+        structural: z
+          .object({
+            corePaths: z.array(z.string()).max(10),
+            contracts: z.array(z.string()).max(10),
+            services: z.array(z.string()).max(20),
+          })
+          .optional(),
       })
       .nullable()
       .default(null),

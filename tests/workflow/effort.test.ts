@@ -195,3 +195,39 @@ describe('the model-override file', () => {
     patient(240_000),
   );
 });
+
+describe('the tier ladder’s structural triggers', () => {
+  it(
+    'an iteration that changes the core climbs a level, named in ladder.changes; the control, an ordinary change, does not',
+    async () => {
+      const climbs = async (path: string) => {
+        const scenario: ScenarioInput = {
+          ...SCENARIO,
+          iterations: [
+            { writes: { 'src/feature.js': '/** The feature. */\nexport const feature = 1;\n' } },
+            { writes: { [path]: '/** Changed. */\nexport const engine = 2;\n' }, claim: 'file' },
+          ],
+        };
+        const repo = makeRepo({ files: { ...FILES, 'core/engine.js': '/** The engine. */\nexport const engine = 1;\n' } });
+        const tq = uniqueId('structural');
+        const worker = await makeWorker(env, tq);
+        const input: RunInput = {
+          ...runInput(repo, writeScenario(repo, scenario)),
+          prdPath: writePrd('# Feature\n\nAdd the feature to src/feature.js.\n'),
+          knobsGiven: [],
+        };
+        return worker.runUntil(async () => {
+          const handle = await startRun(env, tq, input);
+          await handle.result();
+          return (await status(handle)).ladder?.changes ?? [];
+        });
+      };
+      const changes = await climbs('core/engine.js');
+      expect(changes).toContainEqual(
+        expect.objectContaining({ iteration: 2, trigger: expect.stringMatching(/^core changed \(core\/engine\.js\) at (LOW|MEDIUM)$/) }),
+      );
+      expect(await climbs('src/engine.js')).toEqual([]);
+    },
+    patient(300_000),
+  );
+});

@@ -178,6 +178,7 @@ export function watchForTrouble(run: Run, result: AgentResult, snap: RepoSnapsho
         filesModified: since?.files ?? 0,
         linesChanged: since?.lines ?? 0,
         dependencyManifestChanged: since?.manifestChanged ?? false,
+        ...(since?.structural ? { structural: since.structural } : {}),
         // The latest test run, if it is at most one iteration old (tests run when the tree changes).
         testFailures: state.lastTests && state.lastTests.iteration >= state.iteration - 1 ? state.lastTests.failures : null,
         // An idle iteration is no success: it never steps the run down.
