@@ -180,12 +180,15 @@ export async function inspectRepoChanges(
   if (input.previousTree && typeof r.sinceLast === 'string') {
     const d = parseNumstat(r.sinceLast);
     sinceLastPaths = d.files;
+    // Only when the change says something about its structure: most iterations carry none.
+    const structural = structuralFacts(d.files);
+    const says = structural.corePaths.length + structural.contracts.length + structural.services.length > 0;
     sinceLast = {
       files: d.files.length,
       lines: d.insertions + d.deletions,
       manifestChanged: d.files.some(isDependencyManifest),
       paths: d.files.slice(0, 50),
-      structural: structuralFacts(d.files),
+      ...(says ? { structural } : {}),
     };
   }
   // A tree that changed became a checkpoint when the run asked for one.
