@@ -219,7 +219,9 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     timeoutMs: input.timeoutSeconds * 1000,
     logPath,
     pidFile: path.join(dir, `${label}.pid.json`),
-    header: `=== vigil: ${input.role} ${input.iteration}, attempt ${attempt}, started ${new Date().toISOString()}: ${call.argv.map((a) => (a === prompt ? '<prompt>' : a)).join(' ')} ===`,
+    header:
+      `=== vigil: ${input.role} ${input.iteration}, attempt ${attempt}, started ${new Date().toISOString()}: ` +
+      `${call.argv.map((a) => (a === prompt ? '<prompt>' : a)).join(' ')} ===`,
     watchFor: input.completionPromise,
     ...(keepHead ? { keepHead } : {}),
     ...(call.sessionId ? { heartbeatDetails: { session: call.sessionId } } : {}),

@@ -77,7 +77,8 @@ function bash(name: string, nodes: Node[]): string {
         // A command with subcommands offers them (and its options); a leaf offers its options after a dash, else files.
         n.commands.length
           ? `      COMPREPLY=($(compgen -W ${single(words([...n.commands, ...n.options]))} -- "$cur"))`
-          : `      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W ${single(words(n.options))} -- "$cur"))${n.choices.length ? `; else COMPREPLY=($(compgen -W ${single(words(n.choices))} -- "$cur"))` : ''}; fi`,
+          : `      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W ${single(words(n.options))} -- ` +
+            `"$cur"))${n.choices.length ? `; else COMPREPLY=($(compgen -W ${single(words(n.choices))} -- "$cur"))` : ''}; fi`,
         '      ;;',
       ].join('\n');
     })

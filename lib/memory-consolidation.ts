@@ -197,7 +197,8 @@ async function consolidateAll(db: Db, runsNow: number): Promise<ConsolidationRes
   // The judge's links (its merges) stay while both items do; consolidation's own are made again.
   await db.query('delete from memory_links where not judged');
   await db.query(
-    `delete from memory_links l where judged and (not exists (select 1 from memory_patterns p where p.id = l.from_id) or not exists (select 1 from memory_patterns p where p.id = l.to_id))`,
+    `delete from memory_links l where judged and (not exists (select 1 from memory_patterns p where p.id = l.from_id) or not ` +
+      `exists (select 1 from memory_patterns p where p.id = l.to_id))`,
   );
   await db.query(
     'update memory_patterns p set merged_into = null where merged_into is not null and not exists (select 1 from memory_patterns k where k.id = p.merged_into)',

@@ -119,8 +119,13 @@ const CONFIG: SecretLintCoreConfig = {
  * template references, values of fewer than four distinct characters): a finding whose text —
  * with the rest of its line, when it is on one line — has one is an example, not a credential.
  */
-const PLACEHOLDER =
-  /(example|dummy|placeholder|changeme|change[_-]?me|your[_-]|<[^<>\n]{0,80}>|process\.env|os\.environ|getenv|ENV\[|x{6,}|\*{4,}|test[_-]?(?:key|secret|token)|fake|redacted|sample)/i;
+const PLACEHOLDER = new RegExp(
+  String.raw`(${[
+    /example|dummy|placeholder|changeme|change[_-]?me|your[_-]|<[^<>\n]{0,80}>|process\.env|os\.environ|getenv/.source,
+    /ENV\[|x{6,}|\*{4,}|test[_-]?(?:key|secret|token)|fake|redacted|sample/.source,
+  ].join('|')})`,
+  'i',
+);
 const ENV_REF = /\$\{|(?<![A-Za-z0-9])\$[A-Za-z_]|\{\{/;
 
 export function isAllowed(text: string): boolean {
@@ -221,7 +226,8 @@ export async function secretScanGate(opts: {
     gate: 'secret_scan',
     verdict: first ? 'fail' : 'pass',
     reason: first
-      ? `${blocking.length} possible credential${blocking.length === 1 ? '' : 's'} in changed files, first: ${first.kind} in ${first.file}:${first.line}${legacyNote(scoped.legacy)}`
+      ? `${blocking.length} possible credential${blocking.length === 1 ? '' : 's'} in changed files, first: ${first.kind} in ` +
+        `${first.file}:${first.line}${legacyNote(scoped.legacy)}`
       : `no credentials in ${Math.min(opts.files.length, MAX_SCANNED_FILES)} changed file(s)${legacyNote(scoped.legacy)}`,
     findings: findings.slice(0, MAX_FINDINGS),
     findingCount: hits.length,

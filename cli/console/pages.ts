@@ -290,7 +290,10 @@ export function timelineSection(id: string, s: StatusSnapshot | null, report: Ru
       entries.push({
         iteration: r.iteration,
         order: 0,
-        text: `iteration ${r.iteration} · ${r.phase} · tier ${r.tier} · exit ${r.exitCode} · ${(r.durationMs / 1000).toFixed(1)} s · ${r.changed ? 'changed' : 'no change'} · ${r.filesChangedSinceStart} file(s) vs start${r.claimed ? ' · claimed completion' : ''}${r.costUsd ? ` · ${usd(r.costUsd)}` : ''}`,
+        text:
+          `iteration ${r.iteration} · ${r.phase} · tier ${r.tier} · exit ${r.exitCode} · ${(r.durationMs / 1000).toFixed(1)} s · ` +
+          `${r.changed ? 'changed' : 'no change'} · ${r.filesChangedSinceStart} file(s) vs ` +
+          `start${r.claimed ? ' · claimed completion' : ''}${r.costUsd ? ` · ${usd(r.costUsd)}` : ''}`,
         reasons: [],
       });
     }

@@ -72,7 +72,10 @@ export class StreamsTrack {
   }
 }
 
-/** The running agent call of one execution (its scope, the directives and the gate pass it carries, the prompt parts it sends by reference) and the tool gates' pass of a lean run. */
+/**
+ * The running agent call of one execution (its scope, the directives and the gate pass it carries, the prompt parts it
+ * sends by reference) and the tool gates' pass of a lean run.
+ */
 export class CallTrack {
   private scope: Scope | null = null;
   /** Directives the running call's prompt carries: delivered, no longer waiting. */
