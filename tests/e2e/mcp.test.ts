@@ -147,7 +147,8 @@ describe('vigil mcp over stdio', () => {
   });
 
   it(
-    'drives a run with the default knobs: start, status, a directive, pause, resume; the agent claims through vigil_task_complete and the council approves the claim; the report reads it',
+    'drives a run with the default knobs: start, status, a directive, pause, resume; the agent claims through ' +
+      'vigil_task_complete and the council approves the claim; the report reads it',
     async () => {
       // The PRD in the repository: vigil_start reads no file outside the repository it is given.
       const repo = makeRepo({
@@ -348,7 +349,8 @@ describe('vigil mcp over stdio', () => {
       const outsidePrd = await call('vigil_start', { prd: secret, repo: inRepo, provider: 'command', agentCommand: SCRIPTED_AGENT });
       expect(outsidePrd.isError).toBe(true);
       expect(text(outsidePrd)).toBe(
-        `the PRD ${secret} is outside the repository ${inRepo}: vigil_start reads only files inside the repository it is given (\`repo\`): put the file there, or pass its path inside it`,
+        `the PRD ${secret} is outside the repository ${inRepo}: vigil_start reads only files inside the repository it is given ` +
+          `(\`repo\`): put the file there, or pass its path inside it`,
       );
       const shadow = await call('vigil_start', { prd: '/etc/shadow', repo: inRepo, provider: 'command', agentCommand: SCRIPTED_AGENT });
       expect(text(shadow)).toMatch(/^the PRD \/etc\/shadow is outside the repository/);

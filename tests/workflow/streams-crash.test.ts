@@ -179,7 +179,8 @@ it('a worker SIGKILLed during a merge: the next one merges that task once, and t
   const realGit = execFileSync('bash', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
   writeFileSync(
     path.join(shim, 'git'),
-    `#!/bin/bash\nfor a in "$@"; do if [ "$a" = merge-tree ]; then echo "$$" >> ${JSON.stringify(merging)}; sleep 6; fi; done\nexec ${JSON.stringify(realGit)} "$@"\n`,
+    `#!/bin/bash\nfor a in "$@"; do if [ "$a" = merge-tree ]; then echo "$$" >> ${JSON.stringify(merging)}; sleep 6; fi; ` +
+      `done\nexec ${JSON.stringify(realGit)} "$@"\n`,
     { mode: 0o755 },
   );
   const repo = makeRepo({ files: { 'README.md': '# s\n' } });
