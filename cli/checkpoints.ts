@@ -52,7 +52,8 @@ export function checkpointTable(snap: StatusSnapshot): string[] {
     );
   for (const c of cp.list) {
     lines.push(
-      `  ${pad(String(c.iteration), 5)} ${pad(c.at, 24)} ${c.commit.slice(0, 12)} ${pad(`${c.filesChanged} (${c.filesSinceStart})`, 12)} ${pad(String(c.exitCode), 4)} ${pad(c.tests ?? '-', 12)} ${c.verdict ?? '-'}`,
+      `  ${pad(String(c.iteration), 5)} ${pad(c.at, 24)} ${c.commit.slice(0, 12)} ${pad(`${c.filesChanged} (${c.filesSinceStart})`, 12)} ` +
+        `${pad(String(c.exitCode), 4)} ${pad(c.tests ?? '-', 12)} ${c.verdict ?? '-'}`,
     );
   }
   if (cp.list.length) lines.push('  files: changed by the iteration (differing from the run start)');

@@ -69,7 +69,9 @@ function bash(name: string, nodes: Node[]): string {
     .map((n) => {
       const valueCases = [...n.values].map(
         ([flag, choices]) =>
-          `        ${flag}) ${choices.length ? `COMPREPLY=($(compgen -W ${single(words(choices))} -- "$cur"))` : 'COMPREPLY=($(compgen -f -- "$cur"))'}; return ;;`,
+          `        ${flag}) ` +
+          (choices.length ? `COMPREPLY=($(compgen -W ${single(words(choices))} -- "$cur"))` : 'COMPREPLY=($(compgen -f -- "$cur"))') +
+          '; return ;;',
       );
       return [
         `    ${single(n.path.join(' ') || '')})`,

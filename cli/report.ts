@@ -541,7 +541,11 @@ function summaryLines(r: RunReport): string[] {
     ...(o?.evidence ? [oneLine(o.evidence)] : []),
     `iterations: ${r.iterations} (${r.failedIterations} failed) · council rounds: ` +
       `${r.councilRounds} (${r.approvedRounds} approved) · escalations: ${r.escalations} · tier climbs: ${r.tierClimbs} · spend: ` +
-      `${spendWords(r.spendUsd, r.unpricedCalls, r.calls)}${r.orchestration ? ` (orchestration ${r.orchestration.calls} call(s)${r.spendUsd > 0 ? `, ${money(r.orchestration.usd)}, ${Math.round((r.orchestration.usd / r.spendUsd) * 100)}%` : ''})` : ''}`,
+      spendWords(r.spendUsd, r.unpricedCalls, r.calls) +
+      (r.orchestration
+        ? ` (orchestration ${r.orchestration.calls} call(s)` +
+          `${r.spendUsd > 0 ? `, ${money(r.orchestration.usd)}, ${Math.round((r.orchestration.usd / r.spendUsd) * 100)}%` : ''})`
+        : ''),
     `waiting for people: ${duration(r.waitingMs)} over ${r.pauses} pause(s)${r.pausedNow ? ' (paused now)' : ''}`,
     ...(r.memoryJudgement ? [memoryJudgementLine(r.memoryJudgement)] : []),
   ];
@@ -739,7 +743,8 @@ function acrossRunsText(r: AcrossRunsReport): string {
   const k = r.cost;
   lines.push(
     `cost: ${money(k.totalUsd)} in all, ${money(k.perRunUsd ?? 0)} per run; ${k.doneRuns} done ` +
-      `run(s)${k.doneRuns ? `: ${money(k.perDoneRunUsd ?? 0)} each, ${money(k.allSpendPerDoneRunUsd ?? 0)} of all spend per done run` : ''}${k.unpricedCalls ? `; ${k.unpricedCalls} unpriced call(s) not counted` : ''}`,
+      `run(s)${k.doneRuns ? `: ${money(k.perDoneRunUsd ?? 0)} each, ${money(k.allSpendPerDoneRunUsd ?? 0)} of all spend per done run` : ''}` +
+      `${k.unpricedCalls ? `; ${k.unpricedCalls} unpriced call(s) not counted` : ''}`,
   );
   const w = r.waitingForPeople;
   lines.push(

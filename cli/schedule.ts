@@ -277,7 +277,8 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
         else
           for (const r of rows)
             out(
-              `${String(r.name).padEnd(24)} ${String(r.cron ?? '?').padEnd(16)} ${(r.paused ? 'paused' : 'active').padEnd(7)} next ${String(r.next ?? '-').padEnd(24)} last ${String(r.last ?? '-')}  ${String(r.repo ?? '')}`,
+              `${String(r.name).padEnd(24)} ${String(r.cron ?? '?').padEnd(16)} ${(r.paused ? 'paused' : 'active').padEnd(7)} ` +
+                `next ${String(r.next ?? '-').padEnd(24)} last ${String(r.last ?? '-')}  ${String(r.repo ?? '')}`,
             );
       });
     });

@@ -160,10 +160,12 @@ const SECRET_PATTERNS: readonly SecretPattern[] = [
     // OPENAI_API_KEY); an unquoted value must look random (letters and digits).
     kind: 'credential assignment',
     re: new RegExp(
-      String.raw`(?<![A-Za-z0-9_])[A-Za-z0-9_]{0,64}?(?:api[_-]?key|api[_-]?secret|secret[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|password|passwd)["']?\s{0,16}[:=]\s{0,16}(?:${[
-        /["'](?<q>[^"'\s]{12,512})["']/.source,
-        /(?<u>(?=[A-Za-z0-9_/+.=-]{0,511}\d)(?=[A-Za-z0-9_/+.=-]{0,511}[A-Za-z])[A-Za-z0-9_/+.=-]{16,512}(?![A-Za-z0-9_/+.=-]))/.source,
-      ].join('|')})`,
+      String.raw`(?<![A-Za-z0-9_])[A-Za-z0-9_]{0,64}?` +
+        String.raw`(?:api[_-]?key|api[_-]?secret|secret[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|password|passwd)` +
+        String.raw`["']?\s{0,16}[:=]\s{0,16}(?:${[
+          /["'](?<q>[^"'\s]{12,512})["']/.source,
+          /(?<u>(?=[A-Za-z0-9_/+.=-]{0,511}\d)(?=[A-Za-z0-9_/+.=-]{0,511}[A-Za-z])[A-Za-z0-9_/+.=-]{16,512}(?![A-Za-z0-9_/+.=-]))/.source,
+        ].join('|')})`,
       'dgi',
     ),
     context: 'line',

@@ -174,7 +174,9 @@ export function qualityLines(s: StatusSnapshot): string[] {
   if (q && q.gates.length > 0) {
     const mark = { pass: '✓', fail: '✗', inconclusive: '?' } as const;
     lines.push(
-      `Quality gates: ${q.gates.map((g) => `${mark[g.verdict]} ${g.gate.replace(/_/g, ' ')}${q.failing[g.gate] ? ` (${q.failing[g.gate]}× in a row)` : ''}`).join(' · ')}`,
+      `Quality gates: ${q.gates
+        .map((g) => `${mark[g.verdict]} ${g.gate.replace(/_/g, ' ')}${q.failing[g.gate] ? ` (${q.failing[g.gate]}× in a row)` : ''}`)
+        .join(' · ')}`,
     );
     for (const g of q.gates.filter((x) => x.verdict === 'fail').slice(0, 3))
       lines.push(`- ${g.gate.replace(/_/g, ' ')}: ${clip(g.reason, 200)}`);
@@ -218,7 +220,9 @@ export function checkpointLines(s: StatusSnapshot): string[] {
   if (r) {
     lines.push(
       `Rewound by ${r.by} at ${r.at} from iteration ${r.from} to iteration ${r.to}${r.reason ? `: ${clip(r.reason, 300)}` : ''}` +
-        `${r.directive ? ` · directive: "${clip(r.directive, 120)}"` : ''}${r.interruptedAgent ? ' · the running agent call was cancelled' : ''} · the tree before is kept as ${r.savedRef}`,
+        (r.directive ? ` · directive: "${clip(r.directive, 120)}"` : '') +
+        (r.interruptedAgent ? ' · the running agent call was cancelled' : '') +
+        ` · the tree before is kept as ${r.savedRef}`,
     );
   }
   return lines;
@@ -314,7 +318,8 @@ export function currentDetails(s: StatusSnapshot): string {
   if (s.ladder) {
     const c = s.ladder.changes.at(-1);
     lines.push(
-      `Model tier ${s.ladder.level}${s.ladder.pinnedHigh ? ' (pinned: the PRD is always-HIGH)' : ''}${c ? ` since iteration ${c.iteration}: ${c.trigger}` : ''}`,
+      `Model tier ${s.ladder.level}${s.ladder.pinnedHigh ? ' (pinned: the PRD is always-HIGH)' : ''}` +
+        (c ? ` since iteration ${c.iteration}: ${c.trigger}` : ''),
     );
   }
   const e = s.escalations.at(-1);

@@ -102,7 +102,10 @@ export const EXTRA_PATTERNS: readonly { id: string; kind: string; pattern: strin
     // the token (so `password: string` and `password = readPassword()` are code, not values).
     id: 'vigil/password-assignment',
     kind: 'password assignment',
-    pattern: String.raw`/(?<![A-Za-z0-9])(?:[A-Za-z0-9_.-]{0,64}[._-])?(?:password|passwd|pwd)["']?[ \t]{0,16}(?::=|=>|[:=])[ \t]{0,16}(?:"(?=[^"\s]{0,127}[0-9])(?=[^"\s]{0,127}[A-Za-z])[^"\s]{8,128}"|'(?=[^'\s]{0,127}[0-9])(?=[^'\s]{0,127}[A-Za-z])[^'\s]{8,128}'|(?=[^\s"'\x60;,(){}[\]<>]{0,127}[0-9])(?=[^\s"'\x60;,(){}[\]<>]{0,127}[A-Za-z])[^\s"'\x60;,(){}[\]<>]{8,128}(?=[ \t\r\n;,]|$))/i`,
+    pattern:
+      String.raw`/(?<![A-Za-z0-9])(?:[A-Za-z0-9_.-]{0,64}[._-])?(?:password|passwd|pwd)["']?[ \t]{0,16}(?::=|=>|[:=])[ \t]{0,16}(?:` +
+      String.raw`"(?=[^"\s]{0,127}[0-9])(?=[^"\s]{0,127}[A-Za-z])[^"\s]{8,128}"|'(?=[^'\s]{0,127}[0-9])(?=[^'\s]{0,127}[A-Za-z])[^'\s]{8,128}'|` +
+      String.raw`(?=[^\s"'\x60;,(){}[\]<>]{0,127}[0-9])(?=[^\s"'\x60;,(){}[\]<>]{0,127}[A-Za-z])[^\s"'\x60;,(){}[\]<>]{8,128}(?=[ \t\r\n;,]|$))/i`,
   },
 ];
 const EXTRA_KINDS: ReadonlyMap<string, string> = new Map(EXTRA_PATTERNS.map((p) => [p.id, p.kind]));

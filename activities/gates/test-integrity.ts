@@ -234,12 +234,17 @@ export interface MockContext {
   localModules?: ReadonlySet<string>;
 }
 
-const JS_OPERAND = String.raw`(-?\d{1,30}(?:\.\d{1,30})?|'[^'\\]{0,200}'|"[^"\\]{0,200}"|\x60[^\x60\\$]{0,200}\x60|[A-Za-z_$][\w$]{0,60}(?:\.[A-Za-z_$][\w$]{0,60}){0,5})`;
+const JS_OPERAND = `(${[
+  String.raw`-?\d{1,30}(?:\.\d{1,30})?`,
+  String.raw`'[^'\\]{0,200}'|"[^"\\]{0,200}"|\x60[^\x60\\$]{0,200}\x60`,
+  String.raw`[A-Za-z_$][\w$]{0,60}(?:\.[A-Za-z_$][\w$]{0,60}){0,5}`,
+].join('|')})`;
 const PY_OPERAND = String.raw`(-?\d{1,30}(?:\.\d{1,30})?|'[^'\\]{0,200}'|"[^"\\]{0,200}"|[A-Za-z_][\w]{0,60}(?:\.[A-Za-z_][\w]{0,60}){0,5})`;
 
 /** `expect(A).toBe(A)` and friends (Jest/Vitest matchers and Chai's `to.equal`). */
 const JS_EXPECT_SAME = new RegExp(
-  String.raw`\bexpect\s{0,5}\(\s{0,5}${JS_OPERAND}\s{0,5}\)\s{0,5}\.\s{0,5}(?:toBe|toEqual|toStrictEqual|to\.equal|to\.eql|to\.deep\.equal|to\.be\.equal)\s{0,5}\(\s{0,5}${JS_OPERAND}\s{0,5}\)`,
+  String.raw`\bexpect\s{0,5}\(\s{0,5}${JS_OPERAND}\s{0,5}\)\s{0,5}\.\s{0,5}` +
+    String.raw`(?:toBe|toEqual|toStrictEqual|to\.equal|to\.eql|to\.deep\.equal|to\.be\.equal)\s{0,5}\(\s{0,5}${JS_OPERAND}\s{0,5}\)`,
 );
 /** `expect(true).toBeTruthy()`, `expect(null).toBeNull()`: the matcher restates the literal. */
 const JS_EXPECT_CONST = new RegExp(
@@ -261,7 +266,8 @@ const PY_ASSERT_SAME = new RegExp(
 const PY_ASSERT_TRUE =
   /^\s{0,200}assert\s{1,20}(?:\(\s{0,5})?(?:True|[1-9]\d{0,20}|'[^'\\]{1,200}'|"[^"\\]{1,200}")(?:\s{0,5}\))?\s{0,20}(?:$|[,#])/;
 const PY_SELF_SAME = new RegExp(
-  String.raw`\bself\.assert(?:Equal|Equals|Is|ListEqual|DictEqual|TupleEqual|SetEqual|CountEqual|SequenceEqual|MultiLineEqual|AlmostEqual|AlmostEquals)\s{0,5}\(\s{0,5}${PY_OPERAND}\s{0,5},\s{0,5}${PY_OPERAND}\s{0,5}[,)]`,
+  String.raw`\bself\.assert(?:Equal|Equals|Is|ListEqual|DictEqual|TupleEqual|SetEqual|CountEqual|SequenceEqual|MultiLineEqual|AlmostEqual|AlmostEquals)` +
+    String.raw`\s{0,5}\(\s{0,5}${PY_OPERAND}\s{0,5},\s{0,5}${PY_OPERAND}\s{0,5}[,)]`,
 );
 const PY_SELF_CONST = new RegExp(
   String.raw`\bself\.(?:${[

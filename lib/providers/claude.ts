@@ -147,10 +147,10 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
         retry = value;
         const delay = num(value.retry_delay_ms);
         transcript.push(
-          `[api retry ${num(value.attempt) ?? '?'}/${num(value.max_retries) ?? '?'}${delay === null ? '' : ` in ${(delay / 1000).toFixed(1)}s`}: ${num(value.error_status) ?? '?'} ${str(value.error) ?? ''}]`.replace(
-            ' ]',
-            ']',
-          ),
+          (
+            `[api retry ${num(value.attempt) ?? '?'}/${num(value.max_retries) ?? '?'}${delay === null ? '' : ` in ${(delay / 1000).toFixed(1)}s`}: ` +
+            `${num(value.error_status) ?? '?'} ${str(value.error) ?? ''}]`
+          ).replace(' ]', ']'),
         );
       }
     } else if (type === 'assistant' || type === 'user') {

@@ -35,7 +35,8 @@ export async function afterFailedIteration(run: Run, result: AgentResult): Promi
   // anything else backs off exponentially. Both count as a failed attempt.
   const rateLimited = result.rateLimit;
   if (rateLimited !== null) markRateLimit();
-  const rawWait = rateLimited ? rateLimited.waitSeconds : backoffSeconds(state.consecutiveFailures, knobs, run.sdk.random()); // deterministic: seeded workflow random
+  // deterministic: seeded workflow random
+  const rawWait = rateLimited ? rateLimited.waitSeconds : backoffSeconds(state.consecutiveFailures, knobs, run.sdk.random());
   // A rate limit says nothing about the work: it is not a failure (no retry count, no tier climb).
   if (!rateLimited) state.consecutiveFailures += 1;
   if (rateLimited) {

@@ -42,8 +42,8 @@ export async function verifyChecklist(run: Run, tree: string, only?: readonly st
     answer = await members.runAgent.executeWithOptions(
       {
         summary:
-          `verify the PRD checklist (iteration ` +
-          `${state.iteration}${call.checklistIds.length < cl.items.length ? `, ${call.checklistIds.length} of ${cl.items.length} items whose files changed` : ''})`,
+          `verify the PRD checklist (iteration ${state.iteration}` +
+          `${call.checklistIds.length < cl.items.length ? `, ${call.checklistIds.length} of ${cl.items.length} items whose files changed` : ''})`,
       },
       [call],
     );
@@ -210,8 +210,9 @@ export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> 
 }
 
 /**
- * The extraction asked again, once the wait a provider's trouble called for is over. When the provider kept failing, the run does not go on silently without its checklist:
- * supervised, it pauses and asks; perpetual, it goes on and says so.
+ * The extraction asked again, once the wait a provider's trouble called for is over. When the
+ * provider kept failing, the run does not go on silently without its checklist: supervised, it
+ * pauses and asks; perpetual, it goes on and says so.
  */
 export async function retryChecklist(run: Run): Promise<void> {
   const { state, knobs, info } = run;

@@ -131,7 +131,8 @@ export class JudgingTrack {
   /** What refused the last completion check before the council was asked (workflows/run/completion.ts). */
   refusedBy: { cause: CheckCause; reason: string } = { cause: 'quality_gates', reason: '' };
   /**
-   * The checklist verification a completion check handed to its council round: the verifier's call and the rule its answer is judged by (workflows/run/prd-checklist.ts, workflows/run/completion.ts).
+   * The checklist verification a completion check handed to its council round: the verifier's call and
+   * the rule its answer is judged by (workflows/run/prd-checklist.ts, workflows/run/completion.ts).
    */
   private carried: CarriedChecklist | null = null;
 
