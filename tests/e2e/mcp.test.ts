@@ -119,7 +119,11 @@ function agentCommand(): string {
 import { StdioClientTransport } from ${JSON.stringify(sdk('client/stdio.js'))};
 const client = new Client({ name: 'builder', version: '1.0.0' });
 await client.connect(new StdioClientTransport({ command: process.execPath, args: [${JSON.stringify(CLI)}, 'mcp'], env: process.env }));
-const r = await client.callTool({ name: 'vigil_task_complete', arguments: { summary: 'The feature is exported and documented.', evidence: ['src/feature.js exports feature', 'README.md documents it'], confidence: 0.85 } });
+const evidence = ['src/feature.js exports feature', 'README.md documents it'];
+const r = await client.callTool({
+  name: 'vigil_task_complete',
+  arguments: { summary: 'The feature is exported and documented.', evidence, confidence: 0.85 },
+});
 process.stdout.write('vigil_task_complete: ' + JSON.stringify(r) + '\\n');
 await client.close();
 process.exit(r.isError ? 1 : 0);

@@ -223,7 +223,8 @@ export function realCliSuite(name: RealCliName, part: SuitePart, expect_: Partia
         const handle = await startRun(env, tq, runInput(repo, noScenario, knobs()));
         const outcome = await handle.result();
         const s = await status(handle);
-        const detail = `${JSON.stringify({ outcome, refusal: s.quality?.lastRefusal, checks: s.checks, requests: server.requests().map((r) => `${r.role}:${r.status}`) })}\n${iterationTails(repo)}`;
+        const requests = server.requests().map((r) => `${r.role}:${r.status}`);
+        const detail = `${JSON.stringify({ outcome, refusal: s.quality?.lastRefusal, checks: s.checks, requests })}\n${iterationTails(repo)}`;
         say(name, 'complete run', s);
         expect(outcome.status, detail).toBe('council_approved');
         expect(outcome.iteration, detail).toBe(1);

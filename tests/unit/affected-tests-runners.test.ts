@@ -160,7 +160,9 @@ const UNITTEST_REPO: Repo = {
     'tests/test_div.py': `from calc.div import div\n${unittestCase('TestDiv', '    def test_div(self):\n        self.assertEqual(div(6, 3), 2)\n')}`,
     'tests/test_report.py': `import subprocess\nimport sys\n${unittestCase(
       'TestReport',
-      '    def test_report(self):\n        out = subprocess.run([sys.executable, "scripts/report.py"], capture_output=True, text=True).stdout\n        self.assertEqual(out, "total: 3\\n")\n',
+      '    def test_report(self):\n' +
+        '        out = subprocess.run([sys.executable, "scripts/report.py"], capture_output=True, text=True).stdout\n' +
+        '        self.assertEqual(out, "total: 3\\n")\n',
     )}`,
   },
   touchAdd: PY_REPO.touchAdd,

@@ -219,7 +219,10 @@ const fs = require('node:fs');
 const a = process.argv.slice(2);
 fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify(a) + '\\n');
 if (a[0] === '--version') { console.log('gh version 2.0.0-fake'); process.exit(0); }
-if (a[0] === 'auth') { if (${opts.auth !== false}) { console.log('Logged in to github.com'); process.exit(0); } console.error('You are not logged into any GitHub hosts.'); process.exit(1); }
+if (a[0] === 'auth') {
+  if (${opts.auth !== false}) { console.log('Logged in to github.com'); process.exit(0); }
+  console.error('You are not logged into any GitHub hosts.'); process.exit(1);
+}
 if (a[0] === 'pr' && a[1] === 'list') { console.log(${JSON.stringify(opts.existing ?? '')}); process.exit(0); }
 if (a[0] === 'pr' && a[1] === 'create') { console.log('https://github.com/o/r/pull/7'); process.exit(0); }
 process.exit(2);

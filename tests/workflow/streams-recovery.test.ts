@@ -154,29 +154,33 @@ describe('a stream whose worktree is deleted mid-run', () => {
     },
   );
 
-  it('stopped on its own, it is tried once more from a fresh worktree (the run’s stop alone stops a stream for good), and the run ends approved', async () => {
-    const { repo, input } = streamsRun(
-      { l: builder({ 'l.txt': 'L' }, 4000, 4), o: builder({ 'o.txt': 'O' }, 300, 3), parent: builder({}, 300, 3) },
-      [task('l'), task('o')],
-    );
-    const id = uniqueId('streams-stopped');
-    const handle = await startRun(shared.env, shared.taskQueue, input, id);
-    const child = shared.env.client.workflow.getHandle(`${id}--l`);
-    await deleteWorktreeMidRun(id, repo, 'l');
-    const first = (await child.describe()).runId;
-    const paused = await waitForStatus(child, (x) => x.paused, 120_000);
-    expect(paused.pause?.reason).toContain(`or \`vigil stop ${id}--l\` ends this attempt, and task l is tried once more`);
-    await child.executeUpdate(stopUpdate, { args: [{ reason: 'start it again', by: 'tester', now: false }] });
-    // The task's second attempt: the same stream id, a new execution, in a fresh worktree.
-    const again = await waitForStatus(handle, (x) => (x.streams ?? []).some((t) => t.task === 'l' && t.attempts === 2), 120_000);
-    expect(again.streams?.find((t) => t.task === 'l')?.state).toBe('in_progress');
-    expect((await child.describe()).runId).not.toBe(first);
-    expect((await handle.result()).status).toBe('council_approved');
-    const s = await status(handle);
-    expect(s.streams?.map((t) => [t.task, t.state, t.attempts, t.deadLetter])).toEqual([
-      ['l', 'done', 2, null],
-      ['o', 'done', 1, null],
-    ]);
-    expect(['l.txt', 'o.txt'].map((f) => git(repo, 'show', `vigil/${id}:${f}`))).toEqual(['L', 'O']);
-  });
+  it(
+    'stopped on its own, it is tried once more from a fresh worktree ' +
+      '(the run’s stop alone stops a stream for good), and the run ends approved',
+    async () => {
+      const { repo, input } = streamsRun(
+        { l: builder({ 'l.txt': 'L' }, 4000, 4), o: builder({ 'o.txt': 'O' }, 300, 3), parent: builder({}, 300, 3) },
+        [task('l'), task('o')],
+      );
+      const id = uniqueId('streams-stopped');
+      const handle = await startRun(shared.env, shared.taskQueue, input, id);
+      const child = shared.env.client.workflow.getHandle(`${id}--l`);
+      await deleteWorktreeMidRun(id, repo, 'l');
+      const first = (await child.describe()).runId;
+      const paused = await waitForStatus(child, (x) => x.paused, 120_000);
+      expect(paused.pause?.reason).toContain(`or \`vigil stop ${id}--l\` ends this attempt, and task l is tried once more`);
+      await child.executeUpdate(stopUpdate, { args: [{ reason: 'start it again', by: 'tester', now: false }] });
+      // The task's second attempt: the same stream id, a new execution, in a fresh worktree.
+      const again = await waitForStatus(handle, (x) => (x.streams ?? []).some((t) => t.task === 'l' && t.attempts === 2), 120_000);
+      expect(again.streams?.find((t) => t.task === 'l')?.state).toBe('in_progress');
+      expect((await child.describe()).runId).not.toBe(first);
+      expect((await handle.result()).status).toBe('council_approved');
+      const s = await status(handle);
+      expect(s.streams?.map((t) => [t.task, t.state, t.attempts, t.deadLetter])).toEqual([
+        ['l', 'done', 2, null],
+        ['o', 'done', 1, null],
+      ]);
+      expect(['l.txt', 'o.txt'].map((f) => git(repo, 'show', `vigil/${id}:${f}`))).toEqual(['L', 'O']);
+    },
+  );
 });

@@ -54,7 +54,9 @@ const who = m ? m[1] : 'parent';
 const start = Date.now();
 const seen = fs.readdirSync(process.cwd()).filter((f) => !f.startsWith('.')).sort();
 const r = spawnSync(agent, ['--scenario', path.join(scenarios, who + '.json')], { stdio: 'inherit' });
-fs.appendFileSync(logFile, JSON.stringify({ who, role: process.env.VIGIL_ROLE || 'iteration', iteration: process.env.VIGIL_ITERATION || null, start, end: Date.now(), seen }) + '\\n');
+const role = process.env.VIGIL_ROLE || 'iteration';
+const iteration = process.env.VIGIL_ITERATION || null;
+fs.appendFileSync(logFile, JSON.stringify({ who, role, iteration, start, end: Date.now(), seen }) + '\\n');
 process.exit(r.status === null ? 1 : r.status);
 `,
 );
