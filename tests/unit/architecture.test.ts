@@ -259,7 +259,6 @@ const OVERSIZED: Readonly<Record<string, number>> = {
   'activities/gates/test-integrity.ts': 850,
   'activities/gates/test-runner.ts': 496,
   'activities/process.ts': 660,
-  'activities/run-authorization.ts': 525,
   'activities/sandbox.ts': 916,
   'cli/console/pages.ts': 611,
   'cli/doctor.ts': 547,
