@@ -93,7 +93,15 @@ export function callLabel(input: { role: string; iteration: number; extraEnv: Re
   const round = input.extraEnv.VIGIL_COUNCIL_ROUND ?? input.extraEnv.VIGIL_REVIEW_ROUND;
   const member = input.extraEnv.VIGIL_MEMBER;
   const reviewer = input.extraEnv.VIGIL_REVIEWER;
-  return `${input.role}-${round ? `round-${pad(Number(round))}` : pad(input.iteration)}${member !== undefined && input.role === 'council' ? `-m${member}` : ''}${reviewer ? `-${safeSegment(reviewer)}` : ''}${input.extraEnv.VIGIL_REVIEW_RERUN ? '-rerun' : ''}${input.subAgents ? '-batch' : ''}${input.extraEnv.VIGIL_CHECKLIST_ITERATION ? `-i${pad(Number(input.extraEnv.VIGIL_CHECKLIST_ITERATION))}` : ''}`;
+  const checklistIteration = input.extraEnv.VIGIL_CHECKLIST_ITERATION;
+  return (
+    `${input.role}-${round ? `round-${pad(Number(round))}` : pad(input.iteration)}` +
+    (member !== undefined && input.role === 'council' ? `-m${member}` : '') +
+    (reviewer ? `-${safeSegment(reviewer)}` : '') +
+    (input.extraEnv.VIGIL_REVIEW_RERUN ? '-rerun' : '') +
+    (input.subAgents ? '-batch' : '') +
+    (checklistIteration ? `-i${pad(Number(checklistIteration))}` : '')
+  );
 }
 
 /** `cancelSignal`: what cancels the agent, when not the activity's cancellation alone (an iteration's call, activities/iteration.ts). */
@@ -222,7 +230,9 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     timeoutMs: input.timeoutSeconds * 1000,
     logPath,
     pidFile: path.join(dir, `${label}.pid.json`),
-    header: `=== vigil: ${input.role} ${input.iteration}, attempt ${attempt}, started ${new Date().toISOString()}: ${call.argv.map((a) => (a === prompt ? '<prompt>' : a)).join(' ')} ===`,
+    header:
+      `=== vigil: ${input.role} ${input.iteration}, attempt ${attempt}, started ${new Date().toISOString()}: ` +
+      `${call.argv.map((a) => (a === prompt ? '<prompt>' : a)).join(' ')} ===`,
     watchFor: input.completionPromise,
     ...(keepHead ? { keepHead } : {}),
     ...(call.sessionId ? { heartbeatDetails: { session: call.sessionId } } : {}),

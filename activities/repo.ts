@@ -158,7 +158,10 @@ export async function inspectRepo(raw: InspectRepoInput): Promise<RepoSnapshot> 
   return (await inspectRepoChanges(raw)).snapshot;
 }
 
-/** The inspection, with every path changed since the previous tree (null when that tree is unknown or gone): the gate pass after an agent call needs no diff of its own. */
+/**
+ * The inspection, with every path changed since the previous tree (null when that tree is unknown or gone): the gate pass
+ * after an agent call needs no diff of its own.
+ */
 export async function inspectRepoChanges(
   raw: InspectRepoInput,
 ): Promise<{ snapshot: RepoSnapshot; sinceLastPaths: string[] | null; sinceStartPaths: string[] }> {

@@ -10,7 +10,10 @@ export function attemptsLines(s: AttemptsStatus): string[] {
   for (const a of s.attempts) {
     const facts =
       a.state === 'ended'
-        ? `${a.status ?? '?'}${a.iterations !== null ? `, ${a.iterations} iteration(s)` : ''}${a.findings !== null ? `, ${a.findings} review finding(s)` : ''}${a.spendUsd !== null ? `, $${a.spendUsd.toFixed(2)}` : ''}`
+        ? `${a.status ?? '?'}` +
+          (a.iterations !== null ? `, ${a.iterations} iteration(s)` : '') +
+          (a.findings !== null ? `, ${a.findings} review finding(s)` : '') +
+          (a.spendUsd !== null ? `, $${a.spendUsd.toFixed(2)}` : '')
         : 'running';
     const agent = `${a.provider}${a.model ? ` ${a.model}` : ''}`;
     lines.push(`  attempt ${a.n}${s.winner === a.n ? ' (winner)' : ''}: ${facts} · ${agent} · ${a.workflowId}`);

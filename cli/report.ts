@@ -298,7 +298,10 @@ export function duration(ms: number): string {
 export function describeEvent(e: RunEvent): string {
   switch (e.kind) {
     case 'run_started':
-      return `run started: "${e.prdTitle}" in ${e.repoPath} with ${e.provider}, up to ${e.maxIterations} iterations, budget ${money(e.budgetUsd)}, ${e.autonomyMode}`;
+      return (
+        `run started: "${e.prdTitle}" in ${e.repoPath} with ${e.provider}, up to ${e.maxIterations} iterations, budget ` +
+        `${money(e.budgetUsd)}, ${e.autonomyMode}`
+      );
     case 'iteration':
       return [
         `iteration ${e.iteration}`,
@@ -319,7 +322,10 @@ export function describeEvent(e: RunEvent): string {
     case 'gate':
       return `gate ${e.gate}: ${e.verdict}${e.findings ? ` (${e.findings} finding(s))` : ''}${e.reason ? ` — ${e.reason}` : ''}`;
     case 'review':
-      return `review ${e.round}: ${e.result}, mergeability ${e.mergeability}, ${e.reviewers.length} reviewer(s), ${e.reviewers.filter((r) => r.blocking).length} blocking`;
+      return (
+        `review ${e.round}: ${e.result}, mergeability ${e.mergeability}, ${e.reviewers.length} reviewer(s), ` +
+        `${e.reviewers.filter((r) => r.blocking).length} blocking`
+      );
     case 'escalation':
       return `escalation (${e.reason})${e.paused ? ', paused for a person' : ''}: ${e.detail}`;
     case 'notification':
@@ -479,12 +485,19 @@ function summaryLines(r: RunReport): string[] {
   const o = r.outcome;
   return [
     `repository: ${r.repo ?? 'unknown'}`,
-    `provider: ${r.provider ?? 'unknown'} · mode ${r.autonomyMode ?? 'unknown'} · up to ${r.maxIterations ?? '?'} iterations · budget ${r.budgetUsd !== null ? money(r.budgetUsd) : 'unknown'}`,
+    `provider: ${r.provider ?? 'unknown'} · mode ${r.autonomyMode ?? 'unknown'} · up to ${r.maxIterations ?? '?'} iterations · ` +
+      `budget ${r.budgetUsd !== null ? money(r.budgetUsd) : 'unknown'}`,
     `started: ${r.startedAt ?? 'unknown'}${r.finishedAt ? ` · finished: ${r.finishedAt}` : ''}`,
     `outcome: ${o ? `${o.status} (exit ${o.exitCode}) at iteration ${o.iteration} — ${oneLine(o.reason)}` : 'none yet (running)'}`,
     // What done rested on, as the run said it (`evidence: baseline tests 2 of 2 passed …`).
     ...(o?.evidence ? [oneLine(o.evidence)] : []),
-    `iterations: ${r.iterations} (${r.failedIterations} failed) · council rounds: ${r.councilRounds} (${r.approvedRounds} approved) · escalations: ${r.escalations} · tier climbs: ${r.tierClimbs} · spend: ${spendWords(r.spendUsd, r.unpricedCalls, r.calls)}${r.orchestration ? ` (orchestration ${r.orchestration.calls} call(s)${r.spendUsd > 0 ? `, ${money(r.orchestration.usd)}, ${Math.round((r.orchestration.usd / r.spendUsd) * 100)}%` : ''})` : ''}`,
+    `iterations: ${r.iterations} (${r.failedIterations} failed) · council rounds: ` +
+      `${r.councilRounds} (${r.approvedRounds} approved) · escalations: ${r.escalations} · tier climbs: ${r.tierClimbs} · spend: ` +
+      spendWords(r.spendUsd, r.unpricedCalls, r.calls) +
+      (r.orchestration
+        ? ` (orchestration ${r.orchestration.calls} call(s)` +
+          `${r.spendUsd > 0 ? `, ${money(r.orchestration.usd)}, ${Math.round((r.orchestration.usd / r.spendUsd) * 100)}%` : ''})`
+        : ''),
     `waiting for people: ${duration(r.waitingMs)} over ${r.pauses} pause(s)${r.pausedNow ? ' (paused now)' : ''}`,
     ...(r.memoryJudgement ? [memoryJudgementLine(r.memoryJudgement)] : []),
   ];
@@ -625,7 +638,9 @@ async function queryStore<T>(url: string, hint: string, fn: (db: pg.Client) => P
   client.on('error', () => undefined);
   const fail = (err: unknown): CliError =>
     new CliError(
-      `the event store at ${where} is unreachable: ${err instanceof Error ? err.message || (err as { code?: string }).code || err.name : String(err)}. Start it, or ${hint.charAt(0).toLowerCase()}${hint.slice(1)}`,
+      `the event store at ${where} is unreachable: ` +
+        `${err instanceof Error ? err.message || (err as { code?: string }).code || err.name : String(err)}. Start it, or ` +
+        `${hint.charAt(0).toLowerCase()}${hint.slice(1)}`,
       EXIT.unreachable,
     );
   try {
@@ -666,7 +681,8 @@ function acrossRunsText(r: AcrossRunsReport): string {
   );
   const c = r.council;
   lines.push(
-    `council: ${c.rounds} round(s), ${c.approved} approved, ${c.rejected} rejected, ${c.blocked} blocked by a gate; approval rate ${pct(c.approvalRate)}; votes ${c.approveVotes} of ${c.votes} approve (${pct(c.voteApprovalRate)})`,
+    `council: ${c.rounds} round(s), ${c.approved} approved, ${c.rejected} rejected, ${c.blocked} blocked by a gate; approval ` +
+      `rate ${pct(c.approvalRate)}; votes ${c.approveVotes} of ${c.votes} approve (${pct(c.voteApprovalRate)})`,
   );
   const e = r.escalations;
   lines.push(
@@ -679,16 +695,22 @@ function acrossRunsText(r: AcrossRunsReport): string {
   lines.push(...tierLines(r.tiers));
   const k = r.cost;
   lines.push(
-    `cost: ${money(k.totalUsd)} in all, ${money(k.perRunUsd ?? 0)} per run; ${k.doneRuns} done run(s)${k.doneRuns ? `: ${money(k.perDoneRunUsd ?? 0)} each, ${money(k.allSpendPerDoneRunUsd ?? 0)} of all spend per done run` : ''}${k.unpricedCalls ? `; ${k.unpricedCalls} unpriced call(s) not counted` : ''}`,
+    `cost: ${money(k.totalUsd)} in all, ${money(k.perRunUsd ?? 0)} per run; ${k.doneRuns} done ` +
+      `run(s)${k.doneRuns ? `: ${money(k.perDoneRunUsd ?? 0)} each, ${money(k.allSpendPerDoneRunUsd ?? 0)} of all spend per done run` : ''}` +
+      `${k.unpricedCalls ? `; ${k.unpricedCalls} unpriced call(s) not counted` : ''}`,
   );
   const w = r.waitingForPeople;
   lines.push(
-    `waiting for people: ${duration(w.totalMs)} over ${w.pauses} pause(s) (${duration(w.perRunMs ?? 0)} per run)${w.pausedNow.length ? `; paused now: ${w.pausedNow.join(', ')}` : ''}`,
+    `waiting for people: ${duration(w.totalMs)} over ${w.pauses} pause(s) (${duration(w.perRunMs ?? 0)} per ` +
+      `run)${w.pausedNow.length ? `; paused now: ${w.pausedNow.join(', ')}` : ''}`,
   );
   lines.push('', 'runs:');
   for (const p of r.perRun) {
     lines.push(
-      `  ${p.workflowId} · ${p.startedAt ?? '?'} · ${p.repo ?? '?'} · ${p.outcome ?? 'running'}${p.exitCode !== null ? ` (exit ${p.exitCode})` : ''} · ${p.iterations} iteration(s), ${p.failedIterations} failed · council ${p.approvedRounds}/${p.councilRounds} · ${p.escalations} escalation(s) · ${p.tierClimbs} climb(s) · ${spendWords(p.spendUsd, p.unpricedCalls, null)} · waited ${duration(p.waitingMs)}`,
+      `  ${p.workflowId} · ${p.startedAt ?? '?'} · ${p.repo ?? '?'} · ` +
+        `${p.outcome ?? 'running'}${p.exitCode !== null ? ` (exit ${p.exitCode})` : ''} · ${p.iterations} iteration(s), ` +
+        `${p.failedIterations} failed · council ${p.approvedRounds}/${p.councilRounds} · ${p.escalations} escalation(s) · ` +
+        `${p.tierClimbs} climb(s) · ${spendWords(p.spendUsd, p.unpricedCalls, null)} · waited ${duration(p.waitingMs)}`,
     );
   }
   return `${lines.join('\n')}\n`;

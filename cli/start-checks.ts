@@ -170,7 +170,8 @@ export function prdSource(
   }
   if (checklist !== undefined)
     throw new CliError(
-      `${n.issue} ${issueFile} takes the PRD checklist from the issue's task list: drop ${n.checklist}, or give the issue as the PRD (${n.asPrd(issueFile, checklist)})`,
+      `${n.issue} ${issueFile} takes the PRD checklist from the issue's task list: drop ${n.checklist}, or give the issue as ` +
+        `the PRD (${n.asPrd(issueFile, checklist)})`,
       EXIT.usage,
     );
   if (remote)

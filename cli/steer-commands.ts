@@ -186,7 +186,8 @@ export async function messageCommand(
       // An unanswered directive may still reach the run: resent with its id, it is taken once.
       if (directiveId && err instanceof CliError && err.exitCode === EXIT.unreachable) {
         throw new CliError(
-          `${err.message}\nTo resend this directive without it reaching the run twice, give it its id: vigil input ${id} --signal --id ${directiveId} (with the same text).`,
+          `${err.message}\nTo resend this directive without it reaching the run twice, give it its id: vigil input ` +
+            `${id} --signal --id ${directiveId} (with the same text).`,
           err.exitCode,
         );
       }

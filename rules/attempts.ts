@@ -37,7 +37,10 @@ export function pickAttempt(attempts: readonly AttemptFacts[]): AttemptFacts | n
 export function pickReason(attempts: readonly AttemptFacts[], winner: AttemptFacts): string {
   const approved = attempts.filter(attemptApproved);
   if (approved.length === 1) return `attempt ${winner.n} was the only one approved`;
-  return `attempt ${winner.n} of ${approved.length} approved: fewest review findings (${winner.findings}), then iterations (${winner.iterations}), then spend ($${winner.spendUsd.toFixed(2)})`;
+  return (
+    `attempt ${winner.n} of ${approved.length} approved: fewest review findings (${winner.findings}), then iterations ` +
+    `(${winner.iterations}), then spend ($${winner.spendUsd.toFixed(2)})`
+  );
 }
 
 /** Among attempts none of which was approved, the best outcome to report: the one that got furthest (most iterations), the lowest number on a tie. */
@@ -60,7 +63,10 @@ export function cycled<T>(list: readonly T[], n: number): T | undefined {
 /** The id of attempt n of a run. */
 export const attemptId = (runId: string, n: number): string => `${runId}-attempt-${n}`;
 
-/** The attempt number a run id and its repository say, when the run is attempt n of a run with attempts (its worktree `.vigil/worktrees/<run>/attempt-<n>`); null otherwise. */
+/**
+ * The attempt number a run id and its repository say, when the run is attempt n of a run with attempts (its worktree
+ * `.vigil/worktrees/<run>/attempt-<n>`); null otherwise.
+ */
 export function attemptOf(runId: string, repoPath: string): number | null {
   const m = /^(.+)-attempt-([1-9][0-9]?)$/.exec(runId);
   if (!m) return null;

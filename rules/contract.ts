@@ -135,12 +135,17 @@ export function describeBreach(b: ContractBreach): string {
   const owed = b.answer as Owed;
   const log = b.logPath ? `; its answer: ${b.logPath}` : '';
   return (
-    `the ${roleName(b)} ${b.who.startsWith('the ') ? `(${b.who.slice(4)}) ` : `${b.who} `}answered without ${REQUIRED_ANSWER[owed]} (VIGIL_ROLE=${b.role}, VIGIL_ANSWER=${b.answer}) at iteration ${b.iteration}${log}. ` +
-    `This is the agent command's answer format, not the work: make the command print \`${shortLine[owed]}\` for this role (see docs/agent-contract.md), check it with \`vigil doctor --agent-command CMD\`, then resume or start again`
+    `the ${roleName(b)} ${b.who.startsWith('the ') ? `(${b.who.slice(4)}) ` : `${b.who} `}answered without ` +
+    `${REQUIRED_ANSWER[owed]} (VIGIL_ROLE=${b.role}, VIGIL_ANSWER=${b.answer}) at iteration ${b.iteration}${log}. ` +
+    `This is the agent command's answer format, not the work: make the command print \`${shortLine[owed]}\` for this role (see ` +
+    `docs/agent-contract.md), check it with \`vigil doctor --agent-command CMD\`, then resume or start again`
   ).slice(0, 1500);
 }
 
 /** What the builder is told when a check could not be judged for a reviewing agent's format (its work is not at fault). */
 export function contractFindings(b: ContractBreach, iteration: number): string {
-  return `Completion at iteration ${iteration} could not be judged: the ${roleName(b)} did not answer in the required format (${shortLine[b.answer as Owed]}). This is not about your work; carry on with the requirements.`;
+  return (
+    `Completion at iteration ${iteration} could not be judged: the ${roleName(b)} did not answer in the required format ` +
+    `(${shortLine[b.answer as Owed]}). This is not about your work; carry on with the requirements.`
+  );
 }

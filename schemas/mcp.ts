@@ -115,7 +115,10 @@ export const McpMemoryHitSchema = z.object({
 export const McpMemorySearchOutputSchema = z.object({
   query: z.string(),
   hits: z.array(McpMemoryHitSchema),
-  /** Where the hits come from: the event store, or (inside a run whose sandbox refuses the store) the snapshot its worker wrote for the call (docs/memory.md). */
+  /**
+   * Where the hits come from: the event store, or (inside a run whose sandbox refuses the store) the snapshot its worker
+   * wrote for the call (docs/memory.md).
+   */
   source: z.enum(['store', 'snapshot']).optional(),
   /** The snapshot's time, when the hits come from one. */
   snapshotAt: z.string().optional(),

@@ -455,7 +455,10 @@ export const CheckpointsStateSchema = shared('schemas/run:CheckpointsStateSchema
 );
 export type CheckpointsState = z.infer<typeof CheckpointsStateSchema>;
 
-/** What refused (or approved) a completion check: the evidence gate, a tool gate, the code review, the checklist, the council, or an agent's answer in the wrong format. */
+/**
+ * What refused (or approved) a completion check: the evidence gate, a tool gate, the code review, the checklist, the
+ * council, or an agent's answer in the wrong format.
+ */
 export const CHECK_CAUSES = ['evidence', 'quality_gates', 'code_review', 'checklist', 'council', 'contract', 'acceptance'] as const;
 export const CheckCauseSchema = shared('schemas/run:CheckCauseSchema', () => z.enum(CHECK_CAUSES));
 export type CheckCause = z.infer<typeof CheckCauseSchema>;

@@ -197,7 +197,9 @@ export async function vigilAttempts(rawInput: AttemptsInput): Promise<Outcome> {
       // The council split in a supervised run: a person picks (`vigil pick`), however long it takes; no timer, no polling.
       status.comparison.pickFrom = facts.filter(attemptApproved).map((f) => f.n);
       status.phase = 'waiting_for_pick';
-      status.why = `${decided.why.replace(/; the pick rule broke the tie.*$/, '')}; waiting for a person's pick: vigil pick ${runId} <${status.comparison.pickFrom.join('|')}>`;
+      status.why =
+        `${decided.why.replace(/; the pick rule broke the tie.*$/, '')}; waiting for a person's pick: vigil pick ` +
+        `${runId} <${status.comparison.pickFrom.join('|')}>`;
       await condition(() => personPick !== null);
       const picked = personPick as unknown as { n: number; by: string };
       winner = facts.find((f) => f.n === picked.n) ?? winner;

@@ -33,7 +33,10 @@ import { temporalPort } from './sdk-port.js';
 
 const initialState = (): RunState => initialRunState(nowMs());
 
-/** The state a continue-as-new carried in (null: the run starts here). A packed state that does not unpack to a valid one fails the run, as a bad input does. */
+/**
+ * The state a continue-as-new carried in (null: the run starts here). A packed state that does not unpack to a valid one
+ * fails the run, as a bad input does.
+ */
 function carriedState(input: RunInput): RunState | null {
   if (input.state) return RunStateSchema.parse(input.state);
   if (!input.packedState) return null;

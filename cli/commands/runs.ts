@@ -149,7 +149,8 @@ export function registerRuns(program: Command, ctx: CommandContext): void {
   program
     .command('logs')
     .description(
-      "show an iteration's agent log, from any machine (read on the run's host by its worker, no workflow per read); -f follows the run from iteration to iteration until it finishes",
+      "show an iteration's agent log, from any machine (read on the run's host by its worker, no workflow per read); -f " +
+        'follows the run from iteration to iteration until it finishes',
     )
     .argument('<id>', 'workflow id of the run', runIdArg)
     .option('--iteration <n>', 'which iteration (default: the current or last one)', intArg('--iteration', 1, 1_000_000))

@@ -25,7 +25,8 @@ export function registerStart(program: Command, ctx: CommandContext): void {
     )
     .option(
       '--acceptance-from-prd',
-      'an acceptance agent writes the acceptance tests from the PRD before the first iteration: sealed, never shown to the builder; a supervised run shows them to you first',
+      'an acceptance agent writes the acceptance tests from the PRD before the first iteration: sealed, never shown to the ' +
+        'builder; a supervised run shows them to you first',
     )
     .option(
       '--tasks <file>',

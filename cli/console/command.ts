@@ -87,7 +87,8 @@ export async function sideConsole(ep: Endpoint, say: (line: string) => void, war
     return close;
   } catch (err) {
     warn(
-      `the operator console did not start: ${err instanceof Error ? err.message : String(err)} (VIGIL_CONSOLE_PORT picks another port, VIGIL_CONSOLE=0 turns it off)`,
+      `the operator console did not start: ${err instanceof Error ? err.message : String(err)} (VIGIL_CONSOLE_PORT picks ` +
+        `another port, VIGIL_CONSOLE=0 turns it off)`,
     );
     return async () => undefined;
   }

@@ -27,6 +27,14 @@ export type Html = ReturnType<typeof html>;
 export const shown = (s: string): string => neutraliseText(redactSecrets(s).text);
 const line = (s: string): string => neutraliseLine(redactSecrets(s).text);
 const enc = encodeURIComponent;
+// Pieces of the run page, named to keep its lines short. Interpolated text is escaped as a whole,
+// the same bytes as its parts escaped one by one (the words around them have nothing to escape).
+const checkpointLabel = (c: { iteration: number; commit: string; filesSinceStart: number }): string =>
+  `iteration ${c.iteration} · ${c.commit.slice(0, 10)} · ${c.filesSinceStart} file(s)`;
+const rewindFields = (iteration: number): Html =>
+  html`<input type="hidden" name="to" value="${iteration}" /><button name="action" value="rewind">Rewind here</button>`;
+const rewoundWords = (r: { by: string; at: string; from: number; to: number; reason?: string | null; savedRef: string }): string =>
+  `rewound by ${line(r.by)} at ${r.at}: iteration ${r.from} → ${r.to}${r.reason ? ` (${line(r.reason)})` : ''}; the tree before is kept as ${r.savedRef}`;
 const usd = (x: number): string => `$${x.toFixed(2)}`;
 const since = (iso: string | null | undefined, now: Date): string => (iso ? `${age(now.getTime() - Date.parse(iso))} ago` : '—');
 
@@ -94,7 +102,17 @@ export function actionsPanel(s: StatusSnapshot, place: 'inbox' | 'run'): Html {
         <button name="action" value="input-resume">Send and resume</button> <button name="action" value="input">Send only</button>`,
     )}
     ${form('resume', html`<button name="action" value="resume">Resume</button>`)}
-    ${s.paused ? '' : form('pause', html`<input name="reason" placeholder="why pause" aria-label="pause reason" /><button name="action" value="pause">Pause</button>`)}
+    ${
+      s.paused
+        ? ''
+        : form(
+            'pause',
+            html`${[
+              html`<input name="reason" placeholder="why pause" aria-label="pause reason" />`,
+              html`<button name="action" value="pause">Pause</button>`,
+            ]}`,
+          )
+    }
     ${
       checklist.length
         ? form(
@@ -115,13 +133,19 @@ export function actionsPanel(s: StatusSnapshot, place: 'inbox' | 'run'): Html {
         <input name="usd" value="${suggested.toFixed(2)}" inputmode="decimal" size="7" aria-label="new budget in USD" />
         <button name="action" value="budget-resume">Raise and resume</button> <button name="action" value="budget">Set budget</button>`,
     )}
-    ${form('review', html`<input name="reason" placeholder="why ask the council" aria-label="review reason" /><button name="action" value="review">Ask the council</button>`)}
+    ${form(
+      'review',
+      html`${[
+        html`<input name="reason" placeholder="why ask the council" aria-label="review reason" />`,
+        html`<button name="action" value="review">Ask the council</button>`,
+      ]}`,
+    )}
     ${
       checkpoints.length
         ? form(
             'rewind',
             html`<select name="to" aria-label="checkpoint">
-                ${[...checkpoints].reverse().map((c) => html`<option value="${c.iteration}">iteration ${c.iteration} · ${c.commit.slice(0, 10)} · ${c.filesSinceStart} file(s)</option>`)}
+                ${[...checkpoints].reverse().map((c) => html`<option value="${c.iteration}">${checkpointLabel(c)}</option>`)}
               </select>
               <input name="directive" placeholder="directive after the rewind (optional)" aria-label="rewind directive" /><button
                 name="action"
@@ -132,7 +156,14 @@ export function actionsPanel(s: StatusSnapshot, place: 'inbox' | 'run'): Html {
           )
         : ''
     }
-    ${form('stop', html`<input name="reason" placeholder="why stop" aria-label="stop reason" /><label><input type="checkbox" name="now" value="1" /> now</label><button name="action" value="stop">Stop</button>`)}
+    ${form(
+      'stop',
+      html`${[
+        html`<input name="reason" placeholder="why stop" aria-label="stop reason" />`,
+        html`<label><input type="checkbox" name="now" value="1" /> now</label>`,
+        html`<button name="action" value="stop">Stop</button>`,
+      ]}`,
+    )}
   </div>`;
 }
 
@@ -157,7 +188,13 @@ function handoffBlock(s: StatusSnapshot, doc: HostText | null, ended = false): H
       ${ended ? 'Earlier handoff, before the run ended: ' : ''}Handoff of iteration ${s.latestHandoff.iteration}:
       ${line(s.latestHandoff.summary)}
     </summary>
-    ${doc === null ? '' : doc.ok ? html`<pre class="handoff-text">${shown(doc.text)}</pre>` : html`<p class="muted">the handoff could not be read: ${line(doc.problem)}</p>`}
+    ${
+      doc === null
+        ? ''
+        : doc.ok
+          ? html`<pre class="handoff-text">${shown(doc.text)}</pre>`
+          : html`<p class="muted">the handoff could not be read: ${line(doc.problem)}</p>`
+    }
   </details>`;
 }
 
@@ -206,7 +243,13 @@ export function runSummary(view: RunView, row: RunRow | null, waiting: Waiting |
     </p>
     ${ended && view.outcome ? html`<p class="why outcome">Ended at iteration ${view.outcome.iteration}: ${shown(view.outcome.reason)}</p>` : ''}
     ${ended && evidence ? html`<p class="evidence">${line(evidence)}</p>` : ''}
-    ${waiting ? html`<p class="why">Waiting for a person: ${WAIT_LABELS[waiting.kind]} — ${shown(waiting.why)}</p>` : !ended && s?.pause ? html`<p class="why">Paused by ${line(s.pause.by)}: ${shown(s.pause.reason)}</p>` : ''}
+    ${
+      waiting
+        ? html`<p class="why">Waiting for a person: ${WAIT_LABELS[waiting.kind]} — ${shown(waiting.why)}</p>`
+        : !ended && s?.pause
+          ? html`<p class="why">Paused by ${line(s.pause.by)}: ${shown(s.pause.reason)}</p>`
+          : ''
+    }
     ${s ? facts(s, now, waiting) : html`<p class="muted">No worker answered the run's status query.</p>`}
   </section>`;
 }
@@ -259,13 +302,19 @@ export function checkpointsSection(s: StatusSnapshot | null, running: boolean): 
               <td>${c.tests ?? '—'}</td>
               <td>${c.verdict ?? '—'}</td>
               <td>
-                ${running ? html`<form hx-post="/runs/${enc(id)}/actions" hx-target="#acks" hx-swap="afterbegin"><input type="hidden" name="to" value="${c.iteration}" /><button name="action" value="rewind">Rewind here</button></form>` : ''}
+                ${
+                  running
+                    ? html`<form hx-post="/runs/${enc(id)}/actions" hx-target="#acks" hx-swap="afterbegin">
+                        ${rewindFields(c.iteration)}
+                      </form>`
+                    : ''
+                }
               </td>
             </tr>`,
         )}
       </tbody>
     </table>
-    ${(s?.checkpoints?.rewinds ?? []).map((r) => html`<p class="muted">rewound by ${line(r.by)} at ${r.at}: iteration ${r.from} → ${r.to}${r.reason ? ` (${line(r.reason)})` : ''}; the tree before is kept as ${r.savedRef}</p>`)}
+    ${(s?.checkpoints?.rewinds ?? []).map((r) => html`<p class="muted">${rewoundWords(r)}</p>`)}
   </section>`;
 }
 
@@ -290,7 +339,10 @@ export function timelineSection(id: string, s: StatusSnapshot | null, report: Ru
       entries.push({
         iteration: r.iteration,
         order: 0,
-        text: `iteration ${r.iteration} · ${r.phase} · tier ${r.tier} · exit ${r.exitCode} · ${(r.durationMs / 1000).toFixed(1)} s · ${r.changed ? 'changed' : 'no change'} · ${r.filesChangedSinceStart} file(s) vs start${r.claimed ? ' · claimed completion' : ''}${r.costUsd ? ` · ${usd(r.costUsd)}` : ''}`,
+        text:
+          `iteration ${r.iteration} · ${r.phase} · tier ${r.tier} · exit ${r.exitCode} · ${(r.durationMs / 1000).toFixed(1)} s · ` +
+          `${r.changed ? 'changed' : 'no change'} · ${r.filesChangedSinceStart} file(s) vs ` +
+          `start${r.claimed ? ' · claimed completion' : ''}${r.costUsd ? ` · ${usd(r.costUsd)}` : ''}`,
         reasons: [],
       });
     }

@@ -56,7 +56,9 @@ function outcomeStatusOf(value: string | null): OutcomeStatus | null {
 export async function listRuns(client: Client, o: { limit?: number; runningOnly?: boolean; workflowId?: string } = {}): Promise<RunRow[]> {
   const rows: RunRow[] = [];
   const limit = o.limit ?? 200;
-  const query = `WorkflowType = 'vigilRun'${o.runningOnly ? " AND ExecutionStatus = 'Running'" : ''}${o.workflowId ? ` AND WorkflowId = ${JSON.stringify(o.workflowId)}` : ''}`;
+  const query =
+    `WorkflowType = 'vigilRun` +
+    `'${o.runningOnly ? " AND ExecutionStatus = 'Running'" : ''}${o.workflowId ? ` AND WorkflowId = ${JSON.stringify(o.workflowId)}` : ''}`;
   for await (const wf of client.workflow.list({ query })) {
     const sa = wf.typedSearchAttributes;
     const temporalStatus = wf.status.name;

@@ -119,7 +119,11 @@ function agentCommand(): string {
 import { StdioClientTransport } from ${JSON.stringify(sdk('client/stdio.js'))};
 const client = new Client({ name: 'builder', version: '1.0.0' });
 await client.connect(new StdioClientTransport({ command: process.execPath, args: [${JSON.stringify(CLI)}, 'mcp'], env: process.env }));
-const r = await client.callTool({ name: 'vigil_task_complete', arguments: { summary: 'The feature is exported and documented.', evidence: ['src/feature.js exports feature', 'README.md documents it'], confidence: 0.85 } });
+const evidence = ['src/feature.js exports feature', 'README.md documents it'];
+const r = await client.callTool({
+  name: 'vigil_task_complete',
+  arguments: { summary: 'The feature is exported and documented.', evidence, confidence: 0.85 },
+});
 process.stdout.write('vigil_task_complete: ' + JSON.stringify(r) + '\\n');
 await client.close();
 process.exit(r.isError ? 1 : 0);
@@ -147,7 +151,8 @@ describe('vigil mcp over stdio', () => {
   });
 
   it(
-    'drives a run with the default knobs: start, status, a directive, pause, resume; the agent claims through vigil_task_complete and the council approves the claim; the report reads it',
+    'drives a run with the default knobs: start, status, a directive, pause, resume; the agent claims through ' +
+      'vigil_task_complete and the council approves the claim; the report reads it',
     async () => {
       // The PRD in the repository: vigil_start reads no file outside the repository it is given.
       const repo = makeRepo({
@@ -348,7 +353,8 @@ describe('vigil mcp over stdio', () => {
       const outsidePrd = await call('vigil_start', { prd: secret, repo: inRepo, provider: 'command', agentCommand: SCRIPTED_AGENT });
       expect(outsidePrd.isError).toBe(true);
       expect(text(outsidePrd)).toBe(
-        `the PRD ${secret} is outside the repository ${inRepo}: vigil_start reads only files inside the repository it is given (\`repo\`): put the file there, or pass its path inside it`,
+        `the PRD ${secret} is outside the repository ${inRepo}: vigil_start reads only files inside the repository it is given ` +
+          `(\`repo\`): put the file there, or pass its path inside it`,
       );
       const shadow = await call('vigil_start', { prd: '/etc/shadow', repo: inRepo, provider: 'command', agentCommand: SCRIPTED_AGENT });
       expect(text(shadow)).toMatch(/^the PRD \/etc\/shadow is outside the repository/);

@@ -244,9 +244,12 @@ const PY_FILES: Record<string, string> = {
   'calc/add.py': PY_ADD,
   'calc/mul.py': '"""Multiplication."""\n\n\ndef mul(a, b):\n    """The product."""\n    return a * b\n',
   'tests/test_add.py':
-    '"""Tests of add."""\nfrom calc.add import add\n\n\ndef test_add():\n    """Adds."""\n    assert add(1, 2) == 3\n\n\ndef test_add_neg():\n    """Adds negatives."""\n    assert add(-1, -2) == -3\n',
+    '"""Tests of add."""\nfrom calc.add import add\n\n\ndef test_add():\n    """Adds."""\n    assert add(1, 2) == 3\n\n\ndef ' +
+    'test_add_neg():\n    """Adds negatives."""\n    assert add(-1, -2) == -3\n',
   'tests/test_mul.py':
-    '"""Tests of mul."""\nfrom calc.mul import mul\n\n\ndef test_mul():\n    """Multiplies."""\n    assert mul(2, 3) == 6\n\n\ndef test_mul_zero():\n    """By zero."""\n    assert mul(2, 0) == 0\n\n\ndef test_mul_neg():\n    """By a negative."""\n    assert mul(2, -3) == -6\n',
+    '"""Tests of mul."""\nfrom calc.mul import mul\n\n\ndef test_mul():\n    """Multiplies."""\n    assert mul(2, 3) == ' +
+    '6\n\n\ndef test_mul_zero():\n    """By zero."""\n    assert mul(2, 0) == 0\n\n\ndef test_mul_neg():\n    """By a ' +
+    'negative."""\n    assert mul(2, -3) == -6\n',
 };
 
 function repoFiles(c: Cell): Record<string, string> {
@@ -264,7 +267,8 @@ function repoFiles(c: Cell): Record<string, string> {
     files['src/main.js'] =
       "/** The entry point the build loads. */\nimport { feature } from './feature.js';\nexport const shown = String(feature);\n";
     files['test/index.test.js'] =
-      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n";
+      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from " +
+      "'../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n";
   } else if (c.behaviour === NO_BOOT || c.behaviour === BOOTS) {
     // The app's entry point no test imports; the repository's app check loads it and reads it.
     files['package.json'] = pkg('node --test');
@@ -272,7 +276,8 @@ function repoFiles(c: Cell): Record<string, string> {
       "/** The app's entry point. */\nimport { feature } from './feature.js';\nexport const shown = String(feature);\n";
     files['.vigil/app-check.sh'] = "node -e \"import('./src/main.js').then((m) => process.exit(m.shown === '1' ? 0 : 3))\"\n";
     files['test/index.test.js'] =
-      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n";
+      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from " +
+      "'../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n";
   } else if (c.tests && c.behaviour === INSTALLS) {
     // A test run that needs a fresh install; node_modules stays out of the tree.
     files['package.json'] = pkg('npm install --no-audit --no-fund --no-package-lock --fetch-retries=0 && node --test');
@@ -280,7 +285,8 @@ function repoFiles(c: Cell): Record<string, string> {
   } else if (c.tests) {
     files['package.json'] = pkg('node --test');
     files['test/index.test.js'] =
-      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n";
+      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from " +
+      "'../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n";
   }
   return files;
 }

@@ -396,7 +396,8 @@ describe('PRD checklist with held-out items', () => {
         'README.md': '# pets\n',
         'PRD.md': '# Pets\n\nImplement the API described in `api/openapi.yaml`.\n',
         'api/openapi.yaml':
-          'openapi: 3.0.3\ninfo: { title: Pets, version: "1" }\npaths:\n  /pets:\n    get:\n      summary: List the pets\n      responses: { "200": { description: ok } }\n    post:\n      responses: { "201": { description: created } }\n',
+          'openapi: 3.0.3\ninfo: { title: Pets, version: "1" }\npaths:\n  /pets:\n    get:\n      summary: List the pets\n     ' +
+          ' responses: { "200": { description: ok } }\n    post:\n      responses: { "201": { description: created } }\n',
       },
     });
     const file = writeScenario(repo, {

@@ -48,7 +48,9 @@ export async function updateOnBaseMoved(run: Run): Promise<null | 'wait'> {
     return null;
   }
   if (r.result === 'conflict') {
-    const reason = `the base branch moved and ${pr.branch} no longer applies cleanly (${r.note}); rebase it onto ${r.base} yourself and push, or close the pull request; then resume the run`;
+    const reason =
+      `the base branch moved and ${pr.branch} no longer applies cleanly (${r.note}); rebase it onto ${r.base} yourself and push, ` +
+      `or close the pull request; then resume the run`;
     state.pause = { reason: reason.slice(0, 2000), by: 'vigil', at };
     await notifyPeople(
       run,
