@@ -69,9 +69,16 @@ describe('what the discovery call wrote, kept (activities/discovery.ts)', () => 
 
   it('copies the PRD into the run folder, at the path the run was started with', () => {
     const repo = makeRepo();
-    const kept = keepDiscoveredPrd(written('run-ok', '# CSV export\n\n- [ ] a button\n'), repo, 'run-ok', 0);
-    expect(kept).toEqual({ ok: true, path: discoveredPrdPath(repo, 'run-ok'), title: 'CSV export', bytes: 30, problem: null });
-    expect(readFileSync(kept.path, 'utf8')).toBe('# CSV export\n\n- [ ] a button\n');
+    const text = '# CSV export\n\n- [ ] a button\n';
+    const kept = keepDiscoveredPrd(written('run-ok', text), repo, 'run-ok', 0);
+    expect(kept).toEqual({
+      ok: true,
+      path: discoveredPrdPath(repo, 'run-ok'),
+      title: 'CSV export',
+      bytes: Buffer.byteLength(text),
+      problem: null,
+    });
+    expect(readFileSync(kept.path, 'utf8')).toBe(text);
   });
 
   it('refuses nothing written, an empty file, a link, a failed call and a too large file, saying why', () => {
