@@ -39,6 +39,7 @@ import { callSignalPath, discardCallSignals, prepareSandbox, sandboxReport } fro
 import { workerStoreUrl } from '../lib/event-store.js';
 import { keepFilesRead } from '../lib/files-read.js';
 import { acceptancePrompt, freshDraftDir } from './acceptance-author.js';
+import { freshDiscoveryFile, keepDiscoveredPrd } from './discovery.js';
 
 const TAIL_CHARS = 2000;
 /** Exit code of a call whose files could not be written: its prompt before the agent started, or its log while it ran (EX_IOERR). */
@@ -48,7 +49,8 @@ const VOTE_TEXT_KEEP = 512 * 1024;
 /** How much of a structured CLI's output is kept in memory to parse (its final record is in the tail anyway). */
 const STRUCTURED_KEEP = 8 * 1024 * 1024;
 
-// The acceptance role reads the repository as a reviewer does; it writes only into its own folder (activities/acceptance-author.ts).
+// The acceptance role reads the repository as a reviewer does; it writes only into its own folder
+// (activities/acceptance-author.ts); so does the discovery call, its PRD (activities/discovery.ts).
 const REVIEWING_ROLES = new Set([
   'council',
   'devils-advocate',
@@ -58,6 +60,7 @@ const REVIEWING_ROLES = new Set([
   'planner',
   'memory',
   'acceptance',
+  'discovery',
 ]);
 const HIDDEN_ROLES = new Set(['checklist', 'checklist-verifier', 'memory', 'acceptance']);
 
@@ -121,10 +124,12 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     (input.promptSpec ? renderPromptSpec(input.promptSpec) : input.promptInput ? renderIterationPrompt(input.promptInput) : null);
   if (given === null)
     throw ApplicationFailure.nonRetryable('runAgent needs a prompt, a promptSpec or a promptInput', 'InvalidActivityInput');
-  // The acceptance role: the map of the repository in its prompt, and a fresh folder of its own to write the tests into.
+  // The acceptance role and the discovery call: the map of the repository in the prompt, and a
+  // fresh folder of its own to write the tests (the PRD) into.
   const authoring = input.role === 'acceptance';
-  const prompt = authoring ? await acceptancePrompt(given, input.repoPath) : given;
+  const prompt = authoring || input.role === 'discovery' ? await acceptancePrompt(given, input.repoPath) : given;
   const acceptanceDir = authoring ? freshDraftDir(input.runId) : null;
+  const prdFile = input.role === 'discovery' ? freshDiscoveryFile(input.runId) : null;
   try {
     if (hidden) ensurePrivateRunDir(input.runId);
     else ensureRunDir(input.repoPath, input.runId);
@@ -189,6 +194,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     VIGIL_PROMPT_FILE: promptPath,
     ...(call.model ? { VIGIL_MODEL: call.model } : {}),
     ...(acceptanceDir ? { VIGIL_ACCEPTANCE_DIR: acceptanceDir } : {}),
+    ...(prdFile ? { VIGIL_PRD_FILE: prdFile } : {}),
   };
   const keepHead = call.structured ? STRUCTURED_KEEP : input.parseVote || input.parse !== null ? VOTE_TEXT_KEEP : 0;
   // Every call in the sandbox (activities/sandbox.ts): the repository writable for the builder
@@ -213,7 +219,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     ],
     promptPath,
     // The acceptance role's folder: writable, under /run/vigil-files (VIGIL_ACCEPTANCE_DIR is renamed there).
-    ...(acceptanceDir ? { reportDir: acceptanceDir } : {}),
+    ...(acceptanceDir ? { reportDir: acceptanceDir } : prdFile ? { reportDir: path.dirname(prdFile) } : {}),
     storeUrl: workerStoreUrl().url,
   });
   const proc = await runProcess({
@@ -335,6 +341,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     hung: proc.silence,
     reviewChangedTree,
     sandbox: sandboxed,
+    discovered: prdFile ? keepDiscoveredPrd(prdFile, input.repoPath, input.runId, exitCode) : null,
     ...(override ? { modelOverride: override } : {}),
     ...readAnswer(
       input,

@@ -138,7 +138,7 @@ export const CLI_NAMES: SourceNames = {
   checklist: '--checklist',
   asPrd: (issue, checklist) => `vigil start ${issue} --checklist ${checklist}`,
   onHost: 'vigil start FILE --host ...',
-  missing: 'missing the PRD: vigil start <prd> [options], or vigil start --issue FILE',
+  missing: 'missing the PRD: vigil start <prd> [options], vigil start --issue FILE, or vigil start --goal "what to build"',
 };
 
 export const MCP_NAMES: SourceNames = {
@@ -149,6 +149,40 @@ export const MCP_NAMES: SourceNames = {
   onHost: 'vigil_start with prd and host',
   missing: 'missing the PRD: give `prd` (a PRD file) or `issue` (an issue file)',
 };
+
+/** The longest goal `vigil start --goal` takes (the run input's bound). */
+export const MAX_GOAL_CHARS = 4000;
+
+/**
+ * `vigil start --goal "…"`: the goal, checked (null: no goal). A run from a goal has no PRD yet (a
+ * discovery call writes it as the run starts), so it is given alone — no PRD, no issue — and as one
+ * run on this machine: not beside --tasks or --attempts, which split a PRD a person wrote, nor for
+ * another host.
+ */
+export function goalSource(
+  goal: unknown,
+  o: { prdFile: string | undefined; issueFile: string | undefined; tasks: boolean; attempts: boolean; remote: boolean },
+): string | null {
+  if (goal === undefined) return null;
+  const text = typeof goal === 'string' ? goal.trim() : '';
+  const usage = (why: string): CliError => new CliError(why, EXIT.usage);
+  if (text === '') throw usage('--goal needs the goal as text: vigil start --goal "add a CSV export to the weekly report"');
+  if (text.length > MAX_GOAL_CHARS)
+    throw usage(
+      `the goal is ${text.length} characters (at most ${MAX_GOAL_CHARS}): write it into a file and start with it as the PRD (vigil start FILE)`,
+    );
+  if (o.prdFile !== undefined || o.issueFile !== undefined)
+    throw usage(
+      `give --goal or ${o.prdFile !== undefined ? `a PRD (${o.prdFile})` : `--issue ${o.issueFile}`}, not both: with --goal a discovery call writes the PRD`,
+    );
+  if (o.tasks) throw usage('--tasks splits a PRD you wrote; with --goal the PRD is written as the run starts: drop --tasks');
+  if (o.attempts)
+    throw usage(
+      '--attempts runs one PRD several times; with --goal the PRD is written as the run starts: drop --attempts, or write the PRD first',
+    );
+  if (o.remote) throw usage("--goal runs on this machine: start it on the run's host, or write the PRD there and start it with --host");
+  return text;
+}
 
 /**
  * Where the run's PRD comes from: the PRD file, or an issue (its task list the checklist). One

@@ -34,6 +34,7 @@ export const AGENT_ROLES = [
   'planner',
   'memory',
   'acceptance',
+  'discovery',
 ] as const;
 export const AgentRoleSchema = shared('schemas/activities:AgentRoleSchema', () => z.enum(AGENT_ROLES));
 export type AgentRole = z.infer<typeof AgentRoleSchema>;
@@ -335,6 +336,17 @@ export const AgentResultSchema = shared('schemas/activities:AgentResultSchema', 
     /** A planner's task list, its checklist items by id (parse: tasks), or why it was refused. */
     plan: z
       .object({ ok: z.boolean(), tasks: z.array(PlannedTaskSchema).max(MAX_TASKS), error: z.string().max(500).nullable() })
+      .nullable()
+      .default(null),
+    /** The PRD a discovery call wrote (role discovery), kept in the run folder, or why there is none. */
+    discovered: z
+      .object({
+        ok: z.boolean(),
+        path: z.string().max(4096),
+        title: z.string().max(200),
+        bytes: z.number().int().min(0),
+        problem: z.string().max(500).nullable(),
+      })
       .nullable()
       .default(null),
     /** Verified checklist items (parse: verification). */
@@ -737,6 +749,7 @@ export function blankAgentResult(over: Partial<AgentResult> & Pick<AgentResult, 
     reviewChangedTree: null,
     review: null,
     checklist: null,
+    discovered: null,
     plan: null,
     verification: null,
     ...over,

@@ -42,3 +42,8 @@ export const PrepareRunResultSchema = shared('schemas/activities:PrepareRunResul
   }),
 );
 export type PrepareRunResult = z.infer<typeof PrepareRunResultSchema>;
+
+/** A run started from a goal (`vigil start --goal`): when its discovery call wrote the PRD, and its size (workflows/run/discovery.ts). */
+export const DiscoveryStateSchema = shared('schemas/prepare-run:DiscoveryStateSchema', () =>
+  z.object({ at: z.string().max(40), bytes: z.number().int().min(0) }),
+);

@@ -29,6 +29,7 @@ import { CONVENE_TRIGGERS } from './rounds.js';
 import { TaskListSchema, TaskQueueSchema } from './tasks.js';
 import { SandboxDenialSchema, SandboxStateSchema } from './sandbox.js';
 import { AcceptanceStateSchema } from './acceptance.js';
+import { DiscoveryStateSchema } from './prepare-run.js';
 import { ComplexityRecordSchema, LadderStateSchema } from './effort.js';
 export { LEVELS, LadderStateSchema } from './effort.js';
 import { TestSelectionSchema } from './test-report.js';
@@ -551,6 +552,8 @@ export const RunStateSchema = shared('schemas/run:RunStateSchema', () =>
     testBaseline: TestBaselineRecordSchema.nullable().default(null),
     /** The sealed acceptance tests' digests and their latest verdict (null: no acceptanceTests knob, or a run from before it). */
     acceptance: AcceptanceStateSchema.nullable().default(null),
+    /** A run started from a goal: when its discovery call wrote the PRD (null: not yet, or a run with a PRD). */
+    discovery: DiscoveryStateSchema.nullable().default(null),
     lastEvidence: EvidenceRecordSchema.nullable().default(null),
     uncertainty: UncertaintyStateSchema.default({
       consecutiveCoOccur: 0,
@@ -654,6 +657,8 @@ export const RunInputSchema = shared('schemas/run:RunInputSchema', () =>
     host: HostNameSchema.optional(),
     /** Tasks a person gave (`vigil start --tasks FILE`): with parallelStreams above 1, each runs as a stream of its own. */
     tasks: TaskListSchema.optional(),
+    /** A run from a goal (`vigil start --goal`): its PRD is written at `prdPath` first. Absent in older runs (no patch). */
+    goal: z.string().min(1).max(4000).optional(),
     /** Present in a stream's run (a child of a run split into tasks): the run that started it, its task, and what its first prompt says of it. */
     stream: z.object({ parentId: z.string().max(300), task: z.string().max(40), directive: z.string().max(4000) }).optional(),
     /** Present only when continuing as new (runs from before the packed carry). */
