@@ -63,7 +63,12 @@ const literal = (value: string): string => `'${value.replace(/\\/g, '\\\\').repl
  * their VigilRepo (the absolute path, as `vigil start` records it: the last 255 characters).
  */
 export function listQuery(filters: { status?: string; repo?: string }): string {
-  const terms = ["WorkflowType = 'vigilRun'"];
+  // Runs with attempts (`vigil start --attempts K`) carry no search attributes: listed only without a filter.
+  const terms = [
+    filters.status === undefined && filters.repo === undefined
+      ? "(WorkflowType = 'vigilRun' OR WorkflowType = 'vigilAttempts')"
+      : "WorkflowType = 'vigilRun'",
+  ];
   if (filters.status !== undefined) {
     const status = filters.status.trim().toLowerCase();
     if (!LIST_STATUSES.includes(status))

@@ -198,9 +198,9 @@ function handoffBlock(s: StatusSnapshot, doc: HostText | null, ended = false): H
   </details>`;
 }
 
-export function inboxCards(entries: { entry: InboxEntry; handoff: HostText | null }[], now: Date): Html {
+export function inboxCards(entries: { entry: InboxEntry; handoff: HostText | null }[], now: Date, picks?: Html): Html {
   return html`<section id="inbox" hx-get="/fragments/inbox" hx-trigger="every 3s" hx-swap="outerHTML">
-    ${entries.length === 0 ? html`<p class="muted" id="inbox-empty">No run waits for a person.</p>` : ''}
+    ${entries.length === 0 && !picks ? html`<p class="muted" id="inbox-empty">No run waits for a person.</p>` : ''} ${picks ?? ''}
     ${entries.map(
       ({ entry: { snapshot: s, waiting: w }, handoff }) =>
         html`<article class="card" data-run="${s.workflowId}" data-kind="${w.kind}">

@@ -53,6 +53,7 @@ import {
   timelineSection,
 } from './pages.js';
 import { costText, runsPage, runsTable, statusMatches, type RunsFilter } from './runs-list.js';
+import { attemptsRowStatus, attemptsStatus, pickCards, registerAttempts, runningAttempts } from './attempts-section.js';
 import { inbox, listRuns, messagesFromHistory, readHandoff, runView, storedReport, storedRun, withStore, type RunRow } from './sources.js';
 import { acknowledgeNotifications, listNotifications } from '../notifications.js';
 import { INBOX_NOTIFICATIONS, notificationsSection } from './notifications-section.js';
@@ -172,11 +173,13 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
   // ------------------------------------------------------------------------------ inbox
   const inboxFragment = async (): Promise<ReturnType<typeof html>> => {
     const now = new Date();
-    const entries = await inbox(client, now);
+    const [entries, picking] = await Promise.all([inbox(client, now), runningAttempts(client).catch(() => [])]);
     const withHandoffs = await Promise.all(
       entries.map(async (entry) => ({ entry, handoff: await readHandoff(client, ep.taskQueue, entry.snapshot).catch(() => null) })),
     );
-    return inboxCards(withHandoffs, now);
+    // Runs with attempts waiting for a person's pick: their cards (cli/console/attempts-section.ts) join the inbox.
+    const waiting = picking.filter((s) => s.phase === 'waiting_for_pick');
+    return inboxCards(withHandoffs, now, waiting.length ? pickCards(waiting) : undefined);
   };
   // What runs told people that nobody acknowledged (cli/console/notifications-section.ts).
   const notificationsFragment = async (): Promise<ReturnType<typeof html>> =>
@@ -196,7 +199,11 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
 
   // ------------------------------------------------------------------------------ runs
   const filtered = async (f: RunsFilter): Promise<{ rows: RunRow[]; cost: Map<string, string> }> => {
-    const all = await listRuns(client, { limit: 200 });
+    const all = await listRuns(client, { limit: 200, withAttempts: true });
+    // A run with attempts says its phase, its winner, or that it waits for a pick.
+    await Promise.all(
+      all.filter((r) => r.attempts).map(async (r) => (r.status = attemptsRowStatus(await attemptsStatus(client, r.workflowId)))),
+    );
     const rows = all.filter(
       (r) =>
         statusMatches(f.status, r) && (!f.repo || (r.repo ?? '').includes(f.repo)) && (!f.provider || (r.provider ?? '') === f.provider),
@@ -236,6 +243,7 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
   });
 
   // ------------------------------------------------------------------------------ one run
+  registerAttempts(app, client, { page, operator });
   const viewOf = async (c: Context): Promise<RunView | Response> => {
     try {
       return await runView(client, c.req.param('id') as string);

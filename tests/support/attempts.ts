@@ -104,5 +104,7 @@ export function attemptsInput(repo: string, scenario: string, k: number): Attemp
       },
     },
     attempts: k,
+    // As every start from this release on: messages forwarded, deliver=pr, worktrees removed when stopped.
+    forwarding: true,
   };
 }
