@@ -257,7 +257,6 @@ const OVERSIZED: Readonly<Record<string, number>> = {
   'activities/gates/test-integrity.ts': 816,
   'activities/gates/test-runner.ts': 496,
   'activities/process.ts': 660,
-  'activities/run-authorization.ts': 514,
   'activities/sandbox.ts': 907,
   'cli/doctor.ts': 541,
   'cli/report.ts': 726,
