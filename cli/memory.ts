@@ -12,7 +12,7 @@ import { closeEventStore, describeUrl } from '../lib/event-store.js';
 import { CliError, EXIT } from './connection.js';
 import { loadMemoryFile } from './memory-import.js';
 import { reportStore } from './store.js';
-import { withEventStore } from './report.js';
+import { withEventStore } from './event-store-client.js';
 import { neutraliseLine } from './terminal-text.js';
 
 const out = (s: string): void => {

@@ -12,7 +12,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import { NotificationsListSchema, type NotificationsList } from '../schemas/cli-output-reports.js';
 import { CliError, EXIT } from './errors.js';
-import { withEventStore } from './report.js';
+import { withEventStore } from './event-store-client.js';
 import { neutraliseLine } from './terminal-text.js';
 
 /** The most a listing shows: the seed keeps the last 100; `--limit` may ask for up to this many. */

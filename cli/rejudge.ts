@@ -32,7 +32,7 @@ import { checkpointRef } from '../rules/checkpoints.js';
 import { recordedChecks, rejudgeRun } from '../rules/rejudge.js';
 import { resolveKnobs } from './config.js';
 import { CliError, EXIT } from './errors.js';
-import { withEventStore } from './report.js';
+import { withEventStore } from './event-store-client.js';
 
 export interface RejudgeFlags {
   all?: boolean;

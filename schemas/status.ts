@@ -73,7 +73,11 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
       updates: true,
       replies: true,
     })
-      .extend({ queued: z.number().int() })
+      .extend({
+        queued: z.number().int(),
+        /** The review or comment the run is answering now: who wrote it (absent while it waits, and on older workers). */
+        answering: z.object({ author: z.string(), review: z.boolean() }).optional(),
+      })
       .optional(),
     consecutiveFailures: z.number().int(),
     consecutiveNoChange: z.number().int(),

@@ -7,6 +7,7 @@ import { utf8Length } from '../schemas/utf8.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 import type { SandboxState } from '../schemas/sandbox.js';
 import { isUndeliveredNote } from '../rules/undelivered-directives.js';
+import { prCountsLine, prLife, prTitle } from '../rules/pr-life.js';
 
 /** At most `n` UTF-8 bytes, cut on a code point boundary, with an ellipsis when cut. */
 function clip(s: string, n: number): string {
@@ -277,6 +278,7 @@ export function currentDetails(s: StatusSnapshot): string {
       lines.push(`Waits for a person: ${parts.join('; ')}`);
     }
   }
+  lines.push(...pullRequestCard(s));
   if (s.providerWait)
     lines.push(
       `Waiting for provider ${s.providerWait.provider} until ${s.providerWait.until} (circuit breaker: ` +
@@ -382,6 +384,14 @@ export function currentDetails(s: StatusSnapshot): string {
   lines.push(temporalButtons(s));
   // Dollar amounts (spend, budgets, pause reasons) would read as math in the UI.
   return cardMarkdown(lines.join('\n\n'));
+}
+
+/** The followed pull request on the card: where it stands, the counts, its latest five events (comments' text is other people's: clipped). */
+function pullRequestCard(s: StatusSnapshot): string[] {
+  const life = prLife(s);
+  if (!life) return [];
+  const latest = life.entries.slice(-5).map((e) => `\n- ${e.at} ${clip(e.text.replace(/\s+/g, ' '), 200)}`);
+  return [`**Pull request** ${clip(prTitle(life), 300)}: **${clip(life.stateText, 300)}** · ${prCountsLine(life)}${latest.join('')}`];
 }
 
 const TASK_SOURCES = { file: 'the person’s task list', checklist: 'the PRD checklist, one task per item', planner: 'the planner' } as const;

@@ -46,8 +46,6 @@ import {
   inboxPage,
   layout,
   messagesSection,
-  memoryPage,
-  reportsPage,
   runPage,
   runSummary,
   timelineSection,
@@ -58,6 +56,9 @@ import { inbox, listRuns, messagesFromHistory, readHandoff, runView, storedRepor
 import { acknowledgeNotifications, listNotifications } from '../notifications.js';
 import { INBOX_NOTIFICATIONS, notificationsSection } from './notifications-section.js';
 import { packagesSection } from './packages-section.js';
+import { memoryPage, reportsPage } from './reports-pages.js';
+import { prSection } from './pr-section.js';
+import { temporalHooksApp } from '../hooks-command.js';
 
 export interface ConsoleOptions {
   client: Client;
@@ -71,6 +72,8 @@ export interface ConsoleOptions {
   /** Who the actions are sent by, unless the person sets another name in the page. */
   operator: string;
   env?: NodeJS.ProcessEnv;
+  /** The webhook secret (VIGIL_HOOKS_SECRET): set, the console also receives GitHub's webhooks at /hooks. */
+  hooksSecret?: string;
 }
 
 export interface RunningConsole {
@@ -79,6 +82,8 @@ export interface RunningConsole {
   port: number;
   /** Required (not loopback): the token, and whether it was made now (then it is printed, once). */
   token: { value: string; file: string; created: boolean } | null;
+  /** Where it receives GitHub's webhooks (a webhook secret is set), else null. */
+  hooksUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -122,6 +127,9 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
     c.header('Referrer-Policy', 'no-referrer');
     c.header('Cache-Control', 'no-store');
   });
+  // GitHub's webhooks (`vigil hooks`, cli/hooks.ts), when a webhook secret is set: mounted before the access guard, for GitHub
+  // sends neither the console's token nor its Origin. The signature is their check: a wrong one is 401 and nothing is signalled.
+  if (opts.hooksSecret) app.route('/hooks', temporalHooksApp(client, opts.hooksSecret));
   app.use('*', ...accessGuard({ host: opts.host, port, token, tokenFile }));
   app.use(
     '*',
@@ -296,6 +304,7 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
         await messages(view.workflowId),
         running,
         packagesSection(s, running),
+        prSection(s, running),
       ),
     );
   });
@@ -323,6 +332,8 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
         return c.html(await messages(view.workflowId));
       case 'packages':
         return c.html(packagesSection(s, view.kind === 'running'));
+      case 'pr':
+        return c.html(prSection(s, view.kind === 'running'));
       default:
         return c.text('no such part', 404);
     }
@@ -389,6 +400,7 @@ export async function startConsole(opts: ConsoleOptions): Promise<RunningConsole
     host: opts.host,
     port: bound,
     token: t ? { value: t.token, file: t.file, created: t.created } : null,
+    hooksUrl: opts.hooksSecret ? new URL('hooks', l.url).toString() : null,
     close: l.close,
   };
 }

@@ -110,4 +110,8 @@ export async function replyOnPullRequest(
   }
   pr.replies = [...(pr.replies ?? []), { at: run.nowIso(), to: asked.author, posted, note: note.slice(0, 500) }].slice(-20);
   run.sdk.log.info('pull request reply', { to: asked.author, posted, note });
+  // Journalled for the report's pull request section. No new command and no patch: its caller records the
+  // delivery's `following` event right after, in the same stretch, so the journal's next flush happens as before.
+  const said = `${posted ? 'replied' : 'did not reply'} to ${asked.author}: ${note}`;
+  run.recordEvent({ kind: 'message', name: 'prEvent', by: 'vigil', summary: said.slice(0, 300), accepted: true });
 }
