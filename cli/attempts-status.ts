@@ -31,7 +31,10 @@ export function attemptsLines(s: AttemptsStatus, live: ReadonlyMap<number, LiveA
   for (const a of s.attempts) {
     const facts =
       a.state === 'ended'
-        ? `${a.status ?? '?'}${a.iterations !== null ? `, ${a.iterations} iteration(s)` : ''}${a.findings !== null ? `, ${a.findings} review finding(s)` : ''}${a.spendUsd !== null ? `, $${a.spendUsd.toFixed(2)}` : ''}`
+        ? `${a.status ?? '?'}` +
+          (a.iterations !== null ? `, ${a.iterations} iteration(s)` : '') +
+          (a.findings !== null ? `, ${a.findings} review finding(s)` : '') +
+          (a.spendUsd !== null ? `, $${a.spendUsd.toFixed(2)}` : '')
         : liveFacts(live.get(a.n));
     const agent = `${a.provider}${a.model ? ` ${a.model}` : ''}`;
     lines.push(`  attempt ${a.n}${s.winner === a.n ? ' (winner)' : ''}: ${facts} · ${agent} · ${a.workflowId}`);

@@ -126,7 +126,10 @@ export async function startCommand(prdFile: string | undefined, o: Record<string
     if (launched.noHostWorkerHint) process.stderr.write(`vigil: ${launched.noHostWorkerHint}\n`);
     if (goal !== null && !o.json)
       out(
-        `  goal       : no PRD yet: a discovery call analyses the repository and writes it at the path above first${resolvedKnobs.knobs.autonomyMode === 'supervised' ? '; the run then pauses for you to read it (vigil resume to build from it)' : ''}`,
+        '  goal       : no PRD yet: a discovery call analyses the repository and writes it at the path above first' +
+          (resolvedKnobs.knobs.autonomyMode === 'supervised'
+            ? '; the run then pauses for you to read it (vigil resume to build from it)'
+            : ''),
       );
     if (issue && !o.json) {
       const items = issue.checklist?.length ?? 0;

@@ -113,12 +113,14 @@ export function attemptsPullRequestBody(s: {
 }): string {
   const rows = s.attempts.map(
     (a) =>
-      `| ${a.n}${a.n === s.winner ? ' (winner)' : ''} | ${a.status ?? '?'} | ${a.iterations ?? '?'} | ${a.findings ?? '?'} | $${(a.spendUsd ?? 0).toFixed(2)} | ${a.provider}${a.model ? ` ${a.model}` : ''} |`,
+      `| ${a.n}${a.n === s.winner ? ' (winner)' : ''} | ${a.status ?? '?'} | ${a.iterations ?? '?'} | ${a.findings ?? '?'} ` +
+      `| $${(a.spendUsd ?? 0).toFixed(2)} | ${a.provider}${a.model ? ` ${a.model}` : ''} |`,
   );
   return [
     `# ${s.prdTitle}`,
     '',
-    `Vigil run \`${s.runId}\` ran ${s.attempts.length} attempts of this PRD, each under the full completion check, and delivers attempt ${s.winner ?? '?'}: ${s.why ?? ''}`,
+    `Vigil run \`${s.runId}\` ran ${s.attempts.length} attempts of this PRD, each under the full completion check, ` +
+      `and delivers attempt ${s.winner ?? '?'}: ${s.why ?? ''}`,
     '',
     '| attempt | outcome | iterations | review findings | spend | agent |',
     '|---|---|---|---|---|---|',

@@ -40,7 +40,8 @@ export function discoveryPrompt(p: { goal: string; maxItems: number }): string {
     '- a first line `# <a short title for the goal>`;',
     '- `## Goal`: the goal in your own words, one paragraph;',
     '- `## What exists`: the analysis above in a few lines (languages, layout, the test command, what of the goal is there);',
-    `- \`## Requirements\`: a task list, one \`- [ ] <requirement> — <how to verify it: a test, a command>\` line per requirement, at most ${p.maxItems}, each one observable and testable, nothing the goal does not ask for;`,
+    '- `## Requirements`: a task list, one `- [ ] <requirement> — <how to verify it: a test, a command>` line per requirement, ' +
+      `at most ${p.maxItems}, each one observable and testable, nothing the goal does not ask for;`,
     '- `## Out of scope`: what the goal does not ask for and the builder should leave alone.',
     '',
     'Answer with a one-line summary once the file is written. Write nothing else, anywhere.',
@@ -60,7 +61,9 @@ export function discoveredPrdProblem(text: string, bytes: number): string | null
 export function discoveredPrdNote(p: { runId: string; prdPath: string; title: string; bytes: number; supervised: boolean }): string {
   const head = `The discovery agent wrote the run's PRD from its goal: ${p.prdPath} ("${p.title}", ${p.bytes} bytes).`;
   return p.supervised
-    ? `${head} Read it before the builder starts: the run is done when it is. Edit the file if it says too much or too little, or \`vigil input ${p.runId} "…"\` to tell the builder more; then \`vigil resume ${p.runId}\` to build from it (its checklist is taken from the file as it is then), or \`vigil stop ${p.runId}\`.`
+    ? `${head} Read it before the builder starts: the run is done when it is. Edit the file if it says too much or too little, ` +
+        `or \`vigil input ${p.runId} "…"\` to tell the builder more; then \`vigil resume ${p.runId}\` to build from it ` +
+        `(its checklist is taken from the file as it is then), or \`vigil stop ${p.runId}\`.`
     : `${head} The run is not supervised, so the builder starts from it now; read it there to know what done means.`;
 }
 

@@ -162,7 +162,9 @@ export function installSteering(ctx: SteeringContext): Steering {
       const each = usd === 0 ? 'no budget' : `$${share.toFixed(2)} each`;
       return ack(
         true,
-        `budget set to $${usd.toFixed(2)} for all the attempts: ${rows.length ? `attempt(s) ${list(rows)} get ${each}` : 'no attempt is running'}${ended.length ? ` (the ended ones spent $${spent.toFixed(2)})` : ''}`,
+        `budget set to $${usd.toFixed(2)} for all the attempts: ` +
+          (rows.length ? `attempt(s) ${list(rows)} get ${each}` : 'no attempt is running') +
+          (ended.length ? ` (the ended ones spent $${spent.toFixed(2)})` : ''),
       );
     },
   };

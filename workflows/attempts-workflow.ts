@@ -224,7 +224,8 @@ export async function vigilAttempts(rawInput: AttemptsInput): Promise<Outcome> {
   } catch (err) {
     if (!steering || !isCancellation(err)) throw err;
     return endUndelivered(
-      `the run with attempts was cancelled while it ${(status.phase as AttemptsStatus['phase']) === 'waiting_for_pick' ? "waited for a person's pick" : 'compared its attempts'}`,
+      'the run with attempts was cancelled while it ' +
+        ((status.phase as AttemptsStatus['phase']) === 'waiting_for_pick' ? "waited for a person's pick" : 'compared its attempts'),
     );
   }
   // A stop that came while the attempts were described or compared: nothing is delivered.
@@ -318,7 +319,9 @@ async function decide(
       // The council split in a supervised run: a person picks (`vigil pick`), however long it takes; no timer, no polling.
       status.comparison.pickFrom = facts.filter(attemptApproved).map((f) => f.n);
       status.phase = 'waiting_for_pick';
-      status.why = `${decided.why.replace(/; the pick rule broke the tie.*$/, '')}; waiting for a person's pick: vigil pick ${runId} <${status.comparison.pickFrom.join('|')}>`;
+      status.why =
+        `${decided.why.replace(/; the pick rule broke the tie.*$/, '')}; waiting for a person's pick: vigil pick ` +
+        `${runId} <${status.comparison.pickFrom.join('|')}>`;
       await condition(() => personPick() !== null || Boolean(steering?.stop));
       if (steering?.stop && personPick() === null) return 'stopped';
       const picked = personPick() as { n: number; by: string };

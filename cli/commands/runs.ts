@@ -210,8 +210,10 @@ export function registerRuns(program: Command, ctx: CommandContext): void {
 
 /** The STATUS column of `vigil list`: a run's VigilStatus; a run with attempts, its phase (and a pick it waits for). */
 function listStatus(r: ListRow): string {
-  if (r.attempts)
-    return `attempts×${r.attempts.k}: ${r.attempts.waitingForPick ? 'pick an attempt' : r.attempts.phase}${r.attempts.winner ? ` (#${r.attempts.winner})` : ''}`;
+  if (r.attempts) {
+    const phase = r.attempts.waitingForPick ? 'pick an attempt' : r.attempts.phase;
+    return `attempts×${r.attempts.k}: ${phase}${r.attempts.winner ? ` (#${r.attempts.winner})` : ''}`;
+  }
   return r.status ?? r.temporalStatus.toLowerCase();
 }
 

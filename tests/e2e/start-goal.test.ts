@@ -101,7 +101,8 @@ function repository(): string {
       'package.json': '{"name":"sample","type":"module","private":true,"scripts":{"test":"node --test"}}\n',
       'src/index.js': '/** Entry point. */\nexport const name = "sample";\n',
       'test/index.test.js':
-        "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n",
+        "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\n" +
+        "import { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n",
     },
   });
 }

@@ -21,7 +21,8 @@ import { statusSnapshot } from '../support/status-snapshot.js';
 
 const URL7 = 'https://github.com/o/r/pull/7';
 const CONFLICT =
-  'the base branch moved and vigil/r no longer applies cleanly (rebase stopped at a.txt); rebase it onto main yourself and push, or close the pull request; then resume the run';
+  'the base branch moved and vigil/r no longer applies cleanly (rebase stopped at a.txt); ' +
+  'rebase it onto main yourself and push, or close the pull request; then resume the run';
 
 /** A run following its pull request: two red checks events and a review taken, one rebase, one reply. */
 const pullRequest = (over: Partial<NonNullable<StatusSnapshot['pullRequest']>> = {}): NonNullable<StatusSnapshot['pullRequest']> => ({
