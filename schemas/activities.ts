@@ -40,6 +40,7 @@ export const AgentRoleSchema = shared('schemas/activities:AgentRoleSchema', () =
 export type AgentRole = z.infer<typeof AgentRoleSchema>;
 
 export * from './prepare-run.js';
+import { DiscoveredPrdSchema } from './prepare-run.js';
 
 /**
  * The parts of an iteration prompt; the agent activity renders them (rules/prompt.ts)
@@ -339,16 +340,7 @@ export const AgentResultSchema = shared('schemas/activities:AgentResultSchema', 
       .nullable()
       .default(null),
     /** The PRD a discovery call wrote (role discovery), kept in the run folder, or why there is none. */
-    discovered: z
-      .object({
-        ok: z.boolean(),
-        path: z.string().max(4096),
-        title: z.string().max(200),
-        bytes: z.number().int().min(0),
-        problem: z.string().max(500).nullable(),
-      })
-      .nullable()
-      .default(null),
+    discovered: DiscoveredPrdSchema.nullable().default(null),
     /** Verified checklist items (parse: verification). */
     verification: z
       .record(z.string(), z.object({ status: z.enum(['passing', 'failing']), evidence: z.string().max(300) }))

@@ -5,9 +5,9 @@
 import type { RunInput, Verdict } from '../schemas/run.js';
 import { utf8Length } from '../schemas/utf8.js';
 import type { StatusSnapshot } from '../schemas/status.js';
-import type { SandboxState } from '../schemas/sandbox.js';
 import { isUndeliveredNote } from '../rules/undelivered-directives.js';
 import { prCountsLine, prLife, prTitle } from '../rules/pr-life.js';
+import { deniedLines, sandboxLine } from '../rules/sandbox-text.js';
 
 /** At most `n` UTF-8 bytes, cut on a code point boundary, with an ellipsis when cut. */
 function clip(s: string, n: number): string {
@@ -424,29 +424,4 @@ export function providerWaitText(w: { provider: string; until: string; reason: s
   return `waiting for ${w.provider} until ${w.until} (circuit breaker ${w.reason.replace(/_/g, ' ')}${w.why ? `; this run's last call to it: ${w.why}` : ''})`;
 }
 
-/** One line per refused attempt, newest first, for status and watch ("connect 127.0.0.1:7233 ×3 (builder, iteration 2)"). */
-export function deniedLines(state: SandboxState, max = 8): string[] {
-  const lines = [...state.denied]
-    .reverse()
-    .slice(0, max)
-    .map((d) => `${d.kind} ${d.target}${d.count > 1 ? ` ×${d.count}` : ''} (${d.role}, iteration ${d.iteration})`);
-  const shown = state.denied.slice(-max).reduce((n, d) => n + d.count, 0);
-  if (state.deniedTotal > shown)
-    lines.push(
-      `… ${state.deniedTotal - shown} more refused attempt${state.deniedTotal - shown === 1 ? '' : 's'} (each call's log has them)`,
-    );
-  return lines;
-}
-
-/** The sandbox in one line: how the latest call ran, or why it ran outside it. */
-export function sandboxLine(state: SandboxState, mode: string): string {
-  const l = state.last;
-  if (!l) return `sandbox=${mode}: no call has run yet`;
-  if (!l.applied)
-    return (
-      `sandbox=${l.mode}: NOT isolated — ` +
-      `${l.reason ?? 'unknown reason'}${state.unsandboxedCalls > 1 ? ` (${state.unsandboxedCalls} calls ran outside it)` : ''}`
-    );
-  const refused = state.deniedTotal > 0 ? `; ${state.deniedTotal} escape attempt${state.deniedTotal === 1 ? '' : 's'} refused` : '';
-  return `sandbox=${l.mode}: ${l.isolation}${refused}`;
-}
+export { deniedLines, sandboxLine };
