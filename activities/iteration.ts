@@ -60,6 +60,7 @@ import { writeMemorySnapshot } from '../lib/memory-reads.js';
 import { filesReadOf } from '../lib/files-read.js';
 import { claimedPaths, claimFileTexts, claimsNotInDiff } from '../rules/claimed-files.js';
 import { taskTypeOf } from '../rules/memory-retrieval.js';
+import { EMPTY_CALL_EXIT, emptyCall, signalledOf, treeChangedOf } from '../rules/empty-call.js';
 import { ensurePrivateRunDir } from './artifacts.js';
 
 const MAX_PART_BYTES = 256 * 1024;
@@ -289,9 +290,11 @@ async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<A
   const resolved = await withEarlierRuns(lean || raw.promptRefs || raw.memoryRef ? resolvePromptParts(raw) : raw);
   const carried = lean && raw.gates ? raw.gates : null;
   const ctx = Context.current();
-  const { result, skipGates } = carried
+  const called = carried
     ? await agentCarryingGates(resolved, word)
     : { result: await callAgent(resolved, { cancelSignal: AbortSignal.any([ctx.cancellationSignal, word.killed]) }), skipGates: false };
+  const { skipGates } = called;
+  let { result } = called;
   if (!lean || !raw.inspect) return result;
   const stopBeats = beatWhileRunning(() => ctx.heartbeat(), ctx);
   let inspection: IterationInspection;
@@ -309,6 +312,20 @@ async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<A
   } finally {
     stopBeats();
   }
+  // An empty call of a command agent is a failed call (rules/empty-call.ts). Inside this
+  // activity's result, no patch: a run's history holds the result it recorded.
+  const empty = emptyCall({
+    provider: raw.provider ?? null,
+    role: raw.role,
+    exitCode: result.exitCode,
+    timedOut: result.timedOut,
+    outputBytes: result.outputBytes,
+    tail: result.tail,
+    claimed: result.claimed,
+    signalled: signalledOf('signals' in inspection ? inspection.signals : null),
+    treeChanged: treeChangedOf(raw.inspect.previousTree ?? null, raw.inspect.runStartSha ?? null, 'snapshot' in inspection ? inspection.snapshot : null),
+  });
+  if (empty) result = { ...result, exitCode: EMPTY_CALL_EXIT, tail: empty };
   const failed = result.exitCode !== 0 || result.timedOut;
   // The carried gate pass, on the tree the call left: after a good call that changed it, unless a
   // cancellation came first (the pass runs again later).

@@ -163,7 +163,7 @@ describe('a run survives', () => {
 
   it('undecodable signals (unknown encoding, broken JSON): listed as invalid, and a stop still gets through', async () => {
     const repo = makeRepo();
-    const scenario = writeScenario(repo, { version: 1, iterations: [], default: { writes: { 'a.txt': 'a\n' }, sleepMs: 300 } });
+    const scenario = writeScenario(repo, { version: 1, iterations: [], default: { writes: { 'a.txt': 'a\n' }, output: 'wrote a.txt\n', sleepMs: 300 } });
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
@@ -401,7 +401,7 @@ describe('a run survives', () => {
     const scenario = writeScenario(repo, {
       version: 1,
       iterations: [{ writes: { 'a.txt': 'a\n' }, sleepMs: 120_000 }],
-      default: { writes: { 'b.txt': 'b\n' }, sleepMs: 200 },
+      default: { writes: { 'b.txt': 'b\n' }, output: 'wrote b.txt\n', sleepMs: 200 },
     });
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);

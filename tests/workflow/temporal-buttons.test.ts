@@ -62,7 +62,7 @@ it("a Pause on the agent call's activity does not pause the run: the agent goes 
   const scenario = writeScenario(repo, {
     version: 1,
     iterations: [{ writes: { 'a.txt': 'a' }, sleepBeforeMs: 6000 }],
-    default: { sleepMs: 30_000 },
+    default: { output: 'working\n', sleepMs: 30_000 },
   });
   const tq = uniqueId('ui-pause');
   const worker = await makeWorker(env, tq);
@@ -87,7 +87,7 @@ it('without a gate pass on the call, a Pause on its activity kills the agent; th
   const scenario = writeScenario(repo, {
     version: 1,
     iterations: [{ writes: { 'a.txt': 'a' }, sleepBeforeMs: 6000 }],
-    default: { sleepMs: 30_000 },
+    default: { output: 'working\n', sleepMs: 30_000 },
   });
   const tq = uniqueId('ui-pause-loop');
   const worker = await makeWorker(env, tq);
@@ -117,7 +117,7 @@ it('without a gate pass on the call, a Pause on its activity kills the agent; th
 
 it("Cancel stops the run at once, and the stopped run's card starts with its outcome", async () => {
   const repo = makeRepo();
-  const scenario = writeScenario(repo, { version: 1, iterations: [], default: { sleepMs: 30_000 } });
+  const scenario = writeScenario(repo, { version: 1, iterations: [], default: { output: 'working\n', sleepMs: 30_000 } });
   const tq = uniqueId('ui-cancel');
   const worker = await makeWorker(env, tq);
   await worker.runUntil(async () => {
@@ -150,7 +150,7 @@ it('the saved views docs/messages.md gives list the runs, and a paused run among
   expect(all).toBe("WorkflowType = 'vigilRun'");
   expect(waiting).toMatch(/VigilStatus IN \('paused'/);
   const repo = makeRepo();
-  const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a' } }], default: { sleepMs: 30_000 } });
+  const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a' } }], default: { output: 'working\n', sleepMs: 30_000 } });
   const tq = uniqueId('ui-view');
   const worker = await makeWorker(env, tq);
   await worker.runUntil(async () => {
