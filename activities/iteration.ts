@@ -60,6 +60,7 @@ import { writeMemorySnapshot } from '../lib/memory-reads.js';
 import { filesReadOf } from '../lib/files-read.js';
 import { claimedPaths, claimFileTexts, claimsNotInDiff } from '../rules/claimed-files.js';
 import { taskTypeOf } from '../rules/memory-retrieval.js';
+import { keepLastError, withSelfHeal } from './last-error.js';
 import { EMPTY_CALL_EXIT, emptyCall, signalledOf, treeChangedOf } from '../rules/empty-call.js';
 import { ensurePrivateRunDir } from './artifacts.js';
 
@@ -287,7 +288,8 @@ async function runAgentCall(raw: RunAgentInput): Promise<AgentResult> {
 
 async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<AgentResult> {
   const lean = raw.role === 'iteration' && raw.inspect !== undefined && raw.inspect !== null;
-  const resolved = await withEarlierRuns(lean || raw.promptRefs || raw.memoryRef ? resolvePromptParts(raw) : raw);
+  // The last failure's hint heads the findings (activities/last-error.ts).
+  const resolved = withSelfHeal(await withEarlierRuns(lean || raw.promptRefs || raw.memoryRef ? resolvePromptParts(raw) : raw));
   const carried = lean && raw.gates ? raw.gates : null;
   const ctx = Context.current();
   const called = carried
@@ -323,9 +325,14 @@ async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<A
     tail: result.tail,
     claimed: result.claimed,
     signalled: signalledOf('signals' in inspection ? inspection.signals : null),
-    treeChanged: treeChangedOf(raw.inspect.previousTree ?? null, raw.inspect.runStartSha ?? null, 'snapshot' in inspection ? inspection.snapshot : null),
+    treeChanged: treeChangedOf(
+      raw.inspect.previousTree ?? null,
+      raw.inspect.runStartSha ?? null,
+      'snapshot' in inspection ? inspection.snapshot : null,
+    ),
   });
   if (empty) result = { ...result, exitCode: EMPTY_CALL_EXIT, tail: empty };
+  keepLastError(raw, result, empty !== null);
   const failed = result.exitCode !== 0 || result.timedOut;
   // The carried gate pass, on the tree the call left: after a good call that changed it, unless a
   // cancellation came first (the pass runs again later).

@@ -186,12 +186,10 @@ export const RunAgentInputSchema = shared('schemas/activities:RunAgentInputSchem
     sandboxRegistries: z.boolean().optional(),
     /** The run's sandboxPids, sandboxMemoryMb and sandboxCpuWeight knobs; absent (runs from before them): their defaults. */
     sandboxLimits: SandboxLimitsSchema.optional(),
-    /**
-     * The silence watchdog (knob agentSilenceMinutes, lib/call-silence.ts): the call is
-     * ended after this many seconds with no output and no change in the repository; 0: never.
-     * Absent (runs from before it): the knob's default, 15 minutes.
-     */
+    /** The silence watchdog (agentSilenceMinutes, lib/call-silence.ts): ended after this many quiet seconds; 0: never; absent: 900. */
     silenceSeconds: z.number().min(0).max(172_800).default(900),
+    /** An iteration's prompt leads with the last failure's hint (knob selfHeal, activities/last-error.ts); absent: it does. */
+    selfHeal: z.boolean().optional(),
     /** The prompt text (council and review calls, and iterations scheduled by older workers). */
     prompt: z.string().optional(),
     /** A reviewing call's prompt as its parts, rendered by the activity (instead of `prompt`). */

@@ -28,6 +28,7 @@ export const KNOB_SECTIONS: readonly KnobSection[] = [
       '([how a run works](how-a-run-works.md)).',
     knobs: [
       'maxIterations',
+      'iterationGrace',
       'maxDurationSeconds',
       'budgetUsd',
       'orchestrationBudgetShare',
@@ -36,6 +37,7 @@ export const KNOB_SECTIONS: readonly KnobSection[] = [
       'maxWaitSeconds',
       'backoffJitterSeconds',
       'deadLetterAfter',
+      'selfHeal',
       'completionPromise',
       'promptTemplate',
       'continueAsNewEvery',

@@ -11,6 +11,7 @@ import { PROVIDERS } from './provider-names.js';
 import { SANDBOX_LIMIT_BOUNDS } from './sandbox.js';
 import { EFFORT_KNOBS } from './knobs-effort.js';
 import { DELIVERY_KNOBS } from './knobs-delivery.js';
+import { LOOP_KNOBS } from './knobs-loop.js';
 
 import {
   argvKnob,
@@ -368,32 +369,8 @@ export const KNOBS = shared(
           "call groups the PRD checklist's items into tasks with dependencies (a refused answer falls back to the checklist); " +
           'checklist: each checklist item is a task of its own.',
       ),
-      uncertaintyEscalation: boolKnob(
-        'VIGIL_UNCERTAINTY_ESCALATION',
-        true,
-        'Escalate to a person when at least 2 of 3 stuck signals (no change, oscillation, council split) co-occur.',
-      ),
-      uncertaintyRounds: intKnob(
-        'VIGIL_UNCERTAINTY_ROUNDS',
-        1,
-        100,
-        2,
-        'Consecutive iterations the signals must co-occur before escalating.',
-      ),
-      uncertaintyNoChangeMin: intKnob(
-        'VIGIL_UNCERTAINTY_NOCHANGE_MIN',
-        0,
-        10_000,
-        0,
-        'No-change streak that counts as a stuck signal; 0 means stagnationLimit - 1 (at least 1).',
-      ),
-      uncertaintySplitRounds: intKnob(
-        'VIGIL_UNCERTAINTY_SPLIT_ROUNDS',
-        1,
-        100,
-        2,
-        'Trailing council rounds rejected with at least one approval that count as a split.',
-      ),
+      // Uncertainty escalation and the loop's small rules (schemas/knobs-loop.ts).
+      ...LOOP_KNOBS,
       notifyWebhookUrl: urlKnob('VIGIL_NOTIFY_WEBHOOK_URL', 'Generic webhook: JSON {event, run, title, message, severity, time, details}.'),
       notifySlackWebhookUrl: urlKnob('VIGIL_NOTIFY_SLACK_WEBHOOK_URL', 'Slack incoming webhook URL.'),
       notifyDiscordWebhookUrl: urlKnob('VIGIL_NOTIFY_DISCORD_WEBHOOK_URL', 'Discord webhook URL.'),

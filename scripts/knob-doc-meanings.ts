@@ -17,6 +17,18 @@ export interface KnobDoc {
 
 export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
   maxIterations: { meaning: 'Iteration cap; the run ends with `max_iterations_reached` (exit 20).' },
+  iterationGrace: {
+    meaning:
+      'At the iteration cap, a completion claim the run has not judged yet (the council could not convene on it, or its ' +
+      'iteration failed), with no quality gate failing, gets one more iteration to be judged in; once per run ' +
+      '([how a run works](how-a-run-works.md#the-loops-small-rules)).',
+  },
+  selfHeal: {
+    meaning:
+      "A failed iteration leaves `LAST_ERROR.json` (its error class and one line) in the run's folder; the next iteration's " +
+      'prompt starts with what failed and what to do about it, and the record moves to `failure-history.jsonl` ' +
+      '([how a run works](how-a-run-works.md#the-loops-small-rules)). Off: the file is still written, the prompt says nothing of it.',
+  },
   maxDurationSeconds: { meaning: 'Wall-clock cap measured on workflow time from the run start; 0 turns it off.' },
   maxRetries: { meaning: 'Consecutive failed iterations before the run ends as `failed` (exit 1).' },
   baseWaitSeconds: {

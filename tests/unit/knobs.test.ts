@@ -365,6 +365,8 @@ const CASES: Record<KnobName, Cases> = {
   uncertaintyRounds: intCases(1, 100),
   uncertaintyNoChangeMin: intCases(0, 10_000),
   uncertaintySplitRounds: intCases(1, 100),
+  selfHeal: boolCases,
+  iterationGrace: boolCases,
   notifyWebhookUrl: urlCases,
   notifySlackWebhookUrl: urlCases,
   notifyDiscordWebhookUrl: urlCases,
