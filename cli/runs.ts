@@ -164,6 +164,8 @@ export function runInputFor(
     ...(opts.tasks ? { tasks: opts.tasks } : {}),
     ...(opts.host ? { host: opts.host } : {}),
     ...(opts.goal ? { goal: opts.goal } : {}),
+    // The loop's small rules of this release (schemas/run.ts): runs started before have none.
+    loopRules: 1,
   };
   const secret = runSecret();
   if (secret) {

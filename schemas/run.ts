@@ -490,12 +490,11 @@ export type ContractState = z.infer<typeof ContractStateSchema>;
 /** Everything the run must remember; carried whole across continue-as-new. */
 export const RunStateSchema = shared('schemas/run:RunStateSchema', () =>
   z.object({
-    /** Iterations started so far (the counter is incremented before an iteration runs). */
-    iteration: z.number().int().min(0),
-    /** Consecutive failed iterations; any successful iteration resets it. */
-    consecutiveFailures: z.number().int().min(0),
-    /** Epoch ms of the run start (workflow time), the wall-clock cap reference. */
-    startedAtMs: z.number().int(),
+    iteration: z.number().int().min(0), // iterations started so far (incremented before an iteration runs)
+    /** The one-time grace at the iteration cap (rules/grace.ts): granted at this iteration; absent: not (yet). */
+    iterationGrace: z.object({ at: z.number().int().min(0) }).optional(),
+    consecutiveFailures: z.number().int().min(0), // failed iterations in a row; a good one resets it
+    startedAtMs: z.number().int(), // epoch ms of the run start (workflow time), the wall-clock cap reference
     /** HEAD when the run started; null when the repository had no commits. Captured once per run. */
     runStart: z.object({ sha: z.string().nullable(), treeHash: z.string(), capturedAt: z.string() }).nullable(),
     convergence: ConvergenceStateSchema,
@@ -516,8 +515,7 @@ export const RunStateSchema = shared('schemas/run:RunStateSchema', () =>
     recentIterations: z.array(IterationRecordSchema).max(LIMITS.recentIterations),
     invalidMessages: z.array(InvalidMessageSchema).max(LIMITS.invalidMessages),
     invalidMessageCount: z.number().int().min(0),
-    /** How many times this run continued as new. */
-    generations: z.number().int().min(0),
+    generations: z.number().int().min(0), // how many times this run continued as new
     council: CouncilStateSchema.default({ rounds: 0, verdicts: [], forceReview: null, heldClaim: null }),
     /** The latest test-command run, with the tree it ran on (re-run only when the tree changes). */
     lastTests: TestRunRecordSchema.nullable().default(null),
@@ -632,6 +630,8 @@ export const RunInputSchema = shared('schemas/run:RunInputSchema', () =>
     tasks: TaskListSchema.optional(),
     /** A run from a goal (`vigil start --goal`): its PRD is written at `prdPath` first. Absent in older runs (no patch). */
     goal: z.string().min(1).max(4000).optional(),
+    /** 1: the loop's small rules of 0.6.0 apply (the grace at the cap, rules/grace.ts); absent in runs started before (no patch). */
+    loopRules: z.literal(1).optional(),
     /** Present in a stream's run (a child of a run split into tasks): the run that started it, its task, and what its first prompt says of it. */
     stream: z.object({ parentId: z.string().max(300), task: z.string().max(40), directive: z.string().max(4000) }).optional(),
     /** Present only when continuing as new (runs from before the packed carry). */

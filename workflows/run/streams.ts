@@ -158,6 +158,7 @@ function streamInput(run: Run, t: TaskRecord, worktree: string, q: TaskQueue): R
     ...(input.authorization ? { authorization: input.authorization } : {}),
     ...(input.host ? { host: input.host } : {}),
     ...(input.searchAttributes !== undefined ? { searchAttributes: input.searchAttributes } : {}),
+    ...(input.loopRules !== undefined ? { loopRules: input.loopRules } : {}),
   };
 }
 
