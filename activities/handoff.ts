@@ -10,6 +10,7 @@ import { WriteHandoffInputSchema, type HandoffResult, type WriteHandoffInput } f
 import { ensureRepoDir, pad, VIGIL_DIR } from './artifacts.js';
 import { writePrivateFile } from '../lib/safe-files.js';
 import { EXCLUDE, git, headSha, workingTreeHash } from './git.js';
+import { markUncertaintyEscalation } from './loop-signals.js';
 
 export async function writeHandoff(raw: WriteHandoffInput): Promise<HandoffResult> {
   const input = WriteHandoffInputSchema.parse(raw);
@@ -92,6 +93,9 @@ export async function writeHandoff(raw: WriteHandoffInput): Promise<HandoffResul
   const markdownPath = path.join(dir, `${stem}.md`);
   writePrivateFile(jsonPath, `${JSON.stringify(doc, null, 2)}\n`);
   writePrivateFile(markdownPath, md);
+  // The original's marker of an uncertainty escalation (spec §4.2), for the agent's next call and onlookers.
+  if (input.reason === 'uncertainty')
+    markUncertaintyEscalation(repo, { iteration: input.iteration, headline: input.headline, paused: input.paused });
 
   const summary =
     `Handoff at iteration ${input.iteration} (${input.reason}): ${input.headline}. ` +

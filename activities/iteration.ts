@@ -61,6 +61,7 @@ import { filesReadOf } from '../lib/files-read.js';
 import { claimedPaths, claimFileTexts, claimsNotInDiff } from '../rules/claimed-files.js';
 import { taskTypeOf } from '../rules/memory-retrieval.js';
 import { keepLastError, withSelfHeal } from './last-error.js';
+import { clearRateLimited, markRateLimited } from './loop-signals.js';
 import { EMPTY_CALL_EXIT, emptyCall, signalledOf, treeChangedOf } from '../rules/empty-call.js';
 import { ensurePrivateRunDir } from './artifacts.js';
 
@@ -288,7 +289,8 @@ async function runAgentCall(raw: RunAgentInput): Promise<AgentResult> {
 
 async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<AgentResult> {
   const lean = raw.role === 'iteration' && raw.inspect !== undefined && raw.inspect !== null;
-  // The last failure's hint heads the findings (activities/last-error.ts).
+  // The last failure's hint heads the findings (activities/last-error.ts); a rate limit's wait is over.
+  if (raw.role === 'iteration') clearRateLimited(raw.repoPath);
   const resolved = withSelfHeal(await withEarlierRuns(lean || raw.promptRefs || raw.memoryRef ? resolvePromptParts(raw) : raw));
   const carried = lean && raw.gates ? raw.gates : null;
   const ctx = Context.current();
@@ -333,6 +335,9 @@ async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<A
   });
   if (empty) result = { ...result, exitCode: EMPTY_CALL_EXIT, tail: empty };
   keepLastError(raw, result, empty !== null);
+  // RATE_LIMITED while the run waits the limit out; the agent's own is not taken (activities/loop-signals.ts).
+  if (result.rateLimit) markRateLimited(raw.repoPath, result.rateLimit.waitSeconds, Date.now());
+  else clearRateLimited(raw.repoPath);
   const failed = result.exitCode !== 0 || result.timedOut;
   // The carried gate pass, on the tree the call left: after a good call that changed it, unless a
   // cancellation came first (the pass runs again later).
