@@ -101,10 +101,9 @@ const SYSTEM_SECRETS = [
 ];
 
 /**
- * The provider CLIs' own configuration and credentials, relative to HOME: copied into the call's
- * HOME (a folder Vigil owns per run and provider) when newer than the copy, so the CLI signs in as
- * it does outside, while what the agent writes there (settings, hooks) never reaches the person's
- * own configuration.
+ * The provider CLIs' own configuration and credentials, relative to HOME: copied into the call's HOME (a folder Vigil owns
+ * per run and provider) when newer than the copy, so the CLI signs in as it does outside, while what the agent writes there
+ * (settings, hooks) never reaches the person's own configuration.
  */
 const PROVIDER_CONFIG: Record<string, readonly string[]> = {
   claude: ['.claude.json', '.claude/settings.json', '.claude/.credentials.json', '.claude/CLAUDE.md'],
@@ -112,6 +111,7 @@ const PROVIDER_CONFIG: Record<string, readonly string[]> = {
   gemini: ['.gemini/settings.json', '.gemini/oauth_creds.json', '.gemini/google_accounts.json', '.gemini/.env', '.gemini/GEMINI.md'],
   aider: ['.aider.conf.yml', '.aider.model.settings.yml', '.aider.model.metadata.json', '.env'],
   opencode: ['.config/opencode', '.local/share/opencode/auth.json'],
+  cline: ['.cline/data/settings/providers.json'],
   command: [],
 };
 

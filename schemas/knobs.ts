@@ -75,7 +75,7 @@ export const KNOBS = shared(
         'VIGIL_PROVIDER',
         PROVIDERS,
         'command',
-        'Agent CLI: claude, codex, gemini, aider, opencode (argv, model per tier, cost, rate limits and auth errors ' +
+        'Agent CLI: claude, codex, gemini, aider, opencode, cline (argv, model per tier, cost, rate limits and auth errors ' +
           'understood), or command (agentCommand as is).',
       ),
       agentCommand: argvKnob,
@@ -133,7 +133,7 @@ export const KNOBS = shared(
             (v) =>
               v.trim() === '' || v.split(',').every((p) => (PROVIDERS as readonly string[]).includes(p.trim()) && p.trim() !== 'command'),
             {
-              message: 'must be a comma-separated list of providers (claude, codex, gemini, aider, opencode)',
+              message: 'must be a comma-separated list of providers (claude, codex, gemini, aider, opencode, cline)',
             },
           ),
         default: '',
@@ -142,7 +142,7 @@ export const KNOBS = shared(
           "Providers that may take an iteration, in order, when the run's own is unavailable (breaker open, or rate-limited " +
           'past failoverAfterSeconds) and they are healthy (binary installed, credentials set), e.g. "codex,gemini"; empty: no ' +
           'failover.',
-        allowed: 'a comma-separated list of claude, codex, gemini, aider, opencode, or empty',
+        allowed: 'a comma-separated list of claude, codex, gemini, aider, opencode, cline, or empty',
         fromString: (raw: string) => raw.trim().toLowerCase(),
       } satisfies KnobSpecBase<string>,
       failoverAfterSeconds: intKnob(

@@ -31,7 +31,7 @@ export const McpStartInput = {
       "instead of `prd`: an issue's Markdown file, inside the repository, as the PRD; its task list (- [ ] ...) is the PRD checklist (`vigil start --issue`)",
     ),
   repo: z.string().optional().describe('the git repository the agent works in (default: the directory `vigil mcp` runs in)'),
-  provider: z.string().optional().describe('the agent CLI: claude, codex, gemini, aider, opencode or command'),
+  provider: z.string().optional().describe('the agent CLI: claude, codex, gemini, aider, opencode, cline or command'),
   agentCommand: z.string().optional().describe('the agent command line (the command provider)'),
   config: z.string().optional().describe('a JSON config file of knobs, inside the repository (default: ./vigil.config.json if present)'),
   set: z.array(z.string()).optional().describe('knobs as key=value, as `vigil start --set`'),

@@ -40,7 +40,7 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
     meaning:
       'Agent CLI (see [Providers](agents-and-providers.md#providers)): argv, model per tier, cost, rate limits and auth errors ' +
       'understood; `command` runs `agentCommand` as is.',
-    allowed: '`command`, `claude`, `codex`, `gemini`, `aider`, `opencode`',
+    allowed: '`command`, `claude`, `codex`, `gemini`, `aider`, `opencode`, `cline`',
   },
   agentCommand: {
     meaning: "`command`: the agent's argv (no shell). Other providers: replaces the CLI's binary and leading words (e.g. `npx claude`).",

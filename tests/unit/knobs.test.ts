@@ -145,8 +145,9 @@ const CASES: Record<KnobName, Cases> = {
       ['gemini', 'gemini'],
       ['aider', 'aider'],
       ['opencode', 'opencode'],
+      ['cline', 'cline'],
     ],
-    bad: ['', 'cline', 'commands', 'claude-code'],
+    bad: ['', 'clines', 'commands', 'claude-code'],
   },
   agentCommand: {
     good: [
@@ -202,8 +203,9 @@ const CASES: Record<KnobName, Cases> = {
       ['', ''],
       ['codex', 'codex'],
       [' Codex,gemini ', 'codex,gemini'],
+      ['codex,cline', 'codex,cline'],
     ],
-    bad: ['command', 'codex,cline', 'x'.repeat(201)],
+    bad: ['command', 'codex,clines', 'x'.repeat(201)],
   },
   failoverAfterSeconds: intCases(0, 604_800),
   providerBreaker: boolCases,
