@@ -331,6 +331,8 @@ export const AgentResultSchema = shared('schemas/activities:AgentResultSchema', 
         items: z.array(ChecklistItemSchema).max(MAX_CHECKLIST_ITEMS),
         dropped: z.number().int().min(0),
         error: z.string().max(500).nullable(),
+        /** API descriptions the PRD names that could not be read as one (activities/api-specs.ts), a line each. */
+        apiProblems: z.array(z.string().max(400)).max(20).default([]),
       })
       .nullable()
       .default(null),
