@@ -90,15 +90,22 @@ esac
 exit 0
 `;
 
+const savedHome = process.env.VIGIL_HOME;
 let scripts: string;
 let agentPath: string;
 const repos: string[] = [];
 beforeAll(() => {
   scripts = mkdtempSync(path.join(os.tmpdir(), 'vigil-empty-call-'));
+  // Vigil's private copies (activities/last-error.ts) go to a home of this file's own.
+  process.env.VIGIL_HOME = path.join(scripts, 'home');
   agentPath = path.join(scripts, 'agent.sh');
   writeFileSync(agentPath, AGENT, { mode: 0o755 });
 });
-afterAll(() => rmSync(scripts, { recursive: true, force: true }));
+afterAll(() => {
+  rmSync(scripts, { recursive: true, force: true });
+  if (savedHome === undefined) delete process.env.VIGIL_HOME;
+  else process.env.VIGIL_HOME = savedHome;
+});
 afterEach(() => {
   for (const r of repos.splice(0)) rmSync(r, { recursive: true, force: true });
 });
@@ -107,7 +114,7 @@ async function iterate(mode: string): Promise<AgentResult> {
   const repo = makeRepo();
   repos.push(repo);
   const input: RunAgentInput = {
-    runId: 'run-empty',
+    runId: 'run-empty-call',
     repoPath: repo,
     argv: [agentPath],
     prompt: 'Do the work.\n',

@@ -99,14 +99,21 @@ case "$MODE" in
   *) echo 'did the work'; echo ok > work.txt ;;
 esac
 `;
+const savedHome = process.env.VIGIL_HOME;
 let scripts: string;
 let agentPath: string;
 beforeAll(() => {
   scripts = mkdtempSync(path.join(os.tmpdir(), 'vigil-loop-signals-'));
+  // Vigil's private copies (activities/last-error.ts) go to a home of this file's own.
+  process.env.VIGIL_HOME = path.join(scripts, 'home');
   agentPath = path.join(scripts, 'agent.sh');
   writeFileSync(agentPath, AGENT, { mode: 0o755 });
 });
-afterAll(() => rmSync(scripts, { recursive: true, force: true }));
+afterAll(() => {
+  rmSync(scripts, { recursive: true, force: true });
+  if (savedHome === undefined) delete process.env.VIGIL_HOME;
+  else process.env.VIGIL_HOME = savedHome;
+});
 
 async function iterate(r: string, iteration: number, mode: string): Promise<AgentResult> {
   const input: RunAgentInput = {
