@@ -52,8 +52,9 @@ export async function startAttempts(
   ep: Endpoint,
   o: { workflowId: string; replace: boolean; run: RunInput; attempts: AttemptOptions },
 ): Promise<void> {
-  // forwarding: the run forwards messages to its attempts, delivers deliver=pr, and cleans up when stopped (schemas/attempts.ts).
-  const args: AttemptsInput = { ...o.attempts, run: o.run, forwarding: true };
+  // forwarding, forwardsAlso: the run forwards messages to its attempts, delivers deliver=pr, and cleans up when
+  // stopped (schemas/attempts.ts).
+  const args: AttemptsInput = { ...o.attempts, run: o.run, forwarding: true, forwardsAlso: ['forceReview', 'waive'] };
   try {
     await client.workflow.start('vigilAttempts', {
       taskQueue: ep.taskQueue,

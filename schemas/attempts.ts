@@ -28,6 +28,16 @@ export const AttemptsInputSchema = z.object({
    * input) in runs started before, whose histories replay down the old path with no patch.
    */
   forwarding: z.literal(true).optional(),
+  /**
+   * The messages beyond those five that the run forwards to its live attempts the same way (every
+   * start from the release that added them sets both): `forceReview` (`vigil review <run>`) and
+   * `waive` (`vigil waive <run> <item>`). Absent in runs started before, which register no handler
+   * for them and replay unchanged; no patch is asked.
+   */
+  forwardsAlso: z
+    .array(z.enum(['forceReview', 'waive']))
+    .max(8)
+    .optional(),
 });
 export type AttemptsInput = z.input<typeof AttemptsInputSchema>;
 

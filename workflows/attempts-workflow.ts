@@ -16,7 +16,8 @@
  * its live attempts (workflows/attempts-steer.ts); ends `stopped` on a stop, delivering nothing;
  * removes the attempts' worktrees when it is stopped or cancelled (also while it waits for a pick),
  * keeping their branches with `keepAttempts`; and with deliver=pr pushes the run's branch and opens
- * its pull request as a single run would.
+ * its pull request as a single run would. One whose input names them in `forwardsAlso` forwards
+ * forceReview and waive too (absent in older runs, which replay unchanged).
  *
  * Workflow code: deterministic, no I/O.
  */
@@ -116,8 +117,16 @@ export async function vigilAttempts(rawInput: AttemptsInput): Promise<Outcome> {
     },
   );
   const children: ChildWorkflowHandle<typeof vigilRun>[] = [];
-  // Keyed on the input's `forwarding` (absent in runs started before): no handler, no new command, for those.
-  const steering: Steering | null = input.forwarding ? installSteering({ status, children }) : null;
+  // Keyed on the input's `forwarding` (absent in runs started before): no handler, no new command, for those;
+  // forceReview and waive on its `forwardsAlso` (absent in runs started before it), the same way.
+  const steering: Steering | null = input.forwarding
+    ? installSteering({
+        status,
+        children,
+        councilEnabled: run.knobs.councilEnabled,
+        ...(input.forwardsAlso ? { also: input.forwardsAlso } : {}),
+      })
+    : null;
   const nowIso = (): string => new Date(Date.now()).toISOString();
   const ended = (o: Outcome): Outcome => {
     status.phase = 'ended';
