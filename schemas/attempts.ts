@@ -38,6 +38,14 @@ export const AttemptsInputSchema = z.object({
     .array(z.enum(['forceReview', 'waive']))
     .max(8)
     .optional(),
+  /**
+   * Set when the client started the run with Vigil's search attributes (cli/attempts.ts, as a single
+   * run's start sets them: status, iteration, repository, provider, release): the run then keeps
+   * `VigilStatus` and `VigilIteration` as it goes, so `vigil list --status/--repo` find it. Absent
+   * when the namespace lacks them (an upsert of an unknown attribute would fail every workflow task)
+   * and in runs started before, which upsert nothing and replay unchanged; no patch is asked.
+   */
+  searchAttributes: z.literal(true).optional(),
 });
 export type AttemptsInput = z.input<typeof AttemptsInputSchema>;
 

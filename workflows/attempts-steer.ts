@@ -61,6 +61,8 @@ export interface SteeringContext {
   also?: readonly ForwardedAlso[];
   /** The run's knob: a forced review is refused where the council is off, as a single run refuses it. */
   councilEnabled: boolean;
+  /** Told after a pause, resume or stop changed what the run says of itself (its search attributes). */
+  onChange?: () => void;
 }
 
 const ORDER: readonly Forwarded[] = ['pause', 'resume', 'stop', 'input', 'budget'];
@@ -110,6 +112,7 @@ export function installSteering(ctx: SteeringContext): Steering {
   const publish = (): void => {
     status.paused = steering.pause;
     status.stopping = steering.stop;
+    ctx.onChange?.();
   };
 
   /** The message to every live attempt, as a signal; one that ended meanwhile is skipped. */

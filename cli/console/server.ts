@@ -208,13 +208,14 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
   // ------------------------------------------------------------------------------ runs
   const filtered = async (f: RunsFilter): Promise<{ rows: RunRow[]; cost: Map<string, string> }> => {
     const all = await listRuns(client, { limit: 200, withAttempts: true });
-    // A run with attempts says its phase, its winner, or that it waits for a pick.
-    await Promise.all(
-      all.filter((r) => r.attempts).map(async (r) => (r.status = attemptsRowStatus(await attemptsStatus(client, r.workflowId)))),
-    );
+    // Filtered on the search attributes (a run with attempts carries them too, from its start), then shown.
     const rows = all.filter(
       (r) =>
         statusMatches(f.status, r) && (!f.repo || (r.repo ?? '').includes(f.repo)) && (!f.provider || (r.provider ?? '') === f.provider),
+    );
+    // A run with attempts says its phase, its winner, or that it waits for a pick.
+    await Promise.all(
+      rows.filter((r) => r.attempts).map(async (r) => (r.status = attemptsRowStatus(await attemptsStatus(client, r.workflowId)))),
     );
     const cost = new Map<string, string>();
     const stored = await storedReport(env, new Date());
