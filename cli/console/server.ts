@@ -179,15 +179,23 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
   });
 
   // ------------------------------------------------------------------------------ inbox
+  let attemptsProblem: string | null = null;
   const inboxFragment = async (): Promise<ReturnType<typeof html>> => {
     const now = new Date();
-    const [entries, picking] = await Promise.all([inbox(client, now), runningAttempts(client).catch(() => [])]);
+    const [entries, picking] = await Promise.all([
+      inbox(client, now),
+      runningAttempts(client).catch((err: unknown) => ({ statuses: [], problem: err instanceof Error ? err.message : String(err) })),
+    ]);
     const withHandoffs = await Promise.all(
       entries.map(async (entry) => ({ entry, handoff: await readHandoff(client, ep.taskQueue, entry.snapshot).catch(() => null) })),
     );
-    // Runs with attempts waiting for a person's pick: their cards (cli/console/attempts-section.ts) join the inbox.
-    const waiting = picking.filter((s) => s.phase === 'waiting_for_pick');
-    return inboxCards(withHandoffs, now, waiting.length ? pickCards(waiting) : undefined);
+    // Runs with attempts waiting for a person's pick: their cards (cli/console/attempts-section.ts) join the inbox; what
+    // could not be listed is said there and logged (once per change), never left out silently.
+    const waiting = picking.statuses.filter((s) => s.phase === 'waiting_for_pick');
+    if (picking.problem !== attemptsProblem && picking.problem)
+      process.stderr.write(`vigil console: attempts could not be listed: ${picking.problem}\n`);
+    attemptsProblem = picking.problem;
+    return inboxCards(withHandoffs, now, waiting.length || picking.problem ? pickCards(waiting, picking.problem) : undefined);
   };
   // What runs told people that nobody acknowledged (cli/console/notifications-section.ts).
   const notificationsFragment = async (): Promise<ReturnType<typeof html>> =>
