@@ -32,7 +32,11 @@ export async function askAttempts(client: Client, workflowId: string): Promise<A
         .catch((err: unknown) => ({ unanswered: `${workflowId}: ${firstLine(err)}` })),
       new Promise<{ unanswered: string }>((ok) => {
         timer = setTimeout(
-          () => ok({ unanswered: `${workflowId}: no worker answered its status within ${ANSWER_MS / 1000} s` }),
+          () =>
+            ok({
+              // A run waiting for a pick needs no worker, but its status is a query: one must be running to answer it.
+              unanswered: `${workflowId}: no worker answered its status within ${ANSWER_MS / 1000} s (start \`vigil worker\` on its task queue)`,
+            }),
           ANSWER_MS,
         );
       }),
