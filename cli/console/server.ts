@@ -179,15 +179,23 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
   });
 
   // ------------------------------------------------------------------------------ inbox
+  let attemptsProblem: string | null = null;
   const inboxFragment = async (): Promise<ReturnType<typeof html>> => {
     const now = new Date();
-    const [entries, picking] = await Promise.all([inbox(client, now), runningAttempts(client).catch(() => [])]);
+    const [entries, picking] = await Promise.all([
+      inbox(client, now),
+      runningAttempts(client).catch((err: unknown) => ({ statuses: [], problem: err instanceof Error ? err.message : String(err) })),
+    ]);
     const withHandoffs = await Promise.all(
       entries.map(async (entry) => ({ entry, handoff: await readHandoff(client, ep.taskQueue, entry.snapshot).catch(() => null) })),
     );
-    // Runs with attempts waiting for a person's pick: their cards (cli/console/attempts-section.ts) join the inbox.
-    const waiting = picking.filter((s) => s.phase === 'waiting_for_pick');
-    return inboxCards(withHandoffs, now, waiting.length ? pickCards(waiting) : undefined);
+    // Runs with attempts waiting for a person's pick: their cards (cli/console/attempts-section.ts) join the inbox; what
+    // could not be listed is said there and logged (once per change), never left out silently.
+    const waiting = picking.statuses.filter((s) => s.phase === 'waiting_for_pick');
+    if (picking.problem !== attemptsProblem && picking.problem)
+      process.stderr.write(`vigil console: attempts could not be listed: ${picking.problem}\n`);
+    attemptsProblem = picking.problem;
+    return inboxCards(withHandoffs, now, waiting.length || picking.problem ? pickCards(waiting, picking.problem) : undefined);
   };
   // What runs told people that nobody acknowledged (cli/console/notifications-section.ts).
   const notificationsFragment = async (): Promise<ReturnType<typeof html>> =>
@@ -208,13 +216,14 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
   // ------------------------------------------------------------------------------ runs
   const filtered = async (f: RunsFilter): Promise<{ rows: RunRow[]; cost: Map<string, string> }> => {
     const all = await listRuns(client, { limit: 200, withAttempts: true });
-    // A run with attempts says its phase, its winner, or that it waits for a pick.
-    await Promise.all(
-      all.filter((r) => r.attempts).map(async (r) => (r.status = attemptsRowStatus(await attemptsStatus(client, r.workflowId)))),
-    );
+    // Filtered on the search attributes (a run with attempts carries them too, from its start), then shown.
     const rows = all.filter(
       (r) =>
         statusMatches(f.status, r) && (!f.repo || (r.repo ?? '').includes(f.repo)) && (!f.provider || (r.provider ?? '') === f.provider),
+    );
+    // A run with attempts says its phase, its winner, or that it waits for a pick.
+    await Promise.all(
+      rows.filter((r) => r.attempts).map(async (r) => (r.status = attemptsRowStatus(await attemptsStatus(client, r.workflowId)))),
     );
     const cost = new Map<string, string>();
     const stored = await storedReport(env, new Date());
