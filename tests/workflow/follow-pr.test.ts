@@ -29,7 +29,8 @@ import {
   writeScenario,
 } from '../support/harness.js';
 import { patient } from '../support/patience.js';
-import { fakeGh } from '../support/fake-gh.js';
+import { fakeGh, setFakePullRequest } from '../support/fake-gh.js';
+import type { Knobs } from '../../schemas/knobs.js';
 import { patchIds } from '../replay/command-sequence.js';
 import { startHooks } from '../../cli/hooks-command.js';
 import { stopUpdate } from '../../workflows/messages.js';
@@ -54,9 +55,10 @@ const ROLES = {
  */
 async function followedRun(
   prefix: string,
-  fix: boolean,
+  fix: boolean | NonNullable<ScenarioInput['iterations']>[number],
   taskQueue = shared.taskQueue,
   base = 'main',
+  opts: { knobs?: Partial<Knobs> } = {},
 ): Promise<{ repo: string; remote: string; id: string; handle: WorkflowHandle }> {
   const repo = makeRepo({ files: { 'README.md': '# s\n\nNotes.\n' } });
   const remote = mkdtempSync(path.join(os.tmpdir(), 'vigil-origin-'));
@@ -74,10 +76,12 @@ async function followedRun(
     { writes: { 'a.txt': '3\n' }, claim: 'file' },
   ];
   // The fix the red checks ask for: the next iteration writes it and claims again.
-  if (fix) iterations.push({ writes: { 'a.txt': '3\nfixed\n' }, claim: 'file' });
+  if (fix === true) iterations.push({ writes: { 'a.txt': '3\nfixed\n' }, claim: 'file' });
+  else if (fix) iterations.push(fix);
   const scenario = writeScenario(repo, { version: 1, iterations, roles: ROLES });
   const id = uniqueId(prefix);
-  const handle = await startRun(shared.env, taskQueue, runInput(repo, scenario, { maxIterations: 8, deliver: 'pr' }), id);
+  const input = runInput(repo, scenario, { maxIterations: 8, deliver: 'pr', ...opts.knobs });
+  const handle = await startRun(shared.env, taskQueue, input, id);
   await waitForStatus(handle, (s) => s.pullRequest?.waiting === true, 120_000);
   return { repo, remote, id, handle };
 }
@@ -396,6 +400,75 @@ describe.concurrent('following the pull request after delivery', () => {
       expect(await handle.result()).toMatchObject({ status: 'stopped' });
     },
     patient(240_000),
+  );
+
+  it(
+    'without a webhook, the poller (one gh api graphql call per interval) takes red checks once: fixed, pushed; then the merge',
+    async () => {
+      // prPollEvery at 2 s, not its 10 min: the test would otherwise wait ten minutes for the first poll.
+      const { repo, remote, id, handle } = await followedRun('follow-poll', true, shared.taskQueue, 'main', { knobs: { prPollEvery: 2 } });
+      const branch = `vigil/${id}`;
+      const first = git(remote, 'rev-parse', branch);
+      // What GitHub says of the pull request (gh faked: its GraphQL answer): open, its head's unit tests finished red.
+      const red = {
+        __typename: 'CheckRun',
+        databaseId: 101,
+        name: 'unit tests',
+        status: 'COMPLETED',
+        conclusion: 'FAILURE',
+        title: '1 test failed',
+        summary: 'FAIL a.test: expected "fixed"',
+        text: null,
+        detailsUrl: 'https://github.com/o/r/runs/101',
+      };
+      const pull = (over: Record<string, unknown>): Record<string, unknown> => ({
+        state: 'OPEN',
+        merged: false,
+        mergeCommit: null,
+        mergeStateStatus: 'UNSTABLE',
+        baseRefName: 'main',
+        baseRefOid: git(remote, 'rev-parse', 'main'),
+        headRefOid: first,
+        commits: { nodes: [{ commit: { oid: first, statusCheckRollup: { contexts: { nodes: [red] } } } }] },
+        reviews: { nodes: [] },
+        comments: { nodes: [] },
+        ...over,
+      });
+      setFakePullRequest(repo, pull({}));
+      const again = await waitForStatus(handle, (s) => s.pullRequest?.waiting === true && s.iteration >= 4, 120_000);
+      expect(again.pullRequest?.taken.map((t) => [t.id, t.summary])).toEqual([[`poll-checks-${first}`, 'checks failed: unit tests']]);
+      const prompt = readFileSync(path.join(repo, '.vigil/runs', id, 'iteration-0004.prompt.md'), 'utf8');
+      expect(prompt).toContain('The checks on the pull request https://github.com/o/r/pull/7 finished red.');
+      expect(prompt).toContain('FAIL a.test: expected "fixed"');
+      const second = git(remote, 'rev-parse', branch);
+      expect(git(remote, 'rev-parse', `${second}^`)).toBe(first);
+      // GitHub still shows the old head's red checks (the answer is unchanged): the next polls see them again, and take nothing.
+      const polls = (await activities(handle)).filter((a) => a === 'pollPullRequest').length;
+      const deadline = Date.now() + patient(60_000);
+      while ((await activities(handle)).filter((a) => a === 'pollPullRequest').length < polls + 2) {
+        if (Date.now() > deadline) throw new Error('the run did not poll twice more in time');
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      const after = await waitForStatus(handle, () => true);
+      expect(after).toMatchObject({ iteration: 4, pullRequest: { waiting: true, queued: 0 } });
+      expect(after.pullRequest?.taken).toHaveLength(1);
+      expect(after.pullRequest?.polled?.note).toMatch(/^polled https:\/\/github.com\/o\/r\/pull\/7: open, unstable; 1 event\(s\)$/);
+      setFakePullRequest(repo, pull({ state: 'MERGED', merged: true, mergeCommit: { oid: 'f'.repeat(40) } }));
+      const outcome = (await handle.result()) as { status: string; exitCode: number; reason: string; iteration: number };
+      expect(outcome).toMatchObject({ status: 'merged', exitCode: 0, iteration: 4 });
+      expect(outcome.reason).toContain(`merge commit ${'f'.repeat(40)}`);
+      // Its cost: one gh call per poll, and nothing else of GitHub's asked by it.
+      const history = await handle.fetchHistory();
+      const scheduled = (await activities(handle)).filter((a) => a === 'pollPullRequest').length;
+      expect(ghCallsIn(repo).filter((a) => a[0] === 'api')).toHaveLength(scheduled);
+      expect(
+        ghCallsIn(repo)
+          .filter((a) => a[0] === 'api')
+          .every((a) => a[1] === 'graphql'),
+      ).toBe(true);
+      await expect(Worker.runReplayHistory({ workflowBundle: shared.env.bundle }, history, id)).resolves.toBeUndefined();
+    },
+    patient(300_000),
   );
 });
 

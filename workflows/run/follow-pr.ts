@@ -12,6 +12,7 @@
  *
  * Workflow code: deterministic, no I/O.
  */
+import { ActivityFailure } from '@temporalio/common';
 import { LIMITS, type Outcome, type OutcomeStatus } from '../../schemas/run.js';
 import type { PrEvent, PullRequestState } from '../../schemas/pr-event.js';
 import { PrEventSchema } from '../../schemas/pr-event.js';
@@ -73,6 +74,9 @@ async function followPullRequest(
 ): Promise<Outcome | null> {
   const { state, knobs } = run;
   const pr = state.pullRequest as PullRequestState;
+  // The poller (knob prPollEvery), in runs keyed for it (run.eras.prFollowUps): one gh call per interval while the run waits.
+  const pollMs = run.eras.prFollowUps && knobs.prPollEvery > 0 && pr.url ? knobs.prPollEvery * 1000 : null;
+  let pollAt = run.nowMs() + (pollMs ?? 0);
   for (;;) {
     if (run.stopRequest) return stopOutcome(run, [...notes, ...delivered]);
     if (run.rewindPending()) {
@@ -94,12 +98,52 @@ async function followPullRequest(
       if (taken !== 'wait') return taken;
       continue;
     }
-    const untilMs = step.kind === 'wait' ? step.untilMs : run.nowMs() + knobs.followPrDays * 86_400_000;
+    if (pollMs !== null && state.pause === null && run.nowMs() >= pollAt) {
+      await pollOnce(run, pr);
+      pollAt = run.nowMs() + pollMs;
+      continue;
+    }
+    const idleMs = step.kind === 'wait' ? step.untilMs : run.nowMs() + knobs.followPrDays * 86_400_000;
+    const paused = state.pause !== null;
+    const untilMs = pollMs !== null && !paused ? Math.min(idleMs, pollAt) : idleMs;
     await run.sdk.until(
-      () => run.stopRequest !== null || run.rewindPending() || (state.pause === null && pr.queue.length > 0),
+      () =>
+        run.stopRequest !== null ||
+        run.rewindPending() ||
+        (state.pause === null && pr.queue.length > 0) ||
+        // A resume goes back to polling (the poller rests while the run is paused).
+        (pollMs !== null && paused && state.pause === null),
       Math.max(untilMs - run.nowMs(), 1),
     );
   }
+}
+
+/**
+ * One poll of the pull request (activities/pr-poll.ts): each event it saw is received as the `prEvent` signal's are, so
+ * an id already received (the same red checks, review or comment seen again) is taken once. A failed poll is logged; the
+ * next interval polls again.
+ */
+async function pollOnce(run: Run, pr: PullRequestState): Promise<void> {
+  let polled: { events: PrEvent[]; note: string };
+  try {
+    polled = await run.acts.repo.pollPullRequest.executeWithOptions({ summary: `poll the pull request ${pr.url ?? pr.branch}` }, [
+      { repoPath: run.input.repoPath, runId: run.info.workflowId, url: pr.url ?? '', since: pr.since },
+    ]);
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    polled = { events: [], note: `poll failed: ${(err.cause?.message ?? err.message).slice(0, 300)}` };
+  }
+  let fresh = 0;
+  for (const e of polled.events) {
+    const got = receivePrEvent(pr, e);
+    if (!got.ok) continue;
+    pr.queue = got.state.queue;
+    pr.ids = got.state.ids;
+    fresh += 1;
+  }
+  pr.polled = { at: run.nowIso(), note: polled.note.slice(0, 300), fresh };
+  run.sdk.log.info('pull request polled', { note: polled.note, events: polled.events.length, fresh });
+  if (fresh > 0) run.publish();
 }
 
 async function takeEvent(
