@@ -470,6 +470,41 @@ describe.concurrent('following the pull request after delivery', () => {
     },
     patient(300_000),
   );
+
+  it(
+    'an iteration on a comment that changes nothing: the run replies that nothing changed and why, and follows on',
+    async () => {
+      // deliverToCurrent on: the delivery where the work after a delivery is HEAD's, so an iteration that changes nothing
+      // leaves nothing to push (on vigil/<run id> the tree would equal the branch, pushed again as it is).
+      const { repo, id, handle } = await followedRun('follow-unchanged', { claim: 'file' }, shared.taskQueue, 'main', {
+        knobs: { deliverToCurrent: true },
+      });
+      const head = git(repo, 'rev-parse', 'HEAD');
+      await handle.signal('prEvent', {
+        kind: 'comment',
+        id: 'c-1',
+        author: 'ana',
+        text: 'Is a.txt right as it is?',
+        commentKind: 'comment',
+      });
+      const s = await waitForStatus(handle, (x) => x.pullRequest?.waiting === true && (x.pullRequest.replies?.length ?? 0) === 1, 120_000);
+      expect(s.iteration).toBe(4);
+      expect(s.outcome).toBeNull();
+      expect(s.pullRequest?.replies?.[0]).toMatchObject({ to: 'ana', posted: true });
+      expect(git(repo, 'rev-parse', 'HEAD')).toBe(head);
+      const reply = ghCallsIn(repo).find((a) => a[0] === 'pr' && a[1] === 'comment') ?? [];
+      const said = readFileSync(reply[4] ?? '', 'utf8');
+      expect(said).toContain(`Vigil run \`${id}\` answered the comment by @ana.`);
+      expect(said).toContain(
+        "Nothing was changed, so nothing was pushed: the work the run judged after it is the same as the repository's HEAD",
+      );
+      expect(said).toContain('The run goes on following this pull request.');
+      // Still following: a merge ends it.
+      await handle.signal('prEvent', { kind: 'merged', id: 'merged-unchanged' });
+      expect(await handle.result()).toMatchObject({ status: 'merged', iteration: 4 });
+    },
+    patient(300_000),
+  );
 });
 
 describe('a worker lost while the branch is rebased', () => {

@@ -45,6 +45,8 @@ async function deliverAndFollow(run: Run, s: OutcomeStatus, reason: string, note
   const evidence = evidenceLine(state.lastTests, state.gates.latest, state.convergence.lastHash, state.acceptance);
   // The first delivery opens the pull request; each later one goes on top of the same branch (a fast-forward push).
   const d = await deliver(run, s, reason, [evidence, ...notes], following !== undefined);
+  // A later delivery with nothing to push (the work is HEAD's): the run says so on the pull request and waits again (keyed runs).
+  if (!d.branch && following && d.unchanged && run.eras.prFollowUps) return await nothingToPush(run, s, reason, notes, following, d.note);
   if (!d.branch) return finish(run, s, reason, notes, [d.note]);
   // After a rebase the push replaces what the remote holds, only if it still holds what was rebased (its lease).
   const pr = await pullRequest(run, s, reason, [evidence, ...notes], d.branch, following?.lease);
@@ -62,6 +64,37 @@ async function deliverAndFollow(run: Run, s: OutcomeStatus, reason: string, note
   run.sdk.log.info('following the pull request', { url: pr.url, branch: d.branch });
   run.publish();
   return prUpdateEra() ? await followPullRequest(run, s, reason, notes, delivered) : await beforePrUpdate(run, s, reason, notes, delivered);
+}
+
+/** After an iteration on an event, nothing to push: the run replies that nothing changed and why, and follows the pull request again. */
+async function nothingToPush(
+  run: Run,
+  s: OutcomeStatus,
+  reason: string,
+  notes: string[],
+  pr: PullRequestState,
+  note: string,
+): Promise<Outcome | null> {
+  const last = pr.taken.at(-1);
+  const why =
+    `the work the run judged after it is the same as the repository's HEAD, so there was no commit to add to ${pr.branch}` +
+    ` (${note.replace(/^not delivered: /, '')})`;
+  const checks =
+    !pr.answering && last?.kind === 'checks-failed'
+      ? { about: `the red checks (${last.summary.replace(/^checks failed: /, '')})`, id: last.id }
+      : {};
+  await replyOnPullRequest(run, pr, reason, pr.head ?? null, true, { why, ...checks });
+  pr.waiting = true;
+  run.status = 'running';
+  run.recordEvent({
+    kind: 'message',
+    name: 'prEvent',
+    by: 'vigil',
+    summary: `nothing to push: following ${pr.url ?? pr.branch}`,
+    accepted: true,
+  });
+  run.publish();
+  return await followPullRequest(run, s, reason, notes, [note]);
 }
 
 /** Waits for the pull request's next event (pause, stop and a rewind apply), and answers it. */

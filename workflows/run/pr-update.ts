@@ -77,9 +77,14 @@ export async function replyOnPullRequest(
   judged: string,
   to: string | null,
   pushed: boolean,
+  unchanged?: { why: string; about?: string; id?: string },
 ): Promise<void> {
-  const asked = pr.answering;
+  // An iteration on red checks that changed nothing is answered too (runs keyed by prFollowUps only call with `unchanged`).
+  const asked =
+    pr.answering ??
+    (unchanged?.about && unchanged.id ? { id: unchanged.id, author: 'checks', review: false, from: pr.head ?? null } : undefined);
   if (!asked) return;
+  const aboutChecks = unchanged?.about !== undefined && asked !== pr.answering;
   delete pr.answering;
   let note: string;
   let posted = false;
@@ -99,6 +104,8 @@ export async function replyOnPullRequest(
           to,
           pushed,
           judged: judged.slice(0, 2000),
+          ...(unchanged ? { unchanged: unchanged.why.slice(0, 1000) } : {}),
+          ...(aboutChecks && unchanged?.about ? { about: unchanged.about.slice(0, 300) } : {}),
         },
       ]);
       posted = r.posted;
