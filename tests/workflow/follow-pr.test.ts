@@ -58,7 +58,7 @@ async function followedRun(
   fix: boolean | NonNullable<ScenarioInput['iterations']>[number],
   taskQueue = shared.taskQueue,
   base = 'main',
-  opts: { knobs?: Partial<Knobs> } = {},
+  opts: { knobs?: Partial<Knobs>; detached?: boolean } = {},
 ): Promise<{ repo: string; remote: string; id: string; handle: WorkflowHandle }> {
   const repo = makeRepo({ files: { 'README.md': '# s\n\nNotes.\n' } });
   const remote = mkdtempSync(path.join(os.tmpdir(), 'vigil-origin-'));
@@ -69,6 +69,11 @@ async function followedRun(
   if (base !== 'main') {
     git(repo, 'checkout', '-q', '-b', base);
     git(repo, 'push', '-q', 'origin', base);
+  }
+  // The person is on no branch: the pull request is opened without --base (into the remote's default, its HEAD).
+  if (opts.detached) {
+    git(remote, 'symbolic-ref', 'HEAD', `refs/heads/${base}`);
+    git(repo, 'checkout', '-q', '--detach');
   }
   const iterations: ScenarioInput['iterations'] = [
     { writes: { 'a.txt': '1\n' } },
@@ -502,6 +507,62 @@ describe.concurrent('following the pull request after delivery', () => {
       // Still following: a merge ends it.
       await handle.signal('prEvent', { kind: 'merged', id: 'merged-unchanged' });
       expect(await handle.result()).toMatchObject({ status: 'merged', iteration: 4 });
+    },
+    patient(300_000),
+  );
+});
+
+describe('a run that kept no base', () => {
+  // Not concurrent with the runs above: a push to a default branch concerns every open run that kept no base.
+  it(
+    'opened from a detached HEAD (no --base): a signed push to the default branch finds it, and it is rebased onto it',
+    async () => {
+      const trunk = `trunk-${uniqueId('t').slice(-8)}`;
+      const { repo, remote, id, handle } = await followedRun('follow-nobase', false, shared.taskQueue, trunk, { detached: true });
+      const branch = `vigil/${id}`;
+      const waiting = await waitForStatus(handle, (s) => s.pullRequest?.waiting === true);
+      expect(waiting.pullRequest?.base ?? null).toBeNull();
+      expect(ghCallsIn(repo).find((a) => a[1] === 'create')).not.toContain('--base');
+      const base = moveBase(remote, 'b.txt', 'from the base\n', trunk);
+      const secret = 'a-fourth-webhook-secret-of-the-repo';
+      const hooks = await startHooks(shared.env.client, { host: '127.0.0.1', port: 0, secret });
+      try {
+        const post = async (ref: string, delivery: string): Promise<Response> => {
+          const body = JSON.stringify({
+            ref: `refs/heads/${ref}`,
+            after: base,
+            deleted: false,
+            repository: { full_name: 'o/r', name: 'r', default_branch: trunk, owner: { login: 'o' } },
+            sender: { login: 'other' },
+          });
+          return fetch(hooks.url, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'x-github-event': 'push',
+              'x-github-delivery': delivery,
+              'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+            },
+            body,
+          });
+        };
+        // The control: a push to another branch is no base of this run.
+        const other = await post(`${trunk}-other`, 'push-other');
+        expect(other.status).toBe(202);
+        const res = await post(trunk, 'push-nobase');
+        expect(res.status, await res.clone().text()).toBe(200);
+        expect(await res.text()).toContain(`base-moved event push-nobase sent to ${id}`);
+      } finally {
+        await hooks.close();
+      }
+      const tip = await pushedOnto(remote, branch, base);
+      expect(git(remote, 'rev-parse', `${tip}^`)).toBe(base);
+      // The base the update found is kept: the next push to it is mapped to the run directly.
+      const s = await waitForStatus(handle, (x) => x.pullRequest?.waiting === true && (x.pullRequest.updates?.length ?? 0) === 1, 60_000);
+      expect(s.pullRequest?.updates?.[0]).toMatchObject({ result: 'updated', base: trunk, commit: tip });
+      expect(s.pullRequest?.base).toBe(trunk);
+      await handle.signal('prEvent', { kind: 'merged', id: 'merged-nobase' });
+      expect(await handle.result()).toMatchObject({ status: 'merged', iteration: 3 });
     },
     patient(300_000),
   );

@@ -24,7 +24,7 @@ export async function updateOnBaseMoved(run: Run): Promise<null | 'wait'> {
   let r: PrBranchUpdate;
   try {
     r = await run.acts.repo.updatePrBranch.executeWithOptions({ summary: `${mode} ${pr.branch} onto its moved base` }, [
-      { repoPath: input.repoPath, runId: info.workflowId, branch: pr.branch, mode },
+      { repoPath: input.repoPath, runId: info.workflowId, branch: pr.branch, mode, ...(pr.base ? { base: pr.base } : {}) },
     ]);
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
@@ -35,6 +35,8 @@ export async function updateOnBaseMoved(run: Run): Promise<null | 'wait'> {
   pr.updates = [...(pr.updates ?? []), { at, result: r.result, mode, base: r.base, commit: r.commit, note: r.note.slice(0, 500) }].slice(
     -20,
   );
+  // The base the update found, kept when the run had none (state only, no command): the next push to it is mapped to the run.
+  if (!pr.base && r.base) pr.base = r.base;
   run.recordEvent({ kind: 'message', name: 'prEvent', by: 'vigil', summary: `base moved: ${r.note}`.slice(0, 300), accepted: true });
   run.sdk.log.info('pull request branch update', { result: r.result, mode, base: r.base, commit: r.commit });
   if (r.result === 'updated' && r.tree) {
