@@ -408,6 +408,28 @@ describe.concurrent('following the pull request after delivery', () => {
   );
 
   it(
+    'the branch conflicts with its moved base and nobody answers: the pause keeps its deadline, and the run stops, saying so',
+    async () => {
+      // escalationDeadline at 6 s, not off (its default): the deadline is what this test is about.
+      const { remote, id, handle } = await followedRun('follow-deadline', false, shared.taskQueue, 'main', {
+        knobs: { escalationDeadline: 6 },
+      });
+      const before = git(remote, 'rev-parse', `vigil/${id}`);
+      moveBase(remote, 'a.txt', 'the base wrote this\n');
+      await handle.signal('prEvent', { kind: 'base-moved', id: 'push-deadline' });
+      const s = await waitForStatus(handle, (x) => x.paused && (x.pullRequest?.updates?.length ?? 0) === 1, 60_000);
+      expect(s.pause?.deadlines).toMatchObject({
+        onDeadline: 'stop',
+        deadlineAt: new Date(Date.parse(s.pause?.at ?? '') + 6000).toISOString(),
+      });
+      const outcome = (await handle.result()) as { status: string; reason: string };
+      expect(outcome).toMatchObject({ status: 'stopped', reason: 'stopped by vigil: nobody answered in 6 s: stopped' });
+      expect(git(remote, 'rev-parse', `vigil/${id}`)).toBe(before);
+    },
+    patient(240_000),
+  );
+
+  it(
     'without a webhook, the poller (one gh api graphql call per interval) takes red checks once: fixed, pushed; then the merge',
     async () => {
       // prPollEvery at 2 s, not its 10 min: the test would otherwise wait ten minutes for the first poll.

@@ -30,6 +30,7 @@ import { beforeFollowPr } from './before-follow-pr.js';
 import { beforePrUpdate } from './before-pr-update.js';
 import { deliver, finish, pullRequest, stopOutcome } from './ending.js';
 import { followPrEra, prUpdateEra } from './eras.js';
+import { pauseHasDeadlines, waitForPerson } from './pause-wait.js';
 import { replyOnPullRequest, updateOnBaseMoved } from './pr-update.js';
 import { type Run } from './run.js';
 
@@ -125,6 +126,12 @@ async function followPullRequest(
         ...delivered,
         `delivered: the pull request ${pr.url ?? pr.branch} saw no event for ${step.days} d`,
       ]);
+    // A pause that waits for a person (the branch conflicts with its moved base) keeps its reminder, re-route and deadline
+    // as any such pause (workflows/run/pause-wait.ts); in runs keyed by prFollowUps, as older ones waited without them.
+    if (run.eras.prFollowUps && state.pause !== null && !run.pauseOver() && pauseHasDeadlines(run)) {
+      await waitForPerson(run);
+      continue;
+    }
     if (step.kind === 'take' && state.pause === null) {
       pr.queue = step.rest;
       const taken = await takeEvent(run, s, reason, notes, delivered, step.event);
