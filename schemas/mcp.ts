@@ -30,6 +30,13 @@ export const McpStartInput = {
     .describe(
       "instead of `prd`: an issue's Markdown file, inside the repository, as the PRD; its task list (- [ ] ...) is the PRD checklist (`vigil start --issue`)",
     ),
+  goal: z
+    .string()
+    .optional()
+    .describe(
+      'instead of `prd` or `issue`: what to build, as text; a discovery call analyses the repository ' +
+        'and writes the PRD as the run starts (`vigil start --goal`)',
+    ),
   repo: z.string().optional().describe('the git repository the agent works in (default: the directory `vigil mcp` runs in)'),
   provider: z.string().optional().describe('the agent CLI: claude, codex, gemini, aider, opencode or command'),
   agentCommand: z.string().optional().describe('the agent command line (the command provider)'),
@@ -124,6 +131,27 @@ export const McpMemorySearchOutputSchema = z.object({
   snapshotAt: z.string().optional(),
 });
 export type McpMemorySearchOutput = z.infer<typeof McpMemorySearchOutputSchema>;
+
+/** The resource `vigil://memory/index`: what there is to know, by topic and kind (the retrieval's index layer, whole). */
+export const McpMemoryIndexSchema = z.object({
+  /** The repository it is for (its items and those across repositories), or null: the whole store. */
+  repo: z.string().nullable(),
+  source: z.enum(['store', 'snapshot']),
+  snapshotAt: z.string().optional(),
+  total: z.number().int(),
+  kinds: z.record(z.string(), z.number().int()),
+  topics: z.array(z.object({ topic: z.string(), count: z.number().int(), kinds: z.record(z.string(), z.number().int()) })),
+});
+export type McpMemoryIndex = z.infer<typeof McpMemoryIndexSchema>;
+
+/** The resource `vigil://runs/{id}/tasks`: the run's task queue (its streams' tasks), or why it has none. */
+export const McpRunTasksSchema = z.object({
+  workflowId: z.string(),
+  source: z.enum(['file', 'checklist', 'planner']).nullable(),
+  note: z.string().nullable(),
+  tasks: z.array(z.record(z.string(), z.unknown())),
+});
+export type McpRunTasks = z.infer<typeof McpRunTasksSchema>;
 
 /** The most evidence lines a claim carries, and the longest of each. */
 export const CLAIM_LIMITS = { summaryChars: 4000, evidenceItems: 50, evidenceChars: 2000 } as const;
