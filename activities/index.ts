@@ -19,6 +19,7 @@ import * as attempts from './attempts.js';
 import { compareAttempts as compareAttemptsRound } from './comparison.js';
 import { updatePrBranch as prBranch } from './pr-branch.js';
 import { replyOnPullRequest as prReply } from './pr-reply.js';
+import { pollPullRequest as prPoll } from './pr-poll.js';
 
 // The agent call, with the lean iteration's prompt references and inspection (activities/iteration.ts).
 export { runAgent } from './iteration.js';
@@ -41,6 +42,8 @@ export const openPullRequest = heartbeating(pullRequest);
 export const updatePrBranch = heartbeating(prBranch);
 // The run's reply on its pull request after an iteration a review or a comment asked for (activities/pr-reply.ts).
 export const replyOnPullRequest = heartbeating(prReply);
+// The polling fallback of a followed pull request without a webhook (activities/pr-poll.ts).
+export const pollPullRequest = heartbeating(prPoll);
 export const streamBase = heartbeating(streams.streamBase);
 export const addWorktree = heartbeating(streams.addWorktree);
 export const removeWorktree = heartbeating(streams.removeWorktree);

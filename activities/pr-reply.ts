@@ -27,6 +27,10 @@ export const ReplyOnPullRequestInputSchema = z.object({
   /** Whether the push went through, and the judgement the work rests on (the done reason). */
   pushed: z.boolean(),
   judged: z.string().max(2000),
+  /** Nothing was pushed because the work is unchanged: why, said in the reply (absent in older runs). */
+  unchanged: z.string().max(1000).optional(),
+  /** What was answered, when it was no review or comment (the red checks, named). */
+  about: z.string().max(300).optional(),
 });
 export type ReplyOnPullRequestInput = z.infer<typeof ReplyOnPullRequestInputSchema>;
 
@@ -56,14 +60,16 @@ async function gh(repoPath: string, args: string[]): Promise<{ exitCode: number;
 
 /** The reply's text: what changed (files, commit) or why nothing did. */
 export async function replyText(input: ReplyOnPullRequestInput): Promise<string> {
-  const asked = input.review ? `the review by @${input.author} that requested changes` : `the comment by @${input.author}`;
+  const asked = input.about ?? (input.review ? `the review by @${input.author} that requested changes` : `the comment by @${input.author}`);
   const lines = [`Vigil run \`${input.runId}\` answered ${asked}.`, ''];
   let files: string[] = [];
   if (input.from && input.to && input.from !== input.to) {
     const diff = await runGit(input.repoPath, ['diff', '--name-only', '--no-renames', input.from, input.to]);
     files = diff.exitCode === 0 ? diff.stdout.split('\n').filter(Boolean) : [];
   }
-  if (!input.pushed) lines.push(`Nothing was pushed: the push to \`${input.branch}\` failed (see the run's notes).`);
+  if (input.unchanged !== undefined)
+    lines.push(`Nothing was changed, so nothing was pushed: ${input.unchanged}. The run goes on following this pull request.`);
+  else if (!input.pushed) lines.push(`Nothing was pushed: the push to \`${input.branch}\` failed (see the run's notes).`);
   else if (!input.to || input.to === input.from)
     lines.push(`Nothing was changed: the run judged the work as it stands to answer it, and pushed nothing new.`);
   else {

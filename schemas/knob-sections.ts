@@ -214,7 +214,7 @@ export const KNOB_SECTIONS: readonly KnobSection[] = [
     id: 'delivery',
     title: 'Delivery',
     intro: 'What a run that ends done does with its work: a branch, a pull request it follows, or nothing.',
-    knobs: ['deliver', 'deliverToCurrent', 'followPr', 'followPrDays', 'prUpdate'],
+    knobs: ['deliver', 'deliverToCurrent', 'followPr', 'followPrDays', 'prPollEvery', 'prUpdate'],
   },
   {
     id: 'streams',

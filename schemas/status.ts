@@ -72,6 +72,7 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
       taken: true,
       updates: true,
       replies: true,
+      polled: true,
     })
       .extend({
         queued: z.number().int(),

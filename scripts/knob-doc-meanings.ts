@@ -210,6 +210,14 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
     meaning:
       'A followed pull request with no event for this many days ends the run with its done outcome (the notes say it was delivered and nothing came).',
   },
+  prPollEvery: {
+    meaning:
+      "Without a webhook (`vigil hooks`), a followed pull request is polled this often with `gh api graphql` on the run's " +
+      'host: its checks, reviews, comments, state and mergeability, as the same events a webhook sends, each taken once. ' +
+      'It costs one gh call per interval per open pull request (at the default, 6 an hour; GitHub allows 5,000). `0` turns ' +
+      "it off: set it where `vigil hooks` receives the repository's webhooks, or an event can be taken once from each. " +
+      'See [Following the pull request](how-a-run-works.md#following-the-pull-request).',
+  },
   deliverToCurrent: {
     meaning:
       'Opt-in (`vigil start --deliver-to-current`): the work is committed on the current branch instead of `vigil/<run id>`, ' +

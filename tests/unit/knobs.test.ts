@@ -340,6 +340,15 @@ const CASES: Record<KnobName, Cases> = {
   },
   followPr: boolCases,
   followPrDays: intCases(1, 365),
+  prPollEvery: {
+    good: [
+      ['0', 0],
+      ['90', 90],
+      [' 10m ', 600],
+      ['1d', 86_400],
+    ],
+    bad: ['2d', '-1', '1.5h', '10 minutes', ''],
+  },
   prUpdate: {
     good: [
       ['rebase', 'rebase'],

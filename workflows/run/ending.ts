@@ -198,7 +198,7 @@ export async function deliver(
   reason: string,
   notes: readonly string[],
   onBranch = false,
-): Promise<{ note: string; branch: string | null; commit?: string | null }> {
+): Promise<{ note: string; branch: string | null; commit?: string | null; unchanged?: true }> {
   const { input, info } = run;
   const message = deliveryMessage(deliveryFacts(run, s, reason, notes));
   const toCurrent = run.knobs.deliverToCurrent;
@@ -217,7 +217,13 @@ export async function deliver(
         ],
       ),
     );
-    if (!d.branch) return { note: `not delivered: ${d.skipped ?? 'nothing to deliver'}`, branch: null };
+    // deliverRun skips only a working tree that is HEAD's: nothing to commit or push.
+    if (!d.branch)
+      return {
+        note: `not delivered: ${d.skipped ?? 'nothing to deliver'}`,
+        branch: null,
+        ...(d.skipped ? { unchanged: true as const } : {}),
+      };
     const where = toCurrent
       ? 'the current branch moved to it and the index follows'
       : 'the current branch and the working tree are as the run left them';

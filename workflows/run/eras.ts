@@ -278,13 +278,19 @@ export interface Eras {
   doneMeansDone: boolean;
   /** Reviews see the delta, contract errors count on cached reviews, claims are held to the diff (JUDGES_SEE_CHANGES_PATCH). */
   judgesSeeChanges: boolean;
+  /**
+   * No patch: the raw input's knobs name prPollEvery, which no run started before it has, so an old history replays
+   * unchanged. It keys the follow-ups of a followed pull request: the poller, and the reply when an iteration on an
+   * event changed nothing (workflows/run/follow-pr.ts).
+   */
+  prFollowUps: boolean;
 }
 
 /**
  * Once per execution, before the first command (continue-as-new starts a fresh one): the patch
  * markers 0.4.0 recorded there, in its order, then the execution's options.
  */
-export function decideEras(input: RunInput): Eras {
+export function decideEras(input: RunInput, raw: unknown = input): Eras {
   for (const id of [
     COUNCIL_PATCH,
     ESCALATION_PATCH,
@@ -312,7 +318,10 @@ export function decideEras(input: RunInput): Eras {
   const onHost = onRunHost(input);
   const doneMeansDone = patched(DONE_MEANS_DONE_PATCH);
   const judgesSeeChanges = patched(JUDGES_SEE_CHANGES_PATCH);
-  return { upsertsSearchAttributes, onHost, doneMeansDone, judgesSeeChanges };
+  // The raw input, before the knobs' defaults are filled in.
+  const rawKnobs = raw && typeof raw === 'object' ? (raw as { knobs?: unknown }).knobs : undefined;
+  const prFollowUps = typeof (rawKnobs as { prPollEvery?: unknown } | undefined)?.prPollEvery === 'number';
+  return { upsertsSearchAttributes, onHost, doneMeansDone, judgesSeeChanges, prFollowUps };
 }
 
 // ---- asked where their code runs: each call stands where 0.4.0 asked `patched()` ----

@@ -44,6 +44,7 @@ export function makeProxies(knobs: Knobs, eras: Pick<Eras, 'onHost'>) {
       | 'openPullRequest'
       | 'updatePrBranch'
       | 'replyOnPullRequest'
+      | 'pollPullRequest'
       | 'releaseRunFiles'
     >
   >({

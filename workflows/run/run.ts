@@ -415,6 +415,7 @@ function followedPullRequest(pr: PullRequestState): NonNullable<StatusSnapshot['
     taken: pr.taken,
     ...(pr.updates?.length ? { updates: pr.updates } : {}),
     ...(pr.replies?.length ? { replies: pr.replies } : {}),
+    ...(pr.polled ? { polled: pr.polled } : {}),
     queued: pr.queue.length,
     ...(pr.answering ? { answering: { author: pr.answering.author, review: pr.answering.review } } : {}),
   };
