@@ -7,6 +7,7 @@
 import type { NotifyEvent } from '../../schemas/notify.js';
 import type { TestRunRecord } from '../../schemas/run.js';
 import { budgetWarning } from '../../rules/budget.js';
+import type { TriggerNotice } from '../../rules/notify-triggers.js';
 import { escalationEvent } from '../../rules/journal.js';
 import type { Proxies } from '../../rules/uncertainty.js';
 import { escalate, recordNotification, sendNotification } from '../escalation.js';
@@ -48,6 +49,16 @@ export async function notifyPeople(
   state.notifications = recordNotification(state.notifications, r, event, at, r === null && hasChannel(run));
   if (r) run.recordEvent({ kind: 'notification', event, delivered: r.delivered, failed: r.failed, title: title.slice(0, 200), severity });
   return r;
+}
+
+/**
+ * What the notification triggers ask to say (rules/notify-triggers.ts), one notification each.
+ * Only in runs started with `notifyTriggers` (a field of the run's input no older run has: its
+ * history replays without these calls, no patch needed).
+ */
+export async function tellPeople(run: Run, notices: readonly (TriggerNotice | null)[]): Promise<void> {
+  if (!run.input.notifyTriggers) return;
+  for (const n of notices) if (n) await notifyPeople(run, n.event, n.title, n.message, n.severity, n.details, n.dedupeKey);
 }
 
 export function hasChannel(run: Run): boolean {
