@@ -3,7 +3,8 @@
  * (`notifyTriggers` in its input), on a real Temporal server with the scripted agent and every
  * knob at the product's default, delivered to the file channel: the seed's rows quality-gate-fail
  * (on the gate's first failure, not the third), stuck-iteration (3 iterations without a change of
- * the tree) and sensitive-file. Each once per occasion. And the honest control: a run that changes
+ * the tree) and sensitive-file. Each once per occasion. And the session-end HANDOFF.md in the run
+ * folder, with the attempts it lists. And the honest control: a run that changes
  * ordinary files every iteration and fails no gate tells nothing of the sort.
  *
  * Knobs this file changes, and why: the file channel (`notifyFile`, the behaviour under test), the
@@ -105,6 +106,12 @@ describe('notification triggers, with the default knobs', () => {
         const s = await status(handle);
         expect(s.notifications.sent).toBe(sent.length);
         expect(s.notifications.failed).toBe(0);
+        // The session-end handoff: in the run folder, how it ended and what was tried.
+        const handoff = readFileSync(path.join(repo, '.vigil/runs', handle.workflowId, 'HANDOFF.md'), 'utf8');
+        expect(handoff).toContain('The run has **ended**');
+        expect(handoff).toContain('# Handoff: the run ended: stopped');
+        expect(handoff).toMatch(/- iteration 1 \([^)]*\): exit 0; changed the tree/);
+        expect(handoff).toMatch(/- iteration 4 \([^)]*\): exit 0; no change/);
       });
     },
     patient(300_000),
