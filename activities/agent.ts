@@ -20,7 +20,7 @@ import { reviewerRecord } from '../rules/review.js';
 import { decideModelOverride, MODEL_OVERRIDE_PATH, type ModelOverride } from '../rules/model-override.js';
 import { withApiItems } from '../rules/checklist/api-spec.js';
 import { parseChecklistOutput } from '../rules/checklist/extraction.js';
-import { apiSpecsOfPrd } from './api-specs.js';
+import { readApiSpecs } from './api-specs.js';
 import { parseVerifierOutput } from '../rules/checklist/verifier.js';
 import { buildPrompt } from '../rules/prompt.js';
 import { renderPromptSpec } from '../rules/call-prompt.js';
@@ -381,13 +381,15 @@ function readAnswer(
   }
   if (input.parse === 'checklist') {
     if (exitCode !== 0)
-      return { ...none, checklist: { ok: false, items: [], dropped: 0, error: `the checklist agent exited with ${exitCode}` } };
+      return {
+        ...none,
+        checklist: { ok: false, items: [], dropped: 0, error: `the checklist agent exited with ${exitCode}`, apiProblems: [] },
+      };
     const parsed = parseChecklistOutput(text);
     // The operations of the API descriptions the PRD names, each an item of its own (activities/api-specs.ts).
-    const r =
-      parsed.ok && input.apiSpecsFrom
-        ? { ...parsed, items: withApiItems(parsed.items, apiSpecsOfPrd(input.repoPath, input.apiSpecsFrom)) }
-        : parsed;
+    const api = parsed.ok && input.apiSpecsFrom ? readApiSpecs(input.repoPath, input.apiSpecsFrom) : null;
+    const r = parsed.ok && api ? { ...parsed, items: withApiItems(parsed.items, api.specs) } : parsed;
+    const apiProblems = (api?.problems ?? []).map((l) => redactSecrets(l).text.slice(0, 400));
     if (r.ok) {
       // The whole checklist, held-out items and all, next to the extraction log (outside the repository).
       try {
@@ -399,8 +401,8 @@ function readAnswer(
     return {
       ...none,
       checklist: r.ok
-        ? { ok: true, items: r.items, dropped: r.dropped.length, error: null }
-        : { ok: false, items: [], dropped: 0, error: r.error.slice(0, 500) },
+        ? { ok: true, items: r.items, dropped: r.dropped.length, error: null, apiProblems }
+        : { ok: false, items: [], dropped: 0, error: r.error.slice(0, 500), apiProblems },
     };
   }
   if (input.parse === 'tasks') {

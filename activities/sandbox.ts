@@ -52,7 +52,7 @@ import { credentialPaths, toolchainPaths } from '../lib/sandbox-toolchain.js';
 import { privateRunDir } from './artifacts.js';
 import { fetchLogPath } from '../schemas/paths.js';
 import { ensurePrivateDir, writePrivateFile } from '../lib/safe-files.js';
-import { runSecretPath } from './run-authorization.js';
+import { runSecretPath } from '../lib/run-signing.js';
 import { daemonSocketPath } from './supervisor-client.js';
 import { bridgeEnv, sandboxBridge } from './sandbox-bridge-choice.js';
 import {

@@ -215,9 +215,10 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
               kind: 'checklist',
               items: q.checklist ? q.checklist.length : null,
               heldOut,
-              problem: q.checklist ? null : q.checklistProblem,
+              problem: q.checklistProblem,
               text: q.checklist
-                ? `PRD checklist: ${q.checklist.length} item(s), ${heldOut} held out from the agent`
+                ? `PRD checklist: ${q.checklist.length} item(s), ${heldOut} held out from the agent` +
+                  (q.checklistProblem ? ` (note: ${q.checklistProblem})` : '')
                 : `PRD checklist: none (${q.checklistProblem})`,
             });
           }

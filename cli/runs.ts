@@ -25,7 +25,7 @@ import {
 } from '../schemas/search-attributes.js';
 import type { vigilRun } from '../workflows/run-workflow.js';
 import { staticDetails, staticSummary } from '../workflows/ui.js';
-import { knobsGivenDigest, prdDigest, runSecret, signRun, startClaims } from '../activities/run-authorization.js';
+import { knobsGivenDigest, prdDigest, runSecret, signRun, startClaims } from '../lib/run-signing.js';
 import { failoverChain } from '../rules/failover.js';
 import { CliError, EXIT, missingSearchAttributes, type Endpoint } from './connection.js';
 import { packageRelease } from './release-window.js';

@@ -10,7 +10,7 @@ import { shared } from './shared.js';
 import { RunAuthorizationSchema } from './authorization.js';
 import { PROVIDERS } from './knobs.js';
 import { DirectiveSchema, PhaseSchema, TierSchema } from './run.js';
-import { ChecklistItemSchema, GateResultSchema, MAX_CHECKLIST_ITEMS, ReviewerRecordSchema, TOOL_GATES } from './gates.js';
+import { ChecklistExtractionSchema, GateResultSchema, MAX_CHECKLIST_ITEMS, ReviewerRecordSchema, TOOL_GATES } from './gates.js';
 import { MEMORY_LIMITS, NoteRefSchema, PromptMemoryRefSchema, PromptMemorySchema } from './memory.js';
 import { SandboxLimitsSchema, SandboxModeSchema, SandboxReportSchema } from './sandbox.js';
 import { MAX_EARLIER_RUNS_CHARS, MemoryLayersSchema } from './lasting-memory.js';
@@ -322,15 +322,7 @@ export const AgentResultSchema = shared('schemas/activities:AgentResultSchema', 
     /** A code reviewer's answer, read (parse: review): verdict, severities, the first finding lines. */
     review: ReviewerRecordSchema.nullable().default(null),
     /** The extracted checklist (parse: checklist). */
-    checklist: z
-      .object({
-        ok: z.boolean(),
-        items: z.array(ChecklistItemSchema).max(MAX_CHECKLIST_ITEMS),
-        dropped: z.number().int().min(0),
-        error: z.string().max(500).nullable(),
-      })
-      .nullable()
-      .default(null),
+    checklist: ChecklistExtractionSchema.nullable().default(null),
     /** A planner's task list, its checklist items by id (parse: tasks), or why it was refused. */
     plan: z
       .object({ ok: z.boolean(), tasks: z.array(PlannedTaskSchema).max(MAX_TASKS), error: z.string().max(500).nullable() })

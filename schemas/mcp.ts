@@ -30,6 +30,13 @@ export const McpStartInput = {
     .describe(
       "instead of `prd`: an issue's Markdown file, inside the repository, as the PRD; its task list (- [ ] ...) is the PRD checklist (`vigil start --issue`)",
     ),
+  goal: z
+    .string()
+    .optional()
+    .describe(
+      'instead of `prd` or `issue`: what to build, as text; a discovery call analyses the repository ' +
+        'and writes the PRD as the run starts (`vigil start --goal`)',
+    ),
   repo: z.string().optional().describe('the git repository the agent works in (default: the directory `vigil mcp` runs in)'),
   provider: z.string().optional().describe('the agent CLI: claude, codex, gemini, aider, opencode or command'),
   agentCommand: z.string().optional().describe('the agent command line (the command provider)'),

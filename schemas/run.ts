@@ -309,7 +309,7 @@ export const GatesStateSchema = shared('schemas/run:GatesStateSchema', () =>
     reviewRounds: z.number().int().min(0).default(0),
     /** The PRD checklist (held-out ids inside); null until extracted or when unavailable. */
     checklist: ChecklistStateSchema.nullable().default(null),
-    /** Why there is no checklist (extraction failed, turned off), for status. */
+    /** Why there is no checklist (extraction failed, turned off), or what one lacks (an unreadable API description), for status. */
     checklistProblem: z.string().max(500).nullable().default(null),
     /** The checklist was extracted or loaded (tried once per run). */
     checklistTried: z.boolean().default(false),

@@ -199,6 +199,7 @@ export function qualityLines(s: StatusSnapshot): string[] {
     );
     for (const i of c.filter((x) => x.status === 'failing' && !x.waived).slice(0, 5))
       lines.push(`- ${i.id} (${i.priority}) failing: ${clip(i.title, 120)}`);
+    if (q.checklistProblem) lines.push(`- note: ${clip(q.checklistProblem, 300)}`);
   } else if (q?.checklistProblem) {
     lines.push(`PRD checklist: none (${clip(q.checklistProblem, 200)})`);
   }

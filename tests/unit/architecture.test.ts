@@ -129,7 +129,7 @@ const CLI_WORKFLOW_MODULES = new Set(['workflows/messages', 'workflows/provider-
 const fromWorkflows = (t: string): boolean => t.startsWith('workflows/');
 
 /** Today's count of the CLI's imports of activities/ modules (the ratchet above only goes down). */
-const CLI_ACTIVITY_IMPORTS = 16;
+const CLI_ACTIVITY_IMPORTS = 14;
 
 /** Lines of a file (a final newline ends the last line, it does not start another). */
 const lineCount = (file: string): number => readFileSync(path.join(ROOT, file), 'utf8').replace(/\n$/, '').split('\n').length;
@@ -263,7 +263,7 @@ const OVERSIZED: Readonly<Record<string, number>> = {
   'cli/doctor.ts': 547,
   'cli/report.ts': 699,
   'cli/console/pages.ts': 477,
-  'schemas/activities.ts': 749,
+  'schemas/activities.ts': 741,
   'schemas/knobs.ts': 848,
   'schemas/run.ts': 654,
   'workers/postgres.ts': 571,

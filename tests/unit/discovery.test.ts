@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDiscoveryFile, keepDiscoveredPrd } from '../../activities/discovery.js';
-import { goalSource } from '../../cli/start-checks.js';
+import { goalSource, MCP_NAMES } from '../../cli/start-checks.js';
 import { goalPrd } from '../../cli/prd.js';
 import { discoveredPrdNote, discoveredPrdProblem, discoveryPrompt, MAX_DISCOVERED_PRD_BYTES, prdTitle } from '../../rules/discovery.js';
 import { discoveredPrdPath } from '../../schemas/paths.js';
@@ -134,6 +134,22 @@ describe('vigil start --goal, checked (cli/start-checks.ts goalSource)', () => {
     expect(refusal('g', { tasks: true })).toContain('drop --tasks');
     expect(refusal('g', { attempts: true })).toContain('drop --attempts');
     expect(refusal('g', { remote: true })).toContain("start it on the run's host");
+  });
+
+  it("speaks MCP's words to vigil_start (`goal`, `issue`), the CLI's to vigil start", () => {
+    const said = (goal: unknown, o: Partial<typeof none>): string => {
+      try {
+        goalSource(goal, { ...none, ...o }, MCP_NAMES);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'taken';
+    };
+    expect(said('', {})).toBe('`goal` needs the goal as text: vigil_start with goal: "add a CSV export to the weekly report"');
+    expect(said('g', { issueFile: 'i.md' })).toBe('give `goal` or `issue` i.md, not both: with `goal` a discovery call writes the PRD');
+    expect(said('x'.repeat(4001), {})).toContain('(vigil_start with prd: FILE)');
+    expect(said('g', { remote: true })).toContain('write the PRD there and start it: vigil_start with prd and host');
+    expect(goalSource(' g ', none, MCP_NAMES)).toBe('g');
   });
 
   it("names the run's PRD in its run folder, titled by the goal's first line", () => {

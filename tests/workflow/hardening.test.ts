@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runSecret, signRun, startClaims } from '../../activities/run-authorization.js';
+import { runSecret, signRun, startClaims } from '../../lib/run-signing.js';
 import type { RunInput } from '../../schemas/run.js';
 import { inputUpdate, resumeUpdate, stopUpdate } from '../../workflows/messages.js';
 import {

@@ -130,6 +130,7 @@ export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> 
   const source = items ? 'file' : 'agent';
   let providerReason: string | null = null;
   let rateLimitWait: number | null = null;
+  let apiProblems: string[] = [];
   if (!items) {
     let r: AgentResult | null = null;
     try {
@@ -161,6 +162,8 @@ export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> 
     if (r?.usage) state.spend = addOrchestrationUsage(state.spend, r.usage);
     else if (r) state.spend = addUnpricedOrchestration(state.spend, 1);
     state.sandbox = noteSandbox(state.sandbox, r?.sandbox, { iteration: state.iteration, role: 'checklist' });
+    // Named API descriptions that could not be read: said beside the checklist (state only, no command).
+    apiProblems = r?.checklist?.apiProblems ?? [];
     if (r?.checklist?.ok) items = r.checklist.items;
     else if (r) {
       state.gates.checklistProblem = `the checklist could not be extracted: ${r.checklist?.error ?? 'no answer'}`.slice(0, 500);
@@ -204,7 +207,7 @@ export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> 
   }
   state.gates.checklist = { items, heldOut: knobs.checklistHeldOut ? selectHeldOut(items) : [], source, status: {}, waivers: [] };
   state.gates.checklistRetry = null;
-  state.gates.checklistProblem = null;
+  state.gates.checklistProblem = apiProblems.length > 0 ? apiProblems.join('; ').slice(0, 500) : null;
   run.sdk.log.info('PRD checklist ready', { items: items.length, source });
   return null;
 }
