@@ -189,10 +189,10 @@ export async function writeSessionHandoff(run: Run, o: Outcome): Promise<void> {
     attempts: attemptsLog(state.recentIterations),
   };
   try {
-    const h = await run.sdk.nonCancellable(() =>
+    // Not the run's latestHandoff: that stays the last escalation's, which status, the console and `vigil handoff` show.
+    await run.sdk.nonCancellable(() =>
       run.acts.repo.writeHandoff.executeWithOptions({ summary: `handoff: the run ended (${o.status})` }, [handoff]),
     );
-    state.latestHandoff = { iteration: state.iteration, path: h.markdownPath, summary: h.summary };
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
     run.sdk.log.warn('the session-end handoff was not written', { error: err.cause?.message ?? err.message });
