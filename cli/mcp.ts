@@ -50,7 +50,7 @@ import { CliError, EXIT } from './errors.js';
 import { claimTarget, writeClaim } from './mcp-claim.js';
 import { Temporal, type McpDeps } from './mcp-deps.js';
 import { isOperator } from './mcp-http.js';
-import { checkpoints, handoff, json, memorySearch, report, runId, runStatus } from './mcp-reads.js';
+import { checkpoints, handoff, json, memoryIndex, memorySearch, report, runContinuity, runId, runStatus, runTasks } from './mcp-reads.js';
 import { startRun } from './mcp-start.js';
 import { sdkRunApi } from './sdk-run-api.js';
 import { by, defaultActor, PAYLOADS } from './steer-commands.js';
@@ -286,6 +286,36 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal, kind: McpTrans
       mimeType: 'application/json',
     },
     async (uri, { id }) => json(uri, (await report(env, { id: one(id) })).run ?? null),
+  );
+  server.registerResource(
+    'run-tasks',
+    template('tasks'),
+    {
+      title: "A run's task queue",
+      description: "its streams' tasks: state, dependencies, attempts, branch, dead letter (`vigil status --json`, `streams`)",
+      mimeType: 'application/json',
+    },
+    async (uri, { id }) => json(uri, await runTasks(temporal, one(id))),
+  );
+  server.registerResource(
+    'run-continuity',
+    template('continuity'),
+    {
+      title: "A run's continuity notes",
+      description: "the agent's working notes, .vigil/CONTINUITY.md in the run's repository (docs/memory.md)",
+      mimeType: 'text/markdown',
+    },
+    async (uri, { id }) => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: await runContinuity(temporal, one(id)) }] }),
+  );
+  server.registerResource(
+    'memory-index',
+    'vigil://memory/index',
+    {
+      title: 'The lasting memory: its index',
+      description: "its topics and how many patterns, anti-patterns and skills each holds (an agent's run: its repository's snapshot)",
+      mimeType: 'application/json',
+    },
+    async (uri) => json(uri, await memoryIndex(env)),
   );
   return server;
 }

@@ -155,6 +155,25 @@ export function match(item: StoredItem, task: ReadonlySet<string>, bestText = 0)
     : item.keywords.filter((k) => task.has(k)).length;
 }
 
+/** A topic of the memory's index: how many items of each kind it holds (kinds in the order first met). */
+export interface MemoryTopic {
+  topic: string;
+  count: number;
+  kinds: Record<string, number>;
+}
+
+/** The memory's index: its topics, the fullest first (then by name), each with its count per kind. */
+export function memoryTopics(items: readonly { topic: string; kind: string }[]): MemoryTopic[] {
+  const topics = new Map<string, MemoryTopic>();
+  for (const i of items) {
+    const t = topics.get(i.topic) ?? { topic: i.topic, count: 0, kinds: {} };
+    t.count += 1;
+    t.kinds[i.kind] = (t.kinds[i.kind] ?? 0) + 1;
+    topics.set(i.topic, t);
+  }
+  return [...topics.values()].sort((a, c) => c.count - a.count || a.topic.localeCompare(c.topic));
+}
+
 export function retrieve(input: RetrievalInput): Retrieved {
   const task = new Set(keywordsOf(input.task, 400));
   const taskType = input.taskType ?? 'implementation';
@@ -165,23 +184,14 @@ export function retrieve(input: RetrievalInput): Retrieved {
   if (input.items.length === 0 && input.timeline.length === 0) return { text: '', refs, chars, taskType };
 
   if (b.indexTokens > 0) {
-    const topics = new Map<string, Map<string, number>>();
-    for (const i of input.items) {
-      const t = topics.get(i.topic) ?? new Map<string, number>();
-      t.set(i.kind, (t.get(i.kind) ?? 0) + 1);
-      topics.set(i.topic, t);
-    }
     const lines = [
       `Index: ${input.items.length} item(s) from ${input.episodes.runs} earlier run(s), ${input.episodes.count} episode(s).`,
-      ...[...topics.entries()]
-        .sort(
-          (a, c) =>
-            [...c[1].values()].reduce((x, y) => x + y, 0) - [...a[1].values()].reduce((x, y) => x + y, 0) || a[0].localeCompare(c[0]),
-        )
-        .map(
-          ([topic, kinds]) =>
-            `- ${topic}: ${[...kinds.entries()].map(([k, n]) => `${n} ${KIND_LABEL[k] ?? k}${n === 1 ? '' : 's'}`).join(', ')}`,
-        ),
+      ...memoryTopics(input.items).map(
+        ({ topic, kinds }) =>
+          `- ${topic}: ${Object.entries(kinds)
+            .map(([k, n]) => `${n} ${KIND_LABEL[k] ?? k}${n === 1 ? '' : 's'}`)
+            .join(', ')}`,
+      ),
     ];
     const f = fit(lines, b.indexTokens * CHARS_PER_TOKEN);
     if (f.text) {

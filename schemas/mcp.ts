@@ -132,6 +132,27 @@ export const McpMemorySearchOutputSchema = z.object({
 });
 export type McpMemorySearchOutput = z.infer<typeof McpMemorySearchOutputSchema>;
 
+/** The resource `vigil://memory/index`: what there is to know, by topic and kind (the retrieval's index layer, whole). */
+export const McpMemoryIndexSchema = z.object({
+  /** The repository it is for (its items and those across repositories), or null: the whole store. */
+  repo: z.string().nullable(),
+  source: z.enum(['store', 'snapshot']),
+  snapshotAt: z.string().optional(),
+  total: z.number().int(),
+  kinds: z.record(z.string(), z.number().int()),
+  topics: z.array(z.object({ topic: z.string(), count: z.number().int(), kinds: z.record(z.string(), z.number().int()) })),
+});
+export type McpMemoryIndex = z.infer<typeof McpMemoryIndexSchema>;
+
+/** The resource `vigil://runs/{id}/tasks`: the run's task queue (its streams' tasks), or why it has none. */
+export const McpRunTasksSchema = z.object({
+  workflowId: z.string(),
+  source: z.enum(['file', 'checklist', 'planner']).nullable(),
+  note: z.string().nullable(),
+  tasks: z.array(z.record(z.string(), z.unknown())),
+});
+export type McpRunTasks = z.infer<typeof McpRunTasksSchema>;
+
 /** The most evidence lines a claim carries, and the longest of each. */
 export const CLAIM_LIMITS = { summaryChars: 4000, evidenceItems: 50, evidenceChars: 2000 } as const;
 
