@@ -156,6 +156,7 @@ export function runInputFor(
     prdTitle: opts.prd.title,
     repoPath: opts.repoPath,
     knobs: opts.knobs,
+    notifyTriggers: true,
     ...(opts.knobsGiven ? { knobsGiven: opts.knobsGiven } : {}),
     ...(opts.checklist ? { checklist: opts.checklist } : {}),
     ...(opts.tasks ? { tasks: opts.tasks } : {}),

@@ -42,10 +42,7 @@ export type AgentRole = z.infer<typeof AgentRoleSchema>;
 export * from './prepare-run.js';
 import { DiscoveredPrdSchema } from './prepare-run.js';
 
-/**
- * The parts of an iteration prompt; the agent activity renders them (rules/prompt.ts)
- * into the prompt file, so the rendered text never enters history.
- */
+/** The parts of an iteration prompt; the agent activity renders them (rules/prompt.ts) into the prompt file, so the rendered text never enters history. */
 export const PromptInputSchema = shared('schemas/activities:PromptInputSchema', () =>
   z.object({
     prdPath: z.string(),
@@ -415,6 +412,8 @@ export const RepoSnapshotSchema = shared('schemas/activities:RepoSnapshotSchema'
         lines: z.number().int().min(0),
         manifestChanged: z.boolean(),
         paths: z.array(z.string()).max(50),
+        /** Changed paths that look like secrets (rules/notify-triggers.ts), from all of them; absent when none, and in older results. */
+        sensitive: z.array(z.string().max(1000)).max(20).optional(),
         /** What the changed paths say about the change's structure (rules/structural-change.ts); absent in older results. */
         structural: z
           .object({

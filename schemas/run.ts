@@ -429,10 +429,8 @@ export const CheckpointsStateSchema = shared('schemas/run:CheckpointsStateSchema
 );
 export type CheckpointsState = z.infer<typeof CheckpointsStateSchema>;
 
-/**
- * What refused (or approved) a completion check: the evidence gate, a tool gate, the code review, the checklist, the
- * council, or an agent's answer in the wrong format.
- */
+/** What refused (or approved) a completion check: the evidence gate, a tool gate, the code review, the checklist, the
+ * council, or an agent's answer in the wrong format. */
 export const CHECK_CAUSES = ['evidence', 'quality_gates', 'code_review', 'checklist', 'council', 'contract', 'acceptance'] as const;
 export const CheckCauseSchema = shared('schemas/run:CheckCauseSchema', () => z.enum(CHECK_CAUSES));
 export type CheckCause = z.infer<typeof CheckCauseSchema>;
@@ -632,6 +630,8 @@ export const RunInputSchema = shared('schemas/run:RunInputSchema', () =>
     goal: z.string().min(1).max(4000).optional(),
     /** 1: the loop's small rules of 0.6.0 apply (the grace at the cap, rules/grace.ts); absent in runs started before (no patch). */
     loopRules: z.literal(1).optional(),
+    /** The notification triggers (rules/notify-triggers.ts) and the session-end handoff: set for new runs, absent in older ones (no patch). */
+    notifyTriggers: z.boolean().optional(),
     /** Present in a stream's run (a child of a run split into tasks): the run that started it, its task, and what its first prompt says of it. */
     stream: z.object({ parentId: z.string().max(300), task: z.string().max(40), directive: z.string().max(4000) }).optional(),
     /** Present only when continuing as new (runs from before the packed carry). */

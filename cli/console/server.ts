@@ -54,7 +54,7 @@ import { costText, runsPage, runsTable, statusMatches, type RunsFilter } from '.
 import { attemptsRowStatus, attemptsStatus, pickCards, registerAttempts, runningAttempts } from './attempts-section.js';
 import { inbox, listRuns, messagesFromHistory, readHandoff, runView, storedReport, storedRun, withStore, type RunRow } from './sources.js';
 import { acknowledgeNotifications, listNotifications } from '../notifications.js';
-import { INBOX_NOTIFICATIONS, notificationsSection } from './notifications-section.js';
+import { INBOX_NOTIFICATIONS, notificationsSection, RUN_NOTIFICATIONS, runNotificationsSection } from './notifications-section.js';
 import { packagesSection } from './packages-section.js';
 import { memoryPage, reportsPage } from './reports-pages.js';
 import { prSection } from './pr-section.js';
@@ -291,6 +291,15 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
       ? messagesSection(id, null, `the run's history could not be read: ${msgs}`)
       : messagesSection(id, msgs, '');
   };
+  // What the run told people, and the button that acknowledges them (cli/console/notifications-section.ts).
+  const runNotifications = async (id: string): Promise<ReturnType<typeof html>> =>
+    runNotificationsSection(id, await withStore(env, (db) => listNotifications(db, { run: id, limit: RUN_NOTIFICATIONS })));
+  app.post('/runs/:id/notifications/ack', async (c) => {
+    const id = c.req.param('id');
+    const done = await withStore(env, (db) => acknowledgeNotifications(db, [id], operator(c)));
+    if (!done.ok) return c.text(`not acknowledged: ${done.why}`, 502);
+    return c.req.header('hx-request') ? c.html(await runNotifications(id)) : c.redirect(`/runs/${encodeURIComponent(id)}`, 303);
+  });
   app.get('/runs/:id', async (c) => {
     const view = await viewOf(c);
     if (view instanceof Response) return view;
@@ -306,7 +315,7 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
         view.workflowId,
         runSummary(view, (await rowOf(view.workflowId).catch(() => null)) ?? null, waiting, now),
         s && running ? actionsPanel(s, 'run') : null,
-        handoffSection(s, doc, !running),
+        html`${handoffSection(s, doc, !running)}${await runNotifications(view.workflowId)}`,
         await charts(view),
         checkpointsSection(s, running),
         await timeline(view),
@@ -343,6 +352,8 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
         return c.html(packagesSection(s, view.kind === 'running'));
       case 'pr':
         return c.html(prSection(s, view.kind === 'running'));
+      case 'notifications':
+        return c.html(await runNotifications(view.workflowId));
       default:
         return c.text('no such part', 404);
     }

@@ -21,7 +21,17 @@ import { describeFalseClaim } from '../../rules/claimed-files.js';
 import { liftedForCouncil } from '../../rules/finding-waivers.js';
 import { judgeAcceptance } from './acceptance.js';
 import { finish } from './ending.js';
-import { actOnGateStreak, codeReview, ensureTests, qualityGates, roundBase, testEvidence, testLine, trackGateResult } from './gates.js';
+import {
+  actOnGateStreak,
+  codeReview,
+  ensureTests,
+  qualityGates,
+  roundBase,
+  testEvidence,
+  testLine,
+  tellFirstFailure,
+  trackGateResult,
+} from './gates.js';
 import { verifierCall, verifyChecklist } from './prd-checklist.js';
 import { markCouncilChecklist } from './eras.js';
 import { checklistStop } from '../../rules/checklist/state.js';
@@ -141,9 +151,11 @@ export async function judgeChecklist(run: Run, r: GateResult | null, fresh: bool
     }
   }
   if (r && fresh) {
+    const before = state.gates.tracks[r.gate];
     const streak = trackGateResult(run, r);
     const ended3 = streak ? await actOnGateStreak(run, r, streak) : null;
     if (ended3) return ended3;
+    await tellFirstFailure(run, before, r);
   }
   if (r && r.verdict !== 'pass') {
     state.lastFindings = (
@@ -192,9 +204,11 @@ export async function judgeReview(run: Run, tree: string): Promise<Outcome | 're
         ]);
     } else {
       const reviewed = state.gates.latest.find((g) => g.gate === 'code_review') as GateResult;
+      const before = state.gates.tracks[reviewed.gate];
       const streak = trackGateResult(run, reviewed);
       const ended2 = streak ? await actOnGateStreak(run, reviewed, streak) : null;
       if (ended2) return ended2;
+      await tellFirstFailure(run, before, reviewed);
     }
   }
   if (review.result === 'pass') return null;

@@ -25,7 +25,7 @@ import { remainingBudget } from '../../rules/budget.js';
 import { sandboxArgs } from '../../rules/sandbox.js';
 import { agentRequestNotes } from '../../rules/agent-requests.js';
 import { markDelivery, markMemoryJudge, markPackedCarry, markRunFiles, markUndeliveredDirectives, stopNowClosesFirstEra } from './eras.js';
-import { notifyPeople } from './people.js';
+import { notifyPeople, writeSessionHandoff } from './people.js';
 import { type Run } from './run.js';
 import { beforeStopNowClosesFirst } from './before-stop-now-closes-first.js';
 
@@ -71,6 +71,8 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
     notes = [...notes, (await pullRequest(run, s, reason, notes, branch ?? '')).note];
     run.outcome = { ...run.outcome, notes };
   }
+  // The session-end HANDOFF.md, unless a person asked for the run closed now.
+  if (!(s === 'stopped' && run.stopRequest?.now === true)) await writeSessionHandoff(run, run.outcome);
   run.status = 'finished';
   run.backoffUntil = null;
   run.publish();

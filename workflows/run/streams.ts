@@ -157,6 +157,7 @@ function streamInput(run: Run, t: TaskRecord, worktree: string, q: TaskQueue): R
     // A signed run's streams carry its signature: each is admitted as the run's child (activities/run-authorization.ts).
     ...(input.authorization ? { authorization: input.authorization } : {}),
     ...(input.host ? { host: input.host } : {}),
+    ...(input.notifyTriggers ? { notifyTriggers: true } : {}),
     ...(input.searchAttributes !== undefined ? { searchAttributes: input.searchAttributes } : {}),
     ...(input.loopRules !== undefined ? { loopRules: input.loopRules } : {}),
   };
