@@ -163,7 +163,11 @@ describe('a run survives', () => {
 
   it('undecodable signals (unknown encoding, broken JSON): listed as invalid, and a stop still gets through', async () => {
     const repo = makeRepo();
-    const scenario = writeScenario(repo, { version: 1, iterations: [], default: { writes: { 'a.txt': 'a\n' }, output: 'wrote a.txt\n', sleepMs: 300 } });
+    const scenario = writeScenario(repo, {
+      version: 1,
+      iterations: [],
+      default: { writes: { 'a.txt': 'a\n' }, output: 'wrote a.txt\n', sleepMs: 300 },
+    });
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {

@@ -150,7 +150,11 @@ it('the saved views docs/messages.md gives list the runs, and a paused run among
   expect(all).toBe("WorkflowType = 'vigilRun'");
   expect(waiting).toMatch(/VigilStatus IN \('paused'/);
   const repo = makeRepo();
-  const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a' } }], default: { output: 'working\n', sleepMs: 30_000 } });
+  const scenario = writeScenario(repo, {
+    version: 1,
+    iterations: [{ writes: { 'a.txt': 'a' } }],
+    default: { output: 'working\n', sleepMs: 30_000 },
+  });
   const tq = uniqueId('ui-view');
   const worker = await makeWorker(env, tq);
   await worker.runUntil(async () => {
