@@ -75,11 +75,12 @@ describe('notification triggers, with the default knobs', () => {
     async () => {
       const repo = makeRepo();
       const notifyFile = path.join(repo, '..', `${path.basename(repo)}-notifications.jsonl`);
-      // Iteration 1 writes a script that does not parse and a .env; then nothing changes again.
+      // Iteration 1 writes a script that does not parse and a .env; then the agent talks and changes
+      // nothing again (saying nothing at all would be an empty call, a failed one: rules/empty-call.ts).
       const scenario = writeScenario(repo, {
         version: 1,
         iterations: [{ writes: { 'scripts/deploy.sh': BAD_SH, '.env': 'DEBUG=1\n' } }],
-        default: {},
+        default: { output: 'Looked at the script again; nothing to change.\n' },
       });
       const tq = uniqueId('triggers');
       const worker = await makeWorker(env, tq);
