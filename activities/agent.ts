@@ -15,7 +15,7 @@ import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { blankAgentResult, RunAgentInputSchema, type AgentResult, type RunAgentInput } from '../schemas/activities.js';
-import { ensurePrivateRunDir, ensureRunDir, pad, privateRunDir, repositoryGone, runDir, safeSegment, signalPath } from './artifacts.js';
+import { ensurePrivateRunDir, ensureRunDir, pad, repositoryGone, runDir, safeSegment, signalPath } from './artifacts.js';
 import { reviewerRecord } from '../rules/review.js';
 import { decideModelOverride, MODEL_OVERRIDE_PATH, type ModelOverride } from '../rules/model-override.js';
 import { withApiItems } from '../rules/checklist/api-spec.js';
@@ -40,6 +40,7 @@ import { workerStoreUrl } from '../lib/event-store.js';
 import { keepFilesRead } from '../lib/files-read.js';
 import { acceptancePrompt, freshDraftDir } from './acceptance-author.js';
 import { freshDiscoveryFile, keepDiscoveredPrd } from './discovery.js';
+import { privateRunDir } from '../lib/paths.js';
 
 const TAIL_CHARS = 2000;
 /** Exit code of a call whose files could not be written: its prompt before the agent started, or its log while it ran (EX_IOERR). */

@@ -47,9 +47,8 @@ import {
   type SandboxMode,
   type SandboxReport,
 } from '../schemas/sandbox.js';
-import { vigilHome } from '../lib/paths.js';
+import { vigilHome, privateRunDir } from '../lib/paths.js';
 import { credentialPaths, toolchainPaths } from '../lib/sandbox-toolchain.js';
-import { privateRunDir } from './artifacts.js';
 import { fetchLogPath } from '../schemas/paths.js';
 import { ensurePrivateDir, writePrivateFile } from '../lib/safe-files.js';
 import { runSecretPath } from '../lib/run-signing.js';

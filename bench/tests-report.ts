@@ -38,7 +38,7 @@ import { DefaultLogger } from '@temporalio/worker';
 import { ensureRunDir, pad } from '../activities/artifacts.js';
 import { workerStoreUrl } from '../lib/event-store.js';
 import { runnerOfCommand } from '../lib/gates/test-report.js';
-import { summarizeTestOutput, type TestSummary } from '../activities/gates/test-runner.js';
+import { summarizeTestOutput, type TestSummary } from '../lib/gates/test-runner.js';
 import { inheritedEnv, runProcess } from '../activities/process.js';
 import { authorizeCall } from '../activities/run-authorization.js';
 import { prepareSandbox, sandboxPlatform, sandboxReport } from '../activities/sandbox.js';

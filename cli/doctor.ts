@@ -20,7 +20,7 @@ import type { WindowReport } from '../rules/release-window.js';
 import { describeSandbox } from '../activities/sandbox.js';
 import { describeLimits } from '../lib/sandbox-limits.js';
 import { cgroupSettings } from '../lib/sandbox-cgroups.js';
-import { ghReady } from '../activities/deliver.js';
+import { ghReady } from '../lib/gh.js';
 import type { SandboxMode } from '../schemas/sandbox.js';
 import type { DoctorCheck } from '../schemas/cli-output.js';
 import { agentCommandChecks } from './doctor-command.js';

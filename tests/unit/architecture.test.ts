@@ -129,7 +129,7 @@ const CLI_WORKFLOW_MODULES = new Set(['workflows/messages', 'workflows/provider-
 const fromWorkflows = (t: string): boolean => t.startsWith('workflows/');
 
 /** Today's count of the CLI's imports of activities/ modules (the ratchet above only goes down). */
-const CLI_ACTIVITY_IMPORTS = 14;
+const CLI_ACTIVITY_IMPORTS = 9;
 
 /** Lines of a file (a final newline ends the last line, it does not start another). */
 const lineCount = (file: string): number => readFileSync(path.join(ROOT, file), 'utf8').replace(/\n$/, '').split('\n').length;
@@ -255,9 +255,9 @@ describe('the run loop as named steps', () => {
  * line rule below): the same code, shorter lines.
  */
 const OVERSIZED: Readonly<Record<string, number>> = {
-  'activities/gates/static-analysis.ts': 667,
+  'activities/gates/static-analysis.ts': 579,
   'activities/gates/test-integrity.ts': 850,
-  'activities/gates/test-runner.ts': 496,
+  'lib/gates/test-runner.ts': 496,
   'activities/process.ts': 660,
   'activities/sandbox.ts': 916,
   'cli/doctor.ts': 547,
