@@ -41,8 +41,8 @@ import { runnerOfCommand } from '../lib/gates/test-report.js';
 import { summarizeTestOutput, type TestSummary } from '../lib/gates/test-runner.js';
 import { inheritedEnv, runProcess } from '../activities/process.js';
 import { authorizeCall } from '../activities/run-authorization.js';
-import { prepareSandbox, sandboxPlatform, sandboxReport } from '../activities/sandbox.js';
-import { daemonPid } from '../activities/supervisor-client.js';
+import { prepareSandbox, sandboxReport } from '../activities/sandbox.js';
+import { daemonPid } from '../lib/supervisor-location.js';
 import { runTests } from '../activities/tests.js';
 import type { TestResult } from '../schemas/activities.js';
 import { defaultKnobs } from '../schemas/knobs.js';
@@ -52,6 +52,7 @@ import { benchArgs, fail, numberArg } from './args.js';
 import { openCpuCgroup } from './cgroup-cpu.js';
 import { benchScratch } from './scratch.js';
 import { makeRepo, RUNNER_NAMES, type BenchRepo, type RunnerName } from './tests-report-repos.js';
+import { sandboxPlatform } from '../lib/sandbox-host.js';
 
 const NAME = 'tests-report';
 const USAGE = `usage: node dist/bench/tests-report.js [--trials N (default 7)] [--tests N (default 40)] [--runners ${RUNNER_NAMES.join(',')}]`;

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { privateRunDir } from '../lib/paths.js';
 import { detectTestRunner } from '../lib/gates/test-runner.js';
 import { runTool, type ToolRun } from '../activities/gates/tools.js';
-import { deniedPaths } from '../activities/sandbox.js';
+import { deniedPaths } from '../lib/sandbox-host.js';
 import { toolchainPaths } from '../lib/sandbox-toolchain.js';
 import type { DoctorCheck } from '../schemas/cli-output.js';
 import { noChannelWarning, notifyChannels, notifySendHere, NOTIFY_HOW, type NotifyKnobs } from './start-checks.js';

@@ -17,7 +17,7 @@ import { probeProvider, type ProbeResult } from '../lib/providers/probe.js';
 import { EXIT, withClient, type Endpoint } from './connection.js';
 import { OUTSIDE_FIX, openRunsReport, windowCheck } from './release-window.js';
 import type { WindowReport } from '../rules/release-window.js';
-import { describeSandbox } from '../activities/sandbox.js';
+import { describeSandbox } from '../lib/sandbox-host.js';
 import { describeLimits } from '../lib/sandbox-limits.js';
 import { cgroupSettings } from '../lib/sandbox-cgroups.js';
 import { ghReady } from '../lib/gh.js';

@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { freePort } from '../../workers/dev-server.js';
 import { PACKAGE_NAME } from '../../lib/paths.js';
 import { TEMPORAL_CLI_VERSION } from '../../workers/temporal-cli.js';

@@ -129,7 +129,7 @@ const CLI_WORKFLOW_MODULES = new Set(['workflows/messages', 'workflows/provider-
 const fromWorkflows = (t: string): boolean => t.startsWith('workflows/');
 
 /** Today's count of the CLI's imports of activities/ modules (the ratchet above only goes down). */
-const CLI_ACTIVITY_IMPORTS = 9;
+const CLI_ACTIVITY_IMPORTS = 7;
 
 /** Lines of a file (a final newline ends the last line, it does not start another). */
 const lineCount = (file: string): number => readFileSync(path.join(ROOT, file), 'utf8').replace(/\n$/, '').split('\n').length;
@@ -259,7 +259,7 @@ const OVERSIZED: Readonly<Record<string, number>> = {
   'activities/gates/test-integrity.ts': 850,
   'lib/gates/test-runner.ts': 496,
   'activities/process.ts': 660,
-  'activities/sandbox.ts': 916,
+  'activities/sandbox.ts': 722,
   'cli/doctor.ts': 547,
   'cli/report.ts': 699,
   'cli/console/pages.ts': 477,
