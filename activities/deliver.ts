@@ -18,6 +18,8 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ensureRunDir } from './artifacts.js';
 import { firstLine, ghReady, runGh, type GhRun } from '../lib/gh.js';
+import { ensureMigrated, poolFor, workerStoreUrl } from '../lib/event-store.js';
+import { reportRun, runMarkdown } from '../lib/run-report.js';
 import { runBranch } from '../rules/delivery.js';
 import { IDENTITY, git, headSha, objectExists, workingTreeHash } from './git.js';
 import { gitEnvFor, runGit } from './git-helper.js';
@@ -140,13 +142,16 @@ export type PullRequestResult = z.infer<typeof PullRequestResultSchema>;
 /** gh in the repository, with Vigil's safe git environment for the git it runs there. */
 const gh = (repoPath: string, args: string[]): Promise<GhRun> => runGh(repoPath, args, gitEnvFor(repoPath));
 
-/** The run's report from the event store, as `vigil report <id> --format md` renders it; null when the store has none. */
+/**
+ * The run's report from this worker's event store (the one its events are projected into), as
+ * `vigil report <id> --format md` renders it; null when the store has none of the run.
+ */
 async function storeReport(runId: string): Promise<string | null> {
-  const { withEventStore, reportRun, runMarkdown } = await import('../cli/report.js');
-  return withEventStore(process.env, async (db) => {
-    const r = await reportRun(db, runId);
-    return r ? runMarkdown(r) : null;
-  });
+  const { url, problem } = workerStoreUrl();
+  if (!url) throw new Error(problem);
+  await ensureMigrated(url);
+  const r = await reportRun(poolFor(url), runId);
+  return r ? runMarkdown(r) : null;
 }
 
 /**

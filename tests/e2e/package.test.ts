@@ -246,8 +246,8 @@ it(
     expect(packageFiles().sort()).toEqual(before);
 
     writeFileSync(
-      path.join(installed, 'dist/workflows/ui.js'),
-      `${readFileSync(path.join(installed, 'dist/workflows/ui.js'), 'utf8')}\n// edited\n`,
+      path.join(installed, 'dist/rules/ui.js'),
+      `${readFileSync(path.join(installed, 'dist/rules/ui.js'), 'utf8')}\n// edited\n`,
     );
     const stale = await execa(
       process.execPath,
@@ -265,7 +265,7 @@ it(
       },
     );
     expect(stale.stdout.trim()).toBe('string false');
-    expect(stale.stderr).toContain('not using the prebuilt workflow bundle (workflows/ui.js changed since the bundle was built)');
+    expect(stale.stderr).toContain('not using the prebuilt workflow bundle (rules/ui.js changed since the bundle was built)');
   },
   patient(300_000),
 );

@@ -9,20 +9,11 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeEventStore, projectEventsTo } from '../../lib/event-store.js';
 import { CliError, EXIT } from '../../cli/connection.js';
-import {
-  exportHistory,
-  historyCommand,
-  parseSince,
-  reportAcrossRuns,
-  reportCommand,
-  reportRun,
-  spendWords,
-  waitingForPeople,
-  type AcrossRunsReport,
-} from '../../cli/report.js';
+import { historyCommand, parseSince, reportAcrossRuns, reportCommand, waitingForPeople, type AcrossRunsReport } from '../../cli/report.js';
 import { AcrossRunsReportSchema, HistoryLineSchema, RunReportSchema } from '../../schemas/cli-output-reports.js';
 import { failedRun, REPORT_NOW, runningRun, scriptedRun } from '../support/journals.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+import { exportHistory, reportRun, spendWords } from '../../lib/run-report.js';
 
 let tp: TestPostgres;
 let db: pg.Pool;

@@ -28,7 +28,7 @@ import { printStatus } from '../../cli/status.js';
 import type { IterationRecord } from '../../schemas/run.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { pauseSignal, resumeSignal } from '../../workflows/messages.js';
-import { currentDetails } from '../../workflows/ui.js';
+import { currentDetails } from '../../rules/ui.js';
 import { vigilRun } from '../../workflows/run-workflow.js';
 import {
   claimBreaker,
