@@ -39,7 +39,7 @@ import { detectTestRunner, summarizeTestOutput } from '../lib/gates/test-runner.
 import { beatWhileRunning } from './heartbeat.js';
 import { authorizeCall } from './run-authorization.js';
 import { ensurePrivateDir, writePrivateFile } from '../lib/safe-files.js';
-import { sandboxReport } from './sandbox.js';
+import { sandboxReport } from '../lib/sandbox.js';
 import { exportTree, linkDependencies, ownScratch, runInScratch } from './scratch-tree.js';
 
 /** The sealed copy of a run's acceptance tests. */

@@ -32,7 +32,7 @@ import { findDonePhrase, redactSecrets } from '../rules/scans.js';
 import { parseVote } from '../rules/vote.js';
 import { answerOf } from '../rules/contract.js';
 import { parsePlannerAnswer } from '../rules/tasks.js';
-import { inheritedEnv, runProcess } from './process.js';
+import { runProcess } from './process.js';
 import { interpretCall, prepareCall, SESSION_PATTERN } from '../lib/providers/call.js';
 import { authorizeCall } from './run-authorization.js';
 import { changedPaths, workingTreeHash } from './git.js';
@@ -42,6 +42,7 @@ import { keepFilesRead } from '../lib/files-read.js';
 import { acceptancePrompt, freshDraftDir } from './acceptance-author.js';
 import { freshDiscoveryFile, keepDiscoveredPrd } from './discovery.js';
 import { privateRunDir } from '../lib/paths.js';
+import { inheritedEnv } from '../lib/child-env.js';
 
 const TAIL_CHARS = 2000;
 /** Exit code of a call whose files could not be written: its prompt before the agent started, or its log while it ran (EX_IOERR). */

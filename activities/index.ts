@@ -13,7 +13,7 @@ import { rewindRepo as rewind } from './checkpoints.js';
 import { inspectIteration as inspectAfter } from './iteration.js';
 import { deliverRun as deliver, openPullRequest as pullRequest } from './deliver.js';
 import * as streams from './worktree.js';
-import { releaseRunFiles as release } from './sandbox.js';
+import { releaseRunFiles as release } from '../lib/sandbox.js';
 import { judgeMemory as judge } from './memory-judge.js';
 import * as attempts from './attempts.js';
 import { compareAttempts as compareAttemptsRound } from './comparison.js';

@@ -29,10 +29,11 @@ import { selectionCommand } from '../rules/selection-command.js';
 import { writePrivateFile } from '../lib/safe-files.js';
 import { countFailingTests } from '../rules/test-output.js';
 import { detectTestRunner, summarizeTestOutput } from '../lib/gates/test-runner.js';
-import { inheritedEnv, runProcess } from './process.js';
+import { runProcess } from './process.js';
 import { authorizeCall } from './run-authorization.js';
 import { prepareSandbox, sandboxReport } from './sandbox.js';
 import { workerStoreUrl } from '../lib/event-store.js';
+import { inheritedEnv } from '../lib/child-env.js';
 
 /** The run's baseline, as its first test run left it (null: none yet). */
 export function readBaseline(runId: string): TestBaseline | null {

@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { privateRunDir } from '../lib/paths.js';
 import { detectTestRunner } from '../lib/gates/test-runner.js';
-import { runTool, type ToolRun } from '../activities/gates/tools.js';
+import { runTool, type ToolRun } from '../lib/gates/tools.js';
 import { deniedPaths } from '../lib/sandbox-host.js';
 import { toolchainPaths } from '../lib/sandbox-toolchain.js';
 import type { DoctorCheck } from '../schemas/cli-output.js';

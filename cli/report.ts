@@ -291,9 +291,6 @@ export function parseSince(s: string, now: Date = new Date()): Date {
   return new Date(t);
 }
 
-// Kept here for activities/deliver.ts, whose one exemption to import the CLI is this module.
-export { withEventStore };
-
 function acrossRunsText(r: AcrossRunsReport): string {
   const pct = (x: number | null): string => (x === null ? '—' : `${Math.round(x * 100)}%`);
   const scope = [r.since ? `since ${r.since}` : null, r.repo ? `repository ${r.repo}` : null].filter(Boolean).join(', ');

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { legacyNote, scopeFindings, type ChangeScope } from './change-scope.js';
 import { MAX_FINDINGS, severityRank, type FindingInput, type GateResultInput, type Severity } from '../../schemas/gates.js';
-import { runTool, type ToolRun, type ToolSandbox } from './tools.js';
+import { runTool, type ToolRun, type ToolSandbox } from '../../lib/gates/tools.js';
 import { findBinary } from '../../lib/find-binary.js';
 import { repoRelative, asArg, batches, nearestWith, groupBy, classify, normalizeFiles } from '../../lib/gates/changed-files.js';
 

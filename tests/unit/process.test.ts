@@ -831,7 +831,7 @@ describe('the heartbeat line', () => {
 
 describe("the child's environment", () => {
   it("never carries the worker's Temporal, codec, secret or event-store settings", async () => {
-    const { inheritedEnv } = await import('../../activities/process.js');
+    const { inheritedEnv } = await import('../../lib/child-env.js');
     const saved = { ...process.env };
     try {
       Object.assign(process.env, {

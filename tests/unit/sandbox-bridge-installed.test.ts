@@ -28,7 +28,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BRIDGE_PROTOCOL, goBridgePath, sandboxBridge } from '../../lib/sandbox-bridge-choice.js';
 import { SANDBOX_BRIDGE_PATH } from '../../lib/sandbox-policy.js';
 import { startSandboxProxy } from '../../lib/sandbox-proxy.js';
-import { prepareSandbox, sandboxReport } from '../../activities/sandbox.js';
+import { prepareSandbox, sandboxReport } from '../../lib/sandbox.js';
 import { PACKAGE_NAME } from '../../lib/paths.js';
 import { BRIDGE_BUILD_ENV, setupSandboxBridge } from '../../workers/sandbox-bridge-setup.js';
 import { hasGo } from '../support/go.js';

@@ -18,7 +18,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { BRIDGE_CA_VARIABLE, BRIDGE_PROTOCOL, bridgeEnv, goBridgePath, sandboxBridge } from '../../lib/sandbox-bridge-choice.js';
 import { compiledModule } from '../../lib/supervisor-location.js';
-import { prepareSandbox } from '../../activities/sandbox.js';
+import { prepareSandbox } from '../../lib/sandbox.js';
 import { SANDBOX_BRIDGE_PATH } from '../../lib/sandbox-policy.js';
 import { hasGo } from '../support/go.js';
 import { ROOT } from '../support/harness.js';

@@ -12,7 +12,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAgent } from '../../activities/agent.js';
-import { worktreeCommonDir } from '../../activities/sandbox.js';
+import { worktreeCommonDir } from '../../lib/sandbox.js';
 import type { AgentResult, RunAgentInput } from '../../schemas/activities.js';
 import { sandboxPlatform } from '../../lib/sandbox-host.js';
 

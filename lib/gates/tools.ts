@@ -9,11 +9,11 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import path from 'node:path';
-import { inheritedEnv } from '../process.js';
-import { awaitTreeGone, SANDBOX_STATUS_FD, sandboxStatusReader, signalTree, TOKEN_VAR } from '../../lib/process-tree.js';
-import { workerStoreUrl } from '../../lib/event-store.js';
+import { inheritedEnv } from '../child-env.js';
+import { awaitTreeGone, SANDBOX_STATUS_FD, sandboxStatusReader, signalTree, TOKEN_VAR } from '../process-tree.js';
+import { workerStoreUrl } from '../event-store.js';
 import { prepareSandbox, sandboxReport, type PreparedSandbox } from '../sandbox.js';
-import { CallLimiter } from '../../lib/sandbox-limits.js';
+import { CallLimiter } from '../sandbox-limits.js';
 import type { SandboxMode, SandboxReport } from '../../schemas/sandbox.js';
 
 /** Output kept per stream by default: enough for any summary, small enough for the worker's memory. */
