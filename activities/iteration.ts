@@ -58,6 +58,7 @@ import { workerStoreUrl } from '../lib/event-store.js';
 import { bestEffort, failureLine, recordTrace, retrieveForPrompt, taskText } from '../lib/lasting-memory.js';
 import { writeMemorySnapshot } from '../lib/memory-reads.js';
 import { filesReadOf } from '../lib/files-read.js';
+import { ingestMemorySignals, ingestSummary } from '../lib/memory-agent.js';
 import { claimedPaths, claimFileTexts, claimsNotInDiff } from '../rules/claimed-files.js';
 import { taskTypeOf } from '../rules/memory-retrieval.js';
 import { keepLastError, withSelfHeal } from './last-error.js';
@@ -386,6 +387,13 @@ async function traceForMemory(
   inspection: IterationInspection,
   gates: RunGatesResult | null,
 ): Promise<void> {
+  // What the builder's vigil mcp asked of the memory (lib/memory-agent.ts): this activity's own work, nothing new in history.
+  if (raw.role === 'iteration') {
+    const store = raw.memoryLayers ? workerStoreUrl().url : null;
+    const c = { runId: raw.runId, iteration: raw.iteration, repoPath: raw.repoPath, logPath: result.logPath };
+    const asked = ingestSummary(await bestEffort(() => ingestMemorySignals(store, c)));
+    if (asked) Context.current().log.info(`memory asked by the agent: ${asked}`, { runId: raw.runId, iteration: raw.iteration });
+  }
   if (!raw.memoryLayers) return;
   const url = workerStoreUrl().url;
   if (!url) return;
