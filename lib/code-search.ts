@@ -16,7 +16,7 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { VIGIL_DIR } from '../schemas/paths.js';
 import { redactSecrets } from '../rules/scans.js';
-import { configEnv, FIXED_SETTINGS, safeGitEnv } from './git-env.js';
+import { configEnv, FIXED_SETTINGS, pinnedDirsEnv, safeGitEnv } from './git-env.js';
 import { readGitDirs } from './git-layout.js';
 
 export const CODE_SEARCH_LIMITS = { queryChars: 500, hits: 200, defaultHits: 50, snippetChars: 240, timeoutMs: 20_000 } as const;
@@ -66,10 +66,18 @@ export function repositoryTop(dir: string): string {
  * Vigil runs on a repository an agent works in.
  */
 function searchEnv(top: string): NodeJS.ProcessEnv {
+  let dirs: ReturnType<typeof readGitDirs>;
   try {
-    return { ...process.env, ...safeGitEnv(readGitDirs(top)), GIT_OPTIONAL_LOCKS: '0' };
+    dirs = readGitDirs(top);
   } catch (err) {
     throw new CodeSearchRefused(`the git folder of ${top} is not searched: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  try {
+    return { ...process.env, ...safeGitEnv(dirs), GIT_OPTIONAL_LOCKS: '0' };
+  } catch {
+    // Where Vigil's home cannot be written (an agent's sandbox) or the configuration cannot be read: a
+    // search runs no hook and no driver, so the fixed settings (no fsmonitor) are what it needs.
+    return { ...process.env, ...pinnedDirsEnv(dirs), ...configEnv(FIXED_SETTINGS), GIT_OPTIONAL_LOCKS: '0' };
   }
 }
 
