@@ -388,10 +388,13 @@ async function traceForMemory(
   gates: RunGatesResult | null,
 ): Promise<void> {
   // What the builder's vigil mcp asked of the memory (lib/memory-agent.ts): this activity's own work, nothing new in history.
+  let storedChars = 0;
   if (raw.role === 'iteration') {
     const store = raw.memoryLayers ? workerStoreUrl().url : null;
     const c = { runId: raw.runId, iteration: raw.iteration, repoPath: raw.repoPath, logPath: result.logPath };
-    const asked = ingestSummary(await bestEffort(() => ingestMemorySignals(store, c)));
+    const got = await bestEffort(() => ingestMemorySignals(store, c));
+    storedChars = (got?.stored ?? []).reduce((n, s) => n + s.chars, 0);
+    const asked = ingestSummary(got);
     if (asked) Context.current().log.info(`memory asked by the agent: ${asked}`, { runId: raw.runId, iteration: raw.iteration });
   }
   if (!raw.memoryLayers) return;
@@ -420,6 +423,7 @@ async function traceForMemory(
       testFailure: tests && !tests.passed ? failureLine(tests.tail) : null,
       summary: signals?.summary ?? null,
       filesRead: filesReadOf(result.logPath, raw.repoPath),
+      storedChars,
     }),
   );
 }

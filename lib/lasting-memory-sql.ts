@@ -158,3 +158,8 @@ alter table memory_episodes add column files_read jsonb not null default '[]';
 export const STORED_BY_MIGRATION = `
 alter table memory_patterns add column stored_by jsonb;
 `;
+
+/** Migration 7: an agent call's token economics (docs/memory.md, Token economics), on its trace. */
+export const ECONOMICS_MIGRATION = `
+alter table memory_traces add column economics jsonb;
+`;

@@ -79,7 +79,7 @@ export async function storeAgentPattern(
 }
 
 export interface IngestResult {
-  stored: { id: number; title: string; redactions: number }[];
+  stored: { id: number; title: string; redactions: number; chars: number }[];
   refused: string[];
   consolidated: boolean;
 }
@@ -131,7 +131,12 @@ export async function ingestMemorySignals(
     if (a.ask !== 'store_pattern') continue;
     try {
       const s = await inTransaction(url, (db) => storeAgentPattern(db, a.pattern, by, call.repoPath));
-      out.stored.push({ id: s.id, title: a.pattern.title, redactions: s.redactions });
+      out.stored.push({
+        id: s.id,
+        title: a.pattern.title,
+        redactions: s.redactions,
+        chars: a.pattern.title.length + a.pattern.body.length,
+      });
     } catch (err) {
       out.refused.push(err instanceof Error ? err.message : String(err));
     }

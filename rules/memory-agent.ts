@@ -59,7 +59,8 @@ export function agentBody(
   by: { via: 'agent'; runId: string; iteration: number } | { via: 'operator'; by: string },
 ): string {
   const who = by.via === 'agent' ? `an agent of run ${by.runId} (iteration ${by.iteration})` : `${by.by}, through vigil mcp`;
-  return `${p.title}: ${p.body} [stored by ${who}; not checked by Vigil]`;
+  // The mark first: a compressed entry (rules/memory-economics.ts) keeps it.
+  return `[stored by ${who}; not checked by Vigil] ${p.title}: ${p.body}`;
 }
 
 /**
