@@ -6,7 +6,7 @@
  * The index is git's own, not one Vigil writes: `git grep` searches the files git's index lists
  * (built once per checkout and kept up to date incrementally — a file whose size and mtime are
  * unchanged is not read again to know it; a changed one is re-hashed) plus the untracked files
- * .gitignore does not exclude, with git's multi-threaded search. On this repository (about 1,500
+ * .gitignore does not exclude, with git's multi-threaded search. On this repository (about 1,000
  * files) a search answers in under 50 ms, so a content index (trigrams, embeddings) of our own
  * would be code and state that is not Vigil's business. Vigil's own folder (`.vigil/`: prompts,
  * logs, signals) is never searched; binary files are skipped.
