@@ -58,6 +58,7 @@ import { workerStoreUrl } from '../lib/event-store.js';
 import { bestEffort, failureLine, recordTrace, retrieveForPrompt, taskText } from '../lib/lasting-memory.js';
 import { writeMemorySnapshot } from '../lib/memory-reads.js';
 import { filesReadOf } from '../lib/files-read.js';
+import { ingestMemorySignals, ingestSummary } from '../lib/memory-agent.js';
 import { claimedPaths, claimFileTexts, claimsNotInDiff } from '../rules/claimed-files.js';
 import { taskTypeOf } from '../rules/memory-retrieval.js';
 import { keepLastError, withSelfHeal } from './last-error.js';
@@ -386,6 +387,16 @@ async function traceForMemory(
   inspection: IterationInspection,
   gates: RunGatesResult | null,
 ): Promise<void> {
+  // What the builder's vigil mcp asked of the memory (lib/memory-agent.ts): this activity's own work, nothing new in history.
+  let storedChars = 0;
+  if (raw.role === 'iteration') {
+    const store = raw.memoryLayers ? workerStoreUrl().url : null;
+    const c = { runId: raw.runId, iteration: raw.iteration, repoPath: raw.repoPath, logPath: result.logPath };
+    const got = await bestEffort(() => ingestMemorySignals(store, c));
+    storedChars = (got?.stored ?? []).reduce((n, s) => n + s.chars, 0);
+    const asked = ingestSummary(got);
+    if (asked) Context.current().log.info(`memory asked by the agent: ${asked}`, { runId: raw.runId, iteration: raw.iteration });
+  }
   if (!raw.memoryLayers) return;
   const url = workerStoreUrl().url;
   if (!url) return;
@@ -412,6 +423,7 @@ async function traceForMemory(
       testFailure: tests && !tests.passed ? failureLine(tests.tail) : null,
       summary: signals?.summary ?? null,
       filesRead: filesReadOf(result.logPath, raw.repoPath),
+      storedChars,
     }),
   );
 }

@@ -210,3 +210,26 @@ export const McpTaskCompleteOutputSchema = z.object({
   note: z.string(),
 });
 export type McpTaskCompleteOutput = z.infer<typeof McpTaskCompleteOutputSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// vigil_code_search (cli/mcp-code-search.ts, lib/code-search.ts).
+
+export const McpCodeSearchInput = {
+  query: z.string().min(1).max(500).describe('the text to find (a fixed string; with `regex`, an extended regular expression)'),
+  path: z.string().optional().describe('a folder or file inside the repository to search, relative to its top (default: all of it)'),
+  repo: z
+    .string()
+    .optional()
+    .describe("the repository (a person's call; an agent's call searches its run's repository, and refuses another)"),
+  regex: z.boolean().optional().describe('the query is an extended regular expression'),
+  caseSensitive: z.boolean().optional().describe('match case (default: ignore it)'),
+  limit: z.number().int().min(1).max(200).optional().describe('at most this many hits (default 50)'),
+};
+export const McpCodeSearchOutputSchema = z.object({
+  repo: z.string(),
+  query: z.string(),
+  hits: z.array(z.object({ path: z.string(), line: z.number().int(), snippet: z.string() })),
+  /** More matched than the limit: narrow the query or the path. */
+  truncated: z.boolean(),
+});
+export type McpCodeSearchOutput = z.infer<typeof McpCodeSearchOutputSchema>;
