@@ -347,7 +347,10 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
     meaning: '`changed`: after every successful iteration that changed the tree; `claim`: only when completion is about to be judged.',
     allowed: '`changed`, `claim`',
   },
-  gateTimeoutSeconds: { meaning: 'Hard cap on one gate; its tools are killed and the gate is inconclusive.' },
+  gateTimeoutSeconds: {
+    meaning:
+      'Hard cap on one gate; its tools are killed. A build, app check, e2e journey or benchmark that does not finish fails; any other gate is inconclusive.',
+  },
   gateStaticAnalysis: {
     meaning:
       'Blocking: eslint (where configured), `tsc --noEmit` (errors in changed files), ruff or a Python compile, `bash -n` and ' +
