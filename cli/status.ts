@@ -2,7 +2,7 @@
  * What `vigil status` prints: the run snapshot as text or JSON (what Temporal itself knows when no
  * worker answered). Light: no schemas, no workflow code.
  */
-import { forkStatusLines } from '../rules/fork.js';
+import { forkStatusLines } from '../rules/fork-lines.js';
 import { isUndeliveredNote } from '../rules/undelivered-directives.js';
 import {
   checkpointLines,

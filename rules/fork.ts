@@ -6,8 +6,10 @@
  */
 import { parseForkWith, type ForkVariation } from '../schemas/knobs-fork.js';
 import type { CheckpointRecord } from '../schemas/run.js';
-import type { ForkAttempt } from '../schemas/fork.js';
 import { attemptApproved, cycled } from './attempts.js';
+import { fromWhat } from './fork-lines.js';
+
+export { forkOutcomeReason, forkStatusLines } from './fork-lines.js';
 
 type Tier = 'planning' | 'development' | 'fast';
 
@@ -101,25 +103,6 @@ export function forkVerdict(ended: readonly ForkEnd[], k: number): ForkVerdict {
   return ended.length >= k ? { kind: 'none' } : { kind: 'wait' };
 }
 
-/** Where a fork stands, in a few words. */
-function forkLine(a: Pick<ForkAttempt, 'n' | 'provider' | 'model' | 'tier' | 'status' | 'iterations'>): string {
-  const ran = `${a.provider}${a.model ? ` ${a.model}` : ''}, tier ${a.tier}`;
-  return `fork ${a.n} (${ran}) ${a.status ?? 'running'}${a.iterations !== null ? ` after ${a.iterations} iteration(s)` : ''}`;
-}
-
-const fromWhat = (p: { iteration: number }): string => (p.iteration > 0 ? `the checkpoint of iteration ${p.iteration}` : 'the run start');
-
-/** The outcome's reason once the forks are over: which fork continued the run and from where, or that none was approved. */
-export function forkOutcomeReason(
-  f: { stuck: string; stuckAt: number; from: { iteration: number }; winner: number | null },
-  attempts: readonly Pick<ForkAttempt, 'n' | 'provider' | 'model' | 'tier' | 'status' | 'iterations' | 'reason'>[],
-): string {
-  const head = `stuck at iteration ${f.stuckAt} (${f.stuck}); forked ${attempts.length} attempt(s) from ${fromWhat(f.from)}`;
-  const won = f.winner === null ? undefined : attempts.find((a) => a.n === f.winner);
-  if (won) return `${head}: ${forkLine(won)} continued the run, its tree delivered as the run's`.slice(0, 2000);
-  return `${head}; none was approved: ${attempts.map(forkLine).join('; ')}`.slice(0, 2000);
-}
-
 /** What a fork's first prompt says of the stuck point it starts from. */
 export function forkDirective(o: { parentId: string; n: number; k: number; from: ForkPoint; stuck: string; findings: string }): string {
   const findings = o.findings.trim() ? `\nWhat refused its last completion check:\n${o.findings.trim().slice(0, 2500)}` : '';
@@ -128,16 +111,4 @@ export function forkDirective(o: { parentId: string; n: number; k: number; from:
     `${fromWhat(o.from)} of that run (${o.from.why}). Take a different approach from the one that got stuck, finish the ` +
     `PRD's work, and claim completion only once the tests pass.${findings}`
   ).slice(0, 4000);
-}
-
-/** `vigil status`: the fork of a stuck run, one line for where it forked and one per fork (the winner marked). */
-export function forkStatusLines(
-  f: { stuckAt: number; from: { iteration: number }; phase: string; winner: number | null },
-  attempts: readonly Pick<ForkAttempt, 'n' | 'workflowId' | 'provider' | 'model' | 'tier' | 'status' | 'iterations'>[],
-): string[] {
-  const state = f.winner !== null ? `fork ${f.winner} continued the run` : f.phase === 'ended' ? 'none was approved' : 'running';
-  return [
-    `stuck at iteration ${f.stuckAt}: forked ${attempts.length} attempt(s) from ${fromWhat(f.from)}; ${state}`,
-    ...attempts.map((a) => `${forkLine(a)}${a.n === f.winner ? ' (winner)' : ''}: vigil status ${a.workflowId}`),
-  ];
 }
