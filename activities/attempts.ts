@@ -9,7 +9,7 @@ import { Context } from '@temporalio/activity';
 import { z } from 'zod';
 import type { StatusSnapshot } from '../schemas/status.js';
 import type { AttemptFacts } from '../rules/attempts.js';
-import { runBranch } from './deliver.js';
+import { runBranch } from '../rules/delivery.js';
 import { git, IDENTITY, objectExists } from './git.js';
 import { runGit } from './git-helper.js';
 import { addWorktree, removeWorktree } from './worktree.js';

@@ -11,7 +11,8 @@ import path from 'node:path';
 import type { AgentResult, RunAgentInput } from '../schemas/activities.js';
 import { classifyFailure, FAILURE_HISTORY_KEPT, parseLastError, selfHealHint, type LastError } from '../rules/last-error.js';
 import { readRegularFile, writePrivateFile } from '../lib/safe-files.js';
-import { ensurePrivateRunDir, ensureRunDir, privateRunDir, runDir } from './artifacts.js';
+import { ensurePrivateRunDir, ensureRunDir, runDir } from './artifacts.js';
+import { privateRunDir } from '../lib/paths.js';
 
 export const LAST_ERROR_FILE = 'LAST_ERROR.json';
 export const FAILURE_HISTORY_FILE = 'failure-history.jsonl';

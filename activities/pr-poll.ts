@@ -10,7 +10,7 @@
  * Never throws for gh's refusal (not installed, not logged in, rate limited, no network): the
  * result's note says why, and the run polls again at the next interval.
  */
-import { execa } from 'execa';
+import { firstLine, runGh } from '../lib/gh.js';
 import { z } from 'zod';
 import { PrEventSchema, type PrEvent } from '../schemas/pr-event.js';
 import { gitEnvFor } from './git-helper.js';
@@ -127,27 +127,14 @@ function clip(e: PrEvent): PrEvent {
   return e.kind === 'comment' ? { ...e, text: e.text.slice(0, 20_000), author: e.author.slice(0, 200) } : e;
 }
 
-const firstLine = (s: string): string =>
-  (
-    s
-      .trim()
-      .split('\n')
-      .find((l) => l.trim()) ?? ''
-  )
-    .trim()
-    .slice(0, 300);
-
 export async function pollPullRequest(raw: PollPullRequestInput): Promise<PullRequestPoll> {
   const input = PollPullRequestInputSchema.parse(raw);
-  const r = await execa('gh', ['api', 'graphql', '-f', `query=${POLL_QUERY}`, '-f', `url=${input.url}`], {
-    cwd: input.repoPath,
-    reject: false,
-    timeout: 120_000,
-    stdin: 'ignore',
-    env: { ...gitEnvFor(input.repoPath), GH_PROMPT_DISABLED: '1', GH_NO_UPDATE_NOTIFIER: '1' },
-  });
-  const missing = (r as { code?: string }).code === 'ENOENT';
-  if (missing) return { events: [], note: 'gh is not installed on the run host (https://cli.github.com): nothing polled' };
+  const r = await runGh(
+    input.repoPath,
+    ['api', 'graphql', '-f', `query=${POLL_QUERY}`, '-f', `url=${input.url}`],
+    gitEnvFor(input.repoPath),
+  );
+  if (r.missing) return { events: [], note: 'gh is not installed on the run host (https://cli.github.com): nothing polled' };
   if (r.exitCode !== 0) return { events: [], note: `gh api graphql failed: ${firstLine(String(r.stderr || r.stdout))}` };
   let pr: Json;
   try {

@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
+import { firstLine, runGh, type GhRun } from '../lib/gh.js';
 import { z } from 'zod';
 import { ensureRunDir, safeSegment } from './artifacts.js';
 import { gitEnvFor, runGit } from './git-helper.js';
@@ -37,26 +37,8 @@ export type ReplyOnPullRequestInput = z.infer<typeof ReplyOnPullRequestInputSche
 export const PullRequestReplySchema = z.object({ posted: z.boolean(), note: z.string().max(500), body: z.string().max(4000) });
 export type PullRequestReply = z.infer<typeof PullRequestReplySchema>;
 
-const firstLine = (s: string): string =>
-  (
-    s
-      .trim()
-      .split('\n')
-      .find((l) => l.trim()) ?? ''
-  )
-    .trim()
-    .slice(0, 300);
-
-async function gh(repoPath: string, args: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
-  const r = await execa('gh', args, {
-    cwd: repoPath,
-    reject: false,
-    timeout: 120_000,
-    stdin: 'ignore',
-    env: { ...gitEnvFor(repoPath), GH_PROMPT_DISABLED: '1', GH_NO_UPDATE_NOTIFIER: '1' },
-  });
-  return { exitCode: r.exitCode ?? 1, stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? '') };
-}
+/** gh in the repository, with Vigil's safe git environment for the git it runs there. */
+const gh = (repoPath: string, args: string[]): Promise<GhRun> => runGh(repoPath, args, gitEnvFor(repoPath));
 
 /** The reply's text: what changed (files, commit) or why nothing did. */
 export async function replyText(input: ReplyOnPullRequestInput): Promise<string> {

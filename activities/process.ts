@@ -9,11 +9,10 @@
  * is killed and the pipes are closed after a short grace. The timeout bounds the whole call.
  * Cancellation (STOP --now, worker shutdown) kills the tree at once.
  *
- * A worker that crashes loses nothing: the attempt Temporal retries (same workflow run and
- * activity, a later attempt) finds the state file, re-attaches to the child still running —
- * following its log — or collects the result of a child that finished meanwhile, instead of
- * killing it and running it again. Only a call whose supervisor is gone too (a machine restart)
- * is killed and run again.
+ * A worker that crashes loses nothing: the attempt Temporal retries (same workflow run and activity, a later
+ * attempt) finds the state file, re-attaches to the child still running — following its log — or collects the
+ * result of a child that finished meanwhile, instead of killing it and running it again. Only a call whose
+ * supervisor is gone too (a machine restart) is killed and run again.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -26,7 +25,7 @@ import { redactSecrets } from '../rules/scans.js';
 import { processStartTime, signalTree } from '../lib/process-tree.js';
 import { beatWhileRunning } from './heartbeat.js';
 import { describeWriteError } from '../lib/safe-files.js';
-import { connectDaemon, compiledModule } from './supervisor-client.js';
+import { connectDaemon } from './supervisor-client.js';
 import type { SandboxProxySpec } from '../lib/sandbox-proxy.js';
 import type { Denial } from '../lib/sandbox-net.js';
 import type { FetchCounts } from '../rules/package-fetches.js';
@@ -45,6 +44,7 @@ import {
   type SupervisorSpec,
   type SupervisorState,
 } from '../lib/supervisor-state.js';
+import { compiledModule } from '../lib/supervisor-location.js';
 
 export interface ProcessSpec {
   file: string;

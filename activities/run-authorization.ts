@@ -185,7 +185,7 @@ export function authorizeExecution(
     .filter(Boolean);
   if (allow.length > 0 && 'agent' in req.kind) {
     const { provider, argv } = req.kind.agent;
-    // What the call starts: its argv, else the provider preset's binary (activities/provider-call.ts).
+    // What the call starts: its argv, else the provider preset's binary (lib/providers/call.ts).
     const bin = argv[0] ?? (isProviderName(provider) ? PROVIDERS[provider].binary : null) ?? provider;
     const verdict = checkAgentAllowed(bin, allow, req.repoPath, env);
     if (!verdict.ok) refuse(verdict.reason);

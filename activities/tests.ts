@@ -28,7 +28,7 @@ import { baselineOfSelection, reportedFiles } from '../rules/affected-tests.js';
 import { selectionCommand } from '../rules/selection-command.js';
 import { writePrivateFile } from '../lib/safe-files.js';
 import { countFailingTests } from '../rules/test-output.js';
-import { detectTestRunner, summarizeTestOutput } from './gates/test-runner.js';
+import { detectTestRunner, summarizeTestOutput } from '../lib/gates/test-runner.js';
 import { inheritedEnv, runProcess } from './process.js';
 import { authorizeCall } from './run-authorization.js';
 import { prepareSandbox, sandboxReport } from './sandbox.js';

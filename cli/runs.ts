@@ -24,7 +24,7 @@ import {
   UPSERTED_SEARCH_ATTRIBUTES,
 } from '../schemas/search-attributes.js';
 import type { vigilRun } from '../workflows/run-workflow.js';
-import { staticDetails, staticSummary } from '../workflows/ui.js';
+import { staticDetails, staticSummary } from '../rules/ui.js';
 import { knobsGivenDigest, prdDigest, runSecret, signRun, startClaims } from '../lib/run-signing.js';
 import { failoverChain } from '../rules/failover.js';
 import { CliError, EXIT, missingSearchAttributes, type Endpoint } from './connection.js';

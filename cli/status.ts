@@ -14,9 +14,9 @@ import {
   streamLine,
   tasksLine,
   voteLines,
-} from '../workflows/ui.js';
+} from '../rules/ui.js';
 import { checkLine, CHECK_TRIGGER_WORDS, iterationLine, statusLine, verdictLine } from './follow.js';
-import { neutraliseLine } from './terminal-text.js';
+import { neutraliseLine } from '../lib/terminal-text.js';
 import { packagesLines } from '../rules/package-fetches.js';
 import { fetchLogPath } from '../schemas/paths.js';
 import { LEVEL_TIER } from '../rules/tier-ladder.js';

@@ -5,7 +5,7 @@
  */
 import { html } from 'hono/html';
 import type { NotificationsList } from '../../schemas/cli-output-reports.js';
-import { neutraliseLine } from '../terminal-text.js';
+import { neutraliseLine } from '../../lib/terminal-text.js';
 import type { StoreAnswer } from './sources.js';
 
 type Html = ReturnType<typeof html>;

@@ -19,13 +19,14 @@ import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pad, privateRunDir } from '../../activities/artifacts.js';
+import { pad } from '../../activities/artifacts.js';
 import { parseJunit } from '../../lib/gates/test-report.js';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { runTests } from '../../activities/tests.js';
 import type { RunTestsInput, TestResult } from '../../schemas/activities.js';
 import { git, ROOT } from '../support/harness.js';
 import { patient } from '../support/patience.js';
+import { privateRunDir } from '../../lib/paths.js';
 
 interface Repo {
   name: string;

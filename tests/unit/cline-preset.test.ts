@@ -11,7 +11,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { advertisedFlags, PROVIDERS, type InvocationRequest } from '../../lib/providers/index.js';
 import { providerOutcome } from '../../rules/provider-outcome.js';
-import { interpretCall } from '../../activities/provider-call.js';
+import { interpretCall } from '../../lib/providers/call.js';
 
 const DIR = path.resolve(__dirname, '../fixtures/providers/cline');
 const fixture = (name: string): string => readFileSync(path.join(DIR, name), 'utf8');

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } fro
 import { runAgent } from '../../activities/agent.js';
 import { runTests } from '../../activities/tests.js';
 import { runTool } from '../../activities/gates/tools.js';
-import { describeSandbox, sandboxPlatform, workerSandboxMode } from '../../activities/sandbox.js';
+import { describeSandbox, sandboxPlatform, workerSandboxMode } from '../../lib/sandbox-host.js';
 import { supervisorPath } from '../../activities/process.js';
 import type { AgentResult, RunAgentInput, RunTestsInput, TestResult } from '../../schemas/activities.js';
 import type { SandboxReport } from '../../schemas/sandbox.js';

@@ -22,13 +22,13 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { WorkflowHandle } from '@temporalio/client';
 import { expect, it } from 'vitest';
 import { cgroupProbe } from '../../lib/sandbox-cgroups.js';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { iterationLine } from '../../cli/follow.js';
 import { printStatus } from '../../cli/status.js';
 import type { IterationRecord } from '../../schemas/run.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { pauseSignal, resumeSignal } from '../../workflows/messages.js';
-import { currentDetails } from '../../workflows/ui.js';
+import { currentDetails } from '../../rules/ui.js';
 import { vigilRun } from '../../workflows/run-workflow.js';
 import {
   claimBreaker,

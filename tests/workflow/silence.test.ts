@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { expect, it } from 'vitest';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { iterationLine } from '../../cli/follow.js';
 import { printStatus } from '../../cli/status.js';
 import { breakerStateQuery, breakerWorkflowId } from '../../workflows/provider-breaker-messages.js';

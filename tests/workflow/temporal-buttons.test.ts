@@ -1,5 +1,5 @@
 /**
- * What Temporal's own buttons do to a Vigil run, as the run's UI card (workflows/ui.ts
+ * What Temporal's own buttons do to a Vigil run, as the run's UI card (rules/ui.ts
  * `temporalButtons`) and the README say: "Pause" on the agent call's pending activity does not pause
  * the run (with the product's defaults the agent goes on and its iteration counts; without a gate
  * pass riding on the call the agent is killed at once, the run waits for the Unpause, and the

@@ -14,7 +14,7 @@ import type { TriggerNotice } from '../../rules/notify-triggers.js';
 import { escalationEvent } from '../../rules/journal.js';
 import type { Proxies } from '../../rules/uncertainty.js';
 import { escalate, recordNotification, sendNotification } from '../escalation.js';
-import { verdictSummary } from '../ui.js';
+import { verdictSummary } from '../../rules/ui.js';
 import { type Run } from './run.js';
 
 /** The tests as a handoff states them: no runner and an inconclusive run are not failures. */

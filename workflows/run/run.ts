@@ -34,7 +34,7 @@ import { deadlineChannels } from '../escalation.js';
 import type { CallCancel, MessageAck } from '../messages.js';
 import type { Rewinder } from '../rewind.js';
 import { tellRunningCall } from '../running-call.js';
-import { currentDetails } from '../ui.js';
+import { currentDetails } from '../../rules/ui.js';
 import type { Eras } from './eras.js';
 import type { Proxies } from './proxies.js';
 import type { WorkflowInfo, WorkflowPort } from './port.js';
