@@ -25,7 +25,7 @@ import type { Worker } from '@temporalio/worker';
 import { defaultKnobs } from '../../schemas/knobs.js';
 import type { Outcome, RunInput } from '../../schemas/run.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
-import { statusQuery } from '../../workflows/messages.js';
+import { statusQuery, stopSignal } from '../../workflows/messages.js';
 import {
   agentCalls,
   assertBuilt,
@@ -81,6 +81,9 @@ const DOCUMENTS: Script = {
   default: { appends: { 'notes.md': 'done\n' }, claim: 'file' },
 };
 
+/** A fork that keeps working and never claims: it runs until something stops it. */
+const WORKS_ON: Script = { iterations: [], default: { appends: { 'notes.md': 'more\n' } } };
+
 /** The scenario path: `model-<model>.json` per model, the stuck run's as `model-.json`. */
 function scenarios(byModel: Record<string, Script>): string {
   const dir = mkdtempSync(path.join(SCENARIOS, 'fork-'));
@@ -89,7 +92,7 @@ function scenarios(byModel: Record<string, Script>): string {
   return path.join(dir, 'model-{model}.json');
 }
 
-async function runStuck(forks: { weak: Script; strong: Script }) {
+async function runStuck(forks: { weak: Script; strong: Script }, whileForking?: (runId: string) => Promise<void>) {
   const repo = attemptsRepo();
   const runId = uniqueId('fork-run');
   const input: RunInput = {
@@ -108,6 +111,7 @@ async function runStuck(forks: { weak: Script; strong: Script }) {
     },
   };
   const handle = await env.client.workflow.start('vigilRun', { taskQueue: TQ, workflowId: runId, args: [input] });
+  if (whileForking) await whileForking(runId);
   const outcome = (await handle.result()) as Outcome;
   const s = await handle.query(statusQuery);
   const history = await handle.fetchHistory();
@@ -176,6 +180,47 @@ describe('onStuck=fork', () => {
       expect(s.fork?.attempts.map((a) => a.status)).toEqual(['force_stopped', 'force_stopped']);
       expect(outcome).toMatchObject({ status: 'force_stopped', exitCode: 20, iteration: 10 });
       expect(outcome.reason).toMatch(/forked 2 attempt\(s\) from the checkpoint of iteration 1; none was approved: fork 1 \(command weak/);
+    },
+    patient(900_000),
+  );
+  it(
+    "a person's stop while the forks run reaches them: the run ends stopped, nothing delivered, the forks' worktrees gone",
+    async () => {
+      const { repo, runId, outcome, s } = await runStuck({ weak: WORKS_ON, strong: WORKS_ON }, async (id) => {
+        // Once both forks have worked an iteration, the run is stopped.
+        const deadline = Date.now() + patient(600_000);
+        for (;;) {
+          const st = await env.client.workflow
+            .getHandle(id)
+            .query(statusQuery)
+            .catch(() => null);
+          const running = st?.fork?.attempts.map((a) => a.workflowId) ?? [];
+          const worked = await Promise.all(
+            running.map(
+              async (f) =>
+                ((
+                  await env.client.workflow
+                    .getHandle(f)
+                    .query(statusQuery)
+                    .catch(() => null)
+                )?.iteration ?? 0) >= 2,
+            ),
+          );
+          if (worked.length === 2 && worked.every(Boolean)) break;
+          if (Date.now() > deadline) throw new Error('the forks never got going');
+          await new Promise((r) => setTimeout(r, 500));
+        }
+        await env.client.workflow.getHandle(id).signal(stopSignal, { by: 'alice', reason: 'enough' });
+      });
+
+      expect(outcome).toMatchObject({ status: 'stopped', reason: 'stopped by alice: enough' });
+      expect(outcome.notes).toContainEqual(
+        expect.stringMatching(/^stuck at iteration 10 .*; none was approved: fork 1 \(command weak, tier development\) stopped/),
+      );
+      expect(s.fork?.attempts.map((a) => a.status)).toEqual(['stopped', 'stopped']);
+      expect(s.fork?.winner).toBeNull();
+      expect(git(repo, 'branch', '--list', `vigil/${runId}*`)).toBe('');
+      expect(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)?.length).toBe(1);
     },
     patient(900_000),
   );

@@ -30,12 +30,12 @@ import {
   forkVerdict,
   type ForkConfig,
   type ForkEnd,
+  type ForkPoint,
 } from '../../rules/fork.js';
 import { stopSignal } from '../messages.js';
 import { finish, stopOutcome } from './ending.js';
 import { endDone } from './follow-pr.js';
 import { type Run } from './run.js';
-import type { StreamHandle } from './port.js';
 
 const FORK_DIRECTIVE_ID = 'vigil-fork-of';
 
@@ -80,35 +80,30 @@ function forkInput(run: Run, c: ForkConfig, k: number, worktree: string, budgetU
   };
 }
 
+type Ended = ForkEnd & { evidence: string | null };
+
 /**
  * The valve fired with `stuck` as its reason: the forks, to the first approved one (the run's
  * outcome, or null where a followed pull request asks for an iteration) or to none
  * (`force_stopped`), or a stop.
  */
 export async function forkFromStuck(run: Run, stuck: string): Promise<Outcome | null> {
-  const { state, knobs, input, info } = run;
+  const { state, knobs } = run;
   const point = forkPoint(checkpointRows(state), state.runStart);
   if (!point) return finish(run, 'force_stopped', `${stuck}; no fork: the run never recorded its start, so there is nothing to fork from`);
-  const acts = run.acts.streams;
-  const runId = info.workflowId;
   const configs = forkConfigs(knobs);
-  const k = configs.length;
-  const base = await acts.forkBase.executeWithOptions({ summary: `the commit the forks start from (iteration ${point.iteration})` }, [
-    { repoPath: input.repoPath, runId, tree: point.tree, parent: state.runStart?.sha ?? null, iteration: point.iteration },
-  ]);
-  const made = await acts.addAttempts.executeWithOptions({ summary: `the worktrees of ${k} fork(s)` }, [
-    { repoPath: input.repoPath, runId, k, base: base.commit },
-  ]);
-  const budgetUsd = liveAttemptBudget(state.budgetUsd ?? knobs.budgetUsd, state.spend.usd, k);
+  const made = await makeWorktrees(run, point, configs.length);
+  if ('why' in made) return finish(run, 'force_stopped', `${stuck}; no fork: ${made.why}`);
+  const budgetUsd = liveAttemptBudget(state.budgetUsd ?? knobs.budgetUsd, state.spend.usd, configs.length);
   const fork: ForkState = {
     stuckAt: state.iteration,
     stuck: stuck.slice(0, 1000),
     from: { iteration: point.iteration, commit: point.commit, tree: point.tree },
-    base: base.commit,
+    base: made.base,
     phase: 'running',
     attempts: configs.map((c) => ({
       ...c,
-      workflowId: attemptId(runId, c.n),
+      workflowId: attemptId(run.info.workflowId, c.n),
       budgetUsd,
       status: null,
       reason: null,
@@ -121,31 +116,69 @@ export async function forkFromStuck(run: Run, stuck: string): Promise<Outcome | 
     tree: null,
   };
   state.fork = fork;
-  run.sdk.log.info('stuck: forking', { iteration: state.iteration, from: point.iteration, forks: k });
-  const ended: (ForkEnd & { evidence: string | null })[] = [];
-  const handles = new Map<number, StreamHandle>();
-  for (const c of configs) {
-    const directive = forkDirective({ parentId: runId, n: c.n, k, from: point, stuck, findings: state.lastFindings ?? '' });
-    const row = fork.attempts[c.n - 1] as ForkAttempt;
-    const handle = await run.sdk.startStream({
-      workflowId: row.workflowId,
-      args: [forkInput(run, c, k, made.paths[c.n - 1] as string, budgetUsd, directive)],
-      staticSummary: `fork ${c.n} of ${k} of ${runId}, stuck at iteration ${state.iteration}`.slice(0, 200),
-    });
-    handles.set(c.n, handle);
-    handle.result().then(
-      (o) => {
-        Object.assign(row, { status: o.status, reason: o.reason.slice(0, 500), spendUsd: o.spendUsd ?? null });
-        ended.push({ n: c.n, status: o.status, evidence: o.notes.find((x) => x.startsWith('evidence: '))?.slice(0, 2000) ?? null });
-      },
-      (err: unknown) => {
-        const status = run.sdk.isCancellation(err) ? 'stopped' : 'failed';
-        Object.assign(row, { status, reason: (err instanceof Error ? err.message : String(err)).slice(0, 500) });
-        ended.push({ n: c.n, status, evidence: null });
-      },
-    );
-  }
+  run.sdk.log.info('stuck: forking', { iteration: state.iteration, from: point.iteration, forks: configs.length });
+  const ended: Ended[] = [];
+  const directive = (c: ForkConfig): string =>
+    forkDirective({ parentId: run.info.workflowId, n: c.n, k: configs.length, from: point, stuck, findings: state.lastFindings ?? '' });
+  for (const c of configs)
+    await startFork(run, fork, forkInput(run, c, configs.length, made.paths[c.n - 1] as string, budgetUsd, directive(c)), ended);
   run.publish();
+  const winner = await awaitForks(run, fork, ended);
+  return conclude(run, fork, ended, winner);
+}
+
+/** The forks' base commit and worktrees; why not, when the repository would not take them (the run then ends as without the knob). */
+async function makeWorktrees(run: Run, point: ForkPoint, k: number): Promise<{ base: string; paths: string[] } | { why: string }> {
+  const { state, input, info } = run;
+  const acts = run.acts.streams;
+  try {
+    const base = await acts.forkBase.executeWithOptions({ summary: `the commit the forks start from (iteration ${point.iteration})` }, [
+      {
+        repoPath: input.repoPath,
+        runId: info.workflowId,
+        tree: point.tree,
+        parent: state.runStart?.sha ?? null,
+        iteration: point.iteration,
+      },
+    ]);
+    const made = await acts.addAttempts.executeWithOptions({ summary: `the worktrees of ${k} fork(s)` }, [
+      { repoPath: input.repoPath, runId: info.workflowId, k, base: base.commit },
+    ]);
+    return { base: base.commit, paths: made.paths };
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    return { why: (err.cause?.message ?? err.message).slice(0, 500) };
+  }
+}
+
+/** Fork n's run started; its end (an outcome, or a failure or cancellation) lands on its row and in `ended`, in the order they come. */
+async function startFork(run: Run, fork: ForkState, args: RunInput, ended: Ended[]): Promise<void> {
+  const n = args.forkOf?.n ?? 0;
+  const row = fork.attempts[n - 1] as ForkAttempt;
+  const handle = await run.sdk.startStream({
+    workflowId: row.workflowId,
+    args: [args],
+    staticSummary: `fork ${n} of ${fork.attempts.length} of ${run.info.workflowId}, stuck at iteration ${fork.stuckAt}`.slice(0, 200),
+  });
+  handle.result().then(
+    (o) => {
+      Object.assign(row, { status: o.status, reason: o.reason.slice(0, 500), spendUsd: o.spendUsd ?? null });
+      ended.push({ n, status: o.status, evidence: o.notes.find((x) => x.startsWith('evidence: '))?.slice(0, 2000) ?? null });
+    },
+    (err: unknown) => {
+      const status = run.sdk.isCancellation(err) ? 'stopped' : 'failed';
+      Object.assign(row, { status, reason: (err instanceof Error ? err.message : String(err)).slice(0, 500) });
+      ended.push({ n, status, evidence: null });
+    },
+  );
+}
+
+/**
+ * Until a fork ends approved, all end without approval, or a person stops the run; then the forks
+ * still running are stopped and awaited. The winner's number (null: none, or a stop).
+ */
+async function awaitForks(run: Run, fork: ForkState, ended: Ended[]): Promise<number | null> {
+  const k = fork.attempts.length;
   let verdict = forkVerdict(ended, k);
   while (verdict.kind === 'wait' && !run.stopRequest) {
     const seen = ended.length;
@@ -153,35 +186,46 @@ export async function forkFromStuck(run: Run, stuck: string): Promise<Outcome | 
     verdict = forkVerdict(ended, k);
     run.publish();
   }
-  // The forks still running are stopped (a person's stop, or another fork came first), and awaited.
-  const live = [...handles.keys()].filter((n) => !ended.some((e) => e.n === n));
+  const live = fork.attempts.filter((a) => !ended.some((e) => e.n === a.n));
   const req = run.stopRequest;
   const why = req ? `the run was stopped: ${req.reason}` : `fork ${verdict.kind === 'won' ? verdict.n : '?'} was approved first`;
   await Promise.all(
-    live.map(async (n) =>
+    live.map(async (a) =>
       run.sdk
-        .signal(attemptId(runId, n), stopSignal, { reason: why.slice(0, 2000), by: req?.by ?? 'vigil', now: true })
-        .catch((err: unknown) => run.sdk.log.warn('a fork could not be stopped', { fork: n, error: String(err) })),
+        .signal(a.workflowId, stopSignal, { reason: why.slice(0, 2000), by: req?.by ?? 'vigil', now: true })
+        .catch((err: unknown) => run.sdk.log.warn('a fork could not be stopped', { fork: a.n, error: String(err) })),
     ),
   );
   await run.sdk.until(() => ended.length >= k);
+  return verdict.kind === 'won' && !req ? verdict.n : null;
+}
+
+/** Every fork over: their facts and spend, the winner's tree into the run's, the worktrees gone, and the run's end. */
+async function conclude(run: Run, fork: ForkState, ended: Ended[], winner: number | null): Promise<Outcome | null> {
+  const { state, input, info } = run;
+  const acts = run.acts.streams;
   await describe(run, fork);
   state.spend = { ...state.spend, usd: state.spend.usd + fork.attempts.reduce((s, a) => s + (a.spendUsd ?? 0), 0) };
-  const winner = verdict.kind === 'won' && !req ? verdict.n : null;
   if (winner !== null) {
     const applied = await acts.applyFork.executeWithOptions({ summary: `fork ${winner}'s tree into the run's working tree` }, [
-      { repoPath: input.repoPath, runId, forkId: attemptId(runId, winner) },
+      { repoPath: input.repoPath, runId: info.workflowId, forkId: attemptId(info.workflowId, winner) },
     ]);
     Object.assign(fork, { winner, tree: applied.tree, evidence: ended.find((e) => e.n === winner)?.evidence ?? null });
     state.convergence = { ...state.convergence, lastHash: applied.tree };
   }
   await acts.settleAttempts.executeWithOptions({ summary: "the forks' worktrees and branches removed" }, [
-    { repoPath: input.repoPath, runId, attemptIds: fork.attempts.map((a) => a.workflowId), winner: null, keepAttempts: false },
+    {
+      repoPath: input.repoPath,
+      runId: info.workflowId,
+      attemptIds: fork.attempts.map((a) => a.workflowId),
+      winner: null,
+      keepAttempts: false,
+    },
   ]);
   fork.phase = 'ended';
   run.publish();
-  if (req) return stopOutcome(run, [forkOutcomeReason(fork, fork.attempts)]);
   const reason = forkOutcomeReason(fork, fork.attempts);
+  if (run.stopRequest) return stopOutcome(run, [reason]);
   if (winner === null) return finish(run, 'force_stopped', reason);
   const won = fork.attempts[winner - 1] as ForkAttempt;
   return endDone(run, won.status as OutcomeStatus, reason, []);
