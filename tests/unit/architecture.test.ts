@@ -128,7 +128,7 @@ const CLI_WORKFLOW_MODULES = new Set(['workflows/messages', 'workflows/provider-
 const fromWorkflows = (t: string): boolean => t.startsWith('workflows/');
 
 /** Today's count of the CLI's imports of activities/ modules (the ratchet above only goes down). */
-const CLI_ACTIVITY_IMPORTS = 6;
+const CLI_ACTIVITY_IMPORTS = 1;
 
 /** Lines of a file (a final newline ends the last line, it does not start another). */
 const lineCount = (file: string): number => readFileSync(path.join(ROOT, file), 'utf8').replace(/\n$/, '').split('\n').length;
