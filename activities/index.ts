@@ -61,5 +61,8 @@ export { admitRun } from './run-authorization.js';
 export const addAttempts = heartbeating(attempts.addAttempts);
 export const describeAttempts = heartbeating(attempts.describeAttempts);
 export const settleAttempts = heartbeating(attempts.settleAttempts);
+// Attempts from a stuck point (workflows/run/fork.ts): the forks' base commit, the winner's tree into the run's.
+export const forkBase = heartbeating(attempts.forkBase);
+export const applyFork = heartbeating(attempts.applyFork);
 // The comparison round of several approved attempts (activities/comparison.ts): the pack, then the council's picks.
 export const compareAttempts = heartbeating(compareAttemptsRound);

@@ -12,6 +12,7 @@ import { SANDBOX_LIMIT_BOUNDS } from './sandbox.js';
 import { EFFORT_KNOBS } from './knobs-effort.js';
 import { DELIVERY_KNOBS } from './knobs-delivery.js';
 import { LOOP_KNOBS } from './knobs-loop.js';
+import { FORK_KNOBS } from './knobs-fork.js';
 
 import {
   argvKnob,
@@ -325,6 +326,8 @@ export const KNOBS = shared(
         10,
         'Total done signals (claims and done-phrases) after which a rejected round force-stops the run.',
       ),
+      // What a run does where those valves would force-stop it (schemas/knobs-fork.ts).
+      ...FORK_KNOBS,
       evidenceGate: boolKnob(
         'VIGIL_EVIDENCE_GATE',
         true,

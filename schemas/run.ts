@@ -27,6 +27,7 @@ import {
 } from './gates.js';
 import { CONVENE_TRIGGERS } from './rounds.js';
 import { TaskListSchema, TaskQueueSchema } from './tasks.js';
+import { ForkOfSchema, ForkStateSchema } from './fork.js';
 import { SandboxDenialSchema, SandboxStateSchema } from './sandbox.js';
 import { AcceptanceStateSchema } from './acceptance.js';
 import { DiscoveryStateSchema } from './prepare-run.js';
@@ -593,6 +594,7 @@ export const RunStateSchema = shared('schemas/run:RunStateSchema', () =>
     sandbox: SandboxStateSchema.default({ last: null, denied: [], deniedTotal: 0, unsandboxedCalls: 0 }),
     /** The task queue of a run split into parallel streams (patch vigil-streams-v1); null: no streams. */
     tasks: TaskQueueSchema.nullable().default(null),
+    fork: ForkStateSchema.optional(), // onStuck=fork: the run's fork (schemas/fork.ts); absent until it forks, and in older runs
   }),
 );
 export type RunState = z.infer<typeof RunStateSchema>;
@@ -612,17 +614,11 @@ export const RunInputSchema = shared('schemas/run:RunInputSchema', () =>
     authorization: RunAuthorizationSchema.optional(),
     /** A checklist a person supplied (`--checklist FILE`) instead of the one extracted from the PRD. */
     checklist: ChecklistSchema.optional(),
-    /**
-     * False when the run started in a namespace without Vigil's search attributes: the workflow sets
-     * none (an upsert of an unknown attribute fails the workflow task). Absent, as in every run
-     * started before it existed: the attributes are there.
-     */
+    /** False when the run started in a namespace without Vigil's search attributes: the workflow sets none (an upsert of an */
+    /** unknown attribute fails the workflow task). Absent, as in every run started before it existed: the attributes are there. */
     searchAttributes: z.boolean().optional(),
-    /**
-     * The machine holding the repository (`vigil start --host`, normalised): the run's
-     * repository-bound activities go to its task queue. Absent, as in every run started before
-     * hosts: everything runs on the workflow's own task queue.
-     */
+    /** The machine holding the repository (`vigil start --host`, normalised): the run's repository-bound activities go to its */
+    /** task queue. Absent, as in every run started before hosts: everything runs on the workflow's own task queue. */
     host: HostNameSchema.optional(),
     /** Tasks a person gave (`vigil start --tasks FILE`): with parallelStreams above 1, each runs as a stream of its own. */
     tasks: TaskListSchema.optional(),
@@ -634,12 +630,11 @@ export const RunInputSchema = shared('schemas/run:RunInputSchema', () =>
     notifyTriggers: z.boolean().optional(),
     /** Present in a stream's run (a child of a run split into tasks): the run that started it, its task, and what its first prompt says of it. */
     stream: z.object({ parentId: z.string().max(300), task: z.string().max(40), directive: z.string().max(4000) }).optional(),
+    forkOf: ForkOfSchema.optional(), // a fork's own run (onStuck=fork): the run it forks; absent in every other run (no patch)
     /** Present only when continuing as new (runs from before the packed carry). */
     state: RunStateSchema.optional(),
-    /**
-     * Present only when continuing as new: the run state packed (workflows/carried-state.ts), its
-     * repeated strings and records written once. Validated as RunState once unpacked.
-     */
+    /** Present only when continuing as new: the run state packed (workflows/carried-state.ts), its repeated strings and */
+    /** records written once. Validated as RunState once unpacked. */
     packedState: z
       .object({
         format: z.literal(1),

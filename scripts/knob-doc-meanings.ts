@@ -180,6 +180,25 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
     meaning: 'Iterations without change that trip the circuit breaker; twice this after a rejected round force-stops the run.',
   },
   doneSignalLimit: { meaning: 'Total done signals (claims and done-phrases) after which a rejected round force-stops the run.' },
+  onStuck: {
+    meaning:
+      'Where the stagnation or done-signal valve would force-stop the run: `stop` ends it `force_stopped`; `fork` starts ' +
+      '`forkAttempts` attempts from its last good checkpoint (the latest whose tests passed, else the latest whose tests did ' +
+      'not fail, else the run start), each a run of its own in a worktree under the full completion check and the valves, each with its `forkWith` ' +
+      'entry; the first approved one becomes the run (its tree delivered as usual), and with none approved the run ends ' +
+      '`force_stopped` as with `stop` ([attempts from a stuck point](attempts.md#attempts-from-a-stuck-point)).',
+    allowed: '`stop`, `fork`',
+  },
+  forkAttempts: {
+    meaning: 'How many attempts `onStuck=fork` starts from the stuck point, side by side, each with a share of what is left of the budget.',
+  },
+  forkWith: {
+    meaning:
+      'What each fork runs with, cycled over the forks (fork n takes the ((n-1) mod length)-th entry): an entry is one or ' +
+      'more of `agent:<provider>`, `model:<name>`, `tier:<tier>` (`planning`, `development`, `fast`) joined by `+`, what it leaves out ' +
+      "being the run's (`model:opus,agent:codex+tier:planning`). Empty: every fork with the run's own agent, model and tier.",
+    allowed: 'a comma-separated list of such entries, or empty',
+  },
   evidenceGate: { meaning: 'Completion requires evidence (diff, green tests, no secret in changed files).', allowed: '`true`, `false`' },
   evidenceSecretScan: { meaning: "Scan the changed files' content for credentials.", allowed: '`true`, `false`' },
   evidenceNoTestsAffirmative: { meaning: 'Count "no test command" as verified instead of inconclusive.', allowed: '`true`, `false`' },

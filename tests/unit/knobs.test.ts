@@ -320,6 +320,23 @@ const CASES: Record<KnobName, Cases> = {
   },
   stagnationLimit: intCases(1, 10_000),
   doneSignalLimit: intCases(1, 10_000),
+  onStuck: {
+    good: [
+      ['stop', 'stop'],
+      [' Fork ', 'fork'],
+    ],
+    bad: ['branch', ''],
+  },
+  forkAttempts: intCases(1, 9),
+  forkWith: {
+    good: [
+      ['', ''],
+      ['tier:planning', 'tier:planning'],
+      [' model:opus,agent:codex+tier:fast ', 'model:opus,agent:codex+tier:fast'],
+      ['agent:claude+model:sonnet, model:strong', 'agent:claude+model:sonnet, model:strong'],
+    ],
+    bad: ['opus', 'agent:gpt', 'tier:high', 'model:', 'colour:red', `model:${'x'.repeat(201)}`],
+  },
   evidenceGate: boolCases,
   evidenceSecretScan: boolCases,
   evidenceNoTestsAffirmative: boolCases,

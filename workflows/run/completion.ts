@@ -21,6 +21,7 @@ import { describeFalseClaim } from '../../rules/claimed-files.js';
 import { liftedForCouncil } from '../../rules/finding-waivers.js';
 import { judgeAcceptance } from './acceptance.js';
 import { finish } from './ending.js';
+import { forkFromStuck, forksNow } from './fork.js';
 import {
   actOnGateStreak,
   codeReview,
@@ -256,7 +257,11 @@ export async function checkRefused(run: Run, trigger: ConveneTrigger, cause: Che
   const after = afterRefusal(state.convergence, { iteration: state.iteration, trigger, cause, reason }, knobs);
   state.checks = recordCheck(state.checks, after.check);
   run.sdk.log.info('completion check refused', { iteration: state.iteration, trigger, cause });
-  return after.end ? finish(run, 'force_stopped', after.reason) : null;
+  if (!after.end) return null;
+  // onStuck=fork: attempts from the last good checkpoint instead (workflows/run/fork.ts); keyed on that knob, which older runs
+  // lack (their knobs parse to `stop`), so their histories replay down this same path unchanged: no patch.
+  if (forksNow(run)) return forkFromStuck(run, after.reason);
+  return finish(run, 'force_stopped', after.reason);
 }
 
 /** The evidence gate's refusal of a tree that differs in nothing from the run start, before anything is spent on it. */

@@ -29,6 +29,13 @@ import { notifyPeople, writeSessionHandoff } from './people.js';
 import { type Run } from './run.js';
 import { beforeStopNowClosesFirst } from './before-stop-now-closes-first.js';
 
+/** What done rested on: the winning fork's own line when a fork continued the run (onStuck=fork), else the run's. */
+export function runEvidence(run: Run): string {
+  const { state } = run;
+  if (state.fork?.winner && state.fork.evidence) return state.fork.evidence;
+  return evidenceLine(state.lastTests, state.gates.latest, state.convergence.lastHash, state.acceptance);
+}
+
 /**
  * The run ends with outcome `s`. `delivered`: the notes of a delivery already made (a followed pull
  * request, workflows/run/follow-pr.ts), which is then not made again.
@@ -37,7 +44,7 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   const { state, info } = run;
   // What done rested on, first, wherever the outcome's notes go (status, report, the delivery).
   if (s === 'council_approved' || s === 'completion_promise_fulfilled' || s === 'merged' || s === 'pr_closed')
-    notes = [evidenceLine(state.lastTests, state.gates.latest, state.convergence.lastHash, state.acceptance), ...notes];
+    notes = [runEvidence(run), ...notes];
   // A perpetual run's requests for a person that went unanswered (decisions/agent-requests.ts).
   if (run.eras.judgesSeeChanges) notes = [...notes, ...agentRequestNotes(state.escalations)];
   // Pauses a deadline lifted with nobody's answer (workflows/run/pause-wait.ts).

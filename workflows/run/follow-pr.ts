@@ -16,7 +16,6 @@ import { ActivityFailure } from '@temporalio/common';
 import { LIMITS, type Outcome, type OutcomeStatus } from '../../schemas/run.js';
 import type { PrEvent, PullRequestState } from '../../schemas/pr-event.js';
 import { PrEventSchema } from '../../schemas/pr-event.js';
-import { evidenceLine } from '../../rules/evidence-line.js';
 import {
   followsPullRequest,
   newPullRequestState,
@@ -28,7 +27,7 @@ import {
 } from '../../rules/follow-pr.js';
 import { beforeFollowPr } from './before-follow-pr.js';
 import { beforePrUpdate } from './before-pr-update.js';
-import { deliver, finish, pullRequest, stopOutcome } from './ending.js';
+import { deliver, finish, pullRequest, runEvidence, stopOutcome } from './ending.js';
 import { followPrEra, prUpdateEra } from './eras.js';
 import { pauseHasDeadlines, waitForPerson } from './pause-wait.js';
 import { replyOnPullRequest, updateOnBaseMoved } from './pr-update.js';
@@ -43,7 +42,7 @@ export async function endDone(run: Run, s: OutcomeStatus, reason: string, notes:
 async function deliverAndFollow(run: Run, s: OutcomeStatus, reason: string, notes: string[]): Promise<Outcome | null> {
   const { state } = run;
   const following = state.pullRequest;
-  const evidence = evidenceLine(state.lastTests, state.gates.latest, state.convergence.lastHash, state.acceptance);
+  const evidence = runEvidence(run);
   // The first delivery opens the pull request; each later one goes on top of the same branch (a fast-forward push).
   const d = await deliver(run, s, reason, [evidence, ...notes], following !== undefined);
   // A later delivery with nothing to push (the work is HEAD's): the run says so on the pull request and waits again (keyed runs).

@@ -306,6 +306,7 @@ export class Run {
       checks: state.checks,
       contract: state.contract,
       sandbox: { mode: knobs.sandbox, ...state.sandbox },
+      ...(state.fork ? { fork: state.fork } : {}),
       ...(this.journaling
         ? {
             eventStore: {
