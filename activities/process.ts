@@ -477,10 +477,32 @@ function attach(spec: ProcessSpec, prev: SupervisorState, onData: (chunk: Buffer
   };
 }
 
+/** What makes two attempts one call: the workflow run and the activity (its attempts share an id). */
+function callKey(): string {
+  const { info } = Context.current();
+  return `${info.workflowExecution?.workflowId ?? ''}/${info.workflowExecution?.runId ?? ''}/${info.activityId}`;
+}
+
+/** The record of an earlier attempt of this same call that `runProcess` re-attaches to (running, or exited while no worker watched), else null. */
+function earlierAttempt(pidFile: string): SupervisorState | null {
+  const prev = readState(pidFile);
+  const attempt = Context.current().info.attempt;
+  return prev && prev.key === callKey() && prev.attempt < attempt && (prev.state === 'exited' || alive(prev.supervisor)) ? prev : null;
+}
+
+/**
+ * The attempt whose process `runProcess` with this state file will collect instead of starting
+ * one (null: it starts one). What that process writes (a test report) is in that attempt's
+ * places, which the caller must neither clear nor swap for its own.
+ */
+export function resumedAttempt(pidFile: string): number | null {
+  return earlierAttempt(pidFile)?.attempt ?? null;
+}
+
 export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const ctx = Context.current();
   const { info } = ctx;
-  const key = `${info.workflowExecution?.workflowId ?? ''}/${info.workflowExecution?.runId ?? ''}/${info.activityId}`;
+  const key = callKey();
 
   let tail = '';
   let head = '';
@@ -543,9 +565,10 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     if (spec.heartbeatDetails?.session !== undefined) beatNow();
   };
 
-  const prev = readState(spec.pidFile);
-  if (prev && prev.key === key && prev.attempt < info.attempt && (prev.state === 'exited' || alive(prev.supervisor))) {
-    call = attach(spec, prev, onData, onStarted);
+  const earlier = earlierAttempt(spec.pidFile);
+  const prev = earlier ?? readState(spec.pidFile);
+  if (earlier) {
+    call = attach(spec, earlier, onData, onStarted);
   } else if (prev?.supervisor.shared && prev.state !== 'exited' && alive(prev.supervisor)) {
     // Another call of a daemon still running: this call's record takes over the state file first
     // (the daemon abandons the earlier call when this one reaches it: it records and reports

@@ -29,7 +29,7 @@ import { selectionCommand } from '../rules/selection-command.js';
 import { writePrivateFile } from '../lib/safe-files.js';
 import { countFailingTests } from '../rules/test-output.js';
 import { detectTestRunner, summarizeTestOutput } from '../lib/gates/test-runner.js';
-import { runProcess } from './process.js';
+import { resumedAttempt, runProcess } from './process.js';
 import { authorizeCall } from './run-authorization.js';
 import { prepareSandbox, sandboxReport } from './sandbox.js';
 import { workerStoreUrl } from '../lib/event-store.js';
@@ -78,14 +78,20 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     };
   }
   const env = inheritedEnv();
-  // The runner's per-test report goes to a folder of this run's own, outside the repository.
+  // The runner's per-test report goes to a folder of this run's own, outside the repository, one
+  // per attempt. A retry that collects an earlier attempt's test process (still running, or
+  // finished while no worker watched) reads that attempt's folder, as it is.
+  const pidFile = path.join(dir, `tests-${pad(input.iteration)}.pid.json`);
+  const resumed = resumedAttempt(pidFile);
   const reportDir = path.join(
     ensurePrivateRunDir(input.runId),
     'test-reports',
-    `${pad(input.iteration)}-${Context.current().info.attempt}`,
+    `${pad(input.iteration)}-${resumed ?? Context.current().info.attempt}`,
   );
-  rmSync(reportDir, { recursive: true, force: true });
-  mkdirSync(reportDir, { recursive: true, mode: 0o700 });
+  if (resumed === null) {
+    rmSync(reportDir, { recursive: true, force: true });
+    mkdirSync(reportDir, { recursive: true, mode: 0o700 });
+  }
   const scope = await testScope({
     runId: input.runId,
     repoPath: input.repoPath,
@@ -148,7 +154,7 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     stdin: '',
     timeoutMs: input.timeoutSeconds * 1000,
     logPath,
-    pidFile: path.join(dir, `tests-${pad(input.iteration)}.pid.json`),
+    pidFile,
     header:
       `=== vigil: tests for iteration ${input.iteration}, attempt ${Context.current().info.attempt}: ` +
       `${command}${input.command ? '' : ` (detected: ${runner})`} ===`,
