@@ -451,32 +451,16 @@ describe("links: the original's eight relations", () => {
     ]);
     const at = (repo: string | null, kind: 'pattern' | 'anti_pattern' | 'skill', signature: string) => ({ repo, kind, signature });
     const sig = eps[0]?.signatures[0] as string;
-    // /repo/a's fix came before its last failures: it contradicts the anti-pattern; /repo/b's supersedes it, both sides.
-    expect(out.links).toContainEqual({
-      relation: 'contradicts',
-      from: at('/repo/a', 'pattern', sig),
-      to: at('/repo/a', 'anti_pattern', sig),
-    });
-    expect(out.links).toContainEqual({
-      relation: 'supersedes',
-      from: at('/repo/b', 'pattern', sig),
-      to: at('/repo/b', 'anti_pattern', sig),
-    });
-    expect(out.links).toContainEqual({
-      relation: 'superseded_by',
-      from: at('/repo/b', 'anti_pattern', sig),
-      to: at('/repo/b', 'pattern', sig),
-    });
-    expect(out.links).toContainEqual({
-      relation: 'example_of',
-      from: at('/repo/b', 'anti_pattern', sig),
-      to: at(null, 'anti_pattern', sig),
-    });
-    expect(out.links).toContainEqual({
-      relation: 'supports',
-      from: at('/repo/b', 'pattern', sig),
-      to: at('/repo/b', 'skill', 'add numbers'),
-    });
+    // /repo/a's fix came before its last failures: it contradicts the anti-pattern; /repo/b's supersedes it, both sides; it is
+    // an example of the installation's anti-pattern, and its fix supports the skill of the run that fixed it.
+    const expected: [string, ReturnType<typeof at>, ReturnType<typeof at>][] = [
+      ['contradicts', at('/repo/a', 'pattern', sig), at('/repo/a', 'anti_pattern', sig)],
+      ['supersedes', at('/repo/b', 'pattern', sig), at('/repo/b', 'anti_pattern', sig)],
+      ['superseded_by', at('/repo/b', 'anti_pattern', sig), at('/repo/b', 'pattern', sig)],
+      ['example_of', at('/repo/b', 'anti_pattern', sig), at(null, 'anti_pattern', sig)],
+      ['supports', at('/repo/b', 'pattern', sig), at('/repo/b', 'skill', 'add numbers')],
+    ];
+    for (const [relation, from, to] of expected) expect(out.links).toContainEqual({ relation, from, to });
     // The TypeError said in full elaborates the one said short; both are related to the first reason.
     const antis = out.patterns.filter((p) => p.repo === '/repo/a' && p.kind === 'anti_pattern').map((p) => p.signature);
     const full = antis.find((s) => s.includes('carry is undefined')) as string;
