@@ -244,12 +244,26 @@ const at040 = (scenario: string, source: string, pins: string, then: string[], f
   markers: [...first, ...then],
 });
 
+/** A recording of 0.5.0 (at v0.5.0, e586641): `then` the markers it holds beyond the two every execution records first. */
+const at050 = (scenario: string, source: string, pins: string, then: string[]): ReleaseFixture => ({
+  file: `v0.5.0-${scenario}.json`,
+  release: '0.5.0',
+  commit: 'e586641',
+  source,
+  pins,
+  markers: ['done-means-done', 'judges-see-changes', ...then],
+});
+
 /** What the demo and the rewind pin. */
 const DEMO_RUN =
   'the demo: a failed iteration, a claim refused by a gate, a backoff, a directive, a pause, the council split then approving, delivered';
 const REWIND_RUN = 'a rewind from 4 to 2 with a directive, asked while paused after a pause given during the agent call';
 
-/** What 0.5.0 must replay: runs 0.4.0 started (recorded at v0.4.0 with VIGIL_EXPORT_HISTORIES). */
+/**
+ * What 0.5.0 must replay: runs 0.4.0 started (recorded at v0.4.0 with VIGIL_EXPORT_HISTORIES); then
+ * the runs 0.5.0 started (recorded at v0.5.0 the same way), which the next release replays in their
+ * place. Those hold, deprecated, the markers of the patches 0.5.0 deprecated.
+ */
 export const RELEASE_FIXTURES: ReleaseFixture[] = [
   at040('demo', "tests/replay/replay.test.ts 'replays a fresh recording of the demo scenario run'", DEMO_RUN, [
     'council-checklist',
@@ -418,6 +432,38 @@ export const RELEASE_FIXTURES: ReleaseFixture[] = [
     "tests/workflow/streams.test.ts 'a stream that waits for a person shows on the run and in its inbox; the run’s resume reaches it'",
     'that stream: a dead letter pauses it, it tells its run it waits, the run’s resume reaches it, then the run’s stop',
     ['stream-waits', 'run-files-released'],
+  ),
+  at050('demo', "tests/replay/replay.test.ts 'replays a fresh recording of the demo scenario run'", DEMO_RUN, ['affected-tests']),
+  at050('rewind', "tests/replay/replay.test.ts 'replays a fresh recording of a rewound run'", REWIND_RUN, ['affected-tests']),
+  at050(
+    'carry-1',
+    "tests/replay/replay.test.ts 'replays a fresh recording of a run that continues as new'",
+    'the execution that hands its state over packed (the packed-carry marker deprecated)',
+    ['affected-tests'],
+  ),
+  at050(
+    'carry-2',
+    "tests/replay/replay.test.ts 'replays a fresh recording of a run that continues as new'",
+    'the execution that takes the packed state and ends at its iteration cap',
+    ['affected-tests'],
+  ),
+  at050(
+    'stop-now',
+    "tests/workflow/stop.test.ts 'stop --now kills the agent tree and closes the run, wherever in the call it lands'",
+    'a run stopped with --now during its agent call: the final notification and the run files side by side, no memory judge',
+    ['stop-now-closes-first'],
+  ),
+  at050(
+    'pause-deadline',
+    "tests/workflow/pause-deadlines.test.ts 'reminds on its channels, tells the second list, and stops at the deadline, a worker killed in between changing nothing'",
+    'a run paused by the agent’s blocking request for a person, with a reminder, a re-route and a deadline: each a durable timer, its worker killed in between, stopped at the deadline',
+    ['pause-deadlines'],
+  ),
+  at050(
+    'affected-tests',
+    "tests/workflow/affected-tests.test.ts 'an iteration runs the tests its change affects; the completion check runs everything and refuses what they missed'",
+    'gate passes of ordinary iterations on the affected tests, completion checks on the full suite, a claim refused for what the selection missed',
+    ['affected-tests'],
   ),
 ];
 
