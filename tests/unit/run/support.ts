@@ -146,7 +146,7 @@ export function testRun(opts: TestRunOptions = {}): TestRun {
     typedSearchAttributes: { get: () => undefined },
     ...opts.info,
   } as unknown as WorkflowInfo;
-  const eras: Eras = { upsertsSearchAttributes: true, onHost: {}, doneMeansDone: true, judgesSeeChanges: true, ...opts.eras };
+  const eras: Eras = { upsertsSearchAttributes: true, onHost: {}, ...opts.eras };
   const input = { prdPath: '/repo/PRD.md', prdTitle: 'PRD', repoPath: '/repo', knobs };
   let run: Run | null = null;
   const port = testPort(
