@@ -7,7 +7,7 @@
  * such.
  */
 import { describe, expect, it } from 'vitest';
-import { OUTSIDE_FIX, windowCheck, windowLine } from '../../cli/release-window.js';
+import { OUTSIDE_FIX, packageRelease, windowCheck, windowLine } from '../../cli/release-window.js';
 import {
   compareReleases,
   LAST_UNSTAMPED_RELEASE,
@@ -114,5 +114,9 @@ describe('the open runs against the window', () => {
       fix: null,
     });
     expect(windowCheck(windowReport([], OLDEST_REPLAYED_RELEASE))).toEqual({ ok: true, detail: 'no open runs', fix: null });
+  });
+
+  it('the window moves with the package: this release replays the runs of the release before it', () => {
+    expect(nextRelease(OLDEST_REPLAYED_RELEASE)).toBe(packageRelease());
   });
 });
