@@ -17,6 +17,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { blankAgentResult, RunAgentInputSchema, type AgentResult, type RunAgentInput } from '../schemas/activities.js';
 import { ensurePrivateRunDir, ensureRunDir, pad, privateRunDir, repositoryGone, runDir, safeSegment, signalPath } from './artifacts.js';
 import { reviewerRecord } from '../rules/review.js';
+import { decideModelOverride, MODEL_OVERRIDE_PATH, type ModelOverride } from '../rules/model-override.js';
 import { withApiItems } from '../rules/checklist/api-spec.js';
 import { parseChecklistOutput } from '../rules/checklist/extraction.js';
 import { apiSpecsOfPrd } from './api-specs.js';
@@ -142,14 +143,16 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
   // A retry after a worker crash resumes the session the lost attempt started (from its heartbeats).
   // Only an iteration's: the calls of a round share their activity's heartbeats.
   const previous = input.role === 'iteration' ? (info.heartbeatDetails as { session?: unknown } | undefined)?.session : undefined;
+  const override = modelOverrideOf(input);
+  const tier = override && 'tier' in override ? override.tier : input.tier;
   const call = await prepareCall({
     provider: input.provider,
     argv: input.argv,
     prompt,
     promptPath,
     role: input.role,
-    tier: input.tier,
-    model: input.model,
+    tier,
+    model: override && 'tier' in override ? (override.model ?? input.model) : input.model,
     effort: input.effort,
     fallbackModel: input.fallbackModel,
     remainingBudgetUsd: input.remainingBudgetUsd,
@@ -174,7 +177,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     ...attemptEnv(input.runId, input.repoPath),
     VIGIL_ITERATION: String(input.iteration),
     VIGIL_PHASE: input.phase,
-    VIGIL_TIER: input.tier,
+    VIGIL_TIER: tier,
     VIGIL_PROMPT_FILE: promptPath,
     ...(call.model ? { VIGIL_MODEL: call.model } : {}),
     ...(acceptanceDir ? { VIGIL_ACCEPTANCE_DIR: acceptanceDir } : {}),
@@ -322,6 +325,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     hung: proc.silence,
     reviewChangedTree,
     sandbox: sandboxed,
+    ...(override ? { modelOverride: override } : {}),
     ...readAnswer(
       input,
       parsed?.resultText ?? (proc.head.length < keepHead ? proc.head : `${proc.head}\n${proc.tail}`),
@@ -329,6 +333,14 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
       logPath,
     ),
   };
+}
+
+/** An iteration's model-override file, read as the call starts (rules/model-override.ts); null: none. */
+function modelOverrideOf(input: RunAgentInput): ModelOverride | null {
+  if (input.role !== 'iteration' || !input.maxTier) return null;
+  const read = readRegularFile(path.join(input.repoPath, MODEL_OVERRIDE_PATH), 200);
+  if (read && !read.ok) return { ignored: `${MODEL_OVERRIDE_PATH}: ${read.problem}`.slice(0, 200) };
+  return decideModelOverride(read ? read.text : null, input.provider ?? 'command', input.maxTier);
 }
 
 /** A reviewing call's answer, read where the text is (only the facts travel back). */

@@ -21,6 +21,7 @@ import {
   type RepoSnapshot,
 } from '../schemas/activities.js';
 import { alwaysHigh, isDependencyManifest } from '../rules/tier-ladder.js';
+import { structuralFacts } from '../rules/structural-change.js';
 import { ensureRunDir, VIGIL_DIR } from './artifacts.js';
 import { helperInspect, unsafeGit } from './git-helper.js';
 import { recordGitLayout, UnsafeGitLayout } from '../lib/git-layout.js';
@@ -184,6 +185,7 @@ export async function inspectRepoChanges(
       lines: d.insertions + d.deletions,
       manifestChanged: d.files.some(isDependencyManifest),
       paths: d.files.slice(0, 50),
+      structural: structuralFacts(d.files),
     };
   }
   // A tree that changed became a checkpoint when the run asked for one.

@@ -34,7 +34,11 @@ import type {
 } from '../schemas/cli-output-reports.js';
 import type { RunEvent } from '../schemas/events.js';
 import { CliError, EXIT } from './connection.js';
+import { tierLines, tierMetrics } from './report-tiers.js';
+import { pauseEvents, waitingForPeople } from './report-waiting.js';
 import { reportStore } from './store.js';
+
+export { waitingForPeople, type PauseEvent, type Waiting } from './report-waiting.js';
 import { neutraliseLine } from './terminal-text.js';
 import { voteLine } from '../workflows/ui.js';
 
@@ -45,45 +49,6 @@ const rate = (n: number, d: number): number | null => (d > 0 ? Math.round((n / d
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 const iso = (v: unknown): string | null => (v instanceof Date ? v.toISOString() : typeof v === 'string' ? v : null);
 const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim();
-
-// ---------------------------------------------------------------------------------------------
-// Waiting for people
-
-export interface PauseEvent {
-  at: Date;
-  event: RunEvent;
-}
-
-export interface Waiting {
-  ms: number;
-  pauses: number;
-  /** Still paused at the end of the journal (counted until `now`). */
-  pausedNow: boolean;
-}
-
-/** Time the run spent paused for a person, from its events in seq order. */
-export function waitingForPeople(events: readonly PauseEvent[], now: Date): Waiting {
-  let since: number | null = null;
-  let ms = 0;
-  let pauses = 0;
-  const close = (at: Date): void => {
-    if (since !== null) ms += Math.max(0, at.getTime() - since);
-    since = null;
-  };
-  for (const { at, event: e } of events) {
-    if ((e.kind === 'message' && e.name === 'pause' && e.accepted) || (e.kind === 'escalation' && e.paused)) {
-      if (since === null) {
-        since = at.getTime();
-        pauses += 1;
-      }
-    } else if ((e.kind === 'message' && e.name === 'resume' && e.accepted) || e.kind === 'outcome') {
-      close(at);
-    }
-  }
-  const pausedNow = since !== null;
-  close(now);
-  return { ms, pauses, pausedNow };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Across runs
@@ -119,25 +84,6 @@ interface RunsViewRow {
   tier_climbs: number;
   spend_usd: string | null;
   unpriced_calls: number;
-}
-
-async function pauseEvents(db: Db, workflowIds: string[]): Promise<Map<string, PauseEvent[]>> {
-  const rows = (
-    await db.query<{ workflow_id: string; at: Date; data: RunEvent }>(
-      `select workflow_id, at, data from run_events
-       where workflow_id = any($1::text[]) and at is not null
-         and (kind in ('escalation', 'outcome') or (kind = 'message' and data->>'name' in ('pause', 'resume')))
-       order by workflow_id, seq, at`,
-      [workflowIds],
-    )
-  ).rows;
-  const by = new Map<string, PauseEvent[]>();
-  for (const r of rows) {
-    const list = by.get(r.workflow_id) ?? [];
-    list.push({ at: r.at, event: r.data });
-    by.set(r.workflow_id, list);
-  }
-  return by;
 }
 
 function median(xs: number[]): number | null {
@@ -283,6 +229,12 @@ export async function reportAcrossRuns(db: Db, opts: AcrossRunsOptions = {}): Pr
         .map(({ item, count }) => ({ from: item.from_tier, to: item.to_tier, count }))
         .sort((a, b) => b.count - a.count),
     },
+    tiers: await tierMetrics(
+      db,
+      ids,
+      climbs,
+      done.map((r) => r.workflowId),
+    ),
     cost: {
       totalUsd: usd(totalUsd),
       perRunUsd: n ? usd(totalUsd / n) : null,
@@ -724,6 +676,7 @@ function acrossRunsText(r: AcrossRunsReport): string {
   lines.push(
     `tier climbs: ${t.total} in ${t.runs} run(s)${t.byChange.length ? ` — ${t.byChange.map((x) => `${x.from} → ${x.to} ${x.count}`).join(', ')}` : ''}`,
   );
+  lines.push(...tierLines(r.tiers));
   const k = r.cost;
   lines.push(
     `cost: ${money(k.totalUsd)} in all, ${money(k.perRunUsd ?? 0)} per run; ${k.doneRuns} done run(s)${k.doneRuns ? `: ${money(k.perDoneRunUsd ?? 0)} each, ${money(k.allSpendPerDoneRunUsd ?? 0)} of all spend per done run` : ''}${k.unpricedCalls ? `; ${k.unpricedCalls} unpriced call(s) not counted` : ''}`,

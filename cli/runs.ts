@@ -25,7 +25,7 @@ import {
 } from '../schemas/search-attributes.js';
 import type { vigilRun } from '../workflows/run-workflow.js';
 import { staticDetails, staticSummary } from '../workflows/ui.js';
-import { prdDigest, runSecret, signRun, startClaims } from '../activities/run-authorization.js';
+import { knobsGivenDigest, prdDigest, runSecret, signRun, startClaims } from '../activities/run-authorization.js';
 import { failoverChain } from '../rules/failover.js';
 import { CliError, EXIT, missingSearchAttributes, type Endpoint } from './connection.js';
 import { packageRelease } from './release-window.js';
@@ -177,6 +177,7 @@ export function runInputFor(
       ...(scheduled ? { scheduled: true } : {}),
       ...startClaims({ prdPath: opts.prd.path, prdSha256, knobs: k, scheduled }),
       ...(opts.tasks?.length ? { tasksSha256: createHash('sha256').update(canonicalTasks(opts.tasks)).digest('hex') } : {}),
+      ...(opts.knobsGiven ? { knobsGivenSha256: knobsGivenDigest(opts.knobsGiven) } : {}),
     });
   }
   return input;

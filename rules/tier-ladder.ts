@@ -16,6 +16,8 @@
  *     modified, more than 200 lines changed, a dependency manifest changed, or more than 3 failing
  *     tests -> MEDIUM; the trigger names every reason that fired. A failure climb takes precedence
  *     (at most one change per iteration).
+ *   - Structural triggers (rules/structural-change.ts), at LOW or MEDIUM when nothing else moved the
+ *     level: the core, an API contract or more than 3 services changed -> one level up.
  *   - De-escalation: `tierDeescalateSuccesses` (5) consecutive successful iterations that each
  *     modified at most 1 file step the level down by one (HIGH -> MEDIUM -> LOW), unless the PRD
  *     pinned HIGH. A success touching more files, or any failure, resets the streak.
@@ -29,6 +31,8 @@
  *
  * Pure: no clocks, randomness, environment or I/O; the input state is never mutated.
  */
+
+import { structuralReasons, type StructuralFacts } from './structural-change.js';
 
 type TierName = 'fast' | 'development' | 'planning';
 
@@ -111,6 +115,8 @@ export interface LadderObservation {
   testFailures: number | null;
   /** Whether the iteration changed the tree; absent: not observed (older runs), an exit 0 is a success. */
   changed?: boolean;
+  /** What the changed paths say about the change's structure; absent: not observed (older runs). */
+  structural?: StructuralFacts;
 }
 
 export interface LadderKnobs {
@@ -188,6 +194,16 @@ export function observeLadder(
     if (reasons.length > 0) {
       to = 'MEDIUM';
       trigger = `${reasons.join('; ')} at LOW`;
+    }
+  }
+
+  // Structural triggers (seed 002's MEDIUM -> HIGH table): one level up from LOW or MEDIUM.
+  const up = STEP_UP[s.level];
+  if (to === null && up !== null) {
+    const reasons = structuralReasons(o.structural);
+    if (reasons.length > 0) {
+      to = up;
+      trigger = `${reasons.join('; ')} at ${s.level}`;
     }
   }
 

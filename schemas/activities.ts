@@ -217,6 +217,11 @@ export const RunAgentInputSchema = shared('schemas/activities:RunAgentInputSchem
     iteration: z.number().int().min(1),
     phase: PhaseSchema,
     tier: TierSchema,
+    /**
+     * An iteration's ceiling (knob maxTier): with it, the repository's model-override file
+     * (rules/model-override.ts) may set this call's tier and claude's model, never above it.
+     */
+    maxTier: TierSchema.optional(),
     timeoutSeconds: z.number().int().min(1),
     completionPromise: z.string(),
     /** Extra environment for the agent (e.g. VIGIL_MEMBER for council members). */
@@ -354,6 +359,14 @@ export const AgentResultSchema = shared('schemas/activities:AgentResultSchema', 
       .optional(),
     /** How the call was isolated (docs/security.md, The agent's sandbox) and the escape attempts the sandbox refused. */
     sandbox: SandboxReportSchema.nullable().optional(),
+    /** What the model-override file did to this call: the tier (and model) it ran at, or why the file was ignored. */
+    modelOverride: z
+      .union([
+        z.object({ tier: TierSchema, model: z.string().max(40).nullable(), said: z.string().max(40), capped: z.boolean() }),
+        z.object({ ignored: z.string().max(200) }),
+      ])
+      .nullable()
+      .optional(),
   }),
 );
 export type AgentResult = z.infer<typeof AgentResultSchema>;
@@ -408,6 +421,14 @@ export const RepoSnapshotSchema = shared('schemas/activities:RepoSnapshotSchema'
         lines: z.number().int().min(0),
         manifestChanged: z.boolean(),
         paths: z.array(z.string()).max(50),
+        /** What the changed paths say about the change's structure (rules/structural-change.ts); absent in older results. */
+        structural: z
+          .object({
+            corePaths: z.array(z.string()).max(10),
+            contracts: z.array(z.string()).max(10),
+            services: z.array(z.string()).max(20),
+          })
+          .optional(),
       })
       .nullable()
       .default(null),

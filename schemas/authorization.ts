@@ -45,6 +45,11 @@ export const RunClaimsSchema = shared('schemas/authorization:RunClaimsSchema', (
     expiresAt: z.string().nullable().optional(),
     /** sha256 (hex) of `canonicalTasks(tasks)` when the run was given a task list (`vigil start --tasks`). */
     tasksSha256: Sha256Hex.optional(),
+    /**
+     * sha256 (hex) of `canonicalKnobsGiven(knobsGiven)` when the run says which knobs a person set
+     * (they decide where the measured complexity may size the council and the review panel).
+     */
+    knobsGivenSha256: Sha256Hex.optional(),
   }),
 );
 export type RunClaims = z.infer<typeof RunClaimsSchema>;
@@ -76,6 +81,8 @@ export const AdmitRunInputSchema = shared('schemas/authorization:AdmitRunInputSc
     authorization: RunAuthorizationSchema.nullable(),
     /** The task list the run was given (`vigil start --tasks`), checked against the signed digest. */
     tasks: z.array(z.object({ id: z.string(), title: z.string(), items: z.array(z.unknown()), dependsOn: z.array(z.string()) })).optional(),
+    /** The names of the knobs a person set (the run input's `knobsGiven`), checked against the signed digest. */
+    knobsGiven: z.array(z.string()).optional(),
     /** The workflow that started this one as its child, as Temporal says (a client cannot set it): how a parallel stream shows it belongs to its run. */
     parent: z.object({ workflowId: z.string() }).nullable().optional(),
   }),
@@ -124,6 +131,7 @@ export function canonicalClaims(c: RunClaims): string {
       expiresAt: c.expiresAt ?? null,
       scheduled: c.scheduled === true,
       ...(c.tasksSha256 ? { tasksSha256: c.tasksSha256 } : {}),
+      ...(c.knobsGivenSha256 ? { knobsGivenSha256: c.knobsGivenSha256 } : {}),
     },
   ]);
 }
@@ -149,6 +157,11 @@ export function canonicalKnobs(knobs: Knobs): string {
     .filter((k) => JSON.stringify(sorted((knobs as Record<string, unknown>)[k])) !== JSON.stringify(sorted(defaults[k])))
     .map((k) => [k, sorted((knobs as Record<string, unknown>)[k])]);
   return JSON.stringify(Object.fromEntries(entries));
+}
+
+/** The names of the knobs a person set, as the signature covers them: sorted, once each. */
+export function canonicalKnobsGiven(names: readonly string[]): string {
+  return JSON.stringify([...new Set(names)].sort());
 }
 
 /** The task list as the signature covers it: JSON of each task's id, title, items and dependencies, in order. */

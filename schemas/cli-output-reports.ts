@@ -41,6 +41,26 @@ export const RunSummarySchema = RunCountsSchema.extend({
 });
 
 /** `vigil report [--since D] [--repo R] --json`: across the runs in the store. */
+/** The model tiers across runs (cli/report-tiers.ts). */
+export const TierMetricsSchema = z.object({
+  /** Per tier the runs recorded, cheapest first: iterations, failed ones, what they cost. */
+  byTier: z.array(
+    z.object({
+      tier: z.string(),
+      iterations: z.number().int(),
+      failed: z.number().int(),
+      successRate: z.number().nullable(),
+      costUsd: z.number(),
+      /** Over the iterations whose cost is known; null: none was priced. */
+      perIterationUsd: z.number().nullable(),
+    }),
+  ),
+  /** Ladder climbs per iteration. */
+  escalationRate: z.number().nullable(),
+  /** Done runs that finished at the tier they started with (no climb). */
+  firstTierSuccess: z.object({ doneRuns: z.number().int(), withoutClimb: z.number().int(), rate: z.number().nullable() }),
+});
+
 export const AcrossRunsReportSchema = z.object({
   since: z.string().nullable(),
   repo: z.string().nullable(),
@@ -76,6 +96,7 @@ export const AcrossRunsReportSchema = z.object({
     runs: z.number().int(),
     byChange: z.array(z.object({ from: z.string(), to: z.string(), count: z.number().int() })),
   }),
+  tiers: TierMetricsSchema,
   cost: z.object({
     totalUsd: z.number(),
     perRunUsd: z.number().nullable(),

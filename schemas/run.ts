@@ -294,6 +294,8 @@ export const IterationRecordSchema = shared('schemas/run:IterationRecordSchema',
     /** Which provider and model ran it (absent in runs from before providers). */
     provider: z.string().max(20).optional(),
     model: z.string().max(200).nullable().optional(),
+    /** What the repository's model-override file did to the call (its tier is then the one it ran at), or why it was ignored. */
+    override: z.string().max(200).optional(),
     /** USD the call cost, when known. */
     costUsd: z.number().min(0).nullable().optional(),
     /** The checkpoint commit of the tree this iteration left (null: no change, or checkpoints off). */

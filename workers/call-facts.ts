@@ -31,6 +31,8 @@ export interface AgentCallFacts {
   /** The council or review round a member call belongs to (its VIGIL_COUNCIL_ROUND / VIGIL_REVIEW_ROUND); null for other calls. */
   round: number | null;
   role: AgentRole;
+  /** The tier the call ran at (a model-override file's, when it set one); null: not said (another version's activity). */
+  tier: string | null;
   provider: string;
   model: string | null;
   /** null: the call threw (no result). */
@@ -62,6 +64,7 @@ export const AgentInputWire = z.object({
   role: z.enum(AGENT_ROLES),
   iteration: z.number().int(),
   provider: z.string().max(40).default('command'),
+  tier: z.string().max(20).optional(),
   extraEnv: z.record(z.string(), z.string()).optional(),
 });
 export type AgentInputFacts = z.infer<typeof AgentInputWire>;
@@ -78,6 +81,11 @@ export const AgentResultWire = z.object({
   rateLimit: z.unknown().optional(),
   ioError: z.string().nullable().optional(),
   gates: GatesPassWire.nullable().optional(),
+  modelOverride: z
+    .object({ tier: z.string().max(20) })
+    .nullable()
+    .optional()
+    .catch(null),
 });
 export type AgentResultFacts = z.infer<typeof AgentResultWire>;
 
@@ -112,6 +120,7 @@ export function agentCallFacts(
     iteration: input.iteration,
     round: roundOf(input.extraEnv),
     role: input.role,
+    tier: result?.modelOverride?.tier ?? input.tier ?? null,
     provider: result?.provider ?? input.provider,
     model: result?.model ?? null,
     exitCode: result ? result.exitCode : null,

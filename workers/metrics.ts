@@ -35,6 +35,8 @@ export class VigilMetrics {
   private readonly unpriced: Counter<'provider' | 'role'>;
   private readonly tokens: Counter<'provider' | 'role' | 'kind'>;
   private readonly iterations: Counter<'outcome'>;
+  private readonly tierIterations: Counter<'tier' | 'outcome'>;
+  private readonly tierSpend: Counter<'tier'>;
   private readonly gates: Counter<'gate' | 'verdict'>;
   private readonly reviews: Counter<'result'>;
   private readonly reviewers: Counter<'verdict'>;
@@ -79,6 +81,18 @@ export class VigilMetrics {
       name: 'vigil_iterations_total',
       help: "Iterations (the builder's agent calls) by outcome.",
       labelNames: ['outcome'],
+      registers,
+    });
+    this.tierIterations = new Counter({
+      name: 'vigil_tier_iterations_total',
+      help: "Iterations by the model tier they ran at and outcome: first-tier success and where the ladder's climbs go.",
+      labelNames: ['tier', 'outcome'],
+      registers,
+    });
+    this.tierSpend = new Counter({
+      name: 'vigil_tier_spend_usd_total',
+      help: 'What the iterations cost (priced calls), by the model tier they ran at.',
+      labelNames: ['tier'],
       registers,
     });
     this.gates = new Counter({
@@ -224,7 +238,11 @@ export class VigilMetrics {
       this.tokens.inc({ ...labels, kind: 'cache_read' }, c.tokens.cacheRead);
       this.tokens.inc({ ...labels, kind: 'cache_write' }, c.tokens.cacheWrite);
     }
-    if (c.role === 'iteration') this.iterations.inc({ outcome: c.outcome });
+    if (c.role !== 'iteration') return;
+    this.iterations.inc({ outcome: c.outcome });
+    if (c.tier === null) return;
+    this.tierIterations.inc({ tier: c.tier, outcome: c.outcome });
+    if (c.costUsd !== null) this.tierSpend.inc({ tier: c.tier }, c.costUsd);
   }
 
   gateResult(gate: string, verdict: string): void {

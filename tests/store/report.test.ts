@@ -161,6 +161,17 @@ describe('reportAcrossRuns', () => {
           { from: 'fast', to: 'development', count: 1 },
         ],
       },
+      // Fast: the scripted run's 1-3 (3 failed), the failed run's 1 and 3, the running run's 1;
+      // development: the scripted run's 4 and 5, the failed run's 2. Two climbs in nine iterations;
+      // the one done run climbed once, so no done run finished at its first tier.
+      tiers: {
+        byTier: [
+          { tier: 'fast', iterations: 6, failed: 1, successRate: 0.8333, costUsd: 0.45, perIterationUsd: 0.075 },
+          { tier: 'development', iterations: 3, failed: 0, successRate: 1, costUsd: 0.37, perIterationUsd: 0.123333 },
+        ],
+        escalationRate: 0.2222,
+        firstTierSuccess: { doneRuns: 1, withoutClimb: 0, rate: 0 },
+      },
       cost: { totalUsd: 0.82, perRunUsd: 0.273333, doneRuns: 1, perDoneRunUsd: 0.42, allSpendPerDoneRunUsd: 0.82, unpricedCalls: 1 },
       waitingForPeople: { totalMs: 55 * MIN, pauses: 3, perRunMs: (55 * MIN) / 3, pausedNow: ['run-running'] },
       perRun: [
@@ -317,6 +328,13 @@ describe('the commands', () => {
     expect(await reportCommand({ since: '2d' }, { out: c.out, env: env(), now: new Date('2026-01-07T13:00:00Z') })).toBe(0);
     expect(c.text()).toMatch(/^runs: 2 \(since 2026-01-05T13:00:00\.000Z\)\n/);
     expect(c.text()).toContain('cost: 0.4 USD in all');
+    expect(c.text()).toContain('tier escalation rate: ');
+    const all = capture();
+    expect(await reportCommand({}, { out: all.out, env: env(), now: REPORT_NOW })).toBe(0);
+    expect(all.text()).toContain(
+      'tiers: fast 6 (83% ok, 0.45 USD, 0.075 per priced iteration) · development 3 (100% ok, 0.37 USD, 0.123333 per priced iteration)\n' +
+        'tier escalation rate: 22% of iterations climbed; first-tier success: 0 of 1 done run(s) never climbed (0%)\n',
+    );
     const one = capture();
     expect(await reportCommand({ id: 'run-scripted' }, { out: one.out, env: env(), now: REPORT_NOW })).toBe(0);
     expect(one.text()).toContain('run run-scripted: Slugify helper');

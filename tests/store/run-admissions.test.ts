@@ -8,7 +8,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { admissionStore, authorizeCall, checkAdmission, runSecret, signRun, startClaims } from '../../activities/run-authorization.js';
+import { admissionStore } from '../../activities/admission-record.js';
+import { authorizeCall, checkAdmission, runSecret, signRun, startClaims } from '../../activities/run-authorization.js';
 import { defaultKnobs } from '../../schemas/knobs.js';
 import { useStorePostgres } from '../support/store-postgres.js';
 

@@ -562,9 +562,19 @@ describe('loki-mode aliases (LOKI_*)', () => {
     expect(new Set(names).size).toBe(names.length);
     for (const [knob, alias] of Object.entries(LOKI_ALIASES)) {
       expect(KNOB_NAMES).toContain(knob);
-      expect(alias).toMatch(/^LOKI_[A-Z0-9_]+$/);
+      expect(alias).toMatch(/^(LOKI_[A-Z0-9_]+|COMPLEXITY_TIER)$/); // the original read its complexity override unprefixed
       expect(readme, alias).toContain(`| \`${alias}\` | \`${knob}\` | \`${KNOBS[knob as keyof typeof KNOBS].env}\` |`);
     }
+  });
+
+  it("reads the original's COMPLEXITY_TIER as the complexity knob, which skips the detection", () => {
+    const r = resolve({ env: { COMPLEXITY_TIER: 'complex' } });
+    expect(r.knobs.complexity).toBe('complex');
+    expect(r.notes).toEqual(['COMPLEXITY_TIER is read as knob complexity (VIGIL_COMPLEXITY); loki-mode alias']);
+    expect(resolve({ env: { COMPLEXITY_TIER: 'complex', VIGIL_COMPLEXITY: 'simple' } }).knobs.complexity).toBe('simple');
+    expect(() => resolve({ env: { COMPLEXITY_TIER: 'huge' } })).toThrow(
+      /invalid value for knob "complexity" \(from COMPLEXITY_TIER \(alias of VIGIL_COMPLEXITY\)\): "huge" is not allowed/,
+    );
   });
 
   it('ignores LOKI_ variables that are no alias', () => {

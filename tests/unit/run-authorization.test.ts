@@ -9,7 +9,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { authorizeCall, authorizeExecution, checkAdmission, runSecret, signRun, startClaims } from '../../activities/run-authorization.js';
+import {
+  authorizeCall,
+  authorizeExecution,
+  checkAdmission,
+  knobsGivenDigest,
+  runSecret,
+  signRun,
+  startClaims,
+} from '../../activities/run-authorization.js';
 import { canonicalTasks, type RunClaims } from '../../schemas/authorization.js';
 import { defaultKnobs } from '../../schemas/knobs.js';
 
@@ -384,6 +392,33 @@ describe('the admission of a signed run (admitRun), and of each of its calls', (
       /signed with a task list and started without one/,
     );
     expect(await checkAdmission({ ...input('first-A', 'run-1', withTasks), tasks }, env)).toEqual({ refused: null });
+  });
+
+  it('binds the list of the knobs a person set: an attacker cannot hand the complexity the council size', async () => {
+    const { env, secret, signed, input } = admissionSetup();
+    // The person set the council's size; the measured complexity must leave it alone.
+    const given = ['councilSize', 'provider'];
+    const withGiven = signRun(secret, { ...signed, knobsGivenSha256: knobsGivenDigest(given) });
+    // The order of the names does not matter, nor a name said twice.
+    expect(knobsGivenDigest(['provider', 'councilSize', 'provider'])).toBe(knobsGivenDigest(given));
+    // Dropping a name would let the measured complexity pick a smaller council than the one asked for.
+    expect((await checkAdmission({ ...input('first-A', 'run-1', withGiven), knobsGiven: ['provider'] }, env)).refused).toMatch(
+      /the run's list of the knobs a person set is not the one it was signed for: start it again/,
+    );
+    expect((await checkAdmission(input('first-A', 'run-1', withGiven), env)).refused).toMatch(
+      /signed with a list of the knobs a person set and started without one/,
+    );
+    // Nothing was recorded by the refusals: the run as signed is admitted.
+    expect(await checkAdmission({ ...input('first-A', 'run-1', withGiven), knobsGiven: ['provider', 'councilSize'] }, env)).toEqual({
+      refused: null,
+    });
+    // A signature from before the list was signed covers none: a list added to it is refused,
+    // and without a list it is admitted as before.
+    const { env: env2, input: input2 } = admissionSetup();
+    expect((await checkAdmission({ ...input2('first-C'), knobsGiven: [] }, env2)).refused).toMatch(
+      /the run's list of the knobs a person set is not the one it was signed for \(its signature covers none\)/,
+    );
+    expect(await checkAdmission(input2('first-C'), env2)).toEqual({ refused: null });
   });
 
   it("refuses an older vigil's signature and an unsigned run; a worker that does not require signed runs admits anything", async () => {

@@ -20,6 +20,7 @@ import {
   type Level,
   type TierChange,
 } from '../../rules/tier-ladder.js';
+import { structuralFacts } from '../../rules/structural-change.js';
 
 const KNOBS: LadderKnobs = {
   tierLadder: true,
@@ -384,5 +385,69 @@ describe('dependency manifests', () => {
     ]) {
       expect(isDependencyManifest(path)).toBe(false);
     }
+  });
+});
+
+describe('structural triggers (seed 002, MEDIUM -> HIGH)', () => {
+  const facts = (...paths: string[]) => structuralFacts(paths);
+
+  it('reads the core, API contracts and services from the changed paths', () => {
+    expect(
+      facts(
+        'src/core/engine.ts',
+        'core/db.py',
+        'api/openapi.yaml',
+        'proto/orders.proto',
+        'schema.graphql',
+        'services/orders/main.go',
+        'services/orders/db.go',
+        'apps/web/src/app.tsx',
+        'packages/ui/index.ts',
+        'cmd/worker/main.go',
+        'README.md',
+      ),
+    ).toEqual({
+      corePaths: ['src/core/engine.ts', 'core/db.py'],
+      contracts: ['api/openapi.yaml', 'proto/orders.proto', 'schema.graphql'],
+      services: ['apps/web', 'cmd/worker', 'packages/ui', 'services/orders'],
+    });
+    // Not core: a name that only contains it; not a service: a file at the root of services/.
+    expect(facts('src/hardcore.ts', 'lib/scoring.ts', 'services/README.md', 'docs/api.md')).toEqual({
+      corePaths: [],
+      contracts: [],
+      services: [],
+    });
+  });
+
+  it.each<[string, string[], string]>([
+    ['the core', ['src/core/engine.ts'], 'core changed (src/core/engine.ts) at MEDIUM'],
+    ['an API contract', ['api/openapi.json'], 'an API contract changed (api/openapi.json) at MEDIUM'],
+    [
+      'more than 3 services',
+      ['services/a/x.go', 'services/b/x.go', 'services/c/x.go', 'apps/d/x.ts'],
+      '4 services changed (> 3) at MEDIUM',
+    ],
+  ])('%s climbs MEDIUM -> HIGH', (_name, paths, trigger) => {
+    const r = observeLadder(at('MEDIUM'), ok(6, { structural: facts(...paths) }), KNOBS);
+    expect(r.change).toEqual({ iteration: 6, from: 'MEDIUM', to: 'HIGH', trigger });
+  });
+
+  it('climbs one level from LOW, where the scope triggers speak first', () => {
+    expect(observeLadder(at('LOW'), ok(2, { structural: facts('core/x.py') }), KNOBS).change).toEqual({
+      iteration: 2,
+      from: 'LOW',
+      to: 'MEDIUM',
+      trigger: 'core changed (core/x.py) at LOW',
+    });
+    expect(observeLadder(at('LOW'), ok(2, { filesModified: 8, structural: facts('core/x.py') }), KNOBS).change?.trigger).toBe(
+      '8 files modified (> 5) at LOW',
+    );
+  });
+
+  it('the control: three services, ordinary paths, no facts (older runs) or HIGH move nothing', () => {
+    const three = facts('services/a/x', 'services/b/x', 'services/c/x', 'src/app.ts');
+    expect(observeLadder(at('MEDIUM'), ok(3, { structural: three }), KNOBS).change).toBeNull();
+    expect(observeLadder(at('MEDIUM'), ok(3), KNOBS).change).toBeNull();
+    expect(observeLadder(at('HIGH'), ok(3, { structural: facts('core/x.py') }), KNOBS).change).toBeNull();
   });
 });

@@ -29,7 +29,7 @@ import { compactAgentResult } from '../../activities/iteration.js';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const loadYaml = (createRequire(import.meta.url)('js-yaml') as { load(text: string): unknown }).load;
 
-const input = { runId: 'run-1', role: 'iteration', iteration: 3, provider: 'claude' } as const;
+const input = { runId: 'run-1', role: 'iteration', iteration: 3, provider: 'claude', tier: 'fast' } as const;
 
 describe('call facts', () => {
   it('read an iteration from its input and a compact result', () => {
@@ -51,6 +51,7 @@ describe('call facts', () => {
       iteration: 3,
       round: null,
       role: 'iteration',
+      tier: 'fast',
       provider: 'claude',
       model: 'opus',
       exitCode: 0,
@@ -60,6 +61,11 @@ describe('call facts', () => {
       tokens: { input: 10, output: 5, cacheRead: 1, cacheWrite: 0 },
       attempt: 2,
     });
+    // A model-override file that set the call's tier: counted at the tier it ran at; one it ignored changes nothing.
+    const overridden = { ...result, modelOverride: { tier: 'development', model: null, said: 'sonnet', capped: false } };
+    expect(agentCallFacts(AgentInputWire.parse(input), AgentResultWire.parse(overridden), 1, 'run-1').tier).toBe('development');
+    const ignored = { ...result, modelOverride: { ignored: '.vigil/model-override says "x": ignored' } };
+    expect(agentCallFacts(AgentInputWire.parse(input), AgentResultWire.parse(ignored), 1, 'run-1').tier).toBe('fast');
     expect(callSpanAttributes(facts)).toMatchObject({
       'vigil.run_id': 'run-1',
       'vigil.iteration': 3,
@@ -247,6 +253,10 @@ describe('VigilMetrics and the activity observer', () => {
     expect(m.get('vigil_iterations_total{outcome="succeeded"}')).toBe(1);
     expect(m.get('vigil_iterations_total{outcome="failed"}')).toBe(1);
     expect(m.get('vigil_iterations_total{outcome="timed_out"}')).toBe(0);
+    // By tier: the iterations' (not the council member's), the failed one too; spend from the priced one.
+    expect(m.get('vigil_tier_iterations_total{tier="fast",outcome="succeeded"}')).toBe(1);
+    expect(m.get('vigil_tier_iterations_total{tier="fast",outcome="failed"}')).toBe(1);
+    expect(m.get('vigil_tier_spend_usd_total{tier="fast"}')).toBe(0.5);
     expect(m.get('vigil_agent_call_duration_seconds_count{provider="claude",role="iteration"}')).toBe(3);
     expect(m.get('vigil_agent_call_duration_seconds_bucket{le="5",provider="claude",role="iteration"}')).toBe(3);
     expect(m.get('vigil_agent_spend_usd_total{provider="claude",role="iteration"}')).toBe(0.5);

@@ -144,3 +144,90 @@ describe('effort that fits the task', () => {
     patient(240_000),
   );
 });
+
+describe('the model-override file', () => {
+  it(
+    'sets the next calls’ tier under the maxTier ceiling, one call at a time; an unknown word is ignored with a note',
+    async () => {
+      // The person wrote the override between iterations; here the builder writes it (it may: the
+      // ceiling holds either way, which is what this case shows).
+      const scenario: ScenarioInput = {
+        ...SCENARIO,
+        iterations: [
+          { writes: { 'src/feature.js': '/** The feature. */\nexport const feature = 1;\n', '.vigil/model-override': 'OPUS\n' } },
+          { appends: { 'src/feature.js': '// two\n' }, writes: { '.vigil/model-override': 'fast' } },
+          { appends: { 'src/feature.js': '// three\n' }, writes: { '.vigil/model-override': 'turbo' } },
+          { appends: { 'src/feature.js': '// four\n' }, writes: { '.vigil/model-override': '' } },
+          { appends: { 'src/feature.js': '// five\n' }, claim: 'file' },
+        ],
+      };
+      const repo = makeRepo({ files: FILES });
+      const tq = uniqueId('override');
+      const worker = await makeWorker(env, tq);
+      // The council's interval is set long so that the run reaches its fifth call: this case is
+      // about the calls, not about when the council convenes.
+      const base = runInput(repo, writeScenario(repo, scenario), { maxTier: 'development', councilCheckInterval: 10 });
+      const prdPath = writePrd('# Feature\n\nAdd the feature to src/feature.js.\n');
+      const input: RunInput = { ...base, prdPath, knobsGiven: ['maxTier', 'councilCheckInterval'] };
+      const snap = await worker.runUntil(async () => {
+        const handle = await startRun(env, tq, input);
+        await handle.result();
+        return status(handle);
+      });
+      const its = [...snap.recentIterations].sort((a, b) => a.iteration - b.iteration);
+      expect(its.map((i) => i.iteration)).toEqual([1, 2, 3, 4, 5]);
+      const [first, second, third, fourth, fifth] = its;
+      expect(first?.override).toBeUndefined(); // no file yet when the first call started
+      // "opus" asks for planning; the run's ceiling is development.
+      expect(second).toMatchObject({
+        tier: 'development',
+        override: '.vigil/model-override "opus": ran at development, capped by maxTier',
+      });
+      expect(third).toMatchObject({ tier: 'fast', override: '.vigil/model-override "fast": ran at fast' });
+      expect(fourth?.override).toMatch(
+        /^\.vigil\/model-override says "turbo", not one of haiku, sonnet, opus, fable, fast, development, planning: ignored$/,
+      );
+      expect(fourth?.tier).toBe(first?.tier);
+      // An empty file is no override: the run's own tier again.
+      expect(fifth?.override).toBeUndefined();
+      expect(fifth?.tier).toBe(first?.tier);
+    },
+    patient(240_000),
+  );
+});
+
+describe('the tier ladder’s structural triggers', () => {
+  it(
+    'an iteration that changes the core climbs a level, named in ladder.changes; the control, an ordinary change, does not',
+    async () => {
+      const climbs = async (path: string) => {
+        const scenario: ScenarioInput = {
+          ...SCENARIO,
+          iterations: [
+            { writes: { 'src/feature.js': '/** The feature. */\nexport const feature = 1;\n' } },
+            { writes: { [path]: '/** Changed. */\nexport const engine = 2;\n' }, claim: 'file' },
+          ],
+        };
+        const repo = makeRepo({ files: { ...FILES, 'core/engine.js': '/** The engine. */\nexport const engine = 1;\n' } });
+        const tq = uniqueId('structural');
+        const worker = await makeWorker(env, tq);
+        const input: RunInput = {
+          ...runInput(repo, writeScenario(repo, scenario)),
+          prdPath: writePrd('# Feature\n\nAdd the feature to src/feature.js.\n'),
+          knobsGiven: [],
+        };
+        return worker.runUntil(async () => {
+          const handle = await startRun(env, tq, input);
+          await handle.result();
+          return (await status(handle)).ladder?.changes ?? [];
+        });
+      };
+      const changes = await climbs('core/engine.js');
+      expect(changes).toContainEqual(
+        expect.objectContaining({ iteration: 2, trigger: expect.stringMatching(/^core changed \(core\/engine\.js\) at (LOW|MEDIUM)$/) }),
+      );
+      expect(await climbs('src/engine.js')).toEqual([]);
+    },
+    patient(300_000),
+  );
+});

@@ -2,7 +2,8 @@
  * Signed runs that mean it, on the suite's real server with a worker that requires signed runs:
  * the run `vigil start` signs (its PRD, its knobs, a nonce, an expiry) completes; its signature,
  * replayed after it finished by a run with the same id and repository but another PRD, is refused
- * before any agent call; so are an expired signature and a PRD changed after signing. A signed run
+ * before any agent call; so are an expired signature, a PRD changed after signing and a changed list
+ * of the knobs the person set. A signed run
  * split into parallel streams runs them, each admitted as its child; its task list is signed too.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -60,10 +61,14 @@ function prdFile(text: string): string {
   return file;
 }
 
-/** The demo's run as `vigil start` builds and signs it: every knob at the product's default but the demo's own. */
+/**
+ * The demo's run as `vigil start` builds and signs it: every knob at the product's default but the
+ * demo's own, with the names of those the person set (here: the council's size, which the measured
+ * complexity must then leave alone).
+ */
 function signedInput(repo: string, prdPath: string, workflowId: string): RunInput {
   const knobs = { ...demoKnobs(ROOT), baseWaitSeconds: 1 };
-  return runInputFor({ prd: readPrd(prdPath), repoPath: repo, knobs, workflowId });
+  return runInputFor({ prd: readPrd(prdPath), repoPath: repo, knobs, knobsGiven: ['councilSize'], workflowId });
 }
 
 describe('signed runs', () => {
@@ -78,6 +83,7 @@ describe('signed runs', () => {
       prdSha256: expect.stringMatching(/^[0-9a-f]{64}$/),
       knobsSha256: expect.stringMatching(/^[0-9a-f]{64}$/),
       nonce: expect.stringMatching(/^[0-9a-f]{32}$/),
+      knobsGivenSha256: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
     await worker.runUntil(async () => {
       const outcome = await (await startRun(env, tq, input, id)).result();
@@ -141,6 +147,10 @@ describe('signed runs', () => {
           return { ...input, knobs: { ...input.knobs, maxIterations: 500 } };
         }),
       ).toMatch(/the run's knobs are not the ones it was signed for/);
+      // The names of the knobs the person set dropped: the measured complexity would size the council.
+      expect(await refusal((id) => ({ ...signedInput(repo, prd, id), knobsGiven: [] }))).toMatch(
+        /the run's list of the knobs a person set is not the one it was signed for: start it again/,
+      );
     });
     expect(agentCalls(repo)).toHaveLength(0);
   });

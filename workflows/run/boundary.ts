@@ -51,6 +51,7 @@ export async function begin(run: Run): Promise<Refused | Go<undefined>> {
         knobs: input.knobs,
         authorization: input.authorization,
         ...(input.tasks?.length ? { tasks: input.tasks } : {}),
+        ...(input.knobsGiven ? { knobsGiven: input.knobsGiven } : {}),
         parent: run.info.parent ? { workflowId: run.info.parent.workflowId } : null,
       },
     ]);

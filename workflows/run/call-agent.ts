@@ -130,6 +130,8 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<Step<Agen
             iteration: state.iteration,
             phase: run.phase ?? 'ACT',
             tier: run.tier ?? 'development',
+            // The repository's model-override file may set this call's tier, never above the ceiling.
+            maxTier: knobs.maxTier,
             timeoutSeconds: knobs.agentTimeoutSeconds,
             silenceSeconds: silenceSeconds(knobs),
             completionPromise: knobs.completionPromise,

@@ -15,6 +15,7 @@ import { iterationEvent } from '../../rules/journal.js';
 import { advanceMark, stepPaths } from '../../rules/lean-rounds.js';
 import { contextClearMemory, iterationMemory } from '../../rules/memory.js';
 import { keepContinuity } from '../../rules/prompt-memory.js';
+import { overrideNote } from '../../rules/model-override.js';
 import { mergedDenials, noteSandbox } from '../../rules/sandbox.js';
 import { initialLadder, observeLadder } from '../../rules/tier-ladder.js';
 import { describeProxies, evaluateUncertainty, type Proxies } from '../../rules/uncertainty.js';
@@ -57,7 +58,7 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
   const record: IterationRecord = {
     iteration: state.iteration,
     phase: call.phase,
-    tier: call.tier,
+    tier: result.modelOverride && 'tier' in result.modelOverride ? result.modelOverride.tier : call.tier,
     exitCode: result.exitCode,
     durationMs: result.durationMs,
     logPath: result.logPath,
@@ -71,6 +72,7 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
     model: result.model,
     costUsd: result.usage ? costOf(result.usage) : null,
     checkpoint: snap.checkpoint?.commit ?? null,
+    ...(result.modelOverride ? { override: overrideNote(result.modelOverride) } : {}),
     // A full disk says so where a person looks (status, watch), not only in the next prompt.
     ...(result.ioError ? { ioError: result.ioError.slice(0, 1000) } : {}),
     // An escape attempt the sandbox refused is a finding a person should see.
@@ -175,6 +177,7 @@ export function watchForTrouble(run: Run, result: AgentResult, snap: RepoSnapsho
         filesModified: since?.files ?? 0,
         linesChanged: since?.lines ?? 0,
         dependencyManifestChanged: since?.manifestChanged ?? false,
+        ...(since?.structural ? { structural: since.structural } : {}),
         // The latest test run, if it is at most one iteration old (tests run when the tree changes).
         testFailures: state.lastTests && state.lastTests.iteration >= state.iteration - 1 ? state.lastTests.failures : null,
         // An idle iteration is no success: it never steps the run down.
