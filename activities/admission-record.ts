@@ -31,7 +31,8 @@ async function admissionsTable(url: string): Promise<import('pg').Pool> {
   if (!ready) {
     ready = pool
       .query(
-        'create table if not exists vigil_run_admissions (admission_key text primary key, first_run_id text not null, workflow_id text not null, admitted_at timestamptz not null default now())',
+        'create table if not exists vigil_run_admissions (admission_key text primary key, first_run_id text not null, ' +
+          'workflow_id text not null, admitted_at timestamptz not null default now())',
       )
       .then(() => undefined);
     tableReady.set(url, ready);

@@ -20,7 +20,7 @@ import { reviewerRecord } from '../rules/review.js';
 import { decideModelOverride, MODEL_OVERRIDE_PATH, type ModelOverride } from '../rules/model-override.js';
 import { withApiItems } from '../rules/checklist/api-spec.js';
 import { parseChecklistOutput } from '../rules/checklist/extraction.js';
-import { apiSpecsOfPrd } from './api-specs.js';
+import { readApiSpecs } from './api-specs.js';
 import { parseVerifierOutput } from '../rules/checklist/verifier.js';
 import { buildPrompt } from '../rules/prompt.js';
 import { renderPromptSpec } from '../rules/call-prompt.js';
@@ -39,6 +39,7 @@ import { callSignalPath, discardCallSignals, prepareSandbox, sandboxReport } fro
 import { workerStoreUrl } from '../lib/event-store.js';
 import { keepFilesRead } from '../lib/files-read.js';
 import { acceptancePrompt, freshDraftDir } from './acceptance-author.js';
+import { freshDiscoveryFile, keepDiscoveredPrd } from './discovery.js';
 
 const TAIL_CHARS = 2000;
 /** Exit code of a call whose files could not be written: its prompt before the agent started, or its log while it ran (EX_IOERR). */
@@ -48,7 +49,8 @@ const VOTE_TEXT_KEEP = 512 * 1024;
 /** How much of a structured CLI's output is kept in memory to parse (its final record is in the tail anyway). */
 const STRUCTURED_KEEP = 8 * 1024 * 1024;
 
-// The acceptance role reads the repository as a reviewer does; it writes only into its own folder (activities/acceptance-author.ts).
+// The acceptance role reads the repository as a reviewer does; it writes only into its own folder
+// (activities/acceptance-author.ts); so does the discovery call, its PRD (activities/discovery.ts).
 const REVIEWING_ROLES = new Set([
   'council',
   'devils-advocate',
@@ -58,6 +60,7 @@ const REVIEWING_ROLES = new Set([
   'planner',
   'memory',
   'acceptance',
+  'discovery',
 ]);
 const HIDDEN_ROLES = new Set(['checklist', 'checklist-verifier', 'memory', 'acceptance']);
 
@@ -93,7 +96,15 @@ export function callLabel(input: { role: string; iteration: number; extraEnv: Re
   const round = input.extraEnv.VIGIL_COUNCIL_ROUND ?? input.extraEnv.VIGIL_REVIEW_ROUND;
   const member = input.extraEnv.VIGIL_MEMBER;
   const reviewer = input.extraEnv.VIGIL_REVIEWER;
-  return `${input.role}-${round ? `round-${pad(Number(round))}` : pad(input.iteration)}${member !== undefined && input.role === 'council' ? `-m${member}` : ''}${reviewer ? `-${safeSegment(reviewer)}` : ''}${input.extraEnv.VIGIL_REVIEW_RERUN ? '-rerun' : ''}${input.subAgents ? '-batch' : ''}${input.extraEnv.VIGIL_CHECKLIST_ITERATION ? `-i${pad(Number(input.extraEnv.VIGIL_CHECKLIST_ITERATION))}` : ''}`;
+  const checklistIteration = input.extraEnv.VIGIL_CHECKLIST_ITERATION;
+  return (
+    `${input.role}-${round ? `round-${pad(Number(round))}` : pad(input.iteration)}` +
+    (member !== undefined && input.role === 'council' ? `-m${member}` : '') +
+    (reviewer ? `-${safeSegment(reviewer)}` : '') +
+    (input.extraEnv.VIGIL_REVIEW_RERUN ? '-rerun' : '') +
+    (input.subAgents ? '-batch' : '') +
+    (checklistIteration ? `-i${pad(Number(checklistIteration))}` : '')
+  );
 }
 
 /** `cancelSignal`: what cancels the agent, when not the activity's cancellation alone (an iteration's call, activities/iteration.ts). */
@@ -113,10 +124,12 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     (input.promptSpec ? renderPromptSpec(input.promptSpec) : input.promptInput ? renderIterationPrompt(input.promptInput) : null);
   if (given === null)
     throw ApplicationFailure.nonRetryable('runAgent needs a prompt, a promptSpec or a promptInput', 'InvalidActivityInput');
-  // The acceptance role: the map of the repository in its prompt, and a fresh folder of its own to write the tests into.
+  // The acceptance role and the discovery call: the map of the repository in the prompt, and a
+  // fresh folder of its own to write the tests (the PRD) into.
   const authoring = input.role === 'acceptance';
-  const prompt = authoring ? await acceptancePrompt(given, input.repoPath) : given;
+  const prompt = authoring || input.role === 'discovery' ? await acceptancePrompt(given, input.repoPath) : given;
   const acceptanceDir = authoring ? freshDraftDir(input.runId) : null;
+  const prdFile = input.role === 'discovery' ? freshDiscoveryFile(input.runId) : null;
   try {
     if (hidden) ensurePrivateRunDir(input.runId);
     else ensureRunDir(input.repoPath, input.runId);
@@ -181,6 +194,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     VIGIL_PROMPT_FILE: promptPath,
     ...(call.model ? { VIGIL_MODEL: call.model } : {}),
     ...(acceptanceDir ? { VIGIL_ACCEPTANCE_DIR: acceptanceDir } : {}),
+    ...(prdFile ? { VIGIL_PRD_FILE: prdFile } : {}),
   };
   const keepHead = call.structured ? STRUCTURED_KEEP : input.parseVote || input.parse !== null ? VOTE_TEXT_KEEP : 0;
   // Every call in the sandbox (activities/sandbox.ts): the repository writable for the builder
@@ -205,7 +219,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     ],
     promptPath,
     // The acceptance role's folder: writable, under /run/vigil-files (VIGIL_ACCEPTANCE_DIR is renamed there).
-    ...(acceptanceDir ? { reportDir: acceptanceDir } : {}),
+    ...(acceptanceDir ? { reportDir: acceptanceDir } : prdFile ? { reportDir: path.dirname(prdFile) } : {}),
     storeUrl: workerStoreUrl().url,
   });
   const proc = await runProcess({
@@ -222,7 +236,9 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     timeoutMs: input.timeoutSeconds * 1000,
     logPath,
     pidFile: path.join(dir, `${label}.pid.json`),
-    header: `=== vigil: ${input.role} ${input.iteration}, attempt ${attempt}, started ${new Date().toISOString()}: ${call.argv.map((a) => (a === prompt ? '<prompt>' : a)).join(' ')} ===`,
+    header:
+      `=== vigil: ${input.role} ${input.iteration}, attempt ${attempt}, started ${new Date().toISOString()}: ` +
+      `${call.argv.map((a) => (a === prompt ? '<prompt>' : a)).join(' ')} ===`,
     watchFor: input.completionPromise,
     ...(keepHead ? { keepHead } : {}),
     ...(call.sessionId ? { heartbeatDetails: { session: call.sessionId } } : {}),
@@ -325,6 +341,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     hung: proc.silence,
     reviewChangedTree,
     sandbox: sandboxed,
+    discovered: prdFile ? keepDiscoveredPrd(prdFile, input.repoPath, input.runId, exitCode) : null,
     ...(override ? { modelOverride: override } : {}),
     ...readAnswer(
       input,
@@ -364,13 +381,15 @@ function readAnswer(
   }
   if (input.parse === 'checklist') {
     if (exitCode !== 0)
-      return { ...none, checklist: { ok: false, items: [], dropped: 0, error: `the checklist agent exited with ${exitCode}` } };
+      return {
+        ...none,
+        checklist: { ok: false, items: [], dropped: 0, error: `the checklist agent exited with ${exitCode}`, apiProblems: [] },
+      };
     const parsed = parseChecklistOutput(text);
     // The operations of the API descriptions the PRD names, each an item of its own (activities/api-specs.ts).
-    const r =
-      parsed.ok && input.apiSpecsFrom
-        ? { ...parsed, items: withApiItems(parsed.items, apiSpecsOfPrd(input.repoPath, input.apiSpecsFrom)) }
-        : parsed;
+    const api = parsed.ok && input.apiSpecsFrom ? readApiSpecs(input.repoPath, input.apiSpecsFrom) : null;
+    const r = parsed.ok && api ? { ...parsed, items: withApiItems(parsed.items, api.specs) } : parsed;
+    const apiProblems = (api?.problems ?? []).map((l) => redactSecrets(l).text.slice(0, 400));
     if (r.ok) {
       // The whole checklist, held-out items and all, next to the extraction log (outside the repository).
       try {
@@ -382,8 +401,8 @@ function readAnswer(
     return {
       ...none,
       checklist: r.ok
-        ? { ok: true, items: r.items, dropped: r.dropped.length, error: null }
-        : { ok: false, items: [], dropped: 0, error: r.error.slice(0, 500) },
+        ? { ok: true, items: r.items, dropped: r.dropped.length, error: null, apiProblems }
+        : { ok: false, items: [], dropped: 0, error: r.error.slice(0, 500), apiProblems },
     };
   }
   if (input.parse === 'tasks') {

@@ -200,7 +200,10 @@ async function storeReport(runId: string): Promise<string | null> {
   });
 }
 
-/** The branch pushed to `remote`; with a lease, forced while the remote holds it, and not at all when the remote holds the local tip already (a retried push). */
+/**
+ * The branch pushed to `remote`; with a lease, forced while the remote holds it, and not at all when the remote holds the
+ * local tip already (a retried push).
+ */
 async function pushBranch(
   repoPath: string,
   remote: string,

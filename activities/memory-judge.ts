@@ -64,7 +64,8 @@ async function itemsOf(db: Db, workflowId: string, repo: string): Promise<{ chan
   const ids = own.rows.map((r) => Number(r.id));
   const across = ids.length
     ? await db.query<Row>(
-        `select distinct ${COLUMNS} from memory_patterns p join memory_links l on l.relation = 'derived_from' and l.from_kind = 'pattern' and l.from_id = p.id and l.to_kind = 'pattern'
+        `select distinct ${COLUMNS} from memory_patterns p join memory_links l on l.relation = 'derived_from' and l.from_kind = 'pattern' and
+          l.from_id = p.id and l.to_kind = 'pattern'
          where l.to_id = any($1) and p.merged_into is null`,
         [ids],
       )
@@ -147,9 +148,12 @@ async function record(
   },
 ): Promise<void> {
   await poolFor(url).query(
-    `insert into memory_judgements (workflow_id, provider, model, items, lessons, merges, calls, usd, input_tokens, output_tokens, unpriced, problem, log_path) values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)
-     on conflict (workflow_id) do update set judged_at = now(), provider = excluded.provider, model = excluded.model, items = excluded.items, lessons = excluded.lessons, merges = excluded.merges,
-       calls = excluded.calls, usd = excluded.usd, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens, unpriced = excluded.unpriced, problem = excluded.problem, log_path = excluded.log_path`,
+    `insert into memory_judgements (workflow_id, provider, model, items, lessons, merges, calls, usd, input_tokens, output_tokens, unpriced,
+      problem, log_path) values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)
+     on conflict (workflow_id) do update set judged_at = now(), provider = excluded.provider, model = excluded.model, items = excluded.items,
+       lessons = excluded.lessons, merges = excluded.merges,
+       calls = excluded.calls, usd = excluded.usd, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+         unpriced = excluded.unpriced, problem = excluded.problem, log_path = excluded.log_path`,
     [
       workflowId,
       row.provider,

@@ -48,7 +48,9 @@ export async function askProviderBreaker(raw: AskProviderBreakerInput): Promise<
     args: [{ provider: input.provider, ...(input.config ? { config: input.config } : {}) }],
     workflowIdConflictPolicy: 'USE_EXISTING',
     staticSummary: `Vigil provider circuit breaker · ${input.provider}`,
-    staticDetails: `Shared by every Vigil run using \`${input.provider}\`. \`vigil providers\` lists it; \`vigil providers --reset ${input.provider}\` closes it.`,
+    staticDetails:
+      `Shared by every Vigil run using \`${input.provider}\`. \`vigil providers\` lists it; \`vigil providers --reset ` +
+      `${input.provider}\` closes it.`,
   });
   try {
     return await ctx.client.workflow.executeUpdateWithStart<typeof vigilProviderBreaker, AskAnswer, [AskPayload]>(

@@ -68,7 +68,9 @@ export async function prepareCall(req: CallRequest): Promise<PreparedCall> {
     const probe = await probeCached(preset, { binary });
     if (probe.binaryPath === null) {
       notRunnable(
-        `${binary}: command not found (provider ${req.provider}). Install it: ${preset.installHint ?? 'see its documentation'}; or point agentCommand at the binary. \`vigil doctor --provider ${req.provider}\` checks the setup.`,
+        `${binary}: command not found (provider ${req.provider}). Install it: ` +
+          `${preset.installHint ?? 'see its documentation'}; or point agentCommand at the binary. \`vigil doctor --provider ` +
+          `${req.provider}\` checks the setup.`,
       );
     }
     if (probe.helpOk) advertised = new Set(probe.advertised);

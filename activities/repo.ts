@@ -158,7 +158,10 @@ export async function inspectRepo(raw: InspectRepoInput): Promise<RepoSnapshot> 
   return (await inspectRepoChanges(raw)).snapshot;
 }
 
-/** The inspection, with every path changed since the previous tree (null when that tree is unknown or gone): the gate pass after an agent call needs no diff of its own. */
+/**
+ * The inspection, with every path changed since the previous tree (null when that tree is unknown or gone): the gate pass
+ * after an agent call needs no diff of its own.
+ */
 export async function inspectRepoChanges(
   raw: InspectRepoInput,
 ): Promise<{ snapshot: RepoSnapshot; sinceLastPaths: string[] | null; sinceStartPaths: string[] }> {
@@ -180,12 +183,15 @@ export async function inspectRepoChanges(
   if (input.previousTree && typeof r.sinceLast === 'string') {
     const d = parseNumstat(r.sinceLast);
     sinceLastPaths = d.files;
+    // Only when the change says something about its structure: most iterations carry none.
+    const structural = structuralFacts(d.files);
+    const says = structural.corePaths.length + structural.contracts.length + structural.services.length > 0;
     sinceLast = {
       files: d.files.length,
       lines: d.insertions + d.deletions,
       manifestChanged: d.files.some(isDependencyManifest),
       paths: d.files.slice(0, 50),
-      structural: structuralFacts(d.files),
+      ...(says ? { structural } : {}),
     };
   }
   // A tree that changed became a checkpoint when the run asked for one.

@@ -201,7 +201,9 @@ export function checkAgentAllowed(
   if (real === null)
     return {
       ok: false,
-      reason: `the agent binary "${bin}" is not an executable file ${bin.includes('/') ? `(from ${cwd})` : 'on PATH'}, so it cannot be checked against this worker's allow-list (${listed})`,
+      reason:
+        `the agent binary "${bin}" is not an executable file ${bin.includes('/') ? `(from ${cwd})` : 'on PATH'}, so it cannot be ` +
+        `checked against this worker's allow-list (${listed})`,
     };
   const paths = new Set<string>();
   const digests = new Set<string>();
@@ -216,7 +218,9 @@ export function checkAgentAllowed(
   if (paths.has(real) || (digests.size > 0 && digests.has(sha256Of(real)))) return { ok: true, path: real };
   return {
     ok: false,
-    reason: `the agent binary "${bin}" (${real}) is not on this worker's allow-list (${listed}; entries match the real path a name has on the worker's PATH, an absolute path, or sha256:<hex> of the file)`,
+    reason:
+      `the agent binary "${bin}" (${real}) is not on this worker's allow-list (${listed}; entries match the real path a name has ` +
+      `on the worker's PATH, an absolute path, or sha256:<hex> of the file)`,
   };
 }
 
@@ -320,7 +324,9 @@ async function admitStream(
 ): Promise<AdmitRunResult> {
   if (input.parent?.workflowId !== stream.parentId)
     return {
-      refused: `${input.runId} is named as a parallel stream of ${stream.parentId}, but that run did not start it: a stream is admitted only as its run's child`,
+      refused:
+        `${input.runId} is named as a parallel stream of ${stream.parentId}, but that run did not start it: a stream is admitted ` +
+        `only as its run's child`,
     };
   if (input.repoPath !== worktreePath(c.repoPath, stream.parentId, stream.task))
     return { refused: `the signature covers run ${c.workflowId} in ${c.repoPath}, not this one` };
@@ -378,7 +384,9 @@ export async function checkAdmission(
       return { refused: `the run's PRD ${input.prdPath} cannot be read on this worker, so it cannot be checked against its signature` };
     if (digest !== c.prdSha256)
       return {
-        refused: `the run's PRD ${input.prdPath} is not the text it was signed for (sha256 ${digest.slice(0, 12)}…, signed ${c.prdSha256.slice(0, 12)}…): it changed after \`vigil start\`, or the signature is being replayed; ${RESIGN}`,
+        refused:
+          `the run's PRD ${input.prdPath} is not the text it was signed for (sha256 ${digest.slice(0, 12)}…, signed ` +
+          `${c.prdSha256.slice(0, 12)}…): it changed after \`vigil start\`, or the signature is being replayed; ${RESIGN}`,
       };
   }
   if (knobsDigest(input.knobs) !== c.knobsSha256) return { refused: `the run's knobs are not the ones it was signed for: ${RESIGN}` };
@@ -430,6 +438,8 @@ export async function authorizeCall(
   refuse(
     holder !== null
       ? `this signature was already used to start another run (first execution ${holder}); a signature admits one run: ${RESIGN}`
-      : `this run was not admitted at its start on this worker (no record in ${store.kind === 'postgres' ? 'the event store' : store.dir}); workers that share runs need a shared event store (VIGIL_DATABASE_URL) to share that record`,
+      : `this run was not admitted at its start on this worker (no record in ` +
+          `${store.kind === 'postgres' ? 'the event store' : store.dir}); workers that share runs need a shared event store ` +
+          `(VIGIL_DATABASE_URL) to share that record`,
   );
 }

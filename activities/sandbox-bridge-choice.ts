@@ -69,7 +69,9 @@ function goBridgeProblem(bin: string, root: string): string | null {
   const problem =
     r.status === 0 && answer === `vigil-sandbox-bridge ${BRIDGE_PROTOCOL}`
       ? null
-      : `${bin} ${r.error ? `does not run here (${r.error.message})` : `answers "${answer.slice(0, 60)}", not protocol ${BRIDGE_PROTOCOL}`}: ${buildHint(root)}`;
+      : `${bin} ` +
+        (r.error ? `does not run here (${r.error.message})` : `answers "${answer.slice(0, 60)}", not protocol ${BRIDGE_PROTOCOL}`) +
+        `: ${buildHint(root)}`;
   probed = { key, problem };
   return problem;
 }

@@ -197,7 +197,10 @@ export function sandboxPlatform(env: NodeJS.ProcessEnv = process.env): SandboxPl
     const problem =
       trial.status === 0
         ? null
-        : `bubblewrap cannot make the sandbox's namespaces here (${(trial.stderr || trial.error?.message || `exit ${trial.status}`).trim().slice(0, 200)}): unprivileged user namespaces may be turned off (sysctl kernel.unprivileged_userns_clone=1, or an AppArmor profile for bwrap), or a container refuses them`;
+        : `bubblewrap cannot make the sandbox's namespaces here ` +
+          `(${(trial.stderr || trial.error?.message || `exit ${trial.status}`).trim().slice(0, 200)}): unprivileged user ` +
+          `namespaces may be turned off (sysctl kernel.unprivileged_userns_clone=1, or an AppArmor profile for bwrap), or a ` +
+          `container refuses them`;
     platform = { bwrap, version, problem };
   }
   probed = { key, platform };
@@ -859,7 +862,13 @@ export function describeSandbox(
     return {
       mode: worker.mode,
       applies: true,
-      line: `sandbox=${worker.mode}: agents and test runs run in bubblewrap ${platform.version ?? ''} (${platform.bwrap}): own user, pid and network namespaces${uid === 0 ? `, uid ${1000} inside instead of root` : ''}; the repository writable for the builder and tests, read-only for reviewing roles; network only to the provider's model endpoints through a proxy, and for the builder and test runs to the package registries (unless a run sets sandboxRegistries=false; each fetch logged to the run); never VIGIL_HOME, the run secret, keys or the worker's services; network bridge: ${sandboxBridge(env, packageDir).note}`,
+      line:
+        `sandbox=${worker.mode}: agents and test runs run in bubblewrap ${platform.version ?? ''} (${platform.bwrap}): own user, ` +
+        `pid and network namespaces${uid === 0 ? `, uid ${1000} inside instead of root` : ''}; the repository writable for the ` +
+        `builder and tests, read-only for reviewing roles; network only to the provider's model endpoints through a proxy, and ` +
+        `for the builder and test runs to the package registries (unless a run sets sandboxRegistries=false; each fetch logged ` +
+        `to the run); never VIGIL_HOME, the run secret, keys or the worker's services; network bridge: ` +
+        `${sandboxBridge(env, packageDir).note}`,
       problem: worker.problem,
     };
   }

@@ -148,7 +148,9 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     timeoutMs: input.timeoutSeconds * 1000,
     logPath,
     pidFile: path.join(dir, `tests-${pad(input.iteration)}.pid.json`),
-    header: `=== vigil: tests for iteration ${input.iteration}, attempt ${Context.current().info.attempt}: ${command}${input.command ? '' : ` (detected: ${runner})`} ===`,
+    header:
+      `=== vigil: tests for iteration ${input.iteration}, attempt ${Context.current().info.attempt}: ` +
+      `${command}${input.command ? '' : ` (detected: ${runner})`} ===`,
     ...(heartbeatDetails ? { heartbeatDetails } : {}),
   });
   const summary = summarizeTestOutput(runner, proc.tail, proc.exitCode);
@@ -196,7 +198,9 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     selected && scope.perTest
       ? `${scope.perTest.count} of ${scope.perTest.total} tests affected (per-test map): `
       : selected
-        ? `${selected.files.length} of ${selected.total} test ${scope.lang === 'go' ? 'packages' : 'files'} affected${picked?.mode === 'related' ? ` (${runner} related)` : ''}${byImports ? ` (${byImports.slice(2)})` : ''}: `
+        ? `${selected.files.length} of ${selected.total} test ` +
+          `${scope.lang === 'go' ? 'packages' : 'files'} affecte` +
+          `d${picked?.mode === 'related' ? ` (${runner} related)` : ''}${byImports ? ` (${byImports.slice(2)})` : ''}: `
         : input.scope === 'affected' && !input.recordBaseline && scope.lang !== null
           ? `full suite (${scope.plan.kind === 'full' ? scope.plan.reason : ''}${recording}): `
           : recording

@@ -150,7 +150,8 @@ export async function mergeStream(raw: MergeStreamInput): Promise<MergeStreamRes
   const parts = [
     `# Merge conflict: task ${input.task}`,
     '',
-    `Merging ${runBranch(input.childId)} into the run's tree collided in ${files.length} file(s). The run's tree has the conflict markers; here are both sides.`,
+    `Merging ${runBranch(input.childId)} into the run's tree collided in ${files.length} file(s). The run's tree has the ` +
+      `conflict markers; here are both sides.`,
     '',
   ];
   for (const f of files.slice(0, 10)) {

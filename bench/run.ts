@@ -188,7 +188,8 @@ function writeAgent(dir: string): string {
       'case "$VIGIL_ROLE" in',
       // $1 seconds, spread by the fraction $2 (uniformly from $1 * (1 - $2) to $1 * (1 + $2)).
       '  iteration) echo "$VIGIL_ITERATION" >> notes.txt',
-      '    if [ "${1:-0}" != 0 ]; then sleep "$(awk -v s="$1" -v j="${2:-0}" -v seed="$$" \'BEGIN { srand(seed); printf "%.3f", s * (1 - j + 2 * j * rand()) }\')"; fi ;;',
+      '    if [ "${1:-0}" != 0 ]; then sleep "$(awk -v s="$1" -v j="${2:-0}" -v seed="$$" \'BEGIN { srand(seed); printf ' +
+        '"%.3f", s * (1 - j + 2 * j * rand()) }\')"; fi ;;',
       '  reviewer|devils-advocate) echo "VERDICT: PASS"; echo "VOTE: REJECT" ;;',
       '  council) echo "VOTE: REJECT"; echo "REASON: the bench never finishes" ;;',
       'esac',
@@ -493,7 +494,9 @@ function report(label: string, f: RunFigures): void {
   console.log(
     `${label}: ${n} iterations (${f.executions} executions) in ${(f.wallMs / 1000).toFixed(1)} s; per iteration: ` +
       `overhead ${(overhead / 1000).toFixed(3)} s (agent ${(f.agentMs / n / 1000).toFixed(3)} s), ` +
-      `CPU ${((f.workerCpu + f.serverCpu + f.storeCpu + f.supervisionCpu) / n).toFixed(3)} s (worker ${(f.workerCpu / n).toFixed(3)}, server ${(f.serverCpu / n).toFixed(3)}, event store ${(f.storeCpu / n).toFixed(3)}, other processes ${(f.supervisionCpu / n).toFixed(3)}), ` +
+      `CPU ${((f.workerCpu + f.serverCpu + f.storeCpu + f.supervisionCpu) / n).toFixed(3)} s (worker ` +
+      `${(f.workerCpu / n).toFixed(3)}, server ${(f.serverCpu / n).toFixed(3)}, event store ${(f.storeCpu / n).toFixed(3)}, ` +
+      `other processes ${(f.supervisionCpu / n).toFixed(3)}), ` +
       `${(f.events / n).toFixed(1)} events, ${(f.bytes / n / 1024).toFixed(1)} KiB`,
   );
   // Flatness: the overhead per window of iterations (iteration i's call to iteration j's).
@@ -653,13 +656,24 @@ async function benchLoad(client: Client, server: DevServer, agent: string, prd: 
     const pct = (xs: number[], p: number): number =>
       [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
     console.log(
-      `load, ${runs} runs (agent sleeps ${AGENT_SLEEP} s${AGENT_JITTER ? ` ± ${AGENT_JITTER * 100} %` : ''}, ${SLOTS} activity slots, ${WORKFLOW_SLOTS} workflow-task slots, git at niceness ${GIT_NICENESS}): ${(total / minutes).toFixed(0)} iterations/min ` +
-        `(ideal ${((runs * 60) / AGENT_SLEEP).toFixed(0)}); fewest by one run ${Math.min(...made)}, most ${Math.max(...made)} in ${(minutes * 60).toFixed(0)} s; ` +
-        `RSS worker ${rssWorker.toFixed(0)} MiB (JS heap ${heapWorker.toFixed(0)} MiB) + server ${rssServer.toFixed(0)} MiB + supervisor daemon ${rssSupervision.toFixed(0)} MiB; status median ${pct(statusMs, 0.5).toFixed(0)} ms (max ${Math.max(...statusMs).toFixed(0)}), ` +
+      `load, ${runs} runs (agent sleeps ${AGENT_SLEEP} s${AGENT_JITTER ? ` ± ${AGENT_JITTER * 100} %` : ''}, ${SLOTS} activity ` +
+        `slots, ${WORKFLOW_SLOTS} workflow-task slots, git at niceness ${GIT_NICENESS}): ` +
+        `${(total / minutes).toFixed(0)} iterations/min ` +
+        `(ideal ${((runs * 60) / AGENT_SLEEP).toFixed(0)}); fewest by one run ${Math.min(...made)}, most ` +
+        `${Math.max(...made)} in ${(minutes * 60).toFixed(0)} s; ` +
+        `RSS worker ${rssWorker.toFixed(0)} MiB (JS heap ${heapWorker.toFixed(0)} MiB) + server ${rssServer.toFixed(0)} MiB + ` +
+        `supervisor daemon ${rssSupervision.toFixed(0)} MiB; status median ${pct(statusMs, 0.5).toFixed(0)} ms (max ` +
+        `${Math.max(...statusMs).toFixed(0)}), ` +
         `pause median ${pct(pauseMs, 0.5).toFixed(0)} ms (max ${Math.max(...pauseMs).toFixed(0)}); ` +
-        `from an outside client: status median ${pct(probed.statusMs, 0.5).toFixed(0)} ms (max ${Math.max(...probed.statusMs).toFixed(0)}), pause median ${pct(probed.pauseMs, 0.5).toFixed(0)} ms (max ${Math.max(...probed.pauseMs).toFixed(0)})${probed.unanswered ? `, ${probed.unanswered} unanswered` : ''}; workflow tasks held: first median ${pct(firstTaskMs, 0.5).toFixed(0)} ms (max ${Math.max(...firstTaskMs).toFixed(0)}), ` +
-        `others median ${pct(taskMs, 0.5).toFixed(0)} ms (p90 ${pct(taskMs, 0.9).toFixed(0)}, max ${Math.max(...taskMs).toFixed(0)}), ${taskTimeouts} timed out; ` +
-        `waited on the server: workflow tasks median ${pct(taskWaitMs, 0.5).toFixed(0)} ms (p90 ${pct(taskWaitMs, 0.9).toFixed(0)}), activity tasks median ${pct(activityWaitMs, 0.5).toFixed(0)} ms (p90 ${pct(activityWaitMs, 0.9).toFixed(0)})` +
+        `from an outside client: status median ${pct(probed.statusMs, 0.5).toFixed(0)} ms (max ` +
+        `${Math.max(...probed.statusMs).toFixed(0)}), pause median ${pct(probed.pauseMs, 0.5).toFixed(0)} ms (max ` +
+        `${Math.max(...probed.pauseMs).toFixed(0)})${probed.unanswered ? `, ${probed.unanswered} unanswered` : ''}; workflow ` +
+        `tasks held: first median ${pct(firstTaskMs, 0.5).toFixed(0)} ms (max ${Math.max(...firstTaskMs).toFixed(0)}), ` +
+        `others median ${pct(taskMs, 0.5).toFixed(0)} ms (p90 ${pct(taskMs, 0.9).toFixed(0)}, max ` +
+        `${Math.max(...taskMs).toFixed(0)}), ${taskTimeouts} timed out; ` +
+        `waited on the server: workflow tasks median ${pct(taskWaitMs, 0.5).toFixed(0)} ms (p90 ` +
+        `${pct(taskWaitMs, 0.9).toFixed(0)}), activity tasks median ${pct(activityWaitMs, 0.5).toFixed(0)} ms (p90 ` +
+        `${pct(activityWaitMs, 0.9).toFixed(0)})` +
         (unanswered ? `; ${unanswered} queries or pauses unanswered` : ''),
     );
     if (Math.min(...made) === 0) throw new Error(`load with ${runs} runs: a run made no iteration in ${LOAD_SECONDS} s (starved)`);

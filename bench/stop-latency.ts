@@ -168,7 +168,8 @@ async function main(): Promise<void> {
     for (let i = 0; i < RUNS; i++) busy.push(await start(['/bin/sh', '-c', 'sleep 3600'], `stop-bench-busy-${process.pid}-${i}`));
     for (const h of busy) await agentRunning(h);
     console.log(
-      `${RUNS} busy run(s) with an agent running on the worker; ${TRIALS} trial(s) of stop --now at a random point of a call; event store ${STORE ? 'on' : 'off'}`,
+      `${RUNS} busy run(s) with an agent running on the worker; ${TRIALS} trial(s) of stop --now at a random point of a call; ` +
+        `event store ${STORE ? 'on' : 'off'}`,
     );
     const closed: number[] = [];
     const gone: number[] = [];

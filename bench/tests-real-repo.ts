@@ -166,7 +166,8 @@ async function gate(repo: string, iteration: number, kind: 'baseline' | 'iterati
 
 const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 const row = (s: Step, full: number): string =>
-  `  ${s.what.padEnd(52)} ${secs(s.ms).padStart(8)} ${(s.ms / full).toFixed(2).padStart(5)}×${s.cpu === null ? '' : `  CPU ${s.cpu.toFixed(1)} s`}  ${s.result.reason.slice(0, 110)}`;
+  `  ${s.what.padEnd(52)} ${secs(s.ms).padStart(8)} ${(s.ms / full).toFixed(2).padStart(5)}×` +
+  `${s.cpu === null ? '' : `  CPU ${s.cpu.toFixed(1)} s`}  ${s.result.reason.slice(0, 110)}`;
 
 async function main(): Promise<void> {
   console.log(`${NAME}: ${PACKAGE} from PyPI, \`${COMMAND}\`, ${ITERATIONS} iterations, load average ${load()}`);

@@ -52,7 +52,8 @@ export async function startAttempts(
   ep: Endpoint,
   o: { workflowId: string; replace: boolean; run: RunInput; attempts: AttemptOptions },
 ): Promise<void> {
-  const args: AttemptsInput = { ...o.attempts, run: o.run };
+  // forwarding: the run forwards messages to its attempts, delivers deliver=pr, and cleans up when stopped (schemas/attempts.ts).
+  const args: AttemptsInput = { ...o.attempts, run: o.run, forwarding: true };
   try {
     await client.workflow.start('vigilAttempts', {
       taskQueue: ep.taskQueue,
@@ -73,6 +74,9 @@ export async function startAttempts(
 export function progressLines(before: AttemptsStatus | null, now: AttemptsStatus): string[] {
   const lines: string[] = [];
   if (before?.phase !== now.phase) lines.push(`phase: ${now.phase}${now.phase === 'waiting_for_pick' && now.why ? ` (${now.why})` : ''}`);
+  if (Boolean(before?.paused) !== Boolean(now.paused))
+    lines.push(now.paused ? `paused by ${now.paused.by}: every running attempt told` : 'resumed: every running attempt told');
+  if (!before?.stopping && now.stopping) lines.push(`stopping (by ${now.stopping.by}): no winner is delivered`);
   for (const a of now.attempts) {
     const was = before?.attempts.find((b) => b.n === a.n);
     if (a.state === 'ended' && was?.state !== 'ended') lines.push(`attempt ${a.n}: ${a.status ?? '?'}`);
@@ -98,7 +102,20 @@ export async function afterAttemptsStart(
     o.print(`  follow     : vigil status ${o.workflowId}`);
   }
   if (!o.wait) return null;
-  const handle = client.workflow.getHandle(o.workflowId);
+  return followAttempts(client, o.workflowId, o);
+}
+
+/**
+ * A run with attempts followed to its end (`vigil start --attempts --wait`, `vigil watch <run>`): a
+ * line per phase and per attempt that ends (with `json`, the attempts status as a JSON line each
+ * time it changes), the final status, and the outcome's exit code, answered.
+ */
+export async function followAttempts(
+  client: Client,
+  workflowId: string,
+  o: { json: boolean; print: (line: string) => void },
+): Promise<number> {
+  const handle = client.workflow.getHandle(workflowId);
   let last: AttemptsStatus | null = null;
   const poll = async (): Promise<void> => {
     const now = await handle.query<AttemptsStatus>('attempts').catch(() => null);
@@ -118,7 +135,7 @@ export async function afterAttemptsStart(
   }
   const outcome = (await result) as { status: string; reason: string; exitCode: number };
   await poll();
-  if (o.json) o.print(JSON.stringify({ kind: 'finished', workflowId: o.workflowId, outcome, exitCode: outcome.exitCode }));
+  if (o.json) o.print(JSON.stringify({ kind: 'finished', workflowId, outcome, exitCode: outcome.exitCode }));
   else o.print(`finished: ${outcome.status} (exit ${outcome.exitCode}): ${outcome.reason}`);
   return outcome.exitCode;
 }

@@ -28,7 +28,8 @@ function snapshotOf(view: RunView, ep: Endpoint): StatusSnapshot {
   if (view.snapshot) return view.snapshot;
   if (view.kind === 'running') throw noWorkerError(ep, view.workflowId, view.taskFailing);
   throw new CliError(
-    `run "${view.workflowId}" has finished and no worker answered its status query; start one with \`vigil worker\` (a finished run is answered from its history)`,
+    `run "${view.workflowId}" has finished and no worker answered its status query; start one with \`vigil worker\` (a ` +
+      `finished run is answered from its history)`,
     EXIT.unreachable,
   );
 }
@@ -51,13 +52,16 @@ export function checkpointTable(snap: StatusSnapshot): string[] {
     );
   for (const c of cp.list) {
     lines.push(
-      `  ${pad(String(c.iteration), 5)} ${pad(c.at, 24)} ${c.commit.slice(0, 12)} ${pad(`${c.filesChanged} (${c.filesSinceStart})`, 12)} ${pad(String(c.exitCode), 4)} ${pad(c.tests ?? '-', 12)} ${c.verdict ?? '-'}`,
+      `  ${pad(String(c.iteration), 5)} ${pad(c.at, 24)} ${c.commit.slice(0, 12)} ${pad(`${c.filesChanged} (${c.filesSinceStart})`, 12)} ` +
+        `${pad(String(c.exitCode), 4)} ${pad(c.tests ?? '-', 12)} ${c.verdict ?? '-'}`,
     );
   }
   if (cp.list.length) lines.push('  files: changed by the iteration (differing from the run start)');
   for (const r of cp.rewinds) {
     lines.push(
-      `rewound by ${r.by} at ${r.at}: iteration ${r.from} → ${r.to}${r.reason ? ` (${r.reason})` : ''}${r.interruptedAgent ? ', agent call cancelled' : ''}; the tree before: ${r.savedRef} (${r.savedCommit.slice(0, 12)})`,
+      `rewound by ${r.by} at ${r.at}: iteration ${r.from} → ` +
+        `${r.to}${r.reason ? ` (${r.reason})` : ''}${r.interruptedAgent ? ', agent call cancelled' : ''}; the tree before: ` +
+        `${r.savedRef} (${r.savedCommit.slice(0, 12)})`,
     );
   }
   return lines;
@@ -96,7 +100,8 @@ function checkpointFor(snap: StatusSnapshot, to: number): Row {
   if (!c) {
     const have = list.map((x) => x.iteration).join(', ') || 'none';
     throw new CliError(
-      `run "${snap.workflowId}": iteration ${to} has no checkpoint (it changed nothing, or its checkpoint was pruned); checkpoints: ${have} (\`vigil checkpoints ${snap.workflowId}\`)`,
+      `run "${snap.workflowId}": iteration ${to} has no checkpoint (it changed nothing, or its checkpoint was pruned); ` +
+        `checkpoints: ${have} (\`vigil checkpoints ${snap.workflowId}\`)`,
       EXIT.usage,
     );
   }
@@ -138,7 +143,8 @@ export async function rewindRun(client: Client, connection: Connection, ep: Endp
   if (view.kind === 'finished') {
     const e = finishedError(view);
     throw new CliError(
-      `${e.message.replace(/; there is nothing to change$/, '')}: a finished run cannot be rewound. Start a new run from its checkpoint ${o.to} instead: \`vigil rewind ${id} --to ${o.to} --fork\``,
+      `${e.message.replace(/; there is nothing to change$/, '')}: a finished run cannot be rewound. Start a new run from its ` +
+        `checkpoint ${o.to} instead: \`vigil rewind ${id} --to ${o.to} --fork\``,
       EXIT.notReached,
     );
   }
@@ -214,7 +220,9 @@ async function forkRun(
   if (lastTree && current !== lastTree && !o.force) {
     const files = await changedPaths(repoPath, lastTree, current);
     throw new CliError(
-      `the working tree of ${repoPath} has changes made after run "${id}" ended (${files.length} file(s): ${files.slice(0, 20).join(', ')}${files.length > 20 ? ', …' : ''}); nothing was changed. Look at them, then fork with --force to keep them in a checkpoint first, or undo them`,
+      `the working tree of ${repoPath} has changes made after run "${id}" ended (${files.length} file(s): ` +
+        `${files.slice(0, 20).join(', ')}${files.length > 20 ? ', …' : ''}); nothing was changed. Look at them, then fork with ` +
+        `--force to keep them in a checkpoint first, or undo them`,
       EXIT.usage,
     );
   }

@@ -69,7 +69,9 @@ function bash(name: string, nodes: Node[]): string {
     .map((n) => {
       const valueCases = [...n.values].map(
         ([flag, choices]) =>
-          `        ${flag}) ${choices.length ? `COMPREPLY=($(compgen -W ${single(words(choices))} -- "$cur"))` : 'COMPREPLY=($(compgen -f -- "$cur"))'}; return ;;`,
+          `        ${flag}) ` +
+          (choices.length ? `COMPREPLY=($(compgen -W ${single(words(choices))} -- "$cur"))` : 'COMPREPLY=($(compgen -f -- "$cur"))') +
+          '; return ;;',
       );
       return [
         `    ${single(n.path.join(' ') || '')})`,
@@ -77,7 +79,8 @@ function bash(name: string, nodes: Node[]): string {
         // A command with subcommands offers them (and its options); a leaf offers its options after a dash, else files.
         n.commands.length
           ? `      COMPREPLY=($(compgen -W ${single(words([...n.commands, ...n.options]))} -- "$cur"))`
-          : `      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W ${single(words(n.options))} -- "$cur"))${n.choices.length ? `; else COMPREPLY=($(compgen -W ${single(words(n.choices))} -- "$cur"))` : ''}; fi`,
+          : `      if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W ${single(words(n.options))} -- ` +
+            `"$cur"))${n.choices.length ? `; else COMPREPLY=($(compgen -W ${single(words(n.choices))} -- "$cur"))` : ''}; fi`,
         '      ;;',
       ].join('\n');
     })

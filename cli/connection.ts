@@ -196,7 +196,9 @@ export function searchAttributeCommands(names: readonly string[], ep: Endpoint):
       (n) =>
         `temporal operator search-attribute create${profile} --namespace ${ep.namespace} --name ${n} --type ${SA_TYPES[n] ?? 'Keyword'}`,
     ),
-    cloud: `tcld namespace search-attributes add --namespace ${ep.namespace} ${names.map((n) => `--search-attribute ${n}=${SA_TYPES[n] ?? 'Keyword'}`).join(' ')}`,
+    cloud:
+      `tcld namespace search-attributes add --namespace ` +
+      `${ep.namespace} ${names.map((n) => `--search-attribute ${n}=${SA_TYPES[n] ?? 'Keyword'}`).join(' ')}`,
   };
 }
 
@@ -209,7 +211,8 @@ export function searchAttributeHint(missing: readonly string[], ep: Endpoint, re
     stampOnly
       ? `vigil: namespace "${ep.namespace}" lacks Vigil's search attribute VigilRelease; the run started without its release stamp, ` +
         'so `vigil doctor` and `vigil worker` cannot tell which release started it (docs/operations.md, Upgrading Vigil under open runs).'
-      : `vigil: namespace "${ep.namespace}" ${refusal ? `refused Vigil's search attributes (${refusal})` : `lacks Vigil's search attributes ${missing.join(', ')}`}; ` +
+      : `vigil: namespace "${ep.namespace}" ` +
+        `${refusal ? `refused Vigil's search attributes (${refusal})` : `lacks Vigil's search attributes ${missing.join(', ')}`}; ` +
         'the run started without them, so `vigil list` and the Web UI cannot show or filter runs by status.',
     `Someone allowed to change the namespace adds them once, with \`vigil setup --search-attributes${ep.profile ? ` --profile ${ep.profile}` : ''}\`, or:`,
     ...cmds.temporal.map((c) => `  ${c}`),
@@ -251,7 +254,8 @@ export async function ensureSearchAttributes(connection: Connection, namespace: 
     const cmds = searchAttributeCommands(names, ep ?? { address: '', namespace, taskQueue: '', uiUrl: '' });
     throw new CliError(
       `cannot add the search attributes ${names.join(', ')} to namespace "${namespace}": ${err instanceof Error ? err.message.split('\n')[0] : String(err)}\n` +
-        `Someone allowed to change the namespace adds them with:\n${cmds.temporal.map((c) => `  ${c}`).join('\n')}\nor, on Temporal Cloud (Cloud UI, or):\n  ${cmds.cloud}`,
+        `Someone allowed to change the namespace adds them with:\n${cmds.temporal.map((c) => `  ${c}`).join('\n')}\nor, on ` +
+        `Temporal Cloud (Cloud UI, or):\n  ${cmds.cloud}`,
       1,
     );
   }

@@ -370,7 +370,9 @@ export async function checkContract(opts: ContractOptions): Promise<ContractChec
           answer,
           ok: false,
           ...kind,
-          detail: `${r.timedOut ? 'timed out' : `exit ${facts.exitCode}`}${said.trim() ? `: ${said.trim().split('\n').slice(-2).join(' | ').slice(0, 200)}` : ''}`,
+          detail:
+            (r.timedOut ? 'timed out' : `exit ${facts.exitCode}`) +
+            (said.trim() ? `: ${said.trim().split('\n').slice(-2).join(' | ').slice(0, 200)}` : ''),
           fix: 'the call must exit 0 (a failed call is retried, never read)',
         });
         continue;

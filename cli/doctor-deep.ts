@@ -154,7 +154,9 @@ export function codexTarget(env: NodeJS.ProcessEnv): { target: EndpointTarget | 
     const retries = [declared.request_max_retries, declared.stream_max_retries].map((v) =>
       typeof v === 'number' || typeof v === 'bigint' ? Number(v) : null,
     );
-    configLine = `${file}: provider ${chosen} at ${base}, request_max_retries ${retries[0] ?? 'unset (codex default)'}, stream_max_retries ${retries[1] ?? 'unset (codex default)'}`;
+    configLine =
+      `${file}: provider ${chosen} at ${base}, request_max_retries ${retries[0] ?? 'unset (codex default)'}, stream_max_retries ` +
+      `${retries[1] ?? 'unset (codex default)'}`;
   } else {
     const base = nonBlank(config.openai_base_url);
     target = {
@@ -174,7 +176,10 @@ export function codexTarget(env: NodeJS.ProcessEnv): { target: EndpointTarget | 
       ok: false,
       required: false,
       detail: `OPENAI_BASE_URL is ${envUrl}, but codex ignores it and goes to ${target.baseUrl} (${target.urlSource})`,
-      fix: `name the endpoint in ${file}: openai_base_url = "${envUrl}" (the built-in provider), or model_provider = "mine" and [model_providers.mine] with base_url = "${envUrl}", env_key = "OPENAI_API_KEY", wire_api = "responses", request_max_retries = 2`,
+      fix:
+        `name the endpoint in ${file}: openai_base_url = "${envUrl}" (the built-in provider), or model_provider = "mine" and ` +
+        `[model_providers.mine] with base_url = "${envUrl}", env_key = "OPENAI_API_KEY", wire_api = "responses", ` +
+        `request_max_retries = 2`,
     });
   }
   return { target, problems, configLine };

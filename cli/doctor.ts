@@ -248,7 +248,8 @@ function providerChecks(preset: ProviderPreset, p: ProbeResult, required: boolea
               ok: true,
               required: false,
               detail:
-                "batched rounds: --agents and --json-schema: a council round's members and a review's reviewers go out as one call each (knob batchRounds=off: one call each)",
+                "batched rounds: --agents and --json-schema: a council round's members and a review's reviewers go out as one " +
+                'call each (knob batchRounds=off: one call each)',
               fix: null,
             }
           : {
@@ -287,7 +288,9 @@ function temporalChecks(t: TemporalStatus): DoctorCheck[] {
         ok: false,
         required: true,
         detail: t.problem,
-        fix: 'start a server with `vigil server` (or `vigil up`), or point Vigil at a running one: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, or a temporal.toml profile (--profile)',
+        fix:
+          'start a server with `vigil server` (or `vigil up`), or point Vigil at a running one: TEMPORAL_ADDRESS, ' +
+          'TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, or a temporal.toml profile (--profile)',
       },
       {
         name: 'worker',
@@ -345,7 +348,9 @@ function sandboxCheck(s: ReturnType<typeof describeSandbox>): DoctorCheck {
     ok: false,
     required: s.mode === 'strict',
     detail: s.line,
-    fix: 'install bubblewrap (scripts/install-sandbox.sh, or apt-get install bubblewrap) where user namespaces are allowed, or set VIGIL_SANDBOX=off to run agents as the worker on purpose',
+    fix:
+      'install bubblewrap (scripts/install-sandbox.sh, or apt-get install bubblewrap) where user namespaces are allowed, or set ' +
+      'VIGIL_SANDBOX=off to run agents as the worker on purpose',
   };
 }
 
@@ -382,7 +387,8 @@ function limitsCheck(s: ReturnType<typeof describeSandbox>, env: NodeJS.ProcessE
       ? null
       : settings.fallback
         ? 'unset VIGIL_SANDBOX_LIMITS (fallback turns the cgroups off)'
-        : 'run the worker as root, or give it a delegated cgroup (systemd: Delegate=yes with DelegateSubgroup=, or VIGIL_SANDBOX_CGROUP=<a cgroup it may write>)',
+        : 'run the worker as root, or give it a delegated cgroup (systemd: Delegate=yes with DelegateSubgroup=, or ' +
+          'VIGIL_SANDBOX_CGROUP=<a cgroup it may write>)',
   };
 }
 

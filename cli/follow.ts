@@ -63,7 +63,10 @@ export function verdictLine(v: Verdict): string {
   const da = v.devilsAdvocate
     ? ` · devil's advocate ${v.devilsAdvocate.flipped ? `objected (${v.devilsAdvocate.recorded})` : 'confirmed'}`
     : '';
-  return `council round ${v.round} (iteration ${v.iteration}, ${v.trigger.replace(/_/g, ' ')}): ${v.result} · ${v.approve} of ${v.size} approve, ${v.threshold} needed${da}`;
+  return (
+    `council round ${v.round} (iteration ${v.iteration}, ${v.trigger.replace(/_/g, ' ')}): ${v.result} · ${v.approve} of ` +
+    `${v.size} approve, ${v.threshold} needed${da}`
+  );
 }
 
 /** `gatesRunning`: the gates a pass runs right now (from the run's describe), e.g. the pass an agent call carries after its agent. */
@@ -87,7 +90,10 @@ export function statusLine(s: StatusSnapshot, gatesRunning: readonly string[] | 
   if (s.status === 'stopping') return 'stopping';
   // Delivered, following its pull request (knob followPr): waiting for its next event.
   if (s.pullRequest?.waiting)
-    return `following the pull request ${s.pullRequest.url ?? s.pullRequest.branch} since ${s.pullRequest.since}: waiting for its checks, comments, merge or close (${s.pullRequest.taken.length} event(s) taken)`;
+    return (
+      `following the pull request ${s.pullRequest.url ?? s.pullRequest.branch} since ${s.pullRequest.since}: waiting for its ` +
+      `checks, comments, merge or close (${s.pullRequest.taken.length} event(s) taken)`
+    );
   if (s.status === 'reviewing') return `council round ${s.council.rounds + 1} in progress (iteration ${s.iteration})`;
   if (s.status === 'gating') return `quality gates, code review and checklist on the tree of iteration ${s.iteration}`;
   if (s.agentRunning && gatesRunning && gatesRunning.length > 0)
@@ -105,12 +111,19 @@ const markOf = (g: GateResult): string => (g.verdict === 'pass' && /^not applica
 export function gatesLine(gates: readonly GateResult[], iteration: number): string {
   const these = gates.filter((g) => g.iteration === iteration && g.gate !== 'code_review' && g.gate !== 'checklist');
   const failing = these.filter((g) => g.verdict === 'fail').map((g) => `${g.gate.replace(/_/g, ' ')}: ${g.reason}`);
-  return `quality gates on iteration ${iteration}: ${these.map((g) => `${markOf(g)} ${g.gate.replace(/_/g, ' ')}`).join(' · ')}${failing.length ? ` — ${failing.join('; ')}` : ''}`;
+  return (
+    `quality gates on iteration ${iteration}: ` +
+    `${these.map((g) => `${markOf(g)} ${g.gate.replace(/_/g, ' ')}`).join(' · ')}${failing.length ? ` — ${failing.join('; ')}` : ''}`
+  );
 }
 
 export function reviewLine(r: ReviewRecord): string {
   const who = r.reviewers.map((x) => `${x.reviewer} ${x.verdict}`).join(', ');
-  return `code review ${r.round} (iteration ${r.iteration}): ${r.result.toUpperCase()} · ${who || 'no reviewer'}${r.devilsAdvocate ? ` · devil's advocate ${r.devilsAdvocate.verdict}` : ''} · mergeability ${r.mergeability}${r.result === 'pass' ? '' : ` — ${r.reason}`}`;
+  return (
+    `code review ${r.round} (iteration ${r.iteration}): ${r.result.toUpperCase()} · ` +
+    `${who || 'no reviewer'}${r.devilsAdvocate ? ` · devil's advocate ${r.devilsAdvocate.verdict}` : ''} · mergeability ` +
+    `${r.mergeability}${r.result === 'pass' ? '' : ` — ${r.reason}`}`
+  );
 }
 
 export interface FollowOptions {
@@ -202,9 +215,10 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
               kind: 'checklist',
               items: q.checklist ? q.checklist.length : null,
               heldOut,
-              problem: q.checklist ? null : q.checklistProblem,
+              problem: q.checklistProblem,
               text: q.checklist
-                ? `PRD checklist: ${q.checklist.length} item(s), ${heldOut} held out from the agent`
+                ? `PRD checklist: ${q.checklist.length} item(s), ${heldOut} held out from the agent` +
+                  (q.checklistProblem ? ` (note: ${q.checklistProblem})` : '')
                 : `PRD checklist: none (${q.checklistProblem})`,
             });
           }
@@ -231,7 +245,9 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
             emit({
               kind: 'refused_before_council',
               ...refusal,
-              text: `completion at iteration ${refusal.iteration} refused before the council was asked (${refusal.gates.map((g) => g.replace(/_/g, ' ')).join(', ')}): ${refusal.reason}`,
+              text:
+                `completion at iteration ${refusal.iteration} refused before the council was asked ` +
+                `(${refusal.gates.map((g) => g.replace(/_/g, ' ')).join(', ')}): ${refusal.reason}`,
             });
           }
         }
@@ -248,7 +264,9 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
           emit({
             kind: 'escalation',
             escalation: e,
-            text: `escalated to a person at iteration ${e.iteration} (${e.reason.replace(/_/g, ' ')}): ${e.detail} — ${e.paused ? 'paused' : 'not paused'}; handoff ${e.handoffMarkdownPath}`,
+            text:
+              `escalated to a person at iteration ${e.iteration} (${e.reason.replace(/_/g, ' ')}): ${e.detail} — ` +
+              `${e.paused ? 'paused' : 'not paused'}; handoff ${e.handoffMarkdownPath}`,
           });
         }
         seenEscalations = escalations.length;
@@ -287,7 +305,9 @@ export async function followRun(client: Client, workflowId: string, opts: Follow
             kind: 'no_worker',
             status: view.searchStatus,
             iteration: view.iteration,
-            text: `run is ${view.searchStatus ?? 'running'} at iteration ${view.iteration ?? '?'}; no worker is answering yet (start one with \`vigil worker\`)`,
+            text:
+              `run is ${view.searchStatus ?? 'running'} at iteration ${view.iteration ?? '?'}; no worker is answering yet (start ` +
+              `one with \`vigil worker\`)`,
           });
         }
         lastStatus = 'no-worker';

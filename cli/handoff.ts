@@ -48,7 +48,8 @@ export async function handoffCommand(client: Client, workflowId: string, opts: H
   if (answer.kind === 'no_worker') throw noWorkerError(run, opts.answerSeconds);
   if (answer.kind === 'unsupported') {
     throw new CliError(
-      `this Temporal server runs no standalone activities, which \`vigil handoff\` reads through (${answer.message.split('\n')[0] ?? ''}); read ${latest.path} on ${run.where}`,
+      `this Temporal server runs no standalone activities, which \`vigil handoff\` reads through ` +
+        `(${answer.message.split('\n')[0] ?? ''}); read ${latest.path} on ${run.where}`,
       EXIT.unreachable,
     );
   }

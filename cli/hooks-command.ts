@@ -2,9 +2,11 @@
  * `vigil hooks` serving GitHub's webhooks (cli/hooks.ts) against Temporal: a run is found by its
  * pull request's head branch (`vigil/<run id>` names it: one status query), else by scanning the
  * open runs' status for the pull request's branch or address (one visibility list and a query per
- * open run: fine for tens of runs; the cost of a webhook that names no run branch).
+ * open run: fine for tens of runs; the cost of a webhook that names no run branch). The console's
+ * server mounts the same receiver at /hooks when VIGIL_HOOKS_SECRET is set (cli/console/server.ts).
  */
 import type { Client } from '@temporalio/client';
+import type { Hono } from 'hono';
 import type { StatusSnapshot } from '../schemas/status.js';
 import { withClient, type Endpoint } from './connection.js';
 import { listen } from './http-listen.js';
@@ -69,26 +71,37 @@ export interface RunningHooks {
   close: () => Promise<void>;
 }
 
-/** Serves the webhook receiver with `client`; resolves once it listens. */
-export async function startHooks(client: Client, opts: { host: string; port: number; secret: string }): Promise<RunningHooks> {
-  const app = hooksApp({
-    secret: opts.secret,
+/** The webhook receiver against Temporal with `client`: served by `vigil hooks`, mounted by the console's server at /hooks. */
+export function temporalHooksApp(client: Client, secret: string): Hono {
+  return hooksApp({
+    secret,
     resolveRun: temporalResolver(client),
     resolveBase: temporalBaseResolver(client),
     signal: (runId, payload) => client.workflow.getHandle(runId).signal('prEvent', payload),
   });
+}
+
+/** The webhook secret of VIGIL_HOOKS_SECRET, checked; a CliError (exit 2) that says what to set when it is too short. */
+export function hooksSecret(env: NodeJS.ProcessEnv, who: string): string {
+  const secret = env.VIGIL_HOOKS_SECRET ?? '';
+  if (secret.length < 16)
+    throw new CliError(
+      `${who}: set VIGIL_HOOKS_SECRET to the webhook's secret (at least 16 characters), as in the repository's webhook settings`,
+      EXIT.usage,
+    );
+  return secret;
+}
+
+/** Serves the webhook receiver with `client`; resolves once it listens. */
+export async function startHooks(client: Client, opts: { host: string; port: number; secret: string }): Promise<RunningHooks> {
+  const app = temporalHooksApp(client, opts.secret);
   const { url, close } = await listen(app.fetch, opts.host, opts.port);
   return { url, close };
 }
 
 /** `vigil hooks`: serves until Ctrl+C. The secret comes from VIGIL_HOOKS_SECRET (never a flag: it would show in `ps`). */
 export async function hooksCommand(ep: Endpoint, o: { host: string; port: number }, print: (line: string) => void): Promise<void> {
-  const secret = process.env.VIGIL_HOOKS_SECRET ?? '';
-  if (secret.length < 16)
-    throw new CliError(
-      "vigil hooks: set VIGIL_HOOKS_SECRET to the webhook's secret (at least 16 characters), as in the repository's webhook settings",
-      EXIT.usage,
-    );
+  const secret = hooksSecret(process.env, 'vigil hooks');
   await withClient(ep, async (client) => {
     const hooks = await startHooks(client, { ...o, secret });
     print(`vigil hooks: receiving GitHub webhooks at ${hooks.url} (content type application/json); Ctrl+C stops`);

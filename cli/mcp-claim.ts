@@ -43,7 +43,8 @@ export function claimTarget(env: NodeJS.ProcessEnv): ClaimTarget {
   if (role !== 'iteration') {
     // Only the builder's call reads a claim: one left by a reviewer would be taken as the next iteration's.
     throw new CliError(
-      `vigil_task_complete is for the builder (VIGIL_ROLE=iteration); this agent call is the run's ${role ? `"${role}"` : 'unnamed role'}, whose answer is its verdict or vote (docs/agent-contract.md)`,
+      `vigil_task_complete is for the builder (VIGIL_ROLE=iteration); this agent call is the run's ` +
+        `${role ? `"${role}"` : 'unnamed role'}, whose answer is its verdict or vote (docs/agent-contract.md)`,
       EXIT.usage,
     );
   }
@@ -66,7 +67,8 @@ export function claimTarget(env: NodeJS.ProcessEnv): ClaimTarget {
     path.basename(path.dirname(runsFolder)) !== VIGIL_DIR
   ) {
     throw new CliError(
-      `VIGIL_PROMPT_FILE (${prompt}) is not the prompt of iteration ${iteration} of run "${runId}" (<repo>/${VIGIL_DIR}/runs/<run>/${expected}): the claim's repository cannot be told`,
+      `VIGIL_PROMPT_FILE (${prompt}) is not the prompt of iteration ${iteration} of run "${runId}" ` +
+        `(<repo>/${VIGIL_DIR}/runs/<run>/${expected}): the claim's repository cannot be told`,
       EXIT.usage,
     );
   }
@@ -115,6 +117,8 @@ export function writeClaim(target: ClaimTarget, input: ClaimInput, now: Date = n
     iteration: target.iteration,
     path: file,
     replaced,
-    note: `iteration ${target.iteration} claims completion: Vigil reads the claim when this agent call ends and judges it with its own checks (gates, code review, the PRD checklist, the council); the confidence does not decide it`,
+    note:
+      `iteration ${target.iteration} claims completion: Vigil reads the claim when this agent call ends and judges it with its ` +
+      `own checks (gates, code review, the PRD checklist, the council); the confidence does not decide it`,
   };
 }

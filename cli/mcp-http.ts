@@ -155,7 +155,9 @@ export async function startMcpHttp(opts: McpHttpOptions): Promise<RunningMcpHttp
     if (!sameToken(bearerOf(req.headers.authorization), token))
       return {
         status: 401,
-        message: `unauthorised: send "Authorization: Bearer <token>" with the token in ${tokenFile} (readable by the account that runs vigil mcp only; see docs/mcp.md)`,
+        message:
+          `unauthorised: send "Authorization: Bearer <token>" with the token in ${tokenFile} (readable by the account that runs ` +
+          `vigil mcp only; see docs/mcp.md)`,
         headers: { 'www-authenticate': 'Bearer realm="vigil mcp"' },
       };
     return null;
@@ -188,7 +190,8 @@ export async function startMcpHttp(opts: McpHttpOptions): Promise<RunningMcpHttp
         return refuse(
           res,
           503,
-          `too many sessions: at most ${maxSessions} at once. A client ends its session when it disconnects; an idle one ends after ${Math.round(idleMs / 60_000)} minute(s)`,
+          `too many sessions: at most ${maxSessions} at once. A client ends its session when it disconnects; an idle one ends ` +
+            `after ${Math.round(idleMs / 60_000)} minute(s)`,
           { 'retry-after': '60' },
         );
     }

@@ -91,7 +91,7 @@ export async function memorySearch(
   o: { query: string; repo?: string | undefined; limit?: number | undefined },
 ): Promise<McpMemorySearchOutput> {
   const [{ withEventStore }, { readMemorySnapshot, searchItems, searchMemory }, { configuredStoreUrl }] = await Promise.all([
-    import('./report.js'),
+    import('./event-store-client.js'),
     import('../lib/memory-reads.js'),
     import('../lib/store-location.js'),
   ]);

@@ -21,6 +21,8 @@ export type StartArgs = {
   prd?: string | undefined;
   /** An issue's Markdown file as the PRD, its task list the checklist (`vigil start --issue`). */
   issue?: string | undefined;
+  /** No PRD yet: what to build; a discovery call writes the PRD as the run starts (`vigil start --goal`). */
+  goal?: string | undefined;
   repo?: string | undefined;
   provider?: string | undefined;
   agentCommand?: string | undefined;
@@ -87,11 +89,11 @@ function templateInRepo(resolved: ResolvedKnobs, o: StartArgs, repo: string, rem
 /** `vigil start --json` for a caller of the MCP server (signed as the CLI signs: see docs/mcp.md#who-may-start-runs). */
 export async function startRun(deps: McpDeps, temporal: Temporal, o: StartArgs): Promise<{ started: StartedJson; notes: string[] }> {
   const [
-    { readPrd, readChecklist, readIssue, prdOnHost },
+    { readPrd, readChecklist, readIssue, prdOnHost, goalPrd, goalTitle },
     runs,
     { checkPromptTemplate, requireAgentCommand },
     { pathOnHost, resolveHost, thisHost },
-    { checkAcceptanceSource, prdSource, MCP_NAMES },
+    { checkAcceptanceSource, prdSource, goalSource, MCP_NAMES },
   ] = await Promise.all([
     import('./prd.js'),
     import('./runs.js'),
@@ -102,12 +104,22 @@ export async function startRun(deps: McpDeps, temporal: Temporal, o: StartArgs):
   const cwd = process.cwd();
   const host = resolveHost(o.host);
   const remote = host !== thisHost();
+  // A goal (no PRD yet: the discovery call writes it in the run folder as the run starts), alone and on this machine.
+  const goal = goalSource(o.goal, { prdFile: o.prd, issueFile: o.issue, tasks: false, attempts: false, remote }, MCP_NAMES);
   // The rules of `vigil start` for a PRD or an issue (one of the two; an issue is its own checklist; read here only).
-  const source = prdSource(o.prd, o.issue, o.checklist, remote, MCP_NAMES);
+  const source = goal === null ? prdSource(o.prd, o.issue, o.checklist, remote, MCP_NAMES) : null;
   const repoPath = remote ? pathOnHost('--repo', o.repo ?? '.', host) : runs.checkRepo(o.repo ?? '.');
-  const issue = source.kind === 'issue' ? readIssue(fileInRepo('the issue', source.file, repoPath, cwd)) : null;
+  const issue = source?.kind === 'issue' ? readIssue(fileInRepo('the issue', source.file, repoPath, cwd)) : null;
+  const goalId =
+    goal !== null
+      ? o.id !== undefined
+        ? deps.validateId(o.id)
+        : runs.defaultRunId({ path: goalTitle(goal).replace(/[/.]/g, ' '), title: '', bytes: 0 })
+      : null;
   let prd;
-  if (issue) prd = issue.prd;
+  if (goal !== null && goalId !== null) prd = goalPrd(goal, repoPath, goalId);
+  else if (!source) throw new CliError(MCP_NAMES.missing, EXIT.usage);
+  else if (issue) prd = issue.prd;
   else if (remote) {
     const onHost = pathOnHost('the PRD', source.file, host);
     pathInRemoteRepo('the PRD', onHost, repoPath, host);
@@ -136,7 +148,7 @@ export async function startRun(deps: McpDeps, temporal: Temporal, o: StartArgs):
   checkAcceptanceSource(resolvedKnobs.knobs);
   const checklist =
     o.checklist !== undefined ? readChecklist(fileInRepo('the checklist', o.checklist, repoPath, cwd)) : (issue?.checklist ?? undefined);
-  const workflowId = o.id !== undefined ? deps.validateId(o.id) : runs.defaultRunId(prd);
+  const workflowId = goalId ?? (o.id !== undefined ? deps.validateId(o.id) : runs.defaultRunId(prd));
   const { client, connection, ep } = await temporal.get();
   // The start path `vigil start` shares (cli/start-run.ts); what it says comes back as notes.
   const { launchRun } = await import('./start-run.js');
@@ -150,9 +162,19 @@ export async function startRun(deps: McpDeps, temporal: Temporal, o: StartArgs):
     remote,
     replace: o.replace === true,
     ...(checklist ? { checklist } : {}),
+    ...(goal !== null ? { goal } : {}),
     env: deps.env ?? process.env,
   });
-  const notes = [launched.searchAttributesHint, launched.noHostWorkerHint, ...launched.warnings].filter((n): n is string => n !== null);
+  const goalNote =
+    goal === null
+      ? null
+      : `no PRD yet: a discovery call analyses the repository and writes it at ${prd.path} first` +
+        (resolvedKnobs.knobs.autonomyMode === 'supervised'
+          ? `; the run then pauses for you to read it (vigil_resume to build from it)`
+          : '');
+  const notes = [goalNote, launched.searchAttributesHint, launched.noHostWorkerHint, ...launched.warnings].filter(
+    (n): n is string => n !== null,
+  );
   const started = launched.started;
   return { started: StartedJsonSchema.parse(started), notes };
 }

@@ -12,7 +12,7 @@ import { closeEventStore, describeUrl } from '../lib/event-store.js';
 import { CliError, EXIT } from './connection.js';
 import { loadMemoryFile } from './memory-import.js';
 import { reportStore } from './store.js';
-import { withEventStore } from './report.js';
+import { withEventStore } from './event-store-client.js';
 import { neutraliseLine } from './terminal-text.js';
 
 const out = (s: string): void => {
@@ -63,7 +63,8 @@ export function parseItem(kind: string, id: string): { kind: MemoryKindName; id:
 
 const itemLine = (i: MemoryItem): string =>
   neutraliseLine(
-    `${i.kind.padEnd(12)} ${String(i.id).padStart(5)}  ${i.topic.padEnd(16).slice(0, 16)} ×${String(i.evidence).padEnd(3)} imp ${i.importance.toFixed(2)} used ${i.accessCount}  ${i.title}${i.repo === null ? '  (across repositories)' : ''}`,
+    `${i.kind.padEnd(12)} ${String(i.id).padStart(5)}  ${i.topic.padEnd(16).slice(0, 16)} ×${String(i.evidence).padEnd(3)} imp ` +
+      `${i.importance.toFixed(2)} used ${i.accessCount}  ${i.title}${i.repo === null ? '  (across repositories)' : ''}`,
   );
 
 export async function memoryListCommand(o: { repo?: string; episodes?: boolean; limit?: number; json?: boolean }): Promise<number> {
@@ -80,7 +81,9 @@ export async function memoryListCommand(o: { repo?: string; episodes?: boolean; 
   // What judgement cost (the memory judge's calls as runs ended, in this installation), apart from the runs' spend.
   if (!o.json && judgement.runs > 0) {
     out(
-      `memory judgement: ${judgement.calls} call(s) over ${judgement.runs} run(s), ${judgement.usd} USD; ${judgement.lessons} lesson(s), ${judgement.merges} merge(s)${judgement.refused ? `; ${judgement.refused} answer(s) changed nothing` : ''}`,
+      `memory judgement: ${judgement.calls} call(s) over ${judgement.runs} run(s), ${judgement.usd} USD; ` +
+        `${judgement.lessons} lesson(s), ` +
+        `${judgement.merges} merge(s)${judgement.refused ? `; ${judgement.refused} answer(s) changed nothing` : ''}`,
     );
   }
   return 0;
@@ -164,7 +167,8 @@ export async function memoryConsolidateCommand(o: { run?: string; json?: boolean
   if (o.json) out(JSON.stringify(r, null, 2));
   else
     out(
-      `consolidated ${r.runs} run(s): ${r.episodes} episode(s) → ${r.antiPatterns} anti-pattern(s), ${r.patterns} pattern(s), ${r.skills} skill(s), ${r.links} link(s)`,
+      `consolidated ${r.runs} run(s): ${r.episodes} episode(s) → ${r.antiPatterns} anti-pattern(s), ${r.patterns} pattern(s), ` +
+        `${r.skills} skill(s), ${r.links} link(s)`,
     );
   return 0;
 }

@@ -12,7 +12,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import { NotificationsListSchema, type NotificationsList } from '../schemas/cli-output-reports.js';
 import { CliError, EXIT } from './errors.js';
-import { withEventStore } from './report.js';
+import { withEventStore } from './event-store-client.js';
 import { neutraliseLine } from './terminal-text.js';
 
 /** The most a listing shows: the seed keeps the last 100; `--limit` may ask for up to this many. */
@@ -163,7 +163,8 @@ export function notificationsText(list: NotificationsList, flags: NotificationsF
     const delivery = n.failed === 0 ? `delivered to ${n.delivered} channel(s)` : `${n.delivered} delivered, ${n.failed} failed`;
     const title = n.title ? `: ${neutraliseLine(n.title)}` : '';
     lines.push(
-      `${n.acknowledged ? '   ' : 'new'} ${n.at.slice(0, 16).replace('T', ' ')}  ${n.workflowId}  ${n.event}${n.severity ? ` (${n.severity})` : ''}${title} — ${delivery}`,
+      `${n.acknowledged ? '   ' : 'new'} ${n.at.slice(0, 16).replace('T', ' ')}  ${n.workflowId}  ` +
+        `${n.event}${n.severity ? ` (${n.severity})` : ''}${title} — ${delivery}`,
     );
   }
   if (list.notifications.length < (flags.new ? list.unacknowledged : list.total))

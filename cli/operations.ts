@@ -111,7 +111,9 @@ const TUNING_HELP: Record<keyof WorkerTuning, string> = {
   workflowSlots: `workflow tasks at once (default ${DEFAULT_TUNING.workflowSlots})`,
   localActivitySlots: `local activities at once, e.g. the event-store projection (default ${DEFAULT_TUNING.localActivitySlots})`,
   maxCachedWorkflows: "workflows kept in the worker's cache; 0 turns it off (default: the SDK's, from the heap size)",
-  gitNiceness: `CPU niceness of the git the worker runs to inspect and checkpoint repositories, 0-19; 0 runs it at the worker's priority (default ${DEFAULT_TUNING.gitNiceness})`,
+  gitNiceness:
+    `CPU niceness of the git the worker runs to inspect and checkpoint repositories, 0-19; 0 runs it at the worker's priority ` +
+    `(default ${DEFAULT_TUNING.gitNiceness})`,
 };
 
 /** The worker's operations flags (worker, up): log format, metrics, tracing, slots. */

@@ -97,7 +97,8 @@ export function addPrCommands(program: Command, ctx: PrCommandsContext): void {
   program
     .command('pr-event')
     .description(
-      "send an event of the pull request a run follows (knob followPr): red checks, a comment, the base moved, merged, closed; by hand or from any CI (GitHub's webhooks: vigil hooks)",
+      'send an event of the pull request a run follows (knob followPr): red checks, a comment, the base moved, merged, closed; ' +
+        "by hand or from any CI (GitHub's webhooks: vigil hooks)",
     )
     .argument('<id>', 'workflow id of the run', ctx.runIdArg)
     .option('--checks-failed <file>', 'the checks failed: a JSON array of {"name","logTail"}, or one check\'s log (its tail is kept)')
@@ -119,7 +120,8 @@ export function addPrCommands(program: Command, ctx: PrCommandsContext): void {
   program
     .command('hooks')
     .description(
-      "receive GitHub's webhooks for the pull requests runs follow (VIGIL_HOOKS_SECRET: the webhook's secret; a wrong signature is refused with 401): red checks, changes requested, /vigil comments, merged, closed",
+      "receive GitHub's webhooks for the pull requests runs follow (VIGIL_HOOKS_SECRET: the webhook's secret; a wrong " +
+        'signature is refused with 401): red checks, changes requested, /vigil comments, merged, closed',
     )
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on, 0 for any free one', (raw: string) => Number(raw), 8239)

@@ -10,6 +10,8 @@ import type { ChecklistItem } from '../schemas/gates.js';
 import { parseChecklistFile, parseIssueChecklist } from '../rules/checklist/file.js';
 import type { TaskList } from '../schemas/tasks.js';
 import { parseTasksFile } from '../rules/tasks.js';
+import { prdTitle } from '../rules/discovery.js';
+import { discoveredPrdPath } from '../schemas/paths.js';
 
 export const MAX_PRD_BYTES = 1024 * 1024;
 
@@ -78,19 +80,27 @@ export function readIssue(file: string, cwd = process.cwd()): Issue {
   return { prd, checklist: r === null ? null : r.items };
 }
 
+/**
+ * The PRD of a run started from a goal (`vigil start --goal`): not written yet. The discovery call
+ * writes it in the run folder (`.vigil/runs/<run>/PRD.md`) as the run starts; titled by the goal.
+ */
+export function goalPrd(goal: string, repoPath: string, runId: string): Prd {
+  return { path: discoveredPrdPath(repoPath, runId), title: goalTitle(goal), bytes: 0, sha256: null };
+}
+
+/** The goal's first line, at most 200 characters: the run's title until its PRD has one. */
+export function goalTitle(goal: string): string {
+  const first = goal.trim().split(/\r?\n/)[0]?.trim() ?? '';
+  return first.length > 200 ? `${first.slice(0, 199)}…` : first;
+}
+
 /** A PRD on another host (`vigil start --host`): its absolute path there, titled by its file name. */
 export function prdOnHost(abs: string): Prd {
   return { path: abs, title: path.basename(abs).replace(/\.[^.]*$/, '') || path.basename(abs), bytes: 0, sha256: null };
 }
 
-/** First Markdown heading, else the first non-empty line, at most 200 characters. */
-export function prdTitle(text: string): string {
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
-  const heading = lines.find((l) => /^#{1,6}\s+\S/.test(l));
-  const first = heading ? heading.replace(/^#{1,6}\s+/, '') : (lines.find((l) => l.trim()) ?? '');
-  const t = first.replace(/\s+#*\s*$/, '').trim();
-  return t.length > 200 ? `${t.slice(0, 199)}…` : t;
-}
+/** A PRD's title: its first Markdown heading, else its first line (rules/discovery.ts, which the discovery call's PRD shares). */
+export { prdTitle } from '../rules/discovery.js';
 
 /** Largest checklist file read (the checklist itself is capped at 60 items). */
 export const MAX_CHECKLIST_BYTES = 256 * 1024;

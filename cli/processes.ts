@@ -224,7 +224,8 @@ async function runWorker(
     });
     metrics?.attach(workers.workers, connection, ep.namespace);
     say(
-      `vigil worker polling task queue "${ep.taskQueue}" (namespace "${ep.namespace}", ${describeEndpoint(ep)}) and ${hostQueueLine(workers.queues, host)}; Ctrl+C to stop`,
+      `vigil worker polling task queue "${ep.taskQueue}" (namespace "${ep.namespace}", ${describeEndpoint(ep)}) and ` +
+        `${hostQueueLine(workers.queues, host)}; Ctrl+C to stop`,
       {
         taskQueue: ep.taskQueue,
         namespace: ep.namespace,

@@ -32,7 +32,7 @@ import { checkpointRef } from '../rules/checkpoints.js';
 import { recordedChecks, rejudgeRun } from '../rules/rejudge.js';
 import { resolveKnobs } from './config.js';
 import { CliError, EXIT } from './errors.js';
-import { withEventStore } from './report.js';
+import { withEventStore } from './event-store-client.js';
 
 export interface RejudgeFlags {
   all?: boolean;
@@ -224,7 +224,9 @@ function runLines(r: RejudgedRun): string[] {
 /** The report as text: one block per run, then the totals. */
 export function rejudgeText(r: RejudgeReport): string {
   const set = Object.entries(r.set).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
-  const head = `rejudged ${r.runs.length} run(s) by today's rules${set.length ? ` with ${set.join(', ')}` : ''} (each under its own knobs, today's defaults for those it did not have)`;
+  const head =
+    `rejudged ${r.runs.length} run(s) by today's rules${set.length ? ` with ${set.join(', ')}` : ''} (each under its own knobs, ` +
+    `today's defaults for those it did not have)`;
   const body = r.runs.flatMap(runLines);
   return `${[head, ...body, `total: ${r.checks} check(s), ${r.flips} flip(s), ${r.needsNewJudgement} need(s) a new judgement`].join('\n')}\n`;
 }

@@ -59,7 +59,8 @@ export function windowCheck(r: WindowReport): { ok: boolean; detail: string; fix
   else if (certain.length === 0) parts.push(`${r.open} open run${r.open === 1 ? '' : 's'}, none started before the window (${WINDOW})`);
   else
     parts.push(
-      `${certain.length} of ${r.open} open runs started before the window (${WINDOW}) and may fail to replay: ${shown(certain.map((o) => `${o.workflowId} (${o.release})`))}`,
+      `${certain.length} of ${r.open} open runs started before the window (${WINDOW}) and may fail to replay: ` +
+        `${shown(certain.map((o) => `${o.workflowId} (${o.release})`))}`,
     );
   if (unstamped.length > 0)
     parts.push(

@@ -67,7 +67,8 @@ export function addReportCommands(program: Command, ctx: ReportCommandsContext):
   program
     .command('rejudge')
     .description(
-      "judge recorded completion checks again by today's rules (or with --set knob=value), from the recorded evidence, without calling an agent; says which verdicts flip and why",
+      "judge recorded completion checks again by today's rules (or with --set knob=value), from the recorded evidence, without " +
+        'calling an agent; says which verdicts flip and why',
     )
     .argument('[ids...]', 'runs in the event store')
     .option('--all', 'every run in the event store')

@@ -21,8 +21,7 @@
  *     run, to the next accepted `resume` (or the outcome; a run still paused counts until now).
  */
 import path from 'node:path';
-import pg from 'pg';
-import { CONNECT_TIMEOUT_MS, describeUrl, migrate, MIGRATIONS, type Db } from '../lib/event-store.js';
+import type { Db } from '../lib/event-store.js';
 import type { z } from 'zod';
 import type {
   AcrossRunsReportSchema,
@@ -36,11 +35,12 @@ import type { RunEvent } from '../schemas/events.js';
 import { CliError, EXIT } from './connection.js';
 import { tierLines, tierMetrics } from './report-tiers.js';
 import { pauseEvents, waitingForPeople } from './report-waiting.js';
-import { reportStore } from './store.js';
+import { withEventStore } from './event-store-client.js';
 
 export { waitingForPeople, type PauseEvent, type Waiting } from './report-waiting.js';
 import { neutraliseLine } from './terminal-text.js';
 import { voteLine } from '../workflows/ui.js';
+import { pullRequestLines, pullRequestReport } from './report-pr.js';
 
 export const DONE_STATUSES: readonly string[] = ['council_approved', 'completion_promise_fulfilled', 'already_satisfied', 'merged'];
 
@@ -298,7 +298,10 @@ export function duration(ms: number): string {
 export function describeEvent(e: RunEvent): string {
   switch (e.kind) {
     case 'run_started':
-      return `run started: "${e.prdTitle}" in ${e.repoPath} with ${e.provider}, up to ${e.maxIterations} iterations, budget ${money(e.budgetUsd)}, ${e.autonomyMode}`;
+      return (
+        `run started: "${e.prdTitle}" in ${e.repoPath} with ${e.provider}, up to ${e.maxIterations} iterations, budget ` +
+        `${money(e.budgetUsd)}, ${e.autonomyMode}`
+      );
     case 'iteration':
       return [
         `iteration ${e.iteration}`,
@@ -319,7 +322,10 @@ export function describeEvent(e: RunEvent): string {
     case 'gate':
       return `gate ${e.gate}: ${e.verdict}${e.findings ? ` (${e.findings} finding(s))` : ''}${e.reason ? ` — ${e.reason}` : ''}`;
     case 'review':
-      return `review ${e.round}: ${e.result}, mergeability ${e.mergeability}, ${e.reviewers.length} reviewer(s), ${e.reviewers.filter((r) => r.blocking).length} blocking`;
+      return (
+        `review ${e.round}: ${e.result}, mergeability ${e.mergeability}, ${e.reviewers.length} reviewer(s), ` +
+        `${e.reviewers.filter((r) => r.blocking).length} blocking`
+      );
     case 'escalation':
       return `escalation (${e.reason})${e.paused ? ', paused for a person' : ''}: ${e.detail}`;
     case 'notification':
@@ -421,6 +427,7 @@ export async function reportRun(db: Db, workflowId: string, opts: { now?: Date }
   );
   const iterationCost = timeline.reduce((a, t) => a + (t.costUsd ?? 0), 0);
   const judgement = await memoryJudgementOf(db, workflowId);
+  const pr = pullRequestReport(valid.map((r) => ({ at: iso(r.at), event: r.event })));
 
   return {
     workflowId,
@@ -460,6 +467,7 @@ export async function reportRun(db: Db, workflowId: string, opts: { now?: Date }
     waitingMs: w.ms,
     pauses: w.pauses,
     pausedNow: w.pausedNow,
+    ...(pr ? { pullRequest: pr } : {}),
     timeline,
     notices,
   };
@@ -479,12 +487,19 @@ function summaryLines(r: RunReport): string[] {
   const o = r.outcome;
   return [
     `repository: ${r.repo ?? 'unknown'}`,
-    `provider: ${r.provider ?? 'unknown'} · mode ${r.autonomyMode ?? 'unknown'} · up to ${r.maxIterations ?? '?'} iterations · budget ${r.budgetUsd !== null ? money(r.budgetUsd) : 'unknown'}`,
+    `provider: ${r.provider ?? 'unknown'} · mode ${r.autonomyMode ?? 'unknown'} · up to ${r.maxIterations ?? '?'} iterations · ` +
+      `budget ${r.budgetUsd !== null ? money(r.budgetUsd) : 'unknown'}`,
     `started: ${r.startedAt ?? 'unknown'}${r.finishedAt ? ` · finished: ${r.finishedAt}` : ''}`,
     `outcome: ${o ? `${o.status} (exit ${o.exitCode}) at iteration ${o.iteration} — ${oneLine(o.reason)}` : 'none yet (running)'}`,
     // What done rested on, as the run said it (`evidence: baseline tests 2 of 2 passed …`).
     ...(o?.evidence ? [oneLine(o.evidence)] : []),
-    `iterations: ${r.iterations} (${r.failedIterations} failed) · council rounds: ${r.councilRounds} (${r.approvedRounds} approved) · escalations: ${r.escalations} · tier climbs: ${r.tierClimbs} · spend: ${spendWords(r.spendUsd, r.unpricedCalls, r.calls)}${r.orchestration ? ` (orchestration ${r.orchestration.calls} call(s)${r.spendUsd > 0 ? `, ${money(r.orchestration.usd)}, ${Math.round((r.orchestration.usd / r.spendUsd) * 100)}%` : ''})` : ''}`,
+    `iterations: ${r.iterations} (${r.failedIterations} failed) · council rounds: ` +
+      `${r.councilRounds} (${r.approvedRounds} approved) · escalations: ${r.escalations} · tier climbs: ${r.tierClimbs} · spend: ` +
+      spendWords(r.spendUsd, r.unpricedCalls, r.calls) +
+      (r.orchestration
+        ? ` (orchestration ${r.orchestration.calls} call(s)` +
+          `${r.spendUsd > 0 ? `, ${money(r.orchestration.usd)}, ${Math.round((r.orchestration.usd / r.spendUsd) * 100)}%` : ''})`
+        : ''),
     `waiting for people: ${duration(r.waitingMs)} over ${r.pauses} pause(s)${r.pausedNow ? ' (paused now)' : ''}`,
     ...(r.memoryJudgement ? [memoryJudgementLine(r.memoryJudgement)] : []),
   ];
@@ -502,6 +517,7 @@ export function runMarkdown(r: RunReport): string {
     `# Run \`${r.workflowId}\`${r.prdTitle ? `: ${oneLine(r.prdTitle)}` : ''}`,
     '',
     ...summaryLines(r).map((l) => `- ${l}`),
+    ...(r.pullRequest ? ['', '## Pull request', '', ...pullRequestLines(r.pullRequest).map((l) => `- ${oneLine(l)}`)] : []),
     '',
     '## Iterations',
     '',
@@ -520,6 +536,8 @@ export function runText(r: RunReport): string {
   const lines = [
     `run ${r.workflowId}${r.prdTitle ? `: ${oneLine(r.prdTitle)}` : ''}`,
     ...summaryLines(r).map((l) => `  ${l}`),
+    // Comments' authors and the run's replies are other people's text: shown terminal-safe.
+    ...(r.pullRequest ? ['pull request:', ...pullRequestLines(r.pullRequest).map((l) => neutraliseLine(`  ${l}`))] : []),
     'timeline:',
   ];
   const under = (entries: readonly TimelineEntry[]): string[] =>
@@ -594,60 +612,8 @@ export function parseSince(s: string, now: Date = new Date()): Date {
   return new Date(t);
 }
 
-const isConnectionError = (err: unknown): boolean => {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === 'string') return /^(08|57P|53)/.test(code) || /^E[A-Z]+$/.test(code);
-  return err instanceof Error && /connection|terminated|timeout|timed out/i.test(err.message);
-};
-
-/**
- * Connects to the store (VIGIL_DATABASE_URL / DATABASE_URL, else the local one: see cli/store.ts),
- * brings its schema up to date, runs `fn`, disconnects.
- */
-export async function withEventStore<T>(env: NodeJS.ProcessEnv, fn: (db: pg.Client) => Promise<T>): Promise<T> {
-  const store = await reportStore(env);
-  try {
-    return await queryStore(store.url, store.hint, fn);
-  } finally {
-    await store.release();
-  }
-}
-
-async function queryStore<T>(url: string, hint: string, fn: (db: pg.Client) => Promise<T>): Promise<T> {
-  const where = describeUrl(url);
-  const client = new pg.Client({
-    connectionString: url,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    statement_timeout: 60_000,
-    query_timeout: 90_000,
-    application_name: 'vigil-report',
-  });
-  client.on('error', () => undefined);
-  const fail = (err: unknown): CliError =>
-    new CliError(
-      `the event store at ${where} is unreachable: ${err instanceof Error ? err.message || (err as { code?: string }).code || err.name : String(err)}. Start it, or ${hint.charAt(0).toLowerCase()}${hint.slice(1)}`,
-      EXIT.unreachable,
-    );
-  try {
-    await client.connect();
-  } catch (err) {
-    throw fail(err);
-  }
-  try {
-    const latest = Math.max(...MIGRATIONS.map((m) => m.version));
-    const exists = (await client.query<{ t: string | null }>(`select to_regclass('vigil_schema_migrations')::text as t`)).rows[0]?.t;
-    const have = exists
-      ? ((await client.query<{ v: number | null }>('select max(version) as v from vigil_schema_migrations')).rows[0]?.v ?? 0)
-      : 0;
-    if (have < latest) await migrate(client);
-    return await fn(client);
-  } catch (err) {
-    if (err instanceof CliError || !isConnectionError(err)) throw err;
-    throw fail(err);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
+// Kept here for activities/deliver.ts, whose one exemption to import the CLI is this module.
+export { withEventStore };
 
 function acrossRunsText(r: AcrossRunsReport): string {
   const pct = (x: number | null): string => (x === null ? '—' : `${Math.round(x * 100)}%`);
@@ -666,7 +632,8 @@ function acrossRunsText(r: AcrossRunsReport): string {
   );
   const c = r.council;
   lines.push(
-    `council: ${c.rounds} round(s), ${c.approved} approved, ${c.rejected} rejected, ${c.blocked} blocked by a gate; approval rate ${pct(c.approvalRate)}; votes ${c.approveVotes} of ${c.votes} approve (${pct(c.voteApprovalRate)})`,
+    `council: ${c.rounds} round(s), ${c.approved} approved, ${c.rejected} rejected, ${c.blocked} blocked by a gate; approval ` +
+      `rate ${pct(c.approvalRate)}; votes ${c.approveVotes} of ${c.votes} approve (${pct(c.voteApprovalRate)})`,
   );
   const e = r.escalations;
   lines.push(
@@ -679,16 +646,22 @@ function acrossRunsText(r: AcrossRunsReport): string {
   lines.push(...tierLines(r.tiers));
   const k = r.cost;
   lines.push(
-    `cost: ${money(k.totalUsd)} in all, ${money(k.perRunUsd ?? 0)} per run; ${k.doneRuns} done run(s)${k.doneRuns ? `: ${money(k.perDoneRunUsd ?? 0)} each, ${money(k.allSpendPerDoneRunUsd ?? 0)} of all spend per done run` : ''}${k.unpricedCalls ? `; ${k.unpricedCalls} unpriced call(s) not counted` : ''}`,
+    `cost: ${money(k.totalUsd)} in all, ${money(k.perRunUsd ?? 0)} per run; ${k.doneRuns} done ` +
+      `run(s)${k.doneRuns ? `: ${money(k.perDoneRunUsd ?? 0)} each, ${money(k.allSpendPerDoneRunUsd ?? 0)} of all spend per done run` : ''}` +
+      `${k.unpricedCalls ? `; ${k.unpricedCalls} unpriced call(s) not counted` : ''}`,
   );
   const w = r.waitingForPeople;
   lines.push(
-    `waiting for people: ${duration(w.totalMs)} over ${w.pauses} pause(s) (${duration(w.perRunMs ?? 0)} per run)${w.pausedNow.length ? `; paused now: ${w.pausedNow.join(', ')}` : ''}`,
+    `waiting for people: ${duration(w.totalMs)} over ${w.pauses} pause(s) (${duration(w.perRunMs ?? 0)} per ` +
+      `run)${w.pausedNow.length ? `; paused now: ${w.pausedNow.join(', ')}` : ''}`,
   );
   lines.push('', 'runs:');
   for (const p of r.perRun) {
     lines.push(
-      `  ${p.workflowId} · ${p.startedAt ?? '?'} · ${p.repo ?? '?'} · ${p.outcome ?? 'running'}${p.exitCode !== null ? ` (exit ${p.exitCode})` : ''} · ${p.iterations} iteration(s), ${p.failedIterations} failed · council ${p.approvedRounds}/${p.councilRounds} · ${p.escalations} escalation(s) · ${p.tierClimbs} climb(s) · ${spendWords(p.spendUsd, p.unpricedCalls, null)} · waited ${duration(p.waitingMs)}`,
+      `  ${p.workflowId} · ${p.startedAt ?? '?'} · ${p.repo ?? '?'} · ` +
+        `${p.outcome ?? 'running'}${p.exitCode !== null ? ` (exit ${p.exitCode})` : ''} · ${p.iterations} iteration(s), ` +
+        `${p.failedIterations} failed · council ${p.approvedRounds}/${p.councilRounds} · ${p.escalations} escalation(s) · ` +
+        `${p.tierClimbs} climb(s) · ${spendWords(p.spendUsd, p.unpricedCalls, null)} · waited ${duration(p.waitingMs)}`,
     );
   }
   return `${lines.join('\n')}\n`;

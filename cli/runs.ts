@@ -63,7 +63,12 @@ const literal = (value: string): string => `'${value.replace(/\\/g, '\\\\').repl
  * their VigilRepo (the absolute path, as `vigil start` records it: the last 255 characters).
  */
 export function listQuery(filters: { status?: string; repo?: string }): string {
-  const terms = ["WorkflowType = 'vigilRun'"];
+  // Runs with attempts (`vigil start --attempts K`) carry no search attributes: listed only without a filter.
+  const terms = [
+    filters.status === undefined && filters.repo === undefined
+      ? "(WorkflowType = 'vigilRun' OR WorkflowType = 'vigilAttempts')"
+      : "WorkflowType = 'vigilRun'",
+  ];
   if (filters.status !== undefined) {
     const status = filters.status.trim().toLowerCase();
     if (!LIST_STATUSES.includes(status))
@@ -110,6 +115,8 @@ export interface StartOptions {
   tasks?: TaskList;
   /** The host holding the repository (normalised): its workers run the repository-bound activities. */
   host?: string;
+  /** A run from a goal (`vigil start --goal`): the discovery call writes the PRD at `prd.path` first. */
+  goal?: string;
   /** A directive for the first prompt, delivered with the start (signal-with-start). */
   directive?: { directive: string; by: string };
 }
@@ -144,7 +151,7 @@ function searchAttributeRefusal(err: unknown): string | null {
  * (`<workflowId>-<scheduled time>`), each admitted once, with no expiry.
  */
 export function runInputFor(
-  opts: Pick<StartOptions, 'prd' | 'repoPath' | 'knobs' | 'workflowId' | 'checklist' | 'host' | 'tasks' | 'knobsGiven'>,
+  opts: Pick<StartOptions, 'prd' | 'repoPath' | 'knobs' | 'workflowId' | 'checklist' | 'host' | 'tasks' | 'knobsGiven' | 'goal'>,
   scheduled = false,
 ): RunInput {
   const input: RunInput = {
@@ -156,6 +163,7 @@ export function runInputFor(
     ...(opts.checklist ? { checklist: opts.checklist } : {}),
     ...(opts.tasks ? { tasks: opts.tasks } : {}),
     ...(opts.host ? { host: opts.host } : {}),
+    ...(opts.goal ? { goal: opts.goal } : {}),
   };
   const secret = runSecret();
   if (secret) {

@@ -75,7 +75,8 @@ export function checkCron(expr: string): string {
   const fieldOk = fields.length >= 5 && fields.length <= 7 && fields.every((f) => /^[0-9A-Za-z*?/,#LW-]+$/.test(f));
   if (!macro && !fieldOk) {
     throw new CliError(
-      `--cron "${expr}" is not a cron expression: give 5 fields, minute hour day-of-month month day-of-week (e.g. "0 2 * * *" for 02:00 every day, "30 6 * * 1-5" for 06:30 on weekdays), or @daily, @hourly, @every 6h`,
+      `--cron "${expr}" is not a cron expression: give 5 fields, minute hour day-of-month month day-of-week (e.g. "0 2 * * *" ` +
+        `for 02:00 every day, "30 6 * * 1-5" for 06:30 on weekdays), or @daily, @hourly, @every 6h`,
       EXIT.usage,
     );
   }
@@ -276,7 +277,8 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
         else
           for (const r of rows)
             out(
-              `${String(r.name).padEnd(24)} ${String(r.cron ?? '?').padEnd(16)} ${(r.paused ? 'paused' : 'active').padEnd(7)} next ${String(r.next ?? '-').padEnd(24)} last ${String(r.last ?? '-')}  ${String(r.repo ?? '')}`,
+              `${String(r.name).padEnd(24)} ${String(r.cron ?? '?').padEnd(16)} ${(r.paused ? 'paused' : 'active').padEnd(7)} ` +
+                `next ${String(r.next ?? '-').padEnd(24)} last ${String(r.last ?? '-')}  ${String(r.repo ?? '')}`,
             );
       });
     });
@@ -367,7 +369,8 @@ export function addScheduleCommand(program: Command, deps: ScheduleDeps): Comman
             const running = workflowIdsOf(d.info.runningActions.map((a) => ({ action: a })));
             say(
               { name, result: 'skipped', workflowId: null, running },
-              `skipped: ${running.length ? `${running.join(', ')} is still going` : 'a run of this schedule is still going'} (overlap policy ${fromPolicy(d.policies.overlap ?? 'SKIP')})`,
+              `skipped: ${running.length ? `${running.join(', ')} is still going` : 'a run of this schedule is still going'} (` +
+                `overlap policy ${fromPolicy(d.policies.overlap ?? 'SKIP')})`,
             );
             return;
           }

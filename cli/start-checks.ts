@@ -130,6 +130,10 @@ export interface SourceNames {
   onHost: string;
   /** What to say when neither is given. */
   missing: string;
+  /** The goal's input (a run without a PRD), an example of it, and how to start from a file instead. */
+  goal: string;
+  goalExample: string;
+  asFile: string;
 }
 
 export const CLI_NAMES: SourceNames = {
@@ -138,7 +142,10 @@ export const CLI_NAMES: SourceNames = {
   checklist: '--checklist',
   asPrd: (issue, checklist) => `vigil start ${issue} --checklist ${checklist}`,
   onHost: 'vigil start FILE --host ...',
-  missing: 'missing the PRD: vigil start <prd> [options], or vigil start --issue FILE',
+  missing: 'missing the PRD: vigil start <prd> [options], vigil start --issue FILE, or vigil start --goal "what to build"',
+  goal: '--goal',
+  goalExample: 'vigil start --goal "add a CSV export to the weekly report"',
+  asFile: 'vigil start FILE',
 };
 
 export const MCP_NAMES: SourceNames = {
@@ -147,8 +154,47 @@ export const MCP_NAMES: SourceNames = {
   checklist: '`checklist`',
   asPrd: (issue, checklist) => `vigil_start with prd: ${issue}, checklist: ${checklist}`,
   onHost: 'vigil_start with prd and host',
-  missing: 'missing the PRD: give `prd` (a PRD file) or `issue` (an issue file)',
+  missing: 'missing the PRD: give `prd` (a PRD file), `issue` (an issue file) or `goal` (what to build, as text)',
+  goal: '`goal`',
+  goalExample: 'vigil_start with goal: "add a CSV export to the weekly report"',
+  asFile: 'vigil_start with prd: FILE',
 };
+
+/** The longest goal `vigil start --goal` takes (the run input's bound). */
+export const MAX_GOAL_CHARS = 4000;
+
+/**
+ * `vigil start --goal "…"`: the goal, checked (null: no goal). A run from a goal has no PRD yet (a
+ * discovery call writes it as the run starts), so it is given alone — no PRD, no issue — and as one
+ * run on this machine: not beside --tasks or --attempts, which split a PRD a person wrote, nor for
+ * another host.
+ */
+export function goalSource(
+  goal: unknown,
+  o: { prdFile: string | undefined; issueFile: string | undefined; tasks: boolean; attempts: boolean; remote: boolean },
+  names: SourceNames = CLI_NAMES,
+): string | null {
+  if (goal === undefined) return null;
+  const text = typeof goal === 'string' ? goal.trim() : '';
+  const usage = (why: string): CliError => new CliError(why, EXIT.usage);
+  const g = names.goal;
+  if (text === '') throw usage(`${g} needs the goal as text: ${names.goalExample}`);
+  if (text.length > MAX_GOAL_CHARS)
+    throw usage(
+      `the goal is ${text.length} characters (at most ${MAX_GOAL_CHARS}): write it into a file and start with it as the PRD (${names.asFile})`,
+    );
+  if (o.prdFile !== undefined || o.issueFile !== undefined)
+    throw usage(
+      `give ${g} or ${o.prdFile !== undefined ? `a PRD (${o.prdFile})` : `${names.issue} ${o.issueFile}`}, not both: with ${g} a discovery call writes the PRD`,
+    );
+  if (o.tasks) throw usage('--tasks splits a PRD you wrote; with --goal the PRD is written as the run starts: drop --tasks');
+  if (o.attempts)
+    throw usage(
+      '--attempts runs one PRD several times; with --goal the PRD is written as the run starts: drop --attempts, or write the PRD first',
+    );
+  if (o.remote) throw usage(`${g} runs on this machine: start it on the run's host, or write the PRD there and start it: ${names.onHost}`);
+  return text;
+}
 
 /**
  * Where the run's PRD comes from: the PRD file, or an issue (its task list the checklist). One
@@ -170,7 +216,8 @@ export function prdSource(
   }
   if (checklist !== undefined)
     throw new CliError(
-      `${n.issue} ${issueFile} takes the PRD checklist from the issue's task list: drop ${n.checklist}, or give the issue as the PRD (${n.asPrd(issueFile, checklist)})`,
+      `${n.issue} ${issueFile} takes the PRD checklist from the issue's task list: drop ${n.checklist}, or give the issue as ` +
+        `the PRD (${n.asPrd(issueFile, checklist)})`,
       EXIT.usage,
     );
   if (remote)

@@ -23,13 +23,13 @@ const jsonLine = (value: unknown): void => out(JSON.stringify(value));
 export async function startCommand(prdFile: string | undefined, o: Record<string, unknown>, deps: StartDeps): Promise<void> {
   const issueFile = typeof o.issue === 'string' ? o.issue : undefined;
   const [
-    { readPrd, readChecklist, readIssue, readTasks, prdOnHost, checkAcceptanceFolder },
+    { readPrd, readChecklist, readIssue, readTasks, prdOnHost, checkAcceptanceFolder, goalPrd, goalTitle },
     { checkRepo, defaultRunId },
     { checkPromptTemplate, requireAgentCommand },
     { followRun },
     { pathOnHost, resolveHost, thisHost },
     { sdkRunApi },
-    { checkAcceptanceSource, checkTasks, prdSource, CLI_NAMES },
+    { checkAcceptanceSource, checkTasks, prdSource, goalSource, CLI_NAMES },
     { knobsGivenOf },
     { launchRun },
   ] = await Promise.all([
@@ -46,10 +46,22 @@ export async function startCommand(prdFile: string | undefined, o: Record<string
   const host = resolveHost(typeof o.host === 'string' ? o.host : undefined);
   // The repository and the PRD are on the run's host: checked here only when that is this machine.
   const remote = host !== thisHost();
-  const source = prdSource(prdFile, issueFile, typeof o.checklist === 'string' ? o.checklist : undefined, remote, CLI_NAMES);
-  const issue = source.kind === 'issue' ? readIssue(source.file) : null;
-  const prd = issue ? issue.prd : remote ? prdOnHost(pathOnHost('the PRD', source.file, host)) : readPrd(source.file);
+  // --goal: no PRD yet; the discovery call writes it in the run folder as the run starts (cli/prd.ts goalPrd).
+  const goal = goalSource(o.goal, { prdFile, issueFile, tasks: o.tasks !== undefined, attempts: o.attempts !== undefined, remote });
+  const source =
+    goal === null ? prdSource(prdFile, issueFile, typeof o.checklist === 'string' ? o.checklist : undefined, remote, CLI_NAMES) : null;
+  const issue = source?.kind === 'issue' ? readIssue(source.file) : null;
   const repoPath = remote ? pathOnHost('--repo', String(o.repo), host) : checkRepo(String(o.repo));
+  const givenId = typeof o.id === 'string' ? deps.validateId(o.id) : null;
+  const goalId = goal !== null ? (givenId ?? defaultRunId({ path: goalTitle(goal).replace(/[/.]/g, ' '), title: '', bytes: 0 })) : null;
+  const prd =
+    goal !== null && goalId !== null
+      ? goalPrd(goal, repoPath, goalId)
+      : issue
+        ? issue.prd
+        : remote
+          ? prdOnHost(pathOnHost('the PRD', String(source?.file), host))
+          : readPrd(String(source?.file));
   const resolvedKnobs = checkPromptTemplate(await deps.resolve(o), process.cwd());
   requireAgentCommand(resolvedKnobs);
   // The acceptance folder (knob acceptanceTests): checked here, where the person can fix it (exit 2).
@@ -60,7 +72,7 @@ export async function startCommand(prdFile: string | undefined, o: Record<string
   const checklist = typeof o.checklist === 'string' ? readChecklist(o.checklist) : (issue?.checklist ?? undefined);
   const tasks = typeof o.tasks === 'string' ? readTasks(o.tasks) : undefined;
   checkTasks(resolvedKnobs.knobs, tasks, typeof o.tasks === 'string' ? o.tasks : undefined);
-  const workflowId = typeof o.id === 'string' ? deps.validateId(o.id) : defaultRunId(prd);
+  const workflowId = goalId ?? givenId ?? defaultRunId(prd);
   const ep = deps.endpoint();
   // --attempts K: K runs of this PRD, one picked (cli/attempts.ts); the multiplier said before anything starts.
   const { attemptOptions, attemptsNotice, startAttempts } = await import('./attempts.js');
@@ -99,6 +111,7 @@ export async function startCommand(prdFile: string | undefined, o: Record<string
       replace: o.replace === true,
       ...(checklist ? { checklist } : {}),
       ...(tasks ? { tasks } : {}),
+      ...(goal !== null ? { goal } : {}),
     });
     if (launched.searchAttributesHint) process.stderr.write(`${launched.searchAttributesHint}\n`);
     if (o.json) out(JSON.stringify(launched.started));
@@ -111,6 +124,13 @@ export async function startCommand(prdFile: string | undefined, o: Record<string
       );
     }
     if (launched.noHostWorkerHint) process.stderr.write(`vigil: ${launched.noHostWorkerHint}\n`);
+    if (goal !== null && !o.json)
+      out(
+        '  goal       : no PRD yet: a discovery call analyses the repository and writes it at the path above first' +
+          (resolvedKnobs.knobs.autonomyMode === 'supervised'
+            ? '; the run then pauses for you to read it (vigil resume to build from it)'
+            : ''),
+      );
     if (issue && !o.json) {
       const items = issue.checklist?.length ?? 0;
       out(

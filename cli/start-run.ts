@@ -16,7 +16,10 @@ import { startRun, type StartOptions } from './runs.js';
 import { sdkRunApi } from './sdk-run-api.js';
 import { notifySendHere, startWarnings } from './start-checks.js';
 
-export interface ReadyStart extends Pick<StartOptions, 'prd' | 'repoPath' | 'knobs' | 'knobsGiven' | 'workflowId' | 'checklist' | 'tasks'> {
+export interface ReadyStart extends Pick<
+  StartOptions,
+  'prd' | 'repoPath' | 'knobs' | 'knobsGiven' | 'workflowId' | 'checklist' | 'tasks' | 'goal'
+> {
   host: string;
   /** The run's host is another machine: its PRD and repository are there, unchecked from here. */
   remote: boolean;
@@ -47,6 +50,7 @@ export async function launchRun(client: Client, connection: Connection, ep: Endp
     ...(s.checklist ? { checklist: s.checklist } : {}),
     ...(s.tasks ? { tasks: s.tasks } : {}),
     ...(s.knobsGiven ? { knobsGiven: s.knobsGiven } : {}),
+    ...(s.goal ? { goal: s.goal } : {}),
   });
   // Cheap to ask, and the one mistake that leaves a fresh run waiting silently.
   const pollers = await hostPollers(sdkRunApi(client), ep.taskQueue, host);

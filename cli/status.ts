@@ -21,6 +21,7 @@ import { fetchLogPath } from '../schemas/paths.js';
 import { LEVEL_TIER } from '../rules/tier-ladder.js';
 import { complexityLine } from '../rules/complexity.js';
 import { describeBreach } from '../rules/contract.js';
+import { prLife, prLifeLines } from '../rules/pr-life.js';
 import type { RunView } from './steer.js';
 import type { StatusJson } from '../schemas/cli-output.js';
 import type { StatusSnapshot } from '../schemas/status.js';
@@ -84,6 +85,9 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
   out(`  repository: ${snap.repoPath}`);
   if (snap.complexity) out(`  complexity: ${complexityLine(snap.complexity)}`);
   if (snap.host) out(`  host      : ${snap.host}`);
+  // The pull request the run follows (knob followPr): where it stands and what happened to it; comments' authors are other people's text.
+  const life = prLife(snap);
+  if (life) for (const [i, l] of prLifeLines(life).entries()) out(neutraliseLine(`  ${i === 0 ? 'PR        :' : '           '} ${l}`));
   out(`  no change : ${snap.consecutiveNoChange} iteration(s) in a row; failures in a row: ${snap.consecutiveFailures}`);
   if (snap.providerWait) out(`  provider  : ${providerWaitText(snap.providerWait)}`);
   if (snap.spend.calls > 0 || snap.budgetUsd > 0) out(`  spend     : ${spendText(snap)}`);

@@ -161,9 +161,10 @@ async function attemptsStatus(api: RunApi, id: string, json: boolean): Promise<b
   const { WORKER_ANSWER_MS } = await import('./steer.js');
   const answer = (await api.query(id, 'attempts', WORKER_ANSWER_MS).catch(() => null)) as AttemptsStatus | null;
   if (!answer) return false;
-  const { attemptsLines } = await import('./attempts-status.js');
-  if (json) out(JSON.stringify(answer, null, 2));
-  else for (const l of attemptsLines(answer)) out(l);
+  const { attemptsLines, liveAttempts } = await import('./attempts-status.js');
+  const live = await liveAttempts(answer, (attemptId) => api.query(attemptId, 'status', WORKER_ANSWER_MS));
+  if (json) out(JSON.stringify({ ...answer, live: Object.fromEntries(live) }, null, 2));
+  else for (const l of attemptsLines(answer, live)) out(l);
   return true;
 }
 
@@ -186,7 +187,8 @@ export async function messageCommand(
       // An unanswered directive may still reach the run: resent with its id, it is taken once.
       if (directiveId && err instanceof CliError && err.exitCode === EXIT.unreachable) {
         throw new CliError(
-          `${err.message}\nTo resend this directive without it reaching the run twice, give it its id: vigil input ${id} --signal --id ${directiveId} (with the same text).`,
+          `${err.message}\nTo resend this directive without it reaching the run twice, give it its id: vigil input ` +
+            `${id} --signal --id ${directiveId} (with the same text).`,
           err.exitCode,
         );
       }

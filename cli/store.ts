@@ -97,7 +97,8 @@ export async function startProcessStore(
       void catchUpSpool(configured.url, configuredSpoolDir(configured.url, env), say, warn);
     } catch (err) {
       warn(
-        `the event store at ${describeUrl(configured.url)} (${configured.name}) is not reachable now: ${errText(err)}; runs go on and their events are stored once it is`,
+        `the event store at ${describeUrl(configured.url)} (${configured.name}) is not reachable now: ${errText(err)}; runs go ` +
+          `on and their events are stored once it is`,
       );
     }
     return { url: configured.url, line: `${describeUrl(configured.url)} (${configured.name})`, stop: noop };

@@ -52,8 +52,14 @@ export const FIXED_SETTINGS: readonly (readonly [string, string])[] = [
 const DRIVER_KEY = /^(filter\.[^\n]+\.(clean|smudge|process)|diff\.[^\n]+\.(textconv|command)|merge\.[^\n]+\.driver)$/i;
 
 /** Keys whose value is a command git may run: neutralised when they come from a file the agent can write. */
-const COMMAND_KEY =
-  /^(core\.(fsmonitor|hookspath|sshcommand|gitproxy|askpass|editor|pager|alternaterefscommand)|sequence\.editor|gpg(\.[^.\n]+)?\.program|credential(\.[^\n]+)?\.helper|remote\.[^\n]+\.(receivepack|uploadpack|vcs)|diff\.external|pager\.[^\n]+|include(if\.[^\n]+)?\.path)$/i;
+const COMMAND_KEY = new RegExp(
+  String.raw`^(${[
+    /core\.(fsmonitor|hookspath|sshcommand|gitproxy|askpass|editor|pager|alternaterefscommand)|sequence\.editor/.source,
+    /gpg(\.[^.\n]+)?\.program|credential(\.[^\n]+)?\.helper|remote\.[^\n]+\.(receivepack|uploadpack|vcs)/.source,
+    /diff\.external|pager\.[^\n]+|include(if\.[^\n]+)?\.path/.source,
+  ].join('|')})$`,
+  'i',
+);
 
 /** One entry of `git config --list --show-scope --show-origin -z`. */
 export interface ConfigEntry {

@@ -81,7 +81,8 @@ export function readGitDirs(workTree: string): GitDirs & { dotGit: GitLayout['do
     const gitDir = realpathSync(dotGit);
     if (existsSync(path.join(gitDir, 'commondir')))
       throw new UnsafeGitLayout([
-        `${dotGit}/commondir exists: git would take this repository's configuration and hooks from ${readText(path.join(gitDir, 'commondir'))}, and only a linked worktree's folder has one`,
+        `${dotGit}/commondir exists: git would take this repository's configuration and hooks from ` +
+          `${readText(path.join(gitDir, 'commondir'))}, and only a linked worktree's folder has one`,
       ]);
     return { workTree, gitDir, commonDir: gitDir, dotGit: { kind: 'dir', id: idOf(st), gitdirLine: null } };
   }

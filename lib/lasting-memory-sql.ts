@@ -1,3 +1,16 @@
+// The tables' comments, kept under the line width.
+const MEMORY_TRACES_COMMENT =
+  "What an iteration''s agent call adds to the journal for memory: files changed, errors, the tests'' failure " +
+  "line, the agent''s summary (all redacted), and what memory its prompt carried.";
+
+const MEMORY_PATTERNS_COMMENT =
+  'Patterns and anti-patterns consolidated from episodes; repo null: across the repositories of this ' +
+  'installation; imported: from a memory file (kept when no episode here makes it).';
+
+const MEMORY_JUDGEMENTS_COMMENT =
+  'One row per run whose memory the judge (role memory) was asked about: what it applied, what the call cost, and' +
+  ' why nothing was applied when so.';
+
 /**
  * The event store's migration 2: the memory that outlives a run (docs/memory.md). Tables, not
  * views: episodes and consolidated items carry their own importance and access counts, which
@@ -17,7 +30,7 @@ create table memory_traces (
   recorded_at timestamptz not null default now(),
   primary key (workflow_id, iteration)
 );
-comment on table memory_traces is 'What an iteration''s agent call adds to the journal for memory: files changed, errors, the tests'' failure line, the agent''s summary (all redacted), and what memory its prompt carried.';
+comment on table memory_traces is '${MEMORY_TRACES_COMMENT}';
 
 create table memory_episodes (
   id bigserial primary key,
@@ -58,7 +71,7 @@ create table memory_patterns (
   updated_at timestamptz not null default now(),
   unique (scope, kind, signature)
 );
-comment on table memory_patterns is 'Patterns and anti-patterns consolidated from episodes; repo null: across the repositories of this installation; imported: from a memory file (kept when no episode here makes it).';
+comment on table memory_patterns is '${MEMORY_PATTERNS_COMMENT}';
 
 create table memory_skills (
   id bigserial primary key,
@@ -128,7 +141,7 @@ create table memory_judgements (
   problem text,
   log_path text
 );
-comment on table memory_judgements is 'One row per run whose memory the judge (role memory) was asked about: what it applied, what the call cost, and why nothing was applied when so.';
+comment on table memory_judgements is '${MEMORY_JUDGEMENTS_COMMENT}';
 `;
 
 /** Migration 4: the files an iteration's agent read (docs/memory.md, What is kept), on its trace and its episode. */

@@ -111,7 +111,8 @@ export async function recordTrace(url: string, t: TraceFacts): Promise<void> {
   const red = (s: string, n: number): string => clean(s, n);
   await poolFor(url).query(
     `insert into memory_traces (workflow_id, iteration, files, errors, test_failure, summary, files_read) values ($1, $2, $3, $4, $5, $6, $7)
-     on conflict (workflow_id, iteration) do update set files = excluded.files, errors = excluded.errors, test_failure = excluded.test_failure, summary = excluded.summary, files_read = excluded.files_read, recorded_at = now()`,
+     on conflict (workflow_id, iteration) do update set files = excluded.files, errors = excluded.errors, test_failure = excluded.test_failure,
+       summary = excluded.summary, files_read = excluded.files_read, recorded_at = now()`,
     [
       t.workflowId,
       t.iteration,

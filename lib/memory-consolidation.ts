@@ -71,9 +71,11 @@ export async function upsertEpisodes(db: Db, episodes: readonly Episode[]): Prom
   for (const e of episodes) {
     await db.query(
       `insert into memory_episodes (${EPISODE_COLUMNS}) values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18)
-       on conflict (workflow_id, iteration) do update set repo = excluded.repo, at = excluded.at, phase = excluded.phase, tier = excluded.tier, provider = excluded.provider,
+       on conflict (workflow_id, iteration) do update set repo = excluded.repo, at = excluded.at, phase = excluded.phase, tier = excluded.tier,
+         provider = excluded.provider,
          outcome = excluded.outcome, files = excluded.files, errors = excluded.errors, findings = excluded.findings, council_reasons = excluded.council_reasons,
-         signatures = excluded.signatures, passed = excluded.passed, summary = excluded.summary, retrieved = excluded.retrieved, files_read = excluded.files_read,
+         signatures = excluded.signatures, passed = excluded.passed, summary = excluded.summary, retrieved = excluded.retrieved,
+           files_read = excluded.files_read,
          importance = least(1, excluded.importance + 0.02 * memory_episodes.access_count)`,
       [
         e.workflowId,
@@ -157,9 +159,12 @@ async function consolidateAll(db: Db, runsNow: number): Promise<ConsolidationRes
   const patternId = new Map<string, number>();
   for (const p of out.patterns) {
     const r = await db.query<{ id: string }>(
-      `insert into memory_patterns (repo, kind, signature, topic, title, body, keywords, evidence, runs, first_seen, last_seen, importance) values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)
-       on conflict (scope, kind, signature) do update set topic = excluded.topic, title = excluded.title, body = excluded.body, keywords = excluded.keywords, evidence = excluded.evidence,
-         runs = excluded.runs, first_seen = excluded.first_seen, last_seen = excluded.last_seen, importance = least(1, excluded.importance + 0.02 * memory_patterns.access_count), updated_at = now()
+      `insert into memory_patterns (repo, kind, signature, topic, title, body, keywords, evidence, runs, first_seen, last_seen,
+        importance) values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)
+       on conflict (scope, kind, signature) do update set topic = excluded.topic, title = excluded.title, body = excluded.body,
+         keywords = excluded.keywords, evidence = excluded.evidence,
+         runs = excluded.runs, first_seen = excluded.first_seen, last_seen = excluded.last_seen, importance = least(1,
+           excluded.importance + 0.02 * memory_patterns.access_count), updated_at = now()
        returning id`,
       [
         p.repo,
@@ -197,7 +202,8 @@ async function consolidateAll(db: Db, runsNow: number): Promise<ConsolidationRes
   // The judge's links (its merges) stay while both items do; consolidation's own are made again.
   await db.query('delete from memory_links where not judged');
   await db.query(
-    `delete from memory_links l where judged and (not exists (select 1 from memory_patterns p where p.id = l.from_id) or not exists (select 1 from memory_patterns p where p.id = l.to_id))`,
+    `delete from memory_links l where judged and (not exists (select 1 from memory_patterns p where p.id = l.from_id) or not ` +
+      `exists (select 1 from memory_patterns p where p.id = l.to_id))`,
   );
   await db.query(
     'update memory_patterns p set merged_into = null where merged_into is not null and not exists (select 1 from memory_patterns k where k.id = p.merged_into)',

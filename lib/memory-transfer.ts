@@ -198,8 +198,11 @@ export async function importMemory(
       const p = PatternSchema.parse({ ...p0, title: red(p0.title, 300), body: red(p0.body, 2000) });
       if (forgotten.has(`${p.repo ?? ''}\u0000${p.kind}\u0000${p.signature}`)) continue;
       const r = await db.query(
-        `insert into memory_patterns (repo, kind, signature, topic, title, body, keywords, evidence, runs, first_seen, last_seen, importance, imported) values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,true)
-         on conflict (scope, kind, signature) do update set title = excluded.title, body = excluded.body, keywords = excluded.keywords, evidence = greatest(memory_patterns.evidence, excluded.evidence), runs = greatest(memory_patterns.runs, excluded.runs), updated_at = now()`,
+        `insert into memory_patterns (repo, kind, signature, topic, title, body, keywords, evidence, runs, first_seen, last_seen, importance,
+          imported) values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,true)
+         on conflict (scope, kind, signature) do update set title = excluded.title, body = excluded.body, keywords = excluded.keywords,
+           evidence = greatest(memory_patterns.evidence, excluded.evidence), runs = greatest(memory_patterns.runs, excluded.runs),
+           updated_at = now()`,
         [
           p.repo,
           p.kind,
@@ -223,7 +226,8 @@ export async function importMemory(
       if (forgotten.has(`${s.repo ?? ''}\u0000skill\u0000${s.taskKind}`)) continue;
       const r = await db.query(
         `insert into memory_skills (repo, task_kind, title, steps, keywords, evidence, importance, from_runs, imported) values ($1,$2,$3,$4,$5,$6,$7,$8,true)
-         on conflict (scope, task_kind) do update set steps = excluded.steps, title = excluded.title, evidence = greatest(memory_skills.evidence, excluded.evidence), updated_at = now()`,
+         on conflict (scope, task_kind) do update set steps = excluded.steps, title = excluded.title, evidence = greatest(memory_skills.evidence,
+           excluded.evidence), updated_at = now()`,
         [
           s.repo,
           s.taskKind,

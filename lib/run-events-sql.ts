@@ -8,6 +8,11 @@
 const TIER_RANK_SQL = (col: string): string =>
   `case lower(${col}) when 'fast' then 0 when 'low' then 0 when 'development' then 1 when 'medium' then 1 when 'planning' then 2 when 'high' then 2 end`;
 
+// The view's comment, kept under the line width.
+const VIGIL_RUNS_COMMENT =
+  'One row per workflow id (across continue-as-new): how it started, how it ended, iterations, spend, council, ' +
+  'escalations, tier climbs.';
+
 /**
  * Migration 1: the journal table and one typed view per event kind, plus `vigil_runs` (one row per
  * workflow id). The views read only rows whose event passed RunEventSchema (an envelope whose event
@@ -130,13 +135,15 @@ select w.workflow_id,
 from (select workflow_id, count(*)::int as events, min(at) as first_at, max(at) as last_at from run_events group by workflow_id) w
 left join lateral (select * from vigil_run_starts s where s.workflow_id = w.workflow_id order by s.seq limit 1) s on true
 left join lateral (select * from vigil_outcomes o where o.workflow_id = w.workflow_id order by o.seq desc limit 1) o on true
-left join lateral (select count(distinct iteration)::int as iterations, (count(distinct iteration) filter (where failed))::int as failed, sum(cost_usd) as cost_usd
+left join lateral (select count(distinct iteration)::int as iterations, (count(distinct iteration) filter (where failed))::int as failed,
+  sum(cost_usd) as cost_usd
                    from vigil_iterations i where i.workflow_id = w.workflow_id) i on true
 left join lateral (select usd, unpriced_calls from vigil_spend p where p.workflow_id = w.workflow_id order by p.seq desc limit 1) sp on true
-left join lateral (select count(*)::int as rounds, (count(*) filter (where approved))::int as approved from vigil_council_rounds c where c.workflow_id = w.workflow_id) c on true
+left join lateral (select count(*)::int as rounds,
+  (count(*) filter (where approved))::int as approved from vigil_council_rounds c where c.workflow_id = w.workflow_id) c on true
 left join lateral (select count(*)::int as escalations from vigil_escalations x where x.workflow_id = w.workflow_id) x on true
 left join lateral (select (count(*) filter (where climb))::int as climbs from vigil_tier_changes t where t.workflow_id = w.workflow_id) t on true;
-comment on view vigil_runs is 'One row per workflow id (across continue-as-new): how it started, how it ended, iterations, spend, council, escalations, tier climbs.';
+comment on view vigil_runs is '${VIGIL_RUNS_COMMENT}';
 `;
 
 /**

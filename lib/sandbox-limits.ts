@@ -235,7 +235,9 @@ export function describeLimits(settings: CgroupSettings): { cgroup: boolean; lin
     const cpu = probe.base.dirs.cpu ? 'CPU weight' : 'no CPU weight (no cpu controller offered)';
     return {
       cgroup: true,
-      line: `cgroup v${probe.base.version}: each sandboxed call in a group of its own under ${dirs.join(', ')}; its tasks, memory and ${cpu} held by the kernel`,
+      line:
+        `cgroup v${probe.base.version}: each sandboxed call in a group of its own under ${dirs.join(', ')}; its tasks, memory ` +
+        `and ${cpu} held by the kernel`,
     };
   }
   return {

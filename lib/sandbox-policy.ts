@@ -52,7 +52,9 @@ export function sandboxVerdict(mode: SandboxMode, platform: SandboxPlatform): Sa
   if (mode === 'strict') {
     return {
       run: 'refused',
-      reason: `sandbox=strict and the sandbox cannot run on this worker: ${problem}. Install bubblewrap (scripts/install-sandbox.sh, or apt-get install bubblewrap) and check with vigil doctor, or set sandbox=auto to run unsandboxed`,
+      reason:
+        `sandbox=strict and the sandbox cannot run on this worker: ${problem}. Install bubblewrap (scripts/install-sandbox.sh, ` +
+        `or apt-get install bubblewrap) and check with vigil doctor, or set sandbox=auto to run unsandboxed`,
     };
   }
   return { run: 'unsandboxed', reason: `sandbox=auto and the sandbox cannot run on this worker: ${problem}` };
@@ -395,10 +397,13 @@ export function deniedInOutput(text: string): SandboxDenial[] {
     const kind = ROFS.test(line) ? 'write' : EACCES.test(line) ? 'access' : null;
     if (kind === null) continue;
     const quoted = /['"`‘]([^'"`’]{1,300})['"`’]/.exec(line)?.[1];
-    const shell =
-      /(?:cannot create|can't create|cannot open|can't open|cannot touch|cannot remove|cannot make directory|cannot move|could not write config file)\s+([^:]+?)(?: to [^:]+)?:/i.exec(
-        line,
-      )?.[1];
+    const shell = new RegExp(
+      String.raw`(?:${[
+        /cannot create|can't create|cannot open|can't open|cannot touch|cannot remove|cannot make directory/.source,
+        /cannot move|could not write config file/.source,
+      ].join('|')})\s+([^:]+?)(?: to [^:]+)?:`,
+      'i',
+    ).exec(line)?.[1];
     const target = (quoted ?? shell ?? line.trim()).trim().slice(0, 200);
     addDenial(out, { kind, target });
   }

@@ -332,7 +332,9 @@ export function superviseCall(spec: SupervisorSpec, self: SupervisorIdentity, ch
     let spawnError: string | null = null;
     const code = exit.error?.code;
     if (pid === undefined || exit.error) {
-      spawnError = `${spec.file}: ${code === 'ENOENT' ? 'command not found' : code === 'EACCES' ? 'permission denied' : (exit.error?.message ?? 'could not start')}`;
+      const why =
+        code === 'ENOENT' ? 'command not found' : code === 'EACCES' ? 'permission denied' : (exit.error?.message ?? 'could not start');
+      spawnError = `${spec.file}: ${why}`;
       exitCode = 127;
     } else if (timedOut || silenced !== null) {
       exitCode = 124;

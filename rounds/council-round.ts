@@ -35,7 +35,10 @@ import type { RoleSandbox } from '../schemas/sandbox.js';
 export interface CouncilDeps {
   /** git and file activities (evidence, transcript). */
   repo: Pick<RoundCalls, 'collectEvidence' | 'writeTranscript'>;
-  /** Council member and devil's advocate calls, bounded by the member timeout; `batch`: the members as one call where the provider can (round activities only). */
+  /**
+   * Council member and devil's advocate calls, bounded by the member timeout; `batch`: the members as one call where the
+   * provider can (round activities only).
+   */
   members: Pick<RoundCalls, 'runAgent'> & { batch?: BatchCall };
 }
 
@@ -58,7 +61,10 @@ export interface EvidenceInput {
   leanPrompt?: boolean;
 }
 
-/** The PRD checklist verifier's call a council round carries (from `vigil-council-checklist-v1` on) and what its answer must say for the members to be asked (rules/checklist/state.ts, checklistStop). */
+/**
+ * The PRD checklist verifier's call a council round carries (from `vigil-council-checklist-v1` on) and what its answer
+ * must say for the members to be asked (rules/checklist/state.ts, checklistStop).
+ */
 export interface CarriedChecklist {
   call: RunAgentInput;
   mustPass: string[];
@@ -432,7 +438,8 @@ export async function runCouncilRound(deps: CouncilDeps, input: RoundInput): Pro
 export function describeRejection(v: Verdict): string {
   if (v.result === 'APPROVED') return '';
   if (v.result === 'BLOCKED_BY_GATE') {
-    return `The completion council (round ${v.round}) was blocked by the evidence gate: ${v.evidence.reason}.\n${v.evidence.failures.map((f) => `- ${f}`).join('\n')}`;
+    const failures = v.evidence.failures.map((f) => `- ${f}`).join('\n');
+    return `The completion council (round ${v.round}) was blocked by the evidence gate: ${v.evidence.reason}.\n${failures}`;
   }
   const lines = v.votes
     .filter((x) => !x.approves)

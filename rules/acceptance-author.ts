@@ -101,13 +101,17 @@ export function draftedAcceptanceNote(p: {
   supervised: boolean;
 }): string {
   const shown = p.files.slice(0, 20).join(', ') + (p.files.length > 20 ? `, and ${p.files.length - 20} more` : '');
+  const counts =
+    p.base !== null && p.base.passed !== null && p.base.failed !== null ? ` (${p.base.passed} passed, ${p.base.failed} failed)` : '';
   const base =
     p.base === null
       ? ''
-      : ` On the tree the run started with they ${p.base.verdict === 'fail' ? 'fail' : `are ${p.base.verdict}`}${p.base.passed !== null && p.base.failed !== null ? ` (${p.base.passed} passed, ${p.base.failed} failed)` : ''}.`;
+      : ` On the tree the run started with they ${p.base.verdict === 'fail' ? 'fail' : `are ${p.base.verdict}`}${counts}.`;
   const head = `The acceptance agent wrote the run's acceptance tests from the PRD, sealed in ${p.dir}: ${shown}.${base}`;
   return p.supervised
-    ? `${head} Read them there before the builder starts: they decide when the run is done, and the builder never sees them. \`vigil resume\` to build against them, or \`vigil stop\` and start again with --acceptance DIR (your own folder) if they are wrong.`
+    ? `${head} Read them there before the builder starts: they decide when the run is done, and the builder never sees them. ` +
+        `\`vigil resume\` to build against them, or \`vigil stop\` and start again with --acceptance DIR (your own folder) if they ` +
+        `are wrong.`
     : `${head} The run is perpetual, so the builder starts now; read them there to know what done rests on.`;
 }
 
@@ -118,8 +122,13 @@ export function draftedAcceptanceNote(p: {
  * notification.
  */
 export function toothlessDraftNote(p: { dir: string; passed: number; attempts: number; supervised: boolean }): string {
-  const head = `The acceptance agent's tests passed on the tree the run started with, before any work (${p.passed} passed), in ${p.attempts === 1 ? 'its one call' : `each of its ${p.attempts} calls`}: they cannot tell when the PRD is done, so the run does not rest on them (they are in ${p.dir}, to read).`;
+  const head =
+    `The acceptance agent's tests passed on the tree the run started with, before any work (${p.passed} passed), in ` +
+    `${p.attempts === 1 ? 'its one call' : `each of its ${p.attempts} calls`}: they cannot tell when the PRD is done, so the run ` +
+    `does not rest on them (they are in ${p.dir}, to read).`;
   return p.supervised
-    ? `${head} \`vigil resume\` to build without acceptance tests (the tests gate, the code review, the checklist and the council still judge every claim), or \`vigil stop\` and start again with --acceptance DIR (your own folder).`
-    : `${head} The run is perpetual, so the builder starts now, judged without acceptance tests (the tests gate, the code review, the checklist and the council).`;
+    ? `${head} \`vigil resume\` to build without acceptance tests (the tests gate, the code review, the checklist and the ` +
+        `council still judge every claim), or \`vigil stop\` and start again with --acceptance DIR (your own folder).`
+    : `${head} The run is perpetual, so the builder starts now, judged without acceptance tests (the tests gate, the code ` +
+        `review, the checklist and the council).`;
 }

@@ -54,10 +54,15 @@ export function acceptanceVerdict(tv: TestsVerdict): Pick<AcceptanceResult, 'ver
 
 /** The builder's findings after acceptance refused a claim: the count and the names, nothing of the tests themselves. */
 export function acceptanceFindings(r: Pick<AcceptanceResult, 'verdict' | 'reason' | 'failed' | 'failing'>, iteration: number): string {
-  const head = `Completion at iteration ${iteration} was refused: the acceptance tests, which a person wrote from the PRD and which you cannot see, did not pass.`;
+  const head =
+    `Completion at iteration ${iteration} was refused: the acceptance tests, which a person wrote from the PRD and which you ` +
+    `cannot see, did not pass.`;
   if (r.verdict === 'refused' || r.verdict === 'inconclusive')
     return `${head}\nThey could not be judged on this tree. Keep to what the PRD asks; the run's status says why for a person.`;
   const n = r.failed ?? r.failing.length;
   const names = r.failing.length ? `\nFailing: ${r.failing.join(', ')}` : '';
-  return `${head}\n${n} acceptance test${n === 1 ? '' : 's'} failed.${names}\nDo what the PRD asks for every input it describes, not only for the inputs the repository's tests use; then claim again.`;
+  return (
+    `${head}\n${n} acceptance test${n === 1 ? '' : 's'} failed.${names}\nDo what the PRD asks for every input it describes, not ` +
+    `only for the inputs the repository's tests use; then claim again.`
+  );
 }

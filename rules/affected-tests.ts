@@ -91,8 +91,12 @@ export function isSuiteWide(file: string): boolean {
  * What the runners and tools leave in the tree as they run (bytecode, caches, coverage data): not
  * a change of the code. A forged one is still run by the full suite of every completion check.
  */
-const LEFTOVER =
-  /(?:^|\/)(?:__pycache__|\.pytest_cache|node_modules|\.mypy_cache|\.ruff_cache|\.tox|\.nox|\.nyc_output|htmlcov)\/|\.py[co]$|(?:^|\/)\.coverage(?:\.[^/]{0,100})?$/;
+const LEFTOVER = new RegExp(
+  [
+    /(?:^|\/)(?:__pycache__|\.pytest_cache|node_modules|\.mypy_cache|\.ruff_cache|\.tox|\.nox|\.nyc_output|htmlcov)\//.source,
+    /\.py[co]$|(?:^|\/)\.coverage(?:\.[^/]{0,100})?$/.source,
+  ].join('|'),
+);
 
 /** Files the runners and tools leave in the tree as they run (see LEFTOVER). */
 export const isLeftover = (file: string): boolean => LEFTOVER.test(file);
@@ -313,7 +317,10 @@ export function goGraph(packages: readonly GoPackage[]): ImportGraph {
   return { tests, dynamic: [] };
 }
 
-/** The report's tests that belong to `file` (vitest, node: `file::name`; pytest: `dotted.module::name` or `dotted.module.Class::name`; unittest: `dotted.module.Class.name`). */
+/**
+ * The report's tests that belong to `file` (vitest, node: `file::name`; pytest: `dotted.module::name` or
+ * `dotted.module.Class::name`; unittest: `dotted.module.Class.name`).
+ */
 export function idInFile(id: string, file: string): boolean {
   const head = id.includes('::') ? id.slice(0, id.indexOf('::')) : id;
   if (head === file || head.endsWith(`/${file}`)) return true;

@@ -37,7 +37,10 @@ export function pickAttempt(attempts: readonly AttemptFacts[]): AttemptFacts | n
 export function pickReason(attempts: readonly AttemptFacts[], winner: AttemptFacts): string {
   const approved = attempts.filter(attemptApproved);
   if (approved.length === 1) return `attempt ${winner.n} was the only one approved`;
-  return `attempt ${winner.n} of ${approved.length} approved: fewest review findings (${winner.findings}), then iterations (${winner.iterations}), then spend ($${winner.spendUsd.toFixed(2)})`;
+  return (
+    `attempt ${winner.n} of ${approved.length} approved: fewest review findings (${winner.findings}), then iterations ` +
+    `(${winner.iterations}), then spend ($${winner.spendUsd.toFixed(2)})`
+  );
 }
 
 /** Among attempts none of which was approved, the best outcome to report: the one that got furthest (most iterations), the lowest number on a tie. */
@@ -52,6 +55,18 @@ export function attemptBudget(budgetUsd: number, k: number): number {
   return Math.floor((budgetUsd / k) * 100) / 100;
 }
 
+/**
+ * A live attempt's budget after the run's budget is set to `budgetUsd` (`vigil budget <run>`): what
+ * the ended attempts did not spend, shared equally by the live ones (rounded down to the cent), so
+ * that all the attempts together never exceed it; at least a cent once nothing is left (each live
+ * attempt then pauses on its budget). 0 stays no budget.
+ */
+export function liveAttemptBudget(budgetUsd: number, endedSpendUsd: number, live: number): number {
+  if (budgetUsd <= 0) return 0;
+  const share = Math.floor(((budgetUsd - endedSpendUsd) / Math.max(1, live)) * 100) / 100;
+  return Math.max(0.01, share);
+}
+
 /** The n-th (1-based) value of a cycled list; undefined when the list is empty. */
 export function cycled<T>(list: readonly T[], n: number): T | undefined {
   return list.length ? list[(n - 1) % list.length] : undefined;
@@ -60,7 +75,10 @@ export function cycled<T>(list: readonly T[], n: number): T | undefined {
 /** The id of attempt n of a run. */
 export const attemptId = (runId: string, n: number): string => `${runId}-attempt-${n}`;
 
-/** The attempt number a run id and its repository say, when the run is attempt n of a run with attempts (its worktree `.vigil/worktrees/<run>/attempt-<n>`); null otherwise. */
+/**
+ * The attempt number a run id and its repository say, when the run is attempt n of a run with attempts (its worktree
+ * `.vigil/worktrees/<run>/attempt-<n>`); null otherwise.
+ */
 export function attemptOf(runId: string, repoPath: string): number | null {
   const m = /^(.+)-attempt-([1-9][0-9]?)$/.exec(runId);
   if (!m) return null;
@@ -75,4 +93,40 @@ export function multiplierMessage(k: number, budgetUsd: number): string {
       ? `the budget covers all of them: each attempt gets $${attemptBudget(budgetUsd, k).toFixed(2)} of $${budgetUsd.toFixed(2)}`
       : 'no budget is set (budgetUsd=0): nothing caps their spend';
   return `${k} attempts: up to ${k}× the spend of one run; ${budget}.`;
+}
+
+/** What a pull request of a run with attempts says (deliver=pr): the attempts, the winner and why. */
+export function attemptsPullRequestBody(s: {
+  runId: string;
+  prdTitle: string;
+  winner: number | null;
+  why: string | null;
+  attempts: readonly {
+    n: number;
+    status: string | null;
+    iterations: number | null;
+    findings: number | null;
+    spendUsd: number | null;
+    provider: string;
+    model: string;
+  }[];
+}): string {
+  const rows = s.attempts.map(
+    (a) =>
+      `| ${a.n}${a.n === s.winner ? ' (winner)' : ''} | ${a.status ?? '?'} | ${a.iterations ?? '?'} | ${a.findings ?? '?'} ` +
+      `| $${(a.spendUsd ?? 0).toFixed(2)} | ${a.provider}${a.model ? ` ${a.model}` : ''} |`,
+  );
+  return [
+    `# ${s.prdTitle}`,
+    '',
+    `Vigil run \`${s.runId}\` ran ${s.attempts.length} attempts of this PRD, each under the full completion check, ` +
+      `and delivers attempt ${s.winner ?? '?'}: ${s.why ?? ''}`,
+    '',
+    '| attempt | outcome | iterations | review findings | spend | agent |',
+    '|---|---|---|---|---|---|',
+    ...rows,
+    '',
+    `Each attempt is a run of its own: \`vigil report ${s.runId}-attempt-<n>\` shows it in full.`,
+    '',
+  ].join('\n');
 }

@@ -82,7 +82,9 @@ export function planCheckpoint(
   return {
     ref: checkpointRef(workflowId, iteration),
     parent: older.at(-1)?.commit ?? null,
-    message: `vigil checkpoint: run ${workflowId.slice(0, 500)}, iteration ${iteration}\n\nThe working tree Vigil inspected after iteration ${iteration} (\`vigil checkpoints ${workflowId.slice(0, 500)}\`).\n`,
+    message:
+      `vigil checkpoint: run ${workflowId.slice(0, 500)}, iteration ${iteration}\n\nThe working tree Vigil inspected after ` +
+      `iteration ${iteration} (\`vigil checkpoints ${workflowId.slice(0, 500)}\`).\n`,
     prune: prune.filter((r) => r !== checkpointRef(workflowId, iteration)),
   };
 }

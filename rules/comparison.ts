@@ -67,7 +67,10 @@ export function decideComparison(attempts: readonly AttemptFacts[], picks: reado
   const ignored = picks.filter((p) => !valid(p)).map((p) => p.member);
   const top = Math.max(0, ...counts.map((c) => c.votes));
   const leaders = counts.filter((c) => c.votes === top && top > 0).map((c) => c.n);
-  const said = `${counts.map((c) => `attempt ${c.n}: ${c.votes}`).join(', ')} of ${picks.length} member(s)${ignored.length ? `; ${ignored.length} pick(s) ignored (not an approved attempt, none, or lost)` : ''}`;
+  const said =
+    `${counts.map((c) => `attempt ${c.n}: ${c.votes}`).join(', ')} of ` +
+    `${picks.length} member(s` +
+    `)${ignored.length ? `; ${ignored.length} pick(s) ignored (not an approved attempt, none, or lost)` : ''}`;
   if (leaders.length === 1 && top * 2 > picks.length) {
     const winner = approved.find((a) => a.n === leaders[0]) as AttemptFacts;
     return { winner, decidedBy: 'council', split: false, counts, ignored, why: `the council picked attempt ${winner.n} (${said})` };

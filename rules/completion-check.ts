@@ -94,8 +94,8 @@ export function checksLine(checks: CompletionChecks): string | null {
   const last = checks.last;
   if (!last) return null;
   const what = last.approved ? 'approved' : `refused by ${last.cause ? causeLabel(last.cause) : 'an unknown check'}: ${last.reason}`;
-  return `completion checks: ${checks.total} (${checks.refused} refused); the last, at iteration ${last.iteration} (${last.trigger.replace(/_/g, ' ')}), ${what}`.slice(
-    0,
-    600,
-  );
+  return (
+    `completion checks: ${checks.total} (${checks.refused} refused); the last, at iteration ` +
+    `${last.iteration} (${last.trigger.replace(/_/g, ' ')}), ${what}`
+  ).slice(0, 600);
 }

@@ -28,10 +28,16 @@ export function judgeCompletion(f: CompletionFacts): CompletionVerdict {
 /** One paragraph for the next prompt explaining why a claim was refused. */
 export function describeRefusal(v: CompletionVerdict): string {
   if (v.reason === 'empty_diff') {
-    return `Your completion claim in iteration ${v.iteration} was refused: the repository has no changes since the run started. Implement the requirements before claiming completion.`;
+    return (
+      `Your completion claim in iteration ${v.iteration} was refused: the repository has no changes since the run started. ` +
+      `Implement the requirements before claiming completion.`
+    );
   }
   if (v.reason === 'tests_red') {
-    return `Your completion claim in iteration ${v.iteration} was refused: the test command failed${v.testLogPath ? ` (log: ${v.testLogPath})` : ''}. Make the tests pass before claiming completion.`;
+    return (
+      `Your completion claim in iteration ${v.iteration} was refused: the test command ` +
+      `failed${v.testLogPath ? ` (log: ${v.testLogPath})` : ''}. Make the tests pass before claiming completion.`
+    );
   }
   return '';
 }

@@ -139,7 +139,8 @@ export function detectComplexity(m: RepoMeasure): { tier: ComplexityTier; reason
   return {
     tier: 'simple',
     reasons: [
-      `${m.sourceFiles} source file${m.sourceFiles === 1 ? '' : 's'}, a PRD of ${m.prd.words} words with ${m.prd.features} feature${m.prd.features === 1 ? '' : 's'}, no integration or microservices`,
+      `${m.sourceFiles} source file${m.sourceFiles === 1 ? '' : 's'}, a PRD of ${m.prd.words} words with ` +
+        `${m.prd.features} feature${m.prd.features === 1 ? '' : 's'}, no integration or microservices`,
     ],
   };
 }

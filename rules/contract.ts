@@ -6,7 +6,8 @@
  * tree it leaves), `vote` for council members and the council's devil's advocate, `verdict` for
  * code reviewers and the review's devil's advocate, `checklist` for the checklist extraction,
  * `items` for the checklist verifier, `tasks` for the planner of a run split into parallel streams,
- * `files` for the acceptance role (test files written into `VIGIL_ACCEPTANCE_DIR`).
+ * `files` for the acceptance role (test files written into `VIGIL_ACCEPTANCE_DIR`), `prd` for the
+ * discovery call of a run started from a goal (the PRD written into `VIGIL_PRD_FILE`).
  * docs/agent-contract.md is the page people read; a test
  * holds it to this module.
  *
@@ -21,7 +22,7 @@
 import type { ContractBreach, ContractState, Verdict } from '../schemas/run.js';
 import type { ReviewRecord, ReviewerRecord } from '../schemas/gates.js';
 
-export const ANSWERS = ['work', 'vote', 'verdict', 'checklist', 'items', 'tasks', 'lessons', 'files'] as const;
+export const ANSWERS = ['work', 'vote', 'verdict', 'checklist', 'items', 'tasks', 'lessons', 'files', 'prd'] as const;
 export type Answer = (typeof ANSWERS)[number];
 type Owed = Exclude<Answer, 'work'>;
 
@@ -36,6 +37,8 @@ export function answerOf(call: {
   if (call.role === 'memory') return 'lessons';
   // The acceptance role (knob acceptanceFromPrd) answers with the test files it writes into VIGIL_ACCEPTANCE_DIR.
   if (call.role === 'acceptance') return 'files';
+  // The discovery call of a run started from a goal answers with the PRD it writes into VIGIL_PRD_FILE.
+  if (call.role === 'discovery') return 'prd';
   if (call.parse === 'review') return 'verdict';
   if (call.parse === 'checklist') return 'checklist';
   if (call.parse === 'verification') return 'items';
@@ -52,6 +55,7 @@ export const REQUIRED_ANSWER: Record<Owed, string> = {
   tasks: 'a JSON array of `{"id", "title", "items", "dependsOn"}` tasks (the last fenced json block, else the last top-level array)',
   lessons: 'one JSON object `{"lessons": [{"id", "lesson"}], "merges": [{"keep", "merge", "reason"}]}`',
   files: 'at least one test file written into the folder `$VIGIL_ACCEPTANCE_DIR`',
+  prd: 'the PRD, in Markdown, written into the file `$VIGIL_PRD_FILE`',
 };
 
 const shortLine: Record<Owed, string> = {
@@ -62,6 +66,7 @@ const shortLine: Record<Owed, string> = {
   tasks: 'a JSON task array',
   lessons: 'a JSON object of lessons and merges',
   files: 'test files in $VIGIL_ACCEPTANCE_DIR',
+  prd: 'a PRD in $VIGIL_PRD_FILE',
 };
 
 /** A reviewer's answer that came back without a verdict line (a voided answer — the reviewer changed the tree — or a failed call is not one). */
@@ -135,12 +140,17 @@ export function describeBreach(b: ContractBreach): string {
   const owed = b.answer as Owed;
   const log = b.logPath ? `; its answer: ${b.logPath}` : '';
   return (
-    `the ${roleName(b)} ${b.who.startsWith('the ') ? `(${b.who.slice(4)}) ` : `${b.who} `}answered without ${REQUIRED_ANSWER[owed]} (VIGIL_ROLE=${b.role}, VIGIL_ANSWER=${b.answer}) at iteration ${b.iteration}${log}. ` +
-    `This is the agent command's answer format, not the work: make the command print \`${shortLine[owed]}\` for this role (see docs/agent-contract.md), check it with \`vigil doctor --agent-command CMD\`, then resume or start again`
+    `the ${roleName(b)} ${b.who.startsWith('the ') ? `(${b.who.slice(4)}) ` : `${b.who} `}answered without ` +
+    `${REQUIRED_ANSWER[owed]} (VIGIL_ROLE=${b.role}, VIGIL_ANSWER=${b.answer}) at iteration ${b.iteration}${log}. ` +
+    `This is the agent command's answer format, not the work: make the command print \`${shortLine[owed]}\` for this role (see ` +
+    `docs/agent-contract.md), check it with \`vigil doctor --agent-command CMD\`, then resume or start again`
   ).slice(0, 1500);
 }
 
 /** What the builder is told when a check could not be judged for a reviewing agent's format (its work is not at fault). */
 export function contractFindings(b: ContractBreach, iteration: number): string {
-  return `Completion at iteration ${iteration} could not be judged: the ${roleName(b)} did not answer in the required format (${shortLine[b.answer as Owed]}). This is not about your work; carry on with the requirements.`;
+  return (
+    `Completion at iteration ${iteration} could not be judged: the ${roleName(b)} did not answer in the required format ` +
+    `(${shortLine[b.answer as Owed]}). This is not about your work; carry on with the requirements.`
+  );
 }

@@ -35,10 +35,12 @@ const CONTRACT = [
 
 export function councilPrompt(p: CouncilPromptInput): string {
   return [
-    `You are member ${p.member + 1} of ${p.size} of a completion council deciding, independently and without seeing the other votes, whether the work in this repository is complete (iteration ${p.iteration}).`,
+    `You are member ${p.member + 1} of ${p.size} of a completion council deciding, independently and without seeing the other ` +
+      `votes, whether the work in this repository is complete (iteration ${p.iteration}).`,
     ROLE_TEXT[p.role],
     `Requirements (PRD): ${p.prdPath}`,
-    `Evidence pack: ${p.evidencePath} (git status, recent commits, diff since the run started, latest test results). Inspect the repository itself as needed; do not modify anything.`,
+    `Evidence pack: ${p.evidencePath} (git status, recent commits, diff since the run started, latest test results). Inspect ` +
+      `the repository itself as needed; do not modify anything.`,
     p.severityThreshold !== 'low'
       ? `Issues below ${p.severityThreshold.toUpperCase()} severity do not block completion on their own; list every issue you find with its severity.`
       : 'List every issue you find with its severity.',

@@ -81,5 +81,8 @@ export function describeBlock(v: EvidenceVerdict, iteration: number): string {
     secret_leak_in_changed_files:
       'a changed file appears to contain a credential; remove it and use configuration or environment variables',
   };
-  return `Completion was refused at iteration ${iteration} by the evidence gate: ${what[v.reason as BlockReason]}.\n${v.failures.map((l) => `- ${l}`).join('\n')}`;
+  return (
+    `Completion was refused at iteration ${iteration} by the evidence gate: ` +
+    `${what[v.reason as BlockReason]}.\n${v.failures.map((l) => `- ${l}`).join('\n')}`
+  );
 }

@@ -48,12 +48,22 @@ const RULES: Record<Lang, { kind: GamingKind; re: RegExp; why: string; entryOk?:
   py: [
     {
       kind: 'reads_caller',
-      re: /\binspect\.(?:stack|currentframe|getouterframes|getframeinfo|getsource)\b|\bsys\._getframe\b|\btraceback\.(?:extract_stack|format_stack|print_stack|walk_stack)\b/,
+      re: new RegExp(
+        [
+          /\binspect\.(?:stack|currentframe|getouterframes|getframeinfo|getsource)\b|\bsys\._getframe\b/.source,
+          /\btraceback\.(?:extract_stack|format_stack|print_stack|walk_stack)\b/.source,
+        ].join('|'),
+      ),
       why: "reads the caller's frame or source",
     },
     {
       kind: 'probes_runner',
-      re: /\bPYTEST_CURRENT_TEST\b|['"](?:pytest|_pytest|unittest)['"]\s{0,5}in\s{0,5}sys\.modules|sys\.modules\s{0,5}(?:\.get\s{0,5}\(|\[)\s{0,5}['"](?:pytest|_pytest)['"]/,
+      re: new RegExp(
+        [
+          /\bPYTEST_CURRENT_TEST\b|['"](?:pytest|_pytest|unittest)['"]\s{0,5}in\s{0,5}sys\.modules/.source,
+          /sys\.modules\s{0,5}(?:\.get\s{0,5}\(|\[)\s{0,5}['"](?:pytest|_pytest)['"]/.source,
+        ].join('|'),
+      ),
       why: 'asks whether a test runner is running',
     },
     { kind: 'exits', re: /\bos\._exit\s{0,5}\(/, why: 'ends the process (os._exit) outside an entry point', entryOk: true },
@@ -63,25 +73,48 @@ const RULES: Record<Lang, { kind: GamingKind; re: RegExp; why: string; entryOk?:
   js: [
     {
       kind: 'reads_caller',
-      re: /\bnew\s{1,5}Error\s{0,5}\([^)]{0,200}\)\s{0,5}\.\s{0,5}stack\b|\bError\s{0,5}\(\s{0,5}\)\s{0,5}\.\s{0,5}stack\b|\bError\.(?:captureStackTrace|prepareStackTrace)\b|\bcallsites\s{0,5}\(/,
+      re: new RegExp(
+        [
+          /\bnew\s{1,5}Error\s{0,5}\([^)]{0,200}\)\s{0,5}\.\s{0,5}stack\b|\bError\s{0,5}\(\s{0,5}\)\s{0,5}\.\s{0,5}stack\b/.source,
+          /\bError\.(?:captureStackTrace|prepareStackTrace)\b|\bcallsites\s{0,5}\(/.source,
+        ].join('|'),
+      ),
       why: "reads the caller's stack",
     },
     {
       kind: 'probes_runner',
-      re: /\bprocess\.env\s{0,5}(?:\.\s{0,5}|\[\s{0,5}['"`])(?:VITEST|VITEST_WORKER_ID|JEST_WORKER_ID|NODE_TEST_CONTEXT|MOCHA_[A-Z_]{1,20})\b|\bimport\.meta\.env\.VITEST\b/,
+      re: new RegExp(
+        [
+          /\bprocess\.env\s{0,5}(?:\.\s{0,5}|\[\s{0,5}['"`])(?:VITEST|VITEST_WORKER_ID|JEST_WORKER_ID|NODE_TEST_CONTEXT|MOCHA_[A-Z_]{1,20})\b/
+            .source,
+          /\bimport\.meta\.env\.VITEST\b/.source,
+        ].join('|'),
+      ),
       why: 'asks whether a test runner is running',
     },
     {
       kind: 'exits',
-      re: /\bprocess\s{0,5}\.\s{0,5}(?:exit|reallyExit|abort)\s{0,5}\(|\bprocess\s{0,5}\.\s{0,5}(?:on|once|prependListener)\s{0,5}\(\s{0,5}['"`](?:exit|beforeExit|uncaughtException|unhandledRejection)['"`]|\bprocess\.kill\s{0,5}\(\s{0,5}process\.pid\b/,
+      re: new RegExp(
+        [
+          /\bprocess\s{0,5}\.\s{0,5}(?:exit|reallyExit|abort)\s{0,5}\(/.source,
+          /\bprocess\s{0,5}\.\s{0,5}(?:on|once|prependListener)\s{0,5}\(\s{0,5}['"`](?:exit|beforeExit|uncaughtException|unhandledRejection)['"`]/
+            .source,
+          /\bprocess\.kill\s{0,5}\(\s{0,5}process\.pid\b/.source,
+        ].join('|'),
+      ),
       why: 'ends the process or hooks its end outside an entry point',
       entryOk: true,
     },
   ],
 };
 
-const OPENS_TESTS =
-  /['"`][^'"`\n]{0,200}(?:\btests?\/|\/tests?\/|\btest_[\w-]{1,100}\.py|[\w-]{1,100}\.(?:test|spec)\.[cm]?[jt]sx?|\bconftest\.py|__tests__\/)[^'"`\n]{0,200}['"`]/;
+const OPENS_TESTS = new RegExp(
+  [
+    /['"`][^'"`\n]{0,200}/.source,
+    /(?:\btests?\/|\/tests?\/|\btest_[\w-]{1,100}\.py|[\w-]{1,100}\.(?:test|spec)\.[cm]?[jt]sx?|\bconftest\.py|__tests__\/)/.source,
+    /[^'"`\n]{0,200}['"`]/.source,
+  ].join(''),
+);
 
 /** Whether a file is a program's entry point, where ending the process is its business. */
 export function isEntryPoint(file: string, text: string): boolean {

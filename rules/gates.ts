@@ -167,7 +167,8 @@ export function gateLine(r: GateResult): string {
 export function describeGateRefusal(failures: readonly GateResult[], iteration: number): string {
   const names = failures.map((f) => gateLabel(f.gate)).join(', ');
   return [
-    `Completion at iteration ${iteration} was refused before the council was asked: the blocking quality gate${failures.length === 1 ? '' : 's'} ${names} failed.`,
+    `Completion at iteration ${iteration} was refused before the council was asked: the blocking quality ` +
+      `gate${failures.length === 1 ? '' : 's'} ${names} failed.`,
     ...failures.map((f) => `- ${gateLine(f)}`),
     'Fix these first; they are listed under "Quality gate failures" with file and line.',
   ].join('\n');

@@ -52,7 +52,10 @@ function langOf(file: string): Lang | null {
   return null;
 }
 
-/** Test files: JS/TS `*.test.*`, `*.spec.*`, under `test/`, `tests/`, `__tests__/`; Python `test_*.py`, `*_test.py`, under `tests/`; Go `*_test.go`; Rust under `tests/`. */
+/**
+ * Test files: JS/TS `*.test.*`, `*.spec.*`, under `test/`, `tests/`, `__tests__/`; Python `test_*.py`, `*_test.py`, under
+ * `tests/`; Go `*_test.go`; Rust under `tests/`.
+ */
 export function isTestPath(p: string): boolean {
   const parts = p.split('/');
   const base = parts.pop() ?? '';
@@ -152,8 +155,19 @@ function harnessFindings(d: FileDelta): IntegrityFinding[] {
 }
 
 const SKIP: Record<Lang, RegExp> = {
-  py: /@(?:pytest\.mark\.(?:skip|skipif|xfail)|unittest\.(?:skip|skipIf|skipUnless|expectedFailure))\b|\b(?:self\.skipTest|pytest\.skip|pytest\.xfail)\s{0,5}\(/,
-  js: /\b(?:it|test|describe|suite|context|Deno\.test)\s{0,5}\.\s{0,5}(?:skip|only|todo|fails|skipIf|runIf)\b|\b(?:xit|xdescribe|xtest|fit|fdescribe)\s{0,5}\(|\b(?:skip|todo|only)\s{0,5}:\s{0,5}(?:true|['"`])|\bt\s{0,5}\.\s{0,5}(?:skip|todo)\s{0,5}\(/,
+  py: new RegExp(
+    [
+      /@(?:pytest\.mark\.(?:skip|skipif|xfail)|unittest\.(?:skip|skipIf|skipUnless|expectedFailure))\b/.source,
+      /\b(?:self\.skipTest|pytest\.skip|pytest\.xfail)\s{0,5}\(/.source,
+    ].join('|'),
+  ),
+  js: new RegExp(
+    [
+      /\b(?:it|test|describe|suite|context|Deno\.test)\s{0,5}\.\s{0,5}(?:skip|only|todo|fails|skipIf|runIf)\b/.source,
+      /\b(?:xit|xdescribe|xtest|fit|fdescribe)\s{0,5}\(|\b(?:skip|todo|only)\s{0,5}:\s{0,5}(?:true|['"`])/.source,
+      /\bt\s{0,5}\.\s{0,5}(?:skip|todo)\s{0,5}\(/.source,
+    ].join('|'),
+  ),
   go: /\bt\.(?:Skip|Skipf|SkipNow)\s{0,5}\(/,
   rs: /#\[\s{0,5}ignore\b/,
 };
@@ -165,7 +179,12 @@ const CASE: Record<Lang, RegExp> = {
 };
 const ASSERT: Record<Lang, RegExp> = {
   py: /^\s{0,200}assert\b|\bself\.(?:assert[A-Z][A-Za-z]{0,40}|fail)\s{0,5}\(|\bpytest\.(?:raises|approx|warns|fail)\b|\bassert_[a-z_]{1,40}\s{0,5}\(/,
-  js: /\b(?:expect(?:TypeOf)?\s{0,5}[(.]|assert(?:[A-Z][A-Za-z]{0,40}|\.[a-zA-Z]{1,40})?\s{0,5}\(|t\.(?:is|not|true|false|deepEqual|equal|ok|throws|like|snapshot)\s{0,5}\()|\.should\b/,
+  js: new RegExp(
+    String.raw`\b(?:${[
+      /expect(?:TypeOf)?\s{0,5}[(.]|assert(?:[A-Z][A-Za-z]{0,40}|\.[a-zA-Z]{1,40})?\s{0,5}\(/.source,
+      /t\.(?:is|not|true|false|deepEqual|equal|ok|throws|like|snapshot)\s{0,5}\(/.source,
+    ].join('|')})|\.should\b`,
+  ),
   go: /\bt\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow)\b|\b(?:assert|require)\.[A-Z][A-Za-z]{0,40}\s{0,5}\(/,
   rs: /\b(?:assert|assert_eq|assert_ne|debug_assert)!\s{0,5}\(/,
 };
@@ -214,7 +233,9 @@ function testFileFindings(d: FileDelta, lang: Lang): IntegrityFinding[] {
       file: d.file,
       line: c.line,
       test: c.name,
-      message: `${d.file}: the test ${c.name} (line ${c.line} when the run started) is gone: ${d.after === null ? 'its file was deleted' : 'deleted or renamed'}`,
+      message:
+        `${d.file}: the test ${c.name} (line ${c.line} when the run started) is gone: ` +
+        `${d.after === null ? 'its file was deleted' : 'deleted or renamed'}`,
     });
   }
   if (d.after === null) return out;

@@ -295,9 +295,9 @@ export function consolidate(
     const runsSeen = new Set(failures.map((f) => f.workflowId)).size;
     const parts = signatureParts(sig);
     const fixes = fixesOf(repo, sig, failures);
-    const fixText = fixes.length
-      ? ` What fixed it: ${fixes.map((f) => `iteration ${f.iteration}${f.files.length ? ` changed ${f.files.slice(0, 5).join(', ')}` : ''}${f.summary ? ` ("${cut(f.summary, 120)}")` : ''}`).join('; ')}.`
-      : ' No fix is recorded yet.';
+    const fixWords = (f: (typeof fixes)[number]): string =>
+      `iteration ${f.iteration}${f.files.length ? ` changed ${f.files.slice(0, 5).join(', ')}` : ''}${f.summary ? ` ("${cut(f.summary, 120)}")` : ''}`;
+    const fixText = fixes.length ? ` What fixed it: ${fixes.map(fixWords).join('; ')}.` : ' No fix is recorded yet.';
     const words = keywordsOf(`${parts.topic} ${parts.subject} ${parts.detail} ${fixes.flatMap((f) => f.files).join(' ')}`);
     const anti = failures.length >= ANTI_PATTERN_MIN_FAILURES && !forgotten.has(key(repo, 'anti_pattern', sig));
     if (anti) {
@@ -323,10 +323,13 @@ export function consolidate(
     }
     const fix = fixes.length > 0 && failures.length >= 2 && !forgotten.has(key(repo, 'pattern', sig));
     if (fix) {
-      const title = cut(
-        `${parts.topic === 'tests' && parts.subject !== '?' ? `Test "${parts.subject}"` : parts.topic === 'tests' ? 'The tests' : `Gate ${parts.subject}`} passed again after it failed${parts.detail ? ` (${parts.detail})` : ''}`,
-        300,
-      );
+      const what =
+        parts.topic === 'tests' && parts.subject !== '?'
+          ? `Test "${parts.subject}"`
+          : parts.topic === 'tests'
+            ? 'The tests'
+            : `Gate ${parts.subject}`;
+      const title = cut(`${what} passed again after it failed${parts.detail ? ` (${parts.detail})` : ''}`, 300);
       patterns.push({
         repo,
         kind: 'pattern',
@@ -409,7 +412,8 @@ function skillsOf(episodes: readonly Episode[], runs: readonly RunEnd[], forgott
       if (!what && fixed.length === 0) continue;
       steps.push(
         cut(
-          `${e.phase ?? 'step'}: ${what ?? 'no change'}${fixed.length ? ` (fixed ${fixed.map((s) => signatureParts(s).subject || signatureParts(s).topic).join(', ')})` : ''}`,
+          `${e.phase ?? 'step'}: ` +
+            `${what ?? 'no change'}${fixed.length ? ` (fixed ${fixed.map((s) => signatureParts(s).subject || signatureParts(s).topic).join(', ')})` : ''}`,
           300,
         ),
       );

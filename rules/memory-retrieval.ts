@@ -200,7 +200,10 @@ export function retrieve(input: RetrievalInput): Retrieved {
           .slice(0, 3)
           .map((x) => `${x.what} ×${x.count}`)
           .join('; ');
-        return `- ${(r.startedAt ?? '').slice(0, 10) || '?'} "${r.prdTitle ?? r.workflowId}": ${r.iterations} iteration(s), ${r.status ?? 'not ended'}${fails ? `; failed: ${fails}` : ''}`;
+        return (
+          `- ${(r.startedAt ?? '').slice(0, 10) || '?'} "${r.prdTitle ?? r.workflowId}": ${r.iterations} iteration(s), ` +
+          `${r.status ?? 'not ended'}${fails ? `; failed: ${fails}` : ''}`
+        );
       }),
     ];
     const f = fit(lines, timelineTokens * CHARS_PER_TOKEN);

@@ -97,7 +97,9 @@ export function memoryFromEvent(event: RunEvent): MemoryEntry | null {
       return {
         iteration: event.iteration,
         kind: 'council',
-        text: `council round ${event.round} (${event.trigger.replace(/_/g, ' ')}): ${event.result} · ${event.approve} of ${event.approve + event.reject} approve, ${event.threshold} needed${why}`,
+        text:
+          `council round ${event.round} (${event.trigger.replace(/_/g, ' ')}): ${event.result} · ${event.approve} of ` +
+          `${event.approve + event.reject} approve, ${event.threshold} needed${why}`,
       };
     }
     case 'gate':
@@ -110,7 +112,9 @@ export function memoryFromEvent(event: RunEvent): MemoryEntry | null {
       return {
         iteration: event.iteration,
         kind: 'review',
-        text: `code review ${event.round}: ${event.result} · mergeability ${event.mergeability}${blocking.length ? ` · blocking: ${blocking.join(', ')}` : ''}`,
+        text:
+          `code review ${event.round}: ${event.result} · mergeability ${event.mergeability}` +
+          (blocking.length ? ` · blocking: ${blocking.join(', ')}` : ''),
       };
     }
     case 'escalation':
@@ -226,6 +230,8 @@ export function rewindMemory(m: RunMemory, r: { from: number; to: number; by: st
   return appendMemory(kept, {
     iteration: r.to,
     kind: 'note',
-    text: `rewound by ${r.by} from iteration ${r.from} to ${r.to}${r.reason ? ` (${cut(oneLine(r.reason), 200)})` : ''}: ${span} set aside; that tree is kept under ${r.savedRef}`,
+    text:
+      `rewound by ${r.by} from iteration ${r.from} to ${r.to}${r.reason ? ` (${cut(oneLine(r.reason), 200)})` : ''}: ${span} set ` +
+      `aside; that tree is kept under ${r.savedRef}`,
   });
 }

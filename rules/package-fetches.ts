@@ -171,7 +171,8 @@ export function packagesLines(c: FetchCounts, log: string | null): string[] {
     const where = c.refusedHosts.join(', ');
     const why =
       c.refusedWhy === 'closed'
-        ? `the package registries are closed for this run (sandboxRegistries=false), so an install fails; ${OPEN_HOW} opens them for the builder and the test runs of a new run`
+        ? `the package registries are closed for this run (sandboxRegistries=false), so an install fails; ${OPEN_HOW} opens them ` +
+          `for the builder and the test runs of a new run`
         : 'reviewing roles (reviewers, council, checklist, verifier) never reach the package registries, whatever sandboxRegistries says';
     lines.push(`${plural(c.refused)} to ${where} refused: ${why}`);
   }

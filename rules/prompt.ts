@@ -169,7 +169,11 @@ export function parsePromptTemplate(text: string): { ok: true; template: PromptT
   for (const r of REQUIRED_PLACEHOLDERS) {
     if (!used.has(r))
       errors.push(
-        `the template has no {{${r}}}: ${r === 'directives' ? "a person's directives (vigil input) would never reach the agent" : 'the agent would never learn how to claim completion'}; add it on a line of its own`,
+        `the template has no {{${r}}}: ` +
+          (r === 'directives'
+            ? "a person's directives (vigil input) would never reach the agent"
+            : 'the agent would never learn how to claim completion') +
+          '; add it on a line of its own',
       );
   }
   if (errors.length > 0) return { ok: false, errors };
@@ -234,7 +238,12 @@ export function promptValues(p: PromptInput): Record<PromptPlaceholder, string> 
         ].join('\n')
       : '',
     completion,
-    rules: `${TEST_HONESTY}\n${m ? 'Never push, and never stop to wait for an answer: decide, note the assumption, go on (for a real blocker, write .vigil/signals/HUMAN_REVIEW_NEEDED). Under .vigil/ write only CONTINUITY.md, learnings.md and files in .vigil/signals/.' : 'Never push, and do not edit anything under .vigil/ except that signal file.'}`,
+    rules: `${TEST_HONESTY}\n${
+      m
+        ? 'Never push, and never stop to wait for an answer: decide, note the assumption, go on ' +
+          '(for a real blocker, write .vigil/signals/HUMAN_REVIEW_NEEDED). Under .vigil/ write only CONTINUITY.md, learnings.md and files in .vigil/signals/.'
+        : 'Never push, and do not edit anything under .vigil/ except that signal file.'
+    }`,
   };
 }
 

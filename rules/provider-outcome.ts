@@ -12,8 +12,14 @@
  */
 import { isTestRunnerLine, lastLines } from './runner-lines.js';
 
-const API_FAILURE =
-  /\b(?:API Error|api_error|overloaded(?:_error)?|service unavailable|internal server error|bad gateway|gateway time-?out|HTTP (?:500|502|503|504|529)|status(?: code)?:? (?:500|502|503|504|529)|ECONNRESET|ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|socket hang up|network error|fetch failed|stream disconnected)\b/i;
+const API_FAILURE = new RegExp(
+  String.raw`\b(?:${[
+    /API Error|api_error|overloaded(?:_error)?|service unavailable|internal server error|bad gateway/.source,
+    /gateway time-?out|HTTP (?:500|502|503|504|529)|status(?: code)?:? (?:500|502|503|504|529)|ECONNRESET/.source,
+    /ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|socket hang up|network error|fetch failed|stream disconnected/.source,
+  ].join('|')})\b`,
+  'i',
+);
 
 export interface CallHealthFacts {
   exitCode: number;

@@ -63,7 +63,8 @@ export function streamWorktreeAdvice(runId: string, stream: StreamPlace): string
   const from = stream.checkpoint === null ? 'its start commit' : `its last checkpoint (iteration ${stream.checkpoint})`;
   return (
     `This is Vigil's own worktree of this stream: \`vigil resume ${runId}\` (or \`vigil resume ${stream.parentId}\`) makes it again from ${from}` +
-    ` and the stream goes on; or \`vigil stop ${runId}\` ends this attempt, and task ${stream.task} is tried once more from a fresh worktree if it has an attempt left`
+    ` and the stream goes on; or \`vigil stop ${runId}\` ends this attempt, and task ${stream.task} is tried once more from a ` +
+    `fresh worktree if it has an attempt left`
   );
 }
 

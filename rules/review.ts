@@ -473,8 +473,11 @@ function evidence(p: Omit<ReviewerPromptInput, 'reviewer'>): string[] {
   const summary = p.testSummary.trim();
   return [
     p.since
-      ? `The change: the diff at ${p.diffPath} (${p.diffBytes} bytes), everything changed since ${p.since} passed (lockfiles and vendored, generated or build directories left out). The work before it was reviewed then; judge what this diff changes, and read any file for context. Read all of it.`
-      : `The change: the diff at ${p.diffPath} (${p.diffBytes} bytes), everything changed since this run started (lockfiles and vendored, generated or build directories left out). Read all of it.`,
+      ? `The change: the diff at ${p.diffPath} (${p.diffBytes} bytes), everything changed since ${p.since} passed (lockfiles and ` +
+        `vendored, generated or build directories left out). The work before it was reviewed then; judge what this diff changes, ` +
+        `and read any file for context. Read all of it.`
+      : `The change: the diff at ${p.diffPath} (${p.diffBytes} bytes), everything changed since this run started (lockfiles and ` +
+        `vendored, generated or build directories left out). Read all of it.`,
     `Changed files (${p.files.length}):`,
     ...fileList(p.files),
     summary === ''

@@ -215,12 +215,14 @@ function verifierFirstPrompt(p: {
       ? [`Run the agent ${v.name} once, with the Agent tool and its own name as the agent type, in the foreground.`, ...members]
       : [
           `First run only the agent ${v.name}, with the Agent tool and its own name as the agent type, in the foreground, and wait for its answer.`,
-          `If its answer gives FAIL, or no line at all, for any of these items: ${v.stopIf.join(', ')} — run no other agent: return the structured output with its items and an empty findings list.`,
+          `If its answer gives FAIL, or no line at all, for any of these items: ${v.stopIf.join(', ')} — run no other agent: ` +
+            `return the structured output with its items and an empty findings list.`,
           'Otherwise:',
           ...members,
         ];
   return [
-    `Completion council round ${p.round}, iteration ${p.iteration}: one call for the PRD checklist verifier and ${p.names.length} council members, each declared as an agent.`,
+    `Completion council round ${p.round}, iteration ${p.iteration}: one call for the PRD checklist verifier and ` +
+      `${p.names.length} council members, each declared as an agent.`,
     '',
     ...order,
     '',

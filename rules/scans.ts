@@ -43,8 +43,13 @@ export interface SecretMatch extends SecretFinding {
 // ---------------------------------------------------------------------------------------------
 
 /** Words that mark a value (or an assignment line) as an example, a placeholder or a lookup. */
-const DENY_WORDS =
-  /(example|dummy|placeholder|changeme|change[_-]?me|your[_-]|<[^<>\n]{0,80}>|process\.env|os\.environ|getenv|ENV\[|x{6,}|\*{4,}|test[_-]?(?:key|secret|token)|fake|redacted|sample)/i;
+const DENY_WORDS = new RegExp(
+  String.raw`(${[
+    /example|dummy|placeholder|changeme|change[_-]?me|your[_-]|<[^<>\n]{0,80}>|process\.env|os\.environ|getenv/.source,
+    /ENV\[|x{6,}|\*{4,}|test[_-]?(?:key|secret|token)|fake|redacted|sample/.source,
+  ].join('|')})`,
+  'i',
+);
 /** `${NAME}`, `$NAME`: an environment or template reference, not a literal. */
 const ENV_REF = /\$\{|(?<![A-Za-z0-9])\$[A-Za-z_]/;
 
@@ -102,7 +107,13 @@ const SECRET_PATTERNS: readonly SecretPattern[] = [
     // Next to its key id: `AKIA... wJalr...`, a CSV row `AKIA...,wJalr...`, `id=AKIA...;
     // secret=wJalr...` (one short name in between). Mixed case required.
     kind: 'AWS secret access key',
-    re: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b[\s"',:;|=]{1,8}(?:[A-Za-z_-]{1,32}[\s"':=]{1,4})?(?<v>(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/dg,
+    re: new RegExp(
+      [
+        /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b[\s"',:;|=]{1,8}(?:[A-Za-z_-]{1,32}[\s"':=]{1,4})?/.source,
+        /(?<v>(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/.source,
+      ].join(''),
+      'dg',
+    ),
   },
   { kind: 'GitHub token', re: /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{40,255})(?![A-Za-z0-9_])/dg },
   {
@@ -148,7 +159,15 @@ const SECRET_PATTERNS: readonly SecretPattern[] = [
     // NAME = "value", name: 'value', NAME=value (.env): the name may carry a prefix (DB_PASSWORD,
     // OPENAI_API_KEY); an unquoted value must look random (letters and digits).
     kind: 'credential assignment',
-    re: /(?<![A-Za-z0-9_])[A-Za-z0-9_]{0,64}?(?:api[_-]?key|api[_-]?secret|secret[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|password|passwd)["']?\s{0,16}[:=]\s{0,16}(?:["'](?<q>[^"'\s]{12,512})["']|(?<u>(?=[A-Za-z0-9_/+.=-]{0,511}\d)(?=[A-Za-z0-9_/+.=-]{0,511}[A-Za-z])[A-Za-z0-9_/+.=-]{16,512}(?![A-Za-z0-9_/+.=-])))/dgi,
+    re: new RegExp(
+      String.raw`(?<![A-Za-z0-9_])[A-Za-z0-9_]{0,64}?` +
+        String.raw`(?:api[_-]?key|api[_-]?secret|secret[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|password|passwd)` +
+        String.raw`["']?\s{0,16}[:=]\s{0,16}(?:${[
+          /["'](?<q>[^"'\s]{12,512})["']/.source,
+          /(?<u>(?=[A-Za-z0-9_/+.=-]{0,511}\d)(?=[A-Za-z0-9_/+.=-]{0,511}[A-Za-z])[A-Za-z0-9_/+.=-]{16,512}(?![A-Za-z0-9_/+.=-]))/.source,
+        ].join('|')})`,
+      'dgi',
+    ),
     context: 'line',
   },
 ];

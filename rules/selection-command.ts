@@ -6,7 +6,10 @@
  */
 import { SAFE_NAME } from './affected-tests.js';
 
-/** How a runner is handed a selection: test files appended (unittest: a name pattern per file), its own related-tests mode, or the packages in place of `./...`. */
+/**
+ * How a runner is handed a selection: test files appended (unittest: a name pattern per file), its own related-tests mode,
+ * or the packages in place of `./...`.
+ */
 export type SelectionMode = 'files' | 'related' | 'packages';
 
 const SIMPLE_COMMAND = /^[^;&|<>`$()\n]+$/;

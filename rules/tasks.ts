@@ -151,7 +151,9 @@ export function parsePlannerAnswer(text: string, checklistIds: readonly string[]
   if (missing.length)
     return {
       ok: false,
-      error: `the planner answer: checklist item${missing.length > 1 ? 's' : ''} ${missing.slice(0, 12).join(', ')} ${missing.length > 1 ? 'are' : 'is'} in no task`,
+      error:
+        `the planner answer: checklist ` +
+        `item${missing.length > 1 ? 's' : ''} ${missing.slice(0, 12).join(', ')} ${missing.length > 1 ? 'are' : 'is'} in no task`,
     };
   return { ok: true, tasks: parsed.data };
 }
@@ -179,7 +181,9 @@ export function plannerPrompt(p: { prdPath: string; items: readonly ChecklistIte
       : 'This run has no requirements checklist: give each task a title that says what it must deliver, and leave "items" empty.',
     ...itemLines,
     '',
-    `Up to ${p.parallelStreams} tasks run at once. Group items that touch the same files or depend on each other into one task, so that parallel tasks rarely edit the same lines; make a task depend on another (dependsOn) only when it needs that task's work merged first. At most ${max} tasks; fewer, larger tasks are better than many small ones.`,
+    `Up to ${p.parallelStreams} tasks run at once. Group items that touch the same files or depend on each other into one ` +
+      `task, so that parallel tasks rarely edit the same lines; make a task depend on another (dependsOn) only when it needs ` +
+      `that task's work merged first. At most ${max} tasks; fewer, larger tasks are better than many small ones.`,
     '',
     'Answer with a JSON array in a ```json block, last in your answer:',
     '```json',
@@ -301,7 +305,10 @@ export function waitingTasks(q: TaskQueue): TaskRecord[] {
   return q.tasks.filter((t) => t.state === 'in_progress' && t.waiting !== null && t.childId !== null);
 }
 
-/** What a stream tells its run about waiting for a person: a pause Vigil made (an escalation, a gate, its budget), or none (a person's pause is theirs to know). */
+/**
+ * What a stream tells its run about waiting for a person: a pause Vigil made (an escalation, a gate, its budget), or none
+ * (a person's pause is theirs to know).
+ */
 export function streamWaitingOf(pause: { reason: string; by: string; at: string } | null): { reason: string; at: string } | null {
   return pause && pause.by === 'vigil' ? { reason: pause.reason.slice(0, 600), at: pause.at } : null;
 }

@@ -102,7 +102,9 @@ export function testsVerdict(opts: {
   if (base !== null && facts.missingCount > 0)
     return {
       verdict: 'fail',
-      reason: `${who}: ${facts.missingCount} of ${base} baseline tests were not reported (deleted, renamed or never run): ${facts.missing.slice(0, 3).join(', ')}`,
+      reason:
+        `${who}: ${facts.missingCount} of ${base} baseline tests were not reported (deleted, renamed or never run): ` +
+        `${facts.missing.slice(0, 3).join(', ')}`,
       facts,
     };
   if (base !== null && facts.notPassedCount > 0)

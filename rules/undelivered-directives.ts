@@ -28,5 +28,8 @@ export function undeliveredNote(pending: readonly Directive[]): string {
  */
 export function interruptedNote(carried: readonly Directive[], iteration: number): string {
   const who = [...new Set(carried.map((d) => d.by))].slice(0, 3).join(', ');
-  return `${carried.length} human directive(s) (from ${who}) were in the prompt of iteration ${iteration}, which the stop interrupted: the agent may not have acted on them`;
+  return (
+    `${carried.length} human directive(s) (from ${who}) were in the prompt of iteration ${iteration}, which the stop ` +
+    `interrupted: the agent may not have acted on them`
+  );
 }

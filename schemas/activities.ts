@@ -34,11 +34,13 @@ export const AGENT_ROLES = [
   'planner',
   'memory',
   'acceptance',
+  'discovery',
 ] as const;
 export const AgentRoleSchema = shared('schemas/activities:AgentRoleSchema', () => z.enum(AGENT_ROLES));
 export type AgentRole = z.infer<typeof AgentRoleSchema>;
 
 export * from './prepare-run.js';
+import { DiscoveredPrdSchema } from './prepare-run.js';
 
 /**
  * The parts of an iteration prompt; the agent activity renders them (rules/prompt.ts)
@@ -329,6 +331,8 @@ export const AgentResultSchema = shared('schemas/activities:AgentResultSchema', 
         items: z.array(ChecklistItemSchema).max(MAX_CHECKLIST_ITEMS),
         dropped: z.number().int().min(0),
         error: z.string().max(500).nullable(),
+        /** API descriptions the PRD names that could not be read as one (activities/api-specs.ts), a line each. */
+        apiProblems: z.array(z.string().max(400)).max(20).default([]),
       })
       .nullable()
       .default(null),
@@ -337,6 +341,8 @@ export const AgentResultSchema = shared('schemas/activities:AgentResultSchema', 
       .object({ ok: z.boolean(), tasks: z.array(PlannedTaskSchema).max(MAX_TASKS), error: z.string().max(500).nullable() })
       .nullable()
       .default(null),
+    /** The PRD a discovery call wrote (role discovery), kept in the run folder, or why there is none. */
+    discovered: DiscoveredPrdSchema.nullable().default(null),
     /** Verified checklist items (parse: verification). */
     verification: z
       .record(z.string(), z.object({ status: z.enum(['passing', 'failing']), evidence: z.string().max(300) }))
@@ -737,6 +743,7 @@ export function blankAgentResult(over: Partial<AgentResult> & Pick<AgentResult, 
     reviewChangedTree: null,
     review: null,
     checklist: null,
+    discovered: null,
     plan: null,
     verification: null,
     ...over,

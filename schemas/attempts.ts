@@ -20,6 +20,14 @@ export const AttemptsInputSchema = z.object({
   models: z.array(z.string().min(1).max(200)).max(MAX_ATTEMPTS).default([]),
   /** Keep the attempts' branches (`vigil/<run>-attempt-<n>`) after the pick; their worktrees go either way. */
   keepAttempts: z.boolean().default(false),
+  /**
+   * Set by every start from the release that added it (`vigil start`, the console, MCP): the run
+   * forwards pause, resume, stop, input and budget to its live attempts, delivers its winner as
+   * `deliver` says (a pull request with `pr`), and removes the attempts' worktrees when it is
+   * cancelled or stopped before delivering. Absent (never defaulted: the workflow parses its own
+   * input) in runs started before, whose histories replay down the old path with no patch.
+   */
+  forwarding: z.literal(true).optional(),
 });
 export type AttemptsInput = z.input<typeof AttemptsInputSchema>;
 
@@ -79,6 +87,14 @@ export const AttemptsStatusSchema = z.object({
   outcome: z.object({ status: z.string(), reason: z.string(), exitCode: z.number().int() }).nullable(),
   /** The comparison round, when several attempts were approved and the council compared them. */
   comparison: ComparisonStatusSchema.nullable().optional(),
+  /** Paused by a person (`vigil pause <run>`, forwarded to every live attempt); runs with `forwarding` only. */
+  paused: z.object({ by: z.string(), reason: z.string() }).nullable().optional(),
+  /** Stopping (`vigil stop <run>`): no winner is delivered. */
+  stopping: z.object({ by: z.string(), reason: z.string(), now: z.boolean() }).nullable().optional(),
+  /** The run's budget as last set by `vigil budget <run>` (it covers all the attempts). */
+  budgetUsd: z.number().optional(),
+  /** deliver=pr: the winner's pull request, or why there is none. */
+  pullRequest: z.object({ url: z.string().nullable(), note: z.string() }).nullable().optional(),
 });
 export type AttemptsStatus = z.infer<typeof AttemptsStatusSchema>;
 

@@ -147,6 +147,24 @@ export const TimelineIterationSchema = z.object({
   decisions: z.array(TimelineEntrySchema),
 });
 
+/** The life of the pull request a run followed (knob followPr), from its journalled events (cli/report-pr.ts). */
+export const PullRequestReportSchema = z.object({
+  /** Its address, as the run said it began to follow it (null: a branch without one). */
+  url: z.string().nullable(),
+  number: z.number().int().nullable(),
+  /** Where it stands, as the events say it (the state names of rules/pr-life.ts). */
+  state: z.string(),
+  stateText: z.string(),
+  checksTaken: z.number().int(),
+  commentsTaken: z.number().int(),
+  updates: z.number().int(),
+  replies: z.number().int(),
+  /** A redelivered event, taken once. */
+  redelivered: z.number().int(),
+  /** What happened to it, oldest first: red checks and comments taken (with their authors), updates onto its base, replies, its end. */
+  entries: z.array(z.object({ at: z.string().nullable(), kind: z.string(), text: z.string() })),
+});
+
 /** `vigil report <id> --json`: one run's summary and timeline. */
 export const RunReportSchema = RunCountsSchema.extend({
   workflowId: z.string(),
@@ -185,6 +203,8 @@ export const RunReportSchema = RunCountsSchema.extend({
       problem: z.string().nullable(),
     })
     .optional(),
+  /** The pull request the run followed after delivering it (knob followPr); absent for a run that followed none. */
+  pullRequest: PullRequestReportSchema.optional(),
   timeline: z.array(TimelineIterationSchema),
   /** Events not about one iteration: the start, messages, notifications, the outcome, anything else. */
   notices: z.array(TimelineEntrySchema),

@@ -73,6 +73,11 @@ export const ListRowSchema = z.object({
   repo: z.string().nullable(),
   startTime: z.string(),
   closeTime: z.string().nullable(),
+  /** A run with attempts (`vigil start --attempts K`): its phase, how many, the winner, and whether it waits for a person's pick. */
+  attempts: z
+    .object({ phase: z.string(), k: z.number().int(), winner: z.number().int().nullable(), waitingForPick: z.boolean() })
+    .nullable()
+    .optional(),
 });
 export type ListRow = z.infer<typeof ListRowSchema>;
 /** `vigil list --json`: the runs, newest first. */

@@ -12,12 +12,15 @@ export const DELIVERY_KNOBS = {
     'VIGIL_DELIVER',
     ['branch', 'pr', 'none'] as const,
     'branch',
-    "branch: a run that ends done commits its work on the branch vigil/<run id> (the current branch, index and working tree untouched); pr: the same, then the branch is pushed and a pull request opened with gh (its body the run's report) where gh is installed and logged in; none: the work stays uncommitted.",
+    'branch: a run that ends done commits its work on the branch vigil/<run id> (the current branch, index and working tree ' +
+      "untouched); pr: the same, then the branch is pushed and a pull request opened with gh (its body the run's report) where " +
+      'gh is installed and logged in; none: the work stays uncommitted.',
   ),
   followPr: boolKnob(
     'VIGIL_FOLLOW_PR',
     true,
-    'With deliver=pr, the run follows its pull request: red checks and comments addressed to it are iterations, a merge ends it merged, a close pr_closed (vigil hooks, vigil pr-event); false: it ends at delivery.',
+    'With deliver=pr, the run follows its pull request: red checks and comments addressed to it are iterations, a merge ends ' +
+      'it merged, a close pr_closed (vigil hooks, vigil pr-event); false: it ends at delivery.',
   ),
   followPrDays: intKnob(
     'VIGIL_FOLLOW_PR_DAYS',
@@ -30,7 +33,8 @@ export const DELIVERY_KNOBS = {
     'VIGIL_PR_UPDATE',
     ['rebase', 'merge'] as const,
     'rebase',
-    "When a followed pull request's base branch moves: rebase the run branch onto it (pushed with --force-with-lease) or merge the base into it (a plain push); the evidence is judged again on the new tree before the push.",
+    "When a followed pull request's base branch moves: rebase the run branch onto it (pushed with --force-with-lease) or merge " +
+      'the base into it (a plain push); the evidence is judged again on the new tree before the push.',
   ),
   deliverToCurrent: boolKnob(
     'VIGIL_DELIVER_TO_CURRENT',

@@ -27,7 +27,8 @@ export const EFFORT_KNOBS = shared(
         'VIGIL_COMPLEXITY',
         ['auto', 'off', 'simple', 'standard', 'complex'] as const,
         'auto',
-        "The task's complexity, detected at the start from the PRD and the repository (auto) or named; it sets the phases, the council's size and floor and the review panel, each only where that knob is not set explicitly. off: knobs as given.",
+        "The task's complexity, detected at the start from the PRD and the repository (auto) or named; it sets the phases, the " +
+          "council's size and floor and the review panel, each only where that knob is not set explicitly. off: knobs as given.",
       ),
       legacyTierRotation: boolKnob(
         'VIGIL_LEGACY_TIER_ROTATION',

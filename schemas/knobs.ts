@@ -74,7 +74,8 @@ export const KNOBS = shared(
         'VIGIL_PROVIDER',
         PROVIDERS,
         'command',
-        'Agent CLI: claude, codex, gemini, aider, opencode (argv, model per tier, cost, rate limits and auth errors understood), or command (agentCommand as is).',
+        'Agent CLI: claude, codex, gemini, aider, opencode (argv, model per tier, cost, rate limits and auth errors ' +
+          'understood), or command (agentCommand as is).',
       ),
       agentCommand: argvKnob,
       model: stringKnob('VIGIL_MODEL', '', 200, "Model for every tier (overrides the per-tier models); empty: the tier's model."),
@@ -95,7 +96,8 @@ export const KNOBS = shared(
         'VIGIL_EFFORT',
         '',
         20,
-        'Reasoning effort passed to CLIs that take one (claude --effort, codex model_reasoning_effort); empty: by tier (planning xhigh, development high, fast low).',
+        'Reasoning effort passed to CLIs that take one (claude --effort, codex model_reasoning_effort); empty: by tier ' +
+          '(planning xhigh, development high, fast low).',
       ),
       fallbackModel: stringKnob('VIGIL_FALLBACK_MODEL', '', 200, 'claude --fallback-model, where the installed CLI has it; empty: none.'),
       councilProvider: enumKnob(
@@ -135,7 +137,10 @@ export const KNOBS = shared(
           ),
         default: '',
         env: 'VIGIL_PROVIDER_FAILOVER',
-        doc: 'Providers that may take an iteration, in order, when the run\'s own is unavailable (breaker open, or rate-limited past failoverAfterSeconds) and they are healthy (binary installed, credentials set), e.g. "codex,gemini"; empty: no failover.',
+        doc:
+          "Providers that may take an iteration, in order, when the run's own is unavailable (breaker open, or rate-limited " +
+          'past failoverAfterSeconds) and they are healthy (binary installed, credentials set), e.g. "codex,gemini"; empty: no ' +
+          'failover.',
         allowed: 'a comma-separated list of claude, codex, gemini, aider, opencode, or empty',
         fromString: (raw: string) => raw.trim().toLowerCase(),
       } satisfies KnobSpecBase<string>,
@@ -149,7 +154,8 @@ export const KNOBS = shared(
       providerBreaker: boolKnob(
         'VIGIL_PROVIDER_BREAKER',
         true,
-        'Share one circuit breaker per provider with every run (workflow vigil-provider-<name>): after repeated provider failures runs wait together instead of hammering it. Not used for `command`.',
+        'Share one circuit breaker per provider with every run (workflow vigil-provider-<name>): after repeated provider ' +
+          'failures runs wait together instead of hammering it. Not used for `command`.',
       ),
       breakerFailures: intKnob(
         'VIGIL_BREAKER_FAILURES',
@@ -213,18 +219,23 @@ export const KNOBS = shared(
         1,
         1000,
         5,
-        'Between completion checks the tests gate runs only the tests the change can affect (pytest, vitest, jest, go test), and the full suite every this many iterations; 1: the full suite every time. Every completion check runs the full suite.',
+        'Between completion checks the tests gate runs only the tests the change can affect (pytest, vitest, jest, go test), ' +
+          'and the full suite every this many iterations; 1: the full suite every time. Every completion check runs the full ' +
+          'suite.',
       ),
       acceptanceTests: stringKnob(
         'VIGIL_ACCEPTANCE_TESTS',
         '',
         4096,
-        'Folder of acceptance tests a person wrote from the PRD (`vigil start --acceptance DIR`): sealed at the start, never shown to the agents, run on every claimed tree; a failure refuses the claim. Empty: none.',
+        'Folder of acceptance tests a person wrote from the PRD (`vigil start --acceptance DIR`): sealed at the start, never ' +
+          'shown to the agents, run on every claimed tree; a failure refuses the claim. Empty: none.',
       ),
       acceptanceFromPrd: boolKnob(
         'VIGIL_ACCEPTANCE_FROM_PRD',
         false,
-        "Have an `acceptance` agent write the acceptance tests from the PRD and a map of the repository before the first iteration (`vigil start --acceptance-from-prd`): sealed like a person's, never shown to the builder or the reviewers; a supervised run pauses once to show them. Not with acceptanceTests.",
+        'Have an `acceptance` agent write the acceptance tests from the PRD and a map of the repository before the first ' +
+          "iteration (`vigil start --acceptance-from-prd`): sealed like a person's, never shown to the builder or the reviewers; " +
+          'a supervised run pauses once to show them. Not with acceptanceTests.',
       ),
       acceptanceCommand: stringKnob(
         'VIGIL_ACCEPTANCE_COMMAND',
@@ -271,7 +282,8 @@ export const KNOBS = shared(
       councilEarlyCheck: boolKnob(
         'VIGIL_COUNCIL_EARLY_CHECK',
         true,
-        'Convene as soon as the tests pass on the current tree (past the minimum-iteration floor), when what changed since the last check could flip its verdict.',
+        'Convene as soon as the tests pass on the current tree (past the minimum-iteration floor), when what changed since the ' +
+          'last check could flip its verdict.',
       ),
       councilMemberTimeoutSeconds: intKnob(
         'VIGIL_COUNCIL_MEMBER_TIMEOUT_SECONDS',
@@ -338,19 +350,23 @@ export const KNOBS = shared(
         1,
         8,
         1,
-        'With tasks (vigil start --tasks FILE, else the PRD checklist), at most this many run at once, each a child run in its own git worktree, merged back in dependency order; 1: one run, no streams.',
+        'With tasks (vigil start --tasks FILE, else the PRD checklist), at most this many run at once, each a child run in its ' +
+          'own git worktree, merged back in dependency order; 1: one run, no streams.',
       ),
       mergeConflicts: enumKnob(
         'VIGIL_MERGE_CONFLICTS',
         ['agent', 'person'] as const,
         'agent',
-        "agent: a stream's merge that conflicts becomes an iteration of the run's agent with the conflict and both sides in its prompt; person: a supervised run pauses and shows both sides.",
+        "agent: a stream's merge that conflicts becomes an iteration of the run's agent with the conflict and both sides in " +
+          'its prompt; person: a supervised run pauses and shows both sides.',
       ),
       taskPlanner: enumKnob(
         'VIGIL_TASK_PLANNER',
         ['agent', 'checklist'] as const,
         'agent',
-        "Where a run's tasks come from when it has parallelStreams above 1 and no task list of a person's: agent: one planner call groups the PRD checklist's items into tasks with dependencies (a refused answer falls back to the checklist); checklist: each checklist item is a task of its own.",
+        "Where a run's tasks come from when it has parallelStreams above 1 and no task list of a person's: agent: one planner " +
+          "call groups the PRD checklist's items into tasks with dependencies (a refused answer falls back to the checklist); " +
+          'checklist: each checklist item is a task of its own.',
       ),
       uncertaintyEscalation: boolKnob(
         'VIGIL_UNCERTAINTY_ESCALATION',
@@ -387,7 +403,8 @@ export const KNOBS = shared(
         'VIGIL_ESCALATION_REMIND_AFTER',
         31_536_000,
         14_400,
-        'A pause that waits for a person (an escalation, a dead letter, a contract error, the budget...) sends its notification again on its channels this long after it began (0: never).',
+        'A pause that waits for a person (an escalation, a dead letter, a contract error, the budget...) sends its ' +
+          'notification again on its channels this long after it began (0: never).',
       ),
       escalationRerouteAfter: durationKnob(
         'VIGIL_ESCALATION_REROUTE_AFTER',
@@ -405,7 +422,8 @@ export const KNOBS = shared(
         'VIGIL_ON_DEADLINE',
         ['stop', 'continue', 'default-answer'] as const,
         'stop',
-        "At escalationDeadline: stop the run, continue it (the pause lifted), or take the agent's default answer (HUMAN_REVIEW_NEEDED defaultAnswer) as the person's input and continue (a pause without one stops).",
+        "At escalationDeadline: stop the run, continue it (the pause lifted), or take the agent's default answer " +
+          "(HUMAN_REVIEW_NEEDED defaultAnswer) as the person's input and continue (a pause without one stops).",
       ),
       rerouteWebhookUrl: urlKnob('VIGIL_REROUTE_WEBHOOK_URL', 'Re-route: a generic webhook for escalationRerouteAfter.'),
       rerouteSlackWebhookUrl: urlKnob('VIGIL_REROUTE_SLACK_WEBHOOK_URL', 'Re-route: a Slack incoming webhook.'),
@@ -419,7 +437,8 @@ export const KNOBS = shared(
       tierLadder: boolKnob(
         'VIGIL_TIER_LADDER',
         true,
-        'Climb the model tiers LOW -> MEDIUM -> HIGH on repeated failures or large changes, then escalate to a person; step down after steady single-file successes.',
+        'Climb the model tiers LOW -> MEDIUM -> HIGH on repeated failures or large changes, then escalate to a person; step ' +
+          'down after steady single-file successes.',
       ),
       tierLowMaxFailures: intKnob(
         'VIGIL_TIER_LOW_MAX_FAILURES',
@@ -454,7 +473,8 @@ export const KNOBS = shared(
         0,
         1000,
         5,
-        'The same iteration failure (error class + normalised last lines) this many times is a dead letter: recorded and escalated to a person instead of retried on. 0 turns it off.',
+        'The same iteration failure (error class + normalised last lines) this many times is a dead letter: recorded and ' +
+          'escalated to a person instead of retried on. 0 turns it off.',
       ),
       budgetUsd: numberKnob(
         'VIGIL_BUDGET_USD',
@@ -468,7 +488,8 @@ export const KNOBS = shared(
         0,
         1,
         0,
-        'Share of the budget reviewers, checklist roles and council members may spend (0.3: 30 %); a completion check that would pass it pauses the run first. 0: no cap; needs budgetUsd.',
+        'Share of the budget reviewers, checklist roles and council members may spend (0.3: 30 %); a completion check that ' +
+          'would pass it pauses the run first. 0: no cap; needs budgetUsd.',
       ),
       rateLimitRpm: intKnob(
         'VIGIL_RATE_LIMIT_RPM',
@@ -495,7 +516,8 @@ export const KNOBS = shared(
       qualityGates: boolKnob(
         'VIGIL_QUALITY_GATES',
         true,
-        'Run the quality gates (each has its own switch below) on the tree the agent leaves; a failing blocking gate refuses completion and goes into the next prompt.',
+        'Run the quality gates (each has its own switch below) on the tree the agent leaves; a failing blocking gate refuses ' +
+          'completion and goes into the next prompt.',
       ),
       gateCadence: enumKnob(
         'VIGIL_GATE_CADENCE',
@@ -529,13 +551,15 @@ export const KNOBS = shared(
         'VIGIL_BUILD_COMMAND',
         '',
         4096,
-        "Blocking: the build gate's shell command (exit 0 = builds). Empty: detected (npm run build, tsc --noEmit, go build, cargo build, compileall); off or none: no build gate.",
+        "Blocking: the build gate's shell command (exit 0 = builds). Empty: detected (npm run build, tsc --noEmit, go build, " +
+          'cargo build, compileall); off or none: no build gate.',
       ),
       appCheck: stringKnob(
         'VIGIL_APP_CHECK',
         '',
         4096,
-        "Blocking on full passes: a shell command that boots the app and probes it (exit 0 = it works). Empty: the repository's `.vigil/app-check.*` as the run's start tree has it, when it has one; off or none: no app check.",
+        'Blocking on full passes: a shell command that boots the app and probes it (exit 0 = it works). Empty: the ' +
+          "repository's `.vigil/app-check.*` as the run's start tree has it, when it has one; off or none: no app check.",
       ),
       e2eCommand: stringKnob(
         'VIGIL_END_TO_END_COMMAND',
@@ -547,7 +571,8 @@ export const KNOBS = shared(
         'VIGIL_PERF_COMMAND',
         '',
         4096,
-        'Blocking on full passes: a benchmark command that prints a number or {"value": n} as its last line (lower is better), run on the start tree and on the candidate; 2× the baseline blocks. Empty: no performance check.',
+        'Blocking on full passes: a benchmark command that prints a number or {"value": n} as its last line (lower is better), ' +
+          'run on the start tree and on the candidate; 2× the baseline blocks. Empty: no performance check.',
       ),
       gateMockIntegrity: boolKnob(
         'VIGIL_GATE_MOCK_INTEGRITY',
@@ -557,12 +582,14 @@ export const KNOBS = shared(
       gateTestMutation: boolKnob(
         'VIGIL_GATE_TEST_MUTATION',
         true,
-        'Blocking: test integrity since the run started: a baseline test deleted or renamed, a skip/only/xfail marker added, a baseline assertion changed, the test harness changed (waivable by a person).',
+        'Blocking: test integrity since the run started: a baseline test deleted or renamed, a skip/only/xfail marker added, a ' +
+          'baseline assertion changed, the test harness changed (waivable by a person).',
       ),
       gateTestGaming: boolKnob(
         'VIGIL_GATE_TEST_GAMING',
         true,
-        "Blocking: product code that games its tests: reads its caller's frame, probes for the test runner, exits outside an entry point, reads test files, hard-codes a failing test's input.",
+        "Blocking: product code that games its tests: reads its caller's frame, probes for the test runner, exits outside an " +
+          "entry point, reads test files, hard-codes a failing test's input.",
       ),
       gateDocCoverage: boolKnob(
         'VIGIL_GATE_DOC_COVERAGE',
@@ -661,7 +688,8 @@ export const KNOBS = shared(
         'VIGIL_BATCH_ROUNDS',
         ['auto', 'off'] as const,
         'auto',
-        "A council round's members, and a review's reviewers, as one call with a sub-agent each where the provider can (claude with --agents and --json-schema): auto; off asks each member in a call of its own.",
+        "A council round's members, and a review's reviewers, as one call with a sub-agent each where the provider can (claude " +
+          'with --agents and --json-schema): auto; off asks each member in a call of its own.',
       ),
       prdChecklist: boolKnob(
         'VIGIL_PRD_CHECKLIST',
@@ -678,37 +706,51 @@ export const KNOBS = shared(
         'VIGIL_SANDBOX',
         ['auto', 'strict', 'off'] as const,
         'auto',
-        "Run every agent call, test run and gate tool in a sandbox (bubblewrap: the repository, read-only for reviewing roles and gates, the model endpoints through a proxy, nothing of the worker's): auto where the worker can (a run at auto takes the worker's VIGIL_SANDBOX), strict refuses to run without it, off never. A worker started with VIGIL_SANDBOX=strict is strict for every run.",
+        'Run every agent call, test run and gate tool in a sandbox (bubblewrap: the repository, read-only for reviewing roles ' +
+          "and gates, the model endpoints through a proxy, nothing of the worker's): auto where the worker can (a run at auto " +
+          "takes the worker's VIGIL_SANDBOX), strict refuses to run without it, off never. A worker started with " +
+          'VIGIL_SANDBOX=strict is strict for every run.',
       ),
       sandboxRegistries: boolKnob(
         'VIGIL_SANDBOX_REGISTRIES',
         true,
-        "Let the builder and the test runs reach the package registries (npm, PyPI, Go, crates.io, RubyGems, Maven Central, and a registry URL the environment configures) through the sandbox's proxy, each fetch logged to the run (`vigil status` counts them). Reviewing roles and gates never reach them. false closes them: an install then fails, and status says why.",
+        'Let the builder and the test runs reach the package registries (npm, PyPI, Go, crates.io, RubyGems, Maven Central, ' +
+          "and a registry URL the environment configures) through the sandbox's proxy, each fetch logged to the run (`vigil " +
+          'status` counts them). Reviewing roles and gates never reach them. false closes them: an install then fails, and ' +
+          'status says why.',
       ),
       // Limits inside the sandbox (docs/security.md, Limits inside the sandbox): each call's cgroup.
       sandboxPids: limitKnob(
         'VIGIL_SANDBOX_PIDS',
         SANDBOX_LIMIT_BOUNDS.pids,
         1024,
-        "Tasks (processes and threads) one sandboxed call may run at once; a call that reaches it is ended (a failed iteration, not a provider failure). An agent CLI with its test run stays in the low hundreds (a Node process is about a dozen threads); a fork bomb reaches it in milliseconds. Below the compose worker's own pids limit (4096), so a call reaches its limit before the worker's container does. 0: no limit.",
+        'Tasks (processes and threads) one sandboxed call may run at once; a call that reaches it is ended (a failed ' +
+          'iteration, not a provider failure). An agent CLI with its test run stays in the low hundreds (a Node process is about ' +
+          "a dozen threads); a fork bomb reaches it in milliseconds. Below the compose worker's own pids limit (4096), so a call " +
+          "reaches its limit before the worker's container does. 0: no limit.",
       ),
       sandboxMemoryMb: limitKnob(
         'VIGIL_SANDBOX_MEMORY_MB',
         SANDBOX_LIMIT_BOUNDS.memoryMb,
         2048,
-        "MiB of memory (its processes, its /tmp, no swap) one sandboxed call may use; the kernel's OOM killer ends it there. An agent CLI and a TypeScript build fit (this repository's tsc: 1 GiB); a build that needs more raises it. A council of three at the limit (6 GiB) still fits in the compose worker's 8 GiB beside the worker. 0: no limit.",
+        "MiB of memory (its processes, its /tmp, no swap) one sandboxed call may use; the kernel's OOM killer ends it there. " +
+          "An agent CLI and a TypeScript build fit (this repository's tsc: 1 GiB); a build that needs more raises it. A council " +
+          "of three at the limit (6 GiB) still fits in the compose worker's 8 GiB beside the worker. 0: no limit.",
       ),
       sandboxCpuWeight: intKnob(
         'VIGIL_SANDBOX_CPU_WEIGHT',
         SANDBOX_LIMIT_BOUNDS.cpuWeight.min,
         SANDBOX_LIMIT_BOUNDS.cpuWeight.max,
         50,
-        "The sandboxed calls' CPU weight (cgroup cpu.weight; the worker, Temporal and Postgres have 100): under contention they get a third of the CPU beside one busy process at 100, and all of an idle machine.",
+        "The sandboxed calls' CPU weight (cgroup cpu.weight; the worker, Temporal and Postgres have 100): under contention " +
+          'they get a third of the CPU beside one busy process at 100, and all of an idle machine.',
       ),
       eventStore: boolKnob(
         'VIGIL_EVENT_STORE',
         false,
-        "Project the run's events into the event store (the worker's VIGIL_DATABASE_URL / DATABASE_URL, else the local one) at iteration boundaries; `vigil start` turns it on by default where a store is configured or the local one exists (--no-store: off). A store that is down never slows or fails the run.",
+        "Project the run's events into the event store (the worker's VIGIL_DATABASE_URL / DATABASE_URL, else the local one) at " +
+          'iteration boundaries; `vigil start` turns it on by default where a store is configured or the local one exists ' +
+          '(--no-store: off). A store that is down never slows or fails the run.',
       ),
       // Checkpoints and rewind (spec §8.3).
       checkpointsKept: intKnob(
@@ -716,7 +758,8 @@ export const KNOBS = shared(
         0,
         200,
         50,
-        'Per-iteration checkpoints kept (a commit of the tree under refs/vigil/<run>/<iteration> after every iteration that changed it; the oldest is pruned); 0 turns checkpoints, and so rewind, off.',
+        'Per-iteration checkpoints kept (a commit of the tree under refs/vigil/<run>/<iteration> after every iteration that ' +
+          'changed it; the oldest is pruned); 0 turns checkpoints, and so rewind, off.',
       ),
       // The run memory and the prompt (issue: the run so far in every prompt).
       memoryBudgetChars: intKnob(
@@ -732,7 +775,8 @@ export const KNOBS = shared(
         0,
         20_000,
         150,
-        "Tokens (four characters each) of the memory index in every prompt: topics and counts of what earlier runs left in the event store's memory; 0 leaves it out.",
+        'Tokens (four characters each) of the memory index in every prompt: topics and counts of what earlier runs left in the ' +
+          "event store's memory; 0 leaves it out.",
       ),
       memoryTimelineTokens: intKnob(
         'VIGIL_MEMORY_TIMELINE_TOKENS',
@@ -746,18 +790,22 @@ export const KNOBS = shared(
         0,
         20_000,
         800,
-        'Tokens of memory entries in every prompt: the patterns, anti-patterns and skills of earlier runs that share most keywords with the task, whole; 0 leaves them out (all three 0: no memory is retrieved).',
+        'Tokens of memory entries in every prompt: the patterns, anti-patterns and skills of earlier runs that share most ' +
+          'keywords with the task, whole; 0 leaves them out (all three 0: no memory is retrieved).',
       ),
       memoryJudge: boolKnob(
         'VIGIL_MEMORY_JUDGE',
         true,
-        "After a run ends with the event store on, one agent call (role memory, the run's provider) phrases a lesson for each pattern or anti-pattern the run made or changed and merges near-duplicates; no call when the run made none.",
+        "After a run ends with the event store on, one agent call (role memory, the run's provider) phrases a lesson for each " +
+          'pattern or anti-pattern the run made or changed and merges near-duplicates; no call when the run made none.',
       ),
       promptTemplate: {
         schema: z.string().max(4096),
         default: '',
         env: 'VIGIL_PROMPT_TEMPLATE',
-        doc: 'A prompt template file ({{placeholder}}s, see docs/how-a-run-works.md, The prompt and the run memory) used instead of the built-in one; checked at vigil start, read by the worker at every iteration. Empty: the built-in template.',
+        doc:
+          'A prompt template file ({{placeholder}}s, see docs/how-a-run-works.md, The prompt and the run memory) used instead of ' +
+          'the built-in one; checked at vigil start, read by the worker at every iteration. Empty: the built-in template.',
         allowed: 'a path to a template file, or empty',
         fromString: (raw: string) => raw.trim(),
       } satisfies KnobSpecBase<string>,

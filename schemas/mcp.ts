@@ -30,6 +30,13 @@ export const McpStartInput = {
     .describe(
       "instead of `prd`: an issue's Markdown file, inside the repository, as the PRD; its task list (- [ ] ...) is the PRD checklist (`vigil start --issue`)",
     ),
+  goal: z
+    .string()
+    .optional()
+    .describe(
+      'instead of `prd` or `issue`: what to build, as text; a discovery call analyses the repository ' +
+        'and writes the PRD as the run starts (`vigil start --goal`)',
+    ),
   repo: z.string().optional().describe('the git repository the agent works in (default: the directory `vigil mcp` runs in)'),
   provider: z.string().optional().describe('the agent CLI: claude, codex, gemini, aider, opencode or command'),
   agentCommand: z.string().optional().describe('the agent command line (the command provider)'),
@@ -115,7 +122,10 @@ export const McpMemoryHitSchema = z.object({
 export const McpMemorySearchOutputSchema = z.object({
   query: z.string(),
   hits: z.array(McpMemoryHitSchema),
-  /** Where the hits come from: the event store, or (inside a run whose sandbox refuses the store) the snapshot its worker wrote for the call (docs/memory.md). */
+  /**
+   * Where the hits come from: the event store, or (inside a run whose sandbox refuses the store) the snapshot its worker
+   * wrote for the call (docs/memory.md).
+   */
   source: z.enum(['store', 'snapshot']).optional(),
   /** The snapshot's time, when the hits come from one. */
   snapshotAt: z.string().optional(),

@@ -159,7 +159,12 @@ export const MESSAGE_VERBS = {
     },
     console: ['input', 'input-resume'],
     effect:
-      "a one-shot directive injected into the next prompt (≤ 1 MiB; at most 50 and 1 MiB in total may wait for one prompt — more is refused, or listed as invalid when signalled). One that comes while the run's last iteration finishes reaches no prompt: the outcome's notes name it. `id` (letters, digits, `. _ : -`, ≤ 100; `vigil input` makes one): a directive with an id the run has already received is acknowledged unchanged and not queued again, so a resend never reaches the prompt twice (the run remembers its last 200 ids). To a run that Vigil paused for a person, a directive is an answer: the pause's reminder, re-route and deadline are cancelled (`pause.answered`), and it stays paused until resumed",
+      'a one-shot directive injected into the next prompt (≤ 1 MiB; at most 50 and 1 MiB in total may wait for one prompt — ' +
+      "more is refused, or listed as invalid when signalled). One that comes while the run's last iteration finishes reaches " +
+      "no prompt: the outcome's notes name it. `id` (letters, digits, `. _ : -`, ≤ 100; `vigil input` makes one): a directive " +
+      'with an id the run has already received is acknowledged unchanged and not queued again, so a resend never reaches the ' +
+      'prompt twice (the run remembers its last 200 ids). To a run that Vigil paused for a person, a directive is an answer: ' +
+      "the pause's reminder, re-route and deadline are cancelled (`pause.answered`), and it stays paused until resumed",
     journal: (p) => `directive of ${str(p, 'directive').length} characters`,
   },
   forceReview: {
@@ -200,7 +205,8 @@ export const MESSAGE_VERBS = {
   waive: {
     cli: 'waive',
     summary:
-      'waive a PRD checklist item, or a finding of the integrity gates: it no longer blocks completion (held-out items by their status label, e.g. held-out-1; findings by their id, e.g. assertion_changed-1a2b3c4d)',
+      'waive a PRD checklist item, or a finding of the integrity gates: it no longer blocks completion (held-out items by ' +
+      'their status label, e.g. held-out-1; findings by their id, e.g. assertion_changed-1a2b3c4d)',
     args: [{ name: 'item', key: 'item', help: 'the checklist item id or the finding id, as `vigil status` shows it' }],
     options: [{ flags: '--reason <text>', help: 'why (kept with the waiver)' }, by('waiving it'), signal, json],
     handler: 'send',
@@ -211,13 +217,15 @@ export const MESSAGE_VERBS = {
     },
     console: ['waive'],
     effect:
-      'waive a PRD checklist item (`REQ-3`, or `held-out-1`), or a finding of the `test_mutation` or `test_gaming` gate by its id (`assertion_changed-1a2b3c4d`, as status shows it); refused when the run has no such item or finding',
+      'waive a PRD checklist item (`REQ-3`, or `held-out-1`), or a finding of the `test_mutation` or `test_gaming` gate by its ' +
+      'id (`assertion_changed-1a2b3c4d`, as status shows it); refused when the run has no such item or finding',
     journal: (p) => `waived ${str(p, 'item')}${because(p)}`,
   },
   rewind: {
     cli: 'rewind',
     summary:
-      'take a run back to just after iteration N: the tree restored to its checkpoint (the current tree kept first), the state as it was then; --fork starts a new run from checkpoint N of a finished run',
+      'take a run back to just after iteration N: the tree restored to its checkpoint (the current tree kept first), the state ' +
+      'as it was then; --fork starts a new run from checkpoint N of a finished run',
     args: [],
     options: [
       {
@@ -252,7 +260,8 @@ export const MESSAGE_VERBS = {
     },
     console: ['rewind'],
     effect:
-      "take the run back to just after iteration `to` (see [Checkpoints and rewind](checkpoints-and-rewind.md)); the update answers once it is done, a signal's refusal is listed under `invalidMessages`",
+      'take the run back to just after iteration `to` (see [Checkpoints and rewind](checkpoints-and-rewind.md)); the update ' +
+      "answers once it is done, a signal's refusal is listed under `invalidMessages`",
     journal: (p) => `rewind to iteration ${typeof p.to === 'number' ? p.to : '?'}${because(p)}`,
   },
 } as const satisfies Record<string, MessageVerb>;
@@ -290,9 +299,12 @@ export function optionKey(o: VerbOption): { key: string; value: boolean } {
 export const TOOL_SIGNALS = {
   prEvent: {
     payload:
-      '`{kind, id, …}` (schemas/pr-event.ts: `checks-failed` `{checks: [{name, logTail}]}`, `comment` `{author, text, commentKind}`, `base-moved`, `merged` `{mergeCommit?}`, `closed`)',
+      '`{kind, id, …}` (schemas/pr-event.ts: `checks-failed` `{checks: [{name, logTail}]}`, `comment` `{author, text, ' +
+      'commentKind}`, `base-moved`, `merged` `{mergeCommit?}`, `closed`)',
     effect:
-      'an event of the pull request the run follows (signal only; `vigil hooks` and `vigil pr-event` send it): see [Following the pull request](how-a-run-works.md#following-the-pull-request). An event with an id the run has seen is taken once; one that is invalid, or comes to a run that follows no pull request, is listed under `invalidMessages`',
+      'an event of the pull request the run follows (signal only; `vigil hooks` and `vigil pr-event` send it): see [Following ' +
+      'the pull request](how-a-run-works.md#following-the-pull-request). An event with an id the run has seen is taken once; ' +
+      'one that is invalid, or comes to a run that follows no pull request, is listed under `invalidMessages`',
   },
   streamWaiting: {
     payload: '`{task, waiting}` (schemas/tasks.ts StreamWaiting: `waiting` is `{reason, at}` or null)',

@@ -50,3 +50,10 @@ export const FETCH_LOG = 'packages.jsonl';
 export function fetchLogPath(repoPath: string, runId: string): string {
   return `${runDirPath(repoPath, runId)}/${FETCH_LOG}`;
 }
+
+/** The file a run started from a goal (`vigil start --goal`) has its PRD in, in its run folder, written by the discovery call. */
+export const DISCOVERED_PRD = 'PRD.md';
+
+export function discoveredPrdPath(repoPath: string, runId: string): string {
+  return `${runDirPath(repoPath, runId)}/${DISCOVERED_PRD}`;
+}

@@ -42,3 +42,19 @@ export const PrepareRunResultSchema = shared('schemas/activities:PrepareRunResul
   }),
 );
 export type PrepareRunResult = z.infer<typeof PrepareRunResultSchema>;
+
+/** A run started from a goal (`vigil start --goal`): when its discovery call wrote the PRD, and its size (workflows/run/discovery.ts). */
+/** The PRD a discovery call wrote (the agent result's `discovered`), or why there is none. */
+export const DiscoveredPrdSchema = shared('schemas/prepare-run:DiscoveredPrdSchema', () =>
+  z.object({
+    ok: z.boolean(),
+    path: z.string().max(4096),
+    title: z.string().max(200),
+    bytes: z.number().int().min(0),
+    problem: z.string().max(500).nullable(),
+  }),
+);
+
+export const DiscoveryStateSchema = shared('schemas/prepare-run:DiscoveryStateSchema', () =>
+  z.object({ at: z.string().max(40), bytes: z.number().int().min(0) }),
+);

@@ -29,6 +29,7 @@ import { CONVENE_TRIGGERS } from './rounds.js';
 import { TaskListSchema, TaskQueueSchema } from './tasks.js';
 import { SandboxDenialSchema, SandboxStateSchema } from './sandbox.js';
 import { AcceptanceStateSchema } from './acceptance.js';
+import { DiscoveryStateSchema } from './prepare-run.js';
 import { ComplexityRecordSchema, LadderStateSchema } from './effort.js';
 export { LEVELS, LadderStateSchema } from './effort.js';
 import { TestSelectionSchema } from './test-report.js';
@@ -55,37 +56,10 @@ export const LIMITS = {
 
 export const ActorSchema = shared('schemas/run:ActorSchema', () => z.string().trim().min(1).max(200));
 
-export const PauseInfoSchema = shared('schemas/run:PauseInfoSchema', () =>
-  z.object({
-    reason: z.string().max(2000),
-    by: z.string().max(200),
-    /** ISO time, from workflow time: when the pause began (every deadline of a pause that waits for a person counts from it). */
-    at: z.string(),
-    /** A pause that waits for a person: when its reminder went out (rules/pause-deadlines.ts). */
-    reminded: z.string().optional(),
-    /** When the second list of channels was told. */
-    rerouted: z.string().optional(),
-    /** A person answered (a directive while paused): no reminder, re-route or deadline any more. */
-    answered: z.object({ by: z.string().max(200), at: z.string() }).optional(),
-    /** The agent's default answer to its question (HUMAN_REVIEW_NEEDED `defaultAnswer`), taken at the deadline with onDeadline=default-answer. */
-    defaultAnswer: z.string().max(4000).optional(),
-  }),
-);
-export type PauseInfo = z.infer<typeof PauseInfoSchema>;
+// The pause and its deadlines: schemas/pause.ts.
+import { PauseInfoSchema } from './pause.js';
 
-/** A pause's deadlines as status shows them (ISO times; null where a timer does not apply). */
-export const PauseDeadlinesSchema = shared('schemas/run:PauseDeadlinesSchema', () =>
-  z.object({
-    remindAt: z.string().nullable(),
-    rerouteAt: z.string().nullable(),
-    deadlineAt: z.string().nullable(),
-    onDeadline: z.enum(['stop', 'continue', 'default-answer']),
-    reminded: z.string().nullable(),
-    rerouted: z.string().nullable(),
-    answered: z.object({ by: z.string(), at: z.string() }).nullable(),
-  }),
-);
-export type PauseDeadlines = z.infer<typeof PauseDeadlinesSchema>;
+export { PauseDeadlinesSchema, PauseInfoSchema, type PauseDeadlines, type PauseInfo } from './pause.js';
 
 /** How many directive ids a run remembers: a resend comes within minutes, long before 200 more directives. */
 export const DIRECTIVE_IDS_KEPT = 200;
@@ -335,7 +309,7 @@ export const GatesStateSchema = shared('schemas/run:GatesStateSchema', () =>
     reviewRounds: z.number().int().min(0).default(0),
     /** The PRD checklist (held-out ids inside); null until extracted or when unavailable. */
     checklist: ChecklistStateSchema.nullable().default(null),
-    /** Why there is no checklist (extraction failed, turned off), for status. */
+    /** Why there is no checklist (extraction failed, turned off), or what one lacks (an unreadable API description), for status. */
     checklistProblem: z.string().max(500).nullable().default(null),
     /** The checklist was extracted or loaded (tried once per run). */
     checklistTried: z.boolean().default(false),
@@ -455,7 +429,10 @@ export const CheckpointsStateSchema = shared('schemas/run:CheckpointsStateSchema
 );
 export type CheckpointsState = z.infer<typeof CheckpointsStateSchema>;
 
-/** What refused (or approved) a completion check: the evidence gate, a tool gate, the code review, the checklist, the council, or an agent's answer in the wrong format. */
+/**
+ * What refused (or approved) a completion check: the evidence gate, a tool gate, the code review, the checklist, the
+ * council, or an agent's answer in the wrong format.
+ */
 export const CHECK_CAUSES = ['evidence', 'quality_gates', 'code_review', 'checklist', 'council', 'contract', 'acceptance'] as const;
 export const CheckCauseSchema = shared('schemas/run:CheckCauseSchema', () => z.enum(CHECK_CAUSES));
 export type CheckCause = z.infer<typeof CheckCauseSchema>;
@@ -548,6 +525,8 @@ export const RunStateSchema = shared('schemas/run:RunStateSchema', () =>
     testBaseline: TestBaselineRecordSchema.nullable().default(null),
     /** The sealed acceptance tests' digests and their latest verdict (null: no acceptanceTests knob, or a run from before it). */
     acceptance: AcceptanceStateSchema.nullable().default(null),
+    /** A run started from a goal: when its discovery call wrote the PRD (null: not yet, or a run with a PRD). */
+    discovery: DiscoveryStateSchema.nullable().default(null),
     lastEvidence: EvidenceRecordSchema.nullable().default(null),
     uncertainty: UncertaintyStateSchema.default({
       consecutiveCoOccur: 0,
@@ -651,6 +630,8 @@ export const RunInputSchema = shared('schemas/run:RunInputSchema', () =>
     host: HostNameSchema.optional(),
     /** Tasks a person gave (`vigil start --tasks FILE`): with parallelStreams above 1, each runs as a stream of its own. */
     tasks: TaskListSchema.optional(),
+    /** A run from a goal (`vigil start --goal`): its PRD is written at `prdPath` first. Absent in older runs (no patch). */
+    goal: z.string().min(1).max(4000).optional(),
     /** Present in a stream's run (a child of a run split into tasks): the run that started it, its task, and what its first prompt says of it. */
     stream: z.object({ parentId: z.string().max(300), task: z.string().max(40), directive: z.string().max(4000) }).optional(),
     /** Present only when continuing as new (runs from before the packed carry). */

@@ -30,6 +30,7 @@ export const SCRIPTED_ROLES = [
   'memory',
   'planner',
   'acceptance',
+  'discovery',
 ] as const;
 export type ScriptedRole = (typeof SCRIPTED_ROLES)[number];
 
@@ -185,6 +186,8 @@ export const ScenarioSchema = shared('schemas/scenario:ScenarioSchema', () =>
         planner: RoleScriptSchema.optional(),
         /** The acceptance role (knob acceptanceFromPrd): its writes, appends and deletes are relative to $VIGIL_ACCEPTANCE_DIR. */
         acceptance: RoleScriptSchema.optional(),
+        /** The discovery call of a run started from a goal: its writes are relative to the folder of $VIGIL_PRD_FILE (write `PRD.md`). */
+        discovery: RoleScriptSchema.optional(),
       })
       .default({}),
   }),

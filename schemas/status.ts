@@ -73,7 +73,11 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
       updates: true,
       replies: true,
     })
-      .extend({ queued: z.number().int() })
+      .extend({
+        queued: z.number().int(),
+        /** The review or comment the run is answering now: who wrote it (absent while it waits, and on older workers). */
+        answering: z.object({ author: z.string(), review: z.boolean() }).optional(),
+      })
       .optional(),
     consecutiveFailures: z.number().int(),
     consecutiveNoChange: z.number().int(),
@@ -138,7 +142,10 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
     latestHandoff: z.object({ iteration: z.number().int(), path: z.string(), summary: z.string() }).nullable(),
     /** Failures that repeated DEAD_LETTER_THRESHOLD times (fingerprint, attempts, iterations, tail). */
     deadLetters: z.array(DeadLetterEntrySchema).optional(),
-    /** A run split into parallel streams: each task's state, its stream (child run) and branch, whether it is merged, its dead letter; absent for a run without streams. */
+    /**
+     * A run split into parallel streams: each task's state, its stream (child run) and branch, whether it is merged, its
+     * dead letter; absent for a run without streams.
+     */
     streams: z
       .array(
         z.object({
@@ -157,7 +164,10 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
         }),
       )
       .optional(),
-    /** Where a run's tasks came from (a person's file, the checklist, the planner), and why when it is worth saying (a refused plan); absent for a run without tasks. */
+    /**
+     * Where a run's tasks came from (a person's file, the checklist, the planner), and why when it is worth saying (a
+     * refused plan); absent for a run without tasks.
+     */
     tasks: z.object({ source: z.enum(['file', 'checklist', 'planner']), count: z.number().int(), note: z.string().nullable() }).optional(),
     /** Waiting for the provider's circuit breaker: until when, its state, and why this run's last call to it failed (when it did). */
     providerWait: z

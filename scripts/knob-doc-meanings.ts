@@ -26,7 +26,8 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
   backoffJitterSeconds: { meaning: 'Random extra wait (replay-safe randomness).' },
   provider: {
     meaning:
-      'Agent CLI (see [Providers](agents-and-providers.md#providers)): argv, model per tier, cost, rate limits and auth errors understood; `command` runs `agentCommand` as is.',
+      'Agent CLI (see [Providers](agents-and-providers.md#providers)): argv, model per tier, cost, rate limits and auth errors ' +
+      'understood; `command` runs `agentCommand` as is.',
     allowed: '`command`, `claude`, `codex`, `gemini`, `aider`, `opencode`',
   },
   agentCommand: {
@@ -42,7 +43,8 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
   modelFast: { meaning: "Model at the fast (LOW) tier; empty: the provider's default.", allowed: 'text, ≤ 200 characters' },
   effort: {
     meaning:
-      'Reasoning effort for CLIs that take one (claude `--effort`, codex `model_reasoning_effort`); empty: by tier (planning xhigh, development high, fast low).',
+      'Reasoning effort for CLIs that take one (claude `--effort`, codex `model_reasoning_effort`); empty: by tier (planning ' +
+      'xhigh, development high, fast low).',
     allowed: 'text, ≤ 20 characters',
   },
   fallbackModel: { meaning: 'claude `--fallback-model`, where the installed CLI has it.', allowed: 'text, ≤ 200 characters' },
@@ -58,7 +60,9 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
   devilsAdvocateModel: { meaning: "Model of the devil's advocate; empty: the council's.", allowed: 'text, ≤ 200 characters' },
   providerFailover: {
     meaning:
-      "Providers that may take an iteration, in order, when the run's own is unavailable (its breaker open, or rate-limited past `failoverAfterSeconds`) and they are healthy (CLI installed, a credential set); each iteration record says which provider ran it.",
+      "Providers that may take an iteration, in order, when the run's own is unavailable (its breaker open, or rate-limited " +
+      'past `failoverAfterSeconds`) and they are healthy (CLI installed, a credential set); each iteration record says which ' +
+      'provider ran it.',
     allowed: 'a comma-separated list of providers (not `command`)',
   },
   failoverAfterSeconds: {
@@ -78,7 +82,10 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
   agentTimeoutSeconds: { meaning: 'Hard cap on one agent call; the tree is killed and the iteration fails with exit 124.' },
   agentSilenceMinutes: {
     meaning:
-      "The silence watchdog: an agent call (any role) that prints nothing and changes nothing in the repository for this long is hung, and is ended whatever `agentTimeoutSeconds` says: its whole tree is killed, exit 124, `vigil status` says `no output for 15 min: ended` on the iteration's line, and the provider's breaker counts it as a failure. `0` turns the watchdog off (only `agentTimeoutSeconds` bounds a call then). See [How a run works](how-a-run-works.md#durability).",
+      'The silence watchdog: an agent call (any role) that prints nothing and changes nothing in the repository for this long ' +
+      'is hung, and is ended whatever `agentTimeoutSeconds` says: its whole tree is killed, exit 124, `vigil status` says `no ' +
+      "output for 15 min: ended` on the iteration's line, and the provider's breaker counts it as a failure. `0` turns the " +
+      'watchdog off (only `agentTimeoutSeconds` bounds a call then). See [How a run works](how-a-run-works.md#durability).',
     allowed: 'a number from 0 to 2880 (fractions allowed)',
   },
   heartbeatTimeoutSeconds: { meaning: 'How fast a dead worker is detected and its agent call re-run elsewhere.' },
@@ -88,27 +95,45 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
   },
   testCommand: {
     meaning:
-      'Shell command run in the repository for the tests gate and the evidence check (exit 0 = green, unless its summary says zero tests ran). Empty: the runner is detected (package.json `test` script, vitest/jest/mocha, pytest or unittest, `go test`, `cargo test`, workspaces); with nothing runnable the outcome says tests were not verified.',
+      'Shell command run in the repository for the tests gate and the evidence check (exit 0 = green, unless its summary says ' +
+      'zero tests ran). Empty: the runner is detected (package.json `test` script, vitest/jest/mocha, pytest or unittest, `go ' +
+      'test`, `cargo test`, workspaces); with nothing runnable the outcome says tests were not verified.',
     allowed: 'text, ≤ 4096 characters',
   },
   testTimeoutSeconds: { meaning: 'Hard cap on one test run.' },
   affectedTestsFullEvery: {
     meaning:
-      "Between completion checks the tests gate runs only the test files the change can affect (pytest by the tests its per-test coverage map says executed the change, where coverage.py is installed, else by imports; vitest and jest by their imports and the runner's own related-tests mode; go test by the packages that import the change), and the full suite every this many iterations, on the first tree, and whenever the test map is missing or stale or a harness or configuration file changed. Every completion check runs the full suite. `1`: the full suite every time.",
+      'Between completion checks the tests gate runs only the test files the change can affect (pytest by the tests its ' +
+      'per-test coverage map says executed the change, where coverage.py is installed, else by imports; vitest and jest by ' +
+      "their imports and the runner's own related-tests mode; go test by the packages that import the change), and the full " +
+      'suite every this many iterations, on the first tree, and whenever the test map is missing or stale or a harness or ' +
+      'configuration file changed. Every completion check runs the full suite. `1`: the full suite every time.',
   },
   acceptanceTests: {
     meaning:
-      "A folder of acceptance tests a person wrote from the PRD (`vigil start --acceptance DIR`), outside the repository: checked at `vigil start` (exit 2 when it is missing, holds no test file or a file does not parse), sealed into the worker's private folder at the run's start with each file's sha256 in the history, never shown to an agent, and run on every claimed tree before the code review and the council; a failure refuses the claim, and tests that already pass on the starting tree end the run `already_satisfied` ([Acceptance tests](how-a-run-works.md#acceptance-tests-the-wall)). Empty: none.",
+      'A folder of acceptance tests a person wrote from the PRD (`vigil start --acceptance DIR`), outside the repository: ' +
+      'checked at `vigil start` (exit 2 when it is missing, holds no test file or a file does not parse), sealed into the ' +
+      "worker's private folder at the run's start with each file's sha256 in the history, never shown to an agent, and run on " +
+      'every claimed tree before the code review and the council; a failure refuses the claim, and tests that already pass on ' +
+      'the starting tree end the run `already_satisfied` ([Acceptance tests](how-a-run-works.md#acceptance-tests-the-wall)). ' +
+      'Empty: none.',
     allowed: 'text, ≤ 4096 characters',
   },
   acceptanceFromPrd: {
     meaning:
-      "Before the first iteration, an agent in the `acceptance` role writes the acceptance tests from the PRD and a map of the repository (`vigil start --acceptance-from-prd`) into a folder of the worker's private one that its sandbox shows writable (the repository stays read-only for it; `VIGIL_ANSWER=files`, [the agent contract](agent-contract.md)); they are sealed and run exactly as a person's `acceptanceTests` are, never shown to the builder or the reviewers. A supervised run pauses once, naming the sealed folder and its files for the person to read, before the builder starts (`vigil resume`); a perpetual run goes on and says so. A folder it leaves without a test ends the run `failed` before any builder call. Refused together with `acceptanceTests` (exit 2 at `vigil start`).",
+      'Before the first iteration, an agent in the `acceptance` role writes the acceptance tests from the PRD and a map of the ' +
+      "repository (`vigil start --acceptance-from-prd`) into a folder of the worker's private one that its sandbox shows " +
+      'writable (the repository stays read-only for it; `VIGIL_ANSWER=files`, [the agent contract](agent-contract.md)); they ' +
+      "are sealed and run exactly as a person's `acceptanceTests` are, never shown to the builder or the reviewers. A " +
+      'supervised run pauses once, naming the sealed folder and its files for the person to read, before the builder starts ' +
+      '(`vigil resume`); a perpetual run goes on and says so. A folder it leaves without a test ends the run `failed` before ' +
+      'any builder call. Refused together with `acceptanceTests` (exit 2 at `vigil start`).',
     allowed: '`true`, `false`',
   },
   acceptanceCommand: {
     meaning:
-      'Shell command that runs the acceptance tests, their files appended (`python3 -m pytest -q`). Empty: the runner detected in the candidate tree. Its timeout is `testTimeoutSeconds`.',
+      'Shell command that runs the acceptance tests, their files appended (`python3 -m pytest -q`). Empty: the runner detected ' +
+      'in the candidate tree. Its timeout is `testTimeoutSeconds`.',
     allowed: 'text, ≤ 4096 characters',
   },
   tier: { meaning: 'Model tier pinned for the run (`VIGIL_TIER` for the agent).', allowed: '`planning`, `development`, `fast`' },
@@ -128,7 +153,8 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
   councilMinIterations: { meaning: 'No round before this iteration, not even for a claim (a `forceReview` ignores it).' },
   councilEarlyCheck: {
     meaning:
-      "Convene as soon as the tests pass on a tree the council has not judged yet, when what changed since the last check could flip its verdict (a new file, a flagged file, an open checklist item's file).",
+      'Convene as soon as the tests pass on a tree the council has not judged yet, when what changed since the last check ' +
+      "could flip its verdict (a new file, a flagged file, an open checklist item's file).",
     allowed: '`true`, `false`',
   },
   councilMemberTimeoutSeconds: { meaning: 'A member still silent then is killed and counts as REJECT (`TIMEOUT`).' },
@@ -152,12 +178,20 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
   },
   deliver: {
     meaning:
-      "branch: a run that ends done (council approved, promise fulfilled) commits its work on the branch `vigil/<run id>`, with a message that says what the run did; the current branch, index and working tree are untouched. pr: the same, then the branch is pushed to the repository's remote and a pull request opened through `gh` (title from the PRD, body the run's report) when `gh` is installed and logged in (`vigil doctor` checks it); otherwise the outcome's notes say why there is none, and the branch is delivered all the same. none: the work stays uncommitted.",
+      'branch: a run that ends done (council approved, promise fulfilled) commits its work on the branch `vigil/<run id>`, ' +
+      'with a message that says what the run did; the current branch, index and working tree are untouched. pr: the same, then ' +
+      "the branch is pushed to the repository's remote and a pull request opened through `gh` (title from the PRD, body the " +
+      "run's report) when `gh` is installed and logged in (`vigil doctor` checks it); otherwise the outcome's notes say why " +
+      'there is none, and the branch is delivered all the same. none: the work stays uncommitted.',
     allowed: '`branch`, `pr`, `none`',
   },
   followPr: {
     meaning:
-      "With `deliver=pr`: the run follows its pull request after delivering it instead of ending. Red checks and a comment addressed to the run (`/vigil …`, or a review that requests changes) become an iteration whose prompt carries them, judged as any, whose work is pushed to the same branch; merged ends the run `merged` (exit 0), closed without merge `pr_closed` (exit 20). Events come from `vigil hooks` (GitHub's webhooks) or `vigil pr-event`. `false`: the run ends at delivery. See [Following the pull request](how-a-run-works.md#following-the-pull-request).",
+      'With `deliver=pr`: the run follows its pull request after delivering it instead of ending. Red checks and a comment ' +
+      'addressed to the run (`/vigil …`, or a review that requests changes) become an iteration whose prompt carries them, ' +
+      'judged as any, whose work is pushed to the same branch; merged ends the run `merged` (exit 0), closed without merge ' +
+      "`pr_closed` (exit 20). Events come from `vigil hooks` (GitHub's webhooks) or `vigil pr-event`. `false`: the run ends at " +
+      'delivery. See [Following the pull request](how-a-run-works.md#following-the-pull-request).',
     allowed: '`true`, `false`',
   },
   followPrDays: {
@@ -166,21 +200,28 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
   },
   deliverToCurrent: {
     meaning:
-      'Opt-in (`vigil start --deliver-to-current`): the work is committed on the current branch instead of `vigil/<run id>`, and the index set to that commit; with `pr` the current branch is pushed and the pull request opened from it.',
+      'Opt-in (`vigil start --deliver-to-current`): the work is committed on the current branch instead of `vigil/<run id>`, ' +
+      'and the index set to that commit; with `pr` the current branch is pushed and the pull request opened from it.',
     allowed: '`true`, `false`',
   },
   parallelStreams: {
     meaning:
-      "With tasks (`vigil start --tasks FILE`, else each item of the PRD checklist a task), at most this many run at once, each a child run in its own git worktree on its own branch, merged back in dependency order before the run's own completion check; 1: one run, no streams (nothing changes). See [Parallel streams](how-a-run-works.md#parallel-streams).",
+      'With tasks (`vigil start --tasks FILE`, else each item of the PRD checklist a task), at most this many run at once, ' +
+      "each a child run in its own git worktree on its own branch, merged back in dependency order before the run's own " +
+      'completion check; 1: one run, no streams (nothing changes). See [Parallel streams](how-a-run-works.md#parallel-streams).',
   },
   mergeConflicts: {
     meaning:
-      "agent: a stream's merge that conflicts becomes an iteration of the run's agent, the conflict and both sides in its prompt; person: a supervised run pauses and shows both sides (a perpetual run gives it to the agent).",
+      "agent: a stream's merge that conflicts becomes an iteration of the run's agent, the conflict and both sides in its " +
+      'prompt; person: a supervised run pauses and shows both sides (a perpetual run gives it to the agent).',
     allowed: '`agent`, `person`',
   },
   taskPlanner: {
     meaning:
-      "Where a run's tasks come from when `parallelStreams` is above 1 and no `--tasks` file was given. agent: one planner call (role `planner`, [the agent contract](agent-contract.md)) groups the PRD checklist's items into tasks with dependencies; an answer that does not cover every item exactly once falls back to the checklist, and status says why. checklist: each checklist item is a task of its own, none depending on another.",
+      "Where a run's tasks come from when `parallelStreams` is above 1 and no `--tasks` file was given. agent: one planner " +
+      "call (role `planner`, [the agent contract](agent-contract.md)) groups the PRD checklist's items into tasks with " +
+      'dependencies; an answer that does not cover every item exactly once falls back to the checklist, and status says why. ' +
+      'checklist: each checklist item is a task of its own, none depending on another.',
     allowed: '`agent`, `checklist`',
   },
   uncertaintyEscalation: {
@@ -200,7 +241,9 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
   notifyDesktop: { meaning: '`notify-send`, where installed.', allowed: '`true`, `false`' },
   escalationRemindAfter: {
     meaning:
-      "A pause Vigil made that waits for a person (an escalation, a dead letter, a contract error, the budget…) sends a `pause_reminder` on the run's channels this long after it began, once: [questions with deadlines](how-a-run-works.md#questions-with-deadlines).",
+      'A pause Vigil made that waits for a person (an escalation, a dead letter, a contract error, the budget…) sends a ' +
+      "`pause_reminder` on the run's channels this long after it began, once: [questions with " +
+      'deadlines](how-a-run-works.md#questions-with-deadlines).',
     allowed: '`0` (off), or a duration up to 365 days: seconds, or a number with `s`, `m`, `h`, `d`',
     defaultNote: '(4 h)',
   },
@@ -212,13 +255,15 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
   },
   escalationDeadline: {
     meaning:
-      '… ends this long after it began, as `onDeadline` says, recorded as "nobody answered in 72 h: stopped". Off by default: stopping or guessing on a person\'s behalf is theirs to choose.',
+      '… ends this long after it began, as `onDeadline` says, recorded as "nobody answered in 72 h: stopped". Off by default: ' +
+      "stopping or guessing on a person's behalf is theirs to choose.",
     allowed: 'as above',
     defaultNote: '(off)',
   },
   onDeadline: {
     meaning:
-      "At the deadline: stop the run; lift the pause and go on; or give the next prompt the agent's `defaultAnswer` (from `HUMAN_REVIEW_NEEDED`) as the person's input and go on (a pause without one stops).",
+      "At the deadline: stop the run; lift the pause and go on; or give the next prompt the agent's `defaultAnswer` (from " +
+      "`HUMAN_REVIEW_NEEDED`) as the person's input and go on (a pause without one stops).",
     allowed: '`stop`, `continue`, `default-answer`',
   },
   rerouteWebhookUrl: {
@@ -234,17 +279,25 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
   },
   maxTier: {
     meaning:
-      "The highest model tier any call may use, a cost ceiling (the original's `LOKI_MAX_TIER`, by tier name): the tier ladder, a pinned tier or the legacy rotation above it run at it instead; every role's calls keep under it.",
+      "The highest model tier any call may use, a cost ceiling (the original's `LOKI_MAX_TIER`, by tier name): the tier " +
+      "ladder, a pinned tier or the legacy rotation above it run at it instead; every role's calls keep under it.",
     allowed: '`planning`, `development`, `fast`',
   },
   complexity: {
     meaning:
-      "The task's complexity, detected as the run starts from the PRD and the repository (`auto`) or named: it sets the council's size, floor and interval and the review panel (see [how a run works](how-a-run-works.md#effort-that-fits-the-task)), each only where that knob is not set explicitly. `off`: the knobs as given.",
+      "The task's complexity, detected as the run starts from the PRD and the repository (`auto`) or named: it sets the " +
+      "council's size, floor and interval and the review panel (see [how a run " +
+      'works](how-a-run-works.md#effort-that-fits-the-task)), each only where that knob is not set explicitly. `off`: the ' +
+      'knobs as given.',
     allowed: '`auto`, `off`, `simple`, `standard`, `complex`',
   },
   prUpdate: {
     meaning:
-      "When a followed pull request's base branch moves (a `push` to it through `vigil hooks`, or `vigil pr-event --base-moved`): `rebase` replays the run branch onto the new base, `merge` merges the base into it. The new tree is judged again (gates, acceptance tests, review, checklist, council) before it is pushed; a rebase is pushed with `--force-with-lease`, so it never overwrites what someone else pushed. A conflict pauses the run for a person. See [Following the pull request](how-a-run-works.md#following-the-pull-request).",
+      "When a followed pull request's base branch moves (a `push` to it through `vigil hooks`, or `vigil pr-event " +
+      '--base-moved`): `rebase` replays the run branch onto the new base, `merge` merges the base into it. The new tree is ' +
+      'judged again (gates, acceptance tests, review, checklist, council) before it is pushed; a rebase is pushed with ' +
+      '`--force-with-lease`, so it never overwrites what someone else pushed. A conflict pauses the run for a person. See ' +
+      '[Following the pull request](how-a-run-works.md#following-the-pull-request).',
     allowed: '`rebase`, `merge`',
   },
   tierLowMaxFailures: { meaning: 'Failures in a row tolerated at LOW before climbing to MEDIUM.' },
@@ -253,12 +306,15 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
   tierDeescalateSuccesses: { meaning: 'Single-file successes in a row that step the tier down one level.' },
   deadLetterAfter: {
     meaning:
-      'The same iteration failure (error class + normalised last lines) this many times is a dead letter: recorded (`vigil status --json` → `deadLetters`) and escalated to a person (a pause in supervised mode) instead of retried on; 0 turns it off.',
+      'The same iteration failure (error class + normalised last lines) this many times is a dead letter: recorded (`vigil ' +
+      'status --json` → `deadLetters`) and escalated to a person (a pause in supervised mode) instead of retried on; 0 turns ' +
+      'it off.',
   },
   budgetUsd: { meaning: 'Spend limit for the run; reaching it pauses the run in every mode until `vigil budget` raises it. 0: no budget.' },
   orchestrationBudgetShare: {
     meaning:
-      'Share of the budget reviewers, checklist roles and council members may spend (0.3: 30 %); a completion check that would pass it pauses the run first, until `vigil budget` raises the budget. 0: no cap; needs `budgetUsd`.',
+      'Share of the budget reviewers, checklist roles and council members may spend (0.3: 30 %); a completion check that would ' +
+      'pass it pauses the run first, until `vigil budget` raises the budget. 0: no cap; needs `budgetUsd`.',
   },
   rateLimitRpm: { meaning: 'A rate limit without a retry hint waits `clamp(7200 / rpm, 60, 300)` seconds.' },
   rateLimitNotifySeconds: { meaning: 'Notify people when a rate-limit wait is longer than this (0: never).' },
@@ -274,7 +330,8 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
   gateTimeoutSeconds: { meaning: 'Hard cap on one gate; its tools are killed and the gate is inconclusive.' },
   gateStaticAnalysis: {
     meaning:
-      'Blocking: eslint (where configured), `tsc --noEmit` (errors in changed files), ruff or a Python compile, `bash -n` and shellcheck, `go vet`, `cargo check`.',
+      'Blocking: eslint (where configured), `tsc --noEmit` (errors in changed files), ruff or a Python compile, `bash -n` and ' +
+      'shellcheck, `go vet`, `cargo check`.',
     allowed: '`true`, `false`',
   },
   gateSecretScan: { meaning: 'Blocking: credentials in changed files, passwords inside URLs included.', allowed: '`true`, `false`' },
@@ -284,22 +341,31 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
   },
   buildCommand: {
     meaning:
-      "Blocking: the build gate's shell command (exit 0 = builds), run sandboxed in a scratch copy of the tree. Empty: detected (`npm run build`, `tsc -p tsconfig.json --noEmit`, `go build ./...`, `cargo build --offline`, `python3 -m compileall -q .`; see [the build](how-a-run-works.md#quality-gates)); none detected passes as not applicable. `off` or `none`: no build gate. Runs on full passes only (not where the tests ran an affected-tests selection).",
+      "Blocking: the build gate's shell command (exit 0 = builds), run sandboxed in a scratch copy of the tree. Empty: " +
+      'detected (`npm run build`, `tsc -p tsconfig.json --noEmit`, `go build ./...`, `cargo build --offline`, `python3 -m ' +
+      'compileall -q .`; see [the build](how-a-run-works.md#quality-gates)); none detected passes as not applicable. `off` or ' +
+      '`none`: no build gate. Runs on full passes only (not where the tests ran an affected-tests selection).',
     allowed: 'text, ≤ 4096 characters',
   },
   appCheck: {
     meaning:
-      "Blocking on full passes (every completion check): a shell command that boots the app and probes it (exit 0 = it works), sandboxed in a scratch copy of the tree, loopback only. Empty: the repository's `.vigil/app-check.*` as the run started (a copy kept at the start; the agent's edits to it do not count), when it has one, else not applicable. `off` or `none`: no app check. See [the product checks](how-a-run-works.md#quality-gates).",
+      'Blocking on full passes (every completion check): a shell command that boots the app and probes it (exit 0 = it works), ' +
+      "sandboxed in a scratch copy of the tree, loopback only. Empty: the repository's `.vigil/app-check.*` as the run started " +
+      "(a copy kept at the start; the agent's edits to it do not count), when it has one, else not applicable. `off` or " +
+      '`none`: no app check. See [the product checks](how-a-run-works.md#quality-gates).',
     allowed: 'text, ≤ 4096 characters',
   },
   e2eCommand: {
     meaning:
-      'Blocking on full passes: an end-to-end command (Playwright or any runner; exit 0 = the journeys pass), sandboxed like the app check. Empty: no e2e gate.',
+      'Blocking on full passes: an end-to-end command (Playwright or any runner; exit 0 = the journeys pass), sandboxed like ' +
+      'the app check. Empty: no e2e gate.',
     allowed: 'text, ≤ 4096 characters',
   },
   perfCommand: {
     meaning:
-      'Blocking on full passes: a benchmark whose last line is a positive number or `{"value": n}` (lower is better), run on the candidate and on the run\'s start tree; twice the baseline or more, measured twice, blocks. Empty: no performance check.',
+      'Blocking on full passes: a benchmark whose last line is a positive number or `{"value": n}` (lower is better), run on ' +
+      "the candidate and on the run's start tree; twice the baseline or more, measured twice, blocks. Empty: no performance " +
+      'check.',
     allowed: 'text, ≤ 4096 characters',
   },
   gateMockIntegrity: {
@@ -308,17 +374,22 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
   },
   gateTestMutation: {
     meaning:
-      'Blocking: test integrity since the run started: a baseline test deleted or renamed, a skip/only/xfail marker added, a baseline assertion changed, the test harness changed (conftest, runner and coverage configs, lint configs the gates read, `package.json` test scripts, CI workflows); a person may waive a finding.',
+      'Blocking: test integrity since the run started: a baseline test deleted or renamed, a skip/only/xfail marker added, a ' +
+      'baseline assertion changed, the test harness changed (conftest, runner and coverage configs, lint configs the gates ' +
+      'read, `package.json` test scripts, CI workflows); a person may waive a finding.',
     allowed: '`true`, `false`',
   },
   gateTestGaming: {
     meaning:
-      "Blocking: product code added since the run started that games its tests: reads its caller's frame or stack, probes for the test runner, exits or hooks the exit outside an entry point, reads test files, compares against a literal input of a test that failed at the start.",
+      "Blocking: product code added since the run started that games its tests: reads its caller's frame or stack, probes for " +
+      'the test runner, exits or hooks the exit outside an entry point, reads test files, compares against a literal input of ' +
+      'a test that failed at the start.',
     allowed: '`true`, `false`',
   },
   gateDocCoverage: {
     meaning:
-      'README present; exported symbols of changed modules documented (blocking for packages npm or PyPI would publish, advisory otherwise; see [documentation coverage](how-a-run-works.md#quality-gates)).',
+      'README present; exported symbols of changed modules documented (blocking for packages npm or PyPI would publish, ' +
+      'advisory otherwise; see [documentation coverage](how-a-run-works.md#quality-gates)).',
     allowed: '`true`, `false`',
   },
   gateCoverage: {
@@ -353,7 +424,9 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
   reviewMaxDiffBytes: { meaning: 'Largest diff sent to reviewers (bigger: refused, which blocks); 0: about 400 KB.' },
   batchRounds: {
     meaning:
-      "A council round's members, and a review's reviewers, as one call with a sub-agent each (each blind to the others) where the provider can: claude with `--agents` and `--json-schema` (`vigil doctor` says whether it can); `off` asks each member in a call of its own. See [batched rounds](agents-and-providers.md#providers).",
+      "A council round's members, and a review's reviewers, as one call with a sub-agent each (each blind to the others) where " +
+      'the provider can: claude with `--agents` and `--json-schema` (`vigil doctor` says whether it can); `off` asks each ' +
+      'member in a call of its own. See [batched rounds](agents-and-providers.md#providers).',
     allowed: '`auto`, `off`',
   },
   prdChecklist: {
@@ -367,58 +440,85 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
   },
   sandbox: {
     meaning:
-      "Run every agent call, test run and gate tool in a sandbox (bubblewrap: the repository, read-only for reviewing roles and gates; the model endpoints through a proxy; nothing of the worker's): `auto` where the worker can (a run at `auto` takes the worker's `VIGIL_SANDBOX`, so an operator's `off` or `strict` decides), `strict` refuses to run without it, `off` never. A worker started with `VIGIL_SANDBOX=strict` is strict for every run. Status lists the escape attempts the sandbox refused. See [The agent's sandbox](security.md#the-agents-sandbox).",
+      'Run every agent call, test run and gate tool in a sandbox (bubblewrap: the repository, read-only for reviewing roles ' +
+      "and gates; the model endpoints through a proxy; nothing of the worker's): `auto` where the worker can (a run at `auto` " +
+      "takes the worker's `VIGIL_SANDBOX`, so an operator's `off` or `strict` decides), `strict` refuses to run without it, " +
+      '`off` never. A worker started with `VIGIL_SANDBOX=strict` is strict for every run. Status lists the escape attempts the ' +
+      "sandbox refused. See [The agent's sandbox](security.md#the-agents-sandbox).",
     allowed: '`auto`, `strict`, `off`',
   },
   sandboxRegistries: {
     meaning:
-      "Let the builder and the test runs reach the package registries (npm, PyPI, Go, crates.io, RubyGems, Maven Central, and a registry URL the environment configures) through the sandbox's proxy, each fetch logged to the run (`vigil status` counts them). Reviewing roles and gates never reach them. false closes them: an install then fails, and status says why. See [Package registries](security.md#package-registries): what open registries let an agent do.",
+      'Let the builder and the test runs reach the package registries (npm, PyPI, Go, crates.io, RubyGems, Maven Central, and ' +
+      "a registry URL the environment configures) through the sandbox's proxy, each fetch logged to the run (`vigil status` " +
+      'counts them). Reviewing roles and gates never reach them. false closes them: an install then fails, and status says ' +
+      'why. See [Package registries](security.md#package-registries): what open registries let an agent do.',
     allowed: '`true`, `false`',
   },
   sandboxPids: {
     meaning:
-      "Tasks (processes and threads) one sandboxed call (agent call, test run, gate tool) may run at once; a call that reaches it is ended with the reason, a failed iteration and never a provider failure. An agent CLI and its test run stay in the low hundreds (a Node process is about a dozen threads; this repository's vitest run peaked at 65); a fork bomb reaches it in milliseconds. Below the compose worker's own `pids` limit (`VIGIL_WORKER_PIDS`, 4096), so a call reaches its limit before the worker's container does. See [Limits inside the sandbox](security.md#limits-inside-the-sandbox).",
+      'Tasks (processes and threads) one sandboxed call (agent call, test run, gate tool) may run at once; a call that reaches ' +
+      'it is ended with the reason, a failed iteration and never a provider failure. An agent CLI and its test run stay in the ' +
+      "low hundreds (a Node process is about a dozen threads; this repository's vitest run peaked at 65); a fork bomb reaches " +
+      "it in milliseconds. Below the compose worker's own `pids` limit (`VIGIL_WORKER_PIDS`, 4096), so a call reaches its " +
+      "limit before the worker's container does. See [Limits inside the sandbox](security.md#limits-inside-the-sandbox).",
     allowed: '`0` (no limit), or an integer from 32 to 4194304',
   },
   sandboxMemoryMb: {
     meaning:
-      "MiB of memory (its processes, their page cache, its `/tmp`; no swap) one sandboxed call may use; the kernel's OOM killer ends it there, with the reason. An agent CLI and a TypeScript build fit (this repository's `tsc --noEmit` peaked at 1.0 GiB of resident memory); a build that needs more (a large bundler run) raises it, and a call that reaches it says so (`the agent used 2.0 GiB: memory limit (sandboxMemoryMb=2048)`). A council of three all at the limit (6 GiB) still fits the compose worker's 8 GiB (`VIGIL_WORKER_MEMORY`) beside the worker itself.",
+      "MiB of memory (its processes, their page cache, its `/tmp`; no swap) one sandboxed call may use; the kernel's OOM " +
+      "killer ends it there, with the reason. An agent CLI and a TypeScript build fit (this repository's `tsc --noEmit` peaked " +
+      'at 1.0 GiB of resident memory); a build that needs more (a large bundler run) raises it, and a call that reaches it ' +
+      'says so (`the agent used 2.0 GiB: memory limit (sandboxMemoryMb=2048)`). A council of three all at the limit (6 GiB) ' +
+      "still fits the compose worker's 8 GiB (`VIGIL_WORKER_MEMORY`) beside the worker itself.",
     allowed: '`0` (no limit), or an integer from 256 to 16777216',
   },
   sandboxCpuWeight: {
     meaning:
-      "The sandboxed calls' CPU weight (cgroup `cpu.weight`; `cpu.shares` = weight × 10.24 on cgroup v1), for all of them together against the rest of the machine and for each among them: beside one busy process at the default 100 they get a third of the CPU, and all of an idle machine.",
+      "The sandboxed calls' CPU weight (cgroup `cpu.weight`; `cpu.shares` = weight × 10.24 on cgroup v1), for all of them " +
+      'together against the rest of the machine and for each among them: beside one busy process at the default 100 they get a ' +
+      'third of the CPU, and all of an idle machine.',
   },
   eventStore: {
     meaning:
-      "Journal the run's events and project them into the event store (the worker's `VIGIL_DATABASE_URL` / `DATABASE_URL`, else the local one) at iteration boundaries; `vigil start` turns it on by default where a store is configured or the local one exists (`--no-store`: off; see [Event store](event-store-and-reports.md#which-store-by-default)); a store that is down never slows or fails the run.",
+      "Journal the run's events and project them into the event store (the worker's `VIGIL_DATABASE_URL` / `DATABASE_URL`, " +
+      'else the local one) at iteration boundaries; `vigil start` turns it on by default where a store is configured or the ' +
+      'local one exists (`--no-store`: off; see [Event store](event-store-and-reports.md#which-store-by-default)); a store ' +
+      'that is down never slows or fails the run.',
     allowed: '`true`, `false`',
     defaultNote: '; `vigil start` makes it `true` where a store is found',
   },
   checkpointsKept: { meaning: 'Per-iteration checkpoints kept (the oldest ref is pruned); 0 turns checkpoints, and so rewind, off.' },
   memoryBudgetChars: {
     meaning:
-      'Characters of "the run so far" (the run memory, newest first) in every prompt; 0 leaves it out (the memory is still kept). See [The prompt and the run memory](how-a-run-works.md#the-prompt-and-the-run-memory).',
+      'Characters of "the run so far" (the run memory, newest first) in every prompt; 0 leaves it out (the memory is still ' +
+      'kept). See [The prompt and the run memory](how-a-run-works.md#the-prompt-and-the-run-memory).',
   },
   memoryIndexTokens: {
     meaning:
-      "Tokens (four characters each) of the memory index in every prompt: topics and counts of what earlier runs left in the event store's memory; 0 leaves it out. See [Memory that outlives a run](memory.md).",
+      'Tokens (four characters each) of the memory index in every prompt: topics and counts of what earlier runs left in the ' +
+      "event store's memory; 0 leaves it out. See [Memory that outlives a run](memory.md).",
   },
   memoryTimelineTokens: {
     meaning: "Tokens of the memory timeline in every prompt: the repository's earlier runs, newest first, one line each; 0 leaves it out.",
   },
   memoryEntriesTokens: {
     meaning:
-      'Tokens of memory entries in every prompt: the patterns, anti-patterns and skills of earlier runs that share most keywords with the task, whole; 0 leaves them out (all three 0: no memory is retrieved).',
+      'Tokens of memory entries in every prompt: the patterns, anti-patterns and skills of earlier runs that share most ' +
+      'keywords with the task, whole; 0 leaves them out (all three 0: no memory is retrieved).',
   },
   memoryJudge: {
     meaning:
-      "After a run ends with the event store on, one agent call (role `memory`, the run's provider and model for the `fast` tier) phrases a one-line lesson for each pattern or anti-pattern the run made or changed and merges near-duplicates; no call when the run made or changed none. Its cost is shown by `vigil report` and `vigil memory list`. See [Judgement](memory.md#judgement).",
+      "After a run ends with the event store on, one agent call (role `memory`, the run's provider and model for the `fast` " +
+      'tier) phrases a one-line lesson for each pattern or anti-pattern the run made or changed and merges near-duplicates; no ' +
+      'call when the run made or changed none. Its cost is shown by `vigil report` and `vigil memory list`. See ' +
+      '[Judgement](memory.md#judgement).',
     allowed: '`true`, `false`',
   },
   promptTemplate: {
     meaning:
-      'A prompt template file used instead of the built-in one; checked by `vigil start` (a bad one is exit 2; a relative path is taken from the current directory), read by the worker at every iteration.',
+      'A prompt template file used instead of the built-in one; checked by `vigil start` (a bad one is exit 2; a relative path ' +
+      'is taken from the current directory), read by the worker at every iteration.',
     allowed: 'a path, or empty',
   },
 };

@@ -115,7 +115,8 @@ export class AesGcmCodec implements PayloadCodec {
       plain = Buffer.concat([decipher.update(data.subarray(NONCE_BYTES, data.length - TAG_BYTES)), decipher.final()]);
     } catch {
       throw new CodecError(
-        `cannot decrypt a payload with key id "${keyId}": authentication failed. The key this process has under that id is not the one that encrypted it (two keys with one id?), or the payload was altered.`,
+        `cannot decrypt a payload with key id "${keyId}": authentication failed. The key this process has under that id is not ` +
+          `the one that encrypted it (two keys with one id?), or the payload was altered.`,
       );
     }
     try {

@@ -527,7 +527,13 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
     await ensureDatabase(password, port, database);
     writeFileAtomic(
       serverFile,
-      `${JSON.stringify({ pid, port, startedAt: new Date().toISOString(), owner: process.pid, ...(opts.transient ? { transient: true } : {}) } satisfies ServerFile)}\n`,
+      `${JSON.stringify({
+        pid,
+        port,
+        startedAt: new Date().toISOString(),
+        owner: process.pid,
+        ...(opts.transient ? { transient: true } : {}),
+      } satisfies ServerFile)}\n`,
     );
     const url = urlFor(password, port, database);
     writeFileAtomic(urlFile, `${url}\n`);

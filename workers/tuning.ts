@@ -130,5 +130,8 @@ export function tuningWorkerOptions(
 
 /** One line for the worker's banner. */
 export function describeTuning(t: WorkerTuning): string {
-  return `${t.activitySlots} activity slots, ${t.workflowSlots} workflow-task slots, ${t.localActivitySlots} local-activity slots, workflow cache ${t.maxCachedWorkflows ?? 'SDK default'}, git at niceness ${t.gitNiceness}`;
+  return (
+    `${t.activitySlots} activity slots, ${t.workflowSlots} workflow-task slots, ${t.localActivitySlots} local-activity slots, ` +
+    `workflow cache ${t.maxCachedWorkflows ?? 'SDK default'}, git at niceness ${t.gitNiceness}`
+  );
 }

@@ -11,11 +11,20 @@
  * or a council, and alone chose before that patch. The winner's branch becomes the run's branch `vigil/<run>`, the others' branches go unless
  * `keepAttempts`. None approved: the run ends `force_stopped`, saying how far the best one got.
  *
+ * A run whose input says `forwarding` (every start from the release that added it; older runs
+ * replay without it, so no patch is asked) also: forwards pause, resume, stop, input and budget to
+ * its live attempts (workflows/attempts-steer.ts); ends `stopped` on a stop, delivering nothing;
+ * removes the attempts' worktrees when it is stopped or cancelled (also while it waits for a pick),
+ * keeping their branches with `keepAttempts`; and with deliver=pr pushes the run's branch and opens
+ * its pull request as a single run would.
+ *
  * Workflow code: deterministic, no I/O.
  */
 import {
   ActivityCancellationType,
+  ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
   condition,
   ParentClosePolicy,
   isCancellation,
@@ -23,6 +32,7 @@ import {
   setHandler,
   startChild,
   workflowInfo,
+  type ChildWorkflowHandle,
 } from '@temporalio/workflow';
 import type * as activities from '../activities/index.js';
 import { AttemptsInputSchema, PickPayloadSchema, type AttemptRow, type AttemptsInput, type AttemptsStatus } from '../schemas/attempts.js';
@@ -31,6 +41,7 @@ import {
   attemptApproved,
   attemptBudget,
   attemptId,
+  attemptsPullRequestBody,
   bestUnapproved,
   cycled,
   pickAttempt,
@@ -38,7 +49,9 @@ import {
   type AttemptFacts,
 } from '../rules/attempts.js';
 import { decideComparison, pickRefusal, type ComparisonDecision } from '../rules/comparison.js';
+import { pullRequestTitle } from '../rules/delivery.js';
 import { attemptsQuery, pickUpdate } from './attempts-messages.js';
+import { installSteering, type Steering } from './attempts-steer.js';
 import { attemptsComparisonEra } from './run/eras.js';
 import type { vigilRun } from './run-workflow.js';
 
@@ -48,6 +61,13 @@ const acts = proxyActivities<Pick<typeof activities, 'addAttempts' | 'describeAt
   // They beat every second: a dead worker costs seconds, and the retry finds what the first attempt did.
   heartbeatTimeout: '30s',
   retry: { maximumAttempts: 5, initialInterval: '1s' },
+});
+
+/** deliver=pr: the winner's branch pushed and its pull request opened (activities/deliver.ts), as a single run's. */
+const prActs = proxyActivities<Pick<typeof activities, 'openPullRequest'>>({
+  // A push and gh's calls, each bounded inside the activity; this is the backstop.
+  startToCloseTimeout: '10m',
+  retry: { maximumAttempts: 3, initialInterval: '2s' },
 });
 
 /** The comparison round (activities/comparison.ts): bounded as a council round is (workflows/run/proxies.ts). */
@@ -95,16 +115,45 @@ export async function vigilAttempts(rawInput: AttemptsInput): Promise<Outcome> {
       },
     },
   );
+  const children: ChildWorkflowHandle<typeof vigilRun>[] = [];
+  // Keyed on the input's `forwarding` (absent in runs started before): no handler, no new command, for those.
+  const steering: Steering | null = input.forwarding ? installSteering({ status, children }) : null;
   const nowIso = (): string => new Date(Date.now()).toISOString();
   const ended = (o: Outcome): Outcome => {
     status.phase = 'ended';
     status.outcome = { status: o.status, reason: o.reason, exitCode: o.exitCode };
     return o;
   };
+  const spent = (): number => status.attempts.reduce((s, a) => s + (a.spendUsd ?? 0), 0);
+  /** Stopped or cancelled before delivering (runs with `forwarding`): nothing delivered, the worktrees removed. */
+  const endUndelivered = async (why: string): Promise<Outcome> => {
+    await CancellationScope.nonCancellable(() =>
+      acts.settleAttempts({
+        repoPath: run.repoPath,
+        runId,
+        attemptIds: status.attempts.map((a) => a.workflowId),
+        winner: null,
+        keepAttempts: input.keepAttempts,
+      }),
+    );
+    const kept = input.keepAttempts ? 'their branches kept' : 'their branches deleted';
+    return ended({
+      status: 'stopped',
+      reason: `${why}; no attempt delivered; the attempts' worktrees removed, ${kept}`.slice(0, 2000),
+      exitCode: OUTCOME_EXIT_CODES.stopped,
+      iteration: 0,
+      at: nowIso(),
+      notes: [],
+      spendUsd: spent(),
+    });
+  };
+  const stoppedBy = (): string => {
+    const st = steering?.stop;
+    return st ? `stopped by ${st.by}${st.reason ? `: ${st.reason}` : ''}` : 'stopped';
+  };
 
   const made = await acts.addAttempts({ repoPath: run.repoPath, runId, k });
   const budget = attemptBudget(run.knobs.budgetUsd, k);
-  const children = [];
   for (let n = 1; n <= k; n++) {
     const provider = cycled(input.agents, n) ?? run.knobs.provider;
     const model = cycled(input.models, n) ?? run.knobs.model;
@@ -157,6 +206,7 @@ export async function vigilAttempts(rawInput: AttemptsInput): Promise<Outcome> {
     );
   } catch (err) {
     if (!isCancellation(err)) throw err;
+    if (steering) return endUndelivered('the run with attempts was cancelled; its attempts were asked to stop');
     return ended({
       status: 'stopped',
       reason: 'the run with attempts was cancelled; its attempts were asked to stop',
@@ -166,48 +216,21 @@ export async function vigilAttempts(rawInput: AttemptsInput): Promise<Outcome> {
       notes: [],
     });
   }
+  if (steering?.stop) return endUndelivered(`${stoppedBy()}; its attempts were stopped`);
 
-  status.phase = 'picking';
-  const facts = await acts.describeAttempts({
-    attempts: status.attempts.map((a) => ({ n: a.n, workflowId: a.workflowId, status: a.status ?? 'failed', spendUsd: a.spendUsd ?? 0 })),
-  });
-  for (const f of facts) Object.assign(row(f.n), { findings: f.findings, iterations: f.iterations, spendUsd: f.spendUsd });
-  let spend = facts.reduce((s, f) => s + f.spendUsd, 0);
-  let winner: AttemptFacts | null;
-  if (facts.filter(attemptApproved).length > 1 && run.knobs.councilEnabled && attemptsComparisonEra()) {
-    // Several approved: the council compares them (the pack holds the diffs; the history, references).
-    status.phase = 'comparing';
-    const cmp = await comparisonProxy(run.knobs).compareAttempts({
-      runId,
-      repoPath: run.repoPath,
-      prdPath: run.prdPath,
-      base: made.base,
-      knobs: run.knobs,
-      authorization: run.authorization ?? null,
-      attempts: facts
-        .filter(attemptApproved)
-        .map((f) => ({ n: f.n, workflowId: row(f.n).workflowId, evidence: row(f.n).evidence ?? null })),
-    });
-    spend += cmp.spendUsd;
-    const decided: ComparisonDecision = decideComparison(facts, cmp.picks);
-    status.comparison = { picks: cmp.picks, packPath: cmp.packPath, decidedBy: decided.decidedBy, split: decided.split };
-    winner = decided.winner;
-    status.why = decided.why;
-    if (decided.split && run.knobs.autonomyMode === 'supervised') {
-      // The council split in a supervised run: a person picks (`vigil pick`), however long it takes; no timer, no polling.
-      status.comparison.pickFrom = facts.filter(attemptApproved).map((f) => f.n);
-      status.phase = 'waiting_for_pick';
-      status.why = `${decided.why.replace(/; the pick rule broke the tie.*$/, '')}; waiting for a person's pick: vigil pick ${runId} <${status.comparison.pickFrom.join('|')}>`;
-      await condition(() => personPick !== null);
-      const picked = personPick as unknown as { n: number; by: string };
-      winner = facts.find((f) => f.n === picked.n) ?? winner;
-      Object.assign(status.comparison, { decidedBy: 'person', pickedBy: picked.by, pickFrom: undefined });
-      status.why = `${picked.by} picked attempt ${picked.n}; the council split (${decided.counts.map((c) => `attempt ${c.n}: ${c.votes}`).join(', ')})`;
-    }
-  } else {
-    winner = pickAttempt(facts);
-    status.why = winner ? pickReason(facts, winner) : null;
+  let decision: { winner: AttemptFacts | null; facts: AttemptFacts[]; spend: number } | 'stopped';
+  try {
+    decision = await decide(input, status, made.base, () => personPick, steering);
+  } catch (err) {
+    if (!steering || !isCancellation(err)) throw err;
+    return endUndelivered(
+      'the run with attempts was cancelled while it ' +
+        ((status.phase as AttemptsStatus['phase']) === 'waiting_for_pick' ? "waited for a person's pick" : 'compared its attempts'),
+    );
   }
+  // A stop that came while the attempts were described or compared: nothing is delivered.
+  if (decision === 'stopped' || steering?.stop) return endUndelivered(`${stoppedBy()} before a winner was delivered`);
+  const { winner, facts, spend } = decision;
   status.winner = winner?.n ?? null;
 
   status.phase = 'delivering';
@@ -234,14 +257,104 @@ export async function vigilAttempts(rawInput: AttemptsInput): Promise<Outcome> {
       spendUsd: spend,
     });
   }
+  // deliver=pr (runs with `forwarding` only): the run's branch pushed and its pull request opened.
+  const pr = steering && run.knobs.deliver === 'pr' && settled.branch ? await pullRequest(input, status, settled.branch) : null;
   const wonStatus = winner.status as OutcomeStatus;
   return ended({
     status: wonStatus,
-    reason: `${status.why ?? ''}; delivered on ${settled.branch ?? '(no branch)'}`.slice(0, 2000),
+    reason: `${status.why ?? ''}; delivered on ${settled.branch ?? '(no branch)'}${pr ? `; ${pr.note}` : ''}`.slice(0, 2000),
     exitCode: OUTCOME_EXIT_CODES[wonStatus] ?? 0,
     iteration: winner.iterations,
     at: nowIso(),
-    notes: [],
+    notes: pr ? [pr.note] : [],
     spendUsd: spend,
   });
+}
+
+type ParsedInput = ReturnType<typeof AttemptsInputSchema.parse>;
+
+/**
+ * Once every attempt has ended: their facts, then the winner — the council's comparison, a person's
+ * pick where it split in a supervised run, or the pick rule. 'stopped': a stop came first (runs with
+ * `forwarding`: the wait for a pick also ends on a stop).
+ */
+async function decide(
+  input: ParsedInput,
+  status: AttemptsStatus,
+  base: string,
+  personPick: () => { n: number; by: string } | null,
+  steering: Steering | null,
+): Promise<{ winner: AttemptFacts | null; facts: AttemptFacts[]; spend: number } | 'stopped'> {
+  const { run } = input;
+  const { runId } = status;
+  const row = (n: number): AttemptRow => status.attempts[n - 1] as AttemptRow;
+  status.phase = 'picking';
+  const facts = await acts.describeAttempts({
+    attempts: status.attempts.map((a) => ({ n: a.n, workflowId: a.workflowId, status: a.status ?? 'failed', spendUsd: a.spendUsd ?? 0 })),
+  });
+  for (const f of facts) Object.assign(row(f.n), { findings: f.findings, iterations: f.iterations, spendUsd: f.spendUsd });
+  let spend = facts.reduce((s, f) => s + f.spendUsd, 0);
+  let winner: AttemptFacts | null;
+  if (facts.filter(attemptApproved).length > 1 && run.knobs.councilEnabled && attemptsComparisonEra()) {
+    // Several approved: the council compares them (the pack holds the diffs; the history, references).
+    status.phase = 'comparing';
+    const cmp = await comparisonProxy(run.knobs).compareAttempts({
+      runId,
+      repoPath: run.repoPath,
+      prdPath: run.prdPath,
+      base,
+      knobs: run.knobs,
+      authorization: run.authorization ?? null,
+      attempts: facts
+        .filter(attemptApproved)
+        .map((f) => ({ n: f.n, workflowId: row(f.n).workflowId, evidence: row(f.n).evidence ?? null })),
+    });
+    spend += cmp.spendUsd;
+    const decided: ComparisonDecision = decideComparison(facts, cmp.picks);
+    status.comparison = { picks: cmp.picks, packPath: cmp.packPath, decidedBy: decided.decidedBy, split: decided.split };
+    winner = decided.winner;
+    status.why = decided.why;
+    if (steering?.stop) return 'stopped';
+    if (decided.split && run.knobs.autonomyMode === 'supervised') {
+      // The council split in a supervised run: a person picks (`vigil pick`), however long it takes; no timer, no polling.
+      status.comparison.pickFrom = facts.filter(attemptApproved).map((f) => f.n);
+      status.phase = 'waiting_for_pick';
+      status.why =
+        `${decided.why.replace(/; the pick rule broke the tie.*$/, '')}; waiting for a person's pick: vigil pick ` +
+        `${runId} <${status.comparison.pickFrom.join('|')}>`;
+      await condition(() => personPick() !== null || Boolean(steering?.stop));
+      if (steering?.stop && personPick() === null) return 'stopped';
+      const picked = personPick() as { n: number; by: string };
+      winner = facts.find((f) => f.n === picked.n) ?? winner;
+      Object.assign(status.comparison, { decidedBy: 'person', pickedBy: picked.by, pickFrom: undefined });
+      status.why = `${picked.by} picked attempt ${picked.n}; the council split (${decided.counts.map((c) => `attempt ${c.n}: ${c.votes}`).join(', ')})`;
+    }
+  } else {
+    winner = pickAttempt(facts);
+    status.why = winner ? pickReason(facts, winner) : null;
+  }
+  return { winner, facts, spend };
+}
+
+/** deliver=pr: the run's branch pushed to its remote and a pull request opened with gh (one open for it reused). Never fails the run. */
+async function pullRequest(input: ParsedInput, status: AttemptsStatus, branch: string): Promise<{ note: string; url: string | null }> {
+  try {
+    const pr = await prActs.openPullRequest({
+      repoPath: input.run.repoPath,
+      runId: status.runId,
+      branch,
+      title: pullRequestTitle(input.run.prdTitle),
+      body: attemptsPullRequestBody({ ...status, prdTitle: input.run.prdTitle }),
+    });
+    status.pullRequest = pr.url
+      ? { url: pr.url, note: `pull request opened: ${pr.url}` }
+      : { url: null, note: `no pull request: ${pr.skipped ?? 'gh gave no address'}; the branch ${branch} is delivered` };
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    status.pullRequest = {
+      url: null,
+      note: `no pull request: ${(err.cause?.message ?? err.message).slice(0, 300)}; the branch ${branch} is delivered`,
+    };
+  }
+  return status.pullRequest;
 }

@@ -146,7 +146,10 @@ export async function escalate(
     knobs: e.knobs,
     event: 'escalation',
     title: `Vigil needs a person: ${h.headline}`,
-    message: `${handoff.summary}\n${h.paused ? 'The run is paused until you resume, redirect or stop it.' : 'The run did not pause (perpetual mode); it keeps going.'}\nHandoff: ${handoff.markdownPath}`,
+    message:
+      `${handoff.summary}\n` +
+      (h.paused ? 'The run is paused until you resume, redirect or stop it.' : 'The run did not pause (perpetual mode); it keeps going.') +
+      `\nHandoff: ${handoff.markdownPath}`,
     severity: 'critical',
     details: { iteration: h.iteration, reason: h.reason, paused: h.paused, mode: h.mode, handoff: handoff.jsonPath },
     dedupeKey: `${h.runId}:escalation:${h.iteration}:${h.reason}`,

@@ -153,7 +153,10 @@ export interface GatesPassOutcome {
   sandbox?: { tests: SandboxReport | null; gates: SandboxReport | null };
 }
 
-/** A compact gate result with what it left out: its defaults, the pass's tree and iteration, its report (the pass's one report, or its own file in a pass recorded before the one report). */
+/**
+ * A compact gate result with what it left out: its defaults, the pass's tree and iteration, its report (the pass's one
+ * report, or its own file in a pass recorded before the one report).
+ */
 export function gateResultOf(r: GateResultInput, out: RunGatesResult, iteration: number): GateResult {
   const full = {
     findings: [],

@@ -150,7 +150,9 @@ export function installRewind(d: RewindDeps): Rewinder {
             target: { commit: target.commit, tree: target.tree },
             latest: s.checkpoints.list.at(-1)?.commit ?? null,
             savedRef: saveAs,
-            message: `vigil: the tree before rewind ${n} of run ${d.workflowId.slice(0, 500)} (from iteration ${s.iteration} to ${p.to})\n\nRequested by ${r.by.slice(0, 200)}${p.reason ? `: ${p.reason.slice(0, 1000)}` : ''}.\n`,
+            message:
+              `vigil: the tree before rewind ${n} of run ${d.workflowId.slice(0, 500)} (from iteration ${s.iteration} to ` +
+              `${p.to})\n\nRequested by ${r.by.slice(0, 200)}${p.reason ? `: ${p.reason.slice(0, 1000)}` : ''}.\n`,
             // An interrupted agent call's partial work is the run's own, not a person's: it is saved, not refused.
             force: p.force === true || r.interruptedAgent,
             drop: refsAfter(s.checkpoints, p.to),
@@ -165,7 +167,10 @@ export function installRewind(d: RewindDeps): Rewinder {
       const more = out.count > out.files.length ? ` and ${out.count - out.files.length} more` : '';
       return answer(r, {
         ok: false,
-        error: `the working tree has changes made since the run last inspected it (${out.count} file(s): ${out.files.join(', ')}${more}); nothing was changed. Look at them, then rewind with --force to keep them in a checkpoint first, or undo them`,
+        error:
+          `the working tree has changes made since the run last inspected it (${out.count} file(s): ` +
+          `${out.files.join(', ')}${more}); nothing was changed. Look at them, then rewind with --force to keep them in a ` +
+          `checkpoint first, or undo them`,
       });
     }
     const at = d.nowIso();
@@ -184,7 +189,10 @@ export function installRewind(d: RewindDeps): Rewinder {
     Object.assign(s, rewindState(s, target, record, p.directive ? { text: p.directive, by: r.by, at } : null));
     answer(r, {
       ok: true,
-      message: `rewound from iteration ${record.from} to iteration ${p.to}: the working tree is checkpoint ${target.commit.slice(0, 12)} again (${out.changedFiles} path(s) restored); the tree before the rewind is kept as ${saveAs} (${out.savedCommit.slice(0, 12)})${p.directive ? '; the directive goes into the next prompt' : ''}`,
+      message:
+        `rewound from iteration ${record.from} to iteration ${p.to}: the working tree is checkpoint ` +
+        `${target.commit.slice(0, 12)} again (${out.changedFiles} path(s) restored); the tree before the rewind is kept as ` +
+        `${saveAs} (${out.savedCommit.slice(0, 12)})${p.directive ? '; the directive goes into the next prompt' : ''}`,
     });
     d.publish();
   };

@@ -21,6 +21,7 @@ import { afterFailedIteration } from './run/after-failed.js';
 import { afterGoodIteration } from './run/after-good.js';
 import { atBoundary, begin, holdPreparation, prepareExecution } from './run/boundary.js';
 import { callAgent } from './run/call-agent.js';
+import { discoverPrd } from './run/discovery.js';
 import { handleRepositoryTrouble, stopOutcome } from './run/ending.js';
 import { decideEras } from './run/eras.js';
 import { installHandlers } from './run/handlers.js';
@@ -33,7 +34,10 @@ import { temporalPort } from './sdk-port.js';
 
 const initialState = (): RunState => initialRunState(nowMs());
 
-/** The state a continue-as-new carried in (null: the run starts here). A packed state that does not unpack to a valid one fails the run, as a bad input does. */
+/**
+ * The state a continue-as-new carried in (null: the run starts here). A packed state that does not unpack to a valid one
+ * fails the run, as a bad input does.
+ */
 function carriedState(input: RunInput): RunState | null {
   if (input.state) return RunStateSchema.parse(input.state);
   if (!input.packedState) return null;
@@ -62,6 +66,13 @@ async function prepare(run: Run): Promise<End | Go<undefined>> {
   // A failed preparation's pause waits for a person before preparing again.
   const held = await holdPreparation(run);
   if (held.step === 'end') return held;
+  // A run started from a goal: the PRD written first; a supervised run shows it and waits for a person.
+  const found = await discoverPrd(run);
+  if (found.step === 'end') return found;
+  if (found.go) {
+    const shown = await holdPreparation(run);
+    if (shown.step === 'end') return shown;
+  }
   const prepared = await prepareExecution(run);
   if (prepared.step === 'end') return prepared;
   // A run split into tasks: its parallel streams first, merged into its tree.

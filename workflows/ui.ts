@@ -5,8 +5,9 @@
 import type { RunInput, Verdict } from '../schemas/run.js';
 import { utf8Length } from '../schemas/utf8.js';
 import type { StatusSnapshot } from '../schemas/status.js';
-import type { SandboxState } from '../schemas/sandbox.js';
 import { isUndeliveredNote } from '../rules/undelivered-directives.js';
+import { prCountsLine, prLife, prTitle } from '../rules/pr-life.js';
+import { deniedLines, sandboxLine } from '../rules/sandbox-text.js';
 
 /** At most `n` UTF-8 bytes, cut on a code point boundary, with an ellipsis when cut. */
 function clip(s: string, n: number): string {
@@ -131,7 +132,10 @@ export function spendText(s: Pick<StatusSnapshot, 'spend' | 'budgetUsd'>): strin
   // What orchestration (reviewers, checklist roles, council) cost of it, beside the builder's calls.
   const share = o && s.spend.usd > 0 ? ` (${Math.round((o.usd / s.spend.usd) * 100)}%)` : '';
   const orchestration = o ? `; orchestration ${o.calls} call(s), $${o.usd.toFixed(2)}${share}` : '';
-  return `$${s.spend.usd.toFixed(2)}${s.budgetUsd > 0 ? ` of $${s.budgetUsd.toFixed(2)} budget` : ''} (${calls} call(s)${unknown ? `; ${unknown} unpriced: the agent reported no cost` : ''}${orchestration})`;
+  return (
+    `$${s.spend.usd.toFixed(2)}${s.budgetUsd > 0 ? ` of $${s.budgetUsd.toFixed(2)} budget` : ''} (${calls} call(s` +
+    `)${unknown ? `; ${unknown} unpriced: the agent reported no cost` : ''}${orchestration})`
+  );
 }
 
 /** What a person does next for a paused run: the `vigil` command and the raw signal any tool can send. */
@@ -140,7 +144,11 @@ export function nextStep(s: Pick<StatusSnapshot, 'workflowId' | 'pause' | 'budge
   const reason = s.pause?.reason ?? '';
   if (/^budget exceeded/.test(reason)) {
     const usd = Math.ceil(Math.max(s.spend.usd * 2, s.budgetUsd * 2, 1));
-    return `**Next step:** raise the budget and resume — \`vigil budget ${id} --usd ${usd}\` then \`vigil resume ${id}\` (or \`temporal workflow signal -w ${id} --name budget --input '{"usd":${usd}}'\` and \`--name resume\`); or \`vigil stop ${id}\``;
+    return (
+      `**Next step:** raise the budget and resume — \`vigil budget ${id} --usd ${usd}\` then \`vigil resume ${id}\` (or ` +
+      `\`temporal workflow signal -w ${id} --name budget --input '{"usd":${usd}}'\` and \`--name resume\`); or \`vigil stop ` +
+      `${id}\``
+    );
   }
   const advice = /^authentication failed/.test(reason)
     ? 'fix the credentials where the worker runs (`vigil doctor`), then resume'
@@ -167,7 +175,9 @@ export function qualityLines(s: StatusSnapshot): string[] {
   if (q && q.gates.length > 0) {
     const mark = { pass: '✓', fail: '✗', inconclusive: '?' } as const;
     lines.push(
-      `Quality gates: ${q.gates.map((g) => `${mark[g.verdict]} ${g.gate.replace(/_/g, ' ')}${q.failing[g.gate] ? ` (${q.failing[g.gate]}× in a row)` : ''}`).join(' · ')}`,
+      `Quality gates: ${q.gates
+        .map((g) => `${mark[g.verdict]} ${g.gate.replace(/_/g, ' ')}${q.failing[g.gate] ? ` (${q.failing[g.gate]}× in a row)` : ''}`)
+        .join(' · ')}`,
     );
     for (const g of q.gates.filter((x) => x.verdict === 'fail').slice(0, 3))
       lines.push(`- ${g.gate.replace(/_/g, ' ')}: ${clip(g.reason, 200)}`);
@@ -184,10 +194,12 @@ export function qualityLines(s: StatusSnapshot): string[] {
     const n = (st: string): number => c.filter((i) => i.status === st).length;
     const waived = c.filter((i) => i.waived).length;
     lines.push(
-      `PRD checklist: ${c.length} item(s) · ${n('passing')} passing · ${n('failing')} failing · ${n('unverified')} unverified${waived ? ` · ${waived} waived` : ''}`,
+      `PRD checklist: ${c.length} item(s) · ${n('passing')} passing · ${n('failing')} failing · ` +
+        `${n('unverified')} unverified${waived ? ` · ${waived} waived` : ''}`,
     );
     for (const i of c.filter((x) => x.status === 'failing' && !x.waived).slice(0, 5))
       lines.push(`- ${i.id} (${i.priority}) failing: ${clip(i.title, 120)}`);
+    if (q.checklistProblem) lines.push(`- note: ${clip(q.checklistProblem, 300)}`);
   } else if (q?.checklistProblem) {
     lines.push(`PRD checklist: none (${clip(q.checklistProblem, 200)})`);
   }
@@ -202,14 +214,17 @@ export function checkpointLines(s: StatusSnapshot): string[] {
   const last = cp.list.at(-1);
   if (last)
     lines.push(
-      `Checkpoint of iteration ${last.iteration}: \`${last.commit.slice(0, 12)}\` (${last.ref}) · ${cp.list.length} kept of ${cp.kept} · \`vigil checkpoints ${s.workflowId}\``,
+      `Checkpoint of iteration ${last.iteration}: \`${last.commit.slice(0, 12)}\` (${last.ref}) · ${cp.list.length} kept of ` +
+        `${cp.kept} · \`vigil checkpoints ${s.workflowId}\``,
     );
   else if (cp.kept === 0) lines.push('Checkpoints off (checkpointsKept 0): the run cannot be rewound');
   const r = cp.rewinds.at(-1);
   if (r) {
     lines.push(
       `Rewound by ${r.by} at ${r.at} from iteration ${r.from} to iteration ${r.to}${r.reason ? `: ${clip(r.reason, 300)}` : ''}` +
-        `${r.directive ? ` · directive: "${clip(r.directive, 120)}"` : ''}${r.interruptedAgent ? ' · the running agent call was cancelled' : ''} · the tree before is kept as ${r.savedRef}`,
+        (r.directive ? ` · directive: "${clip(r.directive, 120)}"` : '') +
+        (r.interruptedAgent ? ' · the running agent call was cancelled' : '') +
+        ` · the tree before is kept as ${r.savedRef}`,
     );
   }
   return lines;
@@ -222,14 +237,18 @@ export function checkpointLines(s: StatusSnapshot): string[] {
 export function temporalButtons(s: Pick<StatusSnapshot, 'workflowId' | 'outcome'>): string {
   const id = s.workflowId;
   if (s.outcome) {
-    return `**Temporal's Reset** replays this run's history from the chosen event but leaves the repository's files as they are now; to go back, \`vigil rewind ${id} --to N --fork\` starts a new run from checkpoint N with its tree restored`;
+    return (
+      `**Temporal's Reset** replays this run's history from the chosen event but leaves the repository's files as they are now; ` +
+      `to go back, \`vigil rewind ${id} --to N --fork\` starts a new run from checkpoint N with its tree restored`
+    );
   }
   return (
     "**Temporal's buttons act on the workflow, not on the run:** " +
     `**Cancel** stops it at once, as \`vigil stop ${id} --now\` (the agent call is killed; outcome stopped); ` +
     '**Terminate** ends it with no outcome, handoff or final record; ' +
     `**Reset** replays its history but leaves the repository's files as they are (\`vigil rewind ${id} --to N\` restores both); ` +
-    `**Pause** on the agent call's activity does not pause the run (the agent goes on, or is killed and its iteration counted as failed): use \`vigil pause ${id}\``
+    `**Pause** on the agent call's activity does not pause the run (the agent goes on, or is killed and its iteration counted ` +
+    `as failed): use \`vigil pause ${id}\``
   );
 }
 
@@ -260,9 +279,11 @@ export function currentDetails(s: StatusSnapshot): string {
       lines.push(`Waits for a person: ${parts.join('; ')}`);
     }
   }
+  lines.push(...pullRequestCard(s));
   if (s.providerWait)
     lines.push(
-      `Waiting for provider ${s.providerWait.provider} until ${s.providerWait.until} (circuit breaker: ${s.providerWait.reason.replace(/_/g, ' ')}); \`vigil providers\` shows it`,
+      `Waiting for provider ${s.providerWait.provider} until ${s.providerWait.until} (circuit breaker: ` +
+        `${s.providerWait.reason.replace(/_/g, ' ')}); \`vigil providers\` shows it`,
     );
   if (s.backoffUntil) lines.push(`Backing off until ${s.backoffUntil} after ${s.consecutiveFailures} consecutive failure(s)`);
   const last = s.lastIteration;
@@ -292,14 +313,16 @@ export function currentDetails(s: StatusSnapshot): string {
   const hot = [p.p1 ? 'no change' : '', p.p2 ? 'oscillation' : '', p.p3 ? 'council split' : ''].filter(Boolean);
   if (s.uncertainty.enabled && (hot.length > 0 || s.uncertainty.escalatedEpisode)) {
     lines.push(
-      `Stuck signals: ${hot.length ? hot.join(' + ') : 'none'} · co-occurring ${s.uncertainty.consecutiveCoOccur} round(s)${s.uncertainty.escalatedEpisode ? ' · escalated this episode' : ''}`,
+      `Stuck signals: ${hot.length ? hot.join(' + ') : 'none'} · co-occurring ` +
+        `${s.uncertainty.consecutiveCoOccur} round(s)${s.uncertainty.escalatedEpisode ? ' · escalated this episode' : ''}`,
     );
   }
   if (s.complexity) lines.push(`Complexity ${s.complexity.tier}: phases ${s.complexity.phases.join(' > ')}`);
   if (s.ladder) {
     const c = s.ladder.changes.at(-1);
     lines.push(
-      `Model tier ${s.ladder.level}${s.ladder.pinnedHigh ? ' (pinned: the PRD is always-HIGH)' : ''}${c ? ` since iteration ${c.iteration}: ${c.trigger}` : ''}`,
+      `Model tier ${s.ladder.level}${s.ladder.pinnedHigh ? ' (pinned: the PRD is always-HIGH)' : ''}` +
+        (c ? ` since iteration ${c.iteration}: ${c.trigger}` : ''),
     );
   }
   const e = s.escalations.at(-1);
@@ -307,20 +330,23 @@ export function currentDetails(s: StatusSnapshot): string {
     const d = s.deadLetters.at(-1);
     if (d)
       lines.push(
-        `Dead letter: ${d.errorClass} ${d.attempts} times (iterations ${d.iterations.join(', ')}): ${clip(d.tail.split('\n').filter(Boolean).at(-1) ?? '', 200)}`,
+        `Dead letter: ${d.errorClass} ${d.attempts} times (iterations ${d.iterations.join(', ')}): ` +
+          `${clip(d.tail.split('\n').filter(Boolean).at(-1) ?? '', 200)}`,
       );
   }
   if (e && s.latestHandoff) lines.push(`Latest handoff: ${clip(s.latestHandoff.summary, 600)}`);
   if (e)
     lines.push(
-      `Escalated to a person at iteration ${e.iteration} (${e.reason.replace(/_/g, ' ')}): ${clip(e.detail, 200)} — ${e.paused ? 'paused' : 'not paused'}; handoff \`${e.handoffMarkdownPath}\``,
+      `Escalated to a person at iteration ${e.iteration} (${e.reason.replace(/_/g, ' ')}): ${clip(e.detail, 200)} — ` +
+        `${e.paused ? 'paused' : 'not paused'}; handoff \`${e.handoffMarkdownPath}\``,
     );
   if (e && e.questions.length > 0)
     lines.push(`Open questions from the agent:\n${e.questions.map((q, i) => `${i + 1}. ${clip(q, 300)}`).join('\n')}`);
   if (s.memory && (s.memory.entries > 0 || s.memory.learnings)) {
     const m = s.memory;
     lines.push(
-      `Run memory: ${m.entries} entr${m.entries === 1 ? 'y' : 'ies'}${m.dropped ? ` (${m.dropped} older dropped)` : ''}, in every prompt${m.continuity ? ' · the agent keeps .vigil/CONTINUITY.md' : ''}${m.learnings ? ' · learnings.md read' : ''}`,
+      `Run memory: ${m.entries} entr${m.entries === 1 ? 'y' : 'ies'}${m.dropped ? ` (${m.dropped} older dropped)` : ''}, in ` +
+        `every prompt${m.continuity ? ' · the agent keeps .vigil/CONTINUITY.md' : ''}${m.learnings ? ' · learnings.md read' : ''}`,
     );
   }
   if (s.budgetUsd > 0 || s.spend.calls > 0) lines.push(`Spend ${spendText(s)}`);
@@ -361,6 +387,14 @@ export function currentDetails(s: StatusSnapshot): string {
   return cardMarkdown(lines.join('\n\n'));
 }
 
+/** The followed pull request on the card: where it stands, the counts, its latest five events (comments' text is other people's: clipped). */
+function pullRequestCard(s: StatusSnapshot): string[] {
+  const life = prLife(s);
+  if (!life) return [];
+  const latest = life.entries.slice(-5).map((e) => `\n- ${e.at} ${clip(e.text.replace(/\s+/g, ' '), 200)}`);
+  return [`**Pull request** ${clip(prTitle(life), 300)}: **${clip(life.stateText, 300)}** · ${prCountsLine(life)}${latest.join('')}`];
+}
+
 const TASK_SOURCES = { file: 'the person’s task list', checklist: 'the PRD checklist, one task per item', planner: 'the planner' } as const;
 
 /** Where a run's tasks came from, how many, and why when the plan was refused or kept as one (the planner's text: terminal-safe). */
@@ -391,26 +425,4 @@ export function providerWaitText(w: { provider: string; until: string; reason: s
   return `waiting for ${w.provider} until ${w.until} (circuit breaker ${w.reason.replace(/_/g, ' ')}${w.why ? `; this run's last call to it: ${w.why}` : ''})`;
 }
 
-/** One line per refused attempt, newest first, for status and watch ("connect 127.0.0.1:7233 ×3 (builder, iteration 2)"). */
-export function deniedLines(state: SandboxState, max = 8): string[] {
-  const lines = [...state.denied]
-    .reverse()
-    .slice(0, max)
-    .map((d) => `${d.kind} ${d.target}${d.count > 1 ? ` ×${d.count}` : ''} (${d.role}, iteration ${d.iteration})`);
-  const shown = state.denied.slice(-max).reduce((n, d) => n + d.count, 0);
-  if (state.deniedTotal > shown)
-    lines.push(
-      `… ${state.deniedTotal - shown} more refused attempt${state.deniedTotal - shown === 1 ? '' : 's'} (each call's log has them)`,
-    );
-  return lines;
-}
-
-/** The sandbox in one line: how the latest call ran, or why it ran outside it. */
-export function sandboxLine(state: SandboxState, mode: string): string {
-  const l = state.last;
-  if (!l) return `sandbox=${mode}: no call has run yet`;
-  if (!l.applied)
-    return `sandbox=${l.mode}: NOT isolated — ${l.reason ?? 'unknown reason'}${state.unsandboxedCalls > 1 ? ` (${state.unsandboxedCalls} calls ran outside it)` : ''}`;
-  const refused = state.deniedTotal > 0 ? `; ${state.deniedTotal} escape attempt${state.deniedTotal === 1 ? '' : 's'} refused` : '';
-  return `sandbox=${l.mode}: ${l.isolation}${refused}`;
-}
+export { deniedLines, sandboxLine };

@@ -143,7 +143,9 @@ export const SCRATCH_SCRIPT = [
   'dst=$(mktemp -d "${TMPDIR:-/tmp}/vigil-build-XXXXXX") || { echo "vigil-build: the working tree could not be copied: no scratch folder"; exit 125; }',
   `trap 'rm -rf "$dst"' EXIT`,
   'echo "vigil-build-copy: $dst"',
-  'tar -C "$src" --exclude=./node_modules --exclude=./.git --exclude=./.vigil --exclude=./.venv --exclude=./venv --exclude=./target -cf - . | tar -C "$dst" -xf - || { echo "vigil-build: the working tree could not be copied to $dst"; exit 125; }',
+  'tar -C "$src" --exclude=./node_modules --exclude=./.git --exclude=./.vigil --exclude=./.venv --exclude=./venv ' +
+    '--exclude=./target -cf - . | tar -C "$dst" -xf - || { echo "vigil-build: the working tree could not be copied to $dst"; ' +
+    'exit 125; }',
   'for d in node_modules .git .venv venv; do [ -e "$src/$d" ] && ln -s "$src/$d" "$dst/$d"; done',
   'cd "$dst" || { echo "vigil-build: the working tree could not be copied to $dst"; exit 125; }',
   // Cargo builds in the sandbox's home (kept between the run's passes), not in the copy made anew each time.
@@ -220,7 +222,8 @@ export function buildVerdict(plan: BuildPlan, r: ToolRun, log: string, budgetSec
   if (r.exitCode !== 0) {
     const located = locatedErrors(log);
     return fail(
-      `the build ${cmd} failed (exit ${r.exitCode}${located.length ? `, ${located.length}${located.length === 15 ? '+' : ''} located error${located.length === 1 ? '' : 's'}` : ''})`,
+      `the build ${cmd} failed (exit ` +
+        `${r.exitCode}${located.length ? `, ${located.length}${located.length === 15 ? '+' : ''} located error${located.length === 1 ? '' : 's'}` : ''})`,
       located,
     );
   }

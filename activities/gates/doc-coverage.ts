@@ -34,8 +34,13 @@ export function isDocumentedModule(rel: string): boolean {
   return docLangOf(rel) !== null && !isTestFile(rel);
 }
 
-const JS_EXPORT =
-  /^export\s{1,10}(?:default\s{1,10})?(?:declare\s{1,10})?(?:abstract\s{1,10})?(?:async\s{1,10})?(const\s{1,10}enum|function|class|const|let|var|interface|type|enum|namespace)\b\s{0,10}\*?\s{0,10}([A-Za-z_$][\w$]{0,200})?/;
+const JS_EXPORT = new RegExp(
+  [
+    /^export\s{1,10}(?:default\s{1,10})?(?:declare\s{1,10})?(?:abstract\s{1,10})?(?:async\s{1,10})?/.source,
+    /(const\s{1,10}enum|function|class|const|let|var|interface|type|enum|namespace)\b\s{0,10}\*?\s{0,10}/.source,
+    /([A-Za-z_$][\w$]{0,200})?/.source,
+  ].join(''),
+);
 const JS_DECORATOR = /^\s{0,200}@[A-Za-z_$][\w$.]{0,200}/;
 
 /**
@@ -286,7 +291,8 @@ export async function docCoverageGate(opts: {
   const result = gateResult(
     'doc_coverage',
     all,
-    `${readme === null ? 'no README' : `${readme} present`}; ${checked} changed module(s) checked, ${undocumented} undocumented export(s)${advisory}${legacyNote(legacy)}`,
+    `${readme === null ? 'no README' : `${readme} present`}; ${checked} changed module(s) checked, ` +
+      `${undocumented} undocumented export(s)${advisory}${legacyNote(legacy)}`,
     startedAt,
   );
   const first = result.findings?.[0];

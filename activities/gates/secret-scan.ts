@@ -102,7 +102,10 @@ export const EXTRA_PATTERNS: readonly { id: string; kind: string; pattern: strin
     // the token (so `password: string` and `password = readPassword()` are code, not values).
     id: 'vigil/password-assignment',
     kind: 'password assignment',
-    pattern: String.raw`/(?<![A-Za-z0-9])(?:[A-Za-z0-9_.-]{0,64}[._-])?(?:password|passwd|pwd)["']?[ \t]{0,16}(?::=|=>|[:=])[ \t]{0,16}(?:"(?=[^"\s]{0,127}[0-9])(?=[^"\s]{0,127}[A-Za-z])[^"\s]{8,128}"|'(?=[^'\s]{0,127}[0-9])(?=[^'\s]{0,127}[A-Za-z])[^'\s]{8,128}'|(?=[^\s"'\x60;,(){}[\]<>]{0,127}[0-9])(?=[^\s"'\x60;,(){}[\]<>]{0,127}[A-Za-z])[^\s"'\x60;,(){}[\]<>]{8,128}(?=[ \t\r\n;,]|$))/i`,
+    pattern:
+      String.raw`/(?<![A-Za-z0-9])(?:[A-Za-z0-9_.-]{0,64}[._-])?(?:password|passwd|pwd)["']?[ \t]{0,16}(?::=|=>|[:=])[ \t]{0,16}(?:` +
+      String.raw`"(?=[^"\s]{0,127}[0-9])(?=[^"\s]{0,127}[A-Za-z])[^"\s]{8,128}"|'(?=[^'\s]{0,127}[0-9])(?=[^'\s]{0,127}[A-Za-z])[^'\s]{8,128}'|` +
+      String.raw`(?=[^\s"'\x60;,(){}[\]<>]{0,127}[0-9])(?=[^\s"'\x60;,(){}[\]<>]{0,127}[A-Za-z])[^\s"'\x60;,(){}[\]<>]{8,128}(?=[ \t\r\n;,]|$))/i`,
   },
 ];
 const EXTRA_KINDS: ReadonlyMap<string, string> = new Map(EXTRA_PATTERNS.map((p) => [p.id, p.kind]));
@@ -119,8 +122,13 @@ const CONFIG: SecretLintCoreConfig = {
  * template references, values of fewer than four distinct characters): a finding whose text —
  * with the rest of its line, when it is on one line — has one is an example, not a credential.
  */
-const PLACEHOLDER =
-  /(example|dummy|placeholder|changeme|change[_-]?me|your[_-]|<[^<>\n]{0,80}>|process\.env|os\.environ|getenv|ENV\[|x{6,}|\*{4,}|test[_-]?(?:key|secret|token)|fake|redacted|sample)/i;
+const PLACEHOLDER = new RegExp(
+  String.raw`(${[
+    /example|dummy|placeholder|changeme|change[_-]?me|your[_-]|<[^<>\n]{0,80}>|process\.env|os\.environ|getenv/.source,
+    /ENV\[|x{6,}|\*{4,}|test[_-]?(?:key|secret|token)|fake|redacted|sample/.source,
+  ].join('|')})`,
+  'i',
+);
 const ENV_REF = /\$\{|(?<![A-Za-z0-9])\$[A-Za-z_]|\{\{/;
 
 export function isAllowed(text: string): boolean {
@@ -221,7 +229,8 @@ export async function secretScanGate(opts: {
     gate: 'secret_scan',
     verdict: first ? 'fail' : 'pass',
     reason: first
-      ? `${blocking.length} possible credential${blocking.length === 1 ? '' : 's'} in changed files, first: ${first.kind} in ${first.file}:${first.line}${legacyNote(scoped.legacy)}`
+      ? `${blocking.length} possible credential${blocking.length === 1 ? '' : 's'} in changed files, first: ${first.kind} in ` +
+        `${first.file}:${first.line}${legacyNote(scoped.legacy)}`
       : `no credentials in ${Math.min(opts.files.length, MAX_SCANNED_FILES)} changed file(s)${legacyNote(scoped.legacy)}`,
     findings: findings.slice(0, MAX_FINDINGS),
     findingCount: hits.length,

@@ -188,10 +188,18 @@ function isCommentLine(trimmed: string, lang: Lang): boolean {
   return lang === 'py' ? trimmed.startsWith('#') : trimmed.startsWith('//') || trimmed.startsWith('/*') || trimmed.startsWith('*');
 }
 
-const JS_ASSERT =
-  /\b(?:expect(?:TypeOf)?\s{0,5}[(.]|assert(?:[A-Z][A-Za-z]{0,40})?\s{0,5}[(.]|t\.(?:is|not|true|false|deepEqual|notDeepEqual|equal|ok|throws|throwsAsync|like|regex|snapshot)\s{0,5}\()|\.should\s{0,5}[(.]/;
-const PY_ASSERT =
-  /^\s{0,200}assert\b|\bself\.(?:assert[A-Z][A-Za-z]{0,40}|fail)\s{0,5}\(|\bpytest\.(?:raises|warns|fail)\s{0,5}\(|\.assert_[a-z_]{1,40}\s{0,5}\(|\bassert_[a-z_]{1,40}\s{0,5}\(/;
+const JS_ASSERT = new RegExp(
+  String.raw`\b(?:${[
+    /expect(?:TypeOf)?\s{0,5}[(.]|assert(?:[A-Z][A-Za-z]{0,40})?\s{0,5}[(.]/.source,
+    /t\.(?:is|not|true|false|deepEqual|notDeepEqual|equal|ok|throws|throwsAsync|like|regex|snapshot)\s{0,5}\(/.source,
+  ].join('|')})|\.should\s{0,5}[(.]`,
+);
+const PY_ASSERT = new RegExp(
+  [
+    /^\s{0,200}assert\b|\bself\.(?:assert[A-Z][A-Za-z]{0,40}|fail)\s{0,5}\(/.source,
+    /\bpytest\.(?:raises|warns|fail)\s{0,5}\(|\.assert_[a-z_]{1,40}\s{0,5}\(|\bassert_[a-z_]{1,40}\s{0,5}\(/.source,
+  ].join('|'),
+);
 
 /** One assertion per line is what every detector counts: lines, not calls, so the count is bounded. */
 function isAssertionLine(line: string, lang: Lang): boolean {
@@ -226,16 +234,27 @@ export interface MockContext {
   localModules?: ReadonlySet<string>;
 }
 
-const JS_OPERAND = String.raw`(-?\d{1,30}(?:\.\d{1,30})?|'[^'\\]{0,200}'|"[^"\\]{0,200}"|\x60[^\x60\\$]{0,200}\x60|[A-Za-z_$][\w$]{0,60}(?:\.[A-Za-z_$][\w$]{0,60}){0,5})`;
+const JS_OPERAND = `(${[
+  String.raw`-?\d{1,30}(?:\.\d{1,30})?`,
+  String.raw`'[^'\\]{0,200}'|"[^"\\]{0,200}"|\x60[^\x60\\$]{0,200}\x60`,
+  String.raw`[A-Za-z_$][\w$]{0,60}(?:\.[A-Za-z_$][\w$]{0,60}){0,5}`,
+].join('|')})`;
 const PY_OPERAND = String.raw`(-?\d{1,30}(?:\.\d{1,30})?|'[^'\\]{0,200}'|"[^"\\]{0,200}"|[A-Za-z_][\w]{0,60}(?:\.[A-Za-z_][\w]{0,60}){0,5})`;
 
 /** `expect(A).toBe(A)` and friends (Jest/Vitest matchers and Chai's `to.equal`). */
 const JS_EXPECT_SAME = new RegExp(
-  String.raw`\bexpect\s{0,5}\(\s{0,5}${JS_OPERAND}\s{0,5}\)\s{0,5}\.\s{0,5}(?:toBe|toEqual|toStrictEqual|to\.equal|to\.eql|to\.deep\.equal|to\.be\.equal)\s{0,5}\(\s{0,5}${JS_OPERAND}\s{0,5}\)`,
+  String.raw`\bexpect\s{0,5}\(\s{0,5}${JS_OPERAND}\s{0,5}\)\s{0,5}\.\s{0,5}` +
+    String.raw`(?:toBe|toEqual|toStrictEqual|to\.equal|to\.eql|to\.deep\.equal|to\.be\.equal)\s{0,5}\(\s{0,5}${JS_OPERAND}\s{0,5}\)`,
 );
 /** `expect(true).toBeTruthy()`, `expect(null).toBeNull()`: the matcher restates the literal. */
-const JS_EXPECT_CONST =
-  /\bexpect\s{0,5}\(\s{0,5}(?:true\s{0,5}\)\s{0,5}\.\s{0,5}(?:toBeTruthy|to\.be\.true|to\.be\.ok)|false\s{0,5}\)\s{0,5}\.\s{0,5}(?:toBeFalsy|to\.be\.false)|null\s{0,5}\)\s{0,5}\.\s{0,5}(?:toBeNull|to\.be\.null)|undefined\s{0,5}\)\s{0,5}\.\s{0,5}(?:toBeUndefined|to\.be\.undefined))\b/;
+const JS_EXPECT_CONST = new RegExp(
+  String.raw`\bexpect\s{0,5}\(\s{0,5}(?:${[
+    /true\s{0,5}\)\s{0,5}\.\s{0,5}(?:toBeTruthy|to\.be\.true|to\.be\.ok)/.source,
+    /false\s{0,5}\)\s{0,5}\.\s{0,5}(?:toBeFalsy|to\.be\.false)/.source,
+    /null\s{0,5}\)\s{0,5}\.\s{0,5}(?:toBeNull|to\.be\.null)/.source,
+    /undefined\s{0,5}\)\s{0,5}\.\s{0,5}(?:toBeUndefined|to\.be\.undefined)/.source,
+  ].join('|')})\b`,
+);
 const JS_ASSERT_SAME = new RegExp(
   String.raw`\bassert\s{0,5}\.\s{0,5}(?:equal|strictEqual|deepEqual|deepStrictEqual)\s{0,5}\(\s{0,5}${JS_OPERAND}\s{0,5},\s{0,5}${JS_OPERAND}\s{0,5}[,)]`,
 );
@@ -247,10 +266,15 @@ const PY_ASSERT_SAME = new RegExp(
 const PY_ASSERT_TRUE =
   /^\s{0,200}assert\s{1,20}(?:\(\s{0,5})?(?:True|[1-9]\d{0,20}|'[^'\\]{1,200}'|"[^"\\]{1,200}")(?:\s{0,5}\))?\s{0,20}(?:$|[,#])/;
 const PY_SELF_SAME = new RegExp(
-  String.raw`\bself\.assert(?:Equal|Equals|Is|ListEqual|DictEqual|TupleEqual|SetEqual|CountEqual|SequenceEqual|MultiLineEqual|AlmostEqual|AlmostEquals)\s{0,5}\(\s{0,5}${PY_OPERAND}\s{0,5},\s{0,5}${PY_OPERAND}\s{0,5}[,)]`,
+  String.raw`\bself\.assert(?:Equal|Equals|Is|ListEqual|DictEqual|TupleEqual|SetEqual|CountEqual|SequenceEqual|MultiLineEqual|AlmostEqual|AlmostEquals)` +
+    String.raw`\s{0,5}\(\s{0,5}${PY_OPERAND}\s{0,5},\s{0,5}${PY_OPERAND}\s{0,5}[,)]`,
 );
-const PY_SELF_CONST =
-  /\bself\.(?:assertTrue\s{0,5}\(\s{0,5}(?:True|[1-9]\d{0,20})|assertFalse\s{0,5}\(\s{0,5}(?:False|0|None)|assertIsNone\s{0,5}\(\s{0,5}None|assertIsNotNone\s{0,5}\(\s{0,5}(?:True|[1-9]\d{0,20}))\s{0,5}[,)]/;
+const PY_SELF_CONST = new RegExp(
+  String.raw`\bself\.(?:${[
+    /assertTrue\s{0,5}\(\s{0,5}(?:True|[1-9]\d{0,20})|assertFalse\s{0,5}\(\s{0,5}(?:False|0|None)/.source,
+    /assertIsNone\s{0,5}\(\s{0,5}None|assertIsNotNone\s{0,5}\(\s{0,5}(?:True|[1-9]\d{0,20})/.source,
+  ].join('|')})\s{0,5}[,)]`,
+);
 
 /** Whether an assertion line compares a value with itself or restates a constant. */
 function isTautology(line: string, lang: Lang): boolean {
@@ -283,8 +307,12 @@ const PY_FROM = /^\s{0,200}from\s{1,20}(\.{1,10}[\w.]{0,300}|[A-Za-z_][\w.]{0,30
 const PY_PATCH = /\bpatch(?:\.dict)?\s{0,5}\(\s{0,5}(['"])([A-Za-z_][\w.]{0,300})\1/;
 const PY_PATCH_OBJECT = /\bpatch\.object\s{0,5}\(\s{0,5}([A-Za-z_][\w.]{0,300})\s{0,5},/;
 const PY_MONKEYPATCH = /\bmonkeypatch\.setattr\s{0,5}\(\s{0,5}(?:(['"])([A-Za-z_][\w.]{0,300})\1|([A-Za-z_][\w.]{0,300})\s{0,5},)/;
-const PY_MOCK_ASSIGN =
-  /^\s{0,200}([A-Za-z_][\w]{0,100})(?:\.[A-Za-z_]\w{0,100}){1,10}\s{0,5}=\s{0,5}(?:mock\.|unittest\.mock\.)?(?:MagicMock|Mock|AsyncMock|create_autospec)\s{0,5}\(/;
+const PY_MOCK_ASSIGN = new RegExp(
+  [
+    /^\s{0,200}([A-Za-z_][\w]{0,100})(?:\.[A-Za-z_]\w{0,100}){1,10}\s{0,5}=\s{0,5}(?:mock\.|unittest\.mock\.)?/.source,
+    /(?:MagicMock|Mock|AsyncMock|create_autospec)\s{0,5}\(/.source,
+  ].join(''),
+);
 
 const topModule = (dotted: string): string => dotted.split('.')[0] ?? dotted;
 
@@ -452,8 +480,14 @@ export interface FileChange {
 export const DENSITY_LINES_PER_ASSERTION = 15;
 
 /** String, template, number and keyword literals: what "the expected value" of an assertion is made of. */
-const LITERAL =
-  /'(?:[^'\\\n]|\\.){0,500}'|"(?:[^"\\\n]|\\.){0,500}"|\x60(?:[^\x60\\]|\\.){0,500}\x60|\b(?:0[xX][0-9a-fA-F]{1,32}|\d{1,40}(?:\.\d{1,40})?(?:[eE][+-]?\d{1,5})?)\b|\b(?:true|false|null|undefined|None|True|False|NaN)\b/g;
+const LITERAL = new RegExp(
+  [
+    /'(?:[^'\\\n]|\\.){0,500}'|"(?:[^"\\\n]|\\.){0,500}"|\x60(?:[^\x60\\]|\\.){0,500}\x60/.source,
+    /\b(?:0[xX][0-9a-fA-F]{1,32}|\d{1,40}(?:\.\d{1,40})?(?:[eE][+-]?\d{1,5})?)\b/.source,
+    /\b(?:true|false|null|undefined|None|True|False|NaN)\b/.source,
+  ].join('|'),
+  'g',
+);
 const PLACEHOLDER = '\u0001';
 
 /** An assertion's shape (its text with every literal replaced by a placeholder) and its literals. */

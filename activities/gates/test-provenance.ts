@@ -60,7 +60,8 @@ export function provenanceFindings(
   const findings = vacuous.map((t) => {
     const id = `passes_before-${createHash('sha256').update(t.id).digest('hex').slice(0, 8)}`;
     const why = blocking
-      ? 'it tests nothing the run changed: make it test the change (it should fail on the code before it), or, if the PRD asks for tests of existing behaviour, lift it with a checklist item asking for them or `vigil waive`'
+      ? 'it tests nothing the run changed: make it test the change (it should fail on the code before it), or, if the PRD asks ' +
+        'for tests of existing behaviour, lift it with a checklist item asking for them or `vigil waive`'
       : 'advisory: other evidence shows the change';
     return {
       ...finding('test_mutation', blocking ? 'high' : 'low', fileOfTest(t.id, files), null, `${PROVENANCE_LABEL} (${id}): ${t.id}; ${why}`),

@@ -224,7 +224,9 @@ export async function runTool(file: string, args: readonly string[], opts: ToolR
   let spawnError: string | null = null;
   if (exit.error || pid === undefined) {
     const code = exit.error?.code;
-    spawnError = `${path.basename(file)}: ${code === 'ENOENT' ? 'command not found' : code === 'EACCES' ? 'permission denied' : (exit.error?.message ?? 'could not start')}`;
+    spawnError =
+      `${path.basename(file)}: ` +
+      `${code === 'ENOENT' ? 'command not found' : code === 'EACCES' ? 'permission denied' : (exit.error?.message ?? 'could not start')}`;
   }
   const limits = limiter ? await limiter.close() : null;
   // The tool has ended when every process of it is gone (bubblewrap exits before the kernel has

@@ -6,7 +6,8 @@ export function registerCompletion(program: Command): void {
   program
     .command('completion')
     .description(
-      'print a shell completion script made from this command tree: `source <(vigil completion bash)` (or zsh); fish: `vigil completion fish > ~/.config/fish/completions/vigil.fish`',
+      'print a shell completion script made from this command tree: `source <(vigil completion bash)` (or zsh); fish: `vigil ' +
+        'completion fish > ~/.config/fish/completions/vigil.fish`',
     )
     .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh', 'fish']))
     .action(async (shell: string) => {

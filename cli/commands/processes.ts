@@ -65,7 +65,8 @@ export function registerProcesses(program: Command, ctx: CommandContext): void {
       setLogFormat(ops.logFormat);
       logLine(
         'INFO',
-        `other terminals: export TEMPORAL_ADDRESS=${devServerTarget(ep, flags).address}${ep.namespace !== 'default' ? ` TEMPORAL_NAMESPACE=${ep.namespace}` : ''}`,
+        `other terminals: export ` +
+          `TEMPORAL_ADDRESS=${devServerTarget(ep, flags).address}${ep.namespace !== 'default' ? ` TEMPORAL_NAMESPACE=${ep.namespace}` : ''}`,
       );
       process.exitCode = await upCommand(ep, flags, host, ops);
     });

@@ -25,7 +25,8 @@ export function registerRehearsals(program: Command, ctx: CommandContext): void 
       program
         .command('try')
         .description(
-          'a first run on your own repository without an LLM: the scripted agent, with the knobs `start` would use, in a scratch worktree of your HEAD; then what to change for a real agent',
+          'a first run on your own repository without an LLM: the scripted agent, with the knobs `start` would use, in a ' +
+            'scratch worktree of your HEAD; then what to change for a real agent',
         )
         .argument('[prd]', 'your PRD, checked and named (default: a sample PRD, marked as such)')
         .option('--repo <dir>', 'the git repository to rehearse on', '.')

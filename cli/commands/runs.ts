@@ -1,5 +1,7 @@
 /** Reading runs: `vigil checkpoints`, `list`, `watch`, `wait`, `logs` and `handoff`. */
 import { Option, type Command } from 'commander';
+import type { Client } from '@temporalio/client';
+import type { AttemptsStatus } from '../../schemas/attempts.js';
 import type { ListRow, WaitJson } from '../../schemas/cli-output.js';
 import { runUrl, withClient } from '../connection.js';
 import { EXIT } from '../errors.js';
@@ -43,6 +45,7 @@ export function registerRuns(program: Command, ctx: CommandContext): void {
         const rows: ListRow[] = [];
         for await (const wf of client.workflow.list({ query })) {
           const sa = wf.typedSearchAttributes;
+          const attempts = wf.type === 'vigilAttempts' ? await attemptsRow(client, wf.workflowId) : null;
           rows.push({
             workflowId: wf.workflowId,
             runId: wf.runId,
@@ -52,6 +55,7 @@ export function registerRuns(program: Command, ctx: CommandContext): void {
             repo: sa.get(SA_REPO) ?? null,
             startTime: wf.startTime.toISOString(),
             closeTime: wf.closeTime?.toISOString() ?? null,
+            ...(wf.type === 'vigilAttempts' ? { attempts } : {}),
           });
           if (rows.length >= o.limit) break;
         }
@@ -67,8 +71,7 @@ export function registerRuns(program: Command, ctx: CommandContext): void {
           const row = (id: string, status: string, iteration: string, started: string, repo: string): string =>
             `${id.padEnd(40)} ${status.padEnd(30)} ${iteration.padStart(4)}  ${started.padEnd(24)}  ${repo}`;
           out(row('RUN', 'STATUS', 'ITER', 'STARTED', 'REPOSITORY'));
-          for (const r of rows)
-            out(row(r.workflowId, r.status ?? r.temporalStatus.toLowerCase(), String(r.iteration ?? '-'), r.startTime, r.repo ?? ''));
+          for (const r of rows) out(row(r.workflowId, listStatus(r), String(r.iteration ?? '-'), r.startTime, r.repo ?? ''));
         }
       });
     });
@@ -89,6 +92,18 @@ export function registerRuns(program: Command, ctx: CommandContext): void {
         import('../sdk-run-api.js'),
       ]);
       await withClient(ep, async (client) => {
+        // A run with attempts is followed by its attempts' status (cli/attempts.ts), as `vigil start --attempts --wait` does.
+        const type = await client.workflow
+          .getHandle(id)
+          .describe()
+          .then((d) => d.type)
+          .catch(() => null);
+        if (type === 'vigilAttempts') {
+          const { followAttempts } = await import('../attempts.js');
+          out(`watching ${id} (a run with attempts) — ${runUrl(ep, id)}`);
+          process.exitCode = await followAttempts(client, id, { json: Boolean(o.json), print: out });
+          return;
+        }
         const text = `watching ${id} — ${runUrl(ep, id)}`;
         if (o.json) jsonLine({ kind: 'watching', workflowId: id, historyUrl: runUrl(ep, id), text });
         else out(text);
@@ -149,7 +164,8 @@ export function registerRuns(program: Command, ctx: CommandContext): void {
   program
     .command('logs')
     .description(
-      "show an iteration's agent log, from any machine (read on the run's host by its worker, no workflow per read); -f follows the run from iteration to iteration until it finishes",
+      "show an iteration's agent log, from any machine (read on the run's host by its worker, no workflow per read); -f " +
+        'follows the run from iteration to iteration until it finishes',
     )
     .argument('<id>', 'workflow id of the run', runIdArg)
     .option('--iteration <n>', 'which iteration (default: the current or last one)', intArg('--iteration', 1, 1_000_000))
@@ -190,4 +206,26 @@ export function registerRuns(program: Command, ctx: CommandContext): void {
         });
       });
     });
+}
+
+/** The STATUS column of `vigil list`: a run's VigilStatus; a run with attempts, its phase (and a pick it waits for). */
+function listStatus(r: ListRow): string {
+  if (r.attempts) {
+    const phase = r.attempts.waitingForPick ? 'pick an attempt' : r.attempts.phase;
+    return `attempts×${r.attempts.k}: ${phase}${r.attempts.winner ? ` (#${r.attempts.winner})` : ''}`;
+  }
+  return r.status ?? r.temporalStatus.toLowerCase();
+}
+
+/** A run with attempts as `vigil list` shows it, from its `attempts` query (null: no worker answered in time). */
+async function attemptsRow(client: Client, workflowId: string): Promise<NonNullable<ListRow['attempts']>> {
+  const s = await Promise.race([
+    client.workflow
+      .getHandle(workflowId)
+      .query<AttemptsStatus>('attempts')
+      .catch(() => null),
+    new Promise<null>((ok) => setTimeout(() => ok(null), 5000).unref()),
+  ]);
+  if (!s) return { phase: 'unknown (no worker answered)', k: 0, winner: null, waitingForPick: false };
+  return { phase: s.phase, k: s.attempts.length, winner: s.winner, waitingForPick: s.phase === 'waiting_for_pick' };
 }

@@ -11,7 +11,8 @@ export function registerServe(program: Command, ctx: CommandContext): void {
   program
     .command('console')
     .description(
-      'serve the operator console: every run waiting for a person with its handoff and the actions that answer it, every run with its timeline, charts and live log, and the reports (see docs/console.md)',
+      'serve the operator console: every run waiting for a person with its handoff and the actions that answer it, every run ' +
+        'with its timeline, charts and live log, and the reports (see docs/console.md)',
     )
     .option(
       '--host <host>',
@@ -32,7 +33,8 @@ export function registerServe(program: Command, ctx: CommandContext): void {
   program
     .command('mcp')
     .description(
-      "serve Vigil's tools and resources to an MCP client (Claude Code, Cursor, an agent inside a run) over stdio, or with --http over streamable HTTP on loopback (see docs/mcp.md)",
+      "serve Vigil's tools and resources to an MCP client (Claude Code, Cursor, an agent inside a run) over stdio, or with " +
+        '--http over streamable HTTP on loopback (see docs/mcp.md)',
     )
     .option(
       '--http',

@@ -10,7 +10,8 @@ export function registerSetup(program: Command, ctx: CommandContext): void {
   program
     .command('setup')
     .description(
-      "install what Vigil needs on this machine (the pinned temporal CLI; the sandbox's network bridge, with the Go on PATH) and print where it is; with --search-attributes, register Vigil's search attributes in the namespace instead",
+      "install what Vigil needs on this machine (the pinned temporal CLI; the sandbox's network bridge, with the Go on PATH) " +
+        "and print where it is; with --search-attributes, register Vigil's search attributes in the namespace instead",
     )
     .option(
       '--search-attributes',

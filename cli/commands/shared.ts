@@ -36,7 +36,8 @@ export interface CommandContext {
 export const jsonLine = (value: unknown): void => out(JSON.stringify(value));
 
 export const HOST_WORKER_HELP =
-  "this machine's name for runs: poll its task queue <queue>@<name> for the activities of runs started with --host <name>, besides the shared queue (default: VIGIL_HOST, else this machine's name)";
+  "this machine's name for runs: poll its task queue <queue>@<name> for the activities of runs started with --host <name>, " +
+  "besides the shared queue (default: VIGIL_HOST, else this machine's name)";
 
 /** A run's workflow id, as commander reads it: not empty (the server would refuse it with a bare gRPC error). */
 export function runIdArg(raw: string): string {

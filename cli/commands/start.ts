@@ -9,8 +9,12 @@ export function registerStart(program: Command, ctx: CommandContext): void {
   const { endpoint, resolve, validateId, collect } = ctx;
   attemptFlags(program.command('start'))
     .description('start a run of the agent on a repository until the PRD is done')
-    .argument('[prd]', 'the PRD (product requirements) file (or --issue FILE)')
+    .argument('[prd]', 'the PRD (product requirements) file (or --issue FILE, or --goal TEXT)')
     .option('--issue <file>', "an issue's text (Markdown) as the PRD, its task list (- [ ] ...) as the PRD checklist")
+    .option(
+      '--goal <text>',
+      'no PRD yet: a discovery call analyses the repository and writes the PRD for this goal into the run folder first (a supervised run pauses to show it)',
+    )
     .option('--repo <dir>', 'git repository the agent works in', '.')
     .addOption(new Option('--provider <name>', 'agent CLI (see docs/agents-and-providers.md)').choices([...PROVIDERS]))
     .option('--agent-command <cmd>', 'the agent command line (no shell; the prompt arrives on stdin)')
@@ -25,7 +29,8 @@ export function registerStart(program: Command, ctx: CommandContext): void {
     )
     .option(
       '--acceptance-from-prd',
-      'an acceptance agent writes the acceptance tests from the PRD before the first iteration: sealed, never shown to the builder; a supervised run shows them to you first',
+      'an acceptance agent writes the acceptance tests from the PRD before the first iteration: sealed, never shown to the ' +
+        'builder; a supervised run shows them to you first',
     )
     .option(
       '--tasks <file>',

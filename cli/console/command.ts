@@ -3,12 +3,14 @@
  * `vigil demo --keep-server` start beside their worker: connects to Temporal, serves the console
  * (cli/console/server.ts) and prints one line, `console: http://HOST:PORT/`, once it serves. On a
  * non-loopback address it needs its token: printed once, when it is made, and kept in
- * `$VIGIL_HOME/console-token`.
+ * `$VIGIL_HOME/console-token`. With VIGIL_HOOKS_SECRET set it also receives GitHub's webhooks at
+ * /hooks (the receiver of `vigil hooks`, cli/hooks.ts), and prints where.
  */
 import { vigilHome } from '../../lib/paths.js';
 import { connect, type Endpoint } from '../connection.js';
 import { CliError, EXIT } from '../errors.js';
 import { defaultActor } from '../steer-commands.js';
+import { hooksSecret } from '../hooks-command.js';
 import { startConsole, type RunningConsole } from './server.js';
 
 export const DEFAULT_CONSOLE_HOST = '127.0.0.1';
@@ -22,6 +24,13 @@ export interface ConsoleFlags {
 
 /** The lines to print once it serves: the URL, and the token the first time (only then). */
 export function consoleLines(c: RunningConsole): string[] {
+  const hooks = c.hooksUrl
+    ? [`  webhooks: ${c.hooksUrl} receives GitHub's webhooks signed with VIGIL_HOOKS_SECRET (as \`vigil hooks\`)`]
+    : [];
+  return [...tokenLines(c), ...hooks];
+}
+
+function tokenLines(c: RunningConsole): string[] {
   if (!c.token) return [`console: ${c.url}`];
   if (c.token.created) {
     return [
@@ -34,9 +43,20 @@ export function consoleLines(c: RunningConsole): string[] {
 
 /** Connects and serves; the caller closes it. A port in use is a CliError (exit 2) that says what to do. */
 export async function openConsole(ep: Endpoint, flags: ConsoleFlags): Promise<{ console: RunningConsole; close: () => Promise<void> }> {
+  // A webhook secret set: the console receives GitHub's webhooks too (one that is too short is refused, as by `vigil hooks`).
+  const hooks = process.env.VIGIL_HOOKS_SECRET ? hooksSecret(process.env, 'vigil console') : undefined;
   const { client, connection } = await connect(ep);
   try {
-    const c = await startConsole({ client, connection, ep, host: flags.host, port: flags.port, home: vigilHome(), operator: flags.by });
+    const c = await startConsole({
+      client,
+      connection,
+      ep,
+      host: flags.host,
+      port: flags.port,
+      home: vigilHome(),
+      operator: flags.by,
+      ...(hooks ? { hooksSecret: hooks } : {}),
+    });
     return {
       console: c,
       close: async () => {
@@ -87,7 +107,8 @@ export async function sideConsole(ep: Endpoint, say: (line: string) => void, war
     return close;
   } catch (err) {
     warn(
-      `the operator console did not start: ${err instanceof Error ? err.message : String(err)} (VIGIL_CONSOLE_PORT picks another port, VIGIL_CONSOLE=0 turns it off)`,
+      `the operator console did not start: ${err instanceof Error ? err.message : String(err)} (VIGIL_CONSOLE_PORT picks ` +
+        `another port, VIGIL_CONSOLE=0 turns it off)`,
     );
     return async () => undefined;
   }

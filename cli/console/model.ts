@@ -21,6 +21,7 @@ export const WAIT_KINDS = [
   'repository',
   'rate_limit',
   'stream',
+  'pull_request',
   'paused_by_vigil',
 ] as const;
 export const WaitKindSchema = z.enum(WAIT_KINDS);
@@ -36,6 +37,7 @@ export const WAIT_LABELS: Record<WaitKind, string> = {
   repository: 'repository unavailable',
   rate_limit: 'rate-limited for over an hour',
   stream: 'one of its parallel streams waits for a person',
+  pull_request: 'its pull request waits for a person',
   paused_by_vigil: 'paused by Vigil',
 };
 
@@ -53,7 +55,7 @@ export const LONG_RATE_LIMIT_MS = 60 * 60 * 1000;
 
 /**
  * Whether the run waits for a person: paused by Vigil (escalation, gate, budget, auth, contract
- * error, dead letter, repository), or kept waiting by a provider's rate limit for over an hour.
+ * error, dead letter, repository, its pull request's branch in conflict with the moved base), or kept waiting by a provider's rate limit for over an hour.
  * A run one of whose parallel streams waits so is too. A pause a person made is not in the inbox
  * (they know); a run that is not running never is.
  */
@@ -74,6 +76,8 @@ export function waitingFor(
     else if (/^contract error/.test(r)) kind = 'contract';
     else if (/^authentication failed|Fix the credentials/.test(r)) kind = 'auth';
     else if (/^(repository unavailable|disk full)/i.test(r)) kind = 'repository';
+    // The followed pull request's branch conflicts with its moved base (workflows/run/pr-update.ts): a person rebases it.
+    else if (/^the base branch moved and .* no longer applies cleanly/s.test(r)) kind = 'pull_request';
     return { kind, why: r, since: p.at };
   }
   // A run split into parallel streams, one of which waits for a person (the stream is in the inbox too, on its own).

@@ -11,22 +11,30 @@ import { evidenceNote } from '../../rules/evidence-line.js';
 import { deadlinesLine } from '../../rules/pause-deadlines.js';
 import { redactSecrets } from '../../rules/scans.js';
 import { spendText } from '../../workflows/ui.js';
-import type { AcrossRunsReport, RunReport } from '../report.js';
-import { duration } from '../report.js';
+import type { RunReport } from '../report.js';
 import type { RunView } from '../steer.js';
 import { neutraliseLine, neutraliseText } from '../terminal-text.js';
 import type { ActionResult } from './actions.js';
 import { age, WAIT_LABELS, type ChartData, type Waiting } from './model.js';
 import { costText } from './runs-list.js';
+import { prInboxLine } from './pr-section.js';
 import type { InboxEntry, RunRow, SentMessage, HostText } from './sources.js';
-import type { MemoryItem } from '../../lib/memory-reads.js';
 
 export type Html = ReturnType<typeof html>;
 
 /** Text from a run, safe to show: secrets redacted, controls visible. */
 export const shown = (s: string): string => neutraliseText(redactSecrets(s).text);
-const line = (s: string): string => neutraliseLine(redactSecrets(s).text);
+/** One line from a run, safe to show: secrets redacted, controls (newlines too) visible. */
+export const line = (s: string): string => neutraliseLine(redactSecrets(s).text);
 const enc = encodeURIComponent;
+// Pieces of the run page, named to keep its lines short. Interpolated text is escaped as a whole,
+// the same bytes as its parts escaped one by one (the words around them have nothing to escape).
+const checkpointLabel = (c: { iteration: number; commit: string; filesSinceStart: number }): string =>
+  `iteration ${c.iteration} · ${c.commit.slice(0, 10)} · ${c.filesSinceStart} file(s)`;
+const rewindFields = (iteration: number): Html =>
+  html`<input type="hidden" name="to" value="${iteration}" /><button name="action" value="rewind">Rewind here</button>`;
+const rewoundWords = (r: { by: string; at: string; from: number; to: number; reason?: string | null; savedRef: string }): string =>
+  `rewound by ${line(r.by)} at ${r.at}: iteration ${r.from} → ${r.to}${r.reason ? ` (${line(r.reason)})` : ''}; the tree before is kept as ${r.savedRef}`;
 const usd = (x: number): string => `$${x.toFixed(2)}`;
 const since = (iso: string | null | undefined, now: Date): string => (iso ? `${age(now.getTime() - Date.parse(iso))} ago` : '—');
 
@@ -94,7 +102,17 @@ export function actionsPanel(s: StatusSnapshot, place: 'inbox' | 'run'): Html {
         <button name="action" value="input-resume">Send and resume</button> <button name="action" value="input">Send only</button>`,
     )}
     ${form('resume', html`<button name="action" value="resume">Resume</button>`)}
-    ${s.paused ? '' : form('pause', html`<input name="reason" placeholder="why pause" aria-label="pause reason" /><button name="action" value="pause">Pause</button>`)}
+    ${
+      s.paused
+        ? ''
+        : form(
+            'pause',
+            html`${[
+              html`<input name="reason" placeholder="why pause" aria-label="pause reason" />`,
+              html`<button name="action" value="pause">Pause</button>`,
+            ]}`,
+          )
+    }
     ${
       checklist.length
         ? form(
@@ -115,13 +133,19 @@ export function actionsPanel(s: StatusSnapshot, place: 'inbox' | 'run'): Html {
         <input name="usd" value="${suggested.toFixed(2)}" inputmode="decimal" size="7" aria-label="new budget in USD" />
         <button name="action" value="budget-resume">Raise and resume</button> <button name="action" value="budget">Set budget</button>`,
     )}
-    ${form('review', html`<input name="reason" placeholder="why ask the council" aria-label="review reason" /><button name="action" value="review">Ask the council</button>`)}
+    ${form(
+      'review',
+      html`${[
+        html`<input name="reason" placeholder="why ask the council" aria-label="review reason" />`,
+        html`<button name="action" value="review">Ask the council</button>`,
+      ]}`,
+    )}
     ${
       checkpoints.length
         ? form(
             'rewind',
             html`<select name="to" aria-label="checkpoint">
-                ${[...checkpoints].reverse().map((c) => html`<option value="${c.iteration}">iteration ${c.iteration} · ${c.commit.slice(0, 10)} · ${c.filesSinceStart} file(s)</option>`)}
+                ${[...checkpoints].reverse().map((c) => html`<option value="${c.iteration}">${checkpointLabel(c)}</option>`)}
               </select>
               <input name="directive" placeholder="directive after the rewind (optional)" aria-label="rewind directive" /><button
                 name="action"
@@ -132,7 +156,14 @@ export function actionsPanel(s: StatusSnapshot, place: 'inbox' | 'run'): Html {
           )
         : ''
     }
-    ${form('stop', html`<input name="reason" placeholder="why stop" aria-label="stop reason" /><label><input type="checkbox" name="now" value="1" /> now</label><button name="action" value="stop">Stop</button>`)}
+    ${form(
+      'stop',
+      html`${[
+        html`<input name="reason" placeholder="why stop" aria-label="stop reason" />`,
+        html`<label><input type="checkbox" name="now" value="1" /> now</label>`,
+        html`<button name="action" value="stop">Stop</button>`,
+      ]}`,
+    )}
   </div>`;
 }
 
@@ -157,19 +188,25 @@ function handoffBlock(s: StatusSnapshot, doc: HostText | null, ended = false): H
       ${ended ? 'Earlier handoff, before the run ended: ' : ''}Handoff of iteration ${s.latestHandoff.iteration}:
       ${line(s.latestHandoff.summary)}
     </summary>
-    ${doc === null ? '' : doc.ok ? html`<pre class="handoff-text">${shown(doc.text)}</pre>` : html`<p class="muted">the handoff could not be read: ${line(doc.problem)}</p>`}
+    ${
+      doc === null
+        ? ''
+        : doc.ok
+          ? html`<pre class="handoff-text">${shown(doc.text)}</pre>`
+          : html`<p class="muted">the handoff could not be read: ${line(doc.problem)}</p>`
+    }
   </details>`;
 }
 
-export function inboxCards(entries: { entry: InboxEntry; handoff: HostText | null }[], now: Date): Html {
+export function inboxCards(entries: { entry: InboxEntry; handoff: HostText | null }[], now: Date, picks?: Html): Html {
   return html`<section id="inbox" hx-get="/fragments/inbox" hx-trigger="every 3s" hx-swap="outerHTML">
-    ${entries.length === 0 ? html`<p class="muted" id="inbox-empty">No run waits for a person.</p>` : ''}
+    ${entries.length === 0 && !picks ? html`<p class="muted" id="inbox-empty">No run waits for a person.</p>` : ''} ${picks ?? ''}
     ${entries.map(
       ({ entry: { snapshot: s, waiting: w }, handoff }) =>
         html`<article class="card" data-run="${s.workflowId}" data-kind="${w.kind}">
           <h2><a href="/runs/${enc(s.workflowId)}">${s.workflowId}</a><span class="kind">${WAIT_LABELS[w.kind]}</span></h2>
           <p class="why">${shown(w.why)}</p>
-          ${facts(s, now, w)} ${handoffBlock(s, handoff)} ${actionsPanel(s, 'inbox')}
+          ${prInboxLine(s)} ${facts(s, now, w)} ${handoffBlock(s, handoff)} ${actionsPanel(s, 'inbox')}
         </article>`,
     )}
   </section>`;
@@ -206,7 +243,13 @@ export function runSummary(view: RunView, row: RunRow | null, waiting: Waiting |
     </p>
     ${ended && view.outcome ? html`<p class="why outcome">Ended at iteration ${view.outcome.iteration}: ${shown(view.outcome.reason)}</p>` : ''}
     ${ended && evidence ? html`<p class="evidence">${line(evidence)}</p>` : ''}
-    ${waiting ? html`<p class="why">Waiting for a person: ${WAIT_LABELS[waiting.kind]} — ${shown(waiting.why)}</p>` : !ended && s?.pause ? html`<p class="why">Paused by ${line(s.pause.by)}: ${shown(s.pause.reason)}</p>` : ''}
+    ${
+      waiting
+        ? html`<p class="why">Waiting for a person: ${WAIT_LABELS[waiting.kind]} — ${shown(waiting.why)}</p>`
+        : !ended && s?.pause
+          ? html`<p class="why">Paused by ${line(s.pause.by)}: ${shown(s.pause.reason)}</p>`
+          : ''
+    }
     ${s ? facts(s, now, waiting) : html`<p class="muted">No worker answered the run's status query.</p>`}
   </section>`;
 }
@@ -259,13 +302,19 @@ export function checkpointsSection(s: StatusSnapshot | null, running: boolean): 
               <td>${c.tests ?? '—'}</td>
               <td>${c.verdict ?? '—'}</td>
               <td>
-                ${running ? html`<form hx-post="/runs/${enc(id)}/actions" hx-target="#acks" hx-swap="afterbegin"><input type="hidden" name="to" value="${c.iteration}" /><button name="action" value="rewind">Rewind here</button></form>` : ''}
+                ${
+                  running
+                    ? html`<form hx-post="/runs/${enc(id)}/actions" hx-target="#acks" hx-swap="afterbegin">
+                        ${rewindFields(c.iteration)}
+                      </form>`
+                    : ''
+                }
               </td>
             </tr>`,
         )}
       </tbody>
     </table>
-    ${(s?.checkpoints?.rewinds ?? []).map((r) => html`<p class="muted">rewound by ${line(r.by)} at ${r.at}: iteration ${r.from} → ${r.to}${r.reason ? ` (${line(r.reason)})` : ''}; the tree before is kept as ${r.savedRef}</p>`)}
+    ${(s?.checkpoints?.rewinds ?? []).map((r) => html`<p class="muted">${rewoundWords(r)}</p>`)}
   </section>`;
 }
 
@@ -290,7 +339,10 @@ export function timelineSection(id: string, s: StatusSnapshot | null, report: Ru
       entries.push({
         iteration: r.iteration,
         order: 0,
-        text: `iteration ${r.iteration} · ${r.phase} · tier ${r.tier} · exit ${r.exitCode} · ${(r.durationMs / 1000).toFixed(1)} s · ${r.changed ? 'changed' : 'no change'} · ${r.filesChangedSinceStart} file(s) vs start${r.claimed ? ' · claimed completion' : ''}${r.costUsd ? ` · ${usd(r.costUsd)}` : ''}`,
+        text:
+          `iteration ${r.iteration} · ${r.phase} · tier ${r.tier} · exit ${r.exitCode} · ${(r.durationMs / 1000).toFixed(1)} s · ` +
+          `${r.changed ? 'changed' : 'no change'} · ${r.filesChangedSinceStart} file(s) vs ` +
+          `start${r.claimed ? ' · claimed completion' : ''}${r.costUsd ? ` · ${usd(r.costUsd)}` : ''}`,
         reasons: [],
       });
     }
@@ -397,11 +449,12 @@ export function runPage(
   messages: Html,
   running: boolean,
   packages: Html = html``,
+  pr: Html = html``,
 ): Html {
   return html`<h1>Run ${id}</h1>
     ${summary}
     <div id="acks" aria-live="polite"></div>
-    ${actions ?? ''} ${handoff} ${charts} ${checkpoints} ${packages} ${timeline} ${messages}
+    ${actions ?? ''} ${pr} ${handoff} ${charts} ${checkpoints} ${packages} ${timeline} ${messages}
     <section id="log-section">
       <h2>Agent log</h2>
       <p class="muted">Live, read on the run's host as \`vigil logs -f\` reads it; escape sequences shown, credentials redacted.</p>
@@ -421,139 +474,4 @@ export function runPage(
 /** The run page's handoff; `ended`: the run has ended, its handoff is an earlier moment (closed, below the run's end). */
 export function handoffSection(s: StatusSnapshot | null, doc: HostText | null, ended = false): Html {
   return s ? handoffBlock(s, doc, ended) : html``;
-}
-
-export function reportsPage(r: AcrossRunsReport | null, why: string): Html {
-  if (!r)
-    return html`<h1>Reports</h1>
-      <p class="muted">${why}</p>`;
-  const pct = (x: number | null): string => (x === null ? '—' : `${Math.round(x * 100)}%`);
-  const d = r.iterationsToDone;
-  const c = r.council;
-  const k = r.cost;
-  const w = r.waitingForPeople;
-  return html`<h1>Reports across runs</h1>
-    <p class="muted">The figures of \`vigil report\`, from the event store.</p>
-    <dl class="facts" id="report-figures">
-      <dt>runs</dt>
-      <dd>${r.runs}</dd>
-      <dt>outcomes</dt>
-      <dd>${r.outcomes.map((o) => `${o.status} ${o.runs}${o.exitCode !== null ? ` (exit ${o.exitCode})` : ''}`).join(' · ') || '—'}</dd>
-      <dt>iterations to done</dt>
-      <dd>${d.runs ? `mean ${d.mean}, median ${d.median} (min ${d.min}, max ${d.max}) over ${d.runs} done run(s)` : 'no run done'}</dd>
-      <dt>council</dt>
-      <dd>
-        ${c.rounds} round(s), ${c.approved} approved, ${c.rejected} rejected, ${c.blocked} blocked by a gate; approval rate
-        ${pct(c.approvalRate)}; votes ${c.approveVotes} of ${c.votes} approve
-      </dd>
-      <dt>escalations</dt>
-      <dd>
-        ${r.escalations.total}${r.escalations.byReason.length ? ` — ${r.escalations.byReason.map((x) => `${x.reason} ${x.count}`).join(', ')}` : ''}
-      </dd>
-      <dt>tier climbs</dt>
-      <dd>${r.tierClimbs.total} in ${r.tierClimbs.runs} run(s)</dd>
-      <dt>cost</dt>
-      <dd>
-        ${usd(k.totalUsd)} in all, ${usd(k.perRunUsd ?? 0)} per run; ${k.doneRuns} done
-        run(s)${k.doneRuns ? `, ${usd(k.perDoneRunUsd ?? 0)} each` : ''}${k.unpricedCalls ? `; ${k.unpricedCalls} unpriced call(s)` : ''}
-      </dd>
-      <dt>waiting for people</dt>
-      <dd>${duration(w.totalMs)} over ${w.pauses} pause(s)${w.pausedNow.length ? `; paused now: ${w.pausedNow.join(', ')}` : ''}</dd>
-    </dl>
-    <table>
-      <thead>
-        <tr>
-          <th>run</th>
-          <th>started</th>
-          <th>repository</th>
-          <th>outcome</th>
-          <th>iterations</th>
-          <th>council</th>
-          <th>escalations</th>
-          <th>cost</th>
-          <th>waited</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${r.perRun.map(
-          (p) =>
-            html`<tr>
-              <td><a href="/runs/${enc(p.workflowId)}">${p.workflowId}</a></td>
-              <td>${p.startedAt ?? '—'}</td>
-              <td>${p.repo ?? '—'}</td>
-              <td>${p.outcome ?? 'running'}${p.exitCode !== null ? ` (exit ${p.exitCode})` : ''}</td>
-              <td>${p.iterations} (${p.failedIterations} failed)</td>
-              <td>${p.approvedRounds}/${p.councilRounds}</td>
-              <td>${p.escalations}</td>
-              <td>${usd(p.spendUsd)}</td>
-              <td>${duration(p.waitingMs)}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>`;
-}
-
-/** The memory page (docs/memory.md): what earlier runs left, most important first, and a keyword search. */
-export function memoryPage(
-  items: readonly MemoryItem[] | null,
-  query: string,
-  hits: readonly (MemoryItem & { body: string })[] | null,
-  why: string,
-): Html {
-  const head = html`<h1>Memory</h1>
-    <p class="muted">
-      What earlier runs left in the event store: patterns, anti-patterns and skills (\`vigil memory list\`). Each prompt carries the most
-      relevant of them.
-    </p>
-    <form method="get" action="/memory" id="memory-search">
-      <input name="q" value="${query}" aria-label="search the memory" maxlength="500" placeholder="words to look for" />
-      <button>search</button>
-    </form>`;
-  if (!items)
-    return html`${head}
-      <p class="muted">${why}</p>`;
-  const row = (i: MemoryItem): Html =>
-    html`<tr>
-      <td>${i.kind.replace('_', '-')}</td>
-      <td>${i.id}</td>
-      <td>${i.topic}</td>
-      <td>${line(i.title)}</td>
-      <td>${i.evidence}</td>
-      <td>${i.importance.toFixed(2)}</td>
-      <td>${i.accessCount}</td>
-      <td>${i.repo ?? 'all repositories'}</td>
-    </tr>`;
-  const found = hits
-    ? html`<h2>Matching "${line(query)}"</h2>
-        ${
-          hits.length
-            ? html`<ul id="memory-hits">
-                ${hits.map((h) => html`<li><strong>${h.kind.replace('_', '-')} ${h.id}</strong> ${line(h.body)}</li>`)}
-              </ul>`
-            : html`<p class="muted" id="memory-hits">nothing matches</p>`
-        }`
-    : html``;
-  return html`${head}${found}
-    <h2>All of it</h2>
-    ${
-      items.length
-        ? html`<table id="memory-items">
-            <thead>
-              <tr>
-                <th>kind</th>
-                <th>id</th>
-                <th>topic</th>
-                <th>title</th>
-                <th>evidence</th>
-                <th>importance</th>
-                <th>used</th>
-                <th>repository</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${items.map(row)}
-            </tbody>
-          </table>`
-        : html`<p class="muted">No memory yet: runs that journal into the event store leave it when they end.</p>`
-    }`;
 }

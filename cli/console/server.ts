@@ -46,17 +46,19 @@ import {
   inboxPage,
   layout,
   messagesSection,
-  memoryPage,
-  reportsPage,
   runPage,
   runSummary,
   timelineSection,
 } from './pages.js';
 import { costText, runsPage, runsTable, statusMatches, type RunsFilter } from './runs-list.js';
+import { attemptsRowStatus, attemptsStatus, pickCards, registerAttempts, runningAttempts } from './attempts-section.js';
 import { inbox, listRuns, messagesFromHistory, readHandoff, runView, storedReport, storedRun, withStore, type RunRow } from './sources.js';
 import { acknowledgeNotifications, listNotifications } from '../notifications.js';
 import { INBOX_NOTIFICATIONS, notificationsSection } from './notifications-section.js';
 import { packagesSection } from './packages-section.js';
+import { memoryPage, reportsPage } from './reports-pages.js';
+import { prSection } from './pr-section.js';
+import { temporalHooksApp } from '../hooks-command.js';
 
 export interface ConsoleOptions {
   client: Client;
@@ -70,6 +72,8 @@ export interface ConsoleOptions {
   /** Who the actions are sent by, unless the person sets another name in the page. */
   operator: string;
   env?: NodeJS.ProcessEnv;
+  /** The webhook secret (VIGIL_HOOKS_SECRET): set, the console also receives GitHub's webhooks at /hooks. */
+  hooksSecret?: string;
 }
 
 export interface RunningConsole {
@@ -78,6 +82,8 @@ export interface RunningConsole {
   port: number;
   /** Required (not loopback): the token, and whether it was made now (then it is printed, once). */
   token: { value: string; file: string; created: boolean } | null;
+  /** Where it receives GitHub's webhooks (a webhook secret is set), else null. */
+  hooksUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -121,6 +127,9 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
     c.header('Referrer-Policy', 'no-referrer');
     c.header('Cache-Control', 'no-store');
   });
+  // GitHub's webhooks (`vigil hooks`, cli/hooks.ts), when a webhook secret is set: mounted before the access guard, for GitHub
+  // sends neither the console's token nor its Origin. The signature is their check: a wrong one is 401 and nothing is signalled.
+  if (opts.hooksSecret) app.route('/hooks', temporalHooksApp(client, opts.hooksSecret));
   app.use('*', ...accessGuard({ host: opts.host, port, token, tokenFile }));
   app.use(
     '*',
@@ -172,11 +181,13 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
   // ------------------------------------------------------------------------------ inbox
   const inboxFragment = async (): Promise<ReturnType<typeof html>> => {
     const now = new Date();
-    const entries = await inbox(client, now);
+    const [entries, picking] = await Promise.all([inbox(client, now), runningAttempts(client).catch(() => [])]);
     const withHandoffs = await Promise.all(
       entries.map(async (entry) => ({ entry, handoff: await readHandoff(client, ep.taskQueue, entry.snapshot).catch(() => null) })),
     );
-    return inboxCards(withHandoffs, now);
+    // Runs with attempts waiting for a person's pick: their cards (cli/console/attempts-section.ts) join the inbox.
+    const waiting = picking.filter((s) => s.phase === 'waiting_for_pick');
+    return inboxCards(withHandoffs, now, waiting.length ? pickCards(waiting) : undefined);
   };
   // What runs told people that nobody acknowledged (cli/console/notifications-section.ts).
   const notificationsFragment = async (): Promise<ReturnType<typeof html>> =>
@@ -196,7 +207,11 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
 
   // ------------------------------------------------------------------------------ runs
   const filtered = async (f: RunsFilter): Promise<{ rows: RunRow[]; cost: Map<string, string> }> => {
-    const all = await listRuns(client, { limit: 200 });
+    const all = await listRuns(client, { limit: 200, withAttempts: true });
+    // A run with attempts says its phase, its winner, or that it waits for a pick.
+    await Promise.all(
+      all.filter((r) => r.attempts).map(async (r) => (r.status = attemptsRowStatus(await attemptsStatus(client, r.workflowId)))),
+    );
     const rows = all.filter(
       (r) =>
         statusMatches(f.status, r) && (!f.repo || (r.repo ?? '').includes(f.repo)) && (!f.provider || (r.provider ?? '') === f.provider),
@@ -236,6 +251,7 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
   });
 
   // ------------------------------------------------------------------------------ one run
+  registerAttempts(app, client, { page, operator });
   const viewOf = async (c: Context): Promise<RunView | Response> => {
     try {
       return await runView(client, c.req.param('id') as string);
@@ -288,6 +304,7 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
         await messages(view.workflowId),
         running,
         packagesSection(s, running),
+        prSection(s, running),
       ),
     );
   });
@@ -315,6 +332,8 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
         return c.html(await messages(view.workflowId));
       case 'packages':
         return c.html(packagesSection(s, view.kind === 'running'));
+      case 'pr':
+        return c.html(prSection(s, view.kind === 'running'));
       default:
         return c.text('no such part', 404);
     }
@@ -381,6 +400,7 @@ export async function startConsole(opts: ConsoleOptions): Promise<RunningConsole
     host: opts.host,
     port: bound,
     token: t ? { value: t.token, file: t.file, created: t.created } : null,
+    hooksUrl: opts.hooksSecret ? new URL('hooks', l.url).toString() : null,
     close: l.close,
   };
 }

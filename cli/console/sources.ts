@@ -45,6 +45,8 @@ export interface RunRow {
   provider: string | null;
   startTime: string;
   closeTime: string | null;
+  /** A run with attempts (`vigil start --attempts K`): its status is what cli/console/attempts-section.ts says of it. */
+  attempts?: true;
 }
 
 /** `value` when it names an outcome, else null. */
@@ -53,10 +55,14 @@ function outcomeStatusOf(value: string | null): OutcomeStatus | null {
 }
 
 /** Vigil's runs, newest first, from Temporal's visibility list. */
-export async function listRuns(client: Client, o: { limit?: number; runningOnly?: boolean; workflowId?: string } = {}): Promise<RunRow[]> {
+export async function listRuns(
+  client: Client,
+  o: { limit?: number; runningOnly?: boolean; workflowId?: string; withAttempts?: boolean } = {},
+): Promise<RunRow[]> {
   const rows: RunRow[] = [];
   const limit = o.limit ?? 200;
-  const query = `WorkflowType = 'vigilRun'${o.runningOnly ? " AND ExecutionStatus = 'Running'" : ''}${o.workflowId ? ` AND WorkflowId = ${JSON.stringify(o.workflowId)}` : ''}`;
+  const types = o.withAttempts ? "(WorkflowType = 'vigilRun' OR WorkflowType = 'vigilAttempts')" : "WorkflowType = 'vigilRun'";
+  const query = `${types}${o.runningOnly ? " AND ExecutionStatus = 'Running'" : ''}${o.workflowId ? ` AND WorkflowId = ${JSON.stringify(o.workflowId)}` : ''}`;
   for await (const wf of client.workflow.list({ query })) {
     const sa = wf.typedSearchAttributes;
     const temporalStatus = wf.status.name;
@@ -73,6 +79,7 @@ export async function listRuns(client: Client, o: { limit?: number; runningOnly?
       provider: sa.get(SA_PROVIDER) ?? null,
       startTime: wf.startTime.toISOString(),
       closeTime: wf.closeTime?.toISOString() ?? null,
+      ...(wf.type === 'vigilAttempts' ? { attempts: true as const } : {}),
     });
     if (rows.length >= limit) break;
   }

@@ -19,7 +19,10 @@ import * as m from './temporal.js';
 
 const SERVICE = '/temporal.api.workflowservice.v1.WorkflowService/';
 
-/** The codes the SDK's client retries (@temporalio/client grpc-retry: UNKNOWN, RESOURCE_EXHAUSTED, ABORTED, OUT_OF_RANGE, UNAVAILABLE, DATA_LOSS), as many times. */
+/**
+ * The codes the SDK's client retries (@temporalio/client grpc-retry: UNKNOWN, RESOURCE_EXHAUSTED, ABORTED, OUT_OF_RANGE,
+ * UNAVAILABLE, DATA_LOSS), as many times.
+ */
 const RETRYABLE = new Set([2, 8, 10, 11, 14, 15]);
 const MAX_ATTEMPTS = 10;
 /** Its backoff: 100 ms (1 s on RESOURCE_EXHAUSTED) times 1.7 per attempt, at most 5 s, ±20 % jitter. */

@@ -69,8 +69,10 @@ export function reportSetup(runner: string, command: string, dir: string, env: R
       return {
         command,
         env: {
-          NODE_OPTIONS:
-            `${env.NODE_OPTIONS ?? ''} --test-reporter=spec --test-reporter-destination=stdout --test-reporter=${file(NODE_REPORTER_FILE)} --test-reporter-destination=${file(NODE_REPORT_FILE)}`.trim(),
+          NODE_OPTIONS: (
+            `${env.NODE_OPTIONS ?? ''} --test-reporter=spec --test-reporter-destination=stdout ` +
+            `--test-reporter=${file(NODE_REPORTER_FILE)} --test-reporter-destination=${file(NODE_REPORT_FILE)}`
+          ).trim(),
         },
         source: { format: 'junit', file: NODE_REPORT_FILE },
       };

@@ -52,10 +52,18 @@ const TOKENS_LINE = new RegExp(`Tokens: ${TOKEN} sent(?:, ${TOKEN} cache write)?
 const COST_LINE = /Cost: \$([0-9]+(?:\.[0-9]+)?) message, \$([0-9]+(?:\.[0-9]+)?) session/g;
 const MODEL_LINE = /^(?:Main model|Model): (\S+)/m;
 /** litellm's exceptions as aider prints them (`litellm.InternalServerError: AnthropicError - ...`). */
-const API_ERROR =
-  /\b(?:AuthenticationError|RateLimitError|APIConnectionError|NotFoundError|BadRequestError|PermissionDeniedError|InternalServerError|ServiceUnavailableError|APIError|Timeout|ContextWindowExceededError)\b/;
-const LITELLM_ERROR =
-  /^(?:litellm\.)?(AuthenticationError|RateLimitError|APIConnectionError|NotFoundError|BadRequestError|PermissionDeniedError|InternalServerError|ServiceUnavailableError|APIError|Timeout)\b:?(.*)$/;
+const API_ERROR = new RegExp(
+  String.raw`\b(?:${[
+    /AuthenticationError|RateLimitError|APIConnectionError|NotFoundError|BadRequestError|PermissionDeniedError/.source,
+    /InternalServerError|ServiceUnavailableError|APIError|Timeout|ContextWindowExceededError/.source,
+  ].join('|')})\b`,
+);
+const LITELLM_ERROR = new RegExp(
+  String.raw`^(?:litellm\.)?(${[
+    /AuthenticationError|RateLimitError|APIConnectionError|NotFoundError|BadRequestError|PermissionDeniedError/.source,
+    /InternalServerError|ServiceUnavailableError|APIError|Timeout/.source,
+  ].join('|')})\b:?(.*)$`,
+);
 /** The HTTP status each litellm exception stands for (an InternalServerError may be a 529: its body says). */
 const ERROR_STATUS: Readonly<Record<string, number>> = {
   RateLimitError: 429,

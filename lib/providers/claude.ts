@@ -147,10 +147,10 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
         retry = value;
         const delay = num(value.retry_delay_ms);
         transcript.push(
-          `[api retry ${num(value.attempt) ?? '?'}/${num(value.max_retries) ?? '?'}${delay === null ? '' : ` in ${(delay / 1000).toFixed(1)}s`}: ${num(value.error_status) ?? '?'} ${str(value.error) ?? ''}]`.replace(
-            ' ]',
-            ']',
-          ),
+          (
+            `[api retry ${num(value.attempt) ?? '?'}/${num(value.max_retries) ?? '?'}${delay === null ? '' : ` in ${(delay / 1000).toFixed(1)}s`}: ` +
+            `${num(value.error_status) ?? '?'} ${str(value.error) ?? ''}]`
+          ).replace(' ]', ']'),
         );
       }
     } else if (type === 'assistant' || type === 'user') {
@@ -291,7 +291,10 @@ export const claudePreset: ProviderPreset = {
 
 /** What the stream of a batched round's call (`--agents`, `--json-schema`) holds beyond a call's usual output. */
 export interface BatchStream {
-  /** The structured answer: the result's `structured_output`, else the input of the StructuredOutput tool call, else the result text as JSON; null when none. */
+  /**
+   * The structured answer: the result's `structured_output`, else the input of the StructuredOutput tool call, else the
+   * result text as JSON; null when none.
+   */
   structured: unknown;
   /** Per declared agent (the Agent tool's `subagent_type`): its part of the transcript, and its own final report. */
   agents: Record<string, { transcript: string[]; report: string | null }>;

@@ -203,8 +203,13 @@ export class UsageTotals {
 // ---------------------------------------------------------------------------------------------
 
 const RATE_LIMIT_WORDS = /rate.?limit|too many requests|RESOURCE_EXHAUSTED|quota exceeded|usage limit/i;
-const AUTH_WORDS =
-  /authenticat|invalid[ _-]?(?:x-)?api[ _-]?key|incorrect api key|api key not valid|unauthori[sz]ed|PERMISSION_DENIED|UNAUTHENTICATED|not logged in|oauth token (?:has )?expired/i;
+const AUTH_WORDS = new RegExp(
+  [
+    /authenticat|invalid[ _-]?(?:x-)?api[ _-]?key|incorrect api key|api key not valid|unauthori[sz]ed/.source,
+    /PERMISSION_DENIED|UNAUTHENTICATED|not logged in|oauth token (?:has )?expired/.source,
+  ].join('|'),
+  'i',
+);
 const OVERLOAD_WORDS = /overloaded|at capacity|high demand|service unavailable|ServiceUnavailable|servers are down/i;
 const SERVER_WORDS =
   /internal server error|InternalServerError|server_error|\bapi_error\b|bad gateway|gateway time-?out|server had an error/i;

@@ -13,7 +13,16 @@ export type ProviderTier = 'planning' | 'development' | 'fast';
 
 /** Who is calling the agent. The builders change the repository; every other role only reads. */
 export type InvocationRole =
-  'iteration' | 'council' | 'devils-advocate' | 'reviewer' | 'checklist' | 'checklist-verifier' | 'planner' | 'memory' | 'acceptance';
+  | 'iteration'
+  | 'council'
+  | 'devils-advocate'
+  | 'reviewer'
+  | 'checklist'
+  | 'checklist-verifier'
+  | 'planner'
+  | 'memory'
+  | 'acceptance'
+  | 'discovery';
 
 export interface InvocationRequest {
   /** The full prompt text (also saved at `promptPath`). */

@@ -74,7 +74,9 @@ export function checklistBlock(state: ChecklistState): ChecklistBlock {
       heldOutBlocks ||= status !== 'passing';
     } else if (it.priority === 'critical' && status === 'failing') {
       const evidence = state.status[it.id]?.evidence ?? '';
-      const line = `critical item ${it.id} is failing: ${oneLine(it.title, MAX_TITLE_CHARS)}${evidence === '' ? '' : ` (${oneLine(evidence, MAX_EVIDENCE_CHARS)})`}`;
+      const line =
+        `critical item ${it.id} is failing: ` +
+        `${oneLine(it.title, MAX_TITLE_CHARS)}${evidence === '' ? '' : ` (${oneLine(evidence, MAX_EVIDENCE_CHARS)})`}`;
       reasons.push(line);
       builderReasons.push(line);
     }
@@ -138,7 +140,9 @@ export function waive(state: ChecklistState, item: string, by: string, reason: s
     const n = state.items.length;
     return {
       ok: false,
-      error: `no checklist item ${JSON.stringify(item.trim().slice(0, 80))}: the checklist has ${n} item${n === 1 ? '' : 's'} (use an id from the checklist status, or held-out-N for a held-out item)`,
+      error:
+        `no checklist item ${JSON.stringify(item.trim().slice(0, 80))}: the checklist has ${n} item${n === 1 ? '' : 's'} (use an ` +
+        `id from the checklist status, or held-out-N for a held-out item)`,
     };
   }
   if (waivedIds(state).has(id)) return { ok: true, state };

@@ -280,7 +280,8 @@ it(
     // ended with a non-zero exit (or never completed).
     const { failed, ioErrors, retried } = diskEffects(await handle().fetchHistory());
     log(
-      `full disk: iterations failed ${[...failed].join(', ') || 'none'}; calls whose log hit it ${ioErrors}; activities retried after ENOSPC ${retried}; pauses ${diskPauses}`,
+      `full disk: iterations failed ${[...failed].join(', ') || 'none'}; calls whose log hit it ${ioErrors}; activities ` +
+        `retried after ENOSPC ${retried}; pauses ${diskPauses}`,
     );
     expect(failed.size + ioErrors + retried + diskPauses, 'the full disk hit nothing').toBeGreaterThan(0);
     const calls = agentCalls(repo).filter((c) => c.role === 'iteration');

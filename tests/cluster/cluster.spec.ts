@@ -201,200 +201,218 @@ function identityOf(w: WorkerProcess): string {
   return m[1];
 }
 
-it('runs the demo scenario on one host and a second run on another, through a server kill -9, a pause and a resume, into the event store on the same Postgres', async () => {
-  const home = mkdtempSync(path.join(os.tmpdir(), 'vigil-cluster-home-'));
-  const workerA = await startWorkerProcess({ ...env, VIGIL_HOME: home }, 90_000, ['--host', HOST_A]);
-  workers.push(workerA);
-  const workerB = await startWorkerProcess({ ...env, VIGIL_HOME: home }, 90_000, ['--host', HOST_B]);
-  workers.push(workerB);
-  expect(workerA.stdout()).toContain(`"${TASK_QUEUE}@${HOST_A}"`);
-  expect(workerB.stdout()).toContain(`"${TASK_QUEUE}@${HOST_B}"`);
-  const cliEnv = { ...env, VIGIL_HOME: home };
+it(
+  'runs the demo scenario on one host and a second run on another, through a server kill -9, a pause and a resume, into the ' +
+    'event store on the same Postgres',
+  async () => {
+    const home = mkdtempSync(path.join(os.tmpdir(), 'vigil-cluster-home-'));
+    const workerA = await startWorkerProcess({ ...env, VIGIL_HOME: home }, 90_000, ['--host', HOST_A]);
+    workers.push(workerA);
+    const workerB = await startWorkerProcess({ ...env, VIGIL_HOME: home }, 90_000, ['--host', HOST_B]);
+    workers.push(workerB);
+    expect(workerA.stdout()).toContain(`"${TASK_QUEUE}@${HOST_A}"`);
+    expect(workerB.stdout()).toContain(`"${TASK_QUEUE}@${HOST_B}"`);
+    const cliEnv = { ...env, VIGIL_HOME: home };
 
-  // The demo, as `vigil demo` runs it, but through `vigil start --wait` against the cluster, on host B.
-  const demoRepo = createDemoRepo(home, ROOT);
-  const demoStart = execa(
-    process.execPath,
-    [
-      CLI,
-      'start',
-      path.join(ROOT, 'examples/demo/PRD.md'),
-      '--repo',
-      demoRepo,
-      '--host',
-      HOST_B,
-      '--config',
-      demoConfigFile(),
-      '--id',
-      DEMO_ID,
-      '--wait',
-    ],
-    { env: cleanEnv(cliEnv), extendEnv: false, cwd: home, stdin: 'ignore', all: true, reject: false, timeout: 540_000 },
-  );
-  let demoOut = '';
-  demoStart.all?.on('data', (d: Buffer) => {
-    demoOut += d.toString();
-  });
-
-  // A second run on host A meanwhile. Its completion machinery is off (LOOP_ONLY): it only shows
-  // that the other host's queue serves its run; the demo exercises the default knobs.
-  const sideRepo = makeRepo();
-  const sideScenario = writeScenario(sideRepo, {
-    version: 1,
-    iterations: [
-      { sleepBeforeMs: 1500, appends: { 'side.txt': '1\n' } },
-      { sleepBeforeMs: 1500, appends: { 'side.txt': '2\n' } },
-      { appends: { 'side.txt': '3\n' }, claim: 'file' },
-    ],
-  });
-  const loopOnly = Object.entries(LOOP_ONLY).flatMap(([k, v]) => ['--set', `${k}=${String(v)}`]);
-  const sideStart = execa(
-    process.execPath,
-    [
-      CLI,
-      'start',
-      writePrd('# Side PRD\n\nThree steps.\n'),
-      '--repo',
-      sideRepo,
-      '--host',
-      HOST_A,
-      '--agent-command',
-      `${SCRIPTED_AGENT} --scenario ${sideScenario}`,
-      ...loopOnly,
-      '--set',
-      'baseWaitSeconds=1',
-      '--id',
-      SIDE_ID,
-      '--wait',
-    ],
-    { env: cleanEnv(cliEnv), extendEnv: false, cwd: home, stdin: 'ignore', all: true, reject: false, timeout: 540_000 },
-  );
-
-  // Mid-run: once the demo's first iteration is recorded, the server dies without a word.
-  await waitUntil('the demo to record iteration 1', () => /iteration 1 · /.test(demoOut) || demoStart.exitCode !== null, 240_000, 200);
-  expect(demoStart.exitCode, demoOut).toBeNull();
-  const killedPid = cluster().pid();
-  await cluster().kill9();
-  expect(await isListening('127.0.0.1', cluster().ports.frontend)).toBe(false);
-  const restartStarted = Date.now();
-  const restarted = await cluster().start();
-  expect(cluster().pid()).not.toBe(killedPid);
-  process.stderr.write(
-    `cluster: server ${killedPid} killed after the demo's iteration 1; ${cluster().pid()} serving again in ${((Date.now() - restartStarted) / 1000).toFixed(1)} s\n`,
-  );
-  expect(restarted.persistenceStore).toBe('postgres12');
-
-  // Pause (the workers reconnect on their own; until then the update has no one to answer it).
-  await waitUntil(
-    'vigil pause to be acknowledged',
-    async () => {
-      const r = await runVigil(['pause', DEMO_ID, '--reason', 'cluster check', '--by', 'platform'], cliEnv, { timeoutMs: 60_000 });
-      return r.code === 0 ? r : null;
-    },
-    120_000,
-    1_000,
-  );
-  const paused = await waitUntil(
-    'the demo to be paused',
-    async () => ((await status(DEMO_ID)).status === 'paused' ? status(DEMO_ID) : null),
-    120_000,
-    500,
-  );
-  expect(paused.pause?.by).toBe('platform');
-  expect(paused.host).toBe(HOST_B);
-  expect(paused.outcome).toBeNull();
-  const pausedAt = paused.iteration;
-  // The status query of SQL visibility finds it by its search attribute.
-  await waitUntil('VigilStatus = paused to find the demo', async () => (await withVigilStatus('paused')).includes(DEMO_ID), 60_000, 500);
-  // Still paused a few seconds on: nothing moves while it waits for a person.
-  await new Promise((r) => setTimeout(r, 3_000));
-  const still = await status(DEMO_ID);
-  expect(still.status).toBe('paused');
-  expect(still.iteration).toBe(pausedAt);
-  expect(demoStart.exitCode).toBeNull();
-
-  const resumed = await runVigil(['resume', DEMO_ID, '--by', 'platform'], cliEnv, { timeoutMs: 60_000 });
-  expect(resumed.code, show(resumed)).toBe(0);
-
-  const demo = await demoStart;
-  const all = String(demo.all);
-  expect(demo.exitCode, `${all}\n--- server ---\n${cluster().logTail()}`).toBe(0);
-  // What the demo scenario says (examples/demo/scenario.json; tests/e2e/demo.test.ts checks the same lines).
-  expect(all).toMatch(/iteration 2 .*claimed completion/);
-  expect(all).toMatch(/PRD checklist: 5 item\(s\), 1 held out from the agent/);
-  expect(all).toMatch(
-    // The build runs after the tests and only on full passes: it is listed when a pass ran it.
-    /quality gates on iteration 2: ✓ static analysis · ✓ secret scan · (?:. build · )?✗ tests .*— tests: (?:full suite \([^)]*\): )?node-test: 2 failed, 1 passed/,
-  );
-  expect(all).toMatch(/completion at iteration 2 refused before the council was asked \(tests\)/);
-  expect(all).toMatch(/iteration 3 .*exit 1/);
-  expect(all).toMatch(
-    /code review 1 \(iteration 4\): PASS · requirements-verifier PASS, architecture-strategist PASS, maintainer-mergeability PASS.* · devil's advocate PASS · mergeability 95/,
-  );
-  expect(all).toMatch(/council round 1 \(iteration 4, tests green\): REJECTED · 1 of 3 approve, 2 needed/);
-  expect(all).toMatch(/council round 2 \(iteration 5, claim\): APPROVED · 3 of 3 approve, 2 needed · devil's advocate confirmed/);
-  expect(all).toMatch(/finished: council_approved \(exit 0\)/);
-
-  const side = await sideStart;
-  expect(side.exitCode, String(side.all)).toBe(0);
-  expect(String(side.all)).toMatch(/finished: completion_promise_fulfilled \(exit 0\)/);
-
-  // Every activity on a host queue ran on that host's worker.
-  const demoActivities = await hostActivities(DEMO_ID);
-  const sideActivities = await hostActivities(SIDE_ID);
-  expect(demoActivities.length).toBeGreaterThan(10);
-  expect(sideActivities.length).toBeGreaterThan(2);
-  expect(new Set(demoActivities.map((a) => `${a.queue} ${a.identity}`))).toEqual(
-    new Set([`${TASK_QUEUE}@${HOST_B} ${identityOf(workerB)}`]),
-  );
-  expect(new Set(sideActivities.map((a) => `${a.queue} ${a.identity}`))).toEqual(
-    new Set([`${TASK_QUEUE}@${HOST_A} ${identityOf(workerA)}`]),
-  );
-
-  // Finished runs are found by their outcome in SQL visibility.
-  await waitUntil(
-    'VigilStatus = council_approved to find the demo',
-    async () => (await withVigilStatus('council_approved')).includes(DEMO_ID),
-    60_000,
-    500,
-  );
-
-  // The event store on the same Postgres holds the demo's events, the pause and resume among them.
-  const final = await status(DEMO_ID);
-  expect(final.outcome).toMatchObject({ status: 'council_approved', exitCode: 0 });
-  expect(final.eventStore, JSON.stringify(final)).toMatchObject({ pending: 0, dropped: 0, problem: null });
-  const report = await runVigil(['report', DEMO_ID], cliEnv);
-  expect(report.code, show(report)).toBe(0);
-  expect(report.stdout).toMatch(/outcome: council_approved \(exit 0\) at iteration 5/);
-  expect(report.stdout).toMatch(/iterations: 5 \(1 failed\) · council rounds: 2 \(1 approved\)/);
-  const history = await runVigil(['history', DEMO_ID, '--format', 'jsonl'], cliEnv);
-  expect(history.code, show(history)).toBe(0);
-  const events = history.stdout
-    .trim()
-    .split('\n')
-    .map((l) => HistoryLineSchema.parse(JSON.parse(l)).event);
-  expect(events[0]?.kind).toBe('run_started');
-  expect(events.filter((e) => e.kind === 'iteration')).toHaveLength(5);
-  expect(events.filter((e) => e.kind === 'council_round')).toHaveLength(2);
-  expect(events.filter((e) => e.kind === 'message' && e.accepted).map((e) => e.name)).toEqual(expect.arrayContaining(['pause', 'resume']));
-  expect(events.filter((e) => e.kind === 'outcome')).toEqual([
-    expect.objectContaining({ status: 'council_approved', exitCode: 0, iteration: 5 }),
-  ]);
-  // In the database itself, beside Temporal's: one row per event, nothing twice.
-  const db = new pg.Client({ connectionString: postgres?.server.url });
-  await db.connect();
-  try {
-    const rows = await db.query<{ n: string; iterations: string }>(
-      "select count(*) as n, count(*) filter (where kind = 'iteration') as iterations from run_events where workflow_id = $1",
-      [DEMO_ID],
+    // The demo, as `vigil demo` runs it, but through `vigil start --wait` against the cluster, on host B.
+    const demoRepo = createDemoRepo(home, ROOT);
+    const demoStart = execa(
+      process.execPath,
+      [
+        CLI,
+        'start',
+        path.join(ROOT, 'examples/demo/PRD.md'),
+        '--repo',
+        demoRepo,
+        '--host',
+        HOST_B,
+        '--config',
+        demoConfigFile(),
+        '--id',
+        DEMO_ID,
+        '--wait',
+      ],
+      { env: cleanEnv(cliEnv), extendEnv: false, cwd: home, stdin: 'ignore', all: true, reject: false, timeout: 540_000 },
     );
-    expect(Number(rows.rows[0]?.n)).toBe(events.length);
-    expect(Number(rows.rows[0]?.iterations)).toBe(5);
-    const sideOutcomes = await db.query<{ n: string }>("select count(*) as n from run_events where workflow_id = $1 and kind = 'outcome'", [
-      SIDE_ID,
+    let demoOut = '';
+    demoStart.all?.on('data', (d: Buffer) => {
+      demoOut += d.toString();
+    });
+
+    // A second run on host A meanwhile. Its completion machinery is off (LOOP_ONLY): it only shows
+    // that the other host's queue serves its run; the demo exercises the default knobs.
+    const sideRepo = makeRepo();
+    const sideScenario = writeScenario(sideRepo, {
+      version: 1,
+      iterations: [
+        { sleepBeforeMs: 1500, appends: { 'side.txt': '1\n' } },
+        { sleepBeforeMs: 1500, appends: { 'side.txt': '2\n' } },
+        { appends: { 'side.txt': '3\n' }, claim: 'file' },
+      ],
+    });
+    const loopOnly = Object.entries(LOOP_ONLY).flatMap(([k, v]) => ['--set', `${k}=${String(v)}`]);
+    const sideStart = execa(
+      process.execPath,
+      [
+        CLI,
+        'start',
+        writePrd('# Side PRD\n\nThree steps.\n'),
+        '--repo',
+        sideRepo,
+        '--host',
+        HOST_A,
+        '--agent-command',
+        `${SCRIPTED_AGENT} --scenario ${sideScenario}`,
+        ...loopOnly,
+        '--set',
+        'baseWaitSeconds=1',
+        '--id',
+        SIDE_ID,
+        '--wait',
+      ],
+      { env: cleanEnv(cliEnv), extendEnv: false, cwd: home, stdin: 'ignore', all: true, reject: false, timeout: 540_000 },
+    );
+
+    // Mid-run: once the demo's first iteration is recorded, the server dies without a word.
+    await waitUntil('the demo to record iteration 1', () => /iteration 1 · /.test(demoOut) || demoStart.exitCode !== null, 240_000, 200);
+    expect(demoStart.exitCode, demoOut).toBeNull();
+    const killedPid = cluster().pid();
+    await cluster().kill9();
+    expect(await isListening('127.0.0.1', cluster().ports.frontend)).toBe(false);
+    const restartStarted = Date.now();
+    const restarted = await cluster().start();
+    expect(cluster().pid()).not.toBe(killedPid);
+    process.stderr.write(
+      `cluster: server ${killedPid} killed after the demo's iteration 1; ${cluster().pid()} serving again in ` +
+        `${((Date.now() - restartStarted) / 1000).toFixed(1)} s\n`,
+    );
+    expect(restarted.persistenceStore).toBe('postgres12');
+
+    // Pause (the workers reconnect on their own; until then the update has no one to answer it).
+    await waitUntil(
+      'vigil pause to be acknowledged',
+      async () => {
+        const r = await runVigil(['pause', DEMO_ID, '--reason', 'cluster check', '--by', 'platform'], cliEnv, { timeoutMs: 60_000 });
+        return r.code === 0 ? r : null;
+      },
+      120_000,
+      1_000,
+    );
+    const paused = await waitUntil(
+      'the demo to be paused',
+      async () => ((await status(DEMO_ID)).status === 'paused' ? status(DEMO_ID) : null),
+      120_000,
+      500,
+    );
+    expect(paused.pause?.by).toBe('platform');
+    expect(paused.host).toBe(HOST_B);
+    expect(paused.outcome).toBeNull();
+    const pausedAt = paused.iteration;
+    // The status query of SQL visibility finds it by its search attribute.
+    await waitUntil('VigilStatus = paused to find the demo', async () => (await withVigilStatus('paused')).includes(DEMO_ID), 60_000, 500);
+    // Still paused a few seconds on: nothing moves while it waits for a person.
+    await new Promise((r) => setTimeout(r, 3_000));
+    const still = await status(DEMO_ID);
+    expect(still.status).toBe('paused');
+    expect(still.iteration).toBe(pausedAt);
+    expect(demoStart.exitCode).toBeNull();
+
+    const resumed = await runVigil(['resume', DEMO_ID, '--by', 'platform'], cliEnv, { timeoutMs: 60_000 });
+    expect(resumed.code, show(resumed)).toBe(0);
+
+    const demo = await demoStart;
+    const all = String(demo.all);
+    expect(demo.exitCode, `${all}\n--- server ---\n${cluster().logTail()}`).toBe(0);
+    // What the demo scenario says (examples/demo/scenario.json; tests/e2e/demo.test.ts checks the same lines).
+    expect(all).toMatch(/iteration 2 .*claimed completion/);
+    expect(all).toMatch(/PRD checklist: 5 item\(s\), 1 held out from the agent/);
+    expect(all).toMatch(
+      // The build runs after the tests and only on full passes: it is listed when a pass ran it.
+      new RegExp(
+        [
+          /quality gates on iteration 2: ✓ static analysis · ✓ secret scan · (?:. build · )?✗ tests .*— tests: /.source,
+          /(?:full suite \([^)]*\): )?node-test: 2 failed, 1 passed/.source,
+        ].join(''),
+      ),
+    );
+    expect(all).toMatch(/completion at iteration 2 refused before the council was asked \(tests\)/);
+    expect(all).toMatch(/iteration 3 .*exit 1/);
+    expect(all).toMatch(
+      new RegExp(
+        [
+          /code review 1 \(iteration 4\): PASS · requirements-verifier PASS, architecture-strategist PASS, maintain/.source,
+          /er-mergeability PASS.* · devil's advocate PASS · mergeability 95/.source,
+        ].join(''),
+      ),
+    );
+    expect(all).toMatch(/council round 1 \(iteration 4, tests green\): REJECTED · 1 of 3 approve, 2 needed/);
+    expect(all).toMatch(/council round 2 \(iteration 5, claim\): APPROVED · 3 of 3 approve, 2 needed · devil's advocate confirmed/);
+    expect(all).toMatch(/finished: council_approved \(exit 0\)/);
+
+    const side = await sideStart;
+    expect(side.exitCode, String(side.all)).toBe(0);
+    expect(String(side.all)).toMatch(/finished: completion_promise_fulfilled \(exit 0\)/);
+
+    // Every activity on a host queue ran on that host's worker.
+    const demoActivities = await hostActivities(DEMO_ID);
+    const sideActivities = await hostActivities(SIDE_ID);
+    expect(demoActivities.length).toBeGreaterThan(10);
+    expect(sideActivities.length).toBeGreaterThan(2);
+    expect(new Set(demoActivities.map((a) => `${a.queue} ${a.identity}`))).toEqual(
+      new Set([`${TASK_QUEUE}@${HOST_B} ${identityOf(workerB)}`]),
+    );
+    expect(new Set(sideActivities.map((a) => `${a.queue} ${a.identity}`))).toEqual(
+      new Set([`${TASK_QUEUE}@${HOST_A} ${identityOf(workerA)}`]),
+    );
+
+    // Finished runs are found by their outcome in SQL visibility.
+    await waitUntil(
+      'VigilStatus = council_approved to find the demo',
+      async () => (await withVigilStatus('council_approved')).includes(DEMO_ID),
+      60_000,
+      500,
+    );
+
+    // The event store on the same Postgres holds the demo's events, the pause and resume among them.
+    const final = await status(DEMO_ID);
+    expect(final.outcome).toMatchObject({ status: 'council_approved', exitCode: 0 });
+    expect(final.eventStore, JSON.stringify(final)).toMatchObject({ pending: 0, dropped: 0, problem: null });
+    const report = await runVigil(['report', DEMO_ID], cliEnv);
+    expect(report.code, show(report)).toBe(0);
+    expect(report.stdout).toMatch(/outcome: council_approved \(exit 0\) at iteration 5/);
+    expect(report.stdout).toMatch(/iterations: 5 \(1 failed\) · council rounds: 2 \(1 approved\)/);
+    const history = await runVigil(['history', DEMO_ID, '--format', 'jsonl'], cliEnv);
+    expect(history.code, show(history)).toBe(0);
+    const events = history.stdout
+      .trim()
+      .split('\n')
+      .map((l) => HistoryLineSchema.parse(JSON.parse(l)).event);
+    expect(events[0]?.kind).toBe('run_started');
+    expect(events.filter((e) => e.kind === 'iteration')).toHaveLength(5);
+    expect(events.filter((e) => e.kind === 'council_round')).toHaveLength(2);
+    expect(events.filter((e) => e.kind === 'message' && e.accepted).map((e) => e.name)).toEqual(
+      expect.arrayContaining(['pause', 'resume']),
+    );
+    expect(events.filter((e) => e.kind === 'outcome')).toEqual([
+      expect.objectContaining({ status: 'council_approved', exitCode: 0, iteration: 5 }),
     ]);
-    expect(Number(sideOutcomes.rows[0]?.n)).toBe(1);
-  } finally {
-    await db.end();
-  }
-});
+    // In the database itself, beside Temporal's: one row per event, nothing twice.
+    const db = new pg.Client({ connectionString: postgres?.server.url });
+    await db.connect();
+    try {
+      const rows = await db.query<{ n: string; iterations: string }>(
+        "select count(*) as n, count(*) filter (where kind = 'iteration') as iterations from run_events where workflow_id = $1",
+        [DEMO_ID],
+      );
+      expect(Number(rows.rows[0]?.n)).toBe(events.length);
+      expect(Number(rows.rows[0]?.iterations)).toBe(5);
+      const sideOutcomes = await db.query<{ n: string }>(
+        "select count(*) as n from run_events where workflow_id = $1 and kind = 'outcome'",
+        [SIDE_ID],
+      );
+      expect(Number(sideOutcomes.rows[0]?.n)).toBe(1);
+    } finally {
+      await db.end();
+    }
+  },
+);

@@ -500,71 +500,73 @@ describe.concurrent('vigil CLI', () => {
     }
   });
 
-  it('start --tasks FILE with parallelStreams=2 runs each task as a stream, status lists them, and --deliver-to-current commits the merged work on the current branch', async ({
-    expect,
-  }) => {
-    const repo = makeRepo();
-    const branch = execFileSync('git', ['rev-parse', '--abbrev-ref', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
-    const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-cli-streams-'));
-    // A command agent: the builder writes a file named after its folder (a stream's worktree is named after its task), then claims.
-    const agent = path.join(dir, 'agent.sh');
-    writeFileSync(
-      agent,
-      [
-        'cat > /dev/null',
-        'f="$(basename "$PWD").txt"',
-        'if [ -f "$f" ]; then mkdir -p .vigil/signals && touch .vigil/signals/COMPLETION_REQUESTED; else echo "$VIGIL_RUN_ID" > "$f"; fi',
-        '',
-      ].join('\n'),
-    );
-    const tasks = path.join(dir, 'tasks.md');
-    writeFileSync(tasks, '## api: The API\n\n## cli: The CLI\nDepends on: api\n');
-    const id = uniqueId('cli-streams');
-    started.add(id);
-    const r = await vigil(
-      [
-        'start',
-        writePrd(),
-        '--repo',
-        repo,
-        '--agent-command',
-        `bash "${agent}"`,
-        ...FAST,
-        '--set',
-        'parallelStreams=2',
-        '--tasks',
-        tasks,
-        '--deliver-to-current',
-        '--id',
-        id,
-        '--wait',
-      ],
-      { timeoutMs: 180_000 },
-    );
-    expect(r.code, show(r)).toBe(0);
-    const st = await vigil(['status', id]);
-    expect(st.stdout).toContain('tasks     : 2 from the person’s task list');
-    expect(st.stdout).toMatch(new RegExp(`stream    : api \\(The API\\) · done · run ${id}--api · vigil/${id}--api, merged`));
-    expect(st.stdout).toMatch(new RegExp(`stream    : cli \\(The CLI\\) · done · after api · run ${id}--cli · vigil/${id}--cli, merged`));
-    const { json } = await statusJson(id);
-    expect((json.streams as { task: string; state: string }[]).map((t) => [t.task, t.state])).toEqual([
-      ['api', 'done'],
-      ['cli', 'done'],
-    ]);
-    // Delivered on the person's current branch as one commit (nothing on vigil/<run>), the index at it.
-    const git = (...args: string[]): string => execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
-    expect(git('rev-parse', '--abbrev-ref', 'HEAD')).toBe(branch);
-    expect(git('rev-list', '--count', `${head}..HEAD`)).toBe('1');
-    expect(git('show', 'HEAD:api.txt')).toBe(`${id}--api`);
-    expect(git('show', 'HEAD:cli.txt')).toBe(`${id}--cli`);
-    expect(git('diff', '--cached', '--name-only')).toBe('');
-    expect(() => git('rev-parse', '--verify', '--quiet', `refs/heads/vigil/${id}`)).toThrow();
-    // Each run carries the release that started it: the run stamped by the CLI, each stream by its run.
-    const release = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-    for (const wf of [id, `${id}--api`, `${id}--cli`]) {
-      const d = await client.workflow.getHandle(wf).describe();
-      expect(d.typedSearchAttributes.get(SA_RELEASE), wf).toBe(release);
-    }
-  });
+  it(
+    'start --tasks FILE with parallelStreams=2 runs each task as a stream, status lists them, and --deliver-to-current commits ' +
+      'the merged work on the current branch',
+    async ({ expect }) => {
+      const repo = makeRepo();
+      const branch = execFileSync('git', ['rev-parse', '--abbrev-ref', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
+      const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-cli-streams-'));
+      // A command agent: the builder writes a file named after its folder (a stream's worktree is named after its task), then claims.
+      const agent = path.join(dir, 'agent.sh');
+      writeFileSync(
+        agent,
+        [
+          'cat > /dev/null',
+          'f="$(basename "$PWD").txt"',
+          'if [ -f "$f" ]; then mkdir -p .vigil/signals && touch .vigil/signals/COMPLETION_REQUESTED; else echo "$VIGIL_RUN_ID" > "$f"; fi',
+          '',
+        ].join('\n'),
+      );
+      const tasks = path.join(dir, 'tasks.md');
+      writeFileSync(tasks, '## api: The API\n\n## cli: The CLI\nDepends on: api\n');
+      const id = uniqueId('cli-streams');
+      started.add(id);
+      const r = await vigil(
+        [
+          'start',
+          writePrd(),
+          '--repo',
+          repo,
+          '--agent-command',
+          `bash "${agent}"`,
+          ...FAST,
+          '--set',
+          'parallelStreams=2',
+          '--tasks',
+          tasks,
+          '--deliver-to-current',
+          '--id',
+          id,
+          '--wait',
+        ],
+        { timeoutMs: 180_000 },
+      );
+      expect(r.code, show(r)).toBe(0);
+      const st = await vigil(['status', id]);
+      expect(st.stdout).toContain('tasks     : 2 from the person’s task list');
+      expect(st.stdout).toMatch(new RegExp(`stream    : api \\(The API\\) · done · run ${id}--api · vigil/${id}--api, merged`));
+      expect(st.stdout).toMatch(new RegExp(`stream    : cli \\(The CLI\\) · done · after api · run ${id}--cli · vigil/${id}--cli, merged`));
+      const { json } = await statusJson(id);
+      expect((json.streams as { task: string; state: string }[]).map((t) => [t.task, t.state])).toEqual([
+        ['api', 'done'],
+        ['cli', 'done'],
+      ]);
+      // Delivered on the person's current branch as one commit (nothing on vigil/<run>), the index at it.
+      const git = (...args: string[]): string => execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
+      expect(git('rev-parse', '--abbrev-ref', 'HEAD')).toBe(branch);
+      expect(git('rev-list', '--count', `${head}..HEAD`)).toBe('1');
+      expect(git('show', 'HEAD:api.txt')).toBe(`${id}--api`);
+      expect(git('show', 'HEAD:cli.txt')).toBe(`${id}--cli`);
+      expect(git('diff', '--cached', '--name-only')).toBe('');
+      expect(() => git('rev-parse', '--verify', '--quiet', `refs/heads/vigil/${id}`)).toThrow();
+      // Each run carries the release that started it: the run stamped by the CLI, each stream by its run.
+      const release = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+      for (const wf of [id, `${id}--api`, `${id}--cli`]) {
+        const d = await client.workflow.getHandle(wf).describe();
+        expect(d.typedSearchAttributes.get(SA_RELEASE), wf).toBe(release);
+      }
+    },
+  );
 });

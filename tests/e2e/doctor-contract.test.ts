@@ -29,9 +29,12 @@ const GOOD = agent(
     '  verdict) printf "Read the diff.\\nVERDICT: PASS\\n" ;;',
     `  checklist) echo '[{"id": "REQ-1", "title": "greet exists", "priority": "critical", "verify": "call it"}]' ;;`,
     '  items) grep -o "REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | sort -u | while read -r id; do echo "ITEM $id: PASS - checked"; done ;;',
-    '  tasks) ids=$(grep -o "^- REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | cut -c3- | sort -u | sed \'s/.*/"&"/\' | paste -sd,); printf \'```json\\n[{"id": "all", "title": "everything", "items": [%s]}]\\n```\\n\' "$ids" ;;',
+    '  tasks) ids=$(grep -o "^- REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | cut -c3- | sort -u | sed \'s/.*/"&"/\' | paste -sd,); ' +
+      'printf \'```json\\n[{"id": "all", "title": "everything", "items": [%s]}]\\n```\\n\' "$ids" ;;',
     `  lessons) echo '{"lessons": [{"id": 1, "lesson": "greet(name) must return Hello, <name>!"}], "merges": [{"keep": 1, "merge": [2]}]}' ;;`,
-    `  files) printf 'import { test } from "node:test";\\nimport assert from "node:assert/strict";\\nimport { greet } from "./src/greet.js";\\ntest("greets Ada", () => assert.equal(greet("Ada"), "Hello, Ada!"));\\n' > "$VIGIL_ACCEPTANCE_DIR/greet.test.mjs" ;;`,
+    `  files) printf 'import { test } from "node:test";\\nimport assert from "node:assert/strict";\\nimport { greet } from ` +
+      `"./src/greet.js";\\ntest("greets Ada", () => assert.equal(greet("Ada"), "Hello, Ada!"));\\n' > ` +
+      `"$VIGIL_ACCEPTANCE_DIR/greet.test.mjs" ;;`,
   ].join('\n'),
 );
 
@@ -43,9 +46,12 @@ const WRONG = agent(
     '  verdict) echo "Looks good to me." ;;',
     `  checklist) echo '[{"id": "REQ-1", "title": "greet exists", "priority": "critical", "verify": "call it"}]' ;;`,
     '  items) grep -o "REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | sort -u | while read -r id; do echo "ITEM $id: PASS - checked"; done ;;',
-    '  tasks) ids=$(grep -o "^- REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | cut -c3- | sort -u | sed \'s/.*/"&"/\' | paste -sd,); printf \'```json\\n[{"id": "all", "title": "everything", "items": [%s]}]\\n```\\n\' "$ids" ;;',
+    '  tasks) ids=$(grep -o "^- REQ-[0-9]*" "$VIGIL_PROMPT_FILE" | cut -c3- | sort -u | sed \'s/.*/"&"/\' | paste -sd,); ' +
+      'printf \'```json\\n[{"id": "all", "title": "everything", "items": [%s]}]\\n```\\n\' "$ids" ;;',
     `  lessons) echo '{"lessons": [{"id": 1, "lesson": "greet(name) must return Hello, <name>!"}], "merges": [{"keep": 1, "merge": [2]}]}' ;;`,
-    `  files) printf 'import { test } from "node:test";\\nimport assert from "node:assert/strict";\\nimport { greet } from "./src/greet.js";\\ntest("greets Ada", () => assert.equal(greet("Ada"), "Hello, Ada!"));\\n' > "$VIGIL_ACCEPTANCE_DIR/greet.test.mjs" ;;`,
+    `  files) printf 'import { test } from "node:test";\\nimport assert from "node:assert/strict";\\nimport { greet } from ` +
+      `"./src/greet.js";\\ntest("greets Ada", () => assert.equal(greet("Ada"), "Hello, Ada!"));\\n' > ` +
+      `"$VIGIL_ACCEPTANCE_DIR/greet.test.mjs" ;;`,
   ].join('\n'),
 );
 

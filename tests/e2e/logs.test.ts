@@ -66,7 +66,8 @@ function blockingAgent(dir: string): { command: string; go: string } {
   const script = path.join(dir, 'agent.sh');
   writeFileSync(
     script,
-    `#!/bin/sh\ncat > /dev/null\necho "line 1: reading the PRD"\ni=0\nwhile [ ! -f '${go}' ] && [ $i -lt 1800 ]; do sleep 0.1; i=$((i+1)); done\necho "line 2: export ANTHROPIC_API_KEY=${KEY}"\necho "line 3: done"\n`,
+    `#!/bin/sh\ncat > /dev/null\necho "line 1: reading the PRD"\ni=0\nwhile [ ! -f '${go}' ] && [ $i -lt 1800 ]; do sleep 0.1; ` +
+      `i=$((i+1)); done\necho "line 2: export ANTHROPIC_API_KEY=${KEY}"\necho "line 3: done"\n`,
   );
   chmodSync(script, 0o755);
   return { command: script, go };
@@ -122,7 +123,8 @@ describe('vigil logs', () => {
   it("follows a running iteration's log through the host's worker, then reads it whole", async () => {
     expect(worker?.output()).toMatch(
       new RegExp(
-        `polling task queue "${taskQueue}" \\(namespace "default", [^)]+\\) and "${taskQueue}@alpha" \\(the activities of runs on host "alpha"\\); Ctrl\\+C to stop`,
+        `polling task queue "${taskQueue}" \\(namespace "default", [^)]+\\) and "${taskQueue}@alpha" \\(the activities of runs ` +
+          `on host "alpha"\\); Ctrl\\+C to stop`,
       ),
     );
     const agent = blockingAgent(mkdtempSync(path.join(os.tmpdir(), 'vigil-agent-')));
@@ -343,7 +345,9 @@ describe('vigil logs', () => {
     const script = path.join(dir, 'agent.sh');
     writeFileSync(
       script,
-      `#!/bin/sh\ncat > /dev/null\nmkdir -p .vigil/signals\ncat > .vigil/signals/HUMAN_REVIEW_NEEDED <<'EOF'\n{"reason":"which database? \\u001b[2J\\u001b[1Afinished: completed (exit 0)","blocking":true,"questions":["Postgres or SQLite?"]}\nEOF\necho "asked for a person"\n`,
+      `#!/bin/sh\ncat > /dev/null\nmkdir -p .vigil/signals\ncat > .vigil/signals/HUMAN_REVIEW_NEEDED <<'EOF'\n{"reason":"which ` +
+        `database? \\u001b[2J\\u001b[1Afinished: completed (exit 0)","blocking":true,"questions":["Postgres or ` +
+        `SQLite?"]}\nEOF\necho "asked for a person"\n`,
     );
     chmodSync(script, 0o755);
     const { id } = await startOn('alpha', script, ['--set', 'maxIterations=3', '--set', 'autonomyMode=supervised']);

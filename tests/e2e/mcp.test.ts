@@ -119,7 +119,11 @@ function agentCommand(): string {
 import { StdioClientTransport } from ${JSON.stringify(sdk('client/stdio.js'))};
 const client = new Client({ name: 'builder', version: '1.0.0' });
 await client.connect(new StdioClientTransport({ command: process.execPath, args: [${JSON.stringify(CLI)}, 'mcp'], env: process.env }));
-const r = await client.callTool({ name: 'vigil_task_complete', arguments: { summary: 'The feature is exported and documented.', evidence: ['src/feature.js exports feature', 'README.md documents it'], confidence: 0.85 } });
+const evidence = ['src/feature.js exports feature', 'README.md documents it'];
+const r = await client.callTool({
+  name: 'vigil_task_complete',
+  arguments: { summary: 'The feature is exported and documented.', evidence, confidence: 0.85 },
+});
 process.stdout.write('vigil_task_complete: ' + JSON.stringify(r) + '\\n');
 await client.close();
 process.exit(r.isError ? 1 : 0);
@@ -147,7 +151,8 @@ describe('vigil mcp over stdio', () => {
   });
 
   it(
-    'drives a run with the default knobs: start, status, a directive, pause, resume; the agent claims through vigil_task_complete and the council approves the claim; the report reads it',
+    'drives a run with the default knobs: start, status, a directive, pause, resume; the agent claims through ' +
+      'vigil_task_complete and the council approves the claim; the report reads it',
     async () => {
       // The PRD in the repository: vigil_start reads no file outside the repository it is given.
       const repo = makeRepo({
@@ -292,12 +297,53 @@ describe('vigil mcp over stdio', () => {
         [{ issue, prd: issue }, /^give `prd` \(\S+ISSUE\.md\) or `issue` \S+ISSUE\.md, not both: the issue is the PRD$/],
         [{ issue, checklist: issue }, /^`issue` \S+ISSUE\.md takes the PRD checklist from the issue's task list: drop `checklist`/],
         [{ issue, host: 'elsewhere', repo: '/srv/app' }, /^`issue` is read on this machine, and the run's host is another/],
-        [{}, /^missing the PRD: give `prd` \(a PRD file\) or `issue` \(an issue file\)$/],
+        [{}, /^missing the PRD: give `prd` \(a PRD file\), `issue` \(an issue file\) or `goal` \(what to build, as text\)$/],
+        [
+          { goal: 'Add a CSV export', issue },
+          /^give `goal` or `issue` \S+ISSUE\.md, not both: with `goal` a discovery call writes the PRD$/,
+        ],
+        [{ goal: '   ' }, /^`goal` needs the goal as text: vigil_start with goal: "/],
       ] as const) {
         const r = await call('vigil_start', { repo, provider: 'command', agentCommand: SCRIPTED_AGENT, ...args });
         expect(r.isError).toBe(true);
         expect(text(r)).toMatch(message);
       }
+    },
+    patient(180_000),
+  );
+
+  it(
+    'starts a run from a goal: the discovery call writes the PRD in the run folder, and the supervised run pauses to show it',
+    async () => {
+      const repo = makeRepo({ files: { 'README.md': '# sample\n' } });
+      const id = uniqueId('mcp-goal');
+      const prd = '# The feature\n\n## Requirements\n\n- [ ] src/feature.js exports `feature`\n';
+      const scenario = writeScenario(repo, {
+        version: 1,
+        roles: { discovery: { default: { writes: { 'PRD.md': prd }, output: 'PRD written.\n' } } },
+        iterations: [],
+        default: { appends: { 'x.txt': 'x\n' } },
+      });
+      const r = await call('vigil_start', {
+        goal: 'Add the feature to src/feature.js',
+        repo,
+        provider: 'command',
+        agentCommand: `"${SCRIPTED_AGENT}" --scenario "${scenario}"`,
+        id,
+      });
+      expect(r.isError ?? false, text(r)).toBe(false);
+      const where = path.join(runDirPath(repo, id), 'PRD.md');
+      expect(StartedJsonSchema.parse(r.structuredContent)).toMatchObject({
+        workflowId: id,
+        prd: { path: where, title: 'Add the feature to src/feature.js' },
+      });
+      expect(text(r)).toContain(
+        `no PRD yet: a discovery call analyses the repository and writes it at ${where} first; the run then pauses`,
+      );
+      const paused = await waitUntil('the PRD shown', async () => ((await status(id)).pause ? status(id) : null), 90_000, 300);
+      expect(paused.pause?.reason).toContain(`The discovery agent wrote the run's PRD from its goal: ${where}`);
+      expect(readFileSync(where, 'utf8')).toBe(prd);
+      await ok('vigil_stop', { id, now: true, reason: 'the PRD from the goal was what this test looked at' });
     },
     patient(180_000),
   );
@@ -348,7 +394,8 @@ describe('vigil mcp over stdio', () => {
       const outsidePrd = await call('vigil_start', { prd: secret, repo: inRepo, provider: 'command', agentCommand: SCRIPTED_AGENT });
       expect(outsidePrd.isError).toBe(true);
       expect(text(outsidePrd)).toBe(
-        `the PRD ${secret} is outside the repository ${inRepo}: vigil_start reads only files inside the repository it is given (\`repo\`): put the file there, or pass its path inside it`,
+        `the PRD ${secret} is outside the repository ${inRepo}: vigil_start reads only files inside the repository it is given ` +
+          `(\`repo\`): put the file there, or pass its path inside it`,
       );
       const shadow = await call('vigil_start', { prd: '/etc/shadow', repo: inRepo, provider: 'command', agentCommand: SCRIPTED_AGENT });
       expect(text(shadow)).toMatch(/^the PRD \/etc\/shadow is outside the repository/);

@@ -121,7 +121,8 @@ const REPO_FILES = {
   'src/index.js': '/** Entry point. */\nexport const name = "sample";\n',
   'package.json': '{"name":"sample","type":"module","private":true,"scripts":{"test":"node --test"}}\n',
   'test/index.test.js':
-    "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n",
+    "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from " +
+    "'../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n",
 };
 
 const CallLine = z.object({

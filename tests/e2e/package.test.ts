@@ -209,7 +209,8 @@ it(
       [
         '--input-type=module',
         '-e',
-        `const m = await import(${JSON.stringify(path.join(installed, 'dist/workers/worker.js'))}); const b = await m.defaultWorkflowBundle(); console.log(JSON.stringify(b));`,
+        `const m = await import(${JSON.stringify(path.join(installed, 'dist/workers/worker.js'))}); const b = await ` +
+          `m.defaultWorkflowBundle(); console.log(JSON.stringify(b));`,
       ],
       {
         cwd,
@@ -253,7 +254,8 @@ it(
       [
         '--input-type=module',
         '-e',
-        `const m = await import(${JSON.stringify(path.join(installed, 'dist/workers/worker.js'))}); const b = await m.defaultWorkflowBundle(); console.log(typeof b.code, 'codePath' in b);`,
+        `const m = await import(${JSON.stringify(path.join(installed, 'dist/workers/worker.js'))}); const b = await ` +
+          `m.defaultWorkflowBundle(); console.log(typeof b.code, 'codePath' in b);`,
       ],
       {
         cwd,

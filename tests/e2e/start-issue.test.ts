@@ -141,7 +141,7 @@ describe.concurrent('vigil start --issue', () => {
         ['--issue', issue, '--checklist', checklist],
         `--issue ${issue} takes the PRD checklist from the issue's task list: drop --checklist, or give the issue as the PRD`,
       ],
-      [[], 'missing the PRD: vigil start <prd> [options], or vigil start --issue FILE'],
+      [[], 'missing the PRD: vigil start <prd> [options], vigil start --issue FILE, or vigil start --goal "what to build"'],
       [['--issue', missing], `issue file not found: ${missing}`],
     ];
     const ids = cases.map(() => uniqueId('issue-refused'));

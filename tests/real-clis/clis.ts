@@ -81,10 +81,13 @@ export function cliEnvironment(serverUrl: string, home: string): Record<string, 
     `${JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } }, general: { maxAttempts: 2 } })}\n`,
   );
   mkdirSync(path.join(home, '.config', 'opencode'), { recursive: true });
-  writeFileSync(
-    path.join(home, '.config', 'opencode', 'opencode.json'),
-    `${JSON.stringify({ $schema: 'https://opencode.ai/config.json', autoupdate: false, share: 'disabled', provider: { anthropic: { options: { baseURL: `${serverUrl}/v1`, apiKey: FAKE_KEY } } } }, null, 2)}\n`,
-  );
+  const config = {
+    $schema: 'https://opencode.ai/config.json',
+    autoupdate: false,
+    share: 'disabled',
+    provider: { anthropic: { options: { baseURL: `${serverUrl}/v1`, apiKey: FAKE_KEY } } },
+  };
+  writeFileSync(path.join(home, '.config', 'opencode', 'opencode.json'), `${JSON.stringify(config, null, 2)}\n`);
   return {
     HOME: home,
     XDG_CONFIG_HOME: path.join(home, '.config'),

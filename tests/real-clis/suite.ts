@@ -223,7 +223,8 @@ export function realCliSuite(name: RealCliName, part: SuitePart, expect_: Partia
         const handle = await startRun(env, tq, runInput(repo, noScenario, knobs()));
         const outcome = await handle.result();
         const s = await status(handle);
-        const detail = `${JSON.stringify({ outcome, refusal: s.quality?.lastRefusal, checks: s.checks, requests: server.requests().map((r) => `${r.role}:${r.status}`) })}\n${iterationTails(repo)}`;
+        const requests = server.requests().map((r) => `${r.role}:${r.status}`);
+        const detail = `${JSON.stringify({ outcome, refusal: s.quality?.lastRefusal, checks: s.checks, requests })}\n${iterationTails(repo)}`;
         say(name, 'complete run', s);
         expect(outcome.status, detail).toBe('council_approved');
         expect(outcome.iteration, detail).toBe(1);
@@ -388,53 +389,58 @@ export function realCliSuite(name: RealCliName, part: SuitePart, expect_: Partia
       });
 
       for (const kind of ['overloaded', 'server-error'] as const) {
-        it(`${kind === 'overloaded' ? '529/503 overloaded' : '500'}: a failed iteration the provider breaker counts, the run waits for the provider`, async () => {
-          server.fail({ kind, roles: ['iteration'] });
-          const repo = makeRepo();
-          const handle = await startRun(
-            env,
-            tq,
-            runInput(
-              repo,
-              noScenario,
-              knobs({
-                prdChecklist: false,
-                codeReview: false,
-                qualityGates: false,
-                providerBreaker: true,
-                breakerFailures: 1,
-                breakerCooldownSeconds: 600,
-                baseWaitSeconds: 1,
-              }),
-            ),
-          );
-          const breaker = env.client.workflow.getHandle(breakerWorkflowId(name));
-          const started = Date.now();
-          try {
-            const s: StatusSnapshot = await waitForStatus(
-              handle,
-              (v) => v.status === 'waiting_for_provider',
-              x.faultSeconds * 1000 + 60_000,
+        it(
+          `${kind === 'overloaded' ? '529/503 overloaded' : '500'}: a failed iteration the provider breaker counts, the run ` +
+            `waits for the provider`,
+          async () => {
+            server.fail({ kind, roles: ['iteration'] });
+            const repo = makeRepo();
+            const handle = await startRun(
+              env,
+              tq,
+              runInput(
+                repo,
+                noScenario,
+                knobs({
+                  prdChecklist: false,
+                  codeReview: false,
+                  qualityGates: false,
+                  providerBreaker: true,
+                  breakerFailures: 1,
+                  breakerCooldownSeconds: 600,
+                  baseWaitSeconds: 1,
+                }),
+              ),
             );
-            say(name, kind, s);
-            const refused = server.requests().filter((r) => r.fault === kind && r.role === 'iteration').length;
-            process.stderr.write(
-              `${name} ${kind}: ${refused} refused request(s) of the iteration, the run waiting for the provider after ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
-            );
-            // The CLI's own retries are bounded: Vigil hears of the outage after a few requests, not ten.
-            if (x.faultRequests !== null) expect(refused).toBeLessThanOrEqual(x.faultRequests);
-            expect(s.providerWait?.provider).toBe(name);
-            expect(s.consecutiveFailures).toBe(1);
-            expect(s.providerWait?.reason).toBeTruthy();
-            expect(statusLine(s)).toMatch(new RegExp(`^waiting for ${name} until \\S+`));
-            expect(failedOnly(s)).toBe(true);
-            const view = await breaker.query(breakerStateQuery);
-            expect(JSON.stringify(view)).toMatch(/API failure/);
-          } finally {
-            await stop(handle);
-            await breaker.executeUpdate(resetUpdate, { args: [{ by: 'test', reason: 'next test' }] }).catch(() => undefined);
-          }
-        });
+            const breaker = env.client.workflow.getHandle(breakerWorkflowId(name));
+            const started = Date.now();
+            try {
+              const s: StatusSnapshot = await waitForStatus(
+                handle,
+                (v) => v.status === 'waiting_for_provider',
+                x.faultSeconds * 1000 + 60_000,
+              );
+              say(name, kind, s);
+              const refused = server.requests().filter((r) => r.fault === kind && r.role === 'iteration').length;
+              process.stderr.write(
+                `${name} ${kind}: ${refused} refused request(s) of the iteration, the run waiting for the provider after ` +
+                  `${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+              );
+              // The CLI's own retries are bounded: Vigil hears of the outage after a few requests, not ten.
+              if (x.faultRequests !== null) expect(refused).toBeLessThanOrEqual(x.faultRequests);
+              expect(s.providerWait?.provider).toBe(name);
+              expect(s.consecutiveFailures).toBe(1);
+              expect(s.providerWait?.reason).toBeTruthy();
+              expect(statusLine(s)).toMatch(new RegExp(`^waiting for ${name} until \\S+`));
+              expect(failedOnly(s)).toBe(true);
+              const view = await breaker.query(breakerStateQuery);
+              expect(JSON.stringify(view)).toMatch(/API failure/);
+            } finally {
+              await stop(handle);
+              await breaker.executeUpdate(resetUpdate, { args: [{ by: 'test', reason: 'next test' }] }).catch(() => undefined);
+            }
+          },
+        );
       }
 
       // Only for CLIs whose preset reads whether the model said anything (the others cannot tell a hang).

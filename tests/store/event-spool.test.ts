@@ -128,28 +128,32 @@ describe('a run that ends while the store is down', () => {
     expect(await stored(url, 'wf-a')).toEqual(keys(journal));
   });
 
-  it("another worker's spool is drained after the next projection the store takes: every run's batch, each row once, the run-end hook after an outcome", async () => {
-    const { url, dir } = await workerStore('spool_other');
-    const a = scriptedRun();
-    const b = failedRun();
-    // Run A's head reached the store; its batch in the spool overlaps it.
-    expect((await projectEventsTo(url, { workflowId: 'wf-other-a', events: a.slice(0, 10) })).written).toBe(10);
-    spool(dir, 'wf-other-a', a.slice(5));
-    spool(dir, 'wf-other-b', b);
-    const ended: string[] = [];
-    onRunEnded(async (_url, workflowId) => {
-      ended.push(workflowId);
-    });
-    try {
-      expect(await projectEvents({ workflowId: 'wf-mine', events: runningRun() })).toMatchObject({ problem: null });
-      await until('the spool to drain', () => spoolFiles(dir).length === 0, 30_000);
-      expect(await stored(url, 'wf-other-a')).toEqual(keys(a));
-      expect(await stored(url, 'wf-other-b')).toEqual(keys(b));
-      expect(ended.sort()).toEqual(['wf-other-a', 'wf-other-b']);
-    } finally {
-      onRunEnded(null);
-    }
-  });
+  it(
+    "another worker's spool is drained after the next projection the store takes: every run's batch, each row once, the run-end " +
+      'hook after an outcome',
+    async () => {
+      const { url, dir } = await workerStore('spool_other');
+      const a = scriptedRun();
+      const b = failedRun();
+      // Run A's head reached the store; its batch in the spool overlaps it.
+      expect((await projectEventsTo(url, { workflowId: 'wf-other-a', events: a.slice(0, 10) })).written).toBe(10);
+      spool(dir, 'wf-other-a', a.slice(5));
+      spool(dir, 'wf-other-b', b);
+      const ended: string[] = [];
+      onRunEnded(async (_url, workflowId) => {
+        ended.push(workflowId);
+      });
+      try {
+        expect(await projectEvents({ workflowId: 'wf-mine', events: runningRun() })).toMatchObject({ problem: null });
+        await until('the spool to drain', () => spoolFiles(dir).length === 0, 30_000);
+        expect(await stored(url, 'wf-other-a')).toEqual(keys(a));
+        expect(await stored(url, 'wf-other-b')).toEqual(keys(b));
+        expect(ended.sort()).toEqual(['wf-other-a', 'wf-other-b']);
+      } finally {
+        onRunEnded(null);
+      }
+    },
+  );
 
   it('a worker starting drains what an earlier one left; two drains at once write each row once', async () => {
     const { url, dir } = await workerStore('spool_start');

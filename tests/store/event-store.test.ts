@@ -326,7 +326,8 @@ describe('projections', () => {
     ]);
     expect(
       await q(
-        'select iteration, phase, tier, exit_code, duration_ms, changed, files_changed_since_start, claimed, tests, provider, model, cost_usd, attempts, failed from vigil_iterations where workflow_id = $1',
+        'select iteration, phase, tier, exit_code, duration_ms, changed, files_changed_since_start, claimed, tests, provider, ' +
+          'model, cost_usd, attempts, failed from vigil_iterations where workflow_id = $1',
       ),
     ).toEqual([
       {
@@ -388,7 +389,8 @@ describe('projections', () => {
     ]);
     expect(
       await q(
-        'select started_at, repo, provider, outcome, exit_code, iterations, failed_iterations, spend_usd, unpriced_calls, council_rounds, approved_rounds, escalations, tier_climbs, events from vigil_runs where workflow_id = $1',
+        'select started_at, repo, provider, outcome, exit_code, iterations, failed_iterations, spend_usd, unpriced_calls, ' +
+          'council_rounds, approved_rounds, escalations, tier_climbs, events from vigil_runs where workflow_id = $1',
       ),
     ).toEqual([
       {

@@ -94,7 +94,9 @@ switch (env.VIGIL_ANSWER) {
     } catch {
       /* the repository is read-only for this role */
     }
-    const tests = `# ${mark}\nfrom gap import max_gap\n\ndef test_all_negative():\n    assert max_gap([-4, -1]) == 3\n\ndef test_mixed():\n    assert max_gap([-4, 1]) == 5\n`;
+    const tests =
+      `# ${mark}\nfrom gap import max_gap\n\ndef test_all_negative():\n    assert max_gap([-4, -1]) == 3\n\ndef test_mixed():\n  ` +
+      `  assert max_gap([-4, 1]) == 5\n`;
     writeFileSync(path.join(env.VIGIL_ACCEPTANCE_DIR ?? '/nonexistent', 'test_wall.py'), tests);
     process.stdout.write('test_wall.py\n');
     break;

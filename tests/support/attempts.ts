@@ -77,7 +77,8 @@ export function attemptsRepo(): string {
       'src/index.js': '/** Entry point. */\nexport const name = "sample";\n',
       'src/feature.js': '/** The feature, not there yet. */\nexport const feature = 0;\n',
       'test/feature.test.js':
-        "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { feature } from '../src/feature.js';\ntest('feature', () => assert.equal(feature, 1));\n",
+        "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { feature } from " +
+        "'../src/feature.js';\ntest('feature', () => assert.equal(feature, 1));\n",
     },
   });
 }
@@ -103,5 +104,7 @@ export function attemptsInput(repo: string, scenario: string, k: number): Attemp
       },
     },
     attempts: k,
+    // As every start from this release on: messages forwarded, deliver=pr, worktrees removed when stopped.
+    forwarding: true,
   };
 }

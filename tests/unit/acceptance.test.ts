@@ -227,7 +227,8 @@ describe("vigil status's acceptance line", () => {
     expect(
       acceptanceStatusLine({ files: 1, last: { ...last, iteration: 0, verdict: 'pass', passed: 1, failed: 0, failing: [] }, drafted }),
     ).toBe(
-      '1 sealed file(s) written by the acceptance agent from the PRD (/v/acc); not used: they passed on the starting tree before any work, so they cannot tell when the PRD is done',
+      '1 sealed file(s) written by the acceptance agent from the PRD (/v/acc); not used: they passed on the starting tree ' +
+        'before any work, so they cannot tell when the PRD is done',
     );
   });
 });

@@ -63,7 +63,8 @@ const PY_REPO: Repo = {
     'tests/test_mul.py': 'from calc.mul import mul\n\ndef test_mul():\n    assert mul(2, 3) == 6\n',
     'tests/test_div.py': 'from calc.div import div\n\ndef test_div():\n    assert div(6, 3) == 2\n',
     'tests/test_report.py':
-      'import subprocess, sys\n\ndef test_report():\n    out = subprocess.run([sys.executable, "scripts/report.py"], capture_output=True, text=True).stdout\n    assert out == "total: 3\\n"\n',
+      'import subprocess, sys\n\ndef test_report():\n    out = subprocess.run([sys.executable, "scripts/report.py"], ' +
+      'capture_output=True, text=True).stdout\n    assert out == "total: 3\\n"\n',
   },
   touchAdd: { 'calc/add.py': 'def add(a, b):\n    return a + b\n\n\ndef add3(a, b, c):\n    return a + b + c\n' },
   breakScript: { 'scripts/report.py': 'print("total: 4")\n' },
@@ -87,13 +88,15 @@ const JS_REPO: Repo = {
     'src/div.mjs': 'export const div = (a, b) => a / b;\n',
     'scripts/report.mjs': "console.log('total: 3');\n",
     'tests/add.test.mjs':
-      "import { expect, it } from 'vitest';\nimport { add } from '../src/add.mjs';\nit('adds', () => expect(add(1, 2)).toBe(3));\nit('adds negatives', () => expect(add(-1, -2)).toBe(-3));\n",
+      "import { expect, it } from 'vitest';\nimport { add } from '../src/add.mjs';\nit('adds', () => expect(add(1, " +
+      "2)).toBe(3));\nit('adds negatives', () => expect(add(-1, -2)).toBe(-3));\n",
     'tests/mul.test.mjs':
       "import { expect, it } from 'vitest';\nimport { mul } from '../src/mul.mjs';\nit('muls', () => expect(mul(2, 3)).toBe(6));\n",
     'tests/div.test.mjs':
       "import { expect, it } from 'vitest';\nimport { div } from '../src/div.mjs';\nit('divs', () => expect(div(6, 3)).toBe(2));\n",
     'tests/report.test.mjs':
-      "import { execFileSync } from 'node:child_process';\nimport { expect, it } from 'vitest';\nit('reports', () => expect(execFileSync(process.execPath, ['scripts/report.mjs'], { encoding: 'utf8' })).toBe('total: 3\\n'));\n",
+      "import { execFileSync } from 'node:child_process';\nimport { expect, it } from 'vitest';\nit('reports', () => " +
+      "expect(execFileSync(process.execPath, ['scripts/report.mjs'], { encoding: 'utf8' })).toBe('total: 3\\n'));\n",
   },
   touchAdd: { 'src/add.mjs': 'export const add = (a, b) => a + b;\nexport const add3 = (a, b, c) => a + b + c;\n' },
   breakScript: { 'scripts/report.mjs': "console.log('total: 4');\n" },
@@ -124,7 +127,8 @@ const JEST_REPO: Repo = {
     'tests/mul.test.js': "const { mul } = require('../src/mul');\nit('muls', () => expect(mul(2, 3)).toBe(6));\n",
     'tests/div.test.js': "const { div } = require('../src/div');\nit('divs', () => expect(div(6, 3)).toBe(2));\n",
     'tests/report.test.js':
-      "const { execFileSync } = require('node:child_process');\nit('reports', () => expect(execFileSync(process.execPath, ['scripts/report.js'], { encoding: 'utf8' })).toBe('total: 3\\n'));\n",
+      "const { execFileSync } = require('node:child_process');\nit('reports', () => expect(execFileSync(process.execPath, " +
+      "['scripts/report.js'], { encoding: 'utf8' })).toBe('total: 3\\n'));\n",
   },
   touchAdd: { 'src/add.js': 'exports.add = (a, b) => a + b;\nexports.add3 = (a, b, c) => a + b + c;\n' },
   breakScript: { 'scripts/report.js': "console.log('total: 4');\n" },
@@ -156,7 +160,9 @@ const UNITTEST_REPO: Repo = {
     'tests/test_div.py': `from calc.div import div\n${unittestCase('TestDiv', '    def test_div(self):\n        self.assertEqual(div(6, 3), 2)\n')}`,
     'tests/test_report.py': `import subprocess\nimport sys\n${unittestCase(
       'TestReport',
-      '    def test_report(self):\n        out = subprocess.run([sys.executable, "scripts/report.py"], capture_output=True, text=True).stdout\n        self.assertEqual(out, "total: 3\\n")\n',
+      '    def test_report(self):\n' +
+        '        out = subprocess.run([sys.executable, "scripts/report.py"], capture_output=True, text=True).stdout\n' +
+        '        self.assertEqual(out, "total: 3\\n")\n',
     )}`,
   },
   touchAdd: PY_REPO.touchAdd,
@@ -180,13 +186,19 @@ const NODE_REPO: Repo = {
     'src/div.mjs': 'export const div = (a, b) => a / b;\n',
     'scripts/report.mjs': "console.log('total: 3');\n",
     'tests/add.test.mjs':
-      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from '../src/add.mjs';\ntest('adds', () => assert.equal(add(1, 2), 3));\ntest('adds negatives', () => assert.equal(add(-1, -2), -3));\n",
+      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from " +
+      "'../src/add.mjs';\ntest('adds', () => assert.equal(add(1, 2), 3));\ntest('adds negatives', () => assert.equal(add(-1, " +
+      '-2), -3));\n',
     'tests/mul.test.mjs':
-      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { mul } from '../src/mul.mjs';\ntest('muls', () => assert.equal(mul(2, 3), 6));\n",
+      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { mul } from " +
+      "'../src/mul.mjs';\ntest('muls', () => assert.equal(mul(2, 3), 6));\n",
     'tests/div.test.mjs':
-      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { div } from '../src/div.mjs';\ntest('divs', () => assert.equal(div(6, 3), 2));\n",
+      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { div } from " +
+      "'../src/div.mjs';\ntest('divs', () => assert.equal(div(6, 3), 2));\n",
     'tests/report.test.mjs':
-      "import { execFileSync } from 'node:child_process';\nimport { test } from 'node:test';\nimport assert from 'node:assert/strict';\ntest('reports', () => assert.equal(execFileSync(process.execPath, ['scripts/report.mjs'], { encoding: 'utf8' }), 'total: 3\\n'));\n",
+      "import { execFileSync } from 'node:child_process';\nimport { test } from 'node:test';\nimport assert from " +
+      "'node:assert/strict';\ntest('reports', () => assert.equal(execFileSync(process.execPath, ['scripts/report.mjs'], { " +
+      "encoding: 'utf8' }), 'total: 3\\n'));\n",
   },
   touchAdd: { 'src/add.mjs': 'export const add = (a, b) => a + b;\nexport const add3 = (a, b, c) => a + b + c;\n' },
   breakScript: { 'scripts/report.mjs': "console.log('total: 4');\n" },
@@ -212,14 +224,18 @@ const GO_REPO: Repo = {
     'div/div.go': goPkg('div', '/'),
     'cmd/report/main.go': goMain(3),
     'add/add_test.go':
-      'package add\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal("1+2")\n\t}\n}\n\nfunc TestAddNeg(t *testing.T) {\n\tif Add(-1, -2) != -3 {\n\t\tt.Fatal("-1-2")\n\t}\n}\n',
+      'package add\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 ' +
+      '{\n\t\tt.Fatal("1+2")\n\t}\n}\n\nfunc TestAddNeg(t *testing.T) {\n\tif Add(-1, -2) != -3 ' +
+      '{\n\t\tt.Fatal("-1-2")\n\t}\n}\n',
     'mul/mul_test.go':
       'package mul\n\nimport "testing"\n\nfunc TestMul(t *testing.T) {\n\tif Mul(2, 3) != 6 {\n\t\tt.Fatal("2*3")\n\t}\n}\n',
     'div/div_test.go':
       'package div\n\nimport "testing"\n\nfunc TestDiv(t *testing.T) {\n\tif Div(6, 3) != 2 {\n\t\tt.Fatal("6/3")\n\t}\n}\n',
     // The report's test reads the command's source: no import reaches it.
     'report/report_test.go':
-      'package report\n\nimport (\n\t"os"\n\t"strings"\n\t"testing"\n)\n\nfunc TestReport(t *testing.T) {\n\tsrc, err := os.ReadFile("../cmd/report/main.go")\n\tif err != nil || !strings.Contains(string(src), "total: 3") {\n\t\tt.Fatal("report")\n\t}\n}\n',
+      'package report\n\nimport (\n\t"os"\n\t"strings"\n\t"testing"\n)\n\nfunc TestReport(t *testing.T) {\n\tsrc, err := ' +
+      'os.ReadFile("../cmd/report/main.go")\n\tif err != nil || !strings.Contains(string(src), "total: 3") ' +
+      '{\n\t\tt.Fatal("report")\n\t}\n}\n',
   },
   touchAdd: { 'add/add.go': `${goPkg('add', '+')}\nfunc Add3(a, b, c int) int { return a + b + c }\n` },
   breakScript: { 'cmd/report/main.go': goMain(4) },
@@ -399,7 +415,8 @@ describe.runIf(sandboxPlatform().problem === null)('affected tests with real run
       .sort();
 
   it(
-    'pytest: the per-test map selects the tests that executed a change where every test imports the whole package; an import-time change, what the map cannot see, and a missing coverage.py are each handled',
+    'pytest: the per-test map selects the tests that executed a change where every test imports the whole package; an ' +
+      'import-time change, what the map cannot see, and a missing coverage.py are each handled',
     async () => {
       const repo = path.join(root, 'pytest-pkg');
       mkdirSync(repo);

@@ -43,7 +43,8 @@ const JS: Record<string, string> = {
   'tests/mul.test.ts':
     "import { expect, it } from 'vitest';\nimport { mul } from '../src/mul.js';\nit('muls', () => expect(mul(2, 3)).toBe(6));\n",
   'tests/div.test.ts':
-    "import { expect, it, vi } from 'vitest';\nvi.mock('../src/add');\nconst { div } = await import('../src/div.js');\nit('divs', () => expect(div(6, 3)).toBe(2));\n",
+    "import { expect, it, vi } from 'vitest';\nvi.mock('../src/add');\nconst { div } = await " +
+    "import('../src/div.js');\nit('divs', () => expect(div(6, 3)).toBe(2));\n",
 };
 const texts = (files: Record<string, string>): Map<string, string> => new Map(Object.entries(files));
 const report = (ids: [string, 'passed' | 'failed' | 'skipped'][]): TestReport => ({

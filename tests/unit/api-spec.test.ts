@@ -8,7 +8,7 @@ import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { apiSpecsOfPrd, operationsOf } from '../../activities/api-specs.js';
+import { apiSpecsOfPrd, looksLikeApiSpec, operationsOf, readApiSpecs } from '../../activities/api-specs.js';
 import { type ChecklistItem, ChecklistSchema, MAX_CHECKLIST_ITEMS } from '../../schemas/gates.js';
 import { namedSpecFiles, withApiItems } from '../../rules/checklist/api-spec.js';
 import { makeRepo } from '../support/harness.js';
@@ -136,5 +136,47 @@ describe('API descriptions named in the PRD', () => {
     expect(operationsOf(repo, 'bomb.yaml')).toBeNull();
     expect(operationsOf(repo, 'tagged.yaml')).toBeNull();
     expect(operationsOf(repo, 'missing.yaml')).toBeNull();
+  });
+
+  it('says which named API description could not be read, and why; other files the PRD names stay silent', () => {
+    const repo = makeRepo({
+      files: {
+        'README.md': '# r\n',
+        'package.json': '{ "name": "x", "version": "1.0.0" }\n',
+        'config.yaml': 'port: [8080\n',
+        'api/openapi.yaml': OPENAPI,
+        'api/broken.yaml': 'openapi: 3.0.3\npaths:\n  /a: [\n',
+        'api/nopaths.json': JSON.stringify({ openapi: '3.1.0', info: { title: 'x', version: '1' } }),
+        'api/tagged.yaml': 'openapi: !!js/function "x"\npaths: {}\n',
+        'api/schema.graphql': 'type Query {\n  a: Int\n',
+        'PRD.md': [
+          '# Build',
+          'See `api/openapi.yaml`, `api/broken.yaml`, `api/nopaths.json`, `api/tagged.yaml` and `api/schema.graphql`.',
+          'Keep `package.json` and `config.yaml`; write `api/later.yaml`.',
+        ].join('\n'),
+      },
+    });
+    const read = readApiSpecs(repo, 'PRD.md');
+    expect(read.specs.map((s) => [s.file, s.operations.length])).toEqual([['api/openapi.yaml', 3]]);
+    expect(read.problems).toHaveLength(4);
+    const said = (file: string): string => read.problems.find((p) => p.startsWith(`${file},`)) ?? '';
+    expect(said('api/broken.yaml')).toMatch(
+      /^api\/broken\.yaml, named by the PRD, is not a readable API description \(YAML: .+\): its operations/,
+    );
+    expect(said('api/nopaths.json')).toMatch(/names OpenAPI, Swagger or Postman but has no `paths`/);
+    expect(said('api/tagged.yaml')).toMatch(/\(YAML: .*tag/i);
+    expect(said('api/schema.graphql')).toMatch(/\(GraphQL: Syntax Error/);
+    // Neither a file that is something else (even broken YAML) nor one still to be written is a problem.
+    expect(read.problems.join('\n')).not.toMatch(/package\.json|config\.yaml|later\.yaml/);
+    expect(apiSpecsOfPrd(repo, 'PRD.md')).toEqual(read.specs);
+  });
+
+  it('tells an API description from other JSON and YAML by its top-level keys', () => {
+    expect(looksLikeApiSpec('openapi: 3.0.0\n')).toBe(true);
+    expect(looksLikeApiSpec('{\n  "swagger": "2.0"\n}')).toBe(true);
+    expect(looksLikeApiSpec('{"info":{},"openapi":"3.1.0"}')).toBe(true);
+    expect(looksLikeApiSpec('{"info":{"schema":"https://schema.getpostman.com/json/collection/v2.1.0/"}}')).toBe(true);
+    expect(looksLikeApiSpec('{ "name": "x", "description": "an openapi tool" }')).toBe(false);
+    expect(looksLikeApiSpec('port: 8080\n')).toBe(false);
   });
 });

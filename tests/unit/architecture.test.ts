@@ -14,7 +14,7 @@
  * only schemas/; the library (lib/) none of activities/, workflows/, cli/, workers/ or Temporal;
  * activities/ neither workers/ nor cli/.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -251,21 +251,23 @@ describe('the run loop as named steps', () => {
  * round drivers, the shipped example agents) is over 450 lines, but the ones below, which were
  * over it when the rule came and are to be split at their seams. Each may not grow past the lines
  * it had then, and leaves the list once it is split (the list only shrinks). Not bench/: tooling.
+ * Some ceilings rose once, by the lines that breaking their lines over 160 characters took (the
+ * line rule below): the same code, shorter lines.
  */
 const OVERSIZED: Readonly<Record<string, number>> = {
   'activities/gates/static-analysis.ts': 667,
-  'activities/gates/test-integrity.ts': 816,
+  'activities/gates/test-integrity.ts': 850,
   'activities/gates/test-runner.ts': 496,
   'activities/process.ts': 660,
-  'activities/sandbox.ts': 907,
-  'cli/console/pages.ts': 559,
-  'cli/doctor.ts': 541,
-  'cli/report.ts': 726,
-  'schemas/activities.ts': 752,
-  'schemas/knobs.ts': 836,
-  'schemas/run.ts': 679,
-  'workers/postgres.ts': 565,
-  'rules/review.ts': 567,
+  'activities/sandbox.ts': 916,
+  'cli/doctor.ts': 547,
+  'cli/report.ts': 699,
+  'cli/console/pages.ts': 477,
+  'schemas/activities.ts': 749,
+  'schemas/knobs.ts': 848,
+  'schemas/run.ts': 654,
+  'workers/postgres.ts': 571,
+  'rules/review.ts': 570,
 };
 const PRODUCTION = ['activities', 'workflows', 'rules', 'lib', 'cli', 'workers', 'schemas', 'rounds', 'examples'] as const;
 
@@ -287,6 +289,68 @@ describe('the size rule everywhere', () => {
 
   it('cli/main.ts stays the program and a list of commands: under 150 lines (a command is a module of cli/commands/)', () => {
     expect(lineCount('cli/main.ts'), 'move the command into a module of cli/commands/ with a register function').toBeLessThan(150);
+  });
+});
+
+/**
+ * No line over 160 characters in the code and its tests: prettier (printWidth 140) breaks code, but
+ * not a long string, template, regex or comment; those are broken by hand (concatenated pieces, a
+ * regex joined from the sources of its parts, a wrapped comment), the same value at run time.
+ */
+const LINE_LIMIT = 160;
+const LINE_FOLDERS = [
+  'activities',
+  'cli',
+  'lib',
+  'rules',
+  'rounds',
+  'schemas',
+  'workers',
+  'workflows',
+  'bench',
+  'scripts',
+  'tests',
+] as const;
+// Being rewritten at the moment (with the run loop's eras: the replay fixtures, a frozen step): they
+// keep their long lines until that work lands, then leave this list, which only shrinks.
+const LONG_LINES_EXEMPT: readonly string[] = [
+  'workflows/run/before-judges-see-changes.ts',
+  'tests/replay/eras.ts',
+  'tests/replay/sequences.test.ts',
+];
+
+function codeFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+    const rel = `${dir}/${e.name}`;
+    if (e.isDirectory()) {
+      if (e.name !== 'node_modules') out.push(...codeFiles(rel));
+    } else if (/\.(?:ts|mjs|js)$/.test(e.name)) out.push(rel);
+  }
+  return out;
+}
+
+describe('the line rule', () => {
+  it(`no line of the code or its tests is over ${LINE_LIMIT} characters`, () => {
+    const long = LINE_FOLDERS.flatMap((d) => codeFiles(d))
+      .filter((f) => !LONG_LINES_EXEMPT.includes(f))
+      .flatMap((f) =>
+        readFileSync(path.join(ROOT, f), 'utf8')
+          .split('\n')
+          .flatMap((l, i) => (l.length > LINE_LIMIT ? [`${f}:${i + 1} (${l.length})`] : [])),
+      );
+    expect(long, 'break the line: a string into concatenated pieces, a comment over lines, a long expression into named parts').toEqual([]);
+  });
+
+  it('an exempt file whose lines are all within the limit leaves the list', () => {
+    const within = LONG_LINES_EXEMPT.filter(
+      (f) =>
+        !existsSync(path.join(ROOT, f)) ||
+        readFileSync(path.join(ROOT, f), 'utf8')
+          .split('\n')
+          .every((l) => l.length <= LINE_LIMIT),
+    );
+    expect(within, 'remove these from LONG_LINES_EXEMPT').toEqual([]);
   });
 });
 

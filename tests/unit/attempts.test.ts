@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import {
   attemptBudget,
   attemptOf,
+  attemptsPullRequestBody,
+  liveAttemptBudget,
   bestUnapproved,
   cycled,
   multiplierMessage,
@@ -57,6 +59,32 @@ describe('attempt helpers', () => {
     expect(attemptBudget(10, 3)).toBe(3.33);
     expect(attemptBudget(10, 3) * 3).toBeLessThanOrEqual(10);
     expect(attemptBudget(0, 3)).toBe(0);
+  });
+
+  it('a new budget: what the ended attempts did not spend, shared by the running ones; never more than the budget in all', () => {
+    // $30 for three, one ended having spent $3: the two running get $13.50 each.
+    expect(liveAttemptBudget(30, 3, 2)).toBe(13.5);
+    expect(3 + 2 * liveAttemptBudget(30, 3, 2)).toBeLessThanOrEqual(30);
+    expect(liveAttemptBudget(10, 0, 3) * 3).toBeLessThanOrEqual(10);
+    // Nothing left (the ended ones spent it all): a cent each, so the running ones pause on their budget at once, never "no budget".
+    expect(liveAttemptBudget(5, 6, 2)).toBe(0.01);
+    expect(liveAttemptBudget(0, 6, 2)).toBe(0);
+  });
+
+  it("a pull request's body lists every attempt and says which won and why", () => {
+    const body = attemptsPullRequestBody({
+      runId: 'r1',
+      prdTitle: 'Feature',
+      winner: 2,
+      why: 'the council picked attempt 2',
+      attempts: [
+        { n: 1, status: 'max_iterations_reached', iterations: 5, findings: 0, spendUsd: 1, provider: 'claude', model: '' },
+        { n: 2, status: 'council_approved', iterations: 4, findings: 0, spendUsd: 2, provider: 'codex', model: 'o3' },
+      ],
+    });
+    expect(body).toContain('delivers attempt 2: the council picked attempt 2');
+    expect(body).toContain('| 1 | max_iterations_reached | 5 | 0 | $1.00 | claude |');
+    expect(body).toContain('| 2 (winner) | council_approved | 4 | 0 | $2.00 | codex o3 |');
   });
 
   it('cycles agents and models over the attempts', () => {

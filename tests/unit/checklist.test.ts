@@ -86,12 +86,20 @@ describe('sha256Hex', () => {
     },
   );
 
-  it.each(['café', 'naïve résumé', 'Ångström', 'ß€', '日本語のテキスト', '😀', '👩‍💻 done 🎉', 'mixed é😀x\u07ff\u0800\uffff', '\u{10ffff}'])(
-    'matches node:crypto for UTF-8 %j',
-    (s) => {
-      expect(sha256Hex(s)).toBe(nodeSha(s));
-    },
-  );
+  const utf8 = [
+    'café',
+    'naïve résumé',
+    'Ångström',
+    'ß€',
+    '日本語のテキスト',
+    '😀',
+    '👩‍💻 done 🎉',
+    'mixed é😀x\u07ff\u0800\uffff',
+    '\u{10ffff}',
+  ];
+  it.each(utf8)('matches node:crypto for UTF-8 %j', (s) => {
+    expect(sha256Hex(s)).toBe(nodeSha(s));
+  });
 
   it('encodes lone surrogates as U+FFFD, like node', () => {
     for (const s of ['\ud800', 'a\udc00b', '\ud83d', 'x\ud83dy', '\udfff\ud800']) expect(sha256Hex(s)).toBe(nodeSha(s));

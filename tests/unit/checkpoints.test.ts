@@ -221,35 +221,39 @@ describe('checkpoint activities', () => {
     expect(readFileSync(path.join(repo, 'x/deep/f.txt'), 'utf8')).toBe('f\n');
   });
 
-  it('rewindRepo refuses a tree changed since the last inspection (nothing changed), saves and restores otherwise, and finishes a retried attempt', async () => {
-    const repo = makeRepo();
-    writeFileSync(path.join(repo, 'a.txt'), '1\n');
-    const t1 = await workingTreeHash(repo);
-    const c1 = await createCheckpoint(repo, t1, null, 'refs/vigil/r/1', 'one\n');
-    writeFileSync(path.join(repo, 'a.txt'), '2\n');
-    const t2 = await workingTreeHash(repo);
-    const c2 = await createCheckpoint(repo, t2, c1.commit, 'refs/vigil/r/2', 'two\n');
-    writeFileSync(path.join(repo, 'mine.txt'), 'person\n');
-    const input = {
-      repoPath: repo,
-      lastTree: t2,
-      target: { commit: c1.commit, tree: t1 },
-      latest: c2.commit,
-      savedRef: 'refs/vigil/r/before-rewind-1',
-      message: 'saved\n',
-      force: false,
-      drop: ['refs/vigil/r/2'],
-    };
-    expect(await rewindRepo(input)).toEqual({ ok: false, files: ['mine.txt'], count: 1 });
-    expect(git(repo, 'for-each-ref', '--format=%(refname)', 'refs/vigil/')).toBe('refs/vigil/r/1\nrefs/vigil/r/2');
-    expect(existsSync(path.join(repo, 'mine.txt'))).toBe(true);
-    const ok = await rewindRepo({ ...input, force: true });
-    expect(ok).toMatchObject({ ok: true, restoredTree: t1 });
-    expect(await workingTreeHash(repo)).toBe(t1);
-    expect(git(repo, 'for-each-ref', '--format=%(refname)', 'refs/vigil/')).toBe('refs/vigil/r/1\nrefs/vigil/r/before-rewind-1');
-    expect(git(repo, 'show', 'refs/vigil/r/before-rewind-1:mine.txt')).toBe('person');
-    expect(git(repo, 'rev-parse', 'refs/vigil/r/before-rewind-1^')).toBe(c2.commit);
-    // A retry of the same rewind (its saved ref exists) only makes sure the tree is restored.
-    expect(await rewindRepo(input)).toMatchObject({ ok: true, changedFiles: 0 });
-  });
+  it(
+    'rewindRepo refuses a tree changed since the last inspection (nothing changed), saves and restores otherwise, and finishes a ' +
+      'retried attempt',
+    async () => {
+      const repo = makeRepo();
+      writeFileSync(path.join(repo, 'a.txt'), '1\n');
+      const t1 = await workingTreeHash(repo);
+      const c1 = await createCheckpoint(repo, t1, null, 'refs/vigil/r/1', 'one\n');
+      writeFileSync(path.join(repo, 'a.txt'), '2\n');
+      const t2 = await workingTreeHash(repo);
+      const c2 = await createCheckpoint(repo, t2, c1.commit, 'refs/vigil/r/2', 'two\n');
+      writeFileSync(path.join(repo, 'mine.txt'), 'person\n');
+      const input = {
+        repoPath: repo,
+        lastTree: t2,
+        target: { commit: c1.commit, tree: t1 },
+        latest: c2.commit,
+        savedRef: 'refs/vigil/r/before-rewind-1',
+        message: 'saved\n',
+        force: false,
+        drop: ['refs/vigil/r/2'],
+      };
+      expect(await rewindRepo(input)).toEqual({ ok: false, files: ['mine.txt'], count: 1 });
+      expect(git(repo, 'for-each-ref', '--format=%(refname)', 'refs/vigil/')).toBe('refs/vigil/r/1\nrefs/vigil/r/2');
+      expect(existsSync(path.join(repo, 'mine.txt'))).toBe(true);
+      const ok = await rewindRepo({ ...input, force: true });
+      expect(ok).toMatchObject({ ok: true, restoredTree: t1 });
+      expect(await workingTreeHash(repo)).toBe(t1);
+      expect(git(repo, 'for-each-ref', '--format=%(refname)', 'refs/vigil/')).toBe('refs/vigil/r/1\nrefs/vigil/r/before-rewind-1');
+      expect(git(repo, 'show', 'refs/vigil/r/before-rewind-1:mine.txt')).toBe('person');
+      expect(git(repo, 'rev-parse', 'refs/vigil/r/before-rewind-1^')).toBe(c2.commit);
+      // A retry of the same rewind (its saved ref exists) only makes sure the tree is restored.
+      expect(await rewindRepo(input)).toMatchObject({ ok: true, changedFiles: 0 });
+    },
+  );
 });

@@ -11,8 +11,8 @@ import { LIST_STATUSES, listQuery } from '../../cli/runs.js';
 import { by, defaultActor, PAYLOADS } from '../../cli/steer-commands.js';
 
 describe('listQuery', () => {
-  it('is every Vigil run without filters', () => {
-    expect(listQuery({})).toBe("WorkflowType = 'vigilRun'");
+  it('is every Vigil run without filters, runs with attempts included', () => {
+    expect(listQuery({})).toBe("(WorkflowType = 'vigilRun' OR WorkflowType = 'vigilAttempts')");
   });
 
   it('filters on VigilStatus and on VigilRepo, the absolute path', () => {

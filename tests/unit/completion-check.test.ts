@@ -50,7 +50,8 @@ describe('afterRefusal: every refusal is a rejected evaluation for the valves', 
     expect(r.end).toBe(true);
     if (r.end)
       expect(r.reason).toBe(
-        'stopped without approval: 10 completion claims without approval (doneSignalLimit 10); the last completion check was refused by the quality gates: doc coverage: no README',
+        'stopped without approval: 10 completion claims without approval (doneSignalLimit 10); the last completion check was ' +
+          'refused by the quality gates: doc coverage: no README',
       );
   });
 

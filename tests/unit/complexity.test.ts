@@ -34,7 +34,8 @@ const ONE_FUNCTION_PRD =
 const FEATURE_PRD = [
   '# Export reports as CSV',
   '',
-  'Users of the reporting page want to download what they see. Today they copy the table by hand, which loses the number formats and takes minutes for a long report.',
+  'Users of the reporting page want to download what they see. Today they copy the table by hand, which loses the number ' +
+    'formats and takes minutes for a long report.',
   '',
   '## Export button',
   'A button above the report table downloads the current report, with the filters applied, as a CSV file named after the report and the date.',
@@ -51,7 +52,8 @@ const FEATURE_PRD = [
   '- [ ] the endpoint',
   '- [ ] streaming',
   '',
-  'Out of scope: Excel files, scheduled exports, and exports of dashboards. The existing JSON endpoint stays as it is; nothing else changes for the people who use it today.',
+  'Out of scope: Excel files, scheduled exports, and exports of dashboards. The existing JSON endpoint stays as it is; nothing ' +
+    'else changes for the people who use it today.',
   'We expect the feature to be used daily by the finance team, who currently spend about an hour a week copying tables into spreadsheets by hand.',
 ].join('\n');
 

@@ -552,7 +552,8 @@ describe('loki-mode aliases (LOKI_*)', () => {
   it('rejects a bad alias value naming the alias, like any other value', () => {
     const err = configError({ env: { LOKI_AUTONOMY_MODE: 'checkpoint' } });
     expect(err.problems).toEqual([
-      'invalid value for knob "autonomyMode" (from LOKI_AUTONOMY_MODE (alias of VIGIL_AUTONOMY_MODE)): "checkpoint" is not allowed; expected one of supervised, perpetual',
+      'invalid value for knob "autonomyMode" (from LOKI_AUTONOMY_MODE (alias of VIGIL_AUTONOMY_MODE)): "checkpoint" is not ' +
+        'allowed; expected one of supervised, perpetual',
     ]);
   });
 

@@ -267,7 +267,9 @@ describe('search attribute hint', () => {
       'temporal operator search-attribute create --namespace team-ns --name VigilRelease --type Keyword',
     ]);
     expect(cmds.cloud).toBe(
-      'tcld namespace search-attributes add --namespace team-ns --search-attribute VigilStatus=Keyword --search-attribute VigilIteration=Int --search-attribute VigilRepo=Keyword --search-attribute VigilProvider=Keyword --search-attribute VigilRelease=Keyword',
+      'tcld namespace search-attributes add --namespace team-ns --search-attribute VigilStatus=Keyword --search-attribute ' +
+        'VigilIteration=Int --search-attribute VigilRepo=Keyword --search-attribute VigilProvider=Keyword --search-attribute ' +
+        'VigilRelease=Keyword',
     );
   });
 

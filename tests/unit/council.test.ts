@@ -838,7 +838,9 @@ describe('safetyValve', () => {
       'the evidence gate: no file changed since the run started',
     );
     expect(v.fire && v.reason).toBe(
-      'stopped without approval: no change for 10 iterations in a row (2 x stagnationLimit 5) and 10 completion claims without approval (doneSignalLimit 10); the last completion check was refused by the evidence gate: no file changed since the run started',
+      'stopped without approval: no change for 10 iterations in a row (2 x stagnationLimit 5) and 10 completion claims without ' +
+        'approval (doneSignalLimit 10); the last completion check was refused by the evidence gate: no file changed since the ' +
+        'run started',
     );
     const council = safetyValve(conv({ totalDoneSignals: 10 }), null, knobs);
     expect(council.fire && council.reason).toMatch(/and the council did not approve$/);

@@ -245,7 +245,8 @@ describe('coverageGate', () => {
     const r = await coverageGate({ repoPath: repo, thresholdPercent: 80 });
     expect(r.verdict).toBe('inconclusive');
     expect(r.reason).toBe(
-      'no coverage report found (looked for coverage/coverage-summary.json, coverage.xml, coverage/cobertura-coverage.xml, coverage/lcov.info); configure your test command to write one',
+      'no coverage report found (looked for coverage/coverage-summary.json, coverage.xml, coverage/cobertura-coverage.xml, ' +
+        'coverage/lcov.info); configure your test command to write one',
     );
     expect(DEFAULT_REPORT_PATHS).toHaveLength(4);
     expect(GateResultSchema.parse(r).verdict).toBe('inconclusive');

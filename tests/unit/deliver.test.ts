@@ -142,7 +142,10 @@ describe('who delivers, and the message', () => {
       ],
     });
     expect(md).toBe(
-      '# Slugify\n\nVigil run `run-7`: **council_approved** after 4 iteration(s).\n\ncouncil approved at iteration 4\n\n## Judgement\n\n- council: APPROVED (3 approve, 0 reject of 3)\n- gate tests: pass\n\n## Checklist\n\n- [x] REQ-1: slugify exists (passing)\n- [ ] REQ-2: docs (unverified)\n\n## Notes\n\n- delivered on branch vigil/run-7\n\nSpend: $0.50 over 3 priced agent call(s). The full report: `vigil report run-7`.\n',
+      '# Slugify\n\nVigil run `run-7`: **council_approved** after 4 iteration(s).\n\ncouncil approved at iteration 4\n\n## ' +
+        'Judgement\n\n- council: APPROVED (3 approve, 0 reject of 3)\n- gate tests: pass\n\n## Checklist\n\n- [x] REQ-1: slugify ' +
+        'exists (passing)\n- [ ] REQ-2: docs (unverified)\n\n## Notes\n\n- delivered on branch vigil/run-7\n\nSpend: $0.50 over ' +
+        '3 priced agent call(s). The full report: `vigil report run-7`.\n',
     );
   });
 
@@ -158,7 +161,9 @@ describe('who delivers, and the message', () => {
       notes: ['completion not independently verified: no test command'],
     });
     expect(m).toBe(
-      'Slugify helper\n\nDelivered by Vigil run run-7: council_approved after 4 iteration(s).\n\ncouncil approved at iteration 4 (round 2, 3 of 3)\n\n- completion not independently verified: no test command\n\nSpend: $1.23 over 9 priced agent call(s).\nReport: vigil report run-7\n',
+      'Slugify helper\n\nDelivered by Vigil run run-7: council_approved after 4 iteration(s).\n\ncouncil approved at iteration ' +
+        '4 (round 2, 3 of 3)\n\n- completion not independently verified: no test command\n\nSpend: $1.23 over 9 priced agent ' +
+        'call(s).\nReport: vigil report run-7\n',
     );
   });
 
@@ -214,7 +219,10 @@ const fs = require('node:fs');
 const a = process.argv.slice(2);
 fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify(a) + '\\n');
 if (a[0] === '--version') { console.log('gh version 2.0.0-fake'); process.exit(0); }
-if (a[0] === 'auth') { if (${opts.auth !== false}) { console.log('Logged in to github.com'); process.exit(0); } console.error('You are not logged into any GitHub hosts.'); process.exit(1); }
+if (a[0] === 'auth') {
+  if (${opts.auth !== false}) { console.log('Logged in to github.com'); process.exit(0); }
+  console.error('You are not logged into any GitHub hosts.'); process.exit(1);
+}
 if (a[0] === 'pr' && a[1] === 'list') { console.log(${JSON.stringify(opts.existing ?? '')}); process.exit(0); }
 if (a[0] === 'pr' && a[1] === 'create') { console.log('https://github.com/o/r/pull/7'); process.exit(0); }
 process.exit(2);

@@ -642,9 +642,9 @@ describe('Dockerfile', () => {
     expect(pins.length).toBe(5);
     for (const [provider, registry, pkgName, pinned] of pins) {
       // The case of the installer for this CLI names its package and the build argument it takes the version from.
-      const clause = new RegExp(
-        `\\n\\s*${provider}\\)[^;]*${registry === 'npm' ? `"${pkgName.replace(/[/.]/g, '\\$&')}@\\$\\{([A-Z_]+):\\?\\}"` : `"${pkgName}==\\$\\{([A-Z_]+):\\?\\}"`}`,
-      );
+      const install =
+        registry === 'npm' ? `"${pkgName.replace(/[/.]/g, '\\$&')}@\\$\\{([A-Z_]+):\\?\\}"` : `"${pkgName}==\\$\\{([A-Z_]+):\\?\\}"`;
+      const clause = new RegExp(`\\n\\s*${provider}\\)[^;]*${install}`);
       const m = clause.exec(installer);
       expect(m, `deploy/install-agent-clis.sh installs ${pkgName} for ${provider}`).not.toBeNull();
       const arg = (m as RegExpExecArray)[1] as string;

@@ -53,7 +53,8 @@ describe('vigil server on a non-loopback address', () => {
     const cli = path.join(dir, 'temporal');
     writeFileSync(
       cli,
-      `#!/bin/sh\nif [ "$1" = "--version" ]; then echo "temporal version ${TEMPORAL_CLI_VERSION} (stand-in)"; exit 0; fi\necho "stand-in: not starting" >&2\nexit 3\n`,
+      `#!/bin/sh\nif [ "$1" = "--version" ]; then echo "temporal version ${TEMPORAL_CLI_VERSION} (stand-in)"; exit 0; fi\necho ` +
+        `"stand-in: not starting" >&2\nexit 3\n`,
       { mode: 0o755 },
     );
     process.env.TEMPORAL_CLI = cli;
@@ -71,7 +72,13 @@ describe('vigil server on a non-loopback address', () => {
   it('warns, before starting, that TEMPORAL_ADDRESS=0.0.0.0 listens on every interface', async () => {
     const err = await stderrOfStart('0.0.0.0');
     expect(err).toMatch(
-      /^vigil: warning: the Temporal dev server listens on every network interface \(0\.0\.0\.0\): .* set TEMPORAL_ADDRESS=127\.0\.0\.1:\d+ \(or pass --ip 127\.0\.0\.1\)/m,
+      new RegExp(
+        [
+          /^vigil: warning: the Temporal dev server listens on every network interface \(0\.0\.0\.0\): .* set TEM/.source,
+          /PORAL_ADDRESS=127\.0\.0\.1:\d+ \(or pass --ip 127\.0\.0\.1\)/.source,
+        ].join(''),
+        'm',
+      ),
     );
   });
 

@@ -174,7 +174,8 @@ describe('undocumentedExports: JS/TS', () => {
     expect(
       names(
         'src/a.ts',
-        '/** Parses. */\nexport function parse(a: string): number;\nexport function parse(a: number): number;\nexport function parse(a: unknown): number { return 0; }\n',
+        '/** Parses. */\nexport function parse(a: string): number;\nexport function parse(a: number): number;\nexport function ' +
+          'parse(a: unknown): number { return 0; }\n',
       ),
     ).toEqual([]);
   });

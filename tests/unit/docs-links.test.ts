@@ -71,7 +71,8 @@ describe('slugs', () => {
   it('follows GitHub: lower case, punctuation dropped, spaces to dashes, repeats numbered', () => {
     expect([
       ...slugs(
-        "# Team deployment (docker compose)\n## The UI's activity buttons\n## Which store, by default\n### From the `temporal` CLI, the UI, or a script\n## A\n## A\n```\n# not a heading\n```\n",
+        "# Team deployment (docker compose)\n## The UI's activity buttons\n## Which store, by default\n### From the `temporal` " +
+          'CLI, the UI, or a script\n## A\n## A\n```\n# not a heading\n```\n',
       ),
     ]).toEqual([
       'team-deployment-docker-compose',

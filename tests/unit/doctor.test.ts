@@ -271,7 +271,8 @@ describe('doctorCommand', () => {
     expect(lines).toContain(`  ✓ claude: ${path.join(bin, 'claude')}, 2.0.99 (Claude Code, fake)`);
     expect(text).toContain(`  ✓ claude flags: all 11 optional flags: ${PROVIDERS.claude.optionalFlags.join(' ')}`);
     expect(lines).toContain(
-      "  ✓ claude batch: batched rounds: --agents and --json-schema: a council round's members and a review's reviewers go out as one call each (knob batchRounds=off: one call each)",
+      "  ✓ claude batch: batched rounds: --agents and --json-schema: a council round's members and a review's reviewers go out " +
+        'as one call each (knob batchRounds=off: one call each)',
     );
     expect(lines).toContain('  ✓ claude credentials: ANTHROPIC_API_KEY set, CLAUDE_CODE_OAUTH_TOKEN not set');
     expect(lines).toContain('  ✓ temporal: reachable at 127.0.0.1:7233, namespace default');
@@ -291,7 +292,12 @@ describe('doctorCommand', () => {
     expect(code).toBe(0);
     const flags = lines.find((l) => l.includes('claude flags'));
     expect(flags).toMatch(
-      /^ {2}✗ claude flags: lacks --effort \(advertises --max-budget-usd .*\); Vigil runs without them — fix: optional: upgrade for them: npm install -g @anthropic-ai\/claude-code$/,
+      new RegExp(
+        [
+          /^ {2}✗ claude flags: lacks --effort \(advertises --max-budget-usd .*\); Vigil runs without them — fix:/.source,
+          / optional: upgrade for them: npm install -g @anthropic-ai\/claude-code$/.source,
+        ].join(''),
+      ),
     );
   });
 
@@ -303,7 +309,8 @@ describe('doctorCommand', () => {
     });
     expect(code).toBe(0);
     expect(lines).toContain(
-      '  ✗ claude batch: no batched rounds (needs --agents and --json-schema): one call per council member and reviewer — fix: optional: upgrade for them: npm install -g @anthropic-ai/claude-code',
+      '  ✗ claude batch: no batched rounds (needs --agents and --json-schema): one call per council member and reviewer — fix: ' +
+        'optional: upgrade for them: npm install -g @anthropic-ai/claude-code',
     );
   });
 
@@ -330,7 +337,8 @@ describe('doctorCommand', () => {
     expect(all.lines).toContain('  ✗ opencode: not installed (`opencode` is not on PATH) — fix: install it: npm install -g opencode-ai');
     expect(all.text).toContain('  ✓ gemini: ');
     expect(all.text).toContain(
-      '  ✗ gemini credentials: none set (GEMINI_API_KEY not set, GOOGLE_GENAI_USE_VERTEXAI not set, GOOGLE_GENAI_USE_GCA not set) — fix: set GEMINI_API_KEY, GOOGLE_GENAI_USE_VERTEXAI or GOOGLE_GENAI_USE_GCA in the environment the worker runs in',
+      '  ✗ gemini credentials: none set (GEMINI_API_KEY not set, GOOGLE_GENAI_USE_VERTEXAI not set, GOOGLE_GENAI_USE_GCA not ' +
+        'set) — fix: set GEMINI_API_KEY, GOOGLE_GENAI_USE_VERTEXAI or GOOGLE_GENAI_USE_GCA in the environment the worker runs in',
     );
     expect(all.lines).toContain('  ✓ agents: ready: claude');
 
@@ -344,7 +352,8 @@ describe('doctorCommand', () => {
     const unset = await doctor({ provider: 'codex', env: { PATH: bin } });
     expect(unset.code).toBe(1);
     expect(unset.lines).toContain(
-      '  ✗ codex credentials: none set (OPENAI_API_KEY not set, CODEX_API_KEY not set) — fix: set OPENAI_API_KEY or CODEX_API_KEY in the environment the worker runs in',
+      '  ✗ codex credentials: none set (OPENAI_API_KEY not set, CODEX_API_KEY not set) — fix: set OPENAI_API_KEY or ' +
+        'CODEX_API_KEY in the environment the worker runs in',
     );
     const set = await doctor({ provider: 'codex', env: { PATH: bin, CODEX_API_KEY: SECRET } });
     expect(set.code).toBe(0);
@@ -509,7 +518,8 @@ describe('doctorCommand', () => {
     const root = await doctor({ provider: 'claude', uid: 0, env: { PATH: bin, ANTHROPIC_API_KEY: SECRET, ...off } });
     expect(root.code).toBe(1);
     expect(root.lines).toContain(
-      '  ✗ claude root: running as root: claude refuses --dangerously-skip-permissions, so every building call would fail — fix: run the worker as a non-root user, or set IS_SANDBOX=1 if this machine is a disposable sandbox',
+      '  ✗ claude root: running as root: claude refuses --dangerously-skip-permissions, so every building call would fail — ' +
+        'fix: run the worker as a non-root user, or set IS_SANDBOX=1 if this machine is a disposable sandbox',
     );
     const sandbox = await doctor({ provider: 'claude', uid: 0, env: { PATH: bin, ANTHROPIC_API_KEY: SECRET, IS_SANDBOX: '1', ...off } });
     expect(sandbox.code).toBe(0);
@@ -531,7 +541,8 @@ describe('doctorCommand', () => {
     const auto = await doctor({ provider: 'claude', env: none });
     expect(auto.code).toBe(0);
     expect(auto.text).toContain(
-      '✗ sandbox: sandbox=auto and the sandbox cannot run on this worker: VIGIL_SANDBOX_BWRAP=/nonexistent/bwrap is not an executable file — fix: install bubblewrap',
+      '✗ sandbox: sandbox=auto and the sandbox cannot run on this worker: VIGIL_SANDBOX_BWRAP=/nonexistent/bwrap is not an ' +
+        'executable file — fix: install bubblewrap',
     );
     const strict = await doctor({ provider: 'claude', env: { ...none, VIGIL_SANDBOX: 'strict' } });
     expect(strict.code).toBe(1);

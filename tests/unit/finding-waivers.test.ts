@@ -85,7 +85,8 @@ describe('the lifted findings the council is shown', () => {
       null,
     );
     expect(liftedForCouncil([byItem, waived], items)?.split('\n')).toEqual([
-      '- test_mutation: baseline assertion changed (assertion_changed-1a2b3c4d): tests/test_gap.py:4 [lifted: asked for by checklist item REQ-2] — REQ-2: Update tests/test_gap.py: the simple case uses [1, 6] (check: read tests/test_gap.py)',
+      '- test_mutation: baseline assertion changed (assertion_changed-1a2b3c4d): tests/test_gap.py:4 [lifted: asked for by ' +
+        'checklist item REQ-2] — REQ-2: Update tests/test_gap.py: the simple case uses [1, 6] (check: read tests/test_gap.py)',
       '- test_gaming: baseline assertion changed (skip_added-0badc0de): tests/test_other.py:4 [lifted: waived by alice: the PRD says so]',
     ]);
   });

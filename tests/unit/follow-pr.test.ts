@@ -242,7 +242,8 @@ describe('vigil status of a run that follows its pull request', () => {
       pullRequest,
     } as unknown as StatusSnapshot;
     expect(statusLine(s)).toBe(
-      'following the pull request https://github.com/o/r/pull/7 since 2026-11-30T10:00:00.000Z: waiting for its checks, comments, merge or close (0 event(s) taken)',
+      'following the pull request https://github.com/o/r/pull/7 since 2026-11-30T10:00:00.000Z: waiting for its checks, ' +
+        'comments, merge or close (0 event(s) taken)',
     );
     expect(statusLine({ ...s, status: 'paused', pause: { by: 'ana', reason: 'lunch', at: '' } } as StatusSnapshot)).toMatch(
       /^paused by ana: lunch/,

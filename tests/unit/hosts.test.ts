@@ -94,7 +94,8 @@ describe('which host a command means', () => {
     const flag = fails(() => resolveHost('my box', {}, machine));
     expect(flag.exitCode).toBe(EXIT.usage);
     expect(flag.message).toBe(
-      `--host: "my box" is not a host name: use 1-253 letters, digits, '.', '_' or '-', starting and ending with a letter or digit (case does not matter); pass another --host`,
+      `--host: "my box" is not a host name: use 1-253 letters, digits, '.', '_' or '-', starting and ending with a letter or ` +
+        `digit (case does not matter); pass another --host`,
     );
     expect(fails(() => resolveHost(undefined, { VIGIL_HOST: 'a@b' }, machine)).message).toMatch(
       /^VIGIL_HOST: "a@b" is not a host name: .*; set VIGIL_HOST to another name$/,

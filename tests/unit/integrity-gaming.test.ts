@@ -97,7 +97,8 @@ describe('product code that games its tests', () => {
 
   it("takes a one-line test's literals from its own line, and never its neighbour's", () => {
     const text =
-      "test('simple', () => assert.equal(maxGap([1, 5]), 4));\ntest('negative', () => assert.equal(maxGap([0, -2, 3]), 5));\ntest('other', () => assert.equal(maxGap([7, 70]), 63));\n";
+      "test('simple', () => assert.equal(maxGap([1, 5]), 4));\ntest('negative', () => assert.equal(maxGap([0, -2, 3]), " +
+      "5));\ntest('other', () => assert.equal(maxGap([7, 70]), 63));\n";
     expect(failingInputs([{ file: 'gap.test.mjs', text }], ['test::negative'])).toEqual([
       { test: 'test::negative', literals: ['[0,-2,3]'] },
     ]);

@@ -123,7 +123,9 @@ describe('vigil mcp --http: the token', () => {
     expect(cat.stderr).toMatch(/Permission denied/);
     expect(cat.stdout).not.toContain(token);
     // nobody's own request (what a local process of another user sends): 401.
-    const script = `fetch(${JSON.stringify(http.url)}, { method: 'POST', headers: ${JSON.stringify(ACCEPT)}, body: ${JSON.stringify(INIT)} }).then((r) => console.log(r.status))`;
+    const script =
+      `fetch(${JSON.stringify(http.url)}, { method: 'POST', headers: ${JSON.stringify(ACCEPT)}, body: ` +
+      `${JSON.stringify(INIT)} }).then((r) => console.log(r.status))`;
     const req = await run([process.execPath, '-e', script]);
     expect(req.stdout.trim(), req.stderr).toBe('401');
   });

@@ -147,7 +147,14 @@ describe('vigil_start', () => {
     expect(await refusal({ issue: '/srv/app/ISSUE.md', repo: '/srv/app', host: 'elsewhere', ...agent })).toMatch(
       /^`issue` is read on this machine, and the run's host is another/,
     );
-    expect(await refusal({ repo, ...agent })).toBe('missing the PRD: give `prd` (a PRD file) or `issue` (an issue file)');
+    expect(await refusal({ repo, ...agent })).toBe(
+      'missing the PRD: give `prd` (a PRD file), `issue` (an issue file) or `goal` (what to build, as text)',
+    );
+    // A goal: alone, on this machine, in the tool's words; a good one reaches the start (nothing read).
+    expect(await refusal({ goal: 'Add a CSV export', repo, ...agent })).toBe(NOT_CONNECTED);
+    expect(await refusal({ goal: 'Add a CSV export', prd: issue, repo, ...agent })).toMatch(/^give `goal` or a PRD \(\S+\), not both/);
+    expect(await refusal({ goal: ' ', repo, ...agent })).toMatch(/^`goal` needs the goal as text/);
+    expect(await refusal({ goal: 'g', repo: '/srv/app', host: 'elsewhere', ...agent })).toMatch(/^`goal` runs on this machine/);
   });
 
   it('lets files inside the repository through to the start (the honest call)', async () => {

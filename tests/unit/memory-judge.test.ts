@@ -61,7 +61,9 @@ describe('parseJudgeAnswer', () => {
   const shown = [a, b, c, otherKind];
   it('reads the last fenced JSON block into lessons and merges', () => {
     const text =
-      'Thinking...\n```json\n{"lessons": []}\n```\nFinal:\n```json\n{"lessons": [{"id": 1, "lesson": "Return a + b; no offset."}, {"id": 3, "lesson": "Run eslint --fix."}], "merges": [{"keep": 1, "merge": [2], "reason": "same failure"}]}\n```\n';
+      'Thinking...\n```json\n{"lessons": []}\n```\nFinal:\n```json\n{"lessons": [{"id": 1, "lesson": "Return a + b; no ' +
+      'offset."}, {"id": 3, "lesson": "Run eslint --fix."}], "merges": [{"keep": 1, "merge": [2], "reason": "same ' +
+      'failure"}]}\n```\n';
     expect(parseJudgeAnswer(text, shown)).toEqual({
       ok: true,
       lessons: [

@@ -59,7 +59,9 @@ describe('iterationMemory', () => {
     expect(e).toEqual({
       iteration: 12,
       kind: 'iteration',
-      text: 'ACT · exit 0 · changed 2 file(s): a.ts, b.ts (40 line(s)) · 5 file(s) vs run start (+120 -8) · tests pass · claimed completion — agent: "Added the tag filter."',
+      text:
+        'ACT · exit 0 · changed 2 file(s): a.ts, b.ts (40 line(s)) · 5 file(s) vs run start (+120 -8) · tests pass · claimed ' +
+        'completion — agent: "Added the tag filter."',
     });
   });
 

@@ -297,7 +297,8 @@ describe('buildPrompt: the default template with the run memory (pinned sections
     expect(full).toContain('- .vigil/signals/SUMMARY:');
     expect(full).toContain('- .vigil/learnings.md:');
     expect(lines(full).at(-1)).toBe(
-      'Never push, and never stop to wait for an answer: decide, note the assumption, go on (for a real blocker, write .vigil/signals/HUMAN_REVIEW_NEEDED). Under .vigil/ write only CONTINUITY.md, learnings.md and files in .vigil/signals/.',
+      'Never push, and never stop to wait for an answer: decide, note the assumption, go on (for a real blocker, write ' +
+        '.vigil/signals/HUMAN_REVIEW_NEEDED). Under .vigil/ write only CONTINUITY.md, learnings.md and files in .vigil/signals/.',
     );
   });
 

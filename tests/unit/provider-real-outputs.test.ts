@@ -222,7 +222,8 @@ describe('aider 0.86.2, real output', () => {
     const body = (type: string, message: string): string => `b'{"type":"error","error":{"type":"${type}","message":"${message}"}}'`;
     expect(
       aiderFailure(
-        `litellm.AuthenticationError: AnthropicException - \n${body('authentication_error', 'invalid \nx-api-key')}\nThe API provider is not able to authenticate you. Check your API key.`,
+        `litellm.AuthenticationError: AnthropicException - \n${body('authentication_error', 'invalid \nx-api-key')}\nThe API ` +
+          `provider is not able to authenticate you. Check your API key.`,
       ),
     ).toMatchObject({ kind: 'auth', status: 401 });
     expect(aiderFailure(`litellm.RateLimitError: AnthropicException - \n${body('rate_limit_error', 'slow down')}`)).toMatchObject({

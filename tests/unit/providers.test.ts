@@ -577,7 +577,8 @@ describe('codex output', () => {
 
   it('shows a command that never finished', () => {
     const text =
-      '{"type":"thread.started","thread_id":"t"}\n{"type":"item.started","item":{"id":"i1","type":"command_execution","command":"sleep 100","status":"in_progress"}}\n';
+      '{"type":"thread.started","thread_id":"t"}\n{"type":"item.started","item":{"id":"i1","type":"command_execution","command' +
+      '":"sleep 100","status":"in_progress"}}\n';
     const out = parse('codex', text, 143);
     expect(out.isError).toBe(true);
     expect(out.transcript).toContain('> tool shell: sleep 100 (unfinished)');

@@ -37,20 +37,25 @@ describe('isRateLimited', () => {
     ['vitest', ' ✓ test/a.test.ts (3 tests) 4ms\n   × returns 429 too many requests when over quota 12ms\n Test Files  1 failed (1)'],
     [
       'vitest FAIL',
-      ' FAIL  test/api.test.ts > handles HTTP 429 Too Many Requests\nAssertionError: expected 200 to be 429 // Object.is equality\n- Expected\n+ Received\n ❯ test/api.test.ts:12:20',
+      ' FAIL  test/api.test.ts > handles HTTP 429 Too Many Requests\nAssertionError: expected 200 to be 429 // Object.is ' +
+        'equality\n- Expected\n+ Received\n ❯ test/api.test.ts:12:20',
     ],
     [
       'jest',
-      '  ✕ returns 429 too many requests when over quota (5 ms)\n  ● API › returns 429 too many requests when over quota\n    expect(received).toBe(expected)\n    Expected: "429 Too Many Requests"\n    Received: "200 OK"',
+      '  ✕ returns 429 too many requests when over quota (5 ms)\n  ● API › returns 429 too many requests when over quota\n    ' +
+        'expect(received).toBe(expected)\n    Expected: "429 Too Many Requests"\n    Received: "200 OK"',
     ],
     ['a custom marker', '✗ returns 429 too many requests when over quota'],
     [
       'pytest',
-      'tests/test_api.py::test_429_too_many_requests FAILED [ 50%]\ntest_429_too_many_requests FAILED\ntest_rate_limit_exceeded FAILED\nE       AssertionError: rate limit exceeded was not raised\nFAILED tests/test_api.py::test_quota - quota exceeded error expected',
+      'tests/test_api.py::test_429_too_many_requests FAILED [ 50%]\ntest_429_too_many_requests ' +
+        'FAILED\ntest_rate_limit_exceeded FAILED\nE       AssertionError: rate limit exceeded was not raised\nFAILED ' +
+        'tests/test_api.py::test_quota - quota exceeded error expected',
     ],
     [
       'go test',
-      '=== RUN   TestTooManyRequests\n--- FAIL: TestTooManyRequests (0.00s)\n    api_test.go:12: got 200, want 429 Too Many Requests (rate limit error)\nFAIL\texample.com/api\t0.01s',
+      '=== RUN   TestTooManyRequests\n--- FAIL: TestTooManyRequests (0.00s)\n    api_test.go:12: got 200, want 429 Too Many ' +
+        'Requests (rate limit error)\nFAIL\texample.com/api\t0.01s',
     ],
     [
       'node test (TAP)',
@@ -213,9 +218,13 @@ describe('detectRateLimit', () => {
 
   describe('gemini', () => {
     const perMinute =
-      '{"error":{"code":429,"message":"You exceeded your current quota.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaId":"GenerateRequestsPerMinutePerProjectPerModel"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"34s"}]}}';
+      '{"error":{"code":429,"message":"You exceeded your current ' +
+      'quota.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{' +
+      '"quotaId":"GenerateRequestsPerMinutePerProjectPerModel"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDe' +
+      'lay":"34s"}]}}';
     const perDay =
-      "Error: 429 Quota exceeded for quota metric 'Generate Content API requests per day' and limit 'GenerateRequestsPerDayPerProjectPerModel' of service 'generativelanguage.googleapis.com'";
+      "Error: 429 Quota exceeded for quota metric 'Generate Content API requests per day' and limit " +
+      "'GenerateRequestsPerDayPerProjectPerModel' of service 'generativelanguage.googleapis.com'";
 
     it('waits the retryDelay of a RESOURCE_EXHAUSTED error (plain, pretty-printed, or as the structured record)', () => {
       expect(detectRateLimit(`[API Error: ${perMinute}]\n`, noon, 0, 50, 'gemini')).toEqual({ waitSeconds: 34, source: 'retry_after' });

@@ -50,20 +50,24 @@ describe('the corpus of recorded runs', () => {
     expect(text).toBe(readFileSync(REPORT, 'utf8'));
   });
 
-  it('unchanged rules flip nothing on the runs recorded with them; the run from before the integrity gates is refused by what they would have said', async () => {
-    const r = RejudgeReportSchema.parse(JSON.parse(await run({ json: true })));
-    const flips = Object.fromEntries(r.runs.map((x) => [x.workflowId, x.flips]));
-    expect(flips).toEqual({ [byName('advisory')]: 0, [byName('clean')]: 0, [byName('harness')]: 1 });
-    expect(r.needsNewJudgement).toBe(0);
-    const before = r.runs.find((x) => x.workflowId === byName('harness'));
-    expect(before?.knobChanges.map((c) => c.knob)).toEqual(['gateTestMutation', 'gateTestGaming']);
-    const check = before?.checks.find((c) => c.flipped);
-    expect(check?.recorded.verdict).toBe('approved');
-    expect(check?.now.by).toBe('test_mutation');
-    expect(check?.now.reason).toMatch(
-      /it would have said\): 1 finding\(s\): harness_changed-[0-9a-f]{8}: \.github\/workflows\/test\.yml: a harness file was added/,
-    );
-  });
+  it(
+    'unchanged rules flip nothing on the runs recorded with them; the run from before the integrity gates is refused by what ' +
+      'they would have said',
+    async () => {
+      const r = RejudgeReportSchema.parse(JSON.parse(await run({ json: true })));
+      const flips = Object.fromEntries(r.runs.map((x) => [x.workflowId, x.flips]));
+      expect(flips).toEqual({ [byName('advisory')]: 0, [byName('clean')]: 0, [byName('harness')]: 1 });
+      expect(r.needsNewJudgement).toBe(0);
+      const before = r.runs.find((x) => x.workflowId === byName('harness'));
+      expect(before?.knobChanges.map((c) => c.knob)).toEqual(['gateTestMutation', 'gateTestGaming']);
+      const check = before?.checks.find((c) => c.flipped);
+      expect(check?.recorded.verdict).toBe('approved');
+      expect(check?.now.by).toBe('test_mutation');
+      expect(check?.now.reason).toMatch(
+        /it would have said\): 1 finding\(s\): harness_changed-[0-9a-f]{8}: \.github\/workflows\/test\.yml: a harness file was added/,
+      );
+    },
+  );
 
   it('a stricter knob flips the verdicts it should and no other: reviewMergeabilityMin=100 refuses the approval whose review had a Low finding', () => {
     const stricter = rejudgeAll(runs, { reviewMergeabilityMin: 100 });

@@ -290,6 +290,11 @@ describe('inspectRepo', () => {
     const snap = await inspectRepo({ repoPath: repo, runStartSha: sha, previousTree: before });
     expect(snap.sinceLast).toEqual({ files: 2, lines: 4, manifestChanged: true, paths: ['a.txt', 'package.json'] });
     // A tree that no longer exists (pruned) is no reason to fail: nothing is measured.
+    // A change to the core says so, for the tier ladder's structural triggers (rules/structural-change.ts).
+    const mid = await workingTreeHash(repo);
+    write(repo, 'src/core/engine.ts', 'export const engine = 1;\n');
+    const core = await inspectRepo({ repoPath: repo, runStartSha: sha, previousTree: mid });
+    expect(core.sinceLast?.structural).toEqual({ corePaths: ['src/core/engine.ts'], contracts: [], services: [] });
     const gone = await inspectRepo({ repoPath: repo, runStartSha: sha, previousTree: '0'.repeat(40) });
     expect(gone.sinceLast).toBeNull();
   });

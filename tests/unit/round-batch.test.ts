@@ -65,7 +65,8 @@ describe("the devil's advocate in the batched call", () => {
   it('is asked for after the members, only on a unanimous round, and its finding is one more the schema allows', () => {
     const council = batchPrompt({ kind: 'council', round: 1, iteration: 3, names, followUp: devil });
     expect(council).toContain(
-      'Then, only if every agent above voted APPROVE: run the agent vigil-devil-s-advocate once, the same way, and add its finding too. Otherwise do not run it.',
+      'Then, only if every agent above voted APPROVE: run the agent vigil-devil-s-advocate once, the same way, and add its ' +
+        'finding too. Otherwise do not run it.',
     );
     expect(council).not.toContain('- vigil-devil-s-advocate');
     const review = batchPrompt({ kind: 'review', round: 1, iteration: 3, names: ['vigil-a', 'vigil-b'], followUp: devil });

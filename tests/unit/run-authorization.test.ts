@@ -181,7 +181,12 @@ describe('authorizeExecution', () => {
   it("refuses an older vigil's signature (no PRD, knobs, nonce or expiry), saying to sign it again", () => {
     const { env, secret } = signedEnv();
     expect(refusal(() => authorizeExecution(agent(['my-agent', '--yes']), signRun(secret, olderClaims), env))).toMatch(
-      /signature is from an older vigil and binds neither its PRD, its knobs, a nonce nor an expiry, so this worker does not run it: start it again with a current `vigil start`/,
+      new RegExp(
+        [
+          /signature is from an older vigil and binds neither its PRD, its knobs, a nonce nor an expiry, so this /.source,
+          /worker does not run it: start it again with a current `vigil start`/.source,
+        ].join(''),
+      ),
     );
   });
 

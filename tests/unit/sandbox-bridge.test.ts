@@ -221,10 +221,14 @@ for (const b of BRIDGES) {
       const [port] = (await freePorts(1)) as [number];
       const marker = path.join(root, `${b.name.replace(/\W/g, '')}-term`);
       // The command records the signal it got, then dies of it.
-      const script = `trap 'echo TERM > ${marker}; trap - TERM; kill -TERM $$' TERM; echo ready; while :; do sleep 0.05; done`;
+      const started = `${marker}-started`;
+      const script =
+        `trap 'echo TERM > ${marker}; trap - TERM; kill -TERM $$' TERM; echo ready; : > ${started}; ` + 'while :; do sleep 0.05; done';
       let pid = 0;
       const done = runBridge(b.command(), [sock, String(port), '', '--', 'sh', '-c', script], (p) => (pid = p));
-      await new Promise((r) => setTimeout(r, 500));
+      // Signalled once the command has set its trap (a loaded machine may take seconds to start the bridge).
+      for (let waited = 0; !existsSync(started) && waited < 30_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+      expect(existsSync(started)).toBe(true);
       process.kill(pid, 'SIGTERM');
       const r = await done;
       expect(r.stdout).toBe('ready\n');

@@ -213,20 +213,29 @@ describe.runIf(sandboxPlatform().problem === null)('the fallback (no cgroup), fo
   it('says what it applies, and lets an honest builder through', async () => {
     const r = await agent(['spawn', '50']);
     expect(r.sandbox?.limits).toMatch(
-      /^no cgroup \(VIGIL_SANDBOX_LIMITS=fallback: cgroups are not used\): 2048 MiB per process \(RLIMIT_DATA\); 1024 tasks and 2048 MiB for the call watched twice a second; nice 3$/,
+      new RegExp(
+        [
+          /^no cgroup \(VIGIL_SANDBOX_LIMITS=fallback: cgroups are not used\): 2048 MiB per process \(RLIMIT_DATA/.source,
+          /\); 1024 tasks and 2048 MiB for the call watched twice a second; nice 3$/.source,
+        ].join(''),
+      ),
     );
     expect([r.exitCode, r.sandbox?.limitHit]).toEqual([0, null]);
   });
 
-  it("ends a call past its pid limit, seen by the watch (a bounded spawner: the kernel holds nothing here, and a fork bomb's burst would reach the machine's pid_max)", async () => {
-    // 400 sleeping processes against a limit of 100 (a knob the run sets, so that the watch, not the machine, is what stops them).
-    const r = await agent(['spawn', '400', '20000'], sandboxArgs({ ...defaultKnobs(), sandboxPids: 100 }));
-    expect(r.sandbox?.limitHit).toMatch(
-      /^the agent started \d+ processes: pid limit \(sandboxPids=100, threads count; seen by Vigil's watch, no cgroup here\)$/,
-    );
-    expect(r.exitCode).not.toBe(0);
-    expect(r.durationMs).toBeLessThan(15_000);
-  });
+  it(
+    "ends a call past its pid limit, seen by the watch (a bounded spawner: the kernel holds nothing here, and a fork bomb's " +
+      "burst would reach the machine's pid_max)",
+    async () => {
+      // 400 sleeping processes against a limit of 100 (a knob the run sets, so that the watch, not the machine, is what stops them).
+      const r = await agent(['spawn', '400', '20000'], sandboxArgs({ ...defaultKnobs(), sandboxPids: 100 }));
+      expect(r.sandbox?.limitHit).toMatch(
+        /^the agent started \d+ processes: pid limit \(sandboxPids=100, threads count; seen by Vigil's watch, no cgroup here\)$/,
+      );
+      expect(r.exitCode).not.toBe(0);
+      expect(r.durationMs).toBeLessThan(15_000);
+    },
+  );
 
   it('ends a call whose processes together pass the memory limit (each under RLIMIT_DATA), seen by the watch', async () => {
     const r = await agent(['alloc', '1024', '8'], sandboxArgs({ ...defaultKnobs(), sandboxMemoryMb: 512 }));

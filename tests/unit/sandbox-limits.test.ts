@@ -216,7 +216,12 @@ describe('the fallback, forced', () => {
     expect(cgroupProbe({ fallback: true }).base).toBeNull();
     const l = new CallLimiter({ pids: 4096, memoryMb: 4096, cpuWeight: 50, subject: 'the agent', fallback: true }, 'fallback-probe');
     expect(l.applied).toMatch(
-      /^no cgroup \(VIGIL_SANDBOX_LIMITS=fallback: cgroups are not used\): 4096 MiB per process \(RLIMIT_DATA\); 4096 tasks and 4096 MiB for the call watched twice a second/,
+      new RegExp(
+        [
+          /^no cgroup \(VIGIL_SANDBOX_LIMITS=fallback: cgroups are not used\): 4096 MiB per process \(RLIMIT_DATA/.source,
+          /\); 4096 tasks and 4096 MiB for the call watched twice a second/.source,
+        ].join(''),
+      ),
     );
     expect(l.wrap('/bin/true', []).args.slice(0, 2)[1]).toContain('ulimit -d 4194304');
   });

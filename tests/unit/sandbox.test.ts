@@ -161,83 +161,87 @@ describe.runIf(sandboxable)('the sandbox against a hostile agent', () => {
   // once more with the Node bridge an installed package runs (tests/unit/sandbox-bridge.test.ts).
   const cases = [...ROLES.map((r, i) => ({ r, i, bridge: null })), { r: ROLES[0], i: ROLES.length, bridge: 'node' }];
   for (const { r, i, bridge } of cases) {
-    it(`refuses every escape in the ${r.role} role${bridge ? ` (the ${bridge} bridge)` : ''}, and the call still completes with the refusals recorded`, async () => {
-      if (bridge) {
-        process.env.VIGIL_SANDBOX_BRIDGE = bridge;
-        onTestFinished(() => void delete process.env.VIGIL_SANDBOX_BRIDGE);
-      }
-      const before = readFileSync(path.join(repo, 'README.md'), 'utf8');
-      const res = await agent(input(r, i + 1));
-      const log = readFileSync(res.logPath, 'utf8');
-      const a = attempts(log);
-      expect(res.exitCode, log).toBe(0);
-      expect(res.sandbox?.applied, JSON.stringify(res.sandbox)).toBe(true);
-      expect(res.sandbox?.mode).toBe('auto');
+    it(
+      `refuses every escape in the ${r.role} role${bridge ? ` (the ${bridge} bridge)` : ''}, and the call still completes with ` +
+        `the refusals recorded`,
+      async () => {
+        if (bridge) {
+          process.env.VIGIL_SANDBOX_BRIDGE = bridge;
+          onTestFinished(() => void delete process.env.VIGIL_SANDBOX_BRIDGE);
+        }
+        const before = readFileSync(path.join(repo, 'README.md'), 'utf8');
+        const res = await agent(input(r, i + 1));
+        const log = readFileSync(res.logPath, 'utf8');
+        const a = attempts(log);
+        expect(res.exitCode, log).toBe(0);
+        expect(res.sandbox?.applied, JSON.stringify(res.sandbox)).toBe(true);
+        expect(res.sandbox?.mode).toBe('auto');
 
-      for (const name of [
-        'read-vigil-home',
-        'read-run-secret',
-        'read-codec-key',
-        'read-other-repo',
-        'write-outside',
-        'write-system',
-        'write-program',
-        'write-git-hooks',
-        'connect-temporal',
-        'connect-store',
-        'proxy-temporal',
-        'proxy-outside',
-      ]) {
-        expect(a[name], `${name} in ${log}`).toBeDefined();
-        expect(a[name]?.ok, `${name}: ${a[name]?.detail}`).toBe(false);
-      }
-      expect(log).not.toContain('ab'.repeat(32));
-      expect(existsSync(path.join(root, 'outside', 'escaped.txt'))).toBe(false);
-      expect(existsSync('/usr/local/vigil-hostile-was-here')).toBe(false);
-      expect(existsSync(path.join(ROOT, 'tests/support/hostile-was-here'))).toBe(false);
-      expect(existsSync(path.join(repo, '.git', 'hooks', 'post-commit'))).toBe(false);
-      // What it may do: read the repository, reach the configured model endpoint (through the proxy and directly).
-      expect(a['read-repo']?.ok, a['read-repo']?.detail).toBe(true);
-      expect(a['model-via-proxy']?.ok, a['model-via-proxy']?.detail).toBe(true);
-      expect(a['model-direct']?.ok, a['model-direct']?.detail).toBe(true);
+        for (const name of [
+          'read-vigil-home',
+          'read-run-secret',
+          'read-codec-key',
+          'read-other-repo',
+          'write-outside',
+          'write-system',
+          'write-program',
+          'write-git-hooks',
+          'connect-temporal',
+          'connect-store',
+          'proxy-temporal',
+          'proxy-outside',
+        ]) {
+          expect(a[name], `${name} in ${log}`).toBeDefined();
+          expect(a[name]?.ok, `${name}: ${a[name]?.detail}`).toBe(false);
+        }
+        expect(log).not.toContain('ab'.repeat(32));
+        expect(existsSync(path.join(root, 'outside', 'escaped.txt'))).toBe(false);
+        expect(existsSync('/usr/local/vigil-hostile-was-here')).toBe(false);
+        expect(existsSync(path.join(ROOT, 'tests/support/hostile-was-here'))).toBe(false);
+        expect(existsSync(path.join(repo, '.git', 'hooks', 'post-commit'))).toBe(false);
+        // What it may do: read the repository, reach the configured model endpoint (through the proxy and directly).
+        expect(a['read-repo']?.ok, a['read-repo']?.detail).toBe(true);
+        expect(a['model-via-proxy']?.ok, a['model-via-proxy']?.detail).toBe(true);
+        expect(a['model-direct']?.ok, a['model-direct']?.detail).toBe(true);
 
-      // The builder writes the repository; a reviewing role cannot, by the mount.
-      const wrote = path.join(repo, `hostile-${r.role}.txt`);
-      if (r.role === 'iteration') {
-        expect(a['write-repo']?.ok).toBe(true);
-        expect(existsSync(wrote)).toBe(true);
-      } else {
-        expect(a['write-repo']?.ok).toBe(false);
-        expect(a['write-repo']?.detail).toMatch(/read-only file system/i);
-        expect(existsSync(wrote)).toBe(false);
-        expect(denied(res.sandbox, 'write')).toContain(wrote);
-        expect(res.reviewChangedTree).toBeNull();
-      }
-      expect(readFileSync(path.join(repo, 'README.md'), 'utf8')).toBe(before);
+        // The builder writes the repository; a reviewing role cannot, by the mount.
+        const wrote = path.join(repo, `hostile-${r.role}.txt`);
+        if (r.role === 'iteration') {
+          expect(a['write-repo']?.ok).toBe(true);
+          expect(existsSync(wrote)).toBe(true);
+        } else {
+          expect(a['write-repo']?.ok).toBe(false);
+          expect(a['write-repo']?.detail).toMatch(/read-only file system/i);
+          expect(existsSync(wrote)).toBe(false);
+          expect(denied(res.sandbox, 'write')).toContain(wrote);
+          expect(res.reviewChangedTree).toBeNull();
+        }
+        expect(readFileSync(path.join(repo, 'README.md'), 'utf8')).toBe(before);
 
-      // Every role reports its cost; a reviewing role does it in a signals folder of its own, so
-      // the claim it planted there reaches neither the repository nor the builder's next call.
-      expect(a['report-usage']?.ok, a['report-usage']?.detail).toBe(true);
-      expect(res.usage?.costUsd).toBe(0.02);
-      expect(existsSync(path.join(repo, '.vigil', 'signals', 'USAGE'))).toBe(false);
-      if (r.role !== 'iteration') {
-        expect(a['plant-claim']?.ok, a['plant-claim']?.detail).toBe(true);
-        expect(existsSync(path.join(repo, '.vigil', 'signals', 'COMPLETION_REQUESTED'))).toBe(false);
-        expect(res.claimed).toBe(false);
-        expect(readdirSync(path.join(process.env.VIGIL_HOME as string, 'private', 'hostile-run', 'call-signals'))).toEqual([]);
-      }
+        // Every role reports its cost; a reviewing role does it in a signals folder of its own, so
+        // the claim it planted there reaches neither the repository nor the builder's next call.
+        expect(a['report-usage']?.ok, a['report-usage']?.detail).toBe(true);
+        expect(res.usage?.costUsd).toBe(0.02);
+        expect(existsSync(path.join(repo, '.vigil', 'signals', 'USAGE'))).toBe(false);
+        if (r.role !== 'iteration') {
+          expect(a['plant-claim']?.ok, a['plant-claim']?.detail).toBe(true);
+          expect(existsSync(path.join(repo, '.vigil', 'signals', 'COMPLETION_REQUESTED'))).toBe(false);
+          expect(res.claimed).toBe(false);
+          expect(readdirSync(path.join(process.env.VIGIL_HOME as string, 'private', 'hostile-run', 'call-signals'))).toEqual([]);
+        }
 
-      // The refusals a person should see.
-      const connects = denied(res.sandbox, 'connect');
-      expect(connects).toEqual(
-        expect.arrayContaining([`127.0.0.1:${inject('temporalAddress').split(':').pop()}`, storeAddress, 'example.com:443']),
-      );
-      expect(denied(res.sandbox, 'write')).toEqual(expect.arrayContaining(['/usr/local/vigil-hostile-was-here']));
+        // The refusals a person should see.
+        const connects = denied(res.sandbox, 'connect');
+        expect(connects).toEqual(
+          expect.arrayContaining([`127.0.0.1:${inject('temporalAddress').split(':').pop()}`, storeAddress, 'example.com:443']),
+        );
+        expect(denied(res.sandbox, 'write')).toEqual(expect.arrayContaining(['/usr/local/vigil-hostile-was-here']));
 
-      // Nothing it started outlives the call.
-      expect(a['leave-process']?.ok).toBe(true);
-      expect(marked()).toEqual([]);
-    });
+        // Nothing it started outlives the call.
+        expect(a['leave-process']?.ok).toBe(true);
+        expect(marked()).toEqual([]);
+      },
+    );
   }
 
   it('runs the test command in the sandbox too: no model, no worker services, nothing outside the repository', async () => {
@@ -349,7 +353,12 @@ describe.runIf(sandboxable)('the sandbox against a hostile agent', () => {
     try {
       const fail = agent({ ...input(ROLES[0], 22), sandbox: 'strict' });
       await expect(fail).rejects.toThrow(
-        /sandbox=strict and the sandbox cannot run on this worker: VIGIL_SANDBOX_BWRAP=.* is not an executable file\. Install bubblewrap \(scripts\/install-sandbox\.sh/,
+        new RegExp(
+          [
+            /sandbox=strict and the sandbox cannot run on this worker: VIGIL_SANDBOX_BWRAP=.* is not an executabl/.source,
+            /e file\. Install bubblewrap \(scripts\/install-sandbox\.sh/.source,
+          ].join(''),
+        ),
       );
       // auto runs it unsandboxed there, and says why.
       const res = await agent({ ...input(ROLES[1], 23) });

@@ -503,7 +503,8 @@ describe('redactSecrets', () => {
     ['log', PEM('RSA '), alnum(64), '-----END RSA PRIVATE KEY-----'].join('\n'),
     `https://x-access-token:${GH_TOKEN}@github.com/o/r.git`,
     `postgres://credential:${'credential'}x@db/app`,
-    `password = "${HEX20}"\nAuthorization: Bearer ${JWT}\n${SLACK_HOOK}\n${DISCORD_HOOK}\n${GITLAB} ${HF} ${NPM} ${SK20} ${ANTHROPIC} ${STRIPE} ${GOOGLE} ${SLACK}`,
+    `password = "${HEX20}"\nAuthorization: Bearer ` +
+      `${JWT}\n${SLACK_HOOK}\n${DISCORD_HOOK}\n${GITLAB} ${HF} ${NPM} ${SK20} ${ANTHROPIC} ${STRIPE} ${GOOGLE} ${SLACK}`,
   ];
 
   it.each(SAMPLES)('is idempotent on %j', (text) => {

@@ -41,7 +41,8 @@ it('says where each task stands: waiting, running in its child run, merged, or d
 it('says when a stream waits for a person, and how to resume it', () => {
   const waiting = { reason: 'escalation (dead letter): the same failure 3 times\nsee the handoff', at: '2026-11-27T09:00:00Z' };
   expect(streamLine({ ...task, state: 'in_progress', attempts: 1, childId: 'run-1--api', branch: 'vigil/run-1--api', waiting })).toBe(
-    'api (The API) · in progress · run run-1--api · vigil/run-1--api · WAITS FOR A PERSON since 2026-11-27T09:00:00Z: escalation (dead letter): the same failure 3 times (vigil resume run-1--api, or resume this run)',
+    'api (The API) · in progress · run run-1--api · vigil/run-1--api · WAITS FOR A PERSON since 2026-11-27T09:00:00Z: ' +
+      'escalation (dead letter): the same failure 3 times (vigil resume run-1--api, or resume this run)',
   );
 });
 

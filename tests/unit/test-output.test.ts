@@ -16,7 +16,8 @@ describe('countFailingTests', () => {
     writeFileSync(
       path.join(dir, 'test/x.test.mjs'),
       "import { test } from 'node:test';\nimport assert from 'node:assert';\n" +
-        "test('a', () => assert.equal(1, 2));\ntest('b', () => {});\ntest('c', () => assert.ok(false));\ntest('d', () => assert.ok(false));\ntest('e', () => assert.ok(false));\n",
+        "test('a', () => assert.equal(1, 2));\ntest('b', () => {});\ntest('c', () => assert.ok(false));\ntest('d', () => " +
+        "assert.ok(false));\ntest('e', () => assert.ok(false));\n",
     );
     let out = '';
     try {

@@ -92,16 +92,19 @@ describe.runIf(sandboxPlatform().problem === null)('added tests run on the code 
         'package.json': '{"name":"calc","private":true,"type":"module","scripts":{"test":"node --test"}}\n',
         'calc.mjs': 'export const add = (a, b) => a + b;\n',
         'calc.test.mjs':
-          "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from './calc.mjs';\ntest('add', () => assert.equal(add(2, 3), 5));\n",
+          "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from " +
+          "'./calc.mjs';\ntest('add', () => assert.equal(add(2, 3), 5));\n",
       },
       vacuous: {
         'more.test.mjs':
-          "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from './calc.mjs';\ntest('add zero', () => assert.equal(add(0, 4), 4));\n",
+          "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from " +
+          "'./calc.mjs';\ntest('add zero', () => assert.equal(add(0, 4), 4));\n",
       },
       honest: {
         'calc.mjs': 'export const add = (a, b) => a + b;\nexport const mul = (a, b) => a * b;\n',
         'mul.test.mjs':
-          "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport * as calc from './calc.mjs';\ntest('mul', () => assert.equal(calc.mul(2, 3), 6));\n",
+          "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport * as calc from " +
+          "'./calc.mjs';\ntest('mul', () => assert.equal(calc.mul(2, 3), 6));\n",
       },
     },
   } as const;

@@ -295,7 +295,8 @@ describe('summarizeTestOutput', () => {
     [
       'go -v',
       'go-test',
-      '=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestB\n--- FAIL: TestB (0.00s)\n    --- FAIL: TestB/sub (0.00s)\nFAIL\nFAIL\texample.com/m\t0.002s\n',
+      '=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestB\n--- FAIL: TestB (0.00s)\n    --- FAIL: TestB/sub ' +
+        '(0.00s)\nFAIL\nFAIL\texample.com/m\t0.002s\n',
       1,
       { passed: 1, failed: 1, ran: 2, verdict: 'fail' },
     ],
@@ -331,7 +332,9 @@ describe('summarizeTestOutput', () => {
     [
       'cargo pass',
       'cargo-test',
-      'running 3 tests\ntest result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n\n   Doc-tests x\nrunning 0 tests\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n',
+      'running 3 tests\ntest result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n\n   ' +
+        'Doc-tests x\nrunning 0 tests\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in ' +
+        '0.00s\n',
       0,
       { passed: 3, failed: 0, ran: 3, verdict: 'pass' },
     ],
@@ -426,7 +429,8 @@ describe('summarizeTestOutput', () => {
         const started = performance.now();
         const s = summarizeTestOutput(runner, input, 1);
         const ms = performance.now() - started;
-        expect(ms, `${runner} on ${JSON.stringify(input.slice(0, 20))}`).toBeLessThan(2000); // quadratic behaviour on 64 KiB would take much longer; the bound leaves room for a busy machine
+        // quadratic behaviour on 64 KiB would take much longer; the bound leaves room for a busy machine
+        expect(ms, `${runner} on ${JSON.stringify(input.slice(0, 20))}`).toBeLessThan(2000);
         expect(s.reason.length).toBeLessThanOrEqual(300);
       }
     }
@@ -437,7 +441,8 @@ describe('summarizeTestOutput on real runner output', () => {
   it('node --test: failing, passing and empty suites', () => {
     const dir = repo({
       'fail.test.mjs':
-        "import test from 'node:test';\nimport assert from 'node:assert';\ntest('adds', () => assert.equal(1 + 1, 2));\ntest('breaks', () => assert.equal(1, 2));\n",
+        "import test from 'node:test';\nimport assert from 'node:assert';\ntest('adds', () => assert.equal(1 + 1, " +
+        "2));\ntest('breaks', () => assert.equal(1, 2));\n",
       'pass.test.mjs': "import test from 'node:test';\ntest('a', () => {});\ntest('b', () => {});\n",
       'empty/README.md': 'no test files here\n',
     });
@@ -467,7 +472,8 @@ describe('summarizeTestOutput on real runner output', () => {
       return summarizeTestOutput('unittest', `${r.stdout}${r.stderr}`, r.status ?? 1);
     };
     const body = (ok: boolean): string =>
-      `import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertTrue(True)\n    def test_b(self):\n        self.assertTrue(${ok ? 'True' : 'False'})\n`;
+      `import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertTrue(True)\n    def ` +
+      `test_b(self):\n        self.assertTrue(${ok ? 'True' : 'False'})\n`;
     const failing = run({ 'test_x.py': body(false) });
     expect(failing).toMatchObject({ passed: 1, failed: 1, ran: 2, verdict: 'fail' });
     expect(failing.reason).toMatch(/^unittest: 1 failed, 1 passed \(exit 1\); first: test_b/);

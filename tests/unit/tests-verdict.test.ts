@@ -101,7 +101,9 @@ describe('the verdict against the baseline', () => {
 describe('reading the runners’ reports', () => {
   it('reads JUnit XML (pytest, nested suites, node’s comment count), go -json, libtest and unittest -v', () => {
     const junit = parseJunit(
-      '<?xml version="1.0"?><testsuites><testsuite name="pytest" tests="3"><testcase classname="tests.test_gap" name="test_a"/><testcase classname="tests.test_gap" name="test_b"><failure message="x"/></testcase><testcase classname="tests.test_gap" name="test_c"><skipped/></testcase></testsuite></testsuites>',
+      '<?xml version="1.0"?><testsuites><testsuite name="pytest" tests="3"><testcase classname="tests.test_gap" ' +
+        'name="test_a"/><testcase classname="tests.test_gap" name="test_b"><failure message="x"/></testcase><testcase ' +
+        'classname="tests.test_gap" name="test_c"><skipped/></testcase></testsuite></testsuites>',
     );
     expect(junit).toMatchObject({
       complete: true,

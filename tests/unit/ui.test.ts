@@ -117,10 +117,12 @@ describe('currentDetails', () => {
 
   /** The last paragraph of a running run's card: what Temporal's own buttons would do to it. */
   const RUNNING_BUTTONS =
-    "**Temporal's buttons act on the workflow, not on the run:** **Cancel** stops it at once, as `vigil stop vigil-todo-app-1 --now` (the agent call is killed; outcome stopped); " +
+    "**Temporal's buttons act on the workflow, not on the run:** **Cancel** stops it at once, as `vigil stop vigil-todo-app-1 " +
+    '--now` (the agent call is killed; outcome stopped); ' +
     '**Terminate** ends it with no outcome, handoff or final record; ' +
     "**Reset** replays its history but leaves the repository's files as they are (`vigil rewind vigil-todo-app-1 --to N` restores both); " +
-    "**Pause** on the agent call's activity does not pause the run (the agent goes on, or is killed and its iteration counted as failed): use `vigil pause vigil-todo-app-1`";
+    "**Pause** on the agent call's activity does not pause the run (the agent goes on, or is killed and its iteration counted " +
+    'as failed): use `vigil pause vigil-todo-app-1`';
 
   it('a running snapshot: headline, last iteration and streaks, one paragraph each', () => {
     expect(paras(currentDetails(snapshot()))).toEqual([
@@ -184,7 +186,9 @@ describe('currentDetails', () => {
       waiting: { reason: 'escalation (dead letter): x', at: '2026-11-27T09:00:00Z' },
     };
     expect(paras(currentDetails(snapshot({ tasks: { source: 'planner', count: 2, note: null }, streams: [stream, waiting] })))).toContain(
-      'Tasks: 2 from the planner\n- api (The API) · done · run r--api · vigil/r--api, merged · council_approved\n- cli (The CLI) · in progress · after api · run r--cli · vigil/r--cli · WAITS FOR A PERSON since 2026-11-27T09:00:00Z: escalation (dead letter): x (vigil resume r--cli, or resume this run)',
+      'Tasks: 2 from the planner\n- api (The API) · done · run r--api · vigil/r--api, merged · council_approved\n- cli (The ' +
+        'CLI) · in progress · after api · run r--cli · vigil/r--cli · WAITS FOR A PERSON since 2026-11-27T09:00:00Z: escalation ' +
+        '(dead letter): x (vigil resume r--cli, or resume this run)',
     );
     expect(currentDetails(snapshot())).not.toContain('Tasks:');
   });
@@ -351,7 +355,8 @@ describe('currentDetails', () => {
     expect(Buffer.byteLength(line)).toBe(Buffer.byteLength(`Paused by ops at ${T}: `) + 500);
     // ... followed by what to do next, with the exact commands.
     expect(paras(text)[2]).toBe(
-      `**Next step:** resume when ready — \`vigil resume vigil-todo-app-1\` (or \`temporal workflow signal -w vigil-todo-app-1 --name resume\`); to end it, \`vigil stop vigil-todo-app-1\``,
+      `**Next step:** resume when ready — \`vigil resume vigil-todo-app-1\` (or \`temporal workflow signal -w vigil-todo-app-1 ` +
+        `--name resume\`); to end it, \`vigil stop vigil-todo-app-1\``,
     );
   });
 
@@ -408,7 +413,8 @@ describe('currentDetails', () => {
     expect(p.filter((x) => x.includes('iteration cap reached'))).toHaveLength(1);
     // Last, beside Temporal's buttons: what its Reset would do to this run.
     expect(p.at(-1)).toBe(
-      "**Temporal's Reset** replays this run's history from the chosen event but leaves the repository's files as they are now; to go back, `vigil rewind vigil-todo-app-1 --to N --fork` starts a new run from checkpoint N with its tree restored",
+      "**Temporal's Reset** replays this run's history from the chosen event but leaves the repository's files as they are " +
+        'now; to go back, `vigil rewind vigil-todo-app-1 --to N --fork` starts a new run from checkpoint N with its tree restored',
     );
   });
 
@@ -585,7 +591,8 @@ describe('currentDetails', () => {
       },
     };
     expect(lines(snapshot({ checks }))).toContain(
-      "  checks    : 4 completion check(s), 4 refused; last: the circuit breaker's completion check at iteration 6: refused by the evidence gate: no file changed since the run started",
+      "  checks    : 4 completion check(s), 4 refused; last: the circuit breaker's completion check at iteration 6: refused by " +
+        'the evidence gate: no file changed since the run started',
     );
   });
 
@@ -769,7 +776,8 @@ describe('nextStep', () => {
   const at = '2025-03-01T10:00:00.000Z';
   it('gives the exact commands for every paused state', () => {
     expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'budget exceeded: $10.50 of $10.00; raise it' } })).toBe(
-      '**Next step:** raise the budget and resume — `vigil budget r1 --usd 21` then `vigil resume r1` (or `temporal workflow signal -w r1 --name budget --input \'{"usd":21}\'` and `--name resume`); or `vigil stop r1`',
+      '**Next step:** raise the budget and resume — `vigil budget r1 --usd 21` then `vigil resume r1` (or `temporal workflow ' +
+        'signal -w r1 --name budget --input \'{"usd":21}\'` and `--name resume`); or `vigil stop r1`',
     );
     expect(nextStep({ ...base, pause: { by: 'vigil', at, reason: 'authentication failed for provider claude: 401' } })).toMatch(
       /^\*\*Next step:\*\* fix the credentials where the worker runs \(`vigil doctor`\), then resume — `vigil resume r1`/,
@@ -784,10 +792,18 @@ describe('nextStep', () => {
       checkpoint: 3,
     });
     expect(lost.reason).toBe(
-      "repository unavailable: not a git repository: /r/.vigil/worktrees/r1/l. This is Vigil's own worktree of this stream: `vigil resume r1--l` (or `vigil resume r1`) makes it again from its last checkpoint (iteration 3) and the stream goes on; or `vigil stop r1--l` ends this attempt, and task l is tried once more from a fresh worktree if it has an attempt left",
+      "repository unavailable: not a git repository: /r/.vigil/worktrees/r1/l. This is Vigil's own worktree of this stream: " +
+        '`vigil resume r1--l` (or `vigil resume r1`) makes it again from its last checkpoint (iteration 3) and the stream goes ' +
+        'on; or `vigil stop r1--l` ends this attempt, and task l is tried once more from a fresh worktree if it has an attempt ' +
+        'left',
     );
     expect(nextStep({ ...base, workflowId: 'r1--l', pause: { by: 'vigil', at, reason: lost.reason } })).toMatch(
-      /^\*\*Next step:\*\* resume: Vigil makes the stream's worktree again from its last checkpoint \(or stop it: its task is tried once more\) — `vigil resume r1--l`/,
+      new RegExp(
+        [
+          /^\*\*Next step:\*\* resume: Vigil makes the stream's worktree again from its last checkpoint \(or stop/.source,
+          / it: its task is tried once more\) — `vigil resume r1--l`/.source,
+        ].join(''),
+      ),
     );
     expect(
       onRepositoryTrouble({ kind: 'lost', problem: 'p' }, 'r1--l', supervised, { parentId: 'r1', task: 'l', checkpoint: null }).reason,

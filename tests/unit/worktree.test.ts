@@ -171,31 +171,35 @@ describe('streams in worktrees', () => {
     expect(git(dir, 'show', `${m.commit}:l.txt`)).toBe('L again');
   });
 
-  it('makes nothing but Vigil’s own worktree of the task: another path is refused and left untouched; a lost repository is the repository’s failure', async () => {
-    const dir = repo();
-    const head = git(dir, 'rev-parse', 'HEAD');
-    const ask = { runId: 'r4', task: 'l', startSha: head, checkpoint: null };
-    // The person's repository itself, another task's folder, a path that only looks like one.
-    for (const worktree of [dir, worktreePath(dir, 'r4', 'other'), `${worktreePath(dir, 'r4', 'l')}/..`]) {
-      await expect(recreateWorktree({ ...ask, worktree })).rejects.toThrow(
-        /is not Vigil's worktree of task l of run r4: nothing recreated/,
-      );
-    }
-    // A folder inside the repository laid out like one is not a repository of its own.
-    mkdirSync(path.join(dir, 'x'));
-    writeFileSync(path.join(dir, 'x', 'keep.txt'), 'mine\n');
-    await expect(recreateWorktree({ ...ask, worktree: worktreePath(path.join(dir, 'x'), 'r4', 'l') })).rejects.toMatchObject({
-      type: 'NotAGitRepository',
-    });
-    expect(existsSync(path.join(dir, 'x', '.vigil'))).toBe(false);
-    rmSync(path.join(dir, 'x'), { recursive: true });
-    expect(readFileSync(path.join(dir, 'README.md'), 'utf8')).toBe('# sample\n');
-    expect(git(dir, 'status', '--porcelain')).toBe('');
-    expect(git(dir, 'worktree', 'list', '--porcelain')).not.toContain('.vigil/worktrees');
-    // The run's repository gone: nothing to make the worktree in.
-    const gone = repo();
-    const wt = worktreePath(gone, 'r4', 'l');
-    rmSync(gone, { recursive: true, force: true });
-    await expect(recreateWorktree({ ...ask, worktree: wt })).rejects.toMatchObject({ type: 'NotAGitRepository' });
-  });
+  it(
+    'makes nothing but Vigil’s own worktree of the task: another path is refused and left untouched; a lost repository is the ' +
+      'repository’s failure',
+    async () => {
+      const dir = repo();
+      const head = git(dir, 'rev-parse', 'HEAD');
+      const ask = { runId: 'r4', task: 'l', startSha: head, checkpoint: null };
+      // The person's repository itself, another task's folder, a path that only looks like one.
+      for (const worktree of [dir, worktreePath(dir, 'r4', 'other'), `${worktreePath(dir, 'r4', 'l')}/..`]) {
+        await expect(recreateWorktree({ ...ask, worktree })).rejects.toThrow(
+          /is not Vigil's worktree of task l of run r4: nothing recreated/,
+        );
+      }
+      // A folder inside the repository laid out like one is not a repository of its own.
+      mkdirSync(path.join(dir, 'x'));
+      writeFileSync(path.join(dir, 'x', 'keep.txt'), 'mine\n');
+      await expect(recreateWorktree({ ...ask, worktree: worktreePath(path.join(dir, 'x'), 'r4', 'l') })).rejects.toMatchObject({
+        type: 'NotAGitRepository',
+      });
+      expect(existsSync(path.join(dir, 'x', '.vigil'))).toBe(false);
+      rmSync(path.join(dir, 'x'), { recursive: true });
+      expect(readFileSync(path.join(dir, 'README.md'), 'utf8')).toBe('# sample\n');
+      expect(git(dir, 'status', '--porcelain')).toBe('');
+      expect(git(dir, 'worktree', 'list', '--porcelain')).not.toContain('.vigil/worktrees');
+      // The run's repository gone: nothing to make the worktree in.
+      const gone = repo();
+      const wt = worktreePath(gone, 'r4', 'l');
+      rmSync(gone, { recursive: true, force: true });
+      await expect(recreateWorktree({ ...ask, worktree: wt })).rejects.toMatchObject({ type: 'NotAGitRepository' });
+    },
+  );
 });

@@ -81,7 +81,8 @@ const UNITTEST: Case = {
     'tests/test_report.py': unittestCase(
       'import subprocess\nimport sys',
       'TestReport',
-      '    def test_report(self):\n        out = subprocess.run([sys.executable, "scripts/report.py"], capture_output=True, text=True).stdout\n        self.assertEqual(out, "total: 3\\n")\n',
+      '    def test_report(self):\n        out = subprocess.run([sys.executable, "scripts/report.py"], capture_output=True, ' +
+        'text=True).stdout\n        self.assertEqual(out, "total: 3\\n")\n',
     ),
     '.gitignore': '__pycache__/\n',
   },

@@ -53,7 +53,8 @@ const FILES: Record<string, string> = {
   'tests/test_mul.py': 'from calc.mul import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n',
   'tests/test_div.py': 'from calc.div import div\n\n\ndef test_div():\n    assert div(6, 3) == 2\n',
   'tests/test_report.py':
-    'import subprocess\nimport sys\n\n\ndef test_report():\n    out = subprocess.run([sys.executable, "scripts/report.py"], capture_output=True, text=True).stdout\n    assert out == "total: 3\\n"\n',
+    'import subprocess\nimport sys\n\n\ndef test_report():\n    out = subprocess.run([sys.executable, "scripts/report.py"], ' +
+    'capture_output=True, text=True).stdout\n    assert out == "total: 3\\n"\n',
   '.gitignore': '__pycache__/\n',
 };
 const ADD3 =

@@ -29,10 +29,12 @@ const runs = useWholeRuns('build-gate');
 const BUGGY =
   '/** The gap between the largest and the smallest number. */\nexport function maxGap(xs: number[]): number {\n  return xs[xs.length - 1] - xs[0];\n}\n';
 const FIX =
-  '/** The gap between the largest and the smallest number. */\nexport function maxGap(xs: number[]): number {\n  return Math.max(...xs) - Math.min(...xs);\n}\n';
+  '/** The gap between the largest and the smallest number. */\nexport function maxGap(xs: number[]): number {\n  return ' +
+  'Math.max(...xs) - Math.min(...xs);\n}\n';
 /** Fixed, and the type changed: `number | undefined` breaks `report.ts`, which no test imports. */
 const FIX_BREAKING_BUILD =
-  '/** The gap between the largest and the smallest number; undefined for no numbers. */\nexport function maxGap(xs: number[]): number | undefined {\n  if (xs.length === 0) return undefined;\n  return Math.max(...xs) - Math.min(...xs);\n}\n';
+  '/** The gap between the largest and the smallest number; undefined for no numbers. */\nexport function maxGap(xs: ' +
+  'number[]): number | undefined {\n  if (xs.length === 0) return undefined;\n  return Math.max(...xs) - Math.min(...xs);\n}\n';
 
 /** A second module and its test, which the change to `gap.ts` does not reach: an iteration's pass runs a selection. */
 const OTHER = {
@@ -68,7 +70,8 @@ function makeRepo(name: string, extra: Record<string, string> = {}): string {
     'src/report.ts':
       "import { maxGap } from './gap';\n\n/** The width of the report's range. */\nexport const width: number = maxGap([3, 4]);\n",
     'src/gap.test.ts':
-      "import { test, expect } from 'vitest';\nimport { maxGap } from './gap';\ntest('simple', () => expect(maxGap([1, 5])).toBe(4));\ntest('unsorted', () => expect(maxGap([5, 0, 2])).toBe(5));\n",
+      "import { test, expect } from 'vitest';\nimport { maxGap } from './gap';\ntest('simple', () => expect(maxGap([1, " +
+      "5])).toBe(4));\ntest('unsorted', () => expect(maxGap([5, 0, 2])).toBe(5));\n",
     '.gitignore': 'node_modules\ndist\n',
     'README.md': '# gap\n\nThe gap between the largest and the smallest number of a list.\n',
   };

@@ -252,7 +252,12 @@ describe('checkpoints', () => {
     expect(prompt6).not.toContain('HUMAN DIRECTIVE');
     expect(prompt6).toContain('- iteration 5: directive from alice: "Try it without the ORM."');
     expect(prompt6).toMatch(
-      /- iteration 4: rewound by alice from iteration 8 to 4 \(the ORM was a mistake\): iterations 5-8 set aside; that tree is kept under refs\/vigil\/\S+\/before-rewind-1/,
+      new RegExp(
+        [
+          /- iteration 4: rewound by alice from iteration 8 to 4 \(the ORM was a mistake\): iterations 5-8 set as/.source,
+          /ide; that tree is kept under refs\/vigil\/\S+\/before-rewind-1/.source,
+        ].join(''),
+      ),
     );
     expect(prompt6).not.toMatch(/- iteration [78]: /);
   });

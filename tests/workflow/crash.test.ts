@@ -128,7 +128,8 @@ it('a worker SIGKILLed during a repository inspection is noticed within the hear
   const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
   writeFileSync(
     path.join(tools, 'git'),
-    `#!/bin/sh\nfor a in "$@"; do\n  if [ "$a" = add ] && [ -e "${armed}" ]; then rm -f "${armed}"; touch "${inside}"; sleep 30; fi\ndone\nexec "${realGit}" "$@"\n`,
+    `#!/bin/sh\nfor a in "$@"; do\n  if [ "$a" = add ] && [ -e "${armed}" ]; then rm -f "${armed}"; touch "${inside}"; sleep ` +
+      `30; fi\ndone\nexec "${realGit}" "$@"\n`,
   );
   chmodSync(path.join(tools, 'git'), 0o755);
   const workerEnv = { PATH: `${tools}${path.delimiter}${process.env.PATH ?? ''}` };

@@ -43,8 +43,9 @@
  * And one for following the pull request (followPr, on by default with deliver=pr, the one knob
  * the cell sets: the behaviour it is about): the PR's checks fail once, an iteration fixes the
  * work, the council approves it again and it is pushed to the same branch on the real bare remote,
- * the checks pass (no event), the PR is merged. `gh` is faked there, and only gh
- * (tests/support/fake-gh.ts): the one part that talks to GitHub.
+ * the checks pass (no event), the PR is merged. And its base moves (another clone pushes to main):
+ * the branch is rebased, judged again on the new tree and pushed onto the new base, then merged.
+ * `gh` is faked there, and only gh (tests/support/fake-gh.ts): the one part that talks to GitHub.
  *
  * And one for effort that fits the task (complexity, default auto): the run started as `vigil start`
  * starts it for a person who set no knob (`knobsGiven` empty; the other cells, started through the
@@ -244,9 +245,12 @@ const PY_FILES: Record<string, string> = {
   'calc/add.py': PY_ADD,
   'calc/mul.py': '"""Multiplication."""\n\n\ndef mul(a, b):\n    """The product."""\n    return a * b\n',
   'tests/test_add.py':
-    '"""Tests of add."""\nfrom calc.add import add\n\n\ndef test_add():\n    """Adds."""\n    assert add(1, 2) == 3\n\n\ndef test_add_neg():\n    """Adds negatives."""\n    assert add(-1, -2) == -3\n',
+    '"""Tests of add."""\nfrom calc.add import add\n\n\ndef test_add():\n    """Adds."""\n    assert add(1, 2) == 3\n\n\ndef ' +
+    'test_add_neg():\n    """Adds negatives."""\n    assert add(-1, -2) == -3\n',
   'tests/test_mul.py':
-    '"""Tests of mul."""\nfrom calc.mul import mul\n\n\ndef test_mul():\n    """Multiplies."""\n    assert mul(2, 3) == 6\n\n\ndef test_mul_zero():\n    """By zero."""\n    assert mul(2, 0) == 0\n\n\ndef test_mul_neg():\n    """By a negative."""\n    assert mul(2, -3) == -6\n',
+    '"""Tests of mul."""\nfrom calc.mul import mul\n\n\ndef test_mul():\n    """Multiplies."""\n    assert mul(2, 3) == ' +
+    '6\n\n\ndef test_mul_zero():\n    """By zero."""\n    assert mul(2, 0) == 0\n\n\ndef test_mul_neg():\n    """By a ' +
+    'negative."""\n    assert mul(2, -3) == -6\n',
 };
 
 function repoFiles(c: Cell): Record<string, string> {
@@ -264,7 +268,8 @@ function repoFiles(c: Cell): Record<string, string> {
     files['src/main.js'] =
       "/** The entry point the build loads. */\nimport { feature } from './feature.js';\nexport const shown = String(feature);\n";
     files['test/index.test.js'] =
-      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n";
+      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from " +
+      "'../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n";
   } else if (c.behaviour === NO_BOOT || c.behaviour === BOOTS) {
     // The app's entry point no test imports; the repository's app check loads it and reads it.
     files['package.json'] = pkg('node --test');
@@ -272,7 +277,8 @@ function repoFiles(c: Cell): Record<string, string> {
       "/** The app's entry point. */\nimport { feature } from './feature.js';\nexport const shown = String(feature);\n";
     files['.vigil/app-check.sh'] = "node -e \"import('./src/main.js').then((m) => process.exit(m.shown === '1' ? 0 : 3))\"\n";
     files['test/index.test.js'] =
-      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n";
+      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from " +
+      "'../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n";
   } else if (c.tests && c.behaviour === INSTALLS) {
     // A test run that needs a fresh install; node_modules stays out of the tree.
     files['package.json'] = pkg('npm install --no-audit --no-fund --no-package-lock --fetch-retries=0 && node --test');
@@ -280,7 +286,8 @@ function repoFiles(c: Cell): Record<string, string> {
   } else if (c.tests) {
     files['package.json'] = pkg('node --test');
     files['test/index.test.js'] =
-      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n";
+      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from " +
+      "'../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n";
   }
   return files;
 }
@@ -592,5 +599,54 @@ describe('default knobs: following the pull request', () => {
     const outcome = await handle.result();
     expect(outcome).toMatchObject({ status: 'merged', exitCode: 0, iteration: 4 });
     expect(outcome.notes[0]).toMatch(/^evidence: /);
+  });
+
+  it('PR base moved: rebased onto the new base, judged again on the new tree, pushed with a lease, and the merge ends the run', async () => {
+    const { ghDir, ghCallsIn } = fakeGh();
+    if (!(process.env.PATH ?? '').startsWith(ghDir)) process.env.PATH = `${ghDir}${path.delimiter}${process.env.PATH ?? ''}`;
+    const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
+    const repo = makeRepo({ files: { 'README.md': '# feature\n' } });
+    const remote = mkdtempSync(path.join(os.tmpdir(), 'vigil-origin-'));
+    git(remote, 'init', '-q', '--bare');
+    git(repo, 'remote', 'add', 'origin', remote);
+    git(repo, 'push', '-q', 'origin', 'main');
+    const scenarioFile = writeScenario(repo, {
+      version: 1,
+      iterations: [
+        { writes: { 'src/feature.js': '/** The feature. */\nexport const feature = 1;\n' } },
+        { writes: { 'src/feature.js': '/** The feature. */\nexport const feature = 2;\n' } },
+        { writes: { 'src/feature.js': '/** The feature. */\nexport const feature = 3;\n' }, claim: 'file' },
+      ],
+      roles: roles('builds'),
+    });
+    const handle = await startRun(env, TQ, runInput(repo, scenarioFile, { deliver: 'pr' }), uniqueId('default-knobs-pr-base'));
+    await waitForStatus(handle, (s) => s.pullRequest?.waiting === true, 180_000);
+    const branch = `vigil/${handle.workflowId}`;
+    const first = git(remote, 'rev-parse', branch);
+    // Another clone moves the base: a file of its own, so the rebase applies cleanly.
+    const other = mkdtempSync(path.join(os.tmpdir(), 'vigil-other-clone-'));
+    git(other, 'clone', '-q', '-b', 'main', remote, '.');
+    writeFileSync(path.join(other, 'NOTICE'), 'from the base\n');
+    git(other, 'add', 'NOTICE');
+    git(other, '-c', 'user.name=Other', '-c', 'user.email=other@example.com', 'commit', '-q', '-m', 'the base moves');
+    git(other, 'push', '-q', 'origin', 'main');
+    const base = git(other, 'rev-parse', 'HEAD');
+    await handle.signal('prEvent', { kind: 'base-moved', id: 'push-1' });
+    const rebased = await waitForStatus(
+      handle,
+      (s) => s.pullRequest?.waiting === true && (s.pullRequest.updates?.length ?? 0) === 1 && git(remote, 'rev-parse', branch) !== first,
+      180_000,
+    );
+    expect(rebased.pullRequest?.updates?.[0]).toMatchObject({ result: 'updated', mode: 'rebase' });
+    // Judged again on the new tree (a second council round) without an agent call, then pushed onto the new base.
+    expect(rebased.council.rounds).toBe(2);
+    expect(rebased.iteration).toBe(3);
+    const tip = git(remote, 'rev-parse', branch);
+    expect(git(remote, 'rev-parse', `${tip}^`)).toBe(base);
+    expect(git(remote, 'show', `${tip}:NOTICE`)).toBe('from the base');
+    expect(git(remote, 'show', `${tip}:src/feature.js`)).toContain('feature = 3');
+    expect(ghCallsIn(repo).filter((a) => a[1] === 'create')).toHaveLength(1);
+    await handle.signal('prEvent', { kind: 'merged', id: 'push-2', mergeCommit: 'c0ffee' });
+    expect(await handle.result()).toMatchObject({ status: 'merged', exitCode: 0, iteration: 3 });
   });
 });

@@ -61,7 +61,8 @@ const FILES: Record<string, string> = {
   'README.md': '# sample\n\nA sample project.\n',
   'package.json': '{"name":"sample","type":"module","private":true,"scripts":{"test":"node --test"}}\n',
   'test/index.test.js':
-    "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n",
+    "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from " +
+    "'../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n",
 };
 
 /** Three services behind a gateway, in a compose file. */

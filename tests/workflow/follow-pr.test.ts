@@ -244,7 +244,8 @@ describe.concurrent('following the pull request after delivery', () => {
   );
 
   it(
-    "webhooks: a review that requests changes is an iteration whose prompt carries it verbatim, as its author's directive; the run replies with what it changed",
+    "webhooks: a review that requests changes is an iteration whose prompt carries it verbatim, as its author's directive; the " +
+      'run replies with what it changed',
     async () => {
       const { repo, id, handle } = await followedRun('follow-review', true);
       const secret = 'another-webhook-secret-of-the-repo';
@@ -414,7 +415,8 @@ describe('a worker lost while the branch is rebased', () => {
       const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
       writeFileSync(
         path.join(tools, 'git'),
-        `#!/bin/sh\nfor a in "$@"; do\n  if [ "$a" = push ]; then echo "$*" >> "${pushes}"; fi\n  if [ "$a" = rebase ] && [ -e "${armed}" ]; then rm -f "${armed}"; touch "${inside}"; sleep 60; exit 1; fi\ndone\nexec "${realGit}" "$@"\n`,
+        `#!/bin/sh\nfor a in "$@"; do\n  if [ "$a" = push ]; then echo "$*" >> "${pushes}"; fi\n  if [ "$a" = rebase ] && [ -e ` +
+          `"${armed}" ]; then rm -f "${armed}"; touch "${inside}"; sleep 60; exit 1; fi\ndone\nexec "${realGit}" "$@"\n`,
       );
       chmodSync(path.join(tools, 'git'), 0o755);
       const workerEnv = { PATH: `${tools}${path.delimiter}${ghDir}${path.delimiter}${process.env.PATH ?? ''}` };

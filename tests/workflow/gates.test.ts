@@ -390,13 +390,16 @@ describe('PRD checklist with held-out items', () => {
     );
   });
 
-  it('an OpenAPI file the PRD names adds an item per operation to the extracted checklist, with the default knobs', async () => {
+  it('an OpenAPI file the PRD names adds an item per operation to the extracted checklist; a broken one is said, with the default knobs', async () => {
     const repo = makeRepo({
       files: {
         'README.md': '# pets\n',
-        'PRD.md': '# Pets\n\nImplement the API described in `api/openapi.yaml`.\n',
+        'package.json': '{ "name": "pets", "version": "1.0.0" }\n',
+        'api/admin.graphql': 'type Query {\n  pets: [String\n',
+        'PRD.md': '# Pets\n\nImplement the API described in `api/openapi.yaml` and `api/admin.graphql`; keep `package.json`.\n',
         'api/openapi.yaml':
-          'openapi: 3.0.3\ninfo: { title: Pets, version: "1" }\npaths:\n  /pets:\n    get:\n      summary: List the pets\n      responses: { "200": { description: ok } }\n    post:\n      responses: { "201": { description: created } }\n',
+          'openapi: 3.0.3\ninfo: { title: Pets, version: "1" }\npaths:\n  /pets:\n    get:\n      summary: List the pets\n     ' +
+          ' responses: { "200": { description: ok } }\n    post:\n      responses: { "201": { description: created } }\n',
       },
     });
     const file = writeScenario(repo, {
@@ -415,6 +418,11 @@ describe('PRD checklist with held-out items', () => {
         ['API-1', 'high', 'GET /pets works as api/openapi.yaml declares: List the pets'],
         ['API-2', 'high', 'POST /pets works as api/openapi.yaml declares'],
       ]);
+      // The broken schema is said beside the checklist; the package.json the PRD also names is no API description.
+      expect(s.quality?.checklistProblem).toMatch(
+        /^api\/admin\.graphql, named by the PRD, is not a readable API description \(GraphQL: Syntax Error: .*\): its operations are not in the checklist$/,
+      );
+      expect(s.quality?.checklistProblem).not.toMatch(/package\.json/);
       await h.executeUpdate(stopUpdate, { args: [{ by: 'test' }] });
       await h.result();
     });

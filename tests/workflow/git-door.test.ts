@@ -95,35 +95,39 @@ describe.runIf(sandboxPlatform().problem === null)("whole runs through the sandb
   });
 
   for (const [vector, pause] of Object.entries(VECTORS)) {
-    it(`${vector}: runs nothing of the builder's outside the sandbox, ${pause ? 'pauses with what it refused, and finishes after a resume' : 'and finishes'}`, async () => {
-      const repo = makeRepo(vector);
-      const marks = path.join(root, `marks-${vector}`);
-      mkdirSync(marks);
-      Object.assign(process.env, { GIT_DOOR_MARKS: marks, GIT_DOOR_VECTOR: vector });
-      const input = runInput(repo, writeScenario(root, { version: 1, iterations: [{}] }), {
-        agentCommand: [process.execPath, AGENT],
-        testCommand: 'node --test',
-      });
-      const handle = await startRun(env, tq, input, uniqueId(`door-${vector}`));
-      if (pause) {
-        const paused = await waitForStatus(handle, (s) => s.pause !== null, 120_000);
-        expect(paused.pause?.reason).toMatch(/the repository's git was changed under the run, and Vigil's git does not follow it/);
-        expect(paused.pause?.reason).toMatch(pause);
-        expect(readdirSync(path.join(repo, '.vigil', 'quarantine'))).toHaveLength(1);
-        await handle.executeUpdate(resumeUpdate, { args: [{ by: 'tester' }] });
-      }
-      const outcome = await handle.result();
-      expect(outcome.status, JSON.stringify(outcome)).toBe('council_approved');
-      expect(readdirSync(marks), 'nothing outside the sandbox ran the payload').toEqual([]);
-      // Delivered on the run branch, without the rigging.
-      const files = personGit(repo, 'ls-tree', '-r', '--name-only', `vigil/${handle.workflowId}`).split('\n');
-      expect(files).toContain('hello.txt');
-      expect(files.filter((f) => f.startsWith('.git/') || f === '.git' || f.startsWith('vendor/lib/.git'))).toEqual([]);
-      // The person's own git afterwards runs nothing either.
-      personGit(repo, 'status');
-      personGit(repo, 'diff');
-      expect(readdirSync(marks)).toEqual([]);
-    });
+    it(
+      `${vector}: runs nothing of the builder's outside the sandbox, ` +
+        `${pause ? 'pauses with what it refused, and finishes after a resume' : 'and finishes'}`,
+      async () => {
+        const repo = makeRepo(vector);
+        const marks = path.join(root, `marks-${vector}`);
+        mkdirSync(marks);
+        Object.assign(process.env, { GIT_DOOR_MARKS: marks, GIT_DOOR_VECTOR: vector });
+        const input = runInput(repo, writeScenario(root, { version: 1, iterations: [{}] }), {
+          agentCommand: [process.execPath, AGENT],
+          testCommand: 'node --test',
+        });
+        const handle = await startRun(env, tq, input, uniqueId(`door-${vector}`));
+        if (pause) {
+          const paused = await waitForStatus(handle, (s) => s.pause !== null, 120_000);
+          expect(paused.pause?.reason).toMatch(/the repository's git was changed under the run, and Vigil's git does not follow it/);
+          expect(paused.pause?.reason).toMatch(pause);
+          expect(readdirSync(path.join(repo, '.vigil', 'quarantine'))).toHaveLength(1);
+          await handle.executeUpdate(resumeUpdate, { args: [{ by: 'tester' }] });
+        }
+        const outcome = await handle.result();
+        expect(outcome.status, JSON.stringify(outcome)).toBe('council_approved');
+        expect(readdirSync(marks), 'nothing outside the sandbox ran the payload').toEqual([]);
+        // Delivered on the run branch, without the rigging.
+        const files = personGit(repo, 'ls-tree', '-r', '--name-only', `vigil/${handle.workflowId}`).split('\n');
+        expect(files).toContain('hello.txt');
+        expect(files.filter((f) => f.startsWith('.git/') || f === '.git' || f.startsWith('vendor/lib/.git'))).toEqual([]);
+        // The person's own git afterwards runs nothing either.
+        personGit(repo, 'status');
+        personGit(repo, 'diff');
+        expect(readdirSync(marks)).toEqual([]);
+      },
+    );
   }
 
   it('a perpetual run whose builder rigs the repository ends repository_unavailable, having run none of it', async () => {

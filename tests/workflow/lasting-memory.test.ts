@@ -71,7 +71,8 @@ const FILES = {
   'package.json': '{"name":"calc","type":"module","private":true,"scripts":{"test":"node --test"}}\n',
   'src/add.js': '/** Adds two numbers. */\nexport const add = (a, b) => 0;\n',
   'test/add.test.js':
-    "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from '../src/add.js';\ntest('adds two numbers', () => assert.strictEqual(add(1, 2), 3));\n",
+    "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from " +
+    "'../src/add.js';\ntest('adds two numbers', () => assert.strictEqual(add(1, 2), 3));\n",
 };
 const wrong = (n: number) => ({
   writes: {
@@ -231,7 +232,8 @@ const FIX = {
 };
 
 it(
-  'the memory judge: a malformed answer changes nothing and says why; a valid one puts its lesson on the item, the next prompt carries it, and the cost is reported',
+  'the memory judge: a malformed answer changes nothing and says why; a valid one puts its lesson on the item, the next prompt ' +
+    'carries it, and the cost is reported',
   async () => {
     const repo = makeRepo({ files: FILES });
     const key = realpathSync(repo);
@@ -395,7 +397,9 @@ await client.close();
     writeFileSync(
       agent,
       `#!/bin/sh\n${JSON.stringify(SCRIPTED_AGENT)} --scenario "$1" || exit $?\n` +
-        `if [ "$VIGIL_ROLE" = iteration ] && [ "$VIGIL_ITERATION" = 1 ]; then ${JSON.stringify(process.execPath)} ${JSON.stringify(search)} > .vigil/memory-search.json 2> .vigil/memory-search.err; fi\n`,
+        `if [ "$VIGIL_ROLE" = iteration ] && [ "$VIGIL_ITERATION" = 1 ]; then ` +
+        `${JSON.stringify(process.execPath)} ${JSON.stringify(search)} > .vigil/memory-search.json 2> ` +
+        `.vigil/memory-search.err; fi\n`,
     );
     chmodSync(agent, 0o755);
     const d = uniqueId('memory-run');

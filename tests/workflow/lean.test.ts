@@ -189,7 +189,8 @@ describe('the lean iteration', () => {
       expect(JSON.stringify(c.input)).not.toContain('the parser handles the error paths');
       expect(JSON.stringify(c.input)).not.toContain('Run the unit tests with node --test');
     }
-    // From the 3rd call on (the 1st had an empty memory), only the entries added since the previous call (an iteration's line, its gates, a review, a council round).
+    // From the 3rd call on (the 1st had an empty memory), only the entries added since the previous call (an iteration's
+    // line, its gates, a review, a council round).
     for (const c of iterations.slice(2)) {
       const w = (c.input as { memoryRef: { window: { base: string | null; add: unknown[] } } }).memoryRef.window;
       expect(w.base).toMatch(/^[0-9a-f]{64}$/);

@@ -42,10 +42,15 @@ const GREET_BUGGY = '/** The greeting for `name`. */\nexport function greet(name
 const GREET_FIX = '/** The greeting for `name`. */\nexport function greet(name) {\n  return `Hello, ${name}!`;\n}\n';
 
 const SERVER =
-  "import http from 'node:http';\nimport { greet } from './src/greet.js';\n\nconst port = Number(process.env.PORT ?? 3000);\nhttp\n  .createServer((req, res) => {\n    res.end(req.url === '/health' ? 'ok' : greet('world'));\n  })\n  .listen(port, '127.0.0.1');\n";
+  "import http from 'node:http';\nimport { greet } from './src/greet.js';\n\nconst port = Number(process.env.PORT ?? " +
+  "3000);\nhttp\n  .createServer((req, res) => {\n    res.end(req.url === '/health' ? 'ok' : greet('world'));\n  })\n  " +
+  ".listen(port, '127.0.0.1');\n";
 /** The server as the adversary leaves it: it reads a configuration file nobody wrote, and dies at boot. */
 const SERVER_NO_BOOT =
-  "import http from 'node:http';\nimport { readFileSync } from 'node:fs';\nimport { greet } from './src/greet.js';\n\nconst config = JSON.parse(readFileSync(new URL('./config.json', import.meta.url), 'utf8'));\nconst port = Number(process.env.PORT ?? config.port);\nhttp\n  .createServer((req, res) => {\n    res.end(req.url === '/health' ? 'ok' : greet(config.name));\n  })\n  .listen(port, '127.0.0.1');\n";
+  "import http from 'node:http';\nimport { readFileSync } from 'node:fs';\nimport { greet } from './src/greet.js';\n\nconst " +
+  "config = JSON.parse(readFileSync(new URL('./config.json', import.meta.url), 'utf8'));\nconst port = Number(process.env.PORT " +
+  "?? config.port);\nhttp\n  .createServer((req, res) => {\n    res.end(req.url === '/health' ? 'ok' : greet(config.name));\n  " +
+  "})\n  .listen(port, '127.0.0.1');\n";
 
 /** Boots the app, probes it (the greeting page), stops it: exit 0 only when it answered. */
 const probe = (port: number, want: string): string =>
@@ -54,7 +59,8 @@ const probe = (port: number, want: string): string =>
     'pid=$!',
     'i=0',
     'while [ $i -lt 50 ]; do',
-    `  if node -e "fetch('http://127.0.0.1:${port}/').then(async (r) => process.exit(r.ok && (await r.text()) === '${want}' ? 0 : 1), () => process.exit(1))"; then kill $pid; exit 0; fi`,
+    `  if node -e "fetch('http://127.0.0.1:${port}/').then(async (r) => process.exit(r.ok && (await r.text()) === '${want}' ? ` +
+      `0 : 1), () => process.exit(1))"; then kill $pid; exit 0; fi`,
     '  kill -0 $pid 2>/dev/null || { echo "the app exited before it answered"; exit 1; }',
     '  i=$((i + 1)); sleep 0.2',
     'done',
@@ -118,7 +124,9 @@ const SUM_FIX =
 const SUM_SLOW =
   '/** The sum of 1..n. */\nexport function sumTo(n) {\n  return Array.from({ length: n }, (_, i) => i + 1).reduce((a, b) => a + b, 0);\n}\n';
 const BENCH =
-  "import { sumTo } from './src/sum.js';\n\nconst t = process.cpuUsage();\nlet x = 0;\nfor (let k = 0; k < 20; k++) x += sumTo(2_000_000 + k);\nconst u = process.cpuUsage(t);\nif (x === 0) throw new Error('unreachable');\nconsole.log(JSON.stringify({ value: (u.user + u.system) / 1000 }));\n";
+  "import { sumTo } from './src/sum.js';\n\nconst t = process.cpuUsage();\nlet x = 0;\nfor (let k = 0; k < 20; k++) x += " +
+  'sumTo(2_000_000 + k);\nconst u = process.cpuUsage(t);\nif (x === 0) throw new ' +
+  "Error('unreachable');\nconsole.log(JSON.stringify({ value: (u.user + u.system) / 1000 }));\n";
 
 function perfRepo(name: string): string {
   return makeRepo(name, {
@@ -185,7 +193,8 @@ describe.runIf(sandboxPlatform().problem === null)('the product checks as whole 
         'server.js': SERVER,
         'src/greet.js': GREET_BUGGY,
         'src/greet.test.js':
-          "import { test, expect } from 'vitest';\nimport { greet } from './greet.js';\ntest('greets', () => expect(greet('world')).toMatch(/^Hello, world/));\n",
+          "import { test, expect } from 'vitest';\nimport { greet } from './greet.js';\ntest('greets', () => " +
+          "expect(greet('world')).toMatch(/^Hello, world/));\n",
         'e2e/journey.sh': probe(port, 'Hello, world!'),
         'README.md': '# greet\n\nA server that greets the world; `sh e2e/journey.sh` reads its page.\n',
       });

@@ -64,7 +64,8 @@ beforeAll(async () => {
       '#!/bin/sh',
       'if [ "${VIGIL_ROLE:-iteration}" = iteration ] && [ "$VIGIL_ITERATION" = 1 ]; then',
       '  npm install --no-audit --no-fund --no-package-lock --fetch-retries=0 is-number@7.0.0 </dev/null >&2 || echo "npm install failed" >&2',
-      '  python3 -m pip download --no-deps --no-cache-dir --retries 0 --timeout 30 -d "${TMPDIR:-/tmp}/dl" six==1.16.0 </dev/null >&2 || echo "pip download failed" >&2',
+      '  python3 -m pip download --no-deps --no-cache-dir --retries 0 --timeout 30 -d "${TMPDIR:-/tmp}/dl" six==1.16.0 ' +
+        '</dev/null >&2 || echo "pip download failed" >&2',
       '  test -d node_modules/is-number || exit 41',
       'fi',
       'exec "$@"',
@@ -93,7 +94,8 @@ function runInput(repo: string, sandboxRegistries: boolean): RunInput {
       checklist: {
         default: {
           output:
-            '```json\n[{"id": "REQ-1", "title": "src/feature.js exports isNumber from is-number", "priority": "critical", "verify": "read src/feature.js"}]\n```\n',
+            '```json\n[{"id": "REQ-1", "title": "src/feature.js exports isNumber from is-number", "priority": "critical", ' +
+            '"verify": "read src/feature.js"}]\n```\n',
         },
       },
       'checklist-verifier': { default: { output: 'ITEM REQ-1: PASS - src/feature.js has it\n' } },
@@ -117,7 +119,8 @@ function repoFiles(): Record<string, string> {
     '.gitignore': 'node_modules/\n',
     'package.json': '{"name":"sample","type":"module","private":true,"scripts":{"test":"node --test"}}\n',
     'test/index.test.js':
-      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from '../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n",
+      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { name } from " +
+      "'../src/index.js';\ntest('name', () => assert.equal(name, 'sample'));\n",
   };
 }
 

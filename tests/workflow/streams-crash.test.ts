@@ -56,9 +56,11 @@ const repo = process.cwd().replace(/[\\\\/]\\.vigil[\\\\/]worktrees[\\\\/].*$/, 
 const logFile = path.join(${JSON.stringify(LOGS)}, path.basename(repo) + '.jsonl');
 const who = m ? m[1] : 'parent';
 const start = Date.now();
-fs.appendFileSync(logFile, JSON.stringify({ who, role: process.env.VIGIL_ROLE || 'iteration', iteration: process.env.VIGIL_ITERATION || null, at: 'start', t: start }) + '\\n');
+const role = process.env.VIGIL_ROLE || 'iteration';
+const iteration = process.env.VIGIL_ITERATION || null;
+fs.appendFileSync(logFile, JSON.stringify({ who, role, iteration, at: 'start', t: start }) + '\\n');
 const r = spawnSync(agent, ['--scenario', path.join(scenarios, who + '.json')], { stdio: 'inherit' });
-fs.appendFileSync(logFile, JSON.stringify({ who, role: process.env.VIGIL_ROLE || 'iteration', iteration: process.env.VIGIL_ITERATION || null, at: 'end', t: Date.now() }) + '\\n');
+fs.appendFileSync(logFile, JSON.stringify({ who, role, iteration, at: 'end', t: Date.now() }) + '\\n');
 process.exit(r.status === null ? 1 : r.status);
 `,
   { mode: 0o755 },
@@ -124,52 +126,56 @@ async function expectUnharmed(
   return history;
 }
 
-it('a worker SIGKILLed while two streams run: no stream starts twice, each stream’s agent runs each iteration once, the run merges and delivers', async () => {
-  const repo = makeRepo({ files: { 'README.md': '# s\n' } });
-  const dir = mkdtempSync(path.join(path.dirname(WRAPPER), 'scenarios-'));
-  const scenarios: Record<string, ScenarioInput> = {
-    a: builder({ 'a.txt': 'A\n' }, 4000),
-    b: builder({ 'b.txt': 'B\n' }, 4000),
-    c: builder({ 'c.txt': 'C\n' }),
-    parent: builder({}),
-  };
-  for (const [who, s] of Object.entries(scenarios)) writeFileSync(path.join(dir, `${who}.json`), JSON.stringify(s));
-  const log = path.join(LOGS, `${path.basename(repo)}.jsonl`);
-  const marks = (): Mark[] =>
-    existsSync(log)
-      ? readFileSync(log, 'utf8')
-          .trim()
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as Mark)
-      : [];
-  const tq = uniqueId('streams-crash');
-  // The worker shows the agent's sandbox the scripted agent's build (the wrapper runs it from an argument) and the call log.
-  const workerEnv = { VIGIL_SANDBOX_WRITABLE: LOGS, VIGIL_SANDBOX_READABLE: ROOT };
-  const { child: first } = await workers.spawn(tq, undefined, workerEnv);
-  const id = uniqueId('streams-crash');
-  // The speed knob heartbeatTimeoutSeconds is shortened so the lost worker is noticed in seconds.
-  const input = {
-    ...runInput(repo, path.join(dir, 'parent.json'), {
-      parallelStreams: 2,
-      maxIterations: 6,
-      heartbeatTimeoutSeconds: 4,
-      agentCommand: [WRAPPER, SCRIPTED_AGENT, dir],
-    }),
-    tasks: [task('a'), task('b'), task('c', ['a'])],
-  };
-  const handle = await startRun(env, tq, input, id);
+it(
+  'a worker SIGKILLed while two streams run: no stream starts twice, ' +
+    'each stream’s agent runs each iteration once, the run merges and delivers',
+  async () => {
+    const repo = makeRepo({ files: { 'README.md': '# s\n' } });
+    const dir = mkdtempSync(path.join(path.dirname(WRAPPER), 'scenarios-'));
+    const scenarios: Record<string, ScenarioInput> = {
+      a: builder({ 'a.txt': 'A\n' }, 4000),
+      b: builder({ 'b.txt': 'B\n' }, 4000),
+      c: builder({ 'c.txt': 'C\n' }),
+      parent: builder({}),
+    };
+    for (const [who, s] of Object.entries(scenarios)) writeFileSync(path.join(dir, `${who}.json`), JSON.stringify(s));
+    const log = path.join(LOGS, `${path.basename(repo)}.jsonl`);
+    const marks = (): Mark[] =>
+      existsSync(log)
+        ? readFileSync(log, 'utf8')
+            .trim()
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as Mark)
+        : [];
+    const tq = uniqueId('streams-crash');
+    // The worker shows the agent's sandbox the scripted agent's build (the wrapper runs it from an argument) and the call log.
+    const workerEnv = { VIGIL_SANDBOX_WRITABLE: LOGS, VIGIL_SANDBOX_READABLE: ROOT };
+    const { child: first } = await workers.spawn(tq, undefined, workerEnv);
+    const id = uniqueId('streams-crash');
+    // The speed knob heartbeatTimeoutSeconds is shortened so the lost worker is noticed in seconds.
+    const input = {
+      ...runInput(repo, path.join(dir, 'parent.json'), {
+        parallelStreams: 2,
+        maxIterations: 6,
+        heartbeatTimeoutSeconds: 4,
+        agentCommand: [WRAPPER, SCRIPTED_AGENT, dir],
+      }),
+      tasks: [task('a'), task('b'), task('c', ['a'])],
+    };
+    const handle = await startRun(env, tq, input, id);
 
-  const deadline = Date.now() + 120_000;
-  while (!['a', 'b'].every((w) => marks().some((m) => m.who === w && m.iteration === '1' && m.at === 'start'))) {
-    if (Date.now() > deadline) throw new Error('the two streams did not start');
-    await sleep(100);
-  }
-  first.kill('SIGKILL');
-  await first;
-  await workers.spawn(tq, undefined, workerEnv);
-  await expectUnharmed(handle, id, repo, ['a', 'b', 'c'], marks);
-});
+    const deadline = Date.now() + 120_000;
+    while (!['a', 'b'].every((w) => marks().some((m) => m.who === w && m.iteration === '1' && m.at === 'start'))) {
+      if (Date.now() > deadline) throw new Error('the two streams did not start');
+      await sleep(100);
+    }
+    first.kill('SIGKILL');
+    await first;
+    await workers.spawn(tq, undefined, workerEnv);
+    await expectUnharmed(handle, id, repo, ['a', 'b', 'c'], marks);
+  },
+);
 
 it('a worker SIGKILLed during a merge: the next one merges that task once, and the run delivers every task', async () => {
   // A git that takes its time over `merge-tree` (and says so), first on the worker's PATH: the
@@ -179,7 +185,8 @@ it('a worker SIGKILLed during a merge: the next one merges that task once, and t
   const realGit = execFileSync('bash', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
   writeFileSync(
     path.join(shim, 'git'),
-    `#!/bin/bash\nfor a in "$@"; do if [ "$a" = merge-tree ]; then echo "$$" >> ${JSON.stringify(merging)}; sleep 6; fi; done\nexec ${JSON.stringify(realGit)} "$@"\n`,
+    `#!/bin/bash\nfor a in "$@"; do if [ "$a" = merge-tree ]; then echo "$$" >> ${JSON.stringify(merging)}; sleep 6; fi; ` +
+      `done\nexec ${JSON.stringify(realGit)} "$@"\n`,
     { mode: 0o755 },
   );
   const repo = makeRepo({ files: { 'README.md': '# s\n' } });

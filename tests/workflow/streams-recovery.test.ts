@@ -106,71 +106,81 @@ async function deleteWorktreeMidRun(id: string, repo: string, t: string): Promis
 }
 
 describe('a stream whose worktree is deleted mid-run', () => {
-  it('pauses with advice that works: the run’s resume makes the worktree again from its last checkpoint, and the run ends approved with both streams merged', async () => {
-    // l's first iteration writes l.txt (in its first checkpoint); nothing later writes it again.
-    const { repo, input } = streamsRun(
-      { l: builder({ 'l.txt': 'L' }, 4000, 5), o: builder({ 'o.txt': 'O' }, 300, 3), parent: builder({}, 300, 3) },
-      [task('l'), task('o')],
-    );
-    const id = uniqueId('streams-lost');
-    const handle = await startRun(shared.env, shared.taskQueue, input, id);
-    const child = shared.env.client.workflow.getHandle(`${id}--l`);
-    const checkpoint = await deleteWorktreeMidRun(id, repo, 'l');
-    expect(checkpoint).toBeGreaterThanOrEqual(1);
-    const paused = await waitForStatus(child, (x) => x.paused, 120_000);
-    // The advice names what works, and no longer asks the person to restore a folder only Vigil can make.
-    expect(paused.pause?.by).toBe('vigil');
-    expect(paused.pause?.reason).toMatch(/^repository unavailable: /);
-    expect(paused.pause?.reason).toContain(`\`vigil resume ${id}--l\` (or \`vigil resume ${id}\`) makes it again from its last checkpoint`);
-    expect(paused.pause?.reason).not.toContain('Restore the repository');
-    // The run shows the stream waiting, with the same advice.
-    const run = await waitForStatus(handle, (x) => (x.streams ?? []).some((t) => t.task === 'l' && t.waiting), 60_000);
-    expect(run.streams?.find((t) => t.task === 'l')?.waiting?.reason).toContain('makes it again from its last checkpoint');
-    expect(existsSync(worktreeOf(repo, id, 'l'))).toBe(false);
-    const resumedAt = Date.now();
-    const ack = await handle.executeUpdate(resumeUpdate, { args: [{ by: 'tester' }] });
-    expect(ack.message).toBe('resumed 1 stream(s) waiting for a person: l');
-    // The stream goes on in its worktree made again: its files those of its last checkpoint.
-    await waitForStatus(child, (x) => !x.paused && x.iteration > paused.iteration, 120_000);
-    console.log(`streams-recovery: the stream went on ${Date.now() - resumedAt} ms after the run's resume`);
-    expect(readFileSync(path.join(worktreeOf(repo, id, 'l'), 'l.txt'), 'utf8')).toBe('L');
-    const outcome = await handle.result();
-    expect(outcome.status).toBe('council_approved');
-    const lo = await child.result();
-    expect(lo.status).toBe('council_approved');
-    const s = await status(handle);
-    expect(s.streams?.map((t) => [t.task, t.state, t.attempts, t.merged !== null])).toEqual([
-      ['l', 'done', 1, true],
-      ['o', 'done', 1, true],
-    ]);
-    // Both streams' work is on the run's branch; the recreated worktree is gone with the others.
-    expect(['l.txt', 'o.txt'].map((f) => git(repo, 'show', `vigil/${id}:${f}`))).toEqual(['L', 'O']);
-    expect(git(repo, 'worktree', 'list', '--porcelain')).not.toContain('.vigil/worktrees');
-  });
+  it(
+    'pauses with advice that works: the run’s resume makes the worktree again from its last checkpoint, and the run ends ' +
+      'approved with both streams merged',
+    async () => {
+      // l's first iteration writes l.txt (in its first checkpoint); nothing later writes it again.
+      const { repo, input } = streamsRun(
+        { l: builder({ 'l.txt': 'L' }, 4000, 5), o: builder({ 'o.txt': 'O' }, 300, 3), parent: builder({}, 300, 3) },
+        [task('l'), task('o')],
+      );
+      const id = uniqueId('streams-lost');
+      const handle = await startRun(shared.env, shared.taskQueue, input, id);
+      const child = shared.env.client.workflow.getHandle(`${id}--l`);
+      const checkpoint = await deleteWorktreeMidRun(id, repo, 'l');
+      expect(checkpoint).toBeGreaterThanOrEqual(1);
+      const paused = await waitForStatus(child, (x) => x.paused, 120_000);
+      // The advice names what works, and no longer asks the person to restore a folder only Vigil can make.
+      expect(paused.pause?.by).toBe('vigil');
+      expect(paused.pause?.reason).toMatch(/^repository unavailable: /);
+      expect(paused.pause?.reason).toContain(
+        `\`vigil resume ${id}--l\` (or \`vigil resume ${id}\`) makes it again from its last checkpoint`,
+      );
+      expect(paused.pause?.reason).not.toContain('Restore the repository');
+      // The run shows the stream waiting, with the same advice.
+      const run = await waitForStatus(handle, (x) => (x.streams ?? []).some((t) => t.task === 'l' && t.waiting), 60_000);
+      expect(run.streams?.find((t) => t.task === 'l')?.waiting?.reason).toContain('makes it again from its last checkpoint');
+      expect(existsSync(worktreeOf(repo, id, 'l'))).toBe(false);
+      const resumedAt = Date.now();
+      const ack = await handle.executeUpdate(resumeUpdate, { args: [{ by: 'tester' }] });
+      expect(ack.message).toBe('resumed 1 stream(s) waiting for a person: l');
+      // The stream goes on in its worktree made again: its files those of its last checkpoint.
+      await waitForStatus(child, (x) => !x.paused && x.iteration > paused.iteration, 120_000);
+      console.log(`streams-recovery: the stream went on ${Date.now() - resumedAt} ms after the run's resume`);
+      expect(readFileSync(path.join(worktreeOf(repo, id, 'l'), 'l.txt'), 'utf8')).toBe('L');
+      const outcome = await handle.result();
+      expect(outcome.status).toBe('council_approved');
+      const lo = await child.result();
+      expect(lo.status).toBe('council_approved');
+      const s = await status(handle);
+      expect(s.streams?.map((t) => [t.task, t.state, t.attempts, t.merged !== null])).toEqual([
+        ['l', 'done', 1, true],
+        ['o', 'done', 1, true],
+      ]);
+      // Both streams' work is on the run's branch; the recreated worktree is gone with the others.
+      expect(['l.txt', 'o.txt'].map((f) => git(repo, 'show', `vigil/${id}:${f}`))).toEqual(['L', 'O']);
+      expect(git(repo, 'worktree', 'list', '--porcelain')).not.toContain('.vigil/worktrees');
+    },
+  );
 
-  it('stopped on its own, it is tried once more from a fresh worktree (the run’s stop alone stops a stream for good), and the run ends approved', async () => {
-    const { repo, input } = streamsRun(
-      { l: builder({ 'l.txt': 'L' }, 4000, 4), o: builder({ 'o.txt': 'O' }, 300, 3), parent: builder({}, 300, 3) },
-      [task('l'), task('o')],
-    );
-    const id = uniqueId('streams-stopped');
-    const handle = await startRun(shared.env, shared.taskQueue, input, id);
-    const child = shared.env.client.workflow.getHandle(`${id}--l`);
-    await deleteWorktreeMidRun(id, repo, 'l');
-    const first = (await child.describe()).runId;
-    const paused = await waitForStatus(child, (x) => x.paused, 120_000);
-    expect(paused.pause?.reason).toContain(`or \`vigil stop ${id}--l\` ends this attempt, and task l is tried once more`);
-    await child.executeUpdate(stopUpdate, { args: [{ reason: 'start it again', by: 'tester', now: false }] });
-    // The task's second attempt: the same stream id, a new execution, in a fresh worktree.
-    const again = await waitForStatus(handle, (x) => (x.streams ?? []).some((t) => t.task === 'l' && t.attempts === 2), 120_000);
-    expect(again.streams?.find((t) => t.task === 'l')?.state).toBe('in_progress');
-    expect((await child.describe()).runId).not.toBe(first);
-    expect((await handle.result()).status).toBe('council_approved');
-    const s = await status(handle);
-    expect(s.streams?.map((t) => [t.task, t.state, t.attempts, t.deadLetter])).toEqual([
-      ['l', 'done', 2, null],
-      ['o', 'done', 1, null],
-    ]);
-    expect(['l.txt', 'o.txt'].map((f) => git(repo, 'show', `vigil/${id}:${f}`))).toEqual(['L', 'O']);
-  });
+  it(
+    'stopped on its own, it is tried once more from a fresh worktree ' +
+      '(the run’s stop alone stops a stream for good), and the run ends approved',
+    async () => {
+      const { repo, input } = streamsRun(
+        { l: builder({ 'l.txt': 'L' }, 4000, 4), o: builder({ 'o.txt': 'O' }, 300, 3), parent: builder({}, 300, 3) },
+        [task('l'), task('o')],
+      );
+      const id = uniqueId('streams-stopped');
+      const handle = await startRun(shared.env, shared.taskQueue, input, id);
+      const child = shared.env.client.workflow.getHandle(`${id}--l`);
+      await deleteWorktreeMidRun(id, repo, 'l');
+      const first = (await child.describe()).runId;
+      const paused = await waitForStatus(child, (x) => x.paused, 120_000);
+      expect(paused.pause?.reason).toContain(`or \`vigil stop ${id}--l\` ends this attempt, and task l is tried once more`);
+      await child.executeUpdate(stopUpdate, { args: [{ reason: 'start it again', by: 'tester', now: false }] });
+      // The task's second attempt: the same stream id, a new execution, in a fresh worktree.
+      const again = await waitForStatus(handle, (x) => (x.streams ?? []).some((t) => t.task === 'l' && t.attempts === 2), 120_000);
+      expect(again.streams?.find((t) => t.task === 'l')?.state).toBe('in_progress');
+      expect((await child.describe()).runId).not.toBe(first);
+      expect((await handle.result()).status).toBe('council_approved');
+      const s = await status(handle);
+      expect(s.streams?.map((t) => [t.task, t.state, t.attempts, t.deadLetter])).toEqual([
+        ['l', 'done', 2, null],
+        ['o', 'done', 1, null],
+      ]);
+      expect(['l.txt', 'o.txt'].map((f) => git(repo, 'show', `vigil/${id}:${f}`))).toEqual(['L', 'O']);
+    },
+  );
 });

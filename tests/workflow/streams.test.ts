@@ -54,7 +54,9 @@ const who = m ? m[1] : 'parent';
 const start = Date.now();
 const seen = fs.readdirSync(process.cwd()).filter((f) => !f.startsWith('.')).sort();
 const r = spawnSync(agent, ['--scenario', path.join(scenarios, who + '.json')], { stdio: 'inherit' });
-fs.appendFileSync(logFile, JSON.stringify({ who, role: process.env.VIGIL_ROLE || 'iteration', iteration: process.env.VIGIL_ITERATION || null, start, end: Date.now(), seen }) + '\\n');
+const role = process.env.VIGIL_ROLE || 'iteration';
+const iteration = process.env.VIGIL_ITERATION || null;
+fs.appendFileSync(logFile, JSON.stringify({ who, role, iteration, start, end: Date.now(), seen }) + '\\n');
 process.exit(r.status === null ? 1 : r.status);
 `,
 );
@@ -143,61 +145,66 @@ function peakOverlap(calls: readonly Call[]): number {
 }
 
 describe('parallel streams', () => {
-  it('three independent tasks with parallelStreams=3 run at once in three worktrees, are merged, judged on the merged tree and delivered as one commit', async () => {
-    const { repo, input, log } = streamsRun(
-      {
-        a: builder({ 'a.txt': 'A\n' }, 2000),
-        b: builder({ 'b.txt': 'B\n' }, 2000),
-        c: builder({ 'c.txt': 'C\n' }, 2000),
-        parent: builder({}),
-      },
-      [task('a'), task('b'), task('c')],
-      { parallelStreams: 3 },
-    );
-    const head = git(repo, 'rev-parse', 'HEAD');
-    const id = uniqueId('streams');
-    const started = Date.now();
-    const handle = await startRun(shared.env, shared.taskQueue, input, id);
-    const outcome = await handle.result();
-    const wallMs = Date.now() - started;
-    expect(outcome.status).toBe('council_approved');
-    const s = await status(handle);
-    expect(s.streams?.map((t) => [t.task, t.state, t.merged, t.childId, t.branch])).toEqual(
-      ['a', 'b', 'c'].map((t) => [t, 'done', true, `${id}--${t}`, `vigil/${id}--${t}`]),
-    );
+  it(
+    'three independent tasks with parallelStreams=3 run at once in three worktrees, are merged, judged on the merged tree and ' +
+      'delivered as one commit',
+    async () => {
+      const { repo, input, log } = streamsRun(
+        {
+          a: builder({ 'a.txt': 'A\n' }, 2000),
+          b: builder({ 'b.txt': 'B\n' }, 2000),
+          c: builder({ 'c.txt': 'C\n' }, 2000),
+          parent: builder({}),
+        },
+        [task('a'), task('b'), task('c')],
+        { parallelStreams: 3 },
+      );
+      const head = git(repo, 'rev-parse', 'HEAD');
+      const id = uniqueId('streams');
+      const started = Date.now();
+      const handle = await startRun(shared.env, shared.taskQueue, input, id);
+      const outcome = await handle.result();
+      const wallMs = Date.now() - started;
+      expect(outcome.status).toBe('council_approved');
+      const s = await status(handle);
+      expect(s.streams?.map((t) => [t.task, t.state, t.merged, t.childId, t.branch])).toEqual(
+        ['a', 'b', 'c'].map((t) => [t, 'done', true, `${id}--${t}`, `vigil/${id}--${t}`]),
+      );
 
-    // The streams' agents ran at the same time, each in its own worktree.
-    const calls = callsOf(log);
-    const streamCalls = calls.filter((c) => c.who !== 'parent' && c.role === 'iteration');
-    expect(new Set(streamCalls.map((c) => c.who))).toEqual(new Set(['a', 'b', 'c']));
-    const firsts = ['a', 'b', 'c'].map((w) => streamCalls.find((c) => c.who === w && c.iteration === '1') as Call);
-    const overlap = Math.min(...firsts.map((c) => c.end)) - Math.max(...firsts.map((c) => c.start));
-    const peak = peakOverlap(streamCalls);
-    const busyMs = ['a', 'b', 'c']
-      .map((w) => calls.filter((c) => c.who === w))
-      .map((cs) => Math.max(...cs.map((c) => c.end)) - Math.min(...cs.map((c) => c.start)));
-    console.log(
-      `streams: first iterations overlap ${overlap} ms, peak ${peak} agents at once; streams busy ${busyMs.join('/')} ms (sum ${busyMs.reduce((x, y) => x + y, 0)} ms), run wall time ${wallMs} ms`,
-    );
-    expect(overlap).toBeGreaterThan(0);
-    expect(peak).toBe(3);
-    // The run's own completion check judged the merged tree: its council sat in the run's repository, on all three files.
-    expect(
-      calls.some((c) => c.who === 'parent' && c.role === 'council' && ['a.txt', 'b.txt', 'c.txt'].every((f) => c.seen.includes(f))),
-    ).toBe(true);
+      // The streams' agents ran at the same time, each in its own worktree.
+      const calls = callsOf(log);
+      const streamCalls = calls.filter((c) => c.who !== 'parent' && c.role === 'iteration');
+      expect(new Set(streamCalls.map((c) => c.who))).toEqual(new Set(['a', 'b', 'c']));
+      const firsts = ['a', 'b', 'c'].map((w) => streamCalls.find((c) => c.who === w && c.iteration === '1') as Call);
+      const overlap = Math.min(...firsts.map((c) => c.end)) - Math.max(...firsts.map((c) => c.start));
+      const peak = peakOverlap(streamCalls);
+      const busyMs = ['a', 'b', 'c']
+        .map((w) => calls.filter((c) => c.who === w))
+        .map((cs) => Math.max(...cs.map((c) => c.end)) - Math.min(...cs.map((c) => c.start)));
+      console.log(
+        `streams: first iterations overlap ${overlap} ms, peak ${peak} agents at once; streams busy ${busyMs.join('/')} ms (sum ` +
+          `${busyMs.reduce((x, y) => x + y, 0)} ms), run wall time ${wallMs} ms`,
+      );
+      expect(overlap).toBeGreaterThan(0);
+      expect(peak).toBe(3);
+      // The run's own completion check judged the merged tree: its council sat in the run's repository, on all three files.
+      expect(
+        calls.some((c) => c.who === 'parent' && c.role === 'council' && ['a.txt', 'b.txt', 'c.txt'].every((f) => c.seen.includes(f))),
+      ).toBe(true);
 
-    // Delivered on its run branch as one commit on the person's HEAD, with all three tasks' work; worktrees gone.
-    const branch = `vigil/${id}`;
-    expect(git(repo, 'rev-list', '--count', `${head}..${branch}`)).toBe('1');
-    expect(git(repo, 'rev-parse', `${branch}^`)).toBe(head);
-    expect(['a.txt', 'b.txt', 'c.txt'].map((f) => git(repo, 'show', `${branch}:${f}`))).toEqual(['A', 'B', 'C']);
-    expect(git(repo, 'rev-parse', 'HEAD')).toBe(head);
-    expect(
-      git(repo, 'worktree', 'list', '--porcelain')
-        .split('\n')
-        .filter((l) => l.startsWith('worktree ')),
-    ).toEqual([`worktree ${repo}`]);
-  });
+      // Delivered on its run branch as one commit on the person's HEAD, with all three tasks' work; worktrees gone.
+      const branch = `vigil/${id}`;
+      expect(git(repo, 'rev-list', '--count', `${head}..${branch}`)).toBe('1');
+      expect(git(repo, 'rev-parse', `${branch}^`)).toBe(head);
+      expect(['a.txt', 'b.txt', 'c.txt'].map((f) => git(repo, 'show', `${branch}:${f}`))).toEqual(['A', 'B', 'C']);
+      expect(git(repo, 'rev-parse', 'HEAD')).toBe(head);
+      expect(
+        git(repo, 'worktree', 'list', '--porcelain')
+          .split('\n')
+          .filter((l) => l.startsWith('worktree ')),
+      ).toEqual([`worktree ${repo}`]);
+    },
+  );
 
   it('two tasks that change the same lines: the merge conflicts, and the run’s merge iteration resolves it', async () => {
     const { repo, input, log } = streamsRun(
@@ -359,42 +366,50 @@ describe('parallel streams', () => {
     expect(git(bad.repo, 'show', `vigil/${badId}:r3.txt`)).toBe('3');
   });
 
-  it('a stream that waits for a person shows on the run and in its inbox; the run’s resume reaches it; a rewind of the run names the streams to rewind', async () => {
-    const failing: ScenarioInput = { version: 1, iterations: [], default: { exitCode: 3, stderr: 'cannot\n' }, roles: ROLES };
-    const slow: ScenarioInput = { version: 1, iterations: [], default: { appends: { 'slow.txt': '.\n' }, sleepMs: 1500 }, roles: ROLES };
-    const { input } = streamsRun({ w: failing, s: slow, parent: builder({}) }, [task('w'), task('s')], {
-      parallelStreams: 2,
-      maxIterations: 50,
-    });
-    const id = uniqueId('streams-waits');
-    const handle = await startRun(shared.env, shared.taskQueue, input, id);
-    // The failing stream escalates (the same failure again and again: a dead letter) and pauses; the run is told.
-    const st = await waitForStatus(handle, (x) => (x.streams ?? []).some((t) => t.waiting), 180_000);
-    const w = st.streams?.find((t) => t.task === 'w');
-    expect(w?.waiting?.reason).toMatch(/^escalation \(/);
-    expect(st.paused).toBe(false);
-    expect(waitingFor(st, new Date())).toMatchObject({ kind: 'stream', why: expect.stringContaining(`stream w (${id}--w): escalation (`) });
-    const child = shared.env.client.workflow.getHandle(`${id}--w`);
-    expect((await status(child)).pause?.by).toBe('vigil');
-    // A rewind of the run while its streams run says which runs to rewind instead.
-    const rewind = await handle.executeUpdate(rewindUpdate, { args: [{ to: 1, by: 'tester' }] }).then(
-      () => null,
-      (err: unknown) => String((err as Error & { cause?: Error }).cause?.message ?? err),
-    );
-    expect(rewind).toContain(`rewind a stream instead (\`vigil rewind ${id}--<task> --to N\``);
-    // The run is not paused, yet its resume reaches the stream that waits (and only it).
-    const ack = await handle.executeUpdate(resumeUpdate, { args: [{ by: 'tester' }] });
-    expect(ack).toMatchObject({ changed: true, message: 'resumed 1 stream(s) waiting for a person: w' });
-    const resumedBy = async (h: typeof child): Promise<string[]> =>
-      (await h.fetchHistory()).events
-        ?.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'resume')
-        .map((e) => new TextDecoder().decode(e.workflowExecutionSignaledEventAttributes?.input?.payloads?.[0]?.data ?? new Uint8Array())) ??
-      [];
-    await expect.poll(() => resumedBy(child), { timeout: patient(30_000) }).toEqual(['{"by":"tester"}']);
-    expect(await resumedBy(shared.env.client.workflow.getHandle(`${id}--s`))).toEqual([]);
-    await handle.executeUpdate(stopUpdate, { args: [{ reason: 'seen', by: 'tester', now: true }] });
-    expect((await handle.result()).status).toBe('stopped');
-  });
+  it(
+    'a stream that waits for a person shows on the run and in its inbox; the run’s resume reaches it; a rewind of the run names ' +
+      'the streams to rewind',
+    async () => {
+      const failing: ScenarioInput = { version: 1, iterations: [], default: { exitCode: 3, stderr: 'cannot\n' }, roles: ROLES };
+      const slow: ScenarioInput = { version: 1, iterations: [], default: { appends: { 'slow.txt': '.\n' }, sleepMs: 1500 }, roles: ROLES };
+      const { input } = streamsRun({ w: failing, s: slow, parent: builder({}) }, [task('w'), task('s')], {
+        parallelStreams: 2,
+        maxIterations: 50,
+      });
+      const id = uniqueId('streams-waits');
+      const handle = await startRun(shared.env, shared.taskQueue, input, id);
+      // The failing stream escalates (the same failure again and again: a dead letter) and pauses; the run is told.
+      const st = await waitForStatus(handle, (x) => (x.streams ?? []).some((t) => t.waiting), 180_000);
+      const w = st.streams?.find((t) => t.task === 'w');
+      expect(w?.waiting?.reason).toMatch(/^escalation \(/);
+      expect(st.paused).toBe(false);
+      expect(waitingFor(st, new Date())).toMatchObject({
+        kind: 'stream',
+        why: expect.stringContaining(`stream w (${id}--w): escalation (`),
+      });
+      const child = shared.env.client.workflow.getHandle(`${id}--w`);
+      expect((await status(child)).pause?.by).toBe('vigil');
+      // A rewind of the run while its streams run says which runs to rewind instead.
+      const rewind = await handle.executeUpdate(rewindUpdate, { args: [{ to: 1, by: 'tester' }] }).then(
+        () => null,
+        (err: unknown) => String((err as Error & { cause?: Error }).cause?.message ?? err),
+      );
+      expect(rewind).toContain(`rewind a stream instead (\`vigil rewind ${id}--<task> --to N\``);
+      // The run is not paused, yet its resume reaches the stream that waits (and only it).
+      const ack = await handle.executeUpdate(resumeUpdate, { args: [{ by: 'tester' }] });
+      expect(ack).toMatchObject({ changed: true, message: 'resumed 1 stream(s) waiting for a person: w' });
+      const resumedBy = async (h: typeof child): Promise<string[]> =>
+        (await h.fetchHistory()).events
+          ?.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'resume')
+          .map((e) =>
+            new TextDecoder().decode(e.workflowExecutionSignaledEventAttributes?.input?.payloads?.[0]?.data ?? new Uint8Array()),
+          ) ?? [];
+      await expect.poll(() => resumedBy(child), { timeout: patient(30_000) }).toEqual(['{"by":"tester"}']);
+      expect(await resumedBy(shared.env.client.workflow.getHandle(`${id}--s`))).toEqual([]);
+      await handle.executeUpdate(stopUpdate, { args: [{ reason: 'seen', by: 'tester', now: true }] });
+      expect((await handle.result()).status).toBe('stopped');
+    },
+  );
 
   it('a pause of the run pauses every stream, and stop --now stops them all', async () => {
     const slow: ScenarioInput = { version: 1, iterations: [], default: { appends: { 'slow.txt': '.\n' }, sleepMs: 1500 }, roles: ROLES };

@@ -33,11 +33,14 @@ export async function afterFailedIteration(run: Run, result: AgentResult): Promi
   // A provider rate limit waits as long as the provider says (or its request rate implies);
   // anything else backs off exponentially. Both count as a failed attempt.
   const rateLimited = result.rateLimit;
-  const rawWait = rateLimited ? rateLimited.waitSeconds : backoffSeconds(state.consecutiveFailures, knobs, run.sdk.random()); // deterministic: seeded workflow random
+  // deterministic: seeded workflow random
+  const rawWait = rateLimited ? rateLimited.waitSeconds : backoffSeconds(state.consecutiveFailures, knobs, run.sdk.random());
   // A rate limit says nothing about the work: it is not a failure (no retry count, no tier climb).
   if (!rateLimited) state.consecutiveFailures += 1;
   if (rateLimited) {
-    state.lastFindings = `Iteration ${state.iteration} hit a provider rate limit; Vigil waited ${rawWait}s (${rateLimited.source.replace(/_/g, ' ')}) before this attempt.`;
+    state.lastFindings =
+      `Iteration ${state.iteration} hit a provider rate limit; Vigil waited ${rawWait}s ` +
+      `(${rateLimited.source.replace(/_/g, ' ')}) before this attempt.`;
     if (knobs.rateLimitNotifySeconds > 0 && rawWait > knobs.rateLimitNotifySeconds) {
       await notifyPeople(
         run,

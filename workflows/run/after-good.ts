@@ -52,7 +52,9 @@ export async function afterGoodIteration(run: Run, result: AgentResult, snap: Re
       const ended = await councilRound(run, trigger);
       if (ended) return end(ended);
     } else if (result.claimed) {
-      state.lastFindings = `Your completion claim in iteration ${state.iteration} was noted; the completion council convenes from iteration ${knobs.councilMinIterations} on. Keep verifying the requirements.`;
+      state.lastFindings =
+        `Your completion claim in iteration ${state.iteration} was noted; the completion council convenes from iteration ` +
+        `${knobs.councilMinIterations} on. Keep verifying the requirements.`;
     }
   }
   const held = run.gateHolds.release();

@@ -176,13 +176,17 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<Step<Agen
     if (cancelled && run.rewindPending()) return INTERRUPTED; // the rewind happens at the boundary
     if (cancelled && run.rolloverNow) {
       // Interrupted to keep the history under Temporal's limit: the next execution goes on.
-      state.lastFindings = `Iteration ${state.iteration} was interrupted: messages filled the run's history, so the run rolled over to a fresh one. Check the state of the repository and carry on.`;
+      state.lastFindings =
+        `Iteration ${state.iteration} was interrupted: messages filled the run's history, so the run rolled over to a fresh one. ` +
+        `Check the state of the repository and carry on.`;
       return INTERRUPTED;
     }
     if (cancelled && run.call.carriesGates && (state.pause || run.stopRequest)) {
       // A call cancelled for its gate pass that ended anyway (it could not ask what the
       // cancellation meant, or had not started): the pause or stop is honoured at the boundary.
-      state.lastFindings = `Iteration ${state.iteration} was interrupted by a ${state.pause ? 'pause' : 'stop'} before the agent finished. Check the state of the repository and carry on.`;
+      state.lastFindings =
+        `Iteration ${state.iteration} was interrupted by a ${state.pause ? 'pause' : 'stop'} before the agent finished. Check ` +
+        `the state of the repository and carry on.`;
       return INTERRUPTED;
     }
     if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && REPOSITORY_FAILURE_TYPES.has(err.cause.type ?? ''))

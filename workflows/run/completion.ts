@@ -41,7 +41,9 @@ export async function evidenceInput(run: Run, round: number): Promise<EvidenceIn
     tests: testEvidence(t),
     testSummary: t ? testLine(run, t) : 'No test command is configured for this run, and no test runner was found.',
     leanPrompt: true,
-    convergenceSummary: `No-change streak ${c.consecutiveNoChange}; done signals ${c.doneSignals} in a row, ${c.totalDoneSignals} in total; recent tree hashes: ${c.recentHashes.map((h) => h.slice(0, 8)).join(', ')}`,
+    convergenceSummary:
+      `No-change streak ${c.consecutiveNoChange}; done signals ${c.doneSignals} in a row, ${c.totalDoneSignals} in total; recent ` +
+      `tree hashes: ${c.recentHashes.map((h) => h.slice(0, 8)).join(', ')}`,
     ...(lifted ? { liftedFindings: lifted } : {}),
   };
 }
@@ -140,11 +142,10 @@ export async function judgeChecklist(run: Run, r: GateResult | null, fresh: bool
     if (ended3) return ended3;
   }
   if (r && r.verdict !== 'pass') {
-    state.lastFindings =
-      `Completion at iteration ${state.iteration} was refused before the council was asked: the requirements checklist is not met.\n${r.findings.map((f) => `- ${f.message}`).join('\n')}`.slice(
-        0,
-        LIMITS.findingChars * 4,
-      );
+    state.lastFindings = (
+      `Completion at iteration ${state.iteration} was refused before the council was asked: the requirements checklist is not ` +
+      `met.\n${r.findings.map((f) => `- ${f.message}`).join('\n')}`
+    ).slice(0, LIMITS.findingChars * 4);
     return refuse(run, ['checklist'], r.reason);
   }
   return null;
@@ -198,11 +199,10 @@ export async function judgeReview(run: Run, tree: string): Promise<Outcome | 're
     return refuse(run, ['code_review'], `contract error: ${describeBreach(first)}`, 'contract');
   }
   const what = review.since ? `the code review of what changed since review round ${review.since.round}` : 'the code review';
-  state.lastFindings =
-    `Completion at iteration ${state.iteration} was refused before the council was asked: ${what} did not pass.\n${reviewSummaryForPrompt(review, LIMITS.findingChars * 3)}`.slice(
-      0,
-      LIMITS.findingChars * 4,
-    );
+  state.lastFindings = (
+    `Completion at iteration ${state.iteration} was refused before the council was asked: ${what} did not ` +
+    `pass.\n${reviewSummaryForPrompt(review, LIMITS.findingChars * 3)}`
+  ).slice(0, LIMITS.findingChars * 4);
   return refuse(
     run,
     ['code_review'],
@@ -245,7 +245,9 @@ export function refuseEmptyDiff(run: Run, trigger: ConveneTrigger): Promise<Outc
   const { state } = run;
   const empty = emptyDiffRefusal(filesSinceStart(run));
   if (empty === null) return null;
-  state.lastFindings = `Completion was refused at iteration ${state.iteration} by the evidence gate: nothing changed since the run started (${empty}), so there is nothing to judge yet. Make the changes the PRD asks for, then claim again.`;
+  state.lastFindings =
+    `Completion was refused at iteration ${state.iteration} by the evidence gate: nothing changed since the run started ` +
+    `(${empty}), so there is nothing to judge yet. Make the changes the PRD asks for, then claim again.`;
   state.lastEvidence = {
     iteration: state.iteration,
     pass: false,
@@ -270,7 +272,9 @@ export function refuseFalseClaim(run: Run, trigger: ConveneTrigger): Promise<Out
   // Any check of the iteration that made the claim (a person's `vigil review` is the person's to judge).
   if (trigger === 'forced' || !claim || claim.iteration !== state.iteration) return null;
   const why = describeFalseClaim(claim.paths);
-  state.lastFindings = `Completion was refused at iteration ${state.iteration} by the evidence gate: your claim ${why}. Claim only what the diff shows: change those files, or say what you really changed.`;
+  state.lastFindings =
+    `Completion was refused at iteration ${state.iteration} by the evidence gate: your claim ${why}. Claim only what the diff ` +
+    `shows: change those files, or say what you really changed.`;
   state.lastEvidence = {
     iteration: state.iteration,
     pass: false,

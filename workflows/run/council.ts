@@ -50,7 +50,9 @@ async function pauseAtOrchestrationCap(run: Run): Promise<boolean> {
   if (!cap.capped) return false;
   if (!state.pause) {
     const share = `${Math.round(knobs.orchestrationBudgetShare * 100)} % of the $${budget.toFixed(2)} budget`;
-    const why = `orchestration cap: reviewers, checklist roles and council members spent $${spent.toFixed(2)} of the $${cap.capUsd.toFixed(2)} they may (${share}), and a completion check costs about $${cap.nextUsd.toFixed(2)}`;
+    const why =
+      `orchestration cap: reviewers, checklist roles and council members spent $${spent.toFixed(2)} of the ` +
+      `$${cap.capUsd.toFixed(2)} they may (${share}), and a completion check costs about $${cap.nextUsd.toFixed(2)}`;
     state.pause = {
       reason: `${why}; raise the budget with \`vigil budget ${info.workflowId} --usd N\` and resume, or stop the run`,
       by: 'vigil',
@@ -143,7 +145,9 @@ export async function councilRound(run: Run, trigger: ConveneTrigger): Promise<O
     return endDone(
       run,
       'council_approved',
-      `council approved at iteration ${state.iteration} (round ${round}, ${v.approve} of ${v.size}, threshold ${v.threshold}${v.devilsAdvocate ? ", devil's advocate confirmed" : ''}): ${v.evidence.filesChanged} file(s) changed since run start`,
+      `council approved at iteration ${state.iteration} (round ${round}, ${v.approve} of ${v.size}, threshold ` +
+        `${v.threshold}${v.devilsAdvocate ? ", devil's advocate confirmed" : ''}): ${v.evidence.filesChanged} file(s) changed ` +
+        `since run start`,
       notesOf(r.evidence.inconclusive),
     );
   }
@@ -163,7 +167,9 @@ export async function claimWithoutCouncil(run: Run): Promise<Outcome | null> {
   if (emptyDiffRefusal(filesSinceStart(run)) !== null) {
     // The evidence gate refuses an empty diff before any gate or reviewer is asked.
     const empty = emptyDiffRefusal(filesSinceStart(run)) ?? '';
-    state.lastFindings = `Completion was refused at iteration ${state.iteration} by the evidence gate: nothing changed since the run started (${empty}), so there is nothing to judge yet. Make the changes the PRD asks for, then claim again.`;
+    state.lastFindings =
+      `Completion was refused at iteration ${state.iteration} by the evidence gate: nothing changed since the run started ` +
+      `(${empty}), so there is nothing to judge yet. Make the changes the PRD asks for, then claim again.`;
     state.checks = recordCheck(state.checks, {
       iteration: state.iteration,
       trigger: 'claim',
@@ -194,7 +200,8 @@ export async function claimWithoutCouncil(run: Run): Promise<Outcome | null> {
     return endDone(
       run,
       'completion_promise_fulfilled',
-      `completion claim accepted at iteration ${state.iteration}: ${facts.filesChanged} file(s) changed since run start${state.lastTests ? ', tests green' : ''}`,
+      `completion claim accepted at iteration ${state.iteration}: ${facts.filesChanged} file(s) changed since run ` +
+        `start${state.lastTests ? ', tests green' : ''}`,
       notesOf(verdict.inconclusive),
     );
   }

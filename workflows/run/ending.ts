@@ -225,7 +225,10 @@ export async function deliver(
   }
 }
 
-/** deliver=pr: the delivered branch pushed (forced with `lease` after a rebase) and a pull request opened through gh (one already open for it is reused); the note says where (or why there is none). Never fails the run. */
+/**
+ * deliver=pr: the delivered branch pushed (forced with `lease` after a rebase) and a pull request opened through gh (one
+ * already open for it is reused); the note says where (or why there is none). Never fails the run.
+ */
 export async function pullRequest(
   run: Run,
   s: OutcomeStatus,

@@ -135,7 +135,8 @@ export function installHandlers(run: Run): void {
     publish();
     return ack(
       true,
-      `budget set to $${p.usd.toFixed(2)} (spent $${state.spend.usd.toFixed(2)})${over ? '; still exceeded: the run stays paused' : p.usd === 0 ? '; no budget' : ''}`,
+      `budget set to $${p.usd.toFixed(2)} (spent ` +
+        `$${state.spend.usd.toFixed(2)})${over ? '; still exceeded: the run stays paused' : p.usd === 0 ? '; no budget' : ''}`,
     );
   };
 
@@ -277,7 +278,8 @@ export function installHandlers(run: Run): void {
         : run.stopRequest
           ? 'the run is stopping'
           : run.streams.fanningOut
-            ? `the run's parallel streams are running and its own checkpoints start once they are merged; rewind a stream instead (\`vigil rewind ${info.workflowId}--<task> --to N\`; \`vigil status ${info.workflowId}\` lists them)`
+            ? `the run's parallel streams are running and its own checkpoints start once they are merged; rewind a stream ` +
+              `instead (\`vigil rewind ${info.workflowId}--<task> --to N\`; \`vigil status ${info.workflowId}\` lists them)`
             : null,
     agentRunning: () => run.call.running(),
     cancelAgent: () => cancelAgentCall(),

@@ -140,7 +140,8 @@ export async function warnOnBudget(run: Run): Promise<void> {
     run,
     'budget_warning',
     `80% of the budget spent: ${spent}`,
-    `The run has spent ${spent} at iteration ${state.iteration}; it pauses when the budget is reached. Raise it with \`vigil budget ${info.workflowId} --usd N\`.`,
+    `The run has spent ${spent} at iteration ${state.iteration}; it pauses when the budget is reached. Raise it with \`vigil ` +
+      `budget ${info.workflowId} --usd N\`.`,
     'warning',
     { spentUsd: state.spend.usd, budgetUsd: budget, iteration: state.iteration },
     `${info.workflowId}:budget_warning:${budget}`,

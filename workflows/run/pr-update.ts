@@ -48,7 +48,9 @@ export async function updateOnBaseMoved(run: Run): Promise<null | 'wait'> {
     return null;
   }
   if (r.result === 'conflict') {
-    const reason = `the base branch moved and ${pr.branch} no longer applies cleanly (${r.note}); rebase it onto ${r.base} yourself and push, or close the pull request; then resume the run`;
+    const reason =
+      `the base branch moved and ${pr.branch} no longer applies cleanly (${r.note}); rebase it onto ${r.base} yourself and push, ` +
+      `or close the pull request; then resume the run`;
     state.pause = { reason: reason.slice(0, 2000), by: 'vigil', at };
     await notifyPeople(
       run,
@@ -108,4 +110,8 @@ export async function replyOnPullRequest(
   }
   pr.replies = [...(pr.replies ?? []), { at: run.nowIso(), to: asked.author, posted, note: note.slice(0, 500) }].slice(-20);
   run.sdk.log.info('pull request reply', { to: asked.author, posted, note });
+  // Journalled for the report's pull request section. No new command and no patch: its caller records the
+  // delivery's `following` event right after, in the same stretch, so the journal's next flush happens as before.
+  const said = `${posted ? 'replied' : 'did not reply'} to ${asked.author}: ${note}`;
+  run.recordEvent({ kind: 'message', name: 'prEvent', by: 'vigil', summary: said.slice(0, 300), accepted: true });
 }

@@ -41,7 +41,9 @@ export async function verifyChecklist(run: Run, tree: string, only?: readonly st
   try {
     answer = await members.runAgent.executeWithOptions(
       {
-        summary: `verify the PRD checklist (iteration ${state.iteration}${call.checklistIds.length < cl.items.length ? `, ${call.checklistIds.length} of ${cl.items.length} items whose files changed` : ''})`,
+        summary:
+          `verify the PRD checklist (iteration ${state.iteration}` +
+          `${call.checklistIds.length < cl.items.length ? `, ${call.checklistIds.length} of ${cl.items.length} items whose files changed` : ''})`,
       },
       [call],
     );
@@ -128,6 +130,7 @@ export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> 
   const source = items ? 'file' : 'agent';
   let providerReason: string | null = null;
   let rateLimitWait: number | null = null;
+  let apiProblems: string[] = [];
   if (!items) {
     let r: AgentResult | null = null;
     try {
@@ -159,6 +162,8 @@ export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> 
     if (r?.usage) state.spend = addOrchestrationUsage(state.spend, r.usage);
     else if (r) state.spend = addUnpricedOrchestration(state.spend, 1);
     state.sandbox = noteSandbox(state.sandbox, r?.sandbox, { iteration: state.iteration, role: 'checklist' });
+    // Named API descriptions that could not be read: said beside the checklist (state only, no command).
+    apiProblems = r?.checklist?.apiProblems ?? [];
     if (r?.checklist?.ok) items = r.checklist.items;
     else if (r) {
       state.gates.checklistProblem = `the checklist could not be extracted: ${r.checklist?.error ?? 'no answer'}`.slice(0, 500);
@@ -187,11 +192,10 @@ export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> 
     state.gates.checklistRetry =
       next.kind === 'retry' ? { attempt, atMs: run.nowMs() + next.waitSeconds * 1000, reason: next.reason.slice(0, 300) } : null;
     if (next.kind === 'retry')
-      state.gates.checklistProblem =
-        `${state.gates.checklistProblem ?? 'the checklist could not be extracted'} (${next.reason}; asked again in ${next.waitSeconds} s, attempt ${attempt} of ${CHECKLIST_ATTEMPTS})`.slice(
-          0,
-          500,
-        );
+      state.gates.checklistProblem = (
+        `${state.gates.checklistProblem ?? 'the checklist could not be extracted'} (${next.reason}; asked again in ` +
+        `${next.waitSeconds} s, attempt ${attempt} of ${CHECKLIST_ATTEMPTS})`
+      ).slice(0, 500);
     if (next.kind === 'give_up')
       state.gates.checklistProblem =
         `${state.gates.checklistProblem ?? 'the checklist could not be extracted'} (${next.reason}; gave up after ${attempt} attempts)`.slice(
@@ -203,21 +207,24 @@ export async function ensureChecklist(run: Run): Promise<ChecklistRetry | null> 
   }
   state.gates.checklist = { items, heldOut: knobs.checklistHeldOut ? selectHeldOut(items) : [], source, status: {}, waivers: [] };
   state.gates.checklistRetry = null;
-  state.gates.checklistProblem = null;
+  state.gates.checklistProblem = apiProblems.length > 0 ? apiProblems.join('; ').slice(0, 500) : null;
   run.sdk.log.info('PRD checklist ready', { items: items.length, source });
   return null;
 }
 
 /**
- * The extraction asked again, once the wait a provider's trouble called for is over. When the provider kept failing, the run does not go on silently without its checklist:
- * supervised, it pauses and asks; perpetual, it goes on and says so.
+ * The extraction asked again, once the wait a provider's trouble called for is over. When the
+ * provider kept failing, the run does not go on silently without its checklist: supervised, it
+ * pauses and asks; perpetual, it goes on and says so.
  */
 export async function retryChecklist(run: Run): Promise<void> {
   const { state, knobs, info } = run;
   state.gates.checklistTried = false;
   const next = await ensureChecklist(run);
   if (next?.kind !== 'give_up') return;
-  const why = `No PRD checklist for this run: its extraction failed ${next.attempts} times for a provider reason (${next.reason}), so the checklist gate and the held-out items are off.`;
+  const why =
+    `No PRD checklist for this run: its extraction failed ${next.attempts} times for a provider reason (${next.reason}), so the ` +
+    `checklist gate and the held-out items are off.`;
   const asks = knobs.autonomyMode === 'supervised';
   if (asks && !state.pause)
     state.pause = {

@@ -416,5 +416,6 @@ function followedPullRequest(pr: PullRequestState): NonNullable<StatusSnapshot['
     ...(pr.updates?.length ? { updates: pr.updates } : {}),
     ...(pr.replies?.length ? { replies: pr.replies } : {}),
     queued: pr.queue.length,
+    ...(pr.answering ? { answering: { author: pr.answering.author, review: pr.answering.review } } : {}),
   };
 }

@@ -240,7 +240,10 @@ async function streamsFirst(run: Run): Promise<End | null> {
   }
 }
 
-/** Starts, tells, merges and waits for the streams until every one is over, then writes the merged tree into the run's (null), or ends the run when it was stopped. */
+/**
+ * Starts, tells, merges and waits for the streams until every one is over, then writes the merged tree into the run's
+ * (null), or ends the run when it was stopped.
+ */
 async function fanOut(run: Run): Promise<End | null> {
   const { state, knobs, input, info } = run;
   const acts = run.acts.streams;
@@ -395,7 +398,10 @@ async function fanOut(run: Run): Promise<End | null> {
   return null;
 }
 
-/** Merge conflicts: a merge iteration for the run's agent (both sides in its prompt), or, with mergeConflicts=person in supervised mode, a pause showing both sides. */
+/**
+ * Merge conflicts: a merge iteration for the run's agent (both sides in its prompt), or, with mergeConflicts=person in
+ * supervised mode, a pause showing both sides.
+ */
 function handConflicts(run: Run, excerpts: readonly string[]): void {
   const { state, knobs } = run;
   const conflicts = state.tasks?.conflicts ?? [];
@@ -407,7 +413,8 @@ function handConflicts(run: Run, excerpts: readonly string[]): void {
     return;
   }
   const text = [
-    'Merge iteration: merging the parallel streams into this tree collided. The files below carry git conflict markers (<<<<<<< ours, ======= , >>>>>>> theirs).',
+    'Merge iteration: merging the parallel streams into this tree collided. The files below carry git conflict markers ' +
+      '(<<<<<<< ours, ======= , >>>>>>> theirs).',
     'Resolve every conflict so that both tasks’ work is kept, remove the markers, and make the tests pass.',
     ...lines,
     '',

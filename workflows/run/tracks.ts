@@ -72,7 +72,10 @@ export class StreamsTrack {
   }
 }
 
-/** The running agent call of one execution (its scope, the directives and the gate pass it carries, the prompt parts it sends by reference) and the tool gates' pass of a lean run. */
+/**
+ * The running agent call of one execution (its scope, the directives and the gate pass it carries, the prompt parts it
+ * sends by reference) and the tool gates' pass of a lean run.
+ */
 export class CallTrack {
   private scope: Scope | null = null;
   /** Directives the running call's prompt carries: delivered, no longer waiting. */
@@ -128,7 +131,8 @@ export class JudgingTrack {
   /** What refused the last completion check before the council was asked (workflows/run/completion.ts). */
   refusedBy: { cause: CheckCause; reason: string } = { cause: 'quality_gates', reason: '' };
   /**
-   * The checklist verification a completion check handed to its council round: the verifier's call and the rule its answer is judged by (workflows/run/prd-checklist.ts, workflows/run/completion.ts).
+   * The checklist verification a completion check handed to its council round: the verifier's call and
+   * the rule its answer is judged by (workflows/run/prd-checklist.ts, workflows/run/completion.ts).
    */
   private carried: CarriedChecklist | null = null;
 

@@ -109,7 +109,8 @@ const CLIS = {
         ['--agents'],
         'one',
         '<json-or-file>',
-        'JSON object defining custom agents, or a path to a JSON file (e.g. \'{"reviewer": {"description": "Reviews code", "prompt": "You are a code reviewer"}}\')',
+        'JSON object defining custom agents, or a path to a JSON file (e.g. \'{"reviewer": {"description": "Reviews code", ' +
+          '"prompt": "You are a code reviewer"}}\')',
       ),
       opt(
         ['--json-schema'],
@@ -207,7 +208,8 @@ const CLIS = {
         ['--approval-mode'],
         'one',
         '',
-        'Set the approval mode: default (prompt for approval), auto_edit (auto-approve edit tools), yolo (auto-approve all tools), plan (read-only mode)  [string] [choices: "default", "auto_edit", "yolo", "plan"]',
+        'Set the approval mode: default (prompt for approval), auto_edit (auto-approve edit tools), yolo (auto-approve all ' +
+          'tools), plan (read-only mode)  [string] [choices: "default", "auto_edit", "yolo", "plan"]',
       ),
       opt(['--allowed-tools'], 'many', '', 'Tools that are allowed to run without confirmation  [array]'),
       opt(['-e', '--extensions'], 'many', '', 'A list of extensions to use. If not provided, all extensions are used.  [array]'),
@@ -1064,7 +1066,8 @@ function errorText(provider, f) {
   };
   const rate = {
     claude:
-      'API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed the rate limit for your organization. Please try again later."}}',
+      'API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed the rate limit ' +
+      'for your organization. Please try again later."}}',
     codex: 'exceeded retry limit, last status: 429 Too Many Requests',
     gemini: '[API Error: 429 Too Many Requests: Resource has been exhausted (e.g. check quota).]',
     aider: 'litellm.RateLimitError: AnthropicException - rate limit exceeded: too many requests',

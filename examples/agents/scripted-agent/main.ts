@@ -15,7 +15,8 @@
  *      (per member for the council, whose member m tries roles.council.members[m] first; per
  *      reviewer for code reviewers, who try roles.reviewer.reviewers[name] first);
  *   4. performs it: sleepBeforeMs, deletes, writes, appends, output, stderr, claim, commit,
- *      sleepMs, then exits with exitCode. The acceptance role's files go to VIGIL_ACCEPTANCE_DIR.
+ *      sleepMs, then exits with exitCode. The acceptance role's files go to VIGIL_ACCEPTANCE_DIR,
+ *      the discovery call's to the folder of VIGIL_PRD_FILE.
  *
  * Exit codes of its own: 2 for a usage problem (bad arguments, bad environment, missing or invalid
  * scenario), 3 when a step could not be carried out (file system or git failure), 143 on SIGTERM
@@ -341,9 +342,15 @@ function commitAll(repo: string, message: string): void {
 
 /**
  * Where a step's writes, appends and deletes go: the repository, or for the acceptance role the
- * folder Vigil names in VIGIL_ACCEPTANCE_DIR (the repository is read-only for it).
+ * folder Vigil names in VIGIL_ACCEPTANCE_DIR, for the discovery call the folder of VIGIL_PRD_FILE
+ * (a step writes `PRD.md` there) (the repository is read-only for both).
  */
 function filesRoot(invocation: Invocation, env: NodeJS.ProcessEnv): string {
+  if (invocation.role === 'discovery') {
+    const file = env.VIGIL_PRD_FILE;
+    if (file === undefined || file === '') throw new Error('VIGIL_PRD_FILE is not set (the discovery call writes the PRD there)');
+    return dirname(file);
+  }
   if (invocation.role !== 'acceptance') return process.cwd();
   const dir = env.VIGIL_ACCEPTANCE_DIR;
   if (dir === undefined || dir === '') throw new Error('VIGIL_ACCEPTANCE_DIR is not set (the acceptance role writes its tests there)');
